@@ -1,0 +1,29 @@
+"""Exceptions of the sandbox package (root: `SandboxError`)."""
+
+from __future__ import annotations
+
+__all__ = [
+    "BackendUnavailableError",
+    "SandboxClosedError",
+    "SandboxError",
+    "SandboxExecError",
+]
+
+
+class SandboxError(Exception):
+    """Root of every error raised by the sandbox package."""
+
+
+class BackendUnavailableError(SandboxError):
+    """Raised when a backend cannot run here (bwrap missing, no namespaces, daemon down, image absent).
+
+    The message names the fix.
+    """
+
+
+class SandboxExecError(SandboxError):
+    """Raised when a process cannot be started inside a sandbox that is otherwise up."""
+
+
+class SandboxClosedError(SandboxError):
+    """Raised when exec is called on a backend that was closed (or never started)."""
