@@ -1,0 +1,227 @@
+"""The runtime's view of governance: a permission gate, an approver and hooks.
+
+The runtime depends only on these interfaces. `BasicGate` and `NoHooks` are
+the safe built-in defaults (read-only allowed, everything else asked, no one
+to ask -> denied); the rules engine and the command-hook runner implement the
+same interfaces with Claude-Code-compatible settings.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shellrt.protocol import PermissionResult, Tool, ToolContext
+
+__all__ = [
+    "ApprovalRequest",
+    "ApprovalResponse",
+    "Approver",
+    "BasicGate",
+    "HookNotice",
+    "HookRunner",
+    "NoHooks",
+    "PermissionDecision",
+    "PermissionGate",
+    "PostToolUseOutcome",
+    "PreToolUseOutcome",
+]
+
+
+class PermissionDecision(BaseModel):
+    """A final decision on one call, with the chain of reasons that produced it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    behavior: Literal["allow", "deny", "ask"]
+    #: Human-readable reason; names the rule and its source when a rule decided.
+    reason: str = ""
+    #: The rule that decided (e.g. ``Bash(git status:*)``) and where it came from.
+    rule: str | None = None
+    source: str | None = None
+    #: Replacement input chosen while asking (the person edited it).
+    updated_input: dict[str, Any] | None = None
+    #: Every step considered, in order (for ``shellrt permissions check``).
+    chain: tuple[str, ...] = ()
+
+
+class ApprovalRequest(BaseModel):
+    """What a person (or an approver callback) is asked about."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    tool_name: str
+    tool_input: dict[str, Any]
+    #: One human line (`Tool.describe`).
+    description: str
+    reason: str
+    #: Rules that "allow always" would save (e.g. ``Bash(npm run test:*)``).
+    suggested_rules: list[str] = Field(default_factory=list)
+
+
+class ApprovalResponse(BaseModel):
+    """The answer to an `ApprovalRequest`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    behavior: Literal["allow", "deny"]
+    #: Shown to the model on deny ("use the test script instead").
+    message: str = ""
+    updated_input: dict[str, Any] | None = None
+    #: ``once``: this call only; ``session`` / ``project``: save the suggested rules there.
+    remember: Literal["once", "session", "project"] = "once"
+
+
+#: An async callback that answers permission asks (CLI prompt, MCP elicitation, API user).
+Approver = Callable[[ApprovalRequest], Awaitable[ApprovalResponse]]
+
+
+class PermissionGate(abc.ABC):
+    """Decides whether one validated call may run; asks when it must."""
+
+    @abc.abstractmethod
+    async def authorize(
+        self,
+        tool: Tool[Any, Any],
+        tool_input: Any,
+        ctx: ToolContext,
+        *,
+        hook_decision: PermissionDecision | None = None,
+    ) -> PermissionDecision:
+        """Return a final ``allow`` or ``deny`` (asking the approver in between if needed).
+
+        ``hook_decision`` is a PreToolUse hook's verdict: its deny/ask count,
+        its allow never skips deny or ask rules.
+        """
+
+    def is_visible(self, tool: Tool[Any, Any]) -> bool:
+        """False when a rule denies the tool outright (it is then left out of ``tools[]``)."""
+        return True
+
+
+class BasicGate(PermissionGate):
+    """Default without settings: the tool's own check, read-only allowed, the rest asked.
+
+    With no approver, an ask is denied (fail closed).
+    """
+
+    def __init__(self, approver: Approver | None = None) -> None:
+        self.approver = approver
+
+    async def authorize(
+        self,
+        tool: Tool[Any, Any],
+        tool_input: Any,
+        ctx: ToolContext,
+        *,
+        hook_decision: PermissionDecision | None = None,
+    ) -> PermissionDecision:
+        if hook_decision is not None and hook_decision.behavior == "deny":
+            return hook_decision
+        own: PermissionResult = await tool.check_permissions(tool_input, ctx)
+        if own.behavior == "deny":
+            return PermissionDecision(behavior="deny", reason=own.reason or f"{tool.name} refused this call")
+        forced_ask = hook_decision is not None and hook_decision.behavior == "ask"
+        if not forced_ask and own.behavior == "allow":
+            return PermissionDecision(
+                behavior="allow", reason=own.reason or "allowed by the tool's own check"
+            )
+        if not forced_ask and own.behavior == "passthrough" and tool.is_read_only(tool_input):
+            return PermissionDecision(behavior="allow", reason="read-only call")
+        reason = (
+            (hook_decision.reason if forced_ask and hook_decision else "") or own.reason or "needs approval"
+        )
+        if self.approver is None:
+            return PermissionDecision(
+                behavior="deny",
+                reason=f"Permission to use {tool.name} was not granted: {reason}. No one is available to "
+                "approve it (headless); add an allow rule or run with a permission mode that allows it.",
+            )
+        answer = await self.approver(
+            ApprovalRequest(
+                tool_name=tool.name,
+                tool_input=tool_input.model_dump(mode="json"),
+                description=tool.describe(tool_input),
+                reason=reason,
+            )
+        )
+        if answer.behavior == "allow":
+            return PermissionDecision(behavior="allow", reason="approved", updated_input=answer.updated_input)
+        return PermissionDecision(behavior="deny", reason=answer.message or "The user denied this call.")
+
+
+class HookNotice(BaseModel):
+    """A message from the hook system (a hook crashed, timed out, printed garbage)."""
+
+    model_config = ConfigDict(extra="forbid")
+    hook: str
+    message: str
+
+
+class PreToolUseOutcome(BaseModel):
+    """Combined answer of every matching PreToolUse hook (most restrictive wins)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: Set when a hook blocked the call; shown to the model.
+    blocked_reason: str | None = None
+    decision: PermissionDecision | None = None
+    updated_input: dict[str, Any] | None = None
+    additional_context: list[str] = Field(default_factory=list)
+    notices: list[HookNotice] = Field(default_factory=list)
+
+
+class PostToolUseOutcome(BaseModel):
+    """Combined answer of PostToolUse / PostToolUseFailure hooks."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: Set when a hook flagged the result (exit 2): appended to the model's result.
+    feedback: str | None = None
+    additional_context: list[str] = Field(default_factory=list)
+    notices: list[HookNotice] = Field(default_factory=list)
+
+
+class HookRunner(abc.ABC):
+    """Runs configured hooks around a call."""
+
+    @abc.abstractmethod
+    async def pre_tool_use(
+        self, tool_name: str, tool_input: dict[str, Any], ctx: ToolContext
+    ) -> PreToolUseOutcome:
+        """Before permission is decided; may block, rewrite input, or give a decision."""
+
+    @abc.abstractmethod
+    async def post_tool_use(
+        self,
+        tool_name: str,
+        tool_input: dict[str, Any],
+        tool_response: Any,
+        ctx: ToolContext,
+        *,
+        failed: bool,
+    ) -> PostToolUseOutcome:
+        """After the call (``failed``: PostToolUseFailure)."""
+
+
+class NoHooks(HookRunner):
+    """No hooks configured."""
+
+    async def pre_tool_use(
+        self, tool_name: str, tool_input: dict[str, Any], ctx: ToolContext
+    ) -> PreToolUseOutcome:
+        return PreToolUseOutcome()
+
+    async def post_tool_use(
+        self,
+        tool_name: str,
+        tool_input: dict[str, Any],
+        tool_response: Any,
+        ctx: ToolContext,
+        *,
+        failed: bool,
+    ) -> PostToolUseOutcome:
+        return PostToolUseOutcome()

@@ -1,0 +1,158 @@
+"""Results have three faces: the model block, the UI rendering and the audit text.
+
+Large model-facing output is persisted whole to
+``<session dir>/tool-results/<tool_use_id>.txt``; the model gets a head+tail
+preview, the total size and the path, so nothing is lost and the context stays
+small. A message-level budget persists the largest results of one assistant
+message until the total fits.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from shellrt.protocol.messages import ContentBlock, TextBlock, ToolResultBlock
+
+__all__ = [
+    "DEFAULT_MESSAGE_BUDGET_CHARS",
+    "PREVIEW_HEAD_CHARS",
+    "PREVIEW_TAIL_CHARS",
+    "ResultEnvelope",
+    "apply_message_budget",
+    "empty_output_text",
+    "error_envelope",
+    "persist_result_text",
+    "preview_text",
+]
+
+PREVIEW_HEAD_CHARS = 2_000
+PREVIEW_TAIL_CHARS = 1_000
+#: Total characters the results of one assistant message may carry to the model.
+DEFAULT_MESSAGE_BUDGET_CHARS = 200_000
+
+_SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+class ResultEnvelope(BaseModel):
+    """One call's result in all three faces, plus where its full text went."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool_use_id: str
+    tool_name: str
+    model: ToolResultBlock
+    ui: str
+    audit: str
+    persisted_path: str | None = None
+    total_chars: int = 0
+
+    @property
+    def is_error(self) -> bool:
+        return self.model.is_error
+
+
+def empty_output_text(tool_name: str) -> str:
+    """The model-facing text of an empty result."""
+    return f"({tool_name} completed with no output)"
+
+
+def error_envelope(tool_use_id: str, tool_name: str, message: str) -> ResultEnvelope:
+    """A paired error result (unknown tool, invalid input, denied, …)."""
+    return ResultEnvelope(
+        tool_use_id=tool_use_id,
+        tool_name=tool_name,
+        model=ToolResultBlock(tool_use_id=tool_use_id, content=message, is_error=True),
+        ui=message,
+        audit=message,
+        total_chars=len(message),
+    )
+
+
+def persist_result_text(session_dir: Path, tool_use_id: str, text: str) -> Path:
+    """Write ``text`` whole (UTF-8) to the session's tool-results directory, atomically."""
+    directory = session_dir / "tool-results"
+    directory.mkdir(parents=True, exist_ok=True)
+    name = _SAFE_ID.sub("_", tool_use_id) or "result"
+    path = directory / f"{name}.txt"
+    tmp = path.with_suffix(".txt.tmp")
+    with open(tmp, "w", encoding="utf-8", errors="surrogateescape", newline="") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+    return path
+
+
+def preview_text(
+    text: str, path: Path | str, *, head: int = PREVIEW_HEAD_CHARS, tail: int = PREVIEW_TAIL_CHARS
+) -> str:
+    """Head and tail of ``text`` with the size and where the whole is."""
+    total = len(text)
+    omitted = max(0, total - head - tail)
+    return (
+        f"Output too large ({total:,} characters); the full output is saved at {path}. "
+        "Read it in pages (Read with offset/limit) or search it with Grep.\n"
+        f"--- first {min(head, total):,} characters ---\n{text[:head]}\n"
+        f"--- {omitted:,} characters omitted ---\n"
+        f"--- last {min(tail, max(total - head, 0)):,} characters ---\n{text[max(head, total - tail) :]}"
+    )
+
+
+def persist_block(envelope: ResultEnvelope, session_dir: Path) -> ResultEnvelope:
+    """Return ``envelope`` with its model text persisted and replaced by a preview.
+
+    Image blocks are kept as they are; only text is persisted.
+    """
+    content = envelope.model.content
+    text = (
+        content
+        if isinstance(content, str)
+        else "\n".join(b.text for b in content if isinstance(b, TextBlock))
+    )
+    path = persist_result_text(session_dir, envelope.tool_use_id, text)
+    preview = preview_text(text, path)
+    new_content: str | list[ContentBlock]
+    if isinstance(content, str):
+        new_content = preview
+    else:
+        new_content = [TextBlock(text=preview), *[b for b in content if not isinstance(b, TextBlock)]]
+    model = envelope.model.model_copy(update={"content": new_content})
+    return envelope.model_copy(update={"model": model, "persisted_path": str(path), "total_chars": len(text)})
+
+
+def model_chars(envelope: ResultEnvelope) -> int:
+    """Characters the envelope costs the model (images counted by their base64 size)."""
+    content = envelope.model.content
+    if isinstance(content, str):
+        return len(content)
+    return sum(len(b.text) if isinstance(b, TextBlock) else len(b.source.data) for b in content)
+
+
+def apply_message_budget(
+    envelopes: list[ResultEnvelope],
+    session_dir: Path,
+    budget: int = DEFAULT_MESSAGE_BUDGET_CHARS,
+    *,
+    exempt: frozenset[str] = frozenset(),
+) -> list[ResultEnvelope]:
+    """Persist the largest results until the message's total fits ``budget``.
+
+    ``exempt`` names tools that opted out of persistence (their own output is
+    bounded, and persisting them would loop Read -> file -> Read).
+    """
+    result = list(envelopes)
+    total = sum(model_chars(e) for e in result)
+    candidates = sorted(
+        (i for i, e in enumerate(result) if e.persisted_path is None and e.tool_name not in exempt),
+        key=lambda i: model_chars(result[i]),
+        reverse=True,
+    )
+    for index in candidates:
+        if total <= budget:
+            break
+        before = model_chars(result[index])
+        result[index] = persist_block(result[index], session_dir)
+        total += model_chars(result[index]) - before
+    return result
