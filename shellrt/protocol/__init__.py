@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from shellrt.protocol.catalog import ToolCatalog
 from shellrt.protocol.context import FileReadRecord, ProgressEvent, ProgressSink, ToolContext
 from shellrt.protocol.definitions import to_anthropic, to_openai
 from shellrt.protocol.errors import (
@@ -46,6 +47,7 @@ __all__ = [
     "ServiceNotAvailableError",
     "TextBlock",
     "Tool",
+    "ToolCatalog",
     "ToolContext",
     "ToolDefinitionError",
     "ToolExecutionError",
