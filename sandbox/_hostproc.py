@@ -1,0 +1,222 @@
+"""A host process in its own session, shared by the local and bwrap backends.
+
+Both backends start a real host process (``bash …`` or ``bwrap … bash …``)
+with ``start_new_session`` and a unique marker variable; this module owns the
+process handle, the descendant polling while it runs, the tree kill and the
+cwd report file. The backends differ only in the argv they build.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import itertools
+import os
+import secrets
+import signal as _signal
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+import anyio.abc
+
+from sandbox._proctree import MARKER_VAR, ProcessTree, pids_with_marker
+from sandbox.base import ExecRequest, ExitStatus, SandboxProcess
+from sandbox.errors import SandboxClosedError, SandboxExecError
+
+__all__ = ["HostProcess", "HostRunner"]
+
+#: Descendants are first recorded after this delay, then every `_POLL_INTERVAL_S`:
+#: a command that ends sooner costs no psutil walk at all (hot path of ``true``).
+_FIRST_POLL_S = 0.02
+_POLL_INTERVAL_S = 0.1
+#: Bigger pipes mean fewer wake-ups when a command floods its output.
+_PIPE_SIZE = 1 << 20
+
+
+class HostRunner:
+    """Per-backend state: a private state dir for cwd reports, run markers and the janitor.
+
+    ``marker_prefix`` is unique per backend instance; each run's marker extends
+    it, so `close` can sweep every process any run of this backend left behind.
+    """
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.marker_prefix = f"{label}-{secrets.token_hex(6)}-"
+        self._counter = itertools.count(1)
+        self.state_dir: Path | None = None
+        self._janitor: concurrent.futures.ThreadPoolExecutor | None = None
+        self._open: set[HostProcess] = set()
+        self.closed = False
+
+    def start(self) -> None:
+        if self.state_dir is None:
+            self.state_dir = Path(tempfile.mkdtemp(prefix=f"shellrt-{self.label}-"))
+            self._janitor = concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix=f"shellrt-{self.label}-janitor"
+            )
+        self.closed = False
+
+    def new_run(self) -> tuple[str, str]:
+        """A fresh run marker and the name of its cwd report file (relative to the state dir)."""
+        n = next(self._counter)
+        return f"{self.marker_prefix}{n}", f"cwd-{n}"
+
+    def check_open(self) -> Path:
+        if self.closed or self.state_dir is None:
+            raise SandboxClosedError(f"the {self.label} sandbox is not started (or was closed)")
+        return self.state_dir
+
+    async def spawn(
+        self,
+        argv: Sequence[str],
+        request: ExecRequest,
+        *,
+        marker: str,
+        cwd_host_file: Path | None,
+        env_extra: dict[str, str],
+        cwd: str | None,
+    ) -> HostProcess:
+        """Start ``argv`` in a new session with the request's env plus the marker."""
+        env = dict(request.env)
+        env.update(env_extra)
+        env[MARKER_VAR] = marker
+        try:
+            proc = await anyio.open_process(
+                list(argv),
+                stdin=subprocess.PIPE if request.stdin else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT if request.merge_stderr else subprocess.PIPE,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise SandboxExecError(f"cannot start {argv[0]!r}: {exc}") from exc
+        handle = HostProcess(self, proc, ProcessTree(proc.pid, marker), cwd_host_file)
+        self._open.add(handle)
+        return handle
+
+    def after_exit(self, handle: HostProcess) -> None:
+        """The root exited: sweep escaped processes by marker, off the caller's hot path."""
+        self._open.discard(handle)
+        if self._janitor is not None:
+            self._janitor.submit(handle.tree.sweep_marker)
+
+    async def close(self) -> None:
+        """Kill every open process, sweep every marker of this backend, drop the state dir."""
+        if self.closed:
+            return
+        self.closed = True
+        for handle in list(self._open):
+            await handle.kill()
+        janitor, self._janitor = self._janitor, None
+        prefix = self.marker_prefix
+
+        def _final() -> None:
+            if janitor is not None:
+                janitor.shutdown(wait=True)
+            for _ in range(3):
+                pids = pids_with_marker(prefix)
+                if not pids:
+                    break
+                for pid in pids:
+                    try:
+                        os.kill(pid, _signal.SIGKILL)
+                    except OSError:
+                        pass
+
+        await anyio.to_thread.run_sync(_final)
+        if self.state_dir is not None:
+            for f in self.state_dir.iterdir():
+                f.unlink(missing_ok=True)
+            self.state_dir.rmdir()
+            self.state_dir = None
+
+
+class HostProcess(SandboxProcess):
+    """A started host process: streams, wait with descendant polling, tree kill, cwd report."""
+
+    def __init__(
+        self,
+        runner: HostRunner,
+        proc: anyio.abc.Process,
+        tree: ProcessTree,
+        cwd_file: Path | None,
+    ) -> None:
+        self._runner = runner
+        self._proc = proc
+        self.tree = tree
+        self._cwd_file = cwd_file
+        self._status: ExitStatus | None = None
+        self._killed = False
+        assert proc.stdout is not None
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.stdin = proc.stdin
+        _grow_pipe(proc.stdout)
+        if proc.stderr is not None:
+            _grow_pipe(proc.stderr)
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid
+
+    async def wait(self) -> ExitStatus:
+        if self._status is not None:
+            return self._status
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._poll_descendants)
+            returncode = await self._proc.wait()
+            tg.cancel_scope.cancel()
+        if self._status is not None:  # a concurrent waiter finished first
+            return self._status
+        # The root is gone: whatever it left running in its group dies with it.
+        self.tree.kill_group()
+        self._runner.after_exit(self)
+        self._status = self._make_status(returncode)
+        return self._status
+
+    async def kill(self) -> None:
+        self._killed = True
+        deadline = 2.0 if self._proc.returncode is None else 0.5
+        await anyio.to_thread.run_sync(lambda: self.tree.kill_all(deadline_s=deadline))
+        with anyio.CancelScope(shield=True):
+            await self.wait()
+
+    async def _poll_descendants(self) -> None:
+        await anyio.sleep(_FIRST_POLL_S)
+        while True:
+            self.tree.record()
+            await anyio.sleep(_POLL_INTERVAL_S)
+
+    def _make_status(self, returncode: int) -> ExitStatus:
+        cwd: str | None = None
+        if self._cwd_file is not None:
+            try:
+                raw = self._cwd_file.read_bytes()
+                self._cwd_file.unlink()
+            except OSError:
+                raw = b""
+            text = raw.decode("utf-8", "surrogateescape").rstrip("\r\n")
+            cwd = text or None
+        if returncode < 0:
+            return ExitStatus(exit_code=128 - returncode, signal=-returncode, cwd=cwd)
+        return ExitStatus(exit_code=returncode, cwd=cwd)
+
+
+def _grow_pipe(stream: object) -> None:
+    """Best effort: enlarge the pipe behind an anyio stream (Linux F_SETPIPE_SZ)."""
+    import fcntl
+
+    transport = getattr(getattr(stream, "_stream", None), "_transport", None)
+    pipe = getattr(transport, "get_extra_info", lambda _n: None)("pipe")
+    fileno = getattr(pipe, "fileno", None)
+    if fileno is None:
+        return
+    try:
+        fcntl.fcntl(fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_SIZE)
+    except OSError:
+        pass

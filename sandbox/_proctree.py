@@ -1,0 +1,143 @@
+"""Find and kill every process a run started, including the ones that escaped its process group.
+
+A process group is not enough: ``setsid`` and double-forked grandchildren leave
+the group, and orphans are reparented to init, so ``children()`` of the shell no
+longer finds them. Three nets, used together:
+
+1. ``killpg`` on the run's own process group (the shell is started with
+   ``start_new_session``) — one syscall, catches ordinary children;
+2. descendants recorded while the run was alive (`ProcessTree.record`, polled
+   by the backend) — catches ``setsid`` children that are still below the shell;
+3. a sweep of ``/proc/*/environ`` for the run's unique marker variable — catches
+   double-forked orphans now parented by init (they inherit the environment).
+
+A process that both escapes the group *and* scrubs its environment (``env -i``)
+*and* detaches before the first poll can escape the local backend; the bwrap and
+docker backends close that gap with a pid namespace / container.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+
+import psutil
+
+__all__ = ["MARKER_VAR", "ProcessTree", "is_alive", "pids_with_marker"]
+
+#: Environment variable carrying the per-run marker that `pids_with_marker` sweeps for.
+MARKER_VAR = "SHELLRT_RUN_ID"
+
+
+def is_alive(pid: int) -> bool:
+    """True when ``pid`` exists and is not a zombie (a zombie is dead, just not reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    # Format: "pid (comm) S ..." — comm may contain spaces/parens, so split at the last ')'.
+    state = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3]
+    return state not in (b"Z", b"X", b"x")
+
+
+def pids_with_marker(marker: str) -> list[int]:
+    """Pids (other than ours) whose environment carries ``MARKER_VAR=<marker>``, prefix match.
+
+    ``marker`` may be a prefix shared by many runs (a backend's id) so that a
+    final sweep at close catches every run of that backend.
+    """
+    needle = f"{MARKER_VAR}={marker}".encode()
+    me = os.getpid()
+    found: list[int] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:  # pragma: no cover - /proc is always there on Linux
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        if pid == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                env = f.read()
+        except OSError:
+            continue
+        if (b"\0" + env).find(b"\0" + needle) >= 0:
+            found.append(pid)
+    return found
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGKILL)
+
+
+class ProcessTree:
+    """Every process of one run: its group, its recorded descendants and its marker.
+
+    ``root_pid`` must lead its own session (``start_new_session=True``), so the
+    process group id equals ``root_pid``.
+    """
+
+    def __init__(self, root_pid: int, marker: str) -> None:
+        self.root_pid = root_pid
+        self.marker = marker
+        #: pid -> create_time, so a recycled pid is never killed by mistake.
+        self._known: dict[int, float] = {}
+
+    def record(self) -> None:
+        """Remember the current descendants of the root (call periodically while it runs)."""
+        try:
+            children = psutil.Process(self.root_pid).children(recursive=True)
+        except psutil.Error:
+            return
+        for child in children:
+            with contextlib.suppress(psutil.Error):
+                self._known.setdefault(child.pid, child.create_time())
+
+    def kill_group(self) -> None:
+        """SIGKILL the process group and every recorded descendant (cheap: no /proc sweep)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.root_pid, signal.SIGKILL)
+        for pid, created in list(self._known.items()):
+            if self._same_process(pid, created):
+                _kill(pid)
+            else:
+                del self._known[pid]
+
+    def kill_all(self, *, deadline_s: float = 2.0) -> bool:
+        """Kill everything of the run, sweeping until nothing is left; True when all are gone.
+
+        Blocking (it sleeps a few ms between rounds): call it from a worker thread.
+        """
+        end = time.monotonic() + deadline_s
+        while True:
+            self.record()
+            self.kill_group()
+            for pid in pids_with_marker(self.marker):
+                _kill(pid)
+            time.sleep(0.002)
+            survivors = [p for p in self._known if is_alive(p)]
+            survivors += [p for p in pids_with_marker(self.marker) if is_alive(p)]
+            if not survivors:
+                return True
+            if time.monotonic() >= end:
+                return False
+            time.sleep(0.01)
+
+    def sweep_marker(self) -> None:
+        """Kill escaped processes still carrying the marker (after the root exited normally)."""
+        for pid in pids_with_marker(self.marker):
+            _kill(pid)
+
+    @staticmethod
+    def _same_process(pid: int, created: float) -> bool:
+        try:
+            return bool(psutil.Process(pid).create_time() == created)
+        except psutil.Error:
+            return False

@@ -1,0 +1,62 @@
+"""The local backend: no isolation, but every command in its own session and a complete tree kill.
+
+Use it where bubblewrap cannot run. It enforces nothing of the filesystem or
+network policy (`enforces` says so, and callers warn); it still guarantees that
+a timeout or close leaves nothing running (see `sandbox._proctree`).
+
+Environment added to each process: ``SHELLRT_RUN_ID`` (the kill marker) and,
+when ``report_cwd``, ``SHELLRT_CWD_FILE``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sandbox._hostproc import HostProcess, HostRunner
+from sandbox.base import ExecRequest, SandboxBackend
+from sandbox.config import LocalConfig
+from sandbox.policy import SandboxPolicy
+
+__all__ = ["LocalBackend"]
+
+
+class LocalBackend(SandboxBackend):
+    """Runs processes directly on the host, each leading its own session/process group."""
+
+    name = "local"
+
+    def __init__(self, config: LocalConfig | None = None, policy: SandboxPolicy | None = None) -> None:
+        if policy is None:
+            raise TypeError("LocalBackend needs a SandboxPolicy (at least the workspace)")
+        super().__init__(policy)
+        self.config = config or LocalConfig()
+        self._runner = HostRunner("local")
+
+    async def start(self) -> None:
+        if not self.policy.workspace.is_dir():
+            from sandbox.errors import BackendUnavailableError
+
+            raise BackendUnavailableError(
+                f"workspace {self.policy.workspace} is not a directory; create it or pass another --workspace"
+            )
+        self._runner.start()
+
+    async def close(self) -> None:
+        await self._runner.close()
+
+    async def exec(self, request: ExecRequest) -> HostProcess:
+        state_dir = self._runner.check_open()
+        marker, cwd_name = self._runner.new_run()
+        env_extra: dict[str, str] = {}
+        cwd_file: Path | None = None
+        if request.report_cwd:
+            cwd_file = state_dir / cwd_name
+            env_extra["SHELLRT_CWD_FILE"] = str(cwd_file)
+        return await self._runner.spawn(
+            request.argv,
+            request,
+            marker=marker,
+            cwd_host_file=cwd_file,
+            env_extra=env_extra,
+            cwd=request.cwd,
+        )
