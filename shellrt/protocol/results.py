@@ -153,6 +153,8 @@ def apply_message_budget(
         if total <= budget:
             break
         before = model_chars(result[index])
+        if before <= PREVIEW_HEAD_CHARS + PREVIEW_TAIL_CHARS:
+            continue  # a preview would not be smaller than the result itself
         result[index] = persist_block(result[index], session_dir)
         total += model_chars(result[index]) - before
     return result

@@ -1,0 +1,272 @@
+"""One tool_use -> exactly one tool_result, whatever happens on the way.
+
+lookup -> schema validation -> tool.validate -> backfill -> PreToolUse hooks ->
+permission gate -> call -> PostToolUse hooks -> model result (+ persistence).
+Every failure at any step becomes a paired error result whose message tells
+the model what to do next. Cancellation is the only thing that propagates; the
+orchestrator turns it into a synthetic paired result.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from pydantic import BaseModel, ValidationError
+
+from shellrt.permissions import HookRunner, PermissionDecision, PermissionGate
+from shellrt.protocol import (
+    ContentBlock,
+    ResultEnvelope,
+    TextBlock,
+    Tool,
+    ToolContext,
+    ToolExecutionError,
+    ToolResultBlock,
+    ToolUseBlock,
+    empty_output_text,
+    error_envelope,
+)
+from shellrt.protocol.results import persist_block
+from shellrt.runtime.registry import ToolRegistry
+
+__all__ = ["CallExecutor", "CallOutcome", "format_validation_error"]
+
+
+@dataclass
+class CallOutcome:
+    """The result of one call plus what the orchestrator needs to finish it."""
+
+    envelope: ResultEnvelope
+    tool: Tool[Any, Any] | None = None
+    #: Ordered session change to apply after the call (or after its parallel batch).
+    context_modifier: Callable[[ToolContext], None] | None = None
+    #: Notices for people (hook failures); never shown to the model.
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def is_error(self) -> bool:
+        return self.envelope.is_error
+
+
+def format_validation_error(tool_name: str, error: ValidationError) -> str:
+    """Turn a pydantic error into one message the model can act on."""
+    parts: list[str] = []
+    for item in error.errors(include_url=False):
+        loc = ".".join(str(p) for p in item["loc"]) or "input"
+        kind = item["type"]
+        ctx = item.get("ctx") or {}
+        if kind == "missing":
+            parts.append(f"`{loc}` is required")
+        elif kind == "extra_forbidden":
+            parts.append(f"`{loc}` is not a parameter of {tool_name}")
+        elif kind in ("less_than_equal", "less_than") and ctx:
+            bound = ctx.get("le", ctx.get("lt"))
+            op = "<=" if kind == "less_than_equal" else "<"
+            parts.append(f"`{loc}` must be {op} {bound} (got {item.get('input')!r})")
+        elif kind in ("greater_than_equal", "greater_than") and ctx:
+            bound = ctx.get("ge", ctx.get("gt"))
+            op = ">=" if kind == "greater_than_equal" else ">"
+            parts.append(f"`{loc}` must be {op} {bound} (got {item.get('input')!r})")
+        else:
+            parts.append(f"`{loc}`: {item['msg']}")
+    return f"Invalid input for {tool_name}: " + "; ".join(parts) + ". Fix the input and call the tool again."
+
+
+class CallExecutor:
+    """Runs the single-call lifecycle for one session."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        gate: PermissionGate,
+        hooks: HookRunner,
+        *,
+        is_loaded: Callable[[Tool[Any, Any], ToolContext], bool] | None = None,
+    ) -> None:
+        self.registry = registry
+        self.gate = gate
+        self.hooks = hooks
+        self._is_loaded = is_loaded
+
+    async def execute(self, block: ToolUseBlock, ctx: ToolContext) -> CallOutcome:
+        """Run one tool_use in ``ctx`` (already forked for this call)."""
+        tool = self.registry.get(block.name)
+        if tool is None:
+            return CallOutcome(error_envelope(block.id, block.name, self._unknown_tool_message(block.name)))
+        if self._is_loaded is not None and not self._is_loaded(tool, ctx):
+            return CallOutcome(
+                error_envelope(
+                    block.id,
+                    tool.name,
+                    f"Tool '{tool.name}' is not available to you yet. Use ToolSearch to find and load it "
+                    "(for example ToolSearch with query 'select:" + tool.name + "'), then call it again.",
+                ),
+                tool,
+            )
+        notices: list[str] = []
+        # 1. schema
+        tool_input = self._parse(tool, block.input)
+        if isinstance(tool_input, str):
+            return CallOutcome(error_envelope(block.id, tool.name, tool_input), tool)
+        # 2. semantics
+        failure = await self._validate(tool, tool_input, ctx)
+        if failure is not None:
+            return CallOutcome(error_envelope(block.id, tool.name, failure), tool)
+        # 3. backfill a copy; the original input object is never mutated
+        observed = tool.backfill(tool_input)
+        # 4. PreToolUse hooks
+        pre = await self.hooks.pre_tool_use(tool.name, observed.model_dump(mode="json"), ctx)
+        notices.extend(f"hook {n.hook}: {n.message}" for n in pre.notices)
+        if pre.blocked_reason is not None:
+            return CallOutcome(
+                error_envelope(block.id, tool.name, f"Blocked by a PreToolUse hook: {pre.blocked_reason}"),
+                tool,
+                notices=notices,
+            )
+        if pre.updated_input is not None:
+            tool_input = self._parse(tool, pre.updated_input)
+            if isinstance(tool_input, str):
+                return CallOutcome(
+                    error_envelope(
+                        block.id, tool.name, "A PreToolUse hook rewrote the input badly: " + tool_input
+                    ),
+                    tool,
+                    notices=notices,
+                )
+            failure = await self._validate(tool, tool_input, ctx)
+            if failure is not None:
+                return CallOutcome(error_envelope(block.id, tool.name, failure), tool, notices=notices)
+            observed = tool.backfill(tool_input)
+        # 5. permission
+        decision: PermissionDecision = await self.gate.authorize(
+            tool, observed, ctx, hook_decision=pre.decision
+        )
+        if decision.behavior != "allow":
+            return CallOutcome(
+                error_envelope(
+                    block.id, tool.name, decision.reason or f"Permission to use {tool.name} was denied."
+                ),
+                tool,
+                notices=notices,
+            )
+        if decision.updated_input is not None:
+            tool_input = self._parse(tool, decision.updated_input)
+            if isinstance(tool_input, str):
+                return CallOutcome(error_envelope(block.id, tool.name, tool_input), tool, notices=notices)
+            observed = tool.backfill(tool_input)
+        # 6. call
+        try:
+            output = await tool.call(tool_input, ctx)
+        except ToolExecutionError as exc:
+            await self._post(tool, observed, str(exc), ctx, failed=True, notices=notices)
+            return CallOutcome(error_envelope(block.id, tool.name, str(exc)), tool, notices=notices)
+        except anyio.get_cancelled_exc_class():
+            raise
+        except Exception as exc:
+            message = f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}"
+            await self._post(tool, observed, message, ctx, failed=True, notices=notices)
+            return CallOutcome(error_envelope(block.id, tool.name, message), tool, notices=notices)
+        # 7. post hooks
+        post_extra = await self._post(
+            tool, observed, output.data, ctx, failed=output.is_error, notices=notices
+        )
+        # 8. model result
+        envelope = self._envelope(
+            block.id, tool, output.data, output.is_error, [*pre.additional_context, *post_extra], ctx
+        )
+        return CallOutcome(envelope, tool, context_modifier=output.context_modifier, notices=notices)
+
+    # --- steps ----------------------------------------------------------------
+    def _unknown_tool_message(self, name: str) -> str:
+        names = self.registry.names()
+        close = difflib.get_close_matches(name, names, n=1)
+        hint = f" Did you mean '{close[0]}'?" if close else ""
+        return f"Unknown tool '{name}'.{hint} Available tools: {', '.join(names)}."
+
+    @staticmethod
+    def _parse(tool: Tool[Any, Any], raw: Any) -> BaseModel | str:
+        if not isinstance(raw, dict):
+            return (
+                f"Invalid input for {tool.name}: expected a JSON object of parameters, got "
+                f"{type(raw).__name__}. Call the tool again with an object."
+            )
+        try:
+            parsed: BaseModel = tool.parse_input(raw)
+        except ValidationError as exc:
+            return format_validation_error(tool.name, exc)
+        return parsed
+
+    @staticmethod
+    async def _validate(tool: Tool[Any, Any], tool_input: BaseModel, ctx: ToolContext) -> str | None:
+        try:
+            result = await tool.validate(tool_input, ctx)
+        except ToolExecutionError as exc:
+            return str(exc)
+        return None if result.ok else (result.message or f"{tool.name} refused this input.")
+
+    async def _post(
+        self,
+        tool: Tool[Any, Any],
+        observed: BaseModel,
+        response: Any,
+        ctx: ToolContext,
+        *,
+        failed: bool,
+        notices: list[str],
+    ) -> list[str]:
+        payload = response.model_dump(mode="json") if isinstance(response, BaseModel) else _jsonable(response)
+        post = await self.hooks.post_tool_use(
+            tool.name, observed.model_dump(mode="json"), payload, ctx, failed=failed
+        )
+        notices.extend(f"hook {n.hook}: {n.message}" for n in post.notices)
+        extra = list(post.additional_context)
+        if post.feedback:
+            extra.insert(0, f"PostToolUse hook feedback: {post.feedback}")
+        return extra
+
+    @staticmethod
+    def _envelope(
+        tool_use_id: str,
+        tool: Tool[Any, Any],
+        data: Any,
+        is_error: bool,
+        extra_context: list[str],
+        ctx: ToolContext,
+    ) -> ResultEnvelope:
+        content: str | list[ContentBlock] = tool.to_model_content(data)
+        if not content or (isinstance(content, str) and not content.strip()):
+            content = empty_output_text(tool.name)
+        if extra_context:
+            note = "\n".join(extra_context)
+            content = f"{content}\n\n{note}" if isinstance(content, str) else [*content, TextBlock(text=note)]
+        text = (
+            content
+            if isinstance(content, str)
+            else "\n".join(b.text for b in content if isinstance(b, TextBlock))
+        )
+        envelope = ResultEnvelope(
+            tool_use_id=tool_use_id,
+            tool_name=tool.name,
+            model=ToolResultBlock(tool_use_id=tool_use_id, content=content, is_error=is_error),
+            ui=tool.render_result(data),
+            audit=tool.audit_text(data),
+            total_chars=len(text),
+        )
+        limit = tool.max_result_chars
+        if limit is not None and len(text) > limit:
+            envelope = persist_block(envelope, Path(ctx.session_dir))
+        return envelope
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return value

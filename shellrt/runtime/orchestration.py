@@ -1,0 +1,224 @@
+"""Many tool_use blocks of one assistant message -> results in tool_use order.
+
+Scheduling: consecutive concurrency-safe calls form a parallel batch; any
+other call runs alone, after everything before it has finished and before
+anything after it starts. Input that fails to parse is treated as unsafe.
+Context modifiers are applied strictly in tool_use order, once every earlier
+call has finished — so calls in one batch all see the context as it was when
+the batch began. A failing Bash-like call (``cancels_siblings_on_error``)
+cancels its running batch siblings, which get a synthetic error result.
+
+`StreamingExecution` accepts blocks one at a time as the model streams them,
+starts safe ones early, and yields results in the original order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from shellrt.protocol import ResultEnvelope, Tool, ToolContext, ToolUseBlock, error_envelope
+from shellrt.runtime.execution import CallExecutor, CallOutcome
+
+__all__ = ["SIBLING_CANCELLED", "StreamingExecution", "is_concurrency_safe", "run_blocks"]
+
+SIBLING_CANCELLED = "Cancelled: a sibling command in the same parallel batch failed ({sibling}); this call was stopped. Re-run it if it is still needed."
+INTERRUPTED = "Interrupted by the user; the call was stopped before it finished."
+NOT_RUN_INTERRUPTED = "Interrupted by the user before this call started; it was not run."
+
+
+def is_concurrency_safe(executor: CallExecutor, block: ToolUseBlock) -> bool:
+    """Whether ``block`` may share a parallel batch; anything uncertain is unsafe."""
+    tool = executor.registry.get(block.name)
+    if tool is None or not isinstance(block.input, dict):
+        return False
+    try:
+        return bool(tool.is_concurrency_safe(tool.parse_input(block.input)))
+    except Exception:
+        return False
+
+
+@dataclass
+class _Entry:
+    index: int
+    block: ToolUseBlock
+    safe: bool
+    batch: int
+    tool: Tool[Any, Any] | None
+    done: anyio.Event = field(default_factory=anyio.Event)
+    applied: anyio.Event = field(default_factory=anyio.Event)
+    started: bool = False
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    cancel_reason: str | None = None
+    outcome: CallOutcome | None = None
+
+
+class StreamingExecution:
+    """Schedules tool_use blocks as they arrive; use as an async context manager.
+
+    ``add()`` blocks, ``close()`` when the message is complete, iterate
+    ``results()`` for envelopes in order.
+    """
+
+    def __init__(self, executor: CallExecutor, ctx: ToolContext) -> None:
+        self.executor = executor
+        self.ctx = ctx
+        self._entries: list[_Entry] = []
+        self._batch = 0
+        self._closed = anyio.Event()
+        self._added = anyio.Event()
+        self._tg: TaskGroup | None = None
+        self._interrupt_watch = anyio.CancelScope()
+
+    async def __aenter__(self) -> StreamingExecution:
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        self._tg.start_soon(self._watch_interrupt)
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> bool | None:
+        self.close()
+        assert self._tg is not None
+        try:
+            for entry in list(self._entries):
+                await entry.applied.wait()
+        finally:
+            self._interrupt_watch.cancel()
+        return await self._tg.__aexit__(*exc_info)
+
+    def add(self, block: ToolUseBlock) -> None:
+        """Schedule one block; safe blocks start at once when nothing unsafe precedes them."""
+        if self._closed.is_set():
+            raise RuntimeError("cannot add tool_use blocks after close()")
+        safe = is_concurrency_safe(self.executor, block)
+        if not safe or not self._entries or not self._entries[-1].safe:
+            self._batch += 1
+        entry = _Entry(
+            index=len(self._entries),
+            block=block,
+            safe=safe,
+            batch=self._batch,
+            tool=self.executor.registry.get(block.name),
+        )
+        self._entries.append(entry)
+        added, self._added = self._added, anyio.Event()
+        added.set()
+        assert self._tg is not None, "use StreamingExecution as an async context manager"
+        self._tg.start_soon(self._run, entry)
+
+    def close(self) -> None:
+        """No more blocks will be added."""
+        self._closed.set()
+        self._added.set()
+
+    async def results(self) -> AsyncIterator[ResultEnvelope]:
+        """Envelopes in tool_use order, each as soon as it and all before it are done."""
+        position = 0
+        while True:
+            if position < len(self._entries):
+                entry = self._entries[position]
+                await entry.applied.wait()
+                assert entry.outcome is not None
+                yield entry.outcome.envelope
+                position += 1
+                continue
+            if self._closed.is_set():
+                return
+            await self._added.wait()
+
+    # --- scheduling ------------------------------------------------------------
+    async def _run(self, entry: _Entry) -> None:
+        earlier = self._entries[: entry.index]
+        try:
+            if entry.safe:
+                # Wait for every earlier call outside this batch (they are all before it).
+                for other in earlier:
+                    if other.batch != entry.batch:
+                        await other.applied.wait()
+            else:
+                for other in earlier:
+                    await other.applied.wait()
+            if entry.cancel_reason is not None or self.ctx.abort.is_set():
+                entry.outcome = CallOutcome(
+                    error_envelope(
+                        entry.block.id, entry.block.name, entry.cancel_reason or NOT_RUN_INTERRUPTED
+                    ),
+                    entry.tool,
+                )
+            else:
+                entry.started = True
+                entry.outcome = await self._execute(entry)
+            own_failure = entry.cancel_reason is None and entry.outcome.is_error
+            if own_failure and entry.tool is not None and entry.tool.cancels_siblings_on_error:
+                self._cancel_siblings(entry)
+        finally:
+            entry.done.set()
+            await self._apply_in_order(entry)
+
+    async def _execute(self, entry: _Entry) -> CallOutcome:
+        ctx = self.ctx.for_call(entry.block.id)
+        outcome: CallOutcome | None = None
+        with entry.scope:
+            outcome = await self.executor.execute(entry.block, ctx)
+        if outcome is None:
+            reason = entry.cancel_reason or INTERRUPTED
+            outcome = CallOutcome(error_envelope(entry.block.id, entry.block.name, reason), entry.tool)
+        return outcome
+
+    def _cancel_siblings(self, failed: _Entry) -> None:
+        label = f"{failed.block.name} {failed.block.id}"
+        for other in self._entries:
+            if other is failed or other.batch != failed.batch or other.done.is_set() or other.cancel_reason:
+                continue
+            other.cancel_reason = SIBLING_CANCELLED.format(sibling=label)
+            other.scope.cancel()
+
+    async def _apply_in_order(self, entry: _Entry) -> None:
+        if entry.index > 0:
+            await self._entries[entry.index - 1].applied.wait()
+        outcome = entry.outcome
+        if outcome is not None and outcome.context_modifier is not None:
+            try:
+                outcome.context_modifier(self.ctx)
+            except Exception as exc:  # a broken modifier must not lose the result
+                self.ctx.report(entry.block.name, f"context update failed: {exc}")
+        entry.applied.set()
+
+    async def _watch_interrupt(self) -> None:
+        with self._interrupt_watch:
+            await self.ctx.abort.wait()
+            for entry in self._entries:
+                if entry.done.is_set():
+                    continue
+                tool = entry.tool
+                if not entry.started:
+                    entry.cancel_reason = NOT_RUN_INTERRUPTED
+                elif tool is None or tool.interrupt_behavior == "cancel":
+                    entry.cancel_reason = INTERRUPTED
+                    entry.scope.cancel()
+            await anyio.sleep(math.inf)
+
+
+async def run_blocks(
+    executor: CallExecutor,
+    ctx: ToolContext,
+    blocks: Sequence[ToolUseBlock],
+    *,
+    on_result: Callable[[ResultEnvelope], Awaitable[None]] | None = None,
+) -> list[ResultEnvelope]:
+    """Run all blocks of one assistant message; results in tool_use order."""
+    results: list[ResultEnvelope] = []
+    async with StreamingExecution(executor, ctx) as stream:
+        for block in blocks:
+            stream.add(block)
+        stream.close()
+        async for envelope in stream.results():
+            results.append(envelope)
+            if on_result is not None:
+                await on_result(envelope)
+    return results

@@ -1,0 +1,253 @@
+"""`Runtime`: one agent session — sandbox, supervisor, tools, governance and context.
+
+    async with shellrt.Runtime(workspace="repo", sandbox="bwrap") as rt:
+        tools = rt.tools_for_anthropic()
+        user_msg = await rt.run(assistant_msg)
+
+Everything the session started (commands, background tasks, containers) is
+stopped when the context exits.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import tempfile
+from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+
+from sandbox import (
+    BackendUnavailableError,
+    BwrapConfig,
+    LocalConfig,
+    SandboxBackend,
+    SandboxConfig,
+    SandboxPolicy,
+)
+from sandbox.factory import create_backend
+from shellrt.permissions import Approver, BasicGate, HookRunner, NoHooks, PermissionGate
+from shellrt.protocol import (
+    ProgressSink,
+    ResultEnvelope,
+    Tool,
+    ToolCatalog,
+    ToolContext,
+    ToolUseBlock,
+    apply_message_budget,
+)
+from shellrt.protocol.results import DEFAULT_MESSAGE_BUDGET_CHARS
+from shellrt.runtime.execution import CallExecutor
+from shellrt.runtime.messages import parse_tool_uses
+from shellrt.runtime.orchestration import StreamingExecution
+from shellrt.runtime.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from shellrt.supervisor import Supervisor
+
+__all__ = ["Runtime", "SandboxChoice", "resolve_sandbox"]
+
+log = logging.getLogger("shellrt")
+
+SandboxChoice = Literal["auto", "local", "none", "bwrap", "docker"]
+
+
+def _session_root() -> Path:
+    base = os.environ.get("SHELLRT_HOME")
+    root = Path(base) if base else Path(tempfile.gettempdir()) / "shellrt"
+    return root / "sessions"
+
+
+async def resolve_sandbox(
+    sandbox: SandboxConfig | str, policy: SandboxPolicy
+) -> tuple[SandboxBackend, list[str]]:
+    """Start the backend for ``sandbox``; ``auto`` means bwrap where it works, else local (with a warning)."""
+    warnings: list[str] = []
+    if isinstance(sandbox, str):
+        if sandbox == "auto":
+            backend = create_backend(BwrapConfig(), policy)
+            try:
+                await backend.start()
+                return backend, warnings
+            except BackendUnavailableError as exc:
+                warnings.append(
+                    f"bubblewrap is not usable here ({exc}); running without isolation (local backend)"
+                )
+                sandbox = "local"
+        if sandbox in ("local", "none"):
+            config: SandboxConfig = LocalConfig()
+        elif sandbox == "bwrap":
+            config = BwrapConfig()
+        elif sandbox == "docker":
+            from sandbox import DockerConfig
+
+            config = DockerConfig()
+        else:
+            raise ValueError(f"unknown sandbox {sandbox!r}; use one of auto, local, none, bwrap, docker")
+    else:
+        config = sandbox
+    backend = create_backend(config, policy)
+    await backend.start()
+    return backend, warnings
+
+
+class Runtime:
+    """An agent session. Use as ``async with``; not reusable after close."""
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str] = ".",
+        sandbox: SandboxConfig | SandboxChoice = "auto",
+        *,
+        policy: SandboxPolicy | None = None,
+        tools: Sequence[Tool[Any, Any]] | None = None,
+        gate: PermissionGate | None = None,
+        hooks: HookRunner | None = None,
+        approver: Approver | None = None,
+        settings: Mapping[str, Any] | None = None,
+        session_dir: str | os.PathLike[str] | None = None,
+        session_id: str | None = None,
+        progress: ProgressSink | None = None,
+        message_budget_chars: int = DEFAULT_MESSAGE_BUDGET_CHARS,
+    ) -> None:
+        self.workspace = Path(workspace).resolve()
+        if not self.workspace.is_dir():
+            raise FileNotFoundError(
+                f"workspace {self.workspace} does not exist or is not a directory; create it or pass another --workspace"
+            )
+        self.session_id = session_id or secrets.token_hex(6)
+        self.session_dir = Path(session_dir) if session_dir else _session_root() / self.session_id
+        self.policy = policy or SandboxPolicy(workspace=self.workspace)
+        self._sandbox = sandbox
+        self._tools = tools
+        self.gate: PermissionGate = gate or BasicGate(approver)
+        self.hooks: HookRunner = hooks or NoHooks()
+        self._settings = dict(settings or {})
+        self._progress = progress
+        self.message_budget_chars = message_budget_chars
+        self.warnings: list[str] = []
+        self.backend: SandboxBackend | None = None
+        self.supervisor: Supervisor | None = None
+        self.registry = ToolRegistry()
+        self._ctx: ToolContext | None = None
+        self._executor: CallExecutor | None = None
+
+    # --- lifecycle ------------------------------------------------------------------
+    async def __aenter__(self) -> Runtime:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        """Start the sandbox and supervisor and register the tools."""
+        from shellrt.supervisor import Supervisor
+
+        self.session_dir.mkdir(parents=True, exist_ok=True)
+        self.backend, warnings = await resolve_sandbox(self._sandbox, self.policy)
+        self.warnings.extend(warnings)
+        for warning in warnings:
+            log.warning("%s", warning)
+        self.supervisor = Supervisor(self.backend, session_dir=self.session_dir)
+        tools = self._tools if self._tools is not None else _builtin_tools()
+        for tool in tools:
+            self.registry.register(tool)
+        self._ctx = ToolContext(
+            session_id=self.session_id,
+            session_dir=self.session_dir,
+            workspace=self.workspace,
+            cwd=self.supervisor.cwd,
+            allowed_roots=(*self.policy.allowed_roots(), self.session_dir),
+            read_denied=self.policy.read_denied,
+            settings=self._settings,
+            services={
+                ToolRegistry: self.registry,
+                ToolCatalog: self.registry,
+                Supervisor: self.supervisor,
+                SandboxBackend: self.backend,
+                PermissionGate: self.gate,
+            },
+        )
+        if self._progress is not None:
+            self._ctx.progress = self._progress
+        self._executor = CallExecutor(self.registry, self.gate, self.hooks, is_loaded=self._is_loaded)
+
+    async def close(self) -> None:
+        """Stop every process of the session and release the sandbox. Idempotent."""
+        with anyio.CancelScope(shield=True):
+            if self.supervisor is not None:
+                await self.supervisor.close()
+            if self.backend is not None:
+                await self.backend.close()
+
+    # --- the model's view ----------------------------------------------------------------
+    @property
+    def context(self) -> ToolContext:
+        if self._ctx is None:
+            raise RuntimeError("the runtime is not started; use `async with Runtime(...)`")
+        return self._ctx
+
+    def visible_tools(self) -> list[Tool[Any, Any]]:
+        """Tools the model may see now (stable order)."""
+        return self.registry.visible(self.context.discovered_tools, self.gate.is_visible)
+
+    def tools_for_anthropic(self) -> list[dict[str, Any]]:
+        return self.registry.for_anthropic(self.visible_tools())
+
+    def tools_for_openai(self) -> list[dict[str, Any]]:
+        return self.registry.for_openai(self.visible_tools())
+
+    def _is_loaded(self, tool: Tool[Any, Any], ctx: ToolContext) -> bool:
+        if not self.gate.is_visible(tool):
+            return True  # let the gate deny it with its reason
+        return not tool.defer_loading or tool.always_load or tool.name in ctx.discovered_tools
+
+    # --- running -------------------------------------------------------------------------
+    async def run(self, message: Any) -> dict[str, Any]:
+        """Run every tool_use of an assistant message; return the user message with the results."""
+        envelopes = await self.run_envelopes(parse_tool_uses(message))
+        return {"role": "user", "content": [e.model.model_dump(mode="json") for e in envelopes]}
+
+    async def run_envelopes(self, blocks: Sequence[ToolUseBlock]) -> list[ResultEnvelope]:
+        """Run blocks; return full envelopes (model, UI and audit faces)."""
+        results = [e async for e in self.stream(blocks)]
+        return apply_message_budget(
+            results, self.session_dir, self.message_budget_chars, exempt=self._persistence_exempt()
+        )
+
+    async def stream(self, blocks: Sequence[ToolUseBlock]) -> AsyncIterator[ResultEnvelope]:
+        """Yield envelopes in tool_use order as they complete (without the message budget)."""
+        ctx = self.context
+        if ctx.abort.is_set():
+            ctx.abort = anyio.Event()
+        assert self._executor is not None
+        async with StreamingExecution(self._executor, ctx) as stream:
+            for block in blocks:
+                stream.add(block)
+            stream.close()
+            async for envelope in stream.results():
+                yield envelope
+
+    def streaming(self) -> StreamingExecution:
+        """A streaming executor: ``add()`` blocks as they arrive, iterate ``results()``."""
+        assert self._executor is not None, "the runtime is not started"
+        if self.context.abort.is_set():
+            self.context.abort = anyio.Event()
+        return StreamingExecution(self._executor, self.context)
+
+    def interrupt(self) -> None:
+        """Interrupt the running message: cancel-type tools stop, block-type tools finish."""
+        self.context.abort.set()
+
+    def _persistence_exempt(self) -> frozenset[str]:
+        return frozenset(t.name for t in self.registry.all_tools() if t.max_result_chars is None)
+
+
+def _builtin_tools() -> list[Tool[Any, Any]]:
+    from shellrt.tools import builtin_tools
+
+    return builtin_tools()
