@@ -1,0 +1,83 @@
+"""Tracking the working directory across fresh shells.
+
+Every command runs in a new shell, so ``cd`` would be forgotten; the shell
+wrapper reports ``pwd -P`` at exit and `CwdTracker.adopt` takes it over — only
+when it still exists and lies inside the allowed roots (the writable roots of
+the sandbox). Anything else falls back to the workspace root and the result
+says so, so the model is never silently somewhere unexpected.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import PurePosixPath
+
+from sandbox import SandboxBackend
+
+__all__ = ["CwdTracker"]
+
+
+class CwdTracker:
+    """The session's current directory, as a sandbox path."""
+
+    def __init__(self, backend: SandboxBackend) -> None:
+        self._backend = backend
+        self.workspace = backend.workspace
+        self.cwd = self.workspace
+        roots: list[PurePosixPath] = []
+        for root in backend.writable_roots():
+            roots.append(PurePosixPath(root))
+            host = backend.to_host_path(root)
+            if host is not None:
+                real = backend.to_sandbox_path(host.resolve())
+                if real is not None:
+                    roots.append(PurePosixPath(real))
+        self.roots = tuple(dict.fromkeys(roots))
+
+    def inside_roots(self, path: str) -> bool:
+        """True when ``path`` is one of the allowed roots or below one."""
+        p = PurePosixPath(os.path.normpath(path))
+        return any(p == r or r in p.parents for r in self.roots)
+
+    def exists(self, path: str) -> bool:
+        """Whether ``path`` is a directory (True when the backend has no host view of it)."""
+        host = self._backend.to_host_path(path)
+        return True if host is None else host.is_dir()
+
+    def start_dir(self) -> tuple[str, str | None]:
+        """The directory the next command starts in, and a note when the tracked one vanished."""
+        if self.cwd != self.workspace and not self.exists(self.cwd):
+            gone, self.cwd = self.cwd, self.workspace
+            return self.cwd, (
+                f"The working directory {gone} no longer exists; "
+                f"the shell is back at the workspace root {self.workspace}."
+            )
+        return self.cwd, None
+
+    def adopt(self, reported: str | None, before: str) -> tuple[bool, str | None]:
+        """Take over the cwd a command reported; returns ``(changed, note)``.
+
+        ``reported`` is None when the shell could not tell (``exec``, killed,
+        or its directory was deleted under it).
+        """
+        if reported is None or reported == before:
+            if reported is None and not self.exists(before):
+                self.cwd = self.workspace
+                return before != self.workspace, (
+                    f"The working directory {before} no longer exists; "
+                    f"the shell is back at the workspace root {self.workspace}."
+                )
+            return False, None
+        if not self.inside_roots(reported):
+            self.cwd = self.workspace
+            return before != self.workspace, (
+                f"The command changed directory to {reported}, outside the allowed roots "
+                f"({', '.join(map(str, self.roots))}); the shell stays at the workspace root {self.workspace}."
+            )
+        if not self.exists(reported):
+            self.cwd = self.workspace
+            return before != self.workspace, (
+                f"The directory {reported} no longer exists; the shell is back at the workspace root {self.workspace}."
+            )
+        self.cwd = reported
+        return True, None

@@ -1,0 +1,121 @@
+"""One process from spawn to exit: stream pumping into spools, bounded drain, tree kill.
+
+An `Execution` does not care whether it is foreground or background: its pump
+runs detached (see `_spawner`), and the foreground caller merely waits on
+`done` with a deadline. That is what lets a timed-out command move to the
+background without losing a byte.
+"""
+
+from __future__ import annotations
+
+import time
+
+import anyio
+from anyio.abc import ByteReceiveStream
+
+from sandbox import ExitStatus, SandboxProcess
+from shellrt.supervisor.spool import OutputSpool
+
+__all__ = ["Execution"]
+
+#: After the shell exits, how long its output may take to reach EOF before the
+#: tree is swept (a detached process still holding the pipe).
+_DRAIN_S = 1.0
+_READ_SIZE = 1 << 20
+
+
+class Execution:
+    """A running (or finished) process with its output spools."""
+
+    def __init__(
+        self,
+        process: SandboxProcess,
+        out: OutputSpool,
+        err: OutputSpool | None,
+        *,
+        stdin_data: bytes | None = None,
+    ) -> None:
+        self.process = process
+        self.out = out
+        self.err = err
+        self.started = time.monotonic()
+        self.ended: float | None = None
+        self.status: ExitStatus | None = None
+        self.done = anyio.Event()
+        #: Set once we killed it (timeout, stop, interrupt, close) — a signal death is then ours.
+        self.killed_by_us = False
+        self.notes: list[str] = []
+        self._stdin_data = stdin_data
+        self._readers_left = 1 + (1 if process.stderr is not None else 0)
+        self._readers_done = anyio.Event()
+
+    @property
+    def total_bytes(self) -> int:
+        return self.out.total_bytes + (self.err.total_bytes if self.err else 0)
+
+    @property
+    def elapsed_s(self) -> float:
+        return (self.ended or time.monotonic()) - self.started
+
+    async def pump(self) -> None:
+        """Stream output to the spools until the process exits and its streams end."""
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._read, self.process.stdout, self.out)
+                if self.process.stderr is not None:
+                    tg.start_soon(self._read, self.process.stderr, self.err)
+                if self.process.stdin is not None:
+                    tg.start_soon(self._feed_stdin)
+                self.status = await self.process.wait()
+                with anyio.move_on_after(_DRAIN_S):
+                    await self._readers_done.wait()
+                if not self._readers_done.is_set():
+                    await self.process.kill()
+                    with anyio.move_on_after(0.5):
+                        await self._readers_done.wait()
+                if not self._readers_done.is_set():
+                    self.notes.append(
+                        "A detached process kept the output pipe open after the command exited; "
+                        "output after that point was not captured."
+                    )
+                    tg.cancel_scope.cancel()
+        finally:
+            self.ended = time.monotonic()
+            self.out.close()
+            if self.err is not None:
+                self.err.close()
+            self.done.set()
+
+    async def kill(self) -> None:
+        """Kill the whole tree (idempotent) and wait until the pump has finished."""
+        self.killed_by_us = True
+        with anyio.CancelScope(shield=True):
+            if not self.done.is_set():
+                await self.process.kill()
+                await self.done.wait()
+
+    async def _read(self, stream: ByteReceiveStream, spool: OutputSpool | None) -> None:
+        assert spool is not None
+        try:
+            while True:
+                spool.write(await stream.receive(_READ_SIZE))
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+        finally:
+            self._readers_left -= 1
+            if self._readers_left == 0:
+                self._readers_done.set()
+
+    async def _feed_stdin(self) -> None:
+        stdin = self.process.stdin
+        assert stdin is not None
+        try:
+            if self._stdin_data:
+                await stdin.send(self._stdin_data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            pass  # the command did not read all of its input: that is its business
+        finally:
+            try:
+                await stdin.aclose()
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                pass

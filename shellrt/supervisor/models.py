@@ -1,0 +1,116 @@
+"""The supervisor's public data: command results, progress events, background task snapshots."""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["BackgroundTask", "CommandResult", "ProgressEvent", "TaskOutputChunk", "TaskStatus"]
+
+
+class ProgressEvent(BaseModel):
+    """A throttled progress report for UIs while a command runs."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    elapsed_s: float
+    #: Bytes of output (stdout + stderr) received so far.
+    total_bytes: int
+    #: The last few complete-or-partial output lines, decoded safely.
+    last_lines: tuple[str, ...] = ()
+
+
+class CommandResult(BaseModel):
+    """How one foreground command ended, with its output spooled on disk."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: str
+    #: Exit code (128 + signal for a signal death); None when moved to the background.
+    exit_code: int | None
+    #: Signal that ended the shell, when known.
+    signal: int | None = None
+    timed_out: bool = False
+    #: Cancelled by the caller (cancel scope / abort): the tree was killed.
+    interrupted: bool = False
+    oom_killed: bool = False
+    #: Set when the timeout moved the command to the background instead of killing it.
+    backgrounded_task_id: str | None = None
+    #: The full output (stdout, or stdout+stderr interleaved when merged), byte for byte.
+    output_path: Path
+    #: The full stderr when not merged.
+    stderr_path: Path | None = None
+    total_bytes: int = 0
+    #: Head and tail of the output (the whole output when ``not truncated``).
+    preview: str = ""
+    #: True when ``preview`` is not the whole output (read ``output_path`` for all of it).
+    truncated: bool = False
+    #: When not merged: previews of each stream separately (``preview`` is stdout's).
+    stdout: str | None = None
+    stderr: str | None = None
+    stderr_bytes: int = 0
+    #: Working directory after the command (sandbox path) and whether it moved.
+    cwd: str
+    cwd_changed: bool = False
+    #: Set when the cwd could not be kept (vanished, or outside the allowed roots).
+    cwd_note: str | None = None
+    duration_s: float
+    #: Other things worth telling (e.g. a detached process held the output pipe open).
+    notes: tuple[str, ...] = ()
+
+
+class TaskStatus(enum.StrEnum):
+    """Lifecycle of a background task."""
+
+    RUNNING = "running"
+    #: Exited with code 0.
+    COMPLETED = "completed"
+    #: Exited with a non-zero code.
+    FAILED = "failed"
+    #: Stopped by TaskStop or by the session closing.
+    STOPPED = "stopped"
+    #: Died of a signal nobody in shellrt sent (OOM killer, ``kill`` from outside).
+    KILLED = "killed"
+
+
+class BackgroundTask(BaseModel):
+    """A snapshot of one background task (ask `TaskManager.get` again for fresh state)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    command: str
+    description: str = ""
+    status: TaskStatus
+    exit_code: int | None = None
+    signal: int | None = None
+    pid: int | None = None
+    output_path: Path
+    stderr_path: Path | None = None
+    total_bytes: int = 0
+    started_at: datetime
+    ended_at: datetime | None = None
+    #: Human explanation of how it ended when that needs one (e.g. "killed by SIGKILL from outside").
+    note: str | None = None
+
+
+class TaskOutputChunk(BaseModel):
+    """New output of a background task since the previous read."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    task: BackgroundTask
+    #: The new output (only matching lines when a filter was given), decoded safely.
+    text: str
+    #: New bytes consumed by this read (before filtering).
+    new_bytes: int
+    #: Lines kept / seen when a filter was given.
+    matched_lines: int | None = None
+    scanned_lines: int | None = None
+    #: More unread output is already on disk (the read was capped); read again.
+    more_available: bool = False
+    #: A partial last line held back until it completes (task still running).
+    pending_bytes: int = Field(default=0, ge=0)

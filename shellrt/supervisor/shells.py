@@ -1,0 +1,61 @@
+"""The argv that runs a command in a fresh shell and reports its final cwd.
+
+Bash: the command text follows an ``EXIT`` trap that writes ``pwd -P`` to
+``$SHELLRT_CWD_FILE``; the trap keeps the command's exit status (``exit $s``).
+The command is appended as text (not ``eval``'d) so its line numbers, ``$0``
+and syntax errors read as usual; ``exec`` or a SIGKILL skips the trap, which
+simply leaves the cwd unchanged.
+
+PowerShell: ``pwsh -NoProfile -NonInteractive -Command`` with the command in a
+``try``/``finally`` that writes the provider path of the location.
+"""
+
+from __future__ import annotations
+
+import shutil
+from typing import Literal
+
+from shellrt.supervisor.errors import ShellUnavailableError
+
+__all__ = ["Shell", "shell_argv"]
+
+Shell = Literal["bash", "powershell"]
+
+_BASH_PRELUDE = (
+    "trap '__shellrt_s=$?; "
+    '[ -n "${SHELLRT_CWD_FILE:-}" ] && pwd -P >"$SHELLRT_CWD_FILE" 2>/dev/null; '
+    "exit $__shellrt_s' EXIT\n"
+)
+
+_PWSH_TEMPLATE = """$ErrorActionPreference = 'Continue'
+try {{
+{command}
+}} finally {{
+  if ($env:SHELLRT_CWD_FILE) {{
+    try {{ [IO.File]::WriteAllText($env:SHELLRT_CWD_FILE, (Get-Location).ProviderPath) }} catch {{ }}
+  }}
+}}
+if ($LASTEXITCODE -ne $null -and $LASTEXITCODE -ne 0) {{ exit $LASTEXITCODE }}
+if (-not $?) {{ exit 1 }}
+"""
+
+PWSH_MISSING = (
+    "PowerShell is not available: `pwsh` (PowerShell 7+) is not installed in this sandbox. "
+    "Use the Bash tool instead, or install PowerShell "
+    "(https://learn.microsoft.com/powershell/scripting/install/installing-powershell-on-linux)."
+)
+
+
+def shell_argv(command: str, shell: Shell, *, check_host: bool = True) -> tuple[str, ...]:
+    """argv for ``command`` under ``shell``; raises `ShellUnavailableError` when pwsh is missing.
+
+    ``check_host``: look the interpreter up on the host PATH (true for local and
+    bwrap, whose processes see the host's binaries).
+    """
+    if shell == "bash":
+        return ("bash", "-c", _BASH_PRELUDE + command + "\n")
+    if shell == "powershell":
+        if check_host and shutil.which("pwsh") is None:
+            raise ShellUnavailableError(PWSH_MISSING)
+        return ("pwsh", "-NoProfile", "-NonInteractive", "-Command", _PWSH_TEMPLATE.format(command=command))
+    raise ValueError(f"unknown shell {shell!r}")

@@ -1,0 +1,355 @@
+"""The session's process supervisor: fresh shell per command, cwd, env, timeouts, background tasks.
+
+Everything a command needs is decided here, above any sandbox: the shell
+wrapper and its argv (`shells`), the clean environment (`env`), the working
+directory (`cwd`), and the spooling of output (`spool`). The backend only
+starts and kills processes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+import anyio
+
+from sandbox import ExecRequest, SandboxBackend
+from shellrt.supervisor._spawner import Spawner
+from shellrt.supervisor.cwd import CwdTracker
+from shellrt.supervisor.env import base_env, command_env
+from shellrt.supervisor.errors import SupervisorClosedError
+from shellrt.supervisor.execution import Execution
+from shellrt.supervisor.models import BackgroundTask, CommandResult, ProgressEvent
+from shellrt.supervisor.shells import Shell, shell_argv
+from shellrt.supervisor.spool import OutputSpool
+from shellrt.supervisor.tasks import TaskManager
+
+__all__ = ["OutputCallback", "ProgressCallback", "Supervisor"]
+
+ProgressCallback = Callable[[ProgressEvent], None]
+#: Receives ``("stdout" | "stderr", chunk)`` as output arrives (e.g. to echo it live).
+OutputCallback = Callable[[str, bytes], None]
+
+#: Backends whose processes see the host's filesystem and binaries.
+_HOST_LIKE = frozenset({"local", "bwrap"})
+
+
+class Supervisor:
+    """Runs commands of one session through a started sandbox backend.
+
+    The supervisor does not own the backend: close it yourself after
+    `close` (which kills every command and task still running).
+    """
+
+    def __init__(
+        self,
+        backend: SandboxBackend,
+        *,
+        session_dir: Path,
+        preview_bytes: int = 16_384,
+        progress_interval_s: float = 0.5,
+    ) -> None:
+        self.backend = backend
+        self.session_dir = Path(session_dir)
+        self._shell_dir = self.session_dir / "shell"
+        self._task_dir = self.session_dir / "tasks"
+        self._shell_dir.mkdir(parents=True, exist_ok=True)
+        self._task_dir.mkdir(parents=True, exist_ok=True)
+        self._preview_bytes = preview_bytes
+        self._progress_interval_s = progress_interval_s
+        self._host_like = backend.name in _HOST_LIKE
+        self._base_env = base_env() if self._host_like else base_env({})
+        if not self._host_like:
+            self._base_env.pop("HOME", None)
+        self._cwd = CwdTracker(backend)
+        self._spawner = Spawner()
+        self._live: set[Execution] = set()
+        self._counter = itertools.count(1)
+        self._session_tag = secrets.token_hex(3)
+        self.tasks = TaskManager()
+        self._closed = False
+
+    # --- properties ------------------------------------------------------------
+    @property
+    def cwd(self) -> str:
+        """The session's current directory (sandbox path); starts at the workspace root."""
+        return self._cwd.cwd
+
+    @property
+    def base_env(self) -> dict[str, str]:
+        """A copy of the documented base environment (see `shellrt.supervisor.env`)."""
+        return dict(self._base_env)
+
+    # --- lifecycle ---------------------------------------------------------------
+    async def __aenter__(self) -> Self:
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        self._spawner.task_group = self._tg
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        try:
+            await self.close()
+        finally:
+            self._spawner.task_group = None
+            await self._tg.__aexit__(exc_type, exc, tb)
+
+    async def close(self) -> None:
+        """Kill every running command and background task (their whole trees). Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        with anyio.CancelScope(shield=True):
+            await self.tasks.close()
+            for execution in list(self._live):
+                await execution.kill()
+
+    # --- running -------------------------------------------------------------------
+    async def run(
+        self,
+        command: str,
+        *,
+        timeout_s: float,
+        env: dict[str, str] | None = None,
+        shell: Shell = "bash",
+        stdin: bytes | None = None,
+        background_on_timeout: bool = False,
+        merge_stderr: bool = True,
+        on_progress: ProgressCallback | None = None,
+        on_output: OutputCallback | None = None,
+        track_cwd: bool = True,
+        abort: anyio.Event | None = None,
+        description: str = "",
+    ) -> CommandResult:
+        """Run ``command`` in a fresh shell and wait for it (at most ``timeout_s``).
+
+        On timeout the whole tree is killed — or, with ``background_on_timeout``,
+        the command keeps running as a background task whose id the result
+        carries. Setting ``abort`` kills the tree and returns ``interrupted``;
+        cancelling the caller's scope kills the tree too, then propagates.
+        """
+        start_cwd, start_note = self._cwd.start_dir()
+        execution = await self._start(
+            command,
+            env=env,
+            shell=shell,
+            stdin=stdin,
+            merge_stderr=merge_stderr,
+            report_cwd=track_cwd,
+            cwd=start_cwd,
+            spool_dir=self._shell_dir,
+            name=f"cmd-{self._session_tag}-{next(self._counter):04d}",
+            on_output=on_output,
+        )
+        timed_out = interrupted = False
+        try:
+            with anyio.move_on_after(timeout_s) as deadline:
+                interrupted = await self._wait_foreground(execution, on_progress, abort)
+            timed_out = deadline.cancelled_caught
+        except BaseException:
+            await execution.kill()
+            self._live.discard(execution)
+            raise
+        if timed_out and background_on_timeout:
+            task_id = self.tasks.add(
+                command,
+                description or "moved to background on timeout",
+                execution,
+                read_offset=execution.out.total_bytes,
+            )
+            self._live.discard(execution)
+            return self._result(
+                command,
+                execution,
+                start_cwd,
+                start_note,
+                track_cwd=False,
+                timed_out=True,
+                backgrounded_task_id=task_id,
+            )
+        if timed_out or interrupted:
+            await execution.kill()
+        self._live.discard(execution)
+        return self._result(
+            command,
+            execution,
+            start_cwd,
+            start_note,
+            track_cwd=track_cwd,
+            timed_out=timed_out,
+            interrupted=interrupted,
+        )
+
+    async def start_background(
+        self,
+        command: str,
+        *,
+        env: dict[str, str] | None = None,
+        shell: Shell = "bash",
+        description: str = "",
+    ) -> BackgroundTask:
+        """Start ``command`` as a background task and return at once (stdout+stderr interleaved)."""
+        start_cwd, _ = self._cwd.start_dir()
+        task_id = self.tasks.new_id()
+        execution = await self._start(
+            command,
+            env=env,
+            shell=shell,
+            stdin=None,
+            merge_stderr=True,
+            report_cwd=False,
+            cwd=start_cwd,
+            spool_dir=self._task_dir,
+            name=task_id,
+            on_output=None,
+        )
+        self._live.discard(execution)
+        self.tasks.add(command, description, execution, task_id=task_id)
+        return self.tasks.get(task_id)
+
+    # --- internals -------------------------------------------------------------
+    async def _start(
+        self,
+        command: str,
+        *,
+        env: dict[str, str] | None,
+        shell: Shell,
+        stdin: bytes | None,
+        merge_stderr: bool,
+        report_cwd: bool,
+        cwd: str,
+        spool_dir: Path,
+        name: str,
+        on_output: OutputCallback | None,
+    ) -> Execution:
+        if self._closed:
+            raise SupervisorClosedError("the shell session is closed; start a new session")
+        argv = shell_argv(command, shell, check_host=self._host_like)
+        request = ExecRequest(
+            argv=argv,
+            cwd=cwd,
+            env=command_env(self._base_env, env),
+            stdin=stdin is not None,
+            merge_stderr=merge_stderr,
+            report_cwd=report_cwd,
+        )
+        out = OutputSpool(
+            spool_dir / f"{name}.out",
+            head_bytes=self._preview_bytes,
+            tail_bytes=self._preview_bytes,
+            on_chunk=(lambda b: on_output("stdout", b)) if on_output else None,
+        )
+        err = None
+        if not merge_stderr:
+            err = OutputSpool(
+                spool_dir / f"{name}.err",
+                head_bytes=self._preview_bytes,
+                tail_bytes=self._preview_bytes,
+                on_chunk=(lambda b: on_output("stderr", b)) if on_output else None,
+            )
+        try:
+            process = await self.backend.exec(request)
+        except BaseException:
+            out.close()
+            if err is not None:
+                err.close()
+            raise
+        execution = Execution(process, out, err, stdin_data=stdin)
+        self._live.add(execution)
+        self._spawner.spawn(execution.pump)
+        return execution
+
+    async def _wait_foreground(
+        self, execution: Execution, on_progress: ProgressCallback | None, abort: anyio.Event | None
+    ) -> bool:
+        """Wait for the execution; True when ``abort`` fired first."""
+        if on_progress is None and abort is None:
+            await execution.done.wait()
+            return False
+        aborted = False
+        async with anyio.create_task_group() as tg:
+
+            async def _ticker() -> None:
+                assert on_progress is not None
+                while True:
+                    await anyio.sleep(self._progress_interval_s)
+                    spool = execution.out
+                    on_progress(
+                        ProgressEvent(
+                            elapsed_s=round(execution.elapsed_s, 3),
+                            total_bytes=execution.total_bytes,
+                            last_lines=spool.last_lines(),
+                        )
+                    )
+
+            async def _watch_abort() -> None:
+                nonlocal aborted
+                assert abort is not None
+                await abort.wait()
+                aborted = True
+                tg.cancel_scope.cancel()
+
+            if on_progress is not None:
+                tg.start_soon(_ticker)
+            if abort is not None:
+                tg.start_soon(_watch_abort)
+            await execution.done.wait()
+            tg.cancel_scope.cancel()
+        return aborted and not execution.done.is_set()
+
+    def _result(
+        self,
+        command: str,
+        execution: Execution,
+        start_cwd: str,
+        start_note: str | None,
+        *,
+        track_cwd: bool,
+        timed_out: bool = False,
+        interrupted: bool = False,
+        backgrounded_task_id: str | None = None,
+    ) -> CommandResult:
+        status = execution.status
+        cwd_changed, cwd_note = False, start_note
+        if track_cwd and status is not None and not backgrounded_task_id:
+            changed, note = self._cwd.adopt(status.cwd, start_cwd)
+            cwd_changed = changed or start_note is not None
+            cwd_note = note or start_note
+        elif start_note is not None:
+            cwd_changed = True
+        preview, truncated = execution.out.preview()
+        stderr_text: str | None = None
+        if execution.err is not None:
+            stderr_text, err_truncated = execution.err.preview()
+            truncated = truncated or err_truncated
+        return CommandResult(
+            command=command,
+            exit_code=None if backgrounded_task_id or status is None else status.exit_code,
+            signal=None if status is None else status.signal,
+            timed_out=timed_out,
+            interrupted=interrupted,
+            oom_killed=bool(status and status.oom_killed),
+            backgrounded_task_id=backgrounded_task_id,
+            output_path=execution.out.path,
+            stderr_path=execution.err.path if execution.err else None,
+            total_bytes=execution.total_bytes,
+            stderr_bytes=execution.err.total_bytes if execution.err else 0,
+            preview=preview,
+            truncated=truncated,
+            stdout=preview if execution.err is not None else None,
+            stderr=stderr_text,
+            cwd=self._cwd.cwd,
+            cwd_changed=cwd_changed,
+            cwd_note=cwd_note,
+            duration_s=round(
+                execution.elapsed_s if execution.ended else time.monotonic() - execution.started, 6
+            ),
+            notes=tuple(execution.notes),
+        )

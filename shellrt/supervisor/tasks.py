@@ -1,0 +1,238 @@
+"""Background tasks: ids, status, incremental output reads, stop.
+
+A task is an `Execution` nobody waits on. Its output is already spooled to a
+file by the pump; `TaskManager.read_new` hands out only what was not read
+before (whole lines while the task runs, so a filter never sees half a line),
+optionally keeping only lines that match a regex.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import signal as _signal
+import string
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import anyio
+
+from shellrt.supervisor.errors import TaskNotFoundError
+from shellrt.supervisor.execution import Execution
+from shellrt.supervisor.models import BackgroundTask, TaskOutputChunk, TaskStatus
+from shellrt.supervisor.text import safe_decode
+
+__all__ = ["TaskManager", "new_task_id"]
+
+_ID_ALPHABET = string.ascii_lowercase + string.digits
+#: Per read, at most this many bytes are consumed (the rest stays for the next read).
+DEFAULT_READ_BYTES = 256 * 1024
+#: A running task's unfinished last line is held back, unless it grows beyond this.
+_MAX_PENDING_LINE = 64 * 1024
+
+
+def new_task_id() -> str:
+    """A short id like ``b3f9k2``: ``b`` + 5 base-36 characters (60M values; collisions are retried)."""
+    return "b" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(5))
+
+
+@dataclass
+class _Task:
+    id: str
+    command: str
+    description: str
+    execution: Execution
+    started_at: datetime
+    read_offset: int = 0
+    stopped_by_us: bool = False
+    stop_reason: str | None = None
+    ended_at: datetime | None = field(default=None)
+
+
+class TaskManager:
+    """The background tasks of one supervisor session."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, _Task] = {}
+
+    # --- registration (supervisor side) -------------------------------------
+    def new_id(self) -> str:
+        """A fresh task id, unused in this session."""
+        task_id = new_task_id()
+        while task_id in self._tasks:
+            task_id = new_task_id()
+        return task_id
+
+    def add(
+        self,
+        command: str,
+        description: str,
+        execution: Execution,
+        *,
+        read_offset: int = 0,
+        task_id: str | None = None,
+    ) -> str:
+        """Register a running execution (under ``task_id`` or a fresh id); returns the id."""
+        task_id = task_id or self.new_id()
+        self._tasks[task_id] = _Task(
+            id=task_id,
+            command=command,
+            description=description,
+            execution=execution,
+            started_at=datetime.now(UTC),
+            read_offset=read_offset,
+        )
+        return task_id
+
+    # --- queries --------------------------------------------------------------
+    def list(self) -> list[BackgroundTask]:
+        """Every task of the session, oldest first."""
+        return [self._snapshot(t) for t in self._tasks.values()]
+
+    def find(self, task_id: str) -> BackgroundTask | None:
+        """The task's current state, or None when the id is unknown."""
+        task = self._tasks.get(task_id)
+        return None if task is None else self._snapshot(task)
+
+    def get(self, task_id: str) -> BackgroundTask:
+        """The task's current state; raises `TaskNotFoundError` naming the known ids."""
+        return self._snapshot(self._lookup(task_id))
+
+    async def wait(self, task_id: str) -> BackgroundTask:
+        """Wait until the task has ended; its final state."""
+        task = self._lookup(task_id)
+        await task.execution.done.wait()
+        return self._snapshot(task)
+
+    async def read_new(
+        self, task_id: str, pattern: str | None = None, *, max_bytes: int = DEFAULT_READ_BYTES
+    ) -> TaskOutputChunk:
+        """Output written since the previous read (only lines matching ``pattern`` when given).
+
+        Raises `re.error` for an invalid pattern before consuming anything.
+        """
+        task = self._lookup(task_id)
+        regex = re.compile(pattern) if pattern else None
+        finished = task.execution.done.is_set()
+        end = task.execution.out.total_bytes
+        start = task.read_offset
+        take = min(end - start, max_bytes)
+        data = (
+            await anyio.to_thread.run_sync(_read_range, task.execution.out.path, start, take) if take else b""
+        )
+        pending = 0
+        if not finished or start + len(data) < end:
+            cut = data.rfind(b"\n") + 1
+            if cut == 0 and len(data) < _MAX_PENDING_LINE:
+                cut = 0
+            elif cut == 0:
+                cut = len(data)
+            pending = len(data) - cut
+            data = data[:cut]
+        task.read_offset = start + len(data)
+        more = task.read_offset + pending < end
+        matched: int | None = None
+        scanned: int | None = None
+        if regex is not None:
+            lines = data.split(b"\n")
+            if lines and lines[-1] == b"":
+                lines.pop()
+            decoded = [safe_decode(line) for line in lines]
+            kept = [line for line in decoded if regex.search(line)]
+            scanned, matched = len(decoded), len(kept)
+            text = "".join(line + "\n" for line in kept)
+        else:
+            text = safe_decode(data)
+        return TaskOutputChunk(
+            task=self._snapshot(task),
+            text=text,
+            new_bytes=len(data),
+            matched_lines=matched,
+            scanned_lines=scanned,
+            more_available=more,
+            pending_bytes=pending if not more else 0,
+        )
+
+    # --- control --------------------------------------------------------------
+    async def stop(self, task_id: str, *, reason: str = "stopped by TaskStop") -> BackgroundTask:
+        """Kill the task's whole tree (no-op when it already ended); its final state."""
+        task = self._lookup(task_id)
+        if not task.execution.done.is_set():
+            task.stopped_by_us = True
+            task.stop_reason = reason
+            await task.execution.kill()
+        return self._snapshot(task)
+
+    async def close(self) -> None:
+        """Stop every running task (the session is ending)."""
+        for task in list(self._tasks.values()):
+            await self.stop(task.id, reason="stopped because the session closed")
+
+    # --- internals -------------------------------------------------------------
+    def _lookup(self, task_id: str) -> _Task:
+        task = self._tasks.get(task_id.strip())
+        if task is None:
+            known = ", ".join(self._tasks) or "none"
+            raise TaskNotFoundError(f"No background task with id {task_id!r}. Known task ids: {known}.")
+        return task
+
+    def _snapshot(self, task: _Task) -> BackgroundTask:
+        ex = task.execution
+        status = ex.status if ex.done.is_set() else None
+        note: str | None = None
+        if status is None:
+            state = TaskStatus.RUNNING
+        elif task.stopped_by_us:
+            state, note = TaskStatus.STOPPED, task.stop_reason
+        elif status.oom_killed:
+            state, note = TaskStatus.KILLED, "killed by the out-of-memory killer"
+        elif status.signal is not None:
+            state = TaskStatus.KILLED
+            note = (
+                f"died unexpectedly: killed by signal {_signal_name(status.signal)} sent from outside shellrt"
+            )
+        elif status.exit_code == 0:
+            state = TaskStatus.COMPLETED
+        else:
+            state = TaskStatus.FAILED
+            if status.exit_code > 128 and status.exit_code - 128 < 65:
+                note = (
+                    f"exit code {status.exit_code} usually means a process was killed by "
+                    f"{_signal_name(status.exit_code - 128)}"
+                )
+        if ex.done.is_set() and task.ended_at is None:
+            task.ended_at = datetime.now(UTC)
+        if ex.notes:
+            note = "; ".join([*(n for n in [note] if n), *ex.notes])
+        return BackgroundTask(
+            id=task.id,
+            command=task.command,
+            description=task.description,
+            status=state,
+            exit_code=None if status is None else status.exit_code,
+            signal=None if status is None else status.signal,
+            pid=ex.process.pid,
+            output_path=ex.out.path,
+            stderr_path=ex.err.path if ex.err else None,
+            total_bytes=ex.total_bytes,
+            started_at=task.started_at,
+            ended_at=task.ended_at,
+            note=note,
+        )
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return f"{_signal.Signals(signum).name} ({signum})"
+    except ValueError:
+        return str(signum)
+
+
+def _read_range(path: Path, start: int, size: int) -> bytes:
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        return os.pread(fd, size, start)
+    finally:
+        os.close(fd)

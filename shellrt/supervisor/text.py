@@ -1,0 +1,40 @@
+"""Turning raw process bytes into text a model or a terminal can take.
+
+Commands print anything: invalid UTF-8, NUL bytes, a multi-byte character cut
+in half at a buffer edge. Decoding never fails: invalid bytes become U+FFFD and
+NUL becomes the visible ``\\0`` (a NUL inside a JSON string or a terminal
+silently truncates or corrupts what follows).
+"""
+
+from __future__ import annotations
+
+__all__ = ["safe_decode", "trim_partial_utf8"]
+
+
+def safe_decode(data: bytes) -> str:
+    """Decode ``data`` as UTF-8, replacing invalid bytes and making NUL visible."""
+    return data.decode("utf-8", "replace").replace("\x00", "\\0")
+
+
+def trim_partial_utf8(data: bytes, *, at_start: bool) -> bytes:
+    """Drop an incomplete UTF-8 sequence cut by a buffer edge (start or end of ``data``).
+
+    Only continuation bytes at a cut are dropped (at most 3), so genuinely invalid
+    bytes elsewhere still show up as U+FFFD.
+    """
+    if not data:
+        return data
+    if at_start:
+        i = 0
+        while i < min(3, len(data)) and 0x80 <= data[i] < 0xC0:
+            i += 1
+        return data[i:]
+    # At the end: find the last lead byte within the final 3 bytes and check its length.
+    for back in range(1, min(4, len(data)) + 1):
+        b = data[-back]
+        if b < 0x80:
+            return data
+        if b >= 0xC0:
+            need = 2 if b < 0xE0 else 3 if b < 0xF0 else 4
+            return data if back >= need else data[:-back]
+    return data
