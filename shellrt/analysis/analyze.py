@@ -1,0 +1,106 @@
+"""``analyze()``: parse, plan, judge and summarise one command string."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Literal
+
+from .effects import plan_effects
+from .git_env import GIT_BASE_ENV, git_hardening_env
+from .judge import judge_plan
+from .models import CommandAnalysis, CommandPlan, PlanCommand, Subcommand
+from .parse import parse_bash
+from .plan import build_plan
+
+__all__ = ["analyze"]
+
+Shell = Literal["bash", "powershell"]
+
+
+def analyze(command: str, shell: Shell = "bash") -> CommandAnalysis:
+    """Classify ``command``: read-only, concurrency-safe, destructive, subcommands, reasons.
+
+    Never raises for any input string; anything unexpected is not read-only.
+    """
+    if shell == "powershell":
+        from .powershell import analyze_powershell
+
+        return analyze_powershell(command)
+    if shell != "bash":
+        return _failed(command, str(shell), f"unknown shell {shell!r}")
+    try:
+        return _analyze_bash(command)
+    except RecursionError:
+        return _failed(command, "bash", "command nests too deeply to analyse")
+
+
+def _analyze_bash(command: str) -> CommandAnalysis:
+    parsed = parse_bash(command)
+    if parsed.root is None:
+        return _failed(command, "bash", parsed.error or "could not parse")
+    plan = build_plan(parsed.root)
+    reasons: list[str] = []
+    if parsed.error:
+        reasons.append(parsed.error)
+    reasons.extend(judge_plan(plan))
+    if not plan.commands and not reasons:
+        reasons.append("empty command" if not command.strip() else "no simple command found")
+        read_only = not command.strip() or command.strip().startswith("#")
+        if read_only:
+            reasons = ["empty command (nothing runs)"]
+    else:
+        read_only = not reasons
+    if read_only and not reasons:
+        names = sorted({c.name for c in plan.commands if c.name})
+        reasons.append("read-only: " + ", ".join(names) + " with known read-only options and no writes")
+    effects = plan_effects(plan, read_only)
+    uses_git = any(c.name == "git" for c in plan.commands)
+    env = (git_hardening_env() if read_only else dict(GIT_BASE_ENV)) if uses_git else {}
+    return CommandAnalysis.model_construct(
+        command=command,
+        shell="bash",
+        parse_ok=parsed.error is None,
+        read_only=read_only,
+        concurrency_safe=read_only,
+        destructive=bool(effects.destructive),
+        subcommands=_subcommands(plan),
+        reasons=reasons + [f"destructive: {d}" for d in effects.destructive],
+        cd_targets=list(plan.cd_targets),
+        write_targets=effects.write_targets,
+        writes_unknown=effects.writes_unknown or (not read_only and not effects.write_targets
+                                                  and bool(plan.unsupported or parsed.error)),
+        env=env,
+        plan=plan,
+    )
+
+
+def _subcommands(plan: CommandPlan) -> list[Subcommand]:
+    out: list[Subcommand] = []
+    seen: set[tuple[str, ...]] = set()
+    for command in plan.commands:
+        argv = [w.value if w.value is not None else w.raw for w in command.argv]
+        if not argv:
+            argv = [a.raw for a in command.assignments]
+        key = tuple(argv)
+        if not argv or key in seen:
+            continue
+        seen.add(key)
+        out.append(Subcommand.model_construct(text=_normalise(command, argv), argv=argv))
+    return out
+
+
+def _normalise(command: PlanCommand, argv: list[str]) -> str:
+    parts = []
+    for word, value in zip(command.argv, argv, strict=False):
+        parts.append(shlex.quote(value) if word.value is not None else word.raw)
+    if not command.argv:
+        return " ".join(argv)
+    return " ".join(parts)
+
+
+def _failed(command: str, shell: str, reason: str) -> CommandAnalysis:
+    return CommandAnalysis.model_construct(
+        command=command, shell=shell, parse_ok=False, read_only=False, concurrency_safe=False,
+        destructive=False, subcommands=[], reasons=[reason], cd_targets=[], write_targets=[],
+        writes_unknown=True, env={}, plan=None,
+    )

@@ -1,0 +1,131 @@
+"""What a plan writes, and whether it looks destructive (a UI hint, not a boundary).
+
+Writes are reported for the permission engine ("writes outside the workspace
+ask"). When a command might write somewhere we cannot name statically,
+``writes_unknown`` is set: unknown means unknown, never "nothing".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .models import CommandPlan, PlanCommand
+from .programs import program_spec
+
+__all__ = ["Effects", "plan_effects"]
+
+_OUTPUT_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&", "&>|"})
+#: Programs whose every operand (not option) is a path they create/modify/remove.
+_ALL_OPERANDS = frozenset({"touch", "mkdir", "rm", "rmdir", "shred", "truncate", "unlink", "chmod", "chown",
+                           "chgrp", "tee"})
+#: Programs whose last operand is the destination.
+_LAST_OPERAND = frozenset({"cp", "mv", "ln", "install", "rsync", "scp"})
+_MODE_FIRST = frozenset({"chmod", "chown", "chgrp"})
+
+
+@dataclass
+class Effects:
+    """Static write targets, an unknown-writes flag and destructive reasons."""
+
+    write_targets: list[str] = field(default_factory=list)
+    writes_unknown: bool = False
+    destructive: list[str] = field(default_factory=list)
+
+
+def plan_effects(plan: CommandPlan, read_only: bool) -> Effects:
+    """Collect writes and destructive hints for ``plan``."""
+    effects = Effects()
+    for redirect in plan.redirects:
+        if redirect.kind != "file" or redirect.op not in _OUTPUT_OPS:
+            continue
+        target = redirect.target
+        if target is None:
+            continue
+        if target.value is None:
+            effects.writes_unknown = True
+        elif redirect.op in (">&",) and (target.value.isdigit() or target.value == "-"):
+            continue
+        elif target.value != "/dev/null":
+            effects.write_targets.append(target.value)
+            if redirect.op in (">", ">|", "&>") and not target.value.startswith("/dev/"):
+                effects.destructive.append(f"{redirect.op} {target.value} overwrites the file")
+    for command in plan.commands:
+        _command(command, effects)
+    if not read_only and not effects.write_targets and not _all_known(plan):
+        effects.writes_unknown = True
+    effects.write_targets = list(dict.fromkeys(effects.write_targets))
+    effects.destructive = list(dict.fromkeys(effects.destructive))
+    return effects
+
+
+def _all_known(plan: CommandPlan) -> bool:
+    """True when every command is either a modelled writer or a known read-only program."""
+    for command in plan.commands:
+        name = command.name
+        if name is None or (name not in _ALL_OPERANDS and name not in _LAST_OPERAND and program_spec(name) is None
+                            and name != "cd"):
+            return False
+    return not plan.unsupported and not plan.substitutions and not plan.functions
+
+
+def _command(command: PlanCommand, effects: Effects) -> None:
+    name = command.name
+    if name is None:
+        effects.writes_unknown = True
+        return
+    values = [w.value for w in command.argv[1:]]
+    operands = [v for v in values if v is None or not v.startswith("-") or v == "-"]
+    flags = {v for v in values if v is not None and v.startswith("-")}
+    if name in _ALL_OPERANDS or name in _LAST_OPERAND:
+        if name in _MODE_FIRST and operands:
+            operands = operands[1:]
+        if name in _LAST_OPERAND:
+            operands = operands[-1:] if len(operands) >= 2 else []
+            if not operands:
+                effects.writes_unknown = True
+        for operand in operands:
+            if operand is None:
+                effects.writes_unknown = True
+            else:
+                effects.write_targets.append(operand)
+        if any(w.value is None or "glob" in w.features for w in command.argv[1:]):
+            effects.writes_unknown = True
+    _destructive(name, values, flags, operands, effects)
+
+
+def _short_flags(flags: set[str]) -> set[str]:
+    return {ch for flag in flags if not flag.startswith("--") for ch in flag[1:]}
+
+
+def _destructive(name: str, values: list[str | None], flags: set[str], operands: list[str | None],
+                 effects: Effects) -> None:
+    shorts = _short_flags(flags)
+    text = " ".join(v or "…" for v in [name, *values])
+    if name == "rm" and (shorts & {"r", "R", "f"} or flags & {"--recursive", "--force"}):
+        effects.destructive.append(f"{text}: removes files recursively or forcibly")
+    elif name in ("dd", "shred", "truncate", "wipefs", "fdisk", "sfdisk", "parted", "mkswap") or name.startswith("mkfs"):
+        effects.destructive.append(f"{text}: overwrites data")
+    elif name in ("chmod", "chown", "chgrp") and ("R" in shorts or "--recursive" in flags):
+        effects.destructive.append(f"{text}: changes permissions recursively")
+    elif name == "find" and "-delete" in values:
+        effects.destructive.append(f"{text}: deletes files")
+    elif name == "git" and values:
+        sub = next((v for v in values if v is not None and not v.startswith("-")), None)
+        rest = set(v for v in values if v is not None)
+        if sub == "reset" and "--hard" in rest:
+            effects.destructive.append(f"{text}: discards local changes")
+        elif sub == "clean" and ("f" in shorts or "--force" in rest):
+            effects.destructive.append(f"{text}: deletes untracked files")
+        elif sub == "push" and ("f" in shorts or rest & {"--force", "--force-with-lease", "--mirror", "--delete"}
+                                or any(v.startswith("+") for v in rest)):
+            effects.destructive.append(f"{text}: rewrites remote history")
+        elif sub == "branch" and ("D" in shorts or ("d" in shorts and "f" in shorts)):
+            effects.destructive.append(f"{text}: deletes a branch")
+        elif sub in ("checkout", "restore") and ("." in rest or ("--" in rest and sub == "checkout")):
+            effects.destructive.append(f"{text}: discards working-tree changes")
+        elif sub == "stash" and rest & {"drop", "clear"}:
+            effects.destructive.append(f"{text}: drops stashed changes")
+    elif name in ("kill", "pkill", "killall") and ("9" in shorts or "-KILL" in flags):
+        effects.destructive.append(f"{text}: kills processes")
+    elif name in ("shutdown", "reboot", "halt", "poweroff"):
+        effects.destructive.append(f"{text}: stops the machine")

@@ -1,0 +1,78 @@
+"""Environment the supervisor sets for every command so a hostile repository
+cannot make an auto-allowed ``git`` read command execute code.
+
+Git reads ``.git/config`` of the repository it runs in. A hostile repository can
+set keys there that run programs during read commands. ``GIT_CONFIG_COUNT`` /
+``GIT_CONFIG_KEY_n`` / ``GIT_CONFIG_VALUE_n`` inject configuration with
+command-line precedence, above every config file, so these overrides win.
+
+The full overlay is for commands judged read-only (they run without asking);
+a command the user approved keeps its hooks and helpers and only gets
+:data:`GIT_BASE_ENV`.
+
+Residual risk (documented, not solved here): per-driver keys such as
+``diff.<driver>.textconv``, ``diff.<driver>.command`` and ``filter.<driver>.*``
+selected by ``.gitattributes`` cannot be enumerated; ``core.attributesFile`` is
+pointed at /dev/null and ``GIT_ATTR_NOSYSTEM`` set, but in-tree
+``.gitattributes`` still apply. Sandboxing remains the real boundary.
+"""
+
+from __future__ import annotations
+
+__all__ = ["GIT_BASE_ENV", "GIT_CONFIG_OVERRIDES", "GIT_ENV", "git_hardening_env"]
+
+#: Set for every command that runs git, read-only or not: nothing may wait on a tty.
+GIT_BASE_ENV: dict[str, str] = {"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "PAGER": "cat"}
+
+#: (key, value, why) — applied with command-line precedence.
+GIT_CONFIG_OVERRIDES: tuple[tuple[str, str, str], ...] = (
+    ("core.fsmonitor", "false", "fsmonitor runs a configured program on status/diff"),
+    ("core.pager", "cat", "a configured pager is an arbitrary command"),
+    ("core.hooksPath", "/dev/null", "hooks are arbitrary programs (e.g. post-checkout, reference-transaction)"),
+    ("core.sshCommand", "false", "an ssh command is an arbitrary program"),
+    ("core.gitProxy", "", "a proxy command is an arbitrary program"),
+    ("core.askPass", "", "askpass is an arbitrary program"),
+    ("core.editor", "false", "an editor is an arbitrary program"),
+    ("core.attributesFile", "/dev/null", "global attributes can select diff/filter drivers"),
+    ("diff.external", "", "an external diff program runs on every diff"),
+    ("pager.log", "false", "per-command pager settings are arbitrary commands"),
+    ("pager.diff", "false", "per-command pager settings are arbitrary commands"),
+    ("pager.show", "false", "per-command pager settings are arbitrary commands"),
+    ("pager.branch", "false", "per-command pager settings are arbitrary commands"),
+    ("pager.tag", "false", "per-command pager settings are arbitrary commands"),
+    ("pager.grep", "false", "per-command pager settings are arbitrary commands"),
+    ("pager.blame", "false", "per-command pager settings are arbitrary commands"),
+    ("pager.status", "false", "per-command pager settings are arbitrary commands"),
+    ("gpg.program", "false", "signature display runs the gpg program"),
+    ("gpg.ssh.program", "false", "signature display runs the ssh-keygen program"),
+    ("log.showSignature", "false", "would run gpg on every log"),
+    ("credential.helper", "", "credential helpers are arbitrary programs"),
+    ("uploadpack.packObjectsHook", "", "runs a program on fetch from this repository"),
+    ("protocol.ext.allow", "never", "ext:: remotes run arbitrary commands"),
+)
+
+#: Plain environment variables (why in the comments).
+GIT_ENV: dict[str, str] = {
+    "GIT_PAGER": "cat",  # env pager beats config; cat is harmless
+    "PAGER": "cat",  # other programs (man, systemctl) honour PAGER
+    "GIT_TERMINAL_PROMPT": "0",  # never block waiting for credentials on a tty
+    "GIT_OPTIONAL_LOCKS": "0",  # `git status` must not take index.lock (concurrent reads)
+    "GIT_EXTERNAL_DIFF": "",  # an external diff program from the environment (empty = none)
+    "GIT_ASKPASS": "",  # no askpass program
+    "SSH_ASKPASS": "",  # no askpass program
+    "GIT_EDITOR": "false",  # nothing opens an editor
+    "GIT_CONFIG_NOSYSTEM": "1",  # the system config is not ours to trust
+    "GIT_ATTR_NOSYSTEM": "1",  # neither are system attributes
+    "GIT_NO_REPLACE_OBJECTS": "1",  # replace refs can make reads lie about content
+}
+
+
+def git_hardening_env() -> dict[str, str]:
+    """The full environment overlay: plain variables plus ``GIT_CONFIG_*`` overrides."""
+    env = dict(GIT_ENV)
+    overrides = [(k, v) for k, v, _ in GIT_CONFIG_OVERRIDES]
+    env["GIT_CONFIG_COUNT"] = str(len(overrides))
+    for index, (key, value) in enumerate(overrides):
+        env[f"GIT_CONFIG_KEY_{index}"] = key
+        env[f"GIT_CONFIG_VALUE_{index}"] = value
+    return env

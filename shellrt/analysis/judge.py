@@ -1,0 +1,195 @@
+"""The read-only judgement: an allow-list over a :class:`CommandPlan`.
+
+A plan is read-only only when nothing below objects. Each objection is a
+human-readable reason; an empty list means read-only. Anything unknown objects.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .models import CommandPlan, Construct, PlanCommand, Redirect, Word
+from .programs import INTERPRETERS, WRAPPERS, check_program, program_spec
+
+__all__ = ["MAX_SUBCOMMANDS", "judge_plan"]
+
+#: More simple commands than this is never read-only.
+MAX_SUBCOMMANDS = 50
+
+_SAFE_CONSTRUCTS = frozenset({"subshell", "group", "negation", "if", "elif", "else", "while", "until", "case",
+                              "test", "test_bracket", "test_arithmetic", "test_variable"})
+_CONSTRUCT_REASONS = {
+    "function": "defines a shell function (it can shadow any command)",
+    "for": "for loop assigns a shell variable",
+    "select": "select reads input and assigns a variable",
+    "c_for": "arithmetic for loop (arithmetic evaluation can run command substitutions)",
+    "arithmetic": "arithmetic command (( )) assigns variables and can run command substitutions",
+    "declare": "declaration builtin changes shell state", "typeset": "declaration builtin changes shell state",
+    "export": "export changes the environment", "local": "local assigns a variable",
+    "readonly": "readonly changes shell state", "unset": "unset changes shell state",
+}
+#: Word features that never appear in a read-only command.
+_FATAL_FEATURES = {
+    "ansi_c": "uses $'...' quoting",
+    "translated": "uses $\"...\" locale translation",
+    "brace": "uses brace expansion",
+    "command_substitution": "contains a command substitution",
+    "process_substitution": "contains a process substitution",
+    "complex_parameter": "uses a parameter expansion with operators",
+    "arithmetic": "arithmetic expansion with variables (can run command substitutions)",
+    "unknown_node": "contains shell syntax that is not modelled",
+}
+_DATA_FEATURES = frozenset({"brace_char", "parameter", "simple_parameter", "quoted", "pure_arithmetic", "glob", "tilde",
+                            "backslash"})
+_INT = re.compile(r"^[-+]?[0-9]+$")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_OUTPUT_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&", "&>|"})
+_DUP_OPS = frozenset({">&", "<&"})
+_NET_PREFIXES = ("/dev/tcp/", "/dev/udp/")
+_ARITH_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+
+
+def judge_plan(plan: CommandPlan) -> list[str]:
+    """Reasons the plan is not read-only; empty means read-only."""
+    reasons: list[str] = []
+    for kind in plan.unsupported:
+        reasons.append(f"unsupported shell construct: {kind}")
+    if len(plan.commands) > MAX_SUBCOMMANDS:
+        reasons.append(f"more than {MAX_SUBCOMMANDS} subcommands")
+    for sub in plan.substitutions:
+        reasons.append(f"command substitution {sub.text!r} runs commands")
+    if "&" in plan.operators:
+        reasons.append("runs a background job (&) that outlives the command")
+    for construct in plan.constructs:
+        reasons.extend(_construct(construct))
+    for assignment in plan.assignments:
+        reasons.append(f"assigns {assignment.name or 'a variable'} ({assignment.raw!r})")
+    for redirect in plan.redirects:
+        reasons.extend(_redirect(redirect))
+    for command in plan.commands:
+        if command.wrapped_by is None:
+            reasons.extend(_command(command))
+    return list(dict.fromkeys(reasons))
+
+
+def _construct(construct: Construct) -> list[str]:
+    kind = construct.kind
+    if kind not in _SAFE_CONSTRUCTS:
+        return [_CONSTRUCT_REASONS.get(kind, f"{kind} construct is not read-only")]
+    reasons: list[str] = []
+    if kind == "test_arithmetic":
+        for word in construct.words:
+            if word.value is None or not _INT.match(word.value):
+                reasons.append(f"arithmetic test operand {word.raw!r} is evaluated as an expression "
+                               "(can run command substitutions)")
+    elif kind == "test_variable":
+        for word in construct.words:
+            if word.value is None or not _NAME.match(word.value):
+                reasons.append(f"test -v operand {word.raw!r} is evaluated (array subscripts run code)")
+    elif kind in ("test", "test_bracket", "case"):
+        for word in construct.words:
+            reasons.extend(_data_word(word, f"{kind} operand"))
+    return reasons
+
+
+def _data_word(word: Word, where: str) -> list[str]:
+    """A word that is only compared or printed: plain parameter expansions are fine."""
+    if word.value is not None and not (word.features - _DATA_FEATURES):
+        return []
+    bad = [text for feature, text in _FATAL_FEATURES.items() if feature in word.features]
+    if bad:
+        return [f"{where} {word.raw!r} {bad[0]}"]
+    if word.features - _DATA_FEATURES:
+        return [f"{where} {word.raw!r} is not modelled"]
+    return []
+
+
+def _redirect(redirect: Redirect) -> list[str]:
+    op = redirect.op
+    target = redirect.target
+    if redirect.kind == "heredoc":
+        return []
+    if redirect.kind == "herestring":
+        return _data_word(target, "here-string") if target is not None else []
+    if op in ("<&-", ">&-"):
+        return []
+    if target is None:
+        return [f"redirection {op} is not modelled"]
+    value = target.value
+    if value is None:
+        return [f"redirection target {target.raw!r} is dynamic"]
+    if op in _DUP_OPS and (value.isdigit() or value == "-"):
+        return []
+    if value.startswith(_NET_PREFIXES):
+        return [f"redirection to {value} opens a network connection"]
+    if "glob" in target.features:
+        return [f"redirection target {target.raw!r} is a glob"]
+    if op == "<":
+        return []
+    if op in _OUTPUT_OPS or op in _DUP_OPS:
+        if value == "/dev/null":
+            return []
+        return [f"redirection {op} {value} writes a file"]
+    return [f"redirection {op} is not modelled"]
+
+
+def _command(command: PlanCommand) -> list[str]:
+    reasons: list[str] = []
+    for assignment in command.assignments:
+        reasons.append(f"environment prefix {assignment.raw!r} changes how the command runs")
+    if not command.argv:
+        return reasons
+    head = command.argv[0]
+    name = head.value
+    if name is None:
+        return [*reasons, f"command name {head.raw!r} is dynamic"]
+    if head.features & {"backslash", "quoted", "glob", "tilde"}:
+        return [*reasons, f"command name {head.raw!r} uses quoting, escapes or globbing"]
+    if "/" in name:
+        return [*reasons, f"runs {name} by path (only known programs looked up by name are read-only)"]
+    spec = program_spec(name)
+    if spec is None:
+        if name in WRAPPERS:
+            return [*reasons, f"{name} runs another command"]
+        if name in INTERPRETERS:
+            return [*reasons, f"{name} runs code"]
+        return [*reasons, f"{name} is not a known read-only program"]
+    args = command.argv[1:]
+    if name in ("test", "["):
+        return reasons + _test_command(args)
+    for index, word in enumerate(args):
+        if spec.data_args and not (name == "printf" and index == 0):
+            reasons.extend(_data_word(word, f"{name} argument"))
+            continue
+        if word.value is None:
+            bad = [text for feature, text in _FATAL_FEATURES.items() if feature in word.features]
+            reasons.append(f"{name} argument {word.raw!r} " + (bad[0] if bad else
+                           "is dynamic (an expansion can inject options)"))
+            continue
+        if "flag_glob" in word.features and not spec.glob_safe:
+            reasons.append(f"{name} argument {word.raw!r} is a glob that could expand to an option")
+        elif "glob" in word.features and spec.max_positional is not None:
+            reasons.append(f"{name} argument {word.raw!r} is a glob that could expand to several operands")
+    if reasons:
+        return reasons
+    values = [w.value or "" for w in args]
+    if name in ("cd", "pushd", "popd") and any(w.value is None for w in args):
+        return [f"{name} target is dynamic"]
+    return check_program(name, values)
+
+
+def _test_command(args: list[Word]) -> list[str]:
+    reasons: list[str] = []
+    values = [w.value for w in args]
+    for index, word in enumerate(args):
+        reasons.extend(_data_word(word, "test operand"))
+        if word.value in _ARITH_OPS:
+            for neighbour in (index - 1, index + 1):
+                value = values[neighbour] if 0 <= neighbour < len(values) else None
+                if value is None or not _INT.match(value):
+                    reasons.append("test arithmetic operand is not an integer literal")
+        if word.value in ("-v", "-R"):
+            value = values[index + 1] if index + 1 < len(values) else None
+            if value is None or not _NAME.match(value):
+                reasons.append("test -v operand is not a plain variable name")
+    return reasons

@@ -1,0 +1,60 @@
+"""tree-sitter-bash parsing: one Parser per thread, size and time limits.
+
+This module is the only place that touches the parser library, so swapping or
+upgrading the grammar touches one file.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import tree_sitter
+import tree_sitter_bash
+
+__all__ = ["MAX_COMMAND_CHARS", "PARSE_TIMEOUT_S", "ParseResult", "parse_bash"]
+
+#: Longer input is never read-only (and is not parsed at all).
+MAX_COMMAND_CHARS = 10_000
+#: A parse slower than this is treated as failed (fail closed).
+PARSE_TIMEOUT_S = 0.05
+
+_LANGUAGE = tree_sitter.Language(tree_sitter_bash.language())
+_local = threading.local()
+
+
+def _parser() -> tree_sitter.Parser:
+    parser: tree_sitter.Parser | None = getattr(_local, "parser", None)
+    if parser is None:
+        parser = tree_sitter.Parser(_LANGUAGE)
+        _local.parser = parser
+    return parser
+
+
+class ParseResult:
+    """A parsed tree plus the reason it must not be trusted, if any."""
+
+    __slots__ = ("error", "root", "source")
+
+    def __init__(self, source: bytes, root: tree_sitter.Node | None, error: str | None) -> None:
+        self.source = source
+        self.root = root
+        self.error = error
+
+
+def parse_bash(command: str) -> ParseResult:
+    """Parse ``command``; ``error`` is set for oversize input, syntax errors or slow parses."""
+    if len(command) > MAX_COMMAND_CHARS:
+        return ParseResult(b"", None, f"command longer than {MAX_COMMAND_CHARS} characters")
+    if "\x00" in command:
+        return ParseResult(b"", None, "command contains a NUL byte")
+    source = command.encode("utf-8", "surrogatepass")
+    started = time.perf_counter()
+    tree = _parser().parse(source)
+    elapsed = time.perf_counter() - started
+    root = tree.root_node
+    if elapsed > PARSE_TIMEOUT_S:
+        return ParseResult(source, root, f"parse took {elapsed * 1000:.0f} ms (limit {PARSE_TIMEOUT_S * 1000:.0f} ms)")
+    if root.has_error:
+        return ParseResult(source, root, "bash syntax error (the parser could not read the whole command)")
+    return ParseResult(source, root, None)

@@ -1,0 +1,488 @@
+"""Turn a tree-sitter-bash tree into a :class:`CommandPlan`.
+
+The walker knows an explicit list of node kinds; any other kind is recorded in
+``plan.unsupported`` (and therefore never read-only). Commands run by wrappers
+(``timeout 5 rm x``), by ``find -exec``, and script strings of ``bash -c`` /
+``eval`` are planned as extra commands with ``wrapped_by`` set, so permission
+rules see them too.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import tree_sitter
+
+from .models import (
+    Assignment,
+    CommandPlan,
+    Construct,
+    Heredoc,
+    PlanCommand,
+    Redirect,
+    Substitution,
+    Word,
+)
+from .parse import parse_bash
+from .programs import find_exec_commands, unwrap
+from .words import evaluate_word
+
+__all__ = ["MAX_DEPTH", "build_plan"]
+
+#: Nesting deeper than this is not planned (fail closed).
+MAX_DEPTH = 64
+#: ``bash -c '...'`` inside ``bash -c`` ... is planned this many levels deep.
+MAX_SCRIPT_DEPTH = 3
+
+_STATEMENT_OPS = frozenset({"&&", "||", ";", "&", ";;", "|", "|&", "\n"})
+_REDIRECT_KINDS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_ARITH_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_SUBSTITUTION_KINDS: dict[str, Literal["command", "backtick", "process_in", "process_out"]] = {
+    "$(": "command", "`": "backtick", "<(": "process_in", ">(": "process_out"}
+_LOOP_KINDS = {"while": "while", "until": "until", "for": "for", "select": "select"}
+
+
+class _Planner:
+    """Collects plan lists while walking one tree (and nested script strings)."""
+
+    def __init__(self, script_depth: int = 0) -> None:
+        self.commands: list[PlanCommand] = []
+        self.operators: list[str] = []
+        self.redirects: list[Redirect] = []
+        self.substitutions: list[Substitution] = []
+        self.constructs: list[Construct] = []
+        self.heredocs: list[Heredoc] = []
+        self.functions: list[str] = []
+        self.assignments: list[Assignment] = []
+        self.cd_targets: list[str] = []
+        self.unsupported: list[str] = []
+        self.dynamic = False
+        self.context: list[str] = []
+        self.depth = 0
+        self.script_depth = script_depth
+
+    # -- entry points -------------------------------------------------------------------
+
+    def visit(self, node: tree_sitter.Node) -> None:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                self.unsupported.append(f"nesting deeper than {MAX_DEPTH} levels")
+                return
+            handler = _HANDLERS.get(node.type)
+            if handler is None:
+                if node.is_named:
+                    self.unsupported.append(node.type)
+                    self._scan(node)
+                elif node.type in _STATEMENT_OPS:
+                    self.operators.append(node.type)
+                return
+            handler(self, node)
+        finally:
+            self.depth -= 1
+
+    def plan(self) -> CommandPlan:
+        return CommandPlan.model_construct(
+            commands=self.commands, operators=self.operators, redirects=self.redirects,
+            substitutions=self.substitutions, constructs=self.constructs, heredocs=self.heredocs,
+            functions=self.functions, assignments=self.assignments, cd_targets=self.cd_targets,
+            unsupported=self.unsupported, dynamic=self.dynamic,
+        )
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def word(self, node: tree_sitter.Node) -> Word:
+        word = evaluate_word(node, self.substitution)
+        if word.value is None:
+            self.dynamic = True
+        return word
+
+    def substitution(self, node: tree_sitter.Node) -> None:
+        first = node.children[0].type if node.children else ""
+        kind = _SUBSTITUTION_KINDS.get(first, "command")
+        self.substitutions.append(Substitution.model_construct(kind=kind, text=_text(node)))
+        self.dynamic = True
+        self._nested(node, "command_substitution" if kind in ("command", "backtick") else "process_substitution")
+
+    def _nested(self, node: tree_sitter.Node, context: str) -> None:
+        self.context.append(context)
+        try:
+            self._sequence(node)
+        finally:
+            self.context.pop()
+
+    def _sequence(self, node: tree_sitter.Node) -> None:
+        """Visit statement children, recording ``\\n`` between statements with no operator."""
+        previous_statement = False
+        for child in node.children:
+            if child.is_named and child.type != "comment" and child.type not in _REDIRECT_KINDS:
+                if previous_statement:
+                    self.operators.append("\n")
+                self.visit(child)
+                previous_statement = True
+            elif child.type == "comment":
+                continue
+            else:
+                if child.type in _STATEMENT_OPS:
+                    previous_statement = False
+                self.visit(child) if child.is_named else (
+                    self.operators.append(child.type) if child.type in _STATEMENT_OPS else None)
+
+    def _scan(self, node: tree_sitter.Node) -> None:
+        """Find substitutions anywhere below ``node`` (for nodes we do not model)."""
+        for child in node.named_children:
+            if child.type in ("command_substitution", "process_substitution"):
+                self.substitution(child)
+            else:
+                self._scan(child)
+
+    def _construct(self, kind: str, node: tree_sitter.Node, operators: list[str] | None = None,
+                   words: list[Word] | None = None, name: str | None = None) -> None:
+        self.constructs.append(Construct.model_construct(
+            kind=kind, text=_text(node), operators=operators or [], words=words or [], name=name))
+
+    # -- handlers --------------------------------------------------------------------------
+
+    def h_sequence(self, node: tree_sitter.Node) -> None:
+        self._sequence(node)
+
+    def h_pipeline(self, node: tree_sitter.Node) -> None:
+        self.context.append("pipeline")
+        try:
+            for child in node.children:
+                self.visit(child)
+        finally:
+            self.context.pop()
+
+    def h_redirected(self, node: tree_sitter.Node) -> None:
+        for child in node.children:
+            if child.type in _REDIRECT_KINDS:
+                self.redirect(child)
+            elif child.is_named:
+                self.visit(child)
+            elif child.type in _STATEMENT_OPS:
+                self.operators.append(child.type)
+
+    def redirect(self, node: tree_sitter.Node) -> Redirect:
+        fd: str | None = None
+        op = ""
+        target: Word | None = None
+        kind = node.type
+        if kind == "heredoc_redirect":
+            delimiter = ""
+            body = ""
+            for child in node.children:
+                if child.type == "heredoc_start":
+                    delimiter = _text(child)
+                elif child.type == "heredoc_body":
+                    body = _text(child)
+                    self._scan(child)
+                    if any(c.type in ("simple_expansion", "expansion", "arithmetic_expansion")
+                           for c in child.named_children):
+                        self.dynamic = True
+                elif child.type == "file_descriptor":
+                    fd = _text(child)
+                elif child.type in ("<<", "<<-"):
+                    op = child.type
+                elif child.is_named and child.type not in ("heredoc_end", "heredoc_content"):
+                    # e.g. `cat <<EOF | grep x`: the rest of the pipeline hangs off the redirect.
+                    self.visit(child)
+                elif not child.is_named and child.type in _STATEMENT_OPS:
+                    self.operators.append(child.type)
+            expands = not any(q in delimiter for q in "'\"\\")
+            self.heredocs.append(Heredoc.model_construct(delimiter=delimiter.strip("'\""), expands=expands,
+                                                         body=body))
+            redirect = Redirect.model_construct(fd=fd, op=op or "<<", target=None, kind="heredoc")
+        else:
+            for child in node.children:
+                if child.type == "file_descriptor":
+                    fd = _text(child)
+                elif not child.is_named:
+                    op += child.type
+                elif target is None:
+                    target = self.word(child)
+                else:
+                    self.unsupported.append("redirect with several targets")
+            redirect = Redirect.model_construct(
+                fd=fd, op=op, target=target, kind="herestring" if kind == "herestring_redirect" else "file")
+        self.redirects.append(redirect)
+        return redirect
+
+    def h_command(self, node: tree_sitter.Node) -> None:
+        argv: list[Word] = []
+        assignments: list[Assignment] = []
+        redirects: list[Redirect] = []
+        for child in node.children:
+            kind = child.type
+            if kind == "variable_assignment":
+                assignments.append(self.assignment(child))
+            elif kind == "command_name":
+                inner = child.named_children
+                argv.append(self.word(inner[0]) if len(inner) == 1 else self.word(child))
+            elif kind in _REDIRECT_KINDS:
+                redirects.append(self.redirect(child))
+            elif kind == "comment":
+                continue
+            elif child.is_named:
+                argv.append(self.word(child))
+            elif kind == "$":
+                argv.append(Word.model_construct(raw="$", value=None, features=frozenset({"translated"})))
+                self.dynamic = True
+        self.add_command(argv, assignments, redirects, None)
+
+    def add_command(self, argv: list[Word], assignments: list[Assignment], redirects: list[Redirect],
+                    wrapped_by: str | None) -> None:
+        self.commands.append(PlanCommand.model_construct(
+            argv=argv, assignments=assignments, redirects=redirects, context=list(self.context),
+            wrapped_by=wrapped_by))
+        if not argv:
+            return
+        name = argv[0].value
+        if name in ("cd", "pushd"):
+            self._cd(argv)
+        self._unwrap(argv)
+
+    def _cd(self, argv: list[Word]) -> None:
+        operands = [w for w in argv[1:] if not (w.value or "").startswith("-") or w.value == "-"]
+        if not operands:
+            self.cd_targets.append("~")
+        elif operands[0].value is not None:
+            self.cd_targets.append(operands[0].value)
+
+    def _unwrap(self, argv: list[Word]) -> None:
+        name = argv[0].value
+        values = [w.value for w in argv]
+        if name == "find":
+            for indexes in find_exec_commands([v or "" for v in values[1:]]):
+                self._wrapped([argv[i + 1] for i in indexes], "find")
+            return
+        result = unwrap(values)
+        if result.start is not None:
+            self._wrapped(argv[result.start :], name or "")
+        elif result.script is not None:
+            self._script(result.script, name or "")
+
+    def _wrapped(self, argv: list[Word], wrapper: str) -> None:
+        if len(self.commands) > 200:
+            return
+        self.context.append(f"wrapped:{wrapper}")
+        try:
+            self.add_command(argv, [], [], wrapper)
+        finally:
+            self.context.pop()
+
+    def _script(self, script: str, wrapper: str) -> None:
+        if self.script_depth >= MAX_SCRIPT_DEPTH:
+            self.unsupported.append("script strings nested too deeply")
+            return
+        parsed = parse_bash(script)
+        if parsed.root is None:
+            self.unsupported.append(f"{wrapper} script: {parsed.error}")
+            return
+        sub = _Planner(self.script_depth + 1)
+        sub.context = [*self.context, f"wrapped:{wrapper}"]
+        sub.visit(parsed.root)
+        if parsed.error:
+            self.unsupported.append(f"{wrapper} script: {parsed.error}")
+        for command in sub.commands:
+            self.commands.append(command if command.wrapped_by else command.model_copy(update={"wrapped_by": wrapper}))
+        self.substitutions.extend(sub.substitutions)
+        self.cd_targets.extend(sub.cd_targets)
+
+    def assignment(self, node: tree_sitter.Node) -> Assignment:
+        name = ""
+        value: Word | None = None
+        seen_op = False
+        for child in node.children:
+            if not seen_op and child.type in ("variable_name", "subscript"):
+                name = _text(child)
+                if child.type == "subscript":
+                    self._scan(child)
+                    self.dynamic = True
+            elif child.type in ("=", "+="):
+                seen_op = True
+            elif seen_op and child.is_named:
+                value = self.word(child) if child.type != "array" else None
+                if child.type == "array":
+                    self._scan(child)
+                    self.dynamic = True
+        assignment = Assignment.model_construct(name=name, raw=_text(node), value=value)
+        self.assignments.append(assignment)
+        return assignment
+
+    def h_assignment(self, node: tree_sitter.Node) -> None:
+        self.assignment(node)
+
+    def h_subshell(self, node: tree_sitter.Node) -> None:
+        self._construct("subshell", node)
+        self._nested(node, "subshell")
+
+    def h_compound(self, node: tree_sitter.Node) -> None:
+        if node.children and node.children[0].type == "((":
+            self._arithmetic(node)
+            return
+        self._construct("group", node)
+        self._nested(node, "group")
+
+    def _arithmetic(self, node: tree_sitter.Node) -> None:
+        self._construct("arithmetic", node)
+        self.dynamic = True
+        self._scan(node)
+
+    def h_negated(self, node: tree_sitter.Node) -> None:
+        self._construct("negation", node)
+        self._sequence(node)
+
+    def h_test(self, node: tree_sitter.Node) -> None:
+        operators: list[str] = []
+        words: list[Word] = []
+        bracket = node.children[0].type if node.children else "[["
+        self._test_parts(node, operators, words)
+        self._construct("test" if bracket == "[[" else "test_bracket", node, operators=operators, words=words)
+
+    def _test_parts(self, node: tree_sitter.Node, operators: list[str], words: list[Word]) -> None:
+        for child in node.children:
+            kind = child.type
+            if kind in ("binary_expression", "unary_expression", "parenthesized_expression"):
+                before = len(words)
+                self._test_parts(child, operators, words)
+                ops = [_text(c) for c in child.children if c.type == "test_operator" or not c.is_named]
+                if any(op in _ARITH_TEST_OPS for op in ops):
+                    self._construct("test_arithmetic", child, operators=ops, words=words[before:])
+                if any(op in ("-v", "-R") for op in ops):
+                    self._construct("test_variable", child, operators=ops, words=words[before:])
+            elif kind == "test_operator":
+                operators.append(_text(child))
+            elif not child.is_named:
+                if kind not in ("[[", "]]", "[", "]"):
+                    operators.append(kind)
+            elif kind == "regex":
+                words.append(Word.model_construct(raw=_text(child), value=_text(child), features=frozenset()))
+            else:
+                words.append(self.word(child))
+
+    def h_if(self, node: tree_sitter.Node) -> None:
+        self._construct(node.type.removesuffix("_statement").removesuffix("_clause"), node)
+        self._sequence(node)
+
+    def h_loop(self, node: tree_sitter.Node) -> None:
+        keyword = node.children[0].type if node.children else "while"
+        kind = _LOOP_KINDS.get(keyword, keyword)
+        words: list[Word] = []
+        name = None
+        for child in node.children:
+            if child.type == "variable_name":
+                name = _text(child)
+            elif child.type == "do_group" or child.type in _REDIRECT_KINDS:
+                continue
+            elif child.is_named and kind in ("for", "select"):
+                words.append(self.word(child))
+        self._construct(kind, node, words=words, name=name)
+        self.context.append(kind)
+        try:
+            for child in node.children:
+                if child.type == "do_group" or (kind in ("while", "until") and child.is_named):
+                    self.visit(child)
+                elif child.type in _REDIRECT_KINDS:
+                    self.redirect(child)
+        finally:
+            self.context.pop()
+
+    def h_c_for(self, node: tree_sitter.Node) -> None:
+        self._construct("c_for", node)
+        self.dynamic = True
+        for child in node.children:
+            if child.type == "do_group":
+                self.visit(child)
+            elif child.is_named:
+                self._scan(child)
+
+    def h_case(self, node: tree_sitter.Node) -> None:
+        words: list[Word] = []
+        for child in node.children:
+            if child.type == "case_item":
+                for item_child in child.children:
+                    if item_child.is_named and item_child.type not in ("comment",) and \
+                            _is_statement(item_child):
+                        self.context.append("case")
+                        try:
+                            self.visit(item_child)
+                        finally:
+                            self.context.pop()
+                    elif item_child.is_named:
+                        words.append(self.word(item_child))
+            elif child.is_named:
+                words.append(self.word(child))
+        self._construct("case", node, words=words)
+
+    def h_function(self, node: tree_sitter.Node) -> None:
+        name = None
+        for child in node.children:
+            if child.type == "word" and name is None:
+                name = _text(child)
+        self.functions.append(name or "")
+        self._construct("function", node, name=name)
+        self.context.append(f"function:{name}")
+        try:
+            for child in node.children:
+                if child.is_named and child.type != "word":
+                    self.visit(child)
+        finally:
+            self.context.pop()
+
+    def h_declaration(self, node: tree_sitter.Node) -> None:
+        keyword = node.children[0].type if node.children else "declare"
+        words: list[Word] = []
+        for child in node.children:
+            if child.type == "variable_assignment":
+                self.assignment(child)
+            elif child.is_named:
+                words.append(self.word(child))
+        self._construct(keyword if node.type == "declaration_command" else "unset", node, words=words,
+                        name=keyword)
+
+    def h_ignore(self, node: tree_sitter.Node) -> None:
+        return
+
+
+def _is_statement(node: tree_sitter.Node) -> bool:
+    return node.type in _HANDLERS and node.type not in ("word", "concatenation")
+
+
+_HANDLERS = {
+    "program": _Planner.h_sequence,
+    "list": _Planner.h_sequence,
+    "do_group": _Planner.h_sequence,
+    "else_clause": _Planner.h_if,
+    "elif_clause": _Planner.h_if,
+    "if_statement": _Planner.h_if,
+    "pipeline": _Planner.h_pipeline,
+    "redirected_statement": _Planner.h_redirected,
+    "command": _Planner.h_command,
+    "variable_assignment": _Planner.h_assignment,
+    "variable_assignments": _Planner.h_sequence,
+    "subshell": _Planner.h_subshell,
+    "compound_statement": _Planner.h_compound,
+    "negated_command": _Planner.h_negated,
+    "test_command": _Planner.h_test,
+    "while_statement": _Planner.h_loop,
+    "for_statement": _Planner.h_loop,
+    "c_style_for_statement": _Planner.h_c_for,
+    "case_statement": _Planner.h_case,
+    "function_definition": _Planner.h_function,
+    "declaration_command": _Planner.h_declaration,
+    "unset_command": _Planner.h_declaration,
+    "comment": _Planner.h_ignore,
+}
+
+
+def _text(node: tree_sitter.Node) -> str:
+    data = node.text
+    return data.decode("utf-8", "surrogateescape") if data is not None else ""
+
+
+def build_plan(root: tree_sitter.Node) -> CommandPlan:
+    """Plan a parsed tree (any parse errors are the caller's business)."""
+    planner = _Planner()
+    planner.visit(root)
+    return planner.plan()

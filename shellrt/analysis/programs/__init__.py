@@ -1,0 +1,56 @@
+"""Per-program option models: which programs are read-only and with which flags."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .find import check_find, find_exec_commands
+from .git import check_git
+from .sed import check_sed
+from .simple import SIMPLE_SPECS
+from .spec import ProgramSpec, parse_args
+from .wrappers import INTERPRETERS, SHELLS, WRAPPERS, Unwrapped, unwrap
+
+__all__ = [
+    "INTERPRETERS",
+    "SHELLS",
+    "WRAPPERS",
+    "ProgramSpec",
+    "Unwrapped",
+    "check_program",
+    "find_exec_commands",
+    "program_spec",
+    "unwrap",
+]
+
+_CUSTOM: dict[str, Callable[[list[str]], list[str]]] = {
+    "find": check_find,
+    "sed": check_sed,
+    "git": check_git,
+}
+_CUSTOM_SPECS = {name: ProgramSpec(name) for name in _CUSTOM}
+
+
+def program_spec(name: str) -> ProgramSpec | None:
+    """The option model of a read-only program, or None when the program is not known read-only."""
+    return SIMPLE_SPECS.get(name) or _CUSTOM_SPECS.get(name)
+
+
+def check_program(name: str, args: list[str]) -> list[str]:
+    """Reasons ``name args`` is not read-only; the program must have a :func:`program_spec`."""
+    custom = _CUSTOM.get(name)
+    if custom is not None:
+        return custom(args)
+    spec = SIMPLE_SPECS[name]
+    if spec.free_form:
+        reasons: list[str] = []
+        if args and spec.forbidden and args[0] in spec.forbidden:
+            reasons.append(f"{name} {args[0]}: {spec.forbidden[args[0]]}")
+        if spec.check is not None:
+            reasons.extend(spec.check(parse_args(ProgramSpec(name, free_form=True), [])))
+        return reasons
+    parsed = parse_args(spec, args)
+    reasons = list(parsed.reasons)
+    if spec.check is not None:
+        reasons.extend(spec.check(parsed))
+    return reasons

@@ -1,0 +1,164 @@
+"""Generic option models: which flags a program accepts and which take a value.
+
+An argv is read-only for a :class:`ProgramSpec` when every option is known and
+not forbidden. Short options may be bundled (``-rn``) and a value may be attached
+(``-n5``, ``-ovalue``) or separate (``-n 5``); long options take ``--name=value``
+or, for required values, ``--name value``. Anything else is not read-only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+__all__ = ["ARG", "NOARG", "OPTARG", "ParsedArgs", "ProgramSpec", "longs", "parse_args"]
+
+NOARG = 0
+ARG = 1
+#: Optional value, only in the attached form (``--color`` or ``--color=auto``).
+OPTARG = 2
+#: Two separate values (``jq --arg name value``).
+ARG2 = 3
+
+#: Extra per-program check over the parsed arguments; returns reasons (empty: fine).
+Check = Callable[["ParsedArgs"], list[str]]
+
+
+def longs(spec: str) -> dict[str, int]:
+    """Parse ``"all color=? width= arg=2"`` into ``{name: arity}``."""
+    out: dict[str, int] = {}
+    for item in spec.split():
+        if item.endswith("=?"):
+            out[item[:-2]] = OPTARG
+        elif item.endswith("=2"):
+            out[item[:-2]] = ARG2
+        elif item.endswith("="):
+            out[item[:-1]] = ARG
+        else:
+            out[item] = NOARG
+    return out
+
+
+@dataclass(frozen=True)
+class ProgramSpec:
+    """Option model of one read-only program."""
+
+    name: str
+    short: str = ""
+    short_arg: str = ""
+    #: Short options whose value can only be attached (``-M50%``); never consume the next word.
+    short_opt: str = ""
+    long: dict[str, int] = field(default_factory=dict)
+    #: ``head -5`` style numeric options.
+    numeric: bool = False
+    #: Options that are recognised but make the command not read-only, with why.
+    forbidden: dict[str, str] = field(default_factory=dict)
+    max_positional: int | None = None
+    #: Every option of the program is harmless, so a glob that expands to an
+    #: option cannot do harm (``ls *``). Only set after reading the man page.
+    glob_safe: bool = False
+    #: Arguments are printed data (echo): parameter expansions are allowed.
+    data_args: bool = False
+    #: Accept any static argument (programs with no options that write or execute).
+    free_form: bool = False
+    #: Options end at the first positional (``--`` always ends them).
+    posix_order: bool = False
+    check: Check | None = None
+
+
+@dataclass
+class ParsedArgs:
+    """Options (normalised name -> values) and positionals of one invocation."""
+
+    options: list[tuple[str, str | None]] = field(default_factory=list)
+    positionals: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+
+    def has(self, *names: str) -> bool:
+        return any(name in names for name, _ in self.options)
+
+    def values(self, *names: str) -> list[str]:
+        return [v for name, v in self.options if name in names and v is not None]
+
+
+def parse_args(spec: ProgramSpec, args: Iterable[str]) -> ParsedArgs:
+    """Parse ``args`` (argv without the program name) against ``spec``."""
+    parsed = ParsedArgs()
+    items = list(args)
+    i = 0
+    only_positional = False
+    while i < len(items):
+        arg = items[i]
+        i += 1
+        if only_positional or arg == "-" or not arg.startswith("-"):
+            parsed.positionals.append(arg)
+            if spec.posix_order:
+                only_positional = True
+            continue
+        if arg == "--":
+            only_positional = True
+            continue
+        if arg.startswith("--"):
+            name, eq, value = arg[2:].partition("=")
+            key = "--" + name
+            arity = spec.long.get(name)
+            if arity is None:
+                parsed.reasons.append(f"{spec.name}: unknown option {key}")
+                continue
+            if key in spec.forbidden:
+                parsed.reasons.append(f"{spec.name} {key}: {spec.forbidden[key]}")
+            if arity == NOARG:
+                if eq:
+                    parsed.reasons.append(f"{spec.name}: option {key} takes no value")
+                parsed.options.append((key, None))
+            elif arity == OPTARG:
+                parsed.options.append((key, value if eq else None))
+            elif eq:
+                parsed.options.append((key, value))
+                if arity == ARG2:
+                    i += 1
+            else:
+                if i >= len(items):
+                    parsed.reasons.append(f"{spec.name}: option {key} needs a value")
+                    break
+                parsed.options.append((key, items[i]))
+                i += 2 if arity == ARG2 else 1
+            continue
+        body = arg[1:]
+        if spec.numeric and body.isdigit():
+            parsed.options.append(("-#", body))
+            continue
+        j = 0
+        while j < len(body):
+            ch = body[j]
+            key = "-" + ch
+            j += 1
+            if key in spec.forbidden:
+                parsed.reasons.append(f"{spec.name} {key}: {spec.forbidden[key]}")
+            if ch in spec.short_arg:
+                value = body[j:]
+                if not value:
+                    if i >= len(items):
+                        parsed.reasons.append(f"{spec.name}: option {key} needs a value")
+                        break
+                    value = items[i]
+                    i += 1
+                parsed.options.append((key, value))
+                break
+            if ch in spec.short_opt:
+                parsed.options.append((key, body[j:] or None))
+                break
+            if ch in spec.short:
+                parsed.options.append((key, None))
+                continue
+            if spec.numeric and ch.isdigit():
+                parsed.options.append(("-#", body[j - 1 :]))
+                break
+            if key not in spec.forbidden:
+                parsed.reasons.append(f"{spec.name}: unknown option {key}")
+            break
+    if spec.max_positional is not None and len(parsed.positionals) > spec.max_positional:
+        parsed.reasons.append(
+            f"{spec.name}: more than {spec.max_positional} operand(s) (an extra operand is an output file)"
+        )
+    return parsed

@@ -1,0 +1,156 @@
+"""Wrappers and interpreters: programs that run other programs.
+
+Wrappers are never read-only themselves, but the command they run is also
+emitted as a subcommand so a permission rule for the wrapper (``Bash(timeout:*)``)
+can never smuggle the wrapped command past a rule check. Interpreters that take
+a script string (``bash -c``, ``eval``) have that string parsed too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["INTERPRETERS", "SHELLS", "WRAPPERS", "Unwrapped", "unwrap"]
+
+
+@dataclass(frozen=True)
+class _Wrapper:
+    value_opts: frozenset[str] = frozenset()
+    #: Positional words consumed before the command (``timeout DURATION``).
+    skip: int = 0
+    #: ``NAME=value`` words before the command are skipped (env).
+    assignments: bool = False
+    #: Options whose value is a shell string (``env -S``, ``flock -c``).
+    script_opts: frozenset[str] = frozenset()
+    #: Options after which no command is run (``command -v``).
+    no_command_opts: frozenset[str] = frozenset()
+
+
+def _w(values: str = "", skip: int = 0, assignments: bool = False, script: str = "", none: str = "") -> _Wrapper:
+    return _Wrapper(frozenset(values.split()), skip, assignments, frozenset(script.split()),
+                    frozenset(none.split()))
+
+
+WRAPPERS: dict[str, _Wrapper] = {
+    "timeout": _w("-s --signal -k --kill-after", skip=1),
+    "nice": _w("-n --adjustment"),
+    "nohup": _w(),
+    "env": _w("-u --unset -C --chdir -S --split-string", assignments=True, script="-S --split-string"),
+    "stdbuf": _w("-i -o -e --input --output --error"),
+    "xargs": _w("-a --arg-file -d --delimiter -E -e --eof -I -i --replace -L -l --max-lines -n --max-args "
+                "-P --max-procs -s --max-chars --process-slot-var"),
+    "command": _w(none="-v -V"),
+    "builtin": _w(),
+    "exec": _w("-a"),
+    "sudo": _w("-u --user -g --group -h --host -p --prompt -C --close-from -D --chdir -r --role -t --type "
+               "-T --command-timeout -U --other-user"),
+    "doas": _w("-u -C"),
+    "time": _w(),
+    "coproc": _w(),
+    "setsid": _w(),
+    "ionice": _w("-c --class -n --classdata -p --pid -P --pgid -u --uid"),
+    "chrt": _w(skip=1),
+    "taskset": _w(skip=1),
+    "unbuffer": _w(),
+    "caffeinate": _w("-t -w"),
+    "flock": _w("-w --timeout -E --conflict-exit-code", skip=1, script="-c --command"),
+    "watch": _w("-n --interval -d --differences -c --color"),
+    "strace": _w("-o -e -p -s -u -E -I -b -a -O -P -S -X"),
+    "ltrace": _w("-o -e -p -s -u -a -n"),
+    "nsenter": _w("-t --target -S --setuid -G --setgid"),
+    "unshare": _w(),
+    "chroot": _w(skip=1),
+    "runuser": _w("-u -g -G", script="-c --command"),
+    "su": _w("-g -G -s --shell", script="-c --command"),
+    "firejail": _w(),
+    "proxychains": _w("-f"),
+    "torsocks": _w(),
+    "catchsegv": _w(),
+    "valgrind": _w(),
+    "gdb": _w(),
+    "entr": _w(),
+    "parallel": _w(),
+    "npx": _w(),
+    "uvx": _w(),
+}
+
+#: Programs that take a shell script string with ``-c``.
+SHELLS = frozenset(["sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "ash", "busybox"])
+#: Programs that run code (never read-only, even without arguments).
+INTERPRETERS = frozenset(
+    ["python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "deno", "bun", "php", "lua", "luajit", "tclsh", "wish", "Rscript", "R", "julia", "osascript", "awk", "gawk", "mawk", "nawk", "busybox", "pwsh", "powershell", "java", "groovy", "scala", "irb", "source", ".", "eval", "exec", "trap", "alias", "unalias", "function", "make", "cmake", "ninja", "vim", "vi", "nvim", "nano", "emacs", "ed", "ex", "less", "more", "most", "pager", "script", "expect", "tmux", "screen", "ssh"]
+) | SHELLS
+
+
+@dataclass
+class Unwrapped:
+    """What a wrapper runs: the index where the inner argv starts, or a script string."""
+
+    start: int | None = None
+    script: str | None = None
+    #: The wrapped command could not be determined (dynamic or unmodelled arguments).
+    unknown: bool = False
+
+
+def unwrap(argv: list[str | None]) -> Unwrapped:
+    """Locate the command run by a wrapper/interpreter invocation (``None`` = dynamic word)."""
+    name = argv[0]
+    if name is None:
+        return Unwrapped(unknown=True)
+    if name == "eval":
+        if any(a is None for a in argv[1:]):
+            return Unwrapped(unknown=True)
+        return Unwrapped(script=" ".join(a for a in argv[1:] if a is not None))
+    if name in SHELLS:
+        return _shell(argv)
+    spec = WRAPPERS.get(name)
+    if spec is None:
+        return Unwrapped()
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg is None:
+            return Unwrapped(unknown=True)
+        if arg == "--":
+            i += 1
+            break
+        if not arg.startswith("-") or arg == "-":
+            break
+        opt, eq, attached = arg.partition("=")
+        if opt in spec.no_command_opts:
+            return Unwrapped()
+        if opt in spec.script_opts:
+            value = attached if eq else (argv[i + 1] if i + 1 < len(argv) else None)
+            return Unwrapped(script=value, unknown=value is None)
+        if opt in spec.value_opts and not eq:
+            i += 2
+            continue
+        if not opt.startswith("--") and len(opt) > 2 and opt[:2] in spec.value_opts:
+            i += 1  # attached short value: -n5
+            continue
+        i += 1
+    if spec.assignments:
+        while i < len(argv) and argv[i] is not None and "=" in (argv[i] or "") and not (argv[i] or "=").startswith("="):
+            i += 1
+    i += spec.skip
+    if i >= len(argv):
+        return Unwrapped()
+    return Unwrapped(start=i)
+
+
+def _shell(argv: list[str | None]) -> Unwrapped:
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg is None:
+            return Unwrapped(unknown=True)
+        if arg in ("-o", "+o", "-O", "+O"):
+            i += 2
+            continue
+        if arg.startswith("-") and "c" in arg[1:] and not arg.startswith("--"):
+            script = argv[i + 1] if i + 1 < len(argv) else None
+            return Unwrapped(script=script, unknown=script is None)
+        if not arg.startswith(("-", "+")):
+            break
+        i += 1
+    return Unwrapped(unknown=i < len(argv))

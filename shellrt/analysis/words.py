@@ -1,0 +1,206 @@
+"""Static evaluation of shell words.
+
+A word is *static* when bash would produce exactly one known string for it: no
+parameter, command or arithmetic expansion, no ``$'...'``/``$"..."``, no brace
+expansion. Globs keep their pattern as the value but are flagged, and a glob that
+could expand to something starting with ``-`` is flagged separately
+("flag_glob"), because it can inject options.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import tree_sitter
+
+from .models import Word
+
+__all__ = ["SubstitutionHook", "evaluate_word", "word_from_text"]
+
+#: Called for every ``$(...)``/backtick/``<(...)`` node found inside a word.
+SubstitutionHook = Callable[[tree_sitter.Node], None]
+
+_GLOB_CHARS = frozenset("*?[")
+_DQ_ESCAPABLE = frozenset('$`"\\')
+_PURE_ARITH_KINDS = frozenset(
+    {"number", "binary_expression", "unary_expression", "parenthesized_expression", "ternary_expression"}
+)
+
+
+class _Acc:
+    """Accumulates a word's value and features while walking its nodes."""
+
+    __slots__ = ("brace_open", "dynamic", "features", "first_glob", "parts")
+
+    def __init__(self) -> None:
+        self.brace_open = False
+        self.parts: list[str] = []
+        self.features: set[str] = set()
+        self.dynamic = False
+        self.first_glob = False
+
+    @property
+    def at_start(self) -> bool:
+        return not self.dynamic and not any(self.parts)
+
+
+def word_from_text(text: str) -> Word:
+    """A static word for text that did not come from the parser (e.g. unwrapped argv)."""
+    return Word.model_construct(raw=text, value=text, features=frozenset())
+
+
+def evaluate_word(node: tree_sitter.Node, on_substitution: SubstitutionHook) -> Word:
+    """Evaluate one argument/command-name node into a :class:`Word`."""
+    acc = _Acc()
+    _walk(node, acc, on_substitution, top=True)
+    if acc.first_glob:
+        acc.features.add("flag_glob")
+    value = None if acc.dynamic else "".join(acc.parts)
+    raw = node.text.decode("utf-8", "surrogateescape") if node.text is not None else ""
+    return Word.model_construct(raw=raw, value=value, features=frozenset(acc.features))
+
+
+def _walk(node: tree_sitter.Node, acc: _Acc, hook: SubstitutionHook, top: bool = False) -> None:
+    kind = node.type
+    if kind == "word":
+        _unquoted(_text(node), acc, first=top or acc.at_start)
+    elif kind == "number":
+        acc.parts.append(_text(node))
+    elif kind == "raw_string":
+        acc.features.add("quoted")
+        acc.parts.append(_text(node)[1:-1])
+    elif kind == "string":
+        acc.features.add("quoted")
+        for child in node.named_children:
+            if child.type == "string_content":
+                acc.parts.append(_double_quoted(_text(child)))
+            else:
+                _expansion(child, acc, hook)
+    elif kind == "concatenation":
+        for child in node.children:
+            _walk(child, acc, hook)
+    elif kind == "brace_expression":
+        acc.features.add("brace")
+        acc.dynamic = True
+    elif kind in ("simple_expansion", "expansion", "command_substitution", "process_substitution",
+                  "arithmetic_expansion"):
+        _expansion(node, acc, hook)
+    elif kind == "ansi_c_string":
+        acc.features.add("ansi_c")
+        acc.dynamic = True
+    elif kind == "translated_string" or kind == "$":
+        acc.features.add("translated")
+        acc.dynamic = True
+    else:
+        acc.features.add("unknown_node")
+        acc.dynamic = True
+        _find_substitutions(node, acc, hook)
+
+
+def _expansion(node: tree_sitter.Node, acc: _Acc, hook: SubstitutionHook) -> None:
+    kind = node.type
+    acc.dynamic = True
+    if kind == "simple_expansion":
+        acc.features.add("parameter")
+        acc.features.add("simple_parameter")
+    elif kind == "expansion":
+        acc.features.add("parameter")
+        named = node.named_children
+        if len(named) == 1 and named[0].type in ("variable_name", "special_variable_name") and node.child_count == 3:
+            acc.features.add("simple_parameter")
+        else:
+            acc.features.add("complex_parameter")
+        _find_substitutions(node, acc, hook)
+    elif kind in ("command_substitution", "process_substitution"):
+        acc.features.add("command_substitution" if kind == "command_substitution" else "process_substitution")
+        hook(node)
+    elif kind == "arithmetic_expansion":
+        if _pure_arithmetic(node):
+            acc.features.add("pure_arithmetic")
+        else:
+            acc.features.add("arithmetic")
+            _find_substitutions(node, acc, hook)
+    else:
+        acc.features.add("unknown_node")
+        _find_substitutions(node, acc, hook)
+
+
+def _pure_arithmetic(node: tree_sitter.Node) -> bool:
+    """Only numbers and operators: no names (bash evaluates variable values recursively)."""
+    for child in node.named_children:
+        if child.type not in _PURE_ARITH_KINDS or not _pure_arithmetic(child):
+            return False
+    return True
+
+
+def _find_substitutions(node: tree_sitter.Node, acc: _Acc, hook: SubstitutionHook) -> None:
+    for child in node.named_children:
+        if child.type in ("command_substitution", "process_substitution"):
+            acc.features.add("command_substitution")
+            hook(child)
+        else:
+            _find_substitutions(child, acc, hook)
+
+
+def _unquoted(text: str, acc: _Acc, first: bool) -> None:
+    out: list[str] = []
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            if i + 1 < n and text[i + 1] == "\n":
+                i += 2
+                continue
+            acc.features.add("backslash")
+            if i + 1 < n:
+                out.append(text[i + 1])
+            i += 2
+            continue
+        if ch in _GLOB_CHARS:
+            acc.features.add("glob")
+            if first and not out:
+                acc.first_glob = True
+        elif ch == "{":
+            # A literal brace (``HEAD@{1}``, ``-I{}``) stays static; an unquoted
+            # ``,`` or ``..`` after an unquoted ``{`` is a brace expansion.
+            acc.features.add("brace_char")
+            acc.brace_open = True
+        elif acc.brace_open and (ch == "," or (ch == "." and i + 1 < n and text[i + 1] == ".")):
+            acc.features.add("brace")
+            acc.dynamic = True
+        elif ch == "~" and first and i == 0:
+            acc.features.add("tilde")
+        elif ch == "$":
+            acc.features.add("unknown_node")
+            acc.dynamic = True
+        out.append(ch)
+        i += 1
+    acc.parts.append("".join(out))
+
+
+def _double_quoted(text: str) -> str:
+    if "\\" not in text:
+        return text
+    out: list[str] = []
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\" and i + 1 < n:
+            nxt = text[i + 1]
+            if nxt == "\n":
+                i += 2
+                continue
+            if nxt in _DQ_ESCAPABLE:
+                out.append(nxt)
+                i += 2
+                continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _text(node: tree_sitter.Node) -> str:
+    data = node.text
+    return data.decode("utf-8", "surrogateescape") if data is not None else ""

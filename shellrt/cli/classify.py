@@ -1,0 +1,115 @@
+"""``shellrt classify``: show how a command is classified (read-only, subcommands, reasons).
+
+``--jsonl`` turns it into a filter: one JSON request per stdin line (a JSON
+string, or an object with ``command`` and optional ``shell``), one JSON answer
+per stdout line, in order, flushed per line. A bad line gets
+``{"error": ..., "line": N}`` and processing continues.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, TextIO
+
+from shellrt.analysis import CommandAnalysis, analyze
+
+__all__ = ["register", "run"]
+
+_SHELLS = ("bash", "powershell")
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``classify`` sub-command."""
+    parser = subparsers.add_parser(
+        "classify",
+        help="classify a shell command (read-only? subcommands? why?)",
+        description="Parse a command and show whether it is read-only, concurrency-safe and destructive.",
+    )
+    parser.add_argument("command_text", nargs="?", metavar="COMMAND", help="the command to classify")
+    parser.add_argument("--shell", choices=_SHELLS, default="bash", help="shell dialect (default: bash)")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print one JSON object")
+    output.add_argument("--jsonl", action="store_true", help="read JSON lines on stdin, answer one per line")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``shellrt classify``; returns the exit code (always 0 unless misused)."""
+    if args.jsonl:
+        return _jsonl(sys.stdin, sys.stdout, args.shell)
+    if args.command_text is None:
+        print("shellrt classify: give a COMMAND, or use --jsonl to read commands from stdin", file=sys.stderr)
+        return 2
+    analysis = analyze(args.command_text, args.shell)
+    if args.json:
+        print(json.dumps(analysis.to_json_dict(), ensure_ascii=False))
+    else:
+        print(_table(analysis))
+    return 0
+
+
+def _jsonl(stdin: TextIO, stdout: TextIO, default_shell: str) -> int:
+    for number, line in enumerate(stdin, start=1):
+        if not line.strip():
+            continue
+        try:
+            answer = _answer(line, default_shell)
+        except _BadLine as exc:
+            answer = {"error": str(exc), "line": number}
+        except Exception as exc:  # never die on one line
+            answer = {"error": f"internal error: {type(exc).__name__}: {exc}", "line": number}
+        stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        stdout.flush()
+    return 0
+
+
+class _BadLine(ValueError):
+    """Raised when a ``--jsonl`` input line is not a JSON string or a valid request object."""
+
+
+def _answer(line: str, default_shell: str) -> dict[str, Any]:
+    try:
+        request = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise _BadLine(f"invalid JSON: {exc.msg}; send a JSON string or {{\"command\": ...}}") from None
+    shell = default_shell
+    if isinstance(request, dict):
+        command = request.get("command")
+        shell = request.get("shell", default_shell)
+        if not isinstance(command, str):
+            raise _BadLine("object needs a string 'command'")
+        if shell not in _SHELLS:
+            raise _BadLine(f"'shell' must be one of {', '.join(_SHELLS)}")
+    elif isinstance(request, str):
+        command = request
+    else:
+        raise _BadLine("expected a JSON string or an object with 'command'")
+    return analyze(command, "powershell" if shell == "powershell" else "bash").to_json_dict()
+
+
+def _table(analysis: CommandAnalysis) -> str:
+    rows = [
+        ("command", analysis.command),
+        ("shell", analysis.shell),
+        ("parse ok", _yes(analysis.parse_ok)),
+        ("read-only", _yes(analysis.read_only)),
+        ("concurrency-safe", _yes(analysis.concurrency_safe)),
+        ("destructive", _yes(analysis.destructive)),
+    ]
+    for index, sub in enumerate(analysis.subcommands):
+        rows.append(("subcommands" if index == 0 else "", sub.text))
+    for index, reason in enumerate(analysis.reasons):
+        rows.append(("reasons" if index == 0 else "", reason))
+    if analysis.write_targets or analysis.writes_unknown:
+        targets = ", ".join(analysis.write_targets) or "-"
+        rows.append(("writes", targets + (" (+ unknown)" if analysis.writes_unknown else "")))
+    if analysis.cd_targets:
+        rows.append(("cd", ", ".join(analysis.cd_targets)))
+    width = max(len(key) for key, _ in rows)
+    return "\n".join(f"{key:<{width}}  {value}" for key, value in rows)
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
