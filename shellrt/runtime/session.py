@@ -15,6 +15,7 @@ import os
 import secrets
 import tempfile
 from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -134,6 +135,7 @@ class Runtime:
         self.registry = ToolRegistry()
         self._ctx: ToolContext | None = None
         self._executor: CallExecutor | None = None
+        self._stack = AsyncExitStack()
 
     # --- lifecycle ------------------------------------------------------------------
     async def __aenter__(self) -> Runtime:
@@ -149,10 +151,13 @@ class Runtime:
 
         self.session_dir.mkdir(parents=True, exist_ok=True)
         self.backend, warnings = await resolve_sandbox(self._sandbox, self.policy)
+        self._stack.push_async_callback(self.backend.close)
         self.warnings.extend(warnings)
         for warning in warnings:
             log.warning("%s", warning)
-        self.supervisor = Supervisor(self.backend, session_dir=self.session_dir)
+        self.supervisor = await self._stack.enter_async_context(
+            Supervisor(self.backend, session_dir=self.session_dir)
+        )
         tools = self._tools if self._tools is not None else _builtin_tools()
         for tool in tools:
             self.registry.register(tool)
@@ -179,10 +184,7 @@ class Runtime:
     async def close(self) -> None:
         """Stop every process of the session and release the sandbox. Idempotent."""
         with anyio.CancelScope(shield=True):
-            if self.supervisor is not None:
-                await self.supervisor.close()
-            if self.backend is not None:
-                await self.backend.close()
+            await self._stack.aclose()
 
     # --- the model's view ----------------------------------------------------------------
     @property
