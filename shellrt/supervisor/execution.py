@@ -79,6 +79,12 @@ class Execution:
                         "output after that point was not captured."
                     )
                     tg.cancel_scope.cancel()
+        except Exception as exc:  # never let one command's capture take the session's task group down
+            self.notes.append(f"Output capture failed ({type(exc).__name__}: {exc}); the command was killed.")
+            with anyio.CancelScope(shield=True):
+                await self.process.kill()
+                if self.status is None:
+                    self.status = await self.process.wait()
         finally:
             self.ended = time.monotonic()
             self.out.close()

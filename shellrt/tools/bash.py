@@ -1,0 +1,369 @@
+"""The Bash tool: a command through the analysis, the supervisor and the sandbox.
+
+Classification (read-only, concurrency-safe, destructive) and the git hardening
+environment come from `shellrt.analysis.analyze`; execution, timeouts, cwd and
+output spooling from the session's `Supervisor` (``ctx.service(Supervisor)``).
+The tool's own permission check allows read-only commands that stay inside the
+allowed roots and asks for everything else; the rules engine decides the rest.
+
+`ShellTool` holds what Bash and PowerShell share; `PowerShell` lives in
+``shellrt.tools.powershell``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path, PurePosixPath
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shellrt.analysis import CommandAnalysis, analyze
+from shellrt.protocol import (
+    PermissionResult,
+    PermissionSubject,
+    Tool,
+    ToolContext,
+    ToolExecutionError,
+    ToolOutput,
+    ValidationResult,
+)
+from shellrt.protocol import ProgressEvent as ToolProgressEvent
+from shellrt.supervisor import CommandResult, ProgressEvent, Shell, ShellUnavailableError, Supervisor
+
+__all__ = ["Bash", "BashInput", "BashOutput", "ShellTool"]
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+#: Longer commands are refused: write a script file instead.
+MAX_COMMAND_CHARS = 100_000
+#: Model-facing output is kept under this (the tool bounds itself; the spool holds everything).
+MODEL_OUTPUT_CHARS = 28_000
+
+
+class BashInput(BaseModel):
+    """Input of the Bash (and PowerShell) tool."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: str = Field(min_length=1, description="The command to run.")
+    timeout: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_TIMEOUT_MS,
+        description=f"Timeout in milliseconds (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS}).",
+    )
+    description: str | None = Field(
+        default=None, description="A short description of what the command does, in 5-10 words."
+    )
+    run_in_background: bool = Field(
+        default=False,
+        description="Run as a background task and return its id at once; read output with TaskOutput.",
+    )
+
+
+class BashOutput(BaseModel):
+    """What a Bash call produced (the model sees `ShellTool.to_model_content` of it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: str
+    exit_code: int | None = None
+    #: Output for the model: the whole output, or a head+tail preview when ``truncated``.
+    output: str = ""
+    stderr: str | None = None
+    truncated: bool = False
+    total_bytes: int = 0
+    #: Host path of the full spooled output.
+    output_path: str | None = None
+    timed_out: bool = False
+    timeout_s: float | None = None
+    interrupted: bool = False
+    #: Set when the command runs (or continues) as a background task.
+    task_id: str | None = None
+    moved_to_background: bool = False
+    cwd: str | None = None
+    cwd_changed: bool = False
+    cwd_note: str | None = None
+    duration_s: float = 0.0
+    notes: list[str] = Field(default_factory=list)
+
+
+@functools.lru_cache(maxsize=256)
+def _analyze(command: str, shell: Shell) -> CommandAnalysis:
+    return analyze(command, shell)
+
+
+class ShellTool(Tool[BashInput, BashOutput]):
+    """Shared body of Bash and PowerShell: validation, execution and the model result."""
+
+    input_model = BashInput
+    interrupt_behavior = "cancel"
+    cancels_siblings_on_error = True
+    shell: ClassVar[Shell] = "bash"
+
+    # --- classification -----------------------------------------------------------
+    def analysis(self, tool_input: BashInput) -> CommandAnalysis | None:
+        """The command analysis (None for shells the analysis does not cover)."""
+        return _analyze(tool_input.command, self.shell)
+
+    def is_read_only(self, tool_input: BashInput) -> bool:
+        a = self.analysis(tool_input)
+        return bool(a and a.read_only)
+
+    def is_concurrency_safe(self, tool_input: BashInput) -> bool:
+        a = self.analysis(tool_input)
+        return bool(a and a.concurrency_safe and not tool_input.run_in_background)
+
+    def is_destructive(self, tool_input: BashInput) -> bool:
+        a = self.analysis(tool_input)
+        return True if a is None else a.destructive
+
+    def is_open_world(self, tool_input: BashInput) -> bool:
+        return not self.is_read_only(tool_input)
+
+    def permission_subject(self, tool_input: BashInput) -> PermissionSubject:
+        a = self.analysis(tool_input)
+        if a is None:
+            return PermissionSubject(commands=(tool_input.command,), access="execute", incomplete=True)
+        commands = tuple(s.text for s in a.subcommands) or (tool_input.command,)
+        return PermissionSubject(commands=commands, access="execute", incomplete=not a.parse_ok)
+
+    def classifier_input(self, tool_input: BashInput) -> str:
+        return tool_input.command
+
+    def describe(self, tool_input: BashInput) -> str:
+        what = f" — {tool_input.description}" if tool_input.description else ""
+        bg = " (in background)" if tool_input.run_in_background else ""
+        return f"{self.user_facing_name()}: {tool_input.command}{bg}{what}"
+
+    # --- validation and permission ------------------------------------------------
+    async def validate(self, tool_input: BashInput, ctx: ToolContext) -> ValidationResult:
+        command = tool_input.command
+        if not command.strip():
+            return ValidationResult.failure("The command is empty; pass the shell command to run.")
+        if len(command) > MAX_COMMAND_CHARS:
+            return ValidationResult.failure(
+                f"The command is {len(command):,} characters long (limit {MAX_COMMAND_CHARS:,}). "
+                "Write the script to a file with the Write tool and run that file instead."
+            )
+        if "\x00" in command:
+            return ValidationResult.failure("The command contains a NUL byte; remove it.")
+        return ValidationResult.success()
+
+    async def check_permissions(self, tool_input: BashInput, ctx: ToolContext) -> PermissionResult:
+        a = self.analysis(tool_input)
+        if a is None:
+            return PermissionResult.ask(f"{self.name} commands are not analysed; confirm this one.")
+        if not a.read_only:
+            why = "; ".join(a.reasons[:3]) or "it may change the system"
+            return PermissionResult.ask(f"This command is not read-only ({why}).")
+        roots = _roots(ctx)
+        outside = [p for p in _paths_mentioned(a, ctx.cwd) if not _inside(p, roots)]
+        if not _inside(ctx.cwd, roots):
+            outside.insert(0, ctx.cwd)
+        if outside:
+            return PermissionResult.ask(
+                f"Read-only, but it reaches outside the workspace: {', '.join(outside[:3])}."
+            )
+        return PermissionResult.allow("read-only command inside the workspace")
+
+    # --- execution --------------------------------------------------------------------
+    def env_for(self, tool_input: BashInput) -> dict[str, str]:
+        """Hardening variables the analysis asks for (git config overrides, …)."""
+        a = self.analysis(tool_input)
+        return dict(a.env) if a is not None else {}
+
+    async def call(self, tool_input: BashInput, ctx: ToolContext) -> ToolOutput[BashOutput]:
+        sup = ctx.service(Supervisor)
+        env = self.env_for(tool_input)
+        try:
+            if tool_input.run_in_background:
+                task = await sup.start_background(
+                    tool_input.command, env=env, shell=self.shell, description=tool_input.description or ""
+                )
+                return ToolOutput(
+                    BashOutput(
+                        command=tool_input.command,
+                        task_id=task.id,
+                        output_path=str(task.output_path),
+                        cwd=sup.cwd,
+                    )
+                )
+            timeout_s = (tool_input.timeout or DEFAULT_TIMEOUT_MS) / 1000
+            result = await sup.run(
+                tool_input.command,
+                timeout_s=timeout_s,
+                env=env,
+                shell=self.shell,
+                background_on_timeout=bool(ctx.settings.get("bash_background_on_timeout", False)),
+                on_progress=functools.partial(self._progress, ctx),
+                abort=ctx.abort,
+                description=tool_input.description or "",
+            )
+        except ShellUnavailableError as exc:
+            raise ToolExecutionError(str(exc)) from exc
+        output = _to_output(result, timeout_s)
+        modifier = None
+        if result.cwd_changed:
+            new_cwd = result.cwd
+
+            def _set_cwd(c: ToolContext) -> None:
+                c.cwd = new_cwd
+
+            modifier = _set_cwd
+        failed = result.interrupted or (result.timed_out and not result.backgrounded_task_id)
+        return ToolOutput(output, is_error=failed, context_modifier=modifier)
+
+    def _progress(self, ctx: ToolContext, event: ProgressEvent) -> None:
+        ctx.progress(
+            ToolProgressEvent(
+                tool_use_id=ctx.tool_use_id,
+                tool_name=self.name,
+                message=f"running for {event.elapsed_s:.0f}s",
+                elapsed_s=event.elapsed_s,
+                bytes_so_far=event.total_bytes,
+                last_lines=list(event.last_lines),
+            )
+        )
+
+    # --- results ------------------------------------------------------------------------
+    def to_model_content(self, output: BashOutput) -> str:
+        return format_output(output, self.name)
+
+    def render_use(self, tool_input: BashInput) -> str:
+        return f"$ {tool_input.command}"
+
+
+class Bash(ShellTool):
+    """Run a bash command in the session's sandbox."""
+
+    name = "Bash"
+    shell = "bash"
+    search_hint = "shell command terminal run execute script"
+
+    def prompt(self) -> str:
+        return (
+            "Run a bash command in the workspace sandbox and return its output.\n"
+            "- Each call runs in a fresh shell; the working directory carries over between calls "
+            "(a `cd` is remembered), shell variables and functions do not.\n"
+            f"- `timeout` is in milliseconds (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS}); "
+            "on timeout the command and every process it started are killed.\n"
+            "- Processes a command leaves running are killed when it exits. For servers, watchers and "
+            "long builds set `run_in_background: true`; you get a task id at once, read new output "
+            "with TaskOutput and stop it with TaskStop.\n"
+            "- Large output is saved to a file; you get the head and tail and the file's path "
+            "(read it with Read, or search it with Grep).\n"
+            "- Prefer the dedicated Read/Edit/Write/Glob/Grep tools for files; use Bash for "
+            "builds, tests, git and other programs. Quote paths that contain spaces.\n"
+            "- stdin is empty and there is no terminal: pass non-interactive flags (e.g. `-y`)."
+        )
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+
+def _to_output(result: CommandResult, timeout_s: float) -> BashOutput:
+    text = result.preview
+    notes = list(result.notes)
+    return BashOutput(
+        command=result.command,
+        exit_code=result.exit_code,
+        output=text,
+        stderr=result.stderr,
+        truncated=result.truncated,
+        total_bytes=result.total_bytes,
+        output_path=str(result.output_path),
+        timed_out=result.timed_out,
+        timeout_s=timeout_s,
+        interrupted=result.interrupted,
+        task_id=result.backgrounded_task_id,
+        moved_to_background=result.backgrounded_task_id is not None,
+        cwd=result.cwd,
+        cwd_changed=result.cwd_changed,
+        cwd_note=result.cwd_note,
+        duration_s=result.duration_s,
+        notes=notes,
+    )
+
+
+def format_output(output: BashOutput, tool_name: str) -> str:
+    """The compact text the model sees for one shell call."""
+    if output.task_id and not output.moved_to_background:
+        return (
+            f"Command started in the background with task id {output.task_id}. "
+            f"Read its new output with TaskOutput(task_id={output.task_id!r}); "
+            f"stop it with TaskStop(task_id={output.task_id!r}). Output file: {output.output_path}"
+        )
+    parts: list[str] = []
+    body = output.output
+    if output.stderr:
+        body = (body + "\n" if body and not body.endswith("\n") else body) + "[stderr]\n" + output.stderr
+    body = _bound(body, MODEL_OUTPUT_CHARS)
+    if body.strip():
+        parts.append(body.rstrip("\n"))
+    elif not (output.timed_out or output.interrupted):
+        parts.append(f"({tool_name} completed with no output)")
+    if output.truncated:
+        parts.append(
+            f"[Output truncated: {output.total_bytes:,} bytes in total; the full output is saved at "
+            f"{output.output_path} — read it with Read (offset/limit) or search it with Grep.]"
+        )
+    if output.moved_to_background:
+        parts.append(
+            f"Command exceeded its {output.timeout_s:g}s timeout and was moved to the background as task "
+            f"{output.task_id}. Use TaskOutput(task_id={output.task_id!r}) for new output, "
+            f"TaskStop(task_id={output.task_id!r}) to stop it."
+        )
+    elif output.timed_out:
+        parts.append(
+            f"Command timed out after {output.timeout_s:g}s; it and every process it started were killed. "
+            "Raise `timeout` (max 600000 ms) or use run_in_background for long-running commands."
+        )
+    if output.interrupted:
+        parts.append("Command was interrupted; it and every process it started were killed.")
+    if output.exit_code not in (0, None) and not output.timed_out and not output.interrupted:
+        parts.append(f"Exit code {output.exit_code}")
+    if output.cwd_changed and output.cwd:
+        parts.append(f"Working directory is now {output.cwd}")
+    if output.cwd_note:
+        parts.append(output.cwd_note)
+    parts.extend(output.notes)
+    return "\n".join(parts)
+
+
+def _bound(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n... [{len(text) - 2 * half:,} characters omitted] ...\n{text[-half:]}"
+
+
+def _roots(ctx: ToolContext) -> list[PurePosixPath]:
+    roots = [PurePosixPath(os.path.normpath(str(r))) for r in (ctx.allowed_roots or (ctx.workspace,))]
+    for r in list(roots):
+        real = PurePosixPath(os.path.realpath(r))
+        if real not in roots:
+            roots.append(real)
+    return roots
+
+
+def _inside(path: str, roots: list[PurePosixPath]) -> bool:
+    p = PurePosixPath(os.path.normpath(path))
+    return any(p == r or r in p.parents for r in roots)
+
+
+def _paths_mentioned(a: CommandAnalysis, cwd: str) -> list[str]:
+    """Absolute forms of cd targets and of path-like arguments (``/x``, ``~``, ``..``)."""
+    found: list[str] = []
+    home = os.path.expanduser("~")
+    candidates = list(a.cd_targets)
+    for sub in a.subcommands:
+        candidates.extend(w for w in sub.argv[1:] if w and not w.startswith("-"))
+    for word in candidates:
+        if word.startswith("~"):
+            word = home + word[1:]
+        if word.startswith("/") or word == ".." or word.startswith("../") or "/../" in word:
+            found.append(os.path.normpath(word if word.startswith("/") else str(Path(cwd) / word)))
+    return found
