@@ -1,0 +1,24 @@
+#!/bin/sh
+# System packages the full test suite needs, from Debian's packages:
+#   bubblewrap (bwrap sandbox), ripgrep (Grep fast path; the pure-Python fallback
+#   is tested too), docker.io (docker sandbox), debootstrap + busybox-static
+#   (registry-free test images), procps/iproute2 (process and network checks).
+# Idempotent and quiet when everything is present.
+set -eu
+
+missing=""
+command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
+command -v rg >/dev/null 2>&1 || missing="$missing ripgrep"
+command -v dockerd >/dev/null 2>&1 || missing="$missing docker.io"
+command -v debootstrap >/dev/null 2>&1 || missing="$missing debootstrap"
+[ -x /bin/busybox ] || missing="$missing busybox-static"
+command -v ps >/dev/null 2>&1 || missing="$missing procps"
+command -v ip >/dev/null 2>&1 || missing="$missing iproute2"
+
+if [ -n "$missing" ]; then
+    echo "install-system-deps: installing$missing" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # shellcheck disable=SC2086
+    apt-get install -y -qq $missing >/dev/null
+fi
