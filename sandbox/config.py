@@ -37,6 +37,7 @@ class DockerConfig(BaseModel):
     container_workspace: str = "/workspace"
     user: str | None = Field(default=None, description="User to run as; None picks a non-root user when the image allows.")
     docker_host: str | None = Field(default=None, description="Docker daemon URL; None uses DOCKER_HOST or the default socket.")
+    pull: bool = Field(default=False, description="Pull a missing image (never pulled otherwise).")
 
 
 SandboxConfig = Annotated[LocalConfig | BwrapConfig | DockerConfig, Field(discriminator="type")]

@@ -1,0 +1,101 @@
+"""Host ends of the FIFOs a containerised command reads and writes.
+
+The docker backend bind-mounts a private host directory into the container and
+creates one FIFO per stream there; the command inside opens them, the host reads
+them directly. Data thus flows kernel pipe to kernel pipe: no framing, no base64,
+no copy through the daemon, and memory stays bounded by the pipe buffer and the
+caller's read size whatever the command prints.
+
+The directory is reachable from inside the container, so every open here uses
+``O_NOFOLLOW`` and checks that what it opened is still a FIFO: a process in the
+container cannot turn a host read into a read of some other host file.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream
+
+__all__ = ["FifoReceiveStream", "FifoSendStream", "make_fifo", "open_fifo"]
+
+_READ_SIZE = 65536
+
+
+def make_fifo(path: str) -> None:
+    """Create a FIFO readable and writable by the container's user (its parent dir is private on the host)."""
+    os.mkfifo(path, 0o600)
+    os.chmod(path, 0o666)
+
+
+def open_fifo(path: str, flags: int) -> int:
+    """Open a FIFO non-blocking without following symlinks; refuse anything that is not a FIFO."""
+    fd = os.open(path, flags | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a FIFO", path)
+    return fd
+
+
+class FifoReceiveStream(ByteReceiveStream):
+    """Reads a FIFO's read end without blocking the event loop (EOF -> `anyio.EndOfStream`)."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd: int | None = fd
+
+    async def receive(self, max_bytes: int = _READ_SIZE) -> bytes:
+        while True:
+            fd = self._fd
+            if fd is None:
+                raise anyio.ClosedResourceError
+            try:
+                data = os.read(fd, max_bytes)
+            except BlockingIOError:
+                await anyio.wait_readable(fd)
+                continue
+            if not data:
+                raise anyio.EndOfStream
+            return data
+
+    async def aclose(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the read end (synchronously; safe to call twice)."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+
+class FifoSendStream(ByteSendStream):
+    """Writes a FIFO without blocking the event loop; closing it gives the reader EOF."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd: int | None = fd
+
+    async def send(self, item: bytes) -> None:
+        view = memoryview(item)
+        while view:
+            fd = self._fd
+            if fd is None:
+                raise anyio.ClosedResourceError
+            try:
+                n = os.write(fd, view)
+            except BlockingIOError:
+                await anyio.wait_writable(fd)
+                continue
+            except BrokenPipeError as exc:
+                raise anyio.BrokenResourceError from exc
+            view = view[n:]
+
+    async def aclose(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the write end (synchronously; safe to call twice)."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)

@@ -1,0 +1,127 @@
+"""Container labels that mark a container as shellrt's, and who may reap it.
+
+Every container the docker backend creates carries labels naming its session,
+creation time and owner (host, pid and the pid's start time). A client that dies
+without ``close()`` (SIGKILL, OOM, power loss) leaves its container running;
+the next backend start on the same host, or ``shellrt sandbox gc``, finds it
+by these labels and removes it once the owner process is gone. The owner's start
+time guards against pid reuse: a recycled pid belongs to a different process.
+
+Pure logic, no docker SDK: the SDK is confined to ``sandbox/docker.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import psutil
+
+__all__ = [
+    "LABEL_CREATED",
+    "LABEL_IO_DIR",
+    "LABEL_MANAGED",
+    "LABEL_OWNER_HOST",
+    "LABEL_OWNER_PID",
+    "LABEL_OWNER_START",
+    "LABEL_SESSION",
+    "ReapVerdict",
+    "judge",
+    "owner_alive",
+    "session_labels",
+]
+
+LABEL_MANAGED = "shellrt.managed"
+LABEL_SESSION = "shellrt.session"
+LABEL_CREATED = "shellrt.created"
+LABEL_OWNER_PID = "shellrt.owner-pid"
+LABEL_OWNER_HOST = "shellrt.owner-host"
+LABEL_OWNER_START = "shellrt.owner-start"
+#: Host directory holding the session's FIFOs (removed with the container).
+LABEL_IO_DIR = "shellrt.io-dir"
+
+
+def _process_start(pid: int) -> float | None:
+    try:
+        return float(psutil.Process(pid).create_time())
+    except (psutil.Error, OSError):
+        return None
+
+
+def session_labels(session_id: str, io_dir: str) -> dict[str, str]:
+    """Labels for a new container owned by this process."""
+    pid = os.getpid()
+    start = _process_start(pid)
+    return {
+        LABEL_MANAGED: "1",
+        LABEL_SESSION: session_id,
+        LABEL_CREATED: str(int(time.time())),
+        LABEL_OWNER_PID: str(pid),
+        LABEL_OWNER_HOST: socket.gethostname(),
+        LABEL_OWNER_START: f"{start:.2f}" if start is not None else "",
+        LABEL_IO_DIR: io_dir,
+    }
+
+
+def owner_alive(labels: Mapping[str, str]) -> bool | None:
+    """Whether the container's owner process still runs; None when that cannot be told from here."""
+    if labels.get(LABEL_OWNER_HOST) != socket.gethostname():
+        return None
+    try:
+        pid = int(labels.get(LABEL_OWNER_PID, ""))
+    except ValueError:
+        return False
+    start = _process_start(pid)
+    if start is None:
+        return False
+    recorded = labels.get(LABEL_OWNER_START, "")
+    if recorded:
+        try:
+            return abs(float(recorded) - start) < 1.0
+        except ValueError:
+            return True
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class ReapVerdict:
+    """Whether to remove a container, and why (shown by ``shellrt sandbox gc``)."""
+
+    reap: bool
+    reason: str
+
+
+def judge(
+    labels: Mapping[str, str],
+    *,
+    now: float | None = None,
+    older_than: float | None = None,
+    reap_all: bool = False,
+) -> ReapVerdict:
+    """Decide whether a shellrt container may be removed.
+
+    Default: only orphans (owner process on this host is gone). ``older_than``
+    also reaps containers older than that many seconds whatever their owner
+    (leaks of long-lived processes, containers of other hosts); ``reap_all``
+    reaps every shellrt container.
+    """
+    if labels.get(LABEL_MANAGED) != "1":
+        return ReapVerdict(False, "not managed by shellrt")
+    if reap_all:
+        return ReapVerdict(True, "--all")
+    alive = owner_alive(labels)
+    if alive is False:
+        return ReapVerdict(True, f"owner pid {labels.get(LABEL_OWNER_PID, '?')} is gone")
+    if older_than is not None:
+        try:
+            age = (time.time() if now is None else now) - float(labels.get(LABEL_CREATED, "0"))
+        except ValueError:
+            age = float("inf")
+        if age > older_than:
+            return ReapVerdict(True, f"older than {older_than:g}s")
+    if alive is None:
+        return ReapVerdict(False, f"owned by another host ({labels.get(LABEL_OWNER_HOST, '?')})")
+    return ReapVerdict(False, "owner is alive")

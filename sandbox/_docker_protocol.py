@@ -1,0 +1,150 @@
+"""Wire formats of the docker backend, kept free of the docker SDK so they can be unit-tested.
+
+Three formats meet here:
+
+* Docker's attach-stream multiplexing (an 8-byte header per frame: stream id,
+  three zero bytes, big-endian length) on the hijacked ``docker exec`` socket;
+  `FrameDecoder` turns received bytes into (stream, payload) pairs incrementally,
+  so a frame split across ``recv`` calls never needs more than one frame buffered.
+* The executor's event lines (see ``_executor.sh``); `parse_event` reads them.
+* The request file the executor sources: sh single-quoted assignments, which
+  carry any byte but NUL (and argv/env cannot contain NUL), so the shell needs
+  no decoding step and no fork to read a request.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+
+__all__ = [
+    "EXECUTOR_PROTOCOL_VERSION",
+    "Event",
+    "FrameDecoder",
+    "LineSplitter",
+    "executor_script",
+    "parse_event",
+    "render_request",
+    "sh_quote",
+    "task_marker",
+]
+
+#: Version the executor announces in its ``H`` line.
+EXECUTOR_PROTOCOL_VERSION = "1"
+
+_HEADER = struct.Struct(">BxxxL")
+
+
+def executor_script() -> str:
+    """The executor's POSIX sh source (package data ``sandbox/_executor.sh``)."""
+    return resources.files("sandbox").joinpath("_executor.sh").read_text(encoding="utf-8")
+
+
+class FrameDecoder:
+    """Incremental decoder of Docker's stdout/stderr multiplexed stream."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+
+    def feed(self, data: bytes) -> Iterator[tuple[int, bytes]]:
+        """Add received bytes; yield every complete ``(stream, payload)`` frame."""
+        self._buf += data
+        while len(self._buf) >= _HEADER.size:
+            stream, size = _HEADER.unpack_from(self._buf)
+            end = _HEADER.size + size
+            if len(self._buf) < end:
+                return
+            payload = bytes(self._buf[_HEADER.size : end])
+            del self._buf[:end]
+            yield stream, payload
+
+
+class LineSplitter:
+    """Splits a byte stream into complete lines (without the newline)."""
+
+    def __init__(self, max_line: int = 1 << 20) -> None:
+        self._buf = bytearray()
+        self._max = max_line
+
+    def feed(self, data: bytes) -> list[str]:
+        """Add bytes; return the complete lines they finish, decoded as UTF-8 (replacing errors)."""
+        self._buf += data
+        lines: list[str] = []
+        while True:
+            nl = self._buf.find(b"\n")
+            if nl < 0:
+                if len(self._buf) > self._max:  # a runaway line: drop it rather than grow forever
+                    self._buf.clear()
+                return lines
+            lines.append(self._buf[:nl].decode("utf-8", "replace"))
+            del self._buf[: nl + 1]
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One executor event line: ``kind`` (H S E X K P), the command ``id`` and the remaining fields."""
+
+    kind: str
+    id: str
+    fields: tuple[str, ...]
+    #: Everything after the id, unsplit (a final cwd may contain spaces).
+    rest: str
+
+
+def parse_event(line: str) -> Event | None:
+    """Parse one event line; None for lines that are not events (noise is ignored, not fatal)."""
+    parts = line.split(" ", 2)
+    if not parts or parts[0] not in {"H", "S", "E", "X", "K", "P"} or len(parts) < 2:
+        return None
+    rest = parts[2] if len(parts) > 2 else ""
+    return Event(kind=parts[0], id=parts[1], fields=tuple(rest.split(" ")) if rest else (), rest=rest)
+
+
+def parse_exit(event: Event) -> tuple[int, bool, str | None]:
+    """Decode an ``X`` event's rest (``<rc> <oom> [<cwd>]``) into (exit code, oom, cwd)."""
+    rc_s, _, tail = event.rest.partition(" ")
+    oom_s, _, cwd = tail.partition(" ")
+    try:
+        rc = int(rc_s)
+    except ValueError:
+        rc = 255
+    return rc, oom_s == "1", cwd or None
+
+
+def sh_quote(value: str) -> str:
+    """Quote ``value`` as one sh word (single quotes; embedded quotes as ``'\\''``)."""
+    return "'" + value.replace("'", "'\\''") + "'"
+
+
+def task_marker(task_id: str) -> str:
+    """The environment entry that tags every process of a command (first in its environ)."""
+    return f"SHELLRT_TASK=x{task_id}x"
+
+
+def render_request(
+    task_id: str,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: str,
+    cwd_file: str | None,
+) -> str:
+    """Render the request file the executor sources before starting a command.
+
+    The command runs as ``env -i MARKER K=V... argv``: the environment is exactly
+    the request's (plus the marker the kill path looks for), whatever the
+    executor's own is. An argv[0] containing ``=`` would be taken by ``env`` for
+    an assignment, so such commands go through ``/bin/sh -c 'exec "$@"'``.
+    """
+    words = ["env", "-i", task_marker(task_id)]
+    words += [f"{k}={v}" for k, v in env.items()]
+    if "=" in argv[0]:
+        words += ["/bin/sh", "-c", 'exec "$@"', "sh"]
+    words += list(argv)
+    lines = [
+        f"C={sh_quote(cwd)}",
+        f"CWDF={sh_quote(cwd_file or '')}",
+        "set -- " + " ".join(sh_quote(w) for w in words),
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,158 @@
+# shellrt docker executor: a persistent, POSIX-sh-only command runner.
+#
+# Started once per container through one `docker exec` whose stdin/stdout are
+# attached to the host ("control channel"). Runs as:
+#     /bin/sh -c "$THIS_SCRIPT" shellrt-executor IO_DIR PRIV_DIR
+# IO_DIR is a host directory bind-mounted into the container: the host creates
+# the FIFOs a command writes its output to (and reads its input from) plus a
+# request file of sh-quoted assignments, so command data never passes through
+# this shell: output streams at pipe speed and the control channel only ever
+# carries short lines. PRIV_DIR (on the /tmp tmpfs) holds the cwd files.
+#
+# Control requests (one line each, host -> executor):
+#   R <id> <flags>   run; flags: m = merge stderr into stdout, i = stdin FIFO
+#   K <id> <pid>     kill the command's whole tree (see _kill), then ack
+#   P <id>           ping
+# Events (one short line each, executor -> host; a line is one write(2) of
+# less than PIPE_BUF bytes, so concurrent runners never interleave inside one):
+#   H <version> <executor pid> <setsid 0|1> <shell path>
+#   S <id> <pid>                      started (pid is also pgid and sid)
+#   E <id> <reason>                   could not start (cwd-missing, request)
+#   X <id> <rc> <oom 0|1> [<cwd>]     exited; rc is 128+N for signal N
+#   K <id> <killed count>             kill finished: nothing of the tree left
+#   P <id>                            pong
+#
+# Only builtins run in the kill path: under a fork bomb no fork succeeds, and
+# the kill must still work.
+
+IO=$1
+PRIV=$2
+umask 077
+mkdir -p "$PRIV" 2>/dev/null
+
+HAVE_SETSID=0
+command -v setsid >/dev/null 2>&1 && HAVE_SETSID=1
+SHELLP=/bin/sh
+if [ -x /bin/bash ]; then
+    SHELLP=/bin/bash
+elif [ -x /usr/bin/bash ]; then
+    SHELLP=/usr/bin/bash
+fi
+
+# OOMN <- the memory cgroup's oom_kill counter (v2 memory.events or v1
+# memory.oom_control), 0 when unreadable. Builtins only.
+_oomcount() {
+    OOMN=0
+    for _f in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do
+        [ -r "$_f" ] || continue
+        while read -r _k _v; do
+            [ "$_k" = oom_kill ] && OOMN=$_v
+        done <"$_f"
+        return 0
+    done
+}
+
+# Runs in a background subshell: start the command in its own session, report
+# S, wait, report X with the exit code, OOM flag and final cwd. The runner
+# opens the FIFOs itself before forking, so by the time S is sent the command
+# holds its ends (the host may then drop its placeholder writers safely).
+_run() {
+    id=$1
+    flags=$2
+    i=/dev/null
+    case $flags in *i*) i="$IO/$id.in" ;; esac
+    C=
+    CWDF=
+    . "$IO/$id.req" 2>/dev/null || { echo "E $id request"; return 0; }
+    cd -- "$C" 2>/dev/null || { echo "E $id cwd-missing"; return 0; }
+    command exec 3>"$IO/$id.out" 5<"$i" || { echo "E $id streams"; return 0; }
+    case $flags in
+        *m*) command exec 4>&3 ;;
+        *) command exec 4>"$IO/$id.err" || { echo "E $id streams"; return 0; } ;;
+    esac
+    _oomcount
+    o0=$OOMN
+    if [ "$HAVE_SETSID" = 1 ]; then
+        setsid "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- &
+    else
+        "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- &
+    fi
+    pid=$!
+    exec 3>&- 4>&- 5<&-
+    echo "S $id $pid"
+    wait "$pid"
+    rc=$?
+    _oomcount
+    oom=0
+    if [ "$rc" = 137 ] && [ "$OOMN" != "$o0" ]; then oom=1; fi
+    cwd=
+    if [ -n "$CWDF" ] && [ -f "$CWDF" ]; then
+        read -r cwd <"$CWDF"
+        rm -f "$CWDF"
+    fi
+    echo "X $id $rc $oom $cwd"
+}
+
+# Kill everything that belongs to command <id> whose session/pgid is <pg>:
+# members of its process group or session, descendants of those, and any
+# process whose environment starts with the command's marker (escaped with
+# setsid and double fork). Each pass stops every match first, then kills
+# them, and passes repeat until one finds nothing, so a tree that keeps
+# forking cannot outrun the kill. Builtins only (works under a fork bomb).
+_kill() {
+    kid=$1
+    pg=$2
+    marker="SHELLRT_TASK=x${kid}x"
+    killed=0
+    pass=0
+    while [ "$pass" -lt 100 ]; do
+        pass=$((pass + 1))
+        kill -STOP -- "-$pg" 2>/dev/null
+        set_=" "
+        for d in /proc/[0-9]*; do
+            p=${d#/proc/}
+            [ "$p" = 1 ] && continue
+            [ "$p" = "$$" ] && continue
+            st=
+            { read -r st <"$d/stat"; } 2>/dev/null || continue
+            rest=${st##*) }
+            # shellcheck disable=SC2086
+            set -- $rest
+            [ "$1" = Z ] && continue
+            hit=0
+            if [ "$3" = "$pg" ] || [ "$4" = "$pg" ] || [ "$p" = "$pg" ]; then
+                hit=1
+            else
+                case $set_ in *" $2 "*) hit=1 ;; esac
+            fi
+            if [ "$hit" = 0 ]; then
+                en=
+                { read -r en <"$d/environ"; } 2>/dev/null
+                case $en in "$marker"*) hit=1 ;; esac
+            fi
+            if [ "$hit" = 1 ]; then
+                kill -STOP "$p" 2>/dev/null
+                set_="$set_$p "
+            fi
+        done
+        [ "$set_" = " " ] && break
+        for p in $set_; do
+            kill -KILL "$p" 2>/dev/null && killed=$((killed + 1))
+        done
+        kill -KILL -- "-$pg" 2>/dev/null
+    done
+    echo "K $kid $killed"
+}
+
+# Say hello only once the host has sent a first line: by then it owns the
+# hijacked socket, so no byte can get stuck in the SDK's HTTP read buffer.
+read -r _first
+echo "H 1 $$ $HAVE_SETSID $SHELLP"
+while read -r op id a; do
+    case $op in
+        R) _run "$id" "$a" & ;;
+        K) _kill "$id" "$a" ;;
+        P) echo "P $id" ;;
+        Q) break ;;
+    esac
+done
