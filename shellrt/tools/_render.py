@@ -1,0 +1,42 @@
+"""Text renderings shared by the file tools: unified diffs for people, short snippets for the model."""
+
+from __future__ import annotations
+
+import difflib
+
+__all__ = ["numbered_snippet", "unified_diff"]
+
+_MAX_DIFF_LINES = 400
+
+
+def _display_lines(text: str) -> list[str]:
+    return [line.rstrip("\r\n") for line in text.splitlines()]
+
+
+def unified_diff(old: str, new: str, path: str, *, context: int = 3) -> str:
+    """A unified diff of ``old`` -> ``new`` (line endings hidden), capped for display."""
+    lines = list(
+        difflib.unified_diff(
+            _display_lines(old),
+            _display_lines(new),
+            f"a/{path.lstrip('/')}",
+            f"b/{path.lstrip('/')}",
+            n=context,
+            lineterm="",
+        )
+    )
+    if len(lines) > _MAX_DIFF_LINES:
+        lines = [*lines[:_MAX_DIFF_LINES], f"… [{len(lines) - _MAX_DIFF_LINES} more diff lines]"]
+    return "\n".join(lines)
+
+
+def numbered_snippet(
+    text: str, char_index: int, span_chars: int, *, context: int = 3, max_lines: int = 16
+) -> str:
+    """``cat -n`` lines around ``text[char_index : char_index + span_chars]``."""
+    first = text.count("\n", 0, char_index)
+    last = first + text.count("\n", char_index, char_index + max(span_chars, 0))
+    lines = _display_lines(text) or [""]
+    lo = max(0, first - context)
+    hi = min(len(lines), last + context + 1, lo + max_lines)
+    return "\n".join(f"{n + 1:>6}\t{lines[n]}" for n in range(lo, hi))

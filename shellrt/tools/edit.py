@@ -1,0 +1,241 @@
+"""Edit: replace an exact string in a file the model has read, and nothing else.
+
+The edit is refused unless the session's last Read of the file is still
+current (content hash), and unless ``old_string`` occurs exactly once (or
+``replace_all`` is set): a model must never edit a file it has not seen, or
+guess which of several matches it meant. The file keeps its encoding, BOM,
+line endings and mode; the write is atomic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+from pydantic import Field
+
+from shellrt.protocol import (
+    ContentBlock,
+    FileReadRecord,
+    PermissionResult,
+    PermissionSubject,
+    Tool,
+    ToolContext,
+    ToolExecutionError,
+    ToolOutput,
+    ValidationResult,
+)
+from shellrt.tools._fileio import (
+    DecodedText,
+    atomic_write,
+    decode_bytes,
+    dominant_newline,
+    require_fresh,
+    sha256_bytes,
+    to_newline,
+)
+from shellrt.tools._paths import (
+    PathInput,
+    allowed_roots,
+    file_permission,
+    is_inside,
+    resolve_path,
+    subject_for,
+)
+from shellrt.tools._render import numbered_snippet, unified_diff
+
+__all__ = ["EditInput", "EditOutput", "EditTool"]
+
+
+class EditInput(PathInput):
+    """Input of Edit."""
+
+    file_path: str = Field(description="File to change: absolute, or relative to the working directory.")
+    old_string: str = Field(
+        description="The exact text to replace (copy it from Read output, without line numbers)."
+    )
+    new_string: str = Field(description="The text to put in its place (must differ from old_string).")
+    replace_all: bool = Field(default=False, description="Replace every occurrence instead of exactly one.")
+
+
+@dataclass
+class EditOutput:
+    """Result of an edit: the model sees ``snippet``, people see ``diff``."""
+
+    path: str
+    replacements: int
+    diff: str
+    snippet: str
+    created: bool = False
+
+
+class EditTool(Tool[EditInput, EditOutput]):
+    """Exact string replacement in a file that was read first."""
+
+    name = "Edit"
+    input_model = EditInput
+    search_hint = "edit modify change replace string in file patch"
+
+    def prompt(self) -> str:
+        return (
+            "Replace exact text in a file.\n"
+            "- Read the file first in this session; if it changed since, Read it again.\n"
+            "- `old_string` must match the file exactly (whitespace and indentation included, without the "
+            "line-number prefix Read shows) and occur exactly once; add surrounding lines to make it unique, "
+            "or set `replace_all` to change every occurrence (e.g. renaming a variable).\n"
+            "- `new_string` must differ from `old_string`.\n"
+            "- The file keeps its encoding and line endings; write `\\n` line breaks as usual.\n"
+            "- With an empty `old_string` on a missing or empty file, the file is created with `new_string`."
+        )
+
+    def user_facing_name(self) -> str:
+        return "Update"
+
+    def describe(self, tool_input: EditInput) -> str:
+        return f"Edit {tool_input.file_path}"
+
+    async def validate(self, tool_input: EditInput, ctx: ToolContext) -> ValidationResult:
+        path = resolve_path(tool_input.file_path, ctx)
+        tool_input.remember_resolved(path)
+        if tool_input.old_string == tool_input.new_string:
+            return ValidationResult.failure(
+                "old_string and new_string are identical, so there is nothing to change. Give the new text in new_string."
+            )
+        try:
+            await anyio.to_thread.run_sync(_plan, path, tool_input, ctx.read_state)
+        except ToolExecutionError as exc:
+            return ValidationResult.failure(str(exc))
+        return ValidationResult.success()
+
+    async def check_permissions(self, tool_input: EditInput, ctx: ToolContext) -> PermissionResult:
+        return file_permission(tool_input.file_path, ctx, write=True)
+
+    def permission_subject(self, tool_input: EditInput) -> PermissionSubject:
+        return subject_for(tool_input, tool_input.file_path, write=True)
+
+    async def call(self, tool_input: EditInput, ctx: ToolContext) -> ToolOutput[EditOutput]:
+        path = resolve_path(tool_input.file_path, ctx)
+        roots = allowed_roots(ctx)
+        output, record = await anyio.to_thread.run_sync(_apply, path, tool_input, ctx.read_state, roots)
+        ctx.read_state[str(path)] = record
+        return ToolOutput(output)
+
+    def to_model_content(self, output: EditOutput) -> str | list[ContentBlock]:
+        if output.created:
+            return f"Created {output.path}."
+        count = f"{output.replacements} replacements" if output.replacements != 1 else "1 replacement"
+        return (
+            f"The file {output.path} has been updated ({count}). Here is the result of running `cat -n` on a "
+            f"snippet of the edited file:\n{output.snippet}"
+        )
+
+    def render_result(self, output: EditOutput) -> str:
+        return output.diff or f"Created {output.path}"
+
+    def audit_text(self, output: EditOutput) -> str:
+        return f"Edited {output.path} ({output.replacements} replacement(s))\n{output.diff}"
+
+
+@dataclass
+class _Plan:
+    original: bytes | None
+    decoded: DecodedText
+    new_text: str
+    replacements: int
+    at: int
+    span: int
+
+
+def _plan(path: Path, tool_input: EditInput, read_state: dict[str, FileReadRecord]) -> _Plan:
+    """Everything up to the write: freshness, matching, the new text. Raises with a next step."""
+    old, new = tool_input.old_string, tool_input.new_string
+    if old == new:
+        raise ToolExecutionError("old_string and new_string are identical, so there is nothing to change.")
+    if path.is_dir():
+        raise ToolExecutionError(f"{path} is a directory; Edit changes files.")
+    if not path.exists():
+        if old == "":
+            return _Plan(None, DecodedText("", "utf-8"), new, 1, 0, len(new))
+        raise ToolExecutionError(
+            f"File does not exist: {path}. Check the path (Glob finds files); to create a file use Write."
+        )
+    data = require_fresh(path, read_state, verb="edit", need_full=False)
+    decoded = decode_bytes(data)
+    text = decoded.text
+    if old == "":
+        if text.strip():
+            raise ToolExecutionError(
+                "old_string is empty but the file is not: give the exact text to replace (or use Write to "
+                "replace the whole file)."
+            )
+        return _Plan(data, decoded, to_newline(new, dominant_newline(text)), 1, 0, len(new))
+    newline = dominant_newline(text)
+    candidates = [(old, new)]
+    if newline != "\n":
+        # The model writes \n; in a CRLF (or CR) file both strings are meant in the file's line endings.
+        converted_new = to_newline(new, newline)
+        if "\n" in old:
+            candidates = [(to_newline(old, newline), converted_new), (old, new)]
+        else:
+            candidates = [(old, converted_new)]
+    for cand_old, cand_new in candidates:
+        count = text.count(cand_old)
+        if count == 0:
+            continue
+        if count > 1 and not tool_input.replace_all:
+            raise ToolExecutionError(
+                f"old_string matches {count} times in {path}. Include more surrounding lines so it matches "
+                "exactly once, or set replace_all=true to replace every occurrence."
+            )
+        at = text.find(cand_old)
+        new_text = (
+            text.replace(cand_old, cand_new)
+            if tool_input.replace_all
+            else text.replace(cand_old, cand_new, 1)
+        )
+        return _Plan(data, decoded, new_text, count if tool_input.replace_all else 1, at, len(cand_new))
+    hint = ""
+    if old.strip() and old.strip() in text:
+        hint = " The text occurs with different leading/trailing whitespace; copy it exactly."
+    raise ToolExecutionError(
+        f"old_string was not found in {path}.{hint} Read the file again and copy the exact text (indentation "
+        "included, without the line-number prefix)."
+    )
+
+
+def _apply(
+    path: Path, tool_input: EditInput, read_state: dict[str, FileReadRecord], roots: tuple[Path, ...]
+) -> tuple[EditOutput, FileReadRecord]:
+    plan = _plan(path, tool_input, read_state)
+    try:
+        payload = plan.decoded.encode(plan.new_text)
+    except UnicodeEncodeError as exc:
+        raise ToolExecutionError(
+            f"{path} is {plan.decoded.encoding}-encoded and new_string has a character it cannot hold "
+            f"({plan.new_text[exc.start : exc.end]!r}); use only characters of that encoding."
+        ) from None
+    if plan.original is None and not path.parent.exists():
+        if not any(is_inside(path.parent, r) for r in roots):
+            raise ToolExecutionError(
+                f"Directory {path.parent} does not exist; create it first (Bash mkdir -p)."
+            )
+        path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, payload)
+    st = path.stat()
+    previous = read_state.get(str(path))
+    record = FileReadRecord(
+        sha256=sha256_bytes(payload),
+        mtime_ns=st.st_mtime_ns,
+        size=len(payload),
+        partial=bool(previous and previous.partial),
+    )
+    old_text = plan.decoded.text
+    output = EditOutput(
+        path=str(path),
+        replacements=plan.replacements,
+        diff=unified_diff(old_text, plan.new_text, str(path)),
+        snippet=numbered_snippet(plan.new_text, plan.at, plan.span),
+        created=plan.original is None,
+    )
+    return output, record

@@ -1,0 +1,665 @@
+"""Read: a file's content for the model — text with line numbers, images, notebooks, PDFs.
+
+Read bounds its own output (a line and character budget with a note on how to
+page), so it opts out of large-result persistence: persisting a Read would loop
+Read -> persisted file -> Read. It never opens anything that is not a regular
+file (opening a FIFO blocks, /dev/zero never ends) and streams text files, so
+the first lines of a 50 MB file cost a few milliseconds and bounded memory.
+Every successful read records the file's hash and mtime in ``ctx.read_state``;
+Edit and Write use it for their optimistic concurrency check.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib
+import io
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import anyio
+from pydantic import Field
+
+from shellrt.protocol import (
+    ContentBlock,
+    FileReadRecord,
+    ImageBlock,
+    ImageSource,
+    PermissionResult,
+    PermissionSubject,
+    TextBlock,
+    Tool,
+    ToolContext,
+    ToolExecutionError,
+    ToolOutput,
+    ValidationResult,
+)
+from shellrt.tools._paths import PathInput, file_permission, resolve_path, subject_for
+
+__all__ = ["ReadInput", "ReadOutput", "ReadTool"]
+
+DEFAULT_LINE_LIMIT = 2_000
+MAX_OUTPUT_CHARS = 100_000
+MAX_LINE_CHARS = 2_000
+#: Raw image bytes; 3.75 MB is 5 MB once base64-encoded (the model APIs' per-image limit).
+MAX_IMAGE_BYTES = 3_750_000
+MAX_PDF_PAGES_PER_CALL = 20
+#: Whole-file reads (notebooks, UTF-16 text) above this size are refused.
+MAX_WHOLE_FILE_BYTES = 10 * 1024 * 1024
+#: Pseudo-files report size 0 (``/proc/...``); never scan more than this of them.
+MAX_PSEUDO_FILE_BYTES = 16 * 1024 * 1024
+_CHUNK = 1 << 20
+
+_IMAGE_EXTS = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+_BINARY_EXTS = frozenset(
+    [
+        ".zip",
+        ".gz",
+        ".tgz",
+        ".bz2",
+        ".xz",
+        ".zst",
+        ".7z",
+        ".rar",
+        ".tar",
+        ".jar",
+        ".war",
+        ".whl",
+        ".exe",
+        ".dll",
+        ".so",
+        ".dylib",
+        ".o",
+        ".a",
+        ".lib",
+        ".class",
+        ".pyc",
+        ".pyo",
+        ".wasm",
+        ".bin",
+        ".iso",
+        ".img",
+        ".dmg",
+        ".mp3",
+        ".mp4",
+        ".m4a",
+        ".mov",
+        ".avi",
+        ".mkv",
+        ".wav",
+        ".flac",
+        ".ogg",
+        ".webm",
+        ".ico",
+        ".bmp",
+        ".tiff",
+        ".psd",
+        ".woff",
+        ".woff2",
+        ".ttf",
+        ".otf",
+        ".eot",
+        ".sqlite",
+        ".sqlite3",
+        ".db",
+        ".parquet",
+        ".npy",
+        ".npz",
+        ".pkl",
+        ".pickle",
+        ".pt",
+        ".onnx",
+        ".doc",
+        ".docx",
+        ".xls",
+        ".xlsx",
+        ".ppt",
+        ".pptx",
+    ]
+)
+
+
+class ReadInput(PathInput):
+    """Input of Read."""
+
+    file_path: str = Field(
+        description="Path of the file to read: absolute, or relative to the working directory."
+    )
+    offset: int | None = Field(
+        default=None,
+        ge=1,
+        description="1-based line number to start at (for files too long to read at once).",
+    )
+    limit: int | None = Field(
+        default=None, ge=1, description=f"How many lines to read (default {DEFAULT_LINE_LIMIT})."
+    )
+    pages: str | None = Field(
+        default=None,
+        pattern=r"^\s*\d+\s*(-\s*\d+\s*)?$",
+        description=f'PDF only: page range such as "3" or "1-5" (at most {MAX_PDF_PAGES_PER_CALL} pages per call).',
+    )
+
+
+@dataclass
+class ReadOutput:
+    """What Read found; ``text`` is the model-facing text, ``image`` an optional image block."""
+
+    kind: Literal["text", "image", "notebook", "pdf"]
+    path: str
+    text: str
+    image: ImageBlock | None = None
+    lines_shown: tuple[int, int] | None = None
+    total_lines: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+class ReadTool(Tool[ReadInput, ReadOutput]):
+    """Read a file: text (numbered lines), images, notebooks, PDFs."""
+
+    name = "Read"
+    input_model = ReadInput
+    search_hint = "read view open show file contents cat lines image notebook pdf"
+    interrupt_behavior: ClassVar[Literal["cancel", "block"]] = "cancel"
+    max_result_chars: ClassVar[int | None] = None
+    idempotent: ClassVar[bool] = True
+
+    def prompt(self) -> str:
+        return (
+            "Read a file from the filesystem. `file_path` may be absolute or relative to the working directory.\n"
+            f"- Text files come back with line numbers (`cat -n` style), up to {DEFAULT_LINE_LIMIT} lines or "
+            f"{MAX_OUTPUT_CHARS:,} characters per call; use `offset` and `limit` to page through longer files.\n"
+            f"- Lines longer than {MAX_LINE_CHARS} characters are cut.\n"
+            "- Images (PNG, JPEG, GIF, WebP) are returned as images; Jupyter notebooks as cells with "
+            'summarised outputs; PDFs as text per page (use `pages`, e.g. "1-5").\n'
+            "- Directories cannot be read: use Bash `ls` (or Glob) instead.\n"
+            "- You must Read a file before you Edit or overwrite it with Write."
+        )
+
+    def is_read_only(self, tool_input: ReadInput) -> bool:
+        return True
+
+    def is_concurrency_safe(self, tool_input: ReadInput) -> bool:
+        return True
+
+    async def validate(self, tool_input: ReadInput, ctx: ToolContext) -> ValidationResult:
+        tool_input.remember_resolved(resolve_path(tool_input.file_path, ctx))
+        return ValidationResult.success()
+
+    async def check_permissions(self, tool_input: ReadInput, ctx: ToolContext) -> PermissionResult:
+        return file_permission(tool_input.file_path, ctx, write=False)
+
+    def permission_subject(self, tool_input: ReadInput) -> PermissionSubject:
+        return subject_for(tool_input, tool_input.file_path, write=False)
+
+    def describe(self, tool_input: ReadInput) -> str:
+        return f"Read {tool_input.file_path}"
+
+    async def call(self, tool_input: ReadInput, ctx: ToolContext) -> ToolOutput[ReadOutput]:
+        path = resolve_path(tool_input.file_path, ctx)
+        output, record = await anyio.to_thread.run_sync(_read, path, tool_input)
+        if record is not None:
+            # Idempotent bookkeeping: safe to write directly (see ToolContext docs).
+            ctx.read_state[str(path)] = record
+        return ToolOutput(output)
+
+    def to_model_content(self, output: ReadOutput) -> str | list[ContentBlock]:
+        if output.image is not None:
+            return [TextBlock(text=output.text), output.image]
+        return output.text
+
+    def render_result(self, output: ReadOutput) -> str:
+        if output.lines_shown is not None:
+            first, last = output.lines_shown
+            of = f" of {output.total_lines}" if output.total_lines is not None else ""
+            return f"Read lines {first}-{last}{of} of {output.path}"
+        return output.text.splitlines()[0] if output.text else f"Read {output.path}"
+
+
+# --- dispatch -----------------------------------------------------------------
+
+
+def _read(path: Path, tool_input: ReadInput) -> tuple[ReadOutput, FileReadRecord | None]:
+    _refuse_special_path(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise ToolExecutionError(_missing_message(path)) from None
+    except PermissionError:
+        raise ToolExecutionError(f"Permission denied reading {path}.") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ToolExecutionError(
+            f"{path} is a directory, not a file. List it with Bash (`ls -la {path}`) or find files with Glob."
+        )
+    if not stat.S_ISREG(st.st_mode):
+        raise ToolExecutionError(
+            f"{path} is not a regular file ({_kind(st.st_mode)}); Read refuses it because reading it could "
+            "block or never end. Use Bash if you really need it (e.g. `head -c 100 {path} | xxd`)."
+        )
+    suffix = path.suffix.lower()
+    if tool_input.pages is not None and suffix != ".pdf":
+        raise ToolExecutionError("`pages` is only for PDF files; use `offset` and `limit` for text files.")
+    if suffix in _IMAGE_EXTS:
+        return _read_image(path, st)
+    if suffix == ".ipynb":
+        return _read_notebook(path, st)
+    if suffix == ".pdf":
+        return _read_pdf(path, st, tool_input.pages)
+    if suffix in _BINARY_EXTS:
+        raise ToolExecutionError(_binary_message(path, st.st_size))
+    return _read_text(path, tool_input, st)
+
+
+def _refuse_special_path(path: Path) -> None:
+    text = str(path)
+    if text == "/dev" or text.startswith("/dev/") or re.match(r"^/proc/[^/]+/fd(/|$)", text):
+        raise ToolExecutionError(
+            f"{path} is a device or process file descriptor; Read refuses it (reading it could block or never "
+            "end). Read regular files only."
+        )
+    if text in ("/proc/kcore", "/proc/kmsg") or re.match(r"^/proc/[^/]+/(mem|pagemap)$", text):
+        raise ToolExecutionError(f"{path} is a kernel memory file; Read refuses it.")
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO / named pipe"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a special file"
+
+
+def _missing_message(path: Path) -> str:
+    message = f"File does not exist: {path}."
+    parent = path.parent
+    if parent.is_dir():
+        stem = path.stem.lower()
+        try:
+            similar = sorted(
+                p.name for p in parent.iterdir() if p.stem.lower() == stem and p.name != path.name
+            )
+        except OSError:
+            similar = []
+        if similar:
+            message += f" Did you mean {', '.join(str(parent / s) for s in similar[:3])}?"
+    else:
+        message += f" Its directory {parent} does not exist either."
+    return message + " Check the path (Glob can find files by name)."
+
+
+def _binary_message(path: Path, size: int) -> str:
+    return (
+        f"{path} is a binary file ({size:,} bytes); Read shows text, images, notebooks and PDFs. "
+        f"Inspect it with Bash instead (e.g. `file {path}` or `xxd {path} | head`)."
+    )
+
+
+def _open_regular(path: Path) -> Any:
+    """Open for reading without blocking even if the path was swapped for a FIFO after stat."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ToolExecutionError(f"{path} is not a regular file; Read refuses it.")
+    return os.fdopen(fd, "rb")
+
+
+# --- text ---------------------------------------------------------------------
+
+
+def _pick_encoding(head: bytes) -> str:
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.reason == "unexpected end of data" and exc.start >= len(head) - 3:
+            return "utf-8"
+        return "latin-1"
+    return "utf-8"
+
+
+def _looks_binary(head: bytes) -> bool:
+    if b"\x00" in head:
+        return True
+    if not head:
+        return False
+    control = sum(1 for b in head if b < 32 and b not in (9, 10, 12, 13, 27, 8))
+    return control / len(head) > 0.3
+
+
+def _read_text(path: Path, tool_input: ReadInput, st: os.stat_result) -> tuple[ReadOutput, FileReadRecord]:
+    start = tool_input.offset or 1
+    limit = tool_input.limit or DEFAULT_LINE_LIMIT
+    with _open_regular(path) as fh:
+        head = fh.read(8192)
+        if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+            return _read_utf16(path, fh, head, tool_input, st)
+        if _looks_binary(head):
+            raise ToolExecutionError(_binary_message(path, st.st_size))
+        encoding = "utf-8" if head.startswith(b"\xef\xbb\xbf") else _pick_encoding(head)
+        fh.seek(0)
+        scan = _LineScanner(start, limit, encoding)
+        max_bytes = st.st_size if st.st_size > 0 else MAX_PSEUDO_FILE_BYTES
+        seen = 0
+        while seen < max_bytes and (
+            chunk := fh.read(min(_CHUNK, max_bytes - seen) if st.st_size == 0 else _CHUNK)
+        ):
+            seen += len(chunk)
+            scan.feed(chunk)
+        scan.finish()
+        record = FileReadRecord(
+            sha256=scan.digest.hexdigest(), mtime_ns=st.st_mtime_ns, size=seen, partial=start > 1 or scan.more
+        )
+    text = _format_window(path, scan.shown, start, scan.total_lines, scan.more, scan.budget_hit, encoding)
+    shown = (scan.shown[0][0], scan.shown[-1][0]) if scan.shown else None
+    return ReadOutput("text", str(path), text, lines_shown=shown, total_lines=scan.total_lines), record
+
+
+class _LineScanner:
+    """Splits a byte stream into lines, keeping only the requested window (bounded memory).
+
+    Hashes every byte and counts every line, so the read state covers the
+    whole file even when only its first lines are shown.
+    """
+
+    def __init__(self, start: int, limit: int, encoding: str) -> None:
+        self.start, self.limit, self.encoding = start, limit, encoding
+        self.digest = hashlib.sha256()
+        self.shown: list[tuple[int, str]] = []
+        self.chars = 0
+        self.collecting = True
+        self.more = False
+        self.budget_hit = False
+        self.line_no = 1
+        self.pending = bytearray()
+        self.pending_len = 0
+        self.total_lines = 0
+        self._cap = MAX_LINE_CHARS * 4 + 4
+
+    def feed(self, chunk: bytes) -> None:
+        self.digest.update(chunk)
+        pos = 0
+        while self.collecting:
+            nl = chunk.find(b"\n", pos)
+            end = nl if nl != -1 else len(chunk)
+            if self.line_no >= self.start and len(self.pending) < self._cap:
+                self.pending += chunk[pos : min(end, pos + self._cap - len(self.pending))]
+            self.pending_len += end - pos
+            if nl == -1:
+                return
+            self._end_line()
+            pos = nl + 1
+        # Past the window: only count what is left.
+        if pos < len(chunk) or not self.collecting:
+            rest = chunk[pos:]
+            newlines = rest.count(b"\n")
+            self.total_lines += newlines
+            self.pending_len = (
+                len(rest) - (rest.rfind(b"\n") + 1) if newlines else self.pending_len + len(rest)
+            )
+
+    def _end_line(self) -> None:
+        if self.line_no >= self.start:
+            if len(self.shown) >= self.limit:
+                self.more, self.collecting = True, False
+            else:
+                line = bytes(self.pending).decode(self.encoding, errors="replace")
+                if self.line_no == 1:
+                    line = line.removeprefix("\ufeff")
+                line = line.removesuffix("\r")
+                if len(line) > MAX_LINE_CHARS or self.pending_len > len(self.pending):
+                    line = line[:MAX_LINE_CHARS] + " … [line truncated]"
+                cost = len(line) + 8
+                if self.shown and self.chars + cost > MAX_OUTPUT_CHARS:
+                    self.more, self.budget_hit, self.collecting = True, True, False
+                else:
+                    self.shown.append((self.line_no, line))
+                    self.chars += cost
+        self.total_lines += 1
+        self.line_no += 1
+        self.pending.clear()
+        self.pending_len = 0
+
+    def finish(self) -> None:
+        if self.pending_len:
+            if self.collecting:
+                self._end_line()
+            else:
+                self.total_lines += 1
+
+
+def _format_window(
+    path: Path,
+    shown: list[tuple[int, str]],
+    start: int,
+    total: int,
+    more: bool,
+    budget_hit: bool,
+    encoding: str,
+) -> str:
+    if total == 0:
+        return f"(The file {path} exists but is empty.)"
+    if not shown:
+        return (
+            f"(The file {path} has only {total} lines; offset {start} is past the end. "
+            f"Use an offset between 1 and {total}.)"
+        )
+    body = "\n".join(f"{n:>6}\t{line}" for n, line in shown)
+    notes: list[str] = []
+    first, last = shown[0][0], shown[-1][0]
+    if more or first > 1:
+        why = f" (the {MAX_OUTPUT_CHARS:,}-character budget was reached)" if budget_hit else ""
+        notes.append(f"Showing lines {first}-{last} of {total}{why}.")
+        if last < total:
+            notes.append(
+                f"To continue, call Read with offset={last + 1} (and optionally limit); Grep can search the file."
+            )
+    if encoding == "latin-1":
+        notes.append("The file is not valid UTF-8; it was decoded as latin-1 (edits keep that encoding).")
+    if notes:
+        body += "\n\n(" + " ".join(notes) + ")"
+    return body
+
+
+def _read_utf16(
+    path: Path, fh: Any, head: bytes, tool_input: ReadInput, st: os.stat_result
+) -> tuple[ReadOutput, FileReadRecord]:
+    if st.st_size > MAX_WHOLE_FILE_BYTES:
+        raise ToolExecutionError(
+            f"{path} is a UTF-16 file over {MAX_WHOLE_FILE_BYTES:,} bytes; convert it with iconv first."
+        )
+    data = head + fh.read()
+    encoding = "utf-16-le" if data.startswith(b"\xff\xfe") else "utf-16-be"
+    lines = data[2:].decode(encoding, errors="replace").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    start = tool_input.offset or 1
+    limit = tool_input.limit or DEFAULT_LINE_LIMIT
+    window = [(i, ln.removesuffix("\r")[:MAX_LINE_CHARS]) for i, ln in enumerate(lines, 1)][
+        start - 1 : start - 1 + limit
+    ]
+    more = start - 1 + limit < len(lines)
+    text = _format_window(path, window, start, len(lines), more, False, encoding)
+    record = FileReadRecord(
+        sha256=hashlib.sha256(data).hexdigest(),
+        mtime_ns=st.st_mtime_ns,
+        size=len(data),
+        partial=start > 1 or more,
+    )
+    shown = (window[0][0], window[-1][0]) if window else None
+    return ReadOutput("text", str(path), text, lines_shown=shown, total_lines=len(lines)), record
+
+
+# --- images ---------------------------------------------------------------------
+
+
+def _sniff_image(data: bytes) -> str | None:
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def _read_image(path: Path, st: os.stat_result) -> tuple[ReadOutput, FileReadRecord]:
+    if st.st_size > MAX_IMAGE_BYTES:
+        raise ToolExecutionError(
+            f"{path} is an image of {st.st_size / 1e6:.1f} MB; images over {MAX_IMAGE_BYTES / 1e6:.2f} MB "
+            "(5 MB base64-encoded) cannot be returned. Make a smaller copy first, e.g. with Bash "
+            f"`convert {path} -resize 50% /tmp/small{path.suffix}`, and Read that."
+        )
+    with _open_regular(path) as fh:
+        data = fh.read()
+    media_type = _sniff_image(data)
+    if media_type is None:
+        raise ToolExecutionError(
+            f"{path} has an image extension but is not a PNG, JPEG, GIF or WebP image; check it with Bash `file {path}`."
+        )
+    block = ImageBlock(source=ImageSource(media_type=media_type, data=base64.b64encode(data).decode("ascii")))
+    record = FileReadRecord(sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=len(data))
+    text = f"Image {path} ({media_type}, {len(data):,} bytes):"
+    return ReadOutput("image", str(path), text, image=block), record
+
+
+# --- notebooks --------------------------------------------------------------------
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_MAX_OUTPUT_PER_CELL = 2_000
+
+
+def _joined(value: Any) -> str:
+    if isinstance(value, list):
+        return "".join(str(v) for v in value)
+    return str(value) if value is not None else ""
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n… [{len(text) - limit:,} more characters]"
+
+
+def _summarise_output(out: dict[str, Any]) -> str:
+    kind = out.get("output_type", "")
+    if kind == "stream":
+        return f"[{out.get('name', 'stream')}]\n" + _clip(_joined(out.get("text")), _MAX_OUTPUT_PER_CELL)
+    if kind == "error":
+        trace = _ANSI.sub("", "\n".join(_joined(t) for t in out.get("traceback", [])[-5:]))
+        return _clip(
+            f"[error] {out.get('ename', '')}: {out.get('evalue', '')}\n{trace}", _MAX_OUTPUT_PER_CELL
+        )
+    data = out.get("data") or {}
+    parts: list[str] = []
+    for mime in sorted(data):
+        if mime == "text/plain":
+            parts.append(_clip(_joined(data[mime]), _MAX_OUTPUT_PER_CELL))
+        else:
+            parts.append(f"[{mime} output, {len(_joined(data[mime])):,} characters, not shown]")
+    return f"[{kind}]\n" + "\n".join(parts)
+
+
+def _read_notebook(path: Path, st: os.stat_result) -> tuple[ReadOutput, FileReadRecord]:
+    if st.st_size > MAX_WHOLE_FILE_BYTES:
+        raise ToolExecutionError(
+            f"{path} is a notebook over {MAX_WHOLE_FILE_BYTES / 1e6:.0f} MB; search it with Grep, or strip "
+            "outputs first (`jupyter nbconvert --clear-output`)."
+        )
+    with _open_regular(path) as fh:
+        data = fh.read()
+    try:
+        nb = json.loads(data)
+        cells = nb["cells"]
+    except (ValueError, KeyError, TypeError):
+        raise ToolExecutionError(f"{path} is not a valid Jupyter notebook (bad JSON or no cells).") from None
+    language = str(nb.get("metadata", {}).get("language_info", {}).get("name", "python"))
+    rendered: list[str] = []
+    total = 0
+    for index, cell in enumerate(cells, 1):
+        cell_type = cell.get("cell_type", "code")
+        label = f'<cell index="{index}" type="{cell_type}"'
+        if cell.get("id"):
+            label += f' id="{cell["id"]}"'
+        if cell_type == "code":
+            label += f' language="{language}"'
+        piece = f"{label}>\n{_joined(cell.get('source'))}\n</cell>"
+        outputs = [_summarise_output(o) for o in cell.get("outputs", []) if isinstance(o, dict)]
+        if outputs:
+            piece += f'\n<outputs cell="{index}">\n' + "\n".join(outputs) + "\n</outputs>"
+        if total + len(piece) > MAX_OUTPUT_CHARS and rendered:
+            rendered.append(
+                f"(Output budget reached: showing cells 1-{index - 1} of {len(cells)}. Search the rest with Grep "
+                "or read the raw JSON with Bash.)"
+            )
+            break
+        rendered.append(piece)
+        total += len(piece)
+    text = f"Notebook {path} ({len(cells)} cells)\n\n" + "\n\n".join(rendered)
+    record = FileReadRecord(sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=len(data))
+    return ReadOutput("notebook", str(path), text), record
+
+
+# --- PDFs ----------------------------------------------------------------------------
+
+
+def _page_range(pages: str | None, total: int) -> tuple[int, int]:
+    if pages is None:
+        return 1, min(total, MAX_PDF_PAGES_PER_CALL)
+    first_s, _, last_s = pages.replace(" ", "").partition("-")
+    first, last = int(first_s), int(last_s or first_s)
+    if first < 1 or last < first:
+        raise ToolExecutionError(f'Invalid page range "{pages}": use "N" or "N-M" with 1 <= N <= M.')
+    if first > total:
+        raise ToolExecutionError(f"The PDF has {total} pages; page {first} does not exist.")
+    if last - first + 1 > MAX_PDF_PAGES_PER_CALL:
+        raise ToolExecutionError(
+            f"At most {MAX_PDF_PAGES_PER_CALL} pages per call; ask for a smaller range, e.g. {first}-{first + MAX_PDF_PAGES_PER_CALL - 1}."
+        )
+    return first, min(last, total)
+
+
+def _read_pdf(path: Path, st: os.stat_result, pages: str | None) -> tuple[ReadOutput, FileReadRecord]:
+    try:
+        pypdf: Any = importlib.import_module("pypdf")
+    except ImportError:
+        raise ToolExecutionError(
+            f"{path} is a PDF, and reading PDFs needs the pypdf package, which is not installed in this "
+            "environment (pip install pypdf). Alternatively use Bash: `pdftotext -layout file.pdf -` "
+            "(poppler-utils), if it is installed."
+        ) from None
+    with _open_regular(path) as fh:
+        data = fh.read()
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(data))
+        total = len(reader.pages)
+    except Exception as exc:
+        raise ToolExecutionError(f"{path} could not be parsed as a PDF: {exc}") from None
+    first, last = _page_range(pages, total)
+    parts: list[str] = []
+    for number in range(first, last + 1):
+        try:
+            page_text = reader.pages[number - 1].extract_text() or ""
+        except Exception as exc:
+            page_text = f"[text extraction failed: {exc}]"
+        parts.append(f"--- page {number} of {total} ---\n{page_text.strip() or '[no extractable text]'}")
+    text = "\n\n".join(parts)
+    if len(text) > MAX_OUTPUT_CHARS:
+        text = text[:MAX_OUTPUT_CHARS] + "\n\n(Output budget reached; ask for fewer pages.)"
+    if last < total:
+        text += f'\n\n(Showing pages {first}-{last} of {total}; pass pages="{last + 1}-{min(total, last + MAX_PDF_PAGES_PER_CALL)}" for more.)'
+    record = FileReadRecord(sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=len(data))
+    return ReadOutput("pdf", str(path), text), record
