@@ -43,16 +43,13 @@ def _analyze_bash(command: str) -> CommandAnalysis:
     if parsed.error:
         reasons.append(parsed.error)
     reasons.extend(judge_plan(plan))
-    if not plan.commands and not reasons:
-        reasons.append("empty command" if not command.strip() else "no simple command found")
-        read_only = not command.strip() or command.strip().startswith("#")
-        if read_only:
-            reasons = ["empty command (nothing runs)"]
-    else:
-        read_only = not reasons
-    if read_only and not reasons:
+    read_only = not reasons
+    if read_only:
         names = sorted({c.name for c in plan.commands if c.name})
-        reasons.append("read-only: " + ", ".join(names) + " with known read-only options and no writes")
+        if names:
+            reasons.append("read-only: " + ", ".join(names) + " with known read-only options and no writes")
+        else:
+            reasons.append("read-only: only tests and comparisons, no program runs")
     effects = plan_effects(plan, read_only)
     uses_git = any(c.name == "git" for c in plan.commands)
     env = (git_hardening_env() if read_only else dict(GIT_BASE_ENV)) if uses_git else {}
@@ -63,7 +60,7 @@ def _analyze_bash(command: str) -> CommandAnalysis:
         read_only=read_only,
         concurrency_safe=read_only,
         destructive=bool(effects.destructive),
-        subcommands=_subcommands(plan),
+        subcommands=_subcommands(plan, command if parsed.error else None),
         reasons=reasons + [f"destructive: {d}" for d in effects.destructive],
         cd_targets=list(plan.cd_targets),
         write_targets=effects.write_targets,
@@ -74,7 +71,12 @@ def _analyze_bash(command: str) -> CommandAnalysis:
     )
 
 
-def _subcommands(plan: CommandPlan) -> list[Subcommand]:
+def _subcommands(plan: CommandPlan, unparsed: str | None) -> list[Subcommand]:
+    """Every simple command; when the parse failed the raw text is added too.
+
+    A partial parse can hide commands in the part the parser could not read, so a
+    rule matcher must also see the whole raw string (and should never allow it).
+    """
     out: list[Subcommand] = []
     seen: set[tuple[str, ...]] = set()
     for command in plan.commands:
@@ -86,6 +88,8 @@ def _subcommands(plan: CommandPlan) -> list[Subcommand]:
             continue
         seen.add(key)
         out.append(Subcommand.model_construct(text=_normalise(command, argv), argv=argv))
+    if unparsed is not None:
+        out.append(Subcommand.model_construct(text=unparsed, argv=[unparsed]))
     return out
 
 
@@ -101,6 +105,6 @@ def _normalise(command: PlanCommand, argv: list[str]) -> str:
 def _failed(command: str, shell: str, reason: str) -> CommandAnalysis:
     return CommandAnalysis.model_construct(
         command=command, shell=shell, parse_ok=False, read_only=False, concurrency_safe=False,
-        destructive=False, subcommands=[], reasons=[reason], cd_targets=[], write_targets=[],
+        destructive=False, subcommands=[Subcommand.model_construct(text=command, argv=[command])], reasons=[reason], cd_targets=[], write_targets=[],
         writes_unknown=True, env={}, plan=None,
     )

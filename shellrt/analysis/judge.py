@@ -66,6 +66,9 @@ def judge_plan(plan: CommandPlan) -> list[str]:
         reasons.append(f"assigns {assignment.name or 'a variable'} ({assignment.raw!r})")
     for redirect in plan.redirects:
         reasons.extend(_redirect(redirect))
+    for heredoc in plan.heredocs:
+        for word in heredoc.expansions:
+            reasons.extend(_data_word(word, "here-document expansion"))
     for command in plan.commands:
         if command.wrapped_by is None:
             reasons.extend(_command(command))

@@ -75,6 +75,8 @@ class Heredoc(BaseModel):
     delimiter: str
     expands: bool
     body: str
+    #: Parameter/arithmetic expansions in an expanding body (judged like echo arguments).
+    expansions: list[Word] = Field(default_factory=list)
 
 
 class Substitution(BaseModel):

@@ -6,6 +6,7 @@ upgrading the grammar touches one file.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -19,6 +20,7 @@ MAX_COMMAND_CHARS = 10_000
 #: A parse slower than this is treated as failed (fail closed).
 PARSE_TIMEOUT_S = 0.05
 
+_CONTROL = re.compile(r"[\x01-\x08\x0b-\x1f\x7f]")
 _LANGUAGE = tree_sitter.Language(tree_sitter_bash.language())
 _local = threading.local()
 
@@ -48,6 +50,9 @@ def parse_bash(command: str) -> ParseResult:
         return ParseResult(b"", None, f"command longer than {MAX_COMMAND_CHARS} characters")
     if "\x00" in command:
         return ParseResult(b"", None, "command contains a NUL byte")
+    if _CONTROL.search(command):
+        # bash reads \r, \v, \f ... as word characters; the parser treats some as blanks.
+        return ParseResult(b"", None, "command contains control characters other than tab and newline")
     source = command.encode("utf-8", "surrogatepass")
     started = time.perf_counter()
     tree = _parser().parse(source)

@@ -171,15 +171,15 @@ class _Planner:
         if kind == "heredoc_redirect":
             delimiter = ""
             body = ""
+            expansions: list[Word] = []
             for child in node.children:
                 if child.type == "heredoc_start":
                     delimiter = _text(child)
                 elif child.type == "heredoc_body":
                     body = _text(child)
-                    self._scan(child)
-                    if any(c.type in ("simple_expansion", "expansion", "arithmetic_expansion")
-                           for c in child.named_children):
-                        self.dynamic = True
+                    for part in child.named_children:
+                        if part.type not in ("heredoc_content", "heredoc_end"):
+                            expansions.append(self.word(part))
                 elif child.type == "file_descriptor":
                     fd = _text(child)
                 elif child.type in ("<<", "<<-"):
@@ -191,7 +191,7 @@ class _Planner:
                     self.operators.append(child.type)
             expands = not any(q in delimiter for q in "'\"\\")
             self.heredocs.append(Heredoc.model_construct(delimiter=delimiter.strip("'\""), expands=expands,
-                                                         body=body))
+                                                         body=body, expansions=expansions))
             redirect = Redirect.model_construct(fd=fd, op=op or "<<", target=None, kind="heredoc")
         else:
             for child in node.children:
@@ -356,8 +356,12 @@ class _Planner:
             elif not child.is_named:
                 if kind not in ("[[", "]]", "[", "]"):
                     operators.append(kind)
-            elif kind == "regex":
-                words.append(Word.model_construct(raw=_text(child), value=_text(child), features=frozenset()))
+            elif kind in ("regex", "extglob_pattern"):
+                # Matched, never executed; a `$(`/backtick inside is refused as unknown syntax.
+                text = _text(child)
+                unsafe = "$(" in text or "`" in text or "${" in text
+                words.append(Word.model_construct(raw=text, value=None if unsafe else text,
+                                                  features=frozenset({"unknown_node"} if unsafe else ())))
             else:
                 words.append(self.word(child))
 

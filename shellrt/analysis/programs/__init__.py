@@ -7,7 +7,7 @@ from collections.abc import Callable
 from .find import check_find, find_exec_commands
 from .git import check_git
 from .sed import check_sed
-from .simple import SIMPLE_SPECS
+from .simple import SIMPLE_SPECS, check_xxd
 from .spec import ProgramSpec, parse_args
 from .wrappers import INTERPRETERS, SHELLS, WRAPPERS, Unwrapped, unwrap
 
@@ -27,13 +27,15 @@ _CUSTOM: dict[str, Callable[[list[str]], list[str]]] = {
     "find": check_find,
     "sed": check_sed,
     "git": check_git,
+    "xxd": check_xxd,
 }
-_CUSTOM_SPECS = {name: ProgramSpec(name) for name in _CUSTOM}
+#: Custom-checked programs keep the glob/arity hints of their simple spec if they have one.
+_CUSTOM_SPECS = {name: SIMPLE_SPECS.get(name, ProgramSpec(name)) for name in _CUSTOM}
 
 
 def program_spec(name: str) -> ProgramSpec | None:
     """The option model of a read-only program, or None when the program is not known read-only."""
-    return SIMPLE_SPECS.get(name) or _CUSTOM_SPECS.get(name)
+    return _CUSTOM_SPECS.get(name) or SIMPLE_SPECS.get(name)
 
 
 def check_program(name: str, args: list[str]) -> list[str]:

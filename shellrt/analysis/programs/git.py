@@ -88,7 +88,7 @@ _SPECS: dict[str, ProgramSpec] = {
     "show": _spec("show", _LOG_SHORT, "n", _DIFF_OPT, base=_GIT_LOG, numeric=True),
     "diff": _spec("diff", _DIFF_SHORT + "123", "", _DIFF_OPT, base=longs(_DIFF_LONG + " ours theirs base")),
     "whatchanged": _LOG,
-    "shortlog": _spec("shortlog", _LOG_SHORT + "sne", "n", "w", base=_GIT_LOG,
+    "shortlog": _spec("shortlog", _LOG_SHORT.replace("n", "") + "sne", "", "w", base=_GIT_LOG,
                       long="summary numbered email committer group=? format=?", numeric=True),
     "diff-tree": _spec("diff-tree", _DIFF_SHORT + "rtcmsv", "", _DIFF_OPT, base=longs(
         _DIFF_LONG + " root no-commit-id always stdin")),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .spec import ParsedArgs, ProgramSpec, longs
 
-__all__ = ["SIMPLE_SPECS"]
+__all__ = ["SIMPLE_SPECS", "check_xxd"]
 
 
 def _date_check(parsed: ParsedArgs) -> list[str]:
@@ -34,6 +34,41 @@ def _history_check(parsed: ParsedArgs) -> list[str]:
 def _command_check(parsed: ParsedArgs) -> list[str]:
     if not parsed.has("-v", "-V"):
         return ["command: runs its argument (wrapper), only -v/-V lookups are read-only"]
+    return []
+
+
+def _man_check(parsed: ParsedArgs) -> list[str]:
+    if any("/" in p for p in parsed.positionals):
+        return ["man with a path formats an arbitrary file (groff input is not modelled)"]
+    return []
+
+
+_XXD_FLAGS = frozenset(["-a", "-autoskip", "-b", "-bits", "-C", "-capitalize", "-E", "-EBCDIC", "-e", "-h", "-help", "-i", "-include", "-p", "-ps", "-postscript", "-plain", "-u", "-v", "-version", "-d"])
+_XXD_VALUES = ("-c", "-cols", "-g", "-groupsize", "-l", "-len", "-o", "-offset", "-s", "-seek", "-n", "-name")
+
+
+def check_xxd(args: list[str]) -> list[str]:
+    """xxd takes single-dash long options (``-ps``) and never bundles; a 2nd operand is written."""
+    positionals: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg == "-" or not arg.startswith("-") or positionals:
+            positionals.append(arg)
+        elif arg in _XXD_FLAGS:
+            continue
+        elif arg in _XXD_VALUES:
+            i += 1
+        elif any(arg.startswith(v) and arg[len(v):].lstrip("+-").replace("x", "").isalnum()
+                 for v in ("-c", "-g", "-l", "-o", "-s", "-n")):
+            continue
+        elif arg.startswith("-r"):
+            return ["xxd -r: reverts a dump into a binary (writes)"]
+        else:
+            return [f"xxd: unknown option {arg}"]
+    if len(positionals) > 1:
+        return ["xxd: a second operand is an output file"]
     return []
 
 
@@ -219,7 +254,7 @@ _SPECS: list[ProgramSpec] = [
                            "-H": "runs a browser", "--html": "runs a browser", "-B": "runs a browser",
                            "--browser": "runs a browser", "-l": "formats an arbitrary file (not modelled)",
                            "-X": "runs an X viewer", "-t": "runs groff", "-T": "not modelled",
-                           "-p": "preprocessors"}),
+                           "-p": "preprocessors"}, check=_man_check),
     ProgramSpec("help", short="dms"),
     ProgramSpec("history", check=_history_check),
     ProgramSpec("command", short="pvV", check=_command_check),
