@@ -109,6 +109,11 @@ class Runtime:
         hooks: HookRunner | None = None,
         approver: Approver | None = None,
         settings: Mapping[str, Any] | None = None,
+        settings_files: Sequence[str | os.PathLike[str]] = (),
+        mode: str | None = None,
+        allow: Sequence[str] = (),
+        deny: Sequence[str] = (),
+        use_settings: bool = True,
         session_dir: str | os.PathLike[str] | None = None,
         session_id: str | None = None,
         progress: ProgressSink | None = None,
@@ -124,9 +129,26 @@ class Runtime:
         self.policy = policy or SandboxPolicy(workspace=self.workspace)
         self._sandbox = sandbox
         self._tools = tools
+        self.approver = approver
+        self.diagnostics: list[str] = []
+        self._settings = dict(settings or {})
+        if gate is None and hooks is None and use_settings:
+            from shellrt.permissions import build_governance
+
+            governance = build_governance(
+                self.workspace,
+                settings_files=[Path(p) for p in settings_files],
+                mode=mode,
+                approver=approver,
+                allow=allow,
+                deny=deny,
+            )
+            gate, hooks = governance.gate, governance.hooks
+            self.diagnostics.extend(governance.diagnostics)
+            self.governance: Any = governance
+            self._settings = {**governance.settings.model_dump(by_alias=True), **self._settings}
         self.gate: PermissionGate = gate or BasicGate(approver)
         self.hooks: HookRunner = hooks or NoHooks()
-        self._settings = dict(settings or {})
         self._progress = progress
         self.message_budget_chars = message_budget_chars
         self.warnings: list[str] = []
