@@ -26,6 +26,7 @@ __all__ = [
     "NoHooks",
     "PermissionDecision",
     "PermissionGate",
+    "PermissionRequestOutcome",
     "PostToolUseOutcome",
     "PreToolUseOutcome",
 ]
@@ -185,6 +186,21 @@ class PostToolUseOutcome(BaseModel):
     notices: list[HookNotice] = Field(default_factory=list)
 
 
+class PermissionRequestOutcome(BaseModel):
+    """Combined answer of PermissionRequest hooks (run when a call would be asked).
+
+    ``behavior`` None: no hook answered, so the approver (or, headless, a deny) decides.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    behavior: Literal["allow", "deny"] | None = None
+    #: Why (shown to the model on deny).
+    message: str = ""
+    updated_input: dict[str, Any] | None = None
+    notices: list[HookNotice] = Field(default_factory=list)
+
+
 class HookRunner(abc.ABC):
     """Runs configured hooks around a call."""
 
@@ -205,6 +221,12 @@ class HookRunner(abc.ABC):
         failed: bool,
     ) -> PostToolUseOutcome:
         """After the call (``failed``: PostToolUseFailure)."""
+
+    async def permission_request(
+        self, tool_name: str, tool_input: dict[str, Any], ctx: ToolContext, *, reason: str = ""
+    ) -> PermissionRequestOutcome:
+        """When a call would be asked: a hook may answer instead of a person. Default: no answer."""
+        return PermissionRequestOutcome()
 
 
 class NoHooks(HookRunner):

@@ -1,0 +1,131 @@
+"""Approvers: who answers an ask.
+
+- `TerminalApprover` — the CLI's interactive prompt: allow once, allow always
+  (for the session, or saved for the project), deny with a message to the
+  model, or edit the input as JSON;
+- `callback_approver` — adapts a plain (sync or async) function for the Python API;
+- headless: no approver at all (``None``); the gate then denies after
+  PermissionRequest hooks had their chance. `terminal_approver_if_interactive`
+  returns None when stdin is not a terminal, so a piped CLI run is headless.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, TextIO
+
+import anyio
+
+from shellrt.permissions.interfaces import ApprovalRequest, ApprovalResponse, Approver
+
+__all__ = ["TerminalApprover", "callback_approver", "terminal_approver_if_interactive"]
+
+_MENU = (
+    "  [y] allow once\n"
+    "  [s] allow always for this session{rules}\n"
+    "  [p] allow always in this project (saved to .shellrt/settings.local.json){rules}\n"
+    "  [e] edit the input (JSON), then allow once\n"
+    "  [n] deny (you may tell the model why)\n"
+)
+
+
+class TerminalApprover:
+    """Interactive prompt on a terminal. Anything unexpected (EOF, bad JSON twice) denies."""
+
+    def __init__(self, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
+        self.stdin = stdin if stdin is not None else sys.stdin
+        self.stdout = stdout if stdout is not None else sys.stderr
+
+    async def __call__(self, request: ApprovalRequest) -> ApprovalResponse:
+        return await anyio.to_thread.run_sync(self._ask, request)
+
+    def _line(self, prompt: str) -> str | None:
+        self.stdout.write(prompt)
+        self.stdout.flush()
+        line = self.stdin.readline()
+        return None if line == "" else line.rstrip("\n")
+
+    def _ask(self, request: ApprovalRequest) -> ApprovalResponse:
+        rules = f" ({', '.join(request.suggested_rules)})" if request.suggested_rules else ""
+        self.stdout.write(f"\nshellrt wants to run: {request.description}\nwhy it asks: {request.reason}\n")
+        self.stdout.write(_MENU.format(rules=rules))
+        for _ in range(3):
+            choice = self._line("choice [y/s/p/e/n]: ")
+            if choice is None:
+                return ApprovalResponse(
+                    behavior="deny", message="No answer (end of input); the call was denied."
+                )
+            choice = choice.strip().lower()
+            if choice in ("y", "yes"):
+                return ApprovalResponse(behavior="allow")
+            if choice == "s":
+                return ApprovalResponse(behavior="allow", remember="session")
+            if choice == "p":
+                return ApprovalResponse(behavior="allow", remember="project")
+            if choice == "e":
+                edited = self._edit(request.tool_input)
+                if edited is None:
+                    return ApprovalResponse(behavior="deny", message="The user could not supply valid input.")
+                return ApprovalResponse(behavior="allow", updated_input=edited)
+            if choice in ("n", "no", "d"):
+                message = self._line("message to the model (optional): ") or ""
+                return ApprovalResponse(
+                    behavior="deny", message=message.strip() or "The user denied this call."
+                )
+            self.stdout.write("please answer y, s, p, e or n\n")
+        return ApprovalResponse(behavior="deny", message="No valid answer; the call was denied.")
+
+    def _edit(self, current: dict[str, Any]) -> dict[str, Any] | None:
+        self.stdout.write(f"current input: {json.dumps(current, ensure_ascii=False)}\n")
+        for _ in range(2):
+            line = self._line("new input as one line of JSON: ")
+            if line is None:
+                return None
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                self.stdout.write(f"not JSON: {exc.msg}\n")
+                continue
+            if isinstance(value, dict):
+                return value
+            self.stdout.write("the input must be a JSON object\n")
+        return None
+
+
+def terminal_approver_if_interactive() -> Approver | None:
+    """A `TerminalApprover` when stdin is a terminal, else None (headless)."""
+    try:
+        interactive = sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        interactive = False
+    return TerminalApprover() if interactive else None
+
+
+CallbackResult = ApprovalResponse | bool | None
+
+
+def callback_approver(
+    fn: Callable[[ApprovalRequest], CallbackResult | Awaitable[CallbackResult]],
+) -> Approver:
+    """Wrap a function for the Python API: it may return an `ApprovalResponse`, True/False, or None (deny).
+
+    Sync functions run in a worker thread so a slow callback does not block the event loop.
+    """
+
+    async def approver(request: ApprovalRequest) -> ApprovalResponse:
+        if inspect.iscoroutinefunction(fn):
+            result = await fn(request)
+        else:
+            result = await anyio.to_thread.run_sync(fn, request)
+            if inspect.isawaitable(result):
+                result = await result
+        if isinstance(result, ApprovalResponse):
+            return result
+        if result is True:
+            return ApprovalResponse(behavior="allow")
+        return ApprovalResponse(behavior="deny", message="The approver denied this call.")
+
+    return approver

@@ -1,0 +1,256 @@
+"""The decision engine: rules, the tool's own check, hooks' verdicts and the mode, in one fixed order.
+
+The order (issue 6) is the security argument, so it is spelled out here and
+every decision records which steps it passed in ``chain``:
+
+1. deny — a PreToolUse hook denied, a tool-wide deny rule, or a content deny
+   rule matching any subcommand/path/domain -> **deny**;
+2. tool-wide ask — a hook asked, or a tool-wide ask rule -> **ask**;
+3. the tool's own check — its deny is final (an exception in it is a deny);
+4. content ask rules and the tool's safety checks (``.git/hooks``, shell rc
+   files…) -> **ask**; no mode can skip steps 1-4;
+5. the mode — ``plan`` denies anything not read-only, ``bypassPermissions``
+   allows, ``acceptEdits`` allows writes inside the workspace;
+6. allow — the tool's own allow, a hook's allow, a tool-wide allow rule, or
+   content allow rules covering *every* item (never an ``incomplete`` subject),
+   or a read-only call the tool had no opinion on -> **allow**;
+7. anything left -> **ask**.
+
+``dontAsk`` turns every ask into a deny. When settings could not be read
+(``degraded``), steps 5 (bypass) and 6 (rules, hooks) cannot allow: a broken
+file might have held the deny rule that mattered.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from shellrt.permissions.interfaces import PermissionDecision
+from shellrt.permissions.modes import PermissionMode
+from shellrt.permissions.rules import PermissionRule
+from shellrt.permissions.ruleset import RuleSet
+from shellrt.protocol import PermissionResult, PermissionSubject, Tool, ToolContext
+
+__all__ = ["PermissionEngine"]
+
+
+class PermissionEngine:
+    """Decides allow / deny / ask for one call; never prompts (that is the gate's job)."""
+
+    def __init__(
+        self,
+        rules: RuleSet,
+        *,
+        mode: PermissionMode = "default",
+        workspace: Path,
+        additional_directories: Sequence[Path] = (),
+        degraded: bool = False,
+    ) -> None:
+        self.rules = rules
+        self.mode: PermissionMode = mode
+        self.workspace = workspace
+        self.additional_directories = tuple(additional_directories)
+        self.degraded = degraded
+
+    async def decide(
+        self,
+        tool: Tool[Any, Any],
+        tool_input: Any,
+        ctx: ToolContext,
+        *,
+        hook_decision: PermissionDecision | None = None,
+    ) -> PermissionDecision:
+        """Run the seven steps; the result is allow, deny or ask (never asks anyone)."""
+        chain: list[str] = [
+            f"mode: {self.mode}" + (" (degraded: settings unreadable)" if self.degraded else "")
+        ]
+        name = tool.name
+        try:
+            subject = tool.permission_subject(tool_input)
+        except Exception as exc:  # a broken subject cannot be matched: deny rules must not be dodged
+            return self._final("deny", f"{name}: could not determine what this call touches ({exc})", chain)
+        chain.append(f"subject: {_describe_subject(subject)}")
+
+        # 1. deny
+        if hook_decision is not None and hook_decision.behavior == "deny":
+            chain.append(f"1 deny: PreToolUse hook denied: {hook_decision.reason}")
+            return self._final(
+                "deny", hook_decision.reason or "denied by a PreToolUse hook", chain, source="hook"
+            )
+        wide = self.rules.tool_wide("deny", name)
+        if wide is not None:
+            return self._rule_final("deny", wide, f"{name} is denied by {wide.describe()}", chain, "1 deny")
+        hit = self.rules.content_hit("deny", name, subject)
+        if hit is not None:
+            rule, item = hit
+            return self._rule_final("deny", rule, f"{item!r} is denied by {rule.describe()}", chain, "1 deny")
+        chain.append("1 deny: no deny rule matched")
+
+        # 2. tool-wide ask
+        if hook_decision is not None and hook_decision.behavior == "ask":
+            chain.append(f"2 ask: PreToolUse hook asked: {hook_decision.reason}")
+            return self._final(
+                "ask", hook_decision.reason or "a PreToolUse hook asks for approval", chain, source="hook"
+            )
+        wide = self.rules.tool_wide("ask", name)
+        if wide is not None:
+            return self._rule_final("ask", wide, f"{name} needs approval: {wide.describe()}", chain, "2 ask")
+        chain.append("2 ask: no tool-wide ask rule")
+
+        # 3. the tool's own check
+        try:
+            own = await tool.check_permissions(tool_input, ctx)
+        except Exception as exc:
+            chain.append(f"3 tool check: raised {type(exc).__name__}")
+            return self._final(
+                "deny", f"{name}'s permission check failed ({exc}); refusing", chain, source="tool"
+            )
+        chain.append(f"3 tool check: {own.behavior}" + (f" ({own.reason})" if own.reason else ""))
+        if own.behavior == "deny":
+            return self._final("deny", own.reason or f"{name} refused this call", chain, source="tool")
+
+        # 4. content ask rules and safety checks
+        hit = self.rules.content_hit("ask", name, subject)
+        if hit is not None:
+            rule, item = hit
+            return self._rule_final(
+                "ask", rule, f"{item!r} needs approval: {rule.describe()}", chain, "4 ask"
+            )
+        if own.behavior == "ask" and own.safety_check:
+            chain.append("4 safety check: asks (no mode can skip it)")
+            return self._final("ask", own.reason or "safety check", chain, source="tool")
+        chain.append("4 ask: no content ask rule, no safety check")
+
+        # 5. mode
+        read_only = _safe_read_only(tool, tool_input)
+        if self.mode == "plan" and not read_only:
+            chain.append("5 mode plan: not read-only")
+            return self._final(
+                "deny",
+                f"plan mode: {name} would have side effects; only read-only calls run while planning",
+                chain,
+                source="mode",
+            )
+        if self.mode == "bypassPermissions" and not self.degraded:
+            chain.append("5 mode bypassPermissions: allows")
+            return self._final("allow", "allowed by bypassPermissions mode", chain, source="mode", own=own)
+        if self.mode == "acceptEdits" and self._edit_inside_workspace(subject, ctx):
+            chain.append("5 mode acceptEdits: file edit inside the workspace")
+            return self._final(
+                "allow",
+                "allowed by acceptEdits mode (edit inside the workspace)",
+                chain,
+                source="mode",
+                own=own,
+            )
+        chain.append(f"5 mode {self.mode}: no effect")
+
+        # 6. allow
+        if own.behavior == "allow":
+            chain.append("6 allow: the tool's own check allows")
+            return self._final(
+                "allow", own.reason or f"allowed by {name}'s own check", chain, source="tool", own=own
+            )
+        if not self.degraded:
+            if hook_decision is not None and hook_decision.behavior == "allow":
+                chain.append("6 allow: a PreToolUse hook allowed (deny/ask rules were checked first)")
+                return self._final(
+                    "allow",
+                    hook_decision.reason or "allowed by a PreToolUse hook",
+                    chain,
+                    source="hook",
+                    own=own,
+                )
+            wide = self.rules.tool_wide("allow", name)
+            if wide is not None and not subject.incomplete:
+                return self._rule_final(
+                    "allow", wide, f"allowed by {wide.describe()}", chain, "6 allow", own=own
+                )
+            used = self.rules.content_allow(name, subject)
+            if used:
+                first = used[0]
+                reason = "allowed by " + "; ".join(r.describe() for r in used)
+                return self._rule_final("allow", first, reason, chain, "6 allow", own=own)
+            if subject.incomplete:
+                chain.append("6 allow: subject incomplete; no rule can allow it")
+            else:
+                chain.append("6 allow: no allow rule covers every part")
+        if own.behavior == "passthrough" and read_only:
+            chain.append("6 allow: read-only call, the tool had no objection")
+            return self._final("allow", "read-only call", chain, source="tool", own=own)
+
+        # 7. ask
+        reason = own.reason if own.behavior == "ask" and own.reason else f"no rule allows this {name} call"
+        return self._final("ask", reason, chain, source="tool" if own.behavior == "ask" else None)
+
+    # --- helpers ----------------------------------------------------------------
+    def _edit_inside_workspace(self, subject: PermissionSubject, ctx: ToolContext) -> bool:
+        if subject.access != "write" or not subject.paths or subject.incomplete:
+            return False
+        roots = [self.workspace, *self.additional_directories, *ctx.allowed_roots]
+        real_roots = [os.path.realpath(r) for r in roots]
+        for path in subject.paths:
+            real = os.path.realpath(path)
+            if not any(real == r or real.startswith(r.rstrip("/") + "/") for r in real_roots):
+                return False
+        return True
+
+    def _rule_final(
+        self,
+        behavior: str,
+        rule: PermissionRule,
+        reason: str,
+        chain: list[str],
+        step: str,
+        *,
+        own: PermissionResult | None = None,
+    ) -> PermissionDecision:
+        chain.append(f"{step}: {rule.describe()}")
+        return self._final(behavior, reason, chain, rule=rule.text, source=rule.origin.describe(), own=own)
+
+    def _final(
+        self,
+        behavior: str,
+        reason: str,
+        chain: list[str],
+        *,
+        rule: str | None = None,
+        source: str | None = None,
+        own: PermissionResult | None = None,
+    ) -> PermissionDecision:
+        if behavior == "ask" and self.mode == "dontAsk":
+            chain.append("dontAsk: ask becomes deny")
+            behavior = "deny"
+            reason = f"{reason} (dontAsk mode: nothing is asked, so it is denied)"
+        updated = own.updated_input if own is not None and behavior == "allow" else None
+        return PermissionDecision(
+            behavior=behavior,  # type: ignore[arg-type]
+            reason=reason,
+            rule=rule,
+            source=source,
+            updated_input=updated,
+            chain=tuple(chain),
+        )
+
+
+def _safe_read_only(tool: Tool[Any, Any], tool_input: Any) -> bool:
+    try:
+        return bool(tool.is_read_only(tool_input))
+    except Exception:
+        return False
+
+
+def _describe_subject(subject: PermissionSubject) -> str:
+    parts = [f"access={subject.access}"]
+    if subject.commands:
+        parts.append("commands=" + " | ".join(subject.commands))
+    if subject.paths:
+        parts.append("paths=" + ", ".join(subject.paths))
+    if subject.domains:
+        parts.append("domains=" + ", ".join(subject.domains))
+    if subject.incomplete:
+        parts.append("incomplete")
+    return " ".join(parts)

@@ -1,0 +1,169 @@
+"""The rules gate: the engine decides; an ask goes to PermissionRequest hooks, then the approver.
+
+Fail closed at every step: no approver (headless) -> deny after the hooks had
+their chance; an approver that raises -> deny; a remembered rule that cannot
+be saved -> the call is still allowed once, and a diagnostic says why it was
+not remembered.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from shellrt.permissions.engine import PermissionEngine
+from shellrt.permissions.errors import RuleSyntaxError, SettingsWriteError
+from shellrt.permissions.interfaces import (
+    ApprovalRequest,
+    ApprovalResponse,
+    Approver,
+    HookRunner,
+    NoHooks,
+    PermissionDecision,
+    PermissionGate,
+)
+from shellrt.permissions.persist import save_allow_rules
+from shellrt.permissions.rules import RuleOrigin, parse_rule
+from shellrt.permissions.suggest import suggest_rules
+from shellrt.protocol import Tool, ToolContext
+
+__all__ = ["RulesGate"]
+
+
+class RulesGate(PermissionGate):
+    """`PermissionGate` over the rules engine, hooks and an optional approver."""
+
+    def __init__(
+        self,
+        engine: PermissionEngine,
+        *,
+        approver: Approver | None = None,
+        hooks: HookRunner | None = None,
+        local_settings: Path | None = None,
+        diagnostics: list[str] | None = None,
+    ) -> None:
+        self.engine = engine
+        self.approver = approver
+        self.hooks = hooks or NoHooks()
+        self.local_settings = local_settings
+        self.diagnostics = diagnostics if diagnostics is not None else []
+
+    def is_visible(self, tool: Tool[Any, Any]) -> bool:
+        return self.engine.rules.tool_wide("deny", tool.name) is None
+
+    async def authorize(
+        self,
+        tool: Tool[Any, Any],
+        tool_input: Any,
+        ctx: ToolContext,
+        *,
+        hook_decision: PermissionDecision | None = None,
+    ) -> PermissionDecision:
+        decision = await self.engine.decide(tool, tool_input, ctx, hook_decision=hook_decision)
+        if decision.behavior != "ask":
+            return decision
+        chain = list(decision.chain)
+        input_dict: dict[str, Any] = tool_input.model_dump(mode="json")
+        request = await self.hooks.permission_request(tool.name, input_dict, ctx, reason=decision.reason)
+        chain += [f"PermissionRequest notice: {n.hook}: {n.message}" for n in request.notices]
+        if request.behavior == "deny":
+            chain.append(f"PermissionRequest hook: deny ({request.message})")
+            return _decision(
+                "deny", request.message or "denied by a PermissionRequest hook", chain, decision, "hook"
+            )
+        if request.behavior == "allow":
+            chain.append(f"PermissionRequest hook: allow ({request.message})")
+            return _decision(
+                "allow",
+                request.message or "allowed by a PermissionRequest hook",
+                chain,
+                decision,
+                "hook",
+                updated_input=request.updated_input,
+            )
+        if self.approver is None:
+            chain.append("approver: none (headless) -> deny")
+            return _decision(
+                "deny",
+                f"Permission to use {tool.name} was not granted: {decision.reason}. No one is available to "
+                "approve it (headless); add an allow rule (see `shellrt permissions check`) or run with a "
+                "permission mode that allows it.",
+                chain,
+                decision,
+                decision.source,
+            )
+        try:
+            subject = tool.permission_subject(tool_input)
+            suggestions = suggest_rules(tool.name, subject)
+            description = tool.describe(tool_input)
+        except Exception:
+            suggestions, description = [], tool.name
+        try:
+            answer = await self.approver(
+                ApprovalRequest(
+                    tool_name=tool.name,
+                    tool_input=input_dict,
+                    description=description,
+                    reason=decision.reason,
+                    suggested_rules=suggestions,
+                )
+            )
+            if not isinstance(answer, ApprovalResponse):
+                raise TypeError(f"approver returned {type(answer).__name__}, not ApprovalResponse")
+        except Exception as exc:
+            chain.append(f"approver: failed ({type(exc).__name__}: {exc}) -> deny")
+            return _decision(
+                "deny", f"The approval prompt failed ({exc}); the call was not run.", chain, decision, None
+            )
+        if answer.behavior == "deny":
+            chain.append("approver: deny")
+            return _decision("deny", answer.message or "The user denied this call.", chain, decision, "user")
+        chain.append(f"approver: allow ({answer.remember})")
+        if answer.remember != "once" and suggestions:
+            self._remember(answer.remember, suggestions, chain)
+        return _decision(
+            "allow", "approved by the user", chain, decision, "user", updated_input=answer.updated_input
+        )
+
+    def remember(self, scope: str, rules: list[str]) -> None:
+        """Add allow rules for this session (``session``) or save them for the project (``project``)."""
+        self._remember(scope, rules, [])
+
+    def _remember(self, scope: str, rules: list[str], chain: list[str]) -> None:
+        source = "session"
+        if scope == "project" and self.local_settings is not None:
+            try:
+                save_allow_rules(self.local_settings, rules)
+                source = "local"
+                chain.append(f"remembered in {self.local_settings}: {', '.join(rules)}")
+            except SettingsWriteError as exc:
+                self.diagnostics.append(f"could not remember {rules} for the project: {exc}")
+                chain.append(f"could not save to project settings ({exc}); remembered for this session")
+        else:
+            chain.append(f"remembered for this session: {', '.join(rules)}")
+        file = self.local_settings if source == "local" else None
+        origin = RuleOrigin(source, file, None, self.engine.workspace)
+        for text in rules:
+            try:
+                self.engine.rules.add(parse_rule(text, "allow", origin))
+            except RuleSyntaxError as exc:
+                self.diagnostics.append(f"could not remember {text!r}: {exc}")
+
+
+def _decision(
+    behavior: str,
+    reason: str,
+    chain: list[str],
+    asked: PermissionDecision,
+    source: str | None,
+    *,
+    updated_input: dict[str, Any] | None = None,
+) -> PermissionDecision:
+    return PermissionDecision(
+        behavior=behavior,  # type: ignore[arg-type]
+        reason=reason,
+        rule=asked.rule,
+        source=source,
+        updated_input=updated_input,
+        chain=tuple(chain),
+    )

@@ -1,0 +1,112 @@
+"""`build_governance`: the one entry point the runtime calls to get a gate, hooks and settings.
+
+Why one function: the runtime should not know how many files are read, in
+what order, or how rules, modes and hooks are wired together. It gets a
+`Governance` with the `PermissionGate` to pass every call through, the
+`HookRunner` to call around it, the merged `Settings` (``mcp_servers`` for the
+MCP proxy), and ``diagnostics`` to show the user (malformed rules and the like).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from shellrt.permissions.engine import PermissionEngine
+from shellrt.permissions.errors import PermissionsError
+from shellrt.permissions.gate import RulesGate
+from shellrt.permissions.hooks import CommandHookRunner
+from shellrt.permissions.interfaces import Approver, HookRunner, PermissionGate
+from shellrt.permissions.modes import PERMISSION_MODES, parse_mode
+from shellrt.permissions.sources import Settings, load_settings, local_settings_path
+from shellrt.permissions.visibility import visible_tools
+from shellrt.protocol import Tool
+
+__all__ = ["Governance", "InvalidModeError", "build_governance"]
+
+T = TypeVar("T", bound=Tool[Any, Any])
+
+
+class InvalidModeError(PermissionsError, ValueError):
+    """Raised by `build_governance` when ``mode`` is not one of the permission modes."""
+
+
+@dataclass
+class Governance:
+    """Everything the runtime needs from governance for one session."""
+
+    gate: PermissionGate
+    hooks: HookRunner
+    settings: Settings
+    engine: PermissionEngine
+    diagnostics: list[str] = field(default_factory=list)
+
+    @property
+    def mode(self) -> str:
+        return self.engine.mode
+
+    def allowed_roots(self) -> tuple[Path, ...]:
+        """Workspace first, then ``permissions.additionalDirectories`` (for ``ToolContext.allowed_roots``)."""
+        roots = [self.settings.workspace, *self.settings.additional_directories]
+        return tuple(dict.fromkeys(roots))
+
+    def visible_tools(self, tools: Sequence[T]) -> list[T]:
+        """``tools`` minus those denied outright by a rule, order kept."""
+        return visible_tools(tools, self.gate)
+
+
+def build_governance(
+    workspace: Path,
+    *,
+    settings_files: Sequence[Path] = (),
+    mode: str | None = None,
+    approver: Approver | None = None,
+    allow: Sequence[str] = (),
+    deny: Sequence[str] = (),
+    home: Path | None = None,
+    managed_path: Path | None = None,
+) -> Governance:
+    """Load every settings source and wire the engine, gate and hooks.
+
+    ``approver`` None means headless: asks are denied after PermissionRequest
+    hooks had their chance. Raises `InvalidModeError` for an unknown ``mode``;
+    everything else that is wrong ends up in ``diagnostics``.
+    """
+    parsed_mode = None
+    if mode is not None:
+        parsed_mode = parse_mode(mode)
+        if parsed_mode is None:
+            raise InvalidModeError(
+                f"unknown permission mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}"
+            )
+    workspace = Path(workspace)
+    settings = load_settings(
+        workspace,
+        settings_files=settings_files,
+        mode=parsed_mode,
+        allow=allow,
+        deny=deny,
+        home=home,
+        managed_path=managed_path,
+    )
+    diagnostics = settings.diagnostics
+    engine = PermissionEngine(
+        settings.rules,
+        mode=settings.mode,
+        workspace=workspace,
+        additional_directories=settings.additional_directories,
+        degraded=settings.degraded,
+    )
+    hooks = CommandHookRunner(
+        settings.hook_specs, workspace=workspace, mode=settings.mode, diagnostics=diagnostics
+    )
+    gate = RulesGate(
+        engine,
+        approver=approver,
+        hooks=hooks,
+        local_settings=local_settings_path(workspace),
+        diagnostics=diagnostics,
+    )
+    return Governance(gate=gate, hooks=hooks, settings=settings, engine=engine, diagnostics=diagnostics)

@@ -1,0 +1,121 @@
+"""Run one command hook as a real subprocess, and leave nothing behind.
+
+Why a module of its own: this is where hooks touch the machine. The hook runs
+through ``/bin/sh -c`` in a new session (its own process group), gets its JSON
+on stdin, and is bounded in time and output. Whatever happens — normal exit,
+timeout, cancellation of the caller — the whole process group is killed
+before we return, so a hook's backgrounded children cannot outlive it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream
+
+__all__ = ["MAX_HOOK_OUTPUT", "HookProcessResult", "run_hook_process"]
+
+#: Bytes kept from each of stdout and stderr; the rest is read and dropped.
+MAX_HOOK_OUTPUT = 1 << 20
+#: After the hook's shell exits, how long its pipes may stay open (held by children) before we stop reading.
+_PIPE_GRACE_S = 0.5
+
+
+@dataclass(frozen=True)
+class HookProcessResult:
+    """What one hook process did. ``exit_code`` is None when it did not exit by itself."""
+
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+    #: Set when the hook could not be started at all.
+    error: str | None = None
+    pid: int | None = None
+
+
+async def run_hook_process(
+    command: str,
+    payload: bytes,
+    *,
+    cwd: Path | None,
+    env: dict[str, str],
+    timeout: float,  # noqa: ASYNC109
+) -> HookProcessResult:
+    """Run ``command`` with ``payload`` on stdin; kill its process group on exit or timeout."""
+    try:
+        process = await anyio.open_process(
+            ["/bin/sh", "-c", command],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return HookProcessResult(None, "", "", error=f"cannot start: {exc}")
+    out, err = bytearray(), bytearray()
+    drained = anyio.Event()
+    try:
+        with anyio.move_on_after(timeout) as deadline:
+            async with anyio.create_task_group() as tg:
+                assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+                tg.start_soon(_feed, process.stdin, payload)
+                tg.start_soon(_drain_both, process.stdout, process.stderr, out, err, drained)
+                await process.wait()
+                with anyio.move_on_after(_PIPE_GRACE_S):
+                    await drained.wait()
+                tg.cancel_scope.cancel()
+    finally:
+        with anyio.CancelScope(shield=True):
+            _kill_group(process.pid)
+            if process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+            await process.wait()
+            await process.aclose()
+    timed_out = deadline.cancelled_caught
+    return HookProcessResult(
+        exit_code=None if timed_out else process.returncode,
+        stdout=out.decode("utf-8", "replace"),
+        stderr=err.decode("utf-8", "replace"),
+        timed_out=timed_out,
+        pid=process.pid,
+    )
+
+
+async def _feed(stream: ByteSendStream, payload: bytes) -> None:
+    with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+        await stream.send(payload)
+    with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+        await stream.aclose()
+
+
+async def _drain_both(
+    stdout: ByteReceiveStream, stderr: ByteReceiveStream, out: bytearray, err: bytearray, done: anyio.Event
+) -> None:
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_drain, stdout, out)
+        tg.start_soon(_drain, stderr, err)
+    done.set()
+
+
+async def _drain(stream: ByteReceiveStream, sink: bytearray) -> None:
+    with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+        while True:
+            chunk = await stream.receive()
+            room = MAX_HOOK_OUTPUT - len(sink)
+            if room > 0:
+                sink += chunk[:room]
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)

@@ -1,0 +1,352 @@
+"""Command hooks (``PreToolUse``, ``PostToolUse``, ``PostToolUseFailure``, ``PermissionRequest``).
+
+Same shapes as Claude Code, so a team's hook scripts work unchanged: a JSON
+object on stdin (``session_id``, ``cwd``, ``hook_event_name``, ``tool_name``,
+``tool_input``, ``tool_response`` for post hooks, ``permission_mode``), and an
+answer by exit code (0 ok, 2 block with stderr shown to the model, anything
+else a non-blocking error) or by JSON on stdout:
+``hookSpecificOutput.permissionDecision`` (allow/deny/ask) with
+``permissionDecisionReason``, ``updatedInput``, ``additionalContext``, the
+older top-level ``decision: "block"`` / ``"approve"`` with ``reason``, and
+``continue: false`` with ``stopReason`` (treated as a block).
+
+Matching hooks run in parallel; the most restrictive answer wins
+(block/deny > ask > allow). A hook's allow is only a verdict handed to the
+engine, where it comes after every deny and ask rule. A hook that fails to
+start, exits with another code, times out or prints something that is not a
+valid answer yields a `HookNotice`, and the call proceeds as if that hook had
+not answered — never as if it had allowed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+from pydantic import BaseModel
+
+from shellrt.permissions.hookproc import run_hook_process
+from shellrt.permissions.interfaces import (
+    HookNotice,
+    HookRunner,
+    PermissionDecision,
+    PermissionRequestOutcome,
+    PostToolUseOutcome,
+    PreToolUseOutcome,
+)
+from shellrt.permissions.settings import HookEvent, HookSpec
+from shellrt.protocol import ToolContext
+
+__all__ = ["DEFAULT_HOOK_TIMEOUT_S", "CommandHookRunner", "matcher_matches"]
+
+DEFAULT_HOOK_TIMEOUT_S = 60.0
+_NAMES_ONLY = re.compile(r"^[A-Za-z0-9_\-]+(\|[A-Za-z0-9_\-]+)*$")
+_RANK = {"allow": 1, "ask": 2, "deny": 3}
+
+
+def matcher_matches(matcher: str, tool_name: str) -> bool:
+    """Exact name, ``A|B`` names, or a regex (full match); empty or ``*`` matches every tool.
+
+    Raises `re.error` for an invalid regex (the runner reports and drops such hooks at load).
+    """
+    m = matcher.strip()
+    if m in ("", "*"):
+        return True
+    if _NAMES_ONLY.match(m):
+        return tool_name in m.split("|")
+    return re.fullmatch(m, tool_name) is not None
+
+
+@dataclass
+class _Answer:
+    """One hook's parsed answer; all fields empty means "did not answer"."""
+
+    hook: str
+    decision: Literal["allow", "deny", "ask"] | None = None
+    reason: str = ""
+    updated_input: dict[str, Any] | None = None
+    context: str | None = None
+    notice: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class CommandHookRunner(HookRunner):
+    """Runs the command hooks from settings. ``specs`` in source-precedence order."""
+
+    def __init__(
+        self,
+        specs: Sequence[HookSpec],
+        *,
+        workspace: Path,
+        mode: str = "default",
+        default_timeout: float = DEFAULT_HOOK_TIMEOUT_S,
+        diagnostics: list[str] | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.mode = mode
+        self.default_timeout = default_timeout
+        self.diagnostics = diagnostics if diagnostics is not None else []
+        self.specs: list[HookSpec] = []
+        for spec in specs:
+            try:
+                matcher_matches(spec.matcher, "")
+            except re.error as exc:
+                self.diagnostics.append(
+                    f"{spec.origin.describe()}: hook matcher {spec.matcher!r} is not a valid regex ({exc}); hook ignored"
+                )
+                continue
+            self.specs.append(spec)
+
+    def matching(self, event: HookEvent, tool_name: str) -> list[HookSpec]:
+        """Hooks for this event and tool, config order, duplicates (same command) run once."""
+        seen: set[str] = set()
+        out: list[HookSpec] = []
+        for spec in self.specs:
+            if spec.event == event and matcher_matches(spec.matcher, tool_name) and spec.command not in seen:
+                seen.add(spec.command)
+                out.append(spec)
+        return out
+
+    # --- the three entry points ----------------------------------------------------
+    async def pre_tool_use(
+        self, tool_name: str, tool_input: dict[str, Any], ctx: ToolContext
+    ) -> PreToolUseOutcome:
+        answers = await self._run("PreToolUse", tool_name, {"tool_input": tool_input}, ctx)
+        outcome = PreToolUseOutcome()
+        outcome.notices = [HookNotice(hook=a.hook, message=a.notice) for a in answers if a.notice]
+        answered = [a for a in answers if a.notice is None]
+        outcome.additional_context = [a.context for a in answered if a.context]
+        worst = max(
+            (a for a in answered if a.decision), key=lambda a: _RANK[a.decision or "allow"], default=None
+        )
+        if worst is not None and worst.decision is not None:
+            same = [a for a in answered if a.decision == worst.decision]
+            reason = "; ".join(f"{a.reason}" if a.reason else f"hook `{a.hook}`" for a in same)
+            label = {"deny": "blocked", "ask": "asks", "allow": "allowed"}[worst.decision]
+            outcome.decision = PermissionDecision(
+                behavior=worst.decision,
+                reason=f"PreToolUse hook {label}: {reason}",
+                source="hook",
+                chain=tuple(
+                    f"PreToolUse `{a.hook}`: {a.decision} {a.reason}".rstrip() for a in answered if a.decision
+                ),
+            )
+            if worst.decision == "deny":
+                outcome.blocked_reason = reason
+        updates = [a for a in answered if a.updated_input is not None]
+        if updates:
+            outcome.updated_input = updates[0].updated_input
+            if any(a.updated_input != updates[0].updated_input for a in updates[1:]):
+                outcome.notices.append(
+                    HookNotice(
+                        hook=updates[0].hook,
+                        message="several PreToolUse hooks rewrote the input differently; "
+                        "the first configured one was used",
+                    )
+                )
+        return outcome
+
+    async def post_tool_use(
+        self,
+        tool_name: str,
+        tool_input: dict[str, Any],
+        tool_response: Any,
+        ctx: ToolContext,
+        *,
+        failed: bool,
+    ) -> PostToolUseOutcome:
+        event: HookEvent = "PostToolUseFailure" if failed else "PostToolUse"
+        extra = {"tool_input": tool_input, "tool_response": _jsonable(tool_response)}
+        if failed:
+            extra["error"] = _jsonable(tool_response)
+        answers = await self._run(event, tool_name, extra, ctx)
+        outcome = PostToolUseOutcome()
+        outcome.notices = [HookNotice(hook=a.hook, message=a.notice) for a in answers if a.notice]
+        answered = [a for a in answers if a.notice is None]
+        outcome.additional_context = [a.context for a in answered if a.context]
+        feedback = [
+            a.reason or f"hook `{a.hook}` flagged the result" for a in answered if a.decision == "deny"
+        ]
+        if feedback:
+            outcome.feedback = "\n".join(feedback)
+        return outcome
+
+    async def permission_request(
+        self, tool_name: str, tool_input: dict[str, Any], ctx: ToolContext, *, reason: str = ""
+    ) -> PermissionRequestOutcome:
+        answers = await self._run(
+            "PermissionRequest", tool_name, {"tool_input": tool_input, "reason": reason}, ctx
+        )
+        outcome = PermissionRequestOutcome()
+        outcome.notices = [HookNotice(hook=a.hook, message=a.notice) for a in answers if a.notice]
+        answered = [a for a in answers if a.notice is None and a.decision in ("allow", "deny")]
+        denies = [a for a in answered if a.decision == "deny"]
+        if denies:
+            outcome.behavior = "deny"
+            outcome.message = "; ".join(a.reason or f"denied by hook `{a.hook}`" for a in denies)
+        elif answered:
+            outcome.behavior = "allow"
+            outcome.message = "; ".join(a.reason or f"allowed by hook `{a.hook}`" for a in answered)
+            outcome.updated_input = next((a.updated_input for a in answered if a.updated_input), None)
+        return outcome
+
+    # --- running and parsing ----------------------------------------------------------
+    async def _run(
+        self, event: HookEvent, tool_name: str, extra: dict[str, Any], ctx: ToolContext
+    ) -> list[_Answer]:
+        specs = self.matching(event, tool_name)
+        if not specs:
+            return []
+        payload: dict[str, Any] = {
+            "session_id": ctx.session_id,
+            "transcript_path": "",
+            "cwd": ctx.cwd,
+            "hook_event_name": event,
+            "permission_mode": self.mode,
+            "tool_name": tool_name,
+            "tool_use_id": ctx.tool_use_id,
+            **extra,
+        }
+        data = json.dumps(payload, ensure_ascii=False, default=str).encode()
+        answers: list[_Answer | None] = [None] * len(specs)
+        env = dict(os.environ)
+        env.update(
+            SHELLRT_PROJECT_DIR=str(self.workspace),
+            CLAUDE_PROJECT_DIR=str(self.workspace),
+            SHELLRT_HOOK_EVENT=event,
+        )
+        cwd = _hook_cwd(ctx.cwd, self.workspace)
+
+        async def one(index: int, spec: HookSpec) -> None:
+            answers[index] = await self._run_one(event, spec, data, cwd, env)
+
+        async with anyio.create_task_group() as tg:
+            for index, spec in enumerate(specs):
+                tg.start_soon(one, index, spec)
+        return [a for a in answers if a is not None]
+
+    async def _run_one(
+        self, event: HookEvent, spec: HookSpec, data: bytes, cwd: Path, env: dict[str, str]
+    ) -> _Answer:
+        timeout = spec.timeout or self.default_timeout
+        label = spec.command if len(spec.command) <= 80 else spec.command[:77] + "..."
+        result = await run_hook_process(spec.command, data, cwd=cwd, env=env, timeout=timeout)
+        if result.error is not None:
+            return _Answer(label, notice=f"{event} hook could not run ({result.error}); ignored")
+        if result.timed_out:
+            return _Answer(label, notice=f"{event} hook timed out after {timeout:g}s and was killed; ignored")
+        stderr = result.stderr.strip()
+        if result.exit_code == 2:
+            return _Answer(label, decision="deny", reason=stderr or f"blocked by hook `{label}`")
+        if result.exit_code != 0:
+            tail = f": {stderr[-500:]}" if stderr else ""
+            return _Answer(label, notice=f"{event} hook exited with status {result.exit_code}{tail}; ignored")
+        return _parse_stdout(label, event, result.stdout)
+
+
+def _hook_cwd(cwd: str, workspace: Path) -> Path:
+    """The session's cwd when it exists on this host, else the workspace, else ``/``."""
+    for candidate in (cwd, str(workspace)):
+        if candidate and os.path.isdir(candidate):
+            return Path(candidate)
+    return Path("/")
+
+
+def _parse_stdout(label: str, event: HookEvent, stdout: str) -> _Answer:
+    text = stdout.strip()
+    if not text:
+        return _Answer(label)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return _Answer(label, notice=f"{event} hook printed output that is not JSON ({text[:80]!r}); ignored")
+    if not isinstance(data, dict):
+        return _Answer(label, notice=f"{event} hook printed JSON that is not an object; ignored")
+    try:
+        return _interpret(label, event, data)
+    except _BadAnswer as exc:
+        return _Answer(label, notice=f"{event} hook answer ignored: {exc}")
+
+
+class _BadAnswer(ValueError):
+    """A hook's JSON has a field of the wrong type or an unknown value."""
+
+
+def _interpret(label: str, event: HookEvent, data: dict[str, Any]) -> _Answer:
+    answer = _Answer(label)
+    specific = data.get("hookSpecificOutput") or {}
+    if not isinstance(specific, dict):
+        raise _BadAnswer("hookSpecificOutput must be an object")
+    top_decision = data.get("decision")
+    if top_decision not in (None, "block", "approve"):
+        raise _BadAnswer(f"decision must be 'block' or 'approve', got {top_decision!r}")
+    cont = data.get("continue", True)
+    if not isinstance(cont, bool):
+        raise _BadAnswer("continue must be true or false")
+    reason = _str_field(data, "reason")
+    decision = specific.get("permissionDecision")
+    if decision not in (None, "allow", "deny", "ask"):
+        raise _BadAnswer(f"permissionDecision must be allow, deny or ask, got {decision!r}")
+    perm = specific.get(
+        "decision"
+    )  # PermissionRequest: {"behavior": ..., "message": ..., "updatedInput": ...}
+    if perm is not None:
+        if not isinstance(perm, dict) or perm.get("behavior") not in ("allow", "deny"):
+            raise _BadAnswer("hookSpecificOutput.decision.behavior must be allow or deny")
+        decision = perm["behavior"]
+        reason = _str_field(perm, "message") or reason
+        if perm.get("updatedInput") is not None:
+            answer.updated_input = _dict_field(perm, "updatedInput")
+    if decision is not None:
+        answer.decision = decision
+        answer.reason = _str_field(specific, "permissionDecisionReason") or reason
+    if top_decision == "block":
+        answer.decision, answer.reason = "deny", reason or f"blocked by hook `{label}`"
+    elif top_decision == "approve" and answer.decision is None:
+        answer.decision, answer.reason = "allow", reason
+    if cont is False:
+        answer.decision = "deny"
+        answer.reason = _str_field(data, "stopReason") or answer.reason or f"hook `{label}` stopped the call"
+    for source in (specific, data):
+        if source.get("updatedInput") is not None and answer.updated_input is None:
+            answer.updated_input = _dict_field(source, "updatedInput")
+    context = specific.get("additionalContext")
+    if context is not None:
+        if not isinstance(context, str):
+            raise _BadAnswer("additionalContext must be a string")
+        answer.context = context
+    if event == "PermissionRequest" and answer.decision == "ask":
+        answer.decision = None  # "ask" is what is already happening: no answer
+    return answer
+
+
+def _str_field(data: dict[str, Any], key: str) -> str:
+    value = data.get(key, "")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _BadAnswer(f"{key} must be a string")
+    return value
+
+
+def _dict_field(data: dict[str, Any], key: str) -> dict[str, Any]:
+    value = data.get(key)
+    if not isinstance(value, dict):
+        raise _BadAnswer(f"{key} must be an object")
+    return value
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return str(value)

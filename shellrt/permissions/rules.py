@@ -1,0 +1,257 @@
+"""Permission rules: ``Tool`` or ``Tool(specifier)``, parsed once and matched against a subject.
+
+A rule never sees raw tool input: it matches the `PermissionSubject` a tool
+derives from its input (a shell command's subcommands, resolved paths,
+domains). That keeps matching uniform across tools and makes compound
+commands safe: ``Bash(git status:*)`` is checked against *each* subcommand.
+
+Specifier kinds, by tool name:
+
+- ``Bash`` / ``PowerShell``: ``git status`` (exact), ``git diff:*`` (prefix at a
+  word boundary), ``npm run *`` (``*`` matches any text);
+- ``Read`` (read access), ``Edit`` / ``Write`` / ``MultiEdit`` / ``NotebookEdit``
+  (write access): gitignore-style path globs — ``//abs``, ``~/home``,
+  ``/rel-to-settings-root``, ``./rel`` or ``rel``; they apply to *every* tool
+  whose subject has that access (Grep and Glob read, so ``Read(...)`` covers
+  them); a ``Read`` deny or ask also covers writes to the same paths;
+- ``WebFetch(domain:example.com)``, ``WebFetch(domain:*.example.com)``;
+- ``mcp__server`` / ``mcp__server__*`` (every tool of a server), ``mcp__server__tool``;
+  MCP rules take no specifier;
+- any other ``Tool(spec)``: a path glob over that tool's own subject paths.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from shellrt.permissions.errors import RuleSyntaxError
+from shellrt.permissions.globs import glob_matches
+from shellrt.protocol import PermissionSubject
+
+__all__ = [
+    "COMMAND_TOOLS",
+    "READ_RULE_TOOLS",
+    "WRITE_RULE_TOOLS",
+    "PermissionRule",
+    "RuleKind",
+    "RuleOrigin",
+    "SpecifierKind",
+    "parse_rule",
+]
+
+RuleKind = Literal["allow", "deny", "ask"]
+SpecifierKind = Literal["none", "command", "path", "domain"]
+
+COMMAND_TOOLS = frozenset({"Bash", "PowerShell"})
+READ_RULE_TOOLS = frozenset({"Read"})
+WRITE_RULE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+
+_TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*(__\*)?$")
+_HOST_PATTERN = re.compile(r"^(\*\.)?([a-z0-9]([a-z0-9\-]*[a-z0-9])?)(\.[a-z0-9]([a-z0-9\-]*[a-z0-9])?)*$")
+
+
+@dataclass(frozen=True)
+class RuleOrigin:
+    """Where a rule came from: a source name (``project``, ``cli``…) and, for files, file and line."""
+
+    source: str
+    file: Path | None = None
+    line: int | None = None
+    #: Directory relative path specifiers are anchored at (see `settings_root`).
+    root: Path | None = None
+
+    def describe(self) -> str:
+        if self.file is None:
+            return f"{self.source} settings"
+        where = f"{self.file}:{self.line}" if self.line else str(self.file)
+        return f"{self.source} settings ({where})"
+
+
+@dataclass(frozen=True)
+class PermissionRule:
+    """One parsed rule. ``text`` is the normalized rule as users write it."""
+
+    kind: RuleKind
+    tool: str
+    specifier: str | None
+    spec_kind: SpecifierKind
+    origin: RuleOrigin = field(default_factory=lambda: RuleOrigin("session"))
+
+    @property
+    def text(self) -> str:
+        return self.tool if self.specifier is None else f"{self.tool}({self.specifier})"
+
+    @property
+    def tool_wide(self) -> bool:
+        """True for ``Tool`` (no specifier) and ``mcp__server`` rules: they match every call of the tool."""
+        return self.specifier is None
+
+    def describe(self) -> str:
+        return f"{self.kind} rule {self.text} from {self.origin.describe()}"
+
+    # --- matching ---------------------------------------------------------
+    def matches_tool(self, tool_name: str) -> bool:
+        """Whether this tool-wide rule names ``tool_name`` (MCP server rules cover the server's tools)."""
+        if not self.tool_wide:
+            return False
+        if self.tool == tool_name:
+            return True
+        if self.tool.startswith("mcp__"):
+            server = self.tool[:-3] if self.tool.endswith("__*") else self.tool
+            if server.count("__") == 1 and tool_name.startswith(server + "__"):
+                return True
+        return False
+
+    def applies_to(self, tool_name: str, subject: PermissionSubject) -> bool:
+        """Whether this content rule concerns this call at all (before looking at the content)."""
+        if self.tool_wide:
+            return False
+        if self.spec_kind == "command":
+            return self.tool == tool_name
+        if self.spec_kind == "domain":
+            return self.tool == tool_name
+        if self.tool in READ_RULE_TOOLS:
+            if self.kind == "allow":
+                return subject.access == "read"
+            return subject.access in ("read", "write")
+        if self.tool in WRITE_RULE_TOOLS:
+            return subject.access == "write"
+        return self.tool == tool_name
+
+    def match_item(self, item: str, *, home: Path, resolve: bool) -> bool:
+        """Whether one command / path / domain of a subject is matched by this rule's specifier."""
+        assert self.specifier is not None
+        if self.spec_kind == "command":
+            return _command_matches(self.specifier, item)
+        if self.spec_kind == "domain":
+            return _domain_matches(self.specifier[len("domain:") :], item)
+        return _path_matches(self.specifier, item, self.origin.root, home=home, resolve=resolve)
+
+    def subject_items(self, subject: PermissionSubject) -> tuple[str, ...]:
+        if self.spec_kind == "command":
+            return subject.commands
+        if self.spec_kind == "domain":
+            return subject.domains
+        return subject.paths
+
+
+def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -> PermissionRule:
+    """Parse ``Tool`` or ``Tool(specifier)``; raises `RuleSyntaxError` with a reason a person can act on."""
+    origin = origin or RuleOrigin("session")
+    if not isinstance(text, str):
+        raise RuleSyntaxError(f"a rule must be a string, got {type(text).__name__}")
+    raw = text.strip()
+    if not raw:
+        raise RuleSyntaxError("empty rule")
+    if "\x00" in raw:
+        raise RuleSyntaxError("rule contains a NUL character")
+    open_at = raw.find("(")
+    if open_at == -1:
+        if ")" in raw:
+            raise RuleSyntaxError(f"unbalanced ')' in rule {raw!r}")
+        tool, spec = raw, None
+    else:
+        if not raw.endswith(")"):
+            raise RuleSyntaxError(f"rule {raw!r} opens '(' but does not end with ')'")
+        tool, spec = raw[:open_at].strip(), raw[open_at + 1 : -1].strip()
+        if not spec:
+            raise RuleSyntaxError(f"rule {raw!r} has an empty specifier; write {tool!r} for the whole tool")
+    if not _TOOL_NAME.match(tool):
+        raise RuleSyntaxError(f"{tool!r} is not a tool name")
+    if tool.startswith("mcp__"):
+        return _parse_mcp(tool, spec, kind, origin)
+    if spec is None or (spec in ("*", "**") and tool in COMMAND_TOOLS):
+        return PermissionRule(kind, tool, None, "none", origin)
+    if spec.startswith("domain:"):
+        host = spec[len("domain:") :].strip().lower().rstrip(".")
+        if not _HOST_PATTERN.match(host):
+            raise RuleSyntaxError(
+                f"{host!r} in rule {raw!r} is not a domain (use domain:example.com or domain:*.example.com)"
+            )
+        return PermissionRule(kind, tool, f"domain:{host}", "domain", origin)
+    if tool == "WebFetch":
+        raise RuleSyntaxError(f"WebFetch rules take domain:HOST, got {spec!r}")
+    if tool in COMMAND_TOOLS:
+        normalized = " ".join(spec.split())
+        if ":*" in normalized[:-2]:
+            raise RuleSyntaxError(f"':*' may only end a command rule, got {spec!r}")
+        if normalized.endswith(":*") and not normalized[:-2].strip():
+            raise RuleSyntaxError(f"command rule {raw!r} has an empty prefix")
+        return PermissionRule(kind, tool, normalized, "command", origin)
+    if spec.startswith("~") and not (spec == "~" or spec.startswith("~/")):
+        raise RuleSyntaxError(f"{spec!r}: only ~/ (your own home) is supported")
+    return PermissionRule(kind, tool, spec, "path", origin)
+
+
+def _parse_mcp(tool: str, spec: str | None, kind: RuleKind, origin: RuleOrigin) -> PermissionRule:
+    if spec is not None:
+        raise RuleSyntaxError(f"MCP rules take no specifier: write {tool!r} or {tool}__toolname")
+    parts = tool.split("__")
+    if len(parts) < 2 or not parts[1] or (len(parts) == 3 and not parts[2]) or len(parts) > 3:
+        raise RuleSyntaxError(f"{tool!r} is not mcp__server, mcp__server__tool or mcp__server__*")
+    if len(parts) == 3 and parts[2] != "*" and "*" in parts[2]:
+        raise RuleSyntaxError(f"{tool!r}: only a whole-server wildcard mcp__server__* is supported")
+    return PermissionRule(kind, tool, None, "none", origin)
+
+
+# --- specifier matching ------------------------------------------------------------
+
+
+def _command_matches(spec: str, command: str) -> bool:
+    text = " ".join(command.split())
+    if spec.endswith(":*"):
+        prefix = spec[:-2].rstrip()
+        return text == prefix or text.startswith(prefix + " ")
+    if "*" in spec:
+        regex = ".*".join(re.escape(part) for part in spec.split("*"))
+        return re.fullmatch(regex, text, re.DOTALL) is not None
+    return text == spec
+
+
+def _domain_matches(pattern: str, domain: str) -> bool:
+    host = domain.strip().lower().rstrip(".")
+    if pattern.startswith("*."):
+        return host.endswith(pattern[1:])
+    return host == pattern
+
+
+def _pattern_base(spec: str, root: Path | None, home: Path) -> tuple[Path, str] | None:
+    """Split a path specifier into the directory it is anchored at and a relative glob."""
+    if spec.startswith("//"):
+        return Path("/"), "/" + spec[2:]
+    if spec == "~" or spec.startswith("~/"):
+        return home, "/" + spec[2:] if len(spec) > 2 else "/**"
+    if root is None:
+        return None
+    return root, spec
+
+
+def _path_matches(spec: str, path: str, root: Path | None, *, home: Path, resolve: bool) -> bool:
+    """Match an absolute path. ``resolve``: compare resolved forms only (for allow rules);
+    otherwise the literal and the resolved form are both tried (deny/ask: fail closed)."""
+    based = _pattern_base(spec, root, home)
+    if based is None:
+        return False
+    base, pattern = based
+    base_forms = {os.path.realpath(base)} if resolve else {os.path.realpath(base), os.path.normpath(base)}
+    path_forms = {os.path.realpath(path)} if resolve else {os.path.realpath(path), os.path.normpath(path)}
+    for b in base_forms:
+        for p in path_forms:
+            rel = _relative(p, b)
+            if rel is not None and glob_matches(pattern, rel):
+                return True
+    return False
+
+
+def _relative(path: str, base: str) -> str | None:
+    if base == "/":
+        return path.lstrip("/")
+    if path == base:
+        return ""
+    if path.startswith(base.rstrip("/") + "/"):
+        return path[len(base.rstrip("/")) + 1 :]
+    return None

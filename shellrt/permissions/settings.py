@@ -1,0 +1,309 @@
+"""One settings file: read, validate piece by piece, and report problems with file and line.
+
+Why piece by piece: a team's ``.claude/settings.json`` carries keys we do not
+use (``env``, ``model``…) and may carry one bad rule among fifty good ones.
+One bad rule is reported and ignored; the rest still apply. A file that
+cannot be read or is not JSON at all marks the load ``broken``: the engine
+then refuses to allow through rules or bypass mode (it fails closed), since
+the unreadable file may have held the deny rule that mattered.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from shellrt.permissions.errors import RuleSyntaxError
+from shellrt.permissions.modes import PermissionMode, parse_mode
+from shellrt.permissions.rules import PermissionRule, RuleKind, RuleOrigin, parse_rule
+
+__all__ = [
+    "HOOK_EVENTS",
+    "FileSettings",
+    "HookCommandConfig",
+    "HookEvent",
+    "HookMatcherConfig",
+    "HookSpec",
+    "load_settings_file",
+    "settings_root",
+]
+
+HookEvent = Literal["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"]
+HOOK_EVENTS: tuple[str, ...] = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest")
+
+_TOP_LEVEL_KEYS = {
+    "$schema",
+    "permissions",
+    "hooks",
+    "mcpServers",
+    "allowManagedPermissionRulesOnly",
+    "allowManagedHooksOnly",
+    "disableBypassPermissionsMode",
+}
+_PERMISSION_KEYS = {
+    "allow",
+    "deny",
+    "ask",
+    "defaultMode",
+    "additionalDirectories",
+    "disableBypassPermissionsMode",
+}
+
+
+class HookCommandConfig(BaseModel):
+    """``{"type": "command", "command": "...", "timeout": 30}`` (timeout in seconds)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["command"] = "command"
+    command: str = Field(min_length=1)
+    timeout: float | None = Field(default=None, gt=0, le=3600)
+
+
+class HookMatcherConfig(BaseModel):
+    """``{"matcher": "Edit|Write", "hooks": [...]}``; an empty or ``*`` matcher matches every tool."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    matcher: str = ""
+    hooks: list[HookCommandConfig]
+
+
+@dataclass(frozen=True)
+class HookSpec:
+    """One configured command hook, with where it came from."""
+
+    event: HookEvent
+    matcher: str
+    command: str
+    timeout: float | None
+    origin: RuleOrigin
+
+
+@dataclass
+class FileSettings:
+    """What one settings file contributes."""
+
+    path: Path
+    source: str
+    exists: bool = False
+    broken: bool = False
+    rules: list[PermissionRule] = field(default_factory=list)
+    hooks: list[HookSpec] = field(default_factory=list)
+    default_mode: PermissionMode | None = None
+    additional_directories: list[Path] = field(default_factory=list)
+    mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    disable_bypass: bool = False
+    managed_rules_only: bool = False
+    managed_hooks_only: bool = False
+    diagnostics: list[str] = field(default_factory=list)
+
+
+def settings_root(path: Path) -> Path:
+    """The directory relative path specifiers in ``path`` are anchored at.
+
+    A file inside ``.shellrt/`` or ``.claude/`` governs the directory that
+    holds that folder (the project root, or your home for user settings);
+    any other file governs its own directory.
+    """
+    parent = path.parent
+    if parent.name in (".shellrt", ".claude"):
+        return parent.parent
+    return parent
+
+
+def load_settings_file(path: Path, source: str, *, home: Path, root: Path | None = None) -> FileSettings:
+    """Load one file; a missing file is empty, an unreadable one is ``broken`` (see module doc)."""
+    out = FileSettings(path=path, source=source)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return out
+    except (OSError, UnicodeDecodeError) as exc:
+        out.exists = out.broken = True
+        out.diagnostics.append(
+            f"{path}: cannot read settings ({exc}); allow rules and bypass mode are disabled"
+        )
+        return out
+    out.exists = True
+    if not text.strip():
+        return out
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        out.broken = True
+        out.diagnostics.append(
+            f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); allow rules and bypass mode are disabled until it is fixed"
+        )
+        return out
+    if not isinstance(data, dict):
+        out.broken = True
+        out.diagnostics.append(
+            f"{path}:1: settings must be a JSON object; allow rules and bypass mode are disabled"
+        )
+        return out
+    locator = _Locator(text)
+    base = root if root is not None else settings_root(path)
+    origin_base = RuleOrigin(source, path, None, base)
+    for key in data:
+        if key not in _TOP_LEVEL_KEYS and path.parent.name != ".claude":
+            out.diagnostics.append(f"{path}:{locator.key_line(key)}: unknown key {key!r} ignored")
+    _load_permissions(data.get("permissions"), out, locator, origin_base, home)
+    _load_hooks(data.get("hooks"), out, locator, origin_base)
+    servers = data.get("mcpServers")
+    if isinstance(servers, dict):
+        for name, cfg in servers.items():
+            if isinstance(cfg, dict):
+                out.mcp_servers[str(name)] = cfg
+            else:
+                out.diagnostics.append(
+                    f"{path}:{locator.key_line(name)}: mcpServers.{name} must be an object; ignored"
+                )
+    elif servers is not None:
+        out.diagnostics.append(
+            f"{path}:{locator.key_line('mcpServers')}: mcpServers must be an object; ignored"
+        )
+    out.managed_rules_only = data.get("allowManagedPermissionRulesOnly") is True
+    out.managed_hooks_only = data.get("allowManagedHooksOnly") is True
+    if data.get("disableBypassPermissionsMode") == "disable":
+        out.disable_bypass = True
+    return out
+
+
+def _load_permissions(
+    section: object, out: FileSettings, locator: _Locator, origin: RuleOrigin, home: Path
+) -> None:
+    path = out.path
+    if section is None:
+        return
+    if not isinstance(section, dict):
+        out.diagnostics.append(
+            f"{path}:{locator.key_line('permissions')}: permissions must be an object; ignored"
+        )
+        return
+    for key in section:
+        if key not in _PERMISSION_KEYS:
+            out.diagnostics.append(f"{path}:{locator.key_line(key)}: unknown key permissions.{key} ignored")
+    for kind in ("deny", "ask", "allow"):
+        values = section.get(kind)
+        if values is None:
+            continue
+        key_offset = locator.key_offset(kind)
+        if not isinstance(values, list):
+            out.diagnostics.append(
+                f"{path}:{locator.line_at(key_offset)}: permissions.{kind} must be a list; ignored"
+            )
+            continue
+        cursor = key_offset
+        for value in values:
+            at = locator.find_value(value, cursor)
+            cursor = at + 1
+            line = locator.line_at(at)
+            rule_origin = RuleOrigin(origin.source, path, line, origin.root)
+            try:
+                out.rules.append(parse_rule(value, _kind(kind), rule_origin))
+            except RuleSyntaxError as exc:
+                out.diagnostics.append(f"{path}:{line}: malformed {kind} rule {value!r} ignored: {exc}")
+    if "defaultMode" in section:
+        mode = parse_mode(section["defaultMode"])
+        if mode is None:
+            out.diagnostics.append(
+                f"{path}:{locator.key_line('defaultMode')}: unknown defaultMode {section['defaultMode']!r} ignored"
+            )
+        out.default_mode = mode
+    dirs = section.get("additionalDirectories")
+    if isinstance(dirs, list):
+        for d in dirs:
+            if isinstance(d, str) and d.strip():
+                out.additional_directories.append(_expand_dir(d.strip(), origin.root or path.parent, home))
+            else:
+                out.diagnostics.append(
+                    f"{path}:{locator.key_line('additionalDirectories')}: bad directory {d!r} ignored"
+                )
+    elif dirs is not None:
+        out.diagnostics.append(f"{path}:{locator.key_line('additionalDirectories')}: must be a list; ignored")
+    if section.get("disableBypassPermissionsMode") == "disable":
+        out.disable_bypass = True
+
+
+def _load_hooks(section: object, out: FileSettings, locator: _Locator, origin: RuleOrigin) -> None:
+    path = out.path
+    if section is None:
+        return
+    if not isinstance(section, dict):
+        out.diagnostics.append(f"{path}:{locator.key_line('hooks')}: hooks must be an object; ignored")
+        return
+    for event, groups in section.items():
+        line = locator.key_line(event)
+        if event not in HOOK_EVENTS:
+            out.diagnostics.append(f"{path}:{line}: hook event {event!r} is not supported here; ignored")
+            continue
+        if not isinstance(groups, list):
+            out.diagnostics.append(f"{path}:{line}: hooks.{event} must be a list; ignored")
+            continue
+        for group in groups:
+            try:
+                cfg = HookMatcherConfig.model_validate(group)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"])
+                out.diagnostics.append(f"{path}:{line}: bad {event} hook ({where}: {first['msg']}); ignored")
+                continue
+            for hook in cfg.hooks:
+                hook_line = locator.line_at(locator.find_value(hook.command, locator.key_offset(event)))
+                out.hooks.append(
+                    HookSpec(
+                        event=event,  # type: ignore[arg-type]
+                        matcher=cfg.matcher,
+                        command=hook.command,
+                        timeout=hook.timeout,
+                        origin=RuleOrigin(origin.source, path, hook_line, origin.root),
+                    )
+                )
+
+
+def _kind(name: str) -> RuleKind:
+    return "deny" if name == "deny" else "ask" if name == "ask" else "allow"
+
+
+def _expand_dir(value: str, root: Path, home: Path) -> Path:
+    if value.startswith("//"):
+        return Path(value[1:])
+    if value == "~" or value.startswith("~/"):
+        return home / value[2:]
+    if os.path.isabs(value):
+        return Path(value)
+    return root / value
+
+
+class _Locator:
+    """Finds line numbers of keys and values in the raw JSON text (best effort: first occurrence
+    at or after a cursor), so diagnostics can say ``file:line``."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def line_at(self, offset: int) -> int:
+        return self.text.count("\n", 0, max(offset, 0)) + 1
+
+    def key_offset(self, key: str) -> int:
+        found = self.text.find(json.dumps(key) + ":")
+        if found == -1:
+            found = self.text.find(json.dumps(key))
+        return max(found, 0)
+
+    def key_line(self, key: str) -> int:
+        return self.line_at(self.key_offset(key))
+
+    def find_value(self, value: object, start: int) -> int:
+        needle = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else None
+        if needle is not None:
+            found = self.text.find(needle, start)
+            if found != -1:
+                return found
+        return start

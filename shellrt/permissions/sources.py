@@ -1,0 +1,321 @@
+"""Where settings come from, in precedence order, and how they merge into one `Settings`.
+
+Sources, highest first:
+
+1. ``managed`` — ``/etc/shellrt/managed-settings.json`` (or ``$SHELLRT_MANAGED_SETTINGS``,
+   or ``managed_path``);
+2. ``cli`` — ``--allow`` / ``--deny`` / ``--mode`` flags and ``--settings FILE``;
+3. ``local`` — ``.shellrt/settings.local.json`` then ``.claude/settings.local.json``;
+4. ``project`` — ``.shellrt/settings.json`` then ``.claude/settings.json``;
+5. ``user`` — ``~/.shellrt/settings.json`` (``HOME`` from the environment);
+6. ``session`` — rules a person saved while answering a prompt.
+
+Rule kinds do not follow precedence (deny > ask > allow from any source);
+precedence decides ``defaultMode`` and ``mcpServers`` entries, and the managed
+source may forbid lower sources from allowing (``allowManagedPermissionRulesOnly``),
+from adding hooks (``allowManagedHooksOnly``) and from using bypass mode
+(``disableBypassPermissionsMode: "disable"``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from shellrt.permissions.errors import RuleSyntaxError
+from shellrt.permissions.modes import PermissionMode
+from shellrt.permissions.rules import PermissionRule, RuleKind, RuleOrigin, parse_rule
+from shellrt.permissions.ruleset import RuleSet
+from shellrt.permissions.settings import FileSettings, HookSpec, load_settings_file
+
+__all__ = [
+    "DEFAULT_MANAGED_PATH",
+    "MANAGED_ENV",
+    "SOURCE_ORDER",
+    "EffectivePermissions",
+    "LoadedSources",
+    "Settings",
+    "discover_files",
+    "load_settings",
+    "local_settings_path",
+]
+
+SOURCE_ORDER: tuple[str, ...] = ("managed", "cli", "local", "project", "user", "session")
+DEFAULT_MANAGED_PATH = Path("/etc/shellrt/managed-settings.json")
+MANAGED_ENV = "SHELLRT_MANAGED_SETTINGS"
+
+
+@dataclass
+class LoadedSources:
+    """Working state while merging sources (`Settings` wraps it once merged)."""
+
+    workspace: Path
+    home: Path
+    files: list[FileSettings] = field(default_factory=list)
+    rules: RuleSet = field(default_factory=RuleSet)
+    hooks: list[HookSpec] = field(default_factory=list)
+    mode: PermissionMode = "default"
+    mode_source: str = "default"
+    additional_directories: list[Path] = field(default_factory=list)
+    mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    disable_bypass: bool = False
+    managed_rules_only: bool = False
+    managed_hooks_only: bool = False
+    degraded: bool = False
+    diagnostics: list[str] = field(default_factory=list)
+
+
+class EffectivePermissions(BaseModel):
+    """The merged ``permissions`` section, in the settings-file shape."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    allow: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+    default_mode: PermissionMode = Field(default="default", alias="defaultMode")
+    additional_directories: list[str] = Field(default_factory=list, alias="additionalDirectories")
+
+
+class Settings(BaseModel):
+    """The effective settings of a session, merged from every source.
+
+    ``model_dump(by_alias=True)`` gives the settings-file shape (``permissions``,
+    ``hooks``, ``mcpServers``) for ``ToolContext.settings``; the parsed rules,
+    hook specs and per-file details are available as properties.
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    permissions: EffectivePermissions = Field(default_factory=EffectivePermissions)
+    hooks: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict, alias="mcpServers")
+    #: Which source chose the mode (``managed``, ``cli``, ``local``, ``project``, ``user`` or ``default``).
+    mode_source: str = Field(default="default", alias="modeSource")
+    #: A settings file existed but could not be read: allow rules and bypass mode are off.
+    degraded: bool = False
+    diagnostics: list[str] = Field(default_factory=list)
+
+    _state: LoadedSources = PrivateAttr()
+
+    @classmethod
+    def from_sources(cls, state: LoadedSources) -> Settings:
+        effective = state.rules.effective()
+        hooks: dict[str, list[dict[str, Any]]] = {}
+        for spec in state.hooks:
+            entry: dict[str, Any] = {"type": "command", "command": spec.command}
+            if spec.timeout is not None:
+                entry["timeout"] = spec.timeout
+            hooks.setdefault(spec.event, []).append({"matcher": spec.matcher, "hooks": [entry]})
+        out = cls(
+            permissions=EffectivePermissions(
+                allow=[r.text for r in effective if r.kind == "allow"],
+                deny=[r.text for r in effective if r.kind == "deny"],
+                ask=[r.text for r in effective if r.kind == "ask"],
+                default_mode=state.mode,
+                additional_directories=[str(d) for d in state.additional_directories],
+            ),
+            hooks=hooks,
+            mcp_servers=state.mcp_servers,
+            mode_source=state.mode_source,
+            degraded=state.degraded,
+            diagnostics=state.diagnostics,
+        )
+        out._state = state
+        return out
+
+    # --- parsed views --------------------------------------------------------------
+    @property
+    def workspace(self) -> Path:
+        return self._state.workspace
+
+    @property
+    def home(self) -> Path:
+        return self._state.home
+
+    @property
+    def mode(self) -> PermissionMode:
+        return self._state.mode
+
+    @property
+    def rules(self) -> RuleSet:
+        """Every parsed rule (also those ignored under managed-only), live: session rules are added here."""
+        return self._state.rules
+
+    @property
+    def hook_specs(self) -> list[HookSpec]:
+        return self._state.hooks
+
+    @property
+    def files(self) -> list[FileSettings]:
+        return self._state.files
+
+    @property
+    def additional_directories(self) -> list[Path]:
+        return self._state.additional_directories
+
+    @property
+    def disable_bypass(self) -> bool:
+        return self._state.disable_bypass
+
+    @property
+    def managed_rules_only(self) -> bool:
+        return self._state.managed_rules_only
+
+    @property
+    def managed_hooks_only(self) -> bool:
+        return self._state.managed_hooks_only
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-able account of every rule with its source (``shellrt permissions list --json``)."""
+        return {
+            "mode": self.mode,
+            "mode_source": self.mode_source,
+            "rules": [
+                {
+                    "kind": r.kind,
+                    "rule": r.text,
+                    "source": r.origin.describe(),
+                    "ignored": self.rules.ignored(r),
+                }
+                for r in self.rules.rules
+            ],
+            "hooks": [
+                {"event": h.event, "matcher": h.matcher, "command": h.command, "source": h.origin.describe()}
+                for h in self.hook_specs
+            ],
+            "additional_directories": [str(d) for d in self.additional_directories],
+            "mcp_servers": sorted(self.mcp_servers),
+            "files": [{"path": str(f.path), "source": f.source, "exists": f.exists} for f in self.files],
+            "degraded": self.degraded,
+            "diagnostics": list(self.diagnostics),
+        }
+
+
+def local_settings_path(workspace: Path) -> Path:
+    """Where "allow always in this project" answers are saved."""
+    return workspace / ".shellrt" / "settings.local.json"
+
+
+def discover_files(
+    workspace: Path,
+    *,
+    settings_files: Sequence[Path] = (),
+    home: Path | None = None,
+    managed_path: Path | None = None,
+) -> list[tuple[str, Path]]:
+    """Every settings file that may apply, highest precedence first, as (source, path)."""
+    home = home if home is not None else _home()
+    managed = managed_path or Path(os.environ.get(MANAGED_ENV) or DEFAULT_MANAGED_PATH)
+    found: list[tuple[str, Path]] = [("managed", managed)]
+    found += [("cli", Path(p)) for p in settings_files]
+    found += [
+        ("local", local_settings_path(workspace)),
+        ("local", workspace / ".claude" / "settings.local.json"),
+        ("project", workspace / ".shellrt" / "settings.json"),
+        ("project", workspace / ".claude" / "settings.json"),
+        ("user", home / ".shellrt" / "settings.json"),
+    ]
+    return found
+
+
+def load_settings(
+    workspace: Path,
+    *,
+    settings_files: Sequence[Path] = (),
+    mode: PermissionMode | None = None,
+    allow: Sequence[str] = (),
+    deny: Sequence[str] = (),
+    ask: Sequence[str] = (),
+    home: Path | None = None,
+    managed_path: Path | None = None,
+) -> Settings:
+    """Read every source and merge; problems end up in ``diagnostics``, never as exceptions."""
+    home = home if home is not None else _home()
+    settings = LoadedSources(workspace=workspace, home=home, rules=RuleSet(home=home))
+    for source, path in discover_files(
+        workspace, settings_files=settings_files, home=home, managed_path=managed_path
+    ):
+        root = workspace if source == "managed" else None
+        loaded = load_settings_file(path, source, home=home, root=root)
+        if source == "cli" and not loaded.exists:
+            loaded.diagnostics.append(f"{path}: --settings file not found")
+        settings.files.append(loaded)
+        settings.diagnostics += loaded.diagnostics
+        settings.degraded = settings.degraded or loaded.broken
+    managed = settings.files[0]
+    settings.disable_bypass = managed.disable_bypass
+    settings.managed_rules_only = managed.managed_rules_only
+    settings.managed_hooks_only = managed.managed_hooks_only
+    settings.rules.managed_only = managed.managed_rules_only
+
+    cli_origin = RuleOrigin("cli", None, None, workspace)
+    cli_rules: list[PermissionRule] = []
+    for kind, values in (("deny", deny), ("ask", ask), ("allow", allow)):
+        for value in values:
+            try:
+                cli_rules.append(parse_rule(value, _kind(kind), cli_origin))
+            except RuleSyntaxError as exc:
+                settings.diagnostics.append(f"--{kind} {value!r}: malformed rule ignored: {exc}")
+
+    # Rules and hooks, in source order: managed, cli flags, cli files, local, project, user.
+    ordered = [managed, *[f for f in settings.files[1:] if f.source == "cli"]]
+    ordered += [f for f in settings.files[1:] if f.source != "cli"]
+    for index, loaded in enumerate(ordered):
+        for rule in loaded.rules:
+            settings.rules.add(rule)
+        if index == 0:
+            for rule in cli_rules:
+                settings.rules.add(rule)
+        if settings.managed_hooks_only and loaded.source != "managed":
+            if loaded.hooks:
+                settings.diagnostics.append(
+                    f"{loaded.path}: hooks ignored (managed policy allows managed hooks only)"
+                )
+        else:
+            settings.hooks += loaded.hooks
+        for directory in loaded.additional_directories:
+            if directory not in settings.additional_directories:
+                settings.additional_directories.append(directory)
+        for name, cfg in loaded.mcp_servers.items():
+            settings.mcp_servers.setdefault(name, cfg)
+    if settings.managed_rules_only:
+        dropped = [r for r in settings.rules.rules if settings.rules.ignored(r)]
+        for rule in dropped:
+            settings.diagnostics.append(
+                f"{rule.describe()} ignored: managed policy allows managed allow rules only"
+            )
+
+    _choose_mode(settings, ordered, mode)
+    return Settings.from_sources(settings)
+
+
+def _choose_mode(
+    settings: LoadedSources, ordered: list[FileSettings], cli_mode: PermissionMode | None
+) -> None:
+    candidates: list[tuple[str, PermissionMode | None]] = [(ordered[0].source, ordered[0].default_mode)]
+    candidates.append(("cli", cli_mode))
+    candidates += [(f.source, f.default_mode) for f in ordered[1:]]
+    for source, value in candidates:
+        if value is None:
+            continue
+        if value == "bypassPermissions" and settings.disable_bypass:
+            settings.diagnostics.append(
+                f"bypassPermissions requested by {source} settings is disabled by managed policy; using default"
+            )
+            continue
+        settings.mode, settings.mode_source = value, source
+        return
+
+
+def _kind(name: str) -> RuleKind:
+    return "deny" if name == "deny" else "ask" if name == "ask" else "allow"
+
+
+def _home() -> Path:
+    return Path(os.environ.get("HOME") or Path.home())

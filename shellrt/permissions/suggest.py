@@ -1,0 +1,35 @@
+"""Rules that "allow always" would save for a call — as narrow as possible.
+
+Why narrow: a remembered answer should allow what the person saw, not more.
+Commands are remembered exactly (one rule per subcommand), written files by
+exact path, read files by their directory, domains by exact host. An
+incomplete subject gets no suggestion: no rule could allow it anyway.
+"""
+
+from __future__ import annotations
+
+import os
+
+from shellrt.protocol import PermissionSubject
+
+__all__ = ["suggest_rules"]
+
+
+def suggest_rules(tool_name: str, subject: PermissionSubject) -> list[str]:
+    """Rule strings that would allow this exact call next time (possibly empty)."""
+    if subject.incomplete:
+        return []
+    out: list[str] = []
+    if subject.commands:
+        out += [f"{tool_name}({' '.join(c.split())})" for c in subject.commands if c.strip()]
+    elif subject.paths:
+        rule_tool = "Read" if subject.access == "read" else "Edit" if subject.access == "write" else tool_name
+        for path in subject.paths:
+            real = os.path.realpath(path)
+            target = f"{os.path.dirname(real)}/**" if subject.access == "read" else real
+            out.append(f"{rule_tool}(/{target})")
+    elif subject.domains:
+        out += [f"{tool_name}(domain:{d.lower()})" for d in subject.domains]
+    else:
+        out.append(tool_name)
+    return list(dict.fromkeys(out))

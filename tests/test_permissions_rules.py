@@ -1,0 +1,192 @@
+"""Rule parsing and matching: commands per subcommand, path globs, domains, MCP names."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from shellrt.permissions import RuleOrigin, RuleSet, RuleSyntaxError, parse_rule
+from shellrt.permissions.globs import glob_matches
+from shellrt.protocol import PermissionSubject
+
+
+def rules(tmp_path: Path, *texts: tuple[str, str]) -> RuleSet:
+    origin = RuleOrigin("project", tmp_path / ".shellrt" / "settings.json", 1, tmp_path)
+    return RuleSet([parse_rule(t, k, origin) for k, t in texts], home=tmp_path / "home")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "spec"),
+    [
+        ("Bash", "Bash", None),
+        ("Bash(*)", "Bash", None),
+        ("  Bash( git   diff:* ) ", "Bash", "git diff:*"),
+        ("Read(./secrets/**)", "Read", "./secrets/**"),
+        ("WebFetch(domain:Docs.Python.org)", "WebFetch", "domain:docs.python.org"),
+        ("WebFetch(domain:*.example.com)", "WebFetch", "domain:*.example.com"),
+        ("mcp__github", "mcp__github", None),
+        ("mcp__github__*", "mcp__github__*", None),
+        ("mcp__github__create_issue", "mcp__github__create_issue", None),
+        ("Bash(echo (x))", "Bash", "echo (x)"),
+    ],
+)
+def test_parse_valid(text: str, tool: str, spec: str | None) -> None:
+    rule = parse_rule(text, "allow")
+    assert (rule.tool, rule.specifier) == (tool, spec)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "Bash(",
+        "Bash()",
+        "Bash(git status",
+        "Bash)",
+        "Ba sh",
+        "Bash(git:*status)",
+        "Bash(:*)",
+        "WebFetch(example.com)",
+        "WebFetch(domain:exa mple.com)",
+        "mcp__",
+        "mcp__srv__t*ol",
+        "mcp__srv(x)",
+        "Read(~bob/x)",
+        42,
+    ],
+)
+def test_parse_malformed(text: object) -> None:
+    with pytest.raises(RuleSyntaxError):
+        parse_rule(text, "allow")
+
+
+def test_prefix_rule_matches_word_boundary(tmp_path: Path) -> None:
+    rs = rules(tmp_path, ("allow", "Bash(git diff:*)"))
+    ok = lambda *cmds: (
+        rs.content_allow("Bash", PermissionSubject(commands=cmds, access="execute")) is not None
+    )  # noqa: E731
+    assert ok("git diff")
+    assert ok("git diff HEAD~1 -- src")
+    assert not ok("git diff-tree x")
+    assert not ok("git difftool")
+    assert not ok("git diff", "rm -rf x")
+
+
+def test_compound_command_needs_every_subcommand(tmp_path: Path) -> None:
+    rs = rules(tmp_path, ("allow", "Bash(git status:*)"), ("allow", "Bash(ls)"))
+    allow = lambda *cmds: rs.content_allow("Bash", PermissionSubject(commands=cmds, access="execute"))  # noqa: E731
+    assert allow("git status", "ls")
+    assert allow("git status", "rm -rf x") is None
+    assert allow("git status", "curl evil") is None
+    assert allow() is None
+    assert rs.content_allow("Bash", PermissionSubject(commands=("git status",), incomplete=True)) is None
+
+
+def test_any_denied_subcommand_denies(tmp_path: Path) -> None:
+    rs = rules(tmp_path, ("deny", "Bash(rm:*)"))
+    hit = rs.content_hit("deny", "Bash", PermissionSubject(commands=("ls", "rm -rf x"), access="execute"))
+    assert hit is not None and hit[1] == "rm -rf x"
+    assert rs.content_hit("deny", "Bash", PermissionSubject(commands=("rmdir x",))) is None
+
+
+def test_wildcard_command(tmp_path: Path) -> None:
+    rs = rules(tmp_path, ("allow", "Bash(npm run *)"))
+    assert rs.content_allow("Bash", PermissionSubject(commands=("npm run test",)))
+    assert rs.content_allow("Bash", PermissionSubject(commands=("npm install",))) is None
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "expected"),
+    [
+        (".env", ".env", True),
+        (".env", "a/b/.env", True),
+        ("./.env", "a/.env", False),
+        ("*.pem", "keys/x.pem", True),
+        ("secrets/**", "secrets/a/b", True),
+        ("./secrets/**", "secrets", True),
+        ("secrets", "secrets/x", True),
+        ("src/**/*.ts", "src/a/b/c.ts", True),
+        ("src/**/*.ts", "src/c.ts", True),
+        ("src/*.ts", "src/a/c.ts", False),
+        ("/src/*.ts", "src/c.ts", True),
+        ("**/node_modules", "a/node_modules/x", True),
+        ("file?.txt", "file1.txt", True),
+        ("[ab].txt", "c.txt", False),
+    ],
+)
+def test_globs(pattern: str, path: str, expected: bool) -> None:
+    assert glob_matches(pattern, path) is expected
+
+
+def test_path_specifier_forms(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / "notes").mkdir(parents=True)
+    rs = rules(
+        tmp_path,
+        ("deny", "Read(//etc/shadow)"),
+        ("deny", "Read(~/notes/**)"),
+        ("deny", "Read(/private/**)"),
+    )
+    read = lambda p: rs.content_hit("deny", "Read", PermissionSubject(paths=(str(p),), access="read"))  # noqa: E731
+    assert read("/etc/shadow")
+    assert read(home / "notes" / "a.txt")
+    assert read(tmp_path / "private" / "x")
+    assert not read(tmp_path / "sub" / "private" / "x")
+    assert not read("/etc/passwd")
+
+
+def test_read_rules_cover_every_reading_tool_and_edit_rules_writes(tmp_path: Path) -> None:
+    rs = rules(tmp_path, ("deny", "Read(./secrets/**)"), ("allow", "Edit(./src/**)"))
+    secret = str(tmp_path / "secrets" / "k")
+    assert rs.content_hit("deny", "Grep", PermissionSubject(paths=(secret,), access="read"))
+    assert rs.content_hit("deny", "Write", PermissionSubject(paths=(secret,), access="write"))
+    src = str(tmp_path / "src" / "a.py")
+    assert rs.content_allow("Write", PermissionSubject(paths=(src,), access="write"))
+    assert rs.content_allow("Read", PermissionSubject(paths=(src,), access="read")) is None
+
+
+def test_symlink_inside_pointing_outside_is_outside(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    outside = tmp_path / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    (outside / "target.txt").write_text("x")
+    os.symlink(outside, ws / "link")
+    origin = RuleOrigin("project", ws / ".shellrt" / "settings.json", 1, ws)
+    rs = RuleSet([parse_rule("Edit(./**)", "allow", origin)], home=tmp_path)
+    via_link = str(ws / "link" / "target.txt")
+    assert rs.content_allow("Edit", PermissionSubject(paths=(via_link,), access="write")) is None
+    assert rs.content_allow("Edit", PermissionSubject(paths=(str(ws / "a.txt"),), access="write"))
+    # `..` escaping the workspace is outside too
+    dotdot = str(ws / "sub" / ".." / ".." / "outside" / "target.txt")
+    assert rs.content_allow("Edit", PermissionSubject(paths=(dotdot,), access="write")) is None
+    # a deny on the outside target also catches the path through the link
+    deny = RuleSet([parse_rule(f"Edit(/{outside}/**)", "deny", origin)], home=tmp_path)
+    assert deny.content_hit("deny", "Edit", PermissionSubject(paths=(via_link,), access="write"))
+
+
+def test_domains(tmp_path: Path) -> None:
+    rs = rules(
+        tmp_path, ("allow", "WebFetch(domain:docs.python.org)"), ("allow", "WebFetch(domain:*.example.com)")
+    )
+    allowed = lambda d: (
+        rs.content_allow("WebFetch", PermissionSubject(domains=(d,), access="fetch")) is not None
+    )  # noqa: E731
+    assert allowed("docs.python.org")
+    assert allowed("DOCS.python.org.")
+    assert allowed("api.example.com")
+    assert not allowed("example.com")
+    assert not allowed("evilexample.com")
+    assert not allowed("docs.python.org.evil.com")
+
+
+def test_mcp_names() -> None:
+    server = parse_rule("mcp__gh", "deny")
+    star = parse_rule("mcp__gh__*", "deny")
+    one = parse_rule("mcp__gh__create", "deny")
+    assert server.matches_tool("mcp__gh__create") and server.matches_tool("mcp__gh__list")
+    assert star.matches_tool("mcp__gh__list")
+    assert not server.matches_tool("mcp__ghx__list")
+    assert one.matches_tool("mcp__gh__create") and not one.matches_tool("mcp__gh__list")
