@@ -58,6 +58,7 @@ from docker.types import Mount
 
 from sandbox._docker_control import ControlChannel, ExecutorGoneError
 from sandbox._docker_fifo import FifoReceiveStream, FifoSendStream, make_fifo, open_fifo
+from sandbox._docker_hostpid import host_pid
 from sandbox._docker_labels import (
     LABEL_CREATED,
     LABEL_IO_DIR,
@@ -257,8 +258,8 @@ def gc_sandboxes(
 class DockerProcess(SandboxProcess):
     """A command running under the container's executor.
 
-    ``pid`` is None (nothing on the host stands for it); ``container_pid`` is its
-    pid inside the container, which is also its process group and session id.
+    ``container_pid`` is its pid inside the container (also its process group and
+    session id); ``pid`` is the same process seen from the host.
     """
 
     def __init__(
@@ -277,6 +278,7 @@ class DockerProcess(SandboxProcess):
         self.stderr = stderr
         self.stdin = stdin
         self._stdin_fifo = stdin
+        self._host_pid: int | None = None
         self._status: ExitStatus | None = None
         self._wait_lock = anyio.Lock()
         self._kill_lock = anyio.Lock()
@@ -285,7 +287,10 @@ class DockerProcess(SandboxProcess):
 
     @property
     def pid(self) -> int | None:
-        return None
+        """Host pid of the command (the daemon is local), resolved on first use; None once gone."""
+        if self._host_pid is None and self._status is None and self._backend.container_id:
+            self._host_pid = host_pid(self._backend.container_id, self.container_pid)
+        return self._host_pid
 
     @property
     def returncode(self) -> int | None:
@@ -375,21 +380,33 @@ class DockerBackend(SandboxBackend):
     def writable_roots(self) -> tuple[str, ...]:
         return (self.config.container_workspace, "/tmp")
 
+    def _host_workspace(self) -> str:
+        """Host directory the container's workspace is: the bind source, or the private copy."""
+        if self.config.workspace_mode == "copy" and self._host_dir is not None:
+            return os.path.join(self._host_dir, "workspace")
+        return os.path.abspath(self.policy.workspace)
+
     def to_sandbox_path(self, host_path: Path) -> str | None:
-        try:
-            rel = Path(os.path.abspath(host_path)).relative_to(os.path.abspath(self.policy.workspace))
-        except ValueError:
-            return None
-        return str(PurePosixPath(self.config.container_workspace) / rel.as_posix())
+        """Map a host path to the container; in copy mode both the private copy and the
+        original workspace map (the latter names the same logical location)."""
+        path = os.path.abspath(host_path)
+        for base in dict.fromkeys((self._host_workspace(), os.path.abspath(self.policy.workspace))):
+            if path == base or path.startswith(base.rstrip("/") + "/"):
+                rel = os.path.relpath(path, base)
+                return (
+                    str(PurePosixPath(self.config.container_workspace) / rel)
+                    if rel != "."
+                    else (self.config.container_workspace)
+                )
+        return None
 
     def to_host_path(self, sandbox_path: str) -> Path | None:
-        if self.config.workspace_mode != "bind":
-            return None  # copy mode: the container's workspace has no host twin
+        """Map a container path to the host: in copy mode into the private copy (never the original)."""
         try:
             rel = PurePosixPath(sandbox_path).relative_to(self.config.container_workspace)
         except ValueError:
             return None
-        return Path(self.policy.workspace) / rel
+        return Path(self._host_workspace()) / rel
 
     def enforces(self) -> frozenset[str]:
         aspects = {"filesystem", "network", "memory", "pids", "cpus", "tree_kill"}
