@@ -1,15 +1,389 @@
-"""PowerShell analysis (placeholder until the tokenizer lands): never read-only."""
+"""PowerShell analysis: a tokenizer/parser for the common subset, judged allow-list style.
+
+Supported: statements (``;``, newlines, ``&&``/``||``), pipelines, cmdlets with
+parameters, strings (single, double with ``$var``/``$(...)``, here-strings),
+variables, script blocks, grouping ``(...)``, subexpressions ``$(...)``/``@(...)``,
+hashtables, type literals, the call/dot-source operators and redirections.
+
+Read-only means every command is a known read-only cmdlet (``Get-*``,
+``Test-Path``, ``Select-String``, ``Measure-Object``, ``Format-*``, ...) or a
+known read-only native program with static arguments, with no redirection, no
+call operator, no script block, no .NET method call, no splatting and no
+``Invoke-Expression``; subexpressions must themselves be read-only.
+"""
 
 from __future__ import annotations
 
-from .models import CommandAnalysis
+from dataclasses import dataclass, field
 
-__all__ = ["analyze_powershell"]
+from .git_env import git_hardening_env
+from .models import CommandAnalysis, Subcommand
+from .programs import check_program, program_spec
+
+__all__ = ["ALIASES", "READ_ONLY_CMDLETS", "analyze_powershell"]
+
+MAX_CHARS = 10_000
+MAX_DEPTH = 16
+
+ALIASES: dict[str, str] = {
+    "ls": "get-childitem", "dir": "get-childitem", "gci": "get-childitem", "cat": "get-content",
+    "gc": "get-content", "type": "get-content", "echo": "write-output", "write": "write-output",
+    "pwd": "get-location", "gl": "get-location", "select": "select-object", "where": "where-object",
+    "?": "where-object", "sort": "sort-object", "measure": "measure-object", "ft": "format-table",
+    "fl": "format-list", "fw": "format-wide", "gi": "get-item", "gp": "get-itemproperty",
+    "gps": "get-process", "ps": "get-process", "gsv": "get-service", "gcm": "get-command", "gm": "get-member",
+    "sls": "select-string", "group": "group-object", "compare": "compare-object", "diff": "compare-object",
+    "gv": "get-variable", "gal": "get-alias", "ghy": "get-history", "h": "get-history",
+    "history": "get-history", "cd": "set-location", "sl": "set-location", "chdir": "set-location",
+    "pushd": "push-location", "popd": "pop-location", "rvpa": "resolve-path", "iex": "invoke-expression",
+    "rm": "remove-item", "del": "remove-item", "erase": "remove-item", "rd": "remove-item",
+    "ri": "remove-item", "rmdir": "remove-item", "cp": "copy-item", "copy": "copy-item", "cpi": "copy-item",
+    "mv": "move-item", "move": "move-item", "mi": "move-item", "ni": "new-item", "sc": "set-content",
+    "ac": "add-content", "kill": "stop-process", "spps": "stop-process", "saps": "start-process",
+    "start": "start-process", "icm": "invoke-command", "iwr": "invoke-webrequest", "curl": "invoke-webrequest",
+    "wget": "invoke-webrequest", "irm": "invoke-restmethod", "%": "foreach-object", "foreach": "foreach-object",
+    "sleep": "start-sleep", "clc": "clear-content", "cls": "clear-host", "clear": "clear-host",
+    "tee": "tee-object", "sal": "set-alias", "nal": "new-alias", "sv": "set-variable", "set": "set-variable",
+    "gdr": "get-psdrive", "gjb": "get-job", "gwmi": "get-wmiobject", "ii": "invoke-item",
+}
+READ_ONLY_CMDLETS = frozenset(
+    ["test-path", "select-string", "select-object", "measure-object", "sort-object", "group-object", "compare-object", "where-object", "out-string", "out-host", "out-null", "out-default", "write-output", "write-host", "write-verbose", "write-debug", "write-information", "convertto-json", "convertfrom-json", "convertto-csv", "convertfrom-csv", "convertto-html", "convertto-xml", "resolve-path", "split-path", "join-path", "convert-path", "select-xml", "start-sleep", "set-location", "push-location", "pop-location", "format-table", "format-list", "format-wide", "format-custom", "format-hex", "test-json"]
+)
+_LOCATION = frozenset({"set-location", "push-location"})
+#: Get-* cmdlets that are not plain reads.
+_BAD_GETS = {"get-credential": "prompts for credentials"}
+#: Common parameters that assign variables or change behaviour.
+_BAD_PARAMS = frozenset(
+    ["-outvariable", "-ov", "-pipelinevariable", "-pv", "-errorvariable", "-ev", "-warningvariable", "-wv", "-informationvariable", "-iv", "-online", "-outfile", "-filepath", "-literalpath:$", "-debugger"]
+)
+
+
+@dataclass
+class _Token:
+    kind: str  # word, param, string, xstring, var, splat, op, sep, pipe, block, group, subexpr, type, redirect
+    text: str
+    inner: str = ""
+    #: Subexpressions found inside an expandable string.
+    subexprs: list[str] = field(default_factory=list)
+
+
+class _PsError(ValueError):
+    """Raised by the tokenizer on input it cannot read (never read-only)."""
+
+
+def _tokenize(src: str) -> list[_Token]:
+    tokens: list[_Token] = []
+    i = 0
+    n = len(src)
+    while i < n:
+        ch = src[i]
+        if ch in " \t\r":
+            i += 1
+        elif ch == "`" and i + 1 < n and src[i + 1] == "\n":
+            i += 2
+        elif ch == "\n" or ch == ";":
+            tokens.append(_Token("sep", ch))
+            i += 1
+        elif ch == "#":
+            while i < n and src[i] != "\n":
+                i += 1
+        elif src.startswith("<#", i):
+            end = src.find("#>", i + 2)
+            if end < 0:
+                raise _PsError("unterminated block comment")
+            i = end + 2
+        elif src.startswith("&&", i) or src.startswith("||", i):
+            tokens.append(_Token("sep", src[i : i + 2]))
+            i += 2
+        elif ch == "|":
+            tokens.append(_Token("pipe", ch))
+            i += 1
+        elif ch == "&":
+            tokens.append(_Token("op", "&"))
+            i += 1
+        elif ch in "<>" or ((ch.isdigit() or ch == "*") and i + 1 < n and src[i + 1] == ">"):
+            j = i
+            while j < n and (src[j] in "<>&*" or src[j].isdigit()):
+                j += 1
+            tokens.append(_Token("redirect", src[i:j]))
+            i = j
+        elif ch == "'":
+            j = i + 1
+            while True:
+                end = src.find("'", j)
+                if end < 0:
+                    raise _PsError("unterminated string")
+                if end + 1 < n and src[end + 1] == "'":
+                    j = end + 2
+                    continue
+                break
+            tokens.append(_Token("string", src[i : end + 1], src[i + 1 : end].replace("''", "'")))
+            i = end + 1
+        elif ch == '"':
+            i = _expandable(src, i, tokens)
+        elif src.startswith("@'", i) or src.startswith('@"', i):
+            quote = src[i + 1]
+            end = src.find("\n" + quote + "@", i + 2)
+            if end < 0:
+                raise _PsError("unterminated here-string")
+            body = src[i + 2 : end]
+            kind = "string" if quote == "'" else "xstring"
+            token = _Token(kind, src[i : end + 3], body)
+            if kind == "xstring":
+                token.subexprs = _find_subexprs(body)
+                if "$" not in body and "`" not in body:
+                    token.kind = "string"
+            tokens.append(token)
+            i = end + 3
+        elif ch == "{":
+            end = _balanced(src, i, "{", "}")
+            tokens.append(_Token("block", src[i : end + 1], src[i + 1 : end]))
+            i = end + 1
+        elif ch == "(":
+            end = _balanced(src, i, "(", ")")
+            tokens.append(_Token("group", src[i : end + 1], src[i + 1 : end]))
+            i = end + 1
+        elif src.startswith("$(", i) or src.startswith("@(", i):
+            end = _balanced(src, i + 1, "(", ")")
+            tokens.append(_Token("subexpr", src[i : end + 1], src[i + 2 : end]))
+            i = end + 1
+        elif src.startswith("@{", i):
+            end = _balanced(src, i + 1, "{", "}")
+            tokens.append(_Token("block", src[i : end + 1], src[i + 2 : end]))
+            i = end + 1
+        elif ch == "$" or ch == "@":
+            j = i + 1
+            if j < n and src[j] == "{":
+                j = _balanced(src, j, "{", "}") + 1
+            else:
+                while j < n and (src[j].isalnum() or src[j] in "_:?^$"):
+                    j += 1
+            kind = "var" if ch == "$" else "splat"
+            if j < n and src[j] in ".[":
+                kind = "member"
+            tokens.append(_Token(kind, src[i:j]))
+            i = j
+        elif ch == "[":
+            end = _balanced(src, i, "[", "]")
+            tokens.append(_Token("type", src[i : end + 1]))
+            i = end + 1
+        else:
+            j = i
+            while j < n and src[j] not in " \t\r\n;|&(){}'\"<>#" and not (src[j] == "$" and j > i):
+                if src[j] == "`":
+                    j += 1
+                j += 1
+            word = src[i:j]
+            tokens.append(_Token("param" if word.startswith("-") and len(word) > 1 else "word", word))
+            i = j
+    return tokens
+
+
+def _expandable(src: str, i: int, tokens: list[_Token]) -> int:
+    j = i + 1
+    n = len(src)
+    while j < n and src[j] != '"':
+        if src[j] == "`":
+            j += 2
+            continue
+        if src.startswith("$(", j):
+            j = _balanced(src, j + 1, "(", ")") + 1
+            continue
+        j += 1
+    if j >= n:
+        raise _PsError("unterminated string")
+    body = src[i + 1 : j]
+    token = _Token("xstring" if ("$" in body or "`" in body) else "string", src[i : j + 1], body)
+    token.subexprs = _find_subexprs(body)
+    tokens.append(token)
+    return j + 1
+
+
+def _find_subexprs(body: str) -> list[str]:
+    out: list[str] = []
+    k = 0
+    while True:
+        k = body.find("$(", k)
+        if k < 0:
+            return out
+        end = _balanced(body, k + 1, "(", ")")
+        out.append(body[k + 2 : end])
+        k = end + 1
+
+
+def _balanced(src: str, i: int, open_ch: str, close_ch: str) -> int:
+    depth = 0
+    j = i
+    quote: str | None = None
+    while j < len(src):
+        ch = src[j]
+        if quote:
+            if ch == quote:
+                quote = None
+            elif ch == "`":
+                j += 1
+        elif ch in "'\"":
+            quote = ch
+        elif ch == open_ch:
+            depth += 1
+        elif ch == close_ch:
+            depth -= 1
+            if depth == 0:
+                return j
+        j += 1
+    raise _PsError(f"unbalanced {open_ch}{close_ch}")
+
+
+@dataclass
+class _Result:
+    reasons: list[str] = field(default_factory=list)
+    subcommands: list[Subcommand] = field(default_factory=list)
+    cd_targets: list[str] = field(default_factory=list)
+
+
+def _statements(tokens: list[_Token]) -> list[list[list[_Token]]]:
+    """Split into statements of pipelines of command elements."""
+    statements: list[list[list[_Token]]] = []
+    pipeline: list[list[_Token]] = []
+    element: list[_Token] = []
+    for token in [*tokens, _Token("sep", "\n")]:
+        if token.kind == "pipe":
+            pipeline.append(element)
+            element = []
+        elif token.kind == "sep":
+            if element or pipeline:
+                pipeline.append(element)
+                statements.append(pipeline)
+            pipeline, element = [], []
+        else:
+            element.append(token)
+    return statements
+
+
+def _judge(src: str, depth: int, out: _Result) -> None:
+    if depth > MAX_DEPTH:
+        out.reasons.append("nesting too deep")
+        return
+    for pipeline in _statements(_tokenize(src)):
+        for element in pipeline:
+            if not element:
+                out.reasons.append("empty pipeline element")
+                continue
+            _element(element, depth, out)
+
+
+def _element(element: list[_Token], depth: int, out: _Result) -> None:
+    head = element[0]
+    out.subcommands.append(Subcommand(text=" ".join(t.text for t in element), argv=[t.text for t in element]))
+    if head.kind != "word":
+        what = {"op": "the call operator &", "string": "a quoted command name", "xstring": "an expandable string",
+                "var": "a variable", "group": "a parenthesised expression", "subexpr": "a subexpression",
+                "block": "a script block", "type": "a .NET type (static method call)",
+                "member": "a member access or method call"}.get(head.kind, head.kind)
+        out.reasons.append(f"statement starts with {what}: {head.text!r}")
+        for token in element:
+            _nested(token, depth, out)
+        return
+    name = head.text.lower()
+    if name == ".":
+        out.reasons.append("dot-sourcing runs a script")
+        return
+    cmdlet = ALIASES.get(name, name)
+    args = element[1:]
+    for token in args:
+        _argument(cmdlet, token, depth, out)
+    if cmdlet in READ_ONLY_CMDLETS or (cmdlet.startswith("get-") and cmdlet not in _BAD_GETS):
+        if cmdlet in _LOCATION:
+            target = next((t for t in args if t.kind in ("word", "string")), None)
+            if target is not None:
+                out.cd_targets.append(target.inner if target.kind == "string" else target.text)
+        return
+    if cmdlet in _BAD_GETS:
+        out.reasons.append(f"{head.text}: {_BAD_GETS[cmdlet]}")
+        return
+    if "-" in cmdlet and cmdlet.split("-", 1)[0].isalpha():
+        out.reasons.append(f"{head.text} is not a known read-only cmdlet")
+        return
+    # A native program: reuse the bash option models when every argument is static.
+    if "/" in name or "\\" in name or "." in name or program_spec(name) is None or name in ALIASES:
+        out.reasons.append(f"{head.text} is not a known read-only command")
+        return
+    values = []
+    for token in args:
+        if (token.kind == "word" and "`" not in token.text and "," not in token.text and "@" not in token.text) or token.kind == "param":
+            values.append(token.text)
+        elif token.kind == "string":
+            values.append(token.inner)
+        else:
+            out.reasons.append(f"{head.text}: argument {token.text!r} is not static")
+            return
+    out.reasons.extend(check_program(name, values))
+
+
+def _argument(cmdlet: str, token: _Token, depth: int, out: _Result) -> None:
+    kind = token.kind
+    if kind == "param":
+        if token.text.lower().split(":", 1)[0] in _BAD_PARAMS:
+            out.reasons.append(f"{cmdlet} {token.text}: assigns variables, writes or opens a browser")
+        return
+    if kind in ("word", "string", "var"):
+        if kind == "word" and "`" in token.text:
+            out.reasons.append(f"argument {token.text!r} uses backtick escapes")
+        return
+    if kind == "xstring":
+        for inner in token.subexprs:
+            _judge(inner, depth + 1, out)
+        if "`" in token.inner:
+            out.reasons.append(f"string {token.text!r} uses backtick escapes")
+        return
+    if kind == "subexpr" or kind == "group":
+        _judge(token.inner, depth + 1, out)
+        return
+    reason = {"block": "passes a script block (it may run)", "redirect": "redirection writes a file",
+              "op": "uses the & operator", "splat": "splats parameters from a variable",
+              "member": "member access or method call", "type": ".NET type access"}.get(kind, f"{kind} argument")
+    out.reasons.append(f"{cmdlet}: {reason}: {token.text!r}")
+    _nested(token, depth, out)
+
+
+def _nested(token: _Token, depth: int, out: _Result) -> None:
+    """List commands hidden in blocks/subexpressions so rules see them (verdict already fails)."""
+    if token.kind in ("block", "subexpr", "group") and token.inner:
+        inner = _Result()
+        try:
+            _judge(token.inner, depth + 1, inner)
+        except _PsError:
+            return
+        out.subcommands.extend(inner.subcommands)
 
 
 def analyze_powershell(command: str) -> CommandAnalysis:
-    """Not read-only until the PowerShell parser is implemented."""
-    return CommandAnalysis.model_construct(
-        command=command, shell="powershell", parse_ok=False, read_only=False, concurrency_safe=False,
-        destructive=False, subcommands=[], reasons=["PowerShell analysis not available"], cd_targets=[],
-        write_targets=[], writes_unknown=True, env={}, plan=None)
+    """Classify a PowerShell command (never raises)."""
+    out = _Result()
+    parse_ok = True
+    if len(command) > MAX_CHARS:
+        out.reasons.append(f"command longer than {MAX_CHARS} characters")
+        parse_ok = False
+    else:
+        try:
+            _judge(command, 0, out)
+        except (_PsError, RecursionError) as exc:
+            out.reasons.append(f"PowerShell parse error: {exc}")
+            parse_ok = False
+    if len(out.subcommands) > 50:
+        out.reasons.append("more than 50 subcommands")
+    read_only = parse_ok and not out.reasons
+    reasons = list(dict.fromkeys(out.reasons))
+    if read_only:
+        reasons = ["read-only: only read-only cmdlets with static arguments"]
+    if not parse_ok:
+        out.subcommands.append(Subcommand(text=command, argv=[command]))
+    destructive = any(s.argv and ALIASES.get(s.argv[0].lower(), s.argv[0].lower()) in
+                      ("remove-item", "clear-content", "format-volume", "clear-disk", "stop-computer",
+                       "restart-computer") for s in out.subcommands)
+    return CommandAnalysis(
+        command=command, shell="powershell", parse_ok=parse_ok, read_only=read_only,
+        concurrency_safe=read_only, destructive=destructive, subcommands=out.subcommands, reasons=reasons,
+        cd_targets=out.cd_targets, write_targets=[], writes_unknown=not read_only,
+        env=git_hardening_env() if read_only and any(s.argv[:1] == ["git"] for s in out.subcommands) else {},
+        plan=None)
