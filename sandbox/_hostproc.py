@@ -218,5 +218,5 @@ def _grow_pipe(stream: object) -> None:
         return
     try:
         fcntl.fcntl(fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_SIZE)
-    except OSError:
+    except (OSError, ValueError):  # already closed (fast exit) or not allowed: keep the default
         pass

@@ -108,7 +108,7 @@ class ProcessTree:
             if self._same_process(pid, created):
                 _kill(pid)
             else:
-                del self._known[pid]
+                self._known.pop(pid, None)
 
     def kill_all(self, *, deadline_s: float = 2.0) -> bool:
         """Kill everything of the run, sweeping until nothing is left; True when all are gone.
@@ -122,7 +122,7 @@ class ProcessTree:
             for pid in pids_with_marker(self.marker):
                 _kill(pid)
             time.sleep(0.002)
-            survivors = [p for p in self._known if is_alive(p)]
+            survivors = [p for p in list(self._known) if is_alive(p)]
             survivors += [p for p in pids_with_marker(self.marker) if is_alive(p)]
             if not survivors:
                 return True
