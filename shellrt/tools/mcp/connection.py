@@ -1,0 +1,255 @@
+"""One external MCP server: connect lazily, call tools, recycle on failure.
+
+The SDK's transports and `ClientSession` are async context managers holding
+task groups, so they must be entered and exited by the same task. Each
+connection therefore runs an *owner task* (in the manager's task group) that
+enters them, hands the live session out, and waits to be told to close. Calls
+come from other tasks and only send requests over the session.
+
+A server that fails to start, dies mid-call or times out is not fatal: the call
+gets a clear `McpServerError`, the broken generation is torn down (process tree
+included, by the SDK's stdio transport), and the next call starts a fresh one.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+import anyio.abc
+import mcp.types as mt
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
+
+from shellrt.tools.mcp.config import HttpServerConfig, McpServerConfig, StdioServerConfig
+
+__all__ = ["McpServerConnection", "McpServerError"]
+
+log = logging.getLogger("shellrt.mcp")
+
+#: Last characters of a server's stderr quoted in a startup error.
+_STDERR_TAIL_CHARS = 1_500
+
+
+class McpServerError(Exception):
+    """Raised by `McpServerConnection` when the server could not be reached, died, or timed out.
+
+    The message is meant for the model: it says what happened and that the next
+    call will reconnect.
+    """
+
+
+class _Generation:
+    """One started server process / HTTP session and the owner task's stop signal."""
+
+    def __init__(self) -> None:
+        self.session: ClientSession | None = None
+        self.stop = anyio.Event()
+        self.done = anyio.Event()
+        self.tools: list[mt.Tool] = []
+
+
+class McpServerConnection:
+    """A lazily connected client for one configured server."""
+
+    def __init__(
+        self,
+        name: str,
+        config: McpServerConfig,
+        task_group: anyio.abc.TaskGroup,
+        *,
+        log_dir: Path | None = None,
+    ) -> None:
+        self.name = name
+        self.config = config
+        self._tg = task_group
+        self._log_dir = log_dir
+        self._current: _Generation | None = None
+        self._lock = anyio.Lock()
+        #: How many times a session was started (1 after the first connect).
+        self.starts = 0
+
+    # --- lifecycle -------------------------------------------------------------------
+    async def connect(self) -> _Generation:
+        """Return the live generation, starting one if there is none (one starter at a time)."""
+        async with self._lock:
+            gen = self._current
+            if gen is not None and not gen.stop.is_set():
+                return gen
+            gen = _Generation()
+            try:
+                await self._tg.start(self._own, gen)
+            except Exception as exc:
+                raise McpServerError(self._startup_message(exc)) from exc
+            self._current = gen
+            self.starts += 1
+            return gen
+
+    async def list_tools(self) -> list[mt.Tool]:
+        """The server's tools (all pages), connecting if needed."""
+        gen = await self.connect()
+        return gen.tools
+
+    async def call_tool(
+        self, tool: str, arguments: dict[str, Any], *, progress: ProgressFnT | None = None
+    ) -> mt.CallToolResult:
+        """Call ``tool``; raises `McpServerError` when the server is gone or too slow."""
+        gen = await self.connect()
+        session = gen.session
+        assert session is not None
+        try:
+            return await session.call_tool(
+                tool, arguments, read_timeout_seconds=self.config.timeout, progress_callback=progress
+            )
+        except MCPError as exc:
+            if exc.code == mt.CONNECTION_CLOSED:
+                await self._discard(gen)
+                raise McpServerError(
+                    f"MCP server '{self.name}' closed the connection during the call (it may have crashed)"
+                    f"{self._stderr_hint()}. The call did not complete; the server will be restarted on "
+                    "the next call."
+                ) from exc
+            if exc.code == mt.REQUEST_TIMEOUT:
+                await self._discard(gen)
+                raise McpServerError(
+                    f"MCP server '{self.name}' did not answer {tool} within {self.config.timeout:g}s; the "
+                    "call was abandoned and the server will be restarted on the next call (raise "
+                    f"mcpServers.{self.name}.timeout if the tool is legitimately slow)."
+                ) from exc
+            raise McpServerError(
+                f"MCP server '{self.name}' rejected the call to {tool}: {exc.message}"
+            ) from exc
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            await self._discard(gen)
+            raise McpServerError(
+                f"the connection to MCP server '{self.name}' broke ({type(exc).__name__}); the server will "
+                "be restarted on the next call."
+            ) from exc
+
+    async def close(self) -> None:
+        """Stop the current generation (if any) and wait until its process is gone."""
+        gen = self._current
+        self._current = None
+        if gen is not None:
+            await self._stop_and_wait(gen)
+
+    async def _discard(self, gen: _Generation) -> None:
+        if self._current is gen:
+            self._current = None
+        await self._stop_and_wait(gen)
+
+    @staticmethod
+    async def _stop_and_wait(gen: _Generation) -> None:
+        gen.stop.set()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+            await gen.done.wait()
+
+    # --- the owner task ------------------------------------------------------------------
+    async def _own(self, gen: _Generation, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        started = False
+        # The startup deadline is a cancel scope entered *first* on the stack, so it is exited
+        # last: the transport's task groups nest inside it, as anyio requires.
+        deadline = anyio.CancelScope(deadline=anyio.current_time() + self.config.startup_timeout)
+        try:
+            async with AsyncExitStack() as stack:
+                stack.enter_context(deadline)
+                read, write = await stack.enter_async_context(self._transport(stack))
+                session = await stack.enter_async_context(
+                    ClientSession(read, write, client_info=mt.Implementation(name="shellrt", version="0"))
+                )
+                await session.initialize()
+                gen.tools = await self._all_tools(session)
+                deadline.deadline = math.inf
+                gen.session = session
+                started = True
+                task_status.started()
+                await gen.stop.wait()
+        except Exception as exc:
+            if not started:
+                raise
+            log.debug("MCP server %s: connection ended with %r", self.name, exc)
+        finally:
+            gen.stop.set()
+            gen.done.set()
+        if not started:
+            raise TimeoutError(f"startup took longer than {self.config.startup_timeout:g}s")
+
+    def _transport(self, stack: AsyncExitStack) -> Any:
+        config = self.config
+        if isinstance(config, StdioServerConfig):
+            params = StdioServerParameters(
+                command=config.command, args=config.args, env=config.env or None, cwd=config.cwd
+            )
+            return stdio_client(params, errlog=self._errlog(stack))
+        assert isinstance(config, HttpServerConfig)
+        # The SDK's own factory keeps its recommended timeouts; we only add the configured headers.
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        client = create_mcp_http_client(headers=config.headers or None)
+        stack.push_async_callback(client.aclose)
+        return streamable_http_client(config.url, http_client=client)
+
+    def _errlog(self, stack: AsyncExitStack) -> TextIO:
+        """Where the server's stderr goes: a per-server log file (quoted in errors), else ours."""
+        import sys
+
+        if self._log_dir is None:
+            return sys.stderr
+        self._log_dir.mkdir(parents=True, exist_ok=True)
+        fh = open(self._stderr_path(), "a", encoding="utf-8", errors="replace")  # noqa: SIM115
+        stack.callback(fh.close)
+        return fh
+
+    @staticmethod
+    async def _all_tools(session: ClientSession) -> list[mt.Tool]:
+        tools: list[mt.Tool] = []
+        cursor: str | None = None
+        for _page in range(100):
+            params = mt.PaginatedRequestParams(cursor=cursor) if cursor else None
+            result = await session.list_tools(params=params)
+            tools.extend(result.tools)
+            cursor = result.next_cursor
+            if not cursor:
+                break
+        return tools
+
+    # --- messages ------------------------------------------------------------------------
+    def _stderr_path(self) -> Path:
+        assert self._log_dir is not None
+        return self._log_dir / f"mcp-{self.name}.stderr.log"
+
+    def _stderr_hint(self) -> str:
+        if self._log_dir is None:
+            return ""
+        try:
+            text = self._stderr_path().read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return ""
+        if not text:
+            return ""
+        return f"; its stderr ends with:\n{text[-_STDERR_TAIL_CHARS:]}\n(full log: {self._stderr_path()})"
+
+    def _startup_message(self, exc: BaseException) -> str:
+        while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+            exc = exc.exceptions[0]
+        where = (
+            f"`{self.config.command} {' '.join(self.config.args)}`".strip()
+            if isinstance(self.config, StdioServerConfig)
+            else self.config.url
+        )
+        if isinstance(exc, TimeoutError):
+            why = f"it did not finish starting within {self.config.startup_timeout:g}s"
+        elif isinstance(exc, MCPError):
+            why = f"it answered the handshake with an error: {exc.message}"
+        else:
+            why = f"{type(exc).__name__}: {exc}"
+        return (
+            f"MCP server '{self.name}' ({where}) could not be started: {why}{self._stderr_hint()}. "
+            "It will be retried on the next call; check mcpServers in your settings."
+        )

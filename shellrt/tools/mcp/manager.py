@@ -1,0 +1,90 @@
+"""`McpConnections`: every configured MCP server of a session, as Tools.
+
+    async with McpConnections(settings["mcpServers"], log_dir=session_dir) as mcp:
+        for tool in await mcp.tools():
+            registry.register(tool)
+        print(mcp.diagnostics)
+
+Servers are started together when ``tools()`` is first awaited (their tool
+lists are needed for ``tools[]``), each bounded by its startup timeout; one
+that fails is reported in ``diagnostics`` and contributes no tools, the others
+are unaffected. Leaving the context stops every server process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from shellrt.protocol import Tool
+from shellrt.tools.mcp.config import McpServerConfig, parse_servers
+from shellrt.tools.mcp.connection import McpServerConnection, McpServerError
+from shellrt.tools.mcp.proxy import McpProxyTool
+
+__all__ = ["McpConnections"]
+
+
+class McpConnections:
+    """Connection manager for the ``mcpServers`` of one session (an async context manager)."""
+
+    def __init__(self, servers: Mapping[str, Any] | None, *, log_dir: Path | None = None) -> None:
+        self.configs: dict[str, McpServerConfig]
+        self.configs, self.diagnostics = parse_servers(servers)
+        self._log_dir = log_dir
+        self.connections: dict[str, McpServerConnection] = {}
+        self._tools: list[Tool[Any, Any]] | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    async def __aenter__(self) -> McpConnections:
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        for name, config in self.configs.items():
+            self.connections[name] = McpServerConnection(name, config, self._tg, log_dir=self._log_dir)
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        assert self._tg is not None
+        with anyio.CancelScope(shield=True):
+            async with anyio.create_task_group() as closing:
+                for connection in self.connections.values():
+                    closing.start_soon(connection.close)
+        # Owner tasks have returned; cancel whatever is left and leave the group (same task, LIFO).
+        self._tg.cancel_scope.cancel()
+        await self._tg.__aexit__(None, None, None)
+
+    async def tools(self) -> list[Tool[Any, Any]]:
+        """Proxy tools of every server that started (server order, then the server's tool order)."""
+        if self._tools is not None:
+            return list(self._tools)
+        per_server: dict[str, list[Tool[Any, Any]]] = {}
+
+        async def load(name: str, connection: McpServerConnection) -> None:
+            try:
+                specs = await connection.list_tools()
+            except McpServerError as exc:
+                self.diagnostics.append(str(exc))
+                return
+            always = connection.config.always_load
+            tools: list[Tool[Any, Any]] = []
+            seen: set[str] = set()
+            for spec in specs:
+                tool = McpProxyTool(name, spec, connection, always_load=always)
+                if tool.name in seen:
+                    self.diagnostics.append(
+                        f"MCP server '{name}': tool {spec.name!r} clashes with another tool's name "
+                        f"({tool.name}) after sanitising; skipped"
+                    )
+                    continue
+                seen.add(tool.name)
+                tools.append(tool)
+            per_server[name] = tools
+
+        async with anyio.create_task_group() as tg:
+            for name, connection in self.connections.items():
+                tg.start_soon(load, name, connection)
+        self._tools = [t for name in self.connections for t in per_server.get(name, [])]
+        return list(self._tools)

@@ -1,0 +1,233 @@
+"""`McpProxyTool`: an external MCP server's tool, entered into the same Tool runtime.
+
+Named ``mcp__<server>__<tool>`` so permission rules can name a whole server
+(``mcp__server``) or one tool (``mcp__server__tool``). The schema comes from
+the server; its annotations are *hints*: they shape scheduling (a tool
+annotated read-only may run concurrently) and what we tell people, but never
+permissions — `is_read_only` is always False and `check_permissions` passes
+through, so the rules (and, without a rule, an ask) decide every call.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import anyio
+import mcp.types as mt
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from shellrt.protocol import (
+    ContentBlock,
+    ImageBlock,
+    ImageSource,
+    PermissionResult,
+    TextBlock,
+    Tool,
+    ToolContext,
+    ToolExecutionError,
+    ToolOutput,
+)
+from shellrt.tools.mcp.connection import McpServerError
+
+if TYPE_CHECKING:
+    from shellrt.tools.mcp.connection import McpServerConnection
+
+__all__ = ["McpCallOutput", "McpInput", "McpProxyTool", "proxy_tool_name", "to_content_blocks"]
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def proxy_tool_name(server: str, tool: str) -> str:
+    """``mcp__<server>__<tool>``, with characters model APIs reject replaced by ``_``."""
+    return f"mcp__{_UNSAFE.sub('_', server)}__{_UNSAFE.sub('_', tool)}"
+
+
+class McpInput(BaseModel):
+    """Arguments of an MCP tool: any JSON object.
+
+    The real schema is the server's (checked in `McpProxyTool.parse_input`);
+    ``extra="allow"`` is deliberate here, unlike every other input model,
+    because the fields are only known at run time.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+
+class McpCallOutput(BaseModel):
+    """A server's answer, already mapped to content blocks."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    server: str
+    tool: str
+    content: list[TextBlock | ImageBlock]
+    is_error: bool = False
+
+
+def _audio_or_resource(block: Any) -> str:
+    if isinstance(block, mt.AudioContent):
+        return f"[audio {block.mime_type}, {len(block.data):,} base64 characters not shown]"
+    if isinstance(block, mt.ResourceLink):
+        label = block.title or block.name
+        return f"[resource link] {label}: {block.uri}" + (f" ({block.mime_type})" if block.mime_type else "")
+    if isinstance(block, mt.EmbeddedResource):
+        res = block.resource
+        if isinstance(res, mt.TextResourceContents):
+            return f"[resource {res.uri}]\n{res.text}"
+        return f"[resource {res.uri}: binary {res.mime_type or 'data'}, {len(res.blob):,} base64 characters not shown]"
+    return f"[{getattr(block, 'type', 'unknown')} content not shown]"
+
+
+def to_content_blocks(result: mt.CallToolResult) -> list[TextBlock | ImageBlock]:
+    """Map MCP content to tool_result blocks: text, images, structured content as JSON text."""
+    blocks: list[TextBlock | ImageBlock] = []
+    texts: list[str] = []
+    for block in result.content:
+        if isinstance(block, mt.TextContent):
+            blocks.append(TextBlock(text=block.text))
+            texts.append(block.text)
+        elif isinstance(block, mt.ImageContent):
+            blocks.append(ImageBlock(source=ImageSource(media_type=block.mime_type, data=block.data)))
+        else:
+            blocks.append(TextBlock(text=_audio_or_resource(block)))
+    structured = result.structured_content
+    if structured is not None and not any(_same_json(t, structured) for t in texts):
+        blocks.append(TextBlock(text=json.dumps(structured, ensure_ascii=False, indent=2, sort_keys=True)))
+    return blocks
+
+
+def _same_json(text: str, value: Any) -> bool:
+    try:
+        return bool(json.loads(text) == value)
+    except ValueError:
+        return False
+
+
+def _jsonschema() -> Any:
+    """The optional ``jsonschema`` package (None when missing: inputs then pass through unchecked)."""
+    try:
+        return importlib.import_module("jsonschema")
+    except ImportError:
+        return None
+
+
+class McpProxyTool(Tool[McpInput, McpCallOutput]):
+    """One tool of one external MCP server."""
+
+    input_model: ClassVar[type[BaseModel]] = McpInput
+    interrupt_behavior = "cancel"
+
+    def __init__(
+        self, server: str, spec: mt.Tool, connection: McpServerConnection, *, always_load: bool
+    ) -> None:
+        self.server = server
+        self.remote_name = spec.name
+        self.name = proxy_tool_name(server, spec.name)
+        self.spec = spec
+        self._connection = connection
+        self.annotations = spec.annotations or mt.ToolAnnotations()
+        self.defer_loading = not always_load
+        self.always_load = always_load
+        self.search_hint = " ".join(filter(None, [server, spec.name, spec.title or ""]))
+        self._schema: dict[str, Any] = dict(spec.input_schema or {"type": "object"})
+        self._validator: Any = None
+
+    # --- model contract ---------------------------------------------------------------
+    def prompt(self) -> str:
+        description = (self.spec.description or "").strip()
+        return description or f"Tool '{self.remote_name}' of the MCP server '{self.server}'."
+
+    def input_schema(self) -> dict[str, Any]:
+        return dict(self._schema)
+
+    def parse_input(self, raw: Any) -> McpInput:
+        """Validate against the server's JSON Schema (when ``jsonschema`` is installed)."""
+        if not isinstance(raw, dict):
+            return McpInput.model_validate(raw)  # raises the usual "expected an object"
+        validator = self._get_validator()
+        if validator is not None:
+            errors = sorted(validator.iter_errors(raw), key=lambda e: list(e.absolute_path))
+            if errors:
+                details: list[InitErrorDetails] = [
+                    {
+                        "type": PydanticCustomError("json_schema", "{message}", {"message": e.message}),
+                        "loc": tuple(e.absolute_path),
+                        "input": e.instance,
+                    }
+                    for e in errors[:10]
+                ]
+                raise ValidationError.from_exception_data(self.name, details)
+        return McpInput.model_validate(raw)
+
+    def _get_validator(self) -> Any:
+        if self._validator is None:
+            jsonschema = _jsonschema()
+            if jsonschema is None:
+                return None
+            try:
+                cls = jsonschema.validators.validator_for(self._schema)
+                cls.check_schema(self._schema)
+                self._validator = cls(self._schema)
+            except Exception:
+                self._validator = False  # a server with a broken schema: let the server judge
+        return self._validator or None
+
+    # --- runtime contract (annotations are hints, never permissions) -----------------------
+    async def check_permissions(self, tool_input: McpInput, ctx: ToolContext) -> PermissionResult:
+        return PermissionResult.passthrough(
+            f"{self.name} is a tool of the external MCP server '{self.server}'; its own hints are not "
+            "trusted for permission"
+        )
+
+    def is_read_only(self, tool_input: McpInput) -> bool:
+        return False
+
+    def is_concurrency_safe(self, tool_input: McpInput) -> bool:
+        return self.annotations.read_only_hint is True
+
+    def is_destructive(self, tool_input: McpInput) -> bool:
+        return self.annotations.read_only_hint is not True and self.annotations.destructive_hint is not False
+
+    def is_open_world(self, tool_input: McpInput) -> bool:
+        return self.annotations.open_world_hint is not False
+
+    async def call(self, tool_input: McpInput, ctx: ToolContext) -> ToolOutput[McpCallOutput]:
+        started = anyio.current_time()
+
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            ctx.report(
+                self.name,
+                message or "",
+                progress=progress,
+                total=total,
+                elapsed_s=anyio.current_time() - started,
+            )
+
+        try:
+            result = await self._connection.call_tool(
+                self.remote_name, tool_input.model_dump(mode="json"), progress=report
+            )
+        except McpServerError as exc:
+            raise ToolExecutionError(str(exc)) from exc
+        output = McpCallOutput(
+            server=self.server,
+            tool=self.remote_name,
+            content=to_content_blocks(result),
+            is_error=result.is_error,
+        )
+        return ToolOutput(output, is_error=result.is_error)
+
+    def to_model_content(self, output: McpCallOutput) -> str | list[ContentBlock]:
+        if not output.content:
+            return ""
+        if all(isinstance(b, TextBlock) for b in output.content):
+            return "\n".join(b.text for b in output.content if isinstance(b, TextBlock))
+        return list(output.content)
+
+    # --- people -------------------------------------------------------------------------------
+    def user_facing_name(self) -> str:
+        return f"{self.server} - {self.spec.title or self.remote_name} (MCP)"
