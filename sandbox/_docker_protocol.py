@@ -119,7 +119,7 @@ def sh_quote(value: str) -> str:
 
 
 def task_marker(task_id: str) -> str:
-    """The environment entry that tags every process of a command (first in its environ)."""
+    """The environment entry that tags every process of a command (the kill path looks for it)."""
     return f"SHELLRT_TASK=x{task_id}x"
 
 

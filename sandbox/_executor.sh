@@ -95,7 +95,7 @@ _run() {
 
 # Kill everything that belongs to command <id> whose session/pgid is <pg>:
 # members of its process group or session, descendants of those, and any
-# process whose environment starts with the command's marker (escaped with
+# process whose environment carries the command's marker (escaped with
 # setsid and double fork). Each pass stops every match first, then kills
 # them, and passes repeat until one finds nothing, so a tree that keeps
 # forking cannot outrun the kill. Builtins only (works under a fork bomb).
@@ -126,9 +126,11 @@ _kill() {
                 case $set_ in *" $2 "*) hit=1 ;; esac
             fi
             if [ "$hit" = 0 ]; then
-                en=
-                { read -r en <"$d/environ"; } 2>/dev/null
-                case $en in "$marker"*) hit=1 ;; esac
+                # sh's read drops the NULs between entries: a substring match
+                # finds the marker wherever the environment lists it.
+                { while read -r en || [ -n "$en" ]; do
+                    case $en in *"$marker"*) hit=1 && break ;; esac
+                done <"$d/environ"; } 2>/dev/null
             fi
             if [ "$hit" = 1 ]; then
                 kill -STOP "$p" 2>/dev/null

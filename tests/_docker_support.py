@@ -1,0 +1,81 @@
+"""Helpers for the docker sandbox tests: availability, test images, container listing.
+
+Docker tests skip locally when the daemon or the test images are missing, and
+FAIL under CI=true (`tests.conftest.require`). Images come from
+``scripts/build-test-images.sh``; no registry is ever contacted.
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+from pathlib import Path
+
+from sandbox import DockerConfig, SandboxPolicy
+from tests.conftest import require
+
+DEBIAN = "shellrt-test-debian"
+BUSYBOX = "shellrt-test-busybox"
+NOSH = "shellrt-test-nosh"
+ALL_IMAGES = (DEBIAN, BUSYBOX, NOSH)
+
+
+@functools.cache
+def _docker_state() -> str | None:
+    """None when docker and every test image are usable, else why not."""
+    try:
+        info = subprocess.run(["docker", "info"], capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"docker CLI unusable: {exc}"
+    if info.returncode != 0:
+        return "Docker daemon not reachable (run scripts/start-dockerd.sh)"
+    for image in ALL_IMAGES:
+        probe = subprocess.run(["docker", "image", "inspect", image], capture_output=True, timeout=20)
+        if probe.returncode != 0:
+            return f"test image {image} missing (run scripts/build-test-images.sh)"
+    return None
+
+
+def require_docker() -> None:
+    """Skip (locally) or fail (CI=true) unless docker and the test images are there."""
+    state = _docker_state()
+    require(state is None, state or "")
+
+
+def config(image: str = DEBIAN, **kw: object) -> DockerConfig:
+    return DockerConfig(image=image, **kw)  # type: ignore[arg-type]
+
+
+def policy(workspace: Path, **kw: object) -> SandboxPolicy:
+    return SandboxPolicy(workspace=workspace, **kw)  # type: ignore[arg-type]
+
+
+def container_exists(container_id: str) -> bool:
+    out = subprocess.run(["docker", "inspect", container_id], capture_output=True, timeout=30)
+    return out.returncode == 0
+
+
+def managed_container_ids(session_ids: set[str] | None = None) -> set[str]:
+    """Ids of shellrt containers (optionally only those of the given sessions)."""
+    out = subprocess.run(
+        [
+            "docker",
+            "ps",
+            "-aq",
+            "--no-trunc",
+            "--filter",
+            "label=shellrt.managed=1",
+            "--format",
+            '{{.ID}} {{.Label "shellrt.session"}}',
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    ids: set[str] = set()
+    for line in out.stdout.splitlines():
+        cid, _, session = line.partition(" ")
+        if session_ids is None or session in session_ids:
+            ids.add(cid)
+    return ids
