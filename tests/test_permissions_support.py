@@ -44,6 +44,11 @@ class AnyIn(BaseModel):
 
 
 class _Base(Tool[Any, str]):
+    input_model = AnyIn
+
+    async def check_permissions(self, tool_input: Any, ctx: ToolContext) -> PermissionResult:
+        return PermissionResult.passthrough()
+
     def prompt(self) -> str:
         return self.name
 

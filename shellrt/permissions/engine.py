@@ -13,7 +13,8 @@ every decision records which steps it passed in ``chain``:
    allows, ``acceptEdits`` allows writes inside the workspace;
 6. allow — the tool's own allow, a hook's allow, a tool-wide allow rule, or
    content allow rules covering *every* item (never an ``incomplete`` subject),
-   or a read-only call the tool had no opinion on -> **allow**;
+   or a call the tool had no opinion on that is a local read inside the
+   allowed roots (or a pure internal-state tool) -> **allow**;
 7. anything left -> **ask**.
 
 ``dontAsk`` turns every ask into a deny. When settings could not be read
@@ -178,8 +179,8 @@ class PermissionEngine:
                 chain.append("6 allow: subject incomplete; no rule can allow it")
             else:
                 chain.append("6 allow: no allow rule covers every part")
-        if own.behavior == "passthrough" and read_only:
-            chain.append("6 allow: read-only call, the tool had no objection")
+        if own.behavior == "passthrough" and self._harmless(tool, tool_input, subject, ctx, read_only):
+            chain.append("6 allow: local read-only call (or internal-state tool), the tool had no objection")
             return self._final("allow", "read-only call", chain, source="tool", own=own)
 
         # 7. ask
@@ -187,12 +188,31 @@ class PermissionEngine:
         return self._final("ask", reason, chain, source="tool" if own.behavior == "ask" else None)
 
     # --- helpers ----------------------------------------------------------------
+    def _harmless(
+        self, tool: Tool[Any, Any], tool_input: Any, subject: PermissionSubject, ctx: ToolContext, read_only: bool
+    ) -> bool:
+        """A passthrough call that may run unasked: a pure internal-state tool, or a read of
+        paths inside the allowed roots. Network (domains, open world) and unknown reach always ask."""
+        if not type(tool).touches_environment:
+            return True
+        if not read_only or subject.incomplete or subject.domains or subject.commands:
+            return False
+        try:
+            if tool.is_open_world(tool_input):
+                return False
+        except Exception:
+            return False
+        return subject.access == "read" and bool(subject.paths) and self._inside_roots(subject.paths, ctx)
+
     def _edit_inside_workspace(self, subject: PermissionSubject, ctx: ToolContext) -> bool:
         if subject.access != "write" or not subject.paths or subject.incomplete:
             return False
+        return self._inside_roots(subject.paths, ctx)
+
+    def _inside_roots(self, paths: Sequence[str], ctx: ToolContext) -> bool:
         roots = [self.workspace, *self.additional_directories, *ctx.allowed_roots]
         real_roots = [os.path.realpath(r) for r in roots]
-        for path in subject.paths:
+        for path in paths:
             real = os.path.realpath(path)
             if not any(real == r or real.startswith(r.rstrip("/") + "/") for r in real_roots):
                 return False
