@@ -1,0 +1,197 @@
+"""The Python API: ``shellrt.batch.run(tasks, ...)`` yields results as tasks finish.
+
+    async with shellrt.batch.run(tasks, concurrency=8) as results:
+        async for result in results:
+            print(result.id, result.status)
+
+    # or, when you always read to the end:
+    async for result in shellrt.batch.run(tasks): ...
+
+    results = shellrt.batch.run_sync(tasks)          # blocking helper
+
+The same call runs on a Ray cluster with ``ray_address=...``. With ``out``,
+every result is also appended (fsynced) to a JSONL file before it is yielded,
+and ``resume=True`` skips the ids already there.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import anyio
+from anyio.abc import ObjectReceiveStream
+
+from shellrt.batch.local import LocalRunner, TaskSource, aiter_tasks
+from shellrt.batch.results import ResultWriter, TaskResult, read_finished_ids
+from shellrt.batch.tasks import Task
+
+__all__ = ["BatchRun", "run", "run_sync"]
+
+
+class BatchRun:
+    """A batch in progress: an async context manager AND an async iterator of `TaskResult`.
+
+    Prefer ``async with run(...) as results`` when you may stop early: leaving
+    the block tears every sandbox down before it returns. Iterating directly is
+    fine when you read to the end.
+    """
+
+    def __init__(
+        self,
+        tasks: TaskSource,
+        *,
+        concurrency: int | None = None,
+        ray_address: str | None = None,
+        out: str | os.PathLike[str] | None = None,
+        resume: bool = False,
+        artifacts_dir: str | os.PathLike[str] | None = None,
+        prestart: int | None = None,
+        backend_hint: str = "local",
+        ray_options: dict[str, Any] | None = None,
+    ) -> None:
+        self._tasks = tasks
+        self._concurrency = concurrency
+        self._ray_address = ray_address
+        self._out = Path(out) if out is not None else None
+        self._resume = resume
+        self._artifacts = Path(artifacts_dir) if artifacts_dir is not None else None
+        if self._artifacts is None and self._out is not None:
+            self._artifacts = self._out.with_name(self._out.name + ".artifacts")
+        self._prestart = prestart
+        self._backend_hint = backend_hint
+        self._ray_options = dict(ray_options or {})
+        self._cm: AbstractAsyncContextManager[AsyncIterator[TaskResult]] | None = None
+        #: Ids skipped because ``resume`` found them in ``out``.
+        self.skipped: set[str] = set()
+
+    # --- context-manager form -------------------------------------------------------
+    async def __aenter__(self) -> AsyncIterator[TaskResult]:
+        self._cm = self._open()
+        return await self._cm.__aenter__()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        assert self._cm is not None
+        return await self._cm.__aexit__(exc_type, exc, tb)
+
+    # --- iterator form ------------------------------------------------------------------
+    def __aiter__(self) -> AsyncIterator[TaskResult]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[TaskResult]:
+        async with self._open() as results:
+            async for result in results:
+                yield result
+
+    # --- machinery -----------------------------------------------------------------------
+    def _source(self) -> TaskSource:
+        if not (self._resume and self._out is not None):
+            return self._tasks
+        done = read_finished_ids(self._out)
+
+        async def remaining() -> AsyncIterator[Task]:
+            async for task in aiter_tasks(self._tasks):
+                if task.id in done:
+                    self.skipped.add(task.id)
+                    continue
+                yield task
+
+        return remaining()
+
+    @asynccontextmanager
+    async def _open(self) -> AsyncIterator[AsyncIterator[TaskResult]]:
+        writer = ResultWriter(self._out) if self._out is not None else None
+        try:
+            async with self._runner_open(self._source()) as stream:
+                yield _written(stream, writer)
+        finally:
+            if writer is not None:
+                writer.close()
+
+    def _runner_open(
+        self, source: TaskSource
+    ) -> AbstractAsyncContextManager[ObjectReceiveStream[TaskResult]]:
+        if self._ray_address is not None:
+            from shellrt.batch.ray_runner import RayRunner
+
+            return RayRunner(
+                self._ray_address,
+                artifacts_dir=self._artifacts,
+                **self._ray_options,
+            ).open(source)
+        return LocalRunner(
+            concurrency=self._concurrency,
+            prestart=self._prestart,
+            artifacts_dir=self._artifacts,
+            backend_hint=self._backend_hint,
+        ).open(source)
+
+
+async def _written(
+    stream: ObjectReceiveStream[TaskResult], writer: ResultWriter | None
+) -> AsyncIterator[TaskResult]:
+    async for result in stream:
+        if writer is not None:
+            writer.write(result)
+        yield result
+
+
+def run(
+    tasks: TaskSource,
+    *,
+    concurrency: int | None = None,
+    ray_address: str | None = None,
+    out: str | os.PathLike[str] | None = None,
+    resume: bool = False,
+    artifacts_dir: str | os.PathLike[str] | None = None,
+    prestart: int | None = None,
+    backend_hint: str = "local",
+    ray_options: dict[str, Any] | None = None,
+) -> BatchRun:
+    """Run ``tasks`` (each in a fresh sandbox); results arrive in completion order.
+
+    ``concurrency``: tasks executing at once on this machine (default from the
+    cores and ``backend_hint``; with Ray the cluster's sandbox slots decide).
+    ``artifacts_dir``: where full outputs and exported files go (default
+    ``<out>.artifacts``, or a temp dir). ``ray_options`` go to `RayRunner`.
+    """
+    return BatchRun(
+        tasks,
+        concurrency=concurrency,
+        ray_address=ray_address,
+        out=out,
+        resume=resume,
+        artifacts_dir=artifacts_dir,
+        prestart=prestart,
+        backend_hint=backend_hint,
+        ray_options=ray_options,
+    )
+
+
+def run_sync(
+    tasks: TaskSource,
+    *,
+    on_result: Callable[[TaskResult], None] | None = None,
+    **options: Any,
+) -> list[TaskResult]:
+    """Blocking helper: run everything, return the results (in completion order).
+
+    ``on_result`` sees each result as it finishes. Not for use inside a running event loop.
+    """
+
+    async def main() -> list[TaskResult]:
+        collected: list[TaskResult] = []
+        async with run(tasks, **options) as results:
+            async for result in results:
+                collected.append(result)
+                if on_result is not None:
+                    on_result(result)
+        return collected
+
+    return anyio.run(main)

@@ -1,0 +1,95 @@
+"""Read a JSONL task file lazily, reporting bad lines by number instead of failing the run.
+
+The loader is a generator so a million-line file never sits in memory: the
+runner pulls tasks as slots free up. Blank lines and ``#`` comment lines are
+skipped. A line that is not JSON, fails validation, or repeats an earlier id
+becomes a `TaskLineError` (handed to ``on_error``) and the rest still run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from shellrt.batch.tasks import Task
+
+__all__ = ["TaskLineError", "iter_tasks", "load_tasks"]
+
+
+class TaskLineError(ValueError):
+    """Raised (or reported) for one task-file line that cannot become a `Task`."""
+
+    def __init__(self, path: Path, line: int, message: str, task_id: str | None = None) -> None:
+        super().__init__(f"{path}:{line}: {message}")
+        self.path = path
+        self.line = line
+        self.message = message
+        self.task_id = task_id
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"]) or "(task)"
+        parts.append(f"{loc}: {err['msg']}")
+    return "; ".join(parts[:5]) + (f" (+{len(parts) - 5} more)" if len(parts) > 5 else "")
+
+
+def iter_tasks(
+    path: str | Path,
+    *,
+    on_error: Callable[[TaskLineError], None] | None = None,
+    base_dir: Path | None = None,
+) -> Iterator[Task]:
+    """Yield valid tasks of a JSONL file in order; report bad lines to ``on_error``.
+
+    Relative ``workspace`` paths are resolved against ``base_dir`` (default:
+    the task file's directory), so a task file and its fixtures can move together.
+    """
+    path = Path(path)
+    base = base_dir if base_dir is not None else path.resolve().parent
+    seen: set[str] = set()
+    with path.open("r", encoding="utf-8", errors="replace") as fh:
+        for number, raw in enumerate(fh, start=1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            error: TaskLineError | None = None
+            try:
+                data = json.loads(line)
+                if not isinstance(data, dict):
+                    raise TaskLineError(path, number, f"expected a JSON object, got {type(data).__name__}")
+                task = Task.model_validate(data)
+            except json.JSONDecodeError as exc:
+                error = TaskLineError(path, number, f"not valid JSON ({exc.msg} at column {exc.colno})")
+            except ValidationError as exc:
+                raw_id = data.get("id") if isinstance(data, dict) else None
+                error = TaskLineError(
+                    path,
+                    number,
+                    f"invalid task: {_describe(exc)}",
+                    raw_id if isinstance(raw_id, str) else None,
+                )
+            except TaskLineError as exc:
+                error = exc
+            else:
+                if task.id in seen:
+                    error = TaskLineError(path, number, f"duplicate task id {task.id!r}", task.id)
+                else:
+                    seen.add(task.id)
+                    if task.workspace is not None and not task.workspace.is_absolute():
+                        task = task.model_copy(update={"workspace": (base / task.workspace).resolve()})
+                    yield task
+                    continue
+            if on_error is not None:
+                on_error(error)
+
+
+def load_tasks(path: str | Path) -> tuple[list[Task], list[TaskLineError]]:
+    """Read the whole file: (valid tasks, errors). Convenient for small files and tests."""
+    errors: list[TaskLineError] = []
+    tasks = list(iter_tasks(path, on_error=errors.append))
+    return tasks, errors

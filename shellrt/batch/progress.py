@@ -1,0 +1,135 @@
+"""Live progress on a terminal and the end-of-run summary.
+
+On a TTY one status line is redrawn in place at most every ``interval_s``:
+done/total, rate, failures, ETA. When the stream is not a TTY (CI logs, pipes)
+nothing is printed while running — a log file full of carriage returns helps
+no one — and only the summary appears at the end.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections import Counter
+from typing import TextIO
+
+from shellrt.batch.results import TaskResult
+
+__all__ = ["Progress", "percentile"]
+
+
+def percentile(values: list[float], pct: float) -> float:
+    """Nearest-rank percentile (0 for an empty list)."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(1, math.ceil(pct / 100 * len(ordered)))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+class Progress:
+    """Counts results; draws a status line on a TTY; renders the summary."""
+
+    def __init__(
+        self,
+        total: int | None,
+        *,
+        stream: TextIO | None = None,
+        live: bool | None = None,
+        interval_s: float = 0.2,
+        skipped: int = 0,
+    ) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.total = total
+        self.skipped = skipped
+        self.live = self.stream.isatty() if live is None else live
+        self.interval_s = interval_s
+        self.started = time.monotonic()
+        self.done = 0
+        self.statuses: Counter[str] = Counter()
+        self.durations: list[float] = []
+        self.bad_lines = 0
+        self._last_draw = 0.0
+        self._drawn = False
+
+    # --- updates ----------------------------------------------------------------------
+    def add(self, result: TaskResult) -> None:
+        self.done += 1
+        self.statuses[result.status] += 1
+        self.durations.append(result.duration_s)
+        self._maybe_draw()
+
+    def bad_line(self) -> None:
+        self.bad_lines += 1
+
+    @property
+    def failures(self) -> int:
+        return self.done - self.statuses["ok"]
+
+    def _maybe_draw(self, force: bool = False) -> None:
+        if not self.live:
+            return
+        now = time.monotonic()
+        if not force and now - self._last_draw < self.interval_s:
+            return
+        self._last_draw = now
+        self.stream.write("\r\x1b[2K" + self.line(now))
+        self.stream.flush()
+        self._drawn = True
+
+    def line(self, now: float | None = None) -> str:
+        """The status line: ``[#####.....] 120/500  8.1/s  fail 3  ETA 47s``."""
+        elapsed = max((now or time.monotonic()) - self.started, 1e-9)
+        rate = self.done / elapsed
+        parts = []
+        if self.total:
+            width = 24
+            filled = min(width, int(width * self.done / self.total))
+            parts.append("[" + "#" * filled + "." * (width - filled) + "]")
+            parts.append(f"{self.done}/{self.total}")
+        else:
+            parts.append(f"{self.done} done")
+        parts.append(f"{rate:.1f}/s")
+        parts.append(f"fail {self.failures}")
+        if self.total and rate > 0 and self.done < self.total:
+            parts.append(f"ETA {_duration((self.total - self.done) / rate)}")
+        return "  ".join(parts)
+
+    def finish(self) -> None:
+        """Clear the live line (before the summary is printed)."""
+        if self.live and self._drawn:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()
+
+    # --- summary ------------------------------------------------------------------------
+    def summary(self, *, interrupted: bool = False) -> str:
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        lines = [
+            f"{'interrupted after' if interrupted else 'finished'} {self.done} task(s) in {elapsed:.1f}s"
+            f" ({self.done / elapsed:.2f} tasks/s)"
+            + (f"; {self.skipped} skipped (already in results)" if self.skipped else "")
+        ]
+        if self.durations:
+            lines.append(
+                f"task time p50 {percentile(self.durations, 50):.3f}s  p95 {percentile(self.durations, 95):.3f}s"
+                f"  max {max(self.durations):.3f}s"
+            )
+        kinds = ", ".join(
+            f"{k} {self.statuses[k]}" for k in ("ok", "failed", "timeout", "error") if self.statuses[k]
+        )
+        if kinds:
+            lines.append(f"status: {kinds}")
+        if self.bad_lines:
+            lines.append(f"skipped {self.bad_lines} invalid task line(s) (see messages above)")
+        return "\n".join(lines)

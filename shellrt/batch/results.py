@@ -1,0 +1,176 @@
+"""Result lines: the per-task result model, a crash-safe appender, and --resume reading.
+
+One JSON object per finished task, appended, flushed and fsynced before the
+next one is reported: whatever kills the run (SIGKILL, OOM, power), every
+result already written survives. A crash can leave at most one partial last
+line; `ResultWriter` trims it away before appending, and `read_finished_ids`
+ignores it, so ``--resume`` runs that task again and the file stays valid JSONL
+with every id exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from types import TracebackType
+from typing import Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "CommandOutcome",
+    "ResultWriter",
+    "TaskResult",
+    "TaskStatus",
+    "read_finished_ids",
+]
+
+log = logging.getLogger("shellrt.batch")
+
+#: ``ok``: every command ran and exited 0. ``failed``: a command exited non-zero
+#: (or a tool_use returned an error). ``timeout``: a command hit its timeout.
+#: ``error``: the task could not run (sandbox did not start, workspace missing,
+#: internal error) — the only status that makes the CLI exit 1.
+TaskStatus = Literal["ok", "failed", "timeout", "error"]
+
+
+class CommandOutcome(BaseModel):
+    """How one command of a task ended."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    index: int
+    #: The shell text, or ``<tool name>:<tool_use id>`` for a tool_use block.
+    command: str
+    exit_code: int | None = None
+    timed_out: bool = False
+    oom_killed: bool = False
+    signal: int | None = None
+    #: tool_use blocks: the tool_result's ``is_error``; shell commands: exit code != 0 or timed out.
+    is_error: bool = False
+    duration_s: float = 0.0
+    total_bytes: int = 0
+    #: Head and tail of the output (``collect.output`` ``preview``/``full``).
+    preview: str | None = None
+    truncated: bool = False
+    #: The whole output file (``collect.output: full``), on the machine named by the task's ``node``.
+    output_path: str | None = None
+
+
+class TaskResult(BaseModel):
+    """One result line."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    status: TaskStatus
+    #: Why the task could not run (``error``) — or what went wrong with collection.
+    error: str | None = None
+    commands: list[CommandOutcome] = Field(default_factory=list)
+    #: Backend that ran it.
+    backend: str = ""
+    #: Where it ran: the Ray node id, or ``local:<hostname>``.
+    node: str = ""
+    #: A label of the node (its custom Ray resource name, when it has one).
+    node_label: str | None = None
+    hostname: str = ""
+    started_at: float = 0.0
+    ended_at: float = 0.0
+    #: Wall time of the whole task: sandbox start + commands + export (teardown excluded).
+    duration_s: float = 0.0
+    #: Part of ``duration_s`` spent creating the workspace and starting the sandbox.
+    setup_s: float = 0.0
+    #: Task artifacts (full outputs, exported files), on the driver's disk unless ``node`` says otherwise.
+    artifacts_dir: str | None = None
+    #: Exported files, relative to ``artifacts_dir/files``.
+    files: list[str] = Field(default_factory=list)
+    #: 1 + how many times the task was re-run because its node died (Ray).
+    attempt: int = 1
+
+
+class ResultWriter:
+    """Append-only, fsync-per-line result file. Use as a context manager."""
+
+    def __init__(self, path: str | Path, *, fsync: bool = True) -> None:
+        self.path = Path(path)
+        self._fsync = fsync
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        _trim_partial_tail(self.path)
+        self._fh = self.path.open("ab")
+        self.written = 0
+
+    def write(self, result: TaskResult) -> None:
+        """Append one line and make it durable before returning."""
+        data = result.model_dump_json().encode("utf-8") + b"\n"
+        self._fh.write(data)
+        self._fh.flush()
+        if self._fsync:
+            os.fsync(self._fh.fileno())
+        self.written += 1
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _trim_partial_tail(path: Path) -> None:
+    """Cut a crash's partial last line (no trailing newline) so appends stay valid JSONL."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return
+    if size == 0:
+        return
+    with path.open("rb+") as fh:
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return
+        # Walk back to the last newline (results are small; read the tail in blocks).
+        pos = size
+        block = 65_536
+        cut = 0
+        while pos > 0:
+            start = max(0, pos - block)
+            fh.seek(start)
+            chunk = fh.read(pos - start)
+            idx = chunk.rfind(b"\n")
+            if idx >= 0:
+                cut = start + idx + 1
+                break
+            pos = start
+        log.warning("%s: dropping a partial last line (%d bytes) left by a crash", path, size - cut)
+        fh.truncate(cut)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def read_finished_ids(path: str | Path) -> set[str]:
+    """Ids of every task with a complete result line (missing file: empty set).
+
+    Unparseable lines (a crash's truncated tail) are skipped: those tasks run again.
+    """
+    path = Path(path)
+    done: set[str] = set()
+    if not path.exists():
+        return done
+    with path.open("rb") as fh:
+        for raw in fh:
+            if not raw.endswith(b"\n"):
+                continue  # partial tail of a crashed run
+            try:
+                data = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(data, dict) and isinstance(data.get("id"), str):
+                done.add(data["id"])
+    return done

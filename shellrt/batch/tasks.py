@@ -1,0 +1,169 @@
+"""The task file's schema: one `Task` per JSONL line, validated with pydantic.
+
+A task is a fresh sandbox, an optional workspace copied into it, and a list of
+commands run one after another. Commands are shell strings (run through the
+supervisor), per-command objects (``{"run": ..., "timeout": ...}``) or
+``tool_use`` blocks (run through a `shellrt.Runtime`, i.e. the full governed
+lifecycle). Every model forbids unknown keys so a typo in a 10 000-line task
+file is reported on its line instead of being silently ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from sandbox import LocalConfig, NetworkMode, ResourceLimits, SandboxConfig
+from shellrt.protocol import ToolUseBlock
+
+__all__ = [
+    "DEFAULT_COMMAND_TIMEOUT_S",
+    "CollectSpec",
+    "CommandSpec",
+    "Task",
+    "TaskSandbox",
+]
+
+#: Per-command timeout when neither the command nor the task sets one.
+DEFAULT_COMMAND_TIMEOUT_S = 600.0
+
+_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,199}$")
+
+
+class TaskSandbox(BaseModel):
+    """Which backend runs the task, and its network and resource limits.
+
+    In the task file this is written flat — the backend config's own keys plus
+    ``network`` and ``limits``::
+
+        "sandbox": {"type": "docker", "image": "python:3.12-slim", "network": "none",
+                    "limits": {"memory_bytes": 536870912, "pids": 256}}
+
+    or as a bare backend name: ``"sandbox": "bwrap"``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    backend: SandboxConfig = Field(default_factory=LocalConfig)
+    network: NetworkMode = "none"
+    limits: ResourceLimits = Field(default_factory=ResourceLimits)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_flat(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            return {"backend": {"type": data}}
+        if isinstance(data, dict) and "backend" not in data:
+            rest = dict(data)
+            out: dict[str, Any] = {}
+            for key in ("network", "limits"):
+                if key in rest:
+                    out[key] = rest.pop(key)
+            out["backend"] = rest or {"type": "local"}
+            return out
+        return data
+
+
+class CommandSpec(BaseModel):
+    """One shell command with its own timeout and extra environment."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    run: str = Field(min_length=1, description="Shell command text (bash).")
+    timeout: float | None = Field(default=None, gt=0, description="Seconds; the task's timeout when None.")
+    env: dict[str, str] = Field(default_factory=dict, description="Added to the task's env for this command.")
+
+
+class CollectSpec(BaseModel):
+    """What a result carries back.
+
+    ``output``: ``preview`` (default) keeps a head+tail preview of each command's
+    output in the result and deletes the rest with the sandbox; ``full`` also
+    keeps every command's whole output file in the task's artifacts directory
+    (on the machine that ran it — with Ray, on that node's disk); ``none``
+    keeps only sizes and exit codes. ``files`` are workspace-relative paths or
+    glob patterns exported after the last command into the artifacts directory
+    (with Ray they are shipped back to the driver: that is the "export").
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    exit_codes: bool = True
+    output: Literal["preview", "full", "none"] = "preview"
+    preview_bytes: int = Field(default=2_000, ge=0, le=1_000_000)
+    files: tuple[str, ...] = ()
+
+    @field_validator("files")
+    @classmethod
+    def _relative(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for pattern in value:
+            parts = Path(pattern).parts
+            if not pattern or Path(pattern).is_absolute() or ".." in parts:
+                raise ValueError(
+                    f"collect.files entry {pattern!r} must be a relative path inside the workspace"
+                )
+        return value
+
+
+class Task(BaseModel):
+    """One line of the task file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(description="Unique id; results and --resume are keyed by it.")
+    sandbox: TaskSandbox = Field(default_factory=TaskSandbox)
+    workspace: Path | None = Field(
+        default=None, description="Directory copied into the task's private workspace (never modified)."
+    )
+    commands: tuple[str | CommandSpec | ToolUseBlock, ...] = Field(min_length=1)
+    timeout: float = Field(
+        default=DEFAULT_COMMAND_TIMEOUT_S, gt=0, description="Default per-command timeout (s)."
+    )
+    env: dict[str, str] = Field(default_factory=dict)
+    stop_on_failure: bool = Field(
+        default=False, description="Skip the remaining commands after one fails, times out or errors."
+    )
+    permission_mode: str = Field(
+        default="bypassPermissions",
+        description="Permission mode for tool_use commands (the task file is the operator's own job).",
+    )
+    allow: tuple[str, ...] = Field(default=(), description="Extra allow rules for tool_use commands.")
+    collect: CollectSpec = Field(default_factory=CollectSpec)
+
+    @field_validator("id")
+    @classmethod
+    def _safe_id(cls, value: str) -> str:
+        if not _ID_RE.match(value):
+            raise ValueError(
+                "id must be 1-200 characters of letters, digits and ._:@+=- (starting with a letter or digit)"
+            )
+        return value
+
+    @field_validator("commands", mode="before")
+    @classmethod
+    def _tool_use_dicts(cls, value: Any) -> Any:
+        # A dict is a tool_use block only when it says so; otherwise it is a CommandSpec.
+        if isinstance(value, list):
+            return [
+                ToolUseBlock.model_validate(c) if isinstance(c, dict) and c.get("type") == "tool_use" else c
+                for c in value
+            ]
+        return value
+
+    @property
+    def uses_tools(self) -> bool:
+        """Whether any command is a tool_use block (those need a full Runtime)."""
+        return any(isinstance(c, ToolUseBlock) for c in self.commands)
+
+    def command_specs(self) -> list[CommandSpec | ToolUseBlock]:
+        """Commands normalised: strings become `CommandSpec` with the task's defaults."""
+        out: list[CommandSpec | ToolUseBlock] = []
+        for command in self.commands:
+            if isinstance(command, str):
+                out.append(CommandSpec(run=command))
+            else:
+                out.append(command)
+        return out

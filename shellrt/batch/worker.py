@@ -1,0 +1,352 @@
+"""Run ONE task in a fresh sandbox: prepare, execute, collect, tear down.
+
+Shared by the local runner and the Ray node actor, so a task behaves the same
+on one machine and on a cluster. Everything a task creates lives under one
+private temp directory (its workspace copy and the supervisor's output spool),
+and `TaskRun` removes it — with the sandbox and every process — whatever
+happened, cancellation included. Only what ``collect`` asks for outlives the
+task: previews in the result, full outputs and exported files under
+``<artifacts_dir>/<task id>/``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import socket
+import tempfile
+import time
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from sandbox import DockerConfig, SandboxBackend, SandboxConfig, SandboxPolicy
+from sandbox.factory import create_backend
+from shellrt.batch.results import CommandOutcome, TaskResult, TaskStatus
+from shellrt.batch.tasks import CommandSpec, Task
+from shellrt.protocol import ToolUseBlock
+
+__all__ = ["NodeInfo", "TaskRun", "WorkerSettings", "run_task"]
+
+log = logging.getLogger("shellrt.batch")
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    """Where tasks run: recorded in every result."""
+
+    node: str
+    hostname: str
+    label: str | None = None
+
+    @classmethod
+    def local(cls) -> NodeInfo:
+        host = socket.gethostname()
+        return cls(node=f"local:{host}", hostname=host)
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """Per-process settings of whoever runs tasks (the local runner or a Ray node actor)."""
+
+    #: Full outputs and exported files go under ``<artifacts_dir>/<task id>/``.
+    artifacts_dir: Path
+    node: NodeInfo = field(default_factory=NodeInfo.local)
+    #: Parent of the per-task temp directories (None: the system temp dir).
+    scratch_dir: Path | None = None
+
+
+def _sandbox_config(task: Task) -> SandboxConfig:
+    config = task.sandbox.backend
+    if isinstance(config, DockerConfig) and config.workspace_mode != "copy":
+        # Each task owns a throwaway copy anyway; copy mode keeps the container off the host fs.
+        config = config.model_copy(update={"workspace_mode": "copy"})
+    return config
+
+
+def _cut(text: str, limit: int) -> tuple[str, bool]:
+    """Head and tail of ``text`` within ``limit`` characters."""
+    if len(text) <= limit:
+        return text, False
+    half = max(limit // 2, 1)
+    return f"{text[:half]}\n[... {len(text) - 2 * half} characters omitted ...]\n{text[-half:]}", True
+
+
+class TaskRun:
+    """One task's sandbox and private directory; `prepare` / `execute` / `close` in one asyncio task.
+
+    Split in phases so a runner can start sandboxes ahead of need and tear them
+    down off the critical path, while each task still gets a fresh sandbox.
+    """
+
+    def __init__(self, task: Task, settings: WorkerSettings) -> None:
+        self.task = task
+        self.settings = settings
+        self.started_at = time.time()
+        self._t0 = time.monotonic()
+        self.setup_s = 0.0
+        self.error: str | None = None
+        self.backend: SandboxBackend | None = None
+        self._stack = AsyncExitStack()
+        self._tmp: Path | None = None
+        self._supervisor: Any = None
+        self._runtime: Any = None
+        self._workspace: Path | None = None
+
+    @property
+    def artifacts(self) -> Path:
+        return self.settings.artifacts_dir / self.task.id
+
+    # --- phases -----------------------------------------------------------------------
+    async def prepare(self) -> None:
+        """Copy the workspace in and start the sandbox; failures become ``self.error``."""
+        try:
+            await self._prepare()
+        except Exception as exc:
+            self.error = f"sandbox setup failed: {type(exc).__name__}: {exc}"
+            log.debug("task %s setup failed", self.task.id, exc_info=True)
+        self.setup_s = time.monotonic() - self._t0
+
+    async def _prepare(self) -> None:
+        from shellrt.supervisor import Supervisor
+
+        task = self.task
+        scratch = self.settings.scratch_dir
+        if scratch is not None:
+            scratch.mkdir(parents=True, exist_ok=True)
+        self._tmp = Path(tempfile.mkdtemp(prefix=f"shellrt-batch-{task.id[:40]}-", dir=scratch))
+        self._stack.push_async_callback(self._remove_tmp)
+        workspace = self._tmp / "workspace"
+        if task.workspace is not None:
+            source = task.workspace
+            if not source.is_dir():
+                raise FileNotFoundError(
+                    f"workspace {source} is not a directory on {self.settings.node.hostname}"
+                )
+            await anyio.to_thread.run_sync(lambda: shutil.copytree(source, workspace, symlinks=True))
+        else:
+            workspace.mkdir()
+        self._workspace = workspace
+        policy = SandboxPolicy(workspace=workspace, network=task.sandbox.network, limits=task.sandbox.limits)
+        config = _sandbox_config(task)
+        half = max(task.collect.preview_bytes // 2, 1)
+        if task.uses_tools:
+            from shellrt.runtime import Runtime
+
+            runtime = Runtime(
+                workspace,
+                sandbox=config,
+                policy=policy,
+                mode=task.permission_mode,
+                allow=task.allow,
+                session_dir=self._tmp / "session",
+            )
+            self._stack.push_async_callback(runtime.close)
+            await runtime.start()
+            self._runtime = runtime
+            self.backend = runtime.backend
+            self._supervisor = runtime.supervisor
+        else:
+            backend = create_backend(config, policy)
+            self._stack.push_async_callback(backend.close)
+            await backend.start()
+            self.backend = backend
+            self._supervisor = await self._stack.enter_async_context(
+                Supervisor(backend, session_dir=self._tmp / "session", preview_bytes=half)
+            )
+
+    async def execute(self) -> TaskResult:
+        """Run the commands (unless setup failed), collect, and build the result."""
+        outcomes: list[CommandOutcome] = []
+        error = self.error
+        if error is None:
+            for index, spec in enumerate(self.task.command_specs()):
+                try:
+                    outcome = await self._run_command(index, spec)
+                except Exception as exc:
+                    error = f"command {index} could not run: {type(exc).__name__}: {exc}"
+                    log.debug("task %s command %d failed to run", self.task.id, index, exc_info=True)
+                    break
+                outcomes.append(outcome)
+                if self.task.stop_on_failure and (outcome.is_error or outcome.timed_out):
+                    break
+        files: list[str] = []
+        if error is None and self.task.collect.files:
+            try:
+                files = await self._export_files()
+            except Exception as exc:
+                error = f"exporting files failed: {type(exc).__name__}: {exc}"
+        ended = time.time()
+        keeps_artifacts = self.task.collect.output == "full" or bool(self.task.collect.files)
+        return TaskResult(
+            id=self.task.id,
+            status=_status(error, outcomes),
+            error=error,
+            commands=outcomes,
+            backend=self.task.sandbox.backend.type,
+            node=self.settings.node.node,
+            node_label=self.settings.node.label,
+            hostname=self.settings.node.hostname,
+            started_at=round(self.started_at, 3),
+            ended_at=round(ended, 3),
+            duration_s=round(time.monotonic() - self._t0, 4),
+            setup_s=round(self.setup_s, 4),
+            artifacts_dir=str(self.artifacts) if keeps_artifacts and error is None else None,
+            files=files,
+        )
+
+    async def close(self) -> None:
+        """Kill everything, remove the container and the temp dir. Idempotent; never raises.
+
+        Not wrapped in a shielded scope: the supervisor's task group entered in
+        `prepare` must be exited from the scope it was entered in. Each step
+        (supervisor, backend, runtime, temp dir) shields its own teardown.
+        """
+        try:
+            await self._stack.aclose()
+        except Exception:
+            log.warning("task %s: teardown failed", self.task.id, exc_info=True)
+
+    # --- commands -----------------------------------------------------------------------
+    async def _run_command(self, index: int, spec: CommandSpec | ToolUseBlock) -> CommandOutcome:
+        if isinstance(spec, ToolUseBlock):
+            return await self._run_tool_use(index, spec)
+        collect = self.task.collect
+        result = await self._supervisor.run(
+            spec.run,
+            timeout_s=spec.timeout or self.task.timeout,
+            env={**self.task.env, **spec.env},
+            merge_stderr=True,
+        )
+        output_path: str | None = None
+        if collect.output == "full":
+            dest = self.artifacts / f"cmd-{index}.out"
+            source = Path(result.output_path)
+            await anyio.to_thread.run_sync(lambda: _move(source, dest))
+            output_path = str(dest)
+        failed = result.timed_out or result.exit_code != 0
+        return CommandOutcome(
+            index=index,
+            command=spec.run,
+            exit_code=result.exit_code if collect.exit_codes else None,
+            timed_out=result.timed_out,
+            oom_killed=result.oom_killed,
+            signal=result.signal,
+            is_error=failed,
+            duration_s=round(result.duration_s, 4),
+            total_bytes=result.total_bytes,
+            preview=None if collect.output == "none" else result.preview,
+            truncated=result.truncated,
+            output_path=output_path,
+        )
+
+    async def _run_tool_use(self, index: int, block: ToolUseBlock) -> CommandOutcome:
+        collect = self.task.collect
+        t0 = time.monotonic()
+        envelopes = None
+        with anyio.move_on_after(self.task.timeout):
+            envelopes = await self._runtime.run_envelopes([block])
+        duration = round(time.monotonic() - t0, 4)
+        label = f"{block.name}:{block.id}"
+        if envelopes is None:
+            return CommandOutcome(
+                index=index, command=label, timed_out=True, is_error=True, duration_s=duration
+            )
+        envelope = envelopes[0]
+        text: str = envelope.model.text()
+        output_path: str | None = None
+        if collect.output == "full":
+            dest = self.artifacts / f"cmd-{index}.out"
+            await anyio.to_thread.run_sync(lambda: _write_text(dest, text))
+            output_path = str(dest)
+        preview, truncated = _cut(text, collect.preview_bytes)
+        return CommandOutcome(
+            index=index,
+            command=label,
+            is_error=envelope.is_error,
+            duration_s=duration,
+            total_bytes=len(text.encode("utf-8", "replace")),
+            preview=None if collect.output == "none" else preview,
+            truncated=truncated,
+            output_path=output_path,
+        )
+
+    # --- files ------------------------------------------------------------------------------
+    async def _export_files(self) -> list[str]:
+        assert self._workspace is not None and self._tmp is not None
+        root = self._workspace
+        export = getattr(self.backend, "export_workspace", None)
+        if (
+            export is not None
+            and self.backend is not None
+            and self.backend.to_host_path(self.backend.workspace) is None
+        ):
+            # Copy-mode container: the files live inside it; fetch the workspace out first.
+            root = self._tmp / "exported"
+            await export(root)
+        dest = self.artifacts / "files"
+        patterns = self.task.collect.files
+        return await anyio.to_thread.run_sync(lambda: _copy_matches(root, patterns, dest))
+
+    async def _remove_tmp(self) -> None:
+        tmp = self._tmp
+        if tmp is not None:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(lambda: shutil.rmtree(tmp, ignore_errors=True))
+
+
+def _status(error: str | None, outcomes: list[CommandOutcome]) -> TaskStatus:
+    if error is not None:
+        return "error"
+    if any(o.timed_out for o in outcomes):
+        return "timeout"
+    if any(o.is_error for o in outcomes):
+        return "failed"
+    return "ok"
+
+
+def _move(source: Path, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(os.fspath(source), os.fspath(dest))
+
+
+def _write_text(dest: Path, text: str) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(text, encoding="utf-8")
+
+
+def _copy_matches(root: Path, patterns: tuple[str, ...], dest: Path) -> list[str]:
+    """Copy regular files matching ``patterns`` (paths or globs) from ``root``; never follow links out."""
+    root_real = root.resolve()
+    copied: list[str] = []
+    for pattern in patterns:
+        for match in sorted(root.glob(pattern)):
+            candidates = (
+                [p for p in match.rglob("*")] if match.is_dir() and not match.is_symlink() else [match]
+            )
+            for path in candidates:
+                if path.is_symlink() or not path.is_file():
+                    continue
+                real = path.resolve()
+                if not real.is_relative_to(root_real):
+                    continue
+                rel = path.relative_to(root)
+                target = dest / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target)
+                copied.append(rel.as_posix())
+    return sorted(set(copied))
+
+
+async def run_task(task: Task, settings: WorkerSettings) -> TaskResult:
+    """Run one task start to finish in a fresh sandbox (teardown included, even on cancel)."""
+    run = TaskRun(task, settings)
+    try:
+        await run.prepare()
+        return await run.execute()
+    finally:
+        await run.close()

@@ -1,0 +1,145 @@
+"""``shellrt batch run tasks.jsonl --out results.jsonl``: many tasks, each in a fresh sandbox.
+
+Exit codes: 0 when every task ran (even if its commands failed or timed out —
+that is data, in the results); 1 when a task could not run (status ``error``)
+or a task line was invalid; 2 for usage errors; 130 on Ctrl-C / SIGTERM, after
+every running sandbox is torn down (results already written are kept; run again
+with ``--resume`` to finish).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    """Add ``batch`` (with its ``run`` sub-command) to the top-level parser."""
+    parser = subparsers.add_parser(
+        "batch",
+        help="run a JSONL file of tasks, each in a fresh sandbox (locally or on Ray)",
+        description="Run many sandboxed tasks concurrently. Task file format: docs/batch.md.",
+    )
+    sub = parser.add_subparsers(dest="batch_command", metavar="SUBCOMMAND")
+    run = sub.add_parser(
+        "run",
+        help="run every task of a JSONL file",
+        description=(
+            "Run every task of TASKS (JSONL), appending one result line per finished task to --out. "
+            "Exit 0 when every task ran (commands may have failed), 1 when a task could not run or a "
+            "line was invalid, 130 when interrupted."
+        ),
+    )
+    run.add_argument("tasks", type=Path, help="task file (JSONL, one task per line)")
+    run.add_argument("--out", "-o", type=Path, required=True, help="results file (JSONL, appended)")
+    run.add_argument("--concurrency", "-j", type=int, default=None, help="tasks executing at once (local)")
+    run.add_argument(
+        "--prestart", type=int, default=None, help="sandboxes started ahead of need (default: = concurrency)"
+    )
+    run.add_argument("--resume", action="store_true", help="skip tasks whose id is already in --out")
+    run.add_argument(
+        "--ray", metavar="ADDRESS", default=None, help="run on a Ray cluster (e.g. auto, host:6379)"
+    )
+    run.add_argument(
+        "--artifacts",
+        type=Path,
+        default=None,
+        help="full outputs and exported files (default: <out>.artifacts)",
+    )
+    run.add_argument("--quiet", "-q", action="store_true", help="no progress line and no summary")
+    run.set_defaults(func=_run)
+    parser.set_defaults(func=lambda _args: _usage(parser))
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def _count_lines(path: Path) -> int:
+    with path.open("rb") as fh:
+        return sum(1 for raw in fh if raw.strip() and not raw.lstrip().startswith(b"#"))
+
+
+def _run(args: argparse.Namespace) -> int:
+    import anyio
+
+    if not args.tasks.is_file():
+        print(f"shellrt batch: task file {args.tasks} not found", file=sys.stderr)
+        return 2
+    if args.concurrency is not None and args.concurrency < 1:
+        print("shellrt batch: --concurrency must be at least 1", file=sys.stderr)
+        return 2
+    if args.resume and not args.out.exists():
+        print(f"shellrt batch: --resume: {args.out} does not exist yet; running every task", file=sys.stderr)
+    code: int = anyio.run(_main, args)
+    return code
+
+
+async def _main(args: argparse.Namespace) -> int:
+    import anyio
+
+    from shellrt.batch import TaskLineError, TaskResult, iter_tasks, read_finished_ids, run
+    from shellrt.batch.progress import Progress
+
+    done_before = read_finished_ids(args.out) if args.resume else set()
+    total = max(_count_lines(args.tasks) - len(done_before), 0)
+    progress = Progress(total, live=False if args.quiet else None)
+
+    def bad_line(error: TaskLineError) -> None:
+        progress.bad_line()
+        if progress.total:
+            progress.total -= 1
+        print(f"shellrt batch: skipped {error}", file=sys.stderr)
+
+    interrupted = False
+    errored = 0
+    batch = run(
+        iter_tasks(args.tasks, on_error=bad_line),
+        concurrency=args.concurrency,
+        ray_address=args.ray,
+        out=args.out,
+        resume=args.resume,
+        artifacts_dir=args.artifacts,
+        prestart=args.prestart,
+    )
+
+    runner_scope = anyio.CancelScope()
+    async with anyio.create_task_group() as tg:
+
+        async def watch_signals() -> None:
+            nonlocal interrupted
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for signum in signals:
+                    if not interrupted:
+                        interrupted = True
+                        progress.finish()
+                        print(
+                            f"\nshellrt batch: {signal.Signals(signum).name}: stopping; tearing down running sandboxes",
+                            file=sys.stderr,
+                        )
+                        runner_scope.cancel()
+                    # Later signals are swallowed: teardown must finish, or containers leak.
+
+        tg.start_soon(watch_signals)
+        with runner_scope:
+            async with batch as results:
+                async for result in results:
+                    result_: TaskResult = result
+                    progress.add(result_)
+                    if result_.status == "error":
+                        errored += 1
+        tg.cancel_scope.cancel()
+
+    progress.finish()
+    progress.skipped = len(batch.skipped)
+    if not args.quiet:
+        print(progress.summary(interrupted=interrupted), file=sys.stderr)
+    if interrupted:
+        return 130
+    return 1 if errored or progress.bad_lines else 0
