@@ -13,7 +13,7 @@ Each command runs as ``bwrap <flags> -- argv`` where the flags (see `BwrapBacken
   ``--unshare-net`` when ``policy.network == "none"`` (only loopback, isolated);
 - ``--chdir``: the command's working directory.
 
-The cwd report file lives in a private state dir bound at ``/tmp/.shellrt``.
+The cwd report file lives in a private state dir bound at its host path.
 `start` probes bwrap once with the real flags and raises `BackendUnavailableError`
 naming the fix when it is missing or cannot create namespaces.
 """
@@ -34,8 +34,6 @@ from sandbox.policy import SandboxPolicy
 
 __all__ = ["BwrapBackend"]
 
-#: Where the state dir (cwd report files) appears inside the sandbox.
-_STATE_MOUNT = "/tmp/.shellrt"
 
 _NAMESPACE_FIX = (
     "bubblewrap cannot create namespaces here. Fix: run as root, or enable unprivileged user "
@@ -110,9 +108,10 @@ class BwrapBackend(SandboxBackend):
         if self.policy.network == "none":
             args.append("--unshare-net")
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-        args += ["--bind", str(state_dir), _STATE_MOUNT]
         for root in self.policy.allowed_roots():
             args += ["--bind", str(root), str(root)]
+        # After the roots, so a root that contains it (workspace = /tmp) cannot cover it.
+        args += ["--bind", str(state_dir), str(state_dir)]
         for denied in self.policy.read_denied:
             if denied.is_dir():
                 args += ["--tmpfs", str(denied)]
@@ -128,7 +127,7 @@ class BwrapBackend(SandboxBackend):
         cwd_file: Path | None = None
         if request.report_cwd:
             cwd_file = state_dir / cwd_name
-            env_extra["SHELLRT_CWD_FILE"] = f"{_STATE_MOUNT}/{cwd_name}"
+            env_extra["SHELLRT_CWD_FILE"] = str(cwd_file)
         argv = [*self.bwrap_args(cwd=request.cwd, state_dir=state_dir), "--", *request.argv]
         return await self._runner.spawn(
             argv, request, marker=marker, cwd_host_file=cwd_file, env_extra=env_extra, cwd="/"

@@ -23,7 +23,7 @@ Shell = Literal["bash", "powershell"]
 
 _BASH_PRELUDE = (
     "trap '__shellrt_s=$?; "
-    '[ -n "${SHELLRT_CWD_FILE:-}" ] && pwd -P >"$SHELLRT_CWD_FILE" 2>/dev/null; '
+    '[ -n "${SHELLRT_CWD_FILE:-}" ] && pwd -P 2>/dev/null >"$SHELLRT_CWD_FILE"; '
     "exit $__shellrt_s' EXIT\n"
 )
 

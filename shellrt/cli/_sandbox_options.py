@@ -1,0 +1,111 @@
+"""Sandbox selection options shared by ``shellrt run``, ``shellrt serve`` and ``shellrt batch``.
+
+`add_sandbox_options` adds the flags; `sandbox_from_args` turns them into a
+backend config (or ``"auto"``: bwrap where it works, else local with a warning)
+and a `SandboxPolicy`. Starting the backend is ``shellrt.runtime.resolve_sandbox``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import Literal
+
+from sandbox import BwrapConfig, DockerConfig, LocalConfig, ResourceLimits, SandboxConfig, SandboxPolicy
+
+__all__ = ["SANDBOX_CHOICES", "add_sandbox_options", "parse_size", "sandbox_from_args"]
+
+SANDBOX_CHOICES = ("auto", "local", "none", "bwrap", "docker")
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    """``2g`` -> 2147483648; accepts k/m/g/t (binary units), optional ``b``/``ib``."""
+    match = _SIZE.match(text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (use e.g. 512m, 2g)")
+    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
+    """Add ``--sandbox``, ``--workspace``, policy and docker options to ``parser``."""
+    group = parser.add_argument_group("sandbox")
+    group.add_argument(
+        "--sandbox",
+        choices=SANDBOX_CHOICES,
+        default="auto",
+        help="where commands run: bwrap (namespaces), local/none (no isolation), docker; "
+        "default auto = bwrap where it works, else local with a warning",
+    )
+    group.add_argument("--workspace", type=Path, default=Path("."), help="workspace directory (default: .)")
+    group.add_argument(
+        "--writable",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="extra writable root (repeatable)",
+    )
+    group.add_argument(
+        "--deny-read",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="hide PATH from commands (repeatable)",
+    )
+    group.add_argument(
+        "--network",
+        choices=("none", "host", "bridge"),
+        default=None,
+        help="network access: none (default), host (local/bwrap), bridge (docker)",
+    )
+    group.add_argument(
+        "--memory", type=parse_size, default=None, metavar="SIZE", help="memory limit, e.g. 2g (docker)"
+    )
+    group.add_argument("--pids", type=int, default=None, metavar="N", help="process limit (docker)")
+    group.add_argument("--cpus", type=float, default=None, metavar="N", help="CPU limit in cores (docker)")
+    group.add_argument("--image", default=None, help="container image (docker)")
+    group.add_argument(
+        "--export",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="copy the container's workspace to DIR when done (docker)",
+    )
+
+
+def sandbox_from_args(args: argparse.Namespace) -> tuple[SandboxConfig | Literal["auto"], SandboxPolicy]:
+    """The backend config (``"auto"`` when not chosen) and the policy the options describe."""
+    workspace = Path(args.workspace).expanduser().resolve()
+    if not workspace.is_dir():
+        raise SystemExit(
+            f"shellrt: workspace {workspace} is not a directory; create it or pass --workspace DIR"
+        )
+    choice = args.sandbox
+    network = args.network or "none"
+    if network == "bridge" and choice != "docker":
+        raise SystemExit("shellrt: --network bridge needs --sandbox docker (use none or host)")
+    docker_only = [n for n in ("image", "export", "memory", "pids", "cpus") if getattr(args, n) is not None]
+    if docker_only and choice != "docker" and choice in ("local", "none", "bwrap"):
+        flags = ", ".join("--" + n for n in docker_only)
+        raise SystemExit(f"shellrt: {flags} only apply to --sandbox docker")
+    policy = SandboxPolicy(
+        workspace=workspace,
+        writable_roots=tuple(Path(p).expanduser().resolve() for p in args.writable),
+        read_denied=tuple(Path(p).expanduser().resolve() for p in args.deny_read),
+        network=network,
+        limits=ResourceLimits(memory_bytes=args.memory, pids=args.pids, cpus=args.cpus),
+    )
+    config: SandboxConfig | Literal["auto"]
+    if choice == "auto":
+        config = "auto"
+    elif choice in ("local", "none"):
+        config = LocalConfig()
+    elif choice == "bwrap":
+        config = BwrapConfig()
+    else:
+        config = DockerConfig(image=args.image) if args.image else DockerConfig()
+    return config, policy
