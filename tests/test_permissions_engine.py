@@ -26,7 +26,9 @@ def make_gov(tmp_path: Path, settings: dict[str, Any] | None = None, **kw: Any) 
     return build_governance(ws, **kw)
 
 
-async def decide(gov: Governance, tool: Tool[Any, Any], raw: dict[str, Any], tmp_path: Path, **kw: Any) -> PermissionDecision:
+async def decide(
+    gov: Governance, tool: Tool[Any, Any], raw: dict[str, Any], tmp_path: Path, **kw: Any
+) -> PermissionDecision:
     ctx = make_ctx(gov.settings.workspace, tmp_path)
     return await gov.engine.decide(tool, tool.parse_input(raw), ctx, **kw)
 
@@ -126,7 +128,9 @@ async def test_mode_plan_denies_side_effects_allows_reads(tmp_path: Path) -> Non
 async def test_mode_accept_edits(tmp_path: Path) -> None:
     gov = make_gov(tmp_path, mode="acceptEdits")
     ws = gov.settings.workspace
-    assert (await decide(gov, FakeEdit(), {"file_path": str(ws / "src" / "a.py")}, tmp_path)).behavior == "allow"
+    assert (
+        await decide(gov, FakeEdit(), {"file_path": str(ws / "src" / "a.py")}, tmp_path)
+    ).behavior == "allow"
     outside = await decide(gov, FakeEdit(), {"file_path": str(tmp_path / "elsewhere.py")}, tmp_path)
     assert outside.behavior == "ask"
     # acceptEdits says nothing about shell commands
@@ -149,7 +153,9 @@ async def test_mode_dont_ask_turns_ask_into_deny(tmp_path: Path) -> None:
 async def test_mode_from_settings_and_managed_can_disable_bypass(tmp_path: Path) -> None:
     gov = make_gov(tmp_path, rules(defaultMode="acceptEdits"))
     assert gov.mode == "acceptEdits" and gov.settings.mode_source == "project"
-    (tmp_path / "managed.json").write_text(json.dumps({"permissions": {"disableBypassPermissionsMode": "disable"}}))
+    (tmp_path / "managed.json").write_text(
+        json.dumps({"permissions": {"disableBypassPermissionsMode": "disable"}})
+    )
     gov = make_gov(tmp_path, mode="bypassPermissions")
     assert gov.mode == "acceptEdits"
     assert any("disabled by managed policy" in d for d in gov.diagnostics)
@@ -175,14 +181,20 @@ async def test_step6_incomplete_subject_is_never_allowed_by_a_rule(tmp_path: Pat
 async def test_step6_hook_allow_skips_the_prompt_but_not_rules(tmp_path: Path) -> None:
     gov = make_gov(tmp_path, rules(deny=["Bash(rm:*)"]))
     allow = PermissionDecision(behavior="allow", reason="hook ok", source="hook")
-    assert (await decide(gov, FakeBash(), {"command": "make"}, tmp_path, hook_decision=allow)).behavior == "allow"
+    assert (
+        await decide(gov, FakeBash(), {"command": "make"}, tmp_path, hook_decision=allow)
+    ).behavior == "allow"
     d = await decide(gov, FakeBash(), {"command": "rm -rf x"}, tmp_path, hook_decision=allow)
     assert d.behavior == "deny" and d.rule == "Bash(rm:*)"
 
 
 async def test_step6_domain_and_mcp_rules(tmp_path: Path) -> None:
-    gov = make_gov(tmp_path, rules(allow=["WebFetch(domain:docs.python.org)", "mcp__gh"], deny=["mcp__gh__delete"]))
-    assert (await decide(gov, FakeWebFetch(), {"url": "https://docs.python.org/3/"}, tmp_path)).behavior == "allow"
+    gov = make_gov(
+        tmp_path, rules(allow=["WebFetch(domain:docs.python.org)", "mcp__gh"], deny=["mcp__gh__delete"])
+    )
+    assert (
+        await decide(gov, FakeWebFetch(), {"url": "https://docs.python.org/3/"}, tmp_path)
+    ).behavior == "allow"
     assert (await decide(gov, FakeWebFetch(), {"url": "https://evil.test/"}, tmp_path)).behavior == "ask"
     assert (await decide(gov, FakeMcp("mcp__gh__list"), {}, tmp_path)).behavior == "allow"
     assert (await decide(gov, FakeMcp("mcp__gh__delete"), {}, tmp_path)).behavior == "deny"

@@ -120,7 +120,11 @@ async def test_remember_for_session(tmp_path: Path) -> None:
     for _ in range(3):
         assert (await authorize(gov, FakeBash(), {"command": "make build"}, tmp_path)).behavior == "allow"
     assert calls == 1
-    d = await gov.engine.decide(FakeBash(), FakeBash().parse_input({"command": "make build"}), make_ctx(gov.settings.workspace, tmp_path))
+    d = await gov.engine.decide(
+        FakeBash(),
+        FakeBash().parse_input({"command": "make build"}),
+        make_ctx(gov.settings.workspace, tmp_path),
+    )
     assert d.rule == "Bash(make build)" and d.source == "session settings"
     # the remembered exact rule never covers a compound command
     await authorize(gov, FakeBash(), {"command": "make build && rm -rf /"}, tmp_path)
@@ -157,7 +161,13 @@ async def test_remember_project_with_broken_local_file_still_allows_once(tmp_pat
 
 
 async def test_terminal_approver_choices(tmp_path: Path) -> None:
-    req = ApprovalRequest(tool_name="Bash", tool_input={"command": "make"}, description="Bash(make)", reason="r", suggested_rules=["Bash(make)"])
+    req = ApprovalRequest(
+        tool_name="Bash",
+        tool_input={"command": "make"},
+        description="Bash(make)",
+        reason="r",
+        suggested_rules=["Bash(make)"],
+    )
     out = io.StringIO()
     assert (await TerminalApprover(io.StringIO("y\n"), out)(req)).behavior == "allow"
     assert "Bash(make)" in out.getvalue()
@@ -173,7 +183,14 @@ async def test_terminal_approver_choices(tmp_path: Path) -> None:
 
 async def test_visibility_hides_tools_denied_outright_and_keeps_order(tmp_path: Path) -> None:
     gov = make_gov(tmp_path, {"permissions": {"deny": ["Edit", "mcp__gh", "Bash(rm:*)"]}})
-    tools = [FakeBash(), FakeEdit(), FakeRead(), FakeMcp("mcp__gh__list"), FakeMcp("mcp__fs__read"), Refuser()]
+    tools = [
+        FakeBash(),
+        FakeEdit(),
+        FakeRead(),
+        FakeMcp("mcp__gh__list"),
+        FakeMcp("mcp__fs__read"),
+        Refuser(),
+    ]
     names = [t.name for t in gov.visible_tools(tools)]
     assert names == ["Bash", "Read", "mcp__fs__read", "Refuser"]
     assert names == [t.name for t in gov.visible_tools(tools)]

@@ -30,10 +30,14 @@ def py_hook(tmp_path: Path, name: str, body: str) -> str:
     return f"{sys.executable} {path}"
 
 
-def gov_with_hooks(tmp_path: Path, hooks: dict[str, Any], permissions: dict[str, Any] | None = None) -> Governance:
+def gov_with_hooks(
+    tmp_path: Path, hooks: dict[str, Any], permissions: dict[str, Any] | None = None
+) -> Governance:
     ws = tmp_path / "ws"
     (ws / ".shellrt").mkdir(parents=True, exist_ok=True)
-    (ws / ".shellrt" / "settings.json").write_text(json.dumps({"hooks": hooks, "permissions": permissions or {}}, indent=2))
+    (ws / ".shellrt" / "settings.json").write_text(
+        json.dumps({"hooks": hooks, "permissions": permissions or {}}, indent=2)
+    )
     return build_governance(ws, home=tmp_path / "home", managed_path=tmp_path / "managed.json")
 
 
@@ -48,7 +52,9 @@ def test_matchers() -> None:
     assert matcher_matches("", "Bash") and matcher_matches("*", "Bash")
     assert matcher_matches("Bash", "Bash") and not matcher_matches("Bash", "BashX")
     assert matcher_matches("Edit|Write", "Write") and not matcher_matches("Edit|Write", "Read")
-    assert matcher_matches("mcp__gh__.*", "mcp__gh__list") and not matcher_matches("mcp__gh__.*", "mcp__x__list")
+    assert matcher_matches("mcp__gh__.*", "mcp__gh__list") and not matcher_matches(
+        "mcp__gh__.*", "mcp__x__list"
+    )
     assert matcher_matches("Notebook.*", "NotebookEdit")
 
 
@@ -75,7 +81,9 @@ async def test_exit_2_blocks_with_stderr(tmp_path: Path) -> None:
     assert out.blocked_reason == "use the test script instead"
     assert out.decision is not None and out.decision.behavior == "deny"
     tool = FakeBash()
-    d = await gov.gate.authorize(tool, tool.parse_input({"command": "pytest"}), ctx, hook_decision=out.decision)
+    d = await gov.gate.authorize(
+        tool, tool.parse_input({"command": "pytest"}), ctx, hook_decision=out.decision
+    )
     assert d.behavior == "deny"
 
 
@@ -89,7 +97,9 @@ async def test_hook_rewrites_input(tmp_path: Path) -> None:
         "'updatedInput': {'command': cmd}, 'additionalContext': 'rewritten'}}))\n",
     )
     gov = gov_with_hooks(tmp_path, {"PreToolUse": [pre("Bash", hook)]})
-    out = await gov.hooks.pre_tool_use("Bash", {"command": "make deploy"}, make_ctx(gov.settings.workspace, tmp_path))
+    out = await gov.hooks.pre_tool_use(
+        "Bash", {"command": "make deploy"}, make_ctx(gov.settings.workspace, tmp_path)
+    )
     assert out.updated_input == {"command": "make deploy --dry-run"}
     assert out.additional_context == ["rewritten"] and out.notices == []
 
@@ -106,7 +116,9 @@ async def test_hook_allow_is_overridden_by_deny_rule(tmp_path: Path) -> None:
     tool = FakeBash()
     out = await gov.hooks.pre_tool_use("Bash", {"command": "rm -rf /"}, ctx)
     assert out.decision is not None and out.decision.behavior == "allow"
-    d = await gov.gate.authorize(tool, tool.parse_input({"command": "rm -rf /"}), ctx, hook_decision=out.decision)
+    d = await gov.gate.authorize(
+        tool, tool.parse_input({"command": "rm -rf /"}), ctx, hook_decision=out.decision
+    )
     assert d.behavior == "deny" and d.rule == "Bash(rm:*)"
     d = await gov.gate.authorize(tool, tool.parse_input({"command": "make"}), ctx, hook_decision=out.decision)
     assert d.behavior == "allow" and d.source == "hook"
@@ -122,7 +134,11 @@ async def test_most_restrictive_decision_wins_and_hooks_run_in_parallel(tmp_path
             f"'permissionDecisionReason': '{name}'}}}}))\n",
         )
 
-    hooks = [pre("Bash", decide("a.py", "allow")), pre("Bash", decide("k.py", "ask")), pre("Bash", decide("b.py", "allow"))]
+    hooks = [
+        pre("Bash", decide("a.py", "allow")),
+        pre("Bash", decide("k.py", "ask")),
+        pre("Bash", decide("b.py", "allow")),
+    ]
     gov = gov_with_hooks(tmp_path, {"PreToolUse": hooks})
     started = time.monotonic()
     out = await gov.hooks.pre_tool_use("Bash", {"command": "x"}, make_ctx(gov.settings.workspace, tmp_path))
@@ -132,7 +148,9 @@ async def test_most_restrictive_decision_wins_and_hooks_run_in_parallel(tmp_path
 
 async def test_hanging_hook_times_out_and_leaves_nothing(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
-    hook = script(tmp_path, "hang.sh", f"#!/bin/sh\nsleep 300 &\necho $! > {pids}\necho $$ >> {pids}\nsleep 300\n")
+    hook = script(
+        tmp_path, "hang.sh", f"#!/bin/sh\nsleep 300 &\necho $! > {pids}\necho $$ >> {pids}\nsleep 300\n"
+    )
     gov = gov_with_hooks(tmp_path, {"PreToolUse": [pre("Bash", hook, timeout=0.5)]})
     started = time.monotonic()
     out = await gov.hooks.pre_tool_use("Bash", {"command": "x"}, make_ctx(gov.settings.workspace, tmp_path))
@@ -158,12 +176,17 @@ async def test_background_child_of_a_finished_hook_is_killed(tmp_path: Path) -> 
     [
         ("#!/bin/sh\necho '{not json'\n", "not JSON"),
         ("#!/bin/sh\necho '[1, 2]'\n", "not an object"),
-        ("#!/bin/sh\necho '{\"hookSpecificOutput\": {\"permissionDecision\": \"maybe\"}}'\n", "permissionDecision"),
+        (
+            '#!/bin/sh\necho \'{"hookSpecificOutput": {"permissionDecision": "maybe"}}\'\n',
+            "permissionDecision",
+        ),
         ("#!/bin/sh\necho 'kaboom' >&2\nexit 1\n", "status 1: kaboom"),
         ("#!/bin/sh\nkill -9 $$\n", "status 137"),
     ],
 )
-async def test_broken_hook_yields_notice_and_does_not_answer(tmp_path: Path, body: str, fragment: str) -> None:
+async def test_broken_hook_yields_notice_and_does_not_answer(
+    tmp_path: Path, body: str, fragment: str
+) -> None:
     hook = script(tmp_path, "broken.sh", body)
     gov = gov_with_hooks(tmp_path, {"PreToolUse": [pre("Bash", hook)]})
     out = await gov.hooks.pre_tool_use("Bash", {"command": "x"}, make_ctx(gov.settings.workspace, tmp_path))
@@ -178,11 +201,13 @@ async def test_missing_hook_command_is_a_notice(tmp_path: Path) -> None:
 
 
 async def test_top_level_block_and_continue_false(tmp_path: Path) -> None:
-    hook = script(tmp_path, "legacy.sh", "#!/bin/sh\necho '{\"decision\": \"block\", \"reason\": \"legacy says no\"}'\n")
+    hook = script(
+        tmp_path, "legacy.sh", '#!/bin/sh\necho \'{"decision": "block", "reason": "legacy says no"}\'\n'
+    )
     gov = gov_with_hooks(tmp_path, {"PreToolUse": [pre("", hook)]})
     out = await gov.hooks.pre_tool_use("Read", {"file_path": "x"}, make_ctx(gov.settings.workspace, tmp_path))
     assert out.blocked_reason == "legacy says no"
-    hook = script(tmp_path, "stop.sh", "#!/bin/sh\necho '{\"continue\": false, \"stopReason\": \"halt\"}'\n")
+    hook = script(tmp_path, "stop.sh", '#!/bin/sh\necho \'{"continue": false, "stopReason": "halt"}\'\n')
     gov = gov_with_hooks(tmp_path, {"PreToolUse": [pre("", hook)]})
     out = await gov.hooks.pre_tool_use("Read", {"file_path": "x"}, make_ctx(gov.settings.workspace, tmp_path))
     assert out.blocked_reason == "halt"
@@ -196,7 +221,9 @@ async def test_post_hooks_feedback_and_failure_event(tmp_path: Path) -> None:
         f"d = json.load(sys.stdin)\nopen({str(log)!r}, 'a').write(d['hook_event_name'] + '\\n')\n"
         "print('lint failed', file=sys.stderr)\nsys.exit(2)\n",
     )
-    gov = gov_with_hooks(tmp_path, {"PostToolUse": [pre("Edit", hook)], "PostToolUseFailure": [pre("Edit", hook)]})
+    gov = gov_with_hooks(
+        tmp_path, {"PostToolUse": [pre("Edit", hook)], "PostToolUseFailure": [pre("Edit", hook)]}
+    )
     ctx = make_ctx(gov.settings.workspace, tmp_path)
     out = await gov.hooks.post_tool_use("Edit", {"file_path": "a"}, "ok", ctx, failed=False)
     assert out.feedback == "lint failed"

@@ -64,9 +64,10 @@ def test_parse_malformed(text: object) -> None:
 
 def test_prefix_rule_matches_word_boundary(tmp_path: Path) -> None:
     rs = rules(tmp_path, ("allow", "Bash(git diff:*)"))
-    ok = lambda *cmds: (
-        rs.content_allow("Bash", PermissionSubject(commands=cmds, access="execute")) is not None
-    )  # noqa: E731
+
+    def ok(*cmds):
+        return rs.content_allow("Bash", PermissionSubject(commands=cmds, access="execute")) is not None
+
     assert ok("git diff")
     assert ok("git diff HEAD~1 -- src")
     assert not ok("git diff-tree x")
@@ -171,9 +172,10 @@ def test_domains(tmp_path: Path) -> None:
     rs = rules(
         tmp_path, ("allow", "WebFetch(domain:docs.python.org)"), ("allow", "WebFetch(domain:*.example.com)")
     )
-    allowed = lambda d: (
-        rs.content_allow("WebFetch", PermissionSubject(domains=(d,), access="fetch")) is not None
-    )  # noqa: E731
+
+    def allowed(d):
+        return rs.content_allow("WebFetch", PermissionSubject(domains=(d,), access="fetch")) is not None
+
     assert allowed("docs.python.org")
     assert allowed("DOCS.python.org.")
     assert allowed("api.example.com")

@@ -189,7 +189,12 @@ class PermissionEngine:
 
     # --- helpers ----------------------------------------------------------------
     def _harmless(
-        self, tool: Tool[Any, Any], tool_input: Any, subject: PermissionSubject, ctx: ToolContext, read_only: bool
+        self,
+        tool: Tool[Any, Any],
+        tool_input: Any,
+        subject: PermissionSubject,
+        ctx: ToolContext,
+        read_only: bool,
     ) -> bool:
         """A passthrough call that may run unasked: a pure internal-state tool, or a read of
         paths inside the allowed roots. Network (domains, open world) and unknown reach always ask."""

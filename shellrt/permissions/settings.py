@@ -273,12 +273,14 @@ def _kind(name: str) -> RuleKind:
 
 def _expand_dir(value: str, root: Path, home: Path) -> Path:
     if value.startswith("//"):
-        return Path(value[1:])
-    if value == "~" or value.startswith("~/"):
-        return home / value[2:]
-    if os.path.isabs(value):
-        return Path(value)
-    return root / value
+        expanded = Path(value[1:])
+    elif value == "~" or value.startswith("~/"):
+        expanded = home / value[2:]
+    elif os.path.isabs(value):
+        expanded = Path(value)
+    else:
+        expanded = root / value
+    return Path(os.path.normpath(expanded))
 
 
 class _Locator:
@@ -301,9 +303,9 @@ class _Locator:
         return self.line_at(self.key_offset(key))
 
     def find_value(self, value: object, start: int) -> int:
-        needle = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else None
-        if needle is not None:
-            found = self.text.find(needle, start)
-            if found != -1:
-                return found
-        return start
+        try:
+            needle = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError):
+            return start
+        found = self.text.find(needle, start)
+        return found if found != -1 else start
