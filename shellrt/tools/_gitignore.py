@@ -1,0 +1,391 @@
+"""A file walker with ripgrep's ignore semantics, for when ripgrep is not installed.
+
+Glob and Grep must return the same results with and without ripgrep, so this
+module reproduces what ``rg --files --hidden --no-require-git
+--no-ignore-global -g '!.git'`` lists (the flags `shellrt.tools.grep` passes):
+
+- ``.gitignore``, ``.ignore`` and ``.rgignore`` files in the searched tree and
+  in every ancestor of the search root, plus ``.git/info/exclude`` of any
+  directory with a ``.git`` (git files stop applying above the nearest
+  repository root; ``.ignore`` files do not); kinds have precedence (``.rgignore`` > ``.ignore``
+  > ``.gitignore`` > exclude), and within a kind the nearest directory with a
+  matching pattern decides, the last matching line of its file winning;
+- gitignore glob syntax as ripgrep's ``globset`` reads it (``*`` never crosses
+  ``/``, ``**`` components, ``[...]`` classes, ``{a,b}`` alternates, ``\\``
+  escapes, ``!`` negation, trailing ``/`` for directories, a leading or inner
+  ``/`` anchoring the pattern to its file's directory);
+- ``-g`` override globs take precedence over ignore files (a whitelist glob
+  re-includes an ignored file; with any whitelist glob a non-matching file is
+  skipped), then ``--type`` filters by file name;
+- ignored directories are not entered; symlinks, FIFOs, sockets and devices
+  are never listed (ripgrep does not follow links by default).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+__all__ = [
+    "FILE_TYPES",
+    "GlobList",
+    "TypeFilter",
+    "compile_glob",
+    "walk_files",
+]
+
+Match = Literal["ignore", "whitelist"] | None
+
+#: File types for Grep's ``type`` (globs on the file name), passed to ripgrep with ``--type-add``
+#: as well, so both backends use the same definitions whatever ripgrep version is installed.
+FILE_TYPES: dict[str, tuple[str, ...]] = {
+    "c": ("*.[chH]", "*.[chH].in", "*.cats"),
+    "cpp": (
+        "*.[ChH]",
+        "*.[ChH].in",
+        "*.[ch]pp",
+        "*.[ch]pp.in",
+        "*.[ch]xx",
+        "*.[ch]xx.in",
+        "*.cc",
+        "*.cc.in",
+        "*.hh",
+        "*.hh.in",
+        "*.inl",
+    ),
+    "cs": ("*.cs",),
+    "css": ("*.css", "*.scss"),
+    "dart": ("*.dart",),
+    "elixir": ("*.eex", "*.ex", "*.exs"),
+    "go": ("*.go",),
+    "h": ("*.h", "*.hpp"),
+    "html": ("*.ejs", "*.htm", "*.html"),
+    "java": ("*.java", "*.jsp", "*.jspx", "*.properties"),
+    "js": ("*.js", "*.jsx", "*.vue", "*.mjs", "*.cjs"),
+    "json": ("*.json", "composer.lock"),
+    "jsonl": ("*.jsonl",),
+    "kotlin": ("*.kt", "*.kts"),
+    "lua": ("*.lua",),
+    "make": ("*.mak", "*.mk", "[Gg][Nn][Uu]makefile", "[Mm]akefile"),
+    "md": ("*.markdown", "*.md", "*.mdown", "*.mkdn"),
+    "markdown": ("*.markdown", "*.md", "*.mdown", "*.mkdn"),
+    "php": ("*.php", "*.php3", "*.php4", "*.php5", "*.phtml"),
+    "proto": ("*.proto",),
+    "py": ("*.py", "*.pyi"),
+    "python": ("*.py", "*.pyi"),
+    "r": ("*.R", "*.Rmd", "*.Rnw", "*.r"),
+    "rst": ("*.rst",),
+    "ruby": ("*.gemspec", "*.rb", "*.rbw", "Gemfile", "Rakefile"),
+    "rust": ("*.rs",),
+    "scala": ("*.sbt", "*.scala"),
+    "sh": ("*.bash", "*.sh", "*.zsh", "*.ksh", ".bashrc", ".zshrc", ".profile"),
+    "sql": ("*.psql", "*.sql"),
+    "swift": ("*.swift",),
+    "tex": ("*.bib", "*.cls", "*.sty", "*.tex"),
+    "tf": ("*.tf", "*.tfvars"),
+    "toml": ("*.toml", "Cargo.lock"),
+    "ts": ("*.ts", "*.tsx", "*.mts", "*.cts"),
+    "txt": ("*.txt",),
+    "xml": ("*.dtd", "*.xhtml", "*.xml", "*.xsd", "*.xsl", "*.xslt"),
+    "yaml": ("*.yaml", "*.yml"),
+    "zig": ("*.zig",),
+}
+
+_IGNORE_KINDS = (".rgignore", ".ignore", ".gitignore")
+
+
+# --- glob syntax ---------------------------------------------------------------
+
+
+def _class_to_regex(glob: str, i: int) -> tuple[str, int] | None:
+    """Translate ``[...]`` starting at ``glob[i] == '['``; None if it never closes (then ``[`` is literal)."""
+    j = i + 1
+    negate = j < len(glob) and glob[j] in "!^"
+    if negate:
+        j += 1
+    start = j
+    if j < len(glob) and glob[j] == "]":
+        j += 1
+    while j < len(glob) and glob[j] != "]":
+        j += 1
+    if j >= len(glob):
+        return None
+    body = glob[start:j].replace("\\", "\\\\").replace("^", "\\^").replace("[", "\\[")
+    return ("[^" if negate else "[") + body + "]", j + 1
+
+
+def _glob_body(glob: str, *, in_alternate: bool = False) -> str:
+    out: list[str] = []
+    i, n = 0, len(glob)
+    while i < n:
+        c = glob[i]
+        if c == "\\" and i + 1 < n:
+            out.append(re.escape(glob[i + 1]))
+            i += 2
+        elif c == "*" and glob.startswith("**", i):
+            at_start = i == 0 or glob[i - 1] == "/"
+            at_end = i + 2 == n or glob[i + 2] == "/"
+            if at_start and at_end:
+                if i + 2 == n:
+                    # trailing "**" (or the whole glob): anything, including "/"
+                    out.append(".*")
+                    i += 2
+                else:
+                    # "**/" : zero or more directories
+                    out.append("(?:.*/)?")
+                    i += 3
+            else:
+                out.append("[^/]*")
+                i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            translated = _class_to_regex(glob, i)
+            if translated is None:
+                out.append(re.escape(c))
+                i += 1
+            else:
+                out.append(translated[0])
+                i = translated[1]
+        elif c == "{" and not in_alternate:
+            close = _matching_brace(glob, i)
+            if close is None:
+                out.append(re.escape(c))
+                i += 1
+            else:
+                alternatives = _split_alternates(glob[i + 1 : close])
+                out.append("(?:" + "|".join(_glob_body(a, in_alternate=True) for a in alternatives) + ")")
+                i = close + 1
+        elif c == "/":
+            out.append("/")
+            i += 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out)
+
+
+def _matching_brace(glob: str, i: int) -> int | None:
+    j = i + 1
+    while j < len(glob):
+        if glob[j] == "\\":
+            j += 2
+            continue
+        if glob[j] == "}":
+            return j
+        j += 1
+    return None
+
+
+def _split_alternates(body: str) -> list[str]:
+    parts, current, j = [], [], 0
+    while j < len(body):
+        if body[j] == "\\" and j + 1 < len(body):
+            current.append(body[j : j + 2])
+            j += 2
+            continue
+        if body[j] == ",":
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(body[j])
+        j += 1
+    parts.append("".join(current))
+    return parts
+
+
+def compile_glob(glob: str) -> re.Pattern[str]:
+    """Compile a glob (globset syntax, ``*`` not crossing ``/``) to a full-match regex."""
+    return re.compile(r"(?s)\A" + _glob_body(glob) + r"\Z")
+
+
+@dataclass(frozen=True)
+class _Rule:
+    regex: re.Pattern[str]
+    whitelist: bool
+    dir_only: bool
+
+
+def _parse_line(line: str) -> _Rule | None:
+    """One gitignore line, as ripgrep's ``ignore`` crate reads it."""
+    if line.startswith("#"):
+        return None
+    if not line.endswith("\\ "):
+        line = line.rstrip(" \t")
+    if not line:
+        return None
+    whitelist = False
+    if line.startswith("!"):
+        whitelist, line = True, line[1:]
+    elif line.startswith(("\\!", "\\#")):
+        line = line[1:]
+    anchored = False
+    if line.startswith("/"):
+        anchored, line = True, line[1:]
+    dir_only = False
+    if line.endswith("/"):
+        dir_only, line = True, line[:-1]
+        if not line:
+            return None
+    if not anchored and "/" not in line and not line.startswith("**"):
+        line = "**/" + line
+    return _Rule(compile_glob(line), whitelist, dir_only)
+
+
+@dataclass
+class GlobList:
+    """An ordered list of gitignore-syntax globs rooted at one directory; the last match decides."""
+
+    rules: list[_Rule] = field(default_factory=list)
+
+    @classmethod
+    def parse(cls, lines: Sequence[str]) -> GlobList:
+        return cls([r for r in (_parse_line(ln) for ln in lines) if r is not None])
+
+    @classmethod
+    def from_file(cls, path: Path) -> GlobList | None:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+        return cls.parse(text.splitlines())
+
+    @property
+    def num_ignores(self) -> int:
+        return sum(1 for r in self.rules if not r.whitelist)
+
+    def matched(self, rel: str, is_dir: bool) -> Match:
+        for rule in reversed(self.rules):
+            if rule.dir_only and not is_dir:
+                continue
+            if rule.regex.match(rel):
+                return "whitelist" if rule.whitelist else "ignore"
+        return None
+
+
+@dataclass(frozen=True)
+class TypeFilter:
+    """``--type`` selection: files whose name matches one of the type's globs."""
+
+    globs: tuple[re.Pattern[str], ...]
+
+    @classmethod
+    def for_type(cls, name: str) -> TypeFilter:
+        return cls(tuple(compile_glob(g) for g in FILE_TYPES[name]))
+
+    def matched(self, name: str, is_dir: bool) -> Match:
+        if is_dir:
+            return None
+        return "whitelist" if any(g.match(name) for g in self.globs) else "ignore"
+
+
+# --- the walk ----------------------------------------------------------------------
+
+
+@dataclass
+class _DirRules:
+    directory: str
+    by_kind: dict[str, GlobList]
+    exclude: GlobList | None
+    #: A repository root: .gitignore files above it do not apply below it (.ignore files still do).
+    has_git: bool = False
+
+
+def _load_dir_rules(directory: str) -> _DirRules:
+    by_kind: dict[str, GlobList] = {}
+    for kind in _IGNORE_KINDS:
+        candidate = os.path.join(directory, kind)
+        if os.path.isfile(candidate):
+            parsed = GlobList.from_file(Path(candidate))
+            if parsed is not None and parsed.rules:
+                by_kind[kind] = parsed
+    exclude = None
+    git_dir = os.path.join(directory, ".git")
+    if os.path.isdir(git_dir):
+        exclude = GlobList.from_file(Path(git_dir, "info", "exclude"))
+    has_git = os.path.exists(git_dir)
+    return _DirRules(directory, by_kind, exclude if exclude and exclude.rules else None, has_git)
+
+
+def _ignored(abs_path: str, is_dir: bool, chain: Sequence[_DirRules]) -> Match:
+    """Ignore-file verdict: per kind, nearest directory first; kinds in precedence order."""
+    found: dict[str, Match] = {}
+    saw_git = False
+    for rules in reversed(chain):
+        rel = os.path.relpath(abs_path, rules.directory)
+        for kind, globs in rules.by_kind.items():
+            if kind == ".gitignore" and saw_git:
+                continue
+            if found.get(kind) is None:
+                found[kind] = globs.matched(rel, is_dir)
+        if not saw_git and found.get("exclude") is None and rules.exclude is not None:
+            found["exclude"] = rules.exclude.matched(rel, is_dir)
+        saw_git = saw_git or rules.has_git
+    for kind in (*_IGNORE_KINDS, "exclude"):
+        verdict = found.get(kind)
+        if verdict is not None:
+            return verdict
+    return None
+
+
+def _skip(
+    abs_path: str,
+    rel: str,
+    name: str,
+    is_dir: bool,
+    chain: Sequence[_DirRules],
+    overrides: GlobList | None,
+    types: TypeFilter | None,
+) -> bool:
+    if overrides is not None and overrides.rules:
+        verdict = overrides.matched(rel, is_dir)
+        # Overrides are written as "-g glob" = include; stored un-inverted, so invert here.
+        if verdict == "ignore":
+            return False
+        if verdict == "whitelist":
+            return True
+        if overrides.num_ignores > 0 and not is_dir:
+            return True
+    if _ignored(abs_path, is_dir, chain) == "ignore":
+        return True
+    return types is not None and types.matched(name, is_dir) == "ignore"
+
+
+def walk_files(
+    root: Path, *, overrides: GlobList | None = None, types: TypeFilter | None = None
+) -> Iterator[str]:
+    """Relative POSIX paths of the regular files ripgrep would list under ``root`` (unsorted)."""
+    root_s = str(root)
+    ancestors = [str(p) for p in reversed(root.parents)]
+    base_chain = [_load_dir_rules(a) for a in ancestors]
+    stack: list[tuple[str, str, list[_DirRules]]] = [(root_s, "", [*base_chain, _load_dir_rules(root_s)])]
+    while stack:
+        directory, rel_dir, chain = stack.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            rel = f"{rel_dir}{entry.name}"
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                is_file = entry.is_file(follow_symlinks=False)
+            except OSError:
+                continue
+            if not (is_dir or is_file):
+                continue
+            if _skip(entry.path, rel, entry.name, is_dir, chain, overrides, types):
+                continue
+            if is_dir:
+                stack.append((entry.path, rel + "/", [*chain, _load_dir_rules(entry.path)]))
+            else:
+                yield rel

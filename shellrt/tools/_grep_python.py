@@ -1,0 +1,104 @@
+"""Pure-Python search with ripgrep's results, for machines without ``rg``.
+
+The walk comes from `shellrt.tools._gitignore` (ripgrep's ignore rules); the
+matching follows ripgrep's model: a line-by-line search unless ``multiline``
+(then the whole file, with ``.`` matching newlines, and every line a match
+touches counts as a matching line); files containing a NUL byte are binary
+and skipped (the ripgrep backend drops them the same way); a UTF-8 BOM is
+stripped. Regex dialect: Python's ``re`` — patterns using syntax only one of
+the two engines knows (``\\p{L}`` vs look-around) fail with a clear message.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+from pathlib import Path
+
+from shellrt.protocol import ToolExecutionError
+from shellrt.tools._gitignore import GlobList, TypeFilter, walk_files
+from shellrt.tools._search_types import FileHits, GrepQuery
+
+__all__ = ["python_list_files", "python_search"]
+
+
+def python_list_files(root: Path) -> list[str]:
+    """What ``rg --files`` (with our flags) lists under ``root``."""
+    return list(walk_files(root, overrides=GlobList.parse(["!.git"])))
+
+
+def _compile(query: GrepQuery) -> re.Pattern[str]:
+    flags = re.IGNORECASE if query.ignore_case else 0
+    if query.multiline:
+        flags |= re.MULTILINE | re.DOTALL
+    try:
+        return re.compile(query.pattern, flags)
+    except re.error as exc:
+        raise ToolExecutionError(
+            f"Invalid regular expression {query.pattern!r}: {exc}. Escape regex metacharacters "
+            "(e.g. \\( \\. \\[) to search for them literally."
+        ) from None
+
+
+def _search_file(path: str, rx: re.Pattern[str], query: GrepQuery) -> FileHits | None:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    if b"\x00" in data:
+        return None
+    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    matched: list[int] = []
+    if query.multiline:
+        newlines = [m.start() for m in re.finditer("\n", text)]
+        seen: set[int] = set()
+        for m in rx.finditer(text):
+            first = bisect.bisect_left(newlines, m.start()) + 1
+            last = bisect.bisect_left(newlines, m.end() - 1) + 1 if m.end() > m.start() else first
+            for n in range(first, min(last, len(lines)) + 1):
+                if n not in seen:
+                    seen.add(n)
+                    matched.append(n)
+            if matched and query.files_only:
+                break
+        matched.sort()
+    else:
+        for n, line in enumerate(lines, 1):
+            if rx.search(line):
+                matched.append(n)
+                if query.files_only:
+                    break
+    if not matched:
+        return None
+    hits = FileHits()
+    if query.files_only:
+        return hits
+    for n in matched:
+        for c in range(max(1, n - query.before), min(len(lines), n + query.after) + 1):
+            hits.lines.setdefault(c, (lines[c - 1], False))
+    for n in matched:
+        hits.lines[n] = (lines[n - 1], True)
+    return hits
+
+
+def python_search(query: GrepQuery) -> dict[str, FileHits]:
+    """Search like ripgrep; keys are paths relative to ``query.root`` (or the file's own path)."""
+    rx = _compile(query)
+    results: dict[str, FileHits] = {}
+    if query.single_file is not None:
+        found = _search_file(str(query.single_file), rx, query)
+        if found is not None:
+            results[str(query.single_file)] = found
+        return results
+    overrides = GlobList.parse([*query.globs, "!.git"])
+    types = TypeFilter.for_type(query.file_type) if query.file_type else None
+    for rel in walk_files(query.root, overrides=overrides, types=types):
+        found = _search_file(os.path.join(query.root, rel), rx, query)
+        if found is not None:
+            results[rel] = found
+    return results

@@ -1,0 +1,155 @@
+"""File listing and regex search: ripgrep when installed, the pure-Python twin otherwise.
+
+Both backends must return the same results (tests run both over one tree).
+To make that achievable, ripgrep is run with fixed, environment-independent
+flags (no config file, no global gitignore, .gitignore honoured with or
+without a git repository, hidden files included, ``.git`` excluded), file
+types are passed as explicit globs (``--type-add``) instead of ripgrep's
+version-dependent built-ins, and files containing a NUL byte are dropped from
+ripgrep's results just as the fallback skips them. Set ``SHELLRT_NO_RIPGREP=1``
+to force the fallback.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from shellrt.protocol import ToolExecutionError
+from shellrt.tools._gitignore import FILE_TYPES
+from shellrt.tools._grep_python import python_list_files, python_search
+from shellrt.tools._search_types import FileHits, GrepQuery
+
+__all__ = ["NO_RIPGREP_ENV", "list_files", "newest_first", "ripgrep_binary", "search"]
+
+NO_RIPGREP_ENV = "SHELLRT_NO_RIPGREP"
+_COMMON = ("--no-config", "--hidden", "--no-require-git", "--no-ignore-global", "--no-messages")
+_TIMEOUT_S = 60.0
+
+
+def ripgrep_binary() -> str | None:
+    """Path of ``rg``, or None when absent or disabled through ``SHELLRT_NO_RIPGREP``."""
+    if os.environ.get(NO_RIPGREP_ENV, "").strip() not in ("", "0"):
+        return None
+    return shutil.which("rg")
+
+
+async def _run_rg(args: list[str], cwd: Path) -> tuple[int, bytes, bytes]:
+    with anyio.fail_after(_TIMEOUT_S):
+        proc = await anyio.run_process(args, cwd=str(cwd), check=False)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def newest_first(path: str) -> tuple[int, str]:
+    """Sort key: newest modification time first, then by path (deterministic ties)."""
+    try:
+        return (-os.stat(path).st_mtime_ns, path)
+    except OSError:
+        return (0, path)
+
+
+def _has_nul(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                if b"\x00" in chunk:
+                    return True
+    except OSError:
+        return True
+    return False
+
+
+async def list_files(root: Path) -> list[str]:
+    """Relative paths of the non-ignored regular files under ``root`` (unsorted)."""
+    rg = ripgrep_binary()
+    if rg is None:
+        return await anyio.to_thread.run_sync(python_list_files, root)
+    code, out, err = await _run_rg([rg, "--files", *_COMMON, "--null", "-g", "!.git"], root)
+    if code not in (0, 1):
+        raise ToolExecutionError(f"ripgrep failed listing {root}: {err.decode(errors='replace').strip()}")
+    return [p for p in out.decode("utf-8", errors="surrogateescape").split("\0") if p]
+
+
+def _text(field: dict[str, Any]) -> str:
+    if "text" in field:
+        return str(field["text"])
+    return base64.b64decode(field.get("bytes", "")).decode("utf-8", errors="replace")
+
+
+async def _rg_search(rg: str, query: GrepQuery) -> dict[str, FileHits]:
+    args = [rg, *_COMMON]
+    if query.ignore_case:
+        args.append("--ignore-case")
+    else:
+        args.append("--case-sensitive")
+    if query.multiline:
+        args += ["--multiline", "--multiline-dotall"]
+    if query.single_file is None:
+        for glob in query.globs:
+            args += ["--glob", glob]
+        args += ["--glob", "!.git"]
+        if query.file_type:
+            for glob in FILE_TYPES[query.file_type]:
+                args += ["--type-add", f"shellrtsel:{glob}"]
+            args += ["--type", "shellrtsel"]
+    if query.files_only:
+        args += ["--files-with-matches", "--null"]
+    else:
+        args += ["--json", "--after-context", str(query.after), "--before-context", str(query.before)]
+    args += ["--regexp", query.pattern]
+    cwd = query.root
+    if query.single_file is not None:
+        args += ["--", str(query.single_file)]
+    code, out, err = await _run_rg(args, cwd)
+    if code == 2 and not out:
+        message = err.decode("utf-8", errors="replace").strip()
+        raise ToolExecutionError(
+            f"Invalid search: {message or 'ripgrep failed'}. Escape regex metacharacters (e.g. \\( \\. \\[) "
+            "to search for them literally."
+        )
+    results: dict[str, FileHits] = {}
+    if query.files_only:
+        for path in out.decode("utf-8", errors="surrogateescape").split("\0"):
+            if path:
+                results[path] = FileHits()
+    else:
+        for raw in out.splitlines():
+            message = json.loads(raw)
+            kind = message.get("type")
+            if kind not in ("match", "context"):
+                continue
+            data = message["data"]
+            path = _text(data["path"])
+            hits = results.setdefault(path, FileHits())
+            chunk = _text(data["lines"])
+            lines = chunk.split("\n")
+            if lines and lines[-1] == "":
+                lines.pop()
+            for offset, line in enumerate(lines):
+                number = int(data["line_number"]) + offset
+                if kind == "match" or number not in hits.lines:
+                    hits.lines[number] = (line, kind == "match")
+    base = str(query.root)
+    drop = [p for p in results if _has_nul(p if os.path.isabs(p) else os.path.join(base, p))]
+    for path in drop:
+        del results[path]
+    return results
+
+
+async def search(query: GrepQuery) -> dict[str, FileHits]:
+    """Run ``query`` with ripgrep when available, else in Python (in a worker thread)."""
+    if query.file_type is not None and query.file_type not in FILE_TYPES:
+        known = ", ".join(sorted(FILE_TYPES))
+        raise ToolExecutionError(
+            f"Unknown file type {query.file_type!r}. Known types: {known}. Or use `glob`."
+        )
+    rg = ripgrep_binary()
+    if rg is None:
+        return await anyio.to_thread.run_sync(python_search, query)
+    return await _rg_search(rg, query)

@@ -1,0 +1,154 @@
+"""Glob: find files by name pattern, newest first, honouring .gitignore.
+
+Listing comes from ``rg --files`` when ripgrep is installed and from the
+pure-Python walker otherwise (same ignore rules, same results); the pattern is
+then matched here, identically for both. Sorting by modification time puts
+the files someone is working on first.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar, Literal
+
+import anyio
+from pydantic import Field
+
+from shellrt.protocol import (
+    ContentBlock,
+    PermissionResult,
+    PermissionSubject,
+    Tool,
+    ToolContext,
+    ToolExecutionError,
+    ToolOutput,
+    ValidationResult,
+)
+from shellrt.tools._gitignore import compile_glob
+from shellrt.tools._paths import PathInput, file_permission, is_read_denied, resolve_path, subject_for
+from shellrt.tools._search import list_files, newest_first
+
+__all__ = ["GlobInput", "GlobOutput", "GlobTool", "split_pattern"]
+
+DEFAULT_LIMIT = 100
+_GLOB_CHARS = frozenset("*?[{")
+
+
+class GlobInput(PathInput):
+    """Input of Glob."""
+
+    pattern: str = Field(
+        min_length=1,
+        description='Glob such as "**/*.py", "src/**/*.{ts,tsx}" or "*.md" (a pattern without "/" matches at any depth).',
+    )
+    path: str | None = Field(
+        default=None,
+        description="Directory to search (default: the working directory). Omit it rather than passing null.",
+    )
+    limit: int = Field(
+        default=DEFAULT_LIMIT, ge=1, le=10_000, description="Maximum number of paths to return."
+    )
+
+
+@dataclass
+class GlobOutput:
+    """Matching files, newest first; ``total`` counts all matches before the limit."""
+
+    root: str
+    files: list[str]
+    total: int
+
+
+def split_pattern(pattern: str, base: str | None) -> tuple[str | None, str]:
+    """Split an absolute pattern ("/src/**/*.py") into its fixed directory and the glob part."""
+    if not pattern.startswith("/"):
+        return base, pattern.removeprefix("./")
+    parts = pattern.split("/")
+    fixed: list[str] = []
+    for i, part in enumerate(parts[1:], 1):
+        if _GLOB_CHARS & set(part) or i == len(parts) - 1:
+            return "/" + "/".join(fixed), "/".join(parts[i:])
+        fixed.append(part)
+    return "/" + "/".join(fixed), "*"
+
+
+class GlobTool(Tool[GlobInput, GlobOutput]):
+    """Find files by glob pattern."""
+
+    name = "Glob"
+    input_model = GlobInput
+    search_hint = "find files by name pattern wildcard list directory tree"
+    interrupt_behavior: ClassVar[Literal["cancel", "block"]] = "cancel"
+    idempotent: ClassVar[bool] = True
+
+    def prompt(self) -> str:
+        return (
+            'Find files by name with a glob pattern ("**/*.py", "src/**/*.{ts,tsx}", "*config*"). '
+            'A pattern without "/" matches file names at any depth. Results are sorted by modification time, '
+            f"newest first, at most {DEFAULT_LIMIT} by default; files ignored by .gitignore/.ignore and the .git "
+            "directory are skipped, hidden files are included. Use Grep to search file contents."
+        )
+
+    def is_read_only(self, tool_input: GlobInput) -> bool:
+        return True
+
+    def is_concurrency_safe(self, tool_input: GlobInput) -> bool:
+        return True
+
+    def _root_raw(self, tool_input: GlobInput) -> str:
+        base, _ = split_pattern(tool_input.pattern, tool_input.path)
+        return base or "."
+
+    async def validate(self, tool_input: GlobInput, ctx: ToolContext) -> ValidationResult:
+        root = resolve_path(self._root_raw(tool_input), ctx)
+        tool_input.remember_resolved(root)
+        if not root.exists():
+            return ValidationResult.failure(
+                f"Directory does not exist: {root}. Pass an existing directory as `path`."
+            )
+        if not root.is_dir():
+            return ValidationResult.failure(
+                f"{root} is a file, not a directory; pass its directory as `path`."
+            )
+        return ValidationResult.success()
+
+    async def check_permissions(self, tool_input: GlobInput, ctx: ToolContext) -> PermissionResult:
+        return file_permission(self._root_raw(tool_input), ctx, write=False)
+
+    def permission_subject(self, tool_input: GlobInput) -> PermissionSubject:
+        return subject_for(tool_input, self._root_raw(tool_input), write=False)
+
+    async def call(self, tool_input: GlobInput, ctx: ToolContext) -> ToolOutput[GlobOutput]:
+        base, pattern = split_pattern(tool_input.pattern, tool_input.path)
+        root = resolve_path(base or ".", ctx)
+        if not root.is_dir():
+            raise ToolExecutionError(f"Directory does not exist: {root}.")
+        if "/" not in pattern and not pattern.startswith("**"):
+            pattern = "**/" + pattern
+        matcher = compile_glob(pattern)
+        rels = [r for r in await list_files(root) if matcher.match(r)]
+        files = await anyio.to_thread.run_sync(_sorted_by_mtime, root, rels, ctx)
+        return ToolOutput(GlobOutput(str(root), files[: tool_input.limit], len(files)))
+
+    def to_model_content(self, output: GlobOutput) -> str | list[ContentBlock]:
+        if not output.files:
+            return f"No files found under {output.root}."
+        text = "\n".join(output.files)
+        if output.total > len(output.files):
+            text += (
+                f"\n(Results are truncated: showing {len(output.files)} of {output.total} files, newest first. "
+                "Use a more specific pattern or path, or raise `limit`.)"
+            )
+        return text
+
+    def render_result(self, output: GlobOutput) -> str:
+        return f"Found {output.total} files"
+
+
+def _sorted_by_mtime(root: Path, rels: list[str], ctx: ToolContext) -> list[str]:
+    paths = [os.path.join(root, r) for r in rels]
+    if ctx.read_denied:
+        paths = [p for p in paths if not is_read_denied(Path(p), ctx)]
+    return sorted(paths, key=newest_first)

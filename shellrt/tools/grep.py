@@ -1,0 +1,262 @@
+"""Grep: regex search over file contents, ripgrep-powered, with a pure-Python twin.
+
+Both backends return structured hits (`shellrt.tools._search`) and all
+formatting, sorting and paging happens here, once — which is what makes
+"the same results with and without ripgrep" checkable. Output modes:
+matching files (newest first), matching lines with context, or counts.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar, Literal
+
+import anyio
+from pydantic import ConfigDict, Field
+
+from shellrt.protocol import (
+    ContentBlock,
+    PermissionResult,
+    PermissionSubject,
+    Tool,
+    ToolContext,
+    ToolExecutionError,
+    ToolOutput,
+    ValidationResult,
+)
+from shellrt.tools._gitignore import FILE_TYPES
+from shellrt.tools._paths import (
+    PathInput,
+    file_permission,
+    is_inside,
+    is_read_denied,
+    resolve_path,
+    subject_for,
+)
+from shellrt.tools._search import newest_first, search
+from shellrt.tools._search_types import FileHits, GrepQuery
+
+__all__ = ["GrepInput", "GrepOutput", "GrepTool"]
+
+DEFAULT_HEAD_LIMIT = 250
+MAX_LINE_CHARS = 500
+
+OutputMode = Literal["files_with_matches", "content", "count"]
+
+
+class GrepInput(PathInput):
+    """Input of Grep (flag-like names mirror ripgrep)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    pattern: str = Field(
+        min_length=1, description="Regular expression to search for (ripgrep / Rust syntax)."
+    )
+    path: str | None = Field(
+        default=None, description="File or directory to search (default: the working directory)."
+    )
+    glob: str | None = Field(
+        default=None,
+        description='Only files matching this glob, e.g. "*.py" or "*.{ts,tsx}"; several separated by spaces.',
+    )
+    type: str | None = Field(
+        default=None, description="Only files of this type, e.g. py, js, ts, go, rust, java, md."
+    )
+    output_mode: OutputMode = Field(
+        default="files_with_matches",
+        description='"files_with_matches" (paths, default), "content" (matching lines), or "count" (matches per file).',
+    )
+    before: int | None = Field(
+        default=None, alias="-B", ge=0, le=100, description="Lines before each match (content mode)."
+    )
+    after: int | None = Field(
+        default=None, alias="-A", ge=0, le=100, description="Lines after each match (content mode)."
+    )
+    context: int | None = Field(
+        default=None, alias="-C", ge=0, le=100, description="Lines before and after each match."
+    )
+    line_numbers: bool = Field(default=True, alias="-n", description="Show line numbers (content mode).")
+    case_insensitive: bool = Field(default=False, alias="-i", description="Case-insensitive search.")
+    multiline: bool = Field(
+        default=False, description="Let the pattern span lines (`.` then matches newlines too)."
+    )
+    head_limit: int | None = Field(
+        default=None,
+        ge=0,
+        description=f"Return at most this many lines/files/entries (default {DEFAULT_HEAD_LIMIT}; 0 = no limit).",
+    )
+    offset: int = Field(default=0, ge=0, description="Skip this many lines/files/entries first (for paging).")
+
+
+@dataclass
+class GrepOutput:
+    """Formatted result lines plus the numbers the notes and the UI need."""
+
+    mode: OutputMode
+    lines: list[str]
+    total_entries: int
+    offset: int
+    files: int
+    matches: int
+    pattern: str
+
+
+class GrepTool(Tool[GrepInput, GrepOutput]):
+    """Regex search in files."""
+
+    name = "Grep"
+    input_model = GrepInput
+    search_hint = "search grep ripgrep regex find text in files content"
+    interrupt_behavior: ClassVar[Literal["cancel", "block"]] = "cancel"
+    idempotent: ClassVar[bool] = True
+
+    def prompt(self) -> str:
+        types = ", ".join(sorted(FILE_TYPES))
+        return (
+            "Search file contents with a regular expression (ripgrep syntax: escape literal braces and "
+            "parentheses, e.g. `interface\\{\\}`). Prefer it to running grep/rg through Bash.\n"
+            '- output_mode: "files_with_matches" (default; newest first), "content" (matching lines, with '
+            '-A/-B/-C context and -n line numbers), "count" (matching lines per file).\n'
+            '- Filter files with `glob` ("*.py", "*.{ts,tsx}") or `type` '
+            f"({types}).\n"
+            "- `multiline: true` lets a pattern span lines. `-i` ignores case.\n"
+            f"- Results are limited to {DEFAULT_HEAD_LIMIT} entries by default; page with `offset` and `head_limit`.\n"
+            "- Files ignored by .gitignore/.ignore, the .git directory and binary files are skipped."
+        )
+
+    def is_read_only(self, tool_input: GrepInput) -> bool:
+        return True
+
+    def is_concurrency_safe(self, tool_input: GrepInput) -> bool:
+        return True
+
+    async def validate(self, tool_input: GrepInput, ctx: ToolContext) -> ValidationResult:
+        root = resolve_path(tool_input.path or ".", ctx)
+        tool_input.remember_resolved(root)
+        if not root.exists():
+            return ValidationResult.failure(
+                f"Path does not exist: {root}. Pass an existing file or directory as `path`."
+            )
+        if tool_input.type is not None and tool_input.type not in FILE_TYPES:
+            return ValidationResult.failure(
+                f"Unknown type {tool_input.type!r}; known types: {', '.join(sorted(FILE_TYPES))}. Or use `glob`."
+            )
+        return ValidationResult.success()
+
+    async def check_permissions(self, tool_input: GrepInput, ctx: ToolContext) -> PermissionResult:
+        return file_permission(tool_input.path or ".", ctx, write=False)
+
+    def permission_subject(self, tool_input: GrepInput) -> PermissionSubject:
+        return subject_for(tool_input, tool_input.path or ".", write=False)
+
+    async def call(self, tool_input: GrepInput, ctx: ToolContext) -> ToolOutput[GrepOutput]:
+        target = resolve_path(tool_input.path or ".", ctx)
+        if not target.exists():
+            raise ToolExecutionError(f"Path does not exist: {target}.")
+        mode = tool_input.output_mode
+        before = tool_input.before if tool_input.before is not None else (tool_input.context or 0)
+        after = tool_input.after if tool_input.after is not None else (tool_input.context or 0)
+        single = target if target.is_file() else None
+        query = GrepQuery(
+            pattern=tool_input.pattern,
+            root=target.parent if single else target,
+            single_file=single,
+            globs=tuple(_split_globs(tool_input.glob)),
+            file_type=tool_input.type,
+            ignore_case=tool_input.case_insensitive,
+            multiline=tool_input.multiline,
+            before=before if mode == "content" else 0,
+            after=after if mode == "content" else 0,
+            files_only=mode == "files_with_matches",
+        )
+        hits = await search(query)
+        found = {os.path.join(query.root, rel): h for rel, h in hits.items()}
+        if ctx.read_denied:
+            found = {p: h for p, h in found.items() if not is_read_denied(Path(p), ctx)}
+        cwd = Path(ctx.cwd or ctx.workspace)
+        output = await anyio.to_thread.run_sync(_format, tool_input, found, cwd, before or after)
+        return ToolOutput(output)
+
+    def to_model_content(self, output: GrepOutput) -> str | list[ContentBlock]:
+        if output.total_entries == 0:
+            return "No matches found." if output.mode != "files_with_matches" else "No files found."
+        shown = len(output.lines)
+        if output.mode == "files_with_matches":
+            head = f"Found {output.files} file{'s' if output.files != 1 else ''}"
+        elif output.mode == "count":
+            head = f"Found {output.matches} matching lines across {output.files} files"
+        else:
+            head = ""
+        body = "\n".join(output.lines)
+        text = f"{head}\n{body}" if head else body
+        if output.offset + shown < output.total_entries or output.offset:
+            text += (
+                f"\n(Showing {'entries' if output.mode != 'content' else 'lines'} {output.offset + 1}-"
+                f"{output.offset + shown} of {output.total_entries}."
+            )
+            if output.offset + shown < output.total_entries:
+                text += f" Pass offset={output.offset + shown} for more, or narrow the search.)"
+            else:
+                text += ")"
+        return text
+
+    def render_result(self, output: GrepOutput) -> str:
+        return (
+            f"Found {output.files} files, {output.matches} matching lines"
+            if output.mode != "files_with_matches"
+            else f"Found {output.files} files"
+        )
+
+
+def _split_globs(glob: str | None) -> list[str]:
+    if not glob:
+        return []
+    try:
+        return shlex.split(glob)
+    except ValueError:
+        return glob.split()
+
+
+def _display(path: str, cwd: Path) -> str:
+    p = Path(path)
+    if is_inside(p, cwd) and p != cwd:
+        return str(p.relative_to(cwd))
+    return path
+
+
+def _clip(text: str) -> str:
+    text = text.removesuffix("\r")
+    return text if len(text) <= MAX_LINE_CHARS else text[:MAX_LINE_CHARS] + " … [truncated]"
+
+
+def _format(tool_input: GrepInput, found: dict[str, FileHits], cwd: Path, has_context: int) -> GrepOutput:
+    mode = tool_input.output_mode
+    entries: list[str]
+    matches = sum(h.match_count for h in found.values())
+    if mode == "files_with_matches":
+        entries = sorted(found, key=newest_first)
+    elif mode == "count":
+        entries = [f"{_display(p, cwd)}:{found[p].match_count}" for p in sorted(found)]
+    else:
+        entries = []
+        for path in sorted(found):
+            shown = _display(path, cwd)
+            previous: int | None = None
+            for number in sorted(found[path].lines):
+                text, is_match = found[path].lines[number]
+                if (has_context and previous is not None and number != previous + 1) or (
+                    has_context and previous is None and entries
+                ):
+                    entries.append("--")
+                sep = ":" if is_match else "-"
+                prefix = f"{shown}{sep}{number}{sep}" if tool_input.line_numbers else f"{shown}{sep}"
+                entries.append(prefix + _clip(text))
+                previous = number
+    limit = DEFAULT_HEAD_LIMIT if tool_input.head_limit is None else tool_input.head_limit
+    window = entries[tool_input.offset :]
+    if limit:
+        window = window[:limit]
+    return GrepOutput(mode, window, len(entries), tool_input.offset, len(found), matches, tool_input.pattern)
