@@ -76,7 +76,14 @@ from sandbox.config import DockerConfig
 from sandbox.errors import BackendUnavailableError, SandboxClosedError, SandboxExecError
 from sandbox.policy import SandboxPolicy
 
-__all__ = ["DockerBackend", "DockerProcess", "SandboxInfo", "gc_sandboxes", "list_sandboxes"]
+__all__ = [
+    "BackendUnavailableError",
+    "DockerBackend",
+    "DockerProcess",
+    "SandboxInfo",
+    "gc_sandboxes",
+    "list_sandboxes",
+]
 
 _log = logging.getLogger("sandbox.docker")
 _T = TypeVar("_T")
@@ -161,26 +168,24 @@ class SandboxInfo:
     verdict: ReapVerdict
 
 
-def _managed(client: docker.DockerClient) -> list[Any]:
-    return list(client.containers.list(all=True, filters={"label": f"{LABEL_MANAGED}=1"}))
+def _managed(client: docker.DockerClient) -> list[dict[str, Any]]:
+    """Summaries of every shellrt container (one list call: no per-container inspect that could race a removal)."""
+    return list(client.api.containers(all=True, filters={"label": f"{LABEL_MANAGED}=1"}))
 
 
-def _info(container: Any, verdict: ReapVerdict) -> SandboxInfo:
-    labels: dict[str, str] = container.labels or {}
-    try:
-        image = container.attrs.get("Config", {}).get("Image", "?")
-    except Exception:
-        image = "?"
+def _info(summary: dict[str, Any], verdict: ReapVerdict) -> SandboxInfo:
+    labels: dict[str, str] = summary.get("Labels") or {}
     try:
         created = float(labels.get(LABEL_CREATED, "0"))
     except ValueError:
         created = 0.0
+    names = summary.get("Names") or ["?"]
     return SandboxInfo(
-        id=container.short_id,
-        name=container.name,
+        id=str(summary.get("Id", "?"))[:12],
+        name=str(names[0]).lstrip("/"),
         session=labels.get(LABEL_SESSION, "?"),
-        image=str(image),
-        status=container.status,
+        image=str(summary.get("Image", "?")),
+        status=str(summary.get("State", "?")),
         created=created,
         owner_pid=labels.get(LABEL_OWNER_PID, "?"),
         owner_host=labels.get(LABEL_OWNER_HOST, "?"),
@@ -197,10 +202,10 @@ def _remove_io_dir(path: str | None) -> None:
         shutil.rmtree(p, ignore_errors=True)
 
 
-def _remove_container(container: Any) -> None:
+def _remove_container(client: docker.DockerClient, summary: dict[str, Any]) -> None:
     with contextlib.suppress(docker.errors.NotFound):
-        container.remove(force=True, v=True)
-    _remove_io_dir((container.labels or {}).get(LABEL_IO_DIR))
+        client.api.remove_container(summary["Id"], v=True, force=True)
+    _remove_io_dir((summary.get("Labels") or {}).get(LABEL_IO_DIR))
 
 
 def _reap(
@@ -213,18 +218,18 @@ def _reap(
 ) -> list[SandboxInfo]:
     reaped: list[SandboxInfo] = []
     skipped = set(skip)
-    for container in _managed(client):
-        if container.id in skipped:
+    for summary in _managed(client):
+        if summary.get("Id") in skipped:
             continue
-        verdict = judge(container.labels or {}, older_than=older_than, reap_all=reap_all)
+        verdict = judge(summary.get("Labels") or {}, older_than=older_than, reap_all=reap_all)
         if not verdict.reap:
             continue
-        info = _info(container, verdict)
+        info = _info(summary, verdict)
         if not dry_run:
             try:
-                _remove_container(container)
+                _remove_container(client, summary)
             except docker.errors.APIError as exc:  # e.g. removal already in progress
-                _log.debug("could not remove %s: %s", container.short_id, exc)
+                _log.debug("could not remove %s: %s", info.id, exc)
                 continue
         reaped.append(info)
     return reaped
@@ -234,7 +239,7 @@ def list_sandboxes(docker_host: str | None = None) -> list[SandboxInfo]:
     """Every shellrt container on the daemon, with whether the default gc would reap it."""
     client = _connect(docker_host)
     try:
-        return [_info(c, judge(c.labels or {})) for c in _managed(client)]
+        return [_info(c, judge(c.get("Labels") or {})) for c in _managed(client)]
     finally:
         client.close()
 

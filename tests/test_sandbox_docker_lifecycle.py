@@ -1,0 +1,195 @@
+"""Docker backend lifecycle: nothing leaks, crashed clients are reaped, errors say what to do.
+
+Each test owns its containers (fresh sessions). Skips locally without docker;
+fails under CI=true.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from sandbox import BackendUnavailableError, ExecRequest, SandboxClosedError
+from sandbox.docker import DockerBackend, list_sandboxes
+from shellrt.cli import main as cli_main
+from tests._docker_support import (
+    BUSYBOX,
+    DEBIAN,
+    NOSH,
+    config,
+    container_exists,
+    managed_container_ids,
+    policy,
+    require_docker,
+)
+
+pytestmark = [pytest.mark.anyio, pytest.mark.docker]
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+async def test_twenty_parallel_sandboxes_leave_zero_containers(tmp_path: Path) -> None:
+    require_docker()
+    backends = [DockerBackend(config(BUSYBOX), policy(tmp_path)) for _ in range(20)]
+    sessions = {b.session_id for b in backends}
+    outputs: dict[int, int] = {}
+
+    async def use(i: int, backend: DockerBackend) -> None:
+        async with backend:
+            proc = await backend.exec(ExecRequest(argv=("true",), cwd="/", env={"PATH": "/bin"}))
+            outputs[i] = (await proc.wait()).exit_code
+
+    async with anyio.create_task_group() as tg:
+        for i, backend in enumerate(backends):
+            tg.start_soon(use, i, backend)
+    assert outputs == {i: 0 for i in range(20)}
+    assert managed_container_ids(sessions) == set()
+    leftover_dirs = [p for p in Path("/tmp").glob("shellrt-docker-*") if any(s in p.name for s in sessions)]
+    assert leftover_dirs == []
+
+
+async def test_close_is_idempotent_and_exec_after_close_fails(tmp_path: Path) -> None:
+    require_docker()
+    backend = DockerBackend(config(BUSYBOX), policy(tmp_path))
+    await backend.start()
+    await backend.start()
+    cid = backend.container_id
+    assert cid is not None and container_exists(cid)
+    await backend.close()
+    await backend.close()
+    assert not container_exists(cid)
+    with pytest.raises(SandboxClosedError):
+        await backend.exec(ExecRequest(argv=("true",), cwd="/"))
+
+
+_CLIENT = textwrap.dedent(
+    """
+    import sys, anyio
+    from pathlib import Path
+    from sandbox import DockerConfig, SandboxPolicy
+    from sandbox.docker import DockerBackend
+
+    async def main() -> None:
+        backend = DockerBackend(DockerConfig(image=sys.argv[1]), SandboxPolicy(workspace=Path(sys.argv[2])))
+        await backend.start()
+        print(backend.container_id, flush=True)
+        await anyio.sleep(3600)
+
+    anyio.run(main)
+    """
+)
+
+
+def _crashed_client(tmp_path: Path) -> str:
+    """Start a client that opens a sandbox, SIGKILL it, return the container it left behind."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CLIENT, BUSYBOX, str(tmp_path)], stdout=subprocess.PIPE, text=True, env=env
+    )
+    assert proc.stdout is not None
+    cid = proc.stdout.readline().strip()
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert cid and container_exists(cid)
+    return cid
+
+
+async def test_sigkilled_client_is_reaped_by_next_start(tmp_path: Path) -> None:
+    require_docker()
+    cid = _crashed_client(tmp_path)
+    info = {i.id: i for i in list_sandboxes()}
+    assert info[cid[:12]].verdict.reap
+    async with DockerBackend(config(BUSYBOX), policy(tmp_path)):
+        assert not container_exists(cid)
+
+
+async def test_sigkilled_client_is_reaped_by_gc_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    require_docker()
+    cid = _crashed_client(tmp_path)
+    async with DockerBackend(config(BUSYBOX), policy(tmp_path)) as alive:
+        # A fresh start already reaps; make a second orphan to leave for gc.
+        cid = _crashed_client(tmp_path)
+        assert cli_main(["sandbox", "ls"]) == 0
+        assert cid[:12] in capsys.readouterr().out
+        assert cli_main(["sandbox", "gc", "--dry-run"]) == 0
+        assert container_exists(cid)
+        assert cli_main(["sandbox", "gc"]) == 0
+        assert not container_exists(cid)
+        assert alive.container_id is not None and container_exists(alive.container_id)  # owner alive: kept
+
+
+async def test_gc_older_than_and_all(tmp_path: Path) -> None:
+    require_docker()
+    async with DockerBackend(config(BUSYBOX), policy(tmp_path)) as backend:
+        cid = backend.container_id
+        assert cid is not None
+        assert cli_main(["sandbox", "gc", "--older-than", "3600"]) == 0
+        assert container_exists(cid)
+        time.sleep(1.1)
+        assert cli_main(["sandbox", "gc", "--older-than", "0.5", "--dry-run"]) == 0
+        assert container_exists(cid)
+        assert cli_main(["sandbox", "gc", "--all"]) == 0
+        assert not container_exists(cid)
+
+
+# --- clear errors -------------------------------------------------------------------
+async def test_image_without_sh_is_refused(tmp_path: Path) -> None:
+    require_docker()
+    backend = DockerBackend(config(NOSH), policy(tmp_path))
+    with pytest.raises(BackendUnavailableError, match=r"has no /bin/sh.*POSIX-sh"):
+        await backend.start()
+    assert managed_container_ids({backend.session_id}) == set()
+
+
+async def test_missing_image_is_not_pulled(tmp_path: Path) -> None:
+    require_docker()
+    backend = DockerBackend(config("shellrt-test-does-not-exist:1"), policy(tmp_path))
+    with pytest.raises(BackendUnavailableError, match=r"not present locally.*never pulls.*no registry"):
+        await backend.start()
+
+
+async def test_unreachable_daemon_says_how_to_start_it(tmp_path: Path) -> None:
+    backend = DockerBackend(config(DEBIAN, docker_host="unix:///nonexistent/docker.sock"), policy(tmp_path))
+    with pytest.raises(BackendUnavailableError, match=r"not reachable.*dockerd.*systemctl start docker"):
+        await backend.start()
+
+
+async def test_missing_workspace_is_reported(tmp_path: Path) -> None:
+    backend = DockerBackend(config(DEBIAN), policy(tmp_path / "missing"))
+    with pytest.raises(BackendUnavailableError, match="workspace .* does not exist"):
+        await backend.start()
+
+
+async def test_remote_daemon_and_host_network_are_refused(tmp_path: Path) -> None:
+    backend = DockerBackend(config(DEBIAN, docker_host="tcp://10.1.2.3:2375"), policy(tmp_path))
+    with pytest.raises(BackendUnavailableError, match="daemon on this machine"):
+        await backend.start()
+    backend = DockerBackend(config(DEBIAN), policy(tmp_path, network="host"))
+    with pytest.raises(BackendUnavailableError, match="host network"):
+        await backend.start()
+
+
+async def test_bridge_network_is_opt_in(tmp_path: Path) -> None:
+    require_docker()
+    async with DockerBackend(config(BUSYBOX), policy(tmp_path, network="bridge")) as backend:
+        proc = await backend.exec(
+            ExecRequest(argv=("/bin/sh", "-c", "ls /sys/class/net"), cwd="/", env={"PATH": "/bin"})
+        )
+        out = b""
+        try:
+            while True:
+                out += await proc.stdout.receive()
+        except anyio.EndOfStream:
+            pass
+        await proc.wait()
+        assert "eth0" in out.decode()
