@@ -183,6 +183,22 @@ class Runtime:
         tools = self._tools if self._tools is not None else _builtin_tools()
         for tool in tools:
             self.registry.register(tool)
+        # --- MCP servers from settings (mcpServers), owned by shellrt.tools.mcp --------------
+        self.mcp_diagnostics: list[str] = []
+        if self._settings.get("mcpServers"):
+            from shellrt.tools.mcp import McpConnections
+
+            mcp = await self._stack.enter_async_context(
+                McpConnections(self._settings["mcpServers"], log_dir=self.session_dir)
+            )
+            for tool in await mcp.tools():
+                if self.registry.get(tool.name) is None:
+                    self.registry.register(tool)
+            self.mcp_diagnostics = list(mcp.diagnostics)
+            self.diagnostics.extend(self.mcp_diagnostics)
+            for line in self.mcp_diagnostics:
+                log.warning("mcpServers: %s", line)
+        # --- end MCP ---------------------------------------------------------------------------
         self._ctx = ToolContext(
             session_id=self.session_id,
             session_dir=self.session_dir,

@@ -1,0 +1,233 @@
+"""The MCP server: the session's tools for any MCP client, governed like every other call.
+
+    async with Runtime(workspace, approver=elicitation_approver) as rt:
+        await McpToolServer(rt).serve_stdio()
+
+Each ``tools/call`` becomes exactly one ``tool_use`` through
+``Runtime.run_envelopes`` — schema validation, hooks, permission rules,
+large-result persistence all apply — and its ``tool_result`` comes back as a
+``CallToolResult`` with ``isError`` mirroring ``is_error``. Nothing a tool does
+(or fails to do) is turned into a protocol error.
+
+- Permission asks go to the client's user via elicitation (`mcp_approval`);
+  without that capability they are denied.
+- Progress: events of the running call are forwarded as
+  ``notifications/progress`` when the client sent a progress token.
+- Cancellation: the SDK cancels the handler on ``notifications/cancelled``;
+  the cancellation reaches the supervisor, which kills the command's tree.
+- Calls that are not concurrency-safe run one at a time (as the runtime's own
+  scheduler would order them); read-only calls run alongside.
+- ToolSearch discoveries change ``tools/list``; the client is told with
+  ``notifications/tools/list_changed``.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from typing import Any
+
+import anyio
+import anyio.abc
+import mcp.types as mt
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.stdio import stdio_server
+
+from shellrt.protocol import ProgressEvent, ResultEnvelope, TextBlock, Tool, ToolUseBlock
+from shellrt.runtime import Runtime
+from shellrt.server.mcp_approval import current_request, elicitation_approver
+from shellrt.server.mcp_semantics import DEPENDS, semantics_of
+
+__all__ = ["McpToolServer", "elicitation_approver", "mcp_annotations", "to_call_tool_result"]
+
+log = logging.getLogger("shellrt.mcp")
+
+#: Progress events buffered per call; older ones are dropped when the client reads slowly.
+_PROGRESS_BUFFER = 16
+
+
+def mcp_annotations(tool: Tool[Any, Any]) -> mt.ToolAnnotations:
+    """MCP hints from the tool's own semantics; "depends on input" is never reported as safe."""
+    sem = semantics_of(tool)
+    read_only = sem.read_only is True
+    return mt.ToolAnnotations(
+        title=tool.user_facing_name() if tool.user_facing_name() != tool.name else None,
+        read_only_hint=read_only,
+        # Per the spec destructiveHint only means something when not read-only; "may be" counts as yes.
+        destructive_hint=None if read_only else sem.destructive in (True, DEPENDS),
+        idempotent_hint=None if read_only else sem.idempotent,
+        open_world_hint=sem.open_world in (True, DEPENDS),
+    )
+
+
+def to_mcp_tool(tool: Tool[Any, Any]) -> mt.Tool:
+    """A `Tool` as MCP lists it: name, model-facing description, JSON Schema, annotations."""
+    return mt.Tool(
+        name=tool.name,
+        description=tool.prompt(),
+        input_schema=tool.input_schema(),
+        annotations=mcp_annotations(tool),
+    )
+
+
+def to_call_tool_result(envelope: ResultEnvelope) -> mt.CallToolResult:
+    """The model face of a result as MCP content (text and images)."""
+    content = envelope.model.content
+    blocks: list[mt.TextContent | mt.ImageContent] = []
+    if isinstance(content, str):
+        blocks.append(mt.TextContent(type="text", text=content))
+    else:
+        for block in content:
+            if isinstance(block, TextBlock):
+                blocks.append(mt.TextContent(type="text", text=block.text))
+            else:
+                blocks.append(
+                    mt.ImageContent(type="image", data=block.source.data, mime_type=block.source.media_type)
+                )
+    meta = {"shellrt/persistedPath": envelope.persisted_path} if envelope.persisted_path else None
+    return mt.CallToolResult(content=list(blocks), is_error=envelope.is_error, _meta=meta)
+
+
+def _error_result(message: str) -> mt.CallToolResult:
+    return mt.CallToolResult(content=[mt.TextContent(type="text", text=message)], is_error=True)
+
+
+def _describe_progress(event: ProgressEvent) -> str:
+    parts = [event.message or f"{event.tool_name} running"]
+    if event.bytes_so_far:
+        parts.append(f"{event.bytes_so_far:,} bytes of output")
+    if event.last_lines:
+        parts.append(f"last line: {event.last_lines[-1][:200]}")
+    return "; ".join(parts)
+
+
+class McpToolServer:
+    """Serves one started `Runtime` over MCP (stdio or streamable HTTP)."""
+
+    def __init__(self, runtime: Runtime, *, name: str = "shellrt") -> None:
+        self.runtime = runtime
+        self._serial = anyio.Lock()
+        self._progress: dict[str, MemoryObjectSendStream[ProgressEvent]] = {}
+        self._downstream_progress = runtime.context.progress
+        runtime.context.progress = self._route_progress
+        self.server: Server[Any] = Server(
+            name,
+            version=_version(),
+            instructions=(
+                f"shellrt runs shell commands and file/web actions in the workspace {runtime.workspace} "
+                "under sandboxing and permission rules. Tools marked deferred are found with ToolSearch."
+            ),
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+
+    def initialization_options(self) -> Any:
+        return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+
+    # --- transports ----------------------------------------------------------------------
+    async def serve_stdio(self) -> None:
+        """Serve on stdin/stdout until the client closes stdin."""
+        async with stdio_server() as (read, write):
+            await self.server.run(read, write, self.initialization_options())
+
+    async def serve_http(self, host: str, port: int, *, path: str = "/mcp") -> None:
+        """Serve streamable HTTP at ``http://host:port/mcp`` until cancelled.
+
+        DNS-rebinding protection (Host/Origin checks) is on for loopback hosts.
+        """
+        import uvicorn
+
+        app = self.server.streamable_http_app(streamable_http_path=path, host=host)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+        await uvicorn.Server(config).serve()
+
+    # --- handlers --------------------------------------------------------------------------
+    async def _list_tools(self, ctx: Any, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
+        tools: list[mt.Tool] = []
+        for tool in self.runtime.visible_tools():
+            try:
+                tools.append(to_mcp_tool(tool))
+            except Exception as exc:  # one broken tool must not hide the others
+                log.warning("tool %s cannot be listed over MCP: %r", tool.name, exc)
+        return mt.ListToolsResult(tools=tools)
+
+    async def _call_tool(self, ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
+        token = current_request.set(ctx)
+        try:
+            return await self._run_one(ctx, params)
+        except anyio.get_cancelled_exc_class():
+            raise
+        except Exception as exc:
+            log.exception("tools/call %s failed inside shellrt", params.name)
+            return _error_result(
+                f"shellrt could not run {params.name}: {type(exc).__name__}: {exc}. This is a shellrt "
+                "error, not a result of the tool; try again or report it."
+            )
+        finally:
+            current_request.reset(token)
+
+    async def _run_one(self, ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
+        arguments: dict[str, Any] = dict(params.arguments or {})
+        block = ToolUseBlock(id=f"mcp_{secrets.token_hex(8)}", name=params.name, input=arguments)
+        before = [t.name for t in self.runtime.visible_tools()]
+        wants_progress = bool(ctx.meta and ctx.meta.get("progress_token") is not None)
+        async with anyio.create_task_group() as tg:
+            if wants_progress:
+                send, receive = anyio.create_memory_object_stream[ProgressEvent](_PROGRESS_BUFFER)
+                self._progress[block.id] = send
+                tg.start_soon(self._forward_progress, ctx, receive)
+            try:
+                if self._concurrency_safe(params.name, arguments):
+                    envelopes = await self.runtime.run_envelopes([block])
+                else:
+                    async with self._serial:
+                        envelopes = await self.runtime.run_envelopes([block])
+            finally:
+                stream = self._progress.pop(block.id, None)
+                if stream is not None:
+                    stream.close()
+        if [t.name for t in self.runtime.visible_tools()] != before:
+            await ctx.session.send_tool_list_changed()
+        if not envelopes:
+            return _error_result(f"shellrt produced no result for {params.name}; try again.")
+        return to_call_tool_result(envelopes[0])
+
+    def _concurrency_safe(self, name: str, arguments: dict[str, Any]) -> bool:
+        tool = self.runtime.registry.get(name)
+        if tool is None:
+            return True  # answered with an error result at once
+        try:
+            return bool(tool.is_concurrency_safe(tool.parse_input(arguments)))
+        except Exception:
+            return True  # invalid input: answered with an error result at once
+
+    # --- progress --------------------------------------------------------------------------
+    def _route_progress(self, event: ProgressEvent) -> None:
+        stream = self._progress.get(event.tool_use_id)
+        if stream is not None:
+            try:
+                stream.send_nowait(event)
+            except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass  # progress is advisory; never slow the command down for it
+        self._downstream_progress(event)
+
+    @staticmethod
+    async def _forward_progress(ctx: Any, receive: MemoryObjectReceiveStream[ProgressEvent]) -> None:
+        count = 0
+        async with receive:
+            async for event in receive:
+                count += 1
+                try:
+                    await ctx.session.report_progress(float(count), None, _describe_progress(event))
+                except Exception as exc:
+                    log.debug("progress notification dropped: %r", exc)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("shellrt")
+    except PackageNotFoundError:
+        return "0+unknown"

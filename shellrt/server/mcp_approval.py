@@ -1,0 +1,97 @@
+"""Permission asks answered by the MCP client's user, through elicitation.
+
+The Runtime takes one `Approver` for the whole session, but an ask belongs to
+the MCP request that caused it. The server puts each request's context in a
+context variable (anyio copies it into the tasks the runtime spawns), and
+`elicitation_approver` finds it there. No request, no elicitation capability,
+or any failure to ask -> deny: a permission ask never turns into an allow by
+accident (fail closed).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+from typing import Any
+
+import mcp.types as mt
+
+from shellrt.permissions import ApprovalRequest, ApprovalResponse
+
+__all__ = ["APPROVAL_SCHEMA", "current_request", "elicitation_approver"]
+
+log = logging.getLogger("shellrt.mcp")
+
+#: The MCP request being served (a ``ServerRequestContext``), or None outside a call.
+current_request: contextvars.ContextVar[Any] = contextvars.ContextVar("shellrt_mcp_request", default=None)
+
+ALLOW = "allow once"
+DENY = "deny"
+
+#: Elicitation forms are flat objects of primitives; one choice plus an optional note for the agent.
+APPROVAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "decision": {
+            "type": "string",
+            "title": "Decision",
+            "description": "Allow this one call, or deny it.",
+            "enum": [ALLOW, DENY],
+        },
+        "message": {
+            "type": "string",
+            "title": "Message to the agent (optional)",
+            "description": "Shown to the agent when you deny, e.g. what to do instead.",
+        },
+    },
+    "required": ["decision"],
+}
+
+
+def _client_can_elicit(ctx: Any) -> bool:
+    try:
+        return bool(
+            ctx.session.check_client_capability(mt.ClientCapabilities(elicitation=mt.ElicitationCapability()))
+        )
+    except Exception:
+        return False
+
+
+def _no_one_to_ask(request: ApprovalRequest, why: str) -> ApprovalResponse:
+    return ApprovalResponse(
+        behavior="deny",
+        message=(
+            f"Permission to use {request.tool_name} was not granted: {request.reason}. {why} Ask the user to "
+            "add an allow rule (e.g. shellrt serve --allow 'Bash(npm test:*)') or to choose another --mode."
+        ),
+    )
+
+
+async def elicitation_approver(request: ApprovalRequest) -> ApprovalResponse:
+    """Ask the current MCP client's user (form elicitation: allow once / deny)."""
+    ctx = current_request.get()
+    if ctx is None:
+        return _no_one_to_ask(request, "No MCP request is active to ask through.")
+    if not _client_can_elicit(ctx):
+        return _no_one_to_ask(
+            request, "The MCP client does not support elicitation, so no one can approve it."
+        )
+    text = f"shellrt wants to run: {request.description}\nWhy it needs approval: {request.reason}"
+    if request.suggested_rules:
+        text += "\nTo always allow this, add a rule such as: " + ", ".join(request.suggested_rules)
+    try:
+        answer = await ctx.session.elicit_form(text, APPROVAL_SCHEMA, related_request_id=ctx.request_id)
+    except Exception as exc:
+        log.info("elicitation for %s failed: %r", request.tool_name, exc)
+        return _no_one_to_ask(request, f"Asking the MCP client failed ({type(exc).__name__}: {exc}).")
+    content = answer.content or {}
+    if answer.action == "accept" and content.get("decision") == ALLOW:
+        return ApprovalResponse(behavior="allow")
+    note = str(content.get("message") or "").strip()
+    if answer.action == "accept":
+        reason = "The user denied this call."
+    elif answer.action == "decline":
+        reason = "The user declined to approve this call."
+    else:
+        reason = "The user dismissed the approval request, so the call was not run."
+    return ApprovalResponse(behavior="deny", message=f"{reason} {note}".strip())
