@@ -66,7 +66,7 @@ class RuleOrigin:
 
     def describe(self) -> str:
         if self.file is None:
-            return f"{self.source} settings"
+            return "command-line flags" if self.source == "cli" else f"{self.source} settings"
         where = f"{self.file}:{self.line}" if self.line else str(self.file)
         return f"{self.source} settings ({where})"
 
