@@ -1,0 +1,90 @@
+"""Docker backend wire formats and reap rules, without a daemon: framing, events, request files, labels."""
+
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+
+import pytest
+
+from sandbox._docker_labels import LABEL_OWNER_PID, judge, owner_alive, session_labels
+from sandbox._docker_protocol import (
+    FrameDecoder,
+    LineSplitter,
+    executor_script,
+    parse_event,
+    parse_exit,
+    render_request,
+    task_marker,
+)
+
+
+def frame(stream: int, payload: bytes) -> bytes:
+    return struct.pack(">BxxxL", stream, len(payload)) + payload
+
+
+def test_frame_decoder_handles_split_and_joined_frames() -> None:
+    data = frame(1, b"hello\n") + frame(2, b"oops") + frame(1, b"")
+    decoder = FrameDecoder()
+    got = []
+    for i in range(len(data)):  # one byte at a time
+        got.extend(decoder.feed(data[i : i + 1]))
+    assert got == [(1, b"hello\n"), (2, b"oops"), (1, b"")]
+    assert list(FrameDecoder().feed(data)) == got
+
+
+def test_line_splitter_and_events() -> None:
+    lines = LineSplitter()
+    assert lines.feed(b"S 1 4") == []
+    assert lines.feed(b"2\nX 1 0 0 /work space\nnoise\n") == ["S 1 42", "X 1 0 0 /work space", "noise"]
+    started = parse_event("S 1 42")
+    assert started is not None and started.kind == "S" and started.fields == ("42",)
+    exited = parse_event("X 7 137 1 /a b")
+    assert exited is not None and parse_exit(exited) == (137, True, "/a b")
+    no_cwd = parse_event("X 7 0 0 ")
+    assert no_cwd is not None and parse_exit(no_cwd) == (0, False, None)
+    assert parse_event("garbage line") is None and parse_event("") is None
+
+
+def test_line_splitter_drops_runaway_lines() -> None:
+    lines = LineSplitter(max_line=10)
+    assert lines.feed(b"x" * 50) == []
+    assert lines.feed(b"\nP 1\n") == ["", "P 1"]
+
+
+@pytest.mark.parametrize("shell", ["sh", "bash", "busybox sh"])
+def test_request_file_round_trips_through_sh(shell: str, tmp_path: os.PathLike[str]) -> None:
+    nasty = 'it\'s "q" $HOME `id` \\ \n\t* ; && |'
+    req = render_request("9", ["printf", "%s|", nasty, "", "-x"], {"K": nasty, "E": ""}, "/w d", "/tmp/c")
+    script = req + 'printf "%s\\n" "$C" "$CWDF"; shift 3; for a; do printf "<%s>" "$a"; done'
+    out = subprocess.run([*shell.split(), "-c", script], capture_output=True, text=True, check=True).stdout
+    lines = out.split("\n", 2)
+    assert lines[:2] == ["/w d", "/tmp/c"]
+    assert lines[2] == f"<K={nasty}><E=><printf><%s|><{nasty}><><-x>"
+
+
+def test_request_uses_env_i_with_marker_first_and_guards_equals_in_argv0() -> None:
+    req = render_request("3", ["a=b", "x"], {}, "/", None)
+    assert f"'env' '-i' '{task_marker('3')}'" in req
+    assert "'/bin/sh' '-c' 'exec \"$@\"' 'sh' 'a=b' 'x'" in req
+
+
+def test_executor_script_is_posix_sh() -> None:
+    script = executor_script()
+    for shell in ("sh", "busybox sh", "bash --posix"):
+        subprocess.run([*shell.split(), "-n", "-c", script], check=True)
+    assert "bash" not in script.split("SHELLP=/bin/sh")[0]  # nothing before shell detection needs bash
+
+
+def test_labels_and_reap_verdicts() -> None:
+    labels = session_labels("abc", "/tmp/shellrt-docker-x")
+    assert owner_alive(labels) is True
+    assert not judge(labels).reap
+    assert judge(labels, reap_all=True).reap
+    assert judge(labels, older_than=-1).reap
+    dead = dict(labels, **{LABEL_OWNER_PID: "999999999"})
+    assert owner_alive(dead) is False and judge(dead).reap
+    other_host = dict(labels, **{"shellrt.owner-host": "elsewhere"})
+    assert owner_alive(other_host) is None and not judge(other_host).reap
+    assert not judge({"shellrt.managed": "0"}, reap_all=True).reap
