@@ -1,0 +1,71 @@
+"""Helpers shared by the scenarios: run configuration, starting systems, skipped rows."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+
+import psutil
+
+from benchmarks._harness import Row
+from benchmarks.peers import System, SystemUnavailable, make
+
+__all__ = ["RunConfig", "kill_pids", "open_systems", "sleepers"]
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """How hard to try: ``quick`` trims repetitions and sizes (the tables say so)."""
+
+    quick: bool = False
+
+    def reps(self, quick: int, full: int) -> int:
+        return quick if self.quick else full
+
+
+async def open_systems(ids: Sequence[str], stack: AsyncExitStack) -> tuple[dict[str, System], dict[str, Row]]:
+    """Start every system it can; the others come back as skipped/failed rows (never raise)."""
+    started: dict[str, System] = {}
+    unusable: dict[str, Row] = {}
+    for system_id in ids:
+        system = make(system_id)
+        reason = system.unavailable()
+        if reason:
+            unusable[system_id] = Row(system.name, status="skipped", note=reason)
+            continue
+        try:
+            started[system_id] = await stack.enter_async_context(system)
+        except SystemUnavailable as exc:
+            unusable[system_id] = Row(system.name, status="skipped", note=str(exc))
+        except Exception as exc:
+            unusable[system_id] = Row(system.name, status="failed", note=f"{type(exc).__name__}: {exc}")
+    return started, unusable
+
+
+def sleepers(args: Sequence[str]) -> list[psutil.Process]:
+    """Live processes whose command line is exactly ``sleep <one of args>`` (zombies excluded)."""
+    wanted = set(args)
+    found: list[psutil.Process] = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        try:
+            cmd = proc.info["cmdline"] or []
+            if proc.info["status"] == psutil.STATUS_ZOMBIE:
+                continue
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        if len(cmd) == 2 and os.path.basename(cmd[0]) == "sleep" and cmd[1] in wanted:
+            found.append(proc)
+    return found
+
+
+def kill_pids(procs: Sequence[psutil.Process]) -> None:
+    """SIGKILL exactly these processes (by pid, checked against their create time)."""
+    for proc in procs:
+        try:
+            if proc.is_running():
+                proc.send_signal(signal.SIGKILL)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            pass

@@ -1,0 +1,82 @@
+"""Scenario 1 — latency: one trivial command (``true``), warm, every system side by side."""
+
+from __future__ import annotations
+
+import time
+from contextlib import AsyncExitStack
+
+from benchmarks._harness import Column, Row, Table, interleave, summarize
+from benchmarks.scenarios._common import RunConfig, open_systems
+
+__all__ = ["SYSTEM_IDS", "run"]
+
+SYSTEM_IDS = [
+    "raw-bash",
+    "shellrt-local",
+    "shellrt-bwrap",
+    "shellrt-docker",
+    "shellrt-runtime-local",
+    "swerex-session",
+    "swerex-oneshot",
+    "inspect-local",
+]
+REFERENCE = "shellrt-local"
+
+
+async def run(cfg: RunConfig) -> Table:
+    reps = cfg.reps(5, 15)
+    calls = cfg.reps(10, 20)
+    table = Table(
+        name="latency",
+        title="one trivial command (`true`), warm",
+        columns=[
+            Column("per_call_s", "ms / call", scale=1000.0, ratio=True),
+            Column("calls_per_s", "calls / s", fmt="{:.0f}", lower_is_better=False),
+            Column("fastest_s", "fastest call ms", scale=1000.0, spread=False),
+        ],
+    )
+    async with AsyncExitStack() as stack:
+        started, unusable = await open_systems(SYSTEM_IDS, stack)
+        fastest: dict[str, float] = {}
+        errors: dict[str, str] = {}
+
+        async def once(system_id: str, rep: int) -> float | None:
+            system = started[system_id]
+            await system.run("true", 30.0)  # warm-up call, not timed
+            begin = time.perf_counter()
+            for _ in range(calls):
+                t0 = time.perf_counter()
+                outcome = await system.run("true", 30.0)
+                fastest[system_id] = min(fastest.get(system_id, 1e9), time.perf_counter() - t0)
+                if outcome.exit_code != 0:
+                    errors[system_id] = f"`true` returned {outcome.exit_code}: {outcome.note}"
+            return (time.perf_counter() - begin) / calls
+
+        samples = await interleave(list(started), reps, once)
+    for system_id in SYSTEM_IDS:
+        if system_id in unusable:
+            row = unusable[system_id]
+        elif system_id in samples.errors or not samples.values[system_id]:
+            err = samples.errors.get(system_id, "no measurement")
+            row = Row(started[system_id].name, status="failed", note=err)
+        else:
+            stats = summarize(samples.values[system_id])
+            row = Row(
+                started[system_id].name,
+                values={
+                    "per_call_s": stats,
+                    "calls_per_s": summarize([1.0 / s for s in samples.values[system_id]]),
+                    "fastest_s": fastest[system_id],
+                },
+                note=errors.get(system_id, ""),
+            )
+            if system_id in errors:
+                row.status = "failed"
+        if system_id == REFERENCE:
+            table.reference = row.system
+        table.rows.append(row)
+    table.notes.append(
+        f"{reps} interleaved repetitions x {calls} back-to-back calls per system (+1 untimed warm-up per repetition);"
+        " each system started once before timing (docker container start not included)."
+    )
+    return table
