@@ -1,0 +1,469 @@
+"""WebFetch: fetch a URL and hand the model readable text (HTML converted to markdown).
+
+Network access is governed by host: the permission subject is the URL's
+domain (rules ``WebFetch(domain:example.com)``), and a redirect to another
+host is *not* followed — the result names the new URL so the model can fetch
+it as a new call that is permitted on its own. Private, loopback, link-local
+and other non-global addresses are refused unless settings allow them; the
+host is resolved first, every address checked, and the connection made to the
+checked address (the Host header and TLS SNI keep the name), so DNS rebinding
+cannot swap in an internal address between check and connect.
+
+Settings (``ctx.settings["webFetch"]``):
+
+- ``allowPrivateHosts``: ``true`` or a list of host names, IP addresses or
+  CIDR ranges that may be fetched although not public (default: none);
+- ``upgradeHttp``: fetch ``http://`` URLs as ``https://`` (default ``false``);
+- ``maxBytes``: body size cap, larger bodies are truncated with a note
+  (default 10 MB);
+- ``timeoutSeconds``: connect/read timeout (default 30);
+- ``maxRedirects``: same-host redirects followed per call (default 5).
+
+httpx and html2text (the ``web`` extra) are imported only here, lazily.
+Environment proxies are not used: pinning the checked address and a proxy
+that resolves names itself cannot both hold.
+"""
+
+from __future__ import annotations
+
+import codecs
+import importlib
+import importlib.util
+import ipaddress
+import re
+import socket
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from urllib.parse import urljoin, urlsplit
+
+import anyio
+from pydantic import BaseModel, ConfigDict, Field
+
+from shellrt.protocol import (
+    ContentBlock,
+    PermissionResult,
+    PermissionSubject,
+    Tool,
+    ToolContext,
+    ToolExecutionError,
+    ToolOutput,
+)
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["CACHE_TTL_SECONDS", "WebFetchInput", "WebFetchOutput", "WebFetchTool"]
+
+CACHE_TTL_SECONDS = 15 * 60
+DEFAULT_MAX_BYTES = 10 * 1024 * 1024
+DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_MAX_REDIRECTS = 5
+MAX_CONTENT_CHARS = 100_000
+_REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
+_MISSING_EXTRA = "WebFetch needs the optional web dependencies: pip install 'shellrt[web]'"
+_TEXTUAL = re.compile(
+    r"^(text/|application/(json|xml|xhtml\+xml|javascript|ld\+json|x-ndjson|[\w.+-]+\+(json|xml)))"
+)
+
+
+class WebFetchInput(BaseModel):
+    """Input of WebFetch."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(
+        pattern=r"(?i)^https?://\S+$", max_length=2000, description="Fully formed http(s) URL to fetch."
+    )
+    prompt: str | None = Field(
+        default=None, description="What you want from the page; it is returned with the content to focus on."
+    )
+
+
+@dataclass(frozen=True)
+class WebFetchOutput:
+    """A fetched page, or a redirect to another host that was not followed."""
+
+    url: str
+    final_url: str
+    status: int
+    content_type: str = ""
+    content: str = ""
+    bytes: int = 0
+    truncated: bool = False
+    redirect_to: str | None = None
+    prompt: str | None = None
+    from_cache: bool = False
+    elapsed_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class _Settings:
+    allow_private: bool | tuple[str, ...]
+    upgrade_http: bool
+    max_bytes: int
+    timeout_s: float
+    max_redirects: int
+
+    @classmethod
+    def from_ctx(cls, settings: Mapping[str, Any]) -> _Settings:
+        raw = settings.get("webFetch") or {}
+        allow = raw.get("allowPrivateHosts", False)
+        allow_private: bool | tuple[str, ...] = (
+            tuple(str(a) for a in allow) if isinstance(allow, list | tuple) else bool(allow)
+        )
+        return cls(
+            allow_private=allow_private,
+            upgrade_http=bool(raw.get("upgradeHttp", False)),
+            max_bytes=int(raw.get("maxBytes", DEFAULT_MAX_BYTES)),
+            timeout_s=float(raw.get("timeoutSeconds", DEFAULT_TIMEOUT_S)),
+            max_redirects=int(raw.get("maxRedirects", DEFAULT_MAX_REDIRECTS)),
+        )
+
+
+# --- address policy --------------------------------------------------------------
+
+
+class _Refused(ToolExecutionError):
+    """A host resolves to an address WebFetch may not reach."""
+
+
+def _is_public(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast
+
+
+def _allowed_private(
+    host: str, ip: ipaddress.IPv4Address | ipaddress.IPv6Address, allow: bool | tuple[str, ...]
+) -> bool:
+    if isinstance(allow, bool):
+        return allow
+    for entry in allow:
+        if entry.lower() == host.lower():
+            return True
+        try:
+            if ip in ipaddress.ip_network(entry, strict=False):
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+async def _resolve(host: str, port: int) -> list[str]:
+    try:
+        infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise ToolExecutionError(f"Could not resolve host {host!r}: {exc}. Check the URL.") from None
+    seen: list[str] = []
+    for info in infos:
+        address = str(info[4][0])
+        if address not in seen:
+            seen.append(address)
+    return seen
+
+
+def _port(parts: Any) -> int:
+    return int(parts.port or (443 if parts.scheme == "https" else 80))
+
+
+async def _checked_addresses(url: str, allow: bool | tuple[str, ...]) -> list[str]:
+    """Resolve the URL's host; refuse if any address is non-public and not allowed."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    addresses = await _resolve(host, _port(parts))
+    for address in addresses:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+        if not _is_public(ip) and not _allowed_private(host, ip, allow):
+            raise _Refused(
+                f"Refused to fetch {url}: {host} resolves to {address}, a private, loopback or otherwise "
+                "non-public address. WebFetch only reaches public hosts unless the settings allow it "
+                "(webFetch.allowPrivateHosts)."
+            )
+    return addresses
+
+
+def _upgrade(url: str, settings: _Settings) -> str:
+    if settings.upgrade_http and url.lower().startswith("http://"):
+        return "https://" + url[len("http://") :]
+    return url
+
+
+def _same_host(a: str, b: str) -> bool:
+    pa, pb = urlsplit(a), urlsplit(b)
+    if (pa.hostname or "").lower() != (pb.hostname or "").lower():
+        return False
+    if pa.scheme == pb.scheme:
+        return _port(pa) == _port(pb)
+    # http -> https on the same host is an upgrade, not a new destination; https -> http is not followed.
+    return pa.scheme == "http" and pb.scheme == "https" and pb.port in (None, 443)
+
+
+# --- conversion ------------------------------------------------------------------------
+
+
+def _html_to_markdown(html: str, base_url: str) -> str:
+    try:
+        html2text: Any = importlib.import_module("html2text")
+    except ImportError:
+        raise ToolExecutionError(_MISSING_EXTRA) from None
+    converter = html2text.HTML2Text(baseurl=base_url)
+    converter.body_width = 0
+    converter.ignore_images = False
+    converter.unicode_snob = True
+    converter.single_line_break = False
+    text: str = converter.handle(html)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def _charset(content_type: str) -> str:
+    match = re.search(r"charset=[\"']?([\w.:-]+)", content_type, re.IGNORECASE)
+    if match:
+        try:
+            return codecs.lookup(match.group(1)).name
+        except LookupError:
+            pass
+    return "utf-8"
+
+
+def _to_text(body: bytes, content_type: str, url: str) -> str:
+    media = content_type.split(";", 1)[0].strip().lower()
+    text = body.decode(_charset(content_type), errors="replace")
+    if media in ("text/html", "application/xhtml+xml") or (not media and "<html" in text[:2000].lower()):
+        return _html_to_markdown(text, url)
+    if not media or _TEXTUAL.match(media):
+        return text
+    raise _Binary(media)
+
+
+class _Binary(Exception):
+    """The body is not text (image, PDF, archive …)."""
+
+
+# --- the tool -----------------------------------------------------------------------------
+
+
+class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
+    """Fetch a web page as markdown."""
+
+    name = "WebFetch"
+    input_model = WebFetchInput
+    search_hint = "fetch download web page url http https website documentation"
+    interrupt_behavior: ClassVar[Literal["cancel", "block"]] = "cancel"
+    idempotent: ClassVar[bool] = True
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._cache: dict[str, tuple[float, WebFetchOutput]] = {}
+
+    def is_enabled(self) -> bool:
+        return importlib.util.find_spec("httpx") is not None
+
+    def prompt(self) -> str:
+        return (
+            "Fetch a URL and return its content as text (HTML is converted to markdown).\n"
+            "- `url` must be a full http(s) URL; `prompt` says what you are looking for and is returned with "
+            "the content.\n"
+            "- Redirects to another host are not followed: the result gives the new URL, fetch it with a new "
+            "call. Private and local network addresses are refused.\n"
+            f"- Bodies over {DEFAULT_MAX_BYTES // (1024 * 1024)} MB are truncated; results are cached for 15 "
+            "minutes.\n"
+            "- Read-only: it cannot log in, post forms or fetch authenticated pages."
+        )
+
+    def is_read_only(self, tool_input: WebFetchInput) -> bool:
+        return True
+
+    def is_concurrency_safe(self, tool_input: WebFetchInput) -> bool:
+        return True
+
+    def is_open_world(self, tool_input: WebFetchInput) -> bool:
+        return True
+
+    def describe(self, tool_input: WebFetchInput) -> str:
+        return f"Fetch {tool_input.url}"
+
+    def permission_subject(self, tool_input: WebFetchInput) -> PermissionSubject:
+        host = (urlsplit(tool_input.url).hostname or "").lower()
+        return PermissionSubject(domains=(host,) if host else (), access="fetch", incomplete=not host)
+
+    async def check_permissions(self, tool_input: WebFetchInput, ctx: ToolContext) -> PermissionResult:
+        parts = urlsplit(tool_input.url)
+        if not parts.hostname:
+            return PermissionResult.deny(
+                f"{tool_input.url} has no host; give a full URL like https://example.com/page."
+            )
+        if parts.username or parts.password:
+            return PermissionResult.deny("URLs with embedded credentials (user:password@) are refused.")
+        settings = _Settings.from_ctx(ctx.settings)
+        try:
+            await _checked_addresses(_upgrade(tool_input.url, settings), settings.allow_private)
+        except _Refused as exc:
+            return PermissionResult.deny(str(exc))
+        except ToolExecutionError as exc:
+            # Unresolvable now; the call will report it. The domain rules still apply.
+            return PermissionResult.passthrough(str(exc))
+        return PermissionResult.passthrough(f"fetches from {parts.hostname}")
+
+    async def call(self, tool_input: WebFetchInput, ctx: ToolContext) -> ToolOutput[WebFetchOutput]:
+        try:
+            import httpx
+        except ImportError:
+            raise ToolExecutionError(_MISSING_EXTRA) from None
+        settings = _Settings.from_ctx(ctx.settings)
+        url = _upgrade(tool_input.url, settings)
+        now = self._clock()
+        key = f"{settings.max_bytes}|{url}"
+        cached = self._cache.get(key)
+        if cached is not None and now - cached[0] < CACHE_TTL_SECONDS:
+            return ToolOutput(replace(cached[1], prompt=tool_input.prompt, from_cache=True))
+        started = time.monotonic()
+        output = await self._fetch(httpx, url, tool_input, settings)
+        output = replace(output, elapsed_s=time.monotonic() - started)
+        if output.redirect_to is None:
+            self._cache[key] = (now, output)
+            self._cache = {k: v for k, v in self._cache.items() if now - v[0] < CACHE_TTL_SECONDS}
+        return ToolOutput(output)
+
+    async def _fetch(
+        self, httpx_mod: Any, url: str, tool_input: WebFetchInput, settings: _Settings
+    ) -> WebFetchOutput:
+        timeout = httpx_mod.Timeout(settings.timeout_s, connect=min(settings.timeout_s, 10.0))
+        current = url
+        async with httpx_mod.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False) as client:
+            for _hop in range(settings.max_redirects + 1):
+                addresses = await _checked_addresses(current, settings.allow_private)
+                response_info = await self._get_once(httpx_mod, client, current, addresses, settings)
+                status, headers, body, truncated = response_info
+                if status in _REDIRECT_CODES and headers.get("location"):
+                    target = urljoin(current, headers["location"])
+                    if not _same_host(current, target):
+                        return WebFetchOutput(
+                            url=tool_input.url,
+                            final_url=current,
+                            status=status,
+                            redirect_to=target,
+                            prompt=tool_input.prompt,
+                        )
+                    current = target
+                    continue
+                content_type = headers.get("content-type", "")
+                if status >= 400:
+                    snippet = body[:2000].decode("utf-8", errors="replace")
+                    raise ToolExecutionError(f"HTTP {status} fetching {current}.\n{snippet}".rstrip())
+                try:
+                    text = _to_text(body, content_type, current)
+                except _Binary as exc:
+                    text = (
+                        f"[binary content of type {exc}, {len(body):,} bytes, not shown; WebFetch returns text. "
+                        "Download it with Bash (curl -o) if you need the file.]"
+                    )
+                return WebFetchOutput(
+                    url=tool_input.url,
+                    final_url=current,
+                    status=status,
+                    content_type=content_type,
+                    content=text,
+                    bytes=len(body),
+                    truncated=truncated,
+                    prompt=tool_input.prompt,
+                )
+        raise ToolExecutionError(
+            f"Too many redirects (more than {settings.max_redirects}) starting at {url}; the last was {current}."
+        )
+
+    @staticmethod
+    async def _get_once(
+        httpx_mod: Any, client: httpx.AsyncClient, url: str, addresses: list[str], settings: _Settings
+    ) -> tuple[int, Mapping[str, str], bytes, bool]:
+        """GET ``url`` from the first reachable checked address; body capped at ``max_bytes``."""
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        host_header = host if parts.port is None else f"{host}:{parts.port}"
+        last_error: Exception | None = None
+        for address in addresses:
+            pinned = httpx_mod.URL(url).copy_with(host=address.split("%", 1)[0])
+            extensions = {"sni_hostname": host} if parts.scheme == "https" else {}
+            try:
+                request = client.build_request(
+                    "GET",
+                    pinned,
+                    headers={
+                        "Host": host_header,
+                        "User-Agent": "shellrt-webfetch/0.1",
+                        "Accept": "text/html, text/*;q=0.9, */*;q=0.5",
+                    },
+                    extensions=extensions,
+                )
+                response = await client.send(request, stream=True)
+            except httpx_mod.ConnectError as exc:
+                last_error = exc
+                continue
+            except httpx_mod.TimeoutException:
+                raise ToolExecutionError(
+                    f"Timed out fetching {url} (limit {settings.timeout_s:g} s)."
+                ) from None
+            except httpx_mod.HTTPError as exc:
+                raise ToolExecutionError(f"Fetching {url} failed: {type(exc).__name__}: {exc}") from None
+            try:
+                chunks: list[bytes] = []
+                size = 0
+                truncated = False
+                async for chunk in response.aiter_bytes():
+                    if size + len(chunk) > settings.max_bytes:
+                        chunks.append(chunk[: settings.max_bytes - size])
+                        size = settings.max_bytes
+                        truncated = True
+                        break
+                    chunks.append(chunk)
+                    size += len(chunk)
+            except httpx_mod.TimeoutException:
+                raise ToolExecutionError(
+                    f"Timed out reading {url} (limit {settings.timeout_s:g} s)."
+                ) from None
+            except httpx_mod.HTTPError as exc:
+                raise ToolExecutionError(f"Reading {url} failed: {type(exc).__name__}: {exc}") from None
+            finally:
+                await response.aclose()
+            headers = {k.lower(): v for k, v in response.headers.items()}
+            return response.status_code, headers, b"".join(chunks), truncated
+        raise ToolExecutionError(f"Could not connect to {url} ({', '.join(addresses)}): {last_error}")
+
+    def to_model_content(self, output: WebFetchOutput) -> str | list[ContentBlock]:
+        if output.redirect_to is not None:
+            return (
+                "REDIRECT NOT FOLLOWED: the URL redirects to a different host.\n"
+                f"Original URL: {output.url}\n"
+                f"Redirect URL: {output.redirect_to}\n"
+                f"Status: {output.status}\n"
+                f'To fetch it, call WebFetch again with url="{output.redirect_to}" (a new call, permitted on its own).'
+            )
+        notes: list[str] = []
+        content = output.content
+        if output.truncated:
+            notes.append(
+                f"The response body was larger than the size cap and was truncated after {output.bytes:,} bytes."
+            )
+        if len(content) > MAX_CONTENT_CHARS:
+            notes.append(
+                f"The converted text was cut to {MAX_CONTENT_CHARS:,} of {len(content):,} characters."
+            )
+            content = content[:MAX_CONTENT_CHARS]
+        header = f"URL: {output.final_url}\nStatus: {output.status}  Content-Type: {output.content_type or 'unknown'}"
+        if output.final_url != output.url:
+            header += f"\n(Redirected from {output.url} on the same host.)"
+        if output.from_cache:
+            header += "\n(Served from the 15-minute cache.)"
+        parts = [header]
+        if output.prompt:
+            parts.append(f"Your question about this page: {output.prompt}")
+        if notes:
+            parts.append("Note: " + " ".join(notes))
+        parts.append("---\n" + content)
+        return "\n\n".join(parts)
+
+    def render_result(self, output: WebFetchOutput) -> str:
+        if output.redirect_to:
+            return f"Redirect to {output.redirect_to} (not followed)"
+        return f"Received {output.bytes:,} bytes ({output.status}) from {output.final_url}"
