@@ -89,16 +89,28 @@ def test_check_generic_tool_and_flags(tmp_path: Path, ws: Path) -> None:
     assert json.loads(proc.stdout)["behavior"] == "allow"
 
 
-def test_check_bad_input(tmp_path: Path, ws: Path) -> None:
-    assert run(tmp_path, "check", "Bash", "not json", "--workspace", str(ws)).returncode == 2
-    assert run(tmp_path, "check", "Bash", "[1]", "--workspace", str(ws)).returncode == 2
+def test_check_bad_input_in_process(tmp_path: Path, ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from shellrt.cli import main
+
+    assert main(["permissions", "check", "Bash", "not json", "--workspace", str(ws)]) == 2
+    assert main(["permissions", "check", "Bash", "[1]", "--workspace", str(ws)]) == 2
+    assert main(["permissions", "check", "Bash", "{}", "--workspace", str(tmp_path / "nope")]) == 2
+    assert "INPUT_JSON must be a JSON object" in capsys.readouterr().err
 
 
-def test_list_shows_rules_with_sources(tmp_path: Path, ws: Path) -> None:
+def test_list_shows_rules_with_sources(
+    tmp_path: Path, ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     proc = run(tmp_path, "list", "--workspace", str(ws), "--allow", "Bash(ls)")
     assert proc.returncode == 0, proc.stderr
     assert "Bash(git status:*)" in proc.stdout and "project settings" in proc.stdout
     assert "Bash(ls)" in proc.stdout and "command-line flags" in proc.stdout
     assert "diagnostics:" in proc.stdout
-    data = json.loads(run(tmp_path, "list", "--workspace", str(ws), "--json").stdout)
+
+    from shellrt.cli import main
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("SHELLRT_MANAGED_SETTINGS", str(tmp_path / "managed.json"))
+    assert main(["permissions", "list", "--workspace", str(ws), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
     assert {"kind": "deny", "rule": "Read(./secrets/**)"}.items() <= data["rules"][0].items()
