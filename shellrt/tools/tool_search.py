@@ -1,0 +1,241 @@
+"""ToolSearch: find deferred tools by keyword or name and load them for the next request.
+
+Deferred tools (``defer_loading``) are kept out of ``tools[]`` so a session
+with hundreds of MCP tools does not pay for their schemas on every request.
+The model finds them here; a found tool joins ``ctx.discovered_tools`` through
+a context modifier (ordered like any session change) and appears in
+``tools[]`` from the next request on. Discovery is not permission: calling a
+discovered tool still goes through its own validation and permission checks.
+Discovery state is rebuilt from history with `rebuild_discovered_tools`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shellrt.protocol import (
+    ContentBlock,
+    PermissionResult,
+    Tool,
+    ToolCatalog,
+    ToolContext,
+    ToolExecutionError,
+    ToolOutput,
+)
+from shellrt.tools._history import tool_calls
+
+__all__ = [
+    "ToolReference",
+    "ToolSearchInput",
+    "ToolSearchOutput",
+    "ToolSearchTool",
+    "rebuild_discovered_tools",
+    "visible_tools",
+]
+
+TOOL_NAME = "ToolSearch"
+_REFERENCE_LINE = re.compile(r"^- (?P<name>[A-Za-z0-9_.\-]+): ", re.MULTILINE)
+_SPLIT_NAME = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+class ToolSearchInput(BaseModel):
+    """Input of ToolSearch."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(
+        min_length=1,
+        description='Keywords describing the capability (e.g. "slack send message"; prefix a word with + to '
+        'require it), or "select:Name1,Name2" to load tools by exact name.',
+    )
+    max_results: int = Field(default=5, ge=1, le=25, description="Maximum number of tools to return.")
+
+
+@dataclass(frozen=True)
+class ToolReference:
+    """A found tool: its name and the first line of its description."""
+
+    name: str
+    description: str
+
+
+@dataclass
+class ToolSearchOutput:
+    """What the search found; ``matches`` are now discovered."""
+
+    query: str
+    matches: list[ToolReference] = field(default_factory=list)
+    already_loaded: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    total_deferred: int = 0
+
+
+def _one_line(tool: Tool[Any, Any]) -> str:
+    try:
+        text = tool.prompt().strip()
+    except Exception:  # a broken third-party prompt() must not break the search
+        return ""
+    first = text.splitlines()[0] if text else ""
+    return first if len(first) <= 200 else first[:197] + "…"
+
+
+def _name_tokens(name: str) -> set[str]:
+    tokens = {t.lower() for t in _SPLIT_NAME.findall(name)}
+    tokens |= {t.lower() for t in re.split(r"[_\-.]+", name) if t}
+    return tokens
+
+
+def _score(tool: Tool[Any, Any], term: str) -> int:
+    name = tool.name.lower()
+    if term == name:
+        return 12
+    score = 0
+    if term in _name_tokens(tool.name):
+        score = 6
+    elif term in name:
+        score = 4
+    hint = tool.search_hint.lower()
+    if re.search(rf"\b{re.escape(term)}", hint):
+        score += 3
+    description = _one_line(tool).lower()
+    if re.search(rf"\b{re.escape(term)}", description):
+        score += 2
+    elif score == 0:
+        try:
+            full = tool.prompt().lower()
+        except Exception:
+            full = ""
+        if re.search(rf"\b{re.escape(term)}", full):
+            score += 1
+    return score
+
+
+def search_tools(deferred: list[Tool[Any, Any]], query: str, limit: int) -> list[Tool[Any, Any]]:
+    """Rank deferred tools for a keyword query; ``+word`` terms are required."""
+    terms = [t for t in query.lower().split() if t.strip("+")]
+    required = [t[1:] for t in terms if t.startswith("+")]
+    optional = [t for t in terms if not t.startswith("+")]
+    ranked: list[tuple[int, int, Tool[Any, Any]]] = []
+    for index, tool in enumerate(deferred):
+        if any(_score(tool, r) == 0 for r in required):
+            continue
+        total = sum(_score(tool, t) for t in [*required, *optional])
+        if total > 0:
+            ranked.append((-total, index, tool))
+    ranked.sort(key=lambda item: (item[0], item[1]))
+    return [tool for _, _, tool in ranked[:limit]]
+
+
+class ToolSearchTool(Tool[ToolSearchInput, ToolSearchOutput]):
+    """Search deferred tools and load the matches."""
+
+    name = TOOL_NAME
+    input_model = ToolSearchInput
+    touches_environment: ClassVar[bool] = False
+    always_load = True
+    search_hint = "find discover load tools deferred mcp capabilities"
+    idempotent: ClassVar[bool] = True
+
+    def prompt(self) -> str:
+        return (
+            "Search for more tools. Some tools are not loaded yet (for example most MCP tools); describe what you "
+            'need in a few keywords ("github pull request", "+slack send") or load known names with '
+            '"select:Name1,Name2". Found tools become callable from your next message; call them as usual.'
+        )
+
+    def is_read_only(self, tool_input: ToolSearchInput) -> bool:
+        return True
+
+    def is_concurrency_safe(self, tool_input: ToolSearchInput) -> bool:
+        return True
+
+    async def check_permissions(self, tool_input: ToolSearchInput, ctx: ToolContext) -> PermissionResult:
+        return PermissionResult.allow("searching the tool catalog changes nothing outside the session")
+
+    async def call(self, tool_input: ToolSearchInput, ctx: ToolContext) -> ToolOutput[ToolSearchOutput]:
+        if not ctx.has_service(ToolCatalog):
+            raise ToolExecutionError(
+                "No tool catalog is available in this session, so there is nothing to search."
+            )
+        catalog = ctx.service(ToolCatalog)  # type: ignore[type-abstract]  # looked up by its interface
+        deferred = [t for t in catalog.deferred_tools() if t.is_enabled()]
+        output = ToolSearchOutput(query=tool_input.query, total_deferred=len(deferred))
+        query = tool_input.query.strip()
+        found: list[Tool[Any, Any]] = []
+        if query.lower().startswith("select:"):
+            by_name = {t.name: t for t in deferred}
+            by_lower = {t.name.lower(): t for t in deferred}
+            for alias_tool in deferred:
+                for alias in alias_tool.aliases:
+                    by_lower.setdefault(alias.lower(), alias_tool)
+            for raw in query[len("select:") :].split(","):
+                name = raw.strip()
+                if not name:
+                    continue
+                tool = by_name.get(name) or by_lower.get(name.lower())
+                if tool is not None:
+                    if tool not in found:
+                        found.append(tool)
+                elif catalog.get(name) is not None:
+                    output.already_loaded.append(name)
+                else:
+                    output.unknown.append(name)
+        else:
+            exact = [t for t in deferred if t.name.lower() == query.lower()]
+            found = exact or search_tools(deferred, query, tool_input.max_results)
+        output.matches = [ToolReference(t.name, _one_line(t)) for t in found]
+        names = {t.name for t in found}
+
+        def discover(context: ToolContext) -> None:
+            context.discovered_tools.update(names)
+
+        return ToolOutput(output, context_modifier=discover if names else None)
+
+    def to_model_content(self, output: ToolSearchOutput) -> str | list[ContentBlock]:
+        lines: list[str] = []
+        if output.matches:
+            lines.append(
+                f"Found {len(output.matches)} tool{'s' if len(output.matches) != 1 else ''} for "
+                f'"{output.query}"; they are loaded and can be called from your next message:'
+            )
+            lines += [f"- {m.name}: {m.description}" for m in output.matches]
+        elif not output.already_loaded and not output.unknown:
+            lines.append(
+                f'No deferred tool matches "{output.query}" ({output.total_deferred} deferred tools searched). '
+                "Try other or fewer keywords."
+            )
+        if output.already_loaded:
+            lines.append(f"Already available (call directly): {', '.join(output.already_loaded)}.")
+        if output.unknown:
+            lines.append(
+                f"No tool named: {', '.join(output.unknown)}. Search by keyword to find the right name."
+            )
+        return "\n".join(lines)
+
+    def render_result(self, output: ToolSearchOutput) -> str:
+        return f"Loaded {', '.join(m.name for m in output.matches) or 'no tools'}"
+
+
+def rebuild_discovered_tools(messages: Iterable[Any]) -> set[str]:
+    """The tools discovered in a transcript: names listed in successful ToolSearch results."""
+    discovered: set[str] = set()
+    for call in tool_calls(messages):
+        if call.name != TOOL_NAME or call.result_text is None or call.is_error:
+            continue
+        body = call.result_text.split("\nAlready available", 1)[0].split("\nNo tool named", 1)[0]
+        discovered.update(m.group("name") for m in _REFERENCE_LINE.finditer(body))
+    return discovered
+
+
+def visible_tools(tools: Iterable[Tool[Any, Any]], discovered: Iterable[str]) -> list[Tool[Any, Any]]:
+    """``tools[]`` for a request: loaded tools and discovered deferred ones, in stable registration order.
+
+    ``always_load`` wins over ``defer_loading``.
+    """
+    known = set(discovered)
+    return [t for t in tools if not t.defer_loading or t.always_load or t.name in known]
