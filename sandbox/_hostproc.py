@@ -9,19 +9,24 @@ cwd report file. The backends differ only in the argv they build.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import fcntl
 import itertools
 import os
 import secrets
 import signal as _signal
 import subprocess
 import tempfile
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import IO
 
 import anyio
-import anyio.abc
 
-from sandbox._proctree import MARKER_VAR, ProcessTree, pids_with_marker
+from sandbox._fdstream import FdReceiveStream, FdSendStream, wait_pidfd
+from sandbox._proctree import MARKER_VAR, ProcessTree, pids_with_marker, scan_markers
 from sandbox.base import ExecRequest, ExitStatus, SandboxProcess
 from sandbox.errors import SandboxClosedError, SandboxExecError
 
@@ -33,6 +38,9 @@ _FIRST_POLL_S = 0.02
 _POLL_INTERVAL_S = 0.1
 #: Bigger pipes mean fewer wake-ups when a command floods its output.
 _PIPE_SIZE = 1 << 20
+#: Finished runs are swept for escaped processes in batches: one /proc scan per window,
+#: off the event loop, however many commands finish in it.
+_SWEEP_COALESCE_S = 0.05
 
 
 class HostRunner:
@@ -49,6 +57,9 @@ class HostRunner:
         self.state_dir: Path | None = None
         self._janitor: concurrent.futures.ThreadPoolExecutor | None = None
         self._open: set[HostProcess] = set()
+        self._finished: set[str] = set()
+        self._finished_lock = threading.Lock()
+        self._sweep_pending = False
         self.closed = False
 
     def start(self) -> None:
@@ -84,7 +95,7 @@ class HostRunner:
         env.update(env_extra)
         env[MARKER_VAR] = marker
         try:
-            proc = await anyio.open_process(
+            popen = subprocess.Popen(  # noqa: ASYNC220 - fork+exec is sub-ms; a thread hop costs more
                 list(argv),
                 stdin=subprocess.PIPE if request.stdin else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
@@ -92,18 +103,36 @@ class HostRunner:
                 cwd=cwd,
                 env=env,
                 start_new_session=True,
+                close_fds=True,
             )
         except OSError as exc:
             raise SandboxExecError(f"cannot start {argv[0]!r}: {exc}") from exc
-        handle = HostProcess(self, proc, ProcessTree(proc.pid, marker), cwd_host_file)
+        handle = HostProcess(self, popen, ProcessTree(popen.pid, marker), cwd_host_file)
         self._open.add(handle)
         return handle
 
     def after_exit(self, handle: HostProcess) -> None:
         """The root exited: sweep escaped processes by marker, off the caller's hot path."""
         self._open.discard(handle)
-        if self._janitor is not None:
-            self._janitor.submit(handle.tree.sweep_marker)
+        if self._janitor is None:
+            return
+        with self._finished_lock:
+            self._finished.add(handle.tree.marker)
+            if self._sweep_pending:
+                return
+            self._sweep_pending = True
+        self._janitor.submit(self._sweep_finished)
+
+    def _sweep_finished(self) -> None:
+        """Janitor thread: one /proc scan for every run that finished in the last few ms."""
+        time.sleep(_SWEEP_COALESCE_S)
+        with self._finished_lock:
+            markers, self._finished = self._finished, set()
+            self._sweep_pending = False
+        for pid, marker in scan_markers().items():
+            if marker in markers:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, _signal.SIGKILL)
 
     async def close(self) -> None:
         """Kill every open process, sweep every marker of this backend, drop the state dir."""
@@ -119,7 +148,7 @@ class HostRunner:
             if janitor is not None:
                 janitor.shutdown(wait=True)
             for _ in range(3):
-                pids = pids_with_marker(prefix)
+                pids = pids_with_marker(prefix, prefix=True)
                 if not pids:
                     break
                 for pid in pids:
@@ -142,35 +171,51 @@ class HostProcess(SandboxProcess):
     def __init__(
         self,
         runner: HostRunner,
-        proc: anyio.abc.Process,
+        popen: subprocess.Popen[bytes],
         tree: ProcessTree,
         cwd_file: Path | None,
     ) -> None:
         self._runner = runner
-        self._proc = proc
+        self._popen = popen
         self.tree = tree
         self._cwd_file = cwd_file
         self._status: ExitStatus | None = None
-        self._killed = False
-        assert proc.stdout is not None
-        self.stdout = proc.stdout
-        self.stderr = proc.stderr
-        self.stdin = proc.stdin
-        _grow_pipe(proc.stdout)
-        if proc.stderr is not None:
-            _grow_pipe(proc.stderr)
+        self._pidfd: int | None = os.pidfd_open(popen.pid)
+        assert popen.stdout is not None
+        self.stdout = FdReceiveStream(_detach(popen.stdout))
+        self.stderr = FdReceiveStream(_detach(popen.stderr)) if popen.stderr is not None else None
+        self.stdin = FdSendStream(_detach(popen.stdin)) if popen.stdin is not None else None
+        _grow_pipe(self.stdout.fileno())
+        if self.stderr is not None:
+            _grow_pipe(self.stderr.fileno())
 
     @property
     def pid(self) -> int | None:
-        return self._proc.pid
+        return self._popen.pid
+
+    async def _wait_exit(self) -> int:
+        """Wait for the root to exit (pidfd), reap it, return its returncode."""
+        while (code := self._popen.poll()) is None:
+            pidfd = self._pidfd
+            if pidfd is None:  # pragma: no cover - closed only after the exit was seen
+                await anyio.sleep(0.01)
+                continue
+            await wait_pidfd(pidfd)
+        if self._pidfd is not None:
+            anyio.notify_closing(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = None
+        return code
 
     async def wait(self) -> ExitStatus:
         if self._status is not None:
             return self._status
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._poll_descendants)
-            returncode = await self._proc.wait()
-            tg.cancel_scope.cancel()
+        if self._popen.poll() is None:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._poll_descendants)
+                await self._wait_exit()
+                tg.cancel_scope.cancel()
+        returncode = await self._wait_exit()
         if self._status is not None:  # a concurrent waiter finished first
             return self._status
         # The root is gone: whatever it left running in its group dies with it.
@@ -181,7 +226,7 @@ class HostProcess(SandboxProcess):
 
     async def kill(self) -> None:
         self._killed = True
-        deadline = 2.0 if self._proc.returncode is None else 0.5
+        deadline = 2.0 if self._popen.returncode is None else 0.5
         await anyio.to_thread.run_sync(lambda: self.tree.kill_all(deadline_s=deadline))
         with anyio.CancelScope(shield=True):
             await self.wait()
@@ -207,16 +252,18 @@ class HostProcess(SandboxProcess):
         return ExitStatus(exit_code=returncode, cwd=cwd)
 
 
-def _grow_pipe(stream: object) -> None:
-    """Best effort: enlarge the pipe behind an anyio stream (Linux F_SETPIPE_SZ)."""
-    import fcntl
+def _detach(f: IO[bytes]) -> int:
+    """Take the fd out of a Popen file object (which then no longer closes it)."""
+    fd = os.dup(f.fileno())
+    f.close()
+    return fd
 
-    transport = getattr(getattr(stream, "_stream", None), "_transport", None)
-    pipe = getattr(transport, "get_extra_info", lambda _n: None)("pipe")
-    fileno = getattr(pipe, "fileno", None)
-    if fileno is None:
+
+def _grow_pipe(fd: int | None) -> None:
+    """Best effort: enlarge a pipe (Linux F_SETPIPE_SZ) so a flood of output needs fewer wake-ups."""
+    if fd is None:
         return
     try:
-        fcntl.fcntl(fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_SIZE)
-    except (OSError, ValueError):  # already closed (fast exit) or not allowed: keep the default
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_SIZE)
+    except OSError:
         pass

@@ -25,7 +25,7 @@ import time
 
 import psutil
 
-__all__ = ["MARKER_VAR", "ProcessTree", "is_alive", "pids_with_marker"]
+__all__ = ["MARKER_VAR", "ProcessTree", "is_alive", "pids_with_marker", "scan_markers"]
 
 #: Environment variable carrying the per-run marker that `pids_with_marker` sweeps for.
 MARKER_VAR = "SHELLRT_RUN_ID"
@@ -43,33 +43,46 @@ def is_alive(pid: int) -> bool:
     return state not in (b"Z", b"X", b"x")
 
 
-def pids_with_marker(marker: str) -> list[int]:
-    """Pids (other than ours) whose environment carries ``MARKER_VAR=<marker>``, prefix match.
+def scan_markers() -> dict[int, str]:
+    """Every process (other than ours) carrying ``MARKER_VAR``, with its marker value.
 
-    ``marker`` may be a prefix shared by many runs (a backend's id) so that a
-    final sweep at close catches every run of that backend.
+    One pass over ``/proc/*/environ`` (about 15 µs per process here).
     """
-    needle = f"{MARKER_VAR}={marker}".encode()
+    needle = f"\0{MARKER_VAR}=".encode()
     me = os.getpid()
-    found: list[int] = []
+    found: dict[int, str] = {}
     try:
         entries = os.listdir("/proc")
     except OSError:  # pragma: no cover - /proc is always there on Linux
         return found
     for entry in entries:
-        if not entry.isdigit():
-            continue
-        pid = int(entry)
-        if pid == me:
+        if not entry.isdigit() or int(entry) == me:
             continue
         try:
             with open(f"/proc/{entry}/environ", "rb") as f:
-                env = f.read()
+                env = b"\0" + f.read()
         except OSError:
             continue
-        if (b"\0" + env).find(b"\0" + needle) >= 0:
-            found.append(pid)
+        at = env.find(needle)
+        if at < 0:
+            continue
+        start = at + len(needle)
+        stop = env.find(b"\0", start)
+        found[int(entry)] = env[start : stop if stop >= 0 else len(env)].decode("utf-8", "replace")
     return found
+
+
+def pids_with_marker(marker: str, *, prefix: bool = False) -> list[int]:
+    """Pids whose marker equals ``marker`` (or starts with it, when ``prefix``).
+
+    A prefix (a backend's id) lets the final sweep at close catch every run of
+    that backend; per-run sweeps match exactly, so run 1 never hits run 12.
+    """
+    return [
+        pid
+        for pid, value in scan_markers().items()
+        if (value.startswith(marker) if prefix else value == marker)
+    ]
 
 
 def _kill(pid: int) -> None:

@@ -94,6 +94,11 @@ class BwrapBackend(SandboxBackend):
     async def close(self) -> None:
         await self._runner.close()
 
+    @property
+    def marker_prefix(self) -> str:
+        """Every process this backend starts carries ``SHELLRT_RUN_ID=<marker_prefix>…``."""
+        return self._runner.marker_prefix
+
     def bwrap_args(self, *, cwd: str, state_dir: Path) -> list[str]:
         """The bwrap argv up to (not including) ``--``, for one command starting in ``cwd``."""
         assert self._bwrap is not None

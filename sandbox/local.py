@@ -44,6 +44,11 @@ class LocalBackend(SandboxBackend):
     async def close(self) -> None:
         await self._runner.close()
 
+    @property
+    def marker_prefix(self) -> str:
+        """Every process this backend starts carries ``SHELLRT_RUN_ID=<marker_prefix>…``."""
+        return self._runner.marker_prefix
+
     async def exec(self, request: ExecRequest) -> HostProcess:
         state_dir = self._runner.check_open()
         marker, cwd_name = self._runner.new_run()

@@ -37,8 +37,16 @@ def make_policy(workspace: Path, **kw: object) -> SandboxPolicy:
     return SandboxPolicy(workspace=workspace, **kw)  # type: ignore[arg-type]
 
 
+#: Marker prefixes of the backends started by the current test (other test runs on the
+#: same machine carry markers too; only ours are checked).
+_STARTED_PREFIXES: list[str] = []
+
+
 async def start_backend(name: str, policy: SandboxPolicy) -> SandboxBackend:
     backend = create_backend(BACKENDS[name](), policy)
+    prefix = getattr(backend, "marker_prefix", None)
+    if isinstance(prefix, str):
+        _STARTED_PREFIXES.append(prefix)
     try:
         await backend.start()
     except BackendUnavailableError as exc:
@@ -69,18 +77,20 @@ async def sup(backend: SandboxBackend, session_dir: Path) -> AsyncIterator[Super
         await s.close()
 
 
-def leftover_pids() -> list[int]:
-    """Live processes carrying any shellrt run marker (never our own process)."""
-    return [p for p in pids_with_marker("") if is_alive(p)]
+def leftover_pids(prefixes: list[str]) -> list[int]:
+    """Live processes carrying a run marker of one of ``prefixes`` (never our own process)."""
+    return [p for prefix in prefixes for p in pids_with_marker(prefix, prefix=True) if is_alive(p)]
 
 
 @pytest.fixture(autouse=True)
 def no_leftovers() -> Iterator[None]:
     assert MARKER_VAR not in os.environ
+    _STARTED_PREFIXES.clear()
     yield
+    prefixes = list(_STARTED_PREFIXES)
     deadline = time.monotonic() + 2.0
-    left = leftover_pids()
+    left = leftover_pids(prefixes)
     while left and time.monotonic() < deadline:
         time.sleep(0.05)
-        left = leftover_pids()
+        left = leftover_pids(prefixes)
     assert not left, f"processes left behind: {left}"

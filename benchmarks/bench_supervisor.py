@@ -1,0 +1,223 @@
+"""Supervisor benchmarks, each side by side with its raw baseline in one run (ratios printed).
+
+1. latency of ``true``: ``Supervisor.run`` and the whole Bash tool (analysis +
+   supervisor + model text) on the local backend vs ``subprocess.run(["bash","-c","true"])``
+   (goal: at most 1.3x);
+2. the same on bwrap vs bare ``bwrap <same flags> -- true`` (goal: at most 1.3x);
+3. 8 parallel read-only ``sleep 1`` calls through the Bash tool (goal: under 1.5 s wall);
+4. output throughput of ``seq 1 50000000`` through the supervisor vs bash redirecting
+   it to a file (goal: at least 0.5x), with the runtime's peak RSS (measured in a child).
+
+Run: ``python benchmarks/bench_supervisor.py [--n 200] [--json out.json]``. Never run as a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from sandbox import BackendUnavailableError, SandboxBackend, SandboxPolicy  # noqa: E402
+from sandbox.bwrap import BwrapBackend  # noqa: E402
+from sandbox.local import LocalBackend  # noqa: E402
+from shellrt.protocol import ToolContext  # noqa: E402
+from shellrt.supervisor import Supervisor  # noqa: E402
+from shellrt.tools.bash import Bash, BashInput  # noqa: E402
+
+SEQ = "seq 1 50000000"
+
+
+def median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+async def interleaved(n: int, fns: dict[str, Callable[[], Awaitable[None]]]) -> dict[str, list[float]]:
+    """Time each function ``n`` times, interleaving them so drift hits all alike."""
+    out: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(n):
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            await fn()
+            out[name].append(time.perf_counter() - t)
+    return out
+
+
+def tool_ctx(sup: Supervisor, workspace: Path) -> ToolContext:
+    return ToolContext(
+        session_id="bench",
+        session_dir=sup.session_dir,
+        workspace=workspace,
+        cwd=sup.cwd,
+        allowed_roots=(workspace,),
+        services={Supervisor: sup},
+    )
+
+
+async def bench_latency(backend: SandboxBackend, workspace: Path, n: int, baseline: list[str]) -> dict[str, Any]:
+    bash = Bash()
+    async with Supervisor(backend, session_dir=workspace / ".session") as sup:
+        ctx = tool_ctx(sup, workspace)
+        tool_input = BashInput(command="true")
+
+        async def raw() -> None:
+            subprocess.run(baseline, check=True)
+
+        async def supervisor() -> None:
+            await sup.run("true", timeout_s=30)
+
+        async def tool() -> None:
+            bash.is_read_only(tool_input)
+            out = await bash.call(tool_input, ctx)
+            bash.to_model_content(out.data)
+
+        for fn in (raw, supervisor, tool):  # warm up
+            await fn()
+        times = await interleaved(n, {"raw": raw, "supervisor": supervisor, "tool": tool})
+    raw_ms = median_ms(times["raw"])
+    return {
+        "baseline": " ".join(baseline[:1] + ["…"] + baseline[-2:]) if len(baseline) > 4 else " ".join(baseline),
+        "raw_ms": raw_ms,
+        "supervisor_ms": median_ms(times["supervisor"]),
+        "tool_ms": median_ms(times["tool"]),
+        "supervisor_ratio": median_ms(times["supervisor"]) / raw_ms,
+        "tool_ratio": median_ms(times["tool"]) / raw_ms,
+    }
+
+
+async def bench_parallel(backend: SandboxBackend, workspace: Path) -> dict[str, Any]:
+    bash = Bash()
+    tool_input = BashInput(command="sleep 1")
+    assert bash.is_concurrency_safe(tool_input)
+    async with Supervisor(backend, session_dir=workspace / ".session-par") as sup:
+        ctx = tool_ctx(sup, workspace)
+        start = time.perf_counter()
+        async with anyio.create_task_group() as tg:
+            for _ in range(8):
+                tg.start_soon(bash.call, tool_input, ctx)
+        wall = time.perf_counter() - start
+    return {"calls": 8, "wall_s": wall}
+
+
+CHILD = r"""
+import anyio, json, resource, sys, time
+from pathlib import Path
+from sandbox import SandboxPolicy
+from sandbox.local import LocalBackend
+from shellrt.supervisor import Supervisor
+ws = Path(sys.argv[1]); cmd = sys.argv[2]
+async def main():
+    async with LocalBackend(None, SandboxPolicy(workspace=ws)) as b:
+        async with Supervisor(b, session_dir=ws / ".session-seq") as sup:
+            t = time.perf_counter()
+            r = await sup.run(cmd, timeout_s=600)
+            dt = time.perf_counter() - t
+    print(json.dumps({"s": dt, "bytes": r.total_bytes, "path": str(r.output_path),
+                      "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+anyio.run(main)
+"""
+
+
+def bench_throughput(workspace: Path) -> dict[str, Any]:
+    target = workspace / "seq-baseline.out"
+    t = time.perf_counter()
+    subprocess.run(["bash", "-c", f"{SEQ} > {target}"], check=True)
+    raw_s = time.perf_counter() - t
+    size = target.stat().st_size
+    target.unlink()
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, str(workspace), SEQ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    child = json.loads(proc.stdout.strip().splitlines()[-1])
+    Path(child["path"]).unlink(missing_ok=True)
+    return {
+        "bytes": size,
+        "raw_s": raw_s,
+        "raw_mb_s": size / raw_s / 1e6,
+        "supervisor_s": child["s"],
+        "supervisor_mb_s": child["bytes"] / child["s"] / 1e6,
+        "ratio": (child["bytes"] / child["s"]) / (size / raw_s),
+        "peak_rss_mb": child["peak_mb"],
+        "identical_size": child["bytes"] == size,
+    }
+
+
+async def main(n: int) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="shellrt-bench-") as tmp:
+        ws = Path(tmp)
+        policy = SandboxPolicy(workspace=ws)
+        async with LocalBackend(None, policy) as local:
+            results["local"] = await bench_latency(local, ws, n, ["bash", "-c", "true"])
+            results["parallel"] = await bench_parallel(local, ws)
+        try:
+            async with BwrapBackend(None, policy) as bw:
+                bare = [*bw.bwrap_args(cwd=str(ws), state_dir=ws), "--", "true"]
+                results["bwrap"] = await bench_latency(bw, ws, max(n // 2, 20), bare)
+        except BackendUnavailableError as exc:
+            results["bwrap"] = {"skipped": str(exc)}
+        results["throughput"] = await anyio.to_thread.run_sync(bench_throughput, ws)
+    results["runtime_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return results
+
+
+def report(r: dict[str, Any]) -> None:
+    def verdict(ok: bool) -> str:
+        return "ok  " if ok else "MISS"
+
+    print(f"shellrt supervisor benchmark — {os.cpu_count()} cores, python {sys.version.split()[0]}")
+    print()
+    print(f"{'scenario':44} {'ours':>10} {'baseline':>10} {'ratio':>7}  goal")
+    for key, label in (("local", "true, local"), ("bwrap", "true, bwrap")):
+        row = r[key]
+        if "skipped" in row:
+            print(f"{label:44} skipped: {row['skipped']}")
+            continue
+        for part, name in (("supervisor", "Supervisor.run"), ("tool", "Bash tool (analysis+run+text)")):
+            ratio = row[f"{part}_ratio"]
+            print(
+                f"{label + ': ' + name:44} {row[f'{part}_ms']:8.2f}ms {row['raw_ms']:8.2f}ms "
+                f"{ratio:6.2f}x  {verdict(ratio <= 1.3)} <=1.3x vs {row['baseline']}"
+            )
+    par = r["parallel"]
+    print(
+        f"{'8 parallel `sleep 1` (Bash tool, read-only)':44} {par['wall_s']:9.2f}s {'1.00s':>10} "
+        f"{par['wall_s']:6.2f}x  {verdict(par['wall_s'] < 1.5)} <1.5s wall"
+    )
+    th = r["throughput"]
+    print(
+        f"{'`seq 1 50000000` throughput':44} {th['supervisor_mb_s']:6.0f}MB/s {th['raw_mb_s']:6.0f}MB/s "
+        f"{th['ratio']:6.2f}x  {verdict(th['ratio'] >= 0.5)} >=0.5x vs bash > file"
+    )
+    print(
+        f"{'  peak RSS of the runtime during it':44} {th['peak_rss_mb']:8.0f}MB {'':>10} {'':>7}  "
+        f"{verdict(th['peak_rss_mb'] < 150)} <150MB ({th['bytes'] / 1e6:.0f} MB of output)"
+    )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=200, help="repetitions per latency measurement")
+    parser.add_argument("--json", type=Path, default=None, help="also write the raw numbers here")
+    ns = parser.parse_args()
+    res = anyio.run(main, ns.n)
+    report(res)
+    if ns.json:
+        ns.json.write_text(json.dumps(res, indent=2))
