@@ -228,3 +228,19 @@ async def test_subject_that_raises_is_denied(tmp_path: Path) -> None:
 
     gov = make_gov(tmp_path, rules(allow=["Bash"]))
     assert (await decide(gov, Broken(), {"command": "ls"}, tmp_path)).behavior == "deny"
+
+
+async def test_set_mode_switches_engine_and_respects_managed_policy(tmp_path: Path) -> None:
+    from shellrt.permissions import InvalidModeError
+
+    gov = make_gov(tmp_path, mode="plan")
+    assert (await decide(gov, FakeBash(), {"command": "make"}, tmp_path)).behavior == "deny"
+    gov.set_mode("bypassPermissions")
+    assert (await decide(gov, FakeBash(), {"command": "make"}, tmp_path)).behavior == "allow"
+    with pytest.raises(InvalidModeError):
+        gov.set_mode("yolo")
+    (tmp_path / "managed.json").write_text(json.dumps({"disableBypassPermissionsMode": "disable"}))
+    gov = make_gov(tmp_path)
+    with pytest.raises(InvalidModeError):
+        gov.set_mode("bypassPermissions")
+    assert gov.mode == "default"

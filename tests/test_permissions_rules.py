@@ -90,6 +90,10 @@ def test_any_denied_subcommand_denies(tmp_path: Path) -> None:
     hit = rs.content_hit("deny", "Bash", PermissionSubject(commands=("ls", "rm -rf x"), access="execute"))
     assert hit is not None and hit[1] == "rm -rf x"
     assert rs.content_hit("deny", "Bash", PermissionSubject(commands=("rmdir x",))) is None
+    # a program given by path is still that program for deny rules
+    assert rs.content_hit("deny", "Bash", PermissionSubject(commands=("/bin/rm -rf x",)))
+    allow = rules(tmp_path, ("allow", "Bash(rm x)"))
+    assert allow.content_allow("Bash", PermissionSubject(commands=("./rm x",))) is None
 
 
 def test_wildcard_command(tmp_path: Path) -> None:

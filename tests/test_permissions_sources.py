@@ -83,7 +83,7 @@ async def test_every_source_contributes_rules_with_its_name(tmp_path: Path) -> N
     listed = [(r["rule"], r["source"].split(" ")[0]) for r in gov.settings.describe()["rules"]]
     assert listed == [
         ("Bash(a)", "managed"),
-        ("Bash(h)", "cli"),
+        ("Bash(h)", "command-line"),
         ("Bash(b)", "cli"),
         ("Bash(c)", "local"),
         ("Bash(d)", "local"),

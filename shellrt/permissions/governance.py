@@ -47,6 +47,23 @@ class Governance:
     def mode(self) -> str:
         return self.engine.mode
 
+    def set_mode(self, mode: str) -> None:
+        """Switch the session's mode (e.g. leaving ``plan``); raises `InvalidModeError`.
+
+        Managed ``disableBypassPermissionsMode`` still applies: asking for
+        ``bypassPermissions`` then raises too, rather than silently widening.
+        """
+        parsed = parse_mode(mode)
+        if parsed is None:
+            raise InvalidModeError(
+                f"unknown permission mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}"
+            )
+        if parsed == "bypassPermissions" and self.settings.disable_bypass:
+            raise InvalidModeError("bypassPermissions is disabled by managed policy")
+        self.engine.mode = parsed
+        if isinstance(self.hooks, CommandHookRunner):
+            self.hooks.mode = parsed
+
     def allowed_roots(self) -> tuple[Path, ...]:
         """Workspace first, then ``permissions.additionalDirectories`` (for ``ToolContext.allowed_roots``)."""
         roots = [self.settings.workspace, *self.settings.additional_directories]

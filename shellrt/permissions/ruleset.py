@@ -61,7 +61,8 @@ class RuleSet:
             if not rule.applies_to(tool_name, subject):
                 continue
             for item in rule.subject_items(subject):
-                if rule.match_item(item, home=self.home, resolve=False):
+                forms = _command_forms(item) if rule.spec_kind == "command" else (item,)
+                if any(rule.match_item(form, home=self.home, resolve=False) for form in forms):
                     return rule, item
         return None
 
@@ -104,3 +105,12 @@ class RuleSet:
             if items and spec_kind not in kinds:
                 return None
         return used
+
+
+def _command_forms(command: str) -> tuple[str, ...]:
+    """The command as written and, when its program is given by path (``/bin/rm``), by name:
+    deny and ask rules match either (allow rules only the text as written)."""
+    words = command.split(" ", 1)
+    if "/" in words[0] and not words[0].endswith("/"):
+        return (command, " ".join([words[0].rsplit("/", 1)[1], *words[1:]]))
+    return (command,)
