@@ -1,0 +1,444 @@
+"""Run a batch on a Ray cluster: one long-lived actor per node, each hosting a sandbox pool.
+
+Why this shape, and not one Ray task per shellrt task:
+
+* **One actor per node, pinned** (`NodeAffinitySchedulingStrategy`, hard):
+  sandboxes are node-local things (processes, containers, a temp dir); the
+  actor runs the very same `run_task` as the local runner, with the node's
+  ``slots`` tasks at once. It asks for ``num_cpus=0`` so it never competes
+  with the slots it hosts.
+* **Back-pressure**: the driver keeps at most ``slots`` calls in flight per
+  actor, so nothing queues inside Ray; tasks are pulled from the (lazy) task
+  source only when a slot frees — bounded driver memory for any file size.
+* **Streaming**: results come back through ``ray.wait`` as they finish and are
+  handed to the caller (which writes and fsyncs them) one by one.
+* **Node loss**: a call failing with `RayActorError` / `ActorDiedError` /
+  `ActorUnavailableError` (or a `NodeDiedError`) marks that node dead; every
+  task in flight on it is re-submitted elsewhere with ``attempt + 1``. A
+  result is reported once per id, so a slow-to-die node cannot double-report.
+  New nodes that join are picked up.
+* **Data stays put**: only the result (previews) travels. ``collect.output:
+  full`` files stay on the node's disk (the result names the node and path);
+  files asked for with ``collect.files`` are the explicit export and are
+  shipped back to the driver's artifacts directory (capped per task).
+
+The ``ray`` module is imported only here (tests/test_layers.py enforces it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import os
+import socket
+import tempfile
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import anyio
+import ray
+import ray.exceptions
+from anyio.abc import ObjectReceiveStream, ObjectSendStream
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from shellrt.batch.local import TaskSource, aiter_tasks
+from shellrt.batch.results import TaskResult
+from shellrt.batch.tasks import Task
+from shellrt.batch.worker import NodeInfo, WorkerSettings, run_task
+
+__all__ = ["RayRunner", "ShellrtNodeActor"]
+
+log = logging.getLogger("shellrt.batch")
+
+#: Errors meaning "the actor (or its node) is gone": re-run its tasks elsewhere.
+_NODE_LOST: tuple[type[BaseException], ...] = (
+    ray.exceptions.RayActorError,
+    ray.exceptions.NodeDiedError,
+    ray.exceptions.WorkerCrashedError,
+    ray.exceptions.LocalRayletDiedError,
+    ray.exceptions.OwnerDiedError,
+)
+
+#: Resource names that are not a node's own label.
+_STANDARD_RESOURCES = ("CPU", "GPU", "memory", "object_store_memory", "TPU")
+
+#: Shipped export bytes per task, at most.
+DEFAULT_MAX_EXPORT_BYTES = 64 * 1024 * 1024
+
+
+def _node_label(resources: dict[str, float]) -> str | None:
+    custom = sorted(
+        name
+        for name in resources
+        if name not in _STANDARD_RESOURCES and not name.startswith(("node:", "accelerator_type:"))
+    )
+    return custom[0] if custom else None
+
+
+class ShellrtNodeActor:
+    """Hosts a node's sandbox pool; each `run` call is one task in a fresh sandbox.
+
+    Created through ``ray.remote`` by `RayRunner` (async actor: calls run
+    concurrently on the actor's event loop, up to the node's slots).
+    """
+
+    def __init__(self, node_id: str, label: str | None, artifacts_dir: str, scratch_dir: str | None) -> None:
+        self.settings = WorkerSettings(
+            artifacts_dir=Path(artifacts_dir),
+            node=NodeInfo(node=node_id, hostname=socket.gethostname(), label=label),
+            scratch_dir=Path(scratch_dir) if scratch_dir else None,
+        )
+        self._running: set[asyncio.Task[Any]] = set()
+        self._closing = False
+
+    def info(self) -> dict[str, Any]:
+        return {"node": self.settings.node.node, "hostname": self.settings.node.hostname, "pid": os.getpid()}
+
+    async def run(self, task_data: dict[str, Any], attempt: int, max_export_bytes: int) -> dict[str, Any]:
+        """Run one task; return its result (JSON) and, if it exported files, their bytes."""
+        if self._closing:
+            raise RuntimeError("this node actor is shutting down")
+        current = asyncio.current_task()
+        if current is not None:
+            self._running.add(current)
+        try:
+            task = Task.model_validate(task_data)
+            result = await run_task(task, self.settings)
+            result = result.model_copy(update={"attempt": attempt})
+            files: dict[str, bytes] = {}
+            if result.files and result.artifacts_dir:
+                files, note = _read_exports(
+                    Path(result.artifacts_dir) / "files", result.files, max_export_bytes
+                )
+                if note:
+                    result = result.model_copy(update={"error": note})
+            return {"result": result.model_dump(mode="json"), "files": files}
+        finally:
+            if current is not None:
+                self._running.discard(current)
+
+    async def shutdown(self) -> int:
+        """Cancel every running task and wait for its sandbox teardown; return how many there were."""
+        self._closing = True
+        running = [t for t in self._running if not t.done()]
+        for t in running:
+            t.cancel()
+        if running:
+            await asyncio.wait(running, timeout=120)
+        return len(running)
+
+
+def _read_exports(root: Path, names: list[str], limit: int) -> tuple[dict[str, bytes], str | None]:
+    out: dict[str, bytes] = {}
+    used = 0
+    for name in names:
+        path = root / name
+        try:
+            size = path.stat().st_size
+        except OSError:
+            continue
+        if used + size > limit:
+            return out, (
+                f"exported files exceed {limit} bytes; the rest stay on node "
+                f"{socket.gethostname()} under {root}"
+            )
+        out[name] = path.read_bytes()
+        used += size
+    return out, None
+
+
+@dataclass
+class _Node:
+    node_id: str
+    label: str | None
+    slots: int
+    actor: Any
+    inflight: dict[Any, tuple[Task, int]] = field(default_factory=dict)
+    alive: bool = True
+
+    @property
+    def free(self) -> int:
+        return self.slots - len(self.inflight) if self.alive else 0
+
+
+class RayRunner:
+    """Distribute tasks over a Ray cluster (see the module docstring).
+
+    ``address``: ``auto``, ``host:port`` or ``ray://…``. ``slots_per_node``:
+    sandboxes per node (default: the node's CPU count). ``ship_code``: upload
+    the ``shellrt`` and ``sandbox`` packages with the job (``py_modules``) so
+    nodes need only the dependencies; turn off when shellrt is installed on
+    every node. Task ``workspace`` directories must exist on every node (a
+    shared filesystem), or tasks fail with status ``error`` on nodes lacking them.
+    """
+
+    def __init__(
+        self,
+        address: str,
+        *,
+        artifacts_dir: Path | None = None,
+        slots_per_node: int | None = None,
+        node_artifacts_dir: str | None = None,
+        scratch_dir: str | None = None,
+        ship_code: bool = True,
+        max_export_bytes: int = DEFAULT_MAX_EXPORT_BYTES,
+        refresh_interval_s: float = 5.0,
+        no_nodes_timeout_s: float = 60.0,
+    ) -> None:
+        self.address = address
+        self.run_id = uuid.uuid4().hex[:8]
+        self.artifacts_dir = (
+            artifacts_dir or Path(tempfile.gettempdir()) / "shellrt-batch" / f"ray-{self.run_id}"
+        )
+        self.slots_per_node = slots_per_node
+        self.node_artifacts_dir = node_artifacts_dir or os.path.join(
+            tempfile.gettempdir(), "shellrt-batch", f"node-{self.run_id}"
+        )
+        self.scratch_dir = scratch_dir
+        self.ship_code = ship_code
+        self.max_export_bytes = max_export_bytes
+        self.refresh_interval_s = refresh_interval_s
+        self.no_nodes_timeout_s = no_nodes_timeout_s
+        self._nodes: dict[str, _Node] = {}
+        self._dead: set[str] = set()
+        self._owns_ray = False
+        self._actor_cls: Any = None
+
+    # --- cluster ----------------------------------------------------------------------------
+    def _connect(self) -> None:
+        if ray.is_initialized():
+            return
+        runtime_env: dict[str, Any] = {}
+        if self.ship_code:
+            import sandbox as sandbox_pkg
+            import shellrt as shellrt_pkg
+
+            runtime_env["py_modules"] = [
+                os.path.dirname(os.path.abspath(str(shellrt_pkg.__file__))),
+                os.path.dirname(os.path.abspath(str(sandbox_pkg.__file__))),
+            ]
+        ray.init(
+            address=self.address,
+            runtime_env=runtime_env or None,
+            logging_level=logging.WARNING,
+            log_to_driver=False,
+            configure_logging=False,
+        )
+        self._owns_ray = True
+
+    def _refresh_nodes(self) -> int:
+        """Create an actor on every live node that has none; return how many were added."""
+        if self._actor_cls is None:
+            self._actor_cls = ray.remote(ShellrtNodeActor)
+        added = 0
+        nodes: list[dict[str, Any]] = ray.nodes()  # type: ignore[no-untyped-call]
+        for info in nodes:
+            node_id = str(info.get("NodeID", ""))
+            if not info.get("Alive") or node_id in self._nodes or node_id in self._dead:
+                continue
+            resources: dict[str, float] = dict(info.get("Resources") or {})
+            slots = self.slots_per_node or max(1, int(resources.get("CPU", 1)))
+            label = _node_label(resources)
+            actor = self._actor_cls.options(
+                num_cpus=0,
+                max_concurrency=slots + 4,  # room for shutdown() while every slot is busy
+                max_restarts=0,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node_id, soft=False),
+                name=f"shellrt-batch-{self.run_id}-{node_id[:12]}",
+            ).remote(node_id, label, os.path.join(self.node_artifacts_dir), self.scratch_dir)
+            self._nodes[node_id] = _Node(node_id=node_id, label=label, slots=slots, actor=actor)
+            added += 1
+            log.info("ray: node %s (%s) joins with %d slot(s)", node_id[:12], label or "-", slots)
+        return added
+
+    def _mark_dead(self, node: _Node, reason: str) -> list[tuple[Task, int]]:
+        """Forget a lost node; return its in-flight tasks for re-submission (attempt + 1)."""
+        if not node.alive:
+            return []
+        node.alive = False
+        self._dead.add(node.node_id)
+        lost = [(task, attempt + 1) for task, attempt in node.inflight.values()]
+        node.inflight.clear()
+        log.warning(
+            "ray: node %s lost (%s); re-running %d task(s) elsewhere", node.node_id[:12], reason, len(lost)
+        )
+        try:
+            ray.kill(node.actor, no_restart=True)
+        except Exception:
+            pass
+        return lost
+
+    # --- running ------------------------------------------------------------------------------
+    @asynccontextmanager
+    async def open(self, tasks: TaskSource) -> AsyncIterator[ObjectReceiveStream[TaskResult]]:
+        """Run ``tasks`` on the cluster; yield a stream of results in completion order."""
+        await anyio.to_thread.run_sync(self._connect)
+        send, receive = anyio.create_memory_object_stream[TaskResult](max_buffer_size=64)
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._drive, tasks, send)
+                try:
+                    async with receive:
+                        yield receive
+                finally:
+                    tg.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(self._shutdown)
+
+    def _shutdown(self) -> None:
+        """Stop every actor — after it tore its running sandboxes down — and disconnect."""
+        alive = [n for n in self._nodes.values() if n.alive]
+        refs = [n.actor.shutdown.remote() for n in alive]
+        if refs:
+            try:
+                ray.wait(refs, num_returns=len(refs), timeout=150)
+            except Exception:
+                log.warning("ray: shutting the node actors down failed", exc_info=True)
+        for node in alive:
+            try:
+                ray.kill(node.actor, no_restart=True)
+            except Exception:
+                pass
+        if self._owns_ray:
+            ray.shutdown()
+
+    async def _drive(self, tasks: TaskSource, send: ObjectSendStream[TaskResult]) -> None:
+        async with send:
+            await anyio.to_thread.run_sync(self._refresh_nodes)
+            source = aiter_tasks(tasks).__aiter__()
+            exhausted = False
+            retry: collections.deque[tuple[Task, int]] = collections.deque()
+            reported: set[str] = set()
+            last_refresh = time.monotonic()
+            no_nodes_since: float | None = None
+
+            while True:
+                # 1. fill free slots: re-runs first, then new tasks from the source
+                for node in list(self._nodes.values()):
+                    while node.free > 0:
+                        if retry:
+                            task, attempt = retry.popleft()
+                        elif not exhausted:
+                            try:
+                                task, attempt = await source.__anext__(), 1
+                            except StopAsyncIteration:
+                                exhausted = True
+                                break
+                        else:
+                            break
+                        ref = node.actor.run.remote(
+                            task.model_dump(mode="json"), attempt, self.max_export_bytes
+                        )
+                        node.inflight[ref] = (task, attempt)
+                inflight = {ref: node for node in self._nodes.values() for ref in node.inflight}
+                if not inflight:
+                    if exhausted and not retry:
+                        return
+                    # Work left but no live node to run it on: wait for one to join.
+                    no_nodes_since = no_nodes_since or time.monotonic()
+                    if time.monotonic() - no_nodes_since > self.no_nodes_timeout_s:
+                        await self._fail_remaining(retry, source, exhausted, send, reported)
+                        return
+                    await anyio.sleep(1.0)
+                    await anyio.to_thread.run_sync(self._refresh_nodes)
+                    continue
+                no_nodes_since = None
+
+                # 2. wait for results
+                refs = list(inflight)
+                ready = await anyio.to_thread.run_sync(partial(_wait, refs, 1, 0.5))
+                if ready:
+                    rest = [r for r in refs if r not in ready]
+                    if rest:
+                        ready += await anyio.to_thread.run_sync(partial(_wait, rest, len(rest), 0))
+                for ref in ready:
+                    node = inflight[ref]
+                    if ref not in node.inflight:
+                        continue  # node already declared dead; its tasks were re-queued
+                    task, attempt = node.inflight.pop(ref)
+                    try:
+                        payload = await anyio.to_thread.run_sync(_get, ref)
+                    except _NODE_LOST as exc:
+                        node.inflight[ref] = (task, attempt)
+                        retry.extend(self._mark_dead(node, type(exc).__name__))
+                        continue
+                    except Exception as exc:
+                        result = _error_result(
+                            task, attempt, f"ray call failed: {type(exc).__name__}: {exc}", node
+                        )
+                    else:
+                        result = await anyio.to_thread.run_sync(self._receive, payload)
+                    if result.id in reported:
+                        continue
+                    reported.add(result.id)
+                    await send.send(result)
+
+                # 3. pick up nodes that joined
+                if time.monotonic() - last_refresh > self.refresh_interval_s:
+                    last_refresh = time.monotonic()
+                    await anyio.to_thread.run_sync(self._refresh_nodes)
+
+    def _receive(self, payload: dict[str, Any]) -> TaskResult:
+        """Turn an actor's payload into a result; write shipped files under the driver's artifacts."""
+        result = TaskResult.model_validate(payload["result"])
+        files: dict[str, bytes] = payload.get("files") or {}
+        if files:
+            dest = self.artifacts_dir / result.id / "files"
+            for name, data in files.items():
+                target = (dest / name).resolve()
+                if not target.is_relative_to(dest.resolve()):
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+            result = result.model_copy(update={"artifacts_dir": str(self.artifacts_dir / result.id)})
+        return result
+
+    async def _fail_remaining(
+        self,
+        retry: collections.deque[tuple[Task, int]],
+        source: AsyncIterator[Task],
+        exhausted: bool,
+        send: ObjectSendStream[TaskResult],
+        reported: set[str],
+    ) -> None:
+        message = f"no live Ray node for {self.no_nodes_timeout_s:.0f}s; task not run"
+        pending = list(retry)
+        if not exhausted:
+            pending.extend([(t, 1) async for t in source])
+        for task, attempt in pending:
+            if task.id not in reported:
+                reported.add(task.id)
+                await send.send(_error_result(task, attempt, message, None))
+
+
+def _wait(refs: list[Any], num_returns: int, timeout: float) -> list[Any]:
+    ready, _ = ray.wait(refs, num_returns=num_returns, timeout=timeout)
+    return list(ready)
+
+
+def _get(ref: Any) -> dict[str, Any]:
+    payload: dict[str, Any] = ray.get(ref)
+    return payload
+
+
+def _error_result(task: Task, attempt: int, message: str, node: _Node | None) -> TaskResult:
+    now = time.time()
+    return TaskResult(
+        id=task.id,
+        status="error",
+        error=message,
+        backend=task.sandbox.backend.type,
+        node=node.node_id if node else "",
+        node_label=node.label if node else None,
+        started_at=round(now, 3),
+        ended_at=round(now, 3),
+        attempt=attempt,
+    )
