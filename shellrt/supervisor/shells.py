@@ -24,7 +24,7 @@ Shell = Literal["bash", "powershell"]
 _BASH_PRELUDE = (
     "trap '__shellrt_s=$?; "
     '[ -n "${SHELLRT_CWD_FILE:-}" ] && pwd -P 2>/dev/null >"$SHELLRT_CWD_FILE"; '
-    "exit $__shellrt_s' EXIT\n"
+    "exit $__shellrt_s' EXIT; "
 )
 
 _PWSH_TEMPLATE = """$ErrorActionPreference = 'Continue'

@@ -1,0 +1,168 @@
+"""bwrap backend: isolation that the local backend cannot give (FAILS, not skips, under CI=true)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import stat
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy
+from sandbox.bwrap import BwrapBackend
+from shellrt.supervisor import Supervisor
+from tests.conftest import require
+
+pytestmark = [pytest.mark.anyio, pytest.mark.bwrap]
+
+
+@pytest.fixture
+def dirs(tmp_path: Path) -> dict[str, Path]:
+    d = {name: tmp_path / name for name in ("ws", "extra", "outside", "session")}
+    for p in d.values():
+        p.mkdir()
+    (d["ws"] / "secret.txt").write_text("top secret\n")
+    (d["ws"] / "private").mkdir()
+    (d["ws"] / "private" / "key").write_text("k\n")
+    (d["outside"] / "readable.txt").write_text("visible\n")
+    return d
+
+
+async def open_sup(policy: SandboxPolicy, session: Path) -> tuple[BwrapBackend, Supervisor]:
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    backend = BwrapBackend(BwrapConfig(), policy)
+    try:
+        await backend.start()
+    except BackendUnavailableError as exc:
+        require(False, f"bwrap unusable here: {exc}")
+    return backend, Supervisor(backend, session_dir=session)
+
+
+@pytest.fixture
+async def sup(dirs: dict[str, Path]) -> AsyncIterator[Supervisor]:
+    policy = SandboxPolicy(
+        workspace=dirs["ws"],
+        writable_roots=(dirs["extra"],),
+        read_denied=(dirs["ws"] / "secret.txt", dirs["ws"] / "private"),
+        network="none",
+    )
+    backend, s = await open_sup(policy, dirs["session"])
+    try:
+        yield s
+    finally:
+        await s.close()
+        await backend.close()
+
+
+async def test_cannot_write_outside_the_workspace(sup: Supervisor, dirs: dict[str, Path]) -> None:
+    target = dirs["outside"] / "escape.txt"
+    result = await sup.run(f"echo x > {target}", timeout_s=10)
+    assert result.exit_code != 0 and not target.exists()
+    probe = Path("/var/tmp") / f"shellrt-escape-{os.getpid()}"
+    var = await sup.run(f"touch {probe}", timeout_s=10)
+    assert var.exit_code != 0 and "Read-only file system" in var.preview
+    assert not probe.exists()
+
+
+async def test_can_write_workspace_and_extra_roots(sup: Supervisor, dirs: dict[str, Path]) -> None:
+    result = await sup.run(f"echo w > made.txt && echo e > {dirs['extra']}/made.txt", timeout_s=10)
+    assert result.exit_code == 0
+    assert (dirs["ws"] / "made.txt").read_text() == "w\n"
+    assert (dirs["extra"] / "made.txt").read_text() == "e\n"
+
+
+async def test_host_files_are_readable_but_host_tmp_is_not_visible(
+    sup: Supervisor, dirs: dict[str, Path]
+) -> None:
+    host = await sup.run("head -c 5 /etc/os-release", timeout_s=10)
+    assert host.exit_code == 0 and host.preview == Path("/etc/os-release").read_text()[:5]
+    tmp = await sup.run(f"cat {dirs['outside']}/readable.txt", timeout_s=10)
+    assert tmp.exit_code != 0 and "visible" not in tmp.preview
+
+
+async def test_read_denied_file_and_directory_are_hidden(sup: Supervisor) -> None:
+    file_result = await sup.run("cat secret.txt", timeout_s=10)
+    assert file_result.exit_code != 0 and "top secret" not in file_result.preview
+    dir_result = await sup.run("ls -A private; cat private/key", timeout_s=10)
+    assert dir_result.exit_code != 0 and "k\n" not in dir_result.preview
+
+
+async def test_no_network_when_policy_says_none(sup: Supervisor) -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        port = listener.getsockname()[1]
+        result = await sup.run(f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo CONNECTED", timeout_s=10)
+    assert "CONNECTED" not in result.preview and result.exit_code != 0
+
+
+async def test_host_network_reaches_the_listener(dirs: dict[str, Path]) -> None:
+    backend, s = await open_sup(SandboxPolicy(workspace=dirs["ws"], network="host"), dirs["session"])
+    try:
+        with socket.socket() as listener:
+            listener.bind(("127.0.0.1", 0))
+            listener.listen(1)
+            port = listener.getsockname()[1]
+            result = await s.run(f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo CONNECTED", timeout_s=10)
+        assert "CONNECTED" in result.preview
+    finally:
+        await s.close()
+        await backend.close()
+
+
+async def test_tmp_is_private_per_command(sup: Supervisor) -> None:
+    first = await sup.run("echo x > /tmp/shellrt-private-probe && ls /tmp", timeout_s=10)
+    assert first.exit_code == 0
+    second = await sup.run("ls /tmp/shellrt-private-probe", timeout_s=10)
+    assert second.exit_code != 0
+    assert not Path("/tmp/shellrt-private-probe").exists()
+
+
+async def test_own_pid_namespace(sup: Supervisor) -> None:
+    result = await sup.run("ps -e --no-headers | wc -l", timeout_s=10)
+    assert int(result.preview.strip()) < 10
+
+
+def test_enforces_what_it_claims(dirs: dict[str, Path]) -> None:
+    backend = BwrapBackend(BwrapConfig(), SandboxPolicy(workspace=dirs["ws"], network="none"))
+    assert {"filesystem", "read_denied", "network", "tree_kill"} <= backend.enforces()
+    host = BwrapBackend(BwrapConfig(), SandboxPolicy(workspace=dirs["ws"], network="host"))
+    assert "network" not in host.enforces()
+
+
+async def test_missing_bwrap_names_the_fix(dirs: dict[str, Path]) -> None:
+    backend = BwrapBackend(BwrapConfig(bwrap_path="/nonexistent/bwrap"), SandboxPolicy(workspace=dirs["ws"]))
+    with pytest.raises(BackendUnavailableError, match="apt-get install bubblewrap"):
+        await backend.start()
+
+
+async def test_namespace_failure_names_the_fix(dirs: dict[str, Path], tmp_path: Path) -> None:
+    fake = tmp_path / "fake-bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    backend = BwrapBackend(BwrapConfig(bwrap_path=str(fake)), SandboxPolicy(workspace=dirs["ws"]))
+    with pytest.raises(BackendUnavailableError, match="unprivileged_userns_clone") as info:
+        await backend.start()
+    assert "No permissions" in str(info.value) and "--sandbox local" in str(info.value)
+
+
+async def test_bridge_network_is_refused(dirs: dict[str, Path]) -> None:
+    backend = BwrapBackend(BwrapConfig(), SandboxPolicy(workspace=dirs["ws"], network="bridge"))
+    with pytest.raises(BackendUnavailableError, match="bridge"):
+        await backend.start()
+
+
+async def test_workspace_equal_to_tmp_parent_keeps_cwd_reports(tmp_path: Path) -> None:
+    ws = tmp_path / "tmpws"
+    ws.mkdir()
+    backend, s = await open_sup(SandboxPolicy(workspace=ws), tmp_path / "sess")
+    try:
+        result = await s.run("mkdir -p sub && cd sub", timeout_s=10)
+        assert result.cwd == f"{ws}/sub" and "No such file" not in result.preview
+    finally:
+        await s.close()
+        await backend.close()
+    assert os.listdir(ws) == ["sub"]
