@@ -52,11 +52,13 @@ async def serve_session(
         cwd=str(ROOT),
     )
     with open(home / "serve.stderr.log", "a") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write, **session_kwargs) as session:
-                with anyio.fail_after(30):
-                    await session.initialize()
-                yield session
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write, **session_kwargs) as session,
+        ):
+            with anyio.fail_after(30):
+                await session.initialize()
+            yield session
 
 
 def processes_with(marker: str) -> list[psutil.Process]:
