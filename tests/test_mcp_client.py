@@ -135,7 +135,7 @@ async def test_call_timeout_recycles_the_server(ws: Path) -> None:
         slow = tools["mcp__t__slow"]
         assert isinstance(slow, McpProxyTool)
         async with _runtime(ws, tools=list(tools.values()), mode="bypassPermissions") as rt:
-            result = await _call(rt, "mcp__t__slow", {"seconds": 5})
+            result = await _call(rt, "mcp__t__slow", {"seconds": 2})
             assert result["is_error"] and "did not answer" in _text(result)
             echo = await _call(rt, "mcp__t__echo", {"text": "back"})
             assert _text(echo) == "echo: back"
