@@ -259,6 +259,10 @@ def gc_sandboxes(
         client.close()
 
 
+class _ExecutorLost(Exception):
+    """Internal: the executor session ended while a command was being started."""
+
+
 # --------------------------------------------------------------------------- process
 class DockerProcess(SandboxProcess):
     """A command running under the container's executor.
@@ -357,6 +361,8 @@ class DockerBackend(SandboxBackend):
         self._has_setsid = True
         self._user = config.user or self._default_user()
         self._generation = 0
+        #: The executor's pid inside the container (diagnostics, tests).
+        self.executor_pid: int | None = None
 
     # --- description -----------------------------------------------------------
     @property
@@ -519,6 +525,10 @@ class DockerBackend(SandboxBackend):
         os.mkdir(io_dir)
         os.chmod(io_dir, 0o755)
         self._io_dir = io_dir
+        script = os.path.join(io_dir, "executor.sh")
+        with open(script, "w", encoding="utf-8") as fh:
+            fh.write(executor_script())
+        os.chmod(script, 0o644)
 
         limits = self.policy.limits
         tmp_bytes = limits.tmp_bytes or _DEFAULT_TMP_BYTES
@@ -586,7 +596,7 @@ class DockerBackend(SandboxBackend):
         def open_session() -> socket.socket:
             exec_id = client.api.exec_create(
                 container.id,
-                ["/bin/sh", "-c", executor_script(), "shellrt-executor", _IO_MOUNT, _PRIV_DIR],
+                ["/bin/sh", f"{_IO_MOUNT}/executor.sh", _IO_MOUNT, _PRIV_DIR],
                 stdin=True,
                 stdout=True,
                 stderr=True,
@@ -618,6 +628,7 @@ class DockerBackend(SandboxBackend):
             ) from exc
         # hello: H 1 <pid> <setsid> <shell>  -> id="1", fields=(pid, setsid, shell)
         if len(hello.fields) >= 3:
+            self.executor_pid = int(hello.fields[0]) if hello.fields[0].isdigit() else None
             self._has_setsid = hello.fields[1] == "1"
             self._shell = hello.fields[2]
         self._control = control
@@ -742,6 +753,22 @@ class DockerBackend(SandboxBackend):
         return text
 
     async def exec(self, request: ExecRequest) -> SandboxProcess:
+        try:
+            return await self._exec(request)
+        except _ExecutorLost:
+            # The executor died (killed from inside, pids exhausted at the wrong
+            # moment): restart the container once, report it, and retry.
+            async with self._executor_lock:
+                if self._control is None or self._control.closed:
+                    await self._recover("the executor session ended")
+            try:
+                return await self._exec(request)
+            except _ExecutorLost as exc:
+                raise SandboxExecError(
+                    f"the executor session ended while starting {request.argv[0]!r}, twice"
+                ) from exc
+
+    async def _exec(self, request: ExecRequest) -> SandboxProcess:
         control = await self._ensure_control()
         io_dir = self._io_dir
         assert io_dir is not None
@@ -782,7 +809,10 @@ class DockerBackend(SandboxBackend):
                 os.close(req_fd)
             os.chmod(f"{base}.req", 0o644)
             flags = ("m" if request.merge_stderr else "") + ("i" if request.stdin else "") or "-"
-            await control.send(f"R {tid} {flags}")
+            try:
+                await control.send(f"R {tid} {flags}")
+            except ExecutorGoneError as exc:
+                raise _ExecutorLost from exc
             try:
                 with anyio.fail_after(_START_TIMEOUT):
                     started = await control.wait("SE", tid)
@@ -792,9 +822,7 @@ class DockerBackend(SandboxBackend):
                     "(is the container's pids limit exhausted?)"
                 ) from exc
             except ExecutorGoneError as exc:
-                raise SandboxExecError(
-                    f"the executor session ended while starting {request.argv[0]!r}"
-                ) from exc
+                raise _ExecutorLost from exc
             if started.kind == "E":
                 reason = started.rest
                 if reason == "cwd-missing":

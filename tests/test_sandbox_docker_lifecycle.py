@@ -193,3 +193,18 @@ async def test_bridge_network_is_opt_in(tmp_path: Path) -> None:
             pass
         await proc.wait()
         assert "eth0" in out.decode()
+
+
+async def test_dead_executor_is_recovered_and_reported(tmp_path: Path) -> None:
+    require_docker()
+    async with DockerBackend(config(BUSYBOX), policy(tmp_path)) as backend:
+        assert backend.container_id is not None and backend.executor_pid is not None
+        subprocess.run(
+            ["docker", "exec", backend.container_id, "kill", "-9", str(backend.executor_pid)],
+            check=True,
+            timeout=30,
+        )
+        await anyio.sleep(0.2)
+        proc = await backend.exec(ExecRequest(argv=("true",), cwd="/", env={"PATH": "/bin"}))
+        assert (await proc.wait()).exit_code == 0
+        assert backend.recoveries == ["the executor session ended"]
