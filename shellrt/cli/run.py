@@ -121,12 +121,9 @@ async def _execute(
                     f"{result.backgrounded_task_id}), waiting for it",
                     file=sys.stderr,
                 )
+            # The live echo stays attached: the rest of the output streams as it comes.
             task = await sup.tasks.wait(result.backgrounded_task_id)
             final_code = task.exit_code
-            if stream:  # the rest of the output went to the spool only
-                rest = await sup.tasks.read_new(task.id, max_bytes=1 << 62)
-                sys.stdout.write(rest.text)
-                sys.stdout.flush()
     if result.timed_out and not result.backgrounded_task_id:
         code = EXIT_TIMEOUT
         if stream:

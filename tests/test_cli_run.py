@@ -1,0 +1,143 @@
+"""``shellrt run`` end to end, as an operator types it (a real child process)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sandbox._proctree import is_alive
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def shellrt(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "shellrt", "run", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("sandbox", ["local", "bwrap"])
+def test_json_echo(tmp_path: Path, sandbox: str) -> None:
+    proc = shellrt("--sandbox", sandbox, "--json", "--", "echo hi", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["exit_code"] == 0 and report["timed_out"] is False
+    assert report["output"] == "hi" and report["output_path"] is None
+    assert report["cwd"] == str(tmp_path) and report["duration_s"] >= 0 and report["sandbox"] == sandbox
+
+
+def test_default_sandbox_is_auto(tmp_path: Path) -> None:
+    proc = shellrt("--json", "--", "echo hi", cwd=tmp_path)
+    report = json.loads(proc.stdout)
+    assert report["sandbox"] in ("bwrap", "local")
+    if report["sandbox"] == "local":
+        assert "warning" in proc.stderr
+
+
+def test_plain_mode_streams_and_exits_with_the_code(tmp_path: Path) -> None:
+    proc = shellrt("--sandbox", "none", "--", "echo out; echo err >&2; exit 3", cwd=tmp_path)
+    assert proc.returncode == 3 and proc.stdout == "out\n" and proc.stderr == "err\n"
+
+
+def test_words_after_double_dash_are_joined(tmp_path: Path) -> None:
+    proc = shellrt("--sandbox", "local", "--", "echo", "a", "b", cwd=tmp_path)
+    assert proc.stdout == "a b\n"
+
+
+def test_timeout_exits_124_and_kills_everything(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pids"
+    command = f"sleep 1001 & echo $! >> {pidfile}; setsid sleep 1002 & echo $! >> {pidfile}; sleep 1005"
+    start = time.monotonic()
+    proc = shellrt("--sandbox", "local", "--timeout", "1", "--", command, cwd=tmp_path)
+    assert time.monotonic() - start < 8
+    assert proc.returncode == 124 and "timed out" in proc.stderr
+    pids = [int(p) for p in pidfile.read_text().split()]
+    assert pids and not any(is_alive(p) for p in pids)
+
+
+def test_json_timeout(tmp_path: Path) -> None:
+    proc = shellrt("--sandbox", "bwrap", "--json", "--timeout", "0.5", "--", "echo a; sleep 30", cwd=tmp_path)
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 124 and report["exit_code"] == 124 and report["timed_out"] is True
+    assert report["output"].startswith("a\n") and "timed out" in report["output"]
+
+
+def test_background_on_timeout_waits_for_the_command(tmp_path: Path) -> None:
+    proc = shellrt(
+        "--sandbox",
+        "local",
+        "--timeout",
+        "0.3",
+        "--background-on-timeout",
+        "--",
+        "echo a; sleep 0.8; echo b",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0 and proc.stdout == "a\nb\n" and "still running" in proc.stderr
+
+
+def test_large_output_is_persisted_in_json_mode(tmp_path: Path) -> None:
+    proc = shellrt("--sandbox", "local", "--json", "--", "seq 1 100000", cwd=tmp_path)
+    report = json.loads(proc.stdout)
+    path = Path(report["output_path"])
+    try:
+        assert path.read_bytes() == b"".join(b"%d\n" % i for i in range(1, 100001))
+        assert len(report["output"]) < 40_000
+    finally:
+        path.unlink()
+
+
+def test_no_command_and_bad_options(tmp_path: Path) -> None:
+    assert shellrt("--sandbox", "local", cwd=tmp_path).returncode == 2
+    bad = shellrt("--sandbox", "local", "--image", "x", "--", "true", cwd=tmp_path)
+    assert bad.returncode != 0 and "only apply to --sandbox docker" in bad.stderr
+    missing = shellrt("--workspace", str(tmp_path / "nope"), "--", "true", cwd=tmp_path)
+    assert missing.returncode != 0 and "not a directory" in missing.stderr
+
+
+def test_sandbox_options_reach_config_and_policy(tmp_path: Path) -> None:
+    import argparse
+
+    from sandbox import DockerConfig
+    from shellrt.cli._sandbox_options import add_sandbox_options, parse_size, sandbox_from_args
+
+    parser = argparse.ArgumentParser()
+    add_sandbox_options(parser)
+    args = parser.parse_args(
+        [
+            "--sandbox",
+            "docker",
+            "--workspace",
+            str(tmp_path),
+            "--image",
+            "img",
+            "--network",
+            "bridge",
+            "--memory",
+            "2g",
+            "--pids",
+            "256",
+            "--cpus",
+            "1",
+        ]
+    )
+    config, policy = sandbox_from_args(args)
+    assert isinstance(config, DockerConfig) and config.image == "img"
+    assert policy.network == "bridge" and policy.limits.memory_bytes == 2 << 30
+    assert policy.limits.pids == 256 and policy.limits.cpus == 1.0 and policy.workspace == tmp_path
+    assert parse_size("512m") == 512 << 20 and parse_size("1GiB") == 1 << 30
+    auto, _ = sandbox_from_args(parser.parse_args(["--workspace", str(tmp_path)]))
+    assert auto == "auto"
