@@ -151,11 +151,16 @@ def format_value(col: Column, value: Value) -> str:
     return col.fmt.format(value * col.scale)
 
 
-def format_ratio(ratio: float | None, col: Column) -> str:
-    """``1.85x (shellrt ahead)``: the direction word depends on whether lower is better."""
+def format_ratio(ratio: float | None, col: Column, *, verdict: bool = True) -> str:
+    """``1.85x (shellrt ahead)``: the direction word depends on whether lower is better.
+
+    ``verdict=False`` (shellrt's own rows) prints the bare ratio.
+    """
     if ratio is None:
         return "-"
     text = f"{ratio:.2f}x"
+    if not verdict:
+        return text
     ahead = ratio > 1.0 if col.lower_is_better else ratio < 1.0
     if abs(ratio - 1.0) < 0.05:
         return text + " (tie)"
@@ -178,7 +183,8 @@ def render_table(table: Table) -> str:
             cells = [name, label, *("" for _ in range(len(headers) - 2))]
         else:
             cells = [name, *(format_value(c, row.values.get(c.key)) for c in table.columns)]
-            cells += [format_ratio(table.ratio(row, c), c) for c in ratio_cols]
+            ours = row.system.lower().startswith("shellrt")
+            cells += [format_ratio(table.ratio(row, c), c, verdict=not ours) for c in ratio_cols]
         body.append(cells)
     widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(headers)]
 
@@ -247,7 +253,9 @@ def _jsonable(value: Value) -> Any:
     return value
 
 
-def tables_to_json(tables: Sequence[Table], *, quick: bool, elapsed_s: float) -> dict[str, Any]:
+def tables_to_json(
+    tables: Sequence[Table], *, quick: bool, elapsed_s: float, peers: dict[str, str | None] | None = None
+) -> dict[str, Any]:
     """A machine-readable document for ``tables`` (see benchmarks/README.md for the schema)."""
     return {
         "schema": "shellrt-bench/1",
@@ -259,6 +267,7 @@ def tables_to_json(tables: Sequence[Table], *, quick: bool, elapsed_s: float) ->
             "platform": platform.platform(),
             "cpus": _cpu_count(),
         },
+        "versions": dict(peers or {}),
         "tables": [
             {
                 "name": t.name,

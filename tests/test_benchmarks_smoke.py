@@ -1,0 +1,50 @@
+"""Smoke test for the benchmark harness: statistics, ratios, tables and JSON on synthetic numbers.
+
+Benchmarks are not tests: nothing here times anything or starts a peer.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks._harness import Column, Row, Table, render_table, summarize, tables_to_json
+
+
+def test_harness_math_table_and_json_on_synthetic_numbers() -> None:
+    stats = summarize([3.0, 1.0, 2.0, 4.0, 5.0])
+    assert (stats.median, stats.low, stats.high, stats.n) == (3.0, 1.0, 5.0, 5)
+    assert (stats.q1, stats.q3) == (2.0, 4.0)
+    assert stats.spread_pct() == pytest.approx(100.0 * (4.0 - 2.0) / 2 / 3.0)
+    with pytest.raises(ValueError):
+        summarize([])
+
+    table = Table(
+        name="latency",
+        title="synthetic",
+        columns=[Column("t", "ms / call", scale=1000.0, ratio=True), Column("how", "how", spread=False)],
+        reference="shellrt local",
+        rows=[
+            Row("shellrt local", values={"t": summarize([0.002, 0.002, 0.003]), "how": "ours"}),
+            Row("peer", values={"t": summarize([0.004, 0.004, 0.005]), "how": "theirs"}),
+            Row("fast peer", values={"t": 0.001}),
+            Row("missing peer", status="skipped", note="not installed"),
+        ],
+    )
+    peer, fast, missing = table.rows[1], table.rows[2], table.rows[3]
+    assert table.ratio(peer, table.columns[0]) == pytest.approx(2.0)
+    assert table.ratio(fast, table.columns[0]) == pytest.approx(0.5)
+    assert table.ratio(missing, table.columns[0]) is None
+
+    text = render_table(table)
+    assert "2.00x (shellrt ahead)" in text
+    assert "0.50x (shellrt behind)" in text
+    assert "skipped [1]" in text and "[1] missing peer: not installed" in text
+    assert "shellrt local *" in text and "2.00 ±" in text
+
+    doc = json.loads(json.dumps(tables_to_json([table], quick=True, elapsed_s=1.5, peers={"swe-rex": None})))
+    rows = doc["tables"][0]["rows"]
+    assert rows[1]["ratio_to_shellrt"]["t"] == pytest.approx(2.0)
+    assert rows[0]["values"]["t"]["median"] == pytest.approx(0.002)
+    assert rows[3]["status"] == "skipped" and doc["versions"] == {"swe-rex": None}
