@@ -36,7 +36,7 @@ async def test_run_assistant_message_pairs_results_in_order(tmp_path: Path) -> N
                 {"type": "text", "text": "Let me look."},
                 bash("a", "echo hello"),
                 bash("b", "cd sub && pwd"),
-                bash("c", "ls /nonexistent-dir-xyz"),
+                bash("c", "ls nonexistent-dir-xyz"),
             ],
         }
         user = await rt.run(message)

@@ -91,7 +91,8 @@ def test_jsonl_round_trip(tmp_path: Path) -> None:
         assert first["role"] == "user"
         assert [b["tool_use_id"] for b in first["content"]] == ["t1", "t2", "t3"]
         assert text_of(first["content"][0]).strip() == "hi"
-        assert text_of(first["content"][2]).startswith(str(workspace / "sub"))
+        # t2 and t3 are read-only, so they ran as one parallel batch: t3 saw the cwd from before it
+        assert text_of(first["content"][2]).strip() == str(workspace)
 
         # session state persists across lines: cwd, and a single tool_use block is accepted
         again = client.send(bash("t4", "pwd"))

@@ -123,7 +123,7 @@ class Tool(Generic[InputT, OutputT], metaclass=ToolMeta):
         """JSON Schema of the input, as sent to the model."""
         schema = self.input_model.model_json_schema()
         schema.pop("title", None)
-        return schema
+        return _simplify_optionals(schema)
 
     def parse_input(self, raw: Any) -> InputT:
         """Schema validation; raises pydantic.ValidationError."""
@@ -204,3 +204,23 @@ class Tool(Generic[InputT, OutputT], metaclass=ToolMeta):
     def audit_text(self, output: OutputT) -> str:
         """What the transcript records and search indexes."""
         return self.render_result(output)
+
+
+def _simplify_optionals(schema: dict[str, Any]) -> dict[str, Any]:
+    """Present ``X | None = None`` fields as plain optional ``X`` (not required), as models expect.
+
+    Pydantic renders them as ``anyOf: [X, {type: null}]`` with ``default: null``;
+    models handle a plain typed, non-required property better, and omitting the
+    field means the same thing.
+    """
+    for container in (schema, *schema.get("$defs", {}).values()):
+        for prop in container.get("properties", {}).values():
+            options = prop.get("anyOf")
+            if not isinstance(options, list) or prop.get("default", 0) is not None:
+                continue
+            non_null = [o for o in options if o != {"type": "null"}]
+            if len(non_null) == 1 and len(options) == 2:
+                del prop["anyOf"]
+                prop.pop("default", None)
+                prop.update({k: v for k, v in non_null[0].items() if k not in prop})
+    return schema

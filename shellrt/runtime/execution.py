@@ -48,6 +48,8 @@ class CallOutcome:
     context_modifier: Callable[[ToolContext], None] | None = None
     #: Notices for people (hook failures); never shown to the model.
     notices: list[str] = field(default_factory=list)
+    #: The tool's ``call`` ran (False for lookup/validation/hook/permission failures).
+    executed: bool = False
 
     @property
     def is_error(self) -> bool:
@@ -165,13 +167,13 @@ class CallExecutor:
             output = await tool.call(tool_input, ctx)
         except ToolExecutionError as exc:
             await self._post(tool, observed, str(exc), ctx, failed=True, notices=notices)
-            return CallOutcome(error_envelope(block.id, tool.name, str(exc)), tool, notices=notices)
+            return CallOutcome(error_envelope(block.id, tool.name, str(exc)), tool, notices=notices, executed=True)
         except anyio.get_cancelled_exc_class():
             raise
         except Exception as exc:
             message = f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}"
             await self._post(tool, observed, message, ctx, failed=True, notices=notices)
-            return CallOutcome(error_envelope(block.id, tool.name, message), tool, notices=notices)
+            return CallOutcome(error_envelope(block.id, tool.name, message), tool, notices=notices, executed=True)
         # 7. post hooks
         post_extra = await self._post(
             tool, observed, output.data, ctx, failed=output.is_error, notices=notices
@@ -180,7 +182,9 @@ class CallExecutor:
         envelope = self._envelope(
             block.id, tool, output.data, output.is_error, [*pre.additional_context, *post_extra], ctx
         )
-        return CallOutcome(envelope, tool, context_modifier=output.context_modifier, notices=notices)
+        return CallOutcome(
+            envelope, tool, context_modifier=output.context_modifier, notices=notices, executed=True
+        )
 
     # --- steps ----------------------------------------------------------------
     def _unknown_tool_message(self, name: str) -> str:

@@ -87,8 +87,14 @@ class StreamingExecution:
         try:
             for entry in list(self._entries):
                 await entry.applied.wait()
-        finally:
+        except BaseException as exc:
+            # Cancelled (or failed) while waiting: the task group must still be exited here, in
+            # this task, or its cancel scope leaks into the caller's (anyio requires LIFO exits).
             self._interrupt_watch.cancel()
+            self._tg.cancel_scope.cancel()
+            await self._tg.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+        self._interrupt_watch.cancel()
         return await self._tg.__aexit__(*exc_info)
 
     def add(self, block: ToolUseBlock) -> None:
@@ -153,7 +159,8 @@ class StreamingExecution:
             else:
                 entry.started = True
                 entry.outcome = await self._execute(entry)
-            own_failure = entry.cancel_reason is None and entry.outcome.is_error
+            # Only a call that ran and failed cancels its siblings (not a denial or bad input).
+            own_failure = entry.cancel_reason is None and entry.outcome.executed and entry.outcome.is_error
             if own_failure and entry.tool is not None and entry.tool.cancels_siblings_on_error:
                 self._cancel_siblings(entry)
         finally:
