@@ -12,7 +12,9 @@ Why this shape:
   several commands run at once without any multiplexing in shell. Consequence:
   the daemon must run on this machine (checked at start).
 * Hardening by default: no network (``bridge`` is opt-in), read-only root, a
-  writable workspace (an anonymous volume filled by copy, or a bind mount),
+  writable workspace (copy mode: a private host copy only the container mounts,
+  so the user's repository is never modified, see `_copy_in`; bind mode: the
+  host directory itself),
   tmpfs /tmp (exec allowed: build tools and test runners execute from /tmp;
   nosuid/nodev), all capabilities dropped, no-new-privileges, the default
   seccomp profile, a non-root user (65534 in copy mode, the workspace owner in
@@ -829,6 +831,19 @@ class DockerBackend(SandboxBackend):
                     raise SandboxExecError(f"working directory {request.cwd} does not exist in the container")
                 raise SandboxExecError(f"could not start {request.argv[0]!r}: {reason}")
             container_pid = int(started.fields[0]) if started.fields else 0
+            if in_fd is not None:
+                # The command holds the read end now: swap our read-write end for a
+                # write-only one, so writes after it exits fail (EPIPE) instead of
+                # filling a pipe nobody reads.
+                try:
+                    writer = open_fifo(f"{base}.in", os.O_WRONLY)
+                except OSError:
+                    pass  # already gone: keep the read-write end; the stream closes at exit
+                else:
+                    os.close(in_fd)
+                    fds.remove(in_fd)
+                    fds.append(writer)
+                    in_fd = writer
         except BaseException:
             for fd in fds:
                 with contextlib.suppress(OSError):
