@@ -237,3 +237,94 @@ def test_compile_glob_edges() -> None:
         and not compile_glob("[!a]*").match("a")
     )
     assert compile_glob("\\*").match("*") and not compile_glob("\\*").match("x")
+
+
+_DIRS = ["a", "b", "c", ".h", "node_modules", "docs"]
+_NAMES = ["x.py", "y.txt", "z.log", "keep.log", ".env", "README.md", "n.bin", "a.txt", "w.PY"]
+_PATTERNS = [
+    "*.log",
+    "!keep.log",
+    "/a",
+    "b/",
+    "*.py",
+    "!x.py",
+    "a/**/y.txt",
+    "**/c",
+    "c/*",
+    "?.txt",
+    "[xy].*",
+    "{x,y}.py",
+    ".h/",
+    "z.*",
+    "!*.md",
+    "README*",
+    "docs",
+    "# c",
+    "*",
+    "!b",
+    "a/",
+    "/c/*.txt",
+    "**/b/**",
+    "*.PY",
+    "!/a/x.py",
+    "y.txt/",
+    "**",
+    "!**/",
+    "a/b",
+]
+_GREP_GLOBS = ["*.py", "*.txt", "a/**", "!*.log", "*.{py,txt}", "x.*", "c/*"]
+
+
+def _random_tree(root: Path, rng: Any) -> None:
+    dirs = [""]
+    for _ in range(rng.randint(2, 7)):
+        parent = rng.choice(dirs)
+        child = f"{parent}{rng.choice(_DIRS)}/"
+        if child.count("/") <= 3 and child not in dirs:
+            dirs.append(child)
+    for d in dirs:
+        (root / d).mkdir(parents=True, exist_ok=True)
+        for name in rng.sample(_NAMES, rng.randint(1, 4)):
+            words = [
+                rng.choice(["alpha", "beta", "Gamma", "def f():", "TODO fix", ""])
+                for _ in range(rng.randint(0, 6))
+            ]
+            body = "\n".join(words).encode() + (b"\n" if rng.random() < 0.8 else b"")
+            if name.endswith(".bin"):
+                body = b"alpha\x00beta\n"
+            (root / d / name).write_bytes(body)
+        for kind in (".gitignore", ".ignore", ".rgignore"):
+            if rng.random() < (0.5 if kind == ".gitignore" else 0.15):
+                lines = rng.sample(_PATTERNS, rng.randint(1, 4))
+                (root / d / kind).write_text("\n".join(lines) + "\n")
+        if d and rng.random() < 0.15:
+            (root / d / ".git" / "info").mkdir(parents=True, exist_ok=True)
+            (root / d / ".git" / "info" / "exclude").write_text(rng.choice(_PATTERNS) + "\n")
+
+
+@pytest.mark.skipif(not HAVE_RG, reason="differential test needs ripgrep")
+def test_random_trees_identical_with_and_without_ripgrep(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import random
+
+    rng = random.Random(20240611)
+    for case in range(25):
+        root = tmp_path / f"t{case}"
+        root.mkdir()
+        _random_tree(root, rng)
+        ctx = make_ctx(root)
+        both(monkeypatch, GlobTool(), ctx, {"pattern": "**/*", "limit": 10_000})
+        raw: dict[str, Any] = {
+            "pattern": rng.choice(["alpha", "^def", "(?i)gamma", "TODO|beta", "a.*a", "^$"])
+        }
+        raw["output_mode"] = rng.choice(["content", "count", "files_with_matches"])
+        if rng.random() < 0.5:
+            raw["glob"] = rng.choice(_GREP_GLOBS)
+        if rng.random() < 0.3:
+            raw["-C"] = rng.randint(0, 2)
+        raw["head_limit"] = 0
+        both(monkeypatch, GrepTool(), ctx, raw)
+        sub = next((d for d in sorted(root.iterdir()) if d.is_dir() and d.name != ".git"), None)
+        if sub is not None:
+            both(monkeypatch, GlobTool(), make_ctx(root), {"pattern": "*", "path": str(sub), "limit": 10_000})

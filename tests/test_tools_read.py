@@ -219,3 +219,43 @@ def test_permissions_and_subject(tmp_path: Path) -> None:
     assert anyio.run(verdict, "sub/../../outside.txt")[0] == "ask"
     assert anyio.run(verdict, "secrets/k")[0] == "deny"
     assert tool.is_read_only(ReadInput(file_path="x")) and tool.max_result_chars is None
+
+
+def test_line_scanner_matches_reference_for_any_chunking() -> None:
+    import random
+
+    from shellrt.tools.read import _LineScanner
+
+    rng = random.Random(7)
+    for _ in range(300):
+        data = bytes(rng.choice(b"ab\n\r") for _ in range(rng.randint(0, 60)))
+        start, limit = rng.randint(1, 8), rng.randint(1, 8)
+        scan = _LineScanner(start, limit, "utf-8")
+        pos = 0
+        while pos < len(data):
+            step = rng.randint(1, 7)
+            scan.feed(data[pos : pos + step])
+            pos += step
+        scan.finish()
+        lines = data.split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        assert scan.total_lines == len(lines), data
+        expected = [(i, ln.decode().removesuffix("\r")) for i, ln in enumerate(lines, 1)][
+            start - 1 : start - 1 + limit
+        ]
+        assert scan.shown == expected, (data, start, limit)
+        assert scan.more == (start - 1 + limit < len(lines)), (data, start, limit)
+
+
+def test_utf8_head_latin1_tail_decoded_like_edit(tmp_path: Path) -> None:
+    f = tmp_path / "mixed.txt"
+    f.write_bytes("naïve\n".encode() + b"x\n" * 5000 + b"caf\xe9\n")
+    text = read(make_ctx(tmp_path), file_path=str(f), limit=1)
+    # The whole file is not UTF-8, so (like Edit) it is read as latin-1 throughout.
+    assert "na\xc3\xafve" in text and "latin-1" in text
+
+
+def test_proc_pseudo_file_readable(tmp_path: Path) -> None:
+    text = read(make_ctx(tmp_path), file_path="/proc/self/status")
+    assert "Name:" in text

@@ -16,6 +16,7 @@ import base64
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ def ripgrep_binary() -> str | None:
 
 async def _run_rg(args: list[str], cwd: Path) -> tuple[int, bytes, bytes]:
     with anyio.fail_after(_TIMEOUT_S):
-        proc = await anyio.run_process(args, cwd=str(cwd), check=False)
+        proc = await anyio.run_process(args, cwd=str(cwd), check=False, stdin=subprocess.DEVNULL)
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -70,10 +71,15 @@ async def list_files(root: Path) -> list[str]:
     rg = ripgrep_binary()
     if rg is None:
         return await anyio.to_thread.run_sync(python_list_files, root)
-    code, out, err = await _run_rg([rg, "--files", *_COMMON, "--null", "-g", "!.git"], root)
-    if code not in (0, 1):
+    # An explicit "./": without a path, ripgrep searches stdin whenever stdin is not a terminal.
+    code, out, err = await _run_rg([rg, "--files", *_COMMON, "--null", "-g", "!.git", "--", "./"], root)
+    if code not in (0, 1) and err.strip():
         raise ToolExecutionError(f"ripgrep failed listing {root}: {err.decode(errors='replace').strip()}")
-    return [p for p in out.decode("utf-8", errors="surrogateescape").split("\0") if p]
+    return [_strip_dot(p) for p in out.decode("utf-8", errors="surrogateescape").split("\0") if p]
+
+
+def _strip_dot(path: str) -> str:
+    return path[2:] if path.startswith("./") else path
 
 
 def _text(field: dict[str, Any]) -> str:
@@ -104,20 +110,20 @@ async def _rg_search(rg: str, query: GrepQuery) -> dict[str, FileHits]:
         args += ["--json", "--after-context", str(query.after), "--before-context", str(query.before)]
     args += ["--regexp", query.pattern]
     cwd = query.root
-    if query.single_file is not None:
-        args += ["--", str(query.single_file)]
+    args += ["--", str(query.single_file) if query.single_file is not None else "./"]
     code, out, err = await _run_rg(args, cwd)
-    if code == 2 and not out:
-        message = err.decode("utf-8", errors="replace").strip()
+    message = err.decode("utf-8", errors="replace").strip()
+    # Exit 2 without a message: every file was filtered out ("no files were searched") — no results.
+    if code == 2 and not out and message:
         raise ToolExecutionError(
-            f"Invalid search: {message or 'ripgrep failed'}. Escape regex metacharacters (e.g. \\( \\. \\[) "
+            f"Invalid search: {message}. Escape regex metacharacters (e.g. \\( \\. \\[) "
             "to search for them literally."
         )
     results: dict[str, FileHits] = {}
     if query.files_only:
         for path in out.decode("utf-8", errors="surrogateescape").split("\0"):
             if path:
-                results[path] = FileHits()
+                results[_strip_dot(path)] = FileHits()
     else:
         for raw in out.splitlines():
             message = json.loads(raw)
@@ -125,7 +131,7 @@ async def _rg_search(rg: str, query: GrepQuery) -> dict[str, FileHits]:
             if kind not in ("match", "context"):
                 continue
             data = message["data"]
-            path = _text(data["path"])
+            path = _strip_dot(_text(data["path"]))
             hits = results.setdefault(path, FileHits())
             chunk = _text(data["lines"])
             lines = chunk.split("\n")

@@ -331,6 +331,14 @@ def _pick_encoding(head: bytes) -> str:
     return "utf-8"
 
 
+def _whole_file_encoding(data: bytes) -> str:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "latin-1"
+    return "utf-8"
+
+
 def _looks_binary(head: bytes) -> bool:
     if b"\x00" in head:
         return True
@@ -349,16 +357,23 @@ def _read_text(path: Path, tool_input: ReadInput, st: os.stat_result) -> tuple[R
             return _read_utf16(path, fh, head, tool_input, st)
         if _looks_binary(head):
             raise ToolExecutionError(_binary_message(path, st.st_size))
-        encoding = "utf-8" if head.startswith(b"\xef\xbb\xbf") else _pick_encoding(head)
-        fh.seek(0)
-        scan = _LineScanner(start, limit, encoding)
-        max_bytes = st.st_size if st.st_size > 0 else MAX_PSEUDO_FILE_BYTES
-        seen = 0
-        while seen < max_bytes and (
-            chunk := fh.read(min(_CHUNK, max_bytes - seen) if st.st_size == 0 else _CHUNK)
-        ):
-            seen += len(chunk)
-            scan.feed(chunk)
+        if 0 < st.st_size <= MAX_WHOLE_FILE_BYTES:
+            # Small enough to judge the encoding on every byte, exactly as Edit will decode it.
+            data = head + fh.read()
+            encoding = _whole_file_encoding(data)
+            scan = _LineScanner(start, limit, encoding)
+            scan.feed(data)
+            seen = len(data)
+        else:
+            # Huge (or pseudo) file: stream it; the encoding is judged on the first block.
+            encoding = "utf-8" if head.startswith(b"\xef\xbb\xbf") else _pick_encoding(head)
+            fh.seek(0)
+            scan = _LineScanner(start, limit, encoding)
+            max_bytes = st.st_size if st.st_size > 0 else MAX_PSEUDO_FILE_BYTES
+            seen = 0
+            while seen < max_bytes and (chunk := fh.read(min(_CHUNK, max_bytes - seen))):
+                seen += len(chunk)
+                scan.feed(chunk)
         scan.finish()
         record = FileReadRecord(
             sha256=scan.digest.hexdigest(), mtime_ns=st.st_mtime_ns, size=seen, partial=start > 1 or scan.more
