@@ -190,17 +190,30 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-_EXIT = re.compile(r"[Ee]xit code:? *(-?\d+)")
+_EXIT = re.compile(r"(?:^|\n)Exit code:? *(-?\d+)\s*$")
+_SAVED = re.compile(r"full output is saved at (\S+?)(?: —|\s|$)")
+_EMPTY = re.compile(r"^\(\w+ completed with no output\)$")
 
 
 def _outcome_from_block(block: dict[str, Any]) -> Outcome:
+    """Read a Bash tool_result the way a model would: the text, "Exit code N", a timeout message."""
     content = block.get("content")
     if isinstance(content, list):
         text = "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
     else:
         text = str(content or "")
-    if block.get("is_error"):
-        match = _EXIT.search(text)
-        timed_out = "timed out" in text.lower() or "timeout" in text.lower()
-        return Outcome(exit_code=int(match.group(1)) if match else None, timed_out=timed_out, note=text[:200])
-    return Outcome(exit_code=0, recoverable_bytes=len(text.encode()))
+    match = _EXIT.search(text)
+    timed_out = bool(block.get("is_error")) and "timed out" in text.lower()
+    if timed_out:
+        code = None
+    elif match:
+        code = int(match.group(1))
+    else:
+        code = 1 if block.get("is_error") else 0
+    size = 0 if _EMPTY.match(text) else len(text.encode())
+    saved = _SAVED.search(text)
+    if saved and Path(saved.group(1)).is_file():
+        size = Path(saved.group(1)).stat().st_size  # the model got a preview and this path
+    return Outcome(
+        exit_code=code, timed_out=timed_out, recoverable_bytes=size, note=text[:200] if code else ""
+    )

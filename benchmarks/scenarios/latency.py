@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 import time
 from contextlib import AsyncExitStack
 
@@ -43,14 +44,15 @@ async def run(cfg: RunConfig) -> Table:
         async def once(system_id: str, rep: int) -> float | None:
             system = started[system_id]
             await system.run("true", 30.0)  # warm-up call, not timed
-            begin = time.perf_counter()
+            times: list[float] = []
             for _ in range(calls):
                 t0 = time.perf_counter()
                 outcome = await system.run("true", 30.0)
-                fastest[system_id] = min(fastest.get(system_id, 1e9), time.perf_counter() - t0)
+                times.append(time.perf_counter() - t0)
                 if outcome.exit_code != 0:
                     errors[system_id] = f"`true` returned {outcome.exit_code}: {outcome.note}"
-            return (time.perf_counter() - begin) / calls
+            fastest[system_id] = min(fastest.get(system_id, 1e9), *times)
+            return statistics.median(times)  # robust to a stray slow call on a busy machine
 
         samples = await interleave(list(started), reps, once)
     for system_id in SYSTEM_IDS:
@@ -77,6 +79,7 @@ async def run(cfg: RunConfig) -> Table:
         table.rows.append(row)
     table.notes.append(
         f"{reps} interleaved repetitions x {calls} back-to-back calls per system (+1 untimed warm-up per repetition);"
+        " a repetition's figure is the median of its calls;"
         " each system started once before timing (docker container start not included)."
     )
     return table

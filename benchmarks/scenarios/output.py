@@ -20,7 +20,14 @@ __all__ = ["SIZES", "SYSTEM_IDS", "run"]
 
 MB = 1_000_000
 SIZES = {"1MB": 1 * MB, "15MB": 15 * MB, "300MB": 300 * MB}
-SYSTEM_IDS = ["raw-bash", "shellrt-local", "swerex-session", "swerex-oneshot", "inspect-local"]
+SYSTEM_IDS = [
+    "raw-bash",
+    "shellrt-local",
+    "shellrt-runtime-local",
+    "swerex-session",
+    "swerex-oneshot",
+    "inspect-local",
+]
 REFERENCE = "shellrt-local"
 #: In --quick mode 300 MB runs (once) only for systems that did 15 MB within this many seconds.
 QUICK_300MB_IF_15MB_UNDER_S = 3.0
@@ -82,7 +89,7 @@ async def run(cfg: RunConfig) -> Table:
                     cell.error = str(result.get("error") or result.get("unavailable"))
                 else:
                     cell.walls.append(result["wall_s"])
-                    cell.peaks_mb.append(result["peak_rss_kb"] / 1024.0)
+                    cell.peaks_mb.append(result["peak_rss_kb"] / 1024.0)  # VmHWM, see _child
                     cell.deltas_mb.append((result["peak_rss_kb"] - result["rss_before_kb"]) / 1024.0)
                     cell.recovered.append(int(result["recoverable_bytes"]))
 
@@ -109,9 +116,10 @@ async def run(cfg: RunConfig) -> Table:
     table.notes += [
         f"each run is a fresh process; {reps} interleaved repetition(s) for 1 MB and 15 MB,"
         f" {1 if cfg.quick else 2} for 300 MB; cap {cap_s:.0f} s per run (past it: did not finish).",
-        "RSS growth = the measuring process's ru_maxrss after the command minus its peak before it"
-        " (the system already started and warm); absolute peaks are in the JSON file.",
-        "recoverable = bytes the caller can get back: in memory for the peers, the spooled output file for shellrt.",
+        "RSS growth = the measuring process's peak RSS (VmHWM) after the command minus its peak before it"
+        " (system started and warm); absolute peaks are in the JSON file.",
+        "recoverable = bytes the caller can get back: in memory for the peers, the spooled output file for shellrt"
+        " (the Runtime row: the file its tool_result points to, next to a head/tail preview for the model).",
         "output is `yes <99 x's> | head -c N` (100-byte lines).",
     ]
     if cfg.quick:
