@@ -67,7 +67,9 @@ def tool_ctx(sup: Supervisor, workspace: Path) -> ToolContext:
     )
 
 
-async def bench_latency(backend: SandboxBackend, workspace: Path, n: int, baseline: list[str]) -> dict[str, Any]:
+async def bench_latency(
+    backend: SandboxBackend, workspace: Path, n: int, baseline: list[str]
+) -> dict[str, Any]:
     bash = Bash()
     async with Supervisor(backend, session_dir=workspace / ".session") as sup:
         ctx = tool_ctx(sup, workspace)
@@ -89,7 +91,9 @@ async def bench_latency(backend: SandboxBackend, workspace: Path, n: int, baseli
         times = await interleaved(n, {"raw": raw, "supervisor": supervisor, "tool": tool})
     raw_ms = median_ms(times["raw"])
     return {
-        "baseline": " ".join(baseline[:1] + ["…"] + baseline[-2:]) if len(baseline) > 4 else " ".join(baseline),
+        "baseline": " ".join([*baseline[:1], "…", *baseline[-2:]])
+        if len(baseline) > 4
+        else " ".join(baseline),
         "raw_ms": raw_ms,
         "supervisor_ms": median_ms(times["supervisor"]),
         "tool_ms": median_ms(times["tool"]),

@@ -180,7 +180,7 @@ class HostProcess(SandboxProcess):
         self.tree = tree
         self._cwd_file = cwd_file
         self._status: ExitStatus | None = None
-        self._pidfd: int | None = os.pidfd_open(popen.pid)
+        self._pidfd: int | None = _pidfd_open(popen.pid)
         assert popen.stdout is not None
         self.stdout = FdReceiveStream(_detach(popen.stdout))
         self.stderr = FdReceiveStream(_detach(popen.stderr)) if popen.stderr is not None else None
@@ -197,8 +197,8 @@ class HostProcess(SandboxProcess):
         """Wait for the root to exit (pidfd), reap it, return its returncode."""
         while (code := self._popen.poll()) is None:
             pidfd = self._pidfd
-            if pidfd is None:  # pragma: no cover - closed only after the exit was seen
-                await anyio.sleep(0.01)
+            if pidfd is None:  # pragma: no cover - kernels before 5.3: poll
+                await anyio.sleep(0.005)
                 continue
             await wait_pidfd(pidfd)
         if self._pidfd is not None:
@@ -250,6 +250,14 @@ class HostProcess(SandboxProcess):
         if returncode < 0:
             return ExitStatus(exit_code=128 - returncode, signal=-returncode, cwd=cwd)
         return ExitStatus(exit_code=returncode, cwd=cwd)
+
+
+def _pidfd_open(pid: int) -> int | None:
+    """A pidfd for ``pid`` (Linux >= 5.3), or None to fall back to polling."""
+    try:
+        return os.pidfd_open(pid)
+    except (OSError, AttributeError):  # pragma: no cover - old kernel
+        return None
 
 
 def _detach(f: IO[bytes]) -> int:

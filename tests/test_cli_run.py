@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from sandbox._proctree import is_alive
+from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,6 +33,7 @@ def shellrt(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedP
 
 @pytest.mark.parametrize("sandbox", ["local", "bwrap"])
 def test_json_echo(tmp_path: Path, sandbox: str) -> None:
+    require(sandbox != "bwrap" or shutil.which("bwrap") is not None, "bubblewrap is not installed")
     proc = shellrt("--sandbox", sandbox, "--json", "--", "echo hi", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
@@ -69,6 +72,7 @@ def test_timeout_exits_124_and_kills_everything(tmp_path: Path) -> None:
 
 
 def test_json_timeout(tmp_path: Path) -> None:
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed")
     proc = shellrt("--sandbox", "bwrap", "--json", "--timeout", "0.5", "--", "echo a; sleep 30", cwd=tmp_path)
     report = json.loads(proc.stdout)
     assert proc.returncode == 124 and report["exit_code"] == 124 and report["timed_out"] is True
