@@ -14,7 +14,7 @@ import logging
 import os
 import secrets
 import tempfile
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -58,8 +58,11 @@ SandboxChoice = Literal["auto", "local", "none", "bwrap", "docker"]
 
 def _session_root() -> Path:
     base = os.environ.get("SHELLRT_HOME")
-    root = Path(base) if base else Path(tempfile.gettempdir()) / "shellrt"
-    return root / "sessions"
+    if base:
+        return Path(base) / "sessions"
+    # Not ``/tmp/shellrt``: a directory of the package's name would shadow the package
+    # (as a namespace package) for any script run from the temp directory.
+    return Path(tempfile.gettempdir()) / "shellrt-sessions"
 
 
 async def resolve_sandbox(
@@ -173,7 +176,7 @@ class Runtime:
 
         self.session_dir.mkdir(parents=True, exist_ok=True)
         self.backend, warnings = await resolve_sandbox(self._sandbox, self.policy)
-        self._stack.push_async_callback(self.backend.close)
+        self._stack.push_async_callback(_shielded(self.backend.close))
         self.warnings.extend(warnings)
         for warning in warnings:
             log.warning("%s", warning)
@@ -221,8 +224,13 @@ class Runtime:
 
     async def close(self) -> None:
         """Stop every process of the session and release the sandbox. Idempotent."""
-        with anyio.CancelScope(shield=True):
-            await self._stack.aclose()
+        # Kill everything first under a shield (a cancelled caller must not leave processes
+        # behind); the stack itself is unwound unshielded because the supervisor's task group
+        # must be exited in the cancel scope it was entered in (anyio).
+        if self.supervisor is not None:
+            with anyio.CancelScope(shield=True):
+                await self.supervisor.close()
+        await self._stack.aclose()
 
     # --- the model's view ----------------------------------------------------------------
     @property
@@ -285,6 +293,14 @@ class Runtime:
 
     def _persistence_exempt(self) -> frozenset[str]:
         return frozenset(t.name for t in self.registry.all_tools() if t.max_result_chars is None)
+
+
+def _shielded(close: Callable[[], Awaitable[None]]) -> Callable[[], Awaitable[None]]:
+    async def run() -> None:
+        with anyio.CancelScope(shield=True):
+            await close()
+
+    return run
 
 
 def _builtin_tools() -> list[Tool[Any, Any]]:
