@@ -209,3 +209,61 @@ def test_symlink_escape_asks_and_sensitive_paths_safety_checked(tmp_path: Path) 
         ).behavior
         == "deny"
     )
+
+
+def test_symlink_escape_refused_by_the_gate(tmp_path: Path) -> None:
+    """Headless (no one to approve), an edit through a symlink to outside the workspace is refused."""
+    from shellrt.permissions import build_governance
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    target = tmp_path / "outside.txt"
+    target.write_text("a\n")
+    (ws / "inner").symlink_to(target)
+    gov = build_governance(ws, mode="acceptEdits", home=tmp_path / "home")
+    ctx = make_ctx(ws)
+    read(ctx, ws / "inner")
+    tool = EditTool()
+
+    async def decide(path: str) -> Any:
+        inp = tool.parse_input({"file_path": path, "old_string": "a", "new_string": "b"})
+        assert (await tool.validate(inp, ctx)).ok
+        return await gov.gate.authorize(tool, tool.backfill(inp), ctx)
+
+    decision = anyio.run(decide, "inner")
+    assert decision.behavior == "deny" and "outside" in decision.reason
+    assert target.read_text() == "a\n"
+    (ws / "own.txt").write_text("a\n")
+    read(ctx, ws / "own.txt")
+    assert anyio.run(decide, "own.txt").behavior == "allow"  # acceptEdits inside the workspace
+
+
+def test_read_then_edit_through_the_runtime(tmp_path: Path) -> None:
+    """The real pipeline: schema, validate, backfill, rules, call, read state shared across calls."""
+    import shellrt
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "app.py").write_bytes(b"x = 1\r\ny = 2\r\n")
+
+    async def go() -> list[Any]:
+        async with shellrt.Runtime(
+            workspace=ws, sandbox="local", session_dir=tmp_path / "s", mode="acceptEdits"
+        ) as rt:
+            edit_use = {
+                "type": "tool_use",
+                "id": "e1",
+                "name": "Edit",
+                "input": {"file_path": "app.py", "old_string": "y = 2", "new_string": "y = 3"},
+            }
+            first = await rt.run({"role": "assistant", "content": [edit_use]})
+            read_use = {"type": "tool_use", "id": "r1", "name": "Read", "input": {"file_path": "app.py"}}
+            second = await rt.run({"role": "assistant", "content": [read_use]})
+            third = await rt.run({"role": "assistant", "content": [{**edit_use, "id": "e2"}]})
+            return [first["content"][0], second["content"][0], third["content"][0]]
+
+    first, second, third = anyio.run(go)
+    assert first["is_error"] and "has not been read yet" in first["content"]
+    assert not second["is_error"] and "     2\ty = 2" in second["content"]
+    assert not third["is_error"] and "has been updated" in third["content"], third
+    assert (ws / "app.py").read_bytes() == b"x = 1\r\ny = 3\r\n"

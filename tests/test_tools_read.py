@@ -259,3 +259,28 @@ def test_utf8_head_latin1_tail_decoded_like_edit(tmp_path: Path) -> None:
 def test_proc_pseudo_file_readable(tmp_path: Path) -> None:
     text = read(make_ctx(tmp_path), file_path="/proc/self/status")
     assert "Name:" in text
+
+
+def test_rules_engine_matches_the_resolved_path(tmp_path: Path) -> None:
+    """A deny rule on secrets/** also catches a symlink into it: rules see the resolved path."""
+    from shellrt.permissions import build_governance
+    from shellrt.tools.grep import GrepTool
+
+    ws = tmp_path / "ws"
+    (ws / "secrets").mkdir(parents=True)
+    (ws / "secrets" / "key").write_text("k")
+    (ws / "alias").symlink_to(ws / "secrets" / "key")
+    (ws / "ok.txt").write_text("fine")
+    gov = build_governance(ws, deny=["Read(./secrets/**)"], home=tmp_path / "home")
+    ctx = make_ctx(ws)
+
+    async def decide(tool: Any, raw: dict[str, Any]) -> str:
+        inp = tool.parse_input(raw)
+        await tool.validate(inp, ctx)
+        decision = await gov.gate.authorize(tool, tool.backfill(inp), ctx)
+        return str(decision.behavior)
+
+    assert anyio.run(decide, ReadTool(), {"file_path": "alias"}) == "deny"
+    assert anyio.run(decide, ReadTool(), {"file_path": "secrets/../secrets/key"}) == "deny"
+    assert anyio.run(decide, GrepTool(), {"pattern": "k", "path": "secrets"}) == "deny"
+    assert anyio.run(decide, ReadTool(), {"file_path": "ok.txt"}) == "allow"

@@ -160,3 +160,17 @@ def test_http_upgrade_only_when_allowed(server: _Server, tmp_path: Path) -> None
     assert fetch(WebFetchTool(), make_ctx(tmp_path), base(server) + "/plain")[0].final_url.startswith(
         "http://"
     )
+
+
+def test_denied_domain_refused_before_any_connection(server: _Server, tmp_path: Path) -> None:
+    """A WebFetch(domain:…) deny rule stops the call at the gate: no DNS, no connection."""
+    from shellrt.permissions import build_governance
+
+    gov = build_governance(tmp_path, deny=["WebFetch(domain:127.0.0.1)"], home=tmp_path / "home")
+    ctx = make_ctx(tmp_path)  # the tool itself would allow 127.0.0.1 here
+    tool = WebFetchTool()
+    hits_before = sum(server.hits.values())
+    inp = WebFetchInput(url=base(server) + "/page")
+    decision = anyio.run(lambda: gov.gate.authorize(tool, tool.backfill(inp), ctx))
+    assert decision.behavior == "deny" and "127.0.0.1" in decision.reason
+    assert sum(server.hits.values()) == hits_before
