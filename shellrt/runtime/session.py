@@ -129,12 +129,13 @@ class Runtime:
             )
         self.session_id = session_id or secrets.token_hex(6)
         self.session_dir = Path(session_dir) if session_dir else _session_root() / self.session_id
-        self.policy = policy or SandboxPolicy(workspace=self.workspace)
         self._sandbox = sandbox
         self._tools = tools
         self.approver = approver
         self.diagnostics: list[str] = []
         self._settings = dict(settings or {})
+        extra_roots: tuple[Path, ...] = ()
+        self.governance: Any = None
         if gate is None and hooks is None and use_settings:
             from shellrt.permissions import build_governance
 
@@ -148,8 +149,11 @@ class Runtime:
             )
             gate, hooks = governance.gate, governance.hooks
             self.diagnostics.extend(governance.diagnostics)
-            self.governance: Any = governance
+            self.governance = governance
             self._settings = {**governance.settings.model_dump(by_alias=True), **self._settings}
+            # permissions.additionalDirectories: allowed for the file tools and writable in the sandbox
+            extra_roots = tuple(r for r in governance.allowed_roots() if r != self.workspace)
+        self.policy = policy or SandboxPolicy(workspace=self.workspace, writable_roots=extra_roots)
         self.gate: PermissionGate = gate or BasicGate(approver)
         self.hooks: HookRunner = hooks or NoHooks()
         self._progress = progress
