@@ -150,16 +150,37 @@ def _tasks(n: int, command: str, prefix: str) -> list[object]:
 
 
 async def test_100_tasks_run_across_both_nodes(cluster: _Cluster, tmp_path: Path) -> None:
-    from shellrt.batch import run
+    from shellrt.batch import Task, run
 
     out = tmp_path / "results.jsonl"
-    results = [r async for r in run(_tasks(100, "true", "a"), ray_address=cluster.address, out=out)]
+    tasks = _tasks(99, "true", "a")
+    tasks.append(
+        Task.model_validate(
+            {
+                "id": "a099",
+                "commands": ["echo exported > report.txt; seq 1 100000"],
+                "collect": {"output": "full", "files": ["report.txt"], "preview_bytes": 100},
+            }
+        )
+    )
+    results = [
+        r async for r in run(tasks, ray_address=cluster.address, out=out, artifacts_dir=tmp_path / "art")
+    ]
     assert len(results) == 100 and len({r.id for r in results}) == 100
     assert all(r.status == "ok" for r in results), [r.error for r in results if r.error][:3]
     by_label = Counter(r.node_label for r in results)
     assert set(by_label) == {"nodeA", "nodeB"}, by_label
     assert len({r.node for r in results}) == 2  # two distinct Ray node ids
     assert len(out.read_text().splitlines()) == 100
+    exported = next(r for r in results if r.id == "a099")
+    # the export travels to the driver; the big output stays on the node's disk, only its preview travels
+    assert (tmp_path / "art" / "a099" / "files" / "report.txt").read_text() == "exported\n"
+    assert exported.files == ["report.txt"]
+    big = exported.commands[0]
+    assert big.truncated and len(big.preview or "") < 400 and big.total_bytes > 500_000
+    assert big.output_path and not big.output_path.startswith(str(tmp_path))
+    assert Path(big.output_path).stat().st_size == big.total_bytes  # (same machine: we can look)
+    shutil.rmtree(Path(big.output_path).parent.parent, ignore_errors=True)
 
 
 async def test_killing_the_second_node_mid_run_still_yields_every_result(

@@ -78,7 +78,7 @@ class TaskResult(BaseModel):
     hostname: str = ""
     started_at: float = 0.0
     ended_at: float = 0.0
-    #: Wall time of the whole task: sandbox start + commands + export (teardown excluded).
+    #: Task time: sandbox start + commands + export (waiting for a slot and teardown excluded).
     duration_s: float = 0.0
     #: Part of ``duration_s`` spent creating the workspace and starting the sandbox.
     setup_s: float = 0.0

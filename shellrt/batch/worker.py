@@ -104,6 +104,8 @@ class TaskRun:
     # --- phases -----------------------------------------------------------------------
     async def prepare(self) -> None:
         """Copy the workspace in and start the sandbox; failures become ``self.error``."""
+        self.started_at = time.time()
+        self._t0 = time.monotonic()
         try:
             await self._prepare()
         except Exception as exc:
@@ -161,6 +163,7 @@ class TaskRun:
 
     async def execute(self) -> TaskResult:
         """Run the commands (unless setup failed), collect, and build the result."""
+        exec_t0 = time.monotonic()  # waiting for a slot (prestarted sandboxes) is not task time
         outcomes: list[CommandOutcome] = []
         error = self.error
         if error is None:
@@ -193,7 +196,7 @@ class TaskRun:
             hostname=self.settings.node.hostname,
             started_at=round(self.started_at, 3),
             ended_at=round(ended, 3),
-            duration_s=round(time.monotonic() - self._t0, 4),
+            duration_s=round(self.setup_s + time.monotonic() - exec_t0, 4),
             setup_s=round(self.setup_s, 4),
             artifacts_dir=str(self.artifacts) if keeps_artifacts and error is None else None,
             files=files,
