@@ -111,6 +111,8 @@ def test_not_found_and_identical_refused(tmp_path: Path) -> None:
     read(ctx, f)
     with pytest.raises(ToolExecutionError, match="not found"):
         edit(ctx, file_path=str(f), old_string="missing", new_string="x")
+    with pytest.raises(ToolExecutionError, match="line-number prefix"):
+        edit(ctx, file_path=str(f), old_string="     1\t    indented", new_string="x")
     with pytest.raises(ToolExecutionError, match="identical"):
         edit(ctx, file_path=str(f), old_string="indented", new_string="indented")
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import base64
 import json
 import os
+import sys
 import time
+import tracemalloc
+import types
 from pathlib import Path
 from typing import Any
 
@@ -112,10 +115,14 @@ def test_fifty_megabytes_within_budget(tmp_path: Path) -> None:
     with open(f, "wb") as fh:
         fh.write(line * (50 * 1024 * 1024 // len(line)))
     ctx = make_ctx(tmp_path)
+    tracemalloc.start()
     t0 = time.perf_counter()
     text = read(ctx, file_path=str(f))
     elapsed = time.perf_counter() - t0
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
     assert elapsed < 2.0, elapsed
+    assert peak < 8 * 1024 * 1024, peak  # streamed: never the whole 50 MB in memory
     assert len(text) <= MAX_OUTPUT_CHARS + 500
     assert "Showing lines 1-2000 of 1310720" in text and "offset=2001" in text
     assert ctx.read_state[str(f)].size == f.stat().st_size
@@ -284,3 +291,32 @@ def test_rules_engine_matches_the_resolved_path(tmp_path: Path) -> None:
     assert anyio.run(decide, ReadTool(), {"file_path": "secrets/../secrets/key"}) == "deny"
     assert anyio.run(decide, GrepTool(), {"pattern": "k", "path": "secrets"}) == "deny"
     assert anyio.run(decide, ReadTool(), {"file_path": "ok.txt"}) == "allow"
+
+
+class _FakePage:
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def extract_text(self) -> str:
+        return f"text of page {self.n}"
+
+
+class _FakeReader:
+    def __init__(self, stream: Any) -> None:
+        assert stream.read(5) == b"%PDF-"
+        self.pages = [_FakePage(i) for i in range(1, 31)]
+
+
+def test_pdf_page_ranges_with_a_pdf_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pypdf", types.SimpleNamespace(PdfReader=_FakeReader))
+    (tmp_path / "d.pdf").write_bytes(b"%PDF-1.4 fake")
+    ctx = make_ctx(tmp_path)
+    text = read(ctx, file_path="d.pdf", pages="3-4")
+    assert "--- page 3 of 30 ---\ntext of page 3" in text and "page 4" in text and "page 5" not in text
+    assert 'pages="5-24"' in text
+    first = read(ctx, file_path="d.pdf")
+    assert "page 20 of 30" in first and "page 21 of" not in first
+    with pytest.raises(ToolExecutionError, match="At most 20 pages"):
+        read(ctx, file_path="d.pdf", pages="1-25")
+    with pytest.raises(ToolExecutionError, match="does not exist"):
+        read(ctx, file_path="d.pdf", pages="31")

@@ -9,6 +9,7 @@ line endings and mode; the write is atomic.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -196,7 +197,9 @@ def _plan(path: Path, tool_input: EditInput, read_state: dict[str, FileReadRecor
         )
         return _Plan(data, decoded, new_text, count if tool_input.replace_all else 1, at, len(cand_new))
     hint = ""
-    if old.strip() and old.strip() in text:
+    if re.match(r"^ *\d+\t", old) and all(re.match(r"^ *\d+\t", ln) for ln in old.splitlines() if ln):
+        hint = " It starts with Read's line-number prefix (spaces, number, tab); leave that out."
+    elif old.strip() and old.strip() in text:
         hint = " The text occurs with different leading/trailing whitespace; copy it exactly."
     raise ToolExecutionError(
         f"old_string was not found in {path}.{hint} Read the file again and copy the exact text (indentation "
