@@ -19,7 +19,7 @@ import json
 import os
 import re
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -63,71 +63,14 @@ _IMAGE_EXTS = {
     ".gif": "image/gif",
     ".webp": "image/webp",
 }
+#: Extensions that are never text; Read refuses them without sniffing.
 _BINARY_EXTS = frozenset(
-    [
-        ".zip",
-        ".gz",
-        ".tgz",
-        ".bz2",
-        ".xz",
-        ".zst",
-        ".7z",
-        ".rar",
-        ".tar",
-        ".jar",
-        ".war",
-        ".whl",
-        ".exe",
-        ".dll",
-        ".so",
-        ".dylib",
-        ".o",
-        ".a",
-        ".lib",
-        ".class",
-        ".pyc",
-        ".pyo",
-        ".wasm",
-        ".bin",
-        ".iso",
-        ".img",
-        ".dmg",
-        ".mp3",
-        ".mp4",
-        ".m4a",
-        ".mov",
-        ".avi",
-        ".mkv",
-        ".wav",
-        ".flac",
-        ".ogg",
-        ".webm",
-        ".ico",
-        ".bmp",
-        ".tiff",
-        ".psd",
-        ".woff",
-        ".woff2",
-        ".ttf",
-        ".otf",
-        ".eot",
-        ".sqlite",
-        ".sqlite3",
-        ".db",
-        ".parquet",
-        ".npy",
-        ".npz",
-        ".pkl",
-        ".pickle",
-        ".pt",
-        ".onnx",
-        ".doc",
-        ".docx",
-        ".xls",
-        ".xlsx",
-        ".ppt",
-        ".pptx",
-    ]
+    (  # noqa: SIM905 - one readable block instead of sixty lines
+        ".zip .gz .tgz .bz2 .xz .zst .7z .rar .tar .jar .war .whl .exe .dll .so .dylib .o .a .lib .class "
+        ".pyc .pyo .wasm .bin .iso .img .dmg .mp3 .mp4 .m4a .mov .avi .mkv .wav .flac .ogg .webm .ico .bmp "
+        ".tiff .psd .woff .woff2 .ttf .otf .eot .sqlite .sqlite3 .db .parquet .npy .npz .pkl .pickle .pt "
+        ".onnx .doc .docx .xls .xlsx .ppt .pptx"
+    ).split()
 )
 
 
@@ -162,7 +105,6 @@ class ReadOutput:
     image: ImageBlock | None = None
     lines_shown: tuple[int, int] | None = None
     total_lines: int | None = None
-    notes: list[str] = field(default_factory=list)
 
 
 class ReadTool(Tool[ReadInput, ReadOutput]):
@@ -245,7 +187,7 @@ def _read(path: Path, tool_input: ReadInput) -> tuple[ReadOutput, FileReadRecord
     if not stat.S_ISREG(st.st_mode):
         raise ToolExecutionError(
             f"{path} is not a regular file ({_kind(st.st_mode)}); Read refuses it because reading it could "
-            "block or never end. Use Bash if you really need it (e.g. `head -c 100 {path} | xxd`)."
+            f"block or never end. Use Bash if you really need it (e.g. `head -c 100 {path} | xxd`)."
         )
     suffix = path.suffix.lower()
     if tool_input.pages is not None and suffix != ".pdf":
@@ -263,7 +205,8 @@ def _read(path: Path, tool_input: ReadInput) -> tuple[ReadOutput, FileReadRecord
 
 def _refuse_special_path(path: Path) -> None:
     text = str(path)
-    if text == "/dev" or text.startswith("/dev/") or re.match(r"^/proc/[^/]+/fd(/|$)", text):
+    device = text == "/dev" or (text.startswith("/dev/") and not text.startswith("/dev/shm/"))
+    if device or re.match(r"^/proc/[^/]+/fd(/|$)", text):
         raise ToolExecutionError(
             f"{path} is a device or process file descriptor; Read refuses it (reading it could block or never "
             "end). Read regular files only."
