@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import functools
 import shlex
 from typing import Literal
 
 from .effects import plan_effects
 from .git_env import GIT_BASE_ENV, git_hardening_env
 from .judge import judge_plan
-from .models import CommandAnalysis, CommandPlan, PlanCommand, Subcommand
+from .models import CommandAnalysis, CommandPlan, PlanCommand, Subcommand, build
 from .parse import parse_bash
 from .plan import build_plan
 
-__all__ = ["analyze"]
+__all__ = ["CACHE_SIZE", "analyze", "clear_cache"]
+
+#: Verdicts of this many recent (command, shell) pairs are memoised. The runtime
+#: asks about the same command several times per tool call (read-only?
+#: concurrency-safe? permission subject? description?), and analysis is pure.
+#: Results are frozen models shared between callers: never mutate their lists.
+CACHE_SIZE = 4096
+#: Longer commands are analysed every time (keeps the cache's memory bounded).
+_CACHE_MAX_CHARS = 2000
 
 Shell = Literal["bash", "powershell"]
 
@@ -22,6 +31,17 @@ def analyze(command: str, shell: Shell = "bash") -> CommandAnalysis:
 
     Never raises for any input string; anything unexpected is not read-only.
     """
+    if len(command) <= _CACHE_MAX_CHARS:
+        return _cached(command, shell)
+    return _analyze_uncached(command, shell)
+
+
+def clear_cache() -> None:
+    """Forget memoised verdicts (benchmarks measuring the cold path use this)."""
+    _cached.cache_clear()
+
+
+def _analyze_uncached(command: str, shell: str) -> CommandAnalysis:
     if shell == "powershell":
         from .powershell import analyze_powershell
 
@@ -32,6 +52,9 @@ def analyze(command: str, shell: Shell = "bash") -> CommandAnalysis:
         return _analyze_bash(command)
     except RecursionError:
         return _failed(command, "bash", "command nests too deeply to analyse")
+
+
+_cached = functools.lru_cache(maxsize=CACHE_SIZE)(_analyze_uncached)
 
 
 def _analyze_bash(command: str) -> CommandAnalysis:
@@ -53,7 +76,7 @@ def _analyze_bash(command: str) -> CommandAnalysis:
     effects = plan_effects(plan, read_only)
     uses_git = any(c.name == "git" for c in plan.commands)
     env = (git_hardening_env() if read_only else dict(GIT_BASE_ENV)) if uses_git else {}
-    return CommandAnalysis.model_construct(
+    return build(CommandAnalysis,
         command=command,
         shell="bash",
         parse_ok=parsed.error is None,
@@ -87,9 +110,9 @@ def _subcommands(plan: CommandPlan, unparsed: str | None) -> list[Subcommand]:
         if not argv or key in seen:
             continue
         seen.add(key)
-        out.append(Subcommand.model_construct(text=_normalise(command, argv), argv=argv))
+        out.append(build(Subcommand, text=_normalise(command, argv), argv=argv))
     if unparsed is not None:
-        out.append(Subcommand.model_construct(text=unparsed, argv=[unparsed]))
+        out.append(build(Subcommand, text=unparsed, argv=[unparsed]))
     return out
 
 
@@ -103,8 +126,8 @@ def _normalise(command: PlanCommand, argv: list[str]) -> str:
 
 
 def _failed(command: str, shell: str, reason: str) -> CommandAnalysis:
-    return CommandAnalysis.model_construct(
+    return build(CommandAnalysis,
         command=command, shell=shell, parse_ok=False, read_only=False, concurrency_safe=False,
-        destructive=False, subcommands=[Subcommand.model_construct(text=command, argv=[command])], reasons=[reason], cd_targets=[], write_targets=[],
+        destructive=False, subcommands=[build(Subcommand, text=command, argv=[command])], reasons=[reason], cd_targets=[], write_targets=[],
         writes_unknown=True, env={}, plan=None,
     )

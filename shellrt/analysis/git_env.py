@@ -68,7 +68,11 @@ GIT_ENV: dict[str, str] = {
 
 
 def git_hardening_env() -> dict[str, str]:
-    """The full environment overlay: plain variables plus ``GIT_CONFIG_*`` overrides."""
+    """The full environment overlay: plain variables plus ``GIT_CONFIG_*`` overrides (a fresh copy)."""
+    return dict(_HARDENED)
+
+
+def _hardened() -> dict[str, str]:
     env = dict(GIT_ENV)
     overrides = [(k, v) for k, v, _ in GIT_CONFIG_OVERRIDES]
     env["GIT_CONFIG_COUNT"] = str(len(overrides))
@@ -76,3 +80,6 @@ def git_hardening_env() -> dict[str, str]:
         env[f"GIT_CONFIG_KEY_{index}"] = key
         env[f"GIT_CONFIG_VALUE_{index}"] = value
     return env
+
+
+_HARDENED = _hardened()

@@ -6,7 +6,8 @@ the judgement code never needs tree-sitter to reason about it.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,15 +22,16 @@ __all__ = [
     "Subcommand",
     "Substitution",
     "Word",
+    "build",
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
+_M = TypeVar("_M", bound=BaseModel)
 
 
-class Word(BaseModel):
+@dataclass(frozen=True, slots=True)
+class Word:
     """One shell word: its source text and, when bash would not expand it, its value."""
-
-    model_config = _FROZEN
 
     raw: str
     #: The value after quote removal, or None when the word is dynamic.
@@ -46,20 +48,18 @@ class Word(BaseModel):
         return self.value is not None
 
 
-class Assignment(BaseModel):
+@dataclass(frozen=True, slots=True)
+class Assignment:
     """``NAME=value`` (standalone, as an env prefix, or in a declaration)."""
-
-    model_config = _FROZEN
 
     name: str
     raw: str
     value: Word | None = None
 
 
-class Redirect(BaseModel):
+@dataclass(frozen=True, slots=True)
+class Redirect:
     """A redirection: ``[fd]op target`` (here-docs keep their body separately)."""
-
-    model_config = _FROZEN
 
     fd: str | None
     op: str
@@ -67,50 +67,46 @@ class Redirect(BaseModel):
     kind: Literal["file", "heredoc", "herestring"] = "file"
 
 
-class Heredoc(BaseModel):
+@dataclass(frozen=True, slots=True)
+class Heredoc:
     """A here-document; an unquoted delimiter means the body is expanded."""
-
-    model_config = _FROZEN
 
     delimiter: str
     expands: bool
     body: str
     #: Parameter/arithmetic expansions in an expanding body (judged like echo arguments).
-    expansions: list[Word] = Field(default_factory=list)
+    expansions: list[Word] = field(default_factory=list)
 
 
-class Substitution(BaseModel):
+@dataclass(frozen=True, slots=True)
+class Substitution:
     """``$(...)``, backticks, ``<(...)`` or ``>(...)``; the commands inside are planned too."""
-
-    model_config = _FROZEN
 
     kind: Literal["command", "backtick", "process_in", "process_out"]
     text: str
 
 
-class Construct(BaseModel):
+@dataclass(frozen=True, slots=True)
+class Construct:
     """A compound construct: subshell, group, if, loop, case, function, test, ..."""
-
-    model_config = _FROZEN
 
     kind: str
     text: str
     #: For tests (``[[ ]]``/``[ ]``): operators and operand words; for loops: the loop words.
-    operators: list[str] = Field(default_factory=list)
-    words: list[Word] = Field(default_factory=list)
+    operators: list[str] = field(default_factory=list)
+    words: list[Word] = field(default_factory=list)
     name: str | None = None
 
 
-class PlanCommand(BaseModel):
+@dataclass(frozen=True, slots=True)
+class PlanCommand:
     """One simple command: env-prefix assignments, argv words and its redirections."""
 
-    model_config = _FROZEN
-
     argv: list[Word]
-    assignments: list[Assignment] = Field(default_factory=list)
-    redirects: list[Redirect] = Field(default_factory=list)
+    assignments: list[Assignment] = field(default_factory=list)
+    redirects: list[Redirect] = field(default_factory=list)
     #: Enclosing constructs, outermost first (e.g. ["pipeline", "command_substitution"]).
-    context: list[str] = Field(default_factory=list)
+    context: list[str] = field(default_factory=list)
     #: Set when this command was unwrapped from a wrapper (``timeout 5 rm x`` -> ``rm x``).
     wrapped_by: str | None = None
 
@@ -189,3 +185,45 @@ class CommandAnalysis(BaseModel):
             "writes_unknown": self.writes_unknown,
             "env": dict(self.env),
         }
+
+
+_DEFAULTS: dict[type[BaseModel], tuple[dict[str, Any], tuple[str, ...]]] = {}
+
+
+def build(cls: type[_M], **values: Any) -> _M:
+    """Construct a trusted pydantic model without validation, faster than ``model_construct``.
+
+    The planner builds tens of models per command; validation and pydantic's
+    generic construct path dominated the profile. Values come from our own code,
+    so they are trusted; missing fields get their defaults (fresh lists).
+    """
+    info = _DEFAULTS.get(cls)
+    if info is None:
+        plain: dict[str, Any] = {}
+        factory_names: list[str] = []
+        for name, field_info in cls.model_fields.items():
+            if field_info.default_factory is not None:
+                factory_names.append(name)
+            elif not field_info.is_required():
+                plain[name] = field_info.default
+        info = (plain, tuple(factory_names))
+        _DEFAULTS[cls] = info
+    plain, factories = info
+    if plain:
+        data = plain.copy()
+        data.update(values)
+    else:
+        data = values
+    for name in factories:
+        if name not in data:
+            data[name] = []
+    obj = _new(cls)
+    _setattr(obj, "__dict__", data)
+    _setattr(obj, "__pydantic_fields_set__", set())
+    _setattr(obj, "__pydantic_extra__", None)
+    _setattr(obj, "__pydantic_private__", None)
+    return obj
+
+
+_new = object.__new__
+_setattr = object.__setattr__

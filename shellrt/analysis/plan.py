@@ -9,6 +9,7 @@ rules see them too.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Literal
 
 import tree_sitter
@@ -22,6 +23,7 @@ from .models import (
     Redirect,
     Substitution,
     Word,
+    build,
 )
 from .parse import parse_bash
 from .programs import find_exec_commands, unwrap
@@ -82,7 +84,7 @@ class _Planner:
             self.depth -= 1
 
     def plan(self) -> CommandPlan:
-        return CommandPlan.model_construct(
+        return build(CommandPlan,
             commands=self.commands, operators=self.operators, redirects=self.redirects,
             substitutions=self.substitutions, constructs=self.constructs, heredocs=self.heredocs,
             functions=self.functions, assignments=self.assignments, cd_targets=self.cd_targets,
@@ -100,7 +102,7 @@ class _Planner:
     def substitution(self, node: tree_sitter.Node) -> None:
         first = node.children[0].type if node.children else ""
         kind = _SUBSTITUTION_KINDS.get(first, "command")
-        self.substitutions.append(Substitution.model_construct(kind=kind, text=_text(node)))
+        self.substitutions.append(Substitution(kind=kind, text=_text(node)))
         self.dynamic = True
         self._nested(node, "command_substitution" if kind in ("command", "backtick") else "process_substitution")
 
@@ -138,8 +140,7 @@ class _Planner:
 
     def _construct(self, kind: str, node: tree_sitter.Node, operators: list[str] | None = None,
                    words: list[Word] | None = None, name: str | None = None) -> None:
-        self.constructs.append(Construct.model_construct(
-            kind=kind, text=_text(node), operators=operators or [], words=words or [], name=name))
+        self.constructs.append(Construct(kind=kind, text=_text(node), operators=operators or [], words=words or [], name=name))
 
     # -- handlers --------------------------------------------------------------------------
 
@@ -190,9 +191,9 @@ class _Planner:
                 elif not child.is_named and child.type in _STATEMENT_OPS:
                     self.operators.append(child.type)
             expands = not any(q in delimiter for q in "'\"\\")
-            self.heredocs.append(Heredoc.model_construct(delimiter=delimiter.strip("'\""), expands=expands,
+            self.heredocs.append(Heredoc(delimiter=delimiter.strip("'\""), expands=expands,
                                                          body=body, expansions=expansions))
-            redirect = Redirect.model_construct(fd=fd, op=op or "<<", target=None, kind="heredoc")
+            redirect = Redirect(fd=fd, op=op or "<<", target=None, kind="heredoc")
         else:
             for child in node.children:
                 if child.type == "file_descriptor":
@@ -203,8 +204,7 @@ class _Planner:
                     target = self.word(child)
                 else:
                     self.unsupported.append("redirect with several targets")
-            redirect = Redirect.model_construct(
-                fd=fd, op=op, target=target, kind="herestring" if kind == "herestring_redirect" else "file")
+            redirect = Redirect(fd=fd, op=op, target=target, kind="herestring" if kind == "herestring_redirect" else "file")
         self.redirects.append(redirect)
         return redirect
 
@@ -226,14 +226,13 @@ class _Planner:
             elif child.is_named:
                 argv.append(self.word(child))
             elif kind == "$":
-                argv.append(Word.model_construct(raw="$", value=None, features=frozenset({"translated"})))
+                argv.append(Word(raw="$", value=None, features=frozenset({"translated"})))
                 self.dynamic = True
         self.add_command(argv, assignments, redirects, None)
 
     def add_command(self, argv: list[Word], assignments: list[Assignment], redirects: list[Redirect],
                     wrapped_by: str | None) -> None:
-        self.commands.append(PlanCommand.model_construct(
-            argv=argv, assignments=assignments, redirects=redirects, context=list(self.context),
+        self.commands.append(PlanCommand(argv=argv, assignments=assignments, redirects=redirects, context=list(self.context),
             wrapped_by=wrapped_by))
         if not argv:
             return
@@ -285,7 +284,7 @@ class _Planner:
         if parsed.error:
             self.unsupported.append(f"{wrapper} script: {parsed.error}")
         for command in sub.commands:
-            self.commands.append(command if command.wrapped_by else command.model_copy(update={"wrapped_by": wrapper}))
+            self.commands.append(command if command.wrapped_by else dataclasses.replace(command, wrapped_by=wrapper))
         self.substitutions.extend(sub.substitutions)
         self.cd_targets.extend(sub.cd_targets)
 
@@ -306,7 +305,7 @@ class _Planner:
                 if child.type == "array":
                     self._scan(child)
                     self.dynamic = True
-        assignment = Assignment.model_construct(name=name, raw=_text(node), value=value)
+        assignment = Assignment(name=name, raw=_text(node), value=value)
         self.assignments.append(assignment)
         return assignment
 
@@ -360,7 +359,7 @@ class _Planner:
                 # Matched, never executed; a `$(`/backtick inside is refused as unknown syntax.
                 text = _text(child)
                 unsafe = "$(" in text or "`" in text or "${" in text
-                words.append(Word.model_construct(raw=text, value=None if unsafe else text,
+                words.append(Word(raw=text, value=None if unsafe else text,
                                                   features=frozenset({"unknown_node"} if unsafe else ())))
             else:
                 words.append(self.word(child))

@@ -173,6 +173,8 @@ def _tokenize(src: str) -> list[_Token]:
                 if src[j] == "`":
                     j += 1
                 j += 1
+            if j == i:
+                raise _PsError(f"unexpected {ch!r}")
             word = src[i:j]
             tokens.append(_Token("param" if word.startswith("-") and len(word) > 1 else "word", word))
             i = j

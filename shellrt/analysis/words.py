@@ -46,18 +46,31 @@ class _Acc:
 
 def word_from_text(text: str) -> Word:
     """A static word for text that did not come from the parser (e.g. unwrapped argv)."""
-    return Word.model_construct(raw=text, value=text, features=frozenset())
+    return Word(raw=text, value=text, features=frozenset())
+
+
+_EMPTY: frozenset[str] = frozenset()
+_QUOTED: frozenset[str] = frozenset({"quoted"})
+_SPECIAL = frozenset("\\*?[{~$,.")
 
 
 def evaluate_word(node: tree_sitter.Node, on_substitution: SubstitutionHook) -> Word:
     """Evaluate one argument/command-name node into a :class:`Word`."""
+    kind = node.type
+    if kind == "word" or kind == "number":
+        text = _text(node)
+        if _SPECIAL.isdisjoint(text):  # fast path: a plain unquoted word
+            return Word(raw=text, value=text, features=_EMPTY)
+    elif kind == "raw_string":
+        text = _text(node)
+        return Word(raw=text, value=text[1:-1], features=_QUOTED)
     acc = _Acc()
     _walk(node, acc, on_substitution, top=True)
     if acc.first_glob:
         acc.features.add("flag_glob")
     value = None if acc.dynamic else "".join(acc.parts)
     raw = node.text.decode("utf-8", "surrogateescape") if node.text is not None else ""
-    return Word.model_construct(raw=raw, value=value, features=frozenset(acc.features))
+    return Word(raw=raw, value=value, features=frozenset(acc.features))
 
 
 def _walk(node: tree_sitter.Node, acc: _Acc, hook: SubstitutionHook, top: bool = False) -> None:
