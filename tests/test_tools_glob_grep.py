@@ -328,3 +328,20 @@ def test_random_trees_identical_with_and_without_ripgrep(
         sub = next((d for d in sorted(root.iterdir()) if d.is_dir() and d.name != ".git"), None)
         if sub is not None:
             both(monkeypatch, GlobTool(), make_ctx(root), {"pattern": "*", "path": str(sub), "limit": 10_000})
+
+
+def test_read_deny_rules_filter_search_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Searching the parent of a denied directory must not reveal what is inside it."""
+    from shellrt.permissions import PermissionGate, build_governance
+
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "key.txt").write_text("token=hello\n")
+    (tmp_path / "open.txt").write_text("hello\n")
+    gov = build_governance(tmp_path, deny=["Read(./secrets/**)"], home=tmp_path / "home")
+    ctx = make_ctx(tmp_path)
+    ctx.services[PermissionGate] = gov.gate
+    for raw in ({"pattern": "hello"}, {"pattern": "hello", "output_mode": "content"}):
+        out = both(monkeypatch, GrepTool(), ctx, raw)
+        assert "open.txt" in out and "secrets" not in out
+    out = both(monkeypatch, GlobTool(), ctx, {"pattern": "**/*.txt"})
+    assert "open.txt" in out and "secrets" not in out

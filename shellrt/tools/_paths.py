@@ -30,6 +30,7 @@ __all__ = [
     "is_read_denied",
     "is_sensitive",
     "resolve_path",
+    "rule_denied",
     "subject_for",
 ]
 
@@ -176,3 +177,25 @@ def subject_for(tool_input: PathInput, raw: str, *, write: bool) -> PermissionSu
         else:
             resolved, incomplete = raw, True
     return PermissionSubject(paths=(resolved,), access="write" if write else "read", incomplete=incomplete)
+
+
+def rule_denied(paths: list[str], ctx: ToolContext, tool_name: str) -> set[str]:
+    """Result paths a read-deny rule covers (``Read(./secrets/**)``).
+
+    The rules engine judges a Grep/Glob call by the directory searched; the
+    files found below it are checked here, so a deny rule on ``secrets/``
+    cannot be sidestepped by searching the workspace root.
+    """
+    from shellrt.permissions import PermissionGate, RulesGate
+
+    if not ctx.has_service(PermissionGate):
+        return set()
+    gate = ctx.service(PermissionGate)  # type: ignore[type-abstract]  # looked up by its interface
+    if not isinstance(gate, RulesGate):
+        return set()
+    rules = gate.engine.rules
+    if not rules.of_kind("deny"):
+        return set()
+    return {
+        p for p in paths if rules.content_hit("deny", tool_name, PermissionSubject(paths=(p,), access="read"))
+    }

@@ -27,7 +27,14 @@ from shellrt.protocol import (
     ValidationResult,
 )
 from shellrt.tools._gitignore import compile_glob
-from shellrt.tools._paths import PathInput, file_permission, is_read_denied, resolve_path, subject_for
+from shellrt.tools._paths import (
+    PathInput,
+    file_permission,
+    is_read_denied,
+    resolve_path,
+    rule_denied,
+    subject_for,
+)
 from shellrt.tools._search import list_files, newest_first
 
 __all__ = ["GlobInput", "GlobOutput", "GlobTool", "split_pattern"]
@@ -151,4 +158,5 @@ def _sorted_by_mtime(root: Path, rels: list[str], ctx: ToolContext) -> list[str]
     paths = [os.path.join(root, r) for r in rels]
     if ctx.read_denied:
         paths = [p for p in paths if not is_read_denied(Path(p), ctx)]
-    return sorted(paths, key=newest_first)
+    hidden = rule_denied(paths, ctx, GlobTool.name)
+    return sorted((p for p in paths if p not in hidden), key=newest_first)

@@ -34,6 +34,7 @@ from shellrt.tools._paths import (
     is_inside,
     is_read_denied,
     resolve_path,
+    rule_denied,
     subject_for,
 )
 from shellrt.tools._search import newest_first, search
@@ -176,6 +177,8 @@ class GrepTool(Tool[GrepInput, GrepOutput]):
         found = {os.path.join(query.root, rel): h for rel, h in hits.items()}
         if ctx.read_denied:
             found = {p: h for p, h in found.items() if not is_read_denied(Path(p), ctx)}
+        hidden = rule_denied(list(found), ctx, self.name)
+        found = {p: h for p, h in found.items() if p not in hidden}
         cwd = Path(ctx.cwd or ctx.workspace)
         output = await anyio.to_thread.run_sync(_format, tool_input, found, cwd, before or after)
         return ToolOutput(output)
