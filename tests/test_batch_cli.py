@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -165,3 +166,52 @@ def test_ctrl_c_tears_everything_down_and_exits_130(tmp_path: Path, signum: int)
     assert processes_with_marker(marker) == []  # immediately, not after a grace period
     assert _ids(out) == ["quick"]  # finished results kept; unfinished ones not written
     assert list(Path(tempfile.gettempdir()).glob(f"shellrt-batch-{marker}*")) == []  # temp dirs removed
+
+
+def _container_of(pid: int) -> str | None:
+    try:
+        text = Path(f"/proc/{pid}/cgroup").read_text()
+    except OSError:
+        return None
+    found = re.search(r"[0-9a-f]{64}", text)
+    return found.group(0) if found else None
+
+
+@pytest.mark.docker
+def test_ctrl_c_with_docker_removes_every_container(tmp_path: Path) -> None:
+    from tests._docker_support import DEBIAN, container_exists, require_docker
+
+    require_docker()
+    marker = f"dsig-{uuid.uuid4().hex[:12]}"
+    tasks = tmp_path / "tasks.jsonl"
+    _write_tasks(
+        tasks,
+        [
+            {
+                "id": f"{marker}-{i}",
+                "sandbox": {"type": "docker", "image": DEBIAN},
+                "commands": [f"M={marker} sleep 1000"],
+            }
+            for i in range(6)
+        ],
+    )
+    out = tmp_path / "results.jsonl"
+    proc = start_cli("run", str(tasks), "--out", str(out), "-j", "2", "--prestart", "2")
+    containers: set[str] = set()
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            pids = processes_with_marker(marker)
+            containers |= {c for c in map(_container_of, pids) if c}
+            if len(containers) >= 2:
+                break
+            time.sleep(0.1)
+        assert len(containers) >= 2, "docker tasks never started"
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, stderr.decode()
+    assert [c for c in containers if container_exists(c)] == []
+    assert processes_with_marker(marker) == []

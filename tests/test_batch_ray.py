@@ -183,6 +183,29 @@ async def test_100_tasks_run_across_both_nodes(cluster: _Cluster, tmp_path: Path
     shutil.rmtree(Path(big.output_path).parent.parent, ignore_errors=True)
 
 
+async def test_cancelling_the_driver_tears_down_sandboxes_on_every_node(cluster: _Cluster) -> None:
+    import anyio
+
+    from shellrt.batch import Task, run
+    from tests._batch_helpers import processes_with_marker
+
+    marker = f"raycancel-{os.getpid()}"
+    tasks = [
+        Task.model_validate({"id": f"c{i}", "commands": ["sleep 1000"], "env": {"M": marker}})
+        for i in range(6)
+    ]
+    with anyio.move_on_after(60) as scope:
+        async with run(tasks, ray_address=cluster.address) as stream:
+            with anyio.fail_after(45):
+                while len(processes_with_marker(marker)) < 2:  # one per node (1 slot each)
+                    await anyio.sleep(0.1)
+            scope.cancel()
+            async for _ in stream:
+                raise AssertionError("no task can finish")
+    assert scope.cancelled_caught
+    assert processes_with_marker(marker) == []
+
+
 async def test_killing_the_second_node_mid_run_still_yields_every_result(
     cluster: _Cluster, tmp_path: Path
 ) -> None:
