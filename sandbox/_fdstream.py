@@ -10,19 +10,28 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
 __all__ = ["FdReceiveStream", "FdSendStream", "wait_pidfd"]
 
+_DEFAULT_PIPE = 65536
+
 
 class FdReceiveStream(ByteReceiveStream):
-    """The read end of a pipe, non-blocking, owned by this stream."""
+    """The read end of a pipe, non-blocking, owned by this stream.
 
-    def __init__(self, fd: int) -> None:
+    ``on_flood(fd)`` is called once, the first time a read fills a default-sized
+    pipe buffer (64 KiB): the place to enlarge the pipe for a command that
+    floods its output, without paying for it on every quiet command.
+    """
+
+    def __init__(self, fd: int, *, on_flood: Callable[[int], None] | None = None) -> None:
         os.set_blocking(fd, False)
         self._fd: int | None = fd
+        self._on_flood = on_flood
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         while True:
@@ -38,6 +47,9 @@ class FdReceiveStream(ByteReceiveStream):
                 raise anyio.BrokenResourceError from exc
             if not data:
                 raise anyio.EndOfStream
+            if self._on_flood is not None and len(data) >= _DEFAULT_PIPE:
+                self._on_flood(fd)
+                self._on_flood = None
             return data
 
     async def aclose(self) -> None:

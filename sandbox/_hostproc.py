@@ -182,12 +182,11 @@ class HostProcess(SandboxProcess):
         self._status: ExitStatus | None = None
         self._pidfd: int | None = _pidfd_open(popen.pid)
         assert popen.stdout is not None
-        self.stdout = FdReceiveStream(_detach(popen.stdout))
-        self.stderr = FdReceiveStream(_detach(popen.stderr)) if popen.stderr is not None else None
+        self.stdout = FdReceiveStream(_detach(popen.stdout), on_flood=_grow_pipe)
+        self.stderr = (
+            FdReceiveStream(_detach(popen.stderr), on_flood=_grow_pipe) if popen.stderr is not None else None
+        )
         self.stdin = FdSendStream(_detach(popen.stdin)) if popen.stdin is not None else None
-        _grow_pipe(self.stdout.fileno())
-        if self.stderr is not None:
-            _grow_pipe(self.stderr.fileno())
 
     @property
     def pid(self) -> int | None:
@@ -211,10 +210,15 @@ class HostProcess(SandboxProcess):
         if self._status is not None:
             return self._status
         if self._popen.poll() is None:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._poll_descendants)
+            # Most commands end within the first poll window: wait for them without
+            # starting the descendant poller at all (hot path of a fast command).
+            with anyio.move_on_after(_FIRST_POLL_S):
                 await self._wait_exit()
-                tg.cancel_scope.cancel()
+            if self._popen.returncode is None:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._poll_descendants)
+                    await self._wait_exit()
+                    tg.cancel_scope.cancel()
         returncode = await self._wait_exit()
         if self._status is not None:  # a concurrent waiter finished first
             return self._status
@@ -232,7 +236,6 @@ class HostProcess(SandboxProcess):
             await self.wait()
 
     async def _poll_descendants(self) -> None:
-        await anyio.sleep(_FIRST_POLL_S)
         while True:
             self.tree.record()
             await anyio.sleep(_POLL_INTERVAL_S)
@@ -267,10 +270,8 @@ def _detach(f: IO[bytes]) -> int:
     return fd
 
 
-def _grow_pipe(fd: int | None) -> None:
+def _grow_pipe(fd: int) -> None:
     """Best effort: enlarge a pipe (Linux F_SETPIPE_SZ) so a flood of output needs fewer wake-ups."""
-    if fd is None:
-        return
     try:
         fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_SIZE)
     except OSError:

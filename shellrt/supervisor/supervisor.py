@@ -35,6 +35,9 @@ ProgressCallback = Callable[[ProgressEvent], None]
 #: Receives ``("stdout" | "stderr", chunk)`` as output arrives (e.g. to echo it live).
 OutputCallback = Callable[[str, bytes], None]
 
+#: How often a waiting foreground command checks its abort event.
+_ABORT_POLL_S = 0.05
+
 #: Backends whose processes see the host's filesystem and binaries.
 _HOST_LIKE = frozenset({"local", "bwrap"})
 
@@ -269,40 +272,37 @@ class Supervisor:
     async def _wait_foreground(
         self, execution: Execution, on_progress: ProgressCallback | None, abort: anyio.Event | None
     ) -> bool:
-        """Wait for the execution; True when ``abort`` fired first."""
+        """Wait for the execution; True when ``abort`` fired first.
+
+        No helper tasks: the waiting task itself wakes every ``_ABORT_POLL_S``
+        (when an abort event is given) or every progress interval, so a fast
+        command costs one wait and nothing else.
+        """
         if on_progress is None and abort is None:
             await execution.done.wait()
             return False
-        aborted = False
-        async with anyio.create_task_group() as tg:
-
-            async def _ticker() -> None:
-                assert on_progress is not None
-                while True:
-                    await anyio.sleep(self._progress_interval_s)
-                    spool = execution.out
-                    on_progress(
-                        ProgressEvent(
-                            elapsed_s=round(execution.elapsed_s, 3),
-                            total_bytes=execution.total_bytes,
-                            last_lines=spool.last_lines(),
-                        )
+        step = (
+            min(self._progress_interval_s, _ABORT_POLL_S) if abort is not None else self._progress_interval_s
+        )
+        next_progress = execution.started + self._progress_interval_s
+        while not execution.done.is_set():
+            with anyio.move_on_after(step):
+                await execution.done.wait()
+            if execution.done.is_set():
+                break
+            if abort is not None and abort.is_set():
+                return True
+            now = time.monotonic()
+            if on_progress is not None and now >= next_progress:
+                next_progress = now + self._progress_interval_s
+                on_progress(
+                    ProgressEvent(
+                        elapsed_s=round(execution.elapsed_s, 3),
+                        total_bytes=execution.total_bytes,
+                        last_lines=execution.out.last_lines(),
                     )
-
-            async def _watch_abort() -> None:
-                nonlocal aborted
-                assert abort is not None
-                await abort.wait()
-                aborted = True
-                tg.cancel_scope.cancel()
-
-            if on_progress is not None:
-                tg.start_soon(_ticker)
-            if abort is not None:
-                tg.start_soon(_watch_abort)
-            await execution.done.wait()
-            tg.cancel_scope.cancel()
-        return aborted and not execution.done.is_set()
+                )
+        return False
 
     def _result(
         self,
