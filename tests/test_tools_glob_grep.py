@@ -220,6 +220,8 @@ def test_grep_errors(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(NO_RIPGREP_ENV, raising=False)
         with pytest.raises(ToolExecutionError, match="(?i)regular expression|regex|invalid"):
             run(GrepTool(), ctx, {"pattern": "foo(("})
+    with pytest.raises(ToolExecutionError, match="binary file"):
+        run(GrepTool(), ctx, {"pattern": "hello", "path": "a/bin.dat"})
     with pytest.raises(ToolExecutionError, match="Unknown type"):
         run(GrepTool(), ctx, {"pattern": "x", "type": "cobol"})
     with pytest.raises(ToolExecutionError, match="does not exist"):

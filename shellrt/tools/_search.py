@@ -27,7 +27,7 @@ from shellrt.tools._gitignore import FILE_TYPES
 from shellrt.tools._grep_python import python_list_files, python_search
 from shellrt.tools._search_types import FileHits, GrepQuery
 
-__all__ = ["NO_RIPGREP_ENV", "list_files", "newest_first", "ripgrep_binary", "search"]
+__all__ = ["NO_RIPGREP_ENV", "has_nul", "list_files", "newest_first", "ripgrep_binary", "search"]
 
 NO_RIPGREP_ENV = "SHELLRT_NO_RIPGREP"
 _COMMON = ("--no-config", "--hidden", "--no-require-git", "--no-ignore-global", "--no-messages")
@@ -55,7 +55,8 @@ def newest_first(path: str) -> tuple[int, str]:
         return (0, path)
 
 
-def _has_nul(path: str) -> bool:
+def has_nul(path: str) -> bool:
+    """Whether the file holds a NUL byte (binary, as ripgrep judges it); unreadable counts as binary."""
     try:
         with open(path, "rb") as fh:
             while chunk := fh.read(1 << 20):
@@ -142,7 +143,7 @@ async def _rg_search(rg: str, query: GrepQuery) -> dict[str, FileHits]:
                 if kind == "match" or number not in hits.lines:
                     hits.lines[number] = (line, kind == "match")
     base = str(query.root)
-    drop = [p for p in results if _has_nul(p if os.path.isabs(p) else os.path.join(base, p))]
+    drop = [p for p in results if has_nul(p if os.path.isabs(p) else os.path.join(base, p))]
     for path in drop:
         del results[path]
     return results

@@ -37,7 +37,7 @@ from shellrt.tools._paths import (
     rule_denied,
     subject_for,
 )
-from shellrt.tools._search import newest_first, search
+from shellrt.tools._search import has_nul, newest_first, search
 from shellrt.tools._search_types import FileHits, GrepQuery
 
 __all__ = ["GrepInput", "GrepOutput", "GrepTool"]
@@ -161,6 +161,11 @@ class GrepTool(Tool[GrepInput, GrepOutput]):
         before = tool_input.before if tool_input.before is not None else (tool_input.context or 0)
         after = tool_input.after if tool_input.after is not None else (tool_input.context or 0)
         single = target if target.is_file() else None
+        if single is not None and await anyio.to_thread.run_sync(has_nul, str(single)):
+            raise ToolExecutionError(
+                f"{single} is a binary file; Grep skips binary files. Use Bash instead "
+                f"(e.g. `strings {single} | grep PATTERN`)."
+            )
         query = GrepQuery(
             pattern=tool_input.pattern,
             root=target.parent if single else target,
