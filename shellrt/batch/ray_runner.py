@@ -224,13 +224,21 @@ class RayRunner:
                 os.path.dirname(os.path.abspath(str(shellrt_pkg.__file__))),
                 os.path.dirname(os.path.abspath(str(sandbox_pkg.__file__))),
             ]
-        ray.init(
-            address=self.address,
-            runtime_env=runtime_env or None,
-            logging_level=logging.WARNING,
-            log_to_driver=False,
-            configure_logging=False,
-        )
+        # ray.init runs in a worker thread (it blocks), where Ray warns that it cannot
+        # install its SIGTERM handler — which is what we want: the CLI owns the signals.
+        ray_logger = logging.getLogger("ray")
+        level = ray_logger.level
+        ray_logger.setLevel(logging.ERROR)
+        try:
+            ray.init(
+                address=self.address,
+                runtime_env=runtime_env or None,
+                logging_level=logging.WARNING,
+                log_to_driver=False,
+                configure_logging=False,
+            )
+        finally:
+            ray_logger.setLevel(level)
         self._owns_ray = True
 
     def _refresh_nodes(self) -> int:

@@ -37,13 +37,25 @@ def register(subparsers: Any) -> None:
     )
     run.add_argument("tasks", type=Path, help="task file (JSONL, one task per line)")
     run.add_argument("--out", "-o", type=Path, required=True, help="results file (JSONL, appended)")
-    run.add_argument("--concurrency", "-j", type=int, default=None, help="tasks executing at once (local)")
+    run.add_argument(
+        "--concurrency",
+        "-j",
+        type=int,
+        default=None,
+        help="tasks executing at once (local; see --slots-per-node)",
+    )
     run.add_argument(
         "--prestart", type=int, default=None, help="sandboxes started ahead of need (default: = concurrency)"
     )
     run.add_argument("--resume", action="store_true", help="skip tasks whose id is already in --out")
     run.add_argument(
         "--ray", metavar="ADDRESS", default=None, help="run on a Ray cluster (e.g. auto, host:6379)"
+    )
+    run.add_argument(
+        "--slots-per-node",
+        type=int,
+        default=None,
+        help="with --ray: sandboxes per node (default: the node's CPU count)",
     )
     run.add_argument(
         "--artifacts",
@@ -107,6 +119,7 @@ async def _main(args: argparse.Namespace) -> int:
         resume=args.resume,
         artifacts_dir=args.artifacts,
         prestart=args.prestart,
+        ray_options={"slots_per_node": args.slots_per_node} if args.slots_per_node else None,
     )
 
     runner_scope = anyio.CancelScope()
