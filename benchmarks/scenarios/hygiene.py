@@ -64,11 +64,12 @@ async def run(cfg: RunConfig) -> Table:
     timed_out: dict[str, list[bool]] = {s: [] for s in available}
     dnf: dict[str, int] = {}
     errors: dict[str, str] = {}
+    unavailable: dict[str, str] = {}
     for rep in range(reps):
         k = rep % max(1, len(available))
         for system_id in available[k:] + available[:k]:
-            if system_id in errors or (cfg.quick and system_id in dnf):
-                continue  # --quick: a system that hung once is not run again
+            if system_id in errors or system_id in unavailable or system_id in dnf:
+                continue  # a system that hung once is not run again (it would hang again)
             tag = _tag(rep)
             args = hygiene_args(tag)
             at_cap: list[int] = []
@@ -82,8 +83,10 @@ async def run(cfg: RunConfig) -> Table:
             if result is None:
                 dnf[system_id] = dnf.get(system_id, 0) + 1
                 after_close[system_id].append(len(leftovers))
-            elif "unavailable" in result or "error" in result:
-                errors[system_id] = str(result.get("unavailable") or result.get("error"))
+            elif "unavailable" in result:
+                unavailable[system_id] = str(result["unavailable"])
+            elif "error" in result:
+                errors[system_id] = str(result["error"])
             else:
                 returns[system_id].append(float(result["return_s"]))
                 after_return[system_id].append(int(result["alive_after_return"]))
@@ -105,9 +108,10 @@ async def run(cfg: RunConfig) -> Table:
         name = make(system_id).name
         if system_id in rows:
             row = rows[system_id]
+        elif system_id in unavailable:
+            row = Row(name, status="skipped", note=unavailable[system_id])
         elif system_id in errors:
-            note = errors[system_id]
-            row = Row(name, status="skipped" if "did not start" in note else "failed", note=note)
+            row = Row(name, status="failed", note=errors[system_id])
         elif not returns[system_id]:
             row = Row(name, status="did not finish", values={"return_s": f"did not return in {cap_s:.0f} s"})
             if after_close[system_id]:
@@ -135,7 +139,7 @@ async def run(cfg: RunConfig) -> Table:
         "SWE-ReX session: on its timeout we send BashInterruptAction (Ctrl-C) as SWE-agent does; that is inside the"
         " measured call.",
         f"a call that has not returned {cap_s:.0f} s after its {TIMEOUT_S:.0f} s timeout is reported as did not"
-        " return (its process group is killed; --quick does not repeat it).",
+        " return (its process group is killed and it is not repeated).",
     ]
     return table
 

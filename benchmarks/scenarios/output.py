@@ -1,7 +1,7 @@
 """Scenario 3 — output: commands printing 1 MB, 15 MB and 300 MB.
 
 Each measurement runs in a fresh process (`benchmarks._child`) so its peak RSS
-(ru_maxrss) belongs to one system; the parent caps its wall time and reports
+(VmHWM) belongs to one system; the parent caps its wall time and reports
 "did not finish" past the cap.
 """
 
@@ -87,6 +87,8 @@ async def run(cfg: RunConfig) -> Table:
                     cell.dnf = True
                 elif "error" in result or "unavailable" in result:
                     cell.error = str(result.get("error") or result.get("unavailable"))
+                elif result["exit_code"] != 0:
+                    cell.error = f"exit {result['exit_code']}: {result['note']}"
                 else:
                     cell.walls.append(result["wall_s"])
                     cell.peaks_mb.append(result["peak_rss_kb"] / 1024.0)  # VmHWM, see _child
