@@ -602,3 +602,33 @@ def test_read_only(command: str) -> None:
 def test_table_sizes() -> None:
     assert len(set(NOT_READ_ONLY)) >= 150
     assert len(set(READ_ONLY)) >= 80
+
+
+@pytest.mark.parametrize(
+    ("command", "read_only"),
+    [
+        ('[ -n "$x" ]', True),
+        ('[ "$a" = "$b" ]', True),
+        ('[ -f "$f" ]', True),
+        ("[ -v x ]", True),
+        ("[ $x ]", False),
+        ('[ "$x" "$y" ]', False),
+        ("[ -n $x ]", False),
+        ('[ "$x" -eq 1 ]', False),
+        ('test "$x"', False),
+        ('test -n "$x" -a -v "$y"', False),
+        ("[[ -n $x ]]", True),
+        ("[[ $x == y* ]]", True),
+        ("[[ $x =~ ^a.*$ ]]", True),
+        ("[[ -v x ]]", True),
+        ("[[ 1 -eq 1 ]]", True),
+        ("echo $HOME $1 $@ ${PATH}", True),
+        ('echo "user: $USER"', True),
+        ("printf '%s\\n' \"$HOME\"", True),
+        ('printf "$fmt" x', False),
+        ("echo ${#x}", False),
+        ("echo ${x/a/b}", False),
+    ],
+)
+def test_expansion_rules(command: str, read_only: bool) -> None:
+    assert analyze(command).read_only is read_only, analyze(command).reasons

@@ -40,7 +40,9 @@ _FATAL_FEATURES = {
     "unknown_node": "contains shell syntax that is not modelled",
 }
 _DATA_FEATURES = frozenset({"brace_char", "parameter", "simple_parameter", "quoted", "pure_arithmetic", "glob", "tilde",
-                            "backslash"})
+                            "backslash", "dq_whole"})
+_SAFE_UNARY = frozenset(["-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-t", "-u", "-w", "-x", "-G", "-L", "-N", "-O", "-S", "-n", "-z"])
+_SAFE_BINARY = frozenset(["=", "==", "!=", "<", ">", "-nt", "-ot", "-ef"])
 _INT = re.compile(r"^[-+]?[0-9]+$")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _OUTPUT_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&", "&>|"})
@@ -56,6 +58,8 @@ def judge_plan(plan: CommandPlan) -> list[str]:
         reasons.append(f"unsupported shell construct: {kind}")
     if len(plan.commands) > MAX_SUBCOMMANDS:
         reasons.append(f"more than {MAX_SUBCOMMANDS} subcommands")
+    # Any substitution objects, even when the commands inside are read-only
+    # (`cat <(id)` is refused): its output is unchecked data fed to a program.
     for sub in plan.substitutions:
         reasons.append(f"command substitution {sub.text!r} runs commands")
     if "&" in plan.operators:
@@ -89,7 +93,9 @@ def _construct(construct: Construct) -> list[str]:
         for word in construct.words:
             if word.value is None or not _NAME.match(word.value):
                 reasons.append(f"test -v operand {word.raw!r} is evaluated (array subscripts run code)")
-    elif kind in ("test", "test_bracket", "case"):
+    elif kind == "test_bracket":
+        reasons.extend(_test_command(construct.words))
+    elif kind in ("test", "case"):
         for word in construct.words:
             reasons.extend(_data_word(word, f"{kind} operand"))
     return reasons
@@ -160,11 +166,14 @@ def _command(command: PlanCommand) -> list[str]:
     args = command.argv[1:]
     if name in ("test", "["):
         return reasons + _test_command(args)
+    values: list[str] = []
     for index, word in enumerate(args):
+        values.append(word.value or "")
         if spec.data_args and not (name == "printf" and index == 0):
             reasons.extend(_data_word(word, f"{name} argument"))
             continue
         if word.value is None:
+            # Any expansion outside echo-like data can inject options: not read-only.
             bad = [text for feature, text in _FATAL_FEATURES.items() if feature in word.features]
             reasons.append(f"{name} argument {word.raw!r} " + (bad[0] if bad else
                            "is dynamic (an expansion can inject options)"))
@@ -175,15 +184,26 @@ def _command(command: PlanCommand) -> list[str]:
             reasons.append(f"{name} argument {word.raw!r} is a glob that could expand to several operands")
     if reasons:
         return reasons
-    values = [w.value or "" for w in args]
     if name in ("cd", "pushd", "popd") and any(w.value is None for w in args):
         return [f"{name} target is dynamic"]
     return check_program(name, values)
 
 
 def _test_command(args: list[Word]) -> list[str]:
+    """``test``/``[`` re-parse their operands after expansion, so dynamic words are
+    only accepted as one double-quoted word in ``[ OP "$x" ]`` or ``[ A OP B ]``."""
     reasons: list[str] = []
     values = [w.value for w in args]
+    dynamic = [i for i, w in enumerate(args) if w.value is None]
+    if dynamic:
+        shape_ok = (len(args) == 2 and values[0] in _SAFE_UNARY and dynamic == [1]) or (
+            len(args) == 3 and values[1] in _SAFE_BINARY and 1 not in dynamic)
+        if not shape_ok:
+            reasons.append("test with expanded operands outside `[ OP \"$x\" ]` / `[ A OP B ]` "
+                           "(expansions can become operators such as -v)")
+        for i in dynamic:
+            if "dq_whole" not in args[i].features:
+                reasons.append(f"test operand {args[i].raw!r} is not one double-quoted word")
     for index, word in enumerate(args):
         reasons.extend(_data_word(word, "test operand"))
         if word.value in _ARITH_OPS:

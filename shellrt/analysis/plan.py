@@ -337,7 +337,29 @@ class _Planner:
         words: list[Word] = []
         bracket = node.children[0].type if node.children else "[["
         self._test_parts(node, operators, words)
-        self._construct("test" if bracket == "[[" else "test_bracket", node, operators=operators, words=words)
+        if bracket == "[[":
+            self._construct("test", node, operators=operators, words=words)
+        else:
+            # `[` re-parses its expanded words at run time: keep every leaf, in order.
+            self._construct("test_bracket", node, operators=operators, words=self._leaves(node))
+
+    def _leaves(self, node: tree_sitter.Node) -> list[Word]:
+        out: list[Word] = []
+        for child in node.children:
+            kind = child.type
+            if kind in ("binary_expression", "unary_expression", "parenthesized_expression"):
+                out.extend(self._leaves(child))
+            elif kind in ("[", "]"):
+                continue
+            elif kind == "test_operator" or not child.is_named:
+                text = _text(child)
+                out.append(Word(raw=text, value=text, features=frozenset()))
+            elif kind in ("regex", "extglob_pattern"):
+                text = _text(child)
+                out.append(Word(raw=text, value=None, features=frozenset({"unknown_node"})))
+            else:
+                out.append(evaluate_word(child, lambda _node: None))
+        return out
 
     def _test_parts(self, node: tree_sitter.Node, operators: list[str], words: list[Word]) -> None:
         for child in node.children:

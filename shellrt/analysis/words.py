@@ -65,6 +65,8 @@ def evaluate_word(node: tree_sitter.Node, on_substitution: SubstitutionHook) -> 
         text = _text(node)
         return Word(raw=text, value=text[1:-1], features=_QUOTED)
     acc = _Acc()
+    if kind == "string":
+        acc.features.add("dq_whole")  # one double-quoted word: no splitting, no globbing
     _walk(node, acc, on_substitution, top=True)
     if acc.first_glob:
         acc.features.add("flag_glob")
