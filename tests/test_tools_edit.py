@@ -269,3 +269,70 @@ def test_read_then_edit_through_the_runtime(tmp_path: Path) -> None:
     assert not second["is_error"] and "     2\ty = 2" in second["content"]
     assert not third["is_error"] and "has been updated" in third["content"], third
     assert (ws / "app.py").read_bytes() == b"x = 1\r\ny = 3\r\n"
+
+
+class _MappedBackend:
+    """A docker-like path view: the workspace appears as /workspace inside the sandbox."""
+
+    @staticmethod
+    def make(ws: Path) -> Any:
+        from pathlib import PurePosixPath
+
+        from sandbox.base import SandboxBackend
+        from sandbox.policy import SandboxPolicy
+
+        class Mapped(SandboxBackend):
+            name = "mapped"
+
+            async def exec(self, request: Any) -> Any:  # pragma: no cover - not used
+                raise NotImplementedError
+
+            def to_host_path(self, sandbox_path: str) -> Path | None:
+                try:
+                    return ws / PurePosixPath(sandbox_path).relative_to("/workspace")
+                except ValueError:
+                    return None
+
+            def to_sandbox_path(self, host_path: Path) -> str | None:
+                try:
+                    return str(PurePosixPath("/workspace") / Path(host_path).relative_to(ws))
+                except ValueError:
+                    return None
+
+        return Mapped(SandboxPolicy(workspace=ws))
+
+
+def test_sandbox_paths_map_to_host_paths(tmp_path: Path) -> None:
+    """With a container view (/workspace), relative and sandbox paths reach the host file; outputs speak sandbox."""
+    from sandbox.base import SandboxBackend
+    from shellrt.tools.glob import GlobTool
+    from shellrt.tools.grep import GrepTool
+
+    ws = (tmp_path / "ws").resolve()
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "m.py").write_text("value = 1\n")
+    ctx = ToolContext(
+        session_id="s",
+        session_dir=tmp_path / "s",
+        workspace=ws,
+        cwd="/workspace/src",
+        allowed_roots=(ws,),
+        services={SandboxBackend: _MappedBackend.make(ws)},
+    )
+    read(ctx, Path("m.py"))
+    assert str(ws / "src" / "m.py") in ctx.read_state
+    text, _ = edit(ctx, file_path="/workspace/src/m.py", old_string="value = 1", new_string="value = 2")
+    assert "/workspace/src/m.py" in text and (ws / "src" / "m.py").read_text() == "value = 2\n"
+
+    async def tool_text(tool: Any, raw: dict[str, Any]) -> str:
+        inp = tool.parse_input(raw)
+        assert (await tool.validate(inp, ctx)).ok
+        return str(tool.to_model_content((await tool.call(inp, ctx)).data))
+
+    assert (
+        anyio.run(tool_text, GlobTool(), {"pattern": "*.py", "path": "/workspace"}) == "/workspace/src/m.py"
+    )
+    assert anyio.run(tool_text, GrepTool(), {"pattern": "value"}) == "Found 1 file\n/workspace/src/m.py"
+    assert (
+        anyio.run(tool_text, GrepTool(), {"pattern": "value", "output_mode": "content"}) == "m.py:1:value = 2"
+    )

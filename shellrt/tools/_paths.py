@@ -20,11 +20,13 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
+from sandbox.base import SandboxBackend
 from shellrt.protocol import PermissionResult, PermissionSubject, ToolContext
 
 __all__ = [
     "PathInput",
     "allowed_roots",
+    "display_path",
     "file_permission",
     "is_inside",
     "is_read_denied",
@@ -72,20 +74,50 @@ class PathInput(BaseModel):
         return self._resolved
 
 
-def resolve_path(raw: str, ctx: ToolContext) -> Path:
-    """Absolute host path for ``raw``: ``~`` expanded, relative to ``ctx.cwd``, symlinks and ``..`` resolved."""
+def _backend(ctx: ToolContext) -> SandboxBackend | None:
+    if not ctx.has_service(SandboxBackend):
+        return None
+    return ctx.service(SandboxBackend)  # type: ignore[type-abstract]  # looked up by its interface
+
+
+def _host_view(sandbox_path: str, ctx: ToolContext) -> str:
+    """Map a path as the sandbox sees it (``ctx.cwd`` is one) to the host.
+
+    Identity for local/bwrap; docker maps its container workspace. A path with
+    no host twin is taken as a host path — it is then governed by where it
+    lies on the host (outside the allowed roots: ask).
+    """
+    backend = _backend(ctx)
+    if backend is None:
+        return sandbox_path
+    mapped = backend.to_host_path(os.path.normpath(sandbox_path))
+    return str(mapped) if mapped is not None else sandbox_path
+
+
+def display_path(host_path: str | Path, ctx: ToolContext) -> str:
+    """A host path as the model's other tools (Bash) see it; unchanged when there is no mapping."""
+    backend = _backend(ctx)
+    if backend is None:
+        return str(host_path)
+    mapped = backend.to_sandbox_path(Path(host_path))
+    return mapped if mapped is not None else str(host_path)
+
+
+def _absolute(raw: str, ctx: ToolContext) -> str:
     expanded = os.path.expanduser(raw)
     if not os.path.isabs(expanded):
         expanded = os.path.join(ctx.cwd or str(ctx.workspace), expanded)
-    return Path(os.path.realpath(expanded))
+    return _host_view(expanded, ctx)
+
+
+def resolve_path(raw: str, ctx: ToolContext) -> Path:
+    """Absolute host path for ``raw``: ``~`` expanded, relative to ``ctx.cwd``, symlinks and ``..`` resolved."""
+    return Path(os.path.realpath(_absolute(raw, ctx)))
 
 
 def _literal_path(raw: str, ctx: ToolContext) -> Path:
     """The path as written (normalised, symlinks NOT resolved) — for name-based checks."""
-    expanded = os.path.expanduser(raw)
-    if not os.path.isabs(expanded):
-        expanded = os.path.join(ctx.cwd or str(ctx.workspace), expanded)
-    return Path(os.path.normpath(expanded))
+    return Path(os.path.normpath(_absolute(raw, ctx)))
 
 
 def is_inside(path: Path, root: Path) -> bool:

@@ -10,7 +10,7 @@ line endings and mode; the write is atomic.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import anyio
@@ -39,6 +39,7 @@ from shellrt.tools._fileio import (
 from shellrt.tools._paths import (
     PathInput,
     allowed_roots,
+    display_path,
     file_permission,
     is_inside,
     resolve_path,
@@ -120,7 +121,7 @@ class EditTool(Tool[EditInput, EditOutput]):
         roots = allowed_roots(ctx)
         output, record = await anyio.to_thread.run_sync(_apply, path, tool_input, ctx.read_state, roots)
         ctx.read_state[str(path)] = record
-        return ToolOutput(output)
+        return ToolOutput(replace(output, path=display_path(path, ctx)))
 
     def to_model_content(self, output: EditOutput) -> str | list[ContentBlock]:
         if output.created:

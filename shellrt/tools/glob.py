@@ -29,6 +29,7 @@ from shellrt.protocol import (
 from shellrt.tools._gitignore import compile_glob
 from shellrt.tools._paths import (
     PathInput,
+    display_path,
     file_permission,
     is_read_denied,
     resolve_path,
@@ -137,7 +138,8 @@ class GlobTool(Tool[GlobInput, GlobOutput]):
         matcher = compile_glob(pattern)
         rels = [r for r in await list_files(root) if matcher.match(r)]
         files = await anyio.to_thread.run_sync(_sorted_by_mtime, root, rels, ctx)
-        return ToolOutput(GlobOutput(str(root), files[: tool_input.limit], len(files)))
+        shown = [display_path(f, ctx) for f in files[: tool_input.limit]]
+        return ToolOutput(GlobOutput(display_path(root, ctx), shown, len(files)))
 
     def to_model_content(self, output: GlobOutput) -> str | list[ContentBlock]:
         if not output.files:

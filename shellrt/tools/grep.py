@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal
@@ -30,6 +31,7 @@ from shellrt.protocol import (
 from shellrt.tools._gitignore import FILE_TYPES
 from shellrt.tools._paths import (
     PathInput,
+    display_path,
     file_permission,
     is_inside,
     is_read_denied,
@@ -184,8 +186,15 @@ class GrepTool(Tool[GrepInput, GrepOutput]):
             found = {p: h for p, h in found.items() if not is_read_denied(Path(p), ctx)}
         hidden = rule_denied(list(found), ctx, self.name)
         found = {p: h for p, h in found.items() if p not in hidden}
-        cwd = Path(ctx.cwd or ctx.workspace)
-        output = await anyio.to_thread.run_sync(_format, tool_input, found, cwd, before or after)
+        cwd = ctx.cwd or display_path(ctx.workspace, ctx)
+
+        def absolute(host_path: str) -> str:
+            return display_path(host_path, ctx)
+
+        def short(host_path: str) -> str:
+            return _relative(display_path(host_path, ctx), cwd)
+
+        output = await anyio.to_thread.run_sync(_format, tool_input, found, absolute, short, before or after)
         return ToolOutput(output)
 
     def to_model_content(self, output: GrepOutput) -> str | list[ContentBlock]:
@@ -228,10 +237,11 @@ def _split_globs(glob: str | None) -> list[str]:
         return glob.split()
 
 
-def _display(path: str, cwd: Path) -> str:
-    p = Path(path)
-    if is_inside(p, cwd) and p != cwd:
-        return str(p.relative_to(cwd))
+def _relative(path: str, cwd: str) -> str:
+    """Shorter paths for content/count lines: relative below the working directory, else absolute."""
+    p, base = Path(path), Path(cwd)
+    if is_inside(p, base) and p != base:
+        return str(p.relative_to(base))
     return path
 
 
@@ -240,18 +250,30 @@ def _clip(text: str) -> str:
     return text if len(text) <= MAX_LINE_CHARS else text[:MAX_LINE_CHARS] + " … [truncated]"
 
 
-def _format(tool_input: GrepInput, found: dict[str, FileHits], cwd: Path, has_context: int) -> GrepOutput:
+def _format(
+    tool_input: GrepInput,
+    found: dict[str, FileHits],
+    absolute: Callable[[str], str],
+    show: Callable[[str], str],
+    has_context: int,
+) -> GrepOutput:
+    """Sort, render and page the hits.
+
+    ``found`` is keyed by host path; the model sees paths as its Bash sees
+    them: absolute in the file list, relative to the working directory in
+    content/count lines.
+    """
     mode = tool_input.output_mode
     entries: list[str]
     matches = sum(h.match_count for h in found.values())
     if mode == "files_with_matches":
-        entries = sorted(found, key=newest_first)
+        entries = [absolute(p) for p in sorted(found, key=newest_first)]
     elif mode == "count":
-        entries = [f"{_display(p, cwd)}:{found[p].match_count}" for p in sorted(found)]
+        entries = [f"{show(p)}:{found[p].match_count}" for p in sorted(found)]
     else:
         entries = []
         for path in sorted(found):
-            shown = _display(path, cwd)
+            shown = show(path)
             previous: int | None = None
             for number in sorted(found[path].lines):
                 text, is_match = found[path].lines[number]

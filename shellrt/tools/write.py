@@ -11,7 +11,7 @@ allowed roots. The write is atomic.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import anyio
@@ -39,6 +39,7 @@ from shellrt.tools._fileio import (
 from shellrt.tools._paths import (
     PathInput,
     allowed_roots,
+    display_path,
     file_permission,
     is_inside,
     resolve_path,
@@ -116,7 +117,7 @@ class WriteTool(Tool[WriteInput, WriteOutput]):
             _write, path, tool_input.content, ctx.read_state, roots
         )
         ctx.read_state[str(path)] = record
-        return ToolOutput(output)
+        return ToolOutput(replace(output, path=display_path(path, ctx)))
 
     def to_model_content(self, output: WriteOutput) -> str | list[ContentBlock]:
         if output.created:
