@@ -147,6 +147,10 @@ def test_cache_with_ttl(server: _Server, tmp_path: Path) -> None:
     fetch(tool, ctx, url)
     data, text = fetch(tool, ctx, url)
     assert data.from_cache and "cache" in text and server.hits["/plain"] == before + 1
+    # a session that may not reach the host gets no cached copy either
+    strict = ToolContext(session_id="s2", session_dir=tmp_path, workspace=tmp_path, cwd=str(tmp_path))
+    with pytest.raises(ToolExecutionError, match="Refused"):
+        anyio.run(tool.call, WebFetchInput(url=url), strict)
     now[0] += CACHE_TTL_SECONDS + 1
     data, _ = fetch(tool, ctx, url)
     assert not data.from_cache and server.hits["/plain"] == before + 2

@@ -317,6 +317,8 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
         key = f"{settings.max_bytes}|{url}"
         cached = self._cache.get(key)
         if cached is not None and now - cached[0] < CACHE_TTL_SECONDS:
+            # The cache never widens access: this session must be allowed to reach the host itself.
+            await _checked_addresses(cached[1].final_url, settings.allow_private)
             return ToolOutput(replace(cached[1], prompt=tool_input.prompt, from_cache=True))
         started = time.monotonic()
         output = await self._fetch(httpx, url, tool_input, settings)
