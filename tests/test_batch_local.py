@@ -188,3 +188,37 @@ async def test_memory_stays_bounded_with_a_lazy_source() -> None:
             pass
     assert pulled == 50
     await anyio.sleep(0)
+
+
+@pytest.mark.docker
+async def test_docker_tasks_get_fresh_containers_and_export_files(tmp_path: Path) -> None:
+    from tests._docker_support import DEBIAN, container_exists, require_docker
+
+    require_docker()
+    fixture = tmp_path / "fixture"
+    fixture.mkdir()
+    (fixture / "in.txt").write_text("seed\n")
+    tasks = [
+        Task.model_validate(
+            {
+                "id": f"dk{i}",
+                "sandbox": {"type": "docker", "image": DEBIAN, "limits": {"pids": 64}},
+                "workspace": str(fixture),
+                "commands": ["cat in.txt; ls; hostname", f"echo {i} > out.txt"],
+                "collect": {"files": ["out.txt"]},
+            }
+        )
+        for i in range(3)
+    ]
+    results = [r async for r in run(tasks, concurrency=2, artifacts_dir=tmp_path / "art")]
+    hostnames = set()
+    for r in results:
+        assert r.status == "ok", r
+        lines = (r.commands[0].preview or "").splitlines()
+        assert lines[:2] == ["seed", "in.txt"]  # fresh copy: no other task's out.txt
+        hostnames.add(lines[2])
+        i = r.id[2:]
+        assert (tmp_path / "art" / r.id / "files" / "out.txt").read_text() == f"{i}\n"
+    assert len(hostnames) == 3  # three distinct containers
+    assert not any(container_exists(h) for h in hostnames)  # each removed after its task
+    assert sorted(p.name for p in fixture.iterdir()) == ["in.txt"]

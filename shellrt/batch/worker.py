@@ -283,12 +283,8 @@ class TaskRun:
         assert self._workspace is not None and self._tmp is not None
         root = self._workspace
         export = getattr(self.backend, "export_workspace", None)
-        if (
-            export is not None
-            and self.backend is not None
-            and self.backend.to_host_path(self.backend.workspace) is None
-        ):
-            # Copy-mode container: the files live inside it; fetch the workspace out first.
+        if isinstance(self.task.sandbox.backend, DockerConfig) and export is not None:
+            # Copy mode: the task's files live in the container; fetch its workspace out first.
             root = self._tmp / "exported"
             await export(root)
         dest = self.artifacts / "files"
