@@ -99,6 +99,14 @@ async def test_call_returns_output_exit_code_and_cwd(ctx: ToolContext) -> None:
     assert bash.to_model_content(empty.data) == "(Bash completed with no output)"
 
 
+def test_cwd_tracking_is_skipped_only_when_provably_unneeded() -> None:
+    bash = Bash()
+    assert not bash.may_change_cwd(BashInput(command="ls -la"))
+    assert bash.may_change_cwd(BashInput(command="cd sub && ls"))
+    assert bash.may_change_cwd(BashInput(command="source env.sh"))
+    assert bash.may_change_cwd(BashInput(command="make"))
+
+
 async def test_analysis_env_reaches_git(ctx: ToolContext) -> None:
     bash = Bash()
     out = await bash.call(BashInput(command="git --version && env | grep -c '^GIT_CONFIG_KEY_'"), ctx)

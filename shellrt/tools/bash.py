@@ -170,6 +170,16 @@ class ShellTool(Tool[BashInput, BashOutput]):
         return PermissionResult.allow("read-only command inside the workspace")
 
     # --- execution --------------------------------------------------------------------
+    def may_change_cwd(self, tool_input: BashInput) -> bool:
+        """False only when the analysis proves the command cannot leave its directory.
+
+        A parsed, read-only command without ``cd`` runs only known programs with
+        static words (no ``source``, ``eval``, ``pushd``), so its shell ends where
+        it started; skipping the cwd report saves a file write per command.
+        """
+        a = self.analysis(tool_input)
+        return a is None or not (a.parse_ok and a.read_only and not a.cd_targets)
+
     def env_for(self, tool_input: BashInput) -> dict[str, str]:
         """Hardening variables the analysis asks for (git config overrides, …)."""
         a = self.analysis(tool_input)
@@ -200,6 +210,7 @@ class ShellTool(Tool[BashInput, BashOutput]):
                 background_on_timeout=bool(ctx.settings.get("bash_background_on_timeout", False)),
                 on_progress=functools.partial(self._progress, ctx),
                 abort=ctx.abort,
+                track_cwd=self.may_change_cwd(tool_input),
                 description=tool_input.description or "",
             )
         except ShellUnavailableError as exc:
