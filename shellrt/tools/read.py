@@ -40,7 +40,7 @@ from shellrt.protocol import (
     ToolOutput,
     ValidationResult,
 )
-from shellrt.tools._paths import PathInput, file_permission, resolve_path, subject_for
+from shellrt.tools._paths import PathInput, display_path, file_permission, resolve_path, subject_for
 
 __all__ = ["ReadInput", "ReadOutput", "ReadTool"]
 
@@ -150,7 +150,7 @@ class ReadTool(Tool[ReadInput, ReadOutput]):
 
     async def call(self, tool_input: ReadInput, ctx: ToolContext) -> ToolOutput[ReadOutput]:
         path = resolve_path(tool_input.file_path, ctx)
-        output, record = await anyio.to_thread.run_sync(_read, path, tool_input)
+        output, record = await anyio.to_thread.run_sync(_read, path, display_path(path, ctx), tool_input)
         if record is not None:
             # Idempotent bookkeeping: safe to write directly (see ToolContext docs).
             ctx.read_state[str(path)] = record
@@ -172,47 +172,47 @@ class ReadTool(Tool[ReadInput, ReadOutput]):
 # --- dispatch -----------------------------------------------------------------
 
 
-def _read(path: Path, tool_input: ReadInput) -> tuple[ReadOutput, FileReadRecord | None]:
-    _refuse_special_path(path)
+def _read(path: Path, label: str, tool_input: ReadInput) -> tuple[ReadOutput, FileReadRecord | None]:
+    _refuse_special_path(path, label)
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        raise ToolExecutionError(_missing_message(path)) from None
+        raise ToolExecutionError(_missing_message(path, label)) from None
     except PermissionError:
-        raise ToolExecutionError(f"Permission denied reading {path}.") from None
+        raise ToolExecutionError(f"Permission denied reading {label}.") from None
     if stat.S_ISDIR(st.st_mode):
         raise ToolExecutionError(
-            f"{path} is a directory, not a file. List it with Bash (`ls -la {path}`) or find files with Glob."
+            f"{label} is a directory, not a file. List it with Bash (`ls -la {label}`) or find files with Glob."
         )
     if not stat.S_ISREG(st.st_mode):
         raise ToolExecutionError(
-            f"{path} is not a regular file ({_kind(st.st_mode)}); Read refuses it because reading it could "
-            f"block or never end. Use Bash if you really need it (e.g. `head -c 100 {path} | xxd`)."
+            f"{label} is not a regular file ({_kind(st.st_mode)}); Read refuses it because reading it could "
+            f"block or never end. Use Bash if you really need it (e.g. `head -c 100 {label} | xxd`)."
         )
     suffix = path.suffix.lower()
     if tool_input.pages is not None and suffix != ".pdf":
         raise ToolExecutionError("`pages` is only for PDF files; use `offset` and `limit` for text files.")
     if suffix in _IMAGE_EXTS:
-        return _read_image(path, st)
+        return _read_image(path, label, st)
     if suffix == ".ipynb":
-        return _read_notebook(path, st)
+        return _read_notebook(path, label, st)
     if suffix == ".pdf":
-        return _read_pdf(path, st, tool_input.pages)
+        return _read_pdf(path, label, st, tool_input.pages)
     if suffix in _BINARY_EXTS:
-        raise ToolExecutionError(_binary_message(path, st.st_size))
-    return _read_text(path, tool_input, st)
+        raise ToolExecutionError(_binary_message(path, label, st.st_size))
+    return _read_text(path, label, tool_input, st)
 
 
-def _refuse_special_path(path: Path) -> None:
+def _refuse_special_path(path: Path, label: str) -> None:
     text = str(path)
     device = text == "/dev" or (text.startswith("/dev/") and not text.startswith("/dev/shm/"))
     if device or re.match(r"^/proc/[^/]+/fd(/|$)", text):
         raise ToolExecutionError(
-            f"{path} is a device or process file descriptor; Read refuses it (reading it could block or never "
+            f"{label} is a device or process file descriptor; Read refuses it (reading it could block or never "
             "end). Read regular files only."
         )
     if text in ("/proc/kcore", "/proc/kmsg") or re.match(r"^/proc/[^/]+/(mem|pagemap)$", text):
-        raise ToolExecutionError(f"{path} is a kernel memory file; Read refuses it.")
+        raise ToolExecutionError(f"{label} is a kernel memory file; Read refuses it.")
 
 
 def _kind(mode: int) -> str:
@@ -227,8 +227,8 @@ def _kind(mode: int) -> str:
     return "a special file"
 
 
-def _missing_message(path: Path) -> str:
-    message = f"File does not exist: {path}."
+def _missing_message(path: Path, label: str) -> str:
+    message = f"File does not exist: {label}."
     parent = path.parent
     if parent.is_dir():
         stem = path.stem.lower()
@@ -239,25 +239,26 @@ def _missing_message(path: Path) -> str:
         except OSError:
             similar = []
         if similar:
-            message += f" Did you mean {', '.join(str(parent / s) for s in similar[:3])}?"
+            shown_dir = os.path.dirname(label)
+            message += f" Did you mean {', '.join(os.path.join(shown_dir, s) for s in similar[:3])}?"
     else:
-        message += f" Its directory {parent} does not exist either."
+        message += f" Its directory {os.path.dirname(label)} does not exist either."
     return message + " Check the path (Glob can find files by name)."
 
 
-def _binary_message(path: Path, size: int) -> str:
+def _binary_message(path: Path, label: str, size: int) -> str:
     return (
-        f"{path} is a binary file ({size:,} bytes); Read shows text, images, notebooks and PDFs. "
-        f"Inspect it with Bash instead (e.g. `file {path}` or `xxd {path} | head`)."
+        f"{label} is a binary file ({size:,} bytes); Read shows text, images, notebooks and PDFs. "
+        f"Inspect it with Bash instead (e.g. `file {label}` or `xxd {label} | head`)."
     )
 
 
-def _open_regular(path: Path) -> Any:
+def _open_regular(path: Path, label: str) -> Any:
     """Open for reading without blocking even if the path was swapped for a FIFO after stat."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise ToolExecutionError(f"{path} is not a regular file; Read refuses it.")
+        raise ToolExecutionError(f"{label} is not a regular file; Read refuses it.")
     return os.fdopen(fd, "rb")
 
 
@@ -291,15 +292,17 @@ def _looks_binary(head: bytes) -> bool:
     return control / len(head) > 0.3
 
 
-def _read_text(path: Path, tool_input: ReadInput, st: os.stat_result) -> tuple[ReadOutput, FileReadRecord]:
+def _read_text(
+    path: Path, label: str, tool_input: ReadInput, st: os.stat_result
+) -> tuple[ReadOutput, FileReadRecord]:
     start = tool_input.offset or 1
     limit = tool_input.limit or DEFAULT_LINE_LIMIT
-    with _open_regular(path) as fh:
+    with _open_regular(path, label) as fh:
         head = fh.read(8192)
         if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-            return _read_utf16(path, fh, head, tool_input, st)
+            return _read_utf16(path, label, fh, head, tool_input, st)
         if _looks_binary(head):
-            raise ToolExecutionError(_binary_message(path, st.st_size))
+            raise ToolExecutionError(_binary_message(path, label, st.st_size))
         if 0 < st.st_size <= MAX_WHOLE_FILE_BYTES:
             # Small enough to judge the encoding on every byte, exactly as Edit will decode it.
             data = head + fh.read()
@@ -321,9 +324,11 @@ def _read_text(path: Path, tool_input: ReadInput, st: os.stat_result) -> tuple[R
         record = FileReadRecord(
             sha256=scan.digest.hexdigest(), mtime_ns=st.st_mtime_ns, size=seen, partial=start > 1 or scan.more
         )
-    text = _format_window(path, scan.shown, start, scan.total_lines, scan.more, scan.budget_hit, encoding)
+    text = _format_window(
+        path, label, scan.shown, start, scan.total_lines, scan.more, scan.budget_hit, encoding
+    )
     shown = (scan.shown[0][0], scan.shown[-1][0]) if scan.shown else None
-    return ReadOutput("text", str(path), text, lines_shown=shown, total_lines=scan.total_lines), record
+    return ReadOutput("text", label, text, lines_shown=shown, total_lines=scan.total_lines), record
 
 
 class _LineScanner:
@@ -401,6 +406,7 @@ class _LineScanner:
 
 def _format_window(
     path: Path,
+    label: str,
     shown: list[tuple[int, str]],
     start: int,
     total: int,
@@ -409,10 +415,10 @@ def _format_window(
     encoding: str,
 ) -> str:
     if total == 0:
-        return f"(The file {path} exists but is empty.)"
+        return f"(The file {label} exists but is empty.)"
     if not shown:
         return (
-            f"(The file {path} has only {total} lines; offset {start} is past the end. "
+            f"(The file {label} has only {total} lines; offset {start} is past the end. "
             f"Use an offset between 1 and {total}.)"
         )
     body = "\n".join(f"{n:>6}\t{line}" for n, line in shown)
@@ -433,11 +439,11 @@ def _format_window(
 
 
 def _read_utf16(
-    path: Path, fh: Any, head: bytes, tool_input: ReadInput, st: os.stat_result
+    path: Path, label: str, fh: Any, head: bytes, tool_input: ReadInput, st: os.stat_result
 ) -> tuple[ReadOutput, FileReadRecord]:
     if st.st_size > MAX_WHOLE_FILE_BYTES:
         raise ToolExecutionError(
-            f"{path} is a UTF-16 file over {MAX_WHOLE_FILE_BYTES:,} bytes; convert it with iconv first."
+            f"{label} is a UTF-16 file over {MAX_WHOLE_FILE_BYTES:,} bytes; convert it with iconv first."
         )
     data = head + fh.read()
     encoding = "utf-16-le" if data.startswith(b"\xff\xfe") else "utf-16-be"
@@ -450,7 +456,7 @@ def _read_utf16(
         start - 1 : start - 1 + limit
     ]
     more = start - 1 + limit < len(lines)
-    text = _format_window(path, window, start, len(lines), more, False, encoding)
+    text = _format_window(path, label, window, start, len(lines), more, False, encoding)
     record = FileReadRecord(
         sha256=hashlib.sha256(data).hexdigest(),
         mtime_ns=st.st_mtime_ns,
@@ -458,7 +464,7 @@ def _read_utf16(
         partial=start > 1 or more,
     )
     shown = (window[0][0], window[-1][0]) if window else None
-    return ReadOutput("text", str(path), text, lines_shown=shown, total_lines=len(lines)), record
+    return ReadOutput("text", label, text, lines_shown=shown, total_lines=len(lines)), record
 
 
 # --- images ---------------------------------------------------------------------
@@ -476,24 +482,24 @@ def _sniff_image(data: bytes) -> str | None:
     return None
 
 
-def _read_image(path: Path, st: os.stat_result) -> tuple[ReadOutput, FileReadRecord]:
+def _read_image(path: Path, label: str, st: os.stat_result) -> tuple[ReadOutput, FileReadRecord]:
     if st.st_size > MAX_IMAGE_BYTES:
         raise ToolExecutionError(
-            f"{path} is an image of {st.st_size / 1e6:.1f} MB; images over {MAX_IMAGE_BYTES / 1e6:.2f} MB "
+            f"{label} is an image of {st.st_size / 1e6:.1f} MB; images over {MAX_IMAGE_BYTES / 1e6:.2f} MB "
             "(5 MB base64-encoded) cannot be returned. Make a smaller copy first, e.g. with Bash "
-            f"`convert {path} -resize 50% /tmp/small{path.suffix}`, and Read that."
+            f"`convert {label} -resize 50% /tmp/small{path.suffix}`, and Read that."
         )
-    with _open_regular(path) as fh:
+    with _open_regular(path, label) as fh:
         data = fh.read()
     media_type = _sniff_image(data)
     if media_type is None:
         raise ToolExecutionError(
-            f"{path} has an image extension but is not a PNG, JPEG, GIF or WebP image; check it with Bash `file {path}`."
+            f"{label} has an image extension but is not a PNG, JPEG, GIF or WebP image; check it with Bash `file {label}`."
         )
     block = ImageBlock(source=ImageSource(media_type=media_type, data=base64.b64encode(data).decode("ascii")))
     record = FileReadRecord(sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=len(data))
-    text = f"Image {path} ({media_type}, {len(data):,} bytes):"
-    return ReadOutput("image", str(path), text, image=block), record
+    text = f"Image {label} ({media_type}, {len(data):,} bytes):"
+    return ReadOutput("image", label, text, image=block), record
 
 
 # --- notebooks --------------------------------------------------------------------
@@ -531,30 +537,30 @@ def _summarise_output(out: dict[str, Any]) -> str:
     return f"[{kind}]\n" + "\n".join(parts)
 
 
-def _read_notebook(path: Path, st: os.stat_result) -> tuple[ReadOutput, FileReadRecord]:
+def _read_notebook(path: Path, label: str, st: os.stat_result) -> tuple[ReadOutput, FileReadRecord]:
     if st.st_size > MAX_WHOLE_FILE_BYTES:
         raise ToolExecutionError(
-            f"{path} is a notebook over {MAX_WHOLE_FILE_BYTES / 1e6:.0f} MB; search it with Grep, or strip "
+            f"{label} is a notebook over {MAX_WHOLE_FILE_BYTES / 1e6:.0f} MB; search it with Grep, or strip "
             "outputs first (`jupyter nbconvert --clear-output`)."
         )
-    with _open_regular(path) as fh:
+    with _open_regular(path, label) as fh:
         data = fh.read()
     try:
         nb = json.loads(data)
         cells = nb["cells"]
     except (ValueError, KeyError, TypeError):
-        raise ToolExecutionError(f"{path} is not a valid Jupyter notebook (bad JSON or no cells).") from None
+        raise ToolExecutionError(f"{label} is not a valid Jupyter notebook (bad JSON or no cells).") from None
     language = str(nb.get("metadata", {}).get("language_info", {}).get("name", "python"))
     rendered: list[str] = []
     total = 0
     for index, cell in enumerate(cells, 1):
         cell_type = cell.get("cell_type", "code")
-        label = f'<cell index="{index}" type="{cell_type}"'
+        tag = f'<cell index="{index}" type="{cell_type}"'
         if cell.get("id"):
-            label += f' id="{cell["id"]}"'
+            tag += f' id="{cell["id"]}"'
         if cell_type == "code":
-            label += f' language="{language}"'
-        piece = f"{label}>\n{_joined(cell.get('source'))}\n</cell>"
+            tag += f' language="{language}"'
+        piece = f"{tag}>\n{_joined(cell.get('source'))}\n</cell>"
         outputs = [_summarise_output(o) for o in cell.get("outputs", []) if isinstance(o, dict)]
         if outputs:
             piece += f'\n<outputs cell="{index}">\n' + "\n".join(outputs) + "\n</outputs>"
@@ -566,9 +572,9 @@ def _read_notebook(path: Path, st: os.stat_result) -> tuple[ReadOutput, FileRead
             break
         rendered.append(piece)
         total += len(piece)
-    text = f"Notebook {path} ({len(cells)} cells)\n\n" + "\n\n".join(rendered)
+    text = f"Notebook {label} ({len(cells)} cells)\n\n" + "\n\n".join(rendered)
     record = FileReadRecord(sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=len(data))
-    return ReadOutput("notebook", str(path), text), record
+    return ReadOutput("notebook", label, text), record
 
 
 # --- PDFs ----------------------------------------------------------------------------
@@ -590,22 +596,24 @@ def _page_range(pages: str | None, total: int) -> tuple[int, int]:
     return first, min(last, total)
 
 
-def _read_pdf(path: Path, st: os.stat_result, pages: str | None) -> tuple[ReadOutput, FileReadRecord]:
+def _read_pdf(
+    path: Path, label: str, st: os.stat_result, pages: str | None
+) -> tuple[ReadOutput, FileReadRecord]:
     try:
         pypdf: Any = importlib.import_module("pypdf")
     except ImportError:
         raise ToolExecutionError(
-            f"{path} is a PDF, and reading PDFs needs the pypdf package, which is not installed in this "
+            f"{label} is a PDF, and reading PDFs needs the pypdf package, which is not installed in this "
             "environment (pip install pypdf). Alternatively use Bash: `pdftotext -layout file.pdf -` "
             "(poppler-utils), if it is installed."
         ) from None
-    with _open_regular(path) as fh:
+    with _open_regular(path, label) as fh:
         data = fh.read()
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))
         total = len(reader.pages)
     except Exception as exc:
-        raise ToolExecutionError(f"{path} could not be parsed as a PDF: {exc}") from None
+        raise ToolExecutionError(f"{label} could not be parsed as a PDF: {exc}") from None
     first, last = _page_range(pages, total)
     parts: list[str] = []
     for number in range(first, last + 1):
@@ -620,4 +628,4 @@ def _read_pdf(path: Path, st: os.stat_result, pages: str | None) -> tuple[ReadOu
     if last < total:
         text += f'\n\n(Showing pages {first}-{last} of {total}; pass pages="{last + 1}-{min(total, last + MAX_PDF_PAGES_PER_CALL)}" for more.)'
     record = FileReadRecord(sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=len(data))
-    return ReadOutput("pdf", str(path), text), record
+    return ReadOutput("pdf", label, text), record
