@@ -151,6 +151,9 @@ def test_glob_limit_note_and_absolute_pattern(tree: Path, monkeypatch: pytest.Mo
     out = both(monkeypatch, GlobTool(), make_ctx(Path("/")), {"pattern": f"{tree}/a/**/*.py"})
     assert out.strip() == str(tree / "a/b/c/deep.py")
     assert split_pattern("/x/y/*.py", None) == ("/x/y", "*.py")
+    assert split_pattern("../../*.py", "src") == ("src/../..", "*.py")
+    out = both(monkeypatch, GlobTool(), make_ctx(tree / "a" / "b"), {"pattern": "../../*.py"})
+    assert out.splitlines()[0] == str(tree / "main.py")
 
 
 GREP_CASES: list[dict[str, Any]] = [

@@ -70,9 +70,17 @@ class GlobOutput:
 
 
 def split_pattern(pattern: str, base: str | None) -> tuple[str | None, str]:
-    """Split an absolute pattern ("/src/**/*.py") into its fixed directory and the glob part."""
+    """Split a pattern into the directory to search and the glob part.
+
+    An absolute pattern ("/src/**/*.py") searches its fixed prefix; leading
+    "../" segments move the search up from ``base``.
+    """
     if not pattern.startswith("/"):
-        return base, pattern.removeprefix("./")
+        pattern = pattern.removeprefix("./")
+        # "../lib/*.py" searches the parent: move leading ".." into the base directory.
+        while pattern.startswith("../"):
+            base, pattern = os.path.join(base or ".", ".."), pattern[3:]
+        return base, pattern
     parts = pattern.split("/")
     fixed: list[str] = []
     for i, part in enumerate(parts[1:], 1):
