@@ -136,7 +136,8 @@ def is_read_denied(path: Path, ctx: ToolContext) -> bool:
     return any(is_inside(path, Path(os.path.realpath(d))) for d in ctx.read_denied)
 
 
-def _sensitive_reason(path: Path) -> str | None:
+def is_sensitive(path: Path) -> str | None:
+    """Why writing ``path`` always needs a person's approval (a safety check), or None."""
     parts = PurePosixPath(path).parts
     name = parts[-1] if parts else ""
     if fnmatch.fnmatchcase(name, ".env*"):
@@ -158,11 +159,6 @@ def _sensitive_reason(path: Path) -> str | None:
         ):
             return "an agent settings file (it changes permissions)"
     return None
-
-
-def is_sensitive(path: Path) -> str | None:
-    """Why writing ``path`` always needs a person's approval, or None."""
-    return _sensitive_reason(path)
 
 
 def file_permission(raw: str, ctx: ToolContext, *, write: bool) -> PermissionResult:
