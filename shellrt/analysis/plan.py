@@ -47,7 +47,8 @@ _LOOP_KINDS = {"while": "while", "until": "until", "for": "for", "select": "sele
 class _Planner:
     """Collects plan lists while walking one tree (and nested script strings)."""
 
-    def __init__(self, script_depth: int = 0) -> None:
+    def __init__(self, source: bytes, script_depth: int = 0) -> None:
+        self.source = source
         self.commands: list[PlanCommand] = []
         self.operators: list[str] = []
         self.redirects: list[Redirect] = []
@@ -223,6 +224,8 @@ class _Planner:
                 redirects.append(self.redirect(child))
             elif kind == "comment":
                 continue
+            elif kind == "number" and self.source[child.end_byte : child.end_byte + 1] in (b"<", b">"):
+                continue  # `0<f`: the grammar reads the fd as an argument; bash reads a redirect
             elif child.is_named:
                 argv.append(self.word(child))
             elif kind == "$":
@@ -278,7 +281,7 @@ class _Planner:
         if parsed.root is None:
             self.unsupported.append(f"{wrapper} script: {parsed.error}")
             return
-        sub = _Planner(self.script_depth + 1)
+        sub = _Planner(parsed.source, self.script_depth + 1)
         sub.context = [*self.context, f"wrapped:{wrapper}"]
         sub.visit(parsed.root)
         if parsed.error:
@@ -506,8 +509,8 @@ def _text(node: tree_sitter.Node) -> str:
     return data.decode("utf-8", "surrogateescape") if data is not None else ""
 
 
-def build_plan(root: tree_sitter.Node) -> CommandPlan:
-    """Plan a parsed tree (any parse errors are the caller's business)."""
-    planner = _Planner()
+def build_plan(root: tree_sitter.Node, source: bytes) -> CommandPlan:
+    """Plan a parsed tree of ``source`` (any parse errors are the caller's business)."""
+    planner = _Planner(source)
     planner.visit(root)
     return planner.plan()

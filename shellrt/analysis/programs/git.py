@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .spec import ParsedArgs, ProgramSpec, longs, parse_args
+from .spec import ARG, OPTARG, ParsedArgs, ProgramSpec, longs, parse_args
 
 __all__ = ["check_git", "git_subcommand"]
 
@@ -75,6 +75,10 @@ def _spec(name: str, short: str = "", short_arg: str = "", short_opt: str = "", 
           base: dict[str, int] | None = None, numeric: bool = False) -> ProgramSpec:
     table = dict(base or {})
     table.update(longs(long))
+    # Attached-only values (`--format=x`): a separate word is never swallowed as a
+    # value, so a forbidden option can never hide behind one (`--output` is refused
+    # by name whatever its form).
+    table = {name: (OPTARG if arity == ARG and name != "output" else arity) for name, arity in table.items()}
     return ProgramSpec(f"git {name}", short=short, short_arg=short_arg, short_opt=short_opt, long=table,
                        numeric=numeric, forbidden=_FORBIDDEN)
 
