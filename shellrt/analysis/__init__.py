@@ -2,6 +2,33 @@
 
 Pure (no I/O, no imports of the rest of shellrt). The entry point is
 :func:`analyze`; everything a caller needs is on :class:`CommandAnalysis`.
+
+Pipeline (one module each): ``parse`` (tree-sitter-bash, size/time limits) ->
+``plan`` (allow-listed node kinds -> :class:`CommandPlan`, with ``words`` doing
+static word evaluation) -> ``judge`` (read-only allow-list, using the per-program
+option models in ``programs/``) -> ``effects`` (write targets, destructive hints)
+-> ``git_env`` (environment the supervisor must set). ``powershell`` is the
+PowerShell tokenizer/judge.
+
+Subcommands, for permission rules: every simple command anywhere in the input
+(pipelines, lists, ``$(...)``, ``<(...)``, subshells, groups, function bodies,
+if/while/for/case bodies, ``[[ ]]`` operands, redirect targets, here-doc
+bodies). Wrappers add the command they run as a further subcommand
+(``timeout 5 rm x`` -> ``timeout 5 rm x`` and ``rm x``; ``xargs rm`` -> ``rm``;
+``find -exec rm {} ;`` -> ``rm {}``); ``bash -c '...'``, ``sh -c``, ``eval``,
+``env -S``, ``su -c`` and ``flock -c`` have their script string parsed, so a rule
+such as ``Bash(timeout:*)`` or ``Bash(bash:*)`` cannot smuggle a command past the
+matcher, which must check every subcommand. When the parse failed
+(``parse_ok`` false), the raw command is appended as a subcommand too and no
+rule should allow it.
+
+Decisions worth knowing: programs named by path (``/bin/ls``, ``./x``) are never
+read-only (we cannot know what the path holds); quoted or escaped command names
+(``'ls'``, ``\ls``) are refused; any variable assignment, any ``&`` background
+job, any command/process substitution, any brace expansion and any expansion in
+an argument (outside echo/printf data and ``[[ ]]``/``[ OP "$x" ]`` operands) makes
+a command not read-only. Results are memoised (frozen models, shared: never
+mutate their lists).
 """
 
 from __future__ import annotations

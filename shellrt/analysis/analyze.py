@@ -7,7 +7,7 @@ import shlex
 from typing import Literal
 
 from .effects import plan_effects
-from .git_env import GIT_BASE_ENV, git_hardening_env
+from .git_env import GIT_BASE_ENV, PROGRAM_ENV, git_hardening_env
 from .judge import judge_plan
 from .models import CommandAnalysis, CommandPlan, PlanCommand, Subcommand, build
 from .parse import parse_bash
@@ -76,6 +76,9 @@ def _analyze_bash(command: str) -> CommandAnalysis:
     effects = plan_effects(plan, read_only)
     uses_git = any(c.name == "git" for c in plan.commands)
     env = (git_hardening_env() if read_only else dict(GIT_BASE_ENV)) if uses_git else {}
+    if read_only:
+        for program in {c.name for c in plan.commands} & PROGRAM_ENV.keys():
+            env.update(PROGRAM_ENV[program or ""])
     return build(CommandAnalysis,
         command=command,
         shell="bash",

@@ -19,7 +19,15 @@ pointed at /dev/null and ``GIT_ATTR_NOSYSTEM`` set, but in-tree
 
 from __future__ import annotations
 
-__all__ = ["GIT_BASE_ENV", "GIT_CONFIG_OVERRIDES", "GIT_ENV", "git_hardening_env"]
+__all__ = ["GIT_BASE_ENV", "GIT_CONFIG_OVERRIDES", "GIT_ENV", "PROGRAM_ENV", "git_hardening_env"]
+
+#: Other read-only programs whose environment can make them run code.
+PROGRAM_ENV: dict[str, dict[str, str]] = {
+    # A config file named by RIPGREP_CONFIG_PATH can add --pre=<program>.
+    "rg": {"RIPGREP_CONFIG_PATH": ""},
+    # MANOPT can add -P/-H; MANPAGER/PAGER/BROWSER are programs man runs.
+    "man": {"MANOPT": "", "MANPAGER": "cat", "PAGER": "cat", "BROWSER": ""},
+}
 
 #: Set for every command that runs git, read-only or not: nothing may wait on a tty.
 GIT_BASE_ENV: dict[str, str] = {"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "PAGER": "cat"}
