@@ -104,12 +104,17 @@ def test_large_output_is_persisted_in_json_mode(tmp_path: Path) -> None:
         path.unlink()
 
 
-def test_no_command_and_bad_options(tmp_path: Path) -> None:
-    assert shellrt("--sandbox", "local", cwd=tmp_path).returncode == 2
-    bad = shellrt("--sandbox", "local", "--image", "x", "--", "true", cwd=tmp_path)
-    assert bad.returncode != 0 and "only apply to --sandbox docker" in bad.stderr
-    missing = shellrt("--workspace", str(tmp_path / "nope"), "--", "true", cwd=tmp_path)
-    assert missing.returncode != 0 and "not a directory" in missing.stderr
+def test_no_command_and_bad_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from shellrt.cli import main
+
+    assert main(["run", "--sandbox", "local", "--workspace", str(tmp_path)]) == 2
+    assert "no command given" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="only apply to --sandbox docker"):
+        main(["run", "--sandbox", "local", "--workspace", str(tmp_path), "--image", "x", "--", "true"])
+    with pytest.raises(SystemExit, match="not a directory"):
+        main(["run", "--workspace", str(tmp_path / "nope"), "--", "true"])
+    with pytest.raises(SystemExit, match="bridge needs --sandbox docker"):
+        main(["run", "--sandbox", "bwrap", "--workspace", str(tmp_path), "--network", "bridge", "--", "true"])
 
 
 def test_sandbox_options_reach_config_and_policy(tmp_path: Path) -> None:
