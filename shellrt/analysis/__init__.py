@@ -1,4 +1,4 @@
-"""Command analysis: parse a bash/PowerShell command into a plan and judge it.
+r"""Command analysis: parse a bash/PowerShell command into a plan and judge it.
 
 Pure (no I/O, no imports of the rest of shellrt). The entry point is
 :func:`analyze`; everything a caller needs is on :class:`CommandAnalysis`.
