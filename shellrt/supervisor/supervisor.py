@@ -179,6 +179,8 @@ class Supervisor:
             )
         if timed_out or interrupted:
             await execution.kill()
+        elif execution.killed_by_us:  # the session closed under it
+            interrupted = True
         self._live.discard(execution)
         return self._result(
             command,

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from sandbox._proctree import is_alive
-from shellrt.supervisor import Supervisor, TaskNotFoundError, TaskStatus
+from shellrt.supervisor import Supervisor, SupervisorClosedError, TaskNotFoundError, TaskStatus
 
 pytestmark = pytest.mark.anyio
 
@@ -107,3 +107,16 @@ async def test_foreground_moves_to_background_on_timeout(sup: Supervisor) -> Non
     assert final.status is TaskStatus.COMPLETED
     assert (await sup.tasks.read_new(final.id)).text == "end\n"
     assert final.output_path.read_bytes() == b"start\nend\n"
+
+
+async def test_close_interrupts_a_running_foreground_command(sup: Supervisor) -> None:
+    async def close_soon() -> None:
+        await anyio.sleep(0.3)
+        await sup.close()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(close_soon)
+        result = await sup.run("sleep 1041", timeout_s=30)
+    assert result.interrupted and not result.timed_out
+    with pytest.raises(SupervisorClosedError):
+        await sup.run("true", timeout_s=5)
