@@ -68,11 +68,19 @@ def _all_known(plan: CommandPlan) -> bool:
     return not plan.unsupported and not plan.substitutions and not plan.functions
 
 
+_DESTRUCTIVE_NAMES = frozenset({"rm", "dd", "shred", "truncate", "wipefs", "fdisk", "sfdisk", "parted", "mkswap",
+                                "chmod", "chown", "chgrp", "find", "git", "kill", "pkill", "killall", "shutdown",
+                                "reboot", "halt", "poweroff"})
+
+
 def _command(command: PlanCommand, effects: Effects) -> None:
     name = command.name
     if name is None:
         effects.writes_unknown = True
         return
+    if name not in _DESTRUCTIVE_NAMES and name not in _ALL_OPERANDS and name not in _LAST_OPERAND \
+            and not name.startswith("mkfs"):
+        return  # neither a modelled writer nor a destructive-hint program
     values = [w.value for w in command.argv[1:]]
     operands = [v for v in values if v is None or not v.startswith("-") or v == "-"]
     flags = {v for v in values if v is not None and v.startswith("-")}
