@@ -89,7 +89,17 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     if args.resume and not args.out.exists():
         print(f"shellrt batch: --resume: {args.out} does not exist yet; running every task", file=sys.stderr)
-    code: int = anyio.run(_main, args)
+    if args.ray is not None:
+        from importlib.util import find_spec
+
+        if find_spec("ray") is None:  # ray itself is imported only by shellrt.batch.ray_runner
+            print("shellrt batch: --ray needs Ray: pip install 'shellrt[ray]'", file=sys.stderr)
+            return 2
+    try:
+        code: int = anyio.run(_main, args)
+    except ConnectionError as exc:
+        print(f"shellrt batch: could not connect to the Ray cluster at {args.ray}: {exc}", file=sys.stderr)
+        return 2
     return code
 
 
