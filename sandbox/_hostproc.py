@@ -181,6 +181,7 @@ class HostProcess(SandboxProcess):
         self._cwd_file = cwd_file
         self._status: ExitStatus | None = None
         self._pidfd: int | None = _pidfd_open(popen.pid)
+        self._watching = False
         assert popen.stdout is not None
         self.stdout = FdReceiveStream(_detach(popen.stdout), on_flood=_grow_pipe)
         self.stderr = (
@@ -193,13 +194,26 @@ class HostProcess(SandboxProcess):
         return self._popen.pid
 
     async def _wait_exit(self) -> int:
-        """Wait for the root to exit (pidfd), reap it, return its returncode."""
-        while (code := self._popen.poll()) is None:
-            pidfd = self._pidfd
-            if pidfd is None:  # pragma: no cover - kernels before 5.3: poll
+        """Wait for the root to exit and reap it; returns its returncode.
+
+        One task at a time watches the pidfd (anyio allows one waiter per fd);
+        a concurrent caller (``kill`` while the pump waits) polls instead, and
+        only the watcher closes the pidfd, so nobody waits on a closed fd.
+        """
+        if self._watching:
+            # Not an Event: the watcher may be cancelled before it sees the exit.
+            while (code := self._popen.poll()) is None:  # noqa: ASYNC110
                 await anyio.sleep(0.005)
-                continue
-            await wait_pidfd(pidfd)
+            return code
+        self._watching = True
+        try:
+            while (code := self._popen.poll()) is None:
+                if self._pidfd is None:  # pragma: no cover - kernels before 5.3: poll
+                    await anyio.sleep(0.005)
+                else:
+                    await wait_pidfd(self._pidfd)
+        finally:
+            self._watching = False
         if self._pidfd is not None:
             anyio.notify_closing(self._pidfd)
             os.close(self._pidfd)

@@ -163,3 +163,14 @@ def test_local_enforces_only_tree_kill(tmp_path: Path) -> None:
     assert LocalBackend(LocalConfig(), SandboxPolicy(workspace=tmp_path)).enforces() == frozenset(
         {"tree_kill"}
     )
+
+
+async def test_kill_while_another_task_waits(backend: LocalBackend, tmp_path: Path) -> None:
+    for _ in range(20):
+        proc = await backend.exec(ExecRequest(argv=("sleep", "30"), cwd=str(tmp_path)))
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(proc.wait)
+            await anyio.sleep(0)
+            await proc.kill()
+        status = await proc.wait()
+        assert status.signal == 9
