@@ -108,6 +108,8 @@ class Execution:
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
         finally:
+            with anyio.CancelScope(shield=True):
+                await stream.aclose()
             self._readers_left -= 1
             if self._readers_left == 0:
                 self._readers_done.set()

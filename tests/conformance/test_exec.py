@@ -118,3 +118,15 @@ async def test_session_env_is_documented_base(sup: Supervisor) -> None:
     assert sup.base_env["LANG"] == "C.UTF-8"
     assert "SHELLRT_TEST_SECRET_TOKEN" not in sup.base_env
     assert os.environ.get("PATH") is None or sup.base_env["PATH"]
+
+
+async def test_no_file_descriptor_leak(sup: Supervisor) -> None:
+    await sup.run("true", timeout_s=10)  # warm up lazily opened resources
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(15):
+        await sup.run("echo out; echo err >&2", timeout_s=10, merge_stderr=False)
+        await sup.run("cat", timeout_s=10, stdin=b"x")
+    await sup.run("sleep 5", timeout_s=0.1)
+    task = await sup.start_background("sleep 5")
+    await sup.tasks.stop(task.id)
+    assert len(os.listdir("/proc/self/fd")) <= before + 2
