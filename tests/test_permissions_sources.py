@@ -234,3 +234,14 @@ async def test_relative_rules_in_settings_file_are_anchored_at_its_project(tmp_p
     assert await behavior(other / "data" / "x") == "deny"
     assert await behavior(lay.home / ".ssh" / "id_rsa") == "deny"
     assert await behavior(lay.ws / "data" / "x") == "allow"
+
+
+async def test_web_fetch_section_merged_by_precedence(tmp_path: Path) -> None:
+    lay = Layout(tmp_path)
+    lay.write("user", {"webFetch": {"upgradeHttp": True, "maxBytes": 1000}})
+    lay.write("project", {"webFetch": {"allowPrivateHosts": ["127.0.0.1"], "maxBytes": 2000}})
+    lay.write("local", {"webFetch": "nonsense"})
+    gov = lay.gov()
+    dumped = gov.settings.model_dump(by_alias=True)
+    assert dumped["webFetch"] == {"allowPrivateHosts": ["127.0.0.1"], "maxBytes": 2000, "upgradeHttp": True}
+    assert any("webFetch must be an object" in d for d in gov.diagnostics)

@@ -41,6 +41,7 @@ _TOP_LEVEL_KEYS = {
     "permissions",
     "hooks",
     "mcpServers",
+    "webFetch",
     "allowManagedPermissionRulesOnly",
     "allowManagedHooksOnly",
     "disableBypassPermissionsMode",
@@ -98,6 +99,8 @@ class FileSettings:
     default_mode: PermissionMode | None = None
     additional_directories: list[Path] = field(default_factory=list)
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The ``webFetch`` section (allowPrivateHosts, upgradeHttp, maxBytes, …), read by the WebFetch tool.
+    web_fetch: dict[str, Any] = field(default_factory=dict)
     disable_bypass: bool = False
     managed_rules_only: bool = False
     managed_hooks_only: bool = False
@@ -168,6 +171,11 @@ def load_settings_file(path: Path, source: str, *, home: Path, root: Path | None
         out.diagnostics.append(
             f"{path}:{locator.key_line('mcpServers')}: mcpServers must be an object; ignored"
         )
+    web_fetch = data.get("webFetch")
+    if isinstance(web_fetch, dict):
+        out.web_fetch = web_fetch
+    elif web_fetch is not None:
+        out.diagnostics.append(f"{path}:{locator.key_line('webFetch')}: webFetch must be an object; ignored")
     out.managed_rules_only = data.get("allowManagedPermissionRulesOnly") is True
     out.managed_hooks_only = data.get("allowManagedHooksOnly") is True
     if data.get("disableBypassPermissionsMode") == "disable":

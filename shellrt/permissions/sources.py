@@ -63,6 +63,7 @@ class LoadedSources:
     mode_source: str = "default"
     additional_directories: list[Path] = field(default_factory=list)
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    web_fetch: dict[str, Any] = field(default_factory=dict)
     disable_bypass: bool = False
     managed_rules_only: bool = False
     managed_hooks_only: bool = False
@@ -95,6 +96,8 @@ class Settings(BaseModel):
     permissions: EffectivePermissions = Field(default_factory=EffectivePermissions)
     hooks: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
     mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict, alias="mcpServers")
+    #: WebFetch options merged key by key (higher-precedence sources win).
+    web_fetch: dict[str, Any] = Field(default_factory=dict, alias="webFetch")
     #: Which source chose the mode (``managed``, ``cli``, ``local``, ``project``, ``user`` or ``default``).
     mode_source: str = Field(default="default", alias="modeSource")
     #: A settings file existed but could not be read: allow rules and bypass mode are off.
@@ -122,6 +125,7 @@ class Settings(BaseModel):
             ),
             hooks=hooks,
             mcp_servers=state.mcp_servers,
+            web_fetch=state.web_fetch,
             mode_source=state.mode_source,
             degraded=state.degraded,
             diagnostics=state.diagnostics,
@@ -284,6 +288,8 @@ def load_settings(
                 settings.additional_directories.append(directory)
         for name, cfg in loaded.mcp_servers.items():
             settings.mcp_servers.setdefault(name, cfg)
+        for key, value in loaded.web_fetch.items():
+            settings.web_fetch.setdefault(key, value)
     if settings.managed_rules_only:
         dropped = [r for r in settings.rules.rules if settings.rules.ignored(r)]
         for rule in dropped:
