@@ -19,8 +19,12 @@ bash scripts/start-dockerd.sh
 step "docker test images (built locally, no registry)"
 bash scripts/build-test-images.sh
 
-step "python package (editable, with dev extras)"
-python3 -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+step "python package (editable, with dev and ray extras)"
+# compat mode puts the repo on sys.path through a .pth file, so the top-level
+# packages `shellrt` and `sandbox` always win over a same-named directory in the
+# current directory (setuptools' default editable finder comes after it).
+python3 -m pip install --quiet --disable-pip-version-check \
+    --config-settings editable_mode=compat -e '.[dev,ray]'
 
 step "ruff"
 python3 -m ruff check shellrt sandbox tests benchmarks
