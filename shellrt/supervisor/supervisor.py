@@ -245,26 +245,26 @@ class Supervisor:
             merge_stderr=merge_stderr,
             report_cwd=report_cwd,
         )
-        out = OutputSpool(
-            spool_dir / f"{name}.out",
-            head_bytes=self._preview_bytes,
-            tail_bytes=self._preview_bytes,
-            on_chunk=(lambda b: on_output("stdout", b)) if on_output else None,
-        )
-        err = None
-        if not merge_stderr:
-            err = OutputSpool(
-                spool_dir / f"{name}.err",
+        # Spawn first: the spools are set up while the child execs and runs (the
+        # pipe holds its first output meanwhile), which keeps them off the latency path.
+        process = await self.backend.exec(request)
+        try:
+            out = OutputSpool(
+                spool_dir / f"{name}.out",
                 head_bytes=self._preview_bytes,
                 tail_bytes=self._preview_bytes,
-                on_chunk=(lambda b: on_output("stderr", b)) if on_output else None,
+                on_chunk=(lambda b: on_output("stdout", b)) if on_output else None,
             )
-        try:
-            process = await self.backend.exec(request)
+            err = None
+            if not merge_stderr:
+                err = OutputSpool(
+                    spool_dir / f"{name}.err",
+                    head_bytes=self._preview_bytes,
+                    tail_bytes=self._preview_bytes,
+                    on_chunk=(lambda b: on_output("stderr", b)) if on_output else None,
+                )
         except BaseException:
-            out.close()
-            if err is not None:
-                err.close()
+            await process.kill()
             raise
         execution = Execution(process, out, err, stdin_data=stdin)
         self._live.add(execution)
