@@ -139,7 +139,7 @@ async def run(cfg: RunConfig) -> Table:
         "SWE-ReX session: on its timeout we send BashInterruptAction (Ctrl-C) as SWE-agent does; that is inside the"
         " measured call.",
         f"a call that has not returned {cap_s:.0f} s after its {TIMEOUT_S:.0f} s timeout is reported as did not"
-        " return (its process group is killed and it is not repeated).",
+        " return (its process group is killed and it is not repeated); its after close/exit count is taken after that kill.",
     ]
     return table
 

@@ -98,7 +98,7 @@ async def run(cfg: RunConfig) -> Table:
     columns: list[Column] = []
     for label in SIZES:
         columns += [
-            Column(f"{label}_wall_s", f"{label} wall s", ratio=label == "15MB"),
+            Column(f"{label}_wall_s", f"{label} wall s", ratio=label != "1MB"),
             Column(f"{label}_rss_growth_mb", f"{label} RSS growth MB", fmt="{:.0f}", spread=False),
             Column(f"{label}_recovered", f"{label} recoverable", spread=False),
         ]
