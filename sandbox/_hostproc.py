@@ -89,6 +89,7 @@ class HostRunner:
         cwd_host_file: Path | None,
         env_extra: dict[str, str],
         cwd: str | None,
+        pass_fds: tuple[int, ...] = (),
     ) -> HostProcess:
         """Start ``argv`` in a new session with the request's env plus the marker."""
         env = dict(request.env)
@@ -104,6 +105,7 @@ class HostRunner:
                 env=env,
                 start_new_session=True,
                 close_fds=True,
+                pass_fds=pass_fds,
             )
         except OSError as exc:
             raise SandboxExecError(f"cannot start {argv[0]!r}: {exc}") from exc

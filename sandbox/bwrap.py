@@ -13,21 +13,25 @@ Each command runs as ``bwrap <flags> -- argv`` where the flags (see `BwrapBacken
   ``--unshare-net`` when ``policy.network == "none"`` (only loopback, isolated);
 - ``--chdir``: the command's working directory.
 
-The cwd report file lives in a private state dir bound at its host path.
+The cwd report file lives in a private state dir bound at its host path. A
+start that lost a race with the host's mount table is retried transparently
+(see `sandbox._bwrap_retry`).
 `start` probes bwrap once with the real flags and raises `BackendUnavailableError`
 naming the fix when it is missing or cannot create namespaces.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import anyio
 
+from sandbox._bwrap_retry import RetryingBwrapProcess
 from sandbox._hostproc import HostProcess, HostRunner
-from sandbox.base import ExecRequest, SandboxBackend
+from sandbox.base import ExecRequest, SandboxBackend, SandboxProcess
 from sandbox.config import BwrapConfig
 from sandbox.errors import BackendUnavailableError
 from sandbox.policy import SandboxPolicy
@@ -125,7 +129,18 @@ class BwrapBackend(SandboxBackend):
         args += ["--chdir", cwd]
         return args
 
-    async def exec(self, request: ExecRequest) -> HostProcess:
+    async def exec(self, request: ExecRequest) -> SandboxProcess:
+        self._runner.check_open()
+
+        async def spawn() -> tuple[HostProcess, int]:
+            return await self._spawn_once(request)
+
+        first = await spawn()
+        # A retry would lose stdin already written to the failed attempt: only retry without stdin.
+        return RetryingBwrapProcess(spawn, first, may_retry=not request.stdin)
+
+    async def _spawn_once(self, request: ExecRequest) -> tuple[HostProcess, int]:
+        """One bwrap start; returns the process and the read end of its ``--json-status-fd``."""
         state_dir = self._runner.check_open()
         marker, cwd_name = self._runner.new_run()
         env_extra: dict[str, str] = {}
@@ -133,7 +148,27 @@ class BwrapBackend(SandboxBackend):
         if request.report_cwd:
             cwd_file = state_dir / cwd_name
             env_extra["SHELLRT_CWD_FILE"] = str(cwd_file)
-        argv = [*self.bwrap_args(cwd=request.cwd, state_dir=state_dir), "--", *request.argv]
-        return await self._runner.spawn(
-            argv, request, marker=marker, cwd_host_file=cwd_file, env_extra=env_extra, cwd="/"
-        )
+        status_r, status_w = os.pipe2(os.O_CLOEXEC)
+        argv = [
+            *self.bwrap_args(cwd=request.cwd, state_dir=state_dir),
+            "--json-status-fd",
+            str(status_w),
+            "--",
+            *request.argv,
+        ]
+        try:
+            proc = await self._runner.spawn(
+                argv,
+                request,
+                marker=marker,
+                cwd_host_file=cwd_file,
+                env_extra=env_extra,
+                cwd="/",
+                pass_fds=(status_w,),
+            )
+        except BaseException:
+            os.close(status_r)
+            raise
+        finally:
+            os.close(status_w)
+        return proc, status_r

@@ -166,3 +166,51 @@ async def test_workspace_equal_to_tmp_parent_keeps_cwd_reports(tmp_path: Path) -
         await s.close()
         await backend.close()
     assert os.listdir(ws) == ["sub"]
+
+
+FLAKY_BWRAP = """#!/bin/bash
+# Fails its second start like a real mount race, then behaves.
+n=$(( $(cat "{counter}" 2>/dev/null || echo 0) + 1 ))
+echo $n > "{counter}"
+if [ "$n" = 2 ]; then
+  echo 'bwrap: Can'"'"'t bind mount /oldroot/ on /newroot/: Unable to apply mount flags: remount "/newroot/x": Invalid argument' >&2
+  exit 1
+fi
+exec {real} "$@"
+"""
+
+
+@pytest.mark.parametrize("merge", [True, False])
+async def test_mount_race_at_setup_is_retried_transparently(
+    dirs: dict[str, Path], tmp_path: Path, merge: bool
+) -> None:
+    real = shutil.which("bwrap")
+    require(real is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    fake = tmp_path / "flaky-bwrap"
+    fake.write_text(FLAKY_BWRAP.format(counter=tmp_path / "count", real=real))
+    fake.chmod(0o755)
+    backend = BwrapBackend(BwrapConfig(bwrap_path=str(fake)), SandboxPolicy(workspace=dirs["ws"]))
+    await backend.start()  # start 1: the probe
+    s = Supervisor(backend, session_dir=dirs["session"])
+    try:
+        result = await s.run(
+            "echo ran; echo err >&2; exit 3", timeout_s=20, merge_stderr=merge
+        )  # starts 2 and 3
+        assert result.exit_code == 3
+        if merge:
+            assert result.preview == "ran\nerr\n"
+        else:
+            assert result.stdout == "ran\n" and result.stderr == "err\n"
+        assert (tmp_path / "count").read_text().strip() == "3"
+    finally:
+        await s.close()
+        await backend.close()
+
+
+async def test_setup_failure_that_is_not_a_race_is_reported(sup: Supervisor) -> None:
+    result = await sup.run("true", timeout_s=10)
+    assert result.exit_code == 0
+    sup._cwd.cwd = "/nonexistent-dir-for-shellrt"  # simulate a cwd bwrap cannot enter
+    sup._cwd.exists = lambda _p: True  # type: ignore[method-assign]
+    bad = await sup.run("true", timeout_s=10)
+    assert bad.exit_code == 1 and "bwrap: Can't chdir" in bad.preview

@@ -1,0 +1,162 @@
+"""Transparent retry of a bwrap whose sandbox setup lost a race with the host's mounts.
+
+``--ro-bind / /`` remounts every submount of the host read-only. When a mount
+disappears meanwhile (a Docker container stopping, an automount expiring),
+bwrap fails before the command starts: ``bwrap: Can't bind mount /oldroot/ on
+/newroot/: Unable to apply mount flags: remount "…": Invalid argument``.
+Observed here about once in 200 starts while containers churn.
+
+Detection never guesses from output alone: bwrap is started with
+``--json-status-fd``, which reports ``exit-code`` only when the command itself
+ran. A process that exits 1 without that report, with a mount-race message as
+its first output, never started the command, so it is started again. Until
+that is known, a first output chunk beginning ``bwrap: `` is held back, so the
+caller never sees a failed attempt's bytes (or its EOF).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream
+
+from sandbox._hostproc import HostProcess
+from sandbox.base import ExitStatus, SandboxProcess
+
+__all__ = ["RetryingBwrapProcess", "Spawn"]
+
+#: Extra attempts after a failed setup.
+MAX_RETRIES = 3
+_TRANSIENT = (b"Unable to apply mount flags", b"Can't bind mount /oldroot/")
+
+#: Starts one bwrap attempt: returns the process and the read end of its json-status fd.
+Spawn = Callable[[], Awaitable[tuple[HostProcess, int]]]
+
+
+class _Attempt:
+    def __init__(self, proc: HostProcess, status_fd: int) -> None:
+        self.proc = proc
+        self.status_fd = status_fd
+        self.started = False  # some output proved the command ran
+        self.held: list[bytes] = []
+        self.decided: bool | None = None  # True: retried; False: final
+
+
+class RetryingBwrapProcess(SandboxProcess):
+    """A bwrap process that restarts itself when its sandbox setup hit a mount race."""
+
+    def __init__(self, spawn: Spawn, first: tuple[HostProcess, int], *, may_retry: bool) -> None:
+        self._spawn = spawn
+        self._attempt = _Attempt(*first)
+        self._may_retry = may_retry
+        self._retries = 0
+        self._killed = False
+        self._lock = anyio.Lock()
+        self.stdout = _GatedStream(self, "stdout")
+        self.stderr = _GatedStream(self, "stderr") if first[0].stderr is not None else None
+        self.stdin: ByteSendStream | None = first[0].stdin
+
+    @property
+    def pid(self) -> int | None:
+        return self._attempt.proc.pid
+
+    async def wait(self) -> ExitStatus:
+        while True:
+            attempt = self._attempt
+            status = await attempt.proc.wait()
+            if not await self._settle(attempt):
+                return status
+
+    async def kill(self) -> None:
+        self._killed = True
+        await self._attempt.proc.kill()
+
+    async def _settle(self, attempt: _Attempt) -> bool:
+        """Decide (once) whether ``attempt`` failed its setup and was replaced; True if so."""
+        async with self._lock:
+            if attempt.decided is not None:
+                return attempt.decided
+            status = await attempt.proc.wait()
+            report = _drain(attempt.status_fd)
+            failed_setup = status.exit_code == 1 and b'"exit-code"' not in report
+            transient = any(t in b"".join(attempt.held) for t in _TRANSIENT)
+            retry = (
+                failed_setup
+                and transient
+                and not attempt.started
+                and not self._killed
+                and self._may_retry
+                and self._retries < MAX_RETRIES
+            )
+            if retry:
+                self._retries += 1
+                self._attempt = _Attempt(*await self._spawn())
+            attempt.decided = retry
+            return retry
+
+    def _stream(self, attempt: _Attempt, name: str) -> ByteReceiveStream:
+        stream = attempt.proc.stdout if name == "stdout" else attempt.proc.stderr
+        assert stream is not None
+        return stream
+
+
+class _GatedStream(ByteReceiveStream):
+    """One output stream across attempts; holds a suspicious first chunk until the attempt is settled."""
+
+    def __init__(self, owner: RetryingBwrapProcess, name: str) -> None:
+        self._owner = owner
+        self._name = name
+        self._pending: bytes | None = None
+        self._first_of: _Attempt | None = None
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        owner = self._owner
+        while True:
+            if self._pending is not None:
+                data, self._pending = self._pending, None
+                return data
+            attempt = owner._attempt
+            stream = owner._stream(attempt, self._name)
+            first = self._first_of is not attempt
+            self._first_of = attempt
+            try:
+                data = await stream.receive(max_bytes)
+            except anyio.EndOfStream:
+                if attempt.started or attempt.decided is False:
+                    raise
+                if await owner._settle(attempt):
+                    continue  # a new attempt replaced this one
+                raise
+            if attempt.started or not first or attempt.decided is False:
+                attempt.started = True
+                return data
+            if not data.startswith(b"bwrap: "):
+                attempt.started = True
+                return data
+            attempt.held.append(data)
+            if await owner._settle(attempt):
+                continue
+            return data
+
+    async def aclose(self) -> None:
+        await self._owner._stream(self._owner._attempt, self._name).aclose()
+
+
+def _drain(fd: int) -> bytes:
+    """Everything bwrap wrote to its json-status fd (it has exited), then close it."""
+    chunks: list[bytes] = []
+    try:
+        os.set_blocking(fd, False)
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
