@@ -127,6 +127,7 @@ class _GatedStream(ByteReceiveStream):
                 if attempt.started or attempt.decided is False:
                     raise
                 if await owner._settle(attempt):
+                    await stream.aclose()
                     continue  # a new attempt replaced this one
                 raise
             if attempt.started or not first or attempt.decided is False:
@@ -137,6 +138,7 @@ class _GatedStream(ByteReceiveStream):
                 return data
             attempt.held.append(data)
             if await owner._settle(attempt):
+                await stream.aclose()
                 continue
             return data
 
