@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 import time
 from pathlib import Path
 
 import anyio
 
-from benchmarks._harness import Table, render_table, tables_to_json, write_json
+from benchmarks._harness import Table, render_table, tables_from_json, tables_to_json, write_json
 from benchmarks.scenarios import SCENARIOS
 from benchmarks.scenarios._common import RunConfig
 
@@ -36,6 +37,12 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--json", type=Path, default=DEFAULT_JSON, help=f"results file (default {DEFAULT_JSON})"
     )
+    parser.add_argument(
+        "--from-json",
+        type=Path,
+        metavar="PATH",
+        help="print the tables of an earlier results file (runs nothing)",
+    )
     return parser.parse_args(argv)
 
 
@@ -53,6 +60,14 @@ async def _run(names: list[str], cfg: RunConfig) -> list[Table]:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
+    if args.from_json is not None:
+        document = json.loads(args.from_json.read_text())
+        for table in tables_from_json(document):
+            print(render_table(table), end="\n\n")
+        mode = " (--quick)" if document.get("quick") else ""
+        print(f"recorded{mode} in {document.get('elapsed_s', 0):.0f} s at commit {document.get('commit')};")
+        print(f"versions: {document.get('versions')}")
+        return 0
     names = args.only or list(SCENARIOS)
     cfg = RunConfig(quick=args.quick)
     begin = time.perf_counter()

@@ -26,6 +26,7 @@ __all__ = [
     "interleave",
     "render_table",
     "summarize",
+    "tables_from_json",
     "tables_to_json",
     "write_json",
 ]
@@ -262,6 +263,7 @@ def tables_to_json(
         "created_unix": time.time(),
         "quick": quick,
         "elapsed_s": elapsed_s,
+        "commit": _git_commit(),
         "machine": {
             "python": sys.version.split()[0],
             "platform": platform.platform(),
@@ -291,6 +293,29 @@ def tables_to_json(
     }
 
 
+def tables_from_json(document: dict[str, Any]) -> list[Table]:
+    """Rebuild the tables of a `tables_to_json` document (to print them again without re-running)."""
+    tables: list[Table] = []
+    for t in document["tables"]:
+        rows = []
+        for r in t["rows"]:
+            values: dict[str, Value] = {
+                k: Stats(**v) if isinstance(v, dict) else v for k, v in r["values"].items()
+            }
+            rows.append(Row(r["system"], values=values, status=r["status"], note=r["note"]))
+        tables.append(
+            Table(
+                name=t["name"],
+                title=t["title"],
+                columns=[Column(**c) for c in t["columns"]],
+                rows=rows,
+                notes=list(t["notes"]),
+                reference=t["reference"],
+            )
+        )
+    return tables
+
+
 def _cpu_count() -> int:
     import os
 
@@ -298,6 +323,23 @@ def _cpu_count() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - non-Linux
         return os.cpu_count() or 1
+
+
+def _git_commit() -> str | None:
+    """The repository's HEAD commit (None outside a git checkout)."""
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
 
 
 def write_json(path: Path, document: dict[str, Any]) -> None:

@@ -9,7 +9,15 @@ import json
 
 import pytest
 
-from benchmarks._harness import Column, Row, Table, render_table, summarize, tables_to_json
+from benchmarks._harness import (
+    Column,
+    Row,
+    Table,
+    render_table,
+    summarize,
+    tables_from_json,
+    tables_to_json,
+)
 
 
 def test_harness_math_table_and_json_on_synthetic_numbers() -> None:
@@ -48,3 +56,4 @@ def test_harness_math_table_and_json_on_synthetic_numbers() -> None:
     assert rows[1]["ratio_to_shellrt"]["t"] == pytest.approx(2.0)
     assert rows[0]["values"]["t"]["median"] == pytest.approx(0.002)
     assert rows[3]["status"] == "skipped" and doc["versions"] == {"swe-rex": None}
+    assert render_table(tables_from_json(doc)[0]) == text
