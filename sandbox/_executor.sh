@@ -1,18 +1,24 @@
 # shellrt docker executor: a persistent, POSIX-sh-only command runner.
 #
-# Started once per container through one `docker exec` whose stdin/stdout are
-# attached to the host ("control channel"). Runs as:
-#     /bin/sh -c "$THIS_SCRIPT" shellrt-executor IO_DIR PRIV_DIR
-# IO_DIR is a host directory bind-mounted into the container: the host creates
-# the FIFOs a command writes its output to (and reads its input from) plus a
-# request file of sh-quoted assignments, so command data never passes through
-# this shell: output streams at pipe speed and the control channel only ever
-# carries short lines. PRIV_DIR (on the /tmp tmpfs) holds the cwd files.
+# The container's main process (under docker-init, which reaps orphans), so
+# starting it costs no `docker exec`. Runs as:
+#     /bin/sh IO_DIR/executor.sh IO_DIR PRIV_DIR
+# IO_DIR is a host directory bind-mounted into the container. The control
+# channel is two FIFOs there: requests arrive on IO_DIR/ctl.in (opened
+# read-write, so opening never waits for the host) and events leave on
+# IO_DIR/ctl.out (the host holds its read end before the container starts).
+# For each command the host creates the FIFOs it writes its output to (and
+# reads its input from) plus a request file of sh-quoted assignments, so
+# command data never passes through this shell: output streams at pipe speed
+# and the control channel only ever carries short lines. PRIV_DIR (on the
+# /tmp tmpfs) holds the cwd files. This shell's own stderr is the container's
+# log (docker logs), read by the host only to explain a failed start.
 #
 # Control requests (one line each, host -> executor):
 #   R <id> <flags>   run; flags: m = merge stderr into stdout, i = stdin FIFO
 #   K <id> <pid>     kill the command's whole tree (see _kill), then ack
 #   P <id>           ping
+#   Q <id>           quit (the container stops)
 # Events (one short line each, executor -> host; a line is one write(2) of
 # less than PIPE_BUF bytes, so concurrent runners never interleave inside one):
 #   H <version> <executor pid> <setsid 0|1> <shell path>
@@ -27,6 +33,7 @@
 
 IO=$1
 PRIV=$2
+exec 0<>"$IO/ctl.in" 1>"$IO/ctl.out" || exit 97
 umask 077
 mkdir -p "$PRIV" 2>/dev/null
 
@@ -146,9 +153,6 @@ _kill() {
     echo "K $kid $killed"
 }
 
-# Say hello only once the host has sent a first line: by then it owns the
-# hijacked socket, so no byte can get stuck in the SDK's HTTP read buffer.
-read -r _first
 echo "H 1 $$ $HAVE_SETSID $SHELLP"
 while read -r op id a; do
     case $op in

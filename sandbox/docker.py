@@ -3,14 +3,20 @@
 Why this shape:
 
 * One ``docker exec`` per command costs ~80-120 ms here; agents and harnesses
-  run thousands of commands. So one exec session per container starts a POSIX-sh
-  executor (``_executor.sh``) and every command after that is one short line on
-  its socket plus a fork inside the container.
-* Command output never travels through that socket: the host creates FIFOs in
-  a private directory bind-mounted into the container and reads them directly
-  (``_docker_fifo``). Output streams at pipe speed with bounded memory, and
-  several commands run at once without any multiplexing in shell. Consequence:
-  the daemon must run on this machine (checked at start).
+  run thousands of commands. So the container's main process (under
+  docker-init) is a POSIX-sh executor (``_executor.sh``) and every command is
+  one short line on its control FIFO plus a fork inside the container. Starting
+  it costs no ``docker exec`` at all: a start is one create, one start and the
+  executor's hello (see ``_docker_control``).
+* Command output never travels through the control channel: the host creates
+  FIFOs in a private directory bind-mounted into the container and reads them
+  directly (``_docker_fifo``). Output streams at pipe speed with bounded
+  memory, and several commands run at once without any multiplexing in shell.
+  Consequence: the daemon must run on this machine (checked at start).
+* Start-up cost is kept to the daemon's own work: one docker client per process
+  and daemon, no image inspect (a missing image is the create's 404), the reap
+  of leftovers overlapped with the start, no polling (only a late hello
+  triggers an inspect), and ``close()`` is one forced remove.
 * Hardening by default: no network (``bridge`` is opt-in), read-only root, a
   writable workspace (copy mode: a private host copy only the container mounts,
   so the user's repository is never modified, see `_copy_in`; bind mode: the
@@ -22,7 +28,7 @@ Why this shape:
   to reap orphans.
 * Nothing leaks: containers carry owner labels (``_docker_labels``); ``close()``
   removes the container and its anonymous volumes; every start reaps the
-  containers of dead owners on this host; ``shellrt sandbox gc`` does the same
+  containers of dead owners on this host (concurrent starts share one reap); ``shellrt sandbox gc`` does the same
   on demand.
 
 The docker SDK is imported only here (a layer test enforces it).
@@ -30,7 +36,8 @@ The docker SDK is imported only here (a layer test enforces it).
 The image needs ``/bin/sh`` plus ``env`` and ``sleep`` (``setsid`` is used when
 present: without it commands share the executor's process group, and the kill
 path falls back to the environment marker). Images without ``/bin/sh`` are
-refused at ``start()`` with `BackendUnavailableError`. Bash is optional: see
+refused at ``start()`` with `BackendUnavailableError` (docker-init cannot exec
+the executor, the container exits with 127 and says so in its log). Bash is optional: see
 `DockerBackend.shell_path` (busybox images have only ``sh``).
 """
 
@@ -41,10 +48,11 @@ import itertools
 import logging
 import os
 import shutil
-import socket
 import stat
 import tarfile
 import tempfile
+import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -56,6 +64,7 @@ import anyio
 import anyio.to_thread
 import docker
 import docker.errors
+import requests.exceptions
 from docker.types import Mount
 
 from sandbox._docker_control import ControlChannel, ExecutorGoneError
@@ -95,8 +104,8 @@ _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _IO_MOUNT = "/.shellrt-io"
 #: The executor's private directory (cwd files), on the /tmp tmpfs.
 _PRIV_DIR = "/tmp/.shellrt-exec"
-#: The container's main process: docker-init (PID 1) runs this and reaps orphans.
-_KEEPER = "trap 'exit 0' TERM INT; while :; do sleep 86400 & wait $!; done"
+#: The container's main process: the executor, under docker-init (PID 1), which reaps orphans.
+_EXECUTOR_ARGV = ["/bin/sh", f"{_IO_MOUNT}/executor.sh", _IO_MOUNT, _PRIV_DIR]
 _DEFAULT_TMP_BYTES = 256 * 1024 * 1024
 #: A fork bomb must never reach the host, so a pids limit always applies.
 _DEFAULT_PIDS = 2048
@@ -115,20 +124,57 @@ def _daemon_url(config_host: str | None) -> str | None:
     return config_host or os.environ.get("DOCKER_HOST") or None
 
 
+#: One client per (process, daemon): a client costs a version round trip and a ping.
+_clients: dict[tuple[int, str | None], docker.DockerClient] = {}
+_clients_lock = threading.Lock()
+#: Connections kept per client: enough for every thread of a busy batch run.
+_POOL_SIZE = 64
+
+
+def _unreachable(where: str, exc: BaseException) -> BackendUnavailableError:
+    return BackendUnavailableError(
+        f"Docker daemon not reachable at {where}: {exc}. Start it (`sudo dockerd &`, or "
+        "`sudo systemctl start docker`; scripts/start-dockerd.sh does both) or point "
+        "DOCKER_HOST / DockerConfig.docker_host at a running daemon."
+    )
+
+
+def _where(config_host: str | None) -> str:
+    return _daemon_url(config_host) or "the default socket (unix:///var/run/docker.sock)"
+
+
 def _connect(config_host: str | None) -> docker.DockerClient:
-    """A pinged client, or `BackendUnavailableError` saying how to start the daemon."""
+    """This process's pinged client for the daemon, or `BackendUnavailableError` saying how to start it.
+
+    Clients are shared (thread-safe: one connection per concurrent request) and
+    made once per process and daemon; a client whose daemon went away is
+    dropped by `_forget_client` so the next call connects afresh.
+    """
     url = _daemon_url(config_host)
-    where = url or "the default socket (unix:///var/run/docker.sock)"
-    try:
-        client = docker.DockerClient(base_url=url, timeout=120) if url else docker.from_env(timeout=120)
-        client.ping()
-    except Exception as exc:
-        raise BackendUnavailableError(
-            f"Docker daemon not reachable at {where}: {exc}. Start it (`sudo dockerd &`, or "
-            "`sudo systemctl start docker`; scripts/start-dockerd.sh does both) or point "
-            "DOCKER_HOST / DockerConfig.docker_host at a running daemon."
-        ) from exc
-    return client
+    key = (os.getpid(), url)
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is not None:
+            return client
+        try:
+            if url:
+                client = docker.DockerClient(base_url=url, timeout=120, max_pool_size=_POOL_SIZE)
+            else:
+                client = docker.from_env(timeout=120, max_pool_size=_POOL_SIZE)
+            client.ping()
+        except Exception as exc:
+            raise _unreachable(_where(config_host), exc) from exc
+        _clients[key] = client
+        return client
+
+
+def _forget_client(config_host: str | None) -> None:
+    """Drop the cached client (its daemon stopped answering)."""
+    with _clients_lock:
+        client = _clients.pop((os.getpid(), _daemon_url(config_host)), None)
+    if client is not None:
+        with contextlib.suppress(Exception):
+            client.close()
 
 
 def _require_local_daemon(config_host: str | None) -> None:
@@ -240,10 +286,7 @@ def _reap(
 def list_sandboxes(docker_host: str | None = None) -> list[SandboxInfo]:
     """Every shellrt container on the daemon, with whether the default gc would reap it."""
     client = _connect(docker_host)
-    try:
-        return [_info(c, judge(c.get("Labels") or {})) for c in _managed(client)]
-    finally:
-        client.close()
+    return [_info(c, judge(c.get("Labels") or {})) for c in _managed(client)]
 
 
 def gc_sandboxes(
@@ -255,10 +298,34 @@ def gc_sandboxes(
 ) -> list[SandboxInfo]:
     """Remove leftover shellrt containers (see `sandbox._docker_labels.judge`); return what was reaped."""
     client = _connect(docker_host)
+    return _reap(client, older_than=older_than, reap_all=reap_all, dry_run=dry_run)
+
+
+#: Daemons with a start-time reap in flight in this process (concurrent starts share it).
+_reaps_running: set[tuple[int, str | None]] = set()
+
+
+def _reap_orphans(client: docker.DockerClient, config_host: str | None) -> None:
+    """Remove the containers of dead owners; run beside every start, never twice at once per daemon.
+
+    A start that finds a reap already running skips its own: that reap is
+    seconds old at most and catches the same orphans. Failures are logged,
+    never fatal (``shellrt sandbox gc`` is the explicit way).
+    """
+    key = (os.getpid(), _daemon_url(config_host))
+    with _clients_lock:
+        if key in _reaps_running:
+            return
+        _reaps_running.add(key)
     try:
-        return _reap(client, older_than=older_than, reap_all=reap_all, dry_run=dry_run)
+        reaped = _reap(client)
+        if reaped:
+            _log.info("reaped %d leftover shellrt container(s) of dead owners", len(reaped))
+    except Exception as exc:
+        _log.debug("reaping leftovers failed: %s", exc)
     finally:
-        client.close()
+        with _clients_lock:
+            _reaps_running.discard(key)
 
 
 class _ExecutorLost(Exception):
@@ -350,7 +417,6 @@ class DockerBackend(SandboxBackend):
         #: Why the container was restarted as a last resort (kill timed out, executor died).
         self.recoveries: list[str] = []
         self._client: docker.DockerClient | None = None
-        self._container: Any = None
         self._host_dir: str | None = None
         self._io_dir: str | None = None
         self._control: ControlChannel | None = None
@@ -445,9 +511,21 @@ class DockerBackend(SandboxBackend):
         if self._closed:
             raise SandboxClosedError("this docker sandbox was closed; create a new backend")
         self._check_policy()
+        _require_local_daemon(self.config.docker_host)
         try:
-            await _thread(self._create_container)
-            await self._start_executor()
+            client = await _thread(lambda: _connect(self.config.docker_host))
+            self._client = client
+            failure: Exception | None = None
+            async with anyio.create_task_group() as tg:
+                # Reaping leftovers is independent of this container: overlap it with the start.
+                tg.start_soon(_thread, lambda: _reap_orphans(client, self.config.docker_host))
+                try:
+                    await _thread(self._create_container)
+                    await self._start_executor()
+                except Exception as exc:  # raised below as is, not wrapped in an exception group
+                    failure = exc
+            if failure is not None:
+                raise failure
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await self._teardown()
@@ -469,24 +547,26 @@ class DockerBackend(SandboxBackend):
         for proc in self._procs.values():
             proc._set_status(ExitStatus(exit_code=137, signal=9))
         self._procs.clear()
-        container, self._container = self._container, None
-        client, self._client = self._client, None
+        cid, self.container_id = self.container_id, None
+        client = self._client
+        host_dir, self._host_dir = self._host_dir, None
 
         def remove() -> None:
-            if container is not None:
+            # One call: a forced remove kills the container at once (no stop timeout) and drops its volumes.
+            if cid is not None and client is not None:
                 try:
-                    container.remove(force=True, v=True)
+                    client.api.remove_container(cid, force=True, v=True)
                 except docker.errors.NotFound:
                     pass
                 except docker.errors.APIError as exc:
-                    _log.warning("could not remove container %s: %s", container.short_id, exc)
-            if client is not None:
-                client.close()
+                    _log.warning("could not remove container %s: %s", cid[:12], exc)
+                except requests.exceptions.ConnectionError as exc:
+                    _log.warning("could not remove container %s (daemon gone): %s", cid[:12], exc)
+            if host_dir is not None:
+                shutil.rmtree(host_dir, ignore_errors=True)
 
-        await _thread(remove)
-        if self._host_dir is not None:
-            shutil.rmtree(self._host_dir, ignore_errors=True)
-            self._host_dir = None
+        if cid is not None or host_dir is not None:
+            await _thread(remove)
 
     def _check_policy(self) -> None:
         if self.policy.network == "host":
@@ -500,28 +580,13 @@ class DockerBackend(SandboxBackend):
             )
 
     def _create_container(self) -> None:
-        """Connect, reap orphans, check the image, create and start the container (blocking; in a thread)."""
-        _require_local_daemon(self.config.docker_host)
-        client = _connect(self.config.docker_host)
-        self._client = client
-        reaped = _reap(client)
-        if reaped:
-            _log.info("reaped %d leftover shellrt container(s) of dead owners", len(reaped))
-        image = self.config.image
-        try:
-            client.images.get(image)
-        except docker.errors.ImageNotFound as exc:
-            if not self.config.pull:
-                raise BackendUnavailableError(
-                    f"image {image!r} is not present locally. shellrt never pulls unless "
-                    "DockerConfig.pull is true, and no registry may be reachable here: build it "
-                    "(`docker build`, `docker import`, scripts/build-test-images.sh) or `docker load` it."
-                ) from exc
-            try:
-                client.images.pull(image)
-            except docker.errors.APIError as pull_exc:
-                raise BackendUnavailableError(f"could not pull image {image!r}: {pull_exc}") from pull_exc
+        """Prepare the host directory, create and start the container (blocking; in a thread).
 
+        The image is not inspected beforehand: a missing one makes the create
+        fail with 404, which is when shellrt pulls (if allowed) or says how to get it.
+        """
+        client = self._client
+        assert client is not None
         self._host_dir = tempfile.mkdtemp(prefix=_IO_PREFIX)
         io_dir = os.path.join(self._host_dir, "io")
         os.mkdir(io_dir)
@@ -531,6 +596,8 @@ class DockerBackend(SandboxBackend):
         with open(script, "w", encoding="utf-8") as fh:
             fh.write(executor_script())
         os.chmod(script, 0o644)
+        for name in ("ctl.in", "ctl.out"):
+            make_fifo(os.path.join(io_dir, name))
 
         limits = self.policy.limits
         tmp_bytes = limits.tmp_bytes or _DEFAULT_TMP_BYTES
@@ -541,15 +608,8 @@ class DockerBackend(SandboxBackend):
         else:
             ws_source = self._copy_in()
         mounts.append(Mount(target=cw, source=ws_source, type="bind"))
-        kwargs: dict[str, Any] = {
-            "command": ["/bin/sh", "-c", _KEEPER],
-            "entrypoint": [],
-            "name": f"shellrt-{self.session_id}",
-            "labels": session_labels(self.session_id, self._host_dir),
-            "detach": True,
+        host_kwargs: dict[str, Any] = {
             "init": True,
-            "user": self._user,
-            "working_dir": cw,
             "network_mode": "bridge" if self.policy.network == "bridge" else "none",
             "read_only": True,
             "tmpfs": {"/tmp": f"rw,nosuid,nodev,exec,size={tmp_bytes},mode=1777"},
@@ -557,77 +617,69 @@ class DockerBackend(SandboxBackend):
             "cap_drop": ["ALL"],
             "security_opt": ["no-new-privileges"],
             "pids_limit": limits.pids or _DEFAULT_PIDS,
-            "environment": {"PATH": _PATH},
         }
         if limits.memory_bytes:
-            kwargs["mem_limit"] = limits.memory_bytes
-            kwargs["memswap_limit"] = limits.memory_bytes  # no swap: a hog is OOM-killed, not slowed
+            host_kwargs["mem_limit"] = limits.memory_bytes
+            host_kwargs["memswap_limit"] = limits.memory_bytes  # no swap: a hog is OOM-killed, not slowed
         if limits.cpus:
-            kwargs["nano_cpus"] = int(limits.cpus * 1e9)
-        try:
-            container = client.containers.create(image, **kwargs)
-        except docker.errors.APIError as exc:
-            raise BackendUnavailableError(f"could not create a container from {image!r}: {exc}") from exc
-        self._container = container
-        self.container_id = container.id
-        self._check_shell(container)
-        try:
-            container.start()
-        except docker.errors.APIError as exc:
-            raise BackendUnavailableError(f"could not start a container from {image!r}: {exc}") from exc
+            host_kwargs["nano_cpus"] = int(limits.cpus * 1e9)
+        image = self.config.image
 
-    def _check_shell(self, container: Any) -> None:
+        def create() -> str:
+            response = client.api.create_container(
+                image,
+                command=_EXECUTOR_ARGV,
+                entrypoint=[],
+                name=f"shellrt-{self.session_id}",
+                labels=session_labels(self.session_id, self._host_dir or ""),
+                detach=True,
+                user=self._user,
+                working_dir=cw,
+                environment={"PATH": _PATH},
+                host_config=client.api.create_host_config(**host_kwargs),
+            )
+            return str(response["Id"])
+
         try:
-            stream, _stat = container.get_archive("/bin/sh")
-            close = getattr(stream, "close", None)
-            if close is not None:
-                close()
-        except docker.errors.NotFound as exc:
-            raise BackendUnavailableError(
-                f"image {self.config.image!r} has no /bin/sh. The docker backend runs a POSIX-sh "
-                "executor inside the container and needs /bin/sh, env and sleep (setsid recommended); "
-                "use an image with a shell (busybox is enough)."
-            ) from exc
+            try:
+                cid = create()
+            except docker.errors.ImageNotFound as exc:
+                if not self.config.pull:
+                    raise BackendUnavailableError(
+                        f"image {image!r} is not present locally. shellrt never pulls unless "
+                        "DockerConfig.pull is true, and no registry may be reachable here: build it "
+                        "(`docker build`, `docker import`, scripts/build-test-images.sh) or `docker load` it."
+                    ) from exc
+                try:
+                    client.images.pull(image)
+                except docker.errors.APIError as pull_exc:
+                    raise BackendUnavailableError(f"could not pull image {image!r}: {pull_exc}") from pull_exc
+                cid = create()
+            self.container_id = cid
+            client.api.start(cid)
+        except docker.errors.APIError as exc:
+            verb = "start" if self.container_id else "create"
+            raise BackendUnavailableError(f"could not {verb} a container from {image!r}: {exc}") from exc
+        except requests.exceptions.ConnectionError as exc:
+            _forget_client(self.config.docker_host)
+            raise _unreachable(_where(self.config.docker_host), exc) from exc
 
     async def _start_executor(self) -> None:
-        """Start the executor through one attached ``docker exec`` and wait for its hello."""
-        container = self._container
-        client = self._client
-        assert container is not None and client is not None and self._io_dir is not None
+        """Wait for the hello of the executor (the container's main process) and attach the request pipe.
 
-        def open_session() -> socket.socket:
-            exec_id = client.api.exec_create(
-                container.id,
-                ["/bin/sh", f"{_IO_MOUNT}/executor.sh", _IO_MOUNT, _PRIV_DIR],
-                stdin=True,
-                stdout=True,
-                stderr=True,
-                user=self._user,
-                environment={"PATH": _PATH},
-                workdir="/",
-            )["Id"]
-            raw = client.api.exec_start(exec_id, socket=True)
-            sock: socket.socket = getattr(raw, "_sock", raw)
-            return sock
-
+        Event-driven: the hello wakes us through the FIFO. Only while it is late
+        does a cheap inspect check that the container still runs (an image
+        without /bin/sh exits at once: docker-init cannot exec the executor).
+        """
+        io_dir = self._io_dir
+        assert io_dir is not None
+        control = ControlChannel(open_fifo(os.path.join(io_dir, "ctl.out"), os.O_RDONLY))
         try:
-            sock = await _thread(open_session)
-        except docker.errors.APIError as exc:
-            raise BackendUnavailableError(
-                f"could not start the executor in {self.config.image!r}: {exc}"
-            ) from exc
-        control = ControlChannel(sock)
-        try:
-            with anyio.fail_after(_START_TIMEOUT):
-                await control.send("P 0")
-                hello = await control.wait("H", "1")
-        except (TimeoutError, ExecutorGoneError) as exc:
+            hello = await self._await_hello(control)
+            control.attach_writer(open_fifo(os.path.join(io_dir, "ctl.in"), os.O_WRONLY))
+        except BaseException:
             control.close()
-            detail = "; ".join(control.stderr_tail) or str(exc) or "no answer"
-            raise BackendUnavailableError(
-                f"the executor did not start in {self.config.image!r} ({detail}); the image needs "
-                "/bin/sh, env and sleep"
-            ) from exc
+            raise
         # hello: H 1 <pid> <setsid> <shell>  -> id="1", fields=(pid, setsid, shell)
         if len(hello.fields) >= 3:
             self.executor_pid = int(hello.fields[0]) if hello.fields[0].isdigit() else None
@@ -635,6 +687,62 @@ class DockerBackend(SandboxBackend):
             self._shell = hello.fields[2]
         self._control = control
         self._generation += 1
+
+    async def _await_hello(self, control: ControlChannel) -> Any:
+        deadline = time.monotonic() + _START_TIMEOUT
+        pause = 0.2
+        gone = False
+        while True:
+            if not gone:
+                try:
+                    with anyio.move_on_after(min(pause, max(0.0, deadline - time.monotonic()))):
+                        return await control.wait("H", "1")
+                except ExecutorGoneError:
+                    gone = True
+            state = await _thread(self._container_state)
+            if gone or state.get("Status") not in ("running", "created", "restarting"):
+                raise await self._start_failure(state)
+            if time.monotonic() >= deadline:
+                raise BackendUnavailableError(
+                    f"the executor did not start in {self.config.image!r} within {_START_TIMEOUT:g}s "
+                    "(daemon overloaded?)"
+                )
+            pause = min(pause * 2, 2.0)
+
+    def _container_state(self) -> dict[str, Any]:
+        client, cid = self._client, self.container_id
+        if client is None or cid is None:
+            return {}
+        try:
+            state: dict[str, Any] = client.api.inspect_container(cid).get("State") or {}
+        except docker.errors.NotFound:
+            return {"Status": "removed"}
+        return state
+
+    async def _start_failure(self, state: dict[str, Any]) -> BackendUnavailableError:
+        client, cid = self._client, self.container_id
+
+        def logs() -> str:
+            if client is None or cid is None:
+                return ""
+            with contextlib.suppress(Exception):
+                raw = client.api.logs(cid, stdout=True, stderr=True, tail=20)
+                return raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+            return ""
+
+        text = (await _thread(logs)).strip()
+        if "exec /bin/sh failed" in text or (state.get("ExitCode") == 127 and not text):
+            return BackendUnavailableError(
+                f"image {self.config.image!r} has no /bin/sh. The docker backend runs a POSIX-sh "
+                "executor inside the container and needs /bin/sh, env and sleep (setsid recommended); "
+                "use an image with a shell (busybox is enough)."
+            )
+        detail = "; ".join(line.strip() for line in text.splitlines()[-5:] if line.strip())
+        detail = detail or f"container {state.get('Status', '?')}, exit code {state.get('ExitCode', '?')}"
+        return BackendUnavailableError(
+            f"the executor did not start in {self.config.image!r} ({detail}); the image needs "
+            "/bin/sh, env and sleep"
+        )
 
     async def _ensure_control(self) -> ControlChannel:
         if not self._started and self._control is None:
@@ -660,10 +768,11 @@ class DockerBackend(SandboxBackend):
         for proc in self._procs.values():
             proc._set_status(ExitStatus(exit_code=137, signal=9))
         self._procs.clear()
-        container = self._container
-        if container is None:
+        client, cid = self._client, self.container_id
+        if client is None or cid is None:
             raise SandboxClosedError("the docker sandbox is closed")
-        await _thread(lambda: container.restart(timeout=1))
+        # The executor is the main process: a restart kills everything and starts a fresh one.
+        await _thread(lambda: client.api.restart(cid, timeout=1))
         await self._start_executor()
 
     # --- workspace ---------------------------------------------------------------
@@ -696,7 +805,13 @@ class DockerBackend(SandboxBackend):
                     skip.add(n)
             return skip
 
-        shutil.copytree(root, dest, symlinks=True, ignore=ignore)
+        with os.scandir(root) as entries:
+            empty = next(entries, None) is None
+        if empty:  # the common batch case: nothing to walk
+            os.mkdir(dest)
+            shutil.copystat(root, dest)
+        else:
+            shutil.copytree(root, dest, symlinks=True, ignore=ignore)
         if os.geteuid() == 0 and (uid, gid) != (0, 0):
             os.lchown(dest, uid, gid)
             for dirpath, dirnames, filenames in os.walk(dest):
@@ -711,8 +826,8 @@ class DockerBackend(SandboxBackend):
         untrusted container, so absolute paths, ``..`` and links pointing
         outside ``dest`` are refused.
         """
-        container = self._container
-        if container is None:
+        client, cid = self._client, self.container_id
+        if client is None or cid is None:
             raise SandboxClosedError("the docker sandbox is not running")
         dest = Path(dest)
         dest.mkdir(parents=True, exist_ok=True)
@@ -720,7 +835,7 @@ class DockerBackend(SandboxBackend):
         top = PurePosixPath(cw).name
 
         def fetch() -> None:
-            stream, _ = container.get_archive(cw + "/.")
+            stream, _ = client.api.get_archive(cid, cw + "/.")
             with tempfile.TemporaryFile() as spool:
                 for chunk in stream:
                     spool.write(chunk)
