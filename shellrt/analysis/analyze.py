@@ -61,7 +61,7 @@ def _analyze_bash(command: str) -> CommandAnalysis:
     parsed = parse_bash(command)
     if parsed.root is None:
         return _failed(command, "bash", parsed.error or "could not parse")
-    plan = build_plan(parsed.root, parsed.source)
+    plan = build_plan(parsed.root, parsed.source, command)
     reasons: list[str] = []
     if parsed.error:
         reasons.append(parsed.error)

@@ -23,6 +23,7 @@ __all__ = [
     "Substitution",
     "Word",
     "build",
+    "new_word",
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
@@ -46,6 +47,24 @@ class Word:
     def static(self) -> bool:
         """True when bash yields exactly ``value`` for this word."""
         return self.value is not None
+
+
+_new_object = object.__new__
+_set_raw = Word.__dict__["raw"].__set__
+_set_value = Word.__dict__["value"].__set__
+_set_features = Word.__dict__["features"].__set__
+
+
+def new_word(raw: str, value: str | None, features: frozenset[str]) -> Word:
+    """``Word(raw, value, features)`` without the frozen dataclass ``__init__`` (about twice as fast).
+
+    The planner builds a Word per argument; the result is an ordinary frozen Word.
+    """
+    word: Word = _new_object(Word)
+    _set_raw(word, raw)
+    _set_value(word, value)
+    _set_features(word, features)
+    return word
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from .models import (
     build,
 )
 from .parse import parse_bash
-from .programs import find_exec_commands, unwrap
+from .programs import SHELLS, WRAPPERS, find_exec_commands, unwrap
 from .words import evaluate_word
 
 __all__ = ["MAX_DEPTH", "build_plan"]
@@ -41,14 +41,20 @@ _REDIRECT_KINDS = frozenset({"file_redirect", "heredoc_redirect", "herestring_re
 _ARITH_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _SUBSTITUTION_KINDS: dict[str, Literal["command", "backtick", "process_in", "process_out"]] = {
     "$(": "command", "`": "backtick", "<(": "process_in", ">(": "process_out"}
+#: Programs :meth:`_Planner._unwrap` looks inside (``unwrap`` answers "nothing" for the rest).
+_UNWRAP_NAMES = frozenset({"find", "eval", *SHELLS, *WRAPPERS})
 _LOOP_KINDS = {"while": "while", "until": "until", "for": "for", "select": "select"}
 
 
 class _Planner:
     """Collects plan lists while walking one tree (and nested script strings)."""
 
-    def __init__(self, source: bytes, script_depth: int = 0) -> None:
+    def __init__(self, source: bytes, script_depth: int = 0, text: str | None = None) -> None:
         self.source = source
+        if text is None:
+            text = source.decode("utf-8", "surrogateescape")
+        #: Byte offsets index ``text`` directly when the source is ASCII (decode once, slice).
+        self.ascii_text = text if len(text) == len(source) else None
         self.commands: list[PlanCommand] = []
         self.operators: list[str] = []
         self.redirects: list[Redirect] = []
@@ -67,22 +73,25 @@ class _Planner:
     # -- entry points -------------------------------------------------------------------
 
     def visit(self, node: tree_sitter.Node) -> None:
-        self.depth += 1
-        try:
-            if self.depth > MAX_DEPTH:
-                self.unsupported.append(f"nesting deeper than {MAX_DEPTH} levels")
-                return
-            handler = _HANDLERS.get(node.type)
-            if handler is None:
-                if node.is_named:
-                    self.unsupported.append(node.type)
-                    self._scan(node)
-                elif node.type in _STATEMENT_OPS:
-                    self.operators.append(node.type)
-                return
-            handler(self, node)
-        finally:
-            self.depth -= 1
+        depth = self.depth + 1
+        if depth > MAX_DEPTH:
+            self.unsupported.append(f"nesting deeper than {MAX_DEPTH} levels")
+            return
+        kind = node.type
+        handler = _HANDLERS.get(kind)
+        if handler is None:
+            if node.is_named:
+                self.depth = depth
+                self.unsupported.append(kind)
+                self._scan(node)
+                self.depth = depth - 1
+            elif kind in _STATEMENT_OPS:
+                self.operators.append(kind)
+            return
+        # No try/finally: an exception abandons the whole planner (analyze fails closed).
+        self.depth = depth
+        handler(self, node)
+        self.depth = depth - 1
 
     def plan(self) -> CommandPlan:
         return build(CommandPlan,
@@ -92,10 +101,17 @@ class _Planner:
             unsupported=self.unsupported, dynamic=self.dynamic,
         )
 
+    def text(self, node: tree_sitter.Node) -> str:
+        """Source text of ``node``: a slice of the decoded command when it is ASCII."""
+        ascii_text = self.ascii_text
+        if ascii_text is not None:
+            return ascii_text[node.start_byte : node.end_byte]
+        return self.source[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
+
     # -- helpers ---------------------------------------------------------------------------
 
     def word(self, node: tree_sitter.Node) -> Word:
-        word = evaluate_word(node, self.substitution)
+        word = evaluate_word(node, self.substitution, self.text)
         if word.value is None:
             self.dynamic = True
         return word
@@ -103,7 +119,7 @@ class _Planner:
     def substitution(self, node: tree_sitter.Node) -> None:
         first = node.children[0].type if node.children else ""
         kind = _SUBSTITUTION_KINDS.get(first, "command")
-        self.substitutions.append(Substitution(kind=kind, text=_text(node)))
+        self.substitutions.append(Substitution(kind=kind, text=self.text(node)))
         self.dynamic = True
         self._nested(node, "command_substitution" if kind in ("command", "backtick") else "process_substitution")
 
@@ -141,7 +157,7 @@ class _Planner:
 
     def _construct(self, kind: str, node: tree_sitter.Node, operators: list[str] | None = None,
                    words: list[Word] | None = None, name: str | None = None) -> None:
-        self.constructs.append(Construct(kind=kind, text=_text(node), operators=operators or [], words=words or [], name=name))
+        self.constructs.append(Construct(kind=kind, text=self.text(node), operators=operators or [], words=words or [], name=name))
 
     # -- handlers --------------------------------------------------------------------------
 
@@ -176,14 +192,14 @@ class _Planner:
             expansions: list[Word] = []
             for child in node.children:
                 if child.type == "heredoc_start":
-                    delimiter = _text(child)
+                    delimiter = self.text(child)
                 elif child.type == "heredoc_body":
-                    body = _text(child)
+                    body = self.text(child)
                     for part in child.named_children:
                         if part.type not in ("heredoc_content", "heredoc_end"):
                             expansions.append(self.word(part))
                 elif child.type == "file_descriptor":
-                    fd = _text(child)
+                    fd = self.text(child)
                 elif child.type in ("<<", "<<-"):
                     op = child.type
                 elif child.is_named and child.type not in ("heredoc_end", "heredoc_content"):
@@ -198,7 +214,7 @@ class _Planner:
         else:
             for child in node.children:
                 if child.type == "file_descriptor":
-                    fd = _text(child)
+                    fd = self.text(child)
                 elif not child.is_named:
                     op += child.type
                 elif target is None:
@@ -242,7 +258,8 @@ class _Planner:
         name = argv[0].value
         if name in ("cd", "pushd"):
             self._cd(argv)
-        self._unwrap(argv)
+        if name in _UNWRAP_NAMES:  # other names (and dynamic ones) wrap nothing
+            self._unwrap(argv)
 
     def _cd(self, argv: list[Word]) -> None:
         operands = [w for w in argv[1:] if not (w.value or "").startswith("-") or w.value == "-"]
@@ -281,7 +298,7 @@ class _Planner:
         if parsed.root is None:
             self.unsupported.append(f"{wrapper} script: {parsed.error}")
             return
-        sub = _Planner(parsed.source, self.script_depth + 1)
+        sub = _Planner(parsed.source, self.script_depth + 1, script)
         sub.context = [*self.context, f"wrapped:{wrapper}"]
         sub.visit(parsed.root)
         if parsed.error:
@@ -297,7 +314,7 @@ class _Planner:
         seen_op = False
         for child in node.children:
             if not seen_op and child.type in ("variable_name", "subscript"):
-                name = _text(child)
+                name = self.text(child)
                 if child.type == "subscript":
                     self._scan(child)
                     self.dynamic = True
@@ -308,7 +325,7 @@ class _Planner:
                 if child.type == "array":
                     self._scan(child)
                     self.dynamic = True
-        assignment = Assignment(name=name, raw=_text(node), value=value)
+        assignment = Assignment(name=name, raw=self.text(node), value=value)
         self.assignments.append(assignment)
         return assignment
 
@@ -355,13 +372,13 @@ class _Planner:
             elif kind in ("[", "]"):
                 continue
             elif kind == "test_operator" or not child.is_named:
-                text = _text(child)
+                text = self.text(child)
                 out.append(Word(raw=text, value=text, features=frozenset()))
             elif kind in ("regex", "extglob_pattern"):
-                text = _text(child)
+                text = self.text(child)
                 out.append(Word(raw=text, value=None, features=frozenset({"unknown_node"})))
             else:
-                out.append(evaluate_word(child, lambda _node: None))
+                out.append(evaluate_word(child, _ignore, self.text))
         return out
 
     def _test_parts(self, node: tree_sitter.Node, operators: list[str], words: list[Word]) -> None:
@@ -370,19 +387,19 @@ class _Planner:
             if kind in ("binary_expression", "unary_expression", "parenthesized_expression"):
                 before = len(words)
                 self._test_parts(child, operators, words)
-                ops = [_text(c) for c in child.children if c.type == "test_operator" or not c.is_named]
+                ops = [self.text(c) for c in child.children if c.type == "test_operator" or not c.is_named]
                 if any(op in _ARITH_TEST_OPS for op in ops):
                     self._construct("test_arithmetic", child, operators=ops, words=words[before:])
                 if any(op in ("-v", "-R") for op in ops):
                     self._construct("test_variable", child, operators=ops, words=words[before:])
             elif kind == "test_operator":
-                operators.append(_text(child))
+                operators.append(self.text(child))
             elif not child.is_named:
                 if kind not in ("[[", "]]", "[", "]"):
                     operators.append(kind)
             elif kind in ("regex", "extglob_pattern"):
                 # Matched, never executed; a `$(`/backtick inside is refused as unknown syntax.
-                text = _text(child)
+                text = self.text(child)
                 unsafe = "$(" in text or "`" in text or "${" in text
                 words.append(Word(raw=text, value=None if unsafe else text,
                                                   features=frozenset({"unknown_node"} if unsafe else ())))
@@ -400,7 +417,7 @@ class _Planner:
         name = None
         for child in node.children:
             if child.type == "variable_name":
-                name = _text(child)
+                name = self.text(child)
             elif child.type == "do_group" or child.type in _REDIRECT_KINDS:
                 continue
             elif child.is_named and kind in ("for", "select"):
@@ -447,7 +464,7 @@ class _Planner:
         name = None
         for child in node.children:
             if child.type == "word" and name is None:
-                name = _text(child)
+                name = self.text(child)
         self.functions.append(name or "")
         self._construct("function", node, name=name)
         self.context.append(f"function:{name}")
@@ -504,13 +521,12 @@ _HANDLERS = {
 }
 
 
-def _text(node: tree_sitter.Node) -> str:
-    data = node.text
-    return data.decode("utf-8", "surrogateescape") if data is not None else ""
+def _ignore(_node: tree_sitter.Node) -> None:
+    return None
 
 
-def build_plan(root: tree_sitter.Node, source: bytes) -> CommandPlan:
-    """Plan a parsed tree of ``source`` (any parse errors are the caller's business)."""
-    planner = _Planner(source)
+def build_plan(root: tree_sitter.Node, source: bytes, text: str | None = None) -> CommandPlan:
+    """Plan a parsed tree of ``source`` (``text``: the same source as str, when the caller has it)."""
+    planner = _Planner(source, text=text)
     planner.visit(root)
     return planner.plan()

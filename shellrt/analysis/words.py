@@ -13,12 +13,14 @@ from collections.abc import Callable
 
 import tree_sitter
 
-from .models import Word
+from .models import Word, new_word
 
 __all__ = ["SubstitutionHook", "evaluate_word", "word_from_text"]
 
 #: Called for every ``$(...)``/backtick/``<(...)`` node found inside a word.
 SubstitutionHook = Callable[[tree_sitter.Node], None]
+#: Source text of a node (the planner slices its decoded source instead of ``node.text``).
+TextOf = Callable[[tree_sitter.Node], str]
 
 _GLOB_CHARS = frozenset("*?[")
 _DQ_ESCAPABLE = frozenset('$`"\\')
@@ -46,7 +48,7 @@ class _Acc:
 
 def word_from_text(text: str) -> Word:
     """A static word for text that did not come from the parser (e.g. unwrapped argv)."""
-    return Word(raw=text, value=text, features=frozenset())
+    return new_word(text, text, _EMPTY)
 
 
 _EMPTY: frozenset[str] = frozenset()
@@ -54,46 +56,47 @@ _QUOTED: frozenset[str] = frozenset({"quoted"})
 _SPECIAL = frozenset("\\*?[{~$,.")
 
 
-def evaluate_word(node: tree_sitter.Node, on_substitution: SubstitutionHook) -> Word:
+def evaluate_word(node: tree_sitter.Node, on_substitution: SubstitutionHook, text_of: TextOf | None = None) -> Word:
     """Evaluate one argument/command-name node into a :class:`Word`."""
+    if text_of is None:
+        text_of = _text
     kind = node.type
     if kind == "word" or kind == "number":
-        text = _text(node)
+        text = text_of(node)
         if _SPECIAL.isdisjoint(text):  # fast path: a plain unquoted word
-            return Word(raw=text, value=text, features=_EMPTY)
+            return new_word(text, text, _EMPTY)
     elif kind == "raw_string":
-        text = _text(node)
-        return Word(raw=text, value=text[1:-1], features=_QUOTED)
+        text = text_of(node)
+        return new_word(text, text[1:-1], _QUOTED)
     acc = _Acc()
     if kind == "string":
         acc.features.add("dq_whole")  # one double-quoted word: no splitting, no globbing
-    _walk(node, acc, on_substitution, top=True)
+    _walk(node, acc, on_substitution, text_of, top=True)
     if acc.first_glob:
         acc.features.add("flag_glob")
     value = None if acc.dynamic else "".join(acc.parts)
-    raw = node.text.decode("utf-8", "surrogateescape") if node.text is not None else ""
-    return Word(raw=raw, value=value, features=frozenset(acc.features))
+    return new_word(text_of(node), value, frozenset(acc.features))
 
 
-def _walk(node: tree_sitter.Node, acc: _Acc, hook: SubstitutionHook, top: bool = False) -> None:
+def _walk(node: tree_sitter.Node, acc: _Acc, hook: SubstitutionHook, text_of: TextOf, top: bool = False) -> None:
     kind = node.type
     if kind == "word":
-        _unquoted(_text(node), acc, first=top or acc.at_start)
+        _unquoted(text_of(node), acc, first=top or acc.at_start)
     elif kind == "number":
-        acc.parts.append(_text(node))
+        acc.parts.append(text_of(node))
     elif kind == "raw_string":
         acc.features.add("quoted")
-        acc.parts.append(_text(node)[1:-1])
+        acc.parts.append(text_of(node)[1:-1])
     elif kind == "string":
         acc.features.add("quoted")
         for child in node.named_children:
             if child.type == "string_content":
-                acc.parts.append(_double_quoted(_text(child)))
+                acc.parts.append(_double_quoted(text_of(child)))
             else:
                 _expansion(child, acc, hook)
     elif kind == "concatenation":
         for child in node.children:
-            _walk(child, acc, hook)
+            _walk(child, acc, hook, text_of)
     elif kind == "brace_expression":
         acc.features.add("brace")
         acc.dynamic = True
