@@ -32,7 +32,11 @@ class Outcome:
 def missing_modules(*modules: str) -> str | None:
     """``"not installed (pip install -r benchmarks/requirements-peers.txt)"`` when a module is missing."""
     for module in modules:
-        if importlib.util.find_spec(module) is None:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a broken install, or blocked via sys.modules[name] = None
+            found = False
+        if not found:
             return f"not installed ({module}; pip install -r benchmarks/requirements-peers.txt)"
     return None
 

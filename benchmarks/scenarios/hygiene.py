@@ -26,7 +26,7 @@ __all__ = ["SYSTEM_IDS", "TIMEOUT_S", "run"]
 TIMEOUT_S = 2.0
 #: A call with a 2 s timeout that has not returned by then is hung (held by a stray process).
 CAP_S = 30.0
-QUICK_CAP_S = 8.0
+QUICK_CAP_S = 6.0
 SYSTEM_IDS = [
     "raw-bash",
     "shellrt-local",

@@ -25,8 +25,8 @@ REFERENCE = "shellrt-local"
 
 
 async def run(cfg: RunConfig) -> Table:
-    reps = cfg.reps(9, 15)
-    calls = cfg.reps(15, 20)
+    reps = cfg.reps(7, 15)
+    calls = cfg.reps(12, 20)
     table = Table(
         name="latency",
         title="one trivial command (`true`), warm",
