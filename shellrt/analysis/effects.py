@@ -107,33 +107,54 @@ def _short_flags(flags: set[str]) -> set[str]:
 
 def _destructive(name: str, values: list[str | None], flags: set[str], operands: list[str | None],
                  effects: Effects) -> None:
-    shorts = _short_flags(flags)
-    text = " ".join(v or "…" for v in [name, *values])
+    why = _destructive_reason(name, values, flags)
+    if why is not None:
+        # The description is only built for the (rare) destructive commands.
+        effects.destructive.append(" ".join(v or "…" for v in [name, *values]) + why)
+
+
+def _destructive_reason(name: str, values: list[str | None], flags: set[str]) -> str | None:
+    shorts = _short_flags(flags) if flags else set()
     if name == "rm" and (shorts & {"r", "R", "f"} or flags & {"--recursive", "--force"}):
-        effects.destructive.append(f"{text}: removes files recursively or forcibly")
-    elif name in ("dd", "shred", "truncate", "wipefs", "fdisk", "sfdisk", "parted", "mkswap") or name.startswith("mkfs"):
-        effects.destructive.append(f"{text}: overwrites data")
-    elif name in ("chmod", "chown", "chgrp") and ("R" in shorts or "--recursive" in flags):
-        effects.destructive.append(f"{text}: changes permissions recursively")
-    elif name == "find" and "-delete" in values:
-        effects.destructive.append(f"{text}: deletes files")
-    elif name == "git" and values:
-        sub = next((v for v in values if v is not None and not v.startswith("-")), None)
-        rest = set(v for v in values if v is not None)
-        if sub == "reset" and "--hard" in rest:
-            effects.destructive.append(f"{text}: discards local changes")
-        elif sub == "clean" and ("f" in shorts or "--force" in rest):
-            effects.destructive.append(f"{text}: deletes untracked files")
-        elif sub == "push" and ("f" in shorts or rest & {"--force", "--force-with-lease", "--mirror", "--delete"}
-                                or any(v.startswith("+") for v in rest)):
-            effects.destructive.append(f"{text}: rewrites remote history")
-        elif sub == "branch" and ("D" in shorts or ("d" in shorts and "f" in shorts)):
-            effects.destructive.append(f"{text}: deletes a branch")
-        elif sub in ("checkout", "restore") and ("." in rest or ("--" in rest and sub == "checkout")):
-            effects.destructive.append(f"{text}: discards working-tree changes")
-        elif sub == "stash" and rest & {"drop", "clear"}:
-            effects.destructive.append(f"{text}: drops stashed changes")
-    elif name in ("kill", "pkill", "killall") and ("9" in shorts or "-KILL" in flags):
-        effects.destructive.append(f"{text}: kills processes")
+        return ": removes files recursively or forcibly"
+    if name in ("dd", "shred", "truncate", "wipefs", "fdisk", "sfdisk", "parted", "mkswap") or name.startswith("mkfs"):
+        return ": overwrites data"
+    if name in ("chmod", "chown", "chgrp"):
+        if "R" in shorts or "--recursive" in flags:
+            return ": changes permissions recursively"
+    elif name == "find":
+        if "-delete" in values:
+            return ": deletes files"
+    elif name == "git":
+        if values:
+            return _git_reason(values, shorts)
+    elif name in ("kill", "pkill", "killall"):
+        if "9" in shorts or "-KILL" in flags:
+            return ": kills processes"
     elif name in ("shutdown", "reboot", "halt", "poweroff"):
-        effects.destructive.append(f"{text}: stops the machine")
+        return ": stops the machine"
+    return None
+
+
+_GIT_DESTRUCTIVE_SUBS = frozenset({"reset", "clean", "push", "branch", "checkout", "restore", "stash"})
+
+
+def _git_reason(values: list[str | None], shorts: set[str]) -> str | None:
+    sub = next((v for v in values if v is not None and not v.startswith("-")), None)
+    if sub not in _GIT_DESTRUCTIVE_SUBS:
+        return None
+    rest = set(v for v in values if v is not None)
+    if sub == "reset" and "--hard" in rest:
+        return ": discards local changes"
+    if sub == "clean" and ("f" in shorts or "--force" in rest):
+        return ": deletes untracked files"
+    if sub == "push" and ("f" in shorts or rest & {"--force", "--force-with-lease", "--mirror", "--delete"}
+                          or any(v.startswith("+") for v in rest)):
+        return ": rewrites remote history"
+    if sub == "branch" and ("D" in shorts or ("d" in shorts and "f" in shorts)):
+        return ": deletes a branch"
+    if sub in ("checkout", "restore") and ("." in rest or ("--" in rest and sub == "checkout")):
+        return ": discards working-tree changes"
+    if sub == "stash" and rest & {"drop", "clear"}:
+        return ": drops stashed changes"
+    return None
