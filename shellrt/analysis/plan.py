@@ -456,6 +456,8 @@ class _Planner:
                             self.context.pop()
                     elif item_child.is_named:
                         words.append(self.word(item_child))
+                    elif item_child.type == "&":  # `x) ls &;;` runs a background job
+                        self.operators.append("&")
             elif child.is_named:
                 words.append(self.word(child))
         self._construct("case", node, words=words)
