@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import functools
+import re
 import shlex
 from typing import Literal
 
 from .effects import plan_effects
 from .git_env import GIT_BASE_ENV, PROGRAM_ENV, git_hardening_env
 from .judge import judge_plan
-from .models import CommandAnalysis, CommandPlan, PlanCommand, Subcommand, build
+from .models import CommandAnalysis, CommandPlan, Subcommand, build
 from .parse import parse_bash
 from .plan import build_plan
 
@@ -67,17 +68,17 @@ def _analyze_bash(command: str) -> CommandAnalysis:
         reasons.append(parsed.error)
     reasons.extend(judge_plan(plan))
     read_only = not reasons
+    names = {c.argv[0].value if c.argv else None for c in plan.commands}
     if read_only:
-        names = sorted({c.name for c in plan.commands if c.name})
-        if names:
-            reasons.append("read-only: " + ", ".join(names) + " with known read-only options and no writes")
+        shown = sorted([name for name in names if name])
+        if shown:
+            reasons.append("read-only: " + ", ".join(shown) + " with known read-only options and no writes")
         else:
             reasons.append("read-only: only tests and comparisons, no program runs")
     effects = plan_effects(plan, read_only)
-    uses_git = any(c.name == "git" for c in plan.commands)
-    env = (git_hardening_env() if read_only else dict(GIT_BASE_ENV)) if uses_git else {}
+    env = (git_hardening_env() if read_only else dict(GIT_BASE_ENV)) if "git" in names else {}
     if read_only:
-        for program in {c.name for c in plan.commands} & PROGRAM_ENV.keys():
+        for program in names & PROGRAM_ENV.keys():
             env.update(PROGRAM_ENV[program or ""])
     return build(CommandAnalysis,
         command=command,
@@ -106,26 +107,39 @@ def _subcommands(plan: CommandPlan, unparsed: str | None) -> list[Subcommand]:
     out: list[Subcommand] = []
     seen: set[tuple[str, ...]] = set()
     for command in plan.commands:
-        argv = [w.value if w.value is not None else w.raw for w in command.argv]
-        if not argv:
+        words = command.argv
+        if words:
+            argv = [w.raw if w.value is None else w.value for w in words]
+            key = tuple(argv)
+            if key in seen:
+                continue
+            # Static words are shell-quoted (shlex.quote), dynamic words keep their source text.
+            text = " ".join([w.raw if w.value is None else _quote(w.value) for w in words])
+        else:
             argv = [a.raw for a in command.assignments]
-        key = tuple(argv)
-        if not argv or key in seen:
-            continue
+            key = tuple(argv)
+            if not argv or key in seen:
+                continue
+            text = " ".join(argv)
         seen.add(key)
-        out.append(build(Subcommand, text=_normalise(command, argv), argv=argv))
+        out.append(_subcommand(text, argv))
     if unparsed is not None:
-        out.append(build(Subcommand, text=unparsed, argv=[unparsed]))
+        out.append(_subcommand(unparsed, [unparsed]))
     return out
 
 
-def _normalise(command: PlanCommand, argv: list[str]) -> str:
-    parts = []
-    for word, value in zip(command.argv, argv, strict=False):
-        parts.append(shlex.quote(value) if word.value is not None else word.raw)
-    if not command.argv:
-        return " ".join(argv)
-    return " ".join(parts)
+def _quote(value: str) -> str:
+    """``shlex.quote`` with its common case (nothing to quote) inline."""
+    if value and _find_unsafe(value) is None:
+        return value
+    return shlex.quote(value)
+
+
+_find_unsafe = re.compile(r"[^\w@%+=:,./-]", re.ASCII).search
+
+
+def _subcommand(text: str, argv: list[str]) -> Subcommand:
+    return build(Subcommand, text=text, argv=argv)
 
 
 def _failed(command: str, shell: str, reason: str) -> CommandAnalysis:
