@@ -177,7 +177,7 @@ def render_table(table: Table) -> str:
     for row in table.rows:
         name = row.system + (" *" if row.system == table.reference else "")
         if row.status in ("skipped", "failed"):
-            label = row.status
+            label: str = row.status
             if row.note:
                 footnotes.append(f"[{len(footnotes) + 1}] {row.system}: {row.note}")
                 label += f" [{len(footnotes)}]"

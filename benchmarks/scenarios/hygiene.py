@@ -10,6 +10,7 @@ its process exited. Every survivor is killed by pid afterwards.
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 
@@ -65,6 +66,8 @@ async def run(cfg: RunConfig) -> Table:
     dnf: dict[str, int] = {}
     errors: dict[str, str] = {}
     unavailable: dict[str, str] = {}
+    #: For runs that never returned: sleeps alive when the harness gave up on the call.
+    hung_alive: dict[str, int] = {}
     for rep in range(reps):
         k = rep % max(1, len(available))
         for system_id in available[k:] + available[:k]:
@@ -74,8 +77,14 @@ async def run(cfg: RunConfig) -> Table:
             args = hygiene_args(tag)
             at_cap: list[int] = []
             result = await anyio.to_thread.run_sync(
-                lambda sid=system_id, t=tag, a=args, c=at_cap: run_child(
-                    "hygiene", sid, t, TIMEOUT_S, cap_s, on_cap=lambda: c.append(len(sleepers(a)))
+                functools.partial(
+                    run_child,
+                    "hygiene",
+                    system_id,
+                    tag,
+                    TIMEOUT_S,
+                    cap_s,
+                    on_cap=functools.partial(_count_into, at_cap, args),
                 )
             )
             await anyio.sleep(0.3)
@@ -83,6 +92,7 @@ async def run(cfg: RunConfig) -> Table:
             if result is None:
                 dnf[system_id] = dnf.get(system_id, 0) + 1
                 after_close[system_id].append(len(leftovers))
+                hung_alive[system_id] = max([hung_alive.get(system_id, 0), *at_cap])
             elif "unavailable" in result:
                 unavailable[system_id] = str(result["unavailable"])
             elif "error" in result:
@@ -114,6 +124,8 @@ async def run(cfg: RunConfig) -> Table:
             row = Row(name, status="failed", note=errors[system_id])
         elif not returns[system_id]:
             row = Row(name, status="did not finish", values={"return_s": f"did not return in {cap_s:.0f} s"})
+            if system_id in hung_alive:
+                row.values["alive_after_return"] = f"{hung_alive[system_id]} (call still hung)"
             if after_close[system_id]:
                 row.values["alive_after_close"] = max(after_close[system_id])
         else:
@@ -139,9 +151,14 @@ async def run(cfg: RunConfig) -> Table:
         "SWE-ReX session: on its timeout we send BashInterruptAction (Ctrl-C) as SWE-agent does; that is inside the"
         " measured call.",
         f"a call that has not returned {cap_s:.0f} s after its {TIMEOUT_S:.0f} s timeout is reported as did not"
-        " return (its process group is killed and it is not repeated); its after close/exit count is taken after that kill.",
+        " return (its process group is killed and it is not repeated); its 'after return' count is taken when the harness"
+        " gave up on the call, its after close/exit count after that kill.",
     ]
     return table
+
+
+def _count_into(counts: list[int], args: list[str]) -> None:
+    counts.append(len(sleepers(args)))
 
 
 def _display_command() -> str:

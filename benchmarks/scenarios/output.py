@@ -110,8 +110,7 @@ async def run(cfg: RunConfig) -> Table:
         else:
             row = Row(name)
             for label, nbytes in SIZES.items():
-                cell = cells.get((system_id, label))
-                row.values.update(_cell_values(label, nbytes, cell, cap_s))
+                row.values.update(_cell_values(label, nbytes, cells.get((system_id, label)), cap_s))
         if system_id == REFERENCE:
             table.reference = row.system
         table.rows.append(row)
