@@ -134,3 +134,15 @@ def _with_marker(psutil: Any, marker: str) -> list[int]:
         except psutil.Error:
             continue
     return found
+
+
+async def test_parallel_cd_applied_in_tool_use_order(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    async with shellrt.Runtime(workspace=tmp_path, sandbox="local", session_dir=tmp_path / ".s") as rt:
+        # Both are read-only, so they share a batch; the first finishes last.
+        first = await rt.run([bash("1", "sleep 0.5; cd a"), bash("2", "cd b")])
+        assert all(not b["is_error"] for b in first["content"])
+        [pwd] = texts(await rt.run(bash("3", "pwd")))
+        assert pwd.strip() == str(tmp_path / "b")
+        assert rt.context.cwd == str(tmp_path / "b")

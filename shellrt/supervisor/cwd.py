@@ -44,8 +44,29 @@ class CwdTracker:
         host = self._backend.to_host_path(path)
         return True if host is None else host.is_dir()
 
-    def start_dir(self) -> tuple[str, str | None]:
-        """The directory the next command starts in, and a note when the tracked one vanished."""
+    def set(self, path: str) -> None:
+        """Adopt ``path`` as the session cwd if it is inside the roots (else keep the current one)."""
+        if self.inside_roots(path):
+            self.cwd = path
+
+    def start_dir(self, requested: str | None = None) -> tuple[str, str | None]:
+        """The directory the next command starts in, and a note when the tracked one vanished.
+
+        ``requested`` (the caller's view of the cwd, e.g. a tool call's context
+        snapshot) is used instead of the tracked cwd when it is inside the roots.
+        """
+        if requested is not None and requested != self.cwd:
+            if self.inside_roots(requested) and self.exists(requested):
+                return requested, None
+            if not self.inside_roots(requested):
+                return self.workspace, (
+                    f"The requested directory {requested} is outside the allowed roots; "
+                    f"the command runs at the workspace root {self.workspace}."
+                )
+            return self.workspace, (
+                f"The working directory {requested} no longer exists; "
+                f"the shell is back at the workspace root {self.workspace}."
+            )
         if self.cwd != self.workspace and not self.exists(self.cwd):
             gone, self.cwd = self.cwd, self.workspace
             return self.cwd, (

@@ -46,14 +46,17 @@ PWSH_MISSING = (
 )
 
 
-def shell_argv(command: str, shell: Shell, *, check_host: bool = True) -> tuple[str, ...]:
+def shell_argv(
+    command: str, shell: Shell, *, check_host: bool = True, posix_shell: str = "bash"
+) -> tuple[str, ...]:
     """argv for ``command`` under ``shell``; raises `ShellUnavailableError` when pwsh is missing.
 
     ``check_host``: look the interpreter up on the host PATH (true for local and
-    bwrap, whose processes see the host's binaries).
+    bwrap, whose processes see the host's binaries). ``posix_shell`` runs the
+    "bash" shell where the sandbox has no bash (the prelude is POSIX sh).
     """
     if shell == "bash":
-        return ("bash", "-c", _BASH_PRELUDE + command + "\n")
+        return (posix_shell, "-c", _BASH_PRELUDE + command + "\n")
     if shell == "powershell":
         if check_host and shutil.which("pwsh") is None:
             raise ShellUnavailableError(PWSH_MISSING)

@@ -83,6 +83,14 @@ class Supervisor:
         """The session's current directory (sandbox path); starts at the workspace root."""
         return self._cwd.cwd
 
+    def set_cwd(self, path: str) -> None:
+        """Adopt ``path`` (sandbox path) as the session cwd when it is inside the allowed roots.
+
+        The runtime applies cwd changes in tool_use order after a parallel batch
+        through this, whatever order the commands finished in.
+        """
+        self._cwd.set(path)
+
     @property
     def base_env(self) -> dict[str, str]:
         """A copy of the documented base environment (see `shellrt.supervisor.env`)."""
@@ -130,6 +138,7 @@ class Supervisor:
         track_cwd: bool = True,
         abort: anyio.Event | None = None,
         description: str = "",
+        cwd: str | None = None,
     ) -> CommandResult:
         """Run ``command`` in a fresh shell and wait for it (at most ``timeout_s``).
 
@@ -137,8 +146,11 @@ class Supervisor:
         the command keeps running as a background task whose id the result
         carries. Setting ``abort`` kills the tree and returns ``interrupted``;
         cancelling the caller's scope kills the tree too, then propagates.
+        ``cwd`` starts the command there instead of the tracked cwd (the
+        runtime passes each call's context snapshot, so calls of one parallel
+        batch all start where the batch began).
         """
-        start_cwd, start_note = self._cwd.start_dir()
+        start_cwd, start_note = self._cwd.start_dir(cwd)
         execution = await self._start(
             command,
             env=env,
@@ -199,9 +211,10 @@ class Supervisor:
         env: dict[str, str] | None = None,
         shell: Shell = "bash",
         description: str = "",
+        cwd: str | None = None,
     ) -> BackgroundTask:
         """Start ``command`` as a background task and return at once (stdout+stderr interleaved)."""
-        start_cwd, _ = self._cwd.start_dir()
+        start_cwd, _ = self._cwd.start_dir(cwd)
         task_id = self.tasks.new_id()
         execution = await self._start(
             command,
@@ -236,7 +249,9 @@ class Supervisor:
     ) -> Execution:
         if self._closed:
             raise SupervisorClosedError("the shell session is closed; start a new session")
-        argv = shell_argv(command, shell, check_host=self._host_like)
+        # Images without bash (busybox) expose their POSIX shell; the wrapper is POSIX sh.
+        posix_shell = str(getattr(self.backend, "shell_path", "bash"))
+        argv = shell_argv(command, shell, check_host=self._host_like, posix_shell=posix_shell)
         request = ExecRequest(
             argv=argv,
             cwd=cwd,

@@ -191,7 +191,11 @@ class ShellTool(Tool[BashInput, BashOutput]):
         try:
             if tool_input.run_in_background:
                 task = await sup.start_background(
-                    tool_input.command, env=env, shell=self.shell, description=tool_input.description or ""
+                    tool_input.command,
+                    env=env,
+                    shell=self.shell,
+                    description=tool_input.description or "",
+                    cwd=ctx.cwd,
                 )
                 return ToolOutput(
                     BashOutput(
@@ -212,6 +216,7 @@ class ShellTool(Tool[BashInput, BashOutput]):
                 abort=ctx.abort,
                 track_cwd=self.may_change_cwd(tool_input),
                 description=tool_input.description or "",
+                cwd=ctx.cwd,
             )
         except ShellUnavailableError as exc:
             raise ToolExecutionError(str(exc)) from exc
@@ -221,7 +226,11 @@ class ShellTool(Tool[BashInput, BashOutput]):
             new_cwd = result.cwd
 
             def _set_cwd(c: ToolContext) -> None:
+                # Applied in tool_use order after a parallel batch: the session and the
+                # supervisor end on the last change, whatever order the commands finished in.
                 c.cwd = new_cwd
+                if c.has_service(Supervisor):
+                    c.service(Supervisor).set_cwd(new_cwd)
 
             modifier = _set_cwd
         failed = result.interrupted or (result.timed_out and not result.backgrounded_task_id)
