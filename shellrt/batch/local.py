@@ -9,12 +9,17 @@ shape the pipeline:
   container is already up when an execution slot frees (docker start costs
   hundreds of ms; local/bwrap almost nothing). Each is still used by exactly
   one task and destroyed after it;
-* teardown happens outside the execution slot: the next task runs while the
-  previous container is being removed.
+* teardown happens outside the execution slot *and* outside the window: a
+  finished task hands its window slot on before its sandbox is removed, so
+  the next task's sandbox starts while the previous container is being torn
+  down. A separate limit (``window`` again) bounds the sandboxes being torn
+  down at once. Teardown still runs inside the runner's task group: the run
+  does not end, and Ctrl-C does not return, before every sandbox is gone.
 
 The window (``concurrency + prestart``) bounds live sandboxes, temp dirs and
-buffered results, and tasks are pulled lazily from the iterable, so memory
-stays flat whatever the size of the task file.
+buffered results (at most twice the window exist while teardowns lag), and
+tasks are pulled lazily from the iterable, so memory stays flat whatever the
+size of the task file.
 """
 
 from __future__ import annotations
@@ -95,21 +100,22 @@ class LocalRunner:
         slots = anyio.Semaphore(window)
         execute = anyio.CapacityLimiter(self.concurrency)
         starting = anyio.CapacityLimiter(max(1, math.ceil(window / 2)))
+        tearing = anyio.Semaphore(window)
 
         async def one(task: Task, send_clone: anyio.abc.ObjectSendStream[TaskResult]) -> None:
-            try:
-                async with send_clone:
+            # The clone stays open through teardown: the result stream ends (and the
+            # run with it) only once every sandbox is removed.
+            async with send_clone:
+                run: TaskRun | None = None
+                try:
                     run = TaskRun(task, self.settings)
-                    try:
-                        async with starting:
-                            await run.prepare()
-                        async with execute:
-                            result = await run.execute()
-                        await send_clone.send(result)
-                    finally:
-                        await run.close()
-            finally:
-                slots.release()
+                    async with starting:
+                        await run.prepare()
+                    async with execute:
+                        result = await run.execute()
+                    await send_clone.send(result)
+                finally:
+                    await self._teardown(run, tearing, slots)
 
         async def feed(tg: anyio.abc.TaskGroup) -> None:
             async with send:
@@ -124,6 +130,23 @@ class LocalRunner:
                     yield receive
             finally:
                 tg.cancel_scope.cancel()
+
+    @staticmethod
+    async def _teardown(run: TaskRun | None, tearing: anyio.Semaphore, slots: anyio.Semaphore) -> None:
+        """Hand the window slot on, then remove the sandbox (always, cancellation included)."""
+        acquired = False
+        try:
+            if run is not None:
+                await tearing.acquire()  # back-pressure: at most a window of sandboxes in removal
+                acquired = True
+        finally:
+            slots.release()  # the next task may start its sandbox while this one is removed
+            try:
+                if run is not None:
+                    await run.close()
+            finally:
+                if acquired:
+                    tearing.release()
 
 
 def _default_artifacts() -> Path:
