@@ -237,12 +237,16 @@ def build(cls: type[_M], **values: Any) -> _M:
         if name not in data:
             data[name] = []
     obj = _new(cls)
-    _setattr(obj, "__dict__", data)
-    _setattr(obj, "__pydantic_fields_set__", set())
-    _setattr(obj, "__pydantic_extra__", None)
-    _setattr(obj, "__pydantic_private__", None)
+    # The slot descriptors of BaseModel directly (object.__setattr__ looks each one up by name).
+    _set_dict(obj, data)
+    _set_fields_set(obj, set())
+    _set_extra(obj, None)
+    _set_private(obj, None)
     return obj
 
 
 _new = object.__new__
-_setattr = object.__setattr__
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
