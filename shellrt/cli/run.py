@@ -20,6 +20,7 @@ import anyio
 
 from sandbox import BackendUnavailableError, SandboxBackend
 from shellrt.cli._sandbox_options import add_sandbox_options, sandbox_from_args
+from shellrt.cli._status_line import StatusLine
 
 __all__ = ["register"]
 
@@ -94,12 +95,17 @@ async def _run(args: argparse.Namespace, command: str) -> int:
 async def _execute(
     args: argparse.Namespace, command: str, backend: SandboxBackend, session_dir: Path
 ) -> tuple[int, bool]:
-    from shellrt.supervisor import Supervisor
+    from shellrt.supervisor import ProgressEvent, Supervisor
     from shellrt.tools.bash import BashOutput, format_output
 
     stream = not args.json
+    status = StatusLine(sys.stderr, enabled=stream and sys.stderr.isatty())
+
+    def progress(event: ProgressEvent) -> None:
+        status.update(event.elapsed_s, event.total_bytes, event.last_lines)
 
     def echo(name: str, chunk: bytes) -> None:
+        status.clear()
         target = sys.stdout.buffer if name == "stdout" else sys.stderr.buffer
         target.write(chunk)
         target.flush()
@@ -112,7 +118,9 @@ async def _execute(
             merge_stderr=not stream,
             background_on_timeout=args.background_on_timeout,
             on_output=echo if stream else None,
+            on_progress=progress if status.enabled else None,
         )
+        status.clear()
         final_code = result.exit_code
         if result.backgrounded_task_id:
             if stream:
