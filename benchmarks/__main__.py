@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -65,7 +66,9 @@ def main(argv: list[str] | None = None) -> int:
         for table in tables_from_json(document):
             print(render_table(table), end="\n\n")
         mode = " (--quick)" if document.get("quick") else ""
+        load = document.get("machine", {}).get("loadavg_at_end")
         print(f"recorded{mode} in {document.get('elapsed_s', 0):.0f} s at commit {document.get('commit')};")
+        print(f"machine: {document.get('machine')}; load average at the end: {load}")
         print(f"versions: {document.get('versions')}")
         return 0
     names = args.only or list(SCENARIOS)
@@ -74,7 +77,10 @@ def main(argv: list[str] | None = None) -> int:
     tables = anyio.run(_run, names, cfg)
     elapsed = time.perf_counter() - begin
     write_json(args.json, tables_to_json(tables, quick=args.quick, elapsed_s=elapsed, peers=peer_versions()))
-    print(f"{len(tables)} table(s) in {elapsed:.0f} s{' (--quick)' if args.quick else ''}; JSON: {args.json}")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(
+        f"{len(tables)} table(s) in {elapsed:.0f} s{' (--quick)' if args.quick else ''}; load average {load}; JSON: {args.json}"
+    )
     return 0
 
 

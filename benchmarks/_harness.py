@@ -268,6 +268,7 @@ def tables_to_json(
             "python": sys.version.split()[0],
             "platform": platform.platform(),
             "cpus": _cpu_count(),
+            "loadavg_at_end": list(_loadavg()),
         },
         "versions": dict(peers or {}),
         "tables": [
@@ -314,6 +315,16 @@ def tables_from_json(document: dict[str, Any]) -> list[Table]:
             )
         )
     return tables
+
+
+def _loadavg() -> tuple[float, float, float]:
+    """1/5/15-minute load averages (other work on the machine adds noise to every row)."""
+    import os
+
+    try:
+        return os.getloadavg()
+    except OSError:  # pragma: no cover - unavailable
+        return (0.0, 0.0, 0.0)
 
 
 def _cpu_count() -> int:
