@@ -23,6 +23,7 @@ __all__ = [
     "Substitution",
     "Word",
     "build",
+    "new_command",
     "new_word",
 ]
 
@@ -138,6 +139,25 @@ class PlanCommand:
     def text(self) -> str:
         """Normalised text: static values joined by spaces, raw text for dynamic words."""
         return " ".join(w.value if w.value is not None else w.raw for w in self.argv)
+
+
+_set_argv = PlanCommand.__dict__["argv"].__set__
+_set_assignments = PlanCommand.__dict__["assignments"].__set__
+_set_redirects = PlanCommand.__dict__["redirects"].__set__
+_set_context = PlanCommand.__dict__["context"].__set__
+_set_wrapped_by = PlanCommand.__dict__["wrapped_by"].__set__
+
+
+def new_command(argv: list[Word], assignments: list[Assignment], redirects: list[Redirect], context: list[str],
+                wrapped_by: str | None) -> PlanCommand:
+    """``PlanCommand(...)`` without the frozen dataclass ``__init__`` (see :func:`new_word`)."""
+    command: PlanCommand = _new_object(PlanCommand)
+    _set_argv(command, argv)
+    _set_assignments(command, assignments)
+    _set_redirects(command, redirects)
+    _set_context(command, context)
+    _set_wrapped_by(command, wrapped_by)
+    return command
 
 
 class CommandPlan(BaseModel):

@@ -24,10 +24,12 @@ from .models import (
     Substitution,
     Word,
     build,
+    new_command,
+    new_word,
 )
 from .parse import parse_bash
 from .programs import SHELLS, WRAPPERS, find_exec_commands, unwrap
-from .words import evaluate_word
+from .words import NO_FEATURES, PLAIN_WORD_CHARS, evaluate_word
 
 __all__ = ["MAX_DEPTH", "build_plan"]
 
@@ -111,6 +113,11 @@ class _Planner:
     # -- helpers ---------------------------------------------------------------------------
 
     def word(self, node: tree_sitter.Node) -> Word:
+        kind = node.type
+        if kind == "word" or kind == "number":  # evaluate_word's fast path, inline
+            text = self.text(node)
+            if PLAIN_WORD_CHARS.isdisjoint(text):
+                return new_word(text, text, NO_FEATURES)
         word = evaluate_word(node, self.substitution, self.text)
         if word.value is None:
             self.dynamic = True
@@ -251,8 +258,7 @@ class _Planner:
 
     def add_command(self, argv: list[Word], assignments: list[Assignment], redirects: list[Redirect],
                     wrapped_by: str | None) -> None:
-        self.commands.append(PlanCommand(argv=argv, assignments=assignments, redirects=redirects, context=list(self.context),
-            wrapped_by=wrapped_by))
+        self.commands.append(new_command(argv, assignments, redirects, list(self.context), wrapped_by))
         if not argv:
             return
         name = argv[0].value

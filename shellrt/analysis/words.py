@@ -15,7 +15,7 @@ import tree_sitter
 
 from .models import Word, new_word
 
-__all__ = ["SubstitutionHook", "evaluate_word", "word_from_text"]
+__all__ = ["NO_FEATURES", "PLAIN_WORD_CHARS", "SubstitutionHook", "TextOf", "evaluate_word", "word_from_text"]
 
 #: Called for every ``$(...)``/backtick/``<(...)`` node found inside a word.
 SubstitutionHook = Callable[[tree_sitter.Node], None]
@@ -54,6 +54,9 @@ def word_from_text(text: str) -> Word:
 _EMPTY: frozenset[str] = frozenset()
 _QUOTED: frozenset[str] = frozenset({"quoted"})
 _SPECIAL = frozenset("\\*?[{~$,.")
+#: A ``word``/``number`` node without these characters is its own static value, no features.
+PLAIN_WORD_CHARS = _SPECIAL
+NO_FEATURES = _EMPTY
 
 
 def evaluate_word(node: tree_sitter.Node, on_substitution: SubstitutionHook, text_of: TextOf | None = None) -> Word:
