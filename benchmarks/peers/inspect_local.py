@@ -45,5 +45,7 @@ class InspectLocal(System):
         except OutputLimitExceededError as exc:
             kept = len((exc.truncated_output or "").encode())
             return Outcome(exit_code=None, recoverable_bytes=kept, note="output limit exceeded")
+        except Exception as exc:
+            return Outcome(exit_code=None, note=f"call failed: {type(exc).__name__}: {exc}")
         got = len(result.stdout.encode()) + len(result.stderr.encode())
         return Outcome(exit_code=result.returncode, recoverable_bytes=got)

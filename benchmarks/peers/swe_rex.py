@@ -60,6 +60,8 @@ class SweRexSession(_SweRex):
             except Exception as exc:  # the session may be wedged; report, don't crash the bench
                 return Outcome(exit_code=None, timed_out=True, note=f"interrupt failed: {exc}")
             return Outcome(exit_code=None, timed_out=True, note="output lost on timeout")
+        except Exception as exc:  # e.g. pexpect.TIMEOUT on its fixed 1 s exit-code read under load
+            return Outcome(exit_code=None, note=f"call failed: {type(exc).__name__}: {exc}")
         return Outcome(exit_code=obs.exit_code, recoverable_bytes=len(obs.output.encode()))
 
 
@@ -78,4 +80,6 @@ class SweRexOneShot(_SweRex):
             )
         except CommandTimeoutError:
             return Outcome(exit_code=None, timed_out=True, note="output lost on timeout")
+        except Exception as exc:
+            return Outcome(exit_code=None, note=f"call failed: {type(exc).__name__}: {exc}")
         return Outcome(exit_code=resp.exit_code, recoverable_bytes=len(resp.stdout.encode()))

@@ -16,6 +16,8 @@ SYSTEM_IDS = [
     "raw-bash",
     "shellrt-runtime-local",
     "shellrt-local",
+    "shellrt-bwrap",
+    "shellrt-docker",
     "swerex-session",
     "swerex-oneshot",
     "inspect-local",
@@ -29,6 +31,8 @@ HOW = {
     "raw-bash": "8 threads x subprocess.run",
     "shellrt-runtime-local": "one assistant message with 8 Bash tool_use blocks",
     "shellrt-local": "8 tasks x Supervisor.run",
+    "shellrt-bwrap": "8 tasks x Supervisor.run",
+    "shellrt-docker": "8 tasks x Supervisor.run",
     "swerex-session": "8 tasks x run_in_session (one session)",
     "swerex-oneshot": "8 tasks x execute",
     "inspect-local": "8 tasks x sandbox.exec",
@@ -50,6 +54,7 @@ async def run(cfg: RunConfig) -> Table:
     async with AsyncExitStack() as stack:
         started, unusable = await open_systems(SYSTEM_IDS, stack)
         ok: dict[str, int] = {}
+        failures: dict[str, str] = {}
         first: dict[str, float] = {}
 
         async def once(system_id: str, rep: int) -> float | None:
@@ -59,7 +64,10 @@ async def run(cfg: RunConfig) -> Table:
             begin = time.perf_counter()
             outcomes = await system.run_many([COMMAND] * N, 30.0)
             wall = time.perf_counter() - begin
-            ok[system_id] = min(ok.get(system_id, N), sum(1 for o in outcomes if o.exit_code == 0))
+            good = sum(1 for o in outcomes if o.exit_code == 0)
+            ok[system_id] = min(ok.get(system_id, N), good)
+            if good < N:
+                failures[system_id] = next(o.note for o in outcomes if o.exit_code != 0)[:160]
             first.setdefault(system_id, wall)
             return wall
 
@@ -82,6 +90,8 @@ async def run(cfg: RunConfig) -> Table:
                     "how": HOW[system_id],
                 },
             )
+            if system_id in failures:
+                table.notes.append(f"{row.system}: not every call succeeded, e.g. {failures[system_id]}")
         if system_id == reference:
             table.reference = row.system
         table.rows.append(row)
