@@ -90,9 +90,9 @@ async def _hygiene(system_id: str, tag: str, timeout_s: float, out: str) -> dict
         begin = time.perf_counter()
         outcome = await system.run(hygiene_command(tag), timeout_s)
         returned = time.perf_counter() - begin
-        await anyio.sleep(0.5)
+        await anyio.sleep(0.3)
         alive_after_return = len(sleepers(args))
-    await anyio.sleep(0.5)
+    await anyio.sleep(0.3)
     return {
         "return_s": returned,
         "alive_after_return": alive_after_return,

@@ -146,7 +146,7 @@ async def run(cfg: RunConfig) -> Table:
     table.notes += [
         f"{reps} interleaved repetition(s), each in a fresh process with unique sleep arguments;"
         " survivor counts are the worst repetition" + (" (--quick: one repetition)." if cfg.quick else "."),
-        "after return = 0.5 s after the call returned, with the system still open (an agent session goes on);"
+        "after return = 0.3 s after the call returned, with the system still open (an agent session goes on);"
         " after close/exit = once the system was closed and its process exited. Survivors were then killed by pid.",
         "SWE-ReX session: on its timeout we send BashInterruptAction (Ctrl-C) as SWE-agent does; that is inside the"
         " measured call.",
