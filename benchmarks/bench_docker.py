@@ -77,14 +77,50 @@ def cli_latency(container_id: str, n: int) -> list[float]:
     return samples
 
 
-async def start_to_first(image: str, ws: Path, n: int) -> list[float]:
-    samples = []
+async def start_to_first(image: str, ws: Path, n: int) -> tuple[list[float], list[float], list[float]]:
+    """Per sandbox: start() alone, start to the end of the first command, and close() alone."""
+    starts, firsts, closes = [], [], []
+    for _ in range(n):
+        backend = DockerBackend(DockerConfig(image=image), SandboxPolicy(workspace=ws))
+        t = time.perf_counter()
+        try:
+            await backend.start()
+            starts.append(time.perf_counter() - t)
+            await run_true(backend)
+            firsts.append(time.perf_counter() - t)
+        finally:
+            t = time.perf_counter()
+            await backend.close()
+            closes.append(time.perf_counter() - t)
+    return starts, firsts, closes
+
+
+def raw_lifecycle(image: str, ws: Path, n: int) -> tuple[list[float], list[float]]:
+    """The floor: the same hardened create + start, then a forced remove, through the SDK alone."""
+    client = docker.from_env()
+    host_config = client.api.create_host_config(
+        init=True,
+        network_mode="none",
+        read_only=True,
+        tmpfs={"/tmp": "rw,nosuid,nodev,exec,size=256m,mode=1777"},
+        mounts=[docker.types.Mount(target="/workspace", source=str(ws), type="bind")],
+        cap_drop=["ALL"],
+        security_opt=["no-new-privileges"],
+        pids_limit=2048,
+    )
+    ups, downs = [], []
     for _ in range(n):
         t = time.perf_counter()
-        async with DockerBackend(DockerConfig(image=image), SandboxPolicy(workspace=ws)) as backend:
-            await run_true(backend)
-            samples.append(time.perf_counter() - t)
-    return samples
+        cid = client.api.create_container(
+            image, command=["sleep", "3600"], entrypoint=[], user="65534:65534", host_config=host_config
+        )["Id"]
+        client.api.start(cid)
+        ups.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        client.api.remove_container(cid, force=True, v=True)
+        downs.append(time.perf_counter() - t)
+    client.close()
+    return ups, downs
 
 
 async def parallel(image: str, ws: Path, sandboxes: int, per: int) -> tuple[float, float]:
@@ -104,6 +140,9 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--image", default="shellrt-test-busybox")
     parser.add_argument("-n", type=int, default=300, help="shellrt samples (baselines take n/10)")
+    parser.add_argument(
+        "--starts", type=int, default=10, help="sandboxes opened one by one for start/close latency"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp)
@@ -126,9 +165,14 @@ async def main() -> None:
         )
         goal = ours_p50 <= 10 and sdk_p50 / ours_p50 >= 5
         print(f"  goal (p50 <= 10 ms and >= 5x exec_run): {'met' if goal else 'NOT met'}")
-        starts = await start_to_first(args.image, ws, 5)
-        print("container start to first command completed (teardown not counted):")
-        row("create+start+executor+true", starts)
+        starts, firsts, closes = await start_to_first(args.image, ws, args.starts)
+        ups, downs = await anyio.to_thread.run_sync(raw_lifecycle, args.image, ws, args.starts)
+        print("sandbox start and close, one at a time (vs the raw SDK create+start / remove floor):")
+        row("shellrt start()", starts)
+        row("shellrt start + first `true`", firsts)
+        row("shellrt close()", closes)
+        row("raw SDK create+start", ups)
+        row("raw SDK remove(force)", downs)
         elapsed, commands = await parallel(args.image, ws, 20, 50)
         print("20 sandboxes in parallel (open, 50 x `true` each, close):")
         print(f"  total {elapsed:.2f} s: {20 / elapsed:.1f} sandboxes/s, {commands / elapsed:.0f} commands/s")

@@ -222,3 +222,36 @@ async def test_docker_tasks_get_fresh_containers_and_export_files(tmp_path: Path
     assert len(hostnames) == 3  # three distinct containers
     assert not any(container_exists(h) for h in hostnames)  # each removed after its task
     assert sorted(p.name for p in fixture.iterdir()) == ["in.txt"]
+
+
+async def test_finished_task_hands_its_slot_on_before_teardown(tmp_path: Path) -> None:
+    """A slow teardown does not hold the window: the next task starts while the previous sandbox is removed,
+    and the run still ends only after every teardown finished."""
+    from shellrt.batch import worker
+
+    closing: list[str] = []
+    closed: list[str] = []
+    started_while_closing: list[str] = []
+    original_close = worker.TaskRun.close
+    original_prepare = worker.TaskRun.prepare
+
+    async def slow_close(self: worker.TaskRun) -> None:
+        closing.append(self.task.id)
+        await anyio.sleep(0.5)
+        await original_close(self)
+        closed.append(self.task.id)
+
+    async def watching_prepare(self: worker.TaskRun) -> None:
+        if len(closing) > len(closed):
+            started_while_closing.append(self.task.id)
+        await original_prepare(self)
+
+    tasks = [Task.model_validate({"id": f"t{i}", "commands": ["true"]}) for i in range(3)]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(worker.TaskRun, "close", slow_close)
+        mp.setattr(worker.TaskRun, "prepare", watching_prepare)
+        results = [r async for r in run(tasks, concurrency=1, prestart=0, artifacts_dir=tmp_path / "a")]
+    assert sorted(r.id for r in results) == ["t0", "t1", "t2"]
+    assert all(r.status == "ok" for r in results)
+    assert started_while_closing == ["t1", "t2"]
+    assert sorted(closed) == ["t0", "t1", "t2"]  # every teardown finished before the run ended

@@ -208,3 +208,48 @@ async def test_dead_executor_is_recovered_and_reported(tmp_path: Path) -> None:
         proc = await backend.exec(ExecRequest(argv=("true",), cwd="/", env={"PATH": "/bin"}))
         assert (await proc.wait()).exit_code == 0
         assert backend.recoveries == ["the executor session ended"]
+
+
+# --- fast start -----------------------------------------------------------------------
+async def test_executor_is_the_main_process_and_start_needs_no_exec(tmp_path: Path) -> None:
+    """Start is one create + one start: no ``docker exec`` session, the executor is docker-init's child."""
+    require_docker()
+    async with DockerBackend(config(BUSYBOX), policy(tmp_path)) as backend:
+        assert backend.container_id is not None and backend.executor_pid is not None
+        execs = subprocess.run(
+            ["docker", "inspect", "-f", "{{json .ExecIDs}}", backend.container_id],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=30,
+        ).stdout.strip()
+        assert execs in ("null", "[]")
+        proc = await backend.exec(
+            ExecRequest(
+                argv=("/bin/sh", "-c", f"read -r s < /proc/{backend.executor_pid}/stat; echo ${{s##*) }}"),
+                cwd="/",
+                env={"PATH": "/bin"},
+            )
+        )
+        out = b""
+        try:
+            while True:
+                out += await proc.stdout.receive()
+        except anyio.EndOfStream:
+            pass
+        assert (await proc.wait()).exit_code == 0
+        assert out.decode().split()[1] == "1"  # parent: docker-init, PID 1
+
+
+async def test_client_is_shared_and_close_is_one_forced_remove(tmp_path: Path) -> None:
+    require_docker()
+    from sandbox.docker import _connect
+
+    first = DockerBackend(config(BUSYBOX), policy(tmp_path))
+    second = DockerBackend(config(BUSYBOX), policy(tmp_path))
+    async with first, second:
+        assert first._client is second._client is _connect(None)
+        cid = first.container_id
+        assert cid is not None
+    assert not container_exists(cid)
+    assert _connect(None) is first._client  # close leaves the shared client usable
