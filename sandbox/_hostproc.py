@@ -19,14 +19,13 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import IO
 
 import anyio
 
 from sandbox._fdstream import FdReceiveStream, FdSendStream, wait_pidfd
-from sandbox._proctree import MARKER_VAR, ProcessTree, pids_with_marker, scan_markers
+from sandbox._proctree import MARKER_VAR, ProcessTree, last_pid, pids_with_marker, scan_markers
 from sandbox.base import ExecRequest, ExitStatus, SandboxProcess
 from sandbox.errors import SandboxClosedError, SandboxExecError
 
@@ -43,6 +42,20 @@ _PIPE_SIZE = 1 << 20
 _SWEEP_COALESCE_S = 0.05
 
 
+def _read_pid_max() -> int:
+    try:
+        with open("/proc/sys/kernel/pid_max", "rb") as f:
+            return int(f.read())
+    except (OSError, ValueError):  # pragma: no cover - /proc is always there on Linux
+        return 32768
+
+
+#: A sweep reads only pids above the batch's lowest root pid when the pid counter
+#: cannot have wrapped since: the counter is still above every root, and no run is
+#: older than the time the fastest plausible fork rate (100k/s) needs to go round.
+_PID_CYCLE_S = _read_pid_max() / 100_000
+
+
 class HostRunner:
     """Per-backend state: a private state dir for cwd reports, run markers and the janitor.
 
@@ -57,9 +70,11 @@ class HostRunner:
         self.state_dir: Path | None = None
         self._janitor: concurrent.futures.ThreadPoolExecutor | None = None
         self._open: set[HostProcess] = set()
-        self._finished: set[str] = set()
+        #: marker -> (root pid, spawn time) of runs finished since the last sweep.
+        self._finished: dict[str, tuple[int, float]] = {}
         self._finished_lock = threading.Lock()
         self._sweep_pending = False
+        self._devnull_fd: int | None = None
         self.closed = False
 
     def start(self) -> None:
@@ -91,27 +106,58 @@ class HostRunner:
         cwd: str | None,
         pass_fds: tuple[int, ...] = (),
     ) -> HostProcess:
-        """Start ``argv`` in a new session with the request's env plus the marker."""
+        """Start ``argv`` in a new session with the request's env plus the marker.
+
+        Hot path: the pipes are made here (no Popen file objects to unwrap) and
+        /dev/null is opened once per runner; Popen then only forks (vfork) and execs.
+        """
         env = dict(request.env)
         env.update(env_extra)
         env[MARKER_VAR] = marker
+        out_r, out_w = os.pipe2(os.O_CLOEXEC)
+        mine = [out_r]  # our ends: closed only if the start fails
+        theirs = [out_w]  # the child's ends: closed in any case once it started
+        err_r = err_w = in_r = in_w = None
+        if not request.merge_stderr:
+            err_r, err_w = os.pipe2(os.O_CLOEXEC)
+            mine.append(err_r)
+            theirs.append(err_w)
+        if request.stdin:
+            in_r, in_w = os.pipe2(os.O_CLOEXEC)
+            mine.append(in_w)
+            theirs.append(in_r)
         try:
             popen = subprocess.Popen(  # noqa: ASYNC220 - fork+exec is sub-ms; a thread hop costs more
                 list(argv),
-                stdin=subprocess.PIPE if request.stdin else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT if request.merge_stderr else subprocess.PIPE,
+                stdin=in_r if in_r is not None else self._devnull(),
+                stdout=out_w,
+                stderr=subprocess.STDOUT if err_w is None else err_w,
                 cwd=cwd,
                 env=env,
                 start_new_session=True,
                 close_fds=True,
                 pass_fds=pass_fds,
             )
-        except OSError as exc:
-            raise SandboxExecError(f"cannot start {argv[0]!r}: {exc}") from exc
-        handle = HostProcess(self, popen, ProcessTree(popen.pid, marker), cwd_host_file)
+        except BaseException as exc:
+            for fd in mine:
+                os.close(fd)
+            if isinstance(exc, OSError):
+                raise SandboxExecError(f"cannot start {argv[0]!r}: {exc}") from exc
+            raise
+        finally:
+            for fd in theirs:
+                os.close(fd)
+        handle = HostProcess(
+            self, popen, ProcessTree(popen.pid, marker), cwd_host_file, out_r, err_r, in_w
+        )
         self._open.add(handle)
         return handle
+
+    def _devnull(self) -> int:
+        fd = self._devnull_fd
+        if fd is None:
+            fd = self._devnull_fd = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+        return fd
 
     def after_exit(self, handle: HostProcess) -> None:
         """The root exited: sweep escaped processes by marker, off the caller's hot path."""
@@ -119,7 +165,7 @@ class HostRunner:
         if self._janitor is None:
             return
         with self._finished_lock:
-            self._finished.add(handle.tree.marker)
+            self._finished[handle.tree.marker] = (handle.tree.root_pid, handle.spawned_at)
             if self._sweep_pending:
                 return
             self._sweep_pending = True
@@ -129,9 +175,9 @@ class HostRunner:
         """Janitor thread: one /proc scan for every run that finished in the last few ms."""
         time.sleep(_SWEEP_COALESCE_S)
         with self._finished_lock:
-            markers, self._finished = self._finished, set()
+            markers, self._finished = self._finished, {}
             self._sweep_pending = False
-        for pid, marker in scan_markers().items():
+        for pid, marker in scan_markers(_scan_floor(markers.values())).items():
             if marker in markers:
                 with contextlib.suppress(OSError):
                     os.kill(pid, _signal.SIGKILL)
@@ -160,11 +206,33 @@ class HostRunner:
                         pass
 
         await anyio.to_thread.run_sync(_final)
+        if self._devnull_fd is not None:
+            os.close(self._devnull_fd)
+            self._devnull_fd = None
         if self.state_dir is not None:
             for f in self.state_dir.iterdir():
                 f.unlink(missing_ok=True)
             self.state_dir.rmdir()
             self.state_dir = None
+
+
+def _scan_floor(runs: Iterable[tuple[int, float]]) -> int:
+    """The highest pid below which no descendant of ``runs`` can be (0: scan everything).
+
+    Descendants get pids above their root's until the pid counter wraps; a wrap
+    shows as the counter being below a root (or, for a run older than a full
+    cycle, cannot be excluded): then every pid is scanned.
+    """
+    last = last_pid()
+    if last is None:
+        return 0
+    now = time.monotonic()
+    floor: int | None = None
+    for root, spawned in runs:
+        if root > last or now - spawned > _PID_CYCLE_S:
+            return 0
+        floor = root if floor is None else min(floor, root)
+    return floor or 0
 
 
 class HostProcess(SandboxProcess):
@@ -176,20 +244,21 @@ class HostProcess(SandboxProcess):
         popen: subprocess.Popen[bytes],
         tree: ProcessTree,
         cwd_file: Path | None,
+        stdout_fd: int,
+        stderr_fd: int | None,
+        stdin_fd: int | None,
     ) -> None:
         self._runner = runner
         self._popen = popen
+        self.spawned_at = time.monotonic()
         self.tree = tree
         self._cwd_file = cwd_file
         self._status: ExitStatus | None = None
         self._pidfd: int | None = _pidfd_open(popen.pid)
         self._watching = False
-        assert popen.stdout is not None
-        self.stdout = FdReceiveStream(_detach(popen.stdout), on_flood=_grow_pipe)
-        self.stderr = (
-            FdReceiveStream(_detach(popen.stderr), on_flood=_grow_pipe) if popen.stderr is not None else None
-        )
-        self.stdin = FdSendStream(_detach(popen.stdin)) if popen.stdin is not None else None
+        self.stdout = FdReceiveStream(stdout_fd, on_flood=_grow_pipe)
+        self.stderr = FdReceiveStream(stderr_fd, on_flood=_grow_pipe) if stderr_fd is not None else None
+        self.stdin = FdSendStream(stdin_fd) if stdin_fd is not None else None
 
     @property
     def pid(self) -> int | None:
@@ -277,13 +346,6 @@ def _pidfd_open(pid: int) -> int | None:
         return os.pidfd_open(pid)
     except (OSError, AttributeError):  # pragma: no cover - old kernel
         return None
-
-
-def _detach(f: IO[bytes]) -> int:
-    """Take the fd out of a Popen file object (which then no longer closes it)."""
-    fd = os.dup(f.fileno())
-    f.close()
-    return fd
 
 
 def _grow_pipe(fd: int) -> None:

@@ -25,7 +25,7 @@ import time
 
 import psutil
 
-__all__ = ["MARKER_VAR", "ProcessTree", "is_alive", "pids_with_marker", "scan_markers"]
+__all__ = ["MARKER_VAR", "ProcessTree", "is_alive", "last_pid", "pids_with_marker", "scan_markers"]
 
 #: Environment variable carrying the per-run marker that `pids_with_marker` sweeps for.
 MARKER_VAR = "SHELLRT_RUN_ID"
@@ -43,10 +43,22 @@ def is_alive(pid: int) -> bool:
     return state not in (b"Z", b"X", b"x")
 
 
-def scan_markers() -> dict[int, str]:
+def last_pid() -> int | None:
+    """The pid the kernel allocated last in our pid namespace (None when unknown)."""
+    try:
+        with open("/proc/sys/kernel/ns_last_pid", "rb") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return None
+
+
+def scan_markers(min_pid: int = 0) -> dict[int, str]:
     """Every process (other than ours) carrying ``MARKER_VAR``, with its marker value.
 
-    One pass over ``/proc/*/environ`` (about 15 µs per process here).
+    One pass over ``/proc/*/environ`` (about 15 µs per process here). ``min_pid``
+    skips pids at or below it without reading them: the descendants of a root
+    started as pid ``r`` all have pids above ``r`` until the pid counter wraps
+    (the caller checks that it did not, see `HostRunner`).
     """
     needle = f"\0{MARKER_VAR}=".encode()
     me = os.getpid()
@@ -56,7 +68,10 @@ def scan_markers() -> dict[int, str]:
     except OSError:  # pragma: no cover - /proc is always there on Linux
         return found
     for entry in entries:
-        if not entry.isdigit() or int(entry) == me:
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        if pid <= min_pid or pid == me:
             continue
         try:
             with open(f"/proc/{entry}/environ", "rb") as f:
@@ -68,7 +83,7 @@ def scan_markers() -> dict[int, str]:
             continue
         start = at + len(needle)
         stop = env.find(b"\0", start)
-        found[int(entry)] = env[start : stop if stop >= 0 else len(env)].decode("utf-8", "replace")
+        found[pid] = env[start : stop if stop >= 0 else len(env)].decode("utf-8", "replace")
     return found
 
 

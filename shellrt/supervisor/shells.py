@@ -1,7 +1,10 @@
 """The argv that runs a command in a fresh shell and reports its final cwd.
 
 Bash: the command text follows an ``EXIT`` trap that writes ``pwd -P`` to
-``$SHELLRT_CWD_FILE``; the trap keeps the command's exit status (``exit $s``).
+``$SHELLRT_CWD_FILE`` when ``$PWD`` moved from where the shell started (a
+command that did not ``cd`` writes nothing, and no report means "unchanged");
+the trap does not call ``exit``, so the shell keeps the command's exit status
+(or its signal death).
 The command is appended as text (not ``eval``'d) so its line numbers, ``$0``
 and syntax errors read as usual; ``exec`` or a SIGKILL skips the trap, which
 simply leaves the cwd unchanged.
@@ -22,9 +25,8 @@ __all__ = ["Shell", "shell_argv"]
 Shell = Literal["bash", "powershell"]
 
 _BASH_PRELUDE = (
-    "trap '__shellrt_s=$?; "
-    '[ -n "${SHELLRT_CWD_FILE:-}" ] && pwd -P 2>/dev/null >"$SHELLRT_CWD_FILE"; '
-    "exit $__shellrt_s' EXIT; "
+    "__shellrt_d=$PWD; trap '[ \"$PWD\" = \"$__shellrt_d\" ] || "
+    '{ [ -n "${SHELLRT_CWD_FILE:-}" ] && pwd -P 2>/dev/null >"$SHELLRT_CWD_FILE"; }\' EXIT; '
 )
 
 _PWSH_TEMPLATE = """$ErrorActionPreference = 'Continue'
