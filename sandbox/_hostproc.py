@@ -147,9 +147,7 @@ class HostRunner:
         finally:
             for fd in theirs:
                 os.close(fd)
-        handle = HostProcess(
-            self, popen, ProcessTree(popen.pid, marker), cwd_host_file, out_r, err_r, in_w
-        )
+        handle = HostProcess(self, popen, ProcessTree(popen.pid, marker), cwd_host_file, out_r, err_r, in_w)
         self._open.add(handle)
         return handle
 

@@ -25,7 +25,7 @@ __all__ = ["Shell", "shell_argv"]
 Shell = Literal["bash", "powershell"]
 
 _BASH_PRELUDE = (
-    "__shellrt_d=$PWD; trap '[ \"$PWD\" = \"$__shellrt_d\" ] || "
+    '__shellrt_d=$PWD; trap \'[ "$PWD" = "$__shellrt_d" ] || '
     '{ [ -n "${SHELLRT_CWD_FILE:-}" ] && pwd -P 2>/dev/null >"$SHELLRT_CWD_FILE"; }\' EXIT; '
 )
 
