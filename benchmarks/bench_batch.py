@@ -13,6 +13,10 @@ Rows, measured in one run, side by side:
   Every shellrt docker task still gets a fresh container: containers are
   started ahead of need in parallel (``prestart``) and destroyed after their
   one task, off the critical path.
+* the daemon's ceiling for fresh containers: the same hardened create + start
+  + forced remove through the docker SDK over a thread pool, no command run.
+  No harness that gives each task a fresh container can beat this row on the
+  same machine; on a small machine it, not shellrt, bounds the docker ratio.
 
 Docker rows are skipped with a note when the daemon or the image is missing
 (build it with scripts/build-test-images.sh). The image needs bash (the
@@ -75,6 +79,40 @@ def _docker_argv(image: str) -> list[str]:
 def _docker_serial(n: int, image: str) -> int:
     argv = _docker_argv(image)
     return sum(subprocess.run(argv, check=False, capture_output=True).returncode != 0 for _ in range(n))
+
+
+def _raw_lifecycles(n: int, workers: int, image: str) -> int:
+    import tempfile
+
+    import docker
+
+    client = docker.from_env(max_pool_size=max(10, workers))
+    with tempfile.TemporaryDirectory() as ws:
+        host_config = client.api.create_host_config(
+            init=True,
+            network_mode="none",
+            read_only=True,
+            tmpfs={"/tmp": "rw,nosuid,nodev,exec,size=256m,mode=1777"},
+            mounts=[docker.types.Mount(target="/workspace", source=ws, type="bind")],
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            pids_limit=2048,
+        )
+
+        def one(_: int) -> int:
+            cid = client.api.create_container(
+                image, command=["sleep", "3600"], entrypoint=[], user="65534:65534", host_config=host_config
+            )["Id"]
+            try:
+                client.api.start(cid)
+            finally:
+                client.api.remove_container(cid, force=True, v=True)
+            return 0
+
+        with ThreadPoolExecutor(workers) as pool:
+            failures = sum(pool.map(one, range(n)))
+    client.close()
+    return failures
 
 
 def _shellrt(n: int, sandbox: dict[str, object], concurrency: int, prestart: int | None) -> int:
@@ -173,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
             "docker run --rm per task (serial)",
             f"docker run --rm per task ({c} threads)",
             f"shellrt batch docker (c={c}, prestart={args.prestart if args.prestart is not None else c})",
+            f"ceiling: SDK create+start+rm, no command ({2 * c} threads)",
         ]
         if problem:
             rows.extend(("docker", Row(name, dn, None, f"skipped: {problem}")) for name in names)
@@ -181,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(("docker", _timed(names[1], dn, lambda: _pool(dn, c, _docker_argv(args.image)))))
             sandbox = {"type": "docker", "image": args.image}
             rows.append(("docker", _timed(names[2], dn, lambda: _shellrt(dn, sandbox, c, args.prestart))))
+            rows.append(("docker", _timed(names[3], dn, lambda: _raw_lifecycles(dn, 2 * c, args.image))))
 
     baselines = {
         group: next((r for g, r in rows if g == group and r.rate), None) for group in ("local", "docker")
