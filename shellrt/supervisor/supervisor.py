@@ -8,7 +8,6 @@ starts and kills processes.
 
 from __future__ import annotations
 
-import itertools
 import secrets
 import time
 from collections.abc import Callable
@@ -26,7 +25,7 @@ from shellrt.supervisor.errors import SupervisorClosedError
 from shellrt.supervisor.execution import Execution
 from shellrt.supervisor.models import BackgroundTask, CommandResult, ProgressEvent
 from shellrt.supervisor.shells import Shell, shell_argv
-from shellrt.supervisor.spool import OutputSpool
+from shellrt.supervisor.spool import OutputSpool, SpoolFiles
 from shellrt.supervisor.tasks import TaskManager
 
 __all__ = ["OutputCallback", "ProgressCallback", "Supervisor"]
@@ -72,8 +71,8 @@ class Supervisor:
         self._cwd = CwdTracker(backend)
         self._spawner = Spawner()
         self._live: set[Execution] = set()
-        self._counter = itertools.count(1)
         self._session_tag = secrets.token_hex(3)
+        self._spool_files = SpoolFiles(self._shell_dir, f"cmd-{self._session_tag}")
         self.tasks = TaskManager()
         self._closed = False
 
@@ -121,6 +120,7 @@ class Supervisor:
             await self.tasks.close()
             for execution in list(self._live):
                 await execution.kill()
+            await anyio.to_thread.run_sync(self._spool_files.close)
 
     # --- running -------------------------------------------------------------------
     async def run(
@@ -160,7 +160,7 @@ class Supervisor:
             report_cwd=track_cwd,
             cwd=start_cwd,
             spool_dir=self._shell_dir,
-            name=f"cmd-{self._session_tag}-{next(self._counter):04d}",
+            name=self._spool_files.take(),
             on_output=on_output,
         )
         timed_out = interrupted = False
