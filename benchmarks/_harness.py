@@ -143,13 +143,19 @@ def format_value(col: Column, value: Value) -> str:
     if value is None:
         return "-"
     if isinstance(value, str):
-        return value
+        return _one_line(value)
     if isinstance(value, Stats):
         text = col.fmt.format(value.median * col.scale)
         if col.spread and value.n >= 2:
             text += f" ±{value.spread_pct():.0f}%"
         return text
     return col.fmt.format(value * col.scale)
+
+
+def _one_line(text: str, limit: int = 90) -> str:
+    """Cells stay on one line (a newline would break the table); long text is cut with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def format_ratio(ratio: float | None, col: Column, *, verdict: bool = True) -> str:
@@ -179,7 +185,7 @@ def render_table(table: Table) -> str:
         if row.status in ("skipped", "failed"):
             label: str = row.status
             if row.note:
-                footnotes.append(f"[{len(footnotes) + 1}] {row.system}: {row.note}")
+                footnotes.append(f"[{len(footnotes) + 1}] {row.system}: {_one_line(row.note, 400)}")
                 label += f" [{len(footnotes)}]"
             cells = [name, label, *("" for _ in range(len(headers) - 2))]
         else:
@@ -207,7 +213,7 @@ def render_table(table: Table) -> str:
         out.append(f"`{col.label} vs shellrt` = system's {col.label} / shellrt's ({direction} is better).")
     out.append("Cells show the median ±half the interquartile range (as % of the median) over repetitions.")
     for note in table.notes:
-        out.append(f"- {note}")
+        out.append(f"- {_one_line(note, 600)}")
     out.extend(footnotes)
     return "\n".join(out)
 

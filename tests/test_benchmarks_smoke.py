@@ -36,7 +36,7 @@ def test_harness_math_table_and_json_on_synthetic_numbers() -> None:
         rows=[
             Row("shellrt local", values={"t": summarize([0.002, 0.002, 0.003]), "how": "ours"}),
             Row("peer", values={"t": summarize([0.004, 0.004, 0.005]), "how": "theirs"}),
-            Row("fast peer", values={"t": 0.001}),
+            Row("fast peer", values={"t": 0.001, "how": "multi\nline"}),
             Row("missing peer", status="skipped", note="not installed"),
         ],
     )
@@ -50,6 +50,7 @@ def test_harness_math_table_and_json_on_synthetic_numbers() -> None:
     assert "0.50x (shellrt behind)" in text
     assert "skipped [1]" in text and "[1] missing peer: not installed" in text
     assert "shellrt local *" in text and "2.00 ±" in text
+    assert "| multi line" in text  # a cell never breaks the table
 
     doc = json.loads(json.dumps(tables_to_json([table], quick=True, elapsed_s=1.5, peers={"swe-rex": None})))
     rows = doc["tables"][0]["rows"]

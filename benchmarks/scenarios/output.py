@@ -151,7 +151,8 @@ def _cell_values(label: str, nbytes: int, cell: _Cell | None, cap_s: float) -> d
     if cell.skipped_reason:
         return {keys[0]: cell.skipped_reason, keys[1]: "-", keys[2]: "-"}
     if cell.error:
-        return {keys[0]: f"error: {cell.error[:60]}", keys[1]: "-", keys[2]: "-"}
+        first_line = cell.error.strip().splitlines()[0] if cell.error.strip() else "?"
+        return {keys[0]: f"failed: {first_line[:70]}", keys[1]: "-", keys[2]: "none"}
     if cell.dnf and not cell.walls:
         return {keys[0]: f"did not finish ({cap_s:.0f} s)", keys[1]: "-", keys[2]: "-"}
     peak = summarize(cell.peaks_mb)
