@@ -66,9 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         for table in tables_from_json(document):
             print(render_table(table), end="\n\n")
         mode = " (--quick)" if document.get("quick") else ""
-        load = document.get("machine", {}).get("loadavg_at_end")
+        machine = dict(document.get("machine", {}))
+        load = ", ".join(f"{x:.1f}" for x in machine.pop("loadavg_at_end", None) or [])
         print(f"recorded{mode} in {document.get('elapsed_s', 0):.0f} s at commit {document.get('commit')};")
-        print(f"machine: {document.get('machine')}; load average at the end: {load}")
+        print(f"machine: {machine}; load average at the end: {load or 'unknown'}")
         print(f"versions: {document.get('versions')}")
         return 0
     names = args.only or list(SCENARIOS)
