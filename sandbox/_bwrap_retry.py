@@ -110,12 +110,23 @@ class _GatedStream(ByteReceiveStream):
         self._name = name
         self._pending: bytes | None = None
         self._first_of: _Attempt | None = None
+        #: A held first chunk whose attempt was not settled yet when a receive got
+        #: cancelled: settled (and handed out, or dropped) by the next receive.
+        self._unsettled: tuple[_Attempt, bytes] | None = None
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         owner = self._owner
         while True:
             if self._pending is not None:
                 data, self._pending = self._pending, None
+                return data
+            if self._unsettled is not None:
+                held_by, data = self._unsettled
+                retried = await owner._settle(held_by)
+                self._unsettled = None
+                if retried:
+                    await owner._stream(held_by, self._name).aclose()
+                    continue
                 return data
             attempt = owner._attempt
             stream = owner._stream(attempt, self._name)
@@ -137,7 +148,10 @@ class _GatedStream(ByteReceiveStream):
                 attempt.started = True
                 return data
             attempt.held.append(data)
-            if await owner._settle(attempt):
+            self._unsettled = (attempt, data)
+            retried = await owner._settle(attempt)
+            self._unsettled = None
+            if retried:
                 await stream.aclose()
                 continue
             return data

@@ -22,6 +22,8 @@ __all__ = ["Execution"]
 #: tree is swept (a detached process still holding the pipe).
 _DRAIN_S = 1.0
 _READ_SIZE = 1 << 20
+#: A command whose output ends within this window is pumped without helper tasks.
+_FAST_S = 0.02
 
 
 class Execution:
@@ -60,25 +62,8 @@ class Execution:
     async def pump(self) -> None:
         """Stream output to the spools until the process exits and its streams end."""
         try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._read, self.process.stdout, self.out)
-                if self.process.stderr is not None:
-                    tg.start_soon(self._read, self.process.stderr, self.err)
-                if self.process.stdin is not None:
-                    tg.start_soon(self._feed_stdin)
-                self.status = await self.process.wait()
-                with anyio.move_on_after(_DRAIN_S):
-                    await self._readers_done.wait()
-                if not self._readers_done.is_set():
-                    await self.process.kill()
-                    with anyio.move_on_after(0.5):
-                        await self._readers_done.wait()
-                if not self._readers_done.is_set():
-                    self.notes.append(
-                        "A detached process kept the output pipe open after the command exited; "
-                        "output after that point was not captured."
-                    )
-                    tg.cancel_scope.cancel()
+            if not await self._fast_pump():
+                await self._pump_concurrently()
         except Exception as exc:  # never let one command's capture take the session's task group down
             self.notes.append(f"Output capture failed ({type(exc).__name__}: {exc}); the command was killed.")
             with anyio.CancelScope(shield=True):
@@ -91,6 +76,55 @@ class Execution:
             if self.err is not None:
                 self.err.close()
             self.done.set()
+
+    async def _fast_pump(self) -> bool:
+        """Hot path of a quick command with one output stream and no stdin: no helper tasks.
+
+        Reads the stream in this task until EOF, for at most ``_FAST_S``; then
+        waits for the exit. False (nothing lost: a cancelled read has read
+        nothing) when the command is still writing: the caller goes on concurrently.
+        """
+        process = self.process
+        if process.stderr is not None or process.stdin is not None:
+            return False
+        stream, spool = process.stdout, self.out
+        eof = False
+        with anyio.move_on_after(_FAST_S):
+            try:
+                while True:
+                    spool.write(await stream.receive(_READ_SIZE))
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                eof = True
+        if not eof:
+            return False
+        with anyio.CancelScope(shield=True):
+            await stream.aclose()
+        self._readers_left = 0
+        self._readers_done.set()
+        # EOF: the shell is exiting (or closed its output and runs on: wait covers both).
+        self.status = await process.wait()
+        return True
+
+    async def _pump_concurrently(self) -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._read, self.process.stdout, self.out)
+            if self.process.stderr is not None:
+                tg.start_soon(self._read, self.process.stderr, self.err)
+            if self.process.stdin is not None:
+                tg.start_soon(self._feed_stdin)
+            self.status = await self.process.wait()
+            with anyio.move_on_after(_DRAIN_S):
+                await self._readers_done.wait()
+            if not self._readers_done.is_set():
+                await self.process.kill()
+                with anyio.move_on_after(0.5):
+                    await self._readers_done.wait()
+            if not self._readers_done.is_set():
+                self.notes.append(
+                    "A detached process kept the output pipe open after the command exited; "
+                    "output after that point was not captured."
+                )
+                tg.cancel_scope.cancel()
 
     async def kill(self) -> None:
         """Kill the whole tree (idempotent) and wait until the pump has finished."""
