@@ -414,6 +414,8 @@ class DockerBackend(SandboxBackend):
         self.config = config
         self.session_id = uuid.uuid4().hex[:12]
         self.container_id: str | None = None
+        #: The container while it exists (``container_id`` stays set after close, for the record).
+        self._cid: str | None = None
         #: Why the container was restarted as a last resort (kill timed out, executor died).
         self.recoveries: list[str] = []
         self._client: docker.DockerClient | None = None
@@ -547,7 +549,7 @@ class DockerBackend(SandboxBackend):
         for proc in self._procs.values():
             proc._set_status(ExitStatus(exit_code=137, signal=9))
         self._procs.clear()
-        cid, self.container_id = self.container_id, None
+        cid, self._cid = self._cid, None
         client = self._client
         host_dir, self._host_dir = self._host_dir, None
 
@@ -655,10 +657,10 @@ class DockerBackend(SandboxBackend):
                 except docker.errors.APIError as pull_exc:
                     raise BackendUnavailableError(f"could not pull image {image!r}: {pull_exc}") from pull_exc
                 cid = create()
-            self.container_id = cid
+            self.container_id = self._cid = cid
             client.api.start(cid)
         except docker.errors.APIError as exc:
-            verb = "start" if self.container_id else "create"
+            verb = "start" if self._cid else "create"
             raise BackendUnavailableError(f"could not {verb} a container from {image!r}: {exc}") from exc
         except requests.exceptions.ConnectionError as exc:
             _forget_client(self.config.docker_host)
@@ -710,7 +712,7 @@ class DockerBackend(SandboxBackend):
             pause = min(pause * 2, 2.0)
 
     def _container_state(self) -> dict[str, Any]:
-        client, cid = self._client, self.container_id
+        client, cid = self._client, self._cid
         if client is None or cid is None:
             return {}
         try:
@@ -720,7 +722,7 @@ class DockerBackend(SandboxBackend):
         return state
 
     async def _start_failure(self, state: dict[str, Any]) -> BackendUnavailableError:
-        client, cid = self._client, self.container_id
+        client, cid = self._client, self._cid
 
         def logs() -> str:
             if client is None or cid is None:
@@ -768,7 +770,7 @@ class DockerBackend(SandboxBackend):
         for proc in self._procs.values():
             proc._set_status(ExitStatus(exit_code=137, signal=9))
         self._procs.clear()
-        client, cid = self._client, self.container_id
+        client, cid = self._client, self._cid
         if client is None or cid is None:
             raise SandboxClosedError("the docker sandbox is closed")
         # The executor is the main process: a restart kills everything and starts a fresh one.
@@ -826,7 +828,7 @@ class DockerBackend(SandboxBackend):
         untrusted container, so absolute paths, ``..`` and links pointing
         outside ``dest`` are refused.
         """
-        client, cid = self._client, self.container_id
+        client, cid = self._client, self._cid
         if client is None or cid is None:
             raise SandboxClosedError("the docker sandbox is not running")
         dest = Path(dest)
