@@ -1,11 +1,7 @@
 """Wire formats of the docker backend, kept free of the docker SDK so they can be unit-tested.
 
-Three formats meet here:
+Two formats meet here:
 
-* Docker's attach-stream multiplexing (an 8-byte header per frame: stream id,
-  three zero bytes, big-endian length) on the hijacked ``docker exec`` socket;
-  `FrameDecoder` turns received bytes into (stream, payload) pairs incrementally,
-  so a frame split across ``recv`` calls never needs more than one frame buffered.
 * The executor's event lines (see ``_executor.sh``); `parse_event` reads them.
 * The request file the executor sources: sh single-quoted assignments, which
   carry any byte but NUL (and argv/env cannot contain NUL), so the shell needs
@@ -14,15 +10,13 @@ Three formats meet here:
 
 from __future__ import annotations
 
-import struct
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
 __all__ = [
     "EXECUTOR_PROTOCOL_VERSION",
     "Event",
-    "FrameDecoder",
     "LineSplitter",
     "executor_script",
     "parse_event",
@@ -34,31 +28,10 @@ __all__ = [
 #: Version the executor announces in its ``H`` line.
 EXECUTOR_PROTOCOL_VERSION = "1"
 
-_HEADER = struct.Struct(">BxxxL")
-
 
 def executor_script() -> str:
     """The executor's POSIX sh source (package data ``sandbox/_executor.sh``)."""
     return resources.files("sandbox").joinpath("_executor.sh").read_text(encoding="utf-8")
-
-
-class FrameDecoder:
-    """Incremental decoder of Docker's stdout/stderr multiplexed stream."""
-
-    def __init__(self) -> None:
-        self._buf = bytearray()
-
-    def feed(self, data: bytes) -> Iterator[tuple[int, bytes]]:
-        """Add received bytes; yield every complete ``(stream, payload)`` frame."""
-        self._buf += data
-        while len(self._buf) >= _HEADER.size:
-            stream, size = _HEADER.unpack_from(self._buf)
-            end = _HEADER.size + size
-            if len(self._buf) < end:
-                return
-            payload = bytes(self._buf[_HEADER.size : end])
-            del self._buf[:end]
-            yield stream, payload
 
 
 class LineSplitter:

@@ -1,16 +1,18 @@
-"""Docker backend wire formats and reap rules, without a daemon: framing, events, request files, labels."""
+"""Docker backend wire formats and reap rules, without a daemon: control FIFOs, events, request files, labels."""
 
 from __future__ import annotations
 
 import os
-import struct
 import subprocess
+import tempfile
 
+import anyio
 import pytest
 
+from sandbox._docker_control import ControlChannel, ExecutorGoneError
+from sandbox._docker_fifo import make_fifo, open_fifo
 from sandbox._docker_labels import LABEL_OWNER_PID, judge, owner_alive, session_labels
 from sandbox._docker_protocol import (
-    FrameDecoder,
     LineSplitter,
     executor_script,
     parse_event,
@@ -20,18 +22,33 @@ from sandbox._docker_protocol import (
 )
 
 
-def frame(stream: int, payload: bytes) -> bytes:
-    return struct.pack(">BxxxL", stream, len(payload)) + payload
+@pytest.mark.anyio
+async def test_control_channel_waits_for_a_writer_then_sees_eof() -> None:
+    """Before the executor opens its end, a FIFO read says EOF: the channel must wait, not give up.
 
+    After the writer came and went, EOF is real and waiters learn the executor is gone.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "ctl.out")
+        make_fifo(path)
+        control = ControlChannel(open_fifo(path, os.O_RDONLY))
+        got: list[str] = []
 
-def test_frame_decoder_handles_split_and_joined_frames() -> None:
-    data = frame(1, b"hello\n") + frame(2, b"oops") + frame(1, b"")
-    decoder = FrameDecoder()
-    got = []
-    for i in range(len(data)):  # one byte at a time
-        got.extend(decoder.feed(data[i : i + 1]))
-    assert got == [(1, b"hello\n"), (2, b"oops"), (1, b"")]
-    assert list(FrameDecoder().feed(data)) == got
+        async def waiter() -> None:
+            got.append((await control.wait("H", "1")).rest)
+            with pytest.raises(ExecutorGoneError):
+                await control.wait("X", "2")
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(waiter)
+                await anyio.sleep(0.2)  # no writer yet: the waiter must still be waiting
+                assert got == [] and not control.closed
+                writer = os.open(path, os.O_WRONLY)
+                os.write(writer, b"H 1 7 1 /bin/sh\n")
+                await anyio.sleep(0.1)
+                os.close(writer)
+        assert got == ["7 1 /bin/sh"] and control.closed
 
 
 def test_line_splitter_and_events() -> None:
