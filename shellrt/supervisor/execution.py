@@ -60,49 +60,76 @@ class Execution:
         return (self.ended or time.monotonic()) - self.started
 
     async def pump(self) -> None:
-        """Stream output to the spools until the process exits and its streams end."""
+        """Stream output to the spools until the process exits and its streams end.
+
+        Also the continuation of a `run_inline` that did not finish: it picks up
+        where that left off (a cancelled read has read nothing).
+        """
         try:
             if not await self._fast_pump():
                 await self._pump_concurrently()
         except Exception as exc:  # never let one command's capture take the session's task group down
-            self.notes.append(f"Output capture failed ({type(exc).__name__}: {exc}); the command was killed.")
-            with anyio.CancelScope(shield=True):
-                await self.process.kill()
-                if self.status is None:
-                    self.status = await self.process.wait()
+            await self._capture_failed(exc)
         finally:
-            self.ended = time.monotonic()
-            self.out.close()
-            if self.err is not None:
-                self.err.close()
-            self.done.set()
+            self._finish()
+
+    async def run_inline(self) -> bool:
+        """Foreground hot path: pump in the caller's task; True when the command has finished.
+
+        False (or a cancellation) means it goes on: the caller must then start
+        `pump` detached, which continues from where this stopped.
+        """
+        try:
+            if not await self._fast_pump():
+                return False
+        except Exception as exc:
+            await self._capture_failed(exc)
+        self._finish()
+        return True
+
+    async def _capture_failed(self, exc: Exception) -> None:
+        self.notes.append(f"Output capture failed ({type(exc).__name__}: {exc}); the command was killed.")
+        with anyio.CancelScope(shield=True):
+            await self.process.kill()
+            if self.status is None:
+                self.status = await self.process.wait()
+
+    def _finish(self) -> None:
+        self.ended = time.monotonic()
+        self.out.close()
+        if self.err is not None:
+            self.err.close()
+        self.done.set()
 
     async def _fast_pump(self) -> bool:
         """Hot path of a quick command with one output stream and no stdin: no helper tasks.
 
         Reads the stream in this task until EOF, for at most ``_FAST_S``; then
-        waits for the exit. False (nothing lost: a cancelled read has read
-        nothing) when the command is still writing: the caller goes on concurrently.
+        waits for the exit (status set: True). False (nothing lost: a cancelled
+        read has read nothing) when the command is still writing, or has more
+        than one stream: the caller goes on concurrently.
         """
         process = self.process
-        if process.stderr is not None or process.stdin is not None:
-            return False
-        stream, spool = process.stdout, self.out
-        eof = False
-        with anyio.move_on_after(_FAST_S):
-            try:
-                while True:
-                    spool.write(await stream.receive(_READ_SIZE))
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                eof = True
-        if not eof:
-            return False
-        with anyio.CancelScope(shield=True):
-            await stream.aclose()
-        self._readers_left = 0
-        self._readers_done.set()
-        # EOF: the shell is exiting (or closed its output and runs on: wait covers both).
-        self.status = await process.wait()
+        if not self._readers_done.is_set():
+            if process.stderr is not None or process.stdin is not None:
+                return False
+            stream, spool = process.stdout, self.out
+            eof = False
+            with anyio.move_on_after(_FAST_S):
+                try:
+                    while True:
+                        spool.write(await stream.receive(_READ_SIZE))
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    eof = True
+            if not eof:
+                return False
+            with anyio.CancelScope(shield=True):
+                await stream.aclose()
+            self._readers_left = 0
+            self._readers_done.set()
+        if self.status is None:
+            # EOF: the shell is exiting (or closed its output and runs on: wait covers both).
+            self.status = await process.wait()
         return True
 
     async def _pump_concurrently(self) -> None:

@@ -162,11 +162,21 @@ class Supervisor:
             spool_dir=self._shell_dir,
             name=self._spool_files.take(),
             on_output=on_output,
+            detach=False,
         )
         timed_out = interrupted = False
         try:
             with anyio.move_on_after(timeout_s) as deadline:
-                interrupted = await self._wait_foreground(execution, on_progress, abort)
+                # Hot path: pump in this task (no helper task, no extra wake-up); a command
+                # still running after a few ms (or a cancel) continues in a detached pump.
+                finished = False
+                try:
+                    finished = await execution.run_inline()
+                finally:
+                    if not finished:
+                        self._spawner.spawn(execution.pump)
+                if not finished:
+                    interrupted = await self._wait_foreground(execution, on_progress, abort)
             timed_out = deadline.cancelled_caught
         except BaseException:
             await execution.kill()
@@ -246,6 +256,7 @@ class Supervisor:
         spool_dir: Path,
         name: str,
         on_output: OutputCallback | None,
+        detach: bool = True,
     ) -> Execution:
         if self._closed:
             raise SupervisorClosedError("the shell session is closed; start a new session")
@@ -283,7 +294,8 @@ class Supervisor:
             raise
         execution = Execution(process, out, err, stdin_data=stdin)
         self._live.add(execution)
-        self._spawner.spawn(execution.pump)
+        if detach:
+            self._spawner.spawn(execution.pump)
         return execution
 
     async def _wait_foreground(
