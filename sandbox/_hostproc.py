@@ -351,11 +351,21 @@ class HostProcess(SandboxProcess):
     def _make_status(self, returncode: int) -> ExitStatus:
         cwd: str | None = None
         if self._cwd_file is not None:
+            # The shell writes the report only when it changed directory: usually a miss.
+            raw = b""
             try:
-                raw = self._cwd_file.read_bytes()
-                self._cwd_file.unlink()
+                fd = os.open(self._cwd_file, os.O_RDONLY | os.O_CLOEXEC)
             except OSError:
-                raw = b""
+                pass
+            else:
+                try:
+                    raw = os.read(fd, 1 << 16)
+                except OSError:
+                    pass
+                finally:
+                    os.close(fd)
+                with contextlib.suppress(OSError):
+                    os.unlink(self._cwd_file)
             text = raw.decode("utf-8", "surrogateescape").rstrip("\r\n")
             cwd = text or None
         if returncode < 0:

@@ -22,6 +22,8 @@ class CwdTracker:
 
     def __init__(self, backend: SandboxBackend) -> None:
         self._backend = backend
+        #: The backend sees host paths as they are (local, bwrap): a plain stat will do.
+        self._host_paths = type(backend).to_host_path is SandboxBackend.to_host_path
         self.workspace = backend.workspace
         self.cwd = self.workspace
         roots: list[PurePosixPath] = []
@@ -41,6 +43,8 @@ class CwdTracker:
 
     def exists(self, path: str) -> bool:
         """Whether ``path`` is a directory (True when the backend has no host view of it)."""
+        if self._host_paths:
+            return os.path.isdir(path)
         host = self._backend.to_host_path(path)
         return True if host is None else host.is_dir()
 
