@@ -25,11 +25,11 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from sandbox._hostproc import HostProcess
 from sandbox.base import ExitStatus, SandboxProcess
 
-__all__ = ["RetryingBwrapProcess", "Spawn"]
+__all__ = ["MAX_RETRIES", "TRANSIENT", "RetryingBwrapProcess", "Spawn"]
 
 #: Extra attempts after a failed setup.
 MAX_RETRIES = 3
-_TRANSIENT = (b"Unable to apply mount flags", b"Can't bind mount /oldroot/")
+TRANSIENT = (b"Unable to apply mount flags", b"Can't bind mount /oldroot/")
 
 #: Starts one bwrap attempt: returns the process and the read end of its json-status fd.
 Spawn = Callable[[], Awaitable[tuple[HostProcess, int]]]
@@ -81,7 +81,7 @@ class RetryingBwrapProcess(SandboxProcess):
             status = await attempt.proc.wait()
             report = _drain(attempt.status_fd)
             failed_setup = status.exit_code == 1 and b'"exit-code"' not in report
-            transient = any(t in b"".join(attempt.held) for t in _TRANSIENT)
+            transient = any(t in b"".join(attempt.held) for t in TRANSIENT)
             retry = (
                 failed_setup
                 and transient

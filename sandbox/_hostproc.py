@@ -64,8 +64,12 @@ class HostRunner:
     it, so `close` can sweep every process any run of this backend left behind.
     """
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, *, poll_descendants: bool = True) -> None:
         self.label = label
+        #: Record descendants while a run lives (local). Off for bwrap: its pid namespace
+        #: dies with the root, taking every descendant along, and a psutil walk of the
+        #: whole process table every poll would only slow the event loop down.
+        self.poll_descendants = poll_descendants
         self.marker_prefix = f"{label}-{secrets.token_hex(6)}-"
         self._counter = itertools.count(1)
         self.state_dir: Path | None = None
@@ -315,7 +319,7 @@ class HostProcess(SandboxProcess):
     async def wait(self) -> ExitStatus:
         if self._status is not None:
             return self._status
-        if self._popen.poll() is None:
+        if self._runner.poll_descendants and self._popen.poll() is None:
             # Most commands end within the first poll window (counted from the spawn):
             # wait for them without starting the descendant poller at all (hot path).
             delay = self.spawned_at + _FIRST_POLL_S - time.monotonic()

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import anyio
 
-from sandbox._bwrap_retry import RetryingBwrapProcess
+from sandbox._bwrap_retry import MAX_RETRIES, TRANSIENT, RetryingBwrapProcess
 from sandbox._hostproc import HostProcess, HostRunner
 from sandbox.base import ExecRequest, SandboxBackend, SandboxProcess
 from sandbox.config import BwrapConfig
@@ -57,7 +57,8 @@ class BwrapBackend(SandboxBackend):
             raise TypeError("BwrapBackend needs a SandboxPolicy (at least the workspace)")
         super().__init__(policy)
         self.config = config or BwrapConfig()
-        self._runner = HostRunner("bwrap")
+        # No descendant polling: the pid namespace (--unshare-pid, --die-with-parent) is the tree.
+        self._runner = HostRunner("bwrap", poll_descendants=False)
         self._bwrap: str | None = None
 
     def enforces(self) -> frozenset[str]:
@@ -86,9 +87,12 @@ class BwrapBackend(SandboxBackend):
         self._runner.start()
         assert self._runner.state_dir is not None
         probe = [*self.bwrap_args(cwd="/", state_dir=self._runner.state_dir), "--", "true"]
-        result = await anyio.to_thread.run_sync(
-            lambda: subprocess.run(probe, capture_output=True, timeout=20, check=False)
-        )
+        for _ in range(1 + MAX_RETRIES):  # the probe can lose the same mount race as a command
+            result = await anyio.to_thread.run_sync(
+                lambda: subprocess.run(probe, capture_output=True, timeout=20, check=False)
+            )
+            if result.returncode == 0 or not any(t in result.stderr for t in TRANSIENT):
+                break
         if result.returncode != 0:
             await self._runner.close()
             self._bwrap = None
