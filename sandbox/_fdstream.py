@@ -32,6 +32,8 @@ class FdReceiveStream(ByteReceiveStream):
         os.set_blocking(fd, False)
         self._fd: int | None = fd
         self._on_flood = on_flood
+        #: The writers are all gone (a read returned EOF).
+        self.at_eof = False
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         while True:
@@ -46,6 +48,7 @@ class FdReceiveStream(ByteReceiveStream):
             except OSError as exc:
                 raise anyio.BrokenResourceError from exc
             if not data:
+                self.at_eof = True
                 raise anyio.EndOfStream
             if self._on_flood is not None and len(data) >= _DEFAULT_PIPE:
                 self._on_flood(fd)

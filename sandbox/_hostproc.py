@@ -14,6 +14,7 @@ import fcntl
 import itertools
 import os
 import secrets
+import select
 import shutil
 import signal as _signal
 import subprocess
@@ -36,6 +37,8 @@ __all__ = ["HostProcess", "HostRunner"]
 #: a command that ends sooner costs no psutil walk at all (hot path of ``true``).
 _FIRST_POLL_S = 0.02
 _POLL_INTERVAL_S = 0.1
+#: After EOF on its output, how long `wait` may block for the root to become reapable.
+_EXITING_MS = 2
 #: Bigger pipes mean fewer wake-ups when a command floods its output.
 _PIPE_SIZE = 1 << 20
 #: Finished runs are swept for escaped processes in batches: one /proc scan per window,
@@ -263,6 +266,9 @@ def _scan_floor(runs: Iterable[tuple[int, float]]) -> int:
 class HostProcess(SandboxProcess):
     """A started host process: streams, wait with descendant polling, tree kill, cwd report."""
 
+    stdout: FdReceiveStream
+    stderr: FdReceiveStream | None
+
     def __init__(
         self,
         runner: HostRunner,
@@ -319,6 +325,17 @@ class HostProcess(SandboxProcess):
     async def wait(self) -> ExitStatus:
         if self._status is not None:
             return self._status
+        if self._popen.poll() is None and self._output_ended():
+            # Every output stream hit EOF: the root is exiting (it closed its files) and
+            # becomes reapable within microseconds. Wait for that right here, in the
+            # kernel, like a blocking waitpid: no event-loop round trip (under CPU
+            # contention each wake-up of the loop costs a scheduling delay).
+            # Bounded: a root that closed its output and runs on costs at most this.
+            pidfd = self._pidfd
+            if pidfd is not None:
+                poller = select.poll()
+                poller.register(pidfd, select.POLLIN)
+                poller.poll(_EXITING_MS)
         if self._runner.poll_descendants and self._popen.poll() is None:
             # Most commands end within the first poll window (counted from the spawn):
             # wait for them without starting the descendant poller at all (hot path).
@@ -339,6 +356,9 @@ class HostProcess(SandboxProcess):
         self._runner.after_exit(self)
         self._status = self._make_status(returncode)
         return self._status
+
+    def _output_ended(self) -> bool:
+        return self.stdout.at_eof and (self.stderr is None or self.stderr.at_eof)
 
     async def kill(self) -> None:
         self._killed = True
