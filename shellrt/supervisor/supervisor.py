@@ -163,6 +163,7 @@ class Supervisor:
             name=self._spool_files.take(),
             on_output=on_output,
             detach=False,
+            files=self._spool_files,
         )
         timed_out = interrupted = False
         try:
@@ -183,6 +184,10 @@ class Supervisor:
             self._live.discard(execution)
             raise
         if timed_out and background_on_timeout:
+            # Readers of a task's output open its file while it runs: give it its own now.
+            execution.out.materialize()
+            if execution.err is not None:
+                execution.err.materialize()
             task_id = self.tasks.add(
                 command,
                 description or "moved to background on timeout",
@@ -257,6 +262,7 @@ class Supervisor:
         name: str,
         on_output: OutputCallback | None,
         detach: bool = True,
+        files: SpoolFiles | None = None,
     ) -> Execution:
         if self._closed:
             raise SupervisorClosedError("the shell session is closed; start a new session")
@@ -280,6 +286,7 @@ class Supervisor:
                 head_bytes=self._preview_bytes,
                 tail_bytes=self._preview_bytes,
                 on_chunk=(lambda b: on_output("stdout", b)) if on_output else None,
+                files=files,
             )
             err = None
             if not merge_stderr:
@@ -288,6 +295,7 @@ class Supervisor:
                     head_bytes=self._preview_bytes,
                     tail_bytes=self._preview_bytes,
                     on_chunk=(lambda b: on_output("stderr", b)) if on_output else None,
+                    files=files,
                 )
         except BaseException:
             await process.kill()
