@@ -53,7 +53,7 @@ class RetryingBwrapProcess(SandboxProcess):
         self._may_retry = may_retry
         self._retries = 0
         self._killed = False
-        self._lock = anyio.Lock()
+        self._lock = anyio.Lock(fast_acquire=True)  # uncontended (the usual case): no extra loop round
         self.stdout = _GatedStream(self, "stdout")
         self.stderr = _GatedStream(self, "stderr") if first[0].stderr is not None else None
         self.stdin: ByteSendStream | None = first[0].stdin
@@ -75,6 +75,8 @@ class RetryingBwrapProcess(SandboxProcess):
 
     async def _settle(self, attempt: _Attempt) -> bool:
         """Decide (once) whether ``attempt`` failed its setup and was replaced; True if so."""
+        if attempt.decided is not None:
+            return attempt.decided
         async with self._lock:
             if attempt.decided is not None:
                 return attempt.decided
