@@ -1,0 +1,94 @@
+"""The bwrap mount-race retry wrapper, with fake attempts (no bwrap needed)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import anyio
+import pytest
+
+from sandbox._bwrap_retry import RetryingBwrapProcess
+from sandbox.base import ExitStatus
+
+pytestmark = pytest.mark.anyio
+
+
+class _Stream:
+    def __init__(self, chunks: list[bytes], gate: anyio.Event | None = None) -> None:
+        self._chunks = list(chunks)
+        self._gate = gate
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        if self._gate is not None:
+            await self._gate.wait()
+        if not self._chunks:
+            raise anyio.EndOfStream
+        return self._chunks.pop(0)
+
+    async def aclose(self) -> None:
+        self._chunks = []
+
+
+class _Proc:
+    pid = 1
+    stderr = None
+    stdin = None
+
+    def __init__(self, chunks: list[bytes], code: int, exit_gate: anyio.Event | None = None) -> None:
+        self.stdout = _Stream(chunks)
+        self._code = code
+        self._exit_gate = exit_gate
+
+    async def wait(self) -> ExitStatus:
+        if self._exit_gate is not None:
+            await self._exit_gate.wait()
+        return ExitStatus(exit_code=self._code)
+
+    async def kill(self) -> None:
+        pass
+
+
+def _attempt(chunks: list[bytes], code: int, report: bytes, gate: anyio.Event | None = None) -> Any:
+    r, w = os.pipe()
+    os.write(w, report)
+    os.close(w)
+    return _Proc(chunks, code, gate), r
+
+
+async def read_all(proc: RetryingBwrapProcess) -> bytes:
+    out = b""
+    try:
+        while True:
+            out += await proc.stdout.receive()
+    except anyio.EndOfStream:
+        return out
+
+
+async def test_mount_race_is_retried_and_its_output_hidden() -> None:
+    race = b"bwrap: Can't bind mount /oldroot/ on /newroot/: Unable to apply mount flags\n"
+    second = _attempt([b"hello\n"], 0, b'{"exit-code": 0}')
+    spawned: list[int] = []
+
+    async def spawn() -> Any:
+        spawned.append(1)
+        return second
+
+    proc = RetryingBwrapProcess(spawn, _attempt([race], 1, b""), may_retry=True)
+    assert await read_all(proc) == b"hello\n"
+    assert (await proc.wait()).exit_code == 0 and spawned == [1]
+
+
+async def test_a_cancelled_receive_loses_no_held_chunk() -> None:
+    gate = anyio.Event()
+    message = b"bwrap: some other failure\n"
+    proc = RetryingBwrapProcess(_never_spawn, _attempt([message], 1, b"", gate), may_retry=True)
+    with anyio.move_on_after(0.05):
+        await proc.stdout.receive()  # held until the attempt settles, which waits for the exit
+    gate.set()
+    assert await read_all(proc) == message
+    assert (await proc.wait()).exit_code == 1
+
+
+async def _never_spawn() -> Any:
+    raise AssertionError("not a mount race: no retry")
