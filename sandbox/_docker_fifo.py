@@ -17,13 +17,9 @@ import errno
 import os
 import stat
 
-import anyio
-from anyio.abc import ByteReceiveStream, ByteSendStream
+from sandbox._fdstream import FdReceiveStream, FdSendStream
 
 __all__ = ["FifoReceiveStream", "FifoSendStream", "make_fifo", "open_fifo"]
-
-_READ_SIZE = 65536
-
 
 def make_fifo(path: str) -> None:
     """Create a FIFO readable and writable by the container's user (its parent dir is private on the host)."""
@@ -40,62 +36,23 @@ def open_fifo(path: str, flags: int) -> int:
     return fd
 
 
-class FifoReceiveStream(ByteReceiveStream):
+class FifoReceiveStream(FdReceiveStream):
     """Reads a FIFO's read end without blocking the event loop (EOF -> `anyio.EndOfStream`)."""
-
-    def __init__(self, fd: int) -> None:
-        self._fd: int | None = fd
-
-    async def receive(self, max_bytes: int = _READ_SIZE) -> bytes:
-        while True:
-            fd = self._fd
-            if fd is None:
-                raise anyio.ClosedResourceError
-            try:
-                data = os.read(fd, max_bytes)
-            except BlockingIOError:
-                await anyio.wait_readable(fd)
-                continue
-            if not data:
-                raise anyio.EndOfStream
-            return data
-
-    async def aclose(self) -> None:
-        self.close()
 
     def close(self) -> None:
         """Close the read end (synchronously; safe to call twice)."""
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            os.close(fd)
+        _close_now(self)
 
 
-class FifoSendStream(ByteSendStream):
+class FifoSendStream(FdSendStream):
     """Writes a FIFO without blocking the event loop; closing it gives the reader EOF."""
-
-    def __init__(self, fd: int) -> None:
-        self._fd: int | None = fd
-
-    async def send(self, item: bytes) -> None:
-        view = memoryview(item)
-        while view:
-            fd = self._fd
-            if fd is None:
-                raise anyio.ClosedResourceError
-            try:
-                n = os.write(fd, view)
-            except BlockingIOError:
-                await anyio.wait_writable(fd)
-                continue
-            except BrokenPipeError as exc:
-                raise anyio.BrokenResourceError from exc
-            view = view[n:]
-
-    async def aclose(self) -> None:
-        self.close()
 
     def close(self) -> None:
         """Close the write end (synchronously; safe to call twice)."""
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            os.close(fd)
+        _close_now(self)
+
+
+def _close_now(stream: FdReceiveStream | FdSendStream) -> None:
+    fd, stream._fd = stream._fd, None
+    if fd is not None:
+        os.close(fd)
