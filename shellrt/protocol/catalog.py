@@ -27,4 +27,4 @@ class ToolCatalog(abc.ABC):
 
     def deferred_tools(self) -> list[Tool[Any, Any]]:
         """Tools left out of ``tools[]`` until discovered (``always_load`` wins over deferral)."""
-        return [t for t in self.all_tools() if t.defer_loading and not t.always_load]
+        return [t for t in self.all_tools() if t.is_deferred()]

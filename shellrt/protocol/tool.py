@@ -129,6 +129,10 @@ class Tool(Generic[InputT, OutputT], metaclass=ToolMeta):
         """Schema validation; raises pydantic.ValidationError."""
         return cast(InputT, self.input_model.model_validate(raw))
 
+    def is_deferred(self) -> bool:
+        """Left out of ``tools[]`` until discovered through ToolSearch (``always_load`` wins)."""
+        return self.defer_loading and not self.always_load
+
     def is_enabled(self) -> bool:
         """Whether the tool is offered at all in this environment."""
         return True

@@ -65,11 +65,7 @@ class ToolRegistry(ToolCatalog):
         is_visible: Callable[[Tool[Any, Any]], bool] = lambda _t: True,
     ) -> list[Tool[Any, Any]]:
         """Tools for ``tools[]``: enabled, not denied outright, and loaded or discovered."""
-        return [
-            t
-            for t in self.all_tools()
-            if is_visible(t) and (not t.defer_loading or t.always_load or t.name in discovered)
-        ]
+        return [t for t in self.all_tools() if is_visible(t) and (not t.is_deferred() or t.name in discovered)]
 
     def for_anthropic(self, tools: list[Tool[Any, Any]]) -> list[dict[str, Any]]:
         return [to_anthropic(t) for t in tools]

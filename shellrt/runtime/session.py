@@ -256,7 +256,7 @@ class Runtime:
     def _is_loaded(self, tool: Tool[Any, Any], ctx: ToolContext) -> bool:
         if not self.gate.is_visible(tool):
             return True  # let the gate deny it with its reason
-        return not tool.defer_loading or tool.always_load or tool.name in ctx.discovered_tools
+        return not tool.is_deferred() or tool.name in ctx.discovered_tools
 
     # --- running -------------------------------------------------------------------------
     async def run(self, message: Any) -> dict[str, Any]:

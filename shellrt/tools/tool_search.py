@@ -238,4 +238,4 @@ def visible_tools(tools: Iterable[Tool[Any, Any]], discovered: Iterable[str]) ->
     ``always_load`` wins over ``defer_loading``.
     """
     known = set(discovered)
-    return [t for t in tools if not t.defer_loading or t.always_load or t.name in known]
+    return [t for t in tools if not t.is_deferred() or t.name in known]
