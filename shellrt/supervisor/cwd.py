@@ -59,25 +59,23 @@ class CwdTracker:
         ``requested`` (the caller's view of the cwd, e.g. a tool call's context
         snapshot) is used instead of the tracked cwd when it is inside the roots.
         """
-        if requested is not None and requested != self.cwd:
-            if self.inside_roots(requested) and self.exists(requested):
-                return requested, None
-            if not self.inside_roots(requested):
-                return self.workspace, (
-                    f"The requested directory {requested} is outside the allowed roots; "
-                    f"the command runs at the workspace root {self.workspace}."
-                )
+        current = self.cwd if requested is None else requested
+        if not self.inside_roots(current):
             return self.workspace, (
-                f"The working directory {requested} no longer exists; "
-                f"the shell is back at the workspace root {self.workspace}."
+                f"The requested directory {current} is outside the allowed roots; "
+                f"the command runs at the workspace root {self.workspace}."
             )
-        if self.cwd != self.workspace and not self.exists(self.cwd):
-            gone, self.cwd = self.cwd, self.workspace
-            return self.cwd, (
-                f"The working directory {gone} no longer exists; "
-                f"the shell is back at the workspace root {self.workspace}."
-            )
-        return self.cwd, None
+        if current != self.workspace and not self.exists(current):
+            if current == self.cwd:
+                self.cwd = self.workspace
+            return self.workspace, self._vanished(current)
+        return current, None
+
+    def _vanished(self, path: str) -> str:
+        return (
+            f"The working directory {path} no longer exists; "
+            f"the shell is back at the workspace root {self.workspace}."
+        )
 
     def adopt(self, reported: str | None, before: str) -> tuple[bool, str | None]:
         """Take over the cwd a command reported; returns ``(changed, note)``.
@@ -88,10 +86,7 @@ class CwdTracker:
         if reported is None or reported == before:
             if reported is None and not self.exists(before):
                 self.cwd = self.workspace
-                return before != self.workspace, (
-                    f"The working directory {before} no longer exists; "
-                    f"the shell is back at the workspace root {self.workspace}."
-                )
+                return before != self.workspace, self._vanished(before)
             return False, None
         if not self.inside_roots(reported):
             self.cwd = self.workspace
