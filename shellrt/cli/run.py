@@ -96,7 +96,7 @@ async def _execute(
     args: argparse.Namespace, command: str, backend: SandboxBackend, session_dir: Path
 ) -> tuple[int, bool]:
     from shellrt.supervisor import ProgressEvent, Supervisor
-    from shellrt.tools.bash import BashOutput, format_output
+    from shellrt.tools.bash import bash_output, format_output
 
     stream = not args.json
     status = StatusLine(sys.stderr, enabled=stream and sys.stderr.isatty())
@@ -142,23 +142,8 @@ async def _execute(
         code = final_code if final_code is not None else 1
     if stream:
         return code, False
-    output = BashOutput(
-        command=command,
-        exit_code=final_code,
-        output=result.preview,
-        truncated=result.truncated,
-        total_bytes=result.total_bytes,
-        output_path=str(result.output_path),
-        timed_out=result.timed_out,
-        timeout_s=None if math.isinf(timeout_s) else timeout_s,
-        interrupted=result.interrupted,
-        task_id=result.backgrounded_task_id,
-        moved_to_background=result.backgrounded_task_id is not None,
-        cwd=result.cwd,
-        cwd_changed=result.cwd_changed,
-        cwd_note=result.cwd_note,
-        duration_s=result.duration_s,
-        notes=list(result.notes),
+    output = bash_output(result, None if math.isinf(timeout_s) else timeout_s).model_copy(
+        update={"exit_code": final_code}
     )
     persisted = result.truncated
     report = {

@@ -32,7 +32,7 @@ from shellrt.protocol import (
 from shellrt.protocol import ProgressEvent as ToolProgressEvent
 from shellrt.supervisor import CommandResult, ProgressEvent, Shell, ShellUnavailableError, Supervisor
 
-__all__ = ["Bash", "BashInput", "BashOutput", "ShellTool"]
+__all__ = ["Bash", "BashInput", "BashOutput", "ShellTool", "bash_output", "format_output"]
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -220,7 +220,7 @@ class ShellTool(Tool[BashInput, BashOutput]):
             )
         except ShellUnavailableError as exc:
             raise ToolExecutionError(str(exc)) from exc
-        output = _to_output(result, timeout_s)
+        output = bash_output(result, timeout_s)
         modifier = None
         if result.cwd_changed:
             new_cwd = result.cwd
@@ -284,13 +284,12 @@ class Bash(ShellTool):
 # --- helpers ------------------------------------------------------------------------------
 
 
-def _to_output(result: CommandResult, timeout_s: float) -> BashOutput:
-    text = result.preview
-    notes = list(result.notes)
+def bash_output(result: CommandResult, timeout_s: float | None) -> BashOutput:
+    """The Bash tool's output model for a supervisor result (also used by ``shellrt run --json``)."""
     return BashOutput(
         command=result.command,
         exit_code=result.exit_code,
-        output=text,
+        output=result.preview,
         stderr=result.stderr,
         truncated=result.truncated,
         total_bytes=result.total_bytes,
@@ -304,7 +303,7 @@ def _to_output(result: CommandResult, timeout_s: float) -> BashOutput:
         cwd_changed=result.cwd_changed,
         cwd_note=result.cwd_note,
         duration_s=result.duration_s,
-        notes=notes,
+        notes=list(result.notes),
     )
 
 
