@@ -60,7 +60,8 @@ class CwdTracker:
         snapshot) is used instead of the tracked cwd when it is inside the roots.
         """
         current = self.cwd if requested is None else requested
-        if not self.inside_roots(current):
+        # The tracked cwd is inside the roots by construction; only a caller's view needs the check.
+        if current != self.cwd and not self.inside_roots(current):
             return self.workspace, (
                 f"The requested directory {current} is outside the allowed roots; "
                 f"the command runs at the workspace root {self.workspace}."
