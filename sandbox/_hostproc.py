@@ -22,6 +22,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -60,6 +61,18 @@ def _read_pid_max() -> int:
 _PID_CYCLE_S = _read_pid_max() / 100_000
 
 
+@dataclass(frozen=True)
+class RunSlot:
+    """What one process start needs from the runner (see `HostRunner.new_run`)."""
+
+    state_dir: Path
+    marker: str
+    #: Host path the shell writes its final cwd to (None when no report was asked).
+    cwd_file: Path | None
+    #: Extra environment for the process (``SHELLRT_CWD_FILE`` when reporting).
+    env: dict[str, str]
+
+
 class HostRunner:
     """Per-backend state: a private state dir for cwd reports, run markers and the janitor.
 
@@ -94,10 +107,13 @@ class HostRunner:
             )
         self.closed = False
 
-    def new_run(self) -> tuple[str, str]:
-        """A fresh run marker and the name of its cwd report file (relative to the state dir)."""
+    def new_run(self, report_cwd: bool) -> RunSlot:
+        """A fresh run: its marker and, when asked, its cwd report file and the env naming it."""
+        state_dir = self.check_open()
         n = next(self._counter)
-        return f"{self.marker_prefix}{n}", f"cwd-{n}"
+        cwd_file = state_dir / f"cwd-{n}" if report_cwd else None
+        env = {"SHELLRT_CWD_FILE": str(cwd_file)} if cwd_file is not None else {}
+        return RunSlot(state_dir, f"{self.marker_prefix}{n}", cwd_file, env)
 
     def check_open(self) -> Path:
         if self.closed or self.state_dir is None:

@@ -145,16 +145,10 @@ class BwrapBackend(SandboxBackend):
 
     async def _spawn_once(self, request: ExecRequest) -> tuple[HostProcess, int]:
         """One bwrap start; returns the process and the read end of its ``--json-status-fd``."""
-        state_dir = self._runner.check_open()
-        marker, cwd_name = self._runner.new_run()
-        env_extra: dict[str, str] = {}
-        cwd_file: Path | None = None
-        if request.report_cwd:
-            cwd_file = state_dir / cwd_name
-            env_extra["SHELLRT_CWD_FILE"] = str(cwd_file)
+        run = self._runner.new_run(request.report_cwd)
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
         argv = [
-            *self.bwrap_args(cwd=request.cwd, state_dir=state_dir),
+            *self.bwrap_args(cwd=request.cwd, state_dir=run.state_dir),
             "--json-status-fd",
             str(status_w),
             "--",
@@ -164,9 +158,9 @@ class BwrapBackend(SandboxBackend):
             proc = await self._runner.spawn(
                 argv,
                 request,
-                marker=marker,
-                cwd_host_file=cwd_file,
-                env_extra=env_extra,
+                marker=run.marker,
+                cwd_host_file=run.cwd_file,
+                env_extra=run.env,
                 cwd="/",
                 pass_fds=(status_w,),
             )

@@ -10,8 +10,6 @@ when ``report_cwd``, ``SHELLRT_CWD_FILE``.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from sandbox._hostproc import HostProcess, HostRunner
 from sandbox.base import ExecRequest, SandboxBackend
 from sandbox.config import LocalConfig
@@ -50,18 +48,12 @@ class LocalBackend(SandboxBackend):
         return self._runner.marker_prefix
 
     async def exec(self, request: ExecRequest) -> HostProcess:
-        state_dir = self._runner.check_open()
-        marker, cwd_name = self._runner.new_run()
-        env_extra: dict[str, str] = {}
-        cwd_file: Path | None = None
-        if request.report_cwd:
-            cwd_file = state_dir / cwd_name
-            env_extra["SHELLRT_CWD_FILE"] = str(cwd_file)
+        run = self._runner.new_run(request.report_cwd)
         return await self._runner.spawn(
             request.argv,
             request,
-            marker=marker,
-            cwd_host_file=cwd_file,
-            env_extra=env_extra,
+            marker=run.marker,
+            cwd_host_file=run.cwd_file,
+            env_extra=run.env,
             cwd=request.cwd,
         )
