@@ -5,12 +5,13 @@ from __future__ import annotations
 import functools
 import re
 import shlex
-from typing import Literal
+from typing import Literal, cast
 
 from .effects import plan_effects
+from .fastplan import plan_simple
 from .git_env import GIT_BASE_ENV, PROGRAM_ENV, git_hardening_env
 from .judge import judge_plan
-from .models import CommandAnalysis, CommandPlan, Subcommand, build
+from .models import CommandAnalysis, CommandPlan, Subcommand, new_analysis, new_subcommand
 from .parse import parse_bash
 from .plan import build_plan
 
@@ -58,15 +59,19 @@ def _analyze_uncached(command: str, shell: str) -> CommandAnalysis:
 _cached = functools.lru_cache(maxsize=CACHE_SIZE)(_analyze_uncached)
 
 
-def _analyze_bash(command: str) -> CommandAnalysis:
-    parsed = parse_bash(command)
-    if parsed.root is None:
-        return _failed(command, "bash", parsed.error or "could not parse")
-    plan = build_plan(parsed.root, parsed.source, command)
-    reasons: list[str] = []
-    if parsed.error:
-        reasons.append(parsed.error)
-    reasons.extend(judge_plan(plan))
+def _analyze_bash(command: str, fast: bool = True) -> CommandAnalysis:
+    """``fast=False`` always uses the parser (tests compare it with the fast path)."""
+    plan = plan_simple(command) if fast else None
+    error: str | None = None
+    if plan is None:
+        parsed = parse_bash(command)
+        if parsed.root is None:
+            return _failed(command, "bash", parsed.error or "could not parse")
+        plan = build_plan(parsed.root, parsed.source, command)
+        error = parsed.error
+    reasons = judge_plan(plan)
+    if error:
+        reasons.insert(0, error)
     read_only = not reasons
     names = {c.argv[0].value if c.argv else None for c in plan.commands}
     if read_only:
@@ -80,21 +85,15 @@ def _analyze_bash(command: str) -> CommandAnalysis:
     if read_only:
         for program in names & PROGRAM_ENV.keys():
             env.update(PROGRAM_ENV[program or ""])
-    return build(CommandAnalysis,
-        command=command,
-        shell="bash",
-        parse_ok=parsed.error is None,
-        read_only=read_only,
-        concurrency_safe=read_only,
-        destructive=bool(effects.destructive),
-        subcommands=_subcommands(plan, command if parsed.error else None),
-        reasons=reasons + [f"destructive: {d}" for d in effects.destructive],
-        cd_targets=list(plan.cd_targets),
-        write_targets=effects.write_targets,
-        writes_unknown=effects.writes_unknown or (not read_only and not effects.write_targets
-                                                  and bool(plan.unsupported or parsed.error)),
-        env=env,
-        plan=plan,
+    destructive = effects.destructive
+    if destructive:
+        reasons.extend([f"destructive: {d}" for d in destructive])
+    write_targets = effects.write_targets
+    return new_analysis(
+        command, "bash", error is None, read_only, bool(destructive),
+        _subcommands(plan, command if error else None), reasons, list(plan.cd_targets), write_targets,
+        effects.writes_unknown or (not read_only and not write_targets and bool(plan.unsupported or error)),
+        env, plan,
     )
 
 
@@ -109,12 +108,23 @@ def _subcommands(plan: CommandPlan, unparsed: str | None) -> list[Subcommand]:
     for command in plan.commands:
         words = command.argv
         if words:
-            argv = [w.raw if w.value is None else w.value for w in words]
-            key = tuple(argv)
-            if key in seen:
-                continue
-            # Static words are shell-quoted (shlex.quote), dynamic words keep their source text.
-            text = " ".join([w.raw if w.value is None else _quote(w.value) for w in words])
+            values = [w.value for w in words]
+            if None in values:
+                argv = [w.raw if w.value is None else w.value for w in words]
+                key = tuple(argv)
+                if key in seen:
+                    continue
+                # Static words are shell-quoted (shlex.quote), dynamic words keep their source text.
+                text = " ".join([w.raw if w.value is None else _quote(w.value) for w in words])
+            else:
+                argv = cast("list[str]", values)
+                key = tuple(argv)
+                if key in seen:
+                    continue
+                text = " ".join(argv)
+                # Joined as-is when no word needs quoting (no unsafe character, no space, not empty).
+                if _find_unsafe_joined(text) is not None or "" in argv or text.count(" ") != len(argv) - 1:
+                    text = " ".join([_quote(v) for v in argv])
         else:
             argv = [a.raw for a in command.assignments]
             key = tuple(argv)
@@ -122,9 +132,9 @@ def _subcommands(plan: CommandPlan, unparsed: str | None) -> list[Subcommand]:
                 continue
             text = " ".join(argv)
         seen.add(key)
-        out.append(_subcommand(text, argv))
+        out.append(new_subcommand(text, argv))
     if unparsed is not None:
-        out.append(_subcommand(unparsed, [unparsed]))
+        out.append(new_subcommand(unparsed, [unparsed]))
     return out
 
 
@@ -136,15 +146,9 @@ def _quote(value: str) -> str:
 
 
 _find_unsafe = re.compile(r"[^\w@%+=:,./-]", re.ASCII).search
-
-
-def _subcommand(text: str, argv: list[str]) -> Subcommand:
-    return build(Subcommand, text=text, argv=argv)
+_find_unsafe_joined = re.compile(r"[^\w@%+=:,./ -]", re.ASCII).search
 
 
 def _failed(command: str, shell: str, reason: str) -> CommandAnalysis:
-    return build(CommandAnalysis,
-        command=command, shell=shell, parse_ok=False, read_only=False, concurrency_safe=False,
-        destructive=False, subcommands=[build(Subcommand, text=command, argv=[command])], reasons=[reason], cd_targets=[], write_targets=[],
-        writes_unknown=True, env={}, plan=None,
-    )
+    return new_analysis(command, shell, False, False, False, [new_subcommand(command, [command])], [reason], [], [],
+                        True, {}, None)

@@ -23,7 +23,10 @@ __all__ = [
     "Substitution",
     "Word",
     "build",
+    "new_analysis",
     "new_command",
+    "new_plan",
+    "new_subcommand",
     "new_word",
 ]
 
@@ -270,3 +273,52 @@ _set_dict = BaseModel.__dict__["__dict__"].__set__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
+# Constructors for the models built on every analysis: one dict literal, no per-field defaults
+# lookup (``build`` is the general form). Values are trusted, as for ``build``.
+
+
+def new_plan(commands: list[PlanCommand], operators: list[str], redirects: list[Redirect],
+             substitutions: list[Substitution], constructs: list[Construct], heredocs: list[Heredoc],
+             functions: list[str], assignments: list[Assignment], cd_targets: list[str], unsupported: list[str],
+             dynamic: bool) -> CommandPlan:
+    """``CommandPlan(...)`` without validation."""
+    plan: CommandPlan = _new(CommandPlan)
+    _set_dict(plan, {
+        "commands": commands, "operators": operators, "redirects": redirects, "substitutions": substitutions,
+        "constructs": constructs, "heredocs": heredocs, "functions": functions, "assignments": assignments,
+        "cd_targets": cd_targets, "unsupported": unsupported, "dynamic": dynamic,
+    })
+    _set_fields_set(plan, set())
+    _set_extra(plan, None)
+    _set_private(plan, None)
+    return plan
+
+
+def new_subcommand(text: str, argv: list[str]) -> Subcommand:
+    """``Subcommand(text=..., argv=...)`` without validation."""
+    sub: Subcommand = _new(Subcommand)
+    _set_dict(sub, {"text": text, "argv": argv})
+    _set_fields_set(sub, set())
+    _set_extra(sub, None)
+    _set_private(sub, None)
+    return sub
+
+
+def new_analysis(command: str, shell: str, parse_ok: bool, read_only: bool, destructive: bool,
+                 subcommands: list[Subcommand], reasons: list[str], cd_targets: list[str],
+                 write_targets: list[str], writes_unknown: bool, env: dict[str, str],
+                 plan: CommandPlan | None) -> CommandAnalysis:
+    """``CommandAnalysis(...)`` without validation; ``concurrency_safe`` is ``read_only``."""
+    analysis: CommandAnalysis = _new(CommandAnalysis)
+    _set_dict(analysis, {
+        "command": command, "shell": shell, "parse_ok": parse_ok, "read_only": read_only,
+        "concurrency_safe": read_only, "destructive": destructive, "subcommands": subcommands, "reasons": reasons,
+        "cd_targets": cd_targets, "write_targets": write_targets, "writes_unknown": writes_unknown, "env": env,
+        "plan": plan,
+    })
+    _set_fields_set(analysis, set())
+    _set_extra(analysis, None)
+    _set_private(analysis, None)
+    return analysis

@@ -23,15 +23,15 @@ from .models import (
     Redirect,
     Substitution,
     Word,
-    build,
     new_command,
+    new_plan,
     new_word,
 )
 from .parse import parse_bash
 from .programs import SHELLS, WRAPPERS, find_exec_commands, unwrap
 from .words import NO_FEATURES, PLAIN_WORD_CHARS, evaluate_word
 
-__all__ = ["MAX_DEPTH", "build_plan"]
+__all__ = ["MAX_DEPTH", "UNWRAP_NAMES", "Planner", "build_plan"]
 
 #: Nesting deeper than this is not planned (fail closed).
 MAX_DEPTH = 64
@@ -43,12 +43,12 @@ _REDIRECT_KINDS = frozenset({"file_redirect", "heredoc_redirect", "herestring_re
 _ARITH_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _SUBSTITUTION_KINDS: dict[str, Literal["command", "backtick", "process_in", "process_out"]] = {
     "$(": "command", "`": "backtick", "<(": "process_in", ">(": "process_out"}
-#: Programs :meth:`_Planner._unwrap` looks inside (``unwrap`` answers "nothing" for the rest).
-_UNWRAP_NAMES = frozenset({"find", "eval", *SHELLS, *WRAPPERS})
+#: Programs :meth:`Planner._unwrap` looks inside (``unwrap`` answers "nothing" for the rest).
+UNWRAP_NAMES = frozenset({"find", "eval", *SHELLS, *WRAPPERS})
 _LOOP_KINDS = {"while": "while", "until": "until", "for": "for", "select": "select"}
 
 
-class _Planner:
+class Planner:
     """Collects plan lists while walking one tree (and nested script strings)."""
 
     def __init__(self, source: bytes, script_depth: int = 0, text: str | None = None) -> None:
@@ -96,12 +96,9 @@ class _Planner:
         self.depth = depth - 1
 
     def plan(self) -> CommandPlan:
-        return build(CommandPlan,
-            commands=self.commands, operators=self.operators, redirects=self.redirects,
-            substitutions=self.substitutions, constructs=self.constructs, heredocs=self.heredocs,
-            functions=self.functions, assignments=self.assignments, cd_targets=self.cd_targets,
-            unsupported=self.unsupported, dynamic=self.dynamic,
-        )
+        return new_plan(self.commands, self.operators, self.redirects, self.substitutions, self.constructs,
+                        self.heredocs, self.functions, self.assignments, self.cd_targets, self.unsupported,
+                        self.dynamic)
 
     def text(self, node: tree_sitter.Node) -> str:
         """Source text of ``node``: a slice of the decoded command when it is ASCII."""
@@ -180,7 +177,12 @@ class _Planner:
             self.context.pop()
 
     def h_redirected(self, node: tree_sitter.Node) -> None:
-        for child in node.children:
+        children = node.children
+        if len(children) > 1 and children[0].end_byte < children[1].start_byte and \
+                self.source[children[0].end_byte : children[1].start_byte].strip():
+            # tree-sitter-bash drops a lone `-` before `2>...` (`cat - 2>&1`): never trust a skipped word.
+            self.unsupported.append("source text the parser skipped before a redirection")
+        for child in children:
             if child.type in _REDIRECT_KINDS:
                 self.redirect(child)
             elif child.is_named:
@@ -254,6 +256,12 @@ class _Planner:
             elif kind == "$":
                 argv.append(Word(raw="$", value=None, features=frozenset({"translated"})))
                 self.dynamic = True
+            elif kind == "==" or kind == "=~":
+                # The grammar keeps these as anonymous tokens; to bash they are plain words
+                # (`uniq == out` has two operands: the second is an output file).
+                argv.append(new_word(kind, kind, NO_FEATURES))
+            else:
+                self.unsupported.append(f"token {kind!r} in a command")
         self.add_command(argv, assignments, redirects, None)
 
     def add_command(self, argv: list[Word], assignments: list[Assignment], redirects: list[Redirect],
@@ -264,7 +272,7 @@ class _Planner:
         name = argv[0].value
         if name in ("cd", "pushd"):
             self._cd(argv)
-        if name in _UNWRAP_NAMES:  # other names (and dynamic ones) wrap nothing
+        if name in UNWRAP_NAMES:  # other names (and dynamic ones) wrap nothing
             self._unwrap(argv)
 
     def _cd(self, argv: list[Word]) -> None:
@@ -304,7 +312,7 @@ class _Planner:
         if parsed.root is None:
             self.unsupported.append(f"{wrapper} script: {parsed.error}")
             return
-        sub = _Planner(parsed.source, self.script_depth + 1, script)
+        sub = Planner(parsed.source, self.script_depth + 1, script)
         sub.context = [*self.context, f"wrapped:{wrapper}"]
         sub.visit(parsed.root)
         if parsed.error:
@@ -503,29 +511,29 @@ def _is_statement(node: tree_sitter.Node) -> bool:
 
 
 _HANDLERS = {
-    "program": _Planner.h_sequence,
-    "list": _Planner.h_sequence,
-    "do_group": _Planner.h_sequence,
-    "else_clause": _Planner.h_if,
-    "elif_clause": _Planner.h_if,
-    "if_statement": _Planner.h_if,
-    "pipeline": _Planner.h_pipeline,
-    "redirected_statement": _Planner.h_redirected,
-    "command": _Planner.h_command,
-    "variable_assignment": _Planner.h_assignment,
-    "variable_assignments": _Planner.h_sequence,
-    "subshell": _Planner.h_subshell,
-    "compound_statement": _Planner.h_compound,
-    "negated_command": _Planner.h_negated,
-    "test_command": _Planner.h_test,
-    "while_statement": _Planner.h_loop,
-    "for_statement": _Planner.h_loop,
-    "c_style_for_statement": _Planner.h_c_for,
-    "case_statement": _Planner.h_case,
-    "function_definition": _Planner.h_function,
-    "declaration_command": _Planner.h_declaration,
-    "unset_command": _Planner.h_declaration,
-    "comment": _Planner.h_ignore,
+    "program": Planner.h_sequence,
+    "list": Planner.h_sequence,
+    "do_group": Planner.h_sequence,
+    "else_clause": Planner.h_if,
+    "elif_clause": Planner.h_if,
+    "if_statement": Planner.h_if,
+    "pipeline": Planner.h_pipeline,
+    "redirected_statement": Planner.h_redirected,
+    "command": Planner.h_command,
+    "variable_assignment": Planner.h_assignment,
+    "variable_assignments": Planner.h_sequence,
+    "subshell": Planner.h_subshell,
+    "compound_statement": Planner.h_compound,
+    "negated_command": Planner.h_negated,
+    "test_command": Planner.h_test,
+    "while_statement": Planner.h_loop,
+    "for_statement": Planner.h_loop,
+    "c_style_for_statement": Planner.h_c_for,
+    "case_statement": Planner.h_case,
+    "function_definition": Planner.h_function,
+    "declaration_command": Planner.h_declaration,
+    "unset_command": Planner.h_declaration,
+    "comment": Planner.h_ignore,
 }
 
 
@@ -535,6 +543,6 @@ def _ignore(_node: tree_sitter.Node) -> None:
 
 def build_plan(root: tree_sitter.Node, source: bytes, text: str | None = None) -> CommandPlan:
     """Plan a parsed tree of ``source`` (``text``: the same source as str, when the caller has it)."""
-    planner = _Planner(source, text=text)
+    planner = Planner(source, text=text)
     planner.visit(root)
     return planner.plan()

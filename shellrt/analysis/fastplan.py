@@ -1,0 +1,223 @@
+"""Plan the most common command shape without the parser (a strict subset; anything else: None).
+
+Most commands an agent runs are a few simple commands joined by ``|``, ``&&``,
+``||`` or ``;``, made of plain or simply quoted words, with redirections at the
+end. For exactly that shape :func:`plan_simple` builds the same
+:class:`CommandPlan` the tree-sitter path builds (``Planner`` does the
+per-command work, so wrappers, ``cd`` targets and ``bash -c`` scripts are
+handled by the same code), several times faster. Tests compare both paths on
+every input this module accepts.
+
+It fails closed: it returns None, and the caller parses, for any ``$``,
+backslash, backquote, glob, brace, parenthesis, ``!``, ``#``, ``~`` at the start
+of a word, newline, tab inside quotes, non-ASCII or control character, reserved
+word, assignment, declaration builtin, ``==``/``=~`` word, ``-`` right before a
+redirection, here-document, background job, ``|&``,
+``;;``, redirection before a word or without a blank before it, an fd on ``<``,
+and for the list shapes whose tree-sitter tree is irregular (a redirection on a
+command inside a pipeline other than the very first command, a pipeline of three
+or more commands followed by ``&&``/``||``, more than :data:`MAX_COMMANDS`
+commands): tree-sitter-bash nests those differently, and the plan records that
+nesting.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .models import CommandPlan, PlanCommand, Redirect, Word, new_command, new_plan, new_word
+from .plan import UNWRAP_NAMES, Planner
+
+__all__ = ["MAX_CHARS", "MAX_COMMANDS", "plan_simple"]
+
+#: Longer input always goes to the parser.
+MAX_CHARS = 2000
+#: More simple commands than this go to the parser (the shapes are verified exhaustively up to here).
+MAX_COMMANDS = 7
+
+_EMPTY: frozenset[str] = frozenset()
+_QUOTED: frozenset[str] = frozenset({"quoted"})
+_DQ_WHOLE: frozenset[str] = frozenset({"dq_whole", "quoted"})
+
+#: Printable ASCII inside '...' (no tab, newline or control character) and inside "..."
+#: (also no ``$``, backquote, backslash or ``!``: those expand or escape).
+_SQ_BODY = r"[ -&(-~]*+"
+_DQ_BODY = r"[ #%-\[\]-_a-~]*+"
+#: Unquoted word characters; ``~`` only inside a segment (a leading one is a tilde expansion).
+_PLAIN = r"[A-Za-z0-9_./:@%+=,-][A-Za-z0-9_./:@%+=,~-]*+"
+_WORD = rf"(?:{_PLAIN}|'{_SQ_BODY}'|\"{_DQ_BODY}\")++"
+#: One token per match (possessive quantifiers: no backtracking). Any character no other
+#: alternative takes is caught by ``bad``; trailing blanks match nothing.
+_TOKENS = re.compile(
+    rf"""(?P<blank>[ \t]*+)(?:
+        (?P<op>&&|\|\||[|;])
+      | (?P<dfd>[0-9]?)>&(?P<dup>[0-9]++)(?=[ \t;|]|\Z)
+      | (?P<fd>[0-9]?)(?P<rop>>>|>|<)[ \t]*+(?P<target>{_WORD})
+      | (?P<word>{_WORD})
+      | (?P<bad>(?s:.))
+    )""",
+    re.VERBOSE,
+)
+_SEGMENT = re.compile(r"'([^']*)'|\"([^\"]*)\"|([^'\"]+)")
+#: A command name this path accepts: plain, no ``=`` (assignment) and no leading ``-``.
+_NAME = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./+-]*+").fullmatch
+#: Words the grammar treats specially in some position; never accepted anywhere (``==``/``=~``
+#: are operator tokens there, and a trailing one is a syntax error).
+_RESERVED = frozenset(
+    {
+        "==",
+        "=~",
+        "!",
+        "[[",
+        "]]",
+        "{",
+        "}",
+        "case",
+        "coproc",
+        "declare",
+        "do",
+        "done",
+        "elif",
+        "else",
+        "esac",
+        "export",
+        "fi",
+        "for",
+        "function",
+        "if",
+        "in",
+        "local",
+        "readonly",
+        "select",
+        "then",
+        "time",
+        "typeset",
+        "unset",
+        "unsetenv",
+        "until",
+        "while",
+    }
+)
+#: Names whose commands :class:`Planner` looks into (cd targets, wrapped commands, scripts).
+_PLANNER_NAMES = frozenset({"cd", "pushd", *UNWRAP_NAMES})
+
+_Command = tuple[list[Word], list[Redirect], str]
+
+
+def plan_simple(command: str) -> CommandPlan | None:
+    """The plan of ``command`` when it has the simple shape, else None (use the parser)."""
+    if len(command) > MAX_CHARS:
+        return None
+    commands: list[_Command] = []  # (argv, redirects, operator after it or "")
+    argv: list[Word] = []
+    redirects: list[Redirect] = []
+    expect_name = True
+    after_semicolon = False
+    for blank, op, dfd, dup, fd, rop, target, word, bad in _TOKENS.findall(command):
+        if word:
+            if word in _RESERVED:
+                return None
+            if expect_name:
+                if _NAME(word) is None:
+                    return None
+                argv = [new_word(word, word, _EMPTY)]
+                redirects = []
+                expect_name = after_semicolon = False
+            elif redirects:
+                return None  # a word after a redirection: the grammar attaches it to the redirection
+            elif "'" in word or '"' in word:
+                argv.append(_quoted_word(word))
+            else:
+                argv.append(new_word(word, word, _EMPTY))
+        elif op:
+            if expect_name:
+                return None
+            commands.append((argv, redirects, op))
+            expect_name = True
+            after_semicolon = op == ";"
+        elif bad or expect_name or not blank:
+            return None
+        elif not redirects and argv[-1].raw == "-":
+            return None  # the grammar drops a lone `-` before `2>...`: the parser path refuses that
+        elif dup:
+            redirects.append(Redirect(fd=dfd or None, op=">&", target=new_word(dup, dup, _EMPTY)))
+        elif fd and rop == "<":
+            return None  # the grammar reads `0<f` as an argument `0` and a redirection
+        else:
+            if target in _RESERVED:
+                return None
+            value = (
+                _quoted_word(target) if "'" in target or '"' in target else new_word(target, target, _EMPTY)
+            )
+            redirects.append(Redirect(fd=fd or None, op=rop, target=value))
+    if not expect_name:
+        commands.append((argv, redirects, ""))
+    elif not after_semicolon:
+        return None  # empty input, or an operator with nothing after it
+    if not _regular_shape(commands):
+        return None
+    return _plan(commands)
+
+
+def _quoted_word(text: str) -> Word:
+    """A static word made of plain text and quoted segments (none of them expands)."""
+    segments = _SEGMENT.findall(text)
+    if len(segments) == 1:
+        single, double, _plain = segments[0]
+        if text[0] == '"':
+            return new_word(text, double, _DQ_WHOLE)
+        return new_word(text, single, _QUOTED)
+    return new_word(text, "".join([a or b or c for a, b, c in segments]), _QUOTED)
+
+
+def _regular_shape(commands: list[_Command]) -> bool:
+    """True for the list/pipeline shapes tree-sitter-bash nests the plain way (see the module doc)."""
+    if len(commands) > MAX_COMMANDS:
+        return False
+    run = 1
+    for index, (_argv, redirects, op) in enumerate(commands):
+        if op == "|":
+            if redirects and index:
+                return False
+            run += 1
+        else:
+            if run >= 3 and (op == "&&" or op == "||"):
+                return False
+            run = 1
+    return True
+
+
+def _plan(commands: list[_Command]) -> CommandPlan:
+    """What ``Planner`` makes of the tree of these commands (it does the work when a name needs it)."""
+    for argv, _redirects, _op in commands:
+        if argv[0].raw in _PLANNER_NAMES:
+            return _planner_plan(commands)
+    plan_commands: list[PlanCommand] = []
+    operators: list[str] = []
+    redirects: list[Redirect] = []
+    piped = False
+    for argv, command_redirects, op in commands:
+        pipe = op == "|"
+        plan_commands.append(new_command(argv, [], [], ["pipeline"] if pipe or piped else [], None))
+        if command_redirects:
+            redirects.extend(command_redirects)
+        if op:
+            operators.append(op)
+        piped = pipe
+    return new_plan(plan_commands, operators, redirects, [], [], [], [], [], [], [], False)
+
+
+def _planner_plan(commands: list[_Command]) -> CommandPlan:
+    planner = Planner(b"", text="")
+    piped = False
+    for argv, redirects, op in commands:
+        pipe = op == "|"
+        planner.context = ["pipeline"] if pipe or piped else []
+        planner.add_command(argv, [], [], None)
+        if redirects:
+            planner.redirects.extend(redirects)
+        if op:
+            planner.operators.append(op)
+        piped = pipe
+    planner.context = []
+    return planner.plan()
