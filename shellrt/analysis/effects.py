@@ -23,7 +23,7 @@ _LAST_OPERAND = frozenset({"cp", "mv", "ln", "install", "rsync", "scp"})
 _MODE_FIRST = frozenset({"chmod", "chown", "chgrp"})
 
 
-@dataclass
+@dataclass(slots=True)
 class Effects:
     """Static write targets, an unknown-writes flag and destructive reasons."""
 
@@ -53,8 +53,10 @@ def plan_effects(plan: CommandPlan, read_only: bool) -> Effects:
         _command(command, effects)
     if not read_only and not effects.write_targets and not _all_known(plan):
         effects.writes_unknown = True
-    effects.write_targets = list(dict.fromkeys(effects.write_targets))
-    effects.destructive = list(dict.fromkeys(effects.destructive))
+    if len(effects.write_targets) > 1:
+        effects.write_targets = list(dict.fromkeys(effects.write_targets))
+    if len(effects.destructive) > 1:
+        effects.destructive = list(dict.fromkeys(effects.destructive))
     return effects
 
 

@@ -9,7 +9,7 @@ handled by the same code), several times faster. Tests compare both paths on
 every input this module accepts.
 
 It fails closed: it returns None, and the caller parses, for any ``$``,
-backslash, backquote, glob, brace, parenthesis, ``!``, ``#``, ``~`` at the start
+backslash, backquote, ``[`` glob, glob next to quotes, brace, parenthesis, ``!``, ``#``, ``~`` at the start
 of a word, newline, tab inside quotes, non-ASCII or control character, reserved
 word, assignment, declaration builtin, ``==``/``=~`` word, ``-`` right before a
 redirection, here-document, background job, ``|&``,
@@ -38,13 +38,16 @@ MAX_COMMANDS = 7
 _EMPTY: frozenset[str] = frozenset()
 _QUOTED: frozenset[str] = frozenset({"quoted"})
 _DQ_WHOLE: frozenset[str] = frozenset({"dq_whole", "quoted"})
+_GLOB: frozenset[str] = frozenset({"glob"})
+_FLAG_GLOB: frozenset[str] = frozenset({"glob", "flag_glob"})
 
 #: Printable ASCII inside '...' (no tab, newline or control character) and inside "..."
 #: (also no ``$``, backquote, backslash or ``!``: those expand or escape).
 _SQ_BODY = r"[ -&(-~]*+"
 _DQ_BODY = r"[ #%-\[\]-_a-~]*+"
 #: Unquoted word characters; ``~`` only inside a segment (a leading one is a tilde expansion).
-_PLAIN = r"[A-Za-z0-9_./:@%+=,-][A-Za-z0-9_./:@%+=,~-]*+"
+#: ``*`` and ``?`` are globs: accepted only in words without quotes (flagged like the planner does).
+_PLAIN = r"[A-Za-z0-9_./:@%+=,*?-][A-Za-z0-9_./:@%+=,*?~-]*+"
 _WORD = rf"(?:{_PLAIN}|'{_SQ_BODY}'|\"{_DQ_BODY}\")++"
 #: One token per match (possessive quantifiers: no backtracking). Any character no other
 #: alternative takes is caught by ``bad``; trailing blanks match nothing.
@@ -125,8 +128,11 @@ def plan_simple(command: str) -> CommandPlan | None:
                 expect_name = after_semicolon = False
             elif redirects:
                 return None  # a word after a redirection: the grammar attaches it to the redirection
-            elif "'" in word or '"' in word:
-                argv.append(_quoted_word(word))
+            elif "'" in word or '"' in word or "*" in word or "?" in word:
+                special = _word(word)
+                if special is None:
+                    return None
+                argv.append(special)
             else:
                 argv.append(new_word(word, word, _EMPTY))
         elif op:
@@ -146,9 +152,9 @@ def plan_simple(command: str) -> CommandPlan | None:
         else:
             if target in _RESERVED:
                 return None
-            value = (
-                _quoted_word(target) if "'" in target or '"' in target else new_word(target, target, _EMPTY)
-            )
+            value = _word(target)
+            if value is None:
+                return None
             redirects.append(Redirect(fd=fd or None, op=rop, target=value))
     if not expect_name:
         commands.append((argv, redirects, ""))
@@ -159,9 +165,21 @@ def plan_simple(command: str) -> CommandPlan | None:
     return _plan(commands)
 
 
-def _quoted_word(text: str) -> Word:
+def _word(text: str) -> Word | None:
+    """A word with quotes or globs (None: a glob next to quotes, left to the parser)."""
+    if "'" in text or '"' in text:
+        return _quoted_word(text)
+    if "*" in text or "?" in text:
+        return new_word(text, text, _FLAG_GLOB if text[0] in "*?" else _GLOB)
+    return new_word(text, text, _EMPTY)
+
+
+def _quoted_word(text: str) -> Word | None:
     """A static word made of plain text and quoted segments (none of them expands)."""
     segments = _SEGMENT.findall(text)
+    for _single, _double, plain in segments:
+        if "*" in plain or "?" in plain:
+            return None
     if len(segments) == 1:
         single, double, _plain = segments[0]
         if text[0] == '"':

@@ -48,6 +48,7 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _OUTPUT_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&", "&>|"})
 _DUP_OPS = frozenset({">&", "<&"})
 _NET_PREFIXES = ("/dev/tcp/", "/dev/udp/")
+_BAD_NAME_FEATURES = frozenset({"backslash", "quoted", "glob", "tilde"})
 _ARITH_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 
 
@@ -76,7 +77,7 @@ def judge_plan(plan: CommandPlan) -> list[str]:
     for command in plan.commands:
         if command.wrapped_by is None:
             reasons.extend(_command(command))
-    return list(dict.fromkeys(reasons))
+    return list(dict.fromkeys(reasons)) if len(reasons) > 1 else reasons
 
 
 def _construct(construct: Construct) -> list[str]:
@@ -152,7 +153,7 @@ def _command(command: PlanCommand) -> list[str]:
     name = head.value
     if name is None:
         return [*reasons, f"command name {head.raw!r} is dynamic"]
-    if head.features & {"backslash", "quoted", "glob", "tilde"}:
+    if head.features and not _BAD_NAME_FEATURES.isdisjoint(head.features):
         return [*reasons, f"command name {head.raw!r} uses quoting, escapes or globbing"]
     if "/" in name:
         return [*reasons, f"runs {name} by path (only known programs looked up by name are read-only)"]
@@ -168,7 +169,11 @@ def _command(command: PlanCommand) -> list[str]:
         return reasons + _test_command(args)
     values: list[str] = []
     for index, word in enumerate(args):
-        values.append(word.value or "")
+        value = word.value
+        if value is not None and not word.features:
+            values.append(value)  # a plain static word: nothing below objects to it
+            continue
+        values.append(value or "")
         if spec.data_args and not (name == "printf" and index == 0):
             reasons.extend(_data_word(word, f"{name} argument"))
             continue

@@ -179,7 +179,7 @@ class Planner:
     def h_redirected(self, node: tree_sitter.Node) -> None:
         children = node.children
         if len(children) > 1 and children[0].end_byte < children[1].start_byte and \
-                self.source[children[0].end_byte : children[1].start_byte].strip():
+                self.source[children[0].end_byte : children[1].start_byte].replace(b"\\\n", b"").strip():
             # tree-sitter-bash drops a lone `-` before `2>...` (`cat - 2>&1`): never trust a skipped word.
             self.unsupported.append("source text the parser skipped before a redirection")
         for child in children:

@@ -66,7 +66,7 @@ class ProgramSpec:
     check: Check | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class ParsedArgs:
     """Options (normalised name -> values) and positionals of one invocation."""
 

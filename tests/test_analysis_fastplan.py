@@ -1,0 +1,361 @@
+"""The parser-free fast path (``fastplan``) must plan exactly like the tree-sitter path.
+
+For every input ``plan_simple`` accepts, ``analyze`` with and without the fast path
+must give identical results (plan, verdict, reasons, subcommands, everything);
+inputs outside its strict subset must be refused (None) so the parser decides.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchmarks.bench_classify import CORPUS
+from shellrt.analysis import analyze
+from shellrt.analysis.analyze import _analyze_bash
+from shellrt.analysis.fastplan import MAX_COMMANDS, plan_simple
+from tests.test_analysis_corpus import NOT_READ_ONLY, READ_ONLY
+from tests.test_analysis_property import SAFE, UNSAFE
+
+
+def _same(command: str) -> bool:
+    """True when the fast path took ``command``; asserts both paths agree on everything."""
+    if plan_simple(command) is None:
+        return False
+    fast = _analyze_bash(command, fast=True).model_dump()
+    slow = _analyze_bash(command, fast=False).model_dump()
+    assert fast == slow, command
+    return True
+
+
+@pytest.mark.parametrize("command", sorted(set(NOT_READ_ONLY + READ_ONLY + UNSAFE + SAFE + CORPUS)))
+def test_tables_agree(command: str) -> None:
+    _same(command)
+
+
+def test_fast_path_covers_the_common_shape() -> None:
+    taken = [
+        c
+        for c in [
+            "ls -la",
+            "git log --oneline -n 20",
+            "cd src && git status",
+            "ps aux | grep python",
+            "grep -rn 'foo' src/ --include='*.py'",
+            "npm run build 2>&1 | tail -n 20",
+            'echo "hello world" > out.txt',
+            "wc -l src/*.py",
+            "timeout 5 bash -c 'sleep 1; ls'",
+        ]
+        if _same(c)
+    ]
+    assert len(taken) == 9
+
+
+@pytest.mark.parametrize("n", range(1, 6))
+def test_every_list_shape_agrees(n: int) -> None:
+    """All operator sequences (and a trailing redirection or `;`) up to five commands.
+
+    Run once up to MAX_COMMANDS (seven) when the shape rules were written; five keeps the suite quick.
+    """
+    for ops in itertools.product(["|", "&&", "||", ";"], repeat=n - 1):
+        for mask in itertools.product([0, 1], repeat=n):
+            parts = [f"c{i} x" + (" 2>o" if mask[i] else "") for i in range(n)]
+            command = parts[0] + "".join(f" {op} {part}" for op, part in zip(ops, parts[1:], strict=True))
+            _same(command)
+            _same(command + ";")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ls $x",
+        "ls ${x}",
+        'ls "$x"',
+        "ls `id`",
+        "ls $(id)",
+        "ls \\x",
+        "r\\m x",
+        "ls ~",
+        "ls ~/x",
+        "ls {a,b}",
+        "ls a[1]",
+        "ls\nrm x",
+        "ls &",
+        "ls & rm x",
+        "ls |& cat",
+        "x=1 ls",
+        "LD_PRELOAD=x ls",
+        "export A=1",
+        "declare x",
+        "local x",
+        "unset x",
+        "if true; then ls; fi",
+        "cat <<EOF\nx\nEOF",
+        "cat <<< x",
+        "(ls)",
+        "{ ls; }",
+        "ls # comment",
+        "ls #",
+        "! ls",
+        "[[ -f x ]]",
+        "[ -f x ]",
+        "'ls' x",
+        '"ls" x',
+        "ls;;",
+        "ls; ;",
+        "ls |",
+        "ls &&",
+        "| ls",
+        "",
+        "   ",
+        "ls 2>&1 x",
+        "ls > out x",
+        "cat - 2>&1",
+        "cat - 2>/dev/null",
+        "uniq == out",
+        "uniq a =~ b",
+        "cat 0<f",
+        "cat <>f",
+        "cat >|f",
+        "cat &>f",
+        "ls 2>&-",
+        "ls a2>o",
+        "ls 'a\tb'",
+        "echo é",
+        "echo 'é'",
+        "ls\x01",
+        "echo '*'*",
+        'echo "a"?',
+        "ls -la | a | b | c && d",
+        "a | b 2>o | c",
+        "time ls",
+        "coproc ls",
+        'echo "$HOME"',
+        'echo "`id`"',
+        'echo "a\\b"',
+        'echo "!x"',
+        "echo 'a",
+        'echo "a',
+        "ls " + "; ls" * MAX_COMMANDS,
+        "-x",
+        "a=b",
+        "%1",
+    ],
+)
+def test_refused(command: str) -> None:
+    assert plan_simple(command) is None, command
+
+
+def test_lone_dash_before_redirection_fails_closed() -> None:
+    """tree-sitter-bash drops the `-` in `cat - 2>/dev/null`: the planner refuses rather than guess."""
+    result = analyze("cat - 2>/dev/null")
+    assert not result.read_only
+    assert (
+        "unsupported shell construct: source text the parser skipped before a redirection" in result.reasons
+    )
+
+
+@pytest.mark.parametrize("command", ["uniq == out", "uniq in =~ out"])
+def test_equality_words_are_arguments(command: str) -> None:
+    """The grammar keeps `==`/`=~` as anonymous tokens; bash passes them as words (here: an output file)."""
+    result = analyze(command)
+    assert not result.read_only, result.reasons
+    assert result.subcommands[0].argv[1] in ("==", "in")
+
+
+_NAMES = [
+    "ls",
+    "git",
+    "cat",
+    "grep",
+    "echo",
+    "printf",
+    "sed",
+    "find",
+    "timeout",
+    "bash",
+    "sh",
+    "xargs",
+    "cd",
+    "pushd",
+    "test",
+    "env",
+    "sort",
+    "uniq",
+    "head",
+    "wc",
+    "rm",
+    "tee",
+    "xxd",
+    "man",
+    "tree",
+    "time",
+    "if",
+    "done",
+    "export",
+    "declare",
+    "let",
+    "eval",
+    "exec",
+    "nice",
+    "sudo",
+    "command",
+    ".",
+    "source",
+    "true",
+    "1",
+    "a.b",
+    "./x",
+    "/bin/ls",
+    "-x",
+    "x=1",
+    "'ls'",
+    "*",
+    "%1",
+    "!",
+    "{",
+    "[",
+    "[[",
+    "function",
+    "select",
+]
+_WORDS = [
+    "-la",
+    "-n",
+    "20",
+    "5",
+    "-",
+    "--",
+    "x",
+    "a.b",
+    "a,b",
+    "a..b",
+    "HEAD~1",
+    "~",
+    "~/x",
+    "a=~/x",
+    "a=b",
+    "--x=y",
+    "'foo'",
+    "'a b'",
+    '"a b"',
+    '"foo"',
+    "''",
+    '""',
+    "a'b'c",
+    "'a'\"b\"c",
+    "--include='*.py'",
+    "*.py",
+    "src/*.py",
+    "?",
+    "a*b",
+    "-*",
+    "'*'x",
+    "x'*'",
+    "a?",
+    "[ab]",
+    "{}",
+    "-I{}",
+    "{a,b}",
+    "$x",
+    '"$x"',
+    "'$x'",
+    "`id`",
+    "\\x",
+    "a\\",
+    "#x",
+    "a#b",
+    "%",
+    "@",
+    "+x",
+    "==",
+    "=~",
+    "=",
+    "done",
+    "in",
+    "fi",
+    "then",
+    "'a\"b'",
+    '"a\'b"',
+    "'`'",
+    "é",
+    "'é'",
+    "-c",
+    "'sleep 1; ls'",
+    "'rm x'",
+    "core.pager=sh",
+    "-exec",
+    ";",
+    "'{print $1}'",
+    '"a!b"',
+    '"a#b"',
+    "a\tb",
+    "10",
+    "0x1F",
+    "-5",
+    "+3",
+    "1.5",
+]
+_REDIRECTS = [
+    "2>&1",
+    "2>/dev/null",
+    "> out",
+    ">> out",
+    "< in",
+    "<in",
+    ">out",
+    "2> err",
+    "1>&2",
+    ">&2",
+    "0<f",
+    "2>&-",
+    "&>/dev/null",
+    "<> f",
+    ">| f",
+    "> $f",
+    "> 'o u t'",
+    "> *.txt",
+    "3>f",
+    "12>f",
+    "<<< x",
+    "> done",
+    ">&2x",
+    ">& 2",
+    "2>>err",
+]
+_OPS = [" | ", " && ", " || ", "; ", ";", " ;", "|", "&&", "||", " & ", " |& ", "\n", " ;; ", " "]
+
+
+@st.composite
+def _commands(draw: st.DrawFn) -> str:
+    parts = []
+    for _ in range(draw(st.integers(1, MAX_COMMANDS + 1))):
+        words = [draw(st.sampled_from(_NAMES))]
+        words += draw(st.lists(st.sampled_from(_WORDS), max_size=4))
+        words += draw(st.lists(st.sampled_from(_REDIRECTS), max_size=2))
+        if draw(st.booleans()) and len(words) > 1:
+            index = draw(st.integers(1, len(words) - 1))
+            words.insert(index, draw(st.sampled_from(_REDIRECTS)))
+        parts.append(draw(st.sampled_from([" ", "  ", "\t"])).join(words))
+    command = parts[0]
+    for part in parts[1:]:
+        command += draw(st.sampled_from(_OPS)) + part
+    return (
+        draw(st.sampled_from(["", " ", "\t"])) + command + draw(st.sampled_from(["", " ", ";", " ;", "\n"]))
+    )
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_commands())
+def test_generated_commands_agree(command: str) -> None:
+    _same(command)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="ab -'\"$`\\|&;<>(){}[]*?~=#!.,/:@%+^\n\t0129é", max_size=40))
+def test_arbitrary_text_agrees(command: str) -> None:
+    _same(command)
