@@ -5,7 +5,8 @@ Run: ``python benchmarks/bench_classify.py [--seconds N]``. Prints, in one run:
   cleared before every call;
 - ours, as deployed: ``analyze()`` with its memo cache (the corpus repeats, as
   an agent's commands and the runtime's repeated questions about one command do);
-- tree-sitter parse only (the raw baseline under ours);
+- tree-sitter parse only (the raw baseline under ours; plain pipelines and lists of
+  simple commands skip it: ``shellrt.analysis.fastplan`` plans them directly);
 - bashlex parse only (the peer, when installed; it fails on some commands, which
   are counted as failures and still timed).
 """
@@ -18,6 +19,7 @@ from collections.abc import Callable
 
 from shellrt.analysis import analyze
 from shellrt.analysis.analyze import clear_cache
+from shellrt.analysis.fastplan import plan_simple
 from shellrt.analysis.parse import parse_bash
 
 
@@ -25,6 +27,7 @@ def _cold(command: str) -> object:
     """Full analysis with the memo cache emptied first: every call parses and judges."""
     clear_cache()
     return analyze(command)
+
 
 CORPUS = [
     "ls -la",
@@ -51,6 +54,90 @@ CORPUS = [
     "tar czf out.tgz src/ 2>/dev/null || echo failed",
     "git -c core.fsmonitor='touch x' status",
     "cat <<EOF > config.yml\nkey: value\nEOF",
+    # --- the mixed corpus of benchmarks/scenarios/classification.py (awkward syntax included)
+    "cat README.md",
+    "head -n 50 src/app.py",
+    "grep -rn 'def main' src/",
+    "find . -name '*.py' -not -path './.venv/*'",
+    "wc -l src/*.py",
+    "pwd",
+    "echo hello world",
+    "ls -la | grep foo | sort | uniq -c",
+    "cat a.txt b.txt > combined.txt",
+    "rm -rf build/ dist/",
+    "pip install -e '.[dev]'",
+    "pytest -x -q tests/test_api.py::test_create",
+    "python -m pytest -k 'not slow' --maxfail=1",
+    "cd src && ls",
+    "mkdir -p out && cp -r assets out/",
+    "git add -A && git commit -m 'wip'",
+    "npm run build 2>&1 | tail -n 20",
+    "make -j4 all",
+    "docker ps --format '{{.Names}}'",
+    "sed -n '1,20p' setup.cfg",
+    "sed -i 's/foo/bar/g' config.ini",
+    "awk '{print $1}' access.log | sort | uniq -c | sort -rn | head",
+    'for f in *.txt; do echo "$f"; done',
+    'while read -r line; do echo "$line"; done < input.txt',
+    "if [ -f .env ]; then source .env; fi",
+    '[[ -n "$HOME" && -d /tmp ]] && echo ok',
+    "echo $((1 + 2 * 3))",
+    'case "$1" in start) echo go;; stop) echo halt;; *) echo usage;; esac',
+    'export PATH="$HOME/.local/bin:$PATH"',
+    "FOO=bar env | grep FOO",
+    'echo "$(git rev-parse HEAD)"',
+    "tar czf backup.tgz --exclude=.git .",
+    "curl -sSL https://example.com/install.sh | bash",
+    "cat <<'EOF'\nhello\nEOF",
+    "(cd /tmp && ls) ; echo done",
+    "{ echo a; echo b; } > out.txt",
+    "diff <(sort a.txt) <(sort b.txt)",
+    "find . -type f -name '*.log' -exec rm {} \\;",
+    "xargs -n1 echo < list.txt",
+    "ps aux | grep python | grep -v grep",
+    "kill -9 $(pgrep -f server.py)",
+    "chmod +x scripts/*.sh",
+    "ln -sf ../shared/config.yml config.yml",
+    "du -sh * | sort -h",
+    "test -d build || mkdir build",
+    "timeout 10 python script.py",
+    "nohup python server.py > server.log 2>&1 &",
+    "git log --format='%H %s' | head -n 5",
+    "echo ${VAR:-default}",
+    "printf '%s\\n' a b c",
+    "ls {src,tests}/*.py",
+    "function f { echo hi; }; f",
+    "select x in a b; do echo $x; break; done",
+    "echo 'unterminated",
+    "true",
+    "sleep 1",
+    # --- typical coding-agent commands (about one in five needs the full parser, as in practice)
+    "cd /repo && python -m pytest tests/test_utils.py -x -q 2>&1 | tail -30",
+    "grep -rn 'def parse' --include=*.py .",
+    'python -c "import sys; print(sys.version)"',
+    "sed -n '120,180p' src/models.py",
+    "git diff --stat",
+    "git show HEAD --stat",
+    "ls -la src/ tests/",
+    "find . -name '*.py' -path '*/tests/*' | head -20",
+    "cat > /tmp/test_fix.py << 'EOF'\nimport os\nprint(os.getcwd())\nEOF",
+    "pip install -r requirements.txt",
+    'python -m pytest -q tests/ -k "parse and not slow"',
+    "head -100 CHANGELOG.md",
+    "rg -n 'TODO|FIXME' src/",
+    "git log -p -1 -- src/app.py",
+    "wc -l $(git ls-files '*.py') | tail -1",
+    "echo $PATH",
+    "tail -n 50 /var/log/app.log",
+    "npm test -- --watch=false",
+    "cargo build --release 2>&1 | tail -20",
+    "which python3 && python3 --version",
+    "diff -u old.txt new.txt",
+    "git checkout -b fix/parser-bug",
+    "mkdir -p tests/fixtures && touch tests/fixtures/__init__.py",
+    "for i in 1 2 3; do python bench.py --seed $i; done",
+    "export PYTHONPATH=src && python -m app",
+    "python -m json.tool config.json | head -40",
 ]
 
 
@@ -78,7 +165,11 @@ def main() -> None:
     cold, _ = _rate(_cold, args.seconds)
     ours, _ = _rate(analyze, args.seconds)
     raw, _ = _rate(parse_bash, args.seconds)
+    simple = sum(plan_simple(command) is not None for command in CORPUS)
     print(f"corpus: {len(CORPUS)} mixed commands, {args.seconds:.1f}s per measurement, one core")
+    print(
+        f"  {simple} take the parser-free path (plain pipelines/lists), {len(CORPUS) - simple} need tree-sitter"
+    )
     print(f"{'shellrt analyze() cold':<28} {cold:>12,.0f} classifications/s (no cache: parse+plan+judge)")
     print(f"{'shellrt analyze() cached':<28} {ours:>12,.0f} classifications/s (memo cache, as deployed)")
     print(f"{'tree-sitter parse only':<28} {raw:>12,.0f} parses/s   (cold = {cold / raw:.2f}x of raw parse)")
@@ -89,7 +180,9 @@ def main() -> None:
         return
     peer, failures = _rate(bashlex.parse, args.seconds)
     per_round = failures / max(1, round(peer * args.seconds / len(CORPUS)))
-    print(f"{'bashlex parse only':<28} {peer:>12,.0f} parses/s   ({per_round:.0f}/{len(CORPUS)} commands fail to parse)")
+    print(
+        f"{'bashlex parse only':<28} {peer:>12,.0f} parses/s   ({per_round:.0f}/{len(CORPUS)} commands fail to parse)"
+    )
     print(f"ratio vs bashlex parse: cold {cold / peer:.1f}x, cached {ours / peer:.1f}x")
     for label, rate in (("cold", cold), ("cached", ours)):
         met = rate >= 20_000 and rate >= 10 * peer
