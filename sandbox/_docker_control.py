@@ -93,6 +93,15 @@ class ControlChannel:
         """Remove and return a filed event, if it arrived."""
         return self._mail.pop((kind, task_id), None)
 
+    def drop_mail(self) -> None:
+        """Forget every filed event (a recycled container starts with a clean mailbox).
+
+        Processes in the container can write to the event FIFO; whatever a
+        previous task forged there was read before the reset's own reply, so
+        dropping the mailbox after that reply leaves nothing of it.
+        """
+        self._mail.clear()
+
     async def wait(self, kinds: str, task_id: str) -> Event:
         """Wait for the first event of any kind in ``kinds`` (e.g. ``"SE"``) for ``task_id``; consume it."""
         while True:

@@ -21,6 +21,7 @@ from sandbox._fdstream import FdReceiveStream, FdSendStream
 
 __all__ = ["FifoReceiveStream", "FifoSendStream", "make_fifo", "open_fifo"]
 
+
 def make_fifo(path: str) -> None:
     """Create a FIFO readable and writable by the container's user (its parent dir is private on the host)."""
     os.mkfifo(path, 0o600)

@@ -18,6 +18,7 @@
 #   R <id> <flags>   run; flags: m = merge stderr into stdout, i = stdin FIFO
 #   K <id> <pid>     kill the command's whole tree (see _kill), then ack
 #   P <id>           ping
+#   Z <id>           reset for the next task (see _reset), then report
 #   Q <id>           quit (the container stops)
 # Events (one short line each, executor -> host; a line is one write(2) of
 # less than PIPE_BUF bytes, so concurrent runners never interleave inside one):
@@ -27,6 +28,9 @@
 #   X <id> <rc> <oom 0|1> [<cwd>]     exited; rc is 128+N for signal N
 #   K <id> <killed count>             kill finished: nothing of the tree left
 #   P <id>                            pong
+#   Z <id> <passes> <left 0|1> <wiped 0|1> <shm> <msg> <sem>
+#                                     reset done: kill passes, processes left,
+#                                     /tmp etc. emptied, SysV IPC objects left
 #
 # Only builtins run in the kill path: under a fork bomb no fork succeeds, and
 # the kill must still work.
@@ -153,12 +157,88 @@ _kill() {
     echo "K $kid $killed"
 }
 
+# IPCN <- number of SysV IPC objects of kind $1 (shm, msg, sem): lines after
+# the header of /proc/sysvipc/$1; -1 when unreadable. Builtins only.
+_ipccount() {
+    IPCN=-1
+    [ -r "/proc/sysvipc/$1" ] || return 0
+    IPCN=0
+    { while read -r _l; do IPCN=$((IPCN + 1)); done <"/proc/sysvipc/$1"; } 2>/dev/null
+    IPCN=$((IPCN - 1))
+}
+
+# Return the container to a pristine state for the next task (batch container
+# recycling). The host checks the outcome itself from outside (the process
+# list, mounts and files through /proc/<pid>/root); this only does the work:
+# 1. kill every process but PID 1 (docker-init) and this executor: kill -KILL -1
+#    reaches all of them (setsid, nohup and double-forked ones too: they all run
+#    as this user), repeated until /proc lists nothing else (orphans are reaped
+#    by docker-init);
+# 2. empty /tmp, /dev/shm and /dev/mqueue (an empty private dir is kept);
+# 3. remove SysV IPC objects (ipcrm, when the image has it) and count the rest.
+_reset() {
+    zid=$1
+    passes=0
+    left=1
+    while [ "$passes" -lt 100 ]; do
+        passes=$((passes + 1))
+        kill -KILL -1 2>/dev/null
+        wait 2>/dev/null
+        left=0
+        for d in /proc/[0-9]*; do
+            p=${d#/proc/}
+            [ "$p" = 1 ] || [ "$p" = "$$" ] || { left=1 && break; }
+        done
+        [ "$left" = 0 ] && break
+        sleep 0.01 2>/dev/null
+    done
+    wiped=1
+    for dir in /tmp /dev/shm /dev/mqueue; do
+        [ -d "$dir" ] || continue
+        set --
+        for f in "$dir"/* "$dir"/.[!.]* "$dir"/..?*; do
+            [ -e "$f" ] || [ -L "$f" ] || continue
+            if [ "$f" = "$PRIV" ] && [ -d "$f" ] && ! [ -L "$f" ]; then
+                _e=0
+                for g in "$f"/* "$f"/.[!.]* "$f"/..?*; do
+                    [ -e "$g" ] || [ -L "$g" ] || continue
+                    _e=1 && break
+                done
+                [ "$_e" = 0 ] && continue
+            fi
+            set -- "$@" "$f"
+        done
+        [ $# = 0 ] && continue
+        if ! rm -rf -- "$@" 2>/dev/null; then
+            # unreadable or unwritable directories: make them ours again, then retry
+            chmod -R u+rwx -- "$@" 2>/dev/null
+            rm -rf -- "$@" 2>/dev/null || wiped=0
+        fi
+    done
+    [ -d "$PRIV" ] || mkdir -p "$PRIV" 2>/dev/null || wiped=0
+    _ipccount shm
+    s=$IPCN
+    _ipccount msg
+    m=$IPCN
+    _ipccount sem
+    if [ "$s" != 0 ] || [ "$m" != 0 ] || [ "$IPCN" != 0 ]; then
+        command -v ipcrm >/dev/null 2>&1 && ipcrm -a >/dev/null 2>&1
+        _ipccount shm
+        s=$IPCN
+        _ipccount msg
+        m=$IPCN
+        _ipccount sem
+    fi
+    echo "Z $zid $passes $left $wiped $s $m $IPCN"
+}
+
 echo "H 1 $$ $HAVE_SETSID $SHELLP"
 while read -r op id a; do
     case $op in
         R) _run "$id" "$a" & ;;
         K) _kill "$id" "$a" ;;
         P) echo "P $id" ;;
+        Z) _reset "$id" ;;
         Q) break ;;
     esac
 done

@@ -47,6 +47,8 @@ import contextlib
 import itertools
 import logging
 import os
+import secrets
+import select
 import shutil
 import stat
 import tarfile
@@ -82,6 +84,13 @@ from sandbox._docker_labels import (
     session_labels,
 )
 from sandbox._docker_protocol import executor_script, parse_exit, render_request
+from sandbox._docker_reset import (
+    ResetError,
+    empty_dir,
+    inspect_container,
+    leftover_processes,
+    parse_reset_reply,
+)
 from sandbox.base import ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
 from sandbox.config import DockerConfig
 from sandbox.errors import BackendUnavailableError, SandboxClosedError, SandboxExecError
@@ -91,6 +100,7 @@ __all__ = [
     "BackendUnavailableError",
     "DockerBackend",
     "DockerProcess",
+    "ResetError",
     "SandboxInfo",
     "gc_sandboxes",
     "list_sandboxes",
@@ -113,6 +123,10 @@ _IO_PREFIX = "shellrt-docker-"
 _START_TIMEOUT = 30.0
 _KILL_TIMEOUT = 15.0
 _COPY_USER = "65534:65534"
+#: A reset (kill, wipe, verify) that takes longer than this fails: the container is not reused.
+_RESET_TIMEOUT = 10.0
+#: What shellrt's I/O directory may hold between tasks.
+_IO_ENTRIES = frozenset({"executor.sh", "ctl.in", "ctl.out"})
 
 
 async def _thread(fn: Callable[[], _T]) -> _T:
@@ -433,6 +447,10 @@ class DockerBackend(SandboxBackend):
         self._generation = 0
         #: The executor's pid inside the container (diagnostics, tests).
         self.executor_pid: int | None = None
+        #: Successful `reset` calls: the container has served ``resets + 1`` tasks.
+        self.resets = 0
+        #: The executor's host pid and a pidfd that tells when it is gone (resolved at the first reset).
+        self._executor_host: tuple[int, int] | None = None
 
     # --- description -----------------------------------------------------------
     @property
@@ -546,6 +564,7 @@ class DockerBackend(SandboxBackend):
         if self._control is not None:
             self._control.close()
             self._control = None
+        self._forget_executor_host()
         for proc in self._procs.values():
             proc._set_status(ExitStatus(exit_code=137, signal=9))
         self._procs.clear()
@@ -575,7 +594,11 @@ class DockerBackend(SandboxBackend):
             raise BackendUnavailableError(
                 "the docker backend does not share the host network; use network 'none' (default) or 'bridge'"
             )
-        ws = Path(self.policy.workspace)
+        self._check_policy_workspace(self.policy)
+
+    @staticmethod
+    def _check_policy_workspace(policy: SandboxPolicy) -> None:
+        ws = Path(policy.workspace)
         if not ws.is_dir():
             raise BackendUnavailableError(
                 f"workspace {ws} does not exist or is not a directory; create it or pass an existing --workspace"
@@ -777,8 +800,130 @@ class DockerBackend(SandboxBackend):
         await _thread(lambda: client.api.restart(cid, timeout=1))
         await self._start_executor()
 
+    # --- recycling (batch) ---------------------------------------------------------
+    def reuse_blocker(self) -> str | None:
+        """Why this container can never serve another task (None: `reset` may try).
+
+        Recycling needs copy mode (bind mode's workspace is the caller's own
+        directory), a non-root user, a container never restarted, and a root
+        host side (the reset is verified from outside, through ``/proc/<pid>/root``).
+        """
+        if not self._started or self._closed or self._cid is None:
+            return "the container is not running"
+        if self.config.workspace_mode != "copy":
+            return "bind mode: the workspace is the caller's own directory"
+        uid_s = self._user.partition(":")[0]
+        if uid_s in ("0", "root"):
+            return "runs as root"
+        if os.geteuid() != 0:
+            return "the host side is not root: the container cannot be inspected from outside"
+        if self.recoveries:
+            return "the container was restarted during the task"
+        return None
+
+    async def reset(self, timeout_s: float = _RESET_TIMEOUT) -> None:
+        """Return the container to a pristine state for another task, or raise `ResetError`.
+
+        The executor kills every process but docker-init and itself, empties
+        /tmp, /dev/shm and /dev/mqueue and removes SysV IPC objects; the host
+        then empties the workspace and checks from outside (`_docker_reset`)
+        that no process is left, every writable place is empty or unwritable,
+        and the user is not root. Any doubt, error or timeout raises
+        `ResetError`: the caller must close this backend, not reuse it.
+        Handles of the previous task's processes go inert.
+        """
+        blocker = self.reuse_blocker()
+        if blocker is not None:
+            raise ResetError(blocker)
+        control = self._control
+        if control is None or control.closed:
+            raise ResetError("the executor session ended")
+        self._generation += 1  # earlier process handles must never touch the next task's commands
+        for proc in self._procs.values():
+            proc._set_status(ExitStatus(exit_code=137, signal=9))
+        self._procs.clear()
+        nonce = secrets.token_hex(8)
+        try:
+            with anyio.fail_after(timeout_s):
+                await control.send(f"Z {nonce}")
+                reply = await control.wait("Z", nonce)
+                problems = parse_reset_reply(reply.rest)
+                if problems:
+                    raise ResetError("; ".join(problems))
+                await _thread(self._verify_pristine)
+        except TimeoutError as exc:
+            raise ResetError(f"the reset did not finish within {timeout_s:g}s") from exc
+        except ExecutorGoneError as exc:
+            raise ResetError(f"the executor session ended during the reset: {exc}") from exc
+        except OSError as exc:
+            raise ResetError(f"could not inspect the container: {exc}") from exc
+        control.drop_mail()
+        self.resets += 1
+
+    def _executor_host_pid(self) -> int:
+        """The executor's host pid, checked alive through a pidfd (so the number cannot be someone else's)."""
+        if self._executor_host is None:
+            cid, pid = self._cid, self.executor_pid
+            found = host_pid(cid, pid) if cid is not None and pid is not None else None
+            if found is None:
+                raise ResetError("the executor's host process was not found")
+            self._executor_host = (found, os.pidfd_open(found))
+        host, pidfd = self._executor_host
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        if poller.poll(0):
+            raise ResetError("the executor exited")
+        return host
+
+    def _forget_executor_host(self) -> None:
+        if self._executor_host is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._executor_host[1])
+            self._executor_host = None
+
+    def _verify_pristine(self) -> None:
+        """Host side of `reset` (blocking): wait out the reaping, empty the workspace, inspect from outside."""
+        host = self._executor_host_pid()
+        assert self.executor_pid is not None
+        root = Path(f"/proc/{host}/root")
+        deadline = time.monotonic() + 2.0
+        while leftover_processes(root, self.executor_pid) and time.monotonic() < deadline:
+            time.sleep(0.005)  # docker-init reaps the killed orphans
+        empty_dir(self._host_workspace())
+        with open(f"/proc/{host}/mountinfo", encoding="utf-8", errors="replace") as fh:
+            mountinfo = fh.read()
+        with open(f"/proc/{host}/status", encoding="utf-8", errors="replace") as fh:
+            status = fh.read()
+        problems = inspect_container(
+            root,
+            mountinfo=mountinfo,
+            status=status,
+            executor_pid=self.executor_pid,
+            workspace=self.config.container_workspace.rstrip("/") or "/",
+            io_mount=_IO_MOUNT,
+            io_entries=_IO_ENTRIES,
+            private_dir=_PRIV_DIR,
+        )
+        self._executor_host_pid()  # still the same process: what we read was the container's
+        if problems:
+            raise ResetError("; ".join(problems))
+
+    async def reuse_for(self, policy: SandboxPolicy) -> None:
+        """After a successful `reset`: take on the next task's workspace (copied in like at start).
+
+        ``policy`` must equal the current one but for ``workspace``: a pool
+        recycles containers only between tasks with identical sandbox settings.
+        """
+        if policy.model_copy(update={"workspace": self.policy.workspace}) != self.policy:
+            raise ValueError("a recycled container needs the same policy (only the workspace may differ)")
+        if self._closed or not self._started:
+            raise SandboxClosedError("the docker sandbox is closed")
+        self._check_policy_workspace(policy)
+        self.policy = policy
+        await _thread(lambda: self._copy_in(into_existing=True))
+
     # --- workspace ---------------------------------------------------------------
-    def _copy_in(self) -> str:
+    def _copy_in(self, *, into_existing: bool = False) -> str:
         """Copy the host workspace into a private host directory that only the container mounts.
 
         Why not ``put_archive`` into a volume: docker never applies an archive's
@@ -810,10 +955,13 @@ class DockerBackend(SandboxBackend):
         with os.scandir(root) as entries:
             empty = next(entries, None) is None
         if empty:  # the common batch case: nothing to walk
-            os.mkdir(dest)
+            if not into_existing:
+                os.mkdir(dest)
             shutil.copystat(root, dest)
         else:
-            shutil.copytree(root, dest, symlinks=True, ignore=ignore)
+            shutil.copytree(root, dest, symlinks=True, ignore=ignore, dirs_exist_ok=into_existing)
+            if into_existing:
+                shutil.copystat(root, dest)
         if os.geteuid() == 0 and (uid, gid) != (0, 0):
             os.lchown(dest, uid, gid)
             for dirpath, dirnames, filenames in os.walk(dest):
