@@ -1,0 +1,274 @@
+"""Recycling a docker container between tasks: the host-side verifier (crafted data) and real resets."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import anyio
+import pytest
+
+from sandbox import ExecRequest
+from sandbox._docker_reset import (
+    empty_dir,
+    inspect_container,
+    parse_mountinfo,
+    parse_reset_reply,
+    parse_status,
+)
+from tests.conftest import require
+
+# The mounts of a real shellrt container on this machine (cgroup v1 host), trimmed.
+MOUNTINFO = """\
+206 180 0:48 / / ro,relatime master:3 - overlay overlay rw,lowerdir=/l
+207 206 0:58 / /proc rw,nosuid,nodev,noexec,relatime - proc proc rw
+208 206 0:59 / /dev rw,nosuid - tmpfs tmpfs rw,size=65536k,mode=755
+209 208 0:60 / /dev/pts rw,nosuid,noexec,relatime - devpts devpts rw,gid=5,mode=620,ptmxmode=666
+210 206 0:61 / /sys ro,nosuid,nodev,noexec,relatime - sysfs sysfs ro
+211 210 0:62 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime - tmpfs tmpfs rw,mode=755
+212 211 0:29 /docker/ff56 /sys/fs/cgroup/cpu ro,nosuid,nodev,noexec,relatime - cgroup cgroup rw,cpu
+219 211 0:36 /docker/ff56 /sys/fs/cgroup/pids ro,nosuid,nodev,noexec,relatime - cgroup cgroup rw,pids
+221 208 0:57 / /dev/mqueue rw,nosuid,nodev,noexec,relatime - mqueue mqueue rw
+222 208 0:63 / /dev/shm rw,nosuid,nodev,noexec,relatime - tmpfs shm rw,size=65536k
+223 206 254:0 /usr/bin/tini-static /usr/sbin/docker-init ro,relatime - ext4 /dev/vda rw
+224 206 254:0 /tmp/shellrt-docker-nj4f2kmh/io /.shellrt-io rw,relatime - ext4 /dev/vda rw
+225 206 254:0 /tmp/shellrt-docker-nj4f2kmh/workspace /workspace rw,relatime - ext4 /dev/vda rw
+226 206 0:64 / /tmp rw,nosuid,nodev,relatime - tmpfs tmpfs rw,size=262144k
+229 206 254:0 /var/lib/docker/containers/ff56/hosts /etc/hosts ro,relatime - ext4 /dev/vda rw
+46 207 0:58 /sys /proc/sys ro,nosuid,nodev,noexec,relatime - proc proc rw
+50 207 0:59 /null /proc/keys rw,nosuid - tmpfs tmpfs rw,size=65536k,mode=755
+"""
+STATUS = "Name:\tsh\nUid:\t65534\t65534\t65534\t65534\nGid:\t65534\t65534\t65534\t65534\nGroups:\t65534 \nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\n"
+EXECUTOR_PID = 9
+
+
+def _fake_root(tmp_path: Path) -> Path:
+    """A container tree as the host sees it through /proc/<pid>/root: pristine, owned by root."""
+    root = tmp_path / "root"
+    for d in (
+        "proc/1",
+        f"proc/{EXECUTOR_PID}",
+        "dev/pts",
+        "dev/shm",
+        "dev/mqueue",
+        "sys/fs/cgroup/cpu",
+        "sys/fs/cgroup/pids",
+        ".shellrt-io",
+        "workspace",
+        "tmp",
+    ):
+        (root / d).mkdir(parents=True)
+    (root / "dev/fd").symlink_to("/proc/self/fd")
+    (root / "sys/fs/cgroup/cpuacct").symlink_to("cpu")
+    for name in ("executor.sh", "ctl.in", "ctl.out"):
+        (root / ".shellrt-io" / name).write_text("")
+    priv = root / "tmp/.shellrt-exec"
+    priv.mkdir()
+    os.chown(priv, 65534, 65534)
+    for d in (root, root / "dev", root / ".shellrt-io", root / "sys/fs/cgroup"):
+        d.chmod(0o755)
+    return root
+
+
+def _inspect(root: Path, mountinfo: str = MOUNTINFO, status: str = STATUS) -> list[str]:
+    return inspect_container(
+        root,
+        mountinfo=mountinfo,
+        status=status,
+        executor_pid=EXECUTOR_PID,
+        workspace="/workspace",
+        io_mount="/.shellrt-io",
+        io_entries={"executor.sh", "ctl.in", "ctl.out"},
+        private_dir="/tmp/.shellrt-exec",
+    )
+
+
+@pytest.fixture
+def fake_root(tmp_path: Path) -> Path:
+    require(os.geteuid() == 0, "the verifier test builds a tree owned by root and by uid 65534 (run as root)")
+    return _fake_root(tmp_path)
+
+
+# --------------------------------------------------------------------------- parsing
+def test_mountinfo_parsing_unescapes_and_rejects_garbage() -> None:
+    [mount] = parse_mountinfo("30 1 0:5 /a\\040b /mnt/with\\040space rw,relatime shared:1 - ext4 /dev/x rw\n")
+    assert mount.mount_point == "/mnt/with space" and mount.root == "/a b"
+    assert mount.fstype == "ext4" and mount.writable
+    [ro_sb] = parse_mountinfo("31 1 0:5 / /m rw - ext4 /dev/x ro,errors=continue\n")
+    assert not ro_sb.writable  # read-only super block
+    with pytest.raises(ValueError):
+        parse_mountinfo("not a mountinfo line\n")
+
+
+def test_reset_reply_problems() -> None:
+    assert parse_reset_reply("1 0 1 0 0 0") == []
+    assert parse_reset_reply("100 1 1 0 0 0") == ["processes survived kill -KILL -1"]
+    assert "could not empty" in parse_reset_reply("1 0 0 0 0 0")[0]
+    assert "SysV shared memory segment" in parse_reset_reply("1 0 1 2 0 0")[0]
+    assert "unreadable" in parse_reset_reply("1 0 1 -1 0 0")[0]
+    assert "malformed" in parse_reset_reply("1 0 1")[0]
+
+
+def test_status_parsing() -> None:
+    who = parse_status(STATUS)
+    assert who.uid == 65534 and who.gid == 65534 and who.cap_eff == 0 and 65534 in who.groups
+    with pytest.raises(ValueError):
+        parse_status("Name:\tsh\n")
+
+
+# --------------------------------------------------------------------------- verdicts
+def test_pristine_container_passes(fake_root: Path) -> None:
+    assert _inspect(fake_root) == []
+
+
+def test_leftovers_in_wiped_places_and_workspace_are_caught(fake_root: Path) -> None:
+    (fake_root / "tmp/x").write_text("x")
+    (fake_root / "dev/shm/y").write_text("y")
+    (fake_root / "workspace/z").write_text("z")
+    (fake_root / "tmp/.shellrt-exec/7.cwd").write_text("/forged")
+    problems = " | ".join(_inspect(fake_root))
+    assert "/tmp/x survived" in problems and "/dev/shm/y survived" in problems
+    assert "/tmp/.shellrt-exec survived" in problems  # the private dir must be empty
+    assert "workspace /workspace is not empty" in problems
+
+
+def test_surviving_process_and_root_or_capabilities_are_caught(fake_root: Path) -> None:
+    (fake_root / "proc/42").mkdir()
+    assert any("processes still running" in p and "42" in p for p in _inspect(fake_root))
+    (fake_root / "proc/42").rmdir()
+    as_root = STATUS.replace("Uid:\t65534\t65534\t65534\t65534", "Uid:\t0\t0\t0\t0")
+    assert any("runs as root" in p for p in _inspect(fake_root, status=as_root))
+    with_caps = STATUS.replace("CapEff:\t0000000000000000", "CapEff:\t00000000a80425fb")
+    assert any("capabilities" in p for p in _inspect(fake_root, status=with_caps))
+    assert _inspect(fake_root, status="garbage") != []
+
+
+def test_unknown_writable_mounts_make_the_container_unfit(fake_root: Path) -> None:
+    # An image VOLUME: a writable directory the reset does not know how to wipe.
+    volume = fake_root / "data"
+    volume.mkdir()
+    volume.chmod(0o777)
+    with_volume = (
+        MOUNTINFO + "300 206 254:0 /var/lib/docker/volumes/v/_data /data rw,relatime - ext4 /dev/vda rw\n"
+    )
+    assert any("/data" in p and "cannot be wiped" in p for p in _inspect(fake_root, with_volume))
+    # Not writable at its top, but a plain subdirectory could hide writable places.
+    volume.chmod(0o755)
+    (volume / "sub").mkdir()
+    assert any("directory /data/sub" in p for p in _inspect(fake_root, with_volume))
+    # Owned by the container user: it could chmod it writable.
+    (volume / "sub").rmdir()
+    os.chown(volume, 65534, 65534)
+    assert any("/data" in p for p in _inspect(fake_root, with_volume))
+    # A plain directory under a writable /dev.
+    (fake_root / "dev/extra").mkdir()
+    assert any("directory /dev/extra" in p for p in _inspect(fake_root))
+    (fake_root / "dev/extra").rmdir()
+    # A writable mount the host cannot even look at.
+    missing = MOUNTINFO + "301 206 254:0 / /nowhere rw - ext4 /dev/vda rw\n"
+    assert any("/nowhere" in p for p in _inspect(fake_root, missing))
+    assert any("malformed" in p for p in _inspect(fake_root, "bad line\n"))
+
+
+def test_io_directory_must_hold_only_shellrt_files(fake_root: Path) -> None:
+    (fake_root / ".shellrt-io/planted").write_text("")
+    assert any("unexpected entries in /.shellrt-io" in p for p in _inspect(fake_root))
+    (fake_root / ".shellrt-io/planted").unlink()
+    (fake_root / ".shellrt-io").chmod(0o777)
+    assert any("writable by the container user" in p for p in _inspect(fake_root))
+
+
+def test_empty_dir_removes_everything_without_following_links(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("k")
+    ws = tmp_path / "ws"
+    (ws / "deep/er").mkdir(parents=True)
+    (ws / "deep/er/f").write_text("f")
+    (ws / "deep").chmod(0o000)
+    (ws / "link").symlink_to(outside)
+    (ws / ".hidden").write_text("h")
+    os.mkfifo(ws / "fifo")
+    empty_dir(str(ws))
+    assert os.listdir(ws) == [] and (outside / "keep").read_text() == "k"
+
+
+# --------------------------------------------------------------------------- real containers
+
+
+async def _sh(backend: object, command: str) -> str:
+    from sandbox.docker import DockerBackend
+
+    assert isinstance(backend, DockerBackend)
+    return await backend.run_capture(["sh", "-c", command], cwd="/workspace")
+
+
+@pytest.mark.docker
+@pytest.mark.anyio
+async def test_reset_kills_escaped_processes_and_wipes_everything(tmp_path: Path) -> None:
+    from sandbox.docker import DockerBackend
+    from tests._docker_support import config, policy, require_docker
+
+    require_docker()
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    (second / "mine.txt").write_text("second\n")
+    async with DockerBackend(config(), policy(first)) as backend:
+        await _sh(
+            backend,
+            "echo x >/tmp/x; echo y >/dev/shm/y; echo z >/workspace/z; mkdir -p /tmp/locked/in; chmod 000 /tmp/locked;"
+            " (setsid sleep 1000 </dev/null >/dev/null 2>&1 &);"
+            " (nohup sleep 1001 </dev/null >/dev/null 2>&1 &);"
+            " (sh -c '(sleep 1002 </dev/null >/dev/null 2>&1 &)' &);"
+            " ipcmk -M 4096 >/dev/null; ipcmk -Q >/dev/null; ipcmk -S 1 >/dev/null",
+        )
+        before = await _sh(backend, "cat /proc/[0-9]*/cmdline | tr '\\0' ' '; wc -l </proc/sysvipc/shm")
+        assert "sleep 1000" in before and "sleep 1001" in before and "sleep 1002" in before
+        with anyio.fail_after(30):
+            await backend.reset()
+        await backend.reuse_for(policy(second))
+        assert backend.resets == 1
+        after = await _sh(
+            backend,
+            "ls -A /tmp /dev/shm /dev/mqueue /workspace; cat /proc/[0-9]*/cmdline | tr '\\0' ' ';"
+            " cat /proc/sysvipc/shm /proc/sysvipc/msg /proc/sysvipc/sem | wc -l",
+        )
+        assert "sleep 100" not in after
+        assert "/tmp:\n.shellrt-exec\n" in after and "/dev/shm:\n\n" in after
+        assert "/workspace:\nmine.txt\n" in after
+        assert after.rstrip().endswith("3")  # three header lines, no IPC object
+        assert not any(p.name == "z" for p in backend.to_host_path("/workspace").iterdir())  # type: ignore[union-attr]
+        # The next task's commands run normally.
+        proc = await backend.exec(
+            ExecRequest(argv=("cat", "mine.txt"), cwd="/workspace", env={"PATH": "/usr/bin:/bin"})
+        )
+        assert (await proc.stdout.receive()) == b"second\n"
+        assert (await proc.wait()).exit_code == 0
+
+
+@pytest.mark.docker
+@pytest.mark.anyio
+async def test_reset_fails_closed_when_the_container_cannot_be_trusted(tmp_path: Path) -> None:
+    from sandbox.docker import DockerBackend, ResetError
+    from tests._docker_support import config, policy, require_docker
+
+    require_docker()
+    # A task that kills the executor: the container is gone, the reset must refuse it.
+    async with DockerBackend(config(), policy(tmp_path)) as backend:
+        executor = backend.executor_pid
+        proc = await backend.exec(
+            ExecRequest(
+                argv=("sh", "-c", f"kill -9 {executor}"), cwd="/workspace", env={"PATH": "/usr/bin:/bin"}
+            )
+        )
+        await proc.wait()
+        with anyio.fail_after(30), pytest.raises(ResetError):
+            await backend.reset()
+    # Bind mode and root users are never recycled.
+    async with DockerBackend(config(workspace_mode="bind"), policy(tmp_path)) as bind:
+        assert "bind mode" in (bind.reuse_blocker() or "")
+        with pytest.raises(ResetError, match="bind mode"):
+            await bind.reset()
+    async with DockerBackend(config(user="0:0"), policy(tmp_path)) as as_root:
+        assert as_root.reuse_blocker() == "runs as root"
