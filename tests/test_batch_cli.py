@@ -215,3 +215,89 @@ def test_ctrl_c_with_docker_removes_every_container(tmp_path: Path) -> None:
     assert proc.returncode == 130, stderr.decode()
     assert [c for c in containers if container_exists(c)] == []
     assert processes_with_marker(marker) == []
+
+
+@pytest.mark.docker
+def test_ctrl_c_during_a_recycled_docker_run_removes_every_container(tmp_path: Path) -> None:
+    """Containers recycled from finished tasks (and idle ones in the pool) are all removed on Ctrl-C."""
+    from tests._docker_support import DEBIAN, managed_container_ids, require_docker
+
+    require_docker()
+    before = managed_container_ids()
+    marker = f"rsig-{uuid.uuid4().hex[:12]}"
+    sandbox = {"type": "docker", "image": DEBIAN}
+    tasks = tmp_path / "tasks.jsonl"
+    _write_tasks(
+        tasks,
+        [{"id": f"quick{i}", "sandbox": sandbox, "commands": ["true"]} for i in range(6)]
+        + [
+            {"id": f"{marker}-{i}", "sandbox": sandbox, "commands": [f"M={marker} sleep 1000"]}
+            for i in range(4)
+        ],
+    )
+    out = tmp_path / "results.jsonl"
+    proc = start_cli("run", str(tasks), "--out", str(out), "-j", "2", "--prestart", "1")
+    containers: set[str] = set()
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            containers |= {c for c in map(_container_of, processes_with_marker(marker)) if c}
+            if len(containers) >= 2:
+                break
+            time.sleep(0.1)
+        assert len(containers) >= 2, "docker tasks never started"
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, stderr.decode()
+    results = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {r["id"] for r in results} <= {f"quick{i}" for i in range(6)}  # no sleeper finished
+    assert any(r["recycled"] for r in results)  # containers were recycled before the interrupt
+    assert b"on recycled containers" in stderr and b"discarded after a failed reset" in stderr
+    assert managed_container_ids() - before == set()
+    assert processes_with_marker(marker) == []
+
+
+@pytest.mark.docker
+def test_docker_reuse_never_on_the_command_line(tmp_path: Path) -> None:
+    from tests._docker_support import DEBIAN, require_docker
+
+    require_docker()
+    tasks = tmp_path / "tasks.jsonl"
+    _write_tasks(
+        tasks,
+        [
+            {"id": f"n{i}", "sandbox": {"type": "docker", "image": DEBIAN}, "commands": ["true"]}
+            for i in range(3)
+        ],
+    )
+    out = tmp_path / "results.jsonl"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "shellrt",
+            "batch",
+            "run",
+            str(tasks),
+            "--out",
+            str(out),
+            "-j",
+            "1",
+            "--prestart",
+            "0",
+            "--docker-reuse",
+            "never",
+        ],
+        cwd=ROOT,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    results = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len({r["container"] for r in results}) == 3 and not any(r["recycled"] for r in results)
+    assert "docker: 3 container(s) for 3 task(s) (0 on recycled containers)" in proc.stderr

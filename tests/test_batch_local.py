@@ -202,7 +202,7 @@ async def test_docker_tasks_get_fresh_containers_and_export_files(tmp_path: Path
         Task.model_validate(
             {
                 "id": f"dk{i}",
-                "sandbox": {"type": "docker", "image": DEBIAN, "limits": {"pids": 64}},
+                "sandbox": {"type": "docker", "image": DEBIAN, "limits": {"pids": 64}, "reuse": "never"},
                 "workspace": str(fixture),
                 "commands": ["cat in.txt; ls; hostname", f"echo {i} > out.txt"],
                 "collect": {"files": ["out.txt"]},
@@ -220,6 +220,7 @@ async def test_docker_tasks_get_fresh_containers_and_export_files(tmp_path: Path
         i = r.id[2:]
         assert (tmp_path / "art" / r.id / "files" / "out.txt").read_text() == f"{i}\n"
     assert len(hostnames) == 3  # three distinct containers
+    assert all(r.container_use == 1 and not r.recycled and r.container for r in results)
     assert not any(container_exists(h) for h in hostnames)  # each removed after its task
     assert sorted(p.name for p in fixture.iterdir()) == ["in.txt"]
 

@@ -62,6 +62,15 @@ def test_flat_sandbox_with_limits_and_network() -> None:
     assert isinstance(
         Task.model_validate({"id": "b", "sandbox": "bwrap", "commands": ["x"]}).sandbox.backend, BwrapConfig
     )
+    assert task.sandbox.reuse == "auto"  # container recycling is the default
+    never = Task.model_validate(
+        {"id": "n", "sandbox": {"type": "docker", "reuse": "never"}, "commands": ["x"]}
+    )
+    assert never.sandbox.reuse == "never" and isinstance(never.sandbox.backend, DockerConfig)
+    with pytest.raises(ValidationError):
+        Task.model_validate(
+            {"id": "n", "sandbox": {"type": "docker", "reuse": "sometimes"}, "commands": ["x"]}
+        )
 
 
 def test_commands_strings_specs_and_tool_use() -> None:

@@ -27,6 +27,7 @@ import anyio
 from anyio.abc import ObjectReceiveStream
 
 from shellrt.batch.local import LocalRunner, TaskSource, aiter_tasks
+from shellrt.batch.pool import PoolStats, ReuseMode
 from shellrt.batch.results import ResultWriter, TaskResult, read_finished_ids
 from shellrt.batch.tasks import Task
 
@@ -53,8 +54,11 @@ class BatchRun:
         prestart: int | None = None,
         backend_hint: str = "local",
         ray_options: dict[str, Any] | None = None,
+        reuse: ReuseMode = "auto",
     ) -> None:
         self._tasks = tasks
+        self._reuse: ReuseMode = reuse
+        self._runner: LocalRunner | None = None
         self._concurrency = concurrency
         self._ray_address = ray_address
         self._out = Path(out) if out is not None else None
@@ -68,6 +72,11 @@ class BatchRun:
         self._cm: AbstractAsyncContextManager[AsyncIterator[TaskResult]] | None = None
         #: Ids skipped because ``resume`` found them in ``out``.
         self.skipped: set[str] = set()
+
+    @property
+    def pool_stats(self) -> PoolStats | None:
+        """Docker container recycling of a local run: created, recycled, discarded (None with Ray)."""
+        return self._runner.pool_stats if self._runner is not None else None
 
     # --- context-manager form -------------------------------------------------------
     async def __aenter__(self) -> AsyncIterator[TaskResult]:
@@ -120,17 +129,16 @@ class BatchRun:
         if self._ray_address is not None:
             from shellrt.batch.ray_runner import RayRunner
 
-            return RayRunner(
-                self._ray_address,
-                artifacts_dir=self._artifacts,
-                **self._ray_options,
-            ).open(source)
-        return LocalRunner(
+            options: dict[str, Any] = {"reuse": self._reuse, **self._ray_options}
+            return RayRunner(self._ray_address, artifacts_dir=self._artifacts, **options).open(source)
+        self._runner = LocalRunner(
             concurrency=self._concurrency,
             prestart=self._prestart,
             artifacts_dir=self._artifacts,
             backend_hint=self._backend_hint,
-        ).open(source)
+            reuse=self._reuse,
+        )
+        return self._runner.open(source)
 
 
 async def _written(
@@ -153,13 +161,17 @@ def run(
     prestart: int | None = None,
     backend_hint: str = "local",
     ray_options: dict[str, Any] | None = None,
+    reuse: ReuseMode = "auto",
 ) -> BatchRun:
-    """Run ``tasks`` (each in a fresh sandbox); results arrive in completion order.
+    """Run ``tasks`` (each in its own sandbox); results arrive in completion order.
 
     ``concurrency``: tasks executing at once on this machine (default from the
     cores and ``backend_hint``; with Ray the cluster's sandbox slots decide).
     ``artifacts_dir``: where full outputs and exported files go (default
     ``<out>.artifacts``, or a temp dir). ``ray_options`` go to `RayRunner`.
+    ``reuse``: ``auto`` (default) recycles a docker container for the next
+    task with an identical sandbox after a verified reset (`shellrt.batch.pool`);
+    ``never`` gives every task a brand-new container.
     """
     return BatchRun(
         tasks,
@@ -171,6 +183,7 @@ def run(
         prestart=prestart,
         backend_hint=backend_hint,
         ray_options=ray_options,
+        reuse=reuse,
     )
 
 

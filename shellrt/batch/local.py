@@ -1,14 +1,19 @@
 """Run tasks concurrently on this machine: a three-stage pipeline with bounded memory.
 
-Each task is one `TaskRun` (fresh sandbox, private temp dir) going through
+Each task is one `TaskRun` (its own sandbox, private temp dir) going through
 prepare -> execute -> teardown inside a single asyncio task. Three limits
 shape the pipeline:
 
 * ``concurrency`` — how many tasks execute commands at once;
 * ``prestart`` — how many more sandboxes may be started ahead of need, so a
   container is already up when an execution slot frees (docker start costs
-  hundreds of ms; local/bwrap almost nothing). Each is still used by exactly
-  one task and destroyed after it;
+  hundreds of ms; local/bwrap almost nothing);
+* docker containers come from a `SandboxPool` of at most ``concurrency +
+  prestart`` containers: with ``reuse="auto"`` (default) a finished task's
+  container is reset, verified pristine and handed to the next task with an
+  identical sandbox (the reset happens in the teardown stage, off the
+  critical path); with ``reuse="never"`` each container serves exactly one
+  task and is destroyed after it;
 * teardown happens outside the execution slot *and* outside the window: a
   finished task hands its window slot on before its sandbox is removed, so
   the next task's sandbox starts while the previous container is being torn
@@ -33,6 +38,7 @@ from pathlib import Path
 import anyio
 from anyio.abc import ObjectReceiveStream
 
+from shellrt.batch.pool import PoolStats, ReuseMode, SandboxPool
 from shellrt.batch.results import TaskResult
 from shellrt.batch.tasks import Task
 from shellrt.batch.worker import NodeInfo, TaskRun, WorkerSettings
@@ -77,8 +83,12 @@ class LocalRunner:
         scratch_dir: Path | None = None,
         node: NodeInfo | None = None,
         backend_hint: str = "local",
+        reuse: ReuseMode = "auto",
     ) -> None:
         self.concurrency = concurrency or default_concurrency(backend_hint)
+        self.reuse: ReuseMode = reuse
+        #: What the container pool did in the last `open` (None before the first).
+        self.pool_stats: PoolStats | None = None
         if self.concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self.prestart = self.concurrency if prestart is None else max(0, prestart)
@@ -101,14 +111,16 @@ class LocalRunner:
         execute = anyio.CapacityLimiter(self.concurrency)
         starting = anyio.CapacityLimiter(max(1, math.ceil(window / 2)))
         tearing = anyio.Semaphore(window)
+        pool = SandboxPool(capacity=window, reuse=self.reuse)
+        self.pool_stats = pool.stats
 
         async def one(task: Task, send_clone: anyio.abc.ObjectSendStream[TaskResult]) -> None:
             # The clone stays open through teardown: the result stream ends (and the
-            # run with it) only once every sandbox is removed.
+            # run with it) only once every sandbox is removed or back in the pool.
             async with send_clone:
                 run: TaskRun | None = None
                 try:
-                    run = TaskRun(task, self.settings)
+                    run = TaskRun(task, self.settings, pool)
                     async with starting:
                         await run.prepare()
                     async with execute:
@@ -123,13 +135,16 @@ class LocalRunner:
                     await slots.acquire()
                     tg.start_soon(one, task, send.clone())
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(feed, tg)
-            try:
-                async with receive:
-                    yield receive
-            finally:
-                tg.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(feed, tg)
+                try:
+                    async with receive:
+                        yield receive
+                finally:
+                    tg.cancel_scope.cancel()
+        finally:
+            await pool.aclose()  # shielded: no container outlives the run, Ctrl-C included
 
     @staticmethod
     async def _teardown(run: TaskRun | None, tearing: anyio.Semaphore, slots: anyio.Semaphore) -> None:

@@ -14,6 +14,7 @@ import time
 from collections import Counter
 from typing import TextIO
 
+from shellrt.batch.pool import PoolStats
 from shellrt.batch.results import TaskResult
 
 __all__ = ["Progress", "percentile"]
@@ -60,6 +61,12 @@ class Progress:
         self.statuses: Counter[str] = Counter()
         self.durations: list[float] = []
         self.bad_lines = 0
+        #: Docker containers seen in results, and tasks that ran on a recycled one.
+        self.containers: set[str] = set()
+        self.container_tasks = 0
+        self.recycled = 0
+        #: The run's container pool (set by the caller; local runs only).
+        self.pool: PoolStats | None = None
         self._last_draw = 0.0
         self._drawn = False
 
@@ -68,6 +75,10 @@ class Progress:
         self.done += 1
         self.statuses[result.status] += 1
         self.durations.append(result.duration_s)
+        if result.container:
+            self.containers.add(result.container)
+            self.container_tasks += 1
+            self.recycled += result.recycled
         self._maybe_draw()
 
     def bad_line(self) -> None:
@@ -132,4 +143,20 @@ class Progress:
             lines.append(f"status: {kinds}")
         if self.bad_lines:
             lines.append(f"skipped {self.bad_lines} invalid task line(s) (see messages above)")
+        if self.containers:
+            lines.append(self.container_line())
         return "\n".join(lines)
+
+    def container_line(self) -> str:
+        """``docker: 9 container(s) for 500 task(s) (491 on recycled containers), 1 discarded after a failed reset``."""
+        line = (
+            f"docker: {len(self.containers)} container(s) for {self.container_tasks} task(s)"
+            f" ({self.recycled} on recycled containers)"
+        )
+        if self.pool is not None:
+            line += f", {self.pool.discarded} discarded after a failed reset"
+            if self.pool.not_reusable:
+                line += f", {self.pool.not_reusable} not reusable"
+            if self.pool.reasons:
+                line += " [" + "; ".join(f"{r} ({n})" for r, n in self.pool.reasons.most_common(3)) + "]"
+        return line

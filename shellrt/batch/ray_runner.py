@@ -5,7 +5,8 @@ Why this shape, and not one Ray task per shellrt task:
 * **One actor per node, pinned** (`NodeAffinitySchedulingStrategy`, hard):
   sandboxes are node-local things (processes, containers, a temp dir); the
   actor runs the very same `run_task` as the local runner, with the node's
-  ``slots`` tasks at once. It asks for ``num_cpus=0`` so it never competes
+  ``slots`` tasks at once, and its own `SandboxPool` (docker containers are
+  recycled between that node's tasks exactly as in a local run). It asks for ``num_cpus=0`` so it never competes
   with the slots it hosts.
 * **Back-pressure**: the driver keeps at most ``slots`` calls in flight per
   actor, so nothing queues inside Ray; tasks are pulled from the (lazy) task
@@ -49,6 +50,7 @@ from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from shellrt.batch.local import TaskSource, aiter_tasks
+from shellrt.batch.pool import ReuseMode, SandboxPool
 from shellrt.batch.results import TaskResult
 from shellrt.batch.tasks import Task
 from shellrt.batch.worker import NodeInfo, WorkerSettings, run_task
@@ -89,7 +91,15 @@ class ShellrtNodeActor:
     concurrently on the actor's event loop, up to the node's slots).
     """
 
-    def __init__(self, node_id: str, label: str | None, artifacts_dir: str, scratch_dir: str | None) -> None:
+    def __init__(
+        self,
+        node_id: str,
+        label: str | None,
+        artifacts_dir: str,
+        scratch_dir: str | None,
+        slots: int = 1,
+        reuse: ReuseMode = "auto",
+    ) -> None:
         self.settings = WorkerSettings(
             artifacts_dir=Path(artifacts_dir),
             node=NodeInfo(node=node_id, hostname=socket.gethostname(), label=label),
@@ -97,6 +107,10 @@ class ShellrtNodeActor:
         )
         self._running: set[asyncio.Task[Any]] = set()
         self._closing = False
+        self._slots = max(1, slots)
+        self._reuse: ReuseMode = reuse
+        #: Made on the actor's event loop at the first task.
+        self._pool: SandboxPool | None = None
 
     def info(self) -> dict[str, Any]:
         return {"node": self.settings.node.node, "hostname": self.settings.node.hostname, "pid": os.getpid()}
@@ -110,7 +124,9 @@ class ShellrtNodeActor:
             self._running.add(current)
         try:
             task = Task.model_validate(task_data)
-            result = await run_task(task, self.settings)
+            if self._pool is None:
+                self._pool = SandboxPool(capacity=self._slots, reuse=self._reuse)
+            result = await run_task(task, self.settings, self._pool)
             result = result.model_copy(update={"attempt": attempt})
             files: dict[str, bytes] = {}
             if result.files and result.artifacts_dir:
@@ -132,6 +148,8 @@ class ShellrtNodeActor:
             t.cancel()
         if running:
             await asyncio.wait(running, timeout=120)
+        if self._pool is not None:
+            await self._pool.aclose()  # idle recycled containers
         return len(running)
 
 
@@ -177,6 +195,7 @@ class RayRunner:
     nodes need only the dependencies; turn off when shellrt is installed on
     every node. Task ``workspace`` directories must exist on every node (a
     shared filesystem), or tasks fail with status ``error`` on nodes lacking them.
+    ``reuse``: container recycling on each node (`shellrt.batch.pool`).
     """
 
     def __init__(
@@ -191,6 +210,7 @@ class RayRunner:
         max_export_bytes: int = DEFAULT_MAX_EXPORT_BYTES,
         refresh_interval_s: float = 5.0,
         no_nodes_timeout_s: float = 60.0,
+        reuse: ReuseMode = "auto",
     ) -> None:
         self.address = address
         self.run_id = uuid.uuid4().hex[:8]
@@ -198,6 +218,7 @@ class RayRunner:
             artifacts_dir or Path(tempfile.gettempdir()) / "shellrt-batch" / f"ray-{self.run_id}"
         )
         self.slots_per_node = slots_per_node
+        self.reuse: ReuseMode = reuse
         self.node_artifacts_dir = node_artifacts_dir or os.path.join(
             tempfile.gettempdir(), "shellrt-batch", f"node-{self.run_id}"
         )
@@ -260,7 +281,9 @@ class RayRunner:
                 max_restarts=0,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node_id, soft=False),
                 name=f"shellrt-batch-{self.run_id}-{node_id[:12]}",
-            ).remote(node_id, label, os.path.join(self.node_artifacts_dir), self.scratch_dir)
+            ).remote(
+                node_id, label, os.path.join(self.node_artifacts_dir), self.scratch_dir, slots, self.reuse
+            )
             self._nodes[node_id] = _Node(node_id=node_id, label=label, slots=slots, actor=actor)
             added += 1
             log.info("ray: node %s (%s) joins with %d slot(s)", node_id[:12], label or "-", slots)

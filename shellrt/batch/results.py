@@ -88,6 +88,12 @@ class TaskResult(BaseModel):
     files: list[str] = Field(default_factory=list)
     #: 1 + how many times the task was re-run because its node died (Ray).
     attempt: int = 1
+    #: Docker: the container that ran the task (12-hex id); None for other backends.
+    container: str | None = None
+    #: Docker: 1 when the container was fresh; n when this was its n-th task (recycled, reset in between).
+    container_use: int | None = None
+    #: Docker: the task ran on a recycled container (``container_use > 1``).
+    recycled: bool = False
 
 
 class ResultWriter:

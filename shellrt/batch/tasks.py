@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sandbox import LocalConfig, NetworkMode, ResourceLimits, SandboxConfig
+from shellrt.batch.pool import ReuseMode
 from shellrt.protocol import ToolUseBlock
 
 __all__ = [
@@ -43,6 +44,10 @@ class TaskSandbox(BaseModel):
                     "limits": {"memory_bytes": 536870912, "pids": 256}}
 
     or as a bare backend name: ``"sandbox": "bwrap"``.
+
+    ``reuse`` (docker): ``auto`` lets the run recycle a container between
+    tasks with identical sandboxes after a verified reset (see
+    `shellrt.batch.pool`); ``never`` gives this task a brand-new container.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -50,6 +55,7 @@ class TaskSandbox(BaseModel):
     backend: SandboxConfig = Field(default_factory=LocalConfig)
     network: NetworkMode = "none"
     limits: ResourceLimits = Field(default_factory=ResourceLimits)
+    reuse: ReuseMode = "auto"
 
     @model_validator(mode="before")
     @classmethod
@@ -59,7 +65,7 @@ class TaskSandbox(BaseModel):
         if isinstance(data, dict) and "backend" not in data:
             rest = dict(data)
             out: dict[str, Any] = {}
-            for key in ("network", "limits"):
+            for key in ("network", "limits", "reuse"):
                 if key in rest:
                     out[key] = rest.pop(key)
             out["backend"] = rest or {"type": "local"}

@@ -1,4 +1,4 @@
-"""Run ONE task in a fresh sandbox: prepare, execute, collect, tear down.
+"""Run ONE task in its own sandbox: prepare, execute, collect, tear down.
 
 Shared by the local runner and the Ray node actor, so a task behaves the same
 on one machine and on a cluster. Everything a task creates lives under one
@@ -7,6 +7,11 @@ and `TaskRun` removes it — with the sandbox and every process — whatever
 happened, cancellation included. Only what ``collect`` asks for outlives the
 task: previews in the result, full outputs and exported files under
 ``<artifacts_dir>/<task id>/``.
+
+With a `SandboxPool` (the local runner always passes one) a docker task may
+run on a recycled container — reset and verified pristine after its previous
+task (see `shellrt.batch.pool`); the result says so (``container``,
+``container_use``, ``recycled``).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import anyio
 
 from sandbox import DockerConfig, SandboxBackend, SandboxConfig, SandboxPolicy
 from sandbox.factory import create_backend
+from shellrt.batch.pool import Lease, SandboxPool
 from shellrt.batch.results import CommandOutcome, TaskResult, TaskStatus
 from shellrt.batch.tasks import CommandSpec, Task
 from shellrt.protocol import ToolUseBlock
@@ -83,9 +89,13 @@ class TaskRun:
     down off the critical path, while each task still gets a fresh sandbox.
     """
 
-    def __init__(self, task: Task, settings: WorkerSettings) -> None:
+    def __init__(self, task: Task, settings: WorkerSettings, pool: SandboxPool | None = None) -> None:
         self.task = task
         self.settings = settings
+        self.pool = pool
+        self._lease: Lease | None = None
+        #: `execute` ran to its end: the sandbox may be recycled.
+        self._finished = False
         self.started_at = time.time()
         self._t0 = time.monotonic()
         self.setup_s = 0.0
@@ -153,9 +163,15 @@ class TaskRun:
             self.backend = runtime.backend
             self._supervisor = runtime.supervisor
         else:
-            backend = create_backend(config, policy)
-            self._stack.push_async_callback(backend.close)
-            await backend.start()
+            if self.pool is not None:
+                lease = await self.pool.acquire(config, policy, reuse=task.sandbox.reuse != "never")
+                self._lease = lease
+                self._stack.push_async_callback(self._release)
+                backend = lease.backend
+            else:
+                backend = create_backend(config, policy)
+                self._stack.push_async_callback(backend.close)
+                await backend.start()
             self.backend = backend
             self._supervisor = await self._stack.enter_async_context(
                 Supervisor(backend, session_dir=self._tmp / "session", preview_bytes=half)
@@ -185,7 +201,9 @@ class TaskRun:
                 error = f"exporting files failed: {type(exc).__name__}: {exc}"
         ended = time.time()
         keeps_artifacts = self.task.collect.output == "full" or bool(self.task.collect.files)
-        return TaskResult(
+        container: str | None = getattr(self.backend, "container_id", None)
+        use = self._lease.use if self._lease is not None else 1
+        result = TaskResult(
             id=self.task.id,
             status=_status(error, outcomes),
             error=error,
@@ -200,7 +218,12 @@ class TaskRun:
             setup_s=round(self.setup_s, 4),
             artifacts_dir=str(self.artifacts) if keeps_artifacts and error is None else None,
             files=files,
+            container=container[:12] if container else None,
+            container_use=use if container else None,
+            recycled=bool(container) and use > 1,
         )
+        self._finished = True
+        return result
 
     async def close(self) -> None:
         """Kill everything, remove the container and the temp dir. Idempotent; never raises.
@@ -291,6 +314,10 @@ class TaskRun:
         patterns = self.task.collect.files
         return await anyio.to_thread.run_sync(lambda: _copy_matches(root, patterns, dest))
 
+    async def _release(self) -> None:
+        if self.pool is not None and self._lease is not None:
+            await self.pool.release(self._lease, reusable=self._finished)
+
     async def _remove_tmp(self) -> None:
         tmp = self._tmp
         if tmp is not None:
@@ -341,9 +368,9 @@ def _copy_matches(root: Path, patterns: tuple[str, ...], dest: Path) -> list[str
     return sorted(set(copied))
 
 
-async def run_task(task: Task, settings: WorkerSettings) -> TaskResult:
-    """Run one task start to finish in a fresh sandbox (teardown included, even on cancel)."""
-    run = TaskRun(task, settings)
+async def run_task(task: Task, settings: WorkerSettings, pool: SandboxPool | None = None) -> TaskResult:
+    """Run one task start to finish (teardown included, even on cancel); ``pool`` may recycle its container."""
+    run = TaskRun(task, settings, pool)
     try:
         await run.prepare()
         return await run.execute()

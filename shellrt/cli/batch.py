@@ -47,6 +47,13 @@ def register(subparsers: Any) -> None:
     run.add_argument(
         "--prestart", type=int, default=None, help="sandboxes started ahead of need (default: = concurrency)"
     )
+    run.add_argument(
+        "--docker-reuse",
+        choices=("auto", "never"),
+        default="auto",
+        help="auto (default): recycle a docker container for the next task with an identical sandbox "
+        "after a verified reset; never: a brand-new container per task (docs/batch.md)",
+    )
     run.add_argument("--resume", action="store_true", help="skip tasks whose id is already in --out")
     run.add_argument(
         "--ray", metavar="ADDRESS", default=None, help="run on a Ray cluster (e.g. auto, host:6379)"
@@ -129,6 +136,7 @@ async def _main(args: argparse.Namespace) -> int:
         resume=args.resume,
         artifacts_dir=args.artifacts,
         prestart=args.prestart,
+        reuse=args.docker_reuse,
         ray_options={"slots_per_node": args.slots_per_node} if args.slots_per_node else None,
     )
 
@@ -161,6 +169,7 @@ async def _main(args: argparse.Namespace) -> int:
 
     progress.finish()
     progress.skipped = len(batch.skipped)
+    progress.pool = batch.pool_stats
     if not args.quiet:
         print(progress.summary(interrupted=interrupted), file=sys.stderr)
     if interrupted:

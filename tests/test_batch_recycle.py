@@ -1,0 +1,162 @@
+"""Batch container recycling on a real Docker daemon: isolation between tasks, fail-closed discards, opt-out, teardown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shellrt.batch import Task, TaskResult, run
+
+pytestmark = [pytest.mark.anyio, pytest.mark.docker]
+
+
+def _docker(**extra: Any) -> dict[str, Any]:
+    from tests._docker_support import DEBIAN
+
+    return {"type": "docker", "image": DEBIAN, **extra}
+
+
+def _task(task_id: str, commands: list[str], **extra: Any) -> Task:
+    sandbox = extra.pop("sandbox", _docker())
+    return Task.model_validate({"id": task_id, "sandbox": sandbox, "commands": commands, **extra})
+
+
+async def _run(tasks: list[Task], **options: Any) -> tuple[dict[str, TaskResult], Any]:
+    batch = run(tasks, **options)
+    results = {r.id: r async for r in batch}
+    return results, batch.pool_stats
+
+
+_PROCS = "for d in /proc/[0-9]*; do tr '\\0' ' ' <$d/cmdline 2>/dev/null; echo; done"
+
+
+async def test_a_recycled_container_shows_nothing_of_the_previous_task(tmp_path: Path) -> None:
+    from tests._docker_support import container_exists, require_docker
+
+    require_docker()
+    mine = tmp_path / "second-ws"
+    mine.mkdir()
+    (mine / "mine.txt").write_text("second\n")
+    first = _task(
+        "dirty",
+        [
+            "echo x >/tmp/x; echo y >/dev/shm/y; echo z >z; mkdir -p /tmp/locked/in; chmod 000 /tmp/locked",
+            "setsid sleep 1000 </dev/null >/dev/null 2>&1 &",
+            "nohup sleep 1001 </dev/null >/dev/null 2>&1 &",
+            "ipcmk -M 4096 && ipcmk -Q && ipcmk -S 1",
+            f"{_PROCS}; wc -l </proc/sysvipc/shm; ls /tmp /workspace",
+        ],
+    )
+    second = _task(
+        "clean",
+        [
+            "ls -A /tmp /dev/shm /dev/mqueue /workspace",
+            _PROCS,
+            "cat /proc/sysvipc/shm /proc/sysvipc/msg /proc/sysvipc/sem",
+            "cat mine.txt",
+        ],
+        workspace=str(mine),
+    )
+    results, stats = await _run([first, second], concurrency=1, prestart=0)
+    dirty, clean = results["dirty"], results["clean"]
+    assert dirty.status == "ok", dirty
+    left_behind = dirty.commands[4].preview or ""
+    assert "sleep 1000" in left_behind and "sleep 1001" in left_behind  # they really were running
+    assert "x\n" in left_behind and "z\n" in left_behind
+    assert left_behind.splitlines().count("2") == 1  # one shm segment (header + 1)
+
+    assert clean.status == "ok", clean
+    assert clean.recycled and clean.container == dirty.container and clean.container_use == 2
+    assert not dirty.recycled and dirty.container_use == 1
+    listing = clean.commands[0].preview or ""
+    assert listing == "/dev/mqueue:\n\n/dev/shm:\n\n/tmp:\n.shellrt-exec\n\n/workspace:\nmine.txt\n"
+    assert "sleep 100" not in (clean.commands[1].preview or "")
+    ipc = (clean.commands[2].preview or "").splitlines()
+    assert len(ipc) == 3 and all(line.split()[0] == "key" for line in ipc)  # headers only
+    assert clean.commands[3].preview == "second\n"
+    assert stats.created == 1 and stats.recycled == 1 and stats.discarded == 0
+    assert dirty.container is not None and not container_exists(dirty.container)  # removed at the end
+
+
+async def test_a_container_that_fails_its_reset_is_discarded_and_replaced(tmp_path: Path) -> None:
+    from tests._docker_support import require_docker
+
+    require_docker()
+    # The executor is docker-init's only child: kill it (the container stops with it).
+    kill_executor = (
+        "for d in /proc/[0-9]*; do read -r st <$d/stat || continue; set -- ${st##*) };"
+        ' [ "$2" = 1 ] && kill -9 ${d#/proc/}; done; true'
+    )
+    tasks = [
+        _task("saboteur", [kill_executor]),
+        _task("after", ["hostname"]),
+        _task("again", ["hostname"]),
+    ]
+    results, stats = await _run(tasks, concurrency=1, prestart=0)
+    saboteur, after, again = results["saboteur"], results["after"], results["again"]
+    assert after.status == "ok" and again.status == "ok", (after, again)
+    assert after.container != saboteur.container and after.container_use == 1 and not after.recycled
+    assert again.recycled and again.container == after.container and again.container_use == 2
+    assert stats.discarded == 1 and stats.created == 2
+    assert any("reset failed" in reason for reason in stats.reasons)
+
+
+async def test_reuse_never_and_unrecyclable_sandboxes_get_a_container_per_task(tmp_path: Path) -> None:
+    from tests._docker_support import container_exists, require_docker
+
+    require_docker()
+    plain = [_task(f"n{i}", ["hostname"]) for i in range(3)]
+    results, stats = await _run(plain, concurrency=1, prestart=0, reuse="never")
+    assert len({r.container for r in results.values()}) == 3
+    assert all(r.container_use == 1 and not r.recycled for r in results.values())
+    assert stats.recycled == 0
+    # Per task: "reuse": "never" in the sandbox.
+    per_task = [_task(f"p{i}", ["true"], sandbox=_docker(reuse="never")) for i in range(2)]
+    results, _ = await _run(per_task, concurrency=1, prestart=0)
+    assert len({r.container for r in results.values()}) == 2
+    # A root user is never recycled, whatever the option says.
+    as_root = [_task(f"r{i}", ["id -u"], sandbox=_docker(user="0:0")) for i in range(2)]
+    results, stats = await _run(as_root, concurrency=1, prestart=0)
+    assert all(r.commands[0].preview == "0\n" for r in results.values())
+    assert len({r.container for r in results.values()}) == 2 and stats.not_reusable == 2
+    assert "runs as root" in stats.reasons
+    assert not any(container_exists(r.container or "-") for r in results.values())
+
+
+async def test_only_identical_sandboxes_share_a_container(tmp_path: Path) -> None:
+    from tests._docker_support import require_docker
+
+    require_docker()
+    tasks = [
+        _task(
+            f"t{i}",
+            ["cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max"],
+            sandbox=_docker(limits={"pids": 64 if i % 2 else 128}),
+        )
+        for i in range(4)
+    ]
+    results, stats = await _run(tasks, concurrency=1, prestart=0)
+    by_container: dict[str | None, set[str]] = {}
+    for r in results.values():
+        assert r.status == "ok", r
+        by_container.setdefault(r.container, set()).add((r.commands[0].preview or "").strip())
+    assert all(len(limits) == 1 for limits in by_container.values())  # never mixed
+    assert stats.recycled == 0  # capacity 1 and alternating configs: each idle one is evicted
+
+
+async def test_leaving_a_recycled_run_early_removes_every_container(tmp_path: Path) -> None:
+    from tests._docker_support import managed_container_ids, require_docker
+
+    require_docker()
+    before = managed_container_ids()
+    tasks = [_task(f"q{i}", ["true"]) for i in range(6)] + [_task(f"s{i}", ["sleep 1000"]) for i in range(4)]
+    seen: list[TaskResult] = []
+    async with run(tasks, concurrency=2, prestart=1) as results:
+        async for result in results:
+            seen.append(result)
+            if sum(r.recycled for r in seen) >= 2:
+                break
+    assert any(r.recycled for r in seen)
+    assert managed_container_ids() - before == set()
