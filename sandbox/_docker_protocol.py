@@ -57,7 +57,7 @@ class LineSplitter:
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """One executor event line: ``kind`` (H S E X K P Z), the command ``id`` and the remaining fields."""
+    """One executor event line: ``kind`` (H S E X K P U Z), the command ``id`` and the remaining fields."""
 
     kind: str
     id: str
@@ -69,7 +69,7 @@ class Event:
 def parse_event(line: str) -> Event | None:
     """Parse one event line; None for lines that are not events (noise is ignored, not fatal)."""
     parts = line.split(" ", 2)
-    if not parts or parts[0] not in {"H", "S", "E", "X", "K", "P", "Z"} or len(parts) < 2:
+    if not parts or parts[0] not in {"H", "S", "E", "X", "K", "P", "U", "Z"} or len(parts) < 2:
         return None
     rest = parts[2] if len(parts) > 2 else ""
     return Event(kind=parts[0], id=parts[1], fields=tuple(rest.split(" ")) if rest else (), rest=rest)

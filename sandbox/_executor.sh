@@ -19,6 +19,7 @@
 #   K <id> <pid>     kill the command's whole tree (see _kill), then ack
 #   P <id>           ping
 #   Z <id>           reset for the next task (see _reset), then report
+#   U <id>           re-exec through IO_DIR/sh (see _upgrade): a new hello follows
 #   Q <id>           quit (the container stops)
 # Events (one short line each, executor -> host; a line is one write(2) of
 # less than PIPE_BUF bytes, so concurrent runners never interleave inside one):
@@ -28,6 +29,7 @@
 #   X <id> <rc> <oom 0|1> [<cwd>]     exited; rc is 128+N for signal N
 #   K <id> <killed count>             kill finished: nothing of the tree left
 #   P <id>                            pong
+#   U <id> fail                       IO_DIR/sh cannot run (no re-exec)
 #   Z <id> <passes> <left 0|1> <wiped 0|1> <shm> <msg> <sem>
 #                                     reset done: kill passes, processes left,
 #                                     /tmp etc. emptied, SysV IPC objects left
@@ -232,6 +234,18 @@ _reset() {
     echo "Z $zid $passes $left $wiped $s $m $IPCN"
 }
 
+# Re-exec this executor through IO_DIR/sh, an execute-only copy of the image's
+# /bin/sh placed there by the host (root-owned, mode 0711): a process that
+# executes a file it cannot read is not dumpable, so the commands (same user)
+# can neither ptrace it nor write its /proc/<pid>/mem. Required before a
+# container is recycled between tasks: the executor outlives every reset.
+_upgrade() {
+    if "$IO/sh" -c 'exit 0' 2>/dev/null; then
+        exec "$IO/sh" "$IO/executor.sh" "$IO" "$PRIV"
+    fi
+    echo "U $1 fail"
+}
+
 echo "H 1 $$ $HAVE_SETSID $SHELLP"
 while read -r op id a; do
     case $op in
@@ -239,6 +253,7 @@ while read -r op id a; do
         K) _kill "$id" "$a" ;;
         P) echo "P $id" ;;
         Z) _reset "$id" ;;
+        U) _upgrade "$id" ;;
         Q) break ;;
     esac
 done

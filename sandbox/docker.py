@@ -126,7 +126,9 @@ _COPY_USER = "65534:65534"
 #: A reset (kill, wipe, verify) that takes longer than this fails: the container is not reused.
 _RESET_TIMEOUT = 10.0
 #: What shellrt's I/O directory may hold between tasks.
-_IO_ENTRIES = frozenset({"executor.sh", "ctl.in", "ctl.out"})
+_IO_ENTRIES = frozenset({"executor.sh", "ctl.in", "ctl.out", "sh"})
+#: The largest /bin/sh `protect_executor` copies (busybox is ~1 MB, dash ~130 kB).
+_MAX_SHELL_BYTES = 16 * 1024 * 1024
 
 
 async def _thread(fn: Callable[[], _T]) -> _T:
@@ -204,6 +206,18 @@ def _require_local_daemon(config_host: str | None) -> None:
         f"the docker backend needs a daemon on this machine, not {url}: command output flows "
         "through FIFOs in a host directory bind-mounted into the container."
     )
+
+
+def _write_exec_only(path: str, data: bytes) -> None:
+    """Write a root-owned file the container's user may execute but not read (nor write)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o700)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fchmod(fd, 0o711)
+    finally:
+        os.close(fd)
 
 
 def _numeric_ids(user: str) -> tuple[int, int]:
@@ -449,8 +463,10 @@ class DockerBackend(SandboxBackend):
         self.executor_pid: int | None = None
         #: Successful `reset` calls: the container has served ``resets + 1`` tasks.
         self.resets = 0
-        #: The executor's host pid and a pidfd that tells when it is gone (resolved at the first reset).
+        #: The executor's host pid and a pidfd that tells when it is gone (resolved when first needed).
         self._executor_host: tuple[int, int] | None = None
+        #: `protect_executor` succeeded: the commands cannot tamper with the executor.
+        self._protected = False
 
     # --- description -----------------------------------------------------------
     @property
@@ -705,13 +721,16 @@ class DockerBackend(SandboxBackend):
         except BaseException:
             control.close()
             raise
+        self._adopt_hello(hello)
+        self._control = control
+        self._generation += 1
+
+    def _adopt_hello(self, hello: Any) -> None:
         # hello: H 1 <pid> <setsid> <shell>  -> id="1", fields=(pid, setsid, shell)
         if len(hello.fields) >= 3:
             self.executor_pid = int(hello.fields[0]) if hello.fields[0].isdigit() else None
             self._has_setsid = hello.fields[1] == "1"
             self._shell = hello.fields[2]
-        self._control = control
-        self._generation += 1
 
     async def _await_hello(self, control: ControlChannel) -> Any:
         deadline = time.monotonic() + _START_TIMEOUT
@@ -819,7 +838,63 @@ class DockerBackend(SandboxBackend):
             return "the host side is not root: the container cannot be inspected from outside"
         if self.recoveries:
             return "the container was restarted during the task"
+        if not self._protected:
+            return "the executor is not protected from the commands (protect_executor did not run or failed)"
         return None
+
+    async def protect_executor(self, timeout_s: float = _RESET_TIMEOUT) -> None:
+        """Make the executor immune to the commands, before any of them runs; `reset` requires it.
+
+        The commands run as the executor's user, so they could ptrace it or
+        write its ``/proc/<pid>/mem`` — and the executor outlives every reset.
+        The host copies the image's own ``/bin/sh`` into the I/O directory as
+        a root-owned, execute-only file and the executor re-execs through it:
+        a process that executes a file it cannot read is not dumpable, so no
+        command can reach into it (checked from the host: its ``/proc`` entries
+        then belong to root). Raises `ResetError` when that does not hold.
+        """
+        control = self._control
+        if control is None or control.closed or self._io_dir is None or self._procs:
+            raise ResetError("protect_executor needs a running executor and no command yet")
+        try:
+            with anyio.fail_after(timeout_s):
+                shell = await self._capture_bytes(["cat", "/bin/sh"], _MAX_SHELL_BYTES)
+                path = os.path.join(self._io_dir, "sh")
+                await _thread(lambda: _write_exec_only(path, shell))
+                await control.send("U 1")
+                hello = await control.wait("HU", "1")
+                if hello.kind == "U":
+                    raise ResetError("the image's /bin/sh cannot run from the I/O directory (noexec /tmp?)")
+                self._adopt_hello(hello)
+                await _thread(self._check_protected)
+        except TimeoutError as exc:
+            raise ResetError(f"protecting the executor did not finish within {timeout_s:g}s") from exc
+        except (ExecutorGoneError, SandboxExecError, OSError) as exc:
+            raise ResetError(f"could not protect the executor: {exc}") from exc
+        self._protected = True
+
+    def _check_protected(self) -> None:
+        """The executor is not dumpable: its /proc entries belong to root, not to the commands' user."""
+        host = self._executor_host_pid()
+        if os.stat(f"/proc/{host}/mem").st_uid != 0:
+            raise ResetError("the executor is dumpable: the commands could tamper with it")
+
+    async def _capture_bytes(self, argv: list[str], limit: int) -> bytes:
+        proc = await self.exec(ExecRequest(argv=tuple(argv), cwd="/", env={"PATH": _PATH}, merge_stderr=True))
+        chunks: list[bytes] = []
+        size = 0
+        with contextlib.suppress(anyio.EndOfStream):
+            while True:
+                chunk = await proc.stdout.receive()
+                size += len(chunk)
+                if size > limit:
+                    await proc.kill()
+                    raise SandboxExecError(f"{argv!r} printed more than {limit} bytes")
+                chunks.append(chunk)
+        status = await proc.wait()
+        if status.exit_code != 0:
+            raise SandboxExecError(f"{argv!r} failed ({status.exit_code})")
+        return b"".join(chunks)
 
     async def reset(self, timeout_s: float = _RESET_TIMEOUT) -> None:
         """Return the container to a pristine state for another task, or raise `ResetError`.
@@ -905,6 +980,8 @@ class DockerBackend(SandboxBackend):
             private_dir=_PRIV_DIR,
         )
         self._executor_host_pid()  # still the same process: what we read was the container's
+        if os.stat(f"/proc/{host}/mem").st_uid != 0:
+            problems.append("the executor became dumpable")
         if problems:
             raise ResetError("; ".join(problems))
 

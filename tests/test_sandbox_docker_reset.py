@@ -215,6 +215,7 @@ async def test_reset_kills_escaped_processes_and_wipes_everything(tmp_path: Path
     second.mkdir()
     (second / "mine.txt").write_text("second\n")
     async with DockerBackend(config(), policy(first)) as backend:
+        await backend.protect_executor()
         await _sh(
             backend,
             "echo x >/tmp/x; echo y >/dev/shm/y; echo z >/workspace/z; mkdir -p /tmp/locked/in; chmod 000 /tmp/locked;"
@@ -265,6 +266,10 @@ async def test_reset_fails_closed_when_the_container_cannot_be_trusted(tmp_path:
         await proc.wait()
         with anyio.fail_after(30), pytest.raises(ResetError):
             await backend.reset()
+    # An executor the commands could tamper with is never recycled.
+    async with DockerBackend(config(), policy(tmp_path)) as unprotected:
+        with pytest.raises(ResetError, match="not protected"):
+            await unprotected.reset()
     # Bind mode and root users are never recycled.
     async with DockerBackend(config(workspace_mode="bind"), policy(tmp_path)) as bind:
         assert "bind mode" in (bind.reuse_blocker() or "")
@@ -272,3 +277,24 @@ async def test_reset_fails_closed_when_the_container_cannot_be_trusted(tmp_path:
             await bind.reset()
     async with DockerBackend(config(user="0:0"), policy(tmp_path)) as as_root:
         assert as_root.reuse_blocker() == "runs as root"
+
+
+@pytest.mark.docker
+@pytest.mark.anyio
+@pytest.mark.parametrize("image", ["debian", "busybox"])
+async def test_protected_executor_is_out_of_the_commands_reach(tmp_path: Path, image: str) -> None:
+    """Commands run as the executor's user: before protection they can write its memory, after it they cannot."""
+    from sandbox.docker import DockerBackend
+    from tests._docker_support import BUSYBOX, DEBIAN, config, policy, require_docker
+
+    require_docker()
+    async with DockerBackend(config(DEBIAN if image == "debian" else BUSYBOX), policy(tmp_path)) as backend:
+        probe = f"(exec 3<>/proc/{backend.executor_pid}/mem && echo WRITABLE) 2>/dev/null; echo done"
+        assert await _sh(backend, probe) == "WRITABLE\ndone\n"
+        pid = backend.executor_pid
+        await backend.protect_executor()
+        assert backend.executor_pid == pid  # the same process, re-executed
+        assert await _sh(backend, probe) == "done\n"
+        assert backend.reuse_blocker() is None
+        await backend.reset()
+        assert await _sh(backend, "echo still works") == "still works\n"

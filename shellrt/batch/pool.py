@@ -54,6 +54,8 @@ class _Recyclable(Protocol):
 
     def reuse_blocker(self) -> str | None: ...
 
+    async def protect_executor(self, timeout_s: float = ...) -> None: ...
+
     async def reset(self, timeout_s: float = ...) -> None: ...
 
     async def reuse_for(self, policy: SandboxPolicy) -> None: ...
@@ -158,6 +160,14 @@ class SandboxPool:
             self._notify()
             raise
         self.stats.created += 1
+        if isinstance(backend, _Recyclable):
+            try:
+                await backend.protect_executor()  # before the first task: see DockerBackend.protect_executor
+            except Exception as exc:  # it still serves this task; its reset will refuse it
+                log.info("container %s cannot be recycled: %s", backend.container_id, exc)
+            except BaseException:
+                await self._drop(backend, None)
+                raise
         return Lease(backend, key, 1)
 
     async def release(self, lease: Lease, *, reusable: bool) -> None:
