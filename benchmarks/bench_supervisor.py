@@ -3,8 +3,11 @@
 1. latency of ``true``: ``Supervisor.run`` and the whole Bash tool (analysis +
    supervisor + model text) on the local backend vs ``subprocess.run(["bash","-c","true"])``
    (goal: at most 1.3x);
-2. the same on bwrap vs bare ``bwrap <same flags> -- true`` (goal: at most 1.3x), and vs
-   ``bwrap <same flags> -- bash -c true`` (the same work ours does inside the sandbox);
+2. the same on bwrap (default: the persistent session sandbox, whose zygote
+   forks each command into fresh namespaces) vs bare ``bwrap <per-command flags> -- true``
+   (goal: at most 1.3x), and vs ``bwrap <same flags> -- bash -c true`` (the same
+   work ours does inside the sandbox); and ``BwrapConfig(persistent=False)`` (one
+   bwrap per command) vs the same bare bwrap, for comparison;
 3. 8 parallel read-only ``sleep 1`` calls through the Bash tool (goal: under 1.5 s wall);
 4. output throughput of ``seq 1 50000000`` through the supervisor vs bash redirecting
    it to a file (goal: at least 0.5x), with the runtime's peak RSS (measured in a child).
@@ -34,7 +37,7 @@ import anyio
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sandbox import BackendUnavailableError, SandboxBackend, SandboxPolicy  # noqa: E402
+from sandbox import BackendUnavailableError, BwrapConfig, SandboxBackend, SandboxPolicy  # noqa: E402
 from sandbox.bwrap import BwrapBackend  # noqa: E402
 from sandbox.local import LocalBackend  # noqa: E402
 from shellrt.protocol import ToolContext  # noqa: E402
@@ -190,11 +193,19 @@ async def main(n: int) -> dict[str, Any]:
             results["parallel"] = await bench_parallel(local, ws)
         try:
             async with BwrapBackend(None, policy) as bw:
+                # The baseline: a bare bwrap with the flags of a per-command sandbox.
                 prefix = [*bw.bwrap_args(cwd=str(ws), state_dir=ws), "--"]
                 results["bwrap"] = await bench_latency(bw, ws, max(n // 2, 20), [*prefix, "true"])
                 # Same work as ours inside the sandbox: a bash started to run `true`.
                 results["bwrap_bash"] = await bench_latency(
                     bw, ws, max(n // 2, 20), [*prefix, "bash", "-c", "true"]
+                )
+                if not bw.persistent:
+                    results["bwrap"]["note"] = "zygote unavailable: ran one bwrap per command"
+            async with BwrapBackend(BwrapConfig(persistent=False), policy) as bw:
+                prefix = [*bw.bwrap_args(cwd=str(ws), state_dir=ws), "--"]
+                results["bwrap_per_command"] = await bench_latency(
+                    bw, ws, max(n // 4, 20), [*prefix, "true"]
                 )
         except BackendUnavailableError as exc:
             results["bwrap"] = {"skipped": str(exc)}
@@ -210,7 +221,13 @@ def report(r: dict[str, Any]) -> None:
     print(f"shellrt supervisor benchmark — {os.cpu_count()} cores, python {sys.version.split()[0]}")
     print()
     print(f"{'scenario':44} {'ours':>10} {'baseline':>10} {'ratio':>7}  goal")
-    for key, label in (("local", "true, local"), ("bwrap", "true, bwrap"), ("bwrap_bash", "true, bwrap")):
+    rows = (
+        ("local", "true, local"),
+        ("bwrap", "true, bwrap"),
+        ("bwrap_bash", "true, bwrap"),
+        ("bwrap_per_command", "true, bwrap per command"),
+    )
+    for key, label in rows:
         row = r.get(key, {"skipped": "bwrap unavailable"})
         if "skipped" in row:
             print(f"{label:44} skipped: {row['skipped']}")

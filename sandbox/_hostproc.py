@@ -32,7 +32,7 @@ from sandbox._proctree import MARKER_VAR, ProcessTree, last_pid, pids_with_marke
 from sandbox.base import ExecRequest, ExitStatus, SandboxProcess
 from sandbox.errors import SandboxClosedError, SandboxExecError
 
-__all__ = ["HostProcess", "HostRunner"]
+__all__ = ["HostProcess", "HostRunner", "RunSlot", "grow_pipe", "read_cwd_report"]
 
 #: Descendants are first recorded after this delay, then every `_POLL_INTERVAL_S`:
 #: a command that ends sooner costs no psutil walk at all (hot path of ``true``).
@@ -303,13 +303,18 @@ class HostProcess(SandboxProcess):
         self._status: ExitStatus | None = None
         self._pidfd: int | None = _pidfd_open(popen.pid)
         self._watching = False
-        self.stdout = FdReceiveStream(stdout_fd, on_flood=_grow_pipe)
-        self.stderr = FdReceiveStream(stderr_fd, on_flood=_grow_pipe) if stderr_fd is not None else None
+        self.stdout = FdReceiveStream(stdout_fd, on_flood=grow_pipe)
+        self.stderr = FdReceiveStream(stderr_fd, on_flood=grow_pipe) if stderr_fd is not None else None
         self.stdin = FdSendStream(stdin_fd) if stdin_fd is not None else None
 
     @property
     def pid(self) -> int | None:
         return self._popen.pid
+
+    @property
+    def exited(self) -> bool:
+        """The root process has exited (reaps it when it has)."""
+        return self._popen.poll() is not None
 
     async def _wait_exit(self) -> int:
         """Wait for the root to exit and reap it; returns its returncode.
@@ -389,28 +394,33 @@ class HostProcess(SandboxProcess):
             await anyio.sleep(_POLL_INTERVAL_S)
 
     def _make_status(self, returncode: int) -> ExitStatus:
-        cwd: str | None = None
-        if self._cwd_file is not None:
-            # The shell writes the report only when it changed directory: usually a miss.
-            raw = b""
-            try:
-                fd = os.open(self._cwd_file, os.O_RDONLY | os.O_CLOEXEC)
-            except OSError:
-                pass
-            else:
-                try:
-                    raw = os.read(fd, 1 << 16)
-                except OSError:
-                    pass
-                finally:
-                    os.close(fd)
-                with contextlib.suppress(OSError):
-                    os.unlink(self._cwd_file)
-            text = raw.decode("utf-8", "surrogateescape").rstrip("\r\n")
-            cwd = text or None
+        cwd = read_cwd_report(self._cwd_file)
         if returncode < 0:
             return ExitStatus(exit_code=128 - returncode, signal=-returncode, cwd=cwd)
         return ExitStatus(exit_code=returncode, cwd=cwd)
+
+
+def read_cwd_report(path: Path | None) -> str | None:
+    """The final cwd a shell wrote to its report file (consumed), or None when it wrote none.
+
+    The shell writes the report only when it changed directory: usually a miss.
+    """
+    if path is None:
+        return None
+    raw = b""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        raw = os.read(fd, 1 << 16)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+    return raw.decode("utf-8", "surrogateescape").rstrip("\r\n") or None
 
 
 def _pidfd_open(pid: int) -> int | None:
@@ -421,7 +431,7 @@ def _pidfd_open(pid: int) -> int | None:
         return None
 
 
-def _grow_pipe(fd: int) -> None:
+def grow_pipe(fd: int) -> None:
     """Best effort: enlarge a pipe (Linux F_SETPIPE_SZ) so a flood of output needs fewer wake-ups."""
     try:
         fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_SIZE)

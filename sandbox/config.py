@@ -22,6 +22,15 @@ class BwrapConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     type: Literal["bwrap"] = "bwrap"
     bwrap_path: str = "bwrap"
+    persistent: bool = Field(
+        default=True,
+        description=(
+            "One long-lived sandbox per session whose zygote forks each command into fresh pid, "
+            "mount and IPC namespaces (about 3x faster per command; /tmp, /dev/shm and loopback "
+            "are shared by the session's commands, as in a container). False: a new bwrap per "
+            "command, with a private /tmp per command."
+        ),
+    )
 
 
 class DockerConfig(BaseModel):
@@ -35,8 +44,12 @@ class DockerConfig(BaseModel):
     workspace_mode: Literal["copy", "bind"] = "copy"
     #: Path of the workspace inside the container.
     container_workspace: str = "/workspace"
-    user: str | None = Field(default=None, description="User to run as; None picks a non-root user when the image allows.")
-    docker_host: str | None = Field(default=None, description="Docker daemon URL; None uses DOCKER_HOST or the default socket.")
+    user: str | None = Field(
+        default=None, description="User to run as; None picks a non-root user when the image allows."
+    )
+    docker_host: str | None = Field(
+        default=None, description="Docker daemon URL; None uses DOCKER_HOST or the default socket."
+    )
     pull: bool = Field(default=False, description="Pull a missing image (never pulled otherwise).")
 
 

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import stat
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy
+from sandbox._proctree import is_alive, pids_with_marker
 from sandbox.bwrap import BwrapBackend
-from shellrt.supervisor import Supervisor
+from shellrt.supervisor import Supervisor, TaskStatus
 from tests.conftest import require
 
 pytestmark = [pytest.mark.anyio, pytest.mark.bwrap]
@@ -31,25 +34,34 @@ def dirs(tmp_path: Path) -> dict[str, Path]:
     return d
 
 
-async def open_sup(policy: SandboxPolicy, session: Path) -> tuple[BwrapBackend, Supervisor]:
+async def open_sup(
+    policy: SandboxPolicy, session: Path, *, persistent: bool = True
+) -> tuple[BwrapBackend, Supervisor]:
     require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
-    backend = BwrapBackend(BwrapConfig(), policy)
+    backend = BwrapBackend(BwrapConfig(persistent=persistent), policy)
     try:
         await backend.start()
     except BackendUnavailableError as exc:
         require(False, f"bwrap unusable here: {exc}")
+    # Persistent mode must really run under its zygote here (it falls back only where it cannot).
+    assert backend.persistent == persistent
     return backend, Supervisor(backend, session_dir=session)
 
 
+@pytest.fixture(params=[True, False], ids=["persistent", "per-command"])
+def persistent(request: pytest.FixtureRequest) -> bool:
+    return bool(request.param)
+
+
 @pytest.fixture
-async def sup(dirs: dict[str, Path]) -> AsyncIterator[Supervisor]:
+async def sup(dirs: dict[str, Path], persistent: bool) -> AsyncIterator[Supervisor]:
     policy = SandboxPolicy(
         workspace=dirs["ws"],
         writable_roots=(dirs["extra"],),
-        read_denied=(dirs["ws"] / "secret.txt", dirs["ws"] / "private"),
+        read_denied=(dirs["ws"] / "secret.txt", dirs["ws"] / "private", dirs["ws"] / "later.env"),
         network="none",
     )
-    backend, s = await open_sup(policy, dirs["session"])
+    backend, s = await open_sup(policy, dirs["session"], persistent=persistent)
     try:
         yield s
     finally:
@@ -113,17 +125,46 @@ async def test_host_network_reaches_the_listener(dirs: dict[str, Path]) -> None:
         await backend.close()
 
 
-async def test_tmp_is_private_per_command(sup: Supervisor) -> None:
-    first = await sup.run("echo x > /tmp/shellrt-private-probe && ls /tmp", timeout_s=10)
+async def test_tmp_is_private_to_the_session_or_the_command(sup: Supervisor, persistent: bool) -> None:
+    probe = f"/tmp/shellrt-private-probe-{os.getpid()}"
+    first = await sup.run(f"echo x > {probe} && ls /tmp", timeout_s=10)
     assert first.exit_code == 0
-    second = await sup.run("ls /tmp/shellrt-private-probe", timeout_s=10)
-    assert second.exit_code != 0
-    assert not Path("/tmp/shellrt-private-probe").exists()
+    second = await sup.run(f"cat {probe}", timeout_s=10)
+    # Persistent: the session's commands share their private /tmp (as in a container);
+    # per command: every command gets an empty one.
+    assert (second.exit_code == 0 and second.preview == "x\n") if persistent else second.exit_code != 0
+    assert not Path(probe).exists()  # never the host's /tmp
 
 
-async def test_own_pid_namespace(sup: Supervisor) -> None:
-    result = await sup.run("ps -e --no-headers | wc -l", timeout_s=10)
-    assert int(result.preview.strip()) < 10
+async def test_own_pid_namespace_per_command(sup: Supervisor) -> None:
+    await sup.start_background("sleep 1061")
+    result = await sup.run("echo $$; ps -e --no-headers | wc -l; ps -e -o comm= | grep -c sleep", timeout_s=10)
+    shell_pid, count, sleeps = result.preview.split()
+    # The shell is pid 2 under an init, a handful of processes, and no sibling command's sleep.
+    assert shell_pid == "2" and int(count) < 10 and sleeps == "0"
+
+
+async def test_commands_run_without_capabilities(sup: Supervisor) -> None:
+    result = await sup.run("grep -E '^Cap(Inh|Prm|Eff|Amb)' /proc/self/status", timeout_s=10)
+    lines = result.preview.splitlines()
+    assert len(lines) == 4 and all(line.split()[1] == "0000000000000000" for line in lines), lines
+    nnp = await sup.run("grep NoNewPrivs /proc/self/status", timeout_s=10)
+    assert nnp.preview.split() == ["NoNewPrivs:", "1"]
+    # Even as root: no CAP_SYS_ADMIN, so no mount could undo the read-only binds.
+    mount = await sup.run("mount -t tmpfs shellrt-probe /tmp && echo MOUNTED", timeout_s=10)
+    assert "MOUNTED" not in mount.preview and mount.exit_code != 0
+
+
+async def test_kill_of_own_shell_works_as_in_plain_bash(sup: Supervisor) -> None:
+    result = await sup.run("kill $$; echo survived", timeout_s=10)
+    assert "survived" not in result.preview and result.exit_code == 128 + 15
+
+
+async def test_read_denied_path_created_later_is_hidden_too(sup: Supervisor, dirs: dict[str, Path]) -> None:
+    assert (await sup.run("true", timeout_s=10)).exit_code == 0  # the sandbox exists before the file
+    (dirs["ws"] / "later.env").write_text("TOKEN=s3cret\n")
+    result = await sup.run("cat later.env", timeout_s=10)
+    assert "s3cret" not in result.preview and result.exit_code != 0
 
 
 def test_enforces_what_it_claims(dirs: dict[str, Path]) -> None:
@@ -189,7 +230,9 @@ async def test_mount_race_at_setup_is_retried_transparently(
     fake = tmp_path / "flaky-bwrap"
     fake.write_text(FLAKY_BWRAP.format(counter=tmp_path / "count", real=real))
     fake.chmod(0o755)
-    backend = BwrapBackend(BwrapConfig(bwrap_path=str(fake)), SandboxPolicy(workspace=dirs["ws"]))
+    backend = BwrapBackend(
+        BwrapConfig(bwrap_path=str(fake), persistent=False), SandboxPolicy(workspace=dirs["ws"])
+    )
     await backend.start()  # start 1: the probe
     s = Supervisor(backend, session_dir=dirs["session"])
     try:
@@ -213,4 +256,82 @@ async def test_setup_failure_that_is_not_a_race_is_reported(sup: Supervisor) -> 
     sup._cwd.cwd = "/nonexistent-dir-for-shellrt"  # simulate a cwd bwrap cannot enter
     sup._cwd.exists = lambda _p: True  # type: ignore[method-assign]
     bad = await sup.run("true", timeout_s=10)
-    assert bad.exit_code == 1 and "bwrap: Can't chdir" in bad.preview
+    assert bad.exit_code == 1
+    assert ("bwrap: Can't chdir" in bad.preview) or (
+        "shellrt: cannot enter the working directory /nonexistent-dir-for-shellrt" in bad.preview
+    )
+
+
+FAILS_FIRST_BWRAP = """#!/bin/bash
+# Loses the mount race on its first start only.
+n=$(( $(cat "{counter}" 2>/dev/null || echo 0) + 1 ))
+echo $n > "{counter}"
+if [ "$n" = 1 ]; then
+  echo 'bwrap: Can'"'"'t bind mount /oldroot/ on /newroot/: Unable to apply mount flags: remount "/newroot/x": Invalid argument' >&2
+  exit 1
+fi
+exec {real} "$@"
+"""
+
+
+async def test_zygote_start_that_lost_a_mount_race_is_retried(dirs: dict[str, Path], tmp_path: Path) -> None:
+    real = shutil.which("bwrap")
+    require(real is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    fake = tmp_path / "flaky-bwrap"
+    fake.write_text(FAILS_FIRST_BWRAP.format(counter=tmp_path / "count", real=real))
+    fake.chmod(0o755)
+    backend = BwrapBackend(BwrapConfig(bwrap_path=str(fake)), SandboxPolicy(workspace=dirs["ws"]))
+    await backend.start()
+    try:
+        assert backend.persistent
+        assert (tmp_path / "count").read_text().strip() == "2"
+        s = Supervisor(backend, session_dir=dirs["session"])
+        result = await s.run("echo ran", timeout_s=10)
+        assert result.exit_code == 0 and result.preview == "ran\n"
+        await s.close()
+    finally:
+        await backend.close()
+
+
+async def test_without_unshare_and_setpriv_it_runs_one_bwrap_per_command(
+    dirs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    real = shutil.which("bwrap")
+    require(real is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "bwrap").symlink_to(real)
+    (bin_dir / "true").symlink_to(shutil.which("true") or "/bin/true")  # the probe's command
+    monkeypatch.setenv("PATH", str(bin_dir))  # no unshare, setpriv, timeout on this PATH
+    backend = BwrapBackend(BwrapConfig(), SandboxPolicy(workspace=dirs["ws"]))
+    with caplog.at_level("WARNING", logger="sandbox.bwrap"):
+        await backend.start()
+    try:
+        assert not backend.persistent
+        assert "one sandbox per command" in caplog.text and "util-linux" in caplog.text
+        monkeypatch.undo()
+        s = Supervisor(backend, session_dir=dirs["session"])
+        result = await s.run("echo $$", timeout_s=10)
+        assert result.exit_code == 0 and result.preview == "2\n"
+        await s.close()
+    finally:
+        await backend.close()
+
+
+async def test_a_dead_zygote_is_replaced_and_its_commands_report_it(dirs: dict[str, Path]) -> None:
+    backend, s = await open_sup(SandboxPolicy(workspace=dirs["ws"]), dirs["session"])
+    try:
+        task = await s.start_background("sleep 1071")
+        await anyio.sleep(0.2)
+        zygote = backend._zygote
+        assert zygote is not None and zygote._proc is not None and zygote._proc.pid is not None
+        os.kill(zygote._proc.pid, signal.SIGKILL)  # the zygote's sandbox dies, and every command in it
+        final = await s.tasks.wait(task.id)
+        assert final.status is TaskStatus.KILLED
+        result = await s.run("echo again", timeout_s=10)
+        assert result.exit_code == 0 and result.preview == "again\n"
+        assert backend._zygote is not zygote and backend.persistent
+    finally:
+        await s.close()
+        await backend.close()
+    assert not [p for p in pids_with_marker(backend.marker_prefix, prefix=True) if is_alive(p)]

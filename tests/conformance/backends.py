@@ -13,7 +13,8 @@ from sandbox import BwrapConfig, DockerConfig, LocalConfig, SandboxConfig
 
 BACKENDS: dict[str, Callable[[], SandboxConfig]] = {
     "local": LocalConfig,
-    "bwrap": BwrapConfig,
+    "bwrap": BwrapConfig,  # persistent: one session sandbox, a zygote forks each command
+    "bwrap-per-command": lambda: BwrapConfig(persistent=False),
     # Debian minbase (has bash), built by scripts/build-test-images.sh; owner: the docker backend.
     "docker": lambda: DockerConfig(image="shellrt-test-debian"),
 }

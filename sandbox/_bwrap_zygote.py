@@ -1,0 +1,311 @@
+"""Host end of a bwrap session's zygote: start it, hand it commands, wait for and kill them.
+
+The zygote (`sandbox._zygote_main`) lives inside one long-lived bubblewrap
+sandbox per session and forks every command into fresh pid, mount and IPC
+namespaces. This side owns the control socket and, per command, the pipes:
+the host makes the command's stdin/stdout/stderr pipes and a status pipe and
+passes the child ends over the socket (SCM_RIGHTS), so output never travels
+through the zygote and reads at pipe speed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import socket
+import time
+from pathlib import Path
+
+import anyio
+
+from sandbox._fdstream import FdReceiveStream, FdSendStream
+from sandbox._hostproc import HostProcess, HostRunner, grow_pipe, read_cwd_report
+from sandbox._proctree import MARKER_VAR, pids_with_marker
+from sandbox.base import ExecRequest, ExitStatus, SandboxProcess
+from sandbox.errors import SandboxExecError
+
+__all__ = ["ZYGOTE_SOURCE", "Zygote", "ZygoteGoneError", "ZygoteProcess"]
+
+#: The zygote's program text, fed through a pipe (its path may be hidden inside the sandbox).
+ZYGOTE_SOURCE = (Path(__file__).parent / "_zygote_main.py").read_bytes()
+#: What ``python -c`` runs: read the program from the fd in argv[1], run it as ``__main__``.
+_BOOTSTRAP = (
+    "import os,sys;fd=int(sys.argv.pop(1));src=b''\n"
+    "while chunk:=os.read(fd,65536):src+=chunk\n"
+    "os.close(fd);exec(compile(src,'shellrt-zygote','exec'))"
+)
+#: How long a zygote may take to say it is ready (a Python start, a few imports).
+_READY_TIMEOUT_S = 20.0
+#: How long `ZygoteProcess.pid` waits for a just-requested command to show up.
+_PID_WAIT_S = 0.2
+#: How long a killed command may take to report before the whole zygote is killed instead.
+_KILL_GRACE_S = 2.0
+
+
+class ZygoteGoneError(SandboxExecError):
+    """The zygote is not running (it died or never started): start a new one."""
+
+
+class Zygote:
+    """One zygote process (the bwrap sandbox it runs in) and its control socket."""
+
+    def __init__(self, runner: HostRunner) -> None:
+        self._runner = runner
+        self._ids = itertools.count(1)
+        self._sock: socket.socket | None = None
+        self._proc: HostProcess | None = None
+
+    @property
+    def alive(self) -> bool:
+        proc = self._proc
+        return self._sock is not None and proc is not None and not proc.exited
+
+    async def start(self, bwrap_argv: list[str], python: str, *tools: str) -> None:
+        """Start ``bwrap_argv -- python -c ZYGOTE`` and wait for its hello.
+
+        Raises `ZygoteGoneError` with what the sandbox printed when it does not come up.
+        """
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        src_r, src_w = os.pipe2(os.O_CLOEXEC)
+        slot = self._runner.new_run(report_cwd=False)
+        argv = [
+            *bwrap_argv,
+            "--",
+            python,
+            *("-I", "-S", "-B", "-c", _BOOTSTRAP, str(src_r), str(theirs.fileno())),
+            *tools,
+        ]
+        request = ExecRequest(argv=tuple(argv), cwd="/", env={}, merge_stderr=True)
+        try:
+            self._proc = await self._runner.spawn(
+                argv,
+                request,
+                marker=slot.marker,
+                cwd_host_file=None,
+                env_extra={},
+                cwd="/",
+                pass_fds=(theirs.fileno(), src_r),
+            )
+            # The program (~8 KiB) fits in the pipe: no reader needed while writing.
+            os.write(src_w, ZYGOTE_SOURCE)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+            os.close(src_r)
+            os.close(src_w)
+        ours.setblocking(False)
+        self._sock = ours
+        hello = b""
+        with anyio.move_on_after(_READY_TIMEOUT_S):
+            hello = await self._receive()
+        if hello != b'{"op": "ready"}':
+            said = await self._drain_output()
+            await self.close()
+            raise ZygoteGoneError(f"the bwrap zygote did not start: {said or 'no output'}")
+
+    async def _receive(self) -> bytes:
+        sock = self._sock
+        assert sock is not None
+        while True:
+            try:
+                return sock.recv(4096)
+            except BlockingIOError:
+                await anyio.wait_readable(sock)
+            except OSError:
+                return b""
+
+    async def _drain_output(self) -> str:
+        proc = self._proc
+        if proc is None:
+            return ""
+        chunks: list[bytes] = []
+        with anyio.move_on_after(2):
+            await proc.wait()
+            with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError):
+                while True:
+                    chunks.append(await proc.stdout.receive())
+        return b"".join(chunks).decode("utf-8", "replace").strip()[-2000:]
+
+    async def _send(self, message: dict[str, object], fds: list[int]) -> None:
+        sock = self._sock
+        if sock is None or not self.alive:
+            raise ZygoteGoneError("the bwrap zygote is not running")
+        data = json.dumps(message).encode()
+        while True:
+            try:
+                socket.send_fds(sock, [data], fds)
+                return
+            except BlockingIOError:
+                await anyio.wait_writable(sock)
+            except OSError as exc:
+                raise ZygoteGoneError(f"the bwrap zygote went away: {exc}") from exc
+
+    async def spawn(
+        self, request: ExecRequest, *, marker: str, env_extra: dict[str, str], cwd_file: Path | None
+    ) -> ZygoteProcess:
+        """Start one command; its pipes are made here and only their child ends cross the socket."""
+        env = dict(request.env)
+        env.update(env_extra)
+        env[MARKER_VAR] = marker
+        out_r, out_w = os.pipe2(os.O_CLOEXEC)
+        status_r, status_w = os.pipe2(os.O_CLOEXEC)
+        mine = [out_r, status_r]
+        theirs = [out_w, status_w]
+        err_r = err_w = None
+        if not request.merge_stderr:
+            err_r, err_w = os.pipe2(os.O_CLOEXEC)
+            mine.append(err_r)
+            theirs.append(err_w)
+        in_w: int | None = None
+        if request.stdin:
+            in_r, in_w = os.pipe2(os.O_CLOEXEC)
+            mine.append(in_w)
+            theirs.append(in_r)
+        else:
+            in_r = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+            theirs.append(in_r)
+        command_id = next(self._ids)
+        try:
+            await self._send(
+                {"op": "spawn", "id": command_id, "argv": list(request.argv), "cwd": request.cwd, "env": env},
+                [in_r, out_w, err_w if err_w is not None else out_w, status_w],
+            )
+        except BaseException:
+            for fd in mine:
+                os.close(fd)
+            raise
+        finally:
+            for fd in theirs:
+                os.close(fd)
+        return ZygoteProcess(self, command_id, marker, out_r, err_r, in_w, status_r, cwd_file)
+
+    async def kill_command(self, command_id: int) -> None:
+        with contextlib.suppress(ZygoteGoneError):
+            await self._send({"op": "kill", "id": command_id}, [])
+
+    async def close(self) -> None:
+        """Kill the zygote's sandbox (and with it every command still in it)."""
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                anyio.notify_closing(sock)
+            sock.close()
+        proc = self._proc
+        if proc is not None:
+            with anyio.CancelScope(shield=True):
+                await proc.kill()
+                with contextlib.suppress(OSError):
+                    await proc.stdout.aclose()
+
+
+class ZygoteProcess(SandboxProcess):
+    """A command running under the zygote: pipes on this side, a status line when its namespace is gone."""
+
+    stdout: FdReceiveStream
+    stderr: FdReceiveStream | None
+
+    def __init__(
+        self,
+        zygote: Zygote,
+        command_id: int,
+        marker: str,
+        stdout_fd: int,
+        stderr_fd: int | None,
+        stdin_fd: int | None,
+        status_fd: int,
+        cwd_file: Path | None,
+    ) -> None:
+        self._zygote = zygote
+        self._id = command_id
+        self._marker = marker
+        self._status_fd: int | None = status_fd
+        os.set_blocking(status_fd, False)
+        self._cwd_file = cwd_file
+        self._status: ExitStatus | None = None
+        self._pid: int | None = None
+        self._waiting = False
+        self.stdout = FdReceiveStream(stdout_fd, on_flood=grow_pipe)
+        self.stderr = FdReceiveStream(stderr_fd, on_flood=grow_pipe) if stderr_fd is not None else None
+        self.stdin = FdSendStream(stdin_fd) if stdin_fd is not None else None
+
+    @property
+    def pid(self) -> int | None:
+        """Host pid of what stands for the command: the ``unshare`` holding its namespace.
+
+        Found by the run's marker (the oldest process carrying it); killing it kills
+        the namespace. The zygote starts it within a millisecond or two of the
+        request, so a caller asking right after the start waits that long (bounded).
+        """
+        deadline = time.monotonic() + _PID_WAIT_S
+        while self._pid is None and self._status is None:
+            pids = pids_with_marker(self._marker)
+            if pids:
+                self._pid = min(pids)
+            elif time.monotonic() < deadline:
+                time.sleep(0.002)
+            else:
+                break
+        return self._pid
+
+    @property
+    def returncode(self) -> int | None:
+        return None if self._status is None else self._status.exit_code
+
+    async def wait(self) -> ExitStatus:
+        while self._status is None:
+            if self._waiting:  # another task reads the status fd: poll for its result
+                await anyio.sleep(0.005)
+                continue
+            self._waiting = True
+            try:
+                line = await self._read_status()
+            finally:
+                self._waiting = False
+            if self._status is None:
+                self._status = _exit_status(line, read_cwd_report(self._cwd_file))
+        return self._status
+
+    async def _read_status(self) -> bytes:
+        fd = self._status_fd
+        assert fd is not None
+        chunks: list[bytes] = []
+        while True:
+            try:
+                data = os.read(fd, 256)
+            except BlockingIOError:
+                await anyio.wait_readable(fd)
+                continue
+            if not data:
+                break
+            chunks.append(data)
+        self._status_fd = None
+        os.close(fd)
+        return b"".join(chunks)
+
+    async def kill(self) -> None:
+        """Kill the command's pid namespace; if the zygote does not answer in time, the zygote."""
+        with anyio.CancelScope(shield=True):
+            if self._status is None:
+                await self._zygote.kill_command(self._id)
+                with anyio.move_on_after(_KILL_GRACE_S):
+                    await self.wait()
+                if self._status is None:
+                    await self._zygote.close()  # C1 dies with it, and its namespace with C1
+            await self.wait()
+
+
+def _exit_status(line: bytes, cwd: str | None) -> ExitStatus:
+    """Decode the zygote's status line ``s <wait status>``; nothing means the zygote is gone (killed)."""
+    text = line.decode("ascii", "replace").strip()
+    if text.startswith("s "):
+        with contextlib.suppress(ValueError):
+            status = int(text[2:])
+            if os.WIFSIGNALED(status):
+                sig = os.WTERMSIG(status)
+                return ExitStatus(exit_code=128 + sig, signal=sig, cwd=cwd)
+            return ExitStatus(exit_code=os.waitstatus_to_exitcode(status), cwd=cwd)
+    return ExitStatus(exit_code=128 + 9, signal=9, cwd=cwd)

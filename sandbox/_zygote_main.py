@@ -1,0 +1,226 @@
+"""The zygote: the one long-lived process inside a session's bubblewrap sandbox.
+
+Runs *inside* the sandbox (``python -I -S -B -c <this file's text> FD UNSHARE SETPRIV TIMEOUT``),
+so it uses the standard library only and imports nothing of ``sandbox`` or ``shellrt``.
+
+Why: a fresh ``bwrap`` per command rebuilds the mount, network, IPC and UTS
+namespaces every time (~5 ms here, most of it ``--unshare-net`` and the mount
+setup). The zygote builds them once; a command then costs one ``posix_spawn``
+(no fork of this Python: copying its page tables costs more than a bwrap) of::
+
+    unshare --pid --ipc --fork --mount-proc --kill-child -- \\
+        setpriv --bounding-set=-all --inh-caps=-all --ambient-caps=-all --no-new-privs -- \\
+        timeout 0 argv
+
+so every command still gets
+
+* its own **pid namespace**. Its init is coreutils' ``timeout 0`` (no time
+  limit): it forwards the signals init would otherwise swallow and exits with
+  the command's status, so the shell is pid 2 and behaves as anywhere else
+  (``kill $$`` works). When the command exits, the kernel kills everything left
+  in the namespace -- setsid'd, nohup'd, double-forked alike -- and ``unshare``
+  returns only once they are gone; the zygote and the session's other commands
+  are invisible and unsignalable;
+* its own **mount namespace** (private propagation) with a fresh /proc of that
+  pid namespace, and its own **IPC namespace**;
+* **no capabilities** and ``no_new_privs``: the zygote holds CAP_SYS_ADMIN and
+  CAP_SETPCAP to build the namespaces; ``setpriv`` empties the bounding,
+  inheritable and ambient sets before the command is exec'd, so it has none.
+
+Protocol on the SOCK_SEQPACKET control socket (fd given as argv[1]):
+
+* host -> zygote ``{"op": "spawn", "id", "argv", "cwd", "env"}`` with four fds
+  attached (stdin, stdout, stderr, status); ``{"op": "kill", "id"}`` (SIGKILL to
+  the command's ``unshare``, whose ``--kill-child`` takes the namespace down).
+* zygote -> host ``{"op": "ready"}`` once, at start.
+
+The zygote writes one line to a command's status fd once its namespace is
+gone: ``s <wait status>`` of the ``unshare`` process (it exits with the
+command's code, or dies of the command's signal). EOF without a line means
+the zygote itself went away.
+"""
+
+from __future__ import annotations
+
+import array
+import errno
+import json
+import os
+import select
+import signal
+import socket
+import sys
+from typing import Any
+
+#: A command that could not start: the wait status of ``exit 1``.
+_FAILED = 1 << 8
+#: How long a killed command's namespace may take to be torn down before its status is sent.
+_TEARDOWN_S = 2.0
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _refuse(stderr: int, status: int, message: str) -> None:
+    """A command that could not start: say why on its stderr, report ``exit 1``."""
+    try:
+        _write_all(stderr, f"shellrt: {message}\n".encode("utf-8", "surrogateescape"))
+        _write_all(status, f"s {_FAILED}\n".encode())
+    except OSError:
+        pass
+    os.close(status)
+
+
+class Zygote:
+    """Spawns commands on request and reports each one's end on its status fd."""
+
+    def __init__(self, sock: socket.socket, unshare: str, setpriv: str, timeout: str) -> None:
+        self.sock = sock
+        self.prefix = [
+            unshare, "--pid", "--ipc", "--fork", "--mount-proc", "--kill-child", "--",
+            setpriv, "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all", "--no-new-privs", "--",
+            timeout, "0",
+        ]  # fmt: skip
+        self.running: dict[int, tuple[int, int]] = {}  # unshare pid -> (command id, status fd)
+        self.by_id: dict[int, int] = {}  # command id -> unshare pid
+        self.inits: dict[int, int] = {}  # killed unshare pid -> pidfd of its namespace's init
+
+    def spawn(self, req: dict[str, Any], fds: list[int]) -> None:
+        stdin, stdout, stderr, status = fds
+        try:
+            pid = self._start(req, stdin, stdout, stderr)
+        except OSError as exc:
+            _refuse(stderr, status, str(exc.strerror))
+            return
+        finally:
+            for fd in (stdin, stdout, stderr):
+                os.close(fd)
+        self.running[pid] = (req["id"], status)
+        self.by_id[req["id"]] = pid
+
+    def _start(self, req: dict[str, Any], stdin: int, stdout: int, stderr: int) -> int:
+        try:
+            os.chdir(req["cwd"])
+        except OSError as exc:
+            raise OSError(
+                exc.errno, f"cannot enter the working directory {req['cwd']}: {exc.strerror}"
+            ) from None
+        try:
+            return os.posix_spawn(
+                self.prefix[0],
+                [*self.prefix, *req["argv"]],
+                req["env"],
+                file_actions=[
+                    (os.POSIX_SPAWN_DUP2, stdin, 0),
+                    (os.POSIX_SPAWN_DUP2, stdout, 1),
+                    (os.POSIX_SPAWN_DUP2, stderr, 2),
+                ],
+                setsid=True,
+            )
+        except OSError as exc:
+            raise OSError(exc.errno, f"cannot start the command's namespace: {exc}") from None
+        finally:
+            os.chdir("/")
+
+    def kill(self, command_id: int) -> None:
+        """SIGKILL the command's ``unshare``; ``--kill-child`` takes its namespace down.
+
+        (Killing the namespace's init directly would make ``unshare`` print a
+        complaint into the command's output.) The init's pidfd is kept so that
+        the status is reported only once the namespace is really gone.
+        """
+        pid = self.by_id.get(command_id)
+        if pid is None:
+            return
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
+                children = f.read().split()
+            if children and pid not in self.inits:
+                self.inits[pid] = os.pidfd_open(int(children[0]))
+        except (OSError, ValueError):
+            pass
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def reap(self) -> None:
+        while True:
+            try:
+                pid, wait_status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            entry = self.running.pop(pid, None)
+            if entry is None:
+                continue
+            command_id, status = entry
+            self.by_id.pop(command_id, None)
+            init = self.inits.pop(pid, None)
+            if init is not None:  # killed: wait (bounded) until the init, the namespace's last, is gone
+                select.select([init], [], [], _TEARDOWN_S)
+                os.close(init)
+            try:
+                _write_all(status, f"s {wait_status}\n".encode())
+            except OSError:
+                pass
+            os.close(status)
+
+
+def _receive(sock: socket.socket) -> tuple[bytes, list[int]]:
+    fds = array.array("i")
+    # CLOEXEC: the command must not inherit the status fd (it could forge its own exit status).
+    msg, ancdata, _flags, _addr = sock.recvmsg(
+        1 << 20, socket.CMSG_SPACE(16 * fds.itemsize), socket.MSG_CMSG_CLOEXEC
+    )
+    for level, kind, data in ancdata:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(data[: len(data) - (len(data) % fds.itemsize)])
+    return msg, list(fds)
+
+
+def main() -> None:
+    sock = socket.socket(fileno=int(sys.argv[1]))
+    zygote = Zygote(sock, sys.argv[2], sys.argv[3], sys.argv[4])
+    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda _sig, _frame: None)
+    os.chdir("/")
+    sock.send(b'{"op": "ready"}')
+    while True:
+        try:
+            readable, _, _ = select.select([sock.fileno(), wake_r], [], [])
+        except InterruptedError:
+            continue
+        if wake_r in readable:
+            try:
+                os.read(wake_r, 4096)
+            except BlockingIOError:
+                pass
+            zygote.reap()
+        if sock.fileno() not in readable:
+            continue
+        try:
+            msg, fds = _receive(sock)
+        except OSError as exc:
+            if exc.errno in (errno.EAGAIN, errno.EINTR):
+                continue
+            return
+        if not msg:
+            return  # the host closed the socket: the session is over
+        req = json.loads(msg)
+        if req["op"] == "spawn" and len(fds) == 4:
+            zygote.spawn(req, fds)
+        else:
+            for fd in fds:
+                os.close(fd)
+            if req["op"] == "kill":
+                zygote.kill(req["id"])
+
+
+if __name__ == "__main__":
+    main()
