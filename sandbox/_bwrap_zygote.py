@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
+import marshal
 import os
 import socket
 import time
@@ -26,20 +26,25 @@ from sandbox._proctree import MARKER_VAR, pids_with_marker
 from sandbox.base import ExecRequest, ExitStatus, SandboxProcess
 from sandbox.errors import SandboxExecError
 
-__all__ = ["ZYGOTE_SOURCE", "Zygote", "ZygoteGoneError", "ZygoteProcess"]
+__all__ = ["ZYGOTE_CODE", "Zygote", "ZygoteGoneError", "ZygoteProcess"]
 
-#: The zygote's program text, fed through a pipe (its path may be hidden inside the sandbox).
-ZYGOTE_SOURCE = (Path(__file__).parent / "_zygote_main.py").read_bytes()
+#: The zygote's compiled program, fed through a pipe (its file may be hidden inside the
+#: sandbox; the zygote runs on this very interpreter, so the marshal format matches).
+ZYGOTE_CODE = marshal.dumps(
+    compile((Path(__file__).parent / "_zygote_main.py").read_bytes(), "shellrt-zygote", "exec")
+)
 #: What ``python -c`` runs: read the program from the fd in argv[1], run it as ``__main__``.
 _BOOTSTRAP = (
-    "import os,sys;fd=int(sys.argv.pop(1));src=b''\n"
-    "while chunk:=os.read(fd,65536):src+=chunk\n"
-    "os.close(fd);exec(compile(src,'shellrt-zygote','exec'))"
+    "import os,sys,marshal;fd=int(sys.argv.pop(1));b=b''\n"
+    "while c:=os.read(fd,65536):b+=c\n"
+    "os.close(fd);exec(marshal.loads(b))"
 )
 #: How long a zygote may take to say it is ready (a Python start, a few imports).
 _READY_TIMEOUT_S = 20.0
 #: How long `ZygoteProcess.pid` waits for a just-requested command to show up.
 _PID_WAIT_S = 0.2
+#: How long a zygote told to stop (its socket closed) may take to exit before it is killed.
+_EXIT_GRACE_S = 1.0
 #: How long a killed command may take to report before the whole zygote is killed instead.
 _KILL_GRACE_S = 2.0
 
@@ -88,8 +93,8 @@ class Zygote:
                 cwd="/",
                 pass_fds=(theirs.fileno(), src_r),
             )
-            # The program (~8 KiB) fits in the pipe: no reader needed while writing.
-            os.write(src_w, ZYGOTE_SOURCE)
+            # The program (~6 KiB) fits in the pipe: no reader needed while writing.
+            os.write(src_w, ZYGOTE_CODE)
         except BaseException:
             ours.close()
             raise
@@ -102,7 +107,7 @@ class Zygote:
         hello = b""
         with anyio.move_on_after(_READY_TIMEOUT_S):
             hello = await self._receive()
-        if hello != b'{"op": "ready"}':
+        if hello != b"ready":
             said = await self._drain_output()
             await self.close()
             raise ZygoteGoneError(f"the bwrap zygote did not start: {said or 'no output'}")
@@ -134,7 +139,7 @@ class Zygote:
         sock = self._sock
         if sock is None or not self.alive:
             raise ZygoteGoneError("the bwrap zygote is not running")
-        data = json.dumps(message).encode()
+        data = marshal.dumps(message)
         while True:
             try:
                 socket.send_fds(sock, [data], fds)
@@ -188,18 +193,27 @@ class Zygote:
             await self._send({"op": "kill", "id": command_id}, [])
 
     async def close(self) -> None:
-        """Kill the zygote's sandbox (and with it every command still in it)."""
+        """End the zygote's sandbox (and with it every command still in it).
+
+        Closing the socket makes the zygote return; its sandbox's init then exits
+        and the kernel kills whatever was left in it. Killed outright if that
+        takes longer than a moment.
+        """
         sock, self._sock = self._sock, None
         if sock is not None:
             with contextlib.suppress(OSError):
                 anyio.notify_closing(sock)
             sock.close()
         proc = self._proc
-        if proc is not None:
-            with anyio.CancelScope(shield=True):
+        if proc is None:
+            return
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(_EXIT_GRACE_S):
+                await proc.wait()
+            if not proc.exited:
                 await proc.kill()
-                with contextlib.suppress(OSError):
-                    await proc.stdout.aclose()
+            with contextlib.suppress(OSError):
+                await proc.stdout.aclose()
 
 
 class ZygoteProcess(SandboxProcess):

@@ -95,6 +95,7 @@ class HostRunner:
         self._finished: dict[str, tuple[int, float]] = {}
         self._finished_lock = threading.Lock()
         self._sweep_pending = False
+        self._closing = threading.Event()
         self._devnull_fd: int | None = None
         self._exe_cache: dict[tuple[str, str | None], str | None] = {}
         self.closed = False
@@ -105,6 +106,7 @@ class HostRunner:
             self._janitor = concurrent.futures.ThreadPoolExecutor(
                 max_workers=1, thread_name_prefix=f"shellrt-{self.label}-janitor"
             )
+            self._closing.clear()
         self.closed = False
 
     def new_run(self, report_cwd: bool) -> RunSlot:
@@ -217,7 +219,7 @@ class HostRunner:
 
     def _sweep_finished(self) -> None:
         """Janitor thread: one /proc scan for every run that finished in the last few ms."""
-        time.sleep(_SWEEP_COALESCE_S)
+        self._closing.wait(_SWEEP_COALESCE_S)  # cut short by close(), which sweeps everything anyway
         with self._finished_lock:
             markers, self._finished = self._finished, {}
             self._sweep_pending = False
@@ -233,6 +235,7 @@ class HostRunner:
         self.closed = True
         for handle in list(self._open):
             await handle.kill()
+        self._closing.set()
         janitor, self._janitor = self._janitor, None
         prefix = self.marker_prefix
 

@@ -1,7 +1,11 @@
 """The zygote: the one long-lived process inside a session's bubblewrap sandbox.
 
-Runs *inside* the sandbox (``python -I -S -B -c <this file's text> FD UNSHARE SETPRIV TIMEOUT``),
-so it uses the standard library only and imports nothing of ``sandbox`` or ``shellrt``.
+Runs *inside* the sandbox on the host's own interpreter (``python -I -S -B -c
+<bootstrap> PROGRAM_FD SOCKET_FD UNSHARE SETPRIV TIMEOUT``, this module's code
+object arriving marshalled through PROGRAM_FD), so it imports nothing of
+``sandbox`` or ``shellrt`` -- and only C modules of the standard library
+(``_socket``, ``_signal``, ``marshal``, ``select``): ``json``, ``socket`` and
+``signal`` would pull in ``re`` and ``enum`` and triple the start-up time.
 
 Why: a fresh ``bwrap`` per command rebuilds the mount, network, IPC and UTS
 namespaces every time (~5 ms here, most of it ``--unshare-net`` and the mount
@@ -29,10 +33,12 @@ so every command still gets
 
 Protocol on the SOCK_SEQPACKET control socket (fd given as argv[1]):
 
+Messages are marshalled dicts (both ends run the same interpreter):
+
 * host -> zygote ``{"op": "spawn", "id", "argv", "cwd", "env"}`` with four fds
   attached (stdin, stdout, stderr, status); ``{"op": "kill", "id"}`` (SIGKILL to
   the command's ``unshare``, whose ``--kill-child`` takes the namespace down).
-* zygote -> host ``{"op": "ready"}`` once, at start.
+* zygote -> host ``b"ready"`` once, at start.
 
 The zygote writes one line to a command's status fd once its namespace is
 gone: ``s <wait status>`` of the ``unshare`` process (it exits with the
@@ -42,13 +48,13 @@ the zygote itself went away.
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found]  # C module without stubs
+import _socket
 import array
 import errno
-import json
+import marshal
 import os
 import select
-import signal
-import socket
 import sys
 from typing import Any
 
@@ -77,7 +83,7 @@ def _refuse(stderr: int, status: int, message: str) -> None:
 class Zygote:
     """Spawns commands on request and reports each one's end on its status fd."""
 
-    def __init__(self, sock: socket.socket, unshare: str, setpriv: str, timeout: str) -> None:
+    def __init__(self, sock: _socket.socket, unshare: str, setpriv: str, timeout: str) -> None:
         self.sock = sock
         self.prefix = [
             unshare, "--pid", "--ipc", "--fork", "--mount-proc", "--kill-child", "--",
@@ -143,7 +149,7 @@ class Zygote:
         except (OSError, ValueError):
             pass
         try:
-            os.kill(pid, signal.SIGKILL)
+            os.kill(pid, _signal.SIGKILL)
         except ProcessLookupError:
             pass
 
@@ -171,26 +177,26 @@ class Zygote:
             os.close(status)
 
 
-def _receive(sock: socket.socket) -> tuple[bytes, list[int]]:
+def _receive(sock: _socket.socket) -> tuple[bytes, list[int]]:
     fds = array.array("i")
     # CLOEXEC: the command must not inherit the status fd (it could forge its own exit status).
     msg, ancdata, _flags, _addr = sock.recvmsg(
-        1 << 20, socket.CMSG_SPACE(16 * fds.itemsize), socket.MSG_CMSG_CLOEXEC
+        1 << 20, _socket.CMSG_SPACE(16 * fds.itemsize), _socket.MSG_CMSG_CLOEXEC
     )
     for level, kind, data in ancdata:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
             fds.frombytes(data[: len(data) - (len(data) % fds.itemsize)])
     return msg, list(fds)
 
 
 def main() -> None:
-    sock = socket.socket(fileno=int(sys.argv[1]))
+    sock = _socket.socket(fileno=int(sys.argv[1]))
     zygote = Zygote(sock, sys.argv[2], sys.argv[3], sys.argv[4])
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-    signal.set_wakeup_fd(wake_w)
-    signal.signal(signal.SIGCHLD, lambda _sig, _frame: None)
+    _signal.set_wakeup_fd(wake_w)
+    _signal.signal(_signal.SIGCHLD, lambda _sig, _frame: None)
     os.chdir("/")
-    sock.send(b'{"op": "ready"}')
+    sock.send(b"ready")
     while True:
         try:
             readable, _, _ = select.select([sock.fileno(), wake_r], [], [])
@@ -212,7 +218,7 @@ def main() -> None:
             return
         if not msg:
             return  # the host closed the socket: the session is over
-        req = json.loads(msg)
+        req = marshal.loads(msg)
         if req["op"] == "spawn" and len(fds) == 4:
             zygote.spawn(req, fds)
         else:

@@ -9,16 +9,19 @@ Two modes (`BwrapConfig.persistent`):
   is paid once per session: a command costs ~1.5 ms instead of ~5 ms. The
   session's commands share /tmp (a private host directory bound there, so it
   survives a zygote restart), /dev/shm and loopback, as they would in a
-  container; a background server is reachable from later commands. If the
+  container: a background server is reachable from later commands. If the
   zygote cannot start (no usable Python inside, no CAP_SYS_ADMIN for the
   sandbox), the backend says so in the log and runs per command.
-* **per command**: ``bwrap <flags> -- argv`` for each command, private /tmp per command.
+* **per command**: ``bwrap <flags> -- argv`` for each command: cheaper to start
+  (no zygote, ~25 ms less) and costlier per command; the same session /tmp,
+  but /dev/shm and loopback are each command's own.
 
 The flags (see `BwrapBackend.bwrap_args`):
 
 - ``--ro-bind / /``: the whole host is visible read-only; ``--bind`` re-exposes
   the workspace and every extra writable root read-write;
-- ``--tmpfs /tmp`` (persistent: the session's tmp dir bound at /tmp);
+- the session's private tmp dir bound at /tmp (a host directory made at start,
+  removed at close);
   ``--dev /dev``, ``--proc /proc``;
 - read-denied paths are hidden after the binds (``--tmpfs`` over a directory,
   ``--ro-bind /dev/null`` over a file), so a denied path inside the workspace
@@ -134,6 +137,9 @@ class BwrapBackend(SandboxBackend):
             )
         self._bwrap = found
         self._runner.start()
+        # The session's /tmp: private to this sandbox, shared by its commands, gone at close.
+        self._session_tmp = Path(tempfile.mkdtemp(prefix="shellrt-bwrap-tmp-"))
+        self._session_tmp.chmod(0o1777)
         if self.config.persistent:
             try:
                 await self._start_zygote()
@@ -165,9 +171,6 @@ class BwrapBackend(SandboxBackend):
     async def _start_zygote(self) -> None:
         """Start a zygote sandbox (retrying a lost mount race); `ZygoteGoneError` when it cannot."""
         state_dir = self._runner.check_open()
-        if self._session_tmp is None:
-            self._session_tmp = Path(tempfile.mkdtemp(prefix="shellrt-bwrap-tmp-"))
-            self._session_tmp.chmod(0o1777)
         hidden = self._denied_state()
         # The zygote builds each command's namespaces (CAP_SYS_ADMIN) and empties its bounding
         # set (CAP_SETPCAP); the command itself runs with no capabilities at all.
@@ -216,8 +219,8 @@ class BwrapBackend(SandboxBackend):
     ) -> list[str]:
         """The bwrap argv up to (not including) ``--``, for one sandbox starting in ``cwd``.
 
-        ``tmp``: a host directory bound at /tmp (the persistent mode's session /tmp)
-        instead of a fresh tmpfs. ``caps``: the only capabilities the sandbox's
+        ``tmp``: a host directory bound at /tmp (the session's /tmp) instead of a
+        fresh tmpfs (the probe's). ``caps``: the only capabilities the sandbox's
         process keeps (the zygote's); a command keeps none -- run as root,
         bwrap would otherwise leave it every capability, CAP_SYS_ADMIN included.
         """
@@ -283,7 +286,7 @@ class BwrapBackend(SandboxBackend):
         run = self._runner.new_run(request.report_cwd)
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
         argv = [
-            *self.bwrap_args(cwd=request.cwd, state_dir=run.state_dir),
+            *self.bwrap_args(cwd=request.cwd, state_dir=run.state_dir, tmp=self._session_tmp),
             "--json-status-fd",
             str(status_w),
             "--",

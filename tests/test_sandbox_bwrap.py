@@ -125,15 +125,24 @@ async def test_host_network_reaches_the_listener(dirs: dict[str, Path]) -> None:
         await backend.close()
 
 
-async def test_tmp_is_private_to_the_session_or_the_command(sup: Supervisor, persistent: bool) -> None:
+async def test_tmp_is_private_to_the_session(sup: Supervisor, dirs: dict[str, Path]) -> None:
     probe = f"/tmp/shellrt-private-probe-{os.getpid()}"
     first = await sup.run(f"echo x > {probe} && ls /tmp", timeout_s=10)
     assert first.exit_code == 0
     second = await sup.run(f"cat {probe}", timeout_s=10)
-    # Persistent: the session's commands share their private /tmp (as in a container);
-    # per command: every command gets an empty one.
-    assert (second.exit_code == 0 and second.preview == "x\n") if persistent else second.exit_code != 0
+    assert second.exit_code == 0 and second.preview == "x\n"  # the session's commands share it
     assert not Path(probe).exists()  # never the host's /tmp
+    policy = SandboxPolicy(workspace=dirs["ws"])
+    other_backend, other = await open_sup(policy, dirs["session"] / "other")
+    session_tmp = other_backend._session_tmp
+    assert session_tmp is not None and session_tmp.is_dir()
+    try:
+        third = await other.run(f"cat {probe}; touch /tmp/left-behind", timeout_s=10)
+        assert "x\n" not in third.preview  # another session's /tmp is another one
+    finally:
+        await other.close()
+        await other_backend.close()
+    assert not session_tmp.exists()  # removed with its session
 
 
 async def test_own_pid_namespace_per_command(sup: Supervisor) -> None:
