@@ -49,18 +49,26 @@ _DQ_BODY = r"[ #%-\[\]-_a-~]*+"
 #: ``*`` and ``?`` are globs: accepted only in words without quotes (flagged like the planner does).
 _PLAIN = r"[A-Za-z0-9_./:@%+=,*?-][A-Za-z0-9_./:@%+=,*?~-]*+"
 _WORD = rf"(?:{_PLAIN}|'{_SQ_BODY}'|\"{_DQ_BODY}\")++"
-#: One token per match (possessive quantifiers: no backtracking). Any character no other
-#: alternative takes is caught by ``bad``; trailing blanks match nothing.
+#: One token per match (possessive quantifiers: no backtracking), blanks before it skipped:
+#: an operator, a ``>&N`` duplication, a redirection with its target, a word, or any other
+#: single character (always refused). A redirection needs a blank right before it (the
+#: lookbehind); without one it falls through to a refused single character.
 _TOKENS = re.compile(
-    rf"""(?P<blank>[ \t]*+)(?:
-        (?P<op>&&|\|\||[|;])
-      | (?P<dfd>[0-9]?)>&(?P<dup>[0-9]++)(?=[ \t;|]|\Z)
-      | (?P<fd>[0-9]?)(?P<rop>>>|>|<)[ \t]*+(?P<target>{_WORD})
-      | (?P<word>{_WORD})
-      | (?P<bad>(?s:.))
+    rf"""[ \t]*+(
+        &&|\|\||[|;]
+      | (?<=[ \t])[0-9]?>&[0-9]++(?=[ \t;|]|\Z)
+      | (?<=[ \t])[0-9]?(?:>>|>|<)[ \t]*+{_WORD}
+      | {_WORD}
+      | (?s:.)
     )""",
     re.VERBOSE,
-)
+).findall
+#: Single-character tokens that are not refused outright: one-character words and ``|``/``;``.
+_SINGLE_OK = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:@%+=,*?-|;")
+_OPERATORS = frozenset({"&&", "||", "|", ";"})
+_REDIRECT_START = frozenset("<>0123456789")
+_ANGLES = frozenset("<>")
+_DIGITS = frozenset("0123456789")
 _SEGMENT = re.compile(r"'([^']*)'|\"([^\"]*)\"|([^'\"]+)")
 #: A command name this path accepts: plain, no ``=`` (assignment) and no leading ``-``.
 _NAME = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./+-]*+").fullmatch
@@ -111,51 +119,66 @@ def plan_simple(command: str) -> CommandPlan | None:
     """The plan of ``command`` when it has the simple shape, else None (use the parser)."""
     if len(command) > MAX_CHARS:
         return None
+    # No quote and no glob anywhere: every word is its own value (the common case, checked once).
+    plain = "'" not in command and '"' not in command and "*" not in command and "?" not in command
     commands: list[_Command] = []  # (argv, redirects, operator after it or "")
     argv: list[Word] = []
     redirects: list[Redirect] = []
     expect_name = True
     after_semicolon = False
-    for blank, op, dfd, dup, fd, rop, target, word, bad in _TOKENS.findall(command):
-        if word:
-            if word in _RESERVED:
-                return None
-            if expect_name:
-                if _NAME(word) is None:
-                    return None
-                argv = [new_word(word, word, _EMPTY)]
-                redirects = []
-                expect_name = after_semicolon = False
-            elif redirects:
-                return None  # a word after a redirection: the grammar attaches it to the redirection
-            elif "'" in word or '"' in word or "*" in word or "?" in word:
-                special = _word(word)
-                if special is None:
-                    return None
-                argv.append(special)
-            else:
-                argv.append(new_word(word, word, _EMPTY))
-        elif op:
+    for token in _TOKENS(command):
+        if len(token) == 1 and token not in _SINGLE_OK:
+            return None  # a character no token takes (`$`, `&`, `(`, a redirection without a blank, ...)
+        if token in _OPERATORS:
             if expect_name:
                 return None
-            commands.append((argv, redirects, op))
+            commands.append((argv, redirects, token))
             expect_name = True
-            after_semicolon = op == ";"
-        elif bad or expect_name or not blank:
-            return None
-        elif not redirects and argv[-1].raw == "-":
-            return None  # the grammar drops a lone `-` before `2>...`: the parser path refuses that
-        elif dup:
-            redirects.append(Redirect(fd=dfd or None, op=">&", target=new_word(dup, dup, _EMPTY)))
-        elif fd and rop == "<":
-            return None  # the grammar reads `0<f` as an argument `0` and a redirection
-        else:
+            after_semicolon = token == ";"
+            continue
+        first = token[0]
+        if first in _REDIRECT_START and (first == ">" or first == "<" or token[1:2] in _ANGLES):
+            if expect_name:
+                return None
+            if not redirects and argv[-1].raw == "-":
+                return None  # the grammar drops a lone `-` before `2>...`: the parser path refuses that
+            fd: str | None = None
+            rest = token
+            if first in _DIGITS:
+                fd = first
+                rest = token[1:]
+            if rest[1] == "&":  # `[N]>&M` (the pattern only allows digits after `>&`)
+                dup = rest[2:]
+                redirects.append(Redirect(fd=fd, op=">&", target=new_word(dup, dup, _EMPTY)))
+                continue
+            if fd is not None and rest[0] == "<":
+                return None  # the grammar reads `0<f` as an argument `0` and a redirection
+            op = ">>" if rest[1] == ">" else rest[0]
+            target = rest[len(op) :].lstrip(" \t")
             if target in _RESERVED:
                 return None
             value = _word(target)
             if value is None:
                 return None
-            redirects.append(Redirect(fd=fd or None, op=rop, target=value))
+            redirects.append(Redirect(fd=fd, op=op, target=value))
+            continue
+        if token in _RESERVED:
+            return None
+        if expect_name:
+            if _NAME(token) is None:
+                return None
+            argv = [new_word(token, token, _EMPTY)]
+            redirects = []
+            expect_name = after_semicolon = False
+        elif redirects:
+            return None  # a word after a redirection: the grammar attaches it to the redirection
+        elif plain or not ("'" in token or '"' in token or "*" in token or "?" in token):
+            argv.append(new_word(token, token, _EMPTY))
+        else:
+            special = _word(token)
+            if special is None:
+                return None
+            argv.append(special)
     if not expect_name:
         commands.append((argv, redirects, ""))
     elif not after_semicolon:
