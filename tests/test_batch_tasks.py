@@ -140,3 +140,17 @@ def test_loader_is_lazy(tmp_path: Path) -> None:
     it = iter_tasks(path, on_error=seen.append)
     assert next(it).id == "t0"
     assert next(it).id == "t1"
+
+
+def test_bwrap_runs_one_command_tasks_without_a_session_zygote() -> None:
+    from sandbox import BwrapConfig
+    from shellrt.batch.worker import _sandbox_config
+
+    def config(sandbox: object, commands: list[str]) -> BwrapConfig:
+        result = _sandbox_config(Task.model_validate({"id": "t", "sandbox": sandbox, "commands": commands}))
+        assert isinstance(result, BwrapConfig)
+        return result
+
+    assert config("bwrap", ["true"]).persistent is False  # a zygote cannot pay off
+    assert config("bwrap", ["true", "true"]).persistent is True  # commands may share loopback, /dev/shm
+    assert config({"type": "bwrap", "persistent": True}, ["true"]).persistent is True  # asked for

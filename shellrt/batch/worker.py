@@ -29,7 +29,7 @@ from typing import Any
 
 import anyio
 
-from sandbox import DockerConfig, SandboxBackend, SandboxConfig, SandboxPolicy
+from sandbox import BwrapConfig, DockerConfig, SandboxBackend, SandboxConfig, SandboxPolicy
 from sandbox.factory import create_backend
 from shellrt.batch.pool import Lease, SandboxPool
 from shellrt.batch.results import CommandOutcome, TaskResult, TaskStatus
@@ -71,6 +71,14 @@ def _sandbox_config(task: Task) -> SandboxConfig:
     if isinstance(config, DockerConfig) and config.workspace_mode != "copy":
         # Each task owns a throwaway copy anyway; copy mode keeps the container off the host fs.
         config = config.model_copy(update={"workspace_mode": "copy"})
+    if (
+        isinstance(config, BwrapConfig)
+        and "persistent" not in config.model_fields_set
+        and len(task.commands) == 1
+    ):
+        # One command: a session zygote (~25 ms to start) cannot pay off, and with a single
+        # command nothing could tell the two modes apart. Set `persistent` to choose.
+        config = config.model_copy(update={"persistent": False})
     return config
 
 
