@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 import shlex
-from typing import Literal, cast
+from typing import Literal
 
 from .effects import plan_effects
 from .fastplan import plan_simple
@@ -73,7 +73,10 @@ def _analyze_bash(command: str, fast: bool = True) -> CommandAnalysis:
     if error:
         reasons.insert(0, error)
     read_only = not reasons
-    names = {c.argv[0].value if c.argv else None for c in plan.commands}
+    names: set[str | None] = set()
+    for plan_command in plan.commands:
+        argv = plan_command.argv
+        names.add(argv[0].value if argv else None)
     if read_only:
         shown = sorted([name for name in names if name])
         if shown:
@@ -82,7 +85,7 @@ def _analyze_bash(command: str, fast: bool = True) -> CommandAnalysis:
             reasons.append("read-only: only tests and comparisons, no program runs")
     effects = plan_effects(plan, read_only)
     env = (git_hardening_env() if read_only else dict(GIT_BASE_ENV)) if "git" in names else {}
-    if read_only:
+    if read_only and not _PROGRAM_ENV_NAMES.isdisjoint(names):
         for program in names & PROGRAM_ENV.keys():
             env.update(PROGRAM_ENV[program or ""])
     destructive = effects.destructive
@@ -97,6 +100,9 @@ def _analyze_bash(command: str, fast: bool = True) -> CommandAnalysis:
     )
 
 
+_PROGRAM_ENV_NAMES = frozenset(PROGRAM_ENV)
+
+
 def _subcommands(plan: CommandPlan, unparsed: str | None) -> list[Subcommand]:
     """Every simple command; when the parse failed the raw text is added too.
 
@@ -108,19 +114,22 @@ def _subcommands(plan: CommandPlan, unparsed: str | None) -> list[Subcommand]:
     for command in plan.commands:
         words = command.argv
         if words:
-            values = [w.value for w in words]
-            if None in values:
-                argv = [w.raw if w.value is None else w.value for w in words]
-                key = tuple(argv)
-                if key in seen:
-                    continue
+            argv: list[str] = []
+            dynamic = False
+            for w in words:
+                value = w.value
+                if value is None:
+                    dynamic = True
+                    argv.append(w.raw)
+                else:
+                    argv.append(value)
+            key = tuple(argv)
+            if key in seen:
+                continue
+            if dynamic:
                 # Static words are shell-quoted (shlex.quote), dynamic words keep their source text.
                 text = " ".join([w.raw if w.value is None else _quote(w.value) for w in words])
             else:
-                argv = cast("list[str]", values)
-                key = tuple(argv)
-                if key in seen:
-                    continue
                 text = " ".join(argv)
                 # Joined as-is when no word needs quoting (no unsafe character, no space, not empty).
                 if _find_unsafe_joined(text) is not None or "" in argv or text.count(" ") != len(argv) - 1:

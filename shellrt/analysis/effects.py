@@ -34,7 +34,7 @@ class Effects:
 
 def plan_effects(plan: CommandPlan, read_only: bool) -> Effects:
     """Collect writes and destructive hints for ``plan``."""
-    effects = Effects()
+    effects = Effects([], False, [])
     for redirect in plan.redirects:
         if redirect.kind != "file" or redirect.op not in _OUTPUT_OPS:
             continue
@@ -50,7 +50,10 @@ def plan_effects(plan: CommandPlan, read_only: bool) -> Effects:
             if redirect.op in (">", ">|", "&>") and not target.value.startswith("/dev/"):
                 effects.destructive.append(f"{redirect.op} {target.value} overwrites the file")
     for command in plan.commands:
-        _command(command, effects)
+        argv = command.argv
+        name = argv[0].value if argv else None
+        if name is None or name in _MODELLED or name.startswith("mkfs"):
+            _command(command, effects)
     if not read_only and not effects.write_targets and not _all_known(plan):
         effects.writes_unknown = True
     if len(effects.write_targets) > 1:
@@ -73,6 +76,10 @@ def _all_known(plan: CommandPlan) -> bool:
 _DESTRUCTIVE_NAMES = frozenset({"rm", "dd", "shred", "truncate", "wipefs", "fdisk", "sfdisk", "parted", "mkswap",
                                 "chmod", "chown", "chgrp", "find", "git", "kill", "pkill", "killall", "shutdown",
                                 "reboot", "halt", "poweroff"})
+
+
+#: Names :func:`_command` looks at (writers and destructive-hint programs; also any ``mkfs*``).
+_MODELLED = _DESTRUCTIVE_NAMES | _ALL_OPERANDS | _LAST_OPERAND
 
 
 def _command(command: PlanCommand, effects: Effects) -> None:

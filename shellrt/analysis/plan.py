@@ -51,6 +51,10 @@ _LOOP_KINDS = {"while": "while", "until": "until", "for": "for", "select": "sele
 class Planner:
     """Collects plan lists while walking one tree (and nested script strings)."""
 
+    __slots__ = ("ascii_text", "assignments", "cd_targets", "commands", "constructs", "context", "depth",
+                 "dynamic", "functions", "heredocs", "operators", "redirects", "script_depth", "source",
+                 "substitutions", "unsupported")
+
     def __init__(self, source: bytes, script_depth: int = 0, text: str | None = None) -> None:
         self.source = source
         if text is None:
@@ -112,8 +116,9 @@ class Planner:
     def word(self, node: tree_sitter.Node) -> Word:
         kind = node.type
         if kind == "word" or kind == "number":  # evaluate_word's fast path, inline
-            text = self.text(node)
-            if PLAIN_WORD_CHARS.isdisjoint(text):
+            ascii_text = self.ascii_text
+            text = ascii_text[node.start_byte : node.end_byte] if ascii_text is not None else self.text(node)
+            if PLAIN_WORD_CHARS.isdisjoint(text) and text[:1] != "~":
                 return new_word(text, text, NO_FEATURES)
         word = evaluate_word(node, self.substitution, self.text)
         if word.value is None:
@@ -138,18 +143,20 @@ class Planner:
         """Visit statement children, recording ``\\n`` between statements with no operator."""
         previous_statement = False
         for child in node.children:
-            if child.is_named and child.type != "comment" and child.type not in _REDIRECT_KINDS:
+            kind = child.type
+            if child.is_named:
+                if kind == "comment":
+                    continue
+                if kind in _REDIRECT_KINDS:
+                    self.visit(child)
+                    continue
                 if previous_statement:
                     self.operators.append("\n")
                 self.visit(child)
                 previous_statement = True
-            elif child.type == "comment":
-                continue
-            else:
-                if child.type in _STATEMENT_OPS:
-                    previous_statement = False
-                self.visit(child) if child.is_named else (
-                    self.operators.append(child.type) if child.type in _STATEMENT_OPS else None)
+            elif kind in _STATEMENT_OPS:
+                previous_statement = False
+                self.operators.append(kind)
 
     def _scan(self, node: tree_sitter.Node) -> None:
         """Find substitutions anywhere below ``node`` (for nodes we do not model)."""

@@ -53,10 +53,13 @@ def word_from_text(text: str) -> Word:
 
 _EMPTY: frozenset[str] = frozenset()
 _QUOTED: frozenset[str] = frozenset({"quoted"})
-_SPECIAL = frozenset("\\*?[{~$,.")
-#: A ``word``/``number`` node without these characters is its own static value, no features.
+#: A ``word``/``number`` node without these characters, and not starting with ``~``, is its own
+#: static value with no features: ``_unquoted`` only reacts to these (``,`` and ``..`` only after
+#: an unquoted ``{``, and ``~`` only as the first character).
+_SPECIAL = frozenset("\\*?[{$")
 PLAIN_WORD_CHARS = _SPECIAL
 NO_FEATURES = _EMPTY
+_DQ_WHOLE: frozenset[str] = frozenset({"dq_whole", "quoted"})
 
 
 def evaluate_word(node: tree_sitter.Node, on_substitution: SubstitutionHook, text_of: TextOf | None = None) -> Word:
@@ -66,11 +69,18 @@ def evaluate_word(node: tree_sitter.Node, on_substitution: SubstitutionHook, tex
     kind = node.type
     if kind == "word" or kind == "number":
         text = text_of(node)
-        if _SPECIAL.isdisjoint(text):  # fast path: a plain unquoted word
+        if _SPECIAL.isdisjoint(text) and text[:1] != "~":  # fast path: a plain unquoted word
             return new_word(text, text, _EMPTY)
     elif kind == "raw_string":
         text = text_of(node)
         return new_word(text, text[1:-1], _QUOTED)
+    elif kind == "string":
+        # Fast path: "..." with no expansion inside (what _walk gives for one string_content or none).
+        named = node.named_children
+        if not named:
+            return new_word(text_of(node), "", _DQ_WHOLE)
+        if len(named) == 1 and named[0].type == "string_content":
+            return new_word(text_of(node), _double_quoted(text_of(named[0])), _DQ_WHOLE)
     acc = _Acc()
     if kind == "string":
         acc.features.add("dq_whole")  # one double-quoted word: no splitting, no globbing

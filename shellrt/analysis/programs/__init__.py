@@ -31,11 +31,13 @@ _CUSTOM: dict[str, Callable[[list[str]], list[str]]] = {
 }
 #: Custom-checked programs keep the glob/arity hints of their simple spec if they have one.
 _CUSTOM_SPECS = {name: SIMPLE_SPECS.get(name, ProgramSpec(name)) for name in _CUSTOM}
+#: Every known read-only program's spec, custom-checked ones included (one lookup).
+_SPECS: dict[str, ProgramSpec] = {**SIMPLE_SPECS, **_CUSTOM_SPECS}
+#: The spec of a free-form program for its ``check`` (it sees no options and no operands).
+_FREE_FORM_SPECS = {name: ProgramSpec(name, free_form=True) for name in SIMPLE_SPECS}
 
-
-def program_spec(name: str) -> ProgramSpec | None:
-    """The option model of a read-only program, or None when the program is not known read-only."""
-    return _CUSTOM_SPECS.get(name) or SIMPLE_SPECS.get(name)
+#: The option model of a read-only program, or None when the program is not known read-only.
+program_spec = _SPECS.get
 
 
 def check_program(name: str, args: list[str]) -> list[str]:
@@ -49,10 +51,10 @@ def check_program(name: str, args: list[str]) -> list[str]:
         if args and spec.forbidden and args[0] in spec.forbidden:
             reasons.append(f"{name} {args[0]}: {spec.forbidden[args[0]]}")
         if spec.check is not None:
-            reasons.extend(spec.check(parse_args(ProgramSpec(name, free_form=True), [])))
+            reasons.extend(spec.check(parse_args(_FREE_FORM_SPECS[name], [])))
         return reasons
     parsed = parse_args(spec, args)
-    reasons = list(parsed.reasons)
+    reasons = parsed.reasons  # a fresh list of this parse
     if spec.check is not None:
         reasons.extend(spec.check(parsed))
     return reasons

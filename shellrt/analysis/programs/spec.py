@@ -83,82 +83,93 @@ class ParsedArgs:
 
 def parse_args(spec: ProgramSpec, args: Iterable[str]) -> ParsedArgs:
     """Parse ``args`` (argv without the program name) against ``spec``."""
-    parsed = ParsedArgs()
-    items = list(args)
+    options: list[tuple[str, str | None]] = []
+    positionals: list[str] = []
+    reasons: list[str] = []
+    parsed = ParsedArgs(options, positionals, reasons)
+    items = args if isinstance(args, list) else list(args)
+    count = len(items)
+    name = spec.name
+    forbidden = spec.forbidden
+    numeric = spec.numeric
+    posix_order = spec.posix_order
     i = 0
     only_positional = False
-    while i < len(items):
+    while i < count:
         arg = items[i]
         i += 1
-        if only_positional or arg == "-" or not arg.startswith("-"):
-            parsed.positionals.append(arg)
-            if spec.posix_order:
+        if only_positional or arg == "-" or arg[:1] != "-":
+            positionals.append(arg)
+            if posix_order:
                 only_positional = True
             continue
         if arg == "--":
             only_positional = True
             continue
-        if arg.startswith("--"):
-            name, eq, value = arg[2:].partition("=")
-            key = "--" + name
-            arity = spec.long.get(name)
+        if arg[1] == "-":
+            long_name, eq, value = arg[2:].partition("=")
+            key = "--" + long_name
+            arity = spec.long.get(long_name)
             if arity is None:
-                parsed.reasons.append(f"{spec.name}: unknown option {key}")
+                reasons.append(f"{name}: unknown option {key}")
                 continue
-            if key in spec.forbidden:
-                parsed.reasons.append(f"{spec.name} {key}: {spec.forbidden[key]}")
+            if key in forbidden:
+                reasons.append(f"{name} {key}: {forbidden[key]}")
             if arity == NOARG:
                 if eq:
-                    parsed.reasons.append(f"{spec.name}: option {key} takes no value")
-                parsed.options.append((key, None))
+                    reasons.append(f"{name}: option {key} takes no value")
+                options.append((key, None))
             elif arity == OPTARG:
-                parsed.options.append((key, value if eq else None))
+                options.append((key, value if eq else None))
             elif eq:
-                parsed.options.append((key, value))
+                options.append((key, value))
                 if arity == ARG2:
                     i += 1
             else:
-                if i >= len(items):
-                    parsed.reasons.append(f"{spec.name}: option {key} needs a value")
+                if i >= count:
+                    reasons.append(f"{name}: option {key} needs a value")
                     break
-                parsed.options.append((key, items[i]))
+                options.append((key, items[i]))
                 i += 2 if arity == ARG2 else 1
             continue
         body = arg[1:]
-        if spec.numeric and body.isdigit():
-            parsed.options.append(("-#", body))
+        if numeric and body.isdigit():
+            options.append(("-#", body))
             continue
+        short_arg = spec.short_arg
+        short_opt = spec.short_opt
+        short = spec.short
         j = 0
         while j < len(body):
             ch = body[j]
             key = "-" + ch
             j += 1
-            if key in spec.forbidden:
-                parsed.reasons.append(f"{spec.name} {key}: {spec.forbidden[key]}")
-            if ch in spec.short_arg:
+            if forbidden and key in forbidden:
+                reasons.append(f"{name} {key}: {forbidden[key]}")
+            if ch in short_arg:
                 value = body[j:]
                 if not value:
-                    if i >= len(items):
-                        parsed.reasons.append(f"{spec.name}: option {key} needs a value")
+                    if i >= count:
+                        reasons.append(f"{name}: option {key} needs a value")
                         break
                     value = items[i]
                     i += 1
-                parsed.options.append((key, value))
+                options.append((key, value))
                 break
-            if ch in spec.short_opt:
-                parsed.options.append((key, body[j:] or None))
+            if ch in short_opt:
+                options.append((key, body[j:] or None))
                 break
-            if ch in spec.short:
-                parsed.options.append((key, None))
+            if ch in short:
+                options.append((key, None))
                 continue
-            if spec.numeric and ch.isdigit():
-                parsed.options.append(("-#", body[j - 1 :]))
+            if numeric and ch.isdigit():
+                options.append(("-#", body[j - 1 :]))
                 break
-            if key not in spec.forbidden:
-                parsed.reasons.append(f"{spec.name}: unknown option {key}")
+            if key not in forbidden:
+                reasons.append(f"{name}: unknown option {key}")
             break
-    if spec.max_positional is not None and len(parsed.positionals) > spec.max_positional:
-        parsed.reasons.append(
-            f"{spec.name}: more than {spec.max_positional} operand(s) (an extra operand is an output file)"
+    if spec.max_positional is not None and len(positionals) > spec.max_positional:
+        reasons.append(
+            f"{name}: more than {spec.max_positional} operand(s) (an extra operand is an output file)"
         )
     return parsed
