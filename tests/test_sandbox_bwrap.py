@@ -219,10 +219,10 @@ async def test_workspace_equal_to_tmp_parent_keeps_cwd_reports(tmp_path: Path) -
 
 
 FLAKY_BWRAP = """#!/bin/bash
-# Fails its second start like a real mount race, then behaves.
+# Fails start number {fail_at} like a real mount race, then behaves.
 n=$(( $(cat "{counter}" 2>/dev/null || echo 0) + 1 ))
 echo $n > "{counter}"
-if [ "$n" = 2 ]; then
+if [ "$n" = {fail_at} ]; then
   echo 'bwrap: Can'"'"'t bind mount /oldroot/ on /newroot/: Unable to apply mount flags: remount "/newroot/x": Invalid argument' >&2
   exit 1
 fi
@@ -237,7 +237,7 @@ async def test_mount_race_at_setup_is_retried_transparently(
     real = shutil.which("bwrap")
     require(real is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
     fake = tmp_path / "flaky-bwrap"
-    fake.write_text(FLAKY_BWRAP.format(counter=tmp_path / "count", real=real))
+    fake.write_text(FLAKY_BWRAP.format(counter=tmp_path / "count", real=real, fail_at=2))
     fake.chmod(0o755)
     backend = BwrapBackend(
         BwrapConfig(bwrap_path=str(fake), persistent=False), SandboxPolicy(workspace=dirs["ws"])
@@ -271,23 +271,11 @@ async def test_setup_failure_that_is_not_a_race_is_reported(sup: Supervisor) -> 
     )
 
 
-FAILS_FIRST_BWRAP = """#!/bin/bash
-# Loses the mount race on its first start only.
-n=$(( $(cat "{counter}" 2>/dev/null || echo 0) + 1 ))
-echo $n > "{counter}"
-if [ "$n" = 1 ]; then
-  echo 'bwrap: Can'"'"'t bind mount /oldroot/ on /newroot/: Unable to apply mount flags: remount "/newroot/x": Invalid argument' >&2
-  exit 1
-fi
-exec {real} "$@"
-"""
-
-
 async def test_zygote_start_that_lost_a_mount_race_is_retried(dirs: dict[str, Path], tmp_path: Path) -> None:
     real = shutil.which("bwrap")
     require(real is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
     fake = tmp_path / "flaky-bwrap"
-    fake.write_text(FAILS_FIRST_BWRAP.format(counter=tmp_path / "count", real=real))
+    fake.write_text(FLAKY_BWRAP.format(counter=tmp_path / "count", real=real, fail_at=1))
     fake.chmod(0o755)
     backend = BwrapBackend(BwrapConfig(bwrap_path=str(fake)), SandboxPolicy(workspace=dirs["ws"]))
     await backend.start()
