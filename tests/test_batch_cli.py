@@ -177,6 +177,29 @@ def _container_of(pid: int) -> str | None:
     return found.group(0) if found else None
 
 
+def _interrupt_once_running(proc: subprocess.Popen[bytes], marker: str) -> tuple[set[str], bytes]:
+    """Ctrl-C the batch CLI once two containers run ``marker``'s tasks; their ids and its stderr.
+
+    Asserts it exits 130 (interrupted).
+    """
+    containers: set[str] = set()
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            containers |= {c for c in map(_container_of, processes_with_marker(marker)) if c}
+            if len(containers) >= 2:
+                break
+            time.sleep(0.1)
+        assert len(containers) >= 2, "docker tasks never started"
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, stderr.decode()
+    return containers, stderr
+
+
 @pytest.mark.docker
 def test_ctrl_c_with_docker_removes_every_container(tmp_path: Path) -> None:
     from tests._docker_support import DEBIAN, container_exists, require_docker
@@ -197,22 +220,7 @@ def test_ctrl_c_with_docker_removes_every_container(tmp_path: Path) -> None:
     )
     out = tmp_path / "results.jsonl"
     proc = start_cli("run", str(tasks), "--out", str(out), "-j", "2", "--prestart", "2")
-    containers: set[str] = set()
-    try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            pids = processes_with_marker(marker)
-            containers |= {c for c in map(_container_of, pids) if c}
-            if len(containers) >= 2:
-                break
-            time.sleep(0.1)
-        assert len(containers) >= 2, "docker tasks never started"
-        proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=90)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 130, stderr.decode()
+    containers, stderr = _interrupt_once_running(proc, marker)
     assert [c for c in containers if container_exists(c)] == []
     assert processes_with_marker(marker) == []
 
@@ -237,21 +245,7 @@ def test_ctrl_c_during_a_recycled_docker_run_removes_every_container(tmp_path: P
     )
     out = tmp_path / "results.jsonl"
     proc = start_cli("run", str(tasks), "--out", str(out), "-j", "2", "--prestart", "1")
-    containers: set[str] = set()
-    try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            containers |= {c for c in map(_container_of, processes_with_marker(marker)) if c}
-            if len(containers) >= 2:
-                break
-            time.sleep(0.1)
-        assert len(containers) >= 2, "docker tasks never started"
-        proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=90)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 130, stderr.decode()
+    _containers, stderr = _interrupt_once_running(proc, marker)
     results = [json.loads(line) for line in out.read_text().splitlines()]
     assert {r["id"] for r in results} <= {f"quick{i}" for i in range(6)}  # no sleeper finished
     assert any(r["recycled"] for r in results)  # containers were recycled before the interrupt
