@@ -11,6 +11,7 @@ through the zygote and reads at pipe speed.
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import marshal
 import os
@@ -147,6 +148,12 @@ class Zygote:
             except BlockingIOError:
                 await anyio.wait_writable(sock)
             except OSError as exc:
+                if exc.errno == errno.EMSGSIZE:
+                    raise SandboxExecError(
+                        f"cannot start the command: too large (with its environment {len(data)} bytes, "
+                        "more than one message to the sandbox can carry; a single argument may not "
+                        "exceed 128 KiB anyway). Write long scripts to a file and run that"
+                    ) from exc
                 raise ZygoteGoneError(f"the bwrap zygote went away: {exc}") from exc
 
     async def spawn(

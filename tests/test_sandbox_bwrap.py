@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy
+from sandbox import BackendUnavailableError, BwrapConfig, SandboxExecError, SandboxPolicy
 from sandbox._proctree import is_alive, pids_with_marker
 from sandbox.bwrap import BwrapBackend
 from shellrt.supervisor import Supervisor, TaskStatus
@@ -332,3 +332,14 @@ async def test_a_dead_zygote_is_replaced_and_its_commands_report_it(dirs: dict[s
         await s.close()
         await backend.close()
     assert not [p for p in pids_with_marker(backend.marker_prefix, prefix=True) if is_alive(p)]
+
+
+async def test_an_oversized_command_is_refused_with_a_clear_error(sup: Supervisor) -> None:
+    too_big = "echo " + "x" * 400_000
+    try:
+        result = await sup.run(too_big, timeout_s=10)
+    except SandboxExecError as exc:
+        assert "too large" in str(exc) or "Argument list too long" in str(exc)
+    else:
+        assert result.exit_code != 0 and "Argument list too long" in result.preview
+    assert (await sup.run("echo still fine", timeout_s=10)).preview == "still fine\n"
