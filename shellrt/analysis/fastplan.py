@@ -69,6 +69,9 @@ _OPERATORS = frozenset({"&&", "||", "|", ";"})
 _REDIRECT_START = frozenset("<>0123456789")
 _ANGLES = frozenset("<>")
 _DIGITS = frozenset("0123456789")
+#: Outside quotes only these characters appear in tokens (plain word characters, blanks,
+#: operators and redirections); any other one is refused before tokenizing.
+_REFUSED_UNQUOTED = re.compile(r"[^A-Za-z0-9_./:@%+=,*?~ \t|;&<>-]").search
 _SEGMENT = re.compile(r"'([^']*)'|\"([^\"]*)\"|([^'\"]+)")
 #: A command name this path accepts: plain, no ``=`` (assignment) and no leading ``-``.
 _NAME = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./+-]*+").fullmatch
@@ -119,8 +122,15 @@ def plan_simple(command: str) -> CommandPlan | None:
     """The plan of ``command`` when it has the simple shape, else None (use the parser)."""
     if len(command) > MAX_CHARS:
         return None
-    # No quote and no glob anywhere: every word is its own value (the common case, checked once).
-    plain = "'" not in command and '"' not in command and "*" not in command and "?" not in command
+    if "'" in command or '"' in command:
+        if "\n" in command:
+            return None  # a newline is refused everywhere, quoted or not
+        plain = False
+    else:
+        if _REFUSED_UNQUOTED(command) is not None:
+            return None  # a character no unquoted token takes (`$`, `(`, `\\`, newline, ...)
+        # No quote and no glob anywhere: every word is its own value (the common case, checked once).
+        plain = "*" not in command and "?" not in command
     commands: list[_Command] = []  # (argv, redirects, operator after it or "")
     argv: list[Word] = []
     redirects: list[Redirect] = []
