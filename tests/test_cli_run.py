@@ -150,3 +150,27 @@ def test_sandbox_options_reach_config_and_policy(tmp_path: Path) -> None:
     assert parse_size("512m") == 512 << 20 and parse_size("1GiB") == 1 << 30
     auto, _ = sandbox_from_args(parser.parse_args(["--workspace", str(tmp_path)]))
     assert auto == "auto"
+
+
+@pytest.mark.bwrap
+@pytest.mark.anyio
+async def test_one_shot_runs_bwrap_without_a_session_zygote(tmp_path: Path) -> None:
+    """``shellrt run`` (one command) gets a one-off bwrap; sessions get the zygote."""
+    import shutil
+
+    from sandbox import BackendUnavailableError, SandboxPolicy
+    from sandbox.bwrap import BwrapBackend
+    from shellrt.runtime import resolve_sandbox
+    from tests.conftest import require
+
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    policy = SandboxPolicy(workspace=tmp_path)
+    for choice, one_shot, persistent in (("bwrap", True, False), ("auto", True, False), ("bwrap", False, True)):
+        try:
+            backend, _ = await resolve_sandbox(choice, policy, one_shot=one_shot)
+        except BackendUnavailableError as exc:
+            require(False, f"bwrap unusable here: {exc}")
+        try:
+            assert isinstance(backend, BwrapBackend) and backend.persistent is persistent, choice
+        finally:
+            await backend.close()

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from sandbox import BwrapConfig, DockerConfig, LocalConfig, ResourceLimits, SandboxConfig, SandboxPolicy
+from sandbox import DockerConfig, LocalConfig, ResourceLimits, SandboxConfig, SandboxPolicy
 
 __all__ = ["SANDBOX_CHOICES", "add_sandbox_options", "parse_size", "sandbox_from_args"]
 
@@ -77,8 +77,10 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def sandbox_from_args(args: argparse.Namespace) -> tuple[SandboxConfig | Literal["auto"], SandboxPolicy]:
-    """The backend config (``"auto"`` when not chosen) and the policy the options describe."""
+def sandbox_from_args(
+    args: argparse.Namespace,
+) -> tuple[SandboxConfig | Literal["auto", "bwrap"], SandboxPolicy]:
+    """The backend config (``"auto"`` when not chosen, ``"bwrap"`` for bwrap) and the policy the options describe."""
     workspace = Path(args.workspace).expanduser().resolve()
     if not workspace.is_dir():
         raise SystemExit(
@@ -99,13 +101,13 @@ def sandbox_from_args(args: argparse.Namespace) -> tuple[SandboxConfig | Literal
         network=network,
         limits=ResourceLimits(memory_bytes=args.memory, pids=args.pids, cpus=args.cpus),
     )
-    config: SandboxConfig | Literal["auto"]
+    config: SandboxConfig | Literal["auto", "bwrap"]
     if choice == "auto":
         config = "auto"
     elif choice in ("local", "none"):
         config = LocalConfig()
     elif choice == "bwrap":
-        config = BwrapConfig()
+        config = "bwrap"  # resolve_sandbox picks the mode (one-shot or session)
     else:
         config = DockerConfig(image=args.image) if args.image else DockerConfig()
     return config, policy

@@ -66,7 +66,7 @@ async def _run(args: argparse.Namespace, command: str) -> int:
 
     config, policy = sandbox_from_args(args)
     try:
-        backend, warnings = await resolve_sandbox(config, policy)
+        backend, warnings = await resolve_sandbox(config, policy, one_shot=True)
     except BackendUnavailableError as exc:
         print(f"shellrt run: sandbox unavailable: {exc}", file=sys.stderr)
         return EXIT_UNAVAILABLE

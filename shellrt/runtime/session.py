@@ -66,13 +66,18 @@ def _session_root() -> Path:
 
 
 async def resolve_sandbox(
-    sandbox: SandboxConfig | str, policy: SandboxPolicy
+    sandbox: SandboxConfig | str, policy: SandboxPolicy, *, one_shot: bool = False
 ) -> tuple[SandboxBackend, list[str]]:
-    """Start the backend for ``sandbox``; ``auto`` means bwrap where it works, else local (with a warning)."""
+    """Start the backend for ``sandbox``; ``auto`` means bwrap where it works, else local (with a warning).
+
+    ``one_shot``: the sandbox will run a single command (``shellrt run``), so a
+    bwrap chosen by name runs it without a session zygote that could not pay off.
+    """
     warnings: list[str] = []
+    bwrap = BwrapConfig(persistent=not one_shot)
     if isinstance(sandbox, str):
         if sandbox == "auto":
-            backend = create_backend(BwrapConfig(), policy)
+            backend = create_backend(bwrap, policy)
             try:
                 await backend.start()
                 return backend, warnings
@@ -84,7 +89,7 @@ async def resolve_sandbox(
         if sandbox in ("local", "none"):
             config: SandboxConfig = LocalConfig()
         elif sandbox == "bwrap":
-            config = BwrapConfig()
+            config = bwrap
         elif sandbox == "docker":
             from sandbox import DockerConfig
 
