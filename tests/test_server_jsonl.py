@@ -106,6 +106,9 @@ def test_jsonl_round_trip(tmp_path: Path) -> None:
 
         bg = client.send(bash("t6", f"sleep 1000 # {marker}", run_in_background=True))
         assert "task id" in text_of(bg["content"][0])
+        deadline = time.monotonic() + 10  # the task's shell is up within moments, even under load
+        while not marker_pids(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert marker_pids(marker)
     finally:
         code = client.close()
