@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from .models import CommandPlan, PlanCommand, Redirect, Word, new_command, new_plan, new_word
+from .models import CommandPlan, PlanCommand, Redirect, Word, new_command, new_plan, new_redirect, new_word
 from .plan import UNWRAP_NAMES, Planner
 
 __all__ = ["MAX_CHARS", "MAX_COMMANDS", "plan_simple"]
@@ -159,7 +159,7 @@ def plan_simple(command: str) -> CommandPlan | None:
                 rest = token[1:]
             if rest[1] == "&":  # `[N]>&M` (the pattern only allows digits after `>&`)
                 dup = rest[2:]
-                redirects.append(Redirect(fd=fd, op=">&", target=new_word(dup, dup, _EMPTY)))
+                redirects.append(new_redirect(fd, ">&", new_word(dup, dup, _EMPTY), "file"))
                 continue
             if fd is not None and rest[0] == "<":
                 return None  # the grammar reads `0<f` as an argument `0` and a redirection
@@ -170,7 +170,7 @@ def plan_simple(command: str) -> CommandPlan | None:
             value = _word(target)
             if value is None:
                 return None
-            redirects.append(Redirect(fd=fd, op=op, target=value))
+            redirects.append(new_redirect(fd, op, value, "file"))
             continue
         if token in _RESERVED:
             return None

@@ -165,13 +165,24 @@ def _command(command: PlanCommand) -> list[str]:
             return [*reasons, f"{name} runs code"]
         return [*reasons, f"{name} is not a known read-only program"]
     args = command.argv[1:]
-    if name in ("test", "["):
+    if name == "test" or name == "[":
         return reasons + _test_command(args)
     values: list[str] = []
-    for index, word in enumerate(args):
+    for word in args:
+        value = word.value
+        if value is None or word.features:
+            break
+        values.append(value)  # a plain static word: nothing below objects to it
+    else:
+        # Every argument is a plain static word (the common case).
+        if reasons:
+            return reasons
+        return check_program(name, values)
+    for index in range(len(values), len(args)):
+        word = args[index]
         value = word.value
         if value is not None and not word.features:
-            values.append(value)  # a plain static word: nothing below objects to it
+            values.append(value)
             continue
         values.append(value or "")
         if spec.data_args and not (name == "printf" and index == 0):

@@ -25,7 +25,9 @@ __all__ = [
     "build",
     "new_analysis",
     "new_command",
+    "new_construct",
     "new_plan",
+    "new_redirect",
     "new_subcommand",
     "new_word",
 ]
@@ -161,6 +163,41 @@ def new_command(argv: list[Word], assignments: list[Assignment], redirects: list
     _set_context(command, context)
     _set_wrapped_by(command, wrapped_by)
     return command
+
+
+_set_fd = Redirect.__dict__["fd"].__set__
+_set_op = Redirect.__dict__["op"].__set__
+_set_target = Redirect.__dict__["target"].__set__
+_set_kind = Redirect.__dict__["kind"].__set__
+
+
+def new_redirect(fd: str | None, op: str, target: Word | None,
+                 kind: Literal["file", "heredoc", "herestring"]) -> Redirect:
+    """``Redirect(...)`` without the frozen dataclass ``__init__`` (see :func:`new_word`)."""
+    redirect: Redirect = _new_object(Redirect)
+    _set_fd(redirect, fd)
+    _set_op(redirect, op)
+    _set_target(redirect, target)
+    _set_kind(redirect, kind)
+    return redirect
+
+
+_set_construct_kind = Construct.__dict__["kind"].__set__
+_set_construct_text = Construct.__dict__["text"].__set__
+_set_construct_operators = Construct.__dict__["operators"].__set__
+_set_construct_words = Construct.__dict__["words"].__set__
+_set_construct_name = Construct.__dict__["name"].__set__
+
+
+def new_construct(kind: str, text: str, operators: list[str], words: list[Word], name: str | None) -> Construct:
+    """``Construct(...)`` without the frozen dataclass ``__init__`` (see :func:`new_word`)."""
+    construct: Construct = _new_object(Construct)
+    _set_construct_kind(construct, kind)
+    _set_construct_text(construct, text)
+    _set_construct_operators(construct, operators)
+    _set_construct_words(construct, words)
+    _set_construct_name(construct, name)
+    return construct
 
 
 class CommandPlan(BaseModel):

@@ -24,7 +24,9 @@ from .models import (
     Substitution,
     Word,
     new_command,
+    new_construct,
     new_plan,
+    new_redirect,
     new_word,
 )
 from .parse import parse_bash
@@ -168,7 +170,7 @@ class Planner:
 
     def _construct(self, kind: str, node: tree_sitter.Node, operators: list[str] | None = None,
                    words: list[Word] | None = None, name: str | None = None) -> None:
-        self.constructs.append(Construct(kind=kind, text=self.text(node), operators=operators or [], words=words or [], name=name))
+        self.constructs.append(new_construct(kind, self.text(node), operators or [], words or [], name))
 
     # -- handlers --------------------------------------------------------------------------
 
@@ -237,7 +239,7 @@ class Planner:
                     target = self.word(child)
                 else:
                     self.unsupported.append("redirect with several targets")
-            redirect = Redirect(fd=fd, op=op, target=target, kind="herestring" if kind == "herestring_redirect" else "file")
+            redirect = new_redirect(fd, op, target, "herestring" if kind == "herestring_redirect" else "file")
         self.redirects.append(redirect)
         return redirect
 
@@ -245,13 +247,20 @@ class Planner:
         argv: list[Word] = []
         assignments: list[Assignment] = []
         redirects: list[Redirect] = []
+        ascii_text = self.ascii_text
         for child in node.children:
             kind = child.type
-            if kind == "variable_assignment":
-                assignments.append(self.assignment(child))
+            if kind == "word" and ascii_text is not None:  # Planner.word's fast path, inline
+                text = ascii_text[child.start_byte : child.end_byte]
+                if PLAIN_WORD_CHARS.isdisjoint(text) and text[:1] != "~":
+                    argv.append(new_word(text, text, NO_FEATURES))
+                else:
+                    argv.append(self.word(child))
             elif kind == "command_name":
                 inner = child.named_children
                 argv.append(self.word(inner[0]) if len(inner) == 1 else self.word(child))
+            elif kind == "variable_assignment":
+                assignments.append(self.assignment(child))
             elif kind in _REDIRECT_KINDS:
                 redirects.append(self.redirect(child))
             elif kind == "comment":
