@@ -190,7 +190,9 @@ def _receive(sock: _socket.socket) -> tuple[bytes, list[int]]:
 
 
 def main() -> None:
-    sock = _socket.socket(fileno=int(sys.argv[1]))
+    fd = int(sys.argv[1])
+    os.set_inheritable(fd, False)  # inherited from bwrap; no command may ever hold it
+    sock = _socket.socket(fileno=fd)
     zygote = Zygote(sock, sys.argv[2], sys.argv[3], sys.argv[4])
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     _signal.set_wakeup_fd(wake_w)

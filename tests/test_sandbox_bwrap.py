@@ -343,3 +343,12 @@ async def test_an_oversized_command_is_refused_with_a_clear_error(sup: Superviso
     else:
         assert result.exit_code != 0 and "Argument list too long" in result.preview
     assert (await sup.run("echo still fine", timeout_s=10)).preview == "still fine\n"
+
+
+async def test_commands_inherit_no_descriptor_but_their_stdio(sup: Supervisor) -> None:
+    """Not the zygote's control socket, not a status pipe: a command could forge requests or exit codes."""
+    result = await sup.run("ls -l /proc/self/fd", timeout_s=10)
+    links = dict(line.split()[-3::2] for line in result.preview.splitlines()[1:])
+    extra = {fd: target for fd, target in links.items() if fd not in {"0", "1", "2"}}
+    # ls's own handle on the directory it lists is the only other one.
+    assert len(extra) == 1 and next(iter(extra.values())).startswith("/proc/"), result.preview
