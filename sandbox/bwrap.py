@@ -138,7 +138,10 @@ class BwrapBackend(SandboxBackend):
         self._bwrap = found
         self._runner.start()
         # The session's /tmp: private to this sandbox, shared by its commands, gone at close.
-        self._session_tmp = Path(tempfile.mkdtemp(prefix="shellrt-bwrap-tmp-"))
+        # 1777 inside (what programs expect of /tmp), under a 0700 parent: no other host
+        # user can reach it to plant files for the sandbox's commands.
+        self._session_tmp = Path(tempfile.mkdtemp(prefix="shellrt-bwrap-tmp-")) / "tmp"
+        self._session_tmp.mkdir(mode=0o700)
         self._session_tmp.chmod(0o1777)
         if self.config.persistent:
             try:
@@ -207,7 +210,7 @@ class BwrapBackend(SandboxBackend):
         self._bwrap = None
         tmp, self._session_tmp = self._session_tmp, None
         if tmp is not None:
-            await anyio.to_thread.run_sync(lambda: shutil.rmtree(tmp, ignore_errors=True))
+            await anyio.to_thread.run_sync(lambda: shutil.rmtree(tmp.parent, ignore_errors=True))
 
     @property
     def marker_prefix(self) -> str:

@@ -136,13 +136,14 @@ async def test_tmp_is_private_to_the_session(sup: Supervisor, dirs: dict[str, Pa
     other_backend, other = await open_sup(policy, dirs["session"] / "other")
     session_tmp = other_backend._session_tmp
     assert session_tmp is not None and session_tmp.is_dir()
+    assert stat.S_IMODE(session_tmp.parent.stat().st_mode) == 0o700  # out of other host users' reach
     try:
         third = await other.run(f"cat {probe}; touch /tmp/left-behind", timeout_s=10)
         assert "x\n" not in third.preview  # another session's /tmp is another one
     finally:
         await other.close()
         await other_backend.close()
-    assert not session_tmp.exists()  # removed with its session
+    assert not session_tmp.parent.exists()  # removed with its session
 
 
 async def test_own_pid_namespace_per_command(sup: Supervisor) -> None:
