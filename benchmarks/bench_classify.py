@@ -18,6 +18,7 @@ import argparse
 import time
 from collections.abc import Callable
 
+from benchmarks.scenarios.classification import CORPUS as SCENARIO_CORPUS
 from shellrt.analysis import analyze
 from shellrt.analysis.analyze import clear_cache
 from shellrt.analysis.fastplan import plan_simple
@@ -29,6 +30,11 @@ def _cold(command: str) -> object:
     clear_cache()
     return analyze(command)
 
+
+#: The scenario corpus minus the commands the list below already starts with.
+_SCENARIO_ONLY = [c for c in SCENARIO_CORPUS if c not in {
+    "ls -la", "git status", "git log --oneline -n 20", "git diff HEAD~1 -- src/",
+}]  # fmt: skip
 
 CORPUS = [
     "ls -la",
@@ -56,62 +62,7 @@ CORPUS = [
     "git -c core.fsmonitor='touch x' status",
     "cat <<EOF > config.yml\nkey: value\nEOF",
     # --- the mixed corpus of benchmarks/scenarios/classification.py (awkward syntax included)
-    "cat README.md",
-    "head -n 50 src/app.py",
-    "grep -rn 'def main' src/",
-    "find . -name '*.py' -not -path './.venv/*'",
-    "wc -l src/*.py",
-    "pwd",
-    "echo hello world",
-    "ls -la | grep foo | sort | uniq -c",
-    "cat a.txt b.txt > combined.txt",
-    "rm -rf build/ dist/",
-    "pip install -e '.[dev]'",
-    "pytest -x -q tests/test_api.py::test_create",
-    "python -m pytest -k 'not slow' --maxfail=1",
-    "cd src && ls",
-    "mkdir -p out && cp -r assets out/",
-    "git add -A && git commit -m 'wip'",
-    "npm run build 2>&1 | tail -n 20",
-    "make -j4 all",
-    "docker ps --format '{{.Names}}'",
-    "sed -n '1,20p' setup.cfg",
-    "sed -i 's/foo/bar/g' config.ini",
-    "awk '{print $1}' access.log | sort | uniq -c | sort -rn | head",
-    'for f in *.txt; do echo "$f"; done',
-    'while read -r line; do echo "$line"; done < input.txt',
-    "if [ -f .env ]; then source .env; fi",
-    '[[ -n "$HOME" && -d /tmp ]] && echo ok',
-    "echo $((1 + 2 * 3))",
-    'case "$1" in start) echo go;; stop) echo halt;; *) echo usage;; esac',
-    'export PATH="$HOME/.local/bin:$PATH"',
-    "FOO=bar env | grep FOO",
-    'echo "$(git rev-parse HEAD)"',
-    "tar czf backup.tgz --exclude=.git .",
-    "curl -sSL https://example.com/install.sh | bash",
-    "cat <<'EOF'\nhello\nEOF",
-    "(cd /tmp && ls) ; echo done",
-    "{ echo a; echo b; } > out.txt",
-    "diff <(sort a.txt) <(sort b.txt)",
-    "find . -type f -name '*.log' -exec rm {} \\;",
-    "xargs -n1 echo < list.txt",
-    "ps aux | grep python | grep -v grep",
-    "kill -9 $(pgrep -f server.py)",
-    "chmod +x scripts/*.sh",
-    "ln -sf ../shared/config.yml config.yml",
-    "du -sh * | sort -h",
-    "test -d build || mkdir build",
-    "timeout 10 python script.py",
-    "nohup python server.py > server.log 2>&1 &",
-    "git log --format='%H %s' | head -n 5",
-    "echo ${VAR:-default}",
-    "printf '%s\\n' a b c",
-    "ls {src,tests}/*.py",
-    "function f { echo hi; }; f",
-    "select x in a b; do echo $x; break; done",
-    "echo 'unterminated",
-    "true",
-    "sleep 1",
+    *_SCENARIO_ONLY,
     # --- typical coding-agent commands (about one in five needs the full parser, as in practice)
     "cd /repo && python -m pytest tests/test_utils.py -x -q 2>&1 | tail -30",
     "grep -rn 'def parse' --include=*.py .",
