@@ -225,7 +225,7 @@ def report(r: dict[str, Any]) -> None:
         ("local", "true, local"),
         ("bwrap", "true, bwrap"),
         ("bwrap_bash", "true, bwrap"),
-        ("bwrap_per_command", "true, bwrap per command"),
+        ("bwrap_per_command", "true, bwrap, persistent=False"),
     )
     for key, label in rows:
         row = r.get(key, {"skipped": "bwrap unavailable"})
@@ -234,9 +234,11 @@ def report(r: dict[str, Any]) -> None:
             continue
         for part, name in (("supervisor", "Supervisor.run"), ("tool", "Bash tool (analysis+run+text)")):
             ratio = row[f"{part}_ratio"]
+            # The goal is the default's; the opt-in per-command mode is shown for comparison.
+            goal = "info" if key == "bwrap_per_command" else verdict(ratio <= 1.3)
             print(
                 f"{label + ': ' + name:44} {row[f'{part}_ms']:8.2f}ms {row['raw_ms']:8.2f}ms "
-                f"{ratio:6.2f}x  {verdict(ratio <= 1.3)} <=1.3x vs {row['baseline']}"
+                f"{ratio:6.2f}x  {goal} <=1.3x vs {row['baseline']}"
             )
     par = r["parallel"]
     print(
