@@ -48,6 +48,17 @@ async def open_sup(
     return backend, Supervisor(backend, session_dir=session)
 
 
+async def run_once(backend: BwrapBackend, session: Path, command: str) -> str:
+    """Run ``command`` in a short supervisor session on ``backend``; its output (it must exit 0)."""
+    s = Supervisor(backend, session_dir=session)
+    try:
+        result = await s.run(command, timeout_s=10)
+    finally:
+        await s.close()
+    assert result.exit_code == 0, result.preview
+    return result.preview
+
+
 @pytest.fixture(params=[True, False], ids=["persistent", "per-command"])
 def persistent(request: pytest.FixtureRequest) -> bool:
     return bool(request.param)
@@ -283,10 +294,7 @@ async def test_zygote_start_that_lost_a_mount_race_is_retried(dirs: dict[str, Pa
     try:
         assert backend.persistent
         assert (tmp_path / "count").read_text().strip() == "2"
-        s = Supervisor(backend, session_dir=dirs["session"])
-        result = await s.run("echo ran", timeout_s=10)
-        assert result.exit_code == 0 and result.preview == "ran\n"
-        await s.close()
+        assert await run_once(backend, dirs["session"], "echo ran") == "ran\n"
     finally:
         await backend.close()
 
@@ -308,10 +316,7 @@ async def test_without_unshare_and_setpriv_it_runs_one_bwrap_per_command(
         assert not backend.persistent
         assert "one sandbox per command" in caplog.text and "util-linux" in caplog.text
         monkeypatch.undo()
-        s = Supervisor(backend, session_dir=dirs["session"])
-        result = await s.run("echo $$", timeout_s=10)
-        assert result.exit_code == 0 and result.preview == "2\n"
-        await s.close()
+        assert await run_once(backend, dirs["session"], "echo $$") == "2\n"
     finally:
         await backend.close()
 
