@@ -18,7 +18,6 @@ import select
 import shutil
 import signal as _signal
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -29,6 +28,7 @@ import anyio
 
 from sandbox._fdstream import FdReceiveStream, FdSendStream, wait_pidfd
 from sandbox._proctree import MARKER_VAR, ProcessTree, last_pid, pids_with_marker, scan_markers
+from sandbox._scratch import OwnedDir, sweep_orphans
 from sandbox.base import ExecRequest, ExitStatus, SandboxProcess
 from sandbox.errors import SandboxClosedError, SandboxExecError
 
@@ -45,6 +45,10 @@ _PIPE_SIZE = 1 << 20
 #: Finished runs are swept for escaped processes in batches: one /proc scan per window,
 #: off the event loop, however many commands finish in it.
 _SWEEP_COALESCE_S = 0.05
+
+
+#: Scratch-dir prefixes already swept for orphans by this process.
+_SWEPT: set[str] = set()
 
 
 def _read_pid_max() -> int:
@@ -89,6 +93,7 @@ class HostRunner:
         self.marker_prefix = f"{label}-{secrets.token_hex(6)}-"
         self._counter = itertools.count(1)
         self.state_dir: Path | None = None
+        self._owned: OwnedDir | None = None
         self._janitor: concurrent.futures.ThreadPoolExecutor | None = None
         self._open: set[HostProcess] = set()
         #: marker -> (root pid, spawn time) of runs finished since the last sweep.
@@ -102,7 +107,12 @@ class HostRunner:
 
     def start(self) -> None:
         if self.state_dir is None:
-            self.state_dir = Path(tempfile.mkdtemp(prefix=f"shellrt-{self.label}-"))
+            prefix = f"shellrt-{self.label}-"
+            if prefix not in _SWEPT:  # once per process: what killed runs of any process left behind
+                _SWEPT.add(prefix)
+                sweep_orphans(prefix)
+            self._owned = OwnedDir(prefix)
+            self.state_dir = self._owned.path
             self._janitor = concurrent.futures.ThreadPoolExecutor(
                 max_workers=1, thread_name_prefix=f"shellrt-{self.label}-janitor"
             )
@@ -256,10 +266,9 @@ class HostRunner:
         if self._devnull_fd is not None:
             os.close(self._devnull_fd)
             self._devnull_fd = None
-        if self.state_dir is not None:
-            for f in self.state_dir.iterdir():
-                f.unlink(missing_ok=True)
-            self.state_dir.rmdir()
+        if self._owned is not None:
+            self._owned.remove()
+            self._owned = None
             self.state_dir = None
 
 

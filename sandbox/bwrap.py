@@ -47,7 +47,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import anyio
@@ -55,6 +54,7 @@ import anyio
 from sandbox._bwrap_retry import MAX_RETRIES, TRANSIENT, RetryingBwrapProcess
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._hostproc import HostProcess, HostRunner
+from sandbox._scratch import OwnedDir
 from sandbox.base import ExecRequest, SandboxBackend, SandboxProcess
 from sandbox.config import BwrapConfig
 from sandbox.errors import BackendUnavailableError, SandboxExecError
@@ -107,6 +107,7 @@ class BwrapBackend(SandboxBackend):
         #: What the current zygote hid: a denied path that appears later needs a new zygote.
         self._hidden: tuple[tuple[bool, bool], ...] = ()
         self._session_tmp: Path | None = None
+        self._tmp_owner: OwnedDir | None = None
 
     def enforces(self) -> frozenset[str]:
         aspects = {"filesystem", "read_denied", "tree_kill"}
@@ -139,8 +140,10 @@ class BwrapBackend(SandboxBackend):
         self._runner.start()
         # The session's /tmp: private to this sandbox, shared by its commands, gone at close.
         # 1777 inside (what programs expect of /tmp), under a 0700 parent: no other host
-        # user can reach it to plant files for the sandbox's commands.
-        self._session_tmp = Path(tempfile.mkdtemp(prefix="shellrt-bwrap-tmp-")) / "tmp"
+        # user can reach it to plant files for the sandbox's commands. (A killed owner's is
+        # swept by the next start, see sandbox._scratch; the runner's prefix covers it.)
+        self._tmp_owner = OwnedDir("shellrt-bwrap-tmp-")
+        self._session_tmp = self._tmp_owner.path / "tmp"
         self._session_tmp.mkdir(mode=0o700)
         self._session_tmp.chmod(0o1777)
         if self.config.persistent:
@@ -208,9 +211,10 @@ class BwrapBackend(SandboxBackend):
             await zygote.close()
         await self._runner.close()
         self._bwrap = None
-        tmp, self._session_tmp = self._session_tmp, None
-        if tmp is not None:
-            await anyio.to_thread.run_sync(lambda: shutil.rmtree(tmp.parent, ignore_errors=True))
+        self._session_tmp = None
+        owner, self._tmp_owner = self._tmp_owner, None
+        if owner is not None:
+            await anyio.to_thread.run_sync(owner.remove)
 
     @property
     def marker_prefix(self) -> str:

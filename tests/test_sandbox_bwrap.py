@@ -358,3 +358,37 @@ async def test_commands_inherit_no_descriptor_but_their_stdio(sup: Supervisor) -
     extra = {fd: target for fd, target in links.items() if fd not in {"0", "1", "2"}}
     # ls's own handle on the directory it lists is the only other one.
     assert len(extra) == 1 and next(iter(extra.values())).startswith("/proc/"), result.preview
+
+
+async def test_scratch_dirs_of_a_killed_owner_are_swept_and_live_ones_kept(tmp_path: Path) -> None:
+    """A SIGKILLed shellrt leaves its state dir and session /tmp behind; a later start removes them."""
+    import fcntl
+    import tempfile
+    import time
+
+    from sandbox._scratch import OwnedDir, sweep_orphans
+
+    prefix = f"shellrt-sweeptest-{os.getpid()}-"
+    orphan, live, young, foreign = (Path(tempfile.mkdtemp(prefix=prefix)) for _ in range(4))
+    for d in (orphan, live, young):
+        (d / ".owner.lock").touch()
+        (d / "tmp").mkdir()
+    old = time.time() - 3600
+    for d in (orphan, live, foreign):
+        os.utime(d, (old, old))
+    holder = os.open(live / ".owner.lock", os.O_RDWR)
+    fcntl.flock(holder, fcntl.LOCK_EX)  # its owner is alive
+    try:
+        assert sweep_orphans(prefix) == [orphan]
+        assert not orphan.exists()
+        assert live.is_dir() and young.is_dir() and foreign.is_dir()  # locked, too young, not ours
+    finally:
+        os.close(holder)
+        for d in (live, young, foreign):
+            shutil.rmtree(d, ignore_errors=True)
+    owned = OwnedDir(prefix)
+    assert stat.S_IMODE(owned.path.stat().st_mode) == 0o700
+    os.utime(owned.path, (old, old))
+    assert sweep_orphans(prefix) == []  # held by this process
+    owned.remove()
+    assert not owned.path.exists()

@@ -1,0 +1,67 @@
+"""Private host scratch directories that are swept when their owner died without cleaning up.
+
+A backend's state directory and the bwrap session /tmp live under the system
+temp dir and are removed at ``close()``. A process that is SIGKILLed never gets
+there. Each such directory therefore holds an ``.owner.lock`` its owner keeps
+``flock``ed for its whole life: the kernel drops the lock when the owner dies
+(whatever pid namespace it ran in), so a later start that can take the lock
+knows the directory is orphaned and removes it. Directories younger than a
+minute are left alone: the owner may not have taken its lock yet.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+__all__ = ["OwnedDir", "sweep_orphans"]
+
+_LOCK = ".owner.lock"
+#: A directory this young may be one whose owner has not locked it yet.
+_GRACE_S = 60.0
+
+
+class OwnedDir:
+    """A fresh 0700 directory under the temp dir, locked by this process until `remove`."""
+
+    def __init__(self, prefix: str) -> None:
+        self.path = Path(tempfile.mkdtemp(prefix=prefix))
+        self._lock_fd: int | None = os.open(self.path / _LOCK, os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
+        fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def remove(self) -> None:
+        """Delete the directory and everything in it, then let go of the lock. Idempotent."""
+        shutil.rmtree(self.path, ignore_errors=True)
+        fd, self._lock_fd = self._lock_fd, None
+        if fd is not None:
+            os.close(fd)
+
+
+def sweep_orphans(prefix: str) -> list[Path]:
+    """Remove the ``prefix*`` directories (made by `OwnedDir`) whose owner is gone; returns them."""
+    removed: list[Path] = []
+    now = time.time()
+    for path in Path(tempfile.gettempdir()).glob(prefix + "*"):
+        try:
+            if not path.is_dir() or path.is_symlink() or now - path.stat().st_mtime < _GRACE_S:
+                continue
+            fd = os.open(path / _LOCK, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError:
+            continue  # not ours (no lock file), or gone meanwhile
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue  # its owner is alive
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+    return removed
