@@ -62,6 +62,8 @@ class Zygote:
         self._ids = itertools.count(1)
         self._sock: socket.socket | None = None
         self._proc: HostProcess | None = None
+        #: Commands started here whose end was not seen yet (a replaced zygote is closed at 0).
+        self.running = 0
 
     @property
     def alive(self) -> bool:
@@ -193,6 +195,7 @@ class Zygote:
         finally:
             for fd in theirs:
                 os.close(fd)
+        self.running += 1
         return ZygoteProcess(self, command_id, marker, out_r, err_r, in_w, status_r, cwd_file)
 
     async def kill_command(self, command_id: int) -> None:
@@ -288,6 +291,7 @@ class ZygoteProcess(SandboxProcess):
                 self._waiting = False
             if self._status is None:
                 self._status = _exit_status(line, read_cwd_report(self._cwd_file))
+                self._zygote.running -= 1
         return self._status
 
     async def _read_status(self) -> bytes:

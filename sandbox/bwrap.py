@@ -285,6 +285,11 @@ class BwrapBackend(SandboxBackend):
                 raise SandboxExecError(f"cannot restart the bwrap session sandbox: {exc}") from exc
             zygote = self._zygote
             assert zygote is not None
+        if self._retired:  # replaced zygotes whose last command ended: end them now
+            done = [z for z in self._retired if z.running == 0]
+            self._retired = [z for z in self._retired if z.running > 0]
+            for old in done:
+                await old.close()
         run = self._runner.new_run(request.report_cwd)
         return await zygote.spawn(request, marker=run.marker, env_extra=run.env, cwd_file=run.cwd_file)
 

@@ -392,3 +392,27 @@ async def test_scratch_dirs_of_a_killed_owner_are_swept_and_live_ones_kept(tmp_p
     assert sweep_orphans(prefix) == []  # held by this process
     owned.remove()
     assert not owned.path.exists()
+
+
+async def test_replaced_zygotes_end_once_their_commands_do(dirs: dict[str, Path]) -> None:
+    """A denied path that keeps appearing and vanishing must not pile up zygotes."""
+    denied = dirs["ws"] / "flap.env"
+    backend, s = await open_sup(SandboxPolicy(workspace=dirs["ws"], read_denied=(denied,)), dirs["session"])
+    try:
+        task = await s.start_background("sleep 1081")  # keeps the first zygote busy
+        first = backend._zygote
+        for i in range(6):
+            if i % 2 == 0:
+                denied.write_text("SECRET=1\n")
+            else:
+                denied.unlink()
+            result = await s.run("cat flap.env 2>&1; true", timeout_s=10)
+            assert "SECRET" not in result.preview
+        # The busy zygote is kept (its task still runs); every other replaced one has ended.
+        assert backend._retired == [first]
+        await s.tasks.stop(task.id)
+        assert (await s.run("true", timeout_s=10)).exit_code == 0
+        assert backend._retired == []
+    finally:
+        await s.close()
+        await backend.close()
