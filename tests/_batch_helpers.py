@@ -38,6 +38,18 @@ def cli_env() -> dict[str, str]:
     return env
 
 
+def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``python -m shellrt batch ...`` to completion, output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "shellrt", "batch", *args],
+        cwd=ROOT,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def start_cli(*args: str) -> subprocess.Popen[bytes]:
     """``python -m shellrt batch run ...`` in its own session (so a test can signal it alone)."""
     return subprocess.Popen(

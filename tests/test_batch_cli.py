@@ -7,7 +7,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._batch_helpers import ROOT, cli_env, processes_with_marker, start_cli
+from tests._batch_helpers import processes_with_marker, run_cli, start_cli
 
 
 def _write_tasks(path: Path, tasks: list[dict[str, object]], extra_lines: tuple[str, ...] = ()) -> None:
@@ -49,14 +48,7 @@ def test_bad_line_reported_and_skipped_rest_run(tmp_path: Path) -> None:
         extra_lines=('{"id": "c", "commands": "not-a-list", "oops": 1}', "{broken"),
     )
     out = tmp_path / "results.jsonl"
-    proc = subprocess.run(
-        [sys.executable, "-m", "shellrt", "batch", "run", str(tasks), "--out", str(out), "-j", "2"],
-        cwd=ROOT,
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = run_cli("run", str(tasks), "--out", str(out), "-j", "2")
     assert proc.returncode == 1, proc.stderr  # an invalid line means a task did not run
     assert f"{tasks}:3: invalid task" in proc.stderr
     assert f"{tasks}:4: not valid JSON" in proc.stderr
@@ -72,14 +64,7 @@ def test_exit_zero_when_every_task_ran_even_if_commands_failed(tmp_path: Path) -
         [{"id": "f", "commands": ["false"]}, {"id": "t", "commands": [{"run": "sleep 5", "timeout": 0.3}]}],
     )
     out = tmp_path / "results.jsonl"
-    proc = subprocess.run(
-        [sys.executable, "-m", "shellrt", "batch", "run", str(tasks), "--out", str(out)],
-        cwd=ROOT,
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = run_cli("run", str(tasks), "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     assert sorted(_ids(out)) == ["f", "t"]
 
@@ -109,26 +94,7 @@ def test_resume_after_sigkill_finishes_the_rest_exactly_once(tmp_path: Path) -> 
     with out.open("ab") as fh:  # and the crash left half a line behind
         fh.write(b'{"id": "r59", "status": "ok", "comm')
     assert _wait_gone(marker) == []  # the orphaned 0.3 s sleeps end by themselves
-    proc2 = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "shellrt",
-            "batch",
-            "run",
-            str(tasks),
-            "--out",
-            str(out),
-            "-j",
-            "8",
-            "--resume",
-        ],
-        cwd=ROOT,
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc2 = run_cli("run", str(tasks), "--out", str(out), "-j", "8", "--resume", timeout=120)
     assert proc2.returncode == 0, proc2.stderr
     assert f"{len(first)} skipped" in proc2.stderr
     ids = _ids(out)
@@ -268,28 +234,8 @@ def test_docker_reuse_never_on_the_command_line(tmp_path: Path) -> None:
         ],
     )
     out = tmp_path / "results.jsonl"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "shellrt",
-            "batch",
-            "run",
-            str(tasks),
-            "--out",
-            str(out),
-            "-j",
-            "1",
-            "--prestart",
-            "0",
-            "--docker-reuse",
-            "never",
-        ],
-        cwd=ROOT,
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
+    proc = run_cli(
+        "run", str(tasks), "--out", str(out), "-j", "1", "--prestart", "0", "--docker-reuse", "never", timeout=120
     )
     assert proc.returncode == 0, proc.stderr
     results = [json.loads(line) for line in out.read_text().splitlines()]
