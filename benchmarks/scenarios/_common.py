@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 
 import psutil
 
-from benchmarks._harness import Row
+from benchmarks._harness import Row, Samples
 from benchmarks.peers import System, SystemUnavailable, make
 
-__all__ = ["RunConfig", "kill_pids", "open_systems", "sleepers"]
+__all__ = ["RunConfig", "kill_pids", "open_systems", "sampled_rows", "sleepers"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,27 @@ async def open_systems(ids: Sequence[str], stack: AsyncExitStack) -> tuple[dict[
         except Exception as exc:
             unusable[system_id] = Row(system.name, status="failed", note=f"{type(exc).__name__}: {exc}")
     return started, unusable
+
+
+def sampled_rows(
+    ids: Sequence[str],
+    started: dict[str, System],
+    unusable: dict[str, Row],
+    samples: Samples,
+    measured: Callable[[str, System, list[float]], Row],
+) -> Iterator[tuple[str, Row]]:
+    """One row per system, in ``ids`` order: its skipped/failed row, or ``measured``'s.
+
+    A system that raised during the run, or was never measured, gets a failed row.
+    """
+    for system_id in ids:
+        if system_id in unusable:
+            yield system_id, unusable[system_id]
+        elif system_id in samples.errors or not samples.values[system_id]:
+            err = samples.errors.get(system_id, "no measurement")
+            yield system_id, Row(started[system_id].name, status="failed", note=err)
+        else:
+            yield system_id, measured(system_id, started[system_id], samples.values[system_id])
 
 
 def sleepers(args: Sequence[str]) -> list[psutil.Process]:

@@ -7,7 +7,8 @@ import time
 from contextlib import AsyncExitStack
 
 from benchmarks._harness import Column, Row, Table, interleave, summarize
-from benchmarks.scenarios._common import RunConfig, open_systems
+from benchmarks.peers import System
+from benchmarks.scenarios._common import RunConfig, open_systems, sampled_rows
 
 __all__ = ["SYSTEM_IDS", "run"]
 
@@ -55,25 +56,21 @@ async def run(cfg: RunConfig) -> Table:
             return statistics.median(times)  # robust to a stray slow call on a busy machine
 
         samples = await interleave(list(started), reps, once)
-    for system_id in SYSTEM_IDS:
-        if system_id in unusable:
-            row = unusable[system_id]
-        elif system_id in samples.errors or not samples.values[system_id]:
-            err = samples.errors.get(system_id, "no measurement")
-            row = Row(started[system_id].name, status="failed", note=err)
-        else:
-            stats = summarize(samples.values[system_id])
-            row = Row(
-                started[system_id].name,
-                values={
-                    "per_call_s": stats,
-                    "calls_per_s": summarize([1.0 / s for s in samples.values[system_id]]),
-                    "fastest_s": fastest[system_id],
-                },
-                note=errors.get(system_id, ""),
-            )
-            if system_id in errors:
-                row.status = "failed"
+    def measured(system_id: str, system: System, values: list[float]) -> Row:
+        row = Row(
+            system.name,
+            values={
+                "per_call_s": summarize(values),
+                "calls_per_s": summarize([1.0 / s for s in values]),
+                "fastest_s": fastest[system_id],
+            },
+            note=errors.get(system_id, ""),
+        )
+        if system_id in errors:
+            row.status = "failed"
+        return row
+
+    for system_id, row in sampled_rows(SYSTEM_IDS, started, unusable, samples, measured):
         if system_id == REFERENCE:
             table.reference = row.system
         table.rows.append(row)

@@ -6,7 +6,8 @@ import time
 from contextlib import AsyncExitStack
 
 from benchmarks._harness import Column, Row, Table, interleave, summarize
-from benchmarks.scenarios._common import RunConfig, open_systems
+from benchmarks.peers import System
+from benchmarks.scenarios._common import RunConfig, open_systems, sampled_rows
 
 __all__ = ["SYSTEM_IDS", "run"]
 
@@ -73,25 +74,21 @@ async def run(cfg: RunConfig) -> Table:
 
         samples = await interleave(list(started), reps, once)
     reference = next((r for r in REFERENCES if r in started), None)
-    for system_id in SYSTEM_IDS:
-        if system_id in unusable:
-            row = unusable[system_id]
-        elif system_id in samples.errors or not samples.values[system_id]:
-            err = samples.errors.get(system_id, "no measurement")
-            row = Row(started[system_id].name, status="failed", note=err)
-        else:
-            stats = summarize(samples.values[system_id])
-            row = Row(
-                started[system_id].name,
-                values={
-                    "wall_s": stats,
-                    "concurrency": summarize([N * 1.0 / s for s in samples.values[system_id]]),
-                    "ok": ok.get(system_id, 0),
-                    "how": HOW[system_id],
-                },
-            )
-            if system_id in failures:
-                table.notes.append(f"{row.system}: not every call succeeded, e.g. {failures[system_id]}")
+    def measured(system_id: str, system: System, values: list[float]) -> Row:
+        row = Row(
+            system.name,
+            values={
+                "wall_s": summarize(values),
+                "concurrency": summarize([N * 1.0 / s for s in values]),
+                "ok": ok.get(system_id, 0),
+                "how": HOW[system_id],
+            },
+        )
+        if system_id in failures:
+            table.notes.append(f"{row.system}: not every call succeeded, e.g. {failures[system_id]}")
+        return row
+
+    for system_id, row in sampled_rows(SYSTEM_IDS, started, unusable, samples, measured):
         if system_id == reference:
             table.reference = row.system
         table.rows.append(row)
