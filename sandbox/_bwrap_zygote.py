@@ -1,7 +1,7 @@
 """Host end of a bwrap session's zygote: start it, hand it commands, wait for and kill them.
 
 The zygote (`sandbox._zygote_main`) lives inside one long-lived bubblewrap
-sandbox per session and forks every command into fresh pid, mount and IPC
+sandbox per session and spawns every command into fresh pid, mount and IPC
 namespaces. This side owns the control socket and, per command, the pipes:
 the host makes the command's stdin/stdout/stderr pipes and a status pipe and
 passes the child ends over the socket (SCM_RIGHTS), so output never travels
@@ -22,8 +22,8 @@ from pathlib import Path
 import anyio
 
 from sandbox._fdstream import FdReceiveStream, FdSendStream
-from sandbox._hostproc import HostProcess, HostRunner, grow_pipe, read_cwd_report
-from sandbox._proctree import MARKER_VAR, pids_with_marker
+from sandbox._hostproc import HostProcess, HostRunner, StdioPipes, child_env, grow_pipe, read_cwd_report
+from sandbox._proctree import pids_with_marker
 from sandbox.base import ExecRequest, ExitStatus, SandboxProcess
 from sandbox.errors import SandboxExecError
 
@@ -162,41 +162,26 @@ class Zygote:
         self, request: ExecRequest, *, marker: str, env_extra: dict[str, str], cwd_file: Path | None
     ) -> ZygoteProcess:
         """Start one command; its pipes are made here and only their child ends cross the socket."""
-        env = dict(request.env)
-        env.update(env_extra)
-        env[MARKER_VAR] = marker
-        out_r, out_w = os.pipe2(os.O_CLOEXEC)
+        env = child_env(request, env_extra, marker)
+        pipes = StdioPipes.open(request)
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
-        mine = [out_r, status_r]
-        theirs = [out_w, status_w]
-        err_r = err_w = None
-        if not request.merge_stderr:
-            err_r, err_w = os.pipe2(os.O_CLOEXEC)
-            mine.append(err_r)
-            theirs.append(err_w)
-        in_w: int | None = None
-        if request.stdin:
-            in_r, in_w = os.pipe2(os.O_CLOEXEC)
-            mine.append(in_w)
-            theirs.append(in_r)
-        else:
-            in_r = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
-            theirs.append(in_r)
+        child_stdin = pipes.child_stdin if pipes.child_stdin is not None else self._runner.devnull()
+        child_stderr = pipes.child_stderr if pipes.child_stderr is not None else pipes.child_stdout
         command_id = next(self._ids)
         try:
             await self._send(
                 {"op": "spawn", "id": command_id, "argv": list(request.argv), "cwd": request.cwd, "env": env},
-                [in_r, out_w, err_w if err_w is not None else out_w, status_w],
+                [child_stdin, pipes.child_stdout, child_stderr, status_w],
             )
         except BaseException:
-            for fd in mine:
-                os.close(fd)
+            pipes.close_ours()
+            os.close(status_r)
             raise
         finally:
-            for fd in theirs:
-                os.close(fd)
+            pipes.close_childs()
+            os.close(status_w)
         self.running += 1
-        return ZygoteProcess(self, command_id, marker, out_r, err_r, in_w, status_r, cwd_file)
+        return ZygoteProcess(self, command_id, marker, pipes, status_r, cwd_file)
 
     async def kill_command(self, command_id: int) -> None:
         with contextlib.suppress(ZygoteGoneError):
@@ -237,9 +222,7 @@ class ZygoteProcess(SandboxProcess):
         zygote: Zygote,
         command_id: int,
         marker: str,
-        stdout_fd: int,
-        stderr_fd: int | None,
-        stdin_fd: int | None,
+        pipes: StdioPipes,
         status_fd: int,
         cwd_file: Path | None,
     ) -> None:
@@ -252,9 +235,9 @@ class ZygoteProcess(SandboxProcess):
         self._status: ExitStatus | None = None
         self._pid: int | None = None
         self._waiting = False
-        self.stdout = FdReceiveStream(stdout_fd, on_flood=grow_pipe)
-        self.stderr = FdReceiveStream(stderr_fd, on_flood=grow_pipe) if stderr_fd is not None else None
-        self.stdin = FdSendStream(stdin_fd) if stdin_fd is not None else None
+        self.stdout = FdReceiveStream(pipes.stdout, on_flood=grow_pipe)
+        self.stderr = FdReceiveStream(pipes.stderr, on_flood=grow_pipe) if pipes.stderr is not None else None
+        self.stdin = FdSendStream(pipes.stdin) if pipes.stdin is not None else None
 
     @property
     def pid(self) -> int | None:
@@ -274,10 +257,6 @@ class ZygoteProcess(SandboxProcess):
             else:
                 break
         return self._pid
-
-    @property
-    def returncode(self) -> int | None:
-        return None if self._status is None else self._status.exit_code
 
     async def wait(self) -> ExitStatus:
         while self._status is None:
@@ -319,7 +298,7 @@ class ZygoteProcess(SandboxProcess):
                 with anyio.move_on_after(_KILL_GRACE_S):
                     await self.wait()
                 if self._status is None:
-                    await self._zygote.close()  # C1 dies with it, and its namespace with C1
+                    await self._zygote.close()  # its sandbox, this command's namespace included
             await self.wait()
 
 

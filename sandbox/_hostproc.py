@@ -32,7 +32,7 @@ from sandbox._scratch import OwnedDir, sweep_orphans
 from sandbox.base import ExecRequest, ExitStatus, SandboxProcess
 from sandbox.errors import SandboxClosedError, SandboxExecError
 
-__all__ = ["HostProcess", "HostRunner", "RunSlot", "grow_pipe", "read_cwd_report"]
+__all__ = ["HostProcess", "HostRunner", "RunSlot", "StdioPipes", "child_env", "grow_pipe", "read_cwd_report"]
 
 #: Descendants are first recorded after this delay, then every `_POLL_INTERVAL_S`:
 #: a command that ends sooner costs no psutil walk at all (hot path of ``true``).
@@ -75,6 +75,50 @@ class RunSlot:
     cwd_file: Path | None
     #: Extra environment for the process (``SHELLRT_CWD_FILE`` when reporting).
     env: dict[str, str]
+
+
+def child_env(request: ExecRequest, extra: dict[str, str], marker: str) -> dict[str, str]:
+    """The request's environment plus ``extra`` and the run's marker (what the child gets)."""
+    env = dict(request.env)
+    env.update(extra)
+    env[MARKER_VAR] = marker
+    return env
+
+
+@dataclass
+class StdioPipes:
+    """One child's stdio pipes: the ends this process keeps and the ends the child gets."""
+
+    #: Ours: read ends of stdout/stderr (None: stderr merged into stdout), write end of stdin.
+    stdout: int
+    stderr: int | None
+    stdin: int | None
+    #: The child's: None for stdin means /dev/null, for stderr "into stdout".
+    child_stdout: int
+    child_stderr: int | None
+    child_stdin: int | None
+
+    @classmethod
+    def open(cls, request: ExecRequest) -> StdioPipes:
+        out_r, out_w = os.pipe2(os.O_CLOEXEC)
+        err_r = err_w = in_r = in_w = None
+        if not request.merge_stderr:
+            err_r, err_w = os.pipe2(os.O_CLOEXEC)
+        if request.stdin:
+            in_r, in_w = os.pipe2(os.O_CLOEXEC)
+        return cls(out_r, err_r, in_w, out_w, err_w, in_r)
+
+    def close_ours(self) -> None:
+        """The start failed: nobody will read or write these."""
+        for fd in (self.stdout, self.stderr, self.stdin):
+            if fd is not None:
+                os.close(fd)
+
+    def close_childs(self) -> None:
+        """The child has its copies (or never will): close ours of its ends."""
+        for fd in (self.child_stdout, self.child_stderr, self.child_stdin):
+            if fd is not None:
+                os.close(fd)
 
 
 class HostRunner:
@@ -148,28 +192,15 @@ class HostRunner:
         Hot path: the pipes are made here (no Popen file objects to unwrap) and
         /dev/null is opened once per runner; Popen then only forks (vfork) and execs.
         """
-        env = dict(request.env)
-        env.update(env_extra)
-        env[MARKER_VAR] = marker
-        out_r, out_w = os.pipe2(os.O_CLOEXEC)
-        mine = [out_r]  # our ends: closed only if the start fails
-        theirs = [out_w]  # the child's ends: closed in any case once it started
-        err_r = err_w = in_r = in_w = None
-        if not request.merge_stderr:
-            err_r, err_w = os.pipe2(os.O_CLOEXEC)
-            mine.append(err_r)
-            theirs.append(err_w)
-        if request.stdin:
-            in_r, in_w = os.pipe2(os.O_CLOEXEC)
-            mine.append(in_w)
-            theirs.append(in_r)
+        env = child_env(request, env_extra, marker)
+        pipes = StdioPipes.open(request)
         try:
             popen = subprocess.Popen(  # noqa: ASYNC220 - fork+exec is sub-ms; a thread hop costs more
                 list(argv),
                 executable=self._resolve(argv[0], env.get("PATH")),
-                stdin=in_r if in_r is not None else self._devnull(),
-                stdout=out_w,
-                stderr=subprocess.STDOUT if err_w is None else err_w,
+                stdin=pipes.child_stdin if pipes.child_stdin is not None else self.devnull(),
+                stdout=pipes.child_stdout,
+                stderr=subprocess.STDOUT if pipes.child_stderr is None else pipes.child_stderr,
                 cwd=cwd,
                 env=env,
                 start_new_session=True,
@@ -177,16 +208,15 @@ class HostRunner:
                 pass_fds=pass_fds,
             )
         except BaseException as exc:
-            for fd in mine:
-                os.close(fd)
+            pipes.close_ours()
             if isinstance(exc, OSError):
                 self._exe_cache.clear()  # a cached executable may have gone: look again next time
                 raise SandboxExecError(f"cannot start {argv[0]!r}: {exc}") from exc
             raise
         finally:
-            for fd in theirs:
-                os.close(fd)
-        handle = HostProcess(self, popen, ProcessTree(popen.pid, marker), cwd_host_file, out_r, err_r, in_w)
+            pipes.close_childs()
+        tree = ProcessTree(popen.pid, marker)
+        handle = HostProcess(self, popen, tree, cwd_host_file, pipes.stdout, pipes.stderr, pipes.stdin)
         self._open.add(handle)
         return handle
 
@@ -209,7 +239,8 @@ class HostRunner:
             self._exe_cache[key] = found
         return found
 
-    def _devnull(self) -> int:
+    def devnull(self) -> int:
+        """/dev/null opened for reading, once per runner (a child's stdin when it gets none)."""
         fd = self._devnull_fd
         if fd is None:
             fd = self._devnull_fd = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
