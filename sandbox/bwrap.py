@@ -45,6 +45,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -105,7 +106,7 @@ class BwrapBackend(SandboxBackend):
         #: Zygotes replaced while commands still ran in them: closed with the session.
         self._retired: list[Zygote] = []
         #: What the current zygote hid: a denied path that appears later needs a new zygote.
-        self._hidden: tuple[tuple[bool, bool], ...] = ()
+        self._hidden: tuple[str | None, ...] = ()
         self._session_tmp: Path | None = None
         self._tmp_owner: OwnedDir | None = None
 
@@ -171,17 +172,28 @@ class BwrapBackend(SandboxBackend):
             detail = result.stderr.decode("utf-8", "replace").strip()
             raise BackendUnavailableError(f"{_NAMESPACE_FIX} (bwrap said: {detail or result.returncode})")
 
-    def _denied_state(self) -> tuple[tuple[bool, bool], ...]:
-        return tuple((p.is_dir(), p.exists()) for p in self.policy.read_denied)
+    def _denied_kinds(self) -> tuple[str | None, ...]:
+        """Per read-denied path, what is there now: ``dir``, ``file`` or None (nothing to hide)."""
+        kinds: list[str | None] = []
+        for path in self.policy.read_denied:
+            try:
+                kinds.append("dir" if stat.S_ISDIR(os.stat(path).st_mode) else "file")
+            except OSError:
+                kinds.append(None)
+        return tuple(kinds)
 
     async def _start_zygote(self) -> None:
         """Start a zygote sandbox (retrying a lost mount race); `ZygoteGoneError` when it cannot."""
         state_dir = self._runner.check_open()
-        hidden = self._denied_state()
+        hidden = self._denied_kinds()
         # The zygote builds each command's namespaces (CAP_SYS_ADMIN) and empties its bounding
         # set (CAP_SETPCAP); the command itself runs with no capabilities at all.
         argv = self.bwrap_args(
-            cwd="/", state_dir=state_dir, tmp=self._session_tmp, caps=("CAP_SYS_ADMIN", "CAP_SETPCAP")
+            cwd="/",
+            state_dir=state_dir,
+            tmp=self._session_tmp,
+            caps=("CAP_SYS_ADMIN", "CAP_SETPCAP"),
+            denied=hidden,
         )
         if os.geteuid() != 0:
             argv[1:1] = ["--unshare-user"]
@@ -222,7 +234,13 @@ class BwrapBackend(SandboxBackend):
         return self._runner.marker_prefix
 
     def bwrap_args(
-        self, *, cwd: str, state_dir: Path, tmp: Path | None = None, caps: tuple[str, ...] = ()
+        self,
+        *,
+        cwd: str,
+        state_dir: Path,
+        tmp: Path | None = None,
+        caps: tuple[str, ...] = (),
+        denied: tuple[str | None, ...] | None = None,
     ) -> list[str]:
         """The bwrap argv up to (not including) ``--``, for one sandbox starting in ``cwd``.
 
@@ -230,6 +248,7 @@ class BwrapBackend(SandboxBackend):
         fresh tmpfs (the probe's). ``caps``: the only capabilities the sandbox's
         process keeps (the zygote's); a command keeps none -- run as root,
         bwrap would otherwise leave it every capability, CAP_SYS_ADMIN included.
+        ``denied``: `_denied_kinds` as already taken (default: taken now).
         """
         assert self._bwrap is not None
         args = [
@@ -252,11 +271,12 @@ class BwrapBackend(SandboxBackend):
             args += ["--bind", str(root), str(root)]
         # After the roots, so a root that contains it (workspace = /tmp) cannot cover it.
         args += ["--bind", str(state_dir), str(state_dir)]
-        for denied in self.policy.read_denied:
-            if denied.is_dir():
-                args += ["--tmpfs", str(denied)]
-            elif denied.exists():
-                args += ["--ro-bind", "/dev/null", str(denied)]
+        kinds = self._denied_kinds() if denied is None else denied
+        for path, kind in zip(self.policy.read_denied, kinds, strict=True):
+            if kind == "dir":
+                args += ["--tmpfs", str(path)]
+            elif kind == "file":
+                args += ["--ro-bind", "/dev/null", str(path)]
         args += ["--chdir", cwd]
         return args
 
@@ -275,7 +295,7 @@ class BwrapBackend(SandboxBackend):
     async def _exec_in_zygote(self, request: ExecRequest) -> SandboxProcess:
         zygote = self._zygote
         assert zygote is not None
-        if not zygote.alive or self._denied_state() != self._hidden:
+        if not zygote.alive or self._denied_kinds() != self._hidden:
             # Commands still running in the old zygote keep running; new ones go to a new one.
             self._retired.append(zygote)
             self._zygote = None
