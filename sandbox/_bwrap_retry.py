@@ -25,11 +25,17 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from sandbox._hostproc import HostProcess
 from sandbox.base import ExitStatus, SandboxProcess
 
-__all__ = ["MAX_RETRIES", "TRANSIENT", "RetryingBwrapProcess", "Spawn"]
+__all__ = ["MAX_RETRIES", "TRANSIENT", "RetryingBwrapProcess", "Spawn", "lost_mount_race"]
 
 #: Extra attempts after a failed setup.
 MAX_RETRIES = 3
 TRANSIENT = (b"Unable to apply mount flags", b"Can't bind mount /oldroot/")
+
+
+def lost_mount_race(output: bytes | str) -> bool:
+    """Whether what bwrap printed is one of the transient mount-race failures (worth a retry)."""
+    data = output.encode("utf-8", "replace") if isinstance(output, str) else output
+    return any(t in data for t in TRANSIENT)
 
 #: Starts one bwrap attempt: returns the process and the read end of its json-status fd.
 Spawn = Callable[[], Awaitable[tuple[HostProcess, int]]]
@@ -83,7 +89,7 @@ class RetryingBwrapProcess(SandboxProcess):
             status = await attempt.proc.wait()
             report = _drain(attempt.status_fd)
             failed_setup = status.exit_code == 1 and b'"exit-code"' not in report
-            transient = any(t in b"".join(attempt.held) for t in TRANSIENT)
+            transient = lost_mount_race(b"".join(attempt.held))
             retry = (
                 failed_setup
                 and transient

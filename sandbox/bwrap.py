@@ -52,7 +52,7 @@ from pathlib import Path
 
 import anyio
 
-from sandbox._bwrap_retry import MAX_RETRIES, TRANSIENT, RetryingBwrapProcess
+from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._hostproc import HostProcess, HostRunner
 from sandbox._scratch import OwnedDir
@@ -165,7 +165,7 @@ class BwrapBackend(SandboxBackend):
                     probe, capture_output=True, timeout=20, check=False, env={"PATH": os.defpath}
                 )
             )
-            if result.returncode == 0 or not any(t in result.stderr for t in TRANSIENT):
+            if result.returncode == 0 or not lost_mount_race(result.stderr):
                 break
         if result.returncode != 0:
             await self.close()
@@ -207,7 +207,7 @@ class BwrapBackend(SandboxBackend):
                 await zygote.start(argv, *tools)
             except ZygoteGoneError as exc:
                 last = exc
-                if not any(t.decode() in str(exc) for t in TRANSIENT):
+                if not lost_mount_race(str(exc)):
                     break
                 continue
             self._zygote, self._hidden = zygote, hidden
