@@ -70,21 +70,28 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _refuse(stderr: int, status: int, message: str) -> None:
-    """A command that could not start: say why on its stderr, report ``exit 1``."""
+def _report(status: int, wait_status: int) -> None:
+    """Send a command's final status line on its status fd, and close it."""
     try:
-        _write_all(stderr, f"shellrt: {message}\n".encode("utf-8", "surrogateescape"))
-        _write_all(status, f"s {_FAILED}\n".encode())
+        _write_all(status, f"s {wait_status}\n".encode())
     except OSError:
         pass
     os.close(status)
 
 
+def _refuse(stderr: int, status: int, message: str) -> None:
+    """A command that could not start: say why on its stderr, report ``exit 1``."""
+    try:
+        _write_all(stderr, f"shellrt: {message}\n".encode("utf-8", "surrogateescape"))
+    except OSError:
+        pass
+    _report(status, _FAILED)
+
+
 class Zygote:
     """Spawns commands on request and reports each one's end on its status fd."""
 
-    def __init__(self, sock: _socket.socket, unshare: str, setpriv: str, timeout: str) -> None:
-        self.sock = sock
+    def __init__(self, unshare: str, setpriv: str, timeout: str) -> None:
         self.prefix = [
             unshare, "--pid", "--ipc", "--fork", "--mount-proc", "--kill-child", "--",
             setpriv, "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all", "--no-new-privs", "--",
@@ -170,11 +177,7 @@ class Zygote:
             if init is not None:  # killed: wait (bounded) until the init, the namespace's last, is gone
                 select.select([init], [], [], _TEARDOWN_S)
                 os.close(init)
-            try:
-                _write_all(status, f"s {wait_status}\n".encode())
-            except OSError:
-                pass
-            os.close(status)
+            _report(status, wait_status)
 
 
 def _receive(sock: _socket.socket) -> tuple[bytes, list[int]]:
@@ -193,7 +196,7 @@ def main() -> None:
     fd = int(sys.argv[1])
     os.set_inheritable(fd, False)  # inherited from bwrap; no command may ever hold it
     sock = _socket.socket(fileno=fd)
-    zygote = Zygote(sock, sys.argv[2], sys.argv[3], sys.argv[4])
+    zygote = Zygote(sys.argv[2], sys.argv[3], sys.argv[4])
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     _signal.set_wakeup_fd(wake_w)
     _signal.signal(_signal.SIGCHLD, lambda _sig, _frame: None)
