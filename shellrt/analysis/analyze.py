@@ -5,13 +5,15 @@ from __future__ import annotations
 import functools
 import re
 import shlex
-from typing import Literal
+from typing import Any, Literal
+
+from pydantic import BaseModel
 
 from .effects import plan_effects
 from .fastplan import plan_simple
 from .git_env import GIT_BASE_ENV, PROGRAM_ENV, git_hardening_env
 from .judge import judge_plan
-from .models import CommandAnalysis, CommandPlan, Subcommand, new_analysis, new_subcommand
+from .models import CommandAnalysis, CommandPlan, Subcommand
 from .parse import parse_bash
 from .plan import build_plan
 
@@ -141,9 +143,9 @@ def _subcommands(plan: CommandPlan, unparsed: str | None) -> list[Subcommand]:
                 continue
             text = " ".join(argv)
         seen.add(key)
-        out.append(new_subcommand(text, argv))
+        out.append(Subcommand(text, argv))
     if unparsed is not None:
-        out.append(new_subcommand(unparsed, [unparsed]))
+        out.append(Subcommand(unparsed, [unparsed]))
     return out
 
 
@@ -159,5 +161,33 @@ _find_unsafe_joined = re.compile(r"[^\w@%+=:,./ -]", re.ASCII).search
 
 
 def _failed(command: str, shell: str, reason: str) -> CommandAnalysis:
-    return new_analysis(command, shell, False, False, False, [new_subcommand(command, [command])], [reason], [], [],
+    return new_analysis(command, shell, False, False, False, [Subcommand(command, [command])], [reason], [], [],
                         True, {}, None)
+
+
+# ``CommandAnalysis(...)`` runs pydantic validation (trusted values here do not need it): fill the
+# model's slots directly, through BaseModel's slot descriptors (object.__setattr__ looks each one up
+# by name). Compiled with this module, so it costs a fraction of an interpreted constructor.
+_new = object.__new__
+_set_dict: Any = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set: Any = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra: Any = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private: Any = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
+def new_analysis(command: str, shell: str, parse_ok: bool, read_only: bool, destructive: bool,
+                 subcommands: list[Subcommand], reasons: list[str], cd_targets: list[str],
+                 write_targets: list[str], writes_unknown: bool, env: dict[str, str],
+                 plan: CommandPlan | None) -> CommandAnalysis:
+    """``CommandAnalysis(...)`` without validation; ``concurrency_safe`` is ``read_only``."""
+    analysis: CommandAnalysis = _new(CommandAnalysis)
+    _set_dict(analysis, {
+        "command": command, "shell": shell, "parse_ok": parse_ok, "read_only": read_only,
+        "concurrency_safe": read_only, "destructive": destructive, "subcommands": subcommands, "reasons": reasons,
+        "cd_targets": cd_targets, "write_targets": write_targets, "writes_unknown": writes_unknown, "env": env,
+        "plan": plan,
+    })
+    _set_fields_set(analysis, set())
+    _set_extra(analysis, None)
+    _set_private(analysis, None)
+    return analysis

@@ -7,8 +7,6 @@ ask"). When a command might write somewhere we cannot name statically,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from .models import CommandPlan, PlanCommand
 from .programs import program_spec
 
@@ -23,13 +21,18 @@ _LAST_OPERAND = frozenset({"cp", "mv", "ln", "install", "rsync", "scp"})
 _MODE_FIRST = frozenset({"chmod", "chown", "chgrp"})
 
 
-@dataclass(slots=True)
 class Effects:
-    """Static write targets, an unknown-writes flag and destructive reasons."""
+    """Static write targets, an unknown-writes flag and destructive reasons.
 
-    write_targets: list[str] = field(default_factory=list)
-    writes_unknown: bool = False
-    destructive: list[str] = field(default_factory=list)
+    A plain class (mypyc compiles its ``__init__``; a dataclass's is generated at run time).
+    """
+
+    __slots__ = ("destructive", "write_targets", "writes_unknown")
+
+    def __init__(self, write_targets: list[str], writes_unknown: bool, destructive: list[str]) -> None:
+        self.write_targets = write_targets
+        self.writes_unknown = writes_unknown
+        self.destructive = destructive
 
 
 def plan_effects(plan: CommandPlan, read_only: bool) -> Effects:

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import re
 
-from .models import CommandPlan, PlanCommand, Redirect, Word, new_command, new_plan, new_redirect, new_word
+from .models import CommandPlan
+from .nodes import PlanCommand, Redirect, Word
 from .plan import UNWRAP_NAMES, Planner
 
 __all__ = ["MAX_CHARS", "MAX_COMMANDS", "plan_simple"]
@@ -159,7 +160,7 @@ def plan_simple(command: str) -> CommandPlan | None:
                 rest = token[1:]
             if rest[1] == "&":  # `[N]>&M` (the pattern only allows digits after `>&`)
                 dup = rest[2:]
-                redirects.append(new_redirect(fd, ">&", new_word(dup, dup, _EMPTY), "file"))
+                redirects.append(Redirect(fd, ">&", Word(dup, dup, _EMPTY), "file"))
                 continue
             if fd is not None and rest[0] == "<":
                 return None  # the grammar reads `0<f` as an argument `0` and a redirection
@@ -170,20 +171,20 @@ def plan_simple(command: str) -> CommandPlan | None:
             value = _word(target)
             if value is None:
                 return None
-            redirects.append(new_redirect(fd, op, value, "file"))
+            redirects.append(Redirect(fd, op, value, "file"))
             continue
         if token in _RESERVED:
             return None
         if expect_name:
             if _NAME(token) is None:
                 return None
-            argv = [new_word(token, token, _EMPTY)]
+            argv = [Word(token, token, _EMPTY)]
             redirects = []
             expect_name = after_semicolon = False
         elif redirects:
             return None  # a word after a redirection: the grammar attaches it to the redirection
         elif plain or not ("'" in token or '"' in token or "*" in token or "?" in token):
-            argv.append(new_word(token, token, _EMPTY))
+            argv.append(Word(token, token, _EMPTY))
         else:
             special = _word(token)
             if special is None:
@@ -203,8 +204,8 @@ def _word(text: str) -> Word | None:
     if "'" in text or '"' in text:
         return _quoted_word(text)
     if "*" in text or "?" in text:
-        return new_word(text, text, _FLAG_GLOB if text[0] in "*?" else _GLOB)
-    return new_word(text, text, _EMPTY)
+        return Word(text, text, _FLAG_GLOB if text[0] in "*?" else _GLOB)
+    return Word(text, text, _EMPTY)
 
 
 def _quoted_word(text: str) -> Word | None:
@@ -216,9 +217,9 @@ def _quoted_word(text: str) -> Word | None:
     if len(segments) == 1:
         single, double, _plain = segments[0]
         if text[0] == '"':
-            return new_word(text, double, _DQ_WHOLE)
-        return new_word(text, single, _QUOTED)
-    return new_word(text, "".join([a or b or c for a, b, c in segments]), _QUOTED)
+            return Word(text, double, _DQ_WHOLE)
+        return Word(text, single, _QUOTED)
+    return Word(text, "".join([a or b or c for a, b, c in segments]), _QUOTED)
 
 
 def _regular_shape(commands: list[_Command]) -> bool:
@@ -249,13 +250,13 @@ def _plan(commands: list[_Command]) -> CommandPlan:
     piped = False
     for argv, command_redirects, op in commands:
         pipe = op == "|"
-        plan_commands.append(new_command(argv, [], [], ["pipeline"] if pipe or piped else [], None))
+        plan_commands.append(PlanCommand(argv, [], [], ["pipeline"] if pipe or piped else [], None))
         if command_redirects:
             redirects.extend(command_redirects)
         if op:
             operators.append(op)
         piped = pipe
-    return new_plan(plan_commands, operators, redirects, [], [], [], [], [], [], [], False)
+    return CommandPlan(plan_commands, operators, redirects, [], [], [], [], [], [], [], False)
 
 
 def _planner_plan(commands: list[_Command]) -> CommandPlan:

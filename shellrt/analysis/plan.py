@@ -23,11 +23,6 @@ from .models import (
     Redirect,
     Substitution,
     Word,
-    new_command,
-    new_construct,
-    new_plan,
-    new_redirect,
-    new_word,
 )
 from .parse import parse_bash
 from .programs import SHELLS, WRAPPERS, find_exec_commands, unwrap
@@ -102,7 +97,7 @@ class Planner:
         self.depth = depth - 1
 
     def plan(self) -> CommandPlan:
-        return new_plan(self.commands, self.operators, self.redirects, self.substitutions, self.constructs,
+        return CommandPlan(self.commands, self.operators, self.redirects, self.substitutions, self.constructs,
                         self.heredocs, self.functions, self.assignments, self.cd_targets, self.unsupported,
                         self.dynamic)
 
@@ -121,7 +116,7 @@ class Planner:
             ascii_text = self.ascii_text
             text = ascii_text[node.start_byte : node.end_byte] if ascii_text is not None else self.text(node)
             if PLAIN_WORD_CHARS.isdisjoint(text) and text[:1] != "~":
-                return new_word(text, text, NO_FEATURES)
+                return Word(text, text, NO_FEATURES)
         word = evaluate_word(node, self.substitution, self.text)
         if word.value is None:
             self.dynamic = True
@@ -170,7 +165,7 @@ class Planner:
 
     def _construct(self, kind: str, node: tree_sitter.Node, operators: list[str] | None = None,
                    words: list[Word] | None = None, name: str | None = None) -> None:
-        self.constructs.append(new_construct(kind, self.text(node), operators or [], words or [], name))
+        self.constructs.append(Construct(kind, self.text(node), operators or [], words or [], name))
 
     # -- handlers --------------------------------------------------------------------------
 
@@ -239,7 +234,7 @@ class Planner:
                     target = self.word(child)
                 else:
                     self.unsupported.append("redirect with several targets")
-            redirect = new_redirect(fd, op, target, "herestring" if kind == "herestring_redirect" else "file")
+            redirect = Redirect(fd, op, target, "herestring" if kind == "herestring_redirect" else "file")
         self.redirects.append(redirect)
         return redirect
 
@@ -253,7 +248,7 @@ class Planner:
             if kind == "word" and ascii_text is not None:  # Planner.word's fast path, inline
                 text = ascii_text[child.start_byte : child.end_byte]
                 if PLAIN_WORD_CHARS.isdisjoint(text) and text[:1] != "~":
-                    argv.append(new_word(text, text, NO_FEATURES))
+                    argv.append(Word(text, text, NO_FEATURES))
                 else:
                     argv.append(self.word(child))
             elif kind == "command_name":
@@ -275,14 +270,14 @@ class Planner:
             elif kind == "==" or kind == "=~":
                 # The grammar keeps these as anonymous tokens; to bash they are plain words
                 # (`uniq == out` has two operands: the second is an output file).
-                argv.append(new_word(kind, kind, NO_FEATURES))
+                argv.append(Word(kind, kind, NO_FEATURES))
             else:
                 self.unsupported.append(f"token {kind!r} in a command")
         self.add_command(argv, assignments, redirects, None)
 
     def add_command(self, argv: list[Word], assignments: list[Assignment], redirects: list[Redirect],
                     wrapped_by: str | None) -> None:
-        self.commands.append(new_command(argv, assignments, redirects, list(self.context), wrapped_by))
+        self.commands.append(PlanCommand(argv, assignments, redirects, list(self.context), wrapped_by))
         if not argv:
             return
         name = argv[0].value

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import tree_sitter
 
-from .models import Word, new_word
+from .nodes import Word
 
 __all__ = ["NO_FEATURES", "PLAIN_WORD_CHARS", "SubstitutionHook", "TextOf", "evaluate_word", "word_from_text"]
 
@@ -48,7 +48,7 @@ class _Acc:
 
 def word_from_text(text: str) -> Word:
     """A static word for text that did not come from the parser (e.g. unwrapped argv)."""
-    return new_word(text, text, _EMPTY)
+    return Word(text, text, _EMPTY)
 
 
 _EMPTY: frozenset[str] = frozenset()
@@ -70,17 +70,17 @@ def evaluate_word(node: tree_sitter.Node, on_substitution: SubstitutionHook, tex
     if kind == "word" or kind == "number":
         text = text_of(node)
         if _SPECIAL.isdisjoint(text) and text[:1] != "~":  # fast path: a plain unquoted word
-            return new_word(text, text, _EMPTY)
+            return Word(text, text, _EMPTY)
     elif kind == "raw_string":
         text = text_of(node)
-        return new_word(text, text[1:-1], _QUOTED)
+        return Word(text, text[1:-1], _QUOTED)
     elif kind == "string":
         # Fast path: "..." with no expansion inside (what _walk gives for one string_content or none).
         named = node.named_children
         if not named:
-            return new_word(text_of(node), "", _DQ_WHOLE)
+            return Word(text_of(node), "", _DQ_WHOLE)
         if len(named) == 1 and named[0].type == "string_content":
-            return new_word(text_of(node), _double_quoted(text_of(named[0])), _DQ_WHOLE)
+            return Word(text_of(node), _double_quoted(text_of(named[0])), _DQ_WHOLE)
     acc = _Acc()
     if kind == "string":
         acc.features.add("dq_whole")  # one double-quoted word: no splitting, no globbing
@@ -88,7 +88,7 @@ def evaluate_word(node: tree_sitter.Node, on_substitution: SubstitutionHook, tex
     if acc.first_glob:
         acc.features.add("flag_glob")
     value = None if acc.dynamic else "".join(acc.parts)
-    return new_word(text_of(node), value, frozenset(acc.features))
+    return Word(text_of(node), value, frozenset(acc.features))
 
 
 def _walk(node: tree_sitter.Node, acc: _Acc, hook: SubstitutionHook, text_of: TextOf, top: bool = False) -> None:

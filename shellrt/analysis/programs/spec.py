@@ -66,13 +66,20 @@ class ProgramSpec:
     check: Check | None = None
 
 
-@dataclass(slots=True)
 class ParsedArgs:
-    """Options (normalised name -> values) and positionals of one invocation."""
+    """Options (normalised name -> values) and positionals of one invocation.
 
-    options: list[tuple[str, str | None]] = field(default_factory=list)
-    positionals: list[str] = field(default_factory=list)
-    reasons: list[str] = field(default_factory=list)
+    A plain class with ``__init__`` (not a dataclass): built for every judged
+    command, and mypyc compiles a hand-written ``__init__`` to native code.
+    """
+
+    __slots__ = ("options", "positionals", "reasons")
+
+    def __init__(self, options: list[tuple[str, str | None]] | None = None, positionals: list[str] | None = None,
+                 reasons: list[str] | None = None) -> None:
+        self.options: list[tuple[str, str | None]] = [] if options is None else options
+        self.positionals: list[str] = [] if positionals is None else positionals
+        self.reasons: list[str] = [] if reasons is None else reasons
 
     def has(self, *names: str) -> bool:
         return any(name in names for name, _ in self.options)

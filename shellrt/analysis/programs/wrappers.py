@@ -82,14 +82,19 @@ INTERPRETERS = frozenset(
 ) | SHELLS
 
 
-@dataclass
 class Unwrapped:
-    """What a wrapper runs: the index where the inner argv starts, or a script string."""
+    """What a wrapper runs: the index where the inner argv starts, or a script string.
 
-    start: int | None = None
-    script: str | None = None
-    #: The wrapped command could not be determined (dynamic or unmodelled arguments).
-    unknown: bool = False
+    A plain class (mypyc compiles its ``__init__``; a dataclass's is generated at run time).
+    """
+
+    __slots__ = ("script", "start", "unknown")
+
+    def __init__(self, start: int | None = None, script: str | None = None, unknown: bool = False) -> None:
+        self.start = start
+        self.script = script
+        #: The wrapped command could not be determined (dynamic or unmodelled arguments).
+        self.unknown = unknown
 
 
 def unwrap(argv: list[str | None]) -> Unwrapped:
