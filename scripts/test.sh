@@ -26,19 +26,34 @@ step "python package (editable, with dev and ray extras)"
 python3 -m pip install --quiet --disable-pip-version-check \
     --config-settings editable_mode=compat -e '.[dev,ray]'
 
+step "compile the command analyser in place (mypyc: what 'pip install .' ships)"
+# An editable install stays pure Python; this builds the extension modules next to
+# the sources, so the suite below tests the compiled analyser. They are removed on
+# exit (they would shadow later edits to the sources; tests/conftest.py refuses stale ones).
+remove_inplace_build() { find shellrt -name '*.so' -delete; rm -f shellrt_*__mypyc*.so; }
+trap remove_inplace_build EXIT
+remove_inplace_build
+python3 setup.py --quiet build_ext --inplace
+
 step "ruff"
 python3 -m ruff check shellrt sandbox tests benchmarks
 
 step "mypy --strict"
 python3 -m mypy
 
-step "pytest"
+step "pytest (compiled analyser)"
 set +e
-python3 -m pytest -q -p no:cacheprovider "$@"
+SHELLRT_EXPECT_COMPILED=1 python3 -m pytest -q -p no:cacheprovider "$@"
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then
     echo "pytest collected no tests: treating as a failure" >&2
     exit 1
 fi
-exit "$status"
+if [ "$status" -ne 0 ] || [ "$#" -gt 0 ]; then
+    exit "$status"
+fi
+
+step "pytest: the analysis tests again on the pure-Python analyser (the build without a compiler)"
+remove_inplace_build
+SHELLRT_EXPECT_COMPILED=0 python3 -m pytest -q -p no:cacheprovider tests/test_analysis_*.py
