@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 import shlex
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel
 
@@ -23,9 +23,9 @@ __all__ = ["CACHE_SIZE", "analyze", "clear_cache"]
 #: asks about the same command several times per tool call (read-only?
 #: concurrency-safe? permission subject? description?), and analysis is pure.
 #: Results are frozen models shared between callers: never mutate their lists.
-CACHE_SIZE = 4096
+CACHE_SIZE: Final = 4096
 #: Longer commands are analysed every time (keeps the cache's memory bounded).
-_CACHE_MAX_CHARS = 2000
+_CACHE_MAX_CHARS: Final = 2000
 
 Shell = Literal["bash", "powershell"]
 
@@ -102,7 +102,7 @@ def _analyze_bash(command: str, fast: bool = True) -> CommandAnalysis:
     )
 
 
-_PROGRAM_ENV_NAMES = frozenset(PROGRAM_ENV)
+_PROGRAM_ENV_NAMES: Final = frozenset(PROGRAM_ENV)
 
 
 def _subcommands(plan: CommandPlan, unparsed: str | None) -> list[Subcommand]:

@@ -7,18 +7,20 @@ ask"). When a command might write somewhere we cannot name statically,
 
 from __future__ import annotations
 
+from typing import Final
+
 from .models import CommandPlan, PlanCommand
 from .programs import program_spec
 
 __all__ = ["Effects", "plan_effects"]
 
-_OUTPUT_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&", "&>|"})
+_OUTPUT_OPS: Final = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&", "&>|"})
 #: Programs whose every operand (not option) is a path they create/modify/remove.
-_ALL_OPERANDS = frozenset({"touch", "mkdir", "rm", "rmdir", "shred", "truncate", "unlink", "chmod", "chown",
+_ALL_OPERANDS: Final = frozenset({"touch", "mkdir", "rm", "rmdir", "shred", "truncate", "unlink", "chmod", "chown",
                            "chgrp", "tee"})
 #: Programs whose last operand is the destination.
-_LAST_OPERAND = frozenset({"cp", "mv", "ln", "install", "rsync", "scp"})
-_MODE_FIRST = frozenset({"chmod", "chown", "chgrp"})
+_LAST_OPERAND: Final = frozenset({"cp", "mv", "ln", "install", "rsync", "scp"})
+_MODE_FIRST: Final = frozenset({"chmod", "chown", "chgrp"})
 
 
 class Effects:
@@ -76,13 +78,13 @@ def _all_known(plan: CommandPlan) -> bool:
     return not plan.unsupported and not plan.substitutions and not plan.functions
 
 
-_DESTRUCTIVE_NAMES = frozenset({"rm", "dd", "shred", "truncate", "wipefs", "fdisk", "sfdisk", "parted", "mkswap",
+_DESTRUCTIVE_NAMES: Final = frozenset({"rm", "dd", "shred", "truncate", "wipefs", "fdisk", "sfdisk", "parted", "mkswap",
                                 "chmod", "chown", "chgrp", "find", "git", "kill", "pkill", "killall", "shutdown",
                                 "reboot", "halt", "poweroff"})
 
 
 #: Names :func:`_command` looks at (writers and destructive-hint programs; also any ``mkfs*``).
-_MODELLED = _DESTRUCTIVE_NAMES | _ALL_OPERANDS | _LAST_OPERAND
+_MODELLED: Final = _DESTRUCTIVE_NAMES | _ALL_OPERANDS | _LAST_OPERAND
 
 
 def _command(command: PlanCommand, effects: Effects) -> None:
@@ -148,7 +150,7 @@ def _destructive_reason(name: str, values: list[str | None], flags: set[str]) ->
     return None
 
 
-_GIT_DESTRUCTIVE_SUBS = frozenset({"reset", "clean", "push", "branch", "checkout", "restore", "stash"})
+_GIT_DESTRUCTIVE_SUBS: Final = frozenset({"reset", "clean", "push", "branch", "checkout", "restore", "stash"})
 
 
 def _git_reason(values: list[str | None], shorts: set[str]) -> str | None:

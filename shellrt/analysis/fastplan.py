@@ -24,6 +24,7 @@ nesting.
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from .models import CommandPlan
 from .nodes import PlanCommand, Redirect, Word
@@ -32,29 +33,29 @@ from .plan import UNWRAP_NAMES, Planner
 __all__ = ["MAX_CHARS", "MAX_COMMANDS", "plan_simple"]
 
 #: Longer input always goes to the parser.
-MAX_CHARS = 2000
+MAX_CHARS: Final = 2000
 #: More simple commands than this go to the parser (the shapes are verified exhaustively up to here).
-MAX_COMMANDS = 7
+MAX_COMMANDS: Final = 7
 
-_EMPTY: frozenset[str] = frozenset()
-_QUOTED: frozenset[str] = frozenset({"quoted"})
-_DQ_WHOLE: frozenset[str] = frozenset({"dq_whole", "quoted"})
-_GLOB: frozenset[str] = frozenset({"glob"})
-_FLAG_GLOB: frozenset[str] = frozenset({"glob", "flag_glob"})
+_EMPTY: Final[frozenset[str]] = frozenset()
+_QUOTED: Final[frozenset[str]] = frozenset({"quoted"})
+_DQ_WHOLE: Final[frozenset[str]] = frozenset({"dq_whole", "quoted"})
+_GLOB: Final[frozenset[str]] = frozenset({"glob"})
+_FLAG_GLOB: Final[frozenset[str]] = frozenset({"glob", "flag_glob"})
 
 #: Printable ASCII inside '...' (no tab, newline or control character) and inside "..."
 #: (also no ``$``, backquote, backslash or ``!``: those expand or escape).
-_SQ_BODY = r"[ -&(-~]*+"
-_DQ_BODY = r"[ #%-\[\]-_a-~]*+"
+_SQ_BODY: Final = r"[ -&(-~]*+"
+_DQ_BODY: Final = r"[ #%-\[\]-_a-~]*+"
 #: Unquoted word characters; ``~`` only inside a segment (a leading one is a tilde expansion).
 #: ``*`` and ``?`` are globs: accepted only in words without quotes (flagged like the planner does).
-_PLAIN = r"[A-Za-z0-9_./:@%+=,*?-][A-Za-z0-9_./:@%+=,*?~-]*+"
-_WORD = rf"(?:{_PLAIN}|'{_SQ_BODY}'|\"{_DQ_BODY}\")++"
+_PLAIN: Final = r"[A-Za-z0-9_./:@%+=,*?-][A-Za-z0-9_./:@%+=,*?~-]*+"
+_WORD: Final = rf"(?:{_PLAIN}|'{_SQ_BODY}'|\"{_DQ_BODY}\")++"
 #: One token per match (possessive quantifiers: no backtracking), blanks before it skipped:
 #: an operator, a ``>&N`` duplication, a redirection with its target, a word, or any other
 #: single character (always refused). A redirection needs a blank right before it (the
 #: lookbehind); without one it falls through to a refused single character.
-_TOKENS = re.compile(
+_TOKENS: Final = re.compile(
     rf"""[ \t]*+(
         &&|\|\||[|;]
       | (?<=[ \t])[0-9]?>&[0-9]++(?=[ \t;|]|\Z)
@@ -65,20 +66,20 @@ _TOKENS = re.compile(
     re.VERBOSE,
 ).findall
 #: Single-character tokens that are not refused outright: one-character words and ``|``/``;``.
-_SINGLE_OK = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:@%+=,*?-|;")
-_OPERATORS = frozenset({"&&", "||", "|", ";"})
-_REDIRECT_START = frozenset("<>0123456789")
-_ANGLES = frozenset("<>")
-_DIGITS = frozenset("0123456789")
+_SINGLE_OK: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:@%+=,*?-|;")
+_OPERATORS: Final = frozenset({"&&", "||", "|", ";"})
+_REDIRECT_START: Final = frozenset("<>0123456789")
+_ANGLES: Final = frozenset("<>")
+_DIGITS: Final = frozenset("0123456789")
 #: Outside quotes only these characters appear in tokens (plain word characters, blanks,
 #: operators and redirections); any other one is refused before tokenizing.
-_REFUSED_UNQUOTED = re.compile(r"[^A-Za-z0-9_./:@%+=,*?~ \t|;&<>-]").search
-_SEGMENT = re.compile(r"'([^']*)'|\"([^\"]*)\"|([^'\"]+)")
+_REFUSED_UNQUOTED: Final = re.compile(r"[^A-Za-z0-9_./:@%+=,*?~ \t|;&<>-]").search
+_SEGMENT: Final = re.compile(r"'([^']*)'|\"([^\"]*)\"|([^'\"]+)")
 #: A command name this path accepts: plain, no ``=`` (assignment) and no leading ``-``.
-_NAME = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./+-]*+").fullmatch
+_NAME: Final = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./+-]*+").fullmatch
 #: Words the grammar treats specially in some position; never accepted anywhere (``==``/``=~``
 #: are operator tokens there, and a trailing one is a syntax error).
-_RESERVED = frozenset(
+_RESERVED: Final = frozenset(
     {
         "==",
         "=~",
@@ -114,7 +115,7 @@ _RESERVED = frozenset(
     }
 )
 #: Names whose commands :class:`Planner` looks into (cd targets, wrapped commands, scripts).
-_PLANNER_NAMES = frozenset({"cd", "pushd", *UNWRAP_NAMES})
+_PLANNER_NAMES: Final = frozenset({"cd", "pushd", *UNWRAP_NAMES})
 
 _Command = tuple[list[Word], list[Redirect], str]
 

@@ -7,6 +7,7 @@ human-readable reason; an empty list means read-only. Anything unknown objects.
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from .models import CommandPlan, Construct, PlanCommand, Redirect, Word
 from .programs import INTERPRETERS, WRAPPERS, check_program, program_spec
@@ -14,11 +15,11 @@ from .programs import INTERPRETERS, WRAPPERS, check_program, program_spec
 __all__ = ["MAX_SUBCOMMANDS", "judge_plan"]
 
 #: More simple commands than this is never read-only.
-MAX_SUBCOMMANDS = 50
+MAX_SUBCOMMANDS: Final = 50
 
-_SAFE_CONSTRUCTS = frozenset({"subshell", "group", "negation", "if", "elif", "else", "while", "until", "case",
+_SAFE_CONSTRUCTS: Final = frozenset({"subshell", "group", "negation", "if", "elif", "else", "while", "until", "case",
                               "test", "test_bracket", "test_arithmetic", "test_variable"})
-_CONSTRUCT_REASONS = {
+_CONSTRUCT_REASONS: Final = {
     "function": "defines a shell function (it can shadow any command)",
     "for": "for loop assigns a shell variable",
     "select": "select reads input and assigns a variable",
@@ -29,7 +30,7 @@ _CONSTRUCT_REASONS = {
     "readonly": "readonly changes shell state", "unset": "unset changes shell state",
 }
 #: Word features that never appear in a read-only command.
-_FATAL_FEATURES = {
+_FATAL_FEATURES: Final = {
     "ansi_c": "uses $'...' quoting",
     "translated": "uses $\"...\" locale translation",
     "brace": "uses brace expansion",
@@ -39,17 +40,17 @@ _FATAL_FEATURES = {
     "arithmetic": "arithmetic expansion with variables (can run command substitutions)",
     "unknown_node": "contains shell syntax that is not modelled",
 }
-_DATA_FEATURES = frozenset({"brace_char", "parameter", "simple_parameter", "quoted", "pure_arithmetic", "glob", "tilde",
+_DATA_FEATURES: Final = frozenset({"brace_char", "parameter", "simple_parameter", "quoted", "pure_arithmetic", "glob", "tilde",
                             "backslash", "dq_whole"})
-_SAFE_UNARY = frozenset(["-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-t", "-u", "-w", "-x", "-G", "-L", "-N", "-O", "-S", "-n", "-z"])
-_SAFE_BINARY = frozenset(["=", "==", "!=", "<", ">", "-nt", "-ot", "-ef"])
-_INT = re.compile(r"^[-+]?[0-9]+$")
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_OUTPUT_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&", "&>|"})
-_DUP_OPS = frozenset({">&", "<&"})
-_NET_PREFIXES = ("/dev/tcp/", "/dev/udp/")
-_BAD_NAME_FEATURES = frozenset({"backslash", "quoted", "glob", "tilde"})
-_ARITH_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_SAFE_UNARY: Final = frozenset(["-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-t", "-u", "-w", "-x", "-G", "-L", "-N", "-O", "-S", "-n", "-z"])
+_SAFE_BINARY: Final = frozenset(["=", "==", "!=", "<", ">", "-nt", "-ot", "-ef"])
+_INT: Final = re.compile(r"^[-+]?[0-9]+$")
+_NAME: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_OUTPUT_OPS: Final = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&", "&>|"})
+_DUP_OPS: Final = frozenset({">&", "<&"})
+_NET_PREFIXES: Final = ("/dev/tcp/", "/dev/udp/")
+_BAD_NAME_FEATURES: Final = frozenset({"backslash", "quoted", "glob", "tilde"})
+_ARITH_OPS: Final = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 
 
 def judge_plan(plan: CommandPlan) -> list[str]:

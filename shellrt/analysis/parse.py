@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from typing import Final
 
 import tree_sitter
 import tree_sitter_bash
@@ -16,14 +17,14 @@ import tree_sitter_bash
 __all__ = ["MAX_COMMAND_CHARS", "PARSE_TIMEOUT_S", "ParseResult", "parse_bash"]
 
 #: Longer input is never read-only (and is not parsed at all).
-MAX_COMMAND_CHARS = 10_000
+MAX_COMMAND_CHARS: Final = 10_000
 #: A parse using more CPU than this is treated as failed (fail closed). Thread CPU
 #: time, not wall time: a busy machine must not flip verdicts. A 10,000-char
 #: command parses in about a millisecond, so this only catches pathological input.
 PARSE_TIMEOUT_S = 0.25
 
-_CONTROL = re.compile(r"[\x01-\x08\x0b-\x1f\x7f]")
-_LANGUAGE = tree_sitter.Language(tree_sitter_bash.language())
+_CONTROL: Final = re.compile(r"[\x01-\x08\x0b-\x1f\x7f]")
+_LANGUAGE: Final = tree_sitter.Language(tree_sitter_bash.language())
 _local = threading.local()
 
 

@@ -10,7 +10,7 @@ rules see them too.
 from __future__ import annotations
 
 import dataclasses
-from typing import Literal
+from typing import Final, Literal
 
 import tree_sitter
 
@@ -31,18 +31,18 @@ from .words import NO_FEATURES, PLAIN_WORD_CHARS, evaluate_word
 __all__ = ["MAX_DEPTH", "UNWRAP_NAMES", "Planner", "build_plan"]
 
 #: Nesting deeper than this is not planned (fail closed).
-MAX_DEPTH = 64
+MAX_DEPTH: Final = 64
 #: ``bash -c '...'`` inside ``bash -c`` ... is planned this many levels deep.
-MAX_SCRIPT_DEPTH = 3
+MAX_SCRIPT_DEPTH: Final = 3
 
-_STATEMENT_OPS = frozenset({"&&", "||", ";", "&", ";;", "|", "|&", "\n"})
-_REDIRECT_KINDS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
-_ARITH_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
-_SUBSTITUTION_KINDS: dict[str, Literal["command", "backtick", "process_in", "process_out"]] = {
+_STATEMENT_OPS: Final = frozenset({"&&", "||", ";", "&", ";;", "|", "|&", "\n"})
+_REDIRECT_KINDS: Final = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_ARITH_TEST_OPS: Final = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_SUBSTITUTION_KINDS: Final[dict[str, Literal["command", "backtick", "process_in", "process_out"]]] = {
     "$(": "command", "`": "backtick", "<(": "process_in", ">(": "process_out"}
 #: Programs :meth:`Planner._unwrap` looks inside (``unwrap`` answers "nothing" for the rest).
-UNWRAP_NAMES = frozenset({"find", "eval", *SHELLS, *WRAPPERS})
-_LOOP_KINDS = {"while": "while", "until": "until", "for": "for", "select": "select"}
+UNWRAP_NAMES: Final = frozenset({"find", "eval", *SHELLS, *WRAPPERS})
+_LOOP_KINDS: Final = {"while": "while", "until": "until", "for": "for", "select": "select"}
 
 
 class Planner:
@@ -521,7 +521,7 @@ def _is_statement(node: tree_sitter.Node) -> bool:
     return node.type in _HANDLERS and node.type not in ("word", "concatenation")
 
 
-_HANDLERS = {
+_HANDLERS: Final = {
     "program": Planner.h_sequence,
     "list": Planner.h_sequence,
     "do_group": Planner.h_sequence,

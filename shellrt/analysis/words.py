@@ -10,6 +10,7 @@ could expand to something starting with ``-`` is flagged separately
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Final
 
 import tree_sitter
 
@@ -22,9 +23,9 @@ SubstitutionHook = Callable[[tree_sitter.Node], None]
 #: Source text of a node (the planner slices its decoded source instead of ``node.text``).
 TextOf = Callable[[tree_sitter.Node], str]
 
-_GLOB_CHARS = frozenset("*?[")
-_DQ_ESCAPABLE = frozenset('$`"\\')
-_PURE_ARITH_KINDS = frozenset(
+_GLOB_CHARS: Final = frozenset("*?[")
+_DQ_ESCAPABLE: Final = frozenset('$`"\\')
+_PURE_ARITH_KINDS: Final = frozenset(
     {"number", "binary_expression", "unary_expression", "parenthesized_expression", "ternary_expression"}
 )
 
@@ -51,15 +52,15 @@ def word_from_text(text: str) -> Word:
     return Word(text, text, _EMPTY)
 
 
-_EMPTY: frozenset[str] = frozenset()
-_QUOTED: frozenset[str] = frozenset({"quoted"})
+_EMPTY: Final[frozenset[str]] = frozenset()
+_QUOTED: Final[frozenset[str]] = frozenset({"quoted"})
 #: A ``word``/``number`` node without these characters, and not starting with ``~``, is its own
 #: static value with no features: ``_unquoted`` only reacts to these (``,`` and ``..`` only after
 #: an unquoted ``{``, and ``~`` only as the first character).
-_SPECIAL = frozenset("\\*?[{$")
-PLAIN_WORD_CHARS = _SPECIAL
-NO_FEATURES = _EMPTY
-_DQ_WHOLE: frozenset[str] = frozenset({"dq_whole", "quoted"})
+_SPECIAL: Final = frozenset("\\*?[{$")
+PLAIN_WORD_CHARS: Final = _SPECIAL
+NO_FEATURES: Final = _EMPTY
+_DQ_WHOLE: Final[frozenset[str]] = frozenset({"dq_whole", "quoted"})
 
 
 def evaluate_word(node: tree_sitter.Node, on_substitution: SubstitutionHook, text_of: TextOf | None = None) -> Word:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Final
 
 from .find import check_find, find_exec_commands
 from .git import check_git
@@ -23,18 +24,18 @@ __all__ = [
     "unwrap",
 ]
 
-_CUSTOM: dict[str, Callable[[list[str]], list[str]]] = {
+_CUSTOM: Final[dict[str, Callable[[list[str]], list[str]]]] = {
     "find": check_find,
     "sed": check_sed,
     "git": check_git,
     "xxd": check_xxd,
 }
 #: Custom-checked programs keep the glob/arity hints of their simple spec if they have one.
-_CUSTOM_SPECS = {name: SIMPLE_SPECS.get(name, ProgramSpec(name)) for name in _CUSTOM}
+_CUSTOM_SPECS: Final = {name: SIMPLE_SPECS.get(name, ProgramSpec(name)) for name in _CUSTOM}
 #: Every known read-only program's spec, custom-checked ones included (one lookup).
-_SPECS: dict[str, ProgramSpec] = {**SIMPLE_SPECS, **_CUSTOM_SPECS}
+_SPECS: Final[dict[str, ProgramSpec]] = {**SIMPLE_SPECS, **_CUSTOM_SPECS}
 #: The spec of a free-form program for its ``check`` (it sees no options and no operands).
-_FREE_FORM_SPECS = {name: ProgramSpec(name, free_form=True) for name in SIMPLE_SPECS}
+_FREE_FORM_SPECS: Final = {name: ProgramSpec(name, free_form=True) for name in SIMPLE_SPECS}
 
 #: The option model of a read-only program, or None when the program is not known read-only.
 program_spec = _SPECS.get

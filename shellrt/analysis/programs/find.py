@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import re
+from typing import Final
 
 __all__ = ["check_find", "find_exec_commands"]
 
-_NOARG = frozenset(
+_NOARG: Final = frozenset(
     ["-empty", "-executable", "-readable", "-writable", "-nouser", "-nogroup", "-true", "-false", "-prune", "-print", "-print0", "-ls", "-quit", "-depth", "-d", "-mount", "-xdev", "-follow", "-noleaf", "-ignore_readdir_race", "-noignore_readdir_race", "-daystart", "-not", "-a", "-and", "-o", "-or", "-help", "--help", "-version", "--version", "(", ")", "!", ","]
 )
-_ARG = frozenset(
+_ARG: Final = frozenset(
     ["-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-type", "-xtype", "-size", "-perm", "-user", "-group", "-uid", "-gid", "-mtime", "-atime", "-ctime", "-mmin", "-amin", "-cmin", "-newer", "-anewer", "-cnewer", "-links", "-inum", "-samefile", "-lname", "-ilname", "-maxdepth", "-mindepth", "-regextype", "-fstype", "-used", "-context", "-printf", "-files0-from"]
 )
-_FORBIDDEN = {
+_FORBIDDEN: Final = {
     "-exec": "runs a command", "-execdir": "runs a command", "-ok": "runs a command", "-okdir": "runs a command",
     "-delete": "deletes files", "-fprint": "writes a file", "-fprint0": "writes a file",
     "-fprintf": "writes a file", "-fls": "writes a file",
 }
-_NEWER_XY = re.compile(r"^-newer[aBcmt][aBcmt]$")
-_EXEC = ("-exec", "-execdir", "-ok", "-okdir")
+_NEWER_XY: Final = re.compile(r"^-newer[aBcmt][aBcmt]$")
+_EXEC: Final = ("-exec", "-execdir", "-ok", "-okdir")
 
 
 def check_find(args: list[str]) -> list[str]:

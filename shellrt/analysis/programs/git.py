@@ -10,15 +10,16 @@ consume the next word, so a dangerous option can never hide as a "value".
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Final
 
 from .spec import ARG, OPTARG, ParsedArgs, ProgramSpec, longs, parse_args
 
 __all__ = ["check_git", "git_subcommand"]
 
-_GLOBAL_OK = frozenset(
+_GLOBAL_OK: Final = frozenset(
     ["--no-pager", "-P", "--no-optional-locks", "--no-replace-objects", "--literal-pathspecs", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs", "--no-lazy-fetch", "--no-advice", "--version"]
 )
-_GLOBAL_BAD = {
+_GLOBAL_BAD: Final = {
     "-c": "sets configuration (can run code, e.g. core.fsmonitor)",
     "--config-env": "sets configuration from the environment",
     "-C": "runs in another directory (its config and hooks)",
@@ -28,14 +29,14 @@ _GLOBAL_BAD = {
     "--super-prefix": "not modelled", "--list-cmds": "not modelled", "--help": "opens a manual viewer",
 }
 
-_FORBIDDEN = {
+_FORBIDDEN: Final = {
     "--output": "writes to a file", "--ext-diff": "runs an external diff program",
     "--textconv": "runs textconv filters", "--show-signature": "runs gpg", "--filters": "runs filters",
     "-O": "runs a pager", "--open-files-in-pager": "runs a pager", "--exec": "runs a program",
     "--upload-pack": "runs a program", "--receive-pack": "runs a program", "--edit": "opens an editor",
 }
 
-_DIFF_LONG = (
+_DIFF_LONG: Final = (
     "patch no-patch unified=? output= output-indicator-new= output-indicator-old= output-indicator-context= "
     "raw patch-with-raw indent-heuristic no-indent-heuristic minimal patience histogram anchored= "
     "diff-algorithm=? stat=? compact-summary numstat shortstat dirstat=? cumulative dirstat-by-file=? summary "
@@ -50,7 +51,7 @@ _DIFF_LONG = (
     "stat-width=? stat-name-width=? stat-count=? stat-graph-width=? skip-to=? rotate-to=? "
     "diff-merges=? no-diff-merges combined-diff dense-combined remerge-diff"
 )
-_LOG_LONG = (
+_LOG_LONG: Final = (
     "oneline pretty=? format=? abbrev-commit no-abbrev-commit no-abbrev encoding=? expand-tabs=? no-expand-tabs "
     "notes=? no-notes show-notes=? standard-notes no-standard-notes show-signature relative-date date=? parents "
     "children left-right graph no-graph show-linear-break=? decorate=? no-decorate decorate-refs=? "
@@ -65,10 +66,10 @@ _LOG_LONG = (
     "author-date-order reverse no-walk=? do-walk clear-decorations show-origin count in-commit-order "
     "objects objects-edge unpacked no-object-names"
 )
-_GIT_LOG = longs(_DIFF_LONG + " " + _LOG_LONG)
-_DIFF_SHORT = "pusRaWbwzN"
-_DIFF_OPT = "UMCBlSGOI"
-_LOG_SHORT = _DIFF_SHORT + "iEFPgcmtrq"
+_GIT_LOG: Final = longs(_DIFF_LONG + " " + _LOG_LONG)
+_DIFF_SHORT: Final = "pusRaWbwzN"
+_DIFF_OPT: Final = "UMCBlSGOI"
+_LOG_SHORT: Final = _DIFF_SHORT + "iEFPgcmtrq"
 
 
 def _spec(name: str, short: str = "", short_arg: str = "", short_opt: str = "", long: str = "",
@@ -83,8 +84,8 @@ def _spec(name: str, short: str = "", short_arg: str = "", short_opt: str = "", 
                        numeric=numeric, forbidden=_FORBIDDEN)
 
 
-_LOG = _spec("log", _LOG_SHORT, "n", _DIFF_OPT + "L", base=_GIT_LOG, numeric=True)
-_SPECS: dict[str, ProgramSpec] = {
+_LOG: Final = _spec("log", _LOG_SHORT, "n", _DIFF_OPT + "L", base=_GIT_LOG, numeric=True)
+_SPECS: Final[dict[str, ProgramSpec]] = {
     "status": _spec("status", "sbvz", short_opt="u", long=(
         "short branch porcelain=? long verbose untracked-files=? ignored=? ignore-submodules=? column=? no-column "
         "ahead-behind no-ahead-behind renames no-renames find-renames=? show-stash null")),
@@ -210,7 +211,7 @@ def _sub_only(name: str, allowed: dict[str | None, ProgramSpec | None]) -> Calla
     return check
 
 
-_CUSTOM: dict[str, Callable[[list[str]], list[str]]] = {
+_CUSTOM: Final[dict[str, Callable[[list[str]], list[str]]]] = {
     "branch": _branch,
     "tag": _tag,
     "config": _config,
@@ -220,7 +221,7 @@ _CUSTOM: dict[str, Callable[[list[str]], list[str]]] = {
     "reflog": _sub_only("reflog", {None: None, "show": _LOG, "exists": _spec("reflog exists")}),
     "submodule": _sub_only("submodule", {"status": _spec("submodule status", "q", long="cached recursive quiet")}),
 }
-_LIMITS = {"symbolic-ref": 1}
+_LIMITS: Final = {"symbolic-ref": 1}
 
 
 def git_subcommand(args: list[str]) -> tuple[int, list[str]]:

@@ -6,11 +6,13 @@ The script is parsed command by command; ``w``/``W``/``r``/``R``/``e`` commands,
 
 from __future__ import annotations
 
+from typing import Final
+
 from .spec import ProgramSpec, longs, parse_args
 
 __all__ = ["check_sed"]
 
-_SPEC = ProgramSpec(
+_SPEC: Final = ProgramSpec(
     "sed", short="nErsuz", short_arg="elf", long=longs(
         "quiet silent regexp-extended null-data zero-terminated separate unbuffered posix debug sandbox "
         "expression= line-length= file= in-place=? follow-symlinks help version"),
@@ -18,7 +20,7 @@ _SPEC = ProgramSpec(
                "-f": "script from a file (not checked)", "--file": "script from a file (not checked)"},
 )
 #: Commands that only print, move through input or branch.
-_SAFE_CMDS = frozenset("pPl=qQnNdDgGhHxz")
+_SAFE_CMDS: Final = frozenset("pPl=qQnNdDgGhHxz")
 
 
 def check_sed(args: list[str]) -> list[str]:

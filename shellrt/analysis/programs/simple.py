@@ -7,6 +7,8 @@ reason names them.
 
 from __future__ import annotations
 
+from typing import Final
+
 from .spec import ParsedArgs, ProgramSpec, longs
 
 __all__ = ["SIMPLE_SPECS", "check_xxd"]
@@ -43,8 +45,8 @@ def _man_check(parsed: ParsedArgs) -> list[str]:
     return []
 
 
-_XXD_FLAGS = frozenset(["-a", "-autoskip", "-b", "-bits", "-C", "-capitalize", "-E", "-EBCDIC", "-e", "-h", "-help", "-i", "-include", "-p", "-ps", "-postscript", "-plain", "-u", "-v", "-version", "-d"])
-_XXD_VALUES = ("-c", "-cols", "-g", "-groupsize", "-l", "-len", "-o", "-offset", "-s", "-seek", "-n", "-name")
+_XXD_FLAGS: Final = frozenset(["-a", "-autoskip", "-b", "-bits", "-C", "-capitalize", "-E", "-EBCDIC", "-e", "-h", "-help", "-i", "-include", "-p", "-ps", "-postscript", "-plain", "-u", "-v", "-version", "-d"])
+_XXD_VALUES: Final = ("-c", "-cols", "-g", "-groupsize", "-l", "-len", "-o", "-offset", "-s", "-seek", "-n", "-name")
 
 
 def check_xxd(args: list[str]) -> list[str]:
@@ -76,7 +78,7 @@ def _top_check(parsed: ParsedArgs) -> list[str]:
     return [] if parsed.has("-b") else ["top: interactive top can kill processes; only -b is read-only"]
 
 
-_GREP_LONG = longs(
+_GREP_LONG: Final = longs(
     "extended-regexp fixed-strings basic-regexp perl-regexp regexp= file= ignore-case no-ignore-case "
     "word-regexp line-regexp null-data no-messages invert-match version help max-count= byte-offset "
     "line-number no-line-number line-buffered with-filename no-filename label= only-matching quiet silent "
@@ -84,10 +86,10 @@ _GREP_LONG = longs(
     "files-with-matches files-without-match count initial-tab null before-context= after-context= "
     "context= color=? colour=? recursive dereference-recursive binary unix-byte-offsets"
 )
-_GREP = dict(short="EFGPiyvwxcLloqsbHhnTZzaIrRUV", short_arg="efmABCDd", long=_GREP_LONG, numeric=True,
+_GREP: Final = dict(short="EFGPiyvwxcLloqsbHhnTZzaIrRUV", short_arg="efmABCDd", long=_GREP_LONG, numeric=True,
              glob_safe=True)
 
-_RG_LONG = longs(
+_RG_LONG: Final = longs(
     "after-context= before-context= context= case-sensitive color= colors= column no-column count "
     "count-matches files files-with-matches files-without-match fixed-strings follow glob= iglob= hidden "
     "no-hidden ignore-case invert-match json no-json line-number no-line-number max-count= max-depth= "
@@ -103,14 +105,14 @@ _RG_LONG = longs(
     "include-zero files-without-match help version pre= pre-glob= hostname-bin= search-zip no-search-zip "
     "hyperlink-format= no-follow no-require-git fixed-strings ignore-case no-line-number"
 )
-_RG = ProgramSpec(
+_RG: Final = ProgramSpec(
     "rg", short="abBcFhHiIlLnNoOpPqsSuUvVwxz0.", short_arg="ABCeEfgjmMrtTd", long=_RG_LONG, numeric=False,
     forbidden={"--pre": "runs a preprocessor program", "--pre-glob": "only used with --pre",
                "--hostname-bin": "runs a program", "--search-zip": "runs decompression programs",
                "-z": "runs decompression programs"},
 )
 
-_LS_LONG = longs(
+_LS_LONG: Final = longs(
     "all almost-all author escape block-size= ignore-backups color=? directory dired classify=? file-type "
     "format= full-time group-directories-first no-group human-readable si dereference-command-line "
     "dereference-command-line-symlink-to-dir hide= hyperlink=? indicator-style= inode ignore= kibibytes "
@@ -118,14 +120,14 @@ _LS_LONG = longs(
     "reverse recursive size sort= time= time-style= tabsize= width= context zero help version"
 )
 
-_SORT_LONG = longs(
+_SORT_LONG: Final = longs(
     "ignore-leading-blanks dictionary-order ignore-case general-numeric-sort ignore-nonprinting month-sort "
     "human-numeric-sort numeric-sort random-sort random-source= reverse sort= version-sort batch-size= "
     "check=? debug files0-from= key= merge parallel= stable buffer-size= field-separator= "
     "temporary-directory= unique zero-terminated output= compress-program= help version"
 )
 
-_DIFF_LONG = longs(
+_DIFF_LONG: Final = longs(
     "brief normal unified=? context=? recursive new-file unidirectional-new-file ignore-case ignore-all-space "
     "ignore-space-change ignore-blank-lines ignore-trailing-space ignore-tab-expansion ignore-matching-lines= "
     "text report-identical-files side-by-side color=? palette= exclude= exclude-from= label= strip-trailing-cr "
@@ -136,10 +138,10 @@ _DIFF_LONG = longs(
     "unchanged-group-format= changed-group-format= horizon-lines= help version"
 )
 
-_SUM = ProgramSpec("sum", short="bctwz", long=longs(
+_SUM: Final = ProgramSpec("sum", short="bctwz", long=longs(
     "binary check tag text zero ignore-missing quiet status strict warn help version"), glob_safe=True)
 
-_SPECS: list[ProgramSpec] = [
+_SPECS: Final[list[ProgramSpec]] = [
     ProgramSpec("ls", short="aAbBcCdDfFgGhHiklLmnNopqQrRsStuUvxXZ1", short_arg="IwT", long=_LS_LONG,
                 glob_safe=True),
     ProgramSpec("cat", short="AbeEnstTuv", long=longs(
@@ -303,4 +305,4 @@ _SPECS: list[ProgramSpec] = [
     ProgramSpec("wait"),
 ]
 
-SIMPLE_SPECS: dict[str, ProgramSpec] = {spec.name: spec for spec in _SPECS}
+SIMPLE_SPECS: Final[dict[str, ProgramSpec]] = {spec.name: spec for spec in _SPECS}

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Final
 
 __all__ = ["ARG", "NOARG", "OPTARG", "ParsedArgs", "ProgramSpec", "longs", "parse_args"]
 
-NOARG = 0
-ARG = 1
+NOARG: Final = 0
+ARG: Final = 1
 #: Optional value, only in the attached form (``--color`` or ``--color=auto``).
-OPTARG = 2
+OPTARG: Final = 2
 #: Two separate values (``jq --arg name value``).
-ARG2 = 3
+ARG2: Final = 3
 
 #: Extra per-program check over the parsed arguments; returns reasons (empty: fine).
 Check = Callable[["ParsedArgs"], list[str]]

@@ -9,6 +9,7 @@ a script string (``bash -c``, ``eval``) have that string parsed too.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 __all__ = ["INTERPRETERS", "SHELLS", "WRAPPERS", "Unwrapped", "unwrap"]
 
@@ -31,7 +32,7 @@ def _w(values: str = "", skip: int = 0, assignments: bool = False, script: str =
                     frozenset(none.split()))
 
 
-WRAPPERS: dict[str, _Wrapper] = {
+WRAPPERS: Final[dict[str, _Wrapper]] = {
     "timeout": _w("-s --signal -k --kill-after", skip=1),
     "nice": _w("-n --adjustment"),
     "nohup": _w(),
@@ -75,9 +76,9 @@ WRAPPERS: dict[str, _Wrapper] = {
 }
 
 #: Programs that take a shell script string with ``-c``.
-SHELLS = frozenset(["sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "ash", "busybox"])
+SHELLS: Final = frozenset(["sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "ash", "busybox"])
 #: Programs that run code (never read-only, even without arguments).
-INTERPRETERS = frozenset(
+INTERPRETERS: Final = frozenset(
     ["python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "deno", "bun", "php", "lua", "luajit", "tclsh", "wish", "Rscript", "R", "julia", "osascript", "awk", "gawk", "mawk", "nawk", "busybox", "pwsh", "powershell", "java", "groovy", "scala", "irb", "source", ".", "eval", "exec", "trap", "alias", "unalias", "function", "make", "cmake", "ninja", "vim", "vi", "nvim", "nano", "emacs", "ed", "ex", "less", "more", "most", "pager", "script", "expect", "tmux", "screen", "ssh"]
 ) | SHELLS
 
