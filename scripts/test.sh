@@ -33,7 +33,7 @@ step "compile the command analyser in place (mypyc: what 'pip install .' ships)"
 remove_inplace_build() { find shellrt -name '*.so' -delete; rm -f shellrt_*__mypyc*.so; }
 trap remove_inplace_build EXIT
 remove_inplace_build
-python3 setup.py --quiet build_ext --inplace
+python3 setup.py --quiet build_ext --inplace --force
 
 step "ruff"
 python3 -m ruff check shellrt sandbox tests benchmarks

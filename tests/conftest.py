@@ -37,7 +37,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if stale:
         pytest.exit(
             f"compiled analysis modules are older than their sources: {', '.join(stale)}. "
-            "Rebuild them (python3 setup.py build_ext --inplace) or delete them "
+            "Rebuild them (python3 setup.py build_ext --inplace --force) or delete them "
             "(find shellrt -name '*.so' -delete; rm -f shellrt_*__mypyc*.so).",
             returncode=2,
         )

@@ -56,9 +56,11 @@ def _source_of(module: ModuleType) -> Path:
 def stale_modules() -> list[str]:
     """Compiled modules whose ``.py`` source is newer than the extension built from it.
 
-    An in-place build (``python setup.py build_ext --inplace``) leaves extension
-    modules in the source tree, and they shadow the ``.py`` files: an edit made
-    after the build would silently not run. The test suite refuses to start then.
+    An in-place build (``python setup.py build_ext --inplace --force``) leaves
+    extension modules in the source tree, and they shadow the ``.py`` files: an
+    edit made after the build would silently not run. The test suite refuses to
+    start then. (Without ``--force`` an incremental build re-copies unchanged
+    extension modules with their old times, and they look stale.)
     """
     stale = []
     for name in compiled_modules():
