@@ -150,6 +150,16 @@ def test_refused(command: str) -> None:
     assert plan_simple(command) is None, command
 
 
+@pytest.mark.parametrize(
+    "command", ["ls ~/x", "ls ~", "cat a~b | wc -l", "ls a ~b && ls", "ls & ls", "ls &", "ls&&ls", "a||b;c|d"]
+)
+def test_plain_tokenizer_agrees(command: str) -> None:
+    """Commands with no quote, glob or redirection take the simpler tokenizer: same plans (or refusal)."""
+    _same(command)
+    if command.startswith("ls ~") or " ~" in command or "& " in command or command.endswith("&"):
+        assert plan_simple(command) is None, command
+
+
 def test_lone_dash_before_redirection_fails_closed() -> None:
     """tree-sitter-bash drops the `-` in `cat - 2>/dev/null`: the planner refuses rather than guess."""
     result = analyze("cat - 2>/dev/null")

@@ -65,6 +65,8 @@ _TOKENS: Final = re.compile(
     )""",
     re.VERBOSE,
 ).findall
+#: The tokens of a command with no quote, glob or redirection: operators, words, a lone ``&`` (refused).
+_PLAIN_TOKENS: Final = re.compile(r"&&|\|\||[|;]|[^ \t|;&]++|&").findall
 #: Single-character tokens that are not refused outright: one-character words and ``|``/``;``.
 _SINGLE_OK: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:@%+=,*?-|;")
 _OPERATORS: Final = frozenset({"&&", "||", "|", ";"})
@@ -138,7 +140,11 @@ def plan_simple(command: str) -> CommandPlan | None:
     redirects: list[Redirect] = []
     expect_name = True
     after_semicolon = False
-    for token in _TOKENS(command):
+    # Without quotes, globs or redirections every word is a maximal run of plain characters: a
+    # simpler pattern finds the same tokens (a word starting with `~` is refused below, as the
+    # full pattern refuses the lone `~` it yields there).
+    tokens = _PLAIN_TOKENS(command) if plain and "<" not in command and ">" not in command else _TOKENS(command)
+    for token in tokens:
         if len(token) == 1 and token not in _SINGLE_OK:
             return None  # a character no token takes (`$`, `&`, `(`, a redirection without a blank, ...)
         if token in _OPERATORS:
@@ -149,6 +155,8 @@ def plan_simple(command: str) -> CommandPlan | None:
             after_semicolon = token == ";"
             continue
         first = token[0]
+        if first == "~":
+            return None  # a tilde expansion
         if first in _REDIRECT_START and (first == ">" or first == "<" or token[1:2] in _ANGLES):
             if expect_name:
                 return None
