@@ -2,7 +2,9 @@
 
 Run: ``python benchmarks/bench_classify.py [--seconds N]``. Prints, in one run:
 - ours, cold: full ``analyze()`` (parse + plan + judge + effects), memo cache
-  cleared before every call;
+  cleared before every call, in the build that is installed (``pip install .``
+  compiles the analyser with mypyc; an editable install runs it as pure Python;
+  the first line says which);
 - ours, as deployed: ``analyze()`` with its memo cache (the corpus repeats, as
   an agent's commands and the runtime's repeated questions about one command do);
 - tree-sitter parse only (the raw baseline under ours; plain pipelines and lists of
@@ -21,6 +23,7 @@ from collections.abc import Callable
 from benchmarks.scenarios.classification import CORPUS as SCENARIO_CORPUS
 from shellrt.analysis import analyze
 from shellrt.analysis.analyze import clear_cache
+from shellrt.analysis.compiled import build_description
 from shellrt.analysis.fastplan import plan_simple
 from shellrt.analysis.parse import parse_bash
 
@@ -155,6 +158,7 @@ def main() -> None:
     raw, _ = _rate(parse_bash, args.seconds)
     simple = sum(plan_simple(command) is not None for command in CORPUS)
     print(f"corpus: {len(CORPUS)} mixed commands, {args.seconds:.1f}s per measurement, one core")
+    print(f"  analyser build: {build_description()}")
     print(
         f"  {simple} take the parser-free path (plain pipelines/lists), {len(CORPUS) - simple} need tree-sitter"
     )

@@ -177,7 +177,10 @@ async def run(cfg: RunConfig) -> Table:
                 },
             )
         )
+    from shellrt.analysis.compiled import build_description
+
     table.notes += [
+        f"shellrt analyser build: {build_description()}.",
         f"{reps} interleaved repetitions x {rounds} passes over the corpus.",
         "not understood = bashlex raised / tree-sitter reported a syntax error (analyze then fails closed:"
         " not read-only). The corpus has one deliberately broken command (an unterminated quote).",

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["compiled_modules", "is_compiled", "restore_annotations", "stale_modules"]
+__all__ = ["build_description", "compiled_modules", "is_compiled", "restore_annotations", "stale_modules"]
 
 _PACKAGE = __name__.rpartition(".")[0]
 _EXTENSION_SUFFIXES = tuple(importlib.machinery.EXTENSION_SUFFIXES)
@@ -46,6 +46,13 @@ def compiled_modules() -> list[str]:
 def is_compiled() -> bool:
     """True when ``analyze()`` itself runs compiled (the build benchmarks report)."""
     return _is_extension(importlib.import_module(f"{_PACKAGE}.analyze"))
+
+
+def build_description() -> str:
+    """One line for benchmark output: which build of the analyser is measured."""
+    if is_compiled():
+        return f"compiled with mypyc ({len(compiled_modules())} modules)"
+    return "pure Python (an editable install, no C compiler, or SHELLRT_PURE_PYTHON=1 at install)"
 
 
 def _source_of(module: ModuleType) -> Path:
