@@ -34,6 +34,7 @@ mutate their lists).
 from __future__ import annotations
 
 from .analyze import analyze
+from .compiled import warn_if_stale
 from .git_env import GIT_CONFIG_OVERRIDES, git_hardening_env
 from .judge import MAX_SUBCOMMANDS
 from .models import (
@@ -67,3 +68,5 @@ __all__ = [
     "analyze",
     "git_hardening_env",
 ]
+
+warn_if_stale()  # a source checkout whose in-place compiled modules lag behind edits

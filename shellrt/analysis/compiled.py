@@ -22,10 +22,13 @@ import dataclasses
 import importlib
 import importlib.machinery
 import sys
+import warnings
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["build_description", "compiled_modules", "is_compiled", "restore_annotations", "stale_modules"]
+__all__ = [
+    "build_description", "compiled_modules", "is_compiled", "restore_annotations", "stale_modules", "warn_if_stale",
+]
 
 _PACKAGE = __name__.rpartition(".")[0]
 _EXTENSION_SUFFIXES = tuple(importlib.machinery.EXTENSION_SUFFIXES)
@@ -76,6 +79,25 @@ def stale_modules() -> list[str]:
         if source.exists() and source.stat().st_mtime > Path(str(module.__file__)).stat().st_mtime:
             stale.append(name)
     return stale
+
+
+def warn_if_stale() -> None:
+    """In a source checkout (``setup.py`` beside the package), warn about stale extension modules.
+
+    Installed wheels are skipped: they ship no setup.py, and the times of their
+    files say nothing about which one was built from which.
+    """
+    if not (Path(__file__).resolve().parents[2] / "setup.py").is_file():
+        return
+    stale = stale_modules()
+    if stale:
+        warnings.warn(
+            f"compiled shellrt analysis modules are older than their sources and shadow them: {', '.join(stale)}. "
+            "Rebuild (python3 setup.py build_ext --inplace --force) or delete them "
+            "(find shellrt -name '*.so' -delete; rm -f shellrt_*__mypyc*.so).",
+            RuntimeWarning,
+            stacklevel=2,
+        )
 
 
 def restore_annotations(module: ModuleType) -> None:
