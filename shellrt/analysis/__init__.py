@@ -27,8 +27,8 @@ read-only (we cannot know what the path holds); quoted or escaped command names
 (``'ls'``, ``\ls``) are refused; any variable assignment, any ``&`` background
 job, any command/process substitution, any brace expansion and any expansion in
 an argument (outside echo/printf data and ``[[ ]]``/``[ OP "$x" ]`` operands) makes
-a command not read-only. Results are memoised (frozen models, shared: never
-mutate their lists).
+a command not read-only. Results are memoised (shared objects: never
+mutate them or their lists).
 """
 
 from __future__ import annotations

@@ -22,7 +22,8 @@ __all__ = ["CACHE_SIZE", "analyze", "clear_cache"]
 #: Verdicts of this many recent (command, shell) pairs are memoised. The runtime
 #: asks about the same command several times per tool call (read-only?
 #: concurrency-safe? permission subject? description?), and analysis is pure.
-#: Results are frozen models shared between callers: never mutate their lists.
+#: Results are shared between callers (the CommandAnalysis is frozen, its plan and lists are not): never
+#: mutate them.
 CACHE_SIZE: Final = 4096
 #: Longer commands are analysed every time (keeps the cache's memory bounded).
 _CACHE_MAX_CHARS: Final = 2000
