@@ -20,9 +20,9 @@ from typing import Any
 from setuptools import Distribution, setup
 from setuptools.command.build_ext import build_ext
 
-#: Modules compiled by mypyc (``shellrt/analysis/compiled.py`` lists the same ones
-#: to report what is loaded). Pydantic models stay interpreted (mypyc cannot
-#: compile classes with a metaclass).
+#: Modules compiled by mypyc (``tests/test_analysis_build.py`` reads this list and
+#: checks that each one is loaded compiled). Pydantic models stay interpreted
+#: (mypyc cannot compile classes with a metaclass).
 COMPILED_MODULES = [
     "shellrt/analysis/nodes.py",
     "shellrt/analysis/parse.py",
@@ -65,6 +65,8 @@ def _ext_modules() -> list[Any]:
         # lazy exports into the rest of shellrt, whose optional extras (mcp, httpx, docker) are
         # not in the build environment: type-check those silently (mypy --strict in CI covers them).
         options = ["--follow-imports=silent"]
+        # Two shared libraries, built in parallel: one per module (separate=True) fails to import
+        # (RecursionError in mypyc's cross-group loading), one for all is a single gcc run on one big file.
         groups = [(programs, "shellrt_programs"), (rest, "shellrt_analysis")]
         return list(mypycify([*options, *COMPILED_MODULES], opt_level="3", separate=groups))
     except (Exception, SystemExit) as exc:  # a mypyc failure must not make the package uninstallable

@@ -31,13 +31,11 @@ def require(condition: bool, why: str) -> None:
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Refuse to test a stale in-place build: its extension modules would shadow edited sources."""
     import shellrt.analysis  # noqa: F401  (loads the analysis modules)
-    from shellrt.analysis.compiled import stale_modules
+    from shellrt.analysis.compiled import REBUILD_ADVICE, stale_modules
 
     stale = stale_modules()
     if stale:
         pytest.exit(
-            f"compiled analysis modules are older than their sources: {', '.join(stale)}. "
-            "Rebuild them (python3 setup.py build_ext --inplace --force) or delete them "
-            "(find shellrt -name '*.so' -delete; rm -f shellrt_*__mypyc*.so).",
+            f"compiled analysis modules are older than their sources: {', '.join(stale)}. {REBUILD_ADVICE}",
             returncode=2,
         )

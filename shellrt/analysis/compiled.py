@@ -27,11 +27,17 @@ from pathlib import Path
 from types import ModuleType
 
 __all__ = [
-    "build_description", "compiled_modules", "is_compiled", "restore_annotations", "stale_modules", "warn_if_stale",
+    "REBUILD_ADVICE", "build_description", "compiled_modules", "is_compiled", "restore_annotations", "stale_modules",
+    "warn_if_stale",
 ]
 
 _PACKAGE = __name__.rpartition(".")[0]
 _EXTENSION_SUFFIXES = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+#: What to do about stale in-place extension modules (the import warning and the test suite say it).
+REBUILD_ADVICE = (
+    "Rebuild them (python3 setup.py build_ext --inplace --force) or delete them "
+    "(find shellrt -name '*.so' -delete; rm -f shellrt_*__mypyc*.so)."
+)
 
 
 def _is_extension(module: ModuleType) -> bool:
@@ -93,8 +99,7 @@ def warn_if_stale() -> None:
     if stale:
         warnings.warn(
             f"compiled shellrt analysis modules are older than their sources and shadow them: {', '.join(stale)}. "
-            "Rebuild (python3 setup.py build_ext --inplace --force) or delete them "
-            "(find shellrt -name '*.so' -delete; rm -f shellrt_*__mypyc*.so).",
+            + REBUILD_ADVICE,
             RuntimeWarning,
             stacklevel=2,
         )

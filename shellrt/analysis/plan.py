@@ -10,7 +10,7 @@ rules see them too.
 from __future__ import annotations
 
 import dataclasses
-from typing import Final, Literal
+from typing import Final
 
 import tree_sitter
 
@@ -24,6 +24,7 @@ from .models import (
     Substitution,
     Word,
 )
+from .nodes import SubstitutionKind
 from .parse import parse_bash
 from .programs import SHELLS, WRAPPERS, find_exec_commands, unwrap
 from .words import NO_FEATURES, PLAIN_WORD_CHARS, evaluate_word
@@ -38,7 +39,7 @@ MAX_SCRIPT_DEPTH: Final = 3
 _STATEMENT_OPS: Final = frozenset({"&&", "||", ";", "&", ";;", "|", "|&", "\n"})
 _REDIRECT_KINDS: Final = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _ARITH_TEST_OPS: Final = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
-_SUBSTITUTION_KINDS: Final[dict[str, Literal["command", "backtick", "process_in", "process_out"]]] = {
+_SUBSTITUTION_KINDS: Final[dict[str, SubstitutionKind]] = {
     "$(": "command", "`": "backtick", "<(": "process_in", ">(": "process_out"}
 #: Programs :meth:`Planner._unwrap` looks inside (``unwrap`` answers "nothing" for the rest).
 UNWRAP_NAMES: Final = frozenset({"find", "eval", *SHELLS, *WRAPPERS})
