@@ -57,8 +57,10 @@ def plan_effects(plan: CommandPlan, read_only: bool) -> Effects:
     for command in plan.commands:
         argv = command.argv
         name = argv[0].value if argv else None
-        if name is None or name in _MODELLED or name.startswith("mkfs"):
-            _command(command, effects)
+        if name is None:
+            effects.writes_unknown = True  # a dynamic (or missing) name could be any writer
+        elif name in _MODELLED or name.startswith("mkfs"):
+            _command(name, command, effects)
     if not read_only and not effects.write_targets and not _all_known(plan):
         effects.writes_unknown = True
     if len(effects.write_targets) > 1:
@@ -87,14 +89,8 @@ _DESTRUCTIVE_NAMES: Final = frozenset({"rm", "dd", "shred", "truncate", "wipefs"
 _MODELLED: Final = _DESTRUCTIVE_NAMES | _ALL_OPERANDS | _LAST_OPERAND
 
 
-def _command(command: PlanCommand, effects: Effects) -> None:
-    name = command.name
-    if name is None:
-        effects.writes_unknown = True
-        return
-    if name not in _DESTRUCTIVE_NAMES and name not in _ALL_OPERANDS and name not in _LAST_OPERAND \
-            and not name.startswith("mkfs"):
-        return  # neither a modelled writer nor a destructive-hint program
+def _command(name: str, command: PlanCommand, effects: Effects) -> None:
+    """Writes and destructive hints of one command whose ``name`` is modelled (see ``_MODELLED``)."""
     values = [w.value for w in command.argv[1:]]
     operands = [v for v in values if v is None or not v.startswith("-") or v == "-"]
     flags = {v for v in values if v is not None and v.startswith("-")}
