@@ -29,6 +29,7 @@ from typing import Final
 from .models import CommandPlan
 from .nodes import PlanCommand, Redirect, Word
 from .plan import UNWRAP_NAMES, Planner
+from .words import DQ_WHOLE_FEATURES, NO_FEATURES, QUOTED_FEATURES
 
 __all__ = ["MAX_CHARS", "MAX_COMMANDS", "plan_simple"]
 
@@ -37,9 +38,6 @@ MAX_CHARS: Final = 2000
 #: More simple commands than this go to the parser (the shapes are verified exhaustively up to here).
 MAX_COMMANDS: Final = 7
 
-_EMPTY: Final[frozenset[str]] = frozenset()
-_QUOTED: Final[frozenset[str]] = frozenset({"quoted"})
-_DQ_WHOLE: Final[frozenset[str]] = frozenset({"dq_whole", "quoted"})
 _GLOB: Final[frozenset[str]] = frozenset({"glob"})
 _FLAG_GLOB: Final[frozenset[str]] = frozenset({"glob", "flag_glob"})
 
@@ -169,7 +167,7 @@ def plan_simple(command: str) -> CommandPlan | None:
                 rest = token[1:]
             if rest[1] == "&":  # `[N]>&M` (the pattern only allows digits after `>&`)
                 dup = rest[2:]
-                redirects.append(Redirect(fd, ">&", Word(dup, dup, _EMPTY), "file"))
+                redirects.append(Redirect(fd, ">&", Word(dup, dup, NO_FEATURES), "file"))
                 continue
             if fd is not None and rest[0] == "<":
                 return None  # the grammar reads `0<f` as an argument `0` and a redirection
@@ -187,13 +185,13 @@ def plan_simple(command: str) -> CommandPlan | None:
         if expect_name:
             if _NAME(token) is None:
                 return None
-            argv = [Word(token, token, _EMPTY)]
+            argv = [Word(token, token, NO_FEATURES)]
             redirects = []
             expect_name = after_semicolon = False
         elif redirects:
             return None  # a word after a redirection: the grammar attaches it to the redirection
         elif plain or not ("'" in token or '"' in token or "*" in token or "?" in token):
-            argv.append(Word(token, token, _EMPTY))
+            argv.append(Word(token, token, NO_FEATURES))
         else:
             special = _word(token)
             if special is None:
@@ -214,7 +212,7 @@ def _word(text: str) -> Word | None:
         return _quoted_word(text)
     if "*" in text or "?" in text:
         return Word(text, text, _FLAG_GLOB if text[0] in "*?" else _GLOB)
-    return Word(text, text, _EMPTY)
+    return Word(text, text, NO_FEATURES)
 
 
 def _quoted_word(text: str) -> Word | None:
@@ -226,9 +224,9 @@ def _quoted_word(text: str) -> Word | None:
     if len(segments) == 1:
         single, double, _plain = segments[0]
         if text[0] == '"':
-            return Word(text, double, _DQ_WHOLE)
-        return Word(text, single, _QUOTED)
-    return Word(text, "".join([a or b or c for a, b, c in segments]), _QUOTED)
+            return Word(text, double, DQ_WHOLE_FEATURES)
+        return Word(text, single, QUOTED_FEATURES)
+    return Word(text, "".join([a or b or c for a, b, c in segments]), QUOTED_FEATURES)
 
 
 def _regular_shape(commands: list[_Command]) -> bool:

@@ -16,7 +16,10 @@ import tree_sitter
 
 from .nodes import Word
 
-__all__ = ["NO_FEATURES", "PLAIN_WORD_CHARS", "SubstitutionHook", "TextOf", "evaluate_word", "word_from_text"]
+__all__ = [
+    "DQ_WHOLE_FEATURES", "NO_FEATURES", "PLAIN_WORD_CHARS", "QUOTED_FEATURES", "SubstitutionHook", "TextOf",
+    "evaluate_word", "word_from_text",
+]
 
 #: Called for every ``$(...)``/backtick/``<(...)`` node found inside a word.
 SubstitutionHook = Callable[[tree_sitter.Node], None]
@@ -61,6 +64,9 @@ _SPECIAL: Final = frozenset("\\*?[{$")
 PLAIN_WORD_CHARS: Final = _SPECIAL
 NO_FEATURES: Final = _EMPTY
 _DQ_WHOLE: Final[frozenset[str]] = frozenset({"dq_whole", "quoted"})
+#: Feature sets of a static quoted word and of a whole double-quoted one (the parser-free planner uses them too).
+QUOTED_FEATURES: Final = _QUOTED
+DQ_WHOLE_FEATURES: Final = _DQ_WHOLE
 
 
 def evaluate_word(node: tree_sitter.Node, on_substitution: SubstitutionHook, text_of: TextOf | None = None) -> Word:
