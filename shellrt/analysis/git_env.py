@@ -10,11 +10,14 @@ The full overlay is for commands judged read-only (they run without asking);
 a command the user approved keeps its hooks and helpers and only gets
 :data:`GIT_BASE_ENV`.
 
-Residual risk (documented, not solved here): per-driver keys such as
-``diff.<driver>.textconv``, ``diff.<driver>.command`` and ``filter.<driver>.*``
-selected by ``.gitattributes`` cannot be enumerated; ``core.attributesFile`` is
-pointed at /dev/null and ``GIT_ATTR_NOSYSTEM`` set, but in-tree
-``.gitattributes`` still apply. Sandboxing remains the real boundary.
+Keys with free names (``diff.<driver>.textconv``, ``diff.<driver>.command``,
+``filter.<driver>.*``, ``merge.<driver>.driver``, ``remote.<name>.uploadpack``)
+and ``diff.external`` cannot be overridden here: git 2.39 treats an empty
+``GIT_EXTERNAL_DIFF`` or ``diff.external`` as a program named "" and every
+``git diff`` of a changed tree fails with exit 128. The Bash tool therefore
+reads the repository's effective configuration before judging a git command
+(``shellrt.tools._gitrepo``): a repository that defines any such key is not
+read-only. Sandboxing remains the real boundary.
 """
 
 from __future__ import annotations
@@ -42,7 +45,6 @@ GIT_CONFIG_OVERRIDES: tuple[tuple[str, str, str], ...] = (
     ("core.askPass", "", "askpass is an arbitrary program"),
     ("core.editor", "false", "an editor is an arbitrary program"),
     ("core.attributesFile", "/dev/null", "global attributes can select diff/filter drivers"),
-    ("diff.external", "", "an external diff program runs on every diff"),
     ("pager.log", "false", "per-command pager settings are arbitrary commands"),
     ("pager.diff", "false", "per-command pager settings are arbitrary commands"),
     ("pager.show", "false", "per-command pager settings are arbitrary commands"),
@@ -53,6 +55,8 @@ GIT_CONFIG_OVERRIDES: tuple[tuple[str, str, str], ...] = (
     ("pager.status", "false", "per-command pager settings are arbitrary commands"),
     ("gpg.program", "false", "signature display runs the gpg program"),
     ("gpg.ssh.program", "false", "signature display runs the ssh-keygen program"),
+    ("gpg.x509.program", "false", "signature display runs the gpgsm program (git log --format=%G?)"),
+    ("core.alternateRefsCommand", "true", "git log --alternate-refs runs it"),
     ("log.showSignature", "false", "would run gpg on every log"),
     ("credential.helper", "", "credential helpers are arbitrary programs"),
     ("uploadpack.packObjectsHook", "", "runs a program on fetch from this repository"),
@@ -65,7 +69,6 @@ GIT_ENV: dict[str, str] = {
     "PAGER": "cat",  # other programs (man, systemctl) honour PAGER
     "GIT_TERMINAL_PROMPT": "0",  # never block waiting for credentials on a tty
     "GIT_OPTIONAL_LOCKS": "0",  # `git status` must not take index.lock (concurrent reads)
-    "GIT_EXTERNAL_DIFF": "",  # an external diff program from the environment (empty = none)
     "GIT_ASKPASS": "",  # no askpass program
     "SSH_ASKPASS": "",  # no askpass program
     "GIT_EDITOR": "false",  # nothing opens an editor

@@ -17,6 +17,17 @@ every decision records which steps it passed in ``chain``:
    allowed roots (or a pure internal-state tool) -> **allow**;
 7. anything left -> **ask**.
 
+Shell tools (`CommandPartsTool`) are judged part by part (``CommandPart``):
+deny and ask rules also match a part by its normalised program name, a part
+whose program name is not static is denied when the tool has any deny rule
+(asked when it has an ask rule), what a part reads and writes is matched
+against ``Read(...)``/``Edit(...)`` rules, and writing git metadata is a safety
+check. A compound is allowed at step 6 when every part is allowed by a rule or
+is read-only inside the allowed reads, and every file its redirections write
+may be written (acceptEdits inside the workspace, or an ``Edit(...)`` allow
+rule). A part that sets a variable outside `SAFE_ENV_NAMES`, runs in the
+background (``&``) or has no static name never matches an allow rule.
+
 ``dontAsk`` turns every ask into a deny. When settings could not be read
 (``degraded``), steps 5 (bypass) and 6 (rules, hooks) cannot allow: a broken
 file might have held the deny rule that mattered.
@@ -29,9 +40,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from shellrt.permissions.interfaces import PermissionDecision
+from shellrt.permissions.interfaces import CommandPart, CommandPartsTool, PermissionDecision
 from shellrt.permissions.modes import PermissionMode
-from shellrt.permissions.rules import PermissionRule
+from shellrt.permissions.rules import PermissionRule, RuleKind, git_metadata_reason, is_safe_env_name
 from shellrt.permissions.ruleset import RuleSet
 from shellrt.protocol import PermissionResult, PermissionSubject, Tool, ToolContext
 
@@ -74,6 +85,16 @@ class PermissionEngine:
         except Exception as exc:  # a broken subject cannot be matched: deny rules must not be dodged
             return self._final("deny", f"{name}: could not determine what this call touches ({exc})", chain)
         chain.append(f"subject: {_describe_subject(subject)}")
+        parts: list[CommandPart] | None = None
+        if isinstance(tool, CommandPartsTool):
+            try:
+                parts = tool.command_parts(tool_input, ctx)
+            except Exception as exc:  # what the command does is unknown: deny rules must not be dodged
+                return self._final(
+                    "deny", f"{name}: could not determine what this command runs ({exc}); refusing", chain
+                )
+            if parts is None:
+                subject = subject.model_copy(update={"incomplete": True})
 
         # 1. deny
         if hook_decision is not None and hook_decision.behavior == "deny":
@@ -88,6 +109,10 @@ class PermissionEngine:
         if hit is not None:
             rule, item = hit
             return self._rule_final("deny", rule, f"{item!r} is denied by {rule.describe()}", chain, "1 deny")
+        if parts:
+            found = self._parts_hit("deny", name, parts)
+            if found is not None:
+                return self._part_final("deny", found, chain, "1 deny")
         chain.append("1 deny: no deny rule matched")
 
         # 2. tool-wide ask
@@ -112,6 +137,10 @@ class PermissionEngine:
         chain.append(f"3 tool check: {own.behavior}" + (f" ({own.reason})" if own.reason else ""))
         if own.behavior == "deny":
             return self._final("deny", own.reason or f"{name} refused this call", chain, source="tool")
+        shadowed = self._recursive_denied(name, parts or [])
+        if shadowed and own.behavior in ("allow", "passthrough"):
+            own = PermissionResult.ask(shadowed)
+            chain.append(f"3 tool check: downgraded to ask ({shadowed})")
 
         # 4. content ask rules and safety checks
         hit = self.rules.content_hit("ask", name, subject)
@@ -120,6 +149,14 @@ class PermissionEngine:
             return self._rule_final(
                 "ask", rule, f"{item!r} needs approval: {rule.describe()}", chain, "4 ask"
             )
+        if parts:
+            found = self._parts_hit("ask", name, parts)
+            if found is not None:
+                return self._part_final("ask", found, chain, "4 ask")
+        metadata = self._metadata_write(subject, parts or [])
+        if metadata is not None:
+            chain.append(f"4 safety check: {metadata} (no mode can skip it)")
+            return self._final("ask", metadata, chain, source="tool")
         if own.behavior == "ask" and own.safety_check:
             chain.append("4 safety check: asks (no mode can skip it)")
             return self._final("ask", own.reason or "safety check", chain, source="tool")
@@ -166,19 +203,34 @@ class PermissionEngine:
                     own=own,
                 )
             wide = self.rules.tool_wide("allow", name)
-            if wide is not None and not subject.incomplete:
+            dynamic = [p.text for p in parts or [] if not p.name and not p.assignment_only]
+            if wide is not None and not subject.incomplete and not dynamic:
                 return self._rule_final(
                     "allow", wide, f"allowed by {wide.describe()}", chain, "6 allow", own=own
                 )
-            used = self.rules.content_allow(name, subject)
-            if used:
-                first = used[0]
-                reason = "allowed by " + "; ".join(r.describe() for r in used)
-                return self._rule_final("allow", first, reason, chain, "6 allow", own=own)
-            if subject.incomplete:
-                chain.append("6 allow: subject incomplete; no rule can allow it")
+            if parts is not None and not subject.incomplete:
+                covered, why = self._parts_allow(name, parts, ctx)
+                if covered is not None:
+                    if covered:
+                        reason = "allowed by " + "; ".join(r.describe() for r in covered)
+                        reason += " (every other part is read-only inside the workspace)"
+                        return self._rule_final("allow", covered[0], reason, chain, "6 allow", own=own)
+                    chain.append("6 allow: every part is read-only inside the workspace; its writes may be written")
+                    return self._final("allow", "read-only parts; writes allowed by the mode", chain,
+                                       source="mode", own=own)
+                chain.append(f"6 allow: {why}")
+                if own.behavior != "ask" or not own.reason:
+                    own = PermissionResult.ask(why)
             else:
-                chain.append("6 allow: no allow rule covers every part")
+                used = self.rules.content_allow(name, subject)
+                if used:
+                    first = used[0]
+                    reason = "allowed by " + "; ".join(r.describe() for r in used)
+                    return self._rule_final("allow", first, reason, chain, "6 allow", own=own)
+                if subject.incomplete:
+                    chain.append("6 allow: subject incomplete; no rule can allow it")
+                else:
+                    chain.append("6 allow: no allow rule covers every part")
         if own.behavior == "passthrough" and self._harmless(tool, tool_input, subject, ctx, read_only):
             chain.append("6 allow: local read-only call (or internal-state tool), the tool had no objection")
             return self._final("allow", "read-only call", chain, source="tool", own=own)
@@ -186,6 +238,123 @@ class PermissionEngine:
         # 7. ask
         reason = own.reason if own.behavior == "ask" and own.reason else f"no rule allows this {name} call"
         return self._final("ask", reason, chain, source="tool" if own.behavior == "ask" else None)
+
+    # --- shell command parts ---------------------------------------------------------
+    def _parts_hit(
+        self, kind: str, tool_name: str, parts: Sequence[CommandPart]
+    ) -> tuple[PermissionRule | None, str] | None:
+        """A deny/ask rule that catches a part by name, reads or writes, or a dynamic
+        program name under such rules: (rule or None, reason)."""
+        rule_kind: RuleKind = "deny" if kind == "deny" else "ask"
+        has_command_rule = any(
+            r.spec_kind == "command" and r.tool == tool_name for r in self.rules.of_kind(rule_kind)
+        )
+        for part in parts:
+            forms = [part.text]
+            if part.name and part.argv and part.argv[0] != part.name:
+                forms.append(" ".join([part.name, *part.argv[1:]]))
+            hit = self.rules.content_hit(rule_kind, tool_name, PermissionSubject(commands=tuple(forms), access="execute"))
+            if hit is not None:
+                rule, _ = hit
+                return rule, f"{part.text!r} (program {part.name or '?'}) is {_verb(kind)} by {rule.describe()}"
+            if not part.name and not part.assignment_only and has_command_rule:
+                return None, (
+                    f"{part.text!r}: its program name is not static (expansion, glob, quoting trick or an "
+                    f"unknown wrapper), so {tool_name} {rule_kind} rules cannot be checked against it; "
+                    "write the program name literally"
+                )
+            for access, paths in (("read", part.reads), ("write", part.writes)):
+                known = tuple(p for p in paths if p)
+                if not known:
+                    continue
+                hit = self.rules.content_hit(rule_kind, tool_name, PermissionSubject(paths=known, access=access))  # type: ignore[arg-type]
+                if hit is not None:
+                    rule, item = hit
+                    what = "reads" if access == "read" else "writes"
+                    return rule, f"{part.text!r} {what} {item}, which is {_verb(kind)} by {rule.describe()}"
+        return None
+
+    def _recursive_denied(self, tool_name: str, parts: Sequence[CommandPart]) -> str | None:
+        """A recursive read of a tree that holds a path a deny/ask rule covers."""
+        rules = [
+            r for r in (*self.rules.of_kind("deny"), *self.rules.of_kind("ask"))
+            if r.spec_kind == "path" and r.applies_to(tool_name, PermissionSubject(access="read"))
+        ]
+        if not rules:
+            return None
+        for part in parts:
+            if not part.recursive:
+                continue
+            for path in part.reads:
+                for rule in rules:
+                    if not path or rule.may_match_below(path, home=self.rules.home):
+                        return (
+                            f"{part.text!r} reads {path or 'an unknown path'} recursively, which may reach "
+                            f"paths covered by {rule.describe()}; name the files or directories to read instead"
+                        )
+        return None
+
+    def _metadata_write(self, subject: PermissionSubject, parts: Sequence[CommandPart]) -> str | None:
+        paths = list(subject.paths) if subject.access == "write" else []
+        paths += [w for p in parts for w in p.writes if w]
+        for path in paths:
+            why = git_metadata_reason(path)
+            if why is None and path != os.path.realpath(path):
+                why = git_metadata_reason(os.path.realpath(path))
+            if why is not None:
+                return f"Writing {path} touches {why}."
+        return None
+
+    def _parts_allow(
+        self, tool_name: str, parts: Sequence[CommandPart], ctx: ToolContext
+    ) -> tuple[list[PermissionRule] | None, str]:
+        """Rules used when every part is allowed by a rule or read-only inside the allowed
+        reads, and every write may be written; (None, why not) otherwise."""
+        used: list[PermissionRule] = []
+        for part in parts:
+            if part.background:
+                return None, f"{part.text!r} runs in the background (&); use run_in_background instead"
+            for target in part.writes:
+                if not self._may_write(tool_name, target, ctx):
+                    shown = target or "a file whose name is not known"
+                    return None, f"{part.text!r} writes {shown}; that needs permission to write"
+            unsafe = [n for n in part.env_names if not is_safe_env_name(n)]
+            if part.assignment_only:
+                if unsafe:
+                    return None, f"{part.text!r} sets {', '.join(unsafe)}, which can change what programs run"
+                continue
+            if part.read_only:
+                continue
+            if not part.name:
+                return None, f"{part.text!r}: its program name is not static, so no allow rule can match it"
+            if unsafe:
+                return None, (
+                    f"{part.text!r} runs with {', '.join(unsafe)} set, which can change what it runs; "
+                    "allow rules only match parts that set the variables listed in docs/permissions.md"
+                )
+            rules = self.rules.content_allow(tool_name, PermissionSubject(commands=(part.text,), access="execute"))
+            if not rules:
+                why = f" ({part.why_not})" if part.why_not else ""
+                return None, f"no allow rule covers {part.text!r}, and it is not read-only{why}"
+            used.extend(r for r in rules if r not in used)
+        return used, ""
+
+    def _may_write(self, tool_name: str, target: str, ctx: ToolContext) -> bool:
+        if not target:
+            return False
+        subject = PermissionSubject(paths=(target,), access="write")
+        if self.rules.content_allow(tool_name, subject) and not self.degraded:
+            return True
+        return self.mode == "acceptEdits" and self._inside_roots([target], ctx)
+
+    def _part_final(
+        self, kind: str, found: tuple[PermissionRule | None, str], chain: list[str], step: str
+    ) -> PermissionDecision:
+        rule, reason = found
+        if rule is not None:
+            return self._rule_final(kind, rule, reason, chain, step)
+        chain.append(f"{step}: {reason}")
+        return self._final(kind, reason, chain, source="tool")
 
     # --- helpers ----------------------------------------------------------------
     def _harmless(
@@ -259,6 +428,10 @@ class PermissionEngine:
             updated_input=updated,
             chain=tuple(chain),
         )
+
+
+def _verb(kind: str) -> str:
+    return "denied" if kind == "deny" else "asked for"
 
 
 def _safe_read_only(tool: Tool[Any, Any], tool_input: Any) -> bool:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,6 +22,8 @@ __all__ = [
     "ApprovalResponse",
     "Approver",
     "BasicGate",
+    "CommandPart",
+    "CommandPartsTool",
     "HookNotice",
     "HookRunner",
     "NoHooks",
@@ -47,6 +50,47 @@ class PermissionDecision(BaseModel):
     updated_input: dict[str, Any] | None = None
     #: Every step considered, in order (for ``shellrt permissions check``).
     chain: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CommandPart:
+    """One part of a shell command as the rules engine judges it (see ``docs/permissions.md``).
+
+    A shell tool hands the engine these so that rules see everything that acts,
+    not only command words: the environment a part sets, the files its
+    redirections write, the paths it reads.
+    """
+
+    #: Normalised command text that ``Bash(...)`` rules match.
+    text: str
+    #: argv as the analysis evaluated it (dynamic words keep their source text).
+    argv: tuple[str, ...] = ()
+    #: Normalised static command name (``rm`` for ``/bin/rm`` or ``\\rm``); "" when not static.
+    name: str = ""
+    #: The part only assigns variables (``X=1``, ``export X=1``): it runs no program.
+    assignment_only: bool = False
+    #: Variables the part sets for itself or for later parts (prefixes, assignments, ``export``).
+    env_names: tuple[str, ...] = ()
+    #: Started in the background with ``&``.
+    background: bool = False
+    #: Absolute, resolved targets its redirections write ("" = a target that is not known).
+    writes: tuple[str, ...] = ()
+    #: Absolute, resolved paths it may read ("" = a path that is not known).
+    reads: tuple[str, ...] = ()
+    #: Walks directories it reads (``grep -r``, ``find``).
+    recursive: bool = False
+    #: The tool judges this part read-only *and* inside the allowed reads (its own check).
+    read_only: bool = False
+    #: Why it is not read-only (for reasons shown to people).
+    why_not: str = ""
+
+
+@runtime_checkable
+class CommandPartsTool(Protocol):
+    """A shell tool whose calls the engine judges part by part."""
+
+    def command_parts(self, tool_input: Any, ctx: ToolContext) -> list[CommandPart] | None:
+        """The parts of this call, or None when the command could not be split (never allowed by rules)."""
 
 
 class ApprovalRequest(BaseModel):

@@ -35,11 +35,14 @@ from shellrt.protocol import PermissionSubject
 __all__ = [
     "COMMAND_TOOLS",
     "READ_RULE_TOOLS",
+    "SAFE_ENV_NAMES",
     "WRITE_RULE_TOOLS",
     "PermissionRule",
     "RuleKind",
     "RuleOrigin",
     "SpecifierKind",
+    "git_metadata_reason",
+    "is_safe_env_name",
     "parse_rule",
 ]
 
@@ -49,6 +52,74 @@ SpecifierKind = Literal["none", "command", "path", "domain"]
 COMMAND_TOOLS = frozenset({"Bash", "PowerShell"})
 READ_RULE_TOOLS = frozenset({"Read"})
 WRITE_RULE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+
+#: The only variables a command part may set (as a prefix, an assignment or ``export``) and
+#: still match a ``Bash(...)`` allow rule. Every other variable can change what a program
+#: runs (``GIT_EXTERNAL_DIFF``, ``LD_PRELOAD``, ``PAGER``...). ``LC_*`` is a prefix.
+#: This is the one list; ``docs/permissions.md`` quotes it.
+SAFE_ENV_NAMES: frozenset[str] = frozenset(
+    {
+        "LANG",
+        "LANGUAGE",
+        "LC_*",
+        "TZ",
+        "TERM",
+        "COLORTERM",
+        "NO_COLOR",
+        "FORCE_COLOR",
+        "CLICOLOR",
+        "COLUMNS",
+        "LINES",
+        "NODE_ENV",
+        "RUST_BACKTRACE",
+        "RUST_LOG",
+        "PYTHONUNBUFFERED",
+        "PYTHONDONTWRITEBYTECODE",
+        "GOOS",
+        "GOARCH",
+        "CGO_ENABLED",
+    }
+)
+
+
+def is_safe_env_name(name: str) -> bool:
+    """Whether setting ``name`` leaves a part matchable by allow rules (see `SAFE_ENV_NAMES`)."""
+    return name in SAFE_ENV_NAMES or (name.startswith("LC_") and re.fullmatch(r"LC_[A-Z_]+", name) is not None)
+
+
+#: Basenames that are git metadata wherever they are (a directory with them is, or can be
+#: made, a repository whose config git obeys).
+_GIT_FILES = frozenset({".gitattributes", ".gitmodules", ".gitconfig", "HEAD", "config", "packed-refs"})
+#: Directories of a (bare) repository; a file below one of them is metadata when the
+#: directory beside it holds ``HEAD``.
+_GIT_DIRS = frozenset({"objects", "refs", "hooks", "info", "worktrees", "modules", "logs"})
+
+
+def git_metadata_reason(path: str) -> str | None:
+    """Why writing ``path`` changes what git runs (a safety check no mode skips), or None.
+
+    Covers ``.git/**``, ``.gitattributes``, ``.gitmodules``, and the files that make
+    or configure a bare repository (``HEAD``, ``config``, ``packed-refs``,
+    ``objects/info/alternates``, files under ``refs/``, ``hooks/``… of a directory
+    holding ``HEAD``). Used for every write subject, whatever the tool (Write, Edit,
+    a Bash redirection).
+    """
+    norm = os.path.normpath(path)
+    parts = Path(norm).parts
+    if not parts:
+        return None
+    name = parts[-1]
+    if ".git" in parts[:-1] or name == ".git" or any(p.endswith(".git") and p != ".git" for p in parts[:-1]):
+        return "git metadata (.git/ or a *.git repository): git obeys its config and hooks"
+    if name in _GIT_FILES:
+        return f"git metadata ({name}): it can make git run programs or make a directory a repository"
+    if norm.endswith("/objects/info/alternates"):
+        return "git metadata (objects/info/alternates)"
+    for i in range(len(parts) - 2, 0, -1):
+        if parts[i] in _GIT_DIRS and os.path.lexists(os.path.join(*parts[:i], "HEAD")):
+            return f"git metadata (below {parts[i]}/ of a repository)"
+    return None
+
 
 _TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*(__\*)?$")
 _HOST_PATTERN = re.compile(r"^(\*\.)?([a-z0-9]([a-z0-9\-]*[a-z0-9])?)(\.[a-z0-9]([a-z0-9\-]*[a-z0-9])?)*$")
@@ -130,6 +201,32 @@ class PermissionRule:
         if self.spec_kind == "domain":
             return _domain_matches(self.specifier[len("domain:") :], item)
         return _path_matches(self.specifier, item, self.origin.root, home=home, resolve=resolve)
+
+    def may_match_below(self, directory: str, *, home: Path) -> bool:
+        """Whether some path below ``directory`` could match this path rule (a recursive
+        read of ``directory`` may reach it). Conservative: a pattern that floats (no ``/``)
+        or whose fixed prefix cannot be placed is assumed to match somewhere below."""
+        if self.spec_kind != "path" or self.specifier is None:
+            return False
+        based = _pattern_base(self.specifier, self.origin.root, home)
+        if based is None:
+            return False
+        base, pattern = based
+        body = pattern.strip("/")
+        if "/" not in pattern.rstrip("/"):
+            prefix = ""  # floats: any depth below the base
+        else:
+            fixed: list[str] = []
+            for segment in body.split("/"):
+                if any(c in segment for c in "*?["):
+                    break
+                fixed.append(segment)
+            prefix = "/".join(fixed)
+        anchor = os.path.realpath(os.path.join(base, prefix)) if prefix else os.path.realpath(base)
+        real_dir = os.path.realpath(directory)
+        inside = anchor == real_dir or anchor.startswith(real_dir.rstrip("/") + "/")
+        above = real_dir.startswith(anchor.rstrip("/") + "/")
+        return inside or above
 
     def subject_items(self, subject: PermissionSubject) -> tuple[str, ...]:
         if self.spec_kind == "command":

@@ -20,6 +20,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from shellrt.analysis import CommandAnalysis, analyze
+from shellrt.permissions.interfaces import CommandPart
 from shellrt.protocol import (
     PermissionResult,
     PermissionSubject,
@@ -31,6 +32,8 @@ from shellrt.protocol import (
 )
 from shellrt.protocol import ProgressEvent as ToolProgressEvent
 from shellrt.supervisor import CommandResult, ProgressEvent, Shell, ShellUnavailableError, Supervisor
+from shellrt.tools._bashparts import command_parts as _command_parts
+from shellrt.tools._paths import is_sensitive
 
 __all__ = ["Bash", "BashInput", "BashOutput", "ShellTool", "bash_output", "format_output"]
 
@@ -152,10 +155,29 @@ class ShellTool(Tool[BashInput, BashOutput]):
             return ValidationResult.failure("The command contains a NUL byte; remove it.")
         return ValidationResult.success()
 
+    def command_parts(self, tool_input: BashInput, ctx: ToolContext) -> list[CommandPart] | None:
+        """The parts the rules engine judges one by one (`shellrt.permissions.CommandPart`):
+        resolved reads and redirection writes, the variables set, a read-only verdict that
+        includes "inside the allowed reads" and "git runs nothing the repository names"."""
+        a = self.analysis(tool_input)
+        if a is None or not a.parse_ok:
+            return None
+        roots = _roots(ctx)
+        return _command_parts(a, ctx.cwd, lambda p: _inside(p, roots))
+
     async def check_permissions(self, tool_input: BashInput, ctx: ToolContext) -> PermissionResult:
         a = self.analysis(tool_input)
         if a is None:
             return PermissionResult.ask(f"{self.name} commands are not analysed; confirm this one.")
+        parts = self.command_parts(tool_input, ctx) or []
+        for part in parts:
+            for target in part.writes:
+                reason = is_sensitive(Path(target)) if target else None
+                if reason:
+                    return PermissionResult.ask(f"{part.text!r} writes {target}: {reason}.", safety_check=True)
+            if part.name == "git" and part.why_not.startswith("the repository's own git configuration"):
+                # No mode may skip this: the repository, not the person, chose the program.
+                return PermissionResult.ask(f"{part.text!r}: {part.why_not}.", safety_check=True)
         if not a.read_only:
             why = "; ".join(a.reasons[:3]) or "it may change the system"
             return PermissionResult.ask(f"This command is not read-only ({why}).")
@@ -167,6 +189,9 @@ class ShellTool(Tool[BashInput, BashOutput]):
             return PermissionResult.ask(
                 f"Read-only, but it reaches outside the workspace: {', '.join(outside[:3])}."
             )
+        blocked = [p for p in parts if not p.read_only]
+        if blocked:
+            return PermissionResult.ask(f"Read-only, but {blocked[0].text!r}: {blocked[0].why_not}.")
         return PermissionResult.allow("read-only command inside the workspace")
 
     # --- execution --------------------------------------------------------------------

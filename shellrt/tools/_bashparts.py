@@ -1,0 +1,270 @@
+"""A Bash command's parts as the permission engine judges them (`CommandPart`).
+
+Why a module of its own: the analysis is pure (no I/O), but what a part may
+touch depends on the machine — symlinks in the workspace (``cat link/hostname``
+with ``link -> /etc``), the repository's git configuration. This module turns
+the analysis's subcommands into parts with resolved read and write paths and a
+read-only verdict that includes "inside the allowed reads" and "git would run
+nothing the repository names".
+
+Each subcommand's ``name``, ``env_names``, ``background``, ``writes``,
+``reads`` and ``recursive`` come from the analysis when it provides them; for
+an analysis that does not yet, they are derived conservatively from the plan
+(command-wide assignments, ``&`` and redirections are attributed to every part).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+from pathlib import PurePosixPath
+
+from shellrt.analysis import CommandAnalysis, Subcommand, analyze
+from shellrt.permissions.interfaces import CommandPart
+from shellrt.permissions.rules import is_safe_env_name
+from shellrt.tools._gitrepo import repo_code_keys
+
+__all__ = ["command_parts", "git_hazard"]
+
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
+_DECLARATIONS = frozenset({"export", "declare", "typeset", "readonly", "local"})
+_NOT_STATIC_CHARS = frozenset("$`*?[]{}'\"\\~ \t\n")
+_OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
+_INPUT_OPS = frozenset({"<", "<>", "<&"})
+#: Programs that always walk the directories they are given.
+_RECURSIVE_PROGRAMS = frozenset({"rg", "find", "tree", "du", "ag", "ack", "fd", "fdfind"})
+#: git subcommands that print file contents of the tree or history (a denied file included).
+_GIT_CONTENT = frozenset({"grep", "show", "diff", "log", "blame", "cat-file", "archive", "whatchanged", "annotate"})
+_NULL_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+
+
+def command_parts(
+    a: CommandAnalysis, cwd: str, inside: Callable[[str], bool], *, check_git: bool = True
+) -> list[CommandPart]:
+    """The parts of ``a`` run in ``cwd``; ``inside(path) -> bool`` says whether a resolved
+    path is inside the allowed reads."""
+    plan = a.plan
+    plan_names: list[str] = []
+    plan_writes: list[str] = []
+    plan_reads: list[str] = []
+    background = False
+    per_part_ok = a.parse_ok
+    if plan is not None:
+        plan_names = [x.name for x in plan.assignments]
+        for command in plan.commands:
+            plan_names += [x.name for x in command.assignments]
+        for redirect in plan.redirects:
+            if redirect.kind != "file":
+                continue
+            value = redirect.target.value if redirect.target is not None else None
+            if redirect.op in _OUTPUT_OPS and not _fd_dup(redirect.op, value) and value not in _NULL_TARGETS:
+                plan_writes.append(value or "")
+            if redirect.op in _INPUT_OPS and not _fd_dup(redirect.op, value):
+                plan_reads.append(value or "")
+        background = "&" in plan.operators
+        # Constructs whose effect is not tied to one simple command: parts are then never
+        # read-only on their own (the whole command's verdict decides).
+        per_part_ok = per_part_ok and not plan.unsupported and not plan.functions and not any(
+            h.expands and ("$" in h.body or "`" in h.body) for h in plan.heredocs
+        )
+    bases = [cwd, *[_resolve(t, cwd) for t in a.cd_targets if t]]
+    out: list[CommandPart] = []
+    for sub in a.subcommands:
+        argv = tuple(sub.argv)
+        name = _name(sub)
+        env_names = _attr_list(sub, "env_names")
+        if env_names is None:
+            env_names = list(plan_names)
+        assignment_only = _assignment_only(argv)
+        if assignment_only:
+            env_names = [*env_names, *_declared(argv)]
+        bg = getattr(sub, "background", None)
+        is_bg = bool(bg) if bg is not None else background
+        writes_raw = _attr_list(sub, "writes")
+        writes_raw = plan_writes if writes_raw is None else [w for w in writes_raw if w not in _NULL_TARGETS]
+        reads_raw = [*(_attr_list(sub, "reads") or []), *plan_reads, *_word_reads(argv)]
+        rec = getattr(sub, "recursive", None)
+        recursive = bool(rec) or _recursive(name, argv)
+        writes = tuple(sorted({_resolve(w, bases[0]) if w else "" for w in writes_raw}))
+        reads = _resolve_all(reads_raw, bases)
+        if recursive and (name == "git" or not any(r and os.path.exists(r) for r in reads)):
+            # No existing path named (or git, which reads its whole tree): the walk starts here.
+            reads = tuple(sorted({*reads, *[os.path.realpath(b) for b in bases]}))
+        why = ""
+        read_only = False
+        if not is_bg and not writes and not assignment_only:
+            if a.read_only or (per_part_ok and _analyze(sub.text).read_only):
+                read_only = True
+            else:
+                why = "; ".join(a.reasons[:2]) or "it may change the system"
+        if read_only and not name:
+            read_only, why = False, "its program name is not static"
+        unsafe = [n for n in env_names if not is_safe_env_name(n)]
+        if read_only and unsafe:
+            read_only, why = False, f"it sets {', '.join(unsafe)}, which can change what programs run"
+        if read_only:
+            outside = [r for r in reads if not r or not inside(r)]
+            if outside:
+                read_only = False
+                shown = ", ".join(r or "(a path that is not known)" for r in outside[:3])
+                why = f"it reads outside the workspace: {shown}"
+        if read_only and name == "git" and check_git:
+            hazard = git_hazard(argv, bases[-1])
+            if hazard:
+                read_only, why = False, hazard
+        out.append(
+            CommandPart(
+                text=sub.text,
+                argv=argv,
+                name=name,
+                assignment_only=assignment_only,
+                env_names=tuple(env_names),
+                background=is_bg,
+                writes=writes,
+                reads=reads,
+                recursive=recursive,
+                read_only=read_only,
+                why_not=why,
+            )
+        )
+    return out
+
+
+def git_hazard(argv: Sequence[str], cwd: str) -> str:
+    """Why this git command would run a program the repository names ("" when none)."""
+    directory = cwd
+    args = list(argv[1:])
+    i = 0
+    while i < len(args):
+        if args[i] == "-C" and i + 1 < len(args):
+            directory = _resolve(args[i + 1], directory)
+            i += 2
+            continue
+        if args[i].startswith("-"):
+            i += 1
+            continue
+        break
+    if not os.path.isdir(directory):
+        return ""
+    keys = repo_code_keys(directory)
+    alternates = _alternates(directory)
+    if alternates:
+        keys.append(alternates)
+    if not keys:
+        return ""
+    return (
+        "the repository's own git configuration names programs git would run ("
+        + ", ".join(keys[:4])
+        + "); review them before running git here"
+    )
+
+
+def _alternates(directory: str) -> str:
+    for candidate in (os.path.join(directory, ".git"), directory):
+        path = os.path.join(candidate, "objects", "info", "alternates")
+        if os.path.isfile(path):
+            return f"objects/info/alternates ({path})"
+    return ""
+
+
+def _analyze(text: str) -> CommandAnalysis:
+    return analyze(text)
+
+
+def _attr_list(sub: Subcommand, name: str) -> list[str] | None:
+    value = getattr(sub, name, None)
+    if value is None:
+        return None
+    return [str(v) for v in value]
+
+
+def _name(sub: Subcommand) -> str:
+    """The normalised static program name ("" when not static)."""
+    given = getattr(sub, "name", None)
+    if isinstance(given, str):
+        return PurePosixPath(given).name if given else ""
+    if not sub.argv:
+        return ""
+    first = sub.argv[0]
+    if not first or any(c in _NOT_STATIC_CHARS for c in first) or _ASSIGNMENT.match(first):
+        return ""
+    return PurePosixPath(first).name
+
+
+def _assignment_only(argv: Sequence[str]) -> bool:
+    if not argv:
+        return True
+    if all(_ASSIGNMENT.match(w) for w in argv):
+        return True
+    if argv[0] in _DECLARATIONS:
+        rest = [w for w in argv[1:] if not w.startswith("-")]
+        return all(_ASSIGNMENT.match(w) or re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", w) for w in rest)
+    return False
+
+
+def _declared(argv: Sequence[str]) -> list[str]:
+    names: list[str] = []
+    for word in argv:
+        match = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)", word)
+        if match and (_ASSIGNMENT.match(word) or (argv[0] in _DECLARATIONS and word != argv[0])):
+            names.append(match.group(1))
+    return names
+
+
+def _fd_dup(op: str, value: str | None) -> bool:
+    return op in (">&", "<&") and value is not None and (value.isdigit() or value == "-")
+
+
+def _word_reads(argv: Sequence[str]) -> list[str]:
+    """Every word that may name a path: arguments, ``--opt=VALUE`` and ``-fVALUE`` values.
+    Over-inclusive on purpose: a pattern taken for a path can only make a call ask."""
+    found: list[str] = []
+    for word in argv[1:]:
+        if not word or word == "-":
+            continue
+        if word.startswith("-"):
+            if "=" in word:
+                found.append(word.split("=", 1)[1])
+            elif not word.startswith("--") and len(word) > 2:
+                found.append(word[2:])
+            continue
+        found.append(word)
+    return [w for w in found if w]
+
+
+def _recursive(name: str, argv: Sequence[str]) -> bool:
+    if name in _RECURSIVE_PROGRAMS:
+        return True
+    flags = [w for w in argv[1:] if w.startswith("-")]
+    if name in ("grep", "egrep", "fgrep", "zgrep"):
+        return any(
+            w in ("--recursive", "--dereference-recursive", "-d=recurse")
+            or (not w.startswith("--") and ("r" in w[1:] or "R" in w[1:]))
+            for w in flags
+        )
+    if name in ("ls", "cp", "chmod", "chown", "diff"):
+        return any(w == "--recursive" or (not w.startswith("--") and ("R" in w[1:] or "r" in w[1:])) for w in flags)
+    if name == "git":
+        words = [w for w in argv[1:] if not w.startswith("-")]
+        return bool(words) and words[0] in _GIT_CONTENT
+    return False
+
+
+def _resolve(word: str, base: str) -> str:
+    expanded = os.path.expanduser(word)
+    return os.path.realpath(os.path.join(base, expanded))
+
+
+def _resolve_all(words: Sequence[str], bases: Sequence[str]) -> tuple[str, ...]:
+    out: set[str] = set()
+    for word in words:
+        if not word or any(c in word for c in "$`"):
+            out.add("")
+            continue
+        if os.path.isabs(os.path.expanduser(word)):
+            out.add(_resolve(word, "/"))
+            continue
+        for base in bases:
+            out.add(_resolve(word, base))
+    return tuple(sorted(out))

@@ -1,0 +1,172 @@
+"""What a repository's own git configuration would make a git command run.
+
+Why this exists: fixed environment overrides (``shellrt.analysis.git_env``)
+cannot name keys with free names — ``diff.<driver>.textconv``,
+``filter.<driver>.clean``, ``remote.<name>.uploadpack``, ``gpg.<format>.program``
+— and git 2.39 cannot be told "no external diff" through configuration at all.
+So before a git command is judged read-only, the Bash tool reads the effective
+configuration of the repository it runs in (``git config --list
+--show-origin``, run with the same hardened environment the command gets, which
+follows includes the way the command would) and the repository's attributes
+files, and reports every code-running key that does not come from the
+operator's own global configuration. Any such key makes the command not
+read-only (it asks). Anything that cannot be read fails closed.
+
+Reading the configuration runs no repository-controlled program: ``git config``
+reads files only, and the hardening environment disables fsmonitor, pagers and
+hooks.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from shellrt.analysis.git_env import git_hardening_env
+
+__all__ = ["CODE_RUNNING_KEYS", "repo_code_keys"]
+
+#: Regexes over lower-cased ``section[.subsection].name`` keys whose value is a program
+#: (or selects one) that git runs. The subsection (driver, remote, url) has a free name.
+CODE_RUNNING_KEYS: tuple[str, ...] = (
+    r"diff\.external",
+    r"diff\..+\.(textconv|command)",
+    r"filter\..+\.(clean|smudge|process)",
+    r"merge\..+\.driver",
+    r"core\.(fsmonitor|pager|sshcommand|gitproxy|askpass|editor|hookspath|alternaterefscommand)",
+    r"gpg(\..+)?\.program",
+    r"remote\..+\.(uploadpack|receivepack|vcs)",
+    r"credential(\..+)?\.helper",
+    r"pager\..+",
+    r"interactive\.difffilter",
+    r"sequence\.editor",
+    r"uploadpack\.packobjectshook",
+    r"(difftool|mergetool|browser|man)\..+\.(cmd|path)",
+    r"tar\..+\.command",
+    r"submodule\..+\.update",
+    r"protocol\..*allow",
+    r"init\.templatedir",
+)
+_CODE_KEY = re.compile("|".join(f"(?:{k})" for k in CODE_RUNNING_KEYS))
+#: Attribute assignments that select a driver (``*.png diff=exif``).
+_DRIVER_ATTR = re.compile(r"(?:^|\s)(diff|filter|merge)=([^\s]+)")
+#: Config values that do not run anything even under a code-running key.
+_HARMLESS_VALUES = frozenset({"", "false", "cat", "true", "/dev/null", "never", "0", "none"})
+_TIMEOUT_S = 10.0
+
+
+def _trusted_files() -> set[str]:
+    """The operator's own configuration files (git's global and XDG locations)."""
+    home = os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    files = {os.path.join(home, ".gitconfig"), os.path.join(xdg, "git", "config")}
+    if os.environ.get("GIT_CONFIG_GLOBAL"):
+        files.add(os.environ["GIT_CONFIG_GLOBAL"])
+    return {os.path.realpath(f) for f in files}
+
+
+def repo_code_keys(cwd: str, extra_env: Mapping[str, str] | None = None) -> list[str]:
+    """Code-running configuration a git command started in ``cwd`` would obey, as
+    ``"key (origin)"`` strings; empty when there is none. Never raises: a failure to
+    read is reported as one entry (fail closed)."""
+    env = dict(os.environ)
+    env.update(git_hardening_env())
+    if extra_env:
+        env.update(extra_env)
+    env["GIT_CONFIG_COUNT"] = "0"  # see the repository's own keys, not our overrides
+    try:
+        proc = subprocess.run(
+            ["git", "config", "--list", "--show-origin", "--show-scope", "-z"],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            timeout=_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return [f"the repository configuration could not be read ({exc})"]
+    if proc.returncode not in (0, 1):  # 1: no configuration at all
+        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        return [f"the repository configuration could not be read ({err[-1] if err else proc.returncode})"]
+    trusted = _trusted_files()
+    found: list[str] = []
+    trusted_drivers: set[str] = set()
+    for scope, origin, key, value in _entries(proc.stdout):
+        if not _CODE_KEY.fullmatch(key):
+            continue
+        path = origin[len("file:") :] if origin.startswith("file:") else ""
+        is_trusted = scope == "global" and bool(path) and os.path.realpath(path) in trusted
+        if is_trusted:
+            if key.split(".")[0] in ("diff", "filter", "merge") and key.count(".") >= 2:
+                trusted_drivers.add(key.split(".", 1)[1].rsplit(".", 1)[0])
+            continue
+        if value.strip().lower() in _HARMLESS_VALUES:
+            continue
+        found.append(f"{key} ({origin or scope})")
+    if trusted_drivers:
+        found.extend(_attribute_uses(cwd, env, trusted_drivers))
+    return found
+
+
+def _entries(raw: bytes) -> list[tuple[str, str, str, str]]:
+    """``--show-scope --show-origin -z`` records: scope NUL origin NUL key LF value NUL."""
+    parts = raw.decode("utf-8", "replace").split("\0")
+    out: list[tuple[str, str, str, str]] = []
+    i = 0
+    while i + 2 < len(parts):
+        scope, origin, kv = parts[i], parts[i + 1], parts[i + 2]
+        key, _, value = kv.partition("\n")
+        head, _, rest = key.partition(".")
+        sub, _, name = rest.rpartition(".")
+        norm = f"{head.lower()}.{sub}.{name.lower()}" if sub else f"{head.lower()}.{name.lower()}"
+        out.append((scope, origin, norm.lower() if not sub else norm, value))
+        i += 3
+    return out
+
+
+def _attribute_uses(cwd: str, env: Mapping[str, str], drivers: set[str]) -> list[str]:
+    """Operator-defined drivers the repository's attributes select (they would run on its data)."""
+    files: list[Path] = []
+    try:
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel", "--git-common-dir"],
+            cwd=cwd, env=dict(env), capture_output=True, timeout=_TIMEOUT_S, check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return [f"the repository attributes could not be read ({exc})"]
+    lines = top.stdout.decode("utf-8", "replace").splitlines()
+    if top.returncode != 0 or len(lines) < 2:
+        lines = ["", top.stdout.decode("utf-8", "replace").strip()]
+    root, common = lines[0], lines[1]
+    if root:
+        for dirpath, _dirnames, filenames in _bounded_walk(Path(root)):
+            if ".gitattributes" in filenames:
+                files.append(dirpath / ".gitattributes")
+    if common:
+        files.append(Path(cwd, common) / "info" / "attributes")
+    found: list[str] = []
+    for file in files:
+        try:
+            text = file.read_text("utf-8", "replace")
+        except OSError:
+            continue
+        for kind, name in _DRIVER_ATTR.findall(text):
+            if name in drivers:
+                found.append(f"{kind}={name} selected by {file}")
+    return found
+
+
+def _bounded_walk(root: Path, limit: int = 20_000) -> Sequence[tuple[Path, list[str], list[str]]]:
+    """Directories below ``root`` (``.git`` skipped); stops after ``limit`` entries."""
+    out: list[tuple[Path, list[str], list[str]]] = []
+    seen = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        out.append((Path(dirpath), dirnames, filenames))
+        seen += len(dirnames) + len(filenames)
+        if seen > limit:
+            break
+    return out
