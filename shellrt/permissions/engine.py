@@ -35,6 +35,7 @@ file might have held the deny rule that mattered.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -138,6 +139,8 @@ class PermissionEngine:
         if own.behavior == "deny":
             return self._final("deny", own.reason or f"{name} refused this call", chain, source="tool")
         shadowed = self._recursive_denied(name, parts or [])
+        if shadowed and parts:
+            parts = [p if not p.recursive else _not_read_only(p, shadowed) for p in parts]
         if shadowed and own.behavior in ("allow", "passthrough"):
             own = PermissionResult.ask(shadowed)
             chain.append(f"3 tool check: downgraded to ask ({shadowed})")
@@ -318,6 +321,8 @@ class PermissionEngine:
                 if not self._may_write(tool_name, target, ctx):
                     shown = target or "a file whose name is not known"
                     return None, f"{part.text!r} writes {shown}; that needs permission to write"
+            if part.hazard:
+                return None, f"{part.text!r}: {part.hazard}"
             unsafe = [n for n in part.env_names if not is_safe_env_name(n)]
             if part.assignment_only:
                 if unsafe:
@@ -428,6 +433,10 @@ class PermissionEngine:
             updated_input=updated,
             chain=tuple(chain),
         )
+
+
+def _not_read_only(part: CommandPart, why: str) -> CommandPart:
+    return dataclasses.replace(part, read_only=False, why_not=why)
 
 
 def _verb(kind: str) -> str:

@@ -83,6 +83,9 @@ class CommandPart:
     read_only: bool = False
     #: Why it is not read-only (for reasons shown to people).
     why_not: str = ""
+    #: Set when the part would run a program the workspace itself names (a hostile
+    #: repository's git drivers): no allow rule covers it.
+    hazard: str = ""
 
 
 @runtime_checkable

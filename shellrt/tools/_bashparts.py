@@ -93,7 +93,8 @@ def command_parts(
             reads = tuple(sorted({*reads, *[os.path.realpath(b) for b in bases]}))
         why = ""
         read_only = False
-        if not is_bg and not writes and not assignment_only:
+        # Redirection writes are judged on their own (as writes), not as the program's effect.
+        if not is_bg and not assignment_only:
             if a.read_only or (per_part_ok and _analyze(sub.text).read_only):
                 read_only = True
             else:
@@ -109,10 +110,9 @@ def command_parts(
                 read_only = False
                 shown = ", ".join(r or "(a path that is not known)" for r in outside[:3])
                 why = f"it reads outside the workspace: {shown}"
-        if read_only and name == "git" and check_git:
-            hazard = git_hazard(argv, bases[-1])
-            if hazard:
-                read_only, why = False, hazard
+        hazard = git_hazard(argv, bases[-1]) if name == "git" and check_git else ""
+        if read_only and hazard:
+            read_only, why = False, hazard
         out.append(
             CommandPart(
                 text=sub.text,
@@ -126,6 +126,7 @@ def command_parts(
                 recursive=recursive,
                 read_only=read_only,
                 why_not=why,
+                hazard=hazard,
             )
         )
     return out

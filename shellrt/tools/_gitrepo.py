@@ -25,7 +25,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from shellrt.analysis.git_env import git_hardening_env
+from shellrt.analysis.git_env import GIT_CONFIG_OVERRIDES, git_hardening_env
 
 __all__ = ["CODE_RUNNING_KEYS", "repo_code_keys"]
 
@@ -56,6 +56,9 @@ _DRIVER_ATTR = re.compile(r"(?:^|\s)(diff|filter|merge)=([^\s]+)")
 #: Config values that do not run anything even under a code-running key.
 _HARMLESS_VALUES = frozenset({"", "false", "cat", "true", "/dev/null", "never", "0", "none"})
 _TIMEOUT_S = 10.0
+#: Keys the hardening environment already overrides for read-only commands (command-line
+#: precedence beats every file), so a repository setting them changes nothing.
+_OVERRIDDEN = frozenset(k.lower() for k, _, _ in GIT_CONFIG_OVERRIDES)
 
 
 def _trusted_files() -> set[str]:
@@ -95,7 +98,7 @@ def repo_code_keys(cwd: str, extra_env: Mapping[str, str] | None = None) -> list
     found: list[str] = []
     trusted_drivers: set[str] = set()
     for scope, origin, key, value in _entries(proc.stdout):
-        if not _CODE_KEY.fullmatch(key):
+        if not _CODE_KEY.fullmatch(key) or key.lower() in _OVERRIDDEN:
             continue
         path = origin[len("file:") :] if origin.startswith("file:") else ""
         is_trusted = scope == "global" and bool(path) and os.path.realpath(path) in trusted

@@ -175,9 +175,9 @@ class ShellTool(Tool[BashInput, BashOutput]):
                 reason = is_sensitive(Path(target)) if target else None
                 if reason:
                     return PermissionResult.ask(f"{part.text!r} writes {target}: {reason}.", safety_check=True)
-            if part.name == "git" and part.why_not.startswith("the repository's own git configuration"):
+            if part.hazard and a.read_only:
                 # No mode may skip this: the repository, not the person, chose the program.
-                return PermissionResult.ask(f"{part.text!r}: {part.why_not}.", safety_check=True)
+                return PermissionResult.ask(f"{part.text!r}: {part.hazard}.", safety_check=True)
         if not a.read_only:
             why = "; ".join(a.reasons[:3]) or "it may change the system"
             return PermissionResult.ask(f"This command is not read-only ({why}).")
