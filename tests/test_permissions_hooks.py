@@ -256,3 +256,63 @@ def _running(pid: int) -> bool:
             return fh.read().split(")")[-1].split()[0] != "Z"
     except OSError:
         return False
+
+
+async def test_setsid_child_of_a_hook_is_killed(tmp_path: Path) -> None:
+    """A child that left the hook's process group (setsid) dies with the hook, like command trees."""
+    pids = tmp_path / "pids"
+    hook = script(
+        tmp_path,
+        "escape.sh",
+        f"#!/bin/sh\nsetsid sh -c 'echo $$ > {pids}; exec sleep 300' < /dev/null > /dev/null 2>&1 &\n"
+        f"while [ ! -s {pids} ]; do sleep 0.01; done\necho '{{}}'\n",
+    )
+    gov = gov_with_hooks(tmp_path, {"PreToolUse": [pre("Bash", hook, timeout=10)]})
+    out = await gov.hooks.pre_tool_use("Bash", {"command": "x"}, make_ctx(gov.settings.workspace, tmp_path))
+    assert out.notices == []
+    pid = int(pids.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _alive(pid), f"setsid child {pid} of the hook survived"
+
+
+@pytest.mark.parametrize(
+    ("body", "timeout", "fragment"),
+    [
+        ("#!/bin/sh\nsleep 30\n", 0.5, "timed out"),
+        ("#!/bin/sh\necho kaboom >&2\nexit 3\n", None, "status 3"),
+        ("#!/bin/sh\necho '{not json'\n", None, "not JSON"),
+        (None, None, "status 127"),
+    ],
+)
+async def test_hook_failures_reach_ui_audit_and_stderr(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+    body: str | None,
+    timeout: float | None,
+    fragment: str,
+) -> None:
+    import shellrt
+    from shellrt.protocol import ToolUseBlock
+    from shellrt.tools.bash import Bash
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("SHELLRT_MANAGED_SETTINGS", str(tmp_path / "managed.json"))
+    hook = script(tmp_path, "h.sh", body) if body is not None else str(tmp_path / "missing.sh")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    entry = pre("Bash", hook, timeout=timeout)
+    operator = tmp_path / "operator-settings.json"  # the operator's own file: trusted
+    operator.write_text(json.dumps({"hooks": {"PreToolUse": [entry], "PostToolUse": [entry]}}))
+    async with shellrt.Runtime(
+        workspace=ws, sandbox="local", session_dir=tmp_path / ".s", tools=[Bash()], settings_files=[operator]
+    ) as rt:
+        [envelope] = await rt.run_envelopes([ToolUseBlock(id="t1", name="Bash", input={"command": "echo hi"})])
+    assert not envelope.is_error
+    assert fragment in envelope.ui and fragment in envelope.audit
+    assert "[notice]" in envelope.ui
+    model_text = envelope.model.content if isinstance(envelope.model.content, str) else ""
+    assert fragment not in model_text  # notices are for people, never the model
+    assert fragment in capfd.readouterr().err

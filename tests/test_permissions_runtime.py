@@ -22,15 +22,13 @@ def _text(block: dict[str, Any]) -> str:
 
 
 async def test_runtime_applies_rules_and_hooks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    try:
-        import shellrt
-        from shellrt.tools.bash import Bash
-    except Exception as exc:  # built in parallel
-        pytest.skip(f"runtime or Bash not importable: {exc}")
+    import shellrt
+    from shellrt.tools.bash import Bash
+
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("SHELLRT_MANAGED_SETTINGS", str(tmp_path / "managed.json"))
     ws = tmp_path / "ws"
-    (ws / ".shellrt").mkdir(parents=True)
+    ws.mkdir()
     rewrite = tmp_path / "rewrite.py"
     rewrite.write_text(
         "import json, sys\n"
@@ -50,9 +48,10 @@ async def test_runtime_applies_rules_and_hooks(tmp_path: Path, monkeypatch: pyte
             ]
         },
     }
-    (ws / ".shellrt" / "settings.json").write_text(json.dumps(settings))
+    operator = tmp_path / "operator-settings.json"  # the operator's own --settings file: trusted
+    operator.write_text(json.dumps(settings))
     async with shellrt.Runtime(
-        workspace=ws, sandbox="local", session_dir=tmp_path / ".s", tools=[Bash()]
+        workspace=ws, sandbox="local", session_dir=tmp_path / ".s", tools=[Bash()], settings_files=[operator]
     ) as rt:
         user = await rt.run(
             [

@@ -3,21 +3,24 @@
 Why a module of its own: this is where hooks touch the machine. The hook runs
 through ``/bin/sh -c`` in a new session (its own process group), gets its JSON
 on stdin, and is bounded in time and output. Whatever happens — normal exit,
-timeout, cancellation of the caller — the whole process group is killed
-before we return, so a hook's backgrounded children cannot outlive it.
+timeout, cancellation of the caller — its whole process tree is killed before
+we return, the way command trees are (``sandbox._proctree``): the process
+group, descendants recorded while it ran (``setsid`` children leave the group),
+and a sweep for the hook's own marker variable (double-forked orphans).
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
 import subprocess
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
+
+from sandbox._proctree import MARKER_VAR, ProcessTree
 
 __all__ = ["MAX_HOOK_OUTPUT", "HookProcessResult", "run_hook_process"]
 
@@ -25,6 +28,8 @@ __all__ = ["MAX_HOOK_OUTPUT", "HookProcessResult", "run_hook_process"]
 MAX_HOOK_OUTPUT = 1 << 20
 #: After the hook's shell exits, how long its pipes may stay open (held by children) before we stop reading.
 _PIPE_GRACE_S = 0.5
+#: How often the hook's descendants are recorded while it runs.
+_RECORD_EVERY_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -48,7 +53,8 @@ async def run_hook_process(
     env: dict[str, str],
     timeout: float,  # noqa: ASYNC109
 ) -> HookProcessResult:
-    """Run ``command`` with ``payload`` on stdin; kill its process group on exit or timeout."""
+    """Run ``command`` with ``payload`` on stdin; kill its whole tree on exit or timeout."""
+    marker = f"shellrt-hook-{uuid.uuid4().hex}"
     try:
         process = await anyio.open_process(
             ["/bin/sh", "-c", command],
@@ -56,11 +62,12 @@ async def run_hook_process(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=cwd,
-            env=env,
+            env={**env, MARKER_VAR: marker},
             start_new_session=True,
         )
     except OSError as exc:
         return HookProcessResult(None, "", "", error=f"cannot start: {exc}")
+    tree = ProcessTree(process.pid, marker)
     out, err = bytearray(), bytearray()
     drained = anyio.Event()
     try:
@@ -69,13 +76,15 @@ async def run_hook_process(
                 assert process.stdin is not None and process.stdout is not None and process.stderr is not None
                 tg.start_soon(_feed, process.stdin, payload)
                 tg.start_soon(_drain_both, process.stdout, process.stderr, out, err, drained)
+                tg.start_soon(_record, tree)
                 await process.wait()
                 with anyio.move_on_after(_PIPE_GRACE_S):
                     await drained.wait()
                 tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
-            _kill_group(process.pid)
+            tree.kill_group()
+            await anyio.to_thread.run_sync(tree.kill_all)
             if process.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
                     process.kill()
@@ -116,6 +125,7 @@ async def _drain(stream: ByteReceiveStream, sink: bytearray) -> None:
                 sink += chunk[:room]
 
 
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
+async def _record(tree: ProcessTree) -> None:
+    while True:
+        tree.record()
+        await anyio.sleep(_RECORD_EVERY_S)

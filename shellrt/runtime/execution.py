@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +47,8 @@ class CallOutcome:
     tool: Tool[Any, Any] | None = None
     #: Ordered session change to apply after the call (or after its parallel batch).
     context_modifier: Callable[[ToolContext], None] | None = None
-    #: Notices for people (hook failures); never shown to the model.
+    #: Notices for people (hook failures); never shown to the model. `CallExecutor.execute`
+    #: also appends them to the envelope's UI and audit faces and prints them on stderr.
     notices: list[str] = field(default_factory=list)
     #: The tool's ``call`` ran (False for lookup/validation/hook/permission failures).
     executed: bool = False
@@ -97,7 +99,17 @@ class CallExecutor:
         self._is_loaded = is_loaded
 
     async def execute(self, block: ToolUseBlock, ctx: ToolContext) -> CallOutcome:
-        """Run one tool_use in ``ctx`` (already forked for this call)."""
+        """Run one tool_use in ``ctx`` (already forked for this call).
+
+        Notices (a hook that timed out, crashed, is missing or printed garbage) are
+        never silent: they reach the UI and audit faces and stderr, not the model.
+        """
+        outcome = await self._execute(block, ctx)
+        if outcome.notices:
+            _surface(outcome)
+        return outcome
+
+    async def _execute(self, block: ToolUseBlock, ctx: ToolContext) -> CallOutcome:
         tool = self.registry.get(block.name)
         if tool is None:
             return CallOutcome(error_envelope(block.id, block.name, self._unknown_tool_message(block.name)))
@@ -148,6 +160,11 @@ class CallExecutor:
         # 5. permission
         decision: PermissionDecision = await self.gate.authorize(
             tool, observed, ctx, hook_decision=pre.decision
+        )
+        notices.extend(
+            "hook " + step[len(_REQUEST_NOTICE) :].strip()
+            for step in decision.chain
+            if step.startswith(_REQUEST_NOTICE)
         )
         if decision.behavior != "allow":
             return CallOutcome(
@@ -266,6 +283,25 @@ class CallExecutor:
         if limit is not None and len(text) > limit:
             envelope = persist_block(envelope, Path(ctx.session_dir))
         return envelope
+
+
+#: How `RulesGate` records PermissionRequest hook notices in a decision's chain.
+_REQUEST_NOTICE = "PermissionRequest notice:"
+
+
+def _surface(outcome: CallOutcome) -> None:
+    """Append the notices to the UI and audit faces and print them on stderr."""
+    lines = [f"[notice] {n}" for n in outcome.notices]
+    text = "\n".join(lines)
+    env = outcome.envelope
+    outcome.envelope = env.model_copy(
+        update={
+            "ui": f"{env.ui}\n{text}" if env.ui else text,
+            "audit": f"{env.audit}\n{text}" if env.audit else text,
+        }
+    )
+    for notice in outcome.notices:
+        print(f"shellrt: hook notice ({env.tool_name} {env.tool_use_id}): {notice}", file=sys.stderr, flush=True)
 
 
 def _jsonable(value: Any) -> Any:
