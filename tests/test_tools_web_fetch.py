@@ -178,3 +178,44 @@ def test_denied_domain_refused_before_any_connection(server: _Server, tmp_path: 
     decision = anyio.run(lambda: gov.gate.authorize(tool, tool.backfill(inp), ctx))
     assert decision.behavior == "deny" and "127.0.0.1" in decision.reason
     assert sum(server.hits.values()) == hits_before
+
+
+def test_total_deadline_against_a_trickling_server(tmp_path: Path) -> None:
+    """A server sending one byte per second must not hold a 1.5 s call open (issue 17)."""
+    import socket
+    import threading
+    import time
+
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    stop = threading.Event()
+
+    def trickle() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n")
+            for _ in range(100):
+                if stop.is_set():
+                    return
+                try:
+                    conn.sendall(b"x")
+                except OSError:
+                    return
+                time.sleep(1.0)
+
+    thread = threading.Thread(target=trickle, daemon=True)
+    thread.start()
+    port = listener.getsockname()[1]
+    tool = WebFetchTool()
+    ctx = make_ctx(tmp_path, timeoutSeconds=1.5)
+    started = time.monotonic()
+    try:
+        with pytest.raises(ToolExecutionError, match="in total"):
+            fetch(tool, ctx, f"http://127.0.0.1:{port}/slow")
+    finally:
+        stop.set()
+        listener.close()
+    # Without a total deadline every 1 s read resets the 1.5 s read timeout and the call lasts 100 s.
+    assert time.monotonic() - started < 10

@@ -16,7 +16,9 @@ Settings (``ctx.settings["webFetch"]``):
 - ``upgradeHttp``: fetch ``http://`` URLs as ``https://`` (default ``false``);
 - ``maxBytes``: body size cap, larger bodies are truncated with a note
   (default 10 MB);
-- ``timeoutSeconds``: connect/read timeout (default 30);
+- ``timeoutSeconds``: the whole call's deadline — name resolution, connect,
+  redirects and every byte of the body together (default 30); a server that
+  trickles bytes cannot hold a call open longer;
 - ``maxRedirects``: same-host redirects followed per call (default 5).
 
 httpx and html2text (the ``web`` extra) are imported only here, lazily.
@@ -321,7 +323,14 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
             await _checked_addresses(cached[1].final_url, settings.allow_private)
             return ToolOutput(replace(cached[1], prompt=tool_input.prompt, from_cache=True))
         started = time.monotonic()
-        output = await self._fetch(httpx, url, tool_input, settings)
+        try:
+            with anyio.fail_after(settings.timeout_s):
+                output = await self._fetch(httpx, url, tool_input, settings)
+        except TimeoutError:
+            raise ToolExecutionError(
+                f"Fetching {url} took longer than {settings.timeout_s:g} s in total and was stopped. "
+                "Try again later, or raise webFetch.timeoutSeconds in the settings."
+            ) from None
         output = replace(output, elapsed_s=time.monotonic() - started)
         if output.redirect_to is None:
             self._cache[key] = (now, output)
