@@ -116,7 +116,9 @@ def test_json_dict() -> None:
         ("echo {a,b}", "brace expansion"),
         ("uniq *.txt", "glob"),
         ("ls $(id)", "command substitution"),
-        ("timeout 5 ls", "timeout runs another command"),
+        ("timeout 5 rm x", "rm is not a known read-only program"),
+        ("nohup ls", "nohup runs another command"),
+        ("bash -lc ls", "login shell"),
         ("python -c 1", "python runs code"),
     ],
 )
