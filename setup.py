@@ -27,10 +27,12 @@ COMPILED_MODULES = [
     "shellrt/analysis/nodes.py",
     "shellrt/analysis/parse.py",
     "shellrt/analysis/words.py",
+    "shellrt/analysis/heredoc.py",
     "shellrt/analysis/plan.py",
     "shellrt/analysis/fastplan.py",
     "shellrt/analysis/judge.py",
     "shellrt/analysis/effects.py",
+    "shellrt/analysis/parts.py",
     "shellrt/analysis/analyze.py",
     "shellrt/analysis/programs/__init__.py",
     "shellrt/analysis/programs/spec.py",
@@ -39,6 +41,7 @@ COMPILED_MODULES = [
     "shellrt/analysis/programs/git.py",
     "shellrt/analysis/programs/sed.py",
     "shellrt/analysis/programs/wrappers.py",
+    "shellrt/analysis/programs/paths.py",
 ]
 
 

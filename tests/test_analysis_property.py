@@ -11,12 +11,12 @@ UNSAFE = [
     "rm -rf x", "rm x", "touch f", "mv a b", "cp a b", "chmod 777 f", "git push", "git commit -m x",
     "git -c core.pager=sh log", "git diff --output=x", "git branch new", "sed -i s/a/b/ f",
     "sed -n 's/a/b/w out' f", "sort -o out in", "uniq a b", "find . -delete", "find . -exec id ;",
-    "rg --pre=sh x", "python -c 1", "sh -c id", "bash", "curl http://x", "ls > out", "echo x >> f",
+    "rg --pre=sh x", "python -c 1", "sh -c 'rm x'", "bash", "curl http://x", "ls > out", "echo x >> f",
     "cat < /dev/tcp/1.2.3.4/80", "tee f", "x=1", "PATH=/tmp ls", "LD_PRELOAD=x ls", "export A=1",
     "eval ls", "exec ls", "source f", ". f", "$x", "$'ls'", "\\ls", "ls $(id)", "echo `id`", "cat <(id)",
     "echo {a,b}", "ls -*", "let x=1", "(( x=1 ))", "f() { ls; }", "for a in b; do ls; done",
     "xxd -r a b", "date -s now", "man -P sh ls", "tree -o f", "printf -v x y", "git stash",
-    "[[ $x -eq 1 ]]", "read x", "kill 1", "echo ${x@P}", "ls &", "timeout 1 ls", "sudo ls", "xargs ls",
+    "[[ $x -eq 1 ]]", "read x", "kill 1", "echo ${x@P}", "ls &", "timeout 1 rm x", "sudo ls", "xargs ls",
 ]
 SAFE = ["ls", "git status", "cat f", "echo hi", "pwd", "grep -n x f", "true", "wc -l f", "head -5 f",
         "[[ -f x ]]", "sort f", "git log --oneline"]

@@ -43,7 +43,7 @@ def test_public_api_is_pinned() -> None:
         ("case x in x) rm y;; esac", ["rm y"]),
         ("[[ $(rm x) ]]", ["rm x"]),
         ("(( $(rm x) ))", ["rm x"]),
-        ("x=$(rm y)", ["rm y"]),
+        ("x=$(rm y)", ["rm y", "x=$(rm y)"]),
         ("ls > $(rm x)", ["ls", "rm x"]),
         ("cat <<EOF\n$(rm x)\nEOF", ["cat", "rm x"]),
         ("ls\nrm x", ["ls", "rm x"]),
@@ -60,7 +60,8 @@ def test_subcommands(command: str, expected: list[str]) -> None:
 
 def test_subcommand_argv() -> None:
     (first, second) = analyze("grep -n 'a b' f && rm x").subcommands
-    assert first == Subcommand(text="grep -n 'a b' f", argv=["grep", "-n", "a b", "f"])
+    assert first == Subcommand(text="grep -n 'a b' f", argv=["grep", "-n", "a b", "f"], name="grep",
+                               static_name=True, reads=["f"])
     assert second.argv == ["rm", "x"]
 
 
@@ -115,7 +116,9 @@ def test_json_dict() -> None:
         ("echo {a,b}", "brace expansion"),
         ("uniq *.txt", "glob"),
         ("ls $(id)", "command substitution"),
-        ("timeout 5 ls", "timeout runs another command"),
+        ("timeout 5 rm x", "rm is not a known read-only program"),
+        ("nohup ls", "nohup runs another command"),
+        ("bash -lc ls", "login shell"),
         ("python -c 1", "python runs code"),
     ],
 )

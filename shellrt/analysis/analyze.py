@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import functools
-import re
-import shlex
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel
@@ -15,6 +13,7 @@ from .git_env import GIT_BASE_ENV, PROGRAM_ENV, git_hardening_env
 from .judge import judge_plan
 from .models import CommandAnalysis, CommandPlan, Subcommand
 from .parse import parse_bash
+from .parts import subcommands
 from .plan import build_plan
 
 __all__ = ["CACHE_SIZE", "analyze", "clear_cache"]
@@ -72,6 +71,8 @@ def _analyze_bash(command: str, fast: bool = True) -> CommandAnalysis:
             return _failed(command, "bash", parsed.error or "could not parse")
         plan = build_plan(parsed.root, parsed.source, command)
         error = parsed.error
+        if error is None and plan.syntax_errors:
+            error = "bash syntax error: " + "; ".join(plan.syntax_errors)
     reasons = judge_plan(plan)
     if error:
         reasons.insert(0, error)
@@ -95,75 +96,25 @@ def _analyze_bash(command: str, fast: bool = True) -> CommandAnalysis:
     if destructive:
         reasons.extend([f"destructive: {d}" for d in destructive])
     write_targets = effects.write_targets
+    parts = subcommands(plan, command if error else None)
+    read_paths: list[str] = []
+    for part in parts:
+        read_paths.extend(part.reads)
     return new_analysis(
         command, "bash", error is None, read_only, bool(destructive),
-        _subcommands(plan, command if error else None), reasons, list(plan.cd_targets), write_targets,
+        parts, reasons, list(plan.cd_targets), write_targets,
         effects.writes_unknown or (not read_only and not write_targets and bool(plan.unsupported or error)),
-        env, plan,
+        env, plan, list(dict.fromkeys(read_paths)),
     )
 
 
 _PROGRAM_ENV_NAMES: Final = frozenset(PROGRAM_ENV)
 
 
-def _subcommands(plan: CommandPlan, unparsed: str | None) -> list[Subcommand]:
-    """Every simple command; when the parse failed the raw text is added too.
-
-    A partial parse can hide commands in the part the parser could not read, so a
-    rule matcher must also see the whole raw string (and should never allow it).
-    """
-    out: list[Subcommand] = []
-    seen: set[tuple[str, ...]] = set()
-    for command in plan.commands:
-        words = command.argv
-        if words:
-            argv: list[str] = []
-            dynamic = False
-            for w in words:
-                value = w.value
-                if value is None:
-                    dynamic = True
-                    argv.append(w.raw)
-                else:
-                    argv.append(value)
-            key = tuple(argv)
-            if key in seen:
-                continue
-            if dynamic:
-                # Static words are shell-quoted (shlex.quote), dynamic words keep their source text.
-                text = " ".join([w.raw if w.value is None else _quote(w.value) for w in words])
-            else:
-                text = " ".join(argv)
-                # Joined as-is when no word needs quoting (no unsafe character, no space, not empty).
-                if _find_unsafe_joined(text) is not None or "" in argv or text.count(" ") != len(argv) - 1:
-                    text = " ".join([_quote(v) for v in argv])
-        else:
-            argv = [a.raw for a in command.assignments]
-            key = tuple(argv)
-            if not argv or key in seen:
-                continue
-            text = " ".join(argv)
-        seen.add(key)
-        out.append(Subcommand(text, argv))
-    if unparsed is not None:
-        out.append(Subcommand(unparsed, [unparsed]))
-    return out
-
-
-def _quote(value: str) -> str:
-    """``shlex.quote`` with its common case (nothing to quote) inline."""
-    if value and _find_unsafe(value) is None:
-        return value
-    return shlex.quote(value)
-
-
-_find_unsafe = re.compile(r"[^\w@%+=:,./-]", re.ASCII).search
-_find_unsafe_joined = re.compile(r"[^\w@%+=:,./ -]", re.ASCII).search
-
-
 def _failed(command: str, shell: str, reason: str) -> CommandAnalysis:
-    return new_analysis(command, shell, False, False, False, [Subcommand(command, [command])], [reason], [], [],
-                        True, {}, None)
+    return new_analysis(command, shell, False, False, False,
+                        [Subcommand(command, [command], "", False, [], False, [""], [""], False, "")], [reason], [], [],
+                        True, {}, None, [""])
 
 
 # ``CommandAnalysis(...)`` runs pydantic validation (trusted values here do not need it): fill the
@@ -179,14 +130,14 @@ _set_private: Any = BaseModel.__dict__["__pydantic_private__"].__set__
 def new_analysis(command: str, shell: str, parse_ok: bool, read_only: bool, destructive: bool,
                  subcommands: list[Subcommand], reasons: list[str], cd_targets: list[str],
                  write_targets: list[str], writes_unknown: bool, env: dict[str, str],
-                 plan: CommandPlan | None) -> CommandAnalysis:
+                 plan: CommandPlan | None, read_paths: list[str] | None = None) -> CommandAnalysis:
     """``CommandAnalysis(...)`` without validation; ``concurrency_safe`` is ``read_only``."""
     analysis: CommandAnalysis = _new(CommandAnalysis)
     _set_dict(analysis, {
         "command": command, "shell": shell, "parse_ok": parse_ok, "read_only": read_only,
         "concurrency_safe": read_only, "destructive": destructive, "subcommands": subcommands, "reasons": reasons,
         "cd_targets": cd_targets, "write_targets": write_targets, "writes_unknown": writes_unknown, "env": env,
-        "plan": plan,
+        "plan": plan, "read_paths": [] if read_paths is None else read_paths,
     })
     _set_fields_set(analysis, set())
     _set_extra(analysis, None)

@@ -257,7 +257,7 @@ def _plan(commands: list[_Command]) -> CommandPlan:
     piped = False
     for argv, command_redirects, op in commands:
         pipe = op == "|"
-        plan_commands.append(PlanCommand(argv, [], [], ["pipeline"] if pipe or piped else [], None))
+        plan_commands.append(PlanCommand(argv, [], command_redirects, ["pipeline"] if pipe or piped else [], None))
         if command_redirects:
             redirects.extend(command_redirects)
         if op:
@@ -272,7 +272,7 @@ def _planner_plan(commands: list[_Command]) -> CommandPlan:
     for argv, redirects, op in commands:
         pipe = op == "|"
         planner.context = ["pipeline"] if pipe or piped else []
-        planner.add_command(argv, [], [], None)
+        planner.add_command(argv, [], redirects, None)
         if redirects:
             planner.redirects.extend(redirects)
         if op:

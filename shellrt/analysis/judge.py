@@ -10,7 +10,7 @@ import re
 from typing import Final
 
 from .models import CommandPlan, Construct, PlanCommand, Redirect, Word
-from .programs import INTERPRETERS, WRAPPERS, check_program, program_spec
+from .programs import INTERPRETERS, JUDGED_WRAPPERS, WRAPPERS, check_program, check_wrapper, program_spec
 
 __all__ = ["MAX_SUBCOMMANDS", "judge_plan"]
 
@@ -51,6 +51,10 @@ _DUP_OPS: Final = frozenset({">&", "<&"})
 _NET_PREFIXES: Final = ("/dev/tcp/", "/dev/udp/")
 _BAD_NAME_FEATURES: Final = frozenset({"backslash", "quoted", "glob", "tilde"})
 _ARITH_OPS: Final = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+#: Devices that never end: reading them is not a bounded read (``head`` stops by itself).
+ENDLESS_DEVICES: Final = frozenset({"/dev/zero", "/dev/urandom", "/dev/random", "/dev/full", "/dev/stdin",
+                                    "/dev/tty", "/dev/fd/0", "/proc/self/fd/0"})
+_DECLARATIONS: Final = frozenset({"export", "declare", "typeset", "local", "readonly", "unset"})
 
 
 def judge_plan(plan: CommandPlan) -> list[str]:
@@ -76,7 +80,8 @@ def judge_plan(plan: CommandPlan) -> list[str]:
         for word in heredoc.expansions:
             reasons.extend(_data_word(word, "here-document expansion"))
     for command in plan.commands:
-        if command.wrapped_by is None:
+        # Commands run by other wrappers are not judged: the wrapper itself is never read-only.
+        if command.wrapped_by is None or command.wrapped_by in JUDGED_WRAPPERS:
             reasons.extend(_command(command))
     return list(dict.fromkeys(reasons)) if len(reasons) > 1 else reasons
 
@@ -136,6 +141,8 @@ def _redirect(redirect: Redirect) -> list[str]:
     if "glob" in target.features:
         return [f"redirection target {target.raw!r} is a glob"]
     if op == "<":
+        if value in ENDLESS_DEVICES:
+            return [f"reads {value}, which never ends"]
         return []
     if op in _OUTPUT_OPS or op in _DUP_OPS:
         if value == "/dev/null":
@@ -149,7 +156,7 @@ def _command(command: PlanCommand) -> list[str]:
     for assignment in command.assignments:
         reasons.append(f"environment prefix {assignment.raw!r} changes how the command runs")
     if not command.argv:
-        return reasons
+        return []  # a standalone assignment: plan.assignments says why it is not read-only
     head = command.argv[0]
     name = head.value
     if name is None:
@@ -158,6 +165,13 @@ def _command(command: PlanCommand) -> list[str]:
         return [*reasons, f"command name {head.raw!r} uses quoting, escapes or globbing"]
     if "/" in name:
         return [*reasons, f"runs {name} by path (only known programs looked up by name are read-only)"]
+    if name in _DECLARATIONS:
+        return [*reasons, _CONSTRUCT_REASONS[name]]
+    if name in JUDGED_WRAPPERS:
+        why = check_wrapper(name, [w.value for w in command.argv])
+        if why is not None:
+            # Empty: the wrapped command (or -c script) is judged as its own part.
+            return reasons + why
     spec = program_spec(name)
     if spec is None:
         if name in WRAPPERS:
@@ -169,6 +183,10 @@ def _command(command: PlanCommand) -> list[str]:
     if name == "test" or name == "[":
         return reasons + _test_command(args)
     values: list[str] = []
+    if name != "head":
+        for word in args:
+            if word.value in ENDLESS_DEVICES:
+                return [*reasons, f"{name} reads {word.value}, which never ends"]
     for word in args:
         value = word.value
         if value is None or word.features:

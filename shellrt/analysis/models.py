@@ -61,6 +61,8 @@ class CommandAnalysis(BaseModel):
     writes_unknown: bool = False
     env: dict[str, str] = Field(default_factory=dict)
     plan: CommandPlan | None = None
+    #: Every path the parts may read (their ``reads``, in order, deduplicated); "" = a path that is not static.
+    read_paths: list[str] = Field(default_factory=list)
 
     def to_json_dict(self) -> dict[str, Any]:
         """The wire form used by ``shellrt classify``: subcommands as plain strings."""
@@ -77,4 +79,11 @@ class CommandAnalysis(BaseModel):
             "write_targets": list(self.write_targets),
             "writes_unknown": self.writes_unknown,
             "env": dict(self.env),
+            "read_paths": list(self.read_paths),
+            "parts": [
+                {"text": s.text, "name": s.name, "static_name": s.static_name, "env_names": list(s.env_names),
+                 "background": s.background, "writes": list(s.writes), "reads": list(s.reads),
+                 "recursive": s.recursive, "via": s.via}
+                for s in self.subcommands
+            ],
         }

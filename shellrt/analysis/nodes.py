@@ -144,15 +144,18 @@ class PlanCommand:
     context: list[str]
     #: Set when this command was unwrapped from a wrapper (``timeout 5 rm x`` -> ``rm x``).
     wrapped_by: str | None
+    #: The command runs in a background job (``&``).
+    background: bool
 
     def __init__(self, argv: list[Word] | None = None, assignments: list[Assignment] | None = None,
                  redirects: list[Redirect] | None = None, context: list[str] | None = None,
-                 wrapped_by: str | None = None) -> None:
+                 wrapped_by: str | None = None, background: bool = False) -> None:
         self.argv = [] if argv is None else argv
         self.assignments = [] if assignments is None else assignments
         self.redirects = [] if redirects is None else redirects
         self.context = [] if context is None else context
         self.wrapped_by = wrapped_by
+        self.background = background
 
     @property
     def name(self) -> str | None:
@@ -182,13 +185,15 @@ class CommandPlan:
     unsupported: list[str]
     #: Anything whose meaning depends on run-time values (expansions, substitutions, ...).
     dynamic: bool
+    #: Bash syntax errors the grammar accepts (``ls ;; pwd``): the command does not run as planned.
+    syntax_errors: list[str]
 
     def __init__(self, commands: list[PlanCommand] | None = None, operators: list[str] | None = None,
                  redirects: list[Redirect] | None = None, substitutions: list[Substitution] | None = None,
                  constructs: list[Construct] | None = None, heredocs: list[Heredoc] | None = None,
                  functions: list[str] | None = None, assignments: list[Assignment] | None = None,
                  cd_targets: list[str] | None = None, unsupported: list[str] | None = None,
-                 dynamic: bool = False) -> None:
+                 dynamic: bool = False, syntax_errors: list[str] | None = None) -> None:
         self.commands = [] if commands is None else commands
         self.operators = [] if operators is None else operators
         self.redirects = [] if redirects is None else redirects
@@ -200,15 +205,48 @@ class CommandPlan:
         self.cd_targets = [] if cd_targets is None else cd_targets
         self.unsupported = [] if unsupported is None else unsupported
         self.dynamic = dynamic
+        self.syntax_errors = [] if syntax_errors is None else syntax_errors
 
 
 @dataclass(init=False, slots=True)
 class Subcommand:
-    """One simple command a permission rule must match on its own."""
+    """One part of a command that a permission rule must match on its own.
+
+    Simple commands, standalone assignments and declarations (``export X=1``), and
+    the commands wrappers and ``bash -c`` scripts run (``via`` names the wrapper).
+    """
 
     text: str
     argv: list[str]
+    #: Normalised static command name: the basename of the command word after unwrapping
+    #: env/command/nice/timeout/nohup/stdbuf/time (``/bin/rm`` -> ``rm``, ``\\rm`` -> ``rm``);
+    #: "" when it is not static (expansions, globs, ``eval``, ``xargs``, ``busybox``, a bare assignment).
+    name: str
+    static_name: bool
+    #: Variables this part assigns: env prefixes (``X=1 cmd``, ``env X=1 cmd``), assignments, declarations.
+    env_names: list[str]
+    #: The part runs in a background job (``&``).
+    background: bool
+    #: Output redirection targets as written (not /dev/null, not fd duplications); "" = not static.
+    writes: list[str]
+    #: Paths the part may read (input redirections, file operands and file option values of
+    #: modelled programs); "" = a path that is not static.
+    reads: list[str]
+    #: The program walks the directories it is given (grep -r, find, ls -R, du, rg, fd, tree, ...).
+    recursive: bool
+    #: The wrapper or shell this part was unwrapped from ("" when it is written directly).
+    via: str
 
-    def __init__(self, text: str = "", argv: list[str] | None = None) -> None:
+    def __init__(self, text: str = "", argv: list[str] | None = None, name: str = "", static_name: bool = False,
+                 env_names: list[str] | None = None, background: bool = False, writes: list[str] | None = None,
+                 reads: list[str] | None = None, recursive: bool = False, via: str = "") -> None:
         self.text = text
         self.argv = [] if argv is None else argv
+        self.name = name
+        self.static_name = static_name
+        self.env_names = [] if env_names is None else env_names
+        self.background = background
+        self.writes = [] if writes is None else writes
+        self.reads = [] if reads is None else reads
+        self.recursive = recursive
+        self.via = via

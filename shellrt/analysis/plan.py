@@ -9,11 +9,11 @@ rules see them too.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Final
 
 import tree_sitter
 
+from .heredoc import bash_delimiter, bash_end_line, scan_body
 from .models import (
     Assignment,
     CommandPlan,
@@ -50,8 +50,8 @@ class Planner:
     """Collects plan lists while walking one tree (and nested script strings)."""
 
     __slots__ = ("ascii_text", "assignments", "cd_targets", "commands", "constructs", "context", "depth",
-                 "dynamic", "functions", "heredocs", "operators", "redirects", "script_depth", "source",
-                 "substitutions", "unsupported")
+                 "dynamic", "functions", "heredocs", "operators", "pipe_start", "redirects", "script_depth", "source",
+                 "substitutions", "syntax_errors", "unsupported")
 
     def __init__(self, source: bytes, script_depth: int = 0, text: str | None = None) -> None:
         self.source = source
@@ -69,7 +69,10 @@ class Planner:
         self.assignments: list[Assignment] = []
         self.cd_targets: list[str] = []
         self.unsupported: list[str] = []
+        self.syntax_errors: list[str] = []
         self.dynamic = False
+        #: Where the commands of the last element of the last pipeline visited start.
+        self.pipe_start = 0
         self.context: list[str] = []
         self.depth = 0
         self.script_depth = script_depth
@@ -90,7 +93,7 @@ class Planner:
                 self._scan(node)
                 self.depth = depth - 1
             elif kind in _STATEMENT_OPS:
-                self.operators.append(kind)
+                self._operator(kind)
             return
         # No try/finally: an exception abandons the whole planner (analyze fails closed).
         self.depth = depth
@@ -100,7 +103,7 @@ class Planner:
     def plan(self) -> CommandPlan:
         return CommandPlan(self.commands, self.operators, self.redirects, self.substitutions, self.constructs,
                         self.heredocs, self.functions, self.assignments, self.cd_targets, self.unsupported,
-                        self.dynamic)
+                        self.dynamic, self.syntax_errors)
 
     def text(self, node: tree_sitter.Node) -> str:
         """Source text of ``node``: a slice of the decoded command when it is ASCII."""
@@ -138,8 +141,13 @@ class Planner:
             self.context.pop()
 
     def _sequence(self, node: tree_sitter.Node) -> None:
-        """Visit statement children, recording ``\\n`` between statements with no operator."""
+        """Visit statement children, recording ``\\n`` between statements with no operator.
+
+        The commands of a statement followed by ``&`` are marked as background jobs.
+        """
         previous_statement = False
+        statement_start = len(self.commands)
+        last_start = statement_start
         for child in node.children:
             kind = child.type
             if child.is_named:
@@ -150,11 +158,27 @@ class Planner:
                     continue
                 if previous_statement:
                     self.operators.append("\n")
+                statement_start = len(self.commands)
                 self.visit(child)
+                last_start = self.pipe_start if kind == "pipeline" or kind == "list" else statement_start
                 previous_statement = True
             elif kind in _STATEMENT_OPS:
                 previous_statement = False
-                self.operators.append(kind)
+                self._operator(kind)
+                if kind == "&":
+                    self._background(statement_start)
+                statement_start = len(self.commands)
+        self.pipe_start = last_start
+
+    def _operator(self, kind: str) -> None:
+        if kind == ";;":
+            # The grammar accepts `ls ;; pwd`; bash refuses it (only case items end with `;;`).
+            self.syntax_errors.append("`;;` outside a case statement")
+        self.operators.append(kind)
+
+    def _background(self, start: int) -> None:
+        for command in self.commands[start:]:
+            command.background = True
 
     def _scan(self, node: tree_sitter.Node) -> None:
         """Find substitutions anywhere below ``node`` (for nodes we do not model)."""
@@ -175,11 +199,15 @@ class Planner:
 
     def h_pipeline(self, node: tree_sitter.Node) -> None:
         self.context.append("pipeline")
+        last_start = len(self.commands)
         try:
             for child in node.children:
+                if child.is_named:
+                    last_start = len(self.commands)
                 self.visit(child)
         finally:
             self.context.pop()
+        self.pipe_start = last_start
 
     def h_redirected(self, node: tree_sitter.Node) -> None:
         children = node.children
@@ -187,13 +215,21 @@ class Planner:
                 self.source[children[0].end_byte : children[1].start_byte].replace(b"\\\n", b"").strip():
             # tree-sitter-bash drops a lone `-` before `2>...` (`cat - 2>&1`): never trust a skipped word.
             self.unsupported.append("source text the parser skipped before a redirection")
+        start = len(self.commands)
+        redirects: list[Redirect] = []
         for child in children:
             if child.type in _REDIRECT_KINDS:
-                self.redirect(child)
+                redirects.append(self.redirect(child))
             elif child.is_named:
                 self.visit(child)
+                if child.type == "pipeline" or child.type == "list":
+                    start = self.pipe_start  # `a | b >f`, `a && b >f`: the redirection is b's
             elif child.type in _STATEMENT_OPS:
-                self.operators.append(child.type)
+                self._operator(child.type)
+        if redirects:
+            # The statement's redirections apply to every command in it (wrapped ones included).
+            for command in self.commands[start:]:
+                command.redirects = command.redirects + redirects
 
     def redirect(self, node: tree_sitter.Node) -> Redirect:
         fd: str | None = None
@@ -201,29 +237,27 @@ class Planner:
         target: Word | None = None
         kind = node.type
         if kind == "heredoc_redirect":
-            delimiter = ""
-            body = ""
-            expansions: list[Word] = []
+            start_node: tree_sitter.Node | None = None
+            body_node: tree_sitter.Node | None = None
+            end_node: tree_sitter.Node | None = None
             for child in node.children:
-                if child.type == "heredoc_start":
-                    delimiter = self.text(child)
-                elif child.type == "heredoc_body":
-                    body = self.text(child)
-                    for part in child.named_children:
-                        if part.type not in ("heredoc_content", "heredoc_end"):
-                            expansions.append(self.word(part))
-                elif child.type == "file_descriptor":
+                ctype = child.type
+                if ctype == "heredoc_start":
+                    start_node = child
+                elif ctype == "heredoc_body":
+                    body_node = child
+                elif ctype == "heredoc_end":
+                    end_node = child
+                elif ctype == "file_descriptor":
                     fd = self.text(child)
-                elif child.type in ("<<", "<<-"):
-                    op = child.type
-                elif child.is_named and child.type not in ("heredoc_end", "heredoc_content"):
+                elif ctype in ("<<", "<<-"):
+                    op = ctype
+                elif child.is_named and ctype != "heredoc_content":
                     # e.g. `cat <<EOF | grep x`: the rest of the pipeline hangs off the redirect.
                     self.visit(child)
-                elif not child.is_named and child.type in _STATEMENT_OPS:
-                    self.operators.append(child.type)
-            expands = not any(q in delimiter for q in "'\"\\")
-            self.heredocs.append(Heredoc(delimiter=delimiter.strip("'\""), expands=expands,
-                                                         body=body, expansions=expansions))
+                elif not child.is_named and ctype in _STATEMENT_OPS:
+                    self._operator(ctype)
+            self.heredoc(start_node, body_node, end_node, op == "<<-")
             redirect = Redirect(fd=fd, op=op or "<<", target=None, kind="heredoc")
         else:
             for child in node.children:
@@ -238,6 +272,77 @@ class Planner:
             redirect = Redirect(fd, op, target, "herestring" if kind == "herestring_redirect" else "file")
         self.redirects.append(redirect)
         return redirect
+
+    def heredoc(self, start: tree_sitter.Node | None, body: tree_sitter.Node | None, end: tree_sitter.Node | None,
+                strip_tabs: bool) -> None:
+        """Record a here-document as bash reads it; fail closed where the parser may read it otherwise."""
+        raw_delimiter = self.text(start) if start is not None else ""
+        parsed = bash_delimiter(raw_delimiter)
+        if start is None or parsed is None:
+            self.unsupported.append(f"here-document delimiter {raw_delimiter!r}")
+            self.heredocs.append(Heredoc(raw_delimiter, True, "", []))
+            return
+        delimiter, quoted = parsed
+        source = self.source
+        newline = source.find(b"\n", start.end_byte)
+        first = len(source) if newline < 0 else newline + 1
+        stop = bash_end_line(source, first, delimiter.encode("utf-8", "surrogateescape"), strip_tabs)
+        anchor = body if body is not None else end
+        parser_first = first if anchor is None else source.rfind(b"\n", 0, anchor.start_byte) + 1
+        parser_stop = len(source) if end is None else source.rfind(b"\n", 0, end.start_byte) + 1
+        if parser_first != first or parser_stop != stop or (end is not None and source[end.end_byte:end.end_byte + 1]
+                                                            not in (b"", b"\n")):
+            self.unsupported.append(f"here-document {delimiter!r} whose end the parser may read differently")
+        text = source[first:stop].decode("utf-8", "surrogateescape")
+        expansions: list[Word] = []
+        if not quoted:
+            if "\\\n" in text:
+                self.unsupported.append("line continuation in an expanding here-document")
+            scan = scan_body(text)
+            expansions = scan.expansions
+            for problem in scan.problems:
+                self.unsupported.append(problem)
+            for sub_kind, raw, inner in scan.substitutions:
+                self._body_substitution(sub_kind, raw, inner, bool(scan.problems))
+            if expansions or scan.substitutions:
+                self.dynamic = True
+        self.heredocs.append(Heredoc(delimiter, not quoted, text, expansions))
+
+    def _body_substitution(self, kind: str, raw: str, inner: str, unsure: bool) -> None:
+        """Plan a substitution found in a here-document body (a placeholder when it cannot be read)."""
+        self.substitutions.append(Substitution(kind="backtick" if kind == "backtick" else "command", text=raw))
+        parsed = None if unsure or self.script_depth >= MAX_SCRIPT_DEPTH else parse_bash(inner)
+        if parsed is None or parsed.root is None or parsed.error:
+            # Not readable: a command no allow rule can match (its name is not static).
+            self.unsupported.append(f"here-document substitution {raw!r} is not modelled")
+            placeholder = Word(raw, None, frozenset({"unknown_node"}))
+            self.commands.append(PlanCommand([placeholder], [], [], [*self.context, "command_substitution"], None))
+            return
+        sub = Planner(parsed.source, self.script_depth + 1, inner)
+        sub.context = [*self.context, "command_substitution"]
+        sub.visit(parsed.root)
+        self._merge(sub, None, [])
+
+    def _merge(self, sub: Planner, wrapper: str | None, redirects: list[Redirect]) -> None:
+        """Adopt everything a nested planner found (commands keep their own wrapper, else get ``wrapper``)."""
+        for command in sub.commands:
+            if wrapper is not None and command.wrapped_by is None:
+                command.wrapped_by = wrapper
+            if redirects:
+                command.redirects = command.redirects + redirects
+            self.commands.append(command)
+        self.operators.extend(sub.operators)
+        self.redirects.extend(sub.redirects)
+        self.substitutions.extend(sub.substitutions)
+        self.constructs.extend(sub.constructs)
+        self.heredocs.extend(sub.heredocs)
+        self.functions.extend(sub.functions)
+        self.assignments.extend(sub.assignments)
+        self.cd_targets.extend(sub.cd_targets)
+        self.unsupported.extend(sub.unsupported)
+        self.syntax_errors.extend(sub.syntax_errors)
+        if sub.dynamic:
+            self.dynamic = True
 
     def h_command(self, node: tree_sitter.Node) -> None:
         argv: list[Word] = []
@@ -285,7 +390,7 @@ class Planner:
         if name in ("cd", "pushd"):
             self._cd(argv)
         if name in UNWRAP_NAMES:  # other names (and dynamic ones) wrap nothing
-            self._unwrap(argv)
+            self._unwrap(argv, redirects)
 
     def _cd(self, argv: list[Word]) -> None:
         operands = [w for w in argv[1:] if not (w.value or "").startswith("-") or w.value == "-"]
@@ -294,29 +399,29 @@ class Planner:
         elif operands[0].value is not None:
             self.cd_targets.append(operands[0].value)
 
-    def _unwrap(self, argv: list[Word]) -> None:
+    def _unwrap(self, argv: list[Word], redirects: list[Redirect]) -> None:
         name = argv[0].value
         values = [w.value for w in argv]
         if name == "find":
             for indexes in find_exec_commands([v or "" for v in values[1:]]):
-                self._wrapped([argv[i + 1] for i in indexes], "find")
+                self._wrapped([argv[i + 1] for i in indexes], "find", redirects)
             return
         result = unwrap(values)
         if result.start is not None:
-            self._wrapped(argv[result.start :], name or "")
+            self._wrapped(argv[result.start :], name or "", redirects)
         elif result.script is not None:
-            self._script(result.script, name or "")
+            self._script(result.script, name or "", redirects)
 
-    def _wrapped(self, argv: list[Word], wrapper: str) -> None:
+    def _wrapped(self, argv: list[Word], wrapper: str, redirects: list[Redirect]) -> None:
         if len(self.commands) > 200:
             return
         self.context.append(f"wrapped:{wrapper}")
         try:
-            self.add_command(argv, [], [], wrapper)
+            self.add_command(argv, [], list(redirects), wrapper)
         finally:
             self.context.pop()
 
-    def _script(self, script: str, wrapper: str) -> None:
+    def _script(self, script: str, wrapper: str, redirects: list[Redirect]) -> None:
         if self.script_depth >= MAX_SCRIPT_DEPTH:
             self.unsupported.append("script strings nested too deeply")
             return
@@ -329,10 +434,7 @@ class Planner:
         sub.visit(parsed.root)
         if parsed.error:
             self.unsupported.append(f"{wrapper} script: {parsed.error}")
-        for command in sub.commands:
-            self.commands.append(command if command.wrapped_by else dataclasses.replace(command, wrapped_by=wrapper))
-        self.substitutions.extend(sub.substitutions)
-        self.cd_targets.extend(sub.cd_targets)
+        self._merge(sub, wrapper, redirects)
 
     def assignment(self, node: tree_sitter.Node) -> Assignment:
         name = ""
@@ -356,7 +458,8 @@ class Planner:
         return assignment
 
     def h_assignment(self, node: tree_sitter.Node) -> None:
-        self.assignment(node)
+        # A standalone assignment is a part of its own (permission rules see it).
+        self.add_command([], [self.assignment(node)], [], None)
 
     def h_subshell(self, node: tree_sitter.Node) -> None:
         self._construct("subshell", node)
@@ -506,13 +609,28 @@ class Planner:
     def h_declaration(self, node: tree_sitter.Node) -> None:
         keyword = node.children[0].type if node.children else "declare"
         words: list[Word] = []
+        argv: list[Word] = [Word(keyword, keyword, NO_FEATURES)]
+        assignments: list[Assignment] = []
         for child in node.children:
             if child.type == "variable_assignment":
-                self.assignment(child)
+                assignment = self.assignment(child)
+                assignments.append(assignment)
+                value = assignment.value
+                static = value is not None and value.value is not None and "[" not in assignment.name
+                argv.append(Word(assignment.raw, f"{assignment.name}={value.value}" if static and value is not None
+                                 else None, NO_FEATURES if static else frozenset({"unknown_node"})))
             elif child.is_named:
-                words.append(self.word(child))
+                if child.type == "variable_name":
+                    name = self.text(child)
+                    word = Word(name, name, NO_FEATURES)
+                else:
+                    word = self.word(child)
+                words.append(word)
+                argv.append(word)
         self._construct(keyword if node.type == "declaration_command" else "unset", node, words=words,
                         name=keyword)
+        # The declaration is a part of its own: name = the keyword, its assignments are its env names.
+        self.commands.append(PlanCommand(argv, assignments, [], list(self.context), None))
 
     def h_ignore(self, node: tree_sitter.Node) -> None:
         return

@@ -10,15 +10,17 @@ from .git import check_git
 from .sed import check_sed
 from .simple import SIMPLE_SPECS, check_xxd
 from .spec import ProgramSpec, parse_args
-from .wrappers import INTERPRETERS, SHELLS, WRAPPERS, Unwrapped, unwrap
+from .wrappers import INTERPRETERS, JUDGED_WRAPPERS, SHELLS, WRAPPERS, Unwrapped, check_wrapper, unwrap
 
 __all__ = [
     "INTERPRETERS",
+    "JUDGED_WRAPPERS",
     "SHELLS",
     "WRAPPERS",
     "ProgramSpec",
     "Unwrapped",
     "check_program",
+    "check_wrapper",
     "find_exec_commands",
     "program_spec",
     "unwrap",

@@ -34,6 +34,7 @@ _FORBIDDEN: Final = {
     "--textconv": "runs textconv filters", "--show-signature": "runs gpg", "--filters": "runs filters",
     "-O": "runs a pager", "--open-files-in-pager": "runs a pager", "--exec": "runs a program",
     "--upload-pack": "runs a program", "--receive-pack": "runs a program", "--edit": "opens an editor",
+    "--dirty": "refreshes the index (rewrites .git/index)", "--broken": "refreshes the index (rewrites .git/index)",
 }
 
 _DIFF_LONG: Final = (

@@ -138,6 +138,22 @@ _DIFF_LONG: Final = longs(
     "unchanged-group-format= changed-group-format= horizon-lines= help version"
 )
 
+_FD: Final = ProgramSpec(
+    "fd", short="HIusiFaLp0q1hVg", short_arg="dEtecSjo", long=longs(
+        "hidden no-hidden no-ignore ignore unrestricted no-ignore-vcs ignore-vcs no-ignore-parent no-require-git "
+        "require-git case-sensitive ignore-case glob regex fixed-strings and= absolute-path relative-path "
+        "follow no-follow full-path print0 max-depth= min-depth= exact-depth= exclude= prune type= extension= "
+        "size= changed-within= changed-after= changed-before= newer= older= owner= format= color= threads= "
+        "max-results= quiet show-errors base-directory= path-separator= search-path= strip-cwd-prefix=? "
+        "one-file-system ignore-file= hyperlink=? ignore-contain= max-buffer-time= batch-size= help version "
+        "list-details exec= exec-batch="),
+    forbidden={"-x": "runs a command for each result", "--exec": "runs a command for each result",
+               "-X": "runs a command with the results", "--exec-batch": "runs a command with the results",
+               "-l": "runs ls on the results", "--list-details": "runs ls on the results",
+               "--batch-size": "only used with --exec-batch"},
+    glob_safe=False,
+)
+
 _SUM: Final = ProgramSpec("sum", short="bctwz", long=longs(
     "binary check tag text zero ignore-missing quiet status strict warn help version"), glob_safe=True)
 
@@ -197,7 +213,8 @@ _SPECS: Final[list[ProgramSpec]] = [
                            "-H": "HTML output (with -R writes files)", "--fromfile": "reads a listing"}),
     ProgramSpec("sort", short="bcCdfghiMmnRrsuVz", short_arg="kStTo", long=_SORT_LONG, forbidden={
         "-o": "writes the output to a file", "--output": "writes the output to a file",
-        "--compress-program": "runs a program"}),
+        "--compress-program": "runs a program", "-T": "writes temporary files to a directory",
+        "--temporary-directory": "writes temporary files to a directory"}),
     ProgramSpec("uniq", short="cdDiuz", short_arg="fsw", max_positional=1, long=longs(
         "count repeated all-repeated=? skip-fields= skip-chars= check-chars= ignore-case unique "
         "zero-terminated group=? help version")),
@@ -303,6 +320,20 @@ _SPECS: Final[list[ProgramSpec]] = [
     ProgramSpec("popd", short="n"),
     ProgramSpec("dirs", short="clpv"),
     ProgramSpec("wait"),
+    _FD,
+    ProgramSpec("fdfind", short=_FD.short, short_arg=_FD.short_arg, long=_FD.long, forbidden=_FD.forbidden),
+    ProgramSpec("numfmt", short="z", short_arg="d", long=longs(
+        "debug delimiter= field= format= from= from-unit= grouping header=? invalid= padding= round= suffix= to= "
+        "to-unit= zero-terminated help version")),
+    # expr has no options besides --help/--version and never writes or runs anything.
+    ProgramSpec("expr", free_form=True),
+    # util-linux cal and bsdmainutils ncal: every option only changes the layout.
+    ProgramSpec("cal", short="13yYjJmMSvwhbCeopV", short_arg="nABdH", short_opt="s", long=longs(
+        "one three months= sunday monday julian span year twelve week=? color=? vertical reform= iso help "
+        "version")),
+    ProgramSpec("ncal", short="13yYjJmMSvwhbCeopV", short_arg="nABdH", short_opt="s"),
+    ProgramSpec("fmt", short="cstu", short_arg="pgw", numeric=True, long=longs(
+        "crown-margin prefix= split-only tagged-paragraph uniform-spacing width= goal= help version")),
 ]
 
 SIMPLE_SPECS: Final[dict[str, ProgramSpec]] = {spec.name: spec for spec in _SPECS}

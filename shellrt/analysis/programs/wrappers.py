@@ -160,3 +160,97 @@ def _shell(argv: list[str | None]) -> Unwrapped:
             break
         i += 1
     return Unwrapped(unknown=i < len(argv))
+
+
+#: Wrappers judged by the command they run (the wrapped command is judged as its own part).
+JUDGED_WRAPPERS: Final = frozenset({"timeout", "nice", "env", "stdbuf", "time", "command", "bash", "sh"})
+_TIMEOUT_FLAGS: Final = frozenset({"--foreground", "--preserve-status", "-v", "--verbose"})
+_SHELL_FLAGS: Final = frozenset({"-e", "-u", "-x", "-v", "-f", "+e", "+u", "+x", "+v", "+f", "--norc", "--noprofile"})
+_SHELL_SHORT: Final = frozenset("euxvfc")
+_SHELL_SET_OPTIONS: Final = frozenset({"pipefail", "errexit", "nounset", "xtrace", "noglob", "verbose"})
+
+
+def check_wrapper(name: str, argv: list[str | None]) -> list[str] | None:
+    """Reasons a wrapper invocation is not a transparent run of its command (None: not such a wrapper form).
+
+    An empty list means: judge the wrapped command (or script) instead of the wrapper.
+    ``argv`` includes the wrapper's name; ``None`` marks a dynamic word.
+    """
+    if name == "bash" or name == "sh":
+        return _check_shell(name, argv)
+    result = unwrap(argv)
+    if result.start is None:
+        if name == "time" and len(argv) == 1:
+            return []
+        return None if name in ("env", "command") else [f"{name} without a command is not modelled"]
+    options = argv[1 : result.start]
+    if name == "timeout":
+        return _options(name, options[:-1], _TIMEOUT_FLAGS, frozenset({"-s", "--signal", "-k", "--kill-after"}))
+    if name == "nice":
+        return _options(name, options, frozenset(), frozenset({"-n", "--adjustment"}), numeric=True)
+    if name == "stdbuf":
+        return _options(name, options, frozenset(), frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}))
+    if name == "time":
+        return _options(name, options, frozenset({"-p"}), frozenset())
+    if name == "command":
+        return _options(name, options, frozenset({"-p"}), frozenset())
+    if name == "env":
+        assigned = [a for a in options if a is not None and "=" in a and not a.startswith("-")]
+        if assigned:
+            return [f"env {assigned[0]!r} changes the environment of the command it runs"]
+        return _options(name, options, frozenset({"-i", "--ignore-environment", "-"}), frozenset({"-u", "--unset"}))
+    return None
+
+
+def _options(name: str, options: list[str | None], flags: frozenset[str], valued: frozenset[str],
+             numeric: bool = False) -> list[str]:
+    i = 0
+    while i < len(options):
+        option = options[i]
+        i += 1
+        if option is None:
+            return [f"{name}: a dynamic option"]
+        if option == "--" or option in flags:
+            continue
+        key = option.split("=", 1)[0]
+        if key in valued:
+            if "=" not in option:
+                i += 1
+            continue
+        if len(option) > 2 and option[:2] in valued and not option.startswith("--"):
+            continue
+        if numeric and option[1:].lstrip("-").isdigit():
+            continue
+        return [f"{name}: option {option} is not modelled"]
+    return []
+
+
+def _check_shell(name: str, argv: list[str | None]) -> list[str]:
+    """``bash|sh [-eux] [-o pipefail] -c 'static script' [args]``; login/interactive shells run profiles."""
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if arg is None:
+            return [f"{name}: a dynamic option"]
+        if arg in ("-o", "+o"):
+            value = argv[i] if i < len(argv) else None
+            if value not in _SHELL_SET_OPTIONS:
+                return [f"{name} {arg} {value}: not modelled"]
+            i += 1
+            continue
+        if arg in ("-l", "--login") or (arg[:1] == "-" and arg[1:2] != "-" and "l" in arg):
+            return [f"{name} {arg}: a login shell sources the login profiles (runs their code)"]
+        if arg in ("-i", "--interactive") or (arg[:1] == "-" and arg[1:2] != "-" and "i" in arg):
+            return [f"{name} {arg}: an interactive shell sources its rc files (runs their code)"]
+        if arg in _SHELL_FLAGS:
+            continue
+        if arg[:1] == "-" and arg[1:2] != "-" and len(arg) > 1 and _SHELL_SHORT.issuperset(arg[1:]):
+            if "c" in arg:
+                script = argv[i] if i < len(argv) else None
+                if script is None:
+                    return [f"{name} -c: the script is missing or dynamic"]
+                return []
+            continue
+        return [f"{name} {arg}: runs code that is not a static -c script"]
+    return [f"{name} runs code (no -c script)"]

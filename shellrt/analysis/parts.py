@@ -1,0 +1,183 @@
+"""Subcommands for permission rules: one per simple command, assignment and declaration.
+
+Each part carries what a rule must see besides its words: the normalised command
+name (``/bin/rm``, ``\\rm``, ``'rm'`` and ``timeout 5 rm`` are all ``rm``; ``""`` when
+no static name exists), the variables it assigns, whether it runs in the
+background, the files it writes through redirections and the paths it reads.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Final
+
+from .nodes import CommandPlan, PlanCommand, Subcommand, Word
+from .programs import program_spec, unwrap
+from .programs.paths import program_reads
+
+__all__ = ["DECLARATIONS", "TRANSPARENT_WRAPPERS", "resolve_command", "subcommands"]
+
+#: Wrappers a part's name looks through (the wrapped command is what runs).
+TRANSPARENT_WRAPPERS: Final = frozenset({"env", "command", "nice", "timeout", "nohup", "stdbuf", "time"})
+#: Command names that never count as static (what they run is decided at run time).
+_NEVER_STATIC: Final = frozenset({"eval", "xargs", "busybox"})
+DECLARATIONS: Final = frozenset({"export", "declare", "typeset", "local", "readonly", "unset"})
+_OUTPUT_OPS: Final = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&", "&>|"})
+_INPUT_OPS: Final = frozenset({"<", "<>"})
+
+
+def resolve_command(argv: list[Word]) -> tuple[str, int, list[str]]:
+    """(normalised name or "", index of the command word in ``argv``, names ``env`` assigns)."""
+    index = 0
+    env_names: list[str] = []
+    for _ in range(16):
+        if index >= len(argv):
+            return "", index, env_names
+        head = argv[index]
+        value = head.value
+        if value is None or "glob" in head.features:
+            return "", index, env_names
+        name = value.rsplit("/", 1)[-1]
+        if not name or name in _NEVER_STATIC:
+            return "", index, env_names
+        if name not in TRANSPARENT_WRAPPERS:
+            return name, index, env_names
+        values: list[str | None] = [name]
+        values.extend([w.value for w in argv[index + 1 :]])
+        result = unwrap(values)
+        if name == "env":
+            env_names.extend(_env_names(values, result.start))
+        if result.unknown or result.script is not None:
+            return "", index, env_names
+        if result.start is None:
+            return name, index, env_names
+        index += result.start
+    return "", index, env_names
+
+
+def _env_names(values: list[str | None], stop: int | None) -> list[str]:
+    """Names ``env`` sets or unsets before the command at ``stop``."""
+    out: list[str] = []
+    end = len(values) if stop is None else stop
+    for i in range(1, end):
+        value = values[i]
+        if value is None:
+            out.append("")
+        elif "=" in value and not value.startswith("-"):
+            out.append(value.split("=", 1)[0])
+        elif values[i - 1] in ("-u", "--unset"):
+            out.append(value)
+        elif value.startswith("--unset="):
+            out.append(value[len("--unset="):])
+        elif value.startswith("-u") and len(value) > 2 and not value.startswith("--"):
+            out.append(value[2:])
+    return out
+
+
+def subcommands(plan: CommandPlan, unparsed: str | None) -> list[Subcommand]:
+    """Every part of ``plan``; when the parse failed the raw text is added too.
+
+    A partial parse can hide commands in the part the parser could not read, so a
+    rule matcher must also see the whole raw string (and should never allow it).
+    """
+    out: list[Subcommand] = []
+    seen: set[tuple[object, ...]] = set()
+    for command in plan.commands:
+        part = _part(command)
+        if part is None:
+            continue
+        key = (tuple(part.argv), tuple(part.writes), part.background, tuple(part.env_names), part.text)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(part)
+    if unparsed is not None:
+        out.append(Subcommand(unparsed, [unparsed], "", False, [], False, [""], [""], False, ""))
+    return out
+
+
+def _part(command: PlanCommand) -> Subcommand | None:
+    words = command.argv
+    writes = _writes(command)
+    reads = _redirect_reads(command)
+    via = command.wrapped_by or ""
+    assigned = [a.name for a in command.assignments]
+    if not words:
+        argv = [a.raw for a in command.assignments]
+        if not argv:
+            return None
+        return Subcommand(" ".join(argv), argv, "", False, assigned, command.background, writes, reads, False, via)
+    argv = []
+    dynamic = False
+    for w in words:
+        value = w.value
+        if value is None:
+            dynamic = True
+            argv.append(w.raw)
+        else:
+            argv.append(value)
+    if dynamic:
+        # Static words are shell-quoted (shlex.quote), dynamic words keep their source text.
+        text = " ".join([w.raw if w.value is None else _quote(w.value) for w in words])
+    else:
+        text = " ".join(argv)
+        # Joined as-is when no word needs quoting (no unsafe character, no space, not empty).
+        if _find_unsafe_joined(text) is not None or "" in argv or text.count(" ") != len(argv) - 1:
+            text = " ".join([_quote(v) for v in argv])
+    name, start, env_names = resolve_command(words)
+    if words[0].value in DECLARATIONS:
+        name = words[0].value or ""
+        for w in words[1:]:
+            value = w.value
+            if value is None:
+                if "=" not in w.raw:
+                    assigned.append("")
+            elif not value.startswith("-") and "=" not in value:
+                assigned.append(value)
+        return Subcommand(text, argv, name, True, assigned, command.background, writes, reads, False, via)
+    recursive = False
+    if name:
+        args: list[str | None] = [w.value for w in words[start + 1 :]]
+        program_paths, recursive = program_reads(name, args, program_spec(name))
+        reads.extend(program_paths)
+    return Subcommand(text, argv, name, bool(name), assigned + env_names, command.background, writes, reads,
+                      recursive, via)
+
+
+def _writes(command: PlanCommand) -> list[str]:
+    out: list[str] = []
+    for redirect in command.redirects:
+        if redirect.kind != "file" or redirect.op not in _OUTPUT_OPS:
+            continue
+        target = redirect.target
+        value = target.value if target is not None else None
+        if target is None or value is None or "glob" in target.features:
+            out.append("")
+        elif redirect.op == ">&" and (value.isdigit() or value == "-"):
+            continue
+        elif value != "/dev/null":
+            out.append(value)
+    return out
+
+
+def _redirect_reads(command: PlanCommand) -> list[str]:
+    out: list[str] = []
+    for redirect in command.redirects:
+        if redirect.kind != "file" or redirect.op not in _INPUT_OPS:
+            continue
+        target = redirect.target
+        value = target.value if target is not None else None
+        out.append("" if target is None or value is None or "glob" in target.features else value)
+    return out
+
+
+def _quote(value: str) -> str:
+    """``shlex.quote`` with its common case (nothing to quote) inline."""
+    if value and _find_unsafe(value) is None:
+        return value
+    return shlex.quote(value)
+
+
+_find_unsafe = re.compile(r"[^\w@%+=:,./-]", re.ASCII).search
+_find_unsafe_joined = re.compile(r"[^\w@%+=:,./ -]", re.ASCII).search
