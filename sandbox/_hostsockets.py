@@ -26,7 +26,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["RUN_DIRS", "host_socket_paths", "ipc_mask_args"]
+__all__ = ["RUN_DIRS", "host_socket_paths", "ipc_mask_args", "outside_sockets"]
 
 RUN_DIRS = ("/run", "/var/run")
 
@@ -48,12 +48,26 @@ def _under(path: str, roots: Iterable[str]) -> bool:
     return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
 
 
+def _kept(keep: Iterable[Path]) -> list[str]:
+    return [os.path.realpath(p) for p in keep] + ["/tmp"]
+
+
+def outside_sockets(keep: Iterable[Path]) -> frozenset[str]:
+    """The host's socket paths as listed, but those under ``keep``, /tmp and the run dirs.
+
+    Cheap (no stat): a session sandbox compares it before each command, and one
+    that started before a socket appeared is replaced by one that hides it.
+    """
+    skip = [*_kept(keep), *RUN_DIRS]
+    return frozenset(p for p in host_socket_paths() if not _under(p, skip))
+
+
 def ipc_mask_args(keep: Iterable[Path]) -> list[str]:
     """bwrap flags hiding /run, XDG_RUNTIME_DIR and every host socket outside ``keep`` (and /tmp).
 
     To be placed after ``--ro-bind / /`` and before the binds of ``keep``.
     """
-    kept = [os.path.realpath(p) for p in keep] + ["/tmp"]
+    kept = _kept(keep)
     args: list[str] = []
     covered: list[str] = []
     for run in (*RUN_DIRS, os.environ.get("XDG_RUNTIME_DIR", "")):

@@ -56,7 +56,7 @@ from sandbox import _seccomp
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._hostproc import HostProcess, HostRunner
-from sandbox._hostsockets import ipc_mask_args
+from sandbox._hostsockets import ipc_mask_args, outside_sockets
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
 from sandbox._scratch import OwnedDir
 from sandbox.base import ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
@@ -109,8 +109,10 @@ class BwrapBackend(SandboxBackend):
         self._zygote: Zygote | None = None
         #: Zygotes replaced while commands still ran in them: closed with the session.
         self._retired: list[Zygote] = []
-        #: What the current zygote hid: a denied path that appears later needs a new zygote.
+        #: What the current zygote hid: a denied path or a host socket that appears later
+        #: needs a new zygote.
         self._hidden: tuple[str | None, ...] = ()
+        self._sockets: frozenset[str] = frozenset()
         self._session_tmp: Path | None = None
         self._tmp_owner: OwnedDir | None = None
         #: Per-command mode as root: each command runs under a zygote of its own.
@@ -212,8 +214,16 @@ class BwrapBackend(SandboxBackend):
         """Start a zygote sandbox (retrying a lost mount race); `ZygoteGoneError` when it cannot."""
         state_dir = self._runner.check_open()
         hidden = self._denied_kinds()
+        sockets = self._outside_sockets()
         self._zygote = await self._new_zygote(state_dir, hidden)
-        self._hidden = hidden
+        self._hidden, self._sockets = hidden, sockets
+
+    def _outside_sockets(self) -> frozenset[str]:
+        return outside_sockets((*self.policy.allowed_roots(), self._runner.check_open()))
+
+    def _sockets_hidden(self) -> bool:
+        """Whether every host socket now listening was there when the zygote hid them."""
+        return self._outside_sockets() <= self._sockets
 
     async def _new_zygote(self, state_dir: Path, hidden: tuple[str | None, ...]) -> Zygote:
         """A started zygote (retrying a lost mount race); `ZygoteGoneError` when it cannot start.
@@ -372,7 +382,7 @@ class BwrapBackend(SandboxBackend):
     async def _exec_in_zygote(self, request: ExecRequest) -> SandboxProcess:
         zygote = self._zygote
         assert zygote is not None
-        if not zygote.alive or self._denied_kinds() != self._hidden:
+        if not zygote.alive or self._denied_kinds() != self._hidden or not self._sockets_hidden():
             # Commands still running in the old zygote keep running; new ones go to a new one.
             self._retired.append(zygote)
             self._zygote = None

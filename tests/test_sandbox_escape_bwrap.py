@@ -333,3 +333,33 @@ async def test_read_denied_paths_are_masked_and_leave_no_placeholder(ws: Path, t
             assert not (ws / "not-yet").exists()  # no placeholder in the user's repo
     finally:
         shutil.rmtree(outside, ignore_errors=True)
+
+
+async def test_host_socket_made_after_the_session_sandbox_started_is_hidden_too(
+    ws: Path, tmp_path: Path
+) -> None:
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    backend = BwrapBackend(BwrapConfig(persistent=True), SandboxPolicy(workspace=ws))
+    try:
+        await backend.start()
+    except BackendUnavailableError as exc:
+        require(False, f"bwrap unusable here: {exc}")
+    sup = Supervisor(backend, session_dir=tmp_path / "session")
+    outside = Path(tempfile.mkdtemp(prefix="shellrt-escape-", dir="/var/tmp"))
+    listener: Listener | None = None
+    try:
+        assert (await sup.run("true", timeout_s=30)).exit_code == 0  # the zygote is up
+        outside.chmod(0o755)
+        listener = Listener(outside / "late.sock")
+        result = await sup.run(
+            f"python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"{listener.path}\")' "
+            "&& echo CONNECTED",
+            timeout_s=30,
+        )
+        assert "CONNECTED" not in result.preview and not listener.connected, result.preview
+    finally:
+        if listener is not None:
+            listener.close()
+        shutil.rmtree(outside, ignore_errors=True)
+        await sup.close()
+        await backend.close()
