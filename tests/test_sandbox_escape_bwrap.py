@@ -136,6 +136,7 @@ async def run(
 
     async def via_backend(command: str) -> tuple[int, str]:
         result = await sup.run(command, timeout_s=30)
+        assert result.exit_code is not None, "the command did not end in time"
         return result.exit_code, result.preview
 
     try:
