@@ -70,9 +70,13 @@ class Zygote:
         proc = self._proc
         return self._sock is not None and proc is not None and not proc.exited
 
-    async def start(self, bwrap_argv: list[str], python: str, *tools: str) -> None:
+    async def start(
+        self, bwrap_argv: list[str], python: str, config: dict[str, object], pass_fds: tuple[int, ...] = ()
+    ) -> None:
         """Start ``bwrap_argv -- python -c ZYGOTE`` and wait for its hello.
 
+        ``config``: what `sandbox._zygote_main` reads (uid, gid, seccomp, setup);
+        ``pass_fds``: fds its set-up steps name (inherited through bwrap).
         Raises `ZygoteGoneError` with what the sandbox printed when it does not come up.
         """
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -83,7 +87,7 @@ class Zygote:
             "--",
             python,
             *("-I", "-S", "-B", "-c", _BOOTSTRAP, str(src_r), str(theirs.fileno())),
-            *tools,
+            marshal.dumps(config).hex(),
         ]
         request = ExecRequest(argv=tuple(argv), cwd="/", env={}, merge_stderr=True)
         try:
@@ -94,7 +98,7 @@ class Zygote:
                 cwd_host_file=None,
                 env_extra={},
                 cwd="/",
-                pass_fds=(theirs.fileno(), src_r),
+                pass_fds=(theirs.fileno(), src_r, *pass_fds),
             )
             # The program (~6 KiB) fits in the pipe: no reader needed while writing.
             os.write(src_w, ZYGOTE_CODE)
@@ -241,10 +245,10 @@ class ZygoteProcess(SandboxProcess):
 
     @property
     def pid(self) -> int | None:
-        """Host pid of what stands for the command: the ``unshare`` holding its namespace.
+        """Host pid of what stands for the command: the command itself (pid 2 of its namespace).
 
-        Found by the run's marker (the oldest process carrying it); killing it kills
-        the namespace. The zygote starts it within a millisecond or two of the
+        Found by the run's marker (the oldest process carrying it); when it ends,
+        its namespace's init ends and the kernel kills the rest. The zygote starts it within a millisecond or two of the
         request, so a caller asking right after the start waits that long (bounded).
         """
         deadline = time.monotonic() + _PID_WAIT_S

@@ -1,35 +1,49 @@
 """The zygote: the one long-lived process inside a session's bubblewrap sandbox.
 
 Runs *inside* the sandbox on the host's own interpreter (``python -I -S -B -c
-<bootstrap> PROGRAM_FD SOCKET_FD UNSHARE SETPRIV TIMEOUT``, this module's code
-object arriving marshalled through PROGRAM_FD), so it imports nothing of
-``sandbox`` or ``shellrt`` -- and only C modules of the standard library
-(``_socket``, ``_signal``, ``marshal``, ``select``): ``json``, ``socket`` and
-``signal`` would pull in ``re`` and ``enum`` and triple the start-up time.
+<bootstrap> PROGRAM_FD SOCKET_FD CONFIG``, this module's code object arriving
+marshalled through PROGRAM_FD, CONFIG a hex-encoded marshalled dict), so it
+imports nothing of ``sandbox`` or ``shellrt`` -- and only C modules of the
+standard library (``_socket``, ``_signal``, ``marshal``, ``select``) plus
+``ctypes`` for the few system calls ``os`` lacks (``unshare``, ``mount``,
+``prctl``, ``capset``, ``move_mount``): ``json``, ``socket`` and ``signal``
+would pull in ``re`` and ``enum`` and triple the start-up time.
 
 Why: a fresh ``bwrap`` per command rebuilds the mount, network, IPC and UTS
 namespaces every time (~5 ms here, most of it ``--unshare-net`` and the mount
-setup). The zygote builds them once; a command then costs one ``posix_spawn``
-(no fork of this Python: copying its page tables costs more than a bwrap) of::
+setup). The zygote builds them once. Per command it forks (this Python is
+small: ``-I -S``, a few C modules) and sets the command up in-process, with no
+helper program exec'd::
 
-    unshare --pid --ipc --fork --mount-proc --kill-child -- \\
-        setpriv --bounding-set=-all --inh-caps=-all --ambient-caps=-all --no-new-privs -- \\
-        timeout 0 argv
+    zygote --fork--> holder: setsid; unshare(NEWNS|NEWPID|NEWIPC); waits for init
+             holder --fork--> init (pid 1): PDEATHSIG=KILL; private mounts; own /proc,
+                              /proc/sys & co read-only, /proc/kcore & co masked; reaps
+                  init --fork--> command (pid 2): stdio only; chdir; bounding set emptied;
+                                 setgroups/setresgid/setresuid (root caller: the sandbox
+                                 uid); no capabilities; no_new_privs; seccomp; execve
 
 so every command still gets
 
-* its own **pid namespace**. Its init is coreutils' ``timeout 0`` (no time
-  limit): it forwards the signals init would otherwise swallow and exits with
-  the command's status, so the shell is pid 2 and behaves as anywhere else
-  (``kill $$`` works). When the command exits, the kernel kills everything left
-  in the namespace -- setsid'd, nohup'd, double-forked alike -- and ``unshare``
-  returns only once they are gone; the zygote and the session's other commands
-  are invisible and unsignalable;
+* its own **pid namespace**: the shell is pid 2 under an init that reaps
+  orphans and exits with the command's status (128+N when it died of signal
+  N), so ``kill $$`` works as anywhere else. When the command exits, the init
+  exits and the kernel kills everything left in the namespace -- setsid'd,
+  nohup'd, double-forked alike; the holder's wait returns only once they are
+  gone; the zygote and the session's other commands are invisible and
+  unsignalable;
 * its own **mount namespace** (private propagation) with a fresh /proc of that
-  pid namespace, and its own **IPC namespace**;
-* **no capabilities** and ``no_new_privs``: the zygote holds CAP_SYS_ADMIN and
-  CAP_SETPCAP to build the namespaces; ``setpriv`` empties the bounding,
-  inheritable and ambient sets before the command is exec'd, so it has none.
+  pid namespace whose ``sys``, ``sysrq-trigger``, ``irq``, ``bus`` and ``fs``
+  are read-only and whose ``kcore``, ``keys``, ``timer_list`` & co are hidden
+  (as Docker does), and its own **IPC namespace**;
+* **no capabilities**, ``no_new_privs`` and the **seccomp filter** of
+  ``sandbox._seccomp`` (loaded last: the set-up before needs ``unshare`` and
+  ``mount``); run as root, the command runs under the sandbox's unprivileged
+  uid/gid, never as host root.
+
+At start, before saying ready, the zygote runs the CONFIG's ``setup`` steps:
+idmapped mounts made on the host (detached, fds inherited) are attached over
+the writable roots, and what must stay on top of them (the state dir, masked
+paths) is put back.
 
 Protocol on the SOCK_SEQPACKET control socket (fd given as argv[1]):
 
@@ -37,13 +51,12 @@ Messages are marshalled dicts (both ends run the same interpreter):
 
 * host -> zygote ``{"op": "spawn", "id", "argv", "cwd", "env"}`` with four fds
   attached (stdin, stdout, stderr, status); ``{"op": "kill", "id"}`` (SIGKILL to
-  the command's ``unshare``, whose ``--kill-child`` takes the namespace down).
+  the command's holder; its init dies of PDEATHSIG and takes the namespace down).
 * zygote -> host ``b"ready"`` once, at start.
 
 The zygote writes one line to a command's status fd once its namespace is
-gone: ``s <wait status>`` of the ``unshare`` process (it exits with the
-command's code, or dies of the command's signal). EOF without a line means
-the zygote itself went away.
+gone: ``s <wait status>`` of the holder (it exits with the init's code). EOF
+without a line means the zygote itself went away.
 """
 
 from __future__ import annotations
@@ -51,6 +64,7 @@ from __future__ import annotations
 import _signal  # type: ignore[import-not-found]  # C module without stubs
 import _socket
 import array
+import ctypes
 import errno
 import marshal
 import os
@@ -62,6 +76,131 @@ from typing import Any
 _FAILED = 1 << 8
 #: How long a killed command's namespace may take to be torn down before its status is sent.
 _TEARDOWN_S = 2.0
+
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWIPC = 0x08000000
+_CLONE_NEWPID = 0x20000000
+_MS_RDONLY = 1
+_MS_NOSUID = 2
+_MS_NODEV = 4
+_MS_NOEXEC = 8
+_MS_REMOUNT = 32
+_MS_BIND = 4096
+_MS_REC = 16384
+_MS_PRIVATE = 1 << 18
+_PR_SET_PDEATHSIG = 1
+_PR_CAPBSET_DROP = 24
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_CAP_AMBIENT = 47
+_PR_CAP_AMBIENT_CLEAR_ALL = 4
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+_AT_FDCWD = -100
+_AT_RECURSIVE = 0x8000
+_OPEN_TREE_CLONE = 1
+_OPEN_TREE_CLOEXEC = 0o2000000
+_MOVE_MOUNT_F_EMPTY_PATH = 4
+_SYS_OPEN_TREE = 428  # the same number on every architecture (new calls share one table)
+_SYS_MOVE_MOUNT = 429
+#: /proc entries made read-only and hidden in each command's /proc (Docker's lists).
+_PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")
+_PROC_MASKED = (
+    "kcore", "keys", "timer_list", "sched_debug", "latency_stats", "acpi", "scsi", "asound",
+)  # fmt: skip
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+def _check(result: int, what: str) -> int:
+    if result < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+    return result
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    _check(
+        _libc.mount(
+            None if source is None else source.encode(),
+            target.encode(),
+            None if fstype is None else fstype.encode(),
+            ctypes.c_ulong(flags),
+            None if data is None else data.encode(),
+        ),
+        f"mount {target}",
+    )
+
+
+def _read_only(path: str, flags: int = 0) -> None:
+    """Bind ``path`` onto itself, then make that bind read-only."""
+    _mount(path, path, None, _MS_BIND | _MS_REC)
+    _mount(None, path, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | flags)
+
+
+def _mask(path: str) -> None:
+    """Hide ``path``: an empty read-only tmpfs over a directory, /dev/null over anything else."""
+    if os.path.isdir(path):
+        _mount("tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY, "mode=0755,size=0")
+    else:
+        _read_only_bind("/dev/null", path)
+
+
+def _read_only_bind(source: str, target: str) -> None:
+    _mount(source, target, None, _MS_BIND)
+    _mount(None, target, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+
+
+def _open_tree(path: str) -> int:
+    """A detached copy of the mount tree at ``path`` (to be put back with `_move_mount`)."""
+    flags = _OPEN_TREE_CLONE | _OPEN_TREE_CLOEXEC | _AT_RECURSIVE
+    return _check(_libc.syscall(_SYS_OPEN_TREE, _AT_FDCWD, path.encode(), flags), f"open_tree {path}")
+
+
+def _move_mount(fd: int, path: str) -> None:
+    _check(
+        _libc.syscall(_SYS_MOVE_MOUNT, fd, b"", _AT_FDCWD, path.encode(), _MOVE_MOUNT_F_EMPTY_PATH),
+        f"move_mount onto {path}",
+    )
+    os.close(fd)
+
+
+def _close_all_but(keep: tuple[int, ...]) -> None:
+    low = 3
+    for fd in sorted(set(keep)):
+        if fd >= low:
+            os.closerange(low, fd)
+            low = fd + 1
+    os.closerange(low, 1 << 20)
+
+
+def setup(steps: list[tuple[Any, ...]]) -> None:
+    """The start-up mount steps (see the module docstring), in order."""
+    saved: dict[str, int] = {}
+    for step in steps:
+        kind = step[0]
+        if kind == "save":
+            saved[step[1]] = _open_tree(step[1])
+        elif kind == "attach":
+            _move_mount(step[1], step[2])
+        elif kind == "restore":
+            _move_mount(saved.pop(step[1]), step[1])
+        elif kind == "mask":
+            _mask(step[1])
+        elif kind == "skeleton":  # a directory the sandbox uid cannot cross: only the way through
+            _mount("tmpfs", step[1], "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0711")
+            for sub in step[2]:
+                os.makedirs(sub, mode=0o711, exist_ok=True)
+        else:
+            raise ValueError(f"unknown set-up step {kind!r}")
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -79,71 +218,149 @@ def _report(status: int, wait_status: int) -> None:
     os.close(status)
 
 
-def _refuse(stderr: int, status: int, message: str) -> None:
-    """A command that could not start: say why on its stderr, report ``exit 1``."""
+def _say(fd: int, message: str) -> None:
     try:
-        _write_all(stderr, f"shellrt: {message}\n".encode("utf-8", "surrogateescape"))
+        _write_all(fd, f"shellrt: {message}\n".encode("utf-8", "surrogateescape"))
     except OSError:
         pass
+
+
+def _refuse(stderr: int, status: int, message: str) -> None:
+    """A command that could not start: say why on its stderr, report ``exit 1``."""
+    _say(stderr, message)
     _report(status, _FAILED)
 
 
 class Zygote:
     """Spawns commands on request and reports each one's end on its status fd."""
 
-    def __init__(self, unshare: str, setpriv: str, timeout: str) -> None:
-        self.prefix = [
-            unshare, "--pid", "--ipc", "--fork", "--mount-proc", "--kill-child", "--",
-            setpriv, "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all", "--no-new-privs", "--",
-            timeout, "0",
-        ]  # fmt: skip
-        self.running: dict[int, tuple[int, int]] = {}  # unshare pid -> (command id, status fd)
-        self.by_id: dict[int, int] = {}  # command id -> unshare pid
-        self.inits: dict[int, int] = {}  # killed unshare pid -> pidfd of its namespace's init
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.uid: int | None = config.get("uid")
+        self.gid: int | None = config.get("gid")
+        program: bytes = config["seccomp"]
+        self._filter = ctypes.create_string_buffer(program, len(program))
+        self._fprog = _SockFprog(len(program) // 8, ctypes.cast(self._filter, ctypes.c_char_p))
+        self.running: dict[int, tuple[int, int]] = {}  # holder pid -> (command id, status fd)
+        self.by_id: dict[int, int] = {}  # command id -> holder pid
+        self.inits: dict[int, int] = {}  # killed holder pid -> pidfd of its namespace's init
 
     def spawn(self, req: dict[str, Any], fds: list[int]) -> None:
         stdin, stdout, stderr, status = fds
         try:
-            pid = self._start(req, stdin, stdout, stderr)
+            pid = os.fork()
         except OSError as exc:
-            _refuse(stderr, status, str(exc.strerror))
-            return
-        finally:
+            _refuse(stderr, status, f"cannot start the command's namespace: {exc.strerror}")
             for fd in (stdin, stdout, stderr):
                 os.close(fd)
+            return
+        if pid == 0:
+            code = 1
+            try:
+                code = self._holder(req, stdin, stdout, stderr)
+            except BaseException as exc:
+                _say(stderr, f"cannot start the command: {exc}")
+            finally:
+                os._exit(code)
+        for fd in (stdin, stdout, stderr):
+            os.close(fd)
         self.running[pid] = (req["id"], status)
         self.by_id[req["id"]] = pid
 
-    def _start(self, req: dict[str, Any], stdin: int, stdout: int, stderr: int) -> int:
+    def _holder(self, req: dict[str, Any], stdin: int, stdout: int, stderr: int) -> int:
+        """In the fork: new namespaces, then wait for their init; returns the init's exit code."""
+        _signal.set_wakeup_fd(-1)
+        _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
+        # Nothing of the zygote's: not its socket, not another command's status pipe (whose
+        # reader would wait for this copy to close too).
+        _close_all_but((stdin, stdout, stderr))
+        os.setsid()
+        _check(_libc.unshare(_CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWIPC), "unshare")
+        init = os.fork()
+        if init == 0:
+            code = 1
+            try:
+                code = self._init(req, stdin, stdout, stderr)
+            except BaseException as exc:
+                _say(stderr, f"cannot start the command: {exc}")
+            finally:
+                os._exit(code)
+        for fd in (stdin, stdout, stderr):
+            os.close(fd)
+        _pid, wait_status = os.waitpid(init, 0)
+        if os.WIFSIGNALED(wait_status):
+            return 128 + os.WTERMSIG(wait_status)
+        return os.waitstatus_to_exitcode(wait_status)
+
+    def _init(self, req: dict[str, Any], stdin: int, stdout: int, stderr: int) -> int:
+        """pid 1 of the command's namespace: mounts its /proc, starts the command, reaps, exits with it."""
+        _check(_libc.prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0), "prctl(PDEATHSIG)")
+        _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+        _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+        for name in _PROC_READ_ONLY:
+            path = "/proc/" + name
+            if os.path.exists(path):
+                _read_only(path, _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+        for name in _PROC_MASKED:
+            path = "/proc/" + name
+            if os.path.exists(path):
+                _mask(path)
+        command = os.fork()
+        if command == 0:
+            try:
+                self._exec(req, stdin, stdout, stderr)
+            except BaseException as exc:
+                _say(2, f"cannot start the command: {exc}")
+            os._exit(1)
+        for fd in (stdin, stdout, stderr):
+            os.close(fd)
+        while True:
+            try:
+                pid, wait_status = os.waitpid(-1, 0)
+            except ChildProcessError:
+                return 1
+            if pid == command:
+                if os.WIFSIGNALED(wait_status):
+                    return 128 + os.WTERMSIG(wait_status)
+                return os.waitstatus_to_exitcode(wait_status)
+
+    def _exec(self, req: dict[str, Any], stdin: int, stdout: int, stderr: int) -> None:
+        """The command's own process: stdio only, no privilege, the seccomp filter, then execve."""
+        for target, fd in enumerate((stdin, stdout, stderr)):
+            os.dup2(fd, target)
+        os.closerange(3, 1 << 20)
         try:
             os.chdir(req["cwd"])
         except OSError as exc:
-            raise OSError(
-                exc.errno, f"cannot enter the working directory {req['cwd']}: {exc.strerror}"
-            ) from None
+            _say(2, f"cannot enter the working directory {req['cwd']}: {exc.strerror}")
+            os._exit(1)
+        for cap in range(64):  # the bounding set, while CAP_SETPCAP is still held
+            if _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() == errno.EINVAL:
+                break
+        env = req["env"]
+        if self.uid is not None and self.gid is not None:
+            os.setgroups([])
+            os.setresgid(self.gid, self.gid, self.gid)
+            os.setresuid(self.uid, self.uid, self.uid)
+            home = env.get("HOME")
+            if home and not os.access(home, os.X_OK):
+                env = {**env, "HOME": "/tmp"}  # root's home is not the sandbox user's
+        caps = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable x 2: all empty
+        _check(_libc.capset(ctypes.byref(_CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)), caps), "capset")
+        _check(_libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "prctl(AMBIENT)")
+        _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
+        _check(_libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(self._fprog), 0, 0), "seccomp")
+        argv = req["argv"]
         try:
-            return os.posix_spawn(
-                self.prefix[0],
-                [*self.prefix, *req["argv"]],
-                req["env"],
-                file_actions=[
-                    (os.POSIX_SPAWN_DUP2, stdin, 0),
-                    (os.POSIX_SPAWN_DUP2, stdout, 1),
-                    (os.POSIX_SPAWN_DUP2, stderr, 2),
-                ],
-                setsid=True,
-            )
-        except OSError as exc:
-            raise OSError(exc.errno, f"cannot start the command's namespace: {exc}") from None
-        finally:
-            os.chdir("/")
+            os.execvpe(argv[0], argv, env)
+        except OSError as exc:  # as a shell says it: 127 not found, 126 not executable
+            _say(2, f"{argv[0]}: {exc.strerror}")
+            os._exit(127 if exc.errno == errno.ENOENT else 126)
 
     def kill(self, command_id: int) -> None:
-        """SIGKILL the command's ``unshare``; ``--kill-child`` takes its namespace down.
+        """SIGKILL the command's holder; its init dies of PDEATHSIG and takes the namespace down.
 
-        (Killing the namespace's init directly would make ``unshare`` print a
-        complaint into the command's output.) The init's pidfd is kept so that
-        the status is reported only once the namespace is really gone.
+        The init's pidfd is kept so that the status is reported only once the
+        namespace is really gone.
         """
         pid = self.by_id.get(command_id)
         if pid is None:
@@ -196,7 +413,9 @@ def main() -> None:
     fd = int(sys.argv[1])
     os.set_inheritable(fd, False)  # inherited from bwrap; no command may ever hold it
     sock = _socket.socket(fileno=fd)
-    zygote = Zygote(sys.argv[2], sys.argv[3], sys.argv[4])
+    config = marshal.loads(bytes.fromhex(sys.argv[2]))
+    setup(config["setup"])
+    zygote = Zygote(config)
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     _signal.set_wakeup_fd(wake_w)
     _signal.signal(_signal.SIGCHLD, lambda _sig, _frame: None)

@@ -52,11 +52,14 @@ from pathlib import Path
 
 import anyio
 
+from sandbox import _seccomp
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._hostproc import HostProcess, HostRunner
+from sandbox._hostsockets import ipc_mask_args, outside_sockets
+from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
 from sandbox._scratch import OwnedDir
-from sandbox.base import ExecRequest, SandboxBackend, SandboxProcess
+from sandbox.base import ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
 from sandbox.config import BwrapConfig
 from sandbox.errors import BackendUnavailableError, SandboxExecError
 from sandbox.policy import SandboxPolicy
@@ -74,19 +77,20 @@ _NAMESPACE_FIX = (
 )
 
 
-def _zygote_tools() -> list[str] | str:
-    """[python, unshare, setpriv, timeout] for the zygote, or why it cannot run.
+_AS_ROOT_FIX = (
+    "Fix: run shellrt as a non-root user, or use --sandbox docker (a container with its own root), "
+    "or put the workspace on a filesystem that supports idmapped mounts (ext4, xfs, btrfs, tmpfs) "
+    "on Linux >= 5.12."
+)
+#: The seccomp program (``sandbox._seccomp``), built once.
+_SECCOMP = _seccomp.filter_bytes()
 
-    The zygote runs on this very Python (the host is visible inside); ``unshare``
-    and ``setpriv`` come with util-linux, ``timeout`` with coreutils.
-    """
-    found = [shutil.which(name) for name in ("unshare", "setpriv", "timeout")]
-    tools = [t for t in found if t]
-    if len(tools) < len(found) or not sys.executable:
-        return (
-            "util-linux's unshare and setpriv and coreutils' timeout are needed (apt-get install util-linux)"
-        )
-    return [os.path.realpath(sys.executable), *tools]
+
+def _zygote_python() -> str:
+    """The interpreter the zygote runs on: this very one (the host is visible inside)."""
+    if not sys.executable:
+        raise ZygoteGoneError("no Python interpreter path is known (sys.executable is empty)")
+    return os.path.realpath(sys.executable)
 
 
 class BwrapBackend(SandboxBackend):
@@ -105,10 +109,16 @@ class BwrapBackend(SandboxBackend):
         self._zygote: Zygote | None = None
         #: Zygotes replaced while commands still ran in them: closed with the session.
         self._retired: list[Zygote] = []
-        #: What the current zygote hid: a denied path that appears later needs a new zygote.
+        #: What the current zygote hid: a denied path or a host socket that appears later
+        #: needs a new zygote.
         self._hidden: tuple[str | None, ...] = ()
+        self._sockets: frozenset[str] = frozenset()
         self._session_tmp: Path | None = None
         self._tmp_owner: OwnedDir | None = None
+        #: Per-command mode as root: each command runs under a zygote of its own.
+        self._one_shot = False
+        #: Root caller: (owner uid, owner gid, sandbox uid, gid) -> fd of the user ns of that id map.
+        self._userns: dict[tuple[int, int, int, int], int] = {}
 
     def enforces(self) -> frozenset[str]:
         aspects = {"filesystem", "read_denied", "tree_kill"}
@@ -147,12 +157,30 @@ class BwrapBackend(SandboxBackend):
         self._session_tmp = self._tmp_owner.path / "tmp"
         self._session_tmp.mkdir(mode=0o700)
         self._session_tmp.chmod(0o1777)
-        if self.config.persistent:
-            try:
+        as_root = os.geteuid() == 0
+        if as_root:
+            # The sandbox uid writes its cwd reports here; 1733: it can add files, not list or remove.
+            self._runner.check_open().chmod(0o1733)
+        try:
+            if self.config.persistent:
                 await self._start_zygote()
                 return
-            except ZygoteGoneError as exc:
-                _log.warning("bwrap: running one sandbox per command (%s)", exc)
+            if as_root:  # per command, one zygote each: the only way to the sandbox uid; probe it
+                self._one_shot = True
+                await (await self._new_zygote(self._runner.check_open(), self._denied_kinds())).close()
+                return
+        except ZygoteGoneError as exc:
+            if as_root:
+                await self.close()
+                fix = _NAMESPACE_FIX if "namespace" in str(exc) else _AS_ROOT_FIX
+                raise BackendUnavailableError(
+                    f"bwrap as root runs commands under an unprivileged uid through its zygote, which "
+                    f"cannot start here: {exc}. {fix}"
+                ) from exc
+            _log.warning("bwrap: running one sandbox per command (%s)", exc)
+        except BackendUnavailableError:
+            await self.close()
+            raise
         await self._probe()
 
     async def _probe(self) -> None:
@@ -186,34 +214,81 @@ class BwrapBackend(SandboxBackend):
         """Start a zygote sandbox (retrying a lost mount race); `ZygoteGoneError` when it cannot."""
         state_dir = self._runner.check_open()
         hidden = self._denied_kinds()
-        # The zygote builds each command's namespaces (CAP_SYS_ADMIN) and empties its bounding
-        # set (CAP_SETPCAP); the command itself runs with no capabilities at all.
-        argv = self.bwrap_args(
-            cwd="/",
-            state_dir=state_dir,
-            tmp=self._session_tmp,
-            caps=("CAP_SYS_ADMIN", "CAP_SETPCAP"),
-            denied=hidden,
-        )
-        if os.geteuid() != 0:
+        sockets = self._outside_sockets()
+        self._zygote = await self._new_zygote(state_dir, hidden)
+        self._hidden, self._sockets = hidden, sockets
+
+    def _outside_sockets(self) -> frozenset[str]:
+        return outside_sockets((*self.policy.allowed_roots(), self._runner.check_open()))
+
+    def _sockets_hidden(self) -> bool:
+        """Whether every host socket now listening was there when the zygote hid them."""
+        return self._outside_sockets() <= self._sockets
+
+    async def _new_zygote(self, state_dir: Path, hidden: tuple[str | None, ...]) -> Zygote:
+        """A started zygote (retrying a lost mount race); `ZygoteGoneError` when it cannot start.
+
+        It builds each command's namespaces (CAP_SYS_ADMIN), empties its bounding set
+        (CAP_SETPCAP) and, run as root, switches it to the sandbox uid (CAP_SETUID,
+        CAP_SETGID); the command itself runs with no capabilities at all.
+        """
+        as_root = os.geteuid() == 0
+        caps = ("CAP_SYS_ADMIN", "CAP_SETPCAP", *(("CAP_SETUID", "CAP_SETGID") if as_root else ()))
+        argv = self.bwrap_args(cwd="/", state_dir=state_dir, tmp=self._session_tmp, caps=caps, denied=hidden)
+        if not as_root:
             argv[1:1] = ["--unshare-user"]
-        tools = _zygote_tools()
-        if isinstance(tools, str):
-            raise ZygoteGoneError(tools)
+        python = _zygote_python()
         last: ZygoteGoneError | None = None
         for _ in range(1 + MAX_RETRIES):
             zygote = Zygote(self._runner)
+            fds: list[int] = []
             try:
-                await zygote.start(argv, *tools)
+                config: dict[str, object] = {"seccomp": _SECCOMP, "setup": []}
+                if as_root:
+                    config.update(self._root_setup(state_dir, hidden, fds))
+                await zygote.start(argv, python, config, tuple(fds))
             except ZygoteGoneError as exc:
                 last = exc
                 if not lost_mount_race(str(exc)):
                     break
                 continue
-            self._zygote, self._hidden = zygote, hidden
-            return
+            finally:
+                for fd in fds:
+                    os.close(fd)
+            return zygote
         assert last is not None
         raise last
+
+    def _root_setup(
+        self, state_dir: Path, hidden: tuple[str | None, ...], fds: list[int]
+    ) -> dict[str, object]:
+        """The zygote config of a root caller: the sandbox uid, the writable roots idmapped to it.
+
+        The fds of the idmapped trees are appended to ``fds`` (the caller closes them).
+        Raises `BackendUnavailableError` when no idmapped mount can be made here.
+        """
+        uid, gid = self.config.sandbox_uid, self.config.sandbox_gid
+        steps: list[tuple[object, ...]] = [("save", str(state_dir))]
+        steps += _skeletons([*self.policy.allowed_roots(), state_dir])
+        for root in self.policy.allowed_roots():
+            try:
+                st = root.stat()
+                key = (st.st_uid, st.st_gid, uid, gid)
+                if key not in self._userns:
+                    self._userns[key] = userns_fd(*key)
+                fds.append(idmapped_tree(root, self._userns[key]))
+            except IdmapError as exc:
+                raise BackendUnavailableError(
+                    f"bwrap as root runs commands under an unprivileged uid, which needs the workspace "
+                    f"shown through an idmapped mount: {exc}. {_AS_ROOT_FIX}"
+                ) from exc
+            steps.append(("attach", fds[-1], str(root)))
+        # What bwrap put over the roots must stay on top of the idmapped copies.
+        steps.append(("restore", str(state_dir)))
+        steps += [
+            ("mask", str(path)) for path, kind in zip(self.policy.read_denied, hidden, strict=True) if kind
+        ]
+        return {"uid": uid, "gid": gid, "setup": steps}
 
     async def close(self) -> None:
         zygotes = [*self._retired, *([self._zygote] if self._zygote is not None else [])]
@@ -222,6 +297,10 @@ class BwrapBackend(SandboxBackend):
         for zygote in zygotes:
             await zygote.close()
         await self._runner.close()
+        for fd in self._userns.values():
+            os.close(fd)
+        self._userns.clear()
+        self._one_shot = False
         self._bwrap = None
         self._session_tmp = None
         owner, self._tmp_owner = self._tmp_owner, None
@@ -241,6 +320,7 @@ class BwrapBackend(SandboxBackend):
         tmp: Path | None = None,
         caps: tuple[str, ...] = (),
         denied: tuple[str | None, ...] | None = None,
+        seccomp_fd: int | None = None,
     ) -> list[str]:
         """The bwrap argv up to (not including) ``--``, for one sandbox starting in ``cwd``.
 
@@ -249,6 +329,7 @@ class BwrapBackend(SandboxBackend):
         process keeps (the zygote's); a command keeps none -- run as root,
         bwrap would otherwise leave it every capability, CAP_SYS_ADMIN included.
         ``denied``: `_denied_kinds` as already taken (default: taken now).
+        ``seccomp_fd``: where bwrap reads the command's seccomp program (``--seccomp``).
         """
         assert self._bwrap is not None
         args = [
@@ -266,6 +347,8 @@ class BwrapBackend(SandboxBackend):
         if self.policy.network == "none":
             args.append("--unshare-net")
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        # No host IPC: /run, the caller's runtime dir and every other host socket hidden.
+        args += ipc_mask_args((*self.policy.allowed_roots(), state_dir))
         args += ["--tmpfs", "/tmp"] if tmp is None else ["--bind", str(tmp), "/tmp"]
         for root in self.policy.allowed_roots():
             args += ["--bind", str(root), str(root)]
@@ -278,12 +361,16 @@ class BwrapBackend(SandboxBackend):
             elif kind == "file":
                 args += ["--ro-bind", "/dev/null", str(path)]
         args += ["--chdir", cwd]
+        if seccomp_fd is not None:
+            args += ["--seccomp", str(seccomp_fd)]
         return args
 
     async def exec(self, request: ExecRequest) -> SandboxProcess:
         self._runner.check_open()
         if self._zygote is not None:
             return await self._exec_in_zygote(request)
+        if self._one_shot:
+            return await self._exec_one_shot(request)
 
         async def spawn() -> tuple[HostProcess, int]:
             return await self._spawn_once(request)
@@ -295,7 +382,7 @@ class BwrapBackend(SandboxBackend):
     async def _exec_in_zygote(self, request: ExecRequest) -> SandboxProcess:
         zygote = self._zygote
         assert zygote is not None
-        if not zygote.alive or self._denied_kinds() != self._hidden:
+        if not zygote.alive or self._denied_kinds() != self._hidden or not self._sockets_hidden():
             # Commands still running in the old zygote keep running; new ones go to a new one.
             self._retired.append(zygote)
             self._zygote = None
@@ -313,12 +400,32 @@ class BwrapBackend(SandboxBackend):
         run = self._runner.new_run(request.report_cwd)
         return await zygote.spawn(request, marker=run.marker, env_extra=run.env, cwd_file=run.cwd_file)
 
+    async def _exec_one_shot(self, request: ExecRequest) -> SandboxProcess:
+        """Per-command mode as root: a zygote for this command alone, closed when it ends."""
+        state_dir = self._runner.check_open()
+        try:
+            zygote = await self._new_zygote(state_dir, self._denied_kinds())
+        except ZygoteGoneError as exc:
+            raise SandboxExecError(f"cannot start the bwrap sandbox: {exc}") from exc
+        run = self._runner.new_run(request.report_cwd)
+        try:
+            proc = await zygote.spawn(request, marker=run.marker, env_extra=run.env, cwd_file=run.cwd_file)
+        except BaseException:
+            await zygote.close()
+            raise
+        return _OneShotProcess(proc, zygote)
+
     async def _spawn_once(self, request: ExecRequest) -> tuple[HostProcess, int]:
         """One bwrap start; returns the process and the read end of its ``--json-status-fd``."""
         run = self._runner.new_run(request.report_cwd)
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
+        seccomp_r, seccomp_w = os.pipe2(os.O_CLOEXEC)
+        os.write(seccomp_w, _SECCOMP)  # < 4 KiB: fits in the pipe
+        os.close(seccomp_w)
         argv = [
-            *self.bwrap_args(cwd=request.cwd, state_dir=run.state_dir, tmp=self._session_tmp),
+            *self.bwrap_args(
+                cwd=request.cwd, state_dir=run.state_dir, tmp=self._session_tmp, seccomp_fd=seccomp_r
+            ),
             "--json-status-fd",
             str(status_w),
             "--",
@@ -332,11 +439,57 @@ class BwrapBackend(SandboxBackend):
                 cwd_host_file=run.cwd_file,
                 env_extra=run.env,
                 cwd="/",
-                pass_fds=(status_w,),
+                pass_fds=(status_w, seccomp_r),
             )
         except BaseException:
             os.close(status_r)
             raise
         finally:
             os.close(status_w)
+            os.close(seccomp_r)
         return proc, status_r
+
+
+def _skeletons(paths: list[Path]) -> list[tuple[object, ...]]:
+    """Zygote steps that let the sandbox uid reach ``paths`` through parents it could not cross.
+
+    A workspace under ``/root`` (0700) is out of an unprivileged uid's reach. The
+    highest such parent becomes an empty tmpfs holding only the way to the paths
+    below it: what else it held was unreachable to that uid anyway.
+    """
+    points: list[Path] = []
+    for path in paths:
+        for parent in reversed(path.parents):
+            try:
+                closed = not os.stat(parent).st_mode & stat.S_IXOTH
+            except OSError:
+                closed = False
+            if closed:
+                points.append(parent)
+                break
+    points = sorted({p for p in points if not any(q != p and q in p.parents for q in points)})
+    return [("skeleton", str(p), [str(x) for x in paths if p in x.parents]) for p in points]
+
+
+class _OneShotProcess(SandboxProcess):
+    """A command under a zygote of its own: the zygote's sandbox ends with the command."""
+
+    def __init__(self, proc: SandboxProcess, zygote: Zygote) -> None:
+        self._proc = proc
+        self._zygote = zygote
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.stdin = proc.stdin
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid
+
+    async def wait(self) -> ExitStatus:
+        status = await self._proc.wait()
+        await self._zygote.close()
+        return status
+
+    async def kill(self) -> None:
+        await self._proc.kill()
+        await self._zygote.close()

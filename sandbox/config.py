@@ -32,6 +32,22 @@ class BwrapConfig(BaseModel):
             "private to the sandbox and shared by its commands."
         ),
     )
+    sandbox_uid: int = Field(
+        default=2_000_000_000,
+        ge=1,
+        lt=2**32 - 1,
+        description=(
+            "When shellrt runs as root: the host uid commands run under (never root). Pick one that "
+            "owns nothing on the host; the writable roots are shown to it through idmapped mounts "
+            "(their owner appears as this uid; files it creates land owned by the root's owner)."
+        ),
+    )
+    sandbox_gid: int = Field(
+        default=2_000_000_000,
+        ge=1,
+        lt=2**32 - 1,
+        description="When run as root: the host gid commands run under.",
+    )
 
 
 class DockerConfig(BaseModel):

@@ -14,6 +14,7 @@ import anyio
 import pytest
 
 from sandbox import BackendUnavailableError, BwrapConfig, SandboxExecError, SandboxPolicy
+from sandbox import bwrap as bwrap_module
 from sandbox._proctree import is_alive, pids_with_marker
 from sandbox.bwrap import BwrapBackend
 from shellrt.supervisor import Supervisor, TaskStatus
@@ -159,7 +160,9 @@ async def test_tmp_is_private_to_the_session(sup: Supervisor, dirs: dict[str, Pa
 
 async def test_own_pid_namespace_per_command(sup: Supervisor) -> None:
     await sup.start_background("sleep 1061")
-    result = await sup.run("echo $$; ps -e --no-headers | wc -l; ps -e -o comm= | grep -c sleep", timeout_s=10)
+    result = await sup.run(
+        "echo $$; ps -e --no-headers | wc -l; ps -e -o comm= | grep -c sleep", timeout_s=10
+    )
     shell_pid, count, sleeps = result.preview.split()
     # The shell is pid 2 under an init, a handful of processes, and no sibling command's sleep.
     assert shell_pid == "2" and int(count) < 10 and sleeps == "0"
@@ -299,23 +302,25 @@ async def test_zygote_start_that_lost_a_mount_race_is_retried(dirs: dict[str, Pa
         await backend.close()
 
 
-async def test_without_unshare_and_setpriv_it_runs_one_bwrap_per_command(
-    dirs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+async def test_a_zygote_that_cannot_start_falls_back_or_is_refused_as_root(
+    dirs: dict[str, Path], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    real = shutil.which("bwrap")
-    require(real is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "bwrap").symlink_to(real)
-    (bin_dir / "true").symlink_to(shutil.which("true") or "/bin/true")  # the probe's command
-    monkeypatch.setenv("PATH", str(bin_dir))  # no unshare, setpriv, timeout on this PATH
+    """No usable Python inside the sandbox: a non-root caller gets one bwrap per command; root is refused.
+
+    (As root only the zygote can run a command under the unprivileged sandbox uid.)
+    """
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    monkeypatch.setattr(bwrap_module, "_zygote_python", lambda: "/nonexistent/python3")
     backend = BwrapBackend(BwrapConfig(), SandboxPolicy(workspace=dirs["ws"]))
+    if os.geteuid() == 0:
+        with pytest.raises(BackendUnavailableError, match="--sandbox docker"):
+            await backend.start()
+        return
     with caplog.at_level("WARNING", logger="sandbox.bwrap"):
         await backend.start()
     try:
         assert not backend.persistent
-        assert "one sandbox per command" in caplog.text and "util-linux" in caplog.text
-        monkeypatch.undo()
+        assert "one sandbox per command" in caplog.text
         assert await run_once(backend, dirs["session"], "echo $$") == "2\n"
     finally:
         await backend.close()

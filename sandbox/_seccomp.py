@@ -1,0 +1,167 @@
+"""The seccomp filter every bwrap command runs under, written as classic BPF here (no libseccomp).
+
+In the spirit of Docker's default profile, but as a deny list: the calls below
+fail with EPERM (``clone3`` with ENOSYS, so libc falls back to ``clone``,
+whose flags a filter can read). Everything else is allowed. Why each is
+denied: kernel keyrings (``keyctl``/``add_key``/``request_key``: host root's
+keys), other processes' memory (``ptrace``, ``process_vm_*``), the mount
+table and namespaces (``mount`` and the new mount API, ``setns``,
+``unshare``/``clone`` with ``CLONE_NEWUSER``: a nested user namespace would
+hand the command every capability inside it), kernel attack surface rarely
+needed by builds (``bpf``, ``perf_event_open``, ``userfaultfd``, ``io_uring_*``
+-- io_uring runs file and socket operations that seccomp cannot see --,
+``open_by_handle_at`` -- the classic container escape --), the machine's
+state (modules, kexec, swap, reboot, clocks, ``acct``, ``quotactl``,
+``syslog``, ``vhangup``, ``iopl``/``ioperm``) and ``personality`` values
+other than the ordinary ones (READ_IMPLIES_EXEC and friends weaken ASLR/NX).
+
+The program checks the audit architecture first: x86_64 and aarch64 have
+their own tables; any other (i386 or x32 on an x86_64 host included, whose
+numbers differ) kills the process, so no second syscall table slips past.
+
+`filter_bytes` is the raw ``struct sock_filter[]`` that bwrap takes on
+``--seccomp FD`` and the zygote loads with ``prctl(PR_SET_SECCOMP)``.
+"""
+
+from __future__ import annotations
+
+import errno
+import struct
+
+__all__ = ["CLONE_NEWUSER", "DENIED", "ENOSYS_CALLS", "SAFE_PERSONALITIES", "filter_bytes"]
+
+#: name -> (x86_64 number, aarch64 number or None where the call does not exist there).
+DENIED: dict[str, tuple[int, int | None]] = {
+    "keyctl": (250, 219),
+    "add_key": (248, 217),
+    "request_key": (249, 218),
+    "ptrace": (101, 117),
+    "process_vm_readv": (310, 270),
+    "process_vm_writev": (311, 271),
+    "mount": (165, 40),
+    "umount2": (166, 39),
+    "pivot_root": (155, 41),
+    "open_tree": (428, 428),
+    "move_mount": (429, 429),
+    "fsopen": (430, 430),
+    "fsconfig": (431, 431),
+    "fsmount": (432, 432),
+    "fspick": (433, 433),
+    "mount_setattr": (442, 442),
+    "setns": (308, 268),
+    "bpf": (321, 280),
+    "perf_event_open": (298, 241),
+    "userfaultfd": (323, 282),
+    "io_uring_setup": (425, 425),
+    "io_uring_enter": (426, 426),
+    "io_uring_register": (427, 427),
+    "open_by_handle_at": (304, 265),
+    "name_to_handle_at": (303, 264),
+    "kexec_load": (246, 104),
+    "kexec_file_load": (320, 294),
+    "init_module": (175, 105),
+    "finit_module": (313, 273),
+    "delete_module": (176, 106),
+    "swapon": (167, 224),
+    "swapoff": (168, 225),
+    "reboot": (169, 142),
+    "settimeofday": (164, 170),
+    "clock_settime": (227, 112),
+    "clock_adjtime": (305, 266),
+    "adjtimex": (159, 171),
+    "acct": (163, 89),
+    "quotactl": (179, 60),
+    "quotactl_fd": (443, 443),
+    "lookup_dcookie": (212, 18),
+    "syslog": (103, 116),
+    "vhangup": (153, 58),
+    "iopl": (172, None),
+    "ioperm": (173, None),
+    "uselib": (134, None),
+    "_sysctl": (156, None),
+}
+#: Refused with ENOSYS: libc then uses the older call, whose arguments the filter can check.
+ENOSYS_CALLS: dict[str, tuple[int, int | None]] = {"clone3": (435, 435)}
+#: Allowed only without CLONE_NEWUSER in their flags (first argument).
+_NEWUSER_CHECKED: dict[str, tuple[int, int | None]] = {"clone": (56, 220), "unshare": (272, 97)}
+CLONE_NEWUSER = 0x10000000
+_PERSONALITY = (135, 92)
+#: PER_LINUX, PER_LINUX32, UNAME26 (and with PER_LINUX32), and 0xffffffff (query): Docker's list.
+SAFE_PERSONALITIES = (0x0, 0x8, 0x20000, 0x20008, 0xFFFFFFFF)
+
+_AUDIT_ARCH_X86_64 = 0xC000003E
+_AUDIT_ARCH_AARCH64 = 0xC00000B7
+_X32_SYSCALL_BIT = 0x40000000
+
+# Classic BPF opcodes and seccomp return values (linux/filter.h, linux/seccomp.h).
+_LD_W_ABS = 0x20
+_JEQ_K = 0x15
+_JGE_K = 0x35
+_JSET_K = 0x45
+_RET_K = 0x06
+_RET_KILL_PROCESS = 0x80000000
+_RET_ERRNO = 0x00050000
+_RET_ALLOW = 0x7FFF0000
+_OFF_NR = 0
+_OFF_ARCH = 4
+_OFF_ARG0_LOW = 16  # seccomp_data.args[0], low 32 bits (both architectures are little-endian)
+
+_Insn = tuple[int, int, int, int]
+
+
+def _ret(value: int) -> _Insn:
+    return (_RET_K, 0, 0, value)
+
+
+def _load(offset: int) -> _Insn:
+    return (_LD_W_ABS, 0, 0, offset)
+
+
+def _table(arch: int) -> list[_Insn]:
+    """The rules for one architecture (0: x86_64, 1: aarch64), the syscall number already loaded."""
+    prog: list[_Insn] = []
+    if arch == 0:  # x32 calls (same audit arch, numbers with bit 30 set): kill
+        prog += [(_JGE_K, 0, 1, _X32_SYSCALL_BIT), _ret(_RET_KILL_PROCESS)]
+    for table, result in ((DENIED, errno.EPERM), (ENOSYS_CALLS, errno.ENOSYS)):
+        for numbers in table.values():
+            nr = numbers[arch]
+            if nr is not None:
+                prog += [(_JEQ_K, 0, 1, nr), _ret(_RET_ERRNO | result)]
+    for numbers in _NEWUSER_CHECKED.values():
+        nr = numbers[arch]
+        assert nr is not None
+        prog += [
+            (_JEQ_K, 0, 4, nr),
+            _load(_OFF_ARG0_LOW),
+            (_JSET_K, 0, 1, CLONE_NEWUSER),
+            _ret(_RET_ERRNO | errno.EPERM),
+            _ret(_RET_ALLOW),
+        ]
+    safe = len(SAFE_PERSONALITIES)
+    prog += [(_JEQ_K, 0, safe + 3, _PERSONALITY[arch]), _load(_OFF_ARG0_LOW)]
+    for i, value in enumerate(SAFE_PERSONALITIES):
+        prog.append((_JEQ_K, safe - i, 0, value))  # to the ALLOW after the EPERM
+    prog += [_ret(_RET_ERRNO | errno.EPERM), _ret(_RET_ALLOW)]
+    prog.append(_ret(_RET_ALLOW))
+    return prog
+
+
+def program() -> list[_Insn]:
+    """The whole filter: the architecture check, then the matching table."""
+    x86, arm = _table(0), _table(1)
+    head: list[_Insn] = [
+        _load(_OFF_ARCH),
+        (_JEQ_K, 2, 0, _AUDIT_ARCH_X86_64),
+        (_JEQ_K, 1 + len(x86) + 1, 0, _AUDIT_ARCH_AARCH64),
+        _ret(_RET_KILL_PROCESS),
+    ]
+    # Each table starts by loading the syscall number.
+    prog = [*head, _load(_OFF_NR), *x86, _load(_OFF_NR), *arm]
+    for code, jt, jf, _k in prog:
+        assert code != _JEQ_K or (jt < 256 and jf < 256), "a BPF jump must fit in 8 bits"
+    return prog
+
+
+def filter_bytes() -> bytes:
+    """``struct sock_filter[]`` (u16 code, u8 jt, u8 jf, u32 k, native order) of `program`."""
+    return b"".join(struct.pack("=HBBI", *insn) for insn in program())

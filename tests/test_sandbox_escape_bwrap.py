@@ -1,0 +1,366 @@
+"""Escape attempts against the bwrap backend: each must fail (issue 15), and ordinary work must not.
+
+Every probe runs three ways: the persistent session sandbox (zygote), one
+sandbox per command, and the real CLI (``python -m shellrt run --sandbox
+bwrap``, a fresh process as an operator runs it). As root (CI) the command
+must not be root; as a non-root caller it keeps the caller's uid.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy
+from sandbox._seccomp import DENIED, ENOSYS_CALLS
+from sandbox.bwrap import BwrapBackend
+from shellrt.supervisor import Supervisor
+from tests.conftest import require
+
+pytestmark = [pytest.mark.anyio, pytest.mark.bwrap]
+
+ROOT = Path(__file__).resolve().parents[1]
+AS_ROOT = os.geteuid() == 0
+#: (exit code, stdout+stderr) of one command.
+Run = Callable[[str], Awaitable[tuple[int, str]]]
+
+
+class Listener:
+    """A 0666 unix socket server on the host that records whether anyone connected."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(str(path))
+        path.chmod(0o666)
+        self.sock.listen(4)
+        self.sock.settimeout(0.2)
+        self.connected = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connected = True
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sock.close()
+        self.path.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def host_sockets() -> Iterator[list[Listener]]:
+    """Listeners made before the sandbox starts: one in a host dir outside the workspace, one under /run."""
+    outside = Path(tempfile.mkdtemp(prefix="shellrt-escape-", dir="/var/tmp"))
+    outside.chmod(0o755)
+    listeners = [Listener(outside / "agent.sock")]
+    run_path = Path(f"/run/shellrt-escape-{os.getpid()}.sock")
+    if os.access("/run", os.W_OK):
+        listeners.append(Listener(run_path))
+    try:
+        yield listeners
+    finally:
+        for listener in listeners:
+            listener.close()
+        shutil.rmtree(outside, ignore_errors=True)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture(params=["persistent", "per-command", "cli"])
+async def run(
+    request: pytest.FixtureRequest, ws: Path, tmp_path: Path, host_sockets: list[Listener]
+) -> AsyncIterator[Run]:
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    mode = str(request.param)
+    if mode == "cli":
+
+        async def via_cli(command: str) -> tuple[int, str]:
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "shellrt",
+                    "run",
+                    "--sandbox",
+                    "bwrap",
+                    "--workspace",
+                    str(ws),
+                    "--",
+                    command,
+                ],
+                cwd=ws,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            if proc.returncode == 125:
+                require(False, f"bwrap unusable here: {proc.stderr}")
+            return proc.returncode, proc.stdout + proc.stderr
+
+        yield via_cli
+        return
+    backend = BwrapBackend(BwrapConfig(persistent=mode == "persistent"), SandboxPolicy(workspace=ws))
+    try:
+        await backend.start()
+    except BackendUnavailableError as exc:
+        require(False, f"bwrap unusable here: {exc}")
+    sup = Supervisor(backend, session_dir=tmp_path / "session")
+
+    async def via_backend(command: str) -> tuple[int, str]:
+        result = await sup.run(command, timeout_s=30)
+        assert result.exit_code is not None, "the command did not end in time"
+        return result.exit_code, result.preview
+
+    try:
+        yield via_backend
+    finally:
+        await sup.close()
+        await backend.close()
+
+
+@contextlib.contextmanager
+def host_sysctl(path: str) -> Iterator[str]:
+    """The host's value of a sysctl, put back afterwards if a probe changed it."""
+    before = Path(path).read_text()
+    try:
+        yield before
+    finally:
+        if Path(path).read_text() != before:
+            Path(path).write_text(before)
+
+
+async def test_proc_sys_is_read_only(run: Run) -> None:
+    with (
+        host_sysctl("/proc/sys/fs/lease-break-time") as lease,
+        host_sysctl("/proc/sys/kernel/core_pattern") as core,
+    ):
+        new_lease = int(lease) + 1
+        code, out = await run(
+            f"echo {new_lease} > /proc/sys/fs/lease-break-time; a=$?; "
+            "echo '|/bin/false shellrt-escape' > /proc/sys/kernel/core_pattern; b=$?; echo STATUS $a $b"
+        )
+        assert Path("/proc/sys/fs/lease-break-time").read_text() == lease
+        assert Path("/proc/sys/kernel/core_pattern").read_text() == core
+    assert "STATUS 1 1" in out, out
+
+
+async def test_sysrq_trigger_and_kcore_are_out_of_reach(run: Run) -> None:
+    code, out = await run(
+        "echo h > /proc/sysrq-trigger && echo WROTE; echo KCORE $(head -c 16 /proc/kcore 2>/dev/null | wc -c)"
+    )
+    assert "WROTE" not in out and "KCORE 0" in out, out
+
+
+async def test_host_unix_sockets_cannot_be_reached(run: Run, host_sockets: list[Listener]) -> None:
+    script = "; ".join(
+        f"python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"{lis.path}\")' "
+        f"2>/dev/null && echo CONNECTED {lis.path}"
+        for lis in host_sockets
+    )
+    code, out = await run(script + "; true")
+    assert "CONNECTED" not in out, out
+    assert not any(lis.connected for lis in host_sockets)
+
+
+async def test_docker_socket_cannot_be_reached(run: Run) -> None:
+    require(Path("/var/run/docker.sock").exists(), "no docker daemon socket on this host")
+    code, out = await run(
+        "python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"/var/run/docker.sock\")' "
+        "&& echo CONNECTED"
+    )
+    assert "CONNECTED" not in out and code != 0, out
+
+
+async def test_root_only_files_are_unreadable(run: Run) -> None:
+    code, out = await run("cat /etc/shadow && echo READ-SHADOW; ls -A /root && echo LISTED-ROOT; true")
+    assert "READ-SHADOW" not in out and "LISTED-ROOT" not in out, out
+
+
+async def test_command_is_not_root_when_shellrt_is(run: Run) -> None:
+    code, out = await run("id -u")
+    assert code == 0
+    assert out.split() == ([str(BwrapConfig().sandbox_uid)] if AS_ROOT else [str(os.geteuid())]), out
+
+
+async def test_nested_user_namespace_mount_and_keyctl_fail(run: Run) -> None:
+    code, out = await run(
+        "unshare -U true && echo USERNS; unshare -Ur true && echo USERNS-ROOT; "
+        "mount -t tmpfs shellrt /tmp && echo MOUNTED; "
+        "keyctl show @u >/dev/null 2>&1 && echo KEYRING; true"
+    )
+    assert not {"USERNS", "USERNS-ROOT", "MOUNTED", "KEYRING"} & set(out.split()), out
+
+
+PROBE = r"""
+import ctypes, errno, json, sys
+libc = ctypes.CDLL(None, use_errno=True)
+out = {}
+for name, (nr, args) in json.loads(sys.argv[1]).items():
+    ctypes.set_errno(0)
+    r = libc.syscall(nr, *[ctypes.c_long(a) for a in args])
+    out[name] = "ok" if r != -1 else errno.errorcode.get(ctypes.get_errno(), "?")
+print(json.dumps(out))
+"""
+
+
+def _probes() -> dict[str, tuple[int, list[int]]]:
+    """Per denied call: its number here and arguments (a benign call would succeed without the filter)."""
+    arch = {"x86_64": 0, "aarch64": 1}.get(platform.machine())
+    require(arch is not None, f"no seccomp table for {platform.machine()}")
+    assert arch is not None
+    probes: dict[str, tuple[int, list[int]]] = {}
+    for table in (DENIED, ENOSYS_CALLS):
+        for name, numbers in table.items():
+            nr = numbers[arch]
+            if nr is not None:
+                probes[name] = (nr, [0, 0, 0, 0, 0, 0])
+    probes["keyctl"] = (
+        DENIED["keyctl"][arch] or 0,
+        [0, -4, 0, 0, 0, 0],
+    )  # GET_KEYRING_ID of @u: works unfiltered
+    probes["ptrace"] = (DENIED["ptrace"][arch] or 0, [0, 0, 0, 0, 0, 0])  # PTRACE_TRACEME: works unfiltered
+    probes["unshare(CLONE_NEWUSER)"] = ((272, 97)[arch], [0x10000000, 0, 0, 0, 0, 0])
+    probes["clone(CLONE_NEWUSER)"] = ((56, 220)[arch], [0x10000000 | 17, 0, 0, 0, 0, 0])
+    probes["personality(READ_IMPLIES_EXEC)"] = ((135, 92)[arch], [0x0400000, 0, 0, 0, 0, 0])
+    return probes
+
+
+async def test_every_denied_system_call_fails_inside(run: Run) -> None:
+    """One probe per entry of sandbox._seccomp, each failing with the filter's errno (not the kernel's)."""
+    probes = _probes()
+    code, out = await run(f"python3 -c '{PROBE}' '{json.dumps(probes)}'")
+    results = json.loads(out.strip().splitlines()[-1])
+    expected = {name: "ENOSYS" if name in ENOSYS_CALLS else "EPERM" for name in probes}
+    assert results == expected
+
+
+async def test_still_works_socketpair_and_own_unix_sockets(run: Run, ws: Path) -> None:
+    script = r"""
+import asyncio, os, socket, sys
+a, b = socket.socketpair(); a.send(b"x"); assert b.recv(1) == b"x"
+asyncio.run(asyncio.sleep(0))  # asyncio has a self-pipe
+for d in ("/tmp", sys.argv[1]):
+    path = os.path.join(d, "own.sock")
+    srv = socket.socket(socket.AF_UNIX); srv.bind(path); srv.listen(1)
+    cli = socket.socket(socket.AF_UNIX); cli.connect(path)
+    conn, _ = srv.accept(); cli.send(b"y"); assert conn.recv(1) == b"y"
+    os.unlink(path)
+print("ALL-OK")
+"""
+    code, out = await run(f"python3 -c '{script}' {ws}")
+    assert code == 0 and "ALL-OK" in out, out
+
+
+async def test_still_works_git_in_the_workspace(run: Run, ws: Path) -> None:
+    require(shutil.which("git") is not None, "git is not installed")
+    code, out = await run(
+        "git init -q repo && cd repo && git config user.email a@b.c && git config user.name A && "
+        "echo hi > f && git add f && git commit -qm one && git log --oneline | wc -l"
+    )
+    assert code == 0 and out.split()[-1] == "1", out
+    assert (ws / "repo" / ".git").is_dir()
+
+
+async def test_files_made_in_the_workspace_belong_to_its_owner(run: Run, ws: Path) -> None:
+    code, out = await run("mkdir -p d && echo x > d/f")
+    assert code == 0, out
+    owner = ws.stat()
+    for path in (ws / "d", ws / "d" / "f"):
+        st = path.stat()
+        assert (st.st_uid, st.st_gid) == (owner.st_uid, owner.st_gid), path
+
+
+async def test_read_denied_paths_are_masked_and_leave_no_placeholder(ws: Path, tmp_path: Path) -> None:
+    """A denied file, a denied directory at depth, a path outside the workspace, one that does not exist."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    (ws / "a" / "b").mkdir(parents=True)
+    (ws / "a" / "b" / "creds").mkdir()
+    (ws / "a" / "b" / "creds" / "key").write_text("KEY-123\n")
+    (ws / ".env").write_text("TOKEN=abc\n")
+    outside = Path(tempfile.mkdtemp(prefix="shellrt-escape-", dir="/var/tmp"))
+    try:
+        outside.chmod(0o755)
+        (outside / "secret").write_text("OUTSIDE-SECRET\n")
+        (outside / "secret").chmod(0o644)
+        missing = ws / "not-yet" / "token"
+        denied = (ws / ".env", ws / "a" / "b" / "creds", outside / "secret", missing)
+        for persistent in (True, False):
+            policy = SandboxPolicy(workspace=ws, read_denied=denied)
+            backend = BwrapBackend(BwrapConfig(persistent=persistent), policy)
+            try:
+                await backend.start()
+            except BackendUnavailableError as exc:
+                require(False, f"bwrap unusable here: {exc}")
+            sup = Supervisor(backend, session_dir=tmp_path / f"s{persistent}")
+            try:
+                result = await sup.run(
+                    f"cat .env a/b/creds/key {outside}/secret; echo LISTED $(ls -A a/b/creds | wc -l); true",
+                    timeout_s=30,
+                )
+            finally:
+                await sup.close()
+                await backend.close()
+            for secret in ("TOKEN=abc", "KEY-123", "OUTSIDE-SECRET"):
+                assert secret not in result.preview, result.preview
+            assert "LISTED 0" in result.preview, result.preview
+            assert not (ws / "not-yet").exists()  # no placeholder in the user's repo
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
+
+
+async def test_host_socket_made_after_the_session_sandbox_started_is_hidden_too(
+    ws: Path, tmp_path: Path
+) -> None:
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    backend = BwrapBackend(BwrapConfig(persistent=True), SandboxPolicy(workspace=ws))
+    try:
+        await backend.start()
+    except BackendUnavailableError as exc:
+        require(False, f"bwrap unusable here: {exc}")
+    sup = Supervisor(backend, session_dir=tmp_path / "session")
+    outside = Path(tempfile.mkdtemp(prefix="shellrt-escape-", dir="/var/tmp"))
+    listener: Listener | None = None
+    try:
+        assert (await sup.run("true", timeout_s=30)).exit_code == 0  # the zygote is up
+        outside.chmod(0o755)
+        listener = Listener(outside / "late.sock")
+        result = await sup.run(
+            f"python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"{listener.path}\")' "
+            "&& echo CONNECTED",
+            timeout_s=30,
+        )
+        assert "CONNECTED" not in result.preview and not listener.connected, result.preview
+    finally:
+        if listener is not None:
+            listener.close()
+        shutil.rmtree(outside, ignore_errors=True)
+        await sup.close()
+        await backend.close()
