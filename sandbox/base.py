@@ -59,6 +59,10 @@ class ExitStatus(BaseModel):
     oom_killed: bool = False
     #: Final working directory (sandbox path) when ``report_cwd`` was asked and it was written.
     cwd: str | None = None
+    #: Set when the sandbox itself failed while the process ran (its container died or
+    #: was removed, its executor is gone): ``exit_code`` is then not the command's.
+    #: Callers must report an error (``is_error``) with this text.
+    sandbox_failure: str | None = None
 
 
 class SandboxProcess(abc.ABC):

@@ -243,7 +243,7 @@ async def test_executor_is_the_main_process_and_start_needs_no_exec(tmp_path: Pa
 
 async def test_client_is_shared_and_close_is_one_forced_remove(tmp_path: Path) -> None:
     require_docker()
-    from sandbox.docker import _connect
+    from sandbox.docker._client import connect as _connect
 
     first = DockerBackend(config(BUSYBOX), policy(tmp_path))
     second = DockerBackend(config(BUSYBOX), policy(tmp_path))

@@ -9,10 +9,10 @@ import tempfile
 import anyio
 import pytest
 
-from sandbox._docker_control import ControlChannel, ExecutorGoneError
-from sandbox._docker_fifo import make_fifo, open_fifo
-from sandbox._docker_labels import LABEL_OWNER_PID, judge, owner_alive, session_labels
-from sandbox._docker_protocol import (
+from sandbox.docker._channel import ControlChannel, ExecutorGoneError
+from sandbox.docker._fifo import make_fifo, open_fifo
+from sandbox.docker._labels import LABEL_OWNER_PID, judge, owner_alive, session_labels
+from sandbox.docker._protocol import (
     LineSplitter,
     executor_script,
     parse_event,

@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from sandbox import ExecRequest
-from sandbox._docker_reset import (
+from sandbox.docker._reset import (
     empty_dir,
     inspect_container,
     parse_mountinfo,

@@ -1,25 +1,36 @@
 # shellrt docker executor: a persistent, POSIX-sh-only command runner.
 #
 # The container's main process (under docker-init, which reaps orphans), so
-# starting it costs no `docker exec`. Runs as:
-#     /bin/sh IO_DIR/executor.sh IO_DIR PRIV_DIR
-# IO_DIR is a host directory bind-mounted into the container. The control
-# channel is two FIFOs there: requests arrive on IO_DIR/ctl.in (opened
-# read-write, so opening never waits for the host) and events leave on
-# IO_DIR/ctl.out (the host holds its read end before the container starts).
-# For each command the host creates the FIFOs it writes its output to (and
-# reads its input from) plus a request file of sh-quoted assignments, so
-# command data never passes through this shell: output streams at pipe speed
-# and the control channel only ever carries short lines. PRIV_DIR (on the
-# /tmp tmpfs) holds the cwd files. This shell's own stderr is the container's
-# log (docker logs), read by the host only to explain a failed start.
+# starting it costs no `docker exec`. Started by the host as
+#     IO/priv exec EUID EGID -- /bin/sh IO/executor.sh IO PRIV
+# i.e. under its own uid EUID, which no command ever has, holding the few
+# capabilities it needs to start commands as others (setuid, setgid), end
+# them (kill), find their escaped children (sys_ptrace: reading environ) and
+# wipe /tmp (dac_override, fowner); see sandbox/docker/priv.c. Commands hold
+# no capability at all, so they can neither signal this process nor open its
+# /proc/<pid>/{fd,mem,environ}: the kernel refuses both across uids without
+# CAP_KILL / CAP_SYS_PTRACE, and ptrace access also needs a superset of the
+# target's capabilities. docker-init forwards signals to us: we ignore them.
 #
-# Control requests (one line each, host -> executor):
+# The control channel is this process's stdin and stdout: the `docker attach`
+# stream of the container's main process. It has no path anywhere in the
+# container; only /proc/<our pid>/fd/0 and 1 name it, and those are closed to
+# the commands (above). When the host goes away stdin ends and so do we (and
+# the container, which the daemon then removes).
+#
+# IO is a host directory bind-mounted read-only, owned by EUID (mode 0700)
+# when the host is root: it holds this script, the priv helper, and per
+# command a request file (<id>.req, sh-quoted assignments) and the FIFOs its
+# output goes to (<id>.out, <id>.err) and its input comes from (<id>.in).
+# Ids are random nonces. PRIV (on the /tmp tmpfs) is this executor's
+# directory: mode 1733, so a command can write the cwd file made for it but
+# cannot list, remove or replace anything there.
+#
+# Requests (one line each, host -> executor):
 #   R <id> <flags>   run; flags: m = merge stderr into stdout, i = stdin FIFO
 #   K <id> <pid>     kill the command's whole tree (see _kill), then ack
 #   P <id>           ping
 #   Z <id>           reset for the next task (see _reset), then report
-#   U <id>           re-exec through IO_DIR/sh (see _upgrade): a new hello follows
 #   Q <id>           quit (the container stops)
 # Events (one short line each, executor -> host; a line is one write(2) of
 # less than PIPE_BUF bytes, so concurrent runners never interleave inside one):
@@ -29,19 +40,20 @@
 #   X <id> <rc> <oom 0|1> [<cwd>]     exited; rc is 128+N for signal N
 #   K <id> <killed count>             kill finished: nothing of the tree left
 #   P <id>                            pong
-#   U <id> fail                       IO_DIR/sh cannot run (no re-exec)
-#   Z <id> <passes> <left 0|1> <wiped 0|1> <shm> <msg> <sem>
-#                                     reset done: kill passes, processes left,
-#                                     /tmp etc. emptied, SysV IPC objects left
+#   Z <id> <passes> <left 0|1> <wiped 0|1>
 #
 # Only builtins run in the kill path: under a fork bomb no fork succeeds, and
 # the kill must still work.
 
 IO=$1
 PRIV=$2
-exec 0<>"$IO/ctl.in" 1>"$IO/ctl.out" || exit 97
+PRIVX="$IO/priv"
+# docker-init forwards the signals it gets to us; a command run as root may
+# signal docker-init. Ignore them all (priv drop restores defaults for commands).
+trap '' HUP INT QUIT PIPE ALRM TERM USR1 USR2 TSTP TTIN TTOU
 umask 077
 mkdir -p "$PRIV" 2>/dev/null
+chmod 1733 "$PRIV" 2>/dev/null
 
 HAVE_SETSID=0
 command -v setsid >/dev/null 2>&1 && HAVE_SETSID=1
@@ -65,10 +77,10 @@ _oomcount() {
     done
 }
 
-# Runs in a background subshell: start the command in its own session, report
-# S, wait, report X with the exit code, OOM flag and final cwd. The runner
-# opens the FIFOs itself before forking, so by the time S is sent the command
-# holds its ends (the host may then drop its placeholder writers safely).
+# Runs in a background subshell: start the command in its own session under
+# its own identity (priv drop), report S, wait, report X with the exit code,
+# OOM flag and final cwd. The runner opens the FIFOs itself before forking, so
+# by the time S is sent the command holds its ends.
 _run() {
     id=$1
     flags=$2
@@ -76,7 +88,15 @@ _run() {
     case $flags in *i*) i="$IO/$id.in" ;; esac
     C=
     CWDF=
+    CU=
+    CG=
     . "$IO/$id.req" 2>/dev/null || { echo "E $id request"; return 0; }
+    case $CU$CG in '' | *[!0-9]*) echo "E $id request" && return 0 ;; esac
+    if [ -n "$CWDF" ]; then
+        umask 111
+        : >"$CWDF" || CWDF=
+        umask 077
+    fi
     cd -- "$C" 2>/dev/null || { echo "E $id cwd-missing"; return 0; }
     command exec 3>"$IO/$id.out" 5<"$i" || { echo "E $id streams"; return 0; }
     case $flags in
@@ -86,9 +106,9 @@ _run() {
     _oomcount
     o0=$OOMN
     if [ "$HAVE_SETSID" = 1 ]; then
-        setsid "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- &
+        setsid "$PRIVX" drop "$CU" "$CG" -- "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- &
     else
-        "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- &
+        "$PRIVX" drop "$CU" "$CG" -- "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- &
     fi
     pid=$!
     exec 3>&- 4>&- 5<&-
@@ -99,8 +119,8 @@ _run() {
     oom=0
     if [ "$rc" = 137 ] && [ "$OOMN" != "$o0" ]; then oom=1; fi
     cwd=
-    if [ -n "$CWDF" ] && [ -f "$CWDF" ]; then
-        read -r cwd <"$CWDF"
+    if [ -n "$CWDF" ]; then
+        { read -r cwd <"$CWDF"; } 2>/dev/null
         rm -f "$CWDF"
     fi
     echo "X $id $rc $oom $cwd"
@@ -159,25 +179,14 @@ _kill() {
     echo "K $kid $killed"
 }
 
-# IPCN <- number of SysV IPC objects of kind $1 (shm, msg, sem): lines after
-# the header of /proc/sysvipc/$1; -1 when unreadable. Builtins only.
-_ipccount() {
-    IPCN=-1
-    [ -r "/proc/sysvipc/$1" ] || return 0
-    IPCN=0
-    { while read -r _l; do IPCN=$((IPCN + 1)); done <"/proc/sysvipc/$1"; } 2>/dev/null
-    IPCN=$((IPCN - 1))
-}
-
 # Return the container to a pristine state for the next task (batch container
-# recycling). The host checks the outcome itself from outside (the process
-# list, mounts and files through /proc/<pid>/root); this only does the work:
+# recycling). The host decides from outside whether it worked (processes,
+# mounts, files, SysV IPC, sockets, docker diff; see _reset.py); this only
+# does the work:
 # 1. kill every process but PID 1 (docker-init) and this executor: kill -KILL -1
-#    reaches all of them (setsid, nohup and double-forked ones too: they all run
-#    as this user), repeated until /proc lists nothing else (orphans are reaped
-#    by docker-init);
-# 2. empty /tmp, /dev/shm and /dev/mqueue (an empty private dir is kept);
-# 3. remove SysV IPC objects (ipcrm, when the image has it) and count the rest.
+#    reaches all of them (this executor holds CAP_KILL), repeated until /proc
+#    lists nothing else (orphans are reaped by docker-init);
+# 2. empty /tmp, /dev/shm and /dev/mqueue (PRIV is kept, emptied).
 _reset() {
     zid=$1
     passes=0
@@ -195,65 +204,29 @@ _reset() {
         sleep 0.01 2>/dev/null
     done
     wiped=1
-    for dir in /tmp /dev/shm /dev/mqueue; do
+    for dir in /tmp /dev/shm /dev/mqueue "$PRIV"; do
         [ -d "$dir" ] || continue
         set --
         for f in "$dir"/* "$dir"/.[!.]* "$dir"/..?*; do
             [ -e "$f" ] || [ -L "$f" ] || continue
-            if [ "$f" = "$PRIV" ] && [ -d "$f" ] && ! [ -L "$f" ]; then
-                _e=0
-                for g in "$f"/* "$f"/.[!.]* "$f"/..?*; do
-                    [ -e "$g" ] || [ -L "$g" ] || continue
-                    _e=1 && break
-                done
-                [ "$_e" = 0 ] && continue
-            fi
+            [ "$f" = "$PRIV" ] && continue
             set -- "$@" "$f"
         done
         [ $# = 0 ] && continue
-        if ! rm -rf -- "$@" 2>/dev/null; then
-            # unreadable or unwritable directories: make them ours again, then retry
-            chmod -R u+rwx -- "$@" 2>/dev/null
-            rm -rf -- "$@" 2>/dev/null || wiped=0
-        fi
+        rm -rf -- "$@" 2>/dev/null || wiped=0
     done
     [ -d "$PRIV" ] || mkdir -p "$PRIV" 2>/dev/null || wiped=0
-    _ipccount shm
-    s=$IPCN
-    _ipccount msg
-    m=$IPCN
-    _ipccount sem
-    if [ "$s" != 0 ] || [ "$m" != 0 ] || [ "$IPCN" != 0 ]; then
-        command -v ipcrm >/dev/null 2>&1 && ipcrm -a >/dev/null 2>&1
-        _ipccount shm
-        s=$IPCN
-        _ipccount msg
-        m=$IPCN
-        _ipccount sem
-    fi
-    echo "Z $zid $passes $left $wiped $s $m $IPCN"
+    chmod 1733 "$PRIV" 2>/dev/null || wiped=0
+    echo "Z $zid $passes $left $wiped"
 }
 
-# Re-exec this executor through IO_DIR/sh, an execute-only copy of the image's
-# /bin/sh placed there by the host (root-owned, mode 0711): a process that
-# executes a file it cannot read is not dumpable, so the commands (same user)
-# can neither ptrace it nor write its /proc/<pid>/mem. Required before a
-# container is recycled between tasks: the executor outlives every reset.
-_upgrade() {
-    if "$IO/sh" -c 'exit 0' 2>/dev/null; then
-        exec "$IO/sh" "$IO/executor.sh" "$IO" "$PRIV"
-    fi
-    echo "U $1 fail"
-}
-
-echo "H 1 $$ $HAVE_SETSID $SHELLP"
+echo "H 2 $$ $HAVE_SETSID $SHELLP"
 while read -r op id a; do
     case $op in
         R) _run "$id" "$a" & ;;
         K) _kill "$id" "$a" ;;
         P) echo "P $id" ;;
         Z) _reset "$id" ;;
-        U) _upgrade "$id" ;;
         Q) break ;;
     esac
 done

@@ -26,12 +26,12 @@ __all__ = [
 ]
 
 #: Version the executor announces in its ``H`` line.
-EXECUTOR_PROTOCOL_VERSION = "1"
+EXECUTOR_PROTOCOL_VERSION = "2"
 
 
 def executor_script() -> str:
-    """The executor's POSIX sh source (package data ``sandbox/_executor.sh``)."""
-    return resources.files("sandbox").joinpath("_executor.sh").read_text(encoding="utf-8")
+    """The executor's POSIX sh source (package data ``sandbox/docker/executor.sh``)."""
+    return resources.files("sandbox.docker").joinpath("executor.sh").read_text(encoding="utf-8")
 
 
 class LineSplitter:
@@ -57,7 +57,7 @@ class LineSplitter:
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """One executor event line: ``kind`` (H S E X K P U Z), the command ``id`` and the remaining fields."""
+    """One executor event line: ``kind`` (H S E X K P Z), the command ``id`` and the remaining fields."""
 
     kind: str
     id: str
@@ -69,7 +69,7 @@ class Event:
 def parse_event(line: str) -> Event | None:
     """Parse one event line; None for lines that are not events (noise is ignored, not fatal)."""
     parts = line.split(" ", 2)
-    if not parts or parts[0] not in {"H", "S", "E", "X", "K", "P", "U", "Z"} or len(parts) < 2:
+    if not parts or parts[0] not in {"H", "S", "E", "X", "K", "P", "Z"} or len(parts) < 2:
         return None
     rest = parts[2] if len(parts) > 2 else ""
     return Event(kind=parts[0], id=parts[1], fields=tuple(rest.split(" ")) if rest else (), rest=rest)
@@ -102,9 +102,12 @@ def render_request(
     env: Mapping[str, str],
     cwd: str,
     cwd_file: str | None,
+    user: tuple[int, int],
 ) -> str:
     """Render the request file the executor sources before starting a command.
 
+    ``user`` is the (uid, gid) the command runs as (``priv drop``); every
+    request names it, so a per-call user needs no new channel message.
     The command runs as ``env -i MARKER K=V... argv``: the environment is exactly
     the request's (plus the marker the kill path looks for), whatever the
     executor's own is. An argv[0] containing ``=`` would be taken by ``env`` for
@@ -118,6 +121,8 @@ def render_request(
     lines = [
         f"C={sh_quote(cwd)}",
         f"CWDF={sh_quote(cwd_file or '')}",
+        f"CU={int(user[0])}",
+        f"CG={int(user[1])}",
         "set -- " + " ".join(sh_quote(w) for w in words),
     ]
     return "\n".join(lines) + "\n"

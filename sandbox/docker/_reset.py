@@ -1,13 +1,15 @@
 """Is a used container pristine again? The host's verdict, taken from outside the container.
 
 Batch runs may recycle a container for the next task (`DockerBackend.reset`).
-The in-container executor does the work (``_reset`` in ``_executor.sh``: kill
-every process, empty /tmp, /dev/shm and /dev/mqueue, remove SysV IPC objects),
-but whether the container may serve another task is decided here, from data
+The in-container executor does the work (``_reset`` in ``executor.sh``: kill
+every process, empty /tmp, /dev/shm and /dev/mqueue), but whether the container may serve another task is decided here, from data
 the container's processes cannot forge: the executor's host ``/proc/<pid>``
 entry. ``/proc/<pid>/root`` is the container's own filesystem tree (its procfs
 lists exactly the container's processes), ``/proc/<pid>/mountinfo`` its
-mounts, ``/proc/<pid>/status`` the user everything runs as.
+mounts, ``/proc/<pid>/status`` the executor's identity, ``/proc/<pid>/net``
+its sockets, ``/proc/<pid>/ns/ipc`` its SysV IPC objects (`sysv_ipc_objects`),
+and the daemon's ``docker diff`` the writable layer. The executor's own reply
+is advisory: nothing it says can make a container reusable.
 
 `inspect_container` fails closed: every writable mount must be one it knows
 how to judge — emptied and checked (/tmp, /dev/shm, /dev/mqueue, the
@@ -21,11 +23,13 @@ makes the container unfit for reuse, with a reason a person can read.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import shutil
 import stat
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,12 +40,16 @@ __all__ = [
     "Identity",
     "MountEntry",
     "ResetError",
+    "diff_problems",
     "empty_dir",
+    "environment_problems",
     "inspect_container",
     "leftover_processes",
+    "open_sockets",
     "parse_mountinfo",
     "parse_reset_reply",
     "parse_status",
+    "sysv_ipc_objects",
 ]
 
 #: Writable mounts the executor empties (their fs types are checked too).
@@ -52,6 +60,8 @@ WIPED_MOUNTS: dict[str, frozenset[str]] = {
 }
 #: Pseudo file systems whose writable state belongs to processes (gone once they are).
 _PROCESS_STATE_FS = frozenset({"proc", "devpts"})
+
+_CLONE_NEWIPC = 0x08000000
 
 _OCTAL = re.compile(r"\\([0-7]{3})")
 
@@ -149,22 +159,100 @@ def parse_status(text: str) -> Identity:
 
 
 def parse_reset_reply(rest: str) -> list[str]:
-    """Problems in the executor's ``Z`` reply (``<passes> <left> <wiped> <shm> <msg> <sem>``)."""
+    """Problems in the executor's ``Z`` reply (``<passes> <left> <wiped>``); advisory, the host verifies."""
     fields = rest.split()
-    if len(fields) != 6 or not all(re.fullmatch(r"-?[0-9]+", f) for f in fields):
+    if len(fields) != 3 or not all(re.fullmatch(r"-?[0-9]+", f) for f in fields):
         return [f"malformed reset reply {rest!r}"]
-    _passes, left, wiped, shm, msg, sem = fields
+    _passes, left, wiped = fields
     problems = []
     if left != "0":
         problems.append("processes survived kill -KILL -1")
     if wiped != "1":
         problems.append("could not empty /tmp, /dev/shm or /dev/mqueue")
-    for kind, count in (("shared memory segment", shm), ("message queue", msg), ("semaphore set", sem)):
-        if count == "-1":
-            problems.append(f"/proc/sysvipc unreadable ({kind}s unknown)")
-        elif count != "0":
-            problems.append(f"{count} SysV {kind}(s) left (no ipcrm in the image)")
     return problems
+
+
+def sysv_ipc_objects(host_pid: int) -> dict[str, int]:
+    """Count the SysV IPC objects (shm, msg, sem) in the IPC namespace of host process ``host_pid``.
+
+    ``/proc/sysvipc/*`` always shows the *reader's* IPC namespace, so a fresh
+    host thread joins the container's namespace (``setns``, root only), reads
+    and ends; nothing inside the container takes part. Raises `OSError` when
+    the namespace cannot be entered (the caller then refuses the container).
+    """
+    result: dict[str, int] = {}
+    failure: list[BaseException] = []
+
+    def probe() -> None:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            fd = os.open(f"/proc/{host_pid}/ns/ipc", os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                if libc.setns(fd, _CLONE_NEWIPC) != 0:
+                    err = ctypes.get_errno()
+                    raise OSError(err, f"setns(ipc of pid {host_pid}): {os.strerror(err)}")
+            finally:
+                os.close(fd)
+            for kind in ("shm", "msg", "sem"):
+                with open(f"/proc/sysvipc/{kind}", encoding="utf-8", errors="replace") as fh:
+                    result[kind] = max(0, len(fh.read().splitlines()) - 1)
+        except BaseException as exc:  # reported to the caller
+            failure.append(exc)
+
+    # A thread of its own: the namespace switch dies with it (it never runs Python code of anyone else).
+    thread = threading.Thread(target=probe, name="shellrt-ipc-probe", daemon=True)
+    thread.start()
+    thread.join(10.0)
+    if thread.is_alive():
+        raise OSError("reading the container's SysV IPC namespace timed out")
+    if failure:
+        exc = failure[0]
+        raise exc if isinstance(exc, OSError) else OSError(str(exc))
+    return result
+
+
+def open_sockets(host_pid: int) -> list[str]:
+    """Listening TCP sockets, UDP sockets and unix sockets in the network namespace of ``host_pid``.
+
+    Read from the host's ``/proc/<pid>/net`` (the target's namespace). Once
+    only docker-init and the executor are left, none should exist; TIME_WAIT
+    and other closing TCP states are ignored (they outlive their processes).
+    """
+    found: list[str] = []
+    for name in ("tcp", "tcp6"):
+        with open(f"/proc/{host_pid}/net/{name}", encoding="utf-8", errors="replace") as fh:
+            for line in fh.read().splitlines()[1:]:
+                fields = line.split()
+                if len(fields) > 3 and fields[3] == "0A":
+                    found.append(f"{name} listening on {fields[1]}")
+    for name in ("udp", "udp6", "unix"):
+        with open(f"/proc/{host_pid}/net/{name}", encoding="utf-8", errors="replace") as fh:
+            rows = fh.read().splitlines()[1:]
+        found.extend(
+            f"{name} socket {row.split()[-1] if row.split() else '?'}" for row in rows if row.strip()
+        )
+    return found
+
+
+def environment_problems(host_pid: int, expected: Mapping[str, str]) -> list[str]:
+    """The executor's environment (read by the host) must hold only what shellrt gave it."""
+    with open(f"/proc/{host_pid}/environ", "rb") as fh:
+        raw = fh.read()
+    env = dict(item.decode("utf-8", "replace").partition("=")[::2] for item in raw.split(b"\0") if item)
+    problems = []
+    for key, value in env.items():
+        if key in ("HOSTNAME", "HOME"):
+            continue
+        if expected.get(key) != value:
+            problems.append(f"unexpected executor environment entry {key}")
+    return problems
+
+
+def diff_problems(changes: Iterable[Mapping[str, object]], allowed: Iterable[str]) -> list[str]:
+    """``docker diff`` entries (the writable layer) other than the mount points docker itself creates."""
+    ok = set(allowed)
+    bad = sorted(str(c.get("Path")) for c in changes if str(c.get("Path")) not in ok)
+    return [f"the container's writable layer changed: {bad[:5]}"] if bad else []
 
 
 # --------------------------------------------------------------------------- checks
@@ -193,6 +281,9 @@ def inspect_container(
     mountinfo: str,
     status: str,
     executor_pid: int,
+    executor_uid: int,
+    executor_caps: int,
+    command_user: tuple[int, int],
     workspace: str,
     io_mount: str,
     io_entries: Iterable[str],
@@ -201,21 +292,26 @@ def inspect_container(
     """Every reason the container is not pristine (empty list: it may serve the next task).
 
     ``root`` is the container's root as the host reaches it (``/proc/<pid>/root``),
-    ``mountinfo`` / ``status`` the executor's. ``workspace`` must already be
-    emptied by the host; ``io_entries`` are the names allowed in shellrt's I/O
-    directory; ``private_dir`` is the executor's own (empty) directory on /tmp.
+    ``mountinfo`` / ``status`` the executor's (it must still be ``executor_uid``
+    holding no capability beyond ``executor_caps``). ``command_user`` is who
+    the commands ran as: what they could write is judged for them. ``workspace``
+    must already be emptied by the host; ``io_entries`` are the names allowed in
+    shellrt's I/O directory; ``private_dir`` is the executor's own (empty)
+    directory on /tmp.
     """
     problems: list[str] = []
     try:
-        who = parse_status(status)
+        executor = parse_status(status)
     except ValueError as exc:
         return [str(exc)]
-    if not who.uids or 0 in who.uids or not who.gids or 0 in who.gids:
-        problems.append(
-            f"runs as root (uids {who.uids}, gids {who.gids}): it could write what a reset cannot wipe"
-        )
-    if who.cap_eff or who.cap_prm:
-        problems.append("has capabilities")
+    if set(executor.uids) != {executor_uid}:
+        problems.append(f"the executor is no longer uid {executor_uid} (uids {executor.uids})")
+    if executor.cap_prm & ~executor_caps or executor.cap_eff & ~executor_caps:
+        problems.append("the executor holds capabilities it was never given")
+    uid, gid = command_user
+    if uid == 0 or gid == 0:
+        problems.append("commands run as root: they could write what a reset cannot wipe")
+    who = Identity(uids=(uid,) * 4, gids=(gid,) * 4, groups=frozenset(), cap_eff=0, cap_prm=0)
     left = leftover_processes(root, executor_pid)
     if left:
         problems.append(f"processes still running (container pids {left[:10]})")
@@ -239,7 +335,12 @@ def inspect_container(
                     path = f"{mp}/{name}"
                     if path == private_dir:
                         st = os.lstat(where / name)
-                        if stat.S_ISDIR(st.st_mode) and st.st_uid == who.uid and not _entries(where / name):
+                        if (
+                            stat.S_ISDIR(st.st_mode)
+                            and st.st_uid == executor_uid
+                            and stat.S_IMODE(st.st_mode) == 0o1733
+                            and not _entries(where / name)
+                        ):
                             continue
                     problems.append(f"{path} survived the wipe")
             elif mp == workspace:
@@ -256,9 +357,9 @@ def inspect_container(
                 extra = sorted(set(_entries(where)) - allowed_io)
                 if extra:
                     problems.append(f"unexpected entries in {mp}: {extra[:5]}")
-                script = where / "executor.sh"
-                if script.exists() and _writable_by(os.lstat(script), who):
-                    problems.append(f"{mp}/executor.sh is writable by the container user")
+                for name in ("executor.sh", "priv"):
+                    if (where / name).exists() and _writable_by(os.lstat(where / name), who):
+                        problems.append(f"{mp}/{name} is writable by the container user")
             else:
                 problems.extend(_judge_other(mount, where, points, who))
         except OSError as exc:

@@ -1,0 +1,943 @@
+"""Docker backend: one long-lived, hardened container per session, driven by a persistent executor.
+
+Why this shape:
+
+* One ``docker exec`` per command costs ~80-120 ms here; agents and harnesses
+  run thousands of commands. So the container's main process (under
+  docker-init) is a POSIX-sh executor (``executor.sh``) and every command is
+  one short line on its control channel plus a fork inside the container.
+* The control channel is the ``docker attach`` stream of that main process
+  (`sandbox.docker._channel`): no path inside the container names it. The
+  executor runs under its own uid (`EXECUTOR_UID`), which no command ever has,
+  with only the capabilities it needs to start commands as another user;
+  commands hold no capability at all (``priv.c``). So no command, root or
+  not, can open, signal or trace the executor, and exit codes, kills and
+  resets come only from it (docs/security.docker.md).
+* Command output never travels through the control channel: the host creates
+  FIFOs with random names in a private directory bind-mounted read-only into
+  the container (owned by the executor's uid, mode 0700, when the host is
+  root) and reads them directly (`sandbox.docker._fifo`). Consequence: the
+  daemon must run on this machine (checked at start).
+* Nothing leaks: the container is created with ``StdinOnce`` and
+  ``AutoRemove``, so when the owner's attach connection closes (``close()``,
+  or the owner dies, even by SIGKILL) the executor reads EOF, exits, and the
+  daemon removes the container. Owner labels (`sandbox.docker._labels`) let
+  every start and ``shellrt sandbox gc`` reap what is left anyway;
+  `emergency_cleanup` is the synchronous last word for signal handlers.
+* Hardening by default: no network (``bridge`` is opt-in), read-only root, a
+  writable workspace (copy mode: a private host copy only the container
+  mounts; bind mode: the host directory itself), tmpfs /tmp, no-new-privileges,
+  the default seccomp profile, a non-root command user (65534 in copy mode,
+  the workspace owner in bind mode), memory (no swap), pids and cpu limits,
+  docker-init as PID 1 to reap orphans.
+
+The image needs ``/bin/sh`` plus ``env`` (``setsid`` is used when present).
+Images without ``/bin/sh`` are refused at ``start()``. Bash is optional: see
+`DockerBackend.shell_path`. The host needs a C compiler once (``_priv``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+import secrets
+import select
+import shutil
+import stat
+import tarfile
+import tempfile
+import threading
+import time
+import uuid
+import weakref
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import anyio
+import docker
+import docker.errors
+import requests.exceptions
+from docker.types import Mount
+
+from sandbox.base import ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
+from sandbox.config import DockerConfig
+from sandbox.docker._channel import ControlChannel, ExecutorGoneError
+from sandbox.docker._client import connect, require_local_daemon, thread, translate
+from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream, make_fifo, open_fifo
+from sandbox.docker._gc import IO_PREFIX, reap_orphans
+from sandbox.docker._hostpid import host_pid
+from sandbox.docker._labels import session_labels
+from sandbox.docker._priv import priv_binary
+from sandbox.docker._process import DockerProcess, ExecutorSession
+from sandbox.docker._protocol import EXECUTOR_PROTOCOL_VERSION, Event, executor_script, render_request
+from sandbox.docker._reset import (
+    ResetError,
+    diff_problems,
+    empty_dir,
+    environment_problems,
+    inspect_container,
+    leftover_processes,
+    open_sockets,
+    parse_reset_reply,
+    parse_status,
+    sysv_ipc_objects,
+)
+from sandbox.errors import BackendUnavailableError, SandboxClosedError, SandboxExecError
+from sandbox.policy import SandboxPolicy
+
+__all__ = ["EXECUTOR_CAPS", "EXECUTOR_UID", "DockerBackend", "emergency_cleanup"]
+
+_log = logging.getLogger("sandbox.docker")
+
+_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#: Where the host's I/O directory appears inside the container (read-only).
+_IO_MOUNT = "/.shellrt-io"
+#: The executor's private directory (cwd files), on the /tmp tmpfs.
+_PRIV_DIR = "/tmp/.shellrt-exec"
+#: The executor's uid (and gid): never a command's.
+EXECUTOR_UID = 2147480001
+#: The executor's capabilities (docker's names) and their kernel bit mask (see priv.c).
+_EXECUTOR_CAP_NAMES = ["SETUID", "SETGID", "KILL", "SYS_PTRACE", "SETPCAP", "DAC_OVERRIDE", "FOWNER"]
+EXECUTOR_CAPS = sum(1 << bit for bit in (7, 6, 5, 19, 8, 1, 3))
+_EXECUTOR_ARGV = [
+    f"{_IO_MOUNT}/priv",
+    "exec",
+    str(EXECUTOR_UID),
+    str(EXECUTOR_UID),
+    "--",
+    "/bin/sh",
+    f"{_IO_MOUNT}/executor.sh",
+    _IO_MOUNT,
+    _PRIV_DIR,
+]
+_DEFAULT_TMP_BYTES = 256 * 1024 * 1024
+#: A fork bomb must never reach the host, so a pids limit always applies.
+_DEFAULT_PIDS = 2048
+_START_TIMEOUT = 30.0
+_COPY_USER = "65534:65534"
+#: A reset (kill, wipe, verify) that takes longer than this fails: the container is not reused.
+_RESET_TIMEOUT = 10.0
+#: What shellrt's I/O directory may hold between tasks.
+_IO_ENTRIES = frozenset({"executor.sh", "priv"})
+#: `docker diff` entries docker itself makes for a read-only-root container's mount points.
+_DIFF_ALLOWED = frozenset(
+    {"/tmp", "/workspace", _IO_MOUNT, "/dev", "/dev/shm", "/dev/mqueue", "/etc", "/proc", "/sys"}
+)
+
+#: Backends with a live container in this process (for `emergency_cleanup`).
+_live: weakref.WeakSet[DockerBackend] = weakref.WeakSet()
+_live_lock = threading.Lock()
+
+
+def emergency_cleanup() -> None:
+    """Remove every container this process owns, synchronously; for signal handlers and atexit.
+
+    Closing the attach connection alone makes the daemon remove the container
+    (``StdinOnce`` + ``AutoRemove``); the forced remove makes it certain and
+    immediate. Host directories go too. Safe to call more than once.
+    """
+    with _live_lock:
+        backends = list(_live)
+        _live.clear()
+    for backend in backends:
+        backend._emergency_teardown()
+
+
+atexit.register(emergency_cleanup)
+
+
+def _numeric_ids(user: str) -> tuple[int, int]:
+    """``uid[:gid]`` as numbers (commands start through ``priv drop``, which takes numbers)."""
+    uid_s, _, gid_s = user.partition(":")
+    if uid_s.isdigit() and (not gid_s or gid_s.isdigit()):
+        return int(uid_s), int(gid_s or uid_s)
+    raise BackendUnavailableError(
+        f"DockerConfig.user must be numeric (uid or uid:gid), not {user!r}: the host cannot resolve "
+        "names of the image's users."
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Hello:
+    pid: int | None
+    setsid: bool
+    shell: str
+
+
+def _parse_hello(event: Event) -> _Hello:
+    if event.id != EXECUTOR_PROTOCOL_VERSION or len(event.fields) < 3:
+        raise BackendUnavailableError(f"unexpected executor hello {event!r}")
+    pid = int(event.fields[0]) if event.fields[0].isdigit() else None
+    return _Hello(pid=pid, setsid=event.fields[1] == "1", shell=event.fields[2])
+
+
+class DockerBackend(SandboxBackend):
+    """A hardened container per session with a persistent in-container executor.
+
+    Public extras beyond `SandboxBackend`: `export_workspace` (copy the workspace
+    back out, for ``--export DIR``), `shell_path` / `has_bash` (busybox images
+    have no bash), `container_id`, `session_id`, `recoveries` (reasons the
+    container had to be replaced) and, for batch recycling, `reuse_blocker`,
+    `protect_executor`, `reset` and `reuse_for`.
+    """
+
+    name = "docker"
+
+    def __init__(self, config: DockerConfig, policy: SandboxPolicy) -> None:
+        super().__init__(policy)
+        self.config = config
+        self.session_id = uuid.uuid4().hex[:12]
+        self.container_id: str | None = None
+        #: The container while it exists (``container_id`` stays set after close, for the record).
+        self._cid: str | None = None
+        #: Why the container was replaced as a last resort (kill timed out, executor died).
+        self.recoveries: list[str] = []
+        self._client: docker.DockerClient | None = None
+        self._host_dir: str | None = None
+        self._io_dir: str | None = None
+        self._session: ExecutorSession | None = None
+        self._executor_lock = anyio.Lock()
+        self._started = False
+        self._closed = False
+        self._shell = "/bin/sh"
+        self._has_setsid = True
+        self._user = config.user or self._default_user()
+        #: The executor's pid inside the container (diagnostics, tests).
+        self.executor_pid: int | None = None
+        #: Successful `reset` calls: the container has served ``resets + 1`` tasks.
+        self.resets = 0
+        #: The executor's host pid and a pidfd that tells when it is gone (resolved when first needed).
+        self._executor_host: tuple[int, int] | None = None
+        #: `protect_executor` verified the executor's identity from the host.
+        self._protected = False
+
+    # --- description -----------------------------------------------------------
+    @property
+    def workspace(self) -> str:
+        return self.config.container_workspace
+
+    @property
+    def shell_path(self) -> str:
+        """Absolute path of the best shell in the image: bash when present, else ``/bin/sh``.
+
+        Known after ``start()``. The supervisor's ``bash -c`` wrapper must fall
+        back to this on images without bash (busybox, alpine).
+        """
+        return self._shell
+
+    @property
+    def has_bash(self) -> bool:
+        """Whether the image has bash (known after ``start()``)."""
+        return self._shell.endswith("/bash")
+
+    @property
+    def user(self) -> str:
+        """The ``uid[:gid]`` (or name) commands run as."""
+        return self._user
+
+    def writable_roots(self) -> tuple[str, ...]:
+        return (self.config.container_workspace, "/tmp")
+
+    def _host_workspace(self) -> str:
+        """Host directory the container's workspace is: the bind source, or the private copy."""
+        if self.config.workspace_mode == "copy" and self._host_dir is not None:
+            return os.path.join(self._host_dir, "workspace")
+        return os.path.abspath(self.policy.workspace)
+
+    def to_sandbox_path(self, host_path: Path) -> str | None:
+        """Map a host path to the container; in copy mode both the private copy and the
+        original workspace map (the latter names the same logical location)."""
+        path = os.path.abspath(host_path)
+        for base in dict.fromkeys((self._host_workspace(), os.path.abspath(self.policy.workspace))):
+            if path == base or path.startswith(base.rstrip("/") + "/"):
+                rel = os.path.relpath(path, base)
+                return (
+                    str(PurePosixPath(self.config.container_workspace) / rel)
+                    if rel != "."
+                    else (self.config.container_workspace)
+                )
+        return None
+
+    def to_host_path(self, sandbox_path: str) -> Path | None:
+        """Map a container path to the host: in copy mode into the private copy (never the original)."""
+        try:
+            rel = PurePosixPath(sandbox_path).relative_to(self.config.container_workspace)
+        except ValueError:
+            return None
+        return Path(self._host_workspace()) / rel
+
+    def enforces(self) -> frozenset[str]:
+        aspects = {"filesystem", "network", "memory", "pids", "cpus", "tree_kill"}
+        if self.config.workspace_mode == "copy":
+            aspects.add("read_denied")  # denied paths are left out of the copy
+        return frozenset(aspects)
+
+    def _default_user(self) -> str:
+        if self.config.workspace_mode == "copy":
+            # As root we hand the private copy to nobody; otherwise the container
+            # runs as the (already unprivileged) caller, who owns the copy.
+            return _COPY_USER if os.geteuid() == 0 else f"{os.getuid()}:{os.getgid()}"
+        try:
+            st = os.stat(self.policy.workspace)
+        except OSError:
+            return _COPY_USER
+        return f"{st.st_uid}:{st.st_gid}"
+
+    @property
+    def command_ids(self) -> tuple[int, int]:
+        """The numeric (uid, gid) commands run as."""
+        return _numeric_ids(self._user)
+
+    # --- lifecycle ---------------------------------------------------------------
+    async def start(self) -> None:
+        if self._started:
+            return
+        if self._closed:
+            raise SandboxClosedError("this docker sandbox was closed; create a new backend")
+        self._check_policy()
+        require_local_daemon(self.config.docker_host)
+        try:
+            client = await thread(lambda: connect(self.config.docker_host))
+            self._client = client
+            failure: Exception | None = None
+            async with anyio.create_task_group() as tg:
+                # Reaping leftovers is independent of this container: overlap it with the start.
+                tg.start_soon(thread, lambda: reap_orphans(client, self.config.docker_host))
+                try:
+                    await thread(self._prepare_host_dir)
+                    await self._launch()
+                except Exception as exc:  # raised below as is, not wrapped in an exception group
+                    failure = exc
+            if failure is not None:
+                raise failure
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self._teardown()
+            raise
+        self._started = True
+
+    async def close(self) -> None:
+        """Remove the container and the host directory. Idempotent; fast (one forced remove)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._started = False
+        with anyio.CancelScope(shield=True):
+            await self._teardown()
+
+    def _end_session(self, reason: str, *, killed: bool) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            session.end(reason, killed=killed)
+        self._forget_executor_host()
+
+    async def _teardown(self) -> None:
+        self._end_session("the sandbox was closed", killed=True)
+        with _live_lock:
+            _live.discard(self)
+        cid, self._cid = self._cid, None
+        client = self._client
+        host_dir, self._host_dir = self._host_dir, None
+        if cid is not None or host_dir is not None:
+            await thread(lambda: _remove(client, cid, host_dir))
+
+    def _emergency_teardown(self) -> None:
+        """Synchronous teardown from `emergency_cleanup` (no event loop needed)."""
+        self._closed = True
+        session, self._session = self._session, None
+        if session is not None:
+            session.channel.close()
+        cid, self._cid = self._cid, None
+        host_dir, self._host_dir = self._host_dir, None
+        _remove(self._client, cid, host_dir)
+
+    def _check_policy(self) -> None:
+        if self.policy.network == "host":
+            raise BackendUnavailableError(
+                "the docker backend does not share the host network; use network 'none' (default) or 'bridge'"
+            )
+        uid, gid = _numeric_ids(self._user)
+        if EXECUTOR_UID in (uid, gid):
+            raise BackendUnavailableError(f"uid/gid {EXECUTOR_UID} is reserved for shellrt's executor")
+        self._check_policy_workspace(self.policy)
+
+    @staticmethod
+    def _check_policy_workspace(policy: SandboxPolicy) -> None:
+        ws = Path(policy.workspace)
+        if not ws.is_dir():
+            raise BackendUnavailableError(
+                f"workspace {ws} does not exist or is not a directory; create it or pass an existing --workspace"
+            )
+
+    def _prepare_host_dir(self) -> None:
+        """The session's host directory: the I/O directory (script, helper, FIFOs) and the workspace copy."""
+        helper = priv_binary()
+        self._host_dir = tempfile.mkdtemp(prefix=IO_PREFIX)
+        io_dir = os.path.join(self._host_dir, "io")
+        os.mkdir(io_dir, 0o700)
+        self._io_dir = io_dir
+        script = os.path.join(io_dir, "executor.sh")
+        with open(script, "w", encoding="utf-8") as fh:
+            fh.write(executor_script())
+        os.chmod(script, 0o644)
+        shutil.copyfile(helper, os.path.join(io_dir, "priv"))
+        os.chmod(os.path.join(io_dir, "priv"), 0o755)
+        if os.geteuid() == 0:
+            # Only the executor may enter: commands (other uids, no capability) cannot.
+            os.chown(io_dir, EXECUTOR_UID, EXECUTOR_UID)
+        else:
+            # The host's own uid keeps it; commands that share that uid can neither list it
+            # (no read bit, and the mount is read-only so no chmod) nor guess the random names.
+            os.chmod(io_dir, 0o300)
+        if self.config.workspace_mode == "copy":
+            self._copy_in()
+
+    def _create_container(self) -> tuple[str, Any]:
+        """Create the container, attach to its main process, start it (blocking; in a thread).
+
+        Returns the container id and the attach socket. The image is not
+        inspected beforehand: a missing one makes the create fail with 404.
+        """
+        client = self._client
+        assert client is not None and self._io_dir is not None and self._host_dir is not None
+        limits = self.policy.limits
+        tmp_bytes = limits.tmp_bytes or _DEFAULT_TMP_BYTES
+        cw = self.config.container_workspace
+        mounts = [Mount(target=_IO_MOUNT, source=self._io_dir, type="bind", read_only=True)]
+        if self.config.workspace_mode == "bind":
+            ws_source = str(Path(self.policy.workspace).resolve())
+        else:
+            ws_source = os.path.join(self._host_dir, "workspace")
+        mounts.append(Mount(target=cw, source=ws_source, type="bind"))
+        host_kwargs: dict[str, Any] = {
+            "init": True,
+            "auto_remove": True,
+            "log_config": {"type": "none"},
+            "network_mode": "bridge" if self.policy.network == "bridge" else "none",
+            "read_only": True,
+            "tmpfs": {"/tmp": f"rw,nosuid,nodev,exec,size={tmp_bytes},mode=1777"},
+            "mounts": mounts,
+            "cap_drop": ["ALL"],
+            "cap_add": _EXECUTOR_CAP_NAMES,
+            "security_opt": ["no-new-privileges"],
+            "pids_limit": limits.pids or _DEFAULT_PIDS,
+        }
+        if limits.memory_bytes:
+            host_kwargs["mem_limit"] = limits.memory_bytes
+            host_kwargs["memswap_limit"] = limits.memory_bytes  # no swap: a hog is OOM-killed, not slowed
+        if limits.cpus:
+            host_kwargs["nano_cpus"] = int(limits.cpus * 1e9)
+        image = self.config.image
+        suffix = f"-{len(self.recoveries)}" if self.recoveries else ""
+
+        def create() -> str:
+            response = client.api.create_container(
+                image,
+                command=_EXECUTOR_ARGV,
+                entrypoint=[],
+                name=f"shellrt-{self.session_id}{suffix}",
+                labels=session_labels(self.session_id, self._host_dir or ""),
+                detach=False,
+                stdin_open=True,
+                user="0:0",
+                working_dir=cw,
+                environment={"PATH": _PATH},
+                host_config=client.api.create_host_config(**host_kwargs),
+            )
+            return str(response["Id"])
+
+        with translate(self.config.docker_host, f"create a container from {image!r}"):
+            try:
+                cid = create()
+            except docker.errors.ImageNotFound as exc:
+                if not self.config.pull:
+                    raise BackendUnavailableError(
+                        f"image {image!r} is not present locally. shellrt never pulls unless "
+                        "DockerConfig.pull is true, and no registry may be reachable here: build it "
+                        "(`docker build`, `docker import`, scripts/build-test-images.sh) or `docker load` it."
+                    ) from exc
+                client.images.pull(image)
+                cid = create()
+        self.container_id = self._cid = cid
+        with translate(self.config.docker_host, f"start a container from {image!r}"):
+            sock = client.api.attach_socket(cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+            raw = getattr(sock, "_sock", sock)
+            fd = os.dup(raw.fileno())
+            with contextlib.suppress(Exception):
+                sock.close()
+            try:
+                client.api.start(cid)
+            except BaseException:
+                os.close(fd)
+                raise
+        with _live_lock:
+            _live.add(self)
+        return cid, fd
+
+    async def _launch(self) -> None:
+        """Create and start a container and wait for its executor's hello (event-driven, no polling)."""
+        cid, fd = await thread(self._create_container)
+        channel = ControlChannel(fd)
+        try:
+            with anyio.fail_after(_START_TIMEOUT):
+                event = await channel.wait("H", EXECUTOR_PROTOCOL_VERSION)
+            hello = _parse_hello(event)
+        except ExecutorGoneError as exc:
+            raise self._start_failure(channel.stderr_text) from exc
+        except TimeoutError as exc:
+            channel.close()
+            raise BackendUnavailableError(
+                f"the executor did not start in {self.config.image!r} within {_START_TIMEOUT:g}s "
+                "(daemon overloaded?)"
+            ) from exc
+        except BaseException:
+            channel.close()
+            raise
+        self.executor_pid = hello.pid
+        self._has_setsid = hello.setsid
+        self._shell = hello.shell
+        self._session = ExecutorSession(channel, cid, self._kill_failed)
+
+    def _start_failure(self, text: str) -> BackendUnavailableError:
+        text = text.strip()
+        if "exec /bin/sh failed" in text:
+            return BackendUnavailableError(
+                f"image {self.config.image!r} has no /bin/sh. The docker backend runs a POSIX-sh "
+                "executor inside the container and needs /bin/sh and env (setsid recommended); "
+                "use an image with a shell (busybox is enough)."
+            )
+        detail = "; ".join(line.strip() for line in text.splitlines()[-5:] if line.strip()) or "no message"
+        return BackendUnavailableError(
+            f"the executor did not start in {self.config.image!r} ({detail}); the image needs /bin/sh and env"
+        )
+
+    async def _ensure_session(self) -> ExecutorSession:
+        if not self._started and self._session is None:
+            raise SandboxClosedError("the docker sandbox is not started (call start() or use `async with`)")
+        if self._closed:
+            raise SandboxClosedError("the docker sandbox is closed")
+        session = self._session
+        if session is not None and session.alive:
+            return session
+        async with self._executor_lock:
+            if self._session is None or not self._session.alive:
+                reason = (
+                    self._session.ended if self._session else None
+                ) or "the container's executor is gone"
+                await self._replace(f"{reason} (the container died or was killed)")
+            assert self._session is not None
+            return self._session
+
+    async def _kill_failed(self, session: ExecutorSession, reason: str) -> None:
+        async with self._executor_lock:
+            if self._session is session:
+                await self._replace(reason)
+
+    async def _replace(self, reason: str) -> None:
+        """Last resort: remove the container (everything in it dies) and start a fresh one.
+
+        The workspace survives in copy mode (it is a host directory); /tmp does not.
+        """
+        _log.warning("docker sandbox %s: replacing the container: %s", self.session_id, reason)
+        self.recoveries.append(reason)
+        self._end_session(reason, killed=True)
+        client, cid = self._client, self._cid
+        if client is None or self._closed:
+            raise SandboxClosedError("the docker sandbox is closed")
+        self._cid = None
+        await thread(lambda: _remove(client, cid, None))
+        await self._launch()
+
+    # --- execution ---------------------------------------------------------------
+    async def run_capture(self, argv: list[str], cwd: str = "/") -> str:
+        """Run a short helper command and return its stdout (errors -> `SandboxExecError`)."""
+        proc = await self.exec(ExecRequest(argv=tuple(argv), cwd=cwd, env={"PATH": _PATH}, merge_stderr=True))
+        chunks: list[bytes] = []
+        with contextlib.suppress(anyio.EndOfStream):
+            while True:
+                chunks.append(await proc.stdout.receive())
+        status = await proc.wait()
+        text = b"".join(chunks).decode("utf-8", "replace")
+        if status.exit_code != 0:
+            raise SandboxExecError(f"{argv[0]} failed ({status.exit_code}): {text.strip()}")
+        return text
+
+    async def exec(self, request: ExecRequest) -> SandboxProcess:
+        session = await self._ensure_session()
+        try:
+            return await self._exec(session, request)
+        except ExecutorGoneError:
+            # The executor went away while starting this command (container killed):
+            # say so once in `recoveries`, replace the container and retry once.
+            session = await self._ensure_session()
+            try:
+                return await self._exec(session, request)
+            except ExecutorGoneError as exc:
+                raise SandboxExecError(
+                    f"the container's executor ended while starting {request.argv[0]!r}, twice: "
+                    f"{session.ended or 'connection closed'}"
+                ) from exc
+
+    async def _exec(self, session: ExecutorSession, request: ExecRequest) -> SandboxProcess:
+        io_dir = self._io_dir
+        if io_dir is None:
+            raise SandboxClosedError("the docker sandbox is closed")
+        tid = secrets.token_hex(12)
+        base = os.path.join(io_dir, tid)
+        paths = [f"{base}.req"]
+        fds: list[int] = []
+        placeholders: list[int] = []
+
+        def fifo(suffix: str, flags: int) -> int:
+            path = base + suffix
+            if path not in paths:
+                paths.append(path)
+                make_fifo(path)
+            fd = open_fifo(path, flags)
+            fds.append(fd)
+            return fd
+
+        try:
+            out_fd = fifo(".out", os.O_RDONLY)
+            placeholders.append(fifo(".out", os.O_WRONLY))
+            err_fd: int | None = None
+            if not request.merge_stderr:
+                err_fd = fifo(".err", os.O_RDONLY)
+                placeholders.append(fifo(".err", os.O_WRONLY))
+            in_fd: int | None = None
+            if request.stdin:
+                in_fd = fifo(".in", os.O_RDWR)
+            env = dict(request.env)
+            cwd_file = None
+            if request.report_cwd:
+                cwd_file = f"{_PRIV_DIR}/{tid}.cwd"
+                env["SHELLRT_CWD_FILE"] = cwd_file
+            text = render_request(tid, request.argv, env, request.cwd, cwd_file, self.command_ids)
+            req_fd = os.open(f"{base}.req", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            try:
+                os.write(req_fd, text.encode())
+            finally:
+                os.close(req_fd)
+            flags = ("m" if request.merge_stderr else "") + ("i" if request.stdin else "") or "-"
+            await session.channel.send(f"R {tid} {flags}")
+            try:
+                with anyio.fail_after(_START_TIMEOUT):
+                    started = await session.channel.wait("SE", tid)
+            except TimeoutError as exc:
+                raise SandboxExecError(
+                    f"the executor did not start {request.argv[0]!r} within {_START_TIMEOUT:g}s "
+                    "(is the container's pids limit exhausted?)"
+                ) from exc
+            if started.kind == "E":
+                reason = started.rest
+                if reason == "cwd-missing":
+                    raise SandboxExecError(f"working directory {request.cwd} does not exist in the container")
+                raise SandboxExecError(f"could not start {request.argv[0]!r}: {reason}")
+            container_pid = int(started.fields[0]) if started.fields and started.fields[0].isdigit() else 0
+            if in_fd is not None:
+                # The command holds the read end now: swap our read-write end for a
+                # write-only one, so writes after it exits fail (EPIPE) instead of
+                # filling a pipe nobody reads.
+                try:
+                    writer = open_fifo(f"{base}.in", os.O_WRONLY)
+                except OSError:
+                    pass  # already gone: keep the read-write end; the stream closes at exit
+                else:
+                    os.close(in_fd)
+                    fds.remove(in_fd)
+                    fds.append(writer)
+                    in_fd = writer
+        except FileNotFoundError as exc:
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            raise SandboxExecError(
+                "the sandbox's host directory is gone (removed by `shellrt sandbox gc --all` or by hand?): "
+                "close this sandbox and start a new one"
+            ) from exc
+        except BaseException:
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            raise
+        finally:
+            for path in paths:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+        # The command now holds its own ends: drop the placeholders that kept EOF away.
+        for fd in placeholders:
+            os.close(fd)
+        return DockerProcess(
+            session,
+            tid,
+            container_pid,
+            FifoReceiveStream(out_fd),
+            FifoReceiveStream(err_fd) if err_fd is not None else None,
+            FifoSendStream(in_fd) if in_fd is not None else None,
+        )
+
+    # --- recycling (batch) ---------------------------------------------------------
+    def reuse_blocker(self) -> str | None:
+        """Why this container can never serve another task (None: `reset` may try).
+
+        Recycling needs copy mode (bind mode's workspace is the caller's own
+        directory), a non-root command user, a container never replaced, and a
+        root host side (the reset is verified from outside, through ``/proc``
+        and the container's IPC namespace).
+        """
+        if not self._started or self._closed or self._cid is None:
+            return "the container is not running"
+        if self.config.workspace_mode != "copy":
+            return "bind mode: the workspace is the caller's own directory"
+        if 0 in self.command_ids:
+            return "runs as root"
+        if os.geteuid() != 0:
+            return "the host side is not root: the container cannot be inspected from outside"
+        if self.recoveries:
+            return "the container was replaced during the task"
+        if not self._protected:
+            return "the executor's identity was not verified (protect_executor did not run or failed)"
+        return None
+
+    async def protect_executor(self, timeout_s: float = _RESET_TIMEOUT) -> None:
+        """Verify from the host that the executor is out of the commands' reach; `reset` requires it.
+
+        The executor is protected from its start (its own uid, capabilities the
+        commands lack: see ``executor.sh``); this checks it from outside, in
+        ``/proc/<pid>/status``, and raises `ResetError` when that does not hold.
+        """
+        session = self._session
+        if session is None or not session.alive or session.procs:
+            raise ResetError("protect_executor needs a running executor and no command yet")
+        try:
+            with anyio.fail_after(timeout_s):
+                await thread(self._check_protected)
+        except TimeoutError as exc:
+            raise ResetError(f"checking the executor did not finish within {timeout_s:g}s") from exc
+        except OSError as exc:
+            raise ResetError(f"could not check the executor: {exc}") from exc
+        self._protected = True
+
+    def _check_protected(self) -> None:
+        host = self._executor_host_pid()
+        with open(f"/proc/{host}/status", encoding="utf-8", errors="replace") as fh:
+            who = parse_status(fh.read())
+        if set(who.uids) != {EXECUTOR_UID} or who.cap_prm != EXECUTOR_CAPS:
+            raise ResetError(f"the executor does not run as uid {EXECUTOR_UID} with its own capabilities")
+
+    async def reset(self, timeout_s: float = _RESET_TIMEOUT) -> None:
+        """Return the container to a pristine state for another task, or raise `ResetError`.
+
+        The executor kills every process but docker-init and itself and empties
+        /tmp, /dev/shm and /dev/mqueue; the host then empties the workspace and
+        decides from outside (`sandbox.docker._reset`): processes, mounts and
+        files, SysV IPC objects (read in the container's IPC namespace),
+        sockets, the executor's identity and environment, and ``docker diff``.
+        Any doubt, error or timeout raises `ResetError`: the caller must close
+        this backend, not reuse it. Handles of the previous task's processes
+        are resolved as killed and go inert.
+        """
+        blocker = self.reuse_blocker()
+        if blocker is not None:
+            raise ResetError(blocker)
+        session = self._session
+        if session is None or not session.alive:
+            raise ResetError("the executor session ended")
+        for proc in list(session.procs.values()):
+            proc._resolve(ExitStatus(exit_code=137, signal=9))
+        nonce = secrets.token_hex(12)
+        try:
+            with anyio.fail_after(timeout_s):
+                await session.channel.send(f"Z {nonce}")
+                reply = await session.channel.wait("Z", nonce)
+                problems = parse_reset_reply(reply.rest)
+                if problems:
+                    raise ResetError("; ".join(problems))
+                await thread(self._verify_pristine)
+        except TimeoutError as exc:
+            raise ResetError(f"the reset did not finish within {timeout_s:g}s") from exc
+        except ExecutorGoneError as exc:
+            raise ResetError(f"the executor session ended during the reset: {exc}") from exc
+        except OSError as exc:
+            raise ResetError(f"could not inspect the container: {exc}") from exc
+        session.channel.drop_mail()
+        self.resets += 1
+
+    def _executor_host_pid(self) -> int:
+        """The executor's host pid, checked alive through a pidfd (so the number cannot be someone else's)."""
+        if self._executor_host is None:
+            cid, pid = self._cid, self.executor_pid
+            found = host_pid(cid, pid) if cid is not None and pid is not None else None
+            if found is None:
+                raise ResetError("the executor's host process was not found")
+            self._executor_host = (found, os.pidfd_open(found))
+        host, pidfd = self._executor_host
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        if poller.poll(0):
+            raise ResetError("the executor exited")
+        return host
+
+    def _forget_executor_host(self) -> None:
+        if self._executor_host is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._executor_host[1])
+            self._executor_host = None
+
+    def _verify_pristine(self) -> None:
+        """Host side of `reset` (blocking): wait out the reaping, empty the workspace, inspect from outside."""
+        host = self._executor_host_pid()
+        assert self.executor_pid is not None
+        root = Path(f"/proc/{host}/root")
+        deadline = time.monotonic() + 2.0
+        while leftover_processes(root, self.executor_pid) and time.monotonic() < deadline:
+            time.sleep(0.005)  # docker-init reaps the killed orphans
+        empty_dir(self._host_workspace())
+        with open(f"/proc/{host}/mountinfo", encoding="utf-8", errors="replace") as fh:
+            mountinfo = fh.read()
+        with open(f"/proc/{host}/status", encoding="utf-8", errors="replace") as fh:
+            status = fh.read()
+        problems = inspect_container(
+            root,
+            mountinfo=mountinfo,
+            status=status,
+            executor_pid=self.executor_pid,
+            executor_uid=EXECUTOR_UID,
+            executor_caps=EXECUTOR_CAPS,
+            command_user=self.command_ids,
+            workspace=self.config.container_workspace.rstrip("/") or "/",
+            io_mount=_IO_MOUNT,
+            io_entries=_IO_ENTRIES,
+            private_dir=_PRIV_DIR,
+        )
+        ipc = sysv_ipc_objects(host)
+        problems.extend(f"{n} SysV {kind} object(s) left" for kind, n in ipc.items() if n)
+        problems.extend(open_sockets(host))
+        problems.extend(environment_problems(host, {"PATH": _PATH}))
+        client, cid = self._client, self._cid
+        if client is None or cid is None:
+            problems.append("the container is gone")
+        else:
+            allowed = _DIFF_ALLOWED | {self.config.container_workspace}
+            problems.extend(diff_problems(client.api.diff(cid) or [], allowed))
+        self._executor_host_pid()  # still the same process: what we read was the container's
+        if problems:
+            raise ResetError("; ".join(problems))
+
+    async def reuse_for(self, policy: SandboxPolicy) -> None:
+        """After a successful `reset`: take on the next task's workspace (copied in like at start).
+
+        ``policy`` must equal the current one but for ``workspace``: a pool
+        recycles containers only between tasks with identical sandbox settings.
+        """
+        if policy.model_copy(update={"workspace": self.policy.workspace}) != self.policy:
+            raise ValueError("a recycled container needs the same policy (only the workspace may differ)")
+        if self._closed or not self._started:
+            raise SandboxClosedError("the docker sandbox is closed")
+        self._check_policy_workspace(policy)
+        self.policy = policy
+        await thread(lambda: self._copy_in(into_existing=True))
+
+    # --- workspace ---------------------------------------------------------------
+    def _copy_in(self, *, into_existing: bool = False) -> str:
+        """Copy the host workspace into a private host directory that only the container mounts.
+
+        Why not ``put_archive`` into a volume: docker never applies an archive's
+        metadata to the destination directory itself, and with every capability
+        dropped nothing inside the container may chown it, so the sandbox user
+        could not write at the workspace root. A private copy (under a 0700
+        directory, owned by the sandbox user) keeps the host repository
+        untouched just the same. Read-denied paths are left out of the copy.
+        """
+        assert self._host_dir is not None
+        uid, gid = self.command_ids
+        root = os.path.abspath(self.policy.workspace)
+        dest = os.path.join(self._host_dir, "workspace")
+        denied = {os.path.abspath(p) for p in self.policy.read_denied}
+
+        def ignore(directory: str, names: list[str]) -> set[str]:
+            base = os.path.abspath(directory)
+            skip = {n for n in names if os.path.join(base, n) in denied}
+            for n in names:  # FIFOs, sockets and devices are not workspace content
+                try:
+                    mode = os.lstat(os.path.join(base, n)).st_mode
+                except OSError:
+                    skip.add(n)
+                    continue
+                if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+                    skip.add(n)
+            return skip
+
+        with os.scandir(root) as entries:
+            empty = next(entries, None) is None
+        if empty:  # the common batch case: nothing to walk
+            if not into_existing:
+                os.mkdir(dest)
+            shutil.copystat(root, dest)
+        else:
+            shutil.copytree(root, dest, symlinks=True, ignore=ignore, dirs_exist_ok=into_existing)
+            if into_existing:
+                shutil.copystat(root, dest)
+        if os.geteuid() == 0 and (uid, gid) != (0, 0):
+            os.lchown(dest, uid, gid)
+            for dirpath, dirnames, filenames in os.walk(dest):
+                for name in (*dirnames, *filenames):
+                    os.lchown(os.path.join(dirpath, name), uid, gid)
+        return dest
+
+    async def export_workspace(self, dest: Path) -> None:
+        """Copy the container's workspace out to ``dest`` (created if missing; files there are overwritten).
+
+        Extraction uses tarfile's ``data`` filter: the archive comes from an
+        untrusted container, so absolute paths, ``..`` and links pointing
+        outside ``dest`` are refused.
+        """
+        client, cid = self._client, self._cid
+        if client is None or cid is None:
+            raise SandboxClosedError("the docker sandbox is not running")
+        dest = Path(dest)
+        dest.mkdir(parents=True, exist_ok=True)
+        cw = self.config.container_workspace.rstrip("/")
+        top = PurePosixPath(cw).name
+
+        def fetch() -> None:
+            stream, _ = client.api.get_archive(cid, cw + "/.")
+            with tempfile.TemporaryFile() as spool:
+                for chunk in stream:
+                    spool.write(chunk)
+                spool.seek(0)
+                with tarfile.open(fileobj=spool, mode="r:") as tar:
+                    members = []
+                    for member in tar:
+                        name = member.name
+                        for prefix in (f"{top}/", "./"):
+                            if name.startswith(prefix):
+                                name = name[len(prefix) :]
+                        if name in ("", ".", top):
+                            continue
+                        member.name = name
+                        members.append(member)
+                    tar.extractall(dest, members=members, filter="data")
+
+        await thread(fetch)
+
+
+def _remove(client: docker.DockerClient | None, cid: str | None, host_dir: str | None) -> None:
+    """Force-remove a container (one call: kills at once, drops its volumes) and a host directory."""
+    if cid is not None and client is not None:
+        try:
+            client.api.remove_container(cid, force=True, v=True)
+        except docker.errors.NotFound:
+            pass
+        except docker.errors.APIError as exc:
+            if "already in progress" not in str(exc):
+                _log.warning("could not remove container %s: %s", cid[:12], exc)
+        except requests.exceptions.ConnectionError as exc:
+            _log.warning("could not remove container %s (daemon gone): %s", cid[:12], exc)
+    if host_dir is not None:
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.join(host_dir, "io"), 0o700)
+        shutil.rmtree(host_dir, ignore_errors=True)

@@ -1,0 +1,179 @@
+"""The control channel to the in-container executor: requests out, events in.
+
+The channel is the ``docker attach`` stream of the container's main process
+(the executor): requests go to its stdin, events come from its stdout. The
+host attaches before the container starts (so the hello cannot be missed) and
+holds the only connection; inside the container the stream has no path at
+all (see ``executor.sh`` for why ``/proc/<executor>/fd`` is closed to
+commands). Exit codes, start and kill acknowledgements therefore come from the
+executor alone. The container is created with ``StdinOnce``: when this
+connection closes (``close()``, or the owning process dies, even by SIGKILL)
+the executor reads EOF and exits, and the daemon removes the container.
+
+Without a TTY the daemon multiplexes stdout and stderr: each frame is an
+8-byte header (stream 1 or 2, then a big-endian length) and its payload.
+Stdout payloads are event lines; stderr (the executor's and docker-init's
+complaints) is kept, bounded, to explain a failed start.
+
+There is no background reader task (a backend's ``start`` and ``close`` need
+not run in the same task, so it could not own a task group): whichever
+coroutine is waiting for an event becomes the reader, decodes what arrived,
+files every event in a mailbox keyed by (kind, id) and wakes the other
+waiters. Event lines are short and the data streams never pass here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import struct
+
+import anyio
+
+from sandbox.docker._protocol import Event, LineSplitter, parse_event
+
+__all__ = ["ControlChannel", "ExecutorGoneError", "FrameDecoder"]
+
+_log = logging.getLogger("sandbox.docker")
+_STDERR_KEEP = 8192
+
+
+class ExecutorGoneError(Exception):
+    """Raised to waiters when the executor's session ended (EOF, connection error, container gone)."""
+
+
+class FrameDecoder:
+    """Splits docker's multiplexed attach stream into (stream number, payload) pieces."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+
+    def feed(self, data: bytes) -> list[tuple[int, bytes]]:
+        self._buf += data
+        out: list[tuple[int, bytes]] = []
+        while len(self._buf) >= 8:
+            kind = self._buf[0]
+            (size,) = struct.unpack(">I", self._buf[4:8])
+            if len(self._buf) < 8 + size:
+                break
+            out.append((kind, bytes(self._buf[8 : 8 + size])))
+            del self._buf[: 8 + size]
+        return out
+
+
+class ControlChannel:
+    """Line requests to, and events from, the executor over one attach connection (``fd``, owned)."""
+
+    def __init__(self, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self._fd: int | None = fd
+        self._frames = FrameDecoder()
+        self._lines = LineSplitter()
+        self._mail: dict[tuple[str, str], Event] = {}
+        self._reading = False
+        self._delivered = anyio.Event()
+        self._send_lock = anyio.Lock()
+        self._stderr = bytearray()
+        self.closed = False
+
+    @property
+    def stderr_text(self) -> str:
+        """The last few KiB the executor (or docker-init) wrote to stderr."""
+        return self._stderr.decode("utf-8", "replace")
+
+    # --- requests ------------------------------------------------------------
+    async def send(self, line: str) -> None:
+        """Send one request line (must not contain a newline)."""
+        data = memoryview((line + "\n").encode())
+        async with self._send_lock:
+            while data:
+                fd = self._fd
+                if self.closed or fd is None:
+                    raise ExecutorGoneError("executor session is closed")
+                try:
+                    n = os.write(fd, data)
+                except BlockingIOError:
+                    await anyio.wait_writable(fd)
+                    continue
+                except OSError as exc:
+                    self._mark_closed()
+                    raise ExecutorGoneError(f"executor connection failed: {exc}") from exc
+                data = data[n:]
+
+    # --- events --------------------------------------------------------------
+    def take(self, kind: str, task_id: str) -> Event | None:
+        """Remove and return a filed event, if it arrived."""
+        return self._mail.pop((kind, task_id), None)
+
+    def drop_mail(self) -> None:
+        """Forget every filed event (a recycled container starts with a clean mailbox)."""
+        self._mail.clear()
+
+    async def wait(self, kinds: str, task_id: str) -> Event:
+        """Wait for the first event of any kind in ``kinds`` (e.g. ``"SE"``) for ``task_id``; consume it."""
+        while True:
+            for kind in kinds:
+                event = self._mail.pop((kind, task_id), None)
+                if event is not None:
+                    return event
+            if self.closed:
+                raise ExecutorGoneError("the executor session ended")
+            if self._reading:
+                await self._delivered.wait()
+                continue
+            self._reading = True
+            try:
+                await self._read_once()
+            finally:
+                self._reading = False
+                done, self._delivered = self._delivered, anyio.Event()
+                done.set()
+
+    async def _read_once(self) -> None:
+        fd = self._fd
+        if fd is None:
+            self._mark_closed()
+            return
+        try:
+            data = os.read(fd, 65536)
+        except BlockingIOError:
+            try:
+                await anyio.wait_readable(fd)
+            except anyio.ClosedResourceError:
+                self._mark_closed()
+            return
+        except OSError as exc:
+            _log.debug("executor connection error: %s", exc)
+            self._mark_closed()
+            return
+        if not data:
+            self._mark_closed()
+            return
+        for stream, payload in self._frames.feed(data):
+            if stream != 1:
+                self._stderr += payload
+                del self._stderr[:-_STDERR_KEEP]
+                continue
+            for line in self._lines.feed(payload):
+                event = parse_event(line)
+                if event is None:
+                    _log.debug("executor noise: %r", line)
+                    continue
+                self._mail[(event.kind, event.id)] = event
+
+    def _mark_closed(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        with contextlib.suppress(Exception):
+            anyio.notify_closing(fd)
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+    def close(self) -> None:
+        """Close the connection: the executor reads EOF and exits, and the container with it."""
+        self._mark_closed()

@@ -1,0 +1,180 @@
+"""Finding and removing leftover shellrt containers (``shellrt sandbox gc`` and every start's reap).
+
+Containers carry owner labels (`sandbox.docker._labels`); whoever removes a
+container also removes the host I/O directory its label names, whatever that
+process's TMPDIR.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import docker
+import docker.errors
+
+from sandbox.docker._client import _clients_lock, connect, daemon_url
+from sandbox.docker._labels import (
+    LABEL_CREATED,
+    LABEL_IO_DIR,
+    LABEL_MANAGED,
+    LABEL_OWNER_HOST,
+    LABEL_OWNER_PID,
+    LABEL_SESSION,
+    ReapVerdict,
+    judge,
+)
+
+__all__ = ["IO_PREFIX", "SandboxInfo", "gc_sandboxes", "list_sandboxes", "reap_orphans", "remove_io_dir"]
+
+_log = logging.getLogger("sandbox.docker")
+#: Name prefix of every session's host directory (the reaper removes only such directories).
+IO_PREFIX = "shellrt-docker-"
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxInfo:
+    """One shellrt container as `list_sandboxes` / `gc_sandboxes` see it."""
+
+    id: str
+    name: str
+    session: str
+    image: str
+    status: str
+    created: float
+    owner_pid: str
+    owner_host: str
+    verdict: ReapVerdict
+
+
+def _managed(client: docker.DockerClient) -> list[dict[str, Any]]:
+    """Summaries of every shellrt container (one list call: no per-container inspect that could race a removal)."""
+    return list(client.api.containers(all=True, filters={"label": f"{LABEL_MANAGED}=1"}))
+
+
+def _info(summary: dict[str, Any], verdict: ReapVerdict) -> SandboxInfo:
+    labels: dict[str, str] = summary.get("Labels") or {}
+    try:
+        created = float(labels.get(LABEL_CREATED, "0"))
+    except ValueError:
+        created = 0.0
+    names = summary.get("Names") or ["?"]
+    return SandboxInfo(
+        id=str(summary.get("Id", "?"))[:12],
+        name=str(names[0]).lstrip("/"),
+        session=labels.get(LABEL_SESSION, "?"),
+        image=str(summary.get("Image", "?")),
+        status=str(summary.get("State", "?")),
+        created=created,
+        owner_pid=labels.get(LABEL_OWNER_PID, "?"),
+        owner_host=labels.get(LABEL_OWNER_HOST, "?"),
+        verdict=verdict,
+    )
+
+
+def remove_io_dir(path: str | None) -> None:
+    """Remove a session's host directory, but only one that is plainly ours (any TMPDIR).
+
+    Plainly ours: an absolute path whose name has shellrt's prefix, a real
+    directory (not a link) owned by this user or root. Its I/O subdirectory
+    may be mode 0300 (not listable): it is made listable before the removal.
+    """
+    if not path or not os.path.isabs(path):
+        return
+    p = Path(path)
+    if not p.name.startswith(IO_PREFIX):
+        return
+    try:
+        st = os.lstat(p)
+    except OSError:
+        return
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid not in (0, os.geteuid()):
+        return
+    with contextlib.suppress(OSError):
+        os.chmod(p / "io", 0o700)
+    shutil.rmtree(p, ignore_errors=True)
+
+
+def _remove_container(client: docker.DockerClient, summary: dict[str, Any]) -> None:
+    with contextlib.suppress(docker.errors.NotFound):
+        client.api.remove_container(summary["Id"], v=True, force=True)
+    remove_io_dir((summary.get("Labels") or {}).get(LABEL_IO_DIR))
+
+
+def _reap(
+    client: docker.DockerClient,
+    *,
+    older_than: float | None = None,
+    reap_all: bool = False,
+    dry_run: bool = False,
+    skip: Iterable[str] = (),
+) -> list[SandboxInfo]:
+    reaped: list[SandboxInfo] = []
+    skipped = set(skip)
+    for summary in _managed(client):
+        if summary.get("Id") in skipped:
+            continue
+        verdict = judge(summary.get("Labels") or {}, older_than=older_than, reap_all=reap_all)
+        if not verdict.reap:
+            continue
+        info = _info(summary, verdict)
+        if not dry_run:
+            try:
+                _remove_container(client, summary)
+            except docker.errors.APIError as exc:  # e.g. removal already in progress
+                _log.debug("could not remove %s: %s", info.id, exc)
+                continue
+        reaped.append(info)
+    return reaped
+
+
+def list_sandboxes(docker_host: str | None = None) -> list[SandboxInfo]:
+    """Every shellrt container on the daemon, with whether the default gc would reap it."""
+    client = connect(docker_host)
+    return [_info(c, judge(c.get("Labels") or {})) for c in _managed(client)]
+
+
+def gc_sandboxes(
+    docker_host: str | None = None,
+    *,
+    older_than: float | None = None,
+    reap_all: bool = False,
+    dry_run: bool = False,
+) -> list[SandboxInfo]:
+    """Remove leftover shellrt containers (see `sandbox.docker._labels.judge`); return what was reaped."""
+    client = connect(docker_host)
+    return _reap(client, older_than=older_than, reap_all=reap_all, dry_run=dry_run)
+
+
+#: Daemons with a start-time reap in flight in this process (concurrent starts share it).
+_reaps_running: set[tuple[int, str | None]] = set()
+
+
+def reap_orphans(client: docker.DockerClient, config_host: str | None) -> None:
+    """Remove the containers of dead owners; run beside every start, never twice at once per daemon.
+
+    A start that finds a reap already running skips its own: that reap is
+    seconds old at most and catches the same orphans. Failures are logged,
+    never fatal (``shellrt sandbox gc`` is the explicit way).
+    """
+    key = (os.getpid(), daemon_url(config_host))
+    with _clients_lock:
+        if key in _reaps_running:
+            return
+        _reaps_running.add(key)
+    try:
+        reaped = _reap(client)
+        if reaped:
+            _log.info("reaped %d leftover shellrt container(s) of dead owners", len(reaped))
+    except Exception as exc:
+        _log.debug("reaping leftovers failed: %s", exc)
+    finally:
+        with _clients_lock:
+            _reaps_running.discard(key)

@@ -1,0 +1,91 @@
+"""The executor's identity switch: a tiny static C program (``priv.c``) built on the host on first use.
+
+Why a program of our own: the executor must run under a uid no command has,
+keep just the capabilities it needs to start commands as another user, and
+start each command with none at all, whatever the image holds (busybox's
+``setpriv`` cannot change uids; many images have no ``setpriv`` at all). A
+static binary runs in any image. It is built once per source version with the
+host's C compiler and cached (``$XDG_CACHE_HOME/shellrt`` or ``~/.cache``, else
+the temp dir); without a compiler the docker backend refuses to start and
+says what to install.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from importlib import resources
+from pathlib import Path
+
+from sandbox.errors import BackendUnavailableError
+
+__all__ = ["priv_binary"]
+
+_lock = threading.Lock()
+_built: dict[str, str] = {}
+
+
+def _source() -> bytes:
+    return resources.files("sandbox.docker").joinpath("priv.c").read_bytes()
+
+
+def _cache_dirs() -> list[Path]:
+    dirs = []
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg:
+        dirs.append(Path(xdg) / "shellrt")
+    home = os.path.expanduser("~")
+    if home and home != "~":
+        dirs.append(Path(home) / ".cache" / "shellrt")
+    dirs.append(Path(tempfile.gettempdir()) / f"shellrt-cache-{os.getuid()}")
+    return dirs
+
+
+def _compile(src: bytes, dest: Path) -> None:
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        raise BackendUnavailableError(
+            "the docker backend needs a C compiler once, to build its small static identity helper "
+            "(sandbox/docker/priv.c): install gcc and the static C library (apt-get install gcc libc6-dev)."
+        )
+    dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
+        c_file = Path(tmp) / "priv.c"
+        c_file.write_bytes(src)
+        out = Path(tmp) / "priv"
+        proc = subprocess.run(
+            [cc, "-static", "-O2", "-o", str(out), str(c_file)], capture_output=True, text=True, timeout=120
+        )
+        if proc.returncode != 0:
+            raise BackendUnavailableError(
+                "could not build the docker backend's static identity helper (sandbox/docker/priv.c): "
+                f"{proc.stderr.strip()[-500:]}. Install gcc and the static C library (libc6-dev)."
+            )
+        os.chmod(out, 0o755)
+        os.replace(out, dest)
+
+
+def priv_binary() -> str:
+    """Path of the built helper (built and cached on first use; thread-safe)."""
+    src = _source()
+    digest = hashlib.sha256(src).hexdigest()[:16]
+    with _lock:
+        found = _built.get(digest)
+        if found is not None and os.path.exists(found):
+            return found
+        errors: list[str] = []
+        for base in _cache_dirs():
+            dest = base / f"priv-{digest}"
+            try:
+                if not dest.is_file():
+                    _compile(src, dest)
+            except OSError as exc:
+                errors.append(f"{base}: {exc}")
+                continue
+            _built[digest] = str(dest)
+            return str(dest)
+        raise BackendUnavailableError(f"no writable cache directory for the docker identity helper: {errors}")
