@@ -54,9 +54,10 @@ import anyio
 
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
+from sandbox._cgroup_limits import CgroupLimits
 from sandbox._hostproc import HostProcess, HostRunner
 from sandbox._scratch import OwnedDir
-from sandbox.base import ExecRequest, SandboxBackend, SandboxProcess
+from sandbox.base import Aspect, ExecRequest, SandboxBackend, SandboxProcess
 from sandbox.config import BwrapConfig
 from sandbox.errors import BackendUnavailableError, SandboxExecError
 from sandbox.policy import SandboxPolicy
@@ -89,7 +90,7 @@ def _zygote_tools() -> list[str] | str:
     return [os.path.realpath(sys.executable), *tools]
 
 
-class BwrapBackend(SandboxBackend):
+class BwrapBackend(CgroupLimits, SandboxBackend):
     """Runs each process in fresh bubblewrap namespaces under the session's policy."""
 
     name = "bwrap"
@@ -110,11 +111,11 @@ class BwrapBackend(SandboxBackend):
         self._session_tmp: Path | None = None
         self._tmp_owner: OwnedDir | None = None
 
-    def enforces(self) -> frozenset[str]:
-        aspects = {"filesystem", "read_denied", "tree_kill"}
+    def enforces(self) -> frozenset[Aspect]:
+        aspects: set[Aspect] = {"filesystem", "read_denied", "tree_kill"}
         if self.policy.network == "none":
             aspects.add("network")
-        return frozenset(aspects)
+        return frozenset(aspects) | self.cgroup_enforces()  # limits: sandbox._cgroup_limits
 
     @property
     def persistent(self) -> bool:
@@ -137,6 +138,7 @@ class BwrapBackend(SandboxBackend):
                 f"bubblewrap ({self.config.bwrap_path!r}) is not installed or not on PATH. "
                 "Fix: apt-get install bubblewrap (dnf install bubblewrap), or use --sandbox local."
             )
+        self.cgroup_open()  # limits: the session cgroup, before any process starts
         self._bwrap = found
         self._runner.start()
         # The session's /tmp: private to this sandbox, shared by its commands, gone at close.
@@ -204,7 +206,7 @@ class BwrapBackend(SandboxBackend):
         for _ in range(1 + MAX_RETRIES):
             zygote = Zygote(self._runner)
             try:
-                await zygote.start(argv, *tools)
+                await zygote.start(self.cgroup_argv(argv), *tools)  # limits: joins the session cgroup
             except ZygoteGoneError as exc:
                 last = exc
                 if not lost_mount_race(str(exc)):
@@ -222,6 +224,7 @@ class BwrapBackend(SandboxBackend):
         for zygote in zygotes:
             await zygote.close()
         await self._runner.close()
+        await anyio.to_thread.run_sync(self.cgroup_close)  # limits: remove the session cgroup
         self._bwrap = None
         self._session_tmp = None
         owner, self._tmp_owner = self._tmp_owner, None
@@ -283,14 +286,14 @@ class BwrapBackend(SandboxBackend):
     async def exec(self, request: ExecRequest) -> SandboxProcess:
         self._runner.check_open()
         if self._zygote is not None:
-            return await self._exec_in_zygote(request)
+            return self.cgroup_watch(await self._exec_in_zygote(request))  # limits: OOM reporting
 
         async def spawn() -> tuple[HostProcess, int]:
             return await self._spawn_once(request)
 
         first = await spawn()
         # A retry would lose stdin already written to the failed attempt: only retry without stdin.
-        return RetryingBwrapProcess(spawn, first, may_retry=not request.stdin)
+        return self.cgroup_watch(RetryingBwrapProcess(spawn, first, may_retry=not request.stdin))
 
     async def _exec_in_zygote(self, request: ExecRequest) -> SandboxProcess:
         zygote = self._zygote
@@ -326,7 +329,7 @@ class BwrapBackend(SandboxBackend):
         ]
         try:
             proc = await self._runner.spawn(
-                argv,
+                self.cgroup_argv(argv),  # limits: joins the session cgroup
                 request,
                 marker=run.marker,
                 cwd_host_file=run.cwd_file,

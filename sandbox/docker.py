@@ -91,7 +91,7 @@ from sandbox._docker_reset import (
     leftover_processes,
     parse_reset_reply,
 )
-from sandbox.base import ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
+from sandbox.base import Aspect, ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
 from sandbox.config import DockerConfig
 from sandbox.errors import BackendUnavailableError, SandboxClosedError, SandboxExecError
 from sandbox.policy import SandboxPolicy
@@ -436,6 +436,7 @@ class DockerBackend(SandboxBackend):
     """
 
     name = "docker"
+    host_view = False  # capabilities: its own root filesystem (see SandboxBackend.host_view)
 
     def __init__(self, config: DockerConfig, policy: SandboxPolicy) -> None:
         super().__init__(policy)
@@ -523,8 +524,8 @@ class DockerBackend(SandboxBackend):
             return None
         return Path(self._host_workspace()) / rel
 
-    def enforces(self) -> frozenset[str]:
-        aspects = {"filesystem", "network", "memory", "pids", "cpus", "tree_kill"}
+    def enforces(self) -> frozenset[Aspect]:
+        aspects: set[Aspect] = {"filesystem", "network", "memory", "pids", "cpus", "tmp", "tree_kill"}
         if self.config.workspace_mode == "copy":
             aspects.add("read_denied")  # denied paths are left out of the copy
         return frozenset(aspects)

@@ -29,7 +29,7 @@ from typing import Any
 
 import anyio
 
-from sandbox import BwrapConfig, DockerConfig, SandboxBackend, SandboxConfig, SandboxPolicy
+from sandbox import BwrapConfig, DockerConfig, SandboxBackend, SandboxConfig, SandboxPolicy, WorkspaceExporter
 from sandbox.factory import create_backend
 from shellrt.batch.pool import Lease, SandboxPool
 from shellrt.batch.results import CommandOutcome, TaskResult, TaskStatus
@@ -209,7 +209,7 @@ class TaskRun:
                 error = f"exporting files failed: {type(exc).__name__}: {exc}"
         ended = time.time()
         keeps_artifacts = self.task.collect.output == "full" or bool(self.task.collect.files)
-        container: str | None = getattr(self.backend, "container_id", None)
+        container = self.backend.container_id if self.backend is not None else None
         use = self._lease.use if self._lease is not None else 1
         result = TaskResult(
             id=self.task.id,
@@ -313,11 +313,10 @@ class TaskRun:
     async def _export_files(self) -> list[str]:
         assert self._workspace is not None and self._tmp is not None
         root = self._workspace
-        export = getattr(self.backend, "export_workspace", None)
-        if isinstance(self.task.sandbox.backend, DockerConfig) and export is not None:
+        if isinstance(self.backend, WorkspaceExporter):
             # Copy mode: the task's files live in the container; fetch its workspace out first.
             root = self._tmp / "exported"
-            await export(root)
+            await self.backend.export_workspace(root)
         dest = self.artifacts / "files"
         patterns = self.task.collect.files
         return await anyio.to_thread.run_sync(lambda: _copy_matches(root, patterns, dest))

@@ -62,11 +62,19 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="network access: none (default), host (local/bwrap), bridge (docker)",
     )
+    limits = " for the whole session (docker: the container; bwrap: a cgroup, as root or delegated); "
+    refused = "refused, never ignored, where the sandbox cannot enforce it"
     group.add_argument(
-        "--memory", type=parse_size, default=None, metavar="SIZE", help="memory limit, e.g. 2g (docker)"
+        "--memory",
+        type=parse_size,
+        default=None,
+        metavar="SIZE",
+        help=f"memory limit, e.g. 2g{limits}{refused}",
     )
-    group.add_argument("--pids", type=int, default=None, metavar="N", help="process limit (docker)")
-    group.add_argument("--cpus", type=float, default=None, metavar="N", help="CPU limit in cores (docker)")
+    group.add_argument("--pids", type=int, default=None, metavar="N", help=f"process limit{limits}{refused}")
+    group.add_argument(
+        "--cpus", type=float, default=None, metavar="N", help=f"CPU limit in cores{limits}{refused}"
+    )
     group.add_argument("--image", default=None, help="container image (docker)")
     group.add_argument(
         "--export",
@@ -90,8 +98,10 @@ def sandbox_from_args(
     network = args.network or "none"
     if network == "bridge" and choice != "docker":
         raise SystemExit("shellrt: --network bridge needs --sandbox docker (use none or host)")
-    docker_only = [n for n in ("image", "export", "memory", "pids", "cpus") if getattr(args, n) is not None]
-    if docker_only and choice != "docker" and choice in ("local", "none", "bwrap"):
+    # Limits are not checked here: the backend's declared capabilities decide
+    # (sandbox.check_enforceable, through create_backend), for every route alike.
+    docker_only = [n for n in ("image", "export") if getattr(args, n) is not None]
+    if docker_only and choice in ("local", "none", "bwrap"):
         flags = ", ".join("--" + n for n in docker_only)
         raise SystemExit(f"shellrt: {flags} only apply to --sandbox docker")
     policy = SandboxPolicy(
