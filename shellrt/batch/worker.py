@@ -35,6 +35,7 @@ from shellrt.batch.pool import Lease, SandboxPool
 from shellrt.batch.results import CommandOutcome, TaskResult, TaskStatus
 from shellrt.batch.tasks import CommandSpec, Task
 from shellrt.protocol import ToolUseBlock
+from shellrt.runtime.sandbox_policy import derive_policy
 
 __all__ = ["NodeInfo", "TaskRun", "WorkerSettings", "run_task"]
 
@@ -151,7 +152,9 @@ class TaskRun:
         else:
             workspace.mkdir()
         self._workspace = workspace
-        policy = SandboxPolicy(workspace=workspace, network=task.sandbox.network, limits=task.sandbox.limits)
+        policy, _ = derive_policy(  # default masked secrets (a Runtime adds the Read deny rules)
+            SandboxPolicy(workspace=workspace, network=task.sandbox.network, limits=task.sandbox.limits)
+        )
         config = _sandbox_config(task)
         half = max(task.collect.preview_bytes // 2, 1)
         if task.uses_tools:

@@ -13,8 +13,15 @@ from pathlib import Path
 from typing import Literal
 
 from sandbox import DockerConfig, LocalConfig, ResourceLimits, SandboxConfig, SandboxPolicy
+from shellrt.runtime.sandbox_policy import derive_policy
 
-__all__ = ["SANDBOX_CHOICES", "add_sandbox_options", "parse_size", "sandbox_from_args"]
+__all__ = [
+    "SANDBOX_CHOICES",
+    "add_sandbox_options",
+    "mask_defaults_from_args",
+    "parse_size",
+    "sandbox_from_args",
+]
 
 SANDBOX_CHOICES = ("auto", "local", "none", "bwrap", "docker")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
@@ -54,7 +61,12 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="PATH",
-        help="hide PATH from commands (repeatable)",
+        help="hide PATH from commands (repeatable; Read(...) deny rules are hidden too)",
+    )
+    group.add_argument(
+        "--no-default-masks",
+        action="store_true",
+        help="do not hide the default credential stores (~/.ssh, ~/.aws, /etc/shadow, ...) from commands",
     )
     group.add_argument(
         "--network",
@@ -85,10 +97,19 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def mask_defaults_from_args(args: argparse.Namespace) -> bool | None:
+    """False when ``--no-default-masks`` was given, else None (settings decide; default on)."""
+    return False if getattr(args, "no_default_masks", False) else None
+
+
 def sandbox_from_args(
-    args: argparse.Namespace,
+    args: argparse.Namespace, *, masks: bool = True
 ) -> tuple[SandboxConfig | Literal["auto", "bwrap"], SandboxPolicy]:
-    """The backend config (``"auto"`` when not chosen, ``"bwrap"`` for bwrap) and the policy the options describe."""
+    """The backend config (``"auto"`` when not chosen, ``"bwrap"`` for bwrap) and the policy the options describe.
+
+    ``masks``: add the default masked paths (``shellrt run``); False when a `Runtime`
+    derives them from the session's settings and rules (``serve``).
+    """
     workspace = Path(args.workspace).expanduser().resolve()
     if not workspace.is_dir():
         raise SystemExit(
@@ -111,6 +132,8 @@ def sandbox_from_args(
         network=network,
         limits=ResourceLimits(memory_bytes=args.memory, pids=args.pids, cpus=args.cpus),
     )
+    if masks:
+        policy, _ = derive_policy(policy, mask_defaults=mask_defaults_from_args(args))
     config: SandboxConfig | Literal["auto", "bwrap"]
     if choice == "auto":
         config = "auto"
