@@ -19,6 +19,7 @@ import pytest
 import shellrt
 from sandbox import BwrapConfig, LocalConfig, ResourceLimits, SandboxPolicy, SandboxPolicyError
 from sandbox._cgroup import CGROUP_PREFIX, SessionCgroup, cgroup_unavailable_reasons, sweep_orphans
+from sandbox.bwrap import BwrapBackend
 from sandbox.factory import create_backend
 from tests.conftest import require
 
@@ -120,6 +121,7 @@ def test_bwrap_session_cgroup_holds_every_command_and_is_removed(tmp_path: Path)
     async def main() -> tuple[list[str], list[str]]:
         policy = SandboxPolicy(workspace=tmp_path, limits=ResourceLimits(pids=64, memory_bytes=256 << 20))
         backend = create_backend(BwrapConfig(persistent=True), policy)
+        assert isinstance(backend, BwrapBackend)
         async with backend:
             group = backend._cgroup
             assert group is not None
