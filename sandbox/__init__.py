@@ -5,12 +5,31 @@ This package is the lowest layer and imports nothing of ``shellrt``.
 
 from __future__ import annotations
 
-from sandbox.base import ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
+from sandbox.base import (
+    ASPECTS,
+    Aspect,
+    ExecRequest,
+    ExitStatus,
+    Recyclable,
+    SandboxBackend,
+    SandboxProcess,
+    WorkspaceExporter,
+    check_enforceable,
+    requested_limits,
+)
 from sandbox.config import BwrapConfig, DockerConfig, LocalConfig, SandboxConfig
-from sandbox.errors import BackendUnavailableError, SandboxClosedError, SandboxError, SandboxExecError
+from sandbox.errors import (
+    BackendUnavailableError,
+    SandboxClosedError,
+    SandboxError,
+    SandboxExecError,
+    SandboxPolicyError,
+)
 from sandbox.policy import NetworkMode, ResourceLimits, SandboxPolicy
 
 __all__ = [
+    "ASPECTS",
+    "Aspect",
     "BackendUnavailableError",
     "BwrapConfig",
     "DockerConfig",
@@ -18,6 +37,7 @@ __all__ = [
     "ExitStatus",
     "LocalConfig",
     "NetworkMode",
+    "Recyclable",
     "ResourceLimits",
     "SandboxBackend",
     "SandboxClosedError",
@@ -25,5 +45,9 @@ __all__ = [
     "SandboxError",
     "SandboxExecError",
     "SandboxPolicy",
+    "SandboxPolicyError",
     "SandboxProcess",
+    "WorkspaceExporter",
+    "check_enforceable",
+    "requested_limits",
 ]

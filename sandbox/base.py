@@ -8,6 +8,12 @@ Paths: the supervisor works in *sandbox paths* (what the process sees). For
 local and bwrap these equal host paths; docker maps the workspace to
 ``DockerConfig.container_workspace``. `to_sandbox_path` / `to_host_path`
 translate where a mapping exists.
+
+Capabilities are typed, never guessed with ``getattr`` or a backend's name:
+`SandboxBackend.enforces` (which policy aspects hold), `host_view`,
+`shell_path`, `container_id`, and the `WorkspaceExporter` / `Recyclable`
+protocols for the optional extras. `check_enforceable` is the one place that
+refuses a policy whose limits a backend cannot enforce.
 """
 
 from __future__ import annotations
@@ -15,14 +21,42 @@ from __future__ import annotations
 import abc
 from pathlib import Path, PurePosixPath
 from types import TracebackType
-from typing import Self
+from typing import ClassVar, Literal, Protocol, Self, runtime_checkable
 
 from anyio.abc import ByteReceiveStream, ByteSendStream
 from pydantic import BaseModel, ConfigDict, Field
 
+from sandbox.errors import SandboxPolicyError
 from sandbox.policy import SandboxPolicy
 
-__all__ = ["ExecRequest", "ExitStatus", "SandboxBackend", "SandboxProcess"]
+__all__ = [
+    "ASPECTS",
+    "Aspect",
+    "ExecRequest",
+    "ExitStatus",
+    "Recyclable",
+    "SandboxBackend",
+    "SandboxProcess",
+    "WorkspaceExporter",
+    "check_enforceable",
+    "requested_limits",
+]
+
+#: A policy aspect a backend may enforce: ``filesystem`` (read-only host, writable roots),
+#: ``read_denied`` (masked paths), ``network`` (the policy's network mode), ``memory``,
+#: ``pids``, ``cpus``, ``tmp`` (size of the private /tmp), ``tree_kill`` (a kill reaches
+#: every descendant).
+Aspect = Literal["filesystem", "read_denied", "network", "memory", "pids", "cpus", "tmp", "tree_kill"]
+ASPECTS: tuple[Aspect, ...] = (
+    "filesystem",
+    "read_denied",
+    "network",
+    "memory",
+    "pids",
+    "cpus",
+    "tmp",
+    "tree_kill",
+)
 
 
 class ExecRequest(BaseModel):
@@ -94,8 +128,14 @@ class SandboxProcess(abc.ABC):
 class SandboxBackend(abc.ABC):
     """A sandbox that can run many processes, concurrently, under one policy."""
 
-    #: Short backend name: ``local``, ``bwrap`` or ``docker``.
+    #: Short backend name: ``local``, ``bwrap`` or ``docker`` (for people and records;
+    #: decisions use the typed capabilities below, never the name).
     name: str
+    #: Processes see the host's filesystem at host paths and run the host's programs
+    #: (local, bwrap); False for a container with its own root filesystem.
+    host_view: ClassVar[bool] = True
+    #: The container that holds the session, where there is one (docker).
+    container_id: str | None = None
 
     def __init__(self, policy: SandboxPolicy) -> None:
         self.policy = policy
@@ -142,10 +182,84 @@ class SandboxBackend(abc.ABC):
         """Translate a sandbox path to the host (None when it has no host twin)."""
         return Path(PurePosixPath(sandbox_path))
 
-    def enforces(self) -> frozenset[str]:
-        """Which policy aspects this backend really enforces.
+    @property
+    def shell_path(self) -> str:
+        """The POSIX shell commands are wrapped in (``bash``; images without bash say ``/bin/sh``)."""
+        return "bash"
 
-        Any of ``filesystem``, ``read_denied``, ``network``, ``memory``, ``pids``,
-        ``cpus``, ``tree_kill``. Callers warn about the rest.
+    def enforces(self) -> frozenset[Aspect]:
+        """Which policy aspects this backend really enforces, here, for its policy (see `Aspect`).
+
+        Callable before `start`: `check_enforceable` asks it to refuse a limit
+        the backend would otherwise ignore.
         """
         return frozenset({"tree_kill"})
+
+    def unenforced_reason(self, aspect: Aspect) -> str:
+        """Why ``aspect`` is not in `enforces` (shown in the refusal); backends say more where they can."""
+        return f"the {self.name} backend does not enforce it"
+
+
+@runtime_checkable
+class WorkspaceExporter(Protocol):
+    """A backend whose workspace is a copy that can be exported (docker copy mode)."""
+
+    async def export_workspace(self, dest: Path) -> None:
+        """Copy the sandbox's workspace to the host directory ``dest``."""
+        ...
+
+
+@runtime_checkable
+class Recyclable(Protocol):
+    """A backend that can be reset and reused for another task (docker, in batch pools)."""
+
+    resets: int
+    container_id: str | None
+
+    def reuse_blocker(self) -> str | None:
+        """Why the sandbox cannot be reused (None when it can)."""
+        ...
+
+    async def protect_executor(self, timeout_s: float = ...) -> None:
+        """Make the in-sandbox executor tamper-proof before the first task."""
+        ...
+
+    async def reset(self, timeout_s: float = ...) -> None:
+        """Return the sandbox to its pristine state between tasks."""
+        ...
+
+    async def reuse_for(self, policy: SandboxPolicy) -> None:
+        """Adopt the next task's policy (only the workspace may differ)."""
+        ...
+
+
+def requested_limits(policy: SandboxPolicy) -> dict[Aspect, str]:
+    """The limit aspects ``policy`` sets, each with the option that sets it."""
+    limits = policy.limits
+    wanted: tuple[tuple[Aspect, str, object], ...] = (
+        ("memory", "--memory", limits.memory_bytes),
+        ("pids", "--pids", limits.pids),
+        ("cpus", "--cpus", limits.cpus),
+        ("tmp", "the tmp_bytes limit", limits.tmp_bytes),
+    )
+    return {aspect: flag for aspect, flag, value in wanted if value is not None}
+
+
+def check_enforceable(backend: SandboxBackend) -> None:
+    """Refuse (`SandboxPolicyError`) a policy whose limits ``backend`` cannot enforce here.
+
+    Every route that starts a backend goes through `sandbox.factory.create_backend`,
+    which calls this: a limit is enforced or refused, never silently ignored.
+    Filesystem and network aspects are not refused here: the local backend is
+    "no isolation" by choice, and says so where it is chosen.
+    """
+    missing = {a: flag for a, flag in requested_limits(backend.policy).items() if a not in backend.enforces()}
+    if not missing:
+        return
+    reasons = "; ".join(f"{a}: {backend.unenforced_reason(a)}" for a in missing)
+    flags = ", ".join(missing.values())
+    raise SandboxPolicyError(
+        f"the {backend.name} sandbox cannot enforce the requested {', '.join(missing)} limit "
+        f"({reasons}). Use --sandbox docker, or --sandbox bwrap as root or with a delegated cgroup v2 "
+        f"subtree (it enforces memory, pids and cpus through cgroups), or drop {flags}."
+    )

@@ -55,11 +55,12 @@ import anyio
 from sandbox import _seccomp
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
+from sandbox._cgroup_limits import CgroupLimits
 from sandbox._hostproc import HostProcess, HostRunner
 from sandbox._hostsockets import ipc_mask_args, outside_sockets
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
 from sandbox._scratch import OwnedDir
-from sandbox.base import ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
+from sandbox.base import Aspect, ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
 from sandbox.config import BwrapConfig
 from sandbox.errors import BackendUnavailableError, SandboxExecError
 from sandbox.policy import SandboxPolicy
@@ -93,7 +94,7 @@ def _zygote_python() -> str:
     return os.path.realpath(sys.executable)
 
 
-class BwrapBackend(SandboxBackend):
+class BwrapBackend(CgroupLimits, SandboxBackend):
     """Runs each process in fresh bubblewrap namespaces under the session's policy."""
 
     name = "bwrap"
@@ -120,11 +121,11 @@ class BwrapBackend(SandboxBackend):
         #: Root caller: (owner uid, owner gid, sandbox uid, gid) -> fd of the user ns of that id map.
         self._userns: dict[tuple[int, int, int, int], int] = {}
 
-    def enforces(self) -> frozenset[str]:
-        aspects = {"filesystem", "read_denied", "tree_kill"}
+    def enforces(self) -> frozenset[Aspect]:
+        aspects: set[Aspect] = {"filesystem", "read_denied", "tree_kill"}
         if self.policy.network == "none":
             aspects.add("network")
-        return frozenset(aspects)
+        return frozenset(aspects) | self.cgroup_enforces()  # limits: sandbox._cgroup_limits
 
     @property
     def persistent(self) -> bool:
@@ -147,6 +148,7 @@ class BwrapBackend(SandboxBackend):
                 f"bubblewrap ({self.config.bwrap_path!r}) is not installed or not on PATH. "
                 "Fix: apt-get install bubblewrap (dnf install bubblewrap), or use --sandbox local."
             )
+        self.cgroup_open()  # limits: the session cgroup, before any process starts
         self._bwrap = found
         self._runner.start()
         # The session's /tmp: private to this sandbox, shared by its commands, gone at close.
@@ -246,7 +248,8 @@ class BwrapBackend(SandboxBackend):
                 config: dict[str, object] = {"seccomp": _SECCOMP, "setup": []}
                 if as_root:
                     config.update(self._root_setup(state_dir, hidden, fds))
-                await zygote.start(argv, python, config, tuple(fds))
+                # limits: the zygote joins the session cgroup
+                await zygote.start(self.cgroup_argv(argv), python, config, tuple(fds))
             except ZygoteGoneError as exc:
                 last = exc
                 if not lost_mount_race(str(exc)):
@@ -301,6 +304,7 @@ class BwrapBackend(SandboxBackend):
             os.close(fd)
         self._userns.clear()
         self._one_shot = False
+        await anyio.to_thread.run_sync(self.cgroup_close)  # limits: remove the session cgroup
         self._bwrap = None
         self._session_tmp = None
         owner, self._tmp_owner = self._tmp_owner, None
@@ -368,16 +372,16 @@ class BwrapBackend(SandboxBackend):
     async def exec(self, request: ExecRequest) -> SandboxProcess:
         self._runner.check_open()
         if self._zygote is not None:
-            return await self._exec_in_zygote(request)
+            return self.cgroup_watch(await self._exec_in_zygote(request))  # limits: OOM reporting
         if self._one_shot:
-            return await self._exec_one_shot(request)
+            return self.cgroup_watch(await self._exec_one_shot(request))
 
         async def spawn() -> tuple[HostProcess, int]:
             return await self._spawn_once(request)
 
         first = await spawn()
         # A retry would lose stdin already written to the failed attempt: only retry without stdin.
-        return RetryingBwrapProcess(spawn, first, may_retry=not request.stdin)
+        return self.cgroup_watch(RetryingBwrapProcess(spawn, first, may_retry=not request.stdin))
 
     async def _exec_in_zygote(self, request: ExecRequest) -> SandboxProcess:
         zygote = self._zygote
@@ -433,7 +437,7 @@ class BwrapBackend(SandboxBackend):
         ]
         try:
             proc = await self._runner.spawn(
-                argv,
+                self.cgroup_argv(argv),  # limits: joins the session cgroup
                 request,
                 marker=run.marker,
                 cwd_host_file=run.cwd_file,

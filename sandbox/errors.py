@@ -7,6 +7,7 @@ __all__ = [
     "SandboxClosedError",
     "SandboxError",
     "SandboxExecError",
+    "SandboxPolicyError",
 ]
 
 
@@ -27,3 +28,11 @@ class SandboxExecError(SandboxError):
 
 class SandboxClosedError(SandboxError):
     """Raised when exec is called on a backend that was closed (or never started)."""
+
+
+class SandboxPolicyError(BackendUnavailableError):
+    """Raised when a backend cannot enforce part of the requested policy (a memory, pids, cpu or /tmp limit).
+
+    A limit is enforced or refused, never ignored; the message names the limit,
+    the backend and what to do (another backend, root for cgroups, or drop the limit).
+    """

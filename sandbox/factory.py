@@ -1,12 +1,14 @@
 """Build a backend from its config; imports each backend module only when asked for.
 
 Every backend class takes ``(config, policy)``. Importing lazily keeps the docker
-SDK out of processes that never use docker.
+SDK out of processes that never use docker. Every route that starts a sandbox
+(``shellrt run``/``serve``/``batch``, ``Runtime``) builds it here, so this is
+where a limit the backend cannot enforce is refused (`check_enforceable`).
 """
 
 from __future__ import annotations
 
-from sandbox.base import SandboxBackend
+from sandbox.base import SandboxBackend, check_enforceable
 from sandbox.config import BwrapConfig, DockerConfig, LocalConfig, SandboxConfig
 from sandbox.policy import SandboxPolicy
 
@@ -14,17 +16,24 @@ __all__ = ["create_backend"]
 
 
 def create_backend(config: SandboxConfig, policy: SandboxPolicy) -> SandboxBackend:
-    """Return an unstarted backend for ``config`` (call ``start()`` or use ``async with``)."""
+    """Return an unstarted backend for ``config`` (call ``start()`` or use ``async with``).
+
+    Raises `SandboxPolicyError` when ``policy`` sets a limit the backend cannot enforce here.
+    """
+    backend: SandboxBackend
     if isinstance(config, LocalConfig):
         from sandbox.local import LocalBackend
 
-        return LocalBackend(config, policy)
-    if isinstance(config, BwrapConfig):
+        backend = LocalBackend(config, policy)
+    elif isinstance(config, BwrapConfig):
         from sandbox.bwrap import BwrapBackend
 
-        return BwrapBackend(config, policy)
-    if isinstance(config, DockerConfig):
+        backend = BwrapBackend(config, policy)
+    elif isinstance(config, DockerConfig):
         from sandbox.docker import DockerBackend
 
-        return DockerBackend(config, policy)
-    raise TypeError(f"unknown sandbox config {type(config).__name__}")
+        backend = DockerBackend(config, policy)
+    else:
+        raise TypeError(f"unknown sandbox config {type(config).__name__}")
+    check_enforceable(backend)
+    return backend

@@ -25,6 +25,8 @@ PINNED: dict[str, set[str]] = {
         "BackendUnavailableError", "BwrapConfig", "DockerConfig", "ExecRequest", "ExitStatus", "LocalConfig",
         "NetworkMode", "ResourceLimits", "SandboxBackend", "SandboxClosedError", "SandboxConfig", "SandboxError",
         "SandboxExecError", "SandboxPolicy", "SandboxProcess",
+        "ASPECTS", "Aspect", "Recyclable", "SandboxPolicyError", "WorkspaceExporter", "check_enforceable",
+        "requested_limits",
     },
 }
 

@@ -62,7 +62,7 @@ import docker.errors
 import requests.exceptions
 from docker.types import Mount
 
-from sandbox.base import ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
+from sandbox.base import Aspect, ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
 from sandbox.config import DockerConfig
 from sandbox.docker._channel import ControlChannel, ExecutorGoneError
 from sandbox.docker._client import connect, require_local_daemon, thread, translate
@@ -185,6 +185,7 @@ class DockerBackend(SandboxBackend):
     """
 
     name = "docker"
+    host_view = False  # capabilities: its own root filesystem (see SandboxBackend.host_view)
 
     def __init__(self, config: DockerConfig, policy: SandboxPolicy) -> None:
         super().__init__(policy)
@@ -269,8 +270,8 @@ class DockerBackend(SandboxBackend):
             return None
         return Path(self._host_workspace()) / rel
 
-    def enforces(self) -> frozenset[str]:
-        aspects = {"filesystem", "network", "memory", "pids", "cpus", "tree_kill"}
+    def enforces(self) -> frozenset[Aspect]:
+        aspects: set[Aspect] = {"filesystem", "network", "memory", "pids", "cpus", "tmp", "tree_kill"}
         if self.config.workspace_mode == "copy":
             aspects.add("read_denied")  # denied paths are left out of the copy
         return frozenset(aspects)

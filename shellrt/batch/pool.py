@@ -29,11 +29,11 @@ from __future__ import annotations
 import logging
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal
 
 import anyio
 
-from sandbox import DockerConfig, SandboxBackend, SandboxConfig, SandboxPolicy
+from sandbox import DockerConfig, Recyclable, SandboxBackend, SandboxConfig, SandboxPolicy
 from sandbox.factory import create_backend
 
 __all__ = ["Lease", "PoolStats", "ReuseMode", "SandboxPool"]
@@ -43,22 +43,6 @@ log = logging.getLogger("shellrt.batch")
 #: ``auto``: recycle docker containers between tasks with identical sandboxes when a reset
 #: can be verified; ``never``: a brand-new container for every task.
 ReuseMode = Literal["auto", "never"]
-
-
-@runtime_checkable
-class _Recyclable(Protocol):
-    """What the pool needs of a backend it recycles (`sandbox.docker.DockerBackend`)."""
-
-    resets: int
-    container_id: str | None
-
-    def reuse_blocker(self) -> str | None: ...
-
-    async def protect_executor(self, timeout_s: float = ...) -> None: ...
-
-    async def reset(self, timeout_s: float = ...) -> None: ...
-
-    async def reuse_for(self, policy: SandboxPolicy) -> None: ...
 
 
 @dataclass
@@ -135,7 +119,7 @@ class SandboxPool:
             idle = self._idle.get(key)
             if idle:
                 backend = idle.pop()
-                assert isinstance(backend, _Recyclable)
+                assert isinstance(backend, Recyclable)
                 try:
                     await backend.reuse_for(policy)
                 except Exception as exc:
@@ -160,7 +144,7 @@ class SandboxPool:
             self._notify()
             raise
         self.stats.created += 1
-        if isinstance(backend, _Recyclable):
+        if isinstance(backend, Recyclable):
             try:
                 await backend.protect_executor()  # before the first task: see DockerBackend.protect_executor
             except Exception as exc:  # it still serves this task; its reset will refuse it
@@ -184,7 +168,7 @@ class SandboxPool:
             if not reusable or self._closed:
                 await self._drop(backend, None)
                 return
-            assert isinstance(backend, _Recyclable)
+            assert isinstance(backend, Recyclable)
             blocker = backend.reuse_blocker()
             if blocker is not None:
                 self.stats.not_reusable += 1
@@ -228,9 +212,9 @@ class SandboxPool:
             self.stats.reasons[reason.split(";")[0][:120]] += 1
             if discarded:
                 self.stats.discarded += 1
-                log.info("container %s discarded: %s", getattr(backend, "container_id", "?"), reason)
+                log.info("container %s discarded: %s", backend.container_id or "?", reason)
             else:
-                log.debug("container %s not reusable: %s", getattr(backend, "container_id", "?"), reason)
+                log.debug("container %s not reusable: %s", backend.container_id or "?", reason)
         try:
             await _close(backend)
         finally:

@@ -29,12 +29,13 @@ from typing import Any
 
 import anyio
 
-from sandbox import BwrapConfig, DockerConfig, SandboxBackend, SandboxConfig, SandboxPolicy
+from sandbox import BwrapConfig, DockerConfig, SandboxBackend, SandboxConfig, SandboxPolicy, WorkspaceExporter
 from sandbox.factory import create_backend
 from shellrt.batch.pool import Lease, SandboxPool
 from shellrt.batch.results import CommandOutcome, TaskResult, TaskStatus
 from shellrt.batch.tasks import CommandSpec, Task
 from shellrt.protocol import ToolUseBlock
+from shellrt.runtime.sandbox_policy import derive_policy
 
 __all__ = ["NodeInfo", "TaskRun", "WorkerSettings", "run_task"]
 
@@ -151,7 +152,9 @@ class TaskRun:
         else:
             workspace.mkdir()
         self._workspace = workspace
-        policy = SandboxPolicy(workspace=workspace, network=task.sandbox.network, limits=task.sandbox.limits)
+        policy, _ = derive_policy(  # default masked secrets (a Runtime adds the Read deny rules)
+            SandboxPolicy(workspace=workspace, network=task.sandbox.network, limits=task.sandbox.limits)
+        )
         config = _sandbox_config(task)
         half = max(task.collect.preview_bytes // 2, 1)
         if task.uses_tools:
@@ -209,7 +212,7 @@ class TaskRun:
                 error = f"exporting files failed: {type(exc).__name__}: {exc}"
         ended = time.time()
         keeps_artifacts = self.task.collect.output == "full" or bool(self.task.collect.files)
-        container: str | None = getattr(self.backend, "container_id", None)
+        container = self.backend.container_id if self.backend is not None else None
         use = self._lease.use if self._lease is not None else 1
         result = TaskResult(
             id=self.task.id,
@@ -313,11 +316,10 @@ class TaskRun:
     async def _export_files(self) -> list[str]:
         assert self._workspace is not None and self._tmp is not None
         root = self._workspace
-        export = getattr(self.backend, "export_workspace", None)
-        if isinstance(self.task.sandbox.backend, DockerConfig) and export is not None:
+        if isinstance(self.backend, WorkspaceExporter):
             # Copy mode: the task's files live in the container; fetch its workspace out first.
             root = self._tmp / "exported"
-            await export(root)
+            await self.backend.export_workspace(root)
         dest = self.artifacts / "files"
         patterns = self.task.collect.files
         return await anyio.to_thread.run_sync(lambda: _copy_matches(root, patterns, dest))

@@ -11,7 +11,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from shellrt.cli._sandbox_options import add_sandbox_options, sandbox_from_args
+from shellrt.cli._sandbox_options import add_sandbox_options, mask_defaults_from_args, sandbox_from_args
 
 __all__ = ["PERMISSION_MODES", "add_runtime_options", "runtime_from_args"]
 
@@ -59,7 +59,7 @@ def runtime_from_args(
     from shellrt.runtime import Runtime
 
     if hasattr(args, "sandbox"):
-        config, policy = sandbox_from_args(args)
+        config, policy = sandbox_from_args(args, masks=False)  # the Runtime derives them
         sandbox: Any = config
     else:
         from pathlib import Path
@@ -78,4 +78,5 @@ def runtime_from_args(
         allow=list(args.allow),
         deny=list(args.deny),
         progress=progress,
+        mask_defaults=mask_defaults_from_args(args),
     )

@@ -13,8 +13,15 @@ from pathlib import Path
 from typing import Literal
 
 from sandbox import DockerConfig, LocalConfig, ResourceLimits, SandboxConfig, SandboxPolicy
+from shellrt.runtime.sandbox_policy import derive_policy
 
-__all__ = ["SANDBOX_CHOICES", "add_sandbox_options", "parse_size", "sandbox_from_args"]
+__all__ = [
+    "SANDBOX_CHOICES",
+    "add_sandbox_options",
+    "mask_defaults_from_args",
+    "parse_size",
+    "sandbox_from_args",
+]
 
 SANDBOX_CHOICES = ("auto", "local", "none", "bwrap", "docker")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
@@ -54,7 +61,12 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="PATH",
-        help="hide PATH from commands (repeatable)",
+        help="hide PATH from commands (repeatable; Read(...) deny rules are hidden too)",
+    )
+    group.add_argument(
+        "--no-default-masks",
+        action="store_true",
+        help="do not hide the default credential stores (~/.ssh, ~/.aws, /etc/shadow, ...) from commands",
     )
     group.add_argument(
         "--network",
@@ -62,11 +74,19 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="network access: none (default), host (local/bwrap), bridge (docker)",
     )
+    limits = " for the whole session (docker: the container; bwrap: a cgroup, as root or delegated); "
+    refused = "refused, never ignored, where the sandbox cannot enforce it"
     group.add_argument(
-        "--memory", type=parse_size, default=None, metavar="SIZE", help="memory limit, e.g. 2g (docker)"
+        "--memory",
+        type=parse_size,
+        default=None,
+        metavar="SIZE",
+        help=f"memory limit, e.g. 2g{limits}{refused}",
     )
-    group.add_argument("--pids", type=int, default=None, metavar="N", help="process limit (docker)")
-    group.add_argument("--cpus", type=float, default=None, metavar="N", help="CPU limit in cores (docker)")
+    group.add_argument("--pids", type=int, default=None, metavar="N", help=f"process limit{limits}{refused}")
+    group.add_argument(
+        "--cpus", type=float, default=None, metavar="N", help=f"CPU limit in cores{limits}{refused}"
+    )
     group.add_argument("--image", default=None, help="container image (docker)")
     group.add_argument(
         "--export",
@@ -77,10 +97,19 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def mask_defaults_from_args(args: argparse.Namespace) -> bool | None:
+    """False when ``--no-default-masks`` was given, else None (settings decide; default on)."""
+    return False if getattr(args, "no_default_masks", False) else None
+
+
 def sandbox_from_args(
-    args: argparse.Namespace,
+    args: argparse.Namespace, *, masks: bool = True
 ) -> tuple[SandboxConfig | Literal["auto", "bwrap"], SandboxPolicy]:
-    """The backend config (``"auto"`` when not chosen, ``"bwrap"`` for bwrap) and the policy the options describe."""
+    """The backend config (``"auto"`` when not chosen, ``"bwrap"`` for bwrap) and the policy the options describe.
+
+    ``masks``: add the default masked paths (``shellrt run``); False when a `Runtime`
+    derives them from the session's settings and rules (``serve``).
+    """
     workspace = Path(args.workspace).expanduser().resolve()
     if not workspace.is_dir():
         raise SystemExit(
@@ -90,8 +119,10 @@ def sandbox_from_args(
     network = args.network or "none"
     if network == "bridge" and choice != "docker":
         raise SystemExit("shellrt: --network bridge needs --sandbox docker (use none or host)")
-    docker_only = [n for n in ("image", "export", "memory", "pids", "cpus") if getattr(args, n) is not None]
-    if docker_only and choice != "docker" and choice in ("local", "none", "bwrap"):
+    # Limits are not checked here: the backend's declared capabilities decide
+    # (sandbox.check_enforceable, through create_backend), for every route alike.
+    docker_only = [n for n in ("image", "export") if getattr(args, n) is not None]
+    if docker_only and choice in ("local", "none", "bwrap"):
         flags = ", ".join("--" + n for n in docker_only)
         raise SystemExit(f"shellrt: {flags} only apply to --sandbox docker")
     policy = SandboxPolicy(
@@ -101,6 +132,8 @@ def sandbox_from_args(
         network=network,
         limits=ResourceLimits(memory_bytes=args.memory, pids=args.pids, cpus=args.cpus),
     )
+    if masks:
+        policy, _ = derive_policy(policy, mask_defaults=mask_defaults_from_args(args))
     config: SandboxConfig | Literal["auto", "bwrap"]
     if choice == "auto":
         config = "auto"

@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 
-from sandbox import BackendUnavailableError, SandboxBackend
+from sandbox import BackendUnavailableError, SandboxBackend, WorkspaceExporter
 from shellrt.cli._sandbox_options import add_sandbox_options, sandbox_from_args
 from shellrt.cli._status_line import StatusLine
 
@@ -81,11 +81,10 @@ async def _run(args: argparse.Namespace, command: str) -> int:
         async with backend:
             code, keep_session = await _execute(args, command, backend, session_dir)
             if args.export is not None:
-                export = getattr(backend, "export_workspace", None)
-                if export is None:
+                if not isinstance(backend, WorkspaceExporter):
                     print("shellrt run: --export only applies to --sandbox docker", file=sys.stderr)
                 else:
-                    await export(Path(args.export))
+                    await backend.export_workspace(Path(args.export))
             return code
     finally:
         if not keep_session:
@@ -152,6 +151,7 @@ async def _execute(
         "timed_out": result.timed_out,
         "interrupted": result.interrupted,
         "signal": result.signal,
+        "oom_killed": result.oom_killed,
         "output": format_output(output, "Bash"),
         "output_path": str(result.output_path) if persisted else None,
         "total_bytes": result.total_bytes,

@@ -42,6 +42,7 @@ _TOP_LEVEL_KEYS = {
     "hooks",
     "mcpServers",
     "webFetch",
+    "sandbox",
     "allowManagedPermissionRulesOnly",
     "allowManagedHooksOnly",
     "disableBypassPermissionsMode",
@@ -101,6 +102,8 @@ class FileSettings:
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: The ``webFetch`` section (allowPrivateHosts, upgradeHttp, maxBytes, …), read by the WebFetch tool.
     web_fetch: dict[str, Any] = field(default_factory=dict)
+    #: The ``sandbox`` section (maskedPaths, unmaskDefaults, unmaskedPaths), read by shellrt.runtime.sandbox_policy.
+    sandbox: dict[str, Any] = field(default_factory=dict)
     disable_bypass: bool = False
     managed_rules_only: bool = False
     managed_hooks_only: bool = False
@@ -176,6 +179,11 @@ def load_settings_file(path: Path, source: str, *, home: Path, root: Path | None
         out.web_fetch = web_fetch
     elif web_fetch is not None:
         out.diagnostics.append(f"{path}:{locator.key_line('webFetch')}: webFetch must be an object; ignored")
+    sandbox = data.get("sandbox")
+    if isinstance(sandbox, dict):
+        out.sandbox = sandbox
+    elif sandbox is not None:
+        out.diagnostics.append(f"{path}:{locator.key_line('sandbox')}: sandbox must be an object; ignored")
     out.managed_rules_only = data.get("allowManagedPermissionRulesOnly") is True
     out.managed_hooks_only = data.get("allowManagedHooksOnly") is True
     if data.get("disableBypassPermissionsMode") == "disable":

@@ -28,6 +28,7 @@ from sandbox import (
     SandboxBackend,
     SandboxConfig,
     SandboxPolicy,
+    SandboxPolicyError,
 )
 from sandbox.factory import create_backend
 from shellrt.permissions import Approver, BasicGate, HookRunner, NoHooks, PermissionGate
@@ -77,10 +78,12 @@ async def resolve_sandbox(
     bwrap = BwrapConfig(persistent=not one_shot)
     if isinstance(sandbox, str):
         if sandbox == "auto":
-            backend = create_backend(bwrap, policy)
             try:
+                backend = create_backend(bwrap, policy)
                 await backend.start()
                 return backend, warnings
+            except SandboxPolicyError:
+                raise  # local enforces no limit either: bwrap's refusal says what to do
             except BackendUnavailableError as exc:
                 warnings.append(
                     f"bubblewrap is not usable here ({exc}); running without isolation (local backend)"
@@ -126,6 +129,8 @@ class Runtime:
         session_id: str | None = None,
         progress: ProgressSink | None = None,
         message_budget_chars: int = DEFAULT_MESSAGE_BUDGET_CHARS,
+        masked_paths: Sequence[str | os.PathLike[str]] = (),
+        mask_defaults: bool | None = None,
     ) -> None:
         self.workspace = Path(workspace).resolve()
         if not self.workspace.is_dir():
@@ -158,7 +163,17 @@ class Runtime:
             self._settings = {**governance.settings.model_dump(by_alias=True), **self._settings}
             # permissions.additionalDirectories: allowed for the file tools and writable in the sandbox
             extra_roots = tuple(r for r in governance.allowed_roots() if r != self.workspace)
-        self.policy = policy or SandboxPolicy(workspace=self.workspace, writable_roots=extra_roots)
+        # Masked paths (default secrets + every Read deny rule): derived in one place.
+        from shellrt.runtime.sandbox_policy import derive_policy
+
+        self.policy, policy_notes = derive_policy(
+            policy or SandboxPolicy(workspace=self.workspace, writable_roots=extra_roots),
+            rules=self.governance.settings.rules.rules if self.governance is not None else (),
+            settings_files=self.governance.settings.files if self.governance is not None else (),
+            masked_paths=masked_paths,
+            mask_defaults=mask_defaults,
+        )
+        self.diagnostics.extend(policy_notes)
         self.gate: PermissionGate = gate or BasicGate(approver)
         self.hooks: HookRunner = hooks or NoHooks()
         self._progress = progress

@@ -37,9 +37,6 @@ OutputCallback = Callable[[str, bytes], None]
 #: How often a waiting foreground command checks its abort event.
 _ABORT_POLL_S = 0.05
 
-#: Backends whose processes see the host's filesystem and binaries.
-_HOST_LIKE = frozenset({"local", "bwrap"})
-
 
 class Supervisor:
     """Runs commands of one session through a started sandbox backend.
@@ -64,7 +61,7 @@ class Supervisor:
         self._task_dir.mkdir(parents=True, exist_ok=True)
         self._preview_bytes = preview_bytes
         self._progress_interval_s = progress_interval_s
-        self._host_like = backend.name in _HOST_LIKE
+        self._host_like = backend.host_view
         self._base_env = base_env() if self._host_like else base_env({})
         if not self._host_like:
             self._base_env.pop("HOME", None)
@@ -267,7 +264,7 @@ class Supervisor:
         if self._closed:
             raise SupervisorClosedError("the shell session is closed; start a new session")
         # Images without bash (busybox) expose their POSIX shell; the wrapper is POSIX sh.
-        posix_shell = str(getattr(self.backend, "shell_path", "bash"))
+        posix_shell = self.backend.shell_path
         argv = shell_argv(command, shell, check_host=self._host_like, posix_shell=posix_shell)
         request = ExecRequest(
             argv=argv,

@@ -34,10 +34,7 @@ class PowerShell(ShellTool):
         base = await super().validate(tool_input, ctx)
         if not base.ok:
             return base
-        host_like = not ctx.has_service(Supervisor) or ctx.service(Supervisor).backend.name in (
-            "local",
-            "bwrap",
-        )
+        host_like = not ctx.has_service(Supervisor) or ctx.service(Supervisor).backend.host_view
         if host_like and shutil.which("pwsh") is None:
             return ValidationResult.failure(PWSH_MISSING)
         return ValidationResult.success()

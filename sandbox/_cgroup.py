@@ -1,0 +1,353 @@
+"""One cgroup per sandbox session: memory, pids and cpu limits for every command of the session.
+
+Why: bwrap has no resource limits of its own; docker puts a container's
+processes in one cgroup, and this does the same for a bwrap session. The cgroup
+is made *under the cgroup the caller runs in* (so it never escapes a limit the
+caller is under), per controller:
+
+- cgroup v1 (a hierarchy per controller, ``/sys/fs/cgroup/memory`` …, writable
+  by root): ``memory.limit_in_bytes`` (+ ``memory.memsw.limit_in_bytes``: no
+  swap, a hog is OOM-killed as in docker), ``pids.max``,
+  ``cpu.cfs_quota_us``/``cpu.cfs_period_us``; OOM kills counted from
+  ``memory.oom_control``;
+- cgroup v2 (one hierarchy): ``memory.max`` + ``memory.swap.max``, ``pids.max``,
+  ``cpu.max``; OOM kills from ``memory.events``. The caller's cgroup must let us
+  make a child with the controllers (root, or a delegated subtree whose
+  ``cgroup.subtree_control`` has them).
+
+Processes join at spawn: the host-side argv is prefixed with a tiny ``/bin/sh``
+that writes its own pid to each ``cgroup.procs`` and then ``exec``s bwrap, so
+nothing the sandbox forks can start outside (`SessionCgroup.enter_argv`).
+
+Cleanup: `SessionCgroup.remove` at close kills whatever is still in it and
+removes it. Names are ``shellrt-<owner pid>-<token>``; a cgroup whose owner
+died without closing (SIGKILL) is emptied and removed by the next session that
+starts (`sweep_orphans`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import functools
+import os
+import secrets
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from sandbox.policy import ResourceLimits
+
+__all__ = [
+    "CGROUP_PREFIX",
+    "CgroupUnavailableError",
+    "LimitAspect",
+    "SessionCgroup",
+    "cgroup_unavailable_reasons",
+    "sweep_orphans",
+]
+
+CGROUP_PREFIX = "shellrt-"
+LimitAspect = Literal["memory", "pids", "cpus"]
+#: The kernel controller behind each limit aspect.
+_CONTROLLER: dict[LimitAspect, str] = {"memory": "memory", "pids": "pids", "cpus": "cpu"}
+_CPU_PERIOD_US = 100_000
+_SH = "/bin/sh"
+#: argv[1..]: cgroup.procs files, then ``--``, then the program.
+_JOIN_SCRIPT = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
+
+
+class CgroupUnavailableError(OSError):
+    """Raised when the session cgroup cannot be made here (no controller, no permission)."""
+
+
+@dataclass(frozen=True)
+class _Hierarchy:
+    """Where a controller lives: the mount point, its version, and the caller's cgroup in it."""
+
+    mount: Path
+    version: Literal[1, 2]
+    own: Path  # the caller's cgroup directory (absolute host path)
+
+
+def _mounts() -> list[tuple[str, str, str]]:
+    """(mount point, fs type, super options) of every cgroup mount, from /proc/self/mountinfo."""
+    found: list[tuple[str, str, str]] = []
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        left, _, right = line.partition(" - ")
+        fields, rest = left.split(), right.split()
+        if len(fields) >= 5 and len(rest) >= 3 and rest[0] in ("cgroup", "cgroup2"):
+            found.append((fields[4].replace("\\040", " "), rest[0], rest[2]))
+    return found
+
+
+def _own_paths() -> dict[str, str]:
+    """The caller's cgroup path per v1 controller, and under key ``""`` its v2 path."""
+    paths: dict[str, str] = {}
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return paths
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        for controller in parts[1].split(",") if parts[1] else [""]:
+            paths[controller] = parts[2]
+    return paths
+
+
+def _hierarchy(controller: str) -> _Hierarchy | None:
+    """The hierarchy that holds ``controller`` for this process, v1 first (a controller is in one)."""
+    own = _own_paths()
+    mounts = _mounts()
+    for point, fstype, options in mounts:
+        if fstype == "cgroup" and controller in options.split(",") and controller in own:
+            return _Hierarchy(Path(point), 1, Path(point) / own[controller].lstrip("/"))
+    for point, fstype, _ in mounts:
+        if fstype != "cgroup2" or "" not in own:
+            continue
+        base = Path(point) / own[""].lstrip("/")
+        try:
+            available = (Path(point) / "cgroup.controllers").read_text().split()
+        except OSError:
+            continue
+        if controller in available:
+            return _Hierarchy(Path(point), 2, base)
+    return None
+
+
+def _v2_ready(own: Path, controller: str) -> str | None:
+    """None when a child of ``own`` gets ``controller`` (enabling it if we may), else why not."""
+    control = own / "cgroup.subtree_control"
+    try:
+        if controller in control.read_text().split():
+            return None
+        if not (own / "cgroup.controllers").read_text().split().count(controller):
+            return f"the {controller} controller is not delegated to {own}"
+        control.write_text(f"+{controller}")
+    except OSError as exc:
+        return f"cannot enable the {controller} controller in {own} ({exc.strerror or exc})"
+    return None
+
+
+def _reason(aspect: LimitAspect) -> str | None:
+    controller = _CONTROLLER[aspect]
+    where = _hierarchy(controller)
+    if where is None:
+        return f"no cgroup hierarchy with the {controller} controller is mounted"
+    if not os.access(where.own, os.W_OK | os.X_OK):
+        return (
+            f"{where.own} is not writable by uid {os.geteuid()} (cgroup v{where.version}); run as root "
+            "or in a delegated cgroup v2 subtree"
+        )
+    if where.version == 2:
+        try:
+            if controller not in (where.own / "cgroup.subtree_control").read_text().split():
+                available = (where.own / "cgroup.controllers").read_text().split()
+                if controller not in available:
+                    return f"the {controller} controller is not delegated to {where.own}"
+        except OSError as exc:
+            return f"cannot read {where.own} ({exc.strerror or exc})"
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def cgroup_unavailable_reasons() -> dict[LimitAspect, str]:
+    """Per limit aspect that cannot be enforced here, why (empty: all can). Probed once per process."""
+    reasons: dict[LimitAspect, str] = {}
+    for aspect in _CONTROLLER:
+        reason = _reason(aspect)
+        if reason is not None:
+            reasons[aspect] = reason
+    return reasons
+
+
+def _wanted(limits: ResourceLimits) -> list[LimitAspect]:
+    wanted: list[LimitAspect] = []
+    if limits.memory_bytes is not None:
+        wanted.append("memory")
+    if limits.pids is not None:
+        wanted.append("pids")
+    if limits.cpus is not None:
+        wanted.append("cpus")
+    return wanted
+
+
+def _write(path: Path, value: str) -> None:
+    try:
+        path.write_text(value)
+    except OSError as exc:
+        raise CgroupUnavailableError(exc.errno, f"cannot write {value!r} to {path}: {exc.strerror}") from exc
+
+
+def _settings(
+    version: int, aspect: LimitAspect, limits: ResourceLimits, directory: Path
+) -> list[tuple[str, str]]:
+    """The (file, value) pairs that set ``aspect``, in the order they must be written."""
+    if aspect == "memory":
+        assert limits.memory_bytes is not None
+        value = str(limits.memory_bytes)
+        if version == 1:
+            pairs = [("memory.limit_in_bytes", value)]
+            if (directory / "memory.memsw.limit_in_bytes").exists():
+                pairs.append(("memory.memsw.limit_in_bytes", value))
+            return pairs
+        pairs = [("memory.max", value)]
+        if (directory / "memory.swap.max").exists():
+            pairs.append(("memory.swap.max", "0"))
+        return pairs
+    if aspect == "pids":
+        return [("pids.max", str(limits.pids))]
+    assert limits.cpus is not None
+    quota = max(1000, int(limits.cpus * _CPU_PERIOD_US))
+    if version == 1:
+        return [("cpu.cfs_period_us", str(_CPU_PERIOD_US)), ("cpu.cfs_quota_us", str(quota))]
+    return [("cpu.max", f"{quota} {_CPU_PERIOD_US}")]
+
+
+@dataclass
+class SessionCgroup:
+    """The cgroup(s) of one session: one directory per hierarchy that holds a wanted controller."""
+
+    name: str
+    #: (directory, version) per hierarchy, deduplicated (v2 holds every controller in one).
+    dirs: list[tuple[Path, int]] = field(default_factory=list)
+    #: The memory cgroup, for OOM detection (None without a memory limit).
+    memory: tuple[Path, int] | None = None
+
+    @classmethod
+    def create(cls, limits: ResourceLimits) -> SessionCgroup | None:
+        """Make the session's cgroup for ``limits`` (None when it sets none); `CgroupUnavailableError` when impossible."""
+        wanted = _wanted(limits)
+        if not wanted:
+            return None
+        sweep_orphans()
+        group = cls(f"{CGROUP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}")
+        try:
+            for aspect in wanted:
+                controller = _CONTROLLER[aspect]
+                where = _hierarchy(controller)
+                if where is None:
+                    raise CgroupUnavailableError(
+                        errno.ENOENT, f"no cgroup hierarchy with the {controller} controller is mounted"
+                    )
+                if where.version == 2:
+                    why = _v2_ready(where.own, controller)
+                    if why is not None:
+                        raise CgroupUnavailableError(errno.EPERM, why)
+                directory = where.own / group.name
+                if (directory, where.version) not in group.dirs:
+                    try:
+                        directory.mkdir()
+                    except OSError as exc:
+                        raise CgroupUnavailableError(
+                            exc.errno, f"cannot create cgroup {directory}: {exc.strerror}"
+                        ) from exc
+                    group.dirs.append((directory, where.version))
+                for name, value in _settings(where.version, aspect, limits, directory):
+                    _write(directory / name, value)
+                if aspect == "memory":
+                    group.memory = (directory, where.version)
+        except BaseException:
+            group.remove()
+            raise
+        return group
+
+    def enter_argv(self) -> list[str]:
+        """An argv prefix that joins this cgroup and then execs the rest (``[*prefix, *argv]``)."""
+        return [
+            _SH,
+            "-c",
+            _JOIN_SCRIPT,
+            "shellrt-cgroup",
+            *(str(d / "cgroup.procs") for d, _ in self.dirs),
+            "--",
+        ]
+
+    def oom_kills(self) -> int:
+        """How many processes the kernel's OOM killer ended in this cgroup so far (0 when unknown)."""
+        if self.memory is None:
+            return 0
+        directory, version = self.memory
+        name = "memory.oom_control" if version == 1 else "memory.events"
+        try:
+            for line in (directory / name).read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+        except (OSError, ValueError):
+            pass
+        return 0
+
+    def remove(self) -> None:
+        """Kill anything still inside and remove the cgroup (idempotent; gives up after ~5 s)."""
+        for directory, _ in self.dirs:
+            _remove_dir(directory)
+        self.dirs = []
+
+
+def _pids_in(directory: Path) -> list[int]:
+    try:
+        return [int(p) for p in (directory / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _remove_dir(directory: Path, timeout_s: float = 5.0) -> bool:
+    """rmdir ``directory``, SIGKILLing what is left in it first; False when it stays busy."""
+    deadline = time.monotonic() + timeout_s
+    delay = 0.005
+    while True:
+        try:
+            directory.rmdir()
+            return True
+        except FileNotFoundError:
+            return True
+        except OSError as exc:
+            if exc.errno != errno.EBUSY or time.monotonic() > deadline:
+                return False
+        for pid in _pids_in(directory):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
+
+
+def _owner_alive(name: str) -> bool:
+    try:
+        pid = int(name[len(CGROUP_PREFIX) :].split("-", 1)[0])
+    except ValueError:
+        return True  # not ours to judge
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_orphans() -> int:
+    """Remove session cgroups whose owner process is gone (it was SIGKILLed); returns how many."""
+    removed = 0
+    seen: set[Path] = set()
+    for controller in _CONTROLLER.values():
+        where = _hierarchy(controller)
+        if where is None or where.own in seen:
+            continue
+        seen.add(where.own)
+        try:
+            children = list(where.own.iterdir())
+        except OSError:
+            continue
+        for child in children:
+            if child.name.startswith(CGROUP_PREFIX) and child.is_dir() and not _owner_alive(child.name):
+                removed += _remove_dir(child, timeout_s=1.0)
+    return removed

@@ -1,0 +1,284 @@
+"""The one place a session's `SandboxPolicy` gets its masked paths: secrets by default, plus every ``Read`` deny rule.
+
+Why: the sandbox is the boundary. A ``Read(./secrets/**)`` deny that only the
+Read tool obeyed would leave ``cat secrets/a`` through Bash open, so every
+``Read(...)`` deny rule of the session (all settings sources and ``--deny``)
+becomes a ``read_denied`` path, which the backend hides (bwrap: an empty tmpfs
+or /dev/null over it). And common credential stores outside the workspace are
+hidden by default (`DEFAULT_MASKED_PATHS`).
+
+Rules are gitignore-style globs (see `shellrt.permissions.globs`). The static
+part of a rule maps to one path (``Read(./secrets/**)`` -> ``<root>/secrets``,
+``Read(~/.env)`` -> ``$HOME/.env``, ``Read(//etc/x)`` -> ``/etc/x``); a rule with
+a glob in it (``Read(**/*.pem)``, ``Read(./config/*.key)``) is expanded against
+the filesystem when the session starts and each match is masked. A file
+created later that matches such a glob is not hidden by the mount: the
+permission layer still denies it to the file tools, and a new session masks it.
+
+A masked path that is or contains a writable root (the workspace) cannot be
+hidden without hiding the workspace: it is skipped with a diagnostic.
+
+Settings (``"sandbox"`` in a settings file): ``maskedPaths`` (extra paths,
+``~`` expanded, relative ones under the workspace) from any source;
+``unmaskDefaults: true`` and ``unmaskedPaths`` (drop some defaults) only from
+sources the workspace cannot write (managed, ``--settings`` files, user), so a
+hostile repository cannot unmask the operator's secrets.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from sandbox import SandboxPolicy
+from shellrt.permissions.globs import glob_matches
+from shellrt.permissions.rules import READ_RULE_TOOLS, PermissionRule
+from shellrt.permissions.settings import FileSettings
+
+__all__ = [
+    "DEFAULT_MASKED_PATHS",
+    "MAX_GLOB_MATCHES",
+    "TRUSTED_SANDBOX_SOURCES",
+    "derive_policy",
+    "rule_masks",
+]
+
+#: Credential stores hidden from commands by default. ``~/…`` entries are hidden in the
+#: caller's home and in ``/root``; ``/root`` as a whole is hidden unless it is or holds a
+#: writable root (the workspace) or the Python that runs shellrt (pyenv-style installs under
+#: /root: the bwrap zygote runs on it), in which case only its ``~/…`` entries are.
+DEFAULT_MASKED_PATHS: tuple[str, ...] = (
+    "~/.ssh",
+    "~/.aws",
+    "~/.azure",
+    "~/.config/gcloud",
+    "~/.config/gh",
+    "~/.config/hub",
+    "~/.docker",
+    "~/.kube",
+    "~/.gnupg",
+    "~/.password-store",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.npmrc",
+    "~/.pypirc",
+    "~/.vault-token",
+    "~/.cargo/credentials",
+    "~/.cargo/credentials.toml",
+    "~/.terraform.d/credentials.tfrc.json",
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/root",
+)
+
+#: Settings sources the workspace cannot write: only they may unmask a default.
+TRUSTED_SANDBOX_SOURCES = frozenset({"managed", "cli", "user"})
+#: A glob rule expanding to more paths than this is masked up to it (with a diagnostic).
+MAX_GLOB_MATCHES = 2000
+#: Directory entries a glob expansion visits at most (a rule over a huge tree is cut short).
+_MAX_VISITS = 200_000
+_GLOB_CHARS = frozenset("*?[\\")
+
+
+def _expand(text: str, home: Path, workspace: Path) -> Path:
+    """``~`` and relative paths (under the workspace) made absolute, not resolved."""
+    if text == "~" or text.startswith("~/"):
+        return Path(os.path.normpath(home / text[2:])) if len(text) > 2 else home
+    if text.startswith("//"):
+        text = text[1:]
+    return Path(os.path.normpath(workspace / text))
+
+
+def _split(spec: str, root: Path | None, home: Path) -> tuple[Path, str] | None:
+    """A path specifier's anchor directory and its relative glob (None when it has no anchor)."""
+    if spec.startswith("//"):
+        return Path("/"), "/" + spec[2:]
+    if spec == "~" or spec.startswith("~/"):
+        return home, "/" + spec[2:] if len(spec) > 2 else "/**"
+    if root is None:
+        return None
+    return root, spec
+
+
+def _static_part(pattern: str) -> tuple[list[str], bool, bool]:
+    """(static leading segments, anchored, whole pattern static) of a gitignore-style pattern."""
+    pat = pattern.rstrip("/") if pattern not in ("/", "") else pattern
+    anchored = "/" in pat
+    pat = pat.lstrip("/")
+    if pat.startswith("./"):
+        pat, anchored = pat[2:], True
+    segments = [s for s in pat.split("/") if s not in ("", ".")]
+    while segments and segments[-1] == "**":  # `x/**` covers x itself: the same mask
+        segments.pop()
+    static: list[str] = []
+    for seg in segments:
+        if _GLOB_CHARS & set(seg):
+            return static, anchored, False
+        static.append(seg)
+    return static, anchored, True
+
+
+def _walk_matches(base: Path, start: Path, pattern: str, limit: int) -> tuple[list[Path], bool]:
+    """Paths under ``start`` whose path relative to ``base`` matches ``pattern`` (a matched dir is not entered)."""
+    found: list[Path] = []
+    visits = 0
+    stack = [start]
+    while stack:
+        directory = stack.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            visits += 1
+            if visits > _MAX_VISITS or len(found) >= limit:
+                return found, True
+            path = Path(entry.path)
+            rel = os.path.relpath(path, base)
+            if glob_matches(pattern, rel):
+                found.append(path)
+            elif entry.is_dir(follow_symlinks=False):
+                stack.append(path)
+    return found, False
+
+
+def rule_masks(
+    rule: PermissionRule, *, home: Path, limit: int = MAX_GLOB_MATCHES
+) -> tuple[list[Path], list[str]]:
+    """The paths a ``Read(...)`` deny rule masks, and diagnostics for what the mount cannot cover."""
+    spec = rule.specifier
+    if spec is None:
+        return [], [
+            f"{rule.describe()}: denies every read; the sandbox cannot hide the whole filesystem "
+            "(the permission layer enforces it)"
+        ]
+    split = _split(spec, rule.origin.root, home)
+    if split is None:
+        return [], [f"{rule.describe()}: a relative path with no anchor directory; not masked in the sandbox"]
+    base, pattern = split
+    static, anchored, whole = _static_part(pattern)
+    if whole and anchored:
+        return [Path(os.path.normpath(base.joinpath(*static)))], []
+    start = Path(os.path.normpath(base.joinpath(*static))) if anchored else base
+    found, cut = _walk_matches(base, start, pattern, limit)
+    notes = []
+    if cut:
+        notes.append(
+            f"{rule.describe()}: the glob matched too many paths under {start}; only {len(found)} are masked "
+            "in the sandbox (the permission layer still denies the rest to the file tools)"
+        )
+    return found, notes
+
+
+def _interpreter_dirs() -> list[Path]:
+    """Where the running Python lives: a default mask must not hide it (the zygote runs on it)."""
+    dirs = {sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable or "/"))}
+    return [Path(os.path.realpath(d)) for d in dirs if d]
+
+
+def _default_masks(home: Path, base: SandboxPolicy) -> list[Path]:
+    """`DEFAULT_MASKED_PATHS` for this caller (see there for ``/root``)."""
+    keep = [*(Path(os.path.normpath(r)) for r in base.allowed_roots()), *_interpreter_dirs()]
+    homes = dict.fromkeys([home, Path("/root")])
+    out: list[Path] = []
+    for text in DEFAULT_MASKED_PATHS:
+        if text.startswith("~/"):
+            out += [Path(os.path.normpath(h / text[2:])) for h in homes]
+        elif _covers(Path(text), keep) is None:
+            out.append(Path(text))
+    return out
+
+
+def _covers(masked: Path, roots: Sequence[Path]) -> Path | None:
+    """The writable root that ``masked`` is or contains (hiding it would hide that root)."""
+    for root in roots:
+        if root == masked or masked in root.parents:
+            return root
+    return None
+
+
+def _sandbox_sections(files: Iterable[FileSettings]) -> list[tuple[str, Mapping[str, Any]]]:
+    """(source, ``sandbox`` section) of each loaded settings file that has one."""
+    return [(loaded.source, loaded.sandbox) for loaded in files if loaded.sandbox]
+
+
+def _str_list(value: object) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def derive_policy(
+    base: SandboxPolicy,
+    *,
+    rules: Iterable[PermissionRule] = (),
+    settings_files: Iterable[FileSettings] = (),
+    masked_paths: Sequence[str | os.PathLike[str]] = (),
+    mask_defaults: bool | None = None,
+    home: Path | None = None,
+) -> tuple[SandboxPolicy, list[str]]:
+    """``base`` with every masked path of the session added to ``read_denied``, and diagnostics.
+
+    ``rules``: the session's permission rules (only ``Read`` denies are used);
+    ``settings_files``: the loaded settings files (their ``sandbox`` sections);
+    ``masked_paths``: extra paths (the ``Runtime(masked_paths=…)`` parameter);
+    ``mask_defaults``: False drops `DEFAULT_MASKED_PATHS` (None: as settings say, default on).
+    Idempotent: deriving a derived policy adds nothing.
+    """
+    home = home if home is not None else Path.home()
+    workspace = base.workspace
+    notes: list[str] = []
+    wanted: list[tuple[Path, str]] = [(Path(p), "read_denied") for p in base.read_denied]
+
+    defaults_on = True
+    unmasked: set[Path] = set()
+    extra: list[str] = [os.fspath(p) for p in masked_paths]
+    for source, section in _sandbox_sections(settings_files):
+        extra += _str_list(section.get("maskedPaths"))
+        trusted = source in TRUSTED_SANDBOX_SOURCES
+        if section.get("unmaskDefaults") is True or section.get("unmaskedPaths"):
+            if trusted:
+                defaults_on = defaults_on and section.get("unmaskDefaults") is not True
+                unmasked |= {_expand(p, home, workspace) for p in _str_list(section.get("unmaskedPaths"))}
+            else:
+                notes.append(
+                    f"sandbox.unmaskDefaults/unmaskedPaths in {source} settings ignored: only managed, "
+                    "--settings and user settings may unmask secrets"
+                )
+    if mask_defaults is not None:
+        defaults_on = mask_defaults
+    if defaults_on:
+        wanted += [(p, "default") for p in _default_masks(home, base) if p not in unmasked]
+    wanted += [(_expand(p, home, workspace), "setting") for p in extra]
+    for rule in rules:
+        if rule.kind != "deny" or rule.tool not in READ_RULE_TOOLS:
+            continue
+        paths, rule_notes = rule_masks(rule, home=home)
+        notes += rule_notes
+        wanted += [(p, rule.text) for p in paths]
+
+    roots = [Path(os.path.normpath(r)) for r in base.allowed_roots()]
+    masked: dict[Path, None] = {}
+    for path, why in wanted:
+        forms = [path]
+        real = Path(os.path.realpath(path))
+        if real != path:
+            forms.append(real)  # a symlink: hide what it points to as well
+        for form in forms:
+            root = _covers(form, roots)
+            if root is not None:
+                if why != "default":
+                    notes.append(
+                        f"{why}: {form} is or contains the writable root {root}; it cannot be masked "
+                        "in the sandbox (the permission layer still denies it to the file tools)"
+                    )
+                continue
+            masked.setdefault(form, None)
+    # A path under another masked path is already hidden: one mount fewer.
+    kept = tuple(p for p in masked if not any(q in p.parents for q in masked))
+    return base.model_copy(update={"read_denied": kept}), notes
