@@ -110,6 +110,11 @@ class BwrapBackend(SandboxBackend):
         self._session_tmp: Path | None = None
         self._tmp_owner: OwnedDir | None = None
 
+    @property
+    def session_tmp(self) -> Path | None:
+        """Host directory backing the sandbox's /tmp (the file tools serve /tmp from it); None when stopped."""
+        return self._session_tmp
+
     def enforces(self) -> frozenset[str]:
         aspects = {"filesystem", "read_denied", "tree_kill"}
         if self.policy.network == "none":
