@@ -121,6 +121,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         #: Root caller: (owner uid, owner gid, sandbox uid, gid) -> fd of the user ns of that id map.
         self._userns: dict[tuple[int, int, int, int], int] = {}
 
+    @property
+    def session_tmp(self) -> Path | None:
+        """Host directory backing the sandbox's /tmp (the file tools serve /tmp from it); None when stopped."""
+        return self._session_tmp
+
     def enforces(self) -> frozenset[Aspect]:
         aspects: set[Aspect] = {"filesystem", "read_denied", "tree_kill"}
         if self.policy.network == "none":

@@ -170,7 +170,7 @@ def test_create_with_empty_old_string(tmp_path: Path) -> None:
     assert (tmp_path / "new/dir/f.txt").read_text() == "hello\n" and "Created" in text
 
 
-def test_symlink_escape_asks_and_sensitive_paths_safety_checked(tmp_path: Path) -> None:
+def test_symlink_escape_denied_and_sensitive_paths_safety_checked(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     target = tmp_path / "outside.txt"
@@ -187,7 +187,8 @@ def test_symlink_escape_asks_and_sensitive_paths_safety_checked(tmp_path: Path) 
         return res, tool.permission_subject(tool.backfill(inp))
 
     res, subject = anyio.run(verdict, "inner")
-    assert res.behavior == "ask" and "outside" in res.reason
+    # Writing outside the sandbox's writable places is the boundary, not a question: denied.
+    assert res.behavior == "deny" and "outside" in res.reason and res.reason.startswith("inner:")
     assert subject.paths == (str(target),) and subject.access == "write"
     for sensitive in (
         ".env.local",

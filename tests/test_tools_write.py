@@ -50,7 +50,7 @@ def test_create_with_parents(tmp_path: Path) -> None:
 def test_parents_outside_roots_not_created(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    with pytest.raises(ToolExecutionError, match="outside the workspace"):
+    with pytest.raises(ToolExecutionError, match="outside the sandbox's writable places"):
         write(make_ctx(ws), file_path=str(tmp_path / "elsewhere" / "x.txt"), content="x")
     assert not (tmp_path / "elsewhere").exists()
 

@@ -64,6 +64,7 @@ from docker.types import Mount
 
 from sandbox.base import Aspect, ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
 from sandbox.config import DockerConfig
+from sandbox.confine import relative_to
 from sandbox.docker._channel import ControlChannel, ExecutorGoneError
 from sandbox.docker._client import connect, require_local_daemon, thread, translate
 from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream, make_fifo, open_fifo
@@ -253,13 +254,9 @@ class DockerBackend(SandboxBackend):
         original workspace map (the latter names the same logical location)."""
         path = os.path.abspath(host_path)
         for base in dict.fromkeys((self._host_workspace(), os.path.abspath(self.policy.workspace))):
-            if path == base or path.startswith(base.rstrip("/") + "/"):
-                rel = os.path.relpath(path, base)
-                return (
-                    str(PurePosixPath(self.config.container_workspace) / rel)
-                    if rel != "."
-                    else (self.config.container_workspace)
-                )
+            rel = relative_to(path, base)
+            if rel is not None:
+                return str(PurePosixPath(self.config.container_workspace) / rel) if rel else self.config.container_workspace
         return None
 
     def to_host_path(self, sandbox_path: str) -> Path | None:

@@ -28,6 +28,7 @@ from urllib.parse import urlparse
 import anyio
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from sandbox.confine import contained
 from shellrt.permissions import PERMISSION_MODES, Governance, PermissionDecision, build_governance
 from shellrt.protocol import PermissionResult, PermissionSubject, Tool, ToolContext, ToolOutput
 
@@ -273,13 +274,8 @@ class _GenericTool(Tool[_AnyInput, str]):
             return PermissionResult.ask("this command is not read-only")
         if subject.paths:
             path = subject.paths[0]
-            if not _inside(path, ctx.allowed_roots or (ctx.workspace,)):
+            if not contained((path,), ctx.allowed_roots or (ctx.workspace,), resolve=True):
                 return PermissionResult.ask(f"{path} is outside the allowed directories")
             if subject.access == "read":
                 return PermissionResult.allow("read inside the allowed directories")
         return PermissionResult.passthrough()
-
-
-def _inside(path: str, roots: tuple[Path, ...]) -> bool:
-    real_roots = [os.path.realpath(r) for r in roots]
-    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in real_roots)

@@ -41,6 +41,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from sandbox.confine import contained
 from shellrt.permissions.interfaces import CommandPart, CommandPartsTool, PermissionDecision
 from shellrt.permissions.modes import PermissionMode
 from shellrt.permissions.rules import PermissionRule, RuleKind, git_metadata_reason, is_safe_env_name
@@ -390,12 +391,7 @@ class PermissionEngine:
 
     def _inside_roots(self, paths: Sequence[str], ctx: ToolContext) -> bool:
         roots = [self.workspace, *self.additional_directories, *ctx.allowed_roots]
-        real_roots = [os.path.realpath(r) for r in roots]
-        for path in paths:
-            real = os.path.realpath(path)
-            if not any(real == r or real.startswith(r.rstrip("/") + "/") for r in real_roots):
-                return False
-        return True
+        return contained(paths, roots, resolve=True)
 
     def _rule_final(
         self,

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from sandbox.confine import relative_to
 from shellrt.permissions.errors import RuleSyntaxError
 from shellrt.permissions.globs import glob_matches
 from shellrt.protocol import PermissionSubject
@@ -338,17 +339,7 @@ def _path_matches(spec: str, path: str, root: Path | None, *, home: Path, resolv
     path_forms = {os.path.realpath(path)} if resolve else {os.path.realpath(path), os.path.normpath(path)}
     for b in base_forms:
         for p in path_forms:
-            rel = _relative(p, b)
+            rel = relative_to(p, b)
             if rel is not None and glob_matches(pattern, rel):
                 return True
     return False
-
-
-def _relative(path: str, base: str) -> str | None:
-    if base == "/":
-        return path.lstrip("/")
-    if path == base:
-        return ""
-    if path.startswith(base.rstrip("/") + "/"):
-        return path[len(base.rstrip("/")) + 1 :]
-    return None

@@ -13,6 +13,7 @@ import os
 from pathlib import PurePosixPath
 
 from sandbox import SandboxBackend
+from sandbox.confine import contained
 
 __all__ = ["CwdTracker"]
 
@@ -37,9 +38,9 @@ class CwdTracker:
         self.roots = tuple(dict.fromkeys(roots))
 
     def inside_roots(self, path: str) -> bool:
-        """True when ``path`` is one of the allowed roots or below one."""
-        p = PurePosixPath(os.path.normpath(path))
-        return any(p == r or r in p.parents for r in self.roots)
+        """True when ``path`` (a sandbox path, judged lexically: ``pwd -P`` is already physical) is one
+        of the allowed roots or below one."""
+        return path.startswith("/") and contained((path,), self.roots, resolve=False)
 
     def exists(self, path: str) -> bool:
         """Whether ``path`` is a directory (True when the backend has no host view of it)."""

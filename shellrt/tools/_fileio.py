@@ -5,7 +5,9 @@ latin-1 file stays latin-1, a BOM stays in place, the file mode is kept. Text
 is decoded with an encoding that round-trips the exact bytes (UTF-8 when the
 bytes are valid UTF-8, else latin-1, which maps every byte to one character),
 and written back atomically (temp file in the same directory, fsync, rename)
-so a crash or a concurrent reader never sees half a file.
+so a crash or a concurrent reader never sees half a file. Every open and
+write goes through `sandbox.confine` (anchored at a directory fd of the
+sandbox's view): no symlink swap can send it elsewhere than where it says.
 """
 
 from __future__ import annotations
@@ -14,21 +16,23 @@ import codecs
 import hashlib
 import os
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandbox import confine
+from sandbox.confine import View, WriteOutcome
 from shellrt.protocol import FileReadRecord, ToolExecutionError
 
 __all__ = [
     "DecodedText",
-    "atomic_write",
     "decode_bytes",
     "dominant_newline",
     "fingerprint",
+    "read_existing",
     "require_fresh",
     "sha256_bytes",
     "to_newline",
+    "write_confined",
 ]
 
 _CHUNK = 1 << 20
@@ -99,53 +103,60 @@ def fingerprint(path: Path, *, partial: bool = False) -> FileReadRecord:
     )
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically, keeping the mode of an existing file.
+def read_existing(view: View, where: str, *, label: str) -> tuple[bytes, str] | None:
+    """Bytes and canonical path of the file at ``where`` (opened anchored), or None when it does not exist.
 
-    A new file gets the default mode (0o666 minus the umask), as ``open`` would give it.
+    Raises `ToolExecutionError` for a directory or special file; `OSError`
+    (`sandbox.confine.ConfinementError` included) when it cannot be reached.
     """
     try:
-        mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
+        fd, canonical = confine.open_file(view, where)
     except FileNotFoundError:
-        mode = None
-    if mode is None:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        return None
+    except IsADirectoryError:
+        raise ToolExecutionError(f"{label} is a directory; give the path of a file.") from None
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise ToolExecutionError(f"{label} is a directory; give the path of a file.")
+        if not stat.S_ISREG(mode):
+            raise ToolExecutionError(f"{label} is not a regular file; the file tools change regular files only.")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return fh.read(), canonical
+    finally:
+        os.close(fd)
+
+
+def write_confined(view: View, where: str, data: bytes) -> tuple[WriteOutcome, FileReadRecord]:
+    """Atomically write ``data`` at ``where`` inside the view's writable places (parents created there).
+
+    Returns where it landed and the read-state record of what is now there.
+    """
+    outcome = confine.write_file(view, where, data, make_parents=True)
+    mtime_ns = 0
     try:
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
+        fd, _ = confine.open_file(view, outcome.path)
     except OSError:
         pass
-    finally:
-        os.close(dir_fd)
+    else:
+        try:
+            mtime_ns = os.fstat(fd).st_mtime_ns
+        finally:
+            os.close(fd)
+    return outcome, FileReadRecord(sha256=sha256_bytes(data), mtime_ns=mtime_ns, size=len(data))
 
 
-def require_fresh(path: Path, read_state: dict[str, FileReadRecord], *, verb: str, need_full: bool) -> bytes:
-    """The current bytes of ``path``, if the session's last Read of it is still current.
+def require_fresh(
+    data: bytes, key: str, label: str, read_state: dict[str, FileReadRecord], *, verb: str, need_full: bool
+) -> None:
+    """Refuse unless the session's last Read of the file (``key``) is still current for ``data``.
 
     Optimistic concurrency: the content hash must equal the one recorded by
     Read (a changed mtime with equal content is fine — ``touch`` or a no-op
     formatter run). Raises `ToolExecutionError` with what to do next.
     """
-    record = read_state.get(str(path))
+    path = label
+    record = read_state.get(key)
     if record is None:
         raise ToolExecutionError(
             f"File has not been read yet: Read {path} first, then {verb} it (edits must start from what you saw)."
@@ -155,11 +166,8 @@ def require_fresh(path: Path, read_state: dict[str, FileReadRecord], *, verb: st
             f"You only read part of {path}; read all of it (Read without offset/limit) before you {verb} it, "
             "or change it with Edit instead."
         )
-    with open(path, "rb") as fh:
-        data = fh.read()
     if sha256_bytes(data) != record.sha256:
         raise ToolExecutionError(
             f"{path}: file changed since it was read (by the user, a formatter or another tool): read it again, "
             f"then {verb} it."
         )
-    return data

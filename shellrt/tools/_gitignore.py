@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ __all__ = [
     "GlobList",
     "TypeFilter",
     "compile_glob",
+    "walk_entries",
     "walk_files",
 ]
 
@@ -300,19 +302,48 @@ class _DirRules:
     has_git: bool = False
 
 
-def _load_dir_rules(directory: str) -> _DirRules:
+def _read_rules(dir_fd: int | None, directory: str, *names: str) -> GlobList | None:
+    """Parse an ignore file below ``directory``: through ``dir_fd`` without following any symlink when given."""
+    if dir_fd is None:
+        candidate = os.path.join(directory, *names)
+        return GlobList.from_file(Path(candidate)) if os.path.isfile(candidate) else None
+    fd = os.dup(dir_fd)
+    try:
+        for i, name in enumerate(names):
+            last = i == len(names) - 1
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_NONBLOCK if last else os.O_DIRECTORY)
+            try:
+                nfd = os.open(name, flags, dir_fd=fd)
+            except OSError:
+                return None
+            os.close(fd)
+            fd = nfd
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return GlobList.parse(data.decode("utf-8", errors="replace").removeprefix("\ufeff").splitlines())
+
+
+def _load_dir_rules(directory: str, dir_fd: int | None = None) -> _DirRules:
     by_kind: dict[str, GlobList] = {}
     for kind in _IGNORE_KINDS:
-        candidate = os.path.join(directory, kind)
-        if os.path.isfile(candidate):
-            parsed = GlobList.from_file(Path(candidate))
-            if parsed is not None and parsed.rules:
-                by_kind[kind] = parsed
-    exclude = None
-    git_dir = os.path.join(directory, ".git")
-    if os.path.isdir(git_dir):
-        exclude = GlobList.from_file(Path(git_dir, "info", "exclude"))
-    has_git = os.path.exists(git_dir)
+        parsed = _read_rules(dir_fd, directory, kind)
+        if parsed is not None and parsed.rules:
+            by_kind[kind] = parsed
+    exclude = _read_rules(dir_fd, directory, ".git", "info", "exclude")
+    if dir_fd is None:
+        has_git = os.path.exists(os.path.join(directory, ".git"))
+    else:
+        try:
+            os.stat(".git", dir_fd=dir_fd, follow_symlinks=False)
+            has_git = True
+        except OSError:
+            has_git = False
     return _DirRules(directory, by_kind, exclude if exclude and exclude.rules else None, has_git)
 
 
@@ -360,32 +391,72 @@ def _skip(
     return types is not None and types.matched(name, is_dir) == "ignore"
 
 
-def walk_files(
-    root: Path, *, overrides: GlobList | None = None, types: TypeFilter | None = None
-) -> Iterator[str]:
-    """Relative POSIX paths of the regular files ripgrep would list under ``root`` (unsorted)."""
+def walk_entries(
+    root: Path,
+    *,
+    overrides: GlobList | None = None,
+    types: TypeFilter | None = None,
+    root_fd: int | None = None,
+) -> Iterator[tuple[str, int, str]]:
+    """``(relative path, parent dir fd, name)`` of the regular files ripgrep would list under ``root``.
+
+    The walk holds directory fds and never follows a symlink (each directory is
+    opened ``O_NOFOLLOW`` relative to its parent), so a directory swapped for a
+    symlink mid-walk cannot lead it out of ``root``. ``root_fd`` (a directory
+    fd, not consumed) anchors it; ``root`` then only names it for ignore-rule
+    matching. The parent fd is valid until the next item is requested.
+    """
     root_s = str(root)
     ancestors = [str(p) for p in reversed(root.parents)]
     base_chain = [_load_dir_rules(a) for a in ancestors]
-    stack: list[tuple[str, str, list[_DirRules]]] = [(root_s, "", [*base_chain, _load_dir_rules(root_s)])]
-    while stack:
-        directory, rel_dir, chain = stack.pop()
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            continue
-        for entry in entries:
-            rel = f"{rel_dir}{entry.name}"
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+    top = os.dup(root_fd) if root_fd is not None else os.open(root_s, flags)
+    stack: list[tuple[int, str, str, list[_DirRules]]] = [
+        (top, root_s, "", [*base_chain, _load_dir_rules(root_s, top)])
+    ]
+    try:
+        while stack:
+            dfd, directory, rel_dir, chain = stack.pop()
             try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-                is_file = entry.is_file(follow_symlinks=False)
-            except OSError:
-                continue
-            if not (is_dir or is_file):
-                continue
-            if _skip(entry.path, rel, entry.name, is_dir, chain, overrides, types):
-                continue
-            if is_dir:
-                stack.append((entry.path, rel + "/", [*chain, _load_dir_rules(entry.path)]))
-            else:
-                yield rel
+                try:
+                    with os.scandir(dfd) as listing:
+                        entries = list(listing)
+                except OSError:
+                    continue
+                for entry in entries:
+                    rel = f"{rel_dir}{entry.name}"
+                    abs_path = os.path.join(directory, entry.name)
+                    try:
+                        is_dir = entry.is_dir(follow_symlinks=False)
+                        is_file = entry.is_file(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if not (is_dir or is_file):
+                        continue
+                    if _skip(abs_path, rel, entry.name, is_dir, chain, overrides, types):
+                        continue
+                    if is_dir:
+                        try:
+                            child = os.open(entry.name, flags | os.O_NOFOLLOW, dir_fd=dfd)
+                        except OSError:
+                            continue
+                        stack.append((child, abs_path, rel + "/", [*chain, _load_dir_rules(abs_path, child)]))
+                    else:
+                        yield rel, dfd, entry.name
+            finally:
+                os.close(dfd)
+    finally:
+        for dfd, *_ in stack:
+            os.close(dfd)
+
+
+def walk_files(
+    root: Path,
+    *,
+    overrides: GlobList | None = None,
+    types: TypeFilter | None = None,
+    root_fd: int | None = None,
+) -> Iterator[str]:
+    """Relative POSIX paths of the regular files ripgrep would list under ``root`` (unsorted)."""
+    for rel, _, _ in walk_entries(root, overrides=overrides, types=types, root_fd=root_fd):
+        yield rel

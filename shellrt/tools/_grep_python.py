@@ -14,18 +14,19 @@ from __future__ import annotations
 import bisect
 import os
 import re
+import stat
 from pathlib import Path
 
 from shellrt.protocol import ToolExecutionError
-from shellrt.tools._gitignore import GlobList, TypeFilter, walk_files
+from shellrt.tools._gitignore import GlobList, TypeFilter, walk_entries, walk_files
 from shellrt.tools._search_types import FileHits, GrepQuery
 
 __all__ = ["python_list_files", "python_search"]
 
 
-def python_list_files(root: Path) -> list[str]:
-    """What ``rg --files`` (with our flags) lists under ``root``."""
-    return list(walk_files(root, overrides=GlobList.parse(["!.git"])))
+def python_list_files(root: Path, root_fd: int | None = None) -> list[str]:
+    """What ``rg --files`` (with our flags) lists under ``root`` (anchored at ``root_fd`` when given)."""
+    return list(walk_files(root, overrides=GlobList.parse(["!.git"]), root_fd=root_fd))
 
 
 def _compile(query: GrepQuery) -> re.Pattern[str]:
@@ -41,11 +42,32 @@ def _compile(query: GrepQuery) -> re.Pattern[str]:
         ) from None
 
 
-def _search_file(path: str, rx: re.Pattern[str], query: GrepQuery) -> FileHits | None:
+def _read_at(name: str, dir_fd: int | None) -> bytes | None:
+    """A regular file's bytes, opened without following a symlink (relative to ``dir_fd`` when given)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (os.O_NOFOLLOW if dir_fd is not None else 0)
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        fd = os.open(name, flags, dir_fd=dir_fd)
     except OSError:
+        return None
+    return _read_fd(fd)
+
+
+def _read_fd(fd: int) -> bytes | None:
+    """Bytes of a regular file fd (consumed); None for anything else."""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            fh.seek(0)
+            return fh.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _search_file(data: bytes | None, rx: re.Pattern[str], query: GrepQuery) -> FileHits | None:
+    if data is None:
         return None
     if b"\x00" in data:
         return None
@@ -91,14 +113,19 @@ def python_search(query: GrepQuery) -> dict[str, FileHits]:
     rx = _compile(query)
     results: dict[str, FileHits] = {}
     if query.single_file is not None:
-        found = _search_file(str(query.single_file), rx, query)
+        data = (
+            _read_fd(os.dup(query.file_fd))
+            if query.file_fd is not None
+            else _read_at(str(query.single_file), None)
+        )
+        found = _search_file(data, rx, query)
         if found is not None:
             results[str(query.single_file)] = found
         return results
     overrides = GlobList.parse([*query.globs, "!.git"])
     types = TypeFilter.for_type(query.file_type) if query.file_type else None
-    for rel in walk_files(query.root, overrides=overrides, types=types):
-        found = _search_file(os.path.join(query.root, rel), rx, query)
+    for rel, dir_fd, name in walk_entries(query.root, overrides=overrides, types=types, root_fd=query.root_fd):
+        found = _search_file(_read_at(name, dir_fd), rx, query)
         if found is not None:
             results[rel] = found
     return results

@@ -1,39 +1,53 @@
-"""Path resolution and the file tools' own permission verdicts.
+"""Path resolution and the file tools' own permission verdicts, in the sandbox's view.
 
-Every file tool resolves the path the model gave (relative to the session's
-cwd, ``~`` expanded, symlinks and ``..`` resolved) *before* any permission
-decision: a symlink inside the workspace that points outside it is judged by
-its target, never by where the link lives.
+The file tools run in the host process but must see what commands see and
+never reach further (`sandbox.confine` owns the semantics). `view_for` builds
+the session's `confine.View` from its backend: local and bwrap see the host
+root (read-only) with the workspace and ``--writable`` roots writable; bwrap's
+``/tmp`` is the session's private directory; docker sees only its workspace,
+served from the bind-mounted host copy. Paths the model gives are sandbox
+paths (relative to the session cwd, ``~`` expanded on host-like backends) and
+every result and error speaks sandbox paths (``/workspace/a.txt`` on docker).
 
-Tool inputs carry no context, yet ``permission_subject`` (which the rules
-engine matches ``Read(...)``/``Edit(...)`` against) must see the resolved path.
-`PathInput` therefore remembers the resolution made in ``validate`` in a
-private attribute that survives ``backfill``'s copy; the public input is never
-mutated.
+Governance runs on a canonical path (symlinks resolved in the view, before any
+decision: a symlink inside the workspace that points outside is judged by its
+target); rules match its *logical* host path (docker: the original workspace,
+not its private copy). `PathInput` remembers that resolution in a private
+attribute that survives ``backfill``'s copy; the public input is never
+mutated. The tools then open and write through `sandbox.confine`, anchored at
+directory fds, so the check and the use cannot be split by a symlink swap.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
+from sandbox import confine
 from sandbox.base import SandboxBackend
-from shellrt.protocol import PermissionResult, PermissionSubject, ToolContext
+from sandbox.confine import ConfinementError, Mount, View
+from shellrt.protocol import PermissionResult, PermissionSubject, ToolContext, ToolExecutionError
 
 __all__ = [
     "PathInput",
-    "allowed_roots",
     "display_path",
     "file_permission",
-    "is_inside",
     "is_read_denied",
     "is_sensitive",
+    "mtime_order",
+    "refusal",
     "resolve_path",
+    "ripgrep_safe",
     "rule_denied",
+    "sandbox_path",
+    "sandbox_roots",
+    "state_key",
     "subject_for",
+    "view_for",
 ]
 
 #: Basenames of shell start-up files: writing one runs code in every future shell.
@@ -65,8 +79,8 @@ class PathInput(BaseModel):
 
     _resolved: str | None = PrivateAttr(default=None)
 
-    def remember_resolved(self, path: Path) -> None:
-        """Record the resolution made with a context (called from ``validate``)."""
+    def remember_resolved(self, path: str | Path) -> None:
+        """Record the resolution made with a context (called from ``validate``): the logical path."""
         self._resolved = str(path)
 
     @property
@@ -80,60 +94,140 @@ def _backend(ctx: ToolContext) -> SandboxBackend | None:
     return ctx.service(SandboxBackend)  # type: ignore[type-abstract]  # looked up by its interface
 
 
-def _host_view(sandbox_path: str, ctx: ToolContext) -> str:
-    """Map a path as the sandbox sees it (``ctx.cwd`` is one) to the host.
+def _identity(backend: SandboxBackend | None) -> bool:
+    """The backend's processes see host paths as they are (local, bwrap)."""
+    return backend is None or type(backend).to_host_path is SandboxBackend.to_host_path
 
-    Identity for local/bwrap; docker maps its container workspace. A path with
-    no host twin is taken as a host path — it is then governed by where it
-    lies on the host (outside the allowed roots: ask).
-    """
+
+def _root_mounts(root: Path | str, *, writable: bool) -> list[Mount]:
+    text = confine.normalize(str(root))
+    real = os.path.realpath(text)
+    return [Mount(p, p, writable=writable) for p in dict.fromkeys((text, real))]
+
+
+def view_for(ctx: ToolContext) -> View:
+    """The sandbox's filesystem as its commands see it, for this session."""
     backend = _backend(ctx)
+    mounts: list[Mount] = []
+    masked: list[str] = [str(p) for p in ctx.read_denied]
+    if _identity(backend):
+        mounts.append(Mount("/", "/"))
     if backend is None:
-        return sandbox_path
-    mapped = backend.to_host_path(os.path.normpath(sandbox_path))
-    return str(mapped) if mapped is not None else sandbox_path
+        for root in ctx.allowed_roots or (ctx.workspace,):
+            if Path(root) != Path(ctx.session_dir):
+                mounts += _root_mounts(root, writable=True)
+    else:
+        identity = _identity(backend)
+        for root in backend.policy.allowed_roots():
+            inside = backend.to_sandbox_path(Path(root))
+            host = backend.to_host_path(inside) if inside is not None else None
+            if inside is None or host is None:
+                continue
+            if identity:
+                mounts += _root_mounts(inside, writable=True)
+            else:
+                mounts.append(Mount(inside, str(host), writable=True, logical=str(root)))
+        private_tmp = getattr(backend, "session_tmp", None)
+        if isinstance(private_tmp, Path):
+            mounts.append(Mount("/tmp", str(private_tmp), writable=True))
+        for denied in backend.policy.read_denied:
+            inside = backend.to_sandbox_path(Path(denied))
+            if inside is not None:
+                masked.append(inside)
+    # The session's own directory (persisted results the model is pointed at): readable, never writable.
+    mounts += _root_mounts(ctx.session_dir, writable=False)
+    return View(mounts, masked)
+
+
+def _start_dir(ctx: ToolContext) -> str:
+    if ctx.cwd:
+        return ctx.cwd
+    backend = _backend(ctx)
+    return backend.workspace if backend is not None else str(ctx.workspace)
+
+
+def sandbox_path(raw: str, ctx: ToolContext) -> str:
+    """The path as the sandbox sees it: ``~`` expanded (host-like backends), relative to the cwd, normalised."""
+    expanded = os.path.expanduser(raw) if _identity(_backend(ctx)) else raw
+    if not expanded.startswith("/"):
+        expanded = os.path.join(_start_dir(ctx), expanded)
+    return confine.normalize(expanded)
+
+
+def resolve_path(raw: str, ctx: ToolContext, view: View | None = None) -> str:
+    """Canonical sandbox path of ``raw`` (symlinks resolved in the view); the lexical path when unreachable."""
+    view = view or view_for(ctx)
+    lexical = sandbox_path(raw, ctx)
+    try:
+        with view.resolve(lexical) as r:
+            return r.path
+    except OSError:
+        return lexical
+
+
+def state_key(path: str, ctx: ToolContext, view: View | None = None) -> str:
+    """The ``ctx.read_state`` key (and permission subject) of a canonical sandbox path: its logical host path."""
+    return (view or view_for(ctx)).to_logical(path)
 
 
 def display_path(host_path: str | Path, ctx: ToolContext) -> str:
-    """A host path as the model's other tools (Bash) see it; unchanged when there is no mapping."""
-    backend = _backend(ctx)
-    if backend is None:
-        return str(host_path)
-    mapped = backend.to_sandbox_path(Path(host_path))
+    """A host path (a search hit under a mount's backing dir) as the sandbox sees it."""
+    mapped = view_for(ctx).from_host(str(host_path))
     return mapped if mapped is not None else str(host_path)
 
 
-def _absolute(raw: str, ctx: ToolContext) -> str:
-    expanded = os.path.expanduser(raw)
-    if not os.path.isabs(expanded):
-        expanded = os.path.join(ctx.cwd or str(ctx.workspace), expanded)
-    return _host_view(expanded, ctx)
+def sandbox_roots(ctx: ToolContext) -> tuple[str, ...]:
+    """The allowed roots as sandbox paths (what the Bash check and the cwd are judged against)."""
+    backend = _backend(ctx)
+    if backend is None:
+        return tuple(str(r) for r in (ctx.allowed_roots or (ctx.workspace,)))
+    roots = list(backend.writable_roots())
+    for root in ctx.allowed_roots:
+        inside = backend.to_sandbox_path(Path(root))
+        if inside is not None:
+            roots.append(inside)
+    return tuple(dict.fromkeys(roots))
 
 
-def resolve_path(raw: str, ctx: ToolContext) -> Path:
-    """Absolute host path for ``raw``: ``~`` expanded, relative to ``ctx.cwd``, symlinks and ``..`` resolved."""
-    return Path(os.path.realpath(_absolute(raw, ctx)))
+def ripgrep_safe(ctx: ToolContext, view: View) -> bool:
+    """Whether ripgrep (which walks by path) may search for this session.
+
+    Only where the host view is the sandbox's view and nothing is masked: a
+    directory swapped for a symlink mid-walk then reaches nothing a command
+    could not read. Elsewhere (docker, masks, bwrap's private /tmp) the
+    fd-anchored Python walker searches.
+    """
+    return _identity(_backend(ctx)) and not view.masked and getattr(_backend(ctx), "session_tmp", None) is None
 
 
-def _literal_path(raw: str, ctx: ToolContext) -> Path:
-    """The path as written (normalised, symlinks NOT resolved) — for name-based checks."""
-    return Path(os.path.normpath(_absolute(raw, ctx)))
+def mtime_order(view: View) -> Callable[[str], tuple[int, str]]:
+    """Sort key for sandbox paths: newest modification time first, then by path."""
+
+    def key(path: str) -> tuple[int, str]:
+        try:
+            return (-os.stat(view.to_host(path) or path, follow_symlinks=False).st_mtime_ns, path)
+        except OSError:
+            return (0, path)
+
+    return key
 
 
-def is_inside(path: Path, root: Path) -> bool:
-    """Whether ``path`` is ``root`` or below it (both already resolved)."""
-    return path == root or root in path.parents
+def is_read_denied(path: str | Path, ctx: ToolContext, view: View | None = None) -> bool:
+    """Whether a sandbox path lies under one of the sandbox policy's read-denied paths."""
+    return (view or view_for(ctx)).masked_by(str(path)) is not None
 
 
-def allowed_roots(ctx: ToolContext) -> tuple[Path, ...]:
-    """Resolved roots the file tools may touch without asking (workspace when none are configured)."""
-    roots = ctx.allowed_roots or (ctx.workspace,)
-    return tuple(Path(os.path.realpath(r)) for r in roots)
-
-
-def is_read_denied(path: Path, ctx: ToolContext) -> bool:
-    """Whether ``path`` lies under one of the sandbox policy's read-denied paths."""
-    return any(is_inside(path, Path(os.path.realpath(d))) for d in ctx.read_denied)
+def refusal(verb: str, raw: str, exc: OSError) -> ToolExecutionError:
+    """A file operation refused or failed: the error names the path as the model gave it."""
+    reason = exc.strerror or str(exc)
+    if isinstance(exc, ConfinementError):
+        advice = " Work inside the workspace (or use Bash for what the sandbox allows there)."
+    elif isinstance(exc, FileNotFoundError):
+        where = f" ({exc.filename})" if exc.filename else ""
+        return ToolExecutionError(f"Cannot {verb} {raw}: no such file or directory{where}. Check the path.")
+    else:
+        advice = ""
+    return ToolExecutionError(f"Cannot {verb} {raw}: {reason}.{advice}")
 
 
 def is_sensitive(path: Path) -> str | None:
@@ -164,28 +258,40 @@ def is_sensitive(path: Path) -> str | None:
 def file_permission(raw: str, ctx: ToolContext, *, write: bool) -> PermissionResult:
     """The file tools' own verdict for ``raw``.
 
-    read-denied -> deny (the sandbox hides it); writes to sensitive paths ->
-    ask with ``safety_check`` (no mode may skip it); outside the allowed roots
-    -> ask; reads inside -> allow; writes inside -> passthrough (the mode and
-    rules decide).
+    Unreachable in the sandbox's view, read-denied, or (writes) outside the
+    sandbox's writable places -> deny: that is the sandbox's boundary, which
+    no mode removes. Writes to sensitive paths -> ask with ``safety_check``;
+    reads outside the allowed roots -> ask; reads inside -> allow; writes
+    inside -> passthrough (the mode and rules decide).
     """
-    resolved = resolve_path(raw, ctx)
-    if is_read_denied(resolved, ctx):
+    view = view_for(ctx)
+    lexical = sandbox_path(raw, ctx)
+    try:
+        with view.resolve(lexical) as r:
+            resolved = r.path
+    except ConfinementError as exc:
+        return PermissionResult.deny(f"{raw}: {exc.strerror}. Work inside the workspace.")
+    except OSError:
+        resolved = lexical
+    if view.masked_by(resolved) is not None:
         return PermissionResult.deny(
-            f"{resolved} is in a read-denied location of the sandbox policy; it cannot be read or written. "
+            f"{raw}: {resolved} is in a read-denied location of the sandbox policy; it cannot be read or written. "
             "Work with other files."
         )
     if write:
-        reason = is_sensitive(resolved) or is_sensitive(_literal_path(raw, ctx))
+        if not view.writable(resolved):
+            places = ", ".join(view.writable_roots()) or "none"
+            return PermissionResult.deny(
+                f"{raw}: {resolved} is outside the sandbox's writable places ({places}); file tools never "
+                "write there, in any mode. Write inside the workspace."
+            )
+        reason = is_sensitive(Path(resolved)) or is_sensitive(Path(lexical))
         if reason:
             return PermissionResult.ask(f"Writing {resolved} touches {reason}.", safety_check=True)
-    roots = allowed_roots(ctx)
-    readable = (*roots, Path(os.path.realpath(ctx.session_dir))) if not write else roots
-    if not any(is_inside(resolved, r) for r in readable):
-        shown = ", ".join(str(r) for r in roots)
-        return PermissionResult.ask(f"{resolved} is outside the allowed directories ({shown}).")
-    if write:
         return PermissionResult.passthrough("inside the allowed directories")
+    roots = sandbox_roots(ctx)
+    if not confine.within_any(resolved, (*roots, str(ctx.session_dir))):
+        return PermissionResult.ask(f"{resolved} is outside the allowed directories ({', '.join(roots)}).")
     return PermissionResult.allow("inside the allowed directories")
 
 

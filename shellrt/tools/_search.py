@@ -41,9 +41,15 @@ def ripgrep_binary() -> str | None:
     return shutil.which("rg")
 
 
-async def _run_rg(args: list[str], cwd: Path) -> tuple[int, bytes, bytes]:
+async def _run_rg(args: list[str], cwd: Path, cwd_fd: int | None = None) -> tuple[int, bytes, bytes]:
+    """Run ripgrep in ``cwd`` — entered through ``cwd_fd`` when given (the anchored directory itself,
+    whatever its path names by then)."""
+    where = str(cwd) if cwd_fd is None else f"/proc/self/fd/{cwd_fd}"
+    passed = () if cwd_fd is None else (cwd_fd,)
     with anyio.fail_after(_TIMEOUT_S):
-        proc = await anyio.run_process(args, cwd=str(cwd), check=False, stdin=subprocess.DEVNULL)
+        proc = await anyio.run_process(
+            args, cwd=where, check=False, stdin=subprocess.DEVNULL, pass_fds=passed
+        )
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -67,13 +73,21 @@ def has_nul(path: str) -> bool:
     return False
 
 
-async def list_files(root: Path) -> list[str]:
-    """Relative paths of the non-ignored regular files under ``root`` (unsorted)."""
-    rg = ripgrep_binary()
+async def list_files(root: Path, root_fd: int | None = None, *, use_rg: bool = True) -> list[str]:
+    """Relative paths of the non-ignored regular files under ``root`` (unsorted).
+
+    ``root_fd`` anchors the listing at that directory; ``use_rg=False`` forces
+    the fd-anchored Python walker (ripgrep walks by path, so a directory
+    swapped mid-walk could lead it elsewhere: callers use it only where that
+    reaches nothing the sandbox could not read anyway).
+    """
+    rg = ripgrep_binary() if use_rg else None
     if rg is None:
-        return await anyio.to_thread.run_sync(python_list_files, root)
+        return await anyio.to_thread.run_sync(python_list_files, root, root_fd)
     # An explicit "./": without a path, ripgrep searches stdin whenever stdin is not a terminal.
-    code, out, err = await _run_rg([rg, "--files", *_COMMON, "--null", "-g", "!.git", "--", "./"], root)
+    code, out, err = await _run_rg(
+        [rg, "--files", *_COMMON, "--null", "-g", "!.git", "--", "./"], root, root_fd
+    )
     if code not in (0, 1) and err.strip():
         raise ToolExecutionError(f"ripgrep failed listing {root}: {err.decode(errors='replace').strip()}")
     return [_strip_dot(p) for p in out.decode("utf-8", errors="surrogateescape").split("\0") if p]
@@ -112,7 +126,7 @@ async def _rg_search(rg: str, query: GrepQuery) -> dict[str, FileHits]:
     args += ["--regexp", query.pattern]
     cwd = query.root
     args += ["--", str(query.single_file) if query.single_file is not None else "./"]
-    code, out, err = await _run_rg(args, cwd)
+    code, out, err = await _run_rg(args, cwd, query.root_fd if query.single_file is None else None)
     message = err.decode("utf-8", errors="replace").strip()
     # Exit 2 without a message: every file was filtered out ("no files were searched") — no results.
     if code == 2 and not out and message:
@@ -142,21 +156,24 @@ async def _rg_search(rg: str, query: GrepQuery) -> dict[str, FileHits]:
                 number = int(data["line_number"]) + offset
                 if kind == "match" or number not in hits.lines:
                     hits.lines[number] = (line, kind == "match")
-    base = str(query.root)
+    base = str(query.root) if query.root_fd is None else f"/proc/self/fd/{query.root_fd}"
     drop = [p for p in results if has_nul(p if os.path.isabs(p) else os.path.join(base, p))]
     for path in drop:
         del results[path]
     return results
 
 
-async def search(query: GrepQuery) -> dict[str, FileHits]:
-    """Run ``query`` with ripgrep when available, else in Python (in a worker thread)."""
+async def search(query: GrepQuery, *, use_rg: bool = True) -> dict[str, FileHits]:
+    """Run ``query`` with ripgrep when available (and ``use_rg``), else in Python (in a worker thread).
+
+    A single file opened by the caller (``file_fd``) is always searched in Python, on that fd.
+    """
     if query.file_type is not None and query.file_type not in FILE_TYPES:
         known = ", ".join(sorted(FILE_TYPES))
         raise ToolExecutionError(
             f"Unknown file type {query.file_type!r}. Known types: {known}. Or use `glob`."
         )
-    rg = ripgrep_binary()
+    rg = ripgrep_binary() if use_rg and query.file_fd is None else None
     if rg is None:
         return await anyio.to_thread.run_sync(python_search, query)
     return await _rg_search(rg, query)

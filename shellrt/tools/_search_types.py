@@ -23,6 +23,10 @@ class GrepQuery:
     after: int = 0
     #: Only which files match is needed (stop at the first match).
     files_only: bool = False
+    #: Directory fd anchoring ``root`` (opened through `sandbox.confine`; not owned by the query).
+    root_fd: int | None = None
+    #: Open fd of ``single_file`` (opened through `sandbox.confine`; not owned by the query).
+    file_fd: int | None = None
 
 
 @dataclass

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import functools
 import os
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sandbox.confine import contained
 from shellrt.analysis import CommandAnalysis, analyze
 from shellrt.permissions.interfaces import CommandPart
 from shellrt.protocol import (
@@ -33,7 +34,7 @@ from shellrt.protocol import (
 from shellrt.protocol import ProgressEvent as ToolProgressEvent
 from shellrt.supervisor import CommandResult, ProgressEvent, Shell, ShellUnavailableError, Supervisor
 from shellrt.tools._bashparts import command_parts as _command_parts
-from shellrt.tools._paths import is_sensitive
+from shellrt.tools._paths import is_sensitive, sandbox_roots
 
 __all__ = ["Bash", "BashInput", "BashOutput", "ShellTool", "bash_output", "format_output"]
 
@@ -162,8 +163,8 @@ class ShellTool(Tool[BashInput, BashOutput]):
         a = self.analysis(tool_input)
         if a is None or not a.parse_ok:
             return None
-        roots = _roots(ctx)
-        return _command_parts(a, ctx.cwd, lambda p: _inside(p, roots))
+        roots = sandbox_roots(ctx)
+        return _command_parts(a, ctx.cwd, lambda p: contained((p,), roots, resolve=False))
 
     async def check_permissions(self, tool_input: BashInput, ctx: ToolContext) -> PermissionResult:
         a = self.analysis(tool_input)
@@ -181,9 +182,10 @@ class ShellTool(Tool[BashInput, BashOutput]):
         if not a.read_only:
             why = "; ".join(a.reasons[:3]) or "it may change the system"
             return PermissionResult.ask(f"This command is not read-only ({why}).")
-        roots = _roots(ctx)
-        outside = [p for p in _paths_mentioned(a, ctx.cwd) if not _inside(p, roots)]
-        if not _inside(ctx.cwd, roots):
+        # Judged in the sandbox's view: on docker the cwd and paths are container paths.
+        roots = sandbox_roots(ctx)
+        outside = [p for p in _paths_mentioned(a, ctx.cwd) if not contained((p,), roots, resolve=False)]
+        if not contained((ctx.cwd,), roots, resolve=False):
             outside.insert(0, ctx.cwd)
         if outside:
             return PermissionResult.ask(
@@ -382,20 +384,6 @@ def _bound(text: str, limit: int) -> str:
         return text
     half = limit // 2
     return f"{text[:half]}\n... [{len(text) - 2 * half:,} characters omitted] ...\n{text[-half:]}"
-
-
-def _roots(ctx: ToolContext) -> list[PurePosixPath]:
-    roots = [PurePosixPath(os.path.normpath(str(r))) for r in (ctx.allowed_roots or (ctx.workspace,))]
-    for r in list(roots):
-        real = PurePosixPath(os.path.realpath(r))
-        if real not in roots:
-            roots.append(real)
-    return roots
-
-
-def _inside(path: str, roots: list[PurePosixPath]) -> bool:
-    p = PurePosixPath(os.path.normpath(path))
-    return any(p == r or r in p.parents for r in roots)
 
 
 def _paths_mentioned(a: CommandAnalysis, cwd: str) -> list[str]:

@@ -10,12 +10,12 @@ line endings and mode; the write is atomic.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass
 
 import anyio
 from pydantic import Field
 
+from sandbox.confine import View
 from shellrt.protocol import (
     ContentBlock,
     FileReadRecord,
@@ -29,21 +29,22 @@ from shellrt.protocol import (
 )
 from shellrt.tools._fileio import (
     DecodedText,
-    atomic_write,
     decode_bytes,
     dominant_newline,
+    read_existing,
     require_fresh,
-    sha256_bytes,
     to_newline,
+    write_confined,
 )
 from shellrt.tools._paths import (
     PathInput,
-    allowed_roots,
-    display_path,
     file_permission,
-    is_inside,
+    refusal,
     resolve_path,
+    sandbox_path,
+    state_key,
     subject_for,
+    view_for,
 )
 from shellrt.tools._render import numbered_snippet, unified_diff
 
@@ -98,14 +99,24 @@ class EditTool(Tool[EditInput, EditOutput]):
         return f"Edit {tool_input.file_path}"
 
     async def validate(self, tool_input: EditInput, ctx: ToolContext) -> ValidationResult:
-        path = resolve_path(tool_input.file_path, ctx)
-        tool_input.remember_resolved(path)
+        view = view_for(ctx)
+        canonical = resolve_path(tool_input.file_path, ctx, view)
+        tool_input.remember_resolved(state_key(canonical, ctx, view))
         if tool_input.old_string == tool_input.new_string:
             return ValidationResult.failure(
                 "old_string and new_string are identical, so there is nothing to change. Give the new text in new_string."
             )
+        where = sandbox_path(tool_input.file_path, ctx)
+
+        def check() -> None:
+            try:
+                existing = read_existing(view, where, label=canonical)
+            except OSError:
+                return  # unreachable: the permission check says why
+            _plan(view, existing, canonical, tool_input, ctx)
+
         try:
-            await anyio.to_thread.run_sync(_plan, path, tool_input, ctx.read_state)
+            await anyio.to_thread.run_sync(check)
         except ToolExecutionError as exc:
             return ValidationResult.failure(str(exc))
         return ValidationResult.success()
@@ -117,11 +128,11 @@ class EditTool(Tool[EditInput, EditOutput]):
         return subject_for(tool_input, tool_input.file_path, write=True)
 
     async def call(self, tool_input: EditInput, ctx: ToolContext) -> ToolOutput[EditOutput]:
-        path = resolve_path(tool_input.file_path, ctx)
-        roots = allowed_roots(ctx)
-        output, record = await anyio.to_thread.run_sync(_apply, path, tool_input, ctx.read_state, roots)
-        ctx.read_state[str(path)] = record
-        return ToolOutput(replace(output, path=display_path(path, ctx)))
+        view = view_for(ctx)
+        where = sandbox_path(tool_input.file_path, ctx)
+        output, record = await anyio.to_thread.run_sync(_apply, view, where, tool_input, ctx)
+        ctx.read_state[state_key(output.path, ctx, view)] = record
+        return ToolOutput(output)
 
     def to_model_content(self, output: EditOutput) -> str | list[ContentBlock]:
         if output.created:
@@ -149,20 +160,21 @@ class _Plan:
     span: int
 
 
-def _plan(path: Path, tool_input: EditInput, read_state: dict[str, FileReadRecord]) -> _Plan:
+def _plan(
+    view: View, existing: tuple[bytes, str] | None, path: str, tool_input: EditInput, ctx: ToolContext
+) -> _Plan:
     """Everything up to the write: freshness, matching, the new text. Raises with a next step."""
     old, new = tool_input.old_string, tool_input.new_string
     if old == new:
         raise ToolExecutionError("old_string and new_string are identical, so there is nothing to change.")
-    if path.is_dir():
-        raise ToolExecutionError(f"{path} is a directory; Edit changes files.")
-    if not path.exists():
+    if existing is None:
         if old == "":
             return _Plan(None, DecodedText("", "utf-8"), new, 1, 0, len(new))
         raise ToolExecutionError(
             f"File does not exist: {path}. Check the path (Glob finds files); to create a file use Write."
         )
-    data = require_fresh(path, read_state, verb="edit", need_full=False)
+    data, path = existing
+    require_fresh(data, state_key(path, ctx, view), path, ctx.read_state, verb="edit", need_full=False)
     decoded = decode_bytes(data)
     text = decoded.text
     if old == "":
@@ -208,10 +220,13 @@ def _plan(path: Path, tool_input: EditInput, read_state: dict[str, FileReadRecor
     )
 
 
-def _apply(
-    path: Path, tool_input: EditInput, read_state: dict[str, FileReadRecord], roots: tuple[Path, ...]
-) -> tuple[EditOutput, FileReadRecord]:
-    plan = _plan(path, tool_input, read_state)
+def _apply(view: View, where: str, tool_input: EditInput, ctx: ToolContext) -> tuple[EditOutput, FileReadRecord]:
+    try:
+        existing = read_existing(view, where, label=where)
+    except OSError as exc:
+        raise refusal("edit", tool_input.file_path, exc) from None
+    path = existing[1] if existing is not None else where
+    plan = _plan(view, existing, path, tool_input, ctx)
     try:
         payload = plan.decoded.encode(plan.new_text)
     except UnicodeEncodeError as exc:
@@ -219,26 +234,17 @@ def _apply(
             f"{path} is {plan.decoded.encoding}-encoded and new_string has a character it cannot hold "
             f"({plan.new_text[exc.start : exc.end]!r}); use only characters of that encoding."
         ) from None
-    if plan.original is None and not path.parent.exists():
-        if not any(is_inside(path.parent, r) for r in roots):
-            raise ToolExecutionError(
-                f"Directory {path.parent} does not exist; create it first (Bash mkdir -p)."
-            )
-        path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, payload)
-    st = path.stat()
-    previous = read_state.get(str(path))
-    record = FileReadRecord(
-        sha256=sha256_bytes(payload),
-        mtime_ns=st.st_mtime_ns,
-        size=len(payload),
-        partial=bool(previous and previous.partial),
-    )
+    try:
+        outcome, record = write_confined(view, path, payload)
+    except OSError as exc:
+        raise refusal("edit", tool_input.file_path, exc) from None
+    previous = ctx.read_state.get(state_key(outcome.path, ctx, view))
+    record = record.model_copy(update={"partial": bool(previous and previous.partial)})
     old_text = plan.decoded.text
     output = EditOutput(
-        path=str(path),
+        path=outcome.path,
         replacements=plan.replacements,
-        diff=unified_diff(old_text, plan.new_text, str(path)),
+        diff=unified_diff(old_text, plan.new_text, outcome.path),
         snippet=numbered_snippet(plan.new_text, plan.at, plan.span),
         created=plan.original is None,
     )

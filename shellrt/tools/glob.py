@@ -16,27 +16,32 @@ from typing import ClassVar, Literal
 import anyio
 from pydantic import Field
 
+from sandbox import confine
+from sandbox.confine import View
 from shellrt.protocol import (
     ContentBlock,
     PermissionResult,
     PermissionSubject,
     Tool,
     ToolContext,
-    ToolExecutionError,
     ToolOutput,
     ValidationResult,
 )
 from shellrt.tools._gitignore import compile_glob
 from shellrt.tools._paths import (
     PathInput,
-    display_path,
     file_permission,
-    is_read_denied,
+    mtime_order,
+    refusal,
     resolve_path,
+    ripgrep_safe,
     rule_denied,
+    sandbox_path,
+    state_key,
     subject_for,
+    view_for,
 )
-from shellrt.tools._search import list_files, newest_first
+from shellrt.tools._search import list_files
 
 __all__ = ["GlobInput", "GlobOutput", "GlobTool", "split_pattern"]
 
@@ -118,17 +123,11 @@ class GlobTool(Tool[GlobInput, GlobOutput]):
         return base or "."
 
     async def validate(self, tool_input: GlobInput, ctx: ToolContext) -> ValidationResult:
-        root = resolve_path(self._root_raw(tool_input), ctx)
-        tool_input.remember_resolved(root)
-        if not root.exists():
-            return ValidationResult.failure(
-                f"Directory does not exist: {root}. Pass an existing directory as `path`."
-            )
-        if not root.is_dir():
-            return ValidationResult.failure(
-                f"{root} is a file, not a directory; pass its directory as `path`."
-            )
-        return ValidationResult.success()
+        view = view_for(ctx)
+        raw = self._root_raw(tool_input)
+        root = resolve_path(raw, ctx, view)
+        tool_input.remember_resolved(state_key(root, ctx, view))
+        return _check_directory(view, sandbox_path(raw, ctx), root)
 
     async def check_permissions(self, tool_input: GlobInput, ctx: ToolContext) -> PermissionResult:
         return file_permission(self._root_raw(tool_input), ctx, write=False)
@@ -138,16 +137,22 @@ class GlobTool(Tool[GlobInput, GlobOutput]):
 
     async def call(self, tool_input: GlobInput, ctx: ToolContext) -> ToolOutput[GlobOutput]:
         base, pattern = split_pattern(tool_input.pattern, tool_input.path)
-        root = resolve_path(base or ".", ctx)
-        if not root.is_dir():
-            raise ToolExecutionError(f"Directory does not exist: {root}.")
-        if "/" not in pattern and not pattern.startswith("**"):
-            pattern = "**/" + pattern
-        matcher = compile_glob(pattern)
-        rels = [r for r in await list_files(root) if matcher.match(r)]
-        files = await anyio.to_thread.run_sync(_sorted_by_mtime, root, rels, ctx)
-        shown = [display_path(f, ctx) for f in files[: tool_input.limit]]
-        return ToolOutput(GlobOutput(display_path(root, ctx), shown, len(files)))
+        view = view_for(ctx)
+        try:
+            fd, root = confine.open_directory(view, sandbox_path(base or ".", ctx))
+        except OSError as exc:
+            raise refusal("search", base or ".", exc) from None
+        try:
+            if "/" not in pattern and not pattern.startswith("**"):
+                pattern = "**/" + pattern
+            matcher = compile_glob(pattern)
+            host = Path(view.to_host(root) or root)
+            listed = await list_files(host, fd, use_rg=ripgrep_safe(ctx, view))
+        finally:
+            os.close(fd)
+        rels = [r for r in listed if matcher.match(r)]
+        files = await anyio.to_thread.run_sync(_visible_newest_first, root, rels, ctx, view)
+        return ToolOutput(GlobOutput(root, files[: tool_input.limit], len(files)))
 
     def to_model_content(self, output: GlobOutput) -> str | list[ContentBlock]:
         if not output.files:
@@ -164,9 +169,24 @@ class GlobTool(Tool[GlobInput, GlobOutput]):
         return f"Found {output.total} files"
 
 
-def _sorted_by_mtime(root: Path, rels: list[str], ctx: ToolContext) -> list[str]:
+def _check_directory(view: View, where: str, shown: str) -> ValidationResult:
+    try:
+        fd, _ = confine.open_directory(view, where)
+    except FileNotFoundError:
+        return ValidationResult.failure(f"Directory does not exist: {shown}. Pass an existing directory as `path`.")
+    except NotADirectoryError:
+        return ValidationResult.failure(f"{shown} is a file, not a directory; pass its directory as `path`.")
+    except OSError:
+        return ValidationResult.success()  # unreachable or denied: the permission check says why
+    os.close(fd)
+    return ValidationResult.success()
+
+
+def _visible_newest_first(root: str, rels: list[str], ctx: ToolContext, view: View) -> list[str]:
+    """Sandbox paths of the hits, without masked or rule-denied ones, newest first."""
     paths = [os.path.join(root, r) for r in rels]
-    if ctx.read_denied:
-        paths = [p for p in paths if not is_read_denied(Path(p), ctx)]
-    hidden = rule_denied(paths, ctx, GlobTool.name)
-    return sorted((p for p in paths if p not in hidden), key=newest_first)
+    if view.masked:
+        paths = [p for p in paths if view.masked_by(p) is None]
+    logical = {view.to_logical(p): p for p in paths}
+    hidden = {logical[p] for p in rule_denied(list(logical), ctx, GlobTool.name)}
+    return sorted((p for p in paths if p not in hidden), key=mtime_order(view))

@@ -18,6 +18,8 @@ from typing import ClassVar, Literal
 import anyio
 from pydantic import ConfigDict, Field
 
+from sandbox import confine
+from sandbox.confine import View
 from shellrt.protocol import (
     ContentBlock,
     PermissionResult,
@@ -31,15 +33,18 @@ from shellrt.protocol import (
 from shellrt.tools._gitignore import FILE_TYPES
 from shellrt.tools._paths import (
     PathInput,
-    display_path,
     file_permission,
-    is_inside,
-    is_read_denied,
+    mtime_order,
+    refusal,
     resolve_path,
+    ripgrep_safe,
     rule_denied,
+    sandbox_path,
+    state_key,
     subject_for,
+    view_for,
 )
-from shellrt.tools._search import has_nul, newest_first, search
+from shellrt.tools._search import search
 from shellrt.tools._search_types import FileHits, GrepQuery
 
 __all__ = ["GrepInput", "GrepOutput", "GrepTool"]
@@ -137,9 +142,15 @@ class GrepTool(Tool[GrepInput, GrepOutput]):
         return True
 
     async def validate(self, tool_input: GrepInput, ctx: ToolContext) -> ValidationResult:
-        root = resolve_path(tool_input.path or ".", ctx)
-        tool_input.remember_resolved(root)
-        if not root.exists():
+        view = view_for(ctx)
+        root = resolve_path(tool_input.path or ".", ctx, view)
+        tool_input.remember_resolved(state_key(root, ctx, view))
+        try:
+            with view.resolve(sandbox_path(tool_input.path or ".", ctx)) as r:
+                missing = bool(r.missing)
+        except OSError:
+            missing = False  # unreachable: the permission check says why
+        if missing:
             return ValidationResult.failure(
                 f"Path does not exist: {root}. Pass an existing file or directory as `path`."
             )
@@ -156,45 +167,53 @@ class GrepTool(Tool[GrepInput, GrepOutput]):
         return subject_for(tool_input, tool_input.path or ".", write=False)
 
     async def call(self, tool_input: GrepInput, ctx: ToolContext) -> ToolOutput[GrepOutput]:
-        target = resolve_path(tool_input.path or ".", ctx)
-        if not target.exists():
-            raise ToolExecutionError(f"Path does not exist: {target}.")
-        mode = tool_input.output_mode
-        before = tool_input.before if tool_input.before is not None else (tool_input.context or 0)
-        after = tool_input.after if tool_input.after is not None else (tool_input.context or 0)
-        single = target if target.is_file() else None
-        if single is not None and await anyio.to_thread.run_sync(has_nul, str(single)):
-            raise ToolExecutionError(
-                f"{single} is a binary file; Grep skips binary files. Use Bash instead "
-                f"(e.g. `strings {single} | grep PATTERN`)."
+        raw = tool_input.path or "."
+        view = view_for(ctx)
+        fd, target, single = _open_target(view, sandbox_path(raw, ctx), raw)
+        try:
+            mode = tool_input.output_mode
+            before = tool_input.before if tool_input.before is not None else (tool_input.context or 0)
+            after = tool_input.after if tool_input.after is not None else (tool_input.context or 0)
+            if single and await anyio.to_thread.run_sync(_fd_has_nul, fd):
+                raise ToolExecutionError(
+                    f"{target} is a binary file; Grep skips binary files. Use Bash instead "
+                    f"(e.g. `strings {target} | grep PATTERN`)."
+                )
+            host = Path(view.to_host(target) or target)
+            query = GrepQuery(
+                pattern=tool_input.pattern,
+                root=host.parent if single else host,
+                single_file=Path(target) if single else None,
+                globs=tuple(_split_globs(tool_input.glob)),
+                file_type=tool_input.type,
+                ignore_case=tool_input.case_insensitive,
+                multiline=tool_input.multiline,
+                before=before if mode == "content" else 0,
+                after=after if mode == "content" else 0,
+                files_only=mode == "files_with_matches",
+                root_fd=None if single else fd,
+                file_fd=fd if single else None,
             )
-        query = GrepQuery(
-            pattern=tool_input.pattern,
-            root=target.parent if single else target,
-            single_file=single,
-            globs=tuple(_split_globs(tool_input.glob)),
-            file_type=tool_input.type,
-            ignore_case=tool_input.case_insensitive,
-            multiline=tool_input.multiline,
-            before=before if mode == "content" else 0,
-            after=after if mode == "content" else 0,
-            files_only=mode == "files_with_matches",
-        )
-        hits = await search(query)
-        found = {os.path.join(query.root, rel): h for rel, h in hits.items()}
-        if ctx.read_denied:
-            found = {p: h for p, h in found.items() if not is_read_denied(Path(p), ctx)}
-        hidden = rule_denied(list(found), ctx, self.name)
+            hits = await search(query, use_rg=ripgrep_safe(ctx, view))
+        finally:
+            os.close(fd)
+        found = {target if single else os.path.join(target, rel): h for rel, h in hits.items()}
+        if view.masked:
+            found = {p: h for p, h in found.items() if view.masked_by(p) is None}
+        logical = {view.to_logical(p): p for p in found}
+        hidden = {logical[p] for p in rule_denied(list(logical), ctx, self.name)}
         found = {p: h for p, h in found.items() if p not in hidden}
-        cwd = ctx.cwd or display_path(ctx.workspace, ctx)
+        cwd = ctx.cwd or target
 
-        def absolute(host_path: str) -> str:
-            return display_path(host_path, ctx)
+        def absolute(path: str) -> str:
+            return path
 
-        def short(host_path: str) -> str:
-            return _relative(display_path(host_path, ctx), cwd)
+        def short(path: str) -> str:
+            return _relative(path, cwd)
 
-        output = await anyio.to_thread.run_sync(_format, tool_input, found, absolute, short, before or after)
+        output = await anyio.to_thread.run_sync(
+            _format, tool_input, found, absolute, short, before or after, mtime_order(view)
+        )
         return ToolOutput(output)
 
     def to_model_content(self, output: GrepOutput) -> str | list[ContentBlock]:
@@ -237,12 +256,38 @@ def _split_globs(glob: str | None) -> list[str]:
         return glob.split()
 
 
+def _open_target(view: View, where: str, raw: str) -> tuple[int, str, bool]:
+    """The searched directory (or single file), opened anchored: ``(fd, canonical path, is a file)``."""
+    try:
+        try:
+            fd, target = confine.open_directory(view, where)
+            return fd, target, False
+        except NotADirectoryError:
+            fd, target = confine.open_file(view, where)
+            return fd, target, True
+    except FileNotFoundError:
+        raise ToolExecutionError(f"Path does not exist: {where}.") from None
+    except OSError as exc:
+        raise refusal("search", raw, exc) from None
+
+
+def _fd_has_nul(fd: int) -> bool:
+    """Whether the open file holds a NUL byte (binary, as ripgrep judges it); unreadable counts as binary."""
+    try:
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            fh.seek(0)
+            while chunk := fh.read(1 << 20):
+                if b"\x00" in chunk:
+                    return True
+    except OSError:
+        return True
+    return False
+
+
 def _relative(path: str, cwd: str) -> str:
     """Shorter paths for content/count lines: relative below the working directory, else absolute."""
-    p, base = Path(path), Path(cwd)
-    if is_inside(p, base) and p != base:
-        return str(p.relative_to(base))
-    return path
+    rel = confine.relative_to(path, cwd) if cwd.startswith("/") else None
+    return rel if rel else path
 
 
 def _clip(text: str) -> str:
@@ -256,10 +301,11 @@ def _format(
     absolute: Callable[[str], str],
     show: Callable[[str], str],
     has_context: int,
+    order: Callable[[str], tuple[int, str]],
 ) -> GrepOutput:
     """Sort, render and page the hits.
 
-    ``found`` is keyed by host path; the model sees paths as its Bash sees
+    ``found`` is keyed by sandbox path; the model sees paths as its Bash sees
     them: absolute in the file list, relative to the working directory in
     content/count lines.
     """
@@ -267,7 +313,7 @@ def _format(
     entries: list[str]
     matches = sum(h.match_count for h in found.values())
     if mode == "files_with_matches":
-        entries = [absolute(p) for p in sorted(found, key=newest_first)]
+        entries = [absolute(p) for p in sorted(found, key=order)]
     elif mode == "count":
         entries = [f"{show(p)}:{found[p].match_count}" for p in sorted(found)]
     else:

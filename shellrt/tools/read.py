@@ -26,6 +26,8 @@ from typing import Any, ClassVar, Literal
 import anyio
 from pydantic import Field
 
+from sandbox import confine
+from sandbox.confine import ConfinementError, View
 from shellrt.protocol import (
     ContentBlock,
     FileReadRecord,
@@ -40,7 +42,16 @@ from shellrt.protocol import (
     ToolOutput,
     ValidationResult,
 )
-from shellrt.tools._paths import PathInput, display_path, file_permission, resolve_path, subject_for
+from shellrt.tools._paths import (
+    PathInput,
+    file_permission,
+    refusal,
+    resolve_path,
+    sandbox_path,
+    state_key,
+    subject_for,
+    view_for,
+)
 
 __all__ = ["ReadInput", "ReadOutput", "ReadTool"]
 
@@ -136,7 +147,8 @@ class ReadTool(Tool[ReadInput, ReadOutput]):
         return True
 
     async def validate(self, tool_input: ReadInput, ctx: ToolContext) -> ValidationResult:
-        tool_input.remember_resolved(resolve_path(tool_input.file_path, ctx))
+        view = view_for(ctx)
+        tool_input.remember_resolved(state_key(resolve_path(tool_input.file_path, ctx, view), ctx, view))
         return ValidationResult.success()
 
     async def check_permissions(self, tool_input: ReadInput, ctx: ToolContext) -> PermissionResult:
@@ -149,11 +161,12 @@ class ReadTool(Tool[ReadInput, ReadOutput]):
         return f"Read {tool_input.file_path}"
 
     async def call(self, tool_input: ReadInput, ctx: ToolContext) -> ToolOutput[ReadOutput]:
-        path = resolve_path(tool_input.file_path, ctx)
-        output, record = await anyio.to_thread.run_sync(_read, path, display_path(path, ctx), tool_input)
+        view = view_for(ctx)
+        where = sandbox_path(tool_input.file_path, ctx)
+        output, record = await anyio.to_thread.run_sync(_read, view, where, tool_input)
         if record is not None:
             # Idempotent bookkeeping: safe to write directly (see ToolContext docs).
-            ctx.read_state[str(path)] = record
+            ctx.read_state[state_key(output.path, ctx, view)] = record
         return ToolOutput(output)
 
     def to_model_content(self, output: ReadOutput) -> str | list[ContentBlock]:
@@ -172,35 +185,50 @@ class ReadTool(Tool[ReadInput, ReadOutput]):
 # --- dispatch -----------------------------------------------------------------
 
 
-def _read(path: Path, label: str, tool_input: ReadInput) -> tuple[ReadOutput, FileReadRecord | None]:
-    _refuse_special_path(path, label)
+def _read(view: View, where: str, tool_input: ReadInput) -> tuple[ReadOutput, FileReadRecord | None]:
+    """Open ``where`` through the confinement (anchored, no symlink leaves the view), then read the fd."""
+    _refuse_special_path(Path(where), where)
     try:
-        st = os.stat(path)
+        fd, canonical = confine.open_file(view, where)
     except FileNotFoundError:
-        raise ToolExecutionError(_missing_message(path, label)) from None
+        raise ToolExecutionError(_missing_message(view, where)) from None
+    except IsADirectoryError:
+        raise ToolExecutionError(_directory_message(where)) from None
     except PermissionError:
-        raise ToolExecutionError(f"Permission denied reading {label}.") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise ToolExecutionError(
-            f"{label} is a directory, not a file. List it with Bash (`ls -la {label}`) or find files with Glob."
-        )
-    if not stat.S_ISREG(st.st_mode):
-        raise ToolExecutionError(
-            f"{label} is not a regular file ({_kind(st.st_mode)}); Read refuses it because reading it could "
-            f"block or never end. Use Bash if you really need it (e.g. `head -c 100 {label} | xxd`)."
-        )
-    suffix = path.suffix.lower()
-    if tool_input.pages is not None and suffix != ".pdf":
-        raise ToolExecutionError("`pages` is only for PDF files; use `offset` and `limit` for text files.")
-    if suffix in _IMAGE_EXTS:
-        return _read_image(path, label, st)
-    if suffix == ".ipynb":
-        return _read_notebook(path, label, st)
-    if suffix == ".pdf":
-        return _read_pdf(path, label, st, tool_input.pages)
-    if suffix in _BINARY_EXTS:
-        raise ToolExecutionError(_binary_message(path, label, st.st_size))
-    return _read_text(path, label, tool_input, st)
+        raise ToolExecutionError(f"Permission denied reading {where}.") from None
+    except ConfinementError as exc:
+        raise refusal("read", tool_input.file_path, exc) from None
+    except OSError as exc:
+        raise refusal("read", tool_input.file_path, exc) from None
+    try:
+        path, label = Path(canonical), canonical
+        _refuse_special_path(path, label)
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise ToolExecutionError(_directory_message(label))
+        if not stat.S_ISREG(st.st_mode):
+            raise ToolExecutionError(
+                f"{label} is not a regular file ({_kind(st.st_mode)}); Read refuses it because reading it could "
+                f"block or never end. Use Bash if you really need it (e.g. `head -c 100 {label} | xxd`)."
+            )
+        suffix = path.suffix.lower()
+        if tool_input.pages is not None and suffix != ".pdf":
+            raise ToolExecutionError("`pages` is only for PDF files; use `offset` and `limit` for text files.")
+        if suffix in _IMAGE_EXTS:
+            return _read_image(fd, path, label, st)
+        if suffix == ".ipynb":
+            return _read_notebook(fd, path, label, st)
+        if suffix == ".pdf":
+            return _read_pdf(fd, path, label, st, tool_input.pages)
+        if suffix in _BINARY_EXTS:
+            raise ToolExecutionError(_binary_message(path, label, st.st_size))
+        return _read_text(fd, path, label, tool_input, st)
+    finally:
+        os.close(fd)
+
+
+def _directory_message(label: str) -> str:
+    return f"{label} is a directory, not a file. List it with Bash (`ls -la {label}`) or find files with Glob."
 
 
 def _refuse_special_path(path: Path, label: str) -> None:
@@ -227,22 +255,22 @@ def _kind(mode: int) -> str:
     return "a special file"
 
 
-def _missing_message(path: Path, label: str) -> str:
-    message = f"File does not exist: {label}."
-    parent = path.parent
-    if parent.is_dir():
-        stem = path.stem.lower()
-        try:
-            similar = sorted(
-                p.name for p in parent.iterdir() if p.stem.lower() == stem and p.name != path.name
-            )
-        except OSError:
-            similar = []
-        if similar:
-            shown_dir = os.path.dirname(label)
-            message += f" Did you mean {', '.join(os.path.join(shown_dir, s) for s in similar[:3])}?"
-    else:
-        message += f" Its directory {os.path.dirname(label)} does not exist either."
+def _missing_message(view: View, where: str) -> str:
+    message = f"File does not exist: {where}."
+    parent, name = os.path.split(where)
+    stem = os.path.splitext(name)[0].lower()
+    try:
+        fd, _ = confine.open_directory(view, parent)
+    except OSError:
+        return message + f" Its directory {parent} does not exist either. Check the path (Glob can find files by name)."
+    try:
+        similar = sorted(n for n in os.listdir(fd) if os.path.splitext(n)[0].lower() == stem and n != name)
+    except OSError:
+        similar = []
+    finally:
+        os.close(fd)
+    if similar:
+        message += f" Did you mean {', '.join(os.path.join(parent, s) for s in similar[:3])}?"
     return message + " Check the path (Glob can find files by name)."
 
 
@@ -253,13 +281,13 @@ def _binary_message(path: Path, label: str, size: int) -> str:
     )
 
 
-def _open_regular(path: Path, label: str) -> Any:
-    """Open for reading without blocking even if the path was swapped for a FIFO after stat."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+def _open_regular(fd: int, label: str) -> Any:
+    """A file object over the confined, already-opened fd (its own offset, from the start)."""
     if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
         raise ToolExecutionError(f"{label} is not a regular file; Read refuses it.")
-    return os.fdopen(fd, "rb")
+    fh = os.fdopen(os.dup(fd), "rb")
+    fh.seek(0)
+    return fh
 
 
 # --- text ---------------------------------------------------------------------
@@ -293,11 +321,11 @@ def _looks_binary(head: bytes) -> bool:
 
 
 def _read_text(
-    path: Path, label: str, tool_input: ReadInput, st: os.stat_result
+    fd: int, path: Path, label: str, tool_input: ReadInput, st: os.stat_result
 ) -> tuple[ReadOutput, FileReadRecord]:
     start = tool_input.offset or 1
     limit = tool_input.limit or DEFAULT_LINE_LIMIT
-    with _open_regular(path, label) as fh:
+    with _open_regular(fd, label) as fh:
         head = fh.read(8192)
         if head.startswith((b"\xff\xfe", b"\xfe\xff")):
             return _read_utf16(path, label, fh, head, tool_input, st)
@@ -482,14 +510,14 @@ def _sniff_image(data: bytes) -> str | None:
     return None
 
 
-def _read_image(path: Path, label: str, st: os.stat_result) -> tuple[ReadOutput, FileReadRecord]:
+def _read_image(fd: int, path: Path, label: str, st: os.stat_result) -> tuple[ReadOutput, FileReadRecord]:
     if st.st_size > MAX_IMAGE_BYTES:
         raise ToolExecutionError(
             f"{label} is an image of {st.st_size / 1e6:.1f} MB; images over {MAX_IMAGE_BYTES / 1e6:.2f} MB "
             "(5 MB base64-encoded) cannot be returned. Make a smaller copy first, e.g. with Bash "
             f"`convert {label} -resize 50% /tmp/small{path.suffix}`, and Read that."
         )
-    with _open_regular(path, label) as fh:
+    with _open_regular(fd, label) as fh:
         data = fh.read()
     media_type = _sniff_image(data)
     if media_type is None:
@@ -537,13 +565,13 @@ def _summarise_output(out: dict[str, Any]) -> str:
     return f"[{kind}]\n" + "\n".join(parts)
 
 
-def _read_notebook(path: Path, label: str, st: os.stat_result) -> tuple[ReadOutput, FileReadRecord]:
+def _read_notebook(fd: int, path: Path, label: str, st: os.stat_result) -> tuple[ReadOutput, FileReadRecord]:
     if st.st_size > MAX_WHOLE_FILE_BYTES:
         raise ToolExecutionError(
             f"{label} is a notebook over {MAX_WHOLE_FILE_BYTES / 1e6:.0f} MB; search it with Grep, or strip "
             "outputs first (`jupyter nbconvert --clear-output`)."
         )
-    with _open_regular(path, label) as fh:
+    with _open_regular(fd, label) as fh:
         data = fh.read()
     try:
         nb = json.loads(data)
@@ -597,6 +625,7 @@ def _page_range(pages: str | None, total: int) -> tuple[int, int]:
 
 
 def _read_pdf(
+    fd: int,
     path: Path, label: str, st: os.stat_result, pages: str | None
 ) -> tuple[ReadOutput, FileReadRecord]:
     try:
@@ -607,7 +636,7 @@ def _read_pdf(
             "environment (pip install pypdf). Alternatively use Bash: `pdftotext -layout file.pdf -` "
             "(poppler-utils), if it is installed."
         ) from None
-    with _open_regular(path, label) as fh:
+    with _open_regular(fd, label) as fh:
         data = fh.read()
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))

@@ -11,12 +11,12 @@ allowed roots. The write is atomic.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass
 
 import anyio
 from pydantic import Field
 
+from sandbox.confine import View
 from shellrt.protocol import (
     ContentBlock,
     FileReadRecord,
@@ -29,21 +29,22 @@ from shellrt.protocol import (
     ValidationResult,
 )
 from shellrt.tools._fileio import (
-    atomic_write,
     decode_bytes,
     dominant_newline,
+    read_existing,
     require_fresh,
-    sha256_bytes,
     to_newline,
+    write_confined,
 )
 from shellrt.tools._paths import (
     PathInput,
-    allowed_roots,
-    display_path,
     file_permission,
-    is_inside,
+    refusal,
     resolve_path,
+    sandbox_path,
+    state_key,
     subject_for,
+    view_for,
 )
 from shellrt.tools._render import unified_diff
 
@@ -91,17 +92,24 @@ class WriteTool(Tool[WriteInput, WriteOutput]):
         return os.path.isabs(path) and os.path.isfile(path)
 
     async def validate(self, tool_input: WriteInput, ctx: ToolContext) -> ValidationResult:
-        path = resolve_path(tool_input.file_path, ctx)
-        tool_input.remember_resolved(path)
-        if path.is_dir():
-            return ValidationResult.failure(f"{path} is a directory; give the path of a file to write.")
-        if path.exists():
+        view = view_for(ctx)
+        canonical = resolve_path(tool_input.file_path, ctx, view)
+        key = state_key(canonical, ctx, view)
+        tool_input.remember_resolved(key)
+        where = sandbox_path(tool_input.file_path, ctx)
+
+        def check() -> None:
             try:
-                await anyio.to_thread.run_sync(
-                    lambda: require_fresh(path, ctx.read_state, verb="overwrite", need_full=True)
-                )
-            except ToolExecutionError as exc:
-                return ValidationResult.failure(str(exc))
+                existing = read_existing(view, where, label=canonical)
+            except OSError:
+                return  # unreachable: the permission check says why
+            if existing is not None:
+                require_fresh(existing[0], key, canonical, ctx.read_state, verb="overwrite", need_full=True)
+
+        try:
+            await anyio.to_thread.run_sync(check)
+        except ToolExecutionError as exc:
+            return ValidationResult.failure(str(exc))
         return ValidationResult.success()
 
     async def check_permissions(self, tool_input: WriteInput, ctx: ToolContext) -> PermissionResult:
@@ -111,13 +119,13 @@ class WriteTool(Tool[WriteInput, WriteOutput]):
         return subject_for(tool_input, tool_input.file_path, write=True)
 
     async def call(self, tool_input: WriteInput, ctx: ToolContext) -> ToolOutput[WriteOutput]:
-        path = resolve_path(tool_input.file_path, ctx)
-        roots = allowed_roots(ctx)
+        view = view_for(ctx)
+        where = sandbox_path(tool_input.file_path, ctx)
         output, record = await anyio.to_thread.run_sync(
-            _write, path, tool_input.content, ctx.read_state, roots
+            _write, view, where, tool_input.file_path, tool_input.content, ctx
         )
-        ctx.read_state[str(path)] = record
-        return ToolOutput(replace(output, path=display_path(path, ctx)))
+        ctx.read_state[state_key(output.path, ctx, view)] = record
+        return ToolOutput(output)
 
     def to_model_content(self, output: WriteOutput) -> str | list[ContentBlock]:
         if output.created:
@@ -129,22 +137,20 @@ class WriteTool(Tool[WriteInput, WriteOutput]):
 
 
 def _write(
-    path: Path, content: str, read_state: dict[str, FileReadRecord], roots: tuple[Path, ...]
+    view: View, where: str, raw: str, content: str, ctx: ToolContext
 ) -> tuple[WriteOutput, FileReadRecord]:
-    if path.is_dir():
-        raise ToolExecutionError(f"{path} is a directory; give the path of a file to write.")
+    """Read what is there (anchored), check freshness, write atomically through the same confinement."""
+    try:
+        existing = read_existing(view, where, label=where)
+    except OSError as exc:
+        raise refusal("write", raw, exc) from None
     old_text = ""
-    created = not path.exists()
-    if created:
+    if existing is None:
         payload = content.encode("utf-8")
-        if not path.parent.exists():
-            if not any(is_inside(path.parent, r) for r in roots):
-                raise ToolExecutionError(
-                    f"Directory {path.parent} does not exist and is outside the workspace; create it first."
-                )
-            path.parent.mkdir(parents=True, exist_ok=True)
     else:
-        decoded = decode_bytes(require_fresh(path, read_state, verb="overwrite", need_full=True))
+        data, canonical = existing
+        require_fresh(data, state_key(canonical, ctx, view), canonical, ctx.read_state, verb="overwrite", need_full=True)
+        decoded = decode_bytes(data)
         old_text = decoded.text
         newline = dominant_newline(old_text)
         text = to_newline(content, newline) if newline != "\n" and "\r" not in content else content
@@ -154,8 +160,10 @@ def _write(
             # The new content does not fit the old encoding; UTF-8 is the only honest choice left.
             payload = text.encode("utf-8")
         content = text
-    atomic_write(path, payload)
-    st = path.stat()
-    record = FileReadRecord(sha256=sha256_bytes(payload), mtime_ns=st.st_mtime_ns, size=len(payload))
-    diff = "" if created else unified_diff(old_text, content, str(path))
-    return WriteOutput(path=str(path), created=created, size=len(payload), diff=diff), record
+    try:
+        outcome, record = write_confined(view, where, payload)
+    except OSError as exc:
+        raise refusal("write", raw, exc) from None
+    created = outcome.created
+    diff = "" if created else unified_diff(old_text, content, outcome.path)
+    return WriteOutput(path=outcome.path, created=created, size=len(payload), diff=diff), record

@@ -1,0 +1,588 @@
+"""The one confinement module: where a path is, and reaching it without leaving the allowed places.
+
+Every layer that asks "is this path inside these roots?" (permission rules and
+engine, the Bash tool's check, the CLI, the supervisor's cwd tracking, docker
+path mapping, the file tools) asks it here, with one semantics:
+
+**Lexical containment** (`normalize`, `is_within`, `within_any`,
+`relative_to`, `contained`): paths are absolute POSIX paths, normalised
+lexically (``os.path.normpath``: ``.``/``..``/``//`` folded, ``..`` never
+followed through a symlink). This is the *pre-check* used for permission
+matching; `contained(..., resolve=True)` additionally resolves host symlinks
+(``realpath``) for callers that judge host paths. It never opens anything, so
+it is only advice: a path can change between the check and the use.
+
+**Anchored resolution** (`View.resolve`, `open_file`, `open_directory`,
+`write_file`): the boundary itself. A `View` is the sandbox's filesystem as
+commands see it — a table of `Mount` s (sandbox path -> host directory that
+backs it, writable or not) plus masked (read-denied) paths. A path is resolved
+component by component from the host directory fd of its mount, every
+component opened ``O_PATH|O_NOFOLLOW``; a symlink is read and resolved *in the
+sandbox's view* (an absolute target goes through the mount table again, so
+``/tmp`` on bwrap is the session's private /tmp and ``/etc`` on docker is
+unreachable); ``openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS)``
+is the fast path when the kernel has it (Linux >= 5.6; falls back silently
+under seccomp). The result is a directory fd plus a name and the *canonical*
+sandbox path: containment in a writable mount and masks are decided on that
+canonical path, and the file is then opened/created relative to the fd with
+``O_NOFOLLOW`` — so what was checked is what is opened. Symlinks that stay
+inside the view stay usable. Atomic writes create their temp file in the
+anchored parent fd and ``renameat`` within it; nothing is left on a refusal.
+
+This module imports nothing of ``shellrt`` (``sandbox/`` is the lowest layer).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import posixpath
+import secrets
+import stat
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+
+__all__ = [
+    "ConfinementError",
+    "Mount",
+    "Resolved",
+    "View",
+    "WriteOutcome",
+    "contained",
+    "is_within",
+    "normalize",
+    "open_directory",
+    "open_file",
+    "openat2_available",
+    "relative_to",
+    "within_any",
+    "write_file",
+]
+
+_MAX_HOPS = 40
+
+
+class ConfinementError(OSError):
+    """Raised when a path leaves the places it may reach: outside every mount, outside the
+    writable mounts (for a write), under a masked path, a symlink loop, or a component that
+    changed while it was being opened. The message says where it went and what to do."""
+
+
+# --- lexical containment -------------------------------------------------------------------
+
+
+def normalize(path: str) -> str:
+    """Lexically normalised absolute POSIX path (``..`` folded without following symlinks)."""
+    if not path.startswith("/"):
+        raise ValueError(f"not an absolute path: {path!r}")
+    out = posixpath.normpath(path)
+    return "/" + out.lstrip("/") if out.startswith("//") else out
+
+
+def relative_to(path: str, root: str) -> str | None:
+    """``path`` relative to ``root`` ("" when equal), or None when it is not ``root`` or below it."""
+    p, r = normalize(str(path)), normalize(str(root))
+    if r == "/":
+        return p.lstrip("/")
+    if p == r:
+        return ""
+    if p.startswith(r + "/"):
+        return p[len(r) + 1 :]
+    return None
+
+
+def is_within(path: str, root: str) -> bool:
+    """Whether ``path`` is ``root`` or below it (lexically)."""
+    return relative_to(path, root) is not None
+
+
+def within_any(path: str, roots: Iterable[str]) -> bool:
+    """Whether ``path`` is one of ``roots`` or below one (lexically)."""
+    return any(is_within(path, r) for r in roots)
+
+
+def contained(paths: Iterable[str], roots: Iterable[object], *, resolve: bool) -> bool:
+    """The permission pre-check: every path inside one of the roots.
+
+    Roots count in both their lexical and resolved forms (a workspace given
+    through a symlink). ``resolve``: judge each path by its ``realpath`` (host
+    paths: a symlink inside pointing outside is outside); otherwise lexically
+    (sandbox paths the host cannot resolve, or paths already canonical).
+    """
+    forms: list[str] = []
+    for root in roots:
+        text = normalize(str(root))
+        forms.append(text)
+        real = os.path.realpath(text)
+        if real != text:
+            forms.append(real)
+    for path in paths:
+        text = normalize(str(path))
+        judged = os.path.realpath(text) if resolve else text
+        if not within_any(judged, forms):
+            return False
+    return True
+
+
+# --- openat2 ----------------------------------------------------------------------------------
+
+_SYS_OPENAT2 = 437  # the same number on every architecture (the generic syscall table, Linux 5.6)
+_RESOLVE_NO_MAGICLINKS = 0x02
+_RESOLVE_NO_SYMLINKS = 0x04
+_RESOLVE_BENEATH = 0x08
+
+
+class _OpenHow(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+
+
+class _Openat2:
+    """``openat2`` through ctypes (Python 3.11 has no wrapper); disabled after ENOSYS/EPERM."""
+
+    def __init__(self) -> None:
+        self.usable = True
+        try:
+            self._libc: ctypes.CDLL | None = ctypes.CDLL(None, use_errno=True)
+            self._syscall = self._libc.syscall
+            self._syscall.restype = ctypes.c_long
+        except (OSError, AttributeError):
+            self._libc, self.usable = None, False
+
+    def __call__(self, dir_fd: int, path: str, flags: int, resolve: int) -> int | None:
+        """An fd, or None when openat2 is unavailable; raises OSError for a real failure."""
+        if not self.usable:
+            return None
+        how = _OpenHow(flags | os.O_CLOEXEC, 0, resolve)
+        fd = int(
+            self._syscall(
+                ctypes.c_long(_SYS_OPENAT2),
+                ctypes.c_int(dir_fd),
+                ctypes.c_char_p(os.fsencode(path)),
+                ctypes.byref(how),
+                ctypes.c_size_t(ctypes.sizeof(how)),
+            )
+        )
+        if fd >= 0:
+            return fd
+        err = ctypes.get_errno()
+        if err in (errno.ENOSYS, errno.EPERM, errno.E2BIG):
+            self.usable = False
+            return None
+        raise OSError(err, os.strerror(err), path)
+
+
+_openat2 = _Openat2()
+
+
+def openat2_available() -> bool:
+    """Whether the fast path is in use (tests assert the fallback gives the same answers)."""
+    return _openat2.usable
+
+
+# --- the view -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mount:
+    """A sandbox path and the host directory that backs it."""
+
+    path: str
+    host: str
+    writable: bool = False
+    #: The host path permission rules know this place by (docker: the original workspace,
+    #: not its private copy); None: the sandbox path itself.
+    logical: str | None = None
+
+
+@dataclass
+class Resolved:
+    """The outcome of `View.resolve`; owns ``dir_fd`` (use as a context manager).
+
+    - the target exists below ``dir_fd``: ``name`` is its (non-symlink) entry;
+    - the target is ``dir_fd`` itself (a mount root, ``/``): ``name`` and ``missing`` empty;
+    - the target does not exist: ``missing`` are the components below ``dir_fd``.
+    """
+
+    path: str
+    dir_fd: int
+    name: str | None = None
+    missing: tuple[str, ...] = ()
+
+    def close(self) -> None:
+        if self.dir_fd >= 0:
+            os.close(self.dir_fd)
+            self.dir_fd = -1
+
+    def __enter__(self) -> Resolved:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _close(fd: int | None) -> None:
+    if fd is not None and fd >= 0:
+        os.close(fd)
+
+
+@dataclass
+class View:
+    """The sandbox's filesystem as its commands see it: mounts and masked paths (sandbox paths)."""
+
+    mounts: Sequence[Mount]
+    masked: Sequence[str] = ()
+    _by_path: dict[str, Mount] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        by_path: dict[str, Mount] = {}
+        for m in self.mounts:
+            key = normalize(m.path)
+            prior = by_path.get(key)
+            # A place listed twice keeps the most permissive entry (a writable root over "/").
+            if prior is None or (m.writable and not prior.writable):
+                by_path[key] = Mount(key, m.host, m.writable, m.logical)
+        self._by_path = by_path
+        self.mounts = sorted(by_path.values(), key=lambda m: -len(m.path))
+        self.masked = tuple(normalize(p) for p in self.masked)
+
+    # --- lexical questions -------------------------------------------------------------------
+    def mount_of(self, path: str) -> Mount | None:
+        """The deepest mount holding ``path`` (lexically), or None."""
+        for m in self.mounts:
+            if is_within(path, m.path):
+                return m
+        return None
+
+    def writable(self, path: str) -> bool:
+        m = self.mount_of(path)
+        return m is not None and m.writable
+
+    def writable_roots(self) -> tuple[str, ...]:
+        return tuple(m.path for m in self.mounts if m.writable)
+
+    def masked_by(self, path: str) -> str | None:
+        """The masked path covering ``path``, if any."""
+        return next((m for m in self.masked if is_within(path, m)), None)
+
+    def to_host(self, path: str) -> str | None:
+        """Host path backing a sandbox path (lexical), or None when unreachable."""
+        m = self.mount_of(path)
+        if m is None:
+            return None
+        rel = relative_to(path, m.path) or ""
+        return posixpath.join(m.host, rel) if rel else m.host
+
+    def to_logical(self, path: str) -> str:
+        """The path permission rules match: the mount's logical host path, or the sandbox path."""
+        m = self.mount_of(path)
+        if m is None or m.logical is None:
+            return normalize(path)
+        rel = relative_to(path, m.path) or ""
+        return posixpath.join(m.logical, rel) if rel else m.logical
+
+    def from_host(self, host_path: str) -> str | None:
+        """Sandbox path of a host path under some mount's backing dir (deepest backing dir wins)."""
+        best: tuple[int, str] | None = None
+        for m in self.mounts:
+            for base in (m.host, m.logical):
+                if base is None:
+                    continue
+                rel = relative_to(host_path, base)
+                if rel is not None and (best is None or len(base) > best[0]):
+                    best = (len(base), posixpath.join(m.path, rel) if rel else m.path)
+        return None if best is None else best[1]
+
+    def describe_places(self) -> str:
+        return ", ".join(m.path for m in sorted(self.mounts, key=lambda m: m.path))
+
+    # --- anchored resolution -----------------------------------------------------------------
+    def resolve(self, path: str, *, follow_last: bool = True) -> Resolved:
+        """Resolve ``path`` (absolute, sandbox view) to a directory fd and entry; see `Resolved`.
+
+        Raises `ConfinementError` when it is unreachable or loops; masks and
+        writability are the caller's decision, on ``Resolved.path``.
+        """
+        current = normalize(path)
+        for _ in range(_MAX_HOPS):
+            step: Resolved | str | None = self._fast(current, follow_last)
+            if step is None:
+                step = self._walk(current, follow_last)
+            if isinstance(step, Resolved):
+                return step
+            current = step
+        raise ConfinementError(errno.ELOOP, f"too many levels of symbolic links resolving {path}")
+
+    def _open_root(self, m: Mount) -> int:
+        try:
+            return os.open(m.host, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError as exc:
+            raise ConfinementError(
+                exc.errno or errno.ENOENT, f"{m.path} is not available ({exc.strerror})"
+            ) from None
+
+    def _fast(self, path: str, follow_last: bool) -> Resolved | None:
+        """openat2 without symlinks from the deepest mount; None means: walk instead."""
+        if not _openat2.usable:
+            return None
+        m = self.mount_of(path)
+        rel = relative_to(path, m.path) if m is not None else None
+        if m is None or not rel:
+            return None
+        parent, name = posixpath.split(rel)
+        root = self._open_root(m)
+        try:
+            dfd = _openat2(
+                root,
+                parent or ".",
+                os.O_PATH | os.O_DIRECTORY,
+                _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS,
+            )
+        except OSError:
+            return None
+        finally:
+            os.close(root)
+        if dfd is None:
+            return None
+        try:
+            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        except FileNotFoundError:
+            return Resolved(path, dfd, None, (name,))
+        except OSError:
+            os.close(dfd)
+            return None
+        if stat.S_ISLNK(st.st_mode) and follow_last:
+            os.close(dfd)
+            return None
+        return Resolved(path, dfd, name)
+
+    def _walk(self, path: str, follow_last: bool) -> Resolved | str:
+        """One component-wise O_NOFOLLOW walk; returns the result, or the path to restart with
+        after a symlink."""
+        parts = [p for p in path.split("/") if p]
+        canon = "/"
+        root = self._by_path.get("/")
+        fd: int | None = self._open_root(root) if root is not None else None
+        try:
+            for i, name in enumerate(parts):
+                last = i == len(parts) - 1
+                nxt = posixpath.join(canon, name)
+                mount = self._by_path.get(nxt)
+                if mount is not None:
+                    # A mount point: its backing directory, whatever the parent holds there.
+                    new = self._open_root(mount)
+                    _close(fd)
+                    fd, canon = new, nxt
+                    continue
+                if fd is None:
+                    if any(is_within(m.path, nxt) for m in self.mounts):
+                        canon = nxt  # a directory on the way to a mount point
+                        continue
+                    raise ConfinementError(
+                        errno.EACCES,
+                        f"{nxt} is outside what this sandbox's file tools can reach ({self.describe_places()})",
+                    )
+                try:
+                    child = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+                except FileNotFoundError:
+                    if any(is_within(m.path, nxt) for m in self.mounts):
+                        # Missing here, but a mount point lies below (a workspace under a private /tmp).
+                        _close(fd)
+                        fd, canon = None, nxt
+                        continue
+                    held, fd = fd, None
+                    return Resolved(path, held, None, tuple(parts[i:]))
+                try:
+                    mode = os.fstat(child).st_mode
+                    if stat.S_ISLNK(mode) and (follow_last or not last):
+                        target = os.readlink("", dir_fd=child)
+                        os.close(child)
+                        child = -1
+                        base = target if target.startswith("/") else posixpath.join(canon, target)
+                        return normalize(posixpath.join(base, *parts[i + 1 :]))
+                except BaseException:
+                    _close(child)
+                    raise
+                if last or not stat.S_ISDIR(mode):
+                    os.close(child)
+                    if not last:
+                        raise ConfinementError(errno.ENOTDIR, f"{nxt} is not a directory")
+                    held, fd = fd, None
+                    return Resolved(nxt, held, name)
+                _close(fd)
+                fd, canon = child, nxt
+            if fd is None:
+                raise ConfinementError(
+                    errno.EACCES,
+                    f"{canon} is outside what this sandbox's file tools can reach ({self.describe_places()})",
+                )
+            held, fd = fd, None
+            return Resolved(canon, held)
+        finally:
+            _close(fd)
+
+
+# --- operations -------------------------------------------------------------------------------
+
+
+def _refuse_masked(view: View, path: str) -> None:
+    mask = view.masked_by(path)
+    if mask is not None:
+        raise ConfinementError(
+            errno.EACCES, f"{path} is in a read-denied location of the sandbox policy ({mask})"
+        )
+
+
+def open_file(view: View, path: str, flags: int = os.O_RDONLY) -> tuple[int, str]:
+    """Open an existing entry (not following a final symlink that was swapped in); ``(fd, canonical)``.
+
+    ``O_NONBLOCK`` and ``O_NOCTTY`` are always added: opening a FIFO never blocks.
+    Raises FileNotFoundError / IsADirectoryError / `ConfinementError`.
+    """
+    for _ in range(3):
+        with view.resolve(path) as r:
+            _refuse_masked(view, r.path)
+            if r.missing:
+                raise FileNotFoundError(errno.ENOENT, "No such file or directory", r.path)
+            if r.name is None:
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", r.path)
+            try:
+                fd = os.open(
+                    r.name,
+                    flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC,
+                    dir_fd=r.dir_fd,
+                )
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    continue  # became a symlink after the walk: resolve again
+                raise
+            return fd, r.path
+    raise ConfinementError(errno.ELOOP, f"{path} kept changing into a symbolic link while it was opened")
+
+
+def open_directory(view: View, path: str) -> tuple[int, str]:
+    """Open an existing directory for listing (``O_RDONLY|O_DIRECTORY``); ``(fd, canonical)``."""
+    for _ in range(3):
+        with view.resolve(path) as r:
+            _refuse_masked(view, r.path)
+            if r.missing:
+                raise FileNotFoundError(errno.ENOENT, "No such file or directory", r.path)
+            name = r.name or "."
+            try:
+                fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=r.dir_fd)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    continue
+                raise
+            return fd, r.path
+    raise ConfinementError(errno.ELOOP, f"{path} kept changing into a symbolic link while it was opened")
+
+
+def _umask() -> int:
+    """The process umask without the racy umask(0)/umask(old) dance (other threads create files too)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o022
+
+
+@dataclass(frozen=True)
+class WriteOutcome:
+    """Where a write landed (canonical sandbox path) and whether it created the file."""
+
+    path: str
+    created: bool
+
+
+def write_file(view: View, path: str, data: bytes, *, make_parents: bool = False) -> WriteOutcome:
+    """Atomically replace (or create) ``path`` with ``data``, confined to the view's writable mounts.
+
+    The temp file is created in the anchored parent directory fd and renamed
+    within it; on any failure it is removed. An existing file keeps its mode;
+    a new one gets 0o666 minus the umask.
+    """
+    with view.resolve(path) as r:
+        target = r.path
+        if not view.writable(target):
+            roots = ", ".join(view.writable_roots()) or "none"
+            raise ConfinementError(
+                errno.EACCES, f"{target} is outside the sandbox's writable places ({roots})"
+            )
+        _refuse_masked(view, target)
+        if r.name is None and not r.missing:
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", target)
+        parent = os.dup(r.dir_fd)
+        try:
+            if r.missing:
+                dirs, name = r.missing[:-1], r.missing[-1]
+                if dirs and not make_parents:
+                    missing_dir = posixpath.dirname(target)
+                    raise FileNotFoundError(errno.ENOENT, "Directory does not exist", missing_dir)
+                for d in dirs:
+                    try:
+                        os.mkdir(d, 0o777, dir_fd=parent)
+                    except FileExistsError:
+                        pass
+                    try:
+                        nfd = os.open(d, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+                    except OSError as exc:
+                        raise ConfinementError(
+                            errno.ELOOP, f"{target}: a directory on the way changed while it was created ({exc.strerror})"
+                        ) from None
+                    os.close(parent)
+                    parent = nfd
+            else:
+                assert r.name is not None
+                name = r.name
+            return WriteOutcome(target, _replace_in(parent, name, data, target))
+        finally:
+            os.close(parent)
+
+
+def _replace_in(parent: int, name: str, data: bytes, shown: str) -> bool:
+    """Write ``data`` to a temp file in ``parent`` and rename it over ``name``; True when created."""
+    try:
+        st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        created, mode = True, 0o666 & ~_umask()
+    else:
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", shown)
+        created = False
+        mode = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else 0o666 & ~_umask()
+    tmp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=parent)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fchmod(fd, mode)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.rename(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=parent)
+        except OSError:
+            pass
+        raise
+    try:
+        dfd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=parent)
+    except OSError:
+        return created
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
+    return created
