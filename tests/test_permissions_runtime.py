@@ -52,7 +52,7 @@ async def test_runtime_applies_rules_and_hooks(tmp_path: Path, monkeypatch: pyte
     }
     (ws / ".shellrt" / "settings.json").write_text(json.dumps(settings))
     async with shellrt.Runtime(
-        workspace=ws, sandbox="local", session_dir=tmp_path / ".s", tools=[Bash()]
+        workspace=ws, sandbox="local", session_dir=tmp_path / ".s", tools=[Bash()], trust_workspace=True
     ) as rt:
         user = await rt.run(
             [
