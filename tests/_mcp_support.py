@@ -47,7 +47,9 @@ async def serve_session(
     """``python -m shellrt serve --workspace W --sandbox local ARGS`` driven by the SDK's stdio client."""
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "shellrt", "serve", "--workspace", str(workspace), "--sandbox", "local", *args],
+        args=[
+            "-m", "shellrt", "serve", "--workspace", str(workspace), "--sandbox", "local", "--trust-workspace", *args
+        ],
         env=isolated_env(home),
         cwd=str(ROOT),
     )

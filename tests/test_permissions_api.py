@@ -52,7 +52,9 @@ def _gov(tmp_path: Path, perms: dict[str, Any]) -> Governance:
     ws = tmp_path / "ws"
     (ws / ".shellrt").mkdir(parents=True)
     (ws / ".shellrt" / "settings.json").write_text(json.dumps({"permissions": perms}))
-    return build_governance(ws, home=tmp_path / "home", managed_path=tmp_path / "managed.json")
+    return build_governance(
+        ws, home=tmp_path / "home", managed_path=tmp_path / "managed.json", trust_workspace=True
+    )
 
 
 @pytest.mark.anyio

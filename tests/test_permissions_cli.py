@@ -18,7 +18,7 @@ def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         "SHELLRT_MANAGED_SETTINGS": str(tmp_path / "managed.json"),
     }
     return subprocess.run(
-        [sys.executable, "-m", "shellrt", "permissions", *args],
+        [sys.executable, "-m", "shellrt", "permissions", *args, "--trust-workspace"],
         capture_output=True,
         text=True,
         env=env,
@@ -33,7 +33,7 @@ def ws(tmp_path: Path) -> Path:
     (ws / ".shellrt").mkdir(parents=True)
     (ws / ".shellrt" / "settings.json").write_text(
         json.dumps(
-            {"permissions": {"allow": ["Bash(git status:*)"], "deny": ["Read(./secrets/**)", "Bash(oops"]}},
+            {"permissions": {"allow": ["Bash(git status:*)", "Bash(oops"], "deny": ["Read(./secrets/**)"]}},
             indent=2,
         )
     )
@@ -47,7 +47,7 @@ def test_check_explains_an_allow_with_rule_and_source(tmp_path: Path, ws: Path) 
     out = json.loads(proc.stdout)
     assert (out["behavior"], out["rule"], out["source"]) == ("allow", "Bash(make:*)", "command-line flags")
     assert [step.split(":")[0] for step in out["chain"]][2:4] == ["1 deny", "2 ask"]
-    assert any("settings.json:8" in d and "Bash(oops" in d for d in out["diagnostics"])
+    assert any("settings.json:5" in d and "Bash(oops" in d for d in out["diagnostics"])
 
 
 def test_check_compound_command_is_not_allowed(tmp_path: Path, ws: Path) -> None:
@@ -111,6 +111,6 @@ def test_list_shows_rules_with_sources(
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("SHELLRT_MANAGED_SETTINGS", str(tmp_path / "managed.json"))
-    assert main(["permissions", "list", "--workspace", str(ws), "--json"]) == 0
+    assert main(["permissions", "list", "--workspace", str(ws), "--json", "--trust-workspace"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert {"kind": "deny", "rule": "Read(./secrets/**)"}.items() <= data["rules"][0].items()

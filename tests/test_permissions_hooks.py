@@ -38,7 +38,9 @@ def gov_with_hooks(
     (ws / ".shellrt" / "settings.json").write_text(
         json.dumps({"hooks": hooks, "permissions": permissions or {}}, indent=2)
     )
-    return build_governance(ws, home=tmp_path / "home", managed_path=tmp_path / "managed.json")
+    return build_governance(
+        ws, home=tmp_path / "home", managed_path=tmp_path / "managed.json", trust_workspace=True
+    )
 
 
 def pre(matcher: str, command: str, timeout: float | None = None) -> dict[str, Any]:

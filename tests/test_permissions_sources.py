@@ -40,6 +40,7 @@ class Layout:
         return path
 
     def gov(self, **kw: Any) -> Any:
+        kw.setdefault("trust_workspace", True)  # these tests are about merging, not workspace trust
         return build_governance(self.ws, home=self.home, managed_path=self.managed, **kw)
 
     async def decide(self, gov: Any, command: str) -> Any:
@@ -181,7 +182,8 @@ async def test_malformed_rules_reported_with_file_and_line_and_ignored(tmp_path:
     assert [r.text for r in gov.settings.rules.rules] == ["Bash(git status:*)"]
     # the malformed allow never widened anything
     assert (await lay.decide(gov, "git status; rm -rf x")).behavior == "ask"
-    assert gov.mode == "default" and not gov.settings.degraded
+    # the malformed deny rule (line 9) may have been the one that mattered: the session degrades
+    assert gov.mode == "default" and gov.settings.degraded
 
 
 async def test_malformed_cli_rules_and_missing_settings_file(tmp_path: Path) -> None:
@@ -196,7 +198,7 @@ async def test_managed_path_from_environment(tmp_path: Path, monkeypatch: pytest
     managed = lay.write("policy.json", perms(deny=["Bash"]))
     monkeypatch.setenv("SHELLRT_MANAGED_SETTINGS", str(managed))
     monkeypatch.setenv("HOME", str(lay.home))
-    gov = build_governance(lay.ws)
+    gov = build_governance(lay.ws, trust_workspace=True)
     assert (await lay.decide(gov, "ls")).behavior == "deny"
     assert gov.settings.files[0].path == managed
 

@@ -137,6 +137,11 @@ class Task(BaseModel):
         description="Permission mode for tool_use commands (the task file is the operator's own job).",
     )
     allow: tuple[str, ...] = Field(default=(), description="Extra allow rules for tool_use commands.")
+    trust_workspace: bool = Field(
+        default=False,
+        description="Obey the workspace's own settings files (hooks, allow rules, modes, MCP servers) "
+        "for tool_use commands; otherwise only their deny/ask rules apply.",
+    )
     collect: CollectSpec = Field(default_factory=CollectSpec)
 
     @field_validator("id")

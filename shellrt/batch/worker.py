@@ -166,6 +166,7 @@ class TaskRun:
                 policy=policy,
                 mode=task.permission_mode,
                 allow=task.allow,
+                trust_workspace=task.trust_workspace,
                 session_dir=self._tmp / "session",
             )
             self._stack.push_async_callback(runtime.close)

@@ -2,7 +2,7 @@
 
 `add_runtime_options` adds the sandbox flags (``--sandbox``, ``--workspace`` …)
 plus governance: ``--settings FILE``, ``--mode``, ``--allow RULE``,
-``--deny RULE``. `runtime_from_args` turns them into an (unstarted) Runtime.
+``--deny RULE``, ``--trust-workspace``. `runtime_from_args` turns them into an (unstarted) Runtime.
 """
 
 from __future__ import annotations
@@ -30,6 +30,13 @@ def add_runtime_options(parser: argparse.ArgumentParser, *, sandbox: bool = True
         metavar="FILE",
         help="extra settings file (JSON, Claude-Code shape: permissions, hooks, mcpServers); repeatable. "
         "The workspace's .shellrt/settings.json and your user settings are read as well",
+    )
+    group.add_argument(
+        "--trust-workspace",
+        action="store_true",
+        help="obey the workspace's own settings (.claude/settings*.json, .shellrt/settings*.json, .mcp.json: "
+        "hooks, allow rules, defaultMode, MCP servers) this session. Without it they are obeyed only when "
+        "`shellrt trust add DIR` recorded them unchanged; otherwise only their deny/ask rules apply",
     )
     group.add_argument(
         "--mode",
@@ -77,6 +84,7 @@ def runtime_from_args(
         mode=args.mode,
         allow=list(args.allow),
         deny=list(args.deny),
+        trust_workspace=bool(getattr(args, "trust_workspace", False)),
         progress=progress,
         mask_defaults=mask_defaults_from_args(args),
     )

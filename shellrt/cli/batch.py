@@ -70,6 +70,11 @@ def register(subparsers: Any) -> None:
         default=None,
         help="full outputs and exported files (default: <out>.artifacts)",
     )
+    run.add_argument(
+        "--trust-workspace",
+        action="store_true",
+        help="every task obeys its workspace's own settings files (as the task field trust_workspace)",
+    )
     run.add_argument("--quiet", "-q", action="store_true", help="no progress line and no summary")
     run.set_defaults(func=_run)
     parser.set_defaults(func=lambda _args: _usage(parser))
@@ -128,8 +133,11 @@ async def _main(args: argparse.Namespace) -> int:
 
     interrupted = False
     errored = 0
+    tasks = iter_tasks(args.tasks, on_error=bad_line)
+    if args.trust_workspace:
+        tasks = (t.model_copy(update={"trust_workspace": True}) for t in tasks)
     batch = run(
-        iter_tasks(args.tasks, on_error=bad_line),
+        tasks,
         concurrency=args.concurrency,
         ray_address=args.ray,
         out=args.out,

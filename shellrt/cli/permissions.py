@@ -80,6 +80,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--deny", action="append", default=[], metavar="RULE", help="deny rule (repeatable)")
     parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument(
+        "--trust-workspace", action="store_true", help="obey the workspace's own settings files in full"
+    )
 
 
 def _governance(args: argparse.Namespace) -> Governance:
@@ -89,6 +92,7 @@ def _governance(args: argparse.Namespace) -> Governance:
         mode=args.mode,
         allow=args.allow,
         deny=args.deny,
+        trust_workspace=args.trust_workspace,
     )
 
 

@@ -140,11 +140,13 @@ async def _execute(
     else:
         code = final_code if final_code is not None else 1
     if stream:
-        return code, False
+        for note in result.notes:  # e.g. a planted hook or rc file that was reverted (quarantine kept)
+            print(f"shellrt run: {note}", file=sys.stderr)
+        return code, (session_dir / "quarantine").exists()
     output = bash_output(result, None if math.isinf(timeout_s) else timeout_s).model_copy(
         update={"exit_code": final_code}
     )
-    persisted = result.truncated
+    persisted = result.truncated or (session_dir / "quarantine").exists()
     report = {
         "exit_code": code,
         "command_exit_code": final_code,

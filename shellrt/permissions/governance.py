@@ -21,6 +21,7 @@ from shellrt.permissions.hooks import CommandHookRunner
 from shellrt.permissions.interfaces import Approver, HookRunner, PermissionGate
 from shellrt.permissions.modes import PERMISSION_MODES, parse_mode
 from shellrt.permissions.sources import Settings, load_settings, local_settings_path
+from shellrt.permissions.trust import WorkspaceTrust, refresh_recorded_file
 from shellrt.permissions.visibility import visible_tools
 from shellrt.protocol import Tool
 
@@ -74,6 +75,18 @@ class Governance:
         return visible_tools(tools, self.gate)
 
 
+class _TrustKeepingGate(RulesGate):
+    """Re-records the digest of the project's local settings after saving an answer there,
+    so the operator's own "allow always in this project" does not untrust the file."""
+
+    trust: WorkspaceTrust | None = None
+
+    def _remember(self, scope: str, rules: list[str], chain: list[str]) -> None:
+        super()._remember(scope, rules, chain)
+        if scope == "project" and self.local_settings is not None and self.trust is not None:
+            refresh_recorded_file(self.trust, ".shellrt/settings.local.json")
+
+
 def build_governance(
     workspace: Path,
     *,
@@ -84,6 +97,7 @@ def build_governance(
     deny: Sequence[str] = (),
     home: Path | None = None,
     managed_path: Path | None = None,
+    trust_workspace: bool = False,
 ) -> Governance:
     """Load every settings source and wire the engine, gate and hooks.
 
@@ -107,6 +121,7 @@ def build_governance(
         deny=deny,
         home=home,
         managed_path=managed_path,
+        trust_workspace=trust_workspace,
     )
     diagnostics = settings.diagnostics
     engine = PermissionEngine(
@@ -119,11 +134,12 @@ def build_governance(
     hooks = CommandHookRunner(
         settings.hook_specs, workspace=workspace, mode=settings.mode, diagnostics=diagnostics
     )
-    gate = RulesGate(
+    gate = _TrustKeepingGate(
         engine,
         approver=approver,
         hooks=hooks,
         local_settings=local_settings_path(workspace),
         diagnostics=diagnostics,
     )
+    gate.trust = settings.trust
     return Governance(gate=gate, hooks=hooks, settings=settings, engine=engine, diagnostics=diagnostics)

@@ -198,8 +198,10 @@ def _load_permissions(
     if section is None:
         return
     if not isinstance(section, dict):
+        out.broken = True  # it may have held deny rules
         out.diagnostics.append(
-            f"{path}:{locator.key_line('permissions')}: permissions must be an object; ignored"
+            f"{path}:{locator.key_line('permissions')}: permissions must be an object; allow rules and "
+            "bypass mode are disabled until it is fixed"
         )
         return
     for key in section:
@@ -211,8 +213,11 @@ def _load_permissions(
             continue
         key_offset = locator.key_offset(kind)
         if not isinstance(values, list):
+            if kind != "allow":
+                out.broken = True
             out.diagnostics.append(
                 f"{path}:{locator.line_at(key_offset)}: permissions.{kind} must be a list; ignored"
+                + ("" if kind == "allow" else "; allow rules and bypass mode are disabled until it is fixed")
             )
             continue
         cursor = key_offset
@@ -224,7 +229,15 @@ def _load_permissions(
             try:
                 out.rules.append(parse_rule(value, _kind(kind), rule_origin))
             except RuleSyntaxError as exc:
-                out.diagnostics.append(f"{path}:{line}: malformed {kind} rule {value!r} ignored: {exc}")
+                if kind == "allow":
+                    out.diagnostics.append(f"{path}:{line}: malformed allow rule {value!r} ignored: {exc}")
+                else:
+                    # A deny/ask rule we cannot read may be the one that mattered: fail closed.
+                    out.broken = True
+                    out.diagnostics.append(
+                        f"{path}:{line}: malformed {kind} rule {value!r} ({exc}); allow rules and bypass "
+                        "mode are disabled until it is fixed"
+                    )
     if "defaultMode" in section:
         mode = parse_mode(section["defaultMode"])
         if mode is None:

@@ -6,7 +6,8 @@ Sources, highest first:
    or ``managed_path``);
 2. ``cli`` — ``--allow`` / ``--deny`` / ``--mode`` flags and ``--settings FILE``;
 3. ``local`` — ``.shellrt/settings.local.json`` then ``.claude/settings.local.json``;
-4. ``project`` — ``.shellrt/settings.json`` then ``.claude/settings.json``;
+4. ``project`` — ``.shellrt/settings.json`` then ``.claude/settings.json`` (and the
+   ``mcpServers`` of ``.mcp.json``);
 5. ``user`` — ``~/.shellrt/settings.json`` (``HOME`` from the environment);
 6. ``session`` — rules a person saved while answering a prompt.
 
@@ -15,6 +16,9 @@ precedence decides ``defaultMode`` and ``mcpServers`` entries, and the managed
 source may forbid lower sources from allowing (``allowManagedPermissionRulesOnly``),
 from adding hooks (``allowManagedHooksOnly``) and from using bypass mode
 (``disableBypassPermissionsMode: "disable"``).
+
+Local and project files live in the workspace: unless the operator trusts it
+(`shellrt.permissions.trust`) only their deny and ask rules apply.
 """
 
 from __future__ import annotations
@@ -32,10 +36,12 @@ from shellrt.permissions.modes import PermissionMode
 from shellrt.permissions.rules import PermissionRule, RuleKind, RuleOrigin, parse_rule
 from shellrt.permissions.ruleset import RuleSet
 from shellrt.permissions.settings import FileSettings, HookSpec, load_settings_file
+from shellrt.permissions.trust import WorkspaceTrust, assess_trust
 
 __all__ = [
     "DEFAULT_MANAGED_PATH",
     "MANAGED_ENV",
+    "MCP_JSON",
     "SOURCE_ORDER",
     "EffectivePermissions",
     "LoadedSources",
@@ -48,6 +54,8 @@ __all__ = [
 SOURCE_ORDER: tuple[str, ...] = ("managed", "cli", "local", "project", "user", "session")
 DEFAULT_MANAGED_PATH = Path("/etc/shellrt/managed-settings.json")
 MANAGED_ENV = "SHELLRT_MANAGED_SETTINGS"
+#: Claude Code's project MCP file: only its ``mcpServers`` are read (when the workspace is trusted).
+MCP_JSON = ".mcp.json"
 
 
 @dataclass
@@ -69,6 +77,8 @@ class LoadedSources:
     managed_hooks_only: bool = False
     degraded: bool = False
     diagnostics: list[str] = field(default_factory=list)
+    trust: WorkspaceTrust | None = None
+    trust_notice: str | None = None
 
 
 class EffectivePermissions(BaseModel):
@@ -103,6 +113,8 @@ class Settings(BaseModel):
     #: A settings file existed but could not be read: allow rules and bypass mode are off.
     degraded: bool = False
     diagnostics: list[str] = Field(default_factory=list)
+    #: Set when workspace settings files were not trusted: what was ignored and how to trust them.
+    trust_notice: str | None = Field(default=None, alias="trustNotice")
 
     _state: LoadedSources = PrivateAttr()
 
@@ -129,6 +141,7 @@ class Settings(BaseModel):
             mode_source=state.mode_source,
             degraded=state.degraded,
             diagnostics=state.diagnostics,
+            trust_notice=state.trust_notice,
         )
         out._state = state
         return out
@@ -145,6 +158,11 @@ class Settings(BaseModel):
     @property
     def mode(self) -> PermissionMode:
         return self._state.mode
+
+    @property
+    def trust(self) -> WorkspaceTrust | None:
+        """Which workspace settings files were trusted when the session started."""
+        return self._state.trust
 
     @property
     def rules(self) -> RuleSet:
@@ -198,6 +216,7 @@ class Settings(BaseModel):
             "files": [{"path": str(f.path), "source": f.source, "exists": f.exists} for f in self.files],
             "degraded": self.degraded,
             "diagnostics": list(self.diagnostics),
+            "trust": self.trust.describe() if self.trust else None,
         }
 
 
@@ -223,6 +242,7 @@ def discover_files(
         ("local", workspace / ".claude" / "settings.local.json"),
         ("project", workspace / ".shellrt" / "settings.json"),
         ("project", workspace / ".claude" / "settings.json"),
+        ("project", workspace / MCP_JSON),
         ("user", home / ".shellrt" / "settings.json"),
     ]
     return found
@@ -238,10 +258,21 @@ def load_settings(
     ask: Sequence[str] = (),
     home: Path | None = None,
     managed_path: Path | None = None,
+    trust: WorkspaceTrust | None = None,
+    trust_workspace: bool = False,
 ) -> Settings:
-    """Read every source and merge; problems end up in ``diagnostics``, never as exceptions."""
+    """Read every source and merge; problems end up in ``diagnostics``, never as exceptions.
+
+    Workspace settings files are obeyed in full only when trusted (``trust``,
+    else `assess_trust` with ``trust_workspace``); untrusted ones keep only their
+    deny and ask rules (see `shellrt.permissions.trust`).
+    """
     home = home if home is not None else _home()
-    settings = LoadedSources(workspace=workspace, home=home, rules=RuleSet(home=home))
+    if trust is None:
+        trust = assess_trust(workspace, trust_workspace=trust_workspace)
+    settings = LoadedSources(workspace=workspace, home=home, rules=RuleSet(home=home), trust=trust)
+    settings.diagnostics += trust.diagnostics
+    ignored: dict[str, list[str]] = {}
     for source, path in discover_files(
         workspace, settings_files=settings_files, home=home, managed_path=managed_path
     ):
@@ -249,9 +280,17 @@ def load_settings(
         loaded = load_settings_file(path, source, home=home, root=root)
         if source == "cli" and not loaded.exists:
             loaded.diagnostics.append(f"{path}: --settings file not found")
+        if path.name == MCP_JSON and source == "project":
+            _only_mcp_servers(loaded)
+        if loaded.exists and source != "cli" and not trust.is_trusted(path):
+            rel = path.relative_to(trust.workspace) if path.is_relative_to(trust.workspace) else path
+            ignored.setdefault(Path(rel).as_posix(), []).extend(_tighten_only(loaded))
         settings.files.append(loaded)
         settings.diagnostics += loaded.diagnostics
         settings.degraded = settings.degraded or loaded.broken
+    settings.trust_notice = trust.notice(ignored)
+    if settings.trust_notice:
+        settings.diagnostics.append(settings.trust_notice)
     managed = settings.files[0]
     settings.disable_bypass = managed.disable_bypass
     settings.managed_rules_only = managed.managed_rules_only
@@ -265,7 +304,13 @@ def load_settings(
             try:
                 cli_rules.append(parse_rule(value, _kind(kind), cli_origin))
             except RuleSyntaxError as exc:
-                settings.diagnostics.append(f"--{kind} {value!r}: malformed rule ignored: {exc}")
+                if kind == "allow":
+                    settings.diagnostics.append(f"--{kind} {value!r}: malformed rule ignored: {exc}")
+                else:
+                    settings.degraded = True
+                    settings.diagnostics.append(
+                        f"--{kind} {value!r}: malformed rule ({exc}); allow rules and bypass mode are disabled"
+                    )
 
     # Rules and hooks, in source order: managed, cli flags, cli files, local, project, user.
     ordered = [managed, *[f for f in settings.files[1:] if f.source == "cli"]]
@@ -317,6 +362,38 @@ def _choose_mode(
             continue
         settings.mode, settings.mode_source = value, source
         return
+
+
+def _tighten_only(loaded: FileSettings) -> list[str]:
+    """Strip an untrusted file down to its deny and ask rules; return what was dropped."""
+    dropped: list[str] = []
+    allows = [r for r in loaded.rules if r.kind == "allow"]
+    if allows:
+        dropped.append(f"{len(allows)} allow rule(s)")
+        loaded.rules = [r for r in loaded.rules if r.kind != "allow"]
+    if loaded.hooks:
+        dropped.append(f"{len(loaded.hooks)} hook(s)")
+        loaded.hooks = []
+    if loaded.default_mode is not None:
+        dropped.append(f"defaultMode {loaded.default_mode}")
+        loaded.default_mode = None
+    if loaded.mcp_servers:
+        dropped.append(f"mcpServers {', '.join(sorted(loaded.mcp_servers))}")
+        loaded.mcp_servers = {}
+    if loaded.additional_directories:
+        dropped.append("additionalDirectories")
+        loaded.additional_directories = []
+    if loaded.web_fetch:
+        dropped.append("webFetch")
+        loaded.web_fetch = {}
+    return dropped
+
+
+def _only_mcp_servers(loaded: FileSettings) -> None:
+    """``.mcp.json`` configures MCP servers only (as in Claude Code)."""
+    loaded.rules, loaded.hooks, loaded.default_mode = [], [], None
+    loaded.additional_directories, loaded.web_fetch = [], {}
+    loaded.diagnostics = [d for d in loaded.diagnostics if "unknown key" not in d]
 
 
 def _kind(name: str) -> RuleKind:

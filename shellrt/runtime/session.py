@@ -125,6 +125,7 @@ class Runtime:
         allow: Sequence[str] = (),
         deny: Sequence[str] = (),
         use_settings: bool = True,
+        trust_workspace: bool = False,
         session_dir: str | os.PathLike[str] | None = None,
         session_id: str | None = None,
         progress: ProgressSink | None = None,
@@ -156,6 +157,7 @@ class Runtime:
                 approver=approver,
                 allow=allow,
                 deny=deny,
+                trust_workspace=trust_workspace,
             )
             gate, hooks = governance.gate, governance.hooks
             self.diagnostics.extend(governance.diagnostics)
@@ -199,6 +201,10 @@ class Runtime:
         from shellrt.supervisor import Supervisor
 
         self.session_dir.mkdir(parents=True, exist_ok=True)
+        if self.governance is not None:  # workspace trust: one record per session (audit.jsonl)
+            from shellrt.permissions.trust import audit_session_trust
+
+            audit_session_trust(self.session_dir, self.governance.settings)
         self.backend, warnings = await resolve_sandbox(self._sandbox, self.policy)
         self._stack.push_async_callback(_shielded(self.backend.close))
         self.warnings.extend(warnings)

@@ -23,7 +23,8 @@ from shellrt.supervisor.cwd import CwdTracker
 from shellrt.supervisor.env import base_env, command_env
 from shellrt.supervisor.errors import SupervisorClosedError
 from shellrt.supervisor.execution import Execution
-from shellrt.supervisor.models import BackgroundTask, CommandResult, ProgressEvent
+from shellrt.supervisor.models import BackgroundTask, CommandResult, ProgressEvent, TaskStatus
+from shellrt.supervisor.protect import CommandGuard
 from shellrt.supervisor.shells import Shell, shell_argv
 from shellrt.supervisor.spool import OutputSpool, SpoolFiles
 from shellrt.supervisor.tasks import TaskManager
@@ -52,6 +53,7 @@ class Supervisor:
         session_dir: Path,
         preview_bytes: int = 16_384,
         progress_interval_s: float = 0.5,
+        protect: bool = True,
     ) -> None:
         self.backend = backend
         self.session_dir = Path(session_dir)
@@ -72,6 +74,8 @@ class Supervisor:
         self._spool_files = SpoolFiles(self._shell_dir, f"cmd-{self._session_tag}")
         self.tasks = TaskManager()
         self._closed = False
+        # Nothing planted for later unsandboxed programs (hooks, rc files, settings): see protect.py.
+        self._guard = CommandGuard.for_backend(backend, self.session_dir) if protect else None
 
     # --- properties ------------------------------------------------------------
     @property
@@ -118,6 +122,8 @@ class Supervisor:
             for execution in list(self._live):
                 await execution.kill()
             await anyio.to_thread.run_sync(self._spool_files.close)
+            if self._guard is not None:
+                await self._guard.final()
 
     # --- running -------------------------------------------------------------------
     async def run(
@@ -148,6 +154,8 @@ class Supervisor:
         batch all start where the batch began).
         """
         start_cwd, start_note = self._cwd.start_dir(cwd)
+        if self._guard is not None:
+            await self._guard.before(self._busy())
         execution = await self._start(
             command,
             env=env,
@@ -192,7 +200,7 @@ class Supervisor:
                 read_offset=execution.out.total_bytes,
             )
             self._live.discard(execution)
-            return self._result(
+            return await self._guarded(self._result(
                 command,
                 execution,
                 start_cwd,
@@ -200,13 +208,13 @@ class Supervisor:
                 track_cwd=False,
                 timed_out=True,
                 backgrounded_task_id=task_id,
-            )
+            ))
         if timed_out or interrupted:
             await execution.kill()
         elif execution.killed_by_us:  # the session closed under it
             interrupted = True
         self._live.discard(execution)
-        return self._result(
+        return await self._guarded(self._result(
             command,
             execution,
             start_cwd,
@@ -214,7 +222,7 @@ class Supervisor:
             track_cwd=track_cwd,
             timed_out=timed_out,
             interrupted=interrupted,
-        )
+        ))
 
     async def start_background(
         self,
@@ -227,6 +235,8 @@ class Supervisor:
     ) -> BackgroundTask:
         """Start ``command`` as a background task and return at once (stdout+stderr interleaved)."""
         start_cwd, _ = self._cwd.start_dir(cwd)
+        if self._guard is not None:
+            await self._guard.before(self._busy())
         task_id = self.tasks.new_id()
         execution = await self._start(
             command,
@@ -245,6 +255,16 @@ class Supervisor:
         return self.tasks.get(task_id)
 
     # --- internals -------------------------------------------------------------
+    def _busy(self) -> bool:
+        return bool(self._live) or any(t.status == TaskStatus.RUNNING for t in self.tasks.list())
+
+    async def _guarded(self, result: CommandResult) -> CommandResult:
+        """Revert what the command planted (protect.py) and tell the model in the result's notes."""
+        if self._guard is None:
+            return result
+        notes = await self._guard.after(self._busy())
+        return result.model_copy(update={"notes": (*result.notes, *notes)}) if notes else result
+
     async def _start(
         self,
         command: str,

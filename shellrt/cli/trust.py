@@ -1,0 +1,115 @@
+"""``shellrt trust``: say which workspaces' own settings files shellrt may obey.
+
+    shellrt trust add ~/repo     # record ~/repo's settings files as they are now
+    shellrt trust status ~/repo  # which files are trusted, which are not and why
+    shellrt trust ls             # every trusted workspace
+    shellrt trust rm ~/repo      # forget it
+
+A recorded file that changes (a commit, a command an agent ran) is untrusted
+again until the next ``trust add``. See docs/permissions.md, "Workspace trust".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "trust",
+        help="trust a workspace's own settings files (hooks, allow rules, modes, MCP servers)",
+        description="Manage the per-user store of trusted workspaces ($SHELLRT_TRUST_STORE, else "
+        "$XDG_CONFIG_HOME/shellrt/trusted-workspaces.json).",
+    )
+    sub = parser.add_subparsers(dest="trust_command", metavar="SUBCOMMAND")
+    add = sub.add_parser("add", help="trust DIR's settings files as they are now")
+    add.add_argument("directory", type=Path)
+    add.set_defaults(func=_add)
+    status = sub.add_parser("status", help="show which of DIR's settings files are trusted")
+    status.add_argument("directory", type=Path, nargs="?", default=Path("."))
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(func=_status)
+    ls = sub.add_parser("ls", help="list trusted workspaces")
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(func=_ls)
+    rm = sub.add_parser("rm", help="forget DIR")
+    rm.add_argument("directory", type=Path)
+    rm.set_defaults(func=_rm)
+    parser.set_defaults(func=lambda _args: _usage(parser))
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def _add(args: argparse.Namespace) -> int:
+    from shellrt.permissions.trust import TrustStoreError, record_trust, trust_store_path
+
+    try:
+        files = record_trust(args.directory)
+    except TrustStoreError as exc:
+        print(f"shellrt trust: {exc}", file=sys.stderr)
+        return 1
+    present = [rel for rel, digest in files.items() if digest is not None]
+    print(
+        f"trusted {args.directory.resolve()} ({', '.join(present) or 'no settings files yet'}) "
+        f"in {trust_store_path()}"
+    )
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    from shellrt.permissions.trust import assess_trust
+
+    trust = assess_trust(args.directory)
+    if args.json:
+        print(json.dumps(trust.describe(), indent=2))
+        return 0
+    for line in trust.diagnostics:
+        print(f"shellrt trust: {line}", file=sys.stderr)
+    rows = [(rel, d) for rel, d in trust.digests.items() if d is not None]
+    if not rows:
+        print(f"{trust.workspace}: no workspace settings files")
+    for rel, _ in rows:
+        verdict = "trusted" if rel in trust.trusted else f"NOT trusted ({trust.untrusted.get(rel)})"
+        print(f"{trust.workspace / rel}: {verdict}")
+    return 0 if not trust.untrusted else 1
+
+
+def _ls(args: argparse.Namespace) -> int:
+    from shellrt.permissions.trust import TrustStoreError, list_trusted
+
+    try:
+        workspaces = list_trusted()
+    except TrustStoreError as exc:
+        print(f"shellrt trust: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(workspaces, indent=2, sort_keys=True))
+        return 0
+    for path, entry in sorted(workspaces.items()):
+        files = entry.get("files", {}) if isinstance(entry, dict) else {}
+        present = [rel for rel, digest in files.items() if digest]
+        print(f"{path}  (trusted {entry.get('trusted_at', '?')}; {', '.join(present) or 'no settings files'})")
+    return 0
+
+
+def _rm(args: argparse.Namespace) -> int:
+    from shellrt.permissions.trust import TrustStoreError, revoke_trust
+
+    try:
+        found = revoke_trust(args.directory)
+    except TrustStoreError as exc:
+        print(f"shellrt trust: {exc}", file=sys.stderr)
+        return 1
+    if not found:
+        print(f"shellrt trust: {args.directory.resolve()} was not trusted", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,347 @@
+"""Workspace trust: settings that live in the workspace are obeyed only once the operator says so.
+
+Why: a repository's own ``.claude/settings.json`` (or ``.shellrt/settings.json``,
+``.mcp.json``) is written by whoever wrote the repository — or by a command an
+agent ran in it. Obeying it blindly hands that author the keys: its hooks run
+on the host, its allow rules and ``defaultMode`` widen what runs unasked, its
+MCP servers start as the operator. So a workspace file is *trusted* only when
+
+- the operator passed ``--trust-workspace`` (``trust_workspace=True`` in the API)
+  for this session, or
+- the per-user trust store records the workspace with the SHA-256 of that very
+  file (``shellrt trust add DIR``); a file that changed since needs trust again.
+
+An untrusted file still contributes its deny and ask rules (they can only
+tighten); everything else in it is ignored and one notice says so.
+
+The store is ``$SHELLRT_TRUST_STORE``, else ``$XDG_CONFIG_HOME/shellrt/trusted-workspaces.json``
+(``~/.config/…``), written atomically with mode 0600. A store that others can
+write, or that lies inside the workspace it would vouch for, is not used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "TRUST_STORE_ENV",
+    "WORKSPACE_SETTINGS_FILES",
+    "TrustStoreError",
+    "WorkspaceTrust",
+    "append_audit",
+    "assess_trust",
+    "audit_session_trust",
+    "file_digest",
+    "list_trusted",
+    "record_trust",
+    "refresh_recorded_file",
+    "revoke_trust",
+    "trust_store_path",
+]
+
+TRUST_STORE_ENV = "SHELLRT_TRUST_STORE"
+#: Settings files inside a workspace that need the operator's trust (relative to it).
+WORKSPACE_SETTINGS_FILES: tuple[str, ...] = (
+    ".shellrt/settings.local.json",
+    ".claude/settings.local.json",
+    ".shellrt/settings.json",
+    ".claude/settings.json",
+    ".mcp.json",
+)
+_VERSION = 1
+
+
+class TrustStoreError(OSError):
+    """Raised by `record_trust` / `revoke_trust` when the trust store cannot be written safely."""
+
+
+def trust_store_path() -> Path:
+    """Where trust is remembered (see module doc)."""
+    explicit = os.environ.get(TRUST_STORE_ENV)
+    if explicit:
+        return Path(explicit)
+    config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(
+        os.environ.get("HOME") or str(Path.home()), ".config"
+    )
+    return Path(config) / "shellrt" / "trusted-workspaces.json"
+
+
+def file_digest(path: Path) -> str | None:
+    """``sha256:<hex>`` of the file's bytes; None when it does not exist (or is not readable)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return "unreadable"
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+@dataclass
+class WorkspaceTrust:
+    """Which workspace settings files this session obeys, decided once when it starts."""
+
+    workspace: Path
+    flag: bool = False
+    store: Path | None = None
+    #: Digest of each workspace settings file at session start (None: absent).
+    digests: dict[str, str | None] = field(default_factory=dict)
+    #: Files that exist and are trusted (relative paths).
+    trusted: set[str] = field(default_factory=set)
+    #: Why a file is untrusted (relative path -> reason), only for files that exist.
+    untrusted: dict[str, str] = field(default_factory=dict)
+    diagnostics: list[str] = field(default_factory=list)
+
+    def is_workspace_file(self, path: Path) -> bool:
+        return self._relative(path) is not None
+
+    def is_trusted(self, path: Path) -> bool:
+        """True unless ``path`` is a workspace settings file that is not trusted."""
+        rel = self._relative(path)
+        return rel is None or rel not in self.untrusted
+
+    def _relative(self, path: Path) -> str | None:
+        try:
+            rel = Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(self.workspace)))
+        except ValueError:
+            return None
+        text = rel.as_posix()
+        return text if text in WORKSPACE_SETTINGS_FILES else None
+
+    def notice(self, ignored: dict[str, list[str]]) -> str | None:
+        """One line for stderr and the audit record; ``ignored`` maps a file to what was dropped."""
+        if not self.untrusted:
+            return None
+        parts = []
+        for rel in sorted(self.untrusted):
+            dropped = ignored.get(rel) or []
+            what = f"ignored: {', '.join(dropped)}" if dropped else "nothing to ignore"
+            parts.append(f"{self.workspace / rel} ({self.untrusted[rel]}; {what})")
+        return (
+            "workspace settings are not trusted, so only their deny and ask rules apply: "
+            + "; ".join(parts)
+            + ". If you trust this workspace, pass --trust-workspace (this session) or run "
+            f"`shellrt trust add {self.workspace}` (remembered until a file changes)."
+        )
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "workspace": str(self.workspace),
+            "trust_workspace_flag": self.flag,
+            "store": str(self.store) if self.store else None,
+            "files": {
+                rel: {
+                    "digest": digest,
+                    "trusted": rel in self.trusted,
+                    "reason": self.untrusted.get(rel),
+                }
+                for rel, digest in self.digests.items()
+                if digest is not None
+            },
+        }
+
+
+def assess_trust(
+    workspace: Path, *, trust_workspace: bool = False, store: Path | None = None
+) -> WorkspaceTrust:
+    """Hash the workspace's settings files now and decide which ones are trusted."""
+    workspace = Path(os.path.realpath(workspace))
+    out = WorkspaceTrust(workspace=workspace, flag=trust_workspace)
+    out.digests = {rel: file_digest(workspace / rel) for rel in WORKSPACE_SETTINGS_FILES}
+    present = [rel for rel, d in out.digests.items() if d is not None]
+    if trust_workspace:
+        out.trusted.update(present)
+        return out
+    if not present:
+        return out
+    store = store or trust_store_path()
+    out.store = store
+    recorded, problem = _recorded_files(store, workspace)
+    if problem:
+        out.diagnostics.append(problem)
+    for rel in present:
+        digest = out.digests[rel]
+        if recorded is None:
+            out.untrusted[rel] = "workspace not trusted"
+        elif rel not in recorded or recorded[rel] is None:
+            out.untrusted[rel] = "file added since the workspace was trusted"
+        elif recorded[rel] != digest:
+            out.untrusted[rel] = "file changed since the workspace was trusted"
+        else:
+            out.trusted.add(rel)
+    return out
+
+
+def record_trust(workspace: Path, *, store: Path | None = None) -> dict[str, str | None]:
+    """Trust ``workspace`` with its settings files as they are now; returns what was recorded."""
+    workspace = Path(os.path.realpath(workspace))
+    if not workspace.is_dir():
+        raise TrustStoreError(f"{workspace} is not a directory")
+    store = store or trust_store_path()
+    _refuse_inside(store, workspace)
+    data = _load_for_update(store)
+    files = {rel: file_digest(workspace / rel) for rel in WORKSPACE_SETTINGS_FILES}
+    data["workspaces"][str(workspace)] = {
+        "trusted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "files": files,
+    }
+    _write(store, data)
+    return files
+
+
+def refresh_recorded_file(trust: WorkspaceTrust, rel: str) -> bool:
+    """After shellrt itself rewrote ``rel`` (a remembered "allow always in this project"),
+    record its new digest — only when the workspace is in the store and the file was trusted
+    (or absent) when the session started, so an untrusted file is never laundered this way."""
+    if trust.store is None and not trust.flag:
+        trust.store = trust_store_path()
+    store = trust.store or trust_store_path()
+    if rel in trust.untrusted:
+        return False
+    try:
+        data = _load_for_update(store)
+    except TrustStoreError:
+        return False
+    entry = data["workspaces"].get(str(trust.workspace))
+    if not isinstance(entry, dict) or not isinstance(entry.get("files"), dict):
+        return False
+    if entry["files"].get(rel) != trust.digests.get(rel):
+        return False
+    entry["files"][rel] = file_digest(trust.workspace / rel)
+    try:
+        _write(store, data)
+    except OSError:
+        return False
+    return True
+
+
+def revoke_trust(workspace: Path, *, store: Path | None = None) -> bool:
+    """Forget ``workspace``; True when it was in the store."""
+    workspace = Path(os.path.realpath(workspace))
+    store = store or trust_store_path()
+    data = _load_for_update(store)
+    found = data["workspaces"].pop(str(workspace), None) is not None
+    if found:
+        _write(store, data)
+    return found
+
+
+def list_trusted(*, store: Path | None = None) -> dict[str, dict[str, Any]]:
+    """Every trusted workspace with its recorded files (empty when there is no store)."""
+    store = store or trust_store_path()
+    data, problem = _read(store)
+    if problem:
+        raise TrustStoreError(problem)
+    workspaces = data.get("workspaces", {}) if data else {}
+    return dict(workspaces) if isinstance(workspaces, dict) else {}
+
+
+def audit_session_trust(session_dir: Path, settings: Any) -> None:
+    """Append the session's trust decision to ``<session_dir>/audit.jsonl`` (the audit record)."""
+    trust = getattr(settings, "trust", None)
+    if trust is None:
+        return
+    append_audit(
+        session_dir,
+        {"event": "workspace_trust", **trust.describe(), "notice": getattr(settings, "trust_notice", None)},
+    )
+
+
+def append_audit(session_dir: Path, record: dict[str, Any]) -> None:
+    """One JSON line in the session's audit record; best effort (a full disk must not stop a session)."""
+    line = json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **record})
+    try:
+        with open(Path(session_dir) / "audit.jsonl", "a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+    except OSError:
+        pass
+
+
+# --- the store file ---------------------------------------------------------------------
+
+
+def _recorded_files(store: Path, workspace: Path) -> tuple[dict[str, str | None] | None, str | None]:
+    if _inside(store, workspace):
+        return None, f"trust store {store} lies inside the workspace; not used"
+    data, problem = _read(store)
+    if problem or not data:
+        return None, problem
+    entry = data.get("workspaces", {}).get(str(workspace)) if isinstance(data.get("workspaces"), dict) else None
+    if not isinstance(entry, dict) or not isinstance(entry.get("files"), dict):
+        return None, None
+    files = entry["files"]
+    return {str(k): (v if isinstance(v, str) else None) for k, v in files.items()}, None
+
+
+def _read(store: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """The store's JSON, or a reason it is not used (never an exception)."""
+    try:
+        fd = os.open(store, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"trust store {store} cannot be read ({exc}); workspace settings stay untrusted"
+    try:
+        st = os.fstat(fd)
+        if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) or st.st_uid != os.geteuid():
+            return None, (
+                f"trust store {store} is writable by others or not yours; not used "
+                f"(fix: chmod 600 {store})"
+            )
+        with os.fdopen(fd, "r", encoding="utf-8") as fh:
+            fd = -1
+            data = json.load(fh)
+    except (OSError, ValueError) as exc:
+        return None, f"trust store {store} is not valid ({exc}); workspace settings stay untrusted"
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if not isinstance(data, dict):
+        return None, f"trust store {store} is not a JSON object; workspace settings stay untrusted"
+    return data, None
+
+
+def _load_for_update(store: Path) -> dict[str, Any]:
+    data, problem = _read(store)
+    if problem:
+        raise TrustStoreError(f"{problem}; move it away to start a new one")
+    data = data or {}
+    if not isinstance(data.get("workspaces"), dict):
+        data["workspaces"] = {}
+    data["version"] = _VERSION
+    return data
+
+
+def _write(store: Path, data: dict[str, Any]) -> None:
+    store.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, tmp = tempfile.mkstemp(prefix=".trusted-", dir=store.parent)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+        os.replace(tmp, store)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _inside(path: Path, root: Path) -> bool:
+    real = Path(os.path.realpath(path))
+    return real == root or root in real.parents
+
+
+def _refuse_inside(store: Path, workspace: Path) -> None:
+    if _inside(store, workspace):
+        raise TrustStoreError(
+            f"the trust store {store} lies inside {workspace}: a command there could forge it; "
+            f"set {TRUST_STORE_ENV} to a path outside the workspace"
+        )

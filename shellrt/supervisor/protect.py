@@ -1,0 +1,589 @@
+"""Nothing left behind that a later, unsandboxed program runs or obeys.
+
+A sandboxed command may write anywhere in the workspace. Some names there are
+obeyed later *outside* the sandbox, as the operator: shellrt's and Claude
+Code's settings (``.shellrt/``, ``.claude/``, ``.mcp.json``), git hooks and the
+code-running keys of git config, shell start-up files, ``.envrc``, editor task
+and settings files. Read-only mounts cannot cover them (a path that does not
+exist yet cannot be masked without leaving a placeholder, and ``mv .git x;
+mkdir -p .git/hooks`` walks around a read-only ``.git/hooks``), so the
+supervisor checks the workspace after every command and reverts what a
+command planted: the new file is moved into ``<session dir>/quarantine/``, the
+previous content (snapshotted while it was accepted) is put back, and a note
+goes to the model (appended to the result) and to ``<session dir>/audit.jsonl``.
+
+Cheap on big trees: every directory is ``lstat``-ed, but only directories whose
+mtime/ctime changed are listed again (creating, removing or renaming an entry
+changes its parent's mtime), and only protected files that exist are
+``lstat``-ed and re-hashed when their signature changed. Timestamps that fall
+within `_RACY_NS` of a scan are re-checked by the next scan (coarse kernel
+clocks: a write in the same tick as our read would leave them unchanged).
+
+Ordinary git keeps working: a git config change is reverted only when its set
+of code-running keys changes (``user.email``, ``remote.*.url``,
+``branch.*.merge`` are benign), and only executable, non-``.sample`` hooks
+count. Changes made between commands while nothing of the session runs are the
+operator's (an editor, a remembered "allow always") and are accepted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import stat
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+__all__ = ["SHELL_STARTUP_FILES", "CommandGuard", "WorkspaceGuard", "code_running_git_keys"]
+
+#: Shell and environment start-up files a shell or direnv runs from a directory.
+SHELL_STARTUP_FILES = frozenset(
+    {
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".bash_logout",
+        ".profile",
+        ".zshrc",
+        ".zshenv",
+        ".zprofile",
+        ".zlogin",
+        ".zlogout",
+        ".kshrc",
+        ".mkshrc",
+        ".cshrc",
+        ".tcshrc",
+        ".login",
+        ".logout",
+        ".inputrc",
+        ".envrc",
+        ".env.rc",
+    }
+)
+#: Files obeyed anywhere they appear (besides everything under .claude/ and .shellrt/).
+_ANYWHERE = SHELL_STARTUP_FILES | {".mcp.json", ".devcontainer.json"}
+#: Settings trees: every file below them is protected.
+_SETTINGS_DIRS = frozenset({".claude", ".shellrt"})
+#: Editor (and dev-container) files that run tasks or point at programs, by directory.
+_EDITOR_FILES = {
+    ".vscode": frozenset({"settings.json", "tasks.json", "launch.json", "extensions.json"}),
+    ".devcontainer": frozenset({"devcontainer.json"}),
+}
+#: Directory names that, when they are symlinks, redirect what is obeyed.
+_REDIRECTABLE = _SETTINGS_DIRS | frozenset(_EDITOR_FILES) | {".git"}
+_RACY_NS = 150_000_000
+_SNAPSHOT_LIMIT = 1 << 20
+#: Scans faster than this run inline; slower trees are scanned in a worker thread.
+INLINE_SCAN_S = 0.002
+
+
+@dataclass
+class _Dir:
+    sig: tuple[int, int, int, int]
+    ctx: tuple[bool, bool]
+    children: tuple[tuple[str, tuple[bool, bool]], ...]  # (path, context) of each subdirectory
+    watched: tuple[tuple[str, str], ...]  # (path, kind) of each protected file
+    racy: bool
+
+
+@dataclass
+class _File:
+    kind: str
+    sig: tuple[int, int, int, int, int]
+    active: object  # None: inert; else what must not change (digest, code keys …)
+    snapshot: bytes | None  # previous content (or link target) to restore
+    is_link: bool
+    mode: int
+    racy: bool
+
+
+@dataclass
+class _Scan:
+    notes: list[str] = field(default_factory=list)
+    records: list[dict[str, object]] = field(default_factory=list)
+
+
+class WorkspaceGuard:
+    """Watches one workspace tree for planted start-up, settings, hook and git-config files."""
+
+    def __init__(self, root: Path, session_dir: Path) -> None:
+        self.root = Path(root)
+        self.session_dir = Path(session_dir)
+        self.quarantine_dir = self.session_dir / "quarantine"
+        self._dirs: dict[str, _Dir] = {}
+        self._files: dict[str, _File] = {}
+        self._thread_lock = threading.Lock()
+        self._baselined = False
+        self._seq = 0
+        #: Duration of the last scan (s): decides inline vs worker thread.
+        self.last_scan_s = 0.0
+        self.dirty = False
+
+    # --- public -----------------------------------------------------------------------
+    def scan(self, *, revert: bool) -> list[str]:
+        """Walk the tree; with ``revert`` undo planted changes and return notes, else accept all."""
+        with self._thread_lock:
+            t0 = time.perf_counter()
+            result = _Scan()
+            try:
+                self._scan(result, revert=revert and self._baselined)
+            except OSError as exc:
+                result.notes.append(
+                    f"[shellrt] the protected-files check of {self.root} failed ({exc}); files that a "
+                    "later unsandboxed program obeys (.git/hooks, .git/config, .claude/, shell rc files) "
+                    "may have been changed: review them before running git or a shell there."
+                )
+            self._baselined = True
+            self.last_scan_s = time.perf_counter() - t0
+            if result.records:
+                self._audit(result.records)
+            return result.notes
+
+    # --- the walk -------------------------------------------------------------------------
+    def _scan(self, out: _Scan, *, revert: bool) -> None:
+        now = time.time_ns()
+        seen_dirs: set[str] = set()
+        watched_now: dict[str, str] = {}
+        root = str(self.root)
+        stack: list[tuple[str, tuple[bool, bool]]] = [(root, (False, False))]
+        dirs = self._dirs
+        while stack:
+            path, ctx = stack.pop()
+            try:
+                st = os.lstat(path)
+            except OSError:  # gone (or a parent replaced by a file) since it was listed
+                continue
+            entry = dirs.get(path)
+            if (
+                entry is None
+                or entry.racy
+                or entry.sig != (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+                or entry.ctx != ctx
+            ):
+                if not stat.S_ISDIR(st.st_mode):
+                    continue
+                sig = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+                entry = self._list_dir(path, sig, ctx, now - max(st.st_mtime_ns, st.st_ctime_ns) < _RACY_NS)
+                if entry is None:
+                    continue
+                dirs[path] = entry
+            seen_dirs.add(path)
+            if entry.watched:
+                watched_now.update(entry.watched)
+            stack.extend(entry.children)
+        for gone in set(self._dirs) - seen_dirs:
+            del self._dirs[gone]
+        for path in set(self._files) - set(watched_now):
+            del self._files[path]  # deleted (or no longer protected): nothing left to obey
+        for path, kind in watched_now.items():
+            self._check_file(path, kind, now, out, revert=revert)
+
+    def _list_dir(
+        self, path: str, sig: tuple[int, int, int, int], ctx: tuple[bool, bool], racy: bool
+    ) -> _Dir | None:
+        try:
+            with os.scandir(path) as it:
+                entries = [(e.name, e.is_dir(follow_symlinks=False), e.is_symlink()) for e in it]
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except PermissionError:
+            entries = []
+        in_settings, is_hooks = ctx
+        name = os.path.basename(path)
+        names = {n for n, _, _ in entries}
+        subdirs = [n for n, is_dir, _ in entries if is_dir]
+        is_gitdir = name == ".git" or ("HEAD" in names and ("objects" in subdirs or "commondir" in names))
+        editor = _EDITOR_FILES.get(name, frozenset())
+        watched: list[tuple[str, str]] = []
+        for n, is_dir, is_link in entries:
+            if is_dir:
+                continue
+            kind = None
+            if is_hooks:
+                if not n.endswith(".sample"):
+                    kind = "hook"
+            elif is_gitdir and n in ("config", "config.worktree"):
+                kind = "gitconfig"
+            elif n == ".git":
+                kind = "gitlink"
+            elif in_settings or n in _ANYWHERE or n in editor or _redirects(n, is_link, is_gitdir):
+                kind = "file"
+            if kind:
+                watched.append((f"{path}/{n}", kind))
+        children = tuple(
+            (f"{path}/{sub}", (in_settings or sub in _SETTINGS_DIRS, is_gitdir and sub == "hooks")) for sub in subdirs
+        )
+        return _Dir(sig, ctx, children, tuple(watched), racy)
+
+    # --- one protected file ---------------------------------------------------------------
+    def _check_file(self, path: str, kind: str, now: int, out: _Scan, *, revert: bool) -> None:
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            self._files.pop(path, None)
+            return
+        sig = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
+        old = self._files.get(path)
+        if old is not None and old.sig == sig and not old.racy and old.kind == kind:
+            return
+        is_link = stat.S_ISLNK(st.st_mode)
+        content = _read(path, is_link, st)
+        active = _active(kind, path, content, is_link, st, self.root)
+        racy = now - max(st.st_mtime_ns, st.st_ctime_ns) < _RACY_NS
+        snapshot = content if content is not None and len(content) <= _SNAPSHOT_LIMIT else None
+        new = _File(kind, sig, active, snapshot, is_link, stat.S_IMODE(st.st_mode), racy)
+        planted = revert and active is not None and (old is None or old.active != active or old.kind != kind)
+        if not planted:
+            self._files[path] = new
+            return
+        self._revert(path, kind, old, out)
+
+    def _revert(self, path: str, kind: str, old: _File | None, out: _Scan) -> None:
+        rel = os.path.relpath(path, self.root)
+        self._seq += 1
+        target = self.quarantine_dir / str(self._seq) / rel
+        action = "created" if old is None else "changed"
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(path, target)
+            moved = f"moved to {target}"
+        except OSError as exc:
+            moved = f"could not be moved away ({exc}); removing it"
+            try:
+                os.unlink(path)
+            except OSError as exc2:
+                moved = f"could NOT be removed ({exc2}): delete it before running git or a shell here"
+        restored = ""
+        if old is not None and old.snapshot is not None:
+            try:
+                _restore(path, old)
+                restored = "; the previous content was restored"
+                st = os.lstat(path)
+                old.sig = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
+                old.racy = True
+                self._files[path] = old
+            except OSError as exc:
+                restored = f"; the previous content could not be restored ({exc})"
+                self._files.pop(path, None)
+        else:
+            self._files.pop(path, None)
+        what = _DESCRIBE.get(kind, kind)
+        note = (
+            f"[shellrt] reverted: this command {action} {rel} ({what}, which git, a shell, an editor or "
+            f"shellrt would later obey outside the sandbox); the new file was {moved}{restored}. "
+            "Commands may not plant hooks, code-running git config, shell start-up files or "
+            "agent/editor settings in the workspace; ask the user to make such a change."
+        )
+        out.notes.append(note)
+        out.records.append(
+            {"event": "protected_path_reverted", "path": rel, "kind": kind, "action": action, "quarantine": str(target)}
+        )
+
+    def _audit(self, records: Iterable[dict[str, object]]) -> None:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        try:
+            with open(self.session_dir / "audit.jsonl", "a", encoding="utf-8") as fh:
+                for record in records:
+                    fh.write(json.dumps({"time": stamp, **record}) + "\n")
+        except OSError:
+            pass
+
+
+class CommandGuard:
+    """The supervisor's side: when to scan, and whether changes are the operator's or a command's.
+
+    Before a command, when nothing of the session ran since the last check,
+    changes are accepted (the operator's own edits between commands); otherwise
+    (a command or background task ran, or runs now) they are reverted. After
+    every foreground command, and when the session closes, changes are reverted.
+    """
+
+    def __init__(self, guard: WorkspaceGuard) -> None:
+        self.guard = guard
+        self._lock = anyio.Lock()
+        self._pending: list[str] = []
+
+    @classmethod
+    def for_backend(cls, backend: Any, session_dir: Path) -> CommandGuard | None:
+        """A guard over the host directory that is the backend's workspace (None when there is none)."""
+        try:
+            host = backend.to_host_path(backend.workspace)
+        except Exception:  # a backend without a host view of its workspace: nothing to guard here
+            return None
+        if host is None or not Path(host).is_dir():
+            return None
+        return cls(WorkspaceGuard(Path(host), session_dir))
+
+    async def before(self, busy: bool) -> None:
+        await self._scan(revert=self.guard.dirty or busy)
+        self.guard.dirty = True
+
+    async def after(self, busy: bool) -> tuple[str, ...]:
+        await self._scan(revert=True)
+        if not busy:
+            self.guard.dirty = False
+        notes, self._pending = tuple(self._pending), []
+        return notes
+
+    async def final(self) -> tuple[str, ...]:
+        if self.guard.dirty:
+            await self._scan(revert=True)
+        notes, self._pending = tuple(self._pending), []
+        return notes
+
+    async def _scan(self, *, revert: bool) -> None:
+        async with self._lock:
+            if self.guard.last_scan_s < INLINE_SCAN_S:
+                notes = self.guard.scan(revert=revert)
+            else:
+                notes = await anyio.to_thread.run_sync(lambda: self.guard.scan(revert=revert))
+            self._pending.extend(notes)
+
+
+_DESCRIBE = {
+    "hook": "an executable git hook",
+    "gitconfig": "git config with a code-running key",
+    "gitlink": "a .git link to another git directory",
+    "file": "a settings, start-up or editor file",
+}
+
+
+def _redirects(name: str, is_link: bool, is_gitdir: bool) -> bool:
+    """A symlink in place of a settings dir, ``.git``, or a git dir's ``hooks`` redirects what is obeyed."""
+    return is_link and (name in _REDIRECTABLE or (is_gitdir and name == "hooks"))
+
+
+def _read(path: str, is_link: bool, st: os.stat_result) -> bytes | None:
+    if is_link:
+        try:
+            return os.fsencode(os.readlink(path))
+        except OSError:
+            return None
+    if not stat.S_ISREG(st.st_mode):
+        return b"<special file>"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        chunks = []
+        size = 0
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > 64 << 20:
+                break
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _active(kind: str, path: str, content: bytes | None, is_link: bool, st: os.stat_result, root: Path) -> object:
+    """What of this file a later program obeys (None: nothing, it is inert)."""
+    digest = "missing" if content is None else hashlib.sha256(content).hexdigest()
+    if is_link:
+        return ("symlink", digest)
+    if kind == "hook":
+        return digest if st.st_mode & 0o111 else None
+    if kind == "gitconfig":
+        keys = code_running_git_keys((content or b"").decode("utf-8", "replace"))
+        return None if keys == frozenset() else keys
+    if kind == "gitlink":
+        return None if _benign_gitlink(path, content or b"", root) else digest
+    return digest
+
+
+def _benign_gitlink(path: str, content: bytes, root: Path) -> bool:
+    """``gitdir: <rel>`` pointing into a ``.git`` directory inside the workspace (submodules, worktrees)."""
+    text = content.decode("utf-8", "replace").strip()
+    if not text.startswith("gitdir:") or "\n" in text:
+        return False
+    target = text[len("gitdir:") :].strip()
+    resolved = os.path.normpath(os.path.join(os.path.dirname(path), target))
+    real_root = os.path.normpath(str(root))
+    return resolved.startswith(real_root + os.sep) and f"{os.sep}.git{os.sep}" in resolved[len(real_root) :]
+
+
+def _restore(path: str, old: _File) -> None:
+    assert old.snapshot is not None
+    directory = os.path.dirname(path)
+    tmp = os.path.join(directory, f".shellrt-restore-{os.getpid()}-{time.monotonic_ns()}")
+    if old.is_link:
+        os.symlink(os.fsdecode(old.snapshot), tmp)
+    else:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, old.mode or 0o644)
+        try:
+            os.write(fd, old.snapshot)
+            os.fchmod(fd, old.mode)
+        finally:
+            os.close(fd)
+    try:
+        os.replace(tmp, path)
+    except OSError:
+        os.unlink(tmp)
+        raise
+
+
+# --- git config -------------------------------------------------------------------------
+
+_SECTION = re.compile(r'^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\\n]|\\.)*)")?\s*\](.*)$')
+_KEY = re.compile(r"^([A-Za-z][A-Za-z0-9-]*)\s*(?:=(.*))?$")
+_BOOL = frozenset({"", "true", "false", "yes", "no", "on", "off", "1", "0"})
+_CODE_SIMPLE = frozenset(
+    {
+        "core.hookspath",
+        "core.fsmonitor",
+        "core.pager",
+        "core.sshcommand",
+        "core.editor",
+        "core.askpass",
+        "core.alternaterefscommand",
+        "core.gitproxy",
+        "sequence.editor",
+        "diff.external",
+        "gpg.program",
+        "credential.helper",
+        "init.templatedir",
+        "interactive.difffilter",
+        "web.browser",
+        "include.path",
+        "uploadpack.packobjectshook",
+        "protocol.allow",
+        "sendemail.sendmailcmd",
+        "sendemail.smtpserver",
+        "sendemail.tocmd",
+        "sendemail.cccmd",
+        "ssh.variant",
+    }
+)
+#: (section, name) of ``section.<sub>.name`` keys that name programs.
+_CODE_SUBSECTION = frozenset(
+    {
+        ("diff", "command"),
+        ("diff", "textconv"),
+        ("merge", "driver"),
+        ("gpg", "program"),
+        ("credential", "helper"),
+        ("remote", "uploadpack"),
+        ("remote", "receivepack"),
+        ("remote", "vcs"),
+        ("remote", "proxy"),
+        ("difftool", "cmd"),
+        ("difftool", "path"),
+        ("mergetool", "cmd"),
+        ("mergetool", "path"),
+        ("browser", "cmd"),
+        ("browser", "path"),
+        ("man", "cmd"),
+        ("man", "path"),
+        ("tar", "command"),
+        ("trailer", "command"),
+        ("trailer", "cmd"),
+        ("includeif", "path"),
+        ("protocol", "allow"),
+        ("http", "proxy"),
+    }
+)
+
+
+def code_running_git_keys(text: str) -> frozenset[tuple[str, str]]:
+    """The ``(key, value)`` pairs of a git config file that make git run a program.
+
+    An empty set for a config with none (``git init``, ``git clone``, ``user.*``,
+    ``remote.*.url``, ``branch.*``). A file that cannot be parsed gives the pair
+    ``("<unparseable>", digest)``: git would refuse it too, and any change to it
+    counts as code-running.
+    """
+    entries = _parse_git_config(text)
+    if entries is None:
+        return frozenset({("<unparseable>", hashlib.sha256(text.encode()).hexdigest())})
+    found = set()
+    for section, sub, name, value in entries:
+        key = f"{section}.{sub}.{name}" if sub is not None else f"{section}.{name}"
+        if _is_code_key(section, sub, name, value):
+            found.add((key, value))
+    return frozenset(found)
+
+
+def _is_code_key(section: str, sub: str | None, name: str, value: str) -> bool:
+    if section in ("filter", "hook"):
+        return True
+    if sub is None:
+        if f"{section}.{name}" in _CODE_SIMPLE:
+            return True
+        if section == "pager":
+            return value.strip().lower() not in _BOOL
+        return False
+    if (section, name) in _CODE_SUBSECTION:
+        return True
+    if section == "alias" or (section == "submodule" and name == "update"):
+        return value.lstrip().startswith("!")
+    return False
+
+
+def _parse_git_config(text: str) -> list[tuple[str, str | None, str, str]] | None:
+    out: list[tuple[str, str | None, str, str]] = []
+    section: str | None = None
+    sub: str | None = None
+    lines = text.replace("\r\n", "\n").split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        while line.rstrip().endswith("\\") and not line.rstrip().endswith("\\\\") and i < len(lines):
+            line = line.rstrip()[:-1] + lines[i]
+            i += 1
+        stripped = line.strip()
+        if not stripped or stripped[0] in "#;":
+            continue
+        if stripped.startswith("["):
+            m = _SECTION.match(stripped)
+            if m is None:
+                return None
+            name, quoted, rest = m.group(1), m.group(2), m.group(3).strip()
+            if quoted is not None:
+                section, sub = name.lower(), re.sub(r"\\(.)", r"\1", quoted)
+            elif "." in name:
+                head, _, tail = name.partition(".")
+                section, sub = head.lower(), tail.lower()
+            else:
+                section, sub = name.lower(), None
+            if not rest or rest[0] in "#;":
+                continue
+            stripped = rest
+        m = _KEY.match(stripped)
+        if m is None or section is None:
+            return None
+        value = _config_value(m.group(2)) if m.group(2) is not None else ""
+        out.append((section, sub, m.group(1).lower(), value))
+    return out
+
+
+def _config_value(raw: str) -> str:
+    out = []
+    quoted = False
+    i = 0
+    while i < len(raw):
+        c = raw[i]
+        if c == "\\" and i + 1 < len(raw):
+            nxt = raw[i + 1]
+            out.append({"n": "\n", "t": "\t", "b": "\b"}.get(nxt, nxt))
+            i += 2
+            continue
+        if c == '"':
+            quoted = not quoted
+        elif c in "#;" and not quoted:
+            break
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out).strip()
