@@ -25,6 +25,7 @@ def test_public_names_are_pinned() -> None:
         [
             "BackgroundTask",
             "CommandResult",
+            "NON_ERROR_EXITS",
             "OutputCallback",
             "ProgressCallback",
             "ProgressEvent",
@@ -38,6 +39,8 @@ def test_public_names_are_pinned() -> None:
             "TaskOutputChunk",
             "TaskStatus",
             "base_env",
+            "exit_is_error",
+            "exit_meaning",
         ]
     )
 

@@ -36,6 +36,7 @@ from shellrt.batch.results import CommandOutcome, TaskResult, TaskStatus
 from shellrt.batch.tasks import CommandSpec, Task
 from shellrt.protocol import ToolUseBlock
 from shellrt.runtime.sandbox_policy import derive_policy
+from shellrt.supervisor.exit_meaning import exit_is_error
 
 __all__ = ["NodeInfo", "TaskRun", "WorkerSettings", "run_task"]
 
@@ -266,7 +267,9 @@ class TaskRun:
             source = Path(result.output_path)
             await anyio.to_thread.run_sync(lambda: _move(source, dest))
             output_path = str(dest)
-        failed = result.timed_out or result.exit_code != 0
+        # One rule with the Bash tool: non-zero fails unless it is a documented answer (grep 1, …).
+        failed = result.timed_out or result.exit_code is None or exit_is_error(spec.run, result.exit_code)
+        failed = failed or result.output_lost is not None
         return CommandOutcome(
             index=index,
             command=spec.run,
@@ -305,6 +308,7 @@ class TaskRun:
         return CommandOutcome(
             index=index,
             command=label,
+            exit_code=envelope.exit_code if collect.exit_codes else None,
             is_error=envelope.is_error,
             duration_s=duration,
             total_bytes=len(text.encode("utf-8", "replace")),

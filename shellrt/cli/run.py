@@ -1,8 +1,15 @@
 """``shellrt run``: the operator runs one command through the supervisor and a sandbox.
 
 No permission prompt: it is the operator's own command. Plain mode streams
-stdout/stderr live and exits with the command's exit code (124 on timeout,
-130 when interrupted); ``--json`` prints one object instead.
+stdout/stderr live; ``--json`` prints one object instead.
+
+Exit status: the command's own; 124 on timeout (the tree was killed); 125
+when the sandbox is unavailable; 74 when output was lost (``--json``: not all
+of it could be saved, e.g. the disk under TMPDIR filled or the output quota
+was reached; plain mode: capturing failed and shellrt killed the command) —
+what and why is on stderr and in the JSON's ``output_lost``; 128+N when
+shellrt itself got signal N (SIGINT 130, SIGTERM 143, SIGHUP 129): the
+command's tree is killed first.
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ __all__ = ["register"]
 EXIT_TIMEOUT = 124
 EXIT_INTERRUPTED = 130
 EXIT_UNAVAILABLE = 125
+EXIT_OUTPUT_LOST = 74
+EXIT_STDOUT_CLOSED = 141
 
 
 def register(subparsers: Any) -> None:
@@ -34,7 +43,8 @@ def register(subparsers: Any) -> None:
         "run",
         help="run one command in a sandbox (no permission prompt)",
         description="Run COMMAND in a fresh bash through the supervisor and a sandbox. "
-        "Exit status: the command's, 124 on timeout, 125 when the sandbox is unavailable.",
+        "Exit status: the command's, 124 on timeout, 125 when the sandbox is unavailable, 74 when "
+        "output was lost (what and why on stderr / in output_lost), 128+N on signal N.",
     )
     add_sandbox_options(parser)
     parser.add_argument(
@@ -58,7 +68,9 @@ def main(args: argparse.Namespace) -> int:
         print("shellrt run: no command given (usage: shellrt run [options] -- COMMAND)", file=sys.stderr)
         return 2
     command = words[0] if len(words) == 1 else " ".join(words)
-    return anyio.run(_run, args, command)
+    from shellrt.cli._signals import run_until_signal
+
+    return anyio.run(run_until_signal, _run, args, command)
 
 
 async def _run(args: argparse.Namespace, command: str) -> int:
@@ -103,11 +115,20 @@ async def _execute(
     def progress(event: ProgressEvent) -> None:
         status.update(event.elapsed_s, event.total_bytes, event.last_lines)
 
+    stdout_closed = False
+
     def echo(name: str, chunk: bytes) -> None:
+        nonlocal stdout_closed
         status.clear()
         target = sys.stdout.buffer if name == "stdout" else sys.stderr.buffer
-        target.write(chunk)
-        target.flush()
+        try:
+            target.write(chunk)
+            target.flush()
+        except BrokenPipeError:
+            # Our reader went away (``| head``): end like a pipeline does, without a traceback.
+            stdout_closed = True
+            _silence_stdout()
+            raise
 
     timeout_s = args.timeout if args.timeout is not None else math.inf
     async with Supervisor(backend, session_dir=session_dir) as sup:
@@ -131,6 +152,8 @@ async def _execute(
             # The live echo stays attached: the rest of the output streams as it comes.
             task = await sup.tasks.wait(result.backgrounded_task_id)
             final_code = task.exit_code
+    if stdout_closed:
+        return EXIT_STDOUT_CLOSED, False
     if result.timed_out and not result.backgrounded_task_id:
         code = EXIT_TIMEOUT
         if stream:
@@ -142,7 +165,10 @@ async def _execute(
     if stream:
         for note in result.notes:  # e.g. a planted hook or rc file that was reverted (quarantine kept)
             print(f"shellrt run: {note}", file=sys.stderr)
-        return code, (session_dir / "quarantine").exists()
+        return _report_loss_streaming(result, code), (session_dir / "quarantine").exists()
+    if result.output_lost:
+        print(f"shellrt run: output lost: {result.output_lost}", file=sys.stderr)
+        code = EXIT_OUTPUT_LOST
     output = bash_output(result, None if math.isinf(timeout_s) else timeout_s).model_copy(
         update={"exit_code": final_code}
     )
@@ -157,10 +183,38 @@ async def _execute(
         "output": format_output(output, "Bash"),
         "output_path": str(result.output_path) if persisted else None,
         "total_bytes": result.total_bytes,
+        "saved_bytes": result.saved_bytes,
+        "output_lost": result.output_lost,
         "cwd": result.cwd,
         "duration_s": result.duration_s,
         "sandbox": backend.name,
         "backgrounded_task_id": result.backgrounded_task_id,
+        "notes": list(result.notes),
     }
     print(json.dumps(report, ensure_ascii=False))
     return code, persisted
+
+
+def _report_loss_streaming(result: Any, code: int) -> int:
+    """Plain mode: stdout/stderr got every byte unless capturing failed; say what else happened."""
+    lost = result.output_lost
+    if not lost:
+        return code
+    if result.capture_failed:
+        print(f"shellrt run: output lost: {lost}", file=sys.stderr)
+        return EXIT_OUTPUT_LOST
+    # Only the on-disk copy is short: the terminal/pipe received everything.
+    print(f"shellrt run: note: every byte was streamed, but the spool copy is incomplete: {lost}", file=sys.stderr)
+    return code
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at /dev/null so the interpreter's final flush cannot raise again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass

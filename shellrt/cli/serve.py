@@ -87,8 +87,10 @@ def main(args: argparse.Namespace) -> int:
         except ValueError as exc:
             print(f"shellrt serve: {exc}", file=sys.stderr)
             return EXIT_USAGE
+    from shellrt.cli._signals import run_until_signal
+
     try:
-        return anyio.run(_serve, args, listen)
+        return anyio.run(run_until_signal, _serve, args, listen)
     except ModuleNotFoundError as exc:
         print(f"shellrt serve: a dependency is missing ({exc}); install shellrt[mcp]", file=sys.stderr)
         return EXIT_UNAVAILABLE

@@ -49,6 +49,8 @@ class ResultEnvelope(BaseModel):
     audit: str
     persisted_path: str | None = None
     total_chars: int = 0
+    #: The exit code of the command the call ran (shell tools), for harnesses; None otherwise.
+    exit_code: int | None = None
 
     @property
     def is_error(self) -> bool:

@@ -278,6 +278,7 @@ class CallExecutor:
             ui=tool.render_result(data),
             audit=tool.audit_text(data),
             total_chars=len(text),
+            exit_code=_exit_code(data),
         )
         limit = tool.max_result_chars
         if limit is not None and len(text) > limit:
@@ -302,6 +303,10 @@ def _surface(outcome: CallOutcome) -> None:
     )
     for notice in outcome.notices:
         print(f"shellrt: hook notice ({env.tool_name} {env.tool_use_id}): {notice}", file=sys.stderr, flush=True)
+def _exit_code(data: Any) -> int | None:
+    """A shell tool's exit code (its output model's ``exit_code``), carried on the envelope."""
+    code = getattr(data, "exit_code", None)
+    return code if isinstance(code, int) and not isinstance(code, bool) else None
 
 
 def _jsonable(value: Any) -> Any:

@@ -6,6 +6,7 @@ Input lines:
 - a single ``tool_use`` block -> the same, with one result;
 - ``{"type": "list_tools"}`` (optional ``"format": "anthropic" | "openai"``)
   -> ``{"type": "tools", "tools": [...]}``.
+Every non-blank line gets exactly one output line; blank lines are ignored.
 A malformed line gets ``{"type": "error", "error": "..."}`` and the server
 keeps serving. Session state (cwd, read state, background tasks) persists
 across lines; EOF stops every process of the session and returns.
@@ -14,14 +15,13 @@ across lines; EOF stops every process of the session and returns.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO
 
-import anyio
-import anyio.to_thread
-
 from shellrt.runtime import MessageFormatError, Runtime
+from shellrt.server._lines import TOO_LONG, LineReader
 
 __all__ = ["handle_line", "serve_jsonl"]
 
@@ -33,6 +33,12 @@ def _error(message: str, **extra: Any) -> dict[str, Any]:
     return {"type": "error", "error": message, **extra}
 
 
+def _decode_message(exc: json.JSONDecodeError) -> str:
+    # json's messages for some errors end in "at" ("Invalid control character at").
+    msg = exc.msg[:-3] if exc.msg.endswith(" at") else exc.msg
+    return f"{msg} at column {exc.colno}"
+
+
 async def handle_line(runtime: Runtime, line: str, line_number: int = 0) -> dict[str, Any] | None:
     """Answer one input line (None for a blank line)."""
     if not line.strip():
@@ -41,8 +47,12 @@ async def handle_line(runtime: Runtime, line: str, line_number: int = 0) -> dict
         value = json.loads(line)
     except json.JSONDecodeError as exc:
         return _error(
-            f"line {line_number}: not valid JSON ({exc.msg} at column {exc.colno}); send one JSON value per line",
+            f"line {line_number}: not valid JSON ({_decode_message(exc)}); send one JSON value per line",
             line=line_number,
+        )
+    except RecursionError:
+        return _error(
+            f"line {line_number}: JSON nested too deeply to read; send a flatter message", line=line_number
         )
     if isinstance(value, dict) and value.get("type") == "list_tools":
         fmt = value.get("format", "anthropic")
@@ -55,41 +65,115 @@ async def handle_line(runtime: Runtime, line: str, line_number: int = 0) -> dict
         return await runtime.run(value)
     except MessageFormatError as exc:
         return _error(f"line {line_number}: {exc}", line=line_number)
+    except RecursionError:
+        return _error(
+            f"line {line_number}: message nested too deeply to handle; send a flatter message", line=line_number
+        )
+
+
+def encode_answer(answer: dict[str, Any], line_number: int) -> bytes:
+    """One output line (newline included) for ``answer``; never raises.
+
+    Text that cannot be UTF-8 (a lone surrogate echoed from the input) is sent
+    as JSON ``\\u`` escapes, so the answer still reaches the client intact. An
+    answer that cannot be serialised at all becomes an error line that names
+    the tool_use ids it carried, so the client learns which calls ran.
+    """
+    try:
+        text = json.dumps(answer, ensure_ascii=False)
+        try:
+            return text.encode("utf-8") + b"\n"
+        except UnicodeEncodeError:
+            return json.dumps(answer, ensure_ascii=True).encode("ascii") + b"\n"
+    except (TypeError, ValueError, RecursionError) as exc:
+        ids = _result_ids(answer)
+        fallback = _error(
+            f"line {line_number}: the answer could not be serialised ({type(exc).__name__}: {exc}); "
+            f"tool_use ids that ran: {', '.join(ids) or 'none'}",
+            line=line_number,
+            tool_use_ids=ids,
+        )
+        return json.dumps(fallback, ensure_ascii=True).encode("ascii") + b"\n"
+
+
+def _result_ids(answer: dict[str, Any]) -> list[str]:
+    content = answer.get("content")
+    if not isinstance(content, list):
+        return []
+    return [str(b.get("tool_use_id")) for b in content if isinstance(b, dict) and b.get("tool_use_id")]
+
+
+class _StdoutWriter:
+    """Writes each line whole with ``os.write`` (no half line left buffered after a failure)."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self._out = out
+        try:
+            self._fd: int | None = out.fileno()
+        except (AttributeError, OSError, ValueError):
+            self._fd = None
+
+    async def __call__(self, data: bytes) -> None:
+        if self._fd is None:
+            self._out.write(data)
+            self._out.flush()
+            return
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]
 
 
 async def serve_jsonl(
     runtime: Runtime,
     stdin: BinaryIO | None = None,
-    write: Callable[[str], Awaitable[None]] | None = None,
+    write: Callable[[bytes], Awaitable[None]] | None = None,
 ) -> int:
-    """Serve until EOF on ``stdin``; the runtime must already be started. Returns 0."""
+    """Serve until EOF on ``stdin``; the runtime must already be started.
+
+    Returns 0 at EOF, 1 when stdout was closed by the reader (nothing could be
+    answered any more). A line whose answer cannot be written is reported on
+    stderr (with the tool_use ids it carried) and the server goes on.
+    """
     source = stdin if stdin is not None else sys.stdin.buffer
-    out = sys.stdout
-
-    async def default_write(text: str) -> None:
-        out.write(text + "\n")
-        out.flush()
-
-    emit = write or default_write
+    emit = write or _StdoutWriter(sys.stdout.buffer)
+    reader = LineReader(source, MAX_LINE_BYTES)
     line_number = 0
     while True:
-        raw = await anyio.to_thread.run_sync(source.readline, MAX_LINE_BYTES + 1)
-        if not raw:
+        raw = await reader.readline()
+        if raw is None:
             return 0
         line_number += 1
-        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-            while raw and not raw.endswith(b"\n"):  # skip the rest of the oversized line
-                raw = await anyio.to_thread.run_sync(source.readline, MAX_LINE_BYTES)
-            await emit(json.dumps(_error(f"line {line_number}: longer than {MAX_LINE_BYTES} bytes; skipped")))
+        answer: dict[str, Any] | None
+        if raw is TOO_LONG:
+            answer = _error(f"line {line_number}: longer than {MAX_LINE_BYTES} bytes; skipped", line=line_number)
+        else:
+            assert isinstance(raw, bytes)
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                answer = _error(f"line {line_number}: not UTF-8; send UTF-8 JSON", line=line_number)
+            else:
+                try:
+                    answer = await handle_line(runtime, text, line_number)
+                except Exception as exc:  # the server never dies on one line
+                    answer = _error(
+                        f"line {line_number}: internal error: {type(exc).__name__}: {exc}", line=line_number
+                    )
+        if answer is None:
             continue
+        data = encode_answer(answer, line_number)
         try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            await emit(json.dumps(_error(f"line {line_number}: not UTF-8; send UTF-8 JSON", line=line_number)))
-            continue
-        try:
-            answer = await handle_line(runtime, text, line_number)
-        except Exception as exc:  # the server never dies on one line
-            answer = _error(f"line {line_number}: internal error: {type(exc).__name__}: {exc}", line=line_number)
-        if answer is not None:
-            await emit(json.dumps(answer, ensure_ascii=False))
+            await emit(data)
+        except BrokenPipeError:
+            print(
+                f"shellrt serve: stdout was closed by the client at line {line_number}; stopping",
+                file=sys.stderr,
+            )
+            return 1
+        except (OSError, ValueError) as exc:
+            ids = _result_ids(answer)
+            print(
+                f"shellrt serve: could not write the answer to line {line_number} ({exc}); "
+                f"tool_use ids that ran: {', '.join(ids) or 'none'}",
+                file=sys.stderr,
+            )

@@ -15,6 +15,7 @@ large-result persistence all apply — and its ``tool_result`` comes back as a
   ``notifications/progress`` when the client sent a progress token.
 - Cancellation: the SDK cancels the handler on ``notifications/cancelled``;
   the cancellation reaches the supervisor, which kills the command's tree.
+  A stdio client that goes away (stdin EOF) has every running call cancelled.
 - Calls that are not concurrency-safe run one at a time (as the runtime's own
   scheduler would order them); read-only calls run alongside.
 - ToolSearch discoveries change ``tools/list``; the client is told with
@@ -32,10 +33,10 @@ import anyio.abc
 import mcp.types as mt
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server.lowlevel import NotificationOptions, Server
-from mcp.server.stdio import stdio_server
 
 from shellrt.protocol import ProgressEvent, ResultEnvelope, TextBlock, Tool, ToolUseBlock
 from shellrt.runtime import Runtime
+from shellrt.server._mcp_stdio import stdio_wire
 from shellrt.server.mcp_approval import current_request, elicitation_approver
 from shellrt.server.mcp_semantics import DEPENDS, semantics_of
 
@@ -127,9 +128,22 @@ class McpToolServer:
 
     # --- transports ----------------------------------------------------------------------
     async def serve_stdio(self) -> None:
-        """Serve on stdin/stdout until the client closes stdin."""
-        async with stdio_server() as (read, write):
+        """Serve on stdin/stdout until the client closes stdin.
+
+        stdin at EOF means the client is gone: its calls still running are
+        cancelled at once (their process trees killed), and the caller closing
+        the runtime stops its background tasks. Every line gets an answer:
+        malformed ones a JSON-RPC error (see `_mcp_stdio`).
+        """
+        async with stdio_wire() as (wire, read, write), anyio.create_task_group() as tg:
+
+            async def stop_when_disconnected() -> None:
+                await wire.disconnected.wait()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(stop_when_disconnected)
             await self.server.run(read, write, self.initialization_options())
+            tg.cancel_scope.cancel()
 
     async def serve_http(self, host: str, port: int, *, path: str = "/mcp") -> None:
         """Serve streamable HTTP at ``http://host:port/mcp`` until cancelled.

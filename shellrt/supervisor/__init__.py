@@ -14,6 +14,7 @@ from shellrt.supervisor.errors import (
     SupervisorError,
     TaskNotFoundError,
 )
+from shellrt.supervisor.exit_meaning import NON_ERROR_EXITS, exit_is_error, exit_meaning
 from shellrt.supervisor.models import (
     BackgroundTask,
     CommandResult,
@@ -26,6 +27,7 @@ from shellrt.supervisor.supervisor import OutputCallback, ProgressCallback, Supe
 from shellrt.supervisor.tasks import TaskManager
 
 __all__ = [
+    "NON_ERROR_EXITS",
     "BackgroundTask",
     "CommandResult",
     "OutputCallback",
@@ -41,4 +43,6 @@ __all__ = [
     "TaskOutputChunk",
     "TaskStatus",
     "base_env",
+    "exit_is_error",
+    "exit_meaning",
 ]

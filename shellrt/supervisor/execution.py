@@ -46,6 +46,8 @@ class Execution:
         self.done = anyio.Event()
         #: Set once we killed it (timeout, stop, interrupt, close) — a signal death is then ours.
         self.killed_by_us = False
+        #: Set when capturing failed and shellrt killed the command for it (what and why).
+        self.capture_error: str | None = None
         self.notes: list[str] = []
         self._stdin_data = stdin_data
         self._readers_left = 1 + (1 if process.stderr is not None else 0)
@@ -54,6 +56,15 @@ class Execution:
     @property
     def total_bytes(self) -> int:
         return self.out.total_bytes + (self.err.total_bytes if self.err else 0)
+
+    def loss_report(self) -> str | None:
+        """What output is missing (from the files, or not captured at all) and why; None when nothing."""
+        parts = [self.out.loss_report("output")]
+        if self.err is not None:
+            parts.append(self.err.loss_report("stderr"))
+        parts.append(self.capture_error)
+        found = [p for p in parts if p]
+        return " ".join(found) if found else None
 
     @property
     def elapsed_s(self) -> float:
@@ -88,7 +99,17 @@ class Execution:
         return True
 
     async def _capture_failed(self, exc: Exception) -> None:
-        self.notes.append(f"Output capture failed ({type(exc).__name__}: {exc}); the command was killed.")
+        cause = exc
+        while isinstance(cause, BaseExceptionGroup) and len(cause.exceptions) == 1:
+            inner = cause.exceptions[0]
+            if not isinstance(inner, Exception):
+                break
+            cause = inner
+        self.capture_error = (
+            f"Output capture failed ({type(cause).__name__}: {cause}); shellrt killed the command, "
+            f"so output after {self.total_bytes:,} bytes was not captured."
+        )
+        self.killed_by_us = True
         with anyio.CancelScope(shield=True):
             await self.process.kill()
             if self.status is None:

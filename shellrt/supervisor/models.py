@@ -60,6 +60,12 @@ class CommandResult(BaseModel):
     duration_s: float
     #: Other things worth telling (e.g. a detached process held the output pipe open).
     notes: tuple[str, ...] = ()
+    #: Set when output is missing from ``output_path`` (disk full, output quota, capture failure): what and why.
+    output_lost: str | None = None
+    #: Capturing failed and shellrt killed the command (output after that point was never read).
+    capture_failed: bool = False
+    #: Bytes actually saved in ``output_path`` (and ``stderr_path``); less than ``total_bytes`` when lost.
+    saved_bytes: int | None = None
 
 
 class TaskStatus(enum.StrEnum):

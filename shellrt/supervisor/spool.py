@@ -1,22 +1,92 @@
 """Spooling a stream to disk as it arrives, keeping only a head and a tail in memory.
 
-The file is the truth: byte-identical to what the command wrote, however much
-that is. Memory stays bounded by ``head_bytes + tail_bytes`` per stream, which
-is what the preview shown to a model is built from.
+The file is the truth: byte-identical to what the command wrote, up to the
+output quota (`OutputQuota`: 1 GiB per command by default). Memory stays
+bounded by ``head_bytes + tail_bytes`` per stream, which is what the preview
+shown to a model is built from.
+
+Nothing is lost silently: when the quota is reached or the disk refuses a
+write (full, quota, I/O error), the spool stops writing, keeps counting what
+the command printed (and its head and tail), and `lost` says what is missing
+from the file and why. The command is not disturbed: its output keeps being
+drained, so it never blocks on a full pipe.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import errno
 import os
+import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from shellrt.supervisor.text import safe_decode, trim_partial_utf8
 
-__all__ = ["OutputSpool", "SpoolFiles"]
+__all__ = ["DEFAULT_COMMAND_LIMIT", "OutputQuota", "OutputSpool", "SpoolFiles", "parse_size"]
+
+#: Bytes of one command's output saved to disk unless configured otherwise (1 GiB).
+DEFAULT_COMMAND_LIMIT = 1 << 30
+#: Environment variables that configure `OutputQuota.from_env` (sizes like ``500M``, ``2G``; ``0`` = no limit).
+COMMAND_LIMIT_ENV = "SHELLRT_OUTPUT_LIMIT"
+SESSION_LIMIT_ENV = "SHELLRT_SESSION_OUTPUT_LIMIT"
+
+_SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str) -> int:
+    """``"500M"`` -> bytes (K, M, G, T are powers of 1024); raises ValueError naming the format."""
+    match = _SIZE.match(text)
+    if match is None:
+        raise ValueError(f"{text!r} is not a size; use bytes or a number with K, M, G or T (e.g. 2G)")
+    return int(match.group(1)) * int(1024 ** " kmgt".index(match.group(2).lower() or " "))
+
+
+class OutputQuota:
+    """How many output bytes a session may save: per command, and in total over the session.
+
+    ``None`` means no limit. The session total counts bytes written to spool
+    files (not what a command printed beyond its own limit).
+    """
+
+    def __init__(self, command_bytes: int | None = DEFAULT_COMMAND_LIMIT, session_bytes: int | None = None) -> None:
+        self.command_bytes = command_bytes
+        self.session_bytes = session_bytes
+        self.session_used = 0
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> OutputQuota:
+        """Limits from ``SHELLRT_OUTPUT_LIMIT`` / ``SHELLRT_SESSION_OUTPUT_LIMIT`` (defaults: 1 GiB, none)."""
+        env = os.environ if environ is None else environ
+        command = env.get(COMMAND_LIMIT_ENV)
+        session = env.get(SESSION_LIMIT_ENV)
+        command_bytes = DEFAULT_COMMAND_LIMIT if not command else parse_size(command) or None
+        session_bytes = parse_size(session) or None if session else None
+        return cls(command_bytes, session_bytes)
+
+    def grant(self, already: int, want: int) -> tuple[int, str | None]:
+        """Bytes of ``want`` a command that saved ``already`` may save now, and why not all."""
+        allowed, why = want, None
+        if self.command_bytes is not None and already + want > self.command_bytes:
+            allowed = max(0, self.command_bytes - already)
+            why = (
+                f"the per-command output limit of {self.command_bytes:,} bytes was reached "
+                f"(set {COMMAND_LIMIT_ENV} to change it)"
+            )
+        if self.session_bytes is not None:
+            with self._lock:
+                left = max(0, self.session_bytes - self.session_used)
+                if allowed > left:
+                    allowed = left
+                    why = (
+                        f"the session output limit of {self.session_bytes:,} bytes was reached "
+                        f"(set {SESSION_LIMIT_ENV} to change it)"
+                    )
+                self.session_used += allowed
+        return allowed, why
 
 
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
@@ -134,11 +204,17 @@ class OutputSpool:
         tail_bytes: int = 16_384,
         on_chunk: Callable[[bytes], None] | None = None,
         files: SpoolFiles | None = None,
+        quota: OutputQuota | None = None,
     ) -> None:
         self.path = path
         self.head_bytes = head_bytes
         self.tail_bytes = tail_bytes
         self.total_bytes = 0
+        #: Bytes actually in the file (equal to ``total_bytes`` unless output was lost).
+        self.saved_bytes = 0
+        #: Why the file stops short of ``total_bytes`` (None: nothing lost).
+        self.lost: str | None = None
+        self._quota = quota
         self._head = bytearray()
         self._tail = bytearray()
         self._on_chunk = on_chunk
@@ -151,14 +227,8 @@ class OutputSpool:
         """Append ``chunk`` to the file and update head/tail (synchronous: page-cache writes are fast)."""
         if not chunk:
             return
-        fd = self._fd
-        if fd is None and not self._closed and self._files is not None:
-            fd = self._fd = self._files.open_fresh(self.path)
-        if fd is not None:
-            view = memoryview(chunk)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
+        if self.lost is None:
+            self._save(chunk)
         self.total_bytes += len(chunk)
         if len(self._head) < self.head_bytes:
             self._head += chunk[: self.head_bytes - len(self._head)]
@@ -172,19 +242,53 @@ class OutputSpool:
         if self._on_chunk is not None:
             self._on_chunk(chunk)
 
+    def _save(self, chunk: bytes) -> None:
+        """Write ``chunk`` (or the part the quota allows) to the file; never raises for a refused write."""
+        allowed, why = len(chunk), None
+        if self._quota is not None:
+            allowed, why = self._quota.grant(self.saved_bytes, len(chunk))
+        view = memoryview(chunk)[:allowed]
+        try:
+            fd = self._fd
+            if fd is None and not self._closed and self._files is not None and view:
+                fd = self._fd = self._files.open_fresh(self.path)
+            if fd is not None:
+                while view:
+                    written = os.write(fd, view)
+                    self.saved_bytes += written
+                    view = view[written:]
+        except OSError as exc:
+            self.lost = _write_failure(exc, self.path)
+            return
+        if why is not None:
+            self.lost = why
+
     def materialize(self) -> None:
         """Make sure the file exists as its own (writable) file now, e.g. before others read it live."""
         if self._fd is None and not self._closed and self._files is not None:
-            self._fd = self._files.open_fresh(self.path)
+            try:
+                self._fd = self._files.open_fresh(self.path)
+            except OSError as exc:
+                self.lost = self.lost or _write_failure(exc, self.path)
 
     def close(self) -> None:
-        """Close the file (idempotent); head/tail stay readable. The file exists afterwards."""
+        """Close the file (idempotent); head/tail stay readable. The file exists afterwards (disk permitting)."""
         fd, self._fd = self._fd, None
         if fd is not None:
             os.close(fd)
         elif not self._closed and self._files is not None:
-            self._files.place_empty(self.path)
+            with contextlib.suppress(OSError):
+                self._files.place_empty(self.path)
         self._closed = True
+
+    def loss_report(self, label: str) -> str | None:
+        """One sentence on what of this stream is missing from its file and why (None: nothing)."""
+        if self.lost is None:
+            return None
+        return (
+            f"{label}: the command printed {self.total_bytes:,} bytes; {self.saved_bytes:,} bytes are saved in "
+            f"{self.path}; the rest was not saved because {self.lost}."
+        )
 
     @property
     def complete_in_memory(self) -> bool:
@@ -209,7 +313,13 @@ class OutputSpool:
         omitted = self.total_bytes - len(self._head) - len(self._tail)
         head = safe_decode(trim_partial_utf8(bytes(self._head), at_start=False))
         tail = safe_decode(trim_partial_utf8(bytes(self._tail), at_start=True))
-        marker = f"\n\n... [{omitted} bytes omitted; full output in {self.path}] ...\n\n"
+        if self.lost is None:
+            marker = f"\n\n... [{omitted} bytes omitted; full output in {self.path}] ...\n\n"
+        else:
+            marker = (
+                f"\n\n... [{omitted} bytes omitted; only the first {self.saved_bytes} bytes are saved in "
+                f"{self.path}] ...\n\n"
+            )
         return head + marker + tail, True
 
     def last_lines(self, n: int = 5) -> tuple[str, ...]:
@@ -217,3 +327,12 @@ class OutputSpool:
         tail = bytes(self._tail if self.total_bytes > len(self._head) else self._head)
         lines = tail.rstrip(b"\n").split(b"\n")[-n:]
         return tuple(safe_decode(trim_partial_utf8(line, at_start=True)) for line in lines if line)
+
+
+def _write_failure(exc: OSError, path: Path) -> str:
+    """Why writing the spool failed, in words that say what to do."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"the disk holding {path.parent} is full ({os.strerror(exc.errno)}); free space or set TMPDIR elsewhere"
+    if exc.errno == errno.EFBIG:
+        return f"the spool file {path} reached the largest size this file system allows"
+    return f"writing {path} failed ({exc.strerror or exc})"

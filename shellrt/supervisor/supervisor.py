@@ -26,7 +26,7 @@ from shellrt.supervisor.execution import Execution
 from shellrt.supervisor.models import BackgroundTask, CommandResult, ProgressEvent, TaskStatus
 from shellrt.supervisor.protect import CommandGuard
 from shellrt.supervisor.shells import Shell, shell_argv
-from shellrt.supervisor.spool import OutputSpool, SpoolFiles
+from shellrt.supervisor.spool import OutputQuota, OutputSpool, SpoolFiles
 from shellrt.supervisor.tasks import TaskManager
 
 __all__ = ["OutputCallback", "ProgressCallback", "Supervisor"]
@@ -54,8 +54,11 @@ class Supervisor:
         preview_bytes: int = 16_384,
         progress_interval_s: float = 0.5,
         protect: bool = True,
+        quota: OutputQuota | None = None,
     ) -> None:
         self.backend = backend
+        #: Output bytes saved per command / per session (default: `OutputQuota.from_env`).
+        self.quota = quota if quota is not None else OutputQuota.from_env()
         self.session_dir = Path(session_dir)
         self._shell_dir = self.session_dir / "shell"
         self._task_dir = self.session_dir / "tasks"
@@ -197,7 +200,7 @@ class Supervisor:
                 command,
                 description or "moved to background on timeout",
                 execution,
-                read_offset=execution.out.total_bytes,
+                read_offset=execution.out.saved_bytes,
             )
             self._live.discard(execution)
             return await self._guarded(self._result(
@@ -304,6 +307,7 @@ class Supervisor:
                 tail_bytes=self._preview_bytes,
                 on_chunk=(lambda b: on_output("stdout", b)) if on_output else None,
                 files=files,
+                quota=self.quota,
             )
             err = None
             if not merge_stderr:
@@ -313,6 +317,7 @@ class Supervisor:
                     tail_bytes=self._preview_bytes,
                     on_chunk=(lambda b: on_output("stderr", b)) if on_output else None,
                     files=files,
+                    quota=self.quota,
                 )
         except BaseException:
             await process.kill()
@@ -406,4 +411,7 @@ class Supervisor:
                 execution.elapsed_s if execution.ended else time.monotonic() - execution.started, 6
             ),
             notes=tuple(execution.notes),
+            output_lost=execution.loss_report(),
+            capture_failed=execution.capture_error is not None,
+            saved_bytes=execution.out.saved_bytes + (execution.err.saved_bytes if execution.err else 0),
         )

@@ -116,7 +116,7 @@ class TaskManager:
         task = self._lookup(task_id)
         regex = re.compile(pattern) if pattern else None
         finished = task.execution.done.is_set()
-        end = task.execution.out.total_bytes
+        end = task.execution.out.saved_bytes  # what the file holds (less than printed when output was lost)
         start = task.read_offset
         take = min(end - start, max_bytes)
         data = (
@@ -188,6 +188,8 @@ class TaskManager:
             state, note = TaskStatus.STOPPED, task.stop_reason
         elif status.oom_killed:
             state, note = TaskStatus.KILLED, "killed by the out-of-memory killer"
+        elif status.signal is not None and ex.killed_by_us:
+            state, note = TaskStatus.KILLED, f"killed by shellrt (signal {_signal_name(status.signal)})"
         elif status.signal is not None:
             state = TaskStatus.KILLED
             note = (
@@ -204,8 +206,10 @@ class TaskManager:
                 )
         if ex.done.is_set() and task.ended_at is None:
             task.ended_at = datetime.now(UTC)
-        if ex.notes:
-            note = "; ".join([*(n for n in [note] if n), *ex.notes])
+        lost = ex.loss_report()
+        extra = [*ex.notes, *([lost] if lost else [])]
+        if extra:
+            note = "; ".join([*(n for n in [note] if n), *extra])
         return BackgroundTask(
             id=task.id,
             command=task.command,

@@ -32,11 +32,19 @@ from shellrt.protocol import (
     ValidationResult,
 )
 from shellrt.protocol import ProgressEvent as ToolProgressEvent
-from shellrt.supervisor import CommandResult, ProgressEvent, Shell, ShellUnavailableError, Supervisor
+from shellrt.supervisor import (
+    CommandResult,
+    ProgressEvent,
+    Shell,
+    ShellUnavailableError,
+    Supervisor,
+    exit_is_error,
+    exit_meaning,
+)
 from shellrt.tools._bashparts import command_parts as _command_parts
 from shellrt.tools._paths import is_sensitive, sandbox_roots
 
-__all__ = ["Bash", "BashInput", "BashOutput", "ShellTool", "bash_output", "format_output"]
+__all__ = ["Bash", "BashInput", "BashOutput", "ShellTool", "bash_output", "format_output", "output_is_error"]
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -92,6 +100,10 @@ class BashOutput(BaseModel):
     cwd_note: str | None = None
     duration_s: float = 0.0
     notes: list[str] = Field(default_factory=list)
+    #: Set when output could not be captured whole (e.g. the disk filled): what was lost and why.
+    output_lost: str | None = None
+    #: Bytes saved on disk (less than ``total_bytes`` when output was lost).
+    saved_bytes: int | None = None
 
 
 @functools.lru_cache(maxsize=256)
@@ -260,8 +272,7 @@ class ShellTool(Tool[BashInput, BashOutput]):
                     c.service(Supervisor).set_cwd(new_cwd)
 
             modifier = _set_cwd
-        failed = result.interrupted or (result.timed_out and not result.backgrounded_task_id)
-        return ToolOutput(output, is_error=failed, context_modifier=modifier)
+        return ToolOutput(output, is_error=output_is_error(output), context_modifier=modifier)
 
     def _progress(self, ctx: ToolContext, event: ProgressEvent) -> None:
         ctx.progress(
@@ -331,7 +342,24 @@ def bash_output(result: CommandResult, timeout_s: float | None) -> BashOutput:
         cwd_note=result.cwd_note,
         duration_s=result.duration_s,
         notes=list(result.notes),
+        output_lost=result.output_lost,
+        saved_bytes=result.saved_bytes,
     )
+
+
+def output_is_error(output: BashOutput) -> bool:
+    """Whether a shell call failed: timed out (and killed), interrupted, output lost, or a failing exit.
+
+    A non-zero exit is a failure except the documented non-error meanings
+    (``grep`` 1 = no match, …) listed in `shellrt.supervisor.exit_meaning`.
+    """
+    if output.task_id and not output.moved_to_background:
+        return False  # started in the background: nothing has failed yet
+    if output.interrupted or (output.timed_out and not output.moved_to_background):
+        return True
+    if output.output_lost:
+        return True
+    return exit_is_error(output.command, output.exit_code)
 
 
 def format_output(output: BashOutput, tool_name: str) -> str:
@@ -349,9 +377,12 @@ def format_output(output: BashOutput, tool_name: str) -> str:
     body = _bound(body, MODEL_OUTPUT_CHARS)
     if body.strip():
         parts.append(body.rstrip("\n"))
-    elif not (output.timed_out or output.interrupted):
+    elif not (output.timed_out or output.interrupted or output.output_lost):
         parts.append(f"({tool_name} completed with no output)")
-    if output.truncated:
+    if output.output_lost:
+        # Say exactly what is missing, never the usual "full output is saved" line.
+        parts.append(f"[Output incomplete: {output.output_lost}]")
+    elif output.truncated:
         parts.append(
             f"[Output truncated: {output.total_bytes:,} bytes in total; the full output is saved at "
             f"{output.output_path} — read it with Read (offset/limit) or search it with Grep.]"
@@ -370,7 +401,8 @@ def format_output(output: BashOutput, tool_name: str) -> str:
     if output.interrupted:
         parts.append("Command was interrupted; it and every process it started were killed.")
     if output.exit_code not in (0, None) and not output.timed_out and not output.interrupted:
-        parts.append(f"Exit code {output.exit_code}")
+        meaning = exit_meaning(output.command, output.exit_code)
+        parts.append(f"Exit code {output.exit_code}" + (f" ({meaning}; not an error)" if meaning else ""))
     if output.cwd_changed and output.cwd:
         parts.append(f"Working directory is now {output.cwd}")
     if output.cwd_note:

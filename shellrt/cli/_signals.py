@@ -1,0 +1,47 @@
+"""SIGINT, SIGTERM and SIGHUP end a long-running CLI command cleanly and at once.
+
+Python's default SIGTERM/SIGHUP action kills the interpreter on the spot: no
+``finally`` runs, so the sandbox never kills the command trees it started.
+`run_until_signal` turns each of them into a cancellation of the command's
+main task instead: every ``async with`` unwinds (supervisor, backend, runtime
+close shielded), trees are killed, temp dirs removed, and the process exits
+with ``128 + signal``. A second signal while unwinding is ignored: the
+teardown is bounded by the backends' own deadlines.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+
+__all__ = ["HANDLED_SIGNALS", "run_until_signal"]
+
+HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+async def run_until_signal(func: Callable[..., Awaitable[int]], *args: Any) -> int:
+    """``await func(*args)``; on SIGINT/SIGTERM/SIGHUP cancel it, clean up, return ``128 + signum``."""
+    received: list[int] = []
+    result = 0
+    with anyio.open_signal_receiver(*HANDLED_SIGNALS) as signals:
+        async with anyio.create_task_group() as tg:
+
+            async def watch() -> None:
+                async for signum in signals:
+                    if not received:
+                        received.append(int(signum))
+                        tg.cancel_scope.cancel()
+
+            async def body() -> None:
+                nonlocal result
+                result = await func(*args)
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(watch)
+            tg.start_soon(body)
+    if received:
+        return 128 + received[0]
+    return result

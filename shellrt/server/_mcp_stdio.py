@@ -1,0 +1,162 @@
+"""MCP over stdio that answers every line and stops at once when the client goes away.
+
+The SDK's ``stdio_server`` hands a line it cannot parse to the session as an
+exception, which answers nothing: a client that sent a malformed request (or
+a valid one the SDK's strict JSON parser rejects, such as a lone surrogate in
+a tool name) waits forever. It also reads stdin in a worker thread, which
+SIGINT cannot interrupt. This transport:
+
+- answers a line that is not JSON with ``-32700`` and a JSON object that is
+  not a valid JSON-RPC message with ``-32600`` (echoing its ``id`` when it has
+  one); answers are written as ASCII JSON, so any id round-trips;
+- answers a response the SDK cannot serialise with ``-32603`` instead of
+  dying;
+- reads stdin through the event loop (`LineReader`), so cancellation stops it;
+- while serving, points fd 0 at /dev/null and fd 1 at stderr, so nothing a
+  child prints can corrupt the wire (like the SDK does).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.shared._context_streams import create_context_streams
+from mcp.shared.message import SessionMessage
+
+from shellrt.server._lines import TOO_LONG, LineReader
+
+__all__ = ["StdioWire", "stdio_wire"]
+
+log = logging.getLogger("shellrt.mcp")
+
+#: Longest accepted JSON-RPC line; longer ones are answered with -32600 and skipped.
+MAX_LINE_BYTES = 64 * 1024 * 1024
+#: Bytes a pipe that polls writable accepts without blocking.
+_PIPE_BUF = 4096
+
+
+class StdioWire:
+    """The two private descriptors of the wire and the JSON-RPC framing on them."""
+
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        self.read_fd = read_fd
+        self.write_fd = write_fd
+        self._write_lock = anyio.Lock()
+        self._pollable = True
+        #: Set when stdin reached EOF (the client closed its end or died).
+        self.disconnected = anyio.Event()
+
+    async def write_line(self, data: bytes) -> None:
+        """Write one whole line; a pipe is written in PIPE_BUF pieces as it drains (never blocks the loop)."""
+        async with self._write_lock:
+            view = memoryview(data)
+            while view:
+                if self._pollable:
+                    try:
+                        await anyio.wait_writable(self.write_fd)
+                    except (OSError, ValueError, NotImplementedError):
+                        self._pollable = False  # a regular file: writes do not block
+                piece = view[:_PIPE_BUF] if self._pollable else view
+                view = view[os.write(self.write_fd, piece) :]
+
+    async def send_error(self, msg_id: Any, code: int, message: str) -> None:
+        if not (msg_id is None or (isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool))):
+            msg_id = None
+        payload = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+        await self.write_line(json.dumps(payload, ensure_ascii=True).encode("ascii") + b"\n")
+
+    async def reader(self, send: Any) -> None:
+        """Forward valid messages to the session; answer the rest here. Returns at EOF."""
+        lines = LineReader(os.fdopen(self.read_fd, "rb", buffering=0, closefd=False), MAX_LINE_BYTES)
+        async with send:
+            while True:
+                raw = await lines.readline()
+                if raw is None:
+                    self.disconnected.set()
+                    return
+                if raw is TOO_LONG:
+                    await self.send_error(
+                        None, types.INVALID_REQUEST, f"message longer than {MAX_LINE_BYTES} bytes"
+                    )
+                    continue
+                assert isinstance(raw, bytes)
+                if not raw.strip():
+                    continue
+                try:
+                    message = types.jsonrpc_message_adapter.validate_json(raw, by_name=False)
+                except Exception as exc:
+                    await self._answer_invalid(raw, exc)
+                    continue
+                await send.send(SessionMessage(message))
+
+    async def _answer_invalid(self, raw: bytes, exc: Exception) -> None:
+        try:
+            value = json.loads(raw.decode("utf-8", "surrogateescape"))
+        except (ValueError, RecursionError):
+            await self.send_error(None, types.PARSE_ERROR, "Parse error: the line is not valid JSON")
+            return
+        msg_id = value.get("id") if isinstance(value, dict) else None
+        if isinstance(value, dict) and "id" not in value and "method" in value:
+            log.warning("dropped an invalid notification: %s", exc)  # notifications get no answer
+            return
+        errors = getattr(exc, "errors", None)
+        try:
+            detail = str(errors()[0]["msg"]) if callable(errors) else str(exc).splitlines()[0]
+        except Exception:
+            detail = type(exc).__name__
+        await self.send_error(msg_id, types.INVALID_REQUEST, f"Invalid Request: {detail}")
+
+    async def writer(self, receive: Any) -> None:
+        async with receive:
+            async for session_message in receive:
+                message = session_message.message
+                try:
+                    text = message.model_dump_json(by_alias=True, exclude_unset=True)
+                    data = text.encode("utf-8") + b"\n"
+                except Exception as exc:
+                    msg_id = getattr(message, "id", None)
+                    log.warning("an answer could not be serialised: %r", exc)
+                    if msg_id is not None:
+                        await self.send_error(
+                            msg_id,
+                            types.INTERNAL_ERROR,
+                            f"Internal error: the answer could not be encoded ({exc})",
+                        )
+                    continue
+                await self.write_line(data)
+
+
+@contextlib.asynccontextmanager
+async def stdio_wire() -> AsyncIterator[tuple[StdioWire, Any, Any]]:
+    """``(wire, read_stream, write_stream)`` on the process's stdin/stdout, diverted while serving."""
+    sys.stdout.flush()
+    read_fd = os.dup(0)
+    write_fd = os.dup(1)
+    os.set_inheritable(read_fd, False)
+    os.set_inheritable(write_fd, False)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    wire = StdioWire(read_fd, write_fd)
+    read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
+    write_stream, write_reader = create_context_streams[SessionMessage](0)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(wire.reader, read_writer)
+            tg.start_soon(wire.writer, write_reader)
+            yield wire, read_stream, write_stream
+            tg.cancel_scope.cancel()
+    finally:
+        os.dup2(read_fd, 0)
+        os.dup2(write_fd, 1)
+        os.close(read_fd)
+        os.close(write_fd)

@@ -1,0 +1,124 @@
+"""What a command's exit code means: the one place that says when a non-zero exit is not a failure.
+
+A shell command failed when it exited non-zero, as Claude Code reports it,
+except for the documented non-error meanings of a few common programs, which
+apply when that program ran last (its status is the command's status):
+
+=================  ======  ==========================
+program            exit    meaning
+=================  ======  ==========================
+grep, egrep,       1       no line matched
+fgrep, rg, zgrep
+diff, cmp          1       the inputs differ
+test, [, [[        1       the condition is false
+=================  ======  ==========================
+
+Timeouts, kills and signal deaths are always failures. Anything the light
+tokenizer here cannot read with certainty (substitutions, compound commands)
+gets no exception: a non-zero exit then counts as a failure (fail closed).
+Used by the Bash tool, ``shellrt run --json``, the batch runner and (through
+``is_error``) sibling cancellation, MCP and JSONL.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Mapping
+
+__all__ = ["NON_ERROR_EXITS", "exit_is_error", "exit_meaning", "last_program"]
+
+#: program -> {exit code: meaning} of exits that are answers, not failures.
+NON_ERROR_EXITS: Mapping[str, Mapping[int, str]] = {
+    "grep": {1: "no match"},
+    "egrep": {1: "no match"},
+    "fgrep": {1: "no match"},
+    "zgrep": {1: "no match"},
+    "rg": {1: "no match"},
+    "diff": {1: "files differ"},
+    "cmp": {1: "files differ"},
+    "test": {1: "condition is false"},
+    "[": {1: "condition is false"},
+    "[[": {1: "condition is false"},
+}
+
+_DUP = re.compile(r"\d*[<>]&(?:\d+|-)")
+_SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "&", ";;", "\n"})
+#: Tokens that mean the last word is not simply "the program that ran last".
+_OPAQUE = ("$(", "`", "<(", ">(")
+_KEYWORDS = frozenset(
+    {
+        "if",
+        "then",
+        "else",
+        "elif",
+        "fi",
+        "for",
+        "while",
+        "until",
+        "do",
+        "done",
+        "case",
+        "esac",
+        "function",
+        "!",
+        "{",
+        "}",
+    }
+)
+#: Wrappers whose status is the wrapped command's.
+_WRAPPERS = frozenset({"command", "nice", "nohup", "stdbuf", "time", "env", "sudo"})
+
+
+def last_program(command: str) -> str | None:
+    """The program whose exit status is the command's, when that is plain to see (else None)."""
+    if any(mark in command for mark in _OPAQUE) or "\n" in command.strip():
+        return None
+    # Descriptor duplications are not separators: ``2>&1``, ``>&2``, ``&>file``.
+    command = _DUP.sub(" ", command).replace("&>", ">")
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()")
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:
+        return None
+    last: list[str] = []
+    for token in tokens:
+        if token in _SEPARATORS:
+            last = []
+        elif set(token) <= set(";&|()"):
+            return None  # a subshell or an operator we do not model
+        else:
+            last.append(token)
+    words = last
+    while words and "=" in words[0] and not words[0].startswith("="):
+        words.pop(0)  # leading assignments
+    while words and os.path.basename(words[0]) in _WRAPPERS:
+        words.pop(0)
+        while words and (words[0].startswith("-") or "=" in words[0]):
+            words.pop(0)
+    if not words or words[0] in _KEYWORDS:
+        return None
+    return os.path.basename(words[0])
+
+
+def exit_meaning(command: str, exit_code: int | None) -> str | None:
+    """The documented non-error meaning of this exit (e.g. "no match"), or None."""
+    if not exit_code:
+        return None
+    program = last_program(command)
+    if program is None:
+        return None
+    return NON_ERROR_EXITS.get(program, {}).get(exit_code)
+
+
+def exit_is_error(command: str, exit_code: int | None) -> bool:
+    """True when the command failed: non-zero and not one of the documented non-error meanings.
+
+    ``None`` (no exit code: still running, moved to the background) is not an error here;
+    callers judge timeouts and kills themselves (they are always errors).
+    """
+    if exit_code is None or exit_code == 0:
+        return False
+    return exit_meaning(command, exit_code) is None

@@ -1,0 +1,125 @@
+"""Output under a full disk and the output quota: never truncated silently (real tmpfs, real processes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from shellrt.runtime import Runtime
+from tests.conftest import require
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
+    """A 20 MB tmpfs mounted for this test only (root needed)."""
+    require(os.geteuid() == 0, "mounting a tmpfs needs root")
+    mount = tmp_path / "small"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=20m", "tmpfs", str(mount)], capture_output=True
+    )
+    require(done.returncode == 0, f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace')}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def _run(args: list[str], env: dict[str, str], workspace: Path) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "shellrt", "run", "--sandbox", "local", "--workspace", str(workspace), *args],
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+        timeout=120,
+    )
+
+
+def test_run_json_says_what_a_full_disk_lost(small_tmpfs: Path, tmp_path: Path) -> None:
+    done = _run(["--json", "--", "head -c 50000000 /dev/zero"], {"TMPDIR": str(small_tmpfs)}, tmp_path)
+    report = json.loads(done.stdout)
+    assert done.returncode == 74, done.stderr
+    assert report["command_exit_code"] == 0
+    assert report["total_bytes"] == 50_000_000
+    assert 0 < report["saved_bytes"] < 50_000_000
+    assert "full" in report["output_lost"] and f"{report['saved_bytes']:,}" in report["output_lost"]
+    assert "full output is saved" not in report["output"]
+    assert b"output lost" in done.stderr
+
+
+def test_run_streaming_delivers_every_byte_when_the_spool_disk_fills(
+    small_tmpfs: Path, tmp_path: Path
+) -> None:
+    done = _run(["--", "head -c 50000000 /dev/zero"], {"TMPDIR": str(small_tmpfs)}, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout) == 50_000_000
+    assert b"spool copy is incomplete" in done.stderr
+
+
+def test_bash_tool_on_a_full_disk_is_an_error_with_true_counts(small_tmpfs: Path, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+
+    async def main() -> dict[str, object]:
+        async with Runtime(workspace, "local", mode="bypassPermissions", session_dir=small_tmpfs / "s") as rt:
+            block = {
+                "type": "tool_use",
+                "id": "t",
+                "name": "Bash",
+                "input": {"command": "head -c 50000000 /dev/zero"},
+            }
+            answer = await rt.run(block)
+            result: dict[str, object] = answer["content"][0]
+            return result
+
+    result = anyio.run(main)
+    text = str(result["content"])
+    assert result["is_error"] is True
+    assert "50,000,000" in text and "full" in text, text
+    assert "full output is saved" not in text and "completed with no output" not in text
+
+
+def test_output_quota_cuts_a_background_flood_truthfully(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    marker = uuid.uuid4().hex
+
+    async def main() -> tuple[int, str]:
+        os.environ["SHELLRT_OUTPUT_LIMIT"] = "1M"
+        try:
+            async with Runtime(
+                workspace, "local", mode="bypassPermissions", session_dir=tmp_path / "s"
+            ) as rt:
+                start = {
+                    "type": "tool_use",
+                    "id": "y",
+                    "name": "Bash",
+                    "input": {"command": f"yes {marker}", "run_in_background": True},
+                }
+                answer = await rt.run(start)
+                text = str(answer["content"][0]["content"])
+                task_id = text.split("task id ")[1].split(".")[0]
+                sup = rt.supervisor
+                assert sup is not None
+                task = sup.tasks.get(task_id)
+                with anyio.fail_after(60):
+                    while sup.tasks.get(task_id).total_bytes < 5_000_000:
+                        await anyio.sleep(0.05)
+                size = task.output_path.stat().st_size
+                note = sup.tasks.get(task_id).note or ""
+                return size, note
+        finally:
+            os.environ.pop("SHELLRT_OUTPUT_LIMIT", None)
+
+    size, note = anyio.run(main)
+    assert size <= 1 << 20
+    assert "output limit" in note and "SHELLRT_OUTPUT_LIMIT" in note, note

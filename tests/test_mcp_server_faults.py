@@ -1,0 +1,136 @@
+"""MCP stdio under hostile lines and a client that goes away, over real pipes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tests._mcp_support import ROOT, isolated_env
+from tests.test_server_jsonl import marker_pids
+
+
+class RawMcp:
+    """``shellrt serve`` (MCP stdio) driven line by line, as a client that may misbehave."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        workspace = tmp_path / "ws"
+        workspace.mkdir()
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "shellrt",
+                "serve",
+                "--workspace",
+                str(workspace),
+                "--sandbox",
+                "local",
+                "--mode",
+                "bypassPermissions",
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, **isolated_env(tmp_path)},
+            cwd=str(ROOT),
+        )
+        self.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            }
+        )
+        assert self.read()["id"] == 0
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send_raw(self, line: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line.encode("utf-8", "surrogatepass") + b"\n")
+        self.proc.stdin.flush()
+
+    def send(self, value: Any) -> None:
+        self.send_raw(json.dumps(value))
+
+    def read(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert line, "the server closed stdout"
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def call(self, id_: int, name: str, arguments: dict[str, Any]) -> None:
+        self.send(
+            {
+                "jsonrpc": "2.0",
+                "id": id_,
+                "method": "tools/call",
+                "params": {"name": name, "arguments": arguments},
+            }
+        )
+
+
+def test_every_malformed_request_gets_a_json_rpc_error(tmp_path: Path) -> None:
+    mcp = RawMcp(tmp_path)
+    try:
+        mcp.send_raw("garbage")
+        assert mcp.read()["error"]["code"] == -32700
+        mcp.send_raw(
+            '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"X\\udfff","arguments":{}}}'
+        )
+        answer = mcp.read()
+        assert answer["id"] == 7 and answer["error"]["code"] == -32600, answer
+        mcp.send_raw('{"id": "no-method"}')
+        answer = mcp.read()
+        assert answer["id"] == "no-method" and "error" in answer
+        mcp.call(8, "Bash", {"command": "exit 3"})
+        answer = mcp.read()
+        assert answer["id"] == 8 and answer["result"]["isError"] is True, answer
+    finally:
+        mcp.proc.kill()
+        mcp.proc.wait()
+
+
+def test_a_client_that_goes_away_has_its_calls_and_tasks_killed_at_once(tmp_path: Path) -> None:
+    mcp = RawMcp(tmp_path)
+    marker = f"mcp-gone-{time.time_ns()}"
+    try:
+        mcp.call(1, "Bash", {"command": f"sleep 1000 # {marker}-bg", "run_in_background": True})
+        assert mcp.read()["id"] == 1
+        mcp.call(2, "Bash", {"command": f"sleep 400 # {marker}-fg"})
+        deadline = time.monotonic() + 20
+        while len(marker_pids(marker)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(marker_pids(marker)) == 2
+        assert mcp.proc.stdin is not None
+        mcp.proc.stdin.close()  # the client is gone (as when it is killed)
+        start = time.monotonic()
+        mcp.proc.wait(60)
+        took = time.monotonic() - start
+    finally:
+        if mcp.proc.poll() is None:
+            mcp.proc.kill()
+    assert not marker_pids(marker)
+    assert took < 30, f"the server took {took:.1f}s to stop a gone client's work (the Bash timeout is 120s)"
+
+
+def test_sigint_stops_mcp_stdio_while_stdin_is_open(tmp_path: Path) -> None:
+    mcp = RawMcp(tmp_path)
+    try:
+        mcp.proc.send_signal(signal.SIGINT)
+        code = mcp.proc.wait(30)
+    finally:
+        if mcp.proc.poll() is None:
+            mcp.proc.kill()
+    assert code == 128 + signal.SIGINT
