@@ -44,6 +44,10 @@ _SUBSTITUTION_KINDS: Final[dict[str, SubstitutionKind]] = {
 #: Programs :meth:`Planner._unwrap` looks inside (``unwrap`` answers "nothing" for the rest).
 UNWRAP_NAMES: Final = frozenset({"find", "eval", *SHELLS, *WRAPPERS})
 _LOOP_KINDS: Final = {"while": "while", "until": "until", "for": "for", "select": "select"}
+_CLOSING_WORDS: Final = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "in", "}", "]]"})
+#: Reserved words the grammar accepts as a plain command name; bash reads them as syntax (`done x` is an error).
+_RESERVED_NAMES: Final = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "in", "{", "}", "]]", "if",
+                                    "case", "while", "until", "for", "select", "function", "[[", "!", "coproc"})
 
 
 class Planner:
@@ -199,15 +203,18 @@ class Planner:
 
     def h_pipeline(self, node: tree_sitter.Node) -> None:
         self.context.append("pipeline")
-        last_start = len(self.commands)
+        last_start = -1
         try:
             for child in node.children:
                 if child.is_named:
+                    if child.type == "negated_command" and last_start != -1:
+                        # bash only accepts `!` before a whole pipeline (`a | ! b` is an error)
+                        self.syntax_errors.append("`!` inside a pipeline")
                     last_start = len(self.commands)
                 self.visit(child)
         finally:
             self.context.pop()
-        self.pipe_start = last_start
+        self.pipe_start = max(last_start, 0)
 
     def h_redirected(self, node: tree_sitter.Node) -> None:
         children = node.children
@@ -292,7 +299,8 @@ class Planner:
         parser_stop = len(source) if end is None else source.rfind(b"\n", 0, end.start_byte) + 1
         if parser_first != first or parser_stop != stop or (end is not None and source[end.end_byte:end.end_byte + 1]
                                                             not in (b"", b"\n")):
-            self.unsupported.append(f"here-document {delimiter!r} whose end the parser may read differently")
+            # bash ends this body on another line than the parser (or never): what runs differs.
+            self.syntax_errors.append(f"here-document {delimiter!r} does not end where bash ends it")
         text = source[first:stop].decode("utf-8", "surrogateescape")
         expansions: list[Word] = []
         if not quoted:
@@ -379,6 +387,9 @@ class Planner:
                 argv.append(Word(kind, kind, NO_FEATURES))
             else:
                 self.unsupported.append(f"token {kind!r} in a command")
+        if argv and (argv[0].raw in _RESERVED_NAMES or (argv[0].raw == "time" and len(argv) > 1
+                                                         and argv[1].raw in _CLOSING_WORDS)):
+            self.syntax_errors.append(f"reserved word {argv[0].raw!r} where a command name belongs")
         self.add_command(argv, assignments, redirects, None)
 
     def add_command(self, argv: list[Word], assignments: list[Assignment], redirects: list[Redirect],
