@@ -271,3 +271,34 @@ def test_non_root_without_delegation_cannot_make_the_cgroup() -> None:
     result = json.loads(proc.stdout)
     assert set(result["reasons"]) == {"memory", "pids", "cpus"}, result
     assert result["made"] is False
+
+
+def test_batch_bwrap_task_enforces_memory(tmp_path: Path) -> None:
+    _bwrap_limits()
+    tasks = tmp_path / "tasks.jsonl"
+    task = {
+        "id": "hog",
+        "sandbox": {"type": "bwrap", "limits": {"memory_bytes": 64 << 20}},
+        "commands": ["python3 -c 'bytearray(300*2**20)'", "echo after"],
+    }
+    tasks.write_text(json.dumps(task) + "\n")
+    out = tmp_path / "out.jsonl"
+    proc = _shellrt(tmp_path, "batch", "run", "--quiet", "--out", str(out), str(tasks))
+    assert proc.returncode == 0, proc.stderr
+    [result] = [json.loads(line) for line in out.read_text().splitlines()]
+    hog, after = result["commands"]
+    assert hog["exit_code"] == 137 and hog["oom_killed"] is True
+    assert after["exit_code"] == 0 and "after" in after["preview"]
+
+
+@pytest.mark.anyio
+async def test_runtime_auto_picks_bwrap_and_enforces(tmp_path: Path) -> None:
+    _bwrap_limits()
+    policy = SandboxPolicy(workspace=tmp_path, limits=ResourceLimits(pids=30))
+    async with shellrt.Runtime(tmp_path, "auto", policy=policy, session_dir=tmp_path / ".s") as rt:
+        assert rt.backend is not None and rt.backend.name == "bwrap"
+        assert rt.supervisor is not None
+        result = await rt.supervisor.run(
+            "sh -c 'for i in $(seq 100); do sleep 3 & done; echo survived'", timeout_s=60
+        )
+    assert result.exit_code != 0
