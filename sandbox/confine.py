@@ -115,15 +115,23 @@ def contained(paths: Iterable[str], roots: Iterable[object], *, resolve: bool) -
     for root in roots:
         text = normalize(str(root))
         forms.append(text)
-        real = os.path.realpath(text)
-        if real != text:
+        real = _realpath(text)
+        if real is not None and real != text:
             forms.append(real)
     for path in paths:
         text = normalize(str(path))
-        judged = os.path.realpath(text) if resolve else text
-        if not within_any(judged, forms):
+        judged = _realpath(text) if resolve else text
+        # A path that cannot be resolved (it changed while being resolved) is not contained: fail closed.
+        if judged is None or not within_any(judged, forms):
             return False
     return True
+
+
+def _realpath(path: str) -> str | None:
+    try:
+        return os.path.realpath(path)
+    except OSError:
+        return None
 
 
 # --- openat2 ----------------------------------------------------------------------------------
@@ -297,7 +305,8 @@ class View:
         return None if best is None else best[1]
 
     def describe_places(self) -> str:
-        return ", ".join(m.path for m in sorted(self.mounts, key=lambda m: m.path))
+        """The places a model may work in (writable mounts), for error messages."""
+        return ", ".join(sorted(self.writable_roots())) or "none"
 
     # --- anchored resolution -----------------------------------------------------------------
     def resolve(self, path: str, *, follow_last: bool = True) -> Resolved:
@@ -383,7 +392,8 @@ class View:
                         continue
                     raise ConfinementError(
                         errno.EACCES,
-                        f"{nxt} is outside what this sandbox's file tools can reach ({self.describe_places()})",
+                        f"{nxt} is outside what the file tools can reach in this sandbox (they work in "
+                        f"{self.describe_places()}); use Bash (e.g. `cat`) for other files the sandbox can see",
                     )
                 try:
                     child = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
@@ -417,7 +427,8 @@ class View:
             if fd is None:
                 raise ConfinementError(
                     errno.EACCES,
-                    f"{canon} is outside what this sandbox's file tools can reach ({self.describe_places()})",
+                    f"{canon} is outside what the file tools can reach in this sandbox (they work in "
+                    f"{self.describe_places()}); use Bash (e.g. `cat`) for other files the sandbox can see",
                 )
             held, fd = fd, None
             return Resolved(canon, held)
@@ -436,14 +447,27 @@ def _refuse_masked(view: View, path: str) -> None:
         )
 
 
-def open_file(view: View, path: str, flags: int = os.O_RDONLY) -> tuple[int, str]:
+def _refuse_changed(r: Resolved, expect: str | None, path: str) -> None:
+    if expect is not None and r.path != expect:
+        raise ConfinementError(
+            errno.EAGAIN,
+            f"{path} now leads to {r.path}, not to {expect} where it led when it was checked "
+            "(a symbolic link changed); try again",
+        )
+
+
+def open_file(
+    view: View, path: str, flags: int = os.O_RDONLY, *, expect: str | None = None
+) -> tuple[int, str]:
     """Open an existing entry (not following a final symlink that was swapped in); ``(fd, canonical)``.
 
     ``O_NONBLOCK`` and ``O_NOCTTY`` are always added: opening a FIFO never blocks.
+    ``expect``: the canonical path a permission check judged; anything else is refused.
     Raises FileNotFoundError / IsADirectoryError / `ConfinementError`.
     """
     for _ in range(3):
         with view.resolve(path) as r:
+            _refuse_changed(r, expect, path)
             _refuse_masked(view, r.path)
             if r.missing:
                 raise FileNotFoundError(errno.ENOENT, "No such file or directory", r.path)
@@ -463,10 +487,11 @@ def open_file(view: View, path: str, flags: int = os.O_RDONLY) -> tuple[int, str
     raise ConfinementError(errno.ELOOP, f"{path} kept changing into a symbolic link while it was opened")
 
 
-def open_directory(view: View, path: str) -> tuple[int, str]:
+def open_directory(view: View, path: str, *, expect: str | None = None) -> tuple[int, str]:
     """Open an existing directory for listing (``O_RDONLY|O_DIRECTORY``); ``(fd, canonical)``."""
     for _ in range(3):
         with view.resolve(path) as r:
+            _refuse_changed(r, expect, path)
             _refuse_masked(view, r.path)
             if r.missing:
                 raise FileNotFoundError(errno.ENOENT, "No such file or directory", r.path)
@@ -501,14 +526,18 @@ class WriteOutcome:
     created: bool
 
 
-def write_file(view: View, path: str, data: bytes, *, make_parents: bool = False) -> WriteOutcome:
+def write_file(
+    view: View, path: str, data: bytes, *, make_parents: bool = False, expect: str | None = None
+) -> WriteOutcome:
     """Atomically replace (or create) ``path`` with ``data``, confined to the view's writable mounts.
 
     The temp file is created in the anchored parent directory fd and renamed
     within it; on any failure it is removed. An existing file keeps its mode;
-    a new one gets 0o666 minus the umask.
+    a new one gets 0o666 minus the umask. ``expect``: the canonical path a
+    permission check judged; a path that now leads elsewhere is refused.
     """
     with view.resolve(path) as r:
+        _refuse_changed(r, expect, path)
         target = r.path
         if not view.writable(target):
             roots = ", ".join(view.writable_roots()) or "none"

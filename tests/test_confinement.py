@@ -110,7 +110,7 @@ def test_container_view_maps_and_refuses_the_rest(tmp_path: Path, resolution: st
     assert view.to_logical(where) == "/original/ws/sub/a.txt"
     assert view.from_host(str(copy / "sub")) == "/workspace/sub"
     for path in ("/etc/hostname", "/workspace/to_etc/hostname", "/workspace/to_host/copy/sub/a.txt"):
-        with pytest.raises(ConfinementError, match="outside what this sandbox's file tools can reach"):
+        with pytest.raises(ConfinementError, match="outside what the file tools can reach in this sandbox"):
             confine.open_file(view, path)
     assert confine.write_file(view, "/workspace/new.txt", b"n").path == "/workspace/new.txt"
     assert (copy / "new.txt").read_bytes() == b"n"

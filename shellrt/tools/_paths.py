@@ -34,12 +34,14 @@ from shellrt.protocol import PermissionResult, PermissionSubject, ToolContext, T
 
 __all__ = [
     "PathInput",
+    "canonical_path",
     "display_path",
     "file_permission",
     "is_read_denied",
     "is_sensitive",
     "mtime_order",
     "refusal",
+    "remember",
     "resolve_path",
     "ripgrep_safe",
     "rule_denied",
@@ -78,14 +80,22 @@ class PathInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     _resolved: str | None = PrivateAttr(default=None)
+    _canonical: str | None = PrivateAttr(default=None)
 
-    def remember_resolved(self, path: str | Path) -> None:
-        """Record the resolution made with a context (called from ``validate``): the logical path."""
+    def remember_resolved(self, path: str | Path, canonical: str | None = None) -> None:
+        """Record the resolution made with a context (called from ``validate``): the logical path
+        (what rules match) and the canonical sandbox path (what the tool's own check judges), so
+        the subject and the check judge one resolution, not two moments of a changing tree."""
         self._resolved = str(path)
+        self._canonical = canonical
 
     @property
     def resolved(self) -> str | None:
         return self._resolved
+
+    @property
+    def canonical(self) -> str | None:
+        return self._canonical
 
 
 def _backend(ctx: ToolContext) -> SandboxBackend | None:
@@ -154,15 +164,28 @@ def sandbox_path(raw: str, ctx: ToolContext) -> str:
     return confine.normalize(expanded)
 
 
-def resolve_path(raw: str, ctx: ToolContext, view: View | None = None) -> str:
-    """Canonical sandbox path of ``raw`` (symlinks resolved in the view); the lexical path when unreachable."""
+def canonical_path(raw: str, ctx: ToolContext, view: View | None = None) -> str | None:
+    """Canonical sandbox path of ``raw`` (symlinks resolved in the view), or None when it cannot be reached."""
     view = view or view_for(ctx)
-    lexical = sandbox_path(raw, ctx)
     try:
-        with view.resolve(lexical) as r:
+        with view.resolve(sandbox_path(raw, ctx)) as r:
             return r.path
     except OSError:
-        return lexical
+        return None
+
+
+def resolve_path(raw: str, ctx: ToolContext, view: View | None = None) -> str:
+    """Canonical sandbox path of ``raw``; the lexical path when it cannot be reached."""
+    found = canonical_path(raw, ctx, view)
+    return found if found is not None else sandbox_path(raw, ctx)
+
+
+def remember(tool_input: PathInput, raw: str, ctx: ToolContext, view: View) -> str:
+    """Resolve ``raw`` once for governance (subject and own check); returns the path to show."""
+    found = canonical_path(raw, ctx, view)
+    shown = found if found is not None else sandbox_path(raw, ctx)
+    tool_input.remember_resolved(state_key(shown, ctx, view), found)
+    return shown
 
 
 def state_key(path: str, ctx: ToolContext, view: View | None = None) -> str:
@@ -255,7 +278,9 @@ def is_sensitive(path: Path) -> str | None:
     return None
 
 
-def file_permission(raw: str, ctx: ToolContext, *, write: bool) -> PermissionResult:
+def file_permission(
+    raw: str, ctx: ToolContext, *, write: bool, canonical: str | None = None
+) -> PermissionResult:
     """The file tools' own verdict for ``raw``.
 
     Unreachable in the sandbox's view, read-denied, or (writes) outside the
@@ -267,12 +292,20 @@ def file_permission(raw: str, ctx: ToolContext, *, write: bool) -> PermissionRes
     view = view_for(ctx)
     lexical = sandbox_path(raw, ctx)
     try:
-        with view.resolve(lexical) as r:
-            resolved = r.path
+        if canonical is not None:
+            resolved = canonical  # the resolution the permission subject was made from
+        else:
+            with view.resolve(lexical) as r:
+                resolved = r.path
     except ConfinementError as exc:
-        return PermissionResult.deny(f"{raw}: {exc.strerror}. Work inside the workspace.")
+        return PermissionResult.deny(f"{raw}: {exc.strerror}.")
     except OSError:
         resolved = lexical
+    if view.mount_of(resolved) is None:
+        return PermissionResult.deny(
+            f"{raw}: {resolved} is outside what the file tools can reach in this sandbox (they work in "
+            f"{view.describe_places()}). Use Bash (e.g. `cat`) for other files the sandbox can see."
+        )
     if view.masked_by(resolved) is not None:
         return PermissionResult.deny(
             f"{raw}: {resolved} is in a read-denied location of the sandbox policy; it cannot be read or written. "
@@ -288,8 +321,12 @@ def file_permission(raw: str, ctx: ToolContext, *, write: bool) -> PermissionRes
         reason = is_sensitive(Path(resolved)) or is_sensitive(Path(lexical))
         if reason:
             return PermissionResult.ask(f"Writing {resolved} touches {reason}.", safety_check=True)
-        return PermissionResult.passthrough("inside the allowed directories")
     roots = sandbox_roots(ctx)
+    if write:
+        if not confine.within_any(resolved, roots):
+            # Writable in the sandbox (bwrap's private /tmp) but outside the allowed directories.
+            return PermissionResult.ask(f"{raw}: {resolved} is outside the allowed directories ({', '.join(roots)}).")
+        return PermissionResult.passthrough("inside the allowed directories")
     if not confine.within_any(resolved, (*roots, str(ctx.session_dir))):
         return PermissionResult.ask(f"{resolved} is outside the allowed directories ({', '.join(roots)}).")
     return PermissionResult.allow("inside the allowed directories")
