@@ -185,3 +185,28 @@ def test_symlink_swap_race_never_escapes(tmp_path: Path, resolution: str) -> Non
     assert not [p for p in ws.rglob("*") if p.name.endswith(".tmp")]
     assert all(Path(p).is_file() for p in landed), "every success is where it says"
     assert len(landed) + refused == 300
+
+
+# --- one glob dialect ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("glob", "path", "hit"),
+    [
+        ("*.{pem,key}", "certs/server.key", True),
+        ("*.{pem,key}", "a/b/c.pem", True),
+        ("*.{pem,key}", "notes.txt", False),
+        ("secrets/**", "secrets/a/b", True),
+        ("[!a]*.py", "b.py", True),
+        ("[!a]*.py", "a.py", False),
+    ],
+)
+def test_rules_and_tools_share_one_glob_dialect(glob: str, path: str, hit: bool) -> None:
+    """``*.{pem,key}`` in ``Read(...)`` and in Glob/Grep means the same files."""
+    from shellrt.permissions.globs import glob_matches
+    from shellrt.tools._gitignore import GlobList, compile_glob
+
+    tool_pattern = glob if "/" in glob else "**/" + glob
+    assert glob_matches(glob, path) is hit
+    assert (compile_glob(tool_pattern).match(path) is not None) is hit
+    assert (GlobList.parse([glob]).matched(path, is_dir=False) == "ignore") is hit
