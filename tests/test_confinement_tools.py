@@ -202,3 +202,46 @@ async def test_docker_session_one_view(tmp_path: Path, image: str) -> None:
         planted = await one(rt, "p", "Write", file_path="etc_link/planted", content="x")
         assert planted["is_error"] and "etc_link/planted" in text(planted), text(planted)
     assert not (tmp_path / "ws" / "a.txt").exists(), "copy mode: the host workspace is untouched"
+
+
+async def test_symlink_swap_race_on_the_docker_copy(tmp_path: Path) -> None:
+    """The same race on docker: d in the container's workspace (the host copy) swapped with a link to a
+    host dir; 300 Writes: nothing on the host, results name /workspace paths that hold what they say."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / "ws" / "d").mkdir(parents=True)
+    stop = threading.Event()
+    results: list[dict[str, Any]] = []
+    async with runtime(tmp_path, "docker", "acceptEdits") as rt:
+        assert rt.backend is not None
+        copy = rt.backend.to_host_path("/workspace")
+        assert copy is not None and copy != tmp_path / "ws"
+        (copy / "d.link").symlink_to(outside)
+
+        def swap() -> None:
+            while not stop.is_set():
+                exchange(copy / "d", copy / "d.link")
+            if (copy / "d").is_symlink():
+                exchange(copy / "d", copy / "d.link")
+
+        swapper = threading.Thread(target=swap)
+        swapper.start()
+        try:
+            for n in range(300):
+                results.append(await one(rt, f"w{n}", "Write", file_path=f"d/race_{n}.txt", content=f"{n}\n"))
+        finally:
+            stop.set()
+            swapper.join()
+        assert list(outside.iterdir()) == [], "nothing lands on the host"
+        assert not [p for p in copy.rglob("*") if p.name.endswith(".tmp")], "no temp file left behind"
+        successes = 0
+        for n, result in enumerate(results):
+            assert str(copy) not in text(result), "never the hidden host copy: " + text(result)
+            if result["is_error"]:
+                assert f"d/race_{n}.txt" in text(result), text(result)
+                continue
+            successes += 1
+            assert f"/workspace/d/race_{n}.txt" in text(result), text(result)
+            assert (copy / "d" / f"race_{n}.txt").read_text() == f"{n}\n"
+        seen = await one(rt, "c", "Bash", command="cat d/race_0.txt d/race_299.txt 2>&1; true")
+        assert successes > 0 and not seen["is_error"]
