@@ -245,3 +245,34 @@ async def test_symlink_swap_race_on_the_docker_copy(tmp_path: Path) -> None:
             assert (copy / "d" / f"race_{n}.txt").read_text() == f"{n}\n"
         seen = await one(rt, "c", "Bash", command="cat d/race_0.txt d/race_299.txt 2>&1; true")
         assert successes > 0 and not seen["is_error"]
+
+
+@pytest.mark.parametrize("backend", ["local", "bwrap"])
+async def test_read_swap_race_never_reaches_a_masked_path(tmp_path: Path, backend: str) -> None:
+    """f swaps between a plain file and a symlink into a read-denied directory: 300 Reads never show it."""
+    ws, secrets_dir = tmp_path / "ws", tmp_path / "ws" / "secrets"
+    secrets_dir.mkdir(parents=True)
+    (secrets_dir / "key").write_text("MASKED-SECRET\n")
+    (ws / "f").write_text("plain\n")
+    (ws / "f.link").symlink_to(secrets_dir / "key")
+    policy = SandboxPolicy(workspace=ws, read_denied=(secrets_dir,))
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            exchange(ws / "f", ws / "f.link")
+
+    shown: list[dict[str, Any]] = []
+    async with runtime(tmp_path, backend, "bypassPermissions", policy=policy) as rt:
+        swapper = threading.Thread(target=swap)
+        swapper.start()
+        try:
+            for n in range(300):
+                shown.append(await one(rt, f"r{n}", "Read", file_path="f"))
+        finally:
+            stop.set()
+            swapper.join()
+    assert not [r for r in shown if "MASKED-SECRET" in text(r)]
+    assert all(("plain" in text(r)) != r["is_error"] for r in shown)
+    errors = {text(r) for r in shown if r["is_error"]}
+    assert all(e.startswith("f: ") or "read f:" in e for e in errors), errors
