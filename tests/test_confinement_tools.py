@@ -276,3 +276,20 @@ async def test_read_swap_race_never_reaches_a_masked_path(tmp_path: Path, backen
     assert all(("plain" in text(r)) != r["is_error"] for r in shown)
     errors = {text(r) for r in shown if r["is_error"]}
     assert all(e.startswith("f: ") or "read f:" in e for e in errors), errors
+
+
+async def test_bwrap_tmp_is_the_sandboxes_private_tmp(tmp_path: Path) -> None:
+    """On bwrap the file tools see the /tmp commands see (the session's private one), never the host's."""
+    name = f"/tmp/shellrt-confine-{os.getpid()}"
+    async with runtime(tmp_path, "bwrap", "bypassPermissions") as rt:
+        made = await one(rt, "b", "Bash", command=f"echo from-bash > {name}.bash")
+        assert not made["is_error"], text(made)
+        read = await one(rt, "r", "Read", file_path=f"{name}.bash")
+        assert "from-bash" in text(read) and not read["is_error"], text(read)
+        wrote = await one(rt, "w", "Write", file_path=f"{name}.write", content="from-write\n")
+        assert not wrote["is_error"] and f"{name}.write" in text(wrote), text(wrote)
+        seen = await one(rt, "c", "Bash", command=f"cat {name}.write")
+        assert "from-write" in text(seen), text(seen)
+        found = await one(rt, "g", "Glob", pattern="shellrt-confine-*", path="/tmp")
+        assert f"{name}.bash" in text(found) and f"{name}.write" in text(found), text(found)
+    assert not os.path.exists(f"{name}.bash") and not os.path.exists(f"{name}.write")
