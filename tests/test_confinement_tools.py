@@ -295,3 +295,23 @@ async def test_bwrap_tmp_is_the_sandboxes_private_tmp(tmp_path: Path) -> None:
         found = await one(rt, "g", "Glob", pattern="shellrt-confine-*", path="/tmp")
         assert f"{name}.bash" in text(found) and f"{name}.write" in text(found), text(found)
     assert not os.path.exists(f"{name}.bash") and not os.path.exists(f"{name}.write")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_search_sees_what_commands_see(tmp_path: Path, backend: str) -> None:
+    """Glob and Grep: masked files stay hidden, results are the sandbox's paths (ripgrep runs inside
+    bwrap, on the host for local, and never inside the container: docker searches its copy)."""
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "a.py").write_text("needle = 1\n")
+    extra: dict[str, Any] = {}
+    if backend != "docker":
+        (ws / "secrets").mkdir()
+        (ws / "secrets" / "key.py").write_text("needle = 'MASKED'\n")
+        extra["policy"] = SandboxPolicy(workspace=ws, read_denied=(ws / "secrets",))
+    async with runtime(tmp_path, backend, "default", **extra) as rt:
+        shown = "/workspace" if backend == "docker" else str(ws)
+        grep = await one(rt, "g", "Grep", pattern="needle", output_mode="content")
+        glob = await one(rt, "l", "Glob", pattern="**/*.py")
+    assert text(grep).strip() == "src/a.py:1:needle = 1", text(grep)
+    assert text(glob).strip() == f"{shown}/src/a.py", text(glob)

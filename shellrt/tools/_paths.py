@@ -24,13 +24,17 @@ import fnmatch
 import os
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
+from typing import Literal
 
+import anyio
+from anyio.abc import ByteReceiveStream
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from sandbox import confine
-from sandbox.base import SandboxBackend
+from sandbox.base import ExecRequest, SandboxBackend
 from sandbox.confine import ConfinementError, Mount, View
 from shellrt.protocol import PermissionResult, PermissionSubject, ToolContext, ToolExecutionError
+from shellrt.tools._search import RgRunner
 
 __all__ = [
     "PathInput",
@@ -43,10 +47,12 @@ __all__ = [
     "refusal",
     "remember",
     "resolve_path",
-    "ripgrep_safe",
+    "ripgrep_mode",
+    "ripgrep_options",
     "rule_denied",
     "sandbox_path",
     "sandbox_roots",
+    "sandbox_runner",
     "state_key",
     "subject_for",
     "view_for",
@@ -212,15 +218,58 @@ def sandbox_roots(ctx: ToolContext) -> tuple[str, ...]:
     return tuple(dict.fromkeys(roots))
 
 
-def ripgrep_safe(ctx: ToolContext, view: View) -> bool:
-    """Whether ripgrep (which walks by path) may search for this session.
+def ripgrep_mode(ctx: ToolContext, view: View) -> Literal["host", "sandbox", "python"]:
+    """Where ripgrep (which walks by path) may search for this session.
 
-    Only where the host view is the sandbox's view and nothing is masked: a
-    directory swapped for a symlink mid-walk then reaches nothing a command
-    could not read. Elsewhere (docker, masks, bwrap's private /tmp) the
-    fd-anchored Python walker searches.
+    ``host``: on the host, entered through the anchored fd — only where the
+    host view is the sandbox's view and nothing is masked (local): a directory
+    swapped for a symlink mid-walk then reaches nothing a command could not
+    read. ``sandbox``: inside bwrap, where it sees exactly what commands see
+    (masks, the private /tmp). ``python``: the fd-anchored Python walker
+    (docker: nothing is assumed about the image; local with masks).
     """
-    return _identity(_backend(ctx)) and not view.masked and getattr(_backend(ctx), "session_tmp", None) is None
+    backend = _backend(ctx)
+    if isinstance(getattr(backend, "session_tmp", None), Path):
+        return "sandbox"
+    if _identity(backend) and not view.masked:
+        return "host"
+    return "python"
+
+
+def sandbox_runner(ctx: ToolContext) -> RgRunner:
+    """Run a program (ripgrep) inside the session's sandbox and collect its output."""
+    backend = _backend(ctx)
+    assert backend is not None
+
+    async def run(argv: list[str], cwd: str) -> tuple[int, bytes, bytes]:
+        process = await backend.exec(ExecRequest(argv=tuple(argv), cwd=cwd, env={"PATH": "/usr/bin:/bin"}))
+        out, err = bytearray(), bytearray()
+
+        async def drain(stream: ByteReceiveStream | None, into: bytearray) -> None:
+            if stream is not None:
+                async for chunk in stream:
+                    into += chunk
+
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(drain, process.stdout, out)
+                tg.start_soon(drain, process.stderr, err)
+            status = await process.wait()
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await process.kill()
+            raise
+        return status.exit_code, bytes(out), bytes(err)
+
+    return run
+
+
+def ripgrep_options(ctx: ToolContext, view: View, where: str) -> tuple[bool, tuple[RgRunner, str] | None]:
+    """``(use ripgrep, runner)`` for a search of the sandbox directory ``where`` (see `ripgrep_mode`)."""
+    mode = ripgrep_mode(ctx, view)
+    if mode == "sandbox":
+        return True, (sandbox_runner(ctx), where)
+    return mode == "host", None
 
 
 def mtime_order(view: View) -> Callable[[str], tuple[int, str]]:

@@ -34,7 +34,7 @@ from shellrt.tools._paths import (
     mtime_order,
     refusal,
     remember,
-    ripgrep_safe,
+    ripgrep_options,
     rule_denied,
     sandbox_path,
     subject_for,
@@ -145,7 +145,8 @@ class GlobTool(Tool[GlobInput, GlobOutput]):
                 pattern = "**/" + pattern
             matcher = compile_glob(pattern)
             host = Path(view.to_host(root) or root)
-            listed = await list_files(host, fd, use_rg=ripgrep_safe(ctx, view))
+            use_rg, runner = ripgrep_options(ctx, view, root)
+            listed = await list_files(host, fd, use_rg=use_rg, runner=runner)
         finally:
             os.close(fd)
         rels = [r for r in listed if matcher.match(r)]

@@ -37,7 +37,7 @@ from shellrt.tools._paths import (
     mtime_order,
     refusal,
     remember,
-    ripgrep_safe,
+    ripgrep_options,
     rule_denied,
     sandbox_path,
     subject_for,
@@ -192,7 +192,8 @@ class GrepTool(Tool[GrepInput, GrepOutput]):
                 root_fd=None if single else fd,
                 file_fd=fd if single else None,
             )
-            hits = await search(query, use_rg=ripgrep_safe(ctx, view))
+            use_rg, runner = ripgrep_options(ctx, view, target)
+            hits = await search(query, use_rg=use_rg, runner=None if single else runner)
         finally:
             os.close(fd)
         found = {target if single else os.path.join(target, rel): h for rel, h in hits.items()}
