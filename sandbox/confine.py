@@ -202,6 +202,9 @@ class Mount:
     #: The host path permission rules know this place by (docker: the original workspace,
     #: not its private copy); None: the sandbox path itself.
     logical: str | None = None
+    #: ``(uid, gid)`` new files and directories get (docker's copy belongs to the container's
+    #: user: a file the tools create must stay writable by commands); None: the caller's.
+    owner: tuple[int, int] | None = None
 
 
 @dataclass
@@ -252,7 +255,7 @@ class View:
             prior = by_path.get(key)
             # A place listed twice keeps the most permissive entry (a writable root over "/").
             if prior is None or (m.writable and not prior.writable):
-                by_path[key] = Mount(key, m.host, m.writable, m.logical)
+                by_path[key] = Mount(key, m.host, m.writable, m.logical, m.owner)
         self._by_path = by_path
         self.mounts = sorted(by_path.values(), key=lambda m: -len(m.path))
         self.masked = tuple(normalize(p) for p in self.masked)
@@ -547,6 +550,8 @@ def write_file(
         _refuse_masked(view, target)
         if r.name is None and not r.missing:
             raise IsADirectoryError(errno.EISDIR, "Is a directory", target)
+        mount = view.mount_of(target)
+        owner = mount.owner if mount is not None else None
         parent = os.dup(r.dir_fd)
         try:
             if r.missing:
@@ -557,6 +562,8 @@ def write_file(
                 for d in dirs:
                     try:
                         os.mkdir(d, 0o777, dir_fd=parent)
+                        if owner is not None:
+                            os.chown(d, *owner, dir_fd=parent, follow_symlinks=False)
                     except FileExistsError:
                         pass
                     try:
@@ -570,13 +577,17 @@ def write_file(
             else:
                 assert r.name is not None
                 name = r.name
-            return WriteOutcome(target, _replace_in(parent, name, data, target))
+            return WriteOutcome(target, _replace_in(parent, name, data, target, owner))
         finally:
             os.close(parent)
 
 
-def _replace_in(parent: int, name: str, data: bytes, shown: str) -> bool:
-    """Write ``data`` to a temp file in ``parent`` and rename it over ``name``; True when created."""
+def _replace_in(parent: int, name: str, data: bytes, shown: str, owner: tuple[int, int] | None) -> bool:
+    """Write ``data`` to a temp file in ``parent`` and rename it over ``name``; True when created.
+
+    The file keeps the mode and owner of the file it replaces; a new one gets
+    0o666 minus the umask and the mount's owner.
+    """
     try:
         st = os.stat(name, dir_fd=parent, follow_symlinks=False)
     except FileNotFoundError:
@@ -586,6 +597,7 @@ def _replace_in(parent: int, name: str, data: bytes, shown: str) -> bool:
             raise IsADirectoryError(errno.EISDIR, "Is a directory", shown)
         created = False
         mode = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else 0o666 & ~_umask()
+        owner = (st.st_uid, st.st_gid)
     tmp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=parent)
     try:
@@ -593,6 +605,11 @@ def _replace_in(parent: int, name: str, data: bytes, shown: str) -> bool:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
+            if owner is not None and owner != (os.geteuid(), os.getegid()):
+                try:
+                    os.fchown(fd, *owner)
+                except PermissionError:
+                    pass  # not root: the file is the caller's, as any file it writes
             os.fchmod(fd, mode)
             os.fsync(fd)
         finally:

@@ -145,6 +145,20 @@ def test_atomic_write_keeps_mode_and_leaves_nothing_on_refusal(tmp_path: Path, r
     assert sorted(str(p.relative_to(ws)) for p in ws.rglob("*")) == ["a", "a/b", "a/b/c.txt", "run.sh"]
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="changing a file's owner needs root")
+def test_new_files_get_the_mounts_owner_and_replaced_files_keep_theirs(tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    view = View([Mount("/workspace", str(copy), writable=True, owner=(65534, 65534))])
+    confine.write_file(view, "/workspace/d/new.txt", b"n", make_parents=True)
+    assert (copy / "d").stat().st_uid == 65534 and (copy / "d" / "new.txt").stat().st_gid == 65534
+    mine = copy / "mine.txt"
+    mine.write_text("x")
+    os.chown(mine, 1234, 1234)
+    confine.write_file(view, "/workspace/mine.txt", b"y")
+    assert (mine.stat().st_uid, mine.stat().st_gid) == (1234, 1234) and mine.read_bytes() == b"y"
+
+
 def test_symlink_loop_is_an_error(tmp_path: Path, resolution: str) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -184,6 +184,11 @@ async def test_docker_session_one_view(tmp_path: Path, image: str) -> None:
         assert str(tmp_path) not in text(wrote)
         seen = await one(rt, "c", "Bash", command="cat /workspace/a.txt")
         assert "from Write" in text(seen), text(seen)
+        # What the tools create belongs to the container's user: commands can keep working on it.
+        deep = await one(rt, "w2", "Write", file_path="made/deep/b.txt", content="one\n")
+        assert not deep["is_error"], text(deep)
+        more = await one(rt, "c2", "Bash", command="echo two >> made/deep/b.txt && touch made/deep/c && cat made/deep/b.txt")
+        assert text(more).split() == ["one", "two"], text(more)
         made = await one(rt, "m", "Bash", command="mkdir -p sub && echo needle > sub/n.py && ln -s /etc etc_link")
         assert not made["is_error"], text(made)
         read = await one(rt, "r", "Read", file_path="/workspace/sub/n.py")

@@ -121,6 +121,15 @@ def _root_mounts(root: Path | str, *, writable: bool) -> list[Mount]:
     return [Mount(p, p, writable=writable) for p in dict.fromkeys((text, real))]
 
 
+def _owner(host: Path) -> tuple[int, int] | None:
+    """Who owns a mapped root (docker's copy belongs to the container's user)."""
+    try:
+        st = os.stat(host)
+    except OSError:
+        return None
+    return (st.st_uid, st.st_gid)
+
+
 def view_for(ctx: ToolContext) -> View:
     """The sandbox's filesystem as its commands see it, for this session."""
     backend = _backend(ctx)
@@ -142,7 +151,7 @@ def view_for(ctx: ToolContext) -> View:
             if identity:
                 mounts += _root_mounts(inside, writable=True)
             else:
-                mounts.append(Mount(inside, str(host), writable=True, logical=str(root)))
+                mounts.append(Mount(inside, str(host), writable=True, logical=str(root), owner=_owner(host)))
         private_tmp = getattr(backend, "session_tmp", None)
         if isinstance(private_tmp, Path):
             mounts.append(Mount("/tmp", str(private_tmp), writable=True))
