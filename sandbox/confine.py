@@ -258,7 +258,12 @@ class View:
                 by_path[key] = Mount(key, m.host, m.writable, m.logical, m.owner)
         self._by_path = by_path
         self.mounts = sorted(by_path.values(), key=lambda m: -len(m.path))
-        self.masked = tuple(normalize(p) for p in self.masked)
+        masked: list[str] = []
+        for p in self.masked:
+            text = normalize(p)
+            real = _realpath(text)  # a mask named through a symlink covers its target too
+            masked += [text] if real is None or real == text else [text, real]
+        self.masked = tuple(dict.fromkeys(masked))
 
     # --- lexical questions -------------------------------------------------------------------
     def mount_of(self, path: str) -> Mount | None:
@@ -422,7 +427,7 @@ class View:
                 if last or not stat.S_ISDIR(mode):
                     os.close(child)
                     if not last:
-                        raise ConfinementError(errno.ENOTDIR, f"{nxt} is not a directory")
+                        raise NotADirectoryError(errno.ENOTDIR, "Not a directory", nxt)
                     held, fd = fd, None
                     return Resolved(nxt, held, name)
                 _close(fd)
