@@ -11,10 +11,35 @@ Two modes (`BwrapConfig.persistent`):
   survives a zygote restart), /dev/shm and loopback, as they would in a
   container: a background server is reachable from later commands. If the
   zygote cannot start (no usable Python inside, no CAP_SYS_ADMIN for the
-  sandbox), the backend says so in the log and runs per command.
+  sandbox), the backend says so in the log and runs per command -- except
+  for a root caller, who is refused (see below).
 * **per command**: ``bwrap <flags> -- argv`` for each command: cheaper to start
   (no zygote, ~25 ms less) and costlier per command; the same session /tmp,
   but /dev/shm and loopback are each command's own.
+
+Least privilege, whoever runs shellrt (docs/security.md, issue 15): every
+command runs with no capabilities, ``no_new_privs``, the seccomp filter of
+`sandbox._seccomp` (the zygote loads it per command after building its
+namespaces; per command, bwrap's ``--seccomp``), a read-only /proc/sys (and
+Docker's masked /proc entries in the zygote's per-command /proc).
+
+* Non-root caller: ``--unshare-user``; commands keep the caller's uid.
+* Root caller: commands run under `BwrapConfig.sandbox_uid`/``sandbox_gid``,
+  never host root (a user-namespace mapping alone would keep kernel uid 0).
+  The writable roots are shown to that uid through idmapped mounts
+  (`sandbox._idmap`: their owner appears as the sandbox uid, what it creates
+  lands owned by the owner) in a private mount namespace held for the
+  session by a holder process; every bwrap starts in it (``nsenter
+  --mount``). The zygote switches each command's uid; per command,
+  ``setpriv`` does. Parents of the roots that the uid cannot cross
+  (``/root``) become 0711 skeletons showing only the way to the roots.
+  Where none of this can be set up (no idmapped mounts on the roots'
+  filesystem, no zygote), bwrap as root is refused with a pointer to docker.
+
+No host IPC (`sandbox._hostsockets`): /run, the caller's XDG_RUNTIME_DIR and
+every pathname socket of the host's /proc/net/unix outside the sandbox's own
+directories are hidden; a socket that appears later makes the next command
+start a new zygote that hides it too.
 
 The flags (see `BwrapBackend.bwrap_args`):
 
