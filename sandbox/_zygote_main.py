@@ -144,10 +144,20 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
     )
 
 
+#: statvfs's ST_* flags that a read-only remount must keep (the same values as MS_*): a
+#: mount inherited into a user namespace refuses a remount that would drop a locked one.
+_KEPT_FLAGS = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | 1024 | 2048 | 4096  # NOATIME, NODIRATIME, RELATIME
+
+
+def _remount_ro(path: str, flags: int = 0) -> None:
+    kept = os.statvfs(path).f_flag & _KEPT_FLAGS
+    _mount(None, path, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | kept | flags)
+
+
 def _read_only(path: str, flags: int = 0) -> None:
     """Bind ``path`` onto itself, then make that bind read-only."""
     _mount(path, path, None, _MS_BIND | _MS_REC)
-    _mount(None, path, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | flags)
+    _remount_ro(path, flags)
 
 
 def _mask(path: str) -> None:
@@ -160,7 +170,7 @@ def _mask(path: str) -> None:
 
 def _read_only_bind(source: str, target: str) -> None:
     _mount(source, target, None, _MS_BIND)
-    _mount(None, target, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+    _remount_ro(target, _MS_NOSUID | _MS_NOEXEC)
 
 
 def _open_tree(path: str) -> int:

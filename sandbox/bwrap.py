@@ -107,6 +107,21 @@ _AS_ROOT_FIX = (
     "or put the workspace on a filesystem that supports idmapped mounts (ext4, xfs, btrfs, tmpfs) "
     "on Linux >= 5.12."
 )
+
+
+def _proc_masks() -> list[str]:
+    args: list[str] = []
+    for name in ("kcore", "keys", "timer_list", "sched_debug", "latency_stats", "acpi", "scsi", "asound"):
+        path = f"/proc/{name}"
+        if os.path.isdir(path):
+            args += ["--tmpfs", path]
+        elif os.path.exists(path):
+            args += ["--ro-bind", "/dev/null", path]
+    return args
+
+
+#: bwrap flags hiding what Docker hides of /proc (those present on this kernel).
+_PROC_MASKS = _proc_masks()
 #: The seccomp program (``sandbox._seccomp``), built once.
 _SECCOMP = _seccomp.filter_bytes()
 
@@ -431,6 +446,9 @@ class BwrapBackend(SandboxBackend):
         if self.policy.network == "none":
             args.append("--unshare-net")
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        # bwrap leaves /proc/sys writable with --unshare-net: read-only (the host's view of it),
+        # and the /proc entries Docker hides hidden (the zygote's commands get their own /proc).
+        args += ["--ro-bind", "/proc/sys", "/proc/sys", *_PROC_MASKS]
         # No host IPC: /run, the caller's runtime dir and every other host socket hidden.
         args += ipc_mask_args((*self.policy.allowed_roots(), state_dir))
         args += ["--tmpfs", "/tmp"] if tmp is None else ["--bind", str(tmp), "/tmp"]
