@@ -37,6 +37,7 @@ def lost_mount_race(output: bytes | str) -> bool:
     data = output.encode("utf-8", "replace") if isinstance(output, str) else output
     return any(t in data for t in TRANSIENT)
 
+
 #: Starts one bwrap attempt: returns the process and the read end of its json-status fd.
 Spawn = Callable[[], Awaitable[tuple[HostProcess, int]]]
 

@@ -66,6 +66,11 @@ class Zygote:
         self.running = 0
 
     @property
+    def host_pid(self) -> int | None:
+        """Host pid of the process started (bwrap, or the holder itself)."""
+        return self._proc.pid if self._proc is not None else None
+
+    @property
     def alive(self) -> bool:
         proc = self._proc
         return self._sock is not None and proc is not None and not proc.exited
@@ -75,16 +80,16 @@ class Zygote:
     ) -> None:
         """Start ``bwrap_argv -- python -c ZYGOTE`` and wait for its hello.
 
-        ``config``: what `sandbox._zygote_main` reads (uid, gid, seccomp, setup);
-        ``pass_fds``: fds its set-up steps name (inherited through bwrap).
+        ``config``: what `sandbox._zygote_main` reads (uid, gid, seccomp; or
+        ``hold`` and ``setup`` for a mount-namespace holder, started with no
+        ``bwrap_argv``, on the host); ``pass_fds``: fds its set-up steps name.
         Raises `ZygoteGoneError` with what the sandbox printed when it does not come up.
         """
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         src_r, src_w = os.pipe2(os.O_CLOEXEC)
         slot = self._runner.new_run(report_cwd=False)
         argv = [
-            *bwrap_argv,
-            "--",
+            *((*bwrap_argv, "--") if bwrap_argv else ()),
             python,
             *("-I", "-S", "-B", "-c", _BOOTSTRAP, str(src_r), str(theirs.fileno())),
             marshal.dumps(config).hex(),
@@ -100,7 +105,7 @@ class Zygote:
                 cwd="/",
                 pass_fds=(theirs.fileno(), src_r, *pass_fds),
             )
-            # The program (~6 KiB) fits in the pipe: no reader needed while writing.
+            # The program (~30 KiB) fits in the pipe: no reader needed while writing.
             os.write(src_w, ZYGOTE_CODE)
         except BaseException:
             ours.close()

@@ -40,10 +40,14 @@ so every command still gets
   ``mount``); run as root, the command runs under the sandbox's unprivileged
   uid/gid, never as host root.
 
-At start, before saying ready, the zygote runs the CONFIG's ``setup`` steps:
-idmapped mounts made on the host (detached, fds inherited) are attached over
-the writable roots, and what must stay on top of them (the state dir, masked
-paths) is put back.
+At start, before saying ready, the zygote runs the CONFIG's ``setup`` steps
+(root caller only): parents of the writable roots that the sandbox uid could
+not cross (``/root``) become skeleton tmpfs holding only the way to the roots,
+whose mounts are saved and put back on it. The same module, in *holder* mode
+(``{"hold": True}``), runs on the host as root: it makes a private mount
+namespace where the host-made idmapped trees are attached over the writable
+roots, and keeps it alive for the session's bwraps (started in it with
+``nsenter --mount``).
 
 Protocol on the SOCK_SEQPACKET control socket (fd given as argv[1]):
 
@@ -140,10 +144,20 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
     )
 
 
+#: statvfs's ST_* flags that a read-only remount must keep (the same values as MS_*): a
+#: mount inherited into a user namespace refuses a remount that would drop a locked one.
+_KEPT_FLAGS = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | 1024 | 2048 | 4096  # NOATIME, NODIRATIME, RELATIME
+
+
+def _remount_ro(path: str, flags: int = 0) -> None:
+    kept = os.statvfs(path).f_flag & _KEPT_FLAGS
+    _mount(None, path, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | kept | flags)
+
+
 def _read_only(path: str, flags: int = 0) -> None:
     """Bind ``path`` onto itself, then make that bind read-only."""
     _mount(path, path, None, _MS_BIND | _MS_REC)
-    _mount(None, path, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | flags)
+    _remount_ro(path, flags)
 
 
 def _mask(path: str) -> None:
@@ -156,7 +170,7 @@ def _mask(path: str) -> None:
 
 def _read_only_bind(source: str, target: str) -> None:
     _mount(source, target, None, _MS_BIND)
-    _mount(None, target, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+    _remount_ro(target, _MS_NOSUID | _MS_NOEXEC)
 
 
 def _open_tree(path: str) -> int:
@@ -193,8 +207,6 @@ def setup(steps: list[tuple[Any, ...]]) -> None:
             _move_mount(step[1], step[2])
         elif kind == "restore":
             _move_mount(saved.pop(step[1]), step[1])
-        elif kind == "mask":
-            _mask(step[1])
         elif kind == "skeleton":  # a directory the sandbox uid cannot cross: only the way through
             _mount("tmpfs", step[1], "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0711")
             for sub in step[2]:
@@ -409,11 +421,35 @@ def _receive(sock: _socket.socket) -> tuple[bytes, list[int]]:
     return msg, list(fds)
 
 
+def hold(sock: _socket.socket, steps: list[tuple[Any, ...]]) -> None:
+    """Holder mode (run as root, on the host): a private mount namespace for the session's bwraps.
+
+    Runs the set-up steps in a fresh mount namespace, says ready, and keeps the
+    namespace alive until the host closes the socket; bwrap is started inside it
+    (``nsenter --mount``), so the host's own mount table never changes.
+    """
+    _check(_libc.unshare(_CLONE_NEWNS), "unshare")
+    _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+    setup(steps)
+    sock.send(b"ready")
+    while True:
+        try:
+            if not sock.recv(16):
+                break
+        except InterruptedError:
+            continue
+        except OSError:
+            break
+    os._exit(0)
+
+
 def main() -> None:
     fd = int(sys.argv[1])
     os.set_inheritable(fd, False)  # inherited from bwrap; no command may ever hold it
     sock = _socket.socket(fileno=fd)
     config = marshal.loads(bytes.fromhex(sys.argv[2]))
+    if config.get("hold"):
+        hold(sock, config["setup"])
     setup(config["setup"])
     zygote = Zygote(config)
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
@@ -441,7 +477,7 @@ def main() -> None:
                 continue
             return
         if not msg:
-            return  # the host closed the socket: the session is over
+            os._exit(0)  # the host closed the socket: the session is over (no interpreter teardown)
         req = marshal.loads(msg)
         if req["op"] == "spawn" and len(fds) == 4:
             zygote.spawn(req, fds)

@@ -11,10 +11,35 @@ Two modes (`BwrapConfig.persistent`):
   survives a zygote restart), /dev/shm and loopback, as they would in a
   container: a background server is reachable from later commands. If the
   zygote cannot start (no usable Python inside, no CAP_SYS_ADMIN for the
-  sandbox), the backend says so in the log and runs per command.
+  sandbox), the backend says so in the log and runs per command -- except
+  for a root caller, who is refused (see below).
 * **per command**: ``bwrap <flags> -- argv`` for each command: cheaper to start
   (no zygote, ~25 ms less) and costlier per command; the same session /tmp,
   but /dev/shm and loopback are each command's own.
+
+Least privilege, whoever runs shellrt (docs/security.md, issue 15): every
+command runs with no capabilities, ``no_new_privs``, the seccomp filter of
+`sandbox._seccomp` (the zygote loads it per command after building its
+namespaces; per command, bwrap's ``--seccomp``), a read-only /proc/sys (and
+Docker's masked /proc entries in the zygote's per-command /proc).
+
+* Non-root caller: ``--unshare-user``; commands keep the caller's uid.
+* Root caller: commands run under `BwrapConfig.sandbox_uid`/``sandbox_gid``,
+  never host root (a user-namespace mapping alone would keep kernel uid 0).
+  The writable roots are shown to that uid through idmapped mounts
+  (`sandbox._idmap`: their owner appears as the sandbox uid, what it creates
+  lands owned by the owner) in a private mount namespace held for the
+  session by a holder process; every bwrap starts in it (``nsenter
+  --mount``). The zygote switches each command's uid; per command,
+  ``setpriv`` does. Parents of the roots that the uid cannot cross
+  (``/root``) become 0711 skeletons showing only the way to the roots.
+  Where none of this can be set up (no idmapped mounts on the roots'
+  filesystem, no zygote), bwrap as root is refused with a pointer to docker.
+
+No host IPC (`sandbox._hostsockets`): /run, the caller's XDG_RUNTIME_DIR and
+every pathname socket of the host's /proc/net/unix outside the sandbox's own
+directories are hidden; a socket that appears later makes the next command
+start a new zygote that hides it too.
 
 The flags (see `BwrapBackend.bwrap_args`):
 
@@ -60,7 +85,7 @@ from sandbox._hostproc import HostProcess, HostRunner
 from sandbox._hostsockets import ipc_mask_args, outside_sockets
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
 from sandbox._scratch import OwnedDir
-from sandbox.base import Aspect, ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
+from sandbox.base import Aspect, ExecRequest, SandboxBackend, SandboxProcess
 from sandbox.config import BwrapConfig
 from sandbox.errors import BackendUnavailableError, SandboxExecError
 from sandbox.policy import SandboxPolicy
@@ -83,6 +108,21 @@ _AS_ROOT_FIX = (
     "or put the workspace on a filesystem that supports idmapped mounts (ext4, xfs, btrfs, tmpfs) "
     "on Linux >= 5.12."
 )
+
+
+def _proc_masks() -> list[str]:
+    args: list[str] = []
+    for name in ("kcore", "keys", "timer_list", "sched_debug", "latency_stats", "acpi", "scsi", "asound"):
+        path = f"/proc/{name}"
+        if os.path.isdir(path):
+            args += ["--tmpfs", path]
+        elif os.path.exists(path):
+            args += ["--ro-bind", "/dev/null", path]
+    return args
+
+
+#: bwrap flags hiding what Docker hides of /proc (those present on this kernel).
+_PROC_MASKS = _proc_masks()
 #: The seccomp program (``sandbox._seccomp``), built once.
 _SECCOMP = _seccomp.filter_bytes()
 
@@ -116,10 +156,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._sockets: frozenset[str] = frozenset()
         self._session_tmp: Path | None = None
         self._tmp_owner: OwnedDir | None = None
-        #: Per-command mode as root: each command runs under a zygote of its own.
-        self._one_shot = False
-        #: Root caller: (owner uid, owner gid, sandbox uid, gid) -> fd of the user ns of that id map.
-        self._userns: dict[tuple[int, int, int, int], int] = {}
+        #: Root caller: the holder of the session's private mount namespace (idmapped roots),
+        #: the ``nsenter`` prefix that starts bwrap in it, and the command prefix (``setpriv``).
+        self._holder: Zygote | None = None
+        self._ns_prefix: list[str] = []
+        self._setpriv: list[str] = []
 
     @property
     def session_tmp(self) -> Path | None:
@@ -165,19 +206,16 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._session_tmp.mkdir(mode=0o700)
         self._session_tmp.chmod(0o1777)
         as_root = os.geteuid() == 0
-        if as_root:
-            # The sandbox uid writes its cwd reports here; 1733: it can add files, not list or remove.
-            self._runner.check_open().chmod(0o1733)
         try:
+            if as_root:
+                # The sandbox uid writes its cwd reports here; 1733: it can add files, not list or remove.
+                self._runner.check_open().chmod(0o1733)
+                await self._start_holder()
             if self.config.persistent:
                 await self._start_zygote()
                 return
-            if as_root:  # per command, one zygote each: the only way to the sandbox uid; probe it
-                self._one_shot = True
-                await (await self._new_zygote(self._runner.check_open(), self._denied_kinds())).close()
-                return
         except ZygoteGoneError as exc:
-            if as_root:
+            if as_root:  # no fallback to a per-command bwrap: its command would stay root
                 await self.close()
                 fix = _NAMESPACE_FIX if "namespace" in str(exc) else _AS_ROOT_FIX
                 raise BackendUnavailableError(
@@ -185,7 +223,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     f"cannot start here: {exc}. {fix}"
                 ) from exc
             _log.warning("bwrap: running one sandbox per command (%s)", exc)
-        except BackendUnavailableError:
+        except BaseException:
             await self.close()
             raise
         await self._probe()
@@ -241,62 +279,120 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         """
         as_root = os.geteuid() == 0
         caps = ("CAP_SYS_ADMIN", "CAP_SETPCAP", *(("CAP_SETUID", "CAP_SETGID") if as_root else ()))
-        argv = self.bwrap_args(cwd="/", state_dir=state_dir, tmp=self._session_tmp, caps=caps, denied=hidden)
+        argv = self.bwrap_args(
+            cwd="/",
+            state_dir=state_dir,
+            tmp=self._session_tmp,
+            caps=caps,
+            denied=hidden,
+            caps_for_zygote=True,
+        )
         if not as_root:
             argv[1:1] = ["--unshare-user"]
+        config: dict[str, object] = {"seccomp": _SECCOMP, "setup": []}
+        if as_root:
+            config.update(
+                uid=self.config.sandbox_uid, gid=self.config.sandbox_gid, setup=self._skeleton_steps()
+            )
         python = _zygote_python()
         last: ZygoteGoneError | None = None
         for _ in range(1 + MAX_RETRIES):
             zygote = Zygote(self._runner)
-            fds: list[int] = []
             try:
-                config: dict[str, object] = {"seccomp": _SECCOMP, "setup": []}
-                if as_root:
-                    config.update(self._root_setup(state_dir, hidden, fds))
                 # limits: the zygote joins the session cgroup
-                await zygote.start(self.cgroup_argv(argv), python, config, tuple(fds))
+                await zygote.start(self.cgroup_argv(argv), python, config)
             except ZygoteGoneError as exc:
                 last = exc
                 if not lost_mount_race(str(exc)):
                     break
                 continue
-            finally:
-                for fd in fds:
-                    os.close(fd)
             return zygote
         assert last is not None
         raise last
 
-    def _root_setup(
-        self, state_dir: Path, hidden: tuple[str | None, ...], fds: list[int]
-    ) -> dict[str, object]:
-        """The zygote config of a root caller: the sandbox uid, the writable roots idmapped to it.
+    def _skeleton_steps(self) -> list[tuple[object, ...]]:
+        """Zygote set-up steps (root caller) that make `_skeletons` inside its sandbox.
 
-        The fds of the idmapped trees are appended to ``fds`` (the caller closes them).
-        Raises `BackendUnavailableError` when no idmapped mount can be made here.
+        Done by the zygote once it runs, not by bwrap: its own interpreter may live
+        under such a parent (/root/.pyenv). What the sandbox shows below a skeleton
+        (the roots with their masks, the state dir) is saved first and put back on it.
         """
-        uid, gid = self.config.sandbox_uid, self.config.sandbox_gid
-        steps: list[tuple[object, ...]] = [("save", str(state_dir))]
-        steps += _skeletons([*self.policy.allowed_roots(), state_dir])
-        for root in self.policy.allowed_roots():
-            try:
-                st = root.stat()
-                key = (st.st_uid, st.st_gid, uid, gid)
-                if key not in self._userns:
-                    self._userns[key] = userns_fd(*key)
-                fds.append(idmapped_tree(root, self._userns[key]))
-            except IdmapError as exc:
-                raise BackendUnavailableError(
-                    f"bwrap as root runs commands under an unprivileged uid, which needs the workspace "
-                    f"shown through an idmapped mount: {exc}. {_AS_ROOT_FIX}"
-                ) from exc
-            steps.append(("attach", fds[-1], str(root)))
-        # What bwrap put over the roots must stay on top of the idmapped copies.
-        steps.append(("restore", str(state_dir)))
-        steps += [
-            ("mask", str(path)) for path, kind in zip(self.policy.read_denied, hidden, strict=True) if kind
+        paths = self._reach_paths()
+        points = _skeletons(paths)
+        below = [str(p) for p in paths if any(q in p.parents for q in points)]
+        return [
+            *(("save", p) for p in below),
+            *(("skeleton", str(q), [p for p in below if Path(p).is_relative_to(q)]) for q in points),
+            *(("restore", p) for p in below),
         ]
-        return {"uid": uid, "gid": gid, "setup": steps}
+
+    def _reach_paths(self) -> list[Path]:
+        """What the sandbox uid must reach: the writable roots and the state dir."""
+        return [*self.policy.allowed_roots(), self._runner.check_open()]
+
+    async def _start_holder(self) -> None:
+        """Root caller: the session's private mount namespace, where the writable roots are idmapped.
+
+        A holder process (``sandbox._zygote_main`` in holder mode, on the host) makes
+        it; every bwrap of the session starts in it through ``nsenter --mount``, so the
+        idmapped mounts never appear in the host's mount table. Raises
+        `BackendUnavailableError` when that cannot be arranged here.
+        """
+        tools = {name: shutil.which(name) for name in ("nsenter", "setpriv")}
+        missing = [name for name, path in tools.items() if path is None]
+        if missing:
+            raise BackendUnavailableError(
+                f"bwrap as root needs util-linux's {' and '.join(missing)} (apt-get install util-linux). "
+                + _AS_ROOT_FIX
+            )
+        uid, gid = self.config.sandbox_uid, self.config.sandbox_gid
+        state_dir, tmp = self._runner.check_open(), self._session_tmp
+        assert tmp is not None
+        # A root or the state dir under /tmp is bound inside the session /tmp, where bwrap
+        # would make its parents 0700: made here first, crossable (not listable) by anyone.
+        for path in (*self.policy.allowed_roots(), state_dir):
+            if Path("/tmp") in path.parents:
+                inner = tmp
+                for part in path.relative_to("/tmp").parts[:-1]:
+                    inner = inner / part
+                    inner.mkdir(mode=0o711, exist_ok=True)
+        steps: list[tuple[object, ...]] = []
+        fds: list[int] = []
+        userns: dict[tuple[int, int], int] = {}
+        holder = Zygote(self._runner)
+        try:
+            for root in self.policy.allowed_roots():
+                st = root.stat()
+                if (st.st_uid, st.st_gid) not in userns:
+                    userns[st.st_uid, st.st_gid] = userns_fd(st.st_uid, st.st_gid, uid, gid)
+                fds.append(idmapped_tree(root, userns[st.st_uid, st.st_gid]))
+                steps.append(("attach", fds[-1], str(root)))
+            await holder.start([], _zygote_python(), {"hold": True, "setup": steps}, tuple(fds))
+        except IdmapError as exc:
+            raise BackendUnavailableError(
+                f"bwrap as root runs commands under an unprivileged uid, which needs the writable roots "
+                f"shown through idmapped mounts: {exc}. {_AS_ROOT_FIX}"
+            ) from exc
+        except SandboxExecError as exc:
+            raise BackendUnavailableError(
+                f"bwrap as root: cannot prepare the session's mount namespace: {exc}. {_AS_ROOT_FIX}"
+            ) from exc
+        finally:
+            for fd in (*fds, *userns.values()):
+                os.close(fd)
+        self._holder = holder
+        self._ns_prefix = [str(tools["nsenter"]), f"--mount=/proc/{holder.host_pid}/ns/mnt", "--"]
+        self._setpriv = [
+            str(tools["setpriv"]),
+            f"--reuid={uid}",
+            f"--regid={gid}",
+            "--clear-groups",
+            "--bounding-set=-all",
+            "--inh-caps=-all",
+            "--ambient-caps=-all",
+            "--no-new-privs",
+            "--",
+        ]
 
     async def close(self) -> None:
         zygotes = [*self._retired, *([self._zygote] if self._zygote is not None else [])]
@@ -304,11 +400,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._zygote = None
         for zygote in zygotes:
             await zygote.close()
+        holder, self._holder = self._holder, None
+        if holder is not None:
+            await holder.close()
+        self._ns_prefix, self._setpriv = [], []
         await self._runner.close()
-        for fd in self._userns.values():
-            os.close(fd)
-        self._userns.clear()
-        self._one_shot = False
         await anyio.to_thread.run_sync(self.cgroup_close)  # limits: remove the session cgroup
         self._bwrap = None
         self._session_tmp = None
@@ -330,6 +426,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         caps: tuple[str, ...] = (),
         denied: tuple[str | None, ...] | None = None,
         seccomp_fd: int | None = None,
+        caps_for_zygote: bool = False,
     ) -> list[str]:
         """The bwrap argv up to (not including) ``--``, for one sandbox starting in ``cwd``.
 
@@ -339,9 +436,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         bwrap would otherwise leave it every capability, CAP_SYS_ADMIN included.
         ``denied``: `_denied_kinds` as already taken (default: taken now).
         ``seccomp_fd``: where bwrap reads the command's seccomp program (``--seccomp``).
+        ``caps_for_zygote``: the zygote's sandbox (it makes the skeletons itself).
         """
         assert self._bwrap is not None
         args = [
+            *self._ns_prefix,
             self._bwrap,
             "--die-with-parent",
             "--new-session",
@@ -356,9 +455,20 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if self.policy.network == "none":
             args.append("--unshare-net")
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        # bwrap leaves /proc/sys writable with --unshare-net: read-only (the host's view of it),
+        # and the /proc entries Docker hides hidden (the zygote's commands get their own /proc).
+        args += ["--ro-bind", "/proc/sys", "/proc/sys", *_PROC_MASKS]
         # No host IPC: /run, the caller's runtime dir and every other host socket hidden.
         args += ipc_mask_args((*self.policy.allowed_roots(), state_dir))
         args += ["--tmpfs", "/tmp"] if tmp is None else ["--bind", str(tmp), "/tmp"]
+        if self._setpriv and not caps_for_zygote:  # root, per command: see _skeletons
+            paths = self._reach_paths()
+            for point in _skeletons(paths):
+                args += ["--perms", "0711", "--tmpfs", str(point)]
+                # bwrap would give the parents it makes their host modes (0700): crossable instead.
+                inner = {q for p in paths if point in p.parents for q in p.parents if point in q.parents}
+                for parent in sorted(inner, key=lambda q: len(q.parts)):
+                    args += ["--perms", "0711", "--dir", str(parent)]
         for root in self.policy.allowed_roots():
             args += ["--bind", str(root), str(root)]
         # After the roots, so a root that contains it (workspace = /tmp) cannot cover it.
@@ -378,8 +488,6 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._runner.check_open()
         if self._zygote is not None:
             return self.cgroup_watch(await self._exec_in_zygote(request))  # limits: OOM reporting
-        if self._one_shot:
-            return self.cgroup_watch(await self._exec_one_shot(request))
 
         async def spawn() -> tuple[HostProcess, int]:
             return await self._spawn_once(request)
@@ -409,21 +517,6 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         run = self._runner.new_run(request.report_cwd)
         return await zygote.spawn(request, marker=run.marker, env_extra=run.env, cwd_file=run.cwd_file)
 
-    async def _exec_one_shot(self, request: ExecRequest) -> SandboxProcess:
-        """Per-command mode as root: a zygote for this command alone, closed when it ends."""
-        state_dir = self._runner.check_open()
-        try:
-            zygote = await self._new_zygote(state_dir, self._denied_kinds())
-        except ZygoteGoneError as exc:
-            raise SandboxExecError(f"cannot start the bwrap sandbox: {exc}") from exc
-        run = self._runner.new_run(request.report_cwd)
-        try:
-            proc = await zygote.spawn(request, marker=run.marker, env_extra=run.env, cwd_file=run.cwd_file)
-        except BaseException:
-            await zygote.close()
-            raise
-        return _OneShotProcess(proc, zygote)
-
     async def _spawn_once(self, request: ExecRequest) -> tuple[HostProcess, int]:
         """One bwrap start; returns the process and the read end of its ``--json-status-fd``."""
         run = self._runner.new_run(request.report_cwd)
@@ -431,22 +524,32 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         seccomp_r, seccomp_w = os.pipe2(os.O_CLOEXEC)
         os.write(seccomp_w, _SECCOMP)  # < 4 KiB: fits in the pipe
         os.close(seccomp_w)
+        # As root, setpriv switches to the sandbox uid and drops what it needed for that.
+        caps = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP") if self._setpriv else ()
         argv = [
             *self.bwrap_args(
-                cwd=request.cwd, state_dir=run.state_dir, tmp=self._session_tmp, seccomp_fd=seccomp_r
+                cwd=request.cwd,
+                state_dir=run.state_dir,
+                tmp=self._session_tmp,
+                caps=caps,
+                seccomp_fd=seccomp_r,
             ),
             "--json-status-fd",
             str(status_w),
             "--",
+            *self._setpriv,
             *request.argv,
         ]
+        env = run.env
+        if self._setpriv and not _reachable(request.env.get("HOME", "/")):
+            env = {**env, "HOME": "/tmp"}  # root's home is not the sandbox user's
         try:
             proc = await self._runner.spawn(
                 self.cgroup_argv(argv),  # limits: joins the session cgroup
                 request,
                 marker=run.marker,
                 cwd_host_file=run.cwd_file,
-                env_extra=run.env,
+                env_extra=env,
                 cwd="/",
                 pass_fds=(status_w, seccomp_r),
             )
@@ -459,15 +562,26 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         return proc, status_r
 
 
-def _skeletons(paths: list[Path]) -> list[tuple[object, ...]]:
-    """Zygote steps that let the sandbox uid reach ``paths`` through parents it could not cross.
+def _reachable(path: str) -> bool:
+    """Whether any user may enter ``path`` (it and every parent searchable by others)."""
+    try:
+        return all(os.stat(p).st_mode & stat.S_IXOTH for p in (path, *map(str, Path(path).parents)))
+    except OSError:
+        return False
+
+
+def _skeletons(paths: list[Path]) -> list[Path]:
+    """The parents the sandbox uid could not cross on its way to ``paths``: each becomes a skeleton.
 
     A workspace under ``/root`` (0700) is out of an unprivileged uid's reach. The
-    highest such parent becomes an empty tmpfs holding only the way to the paths
-    below it: what else it held was unreachable to that uid anyway.
+    highest such parent becomes an empty tmpfs (0711) holding only the way to the
+    paths below it: what else it held was unreachable to that uid anyway. Parents
+    under /tmp are left out: inside they live in the session /tmp, made crossable there.
     """
     points: list[Path] = []
     for path in paths:
+        if Path("/tmp") in path.parents:
+            continue
         for parent in reversed(path.parents):
             try:
                 closed = not os.stat(parent).st_mode & stat.S_IXOTH
@@ -476,29 +590,4 @@ def _skeletons(paths: list[Path]) -> list[tuple[object, ...]]:
             if closed:
                 points.append(parent)
                 break
-    points = sorted({p for p in points if not any(q != p and q in p.parents for q in points)})
-    return [("skeleton", str(p), [str(x) for x in paths if p in x.parents]) for p in points]
-
-
-class _OneShotProcess(SandboxProcess):
-    """A command under a zygote of its own: the zygote's sandbox ends with the command."""
-
-    def __init__(self, proc: SandboxProcess, zygote: Zygote) -> None:
-        self._proc = proc
-        self._zygote = zygote
-        self.stdout = proc.stdout
-        self.stderr = proc.stderr
-        self.stdin = proc.stdin
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid
-
-    async def wait(self) -> ExitStatus:
-        status = await self._proc.wait()
-        await self._zygote.close()
-        return status
-
-    async def kill(self) -> None:
-        await self._proc.kill()
-        await self._zygote.close()
+    return sorted({p for p in points if not any(q != p and q in p.parents for q in points)})

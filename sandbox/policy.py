@@ -27,7 +27,9 @@ class ResourceLimits(BaseModel):
     memory_bytes: int | None = Field(default=None, gt=0, description="Memory ceiling in bytes.")
     pids: int | None = Field(default=None, gt=0, description="Maximum number of processes/threads.")
     cpus: float | None = Field(default=None, gt=0, description="CPU share, in cores.")
-    tmp_bytes: int | None = Field(default=None, gt=0, description="Size of the private /tmp, where a backend makes one.")
+    tmp_bytes: int | None = Field(
+        default=None, gt=0, description="Size of the private /tmp, where a backend makes one."
+    )
 
 
 class SandboxPolicy(BaseModel):

@@ -364,3 +364,35 @@ async def test_host_socket_made_after_the_session_sandbox_started_is_hidden_too(
         shutil.rmtree(outside, ignore_errors=True)
         await sup.close()
         await backend.close()
+
+
+@pytest.mark.parametrize("persistent", [True, False], ids=["persistent", "per-command"])
+async def test_workspace_below_a_parent_only_its_owner_can_cross(tmp_path: Path, persistent: bool) -> None:
+    """As root, a workspace like /root/project: the sandbox uid reaches it, and nothing else of the parent."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    parent = Path(tempfile.mkdtemp(prefix="shellrt-escape-", dir="/var/tmp"))  # 0700, outside /tmp
+    try:
+        (parent / "sibling-secret").write_text("SIBLING\n")
+        ws = parent / "deep" / "proj"
+        ws.mkdir(parents=True)
+        (parent / "deep").chmod(0o700)
+        backend = BwrapBackend(BwrapConfig(persistent=persistent), SandboxPolicy(workspace=ws))
+        try:
+            await backend.start()
+        except BackendUnavailableError as exc:
+            require(False, f"bwrap unusable here: {exc}")
+        sup = Supervisor(backend, session_dir=tmp_path / "session")
+        try:
+            result = await sup.run(
+                f"echo x > {ws}/made && cat {ws}/made; cat {parent}/sibling-secret; mkdir -p {ws}/d && cd {ws}/d",
+                timeout_s=30,
+            )
+        finally:
+            await sup.close()
+            await backend.close()
+        assert result.exit_code == 0 and "x\n" in result.preview, result.preview
+        assert "SIBLING" not in result.preview
+        assert result.cwd == f"{ws}/d"
+        assert (ws / "made").stat().st_uid == ws.stat().st_uid
+    finally:
+        shutil.rmtree(parent, ignore_errors=True)
