@@ -517,17 +517,15 @@ def code_running_git_keys(text: str) -> frozenset[tuple[str, str]]:
 def _is_code_key(section: str, sub: str | None, name: str, value: str) -> bool:
     if section in ("filter", "hook"):
         return True
+    if section == "alias" or (section == "submodule" and name == "update"):
+        return value.lstrip().startswith("!")
     if sub is None:
         if f"{section}.{name}" in _CODE_SIMPLE:
             return True
         if section == "pager":
             return value.strip().lower() not in _BOOL
         return False
-    if (section, name) in _CODE_SUBSECTION:
-        return True
-    if section == "alias" or (section == "submodule" and name == "update"):
-        return value.lstrip().startswith("!")
-    return False
+    return (section, name) in _CODE_SUBSECTION
 
 
 def _parse_git_config(text: str) -> list[tuple[str, str | None, str, str]] | None:
