@@ -215,3 +215,31 @@ def test_malformed_deny_rule_degrades_the_session(tmp_path: Path) -> None:
     assert any("malformed deny rule" in d and "disabled" in d for d in diagnostics), diagnostics
     gov = build_governance(repo, deny=["Bash(rm"], home=tmp_path / "h", managed_path=tmp_path / "n.json")
     assert gov.settings.degraded
+
+
+def test_remembered_project_rule_stays_trusted_and_is_not_reverted(tmp_path: Path, monkeypatch: Any) -> None:
+    """The operator's own "allow always in this project" is neither untrusted nor reverted as a plant,
+    even while a background task runs (when the protected-files check reverts every change)."""
+    from shellrt.permissions import ApprovalResponse, callback_approver
+    from shellrt.runtime import Runtime
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    store = tmp_path / "store.json"
+    monkeypatch.setenv("SHELLRT_TRUST_STORE", str(store))
+    record_trust(repo)
+    approver = callback_approver(lambda req: ApprovalResponse(behavior="allow", remember="project"))
+
+    async def main() -> list[str]:
+        async with Runtime(repo, "local", approver=approver, session_dir=tmp_path / "s") as rt:
+            await rt.run({"role": "assistant", "content": [bash("bg", "sleep 5", run_in_background=True)]})
+            first = await rt.run({"role": "assistant", "content": [bash("a", "touch made")]})
+            second = await rt.run({"role": "assistant", "content": [bash("b", "echo next")]})
+            return [text_of(first["content"][0]), text_of(second["content"][0])]
+
+    texts = anyio.run(main)
+    saved = repo / ".shellrt" / "settings.local.json"
+    assert saved.exists() and "touch made" in saved.read_text(), texts
+    assert not any("reverted" in t for t in texts), texts
+    trust = assess_trust(repo)
+    assert ".shellrt/settings.local.json" in trust.trusted, trust.untrusted

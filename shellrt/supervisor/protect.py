@@ -148,6 +148,32 @@ class WorkspaceGuard:
                 self._audit(result.records)
             return result.notes
 
+    def accept_file(self, path: Path) -> None:
+        """``path`` was written by shellrt or the operator, not by a command: keep it as it is now."""
+        with self._thread_lock:
+            rel = os.path.relpath(os.path.realpath(path), os.path.realpath(self.root))
+            if rel.startswith(".."):
+                return
+            key = f"{self.root}/{rel}"
+            old = self._files.get(key)
+            kind = old.kind if old is not None else "file"
+            try:
+                st = os.lstat(key)
+            except OSError:
+                self._files.pop(key, None)
+                return
+            is_link = stat.S_ISLNK(st.st_mode)
+            content = _read(key, is_link, st)
+            self._files[key] = _File(
+                kind,
+                (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode),
+                _active(kind, key, content, is_link, st, self.root),
+                content if content is not None and len(content) <= _SNAPSHOT_LIMIT else None,
+                is_link,
+                stat.S_IMODE(st.st_mode),
+                False,
+            )
+
     # --- the walk -------------------------------------------------------------------------
     def _scan(self, out: _Scan, *, revert: bool) -> None:
         now = time.time_ns()
