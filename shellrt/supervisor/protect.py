@@ -83,7 +83,7 @@ _REDIRECTABLE = _SETTINGS_DIRS | frozenset(_EDITOR_FILES) | {".git"}
 _RACY_NS = 150_000_000
 _SNAPSHOT_LIMIT = 1 << 20
 #: Scans faster than this run inline; slower trees are scanned in a worker thread.
-INLINE_SCAN_S = 0.002
+INLINE_SCAN_S = 0.005
 
 
 @dataclass
