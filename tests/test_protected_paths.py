@@ -318,3 +318,35 @@ def test_settings_planted_through_serve_are_not_obeyed_by_the_next_serve(tmp_pat
             second.close()
         assert write["is_error"] and not (ws / "written").exists(), text_of(write)
         assert not mark.exists(), "a planted hook ran on the host"
+
+
+@pytest.mark.parametrize("inotify", [True, False], ids=["inotify", "full-scan"])
+@pytest.mark.parametrize(
+    "name", ["bashrc", "profile-deep", "git-hook", "git-hook-moved-gitdir", "nested-repo-hook", "symlinked-claude"]
+)
+def test_guard_catches_plants_with_and_without_inotify(tmp_path: Path, name: str, inotify: bool) -> None:
+    """The accelerated check and the full-scan fallback agree."""
+    import time
+
+    from shellrt.supervisor.protect import WorkspaceGuard
+
+    command, rel = PLANTS[name]
+    ws = _repo(tmp_path)
+    guard = WorkspaceGuard(ws, tmp_path / "s", use_inotify=inotify)
+    guard.scan(revert=False)
+    time.sleep(0.2)
+    assert guard.scan(revert=True) == []
+    subprocess.run(["bash", "-c", command], cwd=ws, check=True, env={**os.environ, **GIT_ENV, "MARK": "/dev/null"})
+    notes = guard.scan(revert=True)
+    assert any(rel in n for n in notes) and not os.path.lexists(ws / rel), notes
+    assert guard.scan(revert=True) == []
+    guard.close()
+
+
+def test_hard_link_cannot_arm_an_inert_hook(tmp_path: Path) -> None:
+    """chmod through a second name changes the inode, not the hooks directory: still caught."""
+    ws = _repo(tmp_path)
+    (ws / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\ntouch $MARK\n")
+    result = _run(ws, tmp_path / "s", ["ln .git/hooks/pre-commit innocent && chmod +x innocent"])[0]
+    assert "reverted" in "\n".join(result.notes), result.notes
+    assert not os.access(ws / ".git" / "hooks" / "pre-commit", os.X_OK)

@@ -12,12 +12,15 @@ command planted: the new file is moved into ``<session dir>/quarantine/``, the
 previous content (snapshotted while it was accepted) is put back, and a note
 goes to the model (appended to the result) and to ``<session dir>/audit.jsonl``.
 
-Cheap on big trees: every directory is ``lstat``-ed, but only directories whose
-mtime/ctime changed are listed again (creating, removing or renaming an entry
-changes its parent's mtime), and only protected files that exist are
-``lstat``-ed and re-hashed when their signature changed. Timestamps that fall
-within `_RACY_NS` of a scan are re-checked by the next scan (coarse kernel
-clocks: a write in the same tick as our read would leave them unchanged).
+Cheap on big trees: inotify (`_inotify`) names the directories that saw any
+event since the last check, and only those are listed again; only protected
+files that exist are ``lstat``-ed, and re-hashed when their signature changed.
+When inotify is unavailable, overflows, hits the watch limit or reports a
+directory deleted or moved, the check falls back to a full scan: every
+directory is ``lstat``-ed, and only those whose mtime/ctime changed are listed
+again (creating, removing or renaming an entry changes its parent's mtime).
+Timestamps within `_RACY_NS` of a scan are re-checked by the next scan (coarse
+kernel clocks: a write in the same tick as our read would leave them unchanged).
 
 Ordinary git keeps working: a git config change is reverted only when its set
 of code-running keys changes (``user.email``, ``remote.*.url``,
@@ -42,6 +45,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+
+from shellrt.supervisor._inotify import Inotify, InotifyEvents
 
 __all__ = ["SHELL_STARTUP_FILES", "CommandGuard", "WorkspaceGuard", "code_running_git_keys"]
 
@@ -93,6 +98,7 @@ class _Dir:
     children: tuple[tuple[str, tuple[bool, bool]], ...]  # (path, context) of each subdirectory
     watched: tuple[tuple[str, str], ...]  # (path, kind) of each protected file
     racy: bool
+    gitdir: bool = False
 
 
 @dataclass
@@ -115,12 +121,16 @@ class _Scan:
 class WorkspaceGuard:
     """Watches one workspace tree for planted start-up, settings, hook and git-config files."""
 
-    def __init__(self, root: Path, session_dir: Path) -> None:
+    def __init__(self, root: Path, session_dir: Path, *, use_inotify: bool = True) -> None:
         self.root = Path(root)
         self.session_dir = Path(session_dir)
         self.quarantine_dir = self.session_dir / "quarantine"
         self._dirs: dict[str, _Dir] = {}
         self._files: dict[str, _File] = {}
+        #: Every protected path of the tree as of the last check (path -> kind).
+        self._watched: dict[str, str] = {}
+        #: Accelerator: only directories with events are listed again (None: full scans).
+        self._watch: Inotify | None = Inotify.open() if use_inotify else None
         self._thread_lock = threading.Lock()
         self._baselined = False
         self._seq = 0
@@ -177,10 +187,53 @@ class WorkspaceGuard:
     # --- the walk -------------------------------------------------------------------------
     def _scan(self, out: _Scan, *, revert: bool) -> None:
         now = time.time_ns()
+        # Drain first: events that arrive while we list stay queued for the next check.
+        events = self._watch.drain() if self._watch is not None else None
+        if events is None or events.full_scan or not self._baselined or not self._incremental(events, now):
+            self._full_scan(now)
+        for path in set(self._files) - set(self._watched):
+            del self._files[path]  # deleted (or no longer protected): nothing left to obey
+        for path, kind in list(self._watched.items()):
+            self._check_file(path, kind, now, out, revert=revert)
+
+    def _full_scan(self, now: int) -> None:
+        """``lstat`` every directory; list again those whose mtime/ctime changed."""
+        seen_dirs, watched = self._walk([(str(self.root), (False, False))], now)
+        for gone in set(self._dirs) - seen_dirs:
+            del self._dirs[gone]
+        self._watched = watched
+
+    def _incremental(self, events: InotifyEvents, now: int) -> bool:
+        """List again only the directories inotify named; False when a full scan is needed."""
+        for path in events.dirs:
+            entry = self._dirs.get(path)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                return False
+            if entry is None or not stat.S_ISDIR(st.st_mode):
+                return False
+            sig = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+            new = self._list_dir(path, sig, entry.ctx, False)
+            if new is None or new.gitdir != entry.gitdir or self._watch is None:
+                return False
+            children = {c for c, _ in new.children}
+            if any(c not in children for c, _ in entry.children):
+                return False  # a subdirectory went away: forget its subtree in a full scan
+            for p, _ in entry.watched:
+                self._watched.pop(p, None)
+            self._watched.update(new.watched)
+            self._dirs[path] = new
+            fresh = [(c, ctx) for c, ctx in new.children if c not in self._dirs]
+            if fresh:
+                _, watched = self._walk(fresh, now)
+                self._watched.update(watched)
+        return True
+
+    def _walk(self, seeds: list[tuple[str, tuple[bool, bool]]], now: int) -> tuple[set[str], dict[str, str]]:
         seen_dirs: set[str] = set()
         watched_now: dict[str, str] = {}
-        root = str(self.root)
-        stack: list[tuple[str, tuple[bool, bool]]] = [(root, (False, False))]
+        stack = list(seeds)
         dirs = self._dirs
         while stack:
             path, ctx = stack.pop()
@@ -206,12 +259,17 @@ class WorkspaceGuard:
             if entry.watched:
                 watched_now.update(entry.watched)
             stack.extend(entry.children)
-        for gone in set(self._dirs) - seen_dirs:
-            del self._dirs[gone]
-        for path in set(self._files) - set(watched_now):
-            del self._files[path]  # deleted (or no longer protected): nothing left to obey
-        for path, kind in watched_now.items():
-            self._check_file(path, kind, now, out, revert=revert)
+        return seen_dirs, watched_now
+
+    def _stop_watching(self) -> None:
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
+
+    def close(self) -> None:
+        """Release the inotify descriptor (the guard keeps working with full scans)."""
+        with self._thread_lock:
+            self._stop_watching()
 
     def _list_dir(
         self, path: str, sig: tuple[int, int, int, int], ctx: tuple[bool, bool], racy: bool
@@ -248,7 +306,9 @@ class WorkspaceGuard:
         children = tuple(
             (f"{path}/{sub}", (in_settings or sub in _SETTINGS_DIRS, is_gitdir and sub == "hooks")) for sub in subdirs
         )
-        return _Dir(sig, ctx, children, tuple(watched), racy)
+        if self._watch is not None and not self._watch.add(path):
+            self._stop_watching()  # e.g. the user's inotify watch limit: full scans from now on
+        return _Dir(sig, ctx, children, tuple(watched), racy, is_gitdir)
 
     # --- one protected file ---------------------------------------------------------------
     def _check_file(self, path: str, kind: str, now: int, out: _Scan, *, revert: bool) -> None:
@@ -363,6 +423,7 @@ class CommandGuard:
     async def final(self) -> tuple[str, ...]:
         if self.guard.dirty:
             await self._scan(revert=True)
+        self.guard.close()
         notes, self._pending = tuple(self._pending), []
         return notes
 
