@@ -138,3 +138,9 @@ class Inotify:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+
+    def __del__(self) -> None:  # a supervisor that was never closed must not leak the descriptor
+        try:
+            self.close()
+        except OSError:
+            pass
