@@ -243,3 +243,22 @@ def test_remembered_project_rule_stays_trusted_and_is_not_reverted(tmp_path: Pat
     assert not any("reverted" in t for t in texts), texts
     trust = assess_trust(repo)
     assert ".shellrt/settings.local.json" in trust.trusted, trust.untrusted
+
+
+def test_a_symlinked_workspace_path_does_not_make_its_files_foreign(tmp_path: Path) -> None:
+    repo, _ = _hostile_repo(tmp_path)
+    link = tmp_path / "link"
+    link.symlink_to(repo)
+    gov = build_governance(link, home=tmp_path / "home", managed_path=tmp_path / "none.json")
+    assert gov.settings.permissions.allow == [] and gov.settings.hook_specs == []
+    assert gov.mode == "default" and gov.settings.trust_notice
+
+
+def test_home_inside_the_workspace_needs_trust_too(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".shellrt").mkdir(parents=True)
+    (home / ".shellrt" / "settings.json").write_text('{"permissions": {"allow": ["Bash"]}}')
+    gov = build_governance(home, home=home, managed_path=tmp_path / "none.json")
+    assert gov.settings.permissions.allow == []
+    trusted = build_governance(home, home=home, managed_path=tmp_path / "none.json", trust_workspace=True)
+    assert "Bash" in trusted.settings.permissions.allow  # (read as project and as user file)
