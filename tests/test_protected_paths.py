@@ -350,3 +350,31 @@ def test_hard_link_cannot_arm_an_inert_hook(tmp_path: Path) -> None:
     result = _run(ws, tmp_path / "s", ["ln .git/hooks/pre-commit innocent && chmod +x innocent"])[0]
     assert "reverted" in "\n".join(result.notes), result.notes
     assert not os.access(ws / ".git" / "hooks" / "pre-commit", os.X_OK)
+
+
+def test_deleting_the_workspace_settings_restores_them(tmp_path: Path) -> None:
+    """They carry deny rules: `rm -rf .claude` must not lift them for the next session."""
+    ws = _repo(tmp_path)
+    (ws / ".claude").mkdir()
+    (ws / ".claude" / "settings.json").write_text('{"permissions": {"deny": ["Bash(curl:*)"]}}')
+    (ws / "sub" / ".claude").mkdir(parents=True)
+    (ws / "sub" / ".claude" / "settings.json").write_text("{}")
+    result = _run(ws, tmp_path / "s", ["rm -rf .claude sub"])[0]
+    assert (ws / ".claude" / "settings.json").read_text() == '{"permissions": {"deny": ["Bash(curl:*)"]}}'
+    assert not (ws / "sub").exists(), "deeper copies are not the workspace's own settings: deleting them is fine"
+    assert any("restored" in n for n in result.notes), result.notes
+
+
+def test_submodules_and_worktrees_keep_their_git_files(tmp_path: Path) -> None:
+    ws = _repo(tmp_path)
+    results = _run(
+        ws,
+        tmp_path / "s",
+        [
+            "git worktree add -q wt2 -b side",
+            f"git -c protocol.file.allow=always submodule add -q {ws} mod",
+        ],
+    )
+    for result in results:
+        assert result.exit_code == 0 and not result.notes, (result.command, result.preview, result.notes)
+    assert (ws / "wt2" / ".git").is_file() and (ws / "mod" / ".git").is_file()

@@ -76,6 +76,16 @@ SHELL_STARTUP_FILES = frozenset(
 )
 #: Files obeyed anywhere they appear (besides everything under .claude/ and .shellrt/).
 _ANYWHERE = SHELL_STARTUP_FILES | {".mcp.json", ".devcontainer.json"}
+#: The workspace's own settings (as `shellrt.permissions.trust` lists them): restored when deleted.
+ROOT_SETTINGS_FILES = frozenset(
+    {
+        ".shellrt/settings.local.json",
+        ".claude/settings.local.json",
+        ".shellrt/settings.json",
+        ".claude/settings.json",
+        ".mcp.json",
+    }
+)
 #: Settings trees: every file below them is protected.
 _SETTINGS_DIRS = frozenset({".claude", ".shellrt"})
 #: Editor (and dev-container) files that run tasks or point at programs, by directory.
@@ -192,7 +202,9 @@ class WorkspaceGuard:
         if events is None or events.full_scan or not self._baselined or not self._incremental(events, now):
             self._full_scan(now)
         for path in set(self._files) - set(self._watched):
-            del self._files[path]  # deleted (or no longer protected): nothing left to obey
+            gone = self._files.pop(path)  # deleted (or no longer protected): nothing left to obey …
+            if revert and not os.path.lexists(path):
+                self._restore_deleted_settings(path, gone, out)  # … except the deny rules of settings
         for path, kind in list(self._watched.items()):
             self._check_file(path, kind, now, out, revert=revert)
 
@@ -315,7 +327,9 @@ class WorkspaceGuard:
         try:
             st = os.lstat(path)
         except FileNotFoundError:
-            self._files.pop(path, None)
+            gone = self._files.pop(path, None)
+            if gone is not None and revert:
+                self._restore_deleted_settings(path, gone, out)
             return
         sig = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
         old = self._files.get(path)
@@ -373,6 +387,28 @@ class WorkspaceGuard:
         out.records.append(
             {"event": "protected_path_reverted", "path": rel, "kind": kind, "action": action, "quarantine": str(target)}
         )
+
+    def _restore_deleted_settings(self, path: str, old: _File, out: _Scan) -> None:
+        """The workspace's own settings files carry deny rules: a command may not delete them."""
+        rel = os.path.relpath(path, self.root)
+        if rel not in ROOT_SETTINGS_FILES or old.snapshot is None or old.is_link:
+            return
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            _restore(path, old)
+        except OSError as exc:
+            out.notes.append(f"[shellrt] this command deleted {rel}; it could not be restored ({exc}).")
+            return
+        st = os.lstat(path)
+        old.sig = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
+        old.racy = True
+        self._files[path] = old
+        self._watched[path] = old.kind
+        out.notes.append(
+            f"[shellrt] restored: this command deleted {rel}, the workspace's own settings (its deny and "
+            "ask rules still apply); ask the user to change it."
+        )
+        out.records.append({"event": "protected_path_restored", "path": rel, "kind": old.kind, "action": "deleted"})
 
     def _audit(self, records: Iterable[dict[str, object]]) -> None:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -495,8 +531,8 @@ def _benign_gitlink(path: str, content: bytes, root: Path) -> bool:
     if not text.startswith("gitdir:") or "\n" in text:
         return False
     target = text[len("gitdir:") :].strip()
-    resolved = os.path.normpath(os.path.join(os.path.dirname(path), target))
-    real_root = os.path.normpath(str(root))
+    resolved = os.path.realpath(os.path.join(os.path.dirname(path), target))
+    real_root = os.path.realpath(root)
     return resolved.startswith(real_root + os.sep) and f"{os.sep}.git{os.sep}" in resolved[len(real_root) :]
 
 
