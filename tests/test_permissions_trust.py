@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -15,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from shellrt.permissions import build_governance
 from shellrt.permissions.trust import assess_trust, record_trust
+from tests.conftest import require
 from tests.test_server_jsonl import JsonlClient, bash, text_of
 
 
@@ -42,8 +45,9 @@ class _Client(JsonlClient):
     def __init__(self, workspace: Path, store_env: dict[str, str], *extra: str) -> None:
         old = {k: os.environ.get(k) for k in store_env}
         os.environ.update(store_env)
+        sandbox = () if "--sandbox" in extra else ("--sandbox", "local")
         try:
-            super().__init__(workspace, "--sandbox", "local", *extra)
+            super().__init__(workspace, *sandbox, *extra)
         finally:
             for k, v in old.items():
                 if v is None:
@@ -72,9 +76,12 @@ def _audit_records(tmp_path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def test_untrusted_workspace_settings_are_not_obeyed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sandbox", ["local", "bwrap"])
+def test_untrusted_workspace_settings_are_not_obeyed(tmp_path: Path, sandbox: str) -> None:
+    if sandbox == "bwrap":
+        require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
     repo, marker = _hostile_repo(tmp_path)
-    (write, remove), stderr = _session(tmp_path, repo)
+    (write, remove), stderr = _session(tmp_path, repo, "--sandbox", sandbox)
     assert not marker.exists(), "a hook from an untrusted workspace ran on the host"
     assert write["is_error"] and not (repo / "written-by-model").exists(), text_of(write)
     assert remove["is_error"] and "deny" in text_of(remove).lower(), "untrusted deny rules still apply"
