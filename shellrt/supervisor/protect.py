@@ -156,7 +156,8 @@ class WorkspaceGuard:
             result = _Scan()
             try:
                 self._scan(result, revert=revert and self._baselined)
-            except OSError as exc:
+            except Exception as exc:  # never break the command over the check; say it loudly instead
+                self._dirs.clear()  # start over with a full scan next time
                 result.notes.append(
                     f"[shellrt] the protected-files check of {self.root} failed ({exc}); files that a "
                     "later unsandboxed program obeys (.git/hooks, .git/config, .claude/, shell rc files) "
