@@ -78,6 +78,7 @@ PLANTS = {
     "nested-repo-hook": ("git init -q sub/r && " + HOOK.format(path="sub/r/.git/hooks/pre-commit"), "sub/r/.git/hooks/pre-commit"),
     "symlinked-claude": ("ln -s /tmp .claude", ".claude"),
     "git-file-pointing-out": ("mkdir -p n && echo 'gitdir: /tmp/evil' > n/.git", "n/.git"),
+    "bashrc-mtime-reset": ("stamp=$(stat -c %Y .); echo x > .bashrc; touch -d @$stamp .", ".bashrc"),
     "bare-repo-config": ("git init -q --bare b.git && git -C b.git config core.fsmonitor 'touch $MARK'", "b.git/config"),
 }
 
@@ -322,7 +323,17 @@ def test_settings_planted_through_serve_are_not_obeyed_by_the_next_serve(tmp_pat
 
 @pytest.mark.parametrize("inotify", [True, False], ids=["inotify", "full-scan"])
 @pytest.mark.parametrize(
-    "name", ["bashrc", "profile-deep", "git-hook", "git-hook-moved-gitdir", "nested-repo-hook", "symlinked-claude"]
+    "name",
+    [
+        "bashrc",
+        "bashrc-mtime-reset",
+        "profile-deep",
+        "git-hook",
+        "git-hook-moved-gitdir",
+        "nested-repo-hook",
+        "symlinked-claude",
+        "bare-repo-config",
+    ],
 )
 def test_guard_catches_plants_with_and_without_inotify(tmp_path: Path, name: str, inotify: bool) -> None:
     """The accelerated check and the full-scan fallback agree."""
