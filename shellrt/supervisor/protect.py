@@ -124,6 +124,8 @@ class _File:
 
 @dataclass
 class _Scan:
+    #: Who made the changes, as the notes say it ("this command", "a background task", …).
+    culprit: str = "this command"
     notes: list[str] = field(default_factory=list)
     records: list[dict[str, object]] = field(default_factory=list)
 
@@ -149,11 +151,11 @@ class WorkspaceGuard:
         self.dirty = False
 
     # --- public -----------------------------------------------------------------------
-    def scan(self, *, revert: bool) -> list[str]:
+    def scan(self, *, revert: bool, culprit: str = "this command") -> list[str]:
         """Walk the tree; with ``revert`` undo planted changes and return notes, else accept all."""
         with self._thread_lock:
             t0 = time.perf_counter()
-            result = _Scan()
+            result = _Scan(culprit)
             try:
                 self._scan(result, revert=revert and self._baselined)
             except Exception as exc:  # never break the command over the check; say it loudly instead
@@ -379,7 +381,7 @@ class WorkspaceGuard:
             self._files.pop(path, None)
         what = _DESCRIBE.get(kind, kind)
         note = (
-            f"[shellrt] reverted: this command {action} {rel} ({what}, which git, a shell, an editor or "
+            f"[shellrt] reverted: {out.culprit} {action} {rel} ({what}, which git, a shell, an editor or "
             f"shellrt would later obey outside the sandbox); the new file was {moved}{restored}. "
             "Commands may not plant hooks, code-running git config, shell start-up files or "
             "agent/editor settings in the workspace; ask the user to make such a change."
@@ -398,7 +400,7 @@ class WorkspaceGuard:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             _restore(path, old)
         except OSError as exc:
-            out.notes.append(f"[shellrt] this command deleted {rel}; it could not be restored ({exc}).")
+            out.notes.append(f"[shellrt] {out.culprit} deleted {rel}; it could not be restored ({exc}).")
             return
         st = os.lstat(path)
         old.sig = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
@@ -406,7 +408,7 @@ class WorkspaceGuard:
         self._files[path] = old
         self._watched[path] = old.kind
         out.notes.append(
-            f"[shellrt] restored: this command deleted {rel}, the workspace's own settings (its deny and "
+            f"[shellrt] restored: {out.culprit} deleted {rel}, the workspace's own settings (its deny and "
             "ask rules still apply); ask the user to change it."
         )
         out.records.append({"event": "protected_path_restored", "path": rel, "kind": old.kind, "action": "deleted"})
@@ -419,6 +421,10 @@ class WorkspaceGuard:
                     fh.write(json.dumps({"time": stamp, **record}) + "\n")
         except OSError:
             pass
+
+
+_EARLIER = "a background task (or a command that ran alongside) since the last check"
+_ALONGSIDE = "this command (or a background task or command running alongside it)"
 
 
 class CommandGuard:
@@ -447,11 +453,11 @@ class CommandGuard:
         return cls(WorkspaceGuard(Path(host), session_dir))
 
     async def before(self, busy: bool) -> None:
-        await self._scan(revert=self.guard.dirty or busy)
+        await self._scan(revert=self.guard.dirty or busy, culprit=_EARLIER)
         self.guard.dirty = True
 
     async def after(self, busy: bool) -> tuple[str, ...]:
-        await self._scan(revert=True)
+        await self._scan(revert=True, culprit=_ALONGSIDE if busy else "this command")
         if not busy:
             self.guard.dirty = False
         notes, self._pending = tuple(self._pending), []
@@ -459,17 +465,17 @@ class CommandGuard:
 
     async def final(self) -> tuple[str, ...]:
         if self.guard.dirty:
-            await self._scan(revert=True)
+            await self._scan(revert=True, culprit="a background task of this session")
         self.guard.close()
         notes, self._pending = tuple(self._pending), []
         return notes
 
-    async def _scan(self, *, revert: bool) -> None:
+    async def _scan(self, *, revert: bool, culprit: str) -> None:
         async with self._lock:
             if self.guard.last_scan_s < INLINE_SCAN_S:
-                notes = self.guard.scan(revert=revert)
+                notes = self.guard.scan(revert=revert, culprit=culprit)
             else:
-                notes = await anyio.to_thread.run_sync(lambda: self.guard.scan(revert=revert))
+                notes = await anyio.to_thread.run_sync(lambda: self.guard.scan(revert=revert, culprit=culprit))
             self._pending.extend(notes)
 
 
