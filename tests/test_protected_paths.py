@@ -389,3 +389,26 @@ def test_submodules_and_worktrees_keep_their_git_files(tmp_path: Path) -> None:
     for result in results:
         assert result.exit_code == 0 and not result.notes, (result.command, result.preview, result.notes)
     assert (ws / "wt2" / ".git").is_file() and (ws / "mod" / ".git").is_file()
+
+
+@pytest.mark.parametrize(
+    ("path", "protected"),
+    [
+        (".bashrc", True),
+        ("a/b/.envrc", True),
+        (".claude/hooks/x.sh", True),
+        (".shellrt/settings.local.json", True),
+        (".mcp.json", True),
+        (".vscode/tasks.json", True),
+        ("sub/.git/hooks/pre-commit", True),
+        (".git/hooks/pre-commit.sample", False),
+        (".git/modules/m/config", True),
+        ("src/config", False),
+        ("README.md", False),
+        (".vscode/notes.md", False),
+    ],
+)
+def test_protected_reason_by_name(path: str, protected: bool) -> None:
+    from shellrt.supervisor.protect import protected_reason
+
+    assert (protected_reason(path) is not None) is protected

@@ -48,7 +48,14 @@ import anyio
 
 from shellrt.supervisor._inotify import Inotify, InotifyEvents
 
-__all__ = ["SHELL_STARTUP_FILES", "CommandGuard", "WorkspaceGuard", "code_running_git_keys"]
+__all__ = [
+    "ROOT_SETTINGS_FILES",
+    "SHELL_STARTUP_FILES",
+    "CommandGuard",
+    "WorkspaceGuard",
+    "code_running_git_keys",
+    "protected_reason",
+]
 
 #: Shell and environment start-up files a shell or direnv runs from a directory.
 SHELL_STARTUP_FILES = frozenset(
@@ -485,6 +492,33 @@ _DESCRIBE = {
     "gitlink": "a .git link to another git directory",
     "file": "a settings, start-up or editor file",
 }
+
+
+def protected_reason(path: str | Path) -> str | None:
+    """Why a later unsandboxed program would obey ``path`` (judged by its name alone), or None.
+
+    For writers that are not commands (the file tools' safety check): the same
+    names the after-command check protects, without looking at the disk (a
+    bare repository is recognised here only by a ``.git`` component).
+    """
+    parts = Path(path).parts
+    name = parts[-1] if parts else ""
+    parents = parts[:-1]
+    if name in SHELL_STARTUP_FILES:
+        return "a shell or direnv start-up file"
+    if name in (".mcp.json", ".devcontainer.json") or any(p in _SETTINGS_DIRS for p in parents):
+        return "agent settings (.claude/, .shellrt/, .mcp.json)"
+    if parents and name in _EDITOR_FILES.get(parents[-1], frozenset()):
+        return "an editor or dev-container file that runs tasks"
+    if ".git" in parents:
+        below = parts[parts.index(".git") + 1 :]
+        if below[:1] == ("hooks",) and not name.endswith(".sample"):
+            return "a git hook"
+        if name in ("config", "config.worktree"):
+            return "git configuration (it can name programs git runs)"
+    if name == ".git":
+        return "a .git link (it can point git at another repository)"
+    return None
 
 
 def _redirects(name: str, is_link: bool, is_gitdir: bool) -> bool:
