@@ -32,6 +32,7 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _runtime(ws: Path, **kwargs: Any) -> Runtime:
+    kwargs.setdefault("trust_workspace", True)  # the servers come from the workspace's settings
     return Runtime(ws, "local", session_dir=ws.parent / "session", **kwargs)
 
 

@@ -23,6 +23,7 @@ def make_gov(tmp_path: Path, settings: dict[str, Any] | None = None, **kw: Any) 
         (ws / ".shellrt" / "settings.json").write_text(json.dumps(settings, indent=2))
     kw.setdefault("home", tmp_path / "home")
     kw.setdefault("managed_path", tmp_path / "managed.json")
+    kw.setdefault("trust_workspace", True)  # these tests are about the engine, not workspace trust
     return build_governance(ws, **kw)
 
 

@@ -28,6 +28,7 @@ def make_gov(tmp_path: Path, settings: dict[str, Any] | None = None, **kw: Any) 
     (ws / ".shellrt").mkdir(parents=True, exist_ok=True)
     if settings is not None:
         (ws / ".shellrt" / "settings.json").write_text(json.dumps(settings, indent=2))
+    kw.setdefault("trust_workspace", True)  # these tests are about the gate, not workspace trust
     return build_governance(ws, home=tmp_path / "home", managed_path=tmp_path / "managed.json", **kw)
 
 

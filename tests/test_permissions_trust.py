@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -15,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from shellrt.permissions import build_governance
 from shellrt.permissions.trust import assess_trust, record_trust
+from tests.conftest import require
 from tests.test_server_jsonl import JsonlClient, bash, text_of
 
 
@@ -42,8 +45,9 @@ class _Client(JsonlClient):
     def __init__(self, workspace: Path, store_env: dict[str, str], *extra: str) -> None:
         old = {k: os.environ.get(k) for k in store_env}
         os.environ.update(store_env)
+        sandbox = () if "--sandbox" in extra else ("--sandbox", "local")
         try:
-            super().__init__(workspace, "--sandbox", "local", *extra)
+            super().__init__(workspace, *sandbox, *extra)
         finally:
             for k, v in old.items():
                 if v is None:
@@ -72,9 +76,12 @@ def _audit_records(tmp_path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def test_untrusted_workspace_settings_are_not_obeyed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sandbox", ["local", "bwrap"])
+def test_untrusted_workspace_settings_are_not_obeyed(tmp_path: Path, sandbox: str) -> None:
+    if sandbox == "bwrap":
+        require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
     repo, marker = _hostile_repo(tmp_path)
-    (write, remove), stderr = _session(tmp_path, repo)
+    (write, remove), stderr = _session(tmp_path, repo, "--sandbox", sandbox)
     assert not marker.exists(), "a hook from an untrusted workspace ran on the host"
     assert write["is_error"] and not (repo / "written-by-model").exists(), text_of(write)
     assert remove["is_error"] and "deny" in text_of(remove).lower(), "untrusted deny rules still apply"
@@ -215,3 +222,50 @@ def test_malformed_deny_rule_degrades_the_session(tmp_path: Path) -> None:
     assert any("malformed deny rule" in d and "disabled" in d for d in diagnostics), diagnostics
     gov = build_governance(repo, deny=["Bash(rm"], home=tmp_path / "h", managed_path=tmp_path / "n.json")
     assert gov.settings.degraded
+
+
+def test_remembered_project_rule_stays_trusted_and_is_not_reverted(tmp_path: Path, monkeypatch: Any) -> None:
+    """The operator's own "allow always in this project" is neither untrusted nor reverted as a plant,
+    even while a background task runs (when the protected-files check reverts every change)."""
+    from shellrt.permissions import ApprovalResponse, callback_approver
+    from shellrt.runtime import Runtime
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    store = tmp_path / "store.json"
+    monkeypatch.setenv("SHELLRT_TRUST_STORE", str(store))
+    record_trust(repo)
+    approver = callback_approver(lambda req: ApprovalResponse(behavior="allow", remember="project"))
+
+    async def main() -> list[str]:
+        async with Runtime(repo, "local", approver=approver, session_dir=tmp_path / "s") as rt:
+            await rt.run({"role": "assistant", "content": [bash("bg", "sleep 5", run_in_background=True)]})
+            first = await rt.run({"role": "assistant", "content": [bash("a", "touch made")]})
+            second = await rt.run({"role": "assistant", "content": [bash("b", "echo next")]})
+            return [text_of(first["content"][0]), text_of(second["content"][0])]
+
+    texts = anyio.run(main)
+    saved = repo / ".shellrt" / "settings.local.json"
+    assert saved.exists() and "touch made" in saved.read_text(), texts
+    assert not any("reverted" in t for t in texts), texts
+    trust = assess_trust(repo)
+    assert ".shellrt/settings.local.json" in trust.trusted, trust.untrusted
+
+
+def test_a_symlinked_workspace_path_does_not_make_its_files_foreign(tmp_path: Path) -> None:
+    repo, _ = _hostile_repo(tmp_path)
+    link = tmp_path / "link"
+    link.symlink_to(repo)
+    gov = build_governance(link, home=tmp_path / "home", managed_path=tmp_path / "none.json")
+    assert gov.settings.permissions.allow == [] and gov.settings.hook_specs == []
+    assert gov.mode == "default" and gov.settings.trust_notice
+
+
+def test_home_inside_the_workspace_needs_trust_too(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".shellrt").mkdir(parents=True)
+    (home / ".shellrt" / "settings.json").write_text('{"permissions": {"allow": ["Bash"]}}')
+    gov = build_governance(home, home=home, managed_path=tmp_path / "none.json")
+    assert gov.settings.permissions.allow == []
+    trusted = build_governance(home, home=home, managed_path=tmp_path / "none.json", trust_workspace=True)
+    assert "Bash" in trusted.settings.permissions.allow  # (read as project and as user file)

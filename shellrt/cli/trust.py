@@ -62,7 +62,28 @@ def _add(args: argparse.Namespace) -> int:
         f"trusted {args.directory.resolve()} ({', '.join(present) or 'no settings files yet'}) "
         f"in {trust_store_path()}"
     )
+    for line in _what_is_trusted(args.directory.resolve(), present):
+        print(f"  {line}")
     return 0
+
+
+def _what_is_trusted(workspace: Path, present: list[str]) -> list[str]:
+    """What the operator just agreed to: hooks that will run, rules and modes that widen."""
+    from shellrt.permissions.settings import load_settings_file
+
+    lines = []
+    for rel in present:
+        loaded = load_settings_file(workspace / rel, "project", home=Path.home())
+        for hook in loaded.hooks:
+            lines.append(f"{rel}: {hook.event} hook runs on this machine: {hook.command}")
+        allows = [r.text for r in loaded.rules if r.kind == "allow"]
+        if allows and not rel.endswith(".mcp.json"):
+            lines.append(f"{rel}: allow rules: {', '.join(allows)}")
+        if loaded.default_mode and not rel.endswith(".mcp.json"):
+            lines.append(f"{rel}: defaultMode {loaded.default_mode}")
+        if loaded.mcp_servers:
+            lines.append(f"{rel}: MCP servers started on this machine: {', '.join(sorted(loaded.mcp_servers))}")
+    return lines
 
 
 def _status(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ MCP proxy), and ``diagnostics`` to show the user (malformed rules and the like).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -80,11 +80,16 @@ class _TrustKeepingGate(RulesGate):
     so the operator's own "allow always in this project" does not untrust the file."""
 
     trust: WorkspaceTrust | None = None
+    #: Told about each save, so the supervisor's protected-files check keeps it (set by the runtime).
+    on_saved: Callable[[Path], None] | None = None
 
     def _remember(self, scope: str, rules: list[str], chain: list[str]) -> None:
         super()._remember(scope, rules, chain)
-        if scope == "project" and self.local_settings is not None and self.trust is not None:
-            refresh_recorded_file(self.trust, ".shellrt/settings.local.json")
+        if scope == "project" and self.local_settings is not None:
+            if self.on_saved is not None:
+                self.on_saved(self.local_settings)
+            if self.trust is not None:
+                refresh_recorded_file(self.trust, ".shellrt/settings.local.json")
 
 
 def build_governance(

@@ -282,9 +282,9 @@ def load_settings(
             loaded.diagnostics.append(f"{path}: --settings file not found")
         if path.name == MCP_JSON and source == "project":
             _only_mcp_servers(loaded)
-        if loaded.exists and source != "cli" and not trust.is_trusted(path):
-            rel = path.relative_to(trust.workspace) if path.is_relative_to(trust.workspace) else path
-            ignored.setdefault(Path(rel).as_posix(), []).extend(_tighten_only(loaded))
+        rel = trust.settings_rel(path, source, workspace)
+        if loaded.exists and rel is not None and not trust.is_trusted_rel(rel):
+            ignored.setdefault(rel, []).extend(_tighten_only(loaded))
         settings.files.append(loaded)
         settings.diagnostics += loaded.diagnostics
         settings.degraded = settings.degraded or loaded.broken

@@ -100,31 +100,42 @@ class WorkspaceTrust:
     untrusted: dict[str, str] = field(default_factory=dict)
     diagnostics: list[str] = field(default_factory=list)
 
-    def is_workspace_file(self, path: Path) -> bool:
-        return self._relative(path) is not None
+    def is_trusted_rel(self, rel: str) -> bool:
+        """Is the workspace file ``rel`` (one of `WORKSPACE_SETTINGS_FILES`) obeyed in full?"""
+        return self.flag or rel in self.trusted
 
-    def is_trusted(self, path: Path) -> bool:
-        """True unless ``path`` is a workspace settings file that is not trusted."""
-        rel = self._relative(path)
-        return rel is None or rel not in self.untrusted
+    def settings_rel(self, path: Path, source: str, workspace: Path) -> str | None:
+        """Which workspace settings file ``path`` (read as ``source``) is; None for the operator's own.
 
-    def _relative(self, path: Path) -> str | None:
-        try:
-            rel = Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(self.workspace)))
-        except ValueError:
-            return None
-        text = rel.as_posix()
-        return text if text in WORKSPACE_SETTINGS_FILES else None
+        Decided by how the path was built, not by resolving it: a symlinked
+        ``.claude`` or workspace path must not make a workspace file look foreign.
+        """
+        if source in ("local", "project"):
+            try:
+                return Path(path).relative_to(workspace).as_posix()
+            except ValueError:
+                return Path(path).name
+        if source == "user":  # your own — unless your home is (inside) this workspace
+            real = os.path.realpath(path)
+            root = os.path.realpath(self.workspace)
+            if real == root or real.startswith(root + os.sep):
+                rel = os.path.relpath(real, root)
+                if rel not in self.digests and not self.flag:
+                    self.untrusted.setdefault(rel, "your home directory lies inside the workspace")
+                return rel
+        return None
 
     def notice(self, ignored: dict[str, list[str]]) -> str | None:
         """One line for stderr and the audit record; ``ignored`` maps a file to what was dropped."""
-        if not self.untrusted:
+        names = sorted(set(self.untrusted) | set(ignored))
+        if not names:
             return None
         parts = []
-        for rel in sorted(self.untrusted):
+        for rel in names:
             dropped = ignored.get(rel) or []
             what = f"ignored: {', '.join(dropped)}" if dropped else "nothing to ignore"
-            parts.append(f"{self.workspace / rel} ({self.untrusted[rel]}; {what})")
+            why = self.untrusted.get(rel, "appeared after the session started")
+            parts.append(f"{self.workspace / rel} ({why}; {what})")
         return (
             "workspace settings are not trusted, so only their deny and ask rules apply: "
             + "; ".join(parts)

@@ -213,6 +213,8 @@ class Runtime:
         self.supervisor = await self._stack.enter_async_context(
             Supervisor(self.backend, session_dir=self.session_dir)
         )
+        if hasattr(self.gate, "on_saved"):  # a remembered project rule is not a planted settings file
+            self.gate.on_saved = self.supervisor.accept_protected
         tools = self._tools if self._tools is not None else _builtin_tools()
         for tool in tools:
             self.registry.register(tool)

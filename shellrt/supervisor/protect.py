@@ -12,12 +12,15 @@ command planted: the new file is moved into ``<session dir>/quarantine/``, the
 previous content (snapshotted while it was accepted) is put back, and a note
 goes to the model (appended to the result) and to ``<session dir>/audit.jsonl``.
 
-Cheap on big trees: every directory is ``lstat``-ed, but only directories whose
-mtime/ctime changed are listed again (creating, removing or renaming an entry
-changes its parent's mtime), and only protected files that exist are
-``lstat``-ed and re-hashed when their signature changed. Timestamps that fall
-within `_RACY_NS` of a scan are re-checked by the next scan (coarse kernel
-clocks: a write in the same tick as our read would leave them unchanged).
+Cheap on big trees: inotify (`_inotify`) names the directories that saw any
+event since the last check, and only those are listed again; only protected
+files that exist are ``lstat``-ed, and re-hashed when their signature changed.
+When inotify is unavailable, overflows, hits the watch limit or reports a
+directory deleted or moved, the check falls back to a full scan: every
+directory is ``lstat``-ed, and only those whose mtime/ctime changed are listed
+again (creating, removing or renaming an entry changes its parent's mtime).
+Timestamps within `_RACY_NS` of a scan are re-checked by the next scan (coarse
+kernel clocks: a write in the same tick as our read would leave them unchanged).
 
 Ordinary git keeps working: a git config change is reverted only when its set
 of code-running keys changes (``user.email``, ``remote.*.url``,
@@ -43,7 +46,16 @@ from typing import Any
 
 import anyio
 
-__all__ = ["SHELL_STARTUP_FILES", "CommandGuard", "WorkspaceGuard", "code_running_git_keys"]
+from shellrt.supervisor._inotify import Inotify, InotifyEvents
+
+__all__ = [
+    "ROOT_SETTINGS_FILES",
+    "SHELL_STARTUP_FILES",
+    "CommandGuard",
+    "WorkspaceGuard",
+    "code_running_git_keys",
+    "protected_reason",
+]
 
 #: Shell and environment start-up files a shell or direnv runs from a directory.
 SHELL_STARTUP_FILES = frozenset(
@@ -71,6 +83,16 @@ SHELL_STARTUP_FILES = frozenset(
 )
 #: Files obeyed anywhere they appear (besides everything under .claude/ and .shellrt/).
 _ANYWHERE = SHELL_STARTUP_FILES | {".mcp.json", ".devcontainer.json"}
+#: The workspace's own settings (as `shellrt.permissions.trust` lists them): restored when deleted.
+ROOT_SETTINGS_FILES = frozenset(
+    {
+        ".shellrt/settings.local.json",
+        ".claude/settings.local.json",
+        ".shellrt/settings.json",
+        ".claude/settings.json",
+        ".mcp.json",
+    }
+)
 #: Settings trees: every file below them is protected.
 _SETTINGS_DIRS = frozenset({".claude", ".shellrt"})
 #: Editor (and dev-container) files that run tasks or point at programs, by directory.
@@ -83,7 +105,7 @@ _REDIRECTABLE = _SETTINGS_DIRS | frozenset(_EDITOR_FILES) | {".git"}
 _RACY_NS = 150_000_000
 _SNAPSHOT_LIMIT = 1 << 20
 #: Scans faster than this run inline; slower trees are scanned in a worker thread.
-INLINE_SCAN_S = 0.002
+INLINE_SCAN_S = 0.005
 
 
 @dataclass
@@ -93,6 +115,7 @@ class _Dir:
     children: tuple[tuple[str, tuple[bool, bool]], ...]  # (path, context) of each subdirectory
     watched: tuple[tuple[str, str], ...]  # (path, kind) of each protected file
     racy: bool
+    gitdir: bool = False
 
 
 @dataclass
@@ -108,6 +131,8 @@ class _File:
 
 @dataclass
 class _Scan:
+    #: Who made the changes, as the notes say it ("this command", "a background task", …).
+    culprit: str = "this command"
     notes: list[str] = field(default_factory=list)
     records: list[dict[str, object]] = field(default_factory=list)
 
@@ -115,12 +140,16 @@ class _Scan:
 class WorkspaceGuard:
     """Watches one workspace tree for planted start-up, settings, hook and git-config files."""
 
-    def __init__(self, root: Path, session_dir: Path) -> None:
+    def __init__(self, root: Path, session_dir: Path, *, use_inotify: bool = True) -> None:
         self.root = Path(root)
         self.session_dir = Path(session_dir)
         self.quarantine_dir = self.session_dir / "quarantine"
         self._dirs: dict[str, _Dir] = {}
         self._files: dict[str, _File] = {}
+        #: Every protected path of the tree as of the last check (path -> kind).
+        self._watched: dict[str, str] = {}
+        #: Accelerator: only directories with events are listed again (None: full scans).
+        self._watch: Inotify | None = Inotify.open() if use_inotify else None
         self._thread_lock = threading.Lock()
         self._baselined = False
         self._seq = 0
@@ -129,14 +158,15 @@ class WorkspaceGuard:
         self.dirty = False
 
     # --- public -----------------------------------------------------------------------
-    def scan(self, *, revert: bool) -> list[str]:
+    def scan(self, *, revert: bool, culprit: str = "this command") -> list[str]:
         """Walk the tree; with ``revert`` undo planted changes and return notes, else accept all."""
         with self._thread_lock:
             t0 = time.perf_counter()
-            result = _Scan()
+            result = _Scan(culprit)
             try:
                 self._scan(result, revert=revert and self._baselined)
-            except OSError as exc:
+            except Exception as exc:  # never break the command over the check; say it loudly instead
+                self._dirs.clear()  # start over with a full scan next time
                 result.notes.append(
                     f"[shellrt] the protected-files check of {self.root} failed ({exc}); files that a "
                     "later unsandboxed program obeys (.git/hooks, .git/config, .claude/, shell rc files) "
@@ -148,13 +178,84 @@ class WorkspaceGuard:
                 self._audit(result.records)
             return result.notes
 
+    def accept_file(self, path: Path) -> None:
+        """``path`` was written by shellrt or the operator, not by a command: keep it as it is now."""
+        with self._thread_lock:
+            rel = os.path.relpath(os.path.realpath(path), os.path.realpath(self.root))
+            if rel.startswith(".."):
+                return
+            key = f"{self.root}/{rel}"
+            old = self._files.get(key)
+            kind = old.kind if old is not None else "file"
+            try:
+                st = os.lstat(key)
+            except OSError:
+                self._files.pop(key, None)
+                return
+            is_link = stat.S_ISLNK(st.st_mode)
+            content = _read(key, is_link, st)
+            self._files[key] = _File(
+                kind,
+                (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode),
+                _active(kind, key, content, is_link, st, self.root),
+                content if content is not None and len(content) <= _SNAPSHOT_LIMIT else None,
+                is_link,
+                stat.S_IMODE(st.st_mode),
+                False,
+            )
+
     # --- the walk -------------------------------------------------------------------------
     def _scan(self, out: _Scan, *, revert: bool) -> None:
         now = time.time_ns()
+        # Drain first: events that arrive while we list stay queued for the next check.
+        events = self._watch.drain() if self._watch is not None else None
+        if events is None or events.full_scan or not self._baselined or not self._incremental(events, now):
+            self._full_scan(now)
+        for path in set(self._files) - set(self._watched):
+            gone = self._files.pop(path)  # deleted (or no longer protected): nothing left to obey …
+            if revert and not os.path.lexists(path):
+                self._restore_deleted_settings(path, gone, out)  # … except the deny rules of settings
+        for path, kind in list(self._watched.items()):
+            self._check_file(path, kind, now, out, revert=revert)
+
+    def _full_scan(self, now: int) -> None:
+        """``lstat`` every directory; list again those whose mtime/ctime changed."""
+        seen_dirs, watched = self._walk([(str(self.root), (False, False))], now)
+        for gone in set(self._dirs) - seen_dirs:
+            del self._dirs[gone]
+        self._watched = watched
+
+    def _incremental(self, events: InotifyEvents, now: int) -> bool:
+        """List again only the directories inotify named; False when a full scan is needed."""
+        for path in events.dirs:
+            entry = self._dirs.get(path)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                return False
+            if entry is None or not stat.S_ISDIR(st.st_mode):
+                return False
+            sig = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+            new = self._list_dir(path, sig, entry.ctx, False)
+            if new is None or new.gitdir != entry.gitdir or self._watch is None:
+                return False
+            children = {c for c, _ in new.children}
+            if any(c not in children for c, _ in entry.children):
+                return False  # a subdirectory went away: forget its subtree in a full scan
+            for p, _ in entry.watched:
+                self._watched.pop(p, None)
+            self._watched.update(new.watched)
+            self._dirs[path] = new
+            fresh = [(c, ctx) for c, ctx in new.children if c not in self._dirs]
+            if fresh:
+                _, watched = self._walk(fresh, now)
+                self._watched.update(watched)
+        return True
+
+    def _walk(self, seeds: list[tuple[str, tuple[bool, bool]]], now: int) -> tuple[set[str], dict[str, str]]:
         seen_dirs: set[str] = set()
         watched_now: dict[str, str] = {}
-        root = str(self.root)
-        stack: list[tuple[str, tuple[bool, bool]]] = [(root, (False, False))]
+        stack = list(seeds)
         dirs = self._dirs
         while stack:
             path, ctx = stack.pop()
@@ -180,12 +281,17 @@ class WorkspaceGuard:
             if entry.watched:
                 watched_now.update(entry.watched)
             stack.extend(entry.children)
-        for gone in set(self._dirs) - seen_dirs:
-            del self._dirs[gone]
-        for path in set(self._files) - set(watched_now):
-            del self._files[path]  # deleted (or no longer protected): nothing left to obey
-        for path, kind in watched_now.items():
-            self._check_file(path, kind, now, out, revert=revert)
+        return seen_dirs, watched_now
+
+    def _stop_watching(self) -> None:
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
+
+    def close(self) -> None:
+        """Release the inotify descriptor (the guard keeps working with full scans)."""
+        with self._thread_lock:
+            self._stop_watching()
 
     def _list_dir(
         self, path: str, sig: tuple[int, int, int, int], ctx: tuple[bool, bool], racy: bool
@@ -222,14 +328,18 @@ class WorkspaceGuard:
         children = tuple(
             (f"{path}/{sub}", (in_settings or sub in _SETTINGS_DIRS, is_gitdir and sub == "hooks")) for sub in subdirs
         )
-        return _Dir(sig, ctx, children, tuple(watched), racy)
+        if self._watch is not None and not self._watch.add(path):
+            self._stop_watching()  # e.g. the user's inotify watch limit: full scans from now on
+        return _Dir(sig, ctx, children, tuple(watched), racy, is_gitdir)
 
     # --- one protected file ---------------------------------------------------------------
     def _check_file(self, path: str, kind: str, now: int, out: _Scan, *, revert: bool) -> None:
         try:
             st = os.lstat(path)
         except FileNotFoundError:
-            self._files.pop(path, None)
+            gone = self._files.pop(path, None)
+            if gone is not None and revert:
+                self._restore_deleted_settings(path, gone, out)
             return
         sig = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
         old = self._files.get(path)
@@ -278,7 +388,7 @@ class WorkspaceGuard:
             self._files.pop(path, None)
         what = _DESCRIBE.get(kind, kind)
         note = (
-            f"[shellrt] reverted: this command {action} {rel} ({what}, which git, a shell, an editor or "
+            f"[shellrt] reverted: {out.culprit} {action} {rel} ({what}, which git, a shell, an editor or "
             f"shellrt would later obey outside the sandbox); the new file was {moved}{restored}. "
             "Commands may not plant hooks, code-running git config, shell start-up files or "
             "agent/editor settings in the workspace; ask the user to make such a change."
@@ -288,6 +398,28 @@ class WorkspaceGuard:
             {"event": "protected_path_reverted", "path": rel, "kind": kind, "action": action, "quarantine": str(target)}
         )
 
+    def _restore_deleted_settings(self, path: str, old: _File, out: _Scan) -> None:
+        """The workspace's own settings files carry deny rules: a command may not delete them."""
+        rel = os.path.relpath(path, self.root)
+        if rel not in ROOT_SETTINGS_FILES or old.snapshot is None or old.is_link:
+            return
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            _restore(path, old)
+        except OSError as exc:
+            out.notes.append(f"[shellrt] {out.culprit} deleted {rel}; it could not be restored ({exc}).")
+            return
+        st = os.lstat(path)
+        old.sig = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
+        old.racy = True
+        self._files[path] = old
+        self._watched[path] = old.kind
+        out.notes.append(
+            f"[shellrt] restored: {out.culprit} deleted {rel}, the workspace's own settings (its deny and "
+            "ask rules still apply); ask the user to change it."
+        )
+        out.records.append({"event": "protected_path_restored", "path": rel, "kind": old.kind, "action": "deleted"})
+
     def _audit(self, records: Iterable[dict[str, object]]) -> None:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         try:
@@ -296,6 +428,10 @@ class WorkspaceGuard:
                     fh.write(json.dumps({"time": stamp, **record}) + "\n")
         except OSError:
             pass
+
+
+_EARLIER = "a background task (or a command that ran alongside) since the last check"
+_ALONGSIDE = "this command (or a background task or command running alongside it)"
 
 
 class CommandGuard:
@@ -324,11 +460,11 @@ class CommandGuard:
         return cls(WorkspaceGuard(Path(host), session_dir))
 
     async def before(self, busy: bool) -> None:
-        await self._scan(revert=self.guard.dirty or busy)
+        await self._scan(revert=self.guard.dirty or busy, culprit=_EARLIER)
         self.guard.dirty = True
 
     async def after(self, busy: bool) -> tuple[str, ...]:
-        await self._scan(revert=True)
+        await self._scan(revert=True, culprit=_ALONGSIDE if busy else "this command")
         if not busy:
             self.guard.dirty = False
         notes, self._pending = tuple(self._pending), []
@@ -336,16 +472,17 @@ class CommandGuard:
 
     async def final(self) -> tuple[str, ...]:
         if self.guard.dirty:
-            await self._scan(revert=True)
+            await self._scan(revert=True, culprit="a background task of this session")
+        self.guard.close()
         notes, self._pending = tuple(self._pending), []
         return notes
 
-    async def _scan(self, *, revert: bool) -> None:
+    async def _scan(self, *, revert: bool, culprit: str) -> None:
         async with self._lock:
             if self.guard.last_scan_s < INLINE_SCAN_S:
-                notes = self.guard.scan(revert=revert)
+                notes = self.guard.scan(revert=revert, culprit=culprit)
             else:
-                notes = await anyio.to_thread.run_sync(lambda: self.guard.scan(revert=revert))
+                notes = await anyio.to_thread.run_sync(lambda: self.guard.scan(revert=revert, culprit=culprit))
             self._pending.extend(notes)
 
 
@@ -355,6 +492,33 @@ _DESCRIBE = {
     "gitlink": "a .git link to another git directory",
     "file": "a settings, start-up or editor file",
 }
+
+
+def protected_reason(path: str | Path) -> str | None:
+    """Why a later unsandboxed program would obey ``path`` (judged by its name alone), or None.
+
+    For writers that are not commands (the file tools' safety check): the same
+    names the after-command check protects, without looking at the disk (a
+    bare repository is recognised here only by a ``.git`` component).
+    """
+    parts = Path(path).parts
+    name = parts[-1] if parts else ""
+    parents = parts[:-1]
+    if name in SHELL_STARTUP_FILES:
+        return "a shell or direnv start-up file"
+    if name in (".mcp.json", ".devcontainer.json") or any(p in _SETTINGS_DIRS for p in parents):
+        return "agent settings (.claude/, .shellrt/, .mcp.json)"
+    if parents and name in _EDITOR_FILES.get(parents[-1], frozenset()):
+        return "an editor or dev-container file that runs tasks"
+    if ".git" in parents:
+        below = parts[parts.index(".git") + 1 :]
+        if below[:1] == ("hooks",) and not name.endswith(".sample"):
+            return "a git hook"
+        if name in ("config", "config.worktree"):
+            return "git configuration (it can name programs git runs)"
+    if name == ".git":
+        return "a .git link (it can point git at another repository)"
+    return None
 
 
 def _redirects(name: str, is_link: bool, is_gitdir: bool) -> bool:
@@ -408,8 +572,8 @@ def _benign_gitlink(path: str, content: bytes, root: Path) -> bool:
     if not text.startswith("gitdir:") or "\n" in text:
         return False
     target = text[len("gitdir:") :].strip()
-    resolved = os.path.normpath(os.path.join(os.path.dirname(path), target))
-    real_root = os.path.normpath(str(root))
+    resolved = os.path.realpath(os.path.join(os.path.dirname(path), target))
+    real_root = os.path.realpath(root)
     return resolved.startswith(real_root + os.sep) and f"{os.sep}.git{os.sep}" in resolved[len(real_root) :]
 
 
@@ -517,17 +681,15 @@ def code_running_git_keys(text: str) -> frozenset[tuple[str, str]]:
 def _is_code_key(section: str, sub: str | None, name: str, value: str) -> bool:
     if section in ("filter", "hook"):
         return True
+    if section == "alias" or (section == "submodule" and name == "update"):
+        return value.lstrip().startswith("!")
     if sub is None:
         if f"{section}.{name}" in _CODE_SIMPLE:
             return True
         if section == "pager":
             return value.strip().lower() not in _BOOL
         return False
-    if (section, name) in _CODE_SUBSECTION:
-        return True
-    if section == "alias" or (section == "submodule" and name == "update"):
-        return value.lstrip().startswith("!")
-    return False
+    return (section, name) in _CODE_SUBSECTION
 
 
 def _parse_git_config(text: str) -> list[tuple[str, str | None, str, str]] | None:

@@ -1,0 +1,146 @@
+"""A minimal inotify reader (ctypes): which watched directories saw entry or content changes.
+
+Used by `shellrt.supervisor.protect` to avoid ``lstat``-ing every directory of a
+big workspace after each command. Events are queued by the kernel inside the
+system call that caused them, so once a command has exited every change it
+made is in the queue — whichever mount namespace or container made it (the
+events belong to the inode). Anything unusual (queue overflow, a watch that
+could not be added, a directory deleted or moved) tells the caller to fall
+back to a full scan.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import struct
+from dataclasses import dataclass, field
+
+__all__ = ["Inotify", "InotifyEvents"]
+
+IN_MODIFY = 0x00000002
+IN_ATTRIB = 0x00000004
+IN_CLOSE_WRITE = 0x00000008
+IN_MOVED_FROM = 0x00000040
+IN_MOVED_TO = 0x00000080
+IN_CREATE = 0x00000100
+IN_DELETE = 0x00000200
+IN_DELETE_SELF = 0x00000400
+IN_MOVE_SELF = 0x00000800
+IN_UNMOUNT = 0x00002000
+IN_Q_OVERFLOW = 0x00004000
+IN_IGNORED = 0x00008000
+IN_ONLYDIR = 0x01000000
+IN_DONT_FOLLOW = 0x02000000
+IN_EXCL_UNLINK = 0x04000000
+IN_ISDIR = 0x40000000
+IN_NONBLOCK = os.O_NONBLOCK
+IN_CLOEXEC = os.O_CLOEXEC
+
+_MASK = (
+    IN_MODIFY
+    | IN_ATTRIB
+    | IN_CLOSE_WRITE
+    | IN_MOVED_FROM
+    | IN_MOVED_TO
+    | IN_CREATE
+    | IN_DELETE
+    | IN_DELETE_SELF
+    | IN_MOVE_SELF
+    | IN_ONLYDIR
+    | IN_DONT_FOLLOW
+    | IN_EXCL_UNLINK
+)
+#: Events after which the caller's picture of the tree is stale beyond one directory.
+_STRUCTURAL = IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT | IN_Q_OVERFLOW | IN_IGNORED
+_HEADER = struct.Struct("iIII")
+
+
+@dataclass
+class InotifyEvents:
+    """What one drain found."""
+
+    #: Paths of watched directories with any event (entries created/removed, files changed).
+    dirs: set[str] = field(default_factory=set)
+    #: Directories created or moved in: (parent path, name).
+    new_dirs: list[tuple[str, str]] = field(default_factory=list)
+    #: Overflow, a watched directory gone or moved, an unknown watch: scan everything.
+    full_scan: bool = False
+
+
+class Inotify:
+    """One inotify instance watching directories by path."""
+
+    def __init__(self, fd: int, libc: ctypes.CDLL) -> None:
+        self.fd = fd
+        self._libc = libc
+        self._paths: dict[int, str] = {}
+
+    @classmethod
+    def open(cls) -> Inotify | None:
+        """A new instance, or None where inotify is not available."""
+        name = ctypes.util.find_library("c")
+        if name is None:
+            return None
+        try:
+            libc = ctypes.CDLL(name, use_errno=True)
+            fd = libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
+        except (OSError, AttributeError):
+            return None
+        if fd < 0:
+            return None
+        return cls(fd, libc)
+
+    def add(self, path: str) -> bool:
+        """Watch ``path`` (a directory, not followed if a symlink); False when the kernel refused."""
+        wd = self._libc.inotify_add_watch(self.fd, os.fsencode(path), _MASK)
+        if wd < 0:
+            return False
+        self._paths[wd] = path
+        return True
+
+    def drain(self) -> InotifyEvents:
+        """Read every queued event."""
+        out = InotifyEvents()
+        while True:
+            try:
+                data = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return out
+            except OSError:
+                out.full_scan = True
+                return out
+            if not data:
+                return out
+            offset = 0
+            while offset + _HEADER.size <= len(data):
+                wd, mask, _cookie, length = _HEADER.unpack_from(data, offset)
+                raw = data[offset + _HEADER.size : offset + _HEADER.size + length]
+                offset += _HEADER.size + length
+                if mask & _STRUCTURAL:
+                    out.full_scan = True
+                    if mask & IN_IGNORED:
+                        self._paths.pop(wd, None)
+                    continue
+                path = self._paths.get(wd)
+                if path is None:
+                    out.full_scan = True
+                    continue
+                out.dirs.add(path)
+                if mask & IN_ISDIR:
+                    if mask & (IN_DELETE | IN_MOVED_FROM):
+                        out.full_scan = True
+                    elif mask & (IN_CREATE | IN_MOVED_TO):
+                        out.new_dirs.append((path, os.fsdecode(raw.split(b"\0", 1)[0])))
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def __del__(self) -> None:  # a supervisor that was never closed must not leak the descriptor
+        try:
+            self.close()
+        except OSError:
+            pass
