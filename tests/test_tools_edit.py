@@ -198,6 +198,11 @@ def test_symlink_escape_denied_and_sensitive_paths_safety_checked(tmp_path: Path
         ".ssh/config",
         ".shellrt/settings.local.json",
         ".claude/settings.json",
+        # What the after-command check protects, a file tool may not plant either.
+        ".mcp.json",
+        ".vscode/tasks.json",
+        ".claude/hooks/run.sh",
+        "sub/.envrc",
     ):
         res, _ = anyio.run(verdict, sensitive)
         assert res.behavior == "ask" and res.safety_check, sensitive

@@ -34,6 +34,7 @@ from sandbox import confine
 from sandbox.base import ExecRequest, SandboxBackend
 from sandbox.confine import ConfinementError, Mount, View
 from shellrt.protocol import PermissionResult, PermissionSubject, ToolContext, ToolExecutionError
+from shellrt.supervisor.protect import protected_reason
 from shellrt.tools._search import RgRunner
 
 __all__ = [
@@ -333,7 +334,9 @@ def is_sensitive(path: Path) -> str | None:
             and fnmatch.fnmatchcase(rest[0], "settings*.json")
         ):
             return "an agent settings file (it changes permissions)"
-    return None
+    # Everything the after-command check protects (hooks, .mcp.json, editor tasks, ...):
+    # a file tool must not plant what a command may not.
+    return protected_reason(path)
 
 
 def file_permission(
