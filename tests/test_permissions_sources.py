@@ -229,7 +229,8 @@ async def test_relative_rules_in_settings_file_are_anchored_at_its_project(tmp_p
     ctx = make_ctx(lay.ws, tmp_path)
 
     async def behavior(path: Path) -> str:
-        return (await gov.engine.decide(tool, tool.parse_input({"file_path": str(path)}), ctx)).behavior
+        decision = await gov.engine.decide(tool, tool.parse_input({"file_path": str(path)}), ctx)
+        return str(decision.behavior)
 
     assert await behavior(other / "data" / "x") == "deny"
     assert await behavior(lay.home / ".ssh" / "id_rsa") == "deny"
