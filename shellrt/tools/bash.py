@@ -17,7 +17,7 @@ import os
 from pathlib import Path, PurePosixPath
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from shellrt.analysis import CommandAnalysis, analyze
 from shellrt.permissions.interfaces import CommandPart
@@ -64,6 +64,9 @@ class BashInput(BaseModel):
         default=False,
         description="Run as a background task and return its id at once; read output with TaskOutput.",
     )
+    #: The parts judged for this very input object (the engine and the tool's own check ask
+    #: in turn within one decision; git's configuration is read once).
+    _parts: tuple[tuple[str, tuple[str, ...]], list[CommandPart] | None] | None = PrivateAttr(default=None)
 
 
 class BashOutput(BaseModel):
@@ -159,11 +162,15 @@ class ShellTool(Tool[BashInput, BashOutput]):
         """The parts the rules engine judges one by one (`shellrt.permissions.CommandPart`):
         resolved reads and redirection writes, the variables set, a read-only verdict that
         includes "inside the allowed reads" and "git runs nothing the repository names"."""
-        a = self.analysis(tool_input)
-        if a is None or not a.parse_ok:
-            return None
         roots = _roots(ctx)
-        return _command_parts(a, ctx.cwd, lambda p: _inside(p, roots))
+        key = (ctx.cwd, tuple(str(r) for r in roots))
+        cached = tool_input._parts
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        a = self.analysis(tool_input)
+        parts = None if a is None or not a.parse_ok else _command_parts(a, ctx.cwd, lambda p: _inside(p, roots))
+        tool_input._parts = (key, parts)
+        return parts
 
     async def check_permissions(self, tool_input: BashInput, ctx: ToolContext) -> PermissionResult:
         a = self.analysis(tool_input)
