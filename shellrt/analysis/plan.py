@@ -276,6 +276,11 @@ class Planner:
                     target = self.word(child)
                 else:
                     self.unsupported.append("redirect with several targets")
+            if op == "<" and target is not None and target.raw.startswith(">"):
+                # The grammar splits `<>` (open read-write, creating the file) into `<` and a target `>...`.
+                self.unsupported.append("redirection <> (read-write)")
+                op = "<>"
+                target = Word(target.raw, None, frozenset({"unknown_node"}))
             redirect = Redirect(fd, op, target, "herestring" if kind == "herestring_redirect" else "file")
         self.redirects.append(redirect)
         return redirect
