@@ -13,7 +13,7 @@ from typing import Final
 
 import tree_sitter
 
-from .heredoc import bash_delimiter, bash_end_line, scan_body
+from .heredoc import bash_delimiter, bash_end_line, join_continuations, scan_body
 from .models import (
     Assignment,
     CommandPlan,
@@ -298,7 +298,7 @@ class Planner:
         source = self.source
         newline = source.find(b"\n", start.end_byte)
         first = len(source) if newline < 0 else newline + 1
-        stop = bash_end_line(source, first, delimiter.encode("utf-8", "surrogateescape"), strip_tabs)
+        stop = bash_end_line(source, first, delimiter.encode("utf-8", "surrogateescape"), strip_tabs, not quoted)
         anchor = body if body is not None else end
         parser_first = first if anchor is None else source.rfind(b"\n", 0, anchor.start_byte) + 1
         parser_stop = len(source) if end is None else source.rfind(b"\n", 0, end.start_byte) + 1
@@ -311,6 +311,7 @@ class Planner:
         if not quoted:
             if "\\\n" in text:
                 self.unsupported.append("line continuation in an expanding here-document")
+                text = join_continuations(text)
             scan = scan_body(text)
             expansions = scan.expansions
             for problem in scan.problems:
