@@ -45,9 +45,10 @@ _SUBSTITUTION_KINDS: Final[dict[str, SubstitutionKind]] = {
 UNWRAP_NAMES: Final = frozenset({"find", "eval", *SHELLS, *WRAPPERS})
 _LOOP_KINDS: Final = {"while": "while", "until": "until", "for": "for", "select": "select"}
 _CLOSING_WORDS: Final = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "in", "}", "]]"})
-#: Reserved words the grammar accepts as a plain command name; bash reads them as syntax (`done x` is an error).
+#: Reserved words the grammar accepts as a plain command name; bash reads them as syntax (`done x` is an
+#: error; `! for ...` and `time { ...; }` are compounds the grammar reads as commands): never parse_ok.
 _RESERVED_NAMES: Final = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "in", "{", "}", "]]", "if",
-                                    "case", "while", "until", "for", "select", "function", "[[", "!", "coproc"})
+                                    "case", "while", "until", "for", "select", "function", "[[", "!"})
 
 
 class Planner:
@@ -395,7 +396,8 @@ class Planner:
                 self.unsupported.append(f"token {kind!r} in a command")
         if argv and (argv[0].raw in _RESERVED_NAMES or (argv[0].raw == "time" and len(argv) > 1
                                                          and argv[1].raw in _CLOSING_WORDS)):
-            self.syntax_errors.append(f"reserved word {argv[0].raw!r} where a command name belongs")
+            # Either a bash syntax error (`done x`) or compound syntax the grammar misreads (`! for ...`).
+            self.syntax_errors.append(f"reserved word {argv[0].raw!r} read as a command name")
         self.add_command(argv, assignments, redirects, None)
 
     def add_command(self, argv: list[Word], assignments: list[Assignment], redirects: list[Redirect],
