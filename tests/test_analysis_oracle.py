@@ -40,6 +40,8 @@ TEMPLATES = [
     "cat <<EOF\nx\nEOF\n{P}", "cat <<EOF\nx\nEOF \n`{P}`\nEOF", "cat <<EOF\n\\`{P}\\`\nEOF",
     "cat <<EOF\n$(echo ')'; {P})\nEOF", "cat <<EOF && ls\n`{P}`\nEOF", "cat <<EOF; ls\n`{P}`\nEOF",
     "while read l; do echo $l; done <<EOF\n$({P})\nEOF", "cat <<EOF\nEO\\\nF\n$({P})\nEOF",
+    "cat <<EOF\nEO\\\nF\n{P}", "cat <<EOF\n$\\\n({P})\nEOF", "cat <<EOF\n`{P}\\\n`\nEOF",
+    "echo $(cat <<EOF\n`{P}`\nEOF\n)", "cat <<EOF\n$(cat <<X\n`{P}`\nX\n)\nEOF",
     # parameter expansions and arithmetic contexts
     "echo ${{x:-$({P})}}", 'echo "${{x:=$({P})}}"', "echo ${{x/$({P})/}}", "echo ${{a[$({P})]}}",
     "echo $(( $({P}) ))", "(( $({P}) ))", "echo $(( a[$({P})] ))", "[[ a[$({P})] -eq 1 ]]",

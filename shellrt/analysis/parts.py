@@ -128,11 +128,12 @@ def _part(command: PlanCommand) -> Subcommand | None:
     name, start, env_names = resolve_command(words)
     if words[0].value in DECLARATIONS:
         name = words[0].value or ""
+        assignment_raws = {a.raw for a in command.assignments}
         for w in words[1:]:
             value = w.value
             if value is None:
-                if "=" not in w.raw:
-                    assigned.append("")
+                if w.raw not in assignment_raws:
+                    assigned.append("")  # a dynamic word: it may name any variable
             elif not value.startswith("-") and "=" not in value:
                 assigned.append(value)
         return Subcommand(text, argv, name, True, assigned, command.background, writes, reads, False, via)

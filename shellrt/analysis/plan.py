@@ -13,7 +13,7 @@ from typing import Final
 
 import tree_sitter
 
-from .heredoc import bash_delimiter, bash_end_line, scan_body
+from .heredoc import bash_delimiter, bash_end_line, join_continuations, scan_body
 from .models import (
     Assignment,
     CommandPlan,
@@ -44,6 +44,11 @@ _SUBSTITUTION_KINDS: Final[dict[str, SubstitutionKind]] = {
 #: Programs :meth:`Planner._unwrap` looks inside (``unwrap`` answers "nothing" for the rest).
 UNWRAP_NAMES: Final = frozenset({"find", "eval", *SHELLS, *WRAPPERS})
 _LOOP_KINDS: Final = {"while": "while", "until": "until", "for": "for", "select": "select"}
+_CLOSING_WORDS: Final = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "in", "}", "]]"})
+#: Reserved words the grammar accepts as a plain command name; bash reads them as syntax (`done x` is an
+#: error; `! for ...` and `time { ...; }` are compounds the grammar reads as commands): never parse_ok.
+_RESERVED_NAMES: Final = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "in", "{", "}", "]]", "if",
+                                    "case", "while", "until", "for", "select", "function", "[[", "!"})
 
 
 class Planner:
@@ -199,15 +204,18 @@ class Planner:
 
     def h_pipeline(self, node: tree_sitter.Node) -> None:
         self.context.append("pipeline")
-        last_start = len(self.commands)
+        last_start = -1
         try:
             for child in node.children:
                 if child.is_named:
+                    if child.type == "negated_command" and last_start != -1:
+                        # bash only accepts `!` before a whole pipeline (`a | ! b` is an error)
+                        self.syntax_errors.append("`!` inside a pipeline")
                     last_start = len(self.commands)
                 self.visit(child)
         finally:
             self.context.pop()
-        self.pipe_start = last_start
+        self.pipe_start = max(last_start, 0)
 
     def h_redirected(self, node: tree_sitter.Node) -> None:
         children = node.children
@@ -269,6 +277,11 @@ class Planner:
                     target = self.word(child)
                 else:
                     self.unsupported.append("redirect with several targets")
+            if op == "<" and target is not None and target.raw.startswith(">"):
+                # The grammar splits `<>` (open read-write, creating the file) into `<` and a target `>...`.
+                self.unsupported.append("redirection <> (read-write)")
+                op = "<>"
+                target = Word(target.raw, None, frozenset({"unknown_node"}))
             redirect = Redirect(fd, op, target, "herestring" if kind == "herestring_redirect" else "file")
         self.redirects.append(redirect)
         return redirect
@@ -286,18 +299,20 @@ class Planner:
         source = self.source
         newline = source.find(b"\n", start.end_byte)
         first = len(source) if newline < 0 else newline + 1
-        stop = bash_end_line(source, first, delimiter.encode("utf-8", "surrogateescape"), strip_tabs)
+        stop = bash_end_line(source, first, delimiter.encode("utf-8", "surrogateescape"), strip_tabs, not quoted)
         anchor = body if body is not None else end
         parser_first = first if anchor is None else source.rfind(b"\n", 0, anchor.start_byte) + 1
         parser_stop = len(source) if end is None else source.rfind(b"\n", 0, end.start_byte) + 1
         if parser_first != first or parser_stop != stop or (end is not None and source[end.end_byte:end.end_byte + 1]
                                                             not in (b"", b"\n")):
-            self.unsupported.append(f"here-document {delimiter!r} whose end the parser may read differently")
+            # bash ends this body on another line than the parser (or never): what runs differs.
+            self.syntax_errors.append(f"here-document {delimiter!r} does not end where bash ends it")
         text = source[first:stop].decode("utf-8", "surrogateescape")
         expansions: list[Word] = []
         if not quoted:
             if "\\\n" in text:
                 self.unsupported.append("line continuation in an expanding here-document")
+                text = join_continuations(text)
             scan = scan_body(text)
             expansions = scan.expansions
             for problem in scan.problems:
@@ -379,6 +394,10 @@ class Planner:
                 argv.append(Word(kind, kind, NO_FEATURES))
             else:
                 self.unsupported.append(f"token {kind!r} in a command")
+        if argv and (argv[0].raw in _RESERVED_NAMES or (argv[0].raw == "time" and len(argv) > 1
+                                                         and argv[1].raw in _CLOSING_WORDS)):
+            # Either a bash syntax error (`done x`) or compound syntax the grammar misreads (`! for ...`).
+            self.syntax_errors.append(f"reserved word {argv[0].raw!r} read as a command name")
         self.add_command(argv, assignments, redirects, None)
 
     def add_command(self, argv: list[Word], assignments: list[Assignment], redirects: list[Redirect],

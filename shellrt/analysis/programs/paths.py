@@ -44,7 +44,7 @@ _FILE_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "fgrep": frozenset({"-f", "--file", "--exclude-from"}),
     "rg": frozenset({"-f", "--file", "--ignore-file"}),
     "jq": frozenset({"-f", "--from-file"}),
-    "sort": frozenset({"--random-source", "--files0-from"}),
+    "sort": frozenset({"--random-source"}),
     "realpath": frozenset({"--relative-to", "--relative-base"}),
     "fd": frozenset({"--ignore-file", "--search-path", "--base-directory"}),
     "fdfind": frozenset({"--ignore-file", "--search-path", "--base-directory"}),
