@@ -102,6 +102,25 @@ async def test_compound_of_rule_allowed_and_read_only_parts(tmp_path: Path) -> N
     assert (await _decide(gov, "cat /etc/passwd && cp x y", tmp_path)).behavior == "ask"
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "file * && cp x y",
+        "uniq in* && cp x y",
+        "case x in x) ls &;; esac; cp x y",
+        "for a in b; do ls; done; cp x y",
+        "(( a[$(touch p)] )); cp x y",
+        "cat \"$HOME/x\" && cp x y",
+        "cat <<EOF && cp x y\n$(id)\nEOF",
+    ],
+)
+async def test_parts_are_judged_alone_only_when_the_command_is_flat(tmp_path: Path, command: str) -> None:
+    """Re-judging one part's text loses globs, loops and expansions; those compounds ask."""
+    gov = _gov(tmp_path, allow=["Bash(cp:*)"])
+    decision = await _decide(gov, command, tmp_path)
+    assert decision.behavior != "allow", decision.chain
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("command", ["/???/rm F", "$'rm' F", "rm${IFS}F", "\\rm F", "/bin/rm F", "r''m F", "\"rm\" F"])
 async def test_deny_rules_match_the_normalised_name_in_every_mode(tmp_path: Path, mode: str, command: str) -> None:

@@ -328,7 +328,12 @@ class PermissionEngine:
                 if unsafe:
                     return None, f"{part.text!r} sets {', '.join(unsafe)}, which can change what programs run"
                 continue
-            if part.read_only:
+            rules = None
+            if part.name and not unsafe:
+                rules = self.rules.content_allow(
+                    tool_name, PermissionSubject(commands=(part.text,), access="execute")
+                )
+            if not rules and part.read_only:
                 continue
             if not part.name:
                 return None, f"{part.text!r}: its program name is not static, so no allow rule can match it"
@@ -337,11 +342,13 @@ class PermissionEngine:
                     f"{part.text!r} runs with {', '.join(unsafe)} set, which can change what it runs; "
                     "allow rules only match parts that set the variables listed in docs/permissions.md"
                 )
-            rules = self.rules.content_allow(tool_name, PermissionSubject(commands=(part.text,), access="execute"))
             if not rules:
                 why = f" ({part.why_not})" if part.why_not else ""
                 return None, f"no allow rule covers {part.text!r}, and it is not read-only{why}"
             used.extend(r for r in rules if r not in used)
+        if not used and not any(p.writes for p in parts):
+            # Nothing but read-only parts: the tool's verdict on the whole command stands.
+            return None, "no allow rule covers this command"
         return used, ""
 
     def _may_write(self, tool_name: str, target: str, ctx: ToolContext) -> bool:

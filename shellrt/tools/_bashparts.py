@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import PurePosixPath
 
-from shellrt.analysis import CommandAnalysis, Subcommand, analyze
+from shellrt.analysis import CommandAnalysis, CommandPlan, Subcommand, analyze
 from shellrt.permissions.interfaces import CommandPart
 from shellrt.permissions.rules import is_safe_env_name
 from shellrt.tools._gitrepo import repo_code_keys
@@ -37,6 +37,11 @@ _RECURSIVE_PROGRAMS = frozenset({"rg", "find", "tree", "du", "ag", "ack", "fd", 
 #: git subcommands that print file contents of the tree or history (a denied file included).
 _GIT_CONTENT = frozenset({"grep", "show", "diff", "log", "blame", "cat-file", "archive", "whatchanged", "annotate"})
 _NULL_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+#: Word features that make a word's meaning depend on run time (see ``analysis.nodes.Word``).
+_RISKY_FEATURES = frozenset(
+    {"parameter", "simple_parameter", "command_substitution", "process_substitution", "arithmetic",
+     "pure_arithmetic", "ansi_c", "translated", "brace", "brace_char", "glob", "flag_glob", "unknown_node"}
+)
 
 
 def command_parts(
@@ -63,11 +68,7 @@ def command_parts(
             if redirect.op in _INPUT_OPS and not _fd_dup(redirect.op, value):
                 plan_reads.append(value or "")
         background = "&" in plan.operators
-        # Constructs whose effect is not tied to one simple command: parts are then never
-        # read-only on their own (the whole command's verdict decides).
-        per_part_ok = per_part_ok and not plan.unsupported and not plan.functions and not any(
-            h.expands and ("$" in h.body or "`" in h.body) for h in plan.heredocs
-        )
+        per_part_ok = per_part_ok and _flat(plan)
     bases = [cwd, *[_resolve(t, cwd) for t in a.cd_targets if t]]
     out: list[CommandPart] = []
     for sub in a.subcommands:
@@ -130,6 +131,23 @@ def command_parts(
             )
         )
     return out
+
+
+def _flat(plan: CommandPlan) -> bool:
+    """Whether each simple command can be judged on its own: only simple commands joined by
+    ``&& || ; | &`` (and declarations), every word static and literal. Anything else — loops,
+    arithmetic, tests, case, functions, substitutions, here-documents, globs, expansions — is
+    judged only as a whole (re-analysing one part's text would lose what made it dynamic)."""
+    if plan.unsupported or plan.functions or plan.substitutions or plan.heredocs or plan.dynamic:
+        return False
+    if any(c.kind not in _DECLARATIONS for c in plan.constructs):
+        return False
+    for command in plan.commands:
+        words = [*command.argv, *[a.value for a in command.assignments if a.value is not None]]
+        words += [r.target for r in command.redirects if r.target is not None]
+        if any(w.value is None or not _RISKY_FEATURES.isdisjoint(w.features) for w in words):
+            return False
+    return all(r.target is None or r.target.value is not None for r in plan.redirects)
 
 
 def git_hazard(argv: Sequence[str], cwd: str) -> str:
