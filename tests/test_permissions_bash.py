@@ -169,6 +169,14 @@ async def test_read_deny_rules_cover_what_bash_reads(tmp_path: Path, command: st
     assert decision.behavior != "allow", decision.chain
 
 
+@pytest.mark.parametrize("mode", MODES)
+async def test_recursive_read_over_a_denied_tree_asks_in_every_mode(tmp_path: Path, mode: str) -> None:
+    gov = _gov(tmp_path, mode=mode, deny=["Read(./secrets/**)"])
+    (gov.settings.workspace / "secrets").mkdir()
+    decision = await _decide(gov, "grep -r TOPSECRET .", tmp_path)
+    assert decision.behavior in ("ask", "deny") and "recursively" in decision.reason, decision.chain
+
+
 async def test_reads_elsewhere_still_allowed_with_read_denies(tmp_path: Path) -> None:
     gov = _gov(tmp_path, deny=["Read(./secrets/**)"])
     ws = gov.settings.workspace

@@ -156,6 +156,10 @@ class PermissionEngine:
             found = self._parts_hit("ask", name, parts)
             if found is not None:
                 return self._part_final("ask", found, chain, "4 ask")
+        if shadowed:
+            # A recursive read over a denied path reads it: a rule matter no mode may skip.
+            chain.append(f"4 ask: {shadowed}")
+            return self._final("ask", shadowed, chain, source="tool")
         metadata = self._metadata_write(subject, parts or [])
         if metadata is not None:
             chain.append(f"4 safety check: {metadata} (no mode can skip it)")
