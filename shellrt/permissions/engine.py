@@ -7,8 +7,9 @@ every decision records which steps it passed in ``chain``:
    rule matching any subcommand/path/domain -> **deny**;
 2. tool-wide ask — a hook asked, or a tool-wide ask rule -> **ask**;
 3. the tool's own check — its deny is final (an exception in it is a deny);
-4. content ask rules and the tool's safety checks (``.git/hooks``, shell rc
-   files…) -> **ask**; no mode can skip steps 1-4;
+4. content ask rules and the safety checks (git metadata writes, shell rc
+   files, a recursive read over a denied path…) -> **ask**; no mode can skip
+   steps 1-4;
 5. the mode — ``plan`` denies anything not read-only, ``bypassPermissions``
    allows, ``acceptEdits`` allows writes inside the workspace;
 6. allow — the tool's own allow, a hook's allow, a tool-wide allow rule, or
