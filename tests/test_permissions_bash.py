@@ -279,3 +279,18 @@ async def test_ordinary_writes_are_still_edits(tmp_path: Path) -> None:
     assert (await gov.engine.decide(write, tool_input, ctx)).behavior == "allow"
     assert git_metadata_reason(str(ws / "src" / "main.py")) is None
     assert git_metadata_reason(str(ws / "src" / "configure.py")) is None
+
+
+async def test_powershell_keeps_its_rules(tmp_path: Path) -> None:
+    """PowerShell's analysis names no parts: its rules work as before, nothing is denied as dynamic."""
+    from shellrt.tools.powershell import PowerShell
+
+    gov = _gov(tmp_path, deny=["PowerShell(Remove-Item:*)"])
+    ps = PowerShell()
+    ws = gov.settings.workspace
+
+    async def behavior(command: str) -> str:
+        return (await gov.engine.decide(ps, ps.parse_input({"command": command}), _ctx(ws, tmp_path))).behavior
+
+    assert await behavior("Get-ChildItem") == "allow"
+    assert await behavior("Remove-Item x") == "deny"

@@ -158,10 +158,11 @@ class ShellTool(Tool[BashInput, BashOutput]):
             return ValidationResult.failure("The command contains a NUL byte; remove it.")
         return ValidationResult.success()
 
-    def command_parts(self, tool_input: BashInput, ctx: ToolContext) -> list[CommandPart] | None:
-        """The parts the rules engine judges one by one (`shellrt.permissions.CommandPart`):
-        resolved reads and redirection writes, the variables set, a read-only verdict that
-        includes "inside the allowed reads" and "git runs nothing the repository names"."""
+    def _judged_parts(self, tool_input: BashInput, ctx: ToolContext) -> list[CommandPart] | None:
+        """The parts of a bash command (see `Bash.command_parts`); [] for other shells, whose
+        analysis does not name parts."""
+        if self.shell != "bash":
+            return []
         roots = _roots(ctx)
         key = (ctx.cwd, tuple(str(r) for r in roots))
         cached = tool_input._parts
@@ -176,7 +177,7 @@ class ShellTool(Tool[BashInput, BashOutput]):
         a = self.analysis(tool_input)
         if a is None:
             return PermissionResult.ask(f"{self.name} commands are not analysed; confirm this one.")
-        parts = self.command_parts(tool_input, ctx) or []
+        parts = self._judged_parts(tool_input, ctx) or []
         for part in parts:
             for target in part.writes:
                 reason = is_sensitive(Path(target)) if target else None
@@ -294,6 +295,12 @@ class Bash(ShellTool):
     name = "Bash"
     shell = "bash"
     search_hint = "shell command terminal run execute script"
+
+    def command_parts(self, tool_input: BashInput, ctx: ToolContext) -> list[CommandPart] | None:
+        """The parts the rules engine judges one by one (`shellrt.permissions.interfaces.CommandPart`):
+        resolved reads and redirection writes, the variables set, a read-only verdict that
+        includes "inside the allowed reads" and "git runs nothing the repository names"."""
+        return self._judged_parts(tool_input, ctx)
 
     def prompt(self) -> str:
         return (
