@@ -294,3 +294,17 @@ async def test_powershell_keeps_its_rules(tmp_path: Path) -> None:
 
     assert await behavior("Get-ChildItem") == "allow"
     assert await behavior("Remove-Item x") == "deny"
+
+
+async def test_common_env_deny_leaves_git_and_scoped_searches_alone(tmp_path: Path) -> None:
+    gov = _gov(tmp_path, allow=["Bash(git diff:*)"], deny=["Read(./.env)"])
+    ws = gov.settings.workspace
+    _repo(ws)
+    (ws / ".env").write_text("TOKEN=x\n")
+    (ws / "src").mkdir()
+    for command in ("git diff", "grep -r TOKEN src", "git status"):
+        decision = await _decide(gov, command, tmp_path)
+        assert decision.behavior == "allow", (command, decision.chain)
+    for command in ("grep -r TOKEN .", "cat .env", "git grep TOKEN"):
+        decision = await _decide(gov, command, tmp_path)
+        assert decision.behavior != "allow", (command, decision.chain)

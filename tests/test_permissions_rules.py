@@ -210,8 +210,14 @@ def test_may_match_below_places_the_pattern(tmp_path: Path) -> None:
     anchored = parse_rule("Read(./secrets/**)", "deny", origin)
     floating = parse_rule("Read(.env)", "deny", origin)
     home = tmp_path / "home"
+    (tmp_path / "src" / "deep").mkdir(parents=True)
+    assert not anchored.may_match_below(str(tmp_path), home=home)  # nothing there to reach
+    (tmp_path / "secrets").mkdir()
     assert anchored.may_match_below(str(tmp_path), home=home)
     assert anchored.may_match_below(str(tmp_path / "secrets" / "sub"), home=home)
     assert not anchored.may_match_below(str(tmp_path / "src"), home=home)
+    assert not floating.may_match_below(str(tmp_path / "src"), home=home)
+    (tmp_path / "src" / "deep" / ".env").write_text("K=V")
     assert floating.may_match_below(str(tmp_path / "src"), home=home)
+    assert floating.may_match_below(str(tmp_path / "src"), home=home, limit=0)
     assert not parse_rule("Read(//etc/**)", "deny", origin).may_match_below(str(tmp_path), home=home)

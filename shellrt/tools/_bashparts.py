@@ -34,8 +34,9 @@ _OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
 _INPUT_OPS = frozenset({"<", "<>", "<&"})
 #: Programs that always walk the directories they are given.
 _RECURSIVE_PROGRAMS = frozenset({"rg", "find", "tree", "du", "ag", "ack", "fd", "fdfind"})
-#: git subcommands that print file contents of the tree or history (a denied file included).
-_GIT_CONTENT = frozenset({"grep", "show", "diff", "log", "blame", "cat-file", "archive", "whatchanged", "annotate"})
+#: git subcommands that search the tracked tree. (``show``/``log -p`` print history, which a
+#: ``Read(...)`` rule on the work tree cannot describe: keep secrets out of history.)
+_GIT_CONTENT = frozenset({"grep"})
 _NULL_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 #: Word features that make a word's meaning depend on run time (see ``analysis.nodes.Word``).
 _RISKY_FEATURES = frozenset(
@@ -90,7 +91,7 @@ def command_parts(
         writes = tuple(sorted({_resolve(w, bases[0]) if w else "" for w in writes_raw}))
         reads = _resolve_all(reads_raw, bases)
         if recursive and (name == "git" or not any(r and os.path.exists(r) for r in reads)):
-            # No existing path named (or git, which reads its whole tree): the walk starts here.
+            # No existing path named (or git grep, which searches the tree): the walk starts here.
             reads = tuple(sorted({*reads, *[os.path.realpath(b) for b in bases]}))
         why = ""
         read_only = False
