@@ -129,6 +129,13 @@ async def test_deny_rules_match_the_normalised_name_in_every_mode(tmp_path: Path
     assert decision.behavior == "deny", (mode, command, decision.chain)
 
 
+@pytest.mark.parametrize("mode", MODES)
+async def test_unparseable_command_is_denied_when_deny_rules_exist(tmp_path: Path, mode: str) -> None:
+    gov = _gov(tmp_path, mode=mode, deny=["Bash(rm:*)"])
+    decision = await _decide(gov, "$'rm' F\n)", tmp_path)
+    assert decision.behavior == "deny", decision.chain
+
+
 async def test_dynamic_name_without_deny_rules_is_only_asked(tmp_path: Path) -> None:
     gov = _gov(tmp_path, allow=["Bash"])
     # a tool-wide allow cannot allow a program whose name is not static

@@ -115,6 +115,13 @@ class PermissionEngine:
             found = self._parts_hit("deny", name, parts)
             if found is not None:
                 return self._part_final("deny", found, chain, "1 deny")
+        elif parts is None and isinstance(tool, CommandPartsTool) and self._has_command_rule("deny", name):
+            reason = (
+                f"{name}: the command could not be fully parsed, so the {name} deny rules cannot be checked "
+                "against it; fix its syntax"
+            )
+            chain.append(f"1 deny: {reason}")
+            return self._final("deny", reason, chain, source="tool")
         chain.append("1 deny: no deny rule matched")
 
         # 2. tool-wide ask
@@ -254,9 +261,7 @@ class PermissionEngine:
         """A deny/ask rule that catches a part by name, reads or writes, or a dynamic
         program name under such rules: (rule or None, reason)."""
         rule_kind: RuleKind = "deny" if kind == "deny" else "ask"
-        has_command_rule = any(
-            r.spec_kind == "command" and r.tool == tool_name for r in self.rules.of_kind(rule_kind)
-        )
+        has_command_rule = self._has_command_rule(rule_kind, tool_name)
         for part in parts:
             forms = [part.text]
             if part.name and part.argv and part.argv[0] != part.name:
@@ -281,6 +286,9 @@ class PermissionEngine:
                     what = "reads" if access == "read" else "writes"
                     return rule, f"{part.text!r} {what} {item}, which is {_verb(kind)} by {rule.describe()}"
         return None
+
+    def _has_command_rule(self, kind: RuleKind, tool_name: str) -> bool:
+        return any(r.spec_kind == "command" and r.tool == tool_name for r in self.rules.of_kind(kind))
 
     def _recursive_denied(self, tool_name: str, parts: Sequence[CommandPart]) -> str | None:
         """A recursive read of a tree that holds a path a deny/ask rule covers."""
