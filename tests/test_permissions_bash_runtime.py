@@ -147,3 +147,28 @@ async def test_compound_with_rule_and_read_only_parts_runs(tmp_path: Path, home:
     [envelope] = await _run(tmp_path, ["cat a && cp x y"], allow=["Bash(cp:*)"])
     assert not envelope.is_error, _text(envelope)
     assert (ws / "y").read_text() == "X\n"
+
+
+async def test_docker_reads_are_judged_on_the_host_view(tmp_path: Path, home: Path) -> None:
+    """The container's /workspace is the workspace: reads there run unasked, reads elsewhere ask."""
+    from sandbox import DockerConfig
+    from tests._docker_support import DEBIAN, require_docker
+
+    require_docker()
+    ws = tmp_path / "ws"
+    (ws / "hello.txt").write_text("from the host\n")
+    (ws / "secrets").mkdir()
+    (ws / "secrets" / "a").write_text("TOPSECRET\n")
+    settings = tmp_path / "operator-settings.json"
+    settings.write_text(json.dumps({"permissions": {"deny": [f"Read(/{ws}/secrets/**)"]}}))
+    async with shellrt.Runtime(
+        workspace=ws, sandbox=DockerConfig(image=DEBIAN), session_dir=tmp_path / ".s", tools=[Bash()],
+        settings_files=[settings],
+    ) as rt:
+        commands = ["cat hello.txt", "cat /workspace/hello.txt", "cat /etc/hostname", "cat /workspace/secrets/a"]
+        blocks = [ToolUseBlock(id=f"t{i}", name="Bash", input={"command": c}) for i, c in enumerate(commands)]
+        inside, absolute, outside, secret = await rt.run_envelopes(blocks)
+    assert not inside.is_error and "from the host" in _text(inside), _text(inside)
+    assert not absolute.is_error and "from the host" in _text(absolute)
+    assert outside.is_error
+    assert secret.is_error and "TOPSECRET" not in _text(secret)

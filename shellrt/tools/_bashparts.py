@@ -46,10 +46,16 @@ _RISKY_FEATURES = frozenset(
 
 
 def command_parts(
-    a: CommandAnalysis, cwd: str, inside: Callable[[str], bool], *, check_git: bool = True
+    a: CommandAnalysis,
+    cwd: str,
+    inside: Callable[[str], bool],
+    *,
+    check_git: bool = True,
+    to_host: Callable[[str], str] = os.path.realpath,
 ) -> list[CommandPart]:
-    """The parts of ``a`` run in ``cwd``; ``inside(path) -> bool`` says whether a resolved
-    path is inside the allowed reads."""
+    """The parts of ``a`` run in ``cwd`` (a host path); ``inside(path) -> bool`` says whether
+    a resolved host path is inside the allowed reads; ``to_host`` resolves an absolute path
+    as the sandbox sees it to the host (docker's container workspace)."""
     plan = a.plan
     plan_names: list[str] = []
     plan_writes: list[str] = []
@@ -70,7 +76,7 @@ def command_parts(
                 plan_reads.append(value or "")
         background = "&" in plan.operators
         per_part_ok = per_part_ok and _flat(plan)
-    bases = [cwd, *[_resolve(t, cwd) for t in a.cd_targets if t]]
+    bases = [cwd, *[to_host(t) if os.path.isabs(t) else _resolve(t, cwd) for t in a.cd_targets if t]]
     out: list[CommandPart] = []
     for sub in a.subcommands:
         argv = tuple(sub.argv)
@@ -88,8 +94,8 @@ def command_parts(
         reads_raw = [*(_attr_list(sub, "reads") or []), *plan_reads, *_word_reads(argv)]
         rec = getattr(sub, "recursive", None)
         recursive = bool(rec) or _recursive(name, argv)
-        writes = tuple(sorted({_resolve(w, bases[0]) if w else "" for w in writes_raw}))
-        reads = _resolve_all(reads_raw, bases)
+        writes = tuple(sorted({_resolve_host(w, bases[0], to_host) if w else "" for w in writes_raw}))
+        reads = _resolve_all(reads_raw, bases, to_host)
         if recursive and (name == "git" or not any(r and os.path.exists(r) for r in reads)):
             # No existing path named (or git grep, which searches the tree): the walk starts here.
             reads = tuple(sorted({*reads, *[os.path.realpath(b) for b in bases]}))
@@ -276,14 +282,19 @@ def _resolve(word: str, base: str) -> str:
     return os.path.realpath(os.path.join(base, expanded))
 
 
-def _resolve_all(words: Sequence[str], bases: Sequence[str]) -> tuple[str, ...]:
+def _resolve_host(word: str, base: str, to_host: Callable[[str], str]) -> str:
+    expanded = os.path.expanduser(word)
+    return to_host(expanded) if os.path.isabs(expanded) else _resolve(expanded, base)
+
+
+def _resolve_all(words: Sequence[str], bases: Sequence[str], to_host: Callable[[str], str]) -> tuple[str, ...]:
     out: set[str] = set()
     for word in words:
         if not word or any(c in word for c in "$`"):
             out.add("")
             continue
         if os.path.isabs(os.path.expanduser(word)):
-            out.add(_resolve(word, "/"))
+            out.add(to_host(os.path.expanduser(word)))
             continue
         for base in bases:
             out.add(_resolve(word, base))

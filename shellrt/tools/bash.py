@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import ClassVar
 
@@ -33,7 +34,7 @@ from shellrt.protocol import (
 from shellrt.protocol import ProgressEvent as ToolProgressEvent
 from shellrt.supervisor import CommandResult, ProgressEvent, Shell, ShellUnavailableError, Supervisor
 from shellrt.tools._bashparts import command_parts as _command_parts
-from shellrt.tools._paths import is_sensitive
+from shellrt.tools._paths import display_path, is_sensitive, resolve_path
 
 __all__ = ["Bash", "BashInput", "BashOutput", "ShellTool", "bash_output", "format_output"]
 
@@ -169,7 +170,10 @@ class ShellTool(Tool[BashInput, BashOutput]):
         if cached is not None and cached[0] == key:
             return cached[1]
         a = self.analysis(tool_input)
-        parts = None if a is None or not a.parse_ok else _command_parts(a, ctx.cwd, lambda p: _inside(p, roots))
+        parts = None
+        if a is not None and a.parse_ok:
+            to_host = _rule_view(ctx)
+            parts = _command_parts(a, to_host(ctx.cwd), lambda p: _inside(p, roots), to_host=to_host)
         tool_input._parts = (key, parts)
         return parts
 
@@ -190,8 +194,10 @@ class ShellTool(Tool[BashInput, BashOutput]):
             why = "; ".join(a.reasons[:3]) or "it may change the system"
             return PermissionResult.ask(f"This command is not read-only ({why}).")
         roots = _roots(ctx)
-        outside = [p for p in _paths_mentioned(a, ctx.cwd) if not _inside(p, roots)]
-        if not _inside(ctx.cwd, roots):
+        to_host = _rule_view(ctx)
+        cwd = to_host(ctx.cwd)
+        outside = [p for p in _paths_mentioned(a, cwd) if not _inside(to_host(p), roots)]
+        if not _inside(cwd, roots):
             outside.insert(0, ctx.cwd)
         if outside:
             return PermissionResult.ask(
@@ -405,6 +411,29 @@ def _roots(ctx: ToolContext) -> list[PurePosixPath]:
         if real not in roots:
             roots.append(real)
     return roots
+
+
+def _rule_view(ctx: ToolContext) -> Callable[[str], str]:
+    """Resolve an absolute path as the sandbox sees it to the host path rules and roots use.
+
+    Local and bwrap: the path itself, symlinks resolved. Docker: the container's
+    workspace is resolved in its host twin (a private copy in copy mode, where the
+    command's own symlinks live) and then named by the allowed root it mirrors.
+    """
+    twins: list[tuple[str, str]] = []
+    for root in ctx.allowed_roots or (ctx.workspace,):
+        seen = display_path(root, ctx)
+        if seen != str(root):
+            twins.append((os.path.realpath(resolve_path(seen, ctx)), os.path.realpath(root)))
+
+    def view(path: str) -> str:
+        real = str(resolve_path(path, ctx))
+        for twin, root in twins:
+            if real == twin or real.startswith(twin.rstrip("/") + "/"):
+                return root + real[len(twin) :]
+        return real
+
+    return view
 
 
 def _inside(path: str, roots: list[PurePosixPath]) -> bool:
