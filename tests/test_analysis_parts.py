@@ -149,6 +149,7 @@ def test_reads(command: str, reads: list[str]) -> None:
         ("fd foo", True, ["."]),
         ("git grep x", True, ["."]),
         ("ls d", False, ["d"]),
+        ("ls -la", False, ["."]),
         ("grep x f", False, ["f"]),
     ],
 )

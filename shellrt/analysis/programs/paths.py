@@ -73,6 +73,8 @@ _RECURSIVE_FLAGS: Final[dict[str, frozenset[str]]] = {
     "diff": frozenset({"-r", "--recursive"}),
 }
 _FIND_VALUE_PATHS: Final = frozenset({"-newer", "-anewer", "-cnewer", "-samefile"})
+#: Programs that list the working directory when given no operand.
+_DOT_BY_DEFAULT: Final = frozenset({"ls", "dir", "vdir"})
 #: sed's options as far as paths go (its judge model refuses -f; here -e/-f values are not operands).
 _SED: Final = ProgramSpec("sed", short="nErsuz", short_arg="elf")
 
@@ -128,7 +130,7 @@ def program_reads(name: str, args: list[str | None], spec: ProgramSpec | None) -
     for path in positionals:
         if path != "-":
             reads.append(path)
-    if recursive and not positionals and name != "diff":
+    if not positionals and (recursive or name in _DOT_BY_DEFAULT) and name != "diff":
         reads.append(".")
     return reads, recursive
 
