@@ -22,7 +22,8 @@ def part(command: str) -> Subcommand:
         ("timeout 5 rm F", "rm"), ("timeout -s KILL 5 /bin/rm F", "rm"), ("env X=1 rm F", "rm"),
         ("env -i -u PATH rm F", "rm"), ("command rm F", "rm"), ("nice -n 5 rm F", "rm"), ("stdbuf -oL rm F", "rm"),
         ("time rm F", "rm"), ("nohup rm F", "rm"), ("timeout 5 env nice command rm F", "rm"),
-        ("command -v rm", "command"), ("env", "env"), ("git diff", "git"), ("bash -c 'rm F'", "bash"),
+        ("/usr/local/bin/rm F", "rm"), ("./ls", "./ls"), ("bin/ls", "bin/ls"), ("/tmp/rm F", "/tmp/rm"),
+        ("/usr/bin/env rm F", "rm"), ("command -v rm", "command"), ("env", "env"), ("git diff", "git"), ("bash -c 'rm F'", "bash"),
     ],
 )
 def test_static_names(command: str, name: str) -> None:
@@ -149,6 +150,7 @@ def test_reads(command: str, reads: list[str]) -> None:
         ("fd foo", True, ["."]),
         ("git grep x", True, ["."]),
         ("ls d", False, ["d"]),
+        ("ls -la", False, ["."]),
         ("grep x f", False, ["f"]),
     ],
 )

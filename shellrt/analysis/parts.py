@@ -23,6 +23,8 @@ TRANSPARENT_WRAPPERS: Final = frozenset({"env", "command", "nice", "timeout", "n
 #: Command names that never count as static (what they run is decided at run time).
 _NEVER_STATIC: Final = frozenset({"eval", "xargs", "busybox"})
 DECLARATIONS: Final = frozenset({"export", "declare", "typeset", "local", "readonly", "unset"})
+#: Directories whose programs are named by their basename (``/bin/rm`` is ``rm``).
+_SYSTEM_DIRS: Final = frozenset({"/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/", "/usr/local/sbin/"})
 _OUTPUT_OPS: Final = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&", "&>|"})
 _INPUT_OPS: Final = frozenset({"<", "<>"})
 
@@ -38,7 +40,11 @@ def resolve_command(argv: list[Word]) -> tuple[str, int, list[str]]:
         value = head.value
         if value is None or "glob" in head.features:
             return "", index, env_names
-        name = value.rsplit("/", 1)[-1]
+        directory, slash, name = value.rpartition("/")
+        if slash and directory + "/" not in _SYSTEM_DIRS:
+            # `./ls`, `bin/ls`, `/tmp/ls`: a file of that name, not the program (an allow rule for
+            # `ls` must not run it). The path as written is its name.
+            return value, index, env_names
         if not name or name in _NEVER_STATIC:
             return "", index, env_names
         if name not in TRANSPARENT_WRAPPERS:
