@@ -122,7 +122,11 @@ async def test_parts_are_judged_alone_only_when_the_command_is_flat(tmp_path: Pa
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("command", ["/???/rm F", "$'rm' F", "rm${IFS}F", "\\rm F", "/bin/rm F", "r''m F", "\"rm\" F"])
+@pytest.mark.parametrize(
+    "command",
+    ["/???/rm F", "$'rm' F", "rm${IFS}F", "\\rm F", "/bin/rm F", "r''m F", "\"rm\" F", "./rm F", "env rm F",
+     "timeout 5 rm F", "xargs rm < list", "busybox rm F", "bash -c 'rm F'", "sh -c \"cd /; rm F\""],
+)
 async def test_deny_rules_match_the_normalised_name_in_every_mode(tmp_path: Path, mode: str, command: str) -> None:
     gov = _gov(tmp_path, mode=mode, deny=["Bash(rm:*)"], allow=["Bash"])
     decision = await _decide(gov, command, tmp_path)

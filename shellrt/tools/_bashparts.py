@@ -209,7 +209,7 @@ def _name(sub: Subcommand) -> str:
     """The normalised static program name ("" when not static)."""
     given = getattr(sub, "name", None)
     if isinstance(given, str):
-        return PurePosixPath(given).name if given else ""
+        return given  # the analysis normalises it (a path outside the system bin dirs stays a path)
     if not sub.argv:
         return ""
     first = sub.argv[0]
