@@ -97,6 +97,8 @@ class PermissionEngine:
                 )
             if parts is None:
                 subject = subject.model_copy(update={"incomplete": True})
+            else:
+                chain.extend(f"part: {_describe_part(p)}" for p in parts)
 
         # 1. deny
         if hook_decision is not None and hook_decision.behavior == "deny":
@@ -468,6 +470,24 @@ def _safe_read_only(tool: Tool[Any, Any], tool_input: Any) -> bool:
         return bool(tool.is_read_only(tool_input))
     except Exception:
         return False
+
+
+def _describe_part(part: CommandPart) -> str:
+    bits = [repr(part.text), f"program={part.name or '(not static)'}"]
+    if part.env_names:
+        bits.append("sets=" + ",".join(part.env_names))
+    if part.writes:
+        bits.append("writes=" + ",".join(w or "?" for w in part.writes))
+    if part.reads:
+        bits.append("reads=" + ",".join(r or "?" for r in part.reads[:5]) + ("..." if len(part.reads) > 5 else ""))
+    if part.recursive:
+        bits.append("recursive")
+    if part.background:
+        bits.append("background")
+    bits.append("read-only" if part.read_only else "not read-only")
+    if part.hazard:
+        bits.append("hazard")
+    return " ".join(bits)
 
 
 def _describe_subject(subject: PermissionSubject) -> str:

@@ -91,7 +91,8 @@ def command_parts(
         is_bg = bool(bg) if bg is not None else background
         writes_raw = _attr_list(sub, "writes")
         writes_raw = plan_writes if writes_raw is None else [w for w in writes_raw if w not in _NULL_TARGETS]
-        reads_raw = [*(_attr_list(sub, "reads") or []), *plan_reads, *_word_reads(argv)]
+        given_reads = _attr_list(sub, "reads")
+        reads_raw = [*(plan_reads if given_reads is None else given_reads), *_word_reads(argv)]
         rec = getattr(sub, "recursive", None)
         recursive = bool(rec) or _recursive(name, argv)
         writes = tuple(sorted({_resolve_host(w, bases[0], to_host) if w else "" for w in writes_raw}))
