@@ -77,7 +77,7 @@ async def test_git_reads_work_through_the_bash_tool(tmp_path: Path, home: Path) 
     assert "+one" in _text(results[1]) and "+one" in _text(results[2])
 
 
-@pytest.mark.parametrize("mode", ["default", "plan", "dontAsk", "acceptEdits"])
+@pytest.mark.parametrize("mode", ["default", "plan", "dontAsk", "acceptEdits", "bypassPermissions"])
 async def test_hostile_repository_runs_nothing(tmp_path: Path, home: Path, mode: str) -> None:
     ws = tmp_path / "ws"
     _repo(ws)
