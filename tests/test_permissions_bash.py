@@ -319,3 +319,12 @@ async def test_common_env_deny_leaves_git_and_scoped_searches_alone(tmp_path: Pa
     for command in ("grep -r TOKEN .", "cat .env", "git grep TOKEN"):
         decision = await _decide(gov, command, tmp_path)
         assert decision.behavior != "allow", (command, decision.chain)
+
+
+@pytest.mark.parametrize("command", ["cp x src/y", "rm -rf src", "tee src/out < a", "mv a src/b"])
+async def test_edit_deny_rules_cover_what_programs_write(tmp_path: Path, command: str) -> None:
+    gov = _gov(tmp_path, mode="bypassPermissions", allow=["Bash(cp:*)", "Bash(rm:*)", "Bash(tee:*)", "Bash(mv:*)"],
+               deny=["Edit(./src/**)"])
+    (gov.settings.workspace / "src").mkdir()
+    decision = await _decide(gov, command, tmp_path)
+    assert decision.behavior == "deny", decision.chain

@@ -278,7 +278,7 @@ class PermissionEngine:
                     f"unknown wrapper), so {tool_name} {rule_kind} rules cannot be checked against it; "
                     "write the program name literally"
                 )
-            for access, paths in (("read", part.reads), ("write", part.writes)):
+            for access, paths in (("read", part.reads), ("write", (*part.writes, *part.program_writes))):
                 known = tuple(p for p in paths if p)
                 if not known:
                     continue

@@ -77,6 +77,8 @@ def command_parts(
         background = "&" in plan.operators
         per_part_ok = per_part_ok and _flat(plan)
     bases = [cwd, *[to_host(t) if os.path.isabs(t) else _resolve(t, cwd) for t in a.cd_targets if t]]
+    # The analysis knows program writes for the command as a whole: every part carries them.
+    program_writes = tuple(sorted({_resolve_host(w, cwd, to_host) for w in a.write_targets if w}))
     out: list[CommandPart] = []
     for sub in a.subcommands:
         argv = tuple(sub.argv)
@@ -132,6 +134,7 @@ def command_parts(
                 background=is_bg,
                 writes=writes,
                 reads=reads,
+                program_writes=program_writes,
                 recursive=recursive,
                 read_only=read_only,
                 why_not=why,
