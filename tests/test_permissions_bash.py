@@ -328,3 +328,14 @@ async def test_edit_deny_rules_cover_what_programs_write(tmp_path: Path, command
     (gov.settings.workspace / "src").mkdir()
     decision = await _decide(gov, command, tmp_path)
     assert decision.behavior == "deny", decision.chain
+
+
+@pytest.mark.parametrize("mode", ["acceptEdits", "bypassPermissions"])
+async def test_hostile_repository_git_with_a_redirect_still_asks(tmp_path: Path, mode: str) -> None:
+    gov = _gov(tmp_path, mode=mode)
+    ws = gov.settings.workspace
+    _repo(ws)
+    _git(ws, "config", "diff.evil.textconv", "touch PWNED; cat")
+    (ws / ".gitattributes").write_text("*.txt diff=evil\n")
+    decision = await _decide(gov, "git diff > out.txt", tmp_path)
+    assert decision.behavior == "ask", decision.chain

@@ -187,7 +187,7 @@ class ShellTool(Tool[BashInput, BashOutput]):
                 reason = is_sensitive(Path(target)) if target else None
                 if reason:
                     return PermissionResult.ask(f"{part.text!r} writes {target}: {reason}.", safety_check=True)
-            if part.hazard and a.read_only:
+            if part.hazard and (a.read_only or _analyze(part.text, self.shell).read_only):
                 # No mode may skip this: the repository, not the person, chose the program.
                 return PermissionResult.ask(f"{part.text!r}: {part.hazard}.", safety_check=True)
         if not a.read_only:
