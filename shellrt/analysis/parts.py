@@ -21,7 +21,10 @@ __all__ = ["DECLARATIONS", "TRANSPARENT_WRAPPERS", "resolve_command", "subcomman
 #: Wrappers a part's name looks through (the wrapped command is what runs).
 TRANSPARENT_WRAPPERS: Final = frozenset({"env", "command", "nice", "timeout", "nohup", "stdbuf", "time"})
 #: Command names that never count as static (what they run is decided at run time).
-_NEVER_STATIC: Final = frozenset({"eval", "xargs", "busybox"})
+_NEVER_STATIC: Final = frozenset({"eval", "xargs", "busybox", "let"})
+#: Builtins that take variable names, whose array subscripts bash evaluates as arithmetic (code).
+_SUBSCRIPT_BUILTINS: Final = frozenset({"unset", "declare", "typeset", "local", "readonly", "export", "printf", "read",
+                                        "mapfile", "readarray", "getopts", "test", "[", "wait"})
 DECLARATIONS: Final = frozenset({"export", "declare", "typeset", "local", "readonly", "unset"})
 #: Directories whose programs are named by their basename (``/bin/rm`` is ``rm``).
 _SYSTEM_DIRS: Final = frozenset({"/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/", "/usr/local/sbin/"})
@@ -132,8 +135,10 @@ def _part(command: PlanCommand) -> Subcommand | None:
         if _find_unsafe_joined(text) is not None or "" in argv or text.count(" ") != len(argv) - 1:
             text = " ".join([_quote(v) for v in argv])
     name, start, env_names = resolve_command(words)
+    if name in _SUBSCRIPT_BUILTINS and any("[" in arg and ("$(" in arg or "`" in arg) for arg in argv[1:]):
+        name = ""  # `unset 'a[$(id)]'`: bash evaluates the subscript, running the substitution
     if words[0].value in DECLARATIONS:
-        name = words[0].value or ""
+        name = words[0].value or "" if name else ""
         assignment_raws = {a.raw for a in command.assignments}
         for w in words[1:]:
             value = w.value
@@ -142,7 +147,7 @@ def _part(command: PlanCommand) -> Subcommand | None:
                     assigned.append("")  # a dynamic word: it may name any variable
             elif not value.startswith("-") and "=" not in value:
                 assigned.append(value)
-        return Subcommand(text, argv, name, True, assigned, command.background, writes, reads, False, via)
+        return Subcommand(text, argv, name, bool(name), assigned, command.background, writes, reads, False, via)
     recursive = False
     if name:
         args: list[str | None] = [w.value for w in words[start + 1 :]]

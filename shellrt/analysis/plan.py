@@ -294,6 +294,9 @@ class Planner:
         if start is None or parsed is None:
             self.unsupported.append(f"here-document delimiter {raw_delimiter!r}")
             self.heredocs.append(Heredoc(raw_delimiter, True, "", []))
+            # Its body (and whatever it runs) is not read: a part no allow rule can match.
+            placeholder = Word(f"<<{raw_delimiter}", None, frozenset({"unknown_node"}))
+            self.commands.append(PlanCommand([placeholder], [], [], [*self.context, "heredoc"], None))
             return
         delimiter, quoted = parsed
         source = self.source
