@@ -8,6 +8,9 @@ inputs outside its strict subset must be refused (None) so the parser decides.
 from __future__ import annotations
 
 import itertools
+import json
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -31,9 +34,35 @@ def _same(command: str) -> bool:
     return True
 
 
-@pytest.mark.parametrize("command", sorted(set(NOT_READ_ONLY + READ_ONLY + UNSAFE + SAFE + CORPUS)))
+TABLE = sorted(set(NOT_READ_ONLY + READ_ONLY + UNSAFE + SAFE + CORPUS))
+#: The table commands the fast path takes (every other table command it must refuse). Re-record after an
+#: intended change with ``python -m tests.test_analysis_fastplan --write`` and say why in the commit.
+FAST_TAKES = Path(__file__).with_name("analysis_fastpath.json")
+
+
+def _fast_takes() -> set[str]:
+    data: list[str] = json.loads(FAST_TAKES.read_text(encoding="utf-8"))
+    return set(data)
+
+
+@pytest.mark.parametrize("command", TABLE)
 def test_tables_agree(command: str) -> None:
-    _same(command)
+    """Each case states whether the fast path takes it; taken ones must plan exactly like the parser."""
+    expected = command in _fast_takes()
+    taken = _same(command)
+    assert taken == expected, f"the fast path {'now takes' if taken else 'no longer takes'} {command!r}"
+    if not taken:
+        assert plan_simple(command) is None
+        # Declined: the parser path alone decides, and it still matches the verdict tables.
+        if command in NOT_READ_ONLY or command in UNSAFE:
+            assert not analyze(command).read_only, command
+        elif command in READ_ONLY or command in SAFE:
+            assert analyze(command).read_only, command
+
+
+def test_fast_path_takes_a_real_share_of_the_tables() -> None:
+    assert len(_fast_takes()) * 3 > len(TABLE)
+    assert _fast_takes() <= set(TABLE)
 
 
 def test_fast_path_covers_the_common_shape() -> None:
@@ -65,8 +94,25 @@ def test_every_list_shape_agrees(n: int) -> None:
         for mask in itertools.product([0, 1], repeat=n):
             parts = [f"c{i} x" + (" 2>o" if mask[i] else "") for i in range(n)]
             command = parts[0] + "".join(f" {op} {part}" for op, part in zip(ops, parts[1:], strict=True))
-            _same(command)
-            _same(command + ";")
+            expected = _regular(list(ops), list(mask))
+            assert _same(command) is expected, command
+            assert _same(command + ";") is expected, command
+
+
+def _regular(ops: list[str], mask: list[int]) -> bool:
+    """The shapes the module doc promises to take: no redirection on a piped command after the first,
+    and no pipeline of three or more commands followed by ``&&``/``||``."""
+    run = 1
+    for index, op in enumerate([*ops, ""]):
+        if op == "|":
+            if mask[index] and index:
+                return False
+            run += 1
+        else:
+            if run >= 3 and op in ("&&", "||"):
+                return False
+            run = 1
+    return True
 
 
 @pytest.mark.parametrize(
@@ -369,3 +415,8 @@ def test_generated_commands_agree(command: str) -> None:
 @given(st.text(alphabet="ab -'\"$`\\|&;<>(){}[]*?~=#!.,/:@%+^\n\t0129é", max_size=40))
 def test_arbitrary_text_agrees(command: str) -> None:
     _same(command)
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
+    taken = [command for command in TABLE if plan_simple(command) is not None]
+    FAST_TAKES.write_text(json.dumps(taken, indent=0, ensure_ascii=True) + "\n", encoding="utf-8")

@@ -40,6 +40,8 @@ TEMPLATES = [
     "cat <<EOF\nx\nEOF\n{P}", "cat <<EOF\nx\nEOF \n`{P}`\nEOF", "cat <<EOF\n\\`{P}\\`\nEOF",
     "cat <<EOF\n$(echo ')'; {P})\nEOF", "cat <<EOF && ls\n`{P}`\nEOF", "cat <<EOF; ls\n`{P}`\nEOF",
     "while read l; do echo $l; done <<EOF\n$({P})\nEOF", "cat <<EOF\nEO\\\nF\n$({P})\nEOF",
+    "cat <<EOF\nEO\\\nF\n{P}", "cat <<EOF\n$\\\n({P})\nEOF", "cat <<EOF\n`{P}\\\n`\nEOF",
+    "echo $(cat <<EOF\n`{P}`\nEOF\n)", "cat <<EOF\n$(cat <<X\n`{P}`\nX\n)\nEOF",
     # parameter expansions and arithmetic contexts
     "echo ${{x:-$({P})}}", 'echo "${{x:=$({P})}}"', "echo ${{x/$({P})/}}", "echo ${{a[$({P})]}}",
     "echo $(( $({P}) ))", "(( $({P}) ))", "echo $(( a[$({P})] ))", "[[ a[$({P})] -eq 1 ]]",
@@ -72,6 +74,30 @@ WRITERS = [
 ]
 
 
+_DELIMITERS = {"EOF": "EOF", "'EOF'": "EOF", '"EOF"': "EOF", "\\EOF": "EOF", "E'O'F": "EOF", "EO\\F": "EOF",
+               '"E"OF': "EOF", "-": "-", "'E O'": "E O", "END": "END", "$X": "$X", "EOF\\": "EOF", "''": ""}
+_BODY_PIECES = ["`touch m`", "$(touch m)", "${x:-$(touch m)}", "$((`touch m`))", "\\`touch m\\`", "\\$(touch m)",
+                "$\\\n(touch m)", "`touch m\\\n`", "$'x'", "$x", "${x}", "plain", "\\\\", "\\", "'", '"',
+                "$(echo ')')$(touch m)", '$(echo "$(touch m)")', "${a[`touch m`]}", "\t$(touch m)", "  `touch m`"]
+
+
+def _heredocs(count: int) -> list[str]:
+    """Random here-documents: delimiter spellings, operators, body pieces, end lines bash may not accept."""
+    rng = random.Random(5)
+    out: list[str] = []
+    for _ in range(count):
+        delimiter = rng.choice(list(_DELIMITERS))
+        end = _DELIMITERS[delimiter]
+        lines = [rng.choice(_BODY_PIECES) + rng.choice(["", " ", rng.choice(_BODY_PIECES)])
+                 for _ in range(rng.randint(0, 3))]
+        body = "".join(line + "\n" for line in lines)
+        end_line = rng.choice([end, end, end, "\t" + end, end + " ", " " + end])
+        head = rng.choice(["cat ", "{ cat; } ", "while read l; do :; done ", "cat | cat ", "echo x "])
+        head += rng.choice(["<<", "<<-", "<< ", "<<- "]) + delimiter + rng.choice(["", " | cat", " && ls", "; ls"])
+        out.append(head + "\n" + body + end_line + rng.choice(["", "", "\ntouch m2", "\nls"]))
+    return out
+
+
 def _commands() -> list[str]:
     out: list[str] = []
     for template in TEMPLATES:
@@ -89,6 +115,7 @@ def _commands() -> list[str]:
         if "\n" in payload and "\n" in outer:
             continue
         out.append(outer.format(P=payload))
+    out.extend(_heredocs(250))
     out.extend(WRITERS)
     return list(dict.fromkeys(out))
 
@@ -131,8 +158,18 @@ def test_no_command_that_writes_is_read_only() -> None:
         shutil.rmtree(base, ignore_errors=True)
     wrong = [c for c, did in zip(COMMANDS, changed, strict=True) if did and analyze(c).read_only]
     assert not wrong, f"{len(wrong)} commands wrote a marker and were classified read-only: {wrong[:10]!r}"
+    # And permission rules see what ran: a part for the payload, its write, a part with no static
+    # name (which no allow rule matches), or a failed parse.
+    unseen = [c for c, did in zip(COMMANDS, changed, strict=True) if did and c not in WRITERS and not _seen(c)]
+    assert not unseen, f"{len(unseen)} commands ran a payload no part shows: {unseen[:10]!r}"
     # The oracle itself works: most shapes really run their payload under bash.
     assert sum(changed) > len(COMMANDS) // 2, sum(changed)
+
+
+def _seen(command: str) -> bool:
+    result = analyze(command)
+    return not result.parse_ok or any(
+        part.name in ("touch", "mkdir", "cp", ":", "") or part.writes for part in result.subcommands)
 
 
 @pytest.mark.parametrize("command", ["ls", "cat f", "cat <<'EOF'\n$(touch m)\nEOF", "bash -c 'ls'"])

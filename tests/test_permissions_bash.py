@@ -31,7 +31,7 @@ def _gov(tmp_path: Path, mode: str = "default", **perms: Any) -> Governance:
     ws = tmp_path / "ws"
     (ws / ".shellrt").mkdir(parents=True, exist_ok=True)
     (ws / ".shellrt" / "settings.json").write_text(json.dumps({"permissions": perms}))
-    return build_governance(ws, home=tmp_path / "home", managed_path=tmp_path / "managed.json", mode=mode)
+    return build_governance(ws, home=tmp_path / "home", managed_path=tmp_path / "managed.json", mode=mode, trust_workspace=True)
 
 
 def _ctx(ws: Path, tmp_path: Path) -> ToolContext:
@@ -102,12 +102,42 @@ async def test_compound_of_rule_allowed_and_read_only_parts(tmp_path: Path) -> N
     assert (await _decide(gov, "cat /etc/passwd && cp x y", tmp_path)).behavior == "ask"
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "file * && cp x y",
+        "uniq in* && cp x y",
+        "case x in x) ls &;; esac; cp x y",
+        "for a in b; do ls; done; cp x y",
+        "(( a[$(touch p)] )); cp x y",
+        "cat \"$HOME/x\" && cp x y",
+        "cat <<EOF && cp x y\n$(id)\nEOF",
+    ],
+)
+async def test_parts_are_judged_alone_only_when_the_command_is_flat(tmp_path: Path, command: str) -> None:
+    """Re-judging one part's text loses globs, loops and expansions; those compounds ask."""
+    gov = _gov(tmp_path, allow=["Bash(cp:*)"])
+    decision = await _decide(gov, command, tmp_path)
+    assert decision.behavior != "allow", decision.chain
+
+
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("command", ["/???/rm F", "$'rm' F", "rm${IFS}F", "\\rm F", "/bin/rm F", "r''m F", "\"rm\" F"])
+@pytest.mark.parametrize(
+    "command",
+    ["/???/rm F", "$'rm' F", "rm${IFS}F", "\\rm F", "/bin/rm F", "r''m F", "\"rm\" F", "./rm F", "env rm F",
+     "timeout 5 rm F", "xargs rm < list", "busybox rm F", "bash -c 'rm F'", "sh -c \"cd /; rm F\""],
+)
 async def test_deny_rules_match_the_normalised_name_in_every_mode(tmp_path: Path, mode: str, command: str) -> None:
     gov = _gov(tmp_path, mode=mode, deny=["Bash(rm:*)"], allow=["Bash"])
     decision = await _decide(gov, command, tmp_path)
     assert decision.behavior == "deny", (mode, command, decision.chain)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_unparseable_command_is_denied_when_deny_rules_exist(tmp_path: Path, mode: str) -> None:
+    gov = _gov(tmp_path, mode=mode, deny=["Bash(rm:*)"])
+    decision = await _decide(gov, "$'rm' F\n)", tmp_path)
+    assert decision.behavior == "deny", decision.chain
 
 
 async def test_dynamic_name_without_deny_rules_is_only_asked(tmp_path: Path) -> None:
@@ -148,6 +178,14 @@ async def test_read_deny_rules_cover_what_bash_reads(tmp_path: Path, command: st
     (ws / "alias").symlink_to(ws / "secrets")
     decision = await _decide(gov, command, tmp_path)
     assert decision.behavior != "allow", decision.chain
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_recursive_read_over_a_denied_tree_asks_in_every_mode(tmp_path: Path, mode: str) -> None:
+    gov = _gov(tmp_path, mode=mode, deny=["Read(./secrets/**)"])
+    (gov.settings.workspace / "secrets").mkdir()
+    decision = await _decide(gov, "grep -r TOPSECRET .", tmp_path)
+    assert decision.behavior in ("ask", "deny") and "recursively" in decision.reason, decision.chain
 
 
 async def test_reads_elsewhere_still_allowed_with_read_denies(tmp_path: Path) -> None:
@@ -252,3 +290,52 @@ async def test_ordinary_writes_are_still_edits(tmp_path: Path) -> None:
     assert (await gov.engine.decide(write, tool_input, ctx)).behavior == "allow"
     assert git_metadata_reason(str(ws / "src" / "main.py")) is None
     assert git_metadata_reason(str(ws / "src" / "configure.py")) is None
+
+
+async def test_powershell_keeps_its_rules(tmp_path: Path) -> None:
+    """PowerShell's analysis names no parts: its rules work as before, nothing is denied as dynamic."""
+    from shellrt.tools.powershell import PowerShell
+
+    gov = _gov(tmp_path, deny=["PowerShell(Remove-Item:*)"])
+    ps = PowerShell()
+    ws = gov.settings.workspace
+
+    async def behavior(command: str) -> str:
+        return (await gov.engine.decide(ps, ps.parse_input({"command": command}), _ctx(ws, tmp_path))).behavior
+
+    assert await behavior("Get-ChildItem") == "allow"
+    assert await behavior("Remove-Item x") == "deny"
+
+
+async def test_common_env_deny_leaves_git_and_scoped_searches_alone(tmp_path: Path) -> None:
+    gov = _gov(tmp_path, allow=["Bash(git diff:*)"], deny=["Read(./.env)"])
+    ws = gov.settings.workspace
+    _repo(ws)
+    (ws / ".env").write_text("TOKEN=x\n")
+    (ws / "src").mkdir()
+    for command in ("git diff", "grep -r TOKEN src", "git status"):
+        decision = await _decide(gov, command, tmp_path)
+        assert decision.behavior == "allow", (command, decision.chain)
+    for command in ("grep -r TOKEN .", "cat .env", "git grep TOKEN"):
+        decision = await _decide(gov, command, tmp_path)
+        assert decision.behavior != "allow", (command, decision.chain)
+
+
+@pytest.mark.parametrize("command", ["cp x src/y", "rm -rf src", "tee src/out < a", "mv a src/b"])
+async def test_edit_deny_rules_cover_what_programs_write(tmp_path: Path, command: str) -> None:
+    gov = _gov(tmp_path, mode="bypassPermissions", allow=["Bash(cp:*)", "Bash(rm:*)", "Bash(tee:*)", "Bash(mv:*)"],
+               deny=["Edit(./src/**)"])
+    (gov.settings.workspace / "src").mkdir()
+    decision = await _decide(gov, command, tmp_path)
+    assert decision.behavior == "deny", decision.chain
+
+
+@pytest.mark.parametrize("mode", ["acceptEdits", "bypassPermissions"])
+async def test_hostile_repository_git_with_a_redirect_still_asks(tmp_path: Path, mode: str) -> None:
+    gov = _gov(tmp_path, mode=mode)
+    ws = gov.settings.workspace
+    _repo(ws)
+    _git(ws, "config", "diff.evil.textconv", "touch PWNED; cat")
+    (ws / ".gitattributes").write_text("*.txt diff=evil\n")
+    decision = await _decide(gov, "git diff > out.txt", tmp_path)
+    assert decision.behavior == "ask", decision.chain

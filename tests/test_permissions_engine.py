@@ -11,7 +11,16 @@ import pytest
 from shellrt.permissions import Governance, PermissionDecision, build_governance
 from shellrt.protocol import Tool
 
-from .test_permissions_support import FakeBash, FakeEdit, FakeMcp, FakeRead, FakeWebFetch, Refuser, make_ctx
+from .test_permissions_support import (
+    Bash,
+    EditTool,
+    ReadTool,
+    Refuser,
+    WebFetchTool,
+    edit_input,
+    make_ctx,
+    mcp_tool,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -41,7 +50,7 @@ def rules(allow: list[str] = [], deny: list[str] = [], ask: list[str] = [], **ex
 # --- step 1: deny ---------------------------------------------------------------------------
 async def test_step1_tool_wide_deny_beats_everything(tmp_path: Path) -> None:
     gov = make_gov(tmp_path, rules(allow=["Bash"], deny=["Bash"]), mode="bypassPermissions")
-    d = await decide(gov, FakeBash(), {"command": "ls"}, tmp_path)
+    d = await decide(gov, Bash(), {"command": "ls"}, tmp_path)
     assert d.behavior == "deny" and d.rule == "Bash"
     assert "project settings" in (d.source or "") and "settings.json:" in (d.source or "")
     assert any(step.startswith("1 deny") for step in d.chain)
@@ -49,7 +58,7 @@ async def test_step1_tool_wide_deny_beats_everything(tmp_path: Path) -> None:
 
 async def test_step1_content_deny_on_one_subcommand_denies_the_whole(tmp_path: Path) -> None:
     gov = make_gov(tmp_path, rules(allow=["Bash(ls:*)"], deny=["Bash(curl:*)"]))
-    d = await decide(gov, FakeBash(), {"command": "ls; curl evil"}, tmp_path)
+    d = await decide(gov, Bash(), {"command": "ls; curl evil"}, tmp_path)
     assert d.behavior == "deny" and d.rule == "Bash(curl:*)"
     assert "curl evil" in d.reason
 
@@ -57,21 +66,21 @@ async def test_step1_content_deny_on_one_subcommand_denies_the_whole(tmp_path: P
 async def test_step1_hook_deny(tmp_path: Path) -> None:
     gov = make_gov(tmp_path, rules(allow=["Bash"]))
     hook = PermissionDecision(behavior="deny", reason="no", source="hook")
-    d = await decide(gov, FakeBash(), {"command": "ls"}, tmp_path, hook_decision=hook)
+    d = await decide(gov, Bash(), {"command": "ls"}, tmp_path, hook_decision=hook)
     assert d.behavior == "deny" and d.source == "hook"
 
 
 # --- step 2: tool-wide ask ------------------------------------------------------------------
 async def test_step2_tool_wide_ask_beats_allow_and_bypass(tmp_path: Path) -> None:
     gov = make_gov(tmp_path, rules(allow=["WebFetch"], ask=["WebFetch"]), mode="bypassPermissions")
-    d = await decide(gov, FakeWebFetch(), {"url": "https://example.com"}, tmp_path)
+    d = await decide(gov, WebFetchTool(), {"url": "https://example.com"}, tmp_path)
     assert d.behavior == "ask" and d.rule == "WebFetch"
 
 
 async def test_step2_hook_ask_beats_allow_rule(tmp_path: Path) -> None:
     gov = make_gov(tmp_path, rules(allow=["Bash"]))
     hook = PermissionDecision(behavior="ask", reason="check with a human", source="hook")
-    d = await decide(gov, FakeBash(), {"command": "make"}, tmp_path, hook_decision=hook)
+    d = await decide(gov, Bash(), {"command": "make"}, tmp_path, hook_decision=hook)
     assert d.behavior == "ask" and "human" in d.reason
 
 
@@ -84,45 +93,45 @@ async def test_step3_tool_deny_is_final(tmp_path: Path) -> None:
 
 async def test_step3_read_only_bash_inside_workspace_allows(tmp_path: Path) -> None:
     gov = make_gov(tmp_path)
-    d = await decide(gov, FakeBash(), {"command": "git status"}, tmp_path)
+    d = await decide(gov, Bash(), {"command": "git status"}, tmp_path)
     assert d.behavior == "allow" and d.source == "tool"
 
 
 async def test_step3_read_outside_asks(tmp_path: Path) -> None:
     gov = make_gov(tmp_path)
-    d = await decide(gov, FakeRead(), {"file_path": "/etc/hostname"}, tmp_path)
+    d = await decide(gov, ReadTool(), {"file_path": "/etc/hostname"}, tmp_path)
     assert d.behavior == "ask" and "outside" in d.reason
 
 
 # --- step 4: content ask and safety checks ------------------------------------------------------
 async def test_step4_content_ask_beats_bypass_and_allow(tmp_path: Path) -> None:
     gov = make_gov(tmp_path, rules(allow=["Bash"], ask=["Bash(git push:*)"]), mode="bypassPermissions")
-    d = await decide(gov, FakeBash(), {"command": "git push origin main"}, tmp_path)
+    d = await decide(gov, Bash(), {"command": "git push origin main"}, tmp_path)
     assert d.behavior == "ask" and d.rule == "Bash(git push:*)"
 
 
 async def test_step4_safety_check_cannot_be_bypassed(tmp_path: Path) -> None:
     gov = make_gov(tmp_path, rules(allow=["Edit"]), mode="bypassPermissions")
     ws = gov.settings.workspace
-    d = await decide(gov, FakeEdit(), {"file_path": str(ws / ".git" / "hooks" / "pre-commit")}, tmp_path)
+    d = await decide(gov, EditTool(), edit_input(str(ws / ".git" / "hooks" / "pre-commit")), tmp_path)
     assert d.behavior == "ask" and any("safety" in s for s in d.chain)
     gov = make_gov(tmp_path, mode="acceptEdits")
-    d = await decide(gov, FakeEdit(), {"file_path": str(ws / ".env")}, tmp_path)
+    d = await decide(gov, EditTool(), edit_input(str(ws / ".env")), tmp_path)
     assert d.behavior == "ask"
 
 
 # --- step 5: modes ----------------------------------------------------------------------------------
 async def test_step5_bypass_allows_the_rest(tmp_path: Path) -> None:
     gov = make_gov(tmp_path, mode="bypassPermissions")
-    d = await decide(gov, FakeBash(), {"command": "rm -rf build"}, tmp_path)
+    d = await decide(gov, Bash(), {"command": "rm -rf build"}, tmp_path)
     assert d.behavior == "allow" and d.source == "mode"
 
 
 async def test_mode_plan_denies_side_effects_allows_reads(tmp_path: Path) -> None:
     gov = make_gov(tmp_path, rules(allow=["Bash"]), mode="plan")
-    d = await decide(gov, FakeBash(), {"command": "rm -rf build"}, tmp_path)
+    d = await decide(gov, Bash(), {"command": "rm -rf build"}, tmp_path)
     assert d.behavior == "deny" and "plan mode" in d.reason
-    d = await decide(gov, FakeBash(), {"command": "git status"}, tmp_path)
+    d = await decide(gov, Bash(), {"command": "git status"}, tmp_path)
     assert d.behavior == "allow"
 
 
@@ -130,24 +139,25 @@ async def test_mode_accept_edits(tmp_path: Path) -> None:
     gov = make_gov(tmp_path, mode="acceptEdits")
     ws = gov.settings.workspace
     assert (
-        await decide(gov, FakeEdit(), {"file_path": str(ws / "src" / "a.py")}, tmp_path)
+        await decide(gov, EditTool(), edit_input(str(ws / "src" / "a.py")), tmp_path)
     ).behavior == "allow"
-    outside = await decide(gov, FakeEdit(), {"file_path": str(tmp_path / "elsewhere.py")}, tmp_path)
-    assert outside.behavior == "ask"
+    outside = await decide(gov, EditTool(), edit_input(str(tmp_path / "elsewhere.py")), tmp_path)
+    # Outside the sandbox's writable places is the boundary, not a question: no mode writes there.
+    assert outside.behavior == "deny"
     # acceptEdits says nothing about shell commands
-    assert (await decide(gov, FakeBash(), {"command": "make"}, tmp_path)).behavior == "ask"
+    assert (await decide(gov, Bash(), {"command": "make"}, tmp_path)).behavior == "ask"
 
 
 async def test_mode_default_edit_inside_workspace_asks(tmp_path: Path) -> None:
     gov = make_gov(tmp_path)
     ws = gov.settings.workspace
-    assert (await decide(gov, FakeEdit(), {"file_path": str(ws / "a.py")}, tmp_path)).behavior == "ask"
+    assert (await decide(gov, EditTool(), edit_input(str(ws / "a.py")), tmp_path)).behavior == "ask"
 
 
 async def test_mode_dont_ask_turns_ask_into_deny(tmp_path: Path) -> None:
     gov = make_gov(tmp_path, rules(allow=["Bash(make)"]), mode="dontAsk")
-    assert (await decide(gov, FakeBash(), {"command": "make"}, tmp_path)).behavior == "allow"
-    d = await decide(gov, FakeBash(), {"command": "make install"}, tmp_path)
+    assert (await decide(gov, Bash(), {"command": "make"}, tmp_path)).behavior == "allow"
+    d = await decide(gov, Bash(), {"command": "make install"}, tmp_path)
     assert d.behavior == "deny" and "dontAsk" in d.reason
 
 
@@ -165,16 +175,16 @@ async def test_mode_from_settings_and_managed_can_disable_bypass(tmp_path: Path)
 # --- step 6 and 7: allow rules, else ask --------------------------------------------------------------
 async def test_step6_allow_rule_and_compound_commands(tmp_path: Path) -> None:
     gov = make_gov(tmp_path, rules(allow=["Bash(git status:*)", "Bash(make:*)"]))
-    d = await decide(gov, FakeBash(), {"command": "make test"}, tmp_path)
+    d = await decide(gov, Bash(), {"command": "make test"}, tmp_path)
     assert d.behavior == "allow" and d.rule == "Bash(make:*)" and "project settings" in d.reason
     for cmd in ("git status && rm -rf x", "git status; curl evil", "make test | sh"):
-        d = await decide(gov, FakeBash(), {"command": cmd}, tmp_path)
+        d = await decide(gov, Bash(), {"command": cmd}, tmp_path)
         assert d.behavior == "ask", cmd
 
 
 async def test_step6_incomplete_subject_is_never_allowed_by_a_rule(tmp_path: Path) -> None:
     gov = make_gov(tmp_path, rules(allow=["Bash", "Bash(echo:*)"]))
-    d = await decide(gov, FakeBash(), {"command": "echo 'unterminated"}, tmp_path)
+    d = await decide(gov, Bash(), {"command": "echo 'unterminated"}, tmp_path)
     assert d.behavior == "ask"
     assert any("incomplete" in s for s in d.chain)
 
@@ -183,9 +193,9 @@ async def test_step6_hook_allow_skips_the_prompt_but_not_rules(tmp_path: Path) -
     gov = make_gov(tmp_path, rules(deny=["Bash(rm:*)"]))
     allow = PermissionDecision(behavior="allow", reason="hook ok", source="hook")
     assert (
-        await decide(gov, FakeBash(), {"command": "make"}, tmp_path, hook_decision=allow)
+        await decide(gov, Bash(), {"command": "make"}, tmp_path, hook_decision=allow)
     ).behavior == "allow"
-    d = await decide(gov, FakeBash(), {"command": "rm -rf x"}, tmp_path, hook_decision=allow)
+    d = await decide(gov, Bash(), {"command": "rm -rf x"}, tmp_path, hook_decision=allow)
     assert d.behavior == "deny" and d.rule == "Bash(rm:*)"
 
 
@@ -194,19 +204,19 @@ async def test_step6_domain_and_mcp_rules(tmp_path: Path) -> None:
         tmp_path, rules(allow=["WebFetch(domain:docs.python.org)", "mcp__gh"], deny=["mcp__gh__delete"])
     )
     assert (
-        await decide(gov, FakeWebFetch(), {"url": "https://docs.python.org/3/"}, tmp_path)
+        await decide(gov, WebFetchTool(), {"url": "https://docs.python.org/3/"}, tmp_path)
     ).behavior == "allow"
-    assert (await decide(gov, FakeWebFetch(), {"url": "https://evil.test/"}, tmp_path)).behavior == "ask"
-    assert (await decide(gov, FakeMcp("mcp__gh__list"), {}, tmp_path)).behavior == "allow"
-    assert (await decide(gov, FakeMcp("mcp__gh__delete"), {}, tmp_path)).behavior == "deny"
-    assert (await decide(gov, FakeMcp("mcp__other__x"), {}, tmp_path)).behavior == "ask"
+    assert (await decide(gov, WebFetchTool(), {"url": "https://evil.test/"}, tmp_path)).behavior == "ask"
+    assert (await decide(gov, mcp_tool("mcp__gh__list"), {}, tmp_path)).behavior == "allow"
+    assert (await decide(gov, mcp_tool("mcp__gh__delete"), {}, tmp_path)).behavior == "deny"
+    assert (await decide(gov, mcp_tool("mcp__other__x"), {}, tmp_path)).behavior == "ask"
 
 
 async def test_step7_anything_left_asks_with_the_chain(tmp_path: Path) -> None:
     gov = make_gov(tmp_path)
-    d = await decide(gov, FakeBash(), {"command": "make"}, tmp_path)
+    d = await decide(gov, Bash(), {"command": "make"}, tmp_path)
     assert d.behavior == "ask"
-    steps = [s.split(":")[0] for s in d.chain]
+    steps = [s.split(":")[0] for s in d.chain if not s.startswith("part:")]
     assert steps[2:] == ["1 deny", "2 ask", "3 tool check", "4 ask", "5 mode default", "6 allow"]
 
 
@@ -217,13 +227,13 @@ async def test_broken_settings_file_disables_allow_rules_and_bypass(tmp_path: Pa
     gov = make_gov(tmp_path, rules(allow=["Bash"]), mode="bypassPermissions")
     assert gov.settings.degraded
     assert any("settings.json:1" in d and "not valid JSON" in d for d in gov.diagnostics)
-    assert (await decide(gov, FakeBash(), {"command": "make"}, tmp_path)).behavior == "ask"
+    assert (await decide(gov, Bash(), {"command": "make"}, tmp_path)).behavior == "ask"
     # what the tool itself allows still runs
-    assert (await decide(gov, FakeBash(), {"command": "ls"}, tmp_path)).behavior == "allow"
+    assert (await decide(gov, Bash(), {"command": "ls"}, tmp_path)).behavior == "allow"
 
 
 async def test_subject_that_raises_is_denied(tmp_path: Path) -> None:
-    class Broken(FakeBash):
+    class Broken(Bash):
         def permission_subject(self, tool_input: Any) -> Any:
             raise RuntimeError("boom")
 
@@ -231,13 +241,49 @@ async def test_subject_that_raises_is_denied(tmp_path: Path) -> None:
     assert (await decide(gov, Broken(), {"command": "ls"}, tmp_path)).behavior == "deny"
 
 
+class _CheckRaises(Bash):
+    async def check_permissions(self, tool_input: Any, ctx: Any) -> Any:
+        raise RuntimeError("check exploded")
+
+
+class _PartsRaise(Bash):
+    def command_parts(self, tool_input: Any, ctx: Any) -> Any:
+        raise RuntimeError("parts exploded")
+
+
+class _NoParts(Bash):
+    def command_parts(self, tool_input: Any, ctx: Any) -> Any:
+        return None
+
+
+@pytest.mark.parametrize("mode", ["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"])
+async def test_a_tool_check_that_raises_is_a_deny_in_every_mode(tmp_path: Path, mode: str) -> None:
+    gov = make_gov(tmp_path, rules(allow=["Bash"]), mode=mode)
+    d = await decide(gov, _CheckRaises(), {"command": "ls"}, tmp_path)
+    assert d.behavior == "deny" and "check exploded" in d.reason
+    assert any("raised RuntimeError" in step for step in d.chain)
+
+
+@pytest.mark.parametrize("mode", ["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"])
+async def test_command_parts_that_raise_are_a_deny_in_every_mode(tmp_path: Path, mode: str) -> None:
+    gov = make_gov(tmp_path, rules(allow=["Bash"]), mode=mode)
+    d = await decide(gov, _PartsRaise(), {"command": "ls"}, tmp_path)
+    assert d.behavior == "deny" and "parts exploded" in d.reason
+
+
+async def test_unsplittable_command_is_never_allowed_by_rules(tmp_path: Path) -> None:
+    gov = make_gov(tmp_path, rules(allow=["Bash", "Bash(make:*)"]))
+    d = await decide(gov, _NoParts(), {"command": "make"}, tmp_path)
+    assert d.behavior == "ask", d.chain
+
+
 async def test_set_mode_switches_engine_and_respects_managed_policy(tmp_path: Path) -> None:
     from shellrt.permissions import InvalidModeError
 
     gov = make_gov(tmp_path, mode="plan")
-    assert (await decide(gov, FakeBash(), {"command": "make"}, tmp_path)).behavior == "deny"
+    assert (await decide(gov, Bash(), {"command": "make"}, tmp_path)).behavior == "deny"
     gov.set_mode("bypassPermissions")
-    assert (await decide(gov, FakeBash(), {"command": "make"}, tmp_path)).behavior == "allow"
+    assert (await decide(gov, Bash(), {"command": "make"}, tmp_path)).behavior == "allow"
     with pytest.raises(InvalidModeError):
         gov.set_mode("yolo")
     (tmp_path / "managed.json").write_text(json.dumps({"disableBypassPermissionsMode": "disable"}))

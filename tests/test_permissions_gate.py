@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,9 @@ from shellrt.permissions import (
     build_governance,
     callback_approver,
 )
+from shellrt.protocol import Tool
 
-from .test_permissions_support import FakeBash, FakeEdit, FakeMcp, FakeRead, Refuser, make_ctx
+from .test_permissions_support import Bash, EditTool, ReadTool, Refuser, make_ctx, mcp_tool
 
 pytestmark = pytest.mark.anyio
 
@@ -38,7 +40,7 @@ async def authorize(gov: Governance, tool: Any, raw: dict[str, Any], tmp_path: P
 
 async def test_headless_ask_becomes_deny(tmp_path: Path) -> None:
     gov = make_gov(tmp_path)
-    d = await authorize(gov, FakeBash(), {"command": "make"}, tmp_path)
+    d = await authorize(gov, Bash(), {"command": "make"}, tmp_path)
     assert d.behavior == "deny" and "headless" in d.reason
     assert d.chain[-1] == "approver: none (headless) -> deny"
 
@@ -53,11 +55,11 @@ async def test_headless_permission_request_hook_gets_a_chance(tmp_path: Path) ->
     hook.chmod(0o755)
     hooks = {"PermissionRequest": [{"matcher": "Bash", "hooks": [{"type": "command", "command": str(hook)}]}]}
     gov = make_gov(tmp_path, {"hooks": hooks})
-    d = await authorize(gov, FakeBash(), {"command": "make"}, tmp_path)
+    d = await authorize(gov, Bash(), {"command": "make"}, tmp_path)
     assert d.behavior == "allow" and d.updated_input == {"command": "make -n"} and d.source == "hook"
     # the hook is only asked about asks: a deny rule is never handed to it
     gov = make_gov(tmp_path, {"hooks": hooks, "permissions": {"deny": ["Bash(make:*)"]}})
-    assert (await authorize(gov, FakeBash(), {"command": "make"}, tmp_path)).behavior == "deny"
+    assert (await authorize(gov, Bash(), {"command": "make"}, tmp_path)).behavior == "deny"
 
 
 async def test_permission_request_hook_exit_2_denies_even_with_an_approver(tmp_path: Path) -> None:
@@ -72,12 +74,12 @@ async def test_permission_request_hook_exit_2_denies_even_with_an_approver(tmp_p
 
     hooks = {"PermissionRequest": [{"matcher": "", "hooks": [{"type": "command", "command": str(hook)}]}]}
     gov = make_gov(tmp_path, {"hooks": hooks}, approver=approver)
-    d = await authorize(gov, FakeBash(), {"command": "make"}, tmp_path)
+    d = await authorize(gov, Bash(), {"command": "make"}, tmp_path)
     assert d.behavior == "deny" and d.reason == "not on fridays" and asked == []
 
 
 async def test_approver_allow_once_and_deny_with_message(tmp_path: Path) -> None:
-    answers = iter([True, ApprovalResponse(behavior="deny", message="use `make test`")])
+    answers: Iterator[bool | ApprovalResponse] = iter([True, ApprovalResponse(behavior="deny", message="use `make test`")])
     seen: list[ApprovalRequest] = []
 
     def approve(req: ApprovalRequest) -> bool | ApprovalResponse:
@@ -85,9 +87,9 @@ async def test_approver_allow_once_and_deny_with_message(tmp_path: Path) -> None
         return next(answers)
 
     gov = make_gov(tmp_path, approver=callback_approver(approve))
-    assert (await authorize(gov, FakeBash(), {"command": "make"}, tmp_path)).behavior == "allow"
-    assert seen[0].suggested_rules == ["Bash(make)"] and seen[0].tool_input == {"command": "make"}
-    d = await authorize(gov, FakeBash(), {"command": "make"}, tmp_path)
+    assert (await authorize(gov, Bash(), {"command": "make"}, tmp_path)).behavior == "allow"
+    assert seen[0].suggested_rules == ["Bash(make)"] and seen[0].tool_input["command"] == "make"
+    d = await authorize(gov, Bash(), {"command": "make"}, tmp_path)
     assert d.behavior == "deny" and d.reason == "use `make test`"
 
 
@@ -96,7 +98,7 @@ async def test_approver_edits_input(tmp_path: Path) -> None:
         return ApprovalResponse(behavior="allow", updated_input={"command": "make -n"})
 
     gov = make_gov(tmp_path, approver=approve)
-    d = await authorize(gov, FakeBash(), {"command": "make"}, tmp_path)
+    d = await authorize(gov, Bash(), {"command": "make"}, tmp_path)
     assert d.behavior == "allow" and d.updated_input == {"command": "make -n"}
 
 
@@ -105,7 +107,7 @@ async def test_approver_that_raises_denies(tmp_path: Path) -> None:
         raise RuntimeError("ui crashed")
 
     gov = make_gov(tmp_path, approver=callback_approver(approve))
-    d = await authorize(gov, FakeBash(), {"command": "make"}, tmp_path)
+    d = await authorize(gov, Bash(), {"command": "make"}, tmp_path)
     assert d.behavior == "deny" and "ui crashed" in d.reason
 
 
@@ -119,16 +121,16 @@ async def test_remember_for_session(tmp_path: Path) -> None:
 
     gov = make_gov(tmp_path, approver=approve)
     for _ in range(3):
-        assert (await authorize(gov, FakeBash(), {"command": "make build"}, tmp_path)).behavior == "allow"
+        assert (await authorize(gov, Bash(), {"command": "make build"}, tmp_path)).behavior == "allow"
     assert calls == 1
     d = await gov.engine.decide(
-        FakeBash(),
-        FakeBash().parse_input({"command": "make build"}),
+        Bash(),
+        Bash().parse_input({"command": "make build"}),
         make_ctx(gov.settings.workspace, tmp_path),
     )
     assert d.rule == "Bash(make build)" and d.source == "session settings"
     # the remembered exact rule never covers a compound command
-    await authorize(gov, FakeBash(), {"command": "make build && rm -rf /"}, tmp_path)
+    await authorize(gov, Bash(), {"command": "make build && rm -rf /"}, tmp_path)
     assert calls == 2
     assert not (gov.settings.workspace / ".shellrt" / "settings.local.json").exists()
 
@@ -140,12 +142,12 @@ async def test_remember_for_project_writes_local_settings(tmp_path: Path) -> Non
     gov = make_gov(tmp_path, approver=approve)
     local = gov.settings.workspace / ".shellrt" / "settings.local.json"
     local.write_text(json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}, "env": {"A": "1"}}))
-    assert (await authorize(gov, FakeBash(), {"command": "make"}, tmp_path)).behavior == "allow"
+    assert (await authorize(gov, Bash(), {"command": "make"}, tmp_path)).behavior == "allow"
     saved = json.loads(local.read_text())
     assert saved["permissions"] == {"deny": ["Bash(rm:*)"], "allow": ["Bash(make)"]}
     assert saved["env"] == {"A": "1"}
     fresh = make_gov(tmp_path)  # a new session, headless: the saved rule applies
-    d = await authorize(fresh, FakeBash(), {"command": "make"}, tmp_path)
+    d = await authorize(fresh, Bash(), {"command": "make"}, tmp_path)
     assert d.behavior == "allow" and "settings.local.json" in (d.source or "")
 
 
@@ -156,7 +158,7 @@ async def test_remember_project_with_broken_local_file_still_allows_once(tmp_pat
     gov = make_gov(tmp_path, approver=approve)
     local = gov.settings.workspace / ".shellrt" / "settings.local.json"
     local.write_text("{ broken")
-    assert (await authorize(gov, FakeBash(), {"command": "make"}, tmp_path)).behavior == "allow"
+    assert (await authorize(gov, Bash(), {"command": "make"}, tmp_path)).behavior == "allow"
     assert local.read_text() == "{ broken"
     assert any("not valid JSON; not overwriting" in d for d in gov.diagnostics)
 
@@ -184,12 +186,12 @@ async def test_terminal_approver_choices(tmp_path: Path) -> None:
 
 async def test_visibility_hides_tools_denied_outright_and_keeps_order(tmp_path: Path) -> None:
     gov = make_gov(tmp_path, {"permissions": {"deny": ["Edit", "mcp__gh", "Bash(rm:*)"]}})
-    tools = [
-        FakeBash(),
-        FakeEdit(),
-        FakeRead(),
-        FakeMcp("mcp__gh__list"),
-        FakeMcp("mcp__fs__read"),
+    tools: list[Tool[Any, Any]] = [
+        Bash(),
+        EditTool(),
+        ReadTool(),
+        mcp_tool("mcp__gh__list"),
+        mcp_tool("mcp__fs__read"),
         Refuser(),
     ]
     names = [t.name for t in gov.visible_tools(tools)]

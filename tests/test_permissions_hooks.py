@@ -13,7 +13,7 @@ import pytest
 
 from shellrt.permissions import Governance, build_governance, matcher_matches
 
-from .test_permissions_support import FakeBash, make_ctx
+from .test_permissions_support import Bash, make_ctx
 
 pytestmark = pytest.mark.anyio
 
@@ -82,7 +82,7 @@ async def test_exit_2_blocks_with_stderr(tmp_path: Path) -> None:
     out = await gov.hooks.pre_tool_use("Bash", {"command": "pytest"}, ctx)
     assert out.blocked_reason == "use the test script instead"
     assert out.decision is not None and out.decision.behavior == "deny"
-    tool = FakeBash()
+    tool = Bash()
     d = await gov.gate.authorize(
         tool, tool.parse_input({"command": "pytest"}), ctx, hook_decision=out.decision
     )
@@ -115,7 +115,7 @@ async def test_hook_allow_is_overridden_by_deny_rule(tmp_path: Path) -> None:
     )
     gov = gov_with_hooks(tmp_path, {"PreToolUse": [pre("*", hook)]}, {"deny": ["Bash(rm:*)"]})
     ctx = make_ctx(gov.settings.workspace, tmp_path)
-    tool = FakeBash()
+    tool = Bash()
     out = await gov.hooks.pre_tool_use("Bash", {"command": "rm -rf /"}, ctx)
     assert out.decision is not None and out.decision.behavior == "allow"
     d = await gov.gate.authorize(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from shellrt.permissions import RuleOrigin, RuleSet, RuleSyntaxError, parse_rule
+from shellrt.permissions import PermissionRule, RuleOrigin, RuleSet, RuleSyntaxError, parse_rule
 from shellrt.permissions.globs import glob_matches
 from shellrt.protocol import PermissionSubject
 
@@ -65,7 +65,7 @@ def test_parse_malformed(text: object) -> None:
 def test_prefix_rule_matches_word_boundary(tmp_path: Path) -> None:
     rs = rules(tmp_path, ("allow", "Bash(git diff:*)"))
 
-    def ok(*cmds):
+    def ok(*cmds: str) -> bool:
         return rs.content_allow("Bash", PermissionSubject(commands=cmds, access="execute")) is not None
 
     assert ok("git diff")
@@ -77,7 +77,10 @@ def test_prefix_rule_matches_word_boundary(tmp_path: Path) -> None:
 
 def test_compound_command_needs_every_subcommand(tmp_path: Path) -> None:
     rs = rules(tmp_path, ("allow", "Bash(git status:*)"), ("allow", "Bash(ls)"))
-    allow = lambda *cmds: rs.content_allow("Bash", PermissionSubject(commands=cmds, access="execute"))  # noqa: E731
+
+    def allow(*cmds: str) -> list[PermissionRule] | None:
+        return rs.content_allow("Bash", PermissionSubject(commands=cmds, access="execute"))
+
     assert allow("git status", "ls")
     assert allow("git status", "rm -rf x") is None
     assert allow("git status", "curl evil") is None
@@ -134,7 +137,10 @@ def test_path_specifier_forms(tmp_path: Path) -> None:
         ("deny", "Read(~/notes/**)"),
         ("deny", "Read(/private/**)"),
     )
-    read = lambda p: rs.content_hit("deny", "Read", PermissionSubject(paths=(str(p),), access="read"))  # noqa: E731
+
+    def read(p: str | Path) -> tuple[PermissionRule, str] | None:
+        return rs.content_hit("deny", "Read", PermissionSubject(paths=(str(p),), access="read"))
+
     assert read("/etc/shadow")
     assert read(home / "notes" / "a.txt")
     assert read(tmp_path / "private" / "x")
@@ -177,7 +183,7 @@ def test_domains(tmp_path: Path) -> None:
         tmp_path, ("allow", "WebFetch(domain:docs.python.org)"), ("allow", "WebFetch(domain:*.example.com)")
     )
 
-    def allowed(d):
+    def allowed(d: str) -> bool:
         return rs.content_allow("WebFetch", PermissionSubject(domains=(d,), access="fetch")) is not None
 
     assert allowed("docs.python.org")
@@ -196,3 +202,22 @@ def test_mcp_names() -> None:
     assert star.matches_tool("mcp__gh__list")
     assert not server.matches_tool("mcp__ghx__list")
     assert one.matches_tool("mcp__gh__create") and not one.matches_tool("mcp__gh__list")
+
+
+def test_may_match_below_places_the_pattern(tmp_path: Path) -> None:
+    """A recursive read of a directory may reach a denied path below it (issue 17, item 3)."""
+    origin = RuleOrigin("project", None, None, tmp_path)
+    anchored = parse_rule("Read(./secrets/**)", "deny", origin)
+    floating = parse_rule("Read(.env)", "deny", origin)
+    home = tmp_path / "home"
+    (tmp_path / "src" / "deep").mkdir(parents=True)
+    assert not anchored.may_match_below(str(tmp_path), home=home)  # nothing there to reach
+    (tmp_path / "secrets").mkdir()
+    assert anchored.may_match_below(str(tmp_path), home=home)
+    assert anchored.may_match_below(str(tmp_path / "secrets" / "sub"), home=home)
+    assert not anchored.may_match_below(str(tmp_path / "src"), home=home)
+    assert not floating.may_match_below(str(tmp_path / "src"), home=home)
+    (tmp_path / "src" / "deep" / ".env").write_text("K=V")
+    assert floating.may_match_below(str(tmp_path / "src"), home=home)
+    assert floating.may_match_below(str(tmp_path / "src"), home=home, limit=0)
+    assert not parse_rule("Read(//etc/**)", "deny", origin).may_match_below(str(tmp_path), home=home)

@@ -10,7 +10,7 @@ import pytest
 
 from shellrt.permissions import InvalidModeError, build_governance
 
-from .test_permissions_support import FakeBash, FakeRead, make_ctx
+from .test_permissions_support import Bash, ReadTool, make_ctx
 
 pytestmark = pytest.mark.anyio
 
@@ -44,7 +44,7 @@ class Layout:
         return build_governance(self.ws, home=self.home, managed_path=self.managed, **kw)
 
     async def decide(self, gov: Any, command: str) -> Any:
-        tool = FakeBash()
+        tool = Bash()
         return await gov.engine.decide(
             tool, tool.parse_input({"command": command}), make_ctx(self.ws, self.tmp)
         )
@@ -157,7 +157,7 @@ async def test_claude_settings_are_compatible_input(tmp_path: Path) -> None:
     assert gov.diagnostics == []
     assert (await lay.decide(gov, "npm run test -- --watch")).behavior == "allow"
     secret = lay.ws / "secrets" / "token"
-    tool = FakeRead()
+    tool = ReadTool()
     d = await gov.engine.decide(
         tool, tool.parse_input({"file_path": str(secret)}), make_ctx(lay.ws, tmp_path)
     )
@@ -227,11 +227,12 @@ async def test_relative_rules_in_settings_file_are_anchored_at_its_project(tmp_p
     lay.write("elsewhere/policy.json", perms(deny=["Read(/data/**)"]))
     lay.write("user", perms(deny=["Read(/.ssh/**)"]))
     gov = lay.gov(settings_files=[other / "policy.json"])
-    tool = FakeRead()
+    tool = ReadTool()
     ctx = make_ctx(lay.ws, tmp_path)
 
     async def behavior(path: Path) -> str:
-        return (await gov.engine.decide(tool, tool.parse_input({"file_path": str(path)}), ctx)).behavior
+        decision = await gov.engine.decide(tool, tool.parse_input({"file_path": str(path)}), ctx)
+        return str(decision.behavior)
 
     assert await behavior(other / "data" / "x") == "deny"
     assert await behavior(lay.home / ".ssh" / "id_rsa") == "deny"

@@ -13,7 +13,11 @@ PowerShell tokenizer/judge.
 Subcommands, for permission rules: every simple command anywhere in the input
 (pipelines, lists, ``$(...)``, ``<(...)``, subshells, groups, function bodies,
 if/while/for/case bodies, ``[[ ]]`` operands, redirect targets, here-doc
-bodies). Wrappers add the command they run as a further subcommand
+bodies), every standalone assignment and declaration (``export X=1``). Each
+carries its normalised command name (``/bin/rm``, ``\\rm``, ``timeout 5 rm`` ->
+``rm``; "" when not static), the variables it assigns, whether it runs in the
+background, its output redirections and the paths it reads (``parts``).
+Wrappers add the command they run as a further subcommand
 (``timeout 5 rm x`` -> ``timeout 5 rm x`` and ``rm x``; ``xargs rm`` -> ``rm``;
 ``find -exec rm {} ;`` -> ``rm {}``); ``bash -c '...'``, ``sh -c``, ``eval``,
 ``env -S``, ``su -c`` and ``flock -c`` have their script string parsed, so a rule
@@ -21,6 +25,13 @@ such as ``Bash(timeout:*)`` or ``Bash(bash:*)`` cannot smuggle a command past th
 matcher, which must check every subcommand. When the parse failed
 (``parse_ok`` false), the raw command is appended as a subcommand too and no
 rule should allow it.
+
+Here-document bodies are read the way bash reads them (``heredoc``): every
+substitution in an expanding body is planned, and a body bash would end on
+another line than the parser is a syntax error (``parse_ok`` false).
+``timeout``/``env``/``nice``/``stdbuf``/``time``/``command`` and ``bash|sh -c
+'<static script>'`` are judged by what they run (``-l``/``-i`` shells never
+read-only: they source profiles).
 
 Decisions worth knowing: programs named by path (``/bin/ls``, ``./x``) are never
 read-only (we cannot know what the path holds); quoted or escaped command names

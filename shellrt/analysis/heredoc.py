@@ -15,7 +15,7 @@ from typing import Final
 
 from .nodes import Word
 
-__all__ = ["BodyScan", "bash_delimiter", "bash_end_line", "scan_body"]
+__all__ = ["BodyScan", "bash_delimiter", "bash_end_line", "join_continuations", "scan_body"]
 
 _NAME_START: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _NAME_CHARS: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_0123456789")
@@ -75,22 +75,56 @@ def bash_delimiter(word: str) -> tuple[str, bool] | None:
     return "".join(out), quoted
 
 
-def bash_end_line(source: bytes, first: int, delimiter: bytes, strip_tabs: bool) -> int:
-    """Byte offset of the line that ends a body starting at ``first`` (``len(source)``: none does)."""
+def bash_end_line(source: bytes, first: int, delimiter: bytes, strip_tabs: bool, joins: bool) -> int:
+    """Byte offset of the line that ends a body starting at ``first`` (``len(source)``: none does).
+
+    ``joins``: the delimiter was unquoted, so bash joins a line ending in ``\\`` with the next one
+    before comparing (``EO\\`` + ``F`` ends a body delimited by ``EOF``).
+    """
     pos = first
     n = len(source)
     while pos < n:
-        nl = source.find(b"\n", pos)
-        end = n if nl < 0 else nl
-        line = source[pos:end]
-        if strip_tabs:
-            line = line.lstrip(b"\t")
-        if line == delimiter:
-            return pos
-        if nl < 0:
+        start = pos
+        parts: list[bytes] = []
+        while True:
+            nl = source.find(b"\n", pos)
+            end = n if nl < 0 else nl
+            line = source[pos:end]
+            if strip_tabs:
+                line = line.lstrip(b"\t")
+            pos = n if nl < 0 else nl + 1
+            if joins and nl >= 0 and _odd_backslashes(line):
+                parts.append(line[:-1])
+                continue
+            parts.append(line)
             break
-        pos = nl + 1
+        if b"".join(parts) == delimiter:
+            return start
     return n
+
+
+def join_continuations(text: str) -> str:
+    """Remove backslash-newline pairs the way bash does in an expanding body (``$\\`` + ``(id)`` runs id)."""
+    out: list[str] = []
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\" and i + 1 < n:
+            if text[i + 1] == "\n":
+                i += 2
+                continue
+            out.append(text[i : i + 2])
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _odd_backslashes(line: bytes) -> bool:
+    count = len(line) - len(line.rstrip(b"\\"))
+    return count % 2 == 1
 
 
 def scan_body(text: str) -> BodyScan:

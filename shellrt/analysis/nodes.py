@@ -219,7 +219,8 @@ class Subcommand:
     text: str
     argv: list[str]
     #: Normalised static command name: the basename of the command word after unwrapping
-    #: env/command/nice/timeout/nohup/stdbuf/time (``/bin/rm`` -> ``rm``, ``\\rm`` -> ``rm``);
+    #: env/command/nice/timeout/nohup/stdbuf/time (``/bin/rm`` -> ``rm``, ``\\rm`` -> ``rm``); a path
+    #: outside the system bin directories keeps its spelling (``./ls`` is ``./ls``, never ``ls``);
     #: "" when it is not static (expansions, globs, ``eval``, ``xargs``, ``busybox``, a bare assignment).
     name: str
     static_name: bool

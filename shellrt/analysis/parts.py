@@ -21,8 +21,13 @@ __all__ = ["DECLARATIONS", "TRANSPARENT_WRAPPERS", "resolve_command", "subcomman
 #: Wrappers a part's name looks through (the wrapped command is what runs).
 TRANSPARENT_WRAPPERS: Final = frozenset({"env", "command", "nice", "timeout", "nohup", "stdbuf", "time"})
 #: Command names that never count as static (what they run is decided at run time).
-_NEVER_STATIC: Final = frozenset({"eval", "xargs", "busybox"})
+_NEVER_STATIC: Final = frozenset({"eval", "xargs", "busybox", "let"})
+#: Builtins that take variable names, whose array subscripts bash evaluates as arithmetic (code).
+_SUBSCRIPT_BUILTINS: Final = frozenset({"unset", "declare", "typeset", "local", "readonly", "export", "printf", "read",
+                                        "mapfile", "readarray", "getopts", "test", "[", "wait"})
 DECLARATIONS: Final = frozenset({"export", "declare", "typeset", "local", "readonly", "unset"})
+#: Directories whose programs are named by their basename (``/bin/rm`` is ``rm``).
+_SYSTEM_DIRS: Final = frozenset({"/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/", "/usr/local/sbin/"})
 _OUTPUT_OPS: Final = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&", "&>|"})
 _INPUT_OPS: Final = frozenset({"<", "<>"})
 
@@ -38,7 +43,11 @@ def resolve_command(argv: list[Word]) -> tuple[str, int, list[str]]:
         value = head.value
         if value is None or "glob" in head.features:
             return "", index, env_names
-        name = value.rsplit("/", 1)[-1]
+        directory, slash, name = value.rpartition("/")
+        if slash and directory + "/" not in _SYSTEM_DIRS:
+            # `./ls`, `bin/ls`, `/tmp/ls`: a file of that name, not the program (an allow rule for
+            # `ls` must not run it). The path as written is its name.
+            return value, index, env_names
         if not name or name in _NEVER_STATIC:
             return "", index, env_names
         if name not in TRANSPARENT_WRAPPERS:
@@ -126,16 +135,19 @@ def _part(command: PlanCommand) -> Subcommand | None:
         if _find_unsafe_joined(text) is not None or "" in argv or text.count(" ") != len(argv) - 1:
             text = " ".join([_quote(v) for v in argv])
     name, start, env_names = resolve_command(words)
+    if name in _SUBSCRIPT_BUILTINS and any("[" in arg and ("$(" in arg or "`" in arg) for arg in argv[1:]):
+        name = ""  # `unset 'a[$(id)]'`: bash evaluates the subscript, running the substitution
     if words[0].value in DECLARATIONS:
-        name = words[0].value or ""
+        name = words[0].value or "" if name else ""
+        assignment_raws = {a.raw for a in command.assignments}
         for w in words[1:]:
             value = w.value
             if value is None:
-                if "=" not in w.raw:
-                    assigned.append("")
+                if w.raw not in assignment_raws:
+                    assigned.append("")  # a dynamic word: it may name any variable
             elif not value.startswith("-") and "=" not in value:
                 assigned.append(value)
-        return Subcommand(text, argv, name, True, assigned, command.background, writes, reads, False, via)
+        return Subcommand(text, argv, name, bool(name), assigned, command.background, writes, reads, False, via)
     recursive = False
     if name:
         args: list[str | None] = [w.value for w in words[start + 1 :]]

@@ -13,7 +13,7 @@ from typing import Final
 
 import tree_sitter
 
-from .heredoc import bash_delimiter, bash_end_line, scan_body
+from .heredoc import bash_delimiter, bash_end_line, join_continuations, scan_body
 from .models import (
     Assignment,
     CommandPlan,
@@ -45,9 +45,10 @@ _SUBSTITUTION_KINDS: Final[dict[str, SubstitutionKind]] = {
 UNWRAP_NAMES: Final = frozenset({"find", "eval", *SHELLS, *WRAPPERS})
 _LOOP_KINDS: Final = {"while": "while", "until": "until", "for": "for", "select": "select"}
 _CLOSING_WORDS: Final = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "in", "}", "]]"})
-#: Reserved words the grammar accepts as a plain command name; bash reads them as syntax (`done x` is an error).
+#: Reserved words the grammar accepts as a plain command name; bash reads them as syntax (`done x` is an
+#: error; `! for ...` and `time { ...; }` are compounds the grammar reads as commands): never parse_ok.
 _RESERVED_NAMES: Final = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "in", "{", "}", "]]", "if",
-                                    "case", "while", "until", "for", "select", "function", "[[", "!", "coproc"})
+                                    "case", "while", "until", "for", "select", "function", "[[", "!"})
 
 
 class Planner:
@@ -276,6 +277,11 @@ class Planner:
                     target = self.word(child)
                 else:
                     self.unsupported.append("redirect with several targets")
+            if op == "<" and target is not None and target.raw.startswith(">"):
+                # The grammar splits `<>` (open read-write, creating the file) into `<` and a target `>...`.
+                self.unsupported.append("redirection <> (read-write)")
+                op = "<>"
+                target = Word(target.raw, None, frozenset({"unknown_node"}))
             redirect = Redirect(fd, op, target, "herestring" if kind == "herestring_redirect" else "file")
         self.redirects.append(redirect)
         return redirect
@@ -288,12 +294,15 @@ class Planner:
         if start is None or parsed is None:
             self.unsupported.append(f"here-document delimiter {raw_delimiter!r}")
             self.heredocs.append(Heredoc(raw_delimiter, True, "", []))
+            # Its body (and whatever it runs) is not read: a part no allow rule can match.
+            placeholder = Word(f"<<{raw_delimiter}", None, frozenset({"unknown_node"}))
+            self.commands.append(PlanCommand([placeholder], [], [], [*self.context, "heredoc"], None))
             return
         delimiter, quoted = parsed
         source = self.source
         newline = source.find(b"\n", start.end_byte)
         first = len(source) if newline < 0 else newline + 1
-        stop = bash_end_line(source, first, delimiter.encode("utf-8", "surrogateescape"), strip_tabs)
+        stop = bash_end_line(source, first, delimiter.encode("utf-8", "surrogateescape"), strip_tabs, not quoted)
         anchor = body if body is not None else end
         parser_first = first if anchor is None else source.rfind(b"\n", 0, anchor.start_byte) + 1
         parser_stop = len(source) if end is None else source.rfind(b"\n", 0, end.start_byte) + 1
@@ -306,6 +315,7 @@ class Planner:
         if not quoted:
             if "\\\n" in text:
                 self.unsupported.append("line continuation in an expanding here-document")
+                text = join_continuations(text)
             scan = scan_body(text)
             expansions = scan.expansions
             for problem in scan.problems:
@@ -389,7 +399,8 @@ class Planner:
                 self.unsupported.append(f"token {kind!r} in a command")
         if argv and (argv[0].raw in _RESERVED_NAMES or (argv[0].raw == "time" and len(argv) > 1
                                                          and argv[1].raw in _CLOSING_WORDS)):
-            self.syntax_errors.append(f"reserved word {argv[0].raw!r} where a command name belongs")
+            # Either a bash syntax error (`done x`) or compound syntax the grammar misreads (`! for ...`).
+            self.syntax_errors.append(f"reserved word {argv[0].raw!r} read as a command name")
         self.add_command(argv, assignments, redirects, None)
 
     def add_command(self, argv: list[Word], assignments: list[Assignment], redirects: list[Redirect],

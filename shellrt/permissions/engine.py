@@ -7,8 +7,9 @@ every decision records which steps it passed in ``chain``:
    rule matching any subcommand/path/domain -> **deny**;
 2. tool-wide ask — a hook asked, or a tool-wide ask rule -> **ask**;
 3. the tool's own check — its deny is final (an exception in it is a deny);
-4. content ask rules and the tool's safety checks (``.git/hooks``, shell rc
-   files…) -> **ask**; no mode can skip steps 1-4;
+4. content ask rules and the safety checks (git metadata writes, shell rc
+   files, a recursive read over a denied path…) -> **ask**; no mode can skip
+   steps 1-4;
 5. the mode — ``plan`` denies anything not read-only, ``bypassPermissions``
    allows, ``acceptEdits`` allows writes inside the workspace;
 6. allow — the tool's own allow, a hook's allow, a tool-wide allow rule, or
@@ -97,6 +98,8 @@ class PermissionEngine:
                 )
             if parts is None:
                 subject = subject.model_copy(update={"incomplete": True})
+            else:
+                chain.extend(f"part: {_describe_part(p)}" for p in parts)
 
         # 1. deny
         if hook_decision is not None and hook_decision.behavior == "deny":
@@ -115,6 +118,13 @@ class PermissionEngine:
             found = self._parts_hit("deny", name, parts)
             if found is not None:
                 return self._part_final("deny", found, chain, "1 deny")
+        elif parts is None and isinstance(tool, CommandPartsTool) and self._has_command_rule("deny", name):
+            reason = (
+                f"{name}: the command could not be fully parsed, so the {name} deny rules cannot be checked "
+                "against it; fix its syntax"
+            )
+            chain.append(f"1 deny: {reason}")
+            return self._final("deny", reason, chain, source="tool")
         chain.append("1 deny: no deny rule matched")
 
         # 2. tool-wide ask
@@ -157,6 +167,10 @@ class PermissionEngine:
             found = self._parts_hit("ask", name, parts)
             if found is not None:
                 return self._part_final("ask", found, chain, "4 ask")
+        if shadowed:
+            # A recursive read over a denied path reads it: a rule matter no mode may skip.
+            chain.append(f"4 ask: {shadowed}")
+            return self._final("ask", shadowed, chain, source="tool")
         metadata = self._metadata_write(subject, parts or [])
         if metadata is not None:
             chain.append(f"4 safety check: {metadata} (no mode can skip it)")
@@ -250,9 +264,7 @@ class PermissionEngine:
         """A deny/ask rule that catches a part by name, reads or writes, or a dynamic
         program name under such rules: (rule or None, reason)."""
         rule_kind: RuleKind = "deny" if kind == "deny" else "ask"
-        has_command_rule = any(
-            r.spec_kind == "command" and r.tool == tool_name for r in self.rules.of_kind(rule_kind)
-        )
+        has_command_rule = self._has_command_rule(rule_kind, tool_name)
         for part in parts:
             forms = [part.text]
             if part.name and part.argv and part.argv[0] != part.name:
@@ -267,7 +279,7 @@ class PermissionEngine:
                     f"unknown wrapper), so {tool_name} {rule_kind} rules cannot be checked against it; "
                     "write the program name literally"
                 )
-            for access, paths in (("read", part.reads), ("write", part.writes)):
+            for access, paths in (("read", part.reads), ("write", (*part.writes, *part.program_writes))):
                 known = tuple(p for p in paths if p)
                 if not known:
                     continue
@@ -277,6 +289,9 @@ class PermissionEngine:
                     what = "reads" if access == "read" else "writes"
                     return rule, f"{part.text!r} {what} {item}, which is {_verb(kind)} by {rule.describe()}"
         return None
+
+    def _has_command_rule(self, kind: RuleKind, tool_name: str) -> bool:
+        return any(r.spec_kind == "command" and r.tool == tool_name for r in self.rules.of_kind(kind))
 
     def _recursive_denied(self, tool_name: str, parts: Sequence[CommandPart]) -> str | None:
         """A recursive read of a tree that holds a path a deny/ask rule covers."""
@@ -329,7 +344,12 @@ class PermissionEngine:
                 if unsafe:
                     return None, f"{part.text!r} sets {', '.join(unsafe)}, which can change what programs run"
                 continue
-            if part.read_only:
+            rules = None
+            if part.name and not unsafe:
+                rules = self.rules.content_allow(
+                    tool_name, PermissionSubject(commands=(part.text,), access="execute")
+                )
+            if not rules and part.read_only:
                 continue
             if not part.name:
                 return None, f"{part.text!r}: its program name is not static, so no allow rule can match it"
@@ -338,11 +358,13 @@ class PermissionEngine:
                     f"{part.text!r} runs with {', '.join(unsafe)} set, which can change what it runs; "
                     "allow rules only match parts that set the variables listed in docs/permissions.md"
                 )
-            rules = self.rules.content_allow(tool_name, PermissionSubject(commands=(part.text,), access="execute"))
             if not rules:
                 why = f" ({part.why_not})" if part.why_not else ""
                 return None, f"no allow rule covers {part.text!r}, and it is not read-only{why}"
             used.extend(r for r in rules if r not in used)
+        if not used and not any(p.writes for p in parts):
+            # Nothing but read-only parts: the tool's verdict on the whole command stands.
+            return None, "no allow rule covers this command"
         return used, ""
 
     def _may_write(self, tool_name: str, target: str, ctx: ToolContext) -> bool:
@@ -447,6 +469,24 @@ def _safe_read_only(tool: Tool[Any, Any], tool_input: Any) -> bool:
         return bool(tool.is_read_only(tool_input))
     except Exception:
         return False
+
+
+def _describe_part(part: CommandPart) -> str:
+    bits = [repr(part.text), f"program={part.name or '(not static)'}"]
+    if part.env_names:
+        bits.append("sets=" + ",".join(part.env_names))
+    if part.writes:
+        bits.append("writes=" + ",".join(w or "?" for w in part.writes))
+    if part.reads:
+        bits.append("reads=" + ",".join(r or "?" for r in part.reads[:5]) + ("..." if len(part.reads) > 5 else ""))
+    if part.recursive:
+        bits.append("recursive")
+    if part.background:
+        bits.append("background")
+    bits.append("read-only" if part.read_only else "not read-only")
+    if part.hazard:
+        bits.append("hazard")
+    return " ".join(bits)
 
 
 def _describe_subject(subject: PermissionSubject) -> str:

@@ -77,6 +77,9 @@ class CommandPart:
     writes: tuple[str, ...] = ()
     #: Absolute, resolved paths it may read ("" = a path that is not known).
     reads: tuple[str, ...] = ()
+    #: Files the command's programs write (``cp x y`` -> y), for deny and ask rules only:
+    #: permission to run the program is permission for its own writes.
+    program_writes: tuple[str, ...] = ()
     #: Walks directories it reads (``grep -r``, ``find``).
     recursive: bool = False
     #: The tool judges this part read-only *and* inside the allowed reads (its own check).

@@ -203,31 +203,40 @@ class PermissionRule:
             return _domain_matches(self.specifier[len("domain:") :], item)
         return _path_matches(self.specifier, item, self.origin.root, home=home, resolve=resolve)
 
-    def may_match_below(self, directory: str, *, home: Path) -> bool:
-        """Whether some path below ``directory`` could match this path rule (a recursive
-        read of ``directory`` may reach it). Conservative: a pattern that floats (no ``/``)
-        or whose fixed prefix cannot be placed is assumed to match somewhere below."""
+    def may_match_below(self, directory: str, *, home: Path, limit: int = 20_000) -> bool:
+        """Whether a recursive read of ``directory`` may reach a path this rule covers.
+
+        An anchored pattern (``./secrets/**``) is reached when its fixed prefix exists
+        below ``directory`` (or ``directory`` is below it); a floating one (``.env``,
+        ``*.pem``) when a walk of ``directory`` finds a matching name — a walk that
+        exceeds ``limit`` entries counts as a hit (fail closed). Symbolic links inside
+        the walked tree are not followed (the sandbox's masked paths cover that).
+        """
         if self.spec_kind != "path" or self.specifier is None:
             return False
         based = _pattern_base(self.specifier, self.origin.root, home)
         if based is None:
             return False
         base, pattern = based
-        body = pattern.strip("/")
-        if "/" not in pattern.rstrip("/"):
-            prefix = ""  # floats: any depth below the base
-        else:
-            fixed: list[str] = []
-            for segment in body.split("/"):
-                if any(c in segment for c in "*?["):
-                    break
-                fixed.append(segment)
-            prefix = "/".join(fixed)
-        anchor = os.path.realpath(os.path.join(base, prefix)) if prefix else os.path.realpath(base)
+        real_base = os.path.realpath(base)
         real_dir = os.path.realpath(directory)
-        inside = anchor == real_dir or anchor.startswith(real_dir.rstrip("/") + "/")
-        above = real_dir.startswith(anchor.rstrip("/") + "/")
-        return inside or above
+        if "/" not in pattern.rstrip("/"):  # floats: any depth below the base
+            if _is_below(real_dir, real_base):
+                start = real_dir
+            elif _is_below(real_base, real_dir):
+                start = real_base
+            else:
+                return False
+            return _walk_matches(start, real_base, pattern, limit)
+        fixed: list[str] = []
+        for segment in pattern.strip("/").split("/"):
+            if any(c in segment for c in "*?["):
+                break
+            fixed.append(segment)
+        anchor = os.path.realpath(os.path.join(real_base, *fixed)) if fixed else real_base
+        if _is_below(real_dir, anchor) and real_dir != anchor:
+            return True
+        return _is_below(anchor, real_dir) and os.path.lexists(anchor)
 
     def subject_items(self, subject: PermissionSubject) -> tuple[str, ...]:
         if self.spec_kind == "command":
@@ -343,3 +352,22 @@ def _path_matches(spec: str, path: str, root: Path | None, *, home: Path, resolv
             if rel is not None and glob_matches(pattern, rel):
                 return True
     return False
+
+
+def _is_below(path: str, root: str) -> bool:
+    """``path`` is ``root`` or inside it (both resolved)."""
+    return relative_to(path, root) is not None
+
+
+def _walk_matches(start: str, base: str, pattern: str, limit: int) -> bool:
+    seen = 0
+    for dirpath, dirnames, filenames in os.walk(start):
+        for name in (*dirnames, *filenames):
+            seen += 1
+            if seen > limit:
+                return True
+            rel = relative_to(os.path.join(dirpath, name), base)
+            if rel is not None and glob_matches(pattern, rel):
+                return True
+    return False
+

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import PurePosixPath
 
-from shellrt.analysis import CommandAnalysis, Subcommand, analyze
+from shellrt.analysis import CommandAnalysis, CommandPlan, Subcommand, analyze
 from shellrt.permissions.interfaces import CommandPart
 from shellrt.permissions.rules import is_safe_env_name
 from shellrt.tools._gitrepo import repo_code_keys
@@ -34,16 +34,28 @@ _OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
 _INPUT_OPS = frozenset({"<", "<>", "<&"})
 #: Programs that always walk the directories they are given.
 _RECURSIVE_PROGRAMS = frozenset({"rg", "find", "tree", "du", "ag", "ack", "fd", "fdfind"})
-#: git subcommands that print file contents of the tree or history (a denied file included).
-_GIT_CONTENT = frozenset({"grep", "show", "diff", "log", "blame", "cat-file", "archive", "whatchanged", "annotate"})
+#: git subcommands that search the tracked tree. (``show``/``log -p`` print history, which a
+#: ``Read(...)`` rule on the work tree cannot describe: keep secrets out of history.)
+_GIT_CONTENT = frozenset({"grep"})
 _NULL_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+#: Word features that make a word's meaning depend on run time (see ``analysis.nodes.Word``).
+_RISKY_FEATURES = frozenset(
+    {"parameter", "simple_parameter", "command_substitution", "process_substitution", "arithmetic",
+     "pure_arithmetic", "ansi_c", "translated", "brace", "brace_char", "glob", "flag_glob", "unknown_node"}
+)
 
 
 def command_parts(
-    a: CommandAnalysis, cwd: str, inside: Callable[[str], bool], *, check_git: bool = True
+    a: CommandAnalysis,
+    cwd: str,
+    inside: Callable[[str], bool],
+    *,
+    check_git: bool = True,
+    to_host: Callable[[str], str] = os.path.realpath,
 ) -> list[CommandPart]:
-    """The parts of ``a`` run in ``cwd``; ``inside(path) -> bool`` says whether a resolved
-    path is inside the allowed reads."""
+    """The parts of ``a`` run in ``cwd`` (a host path); ``inside(path) -> bool`` says whether
+    a resolved host path is inside the allowed reads; ``to_host`` resolves an absolute path
+    as the sandbox sees it to the host (docker's container workspace)."""
     plan = a.plan
     plan_names: list[str] = []
     plan_writes: list[str] = []
@@ -63,12 +75,10 @@ def command_parts(
             if redirect.op in _INPUT_OPS and not _fd_dup(redirect.op, value):
                 plan_reads.append(value or "")
         background = "&" in plan.operators
-        # Constructs whose effect is not tied to one simple command: parts are then never
-        # read-only on their own (the whole command's verdict decides).
-        per_part_ok = per_part_ok and not plan.unsupported and not plan.functions and not any(
-            h.expands and ("$" in h.body or "`" in h.body) for h in plan.heredocs
-        )
-    bases = [cwd, *[_resolve(t, cwd) for t in a.cd_targets if t]]
+        per_part_ok = per_part_ok and _flat(plan)
+    bases = [cwd, *[to_host(t) if os.path.isabs(t) else _resolve(t, cwd) for t in a.cd_targets if t]]
+    # The analysis knows program writes for the command as a whole: every part carries them.
+    program_writes = tuple(sorted({_resolve_host(w, cwd, to_host) for w in a.write_targets if w}))
     out: list[CommandPart] = []
     for sub in a.subcommands:
         argv = tuple(sub.argv)
@@ -83,13 +93,14 @@ def command_parts(
         is_bg = bool(bg) if bg is not None else background
         writes_raw = _attr_list(sub, "writes")
         writes_raw = plan_writes if writes_raw is None else [w for w in writes_raw if w not in _NULL_TARGETS]
-        reads_raw = [*(_attr_list(sub, "reads") or []), *plan_reads, *_word_reads(argv)]
+        given_reads = _attr_list(sub, "reads")
+        reads_raw = [*(plan_reads if given_reads is None else given_reads), *_word_reads(argv)]
         rec = getattr(sub, "recursive", None)
         recursive = bool(rec) or _recursive(name, argv)
-        writes = tuple(sorted({_resolve(w, bases[0]) if w else "" for w in writes_raw}))
-        reads = _resolve_all(reads_raw, bases)
+        writes = tuple(sorted({_resolve_host(w, bases[0], to_host) if w else "" for w in writes_raw}))
+        reads = _resolve_all(reads_raw, bases, to_host)
         if recursive and (name == "git" or not any(r and os.path.exists(r) for r in reads)):
-            # No existing path named (or git, which reads its whole tree): the walk starts here.
+            # No existing path named (or git grep, which searches the tree): the walk starts here.
             reads = tuple(sorted({*reads, *[os.path.realpath(b) for b in bases]}))
         why = ""
         read_only = False
@@ -123,6 +134,7 @@ def command_parts(
                 background=is_bg,
                 writes=writes,
                 reads=reads,
+                program_writes=program_writes,
                 recursive=recursive,
                 read_only=read_only,
                 why_not=why,
@@ -130,6 +142,23 @@ def command_parts(
             )
         )
     return out
+
+
+def _flat(plan: CommandPlan) -> bool:
+    """Whether each simple command can be judged on its own: only simple commands joined by
+    ``&& || ; | &`` (and declarations), every word static and literal. Anything else — loops,
+    arithmetic, tests, case, functions, substitutions, here-documents, globs, expansions — is
+    judged only as a whole (re-analysing one part's text would lose what made it dynamic)."""
+    if plan.unsupported or plan.functions or plan.substitutions or plan.heredocs or plan.dynamic:
+        return False
+    if any(c.kind not in _DECLARATIONS for c in plan.constructs):
+        return False
+    for command in plan.commands:
+        words = [*command.argv, *[a.value for a in command.assignments if a.value is not None]]
+        words += [r.target for r in command.redirects if r.target is not None]
+        if any(w.value is None or not _RISKY_FEATURES.isdisjoint(w.features) for w in words):
+            return False
+    return all(r.target is None or r.target.value is not None for r in plan.redirects)
 
 
 def git_hazard(argv: Sequence[str], cwd: str) -> str:
@@ -184,7 +213,7 @@ def _name(sub: Subcommand) -> str:
     """The normalised static program name ("" when not static)."""
     given = getattr(sub, "name", None)
     if isinstance(given, str):
-        return PurePosixPath(given).name if given else ""
+        return given  # the analysis normalises it (a path outside the system bin dirs stays a path)
     if not sub.argv:
         return ""
     first = sub.argv[0]
@@ -257,14 +286,19 @@ def _resolve(word: str, base: str) -> str:
     return os.path.realpath(os.path.join(base, expanded))
 
 
-def _resolve_all(words: Sequence[str], bases: Sequence[str]) -> tuple[str, ...]:
+def _resolve_host(word: str, base: str, to_host: Callable[[str], str]) -> str:
+    expanded = os.path.expanduser(word)
+    return to_host(expanded) if os.path.isabs(expanded) else _resolve(expanded, base)
+
+
+def _resolve_all(words: Sequence[str], bases: Sequence[str], to_host: Callable[[str], str]) -> tuple[str, ...]:
     out: set[str] = set()
     for word in words:
         if not word or any(c in word for c in "$`"):
             out.add("")
             continue
         if os.path.isabs(os.path.expanduser(word)):
-            out.add(_resolve(word, "/"))
+            out.add(to_host(os.path.expanduser(word)))
             continue
         for base in bases:
             out.add(_resolve(word, base))

@@ -215,6 +215,25 @@ def display_path(host_path: str | Path, ctx: ToolContext) -> str:
     return mapped if mapped is not None else str(host_path)
 
 
+def rule_path_resolver(ctx: ToolContext) -> Callable[[str], str]:
+    """Map an absolute path as commands see it to the host path permission rules match.
+
+    Host-like backends (local, bwrap): the host's own resolution (symlinks followed,
+    so ``link/hostname`` with ``link -> /etc`` is judged as /etc/hostname). Docker:
+    resolved in the sandbox's view and named by the logical host path of the mount
+    it lies in (the container's workspace -> the host workspace it mirrors); a path
+    outside every mount keeps its container name and so is outside every root.
+    """
+    if _identity(_backend(ctx)):
+        return os.path.realpath
+    view = view_for(ctx)
+
+    def resolve(path: str) -> str:
+        return view.to_logical(resolve_path(path, ctx, view))
+
+    return resolve
+
+
 def sandbox_roots(ctx: ToolContext) -> tuple[str, ...]:
     """The allowed roots as sandbox paths (what the Bash check and the cwd are judged against)."""
     backend = _backend(ctx)

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import functools
 import os
-from pathlib import Path
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from sandbox.confine import contained
 from shellrt.analysis import CommandAnalysis, analyze
@@ -42,7 +43,7 @@ from shellrt.supervisor import (
     exit_meaning,
 )
 from shellrt.tools._bashparts import command_parts as _command_parts
-from shellrt.tools._paths import is_sensitive, sandbox_roots
+from shellrt.tools._paths import is_sensitive, rule_path_resolver
 
 __all__ = ["Bash", "BashInput", "BashOutput", "ShellTool", "bash_output", "format_output", "output_is_error"]
 
@@ -73,6 +74,9 @@ class BashInput(BaseModel):
         default=False,
         description="Run as a background task and return its id at once; read output with TaskOutput.",
     )
+    #: The parts judged for this very input object (the engine and the tool's own check ask
+    #: in turn within one decision; git's configuration is read once).
+    _parts: tuple[tuple[str, tuple[str, ...]], list[CommandPart] | None] | None = PrivateAttr(default=None)
 
 
 class BashOutput(BaseModel):
@@ -168,36 +172,45 @@ class ShellTool(Tool[BashInput, BashOutput]):
             return ValidationResult.failure("The command contains a NUL byte; remove it.")
         return ValidationResult.success()
 
-    def command_parts(self, tool_input: BashInput, ctx: ToolContext) -> list[CommandPart] | None:
-        """The parts the rules engine judges one by one (`shellrt.permissions.CommandPart`):
-        resolved reads and redirection writes, the variables set, a read-only verdict that
-        includes "inside the allowed reads" and "git runs nothing the repository names"."""
+    def _judged_parts(self, tool_input: BashInput, ctx: ToolContext) -> list[CommandPart] | None:
+        """The parts of a bash command (see `Bash.command_parts`); [] for other shells, whose
+        analysis does not name parts."""
+        if self.shell != "bash":
+            return []
+        roots = _roots(ctx)
+        key = (ctx.cwd, tuple(str(r) for r in roots))
+        cached = tool_input._parts
+        if cached is not None and cached[0] == key:
+            return cached[1]
         a = self.analysis(tool_input)
-        if a is None or not a.parse_ok:
-            return None
-        roots = sandbox_roots(ctx)
-        return _command_parts(a, ctx.cwd, lambda p: contained((p,), roots, resolve=False))
+        parts = None
+        if a is not None and a.parse_ok:
+            to_host = _rule_view(ctx)
+            parts = _command_parts(a, to_host(ctx.cwd), lambda p: contained((p,), roots, resolve=False), to_host=to_host)
+        tool_input._parts = (key, parts)
+        return parts
 
     async def check_permissions(self, tool_input: BashInput, ctx: ToolContext) -> PermissionResult:
         a = self.analysis(tool_input)
         if a is None:
             return PermissionResult.ask(f"{self.name} commands are not analysed; confirm this one.")
-        parts = self.command_parts(tool_input, ctx) or []
+        parts = self._judged_parts(tool_input, ctx) or []
         for part in parts:
             for target in part.writes:
                 reason = is_sensitive(Path(target)) if target else None
                 if reason:
                     return PermissionResult.ask(f"{part.text!r} writes {target}: {reason}.", safety_check=True)
-            if part.hazard and a.read_only:
+            if part.hazard and (a.read_only or _analyze(part.text, self.shell).read_only):
                 # No mode may skip this: the repository, not the person, chose the program.
                 return PermissionResult.ask(f"{part.text!r}: {part.hazard}.", safety_check=True)
         if not a.read_only:
             why = "; ".join(a.reasons[:3]) or "it may change the system"
             return PermissionResult.ask(f"This command is not read-only ({why}).")
-        # Judged in the sandbox's view: on docker the cwd and paths are container paths.
-        roots = sandbox_roots(ctx)
-        outside = [p for p in _paths_mentioned(a, ctx.cwd) if not contained((p,), roots, resolve=False)]
-        if not contained((ctx.cwd,), roots, resolve=False):
+        roots = _roots(ctx)
+        to_host = _rule_view(ctx)
+        cwd = to_host(ctx.cwd)
+        outside = [p for p in _paths_mentioned(a, cwd) if not contained((to_host(p),), roots, resolve=False)]
+        if not contained((cwd,), roots, resolve=False):
             outside.insert(0, ctx.cwd)
         if outside:
             return PermissionResult.ask(
@@ -300,6 +313,12 @@ class Bash(ShellTool):
     name = "Bash"
     shell = "bash"
     search_hint = "shell command terminal run execute script"
+
+    def command_parts(self, tool_input: BashInput, ctx: ToolContext) -> list[CommandPart] | None:
+        """The parts the rules engine judges one by one (`shellrt.permissions.interfaces.CommandPart`):
+        resolved reads and redirection writes, the variables set, a read-only verdict that
+        includes "inside the allowed reads" and "git runs nothing the repository names"."""
+        return self._judged_parts(tool_input, ctx)
 
     def prompt(self) -> str:
         return (
@@ -416,6 +435,22 @@ def _bound(text: str, limit: int) -> str:
         return text
     half = limit // 2
     return f"{text[:half]}\n... [{len(text) - 2 * half:,} characters omitted] ...\n{text[-half:]}"
+
+
+def _roots(ctx: ToolContext) -> list[PurePosixPath]:
+    """The allowed roots as host paths (the rule view), in their given and resolved forms."""
+    roots = [PurePosixPath(os.path.normpath(str(r))) for r in (ctx.allowed_roots or (ctx.workspace,))]
+    for r in list(roots):
+        real = PurePosixPath(os.path.realpath(r))
+        if real not in roots:
+            roots.append(real)
+    return roots
+
+
+def _rule_view(ctx: ToolContext) -> Callable[[str], str]:
+    """Resolve an absolute path as the sandbox sees it to the host path rules and roots use
+    (`shellrt.tools._paths.rule_path_resolver`: the one confinement view)."""
+    return rule_path_resolver(ctx)
 
 
 def _paths_mentioned(a: CommandAnalysis, cwd: str) -> list[str]:

@@ -44,7 +44,7 @@ _FILE_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "fgrep": frozenset({"-f", "--file", "--exclude-from"}),
     "rg": frozenset({"-f", "--file", "--ignore-file"}),
     "jq": frozenset({"-f", "--from-file"}),
-    "sort": frozenset({"--random-source", "--files0-from"}),
+    "sort": frozenset({"--random-source"}),
     "realpath": frozenset({"--relative-to", "--relative-base"}),
     "fd": frozenset({"--ignore-file", "--search-path", "--base-directory"}),
     "fdfind": frozenset({"--ignore-file", "--search-path", "--base-directory"}),
@@ -73,6 +73,10 @@ _RECURSIVE_FLAGS: Final[dict[str, frozenset[str]]] = {
     "diff": frozenset({"-r", "--recursive"}),
 }
 _FIND_VALUE_PATHS: Final = frozenset({"-newer", "-anewer", "-cnewer", "-samefile"})
+#: Programs that list the working directory when given no operand.
+_DOT_BY_DEFAULT: Final = frozenset({"ls", "dir", "vdir"})
+#: sed's options as far as paths go (its judge model refuses -f; here -e/-f values are not operands).
+_SED: Final = ProgramSpec("sed", short="nErsuz", short_arg="elf")
 
 
 def program_reads(name: str, args: list[str | None], spec: ProgramSpec | None) -> tuple[list[str], bool]:
@@ -94,15 +98,13 @@ def program_reads(name: str, args: list[str | None], spec: ProgramSpec | None) -
         for index, arg in enumerate(static[:-2]):
             if arg in ("--slurpfile", "--rawfile"):
                 reads.append(static[index + 2])
-    if spec.free_form:
-        parsed = parse_args(ProgramSpec(name, free_form=True), [])
-        parsed.positionals.extend(static)
+    options: list[tuple[str, str | None]] = []
+    if spec.free_form or not any(arg[:1] == "-" and arg != "-" for arg in static):
+        positionals = static  # no options: nothing to parse (the common case)
     else:
-        parsed = parse_args(spec, static)
-    if name == "sed":
-        parsed = parse_args(ProgramSpec("sed", short="nErsuz", short_arg="elf"), static)
-    options = parsed.options
-    positionals = list(parsed.positionals)
+        parsed = parse_args(_SED if name == "sed" else spec, static)
+        options = parsed.options
+        positionals = parsed.positionals
     keys = {key for key, _ in options}
     file_options = _FILE_OPTIONS.get(name, frozenset())
     list_options = _LIST_OPTIONS.get(name, frozenset())
@@ -128,7 +130,7 @@ def program_reads(name: str, args: list[str | None], spec: ProgramSpec | None) -
     for path in positionals:
         if path != "-":
             reads.append(path)
-    if recursive and not positionals and name != "diff":
+    if not positionals and (recursive or name in _DOT_BY_DEFAULT) and name != "diff":
         reads.append(".")
     return reads, recursive
 

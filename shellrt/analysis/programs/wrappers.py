@@ -198,7 +198,8 @@ def check_wrapper(name: str, argv: list[str | None]) -> list[str] | None:
         assigned = [a for a in options if a is not None and "=" in a and not a.startswith("-")]
         if assigned:
             return [f"env {assigned[0]!r} changes the environment of the command it runs"]
-        return _options(name, options, frozenset({"-i", "--ignore-environment", "-"}), frozenset({"-u", "--unset"}))
+        # -i/-u would also drop the environment the runtime sets for the command (git hardening).
+        return _options(name, options, frozenset(), frozenset())
     return None
 
 
