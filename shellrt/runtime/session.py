@@ -45,6 +45,7 @@ from shellrt.runtime.execution import CallExecutor
 from shellrt.runtime.messages import parse_tool_uses
 from shellrt.runtime.orchestration import StreamingExecution
 from shellrt.runtime.registry import ToolRegistry
+from shellrt.tools.tool_search import discovery_order
 
 if TYPE_CHECKING:
     from shellrt.supervisor import Supervisor
@@ -203,7 +204,9 @@ class Runtime:
             mcp = await self._stack.enter_async_context(
                 McpConnections(self._settings["mcpServers"], log_dir=self.session_dir)
             )
-            for tool in await mcp.tools():
+            # Sorted by server and name: servers list their tools in any order, and a prompt
+            # cache keyed on tools[] needs the same order on every run.
+            for tool in sorted(await mcp.tools(), key=_mcp_sort_key):
                 if self.registry.get(tool.name) is None:
                     self.registry.register(tool)
             self.mcp_diagnostics = list(mcp.diagnostics)
@@ -249,14 +252,25 @@ class Runtime:
         return self._ctx
 
     def visible_tools(self) -> list[Tool[Any, Any]]:
-        """Tools the model may see now (stable order)."""
-        return self.registry.visible(self.context.discovered_tools, self.gate.is_visible)
+        """Tools the model may see now: loaded ones in a fixed order, then discovered ones in discovery order."""
+        return self.registry.visible(discovery_order(self.context), self.gate.is_visible)
 
-    def tools_for_anthropic(self) -> list[dict[str, Any]]:
-        return self.registry.for_anthropic(self.visible_tools())
+    def tools_for_anthropic(self, *, defer_loading: bool = False, strict: bool = False) -> list[dict[str, Any]]:
+        """Anthropic ``tools[]``.
 
-    def tools_for_openai(self) -> list[dict[str, Any]]:
-        return self.registry.for_openai(self.visible_tools())
+        ``defer_loading=True`` is for the API's own tool search: every visible tool is
+        sent, deferred ones marked ``"defer_loading": true``. ``strict=True`` marks the
+        tools whose schemas allow strict input validation.
+        """
+        if defer_loading:
+            tools = [t for t in self.registry.all_tools() if self.gate.is_visible(t)]
+        else:
+            tools = self.visible_tools()
+        return self.registry.for_anthropic(tools, defer_loading=defer_loading, strict=strict)
+
+    def tools_for_openai(self, *, strict: bool = False) -> list[dict[str, Any]]:
+        """OpenAI ``tools[]``; ``strict=True`` marks the tools whose schemas allow strict mode."""
+        return self.registry.for_openai(self.visible_tools(), strict=strict)
 
     def _is_loaded(self, tool: Tool[Any, Any], ctx: ToolContext) -> bool:
         if not self.gate.is_visible(tool):
@@ -310,6 +324,10 @@ def _shielded(close: Callable[[], Awaitable[None]]) -> Callable[[], Awaitable[No
             await close()
 
     return run
+
+
+def _mcp_sort_key(tool: Tool[Any, Any]) -> tuple[str, str]:
+    return (str(getattr(tool, "server", "")), str(getattr(tool, "remote_name", tool.name)))
 
 
 def _builtin_tools() -> list[Tool[Any, Any]]:
