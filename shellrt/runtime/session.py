@@ -16,6 +16,7 @@ import secrets
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -32,17 +33,19 @@ from sandbox import (
 from sandbox.factory import create_backend
 from shellrt.permissions import Approver, BasicGate, HookRunner, NoHooks, PermissionGate
 from shellrt.protocol import (
+    FileReadRecord,
     ProgressSink,
     ResultEnvelope,
     Tool,
     ToolCatalog,
     ToolContext,
+    ToolResultBlock,
     ToolUseBlock,
     apply_message_budget,
 )
 from shellrt.protocol.results import DEFAULT_MESSAGE_BUDGET_CHARS
-from shellrt.runtime.execution import CallExecutor
-from shellrt.runtime.messages import parse_tool_uses
+from shellrt.runtime.execution import CallExecutor, CallOutcome
+from shellrt.runtime.messages import HistoryRepair, parse_tool_uses, repair_history
 from shellrt.runtime.orchestration import StreamingExecution
 from shellrt.runtime.registry import ToolRegistry
 from shellrt.tools.tool_search import discovery_order
@@ -50,11 +53,34 @@ from shellrt.tools.tool_search import discovery_order
 if TYPE_CHECKING:
     from shellrt.supervisor import Supervisor
 
-__all__ = ["Runtime", "SandboxChoice", "resolve_sandbox"]
+__all__ = ["RestoreResult", "Runtime", "SandboxChoice", "resolve_sandbox"]
 
 log = logging.getLogger("shellrt")
 
 SandboxChoice = Literal["auto", "local", "none", "bwrap", "docker"]
+
+#: How many recorded results a session keeps for answering a resent tool_use (oldest dropped first).
+MAX_RECORDED_RESULTS = 2000
+#: A read-state record no file matches: the file counts as read but stale, so Edit asks for a fresh Read.
+STALE_READ = FileReadRecord(sha256="", mtime_ns=-1, size=-1)
+
+
+@dataclass
+class RestoreResult:
+    """What `Runtime.restore` made of a conversation."""
+
+    #: The conversation with legal tool_use/tool_result pairing (send this to the model).
+    messages: list[dict[str, Any]]
+    #: Every change the repair made, in order.
+    changes: list[HistoryRepair] = field(default_factory=list)
+    #: Deferred tools the conversation discovered, in discovery order (now in ``tools[]``).
+    discovered_tools: list[str] = field(default_factory=list)
+    #: The todo list as of the conversation's last TodoWrite.
+    todos: int = 0
+    #: Host paths the conversation read; they count as stale until read again.
+    stale_reads: list[str] = field(default_factory=list)
+    #: tool_use ids whose results are recorded (a resent call is answered from them).
+    recorded: int = 0
 
 
 def _session_root() -> Path:
@@ -169,8 +195,10 @@ class Runtime:
         self.supervisor: Supervisor | None = None
         self.registry = ToolRegistry()
         self._ctx: ToolContext | None = None
-        self._executor: CallExecutor | None = None
+        self._executor: _RecordingExecutor | None = None
         self._stack = AsyncExitStack()
+        #: tool_use id -> (name, input, envelope): a resent call is answered from here, never run again.
+        self._recorded: dict[str, tuple[str, Any, ResultEnvelope]] = {}
 
     # --- lifecycle ------------------------------------------------------------------
     async def __aenter__(self) -> Runtime:
@@ -232,7 +260,7 @@ class Runtime:
         )
         if self._progress is not None:
             self._ctx.progress = self._progress
-        self._executor = CallExecutor(self.registry, self.gate, self.hooks, is_loaded=self._is_loaded)
+        self._executor = _RecordingExecutor(self.registry, self.gate, self.hooks, is_loaded=self._is_loaded)
 
     async def close(self) -> None:
         """Stop every process of the session and release the sandbox. Idempotent."""
@@ -277,9 +305,86 @@ class Runtime:
             return True  # let the gate deny it with its reason
         return not tool.is_deferred() or tool.name in ctx.discovered_tools
 
+    # --- history ----------------------------------------------------------------------------
+    def restore(self, messages: Sequence[Any]) -> RestoreResult:
+        """Load a whole conversation: repair its pairing and rebuild the session state it implies.
+
+        Returns the repaired messages (send these to the model) and what changed.
+        Rebuilt: discovered tools (in discovery order), the todo list, the results
+        of every tool_use (a resent call is answered from them, never run again),
+        and which files were read — those count as stale, because a conversation
+        cannot carry their contents' hashes: Edit asks for a fresh Read.
+        """
+        from shellrt.tools._history import read_paths, tool_calls
+        from shellrt.tools._paths import resolve_path
+        from shellrt.tools.todo_write import STATE_KEY as TODO_KEY
+        from shellrt.tools.todo_write import rebuild_todos
+        from shellrt.tools.tool_search import ORDER_KEY, rebuild_discovery_order
+
+        ctx = self.context
+        repaired, changes = repair_history(list(messages))
+        order = rebuild_discovery_order(repaired)
+        ctx.discovered_tools = set(order)
+        ctx.tool_state[ORDER_KEY] = list(order)
+        todos = rebuild_todos(repaired)
+        ctx.tool_state[TODO_KEY] = todos
+        stale: list[str] = []
+        for raw in read_paths(repaired):
+            try:
+                key = str(resolve_path(raw, ctx))
+            except (OSError, ValueError):
+                continue
+            if key not in ctx.read_state:
+                ctx.read_state[key] = STALE_READ
+                stale.append(key)
+        results: dict[str, dict[str, Any]] = {
+            str(b.get("tool_use_id")): b
+            for m in repaired
+            if m["role"] == "user" and isinstance(m["content"], list)
+            for b in m["content"]
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        }
+        recorded = 0
+        for call in tool_calls(repaired):
+            block = results.get(call.id)
+            if block is None:
+                continue
+            model = ToolResultBlock.model_validate(
+                {k: block[k] for k in ("tool_use_id", "content", "is_error") if k in block}
+            )
+            text = model.text()
+            self._record(
+                call.id,
+                call.name,
+                call.input,
+                ResultEnvelope(
+                    tool_use_id=call.id, tool_name=call.name, model=model, ui=text, audit=text, total_chars=len(text)
+                ),
+            )
+            recorded += 1
+        return RestoreResult(repaired, changes, list(order), len(todos), stale, recorded)
+
+    def _record(self, tool_use_id: str, name: str, tool_input: Any, envelope: ResultEnvelope) -> None:
+        self._recorded.pop(tool_use_id, None)
+        self._recorded[tool_use_id] = (name, tool_input, envelope)
+        while len(self._recorded) > MAX_RECORDED_RESULTS:
+            self._recorded.pop(next(iter(self._recorded)))
+
+    def _replay(self, block: ToolUseBlock) -> ResultEnvelope | None:
+        """The recorded result of this exact call (same id, name and input), if there is one."""
+        found = self._recorded.get(block.id)
+        if found is None or found[0] != block.name or found[1] != block.input:
+            return None
+        return found[2]
+
     # --- running -------------------------------------------------------------------------
     async def run(self, message: Any) -> dict[str, Any]:
-        """Run every tool_use of an assistant message; return the user message with the results."""
+        """Run every tool_use of an assistant message; return the user message with the results.
+
+        A tool_use whose id already has a recorded result (run earlier in this
+        session, or loaded by `restore`) is answered from that result, not run again.
+        A user message or a whole conversation is refused: load those with `restore`.
+        """
         envelopes = await self.run_envelopes(parse_tool_uses(message))
         return {"role": "user", "content": [e.model.model_dump(mode="json") for e in envelopes]}
 
@@ -291,16 +396,27 @@ class Runtime:
         )
 
     async def stream(self, blocks: Sequence[ToolUseBlock]) -> AsyncIterator[ResultEnvelope]:
-        """Yield envelopes in tool_use order as they complete (without the message budget)."""
+        """Yield envelopes in tool_use order as they complete (without the message budget).
+
+        Calls with a recorded result are answered from it; the others run.
+        """
         ctx = self.context
         if ctx.abort.is_set():
             ctx.abort = anyio.Event()
         assert self._executor is not None
+        replays = [self._replay(block) for block in blocks]
         async with StreamingExecution(self._executor, ctx) as stream:
-            for block in blocks:
-                stream.add(block)
+            for block, replay in zip(blocks, replays, strict=True):
+                if replay is None:
+                    stream.add(block)
             stream.close()
-            async for envelope in stream.results():
+            fresh = stream.results()
+            for block, replay in zip(blocks, replays, strict=True):
+                envelope = replay if replay is not None else await anext(fresh)
+                if replay is None and block.id in self._executor.executed:
+                    # Only calls that ran are recorded: re-running a refused or invalid call is harmless.
+                    self._executor.executed.discard(block.id)
+                    self._record(block.id, block.name, block.input, envelope)
                 yield envelope
 
     def streaming(self) -> StreamingExecution:
@@ -316,6 +432,20 @@ class Runtime:
 
     def _persistence_exempt(self) -> frozenset[str]:
         return frozenset(t.name for t in self.registry.all_tools() if t.max_result_chars is None)
+
+
+class _RecordingExecutor(CallExecutor):
+    """Notes which tool_use ids actually ran, so only their results are replayed for a resent call."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.executed: set[str] = set()
+
+    async def execute(self, block: ToolUseBlock, ctx: ToolContext) -> CallOutcome:
+        outcome = await super().execute(block, ctx)
+        if outcome.executed:
+            self.executed.add(block.id)
+        return outcome
 
 
 def _shielded(close: Callable[[], Awaitable[None]]) -> Callable[[], Awaitable[None]]:
