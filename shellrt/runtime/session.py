@@ -317,12 +317,15 @@ class Runtime:
         """
         from shellrt.tools._history import read_paths, tool_calls
         from shellrt.tools._paths import resolve_path
+        from shellrt.tools.read import RANGES_KEY as READ_RANGES_KEY
         from shellrt.tools.todo_write import STATE_KEY as TODO_KEY
         from shellrt.tools.todo_write import rebuild_todos
         from shellrt.tools.tool_search import ORDER_KEY, rebuild_discovery_order
 
         ctx = self.context
         repaired, changes = repair_history(list(messages))
+        # The model may no longer hold earlier Read results (compaction): never answer "unchanged".
+        ctx.tool_state.pop(READ_RANGES_KEY, None)
         order = rebuild_discovery_order(repaired)
         ctx.discovered_tools = set(order)
         ctx.tool_state[ORDER_KEY] = list(order)
