@@ -166,13 +166,16 @@ class CallExecutor:
         try:
             output = await tool.call(tool_input, ctx)
         except ToolExecutionError as exc:
-            await self._post(tool, observed, str(exc), ctx, failed=True, notices=notices)
-            return CallOutcome(error_envelope(block.id, tool.name, str(exc)), tool, notices=notices, executed=True)
+            failure_extra = await self._post(tool, observed, str(exc), ctx, failed=True, notices=notices)
+            message = "\n\n".join([str(exc), *pre.additional_context, *failure_extra])
+            return CallOutcome(error_envelope(block.id, tool.name, message), tool, notices=notices, executed=True)
         except anyio.get_cancelled_exc_class():
             raise
         except Exception as exc:
-            message = f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}"
-            await self._post(tool, observed, message, ctx, failed=True, notices=notices)
+            error = f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}"
+            # PostToolUseFailure hooks see the error; their additionalContext reaches the model with it.
+            failure_extra = await self._post(tool, observed, error, ctx, failed=True, notices=notices)
+            message = "\n\n".join([error, *pre.additional_context, *failure_extra])
             return CallOutcome(error_envelope(block.id, tool.name, message), tool, notices=notices, executed=True)
         # 7. post hooks
         post_extra = await self._post(

@@ -10,10 +10,12 @@ stopped when the context exits.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import secrets
 import tempfile
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -53,12 +55,14 @@ from shellrt.tools.tool_search import discovery_order
 if TYPE_CHECKING:
     from shellrt.supervisor import Supervisor
 
-__all__ = ["RestoreResult", "Runtime", "SandboxChoice", "resolve_sandbox"]
+__all__ = ["TRANSCRIPT_FILE", "RestoreResult", "Runtime", "SandboxChoice", "resolve_sandbox"]
 
 log = logging.getLogger("shellrt")
 
 SandboxChoice = Literal["auto", "local", "none", "bwrap", "docker"]
 
+#: The session's transcript, one JSON line per call, in the session directory (hooks get its path).
+TRANSCRIPT_FILE = "transcript.jsonl"
 #: How many recorded results a session keeps for answering a resent tool_use (oldest dropped first).
 MAX_RECORDED_RESULTS = 2000
 #: A read-state record no file matches: the file counts as read but stale, so Edit asks for a fresh Read.
@@ -365,6 +369,15 @@ class Runtime:
                 ),
             )
             recorded += 1
+        self._transcribe(
+            {
+                "type": "restore",
+                "messages": len(repaired),
+                "changes": [c.describe() for c in changes],
+                "discovered_tools": list(order),
+                "stale_reads": stale,
+            }
+        )
         return RestoreResult(repaired, changes, list(order), len(todos), stale, recorded)
 
     def _record(self, tool_use_id: str, name: str, tool_input: Any, envelope: ResultEnvelope) -> None:
@@ -414,13 +427,48 @@ class Runtime:
                     stream.add(block)
             stream.close()
             fresh = stream.results()
+            started = time.monotonic()
             for block, replay in zip(blocks, replays, strict=True):
                 envelope = replay if replay is not None else await anext(fresh)
-                if replay is None and block.id in self._executor.executed:
+                ran = replay is None and block.id in self._executor.executed
+                if ran:
                     # Only calls that ran are recorded: re-running a refused or invalid call is harmless.
                     self._executor.executed.discard(block.id)
                     self._record(block.id, block.name, block.input, envelope)
+                self._transcribe(
+                    {
+                        "type": "call",
+                        "tool_use_id": block.id,
+                        "tool_name": block.name,
+                        "input": block.input,
+                        "ran": ran,
+                        "replayed": replay is not None,
+                        "is_error": envelope.is_error,
+                        "elapsed_s": round(time.monotonic() - started, 3),
+                        "total_chars": envelope.total_chars,
+                        "persisted_path": envelope.persisted_path,
+                        "model": envelope.model.model_dump(mode="json"),
+                        "ui": envelope.ui,
+                        "audit": envelope.audit,
+                    }
+                )
                 yield envelope
+
+    @property
+    def transcript_path(self) -> Path:
+        """This session's transcript: one JSON line per call (mode 0600: results may hold secrets)."""
+        return self.session_dir / TRANSCRIPT_FILE
+
+    def _transcribe(self, entry: dict[str, Any]) -> None:
+        line = json.dumps({"ts": time.time(), **entry}, ensure_ascii=False, default=str) + "\n"
+        try:
+            fd = os.open(self.transcript_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, line.encode())
+            finally:
+                os.close(fd)
+        except OSError as exc:  # a full disk must not fail the call; say so once per failure
+            log.warning("could not append to the transcript %s: %s", self.transcript_path, exc)
 
     def streaming(self) -> StreamingExecution:
         """A streaming executor: ``add()`` blocks as they arrive, iterate ``results()``."""
