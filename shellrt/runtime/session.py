@@ -63,6 +63,8 @@ SandboxChoice = Literal["auto", "local", "none", "bwrap", "docker"]
 
 #: The session's transcript, one JSON line per call, in the session directory (hooks get its path).
 TRANSCRIPT_FILE = "transcript.jsonl"
+#: Session state a conversation cannot carry (cwd, read hashes/mtimes, discovery order, todos), rewritten as it changes.
+STATE_FILE = "state.json"
 #: How many recorded results a session keeps for answering a resent tool_use (oldest dropped first).
 MAX_RECORDED_RESULTS = 2000
 #: A read-state record no file matches: the file counts as read but stale, so Edit asks for a fresh Read.
@@ -164,6 +166,8 @@ class Runtime:
                 f"workspace {self.workspace} does not exist or is not a directory; create it or pass another --workspace"
             )
         self.session_id = session_id or secrets.token_hex(6)
+        #: A caller-chosen session id reopens that session's persisted state (`STATE_FILE`).
+        self._reopen = session_id is not None
         self.session_dir = Path(session_dir) if session_dir else _session_root() / self.session_id
         self._sandbox = sandbox
         self._tools = tools
@@ -265,6 +269,8 @@ class Runtime:
         if self._progress is not None:
             self._ctx.progress = self._progress
         self._executor = _RecordingExecutor(self.registry, self.gate, self.hooks, is_loaded=self._is_loaded)
+        if self._reopen:
+            self._load_state()
 
     async def close(self) -> None:
         """Stop every process of the session and release the sandbox. Idempotent."""
@@ -369,6 +375,7 @@ class Runtime:
                 ),
             )
             recorded += 1
+        self._save_state()
         self._transcribe(
             {
                 "type": "restore",
@@ -453,6 +460,61 @@ class Runtime:
                     }
                 )
                 yield envelope
+        self._save_state()
+
+    # --- persisted session state ----------------------------------------------------------
+    def _save_state(self) -> None:
+        """Write what a conversation cannot carry to ``<session_dir>/state.json`` (atomically, mode 0600)."""
+        from shellrt.tools.todo_write import STATE_KEY as TODO_KEY
+
+        ctx = self.context
+        state = {
+            "version": 1,
+            "session_id": self.session_id,
+            "cwd": ctx.cwd,
+            "read_state": {k: v.model_dump() for k, v in ctx.read_state.items() if v != STALE_READ},
+            "discovered_tools": discovery_order(ctx),
+            "todos": [t.model_dump() for t in ctx.tool_state.get(TODO_KEY, [])],
+        }
+        path = self.session_dir / STATE_FILE
+        tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                json.dump(state, fh)
+            os.replace(tmp, path)
+        except OSError as exc:  # never fail a call over bookkeeping; say so
+            log.warning("could not save the session state to %s: %s", path, exc)
+
+    def _load_state(self) -> None:
+        """Reopen a session: adopt its persisted cwd, read state, discovered tools and todos."""
+        from shellrt.tools.todo_write import STATE_KEY as TODO_KEY
+        from shellrt.tools.todo_write import TodoItem
+        from shellrt.tools.tool_search import ORDER_KEY
+
+        path = self.session_dir / STATE_FILE
+        if not path.is_file():
+            return
+        try:
+            state = json.loads(path.read_text())
+            if state.get("session_id") != self.session_id:
+                return
+            ctx = self.context
+            for key, record in dict(state.get("read_state", {})).items():
+                ctx.read_state[str(key)] = FileReadRecord.model_validate(record)
+            order = [str(n) for n in state.get("discovered_tools", [])]
+            ctx.discovered_tools.update(order)
+            ctx.tool_state[ORDER_KEY] = order
+            ctx.tool_state[TODO_KEY] = [TodoItem.model_validate(t) for t in state.get("todos", [])]
+            cwd = state.get("cwd")
+            # A directory that vanished meanwhile is handled by the supervisor (back to the workspace).
+            if isinstance(cwd, str) and self.supervisor is not None:
+                self.supervisor.set_cwd(cwd)
+                ctx.cwd = self.supervisor.cwd
+        except (OSError, ValueError) as exc:
+            note = f"session state {path} is unreadable ({exc}); starting this session afresh"
+            self.diagnostics.append(note)
+            log.warning("%s", note)
 
     @property
     def transcript_path(self) -> Path:
