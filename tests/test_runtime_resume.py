@@ -182,3 +182,38 @@ async def test_crash_and_resume(ws: Path) -> None:
             )
         )["content"][0]
         assert refused["is_error"] and "Read" in _text(refused) and (ws / "a.txt").read_text() == "old line\n"
+
+
+async def test_sessions_live_in_the_user_state_dir_and_old_ones_are_pruned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shellrt.runtime.session import SESSION_RETENTION_DAYS
+
+    monkeypatch.delenv("SHELLRT_HOME", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    root = tmp_path / "state" / "shellrt" / "sessions"
+    old, fresh, foreign = root / "old", root / "fresh", root / "not-a-session"
+    for d in (old, fresh, foreign):
+        d.mkdir(parents=True)
+    (old / "state.json").write_text("{}")
+    (fresh / "transcript.jsonl").write_text("")
+    long_ago = time.time() - (SESSION_RETENTION_DAYS + 1) * 86400
+    for d in (old, foreign):
+        os.utime(d, (long_ago, long_ago))
+    async with Runtime(ws, "local", session_id="s-new") as rt:
+        assert rt.session_dir == root / "s-new"
+        assert (rt.session_dir.stat().st_mode & 0o777) == 0o700
+        await rt.run(
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "g", "name": "Glob", "input": {"pattern": "*"}}],
+            }
+        )
+        assert (rt.session_dir / "state.json").stat().st_mode & 0o777 == 0o600
+    assert not old.exists() and fresh.exists() and foreign.exists()
+    monkeypatch.setenv("XDG_STATE_HOME", "relative/ignored")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    async with Runtime(ws, "local", session_id="s2") as rt:
+        assert rt.session_dir == tmp_path / "home" / ".local" / "state" / "shellrt" / "sessions" / "s2"

@@ -14,7 +14,6 @@ import json
 import logging
 import os
 import secrets
-import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
@@ -55,7 +54,16 @@ from shellrt.tools.tool_search import discovery_order
 if TYPE_CHECKING:
     from shellrt.supervisor import Supervisor
 
-__all__ = ["TRANSCRIPT_FILE", "RestoreResult", "Runtime", "SandboxChoice", "resolve_sandbox"]
+__all__ = [
+    "SESSION_RETENTION_DAYS",
+    "STATE_FILE",
+    "TRANSCRIPT_FILE",
+    "RestoreResult",
+    "Runtime",
+    "SandboxChoice",
+    "prune_sessions",
+    "resolve_sandbox",
+]
 
 log = logging.getLogger("shellrt")
 
@@ -90,12 +98,51 @@ class RestoreResult:
 
 
 def _session_root() -> Path:
+    """Where sessions live: ``$SHELLRT_HOME/sessions``, else the per-user state directory.
+
+    Durable on purpose (not ``$TMPDIR``, which a reboot or tmp cleaner empties):
+    ``$XDG_STATE_HOME/shellrt/sessions``, else ``~/.local/state/shellrt/sessions``.
+    """
     base = os.environ.get("SHELLRT_HOME")
     if base:
         return Path(base) / "sessions"
-    # Not ``/tmp/shellrt``: a directory of the package's name would shadow the package
-    # (as a namespace package) for any script run from the temp directory.
-    return Path(tempfile.gettempdir()) / "shellrt-sessions"
+    state = os.environ.get("XDG_STATE_HOME", "")
+    root = Path(state) if os.path.isabs(state) else Path.home() / ".local" / "state"
+    return root / "shellrt" / "sessions"
+
+
+#: Sessions under the default root untouched for this long are removed when a new session starts.
+SESSION_RETENTION_DAYS = 30
+
+
+def prune_sessions(root: Path, *, max_age_days: float = SESSION_RETENTION_DAYS, keep: str = "") -> list[Path]:
+    """Remove session directories under ``root`` not modified for ``max_age_days``; return what went.
+
+    Only directories that look like sessions (a ``state.json`` or ``transcript.jsonl``
+    inside) are touched; ``keep`` (the starting session's id) never is. A live session
+    rewrites its state after every message, which keeps its directory fresh.
+    """
+    import shutil
+
+    removed: list[Path] = []
+    cutoff = time.time() - max_age_days * 86400
+    try:
+        entries = list(root.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        try:
+            if entry.name == keep or entry.is_symlink() or not entry.is_dir():
+                continue
+            if not ((entry / STATE_FILE).exists() or (entry / TRANSCRIPT_FILE).exists()):
+                continue
+            if entry.stat().st_mtime >= cutoff:
+                continue
+            shutil.rmtree(entry)
+            removed.append(entry)
+        except OSError as exc:
+            log.warning("could not remove the old session %s: %s", entry, exc)
+    return removed
 
 
 async def resolve_sandbox(
@@ -168,6 +215,7 @@ class Runtime:
         self.session_id = session_id or secrets.token_hex(6)
         #: A caller-chosen session id reopens that session's persisted state (`STATE_FILE`).
         self._reopen = session_id is not None
+        self._default_session_dir = session_dir is None
         self.session_dir = Path(session_dir) if session_dir else _session_root() / self.session_id
         self._sandbox = sandbox
         self._tools = tools
@@ -220,7 +268,10 @@ class Runtime:
         """Start the sandbox and supervisor and register the tools."""
         from shellrt.supervisor import Supervisor
 
-        self.session_dir.mkdir(parents=True, exist_ok=True)
+        # 0700: transcripts and persisted results may hold secrets.
+        self.session_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if self._default_session_dir:
+            prune_sessions(self.session_dir.parent, keep=self.session_id)
         self.backend, warnings = await resolve_sandbox(self._sandbox, self.policy)
         self._stack.push_async_callback(_shielded(self.backend.close))
         self.warnings.extend(warnings)
