@@ -59,3 +59,33 @@ async def test_failure_context_reaches_the_model_and_hooks_get_the_transcript(ws
         assert lines[-1]["tool_use_id"] == "r1" and lines[-1]["ran"] and lines[-1]["is_error"]
         assert lines[-1]["input"] == {"file_path": "notes.md"} and "HINT" in _text(lines[-1]["model"])
         assert stat.S_IMODE(rt.transcript_path.stat().st_mode) == 0o600
+
+
+async def test_the_transcript_records_what_actually_ran(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    ws = tmp_path / "ws"
+    (ws / ".shellrt").mkdir(parents=True)
+    hook = tmp_path / "rewrite.py"
+    hook.write_text(
+        "import json, sys\njson.load(sys.stdin)\n"
+        "print(json.dumps({'hookSpecificOutput': {'hookEventName': 'PreToolUse',"
+        " 'updatedInput': {'command': 'echo rewritten'}}}))\n"
+    )
+    spec = {"matcher": "Bash", "hooks": [{"type": "command", "command": f"{sys.executable} {hook}"}]}
+    settings = {"hooks": {"PreToolUse": [spec]}, "permissions": {"allow": ["Bash"]}}
+    (ws / ".shellrt" / "settings.json").write_text(json.dumps(settings))
+    async with Runtime(ws, "local", session_dir=tmp_path / "session") as rt:
+        message = {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": "echo original"}}
+            ],
+        }
+        block = (await rt.run(message))["content"][0]
+        assert _text(block).strip() == "rewritten"
+        line = json.loads(rt.transcript_path.read_text().splitlines()[-1])
+        assert line["input"] == {"command": "echo original"}
+        assert line["executed_input"]["command"] == "echo rewritten" and line["rewritten_by_hook"] is True
+        assert line["decision"] == "allow" and line["chain"] and line["ran"]

@@ -145,10 +145,12 @@ class CallExecutor:
             if failure is not None:
                 return CallOutcome(error_envelope(block.id, tool.name, failure), tool, notices=notices)
             observed = tool.backfill(tool_input)
+            self.note(block.id, rewritten_by_hook=True)
         # 5. permission
         decision: PermissionDecision = await self.gate.authorize(
             tool, observed, ctx, hook_decision=pre.decision
         )
+        self.note(block.id, decision=decision.behavior, reason=decision.reason, chain=list(decision.chain))
         if decision.behavior != "allow":
             return CallOutcome(
                 error_envelope(
@@ -162,7 +164,9 @@ class CallExecutor:
             if isinstance(tool_input, str):
                 return CallOutcome(error_envelope(block.id, tool.name, tool_input), tool, notices=notices)
             observed = tool.backfill(tool_input)
+            self.note(block.id, rewritten_by_approver=True)
         # 6. call
+        self.note(block.id, executed_input=tool_input.model_dump(mode="json"))
         try:
             output = await tool.call(tool_input, ctx)
         except ToolExecutionError as exc:
@@ -188,6 +192,9 @@ class CallExecutor:
         return CallOutcome(
             envelope, tool, context_modifier=output.context_modifier, notices=notices, executed=True
         )
+
+    def note(self, tool_use_id: str, **facts: Any) -> None:
+        """Hear what happened to a call on its way (for a transcript); the base executor forgets it."""
 
     # --- steps ----------------------------------------------------------------
     def _unknown_tool_message(self, name: str) -> str:

@@ -502,6 +502,7 @@ class Runtime:
                         "ran": ran,
                         "replayed": replay is not None,
                         "is_error": envelope.is_error,
+                        **(self._executor.facts.pop(block.id, {}) if replay is None else {}),
                         "elapsed_s": round(time.monotonic() - started, 3),
                         "total_chars": envelope.total_chars,
                         "persisted_path": envelope.persisted_path,
@@ -604,6 +605,13 @@ class _RecordingExecutor(CallExecutor):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.executed: set[str] = set()
+        #: tool_use id -> what the transcript records beyond the result (decision chain, executed input).
+        self.facts: dict[str, dict[str, Any]] = {}
+
+    def note(self, tool_use_id: str, **facts: Any) -> None:
+        self.facts.setdefault(tool_use_id, {}).update(facts)
+        while len(self.facts) > MAX_RECORDED_RESULTS:  # calls run outside `stream` are never collected
+            self.facts.pop(next(iter(self.facts)))
 
     async def execute(self, block: ToolUseBlock, ctx: ToolContext) -> CallOutcome:
         outcome = await super().execute(block, ctx)
