@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 __all__ = ["build_parser", "main"]
 
 #: Sub-command modules, in the order ``--help`` lists them.
-_COMMAND_MODULES: tuple[str, ...] = ("classify", "run", "batch", "sandbox", "permissions", "serve", "tools")
+_COMMAND_MODULES: tuple[str, ...] = ("classify", "run", "batch", "sandbox", "permissions", "serve", "tools", "sessions")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -63,6 +63,7 @@ __all__ = [
     "SandboxChoice",
     "prune_sessions",
     "resolve_sandbox",
+    "session_root",
 ]
 
 log = logging.getLogger("shellrt")
@@ -97,7 +98,7 @@ class RestoreResult:
     recorded: int = 0
 
 
-def _session_root() -> Path:
+def session_root() -> Path:
     """Where sessions live: ``$SHELLRT_HOME/sessions``, else the per-user state directory.
 
     Durable on purpose (not ``$TMPDIR``, which a reboot or tmp cleaner empties):
@@ -216,7 +217,7 @@ class Runtime:
         #: A caller-chosen session id reopens that session's persisted state (`STATE_FILE`).
         self._reopen = session_id is not None
         self._default_session_dir = session_dir is None
-        self.session_dir = Path(session_dir) if session_dir else _session_root() / self.session_id
+        self.session_dir = Path(session_dir) if session_dir else session_root() / self.session_id
         self._sandbox = sandbox
         self._tools = tools
         self.approver = approver
