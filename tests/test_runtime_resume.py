@@ -134,6 +134,11 @@ async def test_crash_and_resume(ws: Path) -> None:
     ) as rt:
         # What the conversation cannot carry comes from the persisted state of the same session id.
         assert rt.context.cwd == str(ws / "sub")
+        # Resent without a restore: the transcript answers; the call cut short by the crash is not run again.
+        early = await rt.run(crashed_call)
+        assert early["content"][0]["is_error"] and _text(early["content"][0]) == MISSING_RESULT
+        assert not (ws / "killed.txt").exists()
+        assert await rt.run(conversation[3]) == conversation[4], "a call that ran is answered from its record"
         restored = rt.restore(conversation)
         assert [(c.kind, c.tool_use_id) for c in restored.changes] == [("synthetic_result", "k1")]
         assert restored.messages[-1]["content"][0]["content"] == MISSING_RESULT

@@ -43,10 +43,11 @@ from shellrt.protocol import (
     ToolResultBlock,
     ToolUseBlock,
     apply_message_budget,
+    error_envelope,
 )
 from shellrt.protocol.results import DEFAULT_MESSAGE_BUDGET_CHARS
 from shellrt.runtime.execution import CallExecutor, CallOutcome
-from shellrt.runtime.messages import HistoryRepair, parse_tool_uses, repair_history
+from shellrt.runtime.messages import MISSING_RESULT, HistoryRepair, parse_tool_uses, repair_history
 from shellrt.runtime.orchestration import StreamingExecution
 from shellrt.runtime.registry import ToolRegistry
 from shellrt.tools.tool_search import discovery_order
@@ -74,6 +75,8 @@ SandboxChoice = Literal["auto", "local", "none", "bwrap", "docker"]
 TRANSCRIPT_FILE = "transcript.jsonl"
 #: Session state a conversation cannot carry (cwd, read hashes/mtimes, discovery order, todos), rewritten as it changes.
 STATE_FILE = "state.json"
+#: How much of a reopened session's transcript is read back for recorded results.
+MAX_TRANSCRIPT_REPLAY_BYTES = 64 * 1024 * 1024
 #: How many recorded results a session keeps for answering a resent tool_use (oldest dropped first).
 MAX_RECORDED_RESULTS = 2000
 #: A read-state record no file matches: the file counts as read but stale, so Edit asks for a fresh Read.
@@ -323,6 +326,7 @@ class Runtime:
         self._executor = _RecordingExecutor(self.registry, self.gate, self.hooks, is_loaded=self._is_loaded)
         if self._reopen:
             self._load_state()
+        self._save_state()
 
     async def close(self) -> None:
         """Stop every process of the session and release the sandbox. Idempotent."""
@@ -345,7 +349,9 @@ class Runtime:
         """Tools the model may see now: loaded ones in a fixed order, then discovered ones in discovery order."""
         return self.registry.visible(discovery_order(self.context), self.gate.is_visible)
 
-    def tools_for_anthropic(self, *, defer_loading: bool = False, strict: bool = False) -> list[dict[str, Any]]:
+    def tools_for_anthropic(
+        self, *, defer_loading: bool = False, strict: bool = False
+    ) -> list[dict[str, Any]]:
         """Anthropic ``tools[]``.
 
         ``defer_loading=True`` is for the API's own tool search: every visible tool is
@@ -423,7 +429,12 @@ class Runtime:
                 call.name,
                 call.input,
                 ResultEnvelope(
-                    tool_use_id=call.id, tool_name=call.name, model=model, ui=text, audit=text, total_chars=len(text)
+                    tool_use_id=call.id,
+                    tool_name=call.name,
+                    model=model,
+                    ui=text,
+                    audit=text,
+                    total_chars=len(text),
                 ),
             )
             recorded += 1
@@ -483,6 +494,16 @@ class Runtime:
         async with StreamingExecution(self._executor, ctx) as stream:
             for block, replay in zip(blocks, replays, strict=True):
                 if replay is None:
+                    # Written before the call runs: after a crash, a reopened session knows this call
+                    # may have run, and answers a resend with an error result instead of running it twice.
+                    self._transcribe(
+                        {
+                            "type": "start",
+                            "tool_use_id": block.id,
+                            "tool_name": block.name,
+                            "input": block.input,
+                        }
+                    )
                     stream.add(block)
             stream.close()
             fresh = stream.results()
@@ -559,6 +580,7 @@ class Runtime:
             ctx.discovered_tools.update(order)
             ctx.tool_state[ORDER_KEY] = order
             ctx.tool_state[TODO_KEY] = [TodoItem.model_validate(t) for t in state.get("todos", [])]
+            self._load_transcript()
             cwd = state.get("cwd")
             # A directory that vanished meanwhile is handled by the supervisor (back to the workspace).
             if isinstance(cwd, str) and self.supervisor is not None:
@@ -568,6 +590,48 @@ class Runtime:
             note = f"session state {path} is unreadable ({exc}); starting this session afresh"
             self.diagnostics.append(note)
             log.warning("%s", note)
+
+    def _load_transcript(self) -> None:
+        """Recorded results of a reopened session: calls that ran, and calls a crash cut short."""
+        path = self.transcript_path
+        if not path.is_file():
+            return
+        with path.open("rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - MAX_TRANSCRIPT_REPLAY_BYTES))
+            data = fh.read()
+        if size > MAX_TRANSCRIPT_REPLAY_BYTES:
+            data = data.split(b"\n", 1)[-1]  # drop the partial first line
+        unfinished: dict[str, tuple[str, Any]] = {}
+        for raw in data.splitlines():
+            try:
+                entry = json.loads(raw)
+            except ValueError:
+                continue  # a line cut by the crash
+            if not isinstance(entry, dict):
+                continue
+            use_id, name = str(entry.get("tool_use_id", "")), str(entry.get("tool_name", ""))
+            if entry.get("type") == "start":
+                unfinished[use_id] = (name, entry.get("input"))
+            elif entry.get("type") == "call":
+                unfinished.pop(use_id, None)
+                if entry.get("ran") and isinstance(entry.get("model"), dict):
+                    try:
+                        model = ToolResultBlock.model_validate(entry["model"])
+                    except ValueError:
+                        continue
+                    text = model.text()
+                    envelope = ResultEnvelope(
+                        tool_use_id=use_id,
+                        tool_name=name,
+                        model=model,
+                        ui=text,
+                        audit=text,
+                        total_chars=len(text),
+                    )
+                    self._record(use_id, name, entry.get("input"), envelope)
+        for use_id, (name, tool_input) in unfinished.items():
+            self._record(use_id, name, tool_input, error_envelope(use_id, name, MISSING_RESULT))
 
     @property
     def transcript_path(self) -> Path:

@@ -81,7 +81,12 @@ def read_paths(messages: Iterable[Any], read_tool: str = "Read") -> list[str]:
     """``file_path`` of every successful Read in ``messages``, as the model wrote it, first-seen order."""
     paths: list[str] = []
     for call in tool_calls(messages):
-        if call.name != read_tool or call.is_error or call.result_text is None or not isinstance(call.input, dict):
+        if (
+            call.name != read_tool
+            or call.is_error
+            or call.result_text is None
+            or not isinstance(call.input, dict)
+        ):
             continue
         raw = call.input.get("file_path")
         if isinstance(raw, str) and raw and raw not in paths:
