@@ -60,3 +60,16 @@ async def test_a_denied_builtin_is_not_already_available(ws: Path) -> None:
         assert "Already available" in text and "WebFetch" not in text.split("No tool named", 1)[0]
         assert "No tool named: WebFetch." in text
         assert "Read" in text.split("Already available", 1)[1]
+
+
+async def test_an_unknown_tool_error_does_not_name_hidden_tools(ws: Path) -> None:
+    async with Runtime(ws, "local", session_dir=ws.parent / "session", deny=["WebFetch"]) as rt:
+        message = {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "u1", "name": "WebFetc", "input": {}}],
+        }
+        block = (await rt.run(message))["content"][0]
+        content = block["content"]
+        text = content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content)
+        assert block["is_error"] and "Unknown tool 'WebFetc'" in text and "Read" in text
+        assert "WebFetch" not in text

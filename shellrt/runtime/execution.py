@@ -198,7 +198,8 @@ class CallExecutor:
 
     # --- steps ----------------------------------------------------------------
     def _unknown_tool_message(self, name: str) -> str:
-        names = self.registry.names()
+        # Never name a tool the gate hides (denied outright): the model must not learn it exists.
+        names = [t.name for t in self.registry.all_tools() if self.gate.is_visible(t)]
         close = difflib.get_close_matches(name, names, n=1)
         hint = f" Did you mean '{close[0]}'?" if close else ""
         return f"Unknown tool '{name}'.{hint} Available tools: {', '.join(names)}."
