@@ -551,7 +551,7 @@ class Runtime:
             "todos": [t.model_dump() for t in ctx.tool_state.get(TODO_KEY, [])],
         }
         path = self.session_dir / STATE_FILE
-        tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
+        tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w") as fh:
@@ -559,6 +559,7 @@ class Runtime:
             os.replace(tmp, path)
         except OSError as exc:  # never fail a call over bookkeeping; say so
             log.warning("could not save the session state to %s: %s", path, exc)
+            tmp.unlink(missing_ok=True)
 
     def _load_state(self) -> None:
         """Reopen a session: adopt its persisted cwd, read state, discovered tools and todos."""
