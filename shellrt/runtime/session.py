@@ -16,7 +16,7 @@ import os
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -559,7 +559,8 @@ class Runtime:
             os.replace(tmp, path)
         except OSError as exc:  # never fail a call over bookkeeping; say so
             log.warning("could not save the session state to %s: %s", path, exc)
-            tmp.unlink(missing_ok=True)
+            with suppress(OSError):
+                tmp.unlink()
 
     def _load_state(self) -> None:
         """Reopen a session: adopt its persisted cwd, read state, discovered tools and todos."""
