@@ -17,9 +17,9 @@ PINNED: dict[str, set[str]] = {
         "to_anthropic", "to_openai",
     },
     "shellrt.runtime": {
-        "CallExecutor", "CallOutcome", "DuplicateToolError", "MessageFormatError", "Runtime", "SandboxChoice",
-        "StreamingExecution", "ToolRegistry", "format_validation_error", "is_concurrency_safe", "parse_tool_uses",
-        "resolve_sandbox", "run_blocks",
+        "CallExecutor", "CallOutcome", "DuplicateToolError", "HistoryRepair", "MessageFormatError", "RestoreResult",
+        "Runtime", "SandboxChoice", "StreamingExecution", "ToolRegistry", "format_validation_error",
+        "is_concurrency_safe", "parse_tool_uses", "repair_history", "resolve_sandbox", "run_blocks",
     },
     "sandbox": {
         "BackendUnavailableError", "BwrapConfig", "DockerConfig", "ExecRequest", "ExitStatus", "LocalConfig",

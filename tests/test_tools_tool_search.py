@@ -20,7 +20,13 @@ from shellrt.protocol import (
     ToolUseBlock,
     UserMessage,
 )
-from shellrt.tools.tool_search import ToolSearchTool, rebuild_discovered_tools, visible_tools
+from shellrt.tools.tool_search import (
+    ToolSearchTool,
+    discovery_order,
+    rebuild_discovered_tools,
+    rebuild_discovery_order,
+    visible_tools,
+)
 
 
 class _In(BaseModel):
@@ -140,18 +146,22 @@ def test_without_catalog(tmp_path: Path) -> None:
         search(ctx, "x")
 
 
-def test_deferred_tool_absent_until_discovered_and_order_stable(tmp_path: Path) -> None:
+def test_deferred_tool_absent_until_discovered_and_appended_at_the_end(tmp_path: Path) -> None:
     ctx = make_ctx(tmp_path)
-    names = [t.name for t in visible_tools(TOOLS, ctx.discovered_tools)]
+    names = [t.name for t in visible_tools(TOOLS, discovery_order(ctx))]
     assert names == ["Read", "AlwaysThere"]
     search(ctx, "select:NotebookEdit,mcp__slack__send_message")
-    names = [t.name for t in visible_tools(TOOLS, ctx.discovered_tools)]
-    assert names == ["Read", "mcp__slack__send_message", "NotebookEdit", "AlwaysThere"]
+    names = [t.name for t in visible_tools(TOOLS, discovery_order(ctx))]
+    # discovered tools go last, in discovery order: the prefix (and a prompt cache of it) never shifts
+    assert names == ["Read", "AlwaysThere", "NotebookEdit", "mcp__slack__send_message"]
+    search(ctx, "select:mcp__github__create_pull_request")
+    later = [t.name for t in visible_tools(TOOLS, discovery_order(ctx))]
+    assert later[: len(names)] == names and later[-1] == "mcp__github__create_pull_request"
     # the runtime's registry agrees
     from shellrt.runtime.registry import ToolRegistry
 
     registry = ToolRegistry(TOOLS)
-    assert [t.name for t in registry.visible(ctx.discovered_tools)] == names
+    assert [t.name for t in registry.visible(discovery_order(ctx))] == later
 
 
 def test_round_trip_rebuild_from_history(tmp_path: Path) -> None:
@@ -196,4 +206,5 @@ def test_round_trip_rebuild_from_history(tmp_path: Path) -> None:
         == ctx.discovered_tools
         == {"NotebookEdit", "mcp__github__create_pull_request"}
     )
+    assert rebuild_discovery_order(history) == discovery_order(ctx)
     assert not tool.touches_environment and tool.is_read_only(tool.parse_input({"query": "x"}))

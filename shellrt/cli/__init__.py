@@ -24,6 +24,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "trust",
     "serve",
     "tools",
+    "sessions",
 )
 
 

@@ -205,7 +205,7 @@ class CommandHookRunner(HookRunner):
             return []
         payload: dict[str, Any] = {
             "session_id": ctx.session_id,
-            "transcript_path": "",
+            "transcript_path": str(Path(ctx.session_dir) / "transcript.jsonl"),  # runtime.session.TRANSCRIPT_FILE
             "cwd": ctx.cwd,
             "hook_event_name": event,
             "permission_mode": self.mode,

@@ -157,6 +157,7 @@ class CallExecutor:
             if failure is not None:
                 return CallOutcome(error_envelope(block.id, tool.name, failure), tool, notices=notices)
             observed = tool.backfill(tool_input)
+            self.note(block.id, rewritten_by_hook=True)
         # 5. permission
         decision: PermissionDecision = await self.gate.authorize(
             tool, observed, ctx, hook_decision=pre.decision
@@ -166,6 +167,7 @@ class CallExecutor:
             for step in decision.chain
             if step.startswith(_REQUEST_NOTICE)
         )
+        self.note(block.id, decision=decision.behavior, reason=decision.reason, chain=list(decision.chain))
         if decision.behavior != "allow":
             return CallOutcome(
                 error_envelope(
@@ -179,17 +181,22 @@ class CallExecutor:
             if isinstance(tool_input, str):
                 return CallOutcome(error_envelope(block.id, tool.name, tool_input), tool, notices=notices)
             observed = tool.backfill(tool_input)
+            self.note(block.id, rewritten_by_approver=True)
         # 6. call
+        self.note(block.id, executed_input=tool_input.model_dump(mode="json"))
         try:
             output = await tool.call(tool_input, ctx)
         except ToolExecutionError as exc:
-            await self._post(tool, observed, str(exc), ctx, failed=True, notices=notices)
-            return CallOutcome(error_envelope(block.id, tool.name, str(exc)), tool, notices=notices, executed=True)
+            failure_extra = await self._post(tool, observed, str(exc), ctx, failed=True, notices=notices)
+            message = "\n\n".join([str(exc), *pre.additional_context, *failure_extra])
+            return CallOutcome(error_envelope(block.id, tool.name, message), tool, notices=notices, executed=True)
         except anyio.get_cancelled_exc_class():
             raise
         except Exception as exc:
-            message = f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}"
-            await self._post(tool, observed, message, ctx, failed=True, notices=notices)
+            error = f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}"
+            # PostToolUseFailure hooks see the error; their additionalContext reaches the model with it.
+            failure_extra = await self._post(tool, observed, error, ctx, failed=True, notices=notices)
+            message = "\n\n".join([error, *pre.additional_context, *failure_extra])
             return CallOutcome(error_envelope(block.id, tool.name, message), tool, notices=notices, executed=True)
         # 7. post hooks
         post_extra = await self._post(
@@ -203,9 +210,13 @@ class CallExecutor:
             envelope, tool, context_modifier=output.context_modifier, notices=notices, executed=True
         )
 
+    def note(self, tool_use_id: str, **facts: Any) -> None:
+        """Hear what happened to a call on its way (for a transcript); the base executor forgets it."""
+
     # --- steps ----------------------------------------------------------------
     def _unknown_tool_message(self, name: str) -> str:
-        names = self.registry.names()
+        # Never name a tool the gate hides (denied outright): the model must not learn it exists.
+        names = [t.name for t in self.registry.all_tools() if self.gate.is_visible(t)]
         close = difflib.get_close_matches(name, names, n=1)
         hint = f" Did you mean '{close[0]}'?" if close else ""
         return f"Unknown tool '{name}'.{hint} Available tools: {', '.join(names)}."
@@ -303,6 +314,8 @@ def _surface(outcome: CallOutcome) -> None:
     )
     for notice in outcome.notices:
         print(f"shellrt: hook notice ({env.tool_name} {env.tool_use_id}): {notice}", file=sys.stderr, flush=True)
+
+
 def _exit_code(data: Any) -> int | None:
     """A shell tool's exit code (its output model's ``exit_code``), carried on the envelope."""
     code = getattr(data, "exit_code", None)

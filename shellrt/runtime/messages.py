@@ -1,14 +1,33 @@
-"""Accept the shapes agents send: an assistant message, a list of blocks, or one tool_use."""
+"""Accept the shapes agents send, and make a whole conversation legal again.
+
+`parse_tool_uses` takes what `Runtime.run` runs: an assistant message, a list
+of blocks, or one tool_use. A user message or a whole conversation is refused
+with a pointer to `Runtime.restore`, never silently answered with nothing.
+
+`repair_history` is Claude Code's ``ensureToolResultPairing`` for histories
+that went through a crash, a compaction or a replay: every tool_use gets
+exactly one tool_result in the next user message (a synthetic error result
+when none was recorded), results nobody asked for are dropped, duplicates are
+removed, and every change is reported.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from shellrt.protocol import ToolUseBlock
 
-__all__ = ["MessageFormatError", "parse_tool_uses"]
+__all__ = ["MISSING_RESULT", "HistoryRepair", "MessageFormatError", "parse_tool_uses", "repair_history"]
+
+#: The synthetic result of a tool_use whose result was never recorded.
+MISSING_RESULT = (
+    "No result was recorded for this call (the session was interrupted or the history was cut), so it may or "
+    "may not have run. Check its effects before you run it again."
+)
+_RESTORE_HINT = "to load a conversation (user and assistant messages), use Runtime.restore(messages)"
 
 
 class MessageFormatError(ValueError):
@@ -25,7 +44,8 @@ def parse_tool_uses(message: Any) -> list[ToolUseBlock]:
         if "content" in message:
             if message.get("role", "assistant") != "assistant":
                 raise MessageFormatError(
-                    f"expected an assistant message, got role {message.get('role')!r}; send the model's turn"
+                    f"expected an assistant message, got role {message.get('role')!r}; send the model's turn "
+                    f"to run its tool calls ({_RESTORE_HINT})"
                 )
             content = message["content"]
         else:
@@ -33,6 +53,11 @@ def parse_tool_uses(message: Any) -> list[ToolUseBlock]:
                 "expected an assistant message {'role': 'assistant', 'content': [...]} or a tool_use block"
             )
     elif isinstance(message, list):
+        if any(_is_message(item) for item in message):
+            raise MessageFormatError(
+                f"expected one assistant message or a list of content blocks, got a list of messages; {_RESTORE_HINT}, "
+                "then send only the newest assistant message to run"
+            )
         content = message
     else:
         raise MessageFormatError(
@@ -66,3 +91,147 @@ def _block(item: dict[str, Any], index: int) -> ToolUseBlock:
             f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)
         )
         raise MessageFormatError(f"content[{index}] is not a valid tool_use block ({problems})") from exc
+
+
+def _is_message(item: Any) -> bool:
+    if isinstance(item, BaseModel):
+        item = item.model_dump(mode="json")
+    return isinstance(item, dict) and "role" in item and "content" in item
+
+
+# --- conversation repair --------------------------------------------------------------------
+RepairKind = Literal[
+    "synthetic_result",
+    "orphan_result_dropped",
+    "duplicate_tool_use_dropped",
+    "duplicate_result_dropped",
+    "empty_message_dropped",
+]
+
+
+@dataclass(frozen=True)
+class HistoryRepair:
+    """One change `repair_history` made; ``message`` indexes the input list."""
+
+    kind: RepairKind
+    message: int
+    tool_use_id: str = ""
+
+    def describe(self) -> str:
+        what = {
+            "synthetic_result": "added an error result for tool_use {id} (none was recorded)",
+            "orphan_result_dropped": "dropped tool_result {id}: no tool_use before it asked for it",
+            "duplicate_tool_use_dropped": "dropped a second tool_use with id {id}",
+            "duplicate_result_dropped": "dropped a second tool_result for {id}",
+            "empty_message_dropped": "dropped a message left empty by the repair",
+        }[self.kind]
+        return f"message {self.message}: " + what.format(id=self.tool_use_id)
+
+
+def _plain(obj: Any) -> Any:
+    if isinstance(obj, BaseModel):
+        return obj.model_dump(mode="json", exclude_none=True)
+    if isinstance(obj, dict):
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_plain(v) for v in obj]
+    return obj
+
+
+def _synthetic(tool_use_id: str) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": tool_use_id, "content": MISSING_RESULT, "is_error": True}
+
+
+def repair_history(messages: Any) -> tuple[list[dict[str, Any]], list[HistoryRepair]]:
+    """A legal copy of ``messages`` (each tool_use answered once, in the next user message) and the changes.
+
+    Raises `MessageFormatError` when ``messages`` is not a list of ``{role, content}`` messages.
+    """
+    if not isinstance(messages, list):
+        raise MessageFormatError(
+            f"expected a list of messages [{{'role': ..., 'content': ...}}, ...], got {type(messages).__name__}"
+        )
+    plain: list[dict[str, Any]] = []
+    for index, raw in enumerate(messages):
+        message = _plain(raw)
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            raise MessageFormatError(
+                f"messages[{index}] is not a user or assistant message {{'role': 'user'|'assistant', 'content': ...}}"
+            )
+        if "content" not in message:
+            raise MessageFormatError(f"messages[{index}] has no 'content'")
+        plain.append(message)
+
+    repaired: list[dict[str, Any]] = []
+    changes: list[HistoryRepair] = []
+    seen_uses: set[str] = set()
+    answered: set[str] = set()
+    pending: list[str] = []  # tool_use ids of the last assistant message, not yet answered
+    pending_at = -1
+
+    def answer_missing(before_index: int) -> None:
+        nonlocal pending
+        if pending:
+            changes.extend(HistoryRepair("synthetic_result", before_index, i) for i in pending)
+            answered.update(pending)
+            repaired.append({"role": "user", "content": [_synthetic(i) for i in pending]})
+            pending = []
+
+    for index, message in enumerate(plain):
+        content = message["content"]
+        blocks = content if isinstance(content, list) else None
+        if message["role"] == "assistant":
+            answer_missing(pending_at)
+            if blocks is None:
+                repaired.append(message)
+                continue
+            kept: list[Any] = []
+            for block in blocks:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    use_id = str(block.get("id", ""))
+                    if use_id in seen_uses:
+                        changes.append(HistoryRepair("duplicate_tool_use_dropped", index, use_id))
+                        continue
+                    seen_uses.add(use_id)
+                    pending.append(use_id)
+                kept.append(block)
+            pending_at = index
+            if not kept:
+                changes.append(HistoryRepair("empty_message_dropped", index))
+                continue
+            repaired.append({**message, "content": kept})
+            continue
+        # a user message: it answers the assistant message just before it
+        if blocks is None:
+            answer_missing(pending_at)
+            repaired.append(message)
+            continue
+        results: dict[str, dict[str, Any]] = {}
+        others: list[Any] = []
+        for block in blocks:
+            if not (isinstance(block, dict) and block.get("type") == "tool_result"):
+                others.append(block)
+                continue
+            result_id = str(block.get("tool_use_id", ""))
+            if result_id in results or result_id in answered:
+                changes.append(HistoryRepair("duplicate_result_dropped", index, result_id))
+            elif result_id not in pending:
+                changes.append(HistoryRepair("orphan_result_dropped", index, result_id))
+            else:
+                results[result_id] = block
+        ordered: list[Any] = []
+        for use_id in pending:
+            if use_id in results:
+                ordered.append(results[use_id])
+            else:
+                changes.append(HistoryRepair("synthetic_result", index, use_id))
+                ordered.append(_synthetic(use_id))
+        answered.update(pending)
+        pending = []
+        kept_user = ordered + others  # tool_results first, as the Messages API requires
+        if not kept_user:
+            changes.append(HistoryRepair("empty_message_dropped", index))
+            continue
+        repaired.append({**message, "content": kept_user})
+    answer_missing(pending_at)
+    return repaired, changes

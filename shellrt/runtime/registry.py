@@ -1,7 +1,10 @@
 """The session's tools, in a stable order, with deferral and discovery.
 
 `tools[]` order never changes across calls (model prompt caches depend on
-it): it is registration order, filtered by visibility, deferral and discovery.
+it): loaded tools in registration order (the runtime registers built-ins in
+a fixed order, then MCP tools sorted by server and name), then discovered
+deferred tools in discovery order — a newly found tool goes at the end, so
+every earlier entry keeps its place.
 """
 
 from __future__ import annotations
@@ -61,14 +64,26 @@ class ToolRegistry(ToolCatalog):
     # --- what the model sees ------------------------------------------------------
     def visible(
         self,
-        discovered: set[str] | frozenset[str] = frozenset(),
+        discovered: Iterable[str] = (),
         is_visible: Callable[[Tool[Any, Any]], bool] = lambda _t: True,
     ) -> list[Tool[Any, Any]]:
-        """Tools for ``tools[]``: enabled, not denied outright, and loaded or discovered."""
-        return [t for t in self.all_tools() if is_visible(t) and (not t.is_deferred() or t.name in discovered)]
+        """Tools for ``tools[]``: loaded ones, then discovered deferred ones in ``discovered`` order.
 
-    def for_anthropic(self, tools: list[Tool[Any, Any]]) -> list[dict[str, Any]]:
-        return [to_anthropic(t) for t in tools]
+        Pass ``discovered`` in discovery order; a set (no order) falls back to
+        registration order. Tools ``is_visible`` rejects (denied outright) are left out.
+        """
+        tools = [t for t in self.all_tools() if is_visible(t)]
+        deferred = {t.name: t for t in tools if t.is_deferred()}
+        if isinstance(discovered, (set, frozenset)):
+            order = [name for name in deferred if name in discovered]
+        else:
+            order = list(dict.fromkeys(discovered))
+        return [t for t in tools if not t.is_deferred()] + [deferred[n] for n in order if n in deferred]
 
-    def for_openai(self, tools: list[Tool[Any, Any]]) -> list[dict[str, Any]]:
-        return [to_openai(t) for t in tools]
+    def for_anthropic(
+        self, tools: list[Tool[Any, Any]], *, defer_loading: bool = False, strict: bool = False
+    ) -> list[dict[str, Any]]:
+        return [to_anthropic(t, defer_loading=defer_loading, strict=strict) for t in tools]
+
+    def for_openai(self, tools: list[Tool[Any, Any]], *, strict: bool = False) -> list[dict[str, Any]]:
+        return [to_openai(t, strict=strict) for t in tools]

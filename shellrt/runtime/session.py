@@ -10,12 +10,14 @@ stopped when the context exits.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import secrets
-import tempfile
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -33,37 +35,119 @@ from sandbox import (
 from sandbox.factory import create_backend
 from shellrt.permissions import Approver, BasicGate, HookRunner, NoHooks, PermissionGate
 from shellrt.protocol import (
+    FileReadRecord,
     ProgressSink,
     ResultEnvelope,
     Tool,
     ToolCatalog,
     ToolContext,
+    ToolResultBlock,
     ToolUseBlock,
     apply_message_budget,
+    error_envelope,
 )
 from shellrt.protocol.results import DEFAULT_MESSAGE_BUDGET_CHARS
-from shellrt.runtime.execution import CallExecutor
-from shellrt.runtime.messages import parse_tool_uses
+from shellrt.runtime.execution import CallExecutor, CallOutcome
+from shellrt.runtime.messages import MISSING_RESULT, HistoryRepair, parse_tool_uses, repair_history
 from shellrt.runtime.orchestration import StreamingExecution
 from shellrt.runtime.registry import ToolRegistry
+from shellrt.tools.tool_search import discovery_order
 
 if TYPE_CHECKING:
     from shellrt.supervisor import Supervisor
 
-__all__ = ["Runtime", "SandboxChoice", "resolve_sandbox"]
+__all__ = [
+    "SESSION_RETENTION_DAYS",
+    "STATE_FILE",
+    "TRANSCRIPT_FILE",
+    "RestoreResult",
+    "Runtime",
+    "SandboxChoice",
+    "prune_sessions",
+    "resolve_sandbox",
+    "session_root",
+]
 
 log = logging.getLogger("shellrt")
 
 SandboxChoice = Literal["auto", "local", "none", "bwrap", "docker"]
 
+#: The session's transcript, one JSON line per call, in the session directory (hooks get its path).
+TRANSCRIPT_FILE = "transcript.jsonl"
+#: Session state a conversation cannot carry (cwd, read hashes/mtimes, discovery order, todos), rewritten as it changes.
+STATE_FILE = "state.json"
+#: How much of a reopened session's transcript is read back for recorded results.
+MAX_TRANSCRIPT_REPLAY_BYTES = 64 * 1024 * 1024
+#: How many recorded results a session keeps for answering a resent tool_use (oldest dropped first).
+MAX_RECORDED_RESULTS = 2000
+#: A read-state record no file matches: the file counts as read but stale, so Edit asks for a fresh Read.
+STALE_READ = FileReadRecord(sha256="", mtime_ns=-1, size=-1)
 
-def _session_root() -> Path:
+
+@dataclass
+class RestoreResult:
+    """What `Runtime.restore` made of a conversation."""
+
+    #: The conversation with legal tool_use/tool_result pairing (send this to the model).
+    messages: list[dict[str, Any]]
+    #: Every change the repair made, in order.
+    changes: list[HistoryRepair] = field(default_factory=list)
+    #: Deferred tools the conversation discovered, in discovery order (now in ``tools[]``).
+    discovered_tools: list[str] = field(default_factory=list)
+    #: The todo list as of the conversation's last TodoWrite.
+    todos: int = 0
+    #: Host paths the conversation read; they count as stale until read again.
+    stale_reads: list[str] = field(default_factory=list)
+    #: tool_use ids whose results are recorded (a resent call is answered from them).
+    recorded: int = 0
+
+
+def session_root() -> Path:
+    """Where sessions live: ``$SHELLRT_HOME/sessions``, else the per-user state directory.
+
+    Durable on purpose (not ``$TMPDIR``, which a reboot or tmp cleaner empties):
+    ``$XDG_STATE_HOME/shellrt/sessions``, else ``~/.local/state/shellrt/sessions``.
+    """
     base = os.environ.get("SHELLRT_HOME")
     if base:
         return Path(base) / "sessions"
-    # Not ``/tmp/shellrt``: a directory of the package's name would shadow the package
-    # (as a namespace package) for any script run from the temp directory.
-    return Path(tempfile.gettempdir()) / "shellrt-sessions"
+    state = os.environ.get("XDG_STATE_HOME", "")
+    root = Path(state) if os.path.isabs(state) else Path.home() / ".local" / "state"
+    return root / "shellrt" / "sessions"
+
+
+#: Sessions under the default root untouched for this long are removed when a new session starts.
+SESSION_RETENTION_DAYS = 30
+
+
+def prune_sessions(root: Path, *, max_age_days: float = SESSION_RETENTION_DAYS, keep: str = "") -> list[Path]:
+    """Remove session directories under ``root`` not modified for ``max_age_days``; return what went.
+
+    Only directories that look like sessions (a ``state.json`` or ``transcript.jsonl``
+    inside) are touched; ``keep`` (the starting session's id) never is. A live session
+    rewrites its state after every message, which keeps its directory fresh.
+    """
+    import shutil
+
+    removed: list[Path] = []
+    cutoff = time.time() - max_age_days * 86400
+    try:
+        entries = list(root.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        try:
+            if entry.name == keep or entry.is_symlink() or not entry.is_dir():
+                continue
+            if not ((entry / STATE_FILE).exists() or (entry / TRANSCRIPT_FILE).exists()):
+                continue
+            if entry.stat().st_mtime >= cutoff:
+                continue
+            shutil.rmtree(entry)
+            removed.append(entry)
+        except OSError as exc:
+            log.warning("could not remove the old session %s: %s", entry, exc)
+    return removed
 
 
 async def resolve_sandbox(
@@ -139,7 +223,10 @@ class Runtime:
                 f"workspace {self.workspace} does not exist or is not a directory; create it or pass another --workspace"
             )
         self.session_id = session_id or secrets.token_hex(6)
-        self.session_dir = Path(session_dir) if session_dir else _session_root() / self.session_id
+        #: A caller-chosen session id reopens that session's persisted state (`STATE_FILE`).
+        self._reopen = session_id is not None
+        self._default_session_dir = session_dir is None
+        self.session_dir = Path(session_dir) if session_dir else session_root() / self.session_id
         self._sandbox = sandbox
         self._tools = tools
         self.approver = approver
@@ -185,8 +272,10 @@ class Runtime:
         self.supervisor: Supervisor | None = None
         self.registry = ToolRegistry()
         self._ctx: ToolContext | None = None
-        self._executor: CallExecutor | None = None
+        self._executor: _RecordingExecutor | None = None
         self._stack = AsyncExitStack()
+        #: tool_use id -> (name, input, envelope): a resent call is answered from here, never run again.
+        self._recorded: dict[str, tuple[str, Any, ResultEnvelope]] = {}
 
     # --- lifecycle ------------------------------------------------------------------
     async def __aenter__(self) -> Runtime:
@@ -200,7 +289,10 @@ class Runtime:
         """Start the sandbox and supervisor and register the tools."""
         from shellrt.supervisor import Supervisor
 
-        self.session_dir.mkdir(parents=True, exist_ok=True)
+        # 0700: transcripts and persisted results may hold secrets.
+        self.session_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if self._default_session_dir:
+            prune_sessions(self.session_dir.parent, keep=self.session_id)
         if self.governance is not None:  # workspace trust: one record per session (audit.jsonl)
             from shellrt.permissions.trust import audit_session_trust
 
@@ -226,7 +318,9 @@ class Runtime:
             mcp = await self._stack.enter_async_context(
                 McpConnections(self._settings["mcpServers"], log_dir=self.session_dir)
             )
-            for tool in await mcp.tools():
+            # Sorted by server and name: servers list their tools in any order, and a prompt
+            # cache keyed on tools[] needs the same order on every run.
+            for tool in sorted(await mcp.tools(), key=_mcp_sort_key):
                 if self.registry.get(tool.name) is None:
                     self.registry.register(tool)
             self.mcp_diagnostics = list(mcp.diagnostics)
@@ -252,7 +346,10 @@ class Runtime:
         )
         if self._progress is not None:
             self._ctx.progress = self._progress
-        self._executor = CallExecutor(self.registry, self.gate, self.hooks, is_loaded=self._is_loaded)
+        self._executor = _RecordingExecutor(self.registry, self.gate, self.hooks, is_loaded=self._is_loaded)
+        if self._reopen:
+            self._load_state()
+        self._save_state()
 
     async def close(self) -> None:
         """Stop every process of the session and release the sandbox. Idempotent."""
@@ -272,23 +369,131 @@ class Runtime:
         return self._ctx
 
     def visible_tools(self) -> list[Tool[Any, Any]]:
-        """Tools the model may see now (stable order)."""
-        return self.registry.visible(self.context.discovered_tools, self.gate.is_visible)
+        """Tools the model may see now: loaded ones in a fixed order, then discovered ones in discovery order."""
+        return self.registry.visible(discovery_order(self.context), self.gate.is_visible)
 
-    def tools_for_anthropic(self) -> list[dict[str, Any]]:
-        return self.registry.for_anthropic(self.visible_tools())
+    def tools_for_anthropic(
+        self, *, defer_loading: bool = False, strict: bool = False
+    ) -> list[dict[str, Any]]:
+        """Anthropic ``tools[]``.
 
-    def tools_for_openai(self) -> list[dict[str, Any]]:
-        return self.registry.for_openai(self.visible_tools())
+        ``defer_loading=True`` is for the API's own tool search: every visible tool is
+        sent, deferred ones marked ``"defer_loading": true``. ``strict=True`` marks the
+        tools whose schemas allow strict input validation.
+        """
+        if defer_loading:
+            tools = [t for t in self.registry.all_tools() if self.gate.is_visible(t)]
+        else:
+            tools = self.visible_tools()
+        return self.registry.for_anthropic(tools, defer_loading=defer_loading, strict=strict)
+
+    def tools_for_openai(self, *, strict: bool = False) -> list[dict[str, Any]]:
+        """OpenAI ``tools[]``; ``strict=True`` marks the tools whose schemas allow strict mode."""
+        return self.registry.for_openai(self.visible_tools(), strict=strict)
 
     def _is_loaded(self, tool: Tool[Any, Any], ctx: ToolContext) -> bool:
         if not self.gate.is_visible(tool):
             return True  # let the gate deny it with its reason
         return not tool.is_deferred() or tool.name in ctx.discovered_tools
 
+    # --- history ----------------------------------------------------------------------------
+    def restore(self, messages: Sequence[Any]) -> RestoreResult:
+        """Load a whole conversation: repair its pairing and rebuild the session state it implies.
+
+        Returns the repaired messages (send these to the model) and what changed.
+        Rebuilt: discovered tools (in discovery order), the todo list, the results
+        of every tool_use (a resent call is answered from them, never run again),
+        and which files were read — those count as stale, because a conversation
+        cannot carry their contents' hashes: Edit asks for a fresh Read.
+        """
+        from shellrt.tools._history import read_paths, tool_calls
+        from shellrt.tools._paths import resolve_path
+        from shellrt.tools.read import RANGES_KEY as READ_RANGES_KEY
+        from shellrt.tools.todo_write import STATE_KEY as TODO_KEY
+        from shellrt.tools.todo_write import rebuild_todos
+        from shellrt.tools.tool_search import ORDER_KEY, rebuild_discovery_order
+
+        ctx = self.context
+        repaired, changes = repair_history(list(messages))
+        # The model may no longer hold earlier Read results (compaction): never answer "unchanged".
+        ctx.tool_state.pop(READ_RANGES_KEY, None)
+        order = rebuild_discovery_order(repaired)
+        ctx.discovered_tools = set(order)
+        ctx.tool_state[ORDER_KEY] = list(order)
+        todos = rebuild_todos(repaired)
+        ctx.tool_state[TODO_KEY] = todos
+        stale: list[str] = []
+        for raw in read_paths(repaired):
+            try:
+                key = str(resolve_path(raw, ctx))
+            except (OSError, ValueError):
+                continue
+            if key not in ctx.read_state:
+                ctx.read_state[key] = STALE_READ
+                stale.append(key)
+        results: dict[str, dict[str, Any]] = {
+            str(b.get("tool_use_id")): b
+            for m in repaired
+            if m["role"] == "user" and isinstance(m["content"], list)
+            for b in m["content"]
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        }
+        recorded = 0
+        for call in tool_calls(repaired):
+            block = results.get(call.id)
+            if block is None:
+                continue
+            model = ToolResultBlock.model_validate(
+                {k: block[k] for k in ("tool_use_id", "content", "is_error") if k in block}
+            )
+            text = model.text()
+            self._record(
+                call.id,
+                call.name,
+                call.input,
+                ResultEnvelope(
+                    tool_use_id=call.id,
+                    tool_name=call.name,
+                    model=model,
+                    ui=text,
+                    audit=text,
+                    total_chars=len(text),
+                ),
+            )
+            recorded += 1
+        self._save_state()
+        self._transcribe(
+            {
+                "type": "restore",
+                "messages": len(repaired),
+                "changes": [c.describe() for c in changes],
+                "discovered_tools": list(order),
+                "stale_reads": stale,
+            }
+        )
+        return RestoreResult(repaired, changes, list(order), len(todos), stale, recorded)
+
+    def _record(self, tool_use_id: str, name: str, tool_input: Any, envelope: ResultEnvelope) -> None:
+        self._recorded.pop(tool_use_id, None)
+        self._recorded[tool_use_id] = (name, tool_input, envelope)
+        while len(self._recorded) > MAX_RECORDED_RESULTS:
+            self._recorded.pop(next(iter(self._recorded)))
+
+    def _replay(self, block: ToolUseBlock) -> ResultEnvelope | None:
+        """The recorded result of this exact call (same id, name and input), if there is one."""
+        found = self._recorded.get(block.id)
+        if found is None or found[0] != block.name or found[1] != block.input:
+            return None
+        return found[2]
+
     # --- running -------------------------------------------------------------------------
     async def run(self, message: Any) -> dict[str, Any]:
-        """Run every tool_use of an assistant message; return the user message with the results."""
+        """Run every tool_use of an assistant message; return the user message with the results.
+
+        A tool_use whose id already has a recorded result (run earlier in this
+        session, or loaded by `restore`) is answered from that result, not run again.
+        A user message or a whole conversation is refused: load those with `restore`.
+        """
         envelopes = await self.run_envelopes(parse_tool_uses(message))
         return {"role": "user", "content": [e.model.model_dump(mode="json") for e in envelopes]}
 
@@ -300,17 +505,174 @@ class Runtime:
         )
 
     async def stream(self, blocks: Sequence[ToolUseBlock]) -> AsyncIterator[ResultEnvelope]:
-        """Yield envelopes in tool_use order as they complete (without the message budget)."""
+        """Yield envelopes in tool_use order as they complete (without the message budget).
+
+        Calls with a recorded result are answered from it; the others run.
+        """
         ctx = self.context
         if ctx.abort.is_set():
             ctx.abort = anyio.Event()
         assert self._executor is not None
+        replays = [self._replay(block) for block in blocks]
         async with StreamingExecution(self._executor, ctx) as stream:
-            for block in blocks:
-                stream.add(block)
+            for block, replay in zip(blocks, replays, strict=True):
+                if replay is None:
+                    # Written before the call runs: after a crash, a reopened session knows this call
+                    # may have run, and answers a resend with an error result instead of running it twice.
+                    self._transcribe(
+                        {
+                            "type": "start",
+                            "tool_use_id": block.id,
+                            "tool_name": block.name,
+                            "input": block.input,
+                        }
+                    )
+                    stream.add(block)
             stream.close()
-            async for envelope in stream.results():
+            fresh = stream.results()
+            started = time.monotonic()
+            for block, replay in zip(blocks, replays, strict=True):
+                envelope = replay if replay is not None else await anext(fresh)
+                ran = replay is None and block.id in self._executor.executed
+                if ran:
+                    # Only calls that ran are recorded: re-running a refused or invalid call is harmless.
+                    self._executor.executed.discard(block.id)
+                    self._record(block.id, block.name, block.input, envelope)
+                self._transcribe(
+                    {
+                        "type": "call",
+                        "tool_use_id": block.id,
+                        "tool_name": block.name,
+                        "input": block.input,
+                        "ran": ran,
+                        "replayed": replay is not None,
+                        "is_error": envelope.is_error,
+                        **(self._executor.facts.pop(block.id, {}) if replay is None else {}),
+                        "elapsed_s": round(time.monotonic() - started, 3),
+                        "total_chars": envelope.total_chars,
+                        "persisted_path": envelope.persisted_path,
+                        "model": envelope.model.model_dump(mode="json"),
+                        "ui": envelope.ui,
+                        "audit": envelope.audit,
+                    }
+                )
                 yield envelope
+        self._save_state()
+
+    # --- persisted session state ----------------------------------------------------------
+    def _save_state(self) -> None:
+        """Write what a conversation cannot carry to ``<session_dir>/state.json`` (atomically, mode 0600)."""
+        from shellrt.tools.todo_write import STATE_KEY as TODO_KEY
+
+        ctx = self.context
+        state = {
+            "version": 1,
+            "session_id": self.session_id,
+            "cwd": ctx.cwd,
+            "read_state": {k: v.model_dump() for k, v in ctx.read_state.items() if v != STALE_READ},
+            "discovered_tools": discovery_order(ctx),
+            "todos": [t.model_dump() for t in ctx.tool_state.get(TODO_KEY, [])],
+        }
+        path = self.session_dir / STATE_FILE
+        tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                json.dump(state, fh)
+            os.replace(tmp, path)
+        except OSError as exc:  # never fail a call over bookkeeping; say so
+            log.warning("could not save the session state to %s: %s", path, exc)
+            with suppress(OSError):
+                tmp.unlink()
+
+    def _load_state(self) -> None:
+        """Reopen a session: adopt its persisted cwd, read state, discovered tools and todos."""
+        from shellrt.tools.todo_write import STATE_KEY as TODO_KEY
+        from shellrt.tools.todo_write import TodoItem
+        from shellrt.tools.tool_search import ORDER_KEY
+
+        path = self.session_dir / STATE_FILE
+        if not path.is_file():
+            return
+        try:
+            state = json.loads(path.read_text())
+            if state.get("session_id") != self.session_id:
+                return
+            ctx = self.context
+            for key, record in dict(state.get("read_state", {})).items():
+                ctx.read_state[str(key)] = FileReadRecord.model_validate(record)
+            order = [str(n) for n in state.get("discovered_tools", [])]
+            ctx.discovered_tools.update(order)
+            ctx.tool_state[ORDER_KEY] = order
+            ctx.tool_state[TODO_KEY] = [TodoItem.model_validate(t) for t in state.get("todos", [])]
+            self._load_transcript()
+            cwd = state.get("cwd")
+            # A directory that vanished meanwhile is handled by the supervisor (back to the workspace).
+            if isinstance(cwd, str) and self.supervisor is not None:
+                self.supervisor.set_cwd(cwd)
+                ctx.cwd = self.supervisor.cwd
+        except (OSError, ValueError) as exc:
+            note = f"session state {path} is unreadable ({exc}); starting this session afresh"
+            self.diagnostics.append(note)
+            log.warning("%s", note)
+
+    def _load_transcript(self) -> None:
+        """Recorded results of a reopened session: calls that ran, and calls a crash cut short."""
+        path = self.transcript_path
+        if not path.is_file():
+            return
+        with path.open("rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - MAX_TRANSCRIPT_REPLAY_BYTES))
+            data = fh.read()
+        if size > MAX_TRANSCRIPT_REPLAY_BYTES:
+            data = data.split(b"\n", 1)[-1]  # drop the partial first line
+        unfinished: dict[str, tuple[str, Any]] = {}
+        for raw in data.splitlines():
+            try:
+                entry = json.loads(raw)
+            except ValueError:
+                continue  # a line cut by the crash
+            if not isinstance(entry, dict):
+                continue
+            use_id, name = str(entry.get("tool_use_id", "")), str(entry.get("tool_name", ""))
+            if entry.get("type") == "start":
+                unfinished[use_id] = (name, entry.get("input"))
+            elif entry.get("type") == "call":
+                unfinished.pop(use_id, None)
+                if entry.get("ran") and isinstance(entry.get("model"), dict):
+                    try:
+                        model = ToolResultBlock.model_validate(entry["model"])
+                    except ValueError:
+                        continue
+                    text = model.text()
+                    envelope = ResultEnvelope(
+                        tool_use_id=use_id,
+                        tool_name=name,
+                        model=model,
+                        ui=text,
+                        audit=text,
+                        total_chars=len(text),
+                    )
+                    self._record(use_id, name, entry.get("input"), envelope)
+        for use_id, (name, tool_input) in unfinished.items():
+            self._record(use_id, name, tool_input, error_envelope(use_id, name, MISSING_RESULT))
+
+    @property
+    def transcript_path(self) -> Path:
+        """This session's transcript: one JSON line per call (mode 0600: results may hold secrets)."""
+        return self.session_dir / TRANSCRIPT_FILE
+
+    def _transcribe(self, entry: dict[str, Any]) -> None:
+        line = json.dumps({"ts": time.time(), **entry}, ensure_ascii=False, default=str) + "\n"
+        try:
+            fd = os.open(self.transcript_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, line.encode())
+            finally:
+                os.close(fd)
+        except OSError as exc:  # a full disk must not fail the call; say so once per failure
+            log.warning("could not append to the transcript %s: %s", self.transcript_path, exc)
 
     def streaming(self) -> StreamingExecution:
         """A streaming executor: ``add()`` blocks as they arrive, iterate ``results()``."""
@@ -327,12 +689,37 @@ class Runtime:
         return frozenset(t.name for t in self.registry.all_tools() if t.max_result_chars is None)
 
 
+class _RecordingExecutor(CallExecutor):
+    """Notes which tool_use ids actually ran, so only their results are replayed for a resent call."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.executed: set[str] = set()
+        #: tool_use id -> what the transcript records beyond the result (decision chain, executed input).
+        self.facts: dict[str, dict[str, Any]] = {}
+
+    def note(self, tool_use_id: str, **facts: Any) -> None:
+        self.facts.setdefault(tool_use_id, {}).update(facts)
+        while len(self.facts) > MAX_RECORDED_RESULTS:  # calls run outside `stream` are never collected
+            self.facts.pop(next(iter(self.facts)))
+
+    async def execute(self, block: ToolUseBlock, ctx: ToolContext) -> CallOutcome:
+        outcome = await super().execute(block, ctx)
+        if outcome.executed:
+            self.executed.add(block.id)
+        return outcome
+
+
 def _shielded(close: Callable[[], Awaitable[None]]) -> Callable[[], Awaitable[None]]:
     async def run() -> None:
         with anyio.CancelScope(shield=True):
             await close()
 
     return run
+
+
+def _mcp_sort_key(tool: Tool[Any, Any]) -> tuple[str, str]:
+    return (str(getattr(tool, "server", "")), str(getattr(tool, "remote_name", tool.name)))
 
 
 def _builtin_tools() -> list[Tool[Any, Any]]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["ToolCall", "tool_calls"]
+__all__ = ["ToolCall", "read_paths", "tool_calls"]
 
 
 @dataclass(frozen=True)
@@ -75,3 +75,20 @@ def tool_calls(messages: Iterable[Any]) -> Iterator[ToolCall]:
             result_text=_result_text(result.get("content")) if result is not None else None,
             is_error=bool(result.get("is_error", False)) if result is not None else False,
         )
+
+
+def read_paths(messages: Iterable[Any], read_tool: str = "Read") -> list[str]:
+    """``file_path`` of every successful Read in ``messages``, as the model wrote it, first-seen order."""
+    paths: list[str] = []
+    for call in tool_calls(messages):
+        if (
+            call.name != read_tool
+            or call.is_error
+            or call.result_text is None
+            or not isinstance(call.input, dict)
+        ):
+            continue
+        raw = call.input.get("file_path")
+        if isinstance(raw, str) and raw and raw not in paths:
+            paths.append(raw)
+    return paths

@@ -6,7 +6,10 @@ Read -> persisted file -> Read. It never opens anything that is not a regular
 file (opening a FIFO blocks, /dev/zero never ends) and streams text files, so
 the first lines of a 50 MB file cost a few milliseconds and bounded memory.
 Every successful read records the file's hash and mtime in ``ctx.read_state``;
-Edit and Write use it for their optimistic concurrency check.
+Edit and Write use it for their optimistic concurrency check. Reading the same
+range of an unchanged text file again returns a short note instead of the
+whole text (the earlier result is still in the model's context); a restored or
+compacted conversation forgets these ranges (`RANGES_KEY`).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from shellrt.protocol import (
 )
 from shellrt.tools._paths import (
     PathInput,
+    canonical_path,
     file_permission,
     refusal,
     remember,
@@ -66,6 +70,8 @@ MAX_WHOLE_FILE_BYTES = 10 * 1024 * 1024
 #: Pseudo-files report size 0 (``/proc/...``); never scan more than this of them.
 MAX_PSEUDO_FILE_BYTES = 16 * 1024 * 1024
 _CHUNK = 1 << 20
+#: ``ctx.tool_state`` key: (path, offset, limit) -> the record of the last text Read of that range.
+RANGES_KEY = "Read.ranges"
 
 _IMAGE_EXTS = {
     ".png": "image/png",
@@ -163,10 +169,22 @@ class ReadTool(Tool[ReadInput, ReadOutput]):
     async def call(self, tool_input: ReadInput, ctx: ToolContext) -> ToolOutput[ReadOutput]:
         view = view_for(ctx)
         where = sandbox_path(tool_input.file_path, ctx)
+        ranges: dict[tuple[str, int | None, int | None], FileReadRecord] = ctx.tool_state.setdefault(
+            RANGES_KEY, {}
+        )
+        known = canonical_path(tool_input.file_path, ctx, view)
+        if known is not None:
+            logical = state_key(known, ctx, view)
+            seen = ranges.get((logical, tool_input.offset, tool_input.limit))
+            if await anyio.to_thread.run_sync(_unchanged, view, known, seen, ctx.read_state.get(logical)):
+                return ToolOutput(ReadOutput(kind="text", path=known, text=_UNCHANGED.format(path=known)))
         output, record = await anyio.to_thread.run_sync(_read, view, where, tool_input)
         if record is not None:
             # Idempotent bookkeeping: safe to write directly (see ToolContext docs).
-            ctx.read_state[state_key(output.path, ctx, view)] = record
+            logical = state_key(output.path, ctx, view)
+            ctx.read_state[logical] = record
+            if output.kind == "text":
+                ranges[(logical, tool_input.offset, tool_input.limit)] = record
         return ToolOutput(output)
 
     def to_model_content(self, output: ReadOutput) -> str | list[ContentBlock]:
@@ -180,6 +198,31 @@ class ReadTool(Tool[ReadInput, ReadOutput]):
             of = f" of {output.total_lines}" if output.total_lines is not None else ""
             return f"Read lines {first}-{last}{of} of {output.path}"
         return output.text.splitlines()[0] if output.text else f"Read {output.path}"
+
+
+_UNCHANGED = (
+    "File unchanged since last read: the content of {path} from your earlier Read of this range (same offset "
+    "and limit) is still current. Refer to that result instead of reading it again."
+)
+
+
+def _unchanged(view: View, where: str, seen: FileReadRecord | None, current: FileReadRecord | None) -> bool:
+    """Whether this range was read before and nothing (Edit, Write, another process) changed the file since.
+
+    Stat'ed through the confinement view (anchored, no symlink followed), like the read itself.
+    """
+    if seen is None or current is not seen:
+        return False
+    try:
+        with view.resolve(where) as r:
+            if r.missing or r.name is None:
+                return False
+            st = os.stat(r.name, dir_fd=r.dir_fd, follow_symlinks=False)
+    except OSError:
+        return False
+    # A partial read records the bytes it scanned, not the file size: then the mtime alone decides.
+    same_size = seen.partial or st.st_size == seen.size
+    return stat.S_ISREG(st.st_mode) and st.st_mtime_ns == seen.mtime_ns and same_size
 
 
 # --- dispatch -----------------------------------------------------------------

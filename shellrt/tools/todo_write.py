@@ -3,7 +3,8 @@
 A snapshot (not a diff) keeps the tool idempotent and the state trivially
 rebuildable: the last successful TodoWrite in the transcript *is* the list
 (`rebuild_todos`). The UI shows the list; the model only needs a short
-confirmation, since it just wrote the list itself.
+confirmation, since it just wrote the list itself. A list whose items are all
+completed is cleared (as Claude Code does): finished work costs no context.
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ class TodoWriteTool(Tool[TodoWriteInput, TodoWriteOutput]):
 
     async def call(self, tool_input: TodoWriteInput, ctx: ToolContext) -> ToolOutput[TodoWriteOutput]:
         old = tuple(ctx.tool_state.get(STATE_KEY, ()))
-        new = tuple(tool_input.todos)
+        new = _kept(tool_input.todos)
 
         def store(context: ToolContext) -> None:
             context.tool_state[STATE_KEY] = list(new)
@@ -106,6 +107,8 @@ class TodoWriteTool(Tool[TodoWriteInput, TodoWriteOutput]):
         return ToolOutput(TodoWriteOutput(old, new), context_modifier=store)
 
     def to_model_content(self, output: TodoWriteOutput) -> str | list[ContentBlock]:
+        if not output.new_todos:
+            return "Todos have been updated: the list is empty (a list whose tasks are all completed is cleared)."
         done = sum(1 for t in output.new_todos if t.status == "completed")
         return (
             f"Todos have been updated ({done}/{len(output.new_todos)} completed). Keep using the todo list to "
@@ -136,5 +139,11 @@ def rebuild_todos(messages: Iterable[Any]) -> list[TodoItem]:
             continue
         if sum(1 for t in parsed.todos if t.status == "in_progress") > 1:
             continue
-        latest = list(parsed.todos)
+        latest = list(_kept(parsed.todos))
     return latest
+
+
+def _kept(todos: Iterable[TodoItem]) -> tuple[TodoItem, ...]:
+    """The list to keep: empty when every item is completed."""
+    items = tuple(todos)
+    return () if all(t.status == "completed" for t in items) else items

@@ -7,17 +7,24 @@ a context modifier (ordered like any session change) and appears in
 ``tools[]`` from the next request on. Discovery is not permission: calling a
 discovered tool still goes through its own validation and permission checks.
 Discovery state is rebuilt from history with `rebuild_discovered_tools`.
+
+A tool the permission gate hides (a tool-wide deny rule) is never found,
+listed, counted or called "already available": searching must not reveal
+what ``tools[]`` leaves out. Discovery order is recorded
+(`discovery_order`) so ``tools[]`` can append newly found tools at the end
+and a prompt cache keeps its prefix.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shellrt.permissions import PermissionGate
 from shellrt.protocol import (
     ContentBlock,
     PermissionResult,
@@ -34,11 +41,15 @@ __all__ = [
     "ToolSearchInput",
     "ToolSearchOutput",
     "ToolSearchTool",
+    "discovery_order",
     "rebuild_discovered_tools",
+    "rebuild_discovery_order",
     "visible_tools",
 ]
 
 TOOL_NAME = "ToolSearch"
+#: ``ctx.tool_state`` key: discovered tool names in the order they were found.
+ORDER_KEY = "ToolSearch.discovery_order"
 _REFERENCE_LINE = re.compile(r"^- (?P<name>[A-Za-z0-9_.\-]+): ", re.MULTILINE)
 _SPLIT_NAME = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
@@ -163,7 +174,8 @@ class ToolSearchTool(Tool[ToolSearchInput, ToolSearchOutput]):
                 "No tool catalog is available in this session, so there is nothing to search."
             )
         catalog = ctx.service(ToolCatalog)  # type: ignore[type-abstract]  # looked up by its interface
-        deferred = [t for t in catalog.deferred_tools() if t.is_enabled()]
+        shown = _visibility(ctx)
+        deferred = [t for t in catalog.deferred_tools() if t.is_enabled() and shown(t)]
         output = ToolSearchOutput(query=tool_input.query, total_deferred=len(deferred))
         query = tool_input.query.strip()
         found: list[Tool[Any, Any]] = []
@@ -178,20 +190,23 @@ class ToolSearchTool(Tool[ToolSearchInput, ToolSearchOutput]):
                 if not name:
                     continue
                 tool = by_name.get(name) or by_lower.get(name.lower())
+                loaded = catalog.get(name)
                 if tool is not None:
                     if tool not in found:
                         found.append(tool)
-                elif catalog.get(name) is not None:
+                elif loaded is not None and shown(loaded):
                     output.already_loaded.append(name)
-                else:
+                else:  # unknown, or hidden by the gate: the two must look the same
                     output.unknown.append(name)
         else:
             exact = [t for t in deferred if t.name.lower() == query.lower()]
             found = exact or search_tools(deferred, query, tool_input.max_results)
         output.matches = [ToolReference(t.name, _one_line(t)) for t in found]
-        names = {t.name for t in found}
+        names = [t.name for t in found]
 
         def discover(context: ToolContext) -> None:
+            order: list[str] = context.tool_state.setdefault(ORDER_KEY, [])
+            order.extend(n for n in names if n not in order)
             context.discovered_tools.update(names)
 
         return ToolOutput(output, context_modifier=discover if names else None)
@@ -221,21 +236,47 @@ class ToolSearchTool(Tool[ToolSearchInput, ToolSearchOutput]):
         return f"Loaded {', '.join(m.name for m in output.matches) or 'no tools'}"
 
 
-def rebuild_discovered_tools(messages: Iterable[Any]) -> set[str]:
-    """The tools discovered in a transcript: names listed in successful ToolSearch results."""
-    discovered: set[str] = set()
+def _visibility(ctx: ToolContext) -> Callable[[Tool[Any, Any]], bool]:
+    """The gate's visibility test (a tool denied outright is hidden); everything when no gate is set."""
+    if not ctx.has_service(PermissionGate):
+        return lambda _tool: True
+    gate = ctx.service(PermissionGate)  # type: ignore[type-abstract]  # looked up by its interface
+    return gate.is_visible
+
+
+def rebuild_discovery_order(messages: Iterable[Any]) -> list[str]:
+    """The tools discovered in a transcript, in the order they were first found."""
+    order: list[str] = []
     for call in tool_calls(messages):
         if call.name != TOOL_NAME or call.result_text is None or call.is_error:
             continue
         body = call.result_text.split("\nAlready available", 1)[0].split("\nNo tool named", 1)[0]
-        discovered.update(m.group("name") for m in _REFERENCE_LINE.finditer(body))
-    return discovered
+        for match in _REFERENCE_LINE.finditer(body):
+            if match.group("name") not in order:
+                order.append(match.group("name"))
+    return order
+
+
+def rebuild_discovered_tools(messages: Iterable[Any]) -> set[str]:
+    """The tools discovered in a transcript: names listed in successful ToolSearch results."""
+    return set(rebuild_discovery_order(messages))
+
+
+def discovery_order(ctx: ToolContext) -> list[str]:
+    """``ctx.discovered_tools`` in discovery order (names added without an order come last, sorted)."""
+    recorded = [n for n in ctx.tool_state.get(ORDER_KEY, []) if n in ctx.discovered_tools]
+    return recorded + sorted(ctx.discovered_tools.difference(recorded))
 
 
 def visible_tools(tools: Iterable[Tool[Any, Any]], discovered: Iterable[str]) -> list[Tool[Any, Any]]:
-    """``tools[]`` for a request: loaded tools and discovered deferred ones, in stable registration order.
+    """``tools[]`` for a request: loaded tools in their stable order, then discovered deferred ones.
 
+    Discovered tools come last, in the order of ``discovered`` (pass a list in
+    discovery order), so discovering a tool never shifts an earlier entry.
     ``always_load`` wins over ``defer_loading``.
     """
-    known = set(discovered)
-    return [t for t in tools if not t.is_deferred() or t.name in known]
+    listed = list(tools)
+    by_name = {t.name: t for t in listed if t.is_deferred()}
+    loaded = [t for t in listed if not t.is_deferred()]
+    found = [by_name[n] for n in dict.fromkeys(discovered) if n in by_name]
+    return loaded + found

@@ -130,6 +130,8 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
         self.spec = spec
         self._connection = connection
         self.annotations = spec.annotations or mt.ToolAnnotations()
+        # A server may ask for one tool to be always loaded (Claude Code honours the same key).
+        always_load = always_load or (spec.meta or {}).get("anthropic/alwaysLoad") is True
         self.defer_loading = not always_load
         self.always_load = always_load
         self.search_hint = " ".join(filter(None, [server, spec.name, spec.title or ""]))

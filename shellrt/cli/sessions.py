@@ -1,0 +1,140 @@
+"""``shellrt sessions``: list, show and remove persisted sessions (transcripts hold secrets: clean up).
+
+Sessions live in the per-user state directory (`shellrt.runtime.session.session_root`);
+sessions untouched for `SESSION_RETENTION_DAYS` are also pruned whenever a new one starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``sessions`` sub-command."""
+    parser = subparsers.add_parser(
+        "sessions",
+        help="list, show or remove persisted sessions (transcripts, state)",
+        description="Read and clean the sessions under the state directory ($XDG_STATE_HOME/shellrt/sessions).",
+    )
+    parser.add_argument("action", choices=("ls", "show", "rm"), help="what to do")
+    parser.add_argument("ids", nargs="*", metavar="ID", help="session ids (show: one; rm: one or more)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output (ls, show)")
+    parser.add_argument(
+        "--older-than", type=float, metavar="DAYS", help="rm: remove every session untouched for DAYS days"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``shellrt sessions``; 0 on success, 1 when a session is missing, 2 on misuse."""
+    from shellrt.runtime.session import session_root
+
+    root = session_root()
+    if args.action == "ls":
+        rows = [_summary(d) for d in _sessions(root)]
+        if args.json:
+            print(json.dumps(rows))
+        elif not rows:
+            print(f"no sessions under {root}")
+        else:
+            for row in rows:
+                stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["modified"]))
+                print(f"{row['id']:<24} {stamp}  {row['calls']:>5} calls  {row['bytes']:>10} bytes")
+        return 0
+    if args.action == "show":
+        if len(args.ids) != 1:
+            print(
+                "shellrt sessions show: give exactly one session ID (see `shellrt sessions ls`)",
+                file=sys.stderr,
+            )
+            return 2
+        directory = _find(root, args.ids[0])
+        if directory is None:
+            return 1
+        transcript = directory / "transcript.jsonl"
+        lines = transcript.read_text().splitlines() if transcript.is_file() else []
+        for line in lines:
+            print(line if args.json else _one_line(line))
+        return 0
+    # rm
+    if args.older_than is None and not args.ids:
+        print("shellrt sessions rm: give session IDs or --older-than DAYS", file=sys.stderr)
+        return 2
+    targets: list[Path] = []
+    status = 0
+    for session_id in args.ids:
+        found = _find(root, session_id)
+        if found is None:
+            status = 1
+        else:
+            targets.append(found)
+    if args.older_than is not None:
+        cutoff = time.time() - args.older_than * 86400
+        targets += [d for d in _sessions(root) if d.stat().st_mtime < cutoff and d not in targets]
+    for directory in targets:
+        shutil.rmtree(directory)
+        print(f"removed {directory}")
+    return status
+
+
+def _sessions(root: Path) -> list[Path]:
+    try:
+        entries = sorted(root.iterdir(), key=lambda p: p.stat().st_mtime)
+    except OSError:
+        return []
+    return [
+        d
+        for d in entries
+        if d.is_dir()
+        and not d.is_symlink()
+        and ((d / "state.json").exists() or (d / "transcript.jsonl").exists())
+    ]
+
+
+def _find(root: Path, session_id: str) -> Path | None:
+    directory = root / session_id
+    if "/" in session_id or session_id in ("", ".", "..") or directory not in _sessions(root):
+        print(
+            f"shellrt sessions: no session {session_id!r} under {root} (see `shellrt sessions ls`)",
+            file=sys.stderr,
+        )
+        return None
+    return directory
+
+
+def _summary(directory: Path) -> dict[str, Any]:
+    transcript = directory / "transcript.jsonl"
+    calls = 0
+    if transcript.is_file():
+        with transcript.open() as fh:
+            calls = sum(1 for line in fh if '"type": "call"' in line)
+    size = sum(p.stat().st_size for p in directory.rglob("*") if p.is_file() and not p.is_symlink())
+    return {
+        "id": directory.name,
+        "path": str(directory),
+        "modified": directory.stat().st_mtime,
+        "calls": calls,
+        "bytes": size,
+    }
+
+
+def _one_line(line: str) -> str:
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return line
+    stamp = time.strftime("%H:%M:%S", time.localtime(entry.get("ts", 0)))
+    if entry.get("type") != "call":
+        return f"{stamp} {entry.get('type')}: {json.dumps({k: v for k, v in entry.items() if k not in ('ts', 'type')})}"
+    flag = "ERROR" if entry.get("is_error") else "ok"
+    how = "replayed" if entry.get("replayed") else ("ran" if entry.get("ran") else "not run")
+    shown = json.dumps(entry.get("executed_input", entry.get("input")), ensure_ascii=False)
+    return f"{stamp} {entry.get('tool_use_id')} {entry.get('tool_name')} [{flag}, {how}] {shown[:200]}"
