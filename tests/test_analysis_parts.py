@@ -184,3 +184,16 @@ def test_json_dict_has_parts_and_read_paths() -> None:
     assert data["read_paths"] == ["f"]
     assert data["parts"] == [{"text": "cat", "name": "cat", "static_name": True, "env_names": ["X"],
                               "background": True, "writes": ["g"], "reads": ["f"], "recursive": False, "via": ""}]
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["[[ -v 'a[$(touch m)]' ]]", "[[ 'a[$(touch m)]' -eq 1 ]]", "(( 'a[$(touch m)]' ))", "[ -v 'a[$(touch m)]' ]",
+     "echo $(( 'a[$(touch m)]' ))", "ls && [[ ${a['$(touch m)']} ]]", "unset 'a[$(touch m)]'",
+     "printf -v 'a[$(touch m)]' x", "test -v 'a[`touch m`]'", "let 'x=a[$(touch m)]'"],
+)
+def test_quoted_code_bash_evaluates_is_never_a_static_part(command: str) -> None:
+    """Arithmetic and subscripts run substitutions hidden in quotes: some part must have no static name."""
+    result = analyze(command)
+    assert not result.read_only
+    assert any(not p.static_name for p in result.subcommands), [(p.text, p.name) for p in result.subcommands]

@@ -22,6 +22,11 @@ __all__ = ["DECLARATIONS", "TRANSPARENT_WRAPPERS", "resolve_command", "subcomman
 TRANSPARENT_WRAPPERS: Final = frozenset({"env", "command", "nice", "timeout", "nohup", "stdbuf", "time"})
 #: Command names that never count as static (what they run is decided at run time).
 _NEVER_STATIC: Final = frozenset({"eval", "xargs", "busybox", "let"})
+#: Constructs that evaluate their operands as arithmetic (array subscripts run substitutions).
+_EVALUATING_CONSTRUCTS: Final = frozenset({"test", "test_bracket", "test_arithmetic", "test_variable", "arithmetic",
+                                           "c_for"})
+#: Word features under which quoted ``$(...)`` text may still be evaluated by bash.
+_PLAIN_CODE: Final = frozenset({"arithmetic", "complex_parameter", "unknown_node"})
 #: Builtins that take variable names, whose array subscripts bash evaluates as arithmetic (code).
 _SUBSCRIPT_BUILTINS: Final = frozenset({"unset", "declare", "typeset", "local", "readonly", "export", "printf", "read",
                                         "mapfile", "readarray", "getopts", "test", "[", "wait"})
@@ -101,9 +106,20 @@ def subcommands(plan: CommandPlan, unparsed: str | None) -> list[Subcommand]:
             continue
         seen.add(key)
         out.append(part)
+    # `[[ -v 'a[$(id)]' ]]`, `(( 'a[$(id)]' ))`: bash evaluates quoted text as arithmetic and runs
+    # the substitution, which no command part shows. Such a test is a part no allow rule matches
+    # (the outermost one: an operand inside it adds nothing).
+    texts = [c.text for c in plan.constructs if c.kind in _EVALUATING_CONSTRUCTS and _code_text(c.text)]
+    for text in dict.fromkeys(texts):
+        if not any(text != other and text in other for other in texts):
+            out.append(Subcommand(text, [text], "", False, [], False, [], [], False, ""))
     if unparsed is not None:
         out.append(Subcommand(unparsed, [unparsed], "", False, [], False, [""], [""], False, ""))
     return out
+
+
+def _code_text(text: str) -> bool:
+    return "$(" in text or "`" in text or "$[" in text
 
 
 def _part(command: PlanCommand) -> Subcommand | None:
@@ -135,6 +151,8 @@ def _part(command: PlanCommand) -> Subcommand | None:
         if _find_unsafe_joined(text) is not None or "" in argv or text.count(" ") != len(argv) - 1:
             text = " ".join([_quote(v) for v in argv])
     name, start, env_names = resolve_command(words)
+    if name and any(_code_text(w.raw) and not _PLAIN_CODE.isdisjoint(w.features) for w in words):
+        name = ""  # `echo $(( 'a[$(id)]' ))`: arithmetic or an expansion operator evaluates quoted code
     if name in _SUBSCRIPT_BUILTINS and any("[" in arg and ("$(" in arg or "`" in arg) for arg in argv[1:]):
         name = ""  # `unset 'a[$(id)]'`: bash evaluates the subscript, running the substitution
     if words[0].value in DECLARATIONS:
