@@ -73,6 +73,7 @@ WRITERS = [
     "tee m < f", "uniq f m", "xxd f m", "git describe --dirty", "tree -o m", "cp f m", "dd if=f of=m",
     "fd -x touch m", "date > m", "cal > m", "fmt f > m", "numfmt 1 > m", "expr 1 > m",
     "bash -c 'ls > m'", "timeout 5 sh -c 'ls >m'",
+    "> m", "ls; > m", "{ > m; }", "ls && >>m", "true <> m",
 ]
 
 

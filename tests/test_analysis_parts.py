@@ -197,3 +197,10 @@ def test_quoted_code_bash_evaluates_is_never_a_static_part(command: str) -> None
     result = analyze(command)
     assert not result.read_only
     assert any(not p.static_name for p in result.subcommands), [(p.text, p.name) for p in result.subcommands]
+
+
+def test_a_redirection_alone_is_a_part() -> None:
+    """`ls; > ~/.bashrc` truncates a file with no command: rules must see the write."""
+    last = parts("ls; > ~/.bashrc")[-1]
+    assert (last.text, last.name, last.static_name, last.writes) == ("> ~/.bashrc", "", False, ["~/.bashrc"])
+    assert part("< /etc/shadow").reads == ["/etc/shadow"]

@@ -131,7 +131,12 @@ def _part(command: PlanCommand) -> Subcommand | None:
     if not words:
         argv = [a.raw for a in command.assignments]
         if not argv:
-            return None
+            if not command.redirects:
+                return None
+            # A redirection alone (`> f`): no program, but the file is opened; no rule names it.
+            text = " ".join([(r.fd or "") + r.op + (" " + r.target.raw if r.target is not None else "")
+                             for r in command.redirects])
+            return Subcommand(text, [], "", False, [], command.background, writes, reads, False, via)
         return Subcommand(" ".join(argv), argv, "", False, assigned, command.background, writes, reads, False, via)
     argv = []
     dynamic = False

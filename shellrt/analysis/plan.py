@@ -235,6 +235,9 @@ class Planner:
             elif child.type in _STATEMENT_OPS:
                 self._operator(child.type)
         if redirects:
+            if len(self.commands) == start:
+                # `> f`, `< f`: no command runs, but the file is opened (created, truncated): a part.
+                self.commands.append(PlanCommand([], [], [], list(self.context), None))
             # The statement's redirections apply to every command in it (wrapped ones included).
             for command in self.commands[start:]:
                 command.redirects = command.redirects + redirects
