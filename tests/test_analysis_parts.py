@@ -50,6 +50,11 @@ def test_names_that_are_not_static(command: str) -> None:
         ("env GIT_DIR=x git status", ["GIT_DIR"]),
         ("env -u PATH ls", ["PATH"]),
         ("git status", []),
+        ("read GIT_EXTERNAL_DIFF <<< x", ["GIT_EXTERNAL_DIFF"]),
+        ("read -r -p x A B", ["A", "B"]),
+        ("printf -v LD_PRELOAD %s x", ["LD_PRELOAD"]),
+        ("mapfile -t LINES < f", ["LINES"]),
+        ("getopts ab OPT", ["OPT"]),
     ],
 )
 def test_env_names(command: str, names: list[str]) -> None:

@@ -172,12 +172,48 @@ def _part(command: PlanCommand) -> Subcommand | None:
                 assigned.append(value)
         return Subcommand(text, argv, name, bool(name), assigned, command.background, writes, reads, False, via)
     recursive = False
+    if name in _ASSIGNING_BUILTINS:
+        assigned.extend(_assigned_by_builtin(name, [w.value for w in words[start + 1 :]]))
     if name:
         args: list[str | None] = [w.value for w in words[start + 1 :]]
         program_paths, recursive = program_reads(name, args, program_spec(name))
         reads.extend(program_paths)
     return Subcommand(text, argv, name, bool(name), assigned + env_names, command.background, writes, reads,
                       recursive, via)
+
+
+_ASSIGNING_BUILTINS: Final = frozenset({"read", "printf", "mapfile", "readarray", "getopts"})
+_READ_VALUED: Final = frozenset({"-d", "-n", "-N", "-p", "-t", "-u", "-i"})
+
+
+def _assigned_by_builtin(name: str, args: list[str | None]) -> list[str]:
+    """Variables ``read``/``printf -v``/``mapfile``/``getopts`` assign ("" when a name is dynamic)."""
+    out: list[str] = []
+    operands: list[str | None] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg is None:
+            out.append("")
+        elif arg in ("-v", "-a") or (name != "read" and arg in ("-u", "-C", "-c", "-d", "-n", "-O", "-s")):
+            value = args[i] if i < len(args) else None
+            if arg in ("-v", "-a"):
+                out.append(value or "")
+            i += 1
+        elif name == "read" and arg in _READ_VALUED:
+            i += 1
+        elif arg.startswith("-") and arg != "-":
+            continue
+        else:
+            operands.append(arg)
+    if name == "read":
+        out.extend([o or "" for o in operands] or ["REPLY"])
+    elif name in ("mapfile", "readarray"):
+        out.append((operands[-1] or "") if operands else "MAPFILE")
+    elif name == "getopts" and len(operands) >= 2:
+        out.append(operands[1] or "")
+    return out
 
 
 def _writes(command: PlanCommand) -> list[str]:
