@@ -22,6 +22,8 @@ __all__ = ["DECLARATIONS", "TRANSPARENT_WRAPPERS", "resolve_command", "subcomman
 TRANSPARENT_WRAPPERS: Final = frozenset({"env", "command", "nice", "timeout", "nohup", "stdbuf", "time"})
 #: Command names that never count as static (what they run is decided at run time).
 _NEVER_STATIC: Final = frozenset({"eval", "xargs", "busybox", "let"})
+#: Plain names :func:`resolve_command` must look at (the rest are their own name).
+_RESOLVED_NAMES: Final = _NEVER_STATIC | TRANSPARENT_WRAPPERS
 #: Constructs that evaluate their operands as arithmetic (array subscripts run substitutions).
 _EVALUATING_CONSTRUCTS: Final = frozenset({"test", "test_bracket", "test_arithmetic", "test_variable", "arithmetic",
                                            "c_for"})
@@ -124,8 +126,12 @@ def _code_text(text: str) -> bool:
 
 def _part(command: PlanCommand) -> Subcommand | None:
     words = command.argv
-    writes = _writes(command)
-    reads = _redirect_reads(command)
+    if command.redirects:
+        writes = _writes(command)
+        reads = _redirect_reads(command)
+    else:
+        writes = []
+        reads = []
     via = command.wrapped_by or ""
     assigned = [a.name for a in command.assignments]
     if not words:
@@ -155,8 +161,13 @@ def _part(command: PlanCommand) -> Subcommand | None:
         # Joined as-is when no word needs quoting (no unsafe character, no space, not empty).
         if _find_unsafe_joined(text) is not None or "" in argv or text.count(" ") != len(argv) - 1:
             text = " ".join([_quote(v) for v in argv])
-    name, start, env_names = resolve_command(words)
-    if name and any(_code_text(w.raw) and not _PLAIN_CODE.isdisjoint(w.features) for w in words):
+    head = words[0]
+    head_value = head.value
+    if head_value and not head.features and "/" not in head_value and head_value not in _RESOLVED_NAMES:
+        name, start, env_names = head_value, 0, []  # a plain name (the common case)
+    else:
+        name, start, env_names = resolve_command(words)
+    if dynamic and name and any(_code_text(w.raw) and not _PLAIN_CODE.isdisjoint(w.features) for w in words):
         name = ""  # `echo $(( 'a[$(id)]' ))`: arithmetic or an expansion operator evaluates quoted code
     if name in _SUBSCRIPT_BUILTINS and any("[" in arg and ("$(" in arg or "`" in arg) for arg in argv[1:]):
         name = ""  # `unset 'a[$(id)]'`: bash evaluates the subscript, running the substitution

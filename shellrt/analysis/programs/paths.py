@@ -87,6 +87,9 @@ def program_reads(name: str, args: list[str | None], spec: ProgramSpec | None) -
         return _git(args)
     if spec is None:
         return [], False
+    if not args:
+        recursive = name in ALWAYS_RECURSIVE
+        return (["."] if recursive or name in _DOT_BY_DEFAULT else []), recursive
     reads: list[str] = []
     static: list[str] = []
     for arg in args:
