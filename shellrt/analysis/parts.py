@@ -164,7 +164,8 @@ def _part(command: PlanCommand) -> Subcommand | None:
     head = words[0]
     head_value = head.value
     if head_value and not head.features and "/" not in head_value and head_value not in _RESOLVED_NAMES:
-        name, start, env_names = head_value, 0, []  # a plain name (the common case)
+        no_names: list[str] = []
+        name, start, env_names = head_value, 0, no_names  # a plain name (the common case)
     else:
         name, start, env_names = resolve_command(words)
     if dynamic and name and any(_code_text(w.raw) and not _PLAIN_CODE.isdisjoint(w.features) for w in words):
