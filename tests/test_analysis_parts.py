@@ -215,3 +215,10 @@ def test_a_redirection_alone_is_a_part() -> None:
     last = parts("ls; > ~/.bashrc")[-1]
     assert (last.text, last.name, last.static_name, last.writes) == ("> ~/.bashrc", "", False, ["~/.bashrc"])
     assert part("< /etc/shadow").reads == ["/etc/shadow"]
+
+
+@pytest.mark.parametrize("command", ["bash -c 'ls; rm x ('", "bash -c 'ls ;; rm x'", "eval 'ls ('"])
+def test_a_script_that_does_not_parse_leaves_a_part_no_rule_allows(command: str) -> None:
+    result = analyze(command)
+    assert not result.read_only
+    assert any(not p.static_name and p.via for p in result.subcommands), result.subcommands

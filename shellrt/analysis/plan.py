@@ -449,17 +449,27 @@ class Planner:
     def _script(self, script: str, wrapper: str, redirects: list[Redirect]) -> None:
         if self.script_depth >= MAX_SCRIPT_DEPTH:
             self.unsupported.append("script strings nested too deeply")
+            self._unread_script(script, wrapper, redirects)
             return
         parsed = parse_bash(script)
         if parsed.root is None:
             self.unsupported.append(f"{wrapper} script: {parsed.error}")
+            self._unread_script(script, wrapper, redirects)
             return
         sub = Planner(parsed.source, self.script_depth + 1, script)
         sub.context = [*self.context, f"wrapped:{wrapper}"]
         sub.visit(parsed.root)
-        if parsed.error:
-            self.unsupported.append(f"{wrapper} script: {parsed.error}")
+        if parsed.error or sub.syntax_errors:
+            self.unsupported.append(f"{wrapper} script: {parsed.error or '; '.join(sub.syntax_errors)}")
+            self._unread_script(script, wrapper, redirects)
+        sub.syntax_errors = []  # bash reports them when the script runs; the outer command parses
         self._merge(sub, wrapper, redirects)
+
+    def _unread_script(self, script: str, wrapper: str, redirects: list[Redirect]) -> None:
+        """A script string that was not (fully) read: a part no allow rule can match."""
+        placeholder = Word(script, None, frozenset({"unknown_node"}))
+        self.commands.append(PlanCommand([placeholder], [], list(redirects), [*self.context, f"wrapped:{wrapper}"],
+                                         wrapper))
 
     def assignment(self, node: tree_sitter.Node) -> Assignment:
         name = ""
