@@ -57,6 +57,8 @@ TEMPLATES = [
     "ls; {P}", "ls && {P}", "false || {P}", "ls | {P}", "ls\n{P}", "ls & {P}", "{{ {P}; }}", "( {P} )",
     "if true; then {P}; fi", "case x in x) {P};; esac", "for i in 1; do {P}; done", "! {P}",
     "f() {{ {P}; }}; f", "ls ;; {P}",
+    "[[ -v 'a[$({P})]' ]]", "(( 'a[$({P})]' ))", "echo $(( 'a[`{P}`]' ))", "ls && [ -v 'a[$({P})]' ]",
+    "unset 'a[$({P})]'", "printf -v 'a[$({P})]' x", "[[ 'a[$({P})]' -eq 1 ]]",
     # wrappers and shells
     "bash -c '{P}'", "sh -c '{P}'", "bash -lc '{P}'", "bash -c 'ls; {P}'", "timeout 5 {P}", "env {P}",
     "command {P}", "nice {P}", "time {P}", "stdbuf -oL {P}", "nohup {P}", "env -i {P}",
@@ -71,6 +73,7 @@ WRITERS = [
     "tee m < f", "uniq f m", "xxd f m", "git describe --dirty", "tree -o m", "cp f m", "dd if=f of=m",
     "fd -x touch m", "date > m", "cal > m", "fmt f > m", "numfmt 1 > m", "expr 1 > m",
     "bash -c 'ls > m'", "timeout 5 sh -c 'ls >m'",
+    "> m", "ls; > m", "{ > m; }", "ls && >>m", "true <> m",
 ]
 
 

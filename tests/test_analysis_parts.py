@@ -50,6 +50,11 @@ def test_names_that_are_not_static(command: str) -> None:
         ("env GIT_DIR=x git status", ["GIT_DIR"]),
         ("env -u PATH ls", ["PATH"]),
         ("git status", []),
+        ("read GIT_EXTERNAL_DIFF <<< x", ["GIT_EXTERNAL_DIFF"]),
+        ("read -r -p x A B", ["A", "B"]),
+        ("printf -v LD_PRELOAD %s x", ["LD_PRELOAD"]),
+        ("mapfile -t LINES < f", ["LINES"]),
+        ("getopts ab OPT", ["OPT"]),
     ],
 )
 def test_env_names(command: str, names: list[str]) -> None:
@@ -115,7 +120,7 @@ def test_writes_belong_to_the_command_they_redirect() -> None:
         ("date -f /etc/passwd", ["/etc/passwd"]),
         ("diff --from-file=/etc/a b", ["/etc/a", "b"]),
         ("diff --to-file /etc/a b", ["/etc/a", "b"]),
-        ("git blame --contents=/etc/passwd f", ["/etc/passwd"]),
+        ("git blame --contents=/etc/passwd f", ["/etc/passwd", "."]),
         ("wc --files0-from=list", ["list", ""]),
         ("file -f/etc/list", ["/etc/list", ""]),
         ("sort --files0-from=l", ["l", ""]),
@@ -149,6 +154,12 @@ def test_reads(command: str, reads: list[str]) -> None:
         ("tree", True, ["."]),
         ("fd foo", True, ["."]),
         ("git grep x", True, ["."]),
+        ("git show HEAD:secrets/a", True, ["."]),
+        ("git log -p", True, ["."]),
+        ("git diff", True, ["."]),
+        ("git cat-file -p HEAD:secrets/a", True, ["."]),
+        ("git log --oneline", False, []),
+        ("git status", False, []),
         ("ls d", False, ["d"]),
         ("ls -la", False, ["."]),
         ("grep x f", False, ["f"]),
@@ -184,3 +195,30 @@ def test_json_dict_has_parts_and_read_paths() -> None:
     assert data["read_paths"] == ["f"]
     assert data["parts"] == [{"text": "cat", "name": "cat", "static_name": True, "env_names": ["X"],
                               "background": True, "writes": ["g"], "reads": ["f"], "recursive": False, "via": ""}]
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["[[ -v 'a[$(touch m)]' ]]", "[[ 'a[$(touch m)]' -eq 1 ]]", "(( 'a[$(touch m)]' ))", "[ -v 'a[$(touch m)]' ]",
+     "echo $(( 'a[$(touch m)]' ))", "ls && [[ ${a['$(touch m)']} ]]", "unset 'a[$(touch m)]'",
+     "printf -v 'a[$(touch m)]' x", "test -v 'a[`touch m`]'", "let 'x=a[$(touch m)]'"],
+)
+def test_quoted_code_bash_evaluates_is_never_a_static_part(command: str) -> None:
+    """Arithmetic and subscripts run substitutions hidden in quotes: some part must have no static name."""
+    result = analyze(command)
+    assert not result.read_only
+    assert any(not p.static_name for p in result.subcommands), [(p.text, p.name) for p in result.subcommands]
+
+
+def test_a_redirection_alone_is_a_part() -> None:
+    """`ls; > ~/.bashrc` truncates a file with no command: rules must see the write."""
+    last = parts("ls; > ~/.bashrc")[-1]
+    assert (last.text, last.name, last.static_name, last.writes) == ("> ~/.bashrc", "", False, ["~/.bashrc"])
+    assert part("< /etc/shadow").reads == ["/etc/shadow"]
+
+
+@pytest.mark.parametrize("command", ["bash -c 'ls; rm x ('", "bash -c 'ls ;; rm x'", "eval 'ls ('"])
+def test_a_script_that_does_not_parse_leaves_a_part_no_rule_allows(command: str) -> None:
+    result = analyze(command)
+    assert not result.read_only
+    assert any(not p.static_name and p.via for p in result.subcommands), result.subcommands

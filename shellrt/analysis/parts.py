@@ -22,6 +22,13 @@ __all__ = ["DECLARATIONS", "TRANSPARENT_WRAPPERS", "resolve_command", "subcomman
 TRANSPARENT_WRAPPERS: Final = frozenset({"env", "command", "nice", "timeout", "nohup", "stdbuf", "time"})
 #: Command names that never count as static (what they run is decided at run time).
 _NEVER_STATIC: Final = frozenset({"eval", "xargs", "busybox", "let"})
+#: Plain names :func:`resolve_command` must look at (the rest are their own name).
+_RESOLVED_NAMES: Final = _NEVER_STATIC | TRANSPARENT_WRAPPERS
+#: Constructs that evaluate their operands as arithmetic (array subscripts run substitutions).
+_EVALUATING_CONSTRUCTS: Final = frozenset({"test", "test_bracket", "test_arithmetic", "test_variable", "arithmetic",
+                                           "c_for"})
+#: Word features under which quoted ``$(...)`` text may still be evaluated by bash.
+_PLAIN_CODE: Final = frozenset({"arithmetic", "complex_parameter", "unknown_node"})
 #: Builtins that take variable names, whose array subscripts bash evaluates as arithmetic (code).
 _SUBSCRIPT_BUILTINS: Final = frozenset({"unset", "declare", "typeset", "local", "readonly", "export", "printf", "read",
                                         "mapfile", "readarray", "getopts", "test", "[", "wait"})
@@ -101,21 +108,41 @@ def subcommands(plan: CommandPlan, unparsed: str | None) -> list[Subcommand]:
             continue
         seen.add(key)
         out.append(part)
+    # `[[ -v 'a[$(id)]' ]]`, `(( 'a[$(id)]' ))`: bash evaluates quoted text as arithmetic and runs
+    # the substitution, which no command part shows. Such a test is a part no allow rule matches
+    # (the outermost one: an operand inside it adds nothing).
+    texts = [c.text for c in plan.constructs if c.kind in _EVALUATING_CONSTRUCTS and _code_text(c.text)]
+    for text in dict.fromkeys(texts):
+        if not any(text != other and text in other for other in texts):
+            out.append(Subcommand(text, [text], "", False, [], False, [], [], False, ""))
     if unparsed is not None:
         out.append(Subcommand(unparsed, [unparsed], "", False, [], False, [""], [""], False, ""))
     return out
 
 
+def _code_text(text: str) -> bool:
+    return "$(" in text or "`" in text or "$[" in text
+
+
 def _part(command: PlanCommand) -> Subcommand | None:
     words = command.argv
-    writes = _writes(command)
-    reads = _redirect_reads(command)
+    if command.redirects:
+        writes = _writes(command)
+        reads = _redirect_reads(command)
+    else:
+        writes = []
+        reads = []
     via = command.wrapped_by or ""
     assigned = [a.name for a in command.assignments]
     if not words:
         argv = [a.raw for a in command.assignments]
         if not argv:
-            return None
+            if not command.redirects:
+                return None
+            # A redirection alone (`> f`): no program, but the file is opened; no rule names it.
+            text = " ".join([(r.fd or "") + r.op + (" " + r.target.raw if r.target is not None else "")
+                             for r in command.redirects])
+            return Subcommand(text, [], "", False, [], command.background, writes, reads, False, via)
         return Subcommand(" ".join(argv), argv, "", False, assigned, command.background, writes, reads, False, via)
     argv = []
     dynamic = False
@@ -134,7 +161,15 @@ def _part(command: PlanCommand) -> Subcommand | None:
         # Joined as-is when no word needs quoting (no unsafe character, no space, not empty).
         if _find_unsafe_joined(text) is not None or "" in argv or text.count(" ") != len(argv) - 1:
             text = " ".join([_quote(v) for v in argv])
-    name, start, env_names = resolve_command(words)
+    head = words[0]
+    head_value = head.value
+    if head_value and not head.features and "/" not in head_value and head_value not in _RESOLVED_NAMES:
+        no_names: list[str] = []
+        name, start, env_names = head_value, 0, no_names  # a plain name (the common case)
+    else:
+        name, start, env_names = resolve_command(words)
+    if dynamic and name and any(_code_text(w.raw) and not _PLAIN_CODE.isdisjoint(w.features) for w in words):
+        name = ""  # `echo $(( 'a[$(id)]' ))`: arithmetic or an expansion operator evaluates quoted code
     if name in _SUBSCRIPT_BUILTINS and any("[" in arg and ("$(" in arg or "`" in arg) for arg in argv[1:]):
         name = ""  # `unset 'a[$(id)]'`: bash evaluates the subscript, running the substitution
     if words[0].value in DECLARATIONS:
@@ -149,12 +184,48 @@ def _part(command: PlanCommand) -> Subcommand | None:
                 assigned.append(value)
         return Subcommand(text, argv, name, bool(name), assigned, command.background, writes, reads, False, via)
     recursive = False
+    if name in _ASSIGNING_BUILTINS:
+        assigned.extend(_assigned_by_builtin(name, [w.value for w in words[start + 1 :]]))
     if name:
         args: list[str | None] = [w.value for w in words[start + 1 :]]
         program_paths, recursive = program_reads(name, args, program_spec(name))
         reads.extend(program_paths)
     return Subcommand(text, argv, name, bool(name), assigned + env_names, command.background, writes, reads,
                       recursive, via)
+
+
+_ASSIGNING_BUILTINS: Final = frozenset({"read", "printf", "mapfile", "readarray", "getopts"})
+_READ_VALUED: Final = frozenset({"-d", "-n", "-N", "-p", "-t", "-u", "-i"})
+
+
+def _assigned_by_builtin(name: str, args: list[str | None]) -> list[str]:
+    """Variables ``read``/``printf -v``/``mapfile``/``getopts`` assign ("" when a name is dynamic)."""
+    out: list[str] = []
+    operands: list[str | None] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg is None:
+            out.append("")
+        elif arg in ("-v", "-a") or (name != "read" and arg in ("-u", "-C", "-c", "-d", "-n", "-O", "-s")):
+            value = args[i] if i < len(args) else None
+            if arg in ("-v", "-a"):
+                out.append(value or "")
+            i += 1
+        elif name == "read" and arg in _READ_VALUED:
+            i += 1
+        elif arg.startswith("-") and arg != "-":
+            continue
+        else:
+            operands.append(arg)
+    if name == "read":
+        out.extend([o or "" for o in operands] or ["REPLY"])
+    elif name in ("mapfile", "readarray"):
+        out.append((operands[-1] or "") if operands else "MAPFILE")
+    elif name == "getopts" and len(operands) >= 2:
+        out.append(operands[1] or "")
+    return out
 
 
 def _writes(command: PlanCommand) -> list[str]:

@@ -235,6 +235,9 @@ class Planner:
             elif child.type in _STATEMENT_OPS:
                 self._operator(child.type)
         if redirects:
+            if len(self.commands) == start:
+                # `> f`, `< f`: no command runs, but the file is opened (created, truncated): a part.
+                self.commands.append(PlanCommand([], [], [], list(self.context), None))
             # The statement's redirections apply to every command in it (wrapped ones included).
             for command in self.commands[start:]:
                 command.redirects = command.redirects + redirects
@@ -446,17 +449,27 @@ class Planner:
     def _script(self, script: str, wrapper: str, redirects: list[Redirect]) -> None:
         if self.script_depth >= MAX_SCRIPT_DEPTH:
             self.unsupported.append("script strings nested too deeply")
+            self._unread_script(script, wrapper, redirects)
             return
         parsed = parse_bash(script)
         if parsed.root is None:
             self.unsupported.append(f"{wrapper} script: {parsed.error}")
+            self._unread_script(script, wrapper, redirects)
             return
         sub = Planner(parsed.source, self.script_depth + 1, script)
         sub.context = [*self.context, f"wrapped:{wrapper}"]
         sub.visit(parsed.root)
-        if parsed.error:
-            self.unsupported.append(f"{wrapper} script: {parsed.error}")
+        if parsed.error or sub.syntax_errors:
+            self.unsupported.append(f"{wrapper} script: {parsed.error or '; '.join(sub.syntax_errors)}")
+            self._unread_script(script, wrapper, redirects)
+        sub.syntax_errors = []  # bash reports them when the script runs; the outer command parses
         self._merge(sub, wrapper, redirects)
+
+    def _unread_script(self, script: str, wrapper: str, redirects: list[Redirect]) -> None:
+        """A script string that was not (fully) read: a part no allow rule can match."""
+        placeholder = Word(script, None, frozenset({"unknown_node"}))
+        self.commands.append(PlanCommand([placeholder], [], list(redirects), [*self.context, f"wrapped:{wrapper}"],
+                                         wrapper))
 
     def assignment(self, node: tree_sitter.Node) -> Assignment:
         name = ""

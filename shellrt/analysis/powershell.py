@@ -276,7 +276,9 @@ def _judge(src: str, depth: int, out: _Result) -> None:
 
 def _element(element: list[_Token], depth: int, out: _Result) -> None:
     head = element[0]
-    out.subcommands.append(Subcommand(text=" ".join(t.text for t in element), argv=[t.text for t in element]))
+    static = head.kind == "word"  # a quoted name, variable, call operator, ... has no static name
+    out.subcommands.append(Subcommand(text=" ".join(t.text for t in element), argv=[t.text for t in element],
+                                      name=head.text if static else "", static_name=static))
     if head.kind != "word":
         what = {"op": "the call operator &", "string": "a quoted command name", "xstring": "an expandable string",
                 "var": "a variable", "group": "a parenthesised expression", "subexpr": "a subexpression",
@@ -379,7 +381,7 @@ def analyze_powershell(command: str) -> CommandAnalysis:
     if read_only:
         reasons = ["read-only: only read-only cmdlets with static arguments"]
     if not parse_ok:
-        out.subcommands.append(Subcommand(text=command, argv=[command]))
+        out.subcommands.append(Subcommand(text=command, argv=[command], writes=[""], reads=[""]))
     destructive = any(s.argv and ALIASES.get(s.argv[0].lower(), s.argv[0].lower()) in
                       ("remove-item", "clear-content", "format-volume", "clear-disk", "stop-computer",
                        "restart-computer") for s in out.subcommands)

@@ -87,6 +87,9 @@ def program_reads(name: str, args: list[str | None], spec: ProgramSpec | None) -
         return _git(args)
     if spec is None:
         return [], False
+    if not args:
+        recursive = name in ALWAYS_RECURSIVE
+        return (["."] if recursive or name in _DOT_BY_DEFAULT else []), recursive
     reads: list[str] = []
     static: list[str] = []
     for arg in args:
@@ -167,6 +170,13 @@ def _find(args: list[str | None]) -> tuple[list[str], bool]:
     return reads, True
 
 
+_GIT_CONTENT: Final = frozenset({"show", "diff", "grep", "cat-file", "blame", "annotate", "diff-tree", "diff-index",
+                                 "diff-files", "stash", "archive", "format-patch"})
+_GIT_LOGS: Final = frozenset({"log", "whatchanged", "reflog", "rev-list", "shortlog"})
+_CONTENT_FLAGS: Final = ("-p", "--patch", "-u", "-U", "--unified", "-L", "-S", "-G", "--word-diff", "--color-words",
+                         "--pickaxe", "--full-diff", "--cc", "-c", "--remerge-diff", "--binary")
+
+
 def _git(args: list[str | None]) -> tuple[list[str], bool]:
     """git reads its repository (the working directory); these are the paths it reads besides."""
     reads: list[str] = []
@@ -175,7 +185,9 @@ def _git(args: list[str | None]) -> tuple[list[str], bool]:
         reads.append("")
     sub = next((v for v in values if not v.startswith("-")), "")
     rest = values[values.index(sub) + 1 :] if sub else []
-    recursive = sub == "grep"
+    # Subcommands that print file contents from the repository (any commit, any path in it): a
+    # recursive read of the tree, so a Read deny rule inside it is not auto-allowed.
+    recursive = sub in _GIT_CONTENT or (sub in _GIT_LOGS and any(v.startswith(_CONTENT_FLAGS) for v in rest))
     for index, value in enumerate(rest):
         key, eq, attached = value.partition("=")
         if key in ("--contents", "--ignore-revs-file", "--exclude-from", "--file", "--blob") or (
@@ -186,6 +198,7 @@ def _git(args: list[str | None]) -> tuple[list[str], bool]:
                 reads.append(rest[index + 1])
     if sub in ("diff", "grep") and "--no-index" in rest:
         reads.extend([v for v in rest if v and not v.startswith("-")] or ["."])
+        recursive = sub == "grep"
     if recursive and "." not in reads:
         reads.append(".")
     return reads, recursive
