@@ -97,6 +97,11 @@ def command_parts(
         reads_raw = [*(plan_reads if given_reads is None else given_reads), *_word_reads(argv)]
         rec = getattr(sub, "recursive", None)
         recursive = bool(rec) or _recursive(name, argv)
+        if name == "git" and not _recursive(name, argv):
+            # git diff/show/log -p print changes of *tracked* files only: a deny rule over an
+            # untracked secret (`Read(./.env)`) must not make every `git diff` ask. What git history
+            # holds is out of reach of path rules (docs/permissions.md, "What rules cannot cover").
+            recursive = False
         writes = tuple(sorted({_resolve_host(w, bases[0], to_host) if w else "" for w in writes_raw}))
         reads = _resolve_all(reads_raw, bases, to_host)
         if recursive and (name == "git" or not any(r and os.path.exists(r) for r in reads)):
