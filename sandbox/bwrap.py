@@ -278,7 +278,7 @@ class BwrapBackend(SandboxBackend):
             tmp=self._session_tmp,
             caps=caps,
             denied=hidden,
-            caps_for_zygote=True,
+            zygote=True,
         )
         if not as_root:
             argv[1:1] = ["--unshare-user"]
@@ -417,7 +417,7 @@ class BwrapBackend(SandboxBackend):
         caps: tuple[str, ...] = (),
         denied: tuple[str | None, ...] | None = None,
         seccomp_fd: int | None = None,
-        caps_for_zygote: bool = False,
+        zygote: bool = False,
     ) -> list[str]:
         """The bwrap argv up to (not including) ``--``, for one sandbox starting in ``cwd``.
 
@@ -427,7 +427,7 @@ class BwrapBackend(SandboxBackend):
         bwrap would otherwise leave it every capability, CAP_SYS_ADMIN included.
         ``denied``: `_denied_kinds` as already taken (default: taken now).
         ``seccomp_fd``: where bwrap reads the command's seccomp program (``--seccomp``).
-        ``caps_for_zygote``: the zygote's sandbox (it makes the skeletons itself).
+        ``zygote``: the zygote's sandbox (it makes the skeletons and /proc masks itself).
         """
         assert self._bwrap is not None
         args = [
@@ -446,13 +446,16 @@ class BwrapBackend(SandboxBackend):
         if self.policy.network == "none":
             args.append("--unshare-net")
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        # bwrap leaves /proc/sys writable with --unshare-net: read-only (the host's view of it),
-        # and the /proc entries Docker hides hidden (the zygote's commands get their own /proc).
-        args += ["--ro-bind", "/proc/sys", "/proc/sys", *_PROC_MASKS]
+        if not zygote:
+            # bwrap leaves /proc/sys writable with --unshare-net: read-only (the host's view of
+            # it), and the /proc entries Docker hides hidden. Not in the zygote's sandbox: its
+            # commands get their own /proc, which a user namespace refuses to mount while
+            # anything covers part of this one ("too revealing").
+            args += ["--ro-bind", "/proc/sys", "/proc/sys", *_PROC_MASKS]
         # No host IPC: /run, the caller's runtime dir and every other host socket hidden.
         args += ipc_mask_args((*self.policy.allowed_roots(), state_dir))
         args += ["--tmpfs", "/tmp"] if tmp is None else ["--bind", str(tmp), "/tmp"]
-        if self._setpriv and not caps_for_zygote:  # root, per command: see _skeletons
+        if self._setpriv and not zygote:  # root, per command: see _skeletons
             paths = self._reach_paths()
             for point in _skeletons(paths):
                 args += ["--perms", "0711", "--tmpfs", str(point)]
