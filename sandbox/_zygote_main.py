@@ -25,8 +25,8 @@ helper program exec'd::
 so every command still gets
 
 * its own **pid namespace**: the shell is pid 2 under an init that reaps
-  orphans and exits with the command's status (128+N when it died of signal
-  N), so ``kill $$`` works as anywhere else. When the command exits, the init
+  orphans and exits with the command's status (the holder dies of the
+  command's signal when it died of one), so ``kill $$`` works as anywhere else. When the command exits, the init
   exits and the kernel kills everything left in the namespace -- setsid'd,
   nohup'd, double-forked alike; the holder's wait returns only once they are
   gone; the zygote and the session's other commands are invisible and
@@ -93,6 +93,7 @@ _MS_BIND = 4096
 _MS_REC = 16384
 _MS_PRIVATE = 1 << 18
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
 _PR_CAPBSET_DROP = 24
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_CAP_AMBIENT = 47
@@ -287,23 +288,34 @@ class Zygote:
         _close_all_but((stdin, stdout, stderr))
         os.setsid()
         _check(_libc.unshare(_CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWIPC), "unshare")
+        report_r, report_w = os.pipe()  # the init tells the command's raw wait status here
         init = os.fork()
         if init == 0:
             code = 1
             try:
-                code = self._init(req, stdin, stdout, stderr)
+                os.close(report_r)
+                code = self._init(req, stdin, stdout, stderr, report_w)
             except BaseException as exc:
                 _say(stderr, f"cannot start the command: {exc}")
             finally:
                 os._exit(code)
-        for fd in (stdin, stdout, stderr):
+        for fd in (stdin, stdout, stderr, report_w):
             os.close(fd)
         _pid, wait_status = os.waitpid(init, 0)
         if os.WIFSIGNALED(wait_status):
             return 128 + os.WTERMSIG(wait_status)
+        raw = os.read(report_r, 32)
+        if raw and os.WIFSIGNALED(int(raw)):  # the command died of a signal: so does this process
+            sig = os.WTERMSIG(int(raw))
+            _libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)  # no core file of this Python
+            try:
+                _signal.signal(sig, _signal.SIG_DFL)
+            except (OSError, ValueError):
+                pass  # SIGKILL: cannot be caught anyway
+            os.kill(os.getpid(), sig)
         return os.waitstatus_to_exitcode(wait_status)
 
-    def _init(self, req: dict[str, Any], stdin: int, stdout: int, stderr: int) -> int:
+    def _init(self, req: dict[str, Any], stdin: int, stdout: int, stderr: int, report: int) -> int:
         """pid 1 of the command's namespace: mounts its /proc, starts the command, reaps, exits with it."""
         _check(_libc.prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0), "prctl(PDEATHSIG)")
         _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
@@ -331,6 +343,7 @@ class Zygote:
             except ChildProcessError:
                 return 1
             if pid == command:
+                _write_all(report, str(wait_status).encode())
                 if os.WIFSIGNALED(wait_status):
                     return 128 + os.WTERMSIG(wait_status)
                 return os.waitstatus_to_exitcode(wait_status)
@@ -340,11 +353,6 @@ class Zygote:
         for target, fd in enumerate((stdin, stdout, stderr)):
             os.dup2(fd, target)
         os.closerange(3, 1 << 20)
-        try:
-            os.chdir(req["cwd"])
-        except OSError as exc:
-            _say(2, f"cannot enter the working directory {req['cwd']}: {exc.strerror}")
-            os._exit(1)
         for cap in range(64):  # the bounding set, while CAP_SETPCAP is still held
             if _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() == errno.EINVAL:
                 break
@@ -356,6 +364,11 @@ class Zygote:
             home = env.get("HOME")
             if home and not os.access(home, os.X_OK):
                 env = {**env, "HOME": "/tmp"}  # root's home is not the sandbox user's
+        try:  # as the command's user: a root caller's workspace is the sandbox uid's (idmapped)
+            os.chdir(req["cwd"])
+        except OSError as exc:
+            _say(2, f"cannot enter the working directory {req['cwd']}: {exc.strerror}")
+            os._exit(1)
         caps = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable x 2: all empty
         _check(_libc.capset(ctypes.byref(_CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)), caps), "capset")
         _check(_libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "prctl(AMBIENT)")

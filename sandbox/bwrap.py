@@ -518,8 +518,10 @@ class BwrapBackend(SandboxBackend):
         seccomp_r, seccomp_w = os.pipe2(os.O_CLOEXEC)
         os.write(seccomp_w, _SECCOMP)  # < 4 KiB: fits in the pipe
         os.close(seccomp_w)
-        # As root, setpriv switches to the sandbox uid and drops what it needed for that.
-        caps = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP") if self._setpriv else ()
+        # As root, setpriv switches to the sandbox uid and drops what it needed for that
+        # (and bwrap's --chdir, done as root, may need to enter a 0700 workspace the idmap
+        # shows as the sandbox uid's).
+        caps = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_DAC_READ_SEARCH") if self._setpriv else ()
         argv = [
             *self.bwrap_args(
                 cwd=request.cwd,
