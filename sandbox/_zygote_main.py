@@ -90,6 +90,7 @@ _MS_BIND = 4096
 _MS_REC = 16384
 _MS_PRIVATE = 1 << 18
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
 _PR_CAPBSET_READ = 23
 _PR_CAPBSET_DROP = 24
 _PR_SET_NO_NEW_PRIVS = 38
@@ -169,7 +170,11 @@ def _read_only(path: str, flags: int = 0) -> None:
 
 def _mask(path: str) -> None:
     """Hide ``path``: an empty read-only tmpfs over a directory, /dev/null over anything else."""
-    if os.path.isdir(path):
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # not on this kernel
+    if mode & 0o170000 == 0o040000:
         _mount("tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY, "mode=0755,size=0")
     else:
         _read_only_bind("/dev/null", path)
@@ -262,8 +267,12 @@ class Zygote:
         #: init pid -> (command id, status fd, read end of the init's report pipe)
         self.running: dict[int, tuple[int, int, int]] = {}
         self.by_id: dict[int, int] = {}  # command id -> init pid
-        # The sandbox's bounding set already holds only the zygote's capabilities: those
-        # are all a command must drop from it.
+        # The bounding set: down to the zygote's own capabilities once, here; those are
+        # then all a command must drop from it.
+        keep = set(config.get("caps", ()))
+        for cap in range(64):
+            if cap not in keep and _libc.prctl(_PR_CAPBSET_READ, cap, 0, 0, 0) == 1:
+                _check(_libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0), "prctl(CAPBSET_DROP)")
         self._bounding = [cap for cap in range(64) if _libc.prctl(_PR_CAPBSET_READ, cap, 0, 0, 0) == 1]
 
     def spawn(self, req: dict[str, Any], fds: list[int]) -> None:
@@ -299,23 +308,35 @@ class Zygote:
         # reader would wait for this copy to close too).
         _close_all_but((stdin, stdout, stderr, report))
         os.setsid()
-        _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
         _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
         for name in _PROC_READ_ONLY:
             path = "/proc/" + name
             if os.path.exists(path):
                 _read_only(path, _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
         for name in _PROC_MASKED:
-            path = "/proc/" + name
-            if os.path.exists(path):
-                _mask(path)
-        command = os.fork()
-        if command == 0:
-            try:
-                self._exec(req, stdin, stdout, stderr)
-            except BaseException as exc:
-                _say(2, f"cannot start the command: {exc}")
-            os._exit(1)
+            _mask("/proc/" + name)
+        env = self._lower(req, stderr)
+        try:  # as the command's user: a root caller's workspace is the sandbox uid's (idmapped)
+            os.chdir(req["cwd"])
+        except OSError as exc:
+            _say(stderr, f"cannot enter the working directory {req['cwd']}: {exc.strerror}")
+            return 1
+        argv = req["argv"]
+        try:  # vfork+exec: no copy of this Python; Python's ignored SIGPIPE/SIGXFSZ back to default
+            command = os.posix_spawnp(
+                argv[0],
+                argv,
+                env,
+                file_actions=[
+                    (os.POSIX_SPAWN_DUP2, stdin, 0),
+                    (os.POSIX_SPAWN_DUP2, stdout, 1),
+                    (os.POSIX_SPAWN_DUP2, stderr, 2),
+                ],
+                setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ),
+            )
+        except OSError as exc:  # as a shell says it: 127 not found, 126 not executable
+            _say(stderr, f"{argv[0]}: {exc.strerror}")
+            return 127 if exc.errno == errno.ENOENT else 126
         for fd in (stdin, stdout, stderr):
             os.close(fd)
         while True:
@@ -329,37 +350,31 @@ class Zygote:
                     return 128 + os.WTERMSIG(wait_status)
                 return os.waitstatus_to_exitcode(wait_status)
 
-    def _exec(self, req: dict[str, Any], stdin: int, stdout: int, stderr: int) -> None:
-        """The command's own process: stdio only, no privilege, the seccomp filter, then execve."""
-        for target, fd in enumerate((stdin, stdout, stderr)):
-            os.dup2(fd, target)
-        os.closerange(3, 1 << 20)
-        for cap in self._bounding:  # the bounding set, while CAP_SETPCAP is still held
+    def _lower(self, req: dict[str, Any], stderr: int) -> dict[str, str]:
+        """The init gives up everything before it spawns the command, which inherits that.
+
+        Bounding set, uid/gid (root caller), capabilities, no_new_privs, the seccomp
+        filter; not dumpable, so the command cannot open the init's fds or memory.
+        Returns the command's environment.
+        """
+        _check(_libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(DUMPABLE)")
+        for cap in self._bounding:  # while CAP_SETPCAP is still held
             _check(_libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0), "prctl(CAPBSET_DROP)")
-        env = req["env"]
+        env: dict[str, str] = req["env"]
         if self.uid is not None and self.gid is not None:
             os.setgroups([])
             os.setresgid(self.gid, self.gid, self.gid)
             os.setresuid(self.uid, self.uid, self.uid)
+            _check(_libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(DUMPABLE)")
             home = env.get("HOME")
             if home and not os.access(home, os.X_OK):
                 env = {**env, "HOME": "/tmp"}  # root's home is not the sandbox user's
-        try:  # as the command's user: a root caller's workspace is the sandbox uid's (idmapped)
-            os.chdir(req["cwd"])
-        except OSError as exc:
-            _say(2, f"cannot enter the working directory {req['cwd']}: {exc.strerror}")
-            os._exit(1)
         caps = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable x 2: all empty
         _check(_libc.capset(ctypes.byref(_CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)), caps), "capset")
         _check(_libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "prctl(AMBIENT)")
         _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
         _check(_libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(self._fprog), 0, 0), "seccomp")
-        argv = req["argv"]
-        try:
-            os.execvpe(argv[0], argv, env)
-        except OSError as exc:  # as a shell says it: 127 not found, 126 not executable
-            _say(2, f"{argv[0]}: {exc.strerror}")
-            os._exit(127 if exc.errno == errno.ENOENT else 126)
+        return env
 
     def kill(self, command_id: int) -> None:
         """SIGKILL the command's init: the kernel kills the rest of its namespace.
@@ -436,6 +451,8 @@ def main() -> None:
     config = marshal.loads(bytes.fromhex(sys.argv[2]))
     if config.get("hold"):
         hold(sock, config["setup"])
+    # Private propagation once: every command's copy of this mount namespace inherits it.
+    _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
     setup(config["setup"])
     zygote = Zygote(config)
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)

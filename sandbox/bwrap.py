@@ -122,6 +122,8 @@ def _proc_masks() -> list[str]:
 
 #: bwrap flags hiding what Docker hides of /proc (those present on this kernel).
 _PROC_MASKS = _proc_masks()
+#: linux/capability.h numbers of the capabilities a zygote keeps.
+_CAP_NUMBERS = {"CAP_SETGID": 6, "CAP_SETUID": 7, "CAP_SETPCAP": 8, "CAP_SYS_ADMIN": 21}
 #: The seccomp program (``sandbox._seccomp``), built once.
 _SECCOMP = _seccomp.filter_bytes()
 
@@ -282,7 +284,11 @@ class BwrapBackend(SandboxBackend):
         )
         if not as_root:
             argv[1:1] = ["--unshare-user"]
-        config: dict[str, object] = {"seccomp": _SECCOMP, "setup": []}
+        config: dict[str, object] = {
+            "seccomp": _SECCOMP,
+            "setup": [],
+            "caps": [_CAP_NUMBERS[c] for c in caps],
+        }
         if as_root:
             config.update(
                 uid=self.config.sandbox_uid, gid=self.config.sandbox_gid, setup=self._skeleton_steps()
