@@ -11,8 +11,8 @@ Two modes (`BwrapConfig.persistent`):
   survives a zygote restart), /dev/shm and loopback, as they would in a
   container: a background server is reachable from later commands. If the
   zygote cannot start (no usable Python inside, no CAP_SYS_ADMIN for the
-  sandbox), the backend says so in the log and runs per command -- except
-  for a root caller, who is refused (see below).
+  sandbox), the backend says so in the log and runs per command (a root
+  caller's commands still under the sandbox uid, see below).
 * **per command**: ``bwrap <flags> -- argv`` for each command: cheaper to start
   (no zygote, ~25 ms less) and costlier per command; the same session /tmp,
   but /dev/shm and loopback are each command's own.
@@ -33,8 +33,9 @@ Docker's masked /proc entries in the zygote's per-command /proc).
   --mount``). The zygote switches each command's uid; per command,
   ``setpriv`` does. Parents of the roots that the uid cannot cross
   (``/root``) become 0711 skeletons showing only the way to the roots.
-  Where none of this can be set up (no idmapped mounts on the roots'
-  filesystem, no zygote), bwrap as root is refused with a pointer to docker.
+  Where this cannot be set up (no idmapped mounts on the roots' filesystem,
+  no util-linux ``nsenter``/``setpriv``), bwrap as root is refused with a
+  pointer to docker; it never runs a command as host root.
 
 No host IPC (`sandbox._hostsockets`): /run, the caller's XDG_RUNTIME_DIR and
 every pathname socket of the host's /proc/net/unix outside the sandbox's own
@@ -210,13 +211,7 @@ class BwrapBackend(SandboxBackend):
                 await self._start_zygote()
                 return
         except ZygoteGoneError as exc:
-            if as_root:  # no fallback to a per-command bwrap: its command would stay root
-                await self.close()
-                fix = _NAMESPACE_FIX if "namespace" in str(exc) else _AS_ROOT_FIX
-                raise BackendUnavailableError(
-                    f"bwrap as root runs commands under an unprivileged uid through its zygote, which "
-                    f"cannot start here: {exc}. {fix}"
-                ) from exc
+            # Per command, a root caller's commands still run as the sandbox uid (setpriv).
             _log.warning("bwrap: running one sandbox per command (%s)", exc)
         except BaseException:
             await self.close()
@@ -365,7 +360,8 @@ class BwrapBackend(SandboxBackend):
                     userns[st.st_uid, st.st_gid] = userns_fd(st.st_uid, st.st_gid, uid, gid)
                 fds.append(idmapped_tree(root, userns[st.st_uid, st.st_gid]))
                 steps.append(("attach", fds[-1], str(root)))
-            await holder.start([], _zygote_python(), {"hold": True, "setup": steps}, tuple(fds))
+            # On the host: this very interpreter.
+            await holder.start([], sys.executable, {"hold": True, "setup": steps}, tuple(fds))
         except IdmapError as exc:
             raise BackendUnavailableError(
                 f"bwrap as root runs commands under an unprivileged uid, which needs the writable roots "
