@@ -451,7 +451,9 @@ def main() -> None:
     config = marshal.loads(bytes.fromhex(sys.argv[2]))
     if config.get("hold"):
         hold(sock, config["setup"])
-    # Private propagation once: every command's copy of this mount namespace inherits it.
+    # A mount namespace of the zygote's own, private once: every command's copy inherits
+    # that (bwrap's own namespace refuses propagation changes to an unprivileged caller).
+    _check(_libc.unshare(_CLONE_NEWNS), "unshare")
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
     setup(config["setup"])
     zygote = Zygote(config)
