@@ -105,7 +105,7 @@ async def bench_latency(
     return {
         "baseline": " ".join(baseline)
         if len(baseline) <= 4
-        else "bwrap … -- " + " ".join(baseline[baseline.index("--") + 1 :]),
+        else "bwrap … -- " + " ".join(baseline[len(baseline) - baseline[::-1].index("--") :]),
         "raw_ms": raw_ms,
         "supervisor_ms": median_ms(times["supervisor"]),
         "tool_ms": median_ms(times["tool"]),
@@ -193,8 +193,9 @@ async def main(n: int) -> dict[str, Any]:
             results["parallel"] = await bench_parallel(local, ws)
         try:
             async with BwrapBackend(None, policy) as bw:
-                # The baseline: a bare bwrap with the flags of a per-command sandbox.
-                prefix = [*bw.bwrap_args(cwd=str(ws), state_dir=ws), "--"]
+                # The baseline: a bare bwrap with the flags of a per-command sandbox (in /: run
+                # as root, the workspace is the sandbox uid's, and a bare bwrap stays root).
+                prefix = [*bw.bwrap_args(cwd="/", state_dir=ws), "--"]
                 results["bwrap"] = await bench_latency(bw, ws, max(n // 2, 20), [*prefix, "true"])
                 # Same work as ours inside the sandbox: a bash started to run `true`.
                 results["bwrap_bash"] = await bench_latency(
@@ -203,7 +204,7 @@ async def main(n: int) -> dict[str, Any]:
                 if not bw.persistent:
                     results["bwrap"]["note"] = "zygote unavailable: ran one bwrap per command"
             async with BwrapBackend(BwrapConfig(persistent=False), policy) as bw:
-                prefix = [*bw.bwrap_args(cwd=str(ws), state_dir=ws), "--"]
+                prefix = [*bw.bwrap_args(cwd="/", state_dir=ws), "--"]
                 results["bwrap_per_command"] = await bench_latency(
                     bw, ws, max(n // 4, 20), [*prefix, "true"]
                 )

@@ -140,7 +140,6 @@ class _GatedStream(ByteReceiveStream):
             attempt = owner._attempt
             stream = owner._stream(attempt, self._name)
             first = self._first_of is not attempt
-            self._first_of = attempt
             try:
                 data = await stream.receive(max_bytes)
             except anyio.EndOfStream:
@@ -150,6 +149,8 @@ class _GatedStream(ByteReceiveStream):
                     await stream.aclose()
                     continue  # a new attempt replaced this one
                 raise
+            # Only now: a receive cancelled before any data must not make the next one "not first".
+            self._first_of = attempt
             if attempt.started or not first or attempt.decided is False:
                 attempt.started = True
                 return data

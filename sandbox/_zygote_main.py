@@ -11,25 +11,24 @@ would pull in ``re`` and ``enum`` and triple the start-up time.
 
 Why: a fresh ``bwrap`` per command rebuilds the mount, network, IPC and UTS
 namespaces every time (~5 ms here, most of it ``--unshare-net`` and the mount
-setup). The zygote builds them once. Per command it forks (this Python is
-small: ``-I -S``, a few C modules) and sets the command up in-process, with no
-helper program exec'd::
+setup). The zygote builds them once. Per command it clones itself (this
+Python is small: ``-I -S``, a few C modules) and sets the command up
+in-process, with no helper program exec'd::
 
-    zygote --fork--> holder: setsid; unshare(NEWNS|NEWPID|NEWIPC); waits for init
-             holder --fork--> init (pid 1): PDEATHSIG=KILL; private mounts; own /proc,
-                              /proc/sys & co read-only, /proc/kcore & co masked; reaps
-                  init --fork--> command (pid 2): stdio only; chdir; bounding set emptied;
-                                 setgroups/setresgid/setresuid (root caller: the sandbox
-                                 uid); no capabilities; no_new_privs; seccomp; execve
+    zygote --clone(NEWNS|NEWPID|NEWIPC)--> init (pid 1): PDEATHSIG=KILL; setsid; private
+                 mounts; own /proc, /proc/sys & co read-only, /proc/kcore & co masked
+       init --fork--> command (pid 2): stdio only; bounding set emptied; setgroups/
+                      setresgid/setresuid (root caller: the sandbox uid); chdir; no
+                      capabilities; no_new_privs; seccomp; execve
 
 so every command still gets
 
 * its own **pid namespace**: the shell is pid 2 under an init that reaps
-  orphans and exits with the command's status (128+N when it died of signal
-  N), so ``kill $$`` works as anywhere else. When the command exits, the init
-  exits and the kernel kills everything left in the namespace -- setsid'd,
-  nohup'd, double-forked alike; the holder's wait returns only once they are
-  gone; the zygote and the session's other commands are invisible and
+  orphans and passes the command's wait status to the zygote (a pipe), so
+  ``kill $$`` works as anywhere else. When the command exits, the init exits
+  and the kernel kills everything left in the namespace -- setsid'd, nohup'd,
+  double-forked alike; the zygote's wait for the init returns only once they
+  are gone; the zygote and the session's other commands are invisible and
   unsignalable;
 * its own **mount namespace** (private propagation) with a fresh /proc of that
   pid namespace whose ``sys``, ``sysrq-trigger``, ``irq``, ``bus`` and ``fs``
@@ -55,12 +54,12 @@ Messages are marshalled dicts (both ends run the same interpreter):
 
 * host -> zygote ``{"op": "spawn", "id", "argv", "cwd", "env"}`` with four fds
   attached (stdin, stdout, stderr, status); ``{"op": "kill", "id"}`` (SIGKILL to
-  the command's holder; its init dies of PDEATHSIG and takes the namespace down).
+  the command's init, which takes the namespace down).
 * zygote -> host ``b"ready"`` once, at start.
 
 The zygote writes one line to a command's status fd once its namespace is
-gone: ``s <wait status>`` of the holder (it exits with the init's code). EOF
-without a line means the zygote itself went away.
+gone: ``s <wait status>`` of the command (or of its init, when that was
+killed first). EOF without a line means the zygote itself went away.
 """
 
 from __future__ import annotations
@@ -78,8 +77,6 @@ from typing import Any
 
 #: A command that could not start: the wait status of ``exit 1``.
 _FAILED = 1 << 8
-#: How long a killed command's namespace may take to be torn down before its status is sent.
-_TEARDOWN_S = 2.0
 
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWIPC = 0x08000000
@@ -93,6 +90,8 @@ _MS_BIND = 4096
 _MS_REC = 16384
 _MS_PRIVATE = 1 << 18
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
+_PR_CAPBSET_READ = 23
 _PR_CAPBSET_DROP = 24
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_CAP_AMBIENT = 47
@@ -114,6 +113,15 @@ _PROC_MASKED = (
 )  # fmt: skip
 
 _libc = ctypes.CDLL(None, use_errno=True)
+#: clone(2) called with the GIL held (a PyDLL function): the child resumes this very
+#: thread's Python code as a plain fork does, without a second process in between.
+_pysyscall = ctypes.PyDLL(None, use_errno=True).syscall
+_SYS_CLONE = {"x86_64": 56, "aarch64": 220}[os.uname().machine]
+
+
+def _clone(flags: int) -> int:
+    """fork(2) into new namespaces: 0 in the child, its pid in the parent, -1 on error."""
+    return int(_pysyscall(_SYS_CLONE, ctypes.c_ulong(flags), 0, 0, 0, 0))
 
 
 class _SockFprog(ctypes.Structure):
@@ -162,7 +170,11 @@ def _read_only(path: str, flags: int = 0) -> None:
 
 def _mask(path: str) -> None:
     """Hide ``path``: an empty read-only tmpfs over a directory, /dev/null over anything else."""
-    if os.path.isdir(path):
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # not on this kernel
+    if mode & 0o170000 == 0o040000:
         _mount("tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY, "mode=0755,size=0")
     else:
         _read_only_bind("/dev/null", path)
@@ -252,77 +264,79 @@ class Zygote:
         program: bytes = config["seccomp"]
         self._filter = ctypes.create_string_buffer(program, len(program))
         self._fprog = _SockFprog(len(program) // 8, ctypes.cast(self._filter, ctypes.c_char_p))
-        self.running: dict[int, tuple[int, int]] = {}  # holder pid -> (command id, status fd)
-        self.by_id: dict[int, int] = {}  # command id -> holder pid
-        self.inits: dict[int, int] = {}  # killed holder pid -> pidfd of its namespace's init
+        #: init pid -> (command id, status fd, read end of the init's report pipe)
+        self.running: dict[int, tuple[int, int, int]] = {}
+        self.by_id: dict[int, int] = {}  # command id -> init pid
+        # The bounding set: down to the zygote's own capabilities once, here; those are
+        # then all a command must drop from it.
+        keep = set(config.get("caps", ()))
+        for cap in range(64):
+            if cap not in keep and _libc.prctl(_PR_CAPBSET_READ, cap, 0, 0, 0) == 1:
+                _check(_libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0), "prctl(CAPBSET_DROP)")
+        self._bounding = [cap for cap in range(64) if _libc.prctl(_PR_CAPBSET_READ, cap, 0, 0, 0) == 1]
 
     def spawn(self, req: dict[str, Any], fds: list[int]) -> None:
         stdin, stdout, stderr, status = fds
-        try:
-            pid = os.fork()
-        except OSError as exc:
-            _refuse(stderr, status, f"cannot start the command's namespace: {exc.strerror}")
-            for fd in (stdin, stdout, stderr):
-                os.close(fd)
-            return
+        report_r, report_w = os.pipe2(os.O_CLOEXEC)  # the init tells the command's raw wait status
+        # One clone straight into the new pid, mount and IPC namespaces: the child is their init.
+        pid = _clone(_CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWIPC | _signal.SIGCHLD)
         if pid == 0:
             code = 1
             try:
-                code = self._holder(req, stdin, stdout, stderr)
+                code = self._init(req, stdin, stdout, stderr, report_w)
             except BaseException as exc:
                 _say(stderr, f"cannot start the command: {exc}")
             finally:
                 os._exit(code)
-        for fd in (stdin, stdout, stderr):
+        for fd in (stdin, stdout, stderr, report_w):
             os.close(fd)
-        self.running[pid] = (req["id"], status)
+        if pid < 0:
+            os.close(report_r)
+            _refuse(
+                stderr, status, f"cannot start the command's namespace: {os.strerror(ctypes.get_errno())}"
+            )
+            return
+        self.running[pid] = (req["id"], status, report_r)
         self.by_id[req["id"]] = pid
 
-    def _holder(self, req: dict[str, Any], stdin: int, stdout: int, stderr: int) -> int:
-        """In the fork: new namespaces, then wait for their init; returns the init's exit code."""
+    def _init(self, req: dict[str, Any], stdin: int, stdout: int, stderr: int, report: int) -> int:
+        """pid 1 of the command's namespace: mounts its /proc, starts the command, reaps, exits with it."""
         _signal.set_wakeup_fd(-1)
         _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
+        _check(_libc.prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0), "prctl(PDEATHSIG)")
         # Nothing of the zygote's: not its socket, not another command's status pipe (whose
         # reader would wait for this copy to close too).
-        _close_all_but((stdin, stdout, stderr))
+        _close_all_but((stdin, stdout, stderr, report))
         os.setsid()
-        _check(_libc.unshare(_CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWIPC), "unshare")
-        init = os.fork()
-        if init == 0:
-            code = 1
-            try:
-                code = self._init(req, stdin, stdout, stderr)
-            except BaseException as exc:
-                _say(stderr, f"cannot start the command: {exc}")
-            finally:
-                os._exit(code)
-        for fd in (stdin, stdout, stderr):
-            os.close(fd)
-        _pid, wait_status = os.waitpid(init, 0)
-        if os.WIFSIGNALED(wait_status):
-            return 128 + os.WTERMSIG(wait_status)
-        return os.waitstatus_to_exitcode(wait_status)
-
-    def _init(self, req: dict[str, Any], stdin: int, stdout: int, stderr: int) -> int:
-        """pid 1 of the command's namespace: mounts its /proc, starts the command, reaps, exits with it."""
-        _check(_libc.prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0), "prctl(PDEATHSIG)")
-        _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
         _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
         for name in _PROC_READ_ONLY:
             path = "/proc/" + name
             if os.path.exists(path):
                 _read_only(path, _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
         for name in _PROC_MASKED:
-            path = "/proc/" + name
-            if os.path.exists(path):
-                _mask(path)
-        command = os.fork()
-        if command == 0:
-            try:
-                self._exec(req, stdin, stdout, stderr)
-            except BaseException as exc:
-                _say(2, f"cannot start the command: {exc}")
-            os._exit(1)
+            _mask("/proc/" + name)
+        env = self._lower(req, stderr)
+        try:  # as the command's user: a root caller's workspace is the sandbox uid's (idmapped)
+            os.chdir(req["cwd"])
+        except OSError as exc:
+            _say(stderr, f"cannot enter the working directory {req['cwd']}: {exc.strerror}")
+            return 1
+        argv = req["argv"]
+        try:  # vfork+exec: no copy of this Python; Python's ignored SIGPIPE/SIGXFSZ back to default
+            command = os.posix_spawnp(
+                argv[0],
+                argv,
+                env,
+                file_actions=[
+                    (os.POSIX_SPAWN_DUP2, stdin, 0),
+                    (os.POSIX_SPAWN_DUP2, stdout, 1),
+                    (os.POSIX_SPAWN_DUP2, stderr, 2),
+                ],
+                setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ),
+            )
+        except OSError as exc:  # as a shell says it: 127 not found, 126 not executable
+            _say(stderr, f"{argv[0]}: {exc.strerror}")
+            return 127 if exc.errno == errno.ENOENT else 126
         for fd in (stdin, stdout, stderr):
             os.close(fd)
         while True:
@@ -331,28 +345,27 @@ class Zygote:
             except ChildProcessError:
                 return 1
             if pid == command:
+                _write_all(report, str(wait_status).encode())
                 if os.WIFSIGNALED(wait_status):
                     return 128 + os.WTERMSIG(wait_status)
                 return os.waitstatus_to_exitcode(wait_status)
 
-    def _exec(self, req: dict[str, Any], stdin: int, stdout: int, stderr: int) -> None:
-        """The command's own process: stdio only, no privilege, the seccomp filter, then execve."""
-        for target, fd in enumerate((stdin, stdout, stderr)):
-            os.dup2(fd, target)
-        os.closerange(3, 1 << 20)
-        try:
-            os.chdir(req["cwd"])
-        except OSError as exc:
-            _say(2, f"cannot enter the working directory {req['cwd']}: {exc.strerror}")
-            os._exit(1)
-        for cap in range(64):  # the bounding set, while CAP_SETPCAP is still held
-            if _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() == errno.EINVAL:
-                break
-        env = req["env"]
+    def _lower(self, req: dict[str, Any], stderr: int) -> dict[str, str]:
+        """The init gives up everything before it spawns the command, which inherits that.
+
+        Bounding set, uid/gid (root caller), capabilities, no_new_privs, the seccomp
+        filter; not dumpable, so the command cannot open the init's fds or memory.
+        Returns the command's environment.
+        """
+        _check(_libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(DUMPABLE)")
+        for cap in self._bounding:  # while CAP_SETPCAP is still held
+            _check(_libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0), "prctl(CAPBSET_DROP)")
+        env: dict[str, str] = req["env"]
         if self.uid is not None and self.gid is not None:
             os.setgroups([])
             os.setresgid(self.gid, self.gid, self.gid)
             os.setresuid(self.uid, self.uid, self.uid)
+            _check(_libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(DUMPABLE)")
             home = env.get("HOME")
             if home and not os.access(home, os.X_OK):
                 env = {**env, "HOME": "/tmp"}  # root's home is not the sandbox user's
@@ -361,33 +374,20 @@ class Zygote:
         _check(_libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "prctl(AMBIENT)")
         _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
         _check(_libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(self._fprog), 0, 0), "seccomp")
-        argv = req["argv"]
-        try:
-            os.execvpe(argv[0], argv, env)
-        except OSError as exc:  # as a shell says it: 127 not found, 126 not executable
-            _say(2, f"{argv[0]}: {exc.strerror}")
-            os._exit(127 if exc.errno == errno.ENOENT else 126)
+        return env
 
     def kill(self, command_id: int) -> None:
-        """SIGKILL the command's holder; its init dies of PDEATHSIG and takes the namespace down.
+        """SIGKILL the command's init: the kernel kills the rest of its namespace.
 
-        The init's pidfd is kept so that the status is reported only once the
-        namespace is really gone.
+        The init's exit is reported only once the namespace is empty, so the status
+        line still comes after the namespace is gone.
         """
         pid = self.by_id.get(command_id)
-        if pid is None:
-            return
-        try:
-            with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
-                children = f.read().split()
-            if children and pid not in self.inits:
-                self.inits[pid] = os.pidfd_open(int(children[0]))
-        except (OSError, ValueError):
-            pass
-        try:
-            os.kill(pid, _signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        if pid is not None:
+            try:
+                os.kill(pid, _signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     def reap(self) -> None:
         while True:
@@ -400,13 +400,14 @@ class Zygote:
             entry = self.running.pop(pid, None)
             if entry is None:
                 continue
-            command_id, status = entry
+            command_id, status, report = entry
             self.by_id.pop(command_id, None)
-            init = self.inits.pop(pid, None)
-            if init is not None:  # killed: wait (bounded) until the init, the namespace's last, is gone
-                select.select([init], [], [], _TEARDOWN_S)
-                os.close(init)
-            _report(status, wait_status)
+            try:
+                raw = os.read(report, 32)  # the command's own wait status, when it ended by itself
+            except OSError:
+                raw = b""
+            os.close(report)
+            _report(status, int(raw) if raw.strip().isdigit() else wait_status)
 
 
 def _receive(sock: _socket.socket) -> tuple[bytes, list[int]]:
@@ -450,6 +451,10 @@ def main() -> None:
     config = marshal.loads(bytes.fromhex(sys.argv[2]))
     if config.get("hold"):
         hold(sock, config["setup"])
+    # A mount namespace of the zygote's own, private once: every command's copy inherits
+    # that (bwrap's own namespace refuses propagation changes to an unprivileged caller).
+    _check(_libc.unshare(_CLONE_NEWNS), "unshare")
+    _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
     setup(config["setup"])
     zygote = Zygote(config)
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)

@@ -11,8 +11,8 @@ Two modes (`BwrapConfig.persistent`):
   survives a zygote restart), /dev/shm and loopback, as they would in a
   container: a background server is reachable from later commands. If the
   zygote cannot start (no usable Python inside, no CAP_SYS_ADMIN for the
-  sandbox), the backend says so in the log and runs per command -- except
-  for a root caller, who is refused (see below).
+  sandbox), the backend says so in the log and runs per command (a root
+  caller's commands still under the sandbox uid, see below).
 * **per command**: ``bwrap <flags> -- argv`` for each command: cheaper to start
   (no zygote, ~25 ms less) and costlier per command; the same session /tmp,
   but /dev/shm and loopback are each command's own.
@@ -33,8 +33,9 @@ Docker's masked /proc entries in the zygote's per-command /proc).
   --mount``). The zygote switches each command's uid; per command,
   ``setpriv`` does. Parents of the roots that the uid cannot cross
   (``/root``) become 0711 skeletons showing only the way to the roots.
-  Where none of this can be set up (no idmapped mounts on the roots'
-  filesystem, no zygote), bwrap as root is refused with a pointer to docker.
+  Where this cannot be set up (no idmapped mounts on the roots' filesystem,
+  no util-linux ``nsenter``/``setpriv``), bwrap as root is refused with a
+  pointer to docker; it never runs a command as host root.
 
 No host IPC (`sandbox._hostsockets`): /run, the caller's XDG_RUNTIME_DIR and
 every pathname socket of the host's /proc/net/unix outside the sandbox's own
@@ -123,6 +124,8 @@ def _proc_masks() -> list[str]:
 
 #: bwrap flags hiding what Docker hides of /proc (those present on this kernel).
 _PROC_MASKS = _proc_masks()
+#: linux/capability.h numbers of the capabilities a zygote keeps.
+_CAP_NUMBERS = {"CAP_SETGID": 6, "CAP_SETUID": 7, "CAP_SETPCAP": 8, "CAP_SYS_ADMIN": 21}
 #: The seccomp program (``sandbox._seccomp``), built once.
 _SECCOMP = _seccomp.filter_bytes()
 
@@ -215,13 +218,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 await self._start_zygote()
                 return
         except ZygoteGoneError as exc:
-            if as_root:  # no fallback to a per-command bwrap: its command would stay root
-                await self.close()
-                fix = _NAMESPACE_FIX if "namespace" in str(exc) else _AS_ROOT_FIX
-                raise BackendUnavailableError(
-                    f"bwrap as root runs commands under an unprivileged uid through its zygote, which "
-                    f"cannot start here: {exc}. {fix}"
-                ) from exc
+            # Per command, a root caller's commands still run as the sandbox uid (setpriv).
             _log.warning("bwrap: running one sandbox per command (%s)", exc)
         except BaseException:
             await self.close()
@@ -285,11 +282,15 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             tmp=self._session_tmp,
             caps=caps,
             denied=hidden,
-            caps_for_zygote=True,
+            zygote=True,
         )
         if not as_root:
             argv[1:1] = ["--unshare-user"]
-        config: dict[str, object] = {"seccomp": _SECCOMP, "setup": []}
+        config: dict[str, object] = {
+            "seccomp": _SECCOMP,
+            "setup": [],
+            "caps": [_CAP_NUMBERS[c] for c in caps],
+        }
         if as_root:
             config.update(
                 uid=self.config.sandbox_uid, gid=self.config.sandbox_gid, setup=self._skeleton_steps()
@@ -367,7 +368,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     userns[st.st_uid, st.st_gid] = userns_fd(st.st_uid, st.st_gid, uid, gid)
                 fds.append(idmapped_tree(root, userns[st.st_uid, st.st_gid]))
                 steps.append(("attach", fds[-1], str(root)))
-            await holder.start([], _zygote_python(), {"hold": True, "setup": steps}, tuple(fds))
+            # On the host: this very interpreter.
+            await holder.start([], sys.executable, {"hold": True, "setup": steps}, tuple(fds))
         except IdmapError as exc:
             raise BackendUnavailableError(
                 f"bwrap as root runs commands under an unprivileged uid, which needs the writable roots "
@@ -426,7 +428,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         caps: tuple[str, ...] = (),
         denied: tuple[str | None, ...] | None = None,
         seccomp_fd: int | None = None,
-        caps_for_zygote: bool = False,
+        zygote: bool = False,
     ) -> list[str]:
         """The bwrap argv up to (not including) ``--``, for one sandbox starting in ``cwd``.
 
@@ -436,7 +438,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         bwrap would otherwise leave it every capability, CAP_SYS_ADMIN included.
         ``denied``: `_denied_kinds` as already taken (default: taken now).
         ``seccomp_fd``: where bwrap reads the command's seccomp program (``--seccomp``).
-        ``caps_for_zygote``: the zygote's sandbox (it makes the skeletons itself).
+        ``zygote``: the zygote's sandbox (it makes the skeletons and /proc masks itself).
         """
         assert self._bwrap is not None
         args = [
@@ -455,13 +457,16 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if self.policy.network == "none":
             args.append("--unshare-net")
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        # bwrap leaves /proc/sys writable with --unshare-net: read-only (the host's view of it),
-        # and the /proc entries Docker hides hidden (the zygote's commands get their own /proc).
-        args += ["--ro-bind", "/proc/sys", "/proc/sys", *_PROC_MASKS]
+        if not zygote:
+            # bwrap leaves /proc/sys writable with --unshare-net: read-only (the host's view of
+            # it), and the /proc entries Docker hides hidden. Not in the zygote's sandbox: its
+            # commands get their own /proc, which a user namespace refuses to mount while
+            # anything covers part of this one ("too revealing").
+            args += ["--ro-bind", "/proc/sys", "/proc/sys", *_PROC_MASKS]
         # No host IPC: /run, the caller's runtime dir and every other host socket hidden.
         args += ipc_mask_args((*self.policy.allowed_roots(), state_dir))
         args += ["--tmpfs", "/tmp"] if tmp is None else ["--bind", str(tmp), "/tmp"]
-        if self._setpriv and not caps_for_zygote:  # root, per command: see _skeletons
+        if self._setpriv and not zygote:  # root, per command: see _skeletons
             paths = self._reach_paths()
             for point in _skeletons(paths):
                 args += ["--perms", "0711", "--tmpfs", str(point)]
@@ -524,8 +529,10 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         seccomp_r, seccomp_w = os.pipe2(os.O_CLOEXEC)
         os.write(seccomp_w, _SECCOMP)  # < 4 KiB: fits in the pipe
         os.close(seccomp_w)
-        # As root, setpriv switches to the sandbox uid and drops what it needed for that.
-        caps = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP") if self._setpriv else ()
+        # As root, setpriv switches to the sandbox uid and drops what it needed for that
+        # (and bwrap's --chdir, done as root, may need to enter a 0700 workspace the idmap
+        # shows as the sandbox uid's).
+        caps = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_DAC_READ_SEARCH") if self._setpriv else ()
         argv = [
             *self.bwrap_args(
                 cwd=request.cwd,
