@@ -462,9 +462,14 @@ def main() -> None:
     _signal.signal(_signal.SIGCHLD, lambda _sig, _frame: None)
     os.chdir("/")
     sock.send(b"ready")
+    # poll, not select: the socket's fd number is inherited from the host, where it may be
+    # >= FD_SETSIZE (1024) in a long-running server with many sessions.
+    poller = select.poll()
+    poller.register(sock.fileno(), select.POLLIN)
+    poller.register(wake_r, select.POLLIN)
     while True:
         try:
-            readable, _, _ = select.select([sock.fileno(), wake_r], [], [])
+            readable = [fd for fd, _ in poller.poll()]
         except InterruptedError:
             continue
         if wake_r in readable:
