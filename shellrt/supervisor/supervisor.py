@@ -121,8 +121,9 @@ class Supervisor:
         self._closed = True
         with anyio.CancelScope(shield=True):
             await self.tasks.close()
-            for execution in list(self._live):
-                await execution.kill()
+            async with anyio.create_task_group() as tg:
+                for execution in list(self._live):
+                    tg.start_soon(execution.kill)
             await anyio.to_thread.run_sync(self._spool_files.close)
 
     # --- running -------------------------------------------------------------------
