@@ -130,13 +130,14 @@ class HostRunner:
     it, so `close` can sweep every process any run of this backend left behind.
     """
 
-    def __init__(self, label: str, *, poll_descendants: bool = True) -> None:
+    def __init__(self, label: str, *, poll_descendants: bool = True, marker_token: str = "") -> None:
         self.label = label
         #: Record descendants while a run lives (local). Off for bwrap: its pid namespace
         #: dies with the root, taking every descendant along, and a psutil walk of the
         #: whole process table every poll would only slow the event loop down.
         self.poll_descendants = poll_descendants
-        self.marker_prefix = f"{label}-{secrets.token_hex(6)}-"
+        #: ``marker_token`` (the owner's, see `sandbox._ownerguard`) lets a watchdog find every run of an owner.
+        self.marker_prefix = f"{label}-{marker_token}{secrets.token_hex(6)}-"
         self._counter = itertools.count(1)
         self.state_dir: Path | None = None
         self._owned: OwnedDir | None = None
