@@ -28,7 +28,7 @@ import anyio
 
 from sandbox._fdstream import FdReceiveStream, FdSendStream, wait_pidfd
 from sandbox._proctree import MARKER_VAR, ProcessTree, last_pid, pids_with_marker, process_table, scan_markers
-from sandbox._scratch import OwnedDir, sweep_orphans
+from sandbox._scratch import OwnedDir, sweep_known_orphans, sweep_orphans
 from sandbox.base import ExecRequest, ExitStatus, SandboxProcess
 from sandbox.errors import SandboxClosedError, SandboxExecError
 
@@ -159,6 +159,7 @@ class HostRunner:
             if prefix not in _SWEPT:  # once per process: what killed runs of any process left behind
                 _SWEPT.add(prefix)
                 sweep_orphans(prefix)
+                sweep_known_orphans()  # `shellrt run` spools and batch dirs of killed processes
             self._owned = OwnedDir(prefix)
             self.state_dir = self._owned.path
             self._janitor = concurrent.futures.ThreadPoolExecutor(

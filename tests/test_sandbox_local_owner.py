@@ -6,6 +6,7 @@ a double fork re-parented to init, and a cleared environment (``env -i``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import statistics
@@ -65,6 +66,16 @@ def _wait_for(predicate: object, timeout: float) -> bool:
     return False
 
 
+def _cleanup(owner: subprocess.Popen[bytes], marker: str) -> None:
+    """Whatever the test's outcome, leave nothing of it running."""
+    if owner.poll() is None:
+        owner.kill()
+        owner.wait()
+    for pid in _marked(marker):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
 def _dead(proc: psutil.Process) -> bool:
     try:
         return proc.status() == psutil.STATUS_ZOMBIE
@@ -92,15 +103,25 @@ def test_sigkill_of_the_owner_kills_every_escape(tmp_path: Path) -> None:
     scrub = os.geteuid() == 0  # only a cgroup catches a process that cleared its environment
     marker = f"owner-kill-{uuid.uuid4().hex}"
     owner = _start_owner(tmp_path, marker, scrub=scrub)
-    owner.send_signal(signal.SIGKILL)
-    owner.wait()
-    assert _wait_for(lambda: not _marked(marker), 20), f"left running: {_marked(marker)}"
+    try:
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+        assert _wait_for(lambda: not _marked(marker), 20), f"left running: {_marked(marker)}"
+    finally:
+        _cleanup(owner, marker)
 
 
 def test_next_sandbox_start_sweeps_what_a_dead_owner_and_watchdog_left(tmp_path: Path) -> None:
     require(os.geteuid() == 0, "the orphan sweep of cgroups needs root")
     marker = f"owner-sweep-{uuid.uuid4().hex}"
     owner = _start_owner(tmp_path, marker, scrub=True)
+    try:
+        _kill_watchdog_then_owner_and_sweep(tmp_path, owner, marker)
+    finally:
+        _cleanup(owner, marker)
+
+
+def _kill_watchdog_then_owner_and_sweep(tmp_path: Path, owner: subprocess.Popen[bytes], marker: str) -> None:
     watchdogs = [c for c in psutil.Process(owner.pid).children() if "-S" in c.cmdline()]
     assert watchdogs, "the owner has no watchdog"
     for dog in watchdogs:
@@ -152,3 +173,57 @@ def test_echo_latency_does_not_grow_with_live_background_tasks(tmp_path: Path) -
     assert loaded < max(4 * idle, idle + 0.05), (
         f"echo {idle * 1000:.1f} ms idle vs {loaded * 1000:.1f} ms loaded"
     )
+
+
+def test_next_sandbox_start_sweeps_the_spool_of_a_killed_shellrt_run(tmp_path: Path) -> None:
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp)}
+    run = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "shellrt",
+            "run",
+            "--sandbox",
+            "local",
+            "--workspace",
+            str(workspace),
+            "--json",
+            "--",
+            "head -c 3000000 /dev/zero; sleep 1000",
+        ],
+        stdout=subprocess.DEVNULL,
+        env=env,
+    )
+    try:
+        assert _wait_for(lambda: sum(f.stat().st_size for f in tmp.rglob("*.out")) >= 3_000_000, 30)
+    finally:
+        run.send_signal(signal.SIGKILL)
+        run.wait()
+    leftovers = list(tmp.glob("shellrt-run-*"))
+    assert leftovers, "a SIGKILLed run leaves its spool dir (nothing could remove it)"
+    old = time.time() - 3600  # past the sweep's grace period for dirs whose owner may not have locked yet
+    for path in leftovers:
+        os.utime(path, (old, old))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "shellrt",
+            "run",
+            "--sandbox",
+            "local",
+            "--workspace",
+            str(workspace),
+            "--",
+            "true",
+        ],
+        env=env,
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert not [p for p in leftovers if p.exists()]
