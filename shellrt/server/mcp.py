@@ -16,6 +16,9 @@ large-result persistence all apply — and its ``tool_result`` comes back as a
 - Cancellation: the SDK cancels the handler on ``notifications/cancelled``;
   the cancellation reaches the supervisor, which kills the command's tree.
   A stdio client that goes away (stdin EOF) has every running call cancelled.
+- Background tasks started over HTTP belong to the client's MCP session: they
+  are stopped when it ends (DELETE or idle timeout); over stdio, when the
+  client goes away (the session closes).
 - Calls that are not concurrency-safe run one at a time (as the runtime's own
   scheduler would order them); read-only calls run alongside.
 - ToolSearch discoveries change ``tools/list``; the client is told with
@@ -46,6 +49,8 @@ log = logging.getLogger("shellrt.mcp")
 
 #: Progress events buffered per call; older ones are dropped when the client reads slowly.
 _PROGRESS_BUFFER = 16
+#: How often ended HTTP sessions are looked for (their background tasks are then stopped).
+_SESSION_CHECK_S = 1.0
 
 
 def mcp_annotations(tool: Tool[Any, Any]) -> mt.ToolAnnotations:
@@ -109,6 +114,8 @@ class McpToolServer:
     def __init__(self, runtime: Runtime, *, name: str = "shellrt") -> None:
         self.runtime = runtime
         self._serial = anyio.Lock()
+        #: HTTP session id -> background task ids its calls started (stopped when it ends).
+        self._session_tasks: dict[str, set[str]] = {}
         self._progress: dict[str, MemoryObjectSendStream[ProgressEvent]] = {}
         self._downstream_progress = runtime.context.progress
         runtime.context.progress = self._route_progress
@@ -154,7 +161,27 @@ class McpToolServer:
 
         app = self.server.streamable_http_app(streamable_http_path=path, host=host)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-        await uvicorn.Server(config).serve()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._stop_tasks_of_ended_sessions)
+            await uvicorn.Server(config).serve()
+            tg.cancel_scope.cancel()
+
+    async def _stop_tasks_of_ended_sessions(self) -> None:
+        """HTTP: once a client's MCP session ends (DELETE, idle timeout), stop the background tasks it started."""
+        while True:
+            await anyio.sleep(_SESSION_CHECK_S)
+            manager = getattr(self.server, "_session_manager", None)
+            live = getattr(manager, "_server_instances", None)
+            if live is None:
+                continue
+            for key in [k for k in self._session_tasks if k not in live]:
+                await self._stop_session_tasks(key)
+
+    async def _stop_session_tasks(self, key: str) -> None:
+        supervisor = getattr(self.runtime, "supervisor", None)
+        for task_id in self._session_tasks.pop(key, set()):
+            if supervisor is not None and supervisor.tasks.find(task_id) is not None:
+                await supervisor.tasks.stop(task_id, reason="stopped because its MCP session ended")
 
     # --- handlers --------------------------------------------------------------------------
     async def _list_tools(self, ctx: Any, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
@@ -186,6 +213,9 @@ class McpToolServer:
         block = ToolUseBlock(id=f"mcp_{secrets.token_hex(8)}", name=params.name, input=arguments)
         before = [t.name for t in self.runtime.visible_tools()]
         wants_progress = bool(ctx.meta and ctx.meta.get("progress_token") is not None)
+        session_key = _session_key(ctx)
+        supervisor = getattr(self.runtime, "supervisor", None)
+        tasks_before = {t.id for t in supervisor.tasks.list()} if supervisor is not None and session_key else set()
         async with anyio.create_task_group() as tg:
             if wants_progress:
                 send, receive = anyio.create_memory_object_stream[ProgressEvent](_PROGRESS_BUFFER)
@@ -201,6 +231,10 @@ class McpToolServer:
                 stream = self._progress.pop(block.id, None)
                 if stream is not None:
                     stream.close()
+        if supervisor is not None and isinstance(session_key, str):
+            started = {t.id for t in supervisor.tasks.list()} - tasks_before
+            if started:
+                self._session_tasks.setdefault(session_key, set()).update(started)
         if [t.name for t in self.runtime.visible_tools()] != before:
             await ctx.session.send_tool_list_changed()
         if not envelopes:
@@ -236,6 +270,19 @@ class McpToolServer:
                     await ctx.session.report_progress(float(count), None, _describe_progress(event))
                 except Exception as exc:
                     log.debug("progress notification dropped: %r", exc)
+
+
+def _session_key(ctx: Any) -> str | None:
+    """The HTTP ``Mcp-Session-Id`` of the request (None on stdio and stateless HTTP)."""
+    key = getattr(ctx, "session_id", None)
+    if isinstance(key, str):
+        return key
+    headers = getattr(getattr(ctx, "request", None), "headers", None)
+    try:
+        value = headers.get("mcp-session-id") if headers is not None else None
+    except Exception:
+        return None
+    return value if isinstance(value, str) else None
 
 
 def _version() -> str:
