@@ -123,3 +123,54 @@ def test_output_quota_cuts_a_background_flood_truthfully(tmp_path: Path) -> None
     size, note = anyio.run(main)
     assert size <= 1 << 20
     assert "output limit" in note and "SHELLRT_OUTPUT_LIMIT" in note, note
+
+
+def test_sigterm_and_sigint_stop_shellrt_run_and_kill_its_tree(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        marker = uuid.uuid4().hex
+        child = f"sh -c 'sleep 1000; : {marker}'"
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "shellrt",
+                "run",
+                "--sandbox",
+                "local",
+                "--workspace",
+                str(tmp_path),
+                "--",
+                f"setsid {child} & nohup {child} >/dev/null & {child}",
+            ],
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+
+        try:
+            deadline = time.monotonic() + 20
+            # shellrt itself, its bash and the three escaping children
+            while len(_marked(marker)) < 5 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert len(_marked(marker)) == 5
+            proc.send_signal(signum)
+            code = proc.wait(30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert code == 128 + signum
+        assert not _marked(marker), f"{signum.name} left {_marked(marker)}"
+
+
+def _marked(marker: str) -> list[int]:
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        try:
+            if marker in " ".join(proc.info["cmdline"] or []):
+                found.append(proc.pid)
+        except psutil.Error:
+            continue
+    return found
