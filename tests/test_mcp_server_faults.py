@@ -187,3 +187,71 @@ def test_http_session_end_stops_its_background_tasks_and_sigterm_leaves_nothing(
         if server.poll() is None:
             server.kill()
     assert not marker_pids(marker)
+
+
+_HTTP_CLIENT = """
+import anyio, sys
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+async def main():
+    async with streamable_http_client(sys.argv[1]) as (r, w):
+        async with ClientSession(r, w) as s:
+            await s.initialize()
+            await s.call_tool("Bash", {"command": sys.argv[2]})
+anyio.run(main)
+"""
+
+
+def test_http_client_killed_mid_call_has_its_call_cancelled_at_once(tmp_path: Path) -> None:
+    from tests.test_mcp_server import _free_port, _wait_for_port
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    port = _free_port()
+    marker = f"mcp-http-kill-{time.time_ns()}"
+    env = {**os.environ, **isolated_env(tmp_path)}
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "shellrt",
+            "serve",
+            "--http",
+            f"127.0.0.1:{port}",
+            "--workspace",
+            str(workspace),
+            "--sandbox",
+            "local",
+            "--mode",
+            "bypassPermissions",
+        ],
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=str(ROOT),
+    )
+    client = None
+    try:
+        anyio.run(_wait_for_port, port)
+        client = subprocess.Popen(
+            [sys.executable, "-c", _HTTP_CLIENT, f"http://127.0.0.1:{port}/mcp", f"sleep 400 # {marker}"],
+            env=env,
+        )
+        deadline = time.monotonic() + 30
+        while not marker_pids(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert marker_pids(marker), "the call never started"
+        client.kill()
+        client.wait()
+        deadline = time.monotonic() + 20  # "at once": well before the 120 s Bash timeout
+        while marker_pids(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not marker_pids(marker), "a killed HTTP client's call kept running"
+        assert server.poll() is None, "the server must keep serving other clients"
+    finally:
+        if client is not None and client.poll() is None:
+            client.kill()
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()

@@ -49,6 +49,8 @@ log = logging.getLogger("shellrt.mcp")
 
 #: Progress events buffered per call; older ones are dropped when the client reads slowly.
 _PROGRESS_BUFFER = 16
+#: How often a running HTTP call checks that its client is still connected.
+_DISCONNECT_CHECK_S = 0.5
 #: How often ended HTTP sessions are looked for (their background tasks are then stopped).
 _SESSION_CHECK_S = 1.0
 
@@ -196,7 +198,7 @@ class McpToolServer:
     async def _call_tool(self, ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
         token = current_request.set(ctx)
         try:
-            return await self._run_one(ctx, params)
+            return await self._run_watched(ctx, params)
         except anyio.get_cancelled_exc_class():
             raise
         except Exception as exc:
@@ -207,6 +209,33 @@ class McpToolServer:
             )
         finally:
             current_request.reset(token)
+
+    async def _run_watched(self, ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
+        """`_run_one`, cancelled at once (its tree killed) when the HTTP client disconnects."""
+        is_disconnected = getattr(getattr(ctx, "request", None), "is_disconnected", None)
+        if not callable(is_disconnected):
+            return await self._run_one(ctx, params)
+        result: mt.CallToolResult | None = None
+        async with anyio.create_task_group() as tg:
+
+            async def watch() -> None:
+                while True:
+                    await anyio.sleep(_DISCONNECT_CHECK_S)
+                    try:
+                        gone = bool(await is_disconnected())
+                    except Exception:
+                        return  # cannot tell: leave the call alone
+                    if gone:
+                        log.info("tools/call %s: the client disconnected; cancelling it", params.name)
+                        tg.cancel_scope.cancel()
+                        return
+
+            tg.start_soon(watch)
+            result = await self._run_one(ctx, params)
+            tg.cancel_scope.cancel()
+        if result is None:
+            return _error_result("The client disconnected; the call was cancelled and its processes killed.")
+        return result
 
     async def _run_one(self, ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
         arguments: dict[str, Any] = dict(params.arguments or {})
