@@ -49,6 +49,8 @@ log = logging.getLogger("shellrt.mcp")
 
 #: Progress events buffered per call; older ones are dropped when the client reads slowly.
 _PROGRESS_BUFFER = 16
+#: How long a cancelled HTTP server may take to shut down cleanly.
+_HTTP_SHUTDOWN_S = 10.0
 #: How often a running HTTP call checks that its client is still connected.
 _DISCONNECT_CHECK_S = 0.5
 #: How often ended HTTP sessions are looked for (their background tasks are then stopped).
@@ -163,10 +165,31 @@ class McpToolServer:
 
         app = self.server.streamable_http_app(streamable_http_path=path, host=host)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+        server = uvicorn.Server(config)
+        finished = anyio.Event()
+        # Shielded: a cancel (SIGINT/SIGTERM) asks uvicorn to shut down cleanly instead of
+        # tearing its lifespan apart mid-flight; after `_HTTP_SHUTDOWN_S` it is cancelled anyway.
+        shield = anyio.CancelScope(shield=True)
+
+        async def run_server() -> None:
+            with shield:
+                try:
+                    await server.serve()
+                finally:
+                    finished.set()
+
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._stop_tasks_of_ended_sessions)
-            await uvicorn.Server(config).serve()
-            tg.cancel_scope.cancel()
+            tg.start_soon(run_server)
+            try:
+                await finished.wait()
+            finally:
+                server.should_exit = True
+                with anyio.CancelScope(shield=True), anyio.move_on_after(_HTTP_SHUTDOWN_S):
+                    await finished.wait()
+                shield.shield = False
+                shield.cancel()
+                tg.cancel_scope.cancel()
 
     async def _stop_tasks_of_ended_sessions(self) -> None:
         """HTTP: once a client's MCP session ends (DELETE, idle timeout), stop the background tasks it started."""
