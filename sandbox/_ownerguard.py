@@ -46,25 +46,28 @@ for s in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM, signal.SIGPIPE):
 while os.read(0, 4096):
     pass
 needle = ("\0SHELLRT_RUN_ID=local-" + token).encode()
-end = time.monotonic() + 10
-while time.monotonic() < end:
+def members():
     pids = []
     if cg:
-        try:
-            with open(cg + "/cgroup.procs") as f:
-                pids = [int(p) for p in f.read().split()]
-        except OSError:
-            pids = []
-    else:
-        for e in os.listdir("/proc"):
-            if e.isdigit():
-                try:
-                    with open("/proc/" + e + "/environ", "rb") as f:
-                        if needle in b"\0" + f.read():
-                            pids.append(int(e))
-                except OSError:
-                    pass
-    pids = [p for p in pids if p != os.getpid()]
+        for d, _, _ in os.walk(cg):  # nested owners' cgroups too: they are the owner's children
+            try:
+                with open(d + "/cgroup.procs") as f:
+                    pids += [int(p) for p in f.read().split()]
+            except OSError:
+                pass
+        return pids
+    for e in os.listdir("/proc"):
+        if e.isdigit():
+            try:
+                with open("/proc/" + e + "/environ", "rb") as f:
+                    if needle in b"\0" + f.read():
+                        pids.append(int(e))
+            except OSError:
+                pass
+    return pids
+end = time.monotonic() + 10
+while time.monotonic() < end:
+    pids = [p for p in members() if p != os.getpid()]
     if not pids:
         break
     for p in pids:
@@ -75,11 +78,14 @@ while time.monotonic() < end:
     time.sleep(0.02)
 if cg:
     for _ in range(100):
-        try:
-            os.rmdir(cg)
+        for d, _, _ in sorted(os.walk(cg), key=lambda w: -len(w[0])):
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+        if not os.path.exists(cg):
             break
-        except OSError:
-            time.sleep(0.05)
+        time.sleep(0.05)
 """
 
 
@@ -203,18 +209,22 @@ def _owner_alive(name: str) -> bool:
 
 
 def _empty_cgroup(path: Path) -> bool:
+    """Kill every member of ``path`` and of the cgroups nested in it, then remove them (deepest first)."""
     end = time.monotonic() + 5
     while time.monotonic() < end:
-        try:
-            pids = [int(p) for p in (path / "cgroup.procs").read_text().split()]
-        except OSError:
-            return False
-        if not pids:
+        dirs = sorted((Path(d) for d, _, _ in os.walk(path)), key=lambda d: -len(d.parts))
+        pids: list[int] = []
+        for d in dirs:
             try:
-                path.rmdir()
-                return True
+                pids += [int(p) for p in (d / "cgroup.procs").read_text().split()]
             except OSError:
-                pass
+                continue
+        if not pids:
+            for d in dirs:
+                with contextlib.suppress(OSError):
+                    d.rmdir()
+            if not path.exists():
+                return True
         for pid in pids:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
