@@ -28,3 +28,17 @@ def test_classify_into_a_closed_pipe_prints_no_traceback() -> None:
     err = proc.stderr.read()
     assert b"Traceback" not in err and b"BrokenPipe" not in err, err.decode(errors="replace")
     assert code == 141
+
+
+def test_classify_answers_deep_nesting_without_an_internal_error() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    deep = b"[" * 100_000 + b"]" * 100_000 + b"\n"
+    done = subprocess.run(
+        [sys.executable, "-m", "shellrt", "classify", "--jsonl"],
+        input=deep + b'"ls"\n',
+        capture_output=True,
+        env=env,
+    )
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2 and b"nested too deeply" in lines[0] and b"RecursionError" not in lines[0]
+    assert b'"read_only": true' in lines[1]

@@ -98,6 +98,8 @@ def _answer(line: str, default_shell: str) -> dict[str, Any]:
         request = json.loads(line)
     except json.JSONDecodeError as exc:
         raise _BadLine(f"invalid JSON: {exc.msg}; send a JSON string or {{\"command\": ...}}") from None
+    except RecursionError:
+        raise _BadLine("JSON nested too deeply to read; send a JSON string or {\"command\": ...}") from None
     shell = default_shell
     if isinstance(request, dict):
         command = request.get("command")
