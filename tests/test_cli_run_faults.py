@@ -79,6 +79,9 @@ def test_bash_tool_on_a_full_disk_is_an_error_with_true_counts(small_tmpfs: Path
             }
             answer = await rt.run(block)
             result: dict[str, object] = answer["content"][0]
+            # The disk is still full: a small output is whole in the result, so nothing is lost.
+            small = await rt.run({**block, "id": "u", "input": {"command": "echo after"}})
+            assert small["content"][0]["is_error"] is False and small["content"][0]["content"] == "after"
             return result
 
     result = anyio.run(main)

@@ -395,7 +395,7 @@ class Supervisor:
                 execution.elapsed_s if execution.ended else time.monotonic() - execution.started, 6
             ),
             notes=tuple(execution.notes),
-            output_lost=execution.loss_report(),
+            output_lost=execution.loss_report(previews_complete_ok=True),
             capture_failed=execution.capture_error is not None,
             saved_bytes=execution.out.saved_bytes + (execution.err.saved_bytes if execution.err else 0),
         )
