@@ -67,7 +67,9 @@ def main() -> None:
     r = anyio.run(measure, args.tasks, args.n)
     ratio = r["echo_loaded_ms"] / r["echo_ms"]
     print(f"echo, no background tasks:      {r['echo_ms']:.2f} ms (median of {args.n})")
-    print(f"echo, {args.tasks} live background tasks: {r['echo_loaded_ms']:.2f} ms  ratio {ratio:.2f}x (goal <= 2x)")
+    print(
+        f"echo, {args.tasks} live background tasks: {r['echo_loaded_ms']:.2f} ms  ratio {ratio:.2f}x (goal <= 2x)"
+    )
     print(f"starting {args.tasks} tasks: {r['start_s']:.2f} s; closing the session: {r['close_s']:.2f} s")
 
 

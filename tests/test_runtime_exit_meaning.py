@@ -64,6 +64,8 @@ def test_runtime_results_and_sibling_cancellation_follow_the_rule(tmp_path: Path
     a, b1, b2, c1, c2 = anyio.run(main)
     assert a["is_error"] is True and "Exit code 3" in str(a["content"])
     assert b1["is_error"] is False and "no match" in str(b1["content"])
-    assert b2["is_error"] is False and "hello" in str(b2["content"]), "a grep no-match must not cancel siblings"
+    assert b2["is_error"] is False and "hello" in str(b2["content"]), (
+        "a grep no-match must not cancel siblings"
+    )
     assert c1["is_error"] is True
     assert c2["is_error"] is True and "sibling" in str(c2["content"])
