@@ -227,3 +227,34 @@ def test_next_sandbox_start_sweeps_the_spool_of_a_killed_shellrt_run(tmp_path: P
     )
     assert done.returncode == 0, done.stderr
     assert not [p for p in leftovers if p.exists()]
+
+
+def test_watchdog_without_a_cgroup_kills_by_marker_when_its_pipe_closes(tmp_path: Path) -> None:
+    """The non-root path: no cgroup, the watchdog finds the owner's runs by their marker variable."""
+    from sandbox._ownerguard import _WATCHDOG
+
+    token = f"{uuid.uuid4().hex[:8]}x"
+    marker = f"owner-marker-{uuid.uuid4().hex}"
+    read_end, write_end = os.pipe()
+    dog = subprocess.Popen(
+        [sys.executable, "-S", "-c", _WATCHDOG, "", token], stdin=read_end, start_new_session=True
+    )
+    os.close(read_end)
+    env = {**os.environ, "SHELLRT_RUN_ID": f"local-{token}abc-1"}
+    runs = [
+        subprocess.Popen(["sh", "-c", f"sleep 1000; : {marker}"], env=env, start_new_session=True)
+        for _ in range(2)
+    ]
+    other = subprocess.Popen(["sh", "-c", f"sleep 1000; : {marker}-other"], start_new_session=True)
+    try:
+        assert _wait_for(lambda: len(_marked(marker)) >= 3, 20)
+        os.close(write_end)  # the owner is gone
+        dog.wait(30)
+        for run in runs:
+            assert run.wait(10) == -signal.SIGKILL
+        assert other.poll() is None, "a process without the owner's marker must be left alone"
+    finally:
+        for proc in (*runs, other, dog):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
