@@ -159,7 +159,7 @@ async def _main(args: argparse.Namespace) -> int:
 
         async def watch_signals() -> None:
             nonlocal interrupted
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
                 async for signum in signals:
                     if not interrupted:
                         interrupted = True
