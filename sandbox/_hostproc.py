@@ -27,15 +27,17 @@ from pathlib import Path
 import anyio
 
 from sandbox._fdstream import FdReceiveStream, FdSendStream, wait_pidfd
-from sandbox._proctree import MARKER_VAR, ProcessTree, last_pid, pids_with_marker, scan_markers
-from sandbox._scratch import OwnedDir, sweep_orphans
+from sandbox._proctree import MARKER_VAR, ProcessTree, last_pid, pids_with_marker, process_table, scan_markers
+from sandbox._scratch import OwnedDir, sweep_known_orphans, sweep_orphans
 from sandbox.base import ExecRequest, ExitStatus, SandboxProcess
 from sandbox.errors import SandboxClosedError, SandboxExecError
 
 __all__ = ["HostProcess", "HostRunner", "RunSlot", "StdioPipes", "child_env", "grow_pipe", "read_cwd_report"]
 
 #: Descendants are first recorded after this delay, then every `_POLL_INTERVAL_S`:
-#: a command that ends sooner costs no psutil walk at all (hot path of ``true``).
+#: a command that ends sooner costs no /proc walk at all (hot path of ``true``).
+#: One poller thread per runner takes one process-table snapshot per round for
+#: every live run, so polling costs the same with 1 or 100 background tasks.
 _FIRST_POLL_S = 0.02
 _POLL_INTERVAL_S = 0.1
 #: After EOF on its output, how long `wait` may block for the root to become reapable.
@@ -128,13 +130,14 @@ class HostRunner:
     it, so `close` can sweep every process any run of this backend left behind.
     """
 
-    def __init__(self, label: str, *, poll_descendants: bool = True) -> None:
+    def __init__(self, label: str, *, poll_descendants: bool = True, marker_token: str = "") -> None:
         self.label = label
         #: Record descendants while a run lives (local). Off for bwrap: its pid namespace
         #: dies with the root, taking every descendant along, and a psutil walk of the
         #: whole process table every poll would only slow the event loop down.
         self.poll_descendants = poll_descendants
-        self.marker_prefix = f"{label}-{secrets.token_hex(6)}-"
+        #: ``marker_token`` (the owner's, see `sandbox._ownerguard`) lets a watchdog find every run of an owner.
+        self.marker_prefix = f"{label}-{marker_token}{secrets.token_hex(6)}-"
         self._counter = itertools.count(1)
         self.state_dir: Path | None = None
         self._owned: OwnedDir | None = None
@@ -147,6 +150,7 @@ class HostRunner:
         self._closing = threading.Event()
         self._devnull_fd: int | None = None
         self._exe_cache: dict[tuple[str, str | None], str | None] = {}
+        self._poller: threading.Thread | None = None
         self.closed = False
 
     def start(self) -> None:
@@ -155,6 +159,7 @@ class HostRunner:
             if prefix not in _SWEPT:  # once per process: what killed runs of any process left behind
                 _SWEPT.add(prefix)
                 sweep_orphans(prefix)
+                sweep_known_orphans()  # `shellrt run` spools and batch dirs of killed processes
             self._owned = OwnedDir(prefix)
             self.state_dir = self._owned.path
             self._janitor = concurrent.futures.ThreadPoolExecutor(
@@ -246,6 +251,27 @@ class HostRunner:
             fd = self._devnull_fd = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
         return fd
 
+    def ensure_poller(self) -> None:
+        """Start the runner's descendant poller thread (once; it ends when the runner closes)."""
+        if self._poller is not None or not self.poll_descendants:
+            return
+        self._poller = threading.Thread(
+            target=self._poll_loop, name=f"shellrt-{self.label}-poller", daemon=True
+        )
+        self._poller.start()
+
+    def _poll_loop(self) -> None:
+        """Poller thread: one /proc snapshot per round records the descendants of every live run."""
+        closing = self._closing
+        while not closing.wait(_POLL_INTERVAL_S):
+            now = time.monotonic()
+            live = [h for h in list(self._open) if h.running and now - h.spawned_at >= _FIRST_POLL_S]
+            if not live:
+                continue
+            table = process_table(_scan_floor((h.tree.root_pid, h.spawned_at) for h in live))
+            for handle in live:
+                handle.tree.record(table)
+
     def after_exit(self, handle: HostProcess) -> None:
         """The root exited: sweep escaped processes by marker, off the caller's hot path."""
         self._open.discard(handle)
@@ -274,9 +300,11 @@ class HostRunner:
         if self.closed:
             return
         self.closed = True
-        for handle in list(self._open):
-            await handle.kill()
+        async with anyio.create_task_group() as tg:  # all at once: closing 50 tasks costs one kill
+            for handle in list(self._open):
+                tg.start_soon(handle.kill)
         self._closing.set()
+        self._poller = None
         janitor, self._janitor = self._janitor, None
         prefix = self.marker_prefix
 
@@ -401,17 +429,9 @@ class HostProcess(SandboxProcess):
                 poller.register(pidfd, select.POLLIN)
                 poller.poll(_EXITING_MS)
         if self._runner.poll_descendants and self._popen.poll() is None:
-            # Most commands end within the first poll window (counted from the spawn):
-            # wait for them without starting the descendant poller at all (hot path).
-            delay = self.spawned_at + _FIRST_POLL_S - time.monotonic()
-            if delay > 0:
-                with anyio.move_on_after(delay):
-                    await self._wait_exit()
-            if self._popen.returncode is None:
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(self._poll_descendants)
-                    await self._wait_exit()
-                    tg.cancel_scope.cancel()
+            # The runner's poller thread records descendants of runs older than the
+            # first poll window; most commands end within it and cost no walk at all.
+            self._runner.ensure_poller()
         returncode = await self._wait_exit()
         if self._status is not None:  # a concurrent waiter finished first
             return self._status
@@ -431,10 +451,10 @@ class HostProcess(SandboxProcess):
         with anyio.CancelScope(shield=True):
             await self.wait()
 
-    async def _poll_descendants(self) -> None:
-        while True:
-            self.tree.record()
-            await anyio.sleep(_POLL_INTERVAL_S)
+    @property
+    def running(self) -> bool:
+        """The root has not been reaped yet (no syscall: for the poller thread)."""
+        return self._popen.returncode is None
 
     def _make_status(self, returncode: int) -> ExitStatus:
         cwd = read_cwd_report(self._cwd_file)

@@ -7,13 +7,17 @@ longer finds them. Three nets, used together:
 1. ``killpg`` on the run's own process group (the shell is started with
    ``start_new_session``) — one syscall, catches ordinary children;
 2. descendants recorded while the run was alive (`ProcessTree.record`, polled
-   by the backend) — catches ``setsid`` children that are still below the shell;
+   by the backend: one `process_table` snapshot per poll serves every live
+   run, so the cost does not grow with the number of background tasks) —
+   catches ``setsid`` children that are still below the shell;
 3. a sweep of ``/proc/*/environ`` for the run's unique marker variable — catches
    double-forked orphans now parented by init (they inherit the environment).
 
 A process that both escapes the group *and* scrubs its environment (``env -i``)
-*and* detaches before the first poll can escape the local backend; the bwrap and
-docker backends close that gap with a pid namespace / container.
+*and* detaches before the first poll can escape these nets; as root the local
+backend also keeps its processes in a cgroup (`sandbox._cgroup`), which nothing
+inside can leave; the bwrap and docker backends close that gap with a pid
+namespace / container.
 """
 
 from __future__ import annotations
@@ -21,11 +25,19 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import threading
 import time
 
-import psutil
-
-__all__ = ["MARKER_VAR", "ProcessTree", "is_alive", "last_pid", "pids_with_marker", "scan_markers"]
+__all__ = [
+    "MARKER_VAR",
+    "ProcessTree",
+    "is_alive",
+    "last_pid",
+    "pids_with_marker",
+    "process_table",
+    "scan_markers",
+    "start_time",
+]
 
 #: Environment variable carrying the per-run marker that `pids_with_marker` sweeps for.
 MARKER_VAR = "SHELLRT_RUN_ID"
@@ -41,6 +53,48 @@ def is_alive(pid: int) -> bool:
     # Format: "pid (comm) S ..." — comm may contain spaces/parens, so split at the last ')'.
     state = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3]
     return state not in (b"Z", b"X", b"x")
+
+
+def _parse_stat(stat: bytes) -> tuple[int, int] | None:
+    """``(ppid, starttime)`` from a ``/proc/<pid>/stat`` line (None when unreadable)."""
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    try:
+        return int(fields[1]), int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def start_time(pid: int) -> int | None:
+    """The process's start time in clock ticks (its identity with the pid), or None when gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            parsed = _parse_stat(f.read())
+    except OSError:
+        return None
+    return None if parsed is None else parsed[1]
+
+
+def process_table(min_pid: int = 0) -> dict[int, tuple[int, int]]:
+    """``pid -> (ppid, starttime)`` of every process (pids at or below ``min_pid`` skipped), one /proc pass."""
+    table: dict[int, tuple[int, int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:  # pragma: no cover - /proc is always there on Linux
+        return table
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        if pid <= min_pid:
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                parsed = _parse_stat(f.read())
+        except OSError:
+            continue
+        if parsed is not None:
+            table[pid] = parsed
+    return table
 
 
 def last_pid() -> int | None:
@@ -109,34 +163,50 @@ class ProcessTree:
     """Every process of one run: its group, its recorded descendants and its marker.
 
     ``root_pid`` must lead its own session (``start_new_session=True``), so the
-    process group id equals ``root_pid``.
+    process group id equals ``root_pid``. Thread-safe: a backend's poller
+    thread records while the event loop kills.
     """
 
     def __init__(self, root_pid: int, marker: str) -> None:
         self.root_pid = root_pid
         self.marker = marker
-        #: pid -> create_time, so a recycled pid is never killed by mistake.
-        self._known: dict[int, float] = {}
+        #: pid -> start time (clock ticks), so a recycled pid is never killed by mistake.
+        self._known: dict[int, int] = {}
+        self._lock = threading.Lock()
 
-    def record(self) -> None:
-        """Remember the current descendants of the root (call periodically while it runs)."""
-        try:
-            children = psutil.Process(self.root_pid).children(recursive=True)
-        except psutil.Error:
+    def record(self, table: dict[int, tuple[int, int]] | None = None) -> None:
+        """Remember the current descendants of the root, from ``table`` (a fresh `process_table` if None)."""
+        if table is None:
+            table = process_table()
+        if self.root_pid not in table:
             return
-        for child in children:
-            with contextlib.suppress(psutil.Error):
-                self._known.setdefault(child.pid, child.create_time())
+        children: dict[int, list[int]] = {}
+        for pid, (ppid, _) in table.items():
+            children.setdefault(ppid, []).append(pid)
+        found: list[int] = []
+        stack = [self.root_pid]
+        while stack:
+            for child in children.get(stack.pop(), ()):
+                found.append(child)
+                stack.append(child)
+        if not found:
+            return
+        with self._lock:
+            for pid in found:
+                self._known.setdefault(pid, table[pid][1])
 
     def kill_group(self) -> None:
         """SIGKILL the process group and every recorded descendant (cheap: no /proc sweep)."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.root_pid, signal.SIGKILL)
-        for pid, created in list(self._known.items()):
-            if self._same_process(pid, created):
+        with self._lock:
+            known = list(self._known.items())
+        for pid, started in known:
+            if start_time(pid) == started:
                 _kill(pid)
             else:
-                self._known.pop(pid, None)
+                with self._lock:
+                    self._known.pop(pid, None)
 
     def kill_all(self, *, deadline_s: float = 2.0) -> bool:
         """Kill everything of the run, sweeping until nothing is left; True when all are gone.
@@ -150,7 +220,9 @@ class ProcessTree:
             for pid in pids_with_marker(self.marker):
                 _kill(pid)
             time.sleep(0.002)
-            survivors = [p for p in list(self._known) if is_alive(p)]
+            with self._lock:
+                known = list(self._known)
+            survivors = [p for p in known if is_alive(p)]
             survivors += [p for p in pids_with_marker(self.marker) if is_alive(p)]
             if not survivors:
                 return True
@@ -162,10 +234,3 @@ class ProcessTree:
         """Kill escaped processes still carrying the marker (after the root exited normally)."""
         for pid in pids_with_marker(self.marker):
             _kill(pid)
-
-    @staticmethod
-    def _same_process(pid: int, created: float) -> bool:
-        try:
-            return bool(psutil.Process(pid).create_time() == created)
-        except psutil.Error:
-            return False

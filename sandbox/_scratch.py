@@ -19,7 +19,12 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["OwnedDir", "sweep_orphans"]
+__all__ = ["KNOWN_PREFIXES", "OwnedDir", "sweep_known_orphans", "sweep_orphans"]
+
+#: Temp-dir prefixes of `OwnedDir` users outside ``sandbox`` (``shellrt run`` spools, batch
+#: task dirs): any sandbox start sweeps them too. Session dirs are not temporary: never listed.
+KNOWN_PREFIXES = ("shellrt-run-", "shellrt-batch-")
+_SWEPT_KNOWN: set[int] = set()
 
 _LOCK = ".owner.lock"
 #: A directory this young may be one whose owner has not locked it yet.
@@ -29,8 +34,8 @@ _GRACE_S = 60.0
 class OwnedDir:
     """A fresh 0700 directory under the temp dir, locked by this process until `remove`."""
 
-    def __init__(self, prefix: str) -> None:
-        self.path = Path(tempfile.mkdtemp(prefix=prefix))
+    def __init__(self, prefix: str, directory: Path | None = None) -> None:
+        self.path = Path(tempfile.mkdtemp(prefix=prefix, dir=directory))
         self._lock_fd: int | None = os.open(self.path / _LOCK, os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
         fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
@@ -42,11 +47,29 @@ class OwnedDir:
             os.close(fd)
 
 
-def sweep_orphans(prefix: str) -> list[Path]:
+    def keep(self) -> None:
+        """Leave the directory for the user (e.g. a result file in it): no sweep will remove it."""
+        with contextlib.suppress(OSError):
+            (self.path / _LOCK).unlink()
+        fd, self._lock_fd = self._lock_fd, None
+        if fd is not None:
+            os.close(fd)
+
+
+def sweep_known_orphans() -> None:
+    """Once per process: sweep every `KNOWN_PREFIXES` directory of the temp dir whose owner is gone."""
+    if os.getpid() in _SWEPT_KNOWN:
+        return
+    _SWEPT_KNOWN.add(os.getpid())
+    for prefix in KNOWN_PREFIXES:
+        sweep_orphans(prefix)
+
+
+def sweep_orphans(prefix: str, directory: Path | None = None) -> list[Path]:
     """Remove the ``prefix*`` directories (made by `OwnedDir`) whose owner is gone; returns them."""
     removed: list[Path] = []
     now = time.time()
-    for path in Path(tempfile.gettempdir()).glob(prefix + "*"):
+    for path in Path(directory or tempfile.gettempdir()).glob(prefix + "*"):
         try:
             if not path.is_dir() or path.is_symlink() or now - path.stat().st_mtime < _GRACE_S:
                 continue

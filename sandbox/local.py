@@ -2,7 +2,10 @@
 
 Use it where bubblewrap cannot run. It enforces nothing of the filesystem or
 network policy (`enforces` says so, and callers warn); it still guarantees that
-a timeout or close leaves nothing running (see `sandbox._proctree`).
+a timeout or close leaves nothing running (see `sandbox._proctree`), and that
+nothing outlives the owner process, however it dies (see `sandbox._ownerguard`:
+a cgroup and a watchdog as root; without root, a watchdog that finds processes
+by their marker variable, which a process that clears its environment escapes).
 
 Environment added to each process: ``SHELLRT_RUN_ID`` (the kill marker) and,
 when ``report_cwd``, ``SHELLRT_CWD_FILE``.
@@ -11,6 +14,7 @@ when ``report_cwd``, ``SHELLRT_CWD_FILE``.
 from __future__ import annotations
 
 from sandbox._hostproc import HostProcess, HostRunner
+from sandbox._ownerguard import guard_owner, owner_marker_token
 from sandbox.base import ExecRequest, SandboxBackend
 from sandbox.config import LocalConfig
 from sandbox.policy import SandboxPolicy
@@ -28,7 +32,7 @@ class LocalBackend(SandboxBackend):
             raise TypeError("LocalBackend needs a SandboxPolicy (at least the workspace)")
         super().__init__(policy)
         self.config = config or LocalConfig()
-        self._runner = HostRunner("local")
+        self._runner = HostRunner("local", marker_token=owner_marker_token())
 
     async def start(self) -> None:
         if not self.policy.workspace.is_dir():
@@ -37,6 +41,7 @@ class LocalBackend(SandboxBackend):
             raise BackendUnavailableError(
                 f"workspace {self.policy.workspace} is not a directory; create it or pass another --workspace"
             )
+        guard_owner()
         self._runner.start()
 
     async def close(self) -> None:

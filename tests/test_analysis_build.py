@@ -13,12 +13,11 @@ import dataclasses
 import os
 from pathlib import Path
 
-import pytest
-
 from shellrt.analysis import analyze
 from shellrt.analysis.compiled import compiled_modules, is_compiled, stale_modules
 from shellrt.analysis.models import CommandAnalysis
 from shellrt.analysis.nodes import CommandPlan, PlanCommand, Word
+from tests.conftest import require
 
 _EXPECT = os.environ.get("SHELLRT_EXPECT_COMPILED")
 
@@ -34,8 +33,8 @@ def _setup_compiled_modules() -> list[str]:
     raise AssertionError("setup.py has no COMPILED_MODULES list")
 
 
-@pytest.mark.skipif(_EXPECT is None, reason="SHELLRT_EXPECT_COMPILED not set (scripts/test.sh sets it)")
 def test_build_is_the_expected_one() -> None:
+    require(_EXPECT is not None, "SHELLRT_EXPECT_COMPILED not set (scripts/test.sh sets it)")
     if _EXPECT == "1":
         assert is_compiled(), "the analyser should be compiled (python3 setup.py build_ext --inplace failed?)"
         loaded = set(compiled_modules())

@@ -52,7 +52,7 @@ async def test_200_mixed_tasks_give_200_correct_results(tmp_path: Path) -> None:
         if kind == "fail":
             assert second is not None and second.exit_code == 3 and "oops" in (second.preview or "")
         elif kind == "timeout":
-            assert second is not None and second.timed_out and second.duration_s < 5
+            assert second is not None and second.timed_out and second.duration_s < 15
         elif kind == "heavy":
             assert second is not None and second.exit_code == 0
             assert second.total_bytes == len("".join(f"{n}\n" for n in range(1, 200001)))

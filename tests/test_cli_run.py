@@ -65,7 +65,7 @@ def test_timeout_exits_124_and_kills_everything(tmp_path: Path) -> None:
     command = f"sleep 1001 & echo $! >> {pidfile}; setsid sleep 1002 & echo $! >> {pidfile}; sleep 1005"
     start = time.monotonic()
     proc = shellrt("--sandbox", "local", "--timeout", "1", "--", command, cwd=tmp_path)
-    assert time.monotonic() - start < 8
+    assert time.monotonic() - start < 30  # the sleeps run ~1000 s: only a hang fails this
     assert proc.returncode == 124 and "timed out" in proc.stderr
     pids = [int(p) for p in pidfile.read_text().split()]
     assert pids and not any(is_alive(p) for p in pids)

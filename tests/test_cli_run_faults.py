@@ -59,9 +59,28 @@ def test_run_json_says_what_a_full_disk_lost(small_tmpfs: Path, tmp_path: Path) 
 def test_run_streaming_delivers_every_byte_when_the_spool_disk_fills(
     small_tmpfs: Path, tmp_path: Path
 ) -> None:
-    done = _run(["--", "head -c 50000000 /dev/zero"], {"TMPDIR": str(small_tmpfs)}, tmp_path)
+    received = tmp_path / "stdout.bin"  # a file, not pytest's memory (it would inflate later RSS checks)
+    with open(received, "wb") as out:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "shellrt",
+                "run",
+                "--sandbox",
+                "local",
+                "--workspace",
+                str(tmp_path),
+                "--",
+                "head -c 50000000 /dev/zero",
+            ],
+            stdout=out,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(small_tmpfs)},
+            timeout=120,
+        )
     assert done.returncode == 0, done.stderr
-    assert len(done.stdout) == 50_000_000
+    assert received.stat().st_size == 50_000_000
     assert b"spool copy is incomplete" in done.stderr
 
 
@@ -79,6 +98,9 @@ def test_bash_tool_on_a_full_disk_is_an_error_with_true_counts(small_tmpfs: Path
             }
             answer = await rt.run(block)
             result: dict[str, object] = answer["content"][0]
+            # The disk is still full: a small output is whole in the result, so nothing is lost.
+            small = await rt.run({**block, "id": "u", "input": {"command": "echo after"}})
+            assert small["content"][0]["is_error"] is False and small["content"][0]["content"] == "after"
             return result
 
     result = anyio.run(main)
@@ -123,3 +145,54 @@ def test_output_quota_cuts_a_background_flood_truthfully(tmp_path: Path) -> None
     size, note = anyio.run(main)
     assert size <= 1 << 20
     assert "output limit" in note and "SHELLRT_OUTPUT_LIMIT" in note, note
+
+
+def test_sigterm_and_sigint_stop_shellrt_run_and_kill_its_tree(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        marker = uuid.uuid4().hex
+        child = f"sh -c 'sleep 1000; : {marker}'"
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "shellrt",
+                "run",
+                "--sandbox",
+                "local",
+                "--workspace",
+                str(tmp_path),
+                "--",
+                f"setsid {child} & nohup {child} >/dev/null & {child}",
+            ],
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+
+        try:
+            deadline = time.monotonic() + 20
+            # shellrt itself, its bash and the three escaping children
+            while len(_marked(marker)) < 5 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert len(_marked(marker)) == 5
+            proc.send_signal(signum)
+            code = proc.wait(30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert code == 128 + signum
+        assert not _marked(marker), f"{signum.name} left {_marked(marker)}"
+
+
+def _marked(marker: str) -> list[int]:
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        try:
+            if marker in " ".join(proc.info["cmdline"] or []):
+                found.append(proc.pid)
+        except psutil.Error:
+            continue
+    return found

@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from tests._mcp_support import ROOT, isolated_env
 from tests.test_server_jsonl import marker_pids
 
@@ -134,3 +136,122 @@ def test_sigint_stops_mcp_stdio_while_stdin_is_open(tmp_path: Path) -> None:
         if mcp.proc.poll() is None:
             mcp.proc.kill()
     assert code == 128 + signal.SIGINT
+
+
+def test_http_session_end_stops_its_background_tasks_and_sigterm_leaves_nothing(tmp_path: Path) -> None:
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    from tests.test_mcp_server import _free_port, _wait_for_port
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    port = _free_port()
+    marker = f"mcp-http-{time.time_ns()}"
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "shellrt",
+            "serve",
+            "--http",
+            f"127.0.0.1:{port}",
+            "--workspace",
+            str(workspace),
+            "--sandbox",
+            "local",
+            "--mode",
+            "bypassPermissions",
+        ],
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **isolated_env(tmp_path)},
+        cwd=str(ROOT),
+    )
+
+    async def client(command: str) -> None:
+        await _wait_for_port(port)
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            await session.call_tool("Bash", {"command": command, "run_in_background": True})
+
+    try:
+        anyio.run(client, f"sleep 1000 # {marker}-a")
+        deadline = time.monotonic() + 20  # the session ended with the client: its task goes
+        while marker_pids(f"{marker}-a") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not marker_pids(f"{marker}-a"), "a background task outlived its MCP session"
+        server.send_signal(signal.SIGTERM)
+        server.wait(30)
+    finally:
+        if server.poll() is None:
+            server.kill()
+    assert not marker_pids(marker)
+
+
+_HTTP_CLIENT = """
+import anyio, sys
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+async def main():
+    async with streamable_http_client(sys.argv[1]) as (r, w):
+        async with ClientSession(r, w) as s:
+            await s.initialize()
+            await s.call_tool("Bash", {"command": sys.argv[2]})
+anyio.run(main)
+"""
+
+
+def test_http_client_killed_mid_call_has_its_call_cancelled_at_once(tmp_path: Path) -> None:
+    from tests.test_mcp_server import _free_port, _wait_for_port
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    port = _free_port()
+    marker = f"mcp-http-kill-{time.time_ns()}"
+    env = {**os.environ, **isolated_env(tmp_path)}
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "shellrt",
+            "serve",
+            "--http",
+            f"127.0.0.1:{port}",
+            "--workspace",
+            str(workspace),
+            "--sandbox",
+            "local",
+            "--mode",
+            "bypassPermissions",
+        ],
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=str(ROOT),
+    )
+    client = None
+    try:
+        anyio.run(_wait_for_port, port)
+        client = subprocess.Popen(
+            [sys.executable, "-c", _HTTP_CLIENT, f"http://127.0.0.1:{port}/mcp", f"sleep 400 # {marker}"],
+            env=env,
+        )
+        deadline = time.monotonic() + 30
+        while not marker_pids(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert marker_pids(marker), "the call never started"
+        client.kill()
+        client.wait()
+        deadline = time.monotonic() + 20  # "at once": well before the 120 s Bash timeout
+        while marker_pids(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not marker_pids(marker), "a killed HTTP client's call kept running"
+        assert server.poll() is None, "the server must keep serving other clients"
+    finally:
+        if client is not None and client.poll() is None:
+            client.kill()
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()

@@ -32,7 +32,8 @@ class JsonlClient:
         self.proc.stdin.flush()
         answer = self.proc.stdout.readline()
         assert answer, f"server closed its output; stderr: {self.stderr()}"
-        return json.loads(answer)
+        value: dict[str, Any] = json.loads(answer)
+        return value
 
     def send(self, value: Any) -> dict[str, Any]:
         return self.send_raw(json.dumps(value))

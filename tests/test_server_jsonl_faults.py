@@ -108,3 +108,58 @@ def test_sigterm_and_sighup_kill_the_running_command_tree(tmp_path: Path) -> Non
                 client.proc.kill()
         assert code == 128 + signum, client.stderr()
         assert not marker_pids(marker), f"{signum.name} left processes of the running command"
+
+
+def test_an_answer_that_cannot_be_written_is_reported_per_line(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import require
+
+    require(os.geteuid() == 0, "mounting a tmpfs needs root")
+    full = tmp_path / "full"
+    full.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(full)], capture_output=True
+    )
+    require(mounted.returncode == 0, "cannot mount a tmpfs here")
+    try:
+        (full / "filler").write_bytes(b"x" * 60_000)
+        with open(full / "filler2", "wb") as f:  # fill what is left
+            try:
+                f.write(b"x" * 100_000)
+                f.flush()
+            except OSError:
+                pass
+        workspace = tmp_path / "ws"
+        workspace.mkdir()
+        lines = [json.dumps(bash(f"t{i}", f"touch made-{i}")) for i in range(3)]
+        with open(full / "answers.jsonl", "wb") as out:
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "shellrt",
+                    "serve",
+                    "--jsonl",
+                    "--workspace",
+                    str(workspace),
+                    "--sandbox",
+                    "local",
+                    "--mode",
+                    "bypassPermissions",
+                ],
+                input=("\n".join(lines) + "\n").encode(),
+                stdout=out,
+                stderr=subprocess.PIPE,
+                env={**os.environ, "HOME": str(tmp_path), "SHELLRT_HOME": str(tmp_path / "home")},
+                timeout=120,
+            )
+    finally:
+        subprocess.run(["umount", "-l", str(full)], check=False)
+    assert done.returncode == 0, done.stderr
+    err = done.stderr.decode()
+    for i in range(3):  # every call ran, and each lost answer is named on stderr
+        assert (workspace / f"made-{i}").exists()
+        assert f"line {i + 1}" in err and f"t{i}" in err, err

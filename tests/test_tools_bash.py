@@ -163,7 +163,10 @@ async def test_background_task_output_and_stop(ctx: ToolContext) -> None:
     )
     task_id = started.data.task_id
     assert task_id and "TaskOutput" in bash.to_model_content(started.data)
-    await anyio.sleep(0.8)
+    tasks = ctx.service(Supervisor).tasks
+    with anyio.fail_after(30):  # wait for the three ticks (a condition, not a fixed sleep)
+        while tasks.get(task_id).total_bytes < len("tick 1\nnoise\n") * 3:
+            await anyio.sleep(0.05)
     first = await reader.call(TaskOutputInput(task_id=task_id, filter="^tick"), ctx)
     assert first.data.text == "tick 1\ntick 2\ntick 3\n"
     first_text = reader.to_model_content(first.data)

@@ -15,6 +15,7 @@ from shellrt.tools._gitignore import compile_glob
 from shellrt.tools._search import NO_RIPGREP_ENV
 from shellrt.tools.glob import GlobTool, split_pattern
 from shellrt.tools.grep import GrepTool
+from tests.conftest import IN_CI, require
 
 HAVE_RG = shutil.which("rg") is not None
 
@@ -95,6 +96,8 @@ def both(monkeypatch: pytest.MonkeyPatch, tool: Tool[Any, Any], ctx: ToolContext
     monkeypatch.setenv(NO_RIPGREP_ENV, "1")
     fallback = run(tool, ctx, raw)
     if not HAVE_RG:  # pragma: no cover - CI images have rg
+        if IN_CI:  # the ripgrep half of the comparison must never silently drop out of CI
+            pytest.fail("ripgrep (rg) is required in CI for the differential comparison")
         return fallback
     monkeypatch.delenv(NO_RIPGREP_ENV)
     with_rg = run(tool, ctx, raw)
@@ -307,10 +310,10 @@ def _random_tree(root: Path, rng: Any) -> None:
             (root / d / ".git" / "info" / "exclude").write_text(rng.choice(_PATTERNS) + "\n")
 
 
-@pytest.mark.skipif(not HAVE_RG, reason="differential test needs ripgrep")
 def test_random_trees_identical_with_and_without_ripgrep(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    require(HAVE_RG, "the differential test needs ripgrep (rg)")
     import random
 
     rng = random.Random(20240611)

@@ -34,6 +34,7 @@ import logging
 import os
 import socket
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -73,6 +74,11 @@ _STANDARD_RESOURCES = ("CPU", "GPU", "memory", "object_store_memory", "TPU")
 
 #: Shipped export bytes per task, at most.
 DEFAULT_MAX_EXPORT_BYTES = 64 * 1024 * 1024
+#: Connecting to the cluster fails after this long (``shellrt batch`` exits 2 with the reason);
+#: ``SHELLRT_RAY_CONNECT_TIMEOUT`` (seconds) overrides it.
+CONNECT_TIMEOUT_S = float(os.environ.get("SHELLRT_RAY_CONNECT_TIMEOUT") or 30.0)
+#: A ``host:port`` address is first probed with a TCP connect bounded by this.
+_PROBE_TIMEOUT_S = 5.0
 
 
 def _node_label(resources: dict[str, float]) -> str | None:
@@ -262,6 +268,50 @@ class RayRunner:
             ray_logger.setLevel(level)
         self._owns_ray = True
 
+    async def _connect_bounded(self) -> None:
+        """`_connect` within `CONNECT_TIMEOUT_S`, cancellable at once (SIGINT/SIGTERM).
+
+        ``ray.init`` blocks, retrying for many minutes when nothing answers, and a
+        worker thread in it cannot be cancelled: a ``host:port`` address is probed
+        first (refused: fail at once), and ``ray.init`` runs in a daemon thread that
+        is abandoned on timeout or cancel (it never holds the process open).
+        Raises ConnectionError naming the address and what to do.
+        """
+        target = _tcp_address(self.address)
+        if target is not None:
+            try:
+                with anyio.fail_after(_PROBE_TIMEOUT_S):
+                    stream = await anyio.connect_tcp(*target)
+                await stream.aclose()
+            except (OSError, TimeoutError) as exc:
+                raise ConnectionError(
+                    f"nothing answers at {self.address} ({exc or 'timed out'}); check the address "
+                    "(`ray status` on the head node) or start a cluster with `ray start --head`"
+                ) from None
+        done = threading.Event()
+        failure: list[BaseException] = []
+
+        def connect() -> None:
+            try:
+                self._connect()
+            except BaseException as exc:  # handed to the waiting task
+                failure.append(exc)
+            finally:
+                done.set()
+
+        threading.Thread(target=connect, name="shellrt-ray-connect", daemon=True).start()
+        with anyio.move_on_after(CONNECT_TIMEOUT_S) as scope:
+            # Polled, not an anyio.Event: the thread may outlive this event loop (abandoned).
+            while not done.is_set():  # noqa: ASYNC110
+                await anyio.sleep(0.05)
+        if scope.cancelled_caught:
+            raise ConnectionError(
+                f"the Ray cluster at {self.address} did not accept the connection within "
+                f"{CONNECT_TIMEOUT_S:g}s; check that it is a Ray head (GCS) address and that it runs"
+            )
+        if failure:
+            raise failure[0]
+
     def _refresh_nodes(self) -> int:
         """Create an actor on every live node that has none; return how many were added."""
         if self._actor_cls is None:
@@ -310,7 +360,7 @@ class RayRunner:
     @asynccontextmanager
     async def open(self, tasks: TaskSource) -> AsyncIterator[ObjectReceiveStream[TaskResult]]:
         """Run ``tasks`` on the cluster; yield a stream of results in completion order."""
-        await anyio.to_thread.run_sync(self._connect)
+        await self._connect_bounded()
         send, receive = anyio.create_memory_object_stream[TaskResult](max_buffer_size=64)
         try:
             async with anyio.create_task_group() as tg:
@@ -448,6 +498,16 @@ class RayRunner:
             if task.id not in reported:
                 reported.add(task.id)
                 await send.send(_error_result(task, attempt, message, None))
+
+
+def _tcp_address(address: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a plain ``host:port`` address (None for ``auto``, ``ray://…`` and the like)."""
+    if "://" in address or address in ("auto", "local", ""):
+        return None
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        return None
+    return host.strip("[]"), int(port)
 
 
 def _wait(refs: list[Any], num_returns: int, timeout: float) -> list[Any]:

@@ -20,7 +20,6 @@ import logging
 import os
 import shutil
 import socket
-import tempfile
 import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -113,6 +112,7 @@ class TaskRun:
         self.backend: SandboxBackend | None = None
         self._stack = AsyncExitStack()
         self._tmp: Path | None = None
+        self._owned_tmp: Any = None
         self._supervisor: Any = None
         self._runtime: Any = None
         self._workspace: Path | None = None
@@ -140,7 +140,13 @@ class TaskRun:
         scratch = self.settings.scratch_dir
         if scratch is not None:
             scratch.mkdir(parents=True, exist_ok=True)
-        self._tmp = Path(tempfile.mkdtemp(prefix=f"shellrt-batch-{task.id[:40]}-", dir=scratch))
+        from sandbox._scratch import OwnedDir, sweep_orphans
+
+        if scratch is not None:  # the temp dir's own are swept by any sandbox start
+            sweep_orphans("shellrt-batch-", scratch)
+        # Locked while this process lives: after a SIGKILL the next start sweeps it.
+        self._owned_tmp = OwnedDir(f"shellrt-batch-{task.id[:40]}-", scratch)
+        self._tmp = self._owned_tmp.path
         self._stack.push_async_callback(self._remove_tmp)
         workspace = self._tmp / "workspace"
         if task.workspace is not None:
@@ -334,10 +340,10 @@ class TaskRun:
             await self.pool.release(self._lease, reusable=self._finished)
 
     async def _remove_tmp(self) -> None:
-        tmp = self._tmp
-        if tmp is not None:
+        owned = self._owned_tmp
+        if owned is not None:
             with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(lambda: shutil.rmtree(tmp, ignore_errors=True))
+                await anyio.to_thread.run_sync(owned.remove)
 
 
 def _status(error: str | None, outcomes: list[CommandOutcome]) -> TaskStatus:

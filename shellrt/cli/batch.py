@@ -109,10 +109,24 @@ def _run(args: argparse.Namespace) -> int:
             return 2
     try:
         code: int = anyio.run(_main, args)
-    except ConnectionError as exc:
-        print(f"shellrt batch: could not connect to the Ray cluster at {args.ray}: {exc}", file=sys.stderr)
+    except (ConnectionError, BaseExceptionGroup) as exc:
+        refused = _connection_error(exc)
+        if refused is None:
+            raise
+        print(f"shellrt batch: could not connect to the Ray cluster at {args.ray}: {refused}", file=sys.stderr)
         return 2
     return code
+
+
+def _connection_error(exc: BaseException) -> ConnectionError | None:
+    """The ConnectionError in ``exc`` (task groups wrap it), or None when there is other trouble."""
+    if isinstance(exc, ConnectionError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        matched, rest = exc.split(ConnectionError)
+        if matched is not None and rest is None:
+            return _connection_error(matched.exceptions[0])
+    return None
 
 
 async def _main(args: argparse.Namespace) -> int:
@@ -153,7 +167,7 @@ async def _main(args: argparse.Namespace) -> int:
 
         async def watch_signals() -> None:
             nonlocal interrupted
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
                 async for signum in signals:
                     if not interrupted:
                         interrupted = True

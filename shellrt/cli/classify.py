@@ -35,8 +35,32 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=run)
 
 
+#: Exit status when our reader closed stdout early (``| head``), as a process killed by SIGPIPE.
+EXIT_STDOUT_CLOSED = 141
+
+
 def run(args: argparse.Namespace) -> int:
-    """Execute ``shellrt classify``; returns the exit code (always 0 unless misused)."""
+    """Execute ``shellrt classify``; returns the exit code (0; 2 when misused; 141 when stdout closed)."""
+    try:
+        return _run(args)
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_STDOUT_CLOSED
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at /dev/null so the interpreter's final flush does not print a traceback."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.jsonl:
         return _jsonl(sys.stdin, sys.stdout, args.shell)
     if args.command_text is None:
@@ -74,6 +98,8 @@ def _answer(line: str, default_shell: str) -> dict[str, Any]:
         request = json.loads(line)
     except json.JSONDecodeError as exc:
         raise _BadLine(f"invalid JSON: {exc.msg}; send a JSON string or {{\"command\": ...}}") from None
+    except RecursionError:
+        raise _BadLine("JSON nested too deeply to read; send a JSON string or {\"command\": ...}") from None
     shell = default_shell
     if isinstance(request, dict):
         command = request.get("command")

@@ -17,9 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +85,11 @@ async def _run(args: argparse.Namespace, command: str) -> int:
         return EXIT_UNAVAILABLE
     for warning in warnings:
         print(f"shellrt run: warning: {warning}", file=sys.stderr)
-    session_dir = Path(tempfile.mkdtemp(prefix="shellrt-run-"))
+    from sandbox._scratch import OwnedDir
+
+    # Locked while we live: if this process is SIGKILLed, the next sandbox start removes it.
+    owned = OwnedDir("shellrt-run-")
+    session_dir = owned.path
     keep_session = False
     try:
         async with backend:
@@ -99,8 +101,10 @@ async def _run(args: argparse.Namespace, command: str) -> int:
                     await backend.export_workspace(Path(args.export))
             return code
     finally:
-        if not keep_session:
-            shutil.rmtree(session_dir, ignore_errors=True)
+        if keep_session:
+            owned.keep()  # --json pointed at a file in it
+        else:
+            owned.remove()
 
 
 async def _execute(

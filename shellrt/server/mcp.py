@@ -16,6 +16,9 @@ large-result persistence all apply — and its ``tool_result`` comes back as a
 - Cancellation: the SDK cancels the handler on ``notifications/cancelled``;
   the cancellation reaches the supervisor, which kills the command's tree.
   A stdio client that goes away (stdin EOF) has every running call cancelled.
+- Background tasks started over HTTP belong to the client's MCP session: they
+  are stopped when it ends (DELETE or idle timeout); over stdio, when the
+  client goes away (the session closes).
 - Calls that are not concurrency-safe run one at a time (as the runtime's own
   scheduler would order them); read-only calls run alongside.
 - ToolSearch discoveries change ``tools/list``; the client is told with
@@ -46,6 +49,12 @@ log = logging.getLogger("shellrt.mcp")
 
 #: Progress events buffered per call; older ones are dropped when the client reads slowly.
 _PROGRESS_BUFFER = 16
+#: How long a cancelled HTTP server may take to shut down cleanly.
+_HTTP_SHUTDOWN_S = 10.0
+#: How often a running HTTP call checks that its client is still connected.
+_DISCONNECT_CHECK_S = 0.5
+#: How often ended HTTP sessions are looked for (their background tasks are then stopped).
+_SESSION_CHECK_S = 1.0
 
 
 def mcp_annotations(tool: Tool[Any, Any]) -> mt.ToolAnnotations:
@@ -109,6 +118,8 @@ class McpToolServer:
     def __init__(self, runtime: Runtime, *, name: str = "shellrt") -> None:
         self.runtime = runtime
         self._serial = anyio.Lock()
+        #: HTTP session id -> background task ids its calls started (stopped when it ends).
+        self._session_tasks: dict[str, set[str]] = {}
         self._progress: dict[str, MemoryObjectSendStream[ProgressEvent]] = {}
         self._downstream_progress = runtime.context.progress
         runtime.context.progress = self._route_progress
@@ -154,7 +165,48 @@ class McpToolServer:
 
         app = self.server.streamable_http_app(streamable_http_path=path, host=host)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-        await uvicorn.Server(config).serve()
+        server = uvicorn.Server(config)
+        finished = anyio.Event()
+        # Shielded: a cancel (SIGINT/SIGTERM) asks uvicorn to shut down cleanly instead of
+        # tearing its lifespan apart mid-flight; after `_HTTP_SHUTDOWN_S` it is cancelled anyway.
+        shield = anyio.CancelScope(shield=True)
+
+        async def run_server() -> None:
+            with shield:
+                try:
+                    await server.serve()
+                finally:
+                    finished.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._stop_tasks_of_ended_sessions)
+            tg.start_soon(run_server)
+            try:
+                await finished.wait()
+            finally:
+                server.should_exit = True
+                with anyio.CancelScope(shield=True), anyio.move_on_after(_HTTP_SHUTDOWN_S):
+                    await finished.wait()
+                shield.shield = False
+                shield.cancel()
+                tg.cancel_scope.cancel()
+
+    async def _stop_tasks_of_ended_sessions(self) -> None:
+        """HTTP: once a client's MCP session ends (DELETE, idle timeout), stop the background tasks it started."""
+        while True:
+            await anyio.sleep(_SESSION_CHECK_S)
+            manager = getattr(self.server, "_session_manager", None)
+            live = getattr(manager, "_server_instances", None)
+            if live is None:
+                continue
+            for key in [k for k in self._session_tasks if k not in live]:
+                await self._stop_session_tasks(key)
+
+    async def _stop_session_tasks(self, key: str) -> None:
+        supervisor = getattr(self.runtime, "supervisor", None)
+        for task_id in self._session_tasks.pop(key, set()):
+            if supervisor is not None and supervisor.tasks.find(task_id) is not None:
+                await supervisor.tasks.stop(task_id, reason="stopped because its MCP session ended")
 
     # --- handlers --------------------------------------------------------------------------
     async def _list_tools(self, ctx: Any, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
@@ -169,7 +221,7 @@ class McpToolServer:
     async def _call_tool(self, ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
         token = current_request.set(ctx)
         try:
-            return await self._run_one(ctx, params)
+            return await self._run_watched(ctx, params)
         except anyio.get_cancelled_exc_class():
             raise
         except Exception as exc:
@@ -181,11 +233,41 @@ class McpToolServer:
         finally:
             current_request.reset(token)
 
+    async def _run_watched(self, ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
+        """`_run_one`, cancelled at once (its tree killed) when the HTTP client disconnects."""
+        is_disconnected = getattr(getattr(ctx, "request", None), "is_disconnected", None)
+        if not callable(is_disconnected):
+            return await self._run_one(ctx, params)
+        result: mt.CallToolResult | None = None
+        async with anyio.create_task_group() as tg:
+
+            async def watch() -> None:
+                while True:
+                    await anyio.sleep(_DISCONNECT_CHECK_S)
+                    try:
+                        gone = bool(await is_disconnected())
+                    except Exception:
+                        return  # cannot tell: leave the call alone
+                    if gone:
+                        log.info("tools/call %s: the client disconnected; cancelling it", params.name)
+                        tg.cancel_scope.cancel()
+                        return
+
+            tg.start_soon(watch)
+            result = await self._run_one(ctx, params)
+            tg.cancel_scope.cancel()
+        if result is None:
+            return _error_result("The client disconnected; the call was cancelled and its processes killed.")
+        return result
+
     async def _run_one(self, ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
         arguments: dict[str, Any] = dict(params.arguments or {})
         block = ToolUseBlock(id=f"mcp_{secrets.token_hex(8)}", name=params.name, input=arguments)
         before = [t.name for t in self.runtime.visible_tools()]
         wants_progress = bool(ctx.meta and ctx.meta.get("progress_token") is not None)
+        session_key = _session_key(ctx)
+        supervisor = getattr(self.runtime, "supervisor", None)
+        tasks_before = {t.id for t in supervisor.tasks.list()} if supervisor is not None and session_key else set()
         async with anyio.create_task_group() as tg:
             if wants_progress:
                 send, receive = anyio.create_memory_object_stream[ProgressEvent](_PROGRESS_BUFFER)
@@ -201,6 +283,10 @@ class McpToolServer:
                 stream = self._progress.pop(block.id, None)
                 if stream is not None:
                     stream.close()
+        if supervisor is not None and isinstance(session_key, str):
+            started = {t.id for t in supervisor.tasks.list()} - tasks_before
+            if started:
+                self._session_tasks.setdefault(session_key, set()).update(started)
         if [t.name for t in self.runtime.visible_tools()] != before:
             await ctx.session.send_tool_list_changed()
         if not envelopes:
@@ -236,6 +322,19 @@ class McpToolServer:
                     await ctx.session.report_progress(float(count), None, _describe_progress(event))
                 except Exception as exc:
                     log.debug("progress notification dropped: %r", exc)
+
+
+def _session_key(ctx: Any) -> str | None:
+    """The HTTP ``Mcp-Session-Id`` of the request (None on stdio and stateless HTTP)."""
+    key = getattr(ctx, "session_id", None)
+    if isinstance(key, str):
+        return key
+    headers = getattr(getattr(ctx, "request", None), "headers", None)
+    try:
+        value = headers.get("mcp-session-id") if headers is not None else None
+    except Exception:
+        return None
+    return value if isinstance(value, str) else None
 
 
 def _version() -> str:

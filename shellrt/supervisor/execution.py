@@ -57,11 +57,18 @@ class Execution:
     def total_bytes(self) -> int:
         return self.out.total_bytes + (self.err.total_bytes if self.err else 0)
 
-    def loss_report(self) -> str | None:
-        """What output is missing (from the files, or not captured at all) and why; None when nothing."""
-        parts = [self.out.loss_report("output")]
-        if self.err is not None:
-            parts.append(self.err.loss_report("stderr"))
+    def loss_report(self, *, previews_complete_ok: bool = False) -> str | None:
+        """What output is missing (from the files, or not captured at all) and why; None when nothing.
+
+        ``previews_complete_ok``: a stream whose every byte is in memory (so in the
+        result's preview) lost nothing the caller will see: not reported (foreground).
+        """
+        spools = [("output", self.out)] + ([("stderr", self.err)] if self.err is not None else [])
+        parts = [
+            spool.loss_report(label)
+            for label, spool in spools
+            if not (previews_complete_ok and spool.complete_in_memory)
+        ]
         parts.append(self.capture_error)
         found = [p for p in parts if p]
         return " ".join(found) if found else None

@@ -25,10 +25,12 @@ from pathlib import Path
 
 from shellrt.supervisor.text import safe_decode, trim_partial_utf8
 
-__all__ = ["DEFAULT_COMMAND_LIMIT", "OutputQuota", "OutputSpool", "SpoolFiles", "parse_size"]
+__all__ = ["DEFAULT_COMMAND_LIMIT", "DEFAULT_SESSION_LIMIT", "OutputQuota", "OutputSpool", "SpoolFiles", "parse_size"]
 
 #: Bytes of one command's output saved to disk unless configured otherwise (1 GiB).
 DEFAULT_COMMAND_LIMIT = 1 << 30
+#: Bytes of output one session saves to disk in total unless configured otherwise (8 GiB).
+DEFAULT_SESSION_LIMIT = 8 << 30
 #: Environment variables that configure `OutputQuota.from_env` (sizes like ``500M``, ``2G``; ``0`` = no limit).
 COMMAND_LIMIT_ENV = "SHELLRT_OUTPUT_LIMIT"
 SESSION_LIMIT_ENV = "SHELLRT_SESSION_OUTPUT_LIMIT"
@@ -51,7 +53,9 @@ class OutputQuota:
     files (not what a command printed beyond its own limit).
     """
 
-    def __init__(self, command_bytes: int | None = DEFAULT_COMMAND_LIMIT, session_bytes: int | None = None) -> None:
+    def __init__(
+        self, command_bytes: int | None = DEFAULT_COMMAND_LIMIT, session_bytes: int | None = DEFAULT_SESSION_LIMIT
+    ) -> None:
         self.command_bytes = command_bytes
         self.session_bytes = session_bytes
         self.session_used = 0
@@ -59,12 +63,12 @@ class OutputQuota:
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> OutputQuota:
-        """Limits from ``SHELLRT_OUTPUT_LIMIT`` / ``SHELLRT_SESSION_OUTPUT_LIMIT`` (defaults: 1 GiB, none)."""
+        """Limits from ``SHELLRT_OUTPUT_LIMIT`` / ``SHELLRT_SESSION_OUTPUT_LIMIT`` (defaults: 1 GiB, 8 GiB)."""
         env = os.environ if environ is None else environ
         command = env.get(COMMAND_LIMIT_ENV)
         session = env.get(SESSION_LIMIT_ENV)
         command_bytes = DEFAULT_COMMAND_LIMIT if not command else parse_size(command) or None
-        session_bytes = parse_size(session) or None if session else None
+        session_bytes = (parse_size(session) or None) if session else DEFAULT_SESSION_LIMIT
         return cls(command_bytes, session_bytes)
 
     def grant(self, already: int, want: int) -> tuple[int, str | None]:

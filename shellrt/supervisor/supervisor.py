@@ -122,8 +122,9 @@ class Supervisor:
         self._closed = True
         with anyio.CancelScope(shield=True):
             await self.tasks.close()
-            for execution in list(self._live):
-                await execution.kill()
+            async with anyio.create_task_group() as tg:
+                for execution in list(self._live):
+                    tg.start_soon(execution.kill)
             await anyio.to_thread.run_sync(self._spool_files.close)
             if self._guard is not None:
                 await self._guard.final()
@@ -416,7 +417,7 @@ class Supervisor:
                 execution.elapsed_s if execution.ended else time.monotonic() - execution.started, 6
             ),
             notes=tuple(execution.notes),
-            output_lost=execution.loss_report(),
+            output_lost=execution.loss_report(previews_complete_ok=True),
             capture_failed=execution.capture_error is not None,
             saved_bytes=execution.out.saved_bytes + (execution.err.saved_bytes if execution.err else 0),
         )

@@ -166,9 +166,13 @@ class TaskManager:
         return self._snapshot(task)
 
     async def close(self) -> None:
-        """Stop every running task (the session is ending)."""
-        for task in list(self._tasks.values()):
-            await self.stop(task.id, reason="stopped because the session closed")
+        """Stop every running task (the session is ending), all at once."""
+        async with anyio.create_task_group() as tg:
+            for task in list(self._tasks.values()):
+                tg.start_soon(self._stop_quietly, task.id)
+
+    async def _stop_quietly(self, task_id: str) -> None:
+        await self.stop(task_id, reason="stopped because the session closed")
 
     # --- internals -------------------------------------------------------------
     def _lookup(self, task_id: str) -> _Task:

@@ -1,7 +1,9 @@
 """Conformance: a 300 MB output keeps the runtime's memory bounded and the spool byte-identical.
 
 The runtime runs in a child Python process that reports its own peak RSS
-(``ru_maxrss``), so pytest's memory does not blur the measurement.
+(``VmHWM`` of ``/proc/self/status``), so pytest's memory does not blur the measurement.
+Not ``ru_maxrss``: Linux carries the RSS high-water mark across ``exec``, so the
+child would report pytest's own peak whenever pytest had grown past the bound.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 COMMAND = "seq 1 35000000"
 
 CHILD = r"""
-import anyio, hashlib, json, resource, sys
+import anyio, hashlib, json, sys
 from pathlib import Path
 from sandbox import SandboxPolicy, BackendUnavailableError
 from sandbox.factory import create_backend
@@ -41,7 +43,7 @@ async def main():
         await sup.close()
     finally:
         await backend.close()
-    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak_kb = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
     print(json.dumps({"peak_kb": peak_kb, "path": str(result.output_path), "total": result.total_bytes,
                       "exit": result.exit_code, "truncated": result.truncated, "preview_len": len(result.preview)}))
 

@@ -1,0 +1,31 @@
+"""Batch tasks fail by the same rule as the Bash tool, and record each tool call's exit code."""
+
+from __future__ import annotations
+
+import pytest
+
+from shellrt.batch import Task, run
+
+pytestmark = pytest.mark.anyio
+
+
+def _bash(id_: str, command: str) -> dict[str, object]:
+    return {"type": "tool_use", "id": id_, "name": "Bash", "input": {"command": command}}
+
+
+async def test_a_failed_bash_tool_call_fails_the_task_with_its_exit_code() -> None:
+    task = Task.model_validate({"id": "tu", "commands": [_bash("a", "echo out; exit 2")]})
+    [result] = [r async for r in run([task])]
+    assert result.status == "failed", result
+    assert result.commands[0].exit_code == 2 and result.commands[0].is_error
+
+
+async def test_grep_no_match_is_no_failure_in_either_form() -> None:
+    tasks = [
+        Task.model_validate({"id": "shell", "commands": ["echo hello > f; grep absent f"]}),
+        Task.model_validate({"id": "tool", "commands": [_bash("g", "echo hello > f; grep absent f")]}),
+    ]
+    results = {r.id: r async for r in run(tasks)}
+    for result in results.values():
+        assert result.status == "ok", result
+        assert result.commands[0].exit_code == 1 and not result.commands[0].is_error
