@@ -81,6 +81,7 @@ from sandbox.docker._reset import (
     inspect_container,
     leftover_processes,
     open_sockets,
+    parse_mountinfo,
     parse_reset_reply,
     parse_status,
     sysv_ipc_objects,
@@ -122,11 +123,6 @@ _COPY_USER = "65534:65534"
 _RESET_TIMEOUT = 10.0
 #: What shellrt's I/O directory may hold between tasks.
 _IO_ENTRIES = frozenset({"executor.sh", "priv"})
-#: `docker diff` entries docker itself makes for a read-only-root container's mount points.
-_DIFF_ALLOWED = frozenset(
-    {"/tmp", "/workspace", _IO_MOUNT, "/dev", "/dev/shm", "/dev/mqueue", "/etc", "/proc", "/sys"}
-)
-
 #: Backends with a live container in this process (for `emergency_cleanup`).
 _live: weakref.WeakSet[DockerBackend] = weakref.WeakSet()
 _live_lock = threading.Lock()
@@ -732,8 +728,8 @@ class DockerBackend(SandboxBackend):
         """Return the container to a pristine state for another task, or raise `ResetError`.
 
         The executor kills every process but docker-init and itself and empties
-        /tmp, /dev/shm and /dev/mqueue; the host then empties the workspace and
-        decides from outside (`sandbox.docker._reset`): processes, mounts and
+        /tmp, /dev/shm and /dev/mqueue; the host then empties the workspace,
+        removes SysV IPC objects (in the container's IPC namespace) and decides from outside (`sandbox.docker._reset`): processes, mounts and
         files, SysV IPC objects (read in the container's IPC namespace),
         sockets, the executor's identity and environment, and ``docker diff``.
         Any doubt, error or timeout raises `ResetError`: the caller must close
@@ -813,7 +809,7 @@ class DockerBackend(SandboxBackend):
             io_entries=_IO_ENTRIES,
             private_dir=_PRIV_DIR,
         )
-        ipc = sysv_ipc_objects(host)
+        ipc = sysv_ipc_objects(host, remove=True)
         problems.extend(f"{n} SysV {kind} object(s) left" for kind, n in ipc.items() if n)
         problems.extend(open_sockets(host))
         problems.extend(environment_problems(host, {"PATH": _PATH}))
@@ -821,7 +817,11 @@ class DockerBackend(SandboxBackend):
         if client is None or cid is None:
             problems.append("the container is gone")
         else:
-            allowed = _DIFF_ALLOWED | {self.config.container_workspace}
+            # Docker creates the mount points (and their parents) in the writable layer; nothing else may be there.
+            allowed = {"/"}
+            for mount in parse_mountinfo(mountinfo):
+                path = PurePosixPath(mount.mount_point)
+                allowed.update(str(p) for p in (path, *path.parents))
             problems.extend(diff_problems(client.api.diff(cid) or [], allowed))
         self._executor_host_pid()  # still the same process: what we read was the container's
         if problems:

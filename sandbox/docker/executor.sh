@@ -55,8 +55,7 @@ umask 077
 mkdir -p "$PRIV" 2>/dev/null
 chmod 1733 "$PRIV" 2>/dev/null
 
-HAVE_SETSID=0
-command -v setsid >/dev/null 2>&1 && HAVE_SETSID=1
+HAVE_SETSID=1
 SHELLP=/bin/sh
 if [ -x /bin/bash ]; then
     SHELLP=/bin/bash
@@ -105,11 +104,8 @@ _run() {
     esac
     _oomcount
     o0=$OOMN
-    if [ "$HAVE_SETSID" = 1 ]; then
-        setsid "$PRIVX" drop "$CU" "$CG" -- "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- &
-    else
-        "$PRIVX" drop "$CU" "$CG" -- "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- &
-    fi
+    # priv drop also makes the command a session (and process group) leader.
+    "$PRIVX" drop "$CU" "$CG" -- "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- &
     pid=$!
     exec 3>&- 4>&- 5<&-
     echo "S $id $pid"

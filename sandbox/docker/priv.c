@@ -6,7 +6,7 @@
  *       executor needs, as ambient capabilities so /bin/sh keeps them, and
  *       no others anywhere (the bounding set is cut to them too).
  *   priv drop UID GID -- PROG ARGS...
- *       Run by the executor for each command: empty the bounding, ambient,
+ *       Run by the executor for each command: start a new session, empty the bounding, ambient,
  *       inheritable, permitted and effective sets, lock the securebits so
  *       uid 0 gains nothing at exec, then become UID:GID (no supplementary
  *       groups), restore default signal dispositions and exec. A command,
@@ -73,9 +73,12 @@ int main(int argc, char **argv) {
         for (unsigned i = 0; i < NKEEP; i++)
             if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, keep[i], 0, 0) != 0) die("ambient");
     } else if (strcmp(argv[1], "drop") == 0) {
+        /* Its own session and process group (the kill path finds the tree by them). */
+        if (setsid() < 0) die("setsid");
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0) die("ambient");
-        for (int c = 0; c <= last + 8; c++)
-            if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0 && errno != EINVAL) die("bounding");
+        /* The executor's bounding set holds only `keep` (cut in exec mode): drop those. */
+        for (unsigned i = 0; i < NKEEP; i++)
+            if (prctl(PR_CAPBSET_DROP, keep[i], 0, 0, 0) != 0) die("bounding");
         if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
                   SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
                   SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED, 0, 0, 0) != 0) die("securebits");
@@ -88,7 +91,8 @@ int main(int argc, char **argv) {
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        for (int s = 1; s < NSIG; s++) signal(s, SIG_DFL);
+        for (int s = 1; s < 32; s++)
+            if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL);
     } else {
         fprintf(stderr, "shellrt-priv: unknown mode %s\n", argv[1]);
         return 126;
