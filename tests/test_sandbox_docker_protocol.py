@@ -86,7 +86,9 @@ def test_line_splitter_drops_runaway_lines() -> None:
 @pytest.mark.parametrize("shell", ["sh", "bash", "busybox sh"])
 def test_request_file_round_trips_through_sh(shell: str, tmp_path: os.PathLike[str]) -> None:
     nasty = 'it\'s "q" $HOME `id` \\ \n\t* ; && |'
-    req = render_request("9", ["printf", "%s|", nasty, "", "-x"], {"K": nasty, "E": ""}, "/w d", "/tmp/c", (5, 6))
+    req = render_request(
+        "9", ["printf", "%s|", nasty, "", "-x"], {"K": nasty, "E": ""}, "/w d", "/tmp/c", (5, 6)
+    )
     script = req + 'printf "%s\\n" "$C" "$CWDF" "$CU" "$CG"; shift 3; for a; do printf "<%s>" "$a"; done'
     out = subprocess.run([*shell.split(), "-c", script], capture_output=True, text=True, check=True).stdout
     lines = out.split("\n", 4)

@@ -73,8 +73,8 @@ def _fake_root(tmp_path: Path) -> Path:
     priv.mkdir()
     os.chown(priv, EXECUTOR_UID, EXECUTOR_UID)
     priv.chmod(0o1733)
-    for d in (root, root / "dev", root / ".shellrt-io", root / "sys/fs/cgroup"):
-        d.chmod(0o755)
+    for top in (root, root / "dev", root / ".shellrt-io", root / "sys/fs/cgroup"):
+        top.chmod(0o755)
     return root
 
 
