@@ -276,3 +276,112 @@ async def test_client_is_shared_and_close_is_one_forced_remove(tmp_path: Path) -
         assert cid is not None
     assert not container_exists(cid)
     assert _connect(None) is first._client  # close leaves the shared client usable
+
+
+# --- faults are reported truthfully and promptly ---------------------------------------
+async def _drain(proc: object) -> bytes:
+    from sandbox.base import SandboxProcess
+
+    assert isinstance(proc, SandboxProcess)
+    out = b""
+    with anyio.move_on_after(60):
+        try:
+            while True:
+                out += await proc.stdout.receive()
+        except anyio.EndOfStream:
+            pass
+    return out
+
+
+async def test_fork_bomb_kill_is_prompt_and_says_killed(tmp_path: Path) -> None:
+    """The bomb's first shell exits 0 at once; the kill still ends the tree and says it was killed."""
+    require_docker()
+    from sandbox.policy import ResourceLimits
+
+    limits = ResourceLimits(pids=256)
+    async with DockerBackend(config(DEBIAN), policy(tmp_path, limits=limits)) as backend:
+        proc = await backend.exec(
+            ExecRequest(argv=("bash", "-c", ":(){ :|:& };:"), cwd="/", env={"PATH": "/bin"})
+        )
+        await anyio.sleep(1.5)
+        started = time.monotonic()
+        with anyio.fail_after(30):
+            await proc.kill()
+            status = await proc.wait()
+        assert time.monotonic() - started < 15  # KILL_GRACE plus a container replacement at worst
+        assert status.exit_code == 137 and status.signal == 9 and status.sandbox_failure is None
+        follow = await backend.exec(ExecRequest(argv=("true",), cwd="/", env={"PATH": "/bin"}))
+        assert (await follow.wait()).exit_code == 0
+
+
+async def test_oom_kill_is_flagged(tmp_path: Path) -> None:
+    require_docker()
+    from sandbox.policy import ResourceLimits
+
+    limits = ResourceLimits(memory_bytes=64 * 1024 * 1024)
+    async with DockerBackend(config(DEBIAN), policy(tmp_path, limits=limits)) as backend:
+        proc = await backend.exec(
+            ExecRequest(
+                argv=("dd", "if=/dev/zero", "of=/dev/null", "bs=200M", "count=1"),
+                cwd="/",
+                env={"PATH": "/bin"},
+            )
+        )
+        status = await proc.wait()
+        assert status.exit_code == 137 and status.oom_killed
+
+
+async def test_killed_container_is_reported_as_a_sandbox_failure(tmp_path: Path) -> None:
+    require_docker()
+    async with DockerBackend(config(BUSYBOX), policy(tmp_path)) as backend:
+        proc = await backend.exec(ExecRequest(argv=("sleep", "30"), cwd="/", env={"PATH": "/bin"}))
+        assert backend.container_id is not None
+        subprocess.run(["docker", "kill", backend.container_id], capture_output=True, timeout=60)
+        with anyio.fail_after(30):
+            status = await proc.wait()
+        assert status.sandbox_failure is not None and "container" in status.sandbox_failure
+        assert status.exit_code != 0
+        # The next command gets a fresh container, and the replacement is on record.
+        again = await backend.exec(ExecRequest(argv=("true",), cwd="/", env={"PATH": "/bin"}))
+        assert (await again.wait()).exit_code == 0 and len(backend.recoveries) == 1
+
+
+async def test_exec_after_timeout_while_gc_and_other_sessions_run(tmp_path: Path) -> None:
+    """No FileNotFoundError race: gc and other sessions come and go while a session kills and execs."""
+    require_docker()
+    from sandbox.docker import gc_sandboxes
+
+    stop = anyio.Event()
+
+    async def churn() -> None:
+        while not stop.is_set():
+            await anyio.to_thread.run_sync(gc_sandboxes)
+            async with DockerBackend(config(BUSYBOX), policy(tmp_path)) as other:
+                await (await other.exec(ExecRequest(argv=("true",), cwd="/", env={"PATH": "/bin"}))).wait()
+
+    async with DockerBackend(config(BUSYBOX), policy(tmp_path)) as backend, anyio.create_task_group() as tg:
+        tg.start_soon(churn)
+        for _ in range(5):
+            slow = await backend.exec(ExecRequest(argv=("sleep", "30"), cwd="/", env={"PATH": "/bin"}))
+            with anyio.move_on_after(0.5):
+                await slow.wait()
+            await slow.kill()
+            assert (await slow.wait()).exit_code == 137
+            proc = await backend.exec(ExecRequest(argv=("echo", "ok"), cwd="/", env={"PATH": "/bin"}))
+            assert await _drain(proc) == b"ok\n"
+            assert (await proc.wait()).exit_code == 0
+        stop.set()
+    assert backend.recoveries == []
+
+
+async def test_emergency_cleanup_removes_containers_synchronously(tmp_path: Path) -> None:
+    require_docker()
+    from sandbox.docker import emergency_cleanup
+
+    backend = DockerBackend(config(BUSYBOX), policy(tmp_path))
+    await backend.start()
+    cid, host_dir = backend.container_id, backend._host_dir
+    assert cid is not None and host_dir is not None and os.path.isdir(host_dir)
+    emergency_cleanup()
+    assert not container_exists(cid) and not os.path.exists(host_dir)
+    await backend.close()  # still idempotent afterwards

@@ -62,6 +62,7 @@ import docker.errors
 import requests.exceptions
 from docker.types import Mount
 
+from sandbox._scratch import OwnedDir, sweep_orphans
 from sandbox.base import ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
 from sandbox.config import DockerConfig
 from sandbox.docker._channel import ControlChannel, ExecutorGoneError
@@ -209,6 +210,7 @@ class DockerBackend(SandboxBackend):
         self._executor_host: tuple[int, int] | None = None
         #: `protect_executor` verified the executor's identity from the host.
         self._protected = False
+        self._owned: OwnedDir | None = None
 
     # --- description -----------------------------------------------------------
     @property
@@ -302,6 +304,7 @@ class DockerBackend(SandboxBackend):
             async with anyio.create_task_group() as tg:
                 # Reaping leftovers is independent of this container: overlap it with the start.
                 tg.start_soon(thread, lambda: reap_orphans(client, self.config.docker_host))
+                tg.start_soon(thread, lambda: sweep_orphans(IO_PREFIX))
                 try:
                     await thread(self._prepare_host_dir)
                     await self._launch()
@@ -336,9 +339,9 @@ class DockerBackend(SandboxBackend):
             _live.discard(self)
         cid, self._cid = self._cid, None
         client = self._client
-        host_dir, self._host_dir = self._host_dir, None
-        if cid is not None or host_dir is not None:
-            await thread(lambda: _remove(client, cid, host_dir))
+        owned, self._owned, self._host_dir = self._owned, None, None
+        if cid is not None or owned is not None:
+            await thread(lambda: _remove(client, cid, owned))
 
     def _emergency_teardown(self) -> None:
         """Synchronous teardown from `emergency_cleanup` (no event loop needed)."""
@@ -347,8 +350,8 @@ class DockerBackend(SandboxBackend):
         if session is not None:
             session.channel.close()
         cid, self._cid = self._cid, None
-        host_dir, self._host_dir = self._host_dir, None
-        _remove(self._client, cid, host_dir)
+        owned, self._owned, self._host_dir = self._owned, None, None
+        _remove(self._client, cid, owned)
 
     def _check_policy(self) -> None:
         if self.policy.network == "host":
@@ -371,7 +374,9 @@ class DockerBackend(SandboxBackend):
     def _prepare_host_dir(self) -> None:
         """The session's host directory: the I/O directory (script, helper, FIFOs) and the workspace copy."""
         helper = priv_binary()
-        self._host_dir = tempfile.mkdtemp(prefix=IO_PREFIX)
+        # Locked while we live: a later start sweeps it if we die without close() (SIGKILL).
+        self._owned = OwnedDir(IO_PREFIX)
+        self._host_dir = str(self._owned.path)
         io_dir = os.path.join(self._host_dir, "io")
         os.mkdir(io_dir, 0o700)
         self._io_dir = io_dir
@@ -384,10 +389,9 @@ class DockerBackend(SandboxBackend):
         if os.geteuid() == 0:
             # Only the executor may enter: commands (other uids, no capability) cannot.
             os.chown(io_dir, EXECUTOR_UID, EXECUTOR_UID)
-        else:
-            # The host's own uid keeps it; commands that share that uid can neither list it
-            # (no read bit, and the mount is read-only so no chmod) nor guess the random names.
-            os.chmod(io_dir, 0o300)
+        # Otherwise the host's own uid keeps it, and so may commands that run as that same uid:
+        # they can reach the FIFOs of their sibling commands (as they can through /proc/<pid>/fd),
+        # but never the control channel, which has no path.
         if self.config.workspace_mode == "copy":
             self._copy_in()
 
@@ -925,7 +929,7 @@ class DockerBackend(SandboxBackend):
         await thread(fetch)
 
 
-def _remove(client: docker.DockerClient | None, cid: str | None, host_dir: str | None) -> None:
+def _remove(client: docker.DockerClient | None, cid: str | None, host_dir: OwnedDir | None) -> None:
     """Force-remove a container (one call: kills at once, drops its volumes) and a host directory."""
     if cid is not None and client is not None:
         try:
@@ -938,6 +942,4 @@ def _remove(client: docker.DockerClient | None, cid: str | None, host_dir: str |
         except requests.exceptions.ConnectionError as exc:
             _log.warning("could not remove container %s (daemon gone): %s", cid[:12], exc)
     if host_dir is not None:
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.join(host_dir, "io"), 0o700)
-        shutil.rmtree(host_dir, ignore_errors=True)
+        host_dir.remove()

@@ -83,8 +83,7 @@ def remove_io_dir(path: str | None) -> None:
     """Remove a session's host directory, but only one that is plainly ours (any TMPDIR).
 
     Plainly ours: an absolute path whose name has shellrt's prefix, a real
-    directory (not a link) owned by this user or root. Its I/O subdirectory
-    may be mode 0300 (not listable): it is made listable before the removal.
+    directory (not a link) owned by this user or root.
     """
     if not path or not os.path.isabs(path):
         return
@@ -97,8 +96,6 @@ def remove_io_dir(path: str | None) -> None:
         return
     if not stat.S_ISDIR(st.st_mode) or st.st_uid not in (0, os.geteuid()):
         return
-    with contextlib.suppress(OSError):
-        os.chmod(p / "io", 0o700)
     shutil.rmtree(p, ignore_errors=True)
 
 

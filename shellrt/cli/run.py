@@ -153,6 +153,7 @@ async def _execute(
         "interrupted": result.interrupted,
         "signal": result.signal,
         "output": format_output(output, "Bash"),
+        "oom_killed": result.oom_killed,
         "output_path": str(result.output_path) if persisted else None,
         "total_bytes": result.total_bytes,
         "cwd": result.cwd,
