@@ -268,10 +268,8 @@ class DockerBackend(SandboxBackend):
         return Path(self._host_workspace()) / rel
 
     def enforces(self) -> frozenset[str]:
-        aspects = {"filesystem", "network", "memory", "pids", "cpus", "tree_kill"}
-        if self.config.workspace_mode == "copy":
-            aspects.add("read_denied")  # denied paths are left out of the copy
-        return frozenset(aspects)
+        # read_denied: left out of the copy (copy mode) or masked by empty read-only mounts (bind mode).
+        return frozenset({"filesystem", "network", "memory", "pids", "cpus", "tree_kill", "read_denied"})
 
     def _default_user(self) -> str:
         if self.config.workspace_mode == "copy":
@@ -395,6 +393,49 @@ class DockerBackend(SandboxBackend):
         if self.config.workspace_mode == "copy":
             self._copy_in()
 
+    def _denied_in_workspace(self) -> list[tuple[str, bool]]:
+        """Read-denied paths the container can see: (container path, is a directory), existing ones only.
+
+        The host file system is not in the container but for the workspace, so
+        only denied paths inside it (or a denied path that contains the whole
+        workspace: then the workspace itself) need hiding.
+        """
+        root = os.path.abspath(self.policy.workspace)
+        found: list[tuple[str, bool]] = []
+        for denied in self.policy.read_denied:
+            path = os.path.abspath(denied)
+            if root == path or root.startswith(path.rstrip("/") + "/"):
+                return [(self.config.container_workspace, True)]
+            target = self.to_sandbox_path(Path(path))
+            if target is None:
+                continue
+            try:
+                is_dir = stat.S_ISDIR(os.stat(path).st_mode)
+            except OSError:
+                continue  # nothing there to hide
+            found.append((target, is_dir))
+        return found
+
+    def _read_denied_masks(self) -> list[Mount]:
+        """Read-only empty file/directory mounts over every visible read-denied path (bind mode;
+        copy mode leaves them out of the copy, unless the whole workspace is denied)."""
+        assert self._host_dir is not None
+        masks = self._denied_in_workspace()
+        whole = (self.config.container_workspace, True)
+        if whole in masks:
+            masks = [whole]
+        elif self.config.workspace_mode == "copy":
+            return []
+        empty_file = os.path.join(self._host_dir, "mask-file")
+        empty_dir = os.path.join(self._host_dir, "mask-dir")
+        if not os.path.exists(empty_file):
+            os.close(os.open(empty_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444))
+            os.mkdir(empty_dir, 0o555)
+        return [
+            Mount(target=target, source=empty_dir if is_dir else empty_file, type="bind", read_only=True)
+            for target, is_dir in masks
+        ]
+
     def _create_container(self) -> tuple[str, Any]:
         """Create the container, attach to its main process, start it (blocking; in a thread).
 
@@ -411,7 +452,11 @@ class DockerBackend(SandboxBackend):
             ws_source = str(Path(self.policy.workspace).resolve())
         else:
             ws_source = os.path.join(self._host_dir, "workspace")
-        mounts.append(Mount(target=cw, source=ws_source, type="bind"))
+        masks = self._read_denied_masks()
+        if any(m["Target"] == cw for m in masks):
+            mounts += masks  # the whole workspace is read-denied: an empty read-only directory instead
+        else:
+            mounts += [Mount(target=cw, source=ws_source, type="bind"), *masks]
         host_kwargs: dict[str, Any] = {
             "init": True,
             "auto_remove": True,
@@ -861,9 +906,13 @@ class DockerBackend(SandboxBackend):
         root = os.path.abspath(self.policy.workspace)
         dest = os.path.join(self._host_dir, "workspace")
         denied = {os.path.abspath(p) for p in self.policy.read_denied}
+        if any(root == d or root.startswith(d.rstrip("/") + "/") for d in denied):
+            denied.add(root)  # the whole workspace is read-denied: copy nothing
 
         def ignore(directory: str, names: list[str]) -> set[str]:
             base = os.path.abspath(directory)
+            if root in denied:
+                return set(names)
             skip = {n for n in names if os.path.join(base, n) in denied}
             for n in names:  # FIFOs, sockets and devices are not workspace content
                 try:
