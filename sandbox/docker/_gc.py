@@ -20,6 +20,7 @@ from typing import Any
 import docker
 import docker.errors
 
+from sandbox._scratch import sweep_orphans
 from sandbox.docker._client import _clients_lock, connect, daemon_url
 from sandbox.docker._labels import (
     LABEL_CREATED,
@@ -147,7 +148,10 @@ def gc_sandboxes(
 ) -> list[SandboxInfo]:
     """Remove leftover shellrt containers (see `sandbox.docker._labels.judge`); return what was reaped."""
     client = connect(docker_host)
-    return _reap(client, older_than=older_than, reap_all=reap_all, dry_run=dry_run)
+    reaped = _reap(client, older_than=older_than, reap_all=reap_all, dry_run=dry_run)
+    if not dry_run:
+        sweep_orphans(IO_PREFIX)  # host directories of owners that died (their containers went with them)
+    return reaped
 
 
 #: Daemons with a start-time reap in flight in this process (concurrent starts share it).
