@@ -90,8 +90,8 @@ _CLIENT = textwrap.dedent(
 )
 
 
-def _crashed_client(tmp_path: Path) -> str:
-    """Start a client that opens a sandbox, SIGKILL it, return the id of the container it had."""
+def _crashed_client(tmp_path: Path, sig: int = signal.SIGKILL) -> str:
+    """Start a client that opens a sandbox, signal it (SIGKILL), return the id of the container it had."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.Popen(
         [sys.executable, "-c", _CLIENT, BUSYBOX, str(tmp_path)], stdout=subprocess.PIPE, text=True, env=env
@@ -99,7 +99,7 @@ def _crashed_client(tmp_path: Path) -> str:
     assert proc.stdout is not None
     cid = proc.stdout.readline().strip()
     assert cid and container_exists(cid)
-    proc.send_signal(signal.SIGKILL)
+    proc.send_signal(sig)
     proc.wait(timeout=30)
     return cid
 
@@ -118,10 +118,11 @@ def _orphan(owner: dict[str, str] | None = None) -> str:
     return out.stdout.strip()
 
 
-async def test_sigkilled_client_leaves_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT], ids=["KILL", "TERM", "INT"])
+async def test_killed_client_leaves_nothing(tmp_path: Path, sig: int) -> None:
     """The owner's attach connection closes with it: the executor ends and the daemon removes the container."""
     require_docker()
-    cid = _crashed_client(tmp_path)
+    cid = _crashed_client(tmp_path, sig)
     deadline = time.monotonic() + 30
     while container_exists(cid) and time.monotonic() < deadline:
         time.sleep(0.2)
