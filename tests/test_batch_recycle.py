@@ -108,14 +108,21 @@ async def test_a_container_that_fails_its_reset_is_discarded_and_replaced(tmp_pa
 
     require_docker()
 
-    async def kill_our_container() -> None:
-        while True:
-            found = subprocess.run(
+    def ours() -> set[str]:
+        return set(
+            subprocess.run(
                 ["docker", "ps", "-q", "--filter", f"label=shellrt.owner-pid={os.getpid()}"],
                 capture_output=True,
                 text=True,
                 timeout=30,
             ).stdout.split()
+        )
+
+    earlier = ours()  # containers of earlier tests still being removed are not the victim's
+
+    async def kill_our_container() -> None:
+        while True:
+            found = sorted(ours() - earlier)
             if found:
                 subprocess.run(["docker", "kill", *found], capture_output=True, timeout=60)
                 return
