@@ -89,17 +89,16 @@ def test_request_file_round_trips_through_sh(shell: str, tmp_path: os.PathLike[s
     req = render_request(
         "9", ["printf", "%s|", nasty, "", "-x"], {"K": nasty, "E": ""}, "/w d", "/tmp/c", (5, 6)
     )
-    script = req + 'printf "%s\\n" "$C" "$CWDF" "$CU" "$CG"; shift 3; for a; do printf "<%s>" "$a"; done'
+    script = req + 'printf "%s\\n" "$C" "$CWDF" "$CU" "$CG"; shift 1; for a; do printf "<%s>" "$a"; done'
     out = subprocess.run([*shell.split(), "-c", script], capture_output=True, text=True, check=True).stdout
     lines = out.split("\n", 4)
     assert lines[:4] == ["/w d", "/tmp/c", "5", "6"]
-    assert lines[4] == f"<K={nasty}><E=><printf><%s|><{nasty}><><-x>"
+    assert lines[4] == f"<K={nasty}><E=><--><printf><%s|><{nasty}><><-x>"
 
 
-def test_request_uses_env_i_with_marker_first_and_guards_equals_in_argv0() -> None:
-    req = render_request("3", ["a=b", "x"], {}, "/", None, (1, 1))
-    assert f"'env' '-i' '{task_marker('3')}'" in req
-    assert "'/bin/sh' '-c' 'exec \"$@\"' 'sh' 'a=b' 'x'" in req
+def test_request_puts_the_marker_first_and_ends_assignments_before_argv() -> None:
+    req = render_request("3", ["a=b", "x"], {"K": "v"}, "/", None, (1, 1))
+    assert f"set -- '{task_marker('3')}' 'K=v' '--' 'a=b' 'x'" in req
 
 
 def test_executor_script_is_posix_sh() -> None:

@@ -104,8 +104,9 @@ _run() {
     esac
     _oomcount
     o0=$OOMN
-    # priv drop also makes the command a session (and process group) leader.
-    "$PRIVX" drop "$CU" "$CG" -- "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- &
+    # priv drop also makes the command a session (and process group) leader;
+    # "$@" is MARKER NAME=VALUE... -- ARGV (the command's whole environment).
+    "$PRIVX" drop "$CU" "$CG" "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- &
     pid=$!
     exec 3>&- 4>&- 5<&-
     echo "S $id $pid"
