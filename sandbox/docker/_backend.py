@@ -126,7 +126,8 @@ _RESET_TIMEOUT = 10.0
 _IO_ENTRIES = frozenset({"executor.sh", "priv"})
 #: Backends with a live container in this process (for `emergency_cleanup`).
 _live: weakref.WeakSet[DockerBackend] = weakref.WeakSet()
-_live_lock = threading.Lock()
+#: Re-entrant: `emergency_cleanup` may run in a signal handler that interrupted a holder.
+_live_lock = threading.RLock()
 
 
 def emergency_cleanup() -> None:

@@ -160,7 +160,7 @@ class DockerProcess(SandboxProcess):
                 # Processes of the command were still running and were killed: whatever the
                 # first process's own exit code (a fork bomb's parent exits 0 at once), the
                 # command ended by our kill.
-                session.channel.take("X", self.task_id)
+                session.channel.discard("X", self.task_id)
                 self._resolve(KILLED)
                 return
             # The tree is gone; the runner's exit report follows at once.
