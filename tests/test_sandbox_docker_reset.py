@@ -304,3 +304,71 @@ async def test_protected_executor_is_out_of_the_commands_reach(tmp_path: Path, i
         assert backend.reuse_blocker() is None
         await backend.reset()
         assert await _sh(backend, "echo still works") == "still works\n"
+
+
+# --------------------------------------------------------------------------- outside checks
+def test_diff_allows_only_mount_points() -> None:
+    from sandbox.docker._reset import diff_problems
+
+    allowed = {"/", "/tmp", "/sbin", "/sbin/docker-init"}
+    assert (
+        diff_problems([{"Path": "/tmp", "Kind": 0}, {"Path": "/sbin/docker-init", "Kind": 1}], allowed) == []
+    )
+    problems = diff_problems([{"Path": "/etc/profile", "Kind": 0}, {"Path": "/tmp", "Kind": 0}], allowed)
+    assert problems and "/etc/profile" in problems[0]
+
+
+def test_listening_sockets_are_seen_from_outside() -> None:
+    """Read through /proc/<pid>/net of a process (here: this one, in the host's namespace)."""
+    import socket
+
+    from sandbox.docker._reset import open_sockets
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = f"{listener.getsockname()[1]:04X}"
+        assert any("listening" in p and port in p for p in open_sockets(os.getpid()))
+
+
+def test_executor_environment_must_be_what_shellrt_gave_it(tmp_path: Path) -> None:
+    import subprocess
+
+    from sandbox.docker._reset import environment_problems
+
+    proc = subprocess.Popen(["/bin/sleep", "30"], env={"PATH": "/bin", "SHELLRT_PLANTED": "1"})
+    try:
+        problems = environment_problems(proc.pid, {"PATH": "/bin"})
+        assert problems == ["unexpected executor environment entry SHELLRT_PLANTED"]
+        assert environment_problems(proc.pid, {"PATH": "/bin", "SHELLRT_PLANTED": "1"}) == []
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_sysv_objects_are_counted_and_removed_in_the_target_namespace() -> None:
+    """A process in a fresh IPC namespace: its objects are counted and removed by the host, not ours."""
+    import subprocess
+
+    from sandbox.docker._reset import sysv_ipc_objects
+
+    require(os.geteuid() == 0, "joining another IPC namespace needs root")
+    proc = subprocess.Popen(
+        ["unshare", "--ipc", "sh", "-c", "ipcmk -M 4096 >/dev/null && ipcmk -Q >/dev/null && exec sleep 30"]
+    )
+    try:
+        deadline = 50
+        counts: dict[str, int] = {}
+        while deadline:
+            counts = sysv_ipc_objects(proc.pid)
+            if counts.get("shm") == 1 and counts.get("msg") == 1:
+                break
+            import time
+
+            time.sleep(0.1)
+            deadline -= 1
+        assert counts == {"shm": 1, "msg": 1, "sem": 0}
+        assert sysv_ipc_objects(proc.pid, remove=True) == {"shm": 0, "msg": 0, "sem": 0}
+    finally:
+        proc.kill()
+        proc.wait()

@@ -260,6 +260,7 @@ def environment_problems(host_pid: int, expected: Mapping[str, str]) -> list[str
             continue
         if expected.get(key) != value:
             problems.append(f"unexpected executor environment entry {key}")
+    problems.extend(f"executor environment lacks {key}" for key in expected if key not in env)
     return problems
 
 
