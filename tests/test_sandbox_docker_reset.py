@@ -333,11 +333,17 @@ def test_listening_sockets_are_seen_from_outside() -> None:
 
 def test_executor_environment_must_be_what_shellrt_gave_it(tmp_path: Path) -> None:
     import subprocess
+    import time
 
     from sandbox.docker._reset import environment_problems
 
     proc = subprocess.Popen(["/bin/sleep", "30"], env={"PATH": "/bin", "SHELLRT_PLANTED": "1"})
     try:
+        for _ in range(100):  # until the child has exec'd (Popen may return before)
+            with open(f"/proc/{proc.pid}/environ", "rb") as fh:
+                if fh.read():
+                    break
+            time.sleep(0.02)
         problems = environment_problems(proc.pid, {"PATH": "/bin"})
         assert problems == ["unexpected executor environment entry SHELLRT_PLANTED"]
         assert environment_problems(proc.pid, {"PATH": "/bin", "SHELLRT_PLANTED": "1"}) == []
