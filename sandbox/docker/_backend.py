@@ -46,10 +46,7 @@ import secrets
 import select
 import shutil
 import stat
-import tarfile
-import tempfile
 import threading
-import time
 import uuid
 import weakref
 from dataclasses import dataclass
@@ -74,19 +71,20 @@ from sandbox.docker._labels import session_labels
 from sandbox.docker._priv import priv_binary
 from sandbox.docker._process import DockerProcess, ExecutorSession
 from sandbox.docker._protocol import EXECUTOR_PROTOCOL_VERSION, Event, executor_script, render_request
+from sandbox.docker._recycle import (
+    EXECUTOR_CAPS,
+    EXECUTOR_UID,
+    IO_MOUNT,
+    PRIV_DIR,
+    OutsideView,
+    verify_pristine,
+)
 from sandbox.docker._reset import (
     ResetError,
-    diff_problems,
-    empty_dir,
-    environment_problems,
-    inspect_container,
-    leftover_processes,
-    open_sockets,
-    parse_mountinfo,
     parse_reset_reply,
     parse_status,
-    sysv_ipc_objects,
 )
+from sandbox.docker._workspace import copy_in, export_workspace
 from sandbox.errors import BackendUnavailableError, SandboxClosedError, SandboxExecError
 from sandbox.policy import SandboxPolicy
 
@@ -95,25 +93,18 @@ __all__ = ["EXECUTOR_CAPS", "EXECUTOR_UID", "DockerBackend", "emergency_cleanup"
 _log = logging.getLogger("sandbox.docker")
 
 _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-#: Where the host's I/O directory appears inside the container (read-only).
-_IO_MOUNT = "/.shellrt-io"
-#: The executor's private directory (cwd files), on the /tmp tmpfs.
-_PRIV_DIR = "/tmp/.shellrt-exec"
-#: The executor's uid (and gid): never a command's.
-EXECUTOR_UID = 2147480001
-#: The executor's capabilities (docker's names) and their kernel bit mask (see priv.c).
+#: The executor's capabilities, as docker names them (`EXECUTOR_CAPS` is their bit mask).
 _EXECUTOR_CAP_NAMES = ["SETUID", "SETGID", "KILL", "SYS_PTRACE", "SETPCAP", "DAC_OVERRIDE", "FOWNER"]
-EXECUTOR_CAPS = sum(1 << bit for bit in (7, 6, 5, 19, 8, 1, 3))
 _EXECUTOR_ARGV = [
-    f"{_IO_MOUNT}/priv",
+    f"{IO_MOUNT}/priv",
     "exec",
     str(EXECUTOR_UID),
     str(EXECUTOR_UID),
     "--",
     "/bin/sh",
-    f"{_IO_MOUNT}/executor.sh",
-    _IO_MOUNT,
-    _PRIV_DIR,
+    f"{IO_MOUNT}/executor.sh",
+    IO_MOUNT,
+    PRIV_DIR,
 ]
 _DEFAULT_TMP_BYTES = 256 * 1024 * 1024
 #: A fork bomb must never reach the host, so a pids limit always applies.
@@ -122,8 +113,6 @@ _START_TIMEOUT = 30.0
 _COPY_USER = "65534:65534"
 #: A reset (kill, wipe, verify) that takes longer than this fails: the container is not reused.
 _RESET_TIMEOUT = 10.0
-#: What shellrt's I/O directory may hold between tasks.
-_IO_ENTRIES = frozenset({"executor.sh", "priv"})
 #: Backends with a live container in this process (for `emergency_cleanup`).
 _live: weakref.WeakSet[DockerBackend] = weakref.WeakSet()
 #: Re-entrant: `emergency_cleanup` may run in a signal handler that interrupted a holder.
@@ -448,7 +437,7 @@ class DockerBackend(SandboxBackend):
         limits = self.policy.limits
         tmp_bytes = limits.tmp_bytes or _DEFAULT_TMP_BYTES
         cw = self.config.container_workspace
-        mounts = [Mount(target=_IO_MOUNT, source=self._io_dir, type="bind", read_only=True)]
+        mounts = [Mount(target=IO_MOUNT, source=self._io_dir, type="bind", read_only=True)]
         if self.config.workspace_mode == "bind":
             ws_source = str(Path(self.policy.workspace).resolve())
         else:
@@ -659,7 +648,7 @@ class DockerBackend(SandboxBackend):
             env = dict(request.env)
             cwd_file = None
             if request.report_cwd:
-                cwd_file = f"{_PRIV_DIR}/{tid}.cwd"
+                cwd_file = f"{PRIV_DIR}/{tid}.cwd"
                 env["SHELLRT_CWD_FILE"] = cwd_file
             text = render_request(tid, request.argv, env, request.cwd, cwd_file, self.command_ids)
             req_fd = os.open(f"{base}.req", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
@@ -834,48 +823,20 @@ class DockerBackend(SandboxBackend):
             self._executor_host = None
 
     def _verify_pristine(self) -> None:
-        """Host side of `reset` (blocking): wait out the reaping, empty the workspace, inspect from outside."""
-        host = self._executor_host_pid()
+        """Host side of `reset` (blocking): the verdict from outside (`sandbox.docker._recycle`)."""
         assert self.executor_pid is not None
-        root = Path(f"/proc/{host}/root")
-        deadline = time.monotonic() + 2.0
-        while leftover_processes(root, self.executor_pid) and time.monotonic() < deadline:
-            time.sleep(0.005)  # docker-init reaps the killed orphans
-        empty_dir(self._host_workspace())
-        with open(f"/proc/{host}/mountinfo", encoding="utf-8", errors="replace") as fh:
-            mountinfo = fh.read()
-        with open(f"/proc/{host}/status", encoding="utf-8", errors="replace") as fh:
-            status = fh.read()
-        problems = inspect_container(
-            root,
-            mountinfo=mountinfo,
-            status=status,
-            executor_pid=self.executor_pid,
-            executor_uid=EXECUTOR_UID,
-            executor_caps=EXECUTOR_CAPS,
+        verify_pristine(
+            OutsideView(
+                host_pid=self._executor_host_pid(),
+                executor_pid=self.executor_pid,
+                client=self._client,
+                container_id=self._cid,
+            ),
+            host_workspace=self._host_workspace(),
+            container_workspace=self.config.container_workspace,
             command_user=self.command_ids,
-            workspace=self.config.container_workspace.rstrip("/") or "/",
-            io_mount=_IO_MOUNT,
-            io_entries=_IO_ENTRIES,
-            private_dir=_PRIV_DIR,
+            still_the_executor=self._executor_host_pid,
         )
-        ipc = sysv_ipc_objects(host, remove=True)
-        problems.extend(f"{n} SysV {kind} object(s) left" for kind, n in ipc.items() if n)
-        problems.extend(open_sockets(host))
-        problems.extend(environment_problems(host, {"PATH": _PATH}))
-        client, cid = self._client, self._cid
-        if client is None or cid is None:
-            problems.append("the container is gone")
-        else:
-            # Docker creates the mount points (and their parents) in the writable layer; nothing else may be there.
-            allowed = {"/"}
-            for mount in parse_mountinfo(mountinfo):
-                path = PurePosixPath(mount.mount_point)
-                allowed.update(str(p) for p in (path, *path.parents))
-            problems.extend(diff_problems(client.api.diff(cid) or [], allowed))
-        self._executor_host_pid()  # still the same process: what we read was the container's
-        if problems:
-            raise ResetError("; ".join(problems))
 
     async def reuse_for(self, policy: SandboxPolicy) -> None:
         """After a successful `reset`: take on the next task's workspace (copied in like at start).
@@ -893,90 +854,22 @@ class DockerBackend(SandboxBackend):
 
     # --- workspace ---------------------------------------------------------------
     def _copy_in(self, *, into_existing: bool = False) -> str:
-        """Copy the host workspace into a private host directory that only the container mounts.
-
-        Why not ``put_archive`` into a volume: docker never applies an archive's
-        metadata to the destination directory itself, and with every capability
-        dropped nothing inside the container may chown it, so the sandbox user
-        could not write at the workspace root. A private copy (under a 0700
-        directory, owned by the sandbox user) keeps the host repository
-        untouched just the same. Read-denied paths are left out of the copy.
-        """
+        """Copy the host workspace into the private host directory only the container mounts."""
         assert self._host_dir is not None
-        uid, gid = self.command_ids
-        root = os.path.abspath(self.policy.workspace)
-        dest = os.path.join(self._host_dir, "workspace")
-        denied = {os.path.abspath(p) for p in self.policy.read_denied}
-        if any(root == d or root.startswith(d.rstrip("/") + "/") for d in denied):
-            denied.add(root)  # the whole workspace is read-denied: copy nothing
-
-        def ignore(directory: str, names: list[str]) -> set[str]:
-            base = os.path.abspath(directory)
-            if root in denied:
-                return set(names)
-            skip = {n for n in names if os.path.join(base, n) in denied}
-            for n in names:  # FIFOs, sockets and devices are not workspace content
-                try:
-                    mode = os.lstat(os.path.join(base, n)).st_mode
-                except OSError:
-                    skip.add(n)
-                    continue
-                if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
-                    skip.add(n)
-            return skip
-
-        with os.scandir(root) as entries:
-            empty = next(entries, None) is None
-        if empty:  # the common batch case: nothing to walk
-            if not into_existing:
-                os.mkdir(dest)
-            shutil.copystat(root, dest)
-        else:
-            shutil.copytree(root, dest, symlinks=True, ignore=ignore, dirs_exist_ok=into_existing)
-            if into_existing:
-                shutil.copystat(root, dest)
-        if os.geteuid() == 0 and (uid, gid) != (0, 0):
-            os.lchown(dest, uid, gid)
-            for dirpath, dirnames, filenames in os.walk(dest):
-                for name in (*dirnames, *filenames):
-                    os.lchown(os.path.join(dirpath, name), uid, gid)
-        return dest
+        return copy_in(
+            self.policy.workspace,
+            os.path.join(self._host_dir, "workspace"),
+            self.policy.read_denied,
+            self.command_ids,
+            into_existing=into_existing,
+        )
 
     async def export_workspace(self, dest: Path) -> None:
-        """Copy the container's workspace out to ``dest`` (created if missing; files there are overwritten).
-
-        Extraction uses tarfile's ``data`` filter: the archive comes from an
-        untrusted container, so absolute paths, ``..`` and links pointing
-        outside ``dest`` are refused.
-        """
+        """Copy the container's workspace out to ``dest`` (created if missing; files there are overwritten)."""
         client, cid = self._client, self._cid
         if client is None or cid is None:
             raise SandboxClosedError("the docker sandbox is not running")
-        dest = Path(dest)
-        dest.mkdir(parents=True, exist_ok=True)
-        cw = self.config.container_workspace.rstrip("/")
-        top = PurePosixPath(cw).name
-
-        def fetch() -> None:
-            stream, _ = client.api.get_archive(cid, cw + "/.")
-            with tempfile.TemporaryFile() as spool:
-                for chunk in stream:
-                    spool.write(chunk)
-                spool.seek(0)
-                with tarfile.open(fileobj=spool, mode="r:") as tar:
-                    members = []
-                    for member in tar:
-                        name = member.name
-                        for prefix in (f"{top}/", "./"):
-                            if name.startswith(prefix):
-                                name = name[len(prefix) :]
-                        if name in ("", ".", top):
-                            continue
-                        member.name = name
-                        members.append(member)
-                    tar.extractall(dest, members=members, filter="data")
-
-        await thread(fetch)
+        await thread(lambda: export_workspace(client, cid, self.config.container_workspace, Path(dest)))
 
 
 def _remove(client: docker.DockerClient | None, cid: str | None, host_dir: OwnedDir | None) -> None:
