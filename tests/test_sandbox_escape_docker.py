@@ -131,12 +131,18 @@ async def test_signals_do_not_reach_the_executor(tmp_path: Path, user: str) -> N
         out, status = await _run(
             backend,
             "kill -9 $EXE 2>/dev/null && echo KILLED; kill -STOP $EXE 2>/dev/null && echo STOPPED;"
-            " for s in TERM INT HUP USR1 QUIT; do kill -$s 1 2>/dev/null; done; kill -9 -1; echo survived",
+            " for s in TERM INT HUP USR1 QUIT XCPU XFSZ PWR PROF VTALRM 34 40 64; do kill -$s 1 2>/dev/null; done;"
+            " kill -9 -1; echo survived",
         )
         assert "KILLED" not in out and "STOPPED" not in out
         await anyio.sleep(0.3)
         again, status = await _run(backend, "echo alive")
         assert again == "alive\n" and status.exit_code == 0
+        # The executor ignores every signal; its commands start with the defaults.
+        assert (
+            await backend.run_capture(["grep", "SigIgn", "/proc/self/status"])
+            == "SigIgn:\t0000000000000000\n"
+        )
         assert backend.executor_pid == pid and backend.recoveries == []
 
 

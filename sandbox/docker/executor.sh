@@ -49,8 +49,17 @@ IO=$1
 PRIV=$2
 PRIVX="$IO/priv"
 # docker-init forwards the signals it gets to us; a command run as root may
-# signal docker-init. Ignore them all (priv drop restores defaults for commands).
-trap '' HUP INT QUIT PIPE ALRM TERM USR1 USR2 TSTP TTIN TTOU
+# signal docker-init, which forwards every catchable signal to us. Ignore them
+# all (priv drop restores defaults for commands).
+# Every catchable signal but CHLD (ignoring it would break wait): 1-31, real-time 34-64.
+_sigs=
+_n=1
+while [ "$_n" -le 64 ]; do
+    case $_n in 9 | 17 | 19 | 32 | 33) ;; *) _sigs="$_sigs $_n" ;; esac
+    _n=$((_n + 1))
+done
+# shellcheck disable=SC2086
+trap '' $_sigs
 umask 077
 mkdir -p "$PRIV" 2>/dev/null
 chmod 1733 "$PRIV" 2>/dev/null

@@ -97,8 +97,8 @@ int main(int argc, char **argv) {
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        for (int s = 1; s < 32; s++)
-            if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL);
+        for (int s = 1; s < NSIG; s++)
+            if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL); /* 32, 33: EINVAL, harmless */
         /* The command's environment: exactly the NAME=VALUE words (argv is ours to keep). */
         argv[sep] = NULL;
         environ = argv + 4;
