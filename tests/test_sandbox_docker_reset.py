@@ -35,6 +35,7 @@ MOUNTINFO = """\
 224 206 254:0 /tmp/shellrt-docker-nj4f2kmh/io /.shellrt-io rw,relatime - ext4 /dev/vda rw
 225 206 254:0 /tmp/shellrt-docker-nj4f2kmh/workspace /workspace rw,relatime - ext4 /dev/vda rw
 226 206 0:64 / /tmp rw,nosuid,nodev,relatime - tmpfs tmpfs rw,size=262144k
+227 206 0:65 / /.shellrt-priv rw,nosuid,nodev,noexec,relatime - tmpfs tmpfs rw,size=1024k,mode=1733
 229 206 254:0 /var/lib/docker/containers/ff56/hosts /etc/hosts ro,relatime - ext4 /dev/vda rw
 46 207 0:58 /sys /proc/sys ro,nosuid,nodev,noexec,relatime - proc proc rw
 50 207 0:59 /null /proc/keys rw,nosuid - tmpfs tmpfs rw,size=65536k,mode=755
@@ -69,7 +70,7 @@ def _fake_root(tmp_path: Path) -> Path:
     (root / "sys/fs/cgroup/cpuacct").symlink_to("cpu")
     for name in ("executor.sh", "priv"):
         (root / ".shellrt-io" / name).write_text("")
-    priv = root / "tmp/.shellrt-exec"
+    priv = root / ".shellrt-priv"
     priv.mkdir()
     os.chown(priv, EXECUTOR_UID, EXECUTOR_UID)
     priv.chmod(0o1733)
@@ -92,7 +93,7 @@ def _inspect(
         workspace="/workspace",
         io_mount="/.shellrt-io",
         io_entries={"executor.sh", "priv"},
-        private_dir="/tmp/.shellrt-exec",
+        private_dir="/.shellrt-priv",
     )
 
 
@@ -136,11 +137,13 @@ def test_leftovers_in_wiped_places_and_workspace_are_caught(fake_root: Path) -> 
     (fake_root / "tmp/x").write_text("x")
     (fake_root / "dev/shm/y").write_text("y")
     (fake_root / "workspace/z").write_text("z")
-    (fake_root / "tmp/.shellrt-exec/7.cwd").write_text("/forged")
-    (fake_root / "tmp/.shellrt-exec").chmod(0o1777)
+    (fake_root / ".shellrt-priv/7.cwd").write_text("/forged")
     problems = " | ".join(_inspect(fake_root))
     assert "/tmp/x survived" in problems and "/dev/shm/y survived" in problems
-    assert "/tmp/.shellrt-exec survived" in problems  # the private dir must be empty
+    assert "/.shellrt-priv/7.cwd survived" in problems  # the private dir must be empty
+    (fake_root / ".shellrt-priv/7.cwd").unlink()
+    (fake_root / ".shellrt-priv").chmod(0o1777)
+    assert "no longer the executor's private tmpfs" in " | ".join(_inspect(fake_root))
     assert "workspace /workspace is not empty" in problems
 
 
@@ -249,7 +252,7 @@ async def test_reset_kills_escaped_processes_and_wipes_everything(tmp_path: Path
             " cat /proc/sysvipc/shm /proc/sysvipc/msg /proc/sysvipc/sem | wc -l",
         )
         assert "sleep 100" not in after
-        assert "/tmp:\n.shellrt-exec\n" in after and "/dev/shm:\n\n" in after
+        assert "/tmp:\n\n" in after and "/dev/shm:\n\n" in after
         assert "/workspace:\nmine.txt\n" in after
         assert after.rstrip().endswith("3")  # three header lines, no IPC object
         assert not any(p.name == "z" for p in backend.to_host_path("/workspace").iterdir())  # type: ignore[union-attr]

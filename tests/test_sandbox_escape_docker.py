@@ -116,6 +116,9 @@ async def test_the_executor_process_is_closed_to_commands(tmp_path: Path, user: 
             " ls /proc/$EXE/fd >/dev/null 2>&1 && echo OPEN fd-dir;"
             " ls /.shellrt-io >/dev/null 2>&1 && echo OPEN io-dir;"
             " cat /.shellrt-io/executor.sh >/dev/null 2>&1 && echo OPEN script;"
+            " ls /.shellrt-priv >/dev/null 2>&1 && echo OPEN priv-list;"
+            " mv /.shellrt-priv /tmp/p 2>/dev/null && echo MOVED priv;"
+            " chmod 777 /.shellrt-priv 2>/dev/null && echo CHMOD priv;"
             " grep -h Cap /proc/self/status | grep -v 0000000000000000;"
             " echo checked"
         )

@@ -453,7 +453,10 @@ class DockerBackend(SandboxBackend):
             "log_config": {"type": "none"},
             "network_mode": "bridge" if self.policy.network == "bridge" else "none",
             "read_only": True,
-            "tmpfs": {"/tmp": f"rw,nosuid,nodev,exec,size={tmp_bytes},mode=1777"},
+            "tmpfs": {
+                "/tmp": f"rw,nosuid,nodev,exec,size={tmp_bytes},mode=1777",
+                PRIV_DIR: f"rw,nosuid,nodev,noexec,size=1m,mode=1733,uid={EXECUTOR_UID},gid={EXECUTOR_UID}",
+            },
             "mounts": mounts,
             "cap_drop": ["ALL"],
             "cap_add": _EXECUTOR_CAP_NAMES,

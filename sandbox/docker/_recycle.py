@@ -40,8 +40,9 @@ __all__ = [
 
 #: Where the host's I/O directory appears inside the container (read-only).
 IO_MOUNT = "/.shellrt-io"
-#: The executor's private directory (cwd files), on the /tmp tmpfs.
-PRIV_DIR = "/tmp/.shellrt-exec"
+#: The executor's private tmpfs (cwd files): mode 1733, owned by the executor, its mount point
+#: on the read-only root, so no command (root or not) can rename or replace it.
+PRIV_DIR = "/.shellrt-priv"
 #: The executor's uid (and gid): never a command's.
 EXECUTOR_UID = 2147480001
 #: The executor's capabilities as a kernel bit mask: setuid, setgid, kill, sys_ptrace, setpcap,

@@ -313,7 +313,7 @@ def inspect_container(
     the commands ran as: what they could write is judged for them. ``workspace``
     must already be emptied by the host; ``io_entries`` are the names allowed in
     shellrt's I/O directory; ``private_dir`` is the executor's own (empty)
-    directory on /tmp.
+    tmpfs.
     """
     problems: list[str] = []
     try:
@@ -347,18 +347,13 @@ def inspect_container(
                 if mount.fstype not in WIPED_MOUNTS[mp]:
                     problems.append(f"{mp} is a {mount.fstype} mount, not {'/'.join(WIPED_MOUNTS[mp])}")
                     continue
-                for name in _entries(where):
-                    path = f"{mp}/{name}"
-                    if path == private_dir:
-                        st = os.lstat(where / name)
-                        if (
-                            stat.S_ISDIR(st.st_mode)
-                            and st.st_uid == executor_uid
-                            and stat.S_IMODE(st.st_mode) == 0o1733
-                            and not _entries(where / name)
-                        ):
-                            continue
-                    problems.append(f"{path} survived the wipe")
+                problems.extend(f"{mp}/{name} survived the wipe" for name in _entries(where))
+            elif mp == private_dir:
+                # The executor's own tmpfs (cwd files): empty, still its own, still 1733.
+                st = os.lstat(where)
+                if mount.fstype != "tmpfs" or st.st_uid != executor_uid or stat.S_IMODE(st.st_mode) != 0o1733:
+                    problems.append(f"{mp} is no longer the executor's private tmpfs")
+                problems.extend(f"{mp}/{name} survived the wipe" for name in _entries(where))
             elif mp == workspace:
                 if _entries(where):
                     problems.append(f"workspace {mp} is not empty after the wipe")

@@ -22,9 +22,10 @@
 # when the host is root: it holds this script, the priv helper, and per
 # command a request file (<id>.req, sh-quoted assignments) and the FIFOs its
 # output goes to (<id>.out, <id>.err) and its input comes from (<id>.in).
-# Ids are random nonces. PRIV (on the /tmp tmpfs) is this executor's
-# directory: mode 1733, so a command can write the cwd file made for it but
-# cannot list, remove or replace anything there.
+# Ids are random nonces. PRIV is this executor's own small tmpfs (its mount
+# point on the read-only root, so nothing can rename it): mode 1733, so a
+# command can write the cwd file made for it but cannot list, remove or
+# replace anything there.
 #
 # Requests (one line each, host -> executor):
 #   R <id> <flags>   run; flags: m = merge stderr into stdout, i = stdin FIFO
@@ -61,8 +62,6 @@ done
 # shellcheck disable=SC2086
 trap '' $_sigs
 umask 077
-mkdir -p "$PRIV" 2>/dev/null
-chmod 1733 "$PRIV" 2>/dev/null
 
 HAVE_SETSID=1
 SHELLP=/bin/sh
@@ -192,7 +191,7 @@ _kill() {
 # 1. kill every process but PID 1 (docker-init) and this executor: kill -KILL -1
 #    reaches all of them (this executor holds CAP_KILL), repeated until /proc
 #    lists nothing else (orphans are reaped by docker-init);
-# 2. empty /tmp, /dev/shm and /dev/mqueue (PRIV is kept, emptied).
+# 2. empty /tmp, /dev/shm, /dev/mqueue and PRIV.
 _reset() {
     zid=$1
     passes=0
@@ -215,14 +214,11 @@ _reset() {
         set --
         for f in "$dir"/* "$dir"/.[!.]* "$dir"/..?*; do
             [ -e "$f" ] || [ -L "$f" ] || continue
-            [ "$f" = "$PRIV" ] && continue
             set -- "$@" "$f"
         done
         [ $# = 0 ] && continue
         rm -rf -- "$@" 2>/dev/null || wiped=0
     done
-    [ -d "$PRIV" ] || mkdir -p "$PRIV" 2>/dev/null || wiped=0
-    chmod 1733 "$PRIV" 2>/dev/null || wiped=0
     echo "Z $zid $passes $left $wiped"
 }
 
