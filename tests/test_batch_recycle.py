@@ -123,7 +123,11 @@ async def test_a_container_that_fails_its_reset_is_discarded_and_replaced(tmp_pa
     async def kill_our_container() -> None:
         while True:
             found = sorted(ours() - earlier)
-            if found:
+            # Only once the victim's command runs (a kill during the start would be retried).
+            top = found and subprocess.run(
+                ["docker", "top", found[0]], capture_output=True, text=True, timeout=30
+            )
+            if top and "sleep 20" in top.stdout:
                 subprocess.run(["docker", "kill", *found], capture_output=True, timeout=60)
                 return
             await anyio.sleep(0.1)
