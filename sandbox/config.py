@@ -62,7 +62,11 @@ class DockerConfig(BaseModel):
     #: Path of the workspace inside the container.
     container_workspace: str = "/workspace"
     user: str | None = Field(
-        default=None, description="User to run as; None picks a non-root user when the image allows."
+        default=None,
+        description=(
+            "Numeric uid[:gid] commands run as (the host cannot resolve the image's user names); None "
+            "picks 65534 in copy mode (the caller's uid when not root) and the workspace owner in bind mode."
+        ),
     )
     docker_host: str | None = Field(
         default=None, description="Docker daemon URL; None uses DOCKER_HOST or the default socket."

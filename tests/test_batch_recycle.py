@@ -71,7 +71,7 @@ async def test_a_recycled_container_shows_nothing_of_the_previous_task(tmp_path:
     assert clean.recycled and clean.container == dirty.container and clean.container_use == 2
     assert not dirty.recycled and dirty.container_use == 1
     listing = clean.commands[0].preview or ""
-    assert listing == "/dev/mqueue:\n\n/dev/shm:\n\n/tmp:\n.shellrt-exec\n\n/workspace:\nmine.txt\n"
+    assert listing == "/dev/mqueue:\n\n/dev/shm:\n\n/tmp:\n\n/workspace:\nmine.txt\n"
     assert "sleep 100" not in (clean.commands[1].preview or "")
     ipc = (clean.commands[2].preview or "").splitlines()
     assert len(ipc) == 3 and all(line.split()[0] == "key" for line in ipc)  # headers only
@@ -80,27 +80,72 @@ async def test_a_recycled_container_shows_nothing_of_the_previous_task(tmp_path:
     assert dirty.container is not None and not container_exists(dirty.container)  # removed at the end
 
 
-async def test_a_container_that_fails_its_reset_is_discarded_and_replaced(tmp_path: Path) -> None:
+async def test_a_task_cannot_kill_the_executor_and_its_container_is_recycled_cleanly(tmp_path: Path) -> None:
     from tests._docker_support import require_docker
 
     require_docker()
-    # The executor is docker-init's only child: kill it (the container stops with it).
-    kill_executor = (
-        "for d in /proc/[0-9]*; do read -r st <$d/stat || continue; set -- ${st##*) };"
-        ' [ "$2" = 1 ] && kill -9 ${d#/proc/}; done; true'
+    # Every process but PID 1 and ourselves: kill it; signal docker-init too (it forwards).
+    kill_everything = (
+        "for s in TERM INT HUP; do kill -$s 1; done 2>/dev/null; kill -9 -1;"
+        " for d in /proc/[0-9]*; do kill -9 ${d#/proc/}; done 2>/dev/null; true"
     )
+    tasks = [_task("saboteur", [kill_everything]), _task("after", ["hostname"])]
+    results, stats = await _run(tasks, concurrency=1, prestart=0)
+    saboteur, after = results["saboteur"], results["after"]
+    assert after.status == "ok", (saboteur, after)  # the saboteur killed itself too (kill -9 -1)
+    assert after.recycled and after.container == saboteur.container and after.container_use == 2
+    assert stats.discarded == 0 and stats.created == 1
+
+
+async def test_a_container_that_fails_its_reset_is_discarded_and_replaced(tmp_path: Path) -> None:
+    """The container is killed from outside during a task: the task says so, the reset refuses it."""
+    import os
+    import subprocess
+
+    import anyio
+
+    from tests._docker_support import require_docker
+
+    require_docker()
+
+    def ours() -> set[str]:
+        return set(
+            subprocess.run(
+                ["docker", "ps", "-q", "--filter", f"label=shellrt.owner-pid={os.getpid()}"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            ).stdout.split()
+        )
+
+    earlier = ours()  # containers of earlier tests still being removed are not the victim's
+
+    async def kill_our_container() -> None:
+        while True:
+            found = sorted(ours() - earlier)
+            # Only once the victim's command runs (a kill during the start would be retried).
+            top = found and subprocess.run(
+                ["docker", "top", found[0]], capture_output=True, text=True, timeout=30
+            )
+            if top and "sleep 20" in top.stdout:
+                subprocess.run(["docker", "kill", *found], capture_output=True, timeout=60)
+                return
+            await anyio.sleep(0.1)
+
     tasks = [
-        _task("saboteur", [kill_executor]),
+        _task("victim", ["sleep 20"]),
         _task("after", ["hostname"]),
         _task("again", ["hostname"]),
     ]
-    results, stats = await _run(tasks, concurrency=1, prestart=0)
-    saboteur, after, again = results["saboteur"], results["after"], results["again"]
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(kill_our_container)
+        results, stats = await _run(tasks, concurrency=1, prestart=0)
+    victim, after, again = results["victim"], results["after"], results["again"]
+    assert victim.status != "ok", victim
     assert after.status == "ok" and again.status == "ok", (after, again)
-    assert after.container != saboteur.container and after.container_use == 1 and not after.recycled
+    assert after.container != victim.container and after.container_use == 1 and not after.recycled
     assert again.recycled and again.container == after.container and again.container_use == 2
     assert stats.discarded == 1 and stats.created == 2
-    assert any("reset failed" in reason for reason in stats.reasons)
 
 
 async def test_reuse_never_and_unrecyclable_sandboxes_get_a_container_per_task(tmp_path: Path) -> None:

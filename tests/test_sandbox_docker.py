@@ -324,3 +324,23 @@ async def test_bind_mode_writes_through_as_workspace_owner(tmp_path: Path) -> No
         assert code == 0 and out.strip() == str(os.stat(ws).st_uid)
         assert backend.to_host_path("/workspace/new.txt") == ws / "new.txt"
     assert (ws / "new.txt").read_text() == "from-container\n"
+
+
+@pytest.mark.parametrize("mode", ["copy", "bind"])
+async def test_read_denied_paths_are_hidden_from_commands(tmp_path: Path, mode: str) -> None:
+    """A Read(...) deny rule becomes a hidden path on docker too, in both workspace modes."""
+    require_docker()
+    ws = tmp_path / "ws"
+    (ws / "secrets").mkdir(parents=True)
+    (ws / "secrets" / "key").write_text("TOPSECRET\n")
+    (ws / ".env").write_text("PASSWORD=hunter2\n")
+    (ws / "ok.txt").write_text("visible\n")
+    denied = (ws / "secrets", ws / ".env")
+    async with DockerBackend(config(BUSYBOX, workspace_mode=mode), policy(ws, read_denied=denied)) as backend:
+        assert "read_denied" in backend.enforces()
+        out = await backend.run_capture(
+            ["sh", "-c", "cat ok.txt; cat secrets/key .env 2>/dev/null; ls -A secrets 2>/dev/null; true"],
+            cwd="/workspace",
+        )
+    assert out == "visible\n"
+    assert (ws / "secrets" / "key").read_text() == "TOPSECRET\n"  # the user's files are untouched

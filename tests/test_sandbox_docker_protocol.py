@@ -1,16 +1,16 @@
-"""Docker backend wire formats and reap rules, without a daemon: control FIFOs, events, request files, labels."""
+"""Docker backend wire formats and reap rules, without a daemon: attach frames, events, request files, labels."""
 
 from __future__ import annotations
 
 import os
+import socket
+import struct
 import subprocess
-import tempfile
 
 import anyio
 import pytest
 
-from sandbox.docker._channel import ControlChannel, ExecutorGoneError
-from sandbox.docker._fifo import make_fifo, open_fifo
+from sandbox.docker._channel import ControlChannel, ExecutorGoneError, FrameDecoder
 from sandbox.docker._labels import LABEL_OWNER_PID, judge, owner_alive, session_labels
 from sandbox.docker._protocol import (
     LineSplitter,
@@ -22,33 +22,46 @@ from sandbox.docker._protocol import (
 )
 
 
+def _frame(stream: int, payload: bytes) -> bytes:
+    return bytes([stream, 0, 0, 0]) + struct.pack(">I", len(payload)) + payload
+
+
 @pytest.mark.anyio
-async def test_control_channel_waits_for_a_writer_then_sees_eof() -> None:
-    """Before the executor opens its end, a FIFO read says EOF: the channel must wait, not give up.
+async def test_control_channel_decodes_attach_frames_and_sees_eof() -> None:
+    """Events arrive as docker attach frames, split anywhere; stderr is kept aside; EOF ends the session."""
+    ours, theirs = socket.socketpair()
+    control = ControlChannel(os.dup(ours.fileno()))
+    ours.close()
+    got: list[str] = []
 
-    After the writer came and went, EOF is real and waiters learn the executor is gone.
-    """
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "ctl.out")
-        make_fifo(path)
-        control = ControlChannel(open_fifo(path, os.O_RDONLY))
-        got: list[str] = []
+    async def waiter() -> None:
+        got.append((await control.wait("H", "2")).rest)
+        with pytest.raises(ExecutorGoneError):
+            await control.wait("X", "2")
 
-        async def waiter() -> None:
-            got.append((await control.wait("H", "1")).rest)
-            with pytest.raises(ExecutorGoneError):
-                await control.wait("X", "2")
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(waiter)
+            await anyio.sleep(0.1)
+            assert got == [] and not control.closed
+            data = _frame(2, b"boom\n") + _frame(1, b"H 2 7 1 /bin/sh\n")
+            theirs.sendall(data[:5])
+            await anyio.sleep(0.05)
+            theirs.sendall(data[5:])
+            await control.send("P 1")
+            assert theirs.recv(100) == b"P 1\n"
+            await anyio.sleep(0.1)
+            theirs.close()
+    assert got == ["7 1 /bin/sh"] and control.closed
+    assert control.stderr_text == "boom\n"
 
-        with anyio.fail_after(10):
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(waiter)
-                await anyio.sleep(0.2)  # no writer yet: the waiter must still be waiting
-                assert got == [] and not control.closed
-                writer = os.open(path, os.O_WRONLY)
-                os.write(writer, b"H 1 7 1 /bin/sh\n")
-                await anyio.sleep(0.1)
-                os.close(writer)
-        assert got == ["7 1 /bin/sh"] and control.closed
+
+def test_frame_decoder_keeps_partial_frames() -> None:
+    frames = FrameDecoder()
+    data = _frame(1, b"abc") + _frame(2, b"")
+    assert frames.feed(data[:4]) == []
+    assert frames.feed(data[4:10]) == []
+    assert frames.feed(data[10:]) == [(1, b"abc"), (2, b"")]
 
 
 def test_line_splitter_and_events() -> None:
@@ -73,18 +86,19 @@ def test_line_splitter_drops_runaway_lines() -> None:
 @pytest.mark.parametrize("shell", ["sh", "bash", "busybox sh"])
 def test_request_file_round_trips_through_sh(shell: str, tmp_path: os.PathLike[str]) -> None:
     nasty = 'it\'s "q" $HOME `id` \\ \n\t* ; && |'
-    req = render_request("9", ["printf", "%s|", nasty, "", "-x"], {"K": nasty, "E": ""}, "/w d", "/tmp/c")
-    script = req + 'printf "%s\\n" "$C" "$CWDF"; shift 3; for a; do printf "<%s>" "$a"; done'
+    req = render_request(
+        "9", ["printf", "%s|", nasty, "", "-x"], {"K": nasty, "E": ""}, "/w d", "/tmp/c", (5, 6)
+    )
+    script = req + 'printf "%s\\n" "$C" "$CWDF" "$CU" "$CG"; shift 1; for a; do printf "<%s>" "$a"; done'
     out = subprocess.run([*shell.split(), "-c", script], capture_output=True, text=True, check=True).stdout
-    lines = out.split("\n", 2)
-    assert lines[:2] == ["/w d", "/tmp/c"]
-    assert lines[2] == f"<K={nasty}><E=><printf><%s|><{nasty}><><-x>"
+    lines = out.split("\n", 4)
+    assert lines[:4] == ["/w d", "/tmp/c", "5", "6"]
+    assert lines[4] == f"<K={nasty}><E=><--><printf><%s|><{nasty}><><-x>"
 
 
-def test_request_uses_env_i_with_marker_first_and_guards_equals_in_argv0() -> None:
-    req = render_request("3", ["a=b", "x"], {}, "/", None)
-    assert f"'env' '-i' '{task_marker('3')}'" in req
-    assert "'/bin/sh' '-c' 'exec \"$@\"' 'sh' 'a=b' 'x'" in req
+def test_request_puts_the_marker_first_and_ends_assignments_before_argv() -> None:
+    req = render_request("3", ["a=b", "x"], {"K": "v"}, "/", None, (1, 1))
+    assert f"set -- '{task_marker('3')}' 'K=v' '--' 'a=b' 'x'" in req
 
 
 def test_executor_script_is_posix_sh() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import anyio
@@ -34,11 +35,18 @@ MOUNTINFO = """\
 224 206 254:0 /tmp/shellrt-docker-nj4f2kmh/io /.shellrt-io rw,relatime - ext4 /dev/vda rw
 225 206 254:0 /tmp/shellrt-docker-nj4f2kmh/workspace /workspace rw,relatime - ext4 /dev/vda rw
 226 206 0:64 / /tmp rw,nosuid,nodev,relatime - tmpfs tmpfs rw,size=262144k
+227 206 0:65 / /.shellrt-priv rw,nosuid,nodev,noexec,relatime - tmpfs tmpfs rw,size=1024k,mode=1733
 229 206 254:0 /var/lib/docker/containers/ff56/hosts /etc/hosts ro,relatime - ext4 /dev/vda rw
 46 207 0:58 /sys /proc/sys ro,nosuid,nodev,noexec,relatime - proc proc rw
 50 207 0:59 /null /proc/keys rw,nosuid - tmpfs tmpfs rw,size=65536k,mode=755
 """
-STATUS = "Name:\tsh\nUid:\t65534\t65534\t65534\t65534\nGid:\t65534\t65534\t65534\t65534\nGroups:\t65534 \nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\n"
+EXECUTOR_UID = 2147480001
+EXECUTOR_CAPS = 0x801EA
+STATUS = (
+    f"Name:\tsh\nUid:\t{EXECUTOR_UID}\t{EXECUTOR_UID}\t{EXECUTOR_UID}\t{EXECUTOR_UID}\n"
+    f"Gid:\t{EXECUTOR_UID}\t{EXECUTOR_UID}\t{EXECUTOR_UID}\t{EXECUTOR_UID}\nGroups:\t\n"
+    "CapPrm:\t00000000000801ea\nCapEff:\t00000000000801ea\n"
+)
 EXECUTOR_PID = 9
 
 
@@ -60,26 +68,32 @@ def _fake_root(tmp_path: Path) -> Path:
         (root / d).mkdir(parents=True)
     (root / "dev/fd").symlink_to("/proc/self/fd")
     (root / "sys/fs/cgroup/cpuacct").symlink_to("cpu")
-    for name in ("executor.sh", "ctl.in", "ctl.out"):
+    for name in ("executor.sh", "priv"):
         (root / ".shellrt-io" / name).write_text("")
-    priv = root / "tmp/.shellrt-exec"
+    priv = root / ".shellrt-priv"
     priv.mkdir()
-    os.chown(priv, 65534, 65534)
-    for d in (root, root / "dev", root / ".shellrt-io", root / "sys/fs/cgroup"):
-        d.chmod(0o755)
+    os.chown(priv, EXECUTOR_UID, EXECUTOR_UID)
+    priv.chmod(0o1733)
+    for top in (root, root / "dev", root / ".shellrt-io", root / "sys/fs/cgroup"):
+        top.chmod(0o755)
     return root
 
 
-def _inspect(root: Path, mountinfo: str = MOUNTINFO, status: str = STATUS) -> list[str]:
+def _inspect(
+    root: Path, mountinfo: str = MOUNTINFO, status: str = STATUS, user: tuple[int, int] = (65534, 65534)
+) -> list[str]:
     return inspect_container(
         root,
         mountinfo=mountinfo,
         status=status,
         executor_pid=EXECUTOR_PID,
+        executor_uid=EXECUTOR_UID,
+        executor_caps=EXECUTOR_CAPS,
+        command_user=user,
         workspace="/workspace",
         io_mount="/.shellrt-io",
-        io_entries={"executor.sh", "ctl.in", "ctl.out"},
-        private_dir="/tmp/.shellrt-exec",
+        io_entries={"executor.sh", "priv"},
+        private_dir="/.shellrt-priv",
     )
 
 
@@ -101,17 +115,15 @@ def test_mountinfo_parsing_unescapes_and_rejects_garbage() -> None:
 
 
 def test_reset_reply_problems() -> None:
-    assert parse_reset_reply("1 0 1 0 0 0") == []
-    assert parse_reset_reply("100 1 1 0 0 0") == ["processes survived kill -KILL -1"]
-    assert "could not empty" in parse_reset_reply("1 0 0 0 0 0")[0]
-    assert "SysV shared memory segment" in parse_reset_reply("1 0 1 2 0 0")[0]
-    assert "unreadable" in parse_reset_reply("1 0 1 -1 0 0")[0]
-    assert "malformed" in parse_reset_reply("1 0 1")[0]
+    assert parse_reset_reply("1 0 1") == []
+    assert parse_reset_reply("100 1 1") == ["processes survived kill -KILL -1"]
+    assert "could not empty" in parse_reset_reply("1 0 0")[0]
+    assert "malformed" in parse_reset_reply("1 0 1 0 0 0")[0]
 
 
 def test_status_parsing() -> None:
     who = parse_status(STATUS)
-    assert who.uid == 65534 and who.gid == 65534 and who.cap_eff == 0 and 65534 in who.groups
+    assert who.uid == EXECUTOR_UID and who.gid == EXECUTOR_UID and who.cap_eff == EXECUTOR_CAPS
     with pytest.raises(ValueError):
         parse_status("Name:\tsh\n")
 
@@ -125,10 +137,13 @@ def test_leftovers_in_wiped_places_and_workspace_are_caught(fake_root: Path) -> 
     (fake_root / "tmp/x").write_text("x")
     (fake_root / "dev/shm/y").write_text("y")
     (fake_root / "workspace/z").write_text("z")
-    (fake_root / "tmp/.shellrt-exec/7.cwd").write_text("/forged")
+    (fake_root / ".shellrt-priv/7.cwd").write_text("/forged")
     problems = " | ".join(_inspect(fake_root))
     assert "/tmp/x survived" in problems and "/dev/shm/y survived" in problems
-    assert "/tmp/.shellrt-exec survived" in problems  # the private dir must be empty
+    assert "/.shellrt-priv/7.cwd survived" in problems  # the private dir must be empty
+    (fake_root / ".shellrt-priv/7.cwd").unlink()
+    (fake_root / ".shellrt-priv").chmod(0o1777)
+    assert "no longer the executor's private tmpfs" in " | ".join(_inspect(fake_root))
     assert "workspace /workspace is not empty" in problems
 
 
@@ -136,9 +151,10 @@ def test_surviving_process_and_root_or_capabilities_are_caught(fake_root: Path) 
     (fake_root / "proc/42").mkdir()
     assert any("processes still running" in p and "42" in p for p in _inspect(fake_root))
     (fake_root / "proc/42").rmdir()
-    as_root = STATUS.replace("Uid:\t65534\t65534\t65534\t65534", "Uid:\t0\t0\t0\t0")
-    assert any("runs as root" in p for p in _inspect(fake_root, status=as_root))
-    with_caps = STATUS.replace("CapEff:\t0000000000000000", "CapEff:\t00000000a80425fb")
+    assert any("commands run as root" in p for p in _inspect(fake_root, user=(0, 0)))
+    other = STATUS.replace(f"Uid:\t{EXECUTOR_UID}\t", "Uid:\t0\t")
+    assert any("no longer uid" in p for p in _inspect(fake_root, status=other))
+    with_caps = STATUS.replace("CapEff:\t00000000000801ea", "CapEff:\t00000000a80425fb")
     assert any("capabilities" in p for p in _inspect(fake_root, status=with_caps))
     assert _inspect(fake_root, status="garbage") != []
 
@@ -236,7 +252,7 @@ async def test_reset_kills_escaped_processes_and_wipes_everything(tmp_path: Path
             " cat /proc/sysvipc/shm /proc/sysvipc/msg /proc/sysvipc/sem | wc -l",
         )
         assert "sleep 100" not in after
-        assert "/tmp:\n.shellrt-exec\n" in after and "/dev/shm:\n\n" in after
+        assert "/tmp:\n\n" in after and "/dev/shm:\n\n" in after
         assert "/workspace:\nmine.txt\n" in after
         assert after.rstrip().endswith("3")  # three header lines, no IPC object
         assert not any(p.name == "z" for p in backend.to_host_path("/workspace").iterdir())  # type: ignore[union-attr]
@@ -255,20 +271,16 @@ async def test_reset_fails_closed_when_the_container_cannot_be_trusted(tmp_path:
     from tests._docker_support import config, policy, require_docker
 
     require_docker()
-    # A task that kills the executor: the container is gone, the reset must refuse it.
+    # A container killed during the task: the reset must refuse it.
     async with DockerBackend(config(), policy(tmp_path)) as backend:
-        executor = backend.executor_pid
-        proc = await backend.exec(
-            ExecRequest(
-                argv=("sh", "-c", f"kill -9 {executor}"), cwd="/workspace", env={"PATH": "/usr/bin:/bin"}
-            )
-        )
-        await proc.wait()
+        await backend.protect_executor()
+        assert backend.container_id is not None
+        subprocess.run(["docker", "kill", backend.container_id], capture_output=True, timeout=60)
         with anyio.fail_after(30), pytest.raises(ResetError):
             await backend.reset()
-    # An executor the commands could tamper with is never recycled.
+    # An executor whose identity was not verified from the host is never recycled.
     async with DockerBackend(config(), policy(tmp_path)) as unprotected:
-        with pytest.raises(ResetError, match="not protected"):
+        with pytest.raises(ResetError, match="not verified"):
             await unprotected.reset()
     # Bind mode and root users are never recycled.
     async with DockerBackend(config(workspace_mode="bind"), policy(tmp_path)) as bind:
@@ -283,18 +295,89 @@ async def test_reset_fails_closed_when_the_container_cannot_be_trusted(tmp_path:
 @pytest.mark.anyio
 @pytest.mark.parametrize("image", ["debian", "busybox"])
 async def test_protected_executor_is_out_of_the_commands_reach(tmp_path: Path, image: str) -> None:
-    """Commands run as the executor's user: before protection they can write its memory, after it they cannot."""
+    """The executor runs under its own uid with capabilities the commands lack: its memory is closed to them."""
     from sandbox.docker import DockerBackend
     from tests._docker_support import BUSYBOX, DEBIAN, config, policy, require_docker
 
     require_docker()
     async with DockerBackend(config(DEBIAN if image == "debian" else BUSYBOX), policy(tmp_path)) as backend:
         probe = f"(exec 3<>/proc/{backend.executor_pid}/mem && echo WRITABLE) 2>/dev/null; echo done"
-        assert await _sh(backend, probe) == "WRITABLE\ndone\n"
-        pid = backend.executor_pid
-        await backend.protect_executor()
-        assert backend.executor_pid == pid  # the same process, re-executed
         assert await _sh(backend, probe) == "done\n"
+        await backend.protect_executor()
         assert backend.reuse_blocker() is None
         await backend.reset()
         assert await _sh(backend, "echo still works") == "still works\n"
+
+
+# --------------------------------------------------------------------------- outside checks
+def test_diff_allows_only_mount_points() -> None:
+    from sandbox.docker._reset import diff_problems
+
+    allowed = {"/", "/tmp", "/sbin", "/sbin/docker-init"}
+    assert (
+        diff_problems([{"Path": "/tmp", "Kind": 0}, {"Path": "/sbin/docker-init", "Kind": 1}], allowed) == []
+    )
+    problems = diff_problems([{"Path": "/etc/profile", "Kind": 0}, {"Path": "/tmp", "Kind": 0}], allowed)
+    assert problems and "/etc/profile" in problems[0]
+
+
+def test_listening_sockets_are_seen_from_outside() -> None:
+    """Read through /proc/<pid>/net of a process (here: this one, in the host's namespace)."""
+    import socket
+
+    from sandbox.docker._reset import open_sockets
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = f"{listener.getsockname()[1]:04X}"
+        assert any("listening" in p and port in p for p in open_sockets(os.getpid()))
+
+
+def test_executor_environment_must_be_what_shellrt_gave_it(tmp_path: Path) -> None:
+    import subprocess
+    import time
+
+    from sandbox.docker._reset import environment_problems
+
+    proc = subprocess.Popen(["/bin/sleep", "30"], env={"PATH": "/bin", "SHELLRT_PLANTED": "1"})
+    try:
+        for _ in range(100):  # until the child has exec'd (Popen may return before)
+            with open(f"/proc/{proc.pid}/environ", "rb") as fh:
+                if fh.read():
+                    break
+            time.sleep(0.02)
+        problems = environment_problems(proc.pid, {"PATH": "/bin"})
+        assert problems == ["unexpected executor environment entry SHELLRT_PLANTED"]
+        assert environment_problems(proc.pid, {"PATH": "/bin", "SHELLRT_PLANTED": "1"}) == []
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_sysv_objects_are_counted_and_removed_in_the_target_namespace() -> None:
+    """A process in a fresh IPC namespace: its objects are counted and removed by the host, not ours."""
+    import subprocess
+
+    from sandbox.docker._reset import sysv_ipc_objects
+
+    require(os.geteuid() == 0, "joining another IPC namespace needs root")
+    proc = subprocess.Popen(
+        ["unshare", "--ipc", "sh", "-c", "ipcmk -M 4096 >/dev/null && ipcmk -Q >/dev/null && exec sleep 30"]
+    )
+    try:
+        deadline = 50
+        counts: dict[str, int] = {}
+        while deadline:
+            counts = sysv_ipc_objects(proc.pid)
+            if counts.get("shm") == 1 and counts.get("msg") == 1:
+                break
+            import time
+
+            time.sleep(0.1)
+            deadline -= 1
+        assert counts == {"shm": 1, "msg": 1, "sem": 0}
+        assert sysv_ipc_objects(proc.pid, remove=True) == {"shm": 0, "msg": 0, "sem": 0}
+    finally:
+        proc.kill()
+        proc.wait()

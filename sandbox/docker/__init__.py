@@ -2,8 +2,8 @@
 
 Seams, one module each: ``_client`` (one SDK client per daemon, one error
 translation point), ``_gc`` and ``_labels`` (owner labels, reaping leftovers),
-``_backend`` (container lifecycle, workspace copy, exec, recycling),
-``_reset`` (the outside verdict on a used container), ``_process`` (a command
+``_backend`` (container lifecycle and exec), ``_workspace`` (copy in,
+export), ``_recycle`` and ``_reset`` (the outside verdict on a used container), ``_process`` (a command
 and the executor session it belongs to), ``_channel`` / ``_protocol`` (the
 executor's control channel and wire format), ``_fifo`` (command output),
 ``_priv`` / ``priv.c`` (the executor's identity switch), ``executor.sh``.

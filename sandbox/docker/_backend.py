@@ -46,10 +46,7 @@ import secrets
 import select
 import shutil
 import stat
-import tarfile
-import tempfile
 import threading
-import time
 import uuid
 import weakref
 from dataclasses import dataclass
@@ -62,6 +59,7 @@ import docker.errors
 import requests.exceptions
 from docker.types import Mount
 
+from sandbox._scratch import OwnedDir, sweep_orphans
 from sandbox.base import Aspect, ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
 from sandbox.config import DockerConfig
 from sandbox.confine import relative_to
@@ -74,18 +72,20 @@ from sandbox.docker._labels import session_labels
 from sandbox.docker._priv import priv_binary
 from sandbox.docker._process import DockerProcess, ExecutorSession
 from sandbox.docker._protocol import EXECUTOR_PROTOCOL_VERSION, Event, executor_script, render_request
+from sandbox.docker._recycle import (
+    EXECUTOR_CAPS,
+    EXECUTOR_UID,
+    IO_MOUNT,
+    PRIV_DIR,
+    OutsideView,
+    verify_pristine,
+)
 from sandbox.docker._reset import (
     ResetError,
-    diff_problems,
-    empty_dir,
-    environment_problems,
-    inspect_container,
-    leftover_processes,
-    open_sockets,
     parse_reset_reply,
     parse_status,
-    sysv_ipc_objects,
 )
+from sandbox.docker._workspace import copy_in, export_workspace
 from sandbox.errors import BackendUnavailableError, SandboxClosedError, SandboxExecError
 from sandbox.policy import SandboxPolicy
 
@@ -94,25 +94,18 @@ __all__ = ["EXECUTOR_CAPS", "EXECUTOR_UID", "DockerBackend", "emergency_cleanup"
 _log = logging.getLogger("sandbox.docker")
 
 _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-#: Where the host's I/O directory appears inside the container (read-only).
-_IO_MOUNT = "/.shellrt-io"
-#: The executor's private directory (cwd files), on the /tmp tmpfs.
-_PRIV_DIR = "/tmp/.shellrt-exec"
-#: The executor's uid (and gid): never a command's.
-EXECUTOR_UID = 2147480001
-#: The executor's capabilities (docker's names) and their kernel bit mask (see priv.c).
+#: The executor's capabilities, as docker names them (`EXECUTOR_CAPS` is their bit mask).
 _EXECUTOR_CAP_NAMES = ["SETUID", "SETGID", "KILL", "SYS_PTRACE", "SETPCAP", "DAC_OVERRIDE", "FOWNER"]
-EXECUTOR_CAPS = sum(1 << bit for bit in (7, 6, 5, 19, 8, 1, 3))
 _EXECUTOR_ARGV = [
-    f"{_IO_MOUNT}/priv",
+    f"{IO_MOUNT}/priv",
     "exec",
     str(EXECUTOR_UID),
     str(EXECUTOR_UID),
     "--",
     "/bin/sh",
-    f"{_IO_MOUNT}/executor.sh",
-    _IO_MOUNT,
-    _PRIV_DIR,
+    f"{IO_MOUNT}/executor.sh",
+    IO_MOUNT,
+    PRIV_DIR,
 ]
 _DEFAULT_TMP_BYTES = 256 * 1024 * 1024
 #: A fork bomb must never reach the host, so a pids limit always applies.
@@ -121,16 +114,10 @@ _START_TIMEOUT = 30.0
 _COPY_USER = "65534:65534"
 #: A reset (kill, wipe, verify) that takes longer than this fails: the container is not reused.
 _RESET_TIMEOUT = 10.0
-#: What shellrt's I/O directory may hold between tasks.
-_IO_ENTRIES = frozenset({"executor.sh", "priv"})
-#: `docker diff` entries docker itself makes for a read-only-root container's mount points.
-_DIFF_ALLOWED = frozenset(
-    {"/tmp", "/workspace", _IO_MOUNT, "/dev", "/dev/shm", "/dev/mqueue", "/etc", "/proc", "/sys"}
-)
-
 #: Backends with a live container in this process (for `emergency_cleanup`).
 _live: weakref.WeakSet[DockerBackend] = weakref.WeakSet()
-_live_lock = threading.Lock()
+#: Re-entrant: `emergency_cleanup` may run in a signal handler that interrupted a holder.
+_live_lock = threading.RLock()
 
 
 def emergency_cleanup() -> None:
@@ -215,6 +202,7 @@ class DockerBackend(SandboxBackend):
         self._executor_host: tuple[int, int] | None = None
         #: `protect_executor` verified the executor's identity from the host.
         self._protected = False
+        self._owned: OwnedDir | None = None
 
     # --- description -----------------------------------------------------------
     @property
@@ -268,10 +256,8 @@ class DockerBackend(SandboxBackend):
         return Path(self._host_workspace()) / rel
 
     def enforces(self) -> frozenset[Aspect]:
-        aspects: set[Aspect] = {"filesystem", "network", "memory", "pids", "cpus", "tmp", "tree_kill"}
-        if self.config.workspace_mode == "copy":
-            aspects.add("read_denied")  # denied paths are left out of the copy
-        return frozenset(aspects)
+        # read_denied: left out of the copy (copy mode) or masked by empty read-only mounts (bind mode).
+        return frozenset({"filesystem", "network", "memory", "pids", "cpus", "tmp", "tree_kill", "read_denied"})
 
     def _default_user(self) -> str:
         if self.config.workspace_mode == "copy":
@@ -304,6 +290,7 @@ class DockerBackend(SandboxBackend):
             async with anyio.create_task_group() as tg:
                 # Reaping leftovers is independent of this container: overlap it with the start.
                 tg.start_soon(thread, lambda: reap_orphans(client, self.config.docker_host))
+                tg.start_soon(thread, lambda: sweep_orphans(IO_PREFIX))
                 try:
                     await thread(self._prepare_host_dir)
                     await self._launch()
@@ -338,9 +325,9 @@ class DockerBackend(SandboxBackend):
             _live.discard(self)
         cid, self._cid = self._cid, None
         client = self._client
-        host_dir, self._host_dir = self._host_dir, None
-        if cid is not None or host_dir is not None:
-            await thread(lambda: _remove(client, cid, host_dir))
+        owned, self._owned, self._host_dir = self._owned, None, None
+        if cid is not None or owned is not None:
+            await thread(lambda: _remove(client, cid, owned))
 
     def _emergency_teardown(self) -> None:
         """Synchronous teardown from `emergency_cleanup` (no event loop needed)."""
@@ -349,8 +336,8 @@ class DockerBackend(SandboxBackend):
         if session is not None:
             session.channel.close()
         cid, self._cid = self._cid, None
-        host_dir, self._host_dir = self._host_dir, None
-        _remove(self._client, cid, host_dir)
+        owned, self._owned, self._host_dir = self._owned, None, None
+        _remove(self._client, cid, owned)
 
     def _check_policy(self) -> None:
         if self.policy.network == "host":
@@ -373,7 +360,9 @@ class DockerBackend(SandboxBackend):
     def _prepare_host_dir(self) -> None:
         """The session's host directory: the I/O directory (script, helper, FIFOs) and the workspace copy."""
         helper = priv_binary()
-        self._host_dir = tempfile.mkdtemp(prefix=IO_PREFIX)
+        # Locked while we live: a later start sweeps it if we die without close() (SIGKILL).
+        self._owned = OwnedDir(IO_PREFIX)
+        self._host_dir = str(self._owned.path)
         io_dir = os.path.join(self._host_dir, "io")
         os.mkdir(io_dir, 0o700)
         self._io_dir = io_dir
@@ -386,12 +375,54 @@ class DockerBackend(SandboxBackend):
         if os.geteuid() == 0:
             # Only the executor may enter: commands (other uids, no capability) cannot.
             os.chown(io_dir, EXECUTOR_UID, EXECUTOR_UID)
-        else:
-            # The host's own uid keeps it; commands that share that uid can neither list it
-            # (no read bit, and the mount is read-only so no chmod) nor guess the random names.
-            os.chmod(io_dir, 0o300)
+        # Otherwise the host's own uid keeps it, and so may commands that run as that same uid:
+        # they can reach the FIFOs of their sibling commands (as they can through /proc/<pid>/fd),
+        # but never the control channel, which has no path.
         if self.config.workspace_mode == "copy":
             self._copy_in()
+
+    def _denied_in_workspace(self) -> list[tuple[str, bool]]:
+        """Read-denied paths the container can see: (container path, is a directory), existing ones only.
+
+        The host file system is not in the container but for the workspace, so
+        only denied paths inside it (or a denied path that contains the whole
+        workspace: then the workspace itself) need hiding.
+        """
+        root = os.path.abspath(self.policy.workspace)
+        found: list[tuple[str, bool]] = []
+        for denied in self.policy.read_denied:
+            path = os.path.abspath(denied)
+            if root == path or root.startswith(path.rstrip("/") + "/"):
+                return [(self.config.container_workspace, True)]
+            target = self.to_sandbox_path(Path(path))
+            if target is None:
+                continue
+            try:
+                is_dir = stat.S_ISDIR(os.stat(path).st_mode)
+            except OSError:
+                continue  # nothing there to hide
+            found.append((target, is_dir))
+        return found
+
+    def _read_denied_masks(self) -> list[Mount]:
+        """Read-only empty file/directory mounts over every visible read-denied path (bind mode;
+        copy mode leaves them out of the copy, unless the whole workspace is denied)."""
+        assert self._host_dir is not None
+        masks = self._denied_in_workspace()
+        whole = (self.config.container_workspace, True)
+        if whole in masks:
+            masks = [whole]
+        elif self.config.workspace_mode == "copy":
+            return []
+        empty_file = os.path.join(self._host_dir, "mask-file")
+        empty_dir = os.path.join(self._host_dir, "mask-dir")
+        if not os.path.exists(empty_file):
+            os.close(os.open(empty_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444))
+            os.mkdir(empty_dir, 0o555)
+        return [
+            Mount(target=target, source=empty_dir if is_dir else empty_file, type="bind", read_only=True)
+            for target, is_dir in masks
+        ]
 
     def _create_container(self) -> tuple[str, Any]:
         """Create the container, attach to its main process, start it (blocking; in a thread).
@@ -404,19 +435,26 @@ class DockerBackend(SandboxBackend):
         limits = self.policy.limits
         tmp_bytes = limits.tmp_bytes or _DEFAULT_TMP_BYTES
         cw = self.config.container_workspace
-        mounts = [Mount(target=_IO_MOUNT, source=self._io_dir, type="bind", read_only=True)]
+        mounts = [Mount(target=IO_MOUNT, source=self._io_dir, type="bind", read_only=True)]
         if self.config.workspace_mode == "bind":
             ws_source = str(Path(self.policy.workspace).resolve())
         else:
             ws_source = os.path.join(self._host_dir, "workspace")
-        mounts.append(Mount(target=cw, source=ws_source, type="bind"))
+        masks = self._read_denied_masks()
+        if any(m["Target"] == cw for m in masks):
+            mounts += masks  # the whole workspace is read-denied: an empty read-only directory instead
+        else:
+            mounts += [Mount(target=cw, source=ws_source, type="bind"), *masks]
         host_kwargs: dict[str, Any] = {
             "init": True,
             "auto_remove": True,
             "log_config": {"type": "none"},
             "network_mode": "bridge" if self.policy.network == "bridge" else "none",
             "read_only": True,
-            "tmpfs": {"/tmp": f"rw,nosuid,nodev,exec,size={tmp_bytes},mode=1777"},
+            "tmpfs": {
+                "/tmp": f"rw,nosuid,nodev,exec,size={tmp_bytes},mode=1777",
+                PRIV_DIR: f"rw,nosuid,nodev,noexec,size=1m,mode=1733,uid={EXECUTOR_UID},gid={EXECUTOR_UID}",
+            },
             "mounts": mounts,
             "cap_drop": ["ALL"],
             "cap_add": _EXECUTOR_CAP_NAMES,
@@ -611,7 +649,7 @@ class DockerBackend(SandboxBackend):
             env = dict(request.env)
             cwd_file = None
             if request.report_cwd:
-                cwd_file = f"{_PRIV_DIR}/{tid}.cwd"
+                cwd_file = f"{PRIV_DIR}/{tid}.cwd"
                 env["SHELLRT_CWD_FILE"] = cwd_file
             text = render_request(tid, request.argv, env, request.cwd, cwd_file, self.command_ids)
             req_fd = os.open(f"{base}.req", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
@@ -730,8 +768,8 @@ class DockerBackend(SandboxBackend):
         """Return the container to a pristine state for another task, or raise `ResetError`.
 
         The executor kills every process but docker-init and itself and empties
-        /tmp, /dev/shm and /dev/mqueue; the host then empties the workspace and
-        decides from outside (`sandbox.docker._reset`): processes, mounts and
+        /tmp, /dev/shm and /dev/mqueue; the host then empties the workspace,
+        removes SysV IPC objects (in the container's IPC namespace) and decides from outside (`sandbox.docker._reset`): processes, mounts and
         files, SysV IPC objects (read in the container's IPC namespace),
         sockets, the executor's identity and environment, and ``docker diff``.
         Any doubt, error or timeout raises `ResetError`: the caller must close
@@ -786,44 +824,20 @@ class DockerBackend(SandboxBackend):
             self._executor_host = None
 
     def _verify_pristine(self) -> None:
-        """Host side of `reset` (blocking): wait out the reaping, empty the workspace, inspect from outside."""
-        host = self._executor_host_pid()
+        """Host side of `reset` (blocking): the verdict from outside (`sandbox.docker._recycle`)."""
         assert self.executor_pid is not None
-        root = Path(f"/proc/{host}/root")
-        deadline = time.monotonic() + 2.0
-        while leftover_processes(root, self.executor_pid) and time.monotonic() < deadline:
-            time.sleep(0.005)  # docker-init reaps the killed orphans
-        empty_dir(self._host_workspace())
-        with open(f"/proc/{host}/mountinfo", encoding="utf-8", errors="replace") as fh:
-            mountinfo = fh.read()
-        with open(f"/proc/{host}/status", encoding="utf-8", errors="replace") as fh:
-            status = fh.read()
-        problems = inspect_container(
-            root,
-            mountinfo=mountinfo,
-            status=status,
-            executor_pid=self.executor_pid,
-            executor_uid=EXECUTOR_UID,
-            executor_caps=EXECUTOR_CAPS,
+        verify_pristine(
+            OutsideView(
+                host_pid=self._executor_host_pid(),
+                executor_pid=self.executor_pid,
+                client=self._client,
+                container_id=self._cid,
+            ),
+            host_workspace=self._host_workspace(),
+            container_workspace=self.config.container_workspace,
             command_user=self.command_ids,
-            workspace=self.config.container_workspace.rstrip("/") or "/",
-            io_mount=_IO_MOUNT,
-            io_entries=_IO_ENTRIES,
-            private_dir=_PRIV_DIR,
+            still_the_executor=self._executor_host_pid,
         )
-        ipc = sysv_ipc_objects(host)
-        problems.extend(f"{n} SysV {kind} object(s) left" for kind, n in ipc.items() if n)
-        problems.extend(open_sockets(host))
-        problems.extend(environment_problems(host, {"PATH": _PATH}))
-        client, cid = self._client, self._cid
-        if client is None or cid is None:
-            problems.append("the container is gone")
-        else:
-            allowed = _DIFF_ALLOWED | {self.config.container_workspace}
-            problems.extend(diff_problems(client.api.diff(cid) or [], allowed))
-        self._executor_host_pid()  # still the same process: what we read was the container's
-        if problems:
-            raise ResetError("; ".join(problems))
 
     async def reuse_for(self, policy: SandboxPolicy) -> None:
         """After a successful `reset`: take on the next task's workspace (copied in like at start).
@@ -841,89 +855,25 @@ class DockerBackend(SandboxBackend):
 
     # --- workspace ---------------------------------------------------------------
     def _copy_in(self, *, into_existing: bool = False) -> str:
-        """Copy the host workspace into a private host directory that only the container mounts.
-
-        Why not ``put_archive`` into a volume: docker never applies an archive's
-        metadata to the destination directory itself, and with every capability
-        dropped nothing inside the container may chown it, so the sandbox user
-        could not write at the workspace root. A private copy (under a 0700
-        directory, owned by the sandbox user) keeps the host repository
-        untouched just the same. Read-denied paths are left out of the copy.
-        """
+        """Copy the host workspace into the private host directory only the container mounts."""
         assert self._host_dir is not None
-        uid, gid = self.command_ids
-        root = os.path.abspath(self.policy.workspace)
-        dest = os.path.join(self._host_dir, "workspace")
-        denied = {os.path.abspath(p) for p in self.policy.read_denied}
-
-        def ignore(directory: str, names: list[str]) -> set[str]:
-            base = os.path.abspath(directory)
-            skip = {n for n in names if os.path.join(base, n) in denied}
-            for n in names:  # FIFOs, sockets and devices are not workspace content
-                try:
-                    mode = os.lstat(os.path.join(base, n)).st_mode
-                except OSError:
-                    skip.add(n)
-                    continue
-                if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
-                    skip.add(n)
-            return skip
-
-        with os.scandir(root) as entries:
-            empty = next(entries, None) is None
-        if empty:  # the common batch case: nothing to walk
-            if not into_existing:
-                os.mkdir(dest)
-            shutil.copystat(root, dest)
-        else:
-            shutil.copytree(root, dest, symlinks=True, ignore=ignore, dirs_exist_ok=into_existing)
-            if into_existing:
-                shutil.copystat(root, dest)
-        if os.geteuid() == 0 and (uid, gid) != (0, 0):
-            os.lchown(dest, uid, gid)
-            for dirpath, dirnames, filenames in os.walk(dest):
-                for name in (*dirnames, *filenames):
-                    os.lchown(os.path.join(dirpath, name), uid, gid)
-        return dest
+        return copy_in(
+            self.policy.workspace,
+            os.path.join(self._host_dir, "workspace"),
+            self.policy.read_denied,
+            self.command_ids,
+            into_existing=into_existing,
+        )
 
     async def export_workspace(self, dest: Path) -> None:
-        """Copy the container's workspace out to ``dest`` (created if missing; files there are overwritten).
-
-        Extraction uses tarfile's ``data`` filter: the archive comes from an
-        untrusted container, so absolute paths, ``..`` and links pointing
-        outside ``dest`` are refused.
-        """
+        """Copy the container's workspace out to ``dest`` (created if missing; files there are overwritten)."""
         client, cid = self._client, self._cid
         if client is None or cid is None:
             raise SandboxClosedError("the docker sandbox is not running")
-        dest = Path(dest)
-        dest.mkdir(parents=True, exist_ok=True)
-        cw = self.config.container_workspace.rstrip("/")
-        top = PurePosixPath(cw).name
-
-        def fetch() -> None:
-            stream, _ = client.api.get_archive(cid, cw + "/.")
-            with tempfile.TemporaryFile() as spool:
-                for chunk in stream:
-                    spool.write(chunk)
-                spool.seek(0)
-                with tarfile.open(fileobj=spool, mode="r:") as tar:
-                    members = []
-                    for member in tar:
-                        name = member.name
-                        for prefix in (f"{top}/", "./"):
-                            if name.startswith(prefix):
-                                name = name[len(prefix) :]
-                        if name in ("", ".", top):
-                            continue
-                        member.name = name
-                        members.append(member)
-                    tar.extractall(dest, members=members, filter="data")
-
-        await thread(fetch)
+        await thread(lambda: export_workspace(client, cid, self.config.container_workspace, Path(dest)))
 
 
-def _remove(client: docker.DockerClient | None, cid: str | None, host_dir: str | None) -> None:
+def _remove(client: docker.DockerClient | None, cid: str | None, host_dir: OwnedDir | None) -> None:
     """Force-remove a container (one call: kills at once, drops its volumes) and a host directory."""
     if cid is not None and client is not None:
         try:
@@ -936,6 +886,4 @@ def _remove(client: docker.DockerClient | None, cid: str | None, host_dir: str |
         except requests.exceptions.ConnectionError as exc:
             _log.warning("could not remove container %s (daemon gone): %s", cid[:12], exc)
     if host_dir is not None:
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.join(host_dir, "io"), 0o700)
-        shutil.rmtree(host_dir, ignore_errors=True)
+        host_dir.remove()

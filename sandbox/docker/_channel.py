@@ -71,6 +71,7 @@ class ControlChannel:
         self._frames = FrameDecoder()
         self._lines = LineSplitter()
         self._mail: dict[tuple[str, str], Event] = {}
+        self._discard: set[tuple[str, str]] = set()
         self._reading = False
         self._delivered = anyio.Event()
         self._send_lock = anyio.Lock()
@@ -106,9 +107,15 @@ class ControlChannel:
         """Remove and return a filed event, if it arrived."""
         return self._mail.pop((kind, task_id), None)
 
+    def discard(self, kind: str, task_id: str) -> None:
+        """Drop that event now, or when it arrives (a command whose end was already decided)."""
+        if self._mail.pop((kind, task_id), None) is None:
+            self._discard.add((kind, task_id))
+
     def drop_mail(self) -> None:
         """Forget every filed event (a recycled container starts with a clean mailbox)."""
         self._mail.clear()
+        self._discard.clear()
 
     async def wait(self, kinds: str, task_id: str) -> Event:
         """Wait for the first event of any kind in ``kinds`` (e.g. ``"SE"``) for ``task_id``; consume it."""
@@ -160,7 +167,11 @@ class ControlChannel:
                 if event is None:
                     _log.debug("executor noise: %r", line)
                     continue
-                self._mail[(event.kind, event.id)] = event
+                key = (event.kind, event.id)
+                if key in self._discard:
+                    self._discard.discard(key)
+                    continue
+                self._mail[key] = event
 
     def _mark_closed(self) -> None:
         if self.closed:

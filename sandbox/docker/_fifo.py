@@ -6,9 +6,10 @@ them directly. Data thus flows kernel pipe to kernel pipe: no framing, no base64
 no copy through the daemon, and memory stays bounded by the pipe buffer and the
 caller's read size whatever the command prints.
 
-The directory is reachable from inside the container, so every open here uses
-``O_NOFOLLOW`` and checks that what it opened is still a FIFO: a process in the
-container cannot turn a host read into a read of some other host file.
+The directory is closed to commands (owned by the executor's uid, mode 0700,
+mounted read-only), but every open here still uses ``O_NOFOLLOW`` and checks
+that what it opened is a FIFO: nothing in the container can turn a host read
+into a read of some other host file.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ __all__ = ["FifoReceiveStream", "FifoSendStream", "make_fifo", "open_fifo"]
 
 
 def make_fifo(path: str) -> None:
-    """Create a FIFO readable and writable by the container's user (its parent dir is private on the host)."""
+    """Create a FIFO only its owner may open: the executor opens it through CAP_DAC_OVERRIDE and
+    hands the open end to the command, which never needs to name it."""
     os.mkfifo(path, 0o600)
-    os.chmod(path, 0o666)
 
 
 def open_fifo(path: str, flags: int) -> int:

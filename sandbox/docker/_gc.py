@@ -20,6 +20,7 @@ from typing import Any
 import docker
 import docker.errors
 
+from sandbox._scratch import sweep_orphans
 from sandbox.docker._client import _clients_lock, connect, daemon_url
 from sandbox.docker._labels import (
     LABEL_CREATED,
@@ -83,8 +84,7 @@ def remove_io_dir(path: str | None) -> None:
     """Remove a session's host directory, but only one that is plainly ours (any TMPDIR).
 
     Plainly ours: an absolute path whose name has shellrt's prefix, a real
-    directory (not a link) owned by this user or root. Its I/O subdirectory
-    may be mode 0300 (not listable): it is made listable before the removal.
+    directory (not a link) owned by this user or root.
     """
     if not path or not os.path.isabs(path):
         return
@@ -97,8 +97,6 @@ def remove_io_dir(path: str | None) -> None:
         return
     if not stat.S_ISDIR(st.st_mode) or st.st_uid not in (0, os.geteuid()):
         return
-    with contextlib.suppress(OSError):
-        os.chmod(p / "io", 0o700)
     shutil.rmtree(p, ignore_errors=True)
 
 
@@ -150,7 +148,10 @@ def gc_sandboxes(
 ) -> list[SandboxInfo]:
     """Remove leftover shellrt containers (see `sandbox.docker._labels.judge`); return what was reaped."""
     client = connect(docker_host)
-    return _reap(client, older_than=older_than, reap_all=reap_all, dry_run=dry_run)
+    reaped = _reap(client, older_than=older_than, reap_all=reap_all, dry_run=dry_run)
+    if not dry_run:
+        sweep_orphans(IO_PREFIX)  # host directories of owners that died (their containers went with them)
+    return reaped
 
 
 #: Daemons with a start-time reap in flight in this process (concurrent starts share it).

@@ -58,7 +58,10 @@ def _compile(src: bytes, dest: Path) -> None:
         c_file.write_bytes(src)
         out = Path(tmp) / "priv"
         proc = subprocess.run(
-            [cc, "-static", "-O2", "-o", str(out), str(c_file)], capture_output=True, text=True, timeout=120
+            [cc, "-static", "-Os", "-s", "-o", str(out), str(c_file)],
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         if proc.returncode != 0:
             raise BackendUnavailableError(

@@ -149,11 +149,18 @@ class DockerProcess(SandboxProcess):
             try:
                 with anyio.fail_after(KILL_GRACE):
                     await session.channel.send(f"K {self.task_id} {self.container_pid}")
-                    await session.channel.wait("K", self.task_id)
+                    ack = await session.channel.wait("K", self.task_id)
             except ExecutorGoneError:
                 return
             except TimeoutError:
                 await session.kill_failed(f"the kill of a command did not finish within {KILL_GRACE:g}s")
+                self._resolve(KILLED)
+                return
+            if ack.fields and ack.fields[0] not in ("", "0") and self._status is None:
+                # Processes of the command were still running and were killed: whatever the
+                # first process's own exit code (a fork bomb's parent exits 0 at once), the
+                # command ended by our kill.
+                session.channel.discard("X", self.task_id)
                 self._resolve(KILLED)
                 return
             # The tree is gone; the runner's exit report follows at once.

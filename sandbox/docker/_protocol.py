@@ -108,16 +108,14 @@ def render_request(
 
     ``user`` is the (uid, gid) the command runs as (``priv drop``); every
     request names it, so a per-call user needs no new channel message.
-    The command runs as ``env -i MARKER K=V... argv``: the environment is exactly
-    the request's (plus the marker the kill path looks for), whatever the
-    executor's own is. An argv[0] containing ``=`` would be taken by ``env`` for
-    an assignment, so such commands go through ``/bin/sh -c 'exec "$@"'``.
+    The command runs as ``priv drop UID GID MARKER K=V... -- argv``: its
+    environment is exactly the request's (plus the marker the kill path looks
+    for), whatever the executor's own is; ``--`` ends the assignments, so any
+    argv[0] is taken as the program.
     """
-    words = ["env", "-i", task_marker(task_id)]
+    words = [task_marker(task_id)]
     words += [f"{k}={v}" for k, v in env.items()]
-    if "=" in argv[0]:
-        words += ["/bin/sh", "-c", 'exec "$@"', "sh"]
-    words += list(argv)
+    words += ["--", *argv]
     lines = [
         f"C={sh_quote(cwd)}",
         f"CWDF={sh_quote(cwd_file or '')}",

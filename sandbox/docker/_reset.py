@@ -62,6 +62,7 @@ WIPED_MOUNTS: dict[str, frozenset[str]] = {
 _PROCESS_STATE_FS = frozenset({"proc", "devpts"})
 
 _CLONE_NEWIPC = 0x08000000
+_IPC_RMID = 0
 
 _OCTAL = re.compile(r"\\([0-7]{3})")
 
@@ -172,16 +173,24 @@ def parse_reset_reply(rest: str) -> list[str]:
     return problems
 
 
-def sysv_ipc_objects(host_pid: int) -> dict[str, int]:
-    """Count the SysV IPC objects (shm, msg, sem) in the IPC namespace of host process ``host_pid``.
+def sysv_ipc_objects(host_pid: int, *, remove: bool = False) -> dict[str, int]:
+    """Count (after removing, with ``remove``) the SysV IPC objects in the IPC namespace of ``host_pid``.
 
     ``/proc/sysvipc/*`` always shows the *reader's* IPC namespace, so a fresh
     host thread joins the container's namespace (``setns``, root only), reads
-    and ends; nothing inside the container takes part. Raises `OSError` when
-    the namespace cannot be entered (the caller then refuses the container).
+    (and removes: the host's root may remove any object there, whatever the
+    image has or lacks) and ends; nothing inside the container takes part.
+    Raises `OSError` when the namespace cannot be entered (the caller then
+    refuses the container).
     """
     result: dict[str, int] = {}
     failure: list[BaseException] = []
+
+    def ids(kind: str) -> list[int]:
+        with open(f"/proc/sysvipc/{kind}", encoding="utf-8", errors="replace") as fh:
+            rows = fh.read().splitlines()[1:]
+        # Columns: key then id (shm, msg, sem alike).
+        return [int(row.split()[1]) for row in rows if len(row.split()) > 1]
 
     def probe() -> None:
         try:
@@ -193,13 +202,19 @@ def sysv_ipc_objects(host_pid: int) -> dict[str, int]:
                     raise OSError(err, f"setns(ipc of pid {host_pid}): {os.strerror(err)}")
             finally:
                 os.close(fd)
+            if remove:
+                for ident in ids("shm"):
+                    libc.shmctl(ident, _IPC_RMID, None)
+                for ident in ids("msg"):
+                    libc.msgctl(ident, _IPC_RMID, None)
+                for ident in ids("sem"):
+                    libc.semctl(ident, 0, _IPC_RMID)
             for kind in ("shm", "msg", "sem"):
-                with open(f"/proc/sysvipc/{kind}", encoding="utf-8", errors="replace") as fh:
-                    result[kind] = max(0, len(fh.read().splitlines()) - 1)
+                result[kind] = len(ids(kind))
         except BaseException as exc:  # reported to the caller
             failure.append(exc)
 
-    # A thread of its own: the namespace switch dies with it (it never runs Python code of anyone else).
+    # A thread of its own: the namespace switch ends with it.
     thread = threading.Thread(target=probe, name="shellrt-ipc-probe", daemon=True)
     thread.start()
     thread.join(10.0)
@@ -245,6 +260,7 @@ def environment_problems(host_pid: int, expected: Mapping[str, str]) -> list[str
             continue
         if expected.get(key) != value:
             problems.append(f"unexpected executor environment entry {key}")
+    problems.extend(f"executor environment lacks {key}" for key in expected if key not in env)
     return problems
 
 
@@ -297,7 +313,7 @@ def inspect_container(
     the commands ran as: what they could write is judged for them. ``workspace``
     must already be emptied by the host; ``io_entries`` are the names allowed in
     shellrt's I/O directory; ``private_dir`` is the executor's own (empty)
-    directory on /tmp.
+    tmpfs.
     """
     problems: list[str] = []
     try:
@@ -331,18 +347,13 @@ def inspect_container(
                 if mount.fstype not in WIPED_MOUNTS[mp]:
                     problems.append(f"{mp} is a {mount.fstype} mount, not {'/'.join(WIPED_MOUNTS[mp])}")
                     continue
-                for name in _entries(where):
-                    path = f"{mp}/{name}"
-                    if path == private_dir:
-                        st = os.lstat(where / name)
-                        if (
-                            stat.S_ISDIR(st.st_mode)
-                            and st.st_uid == executor_uid
-                            and stat.S_IMODE(st.st_mode) == 0o1733
-                            and not _entries(where / name)
-                        ):
-                            continue
-                    problems.append(f"{path} survived the wipe")
+                problems.extend(f"{mp}/{name} survived the wipe" for name in _entries(where))
+            elif mp == private_dir:
+                # The executor's own tmpfs (cwd files): empty, still its own, still 1733.
+                st = os.lstat(where)
+                if mount.fstype != "tmpfs" or st.st_uid != executor_uid or stat.S_IMODE(st.st_mode) != 0o1733:
+                    problems.append(f"{mp} is no longer the executor's private tmpfs")
+                problems.extend(f"{mp}/{name} survived the wipe" for name in _entries(where))
             elif mp == workspace:
                 if _entries(where):
                     problems.append(f"workspace {mp} is not empty after the wipe")

@@ -22,9 +22,10 @@
 # when the host is root: it holds this script, the priv helper, and per
 # command a request file (<id>.req, sh-quoted assignments) and the FIFOs its
 # output goes to (<id>.out, <id>.err) and its input comes from (<id>.in).
-# Ids are random nonces. PRIV (on the /tmp tmpfs) is this executor's
-# directory: mode 1733, so a command can write the cwd file made for it but
-# cannot list, remove or replace anything there.
+# Ids are random nonces. PRIV is this executor's own small tmpfs (its mount
+# point on the read-only root, so nothing can rename it): mode 1733, so a
+# command can write the cwd file made for it but cannot list, remove or
+# replace anything there.
 #
 # Requests (one line each, host -> executor):
 #   R <id> <flags>   run; flags: m = merge stderr into stdout, i = stdin FIFO
@@ -49,14 +50,20 @@ IO=$1
 PRIV=$2
 PRIVX="$IO/priv"
 # docker-init forwards the signals it gets to us; a command run as root may
-# signal docker-init. Ignore them all (priv drop restores defaults for commands).
-trap '' HUP INT QUIT PIPE ALRM TERM USR1 USR2 TSTP TTIN TTOU
+# signal docker-init, which forwards every catchable signal to us. Ignore them
+# all (priv drop restores defaults for commands).
+# Every catchable signal but CHLD (ignoring it would break wait): 1-31, real-time 34-64.
+_sigs=
+_n=1
+while [ "$_n" -le 64 ]; do
+    case $_n in 9 | 17 | 19 | 32 | 33) ;; *) _sigs="$_sigs $_n" ;; esac
+    _n=$((_n + 1))
+done
+# shellcheck disable=SC2086
+trap '' $_sigs
 umask 077
-mkdir -p "$PRIV" 2>/dev/null
-chmod 1733 "$PRIV" 2>/dev/null
 
-HAVE_SETSID=0
-command -v setsid >/dev/null 2>&1 && HAVE_SETSID=1
+HAVE_SETSID=1
 SHELLP=/bin/sh
 if [ -x /bin/bash ]; then
     SHELLP=/bin/bash
@@ -105,11 +112,9 @@ _run() {
     esac
     _oomcount
     o0=$OOMN
-    if [ "$HAVE_SETSID" = 1 ]; then
-        setsid "$PRIVX" drop "$CU" "$CG" -- "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- &
-    else
-        "$PRIVX" drop "$CU" "$CG" -- "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- &
-    fi
+    # priv drop also makes the command a session (and process group) leader;
+    # "$@" is MARKER NAME=VALUE... -- ARGV (the command's whole environment).
+    "$PRIVX" drop "$CU" "$CG" "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- &
     pid=$!
     exec 3>&- 4>&- 5<&-
     echo "S $id $pid"
@@ -186,7 +191,7 @@ _kill() {
 # 1. kill every process but PID 1 (docker-init) and this executor: kill -KILL -1
 #    reaches all of them (this executor holds CAP_KILL), repeated until /proc
 #    lists nothing else (orphans are reaped by docker-init);
-# 2. empty /tmp, /dev/shm and /dev/mqueue (PRIV is kept, emptied).
+# 2. empty /tmp, /dev/shm, /dev/mqueue and PRIV.
 _reset() {
     zid=$1
     passes=0
@@ -209,14 +214,11 @@ _reset() {
         set --
         for f in "$dir"/* "$dir"/.[!.]* "$dir"/..?*; do
             [ -e "$f" ] || [ -L "$f" ] || continue
-            [ "$f" = "$PRIV" ] && continue
             set -- "$@" "$f"
         done
         [ $# = 0 ] && continue
         rm -rf -- "$@" 2>/dev/null || wiped=0
     done
-    [ -d "$PRIV" ] || mkdir -p "$PRIV" 2>/dev/null || wiped=0
-    chmod 1733 "$PRIV" 2>/dev/null || wiped=0
     echo "Z $zid $passes $left $wiped"
 }
 

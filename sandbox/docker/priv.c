@@ -5,12 +5,13 @@
  *       identity, never a command's) keeping only the capabilities the
  *       executor needs, as ambient capabilities so /bin/sh keeps them, and
  *       no others anywhere (the bounding set is cut to them too).
- *   priv drop UID GID -- PROG ARGS...
- *       Run by the executor for each command: empty the bounding, ambient,
+ *   priv drop UID GID [NAME=VALUE...] -- PROG ARGS...
+ *       Run by the executor for each command: start a new session, empty the bounding, ambient,
  *       inheritable, permitted and effective sets, lock the securebits so
  *       uid 0 gains nothing at exec, then become UID:GID (no supplementary
  *       groups), restore default signal dispositions and exec. A command,
- *       root or not, holds no capability.
+ *       root or not, holds no capability. Its environment is exactly the
+ *       NAME=VALUE words (PATH among them is what PROG is looked up in).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -52,9 +53,14 @@ static int parse_id(const char *s) {
     return (int)v;
 }
 
+extern char **environ;
+
 int main(int argc, char **argv) {
-    if (argc < 6 || strcmp(argv[4], "--") != 0) {
-        fprintf(stderr, "usage: priv exec|drop UID GID -- PROG ARGS...\n");
+    int sep = 4;
+    if (argc >= 2 && strcmp(argv[1], "drop") == 0)
+        while (sep < argc && strcmp(argv[sep], "--") != 0) sep++;
+    if (argc < 6 || sep + 1 >= argc || strcmp(argv[sep], "--") != 0) {
+        fprintf(stderr, "usage: priv exec|drop UID GID [NAME=VALUE...] -- PROG ARGS...\n");
         return 126;
     }
     uid_t uid = (uid_t)parse_id(argv[2]);
@@ -73,9 +79,12 @@ int main(int argc, char **argv) {
         for (unsigned i = 0; i < NKEEP; i++)
             if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, keep[i], 0, 0) != 0) die("ambient");
     } else if (strcmp(argv[1], "drop") == 0) {
+        /* Its own session and process group (the kill path finds the tree by them). */
+        if (setsid() < 0) die("setsid");
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0) die("ambient");
-        for (int c = 0; c <= last + 8; c++)
-            if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0 && errno != EINVAL) die("bounding");
+        /* The executor's bounding set holds only `keep` (cut in exec mode): drop those. */
+        for (unsigned i = 0; i < NKEEP; i++)
+            if (prctl(PR_CAPBSET_DROP, keep[i], 0, 0, 0) != 0) die("bounding");
         if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
                   SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
                   SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED, 0, 0, 0) != 0) die("securebits");
@@ -88,12 +97,16 @@ int main(int argc, char **argv) {
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        for (int s = 1; s < NSIG; s++) signal(s, SIG_DFL);
+        for (int s = 1; s < NSIG; s++)
+            if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL); /* 32, 33: EINVAL, harmless */
+        /* The command's environment: exactly the NAME=VALUE words (argv is ours to keep). */
+        argv[sep] = NULL;
+        environ = argv + 4;
     } else {
         fprintf(stderr, "shellrt-priv: unknown mode %s\n", argv[1]);
         return 126;
     }
-    execvp(argv[5], argv + 5);
-    fprintf(stderr, "shellrt-priv: exec %s failed: %s\n", argv[5], strerror(errno));
-    return 127;
+    execvp(argv[sep + 1], argv + sep + 1);
+    fprintf(stderr, "shellrt-priv: exec %s failed: %s\n", argv[sep + 1], strerror(errno));
+    return errno == ENOENT ? 127 : 126;
 }

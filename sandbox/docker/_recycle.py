@@ -1,0 +1,119 @@
+"""The host's verdict on a used container, from outside: may it serve another task?
+
+`verify_pristine` reads only what commands cannot write: the executor's host
+``/proc/<pid>`` entry (root, mounts, status, environ, network namespace), its
+IPC namespace (joined by a host thread), and the daemon's ``docker diff``.
+The checks themselves live in `sandbox.docker._reset`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import docker
+
+from sandbox.docker._reset import (
+    ResetError,
+    diff_problems,
+    empty_dir,
+    environment_problems,
+    inspect_container,
+    leftover_processes,
+    open_sockets,
+    parse_mountinfo,
+    sysv_ipc_objects,
+)
+
+__all__ = [
+    "EXECUTOR_CAPS",
+    "EXECUTOR_ENV",
+    "EXECUTOR_UID",
+    "IO_ENTRIES",
+    "IO_MOUNT",
+    "PRIV_DIR",
+    "OutsideView",
+    "verify_pristine",
+]
+
+#: Where the host's I/O directory appears inside the container (read-only).
+IO_MOUNT = "/.shellrt-io"
+#: The executor's private tmpfs (cwd files): mode 1733, owned by the executor, its mount point
+#: on the read-only root, so no command (root or not) can rename or replace it.
+PRIV_DIR = "/.shellrt-priv"
+#: The executor's uid (and gid): never a command's.
+EXECUTOR_UID = 2147480001
+#: The executor's capabilities as a kernel bit mask: setuid, setgid, kill, sys_ptrace, setpcap,
+#: dac_override, fowner (see priv.c).
+EXECUTOR_CAPS = sum(1 << bit for bit in (7, 6, 5, 19, 8, 1, 3))
+#: The executor's whole environment.
+EXECUTOR_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+#: What shellrt's I/O directory may hold between tasks.
+IO_ENTRIES = frozenset({"executor.sh", "priv"})
+
+
+@dataclass(frozen=True, slots=True)
+class OutsideView:
+    """Where the host looks at a container from: the executor's host pid and the daemon."""
+
+    host_pid: int
+    executor_pid: int
+    client: docker.DockerClient | None
+    container_id: str | None
+
+
+def verify_pristine(
+    view: OutsideView,
+    *,
+    host_workspace: str,
+    container_workspace: str,
+    command_user: tuple[int, int],
+    still_the_executor: Callable[[], object],
+) -> None:
+    """Wait out the reaping, empty the workspace, inspect from outside; `ResetError` on any doubt.
+
+    Blocking. ``still_the_executor`` raises when the executor's host process
+    is gone (checked last, so what was read was the container's).
+    """
+    host = view.host_pid
+    root = Path(f"/proc/{host}/root")
+    deadline = time.monotonic() + 2.0
+    while leftover_processes(root, view.executor_pid) and time.monotonic() < deadline:
+        time.sleep(0.005)  # docker-init reaps the killed orphans
+    empty_dir(host_workspace)
+    with open(f"/proc/{host}/mountinfo", encoding="utf-8", errors="replace") as fh:
+        mountinfo = fh.read()
+    with open(f"/proc/{host}/status", encoding="utf-8", errors="replace") as fh:
+        status = fh.read()
+    problems = inspect_container(
+        root,
+        mountinfo=mountinfo,
+        status=status,
+        executor_pid=view.executor_pid,
+        executor_uid=EXECUTOR_UID,
+        executor_caps=EXECUTOR_CAPS,
+        command_user=command_user,
+        workspace=container_workspace.rstrip("/") or "/",
+        io_mount=IO_MOUNT,
+        io_entries=IO_ENTRIES,
+        private_dir=PRIV_DIR,
+    )
+    ipc = sysv_ipc_objects(host, remove=True)
+    problems.extend(f"{n} SysV {kind} object(s) left" for kind, n in ipc.items() if n)
+    problems.extend(open_sockets(host))
+    problems.extend(environment_problems(host, EXECUTOR_ENV))
+    client, cid = view.client, view.container_id
+    if client is None or cid is None:
+        problems.append("the container is gone")
+    else:
+        # Docker creates the mount points (and their parents) in the writable layer; nothing else may be there.
+        allowed = {"/"}
+        for mount in parse_mountinfo(mountinfo):
+            path = PurePosixPath(mount.mount_point)
+            allowed.update(str(p) for p in (path, *path.parents))
+        problems.extend(diff_problems(client.api.diff(cid) or [], allowed))
+    still_the_executor()  # still the same process: what we read was the container's
+    if problems:
+        raise ResetError("; ".join(problems))

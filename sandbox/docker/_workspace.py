@@ -1,0 +1,108 @@
+"""The session's workspace on the host: copied in (copy mode) and exported back out.
+
+Blocking functions (the backend runs them in a worker thread); the docker SDK
+is used only for the export's archive.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tarfile
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
+
+import docker
+
+__all__ = ["copy_in", "export_workspace"]
+
+
+def copy_in(
+    workspace: Path | str,
+    dest: str,
+    read_denied: Iterable[Path | str],
+    user: tuple[int, int],
+    *,
+    into_existing: bool = False,
+) -> str:
+    """Copy the host workspace into a private host directory that only the container mounts.
+
+    Why not ``put_archive`` into a volume: docker never applies an archive's
+    metadata to the destination directory itself, and with every capability
+    dropped nothing inside the container may chown it, so the sandbox user
+    could not write at the workspace root. A private copy (under a 0700
+    directory, owned by the sandbox user) keeps the host repository
+    untouched just the same. Read-denied paths are left out of the copy.
+    """
+    uid, gid = user
+    root = os.path.abspath(workspace)
+    denied = {os.path.abspath(p) for p in read_denied}
+    if any(root == d or root.startswith(d.rstrip("/") + "/") for d in denied):
+        denied.add(root)  # the whole workspace is read-denied: copy nothing
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        base = os.path.abspath(directory)
+        if root in denied:
+            return set(names)
+        skip = {n for n in names if os.path.join(base, n) in denied}
+        for n in names:  # FIFOs, sockets and devices are not workspace content
+            try:
+                mode = os.lstat(os.path.join(base, n)).st_mode
+            except OSError:
+                skip.add(n)
+                continue
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+                skip.add(n)
+        return skip
+
+    with os.scandir(root) as entries:
+        empty = next(entries, None) is None
+    if empty:  # the common batch case: nothing to walk
+        if not into_existing:
+            os.mkdir(dest)
+        shutil.copystat(root, dest)
+    else:
+        shutil.copytree(root, dest, symlinks=True, ignore=ignore, dirs_exist_ok=into_existing)
+        if into_existing:
+            shutil.copystat(root, dest)
+    if os.geteuid() == 0 and (uid, gid) != (0, 0):
+        os.lchown(dest, uid, gid)
+        for dirpath, dirnames, filenames in os.walk(dest):
+            for name in (*dirnames, *filenames):
+                os.lchown(os.path.join(dirpath, name), uid, gid)
+    return dest
+
+
+def export_workspace(client: docker.DockerClient, cid: str, container_workspace: str, dest: Path) -> None:
+    """Copy the container's workspace out to ``dest`` (created if missing; files there are overwritten).
+
+    Extraction uses tarfile's ``data`` filter: the archive comes from an
+    untrusted container, so absolute paths, ``..`` and links pointing
+    outside ``dest`` are refused.
+    """
+    dest.mkdir(parents=True, exist_ok=True)
+    cw = container_workspace.rstrip("/")
+    top = PurePosixPath(cw).name
+
+    def fetch() -> None:
+        stream, _ = client.api.get_archive(cid, cw + "/.")
+        with tempfile.TemporaryFile() as spool:
+            for chunk in stream:
+                spool.write(chunk)
+            spool.seek(0)
+            with tarfile.open(fileobj=spool, mode="r:") as tar:
+                members = []
+                for member in tar:
+                    name = member.name
+                    for prefix in (f"{top}/", "./"):
+                        if name.startswith(prefix):
+                            name = name[len(prefix) :]
+                    if name in ("", ".", top):
+                        continue
+                    member.name = name
+                    members.append(member)
+                tar.extractall(dest, members=members, filter="data")
+
+    fetch()

@@ -1,0 +1,198 @@
+"""Attacks on the docker backend's trusted channel, from inside the container; each must fail.
+
+The executor's control channel, its process and the host's reset verdict are
+out of the commands' reach (docs/security.docker.md): a command cannot forge a
+completion record (its own or another's), escape its timeout by faking one,
+open, trace or signal the executor, nor answer a reset in the executor's
+place. Every probe runs for a non-root command user and for commands run as
+root inside the container.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from sandbox import ExecRequest
+from sandbox.base import ExitStatus
+from sandbox.docker import DockerBackend
+from tests._docker_support import BUSYBOX, DEBIAN, config, policy, require_docker
+
+pytestmark = [pytest.mark.docker, pytest.mark.anyio]
+
+ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"}
+
+#: Every way a command might reach the executor's channel: the old control FIFOs, the
+#: executor's and docker-init's fds (its stdin/stdout are the attach stream).
+FORGE = r"""
+forge() {
+  for t in /.shellrt-io/ctl.out /.shellrt-io/ctl.in /proc/$EXE/fd/0 /proc/$EXE/fd/1 /proc/1/fd/0 /proc/1/fd/1; do
+    { printf '%s\n' "$1" >"$t"; } 2>/dev/null && echo "REACHED $t"
+  done
+  return 0
+}
+"""
+
+
+async def _run(backend: DockerBackend, script: str) -> tuple[str, ExitStatus]:
+    proc = await backend.exec(
+        ExecRequest(
+            argv=("sh", "-c", f"EXE={backend.executor_pid}\n{FORGE}\n{script}"),
+            cwd="/workspace",
+            env=ENV,
+            merge_stderr=True,
+        )
+    )
+    out = b""
+    try:
+        while True:
+            out += await proc.stdout.receive()
+    except anyio.EndOfStream:
+        pass
+    return out.decode("utf-8", "replace"), await proc.wait()
+
+
+@pytest.fixture(params=["65534:65534", "0:0"], ids=["nobody", "root"])
+def user(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+async def test_forged_completion_records_are_not_believed(tmp_path: Path, user: str) -> None:
+    require_docker()
+    async with DockerBackend(config(BUSYBOX, user=user), policy(tmp_path)) as backend:
+        records = " ".join(f"'X {n} 0 0'" for n in range(1, 20))
+        out, status = await _run(backend, f'for r in {records}; do forge "$r"; done; exit 7')
+        assert "REACHED" not in out
+        assert status.exit_code == 7 and status.sandbox_failure is None
+
+
+async def test_faking_completion_does_not_escape_the_timeout(tmp_path: Path, user: str) -> None:
+    require_docker()
+    async with DockerBackend(config(BUSYBOX, user=user), policy(tmp_path)) as backend:
+        records = " ".join(f"'X {n} 0 0' 'K {n} 0'" for n in range(1, 20))
+        proc = await backend.exec(
+            ExecRequest(
+                argv=(
+                    "sh",
+                    "-c",
+                    f'EXE={backend.executor_pid}\n{FORGE}\nfor r in {records}; do forge "$r"; done; sleep 30',
+                ),
+                cwd="/workspace",
+                env=ENV,
+            )
+        )
+        with anyio.move_on_after(3) as scope:
+            await proc.wait()
+        assert scope.cancelled_caught, "the command's exit was reported before it ended"
+        await proc.kill()
+        status = await proc.wait()
+        assert status.exit_code == 137 and status.signal == 9
+
+
+async def test_a_command_cannot_end_or_forge_another(tmp_path: Path, user: str) -> None:
+    require_docker()
+    async with DockerBackend(config(BUSYBOX, user=user), policy(tmp_path)) as backend:
+        victim = await backend.exec(
+            ExecRequest(argv=("sh", "-c", "sleep 2; exit 5"), cwd="/workspace", env=ENV)
+        )
+        records = " ".join(f"'X {n} 0 0' 'K {n} 0'" for n in range(1, 20))
+        out, _ = await _run(backend, f'for r in {records}; do forge "$r"; done')
+        assert "REACHED" not in out
+        with anyio.fail_after(30):
+            status = await victim.wait()
+        assert status.exit_code == 5
+
+
+async def test_the_executor_process_is_closed_to_commands(tmp_path: Path, user: str) -> None:
+    require_docker()
+    async with DockerBackend(config(DEBIAN, user=user), policy(tmp_path)) as backend:
+        probe = (
+            "for f in mem environ fd/0 fd/1 maps; do"
+            " (exec 3</proc/$EXE/$f) 2>/dev/null && echo OPEN $f;"
+            " done;"
+            " (exec 3<>/proc/$EXE/mem) 2>/dev/null && echo OPEN mem-rw;"
+            " ls /proc/$EXE/fd >/dev/null 2>&1 && echo OPEN fd-dir;"
+            " ls /.shellrt-io >/dev/null 2>&1 && echo OPEN io-dir;"
+            " cat /.shellrt-io/executor.sh >/dev/null 2>&1 && echo OPEN script;"
+            " ls /.shellrt-priv >/dev/null 2>&1 && echo OPEN priv-list;"
+            " mv /.shellrt-priv /tmp/p 2>/dev/null && echo MOVED priv;"
+            " chmod 777 /.shellrt-priv 2>/dev/null && echo CHMOD priv;"
+            " grep -h Cap /proc/self/status | grep -v 0000000000000000;"
+            " echo checked"
+        )
+        out, status = await _run(backend, probe)
+        assert out == "checked\n", out
+        assert status.exit_code == 0
+
+
+async def test_signals_do_not_reach_the_executor(tmp_path: Path, user: str) -> None:
+    require_docker()
+    async with DockerBackend(config(BUSYBOX, user=user), policy(tmp_path)) as backend:
+        pid = backend.executor_pid
+        out, status = await _run(
+            backend,
+            "kill -9 $EXE 2>/dev/null && echo KILLED; kill -STOP $EXE 2>/dev/null && echo STOPPED;"
+            " for s in TERM INT HUP USR1 QUIT XCPU XFSZ PWR PROF VTALRM 34 40 64; do kill -$s 1 2>/dev/null; done;"
+            " kill -9 -1; echo survived",
+        )
+        assert "KILLED" not in out and "STOPPED" not in out
+        await anyio.sleep(0.3)
+        again, status = await _run(backend, "echo alive")
+        assert again == "alive\n" and status.exit_code == 0
+        # The executor ignores every signal; its commands start with the defaults.
+        assert (
+            await backend.run_capture(["grep", "SigIgn", "/proc/self/status"])
+            == "SigIgn:\t0000000000000000\n"
+        )
+        assert backend.executor_pid == pid and backend.recoveries == []
+
+
+async def test_a_detached_process_cannot_answer_the_reset_nor_keep_a_secret(tmp_path: Path) -> None:
+    """Task A leaves a daemon that forges reset replies and a SysV segment; task B sees neither."""
+    require_docker()
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    async with DockerBackend(config(DEBIAN), policy(first)) as backend:
+        await backend.protect_executor()
+        # The daemon stops the executor, steals the host's reset request from any channel it
+        # can read, answers "clean" in the executor's place, lets it go on and exits, so no
+        # process of it is left to see.
+        daemon = (
+            "kill -STOP $EXE; while :; do for src in /.shellrt-io/ctl.in /proc/$EXE/fd/0; do"
+            " if read -r op id rest <$src; then [ $op = Z ] && for dst in /.shellrt-io/ctl.out /proc/$EXE/fd/1;"
+            ' do printf "Z %s 1 0 1 0 0 0\\n" $id >$dst; done && kill -CONT $EXE && exit 0; fi;'
+            " done 2>/dev/null; sleep 0.02; done"
+        )
+        out, _ = await _run(
+            backend,
+            "ipcmk -M 4096 >/dev/null; ipcmk -Q >/dev/null;"
+            f" (EXE=$EXE setsid sh -c '{daemon}' </dev/null >/dev/null 2>&1 &);"
+            " wc -l </proc/sysvipc/shm",
+        )
+        assert out.strip() == "2"  # header + the secret segment
+        with anyio.fail_after(30):
+            await backend.reset()
+        await backend.reuse_for(policy(second))
+        after, _ = await _run(
+            backend,
+            "wc -l </proc/sysvipc/shm; wc -l </proc/sysvipc/msg; cat /proc/[0-9]*/cmdline | grep -c 'while [:]'",
+        )
+        assert after.split() == ["1", "1", "0"], after  # headers only; the daemon is gone
+
+
+async def test_reset_discards_when_the_secret_cannot_be_removed(tmp_path: Path) -> None:
+    """The host's verdict: a reset whose outside checks fail raises, and the container is not reused."""
+    from sandbox.docker import ResetError
+
+    require_docker()
+    async with DockerBackend(config(DEBIAN), policy(tmp_path)) as backend:
+        await backend.protect_executor()
+        await _run(backend, "ipcmk -M 4096 >/dev/null")
+        # Someone outside kills the container between tasks: nothing can be verified.
+        assert backend.container_id is not None
+        await anyio.run_process(["docker", "kill", backend.container_id], check=False)
+        with anyio.fail_after(30), pytest.raises(ResetError):
+            await backend.reset()
