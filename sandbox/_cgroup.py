@@ -36,9 +36,10 @@ import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from sandbox.policy import ResourceLimits
+if TYPE_CHECKING:  # stdlib only at run time: the module also runs standalone (tests, as another uid)
+    from sandbox.policy import ResourceLimits
 
 __all__ = [
     "CGROUP_PREFIX",

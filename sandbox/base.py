@@ -148,6 +148,7 @@ class SandboxBackend(abc.ABC):
         """Kill everything still running and release every resource. Idempotent."""
 
     async def __aenter__(self) -> Self:
+        check_enforceable(self)  # also for a backend built without sandbox.factory.create_backend
         await self.start()
         return self
 

@@ -115,15 +115,23 @@ def contained(paths: Iterable[str], roots: Iterable[object], *, resolve: bool) -
     for root in roots:
         text = normalize(str(root))
         forms.append(text)
-        real = os.path.realpath(text)
-        if real != text:
+        real = _realpath(text)
+        if real is not None and real != text:
             forms.append(real)
     for path in paths:
         text = normalize(str(path))
-        judged = os.path.realpath(text) if resolve else text
-        if not within_any(judged, forms):
+        judged = _realpath(text) if resolve else text
+        # A path that cannot be resolved (it changed while being resolved) is not contained: fail closed.
+        if judged is None or not within_any(judged, forms):
             return False
     return True
+
+
+def _realpath(path: str) -> str | None:
+    try:
+        return os.path.realpath(path)
+    except OSError:
+        return None
 
 
 # --- openat2 ----------------------------------------------------------------------------------
@@ -194,6 +202,9 @@ class Mount:
     #: The host path permission rules know this place by (docker: the original workspace,
     #: not its private copy); None: the sandbox path itself.
     logical: str | None = None
+    #: ``(uid, gid)`` new files and directories get (docker's copy belongs to the container's
+    #: user: a file the tools create must stay writable by commands); None: the caller's.
+    owner: tuple[int, int] | None = None
 
 
 @dataclass
@@ -244,10 +255,15 @@ class View:
             prior = by_path.get(key)
             # A place listed twice keeps the most permissive entry (a writable root over "/").
             if prior is None or (m.writable and not prior.writable):
-                by_path[key] = Mount(key, m.host, m.writable, m.logical)
+                by_path[key] = Mount(key, m.host, m.writable, m.logical, m.owner)
         self._by_path = by_path
         self.mounts = sorted(by_path.values(), key=lambda m: -len(m.path))
-        self.masked = tuple(normalize(p) for p in self.masked)
+        masked: list[str] = []
+        for p in self.masked:
+            text = normalize(p)
+            real = _realpath(text)  # a mask named through a symlink covers its target too
+            masked += [text] if real is None or real == text else [text, real]
+        self.masked = tuple(dict.fromkeys(masked))
 
     # --- lexical questions -------------------------------------------------------------------
     def mount_of(self, path: str) -> Mount | None:
@@ -297,7 +313,8 @@ class View:
         return None if best is None else best[1]
 
     def describe_places(self) -> str:
-        return ", ".join(m.path for m in sorted(self.mounts, key=lambda m: m.path))
+        """The places a model may work in (writable mounts), for error messages."""
+        return ", ".join(sorted(self.writable_roots())) or "none"
 
     # --- anchored resolution -----------------------------------------------------------------
     def resolve(self, path: str, *, follow_last: bool = True) -> Resolved:
@@ -383,7 +400,8 @@ class View:
                         continue
                     raise ConfinementError(
                         errno.EACCES,
-                        f"{nxt} is outside what this sandbox's file tools can reach ({self.describe_places()})",
+                        f"{nxt} is outside what the file tools can reach in this sandbox (they work in "
+                        f"{self.describe_places()}); use Bash (e.g. `cat`) for other files the sandbox can see",
                     )
                 try:
                     child = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
@@ -409,7 +427,7 @@ class View:
                 if last or not stat.S_ISDIR(mode):
                     os.close(child)
                     if not last:
-                        raise ConfinementError(errno.ENOTDIR, f"{nxt} is not a directory")
+                        raise NotADirectoryError(errno.ENOTDIR, "Not a directory", nxt)
                     held, fd = fd, None
                     return Resolved(nxt, held, name)
                 _close(fd)
@@ -417,7 +435,8 @@ class View:
             if fd is None:
                 raise ConfinementError(
                     errno.EACCES,
-                    f"{canon} is outside what this sandbox's file tools can reach ({self.describe_places()})",
+                    f"{canon} is outside what the file tools can reach in this sandbox (they work in "
+                    f"{self.describe_places()}); use Bash (e.g. `cat`) for other files the sandbox can see",
                 )
             held, fd = fd, None
             return Resolved(canon, held)
@@ -436,14 +455,27 @@ def _refuse_masked(view: View, path: str) -> None:
         )
 
 
-def open_file(view: View, path: str, flags: int = os.O_RDONLY) -> tuple[int, str]:
+def _refuse_changed(r: Resolved, expect: str | None, path: str) -> None:
+    if expect is not None and r.path != expect:
+        raise ConfinementError(
+            errno.EAGAIN,
+            f"{path} now leads to {r.path}, not to {expect} where it led when it was checked "
+            "(a symbolic link changed); try again",
+        )
+
+
+def open_file(
+    view: View, path: str, flags: int = os.O_RDONLY, *, expect: str | None = None
+) -> tuple[int, str]:
     """Open an existing entry (not following a final symlink that was swapped in); ``(fd, canonical)``.
 
     ``O_NONBLOCK`` and ``O_NOCTTY`` are always added: opening a FIFO never blocks.
+    ``expect``: the canonical path a permission check judged; anything else is refused.
     Raises FileNotFoundError / IsADirectoryError / `ConfinementError`.
     """
     for _ in range(3):
         with view.resolve(path) as r:
+            _refuse_changed(r, expect, path)
             _refuse_masked(view, r.path)
             if r.missing:
                 raise FileNotFoundError(errno.ENOENT, "No such file or directory", r.path)
@@ -463,10 +495,11 @@ def open_file(view: View, path: str, flags: int = os.O_RDONLY) -> tuple[int, str
     raise ConfinementError(errno.ELOOP, f"{path} kept changing into a symbolic link while it was opened")
 
 
-def open_directory(view: View, path: str) -> tuple[int, str]:
+def open_directory(view: View, path: str, *, expect: str | None = None) -> tuple[int, str]:
     """Open an existing directory for listing (``O_RDONLY|O_DIRECTORY``); ``(fd, canonical)``."""
     for _ in range(3):
         with view.resolve(path) as r:
+            _refuse_changed(r, expect, path)
             _refuse_masked(view, r.path)
             if r.missing:
                 raise FileNotFoundError(errno.ENOENT, "No such file or directory", r.path)
@@ -501,14 +534,18 @@ class WriteOutcome:
     created: bool
 
 
-def write_file(view: View, path: str, data: bytes, *, make_parents: bool = False) -> WriteOutcome:
+def write_file(
+    view: View, path: str, data: bytes, *, make_parents: bool = False, expect: str | None = None
+) -> WriteOutcome:
     """Atomically replace (or create) ``path`` with ``data``, confined to the view's writable mounts.
 
     The temp file is created in the anchored parent directory fd and renamed
     within it; on any failure it is removed. An existing file keeps its mode;
-    a new one gets 0o666 minus the umask.
+    a new one gets 0o666 minus the umask. ``expect``: the canonical path a
+    permission check judged; a path that now leads elsewhere is refused.
     """
     with view.resolve(path) as r:
+        _refuse_changed(r, expect, path)
         target = r.path
         if not view.writable(target):
             roots = ", ".join(view.writable_roots()) or "none"
@@ -518,6 +555,8 @@ def write_file(view: View, path: str, data: bytes, *, make_parents: bool = False
         _refuse_masked(view, target)
         if r.name is None and not r.missing:
             raise IsADirectoryError(errno.EISDIR, "Is a directory", target)
+        mount = view.mount_of(target)
+        owner = mount.owner if mount is not None else None
         parent = os.dup(r.dir_fd)
         try:
             if r.missing:
@@ -528,6 +567,8 @@ def write_file(view: View, path: str, data: bytes, *, make_parents: bool = False
                 for d in dirs:
                     try:
                         os.mkdir(d, 0o777, dir_fd=parent)
+                        if owner is not None:
+                            os.chown(d, *owner, dir_fd=parent, follow_symlinks=False)
                     except FileExistsError:
                         pass
                     try:
@@ -541,13 +582,17 @@ def write_file(view: View, path: str, data: bytes, *, make_parents: bool = False
             else:
                 assert r.name is not None
                 name = r.name
-            return WriteOutcome(target, _replace_in(parent, name, data, target))
+            return WriteOutcome(target, _replace_in(parent, name, data, target, owner))
         finally:
             os.close(parent)
 
 
-def _replace_in(parent: int, name: str, data: bytes, shown: str) -> bool:
-    """Write ``data`` to a temp file in ``parent`` and rename it over ``name``; True when created."""
+def _replace_in(parent: int, name: str, data: bytes, shown: str, owner: tuple[int, int] | None) -> bool:
+    """Write ``data`` to a temp file in ``parent`` and rename it over ``name``; True when created.
+
+    The file keeps the mode and owner of the file it replaces; a new one gets
+    0o666 minus the umask and the mount's owner.
+    """
     try:
         st = os.stat(name, dir_fd=parent, follow_symlinks=False)
     except FileNotFoundError:
@@ -557,6 +602,7 @@ def _replace_in(parent: int, name: str, data: bytes, shown: str) -> bool:
             raise IsADirectoryError(errno.EISDIR, "Is a directory", shown)
         created = False
         mode = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else 0o666 & ~_umask()
+        owner = (st.st_uid, st.st_gid)
     tmp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=parent)
     try:
@@ -564,6 +610,11 @@ def _replace_in(parent: int, name: str, data: bytes, shown: str) -> bool:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
+            if owner is not None and owner != (os.geteuid(), os.getegid()):
+                try:
+                    os.fchown(fd, *owner)
+                except PermissionError:
+                    pass  # not root: the file is the caller's, as any file it writes
             os.fchmod(fd, mode)
             os.fsync(fd)
         finally:

@@ -110,7 +110,7 @@ def test_container_view_maps_and_refuses_the_rest(tmp_path: Path, resolution: st
     assert view.to_logical(where) == "/original/ws/sub/a.txt"
     assert view.from_host(str(copy / "sub")) == "/workspace/sub"
     for path in ("/etc/hostname", "/workspace/to_etc/hostname", "/workspace/to_host/copy/sub/a.txt"):
-        with pytest.raises(ConfinementError, match="outside what this sandbox's file tools can reach"):
+        with pytest.raises(ConfinementError, match="outside what the file tools can reach in this sandbox"):
             confine.open_file(view, path)
     assert confine.write_file(view, "/workspace/new.txt", b"n").path == "/workspace/new.txt"
     assert (copy / "new.txt").read_bytes() == b"n"
@@ -143,6 +143,20 @@ def test_atomic_write_keeps_mode_and_leaves_nothing_on_refusal(tmp_path: Path, r
         confine.write_file(view, str(ws), b"x")
     assert confine.write_file(view, f"{ws}/a/b/c.txt", b"c", make_parents=True).created
     assert sorted(str(p.relative_to(ws)) for p in ws.rglob("*")) == ["a", "a/b", "a/b/c.txt", "run.sh"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="changing a file's owner needs root")
+def test_new_files_get_the_mounts_owner_and_replaced_files_keep_theirs(tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    view = View([Mount("/workspace", str(copy), writable=True, owner=(65534, 65534))])
+    confine.write_file(view, "/workspace/d/new.txt", b"n", make_parents=True)
+    assert (copy / "d").stat().st_uid == 65534 and (copy / "d" / "new.txt").stat().st_gid == 65534
+    mine = copy / "mine.txt"
+    mine.write_text("x")
+    os.chown(mine, 1234, 1234)
+    confine.write_file(view, "/workspace/mine.txt", b"y")
+    assert (mine.stat().st_uid, mine.stat().st_gid) == (1234, 1234) and mine.read_bytes() == b"y"
 
 
 def test_symlink_loop_is_an_error(tmp_path: Path, resolution: str) -> None:
@@ -185,3 +199,28 @@ def test_symlink_swap_race_never_escapes(tmp_path: Path, resolution: str) -> Non
     assert not [p for p in ws.rglob("*") if p.name.endswith(".tmp")]
     assert all(Path(p).is_file() for p in landed), "every success is where it says"
     assert len(landed) + refused == 300
+
+
+# --- one glob dialect ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("glob", "path", "hit"),
+    [
+        ("*.{pem,key}", "certs/server.key", True),
+        ("*.{pem,key}", "a/b/c.pem", True),
+        ("*.{pem,key}", "notes.txt", False),
+        ("secrets/**", "secrets/a/b", True),
+        ("[!a]*.py", "b.py", True),
+        ("[!a]*.py", "a.py", False),
+    ],
+)
+def test_rules_and_tools_share_one_glob_dialect(glob: str, path: str, hit: bool) -> None:
+    """``*.{pem,key}`` in ``Read(...)`` and in Glob/Grep means the same files."""
+    from shellrt.permissions.globs import glob_matches
+    from shellrt.tools._gitignore import GlobList, compile_glob
+
+    tool_pattern = glob if "/" in glob else "**/" + glob
+    assert glob_matches(glob, path) is hit
+    assert (compile_glob(tool_pattern).match(path) is not None) is hit
+    assert (GlobList.parse([glob]).matched(path, is_dir=False) == "ignore") is hit

@@ -105,3 +105,13 @@ def test_no_capability_lookups_by_name(module: str) -> None:
 def test_base_members_are_typed() -> None:
     assert SandboxBackend.host_view is True
     assert SandboxBackend.container_id is None
+
+
+@pytest.mark.anyio
+async def test_a_backend_built_directly_still_refuses(tmp_path: Path) -> None:
+    from sandbox.local import LocalBackend
+
+    backend = LocalBackend(LocalConfig(), SandboxPolicy(workspace=tmp_path, limits=ResourceLimits(cpus=1)))
+    with pytest.raises(SandboxPolicyError, match="cpus"):
+        async with backend:
+            pass

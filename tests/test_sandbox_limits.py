@@ -203,3 +203,102 @@ def test_create_backend_is_the_one_check(tmp_path: Path) -> None:
         create_backend(LocalConfig(), policy)
     with pytest.raises(SandboxPolicyError, match="tmp"):
         create_backend(BwrapConfig(), policy)  # bwrap's /tmp is a host directory: no size to set
+
+
+def test_zygote_session_reports_oom_and_not_a_plain_sigkill(tmp_path: Path) -> None:
+    _bwrap_limits()
+    import anyio
+
+    from sandbox import ExecRequest, ExitStatus
+
+    async def main() -> tuple[ExitStatus, ExitStatus, bool]:
+        policy = SandboxPolicy(workspace=tmp_path, limits=ResourceLimits(memory_bytes=128 << 20))
+        async with create_backend(BwrapConfig(persistent=True), policy) as backend:
+            assert isinstance(backend, BwrapBackend)
+            hog = await backend.exec(
+                ExecRequest(argv=("python3", "-c", "bytearray(300*2**20)"), cwd=str(tmp_path))
+            )
+            oom = await hog.wait()
+            kill = await backend.exec(ExecRequest(argv=("sh", "-c", "kill -9 $$"), cwd=str(tmp_path)))
+            return oom, await kill.wait(), backend.persistent
+
+    oom, plain, persistent = anyio.run(main)
+    assert persistent, "the session zygote did not start"
+    assert oom.exit_code == 137 and oom.oom_killed
+    assert plain.exit_code == 137 and not plain.oom_killed
+
+
+_AS_NOBODY = """
+import importlib.util, json, sys, types
+spec = importlib.util.spec_from_file_location("cg", sys.argv[1])
+cg = importlib.util.module_from_spec(spec); sys.modules["cg"] = cg; spec.loader.exec_module(cg)
+reasons = cg.cgroup_unavailable_reasons()
+try:
+    cg.SessionCgroup.create(types.SimpleNamespace(memory_bytes=1 << 26, pids=None, cpus=None))
+    made = True
+except cg.CgroupUnavailableError:
+    made = False
+print(json.dumps({"reasons": reasons, "made": made}))
+"""
+
+
+def test_non_root_without_delegation_cannot_make_the_cgroup() -> None:
+    """As an unprivileged uid the v1 hierarchies are not writable: every limit has a reason, nothing is made."""
+    require(
+        os.geteuid() == 0 and shutil.which("setpriv") is not None, "needs root and setpriv to become nobody"
+    )
+    python = "/usr/bin/python3"
+    require(os.access(python, os.X_OK), "no system python3 for uid 65534")
+    cgroup_module = str(ROOT / "sandbox" / "_cgroup.py")
+    proc = subprocess.run(
+        [
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            python,
+            "-c",
+            _AS_NOBODY,
+            cgroup_module,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd="/",
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert set(result["reasons"]) == {"memory", "pids", "cpus"}, result
+    assert result["made"] is False
+
+
+def test_batch_bwrap_task_enforces_memory(tmp_path: Path) -> None:
+    _bwrap_limits()
+    tasks = tmp_path / "tasks.jsonl"
+    task = {
+        "id": "hog",
+        "sandbox": {"type": "bwrap", "limits": {"memory_bytes": 64 << 20}},
+        "commands": ["python3 -c 'bytearray(300*2**20)'", "echo after"],
+    }
+    tasks.write_text(json.dumps(task) + "\n")
+    out = tmp_path / "out.jsonl"
+    proc = _shellrt(tmp_path, "batch", "run", "--quiet", "--out", str(out), str(tasks))
+    assert proc.returncode == 0, proc.stderr
+    [result] = [json.loads(line) for line in out.read_text().splitlines()]
+    hog, after = result["commands"]
+    assert hog["exit_code"] == 137 and hog["oom_killed"] is True
+    assert after["exit_code"] == 0 and "after" in after["preview"]
+
+
+@pytest.mark.anyio
+async def test_runtime_auto_picks_bwrap_and_enforces(tmp_path: Path) -> None:
+    _bwrap_limits()
+    policy = SandboxPolicy(workspace=tmp_path, limits=ResourceLimits(pids=30))
+    async with shellrt.Runtime(tmp_path, "auto", policy=policy, session_dir=tmp_path / ".s") as rt:
+        assert rt.backend is not None and rt.backend.name == "bwrap"
+        assert rt.supervisor is not None
+        result = await rt.supervisor.run(
+            "sh -c 'for i in $(seq 100); do sleep 3 & done; echo survived'", timeout_s=60
+        )
+    assert result.exit_code != 0

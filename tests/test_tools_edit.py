@@ -322,7 +322,7 @@ def test_sandbox_paths_map_to_host_paths(tmp_path: Path) -> None:
     )
     read(ctx, Path("m.py"))
     assert str(ws / "src" / "m.py") in ctx.read_state
-    with pytest.raises(ToolExecutionError, match=r"File does not exist: /workspace/src/nope\.py"):
+    with pytest.raises(ToolExecutionError, match=r"File does not exist: nope\.py \(/workspace/src/nope\.py\)"):
         read(ctx, Path("nope.py"))
     text, _ = edit(ctx, file_path="/workspace/src/m.py", old_string="value = 1", new_string="value = 2")
     assert "/workspace/src/m.py" in text and (ws / "src" / "m.py").read_text() == "value = 2\n"

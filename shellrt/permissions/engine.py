@@ -390,8 +390,11 @@ class PermissionEngine:
         return self._inside_roots(subject.paths, ctx)
 
     def _inside_roots(self, paths: Sequence[str], ctx: ToolContext) -> bool:
+        # Subjects carry paths the tools already resolved (in the sandbox's view, logical host form):
+        # judged lexically, never re-resolved on the host — a second resolution of a tree that is
+        # changing would judge another moment than the one the tool checked.
         roots = [self.workspace, *self.additional_directories, *ctx.allowed_roots]
-        return contained(paths, roots, resolve=True)
+        return contained(paths, roots, resolve=False)
 
     def _rule_final(
         self,

@@ -1,15 +1,19 @@
-"""Gitignore-style path globs, anchored at a base directory.
+"""The one glob dialect of shellrt: permission rules and the file tools (Glob, Grep's ``glob``,
+ignore files) all translate globs here.
 
-Why our own matcher: permission rules must be matched against resolved
-absolute paths, with exactly the gitignore semantics users know from
-``Read(./secrets/**)``, and without a dependency whose edge cases we would not
-control. Semantics (documented in ``docs/permissions.md``):
+The dialect is ripgrep's ``globset`` (what Glob and Grep hand to ``rg``):
+``*`` within a segment, ``**`` segments, ``?``, ``[...]`` classes, ``{a,b}``
+alternates, ``\\`` escapes — so ``*.{pem,key}`` means the same in
+``Read(*.{pem,key})`` and in ``Glob("**/*.{pem,key}")``. Not ``pathspec``: its
+gitwildmatch has no ``{a,b}``, which ripgrep (and so the tools) supports.
+Permission rules add gitignore anchoring on top (documented in
+``docs/permissions.md``):
 
 - a pattern with a ``/`` at the start or in the middle is anchored at the base
   directory; a pattern without one (``.env``, ``*.pem``) matches at any depth
   below the base;
 - ``*`` matches within one path segment, ``?`` one character, ``[abc]`` a class,
-  ``**`` any number of segments (``a/**/b``, ``**/x``, ``x/**``);
+  ``{a,b}`` either alternative, ``**`` any number of segments (``a/**/b``, ``**/x``, ``x/**``);
 - a pattern that matches a directory matches everything below it (a trailing
   ``/`` is accepted and means the same);
 - nothing outside the base directory ever matches a relative pattern.
@@ -20,35 +24,114 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["compile_glob", "glob_matches"]
+__all__ = ["compile_glob", "glob_matches", "glob_regex"]
 
 
-def _segment_regex(segment: str) -> str:
+def _class_to_regex(glob: str, i: int) -> tuple[str, int] | None:
+    """Translate ``[...]`` starting at ``glob[i] == '['``; None if it never closes (then ``[`` is literal)."""
+    j = i + 1
+    negate = j < len(glob) and glob[j] in "!^"
+    if negate:
+        j += 1
+    start = j
+    if j < len(glob) and glob[j] == "]":
+        j += 1
+    while j < len(glob) and glob[j] != "]":
+        j += 1
+    if j >= len(glob):
+        return None
+    body = glob[start:j].replace("\\", "\\\\").replace("^", "\\^").replace("[", "\\[")
+    return ("[^" if negate else "[") + body + "]", j + 1
+
+
+def _glob_body(glob: str, *, in_alternate: bool = False) -> str:
     out: list[str] = []
-    i = 0
-    while i < len(segment):
-        ch = segment[i]
-        if ch == "*":
-            out.append("[^/]*")
-        elif ch == "?":
-            out.append("[^/]")
-        elif ch == "[":
-            end = segment.find("]", i + 2 if segment[i + 1 : i + 2] in ("!", "^") else i + 1)
-            if end == -1:
-                out.append(re.escape(ch))
+    i, n = 0, len(glob)
+    while i < n:
+        c = glob[i]
+        if c == "\\" and i + 1 < n:
+            out.append(re.escape(glob[i + 1]))
+            i += 2
+        elif c == "*" and glob.startswith("**", i):
+            at_start = i == 0 or glob[i - 1] == "/"
+            at_end = i + 2 == n or glob[i + 2] == "/"
+            if at_start and at_end:
+                if i + 2 == n:
+                    # trailing "**" (or the whole glob): anything, including "/"
+                    out.append(".*")
+                    i += 2
+                else:
+                    # "**/" : zero or more directories
+                    out.append("(?:.*/)?")
+                    i += 3
             else:
-                body = segment[i + 1 : end]
-                if body[:1] in ("!", "^"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = end
-        elif ch == "\\" and i + 1 < len(segment):
+                out.append("[^/]*")
+                i += 2
+        elif c == "*":
+            out.append("[^/]*")
             i += 1
-            out.append(re.escape(segment[i]))
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            translated = _class_to_regex(glob, i)
+            if translated is None:
+                out.append(re.escape(c))
+                i += 1
+            else:
+                out.append(translated[0])
+                i = translated[1]
+        elif c == "{" and not in_alternate:
+            close = _matching_brace(glob, i)
+            if close is None:
+                out.append(re.escape(c))
+                i += 1
+            else:
+                alternatives = _split_alternates(glob[i + 1 : close])
+                out.append("(?:" + "|".join(_glob_body(a, in_alternate=True) for a in alternatives) + ")")
+                i = close + 1
+        elif c == "/":
+            out.append("/")
+            i += 1
         else:
-            out.append(re.escape(ch))
-        i += 1
+            out.append(re.escape(c))
+            i += 1
     return "".join(out)
+
+
+def _matching_brace(glob: str, i: int) -> int | None:
+    j = i + 1
+    while j < len(glob):
+        if glob[j] == "\\":
+            j += 2
+            continue
+        if glob[j] == "}":
+            return j
+        j += 1
+    return None
+
+
+def _split_alternates(body: str) -> list[str]:
+    parts, current, j = [], [], 0
+    while j < len(body):
+        if body[j] == "\\" and j + 1 < len(body):
+            current.append(body[j : j + 2])
+            j += 2
+            continue
+        if body[j] == ",":
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(body[j])
+        j += 1
+    parts.append("".join(current))
+    return parts
+
+
+def glob_regex(glob: str) -> str:
+    """Regex source for a glob in globset/gitignore syntax (``*`` within a segment, ``**``
+    segments, ``?``, ``[...]``, ``{a,b}`` alternates, ``\\`` escapes); not anchored."""
+    return _glob_body(glob)
 
 
 @lru_cache(maxsize=1024)
@@ -65,18 +148,10 @@ def compile_glob(pattern: str) -> re.Pattern[str]:
         pat = pat[2:]
         anchored = True
     segments = [s for s in pat.split("/") if s not in ("", ".")]
-    parts: list[str] = []
-    for index, seg in enumerate(segments):
-        last = index == len(segments) - 1
-        if seg == "**":
-            # `**` last: the directory itself and anything below; elsewhere: zero or more segments.
-            if last and parts:
-                parts[-1] = parts[-1].removesuffix("/") + "(?:/.*)?"
-            else:
-                parts.append(".*" if last else "(?:[^/]+/)*")
-            continue
-        parts.append(_segment_regex(seg) + ("" if last else "/"))
-    body = "".join(parts) if parts else ".*"
+    # "dir/**" is "dir": a matched directory covers everything below it anyway.
+    while len(segments) > 1 and segments[-1] == "**":
+        segments.pop()
+    body = ".*" if segments in ([], ["**"]) else glob_regex("/".join(segments))
     prefix = "" if anchored else "(?:[^/]+/)*"
     return re.compile(f"{prefix}{body}(?:/.*)?", re.DOTALL)
 

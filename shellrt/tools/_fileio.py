@@ -103,14 +103,16 @@ def fingerprint(path: Path, *, partial: bool = False) -> FileReadRecord:
     )
 
 
-def read_existing(view: View, where: str, *, label: str) -> tuple[bytes, str] | None:
+def read_existing(
+    view: View, where: str, *, label: str, expect: str | None = None
+) -> tuple[bytes, str] | None:
     """Bytes and canonical path of the file at ``where`` (opened anchored), or None when it does not exist.
 
     Raises `ToolExecutionError` for a directory or special file; `OSError`
     (`sandbox.confine.ConfinementError` included) when it cannot be reached.
     """
     try:
-        fd, canonical = confine.open_file(view, where)
+        fd, canonical = confine.open_file(view, where, expect=expect)
     except FileNotFoundError:
         return None
     except IsADirectoryError:
@@ -127,12 +129,15 @@ def read_existing(view: View, where: str, *, label: str) -> tuple[bytes, str] | 
         os.close(fd)
 
 
-def write_confined(view: View, where: str, data: bytes) -> tuple[WriteOutcome, FileReadRecord]:
+def write_confined(
+    view: View, where: str, data: bytes, *, expect: str | None = None
+) -> tuple[WriteOutcome, FileReadRecord]:
     """Atomically write ``data`` at ``where`` inside the view's writable places (parents created there).
 
+    ``expect``: the canonical path the permission check judged (refused if it now leads elsewhere).
     Returns where it landed and the read-state record of what is now there.
     """
-    outcome = confine.write_file(view, where, data, make_parents=True)
+    outcome = confine.write_file(view, where, data, make_parents=True, expect=expect)
     mtime_ns = 0
     try:
         fd, _ = confine.open_file(view, outcome.path)

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from shellrt.permissions.globs import glob_regex
+
 __all__ = [
     "FILE_TYPES",
     "GlobList",
@@ -100,113 +102,12 @@ FILE_TYPES: dict[str, tuple[str, ...]] = {
 _IGNORE_KINDS = (".rgignore", ".ignore", ".gitignore")
 
 
-# --- glob syntax ---------------------------------------------------------------
-
-
-def _class_to_regex(glob: str, i: int) -> tuple[str, int] | None:
-    """Translate ``[...]`` starting at ``glob[i] == '['``; None if it never closes (then ``[`` is literal)."""
-    j = i + 1
-    negate = j < len(glob) and glob[j] in "!^"
-    if negate:
-        j += 1
-    start = j
-    if j < len(glob) and glob[j] == "]":
-        j += 1
-    while j < len(glob) and glob[j] != "]":
-        j += 1
-    if j >= len(glob):
-        return None
-    body = glob[start:j].replace("\\", "\\\\").replace("^", "\\^").replace("[", "\\[")
-    return ("[^" if negate else "[") + body + "]", j + 1
-
-
-def _glob_body(glob: str, *, in_alternate: bool = False) -> str:
-    out: list[str] = []
-    i, n = 0, len(glob)
-    while i < n:
-        c = glob[i]
-        if c == "\\" and i + 1 < n:
-            out.append(re.escape(glob[i + 1]))
-            i += 2
-        elif c == "*" and glob.startswith("**", i):
-            at_start = i == 0 or glob[i - 1] == "/"
-            at_end = i + 2 == n or glob[i + 2] == "/"
-            if at_start and at_end:
-                if i + 2 == n:
-                    # trailing "**" (or the whole glob): anything, including "/"
-                    out.append(".*")
-                    i += 2
-                else:
-                    # "**/" : zero or more directories
-                    out.append("(?:.*/)?")
-                    i += 3
-            else:
-                out.append("[^/]*")
-                i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            translated = _class_to_regex(glob, i)
-            if translated is None:
-                out.append(re.escape(c))
-                i += 1
-            else:
-                out.append(translated[0])
-                i = translated[1]
-        elif c == "{" and not in_alternate:
-            close = _matching_brace(glob, i)
-            if close is None:
-                out.append(re.escape(c))
-                i += 1
-            else:
-                alternatives = _split_alternates(glob[i + 1 : close])
-                out.append("(?:" + "|".join(_glob_body(a, in_alternate=True) for a in alternatives) + ")")
-                i = close + 1
-        elif c == "/":
-            out.append("/")
-            i += 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return "".join(out)
-
-
-def _matching_brace(glob: str, i: int) -> int | None:
-    j = i + 1
-    while j < len(glob):
-        if glob[j] == "\\":
-            j += 2
-            continue
-        if glob[j] == "}":
-            return j
-        j += 1
-    return None
-
-
-def _split_alternates(body: str) -> list[str]:
-    parts, current, j = [], [], 0
-    while j < len(body):
-        if body[j] == "\\" and j + 1 < len(body):
-            current.append(body[j : j + 2])
-            j += 2
-            continue
-        if body[j] == ",":
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(body[j])
-        j += 1
-    parts.append("".join(current))
-    return parts
+# --- glob syntax: the one dialect, owned by shellrt.permissions.globs -----------------------
 
 
 def compile_glob(glob: str) -> re.Pattern[str]:
     """Compile a glob (globset syntax, ``*`` not crossing ``/``) to a full-match regex."""
-    return re.compile(r"(?s)\A" + _glob_body(glob) + r"\Z")
+    return re.compile(r"(?s)\A" + glob_regex(glob) + r"\Z")
 
 
 @dataclass(frozen=True)

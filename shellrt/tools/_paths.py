@@ -24,27 +24,35 @@ import fnmatch
 import os
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
+from typing import Literal
 
+import anyio
+from anyio.abc import ByteReceiveStream
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from sandbox import confine
-from sandbox.base import SandboxBackend
+from sandbox.base import ExecRequest, SandboxBackend
 from sandbox.confine import ConfinementError, Mount, View
 from shellrt.protocol import PermissionResult, PermissionSubject, ToolContext, ToolExecutionError
+from shellrt.tools._search import RgRunner
 
 __all__ = [
     "PathInput",
+    "canonical_path",
     "display_path",
     "file_permission",
     "is_read_denied",
     "is_sensitive",
     "mtime_order",
     "refusal",
+    "remember",
     "resolve_path",
-    "ripgrep_safe",
+    "ripgrep_mode",
+    "ripgrep_options",
     "rule_denied",
     "sandbox_path",
     "sandbox_roots",
+    "sandbox_runner",
     "state_key",
     "subject_for",
     "view_for",
@@ -78,14 +86,22 @@ class PathInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     _resolved: str | None = PrivateAttr(default=None)
+    _canonical: str | None = PrivateAttr(default=None)
 
-    def remember_resolved(self, path: str | Path) -> None:
-        """Record the resolution made with a context (called from ``validate``): the logical path."""
+    def remember_resolved(self, path: str | Path, canonical: str | None = None) -> None:
+        """Record the resolution made with a context (called from ``validate``): the logical path
+        (what rules match) and the canonical sandbox path (what the tool's own check judges), so
+        the subject and the check judge one resolution, not two moments of a changing tree."""
         self._resolved = str(path)
+        self._canonical = canonical
 
     @property
     def resolved(self) -> str | None:
         return self._resolved
+
+    @property
+    def canonical(self) -> str | None:
+        return self._canonical
 
 
 def _backend(ctx: ToolContext) -> SandboxBackend | None:
@@ -103,6 +119,15 @@ def _root_mounts(root: Path | str, *, writable: bool) -> list[Mount]:
     text = confine.normalize(str(root))
     real = os.path.realpath(text)
     return [Mount(p, p, writable=writable) for p in dict.fromkeys((text, real))]
+
+
+def _owner(host: Path) -> tuple[int, int] | None:
+    """Who owns a mapped root (docker's copy belongs to the container's user)."""
+    try:
+        st = os.stat(host)
+    except OSError:
+        return None
+    return (st.st_uid, st.st_gid)
 
 
 def view_for(ctx: ToolContext) -> View:
@@ -126,7 +151,7 @@ def view_for(ctx: ToolContext) -> View:
             if identity:
                 mounts += _root_mounts(inside, writable=True)
             else:
-                mounts.append(Mount(inside, str(host), writable=True, logical=str(root)))
+                mounts.append(Mount(inside, str(host), writable=True, logical=str(root), owner=_owner(host)))
         private_tmp = getattr(backend, "session_tmp", None)
         if isinstance(private_tmp, Path):
             mounts.append(Mount("/tmp", str(private_tmp), writable=True))
@@ -154,15 +179,28 @@ def sandbox_path(raw: str, ctx: ToolContext) -> str:
     return confine.normalize(expanded)
 
 
-def resolve_path(raw: str, ctx: ToolContext, view: View | None = None) -> str:
-    """Canonical sandbox path of ``raw`` (symlinks resolved in the view); the lexical path when unreachable."""
+def canonical_path(raw: str, ctx: ToolContext, view: View | None = None) -> str | None:
+    """Canonical sandbox path of ``raw`` (symlinks resolved in the view), or None when it cannot be reached."""
     view = view or view_for(ctx)
-    lexical = sandbox_path(raw, ctx)
     try:
-        with view.resolve(lexical) as r:
+        with view.resolve(sandbox_path(raw, ctx)) as r:
             return r.path
     except OSError:
-        return lexical
+        return None
+
+
+def resolve_path(raw: str, ctx: ToolContext, view: View | None = None) -> str:
+    """Canonical sandbox path of ``raw``; the lexical path when it cannot be reached."""
+    found = canonical_path(raw, ctx, view)
+    return found if found is not None else sandbox_path(raw, ctx)
+
+
+def remember(tool_input: PathInput, raw: str, ctx: ToolContext, view: View) -> str:
+    """Resolve ``raw`` once for governance (subject and own check); returns the path to show."""
+    found = canonical_path(raw, ctx, view)
+    shown = found if found is not None else sandbox_path(raw, ctx)
+    tool_input.remember_resolved(state_key(shown, ctx, view), found)
+    return shown
 
 
 def state_key(path: str, ctx: ToolContext, view: View | None = None) -> str:
@@ -189,15 +227,58 @@ def sandbox_roots(ctx: ToolContext) -> tuple[str, ...]:
     return tuple(dict.fromkeys(roots))
 
 
-def ripgrep_safe(ctx: ToolContext, view: View) -> bool:
-    """Whether ripgrep (which walks by path) may search for this session.
+def ripgrep_mode(ctx: ToolContext, view: View) -> Literal["host", "sandbox", "python"]:
+    """Where ripgrep (which walks by path) may search for this session.
 
-    Only where the host view is the sandbox's view and nothing is masked: a
-    directory swapped for a symlink mid-walk then reaches nothing a command
-    could not read. Elsewhere (docker, masks, bwrap's private /tmp) the
-    fd-anchored Python walker searches.
+    ``host``: on the host, entered through the anchored fd — only where the
+    host view is the sandbox's view and nothing is masked (local): a directory
+    swapped for a symlink mid-walk then reaches nothing a command could not
+    read. ``sandbox``: inside bwrap, where it sees exactly what commands see
+    (masks, the private /tmp). ``python``: the fd-anchored Python walker
+    (docker: nothing is assumed about the image; local with masks).
     """
-    return _identity(_backend(ctx)) and not view.masked and getattr(_backend(ctx), "session_tmp", None) is None
+    backend = _backend(ctx)
+    if isinstance(getattr(backend, "session_tmp", None), Path):
+        return "sandbox"
+    if _identity(backend) and not view.masked:
+        return "host"
+    return "python"
+
+
+def sandbox_runner(ctx: ToolContext) -> RgRunner:
+    """Run a program (ripgrep) inside the session's sandbox and collect its output."""
+    backend = _backend(ctx)
+    assert backend is not None
+
+    async def run(argv: list[str], cwd: str) -> tuple[int, bytes, bytes]:
+        process = await backend.exec(ExecRequest(argv=tuple(argv), cwd=cwd, env={"PATH": "/usr/bin:/bin"}))
+        out, err = bytearray(), bytearray()
+
+        async def drain(stream: ByteReceiveStream | None, into: bytearray) -> None:
+            if stream is not None:
+                async for chunk in stream:
+                    into += chunk
+
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(drain, process.stdout, out)
+                tg.start_soon(drain, process.stderr, err)
+            status = await process.wait()
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await process.kill()
+            raise
+        return status.exit_code, bytes(out), bytes(err)
+
+    return run
+
+
+def ripgrep_options(ctx: ToolContext, view: View, where: str) -> tuple[bool, tuple[RgRunner, str] | None]:
+    """``(use ripgrep, runner)`` for a search of the sandbox directory ``where`` (see `ripgrep_mode`)."""
+    mode = ripgrep_mode(ctx, view)
+    if mode == "sandbox":
+        return True, (sandbox_runner(ctx), where)
+    return mode == "host", None
 
 
 def mtime_order(view: View) -> Callable[[str], tuple[int, str]]:
@@ -255,7 +336,9 @@ def is_sensitive(path: Path) -> str | None:
     return None
 
 
-def file_permission(raw: str, ctx: ToolContext, *, write: bool) -> PermissionResult:
+def file_permission(
+    raw: str, ctx: ToolContext, *, write: bool, canonical: str | None = None
+) -> PermissionResult:
     """The file tools' own verdict for ``raw``.
 
     Unreachable in the sandbox's view, read-denied, or (writes) outside the
@@ -267,12 +350,20 @@ def file_permission(raw: str, ctx: ToolContext, *, write: bool) -> PermissionRes
     view = view_for(ctx)
     lexical = sandbox_path(raw, ctx)
     try:
-        with view.resolve(lexical) as r:
-            resolved = r.path
+        if canonical is not None:
+            resolved = canonical  # the resolution the permission subject was made from
+        else:
+            with view.resolve(lexical) as r:
+                resolved = r.path
     except ConfinementError as exc:
-        return PermissionResult.deny(f"{raw}: {exc.strerror}. Work inside the workspace.")
+        return PermissionResult.deny(f"{raw}: {exc.strerror}.")
     except OSError:
         resolved = lexical
+    if view.mount_of(resolved) is None:
+        return PermissionResult.deny(
+            f"{raw}: {resolved} is outside what the file tools can reach in this sandbox (they work in "
+            f"{view.describe_places()}). Use Bash (e.g. `cat`) for other files the sandbox can see."
+        )
     if view.masked_by(resolved) is not None:
         return PermissionResult.deny(
             f"{raw}: {resolved} is in a read-denied location of the sandbox policy; it cannot be read or written. "
@@ -288,8 +379,12 @@ def file_permission(raw: str, ctx: ToolContext, *, write: bool) -> PermissionRes
         reason = is_sensitive(Path(resolved)) or is_sensitive(Path(lexical))
         if reason:
             return PermissionResult.ask(f"Writing {resolved} touches {reason}.", safety_check=True)
-        return PermissionResult.passthrough("inside the allowed directories")
     roots = sandbox_roots(ctx)
+    if write:
+        if not confine.within_any(resolved, roots):
+            # Writable in the sandbox (bwrap's private /tmp) but outside the allowed directories.
+            return PermissionResult.ask(f"{raw}: {resolved} is outside the allowed directories ({', '.join(roots)}).")
+        return PermissionResult.passthrough("inside the allowed directories")
     if not confine.within_any(resolved, (*roots, str(ctx.session_dir))):
         return PermissionResult.ask(f"{resolved} is outside the allowed directories ({', '.join(roots)}).")
     return PermissionResult.allow("inside the allowed directories")

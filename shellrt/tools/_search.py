@@ -17,17 +17,19 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 
+from sandbox.errors import SandboxError
 from shellrt.protocol import ToolExecutionError
 from shellrt.tools._gitignore import FILE_TYPES
 from shellrt.tools._grep_python import python_list_files, python_search
 from shellrt.tools._search_types import FileHits, GrepQuery
 
-__all__ = ["NO_RIPGREP_ENV", "has_nul", "list_files", "newest_first", "ripgrep_binary", "search"]
+__all__ = ["NO_RIPGREP_ENV", "RgRunner", "has_nul", "list_files", "newest_first", "ripgrep_binary", "search"]
 
 NO_RIPGREP_ENV = "SHELLRT_NO_RIPGREP"
 _COMMON = ("--no-config", "--hidden", "--no-require-git", "--no-ignore-global", "--no-messages")
@@ -41,9 +43,29 @@ def ripgrep_binary() -> str | None:
     return shutil.which("rg")
 
 
-async def _run_rg(args: list[str], cwd: Path, cwd_fd: int | None = None) -> tuple[int, bytes, bytes]:
+#: Runs ripgrep somewhere else (inside the sandbox): ``(argv, cwd) -> (exit code, stdout, stderr)``.
+RgRunner = Callable[[list[str], str], Awaitable[tuple[int, bytes, bytes]]]
+
+
+class _RgUnavailable(Exception):
+    """Raised when ripgrep could not run inside the sandbox; the Python walker searches instead."""
+
+
+async def _run_rg(
+    args: list[str], cwd: Path, cwd_fd: int | None = None, runner: tuple[RgRunner, str] | None = None
+) -> tuple[int, bytes, bytes]:
     """Run ripgrep in ``cwd`` — entered through ``cwd_fd`` when given (the anchored directory itself,
-    whatever its path names by then)."""
+    whatever its path names by then) — or through ``runner`` in the sandbox path it names."""
+    if runner is not None:
+        run, sandbox_cwd = runner
+        try:
+            with anyio.fail_after(_TIMEOUT_S):
+                code, out, err = await run(args, sandbox_cwd)
+        except SandboxError as exc:
+            raise _RgUnavailable(str(exc)) from None
+        if code in (126, 127):  # ripgrep is not reachable inside the sandbox
+            raise _RgUnavailable(err.decode(errors="replace"))
+        return code, out, err
     where = str(cwd) if cwd_fd is None else f"/proc/self/fd/{cwd_fd}"
     passed = () if cwd_fd is None else (cwd_fd,)
     with anyio.fail_after(_TIMEOUT_S):
@@ -73,21 +95,32 @@ def has_nul(path: str) -> bool:
     return False
 
 
-async def list_files(root: Path, root_fd: int | None = None, *, use_rg: bool = True) -> list[str]:
+async def list_files(
+    root: Path,
+    root_fd: int | None = None,
+    *,
+    use_rg: bool = True,
+    runner: tuple[RgRunner, str] | None = None,
+) -> list[str]:
     """Relative paths of the non-ignored regular files under ``root`` (unsorted).
 
     ``root_fd`` anchors the listing at that directory; ``use_rg=False`` forces
     the fd-anchored Python walker (ripgrep walks by path, so a directory
     swapped mid-walk could lead it elsewhere: callers use it only where that
-    reaches nothing the sandbox could not read anyway).
+    reaches nothing the sandbox could not read anyway). ``runner``: run ripgrep
+    there instead (inside the sandbox, in the sandbox path given), where it sees
+    exactly what commands see.
     """
     rg = ripgrep_binary() if use_rg else None
     if rg is None:
         return await anyio.to_thread.run_sync(python_list_files, root, root_fd)
     # An explicit "./": without a path, ripgrep searches stdin whenever stdin is not a terminal.
-    code, out, err = await _run_rg(
-        [rg, "--files", *_COMMON, "--null", "-g", "!.git", "--", "./"], root, root_fd
-    )
+    try:
+        code, out, err = await _run_rg(
+            [rg, "--files", *_COMMON, "--null", "-g", "!.git", "--", "./"], root, root_fd, runner
+        )
+    except _RgUnavailable:
+        return await anyio.to_thread.run_sync(python_list_files, root, root_fd)
     if code not in (0, 1) and err.strip():
         raise ToolExecutionError(f"ripgrep failed listing {root}: {err.decode(errors='replace').strip()}")
     return [_strip_dot(p) for p in out.decode("utf-8", errors="surrogateescape").split("\0") if p]
@@ -103,7 +136,9 @@ def _text(field: dict[str, Any]) -> str:
     return base64.b64decode(field.get("bytes", "")).decode("utf-8", errors="replace")
 
 
-async def _rg_search(rg: str, query: GrepQuery) -> dict[str, FileHits]:
+async def _rg_search(
+    rg: str, query: GrepQuery, runner: tuple[RgRunner, str] | None = None
+) -> dict[str, FileHits]:
     args = [rg, *_COMMON]
     if query.ignore_case:
         args.append("--ignore-case")
@@ -126,7 +161,7 @@ async def _rg_search(rg: str, query: GrepQuery) -> dict[str, FileHits]:
     args += ["--regexp", query.pattern]
     cwd = query.root
     args += ["--", str(query.single_file) if query.single_file is not None else "./"]
-    code, out, err = await _run_rg(args, cwd, query.root_fd if query.single_file is None else None)
+    code, out, err = await _run_rg(args, cwd, query.root_fd if query.single_file is None else None, runner)
     message = err.decode("utf-8", errors="replace").strip()
     # Exit 2 without a message: every file was filtered out ("no files were searched") — no results.
     if code == 2 and not out and message:
@@ -163,7 +198,9 @@ async def _rg_search(rg: str, query: GrepQuery) -> dict[str, FileHits]:
     return results
 
 
-async def search(query: GrepQuery, *, use_rg: bool = True) -> dict[str, FileHits]:
+async def search(
+    query: GrepQuery, *, use_rg: bool = True, runner: tuple[RgRunner, str] | None = None
+) -> dict[str, FileHits]:
     """Run ``query`` with ripgrep when available (and ``use_rg``), else in Python (in a worker thread).
 
     A single file opened by the caller (``file_fd``) is always searched in Python, on that fd.
@@ -176,4 +213,7 @@ async def search(query: GrepQuery, *, use_rg: bool = True) -> dict[str, FileHits
     rg = ripgrep_binary() if use_rg and query.file_fd is None else None
     if rg is None:
         return await anyio.to_thread.run_sync(python_search, query)
-    return await _rg_search(rg, query)
+    try:
+        return await _rg_search(rg, query, runner)
+    except _RgUnavailable:
+        return await anyio.to_thread.run_sync(python_search, query)

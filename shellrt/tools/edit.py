@@ -40,7 +40,7 @@ from shellrt.tools._paths import (
     PathInput,
     file_permission,
     refusal,
-    resolve_path,
+    remember,
     sandbox_path,
     state_key,
     subject_for,
@@ -100,8 +100,7 @@ class EditTool(Tool[EditInput, EditOutput]):
 
     async def validate(self, tool_input: EditInput, ctx: ToolContext) -> ValidationResult:
         view = view_for(ctx)
-        canonical = resolve_path(tool_input.file_path, ctx, view)
-        tool_input.remember_resolved(state_key(canonical, ctx, view))
+        canonical = remember(tool_input, tool_input.file_path, ctx, view)
         if tool_input.old_string == tool_input.new_string:
             return ValidationResult.failure(
                 "old_string and new_string are identical, so there is nothing to change. Give the new text in new_string."
@@ -122,7 +121,7 @@ class EditTool(Tool[EditInput, EditOutput]):
         return ValidationResult.success()
 
     async def check_permissions(self, tool_input: EditInput, ctx: ToolContext) -> PermissionResult:
-        return file_permission(tool_input.file_path, ctx, write=True)
+        return file_permission(tool_input.file_path, ctx, write=True, canonical=tool_input.canonical)
 
     def permission_subject(self, tool_input: EditInput) -> PermissionSubject:
         return subject_for(tool_input, tool_input.file_path, write=True)
@@ -222,7 +221,7 @@ def _plan(
 
 def _apply(view: View, where: str, tool_input: EditInput, ctx: ToolContext) -> tuple[EditOutput, FileReadRecord]:
     try:
-        existing = read_existing(view, where, label=where)
+        existing = read_existing(view, where, label=where, expect=tool_input.canonical)
     except OSError as exc:
         raise refusal("edit", tool_input.file_path, exc) from None
     path = existing[1] if existing is not None else where
@@ -235,7 +234,7 @@ def _apply(view: View, where: str, tool_input: EditInput, ctx: ToolContext) -> t
             f"({plan.new_text[exc.start : exc.end]!r}); use only characters of that encoding."
         ) from None
     try:
-        outcome, record = write_confined(view, path, payload)
+        outcome, record = write_confined(view, path, payload, expect=tool_input.canonical)
     except OSError as exc:
         raise refusal("edit", tool_input.file_path, exc) from None
     previous = ctx.read_state.get(state_key(outcome.path, ctx, view))

@@ -33,11 +33,10 @@ from shellrt.tools._paths import (
     file_permission,
     mtime_order,
     refusal,
-    resolve_path,
-    ripgrep_safe,
+    remember,
+    ripgrep_options,
     rule_denied,
     sandbox_path,
-    state_key,
     subject_for,
     view_for,
 )
@@ -125,12 +124,11 @@ class GlobTool(Tool[GlobInput, GlobOutput]):
     async def validate(self, tool_input: GlobInput, ctx: ToolContext) -> ValidationResult:
         view = view_for(ctx)
         raw = self._root_raw(tool_input)
-        root = resolve_path(raw, ctx, view)
-        tool_input.remember_resolved(state_key(root, ctx, view))
+        root = remember(tool_input, raw, ctx, view)
         return _check_directory(view, sandbox_path(raw, ctx), root)
 
     async def check_permissions(self, tool_input: GlobInput, ctx: ToolContext) -> PermissionResult:
-        return file_permission(self._root_raw(tool_input), ctx, write=False)
+        return file_permission(self._root_raw(tool_input), ctx, write=False, canonical=tool_input.canonical)
 
     def permission_subject(self, tool_input: GlobInput) -> PermissionSubject:
         return subject_for(tool_input, self._root_raw(tool_input), write=False)
@@ -139,7 +137,7 @@ class GlobTool(Tool[GlobInput, GlobOutput]):
         base, pattern = split_pattern(tool_input.pattern, tool_input.path)
         view = view_for(ctx)
         try:
-            fd, root = confine.open_directory(view, sandbox_path(base or ".", ctx))
+            fd, root = confine.open_directory(view, sandbox_path(base or ".", ctx), expect=tool_input.canonical)
         except OSError as exc:
             raise refusal("search", base or ".", exc) from None
         try:
@@ -147,7 +145,8 @@ class GlobTool(Tool[GlobInput, GlobOutput]):
                 pattern = "**/" + pattern
             matcher = compile_glob(pattern)
             host = Path(view.to_host(root) or root)
-            listed = await list_files(host, fd, use_rg=ripgrep_safe(ctx, view))
+            use_rg, runner = ripgrep_options(ctx, view, root)
+            listed = await list_files(host, fd, use_rg=use_rg, runner=runner)
         finally:
             os.close(fd)
         rels = [r for r in listed if matcher.match(r)]

@@ -36,11 +36,10 @@ from shellrt.tools._paths import (
     file_permission,
     mtime_order,
     refusal,
-    resolve_path,
-    ripgrep_safe,
+    remember,
+    ripgrep_options,
     rule_denied,
     sandbox_path,
-    state_key,
     subject_for,
     view_for,
 )
@@ -143,8 +142,7 @@ class GrepTool(Tool[GrepInput, GrepOutput]):
 
     async def validate(self, tool_input: GrepInput, ctx: ToolContext) -> ValidationResult:
         view = view_for(ctx)
-        root = resolve_path(tool_input.path or ".", ctx, view)
-        tool_input.remember_resolved(state_key(root, ctx, view))
+        root = remember(tool_input, tool_input.path or ".", ctx, view)
         try:
             with view.resolve(sandbox_path(tool_input.path or ".", ctx)) as r:
                 missing = bool(r.missing)
@@ -161,7 +159,7 @@ class GrepTool(Tool[GrepInput, GrepOutput]):
         return ValidationResult.success()
 
     async def check_permissions(self, tool_input: GrepInput, ctx: ToolContext) -> PermissionResult:
-        return file_permission(tool_input.path or ".", ctx, write=False)
+        return file_permission(tool_input.path or ".", ctx, write=False, canonical=tool_input.canonical)
 
     def permission_subject(self, tool_input: GrepInput) -> PermissionSubject:
         return subject_for(tool_input, tool_input.path or ".", write=False)
@@ -169,7 +167,7 @@ class GrepTool(Tool[GrepInput, GrepOutput]):
     async def call(self, tool_input: GrepInput, ctx: ToolContext) -> ToolOutput[GrepOutput]:
         raw = tool_input.path or "."
         view = view_for(ctx)
-        fd, target, single = _open_target(view, sandbox_path(raw, ctx), raw)
+        fd, target, single = _open_target(view, sandbox_path(raw, ctx), raw, tool_input.canonical)
         try:
             mode = tool_input.output_mode
             before = tool_input.before if tool_input.before is not None else (tool_input.context or 0)
@@ -194,7 +192,8 @@ class GrepTool(Tool[GrepInput, GrepOutput]):
                 root_fd=None if single else fd,
                 file_fd=fd if single else None,
             )
-            hits = await search(query, use_rg=ripgrep_safe(ctx, view))
+            use_rg, runner = ripgrep_options(ctx, view, target)
+            hits = await search(query, use_rg=use_rg, runner=None if single else runner)
         finally:
             os.close(fd)
         found = {target if single else os.path.join(target, rel): h for rel, h in hits.items()}
@@ -256,14 +255,14 @@ def _split_globs(glob: str | None) -> list[str]:
         return glob.split()
 
 
-def _open_target(view: View, where: str, raw: str) -> tuple[int, str, bool]:
+def _open_target(view: View, where: str, raw: str, expect: str | None) -> tuple[int, str, bool]:
     """The searched directory (or single file), opened anchored: ``(fd, canonical path, is a file)``."""
     try:
         try:
-            fd, target = confine.open_directory(view, where)
+            fd, target = confine.open_directory(view, where, expect=expect)
             return fd, target, False
         except NotADirectoryError:
-            fd, target = confine.open_file(view, where)
+            fd, target = confine.open_file(view, where, expect=expect)
             return fd, target, True
     except FileNotFoundError:
         raise ToolExecutionError(f"Path does not exist: {where}.") from None

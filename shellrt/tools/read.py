@@ -46,7 +46,7 @@ from shellrt.tools._paths import (
     PathInput,
     file_permission,
     refusal,
-    resolve_path,
+    remember,
     sandbox_path,
     state_key,
     subject_for,
@@ -148,11 +148,11 @@ class ReadTool(Tool[ReadInput, ReadOutput]):
 
     async def validate(self, tool_input: ReadInput, ctx: ToolContext) -> ValidationResult:
         view = view_for(ctx)
-        tool_input.remember_resolved(state_key(resolve_path(tool_input.file_path, ctx, view), ctx, view))
+        remember(tool_input, tool_input.file_path, ctx, view)
         return ValidationResult.success()
 
     async def check_permissions(self, tool_input: ReadInput, ctx: ToolContext) -> PermissionResult:
-        return file_permission(tool_input.file_path, ctx, write=False)
+        return file_permission(tool_input.file_path, ctx, write=False, canonical=tool_input.canonical)
 
     def permission_subject(self, tool_input: ReadInput) -> PermissionSubject:
         return subject_for(tool_input, tool_input.file_path, write=False)
@@ -189,9 +189,9 @@ def _read(view: View, where: str, tool_input: ReadInput) -> tuple[ReadOutput, Fi
     """Open ``where`` through the confinement (anchored, no symlink leaves the view), then read the fd."""
     _refuse_special_path(Path(where), where)
     try:
-        fd, canonical = confine.open_file(view, where)
+        fd, canonical = confine.open_file(view, where, expect=tool_input.canonical)
     except FileNotFoundError:
-        raise ToolExecutionError(_missing_message(view, where)) from None
+        raise ToolExecutionError(_missing_message(view, where, tool_input.file_path)) from None
     except IsADirectoryError:
         raise ToolExecutionError(_directory_message(where)) from None
     except PermissionError:
@@ -255,8 +255,8 @@ def _kind(mode: int) -> str:
     return "a special file"
 
 
-def _missing_message(view: View, where: str) -> str:
-    message = f"File does not exist: {where}."
+def _missing_message(view: View, where: str, raw: str) -> str:
+    message = f"File does not exist: {where}." if raw == where else f"File does not exist: {raw} ({where})."
     parent, name = os.path.split(where)
     stem = os.path.splitext(name)[0].lower()
     try:

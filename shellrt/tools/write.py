@@ -40,7 +40,7 @@ from shellrt.tools._paths import (
     PathInput,
     file_permission,
     refusal,
-    resolve_path,
+    remember,
     sandbox_path,
     state_key,
     subject_for,
@@ -93,9 +93,8 @@ class WriteTool(Tool[WriteInput, WriteOutput]):
 
     async def validate(self, tool_input: WriteInput, ctx: ToolContext) -> ValidationResult:
         view = view_for(ctx)
-        canonical = resolve_path(tool_input.file_path, ctx, view)
+        canonical = remember(tool_input, tool_input.file_path, ctx, view)
         key = state_key(canonical, ctx, view)
-        tool_input.remember_resolved(key)
         where = sandbox_path(tool_input.file_path, ctx)
 
         def check() -> None:
@@ -113,7 +112,7 @@ class WriteTool(Tool[WriteInput, WriteOutput]):
         return ValidationResult.success()
 
     async def check_permissions(self, tool_input: WriteInput, ctx: ToolContext) -> PermissionResult:
-        return file_permission(tool_input.file_path, ctx, write=True)
+        return file_permission(tool_input.file_path, ctx, write=True, canonical=tool_input.canonical)
 
     def permission_subject(self, tool_input: WriteInput) -> PermissionSubject:
         return subject_for(tool_input, tool_input.file_path, write=True)
@@ -122,7 +121,7 @@ class WriteTool(Tool[WriteInput, WriteOutput]):
         view = view_for(ctx)
         where = sandbox_path(tool_input.file_path, ctx)
         output, record = await anyio.to_thread.run_sync(
-            _write, view, where, tool_input.file_path, tool_input.content, ctx
+            _write, view, where, tool_input.file_path, tool_input.content, ctx, tool_input.canonical
         )
         ctx.read_state[state_key(output.path, ctx, view)] = record
         return ToolOutput(output)
@@ -137,11 +136,14 @@ class WriteTool(Tool[WriteInput, WriteOutput]):
 
 
 def _write(
-    view: View, where: str, raw: str, content: str, ctx: ToolContext
+    view: View, where: str, raw: str, content: str, ctx: ToolContext, expect: str | None
 ) -> tuple[WriteOutput, FileReadRecord]:
-    """Read what is there (anchored), check freshness, write atomically through the same confinement."""
+    """Read what is there (anchored), check freshness, write atomically through the same confinement.
+
+    ``expect``: the canonical path the permission check judged; a path that now leads elsewhere is refused.
+    """
     try:
-        existing = read_existing(view, where, label=where)
+        existing = read_existing(view, where, label=where, expect=expect)
     except OSError as exc:
         raise refusal("write", raw, exc) from None
     old_text = ""
@@ -161,7 +163,7 @@ def _write(
             payload = text.encode("utf-8")
         content = text
     try:
-        outcome, record = write_confined(view, where, payload)
+        outcome, record = write_confined(view, where, payload, expect=expect)
     except OSError as exc:
         raise refusal("write", raw, exc) from None
     created = outcome.created
