@@ -205,6 +205,9 @@ class Mount:
     #: ``(uid, gid)`` new files and directories get (docker's copy belongs to the container's
     #: user: a file the tools create must stay writable by commands); None: the caller's.
     owner: tuple[int, int] | None = None
+    #: Read as the caller, not as `View.reader` (shellrt's own session directory: results the
+    #: model is pointed at, which the sandbox's user cannot read).
+    caller_reads: bool = False
 
 
 @dataclass
@@ -246,6 +249,11 @@ class View:
 
     mounts: Sequence[Mount]
     masked: Sequence[str] = ()
+    #: ``(uid, gid)`` the sandbox's commands run as when that is not the caller (bwrap run as
+    #: root): outside the writable mounts the tools reach only what that identity may (the
+    #: permission bits of every directory on the way and of the entry itself), never what the
+    #: caller's own power (root) reaches. None: the caller's identity is the commands'.
+    reader: tuple[int, int] | None = None
     _by_path: dict[str, Mount] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -255,7 +263,7 @@ class View:
             prior = by_path.get(key)
             # A place listed twice keeps the most permissive entry (a writable root over "/").
             if prior is None or (m.writable and not prior.writable):
-                by_path[key] = Mount(key, m.host, m.writable, m.logical, m.owner)
+                by_path[key] = Mount(key, m.host, m.writable, m.logical, m.owner, m.caller_reads)
         self._by_path = by_path
         self.mounts = sorted(by_path.values(), key=lambda m: -len(m.path))
         masked: list[str] = []
@@ -455,6 +463,56 @@ def _refuse_masked(view: View, path: str) -> None:
         )
 
 
+def _permits(st: os.stat_result, reader: tuple[int, int], want: int) -> bool:
+    """Whether the permission bits give ``reader`` (no supplementary groups) every bit of ``want``
+    (an ``S_IROTH|S_IXOTH``-style mask): its owner bits if it owns the inode, its group bits if
+    in the group, else the other bits -- as the kernel judges the sandbox's user."""
+    uid, gid = reader
+    mode = stat.S_IMODE(st.st_mode)
+    if st.st_uid == uid:
+        bits = (mode >> 6) & 0o7
+    elif st.st_gid == gid:
+        bits = (mode >> 3) & 0o7
+    else:
+        bits = mode & 0o7
+    return bits & want == want
+
+
+def _refuse_unreadable(view: View, canonical: str, fd: int, want: int) -> None:
+    """Refuse what the sandbox's user could not reach (`View.reader`): every directory from ``/``
+    to ``canonical`` searchable by it, the entry itself granting ``want``. Inside a writable mount
+    (shown to the sandbox's user as its own) and in a `Mount.caller_reads` mount nothing is refused."""
+    if view.reader is None:
+        return
+    mount = view.mount_of(canonical)
+    if mount is None or mount.writable or mount.caller_reads:
+        return
+    ancestors: list[str] = []
+    parent = posixpath.dirname(canonical)
+    while True:
+        ancestors.append(parent)
+        if parent == "/":
+            break
+        parent = posixpath.dirname(parent)
+    for directory in reversed(ancestors):
+        host = view.to_host(directory)
+        try:
+            st = os.stat(host if host is not None else directory, follow_symlinks=False)
+        except OSError:
+            st = None
+        if st is None or not _permits(st, view.reader, 0o1):
+            break
+    else:
+        if _permits(os.fstat(fd), view.reader, want):
+            return
+    raise PermissionError(
+        errno.EACCES,
+        f"Permission denied: the sandbox's user (uid {view.reader[0]}) cannot read {canonical}, so "
+        "neither can the file tools",
+        canonical,
+    )
+
+
 def _refuse_changed(r: Resolved, expect: str | None, path: str) -> None:
     if expect is not None and r.path != expect:
         raise ConfinementError(
@@ -491,6 +549,11 @@ def open_file(
                 if exc.errno == errno.ELOOP:
                     continue  # became a symlink after the walk: resolve again
                 raise
+            try:
+                _refuse_unreadable(view, r.path, fd, 0o4)
+            except BaseException:
+                os.close(fd)
+                raise
             return fd, r.path
     raise ConfinementError(errno.ELOOP, f"{path} kept changing into a symbolic link while it was opened")
 
@@ -509,6 +572,11 @@ def open_directory(view: View, path: str, *, expect: str | None = None) -> tuple
             except OSError as exc:
                 if exc.errno == errno.ELOOP:
                     continue
+                raise
+            try:
+                _refuse_unreadable(view, r.path, fd, 0o5)
+            except BaseException:
+                os.close(fd)
                 raise
             return fd, r.path
     raise ConfinementError(errno.ELOOP, f"{path} kept changing into a symbolic link while it was opened")

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from sandbox import confine
 from sandbox.base import ExecRequest, SandboxBackend
+from sandbox.config import BwrapConfig
 from sandbox.confine import ConfinementError, Mount, View
 from shellrt.protocol import PermissionResult, PermissionSubject, ToolContext, ToolExecutionError
 from shellrt.tools._search import RgRunner
@@ -115,10 +116,21 @@ def _identity(backend: SandboxBackend | None) -> bool:
     return backend is None or type(backend).to_host_path is SandboxBackend.to_host_path
 
 
-def _root_mounts(root: Path | str, *, writable: bool) -> list[Mount]:
+def _root_mounts(root: Path | str, *, writable: bool, caller_reads: bool = False) -> list[Mount]:
     text = confine.normalize(str(root))
     real = os.path.realpath(text)
-    return [Mount(p, p, writable=writable) for p in dict.fromkeys((text, real))]
+    return [Mount(p, p, writable=writable, caller_reads=caller_reads) for p in dict.fromkeys((text, real))]
+
+
+def _reader(backend: SandboxBackend | None) -> tuple[int, int] | None:
+    """The identity commands run as when it is not the caller's: bwrap run as root runs them under
+    its unprivileged sandbox uid, and the file tools must not read with root's power what they cannot."""
+    if backend is None or os.geteuid() != 0:
+        return None
+    config = getattr(backend, "config", None)
+    if isinstance(config, BwrapConfig):
+        return (config.sandbox_uid, config.sandbox_gid)
+    return None
 
 
 def _owner(host: Path) -> tuple[int, int] | None:
@@ -160,8 +172,8 @@ def view_for(ctx: ToolContext) -> View:
             if inside is not None:
                 masked.append(inside)
     # The session's own directory (persisted results the model is pointed at): readable, never writable.
-    mounts += _root_mounts(ctx.session_dir, writable=False)
-    return View(mounts, masked)
+    mounts += _root_mounts(ctx.session_dir, writable=False, caller_reads=True)
+    return View(mounts, masked, reader=_reader(backend))
 
 
 def _start_dir(ctx: ToolContext) -> str:

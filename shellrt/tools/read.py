@@ -12,6 +12,7 @@ Edit and Write use it for their optimistic concurrency check.
 from __future__ import annotations
 
 import base64
+import errno
 import hashlib
 import importlib
 import io
@@ -194,8 +195,10 @@ def _read(view: View, where: str, tool_input: ReadInput) -> tuple[ReadOutput, Fi
         raise ToolExecutionError(_missing_message(view, where, tool_input.file_path)) from None
     except IsADirectoryError:
         raise ToolExecutionError(_directory_message(where)) from None
-    except PermissionError:
-        raise ToolExecutionError(f"Permission denied reading {where}.") from None
+    except PermissionError as exc:
+        plain = exc.strerror in (None, "", os.strerror(errno.EACCES), os.strerror(errno.EPERM))
+        detail = "" if plain else f" ({exc.strerror})"
+        raise ToolExecutionError(f"Permission denied reading {where}{detail}.") from None
     except ConfinementError as exc:
         raise refusal("read", tool_input.file_path, exc) from None
     except OSError as exc:

@@ -1,0 +1,88 @@
+"""Red-team attacks on the file tools' confinement that no issue named, through the real runtime.
+
+Each test is an attack a hostile agent or repository can mount; each failed
+before its fix (see the commit that names it).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+
+import shellrt
+from tests.conftest import require
+
+pytestmark = pytest.mark.anyio
+
+
+def use(id_: str, name: str, **raw: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": id_, "name": name, "input": raw}
+
+
+def text(block: dict[str, Any]) -> str:
+    content = block["content"]
+    return content if isinstance(content, str) else "\n".join(c.get("text", "") for c in content)
+
+
+async def one(rt: shellrt.Runtime, name: str, **raw: Any) -> dict[str, Any]:
+    user = await rt.run([use("t", name, **raw)])
+    block: dict[str, Any] = user["content"][0]
+    return block
+
+
+Backend = Literal["local", "bwrap"]
+
+
+def sandbox_for(backend: Backend) -> Backend:
+    if backend == "bwrap":
+        require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    return backend
+
+
+def runtime(tmp_path: Path, backend: Backend, mode: str = "bypassPermissions", **kw: Any) -> shellrt.Runtime:
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    return shellrt.Runtime(
+        workspace=ws, sandbox=sandbox_for(backend), mode=mode, session_dir=tmp_path / "session", settings_files=(), **kw
+    )
+
+
+@pytest.fixture
+def host_dir() -> Any:
+    """A host directory outside the workspace that the sandbox's user may traverse (0755)."""
+    path = Path(tempfile.mkdtemp(prefix="shellrt-redteam-", dir="/var/tmp"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+async def test_root_only_file_is_not_read_with_roots_power(tmp_path: Path, host_dir: Path) -> None:
+    """bwrap as root runs commands as an unprivileged uid: `cat` of a 0600 root file fails, so Read
+    (in bypassPermissions, directly and through a symlink the sandbox made) must fail too."""
+    if os.geteuid() != 0:
+        pytest.skip("only a root caller's commands run under another uid")
+    secret = host_dir / "root-only.txt"
+    secret.write_text("ROOT-ONLY-SECRET\n")
+    secret.chmod(0o600)
+    (host_dir / "closed").mkdir(mode=0o700)
+    (host_dir / "closed" / "open.txt").write_text("BEHIND-A-CLOSED-DIR\n")
+    (host_dir / "closed" / "open.txt").chmod(0o644)
+    (host_dir / "public.txt").write_text("PUBLIC\n")
+    async with runtime(tmp_path, "bwrap") as rt:
+        cat = await one(rt, "Bash", command=f"cat {secret} {host_dir}/closed/open.txt; ln -s {secret} lnk")
+        direct = await one(rt, "Read", file_path=str(secret))
+        linked = await one(rt, "Read", file_path="lnk")
+        closed = await one(rt, "Read", file_path=f"{host_dir}/closed/open.txt")
+        grep = await one(rt, "Grep", pattern="SECRET", path=str(secret), output_mode="content")
+        public = await one(rt, "Read", file_path=str(host_dir / "public.txt"))
+    assert "ROOT-ONLY-SECRET" not in text(cat) and "BEHIND" not in text(cat), text(cat)
+    for result in (direct, linked, closed, grep):
+        assert result["is_error"], text(result)
+        assert "SECRET" not in text(result) and "BEHIND" not in text(result), text(result)
+    assert "uid" in text(direct), text(direct)
+    assert not public["is_error"] and "PUBLIC" in text(public), text(public)
