@@ -48,9 +48,11 @@ __all__ = [
     "ConfinementError",
     "Mount",
     "Resolved",
+    "SpecialFileError",
     "View",
     "WriteOutcome",
     "contained",
+    "file_kind",
     "is_within",
     "normalize",
     "open_directory",
@@ -62,6 +64,31 @@ __all__ = [
 ]
 
 _MAX_HOPS = 40
+
+
+class SpecialFileError(OSError):
+    """Raised by `open_file` for an entry that is not a regular file (FIFO, device, socket): it is
+    refused before it is opened, since opening one has effects (a FIFO's writer wakes, a device acts).
+    ``kind`` names what it is."""
+
+    def __init__(self, path: str, kind: str) -> None:
+        super().__init__(errno.EINVAL, f"{path} is {kind}, not a regular file", path)
+        self.kind = kind
+
+
+def file_kind(mode: int) -> str:
+    """What an entry is, in words, for messages."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO / named pipe"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "a special file" if not stat.S_ISREG(mode) else "a regular file"
 
 
 class ConfinementError(OSError):
@@ -254,6 +281,9 @@ class View:
     #: permission bits of every directory on the way and of the entry itself), never what the
     #: caller's own power (root) reaches. None: the caller's identity is the commands'.
     reader: tuple[int, int] | None = None
+    #: Places the sandbox fills with its own content (bwrap: its /proc, its /dev, the emptied /run):
+    #: the host's are not what commands see there, so the tools reach nothing below them.
+    private: Sequence[str] = ()
     _by_path: dict[str, Mount] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -272,6 +302,7 @@ class View:
             real = _realpath(text)  # a mask named through a symlink covers its target too
             masked += [text] if real is None or real == text else [text, real]
         self.masked = tuple(dict.fromkeys(masked))
+        self.private = tuple(dict.fromkeys(normalize(p) for p in self.private))
 
     # --- lexical questions -------------------------------------------------------------------
     def mount_of(self, path: str) -> Mount | None:
@@ -333,6 +364,7 @@ class View:
         """
         current = normalize(path)
         for _ in range(_MAX_HOPS):
+            self._refuse_private(current)
             step: Resolved | str | None = self._fast(current, follow_last)
             if step is None:
                 step = self._walk(current, follow_last)
@@ -340,6 +372,19 @@ class View:
                 return step
             current = step
         raise ConfinementError(errno.ELOOP, f"too many levels of symbolic links resolving {path}")
+
+    def _refuse_private(self, path: str) -> None:
+        """Every hop of a resolution is judged: a symlink into /proc leads nowhere either."""
+        for place in self.private:
+            if not is_within(path, place):
+                continue
+            m = self.mount_of(path)
+            if m is None or is_within(place, m.path):  # no mount of ours lies between: the sandbox's own
+                raise ConfinementError(
+                    errno.EACCES,
+                    f"{path} is in the sandbox's own {place}, which the file tools cannot serve; use Bash "
+                    f"(e.g. `cat {path}`)",
+                )
 
     def _open_root(self, m: Mount) -> int:
         try:
@@ -525,9 +570,11 @@ def _refuse_changed(r: Resolved, expect: str | None, path: str) -> None:
 def open_file(
     view: View, path: str, flags: int = os.O_RDONLY, *, expect: str | None = None
 ) -> tuple[int, str]:
-    """Open an existing entry (not following a final symlink that was swapped in); ``(fd, canonical)``.
+    """Open an existing regular file (not following a final symlink that was swapped in); ``(fd, canonical)``.
 
-    ``O_NONBLOCK`` and ``O_NOCTTY`` are always added: opening a FIFO never blocks.
+    Anything else is refused before it is opened (`SpecialFileError`, IsADirectoryError): the
+    entry is looked at through an ``O_PATH`` fd first and the opened fd must be that inode.
+    ``O_NONBLOCK`` and ``O_NOCTTY`` are always added.
     ``expect``: the canonical path a permission check judged; anything else is refused.
     Raises FileNotFoundError / IsADirectoryError / `ConfinementError`.
     """
@@ -540,6 +587,22 @@ def open_file(
             if r.name is None:
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", r.path)
             try:
+                probe = os.open(r.name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=r.dir_fd)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    continue  # became a symlink after the walk: resolve again
+                raise
+            try:
+                seen = os.fstat(probe)
+            finally:
+                os.close(probe)
+            if stat.S_ISLNK(seen.st_mode):
+                continue
+            if stat.S_ISDIR(seen.st_mode):
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", r.path)
+            if not stat.S_ISREG(seen.st_mode):
+                raise SpecialFileError(r.path, file_kind(seen.st_mode))
+            try:
                 fd = os.open(
                     r.name,
                     flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC,
@@ -549,6 +612,10 @@ def open_file(
                 if exc.errno == errno.ELOOP:
                     continue  # became a symlink after the walk: resolve again
                 raise
+            now = os.fstat(fd)
+            if (now.st_dev, now.st_ino) != (seen.st_dev, seen.st_ino):
+                os.close(fd)
+                continue  # swapped between the look and the open: look again
             try:
                 _refuse_unreadable(view, r.path, fd, 0o4)
             except BaseException:

@@ -86,3 +86,54 @@ async def test_root_only_file_is_not_read_with_roots_power(tmp_path: Path, host_
         assert "SECRET" not in text(result) and "BEHIND" not in text(result), text(result)
     assert "uid" in text(direct), text(direct)
     assert not public["is_error"] and "PUBLIC" in text(public), text(public)
+
+
+async def test_bwrap_proc_dev_and_run_are_the_sandboxs_own(tmp_path: Path) -> None:
+    """Commands see their own /proc, /dev and an emptied /run; Read must not serve the host's instead
+    (shellrt's own /proc/<pid>/status, a host file under /run such as a mounted secret)."""
+    planted: Path | None = None
+    if os.geteuid() == 0 and os.path.isdir("/run"):
+        planted = Path(f"/run/shellrt-redteam-{os.getpid()}.txt")
+        planted.write_text("RUN-SECRET\n")
+    try:
+        async with runtime(tmp_path, "bwrap") as rt:
+            await one(rt, "Bash", command=f"ln -s /proc/{os.getpid()}/status status.txt")
+            results = [
+                await one(rt, "Read", file_path="status.txt"),
+                await one(rt, "Read", file_path=f"/proc/{os.getpid()}/status"),
+                await one(rt, "Grep", pattern="PPid", path=f"/proc/{os.getpid()}/status"),
+            ]
+            if planted is not None:
+                results.append(await one(rt, "Read", file_path=str(planted)))
+                seen = await one(rt, "Bash", command=f"cat {planted}")
+                assert "RUN-SECRET" not in text(seen), text(seen)
+    finally:
+        if planted is not None:
+            planted.unlink()
+    for result in results:
+        assert result["is_error"], text(result)
+        assert "PPid" not in text(result) and "RUN-SECRET" not in text(result), text(result)
+
+
+@pytest.mark.parametrize("backend", ["local", "bwrap"])
+async def test_a_fifo_is_never_opened(tmp_path: Path, backend: Backend) -> None:
+    """A FIFO planted in the workspace: Read, Edit, Write and Grep refuse it without opening it
+    (an open unblocks a writer waiting on the other end, and a device's open has side effects)."""
+    async with runtime(tmp_path, backend) as rt:
+        made = await one(rt, "Bash", command="mkfifo fifo.txt && echo made")
+        assert "made" in text(made), text(made)
+        await one(rt, "Bash", command="exec 3>fifo.txt; echo OPENED > marker", run_in_background=True)
+        results = [
+            await one(rt, "Read", file_path="fifo.txt"),
+            await one(rt, "Edit", file_path="fifo.txt", old_string="a", new_string="b"),
+            await one(rt, "Write", file_path="fifo.txt", content="x"),
+            await one(rt, "Grep", pattern="a", path="fifo.txt"),
+        ]
+        ws = tmp_path / "ws"
+        opened = (ws / "marker").exists()
+        # Release the waiting writer so the session closes promptly.
+        fd = os.open(ws / "fifo.txt", os.O_RDONLY | os.O_NONBLOCK)
+        os.close(fd)
+    for result in results:
+        assert result["is_error"], text(result)
+    assert not opened, "a file tool opened the FIFO"

@@ -117,6 +117,10 @@ def read_existing(
         return None
     except IsADirectoryError:
         raise ToolExecutionError(f"{label} is a directory; give the path of a file.") from None
+    except confine.SpecialFileError as exc:
+        raise ToolExecutionError(
+            f"{label} is not a regular file ({exc.kind}); the file tools change regular files only."
+        ) from None
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):

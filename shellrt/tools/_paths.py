@@ -142,11 +142,22 @@ def _owner(host: Path) -> tuple[int, int] | None:
     return (st.st_uid, st.st_gid)
 
 
+def _bwrap_private() -> list[str]:
+    """What bwrap fills with its own: ``--proc /proc``, ``--dev /dev``, and the run dirs it empties
+    (no host IPC: /run, /var/run, the caller's XDG_RUNTIME_DIR) -- mounts of the workspace kept."""
+    places = ["/proc", "/dev"]
+    for run in ("/run", "/var/run", os.environ.get("XDG_RUNTIME_DIR", "")):
+        if run and os.path.isdir(run):
+            places.append(os.path.realpath(run))
+    return places
+
+
 def view_for(ctx: ToolContext) -> View:
     """The sandbox's filesystem as its commands see it, for this session."""
     backend = _backend(ctx)
     mounts: list[Mount] = []
     masked: list[str] = [str(p) for p in ctx.read_denied]
+    private: list[str] = []
     if _identity(backend):
         mounts.append(Mount("/", "/"))
     if backend is None:
@@ -167,13 +178,14 @@ def view_for(ctx: ToolContext) -> View:
         private_tmp = getattr(backend, "session_tmp", None)
         if isinstance(private_tmp, Path):
             mounts.append(Mount("/tmp", str(private_tmp), writable=True))
+            private += _bwrap_private()
         for denied in backend.policy.read_denied:
             inside = backend.to_sandbox_path(Path(denied))
             if inside is not None:
                 masked.append(inside)
     # The session's own directory (persisted results the model is pointed at): readable, never writable.
     mounts += _root_mounts(ctx.session_dir, writable=False, caller_reads=True)
-    return View(mounts, masked, reader=_reader(backend))
+    return View(mounts, masked, reader=_reader(backend), private=private)
 
 
 def _start_dir(ctx: ToolContext) -> str:

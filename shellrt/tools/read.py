@@ -28,7 +28,7 @@ import anyio
 from pydantic import Field
 
 from sandbox import confine
-from sandbox.confine import ConfinementError, View
+from sandbox.confine import ConfinementError, SpecialFileError, View, file_kind
 from shellrt.protocol import (
     ContentBlock,
     FileReadRecord,
@@ -195,6 +195,12 @@ def _read(view: View, where: str, tool_input: ReadInput) -> tuple[ReadOutput, Fi
         raise ToolExecutionError(_missing_message(view, where, tool_input.file_path)) from None
     except IsADirectoryError:
         raise ToolExecutionError(_directory_message(where)) from None
+    except SpecialFileError as exc:
+        label = exc.filename or where
+        raise ToolExecutionError(
+            f"{label} is not a regular file ({exc.kind}); Read refuses it because reading it could block or "
+            f"never end. Use Bash if you really need it (e.g. `head -c 100 {label} | xxd`)."
+        ) from None
     except PermissionError as exc:
         plain = exc.strerror in (None, "", os.strerror(errno.EACCES), os.strerror(errno.EPERM))
         detail = "" if plain else f" ({exc.strerror})"
@@ -211,7 +217,7 @@ def _read(view: View, where: str, tool_input: ReadInput) -> tuple[ReadOutput, Fi
             raise ToolExecutionError(_directory_message(label))
         if not stat.S_ISREG(st.st_mode):
             raise ToolExecutionError(
-                f"{label} is not a regular file ({_kind(st.st_mode)}); Read refuses it because reading it could "
+                f"{label} is not a regular file ({file_kind(st.st_mode)}); Read refuses it because reading it could "
                 f"block or never end. Use Bash if you really need it (e.g. `head -c 100 {label} | xxd`)."
             )
         suffix = path.suffix.lower()
@@ -244,18 +250,6 @@ def _refuse_special_path(path: Path, label: str) -> None:
         )
     if text in ("/proc/kcore", "/proc/kmsg") or re.match(r"^/proc/[^/]+/(mem|pagemap)$", text):
         raise ToolExecutionError(f"{label} is a kernel memory file; Read refuses it.")
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO / named pipe"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "a special file"
 
 
 def _missing_message(view: View, where: str, raw: str) -> str:
