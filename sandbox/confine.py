@@ -55,6 +55,7 @@ __all__ = [
     "file_kind",
     "is_within",
     "normalize",
+    "open_beneath",
     "open_directory",
     "open_file",
     "openat2_available",
@@ -586,36 +587,9 @@ def open_file(
                 raise FileNotFoundError(errno.ENOENT, "No such file or directory", r.path)
             if r.name is None:
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", r.path)
-            try:
-                probe = os.open(r.name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=r.dir_fd)
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    continue  # became a symlink after the walk: resolve again
-                raise
-            try:
-                seen = os.fstat(probe)
-            finally:
-                os.close(probe)
-            if stat.S_ISLNK(seen.st_mode):
-                continue
-            if stat.S_ISDIR(seen.st_mode):
-                raise IsADirectoryError(errno.EISDIR, "Is a directory", r.path)
-            if not stat.S_ISREG(seen.st_mode):
-                raise SpecialFileError(r.path, file_kind(seen.st_mode))
-            try:
-                fd = os.open(
-                    r.name,
-                    flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC,
-                    dir_fd=r.dir_fd,
-                )
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    continue  # became a symlink after the walk: resolve again
-                raise
-            now = os.fstat(fd)
-            if (now.st_dev, now.st_ino) != (seen.st_dev, seen.st_ino):
-                os.close(fd)
-                continue  # swapped between the look and the open: look again
+            fd = _open_regular_in(r.dir_fd, r.name, flags, r.path)
+            if fd is None:
+                continue  # became a symlink, or was swapped, after the walk: resolve again
             try:
                 _refuse_unreadable(view, r.path, fd, 0o4)
             except BaseException:
@@ -623,6 +597,60 @@ def open_file(
                 raise
             return fd, r.path
     raise ConfinementError(errno.ELOOP, f"{path} kept changing into a symbolic link while it was opened")
+
+
+def _open_regular_in(parent: int, name: str, flags: int, shown: str) -> int | None:
+    """Open the regular file ``name`` in ``parent`` (looked at through ``O_PATH`` first, never
+    following a symlink); None when it changed between the look and the open (look again)."""
+    try:
+        probe = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None
+        raise
+    try:
+        seen = os.fstat(probe)
+    finally:
+        os.close(probe)
+    if stat.S_ISLNK(seen.st_mode):
+        return None
+    if stat.S_ISDIR(seen.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "Is a directory", shown)
+    if not stat.S_ISREG(seen.st_mode):
+        raise SpecialFileError(shown, file_kind(seen.st_mode))
+    try:
+        fd = os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, dir_fd=parent)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None
+        raise
+    now = os.fstat(fd)
+    if (now.st_dev, now.st_ino) != (seen.st_dev, seen.st_ino):
+        os.close(fd)
+        return None
+    return fd
+
+
+def open_beneath(dir_fd: int, rel: str, flags: int = os.O_RDONLY) -> int:
+    """Open the regular file ``rel`` below the directory ``dir_fd`` (a search root already anchored):
+    no component may be a symlink or ``..``, nothing that is not a regular file is opened
+    (`SpecialFileError`), so a tree that changes after it was listed leads nowhere else."""
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        raise ConfinementError(errno.EACCES, f"{rel} does not name a file below the searched directory")
+    for _ in range(3):
+        parent = os.dup(dir_fd)
+        try:
+            for name in parts[:-1]:
+                nxt = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+                os.close(parent)
+                parent = nxt
+            fd = _open_regular_in(parent, parts[-1], flags, rel)
+        finally:
+            os.close(parent)
+        if fd is not None:
+            return fd
+    raise ConfinementError(errno.ELOOP, f"{rel} kept changing into a symbolic link while it was opened")
 
 
 def open_directory(view: View, path: str, *, expect: str | None = None) -> tuple[int, str]:

@@ -137,3 +137,75 @@ async def test_a_fifo_is_never_opened(tmp_path: Path, backend: Backend) -> None:
     for result in results:
         assert result["is_error"], text(result)
     assert not opened, "a file tool opened the FIFO"
+
+
+_SWAP_GREP = r"""
+import anyio, ctypes, os, sys, threading
+from pathlib import Path
+import shellrt
+
+libc = ctypes.CDLL(None, use_errno=True)
+tmp, backend, mode, rounds = Path(sys.argv[1]), sys.argv[2], sys.argv[3], float(sys.argv[4])
+ws, d = tmp / "ws", tmp / "ws" / "d"
+d.mkdir(parents=True)
+(d / "f.txt").write_text("needle\n")
+os.mkfifo(tmp / "fifo")
+stop = threading.Event()
+
+def swap() -> None:  # what a background command can do: f.txt is a file, then a FIFO, then a file...
+    while not stop.is_set():
+        libc.renameat2(-100, os.fsencode(d / "f.txt"), -100, os.fsencode(tmp / "fifo"), 2)
+
+async def main() -> None:
+    threading.Thread(target=swap, daemon=True).start()
+    gaps, calls = [0.0], [0]
+    async with shellrt.Runtime(workspace=ws, sandbox=backend, mode="bypassPermissions",
+                               session_dir=tmp / "s", settings_files=(), mask_defaults=False) as rt:
+        async def grep_forever() -> None:
+            call = {"type": "tool_use", "id": "g", "name": "Grep", "input": {"pattern": "needle", "output_mode": mode}}
+            while True:
+                await rt.run([call])
+                calls[0] += 1
+
+        async def heartbeat() -> None:
+            last = anyio.current_time()
+            while True:
+                await anyio.sleep(0.1)
+                now = anyio.current_time()
+                gaps.append(now - last)
+                last = now
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(8):  # ripgrep itself may wait on the FIFO (a minute): keep others going
+                tg.start_soon(grep_forever)
+            tg.start_soon(heartbeat)
+            await anyio.sleep(rounds)
+            tg.cancel_scope.cancel()
+    stop.set()
+    print("MAX GAP", max(gaps), "CALLS", calls[0])
+
+anyio.run(main)
+"""
+
+
+@pytest.mark.parametrize("backend", ["local", "bwrap"])
+def test_grep_survives_a_file_swapped_for_a_fifo(tmp_path: Path, backend: Backend) -> None:
+    """A matched file swapped for a FIFO after ripgrep saw it: Grep's binary check must not block
+    (it ran a blocking open() on the event loop: the whole server hung, every session with it).
+    Grep calls run for 20 s while the swap goes on; the event loop must keep ticking."""
+    import subprocess
+    import sys
+
+    sandbox_for(backend)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _SWAP_GREP, str(tmp_path), backend, "content", "20"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("Grep hung on a file swapped for a FIFO")
+    assert "MAX GAP" in done.stdout, done.stderr[-2000:]
+    gap, calls = float(done.stdout.split()[2]), int(done.stdout.split()[4])
+    assert calls > 0 and gap < 10.0, done.stdout
