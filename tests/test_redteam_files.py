@@ -209,3 +209,60 @@ def test_grep_survives_a_file_swapped_for_a_fifo(tmp_path: Path, backend: Backen
     assert "MAX GAP" in done.stdout, done.stderr[-2000:]
     gap, calls = float(done.stdout.split()[2]), int(done.stdout.split()[4])
     assert calls > 0 and gap < 10.0, done.stdout
+
+
+_HUGE = r"""
+import anyio, os, resource, sys
+from pathlib import Path
+import shellrt
+
+tmp = Path(sys.argv[1])
+ws = tmp / "ws"
+ws.mkdir()
+for name in ("huge.txt", "sub/huge.log", "huge.pdf"):
+    path = ws / name
+    path.parent.mkdir(exist_ok=True)
+    with open(path, "wb") as fh:  # text first (Read shows it), then a 3 GB hole: no disk, all zeros
+        fh.write(b"needle line\n" * 2000)
+        fh.truncate(3 << 30)
+resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, resource.RLIM_INFINITY))
+
+async def main() -> None:
+    async with shellrt.Runtime(workspace=ws, sandbox="local", mode="bypassPermissions",
+                               session_dir=tmp / "s", settings_files=()) as rt:
+        for name, raw in (
+            ("Grep", {"pattern": "needle", "path": "sub"}),
+            ("Grep", {"pattern": "needle", "path": "huge.txt"}),
+            ("Read", {"file_path": "huge.txt", "limit": 5}),
+            ("Read", {"file_path": "huge.pdf"}),
+            ("Edit", {"file_path": "huge.txt", "old_string": "needle", "new_string": "pin", "replace_all": True}),
+            ("Write", {"file_path": "huge.txt", "content": "x"}),
+        ):
+            user = await rt.run([{"type": "tool_use", "id": "t", "name": name, "input": raw}])
+            block = user["content"][0]
+            content = block["content"]
+            body = content if isinstance(content, str) else " ".join(c.get("text", "") for c in content)
+            print("RESULT", name, block["is_error"], body[:300].replace("\n", " "))
+
+anyio.run(main)
+"""
+
+
+def test_huge_sparse_file_costs_bounded_memory(tmp_path: Path) -> None:
+    """A 3 GB sparse file planted in the repository (one `truncate` away): Grep's Python walker, Edit
+    and Write read whole files into memory -- the host process (every session) pays, or dies. Under
+    a 1.5 GB address-space limit each call must answer (an error that says what to do is fine)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _HUGE, str(tmp_path)], capture_output=True, text=True, timeout=300
+    )
+    results = [line for line in done.stdout.splitlines() if line.startswith("RESULT")]
+    assert len(results) == 6, (done.stdout, done.stderr[-3000:])
+    assert "MemoryError" not in done.stdout + done.stderr, done.stdout
+    grep_dir, grep_file, read, pdf, edit, write = results
+    assert "RESULT Read False" in read and "needle line" in read, read
+    assert "RESULT Read True" in pdf and "pdftotext" in pdf, pdf
+    for result in (edit, write):
+        assert "too large" in result, result

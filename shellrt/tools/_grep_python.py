@@ -21,7 +21,12 @@ from shellrt.protocol import ToolExecutionError
 from shellrt.tools._gitignore import GlobList, TypeFilter, walk_entries, walk_files
 from shellrt.tools._search_types import FileHits, GrepQuery
 
-__all__ = ["python_list_files", "python_search"]
+__all__ = ["MAX_SEARCH_BYTES", "python_list_files", "python_search"]
+
+#: Text files above this are not searched by the Python walker (memory stays bounded; ripgrep,
+#: which streams, has no such limit).
+MAX_SEARCH_BYTES = 256 * 1024 * 1024
+_CHUNK = 1 << 20
 
 
 def python_list_files(root: Path, root_fd: int | None = None) -> list[str]:
@@ -53,13 +58,24 @@ def _read_at(name: str, dir_fd: int | None) -> bytes | None:
 
 
 def _read_fd(fd: int) -> bytes | None:
-    """Bytes of a regular file fd (consumed); None for anything else."""
+    """Bytes of a regular file fd (consumed); None for anything else.
+
+    Read in chunks: the first NUL byte ends it (binary: skipped, as ripgrep skips it), and so
+    does `MAX_SEARCH_BYTES` -- a sparse file of terabytes costs one chunk, not the host's memory.
+    """
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
+        chunks: list[bytes] = []
+        size = 0
         with os.fdopen(os.dup(fd), "rb") as fh:
             fh.seek(0)
-            return fh.read()
+            while chunk := fh.read(_CHUNK):
+                size += len(chunk)
+                if b"\x00" in chunk or size > MAX_SEARCH_BYTES:
+                    return None
+                chunks.append(chunk)
+        return b"".join(chunks)
     except OSError:
         return None
     finally:

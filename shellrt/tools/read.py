@@ -62,6 +62,8 @@ MAX_LINE_CHARS = 2_000
 #: Raw image bytes; 3.75 MB is 5 MB once base64-encoded (the model APIs' per-image limit).
 MAX_IMAGE_BYTES = 3_750_000
 MAX_PDF_PAGES_PER_CALL = 20
+#: PDFs are parsed whole, in memory.
+MAX_PDF_BYTES = 32 * 1024 * 1024
 #: Whole-file reads (notebooks, UTF-16 text) above this size are refused.
 MAX_WHOLE_FILE_BYTES = 10 * 1024 * 1024
 #: Pseudo-files report size 0 (``/proc/...``); never scan more than this of them.
@@ -330,7 +332,7 @@ def _read_text(
             raise ToolExecutionError(_binary_message(path, label, st.st_size))
         if 0 < st.st_size <= MAX_WHOLE_FILE_BYTES:
             # Small enough to judge the encoding on every byte, exactly as Edit will decode it.
-            data = head + fh.read()
+            data = head + fh.read(max(0, st.st_size - len(head)))  # what it was: it may be growing
             encoding = _whole_file_encoding(data)
             scan = _LineScanner(start, limit, encoding)
             scan.feed(data)
@@ -470,7 +472,7 @@ def _read_utf16(
         raise ToolExecutionError(
             f"{label} is a UTF-16 file over {MAX_WHOLE_FILE_BYTES:,} bytes; convert it with iconv first."
         )
-    data = head + fh.read()
+    data = head + fh.read(max(0, st.st_size - len(head)))
     encoding = "utf-16-le" if data.startswith(b"\xff\xfe") else "utf-16-be"
     lines = data[2:].decode(encoding, errors="replace").split("\n")
     if lines and lines[-1] == "":
@@ -515,7 +517,9 @@ def _read_image(fd: int, path: Path, label: str, st: os.stat_result) -> tuple[Re
             f"`convert {label} -resize 50% /tmp/small{path.suffix}`, and Read that."
         )
     with _open_regular(fd, label) as fh:
-        data = fh.read()
+        data = fh.read(MAX_IMAGE_BYTES + 1)
+    if len(data) > MAX_IMAGE_BYTES:
+        raise ToolExecutionError(f"{label} grew while it was read; Read it again once it is written.")
     media_type = _sniff_image(data)
     if media_type is None:
         raise ToolExecutionError(
@@ -569,7 +573,7 @@ def _read_notebook(fd: int, path: Path, label: str, st: os.stat_result) -> tuple
             "outputs first (`jupyter nbconvert --clear-output`)."
         )
     with _open_regular(fd, label) as fh:
-        data = fh.read()
+        data = fh.read(MAX_WHOLE_FILE_BYTES + 1)
     try:
         nb = json.loads(data)
         cells = nb["cells"]
@@ -633,8 +637,13 @@ def _read_pdf(
             "environment (pip install pypdf). Alternatively use Bash: `pdftotext -layout file.pdf -` "
             "(poppler-utils), if it is installed."
         ) from None
+    if st.st_size > MAX_PDF_BYTES:
+        raise ToolExecutionError(
+            f"{label} is a PDF of {st.st_size / 1e6:.0f} MB; Read parses PDFs up to {MAX_PDF_BYTES / 1e6:.0f} MB. "
+            f"Extract its text with Bash instead (e.g. `pdftotext -f 1 -l 5 {label} -`)."
+        )
     with _open_regular(fd, label) as fh:
-        data = fh.read()
+        data = fh.read(MAX_PDF_BYTES + 1)
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))
         total = len(reader.pages)
