@@ -266,6 +266,18 @@ class Resolved:
         self.close()
 
 
+def _refuse_unencodable(path: str) -> None:
+    """A path no file can have (a NUL byte, a lone surrogate) is a refusal, not a ValueError escaping."""
+    try:
+        encoded = os.fsencode(path)
+    except UnicodeError:
+        raise ConfinementError(
+            errno.EINVAL, f"{path!r} cannot name a file (it is not encodable as a file name); check the path"
+        ) from None
+    if b"\x00" in encoded:
+        raise ConfinementError(errno.EINVAL, f"{path!r} cannot name a file (it holds a NUL byte); check the path")
+
+
 def _close(fd: int | None) -> None:
     if fd is not None and fd >= 0:
         os.close(fd)
@@ -363,6 +375,7 @@ class View:
         Raises `ConfinementError` when it is unreachable or loops; masks and
         writability are the caller's decision, on ``Resolved.path``.
         """
+        _refuse_unencodable(path)
         current = normalize(path)
         for _ in range(_MAX_HOPS):
             self._refuse_private(current)

@@ -266,3 +266,30 @@ def test_huge_sparse_file_costs_bounded_memory(tmp_path: Path) -> None:
     assert "RESULT Read True" in pdf and "pdftotext" in pdf, pdf
     for result in (edit, write):
         assert "too large" in result, result
+
+
+@pytest.mark.parametrize("raw", ["a\x00b.txt", "lone\ud800surrogate.txt"])
+async def test_unencodable_paths_are_error_results(tmp_path: Path, raw: str) -> None:
+    """A NUL byte or a lone surrogate in a path cannot name a file: every file tool answers with an
+    error result naming it (it raised out of the runtime: a tool_use without a tool_result)."""
+    async with runtime(tmp_path, "local") as rt:
+        results = [
+            await one(rt, "Read", file_path=raw),
+            await one(rt, "Write", file_path=raw, content="x"),
+            await one(rt, "Edit", file_path=raw, old_string="", new_string="x"),
+            await one(rt, "Glob", pattern="*.txt", path=raw),
+            await one(rt, "Grep", pattern="x", path=raw),
+        ]
+    for result in results:
+        assert result["is_error"], text(result)
+    assert not any(p.name.startswith(("a", "lone")) for p in (tmp_path / "ws").iterdir())
+
+
+@pytest.mark.parametrize("backend", ["local", "bwrap"])
+async def test_grep_finds_matches_in_a_non_utf8_file_name(tmp_path: Path, backend: Backend) -> None:
+    """A file name that is not UTF-8 (ripgrep's JSON gives it as bytes): its matches must not vanish
+    (the name was decoded lossily, the binary check could not open it, the hit was dropped)."""
+    async with runtime(tmp_path, backend, mask_defaults=False) as rt:
+        await one(rt, "Bash", command="printf 'needle\\n' > $'bad\\xff.txt'")
+        found = await one(rt, "Grep", pattern="needle", output_mode="content")
+    assert not found["is_error"] and "needle" in text(found), text(found)
