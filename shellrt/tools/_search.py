@@ -143,10 +143,12 @@ def _strip_dot(path: str) -> str:
     return path[2:] if path.startswith("./") else path
 
 
-def _text(field: dict[str, Any]) -> str:
+def _text(field: dict[str, Any], errors: str = "replace") -> str:
+    """A ripgrep JSON string field; ``errors="surrogateescape"`` for paths (a non-UTF-8 name must
+    still name its file)."""
     if "text" in field:
         return str(field["text"])
-    return base64.b64decode(field.get("bytes", "")).decode("utf-8", errors="replace")
+    return base64.b64decode(field.get("bytes", "")).decode("utf-8", errors=errors)
 
 
 async def _rg_search(
@@ -194,7 +196,7 @@ async def _rg_search(
             if kind not in ("match", "context"):
                 continue
             data = message["data"]
-            path = _strip_dot(_text(data["path"]))
+            path = _strip_dot(_text(data["path"], "surrogateescape"))
             hits = results.setdefault(path, FileHits())
             chunk = _text(data["lines"])
             lines = chunk.split("\n")
