@@ -766,8 +766,8 @@ def write_file(
 def _replace_in(parent: int, name: str, data: bytes, shown: str, owner: tuple[int, int] | None) -> bool:
     """Write ``data`` to a temp file in ``parent`` and rename it over ``name``; True when created.
 
-    The file keeps the mode and owner of the file it replaces; a new one gets
-    0o666 minus the umask and the mount's owner.
+    The file keeps the mode (without setuid/setgid) and owner of the file it replaces; a new one
+    gets 0o666 minus the umask and the mount's owner.
     """
     try:
         st = os.stat(name, dir_fd=parent, follow_symlinks=False)
@@ -777,7 +777,10 @@ def _replace_in(parent: int, name: str, data: bytes, shown: str, owner: tuple[in
         if stat.S_ISDIR(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, "Is a directory", shown)
         created = False
-        mode = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else 0o666 & ~_umask()
+        # New content is never privileged: setuid/setgid go, as the kernel drops them on a write
+        # by anyone but root (the replace would otherwise hand the model's content those bits).
+        kept = stat.S_IMODE(st.st_mode) & ~(stat.S_ISUID | stat.S_ISGID)
+        mode = kept if stat.S_ISREG(st.st_mode) else 0o666 & ~_umask()
         owner = (st.st_uid, st.st_gid)
     tmp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=parent)

@@ -293,3 +293,27 @@ async def test_grep_finds_matches_in_a_non_utf8_file_name(tmp_path: Path, backen
         await one(rt, "Bash", command="printf 'needle\\n' > $'bad\\xff.txt'")
         found = await one(rt, "Grep", pattern="needle", output_mode="content")
     assert not found["is_error"] and "needle" in text(found), text(found)
+
+
+@pytest.mark.parametrize("backend", ["local", "bwrap"])
+async def test_write_and_edit_drop_setuid_and_setgid(tmp_path: Path, backend: Backend) -> None:
+    """A setuid/setgid executable in the workspace (planted, or checked out): Write or Edit puts the
+    model's content in it. Writing a file clears those bits (the kernel does so for an unprivileged
+    writer); the atomic replace copied them onto the new content instead -- as root, a model-written
+    setuid-root program."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for name in ("w.sh", "e.sh"):
+        (ws / name).write_text("#!/bin/sh\necho old\n")
+        os.chmod(ws / name, 0o6755)
+    async with runtime(tmp_path, backend) as rt:
+        for name in ("w.sh", "e.sh"):
+            read = await one(rt, "Read", file_path=name)
+            assert not read["is_error"], text(read)
+        wrote = await one(rt, "Write", file_path="w.sh", content="#!/bin/sh\nid\n")
+        edited = await one(rt, "Edit", file_path="e.sh", old_string="echo old", new_string="id")
+    assert not wrote["is_error"] and not edited["is_error"], (text(wrote), text(edited))
+    for name in ("w.sh", "e.sh"):
+        mode = os.stat(ws / name).st_mode
+        assert mode & 0o6000 == 0, oct(mode)
+        assert mode & 0o777 == 0o755, oct(mode)  # the rest of the mode is kept
