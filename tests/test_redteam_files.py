@@ -243,6 +243,8 @@ async def main() -> None:
             content = block["content"]
             body = content if isinstance(content, str) else " ".join(c.get("text", "") for c in content)
             print("RESULT", name, block["is_error"], body[:300].replace("\n", " "))
+            if "Only the first" in body:
+                print("Only the first 256 MiB")
 
 anyio.run(main)
 """
@@ -263,6 +265,7 @@ def test_huge_sparse_file_costs_bounded_memory(tmp_path: Path) -> None:
     assert "MemoryError" not in done.stdout + done.stderr, done.stdout
     grep_dir, grep_file, read, pdf, edit, write = results
     assert "RESULT Read False" in read and "needle line" in read, read
+    assert "Only the first 256 MiB" in done.stdout, done.stdout  # not 3 GB of zeros hashed
     assert "RESULT Read True" in pdf and "pdftotext" in pdf, pdf
     for result in (edit, write):
         assert "too large" in result, result

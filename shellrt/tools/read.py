@@ -68,6 +68,9 @@ MAX_PDF_BYTES = 32 * 1024 * 1024
 MAX_WHOLE_FILE_BYTES = 10 * 1024 * 1024
 #: Pseudo-files report size 0 (``/proc/...``); never scan more than this of them.
 MAX_PSEUDO_FILE_BYTES = 16 * 1024 * 1024
+#: Text files are streamed (hashed, lines counted) up to this: a sparse file of terabytes is one
+#: `truncate` away, and its scan would hold a worker thread and a core for many minutes.
+MAX_SCAN_BYTES = 256 * 1024 * 1024
 _CHUNK = 1 << 20
 
 _IMAGE_EXTS = {
@@ -342,18 +345,27 @@ def _read_text(
             encoding = "utf-8" if head.startswith(b"\xef\xbb\xbf") else _pick_encoding(head)
             fh.seek(0)
             scan = _LineScanner(start, limit, encoding)
-            max_bytes = st.st_size if st.st_size > 0 else MAX_PSEUDO_FILE_BYTES
+            max_bytes = min(st.st_size if st.st_size > 0 else MAX_PSEUDO_FILE_BYTES, MAX_SCAN_BYTES)
             seen = 0
             while seen < max_bytes and (chunk := fh.read(min(_CHUNK, max_bytes - seen))):
                 seen += len(chunk)
                 scan.feed(chunk)
+        cut = seen >= MAX_SCAN_BYTES and st.st_size > seen
         scan.finish()
         record = FileReadRecord(
-            sha256=scan.digest.hexdigest(), mtime_ns=st.st_mtime_ns, size=seen, partial=start > 1 or scan.more
+            sha256=scan.digest.hexdigest(),
+            mtime_ns=st.st_mtime_ns,
+            size=seen,
+            partial=start > 1 or scan.more or cut,
         )
     text = _format_window(
         path, label, scan.shown, start, scan.total_lines, scan.more, scan.budget_hit, encoding
     )
+    if cut:
+        text += (
+            f"\n\n(Only the first {MAX_SCAN_BYTES // (1 << 20)} MiB of this {st.st_size:,}-byte file were scanned; "
+            "line counts cover that part. Use Bash for the rest, e.g. `tail` or `sed -n 'N,Mp'`.)"
+        )
     shown = (scan.shown[0][0], scan.shown[-1][0]) if scan.shown else None
     return ReadOutput("text", label, text, lines_shown=shown, total_lines=scan.total_lines), record
 
