@@ -320,3 +320,18 @@ async def test_write_and_edit_drop_setuid_and_setgid(tmp_path: Path, backend: Ba
         mode = os.stat(ws / name).st_mode
         assert mode & 0o6000 == 0, oct(mode)
         assert mode & 0o777 == 0o755, oct(mode)  # the rest of the mode is kept
+
+
+@pytest.mark.parametrize(
+    "name",
+    [".mcp.json", ".devcontainer.json", ".vscode/tasks.json", ".devcontainer/devcontainer.json",
+     ".claude/hooks/on-start.sh", ".shellrt/anything.json", "sub/.login", ".mkshrc"],
+)
+async def test_file_tools_cannot_plant_what_commands_may_not(tmp_path: Path, name: str) -> None:
+    """What the workspace guard reverts when a command plants it (obeyed later, outside the sandbox),
+    Write in bypassPermissions planted unasked -- and a change between commands counts as the
+    operator's, so the guard then accepted it. The file tools must ask (nobody here: refused)."""
+    async with runtime(tmp_path, "local") as rt:
+        wrote = await one(rt, "Write", file_path=name, content='{"mcpServers": {}}\n')
+    assert wrote["is_error"], text(wrote)
+    assert not (tmp_path / "ws" / name).exists()

@@ -35,6 +35,7 @@ from sandbox.base import ExecRequest, SandboxBackend
 from sandbox.config import BwrapConfig
 from sandbox.confine import ConfinementError, Mount, View
 from shellrt.protocol import PermissionResult, PermissionSubject, ToolContext, ToolExecutionError
+from shellrt.supervisor.protect import SHELL_STARTUP_FILES
 from shellrt.tools._search import RgRunner
 
 __all__ = [
@@ -79,6 +80,15 @@ _SHELL_RC = frozenset(
         ".gitconfig",
     }
 )
+
+
+#: What the supervisor's workspace guard protects from commands (`shellrt.supervisor.protect`):
+#: the file tools must not plant it either (a change between commands counts as the operator's).
+_OBEYED_ANYWHERE = frozenset({".mcp.json", ".devcontainer.json"})
+_EDITOR_FILES = {
+    ".vscode": frozenset({"settings.json", "tasks.json", "launch.json", "extensions.json"}),
+    ".devcontainer": frozenset({"devcontainer.json"}),
+}
 
 
 class PathInput(BaseModel):
@@ -343,20 +353,22 @@ def is_sensitive(path: Path) -> str | None:
         return "an environment file (.env*) that may hold secrets"
     if name in _SHELL_RC or (name == "config.fish" and "fish" in parts):
         return "a shell start-up file (it runs in every future shell)"
+    if name in SHELL_STARTUP_FILES:
+        return "a shell or direnv start-up file (it runs in every future shell there)"
+    if name in _OBEYED_ANYWHERE:
+        return "a configuration file agents and editors obey outside the sandbox (it can start programs)"
+    if len(parts) >= 2 and name in _EDITOR_FILES.get(parts[-2], ()):
+        return "an editor or dev-container file that can run tasks or point at programs"
     for i, part in enumerate(parts[:-1]):
         rest = parts[i + 1 :]
+        if part in (".shellrt", ".claude"):
+            return "an agent settings tree (.shellrt/, .claude/: hooks and permissions live there)"
         if part == ".ssh":
             return "SSH configuration or keys (.ssh/)"
         if part == ".git" and rest[:1] == ("hooks",):
             return "a git hook (.git/hooks runs code on git commands)"
         if part == ".git" and rest == ("config",):
             return "the git configuration (.git/config can run commands)"
-        if (
-            part in (".shellrt", ".claude")
-            and len(rest) == 1
-            and fnmatch.fnmatchcase(rest[0], "settings*.json")
-        ):
-            return "an agent settings file (it changes permissions)"
     return None
 
 
