@@ -438,7 +438,10 @@ def subject_for(tool_input: PathInput, raw: str, *, write: bool) -> PermissionSu
     if resolved is None:
         expanded = os.path.expanduser(raw)
         if os.path.isabs(expanded):
-            resolved = os.path.realpath(expanded)
+            try:
+                resolved = os.path.realpath(expanded)
+            except (OSError, ValueError):  # changing under our feet (EINVAL mid-swap), or no file name
+                resolved, incomplete = expanded, True
         else:
             resolved, incomplete = raw, True
     return PermissionSubject(paths=(resolved,), access="write" if write else "read", incomplete=incomplete)
