@@ -59,6 +59,7 @@ __all__ = [
     "open_directory",
     "open_file",
     "openat2_available",
+    "reader_may",
     "relative_to",
     "within_any",
     "write_file",
@@ -537,15 +538,27 @@ def _permits(st: os.stat_result, reader: tuple[int, int], want: int) -> bool:
     return bits & want == want
 
 
-def _refuse_unreadable(view: View, canonical: str, fd: int, want: int) -> None:
-    """Refuse what the sandbox's user could not reach (`View.reader`): every directory from ``/``
-    to ``canonical`` searchable by it, the entry itself granting ``want``. Inside a writable mount
-    (shown to the sandbox's user as its own) and in a `Mount.caller_reads` mount nothing is refused."""
-    if view.reader is None:
-        return
+def reader_may(view: View, canonical: str, want: int, entry: os.stat_result | None = None) -> bool:
+    """Whether the sandbox's user (`View.reader`) reaches the canonical path ``canonical``: every
+    directory from ``/`` to it searchable, the entry itself granting ``want`` (``0o4`` read,
+    ``0o5`` list a directory, ``0`` only reach it). ``entry``: its stat when already opened.
+    Always True without a reader, inside a writable mount (shown to the sandbox's user as its
+    own) and in a `Mount.caller_reads` mount. For search results found by a walk run as the
+    caller (dropped when False)."""
+    reader = view.reader
+    if reader is None:
+        return True
     mount = view.mount_of(canonical)
     if mount is None or mount.writable or mount.caller_reads:
-        return
+        return True
+
+    def stat_of(path: str) -> os.stat_result | None:
+        host = view.to_host(path)
+        try:
+            return os.stat(host if host is not None else path, follow_symlinks=False)
+        except OSError:
+            return None
+
     ancestors: list[str] = []
     parent = posixpath.dirname(canonical)
     while True:
@@ -554,16 +567,18 @@ def _refuse_unreadable(view: View, canonical: str, fd: int, want: int) -> None:
             break
         parent = posixpath.dirname(parent)
     for directory in reversed(ancestors):
-        host = view.to_host(directory)
-        try:
-            st = os.stat(host if host is not None else directory, follow_symlinks=False)
-        except OSError:
-            st = None
-        if st is None or not _permits(st, view.reader, 0o1):
-            break
-    else:
-        if _permits(os.fstat(fd), view.reader, want):
-            return
+        st = stat_of(directory)
+        if st is None or not _permits(st, reader, 0o1):
+            return False
+    st = entry if entry is not None else stat_of(canonical)
+    return st is not None and _permits(st, reader, want)
+
+
+def _refuse_unreadable(view: View, canonical: str, fd: int, want: int) -> None:
+    """Refuse what the sandbox's user could not read (see `reader_may`)."""
+    if view.reader is None or reader_may(view, canonical, want, os.fstat(fd)):
+        return
+    assert view.reader is not None
     raise PermissionError(
         errno.EACCES,
         f"Permission denied: the sandbox's user (uid {view.reader[0]}) cannot read {canonical}, so "

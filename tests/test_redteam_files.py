@@ -335,3 +335,28 @@ async def test_file_tools_cannot_plant_what_commands_may_not(tmp_path: Path, nam
         wrote = await one(rt, "Write", file_path=name, content='{"mcpServers": {}}\n')
     assert wrote["is_error"], text(wrote)
     assert not (tmp_path / "ws" / name).exists()
+
+
+@pytest.mark.parametrize("no_rg", [True, False])
+async def test_search_as_root_finds_only_what_the_sandboxs_user_reads(
+    tmp_path: Path, host_dir: Path, monkeypatch: pytest.MonkeyPatch, no_rg: bool
+) -> None:
+    """bwrap run as root, Grep/Glob over a readable host directory holding a 0700 one and a 0600 file:
+    without ripgrep (not installed, or SHELLRT_NO_RIPGREP) the Python walker searched as root and
+    returned what the sandbox's uid cannot read."""
+    if os.geteuid() != 0:
+        pytest.skip("only a root caller's commands run under another uid")
+    if no_rg:
+        monkeypatch.setenv("SHELLRT_NO_RIPGREP", "1")
+    (host_dir / "closed").mkdir(mode=0o700)
+    (host_dir / "closed" / "key.txt").write_text("SECRET-IN-CLOSED-DIR\n")
+    (host_dir / "closed" / "key.txt").chmod(0o644)
+    (host_dir / "private.txt").write_text("SECRET-PRIVATE-FILE\n")
+    (host_dir / "private.txt").chmod(0o600)
+    (host_dir / "public.txt").write_text("SECRET-NOT: public\n")
+    async with runtime(tmp_path, "bwrap") as rt:
+        grep = await one(rt, "Grep", pattern="SECRET", path=str(host_dir), output_mode="content")
+        glob = await one(rt, "Glob", pattern="**/*.txt", path=str(host_dir))
+    assert "public" in text(grep) and "public.txt" in text(glob), (text(grep), text(glob))
+    assert "CLOSED" not in text(grep) and "PRIVATE" not in text(grep), text(grep)
+    assert "key.txt" not in text(glob), text(glob)  # private.txt's name is visible to commands too
