@@ -17,6 +17,7 @@ import re
 import stat
 from pathlib import Path
 
+from sandbox import confine
 from shellrt.protocol import ToolExecutionError
 from shellrt.tools._gitignore import GlobList, TypeFilter, walk_entries, walk_files
 from shellrt.tools._search_types import FileHits, GrepQuery
@@ -49,9 +50,11 @@ def _compile(query: GrepQuery) -> re.Pattern[str]:
 
 def _read_at(name: str, dir_fd: int | None) -> bytes | None:
     """A regular file's bytes, opened without following a symlink (relative to ``dir_fd`` when given)."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (os.O_NOFOLLOW if dir_fd is not None else 0)
     try:
-        fd = os.open(name, flags, dir_fd=dir_fd)
+        if dir_fd is not None:
+            fd = confine.open_beneath(dir_fd, name)  # never opens a FIFO or device it walked past
+        else:
+            fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError:
         return None
     return _read_fd(fd)
