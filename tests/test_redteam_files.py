@@ -362,3 +362,23 @@ async def test_search_as_root_finds_only_what_the_sandboxs_user_reads(
     assert "public" in text(grep) and "public.txt" in text(glob), (text(grep), text(glob))
     assert "CLOSED" not in text(grep) and "PRIVATE" not in text(grep), text(grep)
     assert "key.txt" not in text(glob), text(glob)  # private.txt's name is visible to commands too
+
+
+@pytest.mark.parametrize("backend", ["local", "bwrap"])
+async def test_write_through_a_hard_link_never_changes_the_outside_file(tmp_path: Path, backend: Backend) -> None:
+    """A hard link in the workspace to a file outside it (`git clone --local` makes them; a command
+    may where protected_hardlinks allows): Write and Edit replace the link, never the outside inode."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("ORIGINAL\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.link(outside, ws / "hl.txt")
+    os.link(outside, ws / "hl2.txt")
+    async with runtime(tmp_path, backend) as rt:
+        await one(rt, "Read", file_path="hl.txt")
+        wrote = await one(rt, "Write", file_path="hl.txt", content="CHANGED\n")
+        await one(rt, "Read", file_path="hl2.txt")
+        edited = await one(rt, "Edit", file_path="hl2.txt", old_string="ORIGINAL", new_string="EDITED")
+    assert not wrote["is_error"] and not edited["is_error"], (text(wrote), text(edited))
+    assert outside.read_text() == "ORIGINAL\n"
+    assert (ws / "hl.txt").read_text() == "CHANGED\n" and (ws / "hl2.txt").read_text() == "EDITED\n"
