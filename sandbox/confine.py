@@ -237,6 +237,9 @@ class Mount:
     #: Read as the caller, not as `View.reader` (shellrt's own session directory: results the
     #: model is pointed at, which the sandbox's user cannot read).
     caller_reads: bool = False
+    #: The sandbox sees this root through an idmapped mount (bwrap run as root): its ``owner``
+    #: appears as `View.reader`, every other owner as nobody.
+    idmapped: bool = False
 
 
 @dataclass
@@ -307,7 +310,7 @@ class View:
             prior = by_path.get(key)
             # A place listed twice keeps the most permissive entry (a writable root over "/").
             if prior is None or (m.writable and not prior.writable):
-                by_path[key] = Mount(key, m.host, m.writable, m.logical, m.owner, m.caller_reads)
+                by_path[key] = Mount(key, m.host, m.writable, m.logical, m.owner, m.caller_reads, m.idmapped)
         self._by_path = by_path
         self.mounts = sorted(by_path.values(), key=lambda m: -len(m.path))
         masked: list[str] = []
@@ -526,7 +529,8 @@ def _refuse_masked(view: View, path: str) -> None:
 def _permits(st: os.stat_result, reader: tuple[int, int], want: int) -> bool:
     """Whether the permission bits give ``reader`` (no supplementary groups) every bit of ``want``
     (an ``S_IROTH|S_IXOTH``-style mask): its owner bits if it owns the inode, its group bits if
-    in the group, else the other bits -- as the kernel judges the sandbox's user."""
+    in the group, else the other bits -- as the kernel judges the sandbox's user. ``reader`` is
+    the on-disk identity it has (an idmapped root's owner, there)."""
     uid, gid = reader
     mode = stat.S_IMODE(st.st_mode)
     if st.st_uid == uid:
@@ -549,8 +553,15 @@ def reader_may(view: View, canonical: str, want: int, entry: os.stat_result | No
     if reader is None:
         return True
     mount = view.mount_of(canonical)
-    if mount is None or mount.writable or mount.caller_reads:
+    if mount is None or mount.caller_reads:
         return True
+    top = "/"
+    if mount.writable:
+        if not mount.idmapped or mount.owner is None:
+            return True
+        # Through the idmapped mount the root's owner is the sandbox's user (and nobody else is);
+        # the directories above the root are made passable for it.
+        reader, top = mount.owner, mount.path
 
     def stat_of(path: str) -> os.stat_result | None:
         host = view.to_host(path)
@@ -560,10 +571,10 @@ def reader_may(view: View, canonical: str, want: int, entry: os.stat_result | No
             return None
 
     ancestors: list[str] = []
-    parent = posixpath.dirname(canonical)
-    while True:
+    parent = posixpath.dirname(canonical) if canonical != top else top
+    while canonical != top:
         ancestors.append(parent)
-        if parent == "/":
+        if parent == top or parent == "/":
             break
         parent = posixpath.dirname(parent)
     for directory in reversed(ancestors):

@@ -382,3 +382,28 @@ async def test_write_through_a_hard_link_never_changes_the_outside_file(tmp_path
     assert not wrote["is_error"] and not edited["is_error"], (text(wrote), text(edited))
     assert outside.read_text() == "ORIGINAL\n"
     assert (ws / "hl.txt").read_text() == "CHANGED\n" and (ws / "hl2.txt").read_text() == "EDITED\n"
+
+
+async def test_bwrap_as_root_tools_act_as_the_workspace_owner(tmp_path: Path) -> None:
+    """bwrap run as root, a workspace owned by a user: commands see it through an idmapped mount
+    (its owner is the sandbox uid), so what they create lands owned by that user, and another
+    user's 0600 file in it is closed to them. The tools made root-owned files in the user's repo
+    (the user could no longer change them) and read the other user's private file."""
+    if os.geteuid() != 0:
+        pytest.skip("only a root caller's commands run under another uid")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.chown(ws, 1234, 1234)
+    other = ws / "other-user.txt"
+    other.write_text("OTHER-USERS-SECRET\n")
+    os.chown(other, 4321, 4321)
+    other.chmod(0o600)
+    async with runtime(tmp_path, "bwrap") as rt:
+        made = await one(rt, "Bash", command="echo x > by-command.txt; cat other-user.txt")
+        wrote = await one(rt, "Write", file_path="sub/by-tool.txt", content="y\n")
+        read = await one(rt, "Read", file_path="other-user.txt")
+    assert "OTHER-USERS-SECRET" not in text(made), text(made)
+    assert not wrote["is_error"], text(wrote)
+    assert os.stat(ws / "by-command.txt").st_uid == 1234
+    assert os.stat(ws / "sub" / "by-tool.txt").st_uid == 1234 and os.stat(ws / "sub").st_uid == 1234
+    assert read["is_error"] and "OTHER-USERS-SECRET" not in text(read), text(read)

@@ -176,12 +176,21 @@ def view_for(ctx: ToolContext) -> View:
                 mounts += _root_mounts(root, writable=True)
     else:
         identity = _identity(backend)
+        reader = _reader(backend)
         for root in backend.policy.allowed_roots():
             inside = backend.to_sandbox_path(Path(root))
             host = backend.to_host_path(inside) if inside is not None else None
             if inside is None or host is None:
                 continue
-            if identity:
+            if identity and reader is not None:
+                # bwrap as root: the root is shown to the sandbox uid through an idmapped mount, so
+                # its owner is who creates and reads there (the tools act as that owner too).
+                owner = _owner(Path(inside))
+                mounts += [
+                    Mount(m.path, m.host, writable=True, owner=owner, idmapped=True)
+                    for m in _root_mounts(inside, writable=True)
+                ]
+            elif identity:
                 mounts += _root_mounts(inside, writable=True)
             else:
                 mounts.append(Mount(inside, str(host), writable=True, logical=str(root), owner=_owner(host)))
