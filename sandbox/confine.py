@@ -48,20 +48,49 @@ __all__ = [
     "ConfinementError",
     "Mount",
     "Resolved",
+    "SpecialFileError",
     "View",
     "WriteOutcome",
     "contained",
+    "file_kind",
     "is_within",
     "normalize",
+    "open_beneath",
     "open_directory",
     "open_file",
     "openat2_available",
+    "reader_may",
     "relative_to",
     "within_any",
     "write_file",
 ]
 
 _MAX_HOPS = 40
+
+
+class SpecialFileError(OSError):
+    """Raised by `open_file` for an entry that is not a regular file (FIFO, device, socket): it is
+    refused before it is opened, since opening one has effects (a FIFO's writer wakes, a device acts).
+    ``kind`` names what it is."""
+
+    def __init__(self, path: str, kind: str) -> None:
+        super().__init__(errno.EINVAL, f"{path} is {kind}, not a regular file", path)
+        self.kind = kind
+
+
+def file_kind(mode: int) -> str:
+    """What an entry is, in words, for messages."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO / named pipe"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "a special file" if not stat.S_ISREG(mode) else "a regular file"
 
 
 class ConfinementError(OSError):
@@ -205,6 +234,12 @@ class Mount:
     #: ``(uid, gid)`` new files and directories get (docker's copy belongs to the container's
     #: user: a file the tools create must stay writable by commands); None: the caller's.
     owner: tuple[int, int] | None = None
+    #: Read as the caller, not as `View.reader` (shellrt's own session directory: results the
+    #: model is pointed at, which the sandbox's user cannot read).
+    caller_reads: bool = False
+    #: The sandbox sees this root through an idmapped mount (bwrap run as root): its ``owner``
+    #: appears as `View.reader`, every other owner as nobody.
+    idmapped: bool = False
 
 
 @dataclass
@@ -235,6 +270,18 @@ class Resolved:
         self.close()
 
 
+def _refuse_unencodable(path: str) -> None:
+    """A path no file can have (a NUL byte, a lone surrogate) is a refusal, not a ValueError escaping."""
+    try:
+        encoded = os.fsencode(path)
+    except UnicodeError:
+        raise ConfinementError(
+            errno.EINVAL, f"{path!r} cannot name a file (it is not encodable as a file name); check the path"
+        ) from None
+    if b"\x00" in encoded:
+        raise ConfinementError(errno.EINVAL, f"{path!r} cannot name a file (it holds a NUL byte); check the path")
+
+
 def _close(fd: int | None) -> None:
     if fd is not None and fd >= 0:
         os.close(fd)
@@ -246,6 +293,14 @@ class View:
 
     mounts: Sequence[Mount]
     masked: Sequence[str] = ()
+    #: ``(uid, gid)`` the sandbox's commands run as when that is not the caller (bwrap run as
+    #: root): outside the writable mounts the tools reach only what that identity may (the
+    #: permission bits of every directory on the way and of the entry itself), never what the
+    #: caller's own power (root) reaches. None: the caller's identity is the commands'.
+    reader: tuple[int, int] | None = None
+    #: Places the sandbox fills with its own content (bwrap: its /proc, its /dev, the emptied /run):
+    #: the host's are not what commands see there, so the tools reach nothing below them.
+    private: Sequence[str] = ()
     _by_path: dict[str, Mount] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -255,7 +310,7 @@ class View:
             prior = by_path.get(key)
             # A place listed twice keeps the most permissive entry (a writable root over "/").
             if prior is None or (m.writable and not prior.writable):
-                by_path[key] = Mount(key, m.host, m.writable, m.logical, m.owner)
+                by_path[key] = Mount(key, m.host, m.writable, m.logical, m.owner, m.caller_reads, m.idmapped)
         self._by_path = by_path
         self.mounts = sorted(by_path.values(), key=lambda m: -len(m.path))
         masked: list[str] = []
@@ -264,6 +319,7 @@ class View:
             real = _realpath(text)  # a mask named through a symlink covers its target too
             masked += [text] if real is None or real == text else [text, real]
         self.masked = tuple(dict.fromkeys(masked))
+        self.private = tuple(dict.fromkeys(normalize(p) for p in self.private))
 
     # --- lexical questions -------------------------------------------------------------------
     def mount_of(self, path: str) -> Mount | None:
@@ -323,8 +379,10 @@ class View:
         Raises `ConfinementError` when it is unreachable or loops; masks and
         writability are the caller's decision, on ``Resolved.path``.
         """
+        _refuse_unencodable(path)
         current = normalize(path)
         for _ in range(_MAX_HOPS):
+            self._refuse_private(current)
             step: Resolved | str | None = self._fast(current, follow_last)
             if step is None:
                 step = self._walk(current, follow_last)
@@ -332,6 +390,19 @@ class View:
                 return step
             current = step
         raise ConfinementError(errno.ELOOP, f"too many levels of symbolic links resolving {path}")
+
+    def _refuse_private(self, path: str) -> None:
+        """Every hop of a resolution is judged: a symlink into /proc leads nowhere either."""
+        for place in self.private:
+            if not is_within(path, place):
+                continue
+            m = self.mount_of(path)
+            if m is None or is_within(place, m.path):  # no mount of ours lies between: the sandbox's own
+                raise ConfinementError(
+                    errno.EACCES,
+                    f"{path} is in the sandbox's own {place}, which the file tools cannot serve; use Bash "
+                    f"(e.g. `cat {path}`)",
+                )
 
     def _open_root(self, m: Mount) -> int:
         try:
@@ -455,6 +526,78 @@ def _refuse_masked(view: View, path: str) -> None:
         )
 
 
+def _permits(st: os.stat_result, reader: tuple[int, int], want: int) -> bool:
+    """Whether the permission bits give ``reader`` (no supplementary groups) every bit of ``want``
+    (an ``S_IROTH|S_IXOTH``-style mask): its owner bits if it owns the inode, its group bits if
+    in the group, else the other bits -- as the kernel judges the sandbox's user. ``reader`` is
+    the on-disk identity it has (an idmapped root's owner, there)."""
+    uid, gid = reader
+    mode = stat.S_IMODE(st.st_mode)
+    if st.st_uid == uid:
+        bits = (mode >> 6) & 0o7
+    elif st.st_gid == gid:
+        bits = (mode >> 3) & 0o7
+    else:
+        bits = mode & 0o7
+    return bits & want == want
+
+
+def reader_may(view: View, canonical: str, want: int, entry: os.stat_result | None = None) -> bool:
+    """Whether the sandbox's user (`View.reader`) reaches the canonical path ``canonical``: every
+    directory from ``/`` to it searchable, the entry itself granting ``want`` (``0o4`` read,
+    ``0o5`` list a directory, ``0`` only reach it). ``entry``: its stat when already opened.
+    Always True without a reader, inside a writable mount (shown to the sandbox's user as its
+    own) and in a `Mount.caller_reads` mount. For search results found by a walk run as the
+    caller (dropped when False)."""
+    reader = view.reader
+    if reader is None:
+        return True
+    mount = view.mount_of(canonical)
+    if mount is None or mount.caller_reads:
+        return True
+    top = "/"
+    if mount.writable:
+        if not mount.idmapped or mount.owner is None:
+            return True
+        # Through the idmapped mount the root's owner is the sandbox's user (and nobody else is);
+        # the directories above the root are made passable for it.
+        reader, top = mount.owner, mount.path
+
+    def stat_of(path: str) -> os.stat_result | None:
+        host = view.to_host(path)
+        try:
+            return os.stat(host if host is not None else path, follow_symlinks=False)
+        except OSError:
+            return None
+
+    ancestors: list[str] = []
+    parent = posixpath.dirname(canonical) if canonical != top else top
+    while canonical != top:
+        ancestors.append(parent)
+        if parent == top or parent == "/":
+            break
+        parent = posixpath.dirname(parent)
+    for directory in reversed(ancestors):
+        st = stat_of(directory)
+        if st is None or not _permits(st, reader, 0o1):
+            return False
+    st = entry if entry is not None else stat_of(canonical)
+    return st is not None and _permits(st, reader, want)
+
+
+def _refuse_unreadable(view: View, canonical: str, fd: int, want: int) -> None:
+    """Refuse what the sandbox's user could not read (see `reader_may`)."""
+    if view.reader is None or reader_may(view, canonical, want, os.fstat(fd)):
+        return
+    assert view.reader is not None
+    raise PermissionError(
+        errno.EACCES,
+        f"Permission denied: the sandbox's user (uid {view.reader[0]}) cannot read {canonical}, so "
+        "neither can the file tools",
+        canonical,
+    )
+
+
 def _refuse_changed(r: Resolved, expect: str | None, path: str) -> None:
     if expect is not None and r.path != expect:
         raise ConfinementError(
@@ -467,9 +610,11 @@ def _refuse_changed(r: Resolved, expect: str | None, path: str) -> None:
 def open_file(
     view: View, path: str, flags: int = os.O_RDONLY, *, expect: str | None = None
 ) -> tuple[int, str]:
-    """Open an existing entry (not following a final symlink that was swapped in); ``(fd, canonical)``.
+    """Open an existing regular file (not following a final symlink that was swapped in); ``(fd, canonical)``.
 
-    ``O_NONBLOCK`` and ``O_NOCTTY`` are always added: opening a FIFO never blocks.
+    Anything else is refused before it is opened (`SpecialFileError`, IsADirectoryError): the
+    entry is looked at through an ``O_PATH`` fd first and the opened fd must be that inode.
+    ``O_NONBLOCK`` and ``O_NOCTTY`` are always added.
     ``expect``: the canonical path a permission check judged; anything else is refused.
     Raises FileNotFoundError / IsADirectoryError / `ConfinementError`.
     """
@@ -481,18 +626,70 @@ def open_file(
                 raise FileNotFoundError(errno.ENOENT, "No such file or directory", r.path)
             if r.name is None:
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", r.path)
+            fd = _open_regular_in(r.dir_fd, r.name, flags, r.path)
+            if fd is None:
+                continue  # became a symlink, or was swapped, after the walk: resolve again
             try:
-                fd = os.open(
-                    r.name,
-                    flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC,
-                    dir_fd=r.dir_fd,
-                )
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    continue  # became a symlink after the walk: resolve again
+                _refuse_unreadable(view, r.path, fd, 0o4)
+            except BaseException:
+                os.close(fd)
                 raise
             return fd, r.path
     raise ConfinementError(errno.ELOOP, f"{path} kept changing into a symbolic link while it was opened")
+
+
+def _open_regular_in(parent: int, name: str, flags: int, shown: str) -> int | None:
+    """Open the regular file ``name`` in ``parent`` (looked at through ``O_PATH`` first, never
+    following a symlink); None when it changed between the look and the open (look again)."""
+    try:
+        probe = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None
+        raise
+    try:
+        seen = os.fstat(probe)
+    finally:
+        os.close(probe)
+    if stat.S_ISLNK(seen.st_mode):
+        return None
+    if stat.S_ISDIR(seen.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "Is a directory", shown)
+    if not stat.S_ISREG(seen.st_mode):
+        raise SpecialFileError(shown, file_kind(seen.st_mode))
+    try:
+        fd = os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, dir_fd=parent)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None
+        raise
+    now = os.fstat(fd)
+    if (now.st_dev, now.st_ino) != (seen.st_dev, seen.st_ino):
+        os.close(fd)
+        return None
+    return fd
+
+
+def open_beneath(dir_fd: int, rel: str, flags: int = os.O_RDONLY) -> int:
+    """Open the regular file ``rel`` below the directory ``dir_fd`` (a search root already anchored):
+    no component may be a symlink or ``..``, nothing that is not a regular file is opened
+    (`SpecialFileError`), so a tree that changes after it was listed leads nowhere else."""
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        raise ConfinementError(errno.EACCES, f"{rel} does not name a file below the searched directory")
+    for _ in range(3):
+        parent = os.dup(dir_fd)
+        try:
+            for name in parts[:-1]:
+                nxt = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+                os.close(parent)
+                parent = nxt
+            fd = _open_regular_in(parent, parts[-1], flags, rel)
+        finally:
+            os.close(parent)
+        if fd is not None:
+            return fd
+    raise ConfinementError(errno.ELOOP, f"{rel} kept changing into a symbolic link while it was opened")
 
 
 def open_directory(view: View, path: str, *, expect: str | None = None) -> tuple[int, str]:
@@ -509,6 +706,11 @@ def open_directory(view: View, path: str, *, expect: str | None = None) -> tuple
             except OSError as exc:
                 if exc.errno == errno.ELOOP:
                     continue
+                raise
+            try:
+                _refuse_unreadable(view, r.path, fd, 0o5)
+            except BaseException:
+                os.close(fd)
                 raise
             return fd, r.path
     raise ConfinementError(errno.ELOOP, f"{path} kept changing into a symbolic link while it was opened")
@@ -590,8 +792,8 @@ def write_file(
 def _replace_in(parent: int, name: str, data: bytes, shown: str, owner: tuple[int, int] | None) -> bool:
     """Write ``data`` to a temp file in ``parent`` and rename it over ``name``; True when created.
 
-    The file keeps the mode and owner of the file it replaces; a new one gets
-    0o666 minus the umask and the mount's owner.
+    The file keeps the mode (without setuid/setgid) and owner of the file it replaces; a new one
+    gets 0o666 minus the umask and the mount's owner.
     """
     try:
         st = os.stat(name, dir_fd=parent, follow_symlinks=False)
@@ -601,7 +803,10 @@ def _replace_in(parent: int, name: str, data: bytes, shown: str, owner: tuple[in
         if stat.S_ISDIR(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, "Is a directory", shown)
         created = False
-        mode = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else 0o666 & ~_umask()
+        # New content is never privileged: setuid/setgid go, as the kernel drops them on a write
+        # by anyone but root (the replace would otherwise hand the model's content those bits).
+        kept = stat.S_IMODE(st.st_mode) & ~(stat.S_ISUID | stat.S_ISGID)
+        mode = kept if stat.S_ISREG(st.st_mode) else 0o666 & ~_umask()
         owner = (st.st_uid, st.st_gid)
     tmp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=parent)

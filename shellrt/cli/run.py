@@ -185,7 +185,6 @@ async def _execute(
         "signal": result.signal,
         "oom_killed": result.oom_killed,
         "output": format_output(output, "Bash"),
-        "oom_killed": result.oom_killed,
         "output_path": str(result.output_path) if persisted else None,
         "total_bytes": result.total_bytes,
         "saved_bytes": result.saved_bytes,

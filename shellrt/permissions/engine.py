@@ -318,8 +318,12 @@ class PermissionEngine:
         paths += [w for p in parts for w in p.writes if w]
         for path in paths:
             why = git_metadata_reason(path)
-            if why is None and path != os.path.realpath(path):
-                why = git_metadata_reason(os.path.realpath(path))
+            try:
+                real = os.path.realpath(path)
+            except OSError:  # a symlink swapped while it was resolved (EINVAL): fail closed
+                return f"Writing {path}: the path changed while it was checked (a symbolic link was swapped)."
+            if why is None and path != real:
+                why = git_metadata_reason(real)
             if why is not None:
                 return f"Writing {path} touches {why}."
         return None

@@ -28,6 +28,7 @@ hostile repository cannot unmask the operator's secrets.
 from __future__ import annotations
 
 import os
+import pwd
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -47,7 +48,8 @@ __all__ = [
 ]
 
 #: Credential stores hidden from commands by default. ``~/…`` entries are hidden in the
-#: caller's home and in ``/root``; ``/root`` as a whole is hidden unless it is or holds a
+#: caller's home (``$HOME`` and the password database's, which differ when CI points HOME at a
+#: scratch dir) and in ``/root``; ``/root`` as a whole is hidden unless it is or holds a
 #: writable root (the workspace) or the Python that runs shellrt (pyenv-style installs under
 #: /root: the bwrap zygote runs on it), in which case only its ``~/…`` entries are.
 DEFAULT_MASKED_PATHS: tuple[str, ...] = (
@@ -183,10 +185,30 @@ def _interpreter_dirs() -> list[Path]:
     return [Path(os.path.realpath(d)) for d in dirs if d]
 
 
+def _password_home() -> Path | None:
+    """The caller's home as the password database has it (HOME may point at a scratch dir)."""
+    try:
+        found = pwd.getpwuid(os.getuid()).pw_dir
+    except (KeyError, OSError):
+        return None
+    return Path(os.path.normpath(found)) if found.startswith("/") else None
+
+
+def _caller_home() -> Path:
+    """``$HOME`` when it is an absolute path, else the password database's home, else ``/``.
+
+    Never raises: a session must start whatever HOME says (unset, empty, relative, ``~``).
+    """
+    env = os.environ.get("HOME", "")
+    if env.startswith("/"):
+        return Path(os.path.normpath(env))
+    return _password_home() or Path("/")
+
+
 def _default_masks(home: Path, base: SandboxPolicy) -> list[Path]:
     """`DEFAULT_MASKED_PATHS` for this caller (see there for ``/root``)."""
     keep = [*(Path(os.path.normpath(r)) for r in base.allowed_roots()), *_interpreter_dirs()]
-    homes = dict.fromkeys([home, Path("/root")])
+    homes = dict.fromkeys(h for h in (home, _password_home(), Path("/root")) if h is not None and h.is_absolute())
     out: list[Path] = []
     for text in DEFAULT_MASKED_PATHS:
         if text.startswith("~/"):
@@ -230,7 +252,7 @@ def derive_policy(
     ``mask_defaults``: False drops `DEFAULT_MASKED_PATHS` (None: as settings say, default on).
     Idempotent: deriving a derived policy adds nothing.
     """
-    home = home if home is not None else Path.home()
+    home = home if home is not None else _caller_home()
     workspace = base.workspace
     notes: list[str] = []
     wanted: list[tuple[Path, str]] = [(Path(p), "read_denied") for p in base.read_denied]

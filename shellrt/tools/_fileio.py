@@ -24,6 +24,7 @@ from sandbox.confine import View, WriteOutcome
 from shellrt.protocol import FileReadRecord, ToolExecutionError
 
 __all__ = [
+    "MAX_EDIT_BYTES",
     "DecodedText",
     "decode_bytes",
     "dominant_newline",
@@ -36,6 +37,8 @@ __all__ = [
 ]
 
 _CHUNK = 1 << 20
+#: Files Edit and Write replace are read whole (a sparse file of terabytes is one `truncate` away).
+MAX_EDIT_BYTES = 64 * 1024 * 1024
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF8, "utf-8"),
@@ -117,6 +120,10 @@ def read_existing(
         return None
     except IsADirectoryError:
         raise ToolExecutionError(f"{label} is a directory; give the path of a file.") from None
+    except confine.SpecialFileError as exc:
+        raise ToolExecutionError(
+            f"{label} is not a regular file ({exc.kind}); the file tools change regular files only."
+        ) from None
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
@@ -124,7 +131,13 @@ def read_existing(
         if not stat.S_ISREG(mode):
             raise ToolExecutionError(f"{label} is not a regular file; the file tools change regular files only.")
         with os.fdopen(os.dup(fd), "rb") as fh:
-            return fh.read(), canonical
+            data = fh.read(MAX_EDIT_BYTES + 1)  # never more: the file may grow while it is read
+        if len(data) > MAX_EDIT_BYTES:
+            raise ToolExecutionError(
+                f"{label} is too large for Edit and Write ({os.fstat(fd).st_size:,} bytes; at most "
+                f"{MAX_EDIT_BYTES:,}): they hold the whole file in memory. Change it with Bash (e.g. `sed -i`)."
+            )
+        return data, canonical
     finally:
         os.close(fd)
 

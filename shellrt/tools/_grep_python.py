@@ -17,11 +17,17 @@ import re
 import stat
 from pathlib import Path
 
+from sandbox import confine
 from shellrt.protocol import ToolExecutionError
 from shellrt.tools._gitignore import GlobList, TypeFilter, walk_entries, walk_files
 from shellrt.tools._search_types import FileHits, GrepQuery
 
-__all__ = ["python_list_files", "python_search"]
+__all__ = ["MAX_SEARCH_BYTES", "python_list_files", "python_search"]
+
+#: Text files above this are not searched by the Python walker (memory stays bounded; ripgrep,
+#: which streams, has no such limit).
+MAX_SEARCH_BYTES = 256 * 1024 * 1024
+_CHUNK = 1 << 20
 
 
 def python_list_files(root: Path, root_fd: int | None = None) -> list[str]:
@@ -44,22 +50,35 @@ def _compile(query: GrepQuery) -> re.Pattern[str]:
 
 def _read_at(name: str, dir_fd: int | None) -> bytes | None:
     """A regular file's bytes, opened without following a symlink (relative to ``dir_fd`` when given)."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (os.O_NOFOLLOW if dir_fd is not None else 0)
     try:
-        fd = os.open(name, flags, dir_fd=dir_fd)
+        if dir_fd is not None:
+            fd = confine.open_beneath(dir_fd, name)  # never opens a FIFO or device it walked past
+        else:
+            fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError:
         return None
     return _read_fd(fd)
 
 
 def _read_fd(fd: int) -> bytes | None:
-    """Bytes of a regular file fd (consumed); None for anything else."""
+    """Bytes of a regular file fd (consumed); None for anything else.
+
+    Read in chunks: the first NUL byte ends it (binary: skipped, as ripgrep skips it), and so
+    does `MAX_SEARCH_BYTES` -- a sparse file of terabytes costs one chunk, not the host's memory.
+    """
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
+        chunks: list[bytes] = []
+        size = 0
         with os.fdopen(os.dup(fd), "rb") as fh:
             fh.seek(0)
-            return fh.read()
+            while chunk := fh.read(_CHUNK):
+                size += len(chunk)
+                if b"\x00" in chunk or size > MAX_SEARCH_BYTES:
+                    return None
+                chunks.append(chunk)
+        return b"".join(chunks)
     except OSError:
         return None
     finally:

@@ -32,9 +32,10 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from sandbox import confine
 from sandbox.base import ExecRequest, SandboxBackend
+from sandbox.config import BwrapConfig
 from sandbox.confine import ConfinementError, Mount, View
 from shellrt.protocol import PermissionResult, PermissionSubject, ToolContext, ToolExecutionError
-from shellrt.supervisor.protect import protected_reason
+from shellrt.supervisor.protect import SHELL_STARTUP_FILES, protected_reason
 from shellrt.tools._search import RgRunner
 
 __all__ = [
@@ -81,6 +82,15 @@ _SHELL_RC = frozenset(
 )
 
 
+#: What the supervisor's workspace guard protects from commands (`shellrt.supervisor.protect`):
+#: the file tools must not plant it either (a change between commands counts as the operator's).
+_OBEYED_ANYWHERE = frozenset({".mcp.json", ".devcontainer.json"})
+_EDITOR_FILES = {
+    ".vscode": frozenset({"settings.json", "tasks.json", "launch.json", "extensions.json"}),
+    ".devcontainer": frozenset({"devcontainer.json"}),
+}
+
+
 class PathInput(BaseModel):
     """Base of inputs with a ``file_path``; remembers the resolved path for governance."""
 
@@ -116,10 +126,21 @@ def _identity(backend: SandboxBackend | None) -> bool:
     return backend is None or type(backend).to_host_path is SandboxBackend.to_host_path
 
 
-def _root_mounts(root: Path | str, *, writable: bool) -> list[Mount]:
+def _root_mounts(root: Path | str, *, writable: bool, caller_reads: bool = False) -> list[Mount]:
     text = confine.normalize(str(root))
     real = os.path.realpath(text)
-    return [Mount(p, p, writable=writable) for p in dict.fromkeys((text, real))]
+    return [Mount(p, p, writable=writable, caller_reads=caller_reads) for p in dict.fromkeys((text, real))]
+
+
+def _reader(backend: SandboxBackend | None) -> tuple[int, int] | None:
+    """The identity commands run as when it is not the caller's: bwrap run as root runs them under
+    its unprivileged sandbox uid, and the file tools must not read with root's power what they cannot."""
+    if backend is None or os.geteuid() != 0:
+        return None
+    config = getattr(backend, "config", None)
+    if isinstance(config, BwrapConfig):
+        return (config.sandbox_uid, config.sandbox_gid)
+    return None
 
 
 def _owner(host: Path) -> tuple[int, int] | None:
@@ -131,11 +152,22 @@ def _owner(host: Path) -> tuple[int, int] | None:
     return (st.st_uid, st.st_gid)
 
 
+def _bwrap_private() -> list[str]:
+    """What bwrap fills with its own: ``--proc /proc``, ``--dev /dev``, and the run dirs it empties
+    (no host IPC: /run, /var/run, the caller's XDG_RUNTIME_DIR) -- mounts of the workspace kept."""
+    places = ["/proc", "/dev"]
+    for run in ("/run", "/var/run", os.environ.get("XDG_RUNTIME_DIR", "")):
+        if run and os.path.isdir(run):
+            places.append(os.path.realpath(run))
+    return places
+
+
 def view_for(ctx: ToolContext) -> View:
     """The sandbox's filesystem as its commands see it, for this session."""
     backend = _backend(ctx)
     mounts: list[Mount] = []
     masked: list[str] = [str(p) for p in ctx.read_denied]
+    private: list[str] = []
     if _identity(backend):
         mounts.append(Mount("/", "/"))
     if backend is None:
@@ -144,25 +176,35 @@ def view_for(ctx: ToolContext) -> View:
                 mounts += _root_mounts(root, writable=True)
     else:
         identity = _identity(backend)
+        reader = _reader(backend)
         for root in backend.policy.allowed_roots():
             inside = backend.to_sandbox_path(Path(root))
             host = backend.to_host_path(inside) if inside is not None else None
             if inside is None or host is None:
                 continue
-            if identity:
+            if identity and reader is not None:
+                # bwrap as root: the root is shown to the sandbox uid through an idmapped mount, so
+                # its owner is who creates and reads there (the tools act as that owner too).
+                owner = _owner(Path(inside))
+                mounts += [
+                    Mount(m.path, m.host, writable=True, owner=owner, idmapped=True)
+                    for m in _root_mounts(inside, writable=True)
+                ]
+            elif identity:
                 mounts += _root_mounts(inside, writable=True)
             else:
                 mounts.append(Mount(inside, str(host), writable=True, logical=str(root), owner=_owner(host)))
         private_tmp = getattr(backend, "session_tmp", None)
         if isinstance(private_tmp, Path):
             mounts.append(Mount("/tmp", str(private_tmp), writable=True))
+            private += _bwrap_private()
         for denied in backend.policy.read_denied:
             inside = backend.to_sandbox_path(Path(denied))
             if inside is not None:
                 masked.append(inside)
     # The session's own directory (persisted results the model is pointed at): readable, never writable.
-    mounts += _root_mounts(ctx.session_dir, writable=False)
-    return View(mounts, masked)
+    mounts += _root_mounts(ctx.session_dir, writable=False, caller_reads=True)
+    return View(mounts, masked, reader=_reader(backend), private=private)
 
 
 def _start_dir(ctx: ToolContext) -> str:
@@ -339,21 +381,23 @@ def is_sensitive(path: Path) -> str | None:
         return "an environment file (.env*) that may hold secrets"
     if name in _SHELL_RC or (name == "config.fish" and "fish" in parts):
         return "a shell start-up file (it runs in every future shell)"
+    if name in SHELL_STARTUP_FILES:
+        return "a shell or direnv start-up file (it runs in every future shell there)"
+    if name in _OBEYED_ANYWHERE:
+        return "a configuration file agents and editors obey outside the sandbox (it can start programs)"
+    if len(parts) >= 2 and name in _EDITOR_FILES.get(parts[-2], ()):
+        return "an editor or dev-container file that can run tasks or point at programs"
     for i, part in enumerate(parts[:-1]):
         rest = parts[i + 1 :]
+        if part in (".shellrt", ".claude"):
+            return "an agent settings tree (.shellrt/, .claude/: hooks and permissions live there)"
         if part == ".ssh":
             return "SSH configuration or keys (.ssh/)"
         if part == ".git" and rest[:1] == ("hooks",):
             return "a git hook (.git/hooks runs code on git commands)"
         if part == ".git" and rest == ("config",):
             return "the git configuration (.git/config can run commands)"
-        if (
-            part in (".shellrt", ".claude")
-            and len(rest) == 1
-            and fnmatch.fnmatchcase(rest[0], "settings*.json")
-        ):
-            return "an agent settings file (it changes permissions)"
-    # Everything the after-command check protects (hooks, .mcp.json, editor tasks, ...):
+    # Everything else the after-command check protects (hooks, .mcp.json, editor tasks, ...):
     # a file tool must not plant what a command may not.
     return protected_reason(path)
 
@@ -424,7 +468,10 @@ def subject_for(tool_input: PathInput, raw: str, *, write: bool) -> PermissionSu
     if resolved is None:
         expanded = os.path.expanduser(raw)
         if os.path.isabs(expanded):
-            resolved = os.path.realpath(expanded)
+            try:
+                resolved = os.path.realpath(expanded)
+            except (OSError, ValueError):  # changing under our feet (EINVAL mid-swap), or no file name
+                resolved, incomplete = expanded, True
         else:
             resolved, incomplete = raw, True
     return PermissionSubject(paths=(resolved,), access="write" if write else "read", incomplete=incomplete)

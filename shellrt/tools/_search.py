@@ -16,6 +16,7 @@ import base64
 import json
 import os
 import shutil
+import stat
 import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any
 
 import anyio
 
+from sandbox import confine
 from sandbox.errors import SandboxError
 from shellrt.protocol import ToolExecutionError
 from shellrt.tools._gitignore import FILE_TYPES
@@ -83,10 +85,21 @@ def newest_first(path: str) -> tuple[int, str]:
         return (0, path)
 
 
-def has_nul(path: str) -> bool:
-    """Whether the file holds a NUL byte (binary, as ripgrep judges it); unreadable counts as binary."""
+def has_nul(path: str, root_fd: int | None = None) -> bool:
+    """Whether the file holds a NUL byte (binary, as ripgrep judges it); unreadable counts as binary.
+
+    ``root_fd``: ``path`` is relative to that anchored directory and opened below it without
+    following any symlink. Never blocks: what is not a regular file by now (a FIFO swapped in
+    after ripgrep saw a file there) counts as binary, unopened.
+    """
     try:
-        with open(path, "rb") as fh:
+        if root_fd is not None:
+            fd = confine.open_beneath(root_fd, path)
+        else:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return True
             while chunk := fh.read(1 << 20):
                 if b"\x00" in chunk:
                     return True
@@ -130,10 +143,12 @@ def _strip_dot(path: str) -> str:
     return path[2:] if path.startswith("./") else path
 
 
-def _text(field: dict[str, Any]) -> str:
+def _text(field: dict[str, Any], errors: str = "replace") -> str:
+    """A ripgrep JSON string field; ``errors="surrogateescape"`` for paths (a non-UTF-8 name must
+    still name its file)."""
     if "text" in field:
         return str(field["text"])
-    return base64.b64decode(field.get("bytes", "")).decode("utf-8", errors="replace")
+    return base64.b64decode(field.get("bytes", "")).decode("utf-8", errors=errors)
 
 
 async def _rg_search(
@@ -181,7 +196,7 @@ async def _rg_search(
             if kind not in ("match", "context"):
                 continue
             data = message["data"]
-            path = _strip_dot(_text(data["path"]))
+            path = _strip_dot(_text(data["path"], "surrogateescape"))
             hits = results.setdefault(path, FileHits())
             chunk = _text(data["lines"])
             lines = chunk.split("\n")
@@ -191,11 +206,22 @@ async def _rg_search(
                 number = int(data["line_number"]) + offset
                 if kind == "match" or number not in hits.lines:
                     hits.lines[number] = (line, kind == "match")
-    base = str(query.root) if query.root_fd is None else f"/proc/self/fd/{query.root_fd}"
-    drop = [p for p in results if has_nul(p if os.path.isabs(p) else os.path.join(base, p))]
+    drop = await anyio.to_thread.run_sync(_binary_hits, list(results), query)
     for path in drop:
         del results[path]
     return results
+
+
+def _binary_hits(paths: list[str], query: GrepQuery) -> list[str]:
+    """The hits ripgrep reported that hold a NUL byte (judged on the anchored root, in a worker thread)."""
+    def binary(path: str) -> bool:
+        if os.path.isabs(path):
+            return has_nul(path)
+        if query.root_fd is not None:
+            return has_nul(path, query.root_fd)
+        return has_nul(os.path.join(str(query.root), path))
+
+    return [p for p in paths if binary(p)]
 
 
 async def search(

@@ -186,6 +186,8 @@ def _visible_newest_first(root: str, rels: list[str], ctx: ToolContext, view: Vi
     paths = [os.path.join(root, r) for r in rels]
     if view.masked:
         paths = [p for p in paths if view.masked_by(p) is None]
+    if view.reader is not None:  # a walk run as root: only names the sandbox's user could list
+        paths = [p for p in paths if confine.reader_may(view, os.path.dirname(p), 0o5)]
     logical = {view.to_logical(p): p for p in paths}
     hidden = {logical[p] for p in rule_denied(list(logical), ctx, GlobTool.name)}
     return sorted((p for p in paths if p not in hidden), key=mtime_order(view))

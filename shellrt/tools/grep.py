@@ -199,6 +199,8 @@ class GrepTool(Tool[GrepInput, GrepOutput]):
         found = {target if single else os.path.join(target, rel): h for rel, h in hits.items()}
         if view.masked:
             found = {p: h for p, h in found.items() if view.masked_by(p) is None}
+        if view.reader is not None:  # a walk run as root: only what the sandbox's user may read
+            found = {p: h for p, h in found.items() if confine.reader_may(view, p, 0o4)}
         logical = {view.to_logical(p): p for p in found}
         hidden = {logical[p] for p in rule_denied(list(logical), ctx, self.name)}
         found = {p: h for p, h in found.items() if p not in hidden}

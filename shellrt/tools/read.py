@@ -15,6 +15,7 @@ compacted conversation forgets these ranges (`RANGES_KEY`).
 from __future__ import annotations
 
 import base64
+import errno
 import hashlib
 import importlib
 import io
@@ -30,7 +31,7 @@ import anyio
 from pydantic import Field
 
 from sandbox import confine
-from sandbox.confine import ConfinementError, View
+from sandbox.confine import ConfinementError, SpecialFileError, View, file_kind
 from shellrt.protocol import (
     ContentBlock,
     FileReadRecord,
@@ -65,10 +66,15 @@ MAX_LINE_CHARS = 2_000
 #: Raw image bytes; 3.75 MB is 5 MB once base64-encoded (the model APIs' per-image limit).
 MAX_IMAGE_BYTES = 3_750_000
 MAX_PDF_PAGES_PER_CALL = 20
+#: PDFs are parsed whole, in memory.
+MAX_PDF_BYTES = 32 * 1024 * 1024
 #: Whole-file reads (notebooks, UTF-16 text) above this size are refused.
 MAX_WHOLE_FILE_BYTES = 10 * 1024 * 1024
 #: Pseudo-files report size 0 (``/proc/...``); never scan more than this of them.
 MAX_PSEUDO_FILE_BYTES = 16 * 1024 * 1024
+#: Text files are streamed (hashed, lines counted) up to this: a sparse file of terabytes is one
+#: `truncate` away, and its scan would hold a worker thread and a core for many minutes.
+MAX_SCAN_BYTES = 256 * 1024 * 1024
 _CHUNK = 1 << 20
 #: ``ctx.tool_state`` key: (path, offset, limit) -> the record of the last text Read of that range.
 RANGES_KEY = "Read.ranges"
@@ -237,8 +243,16 @@ def _read(view: View, where: str, tool_input: ReadInput) -> tuple[ReadOutput, Fi
         raise ToolExecutionError(_missing_message(view, where, tool_input.file_path)) from None
     except IsADirectoryError:
         raise ToolExecutionError(_directory_message(where)) from None
-    except PermissionError:
-        raise ToolExecutionError(f"Permission denied reading {where}.") from None
+    except SpecialFileError as exc:
+        label = exc.filename or where
+        raise ToolExecutionError(
+            f"{label} is not a regular file ({exc.kind}); Read refuses it because reading it could block or "
+            f"never end. Use Bash if you really need it (e.g. `head -c 100 {label} | xxd`)."
+        ) from None
+    except PermissionError as exc:
+        plain = exc.strerror in (None, "", os.strerror(errno.EACCES), os.strerror(errno.EPERM))
+        detail = "" if plain else f" ({exc.strerror})"
+        raise ToolExecutionError(f"Permission denied reading {where}{detail}.") from None
     except ConfinementError as exc:
         raise refusal("read", tool_input.file_path, exc) from None
     except OSError as exc:
@@ -251,7 +265,7 @@ def _read(view: View, where: str, tool_input: ReadInput) -> tuple[ReadOutput, Fi
             raise ToolExecutionError(_directory_message(label))
         if not stat.S_ISREG(st.st_mode):
             raise ToolExecutionError(
-                f"{label} is not a regular file ({_kind(st.st_mode)}); Read refuses it because reading it could "
+                f"{label} is not a regular file ({file_kind(st.st_mode)}); Read refuses it because reading it could "
                 f"block or never end. Use Bash if you really need it (e.g. `head -c 100 {label} | xxd`)."
             )
         suffix = path.suffix.lower()
@@ -284,18 +298,6 @@ def _refuse_special_path(path: Path, label: str) -> None:
         )
     if text in ("/proc/kcore", "/proc/kmsg") or re.match(r"^/proc/[^/]+/(mem|pagemap)$", text):
         raise ToolExecutionError(f"{label} is a kernel memory file; Read refuses it.")
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO / named pipe"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "a special file"
 
 
 def _missing_message(view: View, where: str, raw: str) -> str:
@@ -376,7 +378,7 @@ def _read_text(
             raise ToolExecutionError(_binary_message(path, label, st.st_size))
         if 0 < st.st_size <= MAX_WHOLE_FILE_BYTES:
             # Small enough to judge the encoding on every byte, exactly as Edit will decode it.
-            data = head + fh.read()
+            data = head + fh.read(max(0, st.st_size - len(head)))  # what it was: it may be growing
             encoding = _whole_file_encoding(data)
             scan = _LineScanner(start, limit, encoding)
             scan.feed(data)
@@ -386,18 +388,27 @@ def _read_text(
             encoding = "utf-8" if head.startswith(b"\xef\xbb\xbf") else _pick_encoding(head)
             fh.seek(0)
             scan = _LineScanner(start, limit, encoding)
-            max_bytes = st.st_size if st.st_size > 0 else MAX_PSEUDO_FILE_BYTES
+            max_bytes = min(st.st_size if st.st_size > 0 else MAX_PSEUDO_FILE_BYTES, MAX_SCAN_BYTES)
             seen = 0
             while seen < max_bytes and (chunk := fh.read(min(_CHUNK, max_bytes - seen))):
                 seen += len(chunk)
                 scan.feed(chunk)
+        cut = seen >= MAX_SCAN_BYTES and st.st_size > seen
         scan.finish()
         record = FileReadRecord(
-            sha256=scan.digest.hexdigest(), mtime_ns=st.st_mtime_ns, size=seen, partial=start > 1 or scan.more
+            sha256=scan.digest.hexdigest(),
+            mtime_ns=st.st_mtime_ns,
+            size=seen,
+            partial=start > 1 or scan.more or cut,
         )
     text = _format_window(
         path, label, scan.shown, start, scan.total_lines, scan.more, scan.budget_hit, encoding
     )
+    if cut:
+        text += (
+            f"\n\n(Only the first {MAX_SCAN_BYTES // (1 << 20)} MiB of this {st.st_size:,}-byte file were scanned; "
+            "line counts cover that part. Use Bash for the rest, e.g. `tail` or `sed -n 'N,Mp'`.)"
+        )
     shown = (scan.shown[0][0], scan.shown[-1][0]) if scan.shown else None
     return ReadOutput("text", label, text, lines_shown=shown, total_lines=scan.total_lines), record
 
@@ -516,7 +527,7 @@ def _read_utf16(
         raise ToolExecutionError(
             f"{label} is a UTF-16 file over {MAX_WHOLE_FILE_BYTES:,} bytes; convert it with iconv first."
         )
-    data = head + fh.read()
+    data = head + fh.read(max(0, st.st_size - len(head)))
     encoding = "utf-16-le" if data.startswith(b"\xff\xfe") else "utf-16-be"
     lines = data[2:].decode(encoding, errors="replace").split("\n")
     if lines and lines[-1] == "":
@@ -561,7 +572,9 @@ def _read_image(fd: int, path: Path, label: str, st: os.stat_result) -> tuple[Re
             f"`convert {label} -resize 50% /tmp/small{path.suffix}`, and Read that."
         )
     with _open_regular(fd, label) as fh:
-        data = fh.read()
+        data = fh.read(MAX_IMAGE_BYTES + 1)
+    if len(data) > MAX_IMAGE_BYTES:
+        raise ToolExecutionError(f"{label} grew while it was read; Read it again once it is written.")
     media_type = _sniff_image(data)
     if media_type is None:
         raise ToolExecutionError(
@@ -615,7 +628,7 @@ def _read_notebook(fd: int, path: Path, label: str, st: os.stat_result) -> tuple
             "outputs first (`jupyter nbconvert --clear-output`)."
         )
     with _open_regular(fd, label) as fh:
-        data = fh.read()
+        data = fh.read(MAX_WHOLE_FILE_BYTES + 1)
     try:
         nb = json.loads(data)
         cells = nb["cells"]
@@ -679,8 +692,13 @@ def _read_pdf(
             "environment (pip install pypdf). Alternatively use Bash: `pdftotext -layout file.pdf -` "
             "(poppler-utils), if it is installed."
         ) from None
+    if st.st_size > MAX_PDF_BYTES:
+        raise ToolExecutionError(
+            f"{label} is a PDF of {st.st_size / 1e6:.0f} MB; Read parses PDFs up to {MAX_PDF_BYTES / 1e6:.0f} MB. "
+            f"Extract its text with Bash instead (e.g. `pdftotext -f 1 -l 5 {label} -`)."
+        )
     with _open_regular(fd, label) as fh:
-        data = fh.read()
+        data = fh.read(MAX_PDF_BYTES + 1)
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))
         total = len(reader.pages)

@@ -1,0 +1,132 @@
+"""Red-team attacks on the bwrap sandbox and its session cgroup that no issue named.
+
+Holes that live in `sandbox/bwrap.py` / `sandbox/_zygote_main.py` (being rewritten elsewhere) are
+marked ``xfail(strict=True)`` with the hole in the reason: the test turns green when it is fixed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import shellrt
+from sandbox import SandboxPolicy
+from tests.conftest import require
+
+pytestmark = pytest.mark.anyio
+
+
+def text(block: dict[str, Any]) -> str:
+    content = block["content"]
+    return content if isinstance(content, str) else "\n".join(c.get("text", "") for c in content)
+
+
+async def one(rt: shellrt.Runtime, name: str, **raw: Any) -> dict[str, Any]:
+    user = await rt.run([{"type": "tool_use", "id": "t", "name": name, "input": raw}])
+    block: dict[str, Any] = user["content"][0]
+    return block
+
+
+def bwrap_runtime(tmp_path: Path, **kw: Any) -> shellrt.Runtime:
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    return shellrt.Runtime(
+        workspace=ws, sandbox="bwrap", mode="bypassPermissions", session_dir=tmp_path / "session",
+        settings_files=(), **kw,
+    )
+
+
+async def until(rt: shellrt.Runtime, *, error: bool) -> dict[str, Any]:
+    """``echo alive`` until it fails (``error``) or succeeds; the last result (the bomb starts, and
+    is killed, asynchronously)."""
+    import anyio
+
+    result: dict[str, Any] = {}
+    for _ in range(40):
+        result = await one(rt, "Bash", command="echo alive")
+        if bool(result["is_error"]) == error:
+            break
+        await anyio.sleep(0.25)
+    return result
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "HOLE (bwrap.py/_zygote_main.py/_seccomp.py): a command can chmod u+s/g+s in the workspace. "
+        "Through the idmapped mount (root caller) the file lands on disk owned by the workspace owner "
+        "(root): a setuid-root program any local user who reaches the workspace can run; for a non-root "
+        "caller, a setuid-<caller> one. nosuid on the sandbox's mount does not help (the host's mount "
+        "honours it). Fix: seccomp rules refusing chmod/fchmod/fchmodat(2) and O_CREAT/mkdir/mknod modes "
+        "with S_ISUID|S_ISGID (arg mask compare), or strip the bits in the after-command check."
+    ),
+)
+async def test_a_command_cannot_plant_a_setuid_program_on_the_host(tmp_path: Path) -> None:
+    async with bwrap_runtime(tmp_path) as rt:
+        done = await one(rt, "Bash", command="cp /bin/true suid; chmod 4755 suid; mkdir sgid; chmod 2775 sgid; echo done")
+    assert "done" in text(done), text(done)
+    for name in ("suid", "sgid"):
+        mode = os.stat(tmp_path / "ws" / name).st_mode
+        assert not mode & (stat.S_ISUID | stat.S_ISGID), f"{name} is {oct(mode)} on the host"
+
+
+async def test_session_recovers_after_its_pids_are_used_up(tmp_path: Path) -> None:
+    """A background command fills the session's pids limit: once it is stopped, commands run again."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    policy = SandboxPolicy(workspace=ws, limits={"pids": 48})
+    async with bwrap_runtime(tmp_path, policy=policy) as rt:
+        bomb = await one(rt, "Bash", command="for i in $(seq 100); do sleep 120 & done 2>/dev/null; wait", run_in_background=True)
+        task = text(bomb).split("task id ")[1].split(".")[0]
+        blocked = await until(rt, error=True)
+        await one(rt, "TaskStop", task_id=task)
+        after = await until(rt, error=False)
+    assert blocked["is_error"], text(blocked)
+    assert not after["is_error"] and "alive" in text(after), text(after)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "HOLE (bwrap.py/_zygote_main.py): when the session's pids limit is used up the next command "
+        "fails with 'cannot start the command's namespace: Resource temporarily unavailable' (or, when "
+        "the zygote itself could not fork, 'cannot restart the bwrap session sandbox ... Creating new "
+        "namespace failed'), which names neither the pids limit nor the way out (TaskStop the background "
+        "tasks holding the processes). Fix: on EAGAIN read pids.current/pids.max of the session cgroup "
+        "(sandbox._cgroup) and say so."
+    ),
+)
+async def test_used_up_pids_are_reported_as_such(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    policy = SandboxPolicy(workspace=ws, limits={"pids": 48})
+    async with bwrap_runtime(tmp_path, policy=policy) as rt:
+        await one(rt, "Bash", command="for i in $(seq 100); do sleep 120 & done 2>/dev/null; wait", run_in_background=True)
+        blocked = await until(rt, error=True)
+    message = text(blocked).lower()
+    assert blocked["is_error"] and ("pids" in message or "process limit" in message), text(blocked)
+    assert "taskstop" in message, text(blocked)
+
+
+async def test_a_command_cannot_touch_its_cgroup(tmp_path: Path) -> None:
+    """Raise its own memory limit, or move itself to the root cgroup: the cgroup files are read-only."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    policy = SandboxPolicy(workspace=ws, limits={"memory_bytes": 256 << 20, "pids": 64})
+    script = (
+        "for c in memory pids; do p=$(grep \":$c:\" /proc/self/cgroup | cut -d: -f3); "
+        "for f in /sys/fs/cgroup/$c$p/memory.limit_in_bytes /sys/fs/cgroup/$c$p/pids.max "
+        "/sys/fs/cgroup/$c/cgroup.procs /sys/fs/cgroup/$c/tasks /sys/fs/cgroup/cgroup.procs; do "
+        "[ -e $f ] && (echo $$ > $f) 2>/dev/null && echo WROTE $f; done; done; "
+        "grep -E ':(memory|pids):' /proc/self/cgroup"
+    )
+    async with bwrap_runtime(tmp_path, policy=policy) as rt:
+        done = await one(rt, "Bash", command=script)
+    assert "WROTE" not in text(done), text(done)
+    assert "shellrt-" in text(done), text(done)  # still in the session's cgroup
