@@ -14,6 +14,9 @@ needed by builds (``bpf``, ``perf_event_open``, ``userfaultfd``, ``io_uring_*``
 state (modules, kexec, swap, reboot, clocks, ``acct``, ``quotactl``,
 ``syslog``, ``vhangup``, ``iopl``/``ioperm``) and ``personality`` values
 other than the ordinary ones (READ_IMPLIES_EXEC and friends weaken ASLR/NX).
+Setting a set-user/group-id bit (``chmod``/``fchmod``/``fchmodat(2)``, and the
+mode of ``open``/``openat``/``creat``/``mknod(at)`` when they create) fails with
+EPERM: the file would be a set-id program on the host (see `SETID_MODE_CHECKED`).
 
 The program checks the audit architecture first: x86_64 and aarch64 have
 their own tables; any other (i386 or x32 on an x86_64 host included, whose
@@ -28,7 +31,15 @@ from __future__ import annotations
 import errno
 import struct
 
-__all__ = ["CLONE_NEWUSER", "DENIED", "ENOSYS_CALLS", "SAFE_PERSONALITIES", "filter_bytes"]
+__all__ = [
+    "CLONE_NEWUSER",
+    "DENIED",
+    "ENOSYS_CALLS",
+    "SAFE_PERSONALITIES",
+    "SETID_MODE_CHECKED",
+    "S_ISID",
+    "filter_bytes",
+]
 
 #: name -> (x86_64 number, aarch64 number or None where the call does not exist there).
 DENIED: dict[str, tuple[int, int | None]] = {
@@ -81,10 +92,31 @@ DENIED: dict[str, tuple[int, int | None]] = {
     "_sysctl": (156, None),
 }
 #: Refused with ENOSYS: libc then uses the older call, whose arguments the filter can check.
-ENOSYS_CALLS: dict[str, tuple[int, int | None]] = {"clone3": (435, 435)}
+ENOSYS_CALLS: dict[str, tuple[int, int | None]] = {"clone3": (435, 435), "openat2": (437, 437)}
 #: Allowed only without CLONE_NEWUSER in their flags (first argument).
 _NEWUSER_CHECKED: dict[str, tuple[int, int | None]] = {"clone": (56, 220), "unshare": (272, 97)}
 CLONE_NEWUSER = 0x10000000
+#: Calls whose file mode may carry S_ISUID/S_ISGID: name -> (x86_64 number, aarch64 number or
+#: None, index of the flags argument that must hold O_CREAT/O_TMPFILE for the mode to count (None:
+#: the mode always counts), index of the mode argument). A command's files land on the host (the
+#: workspace; for a root caller through an idmapped mount, owned by root on disk): a set-id bit there
+#: is a set-id program any local user can run, and ``nosuid`` on the sandbox's mount does not bind
+#: the host's own mount. ``openat2`` takes its mode in a struct the filter cannot read: ENOSYS (libc's
+#: ``open`` never uses it).
+SETID_MODE_CHECKED: dict[str, tuple[int, int | None, int | None, int]] = {
+    "chmod": (90, None, None, 1),
+    "fchmod": (91, 52, None, 1),
+    "fchmodat": (268, 53, None, 2),
+    "fchmodat2": (452, 452, None, 2),
+    "creat": (85, None, None, 1),
+    "open": (2, None, 1, 2),
+    "openat": (257, 56, 2, 3),
+    "mknod": (133, None, None, 1),
+    "mknodat": (259, 33, None, 2),
+}
+S_ISID = 0o6000
+#: O_CREAT | __O_TMPFILE (the same values on x86_64 and aarch64).
+_O_CREATES = 0o100 | 0o20000000
 _PERSONALITY = (135, 92)
 #: PER_LINUX, PER_LINUX32, UNAME26 (and with PER_LINUX32), and 0xffffffff (query): Docker's list.
 SAFE_PERSONALITIES = (0x0, 0x8, 0x20000, 0x20008, 0xFFFFFFFF)
@@ -107,6 +139,11 @@ _OFF_ARCH = 4
 _OFF_ARG0_LOW = 16  # seccomp_data.args[0], low 32 bits (both architectures are little-endian)
 
 _Insn = tuple[int, int, int, int]
+
+
+def _arg_low(index: int) -> int:
+    """Offset of the low 32 bits of ``seccomp_data.args[index]``."""
+    return _OFF_ARG0_LOW + 8 * index
 
 
 def _ret(value: int) -> _Insn:
@@ -137,6 +174,20 @@ def _table(arch: int) -> list[_Insn]:
             _ret(_RET_ERRNO | errno.EPERM),
             _ret(_RET_ALLOW),
         ]
+    for nr_x86, nr_arm, flags_arg, mode_arg in SETID_MODE_CHECKED.values():
+        nr = (nr_x86, nr_arm)[arch]
+        if nr is None:
+            continue
+        block: list[_Insn] = []
+        if flags_arg is not None:  # the mode counts only when the call creates a file
+            block += [_load(_arg_low(flags_arg)), (_JSET_K, 1, 0, _O_CREATES), _ret(_RET_ALLOW)]
+        block += [
+            _load(_arg_low(mode_arg)),
+            (_JSET_K, 0, 1, S_ISID),
+            _ret(_RET_ERRNO | errno.EPERM),
+            _ret(_RET_ALLOW),
+        ]
+        prog += [(_JEQ_K, 0, len(block), nr), *block]
     safe = len(SAFE_PERSONALITIES)
     prog += [(_JEQ_K, 0, safe + 3, _PERSONALITY[arch]), _load(_OFF_ARG0_LOW)]
     for i, value in enumerate(SAFE_PERSONALITIES):

@@ -240,7 +240,7 @@ async def main() -> None:
             ("Edit", {"file_path": "huge.txt", "old_string": "needle", "new_string": "pin", "replace_all": True}),
             ("Write", {"file_path": "huge.txt", "content": "x"}),
         ):
-            user = await rt.run([{"type": "tool_use", "id": "t", "name": name, "input": raw}])
+            user = await rt.run([{"type": "tool_use", "id": "t" + str(abs(hash(repr(raw)))), "name": name, "input": raw}])
             block = user["content"][0]
             content = block["content"]
             body = content if isinstance(content, str) else " ".join(c.get("text", "") for c in content)

@@ -6,6 +6,7 @@ marked ``xfail(strict=True)`` with the hole in the reason: the test turns green 
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import stat
@@ -20,6 +21,9 @@ from tests.conftest import require
 
 pytestmark = pytest.mark.anyio
 
+#: Fresh tool_use ids: a resent id is answered from its recorded result, never run again.
+_IDS = itertools.count()
+
 
 def text(block: dict[str, Any]) -> str:
     content = block["content"]
@@ -27,7 +31,7 @@ def text(block: dict[str, Any]) -> str:
 
 
 async def one(rt: shellrt.Runtime, name: str, **raw: Any) -> dict[str, Any]:
-    user = await rt.run([{"type": "tool_use", "id": "t", "name": name, "input": raw}])
+    user = await rt.run([{"type": "tool_use", "id": f"t{next(_IDS)}", "name": name, "input": raw}])
     block: dict[str, Any] = user["content"][0]
     return block
 
@@ -56,17 +60,6 @@ async def until(rt: shellrt.Runtime, *, error: bool) -> dict[str, Any]:
     return result
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "HOLE (bwrap.py/_zygote_main.py/_seccomp.py): a command can chmod u+s/g+s in the workspace. "
-        "Through the idmapped mount (root caller) the file lands on disk owned by the workspace owner "
-        "(root): a setuid-root program any local user who reaches the workspace can run; for a non-root "
-        "caller, a setuid-<caller> one. nosuid on the sandbox's mount does not help (the host's mount "
-        "honours it). Fix: seccomp rules refusing chmod/fchmod/fchmodat(2) and O_CREAT/mkdir/mknod modes "
-        "with S_ISUID|S_ISGID (arg mask compare), or strip the bits in the after-command check."
-    ),
-)
 async def test_a_command_cannot_plant_a_setuid_program_on_the_host(tmp_path: Path) -> None:
     async with bwrap_runtime(tmp_path) as rt:
         done = await one(rt, "Bash", command="cp /bin/true suid; chmod 4755 suid; mkdir sgid; chmod 2775 sgid; echo done")
@@ -74,6 +67,47 @@ async def test_a_command_cannot_plant_a_setuid_program_on_the_host(tmp_path: Pat
     for name in ("suid", "sgid"):
         mode = os.stat(tmp_path / "ws" / name).st_mode
         assert not mode & (stat.S_ISUID | stat.S_ISGID), f"{name} is {oct(mode)} on the host"
+
+
+SETID_PROBE = r"""
+import ctypes, errno, os, stat, sys
+libc = ctypes.CDLL(None, use_errno=True)
+def call(nr, *args):
+    r = libc.syscall(nr, *[ctypes.c_long(a) if isinstance(a, int) else a for a in args])
+    return "ok" if r >= 0 else errno.errorcode[ctypes.get_errno()]
+AT = -100  # AT_FDCWD
+x86 = os.uname().machine == "x86_64"
+open(b"plain", "w").close()
+out = {}
+out["chmod"] = os.system("chmod 4755 plain 2>/dev/null") != 0
+out["chmod_g"] = os.system("chmod g+s plain 2>/dev/null") != 0
+out["fchmodat"] = call(268 if x86 else 53, AT, b"plain", 0o6755)
+out["openat_creat"] = call(257 if x86 else 56, AT, b"new1", os.O_CREAT | os.O_WRONLY, 0o4755)
+out["openat_no_creat"] = call(257 if x86 else 56, AT, b"plain", os.O_RDONLY, 0o4755)  # mode ignored: fine
+out["openat2"] = call(437, AT, b"plain", 0, 0)
+out["plain_chmod"] = os.system("chmod 755 plain") == 0
+out["umask_create"] = os.system("install -m 0750 /dev/null made") == 0
+if x86:
+    out["creat"] = call(85, b"new2", 0o4755)
+    out["open_creat"] = call(2, b"new3", os.O_CREAT | os.O_WRONLY, 0o2755)
+print(out)
+"""
+
+
+async def test_no_call_sets_a_setid_bit_but_ordinary_modes_work(tmp_path: Path) -> None:
+    """Every call that can set S_ISUID/S_ISGID refuses it (seccomp); ordinary modes keep working."""
+    async with bwrap_runtime(tmp_path) as rt:
+        (tmp_path / "ws" / "probe.py").write_text(SETID_PROBE)
+        done = await one(rt, "Bash", command="python3 probe.py")
+    out = eval(text(done).splitlines()[0])  # the probe prints a dict literal
+    assert out["chmod"] and out["chmod_g"], out
+    assert out["fchmodat"] == "EPERM" and out["openat_creat"] == "EPERM", out
+    assert out["openat_no_creat"] == "ok" and out["openat2"] == "ENOSYS", out
+    assert out["plain_chmod"] and out["umask_create"], out
+    if "creat" in out:
+        assert out["creat"] == "EPERM" and out["open_creat"] == "EPERM", out
+    for entry in (tmp_path / "ws").iterdir():
+        assert not entry.lstat().st_mode & (stat.S_ISUID | stat.S_ISGID), entry
 
 
 async def test_session_recovers_after_its_pids_are_used_up(tmp_path: Path) -> None:

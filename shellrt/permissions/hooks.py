@@ -213,7 +213,7 @@ class CommandHookRunner(HookRunner):
             "tool_use_id": ctx.tool_use_id,
             **extra,
         }
-        data = json.dumps(payload, ensure_ascii=False, default=str).encode()
+        data = json.dumps(payload, ensure_ascii=True, default=str).encode()  # ASCII: a lone surrogate is escaped, never an encode error
         answers: list[_Answer | None] = [None] * len(specs)
         env = dict(os.environ)
         env.update(

@@ -664,7 +664,8 @@ class Runtime:
         return self.session_dir / TRANSCRIPT_FILE
 
     def _transcribe(self, entry: dict[str, Any]) -> None:
-        line = json.dumps({"ts": time.time(), **entry}, ensure_ascii=False, default=str) + "\n"
+        # ASCII: a lone surrogate (a file name that is not UTF-8) is escaped, never an encode error.
+        line = json.dumps({"ts": time.time(), **entry}, ensure_ascii=True, default=str) + "\n"
         try:
             fd = os.open(self.transcript_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
