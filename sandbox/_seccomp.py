@@ -154,11 +154,13 @@ def _load(offset: int) -> _Insn:
     return (_LD_W_ABS, 0, 0, offset)
 
 
-def _table(arch: int) -> list[_Insn]:
+def _table(arch: int, setid_only: bool = False) -> list[_Insn]:
     """The rules for one architecture (0: x86_64, 1: aarch64), the syscall number already loaded."""
     prog: list[_Insn] = []
     if arch == 0:  # x32 calls (same audit arch, numbers with bit 30 set): kill
         prog += [(_JGE_K, 0, 1, _X32_SYSCALL_BIT), _ret(_RET_KILL_PROCESS)]
+    if setid_only:
+        return [*prog, *_setid_rules(arch), _ret(_RET_ALLOW)]
     for table, result in ((DENIED, errno.EPERM), (ENOSYS_CALLS, errno.ENOSYS)):
         for numbers in table.values():
             nr = numbers[arch]
@@ -174,6 +176,21 @@ def _table(arch: int) -> list[_Insn]:
             _ret(_RET_ERRNO | errno.EPERM),
             _ret(_RET_ALLOW),
         ]
+    prog += _setid_rules(arch)
+    safe = len(SAFE_PERSONALITIES)
+    prog += [(_JEQ_K, 0, safe + 3, _PERSONALITY[arch]), _load(_OFF_ARG0_LOW)]
+    for i, value in enumerate(SAFE_PERSONALITIES):
+        prog.append((_JEQ_K, safe - i, 0, value))  # to the ALLOW after the EPERM
+    prog += [_ret(_RET_ERRNO | errno.EPERM), _ret(_RET_ALLOW)]
+    prog.append(_ret(_RET_ALLOW))
+    return prog
+
+
+def _setid_rules(arch: int) -> list[_Insn]:
+    """EPERM for a call that would set S_ISUID/S_ISGID (`SETID_MODE_CHECKED`)."""
+    prog: list[_Insn] = []
+    if (437, 437)[arch] is not None:  # openat2: its mode is in a struct no filter can read
+        prog += [(_JEQ_K, 0, 1, 437), _ret(_RET_ERRNO | errno.ENOSYS)]
     for nr_x86, nr_arm, flags_arg, mode_arg in SETID_MODE_CHECKED.values():
         nr = (nr_x86, nr_arm)[arch]
         if nr is None:
@@ -188,18 +205,16 @@ def _table(arch: int) -> list[_Insn]:
             _ret(_RET_ALLOW),
         ]
         prog += [(_JEQ_K, 0, len(block), nr), *block]
-    safe = len(SAFE_PERSONALITIES)
-    prog += [(_JEQ_K, 0, safe + 3, _PERSONALITY[arch]), _load(_OFF_ARG0_LOW)]
-    for i, value in enumerate(SAFE_PERSONALITIES):
-        prog.append((_JEQ_K, safe - i, 0, value))  # to the ALLOW after the EPERM
-    prog += [_ret(_RET_ERRNO | errno.EPERM), _ret(_RET_ALLOW)]
-    prog.append(_ret(_RET_ALLOW))
     return prog
 
 
-def program() -> list[_Insn]:
-    """The whole filter: the architecture check, then the matching table."""
-    x86, arm = _table(0), _table(1)
+def program(setid_only: bool = False) -> list[_Insn]:
+    """The whole filter: the architecture check, then the matching table.
+
+    ``setid_only``: just the set-id rules, for sandboxes that already have a filter of their
+    own (docker's default profile) and lack only these (the docker executor's helper loads it).
+    """
+    x86, arm = _table(0, setid_only), _table(1, setid_only)
     head: list[_Insn] = [
         _load(_OFF_ARCH),
         (_JEQ_K, 2, 0, _AUDIT_ARCH_X86_64),
@@ -213,6 +228,6 @@ def program() -> list[_Insn]:
     return prog
 
 
-def filter_bytes() -> bytes:
+def filter_bytes(setid_only: bool = False) -> bytes:
     """``struct sock_filter[]`` (u16 code, u8 jt, u8 jf, u32 k, native order) of `program`."""
-    return b"".join(struct.pack("=HBBI", *insn) for insn in program())
+    return b"".join(struct.pack("=HBBI", *insn) for insn in program(setid_only))

@@ -196,3 +196,29 @@ async def test_reset_discards_when_the_secret_cannot_be_removed(tmp_path: Path) 
         await anyio.run_process(["docker", "kill", backend.container_id], check=False)
         with anyio.fail_after(30), pytest.raises(ResetError):
             await backend.reset()
+
+
+@pytest.mark.parametrize("mode", ["bind", "copy"])
+async def test_a_command_cannot_plant_a_setid_program_on_the_host(tmp_path: Path, user: str, mode: str) -> None:
+    """Container root's files in a bind-mounted workspace are host root's: a set-id bit there would
+    be a set-id-root program on the host. The executor's helper loads the set-id seccomp filter."""
+    require_docker()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    ws.chmod(0o777)  # bind mode: the host directory is the workspace, writable by any command user
+    (ws / "tool").write_text("#!/bin/sh\n")
+    (ws / "tool").chmod(0o666)
+    async with DockerBackend(config(BUSYBOX, user=user, workspace_mode=mode), policy(ws)) as backend:
+        out, status = await _run(
+            backend,
+            "cp tool suid; chmod 4755 suid && echo SET-UID; chmod 2755 tool && echo SET-GID; "
+            "chmod 755 suid && echo PLAIN-OK; mkdir d && echo MKDIR-OK",
+        )
+        exported = ws
+        if mode == "copy":
+            exported = tmp_path / "out"
+            await backend.export_workspace(exported)
+    assert "SET-UID" not in out and "SET-GID" not in out, out
+    assert "PLAIN-OK" in out and "MKDIR-OK" in out, out
+    for entry in exported.rglob("*"):
+        assert not entry.lstat().st_mode & 0o6000, f"{entry} is {oct(entry.lstat().st_mode)}"

@@ -21,6 +21,7 @@ import threading
 from importlib import resources
 from pathlib import Path
 
+from sandbox import _seccomp
 from sandbox.errors import BackendUnavailableError
 
 __all__ = ["priv_binary"]
@@ -30,7 +31,12 @@ _built: dict[str, str] = {}
 
 
 def _source() -> bytes:
-    return resources.files("sandbox.docker").joinpath("priv.c").read_bytes()
+    """priv.c, preceded by the set-id seccomp filter it loads for every command (`sandbox._seccomp`):
+    docker's own profile lets a command set S_ISUID on a workspace file, which on a bind mount is a
+    set-id program on the host."""
+    words = ", ".join(f"0x{b:02x}" for b in _seccomp.filter_bytes(setid_only=True))
+    head = f"static const unsigned char shellrt_setid_filter[] __attribute__((aligned(8))) = {{{words}}};\n"
+    return head.encode() + resources.files("sandbox.docker").joinpath("priv.c").read_bytes()
 
 
 def _cache_dirs() -> list[Path]:

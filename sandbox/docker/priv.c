@@ -12,12 +12,16 @@
  *       groups), restore default signal dispositions and exec. A command,
  *       root or not, holds no capability. Its environment is exactly the
  *       NAME=VALUE words (PATH among them is what PROG is looked up in).
+ *       It also runs under the set-id filter (`shellrt_setid_filter`, generated from
+ *       sandbox/_seccomp.py and prepended by _priv.py): no call sets S_ISUID/S_ISGID.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <grp.h>
 #include <signal.h>
 #include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <linux/securebits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +97,11 @@ int main(int argc, char **argv) {
         if (setresuid(uid, uid, uid) != 0) die("setresuid");
         set_caps(0);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs");
+        struct sock_fprog setid = {
+            .len = (unsigned short)(sizeof shellrt_setid_filter / sizeof(struct sock_filter)),
+            .filter = (struct sock_filter *)(void *)shellrt_setid_filter,
+        };
+        if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &setid, 0, 0) != 0) die("seccomp");
         /* The executor ignores the signals docker-init forwards; commands start with defaults. */
         sigset_t none;
         sigemptyset(&none);
