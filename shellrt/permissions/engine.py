@@ -361,11 +361,34 @@ class PermissionEngine:
             if not rules:
                 why = f" ({part.why_not})" if part.why_not else ""
                 return None, f"no allow rule covers {part.text!r}, and it is not read-only{why}"
+            reach = self._rule_reach(part, ctx)
+            if reach:
+                return None, reach
             used.extend(r for r in rules if r not in used)
         if not used and not any(p.writes for p in parts):
             # Nothing but read-only parts: the tool's verdict on the whole command stands.
             return None, "no allow rule covers this command"
         return used, ""
+
+    def _rule_reach(self, part: CommandPart, ctx: ToolContext) -> str:
+        """Why an allow rule cannot cover this part ("" when it can). A rule names a program,
+        not where it may act: every path the part names (arguments, option values — ``git diff
+        --output=../x``, ``cp f ~/x``) must be inside the allowed roots, and nothing it names
+        or is known to write may be git metadata (``cp hook .git/hooks/pre-commit``)."""
+        outside = [p for p in part.reads if not p or not self._inside_roots([p], ctx)]
+        outside += [w for w in part.program_writes if not w or not self._inside_roots([w], ctx)]
+        if outside:
+            shown = ", ".join(p or "a path that is not known" for p in outside[:3])
+            return f"{part.text!r} names {shown}, outside the workspace; an allow rule only covers work inside it"
+        for path in part.reads:
+            named = Path(path).parts
+            if ".git" in named or named[-1:] in ((".gitattributes",), (".gitmodules",)):
+                return f"{part.text!r} names {path}: git metadata, which an allow rule does not cover"
+        for path in part.program_writes:
+            why = git_metadata_reason(path)
+            if why is not None:
+                return f"{part.text!r} writes {path}: {why}"
+        return ""
 
     def _may_write(self, tool_name: str, target: str, ctx: ToolContext) -> bool:
         if not target:

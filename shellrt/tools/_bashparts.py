@@ -15,6 +15,7 @@ an analysis that does not yet, they are derived conservatively from the plan
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -99,6 +100,10 @@ def command_parts(
         recursive = bool(rec) or _recursive(name, argv)
         writes = tuple(sorted({_resolve_host(w, bases[0], to_host) if w else "" for w in writes_raw}))
         reads = _resolve_all(reads_raw, bases, to_host)
+        if name == "git":
+            reads = tuple(sorted({*reads, *_git_object_reads(argv, bases)}))
+        if recursive and _follows_links(name, argv):
+            reads = tuple(sorted({*reads, *_linked_targets(reads)}))
         if recursive and (name == "git" or not any(r and os.path.exists(r) for r in reads)):
             # No existing path named (or git grep, which searches the tree): the walk starts here.
             reads = tuple(sorted({*reads, *[os.path.realpath(b) for b in bases]}))
@@ -299,7 +304,111 @@ def _resolve_all(words: Sequence[str], bases: Sequence[str], to_host: Callable[[
             continue
         if os.path.isabs(os.path.expanduser(word)):
             out.add(to_host(os.path.expanduser(word)))
+            out.update(_glob_matches(to_host(os.path.expanduser(word)), "/", to_host))
             continue
         for base in bases:
             out.add(_resolve(word, base))
+            out.update(_glob_matches(word, base, to_host))
     return tuple(sorted(out))
+
+
+_GLOB_CHARS = frozenset("*?[")
+_GLOB_LIMIT = 10_000
+
+
+def _glob_matches(word: str, base: str, to_host: Callable[[str], str]) -> list[str]:
+    """What a glob word expands to (resolved): ``cat sec*/a`` reads ``secrets/a``, which a
+    ``Read(...)`` deny rule must see. Hidden names are matched too (over-inclusive on purpose)."""
+    if _GLOB_CHARS.isdisjoint(word):
+        return []
+    pattern = os.path.join(base, os.path.expanduser(word))
+    found: list[str] = []
+    for i, match in enumerate(glob.iglob(pattern, include_hidden=True)):
+        if i >= _GLOB_LIMIT:
+            found.append("")  # too many to judge one by one: unknown, which fails closed
+            break
+        found.append(to_host(match) if os.path.isabs(word) else os.path.realpath(match))
+    return found
+
+
+#: Flags with which a recursive program follows symlinks found inside the tree it walks.
+_FOLLOW_FLAGS: dict[str, tuple[str, ...]] = {
+    "grep": ("-R", "--dereference-recursive"),
+    "egrep": ("-R", "--dereference-recursive"),
+    "fgrep": ("-R", "--dereference-recursive"),
+    "rg": ("-L", "--follow"),
+    "find": ("-L", "-follow"),
+    "fd": ("-L", "--follow"),
+    "fdfind": ("-L", "--follow"),
+    "tree": ("-l",),
+    "du": ("-L", "--dereference"),
+    "ls": ("-L", "--dereference"),
+    "ag": ("-f", "--follow"),
+}
+
+
+def _follows_links(name: str, argv: Sequence[str]) -> bool:
+    """Whether a recursive walk follows symlinks below its roots (unknown programs: yes)."""
+    flags = _FOLLOW_FLAGS.get(name)
+    if flags is None:
+        return True
+    for word in argv[1:]:
+        if word in flags or word.startswith("--follow") or word.startswith("--dereference"):
+            return True
+        short = [f[1] for f in flags if len(f) == 2]
+        if word.startswith("-") and not word.startswith("--") and any(c in word[1:] for c in short):
+            return True
+    return False
+
+
+def _linked_targets(roots: Sequence[str], limit: int = 20_000) -> list[str]:
+    """Resolved targets of the symlinks below ``roots``: a walk that follows them reads there."""
+    found: list[str] = []
+    seen = 0
+    for root in roots:
+        if not root or not os.path.isdir(root):
+            continue
+        for dirpath, dirnames, filenames in os.walk(root):
+            for entry in (*dirnames, *filenames):
+                seen += 1
+                full = os.path.join(dirpath, entry)
+                if os.path.islink(full):
+                    found.append(os.path.realpath(full))
+            if seen > limit:
+                found.append("")  # not walked to the end: unknown, which fails closed
+                return found
+    return found
+
+
+def _git_object_reads(argv: Sequence[str], bases: Sequence[str]) -> list[str]:
+    """Paths named by git object names ``REV:path`` / ``:path`` / ``:N:path``: ``git show
+    HEAD:secrets/a`` prints that file as committed. A path starting ``./`` or ``../`` is
+    relative to the current directory, any other to the repository's top level."""
+    found: list[str] = []
+    for word in argv[1:]:
+        if word.startswith("-") or ":" not in word or "://" in word:
+            continue
+        path = word.split(":", 1)[1]
+        if re.fullmatch(r"[0-3]:.*", path):
+            path = path[2:]
+        if not path:
+            continue
+        if path.startswith("/"):
+            found.append("")  # ':/text' searches commit messages; an absolute path is unknown here
+            continue
+        for base in bases:
+            found.append(_resolve(path, base))
+            if not path.startswith(("./", "../")):
+                found.append(_resolve(path, _git_top(base)))
+    return found
+
+
+def _git_top(directory: str) -> str:
+    current = os.path.realpath(directory)
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return os.path.realpath(directory)
+        current = parent

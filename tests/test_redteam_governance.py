@@ -1,0 +1,172 @@
+"""Red-team attacks on Bash governance that no issue names, each run for real.
+
+Every attack goes through a real Runtime, the real Bash tool and real files:
+a held attack leaves no marker and prints no secret. Classes (not examples):
+globs that expand onto a denied path, symlinks inside a recursively read tree,
+git ``REV:path`` object names, and words of a rule-allowed part that reach
+outside the workspace or into git metadata.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import shellrt
+from shellrt.protocol import ResultEnvelope, ToolUseBlock
+from shellrt.tools.bash import Bash
+
+pytestmark = pytest.mark.anyio
+
+_GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env={**os.environ, **_GIT_ENV})
+
+
+async def _run(tmp_path: Path, commands: list[str], *, mode: str = "dontAsk", **perms: Any) -> list[ResultEnvelope]:
+    """dontAsk: whatever would ask is denied, so 'ran' means 'was allowed unasked'."""
+    settings = tmp_path / "operator-settings.json"
+    settings.write_text(json.dumps({"permissions": perms}))
+    async with shellrt.Runtime(
+        workspace=tmp_path / "ws",
+        sandbox="local",
+        session_dir=tmp_path / ".s",
+        tools=[Bash()],
+        settings_files=[settings],
+        mode=mode,
+    ) as rt:
+        blocks = [ToolUseBlock(id=f"t{i}", name="Bash", input={"command": c}) for i, c in enumerate(commands)]
+        return await rt.run_envelopes(blocks)
+
+
+def _text(envelope: ResultEnvelope) -> str:
+    content = envelope.model.content
+    return content if isinstance(content, str) else "\n".join(getattr(b, "text", "") for b in content)
+
+
+@pytest.fixture
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SHELLRT_MANAGED_SETTINGS", str(tmp_path / "managed.json"))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "secrets").mkdir()
+    (ws / "secrets" / "a").write_text("TOPSECRET\n")
+    (ws / "notes.txt").write_text("hello\n")
+    return ws
+
+
+def _deny(ws: Path) -> list[str]:
+    return [f"Read(/{ws}/secrets/**)"]
+
+
+def _leaked(envelope: ResultEnvelope) -> bool:
+    """The secret printed as content: a line of its own or a ``file:line`` match."""
+    return any(line == "TOPSECRET" or line.endswith(":TOPSECRET") for line in _text(envelope).splitlines())
+
+
+@pytest.mark.parametrize("command", ["cat sec*/a", "cat s[e]crets/a", "cat secret?/a", "head -n1 */a"])
+async def test_a_glob_that_expands_onto_a_denied_path_is_not_a_free_read(
+    tmp_path: Path, ws: Path, command: str
+) -> None:
+    [envelope] = await _run(tmp_path, [command], deny=_deny(ws))
+    assert envelope.is_error and not _leaked(envelope), _text(envelope)
+
+
+async def test_a_glob_read_of_allowed_files_still_runs(tmp_path: Path, ws: Path) -> None:
+    [envelope] = await _run(tmp_path, ["cat no*.txt"], deny=_deny(ws))
+    assert not envelope.is_error and "hello" in _text(envelope), _text(envelope)
+
+
+async def test_a_glob_reaching_outside_the_workspace_asks(tmp_path: Path, ws: Path) -> None:
+    (tmp_path / "outside.txt").write_text("OUTSIDE\n")
+    [envelope] = await _run(tmp_path, ["cat ../out*.txt"])
+    assert envelope.is_error and "OUTSIDE\n" not in _text(envelope), _text(envelope)
+
+
+@pytest.mark.parametrize("command", ["grep -R TOPS sub", "rg -L TOPS sub", "grep -R TOPS ."])
+async def test_a_symlink_inside_a_recursive_walk_is_followed_by_the_check(
+    tmp_path: Path, ws: Path, command: str
+) -> None:
+    (ws / "sub").mkdir()
+    (ws / "sub" / "up").symlink_to("../secrets")
+    [envelope] = await _run(tmp_path, [command], deny=_deny(ws))
+    assert envelope.is_error and not _leaked(envelope), _text(envelope)
+
+
+async def test_a_symlink_inside_a_recursive_walk_to_outside_asks(tmp_path: Path, ws: Path) -> None:
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "o.txt").write_text("OUTSIDE\n")
+    (ws / "sub").mkdir()
+    (ws / "sub" / "l").symlink_to(tmp_path / "outside")
+    [envelope] = await _run(tmp_path, ["grep -R OUTSIDE sub"])
+    assert envelope.is_error and "o.txt:OUTSIDE" not in _text(envelope), _text(envelope)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git show HEAD:secrets/a", "git show :secrets/a", "git cat-file -p HEAD:secrets/a", "git show HEAD:./secrets/a"],
+)
+async def test_git_object_paths_are_reads_of_that_path(tmp_path: Path, ws: Path, command: str) -> None:
+    _git(ws, "init", "-q")
+    _git(ws, "add", "-A")
+    _git(ws, "commit", "-qm", "one")
+    [envelope] = await _run(tmp_path, [command], deny=_deny(ws))
+    assert envelope.is_error and not _leaked(envelope), _text(envelope)
+
+
+async def test_git_object_path_outside_the_deny_still_runs(tmp_path: Path, ws: Path) -> None:
+    _git(ws, "init", "-q")
+    _git(ws, "add", "-A")
+    _git(ws, "commit", "-qm", "one")
+    [envelope] = await _run(tmp_path, ["git show HEAD:notes.txt"], deny=_deny(ws))
+    assert not envelope.is_error and "hello" in _text(envelope), _text(envelope)
+
+
+_RULES = ["Bash(git diff:*)", "Bash(cp:*)", "Bash(sort:*)", "Bash(touch:*)"]
+
+
+@pytest.mark.parametrize(
+    ("command", "marker"),
+    [
+        ("git diff --output=../PWN", "PWN"),
+        ("git diff --output ../PWN", "PWN"),
+        ("cp notes.txt ../PWN", "PWN"),
+        ("sort -o ../PWN notes.txt", "PWN"),
+        ("touch ~/PWN", "home/PWN"),
+        ("cp notes.txt .git/hooks/PWN", "ws/.git/hooks/PWN"),
+        ("git diff --output=.git/PWN", "ws/.git/PWN"),
+        ("touch .git/PWN", "ws/.git/PWN"),
+    ],
+)
+async def test_an_allow_rule_does_not_reach_outside_the_workspace_or_into_git_metadata(
+    tmp_path: Path, ws: Path, command: str, marker: str
+) -> None:
+    _git(ws, "init", "-q")
+    _git(ws, "add", "-A")
+    _git(ws, "commit", "-qm", "one")
+    (ws / "notes.txt").write_text("hello\nchanged\n")
+    [envelope] = await _run(tmp_path, [command], allow=_RULES)
+    assert envelope.is_error, _text(envelope)
+    assert not (tmp_path / marker).exists()
+
+
+async def test_an_allow_rule_still_covers_work_inside_the_workspace(tmp_path: Path, ws: Path) -> None:
+    _git(ws, "init", "-q")
+    _git(ws, "add", "-A")
+    _git(ws, "commit", "-qm", "one")
+    (ws / "notes.txt").write_text("hello\nchanged\n")
+    results = await _run(
+        tmp_path, ["git diff --output=d.txt", "cp notes.txt copy.txt", "git diff HEAD -- notes.txt"], allow=_RULES
+    )
+    assert not any(e.is_error for e in results), [_text(e) for e in results]
+    assert (ws / "copy.txt").exists() and "+changed" in (ws / "d.txt").read_text()
