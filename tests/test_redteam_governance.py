@@ -170,3 +170,25 @@ async def test_an_allow_rule_still_covers_work_inside_the_workspace(tmp_path: Pa
     )
     assert not any(e.is_error for e in results), [_text(e) for e in results]
     assert (ws / "copy.txt").exists() and "+changed" in (ws / "d.txt").read_text()
+
+
+@pytest.mark.parametrize("command", ["git diff", "git diff HEAD", "git diff --cached", "git status -vv", "git diff --stat -p"])
+async def test_git_diff_of_a_changed_denied_file_is_a_read_of_it(tmp_path: Path, ws: Path, command: str) -> None:
+    """The work tree and index are live files a ``Read(...)`` rule describes (history is not)."""
+    _git(ws, "init", "-q")
+    _git(ws, "add", "-A")
+    _git(ws, "commit", "-qm", "one")
+    (ws / "secrets" / "a").write_text("TOPSECRET\nTOPSECRET\n")
+    if "--cached" in command:
+        _git(ws, "add", "-A")
+    [envelope] = await _run(tmp_path, [command], deny=_deny(ws))
+    assert envelope.is_error and "+TOPSECRET" not in _text(envelope), _text(envelope)
+
+
+async def test_git_diff_of_allowed_changes_still_runs_beside_a_denied_file(tmp_path: Path, ws: Path) -> None:
+    _git(ws, "init", "-q")
+    _git(ws, "add", "-A")
+    _git(ws, "commit", "-qm", "one")
+    (ws / "notes.txt").write_text("hello\nagain\n")
+    [envelope] = await _run(tmp_path, ["git diff"], deny=_deny(ws))
+    assert not envelope.is_error and "+again" in _text(envelope), _text(envelope)

@@ -24,7 +24,7 @@ from pathlib import PurePosixPath
 from shellrt.analysis import CommandAnalysis, CommandPlan, Subcommand, analyze
 from shellrt.permissions.interfaces import CommandPart
 from shellrt.permissions.rules import is_safe_env_name
-from shellrt.tools._gitrepo import repo_code_keys
+from shellrt.tools._gitrepo import changed_paths, repo_code_keys
 
 __all__ = ["command_parts", "git_hazard"]
 
@@ -102,6 +102,9 @@ def command_parts(
         reads = _resolve_all(reads_raw, bases, to_host)
         if name == "git":
             reads = tuple(sorted({*reads, *_git_object_reads(argv, bases)}))
+            if check_git and _shows_changes(argv):
+                # The diff prints the changed files' content: reads of each (a denied one asks).
+                reads = tuple(sorted({*reads, *changed_paths(_git_directory(argv, bases[-1]))}))
         if recursive and _follows_links(name, argv):
             reads = tuple(sorted({*reads, *_linked_targets(reads)}))
         if recursive and (name == "git" or not any(r and os.path.exists(r) for r in reads)):
@@ -166,8 +169,8 @@ def _flat(plan: CommandPlan) -> bool:
     return all(r.target is None or r.target.value is not None for r in plan.redirects)
 
 
-def git_hazard(argv: Sequence[str], cwd: str) -> str:
-    """Why this git command would run a program the repository names ("" when none)."""
+def _git_split(argv: Sequence[str], cwd: str) -> tuple[str, str]:
+    """(the directory git runs in after ``-C``, its subcommand or "")."""
     directory = cwd
     args = list(argv[1:])
     i = 0
@@ -179,7 +182,25 @@ def git_hazard(argv: Sequence[str], cwd: str) -> str:
         if args[i].startswith("-"):
             i += 1
             continue
-        break
+        return directory, args[i]
+    return directory, ""
+
+
+def _git_directory(argv: Sequence[str], cwd: str) -> str:
+    return _git_split(argv, cwd)[0]
+
+
+def _shows_changes(argv: Sequence[str]) -> bool:
+    """``git diff`` (any form) and ``git status -v``: they print uncommitted file content."""
+    sub = _git_split(argv, ".")[1]
+    if sub == "diff":
+        return True
+    return sub == "status" and any(w == "--verbose" or re.fullmatch(r"-[a-z]*v[a-z]*", w) for w in argv[2:])
+
+
+def git_hazard(argv: Sequence[str], cwd: str) -> str:
+    """Why this git command would run a program the repository names ("" when none)."""
+    directory = _git_directory(argv, cwd)
     if not os.path.isdir(directory):
         return ""
     keys = repo_code_keys(directory)

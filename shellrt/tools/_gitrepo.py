@@ -27,7 +27,7 @@ from pathlib import Path
 
 from shellrt.analysis.git_env import GIT_CONFIG_OVERRIDES, git_hardening_env
 
-__all__ = ["CODE_RUNNING_KEYS", "repo_code_keys"]
+__all__ = ["CODE_RUNNING_KEYS", "changed_paths", "repo_code_keys"]
 
 #: Regexes over lower-cased ``section[.subsection].name`` keys whose value is a program
 #: (or selects one) that git runs. The subsection (driver, remote, url) has a free name.
@@ -172,4 +172,35 @@ def _bounded_walk(root: Path, limit: int = 20_000) -> Sequence[tuple[Path, list[
         seen += len(dirnames) + len(filenames)
         if seen > limit:
             break
+    return out
+
+
+def changed_paths(cwd: str) -> list[str]:
+    """Absolute paths of tracked files whose index or work-tree content differs from HEAD:
+    what ``git diff``/``git status -v`` print the content of. ``[""]`` (unknown, which
+    fails closed) when git cannot say; ``[]`` outside a repository. Runs a fixed command
+    with the hardened environment and no optional locks (nothing is written)."""
+    env = dict(os.environ)
+    env.update(git_hardening_env())
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+    try:
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"], cwd=cwd, env=env, capture_output=True,
+            timeout=_TIMEOUT_S, check=False,
+        )
+        if top.returncode != 0:
+            return []  # not a repository: git diff reads only the paths it is given
+        root = top.stdout.decode("utf-8", "replace").strip()
+        proc = subprocess.run(
+            ["git", "status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames"],
+            cwd=cwd, env=env, capture_output=True, timeout=_TIMEOUT_S, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return [""]
+    if proc.returncode != 0:
+        return [""]
+    out: list[str] = []
+    for record in proc.stdout.decode("utf-8", "replace").split("\0"):
+        if len(record) > 3:
+            out.append(os.path.realpath(os.path.join(root, record[3:])))
     return out
