@@ -146,6 +146,10 @@ _RULES = ["Bash(git diff:*)", "Bash(cp:*)", "Bash(sort:*)", "Bash(touch:*)"]
         ("cp notes.txt .git/hooks/PWN", "ws/.git/hooks/PWN"),
         ("git diff --output=.git/PWN", "ws/.git/PWN"),
         ("touch .git/PWN", "ws/.git/PWN"),
+        ("git diff --output=.claude/settings.json", "ws/.claude/settings.json"),
+        ("cp notes.txt .mcp.json", "ws/.mcp.json"),
+        ("cp notes.txt .envrc", "ws/.envrc"),
+        ("sort -o .bashrc notes.txt", "ws/.bashrc"),
     ],
 )
 async def test_an_allow_rule_does_not_reach_outside_the_workspace_or_into_git_metadata(
@@ -155,6 +159,7 @@ async def test_an_allow_rule_does_not_reach_outside_the_workspace_or_into_git_me
     _git(ws, "add", "-A")
     _git(ws, "commit", "-qm", "one")
     (ws / "notes.txt").write_text("hello\nchanged\n")
+    (ws / ".claude").mkdir()
     [envelope] = await _run(tmp_path, [command], allow=_RULES)
     assert envelope.is_error, _text(envelope)
     assert not (tmp_path / marker).exists()

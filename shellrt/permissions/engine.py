@@ -48,6 +48,7 @@ from shellrt.permissions.modes import PermissionMode
 from shellrt.permissions.rules import PermissionRule, RuleKind, git_metadata_reason, is_safe_env_name
 from shellrt.permissions.ruleset import RuleSet
 from shellrt.protocol import PermissionResult, PermissionSubject, Tool, ToolContext
+from shellrt.supervisor.protect import protected_reason
 
 __all__ = ["PermissionEngine"]
 
@@ -380,10 +381,13 @@ class PermissionEngine:
         if outside:
             shown = ", ".join(p or "a path that is not known" for p in outside[:3])
             return f"{part.text!r} names {shown}, outside the workspace; an allow rule only covers work inside it"
-        for path in part.reads:
+        for path in (*part.reads, *part.program_writes):
             named = Path(path).parts
             if ".git" in named or named[-1:] in ((".gitattributes",), (".gitmodules",)):
                 return f"{part.text!r} names {path}: git metadata, which an allow rule does not cover"
+            protected = protected_reason(path)
+            if protected is not None:
+                return f"{part.text!r} names {path}: {protected}, which an allow rule does not cover"
         for path in part.program_writes:
             why = git_metadata_reason(path)
             if why is not None:
