@@ -197,3 +197,38 @@ async def test_git_diff_of_allowed_changes_still_runs_beside_a_denied_file(tmp_p
     (ws / "notes.txt").write_text("hello\nagain\n")
     [envelope] = await _run(tmp_path, ["git diff"], deny=_deny(ws))
     assert not envelope.is_error and "+again" in _text(envelope), _text(envelope)
+
+
+def _hostile_hooks(ws: Path, tmp_path: Path) -> None:
+    """A repository whose own .git/hooks run on index writes (no config key names them)."""
+    _git(ws, "init", "-q")
+    _git(ws, "add", "-A")
+    _git(ws, "commit", "-qm", "one")
+    for hook in ("post-index-change", "reference-transaction"):
+        path = ws / ".git" / "hooks" / hook
+        path.write_text(f"#!/bin/sh\ntouch {tmp_path}/PWN-{hook}\n")
+        path.chmod(0o755)
+    os.utime(ws / "notes.txt", (1, 1))  # stale stat data: git refreshes (writes) the index
+
+
+@pytest.mark.parametrize(
+    ("command", "mode", "allow"),
+    [
+        ("git status > s.txt", "acceptEdits", []),
+        ("git status --porcelain >> s.txt", "acceptEdits", []),
+        ("git diff --output=d.txt", "dontAsk", ["Bash(git diff:*)"]),
+        ("git diff > d.txt", "acceptEdits", []),
+    ],
+)
+async def test_repository_hooks_do_not_run_for_git_reads_that_are_not_read_only_as_a_whole(
+    tmp_path: Path, ws: Path, command: str, mode: str, allow: list[str]
+) -> None:
+    _hostile_hooks(ws, tmp_path)
+    await _run(tmp_path, [command], mode=mode, allow=allow)
+    assert not list(tmp_path.glob("PWN-*")), "a hook the repository planted ran"
+
+
+async def test_repository_hooks_still_run_for_git_commands_that_run_hooks(tmp_path: Path, ws: Path) -> None:
+    _hostile_hooks(ws, tmp_path)
+    [envelope] = await _run(tmp_path, ["git add notes.txt"], allow=["Bash(git add:*)"])
+    assert not envelope.is_error, _text(envelope)

@@ -24,9 +24,9 @@ from pathlib import PurePosixPath
 from shellrt.analysis import CommandAnalysis, CommandPlan, Subcommand, analyze
 from shellrt.permissions.interfaces import CommandPart
 from shellrt.permissions.rules import is_safe_env_name
-from shellrt.tools._gitrepo import changed_paths, repo_code_keys
+from shellrt.tools._gitrepo import active_hooks, changed_paths, repo_code_keys
 
-__all__ = ["command_parts", "git_hazard"]
+__all__ = ["GIT_HOOK_COMMANDS", "command_parts", "git_hazard", "git_reads_only"]
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _DECLARATIONS = frozenset({"export", "declare", "typeset", "readonly", "local"})
@@ -130,6 +130,16 @@ def command_parts(
                 shown = ", ".join(r or "(a path that is not known)" for r in outside[:3])
                 why = f"it reads outside the workspace: {shown}"
         hazard = git_hazard(argv, bases[-1]) if name == "git" and check_git else ""
+        if name == "git" and check_git and not hazard and not a.read_only and git_reads_only(argv):
+            # Only a read-only command gets the hardening environment (hooksPath=/dev/null):
+            # a git read inside any other command (``git status > f``, ``git diff --output=f``)
+            # runs the repository's own hooks when it refreshes the index.
+            hooks = active_hooks(_git_directory(argv, bases[-1]))
+            if hooks:
+                hazard = (
+                    "the repository's own git hooks would run (" + ", ".join(hooks[:3]) + "); "
+                    "review them before running git here"
+                )
         if read_only and hazard:
             read_only, why = False, hazard
         out.append(
@@ -196,6 +206,20 @@ def _shows_changes(argv: Sequence[str]) -> bool:
     if sub == "diff":
         return True
     return sub == "status" and any(w == "--verbose" or re.fullmatch(r"-[a-z]*v[a-z]*", w) for w in argv[2:])
+
+
+#: git subcommands whose purpose includes running the repository's hooks (commit hooks,
+#: checkout hooks...): an allow rule or approval for them accepts that.
+GIT_HOOK_COMMANDS = frozenset(
+    {"commit", "merge", "rebase", "checkout", "switch", "am", "pull", "push", "clone", "worktree",
+     "cherry-pick", "revert", "reset", "restore", "add", "rm", "mv", "stash", "gc", "maintenance",
+     "fetch", "branch", "tag", "update-ref", "apply", "submodule", "init", "notes", "replace"}
+)
+
+
+def git_reads_only(argv: Sequence[str]) -> bool:
+    """Whether a git command's subcommand is not one that is meant to run hooks."""
+    return _git_split(argv, ".")[1] not in GIT_HOOK_COMMANDS
 
 
 def git_hazard(argv: Sequence[str], cwd: str) -> str:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from shellrt.analysis.git_env import GIT_CONFIG_OVERRIDES, git_hardening_env
 
-__all__ = ["CODE_RUNNING_KEYS", "changed_paths", "repo_code_keys"]
+__all__ = ["CODE_RUNNING_KEYS", "active_hooks", "changed_paths", "repo_code_keys"]
 
 #: Regexes over lower-cased ``section[.subsection].name`` keys whose value is a program
 #: (or selects one) that git runs. The subsection (driver, remote, url) has a free name.
@@ -204,3 +204,31 @@ def changed_paths(cwd: str) -> list[str]:
         if len(record) > 3:
             out.append(os.path.realpath(os.path.join(root, record[3:])))
     return out
+
+
+def active_hooks(cwd: str) -> list[str]:
+    """Executable hooks in the hooks directory git would use in ``cwd`` (``.git/hooks`` or
+    ``core.hooksPath``). No configuration key names them, so `repo_code_keys` cannot; a git
+    command run without the hardening environment runs them (``post-index-change`` when it
+    refreshes the index, ``reference-transaction`` on any ref update)."""
+    env = dict(os.environ)
+    env.update(git_hardening_env())
+    env["GIT_CONFIG_COUNT"] = "0"  # the repository's own hooksPath, not our /dev/null
+    try:
+        proc = subprocess.run(
+            ["git", "rev-parse", "--git-path", "hooks"], cwd=cwd, env=env, capture_output=True,
+            timeout=_TIMEOUT_S, check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return [f"the repository hooks could not be listed ({exc})"]
+    if proc.returncode != 0:
+        return []  # not a repository
+    hooks = Path(cwd, proc.stdout.decode("utf-8", "replace").strip())
+    try:
+        entries = sorted(hooks.iterdir()) if hooks.is_dir() else []
+    except OSError as exc:
+        return [f"the repository hooks could not be listed ({exc})"]
+    return [
+        f"hook {e.name} ({e})" for e in entries
+        if not e.name.endswith(".sample") and e.is_file() and os.access(e, os.X_OK)
+    ]
