@@ -232,3 +232,32 @@ async def test_repository_hooks_still_run_for_git_commands_that_run_hooks(tmp_pa
     _hostile_hooks(ws, tmp_path)
     [envelope] = await _run(tmp_path, ["git add notes.txt"], allow=["Bash(git add:*)"])
     assert not envelope.is_error, _text(envelope)
+
+
+@pytest.mark.parametrize(
+    ("command", "mode", "allow"),
+    [
+        ("git status > s.txt", "acceptEdits", []),
+        ("git diff > d.txt", "acceptEdits", []),
+        ("git diff --output=d.txt", "dontAsk", ["Bash(git diff:*)"]),
+    ],
+)
+async def test_overridden_config_keys_count_when_the_command_is_not_hardened(
+    tmp_path: Path, ws: Path, command: str, mode: str, allow: list[str]
+) -> None:
+    """core.fsmonitor is neutralised only for read-only commands (the override environment)."""
+    _git(ws, "init", "-q")
+    _git(ws, "add", "-A")
+    _git(ws, "commit", "-qm", "one")
+    _git(ws, "config", "core.fsmonitor", f"touch {tmp_path}/PWN-fsmonitor; true")
+    await _run(tmp_path, [command], mode=mode, allow=allow)
+    assert not (tmp_path / "PWN-fsmonitor").exists(), "the repository's core.fsmonitor ran"
+
+
+async def test_overridden_config_keys_do_not_block_read_only_git(tmp_path: Path, ws: Path) -> None:
+    _git(ws, "init", "-q")
+    _git(ws, "add", "-A")
+    _git(ws, "commit", "-qm", "one")
+    _git(ws, "config", "core.fsmonitor", f"touch {tmp_path}/PWN-fsmonitor; true")
+    [envelope] = await _run(tmp_path, ["git status"])
+    assert not envelope.is_error and not (tmp_path / "PWN-fsmonitor").exists(), _text(envelope)

@@ -129,7 +129,7 @@ def command_parts(
                 read_only = False
                 shown = ", ".join(r or "(a path that is not known)" for r in outside[:3])
                 why = f"it reads outside the workspace: {shown}"
-        hazard = git_hazard(argv, bases[-1]) if name == "git" and check_git else ""
+        hazard = git_hazard(argv, bases[-1], hardened=a.read_only) if name == "git" and check_git else ""
         if name == "git" and check_git and not hazard and not a.read_only and git_reads_only(argv):
             # Only a read-only command gets the hardening environment (hooksPath=/dev/null):
             # a git read inside any other command (``git status > f``, ``git diff --output=f``)
@@ -222,12 +222,13 @@ def git_reads_only(argv: Sequence[str]) -> bool:
     return _git_split(argv, ".")[1] not in GIT_HOOK_COMMANDS
 
 
-def git_hazard(argv: Sequence[str], cwd: str) -> str:
-    """Why this git command would run a program the repository names ("" when none)."""
+def git_hazard(argv: Sequence[str], cwd: str, *, hardened: bool = True) -> str:
+    """Why this git command would run a program the repository names ("" when none).
+    ``hardened``: it runs with the override environment (a read-only command)."""
     directory = _git_directory(argv, cwd)
     if not os.path.isdir(directory):
         return ""
-    keys = repo_code_keys(directory)
+    keys = repo_code_keys(directory, hardened=hardened)
     alternates = _alternates(directory)
     if alternates:
         keys.append(alternates)

@@ -71,10 +71,11 @@ def _trusted_files() -> set[str]:
     return {os.path.realpath(f) for f in files}
 
 
-def repo_code_keys(cwd: str, extra_env: Mapping[str, str] | None = None) -> list[str]:
+def repo_code_keys(cwd: str, extra_env: Mapping[str, str] | None = None, *, hardened: bool = True) -> list[str]:
     """Code-running configuration a git command started in ``cwd`` would obey, as
     ``"key (origin)"`` strings; empty when there is none. Never raises: a failure to
-    read is reported as one entry (fail closed)."""
+    read is reported as one entry (fail closed). ``hardened``: the command runs with the
+    override environment (only read-only commands do), so the keys it overrides are moot."""
     env = dict(os.environ)
     env.update(git_hardening_env())
     if extra_env:
@@ -98,7 +99,7 @@ def repo_code_keys(cwd: str, extra_env: Mapping[str, str] | None = None) -> list
     found: list[str] = []
     trusted_drivers: set[str] = set()
     for scope, origin, key, value in _entries(proc.stdout):
-        if not _CODE_KEY.fullmatch(key) or key.lower() in _OVERRIDDEN:
+        if not _CODE_KEY.fullmatch(key) or (hardened and key.lower() in _OVERRIDDEN):
             continue
         path = origin[len("file:") :] if origin.startswith("file:") else ""
         is_trusted = scope == "global" and bool(path) and os.path.realpath(path) in trusted
