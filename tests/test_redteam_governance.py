@@ -261,3 +261,41 @@ async def test_overridden_config_keys_do_not_block_read_only_git(tmp_path: Path,
     _git(ws, "config", "core.fsmonitor", f"touch {tmp_path}/PWN-fsmonitor; true")
     [envelope] = await _run(tmp_path, ["git status"])
     assert not envelope.is_error and not (tmp_path / "PWN-fsmonitor").exists(), _text(envelope)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "jq -n 'import \"secrets/a\" as $a; $a'",
+        "jq -n 'import \"./secrets/a\" as $a; $a | .s'",
+        "jq -n 'include \"secrets/m\"; f'",
+        "jq -nr 'import \"../out\" as $o; $o | .[0].s'",
+        "jq -n 'import \"secrets/m\" as m; m::f'",
+        "jq -n -L secrets 'include \"m\"; f'",
+    ],
+)
+async def test_jq_modules_a_filter_imports_are_reads(tmp_path: Path, ws: Path, command: str) -> None:
+    """``import "path" as $x`` loads path.json, ``include`` path.jq: reads the filter names."""
+    (ws / "secrets" / "a.json").write_text('{"s": "TOPSECRET"}\n')
+    (ws / "secrets" / "m.jq").write_text('def f: "TOPSECRET";\n')
+    (tmp_path / "out.json").write_text('{"s": "TOPSECRET"}\n')
+    [envelope] = await _run(tmp_path, [command], deny=_deny(ws))
+    assert envelope.is_error and "TOPSECRET" not in _text(envelope).split("(dontAsk")[0].split("reads")[0], _text(envelope)
+
+
+async def test_jq_without_modules_still_runs(tmp_path: Path, ws: Path) -> None:
+    (ws / "d.json").write_text('{"k": "v"}\n')
+    [envelope] = await _run(tmp_path, ["jq -r .k d.json"], deny=_deny(ws))
+    assert not envelope.is_error and "v" in _text(envelope), _text(envelope)
+
+
+async def test_jq_keys_named_like_directives_still_run(tmp_path: Path, ws: Path) -> None:
+    (ws / "d.json").write_text('{"import": "v1", "include": "v2"}\n')
+    [envelope] = await _run(tmp_path, ["jq -r '.import, .include' d.json"], deny=_deny(ws))
+    assert not envelope.is_error and "v2" in _text(envelope), _text(envelope)
+
+
+async def test_jq_directive_hidden_behind_a_comment_fails_closed(tmp_path: Path, ws: Path) -> None:
+    (ws / "secrets" / "m.jq").write_text('def f: "TOPSECRET";\n')
+    [envelope] = await _run(tmp_path, ["jq -n 'include #x\n\"secrets/m\"; f'"], deny=_deny(ws))
+    assert envelope.is_error and '"TOPSECRET"' not in _text(envelope), _text(envelope)

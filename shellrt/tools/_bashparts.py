@@ -100,6 +100,8 @@ def command_parts(
         recursive = bool(rec) or _recursive(name, argv)
         writes = tuple(sorted({_resolve_host(w, bases[0], to_host) if w else "" for w in writes_raw}))
         reads = _resolve_all(reads_raw, bases, to_host)
+        if name in ("jq", "gojq", "jaq"):
+            reads = tuple(sorted({*reads, *_resolve_all(_jq_modules(argv), bases, to_host)}))
         if name == "git":
             reads = tuple(sorted({*reads, *_git_object_reads(argv, bases)}))
             if check_git and _shows_changes(argv):
@@ -423,6 +425,29 @@ def _linked_targets(roots: Sequence[str], limit: int = 20_000) -> list[str]:
             if seen > limit:
                 found.append("")  # not walked to the end: unknown, which fails closed
                 return found
+    return found
+
+
+_JQ_KEYWORD = re.compile(r"(?<![.$\w])(?:import|include)\b")
+_JQ_MODULE = re.compile(r"\b(?:import|include)\s*\"((?:[^\"\\]|\\.)*)\"")
+
+
+def _jq_modules(argv: Sequence[str]) -> list[str]:
+    """Files a jq filter loads: ``import "p" as $x`` reads p.json, ``import "p" as x`` and
+    ``include "p"`` read p.jq (searched from the current directory and ``-L`` dirs, which are
+    read words already). A module directive jq may take from elsewhere is unknown ("")."""
+    found: list[str] = []
+    for word in argv[1:]:
+        if "import" not in word and "include" not in word:
+            continue
+        paths = _JQ_MODULE.findall(word)
+        if len(_JQ_KEYWORD.findall(word)) > len(paths):
+            found.append("")  # a directive written some other way (a comment inside): unknown
+        for path in paths:
+            if "\\" in path or os.path.isabs(path) or path.startswith("~"):
+                found.append("")
+                continue
+            found += [path, f"{path}.json", f"{path}.jq", os.path.join(path, os.path.basename(path) + ".jq")]
     return found
 
 
