@@ -299,3 +299,34 @@ async def test_jq_directive_hidden_behind_a_comment_fails_closed(tmp_path: Path,
     (ws / "secrets" / "m.jq").write_text('def f: "TOPSECRET";\n')
     [envelope] = await _run(tmp_path, ["jq -n 'include #x\n\"secrets/m\"; f'"], deny=_deny(ws))
     assert envelope.is_error and '"TOPSECRET"' not in _text(envelope), _text(envelope)
+
+
+@pytest.mark.parametrize("command", ["cat /proc/self/cwd/../outside.txt", "cat /proc/thread-self/cwd/../outside.txt"])
+async def test_proc_self_paths_are_not_resolved_in_the_checking_process(
+    tmp_path: Path, ws: Path, command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``/proc/self`` is the command's process, not shellrt's: resolving it here judges another path."""
+    (tmp_path / "outside.txt").write_text("OUTSIDE\n")
+    (ws / "deep").mkdir()
+    monkeypatch.chdir(ws / "deep")  # shellrt's own cwd is deeper than the command's
+    [envelope] = await _run(tmp_path, [command])
+    assert envelope.is_error and "OUTSIDE\n" not in _text(envelope), _text(envelope)
+
+
+@pytest.mark.parametrize("command", ["git log -p", "git show HEAD", "git log --stat -p -1"])
+async def test_a_repository_above_the_workspace_is_a_read_outside_it(tmp_path: Path, ws: Path, command: str) -> None:
+    """git finds the repository by walking up: one above the workspace holds files outside it."""
+    (tmp_path / "outside-secret.txt").write_text("OUTSIDESECRET\n")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "outside-secret.txt")
+    _git(tmp_path, "commit", "-qm", "one")
+    [envelope] = await _run(tmp_path, [command])
+    assert envelope.is_error and "+OUTSIDESECRET" not in _text(envelope), _text(envelope)
+
+
+async def test_a_repository_at_the_workspace_root_still_reads(tmp_path: Path, ws: Path) -> None:
+    _git(ws, "init", "-q")
+    _git(ws, "add", "notes.txt")
+    _git(ws, "commit", "-qm", "one")
+    [envelope] = await _run(tmp_path, ["git log -p"])
+    assert not envelope.is_error and "+hello" in _text(envelope), _text(envelope)

@@ -103,7 +103,9 @@ def command_parts(
         if name in ("jq", "gojq", "jaq"):
             reads = tuple(sorted({*reads, *_resolve_all(_jq_modules(argv), bases, to_host)}))
         if name == "git":
-            reads = tuple(sorted({*reads, *_git_object_reads(argv, bases)}))
+            # git walks up to find its repository: one above the workspace is read too.
+            top = _git_top(_git_directory(argv, bases[-1]))
+            reads = tuple(sorted({*reads, top, *_git_object_reads(argv, bases)}))
             if check_git and _shows_changes(argv):
                 # The diff prints the changed files' content: reads of each (a denied one asks).
                 reads = tuple(sorted({*reads, *changed_paths(_git_directory(argv, bases[-1]))}))
