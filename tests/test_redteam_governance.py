@@ -330,3 +330,24 @@ async def test_a_repository_at_the_workspace_root_still_reads(tmp_path: Path, ws
     _git(ws, "commit", "-qm", "one")
     [envelope] = await _run(tmp_path, ["git log -p"])
     assert not envelope.is_error and "+hello" in _text(envelope), _text(envelope)
+
+
+_UNKNOWN_WRAPPERS = [
+    "fakeroot rm {f}", "eatmydata rm {f}", "prlimit rm {f}", "setpriv rm {f}", "sg root rm {f}",
+    "script -qc 'rm {f}' /dev/null", "dbus-run-session rm {f}", "nocache rm {f}", "rlwrap rm {f}",
+    "direnv exec . rm {f}", "uv run rm {f}", "npm exec rm {f}", "numactl -C0 rm {f}",
+]
+
+
+@pytest.mark.parametrize("shape", _UNKNOWN_WRAPPERS)
+async def test_a_deny_rule_sees_the_command_an_unknown_wrapper_runs(tmp_path: Path, ws: Path, shape: str) -> None:
+    """bypassPermissions skips asking, never deny rules: ``Bash(rm:*)`` must catch rm behind any wrapper."""
+    (ws / "victim").write_text("x")
+    [envelope] = await _run(tmp_path, [shape.format(f="victim")], mode="bypassPermissions", deny=["Bash(rm:*)"])
+    assert (ws / "victim").exists(), _text(envelope)
+
+
+async def test_a_deny_rule_does_not_catch_a_read_only_mention(tmp_path: Path, ws: Path) -> None:
+    results = await _run(tmp_path, ["grep rm notes.txt", "echo rm -rf x"], mode="bypassPermissions", deny=["Bash(rm:*)"])
+    assert not results[1].is_error and "rm -rf x" in _text(results[1]), _text(results[1])
+    assert "denied" not in _text(results[0]), _text(results[0])

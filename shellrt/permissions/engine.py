@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -270,6 +271,8 @@ class PermissionEngine:
             forms = [part.text]
             if part.name and part.argv and part.argv[0] != part.name:
                 forms.append(" ".join([part.name, *part.argv[1:]]))
+            if not part.read_only:
+                forms += _embedded_commands(part.argv)
             hit = self.rules.content_hit(rule_kind, tool_name, PermissionSubject(commands=tuple(forms), access="execute"))
             if hit is not None:
                 rule, _ = hit
@@ -481,6 +484,26 @@ class PermissionEngine:
             updated_input=updated,
             chain=tuple(chain),
         )
+
+
+_SCRIPT_SPLIT = re.compile(r"[\s;&|()`<>{}]+")
+
+
+def _embedded_commands(argv: Sequence[str]) -> list[str]:
+    """Every command a part that is not read-only may run inside it: each later word (and
+    each word of a script string) as a program name with what follows. A wrapper the
+    analysis does not know (``fakeroot rm f``, ``script -c 'rm f'``, ``npm exec rm f``)
+    runs its arguments; a deny rule must see them. Over-inclusive on purpose (``git rm``
+    meets ``Bash(rm:*)``): deny and ask rules fail closed; allow rules never use this."""
+    tokens: list[str] = []
+    for word in argv[1:]:
+        tokens += [t for t in _SCRIPT_SPLIT.split(word) if t]
+    forms: list[str] = []
+    for i, token in enumerate(tokens):
+        if token.startswith("-") or "=" in token:
+            continue
+        forms.append(" ".join([os.path.basename(token.strip("\'\"")) or token, *tokens[i + 1 :]]))
+    return forms
 
 
 def _not_read_only(part: CommandPart, why: str) -> CommandPart:
