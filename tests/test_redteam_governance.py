@@ -351,3 +351,22 @@ async def test_a_deny_rule_does_not_catch_a_read_only_mention(tmp_path: Path, ws
     results = await _run(tmp_path, ["grep rm notes.txt", "echo rm -rf x"], mode="bypassPermissions", deny=["Bash(rm:*)"])
     assert not results[1].is_error and "rm -rf x" in _text(results[1]), _text(results[1])
     assert "denied" not in _text(results[0]), _text(results[0])
+
+
+@pytest.mark.parametrize("mode", ["default", "plan", "dontAsk", "acceptEdits"])
+async def test_printf_attached_v_cannot_rewrite_the_git_hardening(tmp_path: Path, ws: Path, mode: str) -> None:
+    """``printf -vNAME`` assigns NAME; GIT_CONFIG_VALUE_0 (core.fsmonitor=false) is exported by the
+    hardening environment, so rewriting it made the next read-only ``git status`` run a program."""
+    _git(ws, "init", "-q")
+    _git(ws, "add", "-A")
+    _git(ws, "commit", "-qm", "one")
+    command = f"printf -vGIT_CONFIG_VALUE_0 'touch {tmp_path}/PWN-printf;false'; git status"
+    [envelope] = await _run(tmp_path, [command], mode=mode)
+    assert envelope.is_error and not (tmp_path / "PWN-printf").exists(), _text(envelope)
+
+
+@pytest.mark.xfail(strict=True, reason="analysis: printf -vNAME (attached) is an assignment, not read-only")
+def test_analysis_printf_attached_v_is_not_read_only() -> None:
+    from shellrt.analysis import analyze
+
+    assert not analyze("printf -vGIT_CONFIG_VALUE_0 x").read_only

@@ -90,6 +90,7 @@ def command_parts(
         assignment_only = _assignment_only(argv)
         if assignment_only:
             env_names = [*env_names, *_declared(argv)]
+        env_names = [*env_names, *_builtin_assigned(name, argv)]
         bg = getattr(sub, "background", None)
         is_bg = bool(bg) if bg is not None else background
         writes_raw = _attr_list(sub, "writes")
@@ -295,6 +296,31 @@ def _declared(argv: Sequence[str]) -> list[str]:
         if match and (_ASSIGNMENT.match(word) or (argv[0] in _DECLARATIONS and word != argv[0])):
             names.append(match.group(1))
     return names
+
+
+#: Builtins that assign a variable named by an option value (``printf -vNAME``) or operand.
+_ASSIGNING_BUILTINS = {"printf": "-v", "read": "", "mapfile": "", "readarray": "", "getopts": ""}
+
+
+def _builtin_assigned(name: str, argv: Sequence[str]) -> list[str]:
+    """Variables a builtin assigns (an exported one changes what later programs run:
+    ``printf -vGIT_CONFIG_VALUE_0 …; git status``). A name that is not known is "?"."""
+    if name not in _ASSIGNING_BUILTINS:
+        return []
+    if name != "printf":
+        names = [w for w in argv[1:] if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", w)]
+        return names or ["REPLY" if name == "read" else "MAPFILE"]
+    found: list[str] = []
+    args = list(argv[1:])
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "--":
+        word = args[i]
+        if word.startswith("-v"):
+            found.append(word[2:] or (args[i + 1] if i + 1 < len(args) else "?"))
+            i += 1 if word[2:] else 2
+            continue
+        i += 1
+    return [re.sub(r"\[.*", "", f) or "?" for f in found]
 
 
 def _fd_dup(op: str, value: str | None) -> bool:
