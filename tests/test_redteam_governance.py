@@ -370,3 +370,24 @@ def test_analysis_printf_attached_v_is_not_read_only() -> None:
     from shellrt.analysis import analyze
 
     assert not analyze("printf -vGIT_CONFIG_VALUE_0 x").read_only
+
+
+@pytest.mark.parametrize("command", ["man -M . x", "man --manpath=. x", "man -M. x", "man --manp . x"])
+async def test_man_pages_from_a_chosen_manpath_are_not_free_reads(tmp_path: Path, ws: Path, command: str) -> None:
+    """A page's ``.so FILE`` makes man print FILE: a manpath in the workspace reads anywhere."""
+    import shutil
+
+    if shutil.which("man") is None:
+        pytest.skip("man is not installed")
+    (tmp_path / "outside.txt").write_text("OUTSIDEMARK\n")
+    (ws / "man1").mkdir()
+    (ws / "man1" / "x.1").write_text(f".so {tmp_path}/outside.txt\n")
+    [envelope] = await _run(tmp_path, [command])
+    assert envelope.is_error and "OUTSIDEMARK" not in _text(envelope), _text(envelope)
+
+
+@pytest.mark.xfail(strict=True, reason="analysis: man -M/--manpath reads pages whose .so requests name any file")
+def test_analysis_man_with_a_manpath_is_not_read_only() -> None:
+    from shellrt.analysis import analyze
+
+    assert not analyze("man -M . x").read_only

@@ -101,6 +101,9 @@ def command_parts(
         recursive = bool(rec) or _recursive(name, argv)
         writes = tuple(sorted({_resolve_host(w, bases[0], to_host) if w else "" for w in writes_raw}))
         reads = _resolve_all(reads_raw, bases, to_host)
+        if name == "man" and any(w.startswith(("-M", "--manp")) for w in argv[1:]):
+            # Pages from a chosen manpath: their ``.so FILE`` requests print any file.
+            reads = tuple(sorted({*reads, ""}))
         if name in ("jq", "gojq", "jaq"):
             reads = tuple(sorted({*reads, *_resolve_all(_jq_modules(argv), bases, to_host)}))
         if name == "git":
