@@ -391,3 +391,16 @@ def test_analysis_man_with_a_manpath_is_not_read_only() -> None:
     from shellrt.analysis import analyze
 
     assert not analyze("man -M . x").read_only
+
+
+async def test_the_permission_check_itself_runs_no_repository_filter(tmp_path: Path, ws: Path) -> None:
+    """Judging ``git diff`` lists the changed files; that listing must not run a clean filter."""
+    _git(ws, "init", "-q")
+    _git(ws, "add", "-A")
+    _git(ws, "commit", "-qm", "one")
+    _git(ws, "config", "filter.x.clean", f"touch {tmp_path}/PWN-filter; cat")
+    (ws / ".gitattributes").write_text("* filter=x\n")
+    (ws / "notes.txt").write_text("hello\nchanged\n")
+    os.utime(ws / "notes.txt", (1, 1))
+    [envelope] = await _run(tmp_path, ["git diff"], deny=_deny(ws))
+    assert envelope.is_error and not (tmp_path / "PWN-filter").exists(), _text(envelope)

@@ -101,6 +101,18 @@ def command_parts(
         recursive = bool(rec) or _recursive(name, argv)
         writes = tuple(sorted({_resolve_host(w, bases[0], to_host) if w else "" for w in writes_raw}))
         reads = _resolve_all(reads_raw, bases, to_host)
+        # First: listing a repository's changed files below must not run what it names.
+        hazard = git_hazard(argv, bases[-1], hardened=a.read_only) if name == "git" and check_git else ""
+        if name == "git" and check_git and not hazard and not a.read_only and git_reads_only(argv):
+            # Only a read-only command gets the hardening environment (hooksPath=/dev/null):
+            # a git read inside any other command (``git status > f``, ``git diff --output=f``)
+            # runs the repository's own hooks when it refreshes the index.
+            hooks = active_hooks(_git_directory(argv, bases[-1]))
+            if hooks:
+                hazard = (
+                    "the repository's own git hooks would run (" + ", ".join(hooks[:3]) + "); "
+                    "review them before running git here"
+                )
         if name == "man" and any(w.startswith(("-M", "--manp")) for w in argv[1:]):
             # Pages from a chosen manpath: their ``.so FILE`` requests print any file.
             reads = tuple(sorted({*reads, ""}))
@@ -110,7 +122,7 @@ def command_parts(
             # git walks up to find its repository: one above the workspace is read too.
             top = _git_top(_git_directory(argv, bases[-1]))
             reads = tuple(sorted({*reads, top, *_git_object_reads(argv, bases)}))
-            if check_git and _shows_changes(argv):
+            if check_git and not hazard and _shows_changes(argv):
                 # The diff prints the changed files' content: reads of each (a denied one asks).
                 reads = tuple(sorted({*reads, *changed_paths(_git_directory(argv, bases[-1]))}))
         if recursive and _follows_links(name, argv):
@@ -137,17 +149,6 @@ def command_parts(
                 read_only = False
                 shown = ", ".join(r or "(a path that is not known)" for r in outside[:3])
                 why = f"it reads outside the workspace: {shown}"
-        hazard = git_hazard(argv, bases[-1], hardened=a.read_only) if name == "git" and check_git else ""
-        if name == "git" and check_git and not hazard and not a.read_only and git_reads_only(argv):
-            # Only a read-only command gets the hardening environment (hooksPath=/dev/null):
-            # a git read inside any other command (``git status > f``, ``git diff --output=f``)
-            # runs the repository's own hooks when it refreshes the index.
-            hooks = active_hooks(_git_directory(argv, bases[-1]))
-            if hooks:
-                hazard = (
-                    "the repository's own git hooks would run (" + ", ".join(hooks[:3]) + "); "
-                    "review them before running git here"
-                )
         if read_only and hazard:
             read_only, why = False, hazard
         out.append(
