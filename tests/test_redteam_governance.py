@@ -404,3 +404,17 @@ async def test_the_permission_check_itself_runs_no_repository_filter(tmp_path: P
     os.utime(ws / "notes.txt", (1, 1))
     [envelope] = await _run(tmp_path, ["git diff"], deny=_deny(ws))
     assert envelope.is_error and not (tmp_path / "PWN-filter").exists(), _text(envelope)
+
+
+async def test_tilde_minus_is_oldpwd_not_a_path_below_home(
+    tmp_path: Path, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``~-`` is $OLDPWD (inherited from whoever started shellrt), ``~+`` is $PWD."""
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "o.txt").write_text("OUTSIDEMARK\n")
+    monkeypatch.setenv("HOME", str(ws / "h"))
+    (ws / "h-").mkdir()
+    monkeypatch.setenv("OLDPWD", str(tmp_path / "outside"))
+    [envelope] = await _run(tmp_path, ["cat ~-/o.txt"])
+    # Denied by the check (the shell may or may not have OLDPWD: either way it is not a known path).
+    assert envelope.is_error and "dontAsk" in _text(envelope), _text(envelope)

@@ -379,8 +379,12 @@ def _resolve_host(word: str, base: str, to_host: Callable[[str], str]) -> str:
 def _resolve_all(words: Sequence[str], bases: Sequence[str], to_host: Callable[[str], str]) -> tuple[str, ...]:
     out: set[str] = set()
     for word in words:
-        if not word or any(c in word for c in "$`"):
-            out.add("")
+        if not word or any(c in word for c in "$`") or re.match(r"~(-|[+-]?\d)", word):
+            out.add("")  # ``~-`` is $OLDPWD, ``~N`` the directory stack: not known here
+            continue
+        if word == "~+" or word.startswith("~+/"):
+            for base in bases:
+                out.add(_resolve(base + word[2:], base))
             continue
         if os.path.isabs(os.path.expanduser(word)):
             out.add(to_host(os.path.expanduser(word)))
