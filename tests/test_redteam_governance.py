@@ -418,3 +418,20 @@ async def test_tilde_minus_is_oldpwd_not_a_path_below_home(
     [envelope] = await _run(tmp_path, ["cat ~-/o.txt"])
     # Denied by the check (the shell may or may not have OLDPWD: either way it is not a known path).
     assert envelope.is_error and "dontAsk" in _text(envelope), _text(envelope)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git cat-file --batch < list", "git cat-file --batch <<< HEAD:secrets/a", "git show --stdin < list",
+     "echo HEAD:secrets/a | git cat-file --batch-command"],
+)
+async def test_git_object_names_on_stdin_are_unknown_reads(tmp_path: Path, ws: Path, command: str) -> None:
+    _git(ws, "init", "-q")
+    _git(ws, "add", "-A")
+    _git(ws, "commit", "-qm", "one")
+    (ws / "list").write_text("HEAD:secrets/a\n")
+    if "batch-command" in command:
+        (ws / "list").write_text("contents HEAD:secrets/a\n")
+        command = "git cat-file --batch-command < list"
+    [envelope] = await _run(tmp_path, [command], deny=_deny(ws))
+    assert envelope.is_error and not _leaked(envelope), _text(envelope)

@@ -122,6 +122,8 @@ def command_parts(
             # git walks up to find its repository: one above the workspace is read too.
             top = _git_top(_git_directory(argv, bases[-1]))
             reads = tuple(sorted({*reads, top, *_git_object_reads(argv, bases)}))
+            if any(w in _GIT_STDIN_NAMES or w.startswith(("--batch=", "--batch-command=")) for w in argv[1:]):
+                reads = tuple(sorted({*reads, ""}))  # object names (HEAD:secrets/a) come from stdin
             if check_git and not hazard and _shows_changes(argv):
                 # The diff prints the changed files' content: reads of each (a denied one asks).
                 reads = tuple(sorted({*reads, *changed_paths(_git_directory(argv, bases[-1]))}))
@@ -464,6 +466,8 @@ def _linked_targets(roots: Sequence[str], limit: int = 20_000) -> list[str]:
     return found
 
 
+#: git options that read object names or paths from stdin: what they print is not known here.
+_GIT_STDIN_NAMES = frozenset({"--batch", "--batch-command", "--stdin", "--stdin-paths"})
 _JQ_KEYWORD = re.compile(r"(?<![.$\w])(?:import|include)\b")
 _JQ_MODULE = re.compile(r"\b(?:import|include)\s*\"((?:[^\"\\]|\\.)*)\"")
 
