@@ -435,3 +435,32 @@ async def test_git_object_names_on_stdin_are_unknown_reads(tmp_path: Path, ws: P
         command = "git cat-file --batch-command < list"
     [envelope] = await _run(tmp_path, [command], deny=_deny(ws))
     assert envelope.is_error and not _leaked(envelope), _text(envelope)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "declare -i TZ='a[$(touch {m})]'; ls",
+        "declare -i TZ; TZ='a[$(touch {m})]'; ls",
+        "typeset -i LANG='x[$(touch {m})]'; ls",
+        "local -i TZ='a[$(touch {m})]' 2>/dev/null; ls",
+        "declare -ix COLUMNS='a[$(touch {m})]'; ls",
+        "export -i TZ='a[$(touch {m})]' 2>/dev/null; ls",
+        "declare -n LANG=PATH; LANG=.; ls",
+        "typeset -n TZ=PATH; export TZ=.; ls",
+    ],
+)
+async def test_declare_integer_and_nameref_are_not_safe_assignments(tmp_path: Path, ws: Path, command: str) -> None:
+    """``declare -i`` evaluates the value as arithmetic (``a[$(cmd)]`` runs cmd); ``declare -n``
+    makes a listed name an alias of any variable (PATH): neither keeps a part matchable."""
+    (ws / "ls").write_text(f"#!/bin/sh\n/usr/bin/touch {tmp_path}/PWN-ls\n")
+    (ws / "ls").chmod(0o755)
+    [envelope] = await _run(tmp_path, [command.format(m=f"{tmp_path}/PWN-declare")], allow=["Bash(ls:*)"])
+    assert envelope.is_error, _text(envelope)
+    assert not list(tmp_path.glob("PWN-*")), _text(envelope)
+
+
+async def test_declare_export_of_a_listed_name_still_matches(tmp_path: Path, ws: Path) -> None:
+    [envelope] = await _run(tmp_path, ["declare -x LANG=C; ls"], allow=["Bash(ls:*)"])
+    assert not envelope.is_error, _text(envelope)
+

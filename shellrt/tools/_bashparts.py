@@ -90,6 +90,12 @@ def command_parts(
         assignment_only = _assignment_only(argv)
         if assignment_only:
             env_names = [*env_names, *_declared(argv)]
+        if argv and argv[0] in _DECLARATIONS and any(
+            w[:1] in "-+" and not w.startswith("--") and ("i" in w or "n" in w) for w in argv[1:]
+        ):
+            # -i: every assignment is arithmetic (``a[$(cmd)]`` runs cmd); -n: a listed name
+            # becomes an alias of any variable (``declare -n LANG=PATH; LANG=.``).
+            env_names = [*env_names, f"{argv[0]} -i/-n"]
         env_names = [*env_names, *_builtin_assigned(name, argv)]
         bg = getattr(sub, "background", None)
         is_bg = bool(bg) if bg is not None else background
