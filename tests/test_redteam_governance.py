@@ -464,3 +464,28 @@ async def test_declare_export_of_a_listed_name_still_matches(tmp_path: Path, ws:
     [envelope] = await _run(tmp_path, ["declare -x LANG=C; ls"], allow=["Bash(ls:*)"])
     assert not envelope.is_error, _text(envelope)
 
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["tar -cf out.tar . && tar -xOf out.tar", "tar -czf out.tgz secrets/.. && tar -xzOf out.tgz",
+     "cp -a . ../copy && cat ../copy/secrets/a", "git add -A && git show :secrets/a"],
+)
+async def test_an_allow_rule_for_an_archiver_or_stager_does_not_read_a_denied_tree(
+    tmp_path: Path, ws: Path, command: str
+) -> None:
+    """tar/cp -a/git add walk the tree they are given: packing it copies the denied files out."""
+    _git(ws, "init", "-q")
+    rules = ["Bash(tar:*)", "Bash(cp:*)", "Bash(git add:*)", "Bash(git show:*)", "Bash(cat:*)"]
+    [envelope] = await _run(tmp_path, [command], deny=_deny(ws), allow=rules)
+    assert envelope.is_error and "TOPSECRET" not in _text(envelope).split("(dontAsk")[0].replace("TOPSECRET'", ""), _text(envelope)
+    assert not (ws / "out.tar").exists() and not (ws / "out.tgz").exists()
+
+
+async def test_an_allow_rule_for_an_archiver_still_packs_allowed_files(tmp_path: Path, ws: Path) -> None:
+    _git(ws, "init", "-q")
+    results = await _run(
+        tmp_path, ["tar -cf out.tar notes.txt", "git add notes.txt", "mkdir -p src && git add src"], deny=_deny(ws),
+        allow=["Bash(tar:*)", "Bash(git add:*)", "Bash(mkdir:*)"],
+    )
+    assert not any(e.is_error for e in results), [_text(e) for e in results]

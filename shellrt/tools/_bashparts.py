@@ -127,7 +127,8 @@ def command_parts(
         if name == "git":
             # git walks up to find its repository: one above the workspace is read too.
             top = _git_top(_git_directory(argv, bases[-1]))
-            reads = tuple(sorted({*reads, top, *_git_object_reads(argv, bases)}))
+            above = [top] if not inside(top) else []
+            reads = tuple(sorted({*reads, *above, *_git_object_reads(argv, bases)}))
             if any(w in _GIT_STDIN_NAMES or w.startswith(("--batch=", "--batch-command=")) for w in argv[1:]):
                 reads = tuple(sorted({*reads, ""}))  # object names (HEAD:secrets/a) come from stdin
             if check_git and not hazard and _shows_changes(argv):
@@ -135,7 +136,8 @@ def command_parts(
                 reads = tuple(sorted({*reads, *changed_paths(_git_directory(argv, bases[-1]))}))
         if recursive and _follows_links(name, argv):
             reads = tuple(sorted({*reads, *_linked_targets(reads)}))
-        if recursive and (name == "git" or not any(r and os.path.exists(r) for r in reads)):
+        searches_tree = name == "git" and _git_split(argv, ".")[1] in _GIT_CONTENT
+        if recursive and (searches_tree or not any(r and os.path.exists(r) for r in reads)):
             # No existing path named (or git grep, which searches the tree): the walk starts here.
             reads = tuple(sorted({*reads, *[os.path.realpath(b) for b in bases]}))
         why = ""
@@ -366,10 +368,23 @@ def _recursive(name: str, argv: Sequence[str]) -> bool:
             or (not w.startswith("--") and ("r" in w[1:] or "R" in w[1:]))
             for w in flags
         )
-    if name in ("ls", "cp", "chmod", "chown", "diff"):
-        return any(w == "--recursive" or (not w.startswith("--") and ("R" in w[1:] or "r" in w[1:])) for w in flags)
+    if name in ("tar", "bsdtar", "7z", "7za", "pax", "cpio"):
+        return True  # archivers recurse into the directories they are given
+    if name in ("ls", "cp", "chmod", "chown", "diff", "zip", "rsync", "scp"):
+        short = "Rra" if name in ("cp", "rsync") else "Rr"
+        return any(
+            w in ("--recursive", "--archive", "--recurse-paths")
+            or (not w.startswith("--") and any(c in w[1:] for c in short))
+            for w in flags
+        )
     if name == "git":
         words = [w for w in argv[1:] if not w.startswith("-")]
+        if words and words[0] in ("add", "stash"):
+            # Staging a directory (or everything) copies a denied file into the index and history.
+            paths = words[1:]
+            return not paths or any(os.path.isdir(p) or not _GLOB_CHARS.isdisjoint(p) for p in paths) or any(
+                w in ("-A", "--all", "-u", "--update", "--include-untracked") for w in flags
+            )
         return bool(words) and words[0] in _GIT_CONTENT
     return False
 
