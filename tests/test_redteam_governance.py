@@ -489,3 +489,12 @@ async def test_an_allow_rule_for_an_archiver_still_packs_allowed_files(tmp_path:
         allow=["Bash(tar:*)", "Bash(git add:*)", "Bash(mkdir:*)"],
     )
     assert not any(e.is_error for e in results), [_text(e) for e in results]
+
+
+@pytest.mark.parametrize("command", ["jq -n -f prog.jq", "jq -n --from-file=prog.jq", "jq -n 'include \"lib\"; f'"])
+async def test_jq_directives_in_filter_files_and_modules_fail_closed(tmp_path: Path, ws: Path, command: str) -> None:
+    (ws / "secrets" / "m.jq").write_text('def f: "TOPSECRET";\n')
+    (ws / "prog.jq").write_text('include "secrets/m"; f\n')
+    (ws / "lib.jq").write_text('include "secrets/m";\n')
+    [envelope] = await _run(tmp_path, [command], deny=_deny(ws))
+    assert envelope.is_error and '"TOPSECRET"' not in _text(envelope), _text(envelope)

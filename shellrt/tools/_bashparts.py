@@ -123,7 +123,9 @@ def command_parts(
             # Pages from a chosen manpath: their ``.so FILE`` requests print any file.
             reads = tuple(sorted({*reads, ""}))
         if name in ("jq", "gojq", "jaq"):
-            reads = tuple(sorted({*reads, *_resolve_all(_jq_modules(argv), bases, to_host)}))
+            modules = _jq_modules(argv)
+            nested = _jq_nested(argv, modules, bases)
+            reads = tuple(sorted({*reads, *nested, *_resolve_all(modules, bases, to_host)}))
         if name == "git":
             # git walks up to find its repository: one above the workspace is read too.
             top = _git_top(_git_directory(argv, bases[-1]))
@@ -510,6 +512,30 @@ def _jq_modules(argv: Sequence[str]) -> list[str]:
                 continue
             found += [path, f"{path}.json", f"{path}.jq", os.path.join(path, os.path.basename(path) + ".jq")]
     return found
+
+
+def _jq_nested(argv: Sequence[str], modules: Sequence[str], bases: Sequence[str]) -> list[str]:
+    """A filter read from a file (``-f FILE``) or a module that itself imports: where those
+    directives resolve is not modelled, so any of them is an unknown read ("")."""
+    files: list[str] = []
+    args = list(argv[1:])
+    for i, word in enumerate(args):
+        if word in ("-f", "--from-file") and i + 1 < len(args):
+            files.append(args[i + 1])
+        elif word.startswith("--from-file="):
+            files.append(word.split("=", 1)[1])
+    files += [m for m in modules if m.endswith(".jq")]
+    for name in files:
+        for base in bases:
+            path = _resolve(name, base)
+            try:
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    text = handle.read(1 << 20)
+            except OSError:
+                continue
+            if _JQ_KEYWORD.search(text):
+                return [""]
+    return []
 
 
 def _git_object_reads(argv: Sequence[str], bases: Sequence[str]) -> list[str]:
