@@ -498,3 +498,11 @@ async def test_jq_directives_in_filter_files_and_modules_fail_closed(tmp_path: P
     (ws / "lib.jq").write_text('include "secrets/m";\n')
     [envelope] = await _run(tmp_path, [command], deny=_deny(ws))
     assert envelope.is_error and '"TOPSECRET"' not in _text(envelope), _text(envelope)
+
+
+async def test_a_quoted_pattern_is_not_globbed_onto_a_denied_path(tmp_path: Path, ws: Path) -> None:
+    """``grep '.*' notes.txt``: bash does not expand a quoted pattern, so neither does the check."""
+    (ws / ".env").write_text("K=V\n")
+    results = await _run(tmp_path, ["grep '.*' notes.txt", "grep -E 'h.*' notes.txt"], deny=[f"Read(/{ws}/.env)"])
+    for envelope in results:
+        assert not envelope.is_error and "hello" in _text(envelope), _text(envelope)

@@ -77,6 +77,18 @@ def command_parts(
                 plan_reads.append(value or "")
         background = "&" in plan.operators
         per_part_ok = per_part_ok and _flat(plan)
+    # Words bash expands as globs (quoted ``'.*'`` is a grep pattern, not a path); None: unknown.
+    globs: set[str] | None = None
+    if plan is not None:
+        globs = set()
+        for command in plan.commands:
+            for w in [*command.argv, *[r.target for r in command.redirects if r.target is not None]]:
+                if w.value is not None and not {"glob", "flag_glob"}.isdisjoint(w.features):
+                    globs.add(w.value)
+        for redirect in plan.redirects:
+            w = redirect.target
+            if w is not None and w.value is not None and not {"glob", "flag_glob"}.isdisjoint(w.features):
+                globs.add(w.value)
     bases = [cwd, *[to_host(t) if os.path.isabs(t) else _resolve(t, cwd) for t in a.cd_targets if t]]
     # The analysis knows program writes for the command as a whole: every part carries them.
     program_writes = tuple(sorted({_resolve_host(w, cwd, to_host) for w in a.write_targets if w}))
@@ -106,7 +118,7 @@ def command_parts(
         rec = getattr(sub, "recursive", None)
         recursive = bool(rec) or _recursive(name, argv)
         writes = tuple(sorted({_resolve_host(w, bases[0], to_host) if w else "" for w in writes_raw}))
-        reads = _resolve_all(reads_raw, bases, to_host)
+        reads = _resolve_all(reads_raw, bases, to_host, globs)
         # First: listing a repository's changed files below must not run what it names.
         hazard = git_hazard(argv, bases[-1], hardened=a.read_only) if name == "git" and check_git else ""
         if name == "git" and check_git and not hazard and not a.read_only and git_reads_only(argv):
@@ -125,7 +137,7 @@ def command_parts(
         if name in ("jq", "gojq", "jaq"):
             modules = _jq_modules(argv)
             nested = _jq_nested(argv, modules, bases)
-            reads = tuple(sorted({*reads, *nested, *_resolve_all(modules, bases, to_host)}))
+            reads = tuple(sorted({*reads, *nested, *_resolve_all(modules, bases, to_host, set())}))
         if name == "git":
             # git walks up to find its repository: one above the workspace is read too.
             top = _git_top(_git_directory(argv, bases[-1]))
@@ -401,7 +413,11 @@ def _resolve_host(word: str, base: str, to_host: Callable[[str], str]) -> str:
     return to_host(expanded) if os.path.isabs(expanded) else _resolve(expanded, base)
 
 
-def _resolve_all(words: Sequence[str], bases: Sequence[str], to_host: Callable[[str], str]) -> tuple[str, ...]:
+def _resolve_all(
+    words: Sequence[str], bases: Sequence[str], to_host: Callable[[str], str], globs: set[str] | None = None
+) -> tuple[str, ...]:
+    """Resolved paths of ``words`` from each base; a word in ``globs`` (None: every word)
+    also reads what it expands to."""
     out: set[str] = set()
     for word in words:
         if not word or any(c in word for c in "$`") or re.match(r"~(-|[+-]?\d)", word):
@@ -413,11 +429,13 @@ def _resolve_all(words: Sequence[str], bases: Sequence[str], to_host: Callable[[
             continue
         if os.path.isabs(os.path.expanduser(word)):
             out.add(to_host(os.path.expanduser(word)))
-            out.update(_glob_matches(to_host(os.path.expanduser(word)), "/", to_host))
+            if globs is None or word in globs:
+                out.update(_glob_matches(to_host(os.path.expanduser(word)), "/", to_host))
             continue
         for base in bases:
             out.add(_resolve(word, base))
-            out.update(_glob_matches(word, base, to_host))
+            if globs is None or word in globs:
+                out.update(_glob_matches(word, base, to_host))
     return tuple(sorted(out))
 
 
