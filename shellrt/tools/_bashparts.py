@@ -86,9 +86,9 @@ def command_parts(
                 if w.value is not None and not {"glob", "flag_glob"}.isdisjoint(w.features):
                     globs.add(w.value)
         for redirect in plan.redirects:
-            w = redirect.target
-            if w is not None and w.value is not None and not {"glob", "flag_glob"}.isdisjoint(w.features):
-                globs.add(w.value)
+            target = redirect.target
+            if target is not None and target.value is not None and not {"glob", "flag_glob"}.isdisjoint(target.features):
+                globs.add(target.value)
     bases = [cwd, *[to_host(t) if os.path.isabs(t) else _resolve(t, cwd) for t in a.cd_targets if t]]
     # The analysis knows program writes for the command as a whole: every part carries them.
     program_writes = tuple(sorted({_resolve_host(w, cwd, to_host) for w in a.write_targets if w}))
