@@ -322,8 +322,13 @@ class PermissionEngine:
         paths += [w for p in parts for w in p.writes if w]
         for path in paths:
             why = git_metadata_reason(path)
-            if why is None and path != os.path.realpath(path):
-                why = git_metadata_reason(os.path.realpath(path))
+            if why is None:
+                try:
+                    real = os.path.realpath(path)
+                except OSError:  # a path being swapped under us (a symlink loop): fail closed
+                    return f"Writing {path}: the path could not be resolved (is it changing?); retry."
+                if real != path:
+                    why = git_metadata_reason(real)
             if why is not None:
                 return f"Writing {path} touches {why}."
         return None
