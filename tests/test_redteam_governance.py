@@ -506,3 +506,11 @@ async def test_a_quoted_pattern_is_not_globbed_onto_a_denied_path(tmp_path: Path
     results = await _run(tmp_path, ["grep '.*' notes.txt", "grep -E 'h.*' notes.txt"], deny=[f"Read(/{ws}/.env)"])
     for envelope in results:
         assert not envelope.is_error and "hello" in _text(envelope), _text(envelope)
+
+
+@pytest.mark.xfail(strict=True, reason="analysis: option writes (git diff --output=F, sort -o F, uniq IN OUT) name no write target")
+@pytest.mark.parametrize("command", ["git diff --output=out", "sort -o out a", "uniq a out", "git log --output out"])
+def test_analysis_option_writes_are_write_targets(command: str) -> None:
+    from shellrt.analysis import analyze
+
+    assert "out" in analyze(command).write_targets
