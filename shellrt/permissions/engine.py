@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ from shellrt.permissions.modes import PermissionMode
 from shellrt.permissions.rules import PermissionRule, RuleKind, git_metadata_reason, is_safe_env_name
 from shellrt.permissions.ruleset import RuleSet
 from shellrt.protocol import PermissionResult, PermissionSubject, Tool, ToolContext
+from shellrt.supervisor.protect import protected_reason
 
 __all__ = ["PermissionEngine"]
 
@@ -269,6 +271,8 @@ class PermissionEngine:
             forms = [part.text]
             if part.name and part.argv and part.argv[0] != part.name:
                 forms.append(" ".join([part.name, *part.argv[1:]]))
+            if not part.read_only:
+                forms += _embedded_commands(part.argv)
             hit = self.rules.content_hit(rule_kind, tool_name, PermissionSubject(commands=tuple(forms), access="execute"))
             if hit is not None:
                 rule, _ = hit
@@ -318,12 +322,13 @@ class PermissionEngine:
         paths += [w for p in parts for w in p.writes if w]
         for path in paths:
             why = git_metadata_reason(path)
-            try:
-                real = os.path.realpath(path)
-            except OSError:  # a symlink swapped while it was resolved (EINVAL): fail closed
-                return f"Writing {path}: the path changed while it was checked (a symbolic link was swapped)."
-            if why is None and path != real:
-                why = git_metadata_reason(real)
+            if why is None:
+                try:
+                    real = os.path.realpath(path)
+                except OSError:  # a path being swapped under us (a symlink loop): fail closed
+                    return f"Writing {path}: the path could not be resolved (is it changing?); retry."
+                if real != path:
+                    why = git_metadata_reason(real)
             if why is not None:
                 return f"Writing {path} touches {why}."
         return None
@@ -365,11 +370,37 @@ class PermissionEngine:
             if not rules:
                 why = f" ({part.why_not})" if part.why_not else ""
                 return None, f"no allow rule covers {part.text!r}, and it is not read-only{why}"
+            reach = self._rule_reach(part, ctx)
+            if reach:
+                return None, reach
             used.extend(r for r in rules if r not in used)
         if not used and not any(p.writes for p in parts):
             # Nothing but read-only parts: the tool's verdict on the whole command stands.
             return None, "no allow rule covers this command"
         return used, ""
+
+    def _rule_reach(self, part: CommandPart, ctx: ToolContext) -> str:
+        """Why an allow rule cannot cover this part ("" when it can). A rule names a program,
+        not where it may act: every path the part names (arguments, option values — ``git diff
+        --output=../x``, ``cp f ~/x``) must be inside the allowed roots, and nothing it names
+        or is known to write may be git metadata (``cp hook .git/hooks/pre-commit``)."""
+        outside = [p for p in part.reads if not p or not self._inside_roots([p], ctx)]
+        outside += [w for w in part.program_writes if not w or not self._inside_roots([w], ctx)]
+        if outside:
+            shown = ", ".join(p or "a path that is not known" for p in outside[:3])
+            return f"{part.text!r} names {shown}, outside the workspace; an allow rule only covers work inside it"
+        for path in (*part.reads, *part.program_writes):
+            named = Path(path).parts
+            if ".git" in named or named[-1:] in ((".gitattributes",), (".gitmodules",)):
+                return f"{part.text!r} names {path}: git metadata, which an allow rule does not cover"
+            protected = protected_reason(path)
+            if protected is not None:
+                return f"{part.text!r} names {path}: {protected}, which an allow rule does not cover"
+        for path in part.program_writes:
+            why = git_metadata_reason(path)
+            if why is not None:
+                return f"{part.text!r} writes {path}: {why}"
+        return ""
 
     def _may_write(self, tool_name: str, target: str, ctx: ToolContext) -> bool:
         if not target:
@@ -458,6 +489,26 @@ class PermissionEngine:
             updated_input=updated,
             chain=tuple(chain),
         )
+
+
+_SCRIPT_SPLIT = re.compile(r"[\s;&|()`<>{}]+")
+
+
+def _embedded_commands(argv: Sequence[str]) -> list[str]:
+    """Every command a part that is not read-only may run inside it: each later word (and
+    each word of a script string) as a program name with what follows. A wrapper the
+    analysis does not know (``fakeroot rm f``, ``script -c 'rm f'``, ``npm exec rm f``)
+    runs its arguments; a deny rule must see them. Over-inclusive on purpose (``git rm``
+    meets ``Bash(rm:*)``): deny and ask rules fail closed; allow rules never use this."""
+    tokens: list[str] = []
+    for word in argv[1:]:
+        tokens += [t for t in _SCRIPT_SPLIT.split(word) if t]
+    forms: list[str] = []
+    for i, token in enumerate(tokens):
+        if token.startswith("-") or "=" in token:
+            continue
+        forms.append(" ".join([os.path.basename(token.strip("\'\"")) or token, *tokens[i + 1 :]]))
+    return forms
 
 
 def _not_read_only(part: CommandPart, why: str) -> CommandPart:

@@ -15,6 +15,7 @@ an analysis that does not yet, they are derived conservatively from the plan
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -23,9 +24,9 @@ from pathlib import PurePosixPath
 from shellrt.analysis import CommandAnalysis, CommandPlan, Subcommand, analyze
 from shellrt.permissions.interfaces import CommandPart
 from shellrt.permissions.rules import is_safe_env_name
-from shellrt.tools._gitrepo import repo_code_keys
+from shellrt.tools._gitrepo import active_hooks, changed_paths, repo_code_keys
 
-__all__ = ["command_parts", "git_hazard"]
+__all__ = ["GIT_HOOK_COMMANDS", "command_parts", "git_hazard", "git_reads_only"]
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _DECLARATIONS = frozenset({"export", "declare", "typeset", "readonly", "local"})
@@ -76,6 +77,18 @@ def command_parts(
                 plan_reads.append(value or "")
         background = "&" in plan.operators
         per_part_ok = per_part_ok and _flat(plan)
+    # Words bash expands as globs (quoted ``'.*'`` is a grep pattern, not a path); None: unknown.
+    globs: set[str] | None = None
+    if plan is not None:
+        globs = set()
+        for command in plan.commands:
+            for w in [*command.argv, *[r.target for r in command.redirects if r.target is not None]]:
+                if w.value is not None and not {"glob", "flag_glob"}.isdisjoint(w.features):
+                    globs.add(w.value)
+        for redirect in plan.redirects:
+            target = redirect.target
+            if target is not None and target.value is not None and not {"glob", "flag_glob"}.isdisjoint(target.features):
+                globs.add(target.value)
     bases = [cwd, *[to_host(t) if os.path.isabs(t) else _resolve(t, cwd) for t in a.cd_targets if t]]
     # The analysis knows program writes for the command as a whole: every part carries them.
     program_writes = tuple(sorted({_resolve_host(w, cwd, to_host) for w in a.write_targets if w}))
@@ -89,6 +102,13 @@ def command_parts(
         assignment_only = _assignment_only(argv)
         if assignment_only:
             env_names = [*env_names, *_declared(argv)]
+        if argv and argv[0] in _DECLARATIONS and any(
+            w[:1] in "-+" and not w.startswith("--") and ("i" in w or "n" in w) for w in argv[1:]
+        ):
+            # -i: every assignment is arithmetic (``a[$(cmd)]`` runs cmd); -n: a listed name
+            # becomes an alias of any variable (``declare -n LANG=PATH; LANG=.``).
+            env_names = [*env_names, f"{argv[0]} -i/-n"]
+        env_names = [*env_names, *_builtin_assigned(name, argv)]
         bg = getattr(sub, "background", None)
         is_bg = bool(bg) if bg is not None else background
         writes_raw = _attr_list(sub, "writes")
@@ -103,8 +123,40 @@ def command_parts(
             # holds is out of reach of path rules (docs/permissions.md, "What rules cannot cover").
             recursive = False
         writes = tuple(sorted({_resolve_host(w, bases[0], to_host) if w else "" for w in writes_raw}))
-        reads = _resolve_all(reads_raw, bases, to_host)
-        if recursive and (name == "git" or not any(r and os.path.exists(r) for r in reads)):
+        reads = _resolve_all(reads_raw, bases, to_host, globs)
+        # First: listing a repository's changed files below must not run what it names.
+        hazard = git_hazard(argv, bases[-1], hardened=a.read_only) if name == "git" and check_git else ""
+        if name == "git" and check_git and not hazard and not a.read_only and git_reads_only(argv):
+            # Only a read-only command gets the hardening environment (hooksPath=/dev/null):
+            # a git read inside any other command (``git status > f``, ``git diff --output=f``)
+            # runs the repository's own hooks when it refreshes the index.
+            hooks = active_hooks(_git_directory(argv, bases[-1]))
+            if hooks:
+                hazard = (
+                    "the repository's own git hooks would run (" + ", ".join(hooks[:3]) + "); "
+                    "review them before running git here"
+                )
+        if name == "man" and any(w.startswith(("-M", "--manp")) for w in argv[1:]):
+            # Pages from a chosen manpath: their ``.so FILE`` requests print any file.
+            reads = tuple(sorted({*reads, ""}))
+        if name in ("jq", "gojq", "jaq"):
+            modules = _jq_modules(argv)
+            nested = _jq_nested(argv, modules, bases)
+            reads = tuple(sorted({*reads, *nested, *_resolve_all(modules, bases, to_host, set())}))
+        if name == "git":
+            # git walks up to find its repository: one above the workspace is read too.
+            top = _git_top(_git_directory(argv, bases[-1]))
+            above = [top] if not inside(top) else []
+            reads = tuple(sorted({*reads, *above, *_git_object_reads(argv, bases)}))
+            if any(w in _GIT_STDIN_NAMES or w.startswith(("--batch=", "--batch-command=")) for w in argv[1:]):
+                reads = tuple(sorted({*reads, ""}))  # object names (HEAD:secrets/a) come from stdin
+            if check_git and not hazard and _shows_changes(argv):
+                # The diff prints the changed files' content: reads of each (a denied one asks).
+                reads = tuple(sorted({*reads, *changed_paths(_git_directory(argv, bases[-1]))}))
+        if recursive and _follows_links(name, argv):
+            reads = tuple(sorted({*reads, *_linked_targets(reads)}))
+        searches_tree = name == "git" and _git_split(argv, ".")[1] in _GIT_CONTENT
+        if recursive and (searches_tree or not any(r and os.path.exists(r) for r in reads)):
             # No existing path named (or git grep, which searches the tree): the walk starts here.
             reads = tuple(sorted({*reads, *[os.path.realpath(b) for b in bases]}))
         why = ""
@@ -126,7 +178,6 @@ def command_parts(
                 read_only = False
                 shown = ", ".join(r or "(a path that is not known)" for r in outside[:3])
                 why = f"it reads outside the workspace: {shown}"
-        hazard = git_hazard(argv, bases[-1]) if name == "git" and check_git else ""
         if read_only and hazard:
             read_only, why = False, hazard
         out.append(
@@ -166,8 +217,8 @@ def _flat(plan: CommandPlan) -> bool:
     return all(r.target is None or r.target.value is not None for r in plan.redirects)
 
 
-def git_hazard(argv: Sequence[str], cwd: str) -> str:
-    """Why this git command would run a program the repository names ("" when none)."""
+def _git_split(argv: Sequence[str], cwd: str) -> tuple[str, str]:
+    """(the directory git runs in after ``-C``, its subcommand or "")."""
     directory = cwd
     args = list(argv[1:])
     i = 0
@@ -179,10 +230,43 @@ def git_hazard(argv: Sequence[str], cwd: str) -> str:
         if args[i].startswith("-"):
             i += 1
             continue
-        break
+        return directory, args[i]
+    return directory, ""
+
+
+def _git_directory(argv: Sequence[str], cwd: str) -> str:
+    return _git_split(argv, cwd)[0]
+
+
+def _shows_changes(argv: Sequence[str]) -> bool:
+    """``git diff`` (any form) and ``git status -v``: they print uncommitted file content."""
+    sub = _git_split(argv, ".")[1]
+    if sub == "diff":
+        return True
+    return sub == "status" and any(w == "--verbose" or re.fullmatch(r"-[a-z]*v[a-z]*", w) for w in argv[2:])
+
+
+#: git subcommands whose purpose includes running the repository's hooks (commit hooks,
+#: checkout hooks...): an allow rule or approval for them accepts that.
+GIT_HOOK_COMMANDS = frozenset(
+    {"commit", "merge", "rebase", "checkout", "switch", "am", "pull", "push", "clone", "worktree",
+     "cherry-pick", "revert", "reset", "restore", "add", "rm", "mv", "stash", "gc", "maintenance",
+     "fetch", "branch", "tag", "update-ref", "apply", "submodule", "init", "notes", "replace"}
+)
+
+
+def git_reads_only(argv: Sequence[str]) -> bool:
+    """Whether a git command's subcommand is not one that is meant to run hooks."""
+    return _git_split(argv, ".")[1] not in GIT_HOOK_COMMANDS
+
+
+def git_hazard(argv: Sequence[str], cwd: str, *, hardened: bool = True) -> str:
+    """Why this git command would run a program the repository names ("" when none).
+    ``hardened``: it runs with the override environment (a read-only command)."""
+    directory = _git_directory(argv, cwd)
     if not os.path.isdir(directory):
         return ""
-    keys = repo_code_keys(directory)
+    keys = repo_code_keys(directory, hardened=hardened)
     alternates = _alternates(directory)
     if alternates:
         keys.append(alternates)
@@ -247,6 +331,31 @@ def _declared(argv: Sequence[str]) -> list[str]:
     return names
 
 
+#: Builtins that assign a variable named by an option value (``printf -vNAME``) or operand.
+_ASSIGNING_BUILTINS = {"printf": "-v", "read": "", "mapfile": "", "readarray": "", "getopts": ""}
+
+
+def _builtin_assigned(name: str, argv: Sequence[str]) -> list[str]:
+    """Variables a builtin assigns (an exported one changes what later programs run:
+    ``printf -vGIT_CONFIG_VALUE_0 …; git status``). A name that is not known is "?"."""
+    if name not in _ASSIGNING_BUILTINS:
+        return []
+    if name != "printf":
+        names = [w for w in argv[1:] if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", w)]
+        return names or ["REPLY" if name == "read" else "MAPFILE"]
+    found: list[str] = []
+    args = list(argv[1:])
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "--":
+        word = args[i]
+        if word.startswith("-v"):
+            found.append(word[2:] or (args[i + 1] if i + 1 < len(args) else "?"))
+            i += 1 if word[2:] else 2
+            continue
+        i += 1
+    return [re.sub(r"\[.*", "", f) or "?" for f in found]
+
+
 def _fd_dup(op: str, value: str | None) -> bool:
     return op in (">&", "<&") and value is not None and (value.isdigit() or value == "-")
 
@@ -278,10 +387,23 @@ def _recursive(name: str, argv: Sequence[str]) -> bool:
             or (not w.startswith("--") and ("r" in w[1:] or "R" in w[1:]))
             for w in flags
         )
-    if name in ("ls", "cp", "chmod", "chown", "diff"):
-        return any(w == "--recursive" or (not w.startswith("--") and ("R" in w[1:] or "r" in w[1:])) for w in flags)
+    if name in ("tar", "bsdtar", "7z", "7za", "pax", "cpio"):
+        return True  # archivers recurse into the directories they are given
+    if name in ("ls", "cp", "chmod", "chown", "diff", "zip", "rsync", "scp"):
+        short = "Rra" if name in ("cp", "rsync") else "Rr"
+        return any(
+            w in ("--recursive", "--archive", "--recurse-paths")
+            or (not w.startswith("--") and any(c in w[1:] for c in short))
+            for w in flags
+        )
     if name == "git":
         words = [w for w in argv[1:] if not w.startswith("-")]
+        if words and words[0] in ("add", "stash"):
+            # Staging a directory (or everything) copies a denied file into the index and history.
+            paths = words[1:]
+            return not paths or any(os.path.isdir(p) or not _GLOB_CHARS.isdisjoint(p) for p in paths) or any(
+                w in ("-A", "--all", "-u", "--update", "--include-untracked") for w in flags
+            )
         return bool(words) and words[0] in _GIT_CONTENT
     return False
 
@@ -296,15 +418,178 @@ def _resolve_host(word: str, base: str, to_host: Callable[[str], str]) -> str:
     return to_host(expanded) if os.path.isabs(expanded) else _resolve(expanded, base)
 
 
-def _resolve_all(words: Sequence[str], bases: Sequence[str], to_host: Callable[[str], str]) -> tuple[str, ...]:
+def _resolve_all(
+    words: Sequence[str], bases: Sequence[str], to_host: Callable[[str], str], globs: set[str] | None = None
+) -> tuple[str, ...]:
+    """Resolved paths of ``words`` from each base; a word in ``globs`` (None: every word)
+    also reads what it expands to."""
     out: set[str] = set()
     for word in words:
-        if not word or any(c in word for c in "$`"):
-            out.add("")
+        if not word or any(c in word for c in "$`") or re.match(r"~(-|[+-]?\d)", word):
+            out.add("")  # ``~-`` is $OLDPWD, ``~N`` the directory stack: not known here
+            continue
+        if word == "~+" or word.startswith("~+/"):
+            for base in bases:
+                out.add(_resolve(base + word[2:], base))
             continue
         if os.path.isabs(os.path.expanduser(word)):
             out.add(to_host(os.path.expanduser(word)))
+            if globs is None or word in globs:
+                out.update(_glob_matches(to_host(os.path.expanduser(word)), "/", to_host))
             continue
         for base in bases:
             out.add(_resolve(word, base))
+            if globs is None or word in globs:
+                out.update(_glob_matches(word, base, to_host))
     return tuple(sorted(out))
+
+
+_GLOB_CHARS = frozenset("*?[")
+_GLOB_LIMIT = 10_000
+
+
+def _glob_matches(word: str, base: str, to_host: Callable[[str], str]) -> list[str]:
+    """What a glob word expands to (resolved): ``cat sec*/a`` reads ``secrets/a``, which a
+    ``Read(...)`` deny rule must see. Hidden names are matched too (over-inclusive on purpose)."""
+    if _GLOB_CHARS.isdisjoint(word):
+        return []
+    pattern = os.path.join(base, os.path.expanduser(word))
+    found: list[str] = []
+    for i, match in enumerate(glob.iglob(pattern, include_hidden=True)):
+        if i >= _GLOB_LIMIT:
+            found.append("")  # too many to judge one by one: unknown, which fails closed
+            break
+        found.append(to_host(match) if os.path.isabs(word) else os.path.realpath(match))
+    return found
+
+
+#: Flags with which a recursive program follows symlinks found inside the tree it walks.
+_FOLLOW_FLAGS: dict[str, tuple[str, ...]] = {
+    "grep": ("-R", "--dereference-recursive"),
+    "egrep": ("-R", "--dereference-recursive"),
+    "fgrep": ("-R", "--dereference-recursive"),
+    "rg": ("-L", "--follow"),
+    "find": ("-L", "-follow"),
+    "fd": ("-L", "--follow"),
+    "fdfind": ("-L", "--follow"),
+    "tree": ("-l",),
+    "du": ("-L", "--dereference"),
+    "ls": ("-L", "--dereference"),
+    "ag": ("-f", "--follow"),
+}
+
+
+def _follows_links(name: str, argv: Sequence[str]) -> bool:
+    """Whether a recursive walk follows symlinks below its roots (unknown programs: yes)."""
+    flags = _FOLLOW_FLAGS.get(name)
+    if flags is None:
+        return True
+    for word in argv[1:]:
+        if word in flags or word.startswith("--follow") or word.startswith("--dereference"):
+            return True
+        short = [f[1] for f in flags if len(f) == 2]
+        if word.startswith("-") and not word.startswith("--") and any(c in word[1:] for c in short):
+            return True
+    return False
+
+
+def _linked_targets(roots: Sequence[str], limit: int = 20_000) -> list[str]:
+    """Resolved targets of the symlinks below ``roots``: a walk that follows them reads there."""
+    found: list[str] = []
+    seen = 0
+    for root in roots:
+        if not root or not os.path.isdir(root):
+            continue
+        for dirpath, dirnames, filenames in os.walk(root):
+            for entry in (*dirnames, *filenames):
+                seen += 1
+                full = os.path.join(dirpath, entry)
+                if os.path.islink(full):
+                    found.append(os.path.realpath(full))
+            if seen > limit:
+                found.append("")  # not walked to the end: unknown, which fails closed
+                return found
+    return found
+
+
+#: git options that read object names or paths from stdin: what they print is not known here.
+_GIT_STDIN_NAMES = frozenset({"--batch", "--batch-command", "--stdin", "--stdin-paths"})
+_JQ_KEYWORD = re.compile(r"(?<![.$\w])(?:import|include)\b")
+_JQ_MODULE = re.compile(r"\b(?:import|include)\s*\"((?:[^\"\\]|\\.)*)\"")
+
+
+def _jq_modules(argv: Sequence[str]) -> list[str]:
+    """Files a jq filter loads: ``import "p" as $x`` reads p.json, ``import "p" as x`` and
+    ``include "p"`` read p.jq (searched from the current directory and ``-L`` dirs, which are
+    read words already). A module directive jq may take from elsewhere is unknown ("")."""
+    found: list[str] = []
+    for word in argv[1:]:
+        if "import" not in word and "include" not in word:
+            continue
+        paths = _JQ_MODULE.findall(word)
+        if len(_JQ_KEYWORD.findall(word)) > len(paths):
+            found.append("")  # a directive written some other way (a comment inside): unknown
+        for path in paths:
+            if "\\" in path or os.path.isabs(path) or path.startswith("~"):
+                found.append("")
+                continue
+            found += [path, f"{path}.json", f"{path}.jq", os.path.join(path, os.path.basename(path) + ".jq")]
+    return found
+
+
+def _jq_nested(argv: Sequence[str], modules: Sequence[str], bases: Sequence[str]) -> list[str]:
+    """A filter read from a file (``-f FILE``) or a module that itself imports: where those
+    directives resolve is not modelled, so any of them is an unknown read ("")."""
+    files: list[str] = []
+    args = list(argv[1:])
+    for i, word in enumerate(args):
+        if word in ("-f", "--from-file") and i + 1 < len(args):
+            files.append(args[i + 1])
+        elif word.startswith("--from-file="):
+            files.append(word.split("=", 1)[1])
+    files += [m for m in modules if m.endswith(".jq")]
+    for name in files:
+        for base in bases:
+            path = _resolve(name, base)
+            try:
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    text = handle.read(1 << 20)
+            except OSError:
+                continue
+            if _JQ_KEYWORD.search(text):
+                return [""]
+    return []
+
+
+def _git_object_reads(argv: Sequence[str], bases: Sequence[str]) -> list[str]:
+    """Paths named by git object names ``REV:path`` / ``:path`` / ``:N:path``: ``git show
+    HEAD:secrets/a`` prints that file as committed. A path starting ``./`` or ``../`` is
+    relative to the current directory, any other to the repository's top level."""
+    found: list[str] = []
+    for word in argv[1:]:
+        if word.startswith("-") or ":" not in word or "://" in word:
+            continue
+        path = word.split(":", 1)[1]
+        if re.fullmatch(r"[0-3]:.*", path):
+            path = path[2:]
+        if not path:
+            continue
+        if path.startswith("/"):
+            found.append("")  # ':/text' searches commit messages; an absolute path is unknown here
+            continue
+        for base in bases:
+            found.append(_resolve(path, base))
+            if not path.startswith(("./", "../")):
+                found.append(_resolve(path, _git_top(base)))
+    return found
+
+
+def _git_top(directory: str) -> str:
+    current = os.path.realpath(directory)
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return os.path.realpath(directory)
+        current = parent

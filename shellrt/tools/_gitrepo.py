@@ -27,7 +27,7 @@ from pathlib import Path
 
 from shellrt.analysis.git_env import GIT_CONFIG_OVERRIDES, git_hardening_env
 
-__all__ = ["CODE_RUNNING_KEYS", "repo_code_keys"]
+__all__ = ["CODE_RUNNING_KEYS", "active_hooks", "changed_paths", "repo_code_keys"]
 
 #: Regexes over lower-cased ``section[.subsection].name`` keys whose value is a program
 #: (or selects one) that git runs. The subsection (driver, remote, url) has a free name.
@@ -71,10 +71,11 @@ def _trusted_files() -> set[str]:
     return {os.path.realpath(f) for f in files}
 
 
-def repo_code_keys(cwd: str, extra_env: Mapping[str, str] | None = None) -> list[str]:
+def repo_code_keys(cwd: str, extra_env: Mapping[str, str] | None = None, *, hardened: bool = True) -> list[str]:
     """Code-running configuration a git command started in ``cwd`` would obey, as
     ``"key (origin)"`` strings; empty when there is none. Never raises: a failure to
-    read is reported as one entry (fail closed)."""
+    read is reported as one entry (fail closed). ``hardened``: the command runs with the
+    override environment (only read-only commands do), so the keys it overrides are moot."""
     env = dict(os.environ)
     env.update(git_hardening_env())
     if extra_env:
@@ -98,7 +99,7 @@ def repo_code_keys(cwd: str, extra_env: Mapping[str, str] | None = None) -> list
     found: list[str] = []
     trusted_drivers: set[str] = set()
     for scope, origin, key, value in _entries(proc.stdout):
-        if not _CODE_KEY.fullmatch(key) or key.lower() in _OVERRIDDEN:
+        if not _CODE_KEY.fullmatch(key) or (hardened and key.lower() in _OVERRIDDEN):
             continue
         path = origin[len("file:") :] if origin.startswith("file:") else ""
         is_trusted = scope == "global" and bool(path) and os.path.realpath(path) in trusted
@@ -173,3 +174,62 @@ def _bounded_walk(root: Path, limit: int = 20_000) -> Sequence[tuple[Path, list[
         if seen > limit:
             break
     return out
+
+
+def changed_paths(cwd: str) -> list[str]:
+    """Absolute paths of tracked files whose index or work-tree content differs from HEAD:
+    what ``git diff``/``git status -v`` print the content of. ``[""]`` (unknown, which
+    fails closed) when git cannot say; ``[]`` outside a repository. Runs a fixed command
+    with the hardened environment and no optional locks (nothing is written)."""
+    env = dict(os.environ)
+    env.update(git_hardening_env())
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+    try:
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"], cwd=cwd, env=env, capture_output=True,
+            timeout=_TIMEOUT_S, check=False,
+        )
+        if top.returncode != 0:
+            return []  # not a repository: git diff reads only the paths it is given
+        root = top.stdout.decode("utf-8", "replace").strip()
+        proc = subprocess.run(
+            ["git", "status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames"],
+            cwd=cwd, env=env, capture_output=True, timeout=_TIMEOUT_S, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return [""]
+    if proc.returncode != 0:
+        return [""]
+    out: list[str] = []
+    for record in proc.stdout.decode("utf-8", "replace").split("\0"):
+        if len(record) > 3:
+            out.append(os.path.realpath(os.path.join(root, record[3:])))
+    return out
+
+
+def active_hooks(cwd: str) -> list[str]:
+    """Executable hooks in the hooks directory git would use in ``cwd`` (``.git/hooks`` or
+    ``core.hooksPath``). No configuration key names them, so `repo_code_keys` cannot; a git
+    command run without the hardening environment runs them (``post-index-change`` when it
+    refreshes the index, ``reference-transaction`` on any ref update)."""
+    env = dict(os.environ)
+    env.update(git_hardening_env())
+    env["GIT_CONFIG_COUNT"] = "0"  # the repository's own hooksPath, not our /dev/null
+    try:
+        proc = subprocess.run(
+            ["git", "rev-parse", "--git-path", "hooks"], cwd=cwd, env=env, capture_output=True,
+            timeout=_TIMEOUT_S, check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return [f"the repository hooks could not be listed ({exc})"]
+    if proc.returncode != 0:
+        return []  # not a repository
+    hooks = Path(cwd, proc.stdout.decode("utf-8", "replace").strip())
+    try:
+        entries = sorted(hooks.iterdir()) if hooks.is_dir() else []
+    except OSError as exc:
+        return [f"the repository hooks could not be listed ({exc})"]
+    return [
+        f"hook {e.name} ({e})" for e in entries
+        if not e.name.endswith(".sample") and e.is_file() and os.access(e, os.X_OK)
+    ]

@@ -43,6 +43,7 @@ from shellrt.supervisor import (
     exit_meaning,
 )
 from shellrt.tools._bashparts import command_parts as _command_parts
+from shellrt.tools._bashparts import git_reads_only
 from shellrt.tools._paths import is_sensitive, rule_path_resolver
 
 __all__ = ["Bash", "BashInput", "BashOutput", "ShellTool", "bash_output", "format_output", "output_is_error"]
@@ -200,7 +201,8 @@ class ShellTool(Tool[BashInput, BashOutput]):
                 reason = is_sensitive(Path(target)) if target else None
                 if reason:
                     return PermissionResult.ask(f"{part.text!r} writes {target}: {reason}.", safety_check=True)
-            if part.hazard and (a.read_only or _analyze(part.text, self.shell).read_only):
+            reads = part.name == "git" and git_reads_only(part.argv)
+            if part.hazard and (reads or a.read_only or _analyze(part.text, self.shell).read_only):
                 # No mode may skip this: the repository, not the person, chose the program.
                 return PermissionResult.ask(f"{part.text!r}: {part.hazard}.", safety_check=True)
         if not a.read_only:
