@@ -365,7 +365,6 @@ async def test_printf_attached_v_cannot_rewrite_the_git_hardening(tmp_path: Path
     assert envelope.is_error and not (tmp_path / "PWN-printf").exists(), _text(envelope)
 
 
-@pytest.mark.xfail(strict=True, reason="analysis: printf -vNAME (attached) is an assignment, not read-only")
 def test_analysis_printf_attached_v_is_not_read_only() -> None:
     from shellrt.analysis import analyze
 
@@ -386,7 +385,6 @@ async def test_man_pages_from_a_chosen_manpath_are_not_free_reads(tmp_path: Path
     assert envelope.is_error and "OUTSIDEMARK" not in _text(envelope), _text(envelope)
 
 
-@pytest.mark.xfail(strict=True, reason="analysis: man -M/--manpath reads pages whose .so requests name any file")
 def test_analysis_man_with_a_manpath_is_not_read_only() -> None:
     from shellrt.analysis import analyze
 

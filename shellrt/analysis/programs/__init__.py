@@ -51,8 +51,12 @@ def check_program(name: str, args: list[str]) -> list[str]:
     spec = SIMPLE_SPECS[name]
     if spec.free_form:
         reasons: list[str] = []
-        if args and spec.forbidden and args[0] in spec.forbidden:
-            reasons.append(f"{name} {args[0]}: {spec.forbidden[args[0]]}")
+        if args and spec.forbidden:
+            first = args[0]
+            for option, why in spec.forbidden.items():
+                # `-v NAME` and the attached `-vNAME` alike (bash's getopt takes both)
+                if first == option or (len(option) == 2 and first.startswith(option)):
+                    reasons.append(f"{name} {option}: {why}")
         if spec.check is not None:
             reasons.extend(spec.check(parse_args(_FREE_FORM_SPECS[name], [])))
         return reasons
