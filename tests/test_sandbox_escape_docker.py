@@ -1,7 +1,7 @@
 """Attacks on the docker backend's trusted channel, from inside the container; each must fail.
 
 The executor's control channel, its process and the host's reset verdict are
-out of the commands' reach (docs/security.docker.md): a command cannot forge a
+out of the commands' reach (docs/security.md, "The docker backend"): a command cannot forge a
 completion record (its own or another's), escape its timeout by faking one,
 open, trace or signal the executor, nor answer a reset in the executor's
 place. Every probe runs for a non-root command user and for commands run as

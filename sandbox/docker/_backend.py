@@ -12,7 +12,7 @@ Why this shape:
   with only the capabilities it needs to start commands as another user;
   commands hold no capability at all (``priv.c``). So no command, root or
   not, can open, signal or trace the executor, and exit codes, kills and
-  resets come only from it (docs/security.docker.md).
+  resets come only from it (docs/security.md, "The docker backend").
 * Command output never travels through the control channel: the host creates
   FIFOs with random names in a private directory bind-mounted read-only into
   the container (owned by the executor's uid, mode 0700, when the host is
