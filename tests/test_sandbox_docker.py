@@ -145,7 +145,7 @@ async def test_ten_concurrent_commands_in_one_container(shared: DockerBackend) -
     async with anyio.create_task_group() as tg:
         for i in range(10):
             tg.start_soon(one, i)
-    assert time.monotonic() - start < 4
+    assert time.monotonic() - start < 8  # side by side (in turn: >= 10 s)
     assert results == {i: (i, f"job{i}\n") for i in range(10)}
 
 
@@ -193,12 +193,17 @@ async def test_signal_exit_and_argv_with_equals(shared: DockerBackend) -> None:
 async def test_kill_leaves_zero_processes_in_container(shared: DockerBackend) -> None:
     script = "sleep 771 & setsid sleep 772 & (setsid sh -c 'sleep 773 &' &); nohup sleep 774 >/dev/null 2>&1 & sleep 775"
     proc = await shared.exec(ExecRequest(argv=("/bin/bash", "-c", script), cwd="/", env=PATH_ENV))
-    await anyio.sleep(0.5)
-    _, count = await sh(shared, PROC_SCAN)
+    count = ""
+    with anyio.move_on_after(20):  # wait for the tree to be up, not a fixed sleep
+        while True:
+            _, count = await sh(shared, PROC_SCAN)
+            if int(count) == 5:
+                break
+            await anyio.sleep(0.1)
     assert int(count) == 5
     start = time.monotonic()
     await proc.kill()
-    assert time.monotonic() - start < 3
+    assert time.monotonic() - start < 15  # a kill that hangs, not speed
     assert (await proc.wait()).exit_code == 137
     _, count = await sh(shared, PROC_SCAN)
     assert int(count) == 0
