@@ -41,7 +41,8 @@ OWNERS: dict[str, tuple[str, ...]] = {
     "bashlex": ("shellrt.analysis",),
     "httpx": ("shellrt.tools.web_fetch",),
     "html2text": ("shellrt.tools.web_fetch",),
-    "mcp": ("shellrt.server.mcp", "shellrt.tools.mcp"),
+    # the MCP server is its protocol handler and its own stdio transport (malformed lines answered)
+    "mcp": ("shellrt.server.mcp", "shellrt.server._mcp_stdio", "shellrt.tools.mcp"),
     "ray": ("shellrt.batch.ray",),
 }
 

@@ -14,6 +14,7 @@ import sys
 from typing import Any, TextIO
 
 from shellrt.analysis import CommandAnalysis, analyze
+from shellrt.cli._stdout import silence_stdout
 
 __all__ = ["register", "run"]
 
@@ -44,20 +45,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         return _run(args)
     except BrokenPipeError:
-        _silence_stdout()
+        silence_stdout()
         return EXIT_STDOUT_CLOSED
-
-
-def _silence_stdout() -> None:
-    """Point fd 1 at /dev/null so the interpreter's final flush does not print a traceback."""
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
 
 
 def _run(args: argparse.Namespace) -> int:

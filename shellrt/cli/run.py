@@ -26,6 +26,7 @@ import anyio
 from sandbox import BackendUnavailableError, SandboxBackend, WorkspaceExporter
 from shellrt.cli._sandbox_options import add_sandbox_options, sandbox_from_args
 from shellrt.cli._status_line import StatusLine
+from shellrt.cli._stdout import silence_stdout
 
 __all__ = ["register"]
 
@@ -131,7 +132,7 @@ async def _execute(
         except BrokenPipeError:
             # Our reader went away (``| head``): end like a pipeline does, without a traceback.
             stdout_closed = True
-            _silence_stdout()
+            silence_stdout()
             raise
 
     timeout_s = args.timeout if args.timeout is not None else math.inf
@@ -210,15 +211,3 @@ def _report_loss_streaming(result: Any, code: int) -> int:
     # Only the on-disk copy is short: the terminal/pipe received everything.
     print(f"shellrt run: note: every byte was streamed, but the spool copy is incomplete: {lost}", file=sys.stderr)
     return code
-
-
-def _silence_stdout() -> None:
-    """Point fd 1 at /dev/null so the interpreter's final flush cannot raise again."""
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass

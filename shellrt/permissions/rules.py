@@ -45,6 +45,7 @@ __all__ = [
     "git_metadata_reason",
     "is_safe_env_name",
     "parse_rule",
+    "pattern_base",
 ]
 
 RuleKind = Literal["allow", "deny", "ask"]
@@ -214,7 +215,7 @@ class PermissionRule:
         """
         if self.spec_kind != "path" or self.specifier is None:
             return False
-        based = _pattern_base(self.specifier, self.origin.root, home)
+        based = pattern_base(self.specifier, self.origin.root, home)
         if based is None:
             return False
         base, pattern = based
@@ -326,7 +327,7 @@ def _domain_matches(pattern: str, domain: str) -> bool:
     return host == pattern
 
 
-def _pattern_base(spec: str, root: Path | None, home: Path) -> tuple[Path, str] | None:
+def pattern_base(spec: str, root: Path | None, home: Path) -> tuple[Path, str] | None:
     """Split a path specifier into the directory it is anchored at and a relative glob."""
     if spec.startswith("//"):
         return Path("/"), "/" + spec[2:]
@@ -340,7 +341,7 @@ def _pattern_base(spec: str, root: Path | None, home: Path) -> tuple[Path, str] 
 def _path_matches(spec: str, path: str, root: Path | None, *, home: Path, resolve: bool) -> bool:
     """Match an absolute path. ``resolve``: compare resolved forms only (for allow rules);
     otherwise the literal and the resolved form are both tried (deny/ask: fail closed)."""
-    based = _pattern_base(spec, root, home)
+    based = pattern_base(spec, root, home)
     if based is None:
         return False
     base, pattern = based

@@ -36,7 +36,7 @@ from typing import Any
 
 from sandbox import SandboxPolicy
 from shellrt.permissions.globs import glob_matches
-from shellrt.permissions.rules import READ_RULE_TOOLS, PermissionRule
+from shellrt.permissions.rules import READ_RULE_TOOLS, PermissionRule, pattern_base
 from shellrt.permissions.settings import FileSettings
 
 __all__ = [
@@ -98,17 +98,6 @@ def _expand(text: str, home: Path, workspace: Path) -> Path:
     return Path(os.path.normpath(workspace / text))
 
 
-def _split(spec: str, root: Path | None, home: Path) -> tuple[Path, str] | None:
-    """A path specifier's anchor directory and its relative glob (None when it has no anchor)."""
-    if spec.startswith("//"):
-        return Path("/"), "/" + spec[2:]
-    if spec == "~" or spec.startswith("~/"):
-        return home, "/" + spec[2:] if len(spec) > 2 else "/**"
-    if root is None:
-        return None
-    return root, spec
-
-
 def _static_part(pattern: str) -> tuple[list[str], bool, bool]:
     """(static leading segments, anchored, whole pattern static) of a gitignore-style pattern."""
     pat = pattern.rstrip("/") if pattern not in ("/", "") else pattern
@@ -161,7 +150,7 @@ def rule_masks(
             f"{rule.describe()}: denies every read; the sandbox cannot hide the whole filesystem "
             "(the permission layer enforces it)"
         ]
-    split = _split(spec, rule.origin.root, home)
+    split = pattern_base(spec, rule.origin.root, home)
     if split is None:
         return [], [f"{rule.describe()}: a relative path with no anchor directory; not masked in the sandbox"]
     base, pattern = split

@@ -82,13 +82,6 @@ _SHELL_RC = frozenset(
 )
 
 
-#: What the supervisor's workspace guard protects from commands (`shellrt.supervisor.protect`):
-#: the file tools must not plant it either (a change between commands counts as the operator's).
-_OBEYED_ANYWHERE = frozenset({".mcp.json", ".devcontainer.json"})
-_EDITOR_FILES = {
-    ".vscode": frozenset({"settings.json", "tasks.json", "launch.json", "extensions.json"}),
-    ".devcontainer": frozenset({"devcontainer.json"}),
-}
 
 
 class PathInput(BaseModel):
@@ -383,10 +376,6 @@ def is_sensitive(path: Path) -> str | None:
         return "a shell start-up file (it runs in every future shell)"
     if name in SHELL_STARTUP_FILES:
         return "a shell or direnv start-up file (it runs in every future shell there)"
-    if name in _OBEYED_ANYWHERE:
-        return "a configuration file agents and editors obey outside the sandbox (it can start programs)"
-    if len(parts) >= 2 and name in _EDITOR_FILES.get(parts[-2], ()):
-        return "an editor or dev-container file that can run tasks or point at programs"
     for i, part in enumerate(parts[:-1]):
         rest = parts[i + 1 :]
         if part in (".shellrt", ".claude"):
