@@ -444,6 +444,86 @@ def hold(sock: _socket.socket, steps: list[tuple[Any, ...]]) -> None:
     os._exit(0)
 
 
+def _relay(src: _socket.socket, dst: _socket.socket) -> None:
+    """Copy ``src`` to ``dst`` until EOF, then half-close ``dst``."""
+    try:
+        while data := src.recv(65536):
+            dst.sendall(data)
+    except OSError:
+        pass
+    try:
+        dst.shutdown(_socket.SHUT_WR)
+    except OSError:
+        pass
+
+
+def _bridge_connection(client: _socket.socket, path: str) -> None:
+    """One bridged connection (its own process): TCP client <-> the proxy's unix socket."""
+    import _thread  # only in a bridge connection: the zygote itself starts no thread
+
+    upstream = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        upstream.connect(path)
+    except OSError:
+        os._exit(1)
+    done = _thread.allocate_lock()
+    done.acquire()
+
+    def back() -> None:
+        _relay(upstream, client)
+        done.release()
+
+    _thread.start_new_thread(back, ())
+    _relay(client, upstream)
+    done.acquire()
+    os._exit(0)
+
+
+def start_bridge(port: int, path: str) -> None:
+    """Network mode ``proxied``: listen on 127.0.0.1:``port`` of the sandbox's own network
+    namespace and forward each connection to the host proxy's unix socket at ``path``.
+
+    A process of its own (forked before the zygote sets its signal handling), dying
+    with the zygote, with no capabilities and ``no_new_privs``; commands reach it only
+    through TCP (the proxy decides what they may reach). Bound here, before ``ready``:
+    a port that cannot be taken fails the session's start, never silently.
+    """
+    listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", port))
+    listener.listen(128)
+    pid = os.fork()
+    if pid:
+        listener.close()
+        return
+    try:
+        _check(_libc.prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0), "prctl(PDEATHSIG)")
+        _close_all_but((0, 1, 2, listener.fileno()))
+        os.setsid()
+        _check(_libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(DUMPABLE)")
+        for cap in range(64):
+            if _libc.prctl(_PR_CAPBSET_READ, cap, 0, 0, 0) == 1:
+                _check(_libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0), "prctl(CAPBSET_DROP)")
+        caps = (ctypes.c_uint32 * 6)()
+        _check(_libc.capset(ctypes.byref(_CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)), caps), "capset")
+        _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
+        _signal.signal(_signal.SIGCHLD, _signal.SIG_IGN)  # connection processes reap themselves
+        while True:
+            try:
+                fd, _addr = listener._accept()  # type: ignore[attr-defined]  # _socket's raw accept
+            except InterruptedError:
+                continue
+            except OSError:
+                continue
+            if os.fork() == 0:
+                listener.close()
+                _check(_libc.prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0), "prctl(PDEATHSIG)")
+                _bridge_connection(_socket.socket(fileno=fd), path)
+            os.close(fd)
+    finally:
+        os._exit(1)
+
+
 def main() -> None:
     fd = int(sys.argv[1])
     os.set_inheritable(fd, False)  # inherited from bwrap; no command may ever hold it
@@ -456,6 +536,9 @@ def main() -> None:
     _check(_libc.unshare(_CLONE_NEWNS), "unshare")
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
     setup(config["setup"])
+    bridge = config.get("bridge")
+    if bridge is not None:  # network "proxied"
+        start_bridge(bridge["port"], bridge["socket"])
     zygote = Zygote(config)
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     _signal.set_wakeup_fd(wake_w)

@@ -1,0 +1,275 @@
+"""Network mode ``proxied``: the filtering proxy and the bwrap sandbox that reaches out only through it.
+
+Loopback only: every server is on 127.0.0.1; ``localhost`` is the name the
+operator allows explicitly (the host's loopback), ``127.0.0.1`` the IP literal
+the proxy refuses. The pip end-to-end test of issue 20 is not here yet.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import shutil
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy
+from sandbox._proxy import FilteringProxy, decide
+from sandbox.bwrap import BwrapBackend, _reachable
+from shellrt.supervisor import Supervisor
+from tests.conftest import require
+
+BODY = b"hello from the host\n"
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        if self.path == "/redirect":
+            self.send_response(302)
+            self.send_header("Location", "http://blocked.invalid/")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(BODY)))
+        self.end_headers()
+        self.wfile.write(BODY)
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        pass
+
+
+@pytest.fixture
+def web() -> Iterator[int]:
+    """A plain HTTP server on the host's 127.0.0.1; yields its port."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield int(server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def echo() -> Iterator[int]:
+    """A TCP echo server on 127.0.0.1 (what a TLS server looks like to a CONNECT tunnel)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def serve() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            with conn:
+                while data := conn.recv(4096):
+                    conn.sendall(data)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield int(listener.getsockname()[1])
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        listener.close()
+
+
+@pytest.fixture
+def proxy(tmp_path: Path) -> Iterator[FilteringProxy]:
+    d = tmp_path / "proxy"
+    d.mkdir(mode=0o700)
+    p = FilteringProxy(d / "proxy.sock", allowed=("localhost",), denied=(), log_path=d / "network.log")
+    p.start()
+    try:
+        yield p
+    finally:
+        p.close()
+
+
+def _talk(p: FilteringProxy, data: bytes, then: bytes = b"") -> bytes:
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(10)
+        s.connect(str(p.socket_path))
+        s.sendall(data)
+        if then:
+            s.recv(4096)
+            s.sendall(then)
+        s.shutdown(socket.SHUT_WR)
+        out = b""
+        while chunk := s.recv(65536):
+            out += chunk
+    return out
+
+
+# -- decisions -------------------------------------------------------------------------
+def test_decide_deny_wins_and_wildcards_match_subdomains_only() -> None:
+    allowed, denied = ("*.example.org", "pypi.org"), ("bad.example.org",)
+    assert decide("files.example.org", allowed, denied) is None
+    assert decide("PyPI.org.", allowed, denied) is None
+    assert decide("example.org", allowed, denied) is not None  # the wildcard is its subdomains
+    assert decide("bad.example.org", allowed, denied) == "denied by the session's network deny-list"
+    assert decide("evil-example.org", allowed, denied) is not None
+    assert decide("10.0.0.1", allowed, denied) == "IP addresses are refused unless listed"
+    assert decide("10.0.0.1", ("10.0.0.1",), ()) is None
+
+
+def test_policy_validates_domains(tmp_path: Path) -> None:
+    p = SandboxPolicy(workspace=tmp_path, network="proxied", allowed_domains=("PyPI.org.", "*.X.org"))
+    assert p.allowed_domains == ("pypi.org", "*.x.org")
+    for bad in ("http://pypi.org", "pypi.org:443", "*", "a b"):
+        with pytest.raises(ValueError, match="not a domain name"):
+            SandboxPolicy(workspace=tmp_path, network="proxied", allowed_domains=(bad,))
+
+
+# -- the proxy, from the host ------------------------------------------------------------
+def test_plain_http_to_an_allowed_name(proxy: FilteringProxy, web: int) -> None:
+    out = _talk(proxy, f"GET http://localhost:{web}/ HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
+    assert out.startswith(b"HTTP/1.0 200") and out.endswith(BODY)
+    assert proxy.refusals == []
+
+
+def test_ip_literal_refused_with_403_body_and_logged(proxy: FilteringProxy, web: int) -> None:
+    out = _talk(proxy, f"GET http://127.0.0.1:{web}/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+    assert out.startswith(b"HTTP/1.1 403")
+    assert b"blocked 127.0.0.1" in out and b"--allow-domain 127.0.0.1" in out
+    assert [(r.host, r.port) for r in proxy.refusals] == [("127.0.0.1", web)]
+    assert proxy.log_path is not None
+    record = json.loads(proxy.log_path.read_text().splitlines()[-1])
+    assert record["host"] == "127.0.0.1" and record["port"] == web and record["time"] > 0
+
+
+def test_unlisted_name_refused(proxy: FilteringProxy) -> None:
+    out = _talk(proxy, b"CONNECT registry.invalid:443 HTTP/1.1\r\nHost: registry.invalid:443\r\n\r\n")
+    assert out.startswith(b"HTTP/1.1 403") and b"--allow-domain registry.invalid" in out
+    assert proxy.refusals[-1].host == "registry.invalid"
+
+
+def test_wildcard_does_not_open_loopback(tmp_path: Path, web: int) -> None:
+    """A name resolving to loopback passes only when listed exactly, not through ``*.``."""
+    try:
+        socket.getaddrinfo("a.localhost", web)
+    except OSError:
+        pytest.skip("this resolver does not map *.localhost to loopback (systemd-resolved does)")
+    p = FilteringProxy(tmp_path / "p.sock", allowed=("*.localhost",))
+    p.start()
+    try:
+        out = _talk(p, f"GET http://a.localhost:{web}/ HTTP/1.1\r\n\r\n".encode())
+    finally:
+        p.close()
+    assert out.startswith(b"HTTP/1.1 403") and b"loopback" in out
+
+
+def test_connect_tunnel(proxy: FilteringProxy, echo: int) -> None:
+    out = _talk(proxy, f"CONNECT localhost:{echo} HTTP/1.1\r\n\r\n".encode(), then=b"ping over tls\n")
+    assert out == b"ping over tls\n"
+
+
+def test_socks5_domain_connect_and_refusal(proxy: FilteringProxy, echo: int) -> None:
+    def socks(host: bytes, port: int) -> tuple[bytes, bytes]:
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(10)
+            s.connect(str(proxy.socket_path))
+            s.sendall(b"\x05\x01\x00")
+            assert s.recv(2) == b"\x05\x00"
+            s.sendall(b"\x05\x01\x00\x03" + bytes([len(host)]) + host + port.to_bytes(2, "big"))
+            reply = s.recv(10)
+            if reply[1] != 0:
+                return reply, b""
+            s.sendall(b"socks echo")
+            return reply, s.recv(64)
+
+    reply, data = socks(b"localhost", echo)
+    assert reply[1] == 0 and data == b"socks echo"
+    reply, _ = socks(b"elsewhere.invalid", echo)
+    assert reply[1] == 2  # connection not allowed by ruleset
+    assert proxy.refusals[-1].host == "elsewhere.invalid"
+
+
+# -- bwrap -----------------------------------------------------------------------------
+async def _open(tmp_path: Path, allowed: tuple[str, ...]) -> tuple[BwrapBackend, Supervisor]:
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    ws, session = tmp_path / "ws", tmp_path / "session"
+    ws.mkdir()
+    session.mkdir()
+    policy = SandboxPolicy(workspace=ws, network="proxied", allowed_domains=allowed)
+    backend = BwrapBackend(BwrapConfig(), policy)
+    try:
+        await backend.start()
+    except BackendUnavailableError as exc:
+        require(False, f"bwrap unusable here: {exc}")
+    return backend, Supervisor(backend, session_dir=session)
+
+
+#: The proxy from the environment, NO_PROXY aside: the allowed test name is ``localhost``,
+#: which NO_PROXY (rightly) keeps for the sandbox's own loopback.
+_FETCH = """
+import os, sys, urllib.request, urllib.error
+os.environ.pop("NO_PROXY"); os.environ.pop("no_proxy")
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": os.environ["HTTP_PROXY"]}))
+try:
+    print(opener.open(sys.argv[1], timeout=10).read().decode(), end="")
+except urllib.error.HTTPError as e:
+    print(e.code, e.read().decode(), end="")
+"""
+
+
+@pytest.mark.anyio
+async def test_bwrap_commands_reach_allowed_server_only_through_the_proxy(tmp_path: Path, web: int) -> None:
+    # A Python any uid may run (bwrap as root runs commands under an unprivileged uid).
+    py = next((p for p in (sys.executable, "/usr/bin/python3") if _reachable(p)), None)
+    require(py is not None, "no Python that the sandbox uid may run")
+    backend, sup = await _open(tmp_path, ("localhost",))
+    try:
+        (tmp_path / "ws" / "fetch.py").write_text(_FETCH)
+        ok = await sup.run(f"{py} -I fetch.py http://localhost:{web}/", timeout_s=30)
+        assert ok.exit_code == 0 and ok.preview == BODY.decode(), ok.preview
+        env = await sup.run("echo $HTTP_PROXY $https_proxy $ALL_PROXY $NO_PROXY", timeout_s=30)
+        assert env.preview.split() == [
+            "http://127.0.0.1:3128", "http://127.0.0.1:3128", "socks5h://127.0.0.1:3128", "localhost,127.0.0.1"
+        ]  # fmt: skip
+        # A refused name: 403 with the explanation, recorded on the backend and in the log.
+        no = await sup.run(f"{py} -I fetch.py http://blocked.invalid:{web}/", timeout_s=30)
+        assert no.preview.startswith("403") and "--allow-domain blocked.invalid" in no.preview, no.preview
+        # A redirect to a refused name is refused too (the client's next request goes to the proxy).
+        redirected = await sup.run(f"{py} -I fetch.py http://localhost:{web}/redirect", timeout_s=30)
+        assert redirected.preview.startswith("403"), redirected.preview
+        # Around the proxy: the host's listener is not reachable (the sandbox has its own loopback).
+        bypass = await sup.run(
+            f"{py} -I -c \"import urllib.request as u; u.urlopen('http://localhost:{web}/')\"", timeout_s=30
+        )
+        assert bypass.exit_code != 0 and "Connection refused" in bypass.preview, bypass.preview
+        direct = await sup.run(
+            f"{py} -I -c \"import socket; socket.create_connection(('127.0.0.1', {web}), timeout=5)\"",
+            timeout_s=30,
+        )
+        assert direct.exit_code != 0 and "ConnectionRefusedError" in direct.preview, direct.preview
+        if shutil.which("curl"):
+            # Plain HTTP, a CONNECT tunnel (-p) and SOCKS5 with the name resolved by the proxy.
+            for how in ("", '-p -x "$HTTP_PROXY"', '-x "$ALL_PROXY"'):
+                curl = await sup.run(f"curl -sS --noproxy '' {how} http://localhost:{web}/", timeout_s=30)
+                assert curl.exit_code == 0 and curl.preview == BODY.decode(), (how, curl.preview)
+    finally:
+        await sup.close()
+        await backend.close()
+    hosts = [r.host for r in backend.network_refusals]
+    assert hosts.count("blocked.invalid") == 2
+    assert backend.network_log is not None and "blocked.invalid" in backend.network_log.read_text()
+
+
+@pytest.mark.anyio
+async def test_bwrap_per_command_refuses_proxied(tmp_path: Path) -> None:
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed")
+    policy = SandboxPolicy(workspace=tmp_path, network="proxied", allowed_domains=("localhost",))
+    backend = BwrapBackend(BwrapConfig(persistent=False), policy)
+    with pytest.raises(BackendUnavailableError, match="proxied"):
+        await backend.start()
