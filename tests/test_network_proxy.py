@@ -273,3 +273,62 @@ async def test_bwrap_per_command_refuses_proxied(tmp_path: Path) -> None:
     backend = BwrapBackend(BwrapConfig(persistent=False), policy)
     with pytest.raises(BackendUnavailableError, match="proxied"):
         await backend.start()
+
+
+# -- where the allow-list comes from ---------------------------------------------------------
+def _workspace_opening_the_network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home, ws = tmp_path / "home", tmp_path / "repo"
+    home.mkdir()
+    (ws / ".shellrt").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".state"))
+    (ws / ".shellrt" / "settings.json").write_text(
+        json.dumps(
+            {
+                "sandbox": {"network": {"allowedDomains": ["evil.example"], "deniedDomains": ["x.example"]}},
+                "permissions": {"allow": ["WebFetch(domain:exfil.example)"]},
+            }
+        )
+    )
+    return ws
+
+
+def test_untrusted_workspace_cannot_open_the_network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from shellrt.runtime import Runtime
+
+    ws = _workspace_opening_the_network(tmp_path, monkeypatch)
+    rt = Runtime(ws, sandbox="local")
+    assert rt.policy.network == "none" and rt.policy.allowed_domains == ()
+    assert rt.policy.denied_domains == ("x.example",)  # a deny may come from anywhere
+    assert any("untrusted workspace cannot open the network" in d for d in rt.diagnostics)
+
+
+def test_trusted_sources_feed_the_allow_list(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from shellrt.runtime import Runtime
+
+    ws = _workspace_opening_the_network(tmp_path, monkeypatch)
+    trusted = Runtime(ws, sandbox="local", trust_workspace=True)
+    assert trusted.policy.network == "proxied"
+    assert set(trusted.policy.allowed_domains) == {"evil.example", "exfil.example"}
+    # The operator's own flags (--allow), untrusted workspace or not.
+    operator = Runtime(ws, sandbox="local", allow=["WebFetch(domain:pypi.org)"])
+    assert operator.policy.network == "proxied" and operator.policy.allowed_domains == ("pypi.org",)
+
+
+def test_cli_allow_domain_turns_proxied_on(tmp_path: Path) -> None:
+    import argparse
+
+    from shellrt.cli._sandbox_options import add_sandbox_options, sandbox_from_args
+
+    parser = argparse.ArgumentParser()
+    add_sandbox_options(parser)
+    base = ["--workspace", str(tmp_path), "--sandbox", "bwrap"]
+    _, policy = sandbox_from_args(parser.parse_args(base), masks=False)
+    assert policy.network == "none"
+    args = parser.parse_args([*base, "--allow-domain", "PyPI.org", "--allow-domain", "*.pythonhosted.org"])
+    _, policy = sandbox_from_args(args, masks=False)
+    assert policy.network == "proxied" and policy.allowed_domains == ("pypi.org", "*.pythonhosted.org")
+    for bad in ([*base, "--allow-domain", "a", "--network", "host"], [*base, "--allow-domain", "http://x/"]):
+        with pytest.raises(SystemExit):
+            sandbox_from_args(parser.parse_args(bad), masks=False)

@@ -344,6 +344,10 @@ class DockerBackend(SandboxBackend):
             raise BackendUnavailableError(
                 "the docker backend does not share the host network; use network 'none' (default) or 'bridge'"
             )
+        if self.policy.network == "proxied":  # issue 20: bwrap only so far
+            raise BackendUnavailableError(
+                "network 'proxied' (--allow-domain) is not available on docker yet; use --sandbox bwrap"
+            )
         uid, gid = _numeric_ids(self._user)
         if EXECUTOR_UID in (uid, gid):
             raise BackendUnavailableError(f"uid/gid {EXECUTOR_UID} is reserved for shellrt's executor")

@@ -159,7 +159,8 @@ async def resolve_sandbox(
     bwrap chosen by name runs it without a session zygote that could not pay off.
     """
     warnings: list[str] = []
-    bwrap = BwrapConfig(persistent=not one_shot)
+    # network 'proxied' needs the session zygote (it hosts the proxy bridge), one command or not.
+    bwrap = BwrapConfig(persistent=not one_shot or policy.network == "proxied")
     if isinstance(sandbox, str):
         if sandbox == "auto":
             try:
@@ -253,7 +254,7 @@ class Runtime:
             # permissions.additionalDirectories: allowed for the file tools and writable in the sandbox
             extra_roots = tuple(r for r in governance.allowed_roots() if r != self.workspace)
         # Masked paths (default secrets + every Read deny rule): derived in one place.
-        from shellrt.runtime.sandbox_policy import derive_policy
+        from shellrt.runtime.sandbox_policy import derive_policy, workspace_trust_check
 
         self.policy, policy_notes = derive_policy(
             policy or SandboxPolicy(workspace=self.workspace, writable_roots=extra_roots),
@@ -261,6 +262,11 @@ class Runtime:
             settings_files=self.governance.settings.files if self.governance is not None else (),
             masked_paths=masked_paths,
             mask_defaults=mask_defaults,
+            trusted=(  # network allow-list: a trusted workspace's files count, an untrusted one's not
+                workspace_trust_check(self.governance.settings.trust, self.workspace)
+                if self.governance is not None
+                else None
+            ),
         )
         self.diagnostics.extend(policy_notes)
         self.gate: PermissionGate = gate or BasicGate(approver)
