@@ -163,7 +163,9 @@ class FilteringProxy:
 
     # -- decisions ---------------------------------------------------------------------
     def _refuse(self, host: str, port: int, reason: str) -> Refusal:
-        refusal = Refusal(time.time(), self.sandbox, host, port, reason)
+        # The name comes from the sandbox and ends up on the operator's terminal: printable only.
+        shown = host[:255] if host.isprintable() else ascii(host[:255])
+        refusal = Refusal(time.time(), self.sandbox, shown, port, reason)
         with self._lock:
             self.refusals.append(refusal)
             if self.log_path is not None:

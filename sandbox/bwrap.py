@@ -203,7 +203,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
 
     @property
     def network_log(self) -> Path | None:
-        """The session's proxy log (JSON lines, one per refusal); kept after `close`."""
+        """The session's proxy log (JSON lines, one per refusal); kept after `close` when it has any."""
         return self._proxy_dir / "network.log" if self._proxy_dir is not None else None
 
     @property
@@ -283,7 +283,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
 
     def _start_proxy(self) -> None:
         """The session's filtering proxy on the host (network ``proxied``)."""
-        self._proxy_dir = Path(tempfile.mkdtemp(prefix="shellrt-proxy-"))  # 0700, ours
+        # 0700, ours; in the host's /tmp whatever TMPDIR says: never the workspace, and hidden
+        # from every sandbox (their /tmp is their own) but through the bind we make.
+        self._proxy_dir = Path(tempfile.mkdtemp(prefix="shellrt-proxy-", dir="/tmp"))
         self._proxy = FilteringProxy(
             self._proxy_dir / "proxy.sock",
             allowed=self.policy.allowed_domains,
@@ -480,6 +482,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if proxy is not None:  # after the sandboxes: nothing is left to connect through it
             await anyio.to_thread.run_sync(proxy.close)
             self._refusals = list(proxy.refusals)
+            if not self._refusals and self._proxy_dir is not None:  # nothing to keep: no litter in /tmp
+                shutil.rmtree(self._proxy_dir, ignore_errors=True)
+                self._proxy_dir = None
         await self._runner.close()
         await anyio.to_thread.run_sync(self.cgroup_close)  # limits: remove the session cgroup
         self._bwrap = None

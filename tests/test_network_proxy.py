@@ -154,6 +154,13 @@ def test_unlisted_name_refused(proxy: FilteringProxy) -> None:
     assert proxy.refusals[-1].host == "registry.invalid"
 
 
+def test_refused_name_is_made_printable(proxy: FilteringProxy) -> None:
+    """A sandbox cannot write terminal escapes to the operator's stderr through a host name."""
+    out = _talk(proxy, b"CONNECT \x1b]0;pwned\x07.invalid:443 HTTP/1.1\r\n\r\n")
+    assert out.startswith(b"HTTP/1.1 403")
+    assert proxy.refusals[-1].host.isprintable() and "\x1b" not in proxy.refusals[-1].host
+
+
 def test_wildcard_does_not_open_loopback(tmp_path: Path, web: int) -> None:
     """A name resolving to loopback passes only when listed exactly, not through ``*.``."""
     try:
