@@ -39,7 +39,24 @@ from pathlib import Path
 
 from sandbox.policy import domain_matches, normalize_domain
 
-__all__ = ["FilteringProxy", "Refusal", "decide"]
+__all__ = ["BRIDGE_PORT", "FilteringProxy", "Refusal", "decide", "proxy_env"]
+
+#: The port commands reach the proxy on, on their own loopback (bwrap: the bridge; docker: a
+#: listener the host made in the container's network namespace).
+BRIDGE_PORT = 3128
+
+
+def proxy_env(port: int = BRIDGE_PORT) -> dict[str, str]:
+    """What commands of a ``proxied`` sandbox get: every common proxy variable, both cases."""
+    http = f"http://127.0.0.1:{port}"
+    values = {
+        "HTTP_PROXY": http,
+        "HTTPS_PROXY": http,
+        "ALL_PROXY": f"socks5h://127.0.0.1:{port}",
+        "NO_PROXY": "localhost,127.0.0.1",
+    }
+    return {**values, **{k.lower(): v for k, v in values.items()}}
+
 
 _HEAD_LIMIT = 64 * 1024
 _CHUNK = 64 * 1024
@@ -149,6 +166,28 @@ class FilteringProxy:
         if failure:
             self._thread.join()
             raise OSError(f"cannot start the network proxy on {self.socket_path}: {failure[0]}")
+
+    def add_listener(self, sock: socket.socket) -> asyncio.AbstractServer:
+        """Also serve connections accepted on ``sock`` (a listening TCP socket, e.g. in a container's netns)."""
+        loop = self._loop
+        if loop is None or self._thread is None:
+            raise OSError("the network proxy is not running")
+        return asyncio.run_coroutine_threadsafe(asyncio.start_server(self._handle, sock=sock), loop).result(
+            10
+        )
+
+    def remove_listener(self, server: asyncio.AbstractServer) -> None:
+        """Stop serving ``server`` (from `add_listener`) and close its socket."""
+        loop = self._loop
+        if loop is None or self._thread is None:
+            return
+
+        async def stop() -> None:
+            server.close()
+            await server.wait_closed()
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(stop(), loop).result(10)
 
     def close(self) -> None:
         """Stop listening and end every connection; idempotent."""

@@ -92,7 +92,7 @@ from sandbox._cgroup_limits import CgroupLimits
 from sandbox._hostproc import HostProcess, HostRunner
 from sandbox._hostsockets import ipc_mask_args, outside_sockets
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
-from sandbox._proxy import FilteringProxy, Refusal
+from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._scratch import OwnedDir
 from sandbox.base import Aspect, ExecRequest, SandboxBackend, SandboxProcess
 from sandbox.config import BwrapConfig
@@ -138,21 +138,8 @@ _CAP_NUMBERS = {"CAP_SETGID": 6, "CAP_SETUID": 7, "CAP_SETPCAP": 8, "CAP_SYS_ADM
 _SECCOMP = _seccomp.filter_bytes()
 
 
-#: Where the proxy's socket directory appears inside the sandbox, and the bridge's port there.
+#: Where the proxy's socket directory appears inside the sandbox.
 PROXY_DIR_INSIDE = "/run/shellrt-proxy"
-BRIDGE_PORT = 3128
-
-
-def proxy_env(port: int = BRIDGE_PORT) -> dict[str, str]:
-    """What commands of a ``proxied`` sandbox get: every common proxy variable, both cases."""
-    http = f"http://127.0.0.1:{port}"
-    values = {
-        "HTTP_PROXY": http,
-        "HTTPS_PROXY": http,
-        "ALL_PROXY": f"socks5h://127.0.0.1:{port}",
-        "NO_PROXY": "localhost,127.0.0.1",
-    }
-    return {**values, **{k.lower(): v for k, v in values.items()}}
 
 
 def _zygote_python() -> str:

@@ -339,3 +339,40 @@ def test_cli_allow_domain_turns_proxied_on(tmp_path: Path) -> None:
     for bad in ([*base, "--allow-domain", "a", "--network", "host"], [*base, "--allow-domain", "http://x/"]):
         with pytest.raises(SystemExit):
             sandbox_from_args(parser.parse_args(bad), masks=False)
+
+
+# -- docker ------------------------------------------------------------------------------------
+@pytest.mark.anyio
+async def test_docker_container_reaches_allowed_server_only_through_the_proxy(
+    tmp_path: Path, web: int
+) -> None:
+    import os
+
+    from tests._docker_support import BUSYBOX, config, require_docker
+
+    require_docker()
+    require(os.geteuid() == 0, "docker 'proxied' needs root (setns into the container's network namespace)")
+    from sandbox.docker import DockerBackend
+
+    policy = SandboxPolicy(workspace=tmp_path, network="proxied", allowed_domains=("localhost",))
+    backend = DockerBackend(config(BUSYBOX), policy)
+    await backend.start()
+    sup = Supervisor(backend, session_dir=tmp_path / ".session")
+    try:
+        ask = f"printf 'GET http://localhost:{web}/ HTTP/1.0\\r\\n\\r\\n' | nc 127.0.0.1 3128"
+        ok = await sup.run(ask, timeout_s=60)
+        assert ok.exit_code == 0 and ok.preview.endswith(BODY.decode()), ok.preview
+        env = await sup.run("echo $HTTP_PROXY $ALL_PROXY $no_proxy", timeout_s=60)
+        assert env.preview.split() == [
+            "http://127.0.0.1:3128",
+            "socks5h://127.0.0.1:3128",
+            "localhost,127.0.0.1",
+        ]
+        no = await sup.run(f"wget -qO- http://blocked.invalid:{web}/", timeout_s=60)
+        assert no.exit_code != 0 and "403" in no.preview, no.preview
+        direct = await sup.run(f"nc 127.0.0.1 {web} </dev/null", timeout_s=60)
+        assert direct.exit_code != 0, direct.preview  # the host's listener: not from the container's loopback
+    finally:
+        await sup.close()
+        await backend.close()
+    assert [r.host for r in backend.network_refusals] == ["blocked.invalid"]

@@ -162,10 +162,10 @@ def sandbox_from_args(
                 f"shellrt: --allow-domain needs network 'proxied' (its default); drop --network {args.network}"
             )
         network = "proxied"
-    if network == "proxied" and choice in ("local", "none", "docker"):
+    if network == "proxied" and choice in ("local", "none"):
         raise SystemExit(
-            "shellrt: --allow-domain / --network proxied need --sandbox bwrap (or auto where bwrap works); "
-            "docker and local cannot confine commands to the proxy yet"
+            "shellrt: --allow-domain / --network proxied need --sandbox bwrap or docker (or auto where bwrap "
+            "works); the local backend cannot confine commands to the proxy"
         )
     if network == "bridge" and choice != "docker":
         raise SystemExit("shellrt: --network bridge needs --sandbox docker (use none or host)")
