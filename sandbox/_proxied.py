@@ -31,6 +31,7 @@ class ContainerProxy:
         self._dir: Path | None = None
         self._listener: asyncio.AbstractServer | None = None
         self._refusals: list[Refusal] = []
+        self._pid: int | None = None
 
     @property
     def refusals(self) -> list[Refusal]:
@@ -57,11 +58,23 @@ class ContainerProxy:
             self._proxy.remove_listener(self._listener)
             self._listener = None
         sock = listen_in_netns(pid, BRIDGE_PORT)
+        self._pid = pid
         try:
             self._listener = self._proxy.add_listener(sock)
         except BaseException:
             sock.close()
             raise
+
+    def pause(self) -> None:
+        """Stop listening in the container (a reset checks it has no listening socket left)."""
+        if self._proxy is not None and self._listener is not None:
+            self._proxy.remove_listener(self._listener)
+        self._listener = None
+
+    def resume(self) -> None:
+        """Listen again in the container of the last `listen_in` (after a successful reset)."""
+        if self._pid is not None and self._listener is None:
+            self.listen_in(self._pid)
 
     def close(self) -> None:
         """Stop serving; keep the log (and `refusals`) when anything was refused. Idempotent."""

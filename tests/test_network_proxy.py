@@ -7,6 +7,7 @@ the proxy refuses. The pip end-to-end test of issue 20 is not here yet.
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import shutil
@@ -372,7 +373,45 @@ async def test_docker_container_reaches_allowed_server_only_through_the_proxy(
         assert no.exit_code != 0 and "403" in no.preview, no.preview
         direct = await sup.run(f"nc 127.0.0.1 {web} </dev/null", timeout_s=60)
         assert direct.exit_code != 0, direct.preview  # the host's listener: not from the container's loopback
+        # A reset (batch recycling) accepts the proxy's own port and keeps it for the next task.
+        await backend.protect_executor()
+        await backend.reset()
+        after = await sup.run(ask, timeout_s=60)
+        assert after.exit_code == 0 and after.preview.endswith(BODY.decode()), after.preview
+        # A replaced container (killed under us) gets the proxy's port again.
+        import subprocess
+
+        assert backend.container_id is not None
+        subprocess.run(["docker", "kill", backend.container_id], capture_output=True, check=True, timeout=60)
+        with contextlib.suppress(Exception):  # the command that finds the container gone may fail
+            await sup.run("true", timeout_s=60)
+        again = await sup.run(ask, timeout_s=60)
+        assert again.exit_code == 0 and again.preview.endswith(BODY.decode()), again.preview
+        assert backend.recoveries
     finally:
         await sup.close()
         await backend.close()
     assert [r.host for r in backend.network_refusals] == ["blocked.invalid"]
+
+
+# -- batch -------------------------------------------------------------------------------------
+def test_batch_task_allow_list_on_bwrap(tmp_path: Path, web: int) -> None:
+    """A task file's ``allowed_domains`` turns the proxy on, one command or many."""
+    require(shutil.which("bwrap") is not None and shutil.which("curl") is not None, "bwrap and curl needed")
+    from shellrt.batch import Task
+    from shellrt.batch.api import run_sync
+
+    task = Task.model_validate(
+        {
+            "id": "net",
+            "sandbox": {"type": "bwrap", "allowed_domains": ["LocalHost"]},
+            "commands": [f"curl -sS --fail --noproxy '' http://localhost:{web}/"],
+        }
+    )
+    assert task.sandbox.allowed_domains == ("localhost",)
+    [result] = run_sync([task], out=tmp_path / "out.jsonl")
+    assert [c.exit_code for c in result.commands] == [0], result
+    with pytest.raises(ValueError, match="not a domain name"):
+        Task.model_validate(
+            {"id": "x", "sandbox": {"type": "bwrap", "allowed_domains": ["a/b"]}, "commands": ["true"]}
+        )

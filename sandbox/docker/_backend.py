@@ -857,6 +857,8 @@ class DockerBackend(SandboxBackend):
     def _verify_pristine(self) -> None:
         """Host side of `reset` (blocking): the verdict from outside (`sandbox.docker._recycle`)."""
         assert self.executor_pid is not None
+        if self._net is not None:  # the proxy's own port is no leftover: closed while checking
+            self._net.pause()
         verify_pristine(
             OutsideView(
                 host_pid=self._executor_host_pid(),
@@ -869,6 +871,8 @@ class DockerBackend(SandboxBackend):
             command_user=self.command_ids,
             still_the_executor=self._executor_host_pid,
         )
+        if self._net is not None:
+            self._net.resume()
 
     async def reuse_for(self, policy: SandboxPolicy) -> None:
         """After a successful `reset`: take on the next task's workspace (copied in like at start).

@@ -76,6 +76,8 @@ def _sandbox_config(task: Task) -> SandboxConfig:
         isinstance(config, BwrapConfig)
         and "persistent" not in config.model_fields_set
         and len(task.commands) == 1
+        and not task.sandbox.allowed_domains
+        and task.sandbox.network != "proxied"  # the proxy's bridge lives in the session zygote
     ):
         # One command: a session zygote (~25 ms to start) cannot pay off, and with a single
         # command nothing could tell the two modes apart. Set `persistent` to choose.
@@ -160,7 +162,15 @@ class TaskRun:
             workspace.mkdir()
         self._workspace = workspace
         policy, _ = derive_policy(  # default masked secrets (a Runtime adds the Read deny rules)
-            SandboxPolicy(workspace=workspace, network=task.sandbox.network, limits=task.sandbox.limits)
+            SandboxPolicy(
+                workspace=workspace,
+                network="proxied"
+                if task.sandbox.allowed_domains and task.sandbox.network == "none"
+                else task.sandbox.network,
+                allowed_domains=task.sandbox.allowed_domains,
+                denied_domains=task.sandbox.denied_domains,
+                limits=task.sandbox.limits,
+            )
         )
         config = _sandbox_config(task)
         half = max(task.collect.preview_bytes // 2, 1)
