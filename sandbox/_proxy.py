@@ -157,6 +157,11 @@ class FilteringProxy:
             ready.set()
             async with self._server:
                 await self._stop.wait()
+            # End every connection still open (tunnels included) before the loop closes.
+            others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in others:
+                task.cancel()
+            await asyncio.gather(*others, return_exceptions=True)
 
         self._thread = threading.Thread(
             target=asyncio.run, args=(serve(),), name="shellrt-proxy", daemon=True
