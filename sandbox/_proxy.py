@@ -61,6 +61,8 @@ def proxy_env(port: int = BRIDGE_PORT) -> dict[str, str]:
 _HEAD_LIMIT = 64 * 1024
 _CHUNK = 64 * 1024
 _CONNECT_TIMEOUT = 30.0
+#: Connections one proxy serves at once; more wait (a sandbox cannot exhaust the host's fds).
+_MAX_CONNECTIONS = 512
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,7 @@ class FilteringProxy:
         self._server: asyncio.AbstractServer | None = None
         self._thread: threading.Thread | None = None
         self._stop: asyncio.Event | None = None
+        self._slots: asyncio.Semaphore | None = None
 
     # -- life cycle --------------------------------------------------------------------
     def start(self) -> None:
@@ -147,6 +150,7 @@ class FilteringProxy:
         async def serve() -> None:
             self._loop = asyncio.get_running_loop()
             self._stop = asyncio.Event()
+            self._slots = asyncio.Semaphore(_MAX_CONNECTIONS)
             try:
                 self._server = await asyncio.start_unix_server(self._handle, path=str(self.socket_path))
                 os.chmod(self.socket_path, 0o600)
@@ -255,6 +259,18 @@ class FilteringProxy:
 
     # -- protocols ---------------------------------------------------------------------
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        assert self._slots is not None
+        try:
+            async with self._slots:
+                await self._serve(reader, writer)
+        except asyncio.CancelledError:  # the proxy is closing (asyncio.run cancels what is left)
+            pass
+        finally:
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             first = await reader.readexactly(1)
             if first == b"\x05":
@@ -263,12 +279,6 @@ class FilteringProxy:
                 await self._http(first, reader, writer)
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
             pass
-        except asyncio.CancelledError:  # the proxy is closing (asyncio.run cancels what is left)
-            pass
-        finally:
-            writer.close()
-            with contextlib.suppress(OSError):
-                await writer.wait_closed()
 
     async def _http(self, first: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         head = first + await reader.readuntil(b"\r\n\r\n")

@@ -457,26 +457,42 @@ def _relay(src: _socket.socket, dst: _socket.socket) -> None:
         pass
 
 
-def _bridge_connection(client: _socket.socket, path: str) -> None:
-    """One bridged connection (its own process): TCP client <-> the proxy's unix socket."""
-    import _thread  # only in a bridge connection: the zygote itself starts no thread
+#: Connections one bridge relays at once; a further one waits to be accepted (a command
+#: opening thousands cannot make the bridge spawn thousands of threads in the session).
+_BRIDGE_MAX_CONNECTIONS = 256
 
-    upstream = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    try:
-        upstream.connect(path)
-    except OSError:
-        os._exit(1)
-    done = _thread.allocate_lock()
-    done.acquire()
 
-    def back() -> None:
-        _relay(upstream, client)
-        done.release()
+def _bridge_serve(listener: _socket.socket, path: str) -> None:
+    """The bridge's accept loop: each connection relayed to the proxy's unix socket by two threads."""
+    import threading  # only in the bridge process: the zygote itself starts no thread
 
-    _thread.start_new_thread(back, ())
-    _relay(client, upstream)
-    done.acquire()
-    os._exit(0)
+    slots = threading.BoundedSemaphore(_BRIDGE_MAX_CONNECTIONS)
+
+    def relay(client: _socket.socket) -> None:
+        try:
+            upstream = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+            try:
+                upstream.connect(path)
+            except OSError:
+                upstream.close()
+                return
+            back = threading.Thread(target=_relay, args=(upstream, client), daemon=True)
+            back.start()
+            _relay(client, upstream)
+            back.join()
+            upstream.close()
+        finally:
+            client.close()
+            slots.release()
+
+    while True:
+        slots.acquire()
+        try:
+            fd, _addr = listener._accept()  # type: ignore[attr-defined]  # _socket's raw accept
+        except OSError:
+            slots.release()
+            continue
+        threading.Thread(target=relay, args=(_socket.socket(fileno=fd),), daemon=True).start()
 
 
 def start_bridge(port: int, path: str) -> None:
@@ -484,7 +500,8 @@ def start_bridge(port: int, path: str) -> None:
     namespace and forward each connection to the host proxy's unix socket at ``path``.
 
     A process of its own (forked before the zygote sets its signal handling), dying
-    with the zygote, with no capabilities and ``no_new_privs``; commands reach it only
+    with the zygote, with no capabilities and ``no_new_privs``, relaying at most
+    `_BRIDGE_MAX_CONNECTIONS` connections at once; commands reach it only
     through TCP (the proxy decides what they may reach). Bound here, before ``ready``:
     a port that cannot be taken fails the session's start, never silently.
     """
@@ -507,19 +524,7 @@ def start_bridge(port: int, path: str) -> None:
         caps = (ctypes.c_uint32 * 6)()
         _check(_libc.capset(ctypes.byref(_CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)), caps), "capset")
         _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
-        _signal.signal(_signal.SIGCHLD, _signal.SIG_IGN)  # connection processes reap themselves
-        while True:
-            try:
-                fd, _addr = listener._accept()  # type: ignore[attr-defined]  # _socket's raw accept
-            except InterruptedError:
-                continue
-            except OSError:
-                continue
-            if os.fork() == 0:
-                listener.close()
-                _check(_libc.prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0), "prctl(PDEATHSIG)")
-                _bridge_connection(_socket.socket(fileno=fd), path)
-            os.close(fd)
+        _bridge_serve(listener, path)
     finally:
         os._exit(1)
 

@@ -266,6 +266,12 @@ async def test_bwrap_commands_reach_allowed_server_only_through_the_proxy(tmp_pa
             for how in ("", '-p -x "$HTTP_PROXY"', '-x "$ALL_PROXY"'):
                 curl = await sup.run(f"curl -sS --noproxy '' {how} http://localhost:{web}/", timeout_s=30)
                 assert curl.exit_code == 0 and curl.preview == BODY.decode(), (how, curl.preview)
+            # Many at once through the one bridge.
+            many = await sup.run(
+                f"for i in $(seq 24); do curl -sS --noproxy '' http://localhost:{web}/ & done; wait",
+                timeout_s=60,
+            )
+            assert many.preview.count(BODY.decode()) == 24, many.preview
     finally:
         await sup.close()
         await backend.close()
