@@ -463,10 +463,15 @@ _BRIDGE_MAX_CONNECTIONS = 256
 
 
 def _bridge_serve(listener: _socket.socket, path: str) -> None:
-    """The bridge's accept loop: each connection relayed to the proxy's unix socket by two threads."""
-    import threading  # only in the bridge process: the zygote itself starts no thread
+    """The bridge's accept loop: each connection relayed to the proxy's unix socket by two threads.
 
-    slots = threading.BoundedSemaphore(_BRIDGE_MAX_CONNECTIONS)
+    ``_thread`` and a pipe of tokens (C only, like the rest of this module: nothing
+    to import while the session's first command starts).
+    """
+    import _thread  # only in the bridge process: the zygote itself starts no thread
+
+    tokens_r, tokens_w = os.pipe()
+    os.write(tokens_w, b"t" * _BRIDGE_MAX_CONNECTIONS)
 
     def relay(client: _socket.socket) -> None:
         try:
@@ -476,23 +481,31 @@ def _bridge_serve(listener: _socket.socket, path: str) -> None:
             except OSError:
                 upstream.close()
                 return
-            back = threading.Thread(target=_relay, args=(upstream, client), daemon=True)
-            back.start()
+            done = _thread.allocate_lock()
+            done.acquire()
+
+            def back() -> None:
+                try:
+                    _relay(upstream, client)
+                finally:
+                    done.release()
+
+            _thread.start_new_thread(back, ())
             _relay(client, upstream)
-            back.join()
+            done.acquire()
             upstream.close()
         finally:
             client.close()
-            slots.release()
+            os.write(tokens_w, b"t")
 
     while True:
-        slots.acquire()
+        os.read(tokens_r, 1)  # blocks while _BRIDGE_MAX_CONNECTIONS are being relayed
         try:
             fd, _addr = listener._accept()  # type: ignore[attr-defined]  # _socket's raw accept
         except OSError:
-            slots.release()
+            os.write(tokens_w, b"t")
             continue
-        threading.Thread(target=relay, args=(_socket.socket(fileno=fd),), daemon=True).start()
+        _thread.start_new_thread(relay, (_socket.socket(fileno=fd),))
 
 
 def start_bridge(port: int, path: str) -> None:
