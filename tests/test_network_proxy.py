@@ -421,3 +421,31 @@ def test_batch_task_allow_list_on_bwrap(tmp_path: Path, web: int) -> None:
         Task.model_validate(
             {"id": "x", "sandbox": {"type": "bwrap", "allowed_domains": ["a/b"]}, "commands": ["true"]}
         )
+
+
+@pytest.mark.anyio
+async def test_runtime_allowed_domains_on_bwrap(
+    tmp_path: Path, web: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Runtime(allowed_domains=…)``: the Bash tool's commands reach the allowed name through the proxy."""
+    require(shutil.which("bwrap") is not None and shutil.which("curl") is not None, "bwrap and curl needed")
+    from shellrt.protocol import ToolUseBlock
+    from shellrt.runtime import Runtime
+    from shellrt.tools.bash import Bash
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    async with Runtime(
+        ws, sandbox="bwrap", session_dir=tmp_path / ".s", tools=[Bash()], mode="bypassPermissions",
+        allowed_domains=["localhost"],
+    ) as rt:  # fmt: skip
+        assert rt.policy.network == "proxied"
+        [env] = await rt.run_envelopes(
+            [
+                ToolUseBlock(
+                    id="a", name="Bash", input={"command": f"curl -sS --noproxy '' http://localhost:{web}/"}
+                )
+            ]
+        )
+    assert env.exit_code == 0 and BODY.decode().strip() in env.audit, env.audit

@@ -217,6 +217,8 @@ class Runtime:
         message_budget_chars: int = DEFAULT_MESSAGE_BUDGET_CHARS,
         masked_paths: Sequence[str | os.PathLike[str]] = (),
         mask_defaults: bool | None = None,
+        allowed_domains: Sequence[str] = (),
+        denied_domains: Sequence[str] = (),
     ) -> None:
         self.workspace = Path(workspace).resolve()
         if not self.workspace.is_dir():
@@ -256,8 +258,17 @@ class Runtime:
         # Masked paths (default secrets + every Read deny rule): derived in one place.
         from shellrt.runtime.sandbox_policy import derive_policy, workspace_trust_check
 
+        base = policy or SandboxPolicy(workspace=self.workspace, writable_roots=extra_roots)
+        if allowed_domains or denied_domains:  # network 'proxied' (docs/network.md): the operator's list
+            base = SandboxPolicy.model_validate(
+                {
+                    **base.model_dump(),
+                    "allowed_domains": (*base.allowed_domains, *allowed_domains),
+                    "denied_domains": (*base.denied_domains, *denied_domains),
+                }
+            )
         self.policy, policy_notes = derive_policy(
-            policy or SandboxPolicy(workspace=self.workspace, writable_roots=extra_roots),
+            base,
             rules=self.governance.settings.rules.rules if self.governance is not None else (),
             settings_files=self.governance.settings.files if self.governance is not None else (),
             masked_paths=masked_paths,
