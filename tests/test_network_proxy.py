@@ -278,6 +278,7 @@ async def test_bwrap_commands_reach_allowed_server_only_through_the_proxy(tmp_pa
     hosts = [r.host for r in backend.network_refusals]
     assert hosts.count("blocked.invalid") == 2
     assert backend.network_log is not None and "blocked.invalid" in backend.network_log.read_text()
+    shutil.rmtree(backend.network_log.parent)  # kept for the operator; the test's own to remove
 
 
 @pytest.mark.anyio
@@ -398,6 +399,8 @@ async def test_docker_container_reaches_allowed_server_only_through_the_proxy(
         await sup.close()
         await backend.close()
     assert [r.host for r in backend.network_refusals] == ["blocked.invalid"]
+    assert backend.network_log is not None and "blocked.invalid" in backend.network_log.read_text()
+    shutil.rmtree(backend.network_log.parent)
 
 
 # -- batch -------------------------------------------------------------------------------------
