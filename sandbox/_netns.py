@@ -21,8 +21,13 @@ __all__ = ["listen_in_netns"]
 _CLONE_NEWNET = 0x40000000
 
 
-def listen_in_netns(pid: int, port: int, *, backlog: int = 128) -> socket.socket:
+def listen_in_netns(
+    pid: int, port: int, *, container_id: str | None = None, backlog: int = 128
+) -> socket.socket:
     """A TCP socket listening on 127.0.0.1:``port`` in the network namespace of host pid ``pid``.
+
+    ``container_id``: checked in the process's cgroup once its namespace is open, so a
+    pid reused by another process (the container died meanwhile) is refused.
 
     Raises OSError (EPERM without CAP_SYS_ADMIN over that namespace, ESRCH/ENOENT when
     ``pid`` is gone, EADDRINUSE when the port is taken there).
@@ -34,6 +39,10 @@ def listen_in_netns(pid: int, port: int, *, backlog: int = 128) -> socket.socket
     def work() -> None:
         target = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
         try:
+            if container_id is not None:
+                with open(f"/proc/{pid}/cgroup", encoding="utf-8", errors="replace") as fh:
+                    if container_id not in fh.read():
+                        raise OSError(f"pid {pid} is no longer in container {container_id[:12]}")
             if libc.setns(target, _CLONE_NEWNET) != 0:
                 err = ctypes.get_errno()
                 raise OSError(err, f"setns into the network namespace of pid {pid}: {os.strerror(err)}")

@@ -32,6 +32,7 @@ class ContainerProxy:
         self._listener: asyncio.AbstractServer | None = None
         self._refusals: list[Refusal] = []
         self._pid: int | None = None
+        self._cid: str | None = None
 
     @property
     def refusals(self) -> list[Refusal]:
@@ -41,7 +42,7 @@ class ContainerProxy:
     def log_path(self) -> Path | None:
         return self._dir / "network.log" if self._dir is not None else None
 
-    def listen_in(self, pid: int) -> None:
+    def listen_in(self, pid: int, container_id: str | None = None) -> None:
         """Serve 127.0.0.1:`BRIDGE_PORT` in host pid ``pid``'s network namespace (the previous container's stops)."""
         if self._proxy is None:
             self._dir = Path(tempfile.mkdtemp(prefix="shellrt-proxy-", dir="/tmp"))
@@ -57,8 +58,8 @@ class ContainerProxy:
         if self._listener is not None:
             self._proxy.remove_listener(self._listener)
             self._listener = None
-        sock = listen_in_netns(pid, BRIDGE_PORT)
-        self._pid = pid
+        sock = listen_in_netns(pid, BRIDGE_PORT, container_id=container_id)
+        self._pid, self._cid = pid, container_id
         try:
             self._listener = self._proxy.add_listener(sock)
         except BaseException:
@@ -74,7 +75,7 @@ class ContainerProxy:
     def resume(self) -> None:
         """Listen again in the container of the last `listen_in` (after a successful reset)."""
         if self._pid is not None and self._listener is None:
-            self.listen_in(self._pid)
+            self.listen_in(self._pid, self._cid)
 
     def close(self) -> None:
         """Stop serving; keep the log (and `refusals`) when anything was refused. Idempotent."""

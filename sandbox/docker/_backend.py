@@ -564,7 +564,7 @@ class DockerBackend(SandboxBackend):
         net, client = self._net, self._client
         if net is not None and client is not None:  # network 'proxied': the proxy's port in this container
             pid = int((await thread(lambda: client.api.inspect_container(cid)))["State"]["Pid"])
-            await thread(lambda: net.listen_in(pid))
+            await thread(lambda: net.listen_in(pid, cid))
 
     def _start_failure(self, text: str) -> BackendUnavailableError:
         text = text.strip()
