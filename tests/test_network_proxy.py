@@ -209,7 +209,10 @@ async def _open(tmp_path: Path, allowed: tuple[str, ...]) -> tuple[BwrapBackend,
     ws, session = tmp_path / "ws", tmp_path / "session"
     ws.mkdir()
     session.mkdir()
-    policy = SandboxPolicy(workspace=ws, network="proxied", allowed_domains=allowed)
+    # later.env: a denied path that appears mid-session makes the next command start a new zygote.
+    policy = SandboxPolicy(
+        workspace=ws, network="proxied", allowed_domains=allowed, read_denied=(ws / "later.env",)
+    )
     backend = BwrapBackend(BwrapConfig(), policy)
     try:
         await backend.start()
@@ -272,6 +275,10 @@ async def test_bwrap_commands_reach_allowed_server_only_through_the_proxy(tmp_pa
                 timeout_s=60,
             )
             assert many.preview.count(BODY.decode()) == 24, many.preview
+        # A replaced session sandbox (new zygote, new network namespace) has its bridge too.
+        (tmp_path / "ws" / "later.env").write_text("SECRET=1\n")
+        again = await sup.run(f"{py} -I fetch.py http://localhost:{web}/; cat later.env", timeout_s=30)
+        assert again.preview.startswith(BODY.decode()) and "SECRET" not in again.preview, again.preview
     finally:
         await sup.close()
         await backend.close()
