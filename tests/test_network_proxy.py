@@ -458,4 +458,17 @@ async def test_runtime_allowed_domains_on_bwrap(
                 )
             ]
         )
+        [blocked] = await rt.run_envelopes(
+            [ToolUseBlock(id="b", name="Bash", input={"command": "curl -sS http://refused.invalid/"})]
+        )
+        backend = rt.backend
     assert env.exit_code == 0 and BODY.decode().strip() in env.audit, env.audit
+    assert "[network]" not in env.audit
+    # The refusal is in the call's audit face (and UI), with the fix.
+    assert (
+        "[network] blocked refused.invalid:80" in blocked.audit
+        and "--allow-domain refused.invalid" in blocked.ui
+    )
+    log = getattr(backend, "network_log", None)
+    assert log is not None and "refused.invalid" in log.read_text()
+    shutil.rmtree(log.parent)

@@ -364,6 +364,9 @@ class Runtime:
         if self._progress is not None:
             self._ctx.progress = self._progress
         self._executor = _RecordingExecutor(self.registry, self.gate, self.hooks, is_loaded=self._is_loaded)
+        backend = self.backend
+        if getattr(backend, "network_refusals", None) is not None:  # network 'proxied' (docs/network.md)
+            self._executor.network_refusals = lambda: list(getattr(backend, "network_refusals", []))
         if self._reopen:
             self._load_state()
         self._save_state()
@@ -714,6 +717,8 @@ class _RecordingExecutor(CallExecutor):
         self.executed: set[str] = set()
         #: tool_use id -> what the transcript records beyond the result (decision chain, executed input).
         self.facts: dict[str, dict[str, Any]] = {}
+        #: The sandbox's network refusals so far (network 'proxied'); None: not that mode.
+        self.network_refusals: Callable[[], list[Any]] | None = None
 
     def note(self, tool_use_id: str, **facts: Any) -> None:
         self.facts.setdefault(tool_use_id, {}).update(facts)
@@ -721,9 +726,24 @@ class _RecordingExecutor(CallExecutor):
             self.facts.pop(next(iter(self.facts)))
 
     async def execute(self, block: ToolUseBlock, ctx: ToolContext) -> CallOutcome:
+        seen = len(self.network_refusals()) if self.network_refusals is not None else 0
         outcome = await super().execute(block, ctx)
         if outcome.executed:
             self.executed.add(block.id)
+        if self.network_refusals is not None and outcome.executed:
+            new = self.network_refusals()[seen:]
+            if new:  # the audit and UI faces say what the proxy refused while this call ran
+                lines = "\n".join(
+                    f"[network] blocked {r.host}:{r.port} ({r.reason}); allow it with --allow-domain {r.host}"
+                    for r in new
+                )
+                env = outcome.envelope
+                outcome.envelope = env.model_copy(
+                    update={
+                        "ui": f"{env.ui}\n{lines}" if env.ui else lines,
+                        "audit": f"{env.audit}\n{lines}" if env.audit else lines,
+                    }
+                )
         return outcome
 
 
