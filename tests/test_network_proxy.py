@@ -421,12 +421,18 @@ def test_batch_task_allow_list_on_bwrap(tmp_path: Path, web: int) -> None:
         {
             "id": "net",
             "sandbox": {"type": "bwrap", "allowed_domains": ["LocalHost"]},
-            "commands": [f"curl -sS --fail --noproxy '' http://localhost:{web}/"],
+            "commands": [
+                f"curl -sS --fail --noproxy '' http://localhost:{web}/ && curl -s http://refused.invalid/"
+            ],
         }
     )
     assert task.sandbox.allowed_domains == ("localhost",)
+    before = set(Path("/tmp").glob("shellrt-proxy-*"))
     [result] = run_sync([task], out=tmp_path / "out.jsonl")
     assert [c.exit_code for c in result.commands] == [0], result
+    assert [(r["host"], r["port"]) for r in result.network_refusals] == [("refused.invalid", 80)]
+    for leftover in set(Path("/tmp").glob("shellrt-proxy-*")) - before:  # the log kept for the operator
+        shutil.rmtree(leftover, ignore_errors=True)
     with pytest.raises(ValueError, match="not a domain name"):
         Task.model_validate(
             {"id": "x", "sandbox": {"type": "bwrap", "allowed_domains": ["a/b"]}, "commands": ["true"]}

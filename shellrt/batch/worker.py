@@ -16,6 +16,7 @@ task (see `shellrt.batch.pool`); the result says so (``container``,
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import shutil
@@ -250,6 +251,11 @@ class TaskRun:
             container=container[:12] if container else None,
             container_use=use if container else None,
             recycled=bool(container) and use > 1,
+            network_refusals=[  # this task's (a recycled container's proxy saw earlier tasks' too)
+                dataclasses.asdict(r)
+                for r in getattr(self.backend, "network_refusals", None) or []
+                if r.time >= self.started_at
+            ],
         )
         self._finished = True
         return result
