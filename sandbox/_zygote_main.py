@@ -444,6 +444,104 @@ def hold(sock: _socket.socket, steps: list[tuple[Any, ...]]) -> None:
     os._exit(0)
 
 
+def _relay(src: _socket.socket, dst: _socket.socket) -> None:
+    """Copy ``src`` to ``dst`` until EOF, then half-close ``dst``."""
+    try:
+        while data := src.recv(65536):
+            dst.sendall(data)
+    except OSError:
+        pass
+    try:
+        dst.shutdown(_socket.SHUT_WR)
+    except OSError:
+        pass
+
+
+#: Connections one bridge relays at once; a further one waits to be accepted (a command
+#: opening thousands cannot make the bridge spawn thousands of threads in the session).
+_BRIDGE_MAX_CONNECTIONS = 256
+
+
+def _bridge_serve(listener: _socket.socket, path: str) -> None:
+    """The bridge's accept loop: each connection relayed to the proxy's unix socket by two threads.
+
+    ``_thread`` and a pipe of tokens (C only, like the rest of this module: nothing
+    to import while the session's first command starts).
+    """
+    import _thread  # only in the bridge process: the zygote itself starts no thread
+
+    tokens_r, tokens_w = os.pipe()
+    os.write(tokens_w, b"t" * _BRIDGE_MAX_CONNECTIONS)
+
+    def relay(client: _socket.socket) -> None:
+        try:
+            upstream = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+            try:
+                upstream.connect(path)
+            except OSError:
+                upstream.close()
+                return
+            done = _thread.allocate_lock()
+            done.acquire()
+
+            def back() -> None:
+                try:
+                    _relay(upstream, client)
+                finally:
+                    done.release()
+
+            _thread.start_new_thread(back, ())
+            _relay(client, upstream)
+            done.acquire()
+            upstream.close()
+        finally:
+            client.close()
+            os.write(tokens_w, b"t")
+
+    while True:
+        os.read(tokens_r, 1)  # blocks while _BRIDGE_MAX_CONNECTIONS are being relayed
+        try:
+            fd, _addr = listener._accept()  # type: ignore[attr-defined]  # _socket's raw accept
+        except OSError:
+            os.write(tokens_w, b"t")
+            continue
+        _thread.start_new_thread(relay, (_socket.socket(fileno=fd),))
+
+
+def start_bridge(port: int, path: str) -> None:
+    """Network mode ``proxied``: listen on 127.0.0.1:``port`` of the sandbox's own network
+    namespace and forward each connection to the host proxy's unix socket at ``path``.
+
+    A process of its own (forked before the zygote sets its signal handling), dying
+    with the zygote, with no capabilities and ``no_new_privs``, relaying at most
+    `_BRIDGE_MAX_CONNECTIONS` connections at once; commands reach it only
+    through TCP (the proxy decides what they may reach). Bound here, before ``ready``:
+    a port that cannot be taken fails the session's start, never silently.
+    """
+    listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", port))
+    listener.listen(128)
+    pid = os.fork()
+    if pid:
+        listener.close()
+        return
+    try:
+        _check(_libc.prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0), "prctl(PDEATHSIG)")
+        _close_all_but((0, 1, 2, listener.fileno()))
+        os.setsid()
+        _check(_libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(DUMPABLE)")
+        for cap in range(64):
+            if _libc.prctl(_PR_CAPBSET_READ, cap, 0, 0, 0) == 1:
+                _check(_libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0), "prctl(CAPBSET_DROP)")
+        caps = (ctypes.c_uint32 * 6)()
+        _check(_libc.capset(ctypes.byref(_CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)), caps), "capset")
+        _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
+        _bridge_serve(listener, path)
+    finally:
+        os._exit(1)
+
+
 def main() -> None:
     fd = int(sys.argv[1])
     os.set_inheritable(fd, False)  # inherited from bwrap; no command may ever hold it
@@ -456,6 +554,9 @@ def main() -> None:
     _check(_libc.unshare(_CLONE_NEWNS), "unshare")
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
     setup(config["setup"])
+    bridge = config.get("bridge")
+    if bridge is not None:  # network "proxied"
+        start_bridge(bridge["port"], bridge["socket"])
     zygote = Zygote(config)
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     _signal.set_wakeup_fd(wake_w)

@@ -56,7 +56,13 @@ The flags (see `BwrapBackend.bwrap_args`):
 - ``--unshare-pid`` + ``--die-with-parent`` + ``--new-session``: the command's
   pid namespace dies with its init, so killing it kills every descendant,
   double-forked or not; ``--unshare-ipc``/``--unshare-uts`` always, and
-  ``--unshare-net`` when ``policy.network == "none"`` (only loopback, isolated);
+  ``--unshare-net`` when ``policy.network`` is ``none`` or ``proxied`` (only loopback,
+  isolated);
+- network ``proxied`` (persistent mode only; docs/network.md): shellrt runs a
+  filtering proxy (`sandbox._proxy`) on the host on a unix socket in a 0700
+  directory of its own, bound read-only at /run/shellrt-proxy; the zygote's
+  bridge listens on the sandbox's 127.0.0.1:3128 and forwards there; commands
+  get ``HTTP(S)_PROXY``/``ALL_PROXY``/``NO_PROXY`` (both cases) pointing at it;
 - ``--chdir``: the command's working directory.
 
 The cwd report file lives in a private state dir bound at its host path. A
@@ -74,6 +80,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import anyio
@@ -85,6 +92,7 @@ from sandbox._cgroup_limits import CgroupLimits
 from sandbox._hostproc import HostProcess, HostRunner
 from sandbox._hostsockets import ipc_mask_args, outside_sockets
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
+from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._scratch import OwnedDir
 from sandbox.base import Aspect, ExecRequest, SandboxBackend, SandboxProcess
 from sandbox.config import BwrapConfig
@@ -130,6 +138,10 @@ _CAP_NUMBERS = {"CAP_SETGID": 6, "CAP_SETUID": 7, "CAP_SETPCAP": 8, "CAP_SYS_ADM
 _SECCOMP = _seccomp.filter_bytes()
 
 
+#: Where the proxy's socket directory appears inside the sandbox.
+PROXY_DIR_INSIDE = "/run/shellrt-proxy"
+
+
 def _zygote_python() -> str:
     """The interpreter the zygote runs on: this very one (the host is visible inside)."""
     if not sys.executable:
@@ -164,6 +176,22 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._holder: Zygote | None = None
         self._ns_prefix: list[str] = []
         self._setpriv: list[str] = []
+        #: Network ``proxied``: the host proxy and its 0700 directory (socket and session log).
+        self._proxy: FilteringProxy | None = None
+        self._proxy_dir: Path | None = None
+        #: Refusals of closed sessions' proxies stay readable after `close`.
+        self._refusals: list[Refusal] = []
+
+    @property
+    def network_refusals(self) -> list[Refusal]:
+        """Every connection the proxy refused this session (network ``proxied``), oldest first."""
+        proxy = self._proxy
+        return list(proxy.refusals) if proxy is not None else list(self._refusals)
+
+    @property
+    def network_log(self) -> Path | None:
+        """The session's proxy log (JSON lines, one per refusal); kept after `close` when it has any."""
+        return self._proxy_dir / "network.log" if self._proxy_dir is not None else None
 
     @property
     def session_tmp(self) -> Path | None:
@@ -172,7 +200,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
 
     def enforces(self) -> frozenset[Aspect]:
         aspects: set[Aspect] = {"filesystem", "read_denied", "tree_kill"}
-        if self.policy.network == "none":
+        if self.policy.network in ("none", "proxied"):
             aspects.add("network")
         return frozenset(aspects) | self.cgroup_enforces()  # limits: sandbox._cgroup_limits
 
@@ -191,6 +219,13 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         for root in self.policy.allowed_roots():
             if not root.is_dir():
                 raise BackendUnavailableError(f"writable root {root} is not a directory; create it first")
+        proxied = self.policy.network == "proxied"
+        if proxied and not self.config.persistent:
+            raise BackendUnavailableError(
+                "network 'proxied' needs the bwrap session sandbox (persistent mode); "
+                "one bwrap per command cannot host the proxy bridge. Fix: drop the per-command setting, "
+                "or use --network none"
+            )
         found = shutil.which(self.config.bwrap_path)
         if found is None:
             raise BackendUnavailableError(
@@ -210,6 +245,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._session_tmp.chmod(0o1777)
         as_root = os.geteuid() == 0
         try:
+            if proxied:
+                await anyio.to_thread.run_sync(self._start_proxy)
             if as_root:
                 # The sandbox uid writes its cwd reports here; 1733: it can add files, not list or remove.
                 self._runner.check_open().chmod(0o1733)
@@ -218,12 +255,32 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 await self._start_zygote()
                 return
         except ZygoteGoneError as exc:
+            if proxied:  # no per-command fallback: it could not host the bridge
+                await self.close()
+                raise BackendUnavailableError(
+                    f"network 'proxied': the bwrap session sandbox did not start ({exc}); "
+                    "use --network none, or fix the cause above"
+                ) from exc
             # Per command, a root caller's commands still run as the sandbox uid (setpriv).
             _log.warning("bwrap: running one sandbox per command (%s)", exc)
         except BaseException:
             await self.close()
             raise
         await self._probe()
+
+    def _start_proxy(self) -> None:
+        """The session's filtering proxy on the host (network ``proxied``)."""
+        # 0700, ours; in the host's /tmp whatever TMPDIR says: never the workspace, and hidden
+        # from every sandbox (their /tmp is their own) but through the bind we make.
+        self._proxy_dir = Path(tempfile.mkdtemp(prefix="shellrt-proxy-", dir="/tmp"))
+        self._proxy = FilteringProxy(
+            self._proxy_dir / "proxy.sock",
+            allowed=self.policy.allowed_domains,
+            denied=self.policy.denied_domains,
+            log_path=self._proxy_dir / "network.log",
+            sandbox=self._runner.marker_prefix,
+        )
+        self._proxy.start()
 
     async def _probe(self) -> None:
         """One bwrap start with the real flags: the clear error when namespaces are unavailable."""
@@ -291,6 +348,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             "setup": [],
             "caps": [_CAP_NUMBERS[c] for c in caps],
         }
+        if self._proxy is not None:
+            config["bridge"] = {"port": BRIDGE_PORT, "socket": f"{PROXY_DIR_INSIDE}/proxy.sock"}
         if as_root:
             config.update(
                 uid=self.config.sandbox_uid, gid=self.config.sandbox_gid, setup=self._skeleton_steps()
@@ -406,6 +465,13 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if holder is not None:
             await holder.close()
         self._ns_prefix, self._setpriv = [], []
+        proxy, self._proxy = self._proxy, None
+        if proxy is not None:  # after the sandboxes: nothing is left to connect through it
+            await anyio.to_thread.run_sync(proxy.close)
+            self._refusals = list(proxy.refusals)
+            if not self._refusals and self._proxy_dir is not None:  # nothing to keep: no litter in /tmp
+                shutil.rmtree(self._proxy_dir, ignore_errors=True)
+                self._proxy_dir = None
         await self._runner.close()
         await anyio.to_thread.run_sync(self.cgroup_close)  # limits: remove the session cgroup
         self._bwrap = None
@@ -454,7 +520,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         ]
         for cap in caps:
             args += ["--cap-add", cap]
-        if self.policy.network == "none":
+        if self.policy.network in ("none", "proxied"):
             args.append("--unshare-net")
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         if not zygote:
@@ -465,6 +531,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             args += ["--ro-bind", "/proc/sys", "/proc/sys", *_PROC_MASKS]
         # No host IPC: /run, the caller's runtime dir and every other host socket hidden.
         args += ipc_mask_args((*self.policy.allowed_roots(), state_dir))
+        if self._proxy_dir is not None and self._proxy is not None:  # after the /run mask
+            args += ["--ro-bind", str(self._proxy_dir), PROXY_DIR_INSIDE]
         args += ["--tmpfs", "/tmp"] if tmp is None else ["--bind", str(tmp), "/tmp"]
         if self._setpriv and not zygote:  # root, per command: see _skeletons
             paths = self._reach_paths()
@@ -520,7 +588,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             for old in done:
                 await old.close()
         run = self._runner.new_run(request.report_cwd)
-        return await zygote.spawn(request, marker=run.marker, env_extra=run.env, cwd_file=run.cwd_file)
+        env = {**proxy_env(), **run.env} if self._proxy is not None else run.env
+        return await zygote.spawn(request, marker=run.marker, env_extra=env, cwd_file=run.cwd_file)
 
     async def _spawn_once(self, request: ExecRequest) -> tuple[HostProcess, int]:
         """One bwrap start; returns the process and the read end of its ``--json-status-fd``."""

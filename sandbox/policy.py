@@ -7,16 +7,49 @@ mistake the local backend for isolation.
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["NetworkMode", "ResourceLimits", "SandboxPolicy"]
+__all__ = ["NetworkMode", "ResourceLimits", "SandboxPolicy", "domain_matches", "normalize_domain"]
 
 #: ``none``: no network at all; ``host``: the host's network (local/bwrap);
-#: ``bridge``: a container bridge network (docker only).
-NetworkMode = Literal["none", "host", "bridge"]
+#: ``bridge``: a container bridge network (docker only); ``proxied``: no route out,
+#: only shellrt's filtering proxy (names on ``allowed_domains``, see docs/network.md).
+NetworkMode = Literal["none", "host", "bridge", "proxied"]
+
+_LABEL = r"(?!-)[a-z0-9_-]{1,63}(?<!-)"
+_DOMAIN = re.compile(rf"^(\*\.)?{_LABEL}(\.{_LABEL})*$")
+
+
+def normalize_domain(text: str) -> str:
+    """``Example.ORG.`` -> ``example.org``; ``*.x.org`` kept; an IP literal in canonical form.
+
+    Raises ValueError for anything else (a URL, a port, a bare ``*``): an allow-list
+    entry is a host name, so a typo must not silently widen or void it.
+    """
+    name = text.strip().lower().rstrip(".")
+    if name.startswith("[") and name.endswith("]"):
+        name = name[1:-1]
+    try:
+        return str(ipaddress.ip_address(name))
+    except ValueError:
+        pass
+    if not _DOMAIN.match(name) or len(name) > 253:
+        raise ValueError(
+            f"not a domain name: {text!r} (use a host name such as pypi.org, or *.example.org for its subdomains)"
+        )
+    return name
+
+
+def domain_matches(name: str, pattern: str) -> bool:
+    """Whether host ``name`` (normalized) is ``pattern``, or a subdomain of it for ``*.``patterns."""
+    if pattern.startswith("*."):
+        return name.endswith(pattern[1:]) and len(name) > len(pattern) - 1
+    return name == pattern
 
 
 class ResourceLimits(BaseModel):
@@ -45,7 +78,16 @@ class SandboxPolicy(BaseModel):
     writable_roots: tuple[Path, ...] = ()
     read_denied: tuple[Path, ...] = ()
     network: NetworkMode = "none"
+    #: ``proxied`` only: host names the proxy lets through (``*.example.org``: its subdomains).
+    allowed_domains: tuple[str, ...] = ()
+    #: ``proxied`` only: names refused even when allowed (deny wins).
+    denied_domains: tuple[str, ...] = ()
     limits: ResourceLimits = ResourceLimits()
+
+    @field_validator("allowed_domains", "denied_domains")
+    @classmethod
+    def _domains(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(normalize_domain(v) for v in value))
 
     def allowed_roots(self) -> tuple[Path, ...]:
         """Every root a command may write in (workspace first)."""

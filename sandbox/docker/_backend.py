@@ -59,6 +59,8 @@ import docker.errors
 import requests.exceptions
 from docker.types import Mount
 
+from sandbox._proxied import ContainerProxy
+from sandbox._proxy import Refusal, proxy_env
 from sandbox._scratch import OwnedDir, sweep_orphans
 from sandbox.base import Aspect, ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
 from sandbox.config import DockerConfig
@@ -203,6 +205,22 @@ class DockerBackend(SandboxBackend):
         #: `protect_executor` verified the executor's identity from the host.
         self._protected = False
         self._owned: OwnedDir | None = None
+        #: Network 'proxied' (issue 20, docs/network.md): the host proxy, listening in each container.
+        self._net = (
+            ContainerProxy(self.policy, f"docker-{self.session_id}")
+            if self.policy.network == "proxied"
+            else None
+        )
+
+    @property
+    def network_refusals(self) -> list[Refusal]:
+        """Every connection the proxy refused this session (network ``proxied``), oldest first."""
+        return self._net.refusals if self._net is not None else []
+
+    @property
+    def network_log(self) -> Path | None:
+        """The session's proxy log (JSON lines), kept after `close` when anything was refused."""
+        return self._net.log_path if self._net is not None else None
 
     # --- description -----------------------------------------------------------
     @property
@@ -321,6 +339,8 @@ class DockerBackend(SandboxBackend):
 
     async def _teardown(self) -> None:
         self._end_session("the sandbox was closed", killed=True)
+        if self._net is not None:
+            await thread(self._net.close)
         with _live_lock:
             _live.discard(self)
         cid, self._cid = self._cid, None
@@ -343,6 +363,11 @@ class DockerBackend(SandboxBackend):
         if self.policy.network == "host":
             raise BackendUnavailableError(
                 "the docker backend does not share the host network; use network 'none' (default) or 'bridge'"
+            )
+        if self.policy.network == "proxied" and os.geteuid() != 0:
+            raise BackendUnavailableError(
+                "network 'proxied' (--allow-domain) on docker needs shellrt to run as root (it makes the "
+                "proxy's port inside the container's network namespace); use --sandbox bwrap, or run as root"
             )
         uid, gid = _numeric_ids(self._user)
         if EXECUTOR_UID in (uid, gid):
@@ -536,6 +561,10 @@ class DockerBackend(SandboxBackend):
         self._has_setsid = hello.setsid
         self._shell = hello.shell
         self._session = ExecutorSession(channel, cid, self._kill_failed)
+        net, client = self._net, self._client
+        if net is not None and client is not None:  # network 'proxied': the proxy's port in this container
+            pid = int((await thread(lambda: client.api.inspect_container(cid)))["State"]["Pid"])
+            await thread(lambda: net.listen_in(pid, cid))
 
     def _start_failure(self, text: str) -> BackendUnavailableError:
         text = text.strip()
@@ -647,6 +676,8 @@ class DockerBackend(SandboxBackend):
             if request.stdin:
                 in_fd = fifo(".in", os.O_RDWR)
             env = dict(request.env)
+            if self._net is not None:
+                env.update(proxy_env())
             cwd_file = None
             if request.report_cwd:
                 cwd_file = f"{PRIV_DIR}/{tid}.cwd"
@@ -826,6 +857,8 @@ class DockerBackend(SandboxBackend):
     def _verify_pristine(self) -> None:
         """Host side of `reset` (blocking): the verdict from outside (`sandbox.docker._recycle`)."""
         assert self.executor_pid is not None
+        if self._net is not None:  # the proxy's own port is no leftover: closed while checking
+            self._net.pause()
         verify_pristine(
             OutsideView(
                 host_pid=self._executor_host_pid(),
@@ -838,6 +871,8 @@ class DockerBackend(SandboxBackend):
             command_user=self.command_ids,
             still_the_executor=self._executor_host_pid,
         )
+        if self._net is not None:
+            self._net.resume()
 
     async def reuse_for(self, policy: SandboxPolicy) -> None:
         """After a successful `reset`: take on the next task's workspace (copied in like at start).

@@ -15,7 +15,7 @@ import logging
 import os
 from pathlib import Path
 from types import TracebackType
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -94,6 +94,9 @@ class TaskResult(BaseModel):
     container_use: int | None = None
     #: Docker: the task ran on a recycled container (``container_use > 1``).
     recycled: bool = False
+    #: Network 'proxied': each connection the proxy refused while the task ran
+    #: (time, sandbox, host, port, reason; docs/network.md).
+    network_refusals: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class ResultWriter:

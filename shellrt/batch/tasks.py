@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sandbox import LocalConfig, NetworkMode, ResourceLimits, SandboxConfig
+from sandbox.policy import normalize_domain
 from shellrt.batch.pool import ReuseMode
 from shellrt.protocol import ToolUseBlock
 
@@ -54,8 +55,16 @@ class TaskSandbox(BaseModel):
 
     backend: SandboxConfig = Field(default_factory=LocalConfig)
     network: NetworkMode = "none"
+    #: Network ``proxied`` (docs/network.md): the names commands may reach; any turns ``none`` into ``proxied``.
+    allowed_domains: tuple[str, ...] = ()
+    denied_domains: tuple[str, ...] = ()
     limits: ResourceLimits = Field(default_factory=ResourceLimits)
     reuse: ReuseMode = "auto"
+
+    @field_validator("allowed_domains", "denied_domains")
+    @classmethod
+    def _domains(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(normalize_domain(v) for v in value)  # a typo fails the task file, not the task
 
     @model_validator(mode="before")
     @classmethod
@@ -65,7 +74,7 @@ class TaskSandbox(BaseModel):
         if isinstance(data, dict) and "backend" not in data:
             rest = dict(data)
             out: dict[str, Any] = {}
-            for key in ("network", "limits", "reuse"):
+            for key in ("network", "allowed_domains", "denied_domains", "limits", "reuse"):
                 if key in rest:
                     out[key] = rest.pop(key)
             out["backend"] = rest or {"type": "local"}

@@ -16,6 +16,7 @@ task (see `shellrt.batch.pool`); the result says so (``container``,
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import shutil
@@ -76,6 +77,8 @@ def _sandbox_config(task: Task) -> SandboxConfig:
         isinstance(config, BwrapConfig)
         and "persistent" not in config.model_fields_set
         and len(task.commands) == 1
+        and not task.sandbox.allowed_domains
+        and task.sandbox.network != "proxied"  # the proxy's bridge lives in the session zygote
     ):
         # One command: a session zygote (~25 ms to start) cannot pay off, and with a single
         # command nothing could tell the two modes apart. Set `persistent` to choose.
@@ -160,7 +163,15 @@ class TaskRun:
             workspace.mkdir()
         self._workspace = workspace
         policy, _ = derive_policy(  # default masked secrets (a Runtime adds the Read deny rules)
-            SandboxPolicy(workspace=workspace, network=task.sandbox.network, limits=task.sandbox.limits)
+            SandboxPolicy(
+                workspace=workspace,
+                network="proxied"
+                if task.sandbox.allowed_domains and task.sandbox.network == "none"
+                else task.sandbox.network,
+                allowed_domains=task.sandbox.allowed_domains,
+                denied_domains=task.sandbox.denied_domains,
+                limits=task.sandbox.limits,
+            )
         )
         config = _sandbox_config(task)
         half = max(task.collect.preview_bytes // 2, 1)
@@ -240,6 +251,11 @@ class TaskRun:
             container=container[:12] if container else None,
             container_use=use if container else None,
             recycled=bool(container) and use > 1,
+            network_refusals=[  # this task's (a recycled container's proxy saw earlier tasks' too)
+                dataclasses.asdict(r)
+                for r in getattr(self.backend, "network_refusals", None) or []
+                if r.time >= self.started_at
+            ],
         )
         self._finished = True
         return result

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from pathlib import Path
 from typing import Literal
 
@@ -20,6 +21,7 @@ __all__ = [
     "add_sandbox_options",
     "mask_defaults_from_args",
     "parse_size",
+    "print_network_refusals",
     "sandbox_from_args",
 ]
 
@@ -70,9 +72,26 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--network",
-        choices=("none", "host", "bridge"),
+        choices=("none", "host", "bridge", "proxied"),
         default=None,
-        help="network access: none (default), host (local/bwrap), bridge (docker)",
+        help="network access: none (default), host (local/bwrap), bridge (docker), "
+        "proxied (bwrap: only the --allow-domain names, through shellrt's filtering proxy)",
+    )
+    group.add_argument(
+        "--allow-domain",
+        action="append",
+        default=[],
+        metavar="DOMAIN",
+        help="let commands reach DOMAIN (and *.DOMAIN patterns' subdomains) through shellrt's filtering "
+        "proxy; repeatable; turns network 'proxied' on (bwrap). Names only: an IP is refused unless listed, "
+        "a name resolving to a private/loopback address only when listed exactly (localhost = this host)",
+    )
+    group.add_argument(
+        "--deny-domain",
+        action="append",
+        default=[],
+        metavar="DOMAIN",
+        help="refuse DOMAIN even when allowed (deny wins); repeatable",
     )
     limits = " for the whole session (docker: the container; bwrap: a cgroup, as root or delegated); "
     refused = "refused, never ignored, where the sandbox cannot enforce it"
@@ -97,6 +116,24 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def print_network_refusals(backend: object, prog: str) -> None:
+    """Each connection the network proxy refused (network ``proxied``), on stderr, with the fix."""
+    refusals = getattr(backend, "network_refusals", None) or []
+    seen: set[tuple[str, int]] = set()
+    for refusal in refusals:
+        if (refusal.host, refusal.port) in seen:
+            continue
+        seen.add((refusal.host, refusal.port))
+        print(
+            f"{prog}: network: blocked {refusal.host}:{refusal.port} ({refusal.reason}); "
+            f"allow it with --allow-domain {refusal.host}",
+            file=sys.stderr,
+        )
+    log = getattr(backend, "network_log", None)
+    if refusals and log is not None:
+        print(f"{prog}: network: {len(refusals)} refused connection(s) logged in {log}", file=sys.stderr)
+
+
 def mask_defaults_from_args(args: argparse.Namespace) -> bool | None:
     """False when ``--no-default-masks`` was given, else None (settings decide; default on)."""
     return False if getattr(args, "no_default_masks", False) else None
@@ -117,6 +154,19 @@ def sandbox_from_args(
         )
     choice = args.sandbox
     network = args.network or "none"
+    allowed = list(getattr(args, "allow_domain", None) or [])
+    denied = list(getattr(args, "deny_domain", None) or [])
+    if allowed:
+        if args.network not in (None, "proxied"):
+            raise SystemExit(
+                f"shellrt: --allow-domain needs network 'proxied' (its default); drop --network {args.network}"
+            )
+        network = "proxied"
+    if network == "proxied" and choice in ("local", "none"):
+        raise SystemExit(
+            "shellrt: --allow-domain / --network proxied need --sandbox bwrap or docker (or auto where bwrap "
+            "works); the local backend cannot confine commands to the proxy"
+        )
     if network == "bridge" and choice != "docker":
         raise SystemExit("shellrt: --network bridge needs --sandbox docker (use none or host)")
     # Limits are not checked here: the backend's declared capabilities decide
@@ -125,13 +175,18 @@ def sandbox_from_args(
     if docker_only and choice in ("local", "none", "bwrap"):
         flags = ", ".join("--" + n for n in docker_only)
         raise SystemExit(f"shellrt: {flags} only apply to --sandbox docker")
-    policy = SandboxPolicy(
-        workspace=workspace,
-        writable_roots=tuple(Path(p).expanduser().resolve() for p in args.writable),
-        read_denied=tuple(Path(p).expanduser().resolve() for p in args.deny_read),
-        network=network,
-        limits=ResourceLimits(memory_bytes=args.memory, pids=args.pids, cpus=args.cpus),
-    )
+    try:
+        policy = SandboxPolicy(
+            workspace=workspace,
+            writable_roots=tuple(Path(p).expanduser().resolve() for p in args.writable),
+            read_denied=tuple(Path(p).expanduser().resolve() for p in args.deny_read),
+            network=network,
+            allowed_domains=tuple(allowed),
+            denied_domains=tuple(denied),
+            limits=ResourceLimits(memory_bytes=args.memory, pids=args.pids, cpus=args.cpus),
+        )
+    except ValueError as exc:  # pydantic's ValidationError: a malformed --allow-domain
+        raise SystemExit(f"shellrt: {exc}") from exc
     if masks:
         policy, _ = derive_policy(policy, mask_defaults=mask_defaults_from_args(args))
     config: SandboxConfig | Literal["auto", "bwrap"]

@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 
 from sandbox import BackendUnavailableError, SandboxBackend, WorkspaceExporter
-from shellrt.cli._sandbox_options import add_sandbox_options, sandbox_from_args
+from shellrt.cli._sandbox_options import add_sandbox_options, print_network_refusals, sandbox_from_args
 from shellrt.cli._status_line import StatusLine
 from shellrt.cli._stdout import silence_stdout
 
@@ -102,6 +102,7 @@ async def _run(args: argparse.Namespace, command: str) -> int:
                     await backend.export_workspace(Path(args.export))
             return code
     finally:
+        print_network_refusals(backend, "shellrt run")  # network 'proxied': what the proxy refused
         if keep_session:
             owned.keep()  # --json pointed at a file in it
         else:

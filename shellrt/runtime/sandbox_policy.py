@@ -23,6 +23,13 @@ Settings (``"sandbox"`` in a settings file): ``maskedPaths`` (extra paths,
 ``unmaskDefaults: true`` and ``unmaskedPaths`` (drop some defaults) only from
 sources the workspace cannot write (managed, ``--settings`` files, user), so a
 hostile repository cannot unmask the operator's secrets.
+
+Network (issue 20, docs/network.md): ``"sandbox": {"network": {"allowedDomains":
+[...], "deniedDomains": [...]}}`` and ``WebFetch(domain:…)`` allow rules feed the
+proxied mode's allow-list -- only from trusted sources (managed, ``--settings``
+files, ``--allow`` flags, user settings, and a workspace's own files once the
+workspace is trusted), so an untrusted repository cannot open the network for
+itself. Any allowed domain turns network ``none`` into ``proxied``; deny wins.
 """
 
 from __future__ import annotations
@@ -30,11 +37,12 @@ from __future__ import annotations
 import os
 import pwd
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from sandbox import SandboxPolicy
+from sandbox.policy import normalize_domain
 from shellrt.permissions.globs import glob_matches
 from shellrt.permissions.rules import READ_RULE_TOOLS, PermissionRule, pattern_base
 from shellrt.permissions.settings import FileSettings
@@ -43,6 +51,7 @@ __all__ = [
     "DEFAULT_MASKED_PATHS",
     "MAX_GLOB_MATCHES",
     "TRUSTED_SANDBOX_SOURCES",
+    "derive_network",
     "derive_policy",
     "rule_masks",
 ]
@@ -197,7 +206,9 @@ def _caller_home() -> Path:
 def _default_masks(home: Path, base: SandboxPolicy) -> list[Path]:
     """`DEFAULT_MASKED_PATHS` for this caller (see there for ``/root``)."""
     keep = [*(Path(os.path.normpath(r)) for r in base.allowed_roots()), *_interpreter_dirs()]
-    homes = dict.fromkeys(h for h in (home, _password_home(), Path("/root")) if h is not None and h.is_absolute())
+    homes = dict.fromkeys(
+        h for h in (home, _password_home(), Path("/root")) if h is not None and h.is_absolute()
+    )
     out: list[Path] = []
     for text in DEFAULT_MASKED_PATHS:
         if text.startswith("~/"):
@@ -224,6 +235,95 @@ def _str_list(value: object) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
+#: Decides whether a settings file / rule origin (source, file) may open the network.
+TrustCheck = Callable[[str, "Path | None"], bool]
+
+
+def _default_trust(source: str, _file: Path | None) -> bool:
+    return source in TRUSTED_SANDBOX_SOURCES
+
+
+def workspace_trust_check(trust: Any, workspace: Path) -> TrustCheck:
+    """A `TrustCheck` from the session's `shellrt.permissions.trust.WorkspaceTrust`.
+
+    The operator's own sources are trusted; a workspace file (project, local, or a
+    user file that lies inside the workspace) only when the workspace trust says so.
+    """
+
+    def check(source: str, file: Path | None) -> bool:
+        if trust is None:
+            return _default_trust(source, file)
+        if source in ("local", "project") or (source == "user" and file is not None):
+            rel = trust.settings_rel(file, source, workspace) if file is not None else None
+            if rel is not None:
+                return bool(trust.is_trusted_rel(rel))
+            if source != "user":
+                return False
+        return source in TRUSTED_SANDBOX_SOURCES
+
+    return check
+
+
+def derive_network(
+    base: SandboxPolicy,
+    *,
+    rules: Iterable[PermissionRule] = (),
+    settings_files: Iterable[FileSettings] = (),
+    trusted: TrustCheck | None = None,
+) -> tuple[SandboxPolicy, list[str]]:
+    """``base`` with the trusted allow/deny domains added; ``none`` becomes ``proxied`` when any is allowed.
+
+    ``trusted(source, file)``: whether that origin may open the network (default:
+    managed, ``--settings``/``--allow`` and user only; pass the session's workspace
+    trust to admit a trusted workspace's files).
+    """
+    trust = trusted or _default_trust
+    notes: list[str] = []
+    allowed: list[str] = list(base.allowed_domains)
+    denied: list[str] = list(base.denied_domains)
+
+    def add(into: list[str], values: object, where: str) -> None:
+        for value in _str_list(values):
+            try:
+                into.append(normalize_domain(value))
+            except ValueError as exc:
+                notes.append(f"{where}: {exc}; ignored")
+
+    for loaded in settings_files:
+        network = loaded.sandbox.get("network") if loaded.sandbox else None
+        if not isinstance(network, Mapping):
+            continue
+        where = f"sandbox.network in {loaded.path}"
+        add(denied, network.get("deniedDomains"), where)  # a deny may come from anywhere
+        if network.get("allowedDomains"):
+            if trust(loaded.source, loaded.path):
+                add(allowed, network.get("allowedDomains"), where)
+            else:
+                notes.append(
+                    f"{where}: allowedDomains ignored: an untrusted workspace cannot open the network "
+                    "(trust the workspace, or pass --allow-domain)"
+                )
+    for rule in rules:
+        if rule.tool != "WebFetch" or rule.spec_kind != "domain" or rule.specifier is None:
+            continue
+        domain = rule.specifier[len("domain:") :]
+        if rule.kind == "deny":
+            add(denied, [domain], rule.describe())
+        elif rule.kind == "allow" and trust(rule.origin.source, rule.origin.file):
+            add(allowed, [domain], rule.describe())
+    allowed = [d for d in dict.fromkeys(allowed)]
+    denied = [d for d in dict.fromkeys(denied)]
+    network = base.network
+    if allowed and network == "none":
+        network = "proxied"
+    elif allowed and network != "proxied":
+        notes.append(
+            f"network {network!r}: the domain allow-list does not apply (it is for the default 'none')"
+        )
+    update = {"allowed_domains": tuple(allowed), "denied_domains": tuple(denied), "network": network}
+    return base.model_copy(update=update), notes
+
+
 def derive_policy(
     base: SandboxPolicy,
     *,
@@ -232,6 +332,7 @@ def derive_policy(
     masked_paths: Sequence[str | os.PathLike[str]] = (),
     mask_defaults: bool | None = None,
     home: Path | None = None,
+    trusted: TrustCheck | None = None,
 ) -> tuple[SandboxPolicy, list[str]]:
     """``base`` with every masked path of the session added to ``read_denied``, and diagnostics.
 
@@ -239,8 +340,10 @@ def derive_policy(
     ``settings_files``: the loaded settings files (their ``sandbox`` sections);
     ``masked_paths``: extra paths (the ``Runtime(masked_paths=…)`` parameter);
     ``mask_defaults``: False drops `DEFAULT_MASKED_PATHS` (None: as settings say, default on).
+    ``trusted``: which sources may open the network (see `derive_network`).
     Idempotent: deriving a derived policy adds nothing.
     """
+    rules, settings_files = list(rules), list(settings_files)
     home = home if home is not None else _caller_home()
     workspace = base.workspace
     notes: list[str] = []
@@ -251,9 +354,9 @@ def derive_policy(
     extra: list[str] = [os.fspath(p) for p in masked_paths]
     for source, section in _sandbox_sections(settings_files):
         extra += _str_list(section.get("maskedPaths"))
-        trusted = source in TRUSTED_SANDBOX_SOURCES
+        operator = source in TRUSTED_SANDBOX_SOURCES
         if section.get("unmaskDefaults") is True or section.get("unmaskedPaths"):
-            if trusted:
+            if operator:
                 defaults_on = defaults_on and section.get("unmaskDefaults") is not True
                 unmasked |= {_expand(p, home, workspace) for p in _str_list(section.get("unmaskedPaths"))}
             else:
@@ -292,4 +395,10 @@ def derive_policy(
             masked.setdefault(form, None)
     # A path under another masked path is already hidden: one mount fewer.
     kept = tuple(p for p in masked if not any(q in p.parents for q in masked))
-    return base.model_copy(update={"read_denied": kept}), notes
+    policy, net_notes = derive_network(
+        base.model_copy(update={"read_denied": kept}),
+        rules=rules,
+        settings_files=settings_files,
+        trusted=trusted,
+    )
+    return policy, notes + net_notes

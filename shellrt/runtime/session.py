@@ -159,7 +159,8 @@ async def resolve_sandbox(
     bwrap chosen by name runs it without a session zygote that could not pay off.
     """
     warnings: list[str] = []
-    bwrap = BwrapConfig(persistent=not one_shot)
+    # network 'proxied' needs the session zygote (it hosts the proxy bridge), one command or not.
+    bwrap = BwrapConfig(persistent=not one_shot or policy.network == "proxied")
     if isinstance(sandbox, str):
         if sandbox == "auto":
             try:
@@ -216,6 +217,8 @@ class Runtime:
         message_budget_chars: int = DEFAULT_MESSAGE_BUDGET_CHARS,
         masked_paths: Sequence[str | os.PathLike[str]] = (),
         mask_defaults: bool | None = None,
+        allowed_domains: Sequence[str] = (),
+        denied_domains: Sequence[str] = (),
     ) -> None:
         self.workspace = Path(workspace).resolve()
         if not self.workspace.is_dir():
@@ -253,14 +256,28 @@ class Runtime:
             # permissions.additionalDirectories: allowed for the file tools and writable in the sandbox
             extra_roots = tuple(r for r in governance.allowed_roots() if r != self.workspace)
         # Masked paths (default secrets + every Read deny rule): derived in one place.
-        from shellrt.runtime.sandbox_policy import derive_policy
+        from shellrt.runtime.sandbox_policy import derive_policy, workspace_trust_check
 
+        base = policy or SandboxPolicy(workspace=self.workspace, writable_roots=extra_roots)
+        if allowed_domains or denied_domains:  # network 'proxied' (docs/network.md): the operator's list
+            base = SandboxPolicy.model_validate(
+                {
+                    **base.model_dump(),
+                    "allowed_domains": (*base.allowed_domains, *allowed_domains),
+                    "denied_domains": (*base.denied_domains, *denied_domains),
+                }
+            )
         self.policy, policy_notes = derive_policy(
-            policy or SandboxPolicy(workspace=self.workspace, writable_roots=extra_roots),
+            base,
             rules=self.governance.settings.rules.rules if self.governance is not None else (),
             settings_files=self.governance.settings.files if self.governance is not None else (),
             masked_paths=masked_paths,
             mask_defaults=mask_defaults,
+            trusted=(  # network allow-list: a trusted workspace's files count, an untrusted one's not
+                workspace_trust_check(self.governance.settings.trust, self.workspace)
+                if self.governance is not None
+                else None
+            ),
         )
         self.diagnostics.extend(policy_notes)
         self.gate: PermissionGate = gate or BasicGate(approver)
@@ -347,6 +364,9 @@ class Runtime:
         if self._progress is not None:
             self._ctx.progress = self._progress
         self._executor = _RecordingExecutor(self.registry, self.gate, self.hooks, is_loaded=self._is_loaded)
+        backend = self.backend
+        if getattr(backend, "network_refusals", None) is not None:  # network 'proxied' (docs/network.md)
+            self._executor.network_refusals = lambda: list(getattr(backend, "network_refusals", []))
         if self._reopen:
             self._load_state()
         self._save_state()
@@ -698,6 +718,8 @@ class _RecordingExecutor(CallExecutor):
         self.executed: set[str] = set()
         #: tool_use id -> what the transcript records beyond the result (decision chain, executed input).
         self.facts: dict[str, dict[str, Any]] = {}
+        #: The sandbox's network refusals so far (network 'proxied'); None: not that mode.
+        self.network_refusals: Callable[[], list[Any]] | None = None
 
     def note(self, tool_use_id: str, **facts: Any) -> None:
         self.facts.setdefault(tool_use_id, {}).update(facts)
@@ -705,9 +727,24 @@ class _RecordingExecutor(CallExecutor):
             self.facts.pop(next(iter(self.facts)))
 
     async def execute(self, block: ToolUseBlock, ctx: ToolContext) -> CallOutcome:
+        seen = len(self.network_refusals()) if self.network_refusals is not None else 0
         outcome = await super().execute(block, ctx)
         if outcome.executed:
             self.executed.add(block.id)
+        if self.network_refusals is not None and outcome.executed:
+            new = self.network_refusals()[seen:]
+            if new:  # the audit and UI faces say what the proxy refused while this call ran
+                lines = "\n".join(
+                    f"[network] blocked {r.host}:{r.port} ({r.reason}); allow it with --allow-domain {r.host}"
+                    for r in new
+                )
+                env = outcome.envelope
+                outcome.envelope = env.model_copy(
+                    update={
+                        "ui": f"{env.ui}\n{lines}" if env.ui else lines,
+                        "audit": f"{env.audit}\n{lines}" if env.audit else lines,
+                    }
+                )
         return outcome
 
 
