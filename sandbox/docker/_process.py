@@ -19,7 +19,7 @@ from sandbox.base import ExitStatus, SandboxProcess
 from sandbox.docker._channel import ControlChannel, ExecutorGoneError
 from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream
 from sandbox.docker._hostpid import host_pid
-from sandbox.docker._protocol import parse_exit
+from sandbox.docker._protocol import Event, parse_exit
 
 __all__ = ["KILL_GRACE", "DockerProcess", "ExecutorSession"]
 
@@ -127,13 +127,34 @@ class DockerProcess(SandboxProcess):
     async def _receive_exit(self) -> None:
         session = self._session
         channel = session.channel
-        try:
-            event = await channel.wait("X", self.task_id)
-        except ExecutorGoneError:
+        received: list[Event] = []
+        gone = False
+
+        async def receive(scope: anyio.CancelScope) -> None:
+            nonlocal gone
+            try:
+                received.append(await channel.wait("X", self.task_id))
+            except ExecutorGoneError:
+                gone = True
+            scope.cancel()
+
+        async def decided(scope: anyio.CancelScope) -> None:
+            # A kill can decide the end (KILLED) and discard the exit event this waits for:
+            # then stop waiting for it, or a waiter would hang for ever.
+            await self._done.wait()
+            scope.cancel()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(receive, tg.cancel_scope)
+            tg.start_soon(decided, tg.cancel_scope)
+        if self._status is not None:
+            return
+        if gone or not received:
             # The session ended: `end` resolved us (killed or failed); if not, say it plainly.
             reason = session.ended or "the container's executor is gone (the container died or was removed)"
             self._resolve(ExitStatus(exit_code=255, sandbox_failure=reason))
             return
+        event = received[0]
         rc, oom, cwd = parse_exit(event)
         signal = rc - 128 if 128 < rc < 160 else None
         self._resolve(ExitStatus(exit_code=rc, signal=signal, oom_killed=oom, cwd=cwd))
