@@ -66,6 +66,9 @@ class CommandResult(BaseModel):
     capture_failed: bool = False
     #: Bytes actually saved in ``output_path`` (and ``stderr_path``); less than ``total_bytes`` when lost.
     saved_bytes: int | None = None
+    #: Set when the sandbox itself failed while the command ran (its container died or was
+    #: killed, its executor is gone): ``exit_code`` is then not the command's. Always an error.
+    sandbox_failure: str | None = None
 
 
 class TaskStatus(enum.StrEnum):

@@ -401,6 +401,7 @@ class Supervisor:
             timed_out=timed_out,
             interrupted=interrupted,
             oom_killed=bool(status and status.oom_killed),
+            sandbox_failure=None if status is None else status.sandbox_failure,
             backgrounded_task_id=backgrounded_task_id,
             output_path=execution.out.path,
             stderr_path=execution.err.path if execution.err else None,
