@@ -29,7 +29,8 @@ class CommandResult(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     command: str
-    #: Exit code (128 + signal for a signal death); None when moved to the background.
+    #: Exit code (128 + signal for a signal death); None when moved to the background, or when
+    #: it timed out after its shell had exited 0 (what it started ran on and was killed).
     exit_code: int | None
     #: Signal that ended the shell, when known.
     signal: int | None = None
