@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 from tests.test_server_jsonl import JsonlClient, bash, text_of
 
@@ -59,7 +60,9 @@ def test_interrupt_line_stops_a_running_command(tmp_path: Path) -> None:
         first = _read_line(client)
         assert first == {"type": "interrupted", "interrupted": True, "tool_use_ids": ["s1"]}, first
         result = _read_line(client)
-        [block] = result["content"]  # type: ignore[misc]
+        content = result["content"]
+        assert isinstance(content, list) and len(content) == 1
+        block: dict[str, Any] = content[0]
         assert block["tool_use_id"] == "s1" and block["is_error"] is True
         assert "interrupted" in text_of(block).lower()
         assert time.monotonic() - start < 25  # not the 30 s of the sleep
