@@ -165,7 +165,14 @@ class DockerProcess(SandboxProcess):
                 return
             self._killed = True
             session = self._session
-            if self._status is not None or not session.alive:
+            if not session.alive:
+                return
+            if self._status is not None:
+                # The shell exited but may have left processes running (detached, still
+                # holding its output): sweep its tree too, as local and bwrap do at exit.
+                with contextlib.suppress(ExecutorGoneError, TimeoutError), anyio.fail_after(KILL_GRACE):
+                    await session.channel.send(f"K {self.task_id} {self.container_pid}")
+                    await session.channel.wait("K", self.task_id)
                 return
             try:
                 with anyio.fail_after(KILL_GRACE):

@@ -87,4 +87,5 @@ def runtime_from_args(
         trust_workspace=bool(getattr(args, "trust_workspace", False)),
         progress=progress,
         mask_defaults=mask_defaults_from_args(args),
+        session_id=getattr(args, "session", None),
     )

@@ -7,11 +7,17 @@ main task instead: every ``async with`` unwinds (supervisor, backend, runtime
 close shielded), trees are killed, temp dirs removed, and the process exits
 with ``128 + signal``. A second signal while unwinding is ignored: the
 teardown is bounded by the backends' own deadlines.
+
+Docker containers are removed first, synchronously, from the handler
+(`sandbox.docker.emergency_cleanup`): the async close may need seconds (an
+unresponsive container) or never run (a SIGKILL following the SIGTERM), and a
+container must not outlive its owner either way.
 """
 
 from __future__ import annotations
 
 import signal
+import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -33,6 +39,7 @@ async def run_until_signal(func: Callable[..., Awaitable[int]], *args: Any) -> i
                 async for signum in signals:
                     if not received:
                         received.append(int(signum))
+                        _remove_containers()
                         tg.cancel_scope.cancel()
 
             async def body() -> None:
@@ -45,3 +52,15 @@ async def run_until_signal(func: Callable[..., Awaitable[int]], *args: Any) -> i
     if received:
         return 128 + received[0]
     return result
+
+
+def _remove_containers() -> None:
+    """Remove this process's docker containers now (only if the docker backend was ever loaded)."""
+    docker = sys.modules.get("sandbox.docker")
+    cleanup = getattr(docker, "emergency_cleanup", None)
+    if cleanup is None:
+        return
+    try:
+        cleanup()
+    except Exception as exc:  # the async close and atexit still try; say why this did not
+        print(f"shellrt: removing containers on signal failed: {exc}", file=sys.stderr)

@@ -4,7 +4,8 @@ No permission prompt: it is the operator's own command. Plain mode streams
 stdout/stderr live; ``--json`` prints one object instead.
 
 Exit status: the command's own; 124 on timeout (the tree was killed); 125
-when the sandbox is unavailable; 74 when output was lost (``--json``: not all
+when the sandbox is unavailable, or failed while the command ran (its container
+died or was killed: ``sandbox_failure`` in the JSON, on stderr in plain mode); 74 when output was lost (``--json``: not all
 of it could be saved, e.g. the disk under TMPDIR filled or the output quota
 was reached; plain mode: capturing failed and shellrt killed the command) —
 what and why is on stderr and in the JSON's ``output_lost``; 128+N when
@@ -42,7 +43,8 @@ def register(subparsers: Any) -> None:
         "run",
         help="run one command in a sandbox (no permission prompt)",
         description="Run COMMAND in a fresh bash through the supervisor and a sandbox. "
-        "Exit status: the command's, 124 on timeout, 125 when the sandbox is unavailable, 74 when "
+        "Exit status: the command's, 124 on timeout, 125 when the sandbox is unavailable or failed "
+        "(its container died or was killed), 74 when "
         "output was lost (what and why on stderr / in output_lost), 128+N on signal N.",
     )
     add_sandbox_options(parser)
@@ -166,6 +168,10 @@ async def _execute(
             print(f"shellrt run: timed out after {timeout_s:g}s; the command was killed", file=sys.stderr)
     elif result.interrupted:
         code = EXIT_INTERRUPTED
+    elif result.sandbox_failure:
+        # The exit code is the sandbox's, not the command's: never pass it off as one.
+        code = EXIT_UNAVAILABLE
+        print(f"shellrt run: the sandbox failed under the command: {result.sandbox_failure}", file=sys.stderr)
     else:
         code = final_code if final_code is not None else 1
     if stream:
@@ -186,6 +192,7 @@ async def _execute(
         "interrupted": result.interrupted,
         "signal": result.signal,
         "oom_killed": result.oom_killed,
+        "sandbox_failure": result.sandbox_failure,
         "output": format_output(output, "Bash"),
         "output_path": str(result.output_path) if persisted else None,
         "total_bytes": result.total_bytes,

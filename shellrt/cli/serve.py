@@ -49,6 +49,13 @@ def register(subparsers: Any) -> None:
         help="allow --http on a non-loopback address (there is no authentication: anyone who can reach "
         "the port can run commands)",
     )
+    parser.add_argument(
+        "--session",
+        metavar="ID",
+        default=None,
+        help="reopen (or create) the persisted session ID: cwd, read state, discovered tools and todos "
+        "come back after a restart (see docs/sessions.md)",
+    )
     add_runtime_options(parser)
     parser.set_defaults(func=main)
 

@@ -5,8 +5,16 @@ Input lines:
   -> ``{"role": "user", "content": [tool_result, ...]}`` in tool_use order;
 - a single ``tool_use`` block -> the same, with one result;
 - ``{"type": "list_tools"}`` (optional ``"format": "anthropic" | "openai"``)
-  -> ``{"type": "tools", "tools": [...]}``.
+  -> ``{"type": "tools", "tools": [...]}``;
+- ``{"type": "history", "messages": [...]}`` -> `Runtime.restore`:
+  ``{"type": "history", "messages": [repaired...], "changes": [...], ...}``;
+- ``{"type": "interrupt"}`` (optional ``"tool_use_ids": [...]``) -> answered at
+  once, while the running message goes on: cancel-type tools of the running
+  message stop (their results say so), block-type tools finish.
 Every non-blank line gets exactly one output line; blank lines are ignored.
+Lines are read while a message runs (so an interrupt can arrive); messages
+are still handled one at a time, in order, and answered in that order
+(an interrupt's answer comes as soon as it is read).
 A malformed line gets ``{"type": "error", "error": "..."}`` and the server
 keeps serving. Session state (cwd, read state, background tasks) persists
 across lines; EOF stops every process of the session and returns.
@@ -15,10 +23,14 @@ across lines; EOF stops every process of the session and returns.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO
+
+import anyio
+import anyio.abc
 
 from shellrt.runtime import MessageFormatError, Runtime
 from shellrt.server._lines import TOO_LONG, LineReader
@@ -54,6 +66,10 @@ async def handle_line(runtime: Runtime, line: str, line_number: int = 0) -> dict
         return _error(
             f"line {line_number}: JSON nested too deeply to read; send a flatter message", line=line_number
         )
+    if isinstance(value, dict) and value.get("type") == "history":
+        return _history(runtime, value, line_number)
+    if isinstance(value, dict) and value.get("type") == "interrupt":
+        return _error(f"line {line_number}: an interrupt is only meaningful to a running server", line=line_number)
     if isinstance(value, dict) and value.get("type") == "list_tools":
         fmt = value.get("format", "anthropic")
         if fmt == "openai":
@@ -69,6 +85,57 @@ async def handle_line(runtime: Runtime, line: str, line_number: int = 0) -> dict
         return _error(
             f"line {line_number}: message nested too deeply to handle; send a flatter message", line=line_number
         )
+
+
+def _history(runtime: Runtime, value: dict[str, Any], line_number: int) -> dict[str, Any]:
+    messages = value.get("messages")
+    if not isinstance(messages, list):
+        return _error(
+            f"line {line_number}: a history line needs \"messages\": [...] (the whole conversation)",
+            line=line_number,
+        )
+    try:
+        restored = runtime.restore(messages)
+    except MessageFormatError as exc:
+        return _error(f"line {line_number}: {exc}", line=line_number)
+    return {
+        "type": "history",
+        "messages": restored.messages,
+        "changes": [
+            {"kind": c.kind, "message": c.message, "tool_use_id": c.tool_use_id, "description": c.describe()}
+            for c in restored.changes
+        ],
+        "discovered_tools": restored.discovered_tools,
+        "stale_reads": restored.stale_reads,
+        "recorded": restored.recorded,
+    }
+
+
+def _interrupt(runtime: Runtime, value: dict[str, Any], running: set[str] | None) -> dict[str, Any]:
+    """Interrupt the running message (honouring each tool's interrupt_behavior)."""
+    ids = value.get("tool_use_ids")
+    if ids is not None and (not isinstance(ids, list) or not all(isinstance(i, str) for i in ids)):
+        return _error("an interrupt's tool_use_ids must be a list of strings")
+    if running is None:
+        return {"type": "interrupted", "interrupted": False, "reason": "nothing is running"}
+    if ids is not None and not running.intersection(ids):
+        return {"type": "interrupted", "interrupted": False, "reason": "none of those tool_use ids is running"}
+    runtime.interrupt()
+    return {"type": "interrupted", "interrupted": True, "tool_use_ids": sorted(running)}
+
+
+def _tool_use_ids(text: str) -> set[str]:
+    """The tool_use ids a message line carries (to match an interrupt's ``tool_use_ids``)."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return set()
+    blocks = value.get("content") if isinstance(value, dict) and "content" in value else [value]
+    if not isinstance(blocks, list):
+        return set()
+    return {
+        str(b["id"]) for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use" and "id" in b
+    }
 
 
 def encode_answer(answer: dict[str, Any], line_number: int) -> bytes:
@@ -137,43 +204,91 @@ async def serve_jsonl(
     source = stdin if stdin is not None else sys.stdin.buffer
     emit = write or _StdoutWriter(sys.stdout.buffer)
     reader = LineReader(source, MAX_LINE_BYTES)
-    line_number = 0
-    while True:
-        raw = await reader.readline()
-        if raw is None:
-            return 0
-        line_number += 1
-        answer: dict[str, Any] | None
-        if raw is TOO_LONG:
-            answer = _error(f"line {line_number}: longer than {MAX_LINE_BYTES} bytes; skipped", line=line_number)
-        else:
-            assert isinstance(raw, bytes)
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                answer = _error(f"line {line_number}: not UTF-8; send UTF-8 JSON", line=line_number)
-            else:
-                try:
-                    answer = await handle_line(runtime, text, line_number)
-                except Exception as exc:  # the server never dies on one line
-                    answer = _error(
-                        f"line {line_number}: internal error: {type(exc).__name__}: {exc}", line=line_number
-                    )
-        if answer is None:
-            continue
+    send, receive = anyio.create_memory_object_stream[tuple[int, bytes | object]](math.inf)
+    write_lock = anyio.Lock()
+    running: list[set[str] | None] = [None]
+    status = [0]
+
+    async def answer_with(answer: dict[str, Any], line_number: int) -> bool:
+        """Write one answer; False when stdout is gone (stop serving)."""
         data = encode_answer(answer, line_number)
-        try:
-            await emit(data)
-        except BrokenPipeError:
-            print(
-                f"shellrt serve: stdout was closed by the client at line {line_number}; stopping",
-                file=sys.stderr,
-            )
-            return 1
-        except (OSError, ValueError) as exc:
-            ids = _result_ids(answer)
-            print(
-                f"shellrt serve: could not write the answer to line {line_number} ({exc}); "
-                f"tool_use ids that ran: {', '.join(ids) or 'none'}",
-                file=sys.stderr,
-            )
+        async with write_lock:
+            try:
+                await emit(data)
+            except BrokenPipeError:
+                print(
+                    f"shellrt serve: stdout was closed by the client at line {line_number}; stopping",
+                    file=sys.stderr,
+                )
+                status[0] = 1
+                return False
+            except (OSError, ValueError) as exc:
+                ids = _result_ids(answer)
+                print(
+                    f"shellrt serve: could not write the answer to line {line_number} ({exc}); "
+                    f"tool_use ids that ran: {', '.join(ids) or 'none'}",
+                    file=sys.stderr,
+                )
+        return True
+
+    async def read_lines(tg: anyio.abc.TaskGroup) -> None:
+        """Read while messages run: an interrupt is answered (and acted on) at once."""
+        line_number = 0
+        async with send:
+            while True:
+                raw = await reader.readline()
+                if raw is None:
+                    return
+                line_number += 1
+                if isinstance(raw, bytes) and b"interrupt" in raw:
+                    value = _json_object(raw)
+                    if value is not None and value.get("type") == "interrupt":
+                        if not await answer_with(_interrupt(runtime, value, running[0]), line_number):
+                            tg.cancel_scope.cancel()
+                            return
+                        continue
+                await send.send((line_number, raw))
+
+    async def handle_lines(tg: anyio.abc.TaskGroup) -> None:
+        async with receive:
+            async for line_number, raw in receive:
+                answer: dict[str, Any] | None
+                if raw is TOO_LONG:
+                    answer = _error(
+                        f"line {line_number}: longer than {MAX_LINE_BYTES} bytes; skipped", line=line_number
+                    )
+                else:
+                    assert isinstance(raw, bytes)
+                    try:
+                        text = raw.decode("utf-8")
+                    except UnicodeDecodeError:
+                        answer = _error(f"line {line_number}: not UTF-8; send UTF-8 JSON", line=line_number)
+                    else:
+                        running[0] = _tool_use_ids(text)
+                        try:
+                            answer = await handle_line(runtime, text, line_number)
+                        except Exception as exc:  # the server never dies on one line
+                            answer = _error(
+                                f"line {line_number}: internal error: {type(exc).__name__}: {exc}",
+                                line=line_number,
+                            )
+                        finally:
+                            running[0] = None
+                if answer is None:
+                    continue
+                if not await answer_with(answer, line_number):
+                    tg.cancel_scope.cancel()
+                    return
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read_lines, tg)
+        tg.start_soon(handle_lines, tg)
+    return status[0]
+
+
+def _json_object(raw: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None

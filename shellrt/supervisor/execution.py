@@ -171,9 +171,16 @@ class Execution:
             with anyio.move_on_after(_DRAIN_S):
                 await self._readers_done.wait()
             if not self._readers_done.is_set():
+                # A foreground command ends when its shell exits: what it left running
+                # (still holding its output) is swept, on every backend (docs/faults.md).
                 await self.process.kill()
                 with anyio.move_on_after(0.5):
                     await self._readers_done.wait()
+                if self._readers_done.is_set():
+                    self.notes.append(
+                        "Processes the command started were still running after its shell exited; "
+                        "they were killed. Start long-running processes with run_in_background."
+                    )
             if not self._readers_done.is_set():
                 self.notes.append(
                     "A detached process kept the output pipe open after the command exited; "

@@ -29,7 +29,8 @@ class CommandResult(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     command: str
-    #: Exit code (128 + signal for a signal death); None when moved to the background.
+    #: Exit code (128 + signal for a signal death); None when moved to the background, or when
+    #: it timed out after its shell had exited 0 (what it started ran on and was killed).
     exit_code: int | None
     #: Signal that ended the shell, when known.
     signal: int | None = None
@@ -66,6 +67,9 @@ class CommandResult(BaseModel):
     capture_failed: bool = False
     #: Bytes actually saved in ``output_path`` (and ``stderr_path``); less than ``total_bytes`` when lost.
     saved_bytes: int | None = None
+    #: Set when the sandbox itself failed while the command ran (its container died or was
+    #: killed, its executor is gone): ``exit_code`` is then not the command's. Always an error.
+    sandbox_failure: str | None = None
 
 
 class TaskStatus(enum.StrEnum):

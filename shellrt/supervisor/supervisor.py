@@ -17,7 +17,7 @@ from typing import Self
 
 import anyio
 
-from sandbox import ExecRequest, SandboxBackend
+from sandbox import ExecRequest, ExitStatus, SandboxBackend
 from shellrt.supervisor._spawner import Spawner
 from shellrt.supervisor.cwd import CwdTracker
 from shellrt.supervisor.env import base_env, command_env
@@ -396,11 +396,12 @@ class Supervisor:
             truncated = truncated or err_truncated
         return CommandResult(
             command=command,
-            exit_code=None if backgrounded_task_id or status is None else status.exit_code,
+            exit_code=_exit_code(status, timed_out=timed_out, backgrounded=backgrounded_task_id is not None),
             signal=None if status is None else status.signal,
             timed_out=timed_out,
             interrupted=interrupted,
             oom_killed=bool(status and status.oom_killed),
+            sandbox_failure=None if status is None else status.sandbox_failure,
             backgrounded_task_id=backgrounded_task_id,
             output_path=execution.out.path,
             stderr_path=execution.err.path if execution.err else None,
@@ -421,3 +422,13 @@ class Supervisor:
             capture_failed=execution.capture_error is not None,
             saved_bytes=execution.out.saved_bytes + (execution.err.saved_bytes if execution.err else 0),
         )
+
+
+def _exit_code(status: ExitStatus | None, *, timed_out: bool, backgrounded: bool) -> int | None:
+    """The command's exit code; never a clean 0 next to a timeout (its shell had exited, but
+    processes it started ran on until the timeout killed them): None then, like "unknown"."""
+    if backgrounded or status is None:
+        return None
+    if timed_out and status.exit_code == 0:
+        return None
+    return status.exit_code

@@ -109,6 +109,8 @@ class BashOutput(BaseModel):
     output_lost: str | None = None
     #: Bytes saved on disk (less than ``total_bytes`` when output was lost).
     saved_bytes: int | None = None
+    #: Set when the sandbox failed under the command (container died or was killed): what happened.
+    sandbox_failure: str | None = None
 
 
 @functools.lru_cache(maxsize=256)
@@ -365,6 +367,7 @@ def bash_output(result: CommandResult, timeout_s: float | None) -> BashOutput:
         notes=list(result.notes),
         output_lost=result.output_lost,
         saved_bytes=result.saved_bytes,
+        sandbox_failure=result.sandbox_failure,
     )
 
 
@@ -378,7 +381,7 @@ def output_is_error(output: BashOutput) -> bool:
         return False  # started in the background: nothing has failed yet
     if output.interrupted or (output.timed_out and not output.moved_to_background):
         return True
-    if output.output_lost:
+    if output.output_lost or output.sandbox_failure:
         return True
     return exit_is_error(output.command, output.exit_code)
 
@@ -398,7 +401,7 @@ def format_output(output: BashOutput, tool_name: str) -> str:
     body = _bound(body, MODEL_OUTPUT_CHARS)
     if body.strip():
         parts.append(body.rstrip("\n"))
-    elif not (output.timed_out or output.interrupted or output.output_lost):
+    elif not (output.timed_out or output.interrupted or output.output_lost or output.sandbox_failure):
         parts.append(f"({tool_name} completed with no output)")
     if output.output_lost:
         # Say exactly what is missing, never the usual "full output is saved" line.
@@ -421,7 +424,13 @@ def format_output(output: BashOutput, tool_name: str) -> str:
         )
     if output.interrupted:
         parts.append("Command was interrupted; it and every process it started were killed.")
-    if output.exit_code not in (0, None) and not output.timed_out and not output.interrupted:
+    if output.sandbox_failure:
+        # The exit code is the sandbox's, not the command's: never show it as one.
+        parts.append(
+            f"The sandbox container died or was killed: {output.sandbox_failure}. The command's own "
+            "exit status is unknown and its processes are gone; the next command runs in a fresh container."
+        )
+    elif output.exit_code not in (0, None) and not output.timed_out and not output.interrupted:
         meaning = exit_meaning(output.command, output.exit_code)
         parts.append(f"Exit code {output.exit_code}" + (f" ({meaning}; not an error)" if meaning else ""))
     if output.cwd_changed and output.cwd:
