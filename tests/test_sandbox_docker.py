@@ -69,7 +69,7 @@ async def sh(backend: DockerBackend, script: str, cwd: str = "/workspace") -> tu
     return status.exit_code, out.decode(errors="replace")
 
 
-PROC_SCAN = "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done | grep -c '^sleep 77' || true"
+PROC_SCAN = "for p in /proc/[0-9]*; do { tr '\\0' ' ' < $p/cmdline; } 2>/dev/null; echo; done | grep -c '^sleep 77' || true"
 
 
 # --- isolation ---------------------------------------------------------------------
