@@ -26,6 +26,7 @@ from typing import ClassVar, Literal, Protocol, Self, runtime_checkable
 from anyio.abc import ByteReceiveStream, ByteSendStream
 from pydantic import BaseModel, ConfigDict, Field
 
+from sandbox._proxy import Refusal
 from sandbox.errors import SandboxPolicyError
 from sandbox.policy import SandboxPolicy
 
@@ -187,6 +188,11 @@ class SandboxBackend(abc.ABC):
     def shell_path(self) -> str:
         """The POSIX shell commands are wrapped in (``bash``; images without bash say ``/bin/sh``)."""
         return "bash"
+
+    @property
+    def network_refusals(self) -> list[Refusal]:
+        """Connections the network proxy refused (network ``proxied``), oldest first; none elsewhere."""
+        return []
 
     def enforces(self) -> frozenset[Aspect]:
         """Which policy aspects this backend really enforces, here, for its policy (see `Aspect`).

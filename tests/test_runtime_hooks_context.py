@@ -43,7 +43,7 @@ def _text(block: dict[str, Any]) -> str:
 
 
 async def test_failure_context_reaches_the_model_and_hooks_get_the_transcript(ws: Path) -> None:
-    async with Runtime(ws, "local", session_dir=ws.parent / "session") as rt:
+    async with Runtime(ws, "local", session_dir=ws.parent / "session", trust_workspace=True) as rt:
         message = {
             "role": "assistant",
             "content": [{"type": "tool_use", "id": "r1", "name": "Read", "input": {"file_path": "notes.md"}}],
@@ -76,7 +76,7 @@ async def test_the_transcript_records_what_actually_ran(
     spec = {"matcher": "Bash", "hooks": [{"type": "command", "command": f"{sys.executable} {hook}"}]}
     settings = {"hooks": {"PreToolUse": [spec]}, "permissions": {"allow": ["Bash"]}}
     (ws / ".shellrt" / "settings.json").write_text(json.dumps(settings))
-    async with Runtime(ws, "local", session_dir=tmp_path / "session") as rt:
+    async with Runtime(ws, "local", session_dir=tmp_path / "session", trust_workspace=True) as rt:
         message = {
             "role": "assistant",
             "content": [

@@ -253,7 +253,7 @@ class TaskRun:
             recycled=bool(container) and use > 1,
             network_refusals=[  # this task's (a recycled container's proxy saw earlier tasks' too)
                 dataclasses.asdict(r)
-                for r in getattr(self.backend, "network_refusals", None) or []
+                for r in (self.backend.network_refusals if self.backend is not None else [])
                 if r.time >= self.started_at
             ],
         )

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Literal
 
-from sandbox import DockerConfig, LocalConfig, ResourceLimits, SandboxConfig, SandboxPolicy
+from sandbox import DockerConfig, LocalConfig, ResourceLimits, SandboxBackend, SandboxConfig, SandboxPolicy
 from shellrt.runtime.sandbox_policy import derive_policy
 
 __all__ = [
@@ -116,9 +116,9 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def print_network_refusals(backend: object, prog: str) -> None:
+def print_network_refusals(backend: SandboxBackend, prog: str) -> None:
     """Each connection the network proxy refused (network ``proxied``), on stderr, with the fix."""
-    refusals = getattr(backend, "network_refusals", None) or []
+    refusals = backend.network_refusals
     seen: set[tuple[str, int]] = set()
     for refusal in refusals:
         if (refusal.host, refusal.port) in seen:

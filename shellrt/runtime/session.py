@@ -366,7 +366,7 @@ class Runtime:
         self._executor = _RecordingExecutor(self.registry, self.gate, self.hooks, is_loaded=self._is_loaded)
         backend = self.backend
         if getattr(backend, "network_refusals", None) is not None:  # network 'proxied' (docs/network.md)
-            self._executor.network_refusals = lambda: list(getattr(backend, "network_refusals", []))
+            self._executor.network_refusals = lambda: list(backend.network_refusals)
         if self._reopen:
             self._load_state()
         self._save_state()
