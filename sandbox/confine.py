@@ -607,6 +607,16 @@ def _refuse_changed(r: Resolved, expect: str | None, path: str) -> None:
         )
 
 
+def _vetted(view: View, path: str, fd: int, bits: int) -> int:
+    """``fd`` once `_refuse_unreadable` let it pass; closed when it refuses."""
+    try:
+        _refuse_unreadable(view, path, fd, bits)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def open_file(
     view: View, path: str, flags: int = os.O_RDONLY, *, expect: str | None = None
 ) -> tuple[int, str]:
@@ -629,12 +639,7 @@ def open_file(
             fd = _open_regular_in(r.dir_fd, r.name, flags, r.path)
             if fd is None:
                 continue  # became a symlink, or was swapped, after the walk: resolve again
-            try:
-                _refuse_unreadable(view, r.path, fd, 0o4)
-            except BaseException:
-                os.close(fd)
-                raise
-            return fd, r.path
+            return _vetted(view, r.path, fd, 0o4), r.path
     raise ConfinementError(errno.ELOOP, f"{path} kept changing into a symbolic link while it was opened")
 
 
@@ -707,12 +712,7 @@ def open_directory(view: View, path: str, *, expect: str | None = None) -> tuple
                 if exc.errno == errno.ELOOP:
                     continue
                 raise
-            try:
-                _refuse_unreadable(view, r.path, fd, 0o5)
-            except BaseException:
-                os.close(fd)
-                raise
-            return fd, r.path
+            return _vetted(view, r.path, fd, 0o5), r.path
     raise ConfinementError(errno.ELOOP, f"{path} kept changing into a symbolic link while it was opened")
 
 

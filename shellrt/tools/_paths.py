@@ -60,28 +60,9 @@ __all__ = [
     "view_for",
 ]
 
-#: Basenames of shell start-up files: writing one runs code in every future shell.
-_SHELL_RC = frozenset(
-    {
-        ".bashrc",
-        ".bash_profile",
-        ".bash_login",
-        ".bash_logout",
-        ".profile",
-        ".zshrc",
-        ".zprofile",
-        ".zshenv",
-        ".zlogin",
-        ".zlogout",
-        ".cshrc",
-        ".tcshrc",
-        ".kshrc",
-        ".inputrc",
-        ".gitconfig",
-    }
-)
-
-
+#: Basenames of shell start-up files (the after-command check's list) and git's user config:
+#: writing one runs code in every future shell (or git).
+_SHELL_RC = SHELL_STARTUP_FILES | {".gitconfig"}
 
 
 class PathInput(BaseModel):
@@ -374,8 +355,6 @@ def is_sensitive(path: Path) -> str | None:
         return "an environment file (.env*) that may hold secrets"
     if name in _SHELL_RC or (name == "config.fish" and "fish" in parts):
         return "a shell start-up file (it runs in every future shell)"
-    if name in SHELL_STARTUP_FILES:
-        return "a shell or direnv start-up file (it runs in every future shell there)"
     for i, part in enumerate(parts[:-1]):
         rest = parts[i + 1 :]
         if part in (".shellrt", ".claude"):

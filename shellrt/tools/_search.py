@@ -20,7 +20,7 @@ import stat
 import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import anyio
 
@@ -31,7 +31,16 @@ from shellrt.tools._gitignore import FILE_TYPES
 from shellrt.tools._grep_python import python_list_files, python_search
 from shellrt.tools._search_types import FileHits, GrepQuery
 
-__all__ = ["NO_RIPGREP_ENV", "RgRunner", "has_nul", "list_files", "newest_first", "ripgrep_binary", "search"]
+__all__ = [
+    "NO_RIPGREP_ENV",
+    "RgRunner",
+    "has_nul",
+    "list_files",
+    "newest_first",
+    "ripgrep_binary",
+    "search",
+    "stream_has_nul",
+]
 
 NO_RIPGREP_ENV = "SHELLRT_NO_RIPGREP"
 _COMMON = ("--no-config", "--hidden", "--no-require-git", "--no-ignore-global", "--no-messages")
@@ -100,11 +109,16 @@ def has_nul(path: str, root_fd: int | None = None) -> bool:
         with os.fdopen(fd, "rb") as fh:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 return True
-            while chunk := fh.read(1 << 20):
-                if b"\x00" in chunk:
-                    return True
+            return stream_has_nul(fh)
     except OSError:
         return True
+
+
+def stream_has_nul(fh: BinaryIO) -> bool:
+    """Whether what is left to read of ``fh`` holds a NUL byte (read in 1 MiB chunks)."""
+    while chunk := fh.read(1 << 20):
+        if b"\x00" in chunk:
+            return True
     return False
 
 

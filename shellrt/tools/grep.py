@@ -43,7 +43,7 @@ from shellrt.tools._paths import (
     subject_for,
     view_for,
 )
-from shellrt.tools._search import search
+from shellrt.tools._search import search, stream_has_nul
 from shellrt.tools._search_types import FileHits, GrepQuery
 
 __all__ = ["GrepInput", "GrepOutput", "GrepTool"]
@@ -277,12 +277,9 @@ def _fd_has_nul(fd: int) -> bool:
     try:
         with os.fdopen(os.dup(fd), "rb") as fh:
             fh.seek(0)
-            while chunk := fh.read(1 << 20):
-                if b"\x00" in chunk:
-                    return True
+            return stream_has_nul(fh)
     except OSError:
         return True
-    return False
 
 
 def _relative(path: str, cwd: str) -> str:
