@@ -24,6 +24,7 @@ from sandbox.errors import (
     SandboxError,
     SandboxExecError,
     SandboxPolicyError,
+    UnsupportedRequestError,
 )
 from sandbox.policy import NetworkMode, ResourceLimits, SandboxPolicy
 
@@ -47,6 +48,7 @@ __all__ = [
     "SandboxPolicy",
     "SandboxPolicyError",
     "SandboxProcess",
+    "UnsupportedRequestError",
     "WorkspaceExporter",
     "check_enforceable",
     "requested_limits",

@@ -46,7 +46,6 @@ class OwnedDir:
         if fd is not None:
             os.close(fd)
 
-
     def keep(self) -> None:
         """Leave the directory for the user (e.g. a result file in it): no sweep will remove it."""
         with contextlib.suppress(OSError):

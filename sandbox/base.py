@@ -27,7 +27,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from pydantic import BaseModel, ConfigDict, Field
 
 from sandbox._proxy import Refusal
-from sandbox.errors import SandboxPolicyError
+from sandbox.errors import SandboxPolicyError, UnsupportedRequestError
 from sandbox.policy import SandboxPolicy
 
 __all__ = [
@@ -79,6 +79,19 @@ class ExecRequest(BaseModel):
     #: the sandbox; whatever the process writes there (its final ``pwd -P``) is
     #: returned as ``ExitStatus.cwd``.
     report_cwd: bool = False
+    #: Run as this user inside the sandbox (a name, or ``uid`` / ``uid:gid``); None keeps the
+    #: sandbox's own command identity. Backends that cannot switch identities refuse any
+    #: value with `UnsupportedRequestError` rather than run as someone else than asked.
+    user: str | None = Field(default=None, min_length=1)
+
+
+def refuse_user_switch(request: ExecRequest, backend: str) -> None:
+    """Raise when a backend without identity switching is asked to run as a given user."""
+    if request.user is not None:
+        raise UnsupportedRequestError(
+            f"the {backend} sandbox runs every command under one identity and cannot run as "
+            f"user {request.user!r}; use the docker sandbox for per-call users, or omit `user`"
+        )
 
 
 class ExitStatus(BaseModel):

@@ -94,7 +94,7 @@ from sandbox._hostsockets import ipc_mask_args, outside_sockets
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._scratch import OwnedDir
-from sandbox.base import Aspect, ExecRequest, SandboxBackend, SandboxProcess
+from sandbox.base import Aspect, ExecRequest, SandboxBackend, SandboxProcess, refuse_user_switch
 from sandbox.config import BwrapConfig
 from sandbox.errors import BackendUnavailableError, SandboxExecError
 from sandbox.policy import SandboxPolicy
@@ -558,6 +558,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         return args
 
     async def exec(self, request: ExecRequest) -> SandboxProcess:
+        refuse_user_switch(request, "bwrap")
         self._runner.check_open()
         if self._zygote is not None:
             return self.cgroup_watch(await self._exec_in_zygote(request))  # limits: OOM reporting

@@ -279,7 +279,9 @@ def _refuse_unencodable(path: str) -> None:
             errno.EINVAL, f"{path!r} cannot name a file (it is not encodable as a file name); check the path"
         ) from None
     if b"\x00" in encoded:
-        raise ConfinementError(errno.EINVAL, f"{path!r} cannot name a file (it holds a NUL byte); check the path")
+        raise ConfinementError(
+            errno.EINVAL, f"{path!r} cannot name a file (it holds a NUL byte); check the path"
+        )
 
 
 def _close(fd: int | None) -> None:
@@ -707,7 +709,9 @@ def open_directory(view: View, path: str, *, expect: str | None = None) -> tuple
                 raise FileNotFoundError(errno.ENOENT, "No such file or directory", r.path)
             name = r.name or "."
             try:
-                fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=r.dir_fd)
+                fd = os.open(
+                    name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=r.dir_fd
+                )
             except OSError as exc:
                 if exc.errno == errno.ELOOP:
                     continue
@@ -774,10 +778,13 @@ def write_file(
                     except FileExistsError:
                         pass
                     try:
-                        nfd = os.open(d, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+                        nfd = os.open(
+                            d, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent
+                        )
                     except OSError as exc:
                         raise ConfinementError(
-                            errno.ELOOP, f"{target}: a directory on the way changed while it was created ({exc.strerror})"
+                            errno.ELOOP,
+                            f"{target}: a directory on the way changed while it was created ({exc.strerror})",
                         ) from None
                     os.close(parent)
                     parent = nfd
@@ -809,7 +816,9 @@ def _replace_in(parent: int, name: str, data: bytes, shown: str, owner: tuple[in
         mode = kept if stat.S_ISREG(st.st_mode) else 0o666 & ~_umask()
         owner = (st.st_uid, st.st_gid)
     tmp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=parent)
+    fd = os.open(
+        tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=parent
+    )
     try:
         try:
             view = memoryview(data)

@@ -8,6 +8,7 @@ __all__ = [
     "SandboxError",
     "SandboxExecError",
     "SandboxPolicyError",
+    "UnsupportedRequestError",
 ]
 
 
@@ -24,6 +25,13 @@ class BackendUnavailableError(SandboxError):
 
 class SandboxExecError(SandboxError):
     """Raised when a process cannot be started inside a sandbox that is otherwise up."""
+
+
+class UnsupportedRequestError(SandboxExecError):
+    """Raised when a request asks for something this backend cannot do (e.g. a per-call user).
+
+    Refused before anything runs; the message names the backend that can.
+    """
 
 
 class SandboxClosedError(SandboxError):

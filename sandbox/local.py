@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from sandbox._hostproc import HostProcess, HostRunner
 from sandbox._ownerguard import guard_owner, owner_marker_token
-from sandbox.base import ExecRequest, SandboxBackend
+from sandbox.base import ExecRequest, SandboxBackend, refuse_user_switch
 from sandbox.config import LocalConfig
 from sandbox.policy import SandboxPolicy
 
@@ -53,6 +53,7 @@ class LocalBackend(SandboxBackend):
         return self._runner.marker_prefix
 
     async def exec(self, request: ExecRequest) -> HostProcess:
+        refuse_user_switch(request, "local")
         run = self._runner.new_run(request.report_cwd)
         return await self._runner.spawn(
             request.argv,

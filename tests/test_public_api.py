@@ -25,7 +25,7 @@ PINNED: dict[str, set[str]] = {
         "BackendUnavailableError", "BwrapConfig", "DockerConfig", "ExecRequest", "ExitStatus", "LocalConfig",
         "NetworkMode", "ResourceLimits", "SandboxBackend", "SandboxClosedError", "SandboxConfig", "SandboxError",
         "SandboxExecError", "SandboxPolicy", "SandboxProcess",
-        "ASPECTS", "Aspect", "Recyclable", "SandboxPolicyError", "WorkspaceExporter", "check_enforceable",
+        "ASPECTS", "Aspect", "Recyclable", "SandboxPolicyError", "UnsupportedRequestError", "WorkspaceExporter", "check_enforceable",
         "requested_limits",
     },
 }

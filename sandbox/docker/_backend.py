@@ -262,7 +262,11 @@ class DockerBackend(SandboxBackend):
         for base in dict.fromkeys((self._host_workspace(), os.path.abspath(self.policy.workspace))):
             rel = relative_to(path, base)
             if rel is not None:
-                return str(PurePosixPath(self.config.container_workspace) / rel) if rel else self.config.container_workspace
+                return (
+                    str(PurePosixPath(self.config.container_workspace) / rel)
+                    if rel
+                    else self.config.container_workspace
+                )
         return None
 
     def to_host_path(self, sandbox_path: str) -> Path | None:
@@ -275,7 +279,9 @@ class DockerBackend(SandboxBackend):
 
     def enforces(self) -> frozenset[Aspect]:
         # read_denied: left out of the copy (copy mode) or masked by empty read-only mounts (bind mode).
-        return frozenset({"filesystem", "network", "memory", "pids", "cpus", "tmp", "tree_kill", "read_denied"})
+        return frozenset(
+            {"filesystem", "network", "memory", "pids", "cpus", "tmp", "tree_kill", "read_denied"}
+        )
 
     def _default_user(self) -> str:
         if self.config.workspace_mode == "copy":
