@@ -27,6 +27,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
 
 __all__ = [
     "MARKER_VAR",
@@ -74,21 +75,23 @@ def start_time(pid: int) -> int | None:
     return None if parsed is None else parsed[1]
 
 
-def process_table(min_pid: int = 0) -> dict[int, tuple[int, int]]:
-    """``pid -> (ppid, starttime)`` of every process (pids at or below ``min_pid`` skipped), one /proc pass."""
-    table: dict[int, tuple[int, int]] = {}
+def _pids_above(min_pid: int) -> Iterator[int]:
+    """Pids in ``/proc`` above ``min_pid``: the one walk both scans share."""
     try:
         entries = os.listdir("/proc")
     except OSError:  # pragma: no cover - /proc is always there on Linux
-        return table
+        return
     for entry in entries:
-        if not entry.isdigit():
-            continue
-        pid = int(entry)
-        if pid <= min_pid:
-            continue
+        if entry.isdigit() and int(entry) > min_pid:
+            yield int(entry)
+
+
+def process_table(min_pid: int = 0) -> dict[int, tuple[int, int]]:
+    """``pid -> (ppid, starttime)`` of every process (pids at or below ``min_pid`` skipped), one /proc pass."""
+    table: dict[int, tuple[int, int]] = {}
+    for pid in _pids_above(min_pid):
         try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
+            with open(f"/proc/{pid}/stat", "rb") as f:
                 parsed = _parse_stat(f.read())
         except OSError:
             continue
@@ -117,18 +120,11 @@ def scan_markers(min_pid: int = 0) -> dict[int, str]:
     needle = f"\0{MARKER_VAR}=".encode()
     me = os.getpid()
     found: dict[int, str] = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:  # pragma: no cover - /proc is always there on Linux
-        return found
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        pid = int(entry)
-        if pid <= min_pid or pid == me:
+    for pid in _pids_above(min_pid):
+        if pid == me:
             continue
         try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
+            with open(f"/proc/{pid}/environ", "rb") as f:
                 env = b"\0" + f.read()
         except OSError:
             continue
