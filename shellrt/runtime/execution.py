@@ -34,6 +34,7 @@ from shellrt.protocol import (
     error_envelope,
 )
 from shellrt.protocol.results import persist_block
+from shellrt.runtime.observed_paths import resolve_observed_paths
 from shellrt.runtime.registry import ToolRegistry
 
 __all__ = ["CallExecutor", "CallOutcome", "format_validation_error"]
@@ -132,8 +133,8 @@ class CallExecutor:
         failure = await self._validate(tool, tool_input, ctx)
         if failure is not None:
             return CallOutcome(error_envelope(block.id, tool.name, failure), tool)
-        # 3. backfill a copy; the original input object is never mutated
-        observed = tool.backfill(tool_input)
+        # 3. backfill a copy (paths resolved, as hooks and rules must see them); the input is never mutated
+        observed = resolve_observed_paths(tool.backfill(tool_input), ctx)
         # 4. PreToolUse hooks
         pre = await self.hooks.pre_tool_use(tool.name, observed.model_dump(mode="json"), ctx)
         notices.extend(f"hook {n.hook}: {n.message}" for n in pre.notices)
@@ -156,7 +157,7 @@ class CallExecutor:
             failure = await self._validate(tool, tool_input, ctx)
             if failure is not None:
                 return CallOutcome(error_envelope(block.id, tool.name, failure), tool, notices=notices)
-            observed = tool.backfill(tool_input)
+            observed = resolve_observed_paths(tool.backfill(tool_input), ctx)
             self.note(block.id, rewritten_by_hook=True)
         # 5. permission
         decision: PermissionDecision = await self.gate.authorize(
@@ -180,7 +181,7 @@ class CallExecutor:
             tool_input = self._parse(tool, decision.updated_input)
             if isinstance(tool_input, str):
                 return CallOutcome(error_envelope(block.id, tool.name, tool_input), tool, notices=notices)
-            observed = tool.backfill(tool_input)
+            observed = resolve_observed_paths(tool.backfill(tool_input), ctx)
             self.note(block.id, rewritten_by_approver=True)
         # 6. call
         self.note(block.id, executed_input=tool_input.model_dump(mode="json"))
