@@ -190,7 +190,9 @@ class CallExecutor:
         except ToolExecutionError as exc:
             failure_extra = await self._post(tool, observed, str(exc), ctx, failed=True, notices=notices)
             message = "\n\n".join([str(exc), *pre.additional_context, *failure_extra])
-            return CallOutcome(error_envelope(block.id, tool.name, message), tool, notices=notices, executed=True)
+            return CallOutcome(
+                error_envelope(block.id, tool.name, message), tool, notices=notices, executed=True
+            )
         except anyio.get_cancelled_exc_class():
             raise
         except Exception as exc:
@@ -198,14 +200,22 @@ class CallExecutor:
             # PostToolUseFailure hooks see the error; their additionalContext reaches the model with it.
             failure_extra = await self._post(tool, observed, error, ctx, failed=True, notices=notices)
             message = "\n\n".join([error, *pre.additional_context, *failure_extra])
-            return CallOutcome(error_envelope(block.id, tool.name, message), tool, notices=notices, executed=True)
-        # 7. post hooks
+            return CallOutcome(
+                error_envelope(block.id, tool.name, message), tool, notices=notices, executed=True
+            )
+        # 7. post hooks (a PostToolUse hook may replace an MCP tool's output: updatedMCPToolOutput)
+        replaced: list[Any] = []
         post_extra = await self._post(
-            tool, observed, output.data, ctx, failed=output.is_error, notices=notices
+            tool, observed, output.data, ctx, failed=output.is_error, notices=notices, replaced=replaced
+        )
+        data = (
+            self._replace_mcp_output(block.id, tool, output.data, replaced, notices)
+            if replaced
+            else output.data
         )
         # 8. model result
         envelope = self._envelope(
-            block.id, tool, output.data, output.is_error, [*pre.additional_context, *post_extra], ctx
+            block.id, tool, data, output.is_error, [*pre.additional_context, *post_extra], ctx
         )
         return CallOutcome(
             envelope, tool, context_modifier=output.context_modifier, notices=notices, executed=True
@@ -252,16 +262,41 @@ class CallExecutor:
         *,
         failed: bool,
         notices: list[str],
+        replaced: list[Any] | None = None,
     ) -> list[str]:
         payload = response.model_dump(mode="json") if isinstance(response, BaseModel) else _jsonable(response)
         post = await self.hooks.post_tool_use(
             tool.name, observed.model_dump(mode="json"), payload, ctx, failed=failed
         )
         notices.extend(f"hook {n.hook}: {n.message}" for n in post.notices)
+        if replaced is not None and post.updated_mcp_tool_output is not None:
+            replaced.extend([post.updated_mcp_tool_output, post.updated_mcp_tool_output_by or "a hook"])
         extra = list(post.additional_context)
         if post.feedback:
             extra.insert(0, f"PostToolUse hook feedback: {post.feedback}")
         return extra
+
+    def _replace_mcp_output(
+        self, tool_use_id: str, tool: Tool[Any, Any], data: Any, replaced: list[Any], notices: list[str]
+    ) -> Any:
+        """Apply a PostToolUse hook's ``updatedMCPToolOutput`` (MCP tools only); the transcript keeps both."""
+        from shellrt.tools.mcp.proxy import McpCallOutput, replaced_output
+
+        value, hook = replaced
+        if not isinstance(data, McpCallOutput):
+            notices.append(f"hook {hook}: updatedMCPToolOutput ignored: {tool.name} is not an MCP tool")
+            return data
+        try:
+            new = replaced_output(data, value)
+        except ValueError as exc:
+            notices.append(f"hook {hook}: updatedMCPToolOutput ignored: {exc}")
+            return data
+        self.note(
+            tool_use_id,
+            mcp_output_replaced_by_hook=hook,
+            original_output=[b.model_dump(mode="json") for b in data.content],
+        )
+        return new
 
     @staticmethod
     def _envelope(
@@ -314,7 +349,9 @@ def _surface(outcome: CallOutcome) -> None:
         }
     )
     for notice in outcome.notices:
-        print(f"shellrt: hook notice ({env.tool_name} {env.tool_use_id}): {notice}", file=sys.stderr, flush=True)
+        print(
+            f"shellrt: hook notice ({env.tool_name} {env.tool_use_id}): {notice}", file=sys.stderr, flush=True
+        )
 
 
 def _exit_code(data: Any) -> int | None:
