@@ -44,10 +44,13 @@ def _wait_for(predicate: Any, timeout: float = 10.0) -> None:
 
 
 # --- a real SIGKILL of a serving process between two halves -----------------------------------
-def test_a_task_of_a_sigkilled_server_is_reported_dead_and_its_output_stays_readable(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sandbox", ["local", "bwrap"])
+def test_a_task_of_a_sigkilled_server_is_reported_dead_and_its_output_stays_readable(
+    tmp_path: Path, sandbox: str
+) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    args = ("--sandbox", "local", "--mode", "bypassPermissions", "--session", "crash-tasks")
+    args = ("--sandbox", sandbox, "--mode", "bypassPermissions", "--session", "crash-tasks")
     session_dir = tmp_path / "shellrt-home" / "sessions" / "crash-tasks"
     first = JsonlClient(ws, *args)
     try:
