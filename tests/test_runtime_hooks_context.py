@@ -105,11 +105,15 @@ def failing_ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         " 'additionalContext': 'HINT for ' + data['tool_name'] + ': ' + json.dumps(data['error'])[:200]}}))\n"
     )
     spec = {"matcher": "Bash|Echo", "hooks": [{"type": "command", "command": f"{sys.executable} {hook}"}]}
-    (workspace / ".shellrt" / "settings.json").write_text(json.dumps({"hooks": {"PostToolUseFailure": [spec]}}))
+    (workspace / ".shellrt" / "settings.json").write_text(
+        json.dumps({"hooks": {"PostToolUseFailure": [spec]}})
+    )
     return workspace
 
 
-async def test_failure_context_reaches_the_model_for_a_failed_command_and_a_crashed_tool(failing_ws: Path) -> None:
+async def test_failure_context_reaches_the_model_for_a_failed_command_and_a_crashed_tool(
+    failing_ws: Path,
+) -> None:
     from shellrt.tools import builtin_tools
     from tests._runtime_tools import Echo
 
@@ -123,7 +127,12 @@ async def test_failure_context_reaches_the_model_for_a_failed_command_and_a_cras
         trust_workspace=True,
     ) as rt:
         uses = [
-            {"type": "tool_use", "id": "pf-bash-exit", "name": "Bash", "input": {"command": "echo out; exit 3"}},
+            {
+                "type": "tool_use",
+                "id": "pf-bash-exit",
+                "name": "Bash",
+                "input": {"command": "echo out; exit 3"},
+            },
             {"type": "tool_use", "id": "pf-echo-bug", "name": "Echo", "input": {"text": "raise-bug"}},
         ]
         bash_block, echo_block = (await rt.run({"role": "assistant", "content": uses}))["content"]
