@@ -11,12 +11,14 @@ transcript keeps both.
 
 from __future__ import annotations
 
+import os
 from typing import TypeVar
 
 from pydantic import BaseModel
 
+from sandbox import SandboxBackend
 from shellrt.protocol import ToolContext
-from shellrt.tools._paths import PathInput, resolve_path, state_key, view_for
+from shellrt.tools._paths import PathInput, resolve_path, sandbox_path, state_key, view_for
 
 __all__ = ["PATH_FIELDS", "resolve_observed_paths"]
 
@@ -41,14 +43,24 @@ def resolve_observed_paths(observed: ModelT, ctx: ToolContext) -> ModelT:
     if not fields:
         return observed
     updates: dict[str, str] = {}
-    view = None
     for name in fields:
         if name != "path" and observed.resolved:
             updates[name] = observed.resolved
             continue
-        view = view or view_for(ctx)
+        # ``path`` (Glob, Grep) is not always what validate resolved (Glob resolves the
+        # pattern's base directory): resolve it on its own.
         try:
-            updates[name] = state_key(resolve_path(getattr(observed, name), ctx, view), ctx, view)
+            updates[name] = _resolve(getattr(observed, name), ctx)
         except (OSError, ValueError):
             continue  # unresolvable: validation already refused what matters; keep what was written
     return observed.model_copy(update=updates) if updates else observed
+
+
+def _resolve(raw: str, ctx: ToolContext) -> str:
+    """The resolved absolute path of ``raw``: the host's realpath where commands see host paths
+    (cheap), else through the sandbox's view of its filesystem (docker: its logical host path)."""
+    backend = ctx.service(SandboxBackend) if ctx.has_service(SandboxBackend) else None  # type: ignore[type-abstract]
+    if backend is None or backend.host_view:
+        return os.path.realpath(sandbox_path(raw, ctx))
+    view = view_for(ctx)
+    return state_key(resolve_path(raw, ctx, view), ctx, view)
