@@ -710,12 +710,15 @@ class Runtime:
         assert self._task_registry is not None and self.supervisor is not None
         self._task_registry.save()
         tasks = self.supervisor.tasks
-        for task in tasks.list():
-            if task.id in self._watched_tasks or task.status is not TaskStatus.RUNNING:
-                continue
-            if tasks.execution(task.id) is not None and self._task_watchers is not None:
-                self._watched_tasks.add(task.id)
-                self._task_watchers.start_soon(self._watch_task, task.id)
+        try:
+            for task in tasks.list():
+                if task.id in self._watched_tasks or task.status is not TaskStatus.RUNNING:
+                    continue
+                if tasks.execution(task.id) is not None and self._task_watchers is not None:
+                    self._task_watchers.start_soon(self._watch_task, task.id)
+                    self._watched_tasks.add(task.id)
+        except RuntimeError as exc:  # the session is closing: its final save records the end
+            log.warning("could not watch a background task's end: %s", exc)
 
     async def _watch_task(self, task_id: str) -> None:
         assert self._task_registry is not None and self.supervisor is not None
