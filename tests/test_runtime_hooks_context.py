@@ -89,3 +89,53 @@ async def test_the_transcript_records_what_actually_ran(
         assert line["input"] == {"command": "echo original"}
         assert line["executed_input"]["command"] == "echo rewritten" and line["rewritten_by_hook"] is True
         assert line["decision"] == "allow" and line["chain"] and line["ran"]
+
+
+@pytest.fixture
+def failing_ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    workspace = tmp_path / "ws"
+    (workspace / ".shellrt").mkdir(parents=True)
+    hook = tmp_path / "failure_hook.py"
+    hook.write_text(
+        "import json, sys\n"
+        "data = json.load(sys.stdin)\n"
+        "assert data['hook_event_name'] == 'PostToolUseFailure', data\n"
+        "print(json.dumps({'hookSpecificOutput': {'hookEventName': 'PostToolUseFailure',"
+        " 'additionalContext': 'HINT for ' + data['tool_name'] + ': ' + json.dumps(data['error'])[:200]}}))\n"
+    )
+    spec = {"matcher": "Bash|Echo", "hooks": [{"type": "command", "command": f"{sys.executable} {hook}"}]}
+    (workspace / ".shellrt" / "settings.json").write_text(
+        json.dumps({"hooks": {"PostToolUseFailure": [spec]}})
+    )
+    return workspace
+
+
+async def test_failure_context_reaches_the_model_for_a_failed_command_and_a_crashed_tool(
+    failing_ws: Path,
+) -> None:
+    from shellrt.tools import builtin_tools
+    from tests._runtime_tools import Echo
+
+    tools = [*builtin_tools(), Echo()]
+    async with Runtime(
+        failing_ws,
+        "local",
+        tools=tools,
+        mode="bypassPermissions",
+        session_dir=failing_ws.parent / "session",
+        trust_workspace=True,
+    ) as rt:
+        uses = [
+            {
+                "type": "tool_use",
+                "id": "pf-bash-exit",
+                "name": "Bash",
+                "input": {"command": "echo out; exit 3"},
+            },
+            {"type": "tool_use", "id": "pf-echo-bug", "name": "Echo", "input": {"text": "raise-bug"}},
+        ]
+        bash_block, echo_block = (await rt.run({"role": "assistant", "content": uses}))["content"]
+        assert bash_block["is_error"] and "HINT for Bash" in _text(bash_block), bash_block
+        assert echo_block["is_error"] and "boom" in _text(echo_block)
+        assert "HINT for Echo" in _text(echo_block) and "boom" in _text(echo_block).split("HINT for Echo")[1]

@@ -6,7 +6,8 @@ object on stdin (``session_id``, ``cwd``, ``hook_event_name``, ``tool_name``,
 answer by exit code (0 ok, 2 block with stderr shown to the model, anything
 else a non-blocking error) or by JSON on stdout:
 ``hookSpecificOutput.permissionDecision`` (allow/deny/ask) with
-``permissionDecisionReason``, ``updatedInput``, ``additionalContext``, the
+``permissionDecisionReason``, ``updatedInput``, ``additionalContext``,
+``updatedMCPToolOutput`` (PostToolUse: replaces an MCP tool's output), the
 older top-level ``decision: "block"`` / ``"approve"`` with ``reason``, and
 ``continue: false`` with ``stopReason`` (treated as a block).
 
@@ -74,6 +75,8 @@ class _Answer:
     context: str | None = None
     notice: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: ``updatedMCPToolOutput`` (PostToolUse only; None when not given).
+    mcp_output: Any = None
 
 
 class CommandHookRunner(HookRunner):
@@ -175,6 +178,25 @@ class CommandHookRunner(HookRunner):
         ]
         if feedback:
             outcome.feedback = "\n".join(feedback)
+        replacing = [a for a in answered if a.mcp_output is not None]
+        if replacing and failed:
+            outcome.notices.append(
+                HookNotice(
+                    hook=replacing[0].hook,
+                    message="updatedMCPToolOutput is honoured for PostToolUse only, not PostToolUseFailure; ignored",
+                )
+            )
+        elif replacing:
+            outcome.updated_mcp_tool_output = replacing[0].mcp_output
+            outcome.updated_mcp_tool_output_by = replacing[0].hook
+            if any(a.mcp_output != replacing[0].mcp_output for a in replacing[1:]):
+                outcome.notices.append(
+                    HookNotice(
+                        hook=replacing[0].hook,
+                        message="several PostToolUse hooks replaced the MCP output differently; "
+                        "the first configured one was used",
+                    )
+                )
         return outcome
 
     async def permission_request(
@@ -205,7 +227,9 @@ class CommandHookRunner(HookRunner):
             return []
         payload: dict[str, Any] = {
             "session_id": ctx.session_id,
-            "transcript_path": str(Path(ctx.session_dir) / "transcript.jsonl"),  # runtime.session.TRANSCRIPT_FILE
+            "transcript_path": str(
+                Path(ctx.session_dir) / "transcript.jsonl"
+            ),  # runtime.session.TRANSCRIPT_FILE
             "cwd": ctx.cwd,
             "hook_event_name": event,
             "permission_mode": self.mode,
@@ -213,7 +237,9 @@ class CommandHookRunner(HookRunner):
             "tool_use_id": ctx.tool_use_id,
             **extra,
         }
-        data = json.dumps(payload, ensure_ascii=True, default=str).encode()  # ASCII: a lone surrogate is escaped, never an encode error
+        data = json.dumps(
+            payload, ensure_ascii=True, default=str
+        ).encode()  # ASCII: a lone surrogate is escaped, never an encode error
         answers: list[_Answer | None] = [None] * len(specs)
         env = dict(os.environ)
         env.update(
@@ -321,6 +347,8 @@ def _interpret(label: str, event: HookEvent, data: dict[str, Any]) -> _Answer:
         if not isinstance(context, str):
             raise _BadAnswer("additionalContext must be a string")
         answer.context = context
+    # Read for every event, used by PostToolUse only (never a reason to drop another event's verdict).
+    answer.mcp_output = specific.get("updatedMCPToolOutput")
     if event == "PermissionRequest" and answer.decision == "ask":
         answer.decision = None  # "ask" is what is already happening: no answer
     return answer

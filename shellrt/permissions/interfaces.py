@@ -234,6 +234,10 @@ class PostToolUseOutcome(BaseModel):
     feedback: str | None = None
     additional_context: list[str] = Field(default_factory=list)
     notices: list[HookNotice] = Field(default_factory=list)
+    #: ``hookSpecificOutput.updatedMCPToolOutput`` (PostToolUse): replaces an MCP tool's output.
+    updated_mcp_tool_output: Any = None
+    #: The hook that gave it (for the transcript).
+    updated_mcp_tool_output_by: str | None = None
 
 
 class PermissionRequestOutcome(BaseModel):

@@ -34,6 +34,7 @@ from shellrt.protocol import (
     error_envelope,
 )
 from shellrt.protocol.results import persist_block
+from shellrt.runtime.observed_paths import resolve_observed_paths
 from shellrt.runtime.registry import ToolRegistry
 
 __all__ = ["CallExecutor", "CallOutcome", "format_validation_error"]
@@ -132,8 +133,8 @@ class CallExecutor:
         failure = await self._validate(tool, tool_input, ctx)
         if failure is not None:
             return CallOutcome(error_envelope(block.id, tool.name, failure), tool)
-        # 3. backfill a copy; the original input object is never mutated
-        observed = tool.backfill(tool_input)
+        # 3. backfill a copy (paths resolved, as hooks and rules must see them); the input is never mutated
+        observed = resolve_observed_paths(tool.backfill(tool_input), ctx)
         # 4. PreToolUse hooks
         pre = await self.hooks.pre_tool_use(tool.name, observed.model_dump(mode="json"), ctx)
         notices.extend(f"hook {n.hook}: {n.message}" for n in pre.notices)
@@ -156,7 +157,7 @@ class CallExecutor:
             failure = await self._validate(tool, tool_input, ctx)
             if failure is not None:
                 return CallOutcome(error_envelope(block.id, tool.name, failure), tool, notices=notices)
-            observed = tool.backfill(tool_input)
+            observed = resolve_observed_paths(tool.backfill(tool_input), ctx)
             self.note(block.id, rewritten_by_hook=True)
         # 5. permission
         decision: PermissionDecision = await self.gate.authorize(
@@ -180,7 +181,7 @@ class CallExecutor:
             tool_input = self._parse(tool, decision.updated_input)
             if isinstance(tool_input, str):
                 return CallOutcome(error_envelope(block.id, tool.name, tool_input), tool, notices=notices)
-            observed = tool.backfill(tool_input)
+            observed = resolve_observed_paths(tool.backfill(tool_input), ctx)
             self.note(block.id, rewritten_by_approver=True)
         # 6. call
         self.note(block.id, executed_input=tool_input.model_dump(mode="json"))
@@ -189,7 +190,9 @@ class CallExecutor:
         except ToolExecutionError as exc:
             failure_extra = await self._post(tool, observed, str(exc), ctx, failed=True, notices=notices)
             message = "\n\n".join([str(exc), *pre.additional_context, *failure_extra])
-            return CallOutcome(error_envelope(block.id, tool.name, message), tool, notices=notices, executed=True)
+            return CallOutcome(
+                error_envelope(block.id, tool.name, message), tool, notices=notices, executed=True
+            )
         except anyio.get_cancelled_exc_class():
             raise
         except Exception as exc:
@@ -197,14 +200,22 @@ class CallExecutor:
             # PostToolUseFailure hooks see the error; their additionalContext reaches the model with it.
             failure_extra = await self._post(tool, observed, error, ctx, failed=True, notices=notices)
             message = "\n\n".join([error, *pre.additional_context, *failure_extra])
-            return CallOutcome(error_envelope(block.id, tool.name, message), tool, notices=notices, executed=True)
-        # 7. post hooks
+            return CallOutcome(
+                error_envelope(block.id, tool.name, message), tool, notices=notices, executed=True
+            )
+        # 7. post hooks (a PostToolUse hook may replace an MCP tool's output: updatedMCPToolOutput)
+        replaced: list[Any] = []
         post_extra = await self._post(
-            tool, observed, output.data, ctx, failed=output.is_error, notices=notices
+            tool, observed, output.data, ctx, failed=output.is_error, notices=notices, replaced=replaced
+        )
+        data = (
+            self._replace_mcp_output(block.id, tool, output.data, replaced, notices)
+            if replaced
+            else output.data
         )
         # 8. model result
         envelope = self._envelope(
-            block.id, tool, output.data, output.is_error, [*pre.additional_context, *post_extra], ctx
+            block.id, tool, data, output.is_error, [*pre.additional_context, *post_extra], ctx
         )
         return CallOutcome(
             envelope, tool, context_modifier=output.context_modifier, notices=notices, executed=True
@@ -251,16 +262,41 @@ class CallExecutor:
         *,
         failed: bool,
         notices: list[str],
+        replaced: list[Any] | None = None,
     ) -> list[str]:
         payload = response.model_dump(mode="json") if isinstance(response, BaseModel) else _jsonable(response)
         post = await self.hooks.post_tool_use(
             tool.name, observed.model_dump(mode="json"), payload, ctx, failed=failed
         )
         notices.extend(f"hook {n.hook}: {n.message}" for n in post.notices)
+        if replaced is not None and post.updated_mcp_tool_output is not None:
+            replaced.extend([post.updated_mcp_tool_output, post.updated_mcp_tool_output_by or "a hook"])
         extra = list(post.additional_context)
         if post.feedback:
             extra.insert(0, f"PostToolUse hook feedback: {post.feedback}")
         return extra
+
+    def _replace_mcp_output(
+        self, tool_use_id: str, tool: Tool[Any, Any], data: Any, replaced: list[Any], notices: list[str]
+    ) -> Any:
+        """Apply a PostToolUse hook's ``updatedMCPToolOutput`` (MCP tools only); the transcript keeps both."""
+        from shellrt.tools.mcp.proxy import McpCallOutput, replaced_output
+
+        value, hook = replaced
+        if not isinstance(data, McpCallOutput):
+            notices.append(f"hook {hook}: updatedMCPToolOutput ignored: {tool.name} is not an MCP tool")
+            return data
+        try:
+            new = replaced_output(data, value)
+        except ValueError as exc:
+            notices.append(f"hook {hook}: updatedMCPToolOutput ignored: {exc}")
+            return data
+        self.note(
+            tool_use_id,
+            mcp_output_replaced_by_hook=hook,
+            original_output=[b.model_dump(mode="json") for b in data.content],
+        )
+        return new
 
     @staticmethod
     def _envelope(
@@ -313,7 +349,9 @@ def _surface(outcome: CallOutcome) -> None:
         }
     )
     for notice in outcome.notices:
-        print(f"shellrt: hook notice ({env.tool_name} {env.tool_use_id}): {notice}", file=sys.stderr, flush=True)
+        print(
+            f"shellrt: hook notice ({env.tool_name} {env.tool_use_id}): {notice}", file=sys.stderr, flush=True
+        )
 
 
 def _exit_code(data: Any) -> int | None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
+import anyio.abc
 
 from sandbox import (
     BackendUnavailableError,
@@ -54,6 +55,7 @@ from shellrt.runtime.registry import ToolRegistry
 from shellrt.tools.tool_search import discovery_order
 
 if TYPE_CHECKING:
+    from shellrt.runtime.task_registry import TaskRegistry
     from shellrt.supervisor import Supervisor
 
 __all__ = [
@@ -293,6 +295,9 @@ class Runtime:
         self._stack = AsyncExitStack()
         #: tool_use id -> (name, input, envelope): a resent call is answered from here, never run again.
         self._recorded: dict[str, tuple[str, Any, ResultEnvelope]] = {}
+        self._task_registry: TaskRegistry | None = None
+        self._task_watchers: anyio.abc.TaskGroup | None = None
+        self._watched_tasks: set[str] = set()
 
     # --- lifecycle ------------------------------------------------------------------
     async def __aenter__(self) -> Runtime:
@@ -322,6 +327,13 @@ class Runtime:
         self.supervisor = await self._stack.enter_async_context(
             Supervisor(self.backend, session_dir=self.session_dir)
         )
+        # Background tasks persist in tasks.json as they change; a watcher notes each one's end.
+        from shellrt.runtime.task_registry import TaskRegistry
+
+        self._task_registry = TaskRegistry(self.session_dir, self.supervisor.tasks)
+        self._task_watchers = await self._stack.enter_async_context(anyio.create_task_group())
+        self._stack.callback(self._task_watchers.cancel_scope.cancel)
+        self.supervisor.tasks.on_change = self._tasks_changed
         if hasattr(self.gate, "on_saved"):  # a remembered project rule is not a planted settings file
             self.gate.on_saved = self.supervisor.accept_protected
         tools = self._tools if self._tools is not None else _builtin_tools()
@@ -379,6 +391,8 @@ class Runtime:
         if self.supervisor is not None:
             with anyio.CancelScope(shield=True):
                 await self.supervisor.close()
+            if self._task_registry is not None:
+                self._task_registry.save()
         await self._stack.aclose()
 
     # --- the model's view ----------------------------------------------------------------
@@ -507,31 +521,40 @@ class Runtime:
         return found[2]
 
     # --- running -------------------------------------------------------------------------
-    async def run(self, message: Any) -> dict[str, Any]:
+    async def run(self, message: Any, *, interrupted: bool = False) -> dict[str, Any]:
         """Run every tool_use of an assistant message; return the user message with the results.
 
         A tool_use whose id already has a recorded result (run earlier in this
         session, or loaded by `restore`) is answered from that result, not run again.
         A user message or a whole conversation is refused: load those with `restore`.
+        ``interrupted``: the user interrupted this message before it started
+        (a queued JSONL line): no call runs; each is answered "not run".
         """
-        envelopes = await self.run_envelopes(parse_tool_uses(message))
+        envelopes = await self.run_envelopes(parse_tool_uses(message), interrupted=interrupted)
         return {"role": "user", "content": [e.model.model_dump(mode="json") for e in envelopes]}
 
-    async def run_envelopes(self, blocks: Sequence[ToolUseBlock]) -> list[ResultEnvelope]:
+    async def run_envelopes(
+        self, blocks: Sequence[ToolUseBlock], *, interrupted: bool = False
+    ) -> list[ResultEnvelope]:
         """Run blocks; return full envelopes (model, UI and audit faces)."""
-        results = [e async for e in self.stream(blocks)]
+        results = [e async for e in self.stream(blocks, interrupted=interrupted)]
         return apply_message_budget(
             results, self.session_dir, self.message_budget_chars, exempt=self._persistence_exempt()
         )
 
-    async def stream(self, blocks: Sequence[ToolUseBlock]) -> AsyncIterator[ResultEnvelope]:
+    async def stream(
+        self, blocks: Sequence[ToolUseBlock], *, interrupted: bool = False
+    ) -> AsyncIterator[ResultEnvelope]:
         """Yield envelopes in tool_use order as they complete (without the message budget).
 
-        Calls with a recorded result are answered from it; the others run.
+        Calls with a recorded result are answered from it; the others run
+        (none does when ``interrupted``: the message was interrupted before it started).
         """
         ctx = self.context
         if ctx.abort.is_set():
             ctx.abort = anyio.Event()
+        if interrupted:
+            ctx.abort.set()
         assert self._executor is not None
         replays = [self._replay(block) for block in blocks]
         async with StreamingExecution(self._executor, ctx) as stream:
@@ -626,6 +649,8 @@ class Runtime:
             ctx.tool_state[ORDER_KEY] = order
             ctx.tool_state[TODO_KEY] = [TodoItem.model_validate(t) for t in state.get("todos", [])]
             self._load_transcript()
+            if self._task_registry is not None:  # tasks an earlier owner started: dead ones said so
+                self.diagnostics.extend(self._task_registry.reopen())
             cwd = state.get("cwd")
             # A directory that vanished meanwhile is handled by the supervisor (back to the workspace).
             if isinstance(cwd, str) and self.supervisor is not None:
@@ -677,6 +702,28 @@ class Runtime:
                     self._record(use_id, name, entry.get("input"), envelope)
         for use_id, (name, tool_input) in unfinished.items():
             self._record(use_id, name, tool_input, error_envelope(use_id, name, MISSING_RESULT))
+
+    def _tasks_changed(self) -> None:
+        """A background task was added, read or stopped: persist the registry, watch new tasks end."""
+        from shellrt.supervisor import TaskStatus
+
+        assert self._task_registry is not None and self.supervisor is not None
+        self._task_registry.save()
+        tasks = self.supervisor.tasks
+        try:
+            for task in tasks.list():
+                if task.id in self._watched_tasks or task.status is not TaskStatus.RUNNING:
+                    continue
+                if tasks.execution(task.id) is not None and self._task_watchers is not None:
+                    self._task_watchers.start_soon(self._watch_task, task.id)
+                    self._watched_tasks.add(task.id)
+        except RuntimeError as exc:  # the session is closing: its final save records the end
+            log.warning("could not watch a background task's end: %s", exc)
+
+    async def _watch_task(self, task_id: str) -> None:
+        assert self._task_registry is not None and self.supervisor is not None
+        await self.supervisor.tasks.wait(task_id)
+        self._task_registry.save()
 
     @property
     def transcript_path(self) -> Path:

@@ -51,8 +51,13 @@ def _decode_message(exc: json.JSONDecodeError) -> str:
     return f"{msg} at column {exc.colno}"
 
 
-async def handle_line(runtime: Runtime, line: str, line_number: int = 0) -> dict[str, Any] | None:
-    """Answer one input line (None for a blank line)."""
+async def handle_line(
+    runtime: Runtime, line: str, line_number: int = 0, *, interrupted: bool = False
+) -> dict[str, Any] | None:
+    """Answer one input line (None for a blank line).
+
+    ``interrupted``: an interrupt arrived while the line waited its turn; its calls do not run.
+    """
     if not line.strip():
         return None
     try:
@@ -69,7 +74,9 @@ async def handle_line(runtime: Runtime, line: str, line_number: int = 0) -> dict
     if isinstance(value, dict) and value.get("type") == "history":
         return _history(runtime, value, line_number)
     if isinstance(value, dict) and value.get("type") == "interrupt":
-        return _error(f"line {line_number}: an interrupt is only meaningful to a running server", line=line_number)
+        return _error(
+            f"line {line_number}: an interrupt is only meaningful to a running server", line=line_number
+        )
     if isinstance(value, dict) and value.get("type") == "list_tools":
         fmt = value.get("format", "anthropic")
         if fmt == "openai":
@@ -78,12 +85,13 @@ async def handle_line(runtime: Runtime, line: str, line_number: int = 0) -> dict
             return _error(f"line {line_number}: unknown tools format {fmt!r}; use 'anthropic' or 'openai'")
         return {"type": "tools", "tools": runtime.tools_for_anthropic()}
     try:
-        return await runtime.run(value)
+        return await runtime.run(value, interrupted=interrupted)
     except MessageFormatError as exc:
         return _error(f"line {line_number}: {exc}", line=line_number)
     except RecursionError:
         return _error(
-            f"line {line_number}: message nested too deeply to handle; send a flatter message", line=line_number
+            f"line {line_number}: message nested too deeply to handle; send a flatter message",
+            line=line_number,
         )
 
 
@@ -91,7 +99,7 @@ def _history(runtime: Runtime, value: dict[str, Any], line_number: int) -> dict[
     messages = value.get("messages")
     if not isinstance(messages, list):
         return _error(
-            f"line {line_number}: a history line needs \"messages\": [...] (the whole conversation)",
+            f'line {line_number}: a history line needs "messages": [...] (the whole conversation)',
             line=line_number,
         )
     try:
@@ -111,17 +119,34 @@ def _history(runtime: Runtime, value: dict[str, Any], line_number: int) -> dict[
     }
 
 
-def _interrupt(runtime: Runtime, value: dict[str, Any], running: set[str] | None) -> dict[str, Any]:
-    """Interrupt the running message (honouring each tool's interrupt_behavior)."""
+def _interrupt(
+    runtime: Runtime, value: dict[str, Any], running: set[str] | None, queued: dict[int, set[str]]
+) -> tuple[dict[str, Any], set[int]]:
+    """Interrupt the running message (honouring each tool's interrupt_behavior) and queued ones.
+
+    A message line read before the interrupt but not started yet is interrupted
+    too (its calls will not run): the client sent it first. With ``tool_use_ids``,
+    only the messages carrying one of those ids are. Returns the answer and the
+    queued line numbers to answer as interrupted.
+    """
     ids = value.get("tool_use_ids")
     if ids is not None and (not isinstance(ids, list) or not all(isinstance(i, str) for i in ids)):
-        return _error("an interrupt's tool_use_ids must be a list of strings")
-    if running is None:
-        return {"type": "interrupted", "interrupted": False, "reason": "nothing is running"}
-    if ids is not None and not running.intersection(ids):
-        return {"type": "interrupted", "interrupted": False, "reason": "none of those tool_use ids is running"}
-    runtime.interrupt()
-    return {"type": "interrupted", "interrupted": True, "tool_use_ids": sorted(running)}
+        return _error("an interrupt's tool_use_ids must be a list of strings"), set()
+
+    def targeted(carried: set[str]) -> bool:
+        return bool(carried) and (ids is None or bool(carried.intersection(ids)))
+
+    lines = {number for number, carried in queued.items() if targeted(carried)}
+    hit_running = running is not None and (ids is None or bool(running.intersection(ids)))
+    if not hit_running and not lines:
+        reason = "nothing is running" if ids is None else "none of those tool_use ids is running"
+        return {"type": "interrupted", "interrupted": False, "reason": reason}, set()
+    if hit_running:
+        runtime.interrupt()
+    affected = set(running or ()) if hit_running else set()
+    for number in lines:
+        affected |= queued[number]
+    return {"type": "interrupted", "interrupted": True, "tool_use_ids": sorted(affected)}, lines
 
 
 def _tool_use_ids(text: str) -> set[str]:
@@ -133,9 +158,7 @@ def _tool_use_ids(text: str) -> set[str]:
     blocks = value.get("content") if isinstance(value, dict) and "content" in value else [value]
     if not isinstance(blocks, list):
         return set()
-    return {
-        str(b["id"]) for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use" and "id" in b
-    }
+    return {str(b["id"]) for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use" and "id" in b}
 
 
 def encode_answer(answer: dict[str, Any], line_number: int) -> bytes:
@@ -207,6 +230,9 @@ async def serve_jsonl(
     send, receive = anyio.create_memory_object_stream[tuple[int, bytes | object]](math.inf)
     write_lock = anyio.Lock()
     running: list[set[str] | None] = [None]
+    #: Message lines read but not started yet (their raw text) and those an interrupt caught waiting.
+    queued: dict[int, bytes] = {}
+    interrupted_lines: set[int] = set()
     status = [0]
 
     async def answer_with(answer: dict[str, Any], line_number: int) -> bool:
@@ -243,15 +269,23 @@ async def serve_jsonl(
                 if isinstance(raw, bytes) and b"interrupt" in raw:
                     value = _json_object(raw)
                     if value is not None and value.get("type") == "interrupt":
-                        if not await answer_with(_interrupt(runtime, value, running[0]), line_number):
+                        waiting = {n: _tool_use_ids(q.decode("utf-8", "replace")) for n, q in queued.items()}
+                        answer, caught = _interrupt(runtime, value, running[0], waiting)
+                        interrupted_lines.update(caught)
+                        if not await answer_with(answer, line_number):
                             tg.cancel_scope.cancel()
                             return
                         continue
+                if isinstance(raw, bytes):
+                    queued[line_number] = raw
                 await send.send((line_number, raw))
 
     async def handle_lines(tg: anyio.abc.TaskGroup) -> None:
         async with receive:
             async for line_number, raw in receive:
+                queued.pop(line_number, None)
+                caught = line_number in interrupted_lines
+                interrupted_lines.discard(line_number)
                 answer: dict[str, Any] | None
                 if raw is TOO_LONG:
                     answer = _error(
@@ -266,7 +300,7 @@ async def serve_jsonl(
                     else:
                         running[0] = _tool_use_ids(text)
                         try:
-                            answer = await handle_line(runtime, text, line_number)
+                            answer = await handle_line(runtime, text, line_number, interrupted=caught)
                         except Exception as exc:  # the server never dies on one line
                             answer = _error(
                                 f"line {line_number}: internal error: {type(exc).__name__}: {exc}",

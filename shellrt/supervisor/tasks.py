@@ -13,6 +13,7 @@ import re
 import secrets
 import signal as _signal
 import string
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,12 +44,15 @@ class _Task:
     id: str
     command: str
     description: str
-    execution: Execution
+    #: None for a task adopted from an earlier owner of the session (`TaskManager.adopt`).
+    execution: Execution | None
     started_at: datetime
     read_offset: int = 0
     stopped_by_us: bool = False
     stop_reason: str | None = None
     ended_at: datetime | None = field(default=None)
+    #: An adopted task's state: decided once, by whoever adopted it.
+    adopted: BackgroundTask | None = None
 
 
 class TaskManager:
@@ -56,6 +60,12 @@ class TaskManager:
 
     def __init__(self) -> None:
         self._tasks: dict[str, _Task] = {}
+        #: Called after a task was added, stopped or read (a persisted registry rewrites itself).
+        self.on_change: Callable[[], None] | None = None
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
 
     # --- registration (supervisor side) -------------------------------------
     def new_id(self) -> str:
@@ -84,7 +94,33 @@ class TaskManager:
             started_at=datetime.now(UTC),
             read_offset=read_offset,
         )
+        self._changed()
         return task_id
+
+    def adopt(self, task: BackgroundTask, *, read_offset: int = 0) -> None:
+        """Register a task an earlier owner of this session started (reopened after a restart).
+
+        It has no process here: its state is ``task`` as the adopter judged it (a
+        dead owner's task is reported dead), its output is read from its spool
+        file, and `stop` never signals anything for it.
+        """
+        self._tasks[task.id] = _Task(
+            id=task.id,
+            command=task.command,
+            description=task.description,
+            execution=None,
+            started_at=task.started_at,
+            read_offset=read_offset,
+            adopted=task,
+        )
+
+    def read_offset(self, task_id: str) -> int:
+        """How much of the task's output file earlier reads consumed."""
+        return self._lookup(task_id).read_offset
+
+    def execution(self, task_id: str) -> Execution | None:
+        """The task's live execution (None for an adopted task)."""
+        return self._lookup(task_id).execution
 
     # --- queries --------------------------------------------------------------
     def list(self) -> list[BackgroundTask]:
@@ -103,7 +139,8 @@ class TaskManager:
     async def wait(self, task_id: str) -> BackgroundTask:
         """Wait until the task has ended; its final state."""
         task = self._lookup(task_id)
-        await task.execution.done.wait()
+        if task.execution is not None:
+            await task.execution.done.wait()
         return self._snapshot(task)
 
     async def read_new(
@@ -115,13 +152,20 @@ class TaskManager:
         """
         task = self._lookup(task_id)
         regex = re.compile(pattern) if pattern else None
-        finished = task.execution.done.is_set()
-        end = task.execution.out.saved_bytes  # what the file holds (less than printed when output was lost)
-        start = task.read_offset
+        if task.execution is not None:
+            finished = task.execution.done.is_set()
+            path = task.execution.out.path
+            end = (
+                task.execution.out.saved_bytes
+            )  # what the file holds (less than printed when output was lost)
+        else:  # adopted: the file is all there is (still growing only while a live owner elsewhere runs it)
+            assert task.adopted is not None
+            finished = task.adopted.status is not TaskStatus.RUNNING
+            path = task.adopted.output_path
+            end = await anyio.to_thread.run_sync(_file_size, path)
+        start = min(task.read_offset, end)
         take = min(end - start, max_bytes)
-        data = (
-            await anyio.to_thread.run_sync(_read_range, task.execution.out.path, start, take) if take else b""
-        )
+        data = await anyio.to_thread.run_sync(_read_range, path, start, take) if take else b""
         pending = 0
         if not finished or start + len(data) < end:
             cut = data.rfind(b"\n") + 1
@@ -132,6 +176,8 @@ class TaskManager:
             pending = len(data) - cut
             data = data[:cut]
         task.read_offset = start + len(data)
+        if data:
+            self._changed()
         more = task.read_offset + pending < end
         matched: int | None = None
         scanned: int | None = None
@@ -157,12 +203,17 @@ class TaskManager:
 
     # --- control --------------------------------------------------------------
     async def stop(self, task_id: str, *, reason: str = "stopped by TaskStop") -> BackgroundTask:
-        """Kill the task's whole tree (no-op when it already ended); its final state."""
+        """Kill the task's whole tree (no-op when it already ended); its final state.
+
+        An adopted task is never signalled: a dead owner's task is gone, and a
+        live owner elsewhere is the one to stop its own task.
+        """
         task = self._lookup(task_id)
-        if not task.execution.done.is_set():
+        if task.execution is not None and not task.execution.done.is_set():
             task.stopped_by_us = True
             task.stop_reason = reason
             await task.execution.kill()
+            self._changed()
         return self._snapshot(task)
 
     async def close(self) -> None:
@@ -184,6 +235,9 @@ class TaskManager:
 
     def _snapshot(self, task: _Task) -> BackgroundTask:
         ex = task.execution
+        if ex is None:
+            assert task.adopted is not None
+            return task.adopted
         status = ex.status if ex.done.is_set() else None
         note: str | None = None
         if status is None:
@@ -236,6 +290,13 @@ def _signal_name(signum: int) -> str:
         return f"{_signal.Signals(signum).name} ({signum})"
     except ValueError:
         return str(signum)
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def _read_range(path: Path, start: int, size: int) -> bytes:

@@ -42,12 +42,25 @@ class TaskStop(Tool[TaskStopInput, BackgroundTask]):
             task = await tasks.stop(tool_input.task_id)
         except TaskNotFoundError as exc:
             raise ToolExecutionError(str(exc)) from exc
+        if task.status is TaskStatus.RUNNING:  # a task of another live process that has this session open
+            raise ToolExecutionError(
+                f"Task {task.id} cannot be stopped from this session: it is {task.note}."
+            )
         if before.status is not TaskStatus.RUNNING:
-            task = task.model_copy(update={"note": f"already {before.status.value} before TaskStop"})
+            how = f"; {before.note}" if before.note else ""
+            task = task.model_copy(update={"note": f"{_ALREADY} {before.status.value} before TaskStop{how}"})
         return ToolOutput(task)
 
     def to_model_content(self, output: BackgroundTask) -> str:
-        if output.note and output.note.startswith("already"):
+        if output.note and output.note.startswith(_ALREADY):
             code = f" (exit code {output.exit_code})" if output.exit_code is not None else ""
-            return f"Task {output.id} had already ended: {output.status.value}{code}. Nothing to stop."
+            how = output.note.partition("before TaskStop")[2].lstrip("; ")
+            why = f": {how}" if how else ""
+            return (
+                f"Task {output.id} had already ended, {output.status.value}{code}{why}. Nothing to stop. "
+                f"Its output so far: {output.output_path}"
+            )
         return f"Task {output.id} stopped; its processes were killed. Output file: {output.output_path}"
+
+
+_ALREADY = "already"

@@ -36,7 +36,14 @@ from shellrt.tools.mcp.connection import McpServerError
 if TYPE_CHECKING:
     from shellrt.tools.mcp.connection import McpServerConnection
 
-__all__ = ["McpCallOutput", "McpInput", "McpProxyTool", "proxy_tool_name", "to_content_blocks"]
+__all__ = [
+    "McpCallOutput",
+    "McpInput",
+    "McpProxyTool",
+    "proxy_tool_name",
+    "replaced_output",
+    "to_content_blocks",
+]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -98,6 +105,42 @@ def to_content_blocks(result: mt.CallToolResult) -> list[TextBlock | ImageBlock]
     if structured is not None and not any(_same_json(t, structured) for t in texts):
         blocks.append(TextBlock(text=json.dumps(structured, ensure_ascii=False, indent=2, sort_keys=True)))
     return blocks
+
+
+def replaced_output(output: McpCallOutput, value: Any) -> McpCallOutput:
+    """``output`` with its content replaced by a hook's ``updatedMCPToolOutput``.
+
+    Accepted: a string (one text block); a list of content blocks in MCP shape
+    (``{"type": "text", "text": ...}``, ``{"type": "image", "data": ..., "mimeType": ...}``)
+    or Anthropic shape (``{"type": "image", "source": {...}}``); an object with such a
+    ``content`` list (a CallToolResult). Anything else is sent as JSON text. Raises
+    `ValueError` naming the block that is neither.
+    """
+    if isinstance(value, dict) and isinstance(value.get("content"), list):
+        value = value["content"]
+    blocks: list[TextBlock | ImageBlock] = []
+    if isinstance(value, str):
+        blocks.append(TextBlock(text=value))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            blocks.append(_hook_block(item, index))
+    else:
+        blocks.append(TextBlock(text=json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)))
+    return output.model_copy(update={"content": blocks})
+
+
+def _hook_block(item: Any, index: int) -> TextBlock | ImageBlock:
+    kind = item.get("type") if isinstance(item, dict) else None
+    try:
+        if kind == "text":
+            return TextBlock(text=str(item["text"]))
+        if kind == "image" and "source" in item:
+            return ImageBlock.model_validate(item)
+        if kind == "image":
+            return ImageBlock(source=ImageSource(media_type=str(item["mimeType"]), data=str(item["data"])))
+    except (KeyError, ValidationError) as exc:
+        raise ValueError(f"block {index} ({kind}) is incomplete: {exc}") from exc
+    raise ValueError(f"block {index} is not a text or image content block: {str(item)[:80]}")
 
 
 def _same_json(text: str, value: Any) -> bool:

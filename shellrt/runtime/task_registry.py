@@ -1,0 +1,225 @@
+"""The session's background tasks on disk, so a reopened session knows what its last owner ran.
+
+``<session_dir>/tasks.json`` (mode 0600, rewritten atomically whenever a task is
+added, read, stopped or ends) holds each task's id, command, status, spool
+paths, start time, how much output was already read, and the identity of its
+process and of the owning shellrt process: pid + start time (from
+``/proc/<pid>/stat``) + boot id. A pid alone is not an identity — the kernel
+recycles pids — so nothing here signals a process whose start time and boot
+differ from the recorded ones.
+
+On reopening: a task recorded as running whose owner is gone is reported
+``killed`` with the note that it died with its owner (the owner's watchdog, or
+bwrap's ``--die-with-parent``, normally took it down); one that verifiably
+outlived its owner is killed now and reported so. A task whose recorded owner
+still runs (another process has this session open) stays its owner's: it is
+reported running, its output is readable here, and it is never signalled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import secrets
+import signal
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from shellrt.supervisor import BackgroundTask, TaskStatus
+from shellrt.supervisor.tasks import TaskManager
+
+__all__ = ["TASKS_FILE", "ProcessIdentity", "TaskRegistry"]
+
+log = logging.getLogger("shellrt")
+
+#: The background-task registry in the session directory.
+TASKS_FILE = "tasks.json"
+_VERSION = 1
+
+
+def _boot_id() -> str:
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as fh:
+            return fh.read().strip()
+    except OSError:
+        return ""
+
+
+def _stat_fields(pid: int) -> list[bytes] | None:
+    """The fields of ``/proc/<pid>/stat`` after ``comm`` (state first), or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    return stat[stat.rfind(b")") + 2 :].split()
+
+
+@dataclass(frozen=True)
+class ProcessIdentity:
+    """A process, unmistakably: pid, start time in clock ticks since boot, and which boot."""
+
+    pid: int
+    start_ticks: int
+    boot_id: str
+
+    @classmethod
+    def of(cls, pid: int | None) -> ProcessIdentity | None:
+        """The identity of the live process ``pid`` now (None when it is gone or unreadable)."""
+        if pid is None or pid <= 0:
+            return None
+        fields = _stat_fields(pid)
+        if fields is None or len(fields) < 20 or fields[0] in (b"Z", b"X", b"x"):
+            return None
+        try:
+            return cls(pid, int(fields[19]), _boot_id())
+        except ValueError:
+            return None
+
+    @classmethod
+    def from_json(cls, value: Any) -> ProcessIdentity | None:
+        if not isinstance(value, dict):
+            return None
+        try:
+            return cls(int(value["pid"]), int(value["start_ticks"]), str(value["boot_id"]))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pid": self.pid, "start_ticks": self.start_ticks, "boot_id": self.boot_id}
+
+    def alive(self) -> bool:
+        """This very process still runs (same pid, same start, same boot; a zombie is dead)."""
+        return bool(self.boot_id) and ProcessIdentity.of(self.pid) == self
+
+    def kill(self) -> bool:
+        """SIGKILL this process (and its group when it leads one); False when it is not this process.
+
+        Race-free against pid reuse: the pid is pinned by a pidfd first, then the
+        identity is checked again, then the signal goes through the pidfd. Its
+        process group is killed only while its verified leader is alive (a group
+        id is not reused while its leader lives).
+        """
+        try:
+            pidfd = os.pidfd_open(self.pid)
+        except OSError:
+            return False
+        try:
+            if not self.alive():
+                return False
+            fields = _stat_fields(self.pid)
+            if fields is not None and len(fields) > 2 and fields[2] == str(self.pid).encode():
+                with contextlib.suppress(OSError):
+                    os.killpg(self.pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            return True
+        finally:
+            os.close(pidfd)
+
+
+class TaskRegistry:
+    """Persists a `TaskManager`'s tasks in ``<session_dir>/tasks.json``; adopts them on reopening."""
+
+    def __init__(self, session_dir: Path, tasks: TaskManager) -> None:
+        self.path = Path(session_dir) / TASKS_FILE
+        self.tasks = tasks
+        self.owner = ProcessIdentity.of(os.getpid())
+        #: task id -> the identity of its process, taken once while it ran.
+        self._identities: dict[str, ProcessIdentity | None] = {}
+        #: task id -> the owner that started it (this process, or an earlier one for adopted tasks).
+        self._owners: dict[str, ProcessIdentity | None] = {}
+
+    # --- writing -------------------------------------------------------------------------
+    def save(self) -> None:
+        """Rewrite the registry (atomically, mode 0600); a failure is logged, never raised."""
+        records = [self._record(task) for task in self.tasks.list()]
+        data = {"version": _VERSION, "tasks": records}
+        tmp = self.path.with_name(f".{TASKS_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                json.dump(data, fh)
+            os.replace(tmp, self.path)
+        except OSError as exc:
+            log.warning("could not save the background-task registry %s: %s", self.path, exc)
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+
+    def _record(self, task: BackgroundTask) -> dict[str, Any]:
+        if task.id not in self._identities:
+            # Taken while it runs: a task that already ended has no identity worth keeping.
+            running = task.status is TaskStatus.RUNNING
+            self._identities[task.id] = ProcessIdentity.of(task.pid) if running else None
+            self._owners.setdefault(task.id, self.owner)
+        identity, owner = self._identities[task.id], self._owners.get(task.id)
+        return {
+            "task": task.model_dump(mode="json"),
+            "read_offset": self.tasks.read_offset(task.id),
+            "process": identity.to_json()
+            if identity is not None and task.status is TaskStatus.RUNNING
+            else None,
+            "owner": owner.to_json() if owner is not None else None,
+        }
+
+    # --- reopening ---------------------------------------------------------------------------
+    def reopen(self) -> list[str]:
+        """Adopt the tasks of an earlier owner of this session; returns notes for the diagnostics.
+
+        Call before this session starts any task of its own.
+        """
+        try:
+            raw = json.loads(self.path.read_text())
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError) as exc:
+            return [
+                f"background-task registry {self.path} is unreadable ({exc}); earlier tasks are not listed"
+            ]
+        notes: list[str] = []
+        records = raw.get("tasks") if isinstance(raw, dict) else None
+        for record in records if isinstance(records, list) else []:
+            try:
+                task = BackgroundTask.model_validate(record["task"])
+                offset = int(record.get("read_offset", 0))
+            except (KeyError, TypeError, ValueError) as exc:
+                notes.append(f"background-task registry {self.path}: a record is unreadable ({exc}); skipped")
+                continue
+            owner = ProcessIdentity.from_json(record.get("owner"))
+            process = ProcessIdentity.from_json(record.get("process"))
+            if task.status is TaskStatus.RUNNING:
+                task = self._judge(task, owner, process)
+                if task.status is not TaskStatus.RUNNING:
+                    notes.append(f"background task {task.id} ({task.command[:60]!r}): {task.note}")
+            self.tasks.adopt(task, read_offset=max(0, offset))
+            self._identities[task.id] = process if task.status is TaskStatus.RUNNING else None
+            self._owners[task.id] = owner
+        self.save()
+        return notes
+
+    def _judge(
+        self, task: BackgroundTask, owner: ProcessIdentity | None, process: ProcessIdentity | None
+    ) -> BackgroundTask:
+        """What became of a task recorded as running, now that its session is reopened."""
+        if owner is not None and owner.alive():
+            whose = "this process" if owner.pid == os.getpid() else f"shellrt process {owner.pid}"
+            note = (
+                f"run by {whose}, which still has this session open: its output is readable here; "
+                "stop it there"
+            )
+            return task.model_copy(update={"note": note})
+        who = f"shellrt process {owner.pid}" if owner is not None else "the shellrt process that started it"
+        if process is not None and process.kill():
+            note = f"outlived its owner ({who} ended while it ran); killed when the session was reopened"
+            ended: datetime | None = datetime.now(UTC)
+        else:
+            note = (
+                f"died with its owner: {who} ended (it crashed or was killed) while the task ran; "
+                "its output up to then is kept"
+            )
+            ended = None
+        return task.model_copy(update={"status": TaskStatus.KILLED, "note": note, "ended_at": ended})
