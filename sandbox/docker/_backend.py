@@ -524,9 +524,9 @@ class DockerBackend(SandboxBackend):
             except docker.errors.ImageNotFound as exc:
                 if self.config.pull == "never":
                     raise BackendUnavailableError(
-                        f"image {image!r} is not present locally, and pull is 'never' (the default; "
-                        f"--pull never): {_GET_IMAGE}, or allow a pull (--pull missing) where a registry "
-                        "is reachable."
+                        f"image {image!r} is not present locally. shellrt never pulls unless asked "
+                        "(DockerConfig.pull 'missing' or 'always'; --pull missing), and no registry may be "
+                        f"reachable here: {_GET_IMAGE}."
                     ) from exc
                 _pull(client, image)
                 cid = create()
