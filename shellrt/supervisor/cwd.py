@@ -86,6 +86,15 @@ class CwdTracker:
         if host is None:
             return path, True
         _check_host_dir(path, host)
+        # A symlink inside the roots may lead out of them (or into a hidden path): judged there.
+        real = self._backend.to_sandbox_path(host.resolve())
+        if real is None or not self.inside_roots(real):
+            return path, True
+        if self._hidden and contained((real,), self._hidden, resolve=False):
+            raise WorkingDirectoryError(
+                f"cwd {path} leads to {real}, which is hidden from commands (a read-denied path); "
+                "pick another directory"
+            )
         return path, False
 
     def inside_roots(self, path: str) -> bool:
