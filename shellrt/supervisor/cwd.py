@@ -48,16 +48,23 @@ class CwdTracker:
                 if real is not None:
                     roots.append(PurePosixPath(real))
         self.roots = tuple(dict.fromkeys(roots))
-        enforced = backend.enforces()
+        self._enforced = backend.enforces()
         #: The sandbox's view is the host's, unfiltered (local): a host stat is the whole truth.
-        self._plain_host = self._host_paths and "filesystem" not in enforced
-        hidden: list[PurePosixPath] = []
-        if "read_denied" in enforced:
-            for denied in backend.policy.read_denied:
-                inside = backend.to_sandbox_path(Path(denied))
-                if inside is not None:
-                    hidden.append(PurePosixPath(inside))
-        self._hidden = tuple(hidden)
+        self._plain_host = self._host_paths and "filesystem" not in self._enforced
+
+    def _hidden(self, path: str) -> bool:
+        """Whether sandbox ``path`` is (under) a read-denied path the sandbox masks.
+
+        Read from the policy at each call: a session may add masks (Read deny rules) as it goes.
+        """
+        if "read_denied" not in self._enforced:
+            return False
+        hidden = []
+        for denied in self._backend.policy.read_denied:
+            inside = self._backend.to_sandbox_path(Path(denied))
+            if inside is not None:
+                hidden.append(PurePosixPath(inside))
+        return bool(hidden) and contained((path,), tuple(hidden), resolve=False)
 
     def explicit(self, requested: str) -> tuple[str, bool]:
         """An API caller's cwd as an absolute sandbox path, and whether only the sandbox can judge it.
@@ -75,7 +82,7 @@ class CwdTracker:
         path = posixpath.normpath(posixpath.join(self.workspace, requested))
         if path.startswith("//"):
             path = "/" + path.lstrip("/")
-        if self._hidden and contained((path,), self._hidden, resolve=False):
+        if self._hidden(path):
             raise WorkingDirectoryError(
                 f"cwd {path} is hidden from commands (a read-denied path); pick another directory"
             )
@@ -90,7 +97,7 @@ class CwdTracker:
         real = self._backend.to_sandbox_path(host.resolve())
         if real is None or not self.inside_roots(real):
             return path, True
-        if self._hidden and contained((real,), self._hidden, resolve=False):
+        if self._hidden(real):
             raise WorkingDirectoryError(
                 f"cwd {path} leads to {real}, which is hidden from commands (a read-denied path); "
                 "pick another directory"
