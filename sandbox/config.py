@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["BwrapConfig", "DockerConfig", "LocalConfig", "SandboxConfig"]
+__all__ = ["BwrapConfig", "DockerConfig", "LocalConfig", "PullPolicy", "SandboxConfig"]
+
+#: When the docker backend pulls its image: ``never``, when ``missing`` locally, or ``always``.
+PullPolicy = Literal["never", "missing", "always"]
 
 
 class LocalConfig(BaseModel):
@@ -71,7 +74,20 @@ class DockerConfig(BaseModel):
     docker_host: str | None = Field(
         default=None, description="Docker daemon URL; None uses DOCKER_HOST or the default socket."
     )
-    pull: bool = Field(default=False, description="Pull a missing image (never pulled otherwise).")
+    pull: PullPolicy = Field(
+        default="never",
+        description=(
+            "When to pull the image: never (default), when missing locally, or always before starting "
+            "(a registry must be reachable). true/false are read as missing/never."
+        ),
+    )
+
+    @field_validator("pull", mode="before")
+    @classmethod
+    def _pull_bool(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            return "missing" if value else "never"
+        return value
 
 
 SandboxConfig = Annotated[LocalConfig | BwrapConfig | DockerConfig, Field(discriminator="type")]

@@ -50,7 +50,8 @@ async def test_200_mixed_tasks_give_200_correct_results(tmp_path: Path) -> None:
         assert r.duration_s > 0
         second = r.commands[1] if len(r.commands) > 1 else None
         if kind == "fail":
-            assert second is not None and second.exit_code == 3 and "oops" in (second.preview or "")
+            assert second is not None and second.exit_code == 3 and second.stderr == "oops\n"
+            assert second.preview == "" and second.stderr_bytes == 5 and second.stdout_bytes == 0
         elif kind == "timeout":
             assert second is not None and second.timed_out and second.duration_s < 15
         elif kind == "heavy":

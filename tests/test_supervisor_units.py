@@ -38,6 +38,7 @@ def test_public_names_are_pinned() -> None:
             "TaskNotFoundError",
             "TaskOutputChunk",
             "TaskStatus",
+            "WorkingDirectoryError",
             "base_env",
             "exit_is_error",
             "exit_meaning",

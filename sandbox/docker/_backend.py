@@ -517,16 +517,18 @@ class DockerBackend(SandboxBackend):
             return str(response["Id"])
 
         with translate(self.config.docker_host, f"create a container from {image!r}"):
+            if self.config.pull == "always":
+                _pull(client, image)
             try:
                 cid = create()
             except docker.errors.ImageNotFound as exc:
-                if not self.config.pull:
+                if self.config.pull == "never":
                     raise BackendUnavailableError(
-                        f"image {image!r} is not present locally. shellrt never pulls unless "
-                        "DockerConfig.pull is true, and no registry may be reachable here: build it "
-                        "(`docker build`, `docker import`, scripts/build-test-images.sh) or `docker load` it."
+                        f"image {image!r} is not present locally. shellrt never pulls unless asked "
+                        "(DockerConfig.pull 'missing' or 'always'; --pull missing), and no registry may be "
+                        f"reachable here: {_GET_IMAGE}."
                     ) from exc
-                client.images.pull(image)
+                _pull(client, image)
                 cid = create()
         self.container_id = self._cid = cid
         with translate(self.config.docker_host, f"start a container from {image!r}"):
@@ -912,6 +914,20 @@ class DockerBackend(SandboxBackend):
         if client is None or cid is None:
             raise SandboxClosedError("the docker sandbox is not running")
         await thread(lambda: export_workspace(client, cid, self.config.container_workspace, Path(dest)))
+
+
+_GET_IMAGE = "build it (`docker build`, `docker import`, scripts/build-test-images.sh) or `docker load` it"
+
+
+def _pull(client: docker.DockerClient, image: str) -> None:
+    """Pull ``image``; a failure (most often: no registry reachable) names the image and the way out."""
+    try:
+        client.images.pull(image)
+    except docker.errors.APIError as exc:
+        raise BackendUnavailableError(
+            f"could not pull image {image!r} ({exc.explanation or exc}). Is a registry reachable? "
+            f"If not, {_GET_IMAGE}, and run with pull 'never' (--pull never) or 'missing'."
+        ) from exc
 
 
 def _remove(client: docker.DockerClient | None, cid: str | None, host_dir: OwnedDir | None) -> None:

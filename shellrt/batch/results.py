@@ -42,7 +42,7 @@ class CommandOutcome(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     index: int
-    #: The shell text, or ``<tool name>:<tool_use id>`` for a tool_use block.
+    #: The shell text, an argv shell-quoted, or ``<tool name>:<tool_use id>`` for a tool_use block.
     command: str
     exit_code: int | None = None
     timed_out: bool = False
@@ -51,12 +51,22 @@ class CommandOutcome(BaseModel):
     #: tool_use blocks: the tool_result's ``is_error``; shell commands: exit code != 0 or timed out.
     is_error: bool = False
     duration_s: float = 0.0
+    #: Bytes printed, stdout and stderr together.
     total_bytes: int = 0
-    #: Head and tail of the output (``collect.output`` ``preview``/``full``).
+    #: Head and tail of stdout (``collect.output`` ``preview``/``full``); a tool_use block: its result text.
     preview: str | None = None
+    #: ``preview`` or ``stderr`` is not the whole stream.
     truncated: bool = False
-    #: The whole output file (``collect.output: full``), on the machine named by the task's ``node``.
+    #: The whole stdout file (``collect.output: full``), on the machine named by the task's ``node``.
     output_path: str | None = None
+    #: Shell commands keep stderr apart from stdout: its head and tail, size, truncation and
+    #: (``collect.output: full``) whole file; None / 0 for tool_use blocks.
+    stderr: str | None = None
+    stdout_bytes: int = 0
+    stderr_bytes: int = 0
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    stderr_path: str | None = None
 
 
 class TaskResult(BaseModel):

@@ -2,15 +2,17 @@
 
 A task is a fresh sandbox, an optional workspace copied into it, and a list of
 commands run one after another. Commands are shell strings (run through the
-supervisor), per-command objects (``{"run": ..., "timeout": ...}``) or
-``tool_use`` blocks (run through a `shellrt.Runtime`, i.e. the full governed
-lifecycle). Every model forbids unknown keys so a typo in a 10 000-line task
+supervisor), per-command objects (``{"run": ...}`` shell text or ``{"argv":
+[...]}`` words run without a shell, each with its own ``timeout``, ``env``,
+``cwd`` and ``user``) or ``tool_use`` blocks (run through a `shellrt.Runtime`,
+i.e. the full governed lifecycle). Every model forbids unknown keys so a typo in a 10 000-line task
 file is reported on its line instead of being silently ignored.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 from typing import Any, Literal
 
@@ -83,13 +85,38 @@ class TaskSandbox(BaseModel):
 
 
 class CommandSpec(BaseModel):
-    """One shell command with its own timeout and extra environment."""
+    """One command — shell text (``run``) or an argv (``argv``) — with its own timeout, env, cwd and user."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    run: str = Field(min_length=1, description="Shell command text (bash).")
+    run: str | None = Field(default=None, min_length=1, description="Shell command text (bash).")
+    argv: tuple[str, ...] | None = Field(
+        default=None,
+        min_length=1,
+        description="Program and arguments, run without a shell: every word reaches it intact.",
+    )
     timeout: float | None = Field(default=None, gt=0, description="Seconds; the task's timeout when None.")
     env: dict[str, str] = Field(default_factory=dict, description="Added to the task's env for this command.")
+    cwd: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Start here (a sandbox path; relative: from the workspace root); the task's cwd when "
+        "None. A directory the sandbox cannot enter fails the command before it runs.",
+    )
+    user: str | None = Field(
+        default=None, min_length=1, description="Run as this user (docker); the task's user when None."
+    )
+
+    @model_validator(mode="after")
+    def _one_command(self) -> CommandSpec:
+        if (self.run is None) == (self.argv is None):
+            raise ValueError('a command object needs exactly one of "run" (shell text) or "argv" (a list)')
+        return self
+
+    @property
+    def label(self) -> str:
+        """The command as results show it: its text, or its argv shell-quoted."""
+        return self.run if self.run is not None else shlex.join(self.argv or ())
 
 
 class CollectSpec(BaseModel):
@@ -138,6 +165,17 @@ class Task(BaseModel):
         default=DEFAULT_COMMAND_TIMEOUT_S, gt=0, description="Default per-command timeout (s)."
     )
     env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Where commands start (a sandbox path; relative: from the workspace root); the "
+        "workspace root when None. Commands may set their own.",
+    )
+    user: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Run commands as this user inside the sandbox (docker; local and bwrap refuse any).",
+    )
     stop_on_failure: bool = Field(
         default=False, description="Skip the remaining commands after one fails, times out or errors."
     )
@@ -172,6 +210,15 @@ class Task(BaseModel):
                 for c in value
             ]
         return value
+
+    @model_validator(mode="after")
+    def _user_needs_shell_commands(self) -> Task:
+        if self.user is not None and self.uses_tools:
+            raise ValueError(
+                "user applies to shell commands (run/argv); tool_use blocks run as the sandbox's own "
+                "command user: set user on each command object instead"
+            )
+        return self
 
     @property
     def uses_tools(self) -> bool:

@@ -277,24 +277,27 @@ class TaskRun:
         if isinstance(spec, ToolUseBlock):
             return await self._run_tool_use(index, spec)
         collect = self.task.collect
+        # Kept apart, as a harness reads them (a model reads the merged stream: tool_use blocks).
         result = await self._supervisor.run(
-            spec.run,
+            spec.argv if spec.argv is not None else spec.label,
             timeout_s=spec.timeout or self.task.timeout,
             env={**self.task.env, **spec.env},
-            merge_stderr=True,
+            merge_stderr=False,
+            cwd=spec.cwd or self.task.cwd,
+            user=spec.user or self.task.user,
         )
-        output_path: str | None = None
+        output_path = stderr_path = None
         if collect.output == "full":
-            dest = self.artifacts / f"cmd-{index}.out"
-            source = Path(result.output_path)
-            await anyio.to_thread.run_sync(lambda: _move(source, dest))
-            output_path = str(dest)
+            output_path = await _keep(Path(result.output_path), self.artifacts / f"cmd-{index}.out")
+            if result.stderr_path is not None:
+                stderr_path = await _keep(Path(result.stderr_path), self.artifacts / f"cmd-{index}.err")
         # One rule with the Bash tool: non-zero fails unless it is a documented answer (grep 1, …).
-        failed = result.timed_out or result.exit_code is None or exit_is_error(spec.run, result.exit_code)
+        failed = result.timed_out or result.exit_code is None or exit_is_error(spec.label, result.exit_code)
         failed = failed or result.output_lost is not None
+        previews = collect.output != "none"
         return CommandOutcome(
             index=index,
-            command=spec.run,
+            command=spec.label,
             exit_code=result.exit_code if collect.exit_codes else None,
             timed_out=result.timed_out,
             oom_killed=result.oom_killed,
@@ -302,9 +305,15 @@ class TaskRun:
             is_error=failed,
             duration_s=round(result.duration_s, 4),
             total_bytes=result.total_bytes,
-            preview=None if collect.output == "none" else result.preview,
+            preview=result.preview if previews else None,
             truncated=result.truncated,
             output_path=output_path,
+            stderr=result.stderr if previews else None,
+            stdout_bytes=result.stdout_bytes,
+            stderr_bytes=result.stderr_bytes,
+            stdout_truncated=result.stdout_truncated,
+            stderr_truncated=result.stderr_truncated,
+            stderr_path=stderr_path,
         )
 
     async def _run_tool_use(self, index: int, block: ToolUseBlock) -> CommandOutcome:
@@ -375,6 +384,12 @@ def _status(error: str | None, outcomes: list[CommandOutcome]) -> TaskStatus:
 def _move(source: Path, dest: Path) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(os.fspath(source), os.fspath(dest))
+
+
+async def _keep(source: Path, dest: Path) -> str:
+    """Move a spool file into the task's artifacts (off the event loop); its new path."""
+    await anyio.to_thread.run_sync(lambda: _move(source, dest))
+    return str(dest)
 
 
 def _write_text(dest: Path, text: str) -> None:

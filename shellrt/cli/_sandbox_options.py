@@ -108,6 +108,20 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--image", default=None, help="container image (docker)")
     group.add_argument(
+        "--bind",
+        action="store_true",
+        default=None,
+        help="docker: bind-mount the workspace read-write instead of copying it in (commands change "
+        "your directory itself; the default copy leaves it untouched)",
+    )
+    group.add_argument(
+        "--pull",
+        choices=("never", "missing", "always"),
+        default=None,
+        help="docker: pull the image never (default: build or `docker load` it yourself), when missing "
+        "locally, or always before starting; pulling needs a reachable registry",
+    )
+    group.add_argument(
         "--export",
         type=Path,
         default=None,
@@ -171,10 +185,17 @@ def sandbox_from_args(
         raise SystemExit("shellrt: --network bridge needs --sandbox docker (use none or host)")
     # Limits are not checked here: the backend's declared capabilities decide
     # (sandbox.check_enforceable, through create_backend), for every route alike.
-    docker_only = [n for n in ("image", "export") if getattr(args, n) is not None]
-    if docker_only and choice in ("local", "none", "bwrap"):
+    docker_only = [n for n in ("image", "export", "bind", "pull") if getattr(args, n, None) is not None]
+    if docker_only and choice != "docker":
         flags = ", ".join("--" + n for n in docker_only)
-        raise SystemExit(f"shellrt: {flags} only apply to --sandbox docker")
+        raise SystemExit(
+            f"shellrt: {flags} only apply to --sandbox docker, not --sandbox {choice}; "
+            "add --sandbox docker or drop them"
+        )
+    if getattr(args, "bind", None) and getattr(args, "export", None) is not None:
+        raise SystemExit(
+            "shellrt: --export copies a copied-in workspace out; with --bind your directory already has every change"
+        )
     try:
         policy = SandboxPolicy(
             workspace=workspace,
@@ -197,5 +218,10 @@ def sandbox_from_args(
     elif choice == "bwrap":
         config = "bwrap"  # resolve_sandbox picks the mode (one-shot or session)
     else:
-        config = DockerConfig(image=args.image) if args.image else DockerConfig()
+        docker: dict[str, object] = {"image": args.image} if args.image else {}
+        if getattr(args, "bind", None):
+            docker["workspace_mode"] = "bind"
+        if getattr(args, "pull", None) is not None:
+            docker["pull"] = args.pull
+        config = DockerConfig.model_validate(docker)
     return config, policy

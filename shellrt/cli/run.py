@@ -1,10 +1,15 @@
 """``shellrt run``: the operator runs one command through the supervisor and a sandbox.
 
 No permission prompt: it is the operator's own command. Plain mode streams
-stdout/stderr live; ``--json`` prints one object instead.
+stdout/stderr live; ``--json`` prints one object instead, with stdout and
+stderr kept apart (``stdout``/``stderr``, each with its size, truncation flag
+and, when truncated, its file). The words after ``--`` are shell text, or with
+``--no-shell`` an argv passed intact. ``--env``, ``--user`` and ``--cwd`` apply
+to this one command.
 
 Exit status: the command's own; 124 on timeout (the tree was killed); 125
-when the sandbox is unavailable, or failed while the command ran (its container
+when the sandbox is unavailable, could not start the command (a ``--cwd`` it
+cannot enter, a ``--user`` it cannot switch to), or failed while the command ran (its container
 died or was killed: ``sandbox_failure`` in the JSON, on stderr in plain mode); 74 when output was lost (``--json``: not all
 of it could be saved, e.g. the disk under TMPDIR filled or the output quota
 was reached; plain mode: capturing failed and shellrt killed the command) —
@@ -18,13 +23,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from sandbox import BackendUnavailableError, SandboxBackend, WorkspaceExporter
+from sandbox import BackendUnavailableError, SandboxBackend, SandboxExecError, WorkspaceExporter
 from shellrt.cli._sandbox_options import add_sandbox_options, print_network_refusals, sandbox_from_args
 from shellrt.cli._status_line import StatusLine
 from shellrt.cli._stdout import silence_stdout
@@ -36,6 +43,24 @@ EXIT_INTERRUPTED = 130
 EXIT_UNAVAILABLE = 125
 EXIT_OUTPUT_LOST = 74
 EXIT_STDOUT_CLOSED = 141
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def env_entry(text: str) -> tuple[str, str]:
+    """``--env KEY=VALUE``, or ``--env KEY`` for the caller's own value of KEY."""
+    name, sep, value = text.partition("=")
+    if not _ENV_NAME.match(name):
+        raise argparse.ArgumentTypeError(
+            f"KEY=VALUE expected (KEY: letters, digits and _, not starting with a digit), got {text!r}"
+        )
+    if sep:
+        return name, value
+    if name not in os.environ:
+        raise argparse.ArgumentTypeError(
+            f"{name} is not set in your environment; pass --env {name}=VALUE or export {name} first"
+        )
+    return name, os.environ[name]
 
 
 def register(subparsers: Any) -> None:
@@ -56,7 +81,42 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="on timeout, do not kill: report it and keep waiting for the command",
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of streaming")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object instead of streaming (stdout and stderr apart: stdout, stderr, "
+        "stdout_bytes, stderr_bytes, stdout_truncated, stderr_truncated, stdout_path, stderr_path)",
+    )
+    group = parser.add_argument_group("the command")
+    group.add_argument(
+        "--env",
+        type=env_entry,
+        action="append",
+        default=[],
+        metavar="KEY[=VALUE]",
+        help="set KEY for the command (repeatable); KEY alone passes your own value of KEY. "
+        "The command otherwise gets only shellrt's clean base environment",
+    )
+    group.add_argument(
+        "--user",
+        default=None,
+        metavar="USER",
+        help="run as USER inside the sandbox (docker: a name, uid or uid:gid, root included); "
+        "local and bwrap run every command as one identity and refuse it",
+    )
+    group.add_argument(
+        "--cwd",
+        default=None,
+        metavar="DIR",
+        help="start in DIR, a path as the sandbox sees it (relative: from the workspace root); anywhere "
+        "the sandbox can see is fine, one it cannot enter is an error (exit 125)",
+    )
+    group.add_argument(
+        "--no-shell",
+        action="store_true",
+        help="run the words after -- as an argv, without a shell: each word reaches the program "
+        "intact (spaces, quotes, newlines, $ and * included)",
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the command (after --)")
     parser.set_defaults(func=main)
 
@@ -68,13 +128,13 @@ def main(args: argparse.Namespace) -> int:
     if not words:
         print("shellrt run: no command given (usage: shellrt run [options] -- COMMAND)", file=sys.stderr)
         return 2
-    command = words[0] if len(words) == 1 else " ".join(words)
+    command: str | list[str] = words if args.no_shell else (words[0] if len(words) == 1 else " ".join(words))
     from shellrt.cli._signals import run_until_signal
 
     return anyio.run(run_until_signal, _run, args, command)
 
 
-async def _run(args: argparse.Namespace, command: str) -> int:
+async def _run(args: argparse.Namespace, command: str | list[str]) -> int:
     from shellrt.runtime import resolve_sandbox
 
     config, policy = sandbox_from_args(args)
@@ -112,9 +172,9 @@ async def _run(args: argparse.Namespace, command: str) -> int:
 
 
 async def _execute(
-    args: argparse.Namespace, command: str, backend: SandboxBackend, session_dir: Path
+    args: argparse.Namespace, command: str | list[str], backend: SandboxBackend, session_dir: Path
 ) -> tuple[int, bool]:
-    from shellrt.supervisor import ProgressEvent, Supervisor
+    from shellrt.supervisor import ProgressEvent, Supervisor, WorkingDirectoryError
     from shellrt.tools.bash import bash_output, format_output
 
     stream = not args.json
@@ -140,14 +200,22 @@ async def _execute(
 
     timeout_s = args.timeout if args.timeout is not None else math.inf
     async with Supervisor(backend, session_dir=session_dir) as sup:
-        result = await sup.run(
-            command,
-            timeout_s=timeout_s,
-            merge_stderr=not stream,
-            background_on_timeout=args.background_on_timeout,
-            on_output=echo if stream else None,
-            on_progress=progress if status.enabled else None,
-        )
+        try:
+            result = await sup.run(
+                command,
+                timeout_s=timeout_s,
+                merge_stderr=False,
+                background_on_timeout=args.background_on_timeout,
+                on_output=echo if stream else None,
+                on_progress=progress if status.enabled else None,
+                env=dict(args.env) or None,
+                user=args.user,
+                cwd=args.cwd,
+            )
+        except (WorkingDirectoryError, SandboxExecError) as exc:  # unusable --cwd, refused --user, ...
+            option = "--cwd" if isinstance(exc, WorkingDirectoryError) else "could not start the command"
+            print(f"shellrt run: {option}: {exc}", file=sys.stderr)
+            return EXIT_UNAVAILABLE, False
         status.clear()
         final_code = result.exit_code
         if result.backgrounded_task_id:
@@ -188,12 +256,21 @@ async def _execute(
     report = {
         "exit_code": code,
         "command_exit_code": final_code,
+        "argv": list(result.argv) if result.argv is not None else None,
         "timed_out": result.timed_out,
         "interrupted": result.interrupted,
         "signal": result.signal,
         "oom_killed": result.oom_killed,
         "sandbox_failure": result.sandbox_failure,
         "output": format_output(output, "Bash"),
+        "stdout": result.stdout,
+        "stderr": result.stderr,
+        "stdout_bytes": result.stdout_bytes,
+        "stderr_bytes": result.stderr_bytes,
+        "stdout_truncated": result.stdout_truncated,
+        "stderr_truncated": result.stderr_truncated,
+        "stdout_path": str(result.output_path) if persisted else None,
+        "stderr_path": str(result.stderr_path) if persisted and result.stderr_path else None,
         "output_path": str(result.output_path) if persisted else None,
         "total_bytes": result.total_bytes,
         "saved_bytes": result.saved_bytes,
@@ -217,5 +294,8 @@ def _report_loss_streaming(result: Any, code: int) -> int:
         print(f"shellrt run: output lost: {lost}", file=sys.stderr)
         return EXIT_OUTPUT_LOST
     # Only the on-disk copy is short: the terminal/pipe received everything.
-    print(f"shellrt run: note: every byte was streamed, but the spool copy is incomplete: {lost}", file=sys.stderr)
+    print(
+        f"shellrt run: note: every byte was streamed, but the spool copy is incomplete: {lost}",
+        file=sys.stderr,
+    )
     return code

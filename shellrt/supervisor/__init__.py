@@ -13,6 +13,7 @@ from shellrt.supervisor.errors import (
     SupervisorClosedError,
     SupervisorError,
     TaskNotFoundError,
+    WorkingDirectoryError,
 )
 from shellrt.supervisor.exit_meaning import NON_ERROR_EXITS, exit_is_error, exit_meaning
 from shellrt.supervisor.models import (
@@ -42,6 +43,7 @@ __all__ = [
     "TaskNotFoundError",
     "TaskOutputChunk",
     "TaskStatus",
+    "WorkingDirectoryError",
     "base_env",
     "exit_is_error",
     "exit_meaning",

@@ -4,16 +4,28 @@ Every command runs in a new shell, so ``cd`` would be forgotten; the shell
 wrapper reports ``pwd -P`` at exit and `CwdTracker.adopt` takes it over — only
 when it still exists and lies inside the allowed roots (the writable roots of
 the sandbox). Anything else falls back to the workspace root and the result
-says so, so the model is never silently somewhere unexpected.
+says so, so the model is never silently somewhere unexpected. That leniency is
+for the session's own cwd (the model's ``cd``, a tool call's context snapshot).
+
+An *explicit* cwd from an API caller (`CwdTracker.explicit`) is different: it is
+honoured anywhere the sandbox can see (``/usr/bin``, the sandbox's private
+``/tmp``), relative paths are taken from the workspace root, and one that cannot
+be used raises `WorkingDirectoryError` — never a quiet move elsewhere. What the
+host can judge exactly (local; a path inside the writable roots, which the
+sandboxes mount at known host paths) is judged here; anything else only the
+sandbox can tell (`shellrt.supervisor._cwd_probe`).
 """
 
 from __future__ import annotations
 
+import errno
 import os
-from pathlib import PurePosixPath
+import posixpath
+from pathlib import Path, PurePosixPath
 
 from sandbox import SandboxBackend
 from sandbox.confine import contained
+from shellrt.supervisor.errors import WorkingDirectoryError
 
 __all__ = ["CwdTracker"]
 
@@ -36,6 +48,61 @@ class CwdTracker:
                 if real is not None:
                     roots.append(PurePosixPath(real))
         self.roots = tuple(dict.fromkeys(roots))
+        self._enforced = backend.enforces()
+        #: The sandbox's view is the host's, unfiltered (local): a host stat is the whole truth.
+        self._plain_host = self._host_paths and "filesystem" not in self._enforced
+
+    def _hidden(self, path: str) -> bool:
+        """Whether sandbox ``path`` is (under) a read-denied path the sandbox masks.
+
+        Read from the policy at each call: a session may add masks (Read deny rules) as it goes.
+        """
+        if "read_denied" not in self._enforced:
+            return False
+        hidden = []
+        for denied in self._backend.policy.read_denied:
+            inside = self._backend.to_sandbox_path(Path(denied))
+            if inside is not None:
+                hidden.append(PurePosixPath(inside))
+        return bool(hidden) and contained((path,), tuple(hidden), resolve=False)
+
+    def explicit(self, requested: str) -> tuple[str, bool]:
+        """An API caller's cwd as an absolute sandbox path, and whether only the sandbox can judge it.
+
+        Relative paths start at the workspace root. Raises `WorkingDirectoryError`
+        when it is known to be unusable (missing, not a directory, read-denied).
+        ``True`` (second value): the host cannot see what the sandbox sees there
+        (outside the writable roots of bwrap or docker): ask the sandbox.
+        """
+        if not requested or "\0" in requested:
+            raise WorkingDirectoryError(
+                f"cwd {requested!r} is not a directory name; pass an absolute path or one relative to "
+                f"the workspace root {self.workspace}"
+            )
+        path = posixpath.normpath(posixpath.join(self.workspace, requested))
+        if path.startswith("//"):
+            path = "/" + path.lstrip("/")
+        if self._hidden(path):
+            raise WorkingDirectoryError(
+                f"cwd {path} is hidden from commands (a read-denied path); pick another directory"
+            )
+        if self._plain_host:
+            _check_host_dir(path, Path(path))
+            return path, False
+        host = self._backend.to_host_path(path) if self.inside_roots(path) else None
+        if host is None:
+            return path, True
+        _check_host_dir(path, host)
+        # A symlink inside the roots may lead out of them (or into a hidden path): judged there.
+        real = self._backend.to_sandbox_path(host.resolve())
+        if real is None or not self.inside_roots(real):
+            return path, True
+        if self._hidden(real):
+            raise WorkingDirectoryError(
+                f"cwd {path} leads to {real}, which is hidden from commands (a read-denied path); "
+                "pick another directory"
+            )
+        return path, False
 
     def inside_roots(self, path: str) -> bool:
         """True when ``path`` (a sandbox path, judged lexically: ``pwd -P`` is already physical) is one
@@ -103,3 +170,23 @@ class CwdTracker:
             )
         self.cwd = reported
         return True, None
+
+
+def _check_host_dir(path: str, host: Path) -> None:
+    """Raise `WorkingDirectoryError` unless ``host`` (the host twin of sandbox ``path``) can be a cwd."""
+    try:
+        is_dir = host.is_dir()
+        exists = is_dir or os.path.lexists(host)
+    except OSError as exc:  # e.g. a path component the caller may not search
+        raise WorkingDirectoryError(f"cwd {path} cannot be used: {exc.strerror or exc}") from exc
+    if not exists:
+        raise WorkingDirectoryError(
+            f"cwd {path} does not exist in the sandbox; create it first (e.g. `mkdir -p {path}`) or pass "
+            "an existing directory"
+        )
+    if not is_dir:
+        raise WorkingDirectoryError(
+            f"cwd {path} is not a directory ({os.strerror(errno.ENOTDIR)}); pass a directory"
+        )
+    if not os.access(host, os.X_OK):
+        raise WorkingDirectoryError(f"cwd {path} cannot be entered ({os.strerror(errno.EACCES)})")

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-__all__ = ["ShellUnavailableError", "SupervisorClosedError", "SupervisorError", "TaskNotFoundError"]
+__all__ = [
+    "ShellUnavailableError",
+    "SupervisorClosedError",
+    "SupervisorError",
+    "TaskNotFoundError",
+    "WorkingDirectoryError",
+]
 
 
 class SupervisorError(Exception):
@@ -22,3 +28,8 @@ class TaskNotFoundError(SupervisorError, KeyError):
 
 class ShellUnavailableError(SupervisorError):
     """Raised when the requested shell (e.g. ``pwsh`` for PowerShell) is not installed; names the fix."""
+
+
+class WorkingDirectoryError(SupervisorError):
+    """Raised when an explicit ``cwd`` cannot be used: missing, not a directory, not enterable, or hidden
+    from commands (read-denied). Nothing ran; the message names the directory, why, and what to do."""

@@ -24,11 +24,22 @@ class ProgressEvent(BaseModel):
 
 
 class CommandResult(BaseModel):
-    """How one foreground command ended, with its output spooled on disk."""
+    """How one foreground command ended, with its output spooled on disk.
+
+    Streams: merged (the default, what a model reads), ``output_path`` /
+    ``preview`` hold stdout and stderr interleaved. Kept apart
+    (``merge_stderr=False``, what a harness reads), each stream has its own
+    file, size, preview and truncation flag: ``output_path`` / ``stdout_bytes``
+    / ``stdout`` / ``stdout_truncated`` and ``stderr_path`` / ``stderr_bytes``
+    / ``stderr`` / ``stderr_truncated``.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    #: The command text, or an argv shell-quoted for display (``argv`` holds the words).
     command: str
+    #: The words of a command run as an argv (no shell); None for shell text.
+    argv: tuple[str, ...] | None = None
     #: Exit code (128 + signal for a signal death); None when moved to the background, or when
     #: it timed out after its shell had exited 0 (what it started ran on and was killed).
     exit_code: int | None
@@ -44,15 +55,21 @@ class CommandResult(BaseModel):
     output_path: Path
     #: The full stderr when not merged.
     stderr_path: Path | None = None
+    #: Bytes the command printed, both streams together.
     total_bytes: int = 0
     #: Head and tail of the output (the whole output when ``not truncated``).
     preview: str = ""
-    #: True when ``preview`` is not the whole output (read ``output_path`` for all of it).
+    #: True when ``preview`` (or, not merged, either stream's preview) is not the whole output.
     truncated: bool = False
     #: When not merged: previews of each stream separately (``preview`` is stdout's).
     stdout: str | None = None
     stderr: str | None = None
+    #: Bytes in ``output_path``'s stream as printed (stdout; both interleaved when merged).
+    stdout_bytes: int = 0
     stderr_bytes: int = 0
+    #: The stream's preview is head + tail only (its file has it all).
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
     #: Working directory after the command (sandbox path) and whether it moved.
     cwd: str
     cwd_changed: bool = False

@@ -9,8 +9,9 @@ starts and kills processes.
 from __future__ import annotations
 
 import secrets
+import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -18,6 +19,7 @@ from typing import Self
 import anyio
 
 from sandbox import ExecRequest, ExitStatus, SandboxBackend
+from shellrt.supervisor._cwd_probe import probe_cwd
 from shellrt.supervisor._spawner import Spawner
 from shellrt.supervisor.cwd import CwdTracker
 from shellrt.supervisor.env import base_env, command_env
@@ -132,7 +134,7 @@ class Supervisor:
     # --- running -------------------------------------------------------------------
     async def run(
         self,
-        command: str,
+        command: str | Sequence[str],
         *,
         timeout_s: float,
         env: dict[str, str] | None = None,
@@ -146,20 +148,42 @@ class Supervisor:
         abort: anyio.Event | None = None,
         description: str = "",
         cwd: str | None = None,
+        session_cwd: str | None = None,
+        user: str | None = None,
     ) -> CommandResult:
-        """Run ``command`` in a fresh shell and wait for it (at most ``timeout_s``).
+        """Run ``command`` and wait for it (at most ``timeout_s``).
+
+        ``command``: a string runs in a fresh ``shell``; a sequence of strings is
+        an argv started directly — no shell, every word passed intact, no cwd
+        tracking (it cannot ``cd``).
 
         On timeout the whole tree is killed — or, with ``background_on_timeout``,
         the command keeps running as a background task whose id the result
         carries. Setting ``abort`` kills the tree and returns ``interrupted``;
         cancelling the caller's scope kills the tree too, then propagates.
-        ``cwd`` starts the command there instead of the tracked cwd (the
-        runtime passes each call's context snapshot, so calls of one parallel
-        batch all start where the batch began).
+
+        Where it starts: ``cwd`` (an API caller's choice) is honoured anywhere the
+        sandbox can see — relative to the workspace root when relative — and
+        raises `WorkingDirectoryError` when it cannot be used; it is a one-off
+        (the session's tracked cwd does not follow a ``cd`` there). ``session_cwd``
+        (the model-facing tools pass their call's context snapshot, so calls of
+        one parallel batch all start where the batch began) is lenient instead:
+        outside the allowed roots or vanished, the command runs at the workspace
+        root and the result's ``cwd_note`` says so. Neither: the tracked cwd.
+
+        ``user``: run as this user inside the sandbox (docker); backends that
+        cannot switch identities raise `sandbox.UnsupportedRequestError`.
+        ``env`` is laid over the base environment. ``merge_stderr=False`` keeps
+        stdout and stderr apart in the result (harnesses); merged is what a
+        model reads.
         """
-        start_cwd, start_note = self._cwd.start_dir(cwd)
+        argv = _argv_of(command, shell)
+        start_cwd, start_note = await self._start_dir(cwd, session_cwd, env, user)
+        # An argv cannot cd; an explicit cwd is a one-off that leaves the session's cwd alone.
+        track_cwd = track_cwd and argv is None and cwd is None
         if self._guard is not None:
             await self._guard.before(self._busy())
+        label = _label(command)
         execution = await self._start(
             command,
             env=env,
@@ -168,6 +192,7 @@ class Supervisor:
             merge_stderr=merge_stderr,
             report_cwd=track_cwd,
             cwd=start_cwd,
+            user=user,
             spool_dir=self._shell_dir,
             name=self._spool_files.take(),
             on_output=on_output,
@@ -198,47 +223,62 @@ class Supervisor:
             if execution.err is not None:
                 execution.err.materialize()
             task_id = self.tasks.add(
-                command,
+                label,
                 description or "moved to background on timeout",
                 execution,
                 read_offset=execution.out.saved_bytes,
             )
             self._live.discard(execution)
-            return await self._guarded(self._result(
-                command,
-                execution,
-                start_cwd,
-                start_note,
-                track_cwd=False,
-                timed_out=True,
-                backgrounded_task_id=task_id,
-            ))
+            return await self._guarded(
+                self._result(
+                    label,
+                    argv,
+                    execution,
+                    start_cwd,
+                    start_note,
+                    track_cwd=False,
+                    timed_out=True,
+                    backgrounded_task_id=task_id,
+                )
+            )
         if timed_out or interrupted:
             await execution.kill()
         elif execution.killed_by_us:  # the session closed under it
             interrupted = True
         self._live.discard(execution)
-        return await self._guarded(self._result(
-            command,
-            execution,
-            start_cwd,
-            start_note,
-            track_cwd=track_cwd,
-            timed_out=timed_out,
-            interrupted=interrupted,
-        ))
+        return await self._guarded(
+            self._result(
+                label,
+                argv,
+                execution,
+                start_cwd,
+                start_note,
+                track_cwd=track_cwd,
+                timed_out=timed_out,
+                interrupted=interrupted,
+            )
+        )
 
     async def start_background(
         self,
-        command: str,
+        command: str | Sequence[str],
         *,
         env: dict[str, str] | None = None,
         shell: Shell = "bash",
         description: str = "",
         cwd: str | None = None,
+        session_cwd: str | None = None,
+        user: str | None = None,
+        merge_stderr: bool = True,
     ) -> BackgroundTask:
-        """Start ``command`` as a background task and return at once (stdout+stderr interleaved)."""
-        start_cwd, _ = self._cwd.start_dir(cwd)
+        """Start ``command`` (a shell string or an argv) as a background task and return at once.
+
+        ``cwd``, ``session_cwd``, ``user`` and ``env`` as in `run`. Output is
+        stdout+stderr interleaved unless ``merge_stderr`` is False (then stderr
+        goes to the task's ``stderr_path``; task reads return stdout only).
+        """
+        _argv_of(command, shell)
+        start_cwd, _ = await self._start_dir(cwd, session_cwd, env, user)
         if self._guard is not None:
             await self._guard.before(self._busy())
         task_id = self.tasks.new_id()
@@ -247,15 +287,16 @@ class Supervisor:
             env=env,
             shell=shell,
             stdin=None,
-            merge_stderr=True,
+            merge_stderr=merge_stderr,
             report_cwd=False,
             cwd=start_cwd,
+            user=user,
             spool_dir=self._task_dir,
             name=task_id,
             on_output=None,
         )
         self._live.discard(execution)
-        self.tasks.add(command, description, execution, task_id=task_id)
+        self.tasks.add(_label(command), description, execution, task_id=task_id)
         return self.tasks.get(task_id)
 
     def accept_protected(self, path: Path) -> None:
@@ -264,6 +305,21 @@ class Supervisor:
             self._guard.guard.accept_file(path)
 
     # --- internals -------------------------------------------------------------
+    async def _start_dir(
+        self, cwd: str | None, session_cwd: str | None, env: dict[str, str] | None, user: str | None
+    ) -> tuple[str, str | None]:
+        """Where a command starts, and a note when the session's cwd had to fall back (see `run`)."""
+        if cwd is None:
+            return self._cwd.start_dir(session_cwd)
+        if session_cwd is not None:
+            raise ValueError(
+                "pass `cwd` (explicit, strict) or `session_cwd` (the session's, lenient), not both"
+            )
+        path, ask_sandbox = self._cwd.explicit(cwd)
+        if ask_sandbox:
+            await probe_cwd(self.backend, path, env=command_env(self._base_env, env), user=user)
+        return path, None
+
     def _busy(self) -> bool:
         return bool(self._live) or any(t.status == TaskStatus.RUNNING for t in self.tasks.list())
 
@@ -276,7 +332,7 @@ class Supervisor:
 
     async def _start(
         self,
-        command: str,
+        command: str | Sequence[str],
         *,
         env: dict[str, str] | None,
         shell: Shell,
@@ -284,6 +340,7 @@ class Supervisor:
         merge_stderr: bool,
         report_cwd: bool,
         cwd: str,
+        user: str | None,
         spool_dir: Path,
         name: str,
         on_output: OutputCallback | None,
@@ -294,7 +351,9 @@ class Supervisor:
             raise SupervisorClosedError("the shell session is closed; start a new session")
         # Images without bash (busybox) expose their POSIX shell; the wrapper is POSIX sh.
         posix_shell = self.backend.shell_path
-        argv = shell_argv(command, shell, check_host=self._host_like, posix_shell=posix_shell)
+        argv = _argv_of(command, shell) or shell_argv(
+            str(command), shell, check_host=self._host_like, posix_shell=posix_shell
+        )
         request = ExecRequest(
             argv=argv,
             cwd=cwd,
@@ -302,6 +361,7 @@ class Supervisor:
             stdin=stdin is not None,
             merge_stderr=merge_stderr,
             report_cwd=report_cwd,
+            user=user,
         )
         # Spawn first: the spools are set up while the child execs and runs (the
         # pipe holds its first output meanwhile), which keeps them off the latency path.
@@ -372,6 +432,7 @@ class Supervisor:
     def _result(
         self,
         command: str,
+        argv: tuple[str, ...] | None,
         execution: Execution,
         start_cwd: str,
         start_note: str | None,
@@ -389,13 +450,14 @@ class Supervisor:
             cwd_note = note or start_note
         elif start_note is not None:
             cwd_changed = True
-        preview, truncated = execution.out.preview()
+        preview, out_truncated = execution.out.preview()
         stderr_text: str | None = None
+        err_truncated = False
         if execution.err is not None:
             stderr_text, err_truncated = execution.err.preview()
-            truncated = truncated or err_truncated
         return CommandResult(
             command=command,
+            argv=argv,
             exit_code=_exit_code(status, timed_out=timed_out, backgrounded=backgrounded_task_id is not None),
             signal=None if status is None else status.signal,
             timed_out=timed_out,
@@ -408,9 +470,12 @@ class Supervisor:
             total_bytes=execution.total_bytes,
             stderr_bytes=execution.err.total_bytes if execution.err else 0,
             preview=preview,
-            truncated=truncated,
+            truncated=out_truncated or err_truncated,
             stdout=preview if execution.err is not None else None,
             stderr=stderr_text,
+            stdout_bytes=execution.out.total_bytes,
+            stdout_truncated=out_truncated,
+            stderr_truncated=err_truncated,
             cwd=self._cwd.cwd,
             cwd_changed=cwd_changed,
             cwd_note=cwd_note,
@@ -432,3 +497,23 @@ def _exit_code(status: ExitStatus | None, *, timed_out: bool, backgrounded: bool
     if timed_out and status.exit_code == 0:
         return None
     return status.exit_code
+
+
+def _argv_of(command: str | Sequence[str], shell: Shell) -> tuple[str, ...] | None:
+    """The argv of a command given as a sequence (None for shell text); refuses what cannot run."""
+    if isinstance(command, str):
+        return None
+    argv = tuple(command)
+    if not argv:
+        raise ValueError("an argv needs at least the program to run; pass e.g. ['ls', '-l']")
+    for word in argv:
+        if not isinstance(word, str) or "\0" in word:
+            raise ValueError(f"argv words must be strings without NUL bytes; got {word!r}")
+    if shell != "bash":
+        raise ValueError(f"an argv runs without a shell; shell={shell!r} only applies to command text")
+    return argv
+
+
+def _label(command: str | Sequence[str]) -> str:
+    """How a command is shown in results and task lists: its text, or its argv shell-quoted."""
+    return command if isinstance(command, str) else shlex.join(command)

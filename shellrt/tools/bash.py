@@ -251,7 +251,7 @@ class ShellTool(Tool[BashInput, BashOutput]):
                     env=env,
                     shell=self.shell,
                     description=tool_input.description or "",
-                    cwd=ctx.cwd,
+                    session_cwd=ctx.cwd,
                 )
                 return ToolOutput(
                     BashOutput(
@@ -272,7 +272,7 @@ class ShellTool(Tool[BashInput, BashOutput]):
                 abort=ctx.abort,
                 track_cwd=self.may_change_cwd(tool_input),
                 description=tool_input.description or "",
-                cwd=ctx.cwd,
+                session_cwd=ctx.cwd,
             )
         except ShellUnavailableError as exc:
             raise ToolExecutionError(str(exc)) from exc
