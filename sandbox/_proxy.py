@@ -20,7 +20,10 @@ Decisions are on names, never on addresses the sandbox supplies:
 
 A refusal answers 403 (SOCKS5: reply 0x02) with a body naming the host and
 how to allow it, is appended to the session log (JSON lines: time, sandbox,
-host, port, reason) and kept in `FilteringProxy.refusals`.
+host, port, reason, ``"allowed": false``) and kept in `FilteringProxy.refusals`.
+Each connection made is logged too (time, sandbox, host, port, the address
+reached, ``"allowed": true``): the operator sees what a run reached, not only
+what it was refused.
 """
 
 from __future__ import annotations
@@ -82,6 +85,11 @@ class Refusal:
             f"To allow it, run with --allow-domain {self.host} "
             '(or add it to "sandbox": {"network": {"allowedDomains": [...]}} in your user settings).'
         )
+
+
+def _printable(host: str) -> str:
+    """The name comes from the sandbox and ends up on the operator's terminal: printable only."""
+    return host[:255] if host.isprintable() else ascii(host[:255])
 
 
 def _literal(host: str) -> bool:
@@ -210,18 +218,27 @@ class FilteringProxy:
             self.socket_path.unlink()
 
     # -- decisions ---------------------------------------------------------------------
+    def _log(self, record: dict[str, object]) -> None:
+        """Append one JSON line to the session log (callers hold ``_lock``)."""
+        if self.log_path is not None:
+            with contextlib.suppress(OSError), open(self.log_path, "a", encoding="utf-8") as log:
+                log.write(json.dumps(record) + "\n")
+
     def _refuse(self, host: str, port: int, reason: str) -> Refusal:
-        # The name comes from the sandbox and ends up on the operator's terminal: printable only.
-        shown = host[:255] if host.isprintable() else ascii(host[:255])
-        refusal = Refusal(time.time(), self.sandbox, shown, port, reason)
+        refusal = Refusal(time.time(), self.sandbox, _printable(host), port, reason)
         with self._lock:
             self.refusals.append(refusal)
-            if self.log_path is not None:
-                with contextlib.suppress(OSError), open(self.log_path, "a", encoding="utf-8") as log:
-                    log.write(json.dumps(asdict(refusal)) + "\n")
+            self._log({**asdict(refusal), "allowed": False})
         if self._on_refusal is not None:
             self._on_refusal(refusal)
         return refusal
+
+    def _connected(self, host: str, port: int, address: str) -> None:
+        with self._lock:
+            self._log(
+                {"time": time.time(), "sandbox": self.sandbox, "host": _printable(host), "port": port,
+                 "address": address, "allowed": True}
+            )  # fmt: skip
 
     async def _open(
         self, host: str, port: int
@@ -249,12 +266,15 @@ class FilteringProxy:
         for info in infos:
             family, _type, proto, _canon, sockaddr = info
             try:
-                return await asyncio.wait_for(
+                opened = await asyncio.wait_for(
                     asyncio.open_connection(str(sockaddr[0]), int(sockaddr[1]), family=family, proto=proto),
                     _CONNECT_TIMEOUT,
                 )
             except OSError as exc:  # TimeoutError included
                 last = exc
+                continue
+            self._connected(name, port, str(sockaddr[0]))
+            return opened
         raise last or OSError(f"no address for {host}")
 
     # -- protocols ---------------------------------------------------------------------

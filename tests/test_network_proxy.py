@@ -2,7 +2,7 @@
 
 Loopback only: every server is on 127.0.0.1; ``localhost`` is the name the
 operator allows explicitly (the host's loopback), ``127.0.0.1`` the IP literal
-the proxy refuses. The pip end-to-end test of issue 20 is not here yet.
+the proxy refuses. The pip end-to-end test is tests/test_network_pip.py.
 """
 
 from __future__ import annotations
