@@ -1,0 +1,365 @@
+"""Red team, round 3: attacks no issue names, each a test asserting it fails.
+
+Network escapes around the filtering proxy of mode ``proxied`` (rebinding, ports,
+literal spellings, absolute-URI and Host tricks, request smuggling, SOCKS5
+address types, slow or huge heads, the proxy's socket from elsewhere), then
+sandbox escapes on bwrap (run as root here) and docker: leaked fds, the init's
+/proc, /sys and cgroup writes, device nodes, signals to the host, renames around
+masked paths, setid bits through tar/cp -p/install -m, unshare, prctl and
+personality. Servers are on 127.0.0.1 only; rebinding is a resolver that answers
+what an attacker's DNS would.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy
+from sandbox._proxy import FilteringProxy
+from sandbox.bwrap import BwrapBackend, _reachable
+from shellrt.supervisor import Supervisor
+from tests.conftest import require
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+class Recorder:
+    """A TCP server on 127.0.0.1 that keeps every byte each connection sent, answering one 200."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self.listener.getsockname()[1])
+        self.received: list[bytes] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        self.listener.settimeout(0.1)
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                continue
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    def _one(self, conn: socket.socket) -> None:
+        data = b""
+        with conn:
+            conn.settimeout(2)
+            with contextlib.suppress(OSError):
+                while b"\r\n\r\n" not in data and (chunk := conn.recv(65536)):
+                    data += chunk
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                while chunk := conn.recv(65536):  # whatever else arrives before the proxy closes
+                    data += chunk
+        self.received.append(data)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.listener.close()
+
+
+@pytest.fixture
+def recorder() -> Iterator[Recorder]:
+    server = Recorder()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def _proxy(tmp_path: Path, allowed: tuple[str, ...], **options: float) -> FilteringProxy:
+    d = tmp_path / f"proxy-{len(list(tmp_path.glob('proxy-*')))}"
+    d.mkdir(mode=0o700)
+    p = FilteringProxy(d / "proxy.sock", allowed=allowed, log_path=d / "network.log", **options)  # type: ignore[arg-type]
+    p.start()
+    return p
+
+
+@contextlib.contextmanager
+def proxy_of(tmp_path: Path, *allowed: str, **options: float) -> Iterator[FilteringProxy]:
+    p = _proxy(tmp_path, allowed, **options)
+    try:
+        yield p
+    finally:
+        p.close()
+
+
+def talk(p: FilteringProxy, data: bytes, *, timeout: float = 10) -> bytes:
+    """Send ``data`` to the proxy, half-close, read everything it answers."""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(timeout)
+        s.connect(str(p.socket_path))
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # it may answer before reading all
+            s.sendall(data)
+            s.shutdown(socket.SHUT_WR)
+        out = b""
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := s.recv(65536):
+                out += chunk
+    return out
+
+
+def socks(p: FilteringProxy, kind: int, address: bytes, port: int, command: int = 1) -> int:
+    """A SOCKS5 request; the proxy's reply code (0: connected)."""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(10)
+        s.connect(str(p.socket_path))
+        s.sendall(b"\x05\x01\x00")
+        assert s.recv(2) == b"\x05\x00"
+        s.sendall(bytes([5, command, 0, kind]) + address + port.to_bytes(2, "big"))
+        return s.recv(10)[1]
+
+
+@pytest.fixture
+def rebinding(monkeypatch: pytest.MonkeyPatch) -> Callable[[str, str], None]:
+    """Make the host's resolver answer ``name`` with ``address`` (what an attacker's DNS does)."""
+    answers: dict[str, str] = {}
+    real = socket.getaddrinfo
+
+    def fake(host: object, port: object, *args: object, **kwargs: object) -> object:
+        if isinstance(host, str) and host in answers:
+            address = answers[host]
+            family = socket.AF_INET6 if ":" in address else socket.AF_INET
+            sockaddr = (
+                (address, int(str(port)), 0, 0) if family == socket.AF_INET6 else (address, int(str(port)))
+            )
+            return [(family, socket.SOCK_STREAM, 6, "", sockaddr)]
+        return real(host, port, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", fake)
+    return answers.__setitem__
+
+
+# -- network: rebinding and addresses ---------------------------------------------------------
+
+NON_GLOBAL = [
+    "127.0.0.1",
+    "169.254.169.254",  # cloud metadata
+    "10.1.2.3",
+    "192.168.1.1",
+    "100.64.0.1",
+    "0.0.0.0",
+    "::1",
+    "fe80::1",
+    "fd00::1",
+    "::ffff:127.0.0.1",
+    "::127.0.0.1",  # IPv4-compatible
+    "64:ff9b::a9fe:a9fe",  # NAT64 of 169.254.169.254
+    "2002:7f00:1::1",  # 6to4 of 127.0.0.1
+    "2001:0:4136:e378:8000:63bf:80ff:fffe",  # Teredo of 127.0.0.1
+    "fec0::1",  # site-local
+]
+
+
+@pytest.mark.parametrize("address", NON_GLOBAL)
+def test_wildcard_name_rebound_to_a_non_global_address_is_refused(
+    tmp_path: Path, rebinding: Callable[[str, str], None], address: str
+) -> None:
+    rebinding("cdn.registry.test", address)
+    with proxy_of(tmp_path, "*.registry.test") as p:
+        out = talk(p, b"CONNECT cdn.registry.test:443 HTTP/1.1\r\n\r\n")
+        assert out.startswith(b"HTTP/1.1 403"), out
+        assert socks(p, 3, b"\x11cdn.registry.test", 443) == 2
+    assert [r.host for r in p.refusals] == ["cdn.registry.test"] * 2
+
+
+def test_a_sandbox_cannot_send_a_wildcard_as_its_host(
+    tmp_path: Path, rebinding: Callable[[str, str], None]
+) -> None:
+    """``*.corp.test`` is a pattern, not a name; resolved literally it hits a wildcard record."""
+    rebinding("*.corp.test", "10.0.0.5")
+    with proxy_of(tmp_path, "*.corp.test") as p:
+        out = talk(p, b"CONNECT *.corp.test:443 HTTP/1.1\r\n\r\n")
+        assert out.startswith(b"HTTP/1.1 403"), out
+        assert socks(p, 3, b"\x0b*.corp.test", 443) == 2
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    ["127.0.0.1", "[::1]", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "2130706433", "0x7f000001", "127.1",
+     "0177.0.0.1", "[0:0:0:0:0:ffff:127.0.0.1]", "localhost%00.pypi.org", "127.0.0.1.", "[::1%lo]"],
+)  # fmt: skip
+def test_loopback_spellings_are_refused(tmp_path: Path, recorder: Recorder, spelling: str) -> None:
+    with proxy_of(tmp_path, "pypi.org", "*.pypi.org") as p:
+        out = talk(p, f"CONNECT {spelling}:{recorder.port} HTTP/1.1\r\n\r\n".encode())
+        assert out.startswith((b"HTTP/1.1 403", b"HTTP/1.1 400")), out
+        out = talk(p, f"GET http://{spelling}:{recorder.port}/ HTTP/1.1\r\n\r\n".encode())
+        assert out.startswith((b"HTTP/1.1 403", b"HTTP/1.1 400")), out
+    assert recorder.received == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "address"),
+    [(1, bytes([127, 0, 0, 1])), (4, socket.inet_pton(socket.AF_INET6, "::1")),
+     (4, socket.inet_pton(socket.AF_INET6, "::ffff:127.0.0.1")), (3, b"\x09127.0.0.1"), (3, b"\x05[::1]")],
+)  # fmt: skip
+def test_socks5_address_types_do_not_reach_loopback(
+    tmp_path: Path, recorder: Recorder, kind: int, address: bytes
+) -> None:
+    with proxy_of(tmp_path, "localhost") as p:
+        assert socks(p, kind, address, recorder.port) == 2
+    assert recorder.received == []
+
+
+def test_socks5_bind_and_udp_associate_are_refused(tmp_path: Path, recorder: Recorder) -> None:
+    with proxy_of(tmp_path, "localhost") as p:
+        assert socks(p, 3, b"\x09localhost", recorder.port, command=2) == 7
+        assert socks(p, 3, b"\x09localhost", recorder.port, command=3) == 7
+    assert recorder.received == []
+
+
+# -- network: ports ---------------------------------------------------------------------------
+
+
+def test_a_public_allowed_name_is_reached_on_web_ports_only(
+    tmp_path: Path, rebinding: Callable[[str, str], None]
+) -> None:
+    """``--allow-domain pypi.org`` means its web service, not its SSH or SMTP (exfiltration, spam)."""
+    rebinding("registry.test", "93.184.215.14")  # a public address: nothing listens for the test
+    with proxy_of(tmp_path, "registry.test") as p:
+        for port in (22, 25, 6379, 9418):
+            out = talk(p, f"CONNECT registry.test:{port} HTTP/1.1\r\n\r\n".encode())
+            assert out.startswith(b"HTTP/1.1 403") and b"port" in out, out
+            assert socks(p, 3, b"\x0dregistry.test", port) == 2
+    assert {r.port for r in p.refusals} == {22, 25, 6379, 9418}
+
+
+def test_an_exactly_listed_local_name_keeps_its_ports(tmp_path: Path, recorder: Recorder) -> None:
+    """``--allow-domain localhost`` is the operator's explicit choice of a host service (any port)."""
+    with proxy_of(tmp_path, "localhost") as p:
+        out = talk(p, f"GET http://localhost:{recorder.port}/ HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
+    assert out.startswith(b"HTTP/1.1 200"), out
+
+
+# -- network: absolute-URI, Host and smuggling tricks in plain HTTP ---------------------------
+
+
+@pytest.mark.parametrize(
+    "authority",
+    ["evil.test#@localhost:{port}", "evil.test?@localhost:{port}", "evil.test\\@localhost:{port}",
+     "localhost:{port}@evil.test", "evil.test:{port}#localhost", "localhost:{port}:80"],
+)  # fmt: skip
+def test_absolute_uri_tricks_are_decided_on_the_real_authority(
+    tmp_path: Path, recorder: Recorder, authority: str
+) -> None:
+    target = authority.format(port=recorder.port)
+    with proxy_of(tmp_path, "localhost") as p:
+        out = talk(p, f"GET http://{target}/x HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
+    assert out.startswith((b"HTTP/1.1 403", b"HTTP/1.1 400")), out
+    assert recorder.received == []
+
+
+def test_the_host_header_sent_upstream_is_the_vetted_name(tmp_path: Path, recorder: Recorder) -> None:
+    """Domain fronting through plain HTTP: the client's Host must not pick another site on that server."""
+    with proxy_of(tmp_path, "localhost") as p:
+        out = talk(
+            p,
+            f"GET http://localhost:{recorder.port}/ HTTP/1.1\r\nHost: evil.test\r\nhost: evil2.test\r\n\r\n".encode(),
+        )
+    assert out.startswith(b"HTTP/1.1 200"), out
+    [request] = recorder.received
+    hosts = [line for line in request.split(b"\r\n") if line.lower().startswith(b"host:")]
+    assert hosts == [f"Host: localhost:{recorder.port}".encode()], request
+
+
+def test_a_second_request_on_the_connection_never_reaches_upstream(
+    tmp_path: Path, recorder: Recorder
+) -> None:
+    """Pipelining: the proxy vets one request per connection, so it forwards one."""
+    first = f"GET http://localhost:{recorder.port}/a HTTP/1.1\r\nHost: localhost\r\n\r\n"
+    second = "GET /admin HTTP/1.1\r\nHost: evil.test\r\n\r\n"
+    with proxy_of(tmp_path, "localhost") as p:
+        talk(p, (first + second).encode())
+    assert len(recorder.received) == 1 and b"/admin" not in recorder.received[0], recorder.received
+
+
+@pytest.mark.parametrize(
+    "headers",
+    ["Content-Length: 5\r\nTransfer-Encoding: chunked\r\n", "Content-Length: 5\r\nContent-Length: 40\r\n",
+     "Transfer-Encoding: chunked\r\n", "Content-Length: -1\r\n", "X-A: b\nHost: evil.test\r\n",
+     " folded: header\r\n", "X-A: b\rHost: evil.test\r\n"],
+)  # fmt: skip
+def test_ambiguous_request_framing_is_refused(tmp_path: Path, recorder: Recorder, headers: str) -> None:
+    request = f"POST http://localhost:{recorder.port}/ HTTP/1.1\r\nHost: localhost\r\n{headers}\r\n"
+    body = "0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: evil.test\r\n\r\n"
+    with proxy_of(tmp_path, "localhost") as p:
+        out = talk(p, (request + body).encode())
+    assert out.startswith(b"HTTP/1.1 400") or out.startswith(b"HTTP/1.1 501"), out
+    assert recorder.received == []
+
+
+def test_a_request_body_is_forwarded_by_its_length_and_no_further(tmp_path: Path, recorder: Recorder) -> None:
+    request = (
+        f"POST http://localhost:{recorder.port}/ HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n\r\n"
+    )
+    with proxy_of(tmp_path, "localhost") as p:
+        out = talk(p, (request + "hello" + "GET /smuggled HTTP/1.1\r\n\r\n").encode())
+    assert out.startswith(b"HTTP/1.1 200"), out
+    [received] = recorder.received
+    assert received.endswith(b"\r\n\r\nhello") and b"smuggled" not in received, received
+
+
+# -- network: holding the proxy ------------------------------------------------------------------
+
+
+def test_a_huge_head_is_refused_and_the_proxy_keeps_serving(tmp_path: Path, recorder: Recorder) -> None:
+    huge = b"GET http://localhost/ HTTP/1.1\r\nX-Pad: " + b"a" * (1 << 20) + b"\r\n\r\n"
+    with proxy_of(tmp_path, "localhost") as p:
+        out = talk(p, huge)
+        assert out == b"" or out.startswith(b"HTTP/1.1 431"), out[:200]
+        ok = talk(p, f"GET http://localhost:{recorder.port}/ HTTP/1.1\r\n\r\n".encode())
+    assert ok.startswith(b"HTTP/1.1 200"), ok
+
+
+def test_slowloris_heads_are_cut_off(tmp_path: Path) -> None:
+    """A client that never finishes its head loses the connection (it cannot hold a slot forever)."""
+    with proxy_of(tmp_path, "localhost", head_timeout=0.5) as p, socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(10)
+        s.connect(str(p.socket_path))
+        s.sendall(b"GET http://localhost/ HTTP/1.1\r\nX-Slow: ")
+        t0 = time.monotonic()
+        assert s.recv(100).startswith(b"HTTP/1.1 408")
+        assert time.monotonic() - t0 < 5
+        s.close()
+        s2 = socket.socket(socket.AF_UNIX)
+        with s2:
+            s2.settimeout(10)
+            s2.connect(str(p.socket_path))
+            s2.sendall(b"\x05")  # SOCKS5 that never says which methods
+            assert s2.recv(100) in (b"", b"\x05\xff")
+
+
+def test_connections_over_the_cap_are_turned_away_not_queued(tmp_path: Path) -> None:
+    """Queued connections each hold a host fd: over the cap the proxy answers 503 and closes."""
+    with proxy_of(tmp_path, "localhost", max_connections=3, head_timeout=30) as p:
+        held = []
+        try:
+            for _ in range(3):
+                s = socket.socket(socket.AF_UNIX)
+                s.connect(str(p.socket_path))
+                s.sendall(b"GET ")
+                held.append(s)
+            time.sleep(0.3)
+            out = talk(p, b"GET http://localhost/ HTTP/1.1\r\n\r\n", timeout=5)
+            assert out.startswith(b"HTTP/1.1 503"), out
+        finally:
+            for s in held:
+                s.close()
+        time.sleep(0.3)
+        out = talk(p, b"GET http://blocked.test/ HTTP/1.1\r\n\r\n", timeout=5)
+        assert out.startswith(b"HTTP/1.1 403"), out  # served again once slots are free
