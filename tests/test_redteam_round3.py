@@ -18,7 +18,6 @@ import shutil
 import socket
 import stat
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -28,7 +27,7 @@ import pytest
 
 from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy
 from sandbox._proxy import FilteringProxy
-from sandbox.bwrap import BwrapBackend, _reachable
+from sandbox.bwrap import BwrapBackend
 from shellrt.supervisor import Supervisor
 from tests.conftest import require
 
@@ -363,3 +362,294 @@ def test_connections_over_the_cap_are_turned_away_not_queued(tmp_path: Path) -> 
         time.sleep(0.3)
         out = talk(p, b"GET http://blocked.test/ HTTP/1.1\r\n\r\n", timeout=5)
         assert out.startswith(b"HTTP/1.1 403"), out  # served again once slots are free
+
+
+# -- sandboxes: bwrap (as root here) and docker -----------------------------------------------
+
+BACKENDS = ["bwrap", "docker"]
+
+
+class Box:
+    """One sandbox session of either backend, for attacks written once."""
+
+    def __init__(self, kind: str, sup: Supervisor, ws: Path) -> None:
+        self.kind, self.sup, self.ws = kind, sup, ws
+
+    async def sh(self, command: str, timeout_s: float = 60) -> tuple[int | None, str]:
+        result = await self.sup.run(command, timeout_s=timeout_s)
+        return result.exit_code, result.preview
+
+
+@contextlib.asynccontextmanager
+async def box(kind: str, tmp_path: Path, **policy: object) -> AsyncIterator[Box]:
+    """A session sandbox of ``kind`` on ``tmp_path/ws`` (kept across calls: later sessions see it)."""
+    from sandbox.base import SandboxBackend
+
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    mode = str(policy.pop("workspace_mode", "copy"))
+    full = SandboxPolicy(workspace=ws, **policy)  # type: ignore[arg-type]
+    backend: SandboxBackend
+    if kind == "bwrap":
+        require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+        backend = BwrapBackend(BwrapConfig(), full)
+    else:
+        from sandbox import DockerConfig
+        from sandbox.docker import DockerBackend
+        from tests._docker_support import DEBIAN, require_docker
+
+        require_docker()
+        backend = DockerBackend(DockerConfig(image=DEBIAN, workspace_mode=mode), full)  # type: ignore[arg-type]
+    try:
+        await backend.start()
+    except BackendUnavailableError as exc:
+        require(False, f"{kind} unusable here: {exc}")
+    session = tmp_path / f"session-{os.urandom(4).hex()}"
+    sup = Supervisor(backend, session_dir=session)
+    try:
+        yield Box(kind, sup, ws)
+    finally:
+        await sup.close()
+        await backend.close()
+
+
+def _setid_files(root: Path) -> list[str]:
+    found = []
+    for path in root.rglob("*"):
+        with contextlib.suppress(OSError):
+            if path.lstat().st_mode & (stat.S_ISUID | stat.S_ISGID) and not path.is_dir():
+                found.append(str(path))
+    return found
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", BACKENDS)
+async def test_commands_hold_no_fd_beyond_stdio(kind: str, tmp_path: Path) -> None:
+    """No channel of the supervisor, zygote, executor or proxy leaks into a command."""
+    async with box(kind, tmp_path) as b:
+        code, out = await b.sh("ls /proc/$$/fd; ls /proc/$$/task/*/fd")
+    fds = {line for line in out.split() if line.isdigit()}
+    assert code == 0 and fds == {"0", "1", "2"}, out
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", BACKENDS)
+async def test_the_init_process_is_closed_to_commands(kind: str, tmp_path: Path) -> None:
+    async with box(kind, tmp_path) as b:
+        code, out = await b.sh(
+            "for f in environ maps mem stack syscall; do cat /proc/1/$f >/dev/null 2>&1 && echo OPEN $f; done; "
+            "ls /proc/1/root/ >/dev/null 2>&1 && echo OPEN root; ls /proc/1/fd/ >/dev/null 2>&1 && echo OPEN fd; "
+            "readlink /proc/1/cwd >/dev/null 2>&1 && echo OPEN cwd; echo done"
+        )
+    assert out.strip() == "done", out
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", BACKENDS)
+async def test_sys_and_cgroup_writes_fail(kind: str, tmp_path: Path) -> None:
+    """cgroup v1 ``release_agent`` (the classic container escape), uevent helper, cgroup moves, mounts."""
+    async with box(kind, tmp_path) as b:
+        code, out = await b.sh(
+            "for f in /sys/fs/cgroup/*/release_agent /sys/fs/cgroup/*/notify_on_release "
+            "/sys/fs/cgroup/*/cgroup.procs /sys/fs/cgroup/cgroup.procs /sys/kernel/uevent_helper "
+            "/sys/kernel/mm/transparent_hugepage/enabled /sys/fs/cgroup/memory/memory.limit_in_bytes; do "
+            "[ -e $f ] && (echo 1 > $f) 2>/dev/null && echo WROTE $f; done; "
+            "mkdir /sys/fs/cgroup/pids/x 2>/dev/null && echo MADE; mkdir -p /tmp/c; "
+            "mount -t cgroup -o memory cgroup /tmp/c 2>/dev/null && echo MOUNTED; "
+            "mount -t cgroup2 none /tmp/c 2>/dev/null && echo MOUNTED2; echo done"
+        )
+    assert out.strip() == "done", out
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", BACKENDS)
+async def test_device_nodes_cannot_be_made_or_reached(kind: str, tmp_path: Path) -> None:
+    async with box(kind, tmp_path) as b:
+        code, out = await b.sh(
+            "mknod nullx c 1 3 2>/dev/null && echo MKNOD; mknod disk b 254 0 2>/dev/null && echo MKNOD_B; "
+            "for d in /dev/mem /dev/kmem /dev/port /dev/kmsg /dev/console /dev/vda /dev/sda /dev/nvme0n1 "
+            "/dev/fuse /dev/net/tun /dev/kvm; do [ -e $d ] && echo HAS $d; done; "
+            "(exec 3<>/dev/tty) 2>/dev/null && echo TTY; echo done"
+        )
+    assert out.strip() == "done", out
+
+
+@pytest.fixture
+def host_process() -> Iterator[subprocess.Popen[bytes]]:
+    """A host process of the test's own (the kind of thing a command must not be able to signal)."""
+    proc = subprocess.Popen(["sleep", "300"])
+    try:
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", BACKENDS)
+async def test_signals_do_not_reach_host_processes(
+    kind: str, tmp_path: Path, host_process: subprocess.Popen[bytes]
+) -> None:
+    async with box(kind, tmp_path) as b:
+        await b.sh(f"kill -9 {host_process.pid}; kill -STOP {host_process.pid}; kill -9 -1; true")
+        await b.sh(f"perl -e 'kill 9, {host_process.pid}; kill 9, -{host_process.pid}'; true")
+    time.sleep(0.2)
+    assert host_process.poll() is None
+    with open(f"/proc/{host_process.pid}/stat") as fh:
+        assert fh.read().split(") ")[1][0] in "SR"  # not stopped (T), not a zombie
+
+
+#: What a command tries in order to gain a set-id file; each must leave none.
+SETID_ATTEMPTS = (
+    "cp /bin/sh ./src_sh; mkdir -p out; tar --mode=4755 -cf a.tar src_sh && tar -xpf a.tar -C out; "
+    "tar --mode=2755 -cf b.tar src_sh && tar --same-owner -xpf b.tar -C out; "
+    "cp -p /usr/bin/passwd ./cp_p; cp --preserve=mode /usr/bin/passwd ./cp_mode; "
+    "install -m 4755 /bin/sh ./inst_u; install -m 6755 /bin/sh ./inst_ug; "
+    "perl -e 'use Fcntl; sysopen(my $f, q{open_u}, O_CREAT|O_WRONLY, 04755)'; "
+    "perl -e 'mkdir q{dir_g}, 02755; open(my $f, q{>}, q{dir_g/in}); close $f'; "
+    "perl -e 'syscall(133, q{mknod_u}, 0104755, 0)'; "
+    "find . /tmp -xdev -perm /6000 ! -type d 2>/dev/null; true"
+)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", BACKENDS)
+async def test_no_setid_file_through_tar_cp_install_open_or_mknod(kind: str, tmp_path: Path) -> None:
+    require(Path("/usr/bin/passwd").exists(), "needs a set-uid program to copy (/usr/bin/passwd)")
+    async with box(kind, tmp_path, **({"workspace_mode": "bind"} if kind == "docker" else {})) as b:
+        code, out = await b.sh(SETID_ATTEMPTS, timeout_s=120)
+    found_inside = [line for line in out.splitlines() if line.startswith(("./", "/tmp"))]
+    assert found_inside == [], out
+    assert _setid_files(tmp_path / "ws") == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", BACKENDS)
+async def test_unshare_prctl_and_personality_are_refused(kind: str, tmp_path: Path) -> None:
+    """New namespaces, ambient caps, PR_SET_MM, seccomp/no_new_privs off, personality flags (x86_64 numbers)."""
+    require(os.uname().machine == "x86_64", "syscall numbers below are x86_64's")
+    script = (
+        "print join q{ }, "
+        "syscall(272, 0x10000000), syscall(272, 0x20000), syscall(272, 0x40000000), "  # unshare USER, NS, NET
+        "syscall(157, 47, 2, 21, 0, 0), "  # prctl(PR_CAP_AMBIENT, RAISE, SYS_ADMIN)
+        "syscall(157, 35, 8, 0, 0, 0), "  # prctl(PR_SET_MM, ...)
+        "syscall(157, 38, 0, 0, 0, 0), "  # prctl(PR_SET_NO_NEW_PRIVS, 0): cannot be undone
+        "syscall(157, 22, 0, 0, 0, 0), "  # prctl(PR_SET_SECCOMP, DISABLED)
+        "syscall(135, 0x0040000), "  # personality(ADDR_NO_RANDOMIZE)
+        "syscall(135, 0x0400000);"  # personality(READ_IMPLIES_EXEC)
+    )
+    async with box(kind, tmp_path) as b:
+        code, out = await b.sh(
+            f"perl -e '{script}'; echo; unshare -r true 2>/dev/null && echo UNSHARED; true"
+        )
+        _, status = await b.sh("grep -E '^(CapEff|CapBnd|NoNewPrivs)' /proc/self/status")
+    assert out.split() == ["-1"] * 9, out
+    assert "CapEff:\t0000000000000000" in status and "NoNewPrivs:\t1" in status, status
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", BACKENDS)
+async def test_abstract_unix_sockets_of_the_host_are_unreachable(kind: str, tmp_path: Path) -> None:
+    """Abstract sockets ignore the filesystem: only the network namespace keeps them apart."""
+    name = f"shellrt-redteam-{os.urandom(4).hex()}"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind("\0" + name)
+    listener.listen(4)
+    try:
+        async with box(kind, tmp_path) as b:
+            code, out = await b.sh(
+                "perl -e 'use Socket; socket(my $s, PF_UNIX, SOCK_STREAM, 0); "
+                f'print connect($s, pack_sockaddr_un("\\0{name}")) ? "CONNECTED" : "refused"\''
+            )
+    finally:
+        listener.close()
+    assert out.strip() == "refused", out
+
+
+# -- masked paths: renames around them ---------------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "kind",
+    [
+        pytest.param(
+            "bwrap",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="bwrap masks read_denied files by path: a command may rename the masked file's "
+                "parent directory (mv conf conf2 succeeds); the session's next command starts a zygote "
+                "that masks only paths that exist (conf/db.env is gone), so conf2/db.env is read in clear",
+            ),
+        ),
+        "docker",
+    ],
+)
+async def test_renaming_the_parent_of_a_masked_file_does_not_unmask_it_in_the_session(
+    kind: str, tmp_path: Path
+) -> None:
+    ws = tmp_path / "ws"
+    (ws / "conf").mkdir(parents=True)
+    (ws / "conf" / "db.env").write_text("DBPASS=hunter2\n")
+    async with box(kind, tmp_path, read_denied=(ws / "conf" / "db.env",)) as b:
+        await b.sh("mv conf conf2; true")
+        _, out = await b.sh("cat conf2/db.env conf/db.env 2>/dev/null; true")
+    assert "hunter2" not in out, out
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("kind", "mode"),
+    [
+        pytest.param(
+            "bwrap",
+            "",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="bwrap: a rename of a masked file's parent directory reaches the host workspace; "
+                "the next session masks read_denied by path only, so the moved secret is readable there",
+            ),
+        ),
+        pytest.param(
+            "docker",
+            "bind",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="docker workspace_mode=bind: a rename of a masked file's parent directory reaches the "
+                "host workspace; the next container masks read_denied by path only, so the moved secret "
+                "is readable there",
+            ),
+        ),
+        ("docker", "copy"),
+    ],
+)
+async def test_a_masked_file_moved_by_a_rename_stays_masked_in_the_next_session(
+    kind: str, mode: str, tmp_path: Path
+) -> None:
+    ws = tmp_path / "ws"
+    (ws / "conf").mkdir(parents=True)
+    (ws / "conf" / "db.env").write_text("DBPASS=hunter2\n")
+    options: dict[str, object] = {"read_denied": (ws / "conf" / "db.env",)}
+    if mode:
+        options["workspace_mode"] = mode
+    async with box(kind, tmp_path, **options) as b:
+        await b.sh("mv conf conf2; ln conf2/db.env hard 2>/dev/null; true")
+    async with box(kind, tmp_path, **options) as b:
+        _, out = await b.sh("cat conf2/db.env hard conf/db.env 2>/dev/null; true")
+    assert "hunter2" not in out, out
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", BACKENDS)
+async def test_masked_files_cannot_be_linked_or_swapped(kind: str, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "db.env").write_text("DBPASS=hunter2\n")
+    async with box(kind, tmp_path, read_denied=(ws / "db.env",)) as b:
+        _, out = await b.sh(
+            "ln db.env hard 2>/dev/null; ln -s db.env soft; cp --reflink=auto db.env copy 2>/dev/null; "
+            "mv db.env moved 2>/dev/null; cat hard soft copy moved db.env 2>/dev/null; "
+            "perl -e 'link q{/proc/self/cwd/db.env}, q{viaproc}'; cat viaproc 2>/dev/null; true"
+        )
+    assert "hunter2" not in out, out
+    assert (ws / "db.env").read_text() == "DBPASS=hunter2\n"
