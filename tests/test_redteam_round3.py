@@ -411,6 +411,9 @@ async def box(kind: str, tmp_path: Path, **policy: object) -> AsyncIterator[Box]
     finally:
         await sup.close()
         await backend.close()
+        log = backend.network_log
+        if log is not None:  # kept for the operator when something was refused: the test's own to remove
+            shutil.rmtree(log.parent, ignore_errors=True)
 
 
 def _setid_files(root: Path) -> list[str]:
@@ -653,3 +656,105 @@ async def test_masked_files_cannot_be_linked_or_swapped(kind: str, tmp_path: Pat
         )
     assert "hunter2" not in out, out
     assert (ws / "db.env").read_text() == "DBPASS=hunter2\n"
+
+
+# -- the proxy's channel, seen from inside ------------------------------------------------------
+
+
+def _host_proxy_sockets() -> set[Path]:
+    return set(Path("/tmp").glob("shellrt-proxy-*/proxy.sock"))
+
+
+@pytest.mark.anyio
+async def test_bwrap_command_cannot_open_the_proxy_socket_itself(tmp_path: Path, recorder: Recorder) -> None:
+    """Only the bridge (capped) may use the bound socket: a command going around it is refused."""
+    async with box("bwrap", tmp_path, network="proxied", allowed_domains=("localhost",)) as b:
+        _, out = await b.sh(
+            "ls /run/shellrt-proxy/ 2>/dev/null && echo LISTED; "
+            "perl -e 'use Socket; socket(my $s, PF_UNIX, SOCK_STREAM, 0); "
+            "print connect($s, pack_sockaddr_un(q{/run/shellrt-proxy/proxy.sock})) ? q{CONNECTED} : q{refused}'"
+        )
+        assert out.strip() == "refused", out
+        # The bridge itself still works for the same command.
+        code, fetched = await b.sh(
+            f"printf 'GET http://localhost:{recorder.port}/ HTTP/1.0\\r\\n\\r\\n' | "
+            "perl -e 'use IO::Socket::INET; my $s = IO::Socket::INET->new(q{127.0.0.1:3128}) or die; "
+            "print $s <STDIN>; shutdown($s, 1); print <$s>'"
+        )
+    assert fetched.endswith("ok"), fetched
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", BACKENDS)
+async def test_another_sessions_proxy_cannot_be_reached(
+    kind: str, tmp_path: Path, recorder: Recorder
+) -> None:
+    """Session A allows localhost; session B (allowing only an unrelated name) reaches neither A's socket
+    nor, through its own proxy, what A may reach."""
+    before = _host_proxy_sockets()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    async with box(kind, tmp_path / "a", network="proxied", allowed_domains=("localhost",)) as a:
+        assert (await a.sh("true"))[0] == 0
+        theirs = sorted(_host_proxy_sockets() - before)
+        if kind == "bwrap":
+            assert theirs, "session A's proxy socket not found on the host"
+        async with box(kind, tmp_path / "b", network="proxied", allowed_domains=("example.invalid",)) as b:
+            probes = "".join(
+                f"perl -e 'use Socket; socket(my $s, PF_UNIX, SOCK_STREAM, 0); "
+                f"print connect($s, pack_sockaddr_un(q{{{path}}})) ? q{{CONNECTED }} : q{{refused }}'; "
+                for path in theirs
+            )
+            _, out = await b.sh(f"{probes} ls /tmp/shellrt-proxy-* 2>/dev/null; echo")
+            assert "CONNECTED" not in out and "proxy.sock" not in out, out
+            _, fetched = await b.sh(
+                f"printf 'GET http://localhost:{recorder.port}/ HTTP/1.0\\r\\n\\r\\n' | "
+                "perl -e 'use IO::Socket::INET; my $s = IO::Socket::INET->new(q{127.0.0.1:3128}) or die; "
+                "print $s <STDIN>; shutdown($s, 1); print <$s>'"
+            )
+            assert fetched.startswith("HTTP/1.1 403"), fetched
+    assert recorder.received == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", BACKENDS)
+async def test_no_dns_nor_route_around_the_proxy(kind: str, tmp_path: Path) -> None:
+    """DNS is an exfiltration channel too: the sandbox resolves nothing and reaches no resolver.
+
+    A datagram to 127.0.0.1 goes to the sandbox's own loopback: the host's listener there hears nothing.
+    """
+    heard = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    heard.bind(("127.0.0.1", 0))
+    heard.settimeout(0.5)
+    port = int(heard.getsockname()[1])
+    try:
+        async with box(kind, tmp_path, network="proxied", allowed_domains=("localhost",)) as b:
+            _, out = await b.sh(
+                "getent hosts pypi.org && echo RESOLVED; "
+                "perl -e 'use Socket; for my $a (q{8.8.8.8}, q{169.254.169.254}, q{172.17.0.1}, q{10.0.2.3}) { "
+                "socket(my $u, PF_INET, SOCK_DGRAM, 0); "
+                "print qq{SENT $a\\n} if send($u, q{x}, 0, pack_sockaddr_in(53, inet_aton($a))); "
+                "socket(my $t, PF_INET, SOCK_STREAM, 0); "
+                "print qq{TCP $a\\n} if connect($t, pack_sockaddr_in(80, inet_aton($a))); } "
+                f"socket(my $l, PF_INET, SOCK_DGRAM, 0); send($l, q{{leak}}, 0, pack_sockaddr_in({port}, "
+                "inet_aton(q{127.0.0.1})));'; echo done"
+            )
+        with pytest.raises(TimeoutError):
+            heard.recvfrom(64)
+    finally:
+        heard.close()
+    assert out.strip().splitlines()[-1] == "done" and "RESOLVED" not in out, out
+    assert "SENT" not in out and "TCP" not in out, out
+
+
+@pytest.mark.anyio
+async def test_bwrap_bridge_survives_a_command_killing_everything(tmp_path: Path, recorder: Recorder) -> None:
+    get = (
+        f"printf 'GET http://localhost:{recorder.port}/ HTTP/1.0\\r\\n\\r\\n' | "
+        "perl -e 'use IO::Socket::INET; my $s = IO::Socket::INET->new(q{127.0.0.1:3128}) or die; "
+        "print $s <STDIN>; shutdown($s, 1); print <$s>'"
+    )
+    async with box("bwrap", tmp_path, network="proxied", allowed_domains=("localhost",)) as b:
+        await b.sh("kill -9 -1; pkill -9 -f . ; true")
+        _, out = await b.sh(get)
+    assert out.endswith("ok"), out
