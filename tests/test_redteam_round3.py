@@ -758,3 +758,84 @@ async def test_bwrap_bridge_survives_a_command_killing_everything(tmp_path: Path
         await b.sh("kill -9 -1; pkill -9 -f . ; true")
         _, out = await b.sh(get)
     assert out.endswith("ok"), out
+
+
+#: (name, x86_64 number, perl arguments): calls that reach the kernel's soft spots or another process.
+DANGEROUS_CALLS = (
+    ("userfaultfd", 323, "0"),
+    ("bpf", 321, "0, $z, 0"),
+    ("perf_event_open", 298, "$z, 0, -1, -1, 0"),
+    ("open_by_handle_at", 304, "3, $h, 0"),  # the "shocker" container escape
+    ("ptrace_attach_init", 101, "16, 1, 0, 0"),
+    ("process_vm_readv_init", 310, "1, $l, 1, $r, 1, 0"),
+    ("add_key", 248, "$u, $d, $d, 1, -4"),
+    ("reboot", 169, "0xfee1dead, 672274793, 0x4321fedc, 0"),
+    ("init_module", 175, "$z, 0, $d"),
+    ("kexec_load", 246, "0, 0, 0, 0"),
+)
+
+
+async def _refused(kind: str, tmp_path: Path, calls: tuple[tuple[str, int, str], ...]) -> None:
+    """Run each call in perl inside ``kind``; each must return -1 with EPERM, EACCES or ENOSYS."""
+    require(os.uname().machine == "x86_64", "syscall numbers below are x86_64's")
+    setup = (
+        'my $z = "\\0" x 256; my $h = "\\0" x 136; my $u = "user"; my $d = "x"; my $b = "\\0" x 8; '
+        'my $l = pack("QQ", unpack("Q", pack("p", $b)), 8); my $r = pack("QQ", 0x1000, 8); '
+    )
+    script = "".join(
+        f'$! = 0; print "{name} ", syscall({nr}, {args}), " ", $!+0, "\\n"; ' for name, nr, args in calls
+    )
+    async with box(kind, tmp_path) as b:
+        _, out = await b.sh(f"perl -e '{setup}{script}'")
+    results = {line.split()[0]: line.split()[1:] for line in out.splitlines() if line.strip()}
+    assert set(results) == {name for name, _, _ in calls}, out
+    for name, (ret, err) in results.items():
+        assert ret == "-1" and int(err) in {1, 13, 38}, f"{name}: returned {ret}, errno {err}\n{out}"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", BACKENDS)
+async def test_dangerous_system_calls_are_refused(kind: str, tmp_path: Path) -> None:
+    await _refused(kind, tmp_path, DANGEROUS_CALLS)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "bwrap",
+        pytest.param(
+            "docker",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="docker: io_uring_setup succeeds in a command (the daemon's default seccomp profile, "
+                "20.10 here, allows io_uring_*, and sandbox/docker/_priv.py's filter denies only set-id "
+                "modes), so io_uring operations (OPENAT with a mode, CONNECT, SOCKET...) run unseen by "
+                "seccomp; the bwrap filter (sandbox/_seccomp.py) denies io_uring_setup/enter/register",
+            ),
+        ),
+    ],
+)
+async def test_io_uring_is_refused(kind: str, tmp_path: Path) -> None:
+    """io_uring runs file and socket operations that no seccomp filter sees."""
+    await _refused(kind, tmp_path, (("io_uring_setup", 425, "8, $z"),))
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", BACKENDS)
+async def test_the_hosts_shared_memory_is_out_of_reach(kind: str, tmp_path: Path) -> None:
+    """/dev/shm is a channel to host processes (POSIX semaphores, shared memory): not the host's."""
+    marker = f"shellrt-redteam-{os.urandom(4).hex()}"
+    host_file = Path("/dev/shm") / marker
+    host_file.write_text("host\n")
+    planted = Path("/dev/shm") / f"{marker}-planted"
+    try:
+        async with box(kind, tmp_path) as b:
+            _, listing = await b.sh("ls -a /dev/shm")
+            await b.sh(f"echo x > /dev/shm/{marker}-planted; true")
+            _, read = await b.sh(f"cat /dev/shm/{marker} 2>/dev/null; true")
+        assert marker not in listing and read == "" and not planted.exists(), (listing, read)
+    finally:
+        host_file.unlink()
+        with contextlib.suppress(FileNotFoundError):
+            planted.unlink()
