@@ -52,6 +52,7 @@ import re
 import socket
 import threading
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -196,6 +197,12 @@ class FilteringProxy:
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.AbstractServer | None = None
+        #: Servers of `add_listener` still open: closed before the loop ends, so none accepts a
+        #: connection whose task the closing loop would destroy unfinished.
+        self._listeners: set[asyncio.AbstractServer] = set()
+        #: Every open connection's transport (clients and upstreams), aborted when the proxy closes
+        #: (weak: a closed one goes away by itself).
+        self._transports: weakref.WeakSet[asyncio.WriteTransport] = weakref.WeakSet()
         self._thread: threading.Thread | None = None
         self._stop: asyncio.Event | None = None
 
@@ -218,11 +225,18 @@ class FilteringProxy:
             ready.set()
             async with self._server:
                 await self._stop.wait()
-            # End every connection still open (tunnels included) before the loop closes.
+            # End every connection still open (tunnels included) before the loop closes: no new
+            # ones, then abort (not close: a close waits for a peer that may never read).
+            for listener in list(self._listeners):
+                listener.close()
+            self._listeners.clear()
+            for transport in list(self._transports):
+                transport.abort()
             others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
             for task in others:
                 task.cancel()
-            await asyncio.gather(*others, return_exceptions=True)
+            if others:
+                await asyncio.wait(others, timeout=5)
 
         self._thread = threading.Thread(
             target=asyncio.run, args=(serve(),), name="shellrt-proxy", daemon=True
@@ -238,9 +252,13 @@ class FilteringProxy:
         loop = self._loop
         if loop is None or self._thread is None:
             raise OSError("the network proxy is not running")
-        return asyncio.run_coroutine_threadsafe(asyncio.start_server(self._handle, sock=sock), loop).result(
-            10
-        )
+
+        async def start() -> asyncio.AbstractServer:
+            server = await asyncio.start_server(self._handle, sock=sock)
+            self._listeners.add(server)
+            return server
+
+        return asyncio.run_coroutine_threadsafe(start(), loop).result(10)
 
     def remove_listener(self, server: asyncio.AbstractServer) -> None:
         """Stop serving ``server`` (from `add_listener`) and close its socket."""
@@ -249,6 +267,7 @@ class FilteringProxy:
             return
 
         async def stop() -> None:
+            self._listeners.discard(server)
             server.close()
             await server.wait_closed()
 
@@ -328,12 +347,16 @@ class FilteringProxy:
             except OSError as exc:  # TimeoutError included
                 last = exc
                 continue
+            _no_delay(opened[1])
+            self._transports.add(opened[1].transport)
             self._connected(name, port, str(sockaddr[0]))
             return opened
         raise last or OSError(f"no address for {host}")
 
     # -- protocols ---------------------------------------------------------------------
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        _no_delay(writer)
+        self._transports.add(writer.transport)
         try:
             if self._active >= self._max_connections:
                 await _reply(writer, 503, "shellrt: the network proxy is at its connection limit; retry")
@@ -527,6 +550,15 @@ def _parse_head(head: str) -> _Request:
         headers.append(f"Content-Length: {length}")
     origin = path if path.startswith("/") else "/" + path
     return _Request(method, host, port, authority, origin, version, tuple(headers), length)
+
+
+def _no_delay(writer: asyncio.StreamWriter) -> None:
+    """TCP_NODELAY on a TCP stream: a relay's small writes (a head, then a body) must not wait on
+    the peer's delayed ACK (Nagle): ~20-40 ms per request otherwise."""
+    sock = writer.get_extra_info("socket")
+    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 def _socks_reply(code: int) -> bytes:

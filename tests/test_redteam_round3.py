@@ -839,3 +839,37 @@ async def test_the_hosts_shared_memory_is_out_of_reach(kind: str, tmp_path: Path
         host_file.unlink()
         with contextlib.suppress(FileNotFoundError):
             planted.unlink()
+
+
+def test_a_client_that_stops_reading_cannot_hold_the_proxys_close(tmp_path: Path) -> None:
+    """A tunnel whose client never reads keeps data buffered; closing the session must not wait on it."""
+    flood = socket.create_server(("127.0.0.1", 0))
+    port = int(flood.getsockname()[1])
+    stop = threading.Event()
+
+    def serve() -> None:
+        conn, _ = flood.accept()
+        conn.setblocking(False)
+        with conn:
+            while not stop.is_set():
+                with contextlib.suppress(BlockingIOError):
+                    conn.send(b"x" * 65536)
+                time.sleep(0.001)
+
+    threading.Thread(target=serve, daemon=True).start()
+    p = _proxy(tmp_path, ("localhost",))
+    client = socket.socket(socket.AF_UNIX)
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    try:
+        client.connect(str(p.socket_path))
+        client.sendall(f"CONNECT localhost:{port} HTTP/1.1\r\n\r\n".encode())
+        time.sleep(1.0)  # the proxy's buffers toward the client fill up
+        thread = p._thread
+        t0 = time.monotonic()
+        p.close()
+        assert time.monotonic() - t0 < 5
+        assert thread is not None and not thread.is_alive()
+    finally:
+        stop.set()
+        client.close()
+        flood.close()
