@@ -88,6 +88,10 @@ _CONNECT_TIMEOUT = 30.0
 _HEAD_TIMEOUT = 30.0
 #: Connections one proxy serves at once; more are turned away (a sandbox cannot exhaust the host's fds).
 _MAX_CONNECTIONS = 512
+#: Refusals one proxy keeps in memory (`FilteringProxy.refusals`); later ones are counted only.
+_MAX_REFUSALS = 1000
+#: Bytes one session log may take; then one last line says it is full.
+_MAX_LOG_BYTES = 8 * 1024 * 1024
 #: Headers the proxy never forwards: hop-by-hop ones, and Host (it writes the vetted one).
 _DROPPED = ("host", "connection", "keep-alive", "te", "trailer", "upgrade")
 
@@ -183,6 +187,8 @@ class FilteringProxy:
         on_refusal: Callable[[Refusal], None] | None = None,
         max_connections: int = _MAX_CONNECTIONS,
         head_timeout: float = _HEAD_TIMEOUT,
+        max_refusals: int = _MAX_REFUSALS,
+        max_log_bytes: int = _MAX_LOG_BYTES,
     ) -> None:
         self.socket_path = socket_path
         self.allowed = tuple(normalize_domain(d) for d in allowed)
@@ -190,6 +196,11 @@ class FilteringProxy:
         self.log_path = log_path
         self.sandbox = sandbox
         self.refusals: list[Refusal] = []
+        #: Refusals past ``max_refusals`` (still refused, not kept: a loop of refused connections
+        #: must not grow the host's memory or disk without end).
+        self.refusals_dropped = 0
+        self._max_refusals = max_refusals
+        self._log_room = max_log_bytes
         self._on_refusal = on_refusal
         self._max_connections = max_connections
         self._head_timeout = head_timeout
@@ -287,17 +298,29 @@ class FilteringProxy:
 
     # -- decisions ---------------------------------------------------------------------
     def _log(self, record: dict[str, object]) -> None:
-        """Append one JSON line to the session log (callers hold ``_lock``)."""
-        if self.log_path is not None:
-            with contextlib.suppress(OSError), open(self.log_path, "a", encoding="utf-8") as log:
-                log.write(json.dumps(record) + "\n")
+        """Append one JSON line to the session log while it has room (callers hold ``_lock``)."""
+        if self.log_path is None or self._log_room <= 0:
+            return
+        line = json.dumps(record) + "\n"
+        if len(line) > self._log_room - 200:  # keep room for the last line
+            line = json.dumps({"time": time.time(), "sandbox": self.sandbox, "full": True,
+                               "note": "log full: later connections and refusals are not logged"}) + "\n"  # fmt: skip
+            self._log_room = 0
+        else:
+            self._log_room -= len(line)
+        with contextlib.suppress(OSError), open(self.log_path, "a", encoding="utf-8") as log:
+            log.write(line)
 
     def _refuse(self, host: str, port: int, reason: str) -> Refusal:
         refusal = Refusal(time.time(), self.sandbox, _printable(host), port, reason)
         with self._lock:
-            self.refusals.append(refusal)
+            kept = len(self.refusals) < self._max_refusals
+            if kept:
+                self.refusals.append(refusal)
+            else:
+                self.refusals_dropped += 1
             self._log({**asdict(refusal), "allowed": False})
-        if self._on_refusal is not None:
+        if kept and self._on_refusal is not None:
             self._on_refusal(refusal)
         return refusal
 

@@ -873,3 +873,25 @@ def test_a_client_that_stops_reading_cannot_hold_the_proxys_close(tmp_path: Path
         stop.set()
         client.close()
         flood.close()
+
+
+def test_a_loop_of_refused_connections_cannot_fill_the_hosts_memory_or_disk(tmp_path: Path) -> None:
+    """Refusals are kept up to a cap (then counted) and the log stops at its size limit."""
+    d = tmp_path / "proxy"
+    d.mkdir(mode=0o700)
+    p = FilteringProxy(
+        d / "proxy.sock",
+        allowed=("localhost",),
+        log_path=d / "network.log",
+        max_refusals=50,
+        max_log_bytes=20_000,
+    )
+    p.start()
+    try:
+        for i in range(400):
+            assert socks(p, 3, b"\x0cblocked.test", 1000 + i) == 2
+    finally:
+        p.close()
+    assert len(p.refusals) == 50 and p.refusals_dropped == 350
+    log = (d / "network.log").read_text()
+    assert len(log.encode()) <= 20_000 and log.splitlines()[-1].find('"full": true') > 0, log[-300:]
