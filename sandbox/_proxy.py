@@ -214,6 +214,8 @@ class FilteringProxy:
         #: Every open connection's transport (clients and upstreams), aborted when the proxy closes
         #: (weak: a closed one goes away by itself).
         self._transports: weakref.WeakSet[asyncio.WriteTransport] = weakref.WeakSet()
+        #: Every connection's task, held: asyncio's own references are weak.
+        self._tasks: set[asyncio.Task[None]] = set()
         self._thread: threading.Thread | None = None
         self._stop: asyncio.Event | None = None
 
@@ -380,6 +382,10 @@ class FilteringProxy:
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         _no_delay(writer)
         self._transports.add(writer.transport)
+        task = asyncio.current_task()
+        if task is not None:  # asyncio keeps tasks weakly: one nobody else holds may be collected mid-way
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
         try:
             if self._active >= self._max_connections:
                 await _reply(writer, 503, "shellrt: the network proxy is at its connection limit; retry")
