@@ -955,3 +955,26 @@ async def test_symlinks_left_in_the_session_tmp_are_not_followed_when_it_is_remo
         )
         assert code == 0, out
     assert (canary / "keep.txt").read_text() == "host file\n"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", BACKENDS)
+async def test_a_command_cannot_take_over_the_proxy_port(
+    kind: str, tmp_path: Path, recorder: Recorder
+) -> None:
+    """A listener of the command's own on 127.0.0.1:3128 (SO_REUSEADDR/SO_REUSEPORT included) would see
+    every later command's proxy traffic."""
+    async with box(kind, tmp_path, network="proxied", allowed_domains=("localhost",)) as b:
+        _, out = await b.sh(
+            "perl -e 'use Socket; for my $opt (SO_REUSEADDR, 15) { socket(my $s, PF_INET, SOCK_STREAM, 0); "
+            "setsockopt($s, SOL_SOCKET, $opt, 1); "
+            'print bind($s, pack_sockaddr_in(3128, inet_aton(q{127.0.0.1}))) && listen($s, 1) ? "TAKEN\\n" : "busy\\n"; '
+            "}'"
+        )
+        _, fetched = await b.sh(
+            f"printf 'GET http://localhost:{recorder.port}/ HTTP/1.0\\r\\n\\r\\n' | "
+            "perl -e 'use IO::Socket::INET; my $s = IO::Socket::INET->new(q{127.0.0.1:3128}) or die; "
+            "print $s <STDIN>; shutdown($s, 1); print <$s>'"
+        )
+    assert out.split() == ["busy", "busy"], out
+    assert fetched.endswith("ok"), fetched
