@@ -49,6 +49,7 @@ import ipaddress
 import json
 import os
 import re
+import shlex
 import socket
 import threading
 import time
@@ -115,9 +116,16 @@ class Refusal:
         )
 
 
+#: What a host name or address may show as is (shell-inert): anything else is shown quoted.
+_SHELL_INERT = re.compile(r"[A-Za-z0-9._:%*\[\]-]+")
+
+
 def _printable(host: str) -> str:
-    """The name comes from the sandbox and ends up on the operator's terminal: printable only."""
-    return host[:255] if host.isprintable() else ascii(host[:255])
+    """How a host the sandbox sent is shown: it ends up on the operator's terminal and in the fix
+    ``--allow-domain HOST`` they may paste into a shell, so printable only and, unless it is
+    shell-inert, one single-quoted word."""
+    shown = host[:255] if host.isprintable() else ascii(host[:255])
+    return shown if _SHELL_INERT.fullmatch(shown) else shlex.quote(shown)
 
 
 def _literal(host: str) -> bool:

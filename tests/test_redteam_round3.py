@@ -978,3 +978,23 @@ async def test_a_command_cannot_take_over_the_proxy_port(
         )
     assert out.split() == ["busy", "busy"], out
     assert fetched.endswith("ok"), fetched
+
+
+@pytest.mark.parametrize(
+    "name", ["x;touch${IFS}pwned", "a$(id)b", "`id`.test", "x y&z", "x'q'y", "$HOME", "a|b>c"]
+)
+def test_a_refused_name_cannot_smuggle_a_shell_command_into_the_suggested_fix(
+    tmp_path: Path, name: str
+) -> None:
+    """The 403 body, the CLI and the audit face say ``--allow-domain NAME``: an operator pasting it
+    must get one inert argument, whatever the sandbox put in NAME."""
+    import shlex
+
+    with proxy_of(tmp_path, "localhost") as p:
+        out = talk(p, f"CONNECT {name}:443 HTTP/1.1\r\n\r\n".encode())
+        assert socks(p, 3, bytes([len(name)]) + name.encode(), 443) == 2
+    assert out.startswith((b"HTTP/1.1 403", b"HTTP/1.1 400")), out  # a space ends the request line: 400
+    assert p.refusals
+    for refusal in p.refusals:
+        assert refusal.host == shlex.quote(name), refusal.host  # one single-quoted, inert word
+        assert f"--allow-domain {refusal.host} " in refusal.message()
