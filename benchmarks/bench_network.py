@@ -2,8 +2,9 @@
 
 Measures, for each mode: the session sandbox's start (backend start to first
 command done), a warm ``true`` per command, and (proxied only) a warm HTTP GET
-of a 127.0.0.1 server through the bridge and the proxy with curl. Prints
-medians and the ratios proxied/none. Run: ``python -m benchmarks.bench_network``
+of a 127.0.0.1 server through the bridge and the proxy with curl (and, as its
+baseline in mode none, the same client refused on its own loopback: the
+client's own cost). Prints medians and the ratios proxied/none. Run: ``python -m benchmarks.bench_network``
 (``--starts N --commands N`` to change the sample sizes; defaults are small).
 """
 
@@ -98,15 +99,21 @@ async def main(starts: int, commands: int, docker: str | None) -> None:
                 "start": statistics.median(start_times[mode]),
                 "true": statistics.median(warm[mode]),
             }
-            policy = policies[mode]
-            if mode == "proxied" and (docker is not None or shutil.which("curl")):
-                session = root / "get"
-                session.mkdir()
-                get = f"curl -sS --noproxy '' -o /dev/null http://localhost:{port}/"
-                if docker is not None:  # busybox: raw HTTP through the proxy with nc
-                    get = f"printf 'GET http://localhost:{port}/ HTTP/1.0\\r\\n\\r\\n' | nc 127.0.0.1 3128 >/dev/null"
-                _, times = await _session(policy, session, [get], commands, docker=docker)
-                results[mode]["http_get"] = statistics.median(times)
+        if docker is not None or shutil.which("curl"):
+            # One proxied session, interleaved: a GET through the proxy, then the same client
+            # refused on the sandbox's own loopback (its own cost: process start, no network).
+            get = f"curl -sS --noproxy '' -o /dev/null http://localhost:{port}/"
+            alone = "curl -s -o /dev/null http://127.0.0.1:9/ || true"
+            if docker is not None:  # busybox: raw HTTP through the proxy with nc
+                get = f"printf 'GET http://localhost:{port}/ HTTP/1.0\\r\\n\\r\\n' | nc 127.0.0.1 3128 >/dev/null"
+                alone = "printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc 127.0.0.1 9 >/dev/null || true"
+            session = root / "get"
+            session.mkdir()
+            _, times = await _session(policies["proxied"], session, [get, alone], commands + 1, docker=docker)
+            gets, alones = times[0::2], times[1::2]
+            results["proxied"]["first_get"] = gets[0]  # the session's first connection
+            results["proxied"]["http_get"] = statistics.median(gets[1:])
+            results["proxied"]["same_client_no_network"] = statistics.median(alones[1:])
     finally:
         server.shutdown()
         shutil.rmtree(root, ignore_errors=True)
@@ -116,6 +123,11 @@ async def main(starts: int, commands: int, docker: str | None) -> None:
     none, proxied = results["none"], results["proxied"]
     print(f"{'docker ' + docker if docker else 'bwrap'} ratio proxied/none: session start {proxied['start'] / none['start']:.2f}x (target <= 1.2x), "
           f"warm true {proxied['true'] / none['true']:.2f}x (target ~1.0x)")  # fmt: skip
+    if "http_get" in proxied:
+        fetched, refused = proxied["http_get"], proxied["same_client_no_network"]
+        print(f"warm GET through the proxy {fetched * 1000:.1f} ms vs the same client refused on its own "
+              f"loopback {refused * 1000:.1f} ms (same session, interleaved): {(fetched - refused) * 1000:+.1f} ms "
+              "per request")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -12,15 +12,33 @@ forwarding (``GET http://host/...``).
 Decisions are on names, never on addresses the sandbox supplies:
 
 * a name must match ``allowed_domains`` and no ``denied_domains`` (deny wins);
+  a pattern (``*.x``) sent as a host is no name and is refused;
 * an IP literal is refused unless listed as such;
 * the proxy resolves the name itself and connects to the address it vetted
   (no second lookup to rebind); a name resolving to loopback, link-local,
-  private or otherwise non-global ranges is refused unless the operator listed
-  that exact name (``localhost``: the host's loopback, an explicit choice).
+  private or otherwise non-global ranges (IPv6 forms that embed such an IPv4
+  address included: mapped, compatible, 6to4, Teredo, NAT64) is refused unless
+  the operator listed that exact name (``localhost``: the host's loopback, an
+  explicit choice);
+* a public address is reached on the web ports only (`WEB_PORTS`): allowing
+  ``pypi.org`` opens its HTTP(S), not its SSH or SMTP. A host service the
+  operator listed by name (non-global address) keeps every port.
+
+Plain HTTP forwards exactly one request per connection, re-framed: the Host
+header is the vetted authority (the client's is dropped: no domain fronting),
+the body is copied by its single ``Content-Length`` and no further, and
+ambiguous framing (``Transfer-Encoding``, repeated or bad lengths, bare CR/LF,
+folded headers) is refused, so nothing can be smuggled behind the vetted
+request. A head must arrive within ``head_timeout`` (slowloris), and over
+``max_connections`` a new connection is answered 503 at once rather than queued
+(each queued one would hold a host fd).
 
 A refusal answers 403 (SOCKS5: reply 0x02) with a body naming the host and
 how to allow it, is appended to the session log (JSON lines: time, sandbox,
-host, port, reason) and kept in `FilteringProxy.refusals`.
+host, port, reason, ``"allowed": false``) and kept in `FilteringProxy.refusals`.
+Each connection made is logged too (time, sandbox, host, port, the address
+reached, ``"allowed": true``): the operator sees what a run reached, not only
+what it was refused.
 """
 
 from __future__ import annotations
@@ -30,16 +48,19 @@ import contextlib
 import ipaddress
 import json
 import os
+import re
+import shlex
 import socket
 import threading
 import time
-from collections.abc import Callable
+import weakref
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from sandbox.policy import domain_matches, normalize_domain
 
-__all__ = ["BRIDGE_PORT", "FilteringProxy", "Refusal", "decide", "proxy_env"]
+__all__ = ["BRIDGE_PORT", "WEB_PORTS", "FilteringProxy", "Refusal", "decide", "proxy_env"]
 
 #: The port commands reach the proxy on, on their own loopback (bwrap: the bridge; docker: a
 #: listener the host made in the container's network namespace).
@@ -58,11 +79,22 @@ def proxy_env(port: int = BRIDGE_PORT) -> dict[str, str]:
     return {**values, **{k.lower(): v for k, v in values.items()}}
 
 
+#: The ports a public (global) address is reached on.
+WEB_PORTS = frozenset({80, 443})
+
 _HEAD_LIMIT = 64 * 1024
 _CHUNK = 64 * 1024
 _CONNECT_TIMEOUT = 30.0
-#: Connections one proxy serves at once; more wait (a sandbox cannot exhaust the host's fds).
+#: Seconds a client has to send its whole request head (or SOCKS5 handshake).
+_HEAD_TIMEOUT = 30.0
+#: Connections one proxy serves at once; more are turned away (a sandbox cannot exhaust the host's fds).
 _MAX_CONNECTIONS = 512
+#: Refusals one proxy keeps in memory (`FilteringProxy.refusals`); later ones are counted only.
+_MAX_REFUSALS = 1000
+#: Bytes one session log may take; then one last line says it is full.
+_MAX_LOG_BYTES = 8 * 1024 * 1024
+#: Headers the proxy never forwards: hop-by-hop ones, and Host (it writes the vetted one).
+_DROPPED = ("host", "connection", "keep-alive", "te", "trailer", "upgrade")
 
 
 @dataclass(frozen=True)
@@ -84,6 +116,18 @@ class Refusal:
         )
 
 
+#: What a host name or address may show as is (shell-inert): anything else is shown quoted.
+_SHELL_INERT = re.compile(r"[A-Za-z0-9._:%*\[\]-]+")
+
+
+def _printable(host: str) -> str:
+    """How a host the sandbox sent is shown: it ends up on the operator's terminal and in the fix
+    ``--allow-domain HOST`` they may paste into a shell, so printable only and, unless it is
+    shell-inert, one single-quoted word."""
+    shown = host[:255] if host.isprintable() else ascii(host[:255])
+    return shown if _SHELL_INERT.fullmatch(shown) else shlex.quote(shown)
+
+
 def _literal(host: str) -> bool:
     try:
         ipaddress.ip_address(host)
@@ -98,6 +142,8 @@ def decide(host: str, allowed: tuple[str, ...], denied: tuple[str, ...]) -> str 
         name = normalize_domain(host)
     except ValueError:
         return "not a valid host name"
+    if "*" in name:
+        return "not a valid host name (a pattern, not a name)"
     if any(domain_matches(name, p) for p in denied):
         return "denied by the session's network deny-list"
     if _literal(name):
@@ -107,10 +153,31 @@ def decide(host: str, allowed: tuple[str, ...], denied: tuple[str, ...]) -> str 
     return None
 
 
+_NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+_SITE_LOCAL = ipaddress.ip_network("fec0::/10")
+
+
+def _embedded(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries (mapped, compatible, 6to4, Teredo, NAT64)."""
+    found = [a for a in (ip.ipv4_mapped, ip.sixtofour) if a is not None]
+    if ip.teredo is not None:
+        found += list(ip.teredo)
+    value = int(ip)
+    if value >> 32 == 0 and value > 1:  # ::a.b.c.d (IPv4-compatible, deprecated but routable)
+        found.append(ipaddress.IPv4Address(value))
+    if any(ip in net for net in _NAT64):
+        found.append(ipaddress.IPv4Address(value & 0xFFFFFFFF))
+    return found
+
+
 def _global(address: str) -> bool:
-    ip = ipaddress.ip_address(address)
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    """Whether ``address`` is a public unicast address, whatever IPv4 address it may wrap."""
+    ip = ipaddress.ip_address(address.partition("%")[0])
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip in _SITE_LOCAL:
+            return False
+        if not all(_global(str(v4)) for v4 in _embedded(ip)):
+            return False
     return ip.is_global and not ip.is_multicast
 
 
@@ -126,6 +193,10 @@ class FilteringProxy:
         log_path: Path | None = None,
         sandbox: str = "",
         on_refusal: Callable[[Refusal], None] | None = None,
+        max_connections: int = _MAX_CONNECTIONS,
+        head_timeout: float = _HEAD_TIMEOUT,
+        max_refusals: int = _MAX_REFUSALS,
+        max_log_bytes: int = _MAX_LOG_BYTES,
     ) -> None:
         self.socket_path = socket_path
         self.allowed = tuple(normalize_domain(d) for d in allowed)
@@ -133,13 +204,28 @@ class FilteringProxy:
         self.log_path = log_path
         self.sandbox = sandbox
         self.refusals: list[Refusal] = []
+        #: Refusals past ``max_refusals`` (still refused, not kept: a loop of refused connections
+        #: must not grow the host's memory or disk without end).
+        self.refusals_dropped = 0
+        self._max_refusals = max_refusals
+        self._log_room = max_log_bytes
         self._on_refusal = on_refusal
+        self._max_connections = max_connections
+        self._head_timeout = head_timeout
+        self._active = 0
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.AbstractServer | None = None
+        #: Servers of `add_listener` still open: closed before the loop ends, so none accepts a
+        #: connection whose task the closing loop would destroy unfinished.
+        self._listeners: set[asyncio.AbstractServer] = set()
+        #: Every open connection's transport (clients and upstreams), aborted when the proxy closes
+        #: (weak: a closed one goes away by itself).
+        self._transports: weakref.WeakSet[asyncio.WriteTransport] = weakref.WeakSet()
+        #: Every connection's task, held: asyncio's own references are weak.
+        self._tasks: set[asyncio.Task[None]] = set()
         self._thread: threading.Thread | None = None
         self._stop: asyncio.Event | None = None
-        self._slots: asyncio.Semaphore | None = None
 
     # -- life cycle --------------------------------------------------------------------
     def start(self) -> None:
@@ -150,7 +236,6 @@ class FilteringProxy:
         async def serve() -> None:
             self._loop = asyncio.get_running_loop()
             self._stop = asyncio.Event()
-            self._slots = asyncio.Semaphore(_MAX_CONNECTIONS)
             try:
                 self._server = await asyncio.start_unix_server(self._handle, path=str(self.socket_path))
                 os.chmod(self.socket_path, 0o600)
@@ -161,11 +246,18 @@ class FilteringProxy:
             ready.set()
             async with self._server:
                 await self._stop.wait()
-            # End every connection still open (tunnels included) before the loop closes.
+            # End every connection still open (tunnels included) before the loop closes: no new
+            # ones, then abort (not close: a close waits for a peer that may never read).
+            for listener in list(self._listeners):
+                listener.close()
+            self._listeners.clear()
+            for transport in list(self._transports):
+                transport.abort()
             others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
             for task in others:
                 task.cancel()
-            await asyncio.gather(*others, return_exceptions=True)
+            if others:
+                await asyncio.wait(others, timeout=5)
 
         self._thread = threading.Thread(
             target=asyncio.run, args=(serve(),), name="shellrt-proxy", daemon=True
@@ -181,9 +273,13 @@ class FilteringProxy:
         loop = self._loop
         if loop is None or self._thread is None:
             raise OSError("the network proxy is not running")
-        return asyncio.run_coroutine_threadsafe(asyncio.start_server(self._handle, sock=sock), loop).result(
-            10
-        )
+
+        async def start() -> asyncio.AbstractServer:
+            server = await asyncio.start_server(self._handle, sock=sock)
+            self._listeners.add(server)
+            return server
+
+        return asyncio.run_coroutine_threadsafe(start(), loop).result(10)
 
     def remove_listener(self, server: asyncio.AbstractServer) -> None:
         """Stop serving ``server`` (from `add_listener`) and close its socket."""
@@ -192,6 +288,7 @@ class FilteringProxy:
             return
 
         async def stop() -> None:
+            self._listeners.discard(server)
             server.close()
             await server.wait_closed()
 
@@ -210,18 +307,39 @@ class FilteringProxy:
             self.socket_path.unlink()
 
     # -- decisions ---------------------------------------------------------------------
+    def _log(self, record: dict[str, object]) -> None:
+        """Append one JSON line to the session log while it has room (callers hold ``_lock``)."""
+        if self.log_path is None or self._log_room <= 0:
+            return
+        line = json.dumps(record) + "\n"
+        if len(line) > self._log_room - 200:  # keep room for the last line
+            line = json.dumps({"time": time.time(), "sandbox": self.sandbox, "full": True,
+                               "note": "log full: later connections and refusals are not logged"}) + "\n"  # fmt: skip
+            self._log_room = 0
+        else:
+            self._log_room -= len(line)
+        with contextlib.suppress(OSError), open(self.log_path, "a", encoding="utf-8") as log:
+            log.write(line)
+
     def _refuse(self, host: str, port: int, reason: str) -> Refusal:
-        # The name comes from the sandbox and ends up on the operator's terminal: printable only.
-        shown = host[:255] if host.isprintable() else ascii(host[:255])
-        refusal = Refusal(time.time(), self.sandbox, shown, port, reason)
+        refusal = Refusal(time.time(), self.sandbox, _printable(host), port, reason)
         with self._lock:
-            self.refusals.append(refusal)
-            if self.log_path is not None:
-                with contextlib.suppress(OSError), open(self.log_path, "a", encoding="utf-8") as log:
-                    log.write(json.dumps(asdict(refusal)) + "\n")
-        if self._on_refusal is not None:
+            kept = len(self.refusals) < self._max_refusals
+            if kept:
+                self.refusals.append(refusal)
+            else:
+                self.refusals_dropped += 1
+            self._log({**asdict(refusal), "allowed": False})
+        if kept and self._on_refusal is not None:
             self._on_refusal(refusal)
         return refusal
+
+    def _connected(self, host: str, port: int, address: str) -> None:
+        with self._lock:
+            self._log(
+                {"time": time.time(), "sandbox": self.sandbox, "host": _printable(host), "port": port,
+                 "address": address, "allowed": True}
+            )  # fmt: skip
 
     async def _open(
         self, host: str, port: int
@@ -240,87 +358,128 @@ class FilteringProxy:
         except OSError as exc:
             return self._refuse(host, port, f"cannot resolve it ({exc})")
         addresses = [str(info[4][0]) for info in infos]
-        if not explicit and not all(_global(a) for a in addresses):
+        public = all(_global(a) for a in addresses)
+        if not explicit and not public:
             return self._refuse(
                 host, port, "it resolves to a loopback, link-local or private address; only a name listed "
                 "exactly (not through a wildcard) may reach those"
+            )  # fmt: skip
+        if public and port not in WEB_PORTS:
+            return self._refuse(
+                host, port, f"port {port} of a public host: only ports 80 and 443 are reached through the "
+                "proxy (the allow-list names web hosts)"
             )  # fmt: skip
         last: OSError | None = None
         for info in infos:
             family, _type, proto, _canon, sockaddr = info
             try:
-                return await asyncio.wait_for(
+                opened = await asyncio.wait_for(
                     asyncio.open_connection(str(sockaddr[0]), int(sockaddr[1]), family=family, proto=proto),
                     _CONNECT_TIMEOUT,
                 )
             except OSError as exc:  # TimeoutError included
                 last = exc
+                continue
+            _no_delay(opened[1])
+            self._transports.add(opened[1].transport)
+            self._connected(name, port, str(sockaddr[0]))
+            return opened
         raise last or OSError(f"no address for {host}")
 
     # -- protocols ---------------------------------------------------------------------
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        assert self._slots is not None
+        _no_delay(writer)
+        self._transports.add(writer.transport)
+        task = asyncio.current_task()
+        if task is not None:  # asyncio keeps tasks weakly: one nobody else holds may be collected mid-way
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
         try:
-            async with self._slots:
+            if self._active >= self._max_connections:
+                await _reply(writer, 503, "shellrt: the network proxy is at its connection limit; retry")
+                return
+            self._active += 1
+            try:
                 await self._serve(reader, writer)
+            finally:
+                self._active -= 1
         except asyncio.CancelledError:  # the proxy is closing (asyncio.run cancels what is left)
+            pass
+        except OSError:
             pass
         finally:
             writer.close()
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, asyncio.CancelledError):  # cancelled: the proxy is closing
                 await writer.wait_closed()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        first = b""
         try:
-            first = await reader.readexactly(1)
-            if first == b"\x05":
-                await self._socks5(reader, writer)
-            else:
-                await self._http(first, reader, writer)
-        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
-            pass
+            async with asyncio.timeout(self._head_timeout) as deadline:
+                first = await reader.readexactly(1)
+                if first == b"\x05":
+                    target = await self._socks5_request(reader, writer)
+                else:
+                    target = await self._http_request(first, reader, writer)
+                deadline.reschedule(None)  # the head is in: what follows may take its time
+        except TimeoutError:
+            if first != b"\x05":  # a SOCKS5 client gets no HTTP answer: the connection just ends
+                await _reply(writer, 408, "shellrt: the request head did not arrive in time")
+            return None
+        except asyncio.LimitOverrunError:
+            return await _reply(writer, 431, "shellrt: request head too large")
+        except (OSError, asyncio.IncompleteReadError):
+            return None
+        if target is not None:
+            await target(reader, writer)
 
-    async def _http(self, first: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _http_request(
+        self, first: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> _Forward | None:
+        """Read and vet an HTTP proxy request's head: what to do next, or None (answered)."""
         head = first + await reader.readuntil(b"\r\n\r\n")
         if len(head) > _HEAD_LIMIT:
-            return await _reply(writer, 431, "request head too large")
-        lines = head.decode("latin-1").split("\r\n")
-        parts = lines[0].split(" ")
-        if len(parts) != 3:
-            return await _reply(writer, 400, "not an HTTP proxy request")
-        method, target, version = parts
-        if method == "CONNECT":
-            host, port = _split_host_port(target, 443)
-            rest = b""
-        else:
-            if not target.lower().startswith("http://"):
-                return await _reply(writer, 400, "use an absolute http:// URL (https: use CONNECT)")
-            authority, _, path = target[7:].partition("/")
-            host, port = _split_host_port(authority.rpartition("@")[2], 80)
-            kept = [
-                line for line in lines[1:] if line and not line.lower().startswith(("proxy-", "connection:"))
-            ]
-            request = [f"{method} /{path} {version}", *kept, "Connection: close", "", ""]
-            rest = "\r\n".join(request).encode("latin-1")
+            await _reply(writer, 431, "shellrt: request head too large")
+            return None
         try:
-            opened = await self._open(host, port)
+            request = _parse_head(head.decode("latin-1"))
+        except _BadRequest as exc:
+            await _reply(writer, exc.status, f"shellrt: {exc}")
+            return None
+        try:
+            opened = await self._open(request.host, request.port)
         except OSError as exc:
-            return await _reply(writer, 502, f"shellrt: cannot connect to {host}:{port}: {exc}")
+            await _reply(writer, 502, f"shellrt: cannot connect to {request.host}:{request.port}: {exc}")
+            return None
         if isinstance(opened, Refusal):
-            return await _reply(writer, 403, opened.message())
+            await _reply(writer, 403, opened.message())
+            return None
         up_reader, up_writer = opened
-        if method == "CONNECT":
-            writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
-        else:
-            up_writer.write(rest)
-        await _pipe_both(reader, writer, up_reader, up_writer)
 
-    async def _socks5(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        async def forward(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            if request.method == "CONNECT":
+                writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                await _pipe_both(reader, writer, up_reader, up_writer)
+                return
+            up_writer.write(request.upstream_head())
+            try:
+                await asyncio.gather(
+                    _copy_exactly(reader, up_writer, request.length), _pipe(up_reader, writer)
+                )
+            finally:
+                up_writer.close()
+
+        return forward
+
+    async def _socks5_request(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> _Forward | None:
+        """Read and vet a SOCKS5 CONNECT: what to do next, or None (answered)."""
         count = (await reader.readexactly(1))[0]
         methods = await reader.readexactly(count)
         if 0 not in methods:
             writer.write(b"\x05\xff")
-            return
+            return None
         writer.write(b"\x05\x00")
         version, command, _reserved, kind = await reader.readexactly(4)
         if kind == 1:
@@ -331,21 +490,112 @@ class FilteringProxy:
             host = (await reader.readexactly((await reader.readexactly(1))[0])).decode("ascii", "replace")
         else:
             writer.write(_socks_reply(8))
-            return
+            return None
         port = int.from_bytes(await reader.readexactly(2), "big")
         if version != 5 or command != 1:  # CONNECT only: no BIND, no UDP ASSOCIATE
             writer.write(_socks_reply(7))
-            return
+            return None
         try:
             opened = await self._open(host, port)
         except OSError:
             writer.write(_socks_reply(5))
-            return
+            return None
         if isinstance(opened, Refusal):
             writer.write(_socks_reply(2))
-            return
-        writer.write(_socks_reply(0))
-        await _pipe_both(reader, writer, *opened)
+            return None
+
+        async def forward(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            writer.write(_socks_reply(0))
+            await _pipe_both(reader, writer, *opened)
+
+        return forward
+
+
+_Forward = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+class _BadRequest(ValueError):
+    """A request head the proxy will not forward; ``status`` is the answer (400 or 501)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+#: RFC 3986 authority characters (userinfo, host, IPv6 brackets, port).
+_AUTHORITY = re.compile(r"^[A-Za-z0-9._~!$&'()*+,;=:@\[\]%-]*$")
+
+
+@dataclass(frozen=True)
+class _Request:
+    """A vetted HTTP proxy request: where to, and (plain HTTP) what to send there."""
+
+    method: str
+    host: str
+    port: int
+    authority: str = ""
+    target: str = "/"
+    version: str = "HTTP/1.1"
+    headers: tuple[str, ...] = ()
+    length: int = 0
+
+    def upstream_head(self) -> bytes:
+        """The one request sent upstream: origin-form target, the vetted Host, Connection: close."""
+        lines = [f"{self.method} {self.target} {self.version}", f"Host: {self.authority}", *self.headers]
+        return ("\r\n".join([*lines, "Connection: close", "", ""])).encode("latin-1")
+
+
+def _parse_head(head: str) -> _Request:
+    """Vet a proxy request head (ends with an empty line); raises `_BadRequest`."""
+    lines = head[: -len("\r\n\r\n")].split("\r\n")
+    if any("\r" in line or "\n" in line for line in lines):
+        raise _BadRequest(400, "bare CR or LF in the request head")
+    parts = lines[0].split(" ")
+    if len(parts) != 3 or not _TOKEN.match(parts[0]) or parts[2] not in ("HTTP/1.0", "HTTP/1.1"):
+        raise _BadRequest(400, "not an HTTP proxy request")
+    method, target, version = parts
+    headers: list[str] = []
+    lengths: list[str] = []
+    for line in lines[1:]:
+        name, colon, value = line.partition(":")
+        if not colon or not _TOKEN.match(name):  # folded (leading space) or malformed
+            raise _BadRequest(400, f"malformed header line {line[:80]!r}")
+        key = name.lower()
+        if key == "transfer-encoding":
+            raise _BadRequest(501, "request bodies in chunks are not forwarded over plain http; use https")
+        if key == "content-length":
+            lengths.append(value.strip())
+        elif key not in _DROPPED and not key.startswith("proxy-"):
+            headers.append(line)
+    if method == "CONNECT":
+        host, port = _split_host_port(target, 443)
+        return _Request(method, host, port)
+    if not target.lower().startswith("http://"):
+        raise _BadRequest(400, "use an absolute http:// URL (https: use CONNECT)")
+    rest = target[len("http://") :]
+    cut = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    authority, path = rest[:cut], rest[cut:].partition("#")[0]
+    if not _AUTHORITY.match(authority):
+        raise _BadRequest(400, f"invalid characters in the URL's authority {authority[:80]!r}")
+    authority = authority.rpartition("@")[2]  # userinfo is not the host
+    host, port = _split_host_port(authority, 80)
+    if len(lengths) > 1 or (lengths and not lengths[0].isdigit()):
+        raise _BadRequest(400, "ambiguous Content-Length")
+    length = int(lengths[0]) if lengths else 0
+    if length:
+        headers.append(f"Content-Length: {length}")
+    origin = path if path.startswith("/") else "/" + path
+    return _Request(method, host, port, authority, origin, version, tuple(headers), length)
+
+
+def _no_delay(writer: asyncio.StreamWriter) -> None:
+    """TCP_NODELAY on a TCP stream: a relay's small writes (a head, then a body) must not wait on
+    the peer's delayed ACK (Nagle): ~20-40 ms per request otherwise."""
+    sock = writer.get_extra_info("socket")
+    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 def _socks_reply(code: int) -> bytes:
@@ -353,12 +603,20 @@ def _socks_reply(code: int) -> bytes:
 
 
 def _split_host_port(authority: str, default: int) -> tuple[str, int]:
+    """``host:port`` (``[v6]:port``) -> (host, port); raises `_BadRequest` for a bad port."""
     if authority.startswith("["):
         host, _, tail = authority[1:].partition("]")
-        return host, int(tail[1:]) if tail.startswith(":") else default
-    host, sep, port = authority.rpartition(":")
-    if not sep:
-        return authority, default
+        port = tail[1:] if tail.startswith(":") else ""
+        if tail and not tail.startswith(":"):
+            raise _BadRequest(400, f"invalid authority {authority[:80]!r}")
+    else:
+        host, sep, port = authority.rpartition(":")
+        if not sep:
+            host, port = authority, ""
+    if not port:
+        return host, default
+    if not port.isdigit() or len(port) > 5:
+        raise _BadRequest(400, f"invalid port {port[:20]!r}")
     return host, int(port)
 
 
@@ -366,8 +624,11 @@ async def _reply(writer: asyncio.StreamWriter, status: int, body: str) -> None:
     reasons = {
         400: "Bad Request",
         403: "Forbidden",
+        408: "Request Timeout",
         431: "Request Header Fields Too Large",
+        501: "Not Implemented",
         502: "Bad Gateway",
+        503: "Service Unavailable",
     }
     data = (body + "\n").encode()
     writer.write(
@@ -385,6 +646,17 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
             await writer.drain()
         if writer.can_write_eof():
             writer.write_eof()
+    except OSError:
+        writer.close()
+
+
+async def _copy_exactly(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, length: int) -> None:
+    """Copy the request body (``length`` bytes) upstream; whatever the client sends after is ignored."""
+    try:
+        while length > 0 and (data := await reader.read(min(_CHUNK, length))):
+            length -= len(data)
+            writer.write(data)
+            await writer.drain()
     except OSError:
         writer.close()
 
