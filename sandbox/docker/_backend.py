@@ -82,6 +82,7 @@ from sandbox.docker._recycle import (
     OutsideView,
     verify_pristine,
 )
+from sandbox.docker._request import check_call_user, check_exec_size
 from sandbox.docker._reset import (
     ResetError,
     parse_reset_reply,
@@ -108,6 +109,7 @@ _EXECUTOR_ARGV = [
     f"{IO_MOUNT}/executor.sh",
     IO_MOUNT,
     PRIV_DIR,
+    str(EXECUTOR_UID),
 ]
 _DEFAULT_TMP_BYTES = 256 * 1024 * 1024
 #: A fork bomb must never reach the host, so a pids limit always applies.
@@ -204,6 +206,8 @@ class DockerBackend(SandboxBackend):
         self._executor_host: tuple[int, int] | None = None
         #: `protect_executor` verified the executor's identity from the host.
         self._protected = False
+        #: Per-call users commands ran as (`ExecRequest.user`): a reset judges only the session's own.
+        self._call_users: set[str] = set()
         self._owned: OwnedDir | None = None
         #: Network 'proxied' (issue 20, docs/network.md): the host proxy, listening in each container.
         self._net = (
@@ -637,6 +641,11 @@ class DockerBackend(SandboxBackend):
         return text
 
     async def exec(self, request: ExecRequest) -> SandboxProcess:
+        """Start ``request`` under the executor; refused before anything runs when the user is
+        malformed or reserved, the argv is beyond the kernel's exec limits, or (inside) the user,
+        group or working directory does not exist."""
+        if request.user is not None:
+            check_call_user(request.user, self.config.image)
         session = await self._ensure_session()
         try:
             return await self._exec(session, request)
@@ -688,7 +697,12 @@ class DockerBackend(SandboxBackend):
             if request.report_cwd:
                 cwd_file = f"{PRIV_DIR}/{tid}.cwd"
                 env["SHELLRT_CWD_FILE"] = cwd_file
-            text = render_request(tid, request.argv, env, request.cwd, cwd_file, self.command_ids)
+            check_exec_size(request.argv, env)
+            if request.user is not None:
+                self._call_users.add(request.user)
+            text = render_request(
+                tid, request.argv, env, request.cwd, cwd_file, self.command_ids, request.user
+            )
             req_fd = os.open(f"{base}.req", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             try:
                 os.write(req_fd, text.encode())
@@ -705,10 +719,7 @@ class DockerBackend(SandboxBackend):
                     "(is the container's pids limit exhausted?)"
                 ) from exc
             if started.kind == "E":
-                reason = started.rest
-                if reason == "cwd-missing":
-                    raise SandboxExecError(f"working directory {request.cwd} does not exist in the container")
-                raise SandboxExecError(f"could not start {request.argv[0]!r}: {reason}")
+                raise SandboxExecError(self._refusal(request, started.rest))
             container_pid = int(started.fields[0]) if started.fields and started.fields[0].isdigit() else 0
             if in_fd is not None:
                 # The command holds the read end now: swap our read-write end for a
@@ -752,6 +763,30 @@ class DockerBackend(SandboxBackend):
             FifoSendStream(in_fd) if in_fd is not None else None,
         )
 
+    def _refusal(self, request: ExecRequest, reason: str) -> str:
+        """Words for the executor's ``E`` reasons: the command did not start, nothing ran."""
+        image, cwd, user = self.config.image, request.cwd, request.user
+        group = (user or "").partition(":")[2]
+        texts = {
+            "cwd-missing": f"working directory {cwd} does not exist in the container (image {image!r})",
+            "cwd-notdir": f"working directory {cwd} is not a directory in the container (image {image!r})",
+            "cwd-denied": f"working directory {cwd} cannot be entered in the container (image {image!r})",
+            "user-unknown": (
+                f"user {user!r} does not exist in image {image!r} (not in its /etc/passwd); "
+                "use a user the image defines or a numeric uid[:gid]"
+            ),
+            "group-unknown": (
+                f"group {group!r} of user {user!r} does not exist in image {image!r} (not in its "
+                "/etc/group); use a group the image defines or a numeric gid"
+            ),
+            "user-reserved": (
+                f"user {user!r} resolves in image {image!r} to uid/gid {EXECUTOR_UID}, which is reserved "
+                "for shellrt's executor; choose another user"
+            ),
+        }
+        text = texts.get(reason, f"could not start {request.argv[0]!r}: {reason}")
+        return f"{text}. Nothing was run."
+
     # --- recycling (batch) ---------------------------------------------------------
     def reuse_blocker(self) -> str | None:
         """Why this container can never serve another task (None: `reset` may try).
@@ -767,6 +802,9 @@ class DockerBackend(SandboxBackend):
             return "bind mode: the workspace is the caller's own directory"
         if 0 in self.command_ids:
             return "runs as root"
+        if self._call_users:
+            users = ", ".join(sorted(self._call_users))
+            return f"commands ran as per-call users ({users}): a reset judges only the session's own user"
         if os.geteuid() != 0:
             return "the host side is not root: the container cannot be inspected from outside"
         if self.recoveries:
