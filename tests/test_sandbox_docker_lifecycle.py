@@ -142,7 +142,7 @@ async def test_orphan_is_reaped_by_gc_cli(tmp_path: Path, capsys: pytest.Capture
     require_docker()
     async with DockerBackend(config(BUSYBOX), policy(tmp_path)) as alive:
         # Owned by this (live) process but old: concurrent starts elsewhere leave it alone, --older-than takes it.
-        cid = _orphan({k: v for k, v in session_labels("x", "").items() if k.startswith("shellrt.owner")})
+        cid = _orphan({k: v for k, v in session_labels("x", "", "").items() if k.startswith("shellrt.owner")})
         assert cli_main(["sandbox", "ls"]) == 0
         assert cid[:12] in capsys.readouterr().out
         assert cli_main(["sandbox", "gc", "--older-than", "600", "--dry-run"]) == 0
@@ -400,8 +400,9 @@ async def test_emergency_cleanup_removes_containers_synchronously(tmp_path: Path
 
     backend = DockerBackend(config(BUSYBOX), policy(tmp_path))
     await backend.start()
-    cid, host_dir = backend.container_id, backend._host_dir
+    cid, host_dir, io_dir = backend.container_id, backend._host_dir, backend._io_dir
     assert cid is not None and host_dir is not None and os.path.isdir(host_dir)
+    assert io_dir is not None and os.path.isdir(io_dir)
     emergency_cleanup()
-    assert not container_exists(cid) and not os.path.exists(host_dir)
+    assert not container_exists(cid) and not os.path.exists(host_dir) and not os.path.exists(io_dir)
     await backend.close()  # still idempotent afterwards

@@ -109,7 +109,7 @@ def test_executor_script_is_posix_sh() -> None:
 
 
 def test_labels_and_reap_verdicts() -> None:
-    labels = session_labels("abc", "/tmp/shellrt-docker-x")
+    labels = session_labels("abc", "/dev/shm/shellrt-docker-x", "/tmp/shellrt-docker-y")
     assert owner_alive(labels) is True
     assert not judge(labels).reap
     assert judge(labels, reap_all=True).reap

@@ -61,14 +61,14 @@ from docker.types import Mount
 
 from sandbox._proxied import ContainerProxy
 from sandbox._proxy import Refusal, proxy_env
-from sandbox._scratch import OwnedDir, sweep_orphans
+from sandbox._scratch import OwnedDir
 from sandbox.base import Aspect, ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
 from sandbox.config import DockerConfig
 from sandbox.confine import relative_to
 from sandbox.docker._channel import ControlChannel, ExecutorGoneError
 from sandbox.docker._client import connect, require_local_daemon, thread, translate
 from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream, make_fifo, open_fifo
-from sandbox.docker._gc import IO_PREFIX, reap_orphans
+from sandbox.docker._gc import IO_PREFIX, io_base, reap_orphans, sweep_host_dirs
 from sandbox.docker._hostpid import host_pid
 from sandbox.docker._labels import session_labels
 from sandbox.docker._priv import priv_binary
@@ -209,6 +209,8 @@ class DockerBackend(SandboxBackend):
         #: Per-call users commands ran as (`ExecRequest.user`): a reset judges only the session's own.
         self._call_users: set[str] = set()
         self._owned: OwnedDir | None = None
+        #: The I/O directory's owned parent (on a tmpfs when there is one: see `io_base`).
+        self._io_owned: OwnedDir | None = None
         #: Network 'proxied' (issue 20, docs/network.md): the host proxy, listening in each container.
         self._net = (
             ContainerProxy(self.policy, f"docker-{self.session_id}")
@@ -318,7 +320,7 @@ class DockerBackend(SandboxBackend):
             async with anyio.create_task_group() as tg:
                 # Reaping leftovers is independent of this container: overlap it with the start.
                 tg.start_soon(thread, lambda: reap_orphans(client, self.config.docker_host))
-                tg.start_soon(thread, lambda: sweep_orphans(IO_PREFIX))
+                tg.start_soon(thread, sweep_host_dirs)
                 try:
                     await thread(self._prepare_host_dir)
                     await self._launch()
@@ -355,9 +357,9 @@ class DockerBackend(SandboxBackend):
             _live.discard(self)
         cid, self._cid = self._cid, None
         client = self._client
-        owned, self._owned, self._host_dir = self._owned, None, None
-        if cid is not None or owned is not None:
-            await thread(lambda: _remove(client, cid, owned))
+        owned = self._take_owned()
+        if cid is not None or owned:
+            await thread(lambda: _remove(client, cid, *owned))
 
     def _emergency_teardown(self) -> None:
         """Synchronous teardown from `emergency_cleanup` (no event loop needed)."""
@@ -366,8 +368,14 @@ class DockerBackend(SandboxBackend):
         if session is not None:
             session.channel.close()
         cid, self._cid = self._cid, None
-        owned, self._owned, self._host_dir = self._owned, None, None
-        _remove(self._client, cid, owned)
+        _remove(self._client, cid, *self._take_owned())
+
+    def _take_owned(self) -> list[OwnedDir]:
+        """The host directories to remove (forgotten here: removed once)."""
+        owned = [d for d in (self._owned, self._io_owned) if d is not None]
+        self._owned = self._io_owned = None
+        self._host_dir = self._io_dir = None
+        return owned
 
     def _check_policy(self) -> None:
         if self.policy.network == "host":
@@ -393,12 +401,14 @@ class DockerBackend(SandboxBackend):
             )
 
     def _prepare_host_dir(self) -> None:
-        """The session's host directory: the I/O directory (script, helper, FIFOs) and the workspace copy."""
+        """The session's host directories: the I/O directory (script, helper, FIFOs; on a tmpfs when
+        there is one) and the one for the workspace copy and masks (the temp dir)."""
         helper = priv_binary()
-        # Locked while we live: a later start sweeps it if we die without close() (SIGKILL).
+        # Locked while we live: a later start sweeps them if we die without close() (SIGKILL).
         self._owned = OwnedDir(IO_PREFIX)
         self._host_dir = str(self._owned.path)
-        io_dir = os.path.join(self._host_dir, "io")
+        self._io_owned = OwnedDir(IO_PREFIX, io_base())
+        io_dir = os.path.join(self._io_owned.path, "io")
         os.mkdir(io_dir, 0o700)
         self._io_dir = io_dir
         script = os.path.join(io_dir, "executor.sh")
@@ -510,7 +520,11 @@ class DockerBackend(SandboxBackend):
                 command=_EXECUTOR_ARGV,
                 entrypoint=[],
                 name=f"shellrt-{self.session_id}{suffix}",
-                labels=session_labels(self.session_id, self._host_dir or ""),
+                labels=session_labels(
+                    self.session_id,
+                    str(self._io_owned.path) if self._io_owned is not None else "",
+                    self._host_dir or "",
+                ),
                 detach=False,
                 stdin_open=True,
                 user="0:0",
@@ -623,7 +637,7 @@ class DockerBackend(SandboxBackend):
         if client is None or self._closed:
             raise SandboxClosedError("the docker sandbox is closed")
         self._cid = None
-        await thread(lambda: _remove(client, cid, None))
+        await thread(lambda: _remove(client, cid))
         await self._launch()
 
     # --- execution ---------------------------------------------------------------
@@ -952,8 +966,8 @@ class DockerBackend(SandboxBackend):
         await thread(lambda: export_workspace(client, cid, self.config.container_workspace, Path(dest)))
 
 
-def _remove(client: docker.DockerClient | None, cid: str | None, host_dir: OwnedDir | None) -> None:
-    """Force-remove a container (one call: kills at once, drops its volumes) and a host directory."""
+def _remove(client: docker.DockerClient | None, cid: str | None, *host_dirs: OwnedDir) -> None:
+    """Force-remove a container (one call: kills at once, drops its volumes) and host directories."""
     if cid is not None and client is not None:
         try:
             client.api.remove_container(cid, force=True, v=True)
@@ -964,5 +978,5 @@ def _remove(client: docker.DockerClient | None, cid: str | None, host_dir: Owned
                 _log.warning("could not remove container %s: %s", cid[:12], exc)
         except requests.exceptions.ConnectionError as exc:
             _log.warning("could not remove container %s (daemon gone): %s", cid[:12], exc)
-    if host_dir is not None:
+    for host_dir in host_dirs:
         host_dir.remove()
