@@ -16,8 +16,13 @@ Why this shape:
 * Command output never travels through the control channel: the host creates
   FIFOs with random names in a private directory bind-mounted read-only into
   the container (owned by the executor's uid, mode 0700, when the host is
-  root) and reads them directly (`sandbox.docker._fifo`). Consequence: the
-  daemon must run on this machine (checked at start).
+  root; on /dev/shm when usable, see `sandbox.docker._gc.io_base`) and reads
+  them directly (`sandbox.docker._fifo`). Consequence: the daemon must run on
+  this machine (checked at start).
+* Each command runs below a helper (``priv drop``) that keeps the executor's
+  identity, supervises it as a child subreaper and kills whatever it left
+  behind when it exits; per-call users (`ExecRequest.user`, root included)
+  are resolved by the executor from the image's /etc/passwd and /etc/group.
 * Nothing leaks: the container is created with ``StdinOnce`` and
   ``AutoRemove``, so when the owner's attach connection closes (``close()``,
   or the owner dies, even by SIGKILL) the executor reads EOF, exits, and the
