@@ -10,6 +10,7 @@ end of a command's detached leftovers when the command ends or is killed.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -24,12 +25,16 @@ from tests._docker_support import DEBIAN, config, policy, require_docker
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"}
-#: shellrt-test-debian plus a user with supplementary groups (built here from the local image).
-GROUPS_IMAGE = "shellrt-test-debian-groups"
+#: shellrt-test-debian plus a user with supplementary groups, and names the image maps to the
+#: executor's reserved id (a user, and a user listed in such a group). Built here from the local
+#: image (no registry); the tag follows the recipe.
 GROUPS_DOCKERFILE = (
     f"FROM {DEBIAN}\n"
-    "RUN groupadd -g 4100 crew && groupadd -g 4101 band && useradd -u 4000 -U -G crew,band alice\n"
+    "RUN groupadd -g 4100 crew && groupadd -g 4101 band && useradd -u 4000 -U -G crew,band alice"
+    " && groupadd -g 2147480001 shadowexec && useradd -u 2147480001 -M -N -g 100 evil"
+    " && useradd -u 4001 -U -G shadowexec mallory\n"
 )
+GROUPS_IMAGE = "shellrt-test-debian-groups:" + hashlib.sha256(GROUPS_DOCKERFILE.encode()).hexdigest()[:12]
 
 
 @pytest.fixture(scope="module")
@@ -99,8 +104,8 @@ async def test_a_root_call_holds_no_capability(shared: DockerBackend) -> None:
     assert out.count("0000000000000000") == 5 and "NoNewPrivs:\t1" in out, out
 
 
-async def test_a_named_user_gets_its_supplementary_groups(tmp_path: Path) -> None:
-    require_docker()
+@pytest.fixture(scope="module")
+async def groups_image(shared: DockerBackend) -> AsyncIterator[DockerBackend]:
     if subprocess.run(["docker", "image", "inspect", GROUPS_IMAGE], capture_output=True).returncode != 0:
         subprocess.run(
             ["docker", "build", "-q", "-t", GROUPS_IMAGE, "-"],
@@ -109,15 +114,30 @@ async def test_a_named_user_gets_its_supplementary_groups(tmp_path: Path) -> Non
             check=True,
             timeout=300,
         )
-    async with DockerBackend(config(GROUPS_IMAGE), policy(tmp_path)) as backend:
-        code, out = await run(backend, "id -un; id -u; id -g; id -G", user="alice")
-        assert code == 0
-        name, uid, gid, groups = out.split("\n")[:4]
-        assert (name, uid, gid) == ("alice", "4000", "4000")
-        assert sorted(groups.split()) == ["4000", "4100", "4101"]
-        # An explicit group replaces the primary one; the memberships stay.
-        code, out = await run(backend, "id -g; id -G", user="alice:band")
-        assert out.split("\n")[0] == "4101" and sorted(out.split("\n")[1].split()) == ["4100", "4101"]
+    ws = Path(shared.policy.workspace)
+    async with DockerBackend(config(GROUPS_IMAGE), policy(ws)) as backend:
+        yield backend
+
+
+async def test_a_named_user_gets_its_supplementary_groups(groups_image: DockerBackend) -> None:
+    code, out = await run(groups_image, "id -un; id -u; id -g; id -G", user="alice")
+    assert code == 0
+    name, uid, gid, groups = out.split("\n")[:4]
+    assert (name, uid, gid) == ("alice", "4000", "4000")
+    assert sorted(groups.split()) == ["4000", "4100", "4101"]
+    # An explicit group replaces the primary one; the memberships stay.
+    code, out = await run(groups_image, "id -g; id -G", user="alice:band")
+    assert out.split("\n")[0] == "4101" and sorted(out.split("\n")[1].split()) == ["4100", "4101"]
+
+
+@pytest.mark.parametrize("user", ["evil", "mallory", "alice:shadowexec"])
+async def test_a_name_the_image_maps_to_the_executors_id_is_refused(
+    groups_image: DockerBackend, user: str
+) -> None:
+    """The image's /etc/passwd or /etc/group may say anything: the executor's id is never a command's."""
+    with pytest.raises(SandboxExecError, match="reserved for shellrt's executor.*Nothing was run"):
+        await run(groups_image, "touch /tmp/ran-reserved", user=user)
+    assert await run(groups_image, "test -e /tmp/ran-reserved && echo RAN || echo clean") == (0, "clean\n")
 
 
 @pytest.mark.parametrize(
