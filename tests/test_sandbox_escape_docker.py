@@ -298,3 +298,37 @@ async def test_a_command_cannot_read_another_commands_environment(tmp_path: Path
         await proc.wait()
         assert b"sleep" in seen and b"s3cr3t" not in seen
         await victim.kill()
+
+
+async def test_a_command_never_sees_another_commands_environment_while_it_starts(tmp_path: Path) -> None:
+    """The environment reaches the helper in its own environment (closed to other identities),
+    never on a command line, not even for the instant before the command runs."""
+    require_docker()
+    async with DockerBackend(config(DEBIAN), policy(tmp_path)) as backend:
+        scanner = await backend.exec(
+            ExecRequest(
+                argv=(
+                    "sh",
+                    "-c",
+                    "end=$(($(date +%s) + 4)); while [ $(date +%s) -lt $end ]; do"
+                    " cat /proc/[0-9]*/cmdline /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c 's3[c]r3t';"
+                    " done | sort -u",
+                ),
+                cwd="/",
+                env=ENV,
+                user="root",
+            )
+        )
+        for _ in range(40):
+            proc = await backend.exec(
+                ExecRequest(argv=("true",), cwd="/", env={**ENV, "API_TOKEN": "s3cr3t-value"}, user="4000")
+            )
+            await proc.wait()
+        seen = b""
+        try:
+            while True:
+                seen += await scanner.stdout.receive()
+        except anyio.EndOfStream:
+            pass
+        await scanner.wait()
+        assert seen == b"0\n", seen

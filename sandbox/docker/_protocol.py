@@ -111,14 +111,15 @@ def render_request(
     no supplementary groups). ``call_user`` (``name``, ``uid``, ``name:group``,
     ``uid:gid``) replaces it for this command: the executor resolves it
     through the image's ``/etc/passwd`` and ``/etc/group`` (``CL=1``).
-    The command runs as ``priv drop UID GID GROUPS MARKER K=V... -- argv``: its
-    environment is exactly the request's (plus the marker the kill path looks
-    for), whatever the executor's own is; ``--`` ends the assignments, so any
-    argv[0] is taken as the program.
+    The command runs as ``priv drop UID GID GROUPS -- argv``: its environment
+    is exactly the request's (plus the marker the kill path looks for),
+    whatever the executor's own is, handed to the helper as exported
+    ``SHELLRT_E<n>='NAME=VALUE'`` variables: in the environment, which only
+    the executor's identity may read, never on a command line, which every
+    process in the container may read (commands of other per-call users too).
     """
-    words = [task_marker(task_id)]
-    words += [f"{k}={v}" for k, v in env.items()]
-    words += ["--", *argv]
+    entries = [task_marker(task_id), *(f"{k}={v}" for k, v in env.items())]
+    exports = " ".join(f"SHELLRT_E{i}={sh_quote(e)}" for i, e in enumerate(entries))
     if call_user is None:
         who = [f"CU={int(user[0])}", f"CG={int(user[1])}"]
     else:
@@ -128,6 +129,7 @@ def render_request(
         f"C={sh_quote(cwd)}",
         f"CWDF={sh_quote(cwd_file or '')}",
         *who,
-        "set -- " + " ".join(sh_quote(w) for w in words),
+        f"export {exports}",
+        "set -- " + " ".join(sh_quote(w) for w in argv),
     ]
     return "\n".join(lines) + "\n"

@@ -187,9 +187,9 @@ _run() {
     o0=$OOMN
     # priv drop makes its own process the session (and process group) leader
     # the kill path looks for, runs the command below it and, once the command
-    # has exited, kills whatever it left behind (see priv.c); "$@" is
-    # MARKER NAME=VALUE... -- ARGV (the command's whole environment).
-    "$PRIVX" drop "$CU" "$CG" "$GR" "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- &
+    # has exited, kills whatever it left behind (see priv.c); "$@" is the
+    # argv, the exported SHELLRT_E<n> are the command's whole environment.
+    "$PRIVX" drop "$CU" "$CG" "$GR" -- "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- &
     pid=$!
     exec 3>&- 4>&- 5<&-
     echo "S $id $pid"

@@ -5,7 +5,7 @@
  *       identity, never a command's) keeping only the capabilities the
  *       executor needs, as ambient capabilities so /bin/sh keeps them, and
  *       no others anywhere (the bounding set is cut to them too).
- *   priv drop UID GID GROUPS [NAME=VALUE...] -- PROG ARGS...
+ *   priv drop UID GID GROUPS -- PROG ARGS...
  *       Run by the executor's runner for each command. It starts a new session
  *       (its pid is the session and process group id the kill path uses),
  *       becomes a child subreaper and forks:
@@ -14,8 +14,10 @@
  *         becomes UID:GID with the supplementary GROUPS (a comma list, or `-`
  *         for none), restores default signal dispositions and execs. A
  *         command, root or not, holds no capability. Its environment is
- *         exactly the NAME=VALUE words (PATH among them is what PROG is
- *         looked up in). It also runs under the set-id filter
+ *         exactly the values of this process's SHELLRT_E<n> variables, each
+ *         a NAME=VALUE entry (PATH among them is what PROG is looked up in):
+ *         passed in the environment, which only the executor's identity may
+ *         read, never on the command line, which every process may read. It also runs under the set-id filter
  *         (`shellrt_setid_filter`, generated from sandbox/_seccomp.py and
  *         prepended by _priv.py): no call sets S_ISUID/S_ISGID.
  *       - the parent keeps the executor's identity (so no command can signal,
@@ -153,13 +155,30 @@ static int supervise(pid_t child) {
 
 extern char **environ;
 
+/* The command's environment: the values of the SHELLRT_E<digits>= entries of ours, nothing else. */
+static char **command_environment(void) {
+    size_t n = 0;
+    for (char **e = environ; *e != NULL; e++) n++;
+    char **out = calloc(n + 1, sizeof *out);
+    if (out == NULL) die("calloc");
+    size_t k = 0;
+    for (char **e = environ; *e != NULL; e++) {
+        const char *p = *e;
+        if (strncmp(p, "SHELLRT_E", 9) != 0) continue;
+        p += 9;
+        if (*p < '0' || *p > '9') continue;
+        while (*p >= '0' && *p <= '9') p++;
+        if (*p != '=') continue;
+        out[k++] = (char *)p + 1;
+    }
+    return out;
+}
+
 int main(int argc, char **argv) {
     int drop = argc >= 2 && strcmp(argv[1], "drop") == 0;
     int sep = drop ? 5 : 4;
-    if (drop)
-        while (sep < argc && strcmp(argv[sep], "--") != 0) sep++;
     if (argc < sep + 2 || strcmp(argv[sep], "--") != 0) {
-        fprintf(stderr, "usage: priv exec UID GID -- PROG ARGS... | priv drop UID GID GROUPS [NAME=VALUE...] -- PROG ARGS...\n");
+        fprintf(stderr, "usage: priv exec UID GID -- PROG ARGS... | priv drop UID GID GROUPS -- PROG ARGS...\n");
         return 126;
     }
     uid_t uid = (uid_t)parse_id(argv[2]);
@@ -193,9 +212,8 @@ int main(int argc, char **argv) {
         pid_t child = fork();
         if (child < 0) die("fork");
         if (child > 0) {
-            /* Its command line would show the command's environment words to every process in
-             * the container for as long as it runs (cmdline, unlike environ, is world-readable). */
-            for (int i = 5; i < argc; i++) memset(argv[i], 0, strlen(argv[i]));
+            /* ps shows the command once, as itself, not a second time as this helper. */
+            for (int i = sep + 1; i < argc; i++) memset(argv[i], 0, strlen(argv[i]));
             return supervise(child);
         }
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0) die("ambient");
@@ -221,9 +239,7 @@ int main(int argc, char **argv) {
         sigprocmask(SIG_SETMASK, &none, NULL);
         for (int s = 1; s < NSIG; s++)
             if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL); /* 32, 33: EINVAL, harmless */
-        /* The command's environment: exactly the NAME=VALUE words (argv is ours to keep). */
-        argv[sep] = NULL;
-        environ = argv + 5;
+        environ = command_environment();
     } else {
         fprintf(stderr, "shellrt-priv: unknown mode %s\n", argv[1]);
         return 126;
