@@ -140,6 +140,13 @@ async def test_a_name_the_image_maps_to_the_executors_id_is_refused(
     assert await run(groups_image, "test -e /tmp/ran-reserved && echo RAN || echo clean") == (0, "clean\n")
 
 
+async def test_a_container_that_ran_per_call_users_is_not_recycled(shared: DockerBackend) -> None:
+    """The reset's verdict judges what the session's own user could write: not another user's work."""
+    await run(shared, "true", user="daemon")
+    blocker = shared.reuse_blocker()
+    assert blocker is not None and "per-call users" in blocker and "daemon" in blocker
+
+
 @pytest.mark.parametrize(
     ("user", "words"),
     [
