@@ -3,7 +3,7 @@
     python benchmarks/bench_docker.py [--image shellrt-test-busybox] [-n 300]
 
 Prints warm-exec latency of ``true`` (p50/p95) through shellrt's persistent
-executor, through the docker SDK's ``exec_run`` and through the ``docker exec``
+executor (also with a per-call user, resolved in the container), through the docker SDK's ``exec_run`` and through the ``docker exec``
 CLI, all against the same kind of hardened container; the time from creating a
 sandbox to the end of its first command; and the throughput of 20 sandboxes
 opened in parallel. Goal (issue 16): p50 <= 5 ms and >= 10x faster than
@@ -39,18 +39,18 @@ def row(name: str, samples: list[float]) -> tuple[float, float]:
     return p50, p95
 
 
-async def run_true(backend: DockerBackend) -> None:
-    proc = await backend.exec(ExecRequest(argv=("true",), cwd="/", env=ENV))
+async def run_true(backend: DockerBackend, user: str | None = None) -> None:
+    proc = await backend.exec(ExecRequest(argv=("true",), cwd="/", env=ENV, user=user))
     await proc.wait()
 
 
-async def shellrt_latency(backend: DockerBackend, n: int) -> list[float]:
+async def shellrt_latency(backend: DockerBackend, n: int, user: str | None = None) -> list[float]:
     for _ in range(10):  # warm-up
-        await run_true(backend)
+        await run_true(backend, user)
     samples = []
     for _ in range(n):
         t = time.perf_counter()
-        await run_true(backend)
+        await run_true(backend, user)
         samples.append(time.perf_counter() - t)
     return samples
 
@@ -150,11 +150,13 @@ async def main() -> None:
         async with DockerBackend(DockerConfig(image=args.image), SandboxPolicy(workspace=ws)) as backend:
             assert backend.container_id is not None
             ours = await shellrt_latency(backend, args.n)
+            as_root = await shellrt_latency(backend, max(20, args.n // 3), user="root")
             base_n = max(20, args.n // 10)
             sdk = await anyio.to_thread.run_sync(sdk_latency, backend.container_id, base_n)
             cli = await anyio.to_thread.run_sync(cli_latency, backend.container_id, base_n)
         print("warm exec of `true` (same hardened container):")
         ours_p50, ours_p95 = row("shellrt executor", ours)
+        row("shellrt, per-call user root", as_root)
         sdk_p50, sdk_p95 = row("docker SDK exec_run", sdk)
         cli_p50, cli_p95 = row("docker exec CLI", cli)
         print(

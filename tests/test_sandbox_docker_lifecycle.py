@@ -142,7 +142,7 @@ async def test_orphan_is_reaped_by_gc_cli(tmp_path: Path, capsys: pytest.Capture
     require_docker()
     async with DockerBackend(config(BUSYBOX), policy(tmp_path)) as alive:
         # Owned by this (live) process but old: concurrent starts elsewhere leave it alone, --older-than takes it.
-        cid = _orphan({k: v for k, v in session_labels("x", "").items() if k.startswith("shellrt.owner")})
+        cid = _orphan({k: v for k, v in session_labels("x", "", "").items() if k.startswith("shellrt.owner")})
         assert cli_main(["sandbox", "ls"]) == 0
         assert cid[:12] in capsys.readouterr().out
         assert cli_main(["sandbox", "gc", "--older-than", "600", "--dry-run"]) == 0
@@ -295,14 +295,14 @@ async def _drain(proc: object) -> bytes:
 
 
 async def test_fork_bomb_kill_is_prompt_and_says_killed(tmp_path: Path) -> None:
-    """The bomb's first shell exits 0 at once; the kill still ends the tree and says it was killed."""
+    """A bomb whose shell stays: the kill ends the tree promptly and says it was killed."""
     require_docker()
     from sandbox.policy import ResourceLimits
 
     limits = ResourceLimits(pids=256)
     async with DockerBackend(config(DEBIAN), policy(tmp_path, limits=limits)) as backend:
         proc = await backend.exec(
-            ExecRequest(argv=("bash", "-c", ":(){ :|:& };:"), cwd="/", env={"PATH": "/bin"})
+            ExecRequest(argv=("bash", "-c", ":(){ :|:& };:; sleep 60"), cwd="/", env={"PATH": "/bin"})
         )
         await anyio.sleep(1.5)
         started = time.monotonic()
@@ -313,6 +313,25 @@ async def test_fork_bomb_kill_is_prompt_and_says_killed(tmp_path: Path) -> None:
         assert status.exit_code == 137 and status.signal == 9 and status.sandbox_failure is None
         follow = await backend.exec(ExecRequest(argv=("true",), cwd="/", env={"PATH": "/bin"}))
         assert (await follow.wait()).exit_code == 0
+
+
+async def test_a_fork_bomb_ends_with_the_shell_that_started_it(tmp_path: Path) -> None:
+    """The bomb's first shell exits 0 at once: as on bwrap, its whole tree dies with it, promptly."""
+    require_docker()
+    from sandbox.policy import ResourceLimits
+
+    limits = ResourceLimits(pids=256)
+    async with DockerBackend(config(DEBIAN), policy(tmp_path, limits=limits)) as backend:
+        proc = await backend.exec(
+            ExecRequest(argv=("bash", "-c", ":(){ :|:& };:"), cwd="/", env={"PATH": "/bin"})
+        )
+        with anyio.fail_after(20):
+            status = await proc.wait()
+        assert status.exit_code == 0 and status.sandbox_failure is None
+        bombs = await backend.run_capture(
+            ["sh", "-c", "cat /proc/[0-9]*/comm 2>/dev/null | grep -c '^bash$' || true"]
+        )
+        assert bombs.strip() == "0", bombs
 
 
 async def test_oom_kill_is_flagged(tmp_path: Path) -> None:
@@ -381,8 +400,9 @@ async def test_emergency_cleanup_removes_containers_synchronously(tmp_path: Path
 
     backend = DockerBackend(config(BUSYBOX), policy(tmp_path))
     await backend.start()
-    cid, host_dir = backend.container_id, backend._host_dir
+    cid, host_dir, io_dir = backend.container_id, backend._host_dir, backend._io_dir
     assert cid is not None and host_dir is not None and os.path.isdir(host_dir)
+    assert io_dir is not None and os.path.isdir(io_dir)
     emergency_cleanup()
-    assert not container_exists(cid) and not os.path.exists(host_dir)
+    assert not container_exists(cid) and not os.path.exists(host_dir) and not os.path.exists(io_dir)
     await backend.close()  # still idempotent afterwards

@@ -20,6 +20,8 @@ from sandbox.docker._protocol import (
     render_request,
     task_marker,
 )
+from sandbox.docker._request import ARG_MAX, MAX_ARG_STRLEN, check_call_user, check_exec_size
+from sandbox.errors import SandboxExecError
 
 
 def _frame(stream: int, payload: bytes) -> bytes:
@@ -89,16 +91,60 @@ def test_request_file_round_trips_through_sh(shell: str, tmp_path: os.PathLike[s
     req = render_request(
         "9", ["printf", "%s|", nasty, "", "-x"], {"K": nasty, "E": ""}, "/w d", "/tmp/c", (5, 6)
     )
-    script = req + 'printf "%s\\n" "$C" "$CWDF" "$CU" "$CG"; shift 1; for a; do printf "<%s>" "$a"; done'
+    script = (
+        req + 'printf "%s\\n" "$C" "$CWDF" "$CU" "$CG" "$CL"; for a; do printf "<%s>" "$a"; done;'
+        ' printf "\\n"; env | grep -c "^SHELLRT_E[0-9]=" ; printf "%s|" "$SHELLRT_E1" "$SHELLRT_E2"'
+    )
     out = subprocess.run([*shell.split(), "-c", script], capture_output=True, text=True, check=True).stdout
-    lines = out.split("\n", 4)
-    assert lines[:4] == ["/w d", "/tmp/c", "5", "6"]
-    assert lines[4] == f"<K={nasty}><E=><--><printf><%s|><{nasty}><><-x>"
+    lines = out.split("\n", 5)
+    assert lines[:5] == ["/w d", "/tmp/c", "5", "6", ""]
+    assert out.split("\n", 5)[5] == f"<printf><%s|><{nasty}><><-x>\n3\nK={nasty}|E=|"
 
 
-def test_request_puts_the_marker_first_and_ends_assignments_before_argv() -> None:
+def test_request_exports_the_environment_with_the_marker_first() -> None:
     req = render_request("3", ["a=b", "x"], {"K": "v"}, "/", None, (1, 1))
-    assert f"set -- '{task_marker('3')}' 'K=v' '--' 'a=b' 'x'" in req
+    assert f"export SHELLRT_E0='{task_marker('3')}' SHELLRT_E1='K=v'\nset -- 'a=b' 'x'" in req
+    assert "CU=1\nCG=1\n" in req and "CL=" not in req
+
+
+def test_a_per_call_user_is_left_to_the_executor_to_resolve() -> None:
+    req = render_request("3", ["id"], {}, "/", None, (1, 1), "alice:band")
+    assert "CU='alice'\nCG='band'\nCL=1\n" in req
+    assert "CU='0'\nCG=''\nCL=1\n" in render_request("3", ["id"], {}, "/", None, (1, 1), "0")
+
+
+@pytest.mark.parametrize("user", ["root", "0", "1000:1000", "nobody:nogroup", "svc-user$", "a.b_c"])
+def test_well_formed_users_pass_the_host_check(user: str) -> None:
+    check_call_user(user, "img")
+
+
+@pytest.mark.parametrize(
+    ("user", "words"),
+    [
+        ("a b", "not a user spec"),
+        ("root:", "not a user spec"),
+        ("-x", "not a user spec"),
+        ("x\ny", "not a user spec"),
+        ("2147480001", "reserved"),
+        ("1:2147480001", "reserved"),
+        ("99999999999", "out of range"),
+    ],
+)
+def test_malformed_or_reserved_users_are_refused_on_the_host(user: str, words: str) -> None:
+    with pytest.raises(SandboxExecError, match=words):
+        check_call_user(user, "img")
+
+
+def test_exec_size_limits_are_the_kernels() -> None:
+    check_exec_size(["x" * (MAX_ARG_STRLEN - 1)], {})
+    with pytest.raises(SandboxExecError, match="argument 0 is 131072 bytes.*MAX_ARG_STRLEN.*stdin"):
+        check_exec_size(["x" * MAX_ARG_STRLEN], {})
+    with pytest.raises(SandboxExecError, match="environment entry 'V'"):
+        check_exec_size(["true"], {"V": "v" * MAX_ARG_STRLEN})
+    many = ["a" * 999] * 1000  # ~1 MB: fine
+    check_exec_size(many, {"PATH": "/bin"})
+    with pytest.raises(SandboxExecError, match=f"{ARG_MAX} bytes.*ARG_MAX.*stdin"):
+        check_exec_size(many * 3, {})
 
 
 def test_executor_script_is_posix_sh() -> None:
@@ -109,7 +155,7 @@ def test_executor_script_is_posix_sh() -> None:
 
 
 def test_labels_and_reap_verdicts() -> None:
-    labels = session_labels("abc", "/tmp/shellrt-docker-x")
+    labels = session_labels("abc", "/dev/shm/shellrt-docker-x", "/tmp/shellrt-docker-y")
     assert owner_alive(labels) is True
     assert not judge(labels).reap
     assert judge(labels, reap_all=True).reap

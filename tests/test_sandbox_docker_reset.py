@@ -232,14 +232,24 @@ async def test_reset_kills_escaped_processes_and_wipes_everything(tmp_path: Path
     (second / "mine.txt").write_text("second\n")
     async with DockerBackend(config(), policy(first)) as backend:
         await backend.protect_executor()
-        await _sh(
-            backend,
-            "echo x >/tmp/x; echo y >/dev/shm/y; echo z >/workspace/z; mkdir -p /tmp/locked/in; chmod 000 /tmp/locked;"
-            " (setsid sleep 1000 </dev/null >/dev/null 2>&1 &);"
-            " (nohup sleep 1001 </dev/null >/dev/null 2>&1 &);"
-            " (sh -c '(sleep 1002 </dev/null >/dev/null 2>&1 &)' &);"
-            " ipcmk -M 4096 >/dev/null; ipcmk -Q >/dev/null; ipcmk -S 1 >/dev/null",
+        # Still running at the reset (a command's leftovers die with it when it ends on its own).
+        task = await backend.exec(
+            ExecRequest(
+                argv=(
+                    "sh",
+                    "-c",
+                    "echo x >/tmp/x; echo y >/dev/shm/y; echo z >/workspace/z; mkdir -p /tmp/locked/in;"
+                    " chmod 000 /tmp/locked;"
+                    " (setsid sleep 1000 </dev/null >/dev/null 2>&1 &);"
+                    " (nohup sleep 1001 </dev/null >/dev/null 2>&1 &);"
+                    " (sh -c '(sleep 1002 </dev/null >/dev/null 2>&1 &)' &);"
+                    " ipcmk -M 4096 >/dev/null; ipcmk -Q >/dev/null; ipcmk -S 1 >/dev/null; echo ready; sleep 1003",
+                ),
+                cwd="/workspace",
+                env={"PATH": "/usr/bin:/bin"},
+            )
         )
+        assert (await task.stdout.receive()) == b"ready\n"
         before = await _sh(backend, "cat /proc/[0-9]*/cmdline | tr '\\0' ' '; wc -l </proc/sysvipc/shm")
         assert "sleep 1000" in before and "sleep 1001" in before and "sleep 1002" in before
         with anyio.fail_after(30):

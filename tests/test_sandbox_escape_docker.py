@@ -199,7 +199,9 @@ async def test_reset_discards_when_the_secret_cannot_be_removed(tmp_path: Path) 
 
 
 @pytest.mark.parametrize("mode", ["bind", "copy"])
-async def test_a_command_cannot_plant_a_setid_program_on_the_host(tmp_path: Path, user: str, mode: str) -> None:
+async def test_a_command_cannot_plant_a_setid_program_on_the_host(
+    tmp_path: Path, user: str, mode: str
+) -> None:
     """Container root's files in a bind-mounted workspace are host root's: a set-id bit there would
     be a set-id-root program on the host. The executor's helper loads the set-id seccomp filter."""
     require_docker()
@@ -222,3 +224,111 @@ async def test_a_command_cannot_plant_a_setid_program_on_the_host(tmp_path: Path
     assert "PLAIN-OK" in out and "MKDIR-OK" in out, out
     for entry in exported.rglob("*"):
         assert not entry.lstat().st_mode & 0o6000, f"{entry} is {oct(entry.lstat().st_mode)}"
+
+
+#: What a command tries against a process of shellrt's (`$T`): signals, its /proc files, its fds,
+#: and a real PTRACE_ATTACH (perl's syscall: 101 = ptrace, 16 = PTRACE_ATTACH on x86-64).
+ATTACK = (
+    "kill -9 $T 2>/dev/null && echo KILLED-$N; kill -STOP $T 2>/dev/null && echo STOPPED-$N;"
+    " for f in mem environ fd/0 fd/1 fd/2 maps; do (exec 3</proc/$T/$f) 2>/dev/null && echo OPEN-$N-$f; done;"
+    " (exec 3<>/proc/$T/mem) 2>/dev/null && echo OPEN-$N-mem-rw;"
+    " ls /proc/$T/fd >/dev/null 2>&1 && echo OPEN-$N-fd-dir;"
+    " perl -e 'exit(syscall(101, 16, $ARGV[0] + 0, 0, 0) == 0 ? 0 : 1)' $T && echo TRACED-$N;"
+)
+
+
+@pytest.mark.parametrize("call_user", ["root", "0:0", "nobody", "4321"])
+async def test_a_per_call_user_cannot_reach_the_executor_nor_its_helpers(
+    tmp_path: Path, call_user: str
+) -> None:
+    """Per-call users (root included) against the executor, the runner that started them and the
+    helper that supervises them (their parent, which keeps the executor's identity)."""
+    require_docker()
+    async with DockerBackend(config(DEBIAN), policy(tmp_path)) as backend:
+        script = (
+            f"EXE={backend.executor_pid}; HELPER=$PPID; read -r s </proc/$PPID/stat; set -- ${{s##*) }}; RUNNER=$2;"
+            " [ $RUNNER != $EXE ] || echo SAME;"
+            f" for N in EXE HELPER RUNNER; do eval T=\\${{$N}}; {ATTACK} done;"
+            " kill -9 -1 2>/dev/null; echo checked"
+        )
+        proc = await backend.exec(
+            ExecRequest(
+                argv=("sh", "-c", script), cwd="/workspace", env=ENV, merge_stderr=True, user=call_user
+            )
+        )
+        out = b""
+        try:
+            while True:
+                out += await proc.stdout.receive()
+        except anyio.EndOfStream:
+            pass
+        status = await proc.wait()
+        assert out.decode() == "checked\n" and status.exit_code == 0, out
+        again, status = await _run(backend, "echo alive")
+        assert again == "alive\n" and backend.recoveries == []
+
+
+async def test_a_command_cannot_read_another_commands_environment(tmp_path: Path) -> None:
+    """The helper that supervises a command lives as long as it: its command line must not carry the
+    command's environment (cmdline, unlike environ, is readable by every process)."""
+    require_docker()
+    async with DockerBackend(config(DEBIAN), policy(tmp_path)) as backend:
+        victim = await backend.exec(
+            ExecRequest(argv=("sleep", "20"), cwd="/", env={**ENV, "API_TOKEN": "s3cr3t-value"}, user="4000")
+        )
+        await anyio.sleep(0.3)
+        proc = await backend.exec(
+            ExecRequest(
+                argv=(
+                    "sh",
+                    "-c",
+                    "cat /proc/[0-9]*/cmdline /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'",
+                ),
+                cwd="/",
+                env=ENV,
+                user="root",
+            )
+        )
+        seen = b""
+        try:
+            while True:
+                seen += await proc.stdout.receive()
+        except anyio.EndOfStream:
+            pass
+        await proc.wait()
+        assert b"sleep" in seen and b"s3cr3t" not in seen
+        await victim.kill()
+
+
+async def test_a_command_never_sees_another_commands_environment_while_it_starts(tmp_path: Path) -> None:
+    """The environment reaches the helper in its own environment (closed to other identities),
+    never on a command line, not even for the instant before the command runs."""
+    require_docker()
+    async with DockerBackend(config(DEBIAN), policy(tmp_path)) as backend:
+        scanner = await backend.exec(
+            ExecRequest(
+                argv=(
+                    "sh",
+                    "-c",
+                    "end=$(($(date +%s) + 4)); while [ $(date +%s) -lt $end ]; do"
+                    " cat /proc/[0-9]*/cmdline /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c 's3[c]r3t';"
+                    " done | sort -u",
+                ),
+                cwd="/",
+                env=ENV,
+                user="root",
+            )
+        )
+        for _ in range(40):
+            proc = await backend.exec(
+                ExecRequest(argv=("true",), cwd="/", env={**ENV, "API_TOKEN": "s3cr3t-value"}, user="4000")
+            )
+            await proc.wait()
+        seen = b""
+        try:
+            while True:
+                seen += await scanner.stdout.receive()
+        except anyio.EndOfStream:
+            pass
+        await scanner.wait()
+        assert seen == b"0\n", seen

@@ -16,8 +16,13 @@ Why this shape:
 * Command output never travels through the control channel: the host creates
   FIFOs with random names in a private directory bind-mounted read-only into
   the container (owned by the executor's uid, mode 0700, when the host is
-  root) and reads them directly (`sandbox.docker._fifo`). Consequence: the
-  daemon must run on this machine (checked at start).
+  root; on /dev/shm when usable, see `sandbox.docker._gc.io_base`) and reads
+  them directly (`sandbox.docker._fifo`). Consequence: the daemon must run on
+  this machine (checked at start).
+* Each command runs below a helper (``priv drop``) that keeps the executor's
+  identity, supervises it as a child subreaper and kills whatever it left
+  behind when it exits; per-call users (`ExecRequest.user`, root included)
+  are resolved by the executor from the image's /etc/passwd and /etc/group.
 * Nothing leaks: the container is created with ``StdinOnce`` and
   ``AutoRemove``, so when the owner's attach connection closes (``close()``,
   or the owner dies, even by SIGKILL) the executor reads EOF, exits, and the
@@ -61,14 +66,14 @@ from docker.types import Mount
 
 from sandbox._proxied import ContainerProxy
 from sandbox._proxy import Refusal, proxy_env
-from sandbox._scratch import OwnedDir, sweep_orphans
+from sandbox._scratch import OwnedDir
 from sandbox.base import Aspect, ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
 from sandbox.config import DockerConfig
 from sandbox.confine import relative_to
 from sandbox.docker._channel import ControlChannel, ExecutorGoneError
 from sandbox.docker._client import connect, require_local_daemon, thread, translate
 from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream, make_fifo, open_fifo
-from sandbox.docker._gc import IO_PREFIX, reap_orphans
+from sandbox.docker._gc import IO_PREFIX, io_base, reap_orphans, sweep_host_dirs
 from sandbox.docker._hostpid import host_pid
 from sandbox.docker._labels import session_labels
 from sandbox.docker._priv import priv_binary
@@ -82,6 +87,7 @@ from sandbox.docker._recycle import (
     OutsideView,
     verify_pristine,
 )
+from sandbox.docker._request import check_call_user, check_exec_size
 from sandbox.docker._reset import (
     ResetError,
     parse_reset_reply,
@@ -108,6 +114,7 @@ _EXECUTOR_ARGV = [
     f"{IO_MOUNT}/executor.sh",
     IO_MOUNT,
     PRIV_DIR,
+    str(EXECUTOR_UID),
 ]
 _DEFAULT_TMP_BYTES = 256 * 1024 * 1024
 #: A fork bomb must never reach the host, so a pids limit always applies.
@@ -204,7 +211,11 @@ class DockerBackend(SandboxBackend):
         self._executor_host: tuple[int, int] | None = None
         #: `protect_executor` verified the executor's identity from the host.
         self._protected = False
+        #: Per-call users commands ran as (`ExecRequest.user`): a reset judges only the session's own.
+        self._call_users: set[str] = set()
         self._owned: OwnedDir | None = None
+        #: The I/O directory's owned parent (on a tmpfs when there is one: see `io_base`).
+        self._io_owned: OwnedDir | None = None
         #: Network 'proxied' (issue 20, docs/network.md): the host proxy, listening in each container.
         self._net = (
             ContainerProxy(self.policy, f"docker-{self.session_id}")
@@ -314,7 +325,7 @@ class DockerBackend(SandboxBackend):
             async with anyio.create_task_group() as tg:
                 # Reaping leftovers is independent of this container: overlap it with the start.
                 tg.start_soon(thread, lambda: reap_orphans(client, self.config.docker_host))
-                tg.start_soon(thread, lambda: sweep_orphans(IO_PREFIX))
+                tg.start_soon(thread, sweep_host_dirs)
                 try:
                     await thread(self._prepare_host_dir)
                     await self._launch()
@@ -351,9 +362,9 @@ class DockerBackend(SandboxBackend):
             _live.discard(self)
         cid, self._cid = self._cid, None
         client = self._client
-        owned, self._owned, self._host_dir = self._owned, None, None
-        if cid is not None or owned is not None:
-            await thread(lambda: _remove(client, cid, owned))
+        owned = self._take_owned()
+        if cid is not None or owned:
+            await thread(lambda: _remove(client, cid, *owned))
 
     def _emergency_teardown(self) -> None:
         """Synchronous teardown from `emergency_cleanup` (no event loop needed)."""
@@ -362,8 +373,14 @@ class DockerBackend(SandboxBackend):
         if session is not None:
             session.channel.close()
         cid, self._cid = self._cid, None
-        owned, self._owned, self._host_dir = self._owned, None, None
-        _remove(self._client, cid, owned)
+        _remove(self._client, cid, *self._take_owned())
+
+    def _take_owned(self) -> list[OwnedDir]:
+        """The host directories to remove (forgotten here: removed once)."""
+        owned = [d for d in (self._owned, self._io_owned) if d is not None]
+        self._owned = self._io_owned = None
+        self._host_dir = self._io_dir = None
+        return owned
 
     def _check_policy(self) -> None:
         if self.policy.network == "host":
@@ -389,12 +406,14 @@ class DockerBackend(SandboxBackend):
             )
 
     def _prepare_host_dir(self) -> None:
-        """The session's host directory: the I/O directory (script, helper, FIFOs) and the workspace copy."""
+        """The session's host directories: the I/O directory (script, helper, FIFOs; on a tmpfs when
+        there is one) and the one for the workspace copy and masks (the temp dir)."""
         helper = priv_binary()
-        # Locked while we live: a later start sweeps it if we die without close() (SIGKILL).
+        # Locked while we live: a later start sweeps them if we die without close() (SIGKILL).
         self._owned = OwnedDir(IO_PREFIX)
         self._host_dir = str(self._owned.path)
-        io_dir = os.path.join(self._host_dir, "io")
+        self._io_owned = OwnedDir(IO_PREFIX, io_base())
+        io_dir = os.path.join(self._io_owned.path, "io")
         os.mkdir(io_dir, 0o700)
         self._io_dir = io_dir
         script = os.path.join(io_dir, "executor.sh")
@@ -506,7 +525,11 @@ class DockerBackend(SandboxBackend):
                 command=_EXECUTOR_ARGV,
                 entrypoint=[],
                 name=f"shellrt-{self.session_id}{suffix}",
-                labels=session_labels(self.session_id, self._host_dir or ""),
+                labels=session_labels(
+                    self.session_id,
+                    str(self._io_owned.path) if self._io_owned is not None else "",
+                    self._host_dir or "",
+                ),
                 detach=False,
                 stdin_open=True,
                 user="0:0",
@@ -621,7 +644,7 @@ class DockerBackend(SandboxBackend):
         if client is None or self._closed:
             raise SandboxClosedError("the docker sandbox is closed")
         self._cid = None
-        await thread(lambda: _remove(client, cid, None))
+        await thread(lambda: _remove(client, cid))
         await self._launch()
 
     # --- execution ---------------------------------------------------------------
@@ -639,6 +662,11 @@ class DockerBackend(SandboxBackend):
         return text
 
     async def exec(self, request: ExecRequest) -> SandboxProcess:
+        """Start ``request`` under the executor; refused before anything runs when the user is
+        malformed or reserved, the argv is beyond the kernel's exec limits, or (inside) the user,
+        group or working directory does not exist."""
+        if request.user is not None:
+            check_call_user(request.user, self.config.image)
         session = await self._ensure_session()
         try:
             return await self._exec(session, request)
@@ -690,7 +718,12 @@ class DockerBackend(SandboxBackend):
             if request.report_cwd:
                 cwd_file = f"{PRIV_DIR}/{tid}.cwd"
                 env["SHELLRT_CWD_FILE"] = cwd_file
-            text = render_request(tid, request.argv, env, request.cwd, cwd_file, self.command_ids)
+            check_exec_size(request.argv, env)
+            if request.user is not None:
+                self._call_users.add(request.user)
+            text = render_request(
+                tid, request.argv, env, request.cwd, cwd_file, self.command_ids, request.user
+            )
             req_fd = os.open(f"{base}.req", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             try:
                 os.write(req_fd, text.encode())
@@ -707,10 +740,7 @@ class DockerBackend(SandboxBackend):
                     "(is the container's pids limit exhausted?)"
                 ) from exc
             if started.kind == "E":
-                reason = started.rest
-                if reason == "cwd-missing":
-                    raise SandboxExecError(f"working directory {request.cwd} does not exist in the container")
-                raise SandboxExecError(f"could not start {request.argv[0]!r}: {reason}")
+                raise SandboxExecError(self._refusal(request, started.rest))
             container_pid = int(started.fields[0]) if started.fields and started.fields[0].isdigit() else 0
             if in_fd is not None:
                 # The command holds the read end now: swap our read-write end for a
@@ -754,6 +784,30 @@ class DockerBackend(SandboxBackend):
             FifoSendStream(in_fd) if in_fd is not None else None,
         )
 
+    def _refusal(self, request: ExecRequest, reason: str) -> str:
+        """Words for the executor's ``E`` reasons: the command did not start, nothing ran."""
+        image, cwd, user = self.config.image, request.cwd, request.user
+        group = (user or "").partition(":")[2]
+        texts = {
+            "cwd-missing": f"working directory {cwd} does not exist in the container (image {image!r})",
+            "cwd-notdir": f"working directory {cwd} is not a directory in the container (image {image!r})",
+            "cwd-denied": f"working directory {cwd} cannot be entered in the container (image {image!r})",
+            "user-unknown": (
+                f"user {user!r} does not exist in image {image!r} (not in its /etc/passwd); "
+                "use a user the image defines or a numeric uid[:gid]"
+            ),
+            "group-unknown": (
+                f"group {group!r} of user {user!r} does not exist in image {image!r} (not in its "
+                "/etc/group); use a group the image defines or a numeric gid"
+            ),
+            "user-reserved": (
+                f"user {user!r} resolves in image {image!r} to uid/gid {EXECUTOR_UID}, which is reserved "
+                "for shellrt's executor; choose another user"
+            ),
+        }
+        text = texts.get(reason, f"could not start {request.argv[0]!r}: {reason}")
+        return f"{text}. Nothing was run."
+
     # --- recycling (batch) ---------------------------------------------------------
     def reuse_blocker(self) -> str | None:
         """Why this container can never serve another task (None: `reset` may try).
@@ -769,6 +823,9 @@ class DockerBackend(SandboxBackend):
             return "bind mode: the workspace is the caller's own directory"
         if 0 in self.command_ids:
             return "runs as root"
+        if self._call_users:
+            users = ", ".join(sorted(self._call_users))
+            return f"commands ran as per-call users ({users}): a reset judges only the session's own user"
         if os.geteuid() != 0:
             return "the host side is not root: the container cannot be inspected from outside"
         if self.recoveries:
@@ -930,8 +987,8 @@ def _pull(client: docker.DockerClient, image: str) -> None:
         ) from exc
 
 
-def _remove(client: docker.DockerClient | None, cid: str | None, host_dir: OwnedDir | None) -> None:
-    """Force-remove a container (one call: kills at once, drops its volumes) and a host directory."""
+def _remove(client: docker.DockerClient | None, cid: str | None, *host_dirs: OwnedDir) -> None:
+    """Force-remove a container (one call: kills at once, drops its volumes) and host directories."""
     if cid is not None and client is not None:
         try:
             client.api.remove_container(cid, force=True, v=True)
@@ -942,5 +999,5 @@ def _remove(client: docker.DockerClient | None, cid: str | None, host_dir: Owned
                 _log.warning("could not remove container %s: %s", cid[:12], exc)
         except requests.exceptions.ConnectionError as exc:
             _log.warning("could not remove container %s (daemon gone): %s", cid[:12], exc)
-    if host_dir is not None:
+    for host_dir in host_dirs:
         host_dir.remove()

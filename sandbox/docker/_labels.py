@@ -22,6 +22,7 @@ import psutil
 
 __all__ = [
     "LABEL_CREATED",
+    "LABEL_HOST_DIR",
     "LABEL_IO_DIR",
     "LABEL_MANAGED",
     "LABEL_OWNER_HOST",
@@ -42,6 +43,8 @@ LABEL_OWNER_HOST = "shellrt.owner-host"
 LABEL_OWNER_START = "shellrt.owner-start"
 #: Host directory holding the session's FIFOs (removed with the container).
 LABEL_IO_DIR = "shellrt.io-dir"
+#: Host directory holding the session's workspace copy and masks (removed with the container).
+LABEL_HOST_DIR = "shellrt.host-dir"
 
 
 def _process_start(pid: int) -> float | None:
@@ -51,7 +54,7 @@ def _process_start(pid: int) -> float | None:
         return None
 
 
-def session_labels(session_id: str, io_dir: str) -> dict[str, str]:
+def session_labels(session_id: str, io_dir: str, host_dir: str) -> dict[str, str]:
     """Labels for a new container owned by this process."""
     pid = os.getpid()
     start = _process_start(pid)
@@ -63,6 +66,7 @@ def session_labels(session_id: str, io_dir: str) -> dict[str, str]:
         LABEL_OWNER_HOST: socket.gethostname(),
         LABEL_OWNER_START: f"{start:.2f}" if start is not None else "",
         LABEL_IO_DIR: io_dir,
+        LABEL_HOST_DIR: host_dir,
     }
 
 

@@ -103,24 +103,33 @@ def render_request(
     cwd: str,
     cwd_file: str | None,
     user: tuple[int, int],
+    call_user: str | None = None,
 ) -> str:
     """Render the request file the executor sources before starting a command.
 
-    ``user`` is the (uid, gid) the command runs as (``priv drop``); every
-    request names it, so a per-call user needs no new channel message.
-    The command runs as ``priv drop UID GID MARKER K=V... -- argv``: its
-    environment is exactly the request's (plus the marker the kill path looks
-    for), whatever the executor's own is; ``--`` ends the assignments, so any
-    argv[0] is taken as the program.
+    ``user`` is the session's (uid, gid) the command runs as (``priv drop``,
+    no supplementary groups). ``call_user`` (``name``, ``uid``, ``name:group``,
+    ``uid:gid``) replaces it for this command: the executor resolves it
+    through the image's ``/etc/passwd`` and ``/etc/group`` (``CL=1``).
+    The command runs as ``priv drop UID GID GROUPS -- argv``: its environment
+    is exactly the request's (plus the marker the kill path looks for),
+    whatever the executor's own is, handed to the helper as exported
+    ``SHELLRT_E<n>='NAME=VALUE'`` variables: in the environment, which only
+    the executor's identity may read, never on a command line, which every
+    process in the container may read (commands of other per-call users too).
     """
-    words = [task_marker(task_id)]
-    words += [f"{k}={v}" for k, v in env.items()]
-    words += ["--", *argv]
+    entries = [task_marker(task_id), *(f"{k}={v}" for k, v in env.items())]
+    exports = " ".join(f"SHELLRT_E{i}={sh_quote(e)}" for i, e in enumerate(entries))
+    if call_user is None:
+        who = [f"CU={int(user[0])}", f"CG={int(user[1])}"]
+    else:
+        name, _, group = call_user.partition(":")
+        who = [f"CU={sh_quote(name)}", f"CG={sh_quote(group)}", "CL=1"]
     lines = [
         f"C={sh_quote(cwd)}",
         f"CWDF={sh_quote(cwd_file or '')}",
-        f"CU={int(user[0])}",
-        f"CG={int(user[1])}",
-        "set -- " + " ".join(sh_quote(w) for w in words),
+        *who,
+        f"export {exports}",
+        "set -- " + " ".join(sh_quote(w) for w in argv),
     ]
     return "\n".join(lines) + "\n"

@@ -2,7 +2,7 @@
 #
 # The container's main process (under docker-init, which reaps orphans), so
 # starting it costs no `docker exec`. Started by the host as
-#     IO/priv exec EUID EGID -- /bin/sh IO/executor.sh IO PRIV
+#     IO/priv exec EUID EGID -- /bin/sh IO/executor.sh IO PRIV EUID
 # i.e. under its own uid EUID, which no command ever has, holding the few
 # capabilities it needs to start commands as others (setuid, setgid), end
 # them (kill), find their escaped children (sys_ptrace: reading environ) and
@@ -27,6 +27,14 @@
 # command can write the cwd file made for it but cannot list, remove or
 # replace anything there.
 #
+# The request file names the command's user: numeric CU and CG (the
+# session's own identity, no supplementary groups), or with CL=1 a per-call
+# user, CU a name or uid and CG empty or a group name or gid, resolved here
+# through the image's /etc/passwd and /etc/group (on the read-only root, so
+# no command can edit them) with the supplementary groups the user is listed
+# in. Whatever the resolution gives, EUID is refused (E user-reserved), and
+# priv drop refuses it again: no command shares the executor's identity.
+#
 # Requests (one line each, host -> executor):
 #   R <id> <flags>   run; flags: m = merge stderr into stdout, i = stdin FIFO
 #   K <id> <pid>     kill the command's whole tree (see _kill), then ack
@@ -37,7 +45,9 @@
 # less than PIPE_BUF bytes, so concurrent runners never interleave inside one):
 #   H <version> <executor pid> <setsid 0|1> <shell path>
 #   S <id> <pid>                      started (pid is also pgid and sid)
-#   E <id> <reason>                   could not start (cwd-missing, request)
+#   E <id> <reason>                   could not start, nothing ran: cwd-missing,
+#                                     cwd-notdir, cwd-denied, user-unknown,
+#                                     group-unknown, user-reserved, request, streams
 #   X <id> <rc> <oom 0|1> [<cwd>]     exited; rc is 128+N for signal N
 #   K <id> <killed count>             kill finished: nothing of the tree left
 #   P <id>                            pong
@@ -48,6 +58,7 @@
 
 IO=$1
 PRIV=$2
+EID=$3
 PRIVX="$IO/priv"
 # docker-init forwards the signals it gets to us; a command run as root may
 # signal docker-init, which forwards every catchable signal to us. Ignore them
@@ -84,6 +95,53 @@ _oomcount() {
     done
 }
 
+# _user: resolve the per-call user CU[:CG] in place (numbers), GR <- the
+# supplementary groups (comma list: the primary group first); RERR <- why not.
+# A name must be in /etc/passwd; a uid need not be (then its gid is the uid,
+# as for the session's own numeric users). Builtins only.
+_user() {
+    _ru=$CU
+    _rg=$CG
+    _rname=
+    _rpg=
+    while IFS=: read -r _n _x _i _gi _rest || [ -n "$_n" ]; do
+        case $_ru in
+            *[!0-9]*) [ "$_n" = "$_ru" ] || continue ;;
+            *) [ "$_i" = "$_ru" ] || continue ;;
+        esac
+        _rname=$_n
+        CU=$_i
+        _rpg=$_gi
+        break
+    done 2>/dev/null </etc/passwd
+    if [ -z "$_rname" ]; then
+        case $_ru in '' | *[!0-9]*) RERR=user-unknown && return 1 ;; esac
+        _rpg=$_ru
+    fi
+    CG=$_rpg
+    case $_rg in
+        '') ;;
+        *[!0-9]*)
+            CG=
+            while IFS=: read -r _n _x _gi _rest || [ -n "$_n" ]; do
+                [ "$_n" = "$_rg" ] && CG=$_gi && break
+            done 2>/dev/null </etc/group
+            [ -n "$CG" ] || { RERR=group-unknown && return 1; }
+            ;;
+        *) CG=$_rg ;;
+    esac
+    GR=$CG
+    [ -n "$_rname" ] || return 0
+    while IFS=: read -r _n _x _gi _mem || [ -n "$_n" ]; do
+        case ,$_mem, in
+            *",$_rname,"*)
+                case ,$GR, in *",$_gi,"*) ;; *) GR=$GR,$_gi ;; esac
+                ;;
+        esac
+    done 2>/dev/null </etc/group
+    return 0
+}
+
 # Runs in a background subshell: start the command in its own session under
 # its own identity (priv drop), report S, wait, report X with the exit code,
 # OOM flag and final cwd. The runner opens the FIFOs itself before forking, so
@@ -97,14 +155,29 @@ _run() {
     CWDF=
     CU=
     CG=
+    CL=
+    GR=-
     . "$IO/$id.req" 2>/dev/null || { echo "E $id request"; return 0; }
+    if [ -n "$CL" ]; then
+        _user || { echo "E $id $RERR"; return 0; }
+    fi
     case $CU$CG in '' | *[!0-9]*) echo "E $id request" && return 0 ;; esac
+    case ",$CU,$CG,$GR," in *",$EID,"*) echo "E $id user-reserved" && return 0 ;; esac
     if [ -n "$CWDF" ]; then
         umask 111
         : >"$CWDF" || CWDF=
         umask 077
     fi
-    cd -- "$C" 2>/dev/null || { echo "E $id cwd-missing"; return 0; }
+    if ! cd -- "$C" 2>/dev/null; then
+        if [ ! -e "$C" ]; then
+            echo "E $id cwd-missing"
+        elif [ ! -d "$C" ]; then
+            echo "E $id cwd-notdir"
+        else
+            echo "E $id cwd-denied"
+        fi
+        return 0
+    fi
     command exec 3>"$IO/$id.out" 5<"$i" || { echo "E $id streams"; return 0; }
     case $flags in
         *m*) command exec 4>&3 ;;
@@ -112,9 +185,11 @@ _run() {
     esac
     _oomcount
     o0=$OOMN
-    # priv drop also makes the command a session (and process group) leader;
-    # "$@" is MARKER NAME=VALUE... -- ARGV (the command's whole environment).
-    "$PRIVX" drop "$CU" "$CG" "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- &
+    # priv drop makes its own process the session (and process group) leader
+    # the kill path looks for, runs the command below it and, once the command
+    # has exited, kills whatever it left behind (see priv.c); "$@" is the
+    # argv, the exported SHELLRT_E<n> are the command's whole environment.
+    "$PRIVX" drop "$CU" "$CG" "$GR" -- "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- &
     pid=$!
     exec 3>&- 4>&- 5<&-
     echo "S $id $pid"

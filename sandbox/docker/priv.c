@@ -5,18 +5,35 @@
  *       identity, never a command's) keeping only the capabilities the
  *       executor needs, as ambient capabilities so /bin/sh keeps them, and
  *       no others anywhere (the bounding set is cut to them too).
- *   priv drop UID GID [NAME=VALUE...] -- PROG ARGS...
- *       Run by the executor for each command: start a new session, empty the bounding, ambient,
- *       inheritable, permitted and effective sets, lock the securebits so
- *       uid 0 gains nothing at exec, then become UID:GID (no supplementary
- *       groups), restore default signal dispositions and exec. A command,
- *       root or not, holds no capability. Its environment is exactly the
- *       NAME=VALUE words (PATH among them is what PROG is looked up in).
- *       It also runs under the set-id filter (`shellrt_setid_filter`, generated from
- *       sandbox/_seccomp.py and prepended by _priv.py): no call sets S_ISUID/S_ISGID.
+ *   priv drop UID GID GROUPS -- PROG ARGS...
+ *       Run by the executor's runner for each command. It starts a new session
+ *       (its pid is the session and process group id the kill path uses),
+ *       becomes a child subreaper and forks:
+ *       - the child empties the bounding, ambient, inheritable, permitted and
+ *         effective sets, locks the securebits so uid 0 gains nothing at exec,
+ *         becomes UID:GID with the supplementary GROUPS (a comma list, or `-`
+ *         for none), restores default signal dispositions and execs. A
+ *         command, root or not, holds no capability. Its environment is
+ *         exactly the values of this process's SHELLRT_E<n> variables, each
+ *         a NAME=VALUE entry (PATH among them is what PROG is looked up in):
+ *         passed in the environment, which only the executor's identity may
+ *         read, never on the command line, which every process may read. It also runs under the set-id filter
+ *         (`shellrt_setid_filter`, generated from sandbox/_seccomp.py and
+ *         prepended by _priv.py): no call sets S_ISUID/S_ISGID.
+ *       - the parent keeps the executor's identity (so no command can signal,
+ *         trace or open it), reaps, and once the child has exited kills every
+ *         process still left below it: being a subreaper, every descendant of
+ *         the command that lost its parent (setsid, double fork, scrubbed
+ *         environment, whatever) was handed to it, so "no child left" means
+ *         "nothing of the command left". It exits with the child's status
+ *         (128+N for signal N).
+ *       UID, GID or a GROUPS entry equal to the executor's own uid or gid is
+ *       refused: no command ever shares the executor's identity.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
 #include <linux/capability.h>
@@ -28,6 +45,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const int keep[] = {CAP_SETUID, CAP_SETGID, CAP_KILL, CAP_SYS_PTRACE, CAP_SETPCAP, CAP_DAC_OVERRIDE, CAP_FOWNER};
@@ -57,14 +75,110 @@ static int parse_id(const char *s) {
     return (int)v;
 }
 
+/* GROUPS: `-` (none) or a comma list of at most 256 gids, none of them `forbidden`. */
+static size_t parse_groups(char *s, gid_t *out, size_t cap, gid_t forbidden) {
+    size_t n = 0;
+    if (strcmp(s, "-") == 0) return 0;
+    for (char *tok = strtok(s, ","); tok != NULL; tok = strtok(NULL, ",")) {
+        if (n == cap) {
+            fprintf(stderr, "shellrt-priv: more than %zu supplementary groups\n", cap);
+            _exit(126);
+        }
+        out[n] = (gid_t)parse_id(tok);
+        if (out[n] == forbidden) {
+            fprintf(stderr, "shellrt-priv: group %s is the executor's own\n", tok);
+            _exit(126);
+        }
+        n++;
+    }
+    return n;
+}
+
+/* SIGKILL every child of this process, found in /proc (a subreaper's children include every
+ * orphaned descendant). Returns how many were signalled. */
+static int kill_children(pid_t self) {
+    int killed = 0;
+    DIR *proc = opendir("/proc");
+    if (proc == NULL) return 0;
+    struct dirent *e;
+    while ((e = readdir(proc)) != NULL) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+        char path[300], buf[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0) continue;
+        buf[n] = '\0';
+        char *rp = strrchr(buf, ')'); /* the name may hold anything; fields follow the last ')' */
+        char state;
+        int ppid;
+        if (rp == NULL || sscanf(rp + 1, " %c %d", &state, &ppid) != 2) continue;
+        if (ppid == self && kill((pid_t)atoi(e->d_name), SIGKILL) == 0) killed++;
+    }
+    closedir(proc);
+    return killed;
+}
+
+/* The parent's part of `drop`: wait for the command, then end everything it left, then exit with
+ * its status. Orphans handed to us while it runs are reaped as they die (no zombies pile up). */
+static int supervise(pid_t child) {
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    for (int fd = 0; fd <= 2; fd++) {
+        /* The command's streams are its own: holding them would keep EOF from the host. */
+        if (null >= 0) dup2(null, fd);
+        else close(fd);
+    }
+    int status = 0, st;
+    pid_t self = getpid();
+    for (;;) {
+        pid_t w = waitpid(-1, &st, 0);
+        if (w == child) {
+            status = st;
+            break;
+        }
+        if (w < 0 && errno != EINTR) return 126; /* ECHILD: cannot happen while the child lives */
+    }
+    for (;;) {
+        pid_t w;
+        while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
+        }
+        if (w < 0 && errno == ECHILD) break; /* no descendant left at all */
+        kill_children(self);
+        /* Reap one that died (its own children are ours now), then look again. */
+        if (waitpid(-1, &st, 0) < 0 && errno == ECHILD) break;
+    }
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return WEXITSTATUS(status);
+}
+
 extern char **environ;
 
+/* The command's environment: the values of the SHELLRT_E<digits>= entries of ours, nothing else. */
+static char **command_environment(void) {
+    size_t n = 0;
+    for (char **e = environ; *e != NULL; e++) n++;
+    char **out = calloc(n + 1, sizeof *out);
+    if (out == NULL) die("calloc");
+    size_t k = 0;
+    for (char **e = environ; *e != NULL; e++) {
+        const char *p = *e;
+        if (strncmp(p, "SHELLRT_E", 9) != 0) continue;
+        p += 9;
+        if (*p < '0' || *p > '9') continue;
+        while (*p >= '0' && *p <= '9') p++;
+        if (*p != '=') continue;
+        out[k++] = (char *)p + 1;
+    }
+    return out;
+}
+
 int main(int argc, char **argv) {
-    int sep = 4;
-    if (argc >= 2 && strcmp(argv[1], "drop") == 0)
-        while (sep < argc && strcmp(argv[sep], "--") != 0) sep++;
-    if (argc < 6 || sep + 1 >= argc || strcmp(argv[sep], "--") != 0) {
-        fprintf(stderr, "usage: priv exec|drop UID GID [NAME=VALUE...] -- PROG ARGS...\n");
+    int drop = argc >= 2 && strcmp(argv[1], "drop") == 0;
+    int sep = drop ? 5 : 4;
+    if (argc < sep + 2 || strcmp(argv[sep], "--") != 0) {
+        fprintf(stderr, "usage: priv exec UID GID -- PROG ARGS... | priv drop UID GID GROUPS -- PROG ARGS...\n");
         return 126;
     }
     uid_t uid = (uid_t)parse_id(argv[2]);
@@ -82,9 +196,26 @@ int main(int argc, char **argv) {
         set_caps(mask);
         for (unsigned i = 0; i < NKEEP; i++)
             if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, keep[i], 0, 0) != 0) die("ambient");
-    } else if (strcmp(argv[1], "drop") == 0) {
+    } else if (drop) {
+        /* Never the executor's own identity: a command under it could signal and trace it. */
+        uid_t own_uid = getuid();
+        gid_t own_gid = getgid();
+        if (uid == own_uid || gid == own_gid || gid == (gid_t)own_uid) {
+            fprintf(stderr, "shellrt-priv: uid %u / gid %u is the executor's own\n", uid, gid);
+            return 126;
+        }
+        static gid_t groups[256];
+        size_t ngroups = parse_groups(argv[4], groups, sizeof groups / sizeof groups[0], own_gid);
         /* Its own session and process group (the kill path finds the tree by them). */
         if (setsid() < 0) die("setsid");
+        if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) die("subreaper");
+        pid_t child = fork();
+        if (child < 0) die("fork");
+        if (child > 0) {
+            /* ps shows the command once, as itself, not a second time as this helper. */
+            for (int i = sep + 1; i < argc; i++) memset(argv[i], 0, strlen(argv[i]));
+            return supervise(child);
+        }
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0) die("ambient");
         /* The executor's bounding set holds only `keep` (cut in exec mode): drop those. */
         for (unsigned i = 0; i < NKEEP; i++)
@@ -92,7 +223,7 @@ int main(int argc, char **argv) {
         if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
                   SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
                   SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED, 0, 0, 0) != 0) die("securebits");
-        if (setgroups(0, NULL) != 0) die("setgroups");
+        if (setgroups(ngroups, groups) != 0) die("setgroups");
         if (setresgid(gid, gid, gid) != 0) die("setresgid");
         if (setresuid(uid, uid, uid) != 0) die("setresuid");
         set_caps(0);
@@ -108,9 +239,7 @@ int main(int argc, char **argv) {
         sigprocmask(SIG_SETMASK, &none, NULL);
         for (int s = 1; s < NSIG; s++)
             if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL); /* 32, 33: EINVAL, harmless */
-        /* The command's environment: exactly the NAME=VALUE words (argv is ours to keep). */
-        argv[sep] = NULL;
-        environ = argv + 4;
+        environ = command_environment();
     } else {
         fprintf(stderr, "shellrt-priv: unknown mode %s\n", argv[1]);
         return 126;
