@@ -52,10 +52,6 @@ async def test_a_symlink_into_a_read_denied_directory_is_not_a_cwd(masked_sup: S
         await masked_sup.run(["ls"], timeout_s=30, cwd="to-secret")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs the docker backend's per-call ExecRequest.user (built on another branch); drop this mark once merged",
-)
 async def test_docker_runs_a_command_as_the_requested_user(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
