@@ -192,6 +192,11 @@ class Zygote:
         self.running += 1
         return ZygoteProcess(self, command_id, marker, pipes, status_r, cwd_file)
 
+    async def retire(self) -> None:
+        """Replaced (the policy changed): the zygote discards its warm pool and takes no more commands."""
+        with contextlib.suppress(ZygoteGoneError):
+            await self._send({"op": "retire"}, [])
+
     async def kill_command(self, command_id: int) -> None:
         with contextlib.suppress(ZygoteGoneError):
             await self._send({"op": "kill", "id": command_id}, [])
@@ -295,6 +300,8 @@ class ZygoteProcess(SandboxProcess):
             if not data:
                 break
             chunks.append(data)
+            if data.endswith(b"\n"):  # the init's line: the zygote's copy of the fd may still be open
+                break
         self._status_fd = None
         os.close(fd)
         return b"".join(chunks)

@@ -133,7 +133,7 @@ def _proc_masks() -> list[str]:
 #: bwrap flags hiding what Docker hides of /proc (those present on this kernel).
 _PROC_MASKS = _proc_masks()
 #: linux/capability.h numbers of the capabilities a zygote keeps.
-_CAP_NUMBERS = {"CAP_SETGID": 6, "CAP_SETUID": 7, "CAP_SETPCAP": 8, "CAP_SYS_ADMIN": 21}
+_CAP_NUMBERS = {"CAP_KILL": 5, "CAP_SETGID": 6, "CAP_SETUID": 7, "CAP_SETPCAP": 8, "CAP_SYS_ADMIN": 21}
 #: The seccomp program (``sandbox._seccomp``), built once.
 _SECCOMP = _seccomp.filter_bytes()
 
@@ -153,6 +153,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
     """Runs each process in fresh bubblewrap namespaces under the session's policy."""
 
     name = "bwrap"
+    #: Inits each session zygote keeps ready in fresh namespaces (each holds one process of
+    #: the session's pids limit while it waits).
+    warm_pool = 1
 
     def __init__(self, config: BwrapConfig | None = None, policy: SandboxPolicy | None = None) -> None:
         if policy is None:
@@ -329,10 +332,15 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
 
         It builds each command's namespaces (CAP_SYS_ADMIN), empties its bounding set
         (CAP_SETPCAP) and, run as root, switches it to the sandbox uid (CAP_SETUID,
-        CAP_SETGID); the command itself runs with no capabilities at all.
+        CAP_SETGID) and must still be able to kill its init (CAP_KILL: another uid by
+        then); the command itself runs with no capabilities at all.
         """
         as_root = os.geteuid() == 0
-        caps = ("CAP_SYS_ADMIN", "CAP_SETPCAP", *(("CAP_SETUID", "CAP_SETGID") if as_root else ()))
+        caps = (
+            "CAP_SYS_ADMIN",
+            "CAP_SETPCAP",
+            *(("CAP_SETUID", "CAP_SETGID", "CAP_KILL") if as_root else ()),
+        )
         argv = self.bwrap_args(
             cwd="/",
             state_dir=state_dir,
@@ -347,6 +355,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             "seccomp": _SECCOMP,
             "setup": [],
             "caps": [_CAP_NUMBERS[c] for c in caps],
+            "pool": self.warm_pool,
+            "eagain": self.pids_exhausted_message(),  # limits: what a command that cannot start is told
         }
         if self._proxy is not None:
             config["bridge"] = {"port": BRIDGE_PORT, "socket": f"{PROXY_DIR_INSIDE}/proxy.sock"}
@@ -574,13 +584,17 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         zygote = self._zygote
         assert zygote is not None
         if not zygote.alive or self._denied_kinds() != self._hidden or not self._sockets_hidden():
-            # Commands still running in the old zygote keep running; new ones go to a new one.
+            # Commands still running in the old zygote keep running; new ones go to a new one,
+            # and its warm pool (inits made for the old policy) is discarded now.
+            await zygote.retire()
             self._retired.append(zygote)
             self._zygote = None
             try:
                 await self._start_zygote()
             except ZygoteGoneError as exc:
-                raise SandboxExecError(f"cannot restart the bwrap session sandbox: {exc}") from exc
+                limit = self.pids_exhausted_message()
+                why = f" ({limit})" if limit and "temporarily unavailable" in str(exc) else ""
+                raise SandboxExecError(f"cannot restart the bwrap session sandbox: {exc}{why}") from exc
             zygote = self._zygote
             assert zygote is not None
         if self._retired:  # replaced zygotes whose last command ended: end them now
