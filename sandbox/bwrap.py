@@ -82,6 +82,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import ClassVar
 
 import anyio
 
@@ -156,6 +157,10 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
     #: Inits each session zygote keeps ready in fresh namespaces (each holds one process of
     #: the session's pids limit while it waits).
     warm_pool = 1
+    #: Benchmarks only (``benchmarks/bench_supervisor.py`` measures what the hardening costs): no
+    #: seccomp filter, no /proc or host-socket masks and, run as root, no idmap or uid switch --
+    #: commands would run as host root. Never set anywhere else.
+    _unhardened_for_benchmark: ClassVar[bool] = False
 
     def __init__(self, config: BwrapConfig | None = None, policy: SandboxPolicy | None = None) -> None:
         if policy is None:
@@ -246,7 +251,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._session_tmp = self._tmp_owner.path / "tmp"
         self._session_tmp.mkdir(mode=0o700)
         self._session_tmp.chmod(0o1777)
-        as_root = os.geteuid() == 0
+        as_root = self._switches_uid()
         try:
             if proxied:
                 await anyio.to_thread.run_sync(self._start_proxy)
@@ -302,6 +307,10 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             detail = result.stderr.decode("utf-8", "replace").strip()
             raise BackendUnavailableError(f"{_NAMESPACE_FIX} (bwrap said: {detail or result.returncode})")
 
+    def _switches_uid(self) -> bool:
+        """Run as root: commands run under the sandbox uid (idmapped roots, a holder mount namespace)."""
+        return os.geteuid() == 0 and not self._unhardened_for_benchmark
+
     def _denied_kinds(self) -> tuple[str | None, ...]:
         """Per read-denied path, what is there now: ``dir``, ``file`` or None (nothing to hide)."""
         kinds: list[str | None] = []
@@ -335,7 +344,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         CAP_SETGID) and must still be able to kill its init (CAP_KILL: another uid by
         then); the command itself runs with no capabilities at all.
         """
-        as_root = os.geteuid() == 0
+        as_root = self._switches_uid()
         caps = (
             "CAP_SYS_ADMIN",
             "CAP_SETPCAP",
@@ -349,10 +358,12 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             denied=hidden,
             zygote=True,
         )
-        if not as_root:
+        if os.geteuid() != 0:
             argv[1:1] = ["--unshare-user"]
+        hardened = not self._unhardened_for_benchmark
         config: dict[str, object] = {
-            "seccomp": _SECCOMP,
+            "seccomp": _SECCOMP if hardened else b"",
+            "masks": hardened,
             "setup": [],
             "caps": [_CAP_NUMBERS[c] for c in caps],
             "pool": self.warm_pool,
@@ -533,14 +544,15 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if self.policy.network in ("none", "proxied"):
             args.append("--unshare-net")
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        if not zygote:
+        if not zygote and not self._unhardened_for_benchmark:
             # bwrap leaves /proc/sys writable with --unshare-net: read-only (the host's view of
             # it), and the /proc entries Docker hides hidden. Not in the zygote's sandbox: its
             # commands get their own /proc, which a user namespace refuses to mount while
             # anything covers part of this one ("too revealing").
             args += ["--ro-bind", "/proc/sys", "/proc/sys", *_PROC_MASKS]
         # No host IPC: /run, the caller's runtime dir and every other host socket hidden.
-        args += ipc_mask_args((*self.policy.allowed_roots(), state_dir))
+        if not self._unhardened_for_benchmark:
+            args += ipc_mask_args((*self.policy.allowed_roots(), state_dir))
         if self._proxy_dir is not None and self._proxy is not None:  # after the /run mask
             args += ["--ro-bind", str(self._proxy_dir), PROXY_DIR_INSIDE]
         args += ["--tmpfs", "/tmp"] if tmp is None else ["--bind", str(tmp), "/tmp"]
@@ -623,7 +635,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 state_dir=run.state_dir,
                 tmp=self._session_tmp,
                 caps=caps,
-                seccomp_fd=seccomp_r,
+                seccomp_fd=None if self._unhardened_for_benchmark else seccomp_r,
             ),
             "--json-status-fd",
             str(status_w),
