@@ -267,36 +267,19 @@ def _refuse(stderr: int, status: int, message: str) -> None:
     _report(status, _FAILED)
 
 
-class _Pooled:
-    """An init prepared ahead: its namespaces, /proc and lowering done, waiting for its command."""
-
-    __slots__ = ("ctl", "pid", "report")
-
-    def __init__(self, pid: int, ctl: _socket.socket, report: int) -> None:
-        self.pid = pid
-        self.ctl = ctl  # the zygote's end of the init's own socket: the request and its fds cross it
-        self.report = report  # read end of the init's report pipe
-
-    def discard(self) -> None:
-        """Kill the waiting init (its empty namespace goes with it); reaped like any child."""
-        try:
-            os.kill(self.pid, _signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.ctl.close()
-        os.close(self.report)
-
-
 class Zygote:
     """Spawns commands on request and reports each one's end on its status fd.
 
-    A warm pool of `pool_size` inits waits ready (`_prepare`): a command is handed
-    to one at once, and the next is cloned right after. Every pooled init belongs
-    to this zygote and so to the policy it was started for; the host replaces the
-    zygote (and `retire` discards its pool) when the policy changes.
+    A warm pool of `pool_size` inits waits ready (`_prepare`); each one's socket
+    goes to the host (``pooled``), which hands it a command directly and then
+    tells the zygote (``handed``, with a copy of the status fd), whereupon the
+    next init is cloned. Every pooled init belongs to this zygote and so to the
+    policy it was started for; the host replaces the zygote (and ``retire``
+    kills its pool) when the policy changes.
     """
 
-    def __init__(self, config: dict[str, Any]) -> None:
+    def __init__(self, config: dict[str, Any], sock: _socket.socket) -> None:
+        self.sock = sock
         self.uid: int | None = config.get("uid")
         self.gid: int | None = config.get("gid")
         self.pool_size: int = config.get("pool", 1)
@@ -309,7 +292,10 @@ class Zygote:
         #: init pid -> (command id, status fd, read end of the init's report pipe)
         self.running: dict[int, tuple[int, int, int]] = {}
         self.by_id: dict[int, int] = {}  # command id -> init pid
-        self.pool: list[_Pooled] = []
+        #: Pooled inits (their socket is the host's now) -> read end of their report pipe.
+        self.pool: dict[int, int] = {}
+        #: Pooled inits that died before the host said it handed them a command -> wait status.
+        self.died: dict[int, tuple[int, int]] = {}
         # The bounding set: down to the zygote's own capabilities once, here; those are
         # then all a command must drop from it.
         keep = set(config.get("caps", ()))
@@ -318,10 +304,11 @@ class Zygote:
                 _check(_libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0), "prctl(CAPBSET_DROP)")
         self._bounding = [cap for cap in range(64) if _libc.prctl(_PR_CAPBSET_READ, cap, 0, 0, 0) == 1]
 
-    def _prepare(self) -> _Pooled | int:
-        """Clone one init into fresh pid, mount and IPC namespaces; the errno when that fails."""
+    def _prepare(self) -> tuple[int, _socket.socket, int] | int:
+        """Clone one init into fresh pid, mount and IPC namespaces: (pid, its socket, report pipe),
+        or the errno when that fails."""
         ctl, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
-        report_r, report_w = os.pipe2(os.O_CLOEXEC)  # the init tells the command's raw wait status
+        report_r, report_w = os.pipe2(os.O_CLOEXEC)  # the init says b"r" once it reported itself
         pid = _clone(_CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWIPC | _signal.SIGCHLD)
         if pid == 0:
             code = 1
@@ -336,50 +323,75 @@ class Zygote:
             ctl.close()
             os.close(report_r)
             return err
-        return _Pooled(pid, ctl, report_r)
+        return pid, ctl, report_r
 
     def refill(self) -> None:
-        """Top the pool up (a failure, e.g. the pids limit reached, is retried at the next command)."""
+        """Top the pool up, each new init's socket sent to the host (a failure, e.g. the pids
+        limit reached, is retried after the next command)."""
         while len(self.pool) < self.pool_size:
-            pooled = self._prepare()
-            if isinstance(pooled, int):
+            prepared = self._prepare()
+            if isinstance(prepared, int):
                 return
-            self.pool.append(pooled)
+            pid, ctl, report = prepared
+            self.pool[pid] = report
+            try:
+                _send_fds(self.sock, {"op": "pooled", "pid": pid}, [ctl.fileno()])
+            except OSError:
+                return  # the host is gone: the main loop ends on its EOF
+            finally:
+                ctl.close()
 
     def retire(self) -> None:
-        """Discard the pool: this zygote takes no more commands (the host replaced it)."""
+        """Kill the pool: this zygote takes no more commands (the host replaced it)."""
         self.pool_size = 0
-        pool, self.pool = self.pool, []
-        for pooled in pool:
-            pooled.discard()
+        for pid in self.pool:
+            try:
+                os.kill(pid, _signal.SIGKILL)  # reaped (and its report pipe closed) by `reap`
+            except ProcessLookupError:
+                pass
+
+    def handed(self, req: dict[str, Any], fds: list[int]) -> None:
+        """The host gave pooled init ``pid`` its command (``fds``: a copy of its status fd)."""
+        (status,) = fds
+        pid = req["pid"]
+        report = self.pool.pop(pid, None)
+        if report is not None:
+            self.running[pid] = (req["id"], status, report)
+            self.by_id[req["id"]] = pid
+        else:  # it ended already (killed, or done and reaped): its status if it did not say it
+            said, wait_status = self.died.pop(pid, (1, 0))
+            if said:
+                os.close(status)
+            else:
+                _report(status, wait_status)
+        self.refill()  # the next command's init, while this one runs
 
     def spawn(self, req: dict[str, Any], fds: list[int]) -> None:
+        """A command for which the host had no pooled init: an init made for it now."""
         stdin, stdout, stderr, status = fds
-        pooled = self.pool.pop(0) if self.pool else self._prepare()
-        if isinstance(pooled, int):
+        prepared = self._prepare()
+        if isinstance(prepared, int):
             for fd in (stdin, stdout):
                 os.close(fd)
-            why = self.eagain if pooled == errno.EAGAIN else os.strerror(pooled)
+            why = self.eagain if prepared == errno.EAGAIN else os.strerror(prepared)
             _refuse(stderr, status, f"cannot start the command's namespace: {why}")
             os.close(stderr)
             return
+        pid, ctl, report = prepared
         try:
-            pooled.ctl.sendmsg(
-                [marshal.dumps(req)],
-                [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, array.array("i", fds).tobytes())],
-            )
+            _send_fds(ctl, req, fds)
         except OSError as exc:  # the init is gone (killed): never run the command elsewhere
-            pooled.discard()
             _refuse(stderr, status, f"cannot start the command: {exc.strerror}")
+            status = -1
+        finally:
+            ctl.close()
             for fd in (stdin, stdout, stderr):
                 os.close(fd)
+        if status < 0:
+            self.pool[pid] = report  # reaped as a pooled init that was never handed out
             return
-        for fd in (stdin, stdout, stderr):
-            os.close(fd)
-        pooled.ctl.close()  # the request is queued in the init's socket
-        self.running[pooled.pid] = (req["id"], status, pooled.report)
-        self.by_id[req["id"]] = pooled.pid
-        self.refill()  # the next command's init, while this one runs
+        self.running[pid] = (req["id"], status, report)
+        self.by_id[req["id"]] = pid
 
     def _init(self, ctl: _socket.socket, report: int) -> int:
         """pid 1 of a command's namespace: set up ahead, then waits for its command on ``ctl``.
@@ -528,23 +540,35 @@ class Zygote:
                 return
             entry = self.running.pop(pid, None)
             if entry is None:
-                dead = [p for p in self.pool if p.pid == pid]
-                for pooled in dead:  # a pooled init that died waiting (killed): never handed out
-                    self.pool.remove(pooled)
-                    pooled.ctl.close()
-                    os.close(pooled.report)
+                pooled = self.pool.pop(pid, None)
+                if pooled is not None:  # never handed out yet (killed, or the host's `handed` is on its way)
+                    said = _said(pooled)
+                    if self.pool_size:  # (a retired zygote's pool ends here)
+                        self.died[pid] = (said, wait_status)
                 continue
             command_id, status, report = entry
             self.by_id.pop(command_id, None)
-            try:
-                said = os.read(report, 8)  # b"r": the init reported the command's status itself
-            except OSError:
-                said = b""
-            os.close(report)
-            if said != b"r":  # killed first: its namespace is gone now, the kernel made sure
-                _report(status, wait_status)
-            else:
+            if _said(report):  # the init reported the command's status itself
                 os.close(status)
+            else:  # killed first: its namespace is gone now, the kernel made sure
+                _report(status, wait_status)
+
+
+def _said(report: int) -> int:
+    """Whether an init wrote b"r" (it reported its command itself); closes the pipe."""
+    try:
+        said = os.read(report, 8) == b"r"
+    except OSError:
+        said = False
+    os.close(report)
+    return int(said)
+
+
+def _send_fds(sock: _socket.socket, message: dict[str, Any], fds: list[int]) -> None:
+    sock.sendmsg(
+        [marshal.dumps(message)],
+        [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, array.array("i", fds).tobytes())],
+    )
 
 
 def _receive(sock: _socket.socket) -> tuple[bytes, list[int]]:
@@ -694,7 +718,7 @@ def main() -> None:
     bridge = config.get("bridge")
     if bridge is not None:  # network "proxied"
         start_bridge(bridge["port"], bridge["socket"])
-    zygote = Zygote(config)
+    zygote = Zygote(config, sock)
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     _signal.set_wakeup_fd(wake_w)
     _signal.signal(_signal.SIGCHLD, lambda _sig, _frame: None)
@@ -730,6 +754,8 @@ def main() -> None:
         req = marshal.loads(msg)
         if req["op"] == "spawn" and len(fds) == 4:
             zygote.spawn(req, fds)
+        elif req["op"] == "handed" and len(fds) == 1:
+            zygote.handed(req, fds)
         else:
             for fd in fds:
                 os.close(fd)

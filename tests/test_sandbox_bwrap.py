@@ -15,7 +15,7 @@ import pytest
 
 from sandbox import BackendUnavailableError, BwrapConfig, SandboxExecError, SandboxPolicy
 from sandbox import bwrap as bwrap_module
-from sandbox._proctree import is_alive, pids_with_marker
+from sandbox._proctree import is_alive, pids_with_marker, process_table
 from sandbox.bwrap import BwrapBackend
 from shellrt.supervisor import Supervisor, TaskStatus
 from tests.conftest import require
@@ -412,6 +412,93 @@ async def test_replaced_zygotes_end_once_their_commands_do(dirs: dict[str, Path]
         await s.tasks.stop(task.id)
         assert (await s.run("true", timeout_s=10)).exit_code == 0
         assert backend._retired == []
+    finally:
+        await s.close()
+        await backend.close()
+
+
+def zygote_family(zygote_host_pid: int) -> list[int]:
+    """Host pids of a zygote and its clones (pooled and running inits): descendants of its
+    bwrap that run the zygote's own program."""
+    table = process_table()
+    found: list[int] = []
+    frontier = [zygote_host_pid]
+    while frontier:
+        parent = frontier.pop()
+        for pid, (ppid, _start) in table.items():
+            if ppid == parent:
+                frontier.append(pid)
+                try:
+                    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                except OSError:
+                    continue
+                if Path(os.fsdecode(argv[0])).name.startswith("python") and b"-I" in argv:
+                    found.append(pid)
+    return sorted(found)
+
+
+async def until_count(zygote_host_pid: int, count: int) -> list[int]:
+    """The zygote's family once it has ``count`` members (a refill is asynchronous), else as it is."""
+    family = zygote_family(zygote_host_pid)
+    for _ in range(100):
+        if len(family) == count:
+            break
+        await anyio.sleep(0.02)
+        family = zygote_family(zygote_host_pid)
+    return family
+
+
+async def test_a_warm_init_waits_and_is_killed_with_the_session(dirs: dict[str, Path]) -> None:
+    """The zygote keeps the next command's init ready; closing the session leaves none of them."""
+    backend, s = await open_sup(SandboxPolicy(workspace=dirs["ws"]), dirs["session"])
+    try:
+        assert (await s.run("true", timeout_s=10)).exit_code == 0
+        zygote = backend._zygote
+        assert zygote is not None and zygote.host_pid is not None
+        family = await until_count(zygote.host_pid, 2)
+        assert len(family) == 2, family  # the zygote and one init waiting ready
+    finally:
+        await s.close()
+        await backend.close()
+    assert not [pid for pid in family if is_alive(pid)]
+
+
+async def test_a_policy_change_discards_the_warm_pool_at_once(dirs: dict[str, Path]) -> None:
+    """A denied path appears: the old zygote keeps its running command but not its ready init,
+    which was made under the old masks and never serves a command."""
+    denied = dirs["ws"] / "later.env"
+    backend, s = await open_sup(SandboxPolicy(workspace=dirs["ws"], read_denied=(denied,)), dirs["session"])
+    try:
+        task = await s.start_background("sleep 1091")
+        old = backend._zygote
+        assert old is not None and old.host_pid is not None
+        assert len(await until_count(old.host_pid, 3)) == 3  # zygote, the busy init, a ready one
+        denied.write_text("SECRET=1\n")
+        result = await s.run("cat later.env 2>&1; true", timeout_s=10)
+        assert "SECRET" not in result.preview
+        assert backend._zygote is not old and backend._retired == [old]
+        assert len(await until_count(old.host_pid, 2)) == 2  # the ready init is gone
+        assert s.tasks.get(task.id).status is TaskStatus.RUNNING
+        await s.tasks.stop(task.id)
+    finally:
+        await s.close()
+        await backend.close()
+
+
+async def test_a_killed_command_leaves_its_zygote_and_the_other_commands_running(
+    dirs: dict[str, Path],
+) -> None:
+    """The zygote kills a command's init (as root: another uid by then, which needs CAP_KILL)."""
+    backend, s = await open_sup(SandboxPolicy(workspace=dirs["ws"]), dirs["session"])
+    try:
+        task = await s.start_background("sleep 1093")
+        zygote = backend._zygote
+        result = await s.run("sleep 60", timeout_s=0.5)
+        assert result.timed_out
+        assert backend._zygote is zygote and zygote is not None and zygote.alive
+        assert s.tasks.get(task.id).status is TaskStatus.RUNNING
+        assert (await s.run("echo next", timeout_s=10)).preview == "next\n"
+        await s.tasks.stop(task.id)
     finally:
         await s.close()
         await backend.close()
