@@ -62,10 +62,13 @@ def outside_sockets(keep: Iterable[Path]) -> frozenset[str]:
     return frozenset(p for p in host_socket_paths() if not _under(p, skip))
 
 
-def ipc_mask_args(keep: Iterable[Path]) -> list[str]:
+def ipc_mask_args(keep: Iterable[Path], *, reachable_only: bool = False) -> list[str]:
     """bwrap flags hiding /run, XDG_RUNTIME_DIR and every host socket outside ``keep`` (and /tmp).
 
     To be placed after ``--ro-bind / /`` and before the binds of ``keep``.
+    ``reachable_only``: for a bwrap run as an unprivileged uid that owns nothing on the
+    host, leave out sockets in directories "others" cannot cross (it could neither mask
+    nor reach them).
     """
     kept = _kept(keep)
     args: list[str] = []
@@ -91,6 +94,10 @@ def ipc_mask_args(keep: Iterable[Path]) -> list[str]:
             continue
         try:
             if not stat.S_ISSOCK(os.lstat(path).st_mode):
+                continue
+            if reachable_only and not all(
+                os.stat(parent).st_mode & stat.S_IXOTH for parent in Path(path).parents
+            ):
                 continue
         except OSError:
             continue

@@ -231,6 +231,8 @@ def setup(steps: list[tuple[Any, ...]]) -> None:
             _move_mount(step[1], step[2])
         elif kind == "restore":
             _move_mount(saved.pop(step[1]), step[1])
+        elif kind == "copy":  # a second view of the mount tree at step[1], at step[2]
+            _move_mount(_open_tree(step[1]), step[2])
         elif kind == "skeleton":  # a directory the sandbox uid cannot cross: only the way through
             _mount("tmpfs", step[1], "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0711")
             for sub in step[2]:

@@ -180,10 +180,13 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._session_tmp: Path | None = None
         self._tmp_owner: OwnedDir | None = None
         #: Root caller: the holder of the session's private mount namespace (idmapped roots),
-        #: the ``nsenter`` prefix that starts bwrap in it, and the command prefix (``setpriv``).
+        #: the ``nsenter`` prefix that starts the zygote's bwrap in it (as root), the one that
+        #: starts a per-command bwrap in it as the sandbox uid, and where that bwrap finds
+        #: each writable root and the state dir (copies of their mounts it can reach).
         self._holder: Zygote | None = None
         self._ns_prefix: list[str] = []
-        self._setpriv: list[str] = []
+        self._ns_user_prefix: list[str] = []
+        self._sources: dict[Path, Path] = {}
         #: Network ``proxied``: the host proxy and its 0700 directory (socket and session log).
         self._proxy: FilteringProxy | None = None
         self._proxy_dir: Path | None = None
@@ -239,6 +242,13 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             raise BackendUnavailableError(
                 f"bubblewrap ({self.config.bwrap_path!r}) is not installed or not on PATH. "
                 "Fix: apt-get install bubblewrap (dnf install bubblewrap), or use --sandbox local."
+            )
+        if self._switches_uid() and not _reachable(found):
+            raise BackendUnavailableError(
+                f"bwrap as root runs each command's bubblewrap as the sandbox uid "
+                f"{self.config.sandbox_uid}, and the sandbox uid cannot run {found} (it, or a directory "
+                "above it, is closed to other users). Fix: use the system's bubblewrap (/usr/bin/bwrap) "
+                "or make its directory crossable by everyone"
             )
         self.cgroup_open()  # limits: the session cgroup, before any process starts
         self._bwrap = found
@@ -419,24 +429,29 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         idmapped mounts never appear in the host's mount table. Raises
         `BackendUnavailableError` when that cannot be arranged here.
         """
-        tools = {name: shutil.which(name) for name in ("nsenter", "setpriv")}
-        missing = [name for name, path in tools.items() if path is None]
-        if missing:
+        nsenter = shutil.which("nsenter")
+        if nsenter is None:
             raise BackendUnavailableError(
-                f"bwrap as root needs util-linux's {' and '.join(missing)} (apt-get install util-linux). "
-                + _AS_ROOT_FIX
+                f"bwrap as root needs util-linux's nsenter (apt-get install util-linux). {_AS_ROOT_FIX}"
             )
         uid, gid = self.config.sandbox_uid, self.config.sandbox_gid
-        state_dir, tmp = self._runner.check_open(), self._session_tmp
-        assert tmp is not None
+        state_dir, tmp, owner = self._runner.check_open(), self._session_tmp, self._tmp_owner
+        assert tmp is not None and owner is not None
         # A root or the state dir under /tmp is bound inside the session /tmp, where bwrap
-        # would make its parents 0700: made here first, crossable (not listable) by anyone.
+        # would make its parents 0700 (and a per-command bwrap, run as the sandbox uid, could
+        # not make them at all): made here first, crossable (not listable) by anyone.
         for path in (*self.policy.allowed_roots(), state_dir):
             if Path("/tmp") in path.parents:
                 inner = tmp
-                for part in path.relative_to("/tmp").parts[:-1]:
+                for part in path.relative_to("/tmp").parts:
                     inner = inner / part
                     inner.mkdir(mode=0o711, exist_ok=True)
+        # A per-command bwrap runs as the sandbox uid, which cannot cross the 0700 parents of
+        # what it binds (/root, the session tmp's owner dir). In the holder's namespace only,
+        # that owner dir becomes a 0711 skeleton holding the session tmp and a copy of each
+        # root's (idmapped) mount and of the state dir: the sources it binds from.
+        reach = self._reach_paths()
+        sources = {path: owner.path / "src" / str(i) for i, path in enumerate(reach)}
         steps: list[tuple[object, ...]] = []
         fds: list[int] = []
         userns: dict[tuple[int, int], int] = {}
@@ -448,6 +463,12 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     userns[st.st_uid, st.st_gid] = userns_fd(st.st_uid, st.st_gid, uid, gid)
                 fds.append(idmapped_tree(root, userns[st.st_uid, st.st_gid]))
                 steps.append(("attach", fds[-1], str(root)))
+            steps += [
+                ("save", str(tmp)),
+                ("skeleton", str(owner.path), [str(tmp), *map(str, sources.values())]),
+                ("restore", str(tmp)),
+                *(("copy", str(path), str(source)) for path, source in sources.items()),
+            ]
             # On the host: this very interpreter.
             await holder.start([], sys.executable, {"hold": True, "setup": steps}, tuple(fds))
         except IdmapError as exc:
@@ -463,18 +484,13 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             for fd in (*fds, *userns.values()):
                 os.close(fd)
         self._holder = holder
-        self._ns_prefix = [str(tools["nsenter"]), f"--mount=/proc/{holder.host_pid}/ns/mnt", "--"]
-        self._setpriv = [
-            str(tools["setpriv"]),
-            f"--reuid={uid}",
-            f"--regid={gid}",
-            "--clear-groups",
-            "--bounding-set=-all",
-            "--inh-caps=-all",
-            "--ambient-caps=-all",
-            "--no-new-privs",
-            "--",
-        ]
+        mount_ns = f"--mount=/proc/{holder.host_pid}/ns/mnt"
+        self._ns_prefix = [nsenter, mount_ns, "--"]
+        # nsenter switches to the sandbox uid (and drops the supplementary groups) before it
+        # execs bwrap, which then builds a user namespace as for a non-root caller: no
+        # setpriv exec in between, no capability left to the command.
+        self._ns_user_prefix = [nsenter, mount_ns, f"--setuid={uid}", f"--setgid={gid}", "--"]
+        self._sources = sources
 
     async def close(self) -> None:
         zygotes = [*self._retired, *([self._zygote] if self._zygote is not None else [])]
@@ -485,7 +501,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         holder, self._holder = self._holder, None
         if holder is not None:
             await holder.close()
-        self._ns_prefix, self._setpriv = [], []
+        self._ns_prefix, self._ns_user_prefix, self._sources = [], [], {}
         proxy, self._proxy = self._proxy, None
         if proxy is not None:  # after the sandboxes: nothing is left to connect through it
             await anyio.to_thread.run_sync(proxy.close)
@@ -528,9 +544,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         ``zygote``: the zygote's sandbox (it makes the skeletons and /proc masks itself).
         """
         assert self._bwrap is not None
+        as_user = bool(self._ns_user_prefix) and not zygote  # root, per command: as the sandbox uid
         args = [
-            *self._ns_prefix,
+            *(self._ns_user_prefix if as_user else self._ns_prefix),
             self._bwrap,
+            *(("--unshare-user",) if as_user else ()),
             "--die-with-parent",
             "--new-session",
             "--unshare-pid",
@@ -552,11 +570,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             args += ["--ro-bind", "/proc/sys", "/proc/sys", *_PROC_MASKS]
         # No host IPC: /run, the caller's runtime dir and every other host socket hidden.
         if not self._unhardened_for_benchmark:
-            args += ipc_mask_args((*self.policy.allowed_roots(), state_dir))
+            args += ipc_mask_args((*self.policy.allowed_roots(), state_dir), reachable_only=as_user)
         if self._proxy_dir is not None and self._proxy is not None:  # after the /run mask
             args += ["--ro-bind", str(self._proxy_dir), PROXY_DIR_INSIDE]
         args += ["--tmpfs", "/tmp"] if tmp is None else ["--bind", str(tmp), "/tmp"]
-        if self._setpriv and not zygote:  # root, per command: see _skeletons
+        if as_user:  # root, per command: see _skeletons
             paths = self._reach_paths()
             for point in _skeletons(paths):
                 args += ["--perms", "0711", "--tmpfs", str(point)]
@@ -564,12 +582,15 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 inner = {q for p in paths if point in p.parents for q in p.parents if point in q.parents}
                 for parent in sorted(inner, key=lambda q: len(q.parts)):
                     args += ["--perms", "0711", "--dir", str(parent)]
+        sources = self._sources if as_user else {}
         for root in self.policy.allowed_roots():
-            args += ["--bind", str(root), str(root)]
+            args += ["--bind", str(sources.get(root, root)), str(root)]
         # After the roots, so a root that contains it (workspace = /tmp) cannot cover it.
-        args += ["--bind", str(state_dir), str(state_dir)]
+        args += ["--bind", str(sources.get(state_dir, state_dir)), str(state_dir)]
         kinds = self._denied_kinds() if denied is None else denied
         for path, kind in zip(self.policy.read_denied, kinds, strict=True):
+            if as_user and not _maskable(path, self._reach_paths()):
+                continue  # the sandbox uid cannot reach it to read it (nor bwrap to mask it)
             if kind == "dir":
                 args += ["--tmpfs", str(path)]
             elif kind == "file":
@@ -625,26 +646,20 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         seccomp_r, seccomp_w = os.pipe2(os.O_CLOEXEC)
         os.write(seccomp_w, _SECCOMP)  # < 4 KiB: fits in the pipe
         os.close(seccomp_w)
-        # As root, setpriv switches to the sandbox uid and drops what it needed for that
-        # (and bwrap's --chdir, done as root, may need to enter a 0700 workspace the idmap
-        # shows as the sandbox uid's).
-        caps = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_DAC_READ_SEARCH") if self._setpriv else ()
         argv = [
             *self.bwrap_args(
                 cwd=request.cwd,
                 state_dir=run.state_dir,
                 tmp=self._session_tmp,
-                caps=caps,
                 seccomp_fd=None if self._unhardened_for_benchmark else seccomp_r,
             ),
             "--json-status-fd",
             str(status_w),
             "--",
-            *self._setpriv,
             *request.argv,
         ]
         env = run.env
-        if self._setpriv and not _reachable(request.env.get("HOME", "/")):
+        if self._ns_user_prefix and not _reachable(request.env.get("HOME", "/")):
             env = {**env, "HOME": "/tmp"}  # root's home is not the sandbox user's
         try:
             proc = await self._runner.spawn(
@@ -671,6 +686,19 @@ def _reachable(path: str) -> bool:
         return all(os.stat(p).st_mode & stat.S_IXOTH for p in (path, *map(str, Path(path).parents)))
     except OSError:
         return False
+
+
+def _maskable(path: Path, reach: list[Path]) -> bool:
+    """Whether a bwrap run as the sandbox uid (root caller, per command) can reach ``path`` to mask it.
+
+    Inside the writable roots, the state dir and the skeletons on their way it can
+    (they are its own there); elsewhere only where "others" may cross every parent --
+    and what it cannot reach, the command cannot read either.
+    """
+    inside = [*reach, *_skeletons(reach)]
+    if any(path == p or p in path.parents for p in inside):
+        return True
+    return _reachable(str(path.parent))
 
 
 def _skeletons(paths: list[Path]) -> list[Path]:

@@ -7,7 +7,8 @@ import shutil
 import signal
 import socket
 import stat
-from collections.abc import AsyncIterator
+import tempfile
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import anyio
@@ -33,6 +34,18 @@ def dirs(tmp_path: Path) -> dict[str, Path]:
     (d["ws"] / "private" / "key").write_text("k\n")
     (d["outside"] / "readable.txt").write_text("visible\n")
     return d
+
+
+@pytest.fixture
+def tools() -> Iterator[Path]:
+    """A directory for fake bwrap programs that any uid may run and keep a counter in: as root, a
+    per-command bwrap runs as the sandbox uid, which cannot cross pytest's 0700 tmp dirs."""
+    made = Path(tempfile.mkdtemp(prefix="shellrt-test-tools-", dir="/tmp"))
+    made.chmod(0o777)
+    try:
+        yield made
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
 
 
 async def open_sup(
@@ -204,14 +217,30 @@ async def test_missing_bwrap_names_the_fix(dirs: dict[str, Path]) -> None:
         await backend.start()
 
 
-async def test_namespace_failure_names_the_fix(dirs: dict[str, Path], tmp_path: Path) -> None:
-    fake = tmp_path / "fake-bwrap"
+async def test_namespace_failure_names_the_fix(dirs: dict[str, Path], tools: Path) -> None:
+    fake = tools / "fake-bwrap"
     fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n")
-    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    fake.chmod(0o755)
     backend = BwrapBackend(BwrapConfig(bwrap_path=str(fake)), SandboxPolicy(workspace=dirs["ws"]))
     with pytest.raises(BackendUnavailableError, match="unprivileged_userns_clone") as info:
         await backend.start()
     assert "No permissions" in str(info.value) and "--sandbox local" in str(info.value)
+
+
+async def test_as_root_a_bwrap_the_sandbox_uid_cannot_run_is_refused(
+    dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Run as root, a per-command bwrap runs as the sandbox uid: one only root may run says so."""
+    require(os.geteuid() == 0, "only a root caller runs bwrap as the sandbox uid")
+    fake = tmp_path / "private" / "bwrap"
+    fake.parent.mkdir(mode=0o700)
+    fake.symlink_to(str(shutil.which("bwrap")))
+    backend = BwrapBackend(
+        BwrapConfig(bwrap_path=str(fake), persistent=False), SandboxPolicy(workspace=dirs["ws"])
+    )
+    with pytest.raises(BackendUnavailableError, match="sandbox uid cannot run") as info:
+        await backend.start()
+    assert str(fake.parent) in str(info.value)
 
 
 async def test_bridge_network_is_refused(dirs: dict[str, Path]) -> None:
@@ -247,12 +276,12 @@ exec {real} "$@"
 
 @pytest.mark.parametrize("merge", [True, False])
 async def test_mount_race_at_setup_is_retried_transparently(
-    dirs: dict[str, Path], tmp_path: Path, merge: bool
+    dirs: dict[str, Path], tools: Path, merge: bool
 ) -> None:
     real = shutil.which("bwrap")
     require(real is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
-    fake = tmp_path / "flaky-bwrap"
-    fake.write_text(FLAKY_BWRAP.format(counter=tmp_path / "count", real=real, fail_at=2))
+    fake = tools / "flaky-bwrap"
+    fake.write_text(FLAKY_BWRAP.format(counter=tools / "count", real=real, fail_at=2))
     fake.chmod(0o755)
     backend = BwrapBackend(
         BwrapConfig(bwrap_path=str(fake), persistent=False), SandboxPolicy(workspace=dirs["ws"])
@@ -268,7 +297,7 @@ async def test_mount_race_at_setup_is_retried_transparently(
             assert result.preview == "ran\nerr\n"
         else:
             assert result.stdout == "ran\n" and result.stderr == "err\n"
-        assert (tmp_path / "count").read_text().strip() == "3"
+        assert (tools / "count").read_text().strip() == "3"
     finally:
         await s.close()
         await backend.close()
@@ -278,7 +307,7 @@ async def test_setup_failure_that_is_not_a_race_is_reported(sup: Supervisor) -> 
     result = await sup.run("true", timeout_s=10)
     assert result.exit_code == 0
     sup._cwd.cwd = "/nonexistent-dir-for-shellrt"  # simulate a cwd bwrap cannot enter
-    sup._cwd.exists = lambda _p: True  # type: ignore[method-assign]
+    sup._cwd.exists = lambda _p: True  # type: ignore[method-assign,assignment]
     bad = await sup.run("true", timeout_s=10)
     assert bad.exit_code == 1
     assert ("bwrap: Can't chdir" in bad.preview) or (
@@ -286,17 +315,17 @@ async def test_setup_failure_that_is_not_a_race_is_reported(sup: Supervisor) -> 
     )
 
 
-async def test_zygote_start_that_lost_a_mount_race_is_retried(dirs: dict[str, Path], tmp_path: Path) -> None:
+async def test_zygote_start_that_lost_a_mount_race_is_retried(dirs: dict[str, Path], tools: Path) -> None:
     real = shutil.which("bwrap")
     require(real is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
-    fake = tmp_path / "flaky-bwrap"
-    fake.write_text(FLAKY_BWRAP.format(counter=tmp_path / "count", real=real, fail_at=1))
+    fake = tools / "flaky-bwrap"
+    fake.write_text(FLAKY_BWRAP.format(counter=tools / "count", real=real, fail_at=1))
     fake.chmod(0o755)
     backend = BwrapBackend(BwrapConfig(bwrap_path=str(fake)), SandboxPolicy(workspace=dirs["ws"]))
     await backend.start()
     try:
         assert backend.persistent
-        assert (tmp_path / "count").read_text().strip() == "2"
+        assert (tools / "count").read_text().strip() == "2"
         assert await run_once(backend, dirs["session"], "echo ran") == "ran\n"
     finally:
         await backend.close()
