@@ -91,7 +91,7 @@ from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_r
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
 from sandbox._hostproc import HostProcess, HostRunner
-from sandbox._hostsockets import ipc_mask_args, outside_sockets
+from sandbox._hostsockets import SocketWatch, ipc_mask_args
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._scratch import OwnedDir
@@ -176,7 +176,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         #: What the current zygote hid: a denied path or a host socket that appears later
         #: needs a new zygote.
         self._hidden: tuple[str | None, ...] = ()
-        self._sockets: frozenset[str] = frozenset()
+        self._sockets: SocketWatch | None = None
         self._session_tmp: Path | None = None
         self._tmp_owner: OwnedDir | None = None
         #: Root caller: the holder of the session's private mount namespace (idmapped roots),
@@ -335,16 +335,13 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         """Start a zygote sandbox (retrying a lost mount race); `ZygoteGoneError` when it cannot."""
         state_dir = self._runner.check_open()
         hidden = self._denied_kinds()
-        sockets = self._outside_sockets()
+        sockets = SocketWatch((*self.policy.allowed_roots(), state_dir))
         self._zygote = await self._new_zygote(state_dir, hidden)
         self._hidden, self._sockets = hidden, sockets
 
-    def _outside_sockets(self) -> frozenset[str]:
-        return outside_sockets((*self.policy.allowed_roots(), self._runner.check_open()))
-
     def _sockets_hidden(self) -> bool:
         """Whether every host socket now listening was there when the zygote hid them."""
-        return self._outside_sockets() <= self._sockets
+        return self._sockets is not None and self._sockets.nothing_new()
 
     async def _new_zygote(self, state_dir: Path, hidden: tuple[str | None, ...]) -> Zygote:
         """A started zygote (retrying a lost mount race); `ZygoteGoneError` when it cannot start.
