@@ -9,8 +9,8 @@
    namespaces made when it is asked for), the same with the hardening off (no
    seccomp filter, no /proc or host-socket masks, as root no idmap/uid switch:
    what the hardening costs), and one bwrap per command with and without the
-   hardening (as root: the cost of the holder namespace + ``nsenter``/``setpriv``
-   execs; cap +15%);
+   hardening (as root: the holder namespace, the ``nsenter`` exec, the user
+   namespace; cap +15%);
 3. 8 parallel read-only ``sleep 1`` calls through the Bash tool (goal: under 1.5 s wall);
 4. output throughput of ``seq 1 50000000`` through the supervisor vs bash redirecting
    it to a file (goal: at least 0.5x), with the runtime's peak RSS (measured in a child).

@@ -3,10 +3,11 @@
 Two modes (`BwrapConfig.persistent`):
 
 * **persistent** (default): one long-lived bwrap sandbox per session runs a
-  zygote (`sandbox._zygote_main`) that forks every command into fresh pid,
-  mount (own /proc) and IPC namespaces with every capability dropped. The
-  expensive part of a bwrap start -- the mount table, the network namespace --
-  is paid once per session: a command costs ~1.5 ms instead of ~5 ms. The
+  zygote (`sandbox._zygote_main`) that runs every command in fresh pid,
+  mount (own /proc) and IPC namespaces with every capability dropped, made
+  ahead (`warm_pool`: an init waits ready in them; the host hands it the
+  command directly). The expensive part of a bwrap start -- the mount table,
+  the network namespace -- is paid once per session. The
   session's commands share /tmp (a private host directory bound there, so it
   survives a zygote restart), /dev/shm and loopback, as they would in a
   container: a background server is reachable from later commands. If the
@@ -31,11 +32,13 @@ Docker's masked /proc entries in the zygote's per-command /proc).
   lands owned by the owner) in a private mount namespace held for the
   session by a holder process; every bwrap starts in it (``nsenter
   --mount``). The zygote switches each command's uid; per command,
-  ``setpriv`` does. Parents of the roots that the uid cannot cross
-  (``/root``) become 0711 skeletons showing only the way to the roots.
-  Where this cannot be set up (no idmapped mounts on the roots' filesystem,
-  no util-linux ``nsenter``/``setpriv``), bwrap as root is refused with a
-  pointer to docker; it never runs a command as host root.
+  ``nsenter --setuid --setgid`` starts bwrap itself as the sandbox uid, in a
+  user namespace as for a non-root caller, binding the roots and the state
+  dir from copies the holder makes reachable for it. Parents of the roots
+  that the uid cannot cross (``/root``) become 0711 skeletons showing only
+  the way to the roots. Where this cannot be set up (no idmapped mounts on
+  the roots' filesystem, no util-linux ``nsenter``), bwrap as root is
+  refused with a pointer to docker; it never runs a command as host root.
 
 No host IPC (`sandbox._hostsockets`): /run, the caller's XDG_RUNTIME_DIR and
 every pathname socket of the host's /proc/net/unix outside the sandbox's own
@@ -279,7 +282,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     f"network 'proxied': the bwrap session sandbox did not start ({exc}); "
                     "use --network none, or fix the cause above"
                 ) from exc
-            # Per command, a root caller's commands still run as the sandbox uid (setpriv).
+            # Per command, a root caller's commands still run as the sandbox uid (nsenter --setuid).
             _log.warning("bwrap: running one sandbox per command (%s)", exc)
         except BaseException:
             await self.close()
