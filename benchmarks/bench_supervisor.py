@@ -301,7 +301,7 @@ def report_bwrap(bw: dict[str, Any], verdict: Callable[[bool], str]) -> None:
         print(f"{'true, bwrap':44} skipped: {bw['skipped']}")
         return
     labels = {
-        "session": "true, bwrap session (warm pool)",
+        "session": "true, bwrap session",
         "session_no_pool": "  same, no pool",
         "session_unhardened": "  same, hardening off",
         "per_command": "true, bwrap per command",
