@@ -3,11 +3,14 @@
 1. latency of ``true``: ``Supervisor.run`` and the whole Bash tool (analysis +
    supervisor + model text) on the local backend vs ``subprocess.run(["bash","-c","true"])``
    (goal: at most 1.3x);
-2. the same on bwrap (default: the persistent session sandbox, whose zygote
-   forks each command into fresh namespaces) vs bare ``bwrap <per-command flags> -- true``
-   (goal: at most 1.3x), and vs ``bwrap <same flags> -- bash -c true`` (the same
-   work ours does inside the sandbox); and ``BwrapConfig(persistent=False)`` (one
-   bwrap per command) vs the same bare bwrap, for comparison;
+2. ``Supervisor.run("true")`` on bwrap vs the same raw ``bash -c true`` spawn, all
+   interleaved in one run: the session sandbox (zygote, warm pool of inits made
+   ahead; goal: at most 2.0x), the same without the warm pool (each command's
+   namespaces made when it is asked for), the same with the hardening off (no
+   seccomp filter, no /proc or host-socket masks, as root no idmap/uid switch:
+   what the hardening costs), and one bwrap per command with and without the
+   hardening (as root: the holder namespace, the ``nsenter`` exec, the user
+   namespace; cap +15%);
 3. 8 parallel read-only ``sleep 1`` calls through the Bash tool (goal: under 1.5 s wall);
 4. output throughput of ``seq 1 50000000`` through the supervisor vs bash redirecting
    it to a file (goal: at least 0.5x), with the runtime's peak RSS (measured in a child).
@@ -29,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +118,67 @@ async def bench_latency(
     }
 
 
+class _NoPoolBwrap(BwrapBackend):
+    """The session sandbox without its warm pool: each command's namespaces made when asked for."""
+
+    warm_pool = 0
+
+
+class _UnhardenedBwrap(BwrapBackend):
+    """No seccomp filter, no /proc or host-socket masks, as root no idmap/uid switch (cost of those)."""
+
+    _unhardened_for_benchmark = True
+
+
+#: The bwrap variants measured side by side: (key, backend class, per command).
+BWRAP_VARIANTS: tuple[tuple[str, type[BwrapBackend], bool], ...] = (
+    ("session", BwrapBackend, False),
+    ("session_no_pool", _NoPoolBwrap, False),
+    ("session_unhardened", _UnhardenedBwrap, False),
+    ("per_command", BwrapBackend, True),
+    ("per_command_unhardened", _UnhardenedBwrap, True),
+)
+
+
+async def bench_bwrap(workspace: Path, n: int) -> dict[str, Any]:
+    """``Supervisor.run("true")`` on every bwrap variant and a raw ``bash -c true``, interleaved."""
+    policy = SandboxPolicy(workspace=workspace)
+    fns: dict[str, Callable[[], Awaitable[None]]] = {}
+
+    async def raw() -> None:
+        subprocess.run(["bash", "-c", "true"], check=False)
+
+    fns["raw"] = raw
+    async with AsyncExitStack() as stack:
+        persistent: dict[str, bool] = {}
+        for key, cls, per_command in BWRAP_VARIANTS:
+            backend = await stack.enter_async_context(cls(BwrapConfig(persistent=not per_command), policy))
+            persistent[key] = backend.persistent
+            sup = await stack.enter_async_context(
+                Supervisor(backend, session_dir=workspace / f".session-{key}")
+            )
+
+            async def run(sup: Supervisor = sup, key: str = key) -> None:
+                result = await sup.run("true", timeout_s=30)
+                if result.exit_code != 0:
+                    raise RuntimeError(f"bwrap {key}: `true` failed: {result.preview}")
+
+            fns[key] = run
+        for fn in fns.values():  # warm up
+            await fn()
+        times = await interleaved(n, fns)
+    raw_ms = median_ms(times["raw"])
+    out: dict[str, Any] = {"raw_ms": raw_ms, "calls": n}
+    for key, _, per_command in BWRAP_VARIANTS:
+        ms = median_ms(times[key])
+        out[key] = {"ms": ms, "ratio": ms / raw_ms}
+        if not per_command and not persistent[key]:
+            out[key]["note"] = "zygote unavailable: ran one bwrap per command"
+    out["hardening_cost"] = out["session"]["ms"] / out["session_unhardened"]["ms"]
+    out["per_command_hardening_cost"] = out["per_command"]["ms"] / out["per_command_unhardened"]["ms"]
+    return out
+
+
 async def bench_parallel(backend: SandboxBackend, workspace: Path) -> dict[str, Any]:
     bash = Bash()
     tool_input = BashInput(command="sleep 1")
@@ -192,22 +257,7 @@ async def main(n: int) -> dict[str, Any]:
             results["local"] = await bench_latency(local, ws, n, ["bash", "-c", "true"])
             results["parallel"] = await bench_parallel(local, ws)
         try:
-            async with BwrapBackend(None, policy) as bw:
-                # The baseline: a bare bwrap with the flags of a per-command sandbox (in /: run
-                # as root, the workspace is the sandbox uid's, and a bare bwrap stays root).
-                prefix = [*bw.bwrap_args(cwd="/", state_dir=ws), "--"]
-                results["bwrap"] = await bench_latency(bw, ws, max(n // 2, 20), [*prefix, "true"])
-                # Same work as ours inside the sandbox: a bash started to run `true`.
-                results["bwrap_bash"] = await bench_latency(
-                    bw, ws, max(n // 2, 20), [*prefix, "bash", "-c", "true"]
-                )
-                if not bw.persistent:
-                    results["bwrap"]["note"] = "zygote unavailable: ran one bwrap per command"
-            async with BwrapBackend(BwrapConfig(persistent=False), policy) as bw:
-                prefix = [*bw.bwrap_args(cwd="/", state_dir=ws), "--"]
-                results["bwrap_per_command"] = await bench_latency(
-                    bw, ws, max(n // 4, 20), [*prefix, "true"]
-                )
+            results["bwrap"] = await bench_bwrap(ws, max(n // 2, 20))
         except BackendUnavailableError as exc:
             results["bwrap"] = {"skipped": str(exc)}
         results["throughput"] = await anyio.to_thread.run_sync(bench_throughput, ws)
@@ -222,25 +272,14 @@ def report(r: dict[str, Any]) -> None:
     print(f"shellrt supervisor benchmark — {os.cpu_count()} cores, python {sys.version.split()[0]}")
     print()
     print(f"{'scenario':44} {'ours':>10} {'baseline':>10} {'ratio':>7}  goal")
-    rows = (
-        ("local", "true, local"),
-        ("bwrap", "true, bwrap"),
-        ("bwrap_bash", "true, bwrap"),
-        ("bwrap_per_command", "true, bwrap, persistent=False"),
-    )
-    for key, label in rows:
-        row = r.get(key, {"skipped": "bwrap unavailable"})
-        if "skipped" in row:
-            print(f"{label:44} skipped: {row['skipped']}")
-            continue
-        for part, name in (("supervisor", "Supervisor.run"), ("tool", "Bash tool (analysis+run+text)")):
-            ratio = row[f"{part}_ratio"]
-            # The goal is the default's; the opt-in per-command mode is shown for comparison.
-            goal = "info" if key == "bwrap_per_command" else verdict(ratio <= 1.3)
-            print(
-                f"{label + ': ' + name:44} {row[f'{part}_ms']:8.2f}ms {row['raw_ms']:8.2f}ms "
-                f"{ratio:6.2f}x  {goal} <=1.3x vs {row['baseline']}"
-            )
+    row = r["local"]
+    for part, name in (("supervisor", "Supervisor.run"), ("tool", "Bash tool (analysis+run+text)")):
+        ratio = row[f"{part}_ratio"]
+        print(
+            f"{'true, local: ' + name:44} {row[f'{part}_ms']:8.2f}ms {row['raw_ms']:8.2f}ms "
+            f"{ratio:6.2f}x  {verdict(ratio <= 1.3)} <=1.3x vs {row['baseline']}"
+        )
+    report_bwrap(r["bwrap"], verdict)
     par = r["parallel"]
     print(
         f"{'8 parallel `sleep 1` (Bash tool, read-only)':44} {par['wall_s']:9.2f}s {'1.00s':>10} "
@@ -254,6 +293,36 @@ def report(r: dict[str, Any]) -> None:
     print(
         f"{'  peak RSS of the runtime during it':44} {th['peak_rss_mb']:8.0f}MB {'':>10} {'':>7}  "
         f"{verdict(th['peak_rss_mb'] < 150)} <150MB ({th['bytes'] / 1e6:.0f} MB of output)"
+    )
+
+
+def report_bwrap(bw: dict[str, Any], verdict: Callable[[bool], str]) -> None:
+    if "skipped" in bw:
+        print(f"{'true, bwrap':44} skipped: {bw['skipped']}")
+        return
+    labels = {
+        "session": "true, bwrap session",
+        "session_no_pool": "  same, no pool",
+        "session_unhardened": "  same, hardening off",
+        "per_command": "true, bwrap per command",
+        "per_command_unhardened": "  same, hardening off",
+    }
+    for key, label in labels.items():
+        row = bw[key]
+        goal = f"{verdict(row['ratio'] <= 2.0)} <=2.0x" if key == "session" else "info"
+        note = f" ({row['note']})" if "note" in row else ""
+        print(
+            f"{label + ': Supervisor.run':44} {row['ms']:8.2f}ms {bw['raw_ms']:8.2f}ms "
+            f"{row['ratio']:6.2f}x  {goal} vs bash -c true{note}"
+        )
+    cost, per_command = bw["hardening_cost"], bw["per_command_hardening_cost"]
+    print(
+        f"{'  hardening cost, session (on / off)':44} {cost:17.2f}x {'':>7}  "
+        "info: seccomp + /proc & socket masks + idmap/uid switch"
+    )
+    print(
+        f"{'  hardening cost, per command (on / off)':44} {per_command:17.2f}x {'':>7}  "
+        f"{verdict(per_command <= 1.15)} <=1.15x"
     )
 
 

@@ -64,6 +64,8 @@ class Zygote:
         self._proc: HostProcess | None = None
         #: Commands started here whose end was not seen yet (a replaced zygote is closed at 0).
         self.running = 0
+        #: Inits the zygote prepared ahead, oldest first: (pid, the init's own socket).
+        self._pool: list[tuple[int, socket.socket]] = []
 
     @property
     def host_pid(self) -> int | None:
@@ -118,22 +120,64 @@ class Zygote:
         self._sock = ours
         hello = b""
         with anyio.move_on_after(_READY_TIMEOUT_S):
-            hello = await self._receive()
+            while (hello := await self._receive()) not in (b"ready", b""):
+                pass  # a pooled init, kept by `_receive`
         if hello != b"ready":
             said = await self._drain_output()
             await self.close()
             raise ZygoteGoneError(f"the bwrap zygote did not start: {said or 'no output'}")
 
     async def _receive(self) -> bytes:
+        """The zygote's next message; a ``pooled`` one's init socket joins the pool."""
         sock = self._sock
         assert sock is not None
         while True:
             try:
-                return sock.recv(4096)
+                return self._take(sock)
             except BlockingIOError:
                 await anyio.wait_readable(sock)
             except OSError:
                 return b""
+
+    def _take(self, sock: socket.socket) -> bytes:
+        msg, fds, _flags, _addr = socket.recv_fds(sock, 4096, 1, socket.MSG_CMSG_CLOEXEC)
+        if msg and msg != b"ready":
+            told = marshal.loads(msg)
+            if told.get("op") == "pooled" and len(fds) == 1:
+                self._pool.append((told["pid"], socket.socket(fileno=fds[0])))
+                return msg
+        for fd in fds:
+            os.close(fd)
+        return msg
+
+    def _collect(self) -> None:
+        """Take every message the zygote sent meanwhile (pooled inits), without waiting."""
+        sock = self._sock
+        while sock is not None:
+            try:
+                if not self._take(sock):
+                    return
+            except OSError:  # BlockingIOError: nothing more
+                return
+
+    def _hand_to_pooled(self, message: dict[str, object], fds: list[int]) -> int | None:
+        """Give a pooled init its command directly; its pid, or None when none is ready."""
+        self._collect()
+        while self._pool:
+            pid, ctl = self._pool.pop(0)
+            try:
+                socket.send_fds(ctl, [marshal.dumps(message)], fds)
+            except OSError:  # it died waiting (killed): the next one, or the zygote makes one
+                continue
+            finally:
+                ctl.close()
+            return pid
+        return None
+
+    def _drop_pool(self) -> None:
+        pool, self._pool = self._pool, []
+        for _pid, ctl in pool:
+            ctl.close()  # the init sees EOF and exits
 
     async def _drain_output(self) -> str:
         proc = self._proc
@@ -177,11 +221,22 @@ class Zygote:
         child_stdin = pipes.child_stdin if pipes.child_stdin is not None else self._runner.devnull()
         child_stderr = pipes.child_stderr if pipes.child_stderr is not None else pipes.child_stdout
         command_id = next(self._ids)
+        message: dict[str, object] = {
+            "op": "spawn",
+            "id": command_id,
+            "argv": list(request.argv),
+            "cwd": request.cwd,
+            "env": env,
+        }
+        fds = [child_stdin, pipes.child_stdout, child_stderr, status_w]
         try:
-            await self._send(
-                {"op": "spawn", "id": command_id, "argv": list(request.argv), "cwd": request.cwd, "env": env},
-                [child_stdin, pipes.child_stdout, child_stderr, status_w],
-            )
+            if not self.alive:
+                raise ZygoteGoneError("the bwrap zygote is not running")
+            pid = self._hand_to_pooled(message, fds)
+            if pid is None:
+                await self._send(message, fds)  # the zygote makes an init for it now
+            else:  # the zygote keeps a status fd for a killed init, and prepares the next
+                await self._send({"op": "handed", "id": command_id, "pid": pid}, [status_w])
         except BaseException:
             pipes.close_ours()
             os.close(status_r)
@@ -191,6 +246,12 @@ class Zygote:
             os.close(status_w)
         self.running += 1
         return ZygoteProcess(self, command_id, marker, pipes, status_r, cwd_file)
+
+    async def retire(self) -> None:
+        """Replaced (the policy changed): the zygote discards its warm pool and takes no more commands."""
+        self._drop_pool()
+        with contextlib.suppress(ZygoteGoneError):
+            await self._send({"op": "retire"}, [])
 
     async def kill_command(self, command_id: int) -> None:
         with contextlib.suppress(ZygoteGoneError):
@@ -203,6 +264,7 @@ class Zygote:
         and the kernel kills whatever was left in it. Killed outright if that
         takes longer than a moment.
         """
+        self._drop_pool()
         sock, self._sock = self._sock, None
         if sock is not None:
             with contextlib.suppress(OSError):
@@ -295,6 +357,8 @@ class ZygoteProcess(SandboxProcess):
             if not data:
                 break
             chunks.append(data)
+            if data.endswith(b"\n"):  # the init's line: the zygote's copy of the fd may still be open
+                break
         self._status_fd = None
         os.close(fd)
         return b"".join(chunks)

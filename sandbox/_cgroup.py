@@ -20,9 +20,10 @@ that writes its own pid to each ``cgroup.procs`` and then ``exec``s bwrap, so
 nothing the sandbox forks can start outside (`SessionCgroup.enter_argv`).
 
 Cleanup: `SessionCgroup.remove` at close kills whatever is still in it and
-removes it. Names are ``shellrt-<owner pid>-<token>``; a cgroup whose owner
-died without closing (SIGKILL) is emptied and removed by the next session that
-starts (`sweep_orphans`).
+removes it. Names are ``shellrt-<owner pid>-<token>-n<pid namespace inode>``; a
+cgroup whose owner died without closing (SIGKILL) is emptied and removed by the
+next session that starts in the same pid namespace (`sweep_orphans`; a
+sweeper in another pid namespace cannot tell a live owner from a dead one).
 """
 
 from __future__ import annotations
@@ -230,7 +231,7 @@ class SessionCgroup:
         if not wanted:
             return None
         sweep_orphans()
-        group = cls(f"{CGROUP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}")
+        group = cls(f"{CGROUP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}-n{_pid_namespace()}")
         try:
             for aspect in wanted:
                 controller = _CONTROLLER[aspect]
@@ -321,11 +322,24 @@ def _remove_dir(directory: Path, timeout_s: float = 5.0) -> bool:
         delay = min(delay * 2, 0.2)
 
 
-def _owner_alive(name: str) -> bool:
+def _pid_namespace() -> int:
+    """This process's pid namespace (its inode): an owner pid means something only in it."""
     try:
-        pid = int(name[len(CGROUP_PREFIX) :].split("-", 1)[0])
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
+def _owner_alive(name: str) -> bool:
+    parts = name[len(CGROUP_PREFIX) :].split("-")
+    try:
+        pid = int(parts[0])
     except ValueError:
         return True  # not ours to judge
+    if len(parts) > 2 and parts[2] != f"n{_pid_namespace()}":
+        # Made in another pid namespace (a shellrt inside a container or sandbox, or outside
+        # ours): its pid is not ours to look up, so a live session is never swept from here.
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -80,6 +80,16 @@ class CgroupLimits:
                 "or drop --memory/--pids/--cpus."
             ) from exc
 
+    def pids_exhausted_message(self) -> str | None:
+        """What a command that cannot start for want of a process is told (None without a pids limit)."""
+        if self._cgroup is None or self.policy.limits.pids is None:
+            return None
+        return (
+            f"the session's process limit (pids: {self.policy.limits.pids}) is used up by processes "
+            "still running in it; stop background tasks you no longer need (TaskStop) or the commands "
+            "that started many processes, then run this again"
+        )
+
     def cgroup_argv(self, argv: list[str]) -> list[str]:
         """``argv`` prefixed so the process joins the session cgroup before it runs (unchanged without one)."""
         return argv if self._cgroup is None else [*self._cgroup.enter_argv(), *argv]

@@ -26,18 +26,24 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["RUN_DIRS", "host_socket_paths", "ipc_mask_args", "outside_sockets"]
+__all__ = ["RUN_DIRS", "SocketWatch", "host_socket_paths", "ipc_mask_args", "outside_sockets"]
 
 RUN_DIRS = ("/run", "/var/run")
 
 
-def host_socket_paths() -> list[str]:
-    """Pathname unix sockets bound in the host's network namespace (``/proc/net/unix``)."""
+def _socket_table() -> bytes:
     try:
         with open("/proc/net/unix", "rb") as f:
-            lines = f.read().decode("utf-8", "surrogateescape").splitlines()[1:]
+            return f.read()
     except OSError:
-        return []
+        return b""
+
+
+def host_socket_paths(table: bytes | None = None) -> list[str]:
+    """Pathname unix sockets bound in the host's network namespace (``/proc/net/unix``, or ``table``
+    read from it)."""
+    raw = _socket_table() if table is None else table
+    lines = raw.decode("utf-8", "surrogateescape").splitlines()[1:]
     paths = {
         parts[7] for line in lines if len(parts := line.split(None, 7)) == 8 and parts[7].startswith("/")
     }
@@ -52,20 +58,49 @@ def _kept(keep: Iterable[Path]) -> list[str]:
     return [os.path.realpath(p) for p in keep] + ["/tmp"]
 
 
-def outside_sockets(keep: Iterable[Path]) -> frozenset[str]:
+def outside_sockets(keep: Iterable[Path], table: bytes | None = None) -> frozenset[str]:
     """The host's socket paths as listed, but those under ``keep``, /tmp and the run dirs.
 
     Cheap (no stat): a session sandbox compares it before each command, and one
     that started before a socket appeared is replaced by one that hides it.
     """
-    skip = [*_kept(keep), *RUN_DIRS]
-    return frozenset(p for p in host_socket_paths() if not _under(p, skip))
+    return _outside([*_kept(keep), *RUN_DIRS], table)
 
 
-def ipc_mask_args(keep: Iterable[Path]) -> list[str]:
+def _outside(skip: list[str], table: bytes | None) -> frozenset[str]:
+    return frozenset(p for p in host_socket_paths(table) if not _under(p, skip))
+
+
+class SocketWatch:
+    """Whether a host socket appeared since a session sandbox hid them, at the least cost per command.
+
+    One read of ``/proc/net/unix`` per check; the table is parsed only when it
+    changed since the last check that found nothing new (the roots are resolved once).
+    """
+
+    def __init__(self, keep: Iterable[Path]) -> None:
+        self._skip = [*_kept(keep), *RUN_DIRS]
+        self._table = _socket_table()
+        self.hidden = _outside(self._skip, self._table)
+
+    def nothing_new(self) -> bool:
+        """No socket outside the kept paths but those there when this watch was made."""
+        table = _socket_table()
+        if table == self._table:
+            return True
+        if _outside(self._skip, table) <= self.hidden:
+            self._table = table
+            return True
+        return False
+
+
+def ipc_mask_args(keep: Iterable[Path], *, reachable_only: bool = False) -> list[str]:
     """bwrap flags hiding /run, XDG_RUNTIME_DIR and every host socket outside ``keep`` (and /tmp).
 
     To be placed after ``--ro-bind / /`` and before the binds of ``keep``.
+    ``reachable_only``: for a bwrap run as an unprivileged uid that owns nothing on the
+    host, leave out sockets in directories "others" cannot cross (it could neither mask
+    nor reach them).
     """
     kept = _kept(keep)
     args: list[str] = []
@@ -91,6 +126,10 @@ def ipc_mask_args(keep: Iterable[Path]) -> list[str]:
             continue
         try:
             if not stat.S_ISSOCK(os.lstat(path).st_mode):
+                continue
+            if reachable_only and not all(
+                os.stat(parent).st_mode & stat.S_IXOTH for parent in Path(path).parents
+            ):
                 continue
         except OSError:
             continue

@@ -13,23 +13,27 @@ Why: a fresh ``bwrap`` per command rebuilds the mount, network, IPC and UTS
 namespaces every time (~5 ms here, most of it ``--unshare-net`` and the mount
 setup). The zygote builds them once. Per command it clones itself (this
 Python is small: ``-I -S``, a few C modules) and sets the command up
-in-process, with no helper program exec'd::
+in-process, with no helper program exec'd -- and does so *ahead*: fresh
+namespaces with their /proc cost ~3 ms, so a warm pool (``pool`` in CONFIG,
+default 1) of inits waits ready, and the next one is cloned right after one is
+handed its command::
 
     zygote --clone(NEWNS|NEWPID|NEWIPC)--> init (pid 1): PDEATHSIG=KILL; setsid; private
-                 mounts; own /proc, /proc/sys & co read-only, /proc/kcore & co masked
-       init --fork--> command (pid 2): stdio only; bounding set emptied; setgroups/
-                      setresgid/setresuid (root caller: the sandbox uid); chdir; no
-                      capabilities; no_new_privs; seccomp; execve
+                 mounts; own /proc, /proc/sys & co read-only, /proc/kcore & co masked;
+                 bounding set emptied; setgroups/setresgid/setresuid (root caller: the
+                 sandbox uid); no capabilities; not dumpable; no_new_privs; seccomp;
+                 then waits on its own socket
+       zygote --request + stdin/stdout/stderr/status fds--> init: chdir; HOME
+       init --vfork+exec--> command (pid 2): stdio only, inheriting all of the above
 
 so every command still gets
 
 * its own **pid namespace**: the shell is pid 2 under an init that reaps
-  orphans and passes the command's wait status to the zygote (a pipe), so
-  ``kill $$`` works as anywhere else. When the command exits, the init exits
-  and the kernel kills everything left in the namespace -- setsid'd, nohup'd,
-  double-forked alike; the zygote's wait for the init returns only once they
-  are gone; the zygote and the session's other commands are invisible and
-  unsignalable;
+  orphans, so ``kill $$`` works as anywhere else. When the command exits, the
+  init kills everything left in the namespace -- setsid'd, nohup'd,
+  double-forked alike -- reaps it, and only then writes the command's status
+  line (the namespace's own teardown is off the command's path); the zygote
+  and the session's other commands are invisible and unsignalable;
 * its own **mount namespace** (private propagation) with a fresh /proc of that
   pid namespace whose ``sys``, ``sysrq-trigger``, ``irq``, ``bus`` and ``fs``
   are read-only and whose ``kcore``, ``keys``, ``timer_list`` & co are hidden
@@ -38,6 +42,11 @@ so every command still gets
   ``sandbox._seccomp`` (loaded last: the set-up before needs ``unshare`` and
   ``mount``); run as root, the command runs under the sandbox's unprivileged
   uid/gid, never as host root.
+
+A pooled init is this zygote's alone, and a zygote serves one policy: when
+masks, denied reads or hidden sockets change, the host starts a new zygote and
+tells the old one to ``retire`` (its pool is killed at once); closing a zygote
+ends its sandbox, pooled inits included (they are in its pid namespace).
 
 At start, before saying ready, the zygote runs the CONFIG's ``setup`` steps
 (root caller only): parents of the writable roots that the sandbox uid could
@@ -53,13 +62,16 @@ Protocol on the SOCK_SEQPACKET control socket (fd given as argv[1]):
 Messages are marshalled dicts (both ends run the same interpreter):
 
 * host -> zygote ``{"op": "spawn", "id", "argv", "cwd", "env"}`` with four fds
-  attached (stdin, stdout, stderr, status); ``{"op": "kill", "id"}`` (SIGKILL to
-  the command's init, which takes the namespace down).
+  attached (stdin, stdout, stderr, status), passed on to a pooled init;
+  ``{"op": "kill", "id"}`` (SIGKILL to the command's init, which takes the
+  namespace down); ``{"op": "retire"}`` (discard the pool).
 * zygote -> host ``b"ready"`` once, at start.
 
-The zygote writes one line to a command's status fd once its namespace is
-gone: ``s <wait status>`` of the command (or of its init, when that was
-killed first). EOF without a line means the zygote itself went away.
+One line arrives on a command's status fd once nothing of it runs any more:
+``s <wait status>`` of the command, written by its init after emptying the
+namespace, or by the zygote once a killed init is reaped. EOF without a line
+means the zygote itself went away. A command that cannot start (no process
+left under the session's pids limit) is told CONFIG's ``eagain`` text.
 """
 
 from __future__ import annotations
@@ -219,6 +231,8 @@ def setup(steps: list[tuple[Any, ...]]) -> None:
             _move_mount(step[1], step[2])
         elif kind == "restore":
             _move_mount(saved.pop(step[1]), step[1])
+        elif kind == "copy":  # a second view of the mount tree at step[1], at step[2]
+            _move_mount(_open_tree(step[1]), step[2])
         elif kind == "skeleton":  # a directory the sandbox uid cannot cross: only the way through
             _mount("tmpfs", step[1], "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0711")
             for sub in step[2]:
@@ -256,17 +270,34 @@ def _refuse(stderr: int, status: int, message: str) -> None:
 
 
 class Zygote:
-    """Spawns commands on request and reports each one's end on its status fd."""
+    """Spawns commands on request and reports each one's end on its status fd.
 
-    def __init__(self, config: dict[str, Any]) -> None:
+    A warm pool of `pool_size` inits waits ready (`_prepare`); each one's socket
+    goes to the host (``pooled``), which hands it a command directly and then
+    tells the zygote (``handed``, with a copy of the status fd), whereupon the
+    next init is cloned. Every pooled init belongs to this zygote and so to the
+    policy it was started for; the host replaces the zygote (and ``retire``
+    kills its pool) when the policy changes.
+    """
+
+    def __init__(self, config: dict[str, Any], sock: _socket.socket) -> None:
+        self.sock = sock
         self.uid: int | None = config.get("uid")
         self.gid: int | None = config.get("gid")
+        self.pool_size: int = config.get("pool", 1)
+        #: Said instead of "Resource temporarily unavailable" when no process can be made.
+        self.eagain: str = config.get("eagain") or "no process can be created (EAGAIN)"
         program: bytes = config["seccomp"]
+        self.masks: bool = config.get("masks", True)
         self._filter = ctypes.create_string_buffer(program, len(program))
         self._fprog = _SockFprog(len(program) // 8, ctypes.cast(self._filter, ctypes.c_char_p))
         #: init pid -> (command id, status fd, read end of the init's report pipe)
         self.running: dict[int, tuple[int, int, int]] = {}
         self.by_id: dict[int, int] = {}  # command id -> init pid
+        #: Pooled inits (their socket is the host's now) -> read end of their report pipe.
+        self.pool: dict[int, int] = {}
+        #: Pooled inits that died before the host said it handed them a command -> wait status.
+        self.died: dict[int, tuple[int, int]] = {}
         # The bounding set: down to the zygote's own capabilities once, here; those are
         # then all a command must drop from it.
         keep = set(config.get("caps", ()))
@@ -275,52 +306,163 @@ class Zygote:
                 _check(_libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0), "prctl(CAPBSET_DROP)")
         self._bounding = [cap for cap in range(64) if _libc.prctl(_PR_CAPBSET_READ, cap, 0, 0, 0) == 1]
 
-    def spawn(self, req: dict[str, Any], fds: list[int]) -> None:
-        stdin, stdout, stderr, status = fds
-        report_r, report_w = os.pipe2(os.O_CLOEXEC)  # the init tells the command's raw wait status
-        # One clone straight into the new pid, mount and IPC namespaces: the child is their init.
+    def _prepare(self) -> tuple[int, _socket.socket, int] | int:
+        """Clone one init into fresh pid, mount and IPC namespaces: (pid, its socket, report pipe),
+        or the errno when that fails."""
+        ctl, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
+        report_r, report_w = os.pipe2(os.O_CLOEXEC)  # the init says b"r" once it reported itself
         pid = _clone(_CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWIPC | _signal.SIGCHLD)
         if pid == 0:
             code = 1
             try:
-                code = self._init(req, stdin, stdout, stderr, report_w)
-            except BaseException as exc:
-                _say(stderr, f"cannot start the command: {exc}")
+                code = self._init(theirs, report_w)
             finally:
                 os._exit(code)
-        for fd in (stdin, stdout, stderr, report_w):
-            os.close(fd)
+        err = ctypes.get_errno()
+        theirs.close()
+        os.close(report_w)
         if pid < 0:
+            ctl.close()
             os.close(report_r)
-            _refuse(
-                stderr, status, f"cannot start the command's namespace: {os.strerror(ctypes.get_errno())}"
-            )
+            return err
+        return pid, ctl, report_r
+
+    def refill(self) -> None:
+        """Top the pool up, each new init's socket sent to the host (a failure, e.g. the pids
+        limit reached, is retried after the next command)."""
+        while len(self.pool) < self.pool_size:
+            prepared = self._prepare()
+            if isinstance(prepared, int):
+                return
+            pid, ctl, report = prepared
+            self.pool[pid] = report
+            try:
+                _send_fds(self.sock, {"op": "pooled", "pid": pid}, [ctl.fileno()])
+            except OSError:
+                return  # the host is gone: the main loop ends on its EOF
+            finally:
+                ctl.close()
+
+    def retire(self) -> None:
+        """Kill the pool: this zygote takes no more commands (the host replaced it)."""
+        self.pool_size = 0
+        for pid in self.pool:
+            try:
+                os.kill(pid, _signal.SIGKILL)  # reaped (and its report pipe closed) by `reap`
+            except ProcessLookupError:
+                pass
+
+    def handed(self, req: dict[str, Any], fds: list[int]) -> None:
+        """The host gave pooled init ``pid`` its command (``fds``: a copy of its status fd)."""
+        (status,) = fds
+        pid = req["pid"]
+        report = self.pool.pop(pid, None)
+        if report is not None:
+            self.running[pid] = (req["id"], status, report)
+            self.by_id[req["id"]] = pid
+        else:  # it ended already (killed, or done and reaped): its status if it did not say it
+            said, wait_status = self.died.pop(pid, (1, 0))
+            if said:
+                os.close(status)
+            else:
+                _report(status, wait_status)
+        self.refill()  # the next command's init, while this one runs
+
+    def spawn(self, req: dict[str, Any], fds: list[int]) -> None:
+        """A command for which the host had no pooled init: an init made for it now."""
+        stdin, stdout, stderr, status = fds
+        prepared = self._prepare()
+        if isinstance(prepared, int):
+            for fd in (stdin, stdout):
+                os.close(fd)
+            why = self.eagain if prepared == errno.EAGAIN else os.strerror(prepared)
+            _refuse(stderr, status, f"cannot start the command's namespace: {why}")
+            os.close(stderr)
             return
-        self.running[pid] = (req["id"], status, report_r)
+        pid, ctl, report = prepared
+        try:
+            _send_fds(ctl, req, fds)
+        except OSError as exc:  # the init is gone (killed): never run the command elsewhere
+            _refuse(stderr, status, f"cannot start the command: {exc.strerror}")
+            status = -1
+        finally:
+            ctl.close()
+            for fd in (stdin, stdout, stderr):
+                os.close(fd)
+        if status < 0:
+            self.pool[pid] = report  # reaped as a pooled init that was never handed out
+            return
+        self.running[pid] = (req["id"], status, report)
         self.by_id[req["id"]] = pid
 
-    def _init(self, req: dict[str, Any], stdin: int, stdout: int, stderr: int, report: int) -> int:
-        """pid 1 of the command's namespace: mounts its /proc, starts the command, reaps, exits with it."""
+    def _init(self, ctl: _socket.socket, report: int) -> int:
+        """pid 1 of a command's namespace: set up ahead, then waits for its command on ``ctl``.
+
+        Mounts its /proc and gives everything up (`_lower`) before the command is
+        known; a set-up failure is said on the command's stderr once it arrives
+        (the command never runs). Starts it, reaps, and once the command has
+        ended kills what is left of the namespace, reaps that too, and only then
+        reports: the status line arrives when nothing of the command runs any more.
+        """
         _signal.set_wakeup_fd(-1)
         _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
         _check(_libc.prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0), "prctl(PDEATHSIG)")
-        # Nothing of the zygote's: not its socket, not another command's status pipe (whose
-        # reader would wait for this copy to close too).
-        _close_all_but((stdin, stdout, stderr, report))
-        os.setsid()
-        _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
-        for name in _PROC_READ_ONLY:
-            path = "/proc/" + name
-            if os.path.exists(path):
-                _read_only(path, _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
-        for name in _PROC_MASKED:
-            _mask("/proc/" + name)
-        env = self._lower(req, stderr)
+        # Nothing of the zygote's: not its socket, not another command's status pipe or pooled
+        # init's socket (whose reader would wait for this copy to close too).
+        _close_all_but((ctl.fileno(), report))
+        failure: BaseException | None = None
+        try:
+            os.setsid()
+            _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+            for name in _PROC_READ_ONLY if self.masks else ():
+                path = "/proc/" + name
+                if os.path.exists(path):
+                    _read_only(path, _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+            for name in _PROC_MASKED if self.masks else ():
+                _mask("/proc/" + name)
+            self._lower()
+        except Exception as exc:  # reported to the command that would have run here
+            failure = exc
+        try:
+            msg, fds = _receive(ctl)
+        except OSError:
+            return 1
+        ctl.close()
+        if not msg or len(fds) != 4:
+            return 0  # discarded: the zygote closed the pool
+        stdin, stdout, stderr, status = fds
+        if failure is not None:
+            _refuse(stderr, status, f"cannot start the command: {failure}")
+            return 1
+        code, wait_status = self._run(marshal.loads(msg), stdin, stdout, stderr)
+        # Whatever the command left (background, setsid'd, double-forked): killed and reaped.
+        while True:
+            try:
+                os.kill(-1, _signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                os.waitpid(-1, 0)
+            except ChildProcessError:
+                break
+            except InterruptedError:
+                continue
+        _report(status, wait_status)
+        _write_all(report, b"r")  # reported: the zygote need not
+        return code
+
+    def _run(self, req: dict[str, Any], stdin: int, stdout: int, stderr: int) -> tuple[int, int]:
+        """Start the command and wait for it: (init exit code, the command's wait status)."""
+        env: dict[str, str] = req["env"]
+        if self.uid is not None:
+            home = env.get("HOME")
+            if home and not os.access(home, os.X_OK):
+                env = {**env, "HOME": "/tmp"}  # root's home is not the sandbox user's
         try:  # as the command's user: a root caller's workspace is the sandbox uid's (idmapped)
             os.chdir(req["cwd"])
         except OSError as exc:
             _say(stderr, f"cannot enter the working directory {req['cwd']}: {exc.strerror}")
-            return 1
+            return 1, _FAILED
         argv = req["argv"]
         try:  # vfork+exec: no copy of this Python; Python's ignored SIGPIPE/SIGXFSZ back to default
             command = os.posix_spawnp(
@@ -335,46 +477,47 @@ class Zygote:
                 setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ),
             )
         except OSError as exc:  # as a shell says it: 127 not found, 126 not executable
-            _say(stderr, f"{argv[0]}: {exc.strerror}")
-            return 127 if exc.errno == errno.ENOENT else 126
-        for fd in (stdin, stdout, stderr):
-            os.close(fd)
+            why = self.eagain if exc.errno == errno.EAGAIN else exc.strerror
+            _say(stderr, f"{argv[0]}: {why}")
+            code = 127 if exc.errno == errno.ENOENT else 126
+            return code, code << 8
+        finally:
+            for fd in (stdin, stdout, stderr):
+                os.close(fd)
         while True:
             try:
                 pid, wait_status = os.waitpid(-1, 0)
             except ChildProcessError:
-                return 1
+                return 1, _FAILED
+            except InterruptedError:
+                continue
             if pid == command:
-                _write_all(report, str(wait_status).encode())
                 if os.WIFSIGNALED(wait_status):
-                    return 128 + os.WTERMSIG(wait_status)
-                return os.waitstatus_to_exitcode(wait_status)
+                    return 128 + os.WTERMSIG(wait_status), wait_status
+                return os.waitstatus_to_exitcode(wait_status), wait_status
 
-    def _lower(self, req: dict[str, Any], stderr: int) -> dict[str, str]:
-        """The init gives up everything before it spawns the command, which inherits that.
+    def _lower(self) -> None:
+        """The init gives up everything before it is handed its command, which inherits that.
 
         Bounding set, uid/gid (root caller), capabilities, no_new_privs, the seccomp
         filter; not dumpable, so the command cannot open the init's fds or memory.
-        Returns the command's environment.
         """
         _check(_libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(DUMPABLE)")
         for cap in self._bounding:  # while CAP_SETPCAP is still held
             _check(_libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0), "prctl(CAPBSET_DROP)")
-        env: dict[str, str] = req["env"]
         if self.uid is not None and self.gid is not None:
             os.setgroups([])
             os.setresgid(self.gid, self.gid, self.gid)
             os.setresuid(self.uid, self.uid, self.uid)
             _check(_libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(DUMPABLE)")
-            home = env.get("HOME")
-            if home and not os.access(home, os.X_OK):
-                env = {**env, "HOME": "/tmp"}  # root's home is not the sandbox user's
         caps = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable x 2: all empty
         _check(_libc.capset(ctypes.byref(_CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)), caps), "capset")
         _check(_libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "prctl(AMBIENT)")
         _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
-        _check(_libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(self._fprog), 0, 0), "seccomp")
-        return env
+        if self._fprog.len:  # (no program: only a benchmark measuring the hardening's cost)
+            _check(
+                _libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(self._fprog), 0, 0), "seccomp"
+            )
 
     def kill(self, command_id: int) -> None:
         """SIGKILL the command's init: the kernel kills the rest of its namespace.
@@ -399,15 +542,35 @@ class Zygote:
                 return
             entry = self.running.pop(pid, None)
             if entry is None:
+                pooled = self.pool.pop(pid, None)
+                if pooled is not None:  # never handed out yet (killed, or the host's `handed` is on its way)
+                    said = _said(pooled)
+                    if self.pool_size:  # (a retired zygote's pool ends here)
+                        self.died[pid] = (said, wait_status)
                 continue
             command_id, status, report = entry
             self.by_id.pop(command_id, None)
-            try:
-                raw = os.read(report, 32)  # the command's own wait status, when it ended by itself
-            except OSError:
-                raw = b""
-            os.close(report)
-            _report(status, int(raw) if raw.strip().isdigit() else wait_status)
+            if _said(report):  # the init reported the command's status itself
+                os.close(status)
+            else:  # killed first: its namespace is gone now, the kernel made sure
+                _report(status, wait_status)
+
+
+def _said(report: int) -> int:
+    """Whether an init wrote b"r" (it reported its command itself); closes the pipe."""
+    try:
+        said = os.read(report, 8) == b"r"
+    except OSError:
+        said = False
+    os.close(report)
+    return int(said)
+
+
+def _send_fds(sock: _socket.socket, message: dict[str, Any], fds: list[int]) -> None:
+    sock.sendmsg(
+        [marshal.dumps(message)],
+        [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, array.array("i", fds).tobytes())],
+    )
 
 
 def _receive(sock: _socket.socket) -> tuple[bytes, list[int]]:
@@ -557,11 +720,12 @@ def main() -> None:
     bridge = config.get("bridge")
     if bridge is not None:  # network "proxied"
         start_bridge(bridge["port"], bridge["socket"])
-    zygote = Zygote(config)
+    zygote = Zygote(config, sock)
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     _signal.set_wakeup_fd(wake_w)
     _signal.signal(_signal.SIGCHLD, lambda _sig, _frame: None)
     os.chdir("/")
+    zygote.refill()  # the first command's init waits ready too
     sock.send(b"ready")
     # poll, not select: the socket's fd number is inherited from the host, where it may be
     # >= FD_SETSIZE (1024) in a long-running server with many sessions.
@@ -592,11 +756,15 @@ def main() -> None:
         req = marshal.loads(msg)
         if req["op"] == "spawn" and len(fds) == 4:
             zygote.spawn(req, fds)
+        elif req["op"] == "handed" and len(fds) == 1:
+            zygote.handed(req, fds)
         else:
             for fd in fds:
                 os.close(fd)
             if req["op"] == "kill":
                 zygote.kill(req["id"])
+            elif req["op"] == "retire":
+                zygote.retire()
 
 
 if __name__ == "__main__":

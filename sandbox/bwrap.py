@@ -3,10 +3,11 @@
 Two modes (`BwrapConfig.persistent`):
 
 * **persistent** (default): one long-lived bwrap sandbox per session runs a
-  zygote (`sandbox._zygote_main`) that forks every command into fresh pid,
-  mount (own /proc) and IPC namespaces with every capability dropped. The
-  expensive part of a bwrap start -- the mount table, the network namespace --
-  is paid once per session: a command costs ~1.5 ms instead of ~5 ms. The
+  zygote (`sandbox._zygote_main`) that runs every command in fresh pid,
+  mount (own /proc) and IPC namespaces with every capability dropped, made
+  ahead (`warm_pool`: an init waits ready in them; the host hands it the
+  command directly). The expensive part of a bwrap start -- the mount table,
+  the network namespace -- is paid once per session. The
   session's commands share /tmp (a private host directory bound there, so it
   survives a zygote restart), /dev/shm and loopback, as they would in a
   container: a background server is reachable from later commands. If the
@@ -31,11 +32,13 @@ Docker's masked /proc entries in the zygote's per-command /proc).
   lands owned by the owner) in a private mount namespace held for the
   session by a holder process; every bwrap starts in it (``nsenter
   --mount``). The zygote switches each command's uid; per command,
-  ``setpriv`` does. Parents of the roots that the uid cannot cross
-  (``/root``) become 0711 skeletons showing only the way to the roots.
-  Where this cannot be set up (no idmapped mounts on the roots' filesystem,
-  no util-linux ``nsenter``/``setpriv``), bwrap as root is refused with a
-  pointer to docker; it never runs a command as host root.
+  ``nsenter --setuid --setgid`` starts bwrap itself as the sandbox uid, in a
+  user namespace as for a non-root caller, binding the roots and the state
+  dir from copies the holder makes reachable for it. Parents of the roots
+  that the uid cannot cross (``/root``) become 0711 skeletons showing only
+  the way to the roots. Where this cannot be set up (no idmapped mounts on
+  the roots' filesystem, no util-linux ``nsenter``), bwrap as root is
+  refused with a pointer to docker; it never runs a command as host root.
 
 No host IPC (`sandbox._hostsockets`): /run, the caller's XDG_RUNTIME_DIR and
 every pathname socket of the host's /proc/net/unix outside the sandbox's own
@@ -82,6 +85,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import ClassVar
 
 import anyio
 
@@ -90,7 +94,7 @@ from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_r
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
 from sandbox._hostproc import HostProcess, HostRunner
-from sandbox._hostsockets import ipc_mask_args, outside_sockets
+from sandbox._hostsockets import SocketWatch, ipc_mask_args
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._scratch import OwnedDir
@@ -133,7 +137,7 @@ def _proc_masks() -> list[str]:
 #: bwrap flags hiding what Docker hides of /proc (those present on this kernel).
 _PROC_MASKS = _proc_masks()
 #: linux/capability.h numbers of the capabilities a zygote keeps.
-_CAP_NUMBERS = {"CAP_SETGID": 6, "CAP_SETUID": 7, "CAP_SETPCAP": 8, "CAP_SYS_ADMIN": 21}
+_CAP_NUMBERS = {"CAP_KILL": 5, "CAP_SETGID": 6, "CAP_SETUID": 7, "CAP_SETPCAP": 8, "CAP_SYS_ADMIN": 21}
 #: The seccomp program (``sandbox._seccomp``), built once.
 _SECCOMP = _seccomp.filter_bytes()
 
@@ -153,6 +157,13 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
     """Runs each process in fresh bubblewrap namespaces under the session's policy."""
 
     name = "bwrap"
+    #: Inits each session zygote keeps ready in fresh namespaces (each holds one process of
+    #: the session's pids limit while it waits).
+    warm_pool = 1
+    #: Benchmarks only (``benchmarks/bench_supervisor.py`` measures what the hardening costs): no
+    #: seccomp filter, no /proc or host-socket masks and, run as root, no idmap or uid switch --
+    #: commands would run as host root. Never set anywhere else.
+    _unhardened_for_benchmark: ClassVar[bool] = False
 
     def __init__(self, config: BwrapConfig | None = None, policy: SandboxPolicy | None = None) -> None:
         if policy is None:
@@ -168,14 +179,17 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         #: What the current zygote hid: a denied path or a host socket that appears later
         #: needs a new zygote.
         self._hidden: tuple[str | None, ...] = ()
-        self._sockets: frozenset[str] = frozenset()
+        self._sockets: SocketWatch | None = None
         self._session_tmp: Path | None = None
         self._tmp_owner: OwnedDir | None = None
         #: Root caller: the holder of the session's private mount namespace (idmapped roots),
-        #: the ``nsenter`` prefix that starts bwrap in it, and the command prefix (``setpriv``).
+        #: the ``nsenter`` prefix that starts the zygote's bwrap in it (as root), the one that
+        #: starts a per-command bwrap in it as the sandbox uid, and where that bwrap finds
+        #: each writable root and the state dir (copies of their mounts it can reach).
         self._holder: Zygote | None = None
         self._ns_prefix: list[str] = []
-        self._setpriv: list[str] = []
+        self._ns_user_prefix: list[str] = []
+        self._sources: dict[Path, Path] = {}
         #: Network ``proxied``: the host proxy and its 0700 directory (socket and session log).
         self._proxy: FilteringProxy | None = None
         self._proxy_dir: Path | None = None
@@ -232,6 +246,13 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 f"bubblewrap ({self.config.bwrap_path!r}) is not installed or not on PATH. "
                 "Fix: apt-get install bubblewrap (dnf install bubblewrap), or use --sandbox local."
             )
+        if self._switches_uid() and not _reachable(found):
+            raise BackendUnavailableError(
+                f"bwrap as root runs each command's bubblewrap as the sandbox uid "
+                f"{self.config.sandbox_uid}, and the sandbox uid cannot run {found} (it, or a directory "
+                "above it, is closed to other users). Fix: use the system's bubblewrap (/usr/bin/bwrap) "
+                "or make its directory crossable by everyone"
+            )
         self.cgroup_open()  # limits: the session cgroup, before any process starts
         self._bwrap = found
         self._runner.start()
@@ -243,7 +264,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._session_tmp = self._tmp_owner.path / "tmp"
         self._session_tmp.mkdir(mode=0o700)
         self._session_tmp.chmod(0o1777)
-        as_root = os.geteuid() == 0
+        as_root = self._switches_uid()
         try:
             if proxied:
                 await anyio.to_thread.run_sync(self._start_proxy)
@@ -261,7 +282,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     f"network 'proxied': the bwrap session sandbox did not start ({exc}); "
                     "use --network none, or fix the cause above"
                 ) from exc
-            # Per command, a root caller's commands still run as the sandbox uid (setpriv).
+            # Per command, a root caller's commands still run as the sandbox uid (nsenter --setuid).
             _log.warning("bwrap: running one sandbox per command (%s)", exc)
         except BaseException:
             await self.close()
@@ -299,6 +320,10 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             detail = result.stderr.decode("utf-8", "replace").strip()
             raise BackendUnavailableError(f"{_NAMESPACE_FIX} (bwrap said: {detail or result.returncode})")
 
+    def _switches_uid(self) -> bool:
+        """Run as root: commands run under the sandbox uid (idmapped roots, a holder mount namespace)."""
+        return os.geteuid() == 0 and not self._unhardened_for_benchmark
+
     def _denied_kinds(self) -> tuple[str | None, ...]:
         """Per read-denied path, what is there now: ``dir``, ``file`` or None (nothing to hide)."""
         kinds: list[str | None] = []
@@ -313,26 +338,28 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         """Start a zygote sandbox (retrying a lost mount race); `ZygoteGoneError` when it cannot."""
         state_dir = self._runner.check_open()
         hidden = self._denied_kinds()
-        sockets = self._outside_sockets()
+        sockets = SocketWatch((*self.policy.allowed_roots(), state_dir))
         self._zygote = await self._new_zygote(state_dir, hidden)
         self._hidden, self._sockets = hidden, sockets
 
-    def _outside_sockets(self) -> frozenset[str]:
-        return outside_sockets((*self.policy.allowed_roots(), self._runner.check_open()))
-
     def _sockets_hidden(self) -> bool:
         """Whether every host socket now listening was there when the zygote hid them."""
-        return self._outside_sockets() <= self._sockets
+        return self._sockets is not None and self._sockets.nothing_new()
 
     async def _new_zygote(self, state_dir: Path, hidden: tuple[str | None, ...]) -> Zygote:
         """A started zygote (retrying a lost mount race); `ZygoteGoneError` when it cannot start.
 
         It builds each command's namespaces (CAP_SYS_ADMIN), empties its bounding set
         (CAP_SETPCAP) and, run as root, switches it to the sandbox uid (CAP_SETUID,
-        CAP_SETGID); the command itself runs with no capabilities at all.
+        CAP_SETGID) and must still be able to kill its init (CAP_KILL: another uid by
+        then); the command itself runs with no capabilities at all.
         """
-        as_root = os.geteuid() == 0
-        caps = ("CAP_SYS_ADMIN", "CAP_SETPCAP", *(("CAP_SETUID", "CAP_SETGID") if as_root else ()))
+        as_root = self._switches_uid()
+        caps = (
+            "CAP_SYS_ADMIN",
+            "CAP_SETPCAP",
+            *(("CAP_SETUID", "CAP_SETGID", "CAP_KILL") if as_root else ()),
+        )
         argv = self.bwrap_args(
             cwd="/",
             state_dir=state_dir,
@@ -341,12 +368,16 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             denied=hidden,
             zygote=True,
         )
-        if not as_root:
+        if os.geteuid() != 0:
             argv[1:1] = ["--unshare-user"]
+        hardened = not self._unhardened_for_benchmark
         config: dict[str, object] = {
-            "seccomp": _SECCOMP,
+            "seccomp": _SECCOMP if hardened else b"",
+            "masks": hardened,
             "setup": [],
             "caps": [_CAP_NUMBERS[c] for c in caps],
+            "pool": self.warm_pool,
+            "eagain": self.pids_exhausted_message(),  # limits: what a command that cannot start is told
         }
         if self._proxy is not None:
             config["bridge"] = {"port": BRIDGE_PORT, "socket": f"{PROXY_DIR_INSIDE}/proxy.sock"}
@@ -398,24 +429,29 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         idmapped mounts never appear in the host's mount table. Raises
         `BackendUnavailableError` when that cannot be arranged here.
         """
-        tools = {name: shutil.which(name) for name in ("nsenter", "setpriv")}
-        missing = [name for name, path in tools.items() if path is None]
-        if missing:
+        nsenter = shutil.which("nsenter")
+        if nsenter is None:
             raise BackendUnavailableError(
-                f"bwrap as root needs util-linux's {' and '.join(missing)} (apt-get install util-linux). "
-                + _AS_ROOT_FIX
+                f"bwrap as root needs util-linux's nsenter (apt-get install util-linux). {_AS_ROOT_FIX}"
             )
         uid, gid = self.config.sandbox_uid, self.config.sandbox_gid
-        state_dir, tmp = self._runner.check_open(), self._session_tmp
-        assert tmp is not None
+        state_dir, tmp, owner = self._runner.check_open(), self._session_tmp, self._tmp_owner
+        assert tmp is not None and owner is not None
         # A root or the state dir under /tmp is bound inside the session /tmp, where bwrap
-        # would make its parents 0700: made here first, crossable (not listable) by anyone.
+        # would make its parents 0700 (and a per-command bwrap, run as the sandbox uid, could
+        # not make them at all): made here first, crossable (not listable) by anyone.
         for path in (*self.policy.allowed_roots(), state_dir):
             if Path("/tmp") in path.parents:
                 inner = tmp
-                for part in path.relative_to("/tmp").parts[:-1]:
+                for part in path.relative_to("/tmp").parts:
                     inner = inner / part
                     inner.mkdir(mode=0o711, exist_ok=True)
+        # A per-command bwrap runs as the sandbox uid, which cannot cross the 0700 parents of
+        # what it binds (/root, the session tmp's owner dir). In the holder's namespace only,
+        # that owner dir becomes a 0711 skeleton holding the session tmp and a copy of each
+        # root's (idmapped) mount and of the state dir: the sources it binds from.
+        reach = self._reach_paths()
+        sources = {path: owner.path / "src" / str(i) for i, path in enumerate(reach)}
         steps: list[tuple[object, ...]] = []
         fds: list[int] = []
         userns: dict[tuple[int, int], int] = {}
@@ -427,6 +463,12 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     userns[st.st_uid, st.st_gid] = userns_fd(st.st_uid, st.st_gid, uid, gid)
                 fds.append(idmapped_tree(root, userns[st.st_uid, st.st_gid]))
                 steps.append(("attach", fds[-1], str(root)))
+            steps += [
+                ("save", str(tmp)),
+                ("skeleton", str(owner.path), [str(tmp), *map(str, sources.values())]),
+                ("restore", str(tmp)),
+                *(("copy", str(path), str(source)) for path, source in sources.items()),
+            ]
             # On the host: this very interpreter.
             await holder.start([], sys.executable, {"hold": True, "setup": steps}, tuple(fds))
         except IdmapError as exc:
@@ -442,18 +484,13 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             for fd in (*fds, *userns.values()):
                 os.close(fd)
         self._holder = holder
-        self._ns_prefix = [str(tools["nsenter"]), f"--mount=/proc/{holder.host_pid}/ns/mnt", "--"]
-        self._setpriv = [
-            str(tools["setpriv"]),
-            f"--reuid={uid}",
-            f"--regid={gid}",
-            "--clear-groups",
-            "--bounding-set=-all",
-            "--inh-caps=-all",
-            "--ambient-caps=-all",
-            "--no-new-privs",
-            "--",
-        ]
+        mount_ns = f"--mount=/proc/{holder.host_pid}/ns/mnt"
+        self._ns_prefix = [nsenter, mount_ns, "--"]
+        # nsenter switches to the sandbox uid (and drops the supplementary groups) before it
+        # execs bwrap, which then builds a user namespace as for a non-root caller: no
+        # setpriv exec in between, no capability left to the command.
+        self._ns_user_prefix = [nsenter, mount_ns, f"--setuid={uid}", f"--setgid={gid}", "--"]
+        self._sources = sources
 
     async def close(self) -> None:
         zygotes = [*self._retired, *([self._zygote] if self._zygote is not None else [])]
@@ -464,7 +501,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         holder, self._holder = self._holder, None
         if holder is not None:
             await holder.close()
-        self._ns_prefix, self._setpriv = [], []
+        self._ns_prefix, self._ns_user_prefix, self._sources = [], [], {}
         proxy, self._proxy = self._proxy, None
         if proxy is not None:  # after the sandboxes: nothing is left to connect through it
             await anyio.to_thread.run_sync(proxy.close)
@@ -507,9 +544,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         ``zygote``: the zygote's sandbox (it makes the skeletons and /proc masks itself).
         """
         assert self._bwrap is not None
+        as_user = bool(self._ns_user_prefix) and not zygote  # root, per command: as the sandbox uid
         args = [
-            *self._ns_prefix,
+            *(self._ns_user_prefix if as_user else self._ns_prefix),
             self._bwrap,
+            *(("--unshare-user",) if as_user else ()),
             "--die-with-parent",
             "--new-session",
             "--unshare-pid",
@@ -523,18 +562,19 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if self.policy.network in ("none", "proxied"):
             args.append("--unshare-net")
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        if not zygote:
+        if not zygote and not self._unhardened_for_benchmark:
             # bwrap leaves /proc/sys writable with --unshare-net: read-only (the host's view of
             # it), and the /proc entries Docker hides hidden. Not in the zygote's sandbox: its
             # commands get their own /proc, which a user namespace refuses to mount while
             # anything covers part of this one ("too revealing").
             args += ["--ro-bind", "/proc/sys", "/proc/sys", *_PROC_MASKS]
         # No host IPC: /run, the caller's runtime dir and every other host socket hidden.
-        args += ipc_mask_args((*self.policy.allowed_roots(), state_dir))
+        if not self._unhardened_for_benchmark:
+            args += ipc_mask_args((*self.policy.allowed_roots(), state_dir), reachable_only=as_user)
         if self._proxy_dir is not None and self._proxy is not None:  # after the /run mask
             args += ["--ro-bind", str(self._proxy_dir), PROXY_DIR_INSIDE]
         args += ["--tmpfs", "/tmp"] if tmp is None else ["--bind", str(tmp), "/tmp"]
-        if self._setpriv and not zygote:  # root, per command: see _skeletons
+        if as_user:  # root, per command: see _skeletons
             paths = self._reach_paths()
             for point in _skeletons(paths):
                 args += ["--perms", "0711", "--tmpfs", str(point)]
@@ -542,12 +582,15 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 inner = {q for p in paths if point in p.parents for q in p.parents if point in q.parents}
                 for parent in sorted(inner, key=lambda q: len(q.parts)):
                     args += ["--perms", "0711", "--dir", str(parent)]
+        sources = self._sources if as_user else {}
         for root in self.policy.allowed_roots():
-            args += ["--bind", str(root), str(root)]
+            args += ["--bind", str(sources.get(root, root)), str(root)]
         # After the roots, so a root that contains it (workspace = /tmp) cannot cover it.
-        args += ["--bind", str(state_dir), str(state_dir)]
+        args += ["--bind", str(sources.get(state_dir, state_dir)), str(state_dir)]
         kinds = self._denied_kinds() if denied is None else denied
         for path, kind in zip(self.policy.read_denied, kinds, strict=True):
+            if as_user and not _maskable(path, self._reach_paths()):
+                continue  # the sandbox uid cannot reach it to read it (nor bwrap to mask it)
             if kind == "dir":
                 args += ["--tmpfs", str(path)]
             elif kind == "file":
@@ -574,13 +617,17 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         zygote = self._zygote
         assert zygote is not None
         if not zygote.alive or self._denied_kinds() != self._hidden or not self._sockets_hidden():
-            # Commands still running in the old zygote keep running; new ones go to a new one.
+            # Commands still running in the old zygote keep running; new ones go to a new one,
+            # and its warm pool (inits made for the old policy) is discarded now.
+            await zygote.retire()
             self._retired.append(zygote)
             self._zygote = None
             try:
                 await self._start_zygote()
             except ZygoteGoneError as exc:
-                raise SandboxExecError(f"cannot restart the bwrap session sandbox: {exc}") from exc
+                limit = self.pids_exhausted_message()
+                why = f" ({limit})" if limit and "temporarily unavailable" in str(exc) else ""
+                raise SandboxExecError(f"cannot restart the bwrap session sandbox: {exc}{why}") from exc
             zygote = self._zygote
             assert zygote is not None
         if self._retired:  # replaced zygotes whose last command ended: end them now
@@ -599,26 +646,20 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         seccomp_r, seccomp_w = os.pipe2(os.O_CLOEXEC)
         os.write(seccomp_w, _SECCOMP)  # < 4 KiB: fits in the pipe
         os.close(seccomp_w)
-        # As root, setpriv switches to the sandbox uid and drops what it needed for that
-        # (and bwrap's --chdir, done as root, may need to enter a 0700 workspace the idmap
-        # shows as the sandbox uid's).
-        caps = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_DAC_READ_SEARCH") if self._setpriv else ()
         argv = [
             *self.bwrap_args(
                 cwd=request.cwd,
                 state_dir=run.state_dir,
                 tmp=self._session_tmp,
-                caps=caps,
-                seccomp_fd=seccomp_r,
+                seccomp_fd=None if self._unhardened_for_benchmark else seccomp_r,
             ),
             "--json-status-fd",
             str(status_w),
             "--",
-            *self._setpriv,
             *request.argv,
         ]
         env = run.env
-        if self._setpriv and not _reachable(request.env.get("HOME", "/")):
+        if self._ns_user_prefix and not _reachable(request.env.get("HOME", "/")):
             env = {**env, "HOME": "/tmp"}  # root's home is not the sandbox user's
         try:
             proc = await self._runner.spawn(
@@ -645,6 +686,19 @@ def _reachable(path: str) -> bool:
         return all(os.stat(p).st_mode & stat.S_IXOTH for p in (path, *map(str, Path(path).parents)))
     except OSError:
         return False
+
+
+def _maskable(path: Path, reach: list[Path]) -> bool:
+    """Whether a bwrap run as the sandbox uid (root caller, per command) can reach ``path`` to mask it.
+
+    Inside the writable roots, the state dir and the skeletons on their way it can
+    (they are its own there); elsewhere only where "others" may cross every parent --
+    and what it cannot reach, the command cannot read either.
+    """
+    inside = [*reach, *_skeletons(reach)]
+    if any(path == p or p in path.parents for p in inside):
+        return True
+    return _reachable(str(path.parent))
 
 
 def _skeletons(paths: list[Path]) -> list[Path]:

@@ -7,7 +7,8 @@ import shutil
 import signal
 import socket
 import stat
-from collections.abc import AsyncIterator
+import tempfile
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import anyio
@@ -15,7 +16,7 @@ import pytest
 
 from sandbox import BackendUnavailableError, BwrapConfig, SandboxExecError, SandboxPolicy
 from sandbox import bwrap as bwrap_module
-from sandbox._proctree import is_alive, pids_with_marker
+from sandbox._proctree import is_alive, pids_with_marker, process_table
 from sandbox.bwrap import BwrapBackend
 from shellrt.supervisor import Supervisor, TaskStatus
 from tests.conftest import require
@@ -33,6 +34,18 @@ def dirs(tmp_path: Path) -> dict[str, Path]:
     (d["ws"] / "private" / "key").write_text("k\n")
     (d["outside"] / "readable.txt").write_text("visible\n")
     return d
+
+
+@pytest.fixture
+def tools() -> Iterator[Path]:
+    """A directory for fake bwrap programs that any uid may run and keep a counter in: as root, a
+    per-command bwrap runs as the sandbox uid, which cannot cross pytest's 0700 tmp dirs."""
+    made = Path(tempfile.mkdtemp(prefix="shellrt-test-tools-", dir="/tmp"))
+    made.chmod(0o777)
+    try:
+        yield made
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
 
 
 async def open_sup(
@@ -204,14 +217,30 @@ async def test_missing_bwrap_names_the_fix(dirs: dict[str, Path]) -> None:
         await backend.start()
 
 
-async def test_namespace_failure_names_the_fix(dirs: dict[str, Path], tmp_path: Path) -> None:
-    fake = tmp_path / "fake-bwrap"
+async def test_namespace_failure_names_the_fix(dirs: dict[str, Path], tools: Path) -> None:
+    fake = tools / "fake-bwrap"
     fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n")
-    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    fake.chmod(0o755)
     backend = BwrapBackend(BwrapConfig(bwrap_path=str(fake)), SandboxPolicy(workspace=dirs["ws"]))
     with pytest.raises(BackendUnavailableError, match="unprivileged_userns_clone") as info:
         await backend.start()
     assert "No permissions" in str(info.value) and "--sandbox local" in str(info.value)
+
+
+async def test_as_root_a_bwrap_the_sandbox_uid_cannot_run_is_refused(
+    dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Run as root, a per-command bwrap runs as the sandbox uid: one only root may run says so."""
+    require(os.geteuid() == 0, "only a root caller runs bwrap as the sandbox uid")
+    fake = tmp_path / "private" / "bwrap"
+    fake.parent.mkdir(mode=0o700)
+    fake.symlink_to(str(shutil.which("bwrap")))
+    backend = BwrapBackend(
+        BwrapConfig(bwrap_path=str(fake), persistent=False), SandboxPolicy(workspace=dirs["ws"])
+    )
+    with pytest.raises(BackendUnavailableError, match="sandbox uid cannot run") as info:
+        await backend.start()
+    assert str(fake.parent) in str(info.value)
 
 
 async def test_bridge_network_is_refused(dirs: dict[str, Path]) -> None:
@@ -247,12 +276,12 @@ exec {real} "$@"
 
 @pytest.mark.parametrize("merge", [True, False])
 async def test_mount_race_at_setup_is_retried_transparently(
-    dirs: dict[str, Path], tmp_path: Path, merge: bool
+    dirs: dict[str, Path], tools: Path, merge: bool
 ) -> None:
     real = shutil.which("bwrap")
     require(real is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
-    fake = tmp_path / "flaky-bwrap"
-    fake.write_text(FLAKY_BWRAP.format(counter=tmp_path / "count", real=real, fail_at=2))
+    fake = tools / "flaky-bwrap"
+    fake.write_text(FLAKY_BWRAP.format(counter=tools / "count", real=real, fail_at=2))
     fake.chmod(0o755)
     backend = BwrapBackend(
         BwrapConfig(bwrap_path=str(fake), persistent=False), SandboxPolicy(workspace=dirs["ws"])
@@ -268,7 +297,7 @@ async def test_mount_race_at_setup_is_retried_transparently(
             assert result.preview == "ran\nerr\n"
         else:
             assert result.stdout == "ran\n" and result.stderr == "err\n"
-        assert (tmp_path / "count").read_text().strip() == "3"
+        assert (tools / "count").read_text().strip() == "3"
     finally:
         await s.close()
         await backend.close()
@@ -278,7 +307,7 @@ async def test_setup_failure_that_is_not_a_race_is_reported(sup: Supervisor) -> 
     result = await sup.run("true", timeout_s=10)
     assert result.exit_code == 0
     sup._cwd.cwd = "/nonexistent-dir-for-shellrt"  # simulate a cwd bwrap cannot enter
-    sup._cwd.exists = lambda _p: True  # type: ignore[method-assign]
+    sup._cwd.exists = lambda _p: True  # type: ignore[method-assign,assignment]
     bad = await sup.run("true", timeout_s=10)
     assert bad.exit_code == 1
     assert ("bwrap: Can't chdir" in bad.preview) or (
@@ -286,17 +315,17 @@ async def test_setup_failure_that_is_not_a_race_is_reported(sup: Supervisor) -> 
     )
 
 
-async def test_zygote_start_that_lost_a_mount_race_is_retried(dirs: dict[str, Path], tmp_path: Path) -> None:
+async def test_zygote_start_that_lost_a_mount_race_is_retried(dirs: dict[str, Path], tools: Path) -> None:
     real = shutil.which("bwrap")
     require(real is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
-    fake = tmp_path / "flaky-bwrap"
-    fake.write_text(FLAKY_BWRAP.format(counter=tmp_path / "count", real=real, fail_at=1))
+    fake = tools / "flaky-bwrap"
+    fake.write_text(FLAKY_BWRAP.format(counter=tools / "count", real=real, fail_at=1))
     fake.chmod(0o755)
     backend = BwrapBackend(BwrapConfig(bwrap_path=str(fake)), SandboxPolicy(workspace=dirs["ws"]))
     await backend.start()
     try:
         assert backend.persistent
-        assert (tmp_path / "count").read_text().strip() == "2"
+        assert (tools / "count").read_text().strip() == "2"
         assert await run_once(backend, dirs["session"], "echo ran") == "ran\n"
     finally:
         await backend.close()
@@ -412,6 +441,93 @@ async def test_replaced_zygotes_end_once_their_commands_do(dirs: dict[str, Path]
         await s.tasks.stop(task.id)
         assert (await s.run("true", timeout_s=10)).exit_code == 0
         assert backend._retired == []
+    finally:
+        await s.close()
+        await backend.close()
+
+
+def zygote_family(zygote_host_pid: int) -> list[int]:
+    """Host pids of a zygote and its clones (pooled and running inits): descendants of its
+    bwrap that run the zygote's own program."""
+    table = process_table()
+    found: list[int] = []
+    frontier = [zygote_host_pid]
+    while frontier:
+        parent = frontier.pop()
+        for pid, (ppid, _start) in table.items():
+            if ppid == parent:
+                frontier.append(pid)
+                try:
+                    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                except OSError:
+                    continue
+                if Path(os.fsdecode(argv[0])).name.startswith("python") and b"-I" in argv:
+                    found.append(pid)
+    return sorted(found)
+
+
+async def until_count(zygote_host_pid: int, count: int) -> list[int]:
+    """The zygote's family once it has ``count`` members (a refill is asynchronous), else as it is."""
+    family = zygote_family(zygote_host_pid)
+    for _ in range(100):
+        if len(family) == count:
+            break
+        await anyio.sleep(0.02)
+        family = zygote_family(zygote_host_pid)
+    return family
+
+
+async def test_a_warm_init_waits_and_is_killed_with_the_session(dirs: dict[str, Path]) -> None:
+    """The zygote keeps the next command's init ready; closing the session leaves none of them."""
+    backend, s = await open_sup(SandboxPolicy(workspace=dirs["ws"]), dirs["session"])
+    try:
+        assert (await s.run("true", timeout_s=10)).exit_code == 0
+        zygote = backend._zygote
+        assert zygote is not None and zygote.host_pid is not None
+        family = await until_count(zygote.host_pid, 2)
+        assert len(family) == 2, family  # the zygote and one init waiting ready
+    finally:
+        await s.close()
+        await backend.close()
+    assert not [pid for pid in family if is_alive(pid)]
+
+
+async def test_a_policy_change_discards_the_warm_pool_at_once(dirs: dict[str, Path]) -> None:
+    """A denied path appears: the old zygote keeps its running command but not its ready init,
+    which was made under the old masks and never serves a command."""
+    denied = dirs["ws"] / "later.env"
+    backend, s = await open_sup(SandboxPolicy(workspace=dirs["ws"], read_denied=(denied,)), dirs["session"])
+    try:
+        task = await s.start_background("sleep 1091")
+        old = backend._zygote
+        assert old is not None and old.host_pid is not None
+        assert len(await until_count(old.host_pid, 3)) == 3  # zygote, the busy init, a ready one
+        denied.write_text("SECRET=1\n")
+        result = await s.run("cat later.env 2>&1; true", timeout_s=10)
+        assert "SECRET" not in result.preview
+        assert backend._zygote is not old and backend._retired == [old]
+        assert len(await until_count(old.host_pid, 2)) == 2  # the ready init is gone
+        assert s.tasks.get(task.id).status is TaskStatus.RUNNING
+        await s.tasks.stop(task.id)
+    finally:
+        await s.close()
+        await backend.close()
+
+
+async def test_a_killed_command_leaves_its_zygote_and_the_other_commands_running(
+    dirs: dict[str, Path],
+) -> None:
+    """The zygote kills a command's init (as root: another uid by then, which needs CAP_KILL)."""
+    backend, s = await open_sup(SandboxPolicy(workspace=dirs["ws"]), dirs["session"])
+    try:
+        task = await s.start_background("sleep 1093")
+        zygote = backend._zygote
+        result = await s.run("sleep 60", timeout_s=0.5)
+        assert result.timed_out
+        assert backend._zygote is zygote and zygote is not None and zygote.alive
+        assert s.tasks.get(task.id).status is TaskStatus.RUNNING
+        assert (await s.run("echo next", timeout_s=10)).preview == "next\n"
+        await s.tasks.stop(task.id)
     finally:
         await s.close()
         await backend.close()

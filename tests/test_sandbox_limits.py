@@ -151,12 +151,18 @@ def test_orphaned_cgroup_of_a_dead_owner_is_swept(tmp_path: Path) -> None:
         orphan.mkdir()
         live = directory.parent / f"{CGROUP_PREFIX}{os.getpid()}-cafe0000"
         live.mkdir()
+        # A session of a shellrt in another pid namespace: its owner's pid means nothing here.
+        foreign = directory.parent / f"{CGROUP_PREFIX}{dead.pid}-f0f0f0f0-n1"
+        foreign.mkdir()
         try:
             assert sweep_orphans() >= 1
             assert not orphan.exists()
             assert live.exists(), "a cgroup whose owner is alive was swept"
+            assert foreign.exists(), "a cgroup of another pid namespace was swept"
+            assert group.name.endswith(f"-n{os.stat('/proc/self/ns/pid').st_ino}")
         finally:
             live.rmdir()
+            foreign.rmdir()
     finally:
         group.remove()
 
