@@ -19,20 +19,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from sandbox import (
-    BackendUnavailableError,
-    BwrapConfig,
-    LocalConfig,
-    SandboxBackend,
-    SandboxConfig,
-    SandboxPolicy,
-    SandboxPolicyError,
-)
-from sandbox.factory import create_backend
+from sandbox import SandboxBackend, SandboxConfig, SandboxPolicy
 from shellrt.permissions import Approver, BasicGate, HookRunner, NoHooks, PermissionGate
 from shellrt.protocol import (
     FileReadRecord,
@@ -51,6 +42,7 @@ from shellrt.runtime.execution import CallExecutor, CallOutcome
 from shellrt.runtime.messages import MISSING_RESULT, HistoryRepair, parse_tool_uses, repair_history
 from shellrt.runtime.orchestration import StreamingExecution
 from shellrt.runtime.registry import ToolRegistry
+from shellrt.runtime.sandbox_choice import SandboxChoice, resolve_sandbox
 from shellrt.tools.tool_search import discovery_order
 
 if TYPE_CHECKING:
@@ -70,7 +62,6 @@ __all__ = [
 
 log = logging.getLogger("shellrt")
 
-SandboxChoice = Literal["auto", "local", "none", "bwrap", "docker"]
 
 #: The session's transcript, one JSON line per call, in the session directory (hooks get its path).
 TRANSCRIPT_FILE = "transcript.jsonl"
@@ -148,47 +139,6 @@ def prune_sessions(root: Path, *, max_age_days: float = SESSION_RETENTION_DAYS, 
         except OSError as exc:
             log.warning("could not remove the old session %s: %s", entry, exc)
     return removed
-
-
-async def resolve_sandbox(
-    sandbox: SandboxConfig | str, policy: SandboxPolicy, *, one_shot: bool = False
-) -> tuple[SandboxBackend, list[str]]:
-    """Start the backend for ``sandbox``; ``auto`` means bwrap where it works, else local (with a warning).
-
-    ``one_shot``: the sandbox will run a single command (``shellrt run``), so a
-    bwrap chosen by name runs it without a session zygote that could not pay off.
-    """
-    warnings: list[str] = []
-    # network 'proxied' needs the session zygote (it hosts the proxy bridge), one command or not.
-    bwrap = BwrapConfig(persistent=not one_shot or policy.network == "proxied")
-    if isinstance(sandbox, str):
-        if sandbox == "auto":
-            try:
-                backend = create_backend(bwrap, policy)
-                await backend.start()
-                return backend, warnings
-            except SandboxPolicyError:
-                raise  # local enforces no limit either: bwrap's refusal says what to do
-            except BackendUnavailableError as exc:
-                warnings.append(
-                    f"bubblewrap is not usable here ({exc}); running without isolation (local backend)"
-                )
-                sandbox = "local"
-        if sandbox in ("local", "none"):
-            config: SandboxConfig = LocalConfig()
-        elif sandbox == "bwrap":
-            config = bwrap
-        elif sandbox == "docker":
-            from sandbox import DockerConfig
-
-            config = DockerConfig()
-        else:
-            raise ValueError(f"unknown sandbox {sandbox!r}; use one of auto, local, none, bwrap, docker")
-    else:
-        config = sandbox
-    backend = create_backend(config, policy)
-    await backend.start()
-    return backend, warnings
 
 
 class Runtime:
