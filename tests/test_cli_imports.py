@@ -10,23 +10,19 @@ start-up every time (issue 22). Two guards:
   run by the same interpreter binary in the same test, interleaved, median of
   several runs of CPU time (user + sys of the child: steadier than wall time on
   a loaded 2-core machine). Both sides read bytecode from a private pycache
-  (written by a warm-up run), as an installed package would.
+  (written by a warm-up run), as an installed package would. The measuring
+  helpers are the start-up benchmark's (``benchmarks/scenarios/startup.py``).
 """
 
 from __future__ import annotations
 
-import os
 import statistics
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-PYTHON = os.path.realpath(sys.executable)  # the binary itself, never a pyenv shim script
-BASELINE = ("-c", "from pydantic import BaseModel")
+from benchmarks.scenarios.startup import BASELINE, PYTHON, child_env, measure
 
 #: Heavy or unrelated subsystems no CLI path may load unless it is the one that needs it.
 ALWAYS_FORBIDDEN = (
@@ -113,11 +109,7 @@ RUNS = 5
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The children's environment: this checkout first, bytecode cached in a private directory."""
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPYCACHEPREFIX"] = str(tmp_path_factory.mktemp("pycache"))
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
-    return env
+    return child_env(tmp_path_factory.mktemp("pycache"))
 
 
 def _shellrt(*words: str) -> tuple[str, ...]:
@@ -164,28 +156,16 @@ def test_command_imports_nothing_it_does_not_need(
     assert not loaded, f"`shellrt {' '.join(words)}` imported {loaded}; import them where they are used"
 
 
-def _cpu_seconds(args: tuple[str, ...], env: dict[str, str], cwd: Path) -> float:
-    """User + system CPU time of one run of ``python args``."""
-    proc = subprocess.Popen(
-        [PYTHON, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    assert proc.returncode == 0, f"python {' '.join(args)} exited {proc.returncode}"
-    return usage.ru_utime + usage.ru_stime
-
-
 def startup_ratios(env: dict[str, str], cwd: Path, runs: int = RUNS) -> dict[tuple[str, ...], float]:
     """Median CPU time of each budgeted command over the baseline's, runs interleaved."""
     samples: dict[tuple[str, ...], list[float]] = {
         args: [] for args in [BASELINE, *map(_shellrt_key, BUDGET)]
     }
     for args in samples:  # warm-up: writes the bytecode cache, fills the page cache
-        _cpu_seconds(args, env, cwd)
+        measure(args, env, cwd)
     for _ in range(runs):
         for args in samples:
-            samples[args].append(_cpu_seconds(args, env, cwd))
-            time.sleep(0.01)
+            samples[args].append(measure(args, env, cwd)[1])
     base = statistics.median(samples[BASELINE])
     return {words: statistics.median(samples[_shellrt_key(words)]) / base for words in BUDGET}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from shellrt._lazy import lazy_exports
+from shellrt.protocol._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from shellrt.permissions.approvers import (
@@ -85,7 +85,7 @@ __all__ = [
     "visible_tools",
 ]
 
-#: Each public name -> the module defining it, imported on first use (see `shellrt._lazy`).
+#: Each public name -> the module defining it, imported on first use (see `shellrt.protocol._lazy`).
 _EXPORTS: dict[str, str] = {
     "ApprovalRequest": "shellrt.permissions.interfaces",
     "ApprovalResponse": "shellrt.permissions.interfaces",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from shellrt._lazy import lazy_exports
+from shellrt.protocol._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from shellrt.protocol.catalog import ToolCatalog
@@ -70,7 +70,7 @@ __all__ = [
     "to_openai",
 ]
 
-#: Each public name -> the module defining it, imported on first use (see `shellrt._lazy`).
+#: Each public name -> the module defining it, imported on first use (see `shellrt.protocol._lazy`).
 _EXPORTS: dict[str, str] = {
     "ContentBlock": "shellrt.protocol.messages",
     "FileReadRecord": "shellrt.protocol.context",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from shellrt._lazy import lazy_exports
+from shellrt.protocol._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from shellrt.runtime.execution import CallExecutor, CallOutcome, format_validation_error
@@ -33,7 +33,7 @@ __all__ = [
     "run_blocks",
 ]
 
-#: Each public name -> the module defining it, imported on first use (see `shellrt._lazy`).
+#: Each public name -> the module defining it, imported on first use (see `shellrt.protocol._lazy`).
 _EXPORTS: dict[str, str] = {
     "CallExecutor": "shellrt.runtime.execution",
     "CallOutcome": "shellrt.runtime.execution",

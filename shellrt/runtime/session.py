@@ -37,7 +37,7 @@ from shellrt.protocol import (
     apply_message_budget,
     error_envelope,
 )
-from shellrt.protocol.results import DEFAULT_MESSAGE_BUDGET_CHARS
+from shellrt.protocol.results import DEFAULT_MESSAGE_BUDGET_CHARS, model_chars
 from shellrt.runtime.execution import CallExecutor, CallOutcome
 from shellrt.runtime.messages import MISSING_RESULT, HistoryRepair, parse_tool_uses, repair_history
 from shellrt.runtime.orchestration import StreamingExecution
@@ -178,6 +178,7 @@ class Runtime:
         self.session_id = session_id or secrets.token_hex(6)
         #: A caller-chosen session id reopens that session's persisted state (`STATE_FILE`).
         self._reopen = session_id is not None
+        self._saved_state = ""  # the text last written to state.json: an unchanged state is not rewritten
         self._default_session_dir = session_dir is None
         self.session_dir = Path(session_dir) if session_dir else session_root() / self.session_id
         self._sandbox = sandbox
@@ -470,6 +471,8 @@ class Runtime:
     async def run_envelopes(self, blocks: Sequence[ToolUseBlock]) -> list[ResultEnvelope]:
         """Run blocks; return full envelopes (model, UI and audit faces)."""
         results = [e async for e in self.stream(blocks)]
+        if sum(model_chars(e) for e in results) <= self.message_budget_chars:
+            return results  # within budget: nothing to persist (and no need to ask every tool)
         return apply_message_budget(
             results, self.session_dir, self.message_budget_chars, exempt=self._persistence_exempt()
         )
@@ -544,12 +547,16 @@ class Runtime:
             "todos": [t.model_dump() for t in ctx.tool_state.get(TODO_KEY, [])],
         }
         path = self.session_dir / STATE_FILE
+        text = json.dumps(state)
+        if text == self._saved_state and path.exists():
+            return  # most calls change nothing here; the atomic rename costs more than the call itself
         tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w") as fh:
-                json.dump(state, fh)
+                fh.write(text)
             os.replace(tmp, path)
+            self._saved_state = text
         except OSError as exc:  # never fail a call over bookkeeping; say so
             log.warning("could not save the session state to %s: %s", path, exc)
             with suppress(OSError):

@@ -1,6 +1,6 @@
 """Lazy package exports: a package ``__init__`` names what it re-exports without importing it.
 
-Why: ``import shellrt.runtime.sandbox_policy`` (``shellrt run`` needs it) first runs
+Lives in the lowest shellrt layer so every package may use it. Why: ``import shellrt.runtime.sandbox_policy`` (``shellrt run`` needs it) first runs
 ``shellrt/runtime/__init__.py``; when that re-exports eagerly, a one-line
 helper pulls in the whole runtime, every tool and the command analysis. With
 `lazy_exports`, ``from shellrt.runtime import Runtime`` still works (PEP 562
