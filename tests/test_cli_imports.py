@@ -35,6 +35,15 @@ ALWAYS_FORBIDDEN = (
     "shellrt.tools.web_fetch",
 )
 
+#: The protocol's model modules (its package ``__init__`` is a cheap lazy re-export).
+PROTOCOL_MODELS = (
+    "shellrt.protocol.tool",
+    "shellrt.protocol.context",
+    "shellrt.protocol.results",
+    "shellrt.protocol.messages",
+    "shellrt.protocol.permission",
+)
+
 #: Command line -> modules (and their submodules) it must not import.
 FORBIDDEN: dict[tuple[str, ...], tuple[str, ...]] = {
     ("--help",): (
@@ -47,7 +56,7 @@ FORBIDDEN: dict[tuple[str, ...], tuple[str, ...]] = {
         "shellrt.runtime",
         "shellrt.supervisor",
         "shellrt.tools",
-        "shellrt.protocol",
+        *PROTOCOL_MODELS,
         "importlib.metadata",
     ),
     ("run", "--help"): (
@@ -63,7 +72,7 @@ FORBIDDEN: dict[tuple[str, ...], tuple[str, ...]] = {
         "pydantic",
         "shellrt.analysis",
         "shellrt.permissions.engine",
-        "shellrt.protocol",
+        *PROTOCOL_MODELS,
     ),
     ("run", "--sandbox", "local", "--", "true"): (
         "shellrt.analysis",
@@ -89,7 +98,7 @@ FORBIDDEN: dict[tuple[str, ...], tuple[str, ...]] = {
         "shellrt.runtime",
         "shellrt.permissions",
         "shellrt.tools",
-        "shellrt.protocol",
+        *PROTOCOL_MODELS,
         "shellrt.cli.run",
     ),
 }
