@@ -1,4 +1,4 @@
-"""The five cross-system scenarios; each module exposes ``async def run(cfg: RunConfig) -> Table``."""
+"""The cross-system scenarios; each module exposes ``async def run(cfg: RunConfig) -> Table``."""
 
 from __future__ import annotations
 
@@ -11,4 +11,5 @@ SCENARIOS: dict[str, str] = {
     "output": "benchmarks.scenarios.output",
     "hygiene": "benchmarks.scenarios.hygiene",
     "classification": "benchmarks.scenarios.classification",
+    "startup": "benchmarks.scenarios.startup",
 }

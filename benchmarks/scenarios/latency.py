@@ -23,6 +23,7 @@ SYSTEM_IDS = [
     "inspect-local",
 ]
 REFERENCE = "shellrt-local"
+RAW = "raw-bash"
 
 
 async def run(cfg: RunConfig) -> Table:
@@ -35,6 +36,7 @@ async def run(cfg: RunConfig) -> Table:
             Column("per_call_s", "ms / call", scale=1000.0, ratio=True),
             Column("calls_per_s", "calls / s", fmt="{:.0f}", lower_is_better=False),
             Column("fastest_s", "fastest call ms", scale=1000.0, spread=False),
+            Column("vs_raw", "x raw bash", fmt="{:.2f}x", spread=False),
         ],
     )
     async with AsyncExitStack() as stack:
@@ -56,6 +58,9 @@ async def run(cfg: RunConfig) -> Table:
             return statistics.median(times)  # robust to a stray slow call on a busy machine
 
         samples = await interleave(list(started), reps, once)
+    raw = samples.values.get(RAW) or []
+    raw_median = statistics.median(raw) if raw else None
+
     def measured(system_id: str, system: System, values: list[float]) -> Row:
         row = Row(
             system.name,
@@ -63,6 +68,8 @@ async def run(cfg: RunConfig) -> Table:
                 "per_call_s": summarize(values),
                 "calls_per_s": summarize([1.0 / s for s in values]),
                 "fastest_s": fastest[system_id],
+                # Issue 22's yardstick: the full pipeline (Runtime + Bash tool) <= 1.3x a raw spawn.
+                "vs_raw": statistics.median(values) / raw_median if raw_median else None,
             },
             note=errors.get(system_id, ""),
         )

@@ -37,7 +37,9 @@ __all__ = [
     "Word",
 ]
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
+# defer_build: `analyze` fills models without validating, so `shellrt classify` never pays for the
+# schema of the plan types; the first validation or dump (PowerShell, the runtime) builds it.
+_FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 # Before pydantic builds CommandAnalysis's schema from them (a no-op unless nodes is compiled).
 restore_annotations(nodes)

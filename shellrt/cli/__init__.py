@@ -3,6 +3,12 @@
 Each sub-command lives in its own module exposing ``register(subparsers)``; the
 module sets ``func`` on its parser, a callable taking the parsed namespace and
 returning the process exit code. No policy lives here.
+
+Start-up cost is the operator's per-command cost (``shellrt run`` in a loop), so
+only the chosen sub-command's module is imported, and those modules import
+their implementations (runtime, analysis, servers) inside the functions that
+need them: ``shellrt run`` never loads the command analysis, MCP or httpx, and
+``--help`` loads no implementation at all. ``tests/test_cli_imports.py`` pins this.
 """
 
 from __future__ import annotations
@@ -28,15 +34,15 @@ _COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the top-level parser with every sub-command registered."""
+def build_parser(commands: Sequence[str] = _COMMAND_MODULES) -> argparse.ArgumentParser:
+    """Build the top-level parser with ``commands`` (default: every sub-command) registered."""
     parser = argparse.ArgumentParser(
         prog="shellrt",
         description="Sandboxed shell execution for AI agents: governed tool_use -> tool_result.",
     )
-    parser.add_argument("--version", action="version", version=f"shellrt {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in _COMMAND_MODULES:
+    for name in commands:
         module = importlib.import_module(f"shellrt.cli.{name}")
         module.register(subparsers)
     return parser
@@ -44,8 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``shellrt`` console script; returns the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(list(argv) if argv is not None else None)
+    words = list(argv) if argv is not None else sys.argv[1:]
+    parser = build_parser(_chosen_commands(words))
+    args = parser.parse_args(words)
     func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
     if func is None:
         parser.print_help()
@@ -55,6 +62,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("shellrt: interrupted", file=sys.stderr)
         return 130
+
+
+def _chosen_commands(words: Sequence[str]) -> tuple[str, ...]:
+    """Only the named sub-command when the first word names one; else all (for help and errors).
+
+    The top-level parser takes no option with a value, so the first word is the
+    sub-command whenever it is not an option.
+    """
+    if words and words[0] in _COMMAND_MODULES:
+        return (words[0],)
+    return _COMMAND_MODULES
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: looks the installed version up only when asked (package metadata is slow to load)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show program's version number and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kwargs: object) -> None:
+        print(f"shellrt {_version()}")
+        parser.exit()
 
 
 def _version() -> str:

@@ -11,10 +11,10 @@ import argparse
 import re
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from sandbox import DockerConfig, LocalConfig, ResourceLimits, SandboxBackend, SandboxConfig, SandboxPolicy
-from shellrt.runtime.sandbox_policy import derive_policy
+if TYPE_CHECKING:  # imported where used: ``--help`` and argument parsing need no pydantic models
+    from sandbox import SandboxBackend, SandboxConfig, SandboxPolicy
 
 __all__ = [
     "SANDBOX_CHOICES",
@@ -161,6 +161,9 @@ def sandbox_from_args(
     ``masks``: add the default masked paths (``shellrt run``); False when a `Runtime`
     derives them from the session's settings and rules (``serve``).
     """
+    from sandbox import DockerConfig, LocalConfig, ResourceLimits, SandboxPolicy
+    from shellrt.runtime.sandbox_policy import derive_policy
+
     workspace = Path(args.workspace).expanduser().resolve()
     if not workspace.is_dir():
         raise SystemExit(

@@ -11,10 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from shellrt.analysis import CommandAnalysis, analyze
 from shellrt.cli._stdout import silence_stdout
+
+if TYPE_CHECKING:  # the analysis is imported when a command is classified, not for ``--help``
+    from shellrt.analysis import CommandAnalysis
 
 __all__ = ["register", "run"]
 
@@ -55,6 +57,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.command_text is None:
         print("shellrt classify: give a COMMAND, or use --jsonl to read commands from stdin", file=sys.stderr)
         return 2
+    from shellrt.analysis import analyze
+
     analysis = analyze(args.command_text, args.shell)
     if args.json:
         print(json.dumps(analysis.to_json_dict(), ensure_ascii=False))
@@ -101,6 +105,8 @@ def _answer(line: str, default_shell: str) -> dict[str, Any]:
         command = request
     else:
         raise _BadLine("expected a JSON string or an object with 'command'")
+    from shellrt.analysis import analyze
+
     return analyze(command, "powershell" if shell == "powershell" else "bash").to_json_dict()
 
 

@@ -27,14 +27,14 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anyio
-
-from sandbox import BackendUnavailableError, SandboxBackend, SandboxExecError, WorkspaceExporter
 from shellrt.cli._sandbox_options import add_sandbox_options, print_network_refusals, sandbox_from_args
 from shellrt.cli._status_line import StatusLine
 from shellrt.cli._stdout import silence_stdout
+
+if TYPE_CHECKING:  # imported where used: ``--help`` needs no sandbox
+    from sandbox import SandboxBackend
 
 __all__ = ["register"]
 
@@ -129,13 +129,16 @@ def main(args: argparse.Namespace) -> int:
         print("shellrt run: no command given (usage: shellrt run [options] -- COMMAND)", file=sys.stderr)
         return 2
     command: str | list[str] = words if args.no_shell else (words[0] if len(words) == 1 else " ".join(words))
+    import anyio
+
     from shellrt.cli._signals import run_until_signal
 
     return anyio.run(run_until_signal, _run, args, command)
 
 
 async def _run(args: argparse.Namespace, command: str | list[str]) -> int:
-    from shellrt.runtime import resolve_sandbox
+    from sandbox import BackendUnavailableError, WorkspaceExporter
+    from shellrt.runtime.sandbox_choice import resolve_sandbox
 
     config, policy = sandbox_from_args(args)
     try:
@@ -174,8 +177,8 @@ async def _run(args: argparse.Namespace, command: str | list[str]) -> int:
 async def _execute(
     args: argparse.Namespace, command: str | list[str], backend: SandboxBackend, session_dir: Path
 ) -> tuple[int, bool]:
+    from sandbox import SandboxExecError
     from shellrt.supervisor import ProgressEvent, Supervisor, WorkingDirectoryError
-    from shellrt.tools.bash import bash_output, format_output
 
     stream = not args.json
     status = StatusLine(sys.stderr, enabled=stream and sys.stderr.isatty())
@@ -249,6 +252,8 @@ async def _execute(
     if result.output_lost:
         print(f"shellrt run: output lost: {result.output_lost}", file=sys.stderr)
         code = EXIT_OUTPUT_LOST
+    from shellrt.tools.bash import bash_output, format_output  # --json only: the tool's own formatting
+
     output = bash_output(result, None if math.isinf(timeout_s) else timeout_s).model_copy(
         update={"exit_code": final_code}
     )

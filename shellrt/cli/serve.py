@@ -17,8 +17,6 @@ import ipaddress
 import sys
 from typing import Any
 
-import anyio
-
 from shellrt.cli._runtime_options import add_runtime_options, runtime_from_args
 
 __all__ = ["parse_listen", "register"]
@@ -94,6 +92,8 @@ def main(args: argparse.Namespace) -> int:
         except ValueError as exc:
             print(f"shellrt serve: {exc}", file=sys.stderr)
             return EXIT_USAGE
+    import anyio
+
     from shellrt.cli._signals import run_until_signal
 
     try:

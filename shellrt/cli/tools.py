@@ -14,8 +14,6 @@ import json
 import sys
 from typing import Any
 
-import anyio
-
 from shellrt.cli._runtime_options import add_runtime_options, runtime_from_args
 
 __all__ = ["register"]
@@ -35,6 +33,8 @@ def register(subparsers: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    import anyio
+
     try:
         rows = anyio.run(_collect, args)
     except (FileNotFoundError, ValueError) as exc:

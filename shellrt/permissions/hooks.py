@@ -116,6 +116,9 @@ class CommandHookRunner(HookRunner):
                 out.append(spec)
         return out
 
+    def runs_for(self, event: str, tool_name: str) -> bool:
+        return any(spec.event == event and matcher_matches(spec.matcher, tool_name) for spec in self.specs)
+
     # --- the three entry points ----------------------------------------------------
     async def pre_tool_use(
         self, tool_name: str, tool_input: dict[str, Any], ctx: ToolContext

@@ -282,9 +282,17 @@ class HookRunner(abc.ABC):
         """When a call would be asked: a hook may answer instead of a person. Default: no answer."""
         return PermissionRequestOutcome()
 
+    def runs_for(self, event: str, tool_name: str) -> bool:
+        """Whether a hook may run for ``event`` on ``tool_name``; False lets the runtime skip
+        building the hook payload (a call's input and output as JSON). Default: True."""
+        return True
+
 
 class NoHooks(HookRunner):
     """No hooks configured."""
+
+    def runs_for(self, event: str, tool_name: str) -> bool:
+        return False
 
     async def pre_tool_use(
         self, tool_name: str, tool_input: dict[str, Any], ctx: ToolContext

@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ValidationError
 
-from shellrt.permissions import HookRunner, PermissionDecision, PermissionGate
+from shellrt.permissions import HookRunner, PermissionDecision, PermissionGate, PreToolUseOutcome
 from shellrt.protocol import (
     ContentBlock,
     ResultEnvelope,
@@ -135,8 +135,11 @@ class CallExecutor:
             return CallOutcome(error_envelope(block.id, tool.name, failure), tool)
         # 3. backfill a copy (paths resolved, as hooks and rules must see them); the input is never mutated
         observed = resolve_observed_paths(tool.backfill(tool_input), ctx)
-        # 4. PreToolUse hooks
-        pre = await self.hooks.pre_tool_use(tool.name, observed.model_dump(mode="json"), ctx)
+        # 4. PreToolUse hooks (none configured for this tool: no payload to build)
+        if self.hooks.runs_for("PreToolUse", tool.name):
+            pre = await self.hooks.pre_tool_use(tool.name, observed.model_dump(mode="json"), ctx)
+        else:
+            pre = PreToolUseOutcome()
         notices.extend(f"hook {n.hook}: {n.message}" for n in pre.notices)
         if pre.blocked_reason is not None:
             return CallOutcome(
@@ -264,6 +267,8 @@ class CallExecutor:
         notices: list[str],
         replaced: list[Any] | None = None,
     ) -> list[str]:
+        if not self.hooks.runs_for("PostToolUseFailure" if failed else "PostToolUse", tool.name):
+            return []  # what the hooks would see (input and output as JSON) is not built for no one
         payload = response.model_dump(mode="json") if isinstance(response, BaseModel) else _jsonable(response)
         post = await self.hooks.post_tool_use(
             tool.name, observed.model_dump(mode="json"), payload, ctx, failed=failed

@@ -39,13 +39,15 @@ import pwd
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandbox import SandboxPolicy
 from sandbox.policy import normalize_domain
 from shellrt.permissions.globs import glob_matches
-from shellrt.permissions.rules import READ_RULE_TOOLS, PermissionRule, pattern_base
-from shellrt.permissions.settings import FileSettings
+
+if TYPE_CHECKING:  # `shellrt run` derives its policy without loading the rule and settings models
+    from shellrt.permissions.rules import PermissionRule
+    from shellrt.permissions.settings import FileSettings
 
 __all__ = [
     "DEFAULT_MASKED_PATHS",
@@ -159,6 +161,8 @@ def rule_masks(
             f"{rule.describe()}: denies every read; the sandbox cannot hide the whole filesystem "
             "(the permission layer enforces it)"
         ]
+    from shellrt.permissions.rules import pattern_base
+
     split = pattern_base(spec, rule.origin.root, home)
     if split is None:
         return [], [f"{rule.describe()}: a relative path with no anchor directory; not masked in the sandbox"]
@@ -370,6 +374,8 @@ def derive_policy(
         wanted += [(p, "default") for p in _default_masks(home, base) if p not in unmasked]
     wanted += [(_expand(p, home, workspace), "setting") for p in extra]
     for rule in rules:
+        from shellrt.permissions.rules import READ_RULE_TOOLS  # loaded only when there are rules
+
         if rule.kind != "deny" or rule.tool not in READ_RULE_TOOLS:
             continue
         paths, rule_notes = rule_masks(rule, home=home)

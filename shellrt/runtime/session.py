@@ -19,21 +19,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
 
-from sandbox import (
-    BackendUnavailableError,
-    BwrapConfig,
-    LocalConfig,
-    SandboxBackend,
-    SandboxConfig,
-    SandboxPolicy,
-    SandboxPolicyError,
-)
-from sandbox.factory import create_backend
+from sandbox import SandboxBackend, SandboxConfig, SandboxPolicy
 from shellrt.permissions import Approver, BasicGate, HookRunner, NoHooks, PermissionGate
 from shellrt.protocol import (
     FileReadRecord,
@@ -47,11 +38,12 @@ from shellrt.protocol import (
     apply_message_budget,
     error_envelope,
 )
-from shellrt.protocol.results import DEFAULT_MESSAGE_BUDGET_CHARS
+from shellrt.protocol.results import DEFAULT_MESSAGE_BUDGET_CHARS, model_chars
 from shellrt.runtime.execution import CallExecutor, CallOutcome
 from shellrt.runtime.messages import MISSING_RESULT, HistoryRepair, parse_tool_uses, repair_history
 from shellrt.runtime.orchestration import StreamingExecution
 from shellrt.runtime.registry import ToolRegistry
+from shellrt.runtime.sandbox_choice import SandboxChoice, resolve_sandbox
 from shellrt.tools.tool_search import discovery_order
 
 if TYPE_CHECKING:
@@ -72,7 +64,6 @@ __all__ = [
 
 log = logging.getLogger("shellrt")
 
-SandboxChoice = Literal["auto", "local", "none", "bwrap", "docker"]
 
 #: The session's transcript, one JSON line per call, in the session directory (hooks get its path).
 TRANSCRIPT_FILE = "transcript.jsonl"
@@ -152,47 +143,6 @@ def prune_sessions(root: Path, *, max_age_days: float = SESSION_RETENTION_DAYS, 
     return removed
 
 
-async def resolve_sandbox(
-    sandbox: SandboxConfig | str, policy: SandboxPolicy, *, one_shot: bool = False
-) -> tuple[SandboxBackend, list[str]]:
-    """Start the backend for ``sandbox``; ``auto`` means bwrap where it works, else local (with a warning).
-
-    ``one_shot``: the sandbox will run a single command (``shellrt run``), so a
-    bwrap chosen by name runs it without a session zygote that could not pay off.
-    """
-    warnings: list[str] = []
-    # network 'proxied' needs the session zygote (it hosts the proxy bridge), one command or not.
-    bwrap = BwrapConfig(persistent=not one_shot or policy.network == "proxied")
-    if isinstance(sandbox, str):
-        if sandbox == "auto":
-            try:
-                backend = create_backend(bwrap, policy)
-                await backend.start()
-                return backend, warnings
-            except SandboxPolicyError:
-                raise  # local enforces no limit either: bwrap's refusal says what to do
-            except BackendUnavailableError as exc:
-                warnings.append(
-                    f"bubblewrap is not usable here ({exc}); running without isolation (local backend)"
-                )
-                sandbox = "local"
-        if sandbox in ("local", "none"):
-            config: SandboxConfig = LocalConfig()
-        elif sandbox == "bwrap":
-            config = bwrap
-        elif sandbox == "docker":
-            from sandbox import DockerConfig
-
-            config = DockerConfig()
-        else:
-            raise ValueError(f"unknown sandbox {sandbox!r}; use one of auto, local, none, bwrap, docker")
-    else:
-        config = sandbox
-    backend = create_backend(config, policy)
-    await backend.start()
-    return backend, warnings
-
-
 class Runtime:
     """An agent session. Use as ``async with``; not reusable after close."""
 
@@ -230,6 +180,7 @@ class Runtime:
         self.session_id = session_id or secrets.token_hex(6)
         #: A caller-chosen session id reopens that session's persisted state (`STATE_FILE`).
         self._reopen = session_id is not None
+        self._saved_state = ""  # the text last written to state.json: an unchanged state is not rewritten
         self._default_session_dir = session_dir is None
         self.session_dir = Path(session_dir) if session_dir else session_root() / self.session_id
         self._sandbox = sandbox
@@ -538,6 +489,8 @@ class Runtime:
     ) -> list[ResultEnvelope]:
         """Run blocks; return full envelopes (model, UI and audit faces)."""
         results = [e async for e in self.stream(blocks, interrupted=interrupted)]
+        if sum(model_chars(e) for e in results) <= self.message_budget_chars:
+            return results  # within budget: nothing to persist (and no need to ask every tool)
         return apply_message_budget(
             results, self.session_dir, self.message_budget_chars, exempt=self._persistence_exempt()
         )
@@ -617,12 +570,16 @@ class Runtime:
             "todos": [t.model_dump() for t in ctx.tool_state.get(TODO_KEY, [])],
         }
         path = self.session_dir / STATE_FILE
+        text = json.dumps(state)
+        if text == self._saved_state and path.exists():
+            return  # most calls change nothing here; the atomic rename costs more than the call itself
         tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w") as fh:
-                json.dump(state, fh)
+                fh.write(text)
             os.replace(tmp, path)
+            self._saved_state = text
         except OSError as exc:  # never fail a call over bookkeeping; say so
             log.warning("could not save the session state to %s: %s", path, exc)
             with suppress(OSError):

@@ -12,7 +12,7 @@ back to a full scan.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
+import functools
 import os
 import struct
 from dataclasses import dataclass, field
@@ -80,13 +80,12 @@ class Inotify:
     @classmethod
     def open(cls) -> Inotify | None:
         """A new instance, or None where inotify is not available."""
-        name = ctypes.util.find_library("c")
-        if name is None:
+        libc = _libc()
+        if libc is None:
             return None
         try:
-            libc = ctypes.CDLL(name, use_errno=True)
             fd = libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
-        except (OSError, AttributeError):
+        except AttributeError:
             return None
         if fd < 0:
             return None
@@ -144,3 +143,27 @@ class Inotify:
             self.close()
         except OSError:
             pass
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL | None:
+    """The C library, loaded once: the interpreter's own symbols (it links libc), else by name.
+
+    ``ctypes.util.find_library`` runs ``ldconfig -p`` (a process and ~1 MB of
+    output) on every call: once per Supervisor, and first on ``shellrt run``'s path.
+    """
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.inotify_init1  # noqa: B018 - a lookup: raises AttributeError when absent
+        return libc
+    except (OSError, AttributeError):
+        pass
+    from ctypes.util import find_library
+
+    name = find_library("c")
+    if name is None:
+        return None
+    try:
+        return ctypes.CDLL(name, use_errno=True)
+    except OSError:
+        return None

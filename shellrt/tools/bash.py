@@ -450,12 +450,36 @@ def _bound(text: str, limit: int) -> str:
 
 def _roots(ctx: ToolContext) -> list[PurePosixPath]:
     """The allowed roots as host paths (the rule view), in their given and resolved forms."""
-    roots = [PurePosixPath(os.path.normpath(str(r))) for r in (ctx.allowed_roots or (ctx.workspace,))]
+    given = tuple(os.path.normpath(str(r)) for r in (ctx.allowed_roots or (ctx.workspace,)))
+    identity = tuple(_identity(r) for r in given)
+    cached = _resolved_roots.get(given)
+    if cached is not None and cached[0] == identity:
+        return list(cached[1])
+    roots = [PurePosixPath(r) for r in given]
     for r in list(roots):
         real = PurePosixPath(os.path.realpath(r))
         if real not in roots:
             roots.append(real)
+    if len(_resolved_roots) >= 64:
+        _resolved_roots.clear()
+    _resolved_roots[given] = (identity, tuple(roots))
     return roots
+
+
+_FileId = tuple[int, int]
+
+#: Given roots -> (what each names now, their given and resolved forms): a realpath walk costs
+#: ~10 lstat calls and runs three times per Bash call; one stat per root tells whether it still holds.
+_resolved_roots: dict[tuple[str, ...], tuple[tuple[_FileId | None, ...], tuple[PurePosixPath, ...]]] = {}
+
+
+def _identity(path: str) -> _FileId | None:
+    """The file a root names now (device, inode); None when it is gone (then it is resolved afresh)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def _rule_view(ctx: ToolContext) -> Callable[[str], str]:

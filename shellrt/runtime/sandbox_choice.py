@@ -1,0 +1,65 @@
+"""Choosing and starting a session's sandbox backend (``auto``: bwrap where it works, else local).
+
+Its own module so that ``shellrt run`` starts a backend without importing the
+whole runtime (tools, orchestration, the command analysis).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from sandbox import (
+    BackendUnavailableError,
+    BwrapConfig,
+    LocalConfig,
+    SandboxBackend,
+    SandboxConfig,
+    SandboxPolicy,
+    SandboxPolicyError,
+)
+from sandbox.factory import create_backend
+
+__all__ = ["SandboxChoice", "resolve_sandbox"]
+
+SandboxChoice = Literal["auto", "local", "none", "bwrap", "docker"]
+
+
+async def resolve_sandbox(
+    sandbox: SandboxConfig | str, policy: SandboxPolicy, *, one_shot: bool = False
+) -> tuple[SandboxBackend, list[str]]:
+    """Start the backend for ``sandbox``; ``auto`` means bwrap where it works, else local (with a warning).
+
+    ``one_shot``: the sandbox will run a single command (``shellrt run``), so a
+    bwrap chosen by name runs it without a session zygote that could not pay off.
+    """
+    warnings: list[str] = []
+    # network 'proxied' needs the session zygote (it hosts the proxy bridge), one command or not.
+    bwrap = BwrapConfig(persistent=not one_shot or policy.network == "proxied")
+    if isinstance(sandbox, str):
+        if sandbox == "auto":
+            try:
+                backend = create_backend(bwrap, policy)
+                await backend.start()
+                return backend, warnings
+            except SandboxPolicyError:
+                raise  # local enforces no limit either: bwrap's refusal says what to do
+            except BackendUnavailableError as exc:
+                warnings.append(
+                    f"bubblewrap is not usable here ({exc}); running without isolation (local backend)"
+                )
+                sandbox = "local"
+        if sandbox in ("local", "none"):
+            config: SandboxConfig = LocalConfig()
+        elif sandbox == "bwrap":
+            config = bwrap
+        elif sandbox == "docker":
+            from sandbox import DockerConfig
+
+            config = DockerConfig()
+        else:
+            raise ValueError(f"unknown sandbox {sandbox!r}; use one of auto, local, none, bwrap, docker")
+    else:
+        config = sandbox
+    backend = create_backend(config, policy)
+    await backend.start()
+    return backend, warnings

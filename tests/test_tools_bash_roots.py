@@ -1,0 +1,48 @@
+"""The Bash permission check's allowed roots are memoised, yet always name what each root is now.
+
+`shellrt.tools.bash._roots` resolves each allowed root (a realpath walk) once and
+re-checks it with one stat per call: a root whose symlink now points elsewhere
+must be resolved afresh, never judged by its old target.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+from shellrt.protocol import ToolContext
+from shellrt.tools.bash import _roots
+
+
+def _ctx(root: Path, tmp_path: Path) -> ToolContext:
+    return ToolContext(
+        session_id="roots", session_dir=tmp_path / "s", workspace=root, cwd=str(root), allowed_roots=(root,)
+    )
+
+
+def test_a_retargeted_root_symlink_is_resolved_afresh(tmp_path: Path) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    link = tmp_path / "ws"
+    link.symlink_to(first)
+    ctx = _ctx(link, tmp_path)
+    assert _roots(ctx) == [PurePosixPath(link), PurePosixPath(first)]
+    assert _roots(ctx) == [PurePosixPath(link), PurePosixPath(first)]  # memoised: same answer
+
+    link.unlink()
+    link.symlink_to(second)
+    roots = _roots(ctx)
+    assert PurePosixPath(second) in roots
+    assert PurePosixPath(first) not in roots  # the old target is no longer an allowed root
+
+
+def test_a_root_that_disappears_and_returns_as_a_symlink_is_resolved_afresh(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    root = tmp_path / "ws"
+    root.mkdir()
+    ctx = _ctx(root, tmp_path)
+    assert _roots(ctx) == [PurePosixPath(root)]
+    root.rmdir()
+    root.symlink_to(elsewhere)
+    assert _roots(ctx) == [PurePosixPath(root), PurePosixPath(elsewhere)]
