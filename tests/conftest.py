@@ -8,6 +8,7 @@ bubblewrap or Docker daemon can never turn a CI run green by skipping.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 
@@ -39,3 +40,48 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             f"compiled analysis modules are older than their sources: {', '.join(stale)}. {REBUILD_ADVICE}",
             returncode=2,
         )
+
+
+#: Host device nodes every shell needs. A test whose command replaced one (``sed -i``,
+#: a tool's atomic rename, ``rm`` + a redirect) escaped its sandbox or temp dir:
+#: that test fails, and the node is put back so later tests are not blamed.
+_HOST_DEVICES = {"/dev/null": (1, 3), "/dev/zero": (1, 5), "/dev/urandom": (1, 9)}
+
+
+def _broken_devices() -> list[str]:
+    import stat
+
+    broken = []
+    for path, (major, minor) in _HOST_DEVICES.items():
+        try:
+            st = os.lstat(path)
+        except OSError:
+            broken.append(path)
+            continue
+        if not stat.S_ISCHR(st.st_mode) or os.major(st.st_rdev) != major or os.minor(st.st_rdev) != minor:
+            broken.append(path)
+    return broken
+
+
+def _restore_devices(paths: list[str]) -> None:
+    import stat
+
+    for path in paths:
+        major, minor = _HOST_DEVICES[path]
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(major, minor))
+        os.chmod(path, 0o666)
+
+
+@pytest.fixture(autouse=True)
+def _host_devices_intact() -> Iterator[None]:
+    """Fail the test that replaced a host device node (and restore it, when root)."""
+    yield
+    broken = _broken_devices()
+    if broken:
+        if os.geteuid() == 0:
+            _restore_devices(broken)
+        pytest.fail(f"this test replaced host device node(s) {broken}: something wrote outside its sandbox")
