@@ -11,6 +11,7 @@ from typing import Final
 
 from .models import CommandPlan, PlanCommand
 from .programs import program_spec
+from .programs.paths import WRITING_PROGRAMS, program_writes
 
 __all__ = ["Effects", "plan_effects"]
 
@@ -59,8 +60,11 @@ def plan_effects(plan: CommandPlan, read_only: bool) -> Effects:
         name = argv[0].value if argv else None
         if name is None:
             effects.writes_unknown = True  # a dynamic (or missing) name could be any writer
-        elif name in _MODELLED or name.startswith("mkfs"):
-            _command(name, command, effects)
+        else:
+            if name in _MODELLED or name.startswith("mkfs"):
+                _command(name, command, effects)
+            if not read_only:
+                _option_writes(name, command, effects)
     if not read_only and not effects.write_targets and not _all_known(plan):
         effects.writes_unknown = True
     if len(effects.write_targets) > 1:
@@ -109,6 +113,26 @@ def _command(name: str, command: PlanCommand, effects: Effects) -> None:
         if any(w.value is None or "glob" in w.features for w in command.argv[1:]):
             effects.writes_unknown = True
     _destructive(name, values, flags, operands, effects)
+
+
+def _option_writes(name: str, command: PlanCommand, effects: Effects) -> None:
+    """Files written through options or operands (``sort -o F``, ``uniq IN OUT``, ``/usr/bin/time -o F``).
+
+    Never for a read-only plan: every such option or operand makes a command not read-only.
+    """
+    directory, slash, base = name.rpartition("/")
+    if slash and directory + "/" not in _SYSTEM_DIRS:
+        return  # `./sort` is some file, not the program
+    if base not in WRITING_PROGRAMS or len(command.argv) < 2:
+        return
+    for target in program_writes(base, [w.value for w in command.argv[1:]], program_spec(base)):
+        if target:
+            effects.write_targets.append(target)
+        else:
+            effects.writes_unknown = True
+
+
+_SYSTEM_DIRS: Final = frozenset({"/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/", "/usr/local/sbin/"})
 
 
 def _short_flags(flags: set[str]) -> set[str]:

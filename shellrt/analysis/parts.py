@@ -14,7 +14,7 @@ from typing import Final
 
 from .nodes import CommandPlan, PlanCommand, Subcommand, Word
 from .programs import program_spec, unwrap
-from .programs.paths import program_reads
+from .programs.paths import WRITING_PROGRAMS, program_reads, program_writes
 
 __all__ = ["DECLARATIONS", "TRANSPARENT_WRAPPERS", "resolve_command", "subcommands"]
 
@@ -168,6 +168,8 @@ def _part(command: PlanCommand) -> Subcommand | None:
         name, start, env_names = head_value, 0, no_names  # a plain name (the common case)
     else:
         name, start, env_names = resolve_command(words)
+        if start and "" in _wrapper_writes([w.value for w in words[:start]]):
+            writes = [*writes, ""]  # `time -o $f cmd`
     if dynamic and name and any(_code_text(w.raw) and not _PLAIN_CODE.isdisjoint(w.features) for w in words):
         name = ""  # `echo $(( 'a[$(id)]' ))`: arithmetic or an expansion operator evaluates quoted code
     if name in _SUBSCRIPT_BUILTINS and any("[" in arg and ("$(" in arg or "`" in arg) for arg in argv[1:]):
@@ -188,10 +190,26 @@ def _part(command: PlanCommand) -> Subcommand | None:
         assigned.extend(_assigned_by_builtin(name, [w.value for w in words[start + 1 :]]))
     if name:
         args: list[str | None] = [w.value for w in words[start + 1 :]]
-        program_paths, recursive = program_reads(name, args, program_spec(name))
+        spec = program_spec(name)
+        program_paths, recursive = program_reads(name, args, spec)
         reads.extend(program_paths)
+        if name in WRITING_PROGRAMS and args and "" in program_writes(name, args, spec):
+            # `sort $opts`: a dynamic word may be `-o FILE`, a write no rule can check (named option
+            # writes, `sort -o F`, are the analysis' write_targets, like the files `cp` writes).
+            writes = [*writes, ""]
     return Subcommand(text, argv, name, bool(name), assigned + env_names, command.background, writes, reads,
                       recursive, via)
+
+
+def _wrapper_writes(values: list[str | None]) -> list[str]:
+    """Files the wrappers in front of a command write (``time -o F``); "" for a dynamic word."""
+    out: list[str] = []
+    for index, value in enumerate(values):
+        if value is None:
+            out.append("")
+        elif value.rpartition("/")[2] in WRITING_PROGRAMS:
+            out.extend(program_writes(value.rpartition("/")[2], values[index + 1 :], None))
+    return out
 
 
 _ASSIGNING_BUILTINS: Final = frozenset({"read", "printf", "mapfile", "readarray", "getopts"})
