@@ -98,6 +98,9 @@ def test_plain_repository_has_no_code_keys(repo: Path) -> None:
         ("blame.ignoreRevsFile", "/etc/passwd"),
         ("gpg.ssh.allowedSignersFile", "/etc/passwd"),
         ("includeIf.gitdir:/nowhere/.path", "/nowhere/x"),
+        ("gc.recentObjectsHook", "x"),
+        ("diff.orderFile", "/etc/passwd"),
+        ("http.cookieFile", "/tmp/x"),
     ],
 )
 def test_repository_code_keys_are_reported(repo: Path, key: str, value: str) -> None:

@@ -58,6 +58,8 @@ CODE_RUNNING_KEYS: tuple[str, ...] = (
     r"sendemail\..*(cmd|smtpserver)",
     r"trailer\..+\.(command|cmd)",
     r"guitool\..+\.cmd",
+    r"gc\.recentobjectshook",  # git 2.42+, run by gc and prune
+    r"instaweb\..+",
     # files git writes: trace targets (2.39 and 2.47 ignore them in repository config; fail closed anyway)
     r"trace2\..+",
     # another work tree: git reads (and a writing command writes) files outside the repository
@@ -69,6 +71,9 @@ CODE_RUNNING_KEYS: tuple[str, ...] = (
     r"mailmap\.file",
     r"blame\.ignorerevsfile",
     r"gpg\.ssh\.(allowedsignersfile|revocationfile)",
+    r"diff\.orderfile",
+    r"format\.signaturefile",
+    r"http\.cookiefile",  # written too, with http.saveCookies
 )
 _CODE_KEY = re.compile("|".join(f"(?:{k})" for k in CODE_RUNNING_KEYS))
 #: Attribute assignments that select a driver (``*.png diff=exif``).
