@@ -120,9 +120,11 @@ def _option_writes(name: str, command: PlanCommand, effects: Effects) -> None:
 
     Never for a read-only plan: every such option or operand makes a command not read-only.
     """
-    directory, slash, base = name.rpartition("/")
-    if slash and directory + "/" not in _SYSTEM_DIRS:
-        return  # `./sort` is some file, not the program
+    base = name
+    if "/" in name:
+        directory, _slash, base = name.rpartition("/")
+        if directory + "/" not in _SYSTEM_DIRS:
+            return  # `./sort` is some file, not the program
     if base not in WRITING_PROGRAMS or len(command.argv) < 2:
         return
     for target in program_writes(base, [w.value for w in command.argv[1:]], program_spec(base)):

@@ -91,40 +91,50 @@ def _env_names(values: list[str | None], stop: int | None) -> list[str]:
     return out
 
 
-def subcommands(plan: CommandPlan, unparsed: str | None) -> list[Subcommand]:
+def subcommands(plan: CommandPlan, unparsed: str | None, read_only: bool = False) -> list[Subcommand]:
     """Every part of ``plan``; when the parse failed the raw text is added too.
 
     A partial parse can hide commands in the part the parser could not read, so a
     rule matcher must also see the whole raw string (and should never allow it).
+    ``read_only``: the plan was judged read-only (no part can write through an option).
     """
     out: list[Subcommand] = []
-    seen: set[tuple[object, ...]] = set()
+    seen: dict[str, list[Subcommand]] = {}  # parts by text: only parts with equal text can be equal
     for command in plan.commands:
-        part = _part(command)
+        part = _part(command, read_only)
         if part is None:
             continue
-        key = (tuple(part.argv), tuple(part.writes), part.background, tuple(part.env_names), part.text)
-        if key in seen:
+        same_text = seen.get(part.text)
+        if same_text is None:
+            seen[part.text] = [part]
+        elif any(_same(part, other) for other in same_text):
             continue
-        seen.add(key)
+        else:
+            same_text.append(part)
         out.append(part)
     # `[[ -v 'a[$(id)]' ]]`, `(( 'a[$(id)]' ))`: bash evaluates quoted text as arithmetic and runs
     # the substitution, which no command part shows. Such a test is a part no allow rule matches
     # (the outermost one: an operand inside it adds nothing).
-    texts = [c.text for c in plan.constructs if c.kind in _EVALUATING_CONSTRUCTS and _code_text(c.text)]
-    for text in dict.fromkeys(texts):
-        if not any(text != other and text in other for other in texts):
-            out.append(Subcommand(text, [text], "", False, [], False, [], [], False, ""))
+    if plan.constructs:
+        texts = [c.text for c in plan.constructs if c.kind in _EVALUATING_CONSTRUCTS and _code_text(c.text)]
+        for text in dict.fromkeys(texts):
+            if not any(text != other and text in other for other in texts):
+                out.append(Subcommand(text, [text], "", False, [], False, [], [], False, ""))
     if unparsed is not None:
         out.append(Subcommand(unparsed, [unparsed], "", False, [], False, [""], [""], False, ""))
     return out
+
+
+def _same(a: Subcommand, b: Subcommand) -> bool:
+    """Parts that say the same to a rule (the text is compared by the caller)."""
+    return a.argv == b.argv and a.writes == b.writes and a.background == b.background and a.env_names == b.env_names
 
 
 def _code_text(text: str) -> bool:
     return "$(" in text or "`" in text or "$[" in text
 
 
-def _part(command: PlanCommand) -> Subcommand | None:
+def _part(command: PlanCommand, read_only: bool) -> Subcommand | None:
     words = command.argv
     if command.redirects:
         writes = _writes(command)
@@ -133,7 +143,7 @@ def _part(command: PlanCommand) -> Subcommand | None:
         writes = []
         reads = []
     via = command.wrapped_by or ""
-    assigned = [a.name for a in command.assignments]
+    assigned = [a.name for a in command.assignments] if command.assignments else []
     if not words:
         argv = [a.raw for a in command.assignments]
         if not argv:
@@ -188,17 +198,20 @@ def _part(command: PlanCommand) -> Subcommand | None:
     recursive = False
     if name in _ASSIGNING_BUILTINS:
         assigned.extend(_assigned_by_builtin(name, [w.value for w in words[start + 1 :]]))
-    if name:
-        args: list[str | None] = [w.value for w in words[start + 1 :]]
-        spec = program_spec(name)
-        program_paths, recursive = program_reads(name, args, spec)
-        reads.extend(program_paths)
-        if name in WRITING_PROGRAMS and args and "" in program_writes(name, args, spec):
+    spec = program_spec(name) if name else None
+    if spec is not None or name == "git" or name == "find" or (not read_only and name in WRITING_PROGRAMS):
+        args: list[str | None] = [w.value for w in words[start + 1 :]] if len(words) > start + 1 else []
+        if spec is not None or name == "git" or name == "find":
+            program_paths, recursive = program_reads(name, args, spec)
+            if program_paths:
+                reads.extend(program_paths)
+        if not read_only and name in WRITING_PROGRAMS and args and "" in program_writes(name, args, spec):
             # `sort $opts`: a dynamic word may be `-o FILE`, a write no rule can check (named option
             # writes, `sort -o F`, are the analysis' write_targets, like the files `cp` writes).
             writes = [*writes, ""]
-    return Subcommand(text, argv, name, bool(name), assigned + env_names, command.background, writes, reads,
-                      recursive, via)
+    if env_names:
+        assigned = assigned + env_names
+    return Subcommand(text, argv, name, bool(name), assigned, command.background, writes, reads, recursive, via)
 
 
 def _wrapper_writes(values: list[str | None]) -> list[str]:

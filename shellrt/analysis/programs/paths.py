@@ -129,6 +129,10 @@ _DOT_BY_DEFAULT: Final = frozenset({"ls", "dir", "vdir"})
 _SED: Final = ProgramSpec("sed", short="nErsuz", short_arg="elf")
 
 
+_NO_KEYS: Final[set[str]] = set()  # never mutated
+_NO_OPTIONS: Final[frozenset[str]] = frozenset()
+
+
 def program_reads(name: str, args: list[str | None], spec: ProgramSpec | None) -> tuple[list[str], bool]:
     """(paths ``name args`` may read, whether it walks directories); ``None`` args are dynamic words."""
     if name == "find":
@@ -142,32 +146,40 @@ def program_reads(name: str, args: list[str | None], spec: ProgramSpec | None) -
         return (["."] if recursive or name in _DOT_BY_DEFAULT else []), recursive
     reads: list[str] = []
     static: list[str] = []
+    has_option = False
     for arg in args:
         if arg is None:
             reads.append("")
         else:
             static.append(arg)
+            if arg[:1] == "-" and arg != "-":
+                has_option = True
     if name == "jq":
         for index, arg in enumerate(static[:-2]):
             if arg in ("--slurpfile", "--rawfile"):
                 reads.append(static[index + 2])
-    options: list[tuple[str, str | None]] = []
-    if spec.free_form or not any(arg[:1] == "-" and arg != "-" for arg in static):
+    keys: set[str] = _NO_KEYS
+    recursive = name in ALWAYS_RECURSIVE
+    if spec.free_form or not has_option:
         positionals = static  # no options: nothing to parse (the common case)
     else:
         parsed = parse_args(_SED if name == "sed" else spec, static)
         options = parsed.options
         positionals = parsed.positionals
-    keys = {key for key, _ in options}
-    file_options = _FILE_OPTIONS.get(name, frozenset())
-    list_options = _LIST_OPTIONS.get(name, frozenset())
-    for key, value in options:
-        if key in file_options and value is not None:
-            reads.append(value)
-        if key in list_options:
-            if value is not None:
+        keys = {key for key, _ in options}
+        file_options = _FILE_OPTIONS.get(name, _NO_OPTIONS)
+        list_options = _LIST_OPTIONS.get(name, _NO_OPTIONS)
+        for key, value in options:
+            if key in file_options and value is not None:
                 reads.append(value)
-            reads.append("")
+            if key in list_options:
+                if value is not None:
+                    reads.append(value)
+                reads.append("")
+        if not recursive and not keys.isdisjoint(_RECURSIVE_FLAGS.get(name, _NO_OPTIONS)):
+            recursive = True
+        if name in ("grep", "egrep", "fgrep") and any(v == "recurse" for _, v in options):
+            recursive = True
     pattern_opts = _PATTERN_FIRST.get(name)
     if pattern_opts is not None and positionals and keys.isdisjoint(pattern_opts):
         positionals = positionals[1:]
@@ -177,9 +189,6 @@ def program_reads(name: str, args: list[str | None], spec: ProgramSpec | None) -
         positionals = positionals[1:]
     if name == "xxd":
         positionals = positionals[:1]
-    recursive = name in ALWAYS_RECURSIVE or not keys.isdisjoint(_RECURSIVE_FLAGS.get(name, frozenset()))
-    if name in ("grep", "egrep", "fgrep") and any(v == "recurse" for _, v in options):
-        recursive = True
     for path in positionals:
         if path != "-":
             reads.append(path)
