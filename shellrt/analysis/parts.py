@@ -9,7 +9,6 @@ background, the files it writes through redirections and the paths it reads.
 from __future__ import annotations
 
 import re
-import shlex
 from typing import Final
 
 from .nodes import CommandPlan, PlanCommand, Subcommand, Word
@@ -287,11 +286,15 @@ def _redirect_reads(command: PlanCommand) -> list[str]:
 
 
 def _quote(value: str) -> str:
-    """``shlex.quote`` with its common case (nothing to quote) inline."""
-    if value and _find_unsafe(value) is None:
+    """``shlex.quote``, inline (same output: its safe characters, else single quotes)."""
+    if not value:
+        return "''"
+    if _find_unsafe(value) is None:
         return value
-    return shlex.quote(value)
+    return "'" + value.replace("'", "'\"'\"'") + "'"
 
 
-_find_unsafe = re.compile(r"[^\w@%+=:,./-]", re.ASCII).search
-_find_unsafe_joined = re.compile(r"[^\w@%+=:,./ -]", re.ASCII).search
+#: shlex's unsafe characters (``[^\w@%+=:,./-]`` under re.ASCII) spelled as ranges: the regex
+#: engine tests a character bitmap instead of a category, about three times faster.
+_find_unsafe: Final = re.compile(r"[^A-Za-z0-9_@%+=:,./-]").search
+_find_unsafe_joined: Final = re.compile(r"[^A-Za-z0-9_@%+=:,./ -]").search
