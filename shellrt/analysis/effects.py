@@ -55,6 +55,14 @@ def plan_effects(plan: CommandPlan, read_only: bool) -> Effects:
             effects.write_targets.append(target.value)
             if redirect.op in (">", ">|", "&>") and not target.value.startswith("/dev/"):
                 effects.destructive.append(f"{redirect.op} {target.value} overwrites the file")
+    if read_only:
+        # Nothing a read-only plan runs writes or destroys (no writer, no writing option, no rm/kill):
+        # only its redirections, checked above, name files; a command with no name stays unknown.
+        for command in plan.commands:
+            if not command.argv or command.argv[0].value is None:
+                effects.writes_unknown = True
+                break
+        return effects
     for command in plan.commands:
         argv = command.argv
         name = argv[0].value if argv else None
@@ -63,8 +71,7 @@ def plan_effects(plan: CommandPlan, read_only: bool) -> Effects:
         else:
             if name in _MODELLED or name.startswith("mkfs"):
                 _command(name, command, effects)
-            if not read_only:
-                _option_writes(name, command, effects)
+            _option_writes(name, command, effects)
     if not read_only and not effects.write_targets and not _all_known(plan):
         effects.writes_unknown = True
     if len(effects.write_targets) > 1:
