@@ -18,6 +18,10 @@ command -v ip >/dev/null 2>&1 || missing="$missing iproute2"
 command -v nsenter >/dev/null 2>&1 || missing="$missing util-linux"
 command -v setpriv >/dev/null 2>&1 || missing="$missing util-linux"
 command -v gcc >/dev/null 2>&1 || missing="$missing gcc libc6-dev"
+# building the newer git the git tests also run against (install-newer-git.sh)
+[ -f /usr/include/zlib.h ] || missing="$missing zlib1g-dev"
+command -v make >/dev/null 2>&1 || missing="$missing make"
+command -v xz >/dev/null 2>&1 || missing="$missing xz-utils"
 
 if [ -n "$missing" ]; then
     echo "install-system-deps: installing$missing" >&2
@@ -26,3 +30,6 @@ if [ -n "$missing" ]; then
     # shellcheck disable=SC2086
     apt-get install -y -qq $missing >/dev/null
 fi
+
+# A git newer than the system's 2.39, built from source beside it (tests/test_tools_bash_git.py).
+sh "$(dirname "$0")/install-newer-git.sh" /opt/shellrt-git

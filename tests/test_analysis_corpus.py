@@ -409,6 +409,7 @@ NOT_READ_ONLY = [
     "history -c",
     "history -w f",
     "top -n 1",
+    "top -b -n 1",  # creates ~/.config/procps (a write outside the workspace); without -n it never ends
     "hostname -F f",
     "command -p rm x",
     "ls -la --color=auto --hyperlink=x --unknown",
@@ -589,7 +590,6 @@ READ_ONLY = [
     "free -h",
     "uptime",
     "nproc",
-    "top -b -n 1",
     "ls -la | grep -v total | sort -k5 -n",
     "cat f | grep x | wc -l",
     "(cd src && ls)",

@@ -506,9 +506,36 @@ async def test_a_quoted_pattern_is_not_globbed_onto_a_denied_path(tmp_path: Path
         assert not envelope.is_error and "hello" in _text(envelope), _text(envelope)
 
 
-@pytest.mark.xfail(strict=True, reason="analysis: option writes (git diff --output=F, sort -o F, uniq IN OUT) name no write target")
-@pytest.mark.parametrize("command", ["git diff --output=out", "sort -o out a", "uniq a out", "git log --output out"])
+@pytest.mark.parametrize("command", [
+    "git diff --output=out", "sort -o out a", "uniq a out", "git log --output out", "sort --out=out a",
+    "sort -ruoout a", "uniq -f 1 a out", "xxd a out", "tree -o out .", "find . -fprint out", "sed -i s/a/b/ out",
+    "git format-patch -o out HEAD~1", "git archive -o out HEAD", "/usr/bin/time -o out ls", "timeout 5 sort -o out a",
+    "sort -T out a", "git config -f out a.b c", "strace -o out ls",
+])
 def test_analysis_option_writes_are_write_targets(command: str) -> None:
     from shellrt.analysis import analyze
 
-    assert "out" in analyze(command).write_targets
+    analysis = analyze(command)
+    # Like the files `cp` writes: an allow rule for the program covers them only inside the workspace.
+    assert "out" in analysis.write_targets
+    assert not analysis.read_only
+
+
+@pytest.mark.parametrize("command", ["sort $opts a", "git log $(cat args)", "uniq a \"$out\"", "sed -n 'w out' a",
+                                     "file -C -m magic", "find . -name $x"])
+def test_analysis_a_dynamic_word_of_a_writing_program_is_an_unknown_write(command: str) -> None:
+    from shellrt.analysis import analyze
+
+    analysis = analyze(command)
+    assert analysis.writes_unknown and any("" in part.writes for part in analysis.subcommands)
+
+
+async def test_an_allow_rule_for_a_program_does_not_cover_the_files_its_options_write(tmp_path: Path, ws: Path) -> None:
+    """``Bash(sort:*)`` allows sorting, not writing ~/.bashrc with ``sort -o``."""
+    (ws / "a").write_text("x\n")
+    target = tmp_path / "home" / ".bashrc"
+    results = await _run(tmp_path, [f"sort -o {target} a", "sort a", f"git diff --output={target}"],
+                         allow=["Bash(sort:*)", "Bash(git diff:*)"])
+    assert results[0].is_error and results[2].is_error, [_text(e) for e in results]
+    assert not results[1].is_error, _text(results[1])
+    assert not target.exists()

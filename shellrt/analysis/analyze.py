@@ -96,7 +96,7 @@ def _analyze_bash(command: str, fast: bool = True) -> CommandAnalysis:
     if destructive:
         reasons.extend([f"destructive: {d}" for d in destructive])
     write_targets = effects.write_targets
-    parts = subcommands(plan, command if error else None)
+    parts = subcommands(plan, command if error else None, read_only)
     read_paths: list[str] = []
     for part in parts:
         read_paths.extend(part.reads)
@@ -104,7 +104,7 @@ def _analyze_bash(command: str, fast: bool = True) -> CommandAnalysis:
         command, "bash", error is None, read_only, bool(destructive),
         parts, reasons, list(plan.cd_targets), write_targets,
         effects.writes_unknown or (not read_only and not write_targets and bool(plan.unsupported or error)),
-        env, plan, list(dict.fromkeys(read_paths)),
+        env, plan, list(dict.fromkeys(read_paths)) if len(read_paths) > 1 else read_paths,
     )
 
 
@@ -120,11 +120,15 @@ def _failed(command: str, shell: str, reason: str) -> CommandAnalysis:
 # ``CommandAnalysis(...)`` runs pydantic validation (trusted values here do not need it): fill the
 # model's slots directly, through BaseModel's slot descriptors (object.__setattr__ looks each one up
 # by name). Compiled with this module, so it costs a fraction of an interpreted constructor.
-_new = object.__new__
-_set_dict: Any = BaseModel.__dict__["__dict__"].__set__
-_set_fields_set: Any = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra: Any = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private: Any = BaseModel.__dict__["__pydantic_private__"].__set__
+_new: Final = object.__new__
+_set_dict: Final[Any] = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set: Final[Any] = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra: Final[Any] = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private: Final[Any] = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
+#: CommandAnalysis' fields in declaration order (pydantic keeps that order in ``__dict__``).
+_FIELDS: Final[dict[str, object]] = dict.fromkeys(CommandAnalysis.model_fields)
 
 
 def new_analysis(command: str, shell: str, parse_ok: bool, read_only: bool, destructive: bool,
@@ -133,12 +137,23 @@ def new_analysis(command: str, shell: str, parse_ok: bool, read_only: bool, dest
                  plan: CommandPlan | None, read_paths: list[str] | None = None) -> CommandAnalysis:
     """``CommandAnalysis(...)`` without validation; ``concurrency_safe`` is ``read_only``."""
     analysis: CommandAnalysis = _new(CommandAnalysis)
-    _set_dict(analysis, {
-        "command": command, "shell": shell, "parse_ok": parse_ok, "read_only": read_only,
-        "concurrency_safe": read_only, "destructive": destructive, "subcommands": subcommands, "reasons": reasons,
-        "cd_targets": cd_targets, "write_targets": write_targets, "writes_unknown": writes_unknown, "env": env,
-        "plan": plan, "read_paths": [] if read_paths is None else read_paths,
-    })
+    # A copy of a dict with every key already in place: no resizing while the 14 values go in.
+    fields = _FIELDS.copy()
+    fields["command"] = command
+    fields["shell"] = shell
+    fields["parse_ok"] = parse_ok
+    fields["read_only"] = read_only
+    fields["concurrency_safe"] = read_only
+    fields["destructive"] = destructive
+    fields["subcommands"] = subcommands
+    fields["reasons"] = reasons
+    fields["cd_targets"] = cd_targets
+    fields["write_targets"] = write_targets
+    fields["writes_unknown"] = writes_unknown
+    fields["env"] = env
+    fields["plan"] = plan
+    fields["read_paths"] = [] if read_paths is None else read_paths
+    _set_dict(analysis, fields)
     _set_fields_set(analysis, set())
     _set_extra(analysis, None)
     _set_private(analysis, None)

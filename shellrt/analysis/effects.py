@@ -11,6 +11,7 @@ from typing import Final
 
 from .models import CommandPlan, PlanCommand
 from .programs import program_spec
+from .programs.paths import WRITING_PROGRAMS, program_writes
 
 __all__ = ["Effects", "plan_effects"]
 
@@ -54,13 +55,23 @@ def plan_effects(plan: CommandPlan, read_only: bool) -> Effects:
             effects.write_targets.append(target.value)
             if redirect.op in (">", ">|", "&>") and not target.value.startswith("/dev/"):
                 effects.destructive.append(f"{redirect.op} {target.value} overwrites the file")
+    if read_only:
+        # Nothing a read-only plan runs writes or destroys (no writer, no writing option, no rm/kill):
+        # only its redirections, checked above, name files; a command with no name stays unknown.
+        for command in plan.commands:
+            if not command.argv or command.argv[0].value is None:
+                effects.writes_unknown = True
+                break
+        return effects
     for command in plan.commands:
         argv = command.argv
         name = argv[0].value if argv else None
         if name is None:
             effects.writes_unknown = True  # a dynamic (or missing) name could be any writer
-        elif name in _MODELLED or name.startswith("mkfs"):
-            _command(name, command, effects)
+        else:
+            if name in _MODELLED or name.startswith("mkfs"):
+                _command(name, command, effects)
+            _option_writes(name, command, effects)
     if not read_only and not effects.write_targets and not _all_known(plan):
         effects.writes_unknown = True
     if len(effects.write_targets) > 1:
@@ -109,6 +120,28 @@ def _command(name: str, command: PlanCommand, effects: Effects) -> None:
         if any(w.value is None or "glob" in w.features for w in command.argv[1:]):
             effects.writes_unknown = True
     _destructive(name, values, flags, operands, effects)
+
+
+def _option_writes(name: str, command: PlanCommand, effects: Effects) -> None:
+    """Files written through options or operands (``sort -o F``, ``uniq IN OUT``, ``/usr/bin/time -o F``).
+
+    Never for a read-only plan: every such option or operand makes a command not read-only.
+    """
+    base = name
+    if "/" in name:
+        directory, _slash, base = name.rpartition("/")
+        if directory + "/" not in _SYSTEM_DIRS:
+            return  # `./sort` is some file, not the program
+    if base not in WRITING_PROGRAMS or len(command.argv) < 2:
+        return
+    for target in program_writes(base, [w.value for w in command.argv[1:]], program_spec(base)):
+        if target:
+            effects.write_targets.append(target)
+        else:
+            effects.writes_unknown = True
+
+
+_SYSTEM_DIRS: Final = frozenset({"/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/", "/usr/local/sbin/"})
 
 
 def _short_flags(flags: set[str]) -> set[str]:

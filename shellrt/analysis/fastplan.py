@@ -127,6 +127,8 @@ def plan_simple(command: str) -> CommandPlan | None:
     if "'" in command or '"' in command:
         if "\n" in command:
             return None  # a newline is refused everywhere, quoted or not
+        if "'" not in command and ("$" in command or "`" in command or "\\" in command or "!" in command):
+            return None  # refused unquoted and inside "...": only '...' could hold these
         plain = False
     else:
         if _REFUSED_UNQUOTED(command) is not None:

@@ -49,14 +49,18 @@ _CLOSING_WORDS: Final = frozenset({"then", "else", "elif", "fi", "do", "done", "
 #: error; `! for ...` and `time { ...; }` are compounds the grammar reads as commands): never parse_ok.
 _RESERVED_NAMES: Final = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "in", "{", "}", "]]", "if",
                                     "case", "while", "until", "for", "select", "function", "[[", "!"})
+#: Words that may follow a pipeline-starting `time` while it still times nothing (`time -p`, `time time`).
+_BARE_TIME_WORDS: Final = frozenset({"time", "-p", "--", "!"})
+#: What bash refuses right after a `time` that times nothing (`time && ls`, `( time )`); `;` and newline are fine.
+_AFTER_BARE_TIME: Final = frozenset({"&&", "||", "|", "|&", "&", ";;", ";&", ";;&"})
 
 
 class Planner:
     """Collects plan lists while walking one tree (and nested script strings)."""
 
-    __slots__ = ("ascii_text", "assignments", "cd_targets", "commands", "constructs", "context", "depth",
-                 "dynamic", "functions", "heredocs", "operators", "pipe_start", "redirects", "script_depth", "source",
-                 "substitutions", "syntax_errors", "unsupported")
+    __slots__ = ("after_pipe", "ascii_text", "assignments", "bare_time", "cd_targets", "commands", "constructs",
+                 "context", "depth", "dynamic", "functions", "heredocs", "operators", "pipe_start", "redirects",
+                 "script_depth", "source", "substitutions", "syntax_errors", "unsupported")
 
     def __init__(self, source: bytes, script_depth: int = 0, text: str | None = None) -> None:
         self.source = source
@@ -81,6 +85,10 @@ class Planner:
         self.context: list[str] = []
         self.depth = 0
         self.script_depth = script_depth
+        #: The last operator was `|`/`|&`: the next command does not start a pipeline (`time` is a plain name there).
+        self.after_pipe = False
+        #: A pipeline-starting `time` that times nothing yet (bash refuses most operators after it).
+        self.bare_time: PlanCommand | None = None
 
     # -- entry points -------------------------------------------------------------------
 
@@ -179,7 +187,18 @@ class Planner:
         if kind == ";;":
             # The grammar accepts `ls ;; pwd`; bash refuses it (only case items end with `;;`).
             self.syntax_errors.append("`;;` outside a case statement")
+        if kind in _AFTER_BARE_TIME:
+            self._check_bare_time(kind)
+        self.bare_time = None
+        self.after_pipe = kind == "|" or kind == "|&"
         self.operators.append(kind)
+
+    def _check_bare_time(self, what: str) -> None:
+        """`time && ls`, `( time )`: bash's grammar wants a pipeline after `time` (the parser reads a command)."""
+        bare = self.bare_time
+        if bare is not None and self.commands and self.commands[-1] is bare:
+            self.syntax_errors.append(f"`time` with nothing to time before {what}")
+        self.bare_time = None
 
     def _background(self, start: int) -> None:
         for command in self.commands[start:]:
@@ -235,6 +254,7 @@ class Planner:
             elif child.type in _STATEMENT_OPS:
                 self._operator(child.type)
         if redirects:
+            self.bare_time = None  # `time >f && ls` times a (redirected) null command: bash accepts it
             if len(self.commands) == start:
                 # `> f`, `< f`: no command runs, but the file is opened (created, truncated): a part.
                 self.commands.append(PlanCommand([], [], [], list(self.context), None))
@@ -404,7 +424,12 @@ class Planner:
                                                          and argv[1].raw in _CLOSING_WORDS)):
             # Either a bash syntax error (`done x`) or compound syntax the grammar misreads (`! for ...`).
             self.syntax_errors.append(f"reserved word {argv[0].raw!r} read as a command name")
+        pipeline_start = not self.after_pipe
         self.add_command(argv, assignments, redirects, None)
+        self.after_pipe = False
+        if pipeline_start and argv and argv[0].raw == "time" and not assignments and not redirects and all(
+                w.raw in _BARE_TIME_WORDS for w in argv):
+            self.bare_time = self.commands[-1]
 
     def add_command(self, argv: list[Word], assignments: list[Assignment], redirects: list[Redirect],
                     wrapped_by: str | None) -> None:
@@ -498,7 +523,9 @@ class Planner:
 
     def h_subshell(self, node: tree_sitter.Node) -> None:
         self._construct("subshell", node)
+        self.after_pipe = False
         self._nested(node, "subshell")
+        self._check_bare_time(")")
 
     def h_compound(self, node: tree_sitter.Node) -> None:
         if node.children and node.children[0].type == "((":
@@ -622,6 +649,8 @@ class Planner:
                         words.append(self.word(item_child))
                     elif item_child.type == "&":  # `x) ls &;;` runs a background job
                         self.operators.append("&")
+                    elif item_child.type in _AFTER_BARE_TIME:
+                        self._check_bare_time(item_child.type)
             elif child.is_named:
                 words.append(self.word(child))
         self._construct("case", node, words=words)

@@ -273,7 +273,7 @@ def git_hazard(argv: Sequence[str], cwd: str, *, hardened: bool = True) -> str:
     if not keys:
         return ""
     return (
-        "the repository's own git configuration names programs git would run ("
+        "the repository's own git configuration names programs git would run or files it would write or read ("
         + ", ".join(keys[:4])
         + "); review them before running git here"
     )

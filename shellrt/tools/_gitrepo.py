@@ -30,7 +30,9 @@ from shellrt.analysis.git_env import GIT_CONFIG_OVERRIDES, git_hardening_env
 __all__ = ["CODE_RUNNING_KEYS", "active_hooks", "changed_paths", "repo_code_keys"]
 
 #: Regexes over lower-cased ``section[.subsection].name`` keys whose value is a program
-#: (or selects one) that git runs. The subsection (driver, remote, url) has a free name.
+#: (or selects one) that git runs, a file git writes, a file outside the repository git reads
+#: (and may print), or another work tree. The subsection (driver, remote, url) has a free name.
+#: Audited against ``git help config`` of git 2.39 and 2.47.
 CODE_RUNNING_KEYS: tuple[str, ...] = (
     r"diff\.external",
     r"diff\..+\.(textconv|command)",
@@ -49,6 +51,29 @@ CODE_RUNNING_KEYS: tuple[str, ...] = (
     r"submodule\..+\.update",
     r"protocol\..*allow",
     r"init\.templatedir",
+    # programs added since 2.39 or used by other commands
+    r"hook\..+\.command",  # config-based hooks (git 2.46+)
+    r"gpg\.ssh\.defaultkeycommand",
+    r"imap\.tunnel",
+    r"sendemail\..*(cmd|smtpserver)",
+    r"trailer\..+\.(command|cmd)",
+    r"guitool\..+\.cmd",
+    r"gc\.recentobjectshook",  # git 2.42+, run by gc and prune
+    r"instaweb\..+",
+    # files git writes: trace targets (2.39 and 2.47 ignore them in repository config; fail closed anyway)
+    r"trace2\..+",
+    # another work tree: git reads (and a writing command writes) files outside the repository
+    r"core\.worktree",
+    # files the repository names for git to read (their lines can be printed: check-ignore -v, blame)
+    r"include\.path",
+    r"includeif\..+\.path",
+    r"core\.(attributesfile|excludesfile)",
+    r"mailmap\.file",
+    r"blame\.ignorerevsfile",
+    r"gpg\.ssh\.(allowedsignersfile|revocationfile)",
+    r"diff\.orderfile",
+    r"format\.signaturefile",
+    r"http\.cookiefile",  # written too, with http.saveCookies
 )
 _CODE_KEY = re.compile("|".join(f"(?:{k})" for k in CODE_RUNNING_KEYS))
 #: Attribute assignments that select a driver (``*.png diff=exif``).

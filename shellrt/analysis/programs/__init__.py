@@ -39,8 +39,12 @@ _SPECS: Final[dict[str, ProgramSpec]] = {**SIMPLE_SPECS, **_CUSTOM_SPECS}
 #: The spec of a free-form program for its ``check`` (it sees no options and no operands).
 _FREE_FORM_SPECS: Final = {name: ProgramSpec(name, free_form=True) for name in SIMPLE_SPECS}
 
-#: The option model of a read-only program, or None when the program is not known read-only.
-program_spec = _SPECS.get
+def program_spec(name: str) -> ProgramSpec | None:
+    """The option model of a read-only program, or None when the program is not known read-only.
+
+    A function, not ``_SPECS.get``: compiled callers call it natively (a bound method is a Python call).
+    """
+    return _SPECS.get(name)
 
 
 def check_program(name: str, args: list[str]) -> list[str]:

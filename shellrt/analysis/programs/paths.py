@@ -1,28 +1,78 @@
-"""Which paths a modelled program reads, and whether it walks directories.
+"""Which paths a modelled program reads or writes, and whether it walks directories.
 
 Permission checks resolve these paths against the workspace and ``Read(...)`` deny
 rules, so over-reporting is safe and under-reporting is not: a dynamic word adds
 "" (unknown), an option naming a file that lists more files (``--files0-from``,
 ``sha256sum -c``) adds "" too, and a recursive program with no operand reads ".".
+The files a program writes through its options or operands (``sort -o F``,
+``uniq IN OUT``, ``git diff --output=F``) are reported the same way, so they need
+permission to write like a redirection does.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from .spec import ProgramSpec, parse_args
+from .git import check_git
+from .sed import SED_SPEC, script_writes
+from .spec import ARG, ARG2, ProgramSpec, parse_args
 
-__all__ = ["ALWAYS_RECURSIVE", "program_reads"]
+__all__ = ["ALWAYS_RECURSIVE", "WRITING_PROGRAMS", "program_reads", "program_writes"]
 
 #: Programs that walk every directory operand.
 ALWAYS_RECURSIVE: Final = frozenset({"find", "du", "rg", "tree", "fd", "fdfind"})
 #: Programs whose operands are not paths (strings, numbers, names).
-_NO_PATH_OPERANDS: Final = frozenset({
-    "echo", "printf", "seq", "sleep", "true", "false", ":", "test", "[", "date", "id", "groups", "uname", "hostname",
-    "which", "type", "whoami", "printenv", "pgrep", "ps", "help", "history", "command", "top", "tr", "basename",
-    "dirname", "yes", "cd", "pushd", "popd", "dirs", "wait", "locale", "getconf", "nproc", "uptime", "free", "who",
-    "w", "users", "arch", "tty", "env", "man", "expr", "numfmt", "cal",
-})
+_NO_PATH_OPERANDS: Final = frozenset(
+    {
+        "echo",
+        "printf",
+        "seq",
+        "sleep",
+        "true",
+        "false",
+        ":",
+        "test",
+        "[",
+        "date",
+        "id",
+        "groups",
+        "uname",
+        "hostname",
+        "which",
+        "type",
+        "whoami",
+        "printenv",
+        "pgrep",
+        "ps",
+        "help",
+        "history",
+        "command",
+        "tr",
+        "basename",
+        "dirname",
+        "yes",
+        "cd",
+        "pushd",
+        "popd",
+        "dirs",
+        "wait",
+        "locale",
+        "getconf",
+        "nproc",
+        "uptime",
+        "free",
+        "who",
+        "w",
+        "users",
+        "arch",
+        "tty",
+        "env",
+        "man",
+        "expr",
+        "numfmt",
+        "cal",
+    }
+)
 #: Programs whose first operand is a pattern or filter unless one of these options supplies it.
 _PATTERN_FIRST: Final[dict[str, tuple[str, ...]]] = {
     "grep": ("-e", "-f", "--regexp", "--file"),
@@ -79,6 +129,10 @@ _DOT_BY_DEFAULT: Final = frozenset({"ls", "dir", "vdir"})
 _SED: Final = ProgramSpec("sed", short="nErsuz", short_arg="elf")
 
 
+_NO_KEYS: Final[set[str]] = set()  # never mutated
+_NO_OPTIONS: Final[frozenset[str]] = frozenset()
+
+
 def program_reads(name: str, args: list[str | None], spec: ProgramSpec | None) -> tuple[list[str], bool]:
     """(paths ``name args`` may read, whether it walks directories); ``None`` args are dynamic words."""
     if name == "find":
@@ -92,32 +146,40 @@ def program_reads(name: str, args: list[str | None], spec: ProgramSpec | None) -
         return (["."] if recursive or name in _DOT_BY_DEFAULT else []), recursive
     reads: list[str] = []
     static: list[str] = []
+    has_option = False
     for arg in args:
         if arg is None:
             reads.append("")
         else:
             static.append(arg)
+            if arg[:1] == "-" and arg != "-":
+                has_option = True
     if name == "jq":
         for index, arg in enumerate(static[:-2]):
             if arg in ("--slurpfile", "--rawfile"):
                 reads.append(static[index + 2])
-    options: list[tuple[str, str | None]] = []
-    if spec.free_form or not any(arg[:1] == "-" and arg != "-" for arg in static):
+    keys: set[str] = _NO_KEYS
+    recursive = name in ALWAYS_RECURSIVE
+    if spec.free_form or not has_option:
         positionals = static  # no options: nothing to parse (the common case)
     else:
         parsed = parse_args(_SED if name == "sed" else spec, static)
         options = parsed.options
         positionals = parsed.positionals
-    keys = {key for key, _ in options}
-    file_options = _FILE_OPTIONS.get(name, frozenset())
-    list_options = _LIST_OPTIONS.get(name, frozenset())
-    for key, value in options:
-        if key in file_options and value is not None:
-            reads.append(value)
-        if key in list_options:
-            if value is not None:
+        keys = {key for key, _ in options}
+        file_options = _FILE_OPTIONS.get(name, _NO_OPTIONS)
+        list_options = _LIST_OPTIONS.get(name, _NO_OPTIONS)
+        for key, value in options:
+            if key in file_options and value is not None:
                 reads.append(value)
-            reads.append("")
+            if key in list_options:
+                if value is not None:
+                    reads.append(value)
+                reads.append("")
+        if not recursive and not keys.isdisjoint(_RECURSIVE_FLAGS.get(name, _NO_OPTIONS)):
+            recursive = True
+        if name in ("grep", "egrep", "fgrep") and any(v == "recurse" for _, v in options):
+            recursive = True
     pattern_opts = _PATTERN_FIRST.get(name)
     if pattern_opts is not None and positionals and keys.isdisjoint(pattern_opts):
         positionals = positionals[1:]
@@ -127,9 +189,6 @@ def program_reads(name: str, args: list[str | None], spec: ProgramSpec | None) -
         positionals = positionals[1:]
     if name == "xxd":
         positionals = positionals[:1]
-    recursive = name in ALWAYS_RECURSIVE or not keys.isdisjoint(_RECURSIVE_FLAGS.get(name, frozenset()))
-    if name in ("grep", "egrep", "fgrep") and any(v == "recurse" for _, v in options):
-        recursive = True
     for path in positionals:
         if path != "-":
             reads.append(path)
@@ -170,11 +229,41 @@ def _find(args: list[str | None]) -> tuple[list[str], bool]:
     return reads, True
 
 
-_GIT_CONTENT: Final = frozenset({"show", "diff", "grep", "cat-file", "blame", "annotate", "diff-tree", "diff-index",
-                                 "diff-files", "stash", "archive", "format-patch"})
+_GIT_CONTENT: Final = frozenset(
+    {
+        "show",
+        "diff",
+        "grep",
+        "cat-file",
+        "blame",
+        "annotate",
+        "diff-tree",
+        "diff-index",
+        "diff-files",
+        "stash",
+        "archive",
+        "format-patch",
+    }
+)
 _GIT_LOGS: Final = frozenset({"log", "whatchanged", "reflog", "rev-list", "shortlog"})
-_CONTENT_FLAGS: Final = ("-p", "--patch", "-u", "-U", "--unified", "-L", "-S", "-G", "--word-diff", "--color-words",
-                         "--pickaxe", "--full-diff", "--cc", "-c", "--remerge-diff", "--binary")
+_CONTENT_FLAGS: Final = (
+    "-p",
+    "--patch",
+    "-u",
+    "-U",
+    "--unified",
+    "-L",
+    "-S",
+    "-G",
+    "--word-diff",
+    "--color-words",
+    "--pickaxe",
+    "--full-diff",
+    "--cc",
+    "-c",
+    "--remerge-diff",
+    "--binary",
+)
 
 
 def _git(args: list[str | None]) -> tuple[list[str], bool]:
@@ -191,7 +280,8 @@ def _git(args: list[str | None]) -> tuple[list[str], bool]:
     for index, value in enumerate(rest):
         key, eq, attached = value.partition("=")
         if key in ("--contents", "--ignore-revs-file", "--exclude-from", "--file", "--blob") or (
-                sub == "config" and key == "-f"):
+            sub == "config" and key == "-f"
+        ):
             if eq:
                 reads.append(attached)
             elif index + 1 < len(rest):
@@ -202,3 +292,238 @@ def _git(args: list[str | None]) -> tuple[list[str], bool]:
     if recursive and "." not in reads:
         reads.append(".")
     return reads, recursive
+
+
+# -- writes --------------------------------------------------------------------------------
+
+#: Short and long options whose value is a file or directory the program writes (long names may be
+#: abbreviated, as getopt_long accepts: ``sort --out=F``).
+_WRITE_SHORT: Final[dict[str, str]] = {"sort": "oT", "tree": "o", "time": "o", "strace": "o", "ltrace": "o"}
+_WRITE_LONG: Final[dict[str, tuple[str, ...]]] = {
+    "sort": ("output", "temporary-directory"),
+    "tree": (),
+    "time": ("output",),
+    "strace": ("output",),
+    "ltrace": ("output",),
+}
+#: Programs whose operands after the first are output files (``uniq IN OUT``, ``xxd IN OUT``).
+_OUTPUT_OPERANDS: Final = frozenset({"uniq", "xxd"})
+#: GNU time as a program (``/usr/bin/time -o F cmd``): options end at the command it runs.
+_TIME: Final = ProgramSpec(
+    "time",
+    short="apqvV",
+    short_arg="fo",
+    posix_order=True,
+    long={
+        "append": 0,
+        "format": 1,
+        "portability": 0,
+        "output": 1,
+        "verbose": 0,
+        "quiet": 0,
+        "help": 0,
+        "version": 0,
+    },
+)
+#: Tracers write their trace to ``-o FILE``; their options end at the command they run.
+_WRAPPER_SPECS: Final = {
+    "time": _TIME,
+    "strace": ProgramSpec("strace", short_arg="eopsuEIbaOPSX", posix_order=True),
+    "ltrace": ProgramSpec("ltrace", short_arg="oepsuan", posix_order=True),
+}
+#: find actions that write the file named by their first value.
+_FIND_WRITES: Final = frozenset({"-fprint", "-fprint0", "-fprintf", "-fls"})
+#: Every program :func:`program_writes` knows a writing option or operand of.
+WRITING_PROGRAMS: Final = frozenset({*_WRITE_SHORT, *_OUTPUT_OPERANDS, "git", "find", "sed", "file"})
+
+
+def program_writes(name: str, args: list[str | None], spec: ProgramSpec | None) -> list[str]:
+    """Files ``name args`` writes through its options or operands ("" = a file whose name is not static).
+
+    Over-reporting is safe and under-reporting is not: a dynamic word of such a program may
+    be a writing option (``sort $opts``), so it adds "".
+    """
+    if name == "git":
+        return _git_writes(args)
+    if name == "find":
+        return _find_writes(args)
+    if name == "sed":
+        return _sed_writes(args)
+    if name == "file":
+        return (
+            [""]
+            if any(
+                a is None or a == "--compile" or (a[:1] == "-" and a[1:2] != "-" and "C" in a) for a in args
+            )
+            else []
+        )
+    spec = _WRAPPER_SPECS.get(name, spec)
+    if spec is None or name not in WRITING_PROGRAMS:
+        return []
+    writes, operands = _option_writes(spec, args, _WRITE_SHORT.get(name, ""), _WRITE_LONG.get(name, ()))
+    if name in _OUTPUT_OPERANDS:
+        writes.extend([o or "" for o in operands[1:]])
+    if (
+        name == "tree"
+        and any(a is not None and a[:1] == "-" and a[1:2] != "-" and "H" in a for a in args)
+        and any(a is not None and a[:1] == "-" and a[1:2] != "-" and "R" in a for a in args)
+    ):
+        writes.append("")  # tree -R -H writes 00Tree.html files into the directories it lists
+    return writes
+
+
+def _option_writes(
+    spec: ProgramSpec, args: list[str | None], shorts: str, longs: tuple[str, ...]
+) -> tuple[list[str], list[str | None]]:
+    """(values of the writing options, operands), parsed as getopt_long does (bundles, abbreviations)."""
+    writes: list[str] = []
+    operands: list[str | None] = []
+    count = len(args)
+    i = 0
+    while i < count:
+        arg = args[i]
+        i += 1
+        if arg is None:
+            writes.append("")  # may be any option (`--output=...`) or an operand
+            operands.append(None)
+            continue
+        if arg == "--":
+            operands.extend(args[i:])
+            break
+        if arg == "-" or arg[:1] != "-":
+            operands.append(arg)
+            if spec.posix_order:
+                operands.extend(args[i:])
+                break
+            continue
+        if arg[1] == "-":
+            long_name, eq, attached = arg[2:].partition("=")
+            if long_name and any(option.startswith(long_name) for option in longs):
+                if eq:
+                    writes.append(attached)
+                elif i < count:
+                    writes.append(args[i] or "")
+                    i += 1
+                continue
+            arity = spec.long.get(long_name)
+            if arity is None:
+                matches = [v for k, v in spec.long.items() if k.startswith(long_name)]
+                arity = matches[0] if len(matches) == 1 else 0
+            if not eq and arity in (ARG, ARG2):
+                i += 2 if arity == ARG2 else 1
+            elif eq and arity == ARG2:
+                i += 1
+            continue
+        body = arg[1:]
+        for j, ch in enumerate(body):
+            if ch in shorts or ch in spec.short_arg:
+                short_value = body[j + 1 :]
+                if not short_value:
+                    short_value = (args[i] or "") if i < count else ""  # a dynamic value: unknown
+                    i += 1
+                if ch in shorts:
+                    writes.append(short_value)
+                break
+            if ch in spec.short_opt:
+                break
+    return writes, operands
+
+
+def _git_writes(args: list[str | None]) -> list[str]:
+    """``--output[=]F`` of any subcommand, ``format-patch -o DIR``, ``archive -o F``, ``bundle create F``, ``config -f F``."""
+    writes: list[str] = []
+    sub: str | None = ""
+    count = len(args)
+    i = 0
+    while i < count:
+        arg = args[i]
+        i += 1
+        if arg is None:
+            writes.append("")
+            if sub == "":
+                sub = None  # the subcommand is not known
+            continue
+        if sub == "" and arg[:1] != "-":
+            sub = arg
+            if sub == "bundle" and i + 1 < count and args[i] == "create":
+                writes.append(args[i + 1] or "")
+            continue
+        if arg[:2] == "--":
+            long_name, eq, value = arg[2:].partition("=")
+            directory = sub == "format-patch" and long_name and "output-directory".startswith(long_name)
+            if long_name and ("output".startswith(long_name) or directory):
+                if eq:
+                    writes.append(value)
+                elif i < count:
+                    writes.append(args[i] or "")
+                    i += 1
+        elif arg[:2] == "-o" and sub in ("format-patch", "archive"):
+            writes.append(arg[2:] or (args[i] or "" if i < count else ""))
+    if sub == "format-patch" and not writes and "--stdout" not in args:
+        writes.append(".")  # one patch file per commit, in the working directory
+    if sub == "config":  # a writing form with a chosen file writes that file
+        static = [a for a in args if a is not None]
+        if check_git(static):
+            for index, arg in enumerate(static):
+                if arg in ("-f", "--file") and index + 1 < len(static):
+                    writes.append(static[index + 1])
+                elif arg.startswith("--file="):
+                    writes.append(arg[len("--file=") :])
+    return writes
+
+
+def _find_writes(args: list[str | None]) -> list[str]:
+    """Files of ``-fprint``/``-fprint0``/``-fprintf``/``-fls``; with ``-delete``, the starting points."""
+    writes: list[str] = []
+    starts: list[str] = []
+    expression = False
+    deletes = False
+    count = len(args)
+    i = 0
+    while i < count:
+        arg = args[i]
+        i += 1
+        if arg is None:
+            writes.append("")
+            continue
+        if (
+            not expression
+            and (arg[:1] == "-" or arg in ("(", ")", "!", ","))
+            and arg not in ("-H", "-L", "-P")
+            and arg != "-D"
+            and not arg.startswith("-O")
+        ):
+            expression = True
+        elif not expression:
+            if arg == "-D":
+                i += 1
+            elif arg[:1] != "-":
+                starts.append(arg)
+            continue
+        if arg in _FIND_WRITES:
+            writes.append((args[i] or "") if i < count else "")
+            i += 1
+        elif arg == "-delete":
+            deletes = True
+    if deletes:
+        writes.extend(starts or ["."])
+    return writes
+
+
+def _sed_writes(args: list[str | None]) -> list[str]:
+    """``sed -i`` writes its file operands; a script with a ``w`` command or ``s///w`` writes a file."""
+    if None in args:
+        return [""]
+    static = [a for a in args if a is not None]
+    parsed = parse_args(SED_SPEC, static)
+    writes: list[str] = []
+    scripts = parsed.values("-e", "--expression")
+    operands = parsed.positionals
+    if not scripts and not parsed.has("-f", "--file") and operands:
+        scripts = [operands[0]]
+        operands = operands[1:]
+    if parsed.has("-f", "--file") or any(script_writes(s) for s in scripts):
+        writes.append("")
+    if parsed.has("-i", "--in-place"):
+        writes.extend([o for o in operands if o != "-"])
+    return writes

@@ -10,10 +10,11 @@ from typing import Final
 
 from .spec import ProgramSpec, longs, parse_args
 
-__all__ = ["check_sed"]
+__all__ = ["SED_SPEC", "check_sed", "script_writes"]
 
-_SPEC: Final = ProgramSpec(
-    "sed", short="nErsuz", short_arg="elf", long=longs(
+#: sed's options (``-i[SUFFIX]`` takes an attached suffix only).
+SED_SPEC: Final = ProgramSpec(
+    "sed", short="nErsuz", short_arg="elf", short_opt="i", long=longs(
         "quiet silent regexp-extended null-data zero-terminated separate unbuffered posix debug sandbox "
         "expression= line-length= file= in-place=? follow-symlinks help version"),
     forbidden={"-i": "edits files in place", "--in-place": "edits files in place",
@@ -25,7 +26,7 @@ _SAFE_CMDS: Final = frozenset("pPl=qQnNdDgGhHxz")
 
 def check_sed(args: list[str]) -> list[str]:
     """Reasons ``sed`` is not read-only."""
-    parsed = parse_args(_SPEC, args)
+    parsed = parse_args(SED_SPEC, args)
     reasons = list(parsed.reasons)
     if not parsed.has("-n", "--quiet", "--silent"):
         reasons.append("sed without -n: only print-only scripts under -n are treated as read-only")
@@ -38,6 +39,11 @@ def check_sed(args: list[str]) -> list[str]:
     for script in scripts:
         reasons.extend(_check_script(script))
     return reasons
+
+
+def script_writes(script: str) -> bool:
+    """True when the script may write a file (``w``, ``W``, ``s///w``, or anything not understood)."""
+    return bool(_check_script(script))
 
 
 def _check_script(script: str) -> list[str]:

@@ -74,10 +74,6 @@ def check_xxd(args: list[str]) -> list[str]:
     return []
 
 
-def _top_check(parsed: ParsedArgs) -> list[str]:
-    return [] if parsed.has("-b") else ["top: interactive top can kill processes; only -b is read-only"]
-
-
 _GREP_LONG: Final = longs(
     "extended-regexp fixed-strings basic-regexp perl-regexp regexp= file= ignore-case no-ignore-case "
     "word-regexp line-regexp null-data no-messages invert-match version help max-count= byte-offset "
@@ -206,7 +202,7 @@ _SPECS: Final[list[ProgramSpec]] = [
     ProgramSpec("hostname", short="fsiIdAa", long=longs(
         "fqdn short ip-address all-ip-addresses domain all-fqdns alias help version"), check=_no_operands),
     ProgramSpec("printenv", short="0", long=longs("null help version")),
-    ProgramSpec("tree", short="adlfxpsughDFqNQtvUcCnAS", short_arg="LPIT", long=longs(
+    ProgramSpec("tree", short="adlfxpsughDFqNQtvUcCnAS", short_arg="LPITo", long=longs(
         "noreport charset= dirsfirst du prune gitignore info sort= timefmt= matchdirs ignore-case filelimit= "
         "help version inodes device si"),
                 forbidden={"-o": "writes its output to a file", "-R": "with -H writes 00Tree.html files",
@@ -280,7 +276,6 @@ _SPECS: Final[list[ProgramSpec]] = [
     ProgramSpec("help", short="dms"),
     ProgramSpec("history", check=_history_check),
     ProgramSpec("command", short="pvV", check=_command_check),
-    ProgramSpec("top", short="bcHiSs", short_arg="dnpuUwo", check=_top_check),
     ProgramSpec("md5sum", short=_SUM.short, long=_SUM.long, glob_safe=True),
     ProgramSpec("sha1sum", short=_SUM.short, long=_SUM.long, glob_safe=True),
     ProgramSpec("sha224sum", short=_SUM.short, long=_SUM.long, glob_safe=True),

@@ -46,7 +46,7 @@ WRAPPERS: Final[dict[str, _Wrapper]] = {
     "sudo": _w("-u --user -g --group -h --host -p --prompt -C --close-from -D --chdir -r --role -t --type "
                "-T --command-timeout -U --other-user"),
     "doas": _w("-u -C"),
-    "time": _w(),
+    "time": _w("-o --output -f --format"),  # GNU time's (/usr/bin/time); bash's keyword takes only -p
     "coproc": _w(),
     "setsid": _w(),
     "ionice": _w("-c --class -n --classdata -p --pid -P --pgid -u --uid"),
