@@ -30,6 +30,3 @@ if [ -n "$missing" ]; then
     # shellcheck disable=SC2086
     apt-get install -y -qq $missing >/dev/null
 fi
-
-# A git newer than the system's 2.39, built from source beside it (tests/test_tools_bash_git.py).
-sh "$(dirname "$0")/install-newer-git.sh" /opt/shellrt-git

@@ -13,6 +13,11 @@ step() { printf '\n==> %s\n' "$*" >&2; }
 step "system packages"
 bash scripts/install-system-deps.sh
 
+step "a git newer than the system's, built from source in the background (tests/test_tools_bash_git.py)"
+newer_git_log="$(mktemp)"
+sh scripts/install-newer-git.sh /opt/shellrt-git >"$newer_git_log" 2>&1 &
+newer_git_pid=$!
+
 step "docker daemon"
 bash scripts/start-dockerd.sh
 
@@ -45,6 +50,14 @@ step "compile the command analyser in place (mypyc: what 'pip install .' ships)"
 # module, rebuild (this command) or delete them (remove_inplace_build above);
 # pytest refuses to start, and importing shellrt.analysis warns, while they are stale.
 python3 setup.py --quiet build_ext --inplace --force
+
+step "wait for the newer git"
+if ! wait "$newer_git_pid"; then
+    cat "$newer_git_log" >&2
+    echo "building the newer git failed (scripts/install-newer-git.sh)" >&2
+    exit 1
+fi
+tail -n 1 "$newer_git_log" >&2
 
 step "pytest (compiled analyser)"
 set +e
