@@ -588,8 +588,19 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         # After the roots, so a root that contains it (workspace = /tmp) cannot cover it.
         args += ["--bind", str(sources.get(state_dir, state_dir)), str(state_dir)]
         kinds = self._denied_kinds() if denied is None else denied
+        masked = [
+            path
+            for path in self.policy.read_denied
+            if not as_user or _maskable(path, self._reach_paths())  # else unreachable: nothing to hide
+        ]
+        # Every directory between a writable root and a masked path is a mount point of itself:
+        # renaming or removing a mount point fails (EBUSY), so no command can move a masked
+        # file out from under its mask, here or (the rename reaching the host) for a later session.
+        for root, directory in _pinned_dirs(masked, self.policy.allowed_roots()):
+            source = sources.get(root, root) / directory.relative_to(root)
+            args += ["--bind", str(source), str(directory)]
         for path, kind in zip(self.policy.read_denied, kinds, strict=True):
-            if as_user and not _maskable(path, self._reach_paths()):
+            if path not in masked:
                 continue  # the sandbox uid cannot reach it to read it (nor bwrap to mask it)
             if kind == "dir":
                 args += ["--tmpfs", str(path)]
@@ -699,6 +710,31 @@ def _maskable(path: Path, reach: list[Path]) -> bool:
     if any(path == p or p in path.parents for p in inside):
         return True
     return _reachable(str(path.parent))
+
+
+def _pinned_dirs(masked: list[Path], roots: tuple[Path, ...] | list[Path]) -> list[tuple[Path, Path]]:
+    """(writable root, directory) for each existing directory between a root and a masked path.
+
+    Shallowest first (each bind goes over its parent's). The masked path itself is
+    a mount already when it exists; a path that does not exist yet pins its existing
+    ancestors and leaves nothing behind in the root. Symlinks are not followed.
+    """
+    pinned: dict[Path, Path] = {}
+    for path in masked:
+        holders = [r for r in roots if r in path.parents]
+        if not holders:
+            continue  # outside the writable roots: read-only, nothing there can be renamed
+        root = max(holders, key=lambda r: len(r.parts))
+        for directory in reversed(path.parents):
+            if directory == root or root not in directory.parents:
+                continue
+            try:
+                if not stat.S_ISDIR(os.lstat(directory).st_mode):
+                    break
+            except OSError:
+                break
+            pinned.setdefault(directory, root)
+    return sorted(((r, d) for d, r in pinned.items()), key=lambda rd: len(rd[1].parts))
 
 
 def _skeletons(paths: list[Path]) -> list[Path]:

@@ -336,6 +336,66 @@ async def test_read_denied_paths_are_masked_and_leave_no_placeholder(ws: Path, t
         shutil.rmtree(outside, ignore_errors=True)
 
 
+#: Every way a command might move a masked file out from under its mask (each its own command).
+_MOVE_ATTACKS = (
+    "mv top/conf top/conf2",
+    "mv top top2",
+    "mv top/conf/db.env top/conf/moved",
+    "mv top/conf/keys top/keys2",
+    "ln top/conf/db.env hard",
+    "ln top/conf/keys/id top/idhard",
+    "cp -a top copy",
+    "rm -rf top/conf; mkdir -p top/conf",
+    "rm -rf top",
+    'python3 -c \'import os; os.rename("top/conf", "c3")\'',
+)
+_LOOK = (
+    "cat top2/conf/db.env top/conf2/db.env top/conf/moved hard top/idhard copy/conf/db.env "
+    "top/keys2/id c3/db.env top/conf/db.env top/conf/keys/id copy/conf/keys/id; true"
+)
+
+
+@pytest.mark.parametrize("persistent", [True, False], ids=["session", "per-command"])
+async def test_masked_paths_cannot_be_moved_away(ws: Path, tmp_path: Path, persistent: bool) -> None:
+    """Renames, links, copies and removals around masked paths expose nothing, now or in the next session.
+
+    Every directory between the workspace and a masked path is pinned (a mount point of
+    itself), so renaming or removing it fails; a masked path that does not exist yet
+    leaves no placeholder behind.
+    """
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    (ws / "top" / "conf" / "keys").mkdir(parents=True)
+    (ws / "top" / "conf" / "db.env").write_text("DBPASS=hunter2\n")
+    (ws / "top" / "conf" / "keys" / "id").write_text("PRIVATE-KEY\n")
+    (ws / "plain").write_text("ok\n")
+    missing = ws / "top" / "later" / "token"
+    denied = (ws / "top" / "conf" / "db.env", ws / "top" / "conf" / "keys", missing)
+    policy = SandboxPolicy(workspace=ws, read_denied=denied)
+    for session in range(2):
+        backend = BwrapBackend(BwrapConfig(persistent=persistent), policy)
+        try:
+            await backend.start()
+        except BackendUnavailableError as exc:
+            require(False, f"bwrap unusable here: {exc}")
+        sup = Supervisor(backend, session_dir=tmp_path / f"s{session}")
+        try:
+            outputs = []
+            for attack in _MOVE_ATTACKS if session == 0 else ():
+                result = await sup.run(f"{attack}; {_LOOK}", timeout_s=30)
+                outputs.append(result.preview)
+            result = await sup.run(f"cat plain; {_LOOK}", timeout_s=30)
+            outputs.append(result.preview)
+        finally:
+            await sup.close()
+            await backend.close()
+        for out in outputs:
+            assert "hunter2" not in out and "PRIVATE-KEY" not in out, outputs
+        assert "ok" in outputs[-1], outputs  # ordinary files stay readable
+        assert (ws / "top" / "conf" / "db.env").read_text() == "DBPASS=hunter2\n"
+        assert (ws / "top" / "conf" / "keys" / "id").read_text() == "PRIVATE-KEY\n"
+        assert not (ws / "top" / "later").exists()  # no placeholder in the user's repo
+
+
 async def test_host_socket_made_after_the_session_sandbox_started_is_hidden_too(
     ws: Path, tmp_path: Path
 ) -> None:
