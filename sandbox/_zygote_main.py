@@ -4,7 +4,7 @@ Runs *inside* the sandbox on the host's own interpreter (``python -I -S -B -c
 <bootstrap> PROGRAM_FD SOCKET_FD CONFIG``, this module's code object arriving
 marshalled through PROGRAM_FD, CONFIG a hex-encoded marshalled dict), so it
 imports nothing of ``sandbox`` or ``shellrt`` -- and only C modules of the
-standard library (``_socket``, ``_signal``, ``marshal``, ``select``) plus
+standard library (``_socket``, ``_signal``, ``marshal``, ``select``, ``resource``) plus
 ``ctypes`` for the few system calls ``os`` lacks (``unshare``, ``mount``,
 ``prctl``, ``capset``, ``move_mount``): ``json``, ``socket`` and ``signal``
 would pull in ``re`` and ``enum`` and triple the start-up time.
@@ -83,6 +83,7 @@ import ctypes
 import errno
 import marshal
 import os
+import resource
 import select
 import sys
 from typing import Any
@@ -499,10 +500,13 @@ class Zygote:
     def _lower(self) -> None:
         """The init gives up everything before it is handed its command, which inherits that.
 
-        Bounding set, uid/gid (root caller), capabilities, no_new_privs, the seccomp
-        filter; not dumpable, so the command cannot open the init's fds or memory.
+        Core dumps (hard limit 0), bounding set, uid/gid (root caller), capabilities,
+        no_new_privs, the seccomp filter; not dumpable, so the command cannot open the init's fds or memory.
         """
         _check(_libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(DUMPABLE)")
+        # No core dumps: a crashing command must not feed the host's core_pattern (a pipe to a
+        # handler that runs as host root), and the hard limit keeps it from raising it back.
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         for cap in self._bounding:  # while CAP_SETPCAP is still held
             _check(_libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0), "prctl(CAPBSET_DROP)")
         if self.uid is not None and self.gid is not None:

@@ -320,6 +320,16 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             detail = result.stderr.decode("utf-8", "replace").strip()
             raise BackendUnavailableError(f"{_NAMESPACE_FIX} (bwrap said: {detail or result.returncode})")
 
+    def _no_core_prefix(self) -> list[str]:
+        """``prlimit`` setting RLIMIT_CORE to 0 (soft and hard) for a per-command bwrap and its command."""
+        prlimit = shutil.which("prlimit", path=os.defpath + ":/usr/sbin:/sbin")
+        if prlimit is None:
+            raise SandboxExecError(
+                "one bwrap per command needs util-linux's prlimit to turn core dumps off "
+                "(apt-get install util-linux); or use the session sandbox (persistent mode)"
+            )
+        return [prlimit, "--core=0:0", "--"]
+
     def _switches_uid(self) -> bool:
         """Run as root: commands run under the sandbox uid (idmapped roots, a holder mount namespace)."""
         return os.geteuid() == 0 and not self._unhardened_for_benchmark
@@ -674,7 +684,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             env = {**env, "HOME": "/tmp"}  # root's home is not the sandbox user's
         try:
             proc = await self._runner.spawn(
-                self.cgroup_argv(argv),  # limits: joins the session cgroup
+                # No core dumps (hard limit 0: a command must not feed the host's core_pattern
+                # handler); limits: joins the session cgroup.
+                [*self._no_core_prefix(), *self.cgroup_argv(argv)],
                 request,
                 marker=run.marker,
                 cwd_host_file=run.cwd_file,

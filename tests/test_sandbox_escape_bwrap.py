@@ -204,6 +204,16 @@ async def test_root_only_files_are_unreadable(run: Run) -> None:
     assert "READ-SHADOW" not in out and "LISTED-ROOT" not in out, out
 
 
+async def test_core_dumps_are_off_and_cannot_be_turned_on(run: Run) -> None:
+    """RLIMIT_CORE hard 0: a crashing command cannot feed the host's core_pattern pipe handler."""
+    _, out = await run(
+        "echo HARD=$(ulimit -Hc) SOFT=$(ulimit -Sc); ulimit -c unlimited && echo RAISED; "
+        "ulimit -Hc 1 && echo RAISED; echo AFTER=$(ulimit -Hc)"
+    )
+    assert "RAISED" not in out, out
+    assert "HARD=0 SOFT=0" in out and "AFTER=0" in out, out
+
+
 async def test_command_is_not_root_when_shellrt_is(run: Run) -> None:
     code, out = await run("id -u")
     assert code == 0
