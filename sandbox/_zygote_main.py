@@ -289,7 +289,8 @@ class Zygote:
         #: Said instead of "Resource temporarily unavailable" when no process can be made.
         self.eagain: str = config.get("eagain") or "no process can be created (EAGAIN)"
         program: bytes = config["seccomp"]
-        self.masks: bool = config.get("masks", True)
+        if not program or len(program) % 8:
+            raise ValueError("no seccomp program: refusing to run commands without one")
         self._filter = ctypes.create_string_buffer(program, len(program))
         self._fprog = _SockFprog(len(program) // 8, ctypes.cast(self._filter, ctypes.c_char_p))
         #: init pid -> (command id, status fd, read end of the init's report pipe)
@@ -415,11 +416,11 @@ class Zygote:
         try:
             os.setsid()
             _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
-            for name in _PROC_READ_ONLY if self.masks else ():
+            for name in _PROC_READ_ONLY:
                 path = "/proc/" + name
                 if os.path.exists(path):
                     _read_only(path, _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
-            for name in _PROC_MASKED if self.masks else ():
+            for name in _PROC_MASKED:
                 _mask("/proc/" + name)
             self._lower()
         except Exception as exc:  # reported to the command that would have run here
@@ -518,10 +519,7 @@ class Zygote:
         _check(_libc.capset(ctypes.byref(_CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)), caps), "capset")
         _check(_libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "prctl(AMBIENT)")
         _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
-        if self._fprog.len:  # (no program: only a benchmark measuring the hardening's cost)
-            _check(
-                _libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(self._fprog), 0, 0), "seccomp"
-            )
+        _check(_libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(self._fprog), 0, 0), "seccomp")
 
     def kill(self, command_id: int) -> None:
         """SIGKILL the command's init: the kernel kills the rest of its namespace.

@@ -85,7 +85,6 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import ClassVar
 
 import anyio
 
@@ -160,10 +159,6 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
     #: Inits each session zygote keeps ready in fresh namespaces (each holds one process of
     #: the session's pids limit while it waits).
     warm_pool = 1
-    #: Benchmarks only (``benchmarks/bench_supervisor.py`` measures what the hardening costs): no
-    #: seccomp filter, no /proc or host-socket masks and, run as root, no idmap or uid switch --
-    #: commands would run as host root. Never set anywhere else.
-    _unhardened_for_benchmark: ClassVar[bool] = False
 
     def __init__(self, config: BwrapConfig | None = None, policy: SandboxPolicy | None = None) -> None:
         if policy is None:
@@ -332,7 +327,23 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
 
     def _switches_uid(self) -> bool:
         """Run as root: commands run under the sandbox uid (idmapped roots, a holder mount namespace)."""
-        return os.geteuid() == 0 and not self._unhardened_for_benchmark
+        return os.geteuid() == 0
+
+    def _seccomp_program(self) -> bytes:
+        """The seccomp program every command runs under (`sandbox._seccomp`)."""
+        return _SECCOMP
+
+    def _host_masks(self, state_dir: Path, *, as_user: bool, zygote: bool) -> list[str]:
+        """bwrap flags hiding the host's /proc/sys writes, Docker's /proc entries and host IPC sockets."""
+        args: list[str] = []
+        if not zygote:
+            # bwrap leaves /proc/sys writable with --unshare-net: read-only (the host's view of
+            # it), and the /proc entries Docker hides hidden. Not in the zygote's sandbox: its
+            # commands get their own /proc, which a user namespace refuses to mount while
+            # anything covers part of this one ("too revealing").
+            args += ["--ro-bind", "/proc/sys", "/proc/sys", *_PROC_MASKS]
+        # No host IPC: /run, the caller's runtime dir and every other host socket hidden.
+        return args + ipc_mask_args((*self.policy.allowed_roots(), state_dir), reachable_only=as_user)
 
     def _denied_kinds(self) -> tuple[str | None, ...]:
         """Per read-denied path, what is there now: ``dir``, ``file`` or None (nothing to hide)."""
@@ -380,10 +391,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         )
         if os.geteuid() != 0:
             argv[1:1] = ["--unshare-user"]
-        hardened = not self._unhardened_for_benchmark
         config: dict[str, object] = {
-            "seccomp": _SECCOMP if hardened else b"",
-            "masks": hardened,
+            "seccomp": self._seccomp_program(),
             "setup": [],
             "caps": [_CAP_NUMBERS[c] for c in caps],
             "pool": self.warm_pool,
@@ -572,15 +581,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if self.policy.network in ("none", "proxied"):
             args.append("--unshare-net")
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        if not zygote and not self._unhardened_for_benchmark:
-            # bwrap leaves /proc/sys writable with --unshare-net: read-only (the host's view of
-            # it), and the /proc entries Docker hides hidden. Not in the zygote's sandbox: its
-            # commands get their own /proc, which a user namespace refuses to mount while
-            # anything covers part of this one ("too revealing").
-            args += ["--ro-bind", "/proc/sys", "/proc/sys", *_PROC_MASKS]
-        # No host IPC: /run, the caller's runtime dir and every other host socket hidden.
-        if not self._unhardened_for_benchmark:
-            args += ipc_mask_args((*self.policy.allowed_roots(), state_dir), reachable_only=as_user)
+        args += self._host_masks(state_dir, as_user=as_user, zygote=zygote)
         if self._proxy_dir is not None and self._proxy is not None:  # after the /run mask
             args += ["--ro-bind", str(self._proxy_dir), PROXY_DIR_INSIDE]
         args += ["--tmpfs", "/tmp"] if tmp is None else ["--bind", str(tmp), "/tmp"]
@@ -665,14 +666,14 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         run = self._runner.new_run(request.report_cwd)
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
         seccomp_r, seccomp_w = os.pipe2(os.O_CLOEXEC)
-        os.write(seccomp_w, _SECCOMP)  # < 4 KiB: fits in the pipe
+        os.write(seccomp_w, self._seccomp_program())  # < 4 KiB: fits in the pipe
         os.close(seccomp_w)
         argv = [
             *self.bwrap_args(
                 cwd=request.cwd,
                 state_dir=run.state_dir,
                 tmp=self._session_tmp,
-                seccomp_fd=None if self._unhardened_for_benchmark else seccomp_r,
+                seccomp_fd=seccomp_r,
             ),
             "--json-status-fd",
             str(status_w),
