@@ -730,10 +730,12 @@ def _pinned_dirs(masked: list[Path], roots: tuple[Path, ...] | list[Path]) -> li
 
     Shallowest first (each bind goes over its parent's). The masked path itself is
     a mount already when it exists; a path that does not exist yet pins its existing
-    ancestors and leaves nothing behind in the root. Symlinks are not followed.
+    ancestors and leaves nothing behind in the root. A symlink ends a lexical way;
+    the resolved path's own ancestors are pinned as well.
     """
     pinned: dict[Path, Path] = {}
-    for path in masked:
+    # A symlink on the way (``ws/link/secret``) is masked where it leads: pin that way too.
+    for path in {*masked, *(Path(os.path.realpath(p)) for p in masked)}:
         holders = [r for r in roots if r in path.parents]
         if not holders:
             continue  # outside the writable roots: read-only, nothing there can be renamed

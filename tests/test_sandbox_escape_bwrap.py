@@ -357,11 +357,13 @@ _MOVE_ATTACKS = (
     "cp -a top copy",
     "rm -rf top/conf; mkdir -p top/conf",
     "rm -rf top",
+    "mv vault v2",
+    "mv vault/keys k2",
     'python3 -c \'import os; os.rename("top/conf", "c3")\'',
 )
 _LOOK = (
     "cat top2/conf/db.env top/conf2/db.env top/conf/moved hard top/idhard copy/conf/db.env "
-    "top/keys2/id c3/db.env top/conf/db.env top/conf/keys/id copy/conf/keys/id; true"
+    "top/keys2/id c3/db.env top/conf/db.env top/conf/keys/id copy/conf/keys/id v2/keys/id k2/id vault/keys/id; true"
 )
 
 
@@ -378,8 +380,11 @@ async def test_masked_paths_cannot_be_moved_away(ws: Path, tmp_path: Path, persi
     (ws / "top" / "conf" / "db.env").write_text("DBPASS=hunter2\n")
     (ws / "top" / "conf" / "keys" / "id").write_text("PRIVATE-KEY\n")
     (ws / "plain").write_text("ok\n")
+    (ws / "vault" / "keys").mkdir(parents=True)
+    (ws / "vault" / "keys" / "id").write_text("PRIVATE-KEY\n")
+    (ws / "via").symlink_to("vault")  # masked through a symlinked parent
     missing = ws / "top" / "later" / "token"
-    denied = (ws / "top" / "conf" / "db.env", ws / "top" / "conf" / "keys", missing)
+    denied = (ws / "top" / "conf" / "db.env", ws / "top" / "conf" / "keys", ws / "via" / "keys", missing)
     policy = SandboxPolicy(workspace=ws, read_denied=denied)
     for session in range(2):
         backend = BwrapBackend(BwrapConfig(persistent=persistent), policy)
@@ -403,6 +408,7 @@ async def test_masked_paths_cannot_be_moved_away(ws: Path, tmp_path: Path, persi
         assert "ok" in outputs[-1], outputs  # ordinary files stay readable
         assert (ws / "top" / "conf" / "db.env").read_text() == "DBPASS=hunter2\n"
         assert (ws / "top" / "conf" / "keys" / "id").read_text() == "PRIVATE-KEY\n"
+        assert (ws / "vault" / "keys" / "id").read_text() == "PRIVATE-KEY\n"
         assert not (ws / "top" / "later").exists()  # no placeholder in the user's repo
 
 
