@@ -235,6 +235,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 "one bwrap per command cannot host the proxy bridge. Fix: drop the per-command setting, "
                 "or use --network none"
             )
+        program = self._seccomp_program()
+        if not program or len(program) % 8:  # fail closed: no command runs without its filter
+            raise BackendUnavailableError(
+                "bwrap: the seccomp program is empty or malformed; refusing to run commands without it"
+            )
         found = shutil.which(self.config.bwrap_path)
         if found is None:
             raise BackendUnavailableError(

@@ -204,6 +204,23 @@ async def test_root_only_files_are_unreadable(run: Run) -> None:
     assert "READ-SHADOW" not in out and "LISTED-ROOT" not in out, out
 
 
+class _NoFilterBwrap(BwrapBackend):
+    def _seccomp_program(self) -> bytes:
+        return b""
+
+
+@pytest.mark.parametrize("persistent", [True, False], ids=["session", "per-command"])
+async def test_no_command_runs_without_the_seccomp_filter(ws: Path, persistent: bool) -> None:
+    """There is no switch that turns the filter off: an empty program refuses the start, in both modes."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    backend = _NoFilterBwrap(BwrapConfig(persistent=persistent), SandboxPolicy(workspace=ws))
+    try:
+        with pytest.raises(BackendUnavailableError, match="seccomp program"):
+            await backend.start()
+    finally:
+        await backend.close()
+
+
 async def test_core_dumps_are_off_and_cannot_be_turned_on(run: Run) -> None:
     """RLIMIT_CORE hard 0: a crashing command cannot feed the host's core_pattern pipe handler."""
     _, out = await run(
