@@ -55,7 +55,10 @@ The flags (see `BwrapBackend.bwrap_args`):
 - read-denied paths are hidden after the binds (``--tmpfs`` over a directory,
   ``--ro-bind /dev/null`` over a file), so a denied path inside the workspace
   stays hidden. A denied path that appears (or changes kind) after the zygote
-  started makes the next command start a new zygote that hides it too;
+  started makes the next command start a new zygote that hides it too. Every
+  directory between a writable root and a denied path is bound onto itself
+  first: a mount point cannot be renamed or removed (EBUSY), so no command can
+  move a denied file out from under its mask;
 - ``--unshare-pid`` + ``--die-with-parent`` + ``--new-session``: the command's
   pid namespace dies with its init, so killing it kills every descendant,
   double-forked or not; ``--unshare-ipc``/``--unshare-uts`` always, and
