@@ -4,7 +4,7 @@ Runs *inside* the sandbox on the host's own interpreter (``python -I -S -B -c
 <bootstrap> PROGRAM_FD SOCKET_FD CONFIG``, this module's code object arriving
 marshalled through PROGRAM_FD, CONFIG a hex-encoded marshalled dict), so it
 imports nothing of ``sandbox`` or ``shellrt`` -- and only C modules of the
-standard library (``_socket``, ``_signal``, ``marshal``, ``select``) plus
+standard library (``_socket``, ``_signal``, ``marshal``, ``select``, ``resource``) plus
 ``ctypes`` for the few system calls ``os`` lacks (``unshare``, ``mount``,
 ``prctl``, ``capset``, ``move_mount``): ``json``, ``socket`` and ``signal``
 would pull in ``re`` and ``enum`` and triple the start-up time.
@@ -83,6 +83,7 @@ import ctypes
 import errno
 import marshal
 import os
+import resource
 import select
 import sys
 from typing import Any
@@ -288,7 +289,8 @@ class Zygote:
         #: Said instead of "Resource temporarily unavailable" when no process can be made.
         self.eagain: str = config.get("eagain") or "no process can be created (EAGAIN)"
         program: bytes = config["seccomp"]
-        self.masks: bool = config.get("masks", True)
+        if not program or len(program) % 8:
+            raise ValueError("no seccomp program: refusing to run commands without one")
         self._filter = ctypes.create_string_buffer(program, len(program))
         self._fprog = _SockFprog(len(program) // 8, ctypes.cast(self._filter, ctypes.c_char_p))
         #: init pid -> (command id, status fd, read end of the init's report pipe)
@@ -414,11 +416,11 @@ class Zygote:
         try:
             os.setsid()
             _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
-            for name in _PROC_READ_ONLY if self.masks else ():
+            for name in _PROC_READ_ONLY:
                 path = "/proc/" + name
                 if os.path.exists(path):
                     _read_only(path, _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
-            for name in _PROC_MASKED if self.masks else ():
+            for name in _PROC_MASKED:
                 _mask("/proc/" + name)
             self._lower()
         except Exception as exc:  # reported to the command that would have run here
@@ -499,10 +501,13 @@ class Zygote:
     def _lower(self) -> None:
         """The init gives up everything before it is handed its command, which inherits that.
 
-        Bounding set, uid/gid (root caller), capabilities, no_new_privs, the seccomp
-        filter; not dumpable, so the command cannot open the init's fds or memory.
+        Core dumps (hard limit 0), bounding set, uid/gid (root caller), capabilities,
+        no_new_privs, the seccomp filter; not dumpable, so the command cannot open the init's fds or memory.
         """
         _check(_libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(DUMPABLE)")
+        # No core dumps: a crashing command must not feed the host's core_pattern (a pipe to a
+        # handler that runs as host root), and the hard limit keeps it from raising it back.
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         for cap in self._bounding:  # while CAP_SETPCAP is still held
             _check(_libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0), "prctl(CAPBSET_DROP)")
         if self.uid is not None and self.gid is not None:
@@ -514,10 +519,7 @@ class Zygote:
         _check(_libc.capset(ctypes.byref(_CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)), caps), "capset")
         _check(_libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "prctl(AMBIENT)")
         _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
-        if self._fprog.len:  # (no program: only a benchmark measuring the hardening's cost)
-            _check(
-                _libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(self._fprog), 0, 0), "seccomp"
-            )
+        _check(_libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(self._fprog), 0, 0), "seccomp")
 
     def kill(self, command_id: int) -> None:
         """SIGKILL the command's init: the kernel kills the rest of its namespace.

@@ -55,7 +55,10 @@ The flags (see `BwrapBackend.bwrap_args`):
 - read-denied paths are hidden after the binds (``--tmpfs`` over a directory,
   ``--ro-bind /dev/null`` over a file), so a denied path inside the workspace
   stays hidden. A denied path that appears (or changes kind) after the zygote
-  started makes the next command start a new zygote that hides it too;
+  started makes the next command start a new zygote that hides it too. Every
+  directory between a writable root and a denied path is bound onto itself
+  first: a mount point cannot be renamed or removed (EBUSY), so no command can
+  move a denied file out from under its mask;
 - ``--unshare-pid`` + ``--die-with-parent`` + ``--new-session``: the command's
   pid namespace dies with its init, so killing it kills every descendant,
   double-forked or not; ``--unshare-ipc``/``--unshare-uts`` always, and
@@ -85,7 +88,6 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import ClassVar
 
 import anyio
 
@@ -160,10 +162,6 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
     #: Inits each session zygote keeps ready in fresh namespaces (each holds one process of
     #: the session's pids limit while it waits).
     warm_pool = 1
-    #: Benchmarks only (``benchmarks/bench_supervisor.py`` measures what the hardening costs): no
-    #: seccomp filter, no /proc or host-socket masks and, run as root, no idmap or uid switch --
-    #: commands would run as host root. Never set anywhere else.
-    _unhardened_for_benchmark: ClassVar[bool] = False
 
     def __init__(self, config: BwrapConfig | None = None, policy: SandboxPolicy | None = None) -> None:
         if policy is None:
@@ -239,6 +237,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 "network 'proxied' needs the bwrap session sandbox (persistent mode); "
                 "one bwrap per command cannot host the proxy bridge. Fix: drop the per-command setting, "
                 "or use --network none"
+            )
+        program = self._seccomp_program()
+        if not program or len(program) % 8:  # fail closed: no command runs without its filter
+            raise BackendUnavailableError(
+                "bwrap: the seccomp program is empty or malformed; refusing to run commands without it"
             )
         found = shutil.which(self.config.bwrap_path)
         if found is None:
@@ -320,9 +323,35 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             detail = result.stderr.decode("utf-8", "replace").strip()
             raise BackendUnavailableError(f"{_NAMESPACE_FIX} (bwrap said: {detail or result.returncode})")
 
+    def _no_core_prefix(self) -> list[str]:
+        """``prlimit`` setting RLIMIT_CORE to 0 (soft and hard) for a per-command bwrap and its command."""
+        prlimit = shutil.which("prlimit", path=os.defpath + ":/usr/sbin:/sbin")
+        if prlimit is None:
+            raise SandboxExecError(
+                "one bwrap per command needs util-linux's prlimit to turn core dumps off "
+                "(apt-get install util-linux); or use the session sandbox (persistent mode)"
+            )
+        return [prlimit, "--core=0:0", "--"]
+
     def _switches_uid(self) -> bool:
         """Run as root: commands run under the sandbox uid (idmapped roots, a holder mount namespace)."""
-        return os.geteuid() == 0 and not self._unhardened_for_benchmark
+        return os.geteuid() == 0
+
+    def _seccomp_program(self) -> bytes:
+        """The seccomp program every command runs under (`sandbox._seccomp`)."""
+        return _SECCOMP
+
+    def _host_masks(self, state_dir: Path, *, as_user: bool, zygote: bool) -> list[str]:
+        """bwrap flags hiding the host's /proc/sys writes, Docker's /proc entries and host IPC sockets."""
+        args: list[str] = []
+        if not zygote:
+            # bwrap leaves /proc/sys writable with --unshare-net: read-only (the host's view of
+            # it), and the /proc entries Docker hides hidden. Not in the zygote's sandbox: its
+            # commands get their own /proc, which a user namespace refuses to mount while
+            # anything covers part of this one ("too revealing").
+            args += ["--ro-bind", "/proc/sys", "/proc/sys", *_PROC_MASKS]
+        # No host IPC: /run, the caller's runtime dir and every other host socket hidden.
+        return args + ipc_mask_args((*self.policy.allowed_roots(), state_dir), reachable_only=as_user)
 
     def _denied_kinds(self) -> tuple[str | None, ...]:
         """Per read-denied path, what is there now: ``dir``, ``file`` or None (nothing to hide)."""
@@ -370,10 +399,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         )
         if os.geteuid() != 0:
             argv[1:1] = ["--unshare-user"]
-        hardened = not self._unhardened_for_benchmark
         config: dict[str, object] = {
-            "seccomp": _SECCOMP if hardened else b"",
-            "masks": hardened,
+            "seccomp": self._seccomp_program(),
             "setup": [],
             "caps": [_CAP_NUMBERS[c] for c in caps],
             "pool": self.warm_pool,
@@ -562,15 +589,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if self.policy.network in ("none", "proxied"):
             args.append("--unshare-net")
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        if not zygote and not self._unhardened_for_benchmark:
-            # bwrap leaves /proc/sys writable with --unshare-net: read-only (the host's view of
-            # it), and the /proc entries Docker hides hidden. Not in the zygote's sandbox: its
-            # commands get their own /proc, which a user namespace refuses to mount while
-            # anything covers part of this one ("too revealing").
-            args += ["--ro-bind", "/proc/sys", "/proc/sys", *_PROC_MASKS]
-        # No host IPC: /run, the caller's runtime dir and every other host socket hidden.
-        if not self._unhardened_for_benchmark:
-            args += ipc_mask_args((*self.policy.allowed_roots(), state_dir), reachable_only=as_user)
+        args += self._host_masks(state_dir, as_user=as_user, zygote=zygote)
         if self._proxy_dir is not None and self._proxy is not None:  # after the /run mask
             args += ["--ro-bind", str(self._proxy_dir), PROXY_DIR_INSIDE]
         args += ["--tmpfs", "/tmp"] if tmp is None else ["--bind", str(tmp), "/tmp"]
@@ -588,8 +607,19 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         # After the roots, so a root that contains it (workspace = /tmp) cannot cover it.
         args += ["--bind", str(sources.get(state_dir, state_dir)), str(state_dir)]
         kinds = self._denied_kinds() if denied is None else denied
+        masked = [
+            path
+            for path in self.policy.read_denied
+            if not as_user or _maskable(path, self._reach_paths())  # else unreachable: nothing to hide
+        ]
+        # Every directory between a writable root and a masked path is a mount point of itself:
+        # renaming or removing a mount point fails (EBUSY), so no command can move a masked
+        # file out from under its mask, here or (the rename reaching the host) for a later session.
+        for root, directory in _pinned_dirs(masked, self.policy.allowed_roots()):
+            source = sources.get(root, root) / directory.relative_to(root)
+            args += ["--bind", str(source), str(directory)]
         for path, kind in zip(self.policy.read_denied, kinds, strict=True):
-            if as_user and not _maskable(path, self._reach_paths()):
+            if path not in masked:
                 continue  # the sandbox uid cannot reach it to read it (nor bwrap to mask it)
             if kind == "dir":
                 args += ["--tmpfs", str(path)]
@@ -644,14 +674,14 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         run = self._runner.new_run(request.report_cwd)
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
         seccomp_r, seccomp_w = os.pipe2(os.O_CLOEXEC)
-        os.write(seccomp_w, _SECCOMP)  # < 4 KiB: fits in the pipe
+        os.write(seccomp_w, self._seccomp_program())  # < 4 KiB: fits in the pipe
         os.close(seccomp_w)
         argv = [
             *self.bwrap_args(
                 cwd=request.cwd,
                 state_dir=run.state_dir,
                 tmp=self._session_tmp,
-                seccomp_fd=None if self._unhardened_for_benchmark else seccomp_r,
+                seccomp_fd=seccomp_r,
             ),
             "--json-status-fd",
             str(status_w),
@@ -663,7 +693,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             env = {**env, "HOME": "/tmp"}  # root's home is not the sandbox user's
         try:
             proc = await self._runner.spawn(
-                self.cgroup_argv(argv),  # limits: joins the session cgroup
+                # No core dumps (hard limit 0: a command must not feed the host's core_pattern
+                # handler); limits: joins the session cgroup.
+                [*self._no_core_prefix(), *self.cgroup_argv(argv)],
                 request,
                 marker=run.marker,
                 cwd_host_file=run.cwd_file,
@@ -699,6 +731,33 @@ def _maskable(path: Path, reach: list[Path]) -> bool:
     if any(path == p or p in path.parents for p in inside):
         return True
     return _reachable(str(path.parent))
+
+
+def _pinned_dirs(masked: list[Path], roots: tuple[Path, ...] | list[Path]) -> list[tuple[Path, Path]]:
+    """(writable root, directory) for each existing directory between a root and a masked path.
+
+    Shallowest first (each bind goes over its parent's). The masked path itself is
+    a mount already when it exists; a path that does not exist yet pins its existing
+    ancestors and leaves nothing behind in the root. A symlink ends a lexical way;
+    the resolved path's own ancestors are pinned as well.
+    """
+    pinned: dict[Path, Path] = {}
+    # A symlink on the way (``ws/link/secret``) is masked where it leads: pin that way too.
+    for path in {*masked, *(Path(os.path.realpath(p)) for p in masked)}:
+        holders = [r for r in roots if r in path.parents]
+        if not holders:
+            continue  # outside the writable roots: read-only, nothing there can be renamed
+        root = max(holders, key=lambda r: len(r.parts))
+        for directory in reversed(path.parents):
+            if directory == root or root not in directory.parents:
+                continue
+            try:
+                if not stat.S_ISDIR(os.lstat(directory).st_mode):
+                    break
+            except OSError:
+                break
+            pinned.setdefault(directory, root)
+    return sorted(((r, d) for d, r in pinned.items()), key=lambda rd: len(rd[1].parts))
 
 
 def _skeletons(paths: list[Path]) -> list[Path]:

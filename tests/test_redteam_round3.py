@@ -576,15 +576,7 @@ async def test_abstract_unix_sockets_of_the_host_are_unreachable(kind: str, tmp_
 @pytest.mark.parametrize(
     "kind",
     [
-        pytest.param(
-            "bwrap",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="bwrap masks read_denied files by path: a command may rename the masked file's "
-                "parent directory (mv conf conf2 succeeds); the session's next command starts a zygote "
-                "that masks only paths that exist (conf/db.env is gone), so conf2/db.env is read in clear",
-            ),
-        ),
+        "bwrap",
         "docker",
     ],
 )
@@ -604,15 +596,7 @@ async def test_renaming_the_parent_of_a_masked_file_does_not_unmask_it_in_the_se
 @pytest.mark.parametrize(
     ("kind", "mode"),
     [
-        pytest.param(
-            "bwrap",
-            "",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="bwrap: a rename of a masked file's parent directory reaches the host workspace; "
-                "the next session masks read_denied by path only, so the moved secret is readable there",
-            ),
-        ),
+        ("bwrap", ""),
         pytest.param(
             "docker",
             "bind",

@@ -204,6 +204,33 @@ async def test_root_only_files_are_unreadable(run: Run) -> None:
     assert "READ-SHADOW" not in out and "LISTED-ROOT" not in out, out
 
 
+class _NoFilterBwrap(BwrapBackend):
+    def _seccomp_program(self) -> bytes:
+        return b""
+
+
+@pytest.mark.parametrize("persistent", [True, False], ids=["session", "per-command"])
+async def test_no_command_runs_without_the_seccomp_filter(ws: Path, persistent: bool) -> None:
+    """There is no switch that turns the filter off: an empty program refuses the start, in both modes."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    backend = _NoFilterBwrap(BwrapConfig(persistent=persistent), SandboxPolicy(workspace=ws))
+    try:
+        with pytest.raises(BackendUnavailableError, match="seccomp program"):
+            await backend.start()
+    finally:
+        await backend.close()
+
+
+async def test_core_dumps_are_off_and_cannot_be_turned_on(run: Run) -> None:
+    """RLIMIT_CORE hard 0: a crashing command cannot feed the host's core_pattern pipe handler."""
+    _, out = await run(
+        "echo HARD=$(ulimit -Hc) SOFT=$(ulimit -Sc); ulimit -c unlimited && echo RAISED; "
+        "ulimit -Hc 1 && echo RAISED; echo AFTER=$(ulimit -Hc)"
+    )
+    assert "RAISED" not in out, out
+    assert "HARD=0 SOFT=0" in out and "AFTER=0" in out, out
+
+
 async def test_command_is_not_root_when_shellrt_is(run: Run) -> None:
     code, out = await run("id -u")
     assert code == 0
@@ -334,6 +361,72 @@ async def test_read_denied_paths_are_masked_and_leave_no_placeholder(ws: Path, t
             assert not (ws / "not-yet").exists()  # no placeholder in the user's repo
     finally:
         shutil.rmtree(outside, ignore_errors=True)
+
+
+#: Every way a command might move a masked file out from under its mask (each its own command).
+_MOVE_ATTACKS = (
+    "mv top/conf top/conf2",
+    "mv top top2",
+    "mv top/conf/db.env top/conf/moved",
+    "mv top/conf/keys top/keys2",
+    "ln top/conf/db.env hard",
+    "ln top/conf/keys/id top/idhard",
+    "cp -a top copy",
+    "rm -rf top/conf; mkdir -p top/conf",
+    "rm -rf top",
+    "mv vault v2",
+    "mv vault/keys k2",
+    'python3 -c \'import os; os.rename("top/conf", "c3")\'',
+)
+_LOOK = (
+    "cat top2/conf/db.env top/conf2/db.env top/conf/moved hard top/idhard copy/conf/db.env "
+    "top/keys2/id c3/db.env top/conf/db.env top/conf/keys/id copy/conf/keys/id v2/keys/id k2/id vault/keys/id; true"
+)
+
+
+@pytest.mark.parametrize("persistent", [True, False], ids=["session", "per-command"])
+async def test_masked_paths_cannot_be_moved_away(ws: Path, tmp_path: Path, persistent: bool) -> None:
+    """Renames, links, copies and removals around masked paths expose nothing, now or in the next session.
+
+    Every directory between the workspace and a masked path is pinned (a mount point of
+    itself), so renaming or removing it fails; a masked path that does not exist yet
+    leaves no placeholder behind.
+    """
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    (ws / "top" / "conf" / "keys").mkdir(parents=True)
+    (ws / "top" / "conf" / "db.env").write_text("DBPASS=hunter2\n")
+    (ws / "top" / "conf" / "keys" / "id").write_text("PRIVATE-KEY\n")
+    (ws / "plain").write_text("ok\n")
+    (ws / "vault" / "keys").mkdir(parents=True)
+    (ws / "vault" / "keys" / "id").write_text("PRIVATE-KEY\n")
+    (ws / "via").symlink_to("vault")  # masked through a symlinked parent
+    missing = ws / "top" / "later" / "token"
+    denied = (ws / "top" / "conf" / "db.env", ws / "top" / "conf" / "keys", ws / "via" / "keys", missing)
+    policy = SandboxPolicy(workspace=ws, read_denied=denied)
+    for session in range(2):
+        backend = BwrapBackend(BwrapConfig(persistent=persistent), policy)
+        try:
+            await backend.start()
+        except BackendUnavailableError as exc:
+            require(False, f"bwrap unusable here: {exc}")
+        sup = Supervisor(backend, session_dir=tmp_path / f"s{session}")
+        try:
+            outputs = []
+            for attack in _MOVE_ATTACKS if session == 0 else ():
+                result = await sup.run(f"{attack}; {_LOOK}", timeout_s=30)
+                outputs.append(result.preview)
+            result = await sup.run(f"cat plain; {_LOOK}", timeout_s=30)
+            outputs.append(result.preview)
+        finally:
+            await sup.close()
+            await backend.close()
+        for out in outputs:
+            assert "hunter2" not in out and "PRIVATE-KEY" not in out, outputs
+        assert "ok" in outputs[-1], outputs  # ordinary files stay readable
+        assert (ws / "top" / "conf" / "db.env").read_text() == "DBPASS=hunter2\n"
+        assert (ws / "top" / "conf" / "keys" / "id").read_text() == "PRIVATE-KEY\n"
+        assert (ws / "vault" / "keys" / "id").read_text() == "PRIVATE-KEY\n"
+        assert not (ws / "top" / "later").exists()  # no placeholder in the user's repo
 
 
 async def test_host_socket_made_after_the_session_sandbox_started_is_hidden_too(
