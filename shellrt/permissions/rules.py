@@ -86,7 +86,9 @@ SAFE_ENV_NAMES: frozenset[str] = frozenset(
 
 def is_safe_env_name(name: str) -> bool:
     """Whether setting ``name`` leaves a part matchable by allow rules (see `SAFE_ENV_NAMES`)."""
-    return name in SAFE_ENV_NAMES or (name.startswith("LC_") and re.fullmatch(r"LC_[A-Z_]+", name) is not None)
+    return name in SAFE_ENV_NAMES or (
+        name.startswith("LC_") and re.fullmatch(r"LC_[A-Z_]+", name) is not None
+    )
 
 
 #: Basenames that are git metadata wherever they are (a directory with them is, or can be
@@ -352,7 +354,48 @@ def _path_matches(spec: str, path: str, root: Path | None, *, home: Path, resolv
             rel = relative_to(p, b)
             if rel is not None and glob_matches(pattern, rel):
                 return True
+    if resolve:
+        return False
+    # Deny/ask: a rule that names a place through a symbolic link covers where the link points,
+    # as the sandbox's masks do (``Read(./config/**)`` with ``config -> real`` covers ``real/k``).
+    linked = _linked_anchor(base, pattern)
+    if linked is None:
+        return False
+    anchor, rest = linked
+    for p in path_forms:
+        rel = relative_to(p, anchor)
+        if rel is not None and (not rest or glob_matches("/" + rest, rel)):
+            return True
     return False
+
+
+_GLOB_SYNTAX = frozenset("*?[{\\")
+
+
+def _linked_anchor(base: Path, pattern: str) -> tuple[str, str] | None:
+    """``(resolved place, rest of the pattern)`` when the fixed leading segments of ``pattern``
+    name a place through a symbolic link; None otherwise.
+
+    Anchored patterns (a ``/`` in them) use their fixed prefix (``config`` of ``config/**``); a
+    floating one without glob syntax (``.env``, ``secrets``) its instance right at the base.
+    """
+    text = pattern.rstrip("/")
+    anchored = "/" in text
+    segments = [s for s in text.lstrip("/").split("/") if s not in ("", ".")]
+    if not anchored and (len(segments) != 1 or not _GLOB_SYNTAX.isdisjoint(segments[0])):
+        return None
+    fixed: list[str] = []
+    for segment in segments:
+        if not _GLOB_SYNTAX.isdisjoint(segment) or segment == "..":
+            break
+        fixed.append(segment)
+    if not fixed:
+        return None
+    real_base = os.path.realpath(base)
+    real_anchor = os.path.realpath(os.path.join(real_base, *fixed))
+    if real_anchor == os.path.normpath(os.path.join(real_base, *fixed)):
+        return None
+    return real_anchor, "/".join(segments[len(fixed) :])
 
 
 def _is_below(path: str, root: str) -> bool:
@@ -371,4 +414,3 @@ def _walk_matches(start: str, base: str, pattern: str, limit: int) -> bool:
             if rel is not None and glob_matches(pattern, rel):
                 return True
     return False
-
