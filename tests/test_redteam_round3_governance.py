@@ -17,11 +17,13 @@ Classes (not examples):
 from __future__ import annotations
 
 import argparse
+import http.server
 import itertools
 import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,7 @@ from shellrt.permissions.rules import RuleOrigin, parse_rule
 from shellrt.permissions.trust import assess_trust, record_trust
 from shellrt.protocol import ResultEnvelope, ToolUseBlock
 from shellrt.tools.bash import Bash
+from shellrt.tools.web_fetch import WebFetchTool, canonical_host
 
 pytestmark = pytest.mark.anyio
 
@@ -241,3 +244,93 @@ def test_trust_add_records_the_bytes_it_described(
     loaded = load_settings(ws)
     assert not loaded.hook_specs, "the swapped-in hook was never shown to the operator"
     assert "changed since the workspace was trusted" in (loaded.trust_notice or "")
+
+
+# --- WebFetch: host spellings the resolver maps onto a denied host ---------------------------------
+
+
+@pytest.fixture
+def web_server() -> Any:
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("content-type", "text/plain")
+            self.end_headers()
+            self.wfile.write(b"FETCHED-PAGE")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+async def _fetch(ws: Path, urls: list[str], mode: str, **rules: Any) -> list[ResultEnvelope]:
+    settings = ws.parent / "web-settings.json"
+    settings.write_text(json.dumps({"webFetch": {"allowPrivateHosts": True}}))
+    async with shellrt.Runtime(
+        workspace=ws,
+        sandbox="local",
+        session_dir=ws.parent / f".s{next(_ids)}",
+        tools=[WebFetchTool()],
+        settings_files=[settings],
+        mode=mode,
+        **rules,
+    ) as rt:
+        blocks = [ToolUseBlock(id=f"r3w{next(_ids)}", name="WebFetch", input={"url": u}) for u in urls]
+        return await rt.run_envelopes(blocks)
+
+
+_LOCALHOST_SPELLINGS = [
+    "http://ｌｏｃａｌｈｏｓｔ:{port}/",  # fullwidth letters (IDNA UTS 46 folds them)
+    "http://local\u00adhost:{port}/",  # a soft hyphen, which IDNA drops
+    "http://localhost\u3002:{port}/",  # an ideographic full stop
+    "http://LocalHost.:{port}/",
+]
+_LOOPBACK_SPELLINGS = [
+    "http://127.1:{port}/",
+    "http://2130706433:{port}/",
+    "http://0x7f.0.0.1:{port}/",
+    "http://0177.0.0.1:{port}/",
+    "http://[::ffff:127.0.0.1]:{port}/",
+]
+
+
+@pytest.mark.parametrize("mode", ["default", "bypassPermissions"])
+@pytest.mark.parametrize("url", _LOCALHOST_SPELLINGS)
+async def test_a_domain_deny_rule_sees_the_host_the_resolver_looks_up(
+    ws: Path, web_server: int, url: str, mode: str
+) -> None:
+    [result] = await _fetch(ws, [url.format(port=web_server)], mode, deny=["WebFetch(domain:localhost)"])
+    assert "FETCHED-PAGE" not in _text(result)
+    assert "denied by deny rule WebFetch(domain:localhost)" in _text(result), _text(result)
+
+
+@pytest.mark.parametrize("url", _LOOPBACK_SPELLINGS)
+async def test_a_numeric_host_deny_rule_sees_every_ipv4_spelling(ws: Path, web_server: int, url: str) -> None:
+    [result] = await _fetch(
+        ws, [url.format(port=web_server)], "bypassPermissions", deny=["WebFetch(domain:127.0.0.1)"]
+    )
+    assert "FETCHED-PAGE" not in _text(result)
+    assert "denied by deny rule WebFetch(domain:127.0.0.1)" in _text(result), _text(result)
+
+
+async def test_an_allowed_host_is_fetched_in_any_spelling(ws: Path, web_server: int) -> None:
+    urls = [
+        u.format(port=web_server) for u in ("http://localhost:{port}/", "http://ｌｏｃａｌｈｏｓｔ:{port}/")
+    ]
+    results = await _fetch(ws, urls, "dontAsk", allow=["WebFetch(domain:localhost)"])
+    assert all("FETCHED-PAGE" in _text(r) for r in results), [_text(r) for r in results]
+
+
+@pytest.mark.parametrize("host", ["exa_mple.com", "ex\u200dample.com", "-x.com"])
+def test_canonical_host_refuses_what_no_resolver_accepts_or_keeps_it_ascii(host: str) -> None:
+    try:
+        canonical = canonical_host(host)
+    except ValueError:
+        return
+    assert canonical.isascii() and canonical == canonical.lower()
