@@ -334,3 +334,51 @@ def test_canonical_host_refuses_what_no_resolver_accepts_or_keeps_it_ascii(host:
     except ValueError:
         return
     assert canonical.isascii() and canonical == canonical.lower()
+
+
+# --- holes in the engine (permissions/engine.py, another helper's area): strict xfails ------------
+
+_EMBEDDED_HOLE = (
+    "engine._embedded_commands skips every token holding '=' and never strips a leading '!': a deny "
+    "rule never sees a command given as an attached option value (zip -TT=CMD, git -c alias.x=!CMD, "
+    "tar --checkpoint-action=exec=CMD)"
+)
+
+
+@pytest.mark.xfail(strict=True, reason=_EMBEDDED_HOLE)
+@pytest.mark.parametrize(
+    ("command", "allow"),
+    [
+        ("git -c alias.x='!rm {victim}' x", "Bash(git:*)"),
+        ("zip -q -T -TT='rm {victim}' z.zip ok.txt", "Bash(zip:*)"),
+    ],
+)
+async def test_a_deny_rule_sees_a_command_in_an_attached_option_value(ws: Path, command: str, allow: str) -> None:
+    """``allow: Bash(git:*)`` is broad, but ``deny: Bash(rm:*)`` must still hold in default mode."""
+    victim = ws / "victim"
+    victim.write_text("x")
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    await _bash(ws, [command.format(victim=victim.name)], mode="default", allow=[allow], deny=["Bash(rm:*)"])
+    assert victim.exists()
+
+
+@pytest.mark.xfail(strict=True, reason=_EMBEDDED_HOLE)
+async def test_a_deny_rule_sees_a_checkpoint_action_in_bypass_mode(ws: Path) -> None:
+    victim = ws / "victim"
+    victim.write_text("x")
+    command = "tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec='rm victim' ok.txt"
+    await _bash(ws, [command], mode="bypassPermissions", deny=["Bash(rm:*)"])
+    assert victim.exists()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine: assignment values are never searched by deny rules, and ${x@P} (prompt expansion) runs "
+    "the command substitution stored in x: x='$(rm f)'; echo \"${x@P}\" deletes f under deny Bash(rm:*) "
+    "in bypassPermissions",
+)
+async def test_a_deny_rule_sees_a_command_stored_for_prompt_expansion(ws: Path) -> None:
+    victim = ws / "victim"
+    victim.write_text("x")
+    await _bash(ws, ["x='$(rm victim)'; echo \"${x@P}\""], mode="bypassPermissions", deny=["Bash(rm:*)"])
+    assert victim.exists()
