@@ -353,7 +353,9 @@ _EMBEDDED_HOLE = (
         ("zip -q -T -TT='rm {victim}' z.zip ok.txt", "Bash(zip:*)"),
     ],
 )
-async def test_a_deny_rule_sees_a_command_in_an_attached_option_value(ws: Path, command: str, allow: str) -> None:
+async def test_a_deny_rule_sees_a_command_in_an_attached_option_value(
+    ws: Path, command: str, allow: str
+) -> None:
     """``allow: Bash(git:*)`` is broad, but ``deny: Bash(rm:*)`` must still hold in default mode."""
     victim = ws / "victim"
     victim.write_text("x")
