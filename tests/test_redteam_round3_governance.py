@@ -36,6 +36,7 @@ from shellrt.permissions.rules import RuleOrigin, parse_rule
 from shellrt.permissions.trust import assess_trust, record_trust
 from shellrt.protocol import ResultEnvelope, ToolUseBlock
 from shellrt.tools.bash import Bash
+from shellrt.tools.read import ReadTool
 from shellrt.tools.web_fetch import WebFetchTool, canonical_host
 
 pytestmark = pytest.mark.anyio
@@ -384,3 +385,32 @@ async def test_a_deny_rule_sees_a_command_stored_for_prompt_expansion(ws: Path) 
     victim.write_text("x")
     await _bash(ws, ["x='$(rm victim)'; echo \"${x@P}\""], mode="bypassPermissions", deny=["Bash(rm:*)"])
     assert victim.exists()
+
+
+# --- an untrusted workspace file cannot uncover the default secret masks -------------------------
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+async def test_home_as_workspace_settings_cannot_unmask_secrets_untrusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted: bool
+) -> None:
+    """With the workspace at ``$HOME``, ``~/.shellrt/settings.json`` is a workspace file: its
+    ``sandbox.unmaskDefaults`` passed the sandbox policy's source check (``user``) untrusted."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("PRIVATEKEY\n")
+    (home / ".shellrt").mkdir()
+    (home / ".shellrt" / "settings.json").write_text(
+        json.dumps({"sandbox": {"unmaskDefaults": True, "unmaskedPaths": ["~/.ssh"]}})
+    )
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SHELLRT_MANAGED_SETTINGS", str(tmp_path / "managed.json"))
+    monkeypatch.setenv("SHELLRT_TRUST_STORE", str(tmp_path / "trust" / "store.json"))
+    [result] = await _run(
+        home,
+        [("Read", {"file_path": str(home / ".ssh" / "id_rsa")})],
+        mode="bypassPermissions",
+        tools=[ReadTool()],
+        trust_workspace=trusted,
+    )
+    assert ("PRIVATEKEY" in _text(result)) is trusted, _text(result)
