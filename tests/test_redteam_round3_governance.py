@@ -414,3 +414,45 @@ async def test_home_as_workspace_settings_cannot_unmask_secrets_untrusted(
         trust_workspace=trusted,
     )
     assert ("PRIVATEKEY" in _text(result)) is trusted, _text(result)
+
+
+# --- "allow always in this project" through a symlinked settings folder ---------------------------
+
+
+@pytest.mark.parametrize("link", ["folder", "file", "dev-zero"])
+def test_a_project_answer_is_never_written_through_a_workspace_symlink(
+    ws: Path, tmp_path: Path, link: str
+) -> None:
+    """``.shellrt -> ~/.shellrt`` (a repository can ship it): the answer landed in the user's own,
+    trusted settings, and ``settings.local.json -> /dev/zero`` hung the prompt's answer."""
+    user = tmp_path / "home" / ".shellrt"
+    user.mkdir(parents=True)
+    (user / "settings.local.json").write_text("{}\n")
+    if link == "folder":
+        (ws / ".shellrt").symlink_to(user)
+    else:
+        (ws / ".shellrt").mkdir()
+        target = user / "settings.local.json" if link == "file" else Path("/dev/zero")
+        (ws / ".shellrt" / "settings.local.json").symlink_to(target)
+    gov = build_governance(ws)
+    gov.gate.remember("project", ["Bash(make build)"])
+    assert (user / "settings.local.json").read_text() == "{}\n"
+    assert any("symbolic link" in d for d in gov.diagnostics), gov.diagnostics
+
+
+def test_a_project_answer_is_still_saved_in_a_plain_folder(ws: Path) -> None:
+    gov = build_governance(ws)
+    gov.gate.remember("project", ["Bash(make build)"])
+    saved = json.loads((ws / ".shellrt" / "settings.local.json").read_text())
+    assert saved["permissions"]["allow"] == ["Bash(make build)"]
+
+
+async def test_an_edit_deny_naming_a_symlinked_directory_covers_redirect_writes(linked: Path) -> None:
+    results = await _bash(
+        linked,
+        ["echo x > real/k2", "echo x > config/k3"],
+        mode="acceptEdits",
+        deny=[f"Edit(/{linked}/config/**)"],
+    )
+    assert all("denied by deny rule" in _text(r) for r in results), [_text(r) for r in results]
+    assert sorted(p.name for p in (linked / "real").iterdir()) == ["k"]
