@@ -31,7 +31,7 @@ import anyio
 import pytest
 
 import shellrt
-from shellrt.permissions import build_governance, load_settings
+from shellrt.permissions import RulesGate, build_governance, load_settings
 from shellrt.permissions.rules import RuleOrigin, parse_rule
 from shellrt.permissions.trust import assess_trust, record_trust
 from shellrt.protocol import ResultEnvelope, ToolUseBlock
@@ -435,6 +435,7 @@ def test_a_project_answer_is_never_written_through_a_workspace_symlink(
         target = user / "settings.local.json" if link == "file" else Path("/dev/zero")
         (ws / ".shellrt" / "settings.local.json").symlink_to(target)
     gov = build_governance(ws)
+    assert isinstance(gov.gate, RulesGate)
     gov.gate.remember("project", ["Bash(make build)"])
     assert (user / "settings.local.json").read_text() == "{}\n"
     assert any("symbolic link" in d for d in gov.diagnostics), gov.diagnostics
@@ -442,6 +443,7 @@ def test_a_project_answer_is_never_written_through_a_workspace_symlink(
 
 def test_a_project_answer_is_still_saved_in_a_plain_folder(ws: Path) -> None:
     gov = build_governance(ws)
+    assert isinstance(gov.gate, RulesGate)
     gov.gate.remember("project", ["Bash(make build)"])
     saved = json.loads((ws / ".shellrt" / "settings.local.json").read_text())
     assert saved["permissions"]["allow"] == ["Bash(make build)"]
