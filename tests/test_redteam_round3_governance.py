@@ -458,3 +458,34 @@ async def test_an_edit_deny_naming_a_symlinked_directory_covers_redirect_writes(
     )
     assert all("denied by deny rule" in _text(r) for r in results), [_text(r) for r in results]
     assert sorted(p.name for p in (linked / "real").iterdir()) == ["k"]
+
+
+# --- deny rules that silently matched nothing: case typos, Unicode normal forms ---------------------
+
+
+@pytest.mark.parametrize(
+    "rule", ["read(./secrets/**)", "bash(rm:*)", "webfetch(domain:example.com)", "EDIT(./x)"]
+)
+def test_a_deny_rule_with_a_miscased_tool_name_degrades_the_session(ws: Path, rule: str) -> None:
+    """``read(./secrets/**)`` matched no call (tool names are case-sensitive): a deny that does
+    nothing, silently. Now it is malformed, which degrades the session like broken JSON."""
+    settings = ws.parent / "op.json"
+    settings.write_text(json.dumps({"permissions": {"deny": [rule]}}))
+    gov = build_governance(ws, settings_files=[settings])
+    assert gov.settings.degraded
+    assert any("case-sensitive" in d for d in gov.diagnostics), gov.diagnostics
+
+
+def test_rules_for_other_tools_keep_their_names(ws: Path) -> None:
+    settings = ws.parent / "op.json"
+    settings.write_text(json.dumps({"permissions": {"deny": ["Bash(rm:*)", "MyTool(./x)", "mcp__srv"]}}))
+    gov = build_governance(ws, settings_files=[settings])
+    assert not gov.settings.degraded, gov.diagnostics
+
+
+async def test_a_deny_rule_matches_a_name_in_another_unicode_normal_form(ws: Path) -> None:
+    nfd = "cafe\u0301"  # on disk: e + combining acute
+    (ws / nfd).mkdir()
+    (ws / nfd / "x").write_text('"TOPSECRET"\n')
+    [result] = await _bash(ws, [f"cat {nfd}/x"], deny=[f"Read(/{ws}/caf\u00e9/**)"])  # the rule: NFC
+    assert not _leaked(result), _text(result)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -125,6 +126,24 @@ def git_metadata_reason(path: str) -> str | None:
     return None
 
 
+#: shellrt's built-in tool names (and Claude Code's file-edit names rules may use), by lower case:
+#: a rule naming one in another case is a typo that would silently match nothing.
+_BUILTIN_BY_LOWER = {
+    name.lower(): name
+    for name in (
+        *COMMAND_TOOLS,
+        *READ_RULE_TOOLS,
+        *WRITE_RULE_TOOLS,
+        "Glob",
+        "Grep",
+        "WebFetch",
+        "WebSearch",
+        "TaskOutput",
+        "TaskStop",
+        "TodoWrite",
+        "ToolSearch",
+    )
+}
 _TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*(__\*)?$")
 _HOST_PATTERN = re.compile(r"^(\*\.)?([a-z0-9]([a-z0-9\-]*[a-z0-9])?)(\.[a-z0-9]([a-z0-9\-]*[a-z0-9])?)*$")
 
@@ -272,6 +291,12 @@ def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -
             raise RuleSyntaxError(f"rule {raw!r} has an empty specifier; write {tool!r} for the whole tool")
     if not _TOOL_NAME.match(tool):
         raise RuleSyntaxError(f"{tool!r} is not a tool name")
+    known = _BUILTIN_BY_LOWER.get(tool.lower())
+    if known is not None and known != tool:
+        # Tool names are case-sensitive: ``read(./secrets/**)`` would match no call at all.
+        raise RuleSyntaxError(
+            f"{tool!r} names no tool; tool names are case-sensitive (did you mean {known!r}?)"
+        )
     if tool.startswith("mcp__"):
         return _parse_mcp(tool, spec, kind, origin)
     if spec is None or (spec in ("*", "**") and tool in COMMAND_TOOLS):
@@ -349,6 +374,12 @@ def _path_matches(spec: str, path: str, root: Path | None, *, home: Path, resolv
     base, pattern = based
     base_forms = {os.path.realpath(base)} if resolve else {os.path.realpath(base), os.path.normpath(base)}
     path_forms = {os.path.realpath(path)} if resolve else {os.path.realpath(path), os.path.normpath(path)}
+    if not resolve and not (pattern.isascii() and all(p.isascii() for p in path_forms)):
+        # Deny/ask: one name in two Unicode normal forms (NFC ``é`` vs NFD ``e`` + accent) is
+        # the same name to the person who wrote the rule.
+        pattern = unicodedata.normalize("NFC", pattern)
+        base_forms |= {unicodedata.normalize("NFC", b) for b in base_forms}
+        path_forms |= {unicodedata.normalize("NFC", p) for p in path_forms}
     for b in base_forms:
         for p in path_forms:
             rel = relative_to(p, b)
