@@ -21,8 +21,10 @@ import http.server
 import itertools
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,7 @@ from shellrt.protocol import ResultEnvelope, ToolUseBlock
 from shellrt.tools.bash import Bash
 from shellrt.tools.read import ReadTool
 from shellrt.tools.web_fetch import WebFetchTool, canonical_host
+from tests.conftest import require
 
 pytestmark = pytest.mark.anyio
 
@@ -489,3 +492,48 @@ async def test_a_deny_rule_matches_a_name_in_another_unicode_normal_form(ws: Pat
     (ws / nfd / "x").write_text('"TOPSECRET"\n')
     [result] = await _bash(ws, [f"cat {nfd}/x"], deny=[f"Read(/{ws}/caf\u00e9/**)"])  # the rule: NFC
     assert not _leaked(result), _text(result)
+
+
+# --- reads governance cannot see: the engine's gap (xfail) and the sandbox that holds anyway -------
+
+_SECRET_READS = ["d=secrets; cat $d/a", 'python3 -c \'print(open("secr" + "ets/a").read())\'']
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine: with a Read(...) deny rule, a part whose read path is not known (part.reads holds '': "
+    "cat $d/a) is allowed in bypassPermissions on local; like a non-static program name under a deny "
+    "rule it should be denied (or asked as a safety check) in every mode",
+)
+async def test_a_dynamic_read_under_a_read_deny_is_not_free_in_bypass_mode(ws: Path) -> None:
+    (ws / "secrets").mkdir()
+    (ws / "secrets" / "a").write_text('"TOPSECRET"\n')
+    [result] = await _bash(ws, [_SECRET_READS[0]], mode="bypassPermissions", deny=[f"Read(/{ws}/secrets/**)"])
+    assert not _leaked(result), _text(result)
+
+
+@pytest.mark.parametrize("command", _SECRET_READS)
+async def test_on_bwrap_the_mask_holds_what_governance_cannot_see(tmp_path: Path, command: str) -> None:
+    """Interpreters and dynamic paths are beyond any rule; the sandbox's mask of the denied path is not."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    base = Path(tempfile.mkdtemp(prefix="shellrt-r3-", dir="/var/tmp"))  # reachable by the sandbox's uid
+    try:
+        base.chmod(0o755)
+        ws = base / "ws"
+        (ws / "secrets").mkdir(parents=True)
+        (ws / "secrets" / "a").write_text('"TOPSECRET"\n')
+        async with shellrt.Runtime(
+            workspace=ws,
+            sandbox="bwrap",
+            session_dir=tmp_path / "s",
+            tools=[Bash()],
+            settings_files=(),
+            mode="bypassPermissions",
+            deny=["Read(./secrets/**)"],
+        ) as rt:
+            [result] = await rt.run_envelopes(
+                [ToolUseBlock(id=f"r3b{next(_ids)}", name="Bash", input={"command": command})]
+            )
+        assert not _leaked(result), _text(result)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
