@@ -12,14 +12,19 @@ them held.
 from __future__ import annotations
 
 import itertools
+import json
 import os
+import random
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 import shellrt
+from shellrt.permissions.globs import compile_matcher, glob_regex
 
 pytestmark = pytest.mark.anyio
 
@@ -188,3 +193,80 @@ async def test_edit_of_git_config_through_a_symlink_asks_in_bypass_mode(ws: Path
     )
     assert results[1][0], results[1][1]
     assert (ws / ".git" / "config").read_text() == before
+
+
+# --- globs from hostile places never backtrack ------------------------------------------------------
+
+_EVIL_DSTAR = "**/" * 14 + "x"  # ten of these took 40 s with the regex engine
+_EVIL_STARS = "*a" * 12 + "*b"  # four took 5 s on a 200-character name
+
+
+@pytest.fixture
+def deep(ws: Path) -> Path:
+    deep = ws.joinpath(*(["d"] * 40))
+    deep.mkdir(parents=True)
+    (deep / ("a" * 200)).write_text("needle\n")
+    return deep
+
+
+@pytest.mark.parametrize("pattern", [_EVIL_DSTAR, _EVIL_STARS])
+async def test_a_glob_pattern_cannot_hang_the_glob_tool(ws: Path, deep: Path, pattern: str) -> None:
+    with anyio.fail_after(60):
+        [(error, text)] = await _call(ws, [("Glob", {"pattern": pattern})], mode="dontAsk")
+    assert not error, text
+
+
+@pytest.mark.parametrize("pattern", [_EVIL_DSTAR, _EVIL_STARS])
+async def test_a_hostile_gitignore_cannot_hang_the_python_walker(
+    ws: Path, deep: Path, pattern: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHELLRT_NO_RIPGREP", "1")
+    (ws / ".gitignore").write_text(pattern + "\n")
+    with anyio.fail_after(60):
+        [(error, text)] = await _call(ws, [("Grep", {"pattern": "needle"})], mode="dontAsk")
+    assert not error and "Found 1 file" in text, text
+
+
+@pytest.mark.parametrize("pattern", [_EVIL_DSTAR, _EVIL_STARS])
+async def test_an_untrusted_deny_rule_cannot_hang_every_permission_check(
+    ws: Path, deep: Path, pattern: str
+) -> None:
+    """Deny rules of an untrusted workspace still apply (they only tighten): so they must be cheap."""
+    (ws / ".claude").mkdir()
+    (ws / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"deny": [f"Read({pattern})"]}}))
+    rel = deep.relative_to(ws) / ("a" * 200)
+    with anyio.fail_after(60):
+        results = await _call(
+            ws, [("Read", {"file_path": str(rel)}), ("Bash", {"command": f"cat {rel}"})], mode="dontAsk"
+        )
+    assert all("needle" in text for _, text in results), results
+
+
+def test_the_matcher_agrees_with_the_regex_translation_on_generated_globs() -> None:
+    """The NFA matcher replaced the regex; on small inputs (where backtracking is cheap) both agree."""
+    tokens = [
+        "a",
+        "b",
+        "/",
+        "*",
+        "**",
+        "?",
+        "[ab]",
+        "[!a]",
+        "{a,b}",
+        "{a,}",
+        "{,b/a}",
+        "\\*",
+        "**/",
+        "/**",
+        "[",
+    ]
+    rnd = random.Random(3)
+    for _ in range(5000):
+        glob = "".join(rnd.choice(tokens) for _ in range(rnd.randint(1, 5)))
+        path = "".join(rnd.choice("ab/*c") for _ in range(rnd.randint(0, 7)))
+        try:
+            expected = re.compile(r"(?s)\A" + glob_regex(glob) + r"\Z").match(path) is not None
+        except re.error:
+            continue
+        assert compile_matcher(glob).fullmatch(path) is expected, (glob, path)
