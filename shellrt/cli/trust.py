@@ -52,28 +52,39 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 def _add(args: argparse.Namespace) -> int:
     from shellrt.permissions.trust import TrustStoreError, record_trust, trust_store_path
 
+    workspace = args.directory.resolve()
+    loaded = _load_workspace_files(workspace)
     try:
-        files = record_trust(args.directory)
+        files = record_trust(workspace, digests={rel: f.digest for rel, f in loaded.items()})
     except TrustStoreError as exc:
         print(f"shellrt trust: {exc}", file=sys.stderr)
         return 1
     present = [rel for rel, digest in files.items() if digest is not None]
-    print(
-        f"trusted {args.directory.resolve()} ({', '.join(present) or 'no settings files yet'}) "
-        f"in {trust_store_path()}"
-    )
-    for line in _what_is_trusted(args.directory.resolve(), present):
+    print(f"trusted {workspace} ({', '.join(present) or 'no settings files yet'}) in {trust_store_path()}")
+    for line in _what_is_trusted(loaded):
         print(f"  {line}")
     return 0
 
 
-def _what_is_trusted(workspace: Path, present: list[str]) -> list[str]:
-    """What the operator just agreed to: hooks that will run, rules and modes that widen."""
+def _load_workspace_files(workspace: Path) -> dict[str, Any]:
+    """Each workspace settings file, read once: what is described is what gets recorded."""
     from shellrt.permissions.settings import load_settings_file
+    from shellrt.permissions.trust import WORKSPACE_SETTINGS_FILES
 
+    return {
+        rel: load_settings_file(workspace / rel, "project", home=Path.home())
+        for rel in WORKSPACE_SETTINGS_FILES
+    }
+
+
+def _what_is_trusted(loaded_files: dict[str, Any]) -> list[str]:
+    """What the operator just agreed to: hooks that will run, rules and modes that widen."""
     lines = []
-    for rel in present:
-        loaded = load_settings_file(workspace / rel, "project", home=Path.home())
+    for rel, loaded in loaded_files.items():
+        if not loaded.exists:
+            continue
+        if loaded.broken:
+            lines.append(f"{rel}: cannot be used ({'; '.join(loaded.diagnostics) or 'unreadable'})")
         for hook in loaded.hooks:
             lines.append(f"{rel}: {hook.event} hook runs on this machine: {hook.command}")
         allows = [r.text for r in loaded.rules if r.kind == "allow"]
@@ -82,7 +93,9 @@ def _what_is_trusted(workspace: Path, present: list[str]) -> list[str]:
         if loaded.default_mode and not rel.endswith(".mcp.json"):
             lines.append(f"{rel}: defaultMode {loaded.default_mode}")
         if loaded.mcp_servers:
-            lines.append(f"{rel}: MCP servers started on this machine: {', '.join(sorted(loaded.mcp_servers))}")
+            lines.append(
+                f"{rel}: MCP servers started on this machine: {', '.join(sorted(loaded.mcp_servers))}"
+            )
     return lines
 
 
@@ -118,7 +131,9 @@ def _ls(args: argparse.Namespace) -> int:
     for path, entry in sorted(workspaces.items()):
         files = entry.get("files", {}) if isinstance(entry, dict) else {}
         present = [rel for rel, digest in files.items() if digest]
-        print(f"{path}  (trusted {entry.get('trusted_at', '?')}; {', '.join(present) or 'no settings files'})")
+        print(
+            f"{path}  (trusted {entry.get('trusted_at', '?')}; {', '.join(present) or 'no settings files'})"
+        )
     return 0
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["compile_glob", "glob_matches", "glob_regex"]
+__all__ = ["GlobMatcher", "compile_glob", "compile_matcher", "glob_matches", "glob_regex"]
 
 
 def _class_to_regex(glob: str, i: int) -> tuple[str, int] | None:
@@ -130,16 +130,164 @@ def _split_alternates(body: str) -> list[str]:
 
 def glob_regex(glob: str) -> str:
     """Regex source for a glob in globset/gitignore syntax (``*`` within a segment, ``**``
-    segments, ``?``, ``[...]``, ``{a,b}`` alternates, ``\\`` escapes); not anchored."""
+    segments, ``?``, ``[...]``, ``{a,b}`` alternates, ``\\`` escapes); not anchored.
+
+    Only for display and tests: a backtracking engine takes exponential time on globs such
+    as ``**/**/**/**/x`` or ``*a*a*a*a*b``; match with `compile_matcher` / `compile_glob`.
+    """
     return _glob_body(glob)
 
 
-@lru_cache(maxsize=1024)
-def compile_glob(pattern: str) -> re.Pattern[str]:
-    """Compile a relative gitignore-style pattern to a regex over a relative POSIX path.
+# --- matching without backtracking -----------------------------------------------------------
+#
+# Why not ``re``: globs come from hostile places (a repository's .gitignore, an untrusted
+# workspace's deny rules, a model's Glob pattern) and Python's regex engine backtracks:
+# ``**/`` ten times over a deep path took 40 s, ``*a*a*a*a*b`` over a 200-character name 5 s.
+# The glob is compiled to a Thompson NFA and simulated state-set by state-set: time is
+# linear in the path (times the pattern's size), whatever the pattern.
 
-    The regex matches the path itself or any ancestor directory of it (a
-    matched directory covers its contents).
+_CHAR, _ANY, _CLASS, _STAR, _ALL, _DSTAR, _DSEG, _SPLIT, _MATCH = range(9)
+
+
+class GlobMatcher:
+    """A compiled glob; `fullmatch` says whether a whole string matches (`match`: the same, re-shaped)."""
+
+    def __init__(self) -> None:
+        self._kind: list[int] = []
+        self._arg: list[object] = []
+        self._out: list[list[int]] = []
+        self.start = 0
+
+    def _state(self, kind: int, arg: object = None, out: list[int] | None = None) -> int:
+        self._kind.append(kind)
+        self._arg.append(arg)
+        self._out.append(out or [])
+        return len(self._kind) - 1
+
+    def _closure(self, states: list[int]) -> set[int]:
+        seen: set[int] = set()
+        stack = list(states)
+        while stack:
+            s = stack.pop()
+            if s in seen:
+                continue
+            seen.add(s)
+            if self._kind[s] in (_STAR, _ALL, _DSTAR, _SPLIT):
+                stack.extend(self._out[s])
+        return seen
+
+    def fullmatch(self, text: str) -> bool:
+        current = self._closure([self.start])
+        for c in text:
+            nxt: list[int] = []
+            for s in current:
+                kind, arg = self._kind[s], self._arg[s]
+                if kind == _CHAR:
+                    if c == arg:
+                        nxt += self._out[s]
+                elif kind == _ANY:
+                    if c != "/":
+                        nxt += self._out[s]
+                elif kind == _CLASS:
+                    if arg.fullmatch(c) is not None:  # type: ignore[attr-defined]
+                        nxt += self._out[s]
+                elif kind == _STAR:
+                    if c != "/":
+                        nxt.append(s)
+                elif kind == _ALL:
+                    nxt.append(s)
+                elif kind == _DSTAR:
+                    nxt.append(s if c == "/" else arg)  # type: ignore[arg-type]
+                elif kind == _DSEG:
+                    nxt.append(arg if c == "/" else s)  # type: ignore[arg-type]
+            if not nxt:
+                return False
+            current = self._closure(nxt)
+        return any(self._kind[s] == _MATCH for s in current)
+
+    def match(self, text: str) -> bool | None:
+        """`fullmatch` with ``re``'s shape (None for no match), for callers written against regexes."""
+        return True if self.fullmatch(text) else None
+
+
+def _build(m: GlobMatcher, glob: str, nxt: int, *, in_alternate: bool = False) -> int:
+    """States matching ``glob`` then continuing at ``nxt``; returns the first state."""
+    pieces: list[tuple[int, object]] = []
+    i, n = 0, len(glob)
+    while i < n:
+        c = glob[i]
+        if c == "\\" and i + 1 < n:
+            pieces.append((_CHAR, glob[i + 1]))
+            i += 2
+        elif c == "*" and glob.startswith("**", i):
+            at_start = i == 0 or glob[i - 1] == "/"
+            at_end = i + 2 == n or glob[i + 2] == "/"
+            if at_start and at_end and i + 2 == n:
+                pieces.append((_ALL, None))
+                i += 2
+            elif at_start and at_end:
+                if not (pieces and pieces[-1][0] == _DSTAR):  # "**/**/" is "**/"
+                    pieces.append((_DSTAR, None))
+                i += 3
+            else:
+                if not (pieces and pieces[-1][0] == _STAR):
+                    pieces.append((_STAR, None))
+                i += 2
+        elif c == "*":
+            if not (pieces and pieces[-1][0] == _STAR):  # "**" inside a segment is "*"
+                pieces.append((_STAR, None))
+            i += 1
+        elif c == "?":
+            pieces.append((_ANY, None))
+            i += 1
+        elif c == "[":
+            translated = _class_to_regex(glob, i)
+            if translated is None:
+                pieces.append((_CHAR, c))
+                i += 1
+            else:
+                pieces.append((_CLASS, re.compile(translated[0], re.DOTALL)))
+                i = translated[1]
+        elif c == "{" and not in_alternate:
+            close = _matching_brace(glob, i)
+            if close is None:
+                pieces.append((_CHAR, c))
+                i += 1
+            else:
+                pieces.append((_SPLIT, _split_alternates(glob[i + 1 : close])))
+                i = close + 1
+        else:
+            pieces.append((_CHAR, c))
+            i += 1
+    for kind, arg in reversed(pieces):
+        if kind == _SPLIT:
+            alternatives: list[str] = arg  # type: ignore[assignment]
+            nxt = m._state(_SPLIT, None, [_build(m, a, nxt, in_alternate=True) for a in alternatives])
+        elif kind == _DSTAR:
+            dstar = m._state(_DSTAR, None, [nxt])
+            m._arg[dstar] = m._state(_DSEG, dstar)
+            nxt = dstar
+        elif kind in (_STAR, _ALL):
+            nxt = m._state(kind, None, [nxt])
+        else:
+            nxt = m._state(kind, arg, [nxt])
+    return nxt
+
+
+@lru_cache(maxsize=1024)
+def compile_matcher(glob: str) -> GlobMatcher:
+    """A whole-string matcher for a glob (the tools' dialect: what `glob_regex` describes)."""
+    m = GlobMatcher()
+    m.start = _build(m, glob, m._state(_MATCH))
+    return m
+
+
+@lru_cache(maxsize=1024)
+def compile_glob(pattern: str) -> GlobMatcher:
+    """Compile a relative gitignore-style pattern to a matcher over a relative POSIX path.
+
+    It matches the path itself or any ancestor directory of it (a matched directory
+    covers its contents).
     """
     pat = pattern.rstrip("/") if pattern not in ("/", "") else pattern
     anchored = "/" in pat
@@ -151,14 +299,22 @@ def compile_glob(pattern: str) -> re.Pattern[str]:
     # "dir/**" is "dir": a matched directory covers everything below it anyway.
     while len(segments) > 1 and segments[-1] == "**":
         segments.pop()
-    body = ".*" if segments in ([], ["**"]) else glob_regex("/".join(segments))
-    prefix = "" if anchored else "(?:[^/]+/)*"
-    return re.compile(f"{prefix}{body}(?:/.*)?", re.DOTALL)
+    m = GlobMatcher()
+    done = m._state(_MATCH)
+    below = m._state(_CHAR, "/", [m._state(_ALL, None, [done])])
+    end = m._state(_SPLIT, None, [done, below])  # the path itself, or something below it
+    body = "**" if segments in ([], ["**"]) else "/".join(segments)
+    start = _build(m, body, end)
+    if not anchored:  # at any depth
+        dstar = m._state(_DSTAR, None, [start])
+        m._arg[dstar] = m._state(_DSEG, dstar)
+        start = dstar
+    m.start = start
+    return m
 
 
 def glob_matches(pattern: str, relative_path: str) -> bool:
     """Whether ``relative_path`` (POSIX, no leading ``/``, no ``..``) is matched by ``pattern``."""
     if relative_path in ("", "."):
         relative_path = ""
-        return compile_glob(pattern).fullmatch("") is not None
-    return compile_glob(pattern).fullmatch(relative_path) is not None
+    return compile_glob(pattern).fullmatch(relative_path)

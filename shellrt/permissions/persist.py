@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from shellrt.permissions.errors import SettingsWriteError
+from shellrt.permissions.settings import read_settings_bytes
 
 __all__ = ["save_allow_rules"]
 
@@ -22,11 +23,16 @@ __all__ = ["save_allow_rules"]
 def save_allow_rules(path: Path, rules: Sequence[str]) -> None:
     """Append ``rules`` to ``permissions.allow`` in ``path`` (created if missing); raises `SettingsWriteError`."""
     data: dict[str, Any] = {}
+    for place in (path.parent, path):
+        if place.is_symlink():
+            # A repository may ship ``.shellrt -> ~/.shellrt``: a project answer must not land in
+            # the user's own (trusted, every-workspace) settings, nor anywhere else a link points.
+            raise SettingsWriteError(f"{place} is a symbolic link; not writing project settings through it")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_settings_bytes(path).decode("utf-8")
     except FileNotFoundError:
         text = ""
-    except OSError as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         raise SettingsWriteError(f"cannot read {path}: {exc}") from exc
     if text.strip():
         try:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -86,7 +87,9 @@ SAFE_ENV_NAMES: frozenset[str] = frozenset(
 
 def is_safe_env_name(name: str) -> bool:
     """Whether setting ``name`` leaves a part matchable by allow rules (see `SAFE_ENV_NAMES`)."""
-    return name in SAFE_ENV_NAMES or (name.startswith("LC_") and re.fullmatch(r"LC_[A-Z_]+", name) is not None)
+    return name in SAFE_ENV_NAMES or (
+        name.startswith("LC_") and re.fullmatch(r"LC_[A-Z_]+", name) is not None
+    )
 
 
 #: Basenames that are git metadata wherever they are (a directory with them is, or can be
@@ -123,6 +126,24 @@ def git_metadata_reason(path: str) -> str | None:
     return None
 
 
+#: shellrt's built-in tool names (and Claude Code's file-edit names rules may use), by lower case:
+#: a rule naming one in another case is a typo that would silently match nothing.
+_BUILTIN_BY_LOWER = {
+    name.lower(): name
+    for name in (
+        *COMMAND_TOOLS,
+        *READ_RULE_TOOLS,
+        *WRITE_RULE_TOOLS,
+        "Glob",
+        "Grep",
+        "WebFetch",
+        "WebSearch",
+        "TaskOutput",
+        "TaskStop",
+        "TodoWrite",
+        "ToolSearch",
+    )
+}
 _TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*(__\*)?$")
 _HOST_PATTERN = re.compile(r"^(\*\.)?([a-z0-9]([a-z0-9\-]*[a-z0-9])?)(\.[a-z0-9]([a-z0-9\-]*[a-z0-9])?)*$")
 
@@ -270,6 +291,12 @@ def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -
             raise RuleSyntaxError(f"rule {raw!r} has an empty specifier; write {tool!r} for the whole tool")
     if not _TOOL_NAME.match(tool):
         raise RuleSyntaxError(f"{tool!r} is not a tool name")
+    known = _BUILTIN_BY_LOWER.get(tool.lower())
+    if known is not None and known != tool:
+        # Tool names are case-sensitive: ``read(./secrets/**)`` would match no call at all.
+        raise RuleSyntaxError(
+            f"{tool!r} names no tool; tool names are case-sensitive (did you mean {known!r}?)"
+        )
     if tool.startswith("mcp__"):
         return _parse_mcp(tool, spec, kind, origin)
     if spec is None or (spec in ("*", "**") and tool in COMMAND_TOOLS):
@@ -347,12 +374,59 @@ def _path_matches(spec: str, path: str, root: Path | None, *, home: Path, resolv
     base, pattern = based
     base_forms = {os.path.realpath(base)} if resolve else {os.path.realpath(base), os.path.normpath(base)}
     path_forms = {os.path.realpath(path)} if resolve else {os.path.realpath(path), os.path.normpath(path)}
+    if not resolve and not (pattern.isascii() and all(p.isascii() for p in path_forms)):
+        # Deny/ask: one name in two Unicode normal forms (NFC ``é`` vs NFD ``e`` + accent) is
+        # the same name to the person who wrote the rule.
+        pattern = unicodedata.normalize("NFC", pattern)
+        base_forms |= {unicodedata.normalize("NFC", b) for b in base_forms}
+        path_forms |= {unicodedata.normalize("NFC", p) for p in path_forms}
     for b in base_forms:
         for p in path_forms:
             rel = relative_to(p, b)
             if rel is not None and glob_matches(pattern, rel):
                 return True
+    if resolve:
+        return False
+    # Deny/ask: a rule that names a place through a symbolic link covers where the link points,
+    # as the sandbox's masks do (``Read(./config/**)`` with ``config -> real`` covers ``real/k``).
+    linked = _linked_anchor(base, pattern)
+    if linked is None:
+        return False
+    anchor, rest = linked
+    for p in path_forms:
+        rel = relative_to(p, anchor)
+        if rel is not None and (not rest or glob_matches("/" + rest, rel)):
+            return True
     return False
+
+
+_GLOB_SYNTAX = frozenset("*?[{\\")
+
+
+def _linked_anchor(base: Path, pattern: str) -> tuple[str, str] | None:
+    """``(resolved place, rest of the pattern)`` when the fixed leading segments of ``pattern``
+    name a place through a symbolic link; None otherwise.
+
+    Anchored patterns (a ``/`` in them) use their fixed prefix (``config`` of ``config/**``); a
+    floating one without glob syntax (``.env``, ``secrets``) its instance right at the base.
+    """
+    text = pattern.rstrip("/")
+    anchored = "/" in text
+    segments = [s for s in text.lstrip("/").split("/") if s not in ("", ".")]
+    if not anchored and (len(segments) != 1 or not _GLOB_SYNTAX.isdisjoint(segments[0])):
+        return None
+    fixed: list[str] = []
+    for segment in segments:
+        if not _GLOB_SYNTAX.isdisjoint(segment) or segment == "..":
+            break
+        fixed.append(segment)
+    if not fixed:
+        return None
+    real_base = os.path.realpath(base)
+    real_anchor = os.path.realpath(os.path.join(real_base, *fixed))
+    if real_anchor == os.path.normpath(os.path.join(real_base, *fixed)):
+        return None
+    return real_anchor, "/".join(segments[len(fixed) :])
 
 
 def _is_below(path: str, root: str) -> bool:
@@ -371,4 +445,3 @@ def _walk_matches(start: str, base: str, pattern: str, limit: int) -> bool:
             if rel is not None and glob_matches(pattern, rel):
                 return True
     return False
-

@@ -10,8 +10,11 @@ the unreadable file may have held the deny rule that mattered.
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -24,14 +27,21 @@ from shellrt.permissions.rules import PermissionRule, RuleKind, RuleOrigin, pars
 
 __all__ = [
     "HOOK_EVENTS",
+    "MAX_SETTINGS_BYTES",
     "FileSettings",
     "HookCommandConfig",
     "HookEvent",
     "HookMatcherConfig",
     "HookSpec",
     "load_settings_file",
+    "read_settings_bytes",
+    "settings_digest",
     "settings_root",
 ]
+
+#: A settings file larger than this is not read (a hostile workspace's ``settings.json ->
+#: /dev/zero`` or a multi-gigabyte file must not exhaust memory at session start).
+MAX_SETTINGS_BYTES = 4 << 20
 
 HookEvent = Literal["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"]
 HOOK_EVENTS: tuple[str, ...] = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest")
@@ -108,6 +118,42 @@ class FileSettings:
     managed_rules_only: bool = False
     managed_hooks_only: bool = False
     diagnostics: list[str] = field(default_factory=list)
+    #: `settings_digest` of the bytes this load parsed (None: absent): workspace trust is judged
+    #: on exactly these bytes, never on a second read that a swap could change.
+    digest: str | None = None
+
+
+def read_settings_bytes(path: Path) -> bytes:
+    """The bytes of a settings file, read without blocking and bounded.
+
+    Why: settings files in a workspace are attacker-controlled, and git stores symlinks —
+    ``.claude/settings.json -> /dev/zero`` (endless), a FIFO (blocks forever on open) or a
+    device must not stop a session from starting. Only a regular file of at most
+    `MAX_SETTINGS_BYTES` is read; anything else raises `OSError` saying what it is.
+    Raises `FileNotFoundError` when it does not exist.
+    """
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(errno.EINVAL, "not a regular file (a device, FIFO, socket or directory)", str(path))
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped between the stat and the open
+            raise OSError(errno.EINVAL, "not a regular file (it changed while being opened)", str(path))
+        chunks: list[bytes] = []
+        total = 0
+        while chunk := os.read(fd, 1 << 16):
+            total += len(chunk)
+            if total > MAX_SETTINGS_BYTES:
+                raise OSError(errno.EFBIG, f"larger than {MAX_SETTINGS_BYTES} bytes", str(path))
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def settings_digest(data: bytes) -> str:
+    """``sha256:<hex>`` of a settings file's bytes (what the trust store records)."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def settings_root(path: Path) -> Path:
@@ -127,16 +173,26 @@ def load_settings_file(path: Path, source: str, *, home: Path, root: Path | None
     """Load one file; a missing file is empty, an unreadable one is ``broken`` (see module doc)."""
     out = FileSettings(path=path, source=source)
     try:
-        text = path.read_text(encoding="utf-8")
+        data_bytes = read_settings_bytes(path)
     except FileNotFoundError:
         return out
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         out.exists = out.broken = True
+        out.digest = "unreadable"
+        out.diagnostics.append(
+            f"{path}: cannot read settings ({exc.strerror or exc}); allow rules and bypass mode are disabled"
+        )
+        return out
+    out.exists = True
+    out.digest = settings_digest(data_bytes)
+    try:
+        text = data_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        out.broken = True
         out.diagnostics.append(
             f"{path}: cannot read settings ({exc}); allow rules and bypass mode are disabled"
         )
         return out
-    out.exists = True
     if not text.strip():
         return out
     try:

@@ -283,7 +283,7 @@ def load_settings(
         if path.name == MCP_JSON and source == "project":
             _only_mcp_servers(loaded)
         rel = trust.settings_rel(path, source, workspace)
-        if loaded.exists and rel is not None and not trust.is_trusted_rel(rel):
+        if loaded.exists and rel is not None and not trust.is_trusted_loaded(rel, loaded.digest):
             ignored.setdefault(rel, []).extend(_tighten_only(loaded))
         settings.files.append(loaded)
         settings.diagnostics += loaded.diagnostics
@@ -386,7 +386,17 @@ def _tighten_only(loaded: FileSettings) -> list[str]:
     if loaded.web_fetch:
         dropped.append("webFetch")
         loaded.web_fetch = {}
+    widening = [key for key in _SANDBOX_UNMASKING if loaded.sandbox.get(key)]
+    if widening:
+        # Masks tighten and stay; unmasking secrets widens. (``network.allowedDomains`` is judged
+        # against the trust by the sandbox policy, which says so itself.)
+        dropped.append(", ".join(f"sandbox.{key}" for key in widening))
+        loaded.sandbox = {k: v for k, v in loaded.sandbox.items() if k not in _SANDBOX_UNMASKING}
     return dropped
+
+
+#: Keys of a ``sandbox`` section that uncover what the default masks hide.
+_SANDBOX_UNMASKING = ("unmaskDefaults", "unmaskedPaths")
 
 
 def _only_mcp_servers(loaded: FileSettings) -> None:

@@ -21,7 +21,6 @@ write, or that lies inside the workspace it would vouch for, is not used.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -30,6 +29,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from shellrt.permissions.settings import read_settings_bytes, settings_digest
 
 __all__ = [
     "TRUST_STORE_ENV",
@@ -75,14 +76,15 @@ def trust_store_path() -> Path:
 
 
 def file_digest(path: Path) -> str | None:
-    """``sha256:<hex>`` of the file's bytes; None when it does not exist (or is not readable)."""
+    """``sha256:<hex>`` of the file's bytes; None when it does not exist; ``unreadable`` when it
+    cannot be read as a settings file (see `read_settings_bytes`: never blocks, bounded)."""
     try:
-        data = path.read_bytes()
+        data = read_settings_bytes(path)
     except FileNotFoundError:
         return None
     except OSError:
         return "unreadable"
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    return settings_digest(data)
 
 
 @dataclass
@@ -103,6 +105,22 @@ class WorkspaceTrust:
     def is_trusted_rel(self, rel: str) -> bool:
         """Is the workspace file ``rel`` (one of `WORKSPACE_SETTINGS_FILES`) obeyed in full?"""
         return self.flag or rel in self.trusted
+
+    def is_trusted_loaded(self, rel: str, digest: str | None) -> bool:
+        """Is ``rel`` obeyed in full, as loaded with ``digest`` (of the bytes actually parsed)?
+
+        Trust from the store covers the bytes hashed when the session started; a file
+        swapped between that hash and the read is untrusted (and said so), never obeyed.
+        """
+        if self.flag:
+            return True
+        if rel not in self.trusted:
+            return False
+        if digest != self.digests.get(rel):
+            self.trusted.discard(rel)
+            self.untrusted[rel] = "file changed while the session was starting"
+            return False
+        return True
 
     def settings_rel(self, path: Path, source: str, workspace: Path) -> str | None:
         """Which workspace settings file ``path`` (read as ``source``) is; None for the operator's own.
@@ -191,15 +209,24 @@ def assess_trust(
     return out
 
 
-def record_trust(workspace: Path, *, store: Path | None = None) -> dict[str, str | None]:
-    """Trust ``workspace`` with its settings files as they are now; returns what was recorded."""
+def record_trust(
+    workspace: Path, *, store: Path | None = None, digests: dict[str, str | None] | None = None
+) -> dict[str, str | None]:
+    """Trust ``workspace`` with its settings files as they are now; returns what was recorded.
+
+    ``digests``: the digests of the bytes the operator was shown (``shellrt trust add`` loads
+    each file once and records what it described), instead of hashing the files again.
+    """
     workspace = Path(os.path.realpath(workspace))
     if not workspace.is_dir():
         raise TrustStoreError(f"{workspace} is not a directory")
     store = store or trust_store_path()
     _refuse_inside(store, workspace)
     data = _load_for_update(store)
-    files = {rel: file_digest(workspace / rel) for rel in WORKSPACE_SETTINGS_FILES}
+    if digests is None:
+        files = {rel: file_digest(workspace / rel) for rel in WORKSPACE_SETTINGS_FILES}
+    else:
+        files = {rel: digests.get(rel) for rel in WORKSPACE_SETTINGS_FILES}
     data["workspaces"][str(workspace)] = {
         "trusted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "files": files,
@@ -285,7 +312,9 @@ def _recorded_files(store: Path, workspace: Path) -> tuple[dict[str, str | None]
     data, problem = _read(store)
     if problem or not data:
         return None, problem
-    entry = data.get("workspaces", {}).get(str(workspace)) if isinstance(data.get("workspaces"), dict) else None
+    entry = (
+        data.get("workspaces", {}).get(str(workspace)) if isinstance(data.get("workspaces"), dict) else None
+    )
     if not isinstance(entry, dict) or not isinstance(entry.get("files"), dict):
         return None, None
     files = entry["files"]
@@ -304,8 +333,7 @@ def _read(store: Path) -> tuple[dict[str, Any] | None, str | None]:
         st = os.fstat(fd)
         if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) or st.st_uid != os.geteuid():
             return None, (
-                f"trust store {store} is writable by others or not yours; not used "
-                f"(fix: chmod 600 {store})"
+                f"trust store {store} is writable by others or not yours; not used (fix: chmod 600 {store})"
             )
         with os.fdopen(fd, "r", encoding="utf-8") as fh:
             fd = -1

@@ -434,11 +434,15 @@ def _resolve_all(
             continue
         if os.path.isabs(os.path.expanduser(word)):
             out.add(to_host(os.path.expanduser(word)))
+            if to_host is os.path.realpath:  # host paths as they are: the name as written counts too
+                out.add(os.path.normpath(os.path.expanduser(word)))
             if globs is None or word in globs:
                 out.update(_glob_matches(to_host(os.path.expanduser(word)), "/", to_host))
             continue
         for base in bases:
+            # Resolved and as written (``.env -> store/x``): deny rules match either (docs/permissions.md).
             out.add(_resolve(word, base))
+            out.add(os.path.normpath(os.path.join(base, os.path.expanduser(word))))
             if globs is None or word in globs:
                 out.update(_glob_matches(word, base, to_host))
     return tuple(sorted(out))
@@ -460,6 +464,8 @@ def _glob_matches(word: str, base: str, to_host: Callable[[str], str]) -> list[s
             found.append("")  # too many to judge one by one: unknown, which fails closed
             break
         found.append(to_host(match) if os.path.isabs(word) else os.path.realpath(match))
+        if not os.path.isabs(word):
+            found.append(os.path.normpath(match))
     return found
 
 

@@ -24,14 +24,13 @@ module reproduces what ``rg --files --hidden --no-require-git
 from __future__ import annotations
 
 import os
-import re
 import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from shellrt.permissions.globs import glob_regex
+from shellrt.permissions.globs import GlobMatcher, compile_matcher
 
 __all__ = [
     "FILE_TYPES",
@@ -105,14 +104,15 @@ _IGNORE_KINDS = (".rgignore", ".ignore", ".gitignore")
 # --- glob syntax: the one dialect, owned by shellrt.permissions.globs -----------------------
 
 
-def compile_glob(glob: str) -> re.Pattern[str]:
-    """Compile a glob (globset syntax, ``*`` not crossing ``/``) to a full-match regex."""
-    return re.compile(r"(?s)\A" + glob_regex(glob) + r"\Z")
+def compile_glob(glob: str) -> GlobMatcher:
+    """Compile a glob (globset syntax, ``*`` not crossing ``/``) to a whole-string matcher
+    (never a backtracking regex: a repository's .gitignore is hostile input)."""
+    return compile_matcher(glob)
 
 
 @dataclass(frozen=True)
 class _Rule:
-    regex: re.Pattern[str]
+    regex: GlobMatcher
     whitelist: bool
     dir_only: bool
 
@@ -179,7 +179,7 @@ class GlobList:
 class TypeFilter:
     """``--type`` selection: files whose name matches one of the type's globs."""
 
-    globs: tuple[re.Pattern[str], ...]
+    globs: tuple[GlobMatcher, ...]
 
     @classmethod
     def for_type(cls, name: str) -> TypeFilter:

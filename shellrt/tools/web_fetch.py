@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from urllib.parse import urljoin, urlsplit
 
 import anyio
+import idna
 from pydantic import BaseModel, ConfigDict, Field
 
 from shellrt.protocol import (
@@ -56,7 +57,14 @@ from shellrt.protocol import (
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["CACHE_TTL_SECONDS", "WebFetchInput", "WebFetchOutput", "WebFetchTool"]
+__all__ = [
+    "CACHE_TTL_SECONDS",
+    "WebFetchInput",
+    "WebFetchOutput",
+    "WebFetchTool",
+    "canonical_host",
+    "canonical_url",
+]
 
 CACHE_TTL_SECONDS = 15 * 60
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
@@ -186,6 +194,59 @@ async def _checked_addresses(url: str, allow: bool | tuple[str, ...]) -> list[st
     return addresses
 
 
+_NUMERIC_IPV4 = re.compile(r"[0-9a-fx.]+")
+
+
+def canonical_host(host: str) -> str:
+    """The host as the resolver will look it up, which is what domain rules must judge.
+
+    ``getaddrinfo`` maps spellings onto other names: non-ASCII labels go through IDNA
+    (UTS 46 folds fullwidth letters, drops soft hyphens, maps the ideographic full stop to ``.``), case and a
+    trailing dot do not matter, and ``127.1``, ``2130706433``, ``0x7f.0.0.1``, ``0177.0.0.1``
+    are all ``127.0.0.1``. Raises `ValueError` for a host no resolver would accept.
+    """
+    text = host.strip()
+    if ":" in text:  # an IPv6 literal (urlsplit dropped its brackets); ::ffff:a.b.c.d is a.b.c.d
+        ip = ipaddress.ip_address(text)
+        mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+        return str(mapped or ip)
+    try:
+        ascii_host = text.encode("ascii").decode("ascii")
+    except UnicodeEncodeError:
+        try:
+            ascii_host = idna.encode(text, uts46=True).decode("ascii")
+        except idna.IDNAError as exc:
+            raise ValueError(f"{host!r} is not a valid host name ({exc})") from None
+    ascii_host = ascii_host.lower().rstrip(".")
+    if not ascii_host:
+        raise ValueError(f"{host!r} is not a host name")
+    if _NUMERIC_IPV4.fullmatch(ascii_host):
+        try:
+            return socket.inet_ntoa(socket.inet_aton(ascii_host))
+        except OSError:
+            pass
+    return ascii_host
+
+
+def canonical_url(url: str) -> str:
+    """``url`` with its host in `canonical_host` form (what is checked is what is fetched)."""
+    parts = urlsplit(url)
+    if not parts.hostname:
+        raise ValueError(f"{url} has no host; give a full URL like https://example.com/page.")
+    host = canonical_host(parts.hostname)
+    netloc = f"[{host}]" if ":" in host else host
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError(f"{url} has an invalid port") from None
+    if port is not None:
+        netloc += f":{port}"
+    userinfo = parts.netloc.rpartition("@")[0]
+    if userinfo:
+        netloc = f"{userinfo}@{netloc}"
+    return parts._replace(netloc=netloc).geturl()
+
+
 def _upgrade(url: str, settings: _Settings) -> str:
     if settings.upgrade_http and url.lower().startswith("http://"):
         return "https://" + url[len("http://") :]
@@ -287,7 +348,12 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
         return f"Fetch {tool_input.url}"
 
     def permission_subject(self, tool_input: WebFetchInput) -> PermissionSubject:
-        host = (urlsplit(tool_input.url).hostname or "").lower()
+        raw = (urlsplit(tool_input.url).hostname or "").lower()
+        try:
+            host = canonical_host(raw) if raw else ""
+        except ValueError:
+            # Not a name a resolver accepts: the tool's own check denies it; rules see it as written.
+            return PermissionSubject(domains=(raw,), access="fetch", incomplete=True)
         return PermissionSubject(domains=(host,) if host else (), access="fetch", incomplete=not host)
 
     async def check_permissions(self, tool_input: WebFetchInput, ctx: ToolContext) -> PermissionResult:
@@ -298,9 +364,13 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
             )
         if parts.username or parts.password:
             return PermissionResult.deny("URLs with embedded credentials (user:password@) are refused.")
+        try:
+            url = canonical_url(tool_input.url)
+        except ValueError as exc:
+            return PermissionResult.deny(f"{exc}. Give the URL with a plain host name.")
         settings = _Settings.from_ctx(ctx.settings)
         try:
-            await _checked_addresses(_upgrade(tool_input.url, settings), settings.allow_private)
+            await _checked_addresses(_upgrade(url, settings), settings.allow_private)
         except _Refused as exc:
             return PermissionResult.deny(str(exc))
         except ToolExecutionError as exc:
@@ -314,7 +384,10 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
         except ImportError:
             raise ToolExecutionError(_MISSING_EXTRA) from None
         settings = _Settings.from_ctx(ctx.settings)
-        url = _upgrade(tool_input.url, settings)
+        try:
+            url = _upgrade(canonical_url(tool_input.url), settings)
+        except ValueError as exc:
+            raise ToolExecutionError(str(exc)) from None
         now = self._clock()
         key = f"{settings.max_bytes}|{url}"
         cached = self._cache.get(key)
@@ -349,6 +422,10 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                 status, headers, body, truncated = response_info
                 if status in _REDIRECT_CODES and headers.get("location"):
                     target = urljoin(current, headers["location"])
+                    try:
+                        target = canonical_url(target)
+                    except ValueError:
+                        pass  # not followed: the model gets it back as written, and a new call is judged
                     if not _same_host(current, target):
                         return WebFetchOutput(
                             url=tool_input.url,
