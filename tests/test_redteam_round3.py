@@ -800,22 +800,7 @@ async def test_dangerous_system_calls_are_refused(kind: str, tmp_path: Path) -> 
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize(
-    "kind",
-    [
-        "bwrap",
-        pytest.param(
-            "docker",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="docker: io_uring_setup succeeds in a command (the daemon's default seccomp profile, "
-                "20.10 here, allows io_uring_*, and sandbox/docker/_priv.py's filter denies only set-id "
-                "modes), so io_uring operations (OPENAT with a mode, CONNECT, SOCKET...) run unseen by "
-                "seccomp; the bwrap filter (sandbox/_seccomp.py) denies io_uring_setup/enter/register",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("kind", BACKENDS)
 async def test_io_uring_is_refused(kind: str, tmp_path: Path) -> None:
     """io_uring runs file and socket operations that no seccomp filter sees."""
     await _refused(kind, tmp_path, (("io_uring_setup", 425, "8, $z"),))

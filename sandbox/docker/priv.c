@@ -17,9 +17,12 @@
  *         exactly the values of this process's SHELLRT_E<n> variables, each
  *         a NAME=VALUE entry (PATH among them is what PROG is looked up in):
  *         passed in the environment, which only the executor's identity may
- *         read, never on the command line, which every process may read. It also runs under the set-id filter
- *         (`shellrt_setid_filter`, generated from sandbox/_seccomp.py and
- *         prepended by _priv.py): no call sets S_ISUID/S_ISGID.
+ *         read, never on the command line, which every process may read. It
+ *         runs under bwrap's seccomp deny list (`shellrt_command_filter`,
+ *         generated from sandbox/_seccomp.py and prepended by _priv.py: no
+ *         keyrings, ptrace, mounts, user namespaces, bpf, io_uring..., no
+ *         call sets S_ISUID/S_ISGID) and with a core-size limit of 0, soft
+ *         and hard (no core dump reaches the host's core_pattern handler).
  *       - the parent keeps the executor's identity (so no command can signal,
  *         trace or open it), reaps, and once the child has exited kills every
  *         process still left below it: being a subreaper, every descendant of
@@ -44,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -216,6 +220,9 @@ int main(int argc, char **argv) {
             for (int i = sep + 1; i < argc; i++) memset(argv[i], 0, strlen(argv[i]));
             return supervise(child);
         }
+        /* No core dumps: with no capability left, the command cannot raise the hard limit. */
+        struct rlimit nocore = {0, 0};
+        if (setrlimit(RLIMIT_CORE, &nocore) != 0) die("rlimit core");
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0) die("ambient");
         /* The executor's bounding set holds only `keep` (cut in exec mode): drop those. */
         for (unsigned i = 0; i < NKEEP; i++)
@@ -228,11 +235,11 @@ int main(int argc, char **argv) {
         if (setresuid(uid, uid, uid) != 0) die("setresuid");
         set_caps(0);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs");
-        struct sock_fprog setid = {
-            .len = (unsigned short)(sizeof shellrt_setid_filter / sizeof(struct sock_filter)),
-            .filter = (struct sock_filter *)(void *)shellrt_setid_filter,
+        struct sock_fprog deny = {
+            .len = (unsigned short)(sizeof shellrt_command_filter / sizeof(struct sock_filter)),
+            .filter = (struct sock_filter *)(void *)shellrt_command_filter,
         };
-        if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &setid, 0, 0) != 0) die("seccomp");
+        if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &deny, 0, 0) != 0) die("seccomp");
         /* The executor ignores the signals docker-init forwards; commands start with defaults. */
         sigset_t none;
         sigemptyset(&none);
