@@ -613,16 +613,7 @@ async def test_renaming_the_parent_of_a_masked_file_does_not_unmask_it_in_the_se
                 "the next session masks read_denied by path only, so the moved secret is readable there",
             ),
         ),
-        pytest.param(
-            "docker",
-            "bind",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="docker workspace_mode=bind: a rename of a masked file's parent directory reaches the "
-                "host workspace; the next container masks read_denied by path only, so the moved secret "
-                "is readable there",
-            ),
-        ),
+        ("docker", "bind"),
         ("docker", "copy"),
     ],
 )

@@ -76,6 +76,7 @@ from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream, make_fifo, o
 from sandbox.docker._gc import IO_PREFIX, io_base, reap_orphans, sweep_host_dirs
 from sandbox.docker._hostpid import host_pid
 from sandbox.docker._labels import session_labels
+from sandbox.docker._pins import Pin, masked_ancestors, verify_pins
 from sandbox.docker._priv import priv_binary
 from sandbox.docker._process import DockerProcess, ExecutorSession
 from sandbox.docker._protocol import EXECUTOR_PROTOCOL_VERSION, Event, executor_script, render_request
@@ -195,6 +196,8 @@ class DockerBackend(SandboxBackend):
         self.recoveries: list[str] = []
         self._client: docker.DockerClient | None = None
         self._host_dir: str | None = None
+        #: Bind mode: directories above masked paths, mounted over themselves (`_pins`).
+        self._pins: list[Pin] = []
         self._io_dir: str | None = None
         self._session: ExecutorSession | None = None
         self._executor_lock = anyio.Lock()
@@ -491,10 +494,14 @@ class DockerBackend(SandboxBackend):
         else:
             ws_source = os.path.join(self._host_dir, "workspace")
         masks = self._read_denied_masks()
+        self._pins = []
         if any(m["Target"] == cw for m in masks):
             mounts += masks  # the whole workspace is read-denied: an empty read-only directory instead
         else:
-            mounts += [Mount(target=cw, source=ws_source, type="bind"), *masks]
+            if masks:  # bind mode: no rename may carry a secret out of its mask (sandbox/docker/_pins.py)
+                self._pins = masked_ancestors(ws_source, self.policy.read_denied, cw)
+            pins = [Mount(target=pin.target, source=pin.source, type="bind") for pin in self._pins]
+            mounts += [Mount(target=cw, source=ws_source, type="bind"), *pins, *masks]
         host_kwargs: dict[str, Any] = {
             "init": True,
             "auto_remove": True,
@@ -588,6 +595,11 @@ class DockerBackend(SandboxBackend):
         except BaseException:
             channel.close()
             raise
+        try:
+            await self._verify_pins(cid)
+        except BaseException:
+            channel.close()  # the executor reads EOF and exits; the daemon removes the container
+            raise
         self.executor_pid = hello.pid
         self._has_setsid = hello.setsid
         self._shell = hello.shell
@@ -596,6 +608,14 @@ class DockerBackend(SandboxBackend):
         if net is not None and client is not None:  # network 'proxied': the proxy's port in this container
             pid = int((await thread(lambda: client.api.inspect_container(cid)))["State"]["Pid"])
             await thread(lambda: net.listen_in(pid, cid))
+
+    async def _verify_pins(self, cid: str) -> None:
+        """The pinned directories are mounted from the inodes chosen (root host: it can look in)."""
+        pins, client = self._pins, self._client
+        if not pins or client is None or os.geteuid() != 0:
+            return
+        init = int((await thread(lambda: client.api.inspect_container(cid)))["State"]["Pid"])
+        await thread(lambda: verify_pins(pins, init))
 
     def _start_failure(self, text: str) -> BackendUnavailableError:
         text = text.strip()
