@@ -31,7 +31,14 @@
  *         "nothing of the command left". It exits with the child's status
  *         (128+N for signal N).
  *       UID, GID or a GROUPS entry equal to the executor's own uid or gid is
- *       refused: no command ever shares the executor's identity.
+ *       refused: no command ever shares the executor's identity. Every
+ *       descriptor above 2 but CWD_FD (6: the command's cwd file, opened by
+ *       the runner) is closed first: the executor's (its I/O directory) never
+ *       reach a command.
+ *   priv admin 0 GID GROUPS -- PROG ARGS...
+ *       DockerConfig.root_can_administer only: as drop, for uid 0 only, but
+ *       the command keeps admin_caps (CHOWN, DAC_OVERRIDE, FOWNER) as ambient
+ *       capabilities, its bounding set cut to them and the ambient set locked.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
