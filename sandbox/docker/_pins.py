@@ -55,7 +55,13 @@ def masked_ancestors(
         current = root
         for part in PurePosixPath(rel).parts[:-1]:
             current = os.path.join(current, part)
-            info = os.lstat(current)
+            try:
+                info = os.lstat(current)
+            except OSError as exc:
+                raise BackendUnavailableError(
+                    f"{current} changed while the sandbox was being set up ({exc.strerror}); "
+                    "start the session again once nothing else modifies the workspace."
+                ) from exc
             if not stat.S_ISDIR(info.st_mode):  # realpath resolved every link: a race changed it
                 raise BackendUnavailableError(
                     f"{current} changed while the sandbox was being set up (no longer a directory); "
