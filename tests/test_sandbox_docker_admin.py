@@ -226,3 +226,13 @@ async def test_the_opt_in_container_is_never_recycled(admin: DockerBackend) -> N
 def test_the_opt_in_needs_copy_mode() -> None:
     with pytest.raises(pydantic.ValidationError, match="root_can_administer needs workspace_mode 'copy'"):
         DockerConfig(root_can_administer=True, workspace_mode="bind")
+
+
+async def test_a_root_session_user_administers_too(tmp_path: Path) -> None:
+    """The opt-in follows the resolved uid 0, whether the call or the session asked for it."""
+    require_docker()
+    async with DockerBackend(
+        config(DEBIAN, user="0:0", root_can_administer=True), policy(tmp_path)
+    ) as backend:
+        out, _ = await run(backend, "grep -E '^CapEff' /proc/self/status; touch /etc/edited && echo edited")
+    assert out.split() == ["CapEff:", ADMIN_CAPS, "edited"], out
