@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = ["BwrapConfig", "DockerConfig", "LocalConfig", "PullPolicy", "SandboxConfig"]
 
@@ -81,6 +81,26 @@ class DockerConfig(BaseModel):
             "(a registry must be reachable). true/false are read as missing/never."
         ),
     )
+
+    root_can_administer: bool = Field(
+        default=False,
+        description=(
+            "Let commands running as uid 0 administer the image (adduser, userdel, package files): the "
+            "container's root becomes a writable layer, and uid-0 commands keep CAP_CHOWN, "
+            "CAP_DAC_OVERRIDE and CAP_FOWNER (nothing else). Their reach to shellrt's executor and I/O is "
+            "cut another way (docs/security.md). Needs copy mode and a root host; such a container is "
+            "never recycled."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _admin_needs_copy(self) -> DockerConfig:
+        if self.root_can_administer and self.workspace_mode != "copy":
+            raise ValueError(
+                "root_can_administer needs workspace_mode 'copy': with CAP_CHOWN a root command could give "
+                "files of the host directory to any host uid; use copy mode or leave it off"
+            )
+        return self
 
     @field_validator("pull", mode="before")
     @classmethod

@@ -597,16 +597,7 @@ async def test_renaming_the_parent_of_a_masked_file_does_not_unmask_it_in_the_se
     ("kind", "mode"),
     [
         ("bwrap", ""),
-        pytest.param(
-            "docker",
-            "bind",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="docker workspace_mode=bind: a rename of a masked file's parent directory reaches the "
-                "host workspace; the next container masks read_denied by path only, so the moved secret "
-                "is readable there",
-            ),
-        ),
+        ("docker", "bind"),
         ("docker", "copy"),
     ],
 )
@@ -784,22 +775,7 @@ async def test_dangerous_system_calls_are_refused(kind: str, tmp_path: Path) -> 
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize(
-    "kind",
-    [
-        "bwrap",
-        pytest.param(
-            "docker",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="docker: io_uring_setup succeeds in a command (the daemon's default seccomp profile, "
-                "20.10 here, allows io_uring_*, and sandbox/docker/_priv.py's filter denies only set-id "
-                "modes), so io_uring operations (OPENAT with a mode, CONNECT, SOCKET...) run unseen by "
-                "seccomp; the bwrap filter (sandbox/_seccomp.py) denies io_uring_setup/enter/register",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("kind", BACKENDS)
 async def test_io_uring_is_refused(kind: str, tmp_path: Path) -> None:
     """io_uring runs file and socket operations that no seccomp filter sees."""
     await _refused(kind, tmp_path, (("io_uring_setup", 425, "8, $z"),))

@@ -72,10 +72,12 @@ from sandbox.config import DockerConfig
 from sandbox.confine import relative_to
 from sandbox.docker._channel import ControlChannel, ExecutorGoneError
 from sandbox.docker._client import connect, require_local_daemon, thread, translate
+from sandbox.docker._detach import detach_mount
 from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream, make_fifo, open_fifo
 from sandbox.docker._gc import IO_PREFIX, io_base, reap_orphans, sweep_host_dirs
 from sandbox.docker._hostpid import host_pid
 from sandbox.docker._labels import session_labels
+from sandbox.docker._pins import Pin, masked_ancestors, verify_pins
 from sandbox.docker._priv import priv_binary
 from sandbox.docker._process import DockerProcess, ExecutorSession
 from sandbox.docker._protocol import EXECUTOR_PROTOCOL_VERSION, Event, executor_script, render_request
@@ -103,7 +105,7 @@ _log = logging.getLogger("sandbox.docker")
 
 _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #: The executor's capabilities, as docker names them (`EXECUTOR_CAPS` is their bit mask).
-_EXECUTOR_CAP_NAMES = ["SETUID", "SETGID", "KILL", "SYS_PTRACE", "SETPCAP", "DAC_OVERRIDE", "FOWNER"]
+_EXECUTOR_CAP_NAMES = ["SETUID", "SETGID", "KILL", "SYS_PTRACE", "SETPCAP", "DAC_OVERRIDE", "FOWNER", "CHOWN"]
 _EXECUTOR_ARGV = [
     f"{IO_MOUNT}/priv",
     "exec",
@@ -195,6 +197,8 @@ class DockerBackend(SandboxBackend):
         self.recoveries: list[str] = []
         self._client: docker.DockerClient | None = None
         self._host_dir: str | None = None
+        #: Bind mode: directories above masked paths, mounted over themselves (`_pins`).
+        self._pins: list[Pin] = []
         self._io_dir: str | None = None
         self._session: ExecutorSession | None = None
         self._executor_lock = anyio.Lock()
@@ -387,6 +391,11 @@ class DockerBackend(SandboxBackend):
             raise BackendUnavailableError(
                 "the docker backend does not share the host network; use network 'none' (default) or 'bridge'"
             )
+        if self.config.root_can_administer and os.geteuid() != 0:
+            raise BackendUnavailableError(
+                "DockerConfig.root_can_administer needs shellrt to run as root on the host (it takes the "
+                "I/O directory's mount out of the container); run as root or leave it off"
+            )
         if self.policy.network == "proxied" and os.geteuid() != 0:
             raise BackendUnavailableError(
                 "network 'proxied' (--allow-domain) on docker needs shellrt to run as root (it makes the "
@@ -485,25 +494,38 @@ class DockerBackend(SandboxBackend):
         limits = self.policy.limits
         tmp_bytes = limits.tmp_bytes or _DEFAULT_TMP_BYTES
         cw = self.config.container_workspace
-        mounts = [Mount(target=IO_MOUNT, source=self._io_dir, type="bind", read_only=True)]
+        admin = self.config.root_can_administer
+        # root_can_administer: read-write (root commands' cwd files), detached once the executor holds it.
+        mounts = [Mount(target=IO_MOUNT, source=self._io_dir, type="bind", read_only=not admin)]
         if self.config.workspace_mode == "bind":
             ws_source = str(Path(self.policy.workspace).resolve())
         else:
             ws_source = os.path.join(self._host_dir, "workspace")
         masks = self._read_denied_masks()
+        self._pins = []
         if any(m["Target"] == cw for m in masks):
             mounts += masks  # the whole workspace is read-denied: an empty read-only directory instead
         else:
-            mounts += [Mount(target=cw, source=ws_source, type="bind"), *masks]
+            if masks:  # bind mode: no rename may carry a secret out of its mask (sandbox/docker/_pins.py)
+                self._pins = masked_ancestors(ws_source, self.policy.read_denied, cw)
+            pins = [Mount(target=pin.target, source=pin.source, type="bind") for pin in self._pins]
+            mounts += [Mount(target=cw, source=ws_source, type="bind"), *pins, *masks]
         host_kwargs: dict[str, Any] = {
             "init": True,
             "auto_remove": True,
             "log_config": {"type": "none"},
             "network_mode": "bridge" if self.policy.network == "bridge" else "none",
-            "read_only": True,
+            "read_only": not admin,  # root_can_administer: root commands edit the image (a layer of its own)
             "tmpfs": {
                 "/tmp": f"rw,nosuid,nodev,exec,size={tmp_bytes},mode=1777",
-                PRIV_DIR: f"rw,nosuid,nodev,noexec,size=1m,mode=1733,uid={EXECUTOR_UID},gid={EXECUTOR_UID}",
+                # root_can_administer: cwd files come through fd 6 instead (executor.sh).
+                **(
+                    {}
+                    if admin
+                    else {
+                        PRIV_DIR: f"rw,nosuid,nodev,noexec,size=1m,mode=1733,uid={EXECUTOR_UID},gid={EXECUTOR_UID}"
+                    }
+                ),
             },
             "mounts": mounts,
             "cap_drop": ["ALL"],
@@ -522,7 +544,7 @@ class DockerBackend(SandboxBackend):
         def create() -> str:
             response = client.api.create_container(
                 image,
-                command=_EXECUTOR_ARGV,
+                command=[*_EXECUTOR_ARGV, "1"] if admin else _EXECUTOR_ARGV,
                 entrypoint=[],
                 name=f"shellrt-{self.session_id}{suffix}",
                 labels=session_labels(
@@ -588,6 +610,12 @@ class DockerBackend(SandboxBackend):
         except BaseException:
             channel.close()
             raise
+        try:
+            await self._verify_pins(cid)
+            await self._detach_io(cid)
+        except BaseException:
+            channel.close()  # the executor reads EOF and exits; the daemon removes the container
+            raise
         self.executor_pid = hello.pid
         self._has_setsid = hello.setsid
         self._shell = hello.shell
@@ -596,6 +624,22 @@ class DockerBackend(SandboxBackend):
         if net is not None and client is not None:  # network 'proxied': the proxy's port in this container
             pid = int((await thread(lambda: client.api.inspect_container(cid)))["State"]["Pid"])
             await thread(lambda: net.listen_in(pid, cid))
+
+    async def _detach_io(self, cid: str) -> None:
+        """root_can_administer: no path in the container names the I/O directory (`_detach`)."""
+        client = self._client
+        if not self.config.root_can_administer or client is None:
+            return
+        init = int((await thread(lambda: client.api.inspect_container(cid)))["State"]["Pid"])
+        await thread(lambda: detach_mount(init, IO_MOUNT))
+
+    async def _verify_pins(self, cid: str) -> None:
+        """The pinned directories are mounted from the inodes chosen (root host: it can look in)."""
+        pins, client = self._pins, self._client
+        if not pins or client is None or os.geteuid() != 0:
+            return
+        init = int((await thread(lambda: client.api.inspect_container(cid)))["State"]["Pid"])
+        await thread(lambda: verify_pins(pins, init))
 
     def _start_failure(self, text: str) -> BackendUnavailableError:
         text = text.strip()
@@ -715,7 +759,17 @@ class DockerBackend(SandboxBackend):
             if self._net is not None:
                 env.update(proxy_env())
             cwd_file = None
-            if request.report_cwd:
+            if request.report_cwd and self.config.root_can_administer:
+                # Opened by the runner as fd 6 (and 7 to read it back); unlinked below once started.
+                paths.append(f"{base}.cwd")
+                cwd_fd = os.open(f"{base}.cwd", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+                try:
+                    os.fchmod(cwd_fd, 0o666)  # written by the command's own uid through fd 6
+                finally:
+                    os.close(cwd_fd)
+                cwd_file = "@6"
+                env["SHELLRT_CWD_FILE"] = "/proc/self/fd/6"
+            elif request.report_cwd:
                 cwd_file = f"{PRIV_DIR}/{tid}.cwd"
                 env["SHELLRT_CWD_FILE"] = cwd_file
             check_exec_size(request.argv, env)
@@ -821,6 +875,8 @@ class DockerBackend(SandboxBackend):
             return "the container is not running"
         if self.config.workspace_mode != "copy":
             return "bind mode: the workspace is the caller's own directory"
+        if self.config.root_can_administer:
+            return "root_can_administer: root commands may have changed the image (a writable root)"
         if 0 in self.command_ids:
             return "runs as root"
         if self._call_users:

@@ -31,11 +31,12 @@ _built: dict[str, str] = {}
 
 
 def _source() -> bytes:
-    """priv.c, preceded by the set-id seccomp filter it loads for every command (`sandbox._seccomp`):
-    docker's own profile lets a command set S_ISUID on a workspace file, which on a bind mount is a
-    set-id program on the host."""
-    words = ", ".join(f"0x{b:02x}" for b in _seccomp.filter_bytes(setid_only=True))
-    head = f"static const unsigned char shellrt_setid_filter[] __attribute__((aligned(8))) = {{{words}}};\n"
+    """priv.c, preceded by the seccomp filter it loads for every command: bwrap's whole deny list
+    (`sandbox._seccomp`). Docker's own profile lets a command set S_ISUID on a workspace file (on a
+    bind mount, a set-id program on the host) and, before docker 23, use io_uring (file and socket
+    operations no filter sees); the deny list covers both, whatever the daemon's version."""
+    words = ", ".join(f"0x{b:02x}" for b in _seccomp.filter_bytes())
+    head = f"static const unsigned char shellrt_command_filter[] __attribute__((aligned(8))) = {{{words}}};\n"
     return head.encode() + resources.files("sandbox.docker").joinpath("priv.c").read_bytes()
 
 

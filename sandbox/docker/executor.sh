@@ -59,6 +59,20 @@
 IO=$1
 PRIV=$2
 EID=$3
+# ADMIN=1 (DockerConfig.root_can_administer): root commands run as `priv admin`,
+# with CHOWN, DAC_OVERRIDE and FOWNER, which would open the I/O directory's
+# mode 0700. So it is used only through fd 8, opened here before the hello;
+# the host then unmounts IO (lazily) from the container, and no path names it
+# any more: /proc/<pid>/fd/8 of the executor and its runners needs ptrace
+# access, which no command has. A root command's cwd file comes to it as fd 6
+# (opened here from a file the host made and unlinks once the command started).
+# Nothing from the image is ever executed here (its root is writable then).
+ADMIN=${4:-0}
+IOM=$IO
+if [ "$ADMIN" = 1 ]; then
+    exec 8<"$IO" || exit 125
+    IO=/proc/self/fd/8
+fi
 PRIVX="$IO/priv"
 # docker-init forwards the signals it gets to us; a command run as root may
 # signal docker-init, which forwards every catchable signal to us. Ignore them
@@ -163,11 +177,26 @@ _run() {
     fi
     case $CU$CG in '' | *[!0-9]*) echo "E $id request" && return 0 ;; esac
     case ",$CU,$CG,$GR," in *",$EID,"*) echo "E $id user-reserved" && return 0 ;; esac
-    if [ -n "$CWDF" ]; then
-        umask 111
-        : >"$CWDF" || CWDF=
-        umask 077
+    mode=drop
+    if [ "$ADMIN" = 1 ] && [ "$CU" = 0 ]; then
+        # Fail closed: the I/O directory must be out of reach before a command may override modes.
+        if [ -e "$IOM/priv" ]; then echo "E $id request" && return 0; fi
+        mode=admin
     fi
+    CWFD=
+    case $CWDF in
+        '') ;;
+        @6)
+            CWDF="$IO/$id.cwd"
+            command exec 6>"$CWDF" 7<"$CWDF" || { echo "E $id streams"; return 0; }
+            CWFD=1
+            ;;
+        *)
+            umask 111
+            : >"$CWDF" || CWDF=
+            umask 077
+            ;;
+    esac
     if ! cd -- "$C" 2>/dev/null; then
         if [ ! -e "$C" ]; then
             echo "E $id cwd-missing"
@@ -189,9 +218,9 @@ _run() {
     # the kill path looks for, runs the command below it and, once the command
     # has exited, kills whatever it left behind (see priv.c); "$@" is the
     # argv, the exported SHELLRT_E<n> are the command's whole environment.
-    "$PRIVX" drop "$CU" "$CG" "$GR" -- "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- &
+    "$PRIVX" "$mode" "$CU" "$CG" "$GR" -- "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- 7<&- &
     pid=$!
-    exec 3>&- 4>&- 5<&-
+    exec 3>&- 4>&- 5<&- 6>&-
     echo "S $id $pid"
     wait "$pid"
     rc=$?
@@ -199,7 +228,10 @@ _run() {
     oom=0
     if [ "$rc" = 137 ] && [ "$OOMN" != "$o0" ]; then oom=1; fi
     cwd=
-    if [ -n "$CWDF" ]; then
+    if [ -n "$CWFD" ]; then
+        { read -r cwd <&7; } 2>/dev/null
+        exec 7<&-
+    elif [ -n "$CWDF" ]; then
         { read -r cwd <"$CWDF"; } 2>/dev/null
         rm -f "$CWDF"
     fi

@@ -17,9 +17,12 @@
  *         exactly the values of this process's SHELLRT_E<n> variables, each
  *         a NAME=VALUE entry (PATH among them is what PROG is looked up in):
  *         passed in the environment, which only the executor's identity may
- *         read, never on the command line, which every process may read. It also runs under the set-id filter
- *         (`shellrt_setid_filter`, generated from sandbox/_seccomp.py and
- *         prepended by _priv.py): no call sets S_ISUID/S_ISGID.
+ *         read, never on the command line, which every process may read. It
+ *         runs under bwrap's seccomp deny list (`shellrt_command_filter`,
+ *         generated from sandbox/_seccomp.py and prepended by _priv.py: no
+ *         keyrings, ptrace, mounts, user namespaces, bpf, io_uring..., no
+ *         call sets S_ISUID/S_ISGID) and with a core-size limit of 0, soft
+ *         and hard (no core dump reaches the host's core_pattern handler).
  *       - the parent keeps the executor's identity (so no command can signal,
  *         trace or open it), reaps, and once the child has exited kills every
  *         process still left below it: being a subreaper, every descendant of
@@ -28,7 +31,14 @@
  *         "nothing of the command left". It exits with the child's status
  *         (128+N for signal N).
  *       UID, GID or a GROUPS entry equal to the executor's own uid or gid is
- *       refused: no command ever shares the executor's identity.
+ *       refused: no command ever shares the executor's identity. Every
+ *       descriptor above 2 but CWD_FD (6: the command's cwd file, opened by
+ *       the runner) is closed first: the executor's (its I/O directory) never
+ *       reach a command.
+ *   priv admin 0 GID GROUPS -- PROG ARGS...
+ *       DockerConfig.root_can_administer only: as drop, for uid 0 only, but
+ *       the command keeps admin_caps (CHOWN, DAC_OVERRIDE, FOWNER) as ambient
+ *       capabilities, its bounding set cut to them and the ambient set locked.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -44,25 +54,48 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const int keep[] = {CAP_SETUID, CAP_SETGID, CAP_KILL, CAP_SYS_PTRACE, CAP_SETPCAP, CAP_DAC_OVERRIDE, CAP_FOWNER};
+static const int keep[] = {CAP_SETUID, CAP_SETGID, CAP_KILL,  CAP_SYS_PTRACE,
+                           CAP_SETPCAP, CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_CHOWN};
 #define NKEEP (sizeof keep / sizeof keep[0])
+/* What `admin` leaves a root command: enough to add and remove users and edit the image. */
+static const int admin_caps[] = {CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER};
+#define NADMIN (sizeof admin_caps / sizeof admin_caps[0])
+/* The one descriptor above 2 a command inherits: its cwd file, opened by the runner. */
+#define CWD_FD 6
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
 
 static void die(const char *what) {
     fprintf(stderr, "shellrt-priv: %s: %s\n", what, strerror(errno));
     _exit(126);
 }
 
-static void set_caps(unsigned long long mask) {
+static void set_caps3(unsigned long long perm, unsigned long long inh) {
     struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
     struct __user_cap_data_struct d[2];
     memset(d, 0, sizeof d);
-    d[0].effective = d[0].permitted = d[0].inheritable = (unsigned)mask;
-    d[1].effective = d[1].permitted = d[1].inheritable = (unsigned)(mask >> 32);
+    d[0].effective = d[0].permitted = (unsigned)perm;
+    d[1].effective = d[1].permitted = (unsigned)(perm >> 32);
+    d[0].inheritable = (unsigned)inh;
+    d[1].inheritable = (unsigned)(inh >> 32);
     if (syscall(SYS_capset, &h, d) != 0) die("capset");
+}
+
+static void set_caps(unsigned long long mask) { set_caps3(mask, mask); }
+
+/* Close every descriptor in [lo, hi]: the executor's own (its I/O directory above all) never
+ * reach a command. */
+static void close_fds(unsigned lo, unsigned hi) {
+    if (syscall(SYS_close_range, lo, hi, 0) == 0) return;
+    long max = sysconf(_SC_OPEN_MAX);
+    if (max < 0 || max > 1048576) max = 1048576;
+    for (long fd = lo; fd <= (long)hi && fd < max; fd++) close((int)fd);
 }
 
 static int parse_id(const char *s) {
@@ -175,10 +208,11 @@ static char **command_environment(void) {
 }
 
 int main(int argc, char **argv) {
-    int drop = argc >= 2 && strcmp(argv[1], "drop") == 0;
+    int admin = argc >= 2 && strcmp(argv[1], "admin") == 0;
+    int drop = admin || (argc >= 2 && strcmp(argv[1], "drop") == 0);
     int sep = drop ? 5 : 4;
     if (argc < sep + 2 || strcmp(argv[sep], "--") != 0) {
-        fprintf(stderr, "usage: priv exec UID GID -- PROG ARGS... | priv drop UID GID GROUPS -- PROG ARGS...\n");
+        fprintf(stderr, "usage: priv exec UID GID -- PROG ARGS... | priv drop|admin UID GID GROUPS -- PROG ARGS...\n");
         return 126;
     }
     uid_t uid = (uid_t)parse_id(argv[2]);
@@ -204,6 +238,13 @@ int main(int argc, char **argv) {
             fprintf(stderr, "shellrt-priv: uid %u / gid %u is the executor's own\n", uid, gid);
             return 126;
         }
+        if (admin && uid != 0) {
+            fprintf(stderr, "shellrt-priv: admin is for uid 0 only, not %u\n", uid);
+            return 126;
+        }
+        unsigned long long admin_mask = 0;
+        if (admin)
+            for (unsigned i = 0; i < NADMIN; i++) admin_mask |= 1ULL << admin_caps[i];
         static gid_t groups[256];
         size_t ngroups = parse_groups(argv[4], groups, sizeof groups / sizeof groups[0], own_gid);
         /* Its own session and process group (the kill path finds the tree by them). */
@@ -216,23 +257,39 @@ int main(int argc, char **argv) {
             for (int i = sep + 1; i < argc; i++) memset(argv[i], 0, strlen(argv[i]));
             return supervise(child);
         }
+        /* No core dumps: with no capability left, the command cannot raise the hard limit. */
+        struct rlimit nocore = {0, 0};
+        if (setrlimit(RLIMIT_CORE, &nocore) != 0) die("rlimit core");
+        close_fds(3, CWD_FD - 1);
+        close_fds(CWD_FD + 1, ~0U);
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0) die("ambient");
-        /* The executor's bounding set holds only `keep` (cut in exec mode): drop those. */
+        /* The executor's bounding set holds only `keep` (cut in exec mode): drop those (admin:
+         * all but admin_caps). */
         for (unsigned i = 0; i < NKEEP; i++)
-            if (prctl(PR_CAPBSET_DROP, keep[i], 0, 0, 0) != 0) die("bounding");
-        if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-                  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
-                  SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED, 0, 0, 0) != 0) die("securebits");
+            if (!(admin_mask & (1ULL << keep[i])) && prctl(PR_CAPBSET_DROP, keep[i], 0, 0, 0) != 0)
+                die("bounding");
+        int bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
+                   SECBIT_KEEP_CAPS_LOCKED;
+        int no_raise = SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+        if (prctl(PR_SET_SECUREBITS, bits | (admin ? 0 : no_raise), 0, 0, 0) != 0) die("securebits");
         if (setgroups(ngroups, groups) != 0) die("setgroups");
         if (setresgid(gid, gid, gid) != 0) die("setresgid");
         if (setresuid(uid, uid, uid) != 0) die("setresuid");
-        set_caps(0);
+        if (admin) {
+            /* uid 0 gains nothing at exec (NOROOT): admin_caps pass as ambient capabilities,
+             * raised while SETPCAP is still held to lock the ambient set afterwards. */
+            set_caps3(admin_mask | (1ULL << CAP_SETPCAP), admin_mask);
+            for (unsigned i = 0; i < NADMIN; i++)
+                if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, admin_caps[i], 0, 0) != 0) die("ambient");
+            if (prctl(PR_SET_SECUREBITS, bits | no_raise, 0, 0, 0) != 0) die("securebits");
+        }
+        set_caps(admin_mask);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs");
-        struct sock_fprog setid = {
-            .len = (unsigned short)(sizeof shellrt_setid_filter / sizeof(struct sock_filter)),
-            .filter = (struct sock_filter *)(void *)shellrt_setid_filter,
+        struct sock_fprog deny = {
+            .len = (unsigned short)(sizeof shellrt_command_filter / sizeof(struct sock_filter)),
+            .filter = (struct sock_filter *)(void *)shellrt_command_filter,
         };
-        if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &setid, 0, 0) != 0) die("seccomp");
+        if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &deny, 0, 0) != 0) die("seccomp");
         /* The executor ignores the signals docker-init forwards; commands start with defaults. */
         sigset_t none;
         sigemptyset(&none);

@@ -1,0 +1,55 @@
+"""Take the I/O directory's mount out of a running container (``DockerConfig.root_can_administer``).
+
+A root command with ``CAP_DAC_OVERRIDE`` ignores the I/O directory's mode
+0700: it could read other commands' request files (argv, environment) and
+open their FIFOs. So once the executor holds the directory open (fd 8, before
+its hello), the host detaches the mount inside the container's mount
+namespace (``umount2(MNT_DETACH)``): the executor keeps using it through
+``/proc/self/fd/8``, which only its own identity (and host root) may follow,
+and no path in the container names it any more. Needs a root host (joining
+another mount namespace needs ``CAP_SYS_ADMIN``). The join happens in a
+short-lived child process: a multi-threaded process cannot join a mount
+namespace.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from sandbox.errors import BackendUnavailableError
+
+__all__ = ["detach_mount", "mount_points"]
+
+_CHILD = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_CLOEXEC)
+if libc.setns(fd, 0x00020000) != 0:  # CLONE_NEWNS
+    sys.exit("setns: " + os.strerror(ctypes.get_errno()))
+if libc.umount2(sys.argv[2].encode(), 2) != 0:  # MNT_DETACH
+    sys.exit("umount2: " + os.strerror(ctypes.get_errno()))
+"""
+
+
+def mount_points(pid: int) -> set[str]:
+    """Mount points in the mount namespace of ``pid`` (from its mountinfo; octal escapes kept)."""
+    with open(f"/proc/{pid}/mountinfo", encoding="utf-8", errors="replace") as fh:
+        return {line.split()[4] for line in fh if len(line.split()) > 4}
+
+
+def detach_mount(pid: int, target: str) -> None:
+    """Detach ``target`` in the mount namespace of ``pid``, then check it is gone (fail closed)."""
+    proc = subprocess.run(
+        [sys.executable, "-I", "-c", _CHILD, f"/proc/{pid}/ns/mnt", target],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    if proc.returncode != 0:
+        raise BackendUnavailableError(
+            f"could not take {target} out of the container (root_can_administer needs shellrt to run as "
+            f"root on the host): {proc.stderr.strip()[-300:]}"
+        )
+    if target in mount_points(pid):
+        raise BackendUnavailableError(f"{target} is still mounted in the container after detaching it")

@@ -1,0 +1,87 @@
+"""Pin the directories above each masked path (bind mode), so no command can move a secret out of its mask.
+
+A mask covers a path. In bind mode a command's rename reaches the host
+workspace: ``mv conf conf2`` would carry ``conf/db.env`` to a path the next
+container does not mask. So every directory from the workspace root down to a
+masked path's parent becomes a bind mount of itself in the container, and the
+masked path is itself a mount (the mask): the kernel refuses to rename or
+remove a mount point (EBUSY), so ``mv``, ``rm -rf`` and a rename of any
+ancestor fail; ``ln`` of the masked path links the mask (another mount:
+EXDEV), never the secret.
+
+The pins are the *real* directories (symlinks resolved, each checked to be a
+directory on the host and inside the workspace); `verify_pins` then checks,
+through the started container's ``/proc/<pid>/root``, that each mounted
+directory is the very inode seen here (docker resolves a bind source on the
+host when it mounts: a swap in between would mount something else).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from sandbox.confine import relative_to
+from sandbox.errors import BackendUnavailableError
+
+__all__ = ["Pin", "masked_ancestors", "verify_pins"]
+
+
+@dataclass(frozen=True)
+class Pin:
+    """A workspace directory mounted over itself: host path, container path, and its identity."""
+
+    source: str
+    target: str
+    dev: int
+    ino: int
+
+
+def masked_ancestors(
+    workspace: Path | str, denied: Iterable[Path | str], container_workspace: str
+) -> list[Pin]:
+    """Every real directory between the workspace root (excluded) and an existing denied path
+    (excluded: the mask is already a mount), shallowest first."""
+    root = os.path.realpath(workspace)
+    pins: dict[str, Pin] = {}
+    for path in denied:
+        real = os.path.realpath(path)
+        rel = relative_to(real, root)
+        if not rel or not os.path.lexists(real):
+            continue  # outside the workspace, the workspace itself, or nothing there to hide
+        current = root
+        for part in PurePosixPath(rel).parts[:-1]:
+            current = os.path.join(current, part)
+            try:
+                info = os.lstat(current)
+            except OSError as exc:
+                raise BackendUnavailableError(
+                    f"{current} changed while the sandbox was being set up ({exc.strerror}); "
+                    "start the session again once nothing else modifies the workspace."
+                ) from exc
+            if not stat.S_ISDIR(info.st_mode):  # realpath resolved every link: a race changed it
+                raise BackendUnavailableError(
+                    f"{current} changed while the sandbox was being set up (no longer a directory); "
+                    "start the session again once nothing else modifies the workspace."
+                )
+            target = str(PurePosixPath(container_workspace) / os.path.relpath(current, root))
+            pins.setdefault(current, Pin(current, target, info.st_dev, info.st_ino))
+    return sorted(pins.values(), key=lambda pin: pin.target.count("/"))
+
+
+def verify_pins(pins: Iterable[Pin], container_pid: int) -> None:
+    """Each pin's mount in the container is the directory `masked_ancestors` saw (read through the
+    container's root as its main process sees it); else `BackendUnavailableError`."""
+    for pin in pins:
+        try:
+            info = os.stat(f"/proc/{container_pid}/root{pin.target}", follow_symlinks=False)
+        except OSError as exc:
+            raise BackendUnavailableError(f"could not check the mount of {pin.source}: {exc}") from exc
+        if (info.st_dev, info.st_ino) != (pin.dev, pin.ino) or not stat.S_ISDIR(info.st_mode):
+            raise BackendUnavailableError(
+                f"{pin.source} was replaced while the container was being created; start the session "
+                "again once nothing else modifies the workspace."
+            )
