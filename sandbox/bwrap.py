@@ -133,7 +133,7 @@ def _proc_masks() -> list[str]:
 #: bwrap flags hiding what Docker hides of /proc (those present on this kernel).
 _PROC_MASKS = _proc_masks()
 #: linux/capability.h numbers of the capabilities a zygote keeps.
-_CAP_NUMBERS = {"CAP_SETGID": 6, "CAP_SETUID": 7, "CAP_SETPCAP": 8, "CAP_SYS_ADMIN": 21}
+_CAP_NUMBERS = {"CAP_KILL": 5, "CAP_SETGID": 6, "CAP_SETUID": 7, "CAP_SETPCAP": 8, "CAP_SYS_ADMIN": 21}
 #: The seccomp program (``sandbox._seccomp``), built once.
 _SECCOMP = _seccomp.filter_bytes()
 
@@ -329,10 +329,15 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
 
         It builds each command's namespaces (CAP_SYS_ADMIN), empties its bounding set
         (CAP_SETPCAP) and, run as root, switches it to the sandbox uid (CAP_SETUID,
-        CAP_SETGID); the command itself runs with no capabilities at all.
+        CAP_SETGID) and must still be able to kill it there (CAP_KILL: the init it
+        kills runs as the sandbox uid); the command itself runs with no capabilities at all.
         """
         as_root = os.geteuid() == 0
-        caps = ("CAP_SYS_ADMIN", "CAP_SETPCAP", *(("CAP_SETUID", "CAP_SETGID") if as_root else ()))
+        caps = (
+            "CAP_SYS_ADMIN",
+            "CAP_SETPCAP",
+            *(("CAP_SETUID", "CAP_SETGID", "CAP_KILL") if as_root else ()),
+        )
         argv = self.bwrap_args(
             cwd="/",
             state_dir=state_dir,
