@@ -11,10 +11,10 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from sandbox import BwrapConfig, DockerConfig, LocalConfig, SandboxConfig, SandboxPolicy
-from sandbox.policy import NetworkMode, ResourceLimits
+from sandbox.policy import NetworkMode, ResourceLimits, normalize_domain
 
 __all__ = ["ShellrtSandboxConfig", "load_config"]
 
@@ -51,6 +51,11 @@ class ShellrtSandboxConfig(BaseModel):
         description="A host directory copied into each sample's workspace (the host copy is never modified).",
     )
     env: dict[str, str] = Field(default_factory=dict, description="Added to every command's environment.")
+
+    @field_validator("allowed_domains")
+    @classmethod
+    def _domains(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(normalize_domain(v) for v in value))
 
     @model_validator(mode="after")
     def _consistent(self) -> ShellrtSandboxConfig:
