@@ -29,7 +29,9 @@ KNOWN_FAILURES: dict[str, dict[str, pytest.MarkDecorator]] = {
         # adduser needs root inside the sandbox; bwrap runs every command as one unprivileged
         # identity on a read-only root, so a per-call user is refused with Inspect's own error.
         "test_exec_as_user": pytest.mark.xfail(
-            raises=SandboxUserUnsupportedError, strict=True, reason="bwrap has no per-call user (no root inside)"
+            raises=SandboxUserUnsupportedError,
+            strict=True,
+            reason="bwrap has no per-call user (no root inside)",
         ),
     },
     "docker": {
@@ -72,7 +74,9 @@ async def shared_env(request: pytest.FixtureRequest) -> AsyncIterator[tuple[str,
 
 
 @pytest.fixture
-def sandbox_env(request: pytest.FixtureRequest, shared_env: tuple[str, SandboxEnvironment]) -> SandboxEnvironment:
+def sandbox_env(
+    request: pytest.FixtureRequest, shared_env: tuple[str, SandboxEnvironment]
+) -> SandboxEnvironment:
     kind, env = shared_env
     mark = KNOWN_FAILURES[kind].get(request.node.originalname)
     if mark is not None:
