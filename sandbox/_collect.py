@@ -9,6 +9,7 @@ longer wanted (``stop_on_overflow``) is killed at once.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Literal
 
@@ -106,6 +107,12 @@ async def run_collected(
         with anyio.CancelScope(shield=True):
             await proc.kill()
         raise
+    finally:
+        with anyio.CancelScope(shield=True):
+            for stream in (proc.stdout, proc.stderr, proc.stdin):
+                if stream is not None:
+                    with contextlib.suppress(OSError, anyio.BrokenResourceError):
+                        await stream.aclose()  # the streams own their pipe ends: never leak them
     return Collected(status, bytes(out.data), bytes(err.data), out.overflow, err.overflow)
 
 

@@ -7,6 +7,7 @@ writes with `PermissionError`, and the busybox image works as well as debian.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -169,3 +170,12 @@ async def test_killing_a_running_command_keeps_a_bwrap_session_usable(tmp_path: 
                 await proc.kill()
                 assert (await proc.wait()).signal == 9
             assert await _sh(b, "true") == 0
+
+
+async def test_transfers_leave_no_open_descriptors_behind(backend: SandboxBackend) -> None:
+    await backend.write_file("f", b"x")
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(20):
+        await backend.write_file("f", b"x")
+        assert await backend.read_file("f") == b"x"
+    assert len(os.listdir("/proc/self/fd")) <= before + 2  # slack for the event loop's own
