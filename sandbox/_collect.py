@@ -21,6 +21,8 @@ from sandbox.base import ExecRequest, ExitStatus, SandboxBackend
 __all__ = ["Collected", "run_collected"]
 
 _CHUNK = 1024 * 1024
+#: After the process exits, how long output still arriving (from its descendants) is read.
+LINGER_S = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,17 +66,25 @@ async def run_collected(
     keep: Literal["head", "tail"] = "tail",
     stop_on_overflow: bool = False,
     timeout_s: float | None = None,
+    linger_s: float = LINGER_S,
 ) -> Collected:
     """Start ``request``, feed it ``stdin_data``, and collect both streams until it exits.
 
-    Raises `TimeoutError` after ``timeout_s`` seconds (the process tree is killed
-    first), and whatever ``backend.exec`` raises when the process cannot start.
-    ``request.stdin`` must be true exactly when ``stdin_data`` is given.
+    Once the process has exited, output still arriving is read for up to
+    ``linger_s`` seconds; descendants that still hold its streams after that
+    (``server &``) are killed, as shellrt ends whatever a finished command left
+    running, so a call never hangs on them. Raises `TimeoutError` after
+    ``timeout_s`` seconds (the process tree is killed first), and whatever
+    ``backend.exec`` raises when the process cannot start. ``request.stdin``
+    must be true exactly when ``stdin_data`` is given.
     """
     if (stdin_data is not None) != request.stdin:
         raise ValueError("request.stdin must be true exactly when stdin_data is given")
     proc = await backend.exec(request)
     out, err = _Buffer(limit, keep), _Buffer(limit, keep)
+    streams = [s for s in (proc.stdout, proc.stderr) if s is not None]
+    drained = anyio.Event()
+    open_streams = len(streams)
     overflowed = False
     status: ExitStatus | None = None
     try:
@@ -82,21 +92,27 @@ async def run_collected(
             async with anyio.create_task_group() as tg:
 
                 async def drain(stream: ByteReceiveStream, buf: _Buffer) -> None:
-                    nonlocal overflowed
+                    nonlocal overflowed, open_streams
                     async for chunk in stream:
                         buf.add(chunk)
                         if buf.overflow and stop_on_overflow:
                             overflowed = True
                             tg.cancel_scope.cancel()
                             return
+                    open_streams -= 1
+                    if open_streams == 0:
+                        drained.set()
 
-                tg.start_soon(drain, proc.stdout, out)
-                if proc.stderr is not None:
-                    tg.start_soon(drain, proc.stderr, err)
+                for stream, buf in zip(streams, (out, err), strict=False):
+                    tg.start_soon(drain, stream, buf)
                 if proc.stdin is not None:
                     tg.start_soon(_feed, proc.stdin, stdin_data or b"")
-            if not overflowed:
-                status = await proc.wait()
+                exited = await proc.wait()
+                with anyio.move_on_after(linger_s):
+                    await drained.wait()
+                if not drained.is_set():
+                    await proc.kill()  # descendants hold the streams: end them (their EOF ends the drains)
+                status = exited
         if status is None:
             with anyio.CancelScope(shield=True):
                 await proc.kill()
@@ -109,10 +125,10 @@ async def run_collected(
         raise
     finally:
         with anyio.CancelScope(shield=True):
-            for stream in (proc.stdout, proc.stderr, proc.stdin):
-                if stream is not None:
+            for closable in (proc.stdout, proc.stderr, proc.stdin):
+                if closable is not None:
                     with contextlib.suppress(OSError, anyio.BrokenResourceError):
-                        await stream.aclose()  # the streams own their pipe ends: never leak them
+                        await closable.aclose()  # the streams own their pipe ends: never leak them
     return Collected(status, bytes(out.data), bytes(err.data), out.overflow, err.overflow)
 
 

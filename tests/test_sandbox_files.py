@@ -8,6 +8,7 @@ writes with `PermissionError`, and the busybox image works as well as debian.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -179,3 +180,26 @@ async def test_transfers_leave_no_open_descriptors_behind(backend: SandboxBacken
         await backend.write_file("f", b"x")
         assert await backend.read_file("f") == b"x"
     assert len(os.listdir("/proc/self/fd")) <= before + 2  # slack for the event loop's own
+
+
+async def test_collecting_never_hangs_on_descendants_that_hold_the_streams(backend: SandboxBackend) -> None:
+    """``server &`` in a command: its output until the command ends is kept, then it is ended."""
+    seconds = random.randint(3000, 9999)  # a sleep no one else runs: ps below looks for it
+    started = anyio.current_time()
+    result = await run_collected(
+        backend,
+        ExecRequest(
+            argv=("sh", "-c", f"sleep {seconds} & echo hi; echo err >&2"),
+            cwd=backend.workspace,
+            env={"PATH": "/usr/bin:/bin"},
+        ),
+        timeout_s=60,
+    )
+    assert anyio.current_time() - started < 10
+    assert (result.status.exit_code, result.stdout, result.stderr) == (0, b"hi\n", b"err\n")
+    script = "cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' '"  # no ps in every image
+    ps = await run_collected(
+        backend, ExecRequest(argv=("sh", "-c", script), cwd=backend.workspace, env={"PATH": "/usr/bin:/bin"})
+    )
+    assert b"/proc/[0-9]*/cmdline" in ps.stdout, ps.stderr  # it lists processes (itself at least)
+    assert f"sleep {seconds}".encode() not in ps.stdout
