@@ -533,6 +533,8 @@ class Zygote:
                 os.kill(pid, _signal.SIGKILL)
             except ProcessLookupError:
                 pass
+            except PermissionError:  # never end the whole session over one kill: the host escalates
+                pass
 
     def reap(self) -> None:
         while True:

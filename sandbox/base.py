@@ -179,6 +179,33 @@ class SandboxBackend(abc.ABC):
     async def exec(self, request: ExecRequest) -> SandboxProcess:
         """Start one process; raises `SandboxExecError` if it cannot start."""
 
+    # --- file transfer -----------------------------------------------------
+    async def read_file(
+        self, path: str, *, max_bytes: int | None = None, timeout_s: float | None = None
+    ) -> bytes:
+        """The bytes of ``path`` as a command in this sandbox sees it (relative: to the workspace).
+
+        Runs inside the sandbox (see `sandbox._files`), so it reaches only what a
+        command could. Raises `FileNotFoundError`, `IsADirectoryError`,
+        `NotADirectoryError`, `PermissionError`, `FileTooLargeError` (more than
+        ``max_bytes``, default 100 MiB), `FileTransferError`, or `TimeoutError`.
+        """
+        from sandbox import _files
+
+        limit = _files.DEFAULT_MAX_READ_BYTES if max_bytes is None else max_bytes
+        return await _files.read_file(self, path, max_bytes=limit, timeout_s=timeout_s)
+
+    async def write_file(self, path: str, data: bytes, *, timeout_s: float | None = None) -> None:
+        """Write ``data`` to ``path`` inside this sandbox (relative: to the workspace), making parent dirs.
+
+        Runs inside the sandbox with the commands' identity and confinement.
+        Raises `IsADirectoryError`, `NotADirectoryError`, `PermissionError`,
+        `FileTransferError`, or `TimeoutError`.
+        """
+        from sandbox import _files
+
+        await _files.write_file(self, path, data, timeout_s=timeout_s)
+
     # --- description -------------------------------------------------------
     @property
     def workspace(self) -> str:

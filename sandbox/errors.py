@@ -4,6 +4,8 @@ from __future__ import annotations
 
 __all__ = [
     "BackendUnavailableError",
+    "FileTooLargeError",
+    "FileTransferError",
     "SandboxClosedError",
     "SandboxError",
     "SandboxExecError",
@@ -44,3 +46,24 @@ class SandboxPolicyError(BackendUnavailableError):
     A limit is enforced or refused, never ignored; the message names the limit,
     the backend and what to do (another backend, root for cgroups, or drop the limit).
     """
+
+
+class FileTransferError(SandboxError):
+    """Raised when `SandboxBackend.read_file` / `write_file` fails for a reason without an OS error type.
+
+    (Missing files, directories and refused access raise `FileNotFoundError`,
+    `IsADirectoryError`, `NotADirectoryError` and `PermissionError`.) The
+    message carries what the sandbox reported.
+    """
+
+
+class FileTooLargeError(FileTransferError):
+    """Raised when `SandboxBackend.read_file` meets a file larger than its ``max_bytes``.
+
+    Nothing of the file is returned; the message says how to read it anyway.
+    """
+
+    def __init__(self, message: str, limit: int) -> None:
+        super().__init__(message)
+        #: The byte limit that was exceeded.
+        self.limit = limit

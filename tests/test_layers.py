@@ -44,6 +44,7 @@ OWNERS: dict[str, tuple[str, ...]] = {
     # the MCP server is its protocol handler and its own stdio transport (malformed lines answered)
     "mcp": ("shellrt.server.mcp", "shellrt.server._mcp_stdio", "shellrt.tools.mcp"),
     "ray": ("shellrt.batch.ray",),
+    "inspect_ai": ("shellrt.integrations.inspect",),
 }
 
 

@@ -1,0 +1,151 @@
+"""`ShellrtSandboxConfig`: what an Inspect task says about its shellrt sandbox.
+
+Given to Inspect as ``sandbox=("shellrt", config)`` where ``config`` is None (the
+defaults: bubblewrap, no network), a path to a JSON or YAML file holding these
+fields, or the model itself. Pure pydantic: importable without inspect-ai.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from sandbox import BwrapConfig, DockerConfig, LocalConfig, SandboxConfig, SandboxPolicy
+from sandbox.policy import NetworkMode, ResourceLimits, normalize_domain
+
+__all__ = ["ShellrtSandboxConfig", "load_config"]
+
+
+class ShellrtSandboxConfig(BaseModel):
+    """One sandbox per sample, built from these settings (every sample gets a fresh one)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sandbox: Literal["bwrap", "docker", "local"] = Field(
+        default="bwrap",
+        description=(
+            "bwrap: bubblewrap namespaces on this machine (read-only root, writable workspace, private /tmp); "
+            "docker: a hardened container from `image`; local: NO isolation (trusted code only)."
+        ),
+    )
+    image: str = Field(default="debian:bookworm-slim", description="docker only: the image (never pulled).")
+    network: NetworkMode = Field(
+        default="none",
+        description=(
+            "none; host (local/bwrap); bridge (docker); proxied: only the names in allowed_domains, "
+            "through shellrt's filtering proxy (docs/network.md)."
+        ),
+    )
+    allowed_domains: tuple[str, ...] = Field(
+        default=(), description="network 'proxied' only: host names reachable (*.example.org for subdomains)."
+    )
+    limits: ResourceLimits = Field(
+        default_factory=ResourceLimits,
+        description="memory_bytes, pids, cpus, tmp_bytes (refused if unenforceable).",
+    )
+    workspace: Path | None = Field(
+        default=None,
+        description="A host directory copied into each sample's workspace (the host copy is never modified).",
+    )
+    env: dict[str, str] = Field(default_factory=dict, description="Added to every command's environment.")
+
+    @field_validator("allowed_domains")
+    @classmethod
+    def _domains(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(normalize_domain(v) for v in value))
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ShellrtSandboxConfig:
+        if self.allowed_domains and self.network != "proxied":
+            raise ValueError("allowed_domains needs network: proxied (the filtering proxy enforces them)")
+        if self.network == "bridge" and self.sandbox != "docker":
+            raise ValueError("network: bridge exists only on the docker sandbox; use host or proxied")
+        if self.network == "host" and self.sandbox == "docker":
+            raise ValueError("network: host is not offered on docker; use bridge or proxied")
+        return self
+
+    def backend_config(self) -> SandboxConfig:
+        """The `sandbox` backend configuration these settings name."""
+        if self.sandbox == "docker":
+            return DockerConfig(image=self.image)
+        if self.sandbox == "local":
+            return LocalConfig()
+        return BwrapConfig(persistent=True)
+
+    def policy(self, workspace: Path) -> SandboxPolicy:
+        """The policy of one sample's sandbox whose (host) workspace is ``workspace``."""
+        return SandboxPolicy(
+            workspace=workspace,
+            network=self.network,
+            allowed_domains=self.allowed_domains,
+            limits=self.limits,
+        )
+
+
+def load_config(config: object, base_dir: Path | None = None) -> ShellrtSandboxConfig:
+    """``config`` as Inspect hands it (None, a file path, the model, a dict) made a `ShellrtSandboxConfig`.
+
+    A relative file path is looked up in ``base_dir`` (the task's directory) first,
+    then in the current directory. Raises ValueError saying what is wrong.
+    """
+    if config is None:
+        return ShellrtSandboxConfig()
+    if isinstance(config, ShellrtSandboxConfig):
+        return config
+    if isinstance(config, BaseModel):
+        raise ValueError(
+            f"the shellrt sandbox takes a ShellrtSandboxConfig (shellrt.integrations.inspect), "
+            f"not a {type(config).__name__}"
+        )
+    if isinstance(config, dict):
+        return _validate(config, "the config")
+    if isinstance(config, str | Path):
+        path = _find(Path(config), base_dir)
+        data = _parse(path)
+        if isinstance(data, dict) and isinstance(data.get("workspace"), str):
+            data["workspace"] = str(path.parent / data["workspace"])  # relative to the file (absolute stays)
+        return _validate(data, str(path))
+    raise ValueError(
+        f"unusable shellrt sandbox config {config!r}: give None, a JSON/YAML file or a ShellrtSandboxConfig"
+    )
+
+
+def _find(path: Path, base_dir: Path | None) -> Path:
+    candidates = [path] if path.is_absolute() else [*([base_dir / path] if base_dir else []), path]
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    raise ValueError(
+        f"shellrt sandbox config file {path} not found (looked at {', '.join(map(str, candidates))})"
+    )
+
+
+def _parse(path: Path) -> Any:
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() == ".json":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not valid JSON ({exc})") from exc
+    if path.suffix.lower() in (".yaml", ".yml"):
+        import yaml
+
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{path}: not valid YAML ({exc})") from exc
+    raise ValueError(f"{path}: a shellrt sandbox config is a .json, .yaml or .yml file")
+
+
+def _validate(data: Any, origin: str) -> ShellrtSandboxConfig:
+    if not isinstance(data, dict):
+        raise ValueError(
+            f"{origin}: expected a mapping of ShellrtSandboxConfig fields, got {type(data).__name__}"
+        )
+    try:
+        return ShellrtSandboxConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ValueError(f"{origin}: invalid shellrt sandbox config: {exc}") from exc

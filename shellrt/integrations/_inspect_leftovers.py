@@ -1,0 +1,135 @@
+"""Per-sample host directories of the Inspect provider, and removing what crashed runs left.
+
+Each sample's sandbox gets a private host directory (`sandbox._scratch.OwnedDir`,
+prefix ``shellrt-inspect-``) that its owner process keeps locked while it lives.
+It holds the sample's workspace and, for docker, a ``container`` file naming the
+container. A run that is SIGKILLed leaves both behind (a docker container also
+goes by itself once its attach connection closes, but a daemon that was busy
+may keep it); `cleanup_leftovers` (``inspect sandbox cleanup shellrt``) finds
+directories whose lock is free, removes the container they name (only one
+labelled as shellrt's) and the directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from sandbox._scratch import OwnedDir
+
+__all__ = ["PREFIX", "SampleDir", "cleanup_leftovers"]
+
+_log = logging.getLogger("shellrt.integrations.inspect")
+
+PREFIX = "shellrt-inspect-"
+_CONTAINER = "container"
+_LOCK = ".owner.lock"
+#: A directory this young may not be locked by its owner yet.
+_GRACE_S = 2.0
+
+
+class SampleDir:
+    """One sample's locked host directory: its workspace and what to clean up after a crash."""
+
+    def __init__(self) -> None:
+        self._owned = OwnedDir(PREFIX)
+        self.path = self._owned.path
+        self.workspace = self.path / "workspace"
+
+    def prepare(self, source: Path | None) -> None:
+        """Create the workspace, as a copy of ``source`` when given (symlinks copied as links)."""
+        if source is None:
+            self.workspace.mkdir()
+            return
+        if not source.is_dir():
+            raise ValueError(f"workspace {source} is not a directory on this host")
+        shutil.copytree(source, self.workspace, symlinks=True)
+
+    def record_container(self, container_id: str) -> None:
+        """Name the sample's container, so a cleanup after a crash can remove it."""
+        (self.path / _CONTAINER).write_text(container_id, encoding="ascii")
+
+    def remove(self) -> None:
+        """Delete the directory and release its lock. Idempotent."""
+        self._owned.remove()
+
+
+def cleanup_leftovers(id: str | None = None) -> list[str]:
+    """Remove what dead runs left (their lock is free); with ``id``, that sandbox whoever owns it.
+
+    ``id`` matches a directory name (or its suffix) or a container id prefix.
+    Returns one line per removed sandbox.
+    """
+    removed: list[str] = []
+    now = time.time()
+    for path in sorted(Path(tempfile.gettempdir()).glob(PREFIX + "*")):
+        try:
+            if not path.is_dir() or path.is_symlink():
+                continue
+            young = now - path.stat().st_mtime < _GRACE_S
+        except OSError:
+            continue
+        container = _read_container(path)
+        chosen = id is not None and (
+            path.name == id or path.name.endswith(id) or (container is not None and container.startswith(id))
+        )
+        if id is not None and not chosen:
+            continue
+        if not chosen and (young or not _orphaned(path)):
+            continue
+        if container is not None:
+            _remove_container(container)
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(f"{path}" + (f" (container {container[:12]})" if container else ""))
+    return removed
+
+
+def _read_container(path: Path) -> str | None:
+    try:
+        text = (path / _CONTAINER).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if text.isalnum() else None
+
+
+def _orphaned(path: Path) -> bool:
+    """Whether the directory's owner is gone (its lock can be taken)."""
+    try:
+        fd = os.open(path / _LOCK, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return False  # no lock file: not ours, or kept on purpose
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    return True
+
+
+def _remove_container(container_id: str) -> None:
+    """Remove the container if it still exists and is shellrt's (its labels say so)."""
+    try:
+        from sandbox.docker._client import connect
+        from sandbox.docker._gc import remove_io_dir
+        from sandbox.docker._labels import LABEL_IO_DIR, LABEL_MANAGED
+    except ImportError:  # the docker extra is not installed: no container can exist
+        return
+    try:
+        client = connect(None)
+        info = client.api.inspect_container(container_id)
+        labels = (info.get("Config") or {}).get("Labels") or {}
+        if labels.get(LABEL_MANAGED) != "1":
+            _log.warning("container %s is not shellrt's; left alone", container_id[:12])
+            return
+        client.api.remove_container(container_id, v=True, force=True)
+        remove_io_dir(labels.get(LABEL_IO_DIR))
+    except Exception as exc:  # gone already, or the daemon is down: nothing more to do here
+        _log.debug("could not remove container %s: %s", container_id[:12], exc)
