@@ -34,19 +34,9 @@ KNOWN_FAILURES: dict[str, dict[str, pytest.MarkDecorator]] = {
             reason="bwrap has no per-call user (no root inside)",
         ),
     },
-    "docker": {
-        # Per-call `user` on docker (root included) is helper h-docker's change to sandbox/docker;
-        # until it is merged the docker backend runs every command as its session user. This check
-        # also runs `adduser` as root, which writes /etc/passwd: the container's root filesystem is
-        # read-only ("touch /etc/x: Read-only file system"), so it passes only if /etc is writable too.
-        "test_exec_as_user": pytest.mark.xfail(
-            strict=True,
-            reason="needs per-call ExecRequest.user on docker (h-docker) and a writable /etc for adduser",
-        ),
-        "test_exec_as_nonexistent_user": pytest.mark.xfail(
-            strict=True, reason="needs per-call ExecRequest.user on docker (h-docker); drop after that merge"
-        ),
-    },
+    # docker passes every check: per-call users (root included) and, for adduser, a root that may
+    # administer the image (ShellrtSandboxConfig.root_can_administer, on for a root host).
+    "docker": {},
 }
 
 

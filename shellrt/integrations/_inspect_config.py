@@ -8,6 +8,7 @@ fields, or the model itself. Pure pydantic: importable without inspect-ai.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -51,6 +52,16 @@ class ShellrtSandboxConfig(BaseModel):
         description="A host directory copied into each sample's workspace (the host copy is never modified).",
     )
     env: dict[str, str] = Field(default_factory=dict, description="Added to every command's environment.")
+    root_can_administer: bool | None = Field(
+        default=None,
+        description=(
+            "docker only: let `user='root'` commands administer the image (adduser, package files), as "
+            "root can in Inspect's own docker sandbox: a writable root layer and CAP_CHOWN, "
+            "CAP_DAC_OVERRIDE, CAP_FOWNER for uid 0 only, the executor still out of reach "
+            "(docs/security.md). None: on when shellrt runs as root (the opt-in needs a root host), "
+            "else off."
+        ),
+    )
 
     @field_validator("allowed_domains")
     @classmethod
@@ -63,6 +74,8 @@ class ShellrtSandboxConfig(BaseModel):
             raise ValueError("allowed_domains needs network: proxied (the filtering proxy enforces them)")
         if self.network == "bridge" and self.sandbox != "docker":
             raise ValueError("network: bridge exists only on the docker sandbox; use host or proxied")
+        if self.root_can_administer and self.sandbox != "docker":
+            raise ValueError("root_can_administer exists only on the docker sandbox (bwrap has no root inside)")
         if self.network == "host" and self.sandbox == "docker":
             raise ValueError("network: host is not offered on docker; use bridge or proxied")
         return self
@@ -70,7 +83,10 @@ class ShellrtSandboxConfig(BaseModel):
     def backend_config(self) -> SandboxConfig:
         """The `sandbox` backend configuration these settings name."""
         if self.sandbox == "docker":
-            return DockerConfig(image=self.image)
+            administer = self.root_can_administer
+            if administer is None:
+                administer = os.geteuid() == 0
+            return DockerConfig(image=self.image, root_can_administer=administer)
         if self.sandbox == "local":
             return LocalConfig()
         return BwrapConfig(persistent=True)
