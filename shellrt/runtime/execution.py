@@ -163,8 +163,10 @@ class CallExecutor:
             observed = resolve_observed_paths(tool.backfill(tool_input), ctx)
             self.note(block.id, rewritten_by_hook=True)
         # 5. permission
+        # The gate judges the input the model (or a hook) wrote, with the resolution `validate`
+        # remembered: rules match that resolved path, and refusals name the path as written.
         decision: PermissionDecision = await self.gate.authorize(
-            tool, observed, ctx, hook_decision=pre.decision
+            tool, tool.backfill(tool_input), ctx, hook_decision=pre.decision
         )
         notices.extend(
             "hook " + step[len(_REQUEST_NOTICE) :].strip()

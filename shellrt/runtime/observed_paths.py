@@ -3,10 +3,11 @@
 A hook guarding ``/abs/ws/a.txt`` must also catch ``./sub/../a.txt``, ``~/ws/a.txt``
 and a symlink to it. Before PreToolUse hooks (and the permission gate) see a
 file tool's input, its path fields are replaced by the resolved absolute path:
-relative to the session cwd, ``~`` expanded, symlinks resolved (the logical host
-path permission rules match, `shellrt.tools._paths.state_key`). Only the
-observed copy changes; the tool runs with the input the model wrote, and the
-transcript keeps both.
+relative to the session cwd, ``~`` expanded, symlinks resolved, named as the
+sandbox's commands see it (the canonical sandbox path: ``/workspace/a.txt`` on
+docker, never a host temp path). Only the observed copy changes: the tool, and
+its own permission check and messages, work with the input the model wrote
+(rules match the resolution it remembered), and the transcript keeps both.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pydantic import BaseModel
 
 from sandbox import SandboxBackend
 from shellrt.protocol import ToolContext
-from shellrt.tools._paths import PathInput, resolve_path, sandbox_path, state_key, view_for
+from shellrt.tools._paths import PathInput, resolve_path, sandbox_path, view_for
 
 __all__ = ["PATH_FIELDS", "resolve_observed_paths"]
 
@@ -31,7 +32,7 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 def resolve_observed_paths(observed: ModelT, ctx: ToolContext) -> ModelT:
     """``observed`` with every path field given replaced by its resolved absolute path.
 
-    A file tool's ``validate`` already resolved its main path (``resolved``):
+    A file tool's ``validate`` already resolved its main path (``canonical``):
     that one resolution is reused, so hooks and rules judge the same path. A
     field that was not given stays absent (Glob and Grep without ``path``).
     """
@@ -44,8 +45,8 @@ def resolve_observed_paths(observed: ModelT, ctx: ToolContext) -> ModelT:
         return observed
     updates: dict[str, str] = {}
     for name in fields:
-        if name != "path" and observed.resolved:
-            updates[name] = observed.resolved
+        if name != "path" and observed.canonical:
+            updates[name] = observed.canonical
             continue
         # ``path`` (Glob, Grep) is not always what validate resolved (Glob resolves the
         # pattern's base directory): resolve it on its own.
@@ -58,9 +59,8 @@ def resolve_observed_paths(observed: ModelT, ctx: ToolContext) -> ModelT:
 
 def _resolve(raw: str, ctx: ToolContext) -> str:
     """The resolved absolute path of ``raw``: the host's realpath where commands see host paths
-    (cheap), else through the sandbox's view of its filesystem (docker: its logical host path)."""
+    (cheap), else through the sandbox's view of its filesystem (docker: the container's path)."""
     backend = ctx.service(SandboxBackend) if ctx.has_service(SandboxBackend) else None  # type: ignore[type-abstract]
     if backend is None or backend.host_view:
         return os.path.realpath(sandbox_path(raw, ctx))
-    view = view_for(ctx)
-    return state_key(resolve_path(raw, ctx, view), ctx, view)
+    return resolve_path(raw, ctx, view_for(ctx))
