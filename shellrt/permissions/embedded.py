@@ -1,0 +1,145 @@
+"""Commands a program runs from its own option values, and programs that read any file.
+
+A rule names a program (``Bash(git:*)``), but some programs run another
+command given as an option value: ``git -c alias.x='!rm f' x``, ``zip
+-TT='rm f'``, ``tar --checkpoint-action=exec='rm f'``, ``rsync -e CMD``. The
+engine must see that command (deny rules match it) and must not let a rule
+for the outer program cover it (allow rules never match such a part). When
+the value is not static (``-e "$c"``), what runs is unknown.
+
+Interpreters (``python3 -c``, ``perl -e``, ``awk``…) open whatever their
+program text computes: for path rules their reads are unknown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+__all__ = ["INTERPRETERS", "command_options", "reads_anything"]
+
+#: Options whose value a program runs as a command (long options also match ``--opt=value``;
+#: a short option also matches its value attached, ``-Icmd``).
+_COMMAND_OPTIONS: dict[str, frozenset[str]] = {
+    "zip": frozenset({"-TT", "--unzip-command"}),
+    "tar": frozenset(
+        {
+            "--checkpoint-action",
+            "--to-command",
+            "--use-compress-program",
+            "-I",
+            "--info-script",
+            "--new-volume-script",
+            "-F",
+            "--rsh-command",
+            "--rmt-command",
+        }
+    ),
+    "rsync": frozenset({"-e", "--rsh", "--rsync-path"}),
+    "sort": frozenset({"--compress-program"}),
+    "env": frozenset({"-S", "--split-string"}),
+    "find": frozenset({"-exec", "-execdir", "-ok", "-okdir"}),
+    "scp": frozenset({"-S", "-o"}),
+    "sftp": frozenset({"-S", "-D", "-o"}),
+    "ssh": frozenset({"-o"}),
+    "man": frozenset({"-P", "--pager", "-H", "--html"}),
+    "sdiff": frozenset({"--diff-program"}),
+    "diff3": frozenset({"--diff-program"}),
+    "less": frozenset({"+"}),
+    "git": frozenset(
+        {"--upload-pack", "--receive-pack", "--exec", "--extcmd", "--config-env", "--exec-path"}
+    ),
+}
+
+#: ``git -c KEY=VALUE`` keys that run nothing (anything else may name a program: aliases with ``!``,
+#: ``core.pager``, ``*.command``, filters, ``include.path`` loading another config…).
+_GIT_SAFE_KEYS = re.compile(
+    r"(?i)(color\..*|user\.(name|email)|core\.(quotepath|autocrlf|safecrlf|abbrev|filemode|ignorecase)|"
+    r"advice\..*|init\.defaultbranch|log\..*|diff\.(renames|algorithm|noprefix|mnemonicprefix)|"
+    r"status\..*|column\..*|i18n\..*|safe\.directory|gc\.auto|commit\.gpgsign|tag\.gpgsign|"
+    r"pull\.(rebase|ff)|merge\.(ff|conflictstyle)|fetch\.prune|push\.default|branch\.sort|"
+    r"maintenance\.auto)"
+)
+
+#: Programs whose program text decides what they open (a path rule cannot see it).
+INTERPRETERS = re.compile(
+    r"(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|irb|node|nodejs|deno|bun|php[0-9.]*|lua[0-9.]*|"
+    r"luajit|rscript|r|julia|tclsh[0-9.]*|wish|expect|awk|gawk|mawk|nawk|busybox|bash|sh|dash|zsh|ksh|"
+    r"mksh|fish|csh|tcsh|pwsh|powershell|osascript|java|jshell|ghci|runghc|racket|guile|sbcl|ocaml|swift|"
+    r"groovy|scala|kotlin|elixir|erl|escript)"
+)
+_AWK = frozenset({"awk", "gawk", "mawk", "nawk"})
+_INLINE_FLAGS = frozenset({"-c", "-e", "-E", "-r", "-p", "-", "--eval", "--print", "--command"})
+
+_DYNAMIC = re.compile(r"[$`]")
+
+
+def reads_anything(name: str, argv: Sequence[str]) -> bool:
+    """``argv`` runs program text no path rule can see: an interpreter given its program inline
+    (``python3 -c``, ``perl -ne``, ``node -e``, any ``awk``) or on stdin (``python3 <<EOF``).
+    A script file (``python3 build.py``) is a file in the workspace, judged as a read of it."""
+    if not name or INTERPRETERS.fullmatch(name.lower()) is None:
+        return False
+    if name.lower() in _AWK:
+        return True
+    words = argv[1:]
+    for word in words:
+        if word in _INLINE_FLAGS or word.startswith(("--eval=", "--print=")):
+            return True
+        if word.startswith("-") and not word.startswith("--") and set(word[1:]) & {"c", "e", "E"}:
+            return True
+    return not any(not w.startswith("-") for w in words)
+
+
+def command_options(name: str, argv: Sequence[str]) -> list[tuple[str, str]]:
+    """(option, value) pairs of ``argv`` whose value ``name`` runs as a command.
+
+    A value holding ``$`` or a backquote is not static: the caller treats the part as unknown.
+    Over-inclusive on purpose (``scp -o User=x``): it only keeps allow rules off the part.
+    """
+    found: list[tuple[str, str]] = []
+    options = _COMMAND_OPTIONS.get(name, frozenset())
+    if name == "git" and {"rebase", "difftool"} & set(argv):
+        options = options | {"-x"}  # git rebase -x CMD, git difftool -x CMD
+    words = list(argv[1:])
+    for i, word in enumerate(words):
+        following = words[i + 1] if i + 1 < len(words) else ""
+        if name == "git" and word in ("-c", "--config") and following:
+            key, _, value = following.partition("=")
+            if not _GIT_SAFE_KEYS.fullmatch(key.strip("'\"")):
+                found.append((f"-c {key}", value.lstrip("'\"!") or following))
+            continue
+        if name == "git" and word.startswith("-c") and len(word) > 2:
+            key, _, value = word[2:].partition("=")
+            if not _GIT_SAFE_KEYS.fullmatch(key):
+                found.append((f"-c {key}", value.lstrip("!")))
+            continue
+        if name == "tar" and i == 0 and not word.startswith("-") and set(word) & {"I", "F"}:
+            found.append((word, following))  # old-style letters: ``tar cIf prog a.tar x``
+            continue
+        for option in options:
+            if word == option:
+                found.append((option, following))
+            elif option.startswith("--") and word.startswith(option + "="):
+                found.append((option, word[len(option) + 1 :]))
+            elif (
+                option.startswith("-")
+                and not option.startswith("--")
+                and word.startswith(option)
+                and word != option
+            ):
+                found.append((option, word[len(option) :].removeprefix("=")))
+            elif (
+                len(option) == 2
+                and word.startswith("-")
+                and not word.startswith("--")
+                and option[1] in word[1:]
+                and name == "tar"
+            ):
+                found.append((option, following))  # a cluster: ``tar -cI zstd -f a.tar x``
+    return found
+
+
+def is_dynamic(value: str) -> bool:
+    """The value holds an expansion: what it runs is known only when it runs."""
+    return _DYNAMIC.search(value) is not None
