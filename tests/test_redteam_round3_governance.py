@@ -419,6 +419,27 @@ async def test_a_dynamic_command_in_an_option_value_is_denied_under_a_deny_rule(
 @pytest.mark.parametrize(
     "command",
     [
+        "git -c include.path=e.cfg x",
+        "V='!rm victim' git --config-env=alias.x=V x",
+        "git -c core.hooksPath=h commit -qm m",
+    ],
+)
+async def test_a_deny_rule_is_not_dodged_through_a_git_config_indirection(ws: Path, command: str) -> None:
+    """The value names where the command is (a config file, a hooks folder, a variable)."""
+    victim = ws / "victim"
+    victim.write_text("x")
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    (ws / "e.cfg").write_text("[alias]\n\tx = !rm victim\n")
+    (ws / "h").mkdir()
+    (ws / "h" / "pre-commit").write_text("#!/bin/sh\nrm victim\n")
+    (ws / "h" / "pre-commit").chmod(0o755)
+    [result] = await _bash(ws, [command], mode="bypassPermissions", deny=["Bash(rm:*)"])
+    assert victim.exists(), _text(result)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
         "x='$(rm victim)'; echo \"${x@P}\"",
         "x=$(printf '%s' '$(rm victim)'); echo \"${x@P}\"",
         "x=$(printf 'a[$(%s victim)]' rm); echo $((x))",

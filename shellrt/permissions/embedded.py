@@ -61,6 +61,13 @@ _GIT_SAFE_KEYS = re.compile(
     r"maintenance\.auto)"
 )
 
+#: ``git -c KEY=VALUE`` keys whose value is itself the command (any other unsafe key names a file
+#: of configuration or hooks, ``include.path``, ``core.hooksPath``: what runs is not known).
+_GIT_COMMAND_KEYS = re.compile(
+    r"(?i)(alias\..*|core\.(pager|editor|sshcommand|askpass|gitproxy)|pager\..*|sequence\.editor|"
+    r"diff\.external|gpg(\..*)?\.program|.*\.(command|cmd|textconv|clean|smudge|process|driver))"
+)
+
 #: Programs whose program text decides what they open (a path rule cannot see it).
 INTERPRETERS = re.compile(
     r"(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|irb|node|nodejs|deno|bun|php[0-9.]*|lua[0-9.]*|"
@@ -104,15 +111,15 @@ def command_options(name: str, argv: Sequence[str]) -> list[tuple[str, str]]:
     words = list(argv[1:])
     for i, word in enumerate(words):
         following = words[i + 1] if i + 1 < len(words) else ""
-        if name == "git" and word in ("-c", "--config") and following:
-            key, _, value = following.partition("=")
-            if not _GIT_SAFE_KEYS.fullmatch(key.strip("'\"")):
-                found.append((f"-c {key}", value.lstrip("'\"!") or following))
+        if name == "git" and word == "-c" and following:
+            found += _git_config(following)
             continue
         if name == "git" and word.startswith("-c") and len(word) > 2:
-            key, _, value = word[2:].partition("=")
-            if not _GIT_SAFE_KEYS.fullmatch(key):
-                found.append((f"-c {key}", value.lstrip("!")))
+            found += _git_config(word[2:])
+            continue
+        if name == "git" and word.startswith("--config-env"):
+            # --config-env=KEY=ENVVAR: the value is an environment variable's, known only when it runs.
+            found.append(("--config-env", "$" + (word.partition("=")[2] or following)))
             continue
         if name == "tar" and i == 0 and not word.startswith("-") and set(word) & {"I", "F"}:
             found.append((word, following))  # old-style letters: ``tar cIf prog a.tar x``
@@ -138,6 +145,18 @@ def command_options(name: str, argv: Sequence[str]) -> list[tuple[str, str]]:
             ):
                 found.append((option, following))  # a cluster: ``tar -cI zstd -f a.tar x``
     return found
+
+
+def _git_config(setting: str) -> list[tuple[str, str]]:
+    """``git -c KEY=VALUE``: nothing for a harmless key, the command for a command key, and an
+    unknown value (``$``) for a key that names where commands come from (``include.path``)."""
+    key, _, value = setting.partition("=")
+    key = key.strip("'\"")
+    if _GIT_SAFE_KEYS.fullmatch(key):
+        return []
+    if _GIT_COMMAND_KEYS.fullmatch(key):
+        return [(f"-c {key}", value.strip("'\"").lstrip("!"))]
+    return [(f"-c {key}", "$" + setting)]
 
 
 def is_dynamic(value: str) -> bool:

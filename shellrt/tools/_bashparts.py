@@ -78,7 +78,9 @@ _ARITHMETIC = re.compile(
     r"[A-Za-z_][A-Za-z0-9_]*\[[^\]]*[A-Za-z_$]"
 )
 #: Where a value not written in the command comes from.
-_DYNAMIC_VALUE = re.compile(r"\$\(|`|<\(|" + _BOUNDARY + r"(?:read|mapfile|readarray|getopts|printf\s+-v)\s")
+_DYNAMIC_VALUE = re.compile(
+    r"\$\((?!\()|`|<\(|" + _BOUNDARY + r"(?:read|mapfile|readarray|getopts|printf\s+-v)\s"
+)
 
 
 def evaluated_code(command: str) -> str:
