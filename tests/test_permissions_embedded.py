@@ -52,6 +52,7 @@ def test_ordinary_options_run_no_command(argv: list[str]) -> None:
 
 def test_a_value_with_an_expansion_is_dynamic() -> None:
     assert is_dynamic("$c") and is_dynamic("`c`") and not is_dynamic("rm f")
+    assert is_dynamic('"r"m f') and is_dynamic("r\\m f") and is_dynamic("/bin/r? f")
 
 
 @pytest.mark.parametrize(

@@ -78,7 +78,9 @@ INTERPRETERS = re.compile(
 _AWK = frozenset({"awk", "gawk", "mawk", "nawk"})
 _INLINE_FLAGS = frozenset({"-c", "-e", "-E", "-r", "-p", "-", "--eval", "--print", "--command"})
 
-_DYNAMIC = re.compile(r"[$`]")
+#: In a value a shell will parse again: expansions, and quoting, escapes, globs and braces that can
+#: spell a program name no rule sees (``!"r"m f``, ``r\\m f``, ``/bin/r?``, ``{rm,f}``).
+_DYNAMIC = re.compile(r"[$`'\"\\*?\[{~]")
 
 
 def reads_anything(name: str, argv: Sequence[str]) -> bool:
@@ -160,5 +162,5 @@ def _git_config(setting: str) -> list[tuple[str, str]]:
 
 
 def is_dynamic(value: str) -> bool:
-    """The value holds an expansion: what it runs is known only when it runs."""
+    """The value holds an expansion or quoting: what it runs is known only when a shell parses it."""
     return _DYNAMIC.search(value) is not None
