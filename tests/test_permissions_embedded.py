@@ -17,6 +17,9 @@ from shellrt.tools._bashparts import evaluated_code
         (["git", "-c", "include.path=e.cfg", "x"], [("-c include.path", "$include.path=e.cfg")]),
         (["git", "--config-env=alias.x=V", "x"], [("--config-env", "$alias.x=V")]),
         (["git", "rebase", "-x", "make test", "main"], [("-x", "make test")]),
+        (["git", "submodule", "foreach", "touch x"], [("submodule foreach", "touch x")]),
+        (["git", "bisect", "run", "make", "test"], [("bisect run", "make test")]),
+        (["git", "filter-branch", "--tree-filter=touch x", "HEAD"], [("--tree-filter", "touch x")]),
         (["zip", "-q", "-TT=rm f", "z.zip"], [("-TT", "rm f")]),
         (["zip", "-TT", "rm f", "z.zip"], [("-TT", "rm f")]),
         (

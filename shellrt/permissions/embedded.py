@@ -110,6 +110,8 @@ def command_options(name: str, argv: Sequence[str]) -> list[tuple[str, str]]:
     options = _COMMAND_OPTIONS.get(name, frozenset())
     if name == "git" and {"rebase", "difftool"} & set(argv):
         options = options | {"-x"}  # git rebase -x CMD, git difftool -x CMD
+    if name == "git":
+        found += _git_subcommand_runs(argv)
     words = list(argv[1:])
     for i, word in enumerate(words):
         following = words[i + 1] if i + 1 < len(words) else ""
@@ -146,6 +148,44 @@ def command_options(name: str, argv: Sequence[str]) -> list[tuple[str, str]]:
                 and name == "tar"
             ):
                 found.append((option, following))  # a cluster: ``tar -cI zstd -f a.tar x``
+    return found
+
+
+#: git subcommands whose arguments are a command (``git submodule foreach CMD``, ``git bisect run
+#: CMD``) and filter-branch/send-email options whose value is one.
+_GIT_RUNS_REST = (("submodule", "foreach"), ("bisect", "run"))
+_GIT_COMMAND_VALUES = frozenset(
+    {
+        "--env-filter",
+        "--tree-filter",
+        "--index-filter",
+        "--parent-filter",
+        "--msg-filter",
+        "--commit-filter",
+        "--tag-name-filter",
+        "--setup",
+        "--sendmail-cmd",
+        "--to-cmd",
+        "--cc-cmd",
+        "--header-cmd",
+        "--smtp-server",
+    }
+)
+
+
+def _git_subcommand_runs(argv: Sequence[str]) -> list[tuple[str, str]]:
+    words = list(argv[1:])
+    found: list[tuple[str, str]] = []
+    for first, second in _GIT_RUNS_REST:
+        if first in words:
+            i = words.index(first)
+            rest = [w for w in words[i + 1 :] if w != "--" and not w.startswith("-")]
+            if rest[:1] == [second] and len(rest) > 1:
+                found.append((f"{first} {second}", " ".join(rest[1:])))
+    for i, word in enumerate(words):
+        option, eq, value = word.partition("=")
+        if option in _GIT_COMMAND_VALUES:
+            found.append((option, value if eq else (words[i + 1] if i + 1 < len(words) else "")))
     return found
 
 
