@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shellrt.permissions.embedded import command_options, is_dynamic, reads_anything
+from shellrt.permissions.embedded import command_options, is_dynamic, reads_anything, unknown_code
 from shellrt.tools._bashparts import evaluated_code
 
 
@@ -106,3 +106,22 @@ def test_values_evaluated_as_code_are_found(command: str) -> None:
 )
 def test_ordinary_commands_evaluate_no_value_as_code(command: str) -> None:
     assert evaluated_code(command) == ""
+
+
+@pytest.mark.parametrize(
+    ("argv", "unknown"),
+    [
+        (["sh"], True),
+        (["bash", "-s", "x"], True),
+        (["bash", "-i"], True),
+        ([".", "/dev/stdin"], True),
+        (["source", "$f"], True),
+        (["trap", "$x", "EXIT"], True),
+        (["bash", "-c", "echo hi"], False),
+        (["bash", "build.sh"], False),
+        (["source", "venv/bin/activate"], False),
+        (["trap", "echo bye", "EXIT"], False),
+    ],
+)
+def test_shell_code_from_stdin_or_run_time_values_is_unknown(argv: list[str], unknown: bool) -> None:
+    assert bool(unknown_code(argv[0], argv)) is unknown

@@ -450,6 +450,12 @@ async def test_a_deny_rule_is_not_dodged_through_a_git_config_indirection(ws: Pa
         "n=$(printf 'a[$(%s victim)]' rm); printf -v \"$n\" x",
         "source <(printf '%s victim' rm)",
         "x=$(printf 'a[$(%s victim)]' rm); echo ${!x}",
+        "x=$(printf 'r%s victim' m); bash <<< \"$x\"",
+        "printf 'r%s victim' m | sh",
+        "bash <<'EOF'\nrm victim\nEOF",
+        "x=$(printf 'r%s victim' m); source /dev/stdin <<< \"$x\"",
+        "x=$(printf 'r%s victim' m); trap \"$x\" EXIT",
+        "x=$(printf 'r%s victim' m); PS4=$x bash -xc :",
     ],
 )
 async def test_a_deny_rule_sees_a_command_stored_in_a_variable(ws: Path, command: str) -> None:

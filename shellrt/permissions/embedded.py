@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["INTERPRETERS", "command_options", "reads_anything"]
+__all__ = ["INTERPRETERS", "command_options", "is_dynamic", "reads_anything", "unknown_code"]
 
 #: Options whose value a program runs as a command (long options also match ``--opt=value``;
 #: a short option also matches its value attached, ``-Icmd``).
@@ -187,6 +187,33 @@ def _git_subcommand_runs(argv: Sequence[str]) -> list[tuple[str, str]]:
         if option in _GIT_COMMAND_VALUES:
             found.append((option, value if eq else (words[i + 1] if i + 1 < len(words) else "")))
     return found
+
+
+_SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "fish"})
+_STDIN_FILES = re.compile(r"-|/dev/stdin|/dev/fd/.*|/proc/[^/]+/fd/.*")
+
+
+def unknown_code(name: str, argv: Sequence[str]) -> str:
+    """Why ``argv`` runs shell code no rule can read ("" when it does not): a shell reading its
+    program from standard input (``printf … | sh``, ``bash <<< "$x"``) or interactive (rc files,
+    ``PROMPT_COMMAND``), ``source /dev/stdin``, or ``trap "$x"``."""
+    words = list(argv[1:])
+    if name in _SHELLS:
+        options = [w for w in words if w.startswith("-") and not w.startswith("--")]
+        if any("i" in w[1:] for w in options):
+            return f"{name} -i runs start-up files and PROMPT_COMMAND"
+        if not any("c" in w[1:] for w in options) and not any(not w.startswith("-") for w in words):
+            return f"{name} reads its program from standard input"
+        if any("s" in w[1:] for w in options):
+            return f"{name} -s reads its program from standard input"
+    if name in ("source", ".") and (not words or _STDIN_FILES.fullmatch(words[0]) or is_dynamic(words[0])):
+        return f"{name} runs code read from standard input or a file named at run time"
+    if name == "trap" and any(_DYNAMIC_CODE.search(w) for w in words):
+        return "trap runs a value computed at run time"
+    return ""
+
+
+_DYNAMIC_CODE = re.compile(r"[$`]")
 
 
 def _git_config(setting: str) -> list[tuple[str, str]]:

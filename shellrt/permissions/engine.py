@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox.confine import contained
-from shellrt.permissions.embedded import command_options, is_dynamic, reads_anything
+from shellrt.permissions.embedded import command_options, is_dynamic, reads_anything, unknown_code
 from shellrt.permissions.interfaces import CommandPart, CommandPartsTool, PermissionDecision
 from shellrt.permissions.modes import PermissionMode
 from shellrt.permissions.rules import PermissionRule, RuleKind, git_metadata_reason, is_safe_env_name
@@ -306,6 +306,12 @@ class PermissionEngine:
                     f"{part.text!r}: {why}, so {tool_name} {rule_kind} rules cannot be checked against it; "
                     "write the program name literally"
                 )
+            code = unknown_code(part.name, part.argv)
+            if code and has_command_rule:
+                return None, (
+                    f"{part.text!r}: {code}, so {tool_name} {rule_kind} rules cannot be checked against it; "
+                    "write the commands literally"
+                )
             dynamic = [option for option, value in options if not value or is_dynamic(value)]
             if dynamic and has_command_rule:
                 return None, (
@@ -411,6 +417,9 @@ class PermissionEngine:
                 if unsafe:
                     return None, f"{part.text!r} sets {', '.join(unsafe)}, which can change what programs run"
                 continue
+            code = unknown_code(part.name, part.argv)
+            if code:
+                return None, f"{part.text!r}: {code}; no allow rule covers code it cannot read"
             options = command_options(part.name, part.argv)
             if options:
                 option, value = options[0]

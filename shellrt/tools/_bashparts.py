@@ -83,11 +83,22 @@ _DYNAMIC_VALUE = re.compile(
 )
 
 
+#: A variable whose value a program or the shell runs as a command, set to a run-time value.
+_CODE_VARIABLE = re.compile(
+    r"\b(?:PROMPT_COMMAND|BASH_ENV|ENV|PS[0-4]|[A-Z0-9_]*(?:PAGER|EDITOR|VISUAL|COMMAND|CMD|SSH|SHELL|"
+    r"OPEN|CLOSE|PROGRAM|HELPER|EXTERNAL_DIFF|ASKPASS|DIFF|PROXY|FILTER)[A-Z0-9_]*)\+?=[\"']?[$`]"
+)
+
+
 def evaluated_code(command: str) -> str:
     """Why ``command`` runs a value it computes as code ("" when it does not): the stored
     command is unknown to every rule (a static stored one is searched by deny rules)."""
     if _EVALUATES_ALWAYS.search(command):
         return "it expands a value as code (${x@P}, ${!x}, source <(...), a dynamic variable name)"
+    if _CODE_VARIABLE.search(command):
+        return (
+            "it sets a variable that names a command (PAGER, GIT_SSH_COMMAND, BASH_ENV…) to a run-time value"
+        )
     if _ARITHMETIC.search(command) and _DYNAMIC_VALUE.search(command):
         return "arithmetic evaluates a value computed at run time as an expression (a[$(cmd)] runs cmd)"
     return ""
