@@ -30,6 +30,10 @@ from shellrt.tools._bashparts import evaluated_code
         (["tar", "-Izstd", "-cf", "a.tar", "x"], [("-I", "zstd")]),
         (["rsync", "-e", "ssh -p 2", "a", "h:b"], [("-e", "ssh -p 2")]),
         (["sort", "--compress-program=gzip", "f"], [("--compress-program", "gzip")]),
+        (["script", "-qc", "rm f", "/dev/null"], [("-c", "rm f")]),
+        (["ssh", "-vo", "ProxyCommand=nc h 22", "h"], [("-o", "ProxyCommand=nc h 22")]),
+        (["script", "-c", "rm f", "/dev/null"], [("-c", "rm f")]),
+        (["flock", "/tmp/l", "-c", "rm f"], [("-c", "rm f")]),
     ],
 )
 def test_command_options_finds_the_command_in_each_spelling(

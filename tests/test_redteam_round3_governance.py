@@ -402,6 +402,7 @@ async def test_an_allow_rule_still_covers_the_program_without_a_command_option(w
     [
         "c='rm victim'; git -c alias.x=\"!$c\" x",
         "git -c alias.x='!\"r\"m victim' x",
+        "script -q -c '\"r\"m victim' /dev/null",
         "zip -q -T -TT='r\\m victim' z.zip ok.txt",
         "c='rm victim'; zip -q -T -TT=\"$c\" z.zip ok.txt",
         "tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec=\"$(printf 'rm victim')\" ok.txt",

@@ -46,6 +46,11 @@ _COMMAND_OPTIONS: dict[str, frozenset[str]] = {
     "sdiff": frozenset({"--diff-program"}),
     "diff3": frozenset({"--diff-program"}),
     "less": frozenset({"+"}),
+    "script": frozenset({"-c", "--command"}),
+    "su": frozenset({"-c", "--command", "--session-command"}),
+    "runuser": frozenset({"-c", "--command", "--session-command"}),
+    "flock": frozenset({"-c", "--command"}),
+    "sg": frozenset({"-c"}),
     "git": frozenset(
         {"--upload-pack", "--receive-pack", "--exec", "--extcmd", "--config-env", "--exec-path"}
     ),
@@ -140,14 +145,10 @@ def command_options(name: str, argv: Sequence[str]) -> list[tuple[str, str]]:
                 and word != option
             ):
                 found.append((option, word[len(option) :].removeprefix("=")))
-            elif (
-                len(option) == 2
-                and word.startswith("-")
-                and not word.startswith("--")
-                and option[1] in word[1:]
-                and name == "tar"
-            ):
-                found.append((option, following))  # a cluster: ``tar -cI zstd -f a.tar x``
+            elif len(option) == 2 and option[0] == "-" and word[:1] == "-" and word[1:2] not in ("-", ""):
+                at = word.find(option[1], 1)
+                if at > 0:  # a cluster: ``script -qc CMD``, ``tar -cIzstd``, ``ssh -vo ProxyCommand=CMD``
+                    found.append((option, word[at + 1 :] or following))
     return found
 
 
