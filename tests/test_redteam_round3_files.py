@@ -272,17 +272,68 @@ def test_the_matcher_agrees_with_the_regex_translation_on_generated_globs() -> N
         assert compile_matcher(glob).fullmatch(path) is expected, (glob, path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: Grep searches a single file (and everything on docker, or local with masks) with Python's "
-    "backtracking re in a worker thread that cannot be cancelled: pattern (a+)+b over a line of 28 'a' ran "
-    "28 s; 40 'a' run for hours, holding a thread and a core after the call was cancelled",
-)
+def _search_children() -> list[int]:
+    """Live (not zombie) search processes this test process started."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = (Path("/proc") / entry / "stat").read_text()
+            cmdline = (Path("/proc") / entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[1]) == os.getpid() and fields[0] != "Z" and b"_grep_python import serve" in cmdline:
+            found.append(int(entry))
+    return found
+
+
 async def test_a_grep_regex_cannot_hang_the_python_search(ws: Path) -> None:
-    (ws / "f.txt").write_text("a" * 25 + "\n")
+    """Cancelled mid-search (the caller's deadline): the search process is killed with the call."""
+    (ws / "f.txt").write_text("a" * 40 + "\n")
     started = anyio.current_time()
     with anyio.move_on_after(1):
         await _call(
             ws, [("Grep", {"pattern": "(a+)+b", "path": "f.txt", "output_mode": "content"})], mode="dontAsk"
         )
     assert anyio.current_time() - started < 1.5
+    assert _search_children() == []
+
+
+@pytest.mark.parametrize("where", ["f.txt", "."])
+async def test_a_catastrophic_grep_pattern_stops_at_the_deadline_with_a_clear_error(
+    ws: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    monkeypatch.setattr("shellrt.tools._search.PYTHON_SEARCH_TIMEOUT_S", 1.0)
+    monkeypatch.setenv("SHELLRT_NO_RIPGREP", "1")
+    (ws / "f.txt").write_text("a" * 40 + "\n")
+    started = anyio.current_time()
+    with anyio.fail_after(30):
+        [(error, text)] = await _call(
+            ws, [("Grep", {"pattern": "(a+)+b", "path": where, "output_mode": "content"})], mode="dontAsk"
+        )
+    assert error and "took too long" in text and "simplify it" in text, text
+    assert anyio.current_time() - started < 15
+    assert _search_children() == []
+
+
+async def test_the_search_process_finds_what_the_python_search_finds(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHELLRT_NO_RIPGREP", "1")
+    name = os.fsdecode(b"caf\xe9.txt")  # not UTF-8: the name crosses the pipe intact
+    (ws / name).write_text("one needle\nother\nneedle two\n")
+    (ws / "g.txt").write_text("nothing\n")
+    results = await _call(
+        ws,
+        [
+            ("Grep", {"pattern": "needle", "output_mode": "content", "-n": True}),
+            ("Grep", {"pattern": "needle", "path": name, "output_mode": "count"}),
+            ("Grep", {"pattern": "(unclosed", "path": "g.txt"}),
+        ],
+        mode="dontAsk",
+    )
+    assert not results[0][0] and "1:one needle" in results[0][1] and "3:needle two" in results[0][1], results
+    assert not results[1][0] and "2" in results[1][1], results
+    assert results[2][0] and "Invalid regular expression" in results[2][1], results

@@ -11,7 +11,8 @@ Classes (not examples):
   numeric IPv4 forms);
 - hostile workspace settings files that are not files (``/dev/zero``, FIFOs)
   or change between the trust check and the read;
-- holes in other helpers' areas, kept as strict xfails naming the hole.
+- commands hidden in option values or stored in variables, and reads whose
+  path is not static, under deny rules (the engine's former holes).
 """
 
 from __future__ import annotations
@@ -340,54 +341,137 @@ def test_canonical_host_refuses_what_no_resolver_accepts_or_keeps_it_ascii(host:
     assert canonical.isascii() and canonical == canonical.lower()
 
 
-# --- holes in the engine (permissions/engine.py, another helper's area): strict xfails ------------
-
-_EMBEDDED_HOLE = (
-    "engine._embedded_commands skips every token holding '=' and never strips a leading '!': a deny "
-    "rule never sees a command given as an attached option value (zip -TT=CMD, git -c alias.x=!CMD, "
-    "tar --checkpoint-action=exec=CMD)"
-)
+# --- commands hidden in option values and in stored values (formerly engine holes) ----------------
 
 
-@pytest.mark.xfail(strict=True, reason=_EMBEDDED_HOLE)
 @pytest.mark.parametrize(
     ("command", "allow"),
     [
         ("git -c alias.x='!rm {victim}' x", "Bash(git:*)"),
+        ("git -c core.pager='rm {victim}' -p log", "Bash(git:*)"),
         ("zip -q -T -TT='rm {victim}' z.zip ok.txt", "Bash(zip:*)"),
+        ("zip -q -T -TT 'rm {victim}' z.zip ok.txt", "Bash(zip:*)"),
+        ("tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec='rm {victim}' ok.txt", "Bash(tar:*)"),
+        ("tar -c -I 'rm {victim}' -f /dev/null ok.txt", "Bash(tar:*)"),
+        ("sort --compress-program='rm {victim}' ok.txt", "Bash(sort:*)"),
     ],
 )
-async def test_a_deny_rule_sees_a_command_in_an_attached_option_value(
-    ws: Path, command: str, allow: str
-) -> None:
+async def test_a_deny_rule_sees_a_command_in_an_option_value(ws: Path, command: str, allow: str) -> None:
     """``allow: Bash(git:*)`` is broad, but ``deny: Bash(rm:*)`` must still hold in default mode."""
     victim = ws / "victim"
     victim.write_text("x")
+    (ws / "ok.txt").write_text("ok\n")
     subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
-    await _bash(ws, [command.format(victim=victim.name)], mode="default", allow=[allow], deny=["Bash(rm:*)"])
+    [result] = await _bash(
+        ws, [command.format(victim=victim.name)], mode="default", allow=[allow], deny=["Bash(rm:*)"]
+    )
     assert victim.exists()
+    assert "denied by deny rule Bash(rm:*)" in _text(result), _text(result)
 
 
-@pytest.mark.xfail(strict=True, reason=_EMBEDDED_HOLE)
-async def test_a_deny_rule_sees_a_checkpoint_action_in_bypass_mode(ws: Path) -> None:
-    victim = ws / "victim"
-    victim.write_text("x")
-    command = "tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec='rm victim' ok.txt"
-    await _bash(ws, [command], mode="bypassPermissions", deny=["Bash(rm:*)"])
-    assert victim.exists()
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine: assignment values are never searched by deny rules, and ${x@P} (prompt expansion) runs "
-    "the command substitution stored in x: x='$(rm f)'; echo \"${x@P}\" deletes f under deny Bash(rm:*) "
-    "in bypassPermissions",
+@pytest.mark.parametrize(
+    ("command", "allow"),
+    [
+        ("git -c alias.x='!touch {marker}' x", "Bash(git:*)"),
+        ("zip -q -T -TT='touch {marker}' z.zip ok.txt", "Bash(zip:*)"),
+        ("rsync -e 'touch {marker}' ok.txt h:x", "Bash(rsync:*)"),
+    ],
 )
-async def test_a_deny_rule_sees_a_command_stored_for_prompt_expansion(ws: Path) -> None:
+async def test_an_allow_rule_for_the_program_does_not_cover_the_command_it_runs(
+    ws: Path, command: str, allow: str
+) -> None:
+    (ws / "ok.txt").write_text("ok\n")
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    [result] = await _bash(ws, [command.format(marker="PWNED")], allow=[allow])
+    assert not (ws / "PWNED").exists()
+    assert "denied" in _text(result), _text(result)
+
+
+async def test_an_allow_rule_still_covers_the_program_without_a_command_option(ws: Path) -> None:
+    (ws / "ok.txt").write_text("ok\n")
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    results = await _bash(
+        ws, ["zip -q z.zip ok.txt", "git -c color.ui=never add ok.txt"], allow=["Bash(zip:*)", "Bash(git:*)"]
+    )
+    assert (ws / "z.zip").exists(), [_text(r) for r in results]
+    assert "denied" not in _text(results[1]), _text(results[1])
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "c='rm victim'; git -c alias.x=\"!$c\" x",
+        "git -c alias.x='!\"r\"m victim' x",
+        "script -q -c '\"r\"m victim' /dev/null",
+        "zip -q -T -TT='r\\m victim' z.zip ok.txt",
+        "c='rm victim'; zip -q -T -TT=\"$c\" z.zip ok.txt",
+        "tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec=\"$(printf 'rm victim')\" ok.txt",
+    ],
+)
+async def test_a_dynamic_command_in_an_option_value_is_denied_under_a_deny_rule(
+    ws: Path, command: str
+) -> None:
     victim = ws / "victim"
     victim.write_text("x")
-    await _bash(ws, ["x='$(rm victim)'; echo \"${x@P}\""], mode="bypassPermissions", deny=["Bash(rm:*)"])
-    assert victim.exists()
+    (ws / "ok.txt").write_text("ok\n")
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    [result] = await _bash(ws, [command], mode="bypassPermissions", deny=["Bash(rm:*)"])
+    assert victim.exists(), _text(result)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git -c include.path=e.cfg x",
+        "V='!rm victim' git --config-env=alias.x=V x",
+        "git -c core.hooksPath=h commit -qm m",
+    ],
+)
+async def test_a_deny_rule_is_not_dodged_through_a_git_config_indirection(ws: Path, command: str) -> None:
+    """The value names where the command is (a config file, a hooks folder, a variable)."""
+    victim = ws / "victim"
+    victim.write_text("x")
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    (ws / "e.cfg").write_text("[alias]\n\tx = !rm victim\n")
+    (ws / "h").mkdir()
+    (ws / "h" / "pre-commit").write_text("#!/bin/sh\nrm victim\n")
+    (ws / "h" / "pre-commit").chmod(0o755)
+    [result] = await _bash(ws, [command], mode="bypassPermissions", deny=["Bash(rm:*)"])
+    assert victim.exists(), _text(result)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "x='$(rm victim)'; echo \"${x@P}\"",
+        "x=$(printf '%s' '$(rm victim)'); echo \"${x@P}\"",
+        "x=$(printf 'a[$(%s victim)]' rm); echo $((x))",
+        "x=$(printf 'a[$(%s victim)]' rm); [[ x -eq 1 ]]",
+        "read -r x <<< 'a[$(rm victim)]'; (( x ))",
+        "n=$(printf 'a[$(%s victim)]' rm); printf -v \"$n\" x",
+        "source <(printf '%s victim' rm)",
+        "x=$(printf 'a[$(%s victim)]' rm); echo ${!x}",
+        "x=$(printf 'r%s victim' m); bash <<< \"$x\"",
+        "printf 'r%s victim' m | sh",
+        "bash <<'EOF'\nrm victim\nEOF",
+        "x=$(printf 'r%s victim' m); source /dev/stdin <<< \"$x\"",
+        "x=$(printf 'r%s victim' m); trap \"$x\" EXIT",
+        "x=$(printf 'r%s victim' m); PS4=$x bash -xc :",
+    ],
+)
+async def test_a_deny_rule_sees_a_command_stored_in_a_variable(ws: Path, command: str) -> None:
+    """A value evaluated as code (prompt expansion, arithmetic, a dynamic name, a sourced output)."""
+    victim = ws / "victim"
+    victim.write_text("x")
+    [result] = await _bash(ws, [command], mode="bypassPermissions", deny=["Bash(rm:*)"])
+    assert victim.exists(), _text(result)
+
+
+async def test_ordinary_arithmetic_still_runs_under_a_deny_rule(ws: Path) -> None:
+    [result] = await _bash(
+        ws, ["for ((i=0; i<2; i++)); do echo n$i; done"], mode="bypassPermissions", deny=["Bash(rm:*)"]
+    )
+    assert "n0" in _text(result) and "n1" in _text(result), _text(result)
 
 
 # --- an untrusted workspace file cannot uncover the default secret masks -------------------------
@@ -494,22 +578,35 @@ async def test_a_deny_rule_matches_a_name_in_another_unicode_normal_form(ws: Pat
     assert not _leaked(result), _text(result)
 
 
-# --- reads governance cannot see: the engine's gap (xfail) and the sandbox that holds anyway -------
+# --- reads governance cannot see: denied beside a Read deny rule, and the sandbox holds anyway ------
 
 _SECRET_READS = ["d=secrets; cat $d/a", 'python3 -c \'print(open("secr" + "ets/a").read())\'']
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine: with a Read(...) deny rule, a part whose read path is not known (part.reads holds '': "
-    "cat $d/a) is allowed in bypassPermissions on local; like a non-static program name under a deny "
-    "rule it should be denied (or asked as a safety check) in every mode",
+@pytest.mark.parametrize("mode", ["bypassPermissions", "dontAsk", "default", "acceptEdits"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        *_SECRET_READS,
+        "cat $(printf secr)ets/a",
+        'perl -e \'open(F, "secr" . "ets/a"); print <F>\'',
+        "awk '{print}' \"$(echo secr)ets/a\"",
+        '$(echo cat) "$(echo secr)ets/a"',
+    ],
 )
-async def test_a_dynamic_read_under_a_read_deny_is_not_free_in_bypass_mode(ws: Path) -> None:
+async def test_a_dynamic_read_under_a_read_deny_is_never_free(ws: Path, mode: str, command: str) -> None:
     (ws / "secrets").mkdir()
     (ws / "secrets" / "a").write_text('"TOPSECRET"\n')
-    [result] = await _bash(ws, [_SECRET_READS[0]], mode="bypassPermissions", deny=[f"Read(/{ws}/secrets/**)"])
+    [result] = await _bash(ws, [command], mode=mode, deny=[f"Read(/{ws}/secrets/**)"])
     assert not _leaked(result), _text(result)
+    assert "cannot be checked against it" in _text(result), _text(result)
+
+
+async def test_a_dynamic_path_without_a_read_rule_still_runs(ws: Path) -> None:
+    (ws / "secrets").mkdir()
+    (ws / "secrets" / "a").write_text("plain\n")
+    [result] = await _bash(ws, ["d=secrets; cat $d/a"], mode="bypassPermissions", deny=["Bash(rm:*)"])
+    assert "plain" in _text(result), _text(result)
 
 
 @pytest.mark.parametrize("command", _SECRET_READS)

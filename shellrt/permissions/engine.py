@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox.confine import contained
+from shellrt.permissions.embedded import command_options, is_dynamic, reads_anything, unknown_code
 from shellrt.permissions.interfaces import CommandPart, CommandPartsTool, PermissionDecision
 from shellrt.permissions.modes import PermissionMode
 from shellrt.permissions.rules import PermissionRule, RuleKind, git_metadata_reason, is_safe_env_name
@@ -169,6 +170,12 @@ class PermissionEngine:
             found = self._parts_hit("ask", name, parts)
             if found is not None:
                 return self._part_final("ask", found, chain, "4 ask")
+        unknown = self._unknown_read(name, parts or [])
+        if unknown:
+            # A read no path rule can judge, beside a rule that denies or asks for reads.
+            verdict = "deny" if self.mode in ("bypassPermissions", "dontAsk") else "ask"
+            chain.append(f"4 {verdict}: {unknown}")
+            return self._final(verdict, unknown, chain, source="tool")
         if shadowed:
             # A recursive read over a denied path reads it: a rule matter no mode may skip.
             chain.append(f"4 ask: {shadowed}")
@@ -235,9 +242,12 @@ class PermissionEngine:
                         reason = "allowed by " + "; ".join(r.describe() for r in covered)
                         reason += " (every other part is read-only inside the workspace)"
                         return self._rule_final("allow", covered[0], reason, chain, "6 allow", own=own)
-                    chain.append("6 allow: every part is read-only inside the workspace; its writes may be written")
-                    return self._final("allow", "read-only parts; writes allowed by the mode", chain,
-                                       source="mode", own=own)
+                    chain.append(
+                        "6 allow: every part is read-only inside the workspace; its writes may be written"
+                    )
+                    return self._final(
+                        "allow", "read-only parts; writes allowed by the mode", chain, source="mode", own=own
+                    )
                 chain.append(f"6 allow: {why}")
                 if own.behavior != "ask" or not own.reason:
                     own = PermissionResult.ask(why)
@@ -272,22 +282,50 @@ class PermissionEngine:
             if part.name and part.argv and part.argv[0] != part.name:
                 forms.append(" ".join([part.name, *part.argv[1:]]))
             if not part.read_only:
-                forms += _embedded_commands(part.argv)
-            hit = self.rules.content_hit(rule_kind, tool_name, PermissionSubject(commands=tuple(forms), access="execute"))
+                forms += _embedded_commands([*part.argv, part.text])
+            options = command_options(part.name, part.argv)
+            forms += _embedded_commands([value for _, value in options])
+            hit = self.rules.content_hit(
+                rule_kind, tool_name, PermissionSubject(commands=tuple(forms), access="execute")
+            )
             if hit is not None:
                 rule, _ = hit
-                return rule, f"{part.text!r} (program {part.name or '?'}) is {_verb(kind)} by {rule.describe()}"
+                return (
+                    rule,
+                    f"{part.text!r} (program {part.name or '?'}) is {_verb(kind)} by {rule.describe()}",
+                )
             if not part.name and not part.assignment_only and has_command_rule:
+                why = (
+                    part.why_not
+                    if part.hazard
+                    else (
+                        "its program name is not static (expansion, glob, quoting trick or an unknown wrapper)"
+                    )
+                )
                 return None, (
-                    f"{part.text!r}: its program name is not static (expansion, glob, quoting trick or an "
-                    f"unknown wrapper), so {tool_name} {rule_kind} rules cannot be checked against it; "
+                    f"{part.text!r}: {why}, so {tool_name} {rule_kind} rules cannot be checked against it; "
                     "write the program name literally"
+                )
+            code = unknown_code(part.name, part.argv)
+            if code and has_command_rule:
+                return None, (
+                    f"{part.text!r}: {code}, so {tool_name} {rule_kind} rules cannot be checked against it; "
+                    "write the commands literally"
+                )
+            dynamic = [option for option, value in options if not value or is_dynamic(value)]
+            if dynamic and has_command_rule:
+                return None, (
+                    f"{part.text!r}: {part.name} runs the value of {dynamic[0]} as a command, and that value "
+                    f"is not static, so {tool_name} {rule_kind} rules cannot be checked against it; "
+                    "write the command literally"
                 )
             for access, paths in (("read", part.reads), ("write", (*part.writes, *part.program_writes))):
                 known = tuple(p for p in paths if p)
                 if not known:
                     continue
-                hit = self.rules.content_hit(rule_kind, tool_name, PermissionSubject(paths=known, access=access))  # type: ignore[arg-type]
+                hit = self.rules.content_hit(
+                    rule_kind, tool_name, PermissionSubject(paths=known, access=access)
+                )  # type: ignore[arg-type]
                 if hit is not None:
                     rule, item = hit
                     what = "reads" if access == "read" else "writes"
@@ -300,7 +338,8 @@ class PermissionEngine:
     def _recursive_denied(self, tool_name: str, parts: Sequence[CommandPart]) -> str | None:
         """A recursive read of a tree that holds a path a deny/ask rule covers."""
         rules = [
-            r for r in (*self.rules.of_kind("deny"), *self.rules.of_kind("ask"))
+            r
+            for r in (*self.rules.of_kind("deny"), *self.rules.of_kind("ask"))
             if r.spec_kind == "path" and r.applies_to(tool_name, PermissionSubject(access="read"))
         ]
         if not rules:
@@ -315,6 +354,31 @@ class PermissionEngine:
                             f"{part.text!r} reads {path or 'an unknown path'} recursively, which may reach "
                             f"paths covered by {rule.describe()}; name the files or directories to read instead"
                         )
+        return None
+
+    def _unknown_read(self, tool_name: str, parts: Sequence[CommandPart]) -> str | None:
+        """A part whose reads are not known (a dynamic path, an interpreter, a dynamic program)
+        while a ``Read(...)`` deny or ask rule exists: that rule cannot be checked against it."""
+        rules = [
+            r
+            for r in (*self.rules.of_kind("deny"), *self.rules.of_kind("ask"))
+            if r.spec_kind == "path" and r.applies_to(tool_name, PermissionSubject(access="read"))
+        ]
+        if not rules:
+            return None
+        for part in parts:
+            if part.assignment_only or part.name in _NO_FILE_ARGUMENTS:
+                continue
+            if not part.name or "" in part.reads or reads_anything(part.name, part.argv):
+                what = (
+                    f"{part.name} reads whatever its program text names"
+                    if reads_anything(part.name, part.argv)
+                    else "it reads a path that is not static (an expansion or a dynamic program)"
+                )
+                return (
+                    f"{part.text!r}: {what}, so {rules[0].describe()} cannot be checked against it; "
+                    "name the files literally, or use the Read tool"
+                )
         return None
 
     def _metadata_write(self, subject: PermissionSubject, parts: Sequence[CommandPart]) -> str | None:
@@ -353,6 +417,16 @@ class PermissionEngine:
                 if unsafe:
                     return None, f"{part.text!r} sets {', '.join(unsafe)}, which can change what programs run"
                 continue
+            code = unknown_code(part.name, part.argv)
+            if code:
+                return None, f"{part.text!r}: {code}; no allow rule covers code it cannot read"
+            options = command_options(part.name, part.argv)
+            if options:
+                option, value = options[0]
+                return None, (
+                    f"{part.text!r}: {part.name} runs the value of {option} ({value or 'not known'}) as a "
+                    f"command; an allow rule for {part.name} does not cover what it runs"
+                )
             rules = None
             if part.name and not unsafe:
                 rules = self.rules.content_allow(
@@ -494,21 +568,34 @@ class PermissionEngine:
 _SCRIPT_SPLIT = re.compile(r"[\s;&|()`<>{}]+")
 
 
-def _embedded_commands(argv: Sequence[str]) -> list[str]:
-    """Every command a part that is not read-only may run inside it: each later word (and
-    each word of a script string) as a program name with what follows. A wrapper the
-    analysis does not know (``fakeroot rm f``, ``script -c 'rm f'``, ``npm exec rm f``)
-    runs its arguments; a deny rule must see them. Over-inclusive on purpose (``git rm``
-    meets ``Bash(rm:*)``): deny and ask rules fail closed; allow rules never use this."""
+def _embedded_commands(words: Sequence[str]) -> list[str]:
+    """Every command a part that is not read-only may run inside it: each word (and each
+    word of a script string) as a program name with what follows. A wrapper the analysis
+    does not know (``fakeroot rm f``, ``script -c 'rm f'``, ``npm exec rm f``) runs its
+    arguments, an option value may be a command (``-TT='rm f'``, ``alias.x='!rm f'``,
+    ``--checkpoint-action=exec='rm f'``) and an assignment may store one (``x='$(rm f)'``):
+    a deny rule must see them all. Over-inclusive on purpose (``git rm`` meets
+    ``Bash(rm:*)``): deny and ask rules fail closed; allow rules never use this."""
     tokens: list[str] = []
-    for word in argv[1:]:
+    for word in words:
         tokens += [t for t in _SCRIPT_SPLIT.split(word) if t]
     forms: list[str] = []
     for i, token in enumerate(tokens):
-        if token.startswith("-") or "=" in token:
-            continue
-        forms.append(" ".join([os.path.basename(token.strip("\'\"")) or token, *tokens[i + 1 :]]))
+        # Every value after an '=' may be the program: KEY=VALUE, --opt=exec=VALUE, alias.x=!VALUE.
+        pieces = token.split("=")
+        candidates = [token] if len(pieces) == 1 else pieces[1:]
+        for candidate in candidates:
+            program = candidate.strip("'\"").lstrip("!").strip("'\"")
+            if not program or program.startswith("-"):
+                continue
+            forms.append(" ".join([os.path.basename(program) or program, *tokens[i + 1 :]]))
     return forms
+
+
+#: Builtins that never open their arguments: a dynamic argument is not a read.
+_NO_FILE_ARGUMENTS = frozenset(
+    {"echo", "printf", "true", "false", ":", "test", "[", "exit", "return", "shift"}
+)
 
 
 def _not_read_only(part: CommandPart, why: str) -> CommandPart:
@@ -533,7 +620,9 @@ def _describe_part(part: CommandPart) -> str:
     if part.writes:
         bits.append("writes=" + ",".join(w or "?" for w in part.writes))
     if part.reads:
-        bits.append("reads=" + ",".join(r or "?" for r in part.reads[:5]) + ("..." if len(part.reads) > 5 else ""))
+        bits.append(
+            "reads=" + ",".join(r or "?" for r in part.reads[:5]) + ("..." if len(part.reads) > 5 else "")
+        )
     if part.recursive:
         bits.append("recursive")
     if part.background:

@@ -41,9 +41,67 @@ _GIT_CONTENT = frozenset({"grep"})
 _NULL_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 #: Word features that make a word's meaning depend on run time (see ``analysis.nodes.Word``).
 _RISKY_FEATURES = frozenset(
-    {"parameter", "simple_parameter", "command_substitution", "process_substitution", "arithmetic",
-     "pure_arithmetic", "ansi_c", "translated", "brace", "brace_char", "glob", "flag_glob", "unknown_node"}
+    {
+        "parameter",
+        "simple_parameter",
+        "command_substitution",
+        "process_substitution",
+        "arithmetic",
+        "pure_arithmetic",
+        "ansi_c",
+        "translated",
+        "brace",
+        "brace_char",
+        "glob",
+        "flag_glob",
+        "unknown_node",
+    }
 )
+
+
+_BOUNDARY = r"(?:^|[\s;&|(`{!])"
+#: Expansions that run a variable's *value* as code: prompt expansion (``${x@P}``), a shell
+#: reading a command's output as a script (``source <(...)``), assignment to a dynamic name
+#: (``printf -v "$n"``: a name ``a[$(cmd)]`` is an arithmetic subscript) and indirection.
+_EVALUATES_ALWAYS = re.compile(
+    r"@P\}|\$\{!|"
+    + _BOUNDARY
+    + r"(?:source|\.|bash|sh|dash|zsh|ksh|eval)\s+(?:-\S+\s+)*<\(|"
+    + _BOUNDARY
+    + r"(?:printf\s+-v|declare|typeset|local|export|readonly|read|mapfile|readarray|unset)"
+    r"\s+(?:-\S+\s+)*[\"']?\$|-v\s+[\"']?\$"
+)
+#: Arithmetic contexts: a variable's value is evaluated again as an expression, so a value
+#: ``a[$(cmd)]`` runs cmd (``$((x))``, ``(( x ))``, ``let``, ``[[ x -eq 1 ]]``, ``${a[x]}``).
+_ARITHMETIC = re.compile(
+    r"\$\(\(|\(\(|\$\[|" + _BOUNDARY + r"let\s|\[\[.*-(?:eq|ne|lt|le|gt|ge)\b|"
+    r"[A-Za-z_][A-Za-z0-9_]*\[[^\]]*[A-Za-z_$]"
+)
+#: Where a value not written in the command comes from.
+_DYNAMIC_VALUE = re.compile(
+    r"\$\((?!\()|`|<\(|" + _BOUNDARY + r"(?:read|mapfile|readarray|getopts|printf\s+-v)\s"
+)
+
+
+#: A variable whose value a program or the shell runs as a command, set to a run-time value.
+_CODE_VARIABLE = re.compile(
+    r"\b(?:PROMPT_COMMAND|BASH_ENV|ENV|PS[0-4]|[A-Z0-9_]*(?:PAGER|EDITOR|VISUAL|COMMAND|CMD|SSH|SHELL|"
+    r"OPEN|CLOSE|PROGRAM|HELPER|EXTERNAL_DIFF|ASKPASS|DIFF|PROXY|FILTER)[A-Z0-9_]*)\+?=[\"']?[$`]"
+)
+
+
+def evaluated_code(command: str) -> str:
+    """Why ``command`` runs a value it computes as code ("" when it does not): the stored
+    command is unknown to every rule (a static stored one is searched by deny rules)."""
+    if _EVALUATES_ALWAYS.search(command):
+        return "it expands a value as code (${x@P}, ${!x}, source <(...), a dynamic variable name)"
+    if _CODE_VARIABLE.search(command):
+        return (
+            "it sets a variable that names a command (PAGER, GIT_SSH_COMMAND, BASH_ENV…) to a run-time value"
+        )
+    if _ARITHMETIC.search(command) and _DYNAMIC_VALUE.search(command):
+        return "arithmetic evaluates a value computed at run time as an expression (a[$(cmd)] runs cmd)"
+    return ""
 
 
 def command_parts(
@@ -87,7 +145,11 @@ def command_parts(
                     globs.add(w.value)
         for redirect in plan.redirects:
             target = redirect.target
-            if target is not None and target.value is not None and not {"glob", "flag_glob"}.isdisjoint(target.features):
+            if (
+                target is not None
+                and target.value is not None
+                and not {"glob", "flag_glob"}.isdisjoint(target.features)
+            ):
                 globs.add(target.value)
     bases = [cwd, *[to_host(t) if os.path.isabs(t) else _resolve(t, cwd) for t in a.cd_targets if t]]
     # The analysis knows program writes for the command as a whole: every part carries them.
@@ -102,8 +164,10 @@ def command_parts(
         assignment_only = _assignment_only(argv)
         if assignment_only:
             env_names = [*env_names, *_declared(argv)]
-        if argv and argv[0] in _DECLARATIONS and any(
-            w[:1] in "-+" and not w.startswith("--") and ("i" in w or "n" in w) for w in argv[1:]
+        if (
+            argv
+            and argv[0] in _DECLARATIONS
+            and any(w[:1] in "-+" and not w.startswith("--") and ("i" in w or "n" in w) for w in argv[1:])
         ):
             # -i: every assignment is arithmetic (``a[$(cmd)]`` runs cmd); -n: a listed name
             # becomes an alias of any variable (``declare -n LANG=PATH; LANG=.``).
@@ -197,6 +261,10 @@ def command_parts(
                 hazard=hazard,
             )
         )
+    evaluated = evaluated_code(a.command)
+    if evaluated:
+        # What runs is decided by a value at run time: an unknown part (no static program name).
+        out.append(CommandPart(text=a.command, argv=(), why_not=evaluated, hazard=evaluated, reads=("",)))
     return out
 
 
@@ -249,9 +317,37 @@ def _shows_changes(argv: Sequence[str]) -> bool:
 #: git subcommands whose purpose includes running the repository's hooks (commit hooks,
 #: checkout hooks...): an allow rule or approval for them accepts that.
 GIT_HOOK_COMMANDS = frozenset(
-    {"commit", "merge", "rebase", "checkout", "switch", "am", "pull", "push", "clone", "worktree",
-     "cherry-pick", "revert", "reset", "restore", "add", "rm", "mv", "stash", "gc", "maintenance",
-     "fetch", "branch", "tag", "update-ref", "apply", "submodule", "init", "notes", "replace"}
+    {
+        "commit",
+        "merge",
+        "rebase",
+        "checkout",
+        "switch",
+        "am",
+        "pull",
+        "push",
+        "clone",
+        "worktree",
+        "cherry-pick",
+        "revert",
+        "reset",
+        "restore",
+        "add",
+        "rm",
+        "mv",
+        "stash",
+        "gc",
+        "maintenance",
+        "fetch",
+        "branch",
+        "tag",
+        "update-ref",
+        "apply",
+        "submodule",
+        "init",
+        "notes",
+        "replace",
+    }
 )
 
 
@@ -401,8 +497,10 @@ def _recursive(name: str, argv: Sequence[str]) -> bool:
         if words and words[0] in ("add", "stash"):
             # Staging a directory (or everything) copies a denied file into the index and history.
             paths = words[1:]
-            return not paths or any(os.path.isdir(p) or not _GLOB_CHARS.isdisjoint(p) for p in paths) or any(
-                w in ("-A", "--all", "-u", "--update", "--include-untracked") for w in flags
+            return (
+                not paths
+                or any(os.path.isdir(p) or not _GLOB_CHARS.isdisjoint(p) for p in paths)
+                or any(w in ("-A", "--all", "-u", "--update", "--include-untracked") for w in flags)
             )
         return bool(words) and words[0] in _GIT_CONTENT
     return False

@@ -7,22 +7,39 @@ touches counts as a matching line); files containing a NUL byte are binary
 and skipped (the ripgrep backend drops them the same way); a UTF-8 BOM is
 stripped. Regex dialect: Python's ``re`` — patterns using syntax only one of
 the two engines knows (``\\p{L}`` vs look-around) fail with a clear message.
+
+``re`` backtracks: ``(a+)+b`` over a line of 40 ``a`` runs for hours, and a
+thread cannot be stopped. So a search runs in a child process (`serve`, started
+by `shellrt.tools._search`) that is killed at the deadline; it imports only what
+the search needs, so it starts in about the time of a bare interpreter.
 """
 
 from __future__ import annotations
 
 import bisect
+import dataclasses
+import json
 import os
 import re
+import signal
 import stat
+import sys
 from pathlib import Path
+from typing import Any
 
 from sandbox import confine
-from shellrt.protocol import ToolExecutionError
 from shellrt.tools._gitignore import GlobList, TypeFilter, walk_entries, walk_files
 from shellrt.tools._search_types import FileHits, GrepQuery
 
-__all__ = ["MAX_SEARCH_BYTES", "python_list_files", "python_search"]
+__all__ = [
+    "MAX_SEARCH_BYTES",
+    "compile_query",
+    "decode_results",
+    "encode_query",
+    "python_list_files",
+    "python_search",
+    "serve",
+]
 
 #: Text files above this are not searched by the Python walker (memory stays bounded; ripgrep,
 #: which streams, has no such limit).
@@ -35,7 +52,10 @@ def python_list_files(root: Path, root_fd: int | None = None) -> list[str]:
     return list(walk_files(root, overrides=GlobList.parse(["!.git"]), root_fd=root_fd))
 
 
-def _compile(query: GrepQuery) -> re.Pattern[str]:
+def compile_query(query: GrepQuery) -> re.Pattern[str]:
+    """The query's regex; a bad pattern raises `ToolExecutionError` saying how to fix it."""
+    from shellrt.protocol import ToolExecutionError  # here: the search process must not import it
+
     flags = re.IGNORECASE if query.ignore_case else 0
     if query.multiline:
         flags |= re.MULTILINE | re.DOTALL
@@ -129,7 +149,7 @@ def _search_file(data: bytes | None, rx: re.Pattern[str], query: GrepQuery) -> F
 
 def python_search(query: GrepQuery) -> dict[str, FileHits]:
     """Search like ripgrep; keys are paths relative to ``query.root`` (or the file's own path)."""
-    rx = _compile(query)
+    rx = compile_query(query)
     results: dict[str, FileHits] = {}
     if query.single_file is not None:
         data = (
@@ -143,8 +163,49 @@ def python_search(query: GrepQuery) -> dict[str, FileHits]:
         return results
     overrides = GlobList.parse([*query.globs, "!.git"])
     types = TypeFilter.for_type(query.file_type) if query.file_type else None
-    for rel, dir_fd, name in walk_entries(query.root, overrides=overrides, types=types, root_fd=query.root_fd):
+    for rel, dir_fd, name in walk_entries(
+        query.root, overrides=overrides, types=types, root_fd=query.root_fd
+    ):
         found = _search_file(_read_at(name, dir_fd), rx, query)
         if found is not None:
             results[rel] = found
     return results
+
+
+# --- the search process ---------------------------------------------------------------------------
+
+
+def encode_query(query: GrepQuery, deadline_s: float) -> bytes:
+    """What `serve` reads on stdin (its fds are passed to the child under the same numbers)."""
+    fields = {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(query).items()}
+    return json.dumps({"query": fields, "deadline_s": deadline_s}).encode()
+
+
+def _decode_query(raw: dict[str, Any]) -> GrepQuery:
+    fields = dict(raw)
+    fields["root"] = Path(fields["root"])
+    if fields["single_file"] is not None:
+        fields["single_file"] = Path(fields["single_file"])
+    fields["globs"] = tuple(fields["globs"])
+    return GrepQuery(**fields)
+
+
+def decode_results(data: bytes) -> dict[str, FileHits]:
+    """`serve`'s stdout back into hits (paths keep their undecodable bytes as surrogates)."""
+    results: dict[str, FileHits] = {}
+    for path, lines in json.loads(data).items():
+        results[path] = FileHits({int(n): (text, bool(match)) for n, text, match in lines})
+    return results
+
+
+def serve() -> None:
+    """The child's entry: one query on stdin, its hits as JSON on stdout.
+
+    It ends itself at the deadline (SIGALRM's default action) even if its parent is gone.
+    """
+    request = json.loads(sys.stdin.buffer.read())
+    signal.alarm(max(1, int(request["deadline_s"]) + 1))
+    hits = python_search(_decode_query(request["query"]))
+    encoded = {path: [[n, text, match] for n, (text, match) in h.lines.items()] for path, h in hits.items()}
+    sys.stdout.buffer.write(json.dumps(encoded).encode())
+    sys.stdout.buffer.flush()

@@ -18,6 +18,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -28,7 +29,7 @@ from sandbox import confine
 from sandbox.errors import SandboxError
 from shellrt.protocol import ToolExecutionError
 from shellrt.tools._gitignore import FILE_TYPES
-from shellrt.tools._grep_python import python_list_files, python_search
+from shellrt.tools._grep_python import compile_query, decode_results, encode_query, python_list_files
 from shellrt.tools._search_types import FileHits, GrepQuery
 
 __all__ = [
@@ -45,6 +46,28 @@ __all__ = [
 NO_RIPGREP_ENV = "SHELLRT_NO_RIPGREP"
 _COMMON = ("--no-config", "--hidden", "--no-require-git", "--no-ignore-global", "--no-messages")
 _TIMEOUT_S = 60.0
+#: How long the Python search may run before its process is killed (the tool's deadline).
+PYTHON_SEARCH_TIMEOUT_S = 60.0
+
+#: The search process imports the three modules it needs without running the packages'
+#: ``__init__`` (pydantic, anyio and every tool would triple its start-up time).
+_BOOTSTRAP = """
+import sys, types
+for name, path in zip(("shellrt", "shellrt.tools", "shellrt.permissions", "sandbox"), sys.argv[1:5]):
+    module = types.ModuleType(name)
+    module.__path__ = [path]
+    sys.modules[name] = module
+from shellrt.tools._grep_python import serve
+serve()
+"""
+_TOOLS_DIR = os.path.dirname(os.path.abspath(__file__))
+#: shellrt, shellrt.tools, shellrt.permissions and sandbox, in `_BOOTSTRAP`'s order.
+_PACKAGE_DIRS = (
+    os.path.dirname(_TOOLS_DIR),
+    _TOOLS_DIR,
+    os.path.join(os.path.dirname(_TOOLS_DIR), "permissions"),
+    os.path.dirname(os.path.abspath(confine.__file__)),
+)
 
 
 def ripgrep_binary() -> str | None:
@@ -228,6 +251,7 @@ async def _rg_search(
 
 def _binary_hits(paths: list[str], query: GrepQuery) -> list[str]:
     """The hits ripgrep reported that hold a NUL byte (judged on the anchored root, in a worker thread)."""
+
     def binary(path: str) -> bool:
         if os.path.isabs(path):
             return has_nul(path)
@@ -252,8 +276,59 @@ async def search(
         )
     rg = ripgrep_binary() if use_rg and query.file_fd is None else None
     if rg is None:
-        return await anyio.to_thread.run_sync(python_search, query)
+        return await python_search_process(query)
     try:
         return await _rg_search(rg, query, runner)
     except _RgUnavailable:
-        return await anyio.to_thread.run_sync(python_search, query)
+        return await python_search_process(query)
+
+
+async def python_search_process(query: GrepQuery, deadline_s: float | None = None) -> dict[str, FileHits]:
+    """`python_search` in a child process, killed at ``deadline_s`` (default
+    `PYTHON_SEARCH_TIMEOUT_S`) or when the call is cancelled: a backtracking pattern costs
+    at most the deadline, and leaves nothing running."""
+    compile_query(query)  # a bad pattern fails here, with its message
+    limit = PYTHON_SEARCH_TIMEOUT_S if deadline_s is None else deadline_s
+    fds = tuple(fd for fd in (query.root_fd, query.file_fd) if fd is not None)
+    process = await anyio.open_process(
+        [sys.executable, "-I", "-c", _BOOTSTRAP, *_PACKAGE_DIRS], pass_fds=fds, start_new_session=True
+    )
+    try:
+        out = b""
+        err = b""
+        with anyio.move_on_after(limit) as scope:
+            out, err = await _communicate(process, encode_query(query, limit))
+            await process.wait()
+        if scope.cancelled_caught:
+            raise ToolExecutionError(
+                f"The pattern took too long: {query.pattern!r} ran past {limit:g} s (Python's regex engine "
+                "backtracks on nested or adjacent repeats such as (a+)+ or .*.*); simplify it, or search "
+                "a smaller path."
+            )
+    finally:
+        if process.returncode is None:
+            process.kill()
+            with anyio.CancelScope(shield=True):
+                await process.wait()
+    if process.returncode != 0:
+        why = err.decode(errors="replace").strip().splitlines()[-1:] or [f"exit status {process.returncode}"]
+        raise ToolExecutionError(f"The search failed: {why[0]}; retry, or narrow the path or pattern.")
+    return decode_results(out)
+
+
+async def _communicate(process: anyio.abc.Process, data: bytes) -> tuple[bytes, bytes]:
+    """Send ``data`` on stdin, read stdout and stderr to their ends (concurrently: no pipe fills up)."""
+    chunks: dict[str, list[bytes]] = {"out": [], "err": []}
+
+    async def drain(name: str, stream: anyio.abc.ByteReceiveStream | None) -> None:
+        if stream is not None:
+            async for chunk in stream:
+                chunks[name].append(chunk)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(drain, "out", process.stdout)
+        tg.start_soon(drain, "err", process.stderr)
+        if process.stdin is not None:
+            await process.stdin.send(data)
+            await process.stdin.aclose()
+    return b"".join(chunks["out"]), b"".join(chunks["err"])

@@ -1,0 +1,234 @@
+"""Commands a program runs from its own option values, and programs that read any file.
+
+A rule names a program (``Bash(git:*)``), but some programs run another
+command given as an option value: ``git -c alias.x='!rm f' x``, ``zip
+-TT='rm f'``, ``tar --checkpoint-action=exec='rm f'``, ``rsync -e CMD``. The
+engine must see that command (deny rules match it) and must not let a rule
+for the outer program cover it (allow rules never match such a part). When
+the value is not static (``-e "$c"``), what runs is unknown.
+
+Interpreters (``python3 -c``, ``perl -e``, ``awk``…) open whatever their
+program text computes: for path rules their reads are unknown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+__all__ = ["INTERPRETERS", "command_options", "is_dynamic", "reads_anything", "unknown_code"]
+
+#: Options whose value a program runs as a command (long options also match ``--opt=value``;
+#: a short option also matches its value attached, ``-Icmd``).
+_COMMAND_OPTIONS: dict[str, frozenset[str]] = {
+    "zip": frozenset({"-TT", "--unzip-command"}),
+    "tar": frozenset(
+        {
+            "--checkpoint-action",
+            "--to-command",
+            "--use-compress-program",
+            "-I",
+            "--info-script",
+            "--new-volume-script",
+            "-F",
+            "--rsh-command",
+            "--rmt-command",
+        }
+    ),
+    "rsync": frozenset({"-e", "--rsh", "--rsync-path"}),
+    "sort": frozenset({"--compress-program"}),
+    "env": frozenset({"-S", "--split-string"}),
+    "find": frozenset({"-exec", "-execdir", "-ok", "-okdir"}),
+    "scp": frozenset({"-S", "-o"}),
+    "sftp": frozenset({"-S", "-D", "-o"}),
+    "ssh": frozenset({"-o"}),
+    "man": frozenset({"-P", "--pager", "-H", "--html"}),
+    "sdiff": frozenset({"--diff-program"}),
+    "diff3": frozenset({"--diff-program"}),
+    "less": frozenset({"+"}),
+    "script": frozenset({"-c", "--command"}),
+    "su": frozenset({"-c", "--command", "--session-command"}),
+    "runuser": frozenset({"-c", "--command", "--session-command"}),
+    "flock": frozenset({"-c", "--command"}),
+    "sg": frozenset({"-c"}),
+    "git": frozenset(
+        {"--upload-pack", "--receive-pack", "--exec", "--extcmd", "--config-env", "--exec-path"}
+    ),
+}
+
+#: ``git -c KEY=VALUE`` keys that run nothing (anything else may name a program: aliases with ``!``,
+#: ``core.pager``, ``*.command``, filters, ``include.path`` loading another config…).
+_GIT_SAFE_KEYS = re.compile(
+    r"(?i)(color\..*|user\.(name|email)|core\.(quotepath|autocrlf|safecrlf|abbrev|filemode|ignorecase)|"
+    r"advice\..*|init\.defaultbranch|log\..*|diff\.(renames|algorithm|noprefix|mnemonicprefix)|"
+    r"status\..*|column\..*|i18n\..*|safe\.directory|gc\.auto|commit\.gpgsign|tag\.gpgsign|"
+    r"pull\.(rebase|ff)|merge\.(ff|conflictstyle)|fetch\.prune|push\.default|branch\.sort|"
+    r"maintenance\.auto)"
+)
+
+#: ``git -c KEY=VALUE`` keys whose value is itself the command (any other unsafe key names a file
+#: of configuration or hooks, ``include.path``, ``core.hooksPath``: what runs is not known).
+_GIT_COMMAND_KEYS = re.compile(
+    r"(?i)(alias\..*|core\.(pager|editor|sshcommand|askpass|gitproxy)|pager\..*|sequence\.editor|"
+    r"diff\.external|gpg(\..*)?\.program|.*\.(command|cmd|textconv|clean|smudge|process|driver))"
+)
+
+#: Programs whose program text decides what they open (a path rule cannot see it).
+INTERPRETERS = re.compile(
+    r"(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|irb|node|nodejs|deno|bun|php[0-9.]*|lua[0-9.]*|"
+    r"luajit|rscript|r|julia|tclsh[0-9.]*|wish|expect|awk|gawk|mawk|nawk|busybox|bash|sh|dash|zsh|ksh|"
+    r"mksh|fish|csh|tcsh|pwsh|powershell|osascript|java|jshell|ghci|runghc|racket|guile|sbcl|ocaml|swift|"
+    r"groovy|scala|kotlin|elixir|erl|escript)"
+)
+_AWK = frozenset({"awk", "gawk", "mawk", "nawk"})
+_INLINE_FLAGS = frozenset({"-c", "-e", "-E", "-r", "-p", "-", "--eval", "--print", "--command"})
+
+#: In a value a shell will parse again: expansions, and quoting, escapes, globs and braces that can
+#: spell a program name no rule sees (``!"r"m f``, ``r\\m f``, ``/bin/r?``, ``{rm,f}``).
+_DYNAMIC = re.compile(r"[$`'\"\\*?\[{~]")
+
+
+def reads_anything(name: str, argv: Sequence[str]) -> bool:
+    """``argv`` runs program text no path rule can see: an interpreter given its program inline
+    (``python3 -c``, ``perl -ne``, ``node -e``, any ``awk``) or on stdin (``python3 <<EOF``).
+    A script file (``python3 build.py``) is a file in the workspace, judged as a read of it."""
+    if not name or INTERPRETERS.fullmatch(name.lower()) is None:
+        return False
+    if name.lower() in _AWK:
+        return True
+    words = argv[1:]
+    for word in words:
+        if word in _INLINE_FLAGS or word.startswith(("--eval=", "--print=")):
+            return True
+        if word.startswith("-") and not word.startswith("--") and set(word[1:]) & {"c", "e", "E"}:
+            return True
+    return not any(not w.startswith("-") for w in words)
+
+
+def command_options(name: str, argv: Sequence[str]) -> list[tuple[str, str]]:
+    """(option, value) pairs of ``argv`` whose value ``name`` runs as a command.
+
+    A value holding ``$`` or a backquote is not static: the caller treats the part as unknown.
+    Over-inclusive on purpose (``scp -o User=x``): it only keeps allow rules off the part.
+    """
+    found: list[tuple[str, str]] = []
+    options = _COMMAND_OPTIONS.get(name, frozenset())
+    if name == "git" and {"rebase", "difftool"} & set(argv):
+        options = options | {"-x"}  # git rebase -x CMD, git difftool -x CMD
+    if name == "git":
+        found += _git_subcommand_runs(argv)
+    words = list(argv[1:])
+    for i, word in enumerate(words):
+        following = words[i + 1] if i + 1 < len(words) else ""
+        if name == "git" and word == "-c" and following:
+            found += _git_config(following)
+            continue
+        if name == "git" and word.startswith("-c") and len(word) > 2:
+            found += _git_config(word[2:])
+            continue
+        if name == "git" and word.startswith("--config-env"):
+            # --config-env=KEY=ENVVAR: the value is an environment variable's, known only when it runs.
+            found.append(("--config-env", "$" + (word.partition("=")[2] or following)))
+            continue
+        if name == "tar" and i == 0 and not word.startswith("-") and set(word) & {"I", "F"}:
+            found.append((word, following))  # old-style letters: ``tar cIf prog a.tar x``
+            continue
+        for option in options:
+            if word == option:
+                found.append((option, following))
+            elif option.startswith("--") and word.startswith(option + "="):
+                found.append((option, word[len(option) + 1 :]))
+            elif (
+                option.startswith("-")
+                and not option.startswith("--")
+                and word.startswith(option)
+                and word != option
+            ):
+                found.append((option, word[len(option) :].removeprefix("=")))
+            elif len(option) == 2 and option[0] == "-" and word[:1] == "-" and word[1:2] not in ("-", ""):
+                at = word.find(option[1], 1)
+                if at > 0:  # a cluster: ``script -qc CMD``, ``tar -cIzstd``, ``ssh -vo ProxyCommand=CMD``
+                    found.append((option, word[at + 1 :] or following))
+    return found
+
+
+#: git subcommands whose arguments are a command (``git submodule foreach CMD``, ``git bisect run
+#: CMD``) and filter-branch/send-email options whose value is one.
+_GIT_RUNS_REST = (("submodule", "foreach"), ("bisect", "run"))
+_GIT_COMMAND_VALUES = frozenset(
+    {
+        "--env-filter",
+        "--tree-filter",
+        "--index-filter",
+        "--parent-filter",
+        "--msg-filter",
+        "--commit-filter",
+        "--tag-name-filter",
+        "--setup",
+        "--sendmail-cmd",
+        "--to-cmd",
+        "--cc-cmd",
+        "--header-cmd",
+        "--smtp-server",
+    }
+)
+
+
+def _git_subcommand_runs(argv: Sequence[str]) -> list[tuple[str, str]]:
+    words = list(argv[1:])
+    found: list[tuple[str, str]] = []
+    for first, second in _GIT_RUNS_REST:
+        if first in words:
+            i = words.index(first)
+            rest = [w for w in words[i + 1 :] if w != "--" and not w.startswith("-")]
+            if rest[:1] == [second] and len(rest) > 1:
+                found.append((f"{first} {second}", " ".join(rest[1:])))
+    for i, word in enumerate(words):
+        option, eq, value = word.partition("=")
+        if option in _GIT_COMMAND_VALUES:
+            found.append((option, value if eq else (words[i + 1] if i + 1 < len(words) else "")))
+    return found
+
+
+_SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "fish"})
+_STDIN_FILES = re.compile(r"-|/dev/stdin|/dev/fd/.*|/proc/[^/]+/fd/.*")
+
+
+def unknown_code(name: str, argv: Sequence[str]) -> str:
+    """Why ``argv`` runs shell code no rule can read ("" when it does not): a shell reading its
+    program from standard input (``printf … | sh``, ``bash <<< "$x"``) or interactive (rc files,
+    ``PROMPT_COMMAND``), ``source /dev/stdin``, or ``trap "$x"``."""
+    words = list(argv[1:])
+    if name in _SHELLS:
+        options = [w for w in words if w.startswith("-") and not w.startswith("--")]
+        if any("i" in w[1:] for w in options):
+            return f"{name} -i runs start-up files and PROMPT_COMMAND"
+        if not any("c" in w[1:] for w in options) and not any(not w.startswith("-") for w in words):
+            return f"{name} reads its program from standard input"
+        if any("s" in w[1:] for w in options):
+            return f"{name} -s reads its program from standard input"
+    if name in ("source", ".") and (not words or _STDIN_FILES.fullmatch(words[0]) or is_dynamic(words[0])):
+        return f"{name} runs code read from standard input or a file named at run time"
+    if name == "trap" and any(_DYNAMIC_CODE.search(w) for w in words):
+        return "trap runs a value computed at run time"
+    return ""
+
+
+_DYNAMIC_CODE = re.compile(r"[$`]")
+
+
+def _git_config(setting: str) -> list[tuple[str, str]]:
+    """``git -c KEY=VALUE``: nothing for a harmless key, the command for a command key, and an
+    unknown value (``$``) for a key that names where commands come from (``include.path``)."""
+    key, _, value = setting.partition("=")
+    key = key.strip("'\"")
+    if _GIT_SAFE_KEYS.fullmatch(key):
+        return []
+    if _GIT_COMMAND_KEYS.fullmatch(key):
+        return [(f"-c {key}", value.strip("'\"").lstrip("!"))]
+    return [(f"-c {key}", "$" + setting)]
+
+
+def is_dynamic(value: str) -> bool:
+    """The value holds an expansion or quoting: what it runs is known only when a shell parses it."""
+    return _DYNAMIC.search(value) is not None
