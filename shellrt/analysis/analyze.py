@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import gc
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel
@@ -53,21 +52,10 @@ def _analyze_uncached(command: str, shell: str) -> CommandAnalysis:
         return analyze_powershell(command)
     if shell != "bash":
         return _failed(command, str(shell), f"unknown shell {shell!r}")
-    # One analysis allocates thousands of short-lived containers (tree nodes, words, lists) that
-    # reference counting frees; with the collector on, its young-generation passes keep walking the
-    # ones still alive mid-analysis. Paused here, it finds only the few survivors (the result) at its
-    # next pass: work saved, not deferred. Pausing is process-wide, so it is only lifted by the call
-    # that paused it (a call that finds it off leaves it off, and a concurrent call's pause may end early).
-    paused = gc.isenabled()
-    if paused:
-        gc.disable()
     try:
         return _analyze_bash(command)
     except RecursionError:
         return _failed(command, "bash", "command nests too deeply to analyse")
-    finally:
-        if paused:
-            gc.enable()
 
 
 _cached = functools.lru_cache(maxsize=CACHE_SIZE)(_analyze_uncached)
@@ -113,19 +101,10 @@ def _analyze_bash(command: str, fast: bool = True) -> CommandAnalysis:
     for part in parts:
         read_paths.extend(part.reads)
     return new_analysis(
-        command,
-        "bash",
-        error is None,
-        read_only,
-        bool(destructive),
-        parts,
-        reasons,
-        list(plan.cd_targets),
-        write_targets,
+        command, "bash", error is None, read_only, bool(destructive),
+        parts, reasons, list(plan.cd_targets), write_targets,
         effects.writes_unknown or (not read_only and not write_targets and bool(plan.unsupported or error)),
-        env,
-        plan,
-        list(dict.fromkeys(read_paths)) if len(read_paths) > 1 else read_paths,
+        env, plan, list(dict.fromkeys(read_paths)) if len(read_paths) > 1 else read_paths,
     )
 
 
@@ -133,21 +112,9 @@ _PROGRAM_ENV_NAMES: Final = frozenset(PROGRAM_ENV)
 
 
 def _failed(command: str, shell: str, reason: str) -> CommandAnalysis:
-    return new_analysis(
-        command,
-        shell,
-        False,
-        False,
-        False,
-        [Subcommand(command, [command], "", False, [], False, [""], [""], False, "")],
-        [reason],
-        [],
-        [],
-        True,
-        {},
-        None,
-        [""],
-    )
+    return new_analysis(command, shell, False, False, False,
+                        [Subcommand(command, [command], "", False, [], False, [""], [""], False, "")], [reason], [], [],
+                        True, {}, None, [""])
 
 
 # ``CommandAnalysis(...)`` runs pydantic validation (trusted values here do not need it): fill the
@@ -164,21 +131,10 @@ _set_private: Final[Any] = BaseModel.__dict__["__pydantic_private__"].__set__
 _FIELDS: Final[dict[str, object]] = dict.fromkeys(CommandAnalysis.model_fields)
 
 
-def new_analysis(
-    command: str,
-    shell: str,
-    parse_ok: bool,
-    read_only: bool,
-    destructive: bool,
-    subcommands: list[Subcommand],
-    reasons: list[str],
-    cd_targets: list[str],
-    write_targets: list[str],
-    writes_unknown: bool,
-    env: dict[str, str],
-    plan: CommandPlan | None,
-    read_paths: list[str] | None = None,
-) -> CommandAnalysis:
+def new_analysis(command: str, shell: str, parse_ok: bool, read_only: bool, destructive: bool,
+                 subcommands: list[Subcommand], reasons: list[str], cd_targets: list[str],
+                 write_targets: list[str], writes_unknown: bool, env: dict[str, str],
+                 plan: CommandPlan | None, read_paths: list[str] | None = None) -> CommandAnalysis:
     """``CommandAnalysis(...)`` without validation; ``concurrency_safe`` is ``read_only``."""
     analysis: CommandAnalysis = _new(CommandAnalysis)
     # A copy of a dict with every key already in place: no resizing while the 14 values go in.
