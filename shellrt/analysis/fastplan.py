@@ -63,20 +63,23 @@ _TOKENS: Final = re.compile(
     )""",
     re.VERBOSE,
 ).findall
-#: The tokens of a command with no quote, glob or redirection: operators, words, a lone ``&`` (refused).
-_PLAIN_TOKENS: Final = re.compile(r"&&|\|\||[|;]|[^ \t|;&]++|&").findall
+#: The tokens of a command with no quote, glob or redirection: operators, words of plain word
+#: characters, and any other character alone (refused, as ``_TOKENS`` refuses it).
+_PLAIN_TOKENS: Final = re.compile(r"&&|\|\||[|;]|[A-Za-z0-9_./:@%+=,~-]++|[^ \t]").findall
 #: Single-character tokens that are not refused outright: one-character words and ``|``/``;``.
 _SINGLE_OK: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:@%+=,*?-|;")
 _OPERATORS: Final = frozenset({"&&", "||", "|", ";"})
 _REDIRECT_START: Final = frozenset("<>0123456789")
 _ANGLES: Final = frozenset("<>")
 _DIGITS: Final = frozenset("0123456789")
-#: Outside quotes only these characters appear in tokens (plain word characters, blanks,
-#: operators and redirections); any other one is refused before tokenizing.
-_REFUSED_UNQUOTED: Final = re.compile(r"[^A-Za-z0-9_./:@%+=,*?~ \t|;&<>-]").search
 _SEGMENT: Final = re.compile(r"'([^']*)'|\"([^\"]*)\"|([^'\"]+)")
-#: A command name this path accepts: plain, no ``=`` (assignment) and no leading ``-``.
-_NAME: Final = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./+-]*+").fullmatch
+#: Outside quotes only these characters appear in tokens (plain word characters, blanks,
+#: operators and redirections).
+_REFUSED_UNQUOTED: Final = re.compile(r"[^A-Za-z0-9_./:@%+=,*?~ \t|;&<>-]").search
+#: A command name this path accepts: plain, no ``=`` (assignment) and no leading ``-`` (see
+#: :func:`_is_name`; a loop over a short name costs a fraction of a regex call's set-up).
+_NAME_FIRST: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./")
+_NAME_CHARS: Final = _NAME_FIRST | frozenset("+-")
 #: Words the grammar treats specially in some position; never accepted anywhere (``==``/``=~``
 #: are operator tokens there, and a trailing one is a syntax error).
 _RESERVED: Final = frozenset(
@@ -129,21 +132,24 @@ def plan_simple(command: str) -> CommandPlan | None:
             return None  # a newline is refused everywhere, quoted or not
         if "'" not in command and ("$" in command or "`" in command or "\\" in command or "!" in command):
             return None  # refused unquoted and inside "...": only '...' could hold these
-        plain = False
+        plain = simple_tokens = False
     else:
-        if _REFUSED_UNQUOTED(command) is not None:
-            return None  # a character no unquoted token takes (`$`, `(`, `\\`, newline, ...)
         # No quote and no glob anywhere: every word is its own value (the common case, checked once).
         plain = "*" not in command and "?" not in command
+        # Without quotes, globs or redirections every word is a maximal run of plain characters: a
+        # simpler pattern finds the same tokens (a word starting with `~` is refused below, as the
+        # full pattern refuses the lone `~` it yields there).
+        simple_tokens = plain and "<" not in command and ">" not in command
+        if not simple_tokens and _REFUSED_UNQUOTED(command) is not None:
+            return None  # a character no unquoted token takes: refused before the costlier tokenizer
     commands: list[_Command] = []  # (argv, redirects, operator after it or "")
     argv: list[Word] = []
     redirects: list[Redirect] = []
     expect_name = True
     after_semicolon = False
-    # Without quotes, globs or redirections every word is a maximal run of plain characters: a
-    # simpler pattern finds the same tokens (a word starting with `~` is refused below, as the
-    # full pattern refuses the lone `~` it yields there).
-    tokens = _PLAIN_TOKENS(command) if plain and "<" not in command and ">" not in command else _TOKENS(command)
+    # Either pattern yields any character no token takes (`$`, `(`, `\\`, newline, non-ASCII, ...)
+    # as a token of its own, refused below.
+    tokens = _PLAIN_TOKENS(command) if simple_tokens else _TOKENS(command)
     for token in tokens:
         if len(token) == 1 and token not in _SINGLE_OK:
             return None  # a character no token takes (`$`, `&`, `(`, a redirection without a blank, ...)
@@ -185,7 +191,7 @@ def plan_simple(command: str) -> CommandPlan | None:
         if token in _RESERVED:
             return None
         if expect_name:
-            if _NAME(token) is None:
+            if not _is_name(token):
                 return None
             argv = [Word(token, token, NO_FEATURES)]
             redirects = []
@@ -206,6 +212,13 @@ def plan_simple(command: str) -> CommandPlan | None:
     if not _regular_shape(commands):
         return None
     return _plan(commands)
+
+
+def _is_name(token: str) -> bool:
+    """``[A-Za-z0-9_./][A-Za-z0-9_./+-]*``: a name this path accepts."""
+    if token[0] not in _NAME_FIRST:
+        return False
+    return all(char in _NAME_CHARS for char in token)
 
 
 def _word(text: str) -> Word | None:
@@ -259,7 +272,9 @@ def _plan(commands: list[_Command]) -> CommandPlan:
     piped = False
     for argv, command_redirects, op in commands:
         pipe = op == "|"
-        plan_commands.append(PlanCommand(argv, [], command_redirects, ["pipeline"] if pipe or piped else [], None))
+        plan_commands.append(
+            PlanCommand(argv, [], command_redirects, ["pipeline"] if pipe or piped else [], None)
+        )
         if command_redirects:
             redirects.extend(command_redirects)
         if op:

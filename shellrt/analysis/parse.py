@@ -7,6 +7,7 @@ upgrading the grammar touches one file.
 from __future__ import annotations
 
 import re
+import sys
 import threading
 import time
 from typing import Final
@@ -14,7 +15,7 @@ from typing import Final
 import tree_sitter
 import tree_sitter_bash
 
-__all__ = ["MAX_COMMAND_CHARS", "PARSE_TIMEOUT_S", "ParseResult", "parse_bash"]
+__all__ = ["MAX_COMMAND_CHARS", "PARSE_TIMEOUT_S", "ParseResult", "kind_of", "parse_bash"]
 
 #: Longer input is never read-only (and is not parsed at all).
 MAX_COMMAND_CHARS: Final = 10_000
@@ -26,6 +27,22 @@ PARSE_TIMEOUT_S = 0.25
 _CONTROL: Final = re.compile(r"[\x01-\x08\x0b-\x1f\x7f]")
 _LANGUAGE: Final = tree_sitter.Language(tree_sitter_bash.language())
 _local = threading.local()
+#: Node kind names by kind id, interned (``ERROR`` and any id without a name: None).
+_KIND_NAMES: Final[list[str | None]] = [
+    None if name is None else sys.intern(name)
+    for name in [_LANGUAGE.node_kind_for_id(kind_id) for kind_id in range(_LANGUAGE.node_kind_count)]
+]
+
+
+def kind_of(node: tree_sitter.Node) -> str:
+    """``node.type``, looked up by kind id: ``.type`` builds a new string on every access (and
+    every dict or set lookup of it hashes it again); these names are shared and their hashes cached."""
+    kind_id = node.kind_id
+    if kind_id < len(_KIND_NAMES):
+        name = _KIND_NAMES[kind_id]
+        if name is not None:
+            return name
+    return node.type
 
 
 def _parser() -> tree_sitter.Parser:
@@ -70,7 +87,9 @@ def parse_bash(command: str) -> ParseResult:
         elapsed = time.thread_time() - started
     root = tree.root_node
     if elapsed > PARSE_TIMEOUT_S:
-        return ParseResult(source, root, f"parse took {elapsed * 1000:.0f} ms (limit {PARSE_TIMEOUT_S * 1000:.0f} ms)")
+        return ParseResult(
+            source, root, f"parse took {elapsed * 1000:.0f} ms (limit {PARSE_TIMEOUT_S * 1000:.0f} ms)"
+        )
     if root.has_error:
         return ParseResult(source, root, "bash syntax error (the parser could not read the whole command)")
     return ParseResult(source, root, None)

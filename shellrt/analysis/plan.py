@@ -25,7 +25,7 @@ from .models import (
     Word,
 )
 from .nodes import SubstitutionKind
-from .parse import parse_bash
+from .parse import kind_of, parse_bash
 from .programs import SHELLS, WRAPPERS, find_exec_commands, unwrap
 from .words import NO_FEATURES, PLAIN_WORD_CHARS, evaluate_word
 
@@ -40,15 +40,41 @@ _STATEMENT_OPS: Final = frozenset({"&&", "||", ";", "&", ";;", "|", "|&", "\n"})
 _REDIRECT_KINDS: Final = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _ARITH_TEST_OPS: Final = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _SUBSTITUTION_KINDS: Final[dict[str, SubstitutionKind]] = {
-    "$(": "command", "`": "backtick", "<(": "process_in", ">(": "process_out"}
+    "$(": "command",
+    "`": "backtick",
+    "<(": "process_in",
+    ">(": "process_out",
+}
 #: Programs :meth:`Planner._unwrap` looks inside (``unwrap`` answers "nothing" for the rest).
 UNWRAP_NAMES: Final = frozenset({"find", "eval", *SHELLS, *WRAPPERS})
 _LOOP_KINDS: Final = {"while": "while", "until": "until", "for": "for", "select": "select"}
 _CLOSING_WORDS: Final = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "in", "}", "]]"})
 #: Reserved words the grammar accepts as a plain command name; bash reads them as syntax (`done x` is an
 #: error; `! for ...` and `time { ...; }` are compounds the grammar reads as commands): never parse_ok.
-_RESERVED_NAMES: Final = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "in", "{", "}", "]]", "if",
-                                    "case", "while", "until", "for", "select", "function", "[[", "!"})
+_RESERVED_NAMES: Final = frozenset(
+    {
+        "then",
+        "else",
+        "elif",
+        "fi",
+        "do",
+        "done",
+        "esac",
+        "in",
+        "{",
+        "}",
+        "]]",
+        "if",
+        "case",
+        "while",
+        "until",
+        "for",
+        "select",
+        "function",
+        "[[",
+        "!",
+    }
+)
 #: Words that may follow a pipeline-starting `time` while it still times nothing (`time -p`, `time time`).
 _BARE_TIME_WORDS: Final = frozenset({"time", "-p", "--", "!"})
 #: What bash refuses right after a `time` that times nothing (`time && ls`, `( time )`); `;` and newline are fine.
@@ -58,9 +84,28 @@ _AFTER_BARE_TIME: Final = frozenset({"&&", "||", "|", "|&", "&", ";;", ";&", ";;
 class Planner:
     """Collects plan lists while walking one tree (and nested script strings)."""
 
-    __slots__ = ("after_pipe", "ascii_text", "assignments", "bare_time", "cd_targets", "commands", "constructs",
-                 "context", "depth", "dynamic", "functions", "heredocs", "operators", "pipe_start", "redirects",
-                 "script_depth", "source", "substitutions", "syntax_errors", "unsupported")
+    __slots__ = (
+        "after_pipe",
+        "ascii_text",
+        "assignments",
+        "bare_time",
+        "cd_targets",
+        "commands",
+        "constructs",
+        "context",
+        "depth",
+        "dynamic",
+        "functions",
+        "heredocs",
+        "operators",
+        "pipe_start",
+        "redirects",
+        "script_depth",
+        "source",
+        "substitutions",
+        "syntax_errors",
+        "unsupported",
+    )
 
     def __init__(self, source: bytes, script_depth: int = 0, text: str | None = None) -> None:
         self.source = source
@@ -97,7 +142,7 @@ class Planner:
         if depth > MAX_DEPTH:
             self.unsupported.append(f"nesting deeper than {MAX_DEPTH} levels")
             return
-        kind = node.type
+        kind = kind_of(node)
         handler = _HANDLERS.get(kind)
         if handler is None:
             if node.is_named:
@@ -114,9 +159,20 @@ class Planner:
         self.depth = depth - 1
 
     def plan(self) -> CommandPlan:
-        return CommandPlan(self.commands, self.operators, self.redirects, self.substitutions, self.constructs,
-                        self.heredocs, self.functions, self.assignments, self.cd_targets, self.unsupported,
-                        self.dynamic, self.syntax_errors)
+        return CommandPlan(
+            self.commands,
+            self.operators,
+            self.redirects,
+            self.substitutions,
+            self.constructs,
+            self.heredocs,
+            self.functions,
+            self.assignments,
+            self.cd_targets,
+            self.unsupported,
+            self.dynamic,
+            self.syntax_errors,
+        )
 
     def text(self, node: tree_sitter.Node) -> str:
         """Source text of ``node``: a slice of the decoded command when it is ASCII."""
@@ -128,7 +184,7 @@ class Planner:
     # -- helpers ---------------------------------------------------------------------------
 
     def word(self, node: tree_sitter.Node) -> Word:
-        kind = node.type
+        kind = kind_of(node)
         if kind == "word" or kind == "number":  # evaluate_word's fast path, inline
             ascii_text = self.ascii_text
             text = ascii_text[node.start_byte : node.end_byte] if ascii_text is not None else self.text(node)
@@ -140,11 +196,13 @@ class Planner:
         return word
 
     def substitution(self, node: tree_sitter.Node) -> None:
-        first = node.children[0].type if node.children else ""
+        first = kind_of(node.children[0]) if node.children else ""
         kind = _SUBSTITUTION_KINDS.get(first, "command")
         self.substitutions.append(Substitution(kind=kind, text=self.text(node)))
         self.dynamic = True
-        self._nested(node, "command_substitution" if kind in ("command", "backtick") else "process_substitution")
+        self._nested(
+            node, "command_substitution" if kind in ("command", "backtick") else "process_substitution"
+        )
 
     def _nested(self, node: tree_sitter.Node, context: str) -> None:
         self.context.append(context)
@@ -162,7 +220,7 @@ class Planner:
         statement_start = len(self.commands)
         last_start = statement_start
         for child in node.children:
-            kind = child.type
+            kind = kind_of(child)
             if child.is_named:
                 if kind == "comment":
                     continue
@@ -207,13 +265,19 @@ class Planner:
     def _scan(self, node: tree_sitter.Node) -> None:
         """Find substitutions anywhere below ``node`` (for nodes we do not model)."""
         for child in node.named_children:
-            if child.type in ("command_substitution", "process_substitution"):
+            if kind_of(child) in ("command_substitution", "process_substitution"):
                 self.substitution(child)
             else:
                 self._scan(child)
 
-    def _construct(self, kind: str, node: tree_sitter.Node, operators: list[str] | None = None,
-                   words: list[Word] | None = None, name: str | None = None) -> None:
+    def _construct(
+        self,
+        kind: str,
+        node: tree_sitter.Node,
+        operators: list[str] | None = None,
+        words: list[Word] | None = None,
+        name: str | None = None,
+    ) -> None:
         self.constructs.append(Construct(kind, self.text(node), operators or [], words or [], name))
 
     # -- handlers --------------------------------------------------------------------------
@@ -227,7 +291,7 @@ class Planner:
         try:
             for child in node.children:
                 if child.is_named:
-                    if child.type == "negated_command" and last_start != -1:
+                    if kind_of(child) == "negated_command" and last_start != -1:
                         # bash only accepts `!` before a whole pipeline (`a | ! b` is an error)
                         self.syntax_errors.append("`!` inside a pipeline")
                     last_start = len(self.commands)
@@ -238,21 +302,24 @@ class Planner:
 
     def h_redirected(self, node: tree_sitter.Node) -> None:
         children = node.children
-        if len(children) > 1 and children[0].end_byte < children[1].start_byte and \
-                self.source[children[0].end_byte : children[1].start_byte].replace(b"\\\n", b"").strip():
+        if (
+            len(children) > 1
+            and children[0].end_byte < children[1].start_byte
+            and self.source[children[0].end_byte : children[1].start_byte].replace(b"\\\n", b"").strip()
+        ):
             # tree-sitter-bash drops a lone `-` before `2>...` (`cat - 2>&1`): never trust a skipped word.
             self.unsupported.append("source text the parser skipped before a redirection")
         start = len(self.commands)
         redirects: list[Redirect] = []
         for child in children:
-            if child.type in _REDIRECT_KINDS:
+            if kind_of(child) in _REDIRECT_KINDS:
                 redirects.append(self.redirect(child))
             elif child.is_named:
                 self.visit(child)
-                if child.type == "pipeline" or child.type == "list":
+                if kind_of(child) == "pipeline" or kind_of(child) == "list":
                     start = self.pipe_start  # `a | b >f`, `a && b >f`: the redirection is b's
-            elif child.type in _STATEMENT_OPS:
-                self._operator(child.type)
+            elif kind_of(child) in _STATEMENT_OPS:
+                self._operator(kind_of(child))
         if redirects:
             self.bare_time = None  # `time >f && ls` times a (redirected) null command: bash accepts it
             if len(self.commands) == start:
@@ -266,13 +333,13 @@ class Planner:
         fd: str | None = None
         op = ""
         target: Word | None = None
-        kind = node.type
+        kind = kind_of(node)
         if kind == "heredoc_redirect":
             start_node: tree_sitter.Node | None = None
             body_node: tree_sitter.Node | None = None
             end_node: tree_sitter.Node | None = None
             for child in node.children:
-                ctype = child.type
+                ctype = kind_of(child)
                 if ctype == "heredoc_start":
                     start_node = child
                 elif ctype == "heredoc_body":
@@ -292,10 +359,10 @@ class Planner:
             redirect = Redirect(fd=fd, op=op or "<<", target=None, kind="heredoc")
         else:
             for child in node.children:
-                if child.type == "file_descriptor":
+                if kind_of(child) == "file_descriptor":
                     fd = self.text(child)
                 elif not child.is_named:
-                    op += child.type
+                    op += kind_of(child)
                 elif target is None:
                     target = self.word(child)
                 else:
@@ -309,8 +376,13 @@ class Planner:
         self.redirects.append(redirect)
         return redirect
 
-    def heredoc(self, start: tree_sitter.Node | None, body: tree_sitter.Node | None, end: tree_sitter.Node | None,
-                strip_tabs: bool) -> None:
+    def heredoc(
+        self,
+        start: tree_sitter.Node | None,
+        body: tree_sitter.Node | None,
+        end: tree_sitter.Node | None,
+        strip_tabs: bool,
+    ) -> None:
         """Record a here-document as bash reads it; fail closed where the parser may read it otherwise."""
         raw_delimiter = self.text(start) if start is not None else ""
         parsed = bash_delimiter(raw_delimiter)
@@ -325,12 +397,17 @@ class Planner:
         source = self.source
         newline = source.find(b"\n", start.end_byte)
         first = len(source) if newline < 0 else newline + 1
-        stop = bash_end_line(source, first, delimiter.encode("utf-8", "surrogateescape"), strip_tabs, not quoted)
+        stop = bash_end_line(
+            source, first, delimiter.encode("utf-8", "surrogateescape"), strip_tabs, not quoted
+        )
         anchor = body if body is not None else end
         parser_first = first if anchor is None else source.rfind(b"\n", 0, anchor.start_byte) + 1
         parser_stop = len(source) if end is None else source.rfind(b"\n", 0, end.start_byte) + 1
-        if parser_first != first or parser_stop != stop or (end is not None and source[end.end_byte:end.end_byte + 1]
-                                                            not in (b"", b"\n")):
+        if (
+            parser_first != first
+            or parser_stop != stop
+            or (end is not None and source[end.end_byte : end.end_byte + 1] not in (b"", b"\n"))
+        ):
             # bash ends this body on another line than the parser (or never): what runs differs.
             self.syntax_errors.append(f"here-document {delimiter!r} does not end where bash ends it")
         text = source[first:stop].decode("utf-8", "surrogateescape")
@@ -351,13 +428,17 @@ class Planner:
 
     def _body_substitution(self, kind: str, raw: str, inner: str, unsure: bool) -> None:
         """Plan a substitution found in a here-document body (a placeholder when it cannot be read)."""
-        self.substitutions.append(Substitution(kind="backtick" if kind == "backtick" else "command", text=raw))
+        self.substitutions.append(
+            Substitution(kind="backtick" if kind == "backtick" else "command", text=raw)
+        )
         parsed = None if unsure or self.script_depth >= MAX_SCRIPT_DEPTH else parse_bash(inner)
         if parsed is None or parsed.root is None or parsed.error:
             # Not readable: a command no allow rule can match (its name is not static).
             self.unsupported.append(f"here-document substitution {raw!r} is not modelled")
             placeholder = Word(raw, None, frozenset({"unknown_node"}))
-            self.commands.append(PlanCommand([placeholder], [], [], [*self.context, "command_substitution"], None))
+            self.commands.append(
+                PlanCommand([placeholder], [], [], [*self.context, "command_substitution"], None)
+            )
             return
         sub = Planner(parsed.source, self.script_depth + 1, inner)
         sub.context = [*self.context, "command_substitution"]
@@ -391,7 +472,7 @@ class Planner:
         redirects: list[Redirect] = []
         ascii_text = self.ascii_text
         for child in node.children:
-            kind = child.type
+            kind = kind_of(child)
             if kind == "word" and ascii_text is not None:  # Planner.word's fast path, inline
                 text = ascii_text[child.start_byte : child.end_byte]
                 if PLAIN_WORD_CHARS.isdisjoint(text) and text[:1] != "~":
@@ -420,19 +501,32 @@ class Planner:
                 argv.append(Word(kind, kind, NO_FEATURES))
             else:
                 self.unsupported.append(f"token {kind!r} in a command")
-        if argv and (argv[0].raw in _RESERVED_NAMES or (argv[0].raw == "time" and len(argv) > 1
-                                                         and argv[1].raw in _CLOSING_WORDS)):
+        if argv and (
+            argv[0].raw in _RESERVED_NAMES
+            or (argv[0].raw == "time" and len(argv) > 1 and argv[1].raw in _CLOSING_WORDS)
+        ):
             # Either a bash syntax error (`done x`) or compound syntax the grammar misreads (`! for ...`).
             self.syntax_errors.append(f"reserved word {argv[0].raw!r} read as a command name")
         pipeline_start = not self.after_pipe
         self.add_command(argv, assignments, redirects, None)
         self.after_pipe = False
-        if pipeline_start and argv and argv[0].raw == "time" and not assignments and not redirects and all(
-                w.raw in _BARE_TIME_WORDS for w in argv):
+        if (
+            pipeline_start
+            and argv
+            and argv[0].raw == "time"
+            and not assignments
+            and not redirects
+            and all(w.raw in _BARE_TIME_WORDS for w in argv)
+        ):
             self.bare_time = self.commands[-1]
 
-    def add_command(self, argv: list[Word], assignments: list[Assignment], redirects: list[Redirect],
-                    wrapped_by: str | None) -> None:
+    def add_command(
+        self,
+        argv: list[Word],
+        assignments: list[Assignment],
+        redirects: list[Redirect],
+        wrapped_by: str | None,
+    ) -> None:
         self.commands.append(PlanCommand(argv, assignments, redirects, list(self.context), wrapped_by))
         if not argv:
             return
@@ -493,24 +587,25 @@ class Planner:
     def _unread_script(self, script: str, wrapper: str, redirects: list[Redirect]) -> None:
         """A script string that was not (fully) read: a part no allow rule can match."""
         placeholder = Word(script, None, frozenset({"unknown_node"}))
-        self.commands.append(PlanCommand([placeholder], [], list(redirects), [*self.context, f"wrapped:{wrapper}"],
-                                         wrapper))
+        self.commands.append(
+            PlanCommand([placeholder], [], list(redirects), [*self.context, f"wrapped:{wrapper}"], wrapper)
+        )
 
     def assignment(self, node: tree_sitter.Node) -> Assignment:
         name = ""
         value: Word | None = None
         seen_op = False
         for child in node.children:
-            if not seen_op and child.type in ("variable_name", "subscript"):
+            if not seen_op and kind_of(child) in ("variable_name", "subscript"):
                 name = self.text(child)
-                if child.type == "subscript":
+                if kind_of(child) == "subscript":
                     self._scan(child)
                     self.dynamic = True
-            elif child.type in ("=", "+="):
+            elif kind_of(child) in ("=", "+="):
                 seen_op = True
             elif seen_op and child.is_named:
-                value = self.word(child) if child.type != "array" else None
-                if child.type == "array":
+                value = self.word(child) if kind_of(child) != "array" else None
+                if kind_of(child) == "array":
                     self._scan(child)
                     self.dynamic = True
         assignment = Assignment(name=name, raw=self.text(node), value=value)
@@ -528,7 +623,7 @@ class Planner:
         self._check_bare_time(")")
 
     def h_compound(self, node: tree_sitter.Node) -> None:
-        if node.children and node.children[0].type == "((":
+        if node.children and kind_of(node.children[0]) == "((":
             self._arithmetic(node)
             return
         self._construct("group", node)
@@ -546,7 +641,7 @@ class Planner:
     def h_test(self, node: tree_sitter.Node) -> None:
         operators: list[str] = []
         words: list[Word] = []
-        bracket = node.children[0].type if node.children else "[["
+        bracket = kind_of(node.children[0]) if node.children else "[["
         self._test_parts(node, operators, words)
         if bracket == "[[":
             self._construct("test", node, operators=operators, words=words)
@@ -557,7 +652,7 @@ class Planner:
     def _leaves(self, node: tree_sitter.Node) -> list[Word]:
         out: list[Word] = []
         for child in node.children:
-            kind = child.type
+            kind = kind_of(child)
             if kind in ("binary_expression", "unary_expression", "parenthesized_expression"):
                 out.extend(self._leaves(child))
             elif kind in ("[", "]"):
@@ -574,11 +669,13 @@ class Planner:
 
     def _test_parts(self, node: tree_sitter.Node, operators: list[str], words: list[Word]) -> None:
         for child in node.children:
-            kind = child.type
+            kind = kind_of(child)
             if kind in ("binary_expression", "unary_expression", "parenthesized_expression"):
                 before = len(words)
                 self._test_parts(child, operators, words)
-                ops = [self.text(c) for c in child.children if c.type == "test_operator" or not c.is_named]
+                ops = [
+                    self.text(c) for c in child.children if kind_of(c) == "test_operator" or not c.is_named
+                ]
                 if any(op in _ARITH_TEST_OPS for op in ops):
                     self._construct("test_arithmetic", child, operators=ops, words=words[before:])
                 if any(op in ("-v", "-R") for op in ops):
@@ -592,24 +689,29 @@ class Planner:
                 # Matched, never executed; a `$(`/backtick inside is refused as unknown syntax.
                 text = self.text(child)
                 unsafe = "$(" in text or "`" in text or "${" in text
-                words.append(Word(raw=text, value=None if unsafe else text,
-                                                  features=frozenset({"unknown_node"} if unsafe else ())))
+                words.append(
+                    Word(
+                        raw=text,
+                        value=None if unsafe else text,
+                        features=frozenset({"unknown_node"} if unsafe else ()),
+                    )
+                )
             else:
                 words.append(self.word(child))
 
     def h_if(self, node: tree_sitter.Node) -> None:
-        self._construct(node.type.removesuffix("_statement").removesuffix("_clause"), node)
+        self._construct(kind_of(node).removesuffix("_statement").removesuffix("_clause"), node)
         self._sequence(node)
 
     def h_loop(self, node: tree_sitter.Node) -> None:
-        keyword = node.children[0].type if node.children else "while"
+        keyword = kind_of(node.children[0]) if node.children else "while"
         kind = _LOOP_KINDS.get(keyword, keyword)
         words: list[Word] = []
         name = None
         for child in node.children:
-            if child.type == "variable_name":
+            if kind_of(child) == "variable_name":
                 name = self.text(child)
-            elif child.type == "do_group" or child.type in _REDIRECT_KINDS:
+            elif kind_of(child) == "do_group" or kind_of(child) in _REDIRECT_KINDS:
                 continue
             elif child.is_named and kind in ("for", "select"):
                 words.append(self.word(child))
@@ -617,9 +719,9 @@ class Planner:
         self.context.append(kind)
         try:
             for child in node.children:
-                if child.type == "do_group" or (kind in ("while", "until") and child.is_named):
+                if kind_of(child) == "do_group" or (kind in ("while", "until") and child.is_named):
                     self.visit(child)
-                elif child.type in _REDIRECT_KINDS:
+                elif kind_of(child) in _REDIRECT_KINDS:
                     self.redirect(child)
         finally:
             self.context.pop()
@@ -628,7 +730,7 @@ class Planner:
         self._construct("c_for", node)
         self.dynamic = True
         for child in node.children:
-            if child.type == "do_group":
+            if kind_of(child) == "do_group":
                 self.visit(child)
             elif child.is_named:
                 self._scan(child)
@@ -636,10 +738,13 @@ class Planner:
     def h_case(self, node: tree_sitter.Node) -> None:
         words: list[Word] = []
         for child in node.children:
-            if child.type == "case_item":
+            if kind_of(child) == "case_item":
                 for item_child in child.children:
-                    if item_child.is_named and item_child.type not in ("comment",) and \
-                            _is_statement(item_child):
+                    if (
+                        item_child.is_named
+                        and kind_of(item_child) not in ("comment",)
+                        and _is_statement(item_child)
+                    ):
                         self.context.append("case")
                         try:
                             self.visit(item_child)
@@ -647,10 +752,10 @@ class Planner:
                             self.context.pop()
                     elif item_child.is_named:
                         words.append(self.word(item_child))
-                    elif item_child.type == "&":  # `x) ls &;;` runs a background job
+                    elif kind_of(item_child) == "&":  # `x) ls &;;` runs a background job
                         self.operators.append("&")
-                    elif item_child.type in _AFTER_BARE_TIME:
-                        self._check_bare_time(item_child.type)
+                    elif kind_of(item_child) in _AFTER_BARE_TIME:
+                        self._check_bare_time(kind_of(item_child))
             elif child.is_named:
                 words.append(self.word(child))
         self._construct("case", node, words=words)
@@ -658,41 +763,47 @@ class Planner:
     def h_function(self, node: tree_sitter.Node) -> None:
         name = None
         for child in node.children:
-            if child.type == "word" and name is None:
+            if kind_of(child) == "word" and name is None:
                 name = self.text(child)
         self.functions.append(name or "")
         self._construct("function", node, name=name)
         self.context.append(f"function:{name}")
         try:
             for child in node.children:
-                if child.is_named and child.type != "word":
+                if child.is_named and kind_of(child) != "word":
                     self.visit(child)
         finally:
             self.context.pop()
 
     def h_declaration(self, node: tree_sitter.Node) -> None:
-        keyword = node.children[0].type if node.children else "declare"
+        keyword = kind_of(node.children[0]) if node.children else "declare"
         words: list[Word] = []
         argv: list[Word] = [Word(keyword, keyword, NO_FEATURES)]
         assignments: list[Assignment] = []
         for child in node.children:
-            if child.type == "variable_assignment":
+            if kind_of(child) == "variable_assignment":
                 assignment = self.assignment(child)
                 assignments.append(assignment)
                 value = assignment.value
                 static = value is not None and value.value is not None and "[" not in assignment.name
-                argv.append(Word(assignment.raw, f"{assignment.name}={value.value}" if static and value is not None
-                                 else None, NO_FEATURES if static else frozenset({"unknown_node"})))
+                argv.append(
+                    Word(
+                        assignment.raw,
+                        f"{assignment.name}={value.value}" if static and value is not None else None,
+                        NO_FEATURES if static else frozenset({"unknown_node"}),
+                    )
+                )
             elif child.is_named:
-                if child.type == "variable_name":
+                if kind_of(child) == "variable_name":
                     name = self.text(child)
                     word = Word(name, name, NO_FEATURES)
                 else:
                     word = self.word(child)
                 words.append(word)
                 argv.append(word)
-        self._construct(keyword if node.type == "declaration_command" else "unset", node, words=words,
-                        name=keyword)
+        self._construct(
+            keyword if kind_of(node) == "declaration_command" else "unset", node, words=words, name=keyword
+        )
         # The declaration is a part of its own: name = the keyword, its assignments are its env names.
         self.commands.append(PlanCommand(argv, assignments, [], list(self.context), None))
 
@@ -701,7 +812,7 @@ class Planner:
 
 
 def _is_statement(node: tree_sitter.Node) -> bool:
-    return node.type in _HANDLERS and node.type not in ("word", "concatenation")
+    return kind_of(node) in _HANDLERS and kind_of(node) not in ("word", "concatenation")
 
 
 _HANDLERS: Final = {

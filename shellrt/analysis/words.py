@@ -15,10 +15,17 @@ from typing import Final
 import tree_sitter
 
 from .nodes import Word
+from .parse import kind_of
 
 __all__ = [
-    "DQ_WHOLE_FEATURES", "NO_FEATURES", "PLAIN_WORD_CHARS", "QUOTED_FEATURES", "SubstitutionHook", "TextOf",
-    "evaluate_word", "word_from_text",
+    "DQ_WHOLE_FEATURES",
+    "NO_FEATURES",
+    "PLAIN_WORD_CHARS",
+    "QUOTED_FEATURES",
+    "SubstitutionHook",
+    "TextOf",
+    "evaluate_word",
+    "word_from_text",
 ]
 
 #: Called for every ``$(...)``/backtick/``<(...)`` node found inside a word.
@@ -69,11 +76,13 @@ QUOTED_FEATURES: Final = _QUOTED
 DQ_WHOLE_FEATURES: Final = _DQ_WHOLE
 
 
-def evaluate_word(node: tree_sitter.Node, on_substitution: SubstitutionHook, text_of: TextOf | None = None) -> Word:
+def evaluate_word(
+    node: tree_sitter.Node, on_substitution: SubstitutionHook, text_of: TextOf | None = None
+) -> Word:
     """Evaluate one argument/command-name node into a :class:`Word`."""
     if text_of is None:
         text_of = _text
-    kind = node.type
+    kind = kind_of(node)
     if kind == "word" or kind == "number":
         text = text_of(node)
         if _SPECIAL.isdisjoint(text) and text[:1] != "~":  # fast path: a plain unquoted word
@@ -86,7 +95,7 @@ def evaluate_word(node: tree_sitter.Node, on_substitution: SubstitutionHook, tex
         named = node.named_children
         if not named:
             return Word(text_of(node), "", _DQ_WHOLE)
-        if len(named) == 1 and named[0].type == "string_content":
+        if len(named) == 1 and kind_of(named[0]) == "string_content":
             return Word(text_of(node), _double_quoted(text_of(named[0])), _DQ_WHOLE)
     acc = _Acc()
     if kind == "string":
@@ -98,8 +107,10 @@ def evaluate_word(node: tree_sitter.Node, on_substitution: SubstitutionHook, tex
     return Word(text_of(node), value, frozenset(acc.features))
 
 
-def _walk(node: tree_sitter.Node, acc: _Acc, hook: SubstitutionHook, text_of: TextOf, top: bool = False) -> None:
-    kind = node.type
+def _walk(
+    node: tree_sitter.Node, acc: _Acc, hook: SubstitutionHook, text_of: TextOf, top: bool = False
+) -> None:
+    kind = kind_of(node)
     if kind == "word":
         _unquoted(text_of(node), acc, first=top or acc.at_start)
     elif kind == "number":
@@ -110,7 +121,7 @@ def _walk(node: tree_sitter.Node, acc: _Acc, hook: SubstitutionHook, text_of: Te
     elif kind == "string":
         acc.features.add("quoted")
         for child in node.named_children:
-            if child.type == "string_content":
+            if kind_of(child) == "string_content":
                 acc.parts.append(_double_quoted(text_of(child)))
             else:
                 _expansion(child, acc, hook)
@@ -120,8 +131,13 @@ def _walk(node: tree_sitter.Node, acc: _Acc, hook: SubstitutionHook, text_of: Te
     elif kind == "brace_expression":
         acc.features.add("brace")
         acc.dynamic = True
-    elif kind in ("simple_expansion", "expansion", "command_substitution", "process_substitution",
-                  "arithmetic_expansion"):
+    elif kind in (
+        "simple_expansion",
+        "expansion",
+        "command_substitution",
+        "process_substitution",
+        "arithmetic_expansion",
+    ):
         _expansion(node, acc, hook)
     elif kind == "ansi_c_string":
         acc.features.add("ansi_c")
@@ -136,7 +152,7 @@ def _walk(node: tree_sitter.Node, acc: _Acc, hook: SubstitutionHook, text_of: Te
 
 
 def _expansion(node: tree_sitter.Node, acc: _Acc, hook: SubstitutionHook) -> None:
-    kind = node.type
+    kind = kind_of(node)
     acc.dynamic = True
     if kind == "simple_expansion":
         acc.features.add("parameter")
@@ -144,7 +160,11 @@ def _expansion(node: tree_sitter.Node, acc: _Acc, hook: SubstitutionHook) -> Non
     elif kind == "expansion":
         acc.features.add("parameter")
         named = node.named_children
-        if len(named) == 1 and named[0].type in ("variable_name", "special_variable_name") and node.child_count == 3:
+        if (
+            len(named) == 1
+            and kind_of(named[0]) in ("variable_name", "special_variable_name")
+            and node.child_count == 3
+        ):
             acc.features.add("simple_parameter")
         else:
             acc.features.add("complex_parameter")
@@ -166,14 +186,14 @@ def _expansion(node: tree_sitter.Node, acc: _Acc, hook: SubstitutionHook) -> Non
 def _pure_arithmetic(node: tree_sitter.Node) -> bool:
     """Only numbers and operators: no names (bash evaluates variable values recursively)."""
     for child in node.named_children:
-        if child.type not in _PURE_ARITH_KINDS or not _pure_arithmetic(child):
+        if kind_of(child) not in _PURE_ARITH_KINDS or not _pure_arithmetic(child):
             return False
     return True
 
 
 def _find_substitutions(node: tree_sitter.Node, acc: _Acc, hook: SubstitutionHook) -> None:
     for child in node.named_children:
-        if child.type in ("command_substitution", "process_substitution"):
+        if kind_of(child) in ("command_substitution", "process_substitution"):
             acc.features.add("command_substitution")
             hook(child)
         else:
