@@ -335,13 +335,17 @@ class PermissionEngine:
     def _has_command_rule(self, kind: RuleKind, tool_name: str) -> bool:
         return any(r.spec_kind == "command" and r.tool == tool_name for r in self.rules.of_kind(kind))
 
-    def _recursive_denied(self, tool_name: str, parts: Sequence[CommandPart]) -> str | None:
-        """A recursive read of a tree that holds a path a deny/ask rule covers."""
-        rules = [
+    def _read_rules(self, tool_name: str) -> list[PermissionRule]:
+        """The ``Read(...)``-style deny and ask rules that apply to reads by ``tool_name``."""
+        return [
             r
             for r in (*self.rules.of_kind("deny"), *self.rules.of_kind("ask"))
             if r.spec_kind == "path" and r.applies_to(tool_name, PermissionSubject(access="read"))
         ]
+
+    def _recursive_denied(self, tool_name: str, parts: Sequence[CommandPart]) -> str | None:
+        """A recursive read of a tree that holds a path a deny/ask rule covers."""
+        rules = self._read_rules(tool_name)
         if not rules:
             return None
         for part in parts:
@@ -359,11 +363,7 @@ class PermissionEngine:
     def _unknown_read(self, tool_name: str, parts: Sequence[CommandPart]) -> str | None:
         """A part whose reads are not known (a dynamic path, an interpreter, a dynamic program)
         while a ``Read(...)`` deny or ask rule exists: that rule cannot be checked against it."""
-        rules = [
-            r
-            for r in (*self.rules.of_kind("deny"), *self.rules.of_kind("ask"))
-            if r.spec_kind == "path" and r.applies_to(tool_name, PermissionSubject(access="read"))
-        ]
+        rules = self._read_rules(tool_name)
         if not rules:
             return None
         for part in parts:
