@@ -137,10 +137,15 @@ async def test_bash_cannot_read_what_read_may_not_even_in_bypass(
         deny=["Read(./secrets/**)", "Read(**/*.pem)"],
         session_dir=tmp_path / "session",
     ) as rt:
-        # Governance refuses a plain `cat secrets/a` before it runs; a program whose reads it cannot
-        # see (names built at run time) meets the sandbox, which must not show the masked files either.
-        reader = "python3 -c 'import sys\nfor p in sys.argv[1:]:\n  try: print(open(p).read())\n  except OSError as e: print(e)'"
-        cat = _text(await rt.run(_bash("a", f"d=secrets; e=pem; {reader} $d/a id.$e ok.txt")))
+        # Governance refuses a plain `cat secrets/a`, and a dynamic read, before they run; a script
+        # file whose reads it cannot see (names built at run time, inside the script) meets the
+        # sandbox, which must not show the masked files either.
+        (ws / "reader.py").write_text(
+            "for p in ('secr' + 'ets/a', 'id.' + 'pem', 'ok.txt'):\n"
+            "    try: print(open(p).read())\n"
+            "    except OSError as e: print(e)\n"
+        )
+        cat = _text(await rt.run(_bash("a", "python3 reader.py")))
         grep = _text(await rt.run(_bash("b", "grep -r SECRET . ; echo grep=$?")))
         key = _text(await rt.run(_bash("c", f"cat {home}/.ssh/id_ed25519; ls -A {home}/.ssh | wc -l")))
     assert "TOPSECRET" not in cat and "PEMSECRET" not in cat and "visible" in cat
