@@ -133,10 +133,11 @@ class CallExecutor:
         failure = await self._validate(tool, tool_input, ctx)
         if failure is not None:
             return CallOutcome(error_envelope(block.id, tool.name, failure), tool)
-        # 3. backfill a copy (paths resolved, as hooks and rules must see them); the input is never mutated
-        observed = resolve_observed_paths(tool.backfill(tool_input), ctx)
+        # 3. backfill a copy; the input is never mutated (hooks see it with its paths resolved)
+        backfilled = tool.backfill(tool_input)
         # 4. PreToolUse hooks (none configured for this tool: no payload to build)
         if self.hooks.runs_for("PreToolUse", tool.name):
+            observed = resolve_observed_paths(backfilled, ctx)
             pre = await self.hooks.pre_tool_use(tool.name, observed.model_dump(mode="json"), ctx)
         else:
             pre = PreToolUseOutcome()
@@ -160,13 +161,13 @@ class CallExecutor:
             failure = await self._validate(tool, tool_input, ctx)
             if failure is not None:
                 return CallOutcome(error_envelope(block.id, tool.name, failure), tool, notices=notices)
-            observed = resolve_observed_paths(tool.backfill(tool_input), ctx)
+            backfilled = tool.backfill(tool_input)
             self.note(block.id, rewritten_by_hook=True)
         # 5. permission
         # The gate judges the input the model (or a hook) wrote, with the resolution `validate`
         # remembered: rules match that resolved path, and refusals name the path as written.
         decision: PermissionDecision = await self.gate.authorize(
-            tool, tool.backfill(tool_input), ctx, hook_decision=pre.decision
+            tool, backfilled, ctx, hook_decision=pre.decision
         )
         notices.extend(
             "hook " + step[len(_REQUEST_NOTICE) :].strip()
@@ -186,14 +187,14 @@ class CallExecutor:
             tool_input = self._parse(tool, decision.updated_input)
             if isinstance(tool_input, str):
                 return CallOutcome(error_envelope(block.id, tool.name, tool_input), tool, notices=notices)
-            observed = resolve_observed_paths(tool.backfill(tool_input), ctx)
+            backfilled = tool.backfill(tool_input)
             self.note(block.id, rewritten_by_approver=True)
         # 6. call
         self.note(block.id, executed_input=tool_input.model_dump(mode="json"))
         try:
             output = await tool.call(tool_input, ctx)
         except ToolExecutionError as exc:
-            failure_extra = await self._post(tool, observed, str(exc), ctx, failed=True, notices=notices)
+            failure_extra, _ = await self._post(tool, backfilled, str(exc), ctx, failed=True, notices=notices)
             message = "\n\n".join([str(exc), *pre.additional_context, *failure_extra])
             return CallOutcome(
                 error_envelope(block.id, tool.name, message), tool, notices=notices, executed=True
@@ -203,19 +204,18 @@ class CallExecutor:
         except Exception as exc:
             error = f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}"
             # PostToolUseFailure hooks see the error; their additionalContext reaches the model with it.
-            failure_extra = await self._post(tool, observed, error, ctx, failed=True, notices=notices)
+            failure_extra, _ = await self._post(tool, backfilled, error, ctx, failed=True, notices=notices)
             message = "\n\n".join([error, *pre.additional_context, *failure_extra])
             return CallOutcome(
                 error_envelope(block.id, tool.name, message), tool, notices=notices, executed=True
             )
         # 7. post hooks (a PostToolUse hook may replace an MCP tool's output: updatedMCPToolOutput)
-        replaced: list[Any] = []
-        post_extra = await self._post(
-            tool, observed, output.data, ctx, failed=output.is_error, notices=notices, replaced=replaced
+        post_extra, replacement = await self._post(
+            tool, backfilled, output.data, ctx, failed=output.is_error, notices=notices
         )
         data = (
-            self._replace_mcp_output(block.id, tool, output.data, replaced, notices)
-            if replaced
+            self._replace_mcp_output(block.id, tool, output.data, replacement, notices)
+            if replacement is not None
             else output.data
         )
         # 8. model result
@@ -261,35 +261,42 @@ class CallExecutor:
     async def _post(
         self,
         tool: Tool[Any, Any],
-        observed: BaseModel,
+        backfilled: BaseModel,
         response: Any,
         ctx: ToolContext,
         *,
         failed: bool,
         notices: list[str],
-        replaced: list[Any] | None = None,
-    ) -> list[str]:
+    ) -> tuple[list[str], tuple[Any, str] | None]:
+        """Run the post hooks: (context for the model, a hook's MCP output replacement and its hook)."""
         if not self.hooks.runs_for("PostToolUseFailure" if failed else "PostToolUse", tool.name):
-            return []  # what the hooks would see (input and output as JSON) is not built for no one
+            return [], None  # what the hooks would see (input and output as JSON) is not built for no one
         payload = response.model_dump(mode="json") if isinstance(response, BaseModel) else _jsonable(response)
+        observed = resolve_observed_paths(backfilled, ctx)
         post = await self.hooks.post_tool_use(
             tool.name, observed.model_dump(mode="json"), payload, ctx, failed=failed
         )
         notices.extend(f"hook {n.hook}: {n.message}" for n in post.notices)
-        if replaced is not None and post.updated_mcp_tool_output is not None:
-            replaced.extend([post.updated_mcp_tool_output, post.updated_mcp_tool_output_by or "a hook"])
+        replacement = None
+        if post.updated_mcp_tool_output is not None:
+            replacement = (post.updated_mcp_tool_output, post.updated_mcp_tool_output_by or "a hook")
         extra = list(post.additional_context)
         if post.feedback:
             extra.insert(0, f"PostToolUse hook feedback: {post.feedback}")
-        return extra
+        return extra, replacement
 
     def _replace_mcp_output(
-        self, tool_use_id: str, tool: Tool[Any, Any], data: Any, replaced: list[Any], notices: list[str]
+        self,
+        tool_use_id: str,
+        tool: Tool[Any, Any],
+        data: Any,
+        replacement: tuple[Any, str],
+        notices: list[str],
     ) -> Any:
         """Apply a PostToolUse hook's ``updatedMCPToolOutput`` (MCP tools only); the transcript keeps both."""
         from shellrt.tools.mcp.proxy import McpCallOutput, replaced_output
 
-        value, hook = replaced
+        value, hook = replacement
         if not isinstance(data, McpCallOutput):
             notices.append(f"hook {hook}: updatedMCPToolOutput ignored: {tool.name} is not an MCP tool")
             return data
