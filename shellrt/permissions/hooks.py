@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -145,17 +145,14 @@ class CommandHookRunner(HookRunner):
             )
             if worst.decision == "deny":
                 outcome.blocked_reason = reason
-        updates = [a for a in answered if a.updated_input is not None]
-        if updates:
-            outcome.updated_input = updates[0].updated_input
-            if any(a.updated_input != updates[0].updated_input for a in updates[1:]):
-                outcome.notices.append(
-                    HookNotice(
-                        hook=updates[0].hook,
-                        message="several PreToolUse hooks rewrote the input differently; "
-                        "the first configured one was used",
-                    )
-                )
+        first = _first_given(
+            answered,
+            lambda a: a.updated_input,
+            "several PreToolUse hooks rewrote the input differently",
+            outcome.notices,
+        )
+        if first is not None:
+            outcome.updated_input = first.updated_input
         return outcome
 
     async def post_tool_use(
@@ -181,25 +178,26 @@ class CommandHookRunner(HookRunner):
         ]
         if feedback:
             outcome.feedback = "\n".join(feedback)
-        replacing = [a for a in answered if a.mcp_output is not None]
-        if replacing and failed:
-            outcome.notices.append(
-                HookNotice(
-                    hook=replacing[0].hook,
-                    message="updatedMCPToolOutput is honoured for PostToolUse only, not PostToolUseFailure; ignored",
-                )
-            )
-        elif replacing:
-            outcome.updated_mcp_tool_output = replacing[0].mcp_output
-            outcome.updated_mcp_tool_output_by = replacing[0].hook
-            if any(a.mcp_output != replacing[0].mcp_output for a in replacing[1:]):
+        if failed:
+            replacing = next((a for a in answered if a.mcp_output is not None), None)
+            if replacing is not None:
                 outcome.notices.append(
                     HookNotice(
-                        hook=replacing[0].hook,
-                        message="several PostToolUse hooks replaced the MCP output differently; "
-                        "the first configured one was used",
+                        hook=replacing.hook,
+                        message="updatedMCPToolOutput is honoured for PostToolUse only, not PostToolUseFailure; "
+                        "ignored",
                     )
                 )
+        else:
+            first = _first_given(
+                answered,
+                lambda a: a.mcp_output,
+                "several PostToolUse hooks replaced the MCP output differently",
+                outcome.notices,
+            )
+            if first is not None:
+                outcome.updated_mcp_tool_output = first.mcp_output
+                outcome.updated_mcp_tool_output_by = first.hook
         return outcome
 
     async def permission_request(
@@ -277,6 +275,20 @@ class CommandHookRunner(HookRunner):
             tail = f": {stderr[-500:]}" if stderr else ""
             return _Answer(label, notice=f"{event} hook exited with status {result.exit_code}{tail}; ignored")
         return _parse_stdout(label, event, result.stdout)
+
+
+def _first_given(
+    answered: Sequence[_Answer], value: Callable[[_Answer], object], conflict: str, notices: list[HookNotice]
+) -> _Answer | None:
+    """The first configured hook that gave a ``value``; when a later one gave another, a notice says so."""
+    given = [a for a in answered if value(a) is not None]
+    if not given:
+        return None
+    if any(value(a) != value(given[0]) for a in given[1:]):
+        notices.append(
+            HookNotice(hook=given[0].hook, message=f"{conflict}; the first configured one was used")
+        )
+    return given[0]
 
 
 def _hook_cwd(cwd: str, workspace: Path) -> Path:
