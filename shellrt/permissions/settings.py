@@ -282,18 +282,14 @@ def _load_permissions(
             cursor = at + 1
             line = locator.line_at(at)
             rule_origin = RuleOrigin(origin.source, path, line, origin.root)
-            try:
-                out.rules.append(parse_rule(value, _kind(kind), rule_origin))
-            except RuleSyntaxError as exc:
-                if kind == "allow":
-                    out.diagnostics.append(f"{path}:{line}: malformed allow rule {value!r} ignored: {exc}")
-                else:
-                    # A deny/ask rule we cannot read may be the one that mattered: fail closed.
-                    out.broken = True
-                    out.diagnostics.append(
-                        f"{path}:{line}: malformed {kind} rule {value!r} ({exc}); allow rules and bypass "
-                        "mode are disabled until it is fixed"
-                    )
+            rule, problem, degrades = parse_rule_failing_closed(
+                value, kind, rule_origin, f"{path}:{line}: malformed {kind} rule {value!r}"
+            )
+            if rule is not None:
+                out.rules.append(rule)
+            if problem is not None:
+                out.diagnostics.append(problem)
+            out.broken = out.broken or degrades
     if "defaultMode" in section:
         mode = parse_mode(section["defaultMode"])
         if mode is None:
@@ -350,6 +346,23 @@ def _load_hooks(section: object, out: FileSettings, locator: _Locator, origin: R
                         origin=RuleOrigin(origin.source, path, hook_line, origin.root),
                     )
                 )
+
+
+def parse_rule_failing_closed(
+    value: object, kind: str, origin: RuleOrigin, label: str
+) -> tuple[PermissionRule | None, str | None, bool]:
+    """``(rule, diagnostic, degrades)`` for one rule of a settings file or a command-line flag.
+
+    A malformed allow rule is only ignored (it could only have widened). A malformed deny or
+    ask rule may be the one that mattered: it degrades the session (fail closed). ``label``
+    names the rule in the diagnostic.
+    """
+    try:
+        return parse_rule(value, _kind(kind), origin), None, False
+    except RuleSyntaxError as exc:
+        if kind == "allow":
+            return None, f"{label} ignored: {exc}", False
+        return None, f"{label} ({exc}); allow rules and bypass mode are disabled until it is fixed", True
 
 
 def _kind(name: str) -> RuleKind:

@@ -31,11 +31,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from shellrt.permissions.errors import RuleSyntaxError
 from shellrt.permissions.modes import PermissionMode
-from shellrt.permissions.rules import PermissionRule, RuleKind, RuleOrigin, parse_rule
+from shellrt.permissions.rules import PermissionRule, RuleOrigin
 from shellrt.permissions.ruleset import RuleSet
-from shellrt.permissions.settings import FileSettings, HookSpec, load_settings_file
+from shellrt.permissions.settings import FileSettings, HookSpec, load_settings_file, parse_rule_failing_closed
 from shellrt.permissions.trust import WorkspaceTrust, assess_trust
 
 __all__ = [
@@ -301,16 +300,14 @@ def load_settings(
     cli_rules: list[PermissionRule] = []
     for kind, values in (("deny", deny), ("ask", ask), ("allow", allow)):
         for value in values:
-            try:
-                cli_rules.append(parse_rule(value, _kind(kind), cli_origin))
-            except RuleSyntaxError as exc:
-                if kind == "allow":
-                    settings.diagnostics.append(f"--{kind} {value!r}: malformed rule ignored: {exc}")
-                else:
-                    settings.degraded = True
-                    settings.diagnostics.append(
-                        f"--{kind} {value!r}: malformed rule ({exc}); allow rules and bypass mode are disabled"
-                    )
+            rule, problem, degrades = parse_rule_failing_closed(
+                value, kind, cli_origin, f"--{kind} {value!r}: malformed rule"
+            )
+            if rule is not None:
+                cli_rules.append(rule)
+            if problem is not None:
+                settings.diagnostics.append(problem)
+            settings.degraded = settings.degraded or degrades
 
     # Rules and hooks, in source order: managed, cli flags, cli files, local, project, user.
     ordered = [managed, *[f for f in settings.files[1:] if f.source == "cli"]]
@@ -404,10 +401,6 @@ def _only_mcp_servers(loaded: FileSettings) -> None:
     loaded.rules, loaded.hooks, loaded.default_mode = [], [], None
     loaded.additional_directories, loaded.web_fetch = [], {}
     loaded.diagnostics = [d for d in loaded.diagnostics if "unknown key" not in d]
-
-
-def _kind(name: str) -> RuleKind:
-    return "deny" if name == "deny" else "ask" if name == "ask" else "allow"
 
 
 def _home() -> Path:
