@@ -13,7 +13,11 @@ caller is under), per controller:
 - cgroup v2 (one hierarchy): ``memory.max`` + ``memory.swap.max``, ``pids.max``,
   ``cpu.max``; OOM kills from ``memory.events``. The caller's cgroup must let us
   make a child with the controllers (root, or a delegated subtree whose
-  ``cgroup.subtree_control`` has them).
+  ``cgroup.controllers`` has them). v2 hands a controller to children only from
+  a cgroup that holds no process (the root cgroup excepted), so a caller alone
+  in its cgroup first moves itself into a leaf child, ``shellrt.leaf``, and the
+  session cgroups are made beside it (`_vacate`); a cgroup that also holds
+  other processes is refused, not rearranged.
 
 Processes join at spawn: the host-side argv is prefixed with a tiny ``/bin/sh``
 that writes its own pid to each ``cgroup.procs`` and then ``exec``s bwrap, so
@@ -57,6 +61,9 @@ LimitAspect = Literal["memory", "pids", "cpus"]
 _CONTROLLER: dict[LimitAspect, str] = {"memory": "memory", "pids": "pids", "cpus": "cpu"}
 _CPU_PERIOD_US = 100_000
 _SH = "/bin/sh"
+#: The leaf child a v2 caller moves itself into so that its cgroup may enable controllers (no
+#: ``shellrt-`` prefix: `sweep_orphans` never touches it).
+_LEAF = "shellrt.leaf"
 #: argv[1..]: cgroup.procs files, then ``--``, then the program.
 _JOIN_SCRIPT = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 
@@ -116,6 +123,8 @@ def _hierarchy(controller: str) -> _Hierarchy | None:
         if fstype != "cgroup2" or "" not in own:
             continue
         base = Path(point) / own[""].lstrip("/")
+        if base.name == _LEAF:  # moved there by `_vacate`: the sessions live beside it
+            base = base.parent
         try:
             available = (Path(point) / "cgroup.controllers").read_text().split()
         except OSError:
@@ -125,14 +134,49 @@ def _hierarchy(controller: str) -> _Hierarchy | None:
     return None
 
 
+def _is_root_cgroup(directory: Path) -> bool:
+    """The hierarchy's real root (exempt from v2's no-internal-process rule) has no ``cgroup.type``."""
+    return not (directory / "cgroup.type").exists()
+
+
+def _others_reason(own: Path) -> str | None:
+    """Why ``own`` cannot enable a controller for its children: processes other than the caller in it."""
+    if _is_root_cgroup(own):
+        return None
+    others = [pid for pid in _pids_in(own) if pid != os.getpid()]
+    if not others:
+        return None
+    shown = " ".join(map(str, others[:5])) + (" …" if len(others) > 5 else "")
+    return (
+        f"{own} holds other processes besides this one (pids {shown}), and cgroup v2 enables a "
+        "controller for child cgroups only in a cgroup without processes; start shellrt in a "
+        "cgroup of its own (e.g. systemd-run --scope -p Delegate=yes …)"
+    )
+
+
+def _vacate(own: Path) -> str | None:
+    """Move the caller from ``own`` into its leaf child so ``own`` may enable controllers; else why not."""
+    why = _others_reason(own)
+    if why is not None or _is_root_cgroup(own) or os.getpid() not in _pids_in(own):
+        return why
+    leaf = own / _LEAF
+    with contextlib.suppress(FileExistsError):
+        leaf.mkdir()
+    (leaf / "cgroup.procs").write_text(str(os.getpid()))
+    return None
+
+
 def _v2_ready(own: Path, controller: str) -> str | None:
     """None when a child of ``own`` gets ``controller`` (enabling it if we may), else why not."""
     control = own / "cgroup.subtree_control"
     try:
         if controller in control.read_text().split():
             return None
-        if not (own / "cgroup.controllers").read_text().split().count(controller):
+        if controller not in (own / "cgroup.controllers").read_text().split():
             return f"the {controller} controller is not delegated to {own}"
+        why = _vacate(own)
+        if why is not None:
+            return why
         control.write_text(f"+{controller}")
     except OSError as exc:
         return f"cannot enable the {controller} controller in {own} ({exc.strerror or exc})"
@@ -155,6 +199,7 @@ def _reason(aspect: LimitAspect) -> str | None:
                 available = (where.own / "cgroup.controllers").read_text().split()
                 if controller not in available:
                     return f"the {controller} controller is not delegated to {where.own}"
+                return _others_reason(where.own)
         except OSError as exc:
             return f"cannot read {where.own} ({exc.strerror or exc})"
     return None

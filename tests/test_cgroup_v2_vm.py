@@ -1,0 +1,96 @@
+"""The bwrap session cgroup's cgroup v2 path, run for real in a VM with a unified hierarchy.
+
+This machine and CI mount memory/pids/cpu as cgroup v1, so `sandbox._cgroup`'s
+v2 code could not run here (the other limit tests cover v1). One VM boot
+(tests/vm/qemu.py: Debian's kernel, cgroup2 on /sys/fs/cgroup, the host's root
+read-only over 9p) runs tests/vm/guest_cgroup_v2.py, which records what it
+observed; each fact is asserted here on its own. Under CI=true a missing qemu,
+kernel or busybox fails the tests (`sh scripts/install-cgroup-v2-vm.sh`).
+KVM is used when the host has hardware KVM; otherwise qemu emulates (TCG,
+slower), as on the PVM-based machines this project runs on.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import require
+from tests.vm.qemu import missing_parts, run_in_vm
+
+ROOT = Path(__file__).resolve().parent.parent
+GUEST = ROOT / "tests" / "vm" / "guest_cgroup_v2.py"
+
+#: What a session cgroup must do: as root in the root cgroup, and as an unprivileged uid
+#: alone in a cgroup delegated to it (the caller moves itself into a leaf child first).
+_SESSION = (
+    "nothing_refused",
+    "created",
+    "controllers_enabled",
+    "limits_written",
+    "command_joins",
+    "memory_hog_oom_killed",
+    "fork_loop_stops_at_pids_max",
+    "remove_kills_and_deletes",
+    "cpu_max_throttles",
+)
+EXPECTED = (
+    "vm.only_cgroup2_mounted",
+    "root.in_root_cgroup",
+    *(f"root.{name}" for name in _SESSION),
+    "delegated.unprivileged",
+    *(f"delegated.{name}" for name in _SESSION),
+    "delegated.caller_stays_in_its_subtree",
+    # refused, with the reason, when the delegated cgroup holds another process too
+    "busy.refused_with_reason",
+    "busy.create_raises",
+    # refused when the caller's cgroup is not writable by it
+    "undelegated.refused_with_reason",
+    "undelegated.create_raises",
+    # a controller the parent does not hand down is refused; the ones it does work
+    "pidsonly.memory_and_cpu_refused",
+    "pidsonly.memory_create_raises",
+    "pidsonly.failed_create_leaves_nothing",
+    "pidsonly.pids_limit_works",
+)
+
+
+@pytest.fixture(scope="module")
+def vm_facts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[object]]:
+    missing = missing_parts()
+    require(not missing, f"cannot boot the cgroup v2 VM: {'; '.join(missing)}")
+    workdir = tmp_path_factory.mktemp("cgroup-v2-vm")
+    run = run_in_vm(
+        GUEST,
+        workdir=workdir,
+        pythonpath=ROOT,
+        # readable by the unprivileged uid of the delegation scenarios (pyenv's lives under /root)
+        python="/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable,
+        timeout=420,
+    )
+    facts_file = workdir / "out" / "facts.json"
+    assert run.exit_status == 0 and facts_file.exists(), (
+        f"the VM program failed (exit {run.exit_status}, {run.seconds:.0f} s, {run.accelerator}):\n"
+        f"{run.stderr[-3000:]}\n--- console ---\n{run.console[-3000:]}"
+    )
+    facts: dict[str, list[object]] = json.loads(facts_file.read_text())
+    facts["vm.run"] = [True, f"kernel {run.kernel_release}, {run.accelerator}, {run.seconds:.1f} s"]
+    return facts
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("name", EXPECTED)
+def test_cgroup_v2_fact(vm_facts: dict[str, list[object]], name: str) -> None:
+    assert name in vm_facts, f"the VM program never checked {name}: {sorted(vm_facts)}"
+    ok, detail = vm_facts[name]
+    assert ok, f"{name}: {detail} ({vm_facts['vm.run'][1]})"
+
+
+@pytest.mark.timeout(600)
+def test_the_vm_checked_nothing_unexpected(vm_facts: dict[str, list[object]]) -> None:
+    """Every fact the guest recorded is asserted above (a new check cannot go unasserted)."""
+    extra = set(vm_facts) - set(EXPECTED) - {"vm.run", "vm.seconds_in_program"}
+    assert not extra, f"asserted nowhere: {sorted(extra)}"

@@ -1,0 +1,377 @@
+"""Runs INSIDE the cgroup-v2 VM (tests/vm/qemu.py) as root: exercises `sandbox._cgroup`'s v2 path for real.
+
+``python3 guest_cgroup_v2.py OUT`` runs each scenario in a fresh interpreter
+(`cgroup_unavailable_reasons` is probed once per process), placed in the cgroup
+and under the uid the scenario is about, and writes every observed fact to
+``OUT/facts.json`` as ``{name: [ok, detail]}``; tests/test_cgroup_v2_vm.py asserts
+each one on the host. Only the stdlib and ``sandbox/_cgroup.py`` (loaded by path:
+importing the ``sandbox`` package would pull pydantic/anyio over 9p, slowly).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+CGROUP = Path("/sys/fs/cgroup")
+USER = 4242  # an unprivileged uid to delegate a subtree to
+CONTROLLERS = ("memory", "pids", "cpu")
+#: Isolated and without site-packages: each start is several times faster (the VM emulates the CPU).
+PYTHON = (sys.executable, "-I", "-S")
+#: What the scenarios run (`world_readable_copy`: the worktree may be private to root).
+PROGRAM = Path(__file__)
+Facts = dict[str, tuple[bool, str]]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Duck-typed `sandbox.policy.ResourceLimits` (the fields `SessionCgroup.create` reads)."""
+
+    memory_bytes: int | None = None
+    pids: int | None = None
+    cpus: float | None = None
+
+
+def load_cgroup() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("cgroup_under_test", ROOT / "sandbox" / "_cgroup.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+_last = [time.monotonic()]
+
+
+def fact(facts: Facts, name: str, ok: bool, detail: object = "") -> None:
+    """Record one observation, with the seconds it took since the previous one (emulation is slow)."""
+    now = time.monotonic()
+    facts[name] = (bool(ok), f"{detail} [{now - _last[0]:.1f} s]")
+    _last[0] = now
+
+
+def run_in(group: Any, argv: list[str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``argv`` started through the session cgroup's join prefix, as the session's commands are."""
+    return subprocess.run(
+        [*group.enter_argv(), *argv], capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+HOG = "b = bytearray(256 * 2**20)\nfor i in range(0, len(b), 4096): b[i] = 1\nprint('survived')"
+#: Forks until the kernel refuses; the children hold no pipe of ours and leave when this process ends.
+FORK_LOOP = """
+import os
+hold, release = os.pipe()
+n = 0
+try:
+    while n < 200:
+        if os.fork() == 0:
+            os.close(release)
+            os.closerange(0, 3)
+            os.read(hold, 1)
+            os._exit(0)
+        n += 1
+except OSError as exc:
+    print(n, exc.errno)
+else:
+    print(n, 0)
+"""
+#: A dash busy loop, stopped after a second: starts in a blink even under emulation.
+SPIN = ["timeout", "1", "/bin/sh", "-c", "while :; do :; done"]
+
+
+def check_session(facts: Facts, prefix: str, cg: ModuleType, parent: Path) -> None:
+    """Make a session cgroup with all three limits under ``parent`` and check each one holds."""
+    reasons = cg.cgroup_unavailable_reasons()
+    fact(facts, f"{prefix}.nothing_refused", reasons == {}, reasons)
+    try:
+        # cpus=2 here (more than a single-threaded command uses: the Python workloads below are slow
+        # to start under emulation); the 0.1 CPU throttling is checked in a session of its own.
+        group = cg.SessionCgroup.create(Limits(memory_bytes=64 * 2**20, pids=24, cpus=2))
+    except OSError as exc:
+        fact(facts, f"{prefix}.created", False, f"{type(exc).__name__}: {exc}")
+        return
+    try:
+        dirs = [d for d, _ in group.dirs]
+        where = dirs[0] if dirs else None
+        fact(
+            facts,
+            f"{prefix}.created",
+            len(dirs) == 1 and where is not None and where.parent == parent and group.dirs[0][1] == 2,
+            group.dirs,
+        )
+        if where is None:
+            return
+        subtree = (parent / "cgroup.subtree_control").read_text().split()
+        fact(facts, f"{prefix}.controllers_enabled", all(c in subtree for c in CONTROLLERS), subtree)
+        values = {n: (where / n).read_text().strip() for n in ("memory.max", "pids.max", "cpu.max")}
+        swap = where / "memory.swap.max"
+        values["memory.swap.max"] = swap.read_text().strip() if swap.exists() else "(absent)"
+        fact(
+            facts,
+            f"{prefix}.limits_written",
+            values["memory.max"] == str(64 * 2**20)
+            and values["pids.max"] == "24"
+            and values["cpu.max"] == "200000 100000"
+            and values["memory.swap.max"] in ("0", "(absent)"),
+            values,
+        )
+        joined = run_in(group, ["cat", "/proc/self/cgroup"])
+        expected = "0::/" + str(where.relative_to(CGROUP))
+        fact(facts, f"{prefix}.command_joins", joined.stdout.strip() == expected, (joined.stdout, expected))
+
+        hog = run_in(group, [*PYTHON, "-c", HOG])
+        kills = group.oom_kills()
+        fact(
+            facts,
+            f"{prefix}.memory_hog_oom_killed",
+            hog.returncode == -signal.SIGKILL and "survived" not in hog.stdout and kills >= 1,
+            f"rc={hog.returncode} oom_kills={kills} stdout={hog.stdout!r} stderr={hog.stderr[-200:]!r}",
+        )
+
+        forks = run_in(group, [*PYTHON, "-c", FORK_LOOP])
+        events = (where / "pids.events").read_text().split()
+        started, error = (forks.stdout.split() + ["?", "?"])[:2]
+        fact(
+            facts,
+            f"{prefix}.fork_loop_stops_at_pids_max",
+            started.isdigit() and int(started) < 24 and error == "11" and events[-1] != "0",
+            f"forked={started} errno={error} pids.events={events} stderr={forks.stderr[-200:]!r}",
+        )
+        time.sleep(0.1)
+
+        leftover = subprocess.Popen([*group.enter_argv(), "sleep", "1000"])
+        time.sleep(0.5)
+        group.remove()
+        try:
+            code = leftover.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            code = None
+        fact(
+            facts,
+            f"{prefix}.remove_kills_and_deletes",
+            code == -signal.SIGKILL and not where.exists() and group.dirs == [],
+            f"leftover exit={code} exists={where.exists()}",
+        )
+    finally:
+        group.remove()
+    check_cpu(facts, prefix, cg)
+
+
+def check_cpu(facts: Facts, prefix: str, cg: ModuleType) -> None:
+    """A 0.1 CPU session: a busy loop is throttled (cpu.max written, cpu.stat counts throttled periods)."""
+    group = cg.SessionCgroup.create(Limits(cpus=0.1))
+    try:
+        where = group.dirs[0][0]
+        cpu_max = (where / "cpu.max").read_text().strip()
+        spin = run_in(group, SPIN)
+        stat = dict(line.split() for line in (where / "cpu.stat").read_text().splitlines())
+        fact(
+            facts,
+            f"{prefix}.cpu_max_throttles",
+            cpu_max == "10000 100000" and spin.returncode == 124 and int(stat.get("nr_throttled", "0")) > 0,
+            f"cpu.max={cpu_max} rc={spin.returncode} cpu.stat={stat}",
+        )
+    finally:
+        group.remove()
+
+
+def scenario_root(facts: Facts) -> None:
+    """shellrt as root in the root cgroup (no systemd: the VM's pid 1 is a shell)."""
+    cg = load_cgroup()
+    own = Path("/proc/self/cgroup").read_text().strip()
+    fact(facts, "root.in_root_cgroup", own == "0::/", own)
+    check_session(facts, "root", cg, CGROUP)
+
+
+def scenario_delegated(facts: Facts) -> None:
+    """An unprivileged uid alone in a cgroup delegated to it (chowned, controllers available)."""
+    cg = load_cgroup()
+    fact(facts, "delegated.unprivileged", os.geteuid() == USER, os.geteuid())
+    own = Path("/proc/self/cgroup").read_text().strip()
+    check_session(facts, "delegated", cg, CGROUP / "delegated")
+    after = Path("/proc/self/cgroup").read_text().strip()
+    fact(facts, "delegated.caller_stays_in_its_subtree", after.startswith(own), (own, after))
+
+
+def scenario_busy(facts: Facts) -> None:
+    """A delegated cgroup that holds another process besides the caller: v2 cannot enable controllers."""
+    cg = load_cgroup()
+    reasons = cg.cgroup_unavailable_reasons()
+    fact(
+        facts,
+        "busy.refused_with_reason",
+        set(reasons) == {"memory", "pids", "cpus"} and all("other processes" in r for r in reasons.values()),
+        reasons,
+    )
+    try:
+        group = cg.SessionCgroup.create(Limits(memory_bytes=64 * 2**20))
+    except cg.CgroupUnavailableError as exc:
+        fact(facts, "busy.create_raises", "other processes" in str(exc), exc)
+    else:
+        group.remove()
+        fact(facts, "busy.create_raises", False, "a session cgroup was made")
+
+
+def scenario_not_delegated(facts: Facts) -> None:
+    """An unprivileged uid in a root-owned cgroup: nothing it may write."""
+    cg = load_cgroup()
+    reasons = cg.cgroup_unavailable_reasons()
+    fact(
+        facts,
+        "undelegated.refused_with_reason",
+        set(reasons) == {"memory", "pids", "cpus"}
+        and all(f"not writable by uid {USER}" in r for r in reasons.values()),
+        reasons,
+    )
+    try:
+        group = cg.SessionCgroup.create(Limits(pids=10))
+    except cg.CgroupUnavailableError as exc:
+        fact(facts, "undelegated.create_raises", True, exc)
+    else:
+        group.remove()
+        fact(facts, "undelegated.create_raises", False, "a session cgroup was made")
+
+
+def scenario_pids_only(facts: Facts) -> None:
+    """Root in a cgroup whose parent hands down only the pids controller."""
+    cg = load_cgroup()
+    reasons = cg.cgroup_unavailable_reasons()
+    fact(
+        facts,
+        "pidsonly.memory_and_cpu_refused",
+        set(reasons) == {"memory", "cpus"}
+        and "memory controller is not delegated" in reasons["memory"]
+        and "cpu controller is not delegated" in reasons["cpus"],
+        reasons,
+    )
+    try:
+        group = cg.SessionCgroup.create(Limits(memory_bytes=64 * 2**20, pids=10))
+    except cg.CgroupUnavailableError as exc:
+        fact(facts, "pidsonly.memory_create_raises", "memory" in str(exc), exc)
+    else:
+        group.remove()
+        fact(facts, "pidsonly.memory_create_raises", False, "a session cgroup was made")
+    leftovers = [p.name for p in (CGROUP / "pidsonly").rglob("shellrt-*")]
+    fact(facts, "pidsonly.failed_create_leaves_nothing", leftovers == [], leftovers)
+    try:
+        group = cg.SessionCgroup.create(Limits(pids=10))
+    except OSError as exc:
+        fact(facts, "pidsonly.pids_limit_works", False, exc)
+        return
+    forks = run_in(group, [*PYTHON, "-c", FORK_LOOP])
+    group.remove()
+    started = (forks.stdout.split() or ["?"])[0]
+    fact(
+        facts,
+        "pidsonly.pids_limit_works",
+        started.isdigit() and int(started) < 10,
+        f"rc={forks.returncode} stdout={forks.stdout!r} stderr={forks.stderr[-300:]!r}",
+    )
+
+
+SCENARIOS: dict[str, Callable[[Facts], None]] = {
+    "root": scenario_root,
+    "delegated": scenario_delegated,
+    "busy": scenario_busy,
+    "undelegated": scenario_not_delegated,
+    "pidsonly": scenario_pids_only,
+}
+
+
+def make_cgroup(path: Path, *, owner: int | None = None, enable: tuple[str, ...] = ()) -> Path:
+    path.mkdir()
+    if enable:
+        (path / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in enable))
+    if owner is not None:  # what systemd's Delegate=yes does: the directory and its delegation files
+        for name in ("", "cgroup.procs", "cgroup.subtree_control", "cgroup.threads"):
+            os.chown(path / name, owner, owner)
+    return path
+
+
+def world_readable_copy() -> Path:
+    """This program and the module under test, copied where an unprivileged uid can read them."""
+    copy = Path("/dev/shm/shellrt-cgroup-v2")
+    (copy / "tests" / "vm").mkdir(parents=True)
+    (copy / "sandbox").mkdir()
+    shutil.copy(__file__, copy / "tests" / "vm" / "guest_cgroup_v2.py")
+    shutil.copy(ROOT / "sandbox" / "_cgroup.py", copy / "sandbox" / "_cgroup.py")
+    return copy / "tests" / "vm" / "guest_cgroup_v2.py"
+
+
+def spawn(name: str, cgroup: Path, uid: int | None = None) -> Facts:
+    """Run scenario ``name`` in a fresh interpreter that joins ``cgroup`` (and drops to ``uid``) first."""
+
+    def enter() -> None:
+        (cgroup / "cgroup.procs").write_text(str(os.getpid()))
+        if uid is not None:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+
+    proc = subprocess.run(
+        [*PYTHON, str(PROGRAM), "--scenario", name],
+        preexec_fn=enter,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    try:
+        facts: Facts = {k: (bool(v[0]), str(v[1])) for k, v in json.loads(proc.stdout).items()}
+    except ValueError:
+        facts = {}
+    if proc.returncode != 0:
+        facts[f"{name}.scenario_ran"] = (False, f"exit {proc.returncode}: {proc.stderr[-1500:]}")
+    return facts
+
+
+def main(out: Path) -> None:
+    global PROGRAM
+    PROGRAM = world_readable_copy()
+    facts: Facts = {}
+    started = time.monotonic()
+    facts |= spawn("root", CGROUP)
+    # A cgroup delegated to USER (controllers available to it through the root's subtree_control).
+    (CGROUP / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in CONTROLLERS))
+    delegated = make_cgroup(CGROUP / "delegated", owner=USER)
+    facts |= spawn("delegated", delegated, USER)
+    busy = make_cgroup(CGROUP / "busy", owner=USER)
+    sitter = subprocess.Popen(["sleep", "1000"], preexec_fn=lambda: (busy / "cgroup.procs").write_text("0"))
+    try:
+        facts |= spawn("busy", busy, USER)
+    finally:
+        sitter.kill()
+        sitter.wait()
+    facts |= spawn("undelegated", make_cgroup(CGROUP / "plain"), USER)
+    pids_only = make_cgroup(CGROUP / "pidsonly", enable=("pids",))
+    facts |= spawn("pidsonly", make_cgroup(pids_only / "caller"))
+    mounts = [line.split() for line in Path("/proc/mounts").read_text().splitlines()]
+    cgroup_mounts = [(m[1], m[2]) for m in mounts if m[2] in ("cgroup", "cgroup2")]
+    fact(facts, "vm.only_cgroup2_mounted", cgroup_mounts == [("/sys/fs/cgroup", "cgroup2")], cgroup_mounts)
+    facts["vm.seconds_in_program"] = (True, f"{time.monotonic() - started:.1f}")
+    (out / "facts.json").write_text(json.dumps(facts, indent=1))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--scenario":
+        found: Facts = {}
+        try:
+            SCENARIOS[sys.argv[2]](found)
+        finally:
+            print(json.dumps(found))
+    else:
+        main(Path(sys.argv[1]))
