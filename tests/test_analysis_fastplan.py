@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from benchmarks.bench_classify import CORPUS
 from shellrt.analysis import analyze
 from shellrt.analysis.analyze import _analyze_bash
-from shellrt.analysis.fastplan import MAX_COMMANDS, plan_simple
+from shellrt.analysis.fastplan import MAX_COMMANDS, TOKEN_SPEC, plan_simple, scan_tokens
 from tests.test_analysis_corpus import NOT_READ_ONLY, READ_ONLY
 from tests.test_analysis_property import SAFE, UNSAFE
 
@@ -415,6 +415,47 @@ def test_generated_commands_agree(command: str) -> None:
 @given(st.text(alphabet="ab -'\"$`\\|&;<>(){}[]*?~=#!.,/:@%+^\n\t0129é", max_size=40))
 def test_arbitrary_text_agrees(command: str) -> None:
     _same(command)
+
+
+#: Characters the token grammar treats differently (blanks, operators, digits before `>`/`<`, quotes,
+#: characters refused inside "..." or everywhere, `~`, non-ASCII), plus plain ones.
+_TOKEN_ALPHABET = " \t|&;<>0123456789ab'\"~*?-=$\\`!#\n{}()[]^é/.:@%+,\x01\x7f"
+
+
+@pytest.mark.parametrize("command", TABLE)
+def test_scanner_matches_token_grammar_on_tables(command: str) -> None:
+    """The hand-written scanner yields exactly the tokens of its regex specification."""
+    assert scan_tokens(command) == TOKEN_SPEC.findall(command), command
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=_TOKEN_ALPHABET, max_size=24))
+def test_scanner_matches_token_grammar(command: str) -> None:
+    assert scan_tokens(command) == TOKEN_SPEC.findall(command), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ls 2>&1",
+        "ls 2>&1x",
+        "ls >&2;",
+        "ls 2>&",
+        "ls 2>>f",
+        "ls 2> 'a b'",
+        "ls >>",
+        "ls 3<f",
+        "ls x>f",
+        "echo 'a'b\"c\"~d",
+        "echo 'a",
+        'echo "$x"',
+        "a&&b||c|d;e&f",
+        "  ls  \t",
+        'ls >\t"x"y',
+    ],
+)
+def test_scanner_edge_cases(command: str) -> None:
+    assert scan_tokens(command) == TOKEN_SPEC.findall(command), command
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:

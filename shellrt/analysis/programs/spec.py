@@ -76,8 +76,12 @@ class ParsedArgs:
 
     __slots__ = ("options", "positionals", "reasons")
 
-    def __init__(self, options: list[tuple[str, str | None]] | None = None, positionals: list[str] | None = None,
-                 reasons: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        options: list[tuple[str, str | None]] | None = None,
+        positionals: list[str] | None = None,
+        reasons: list[str] | None = None,
+    ) -> None:
         self.options: list[tuple[str, str | None]] = [] if options is None else options
         self.positionals: list[str] = [] if positionals is None else positionals
         self.reasons: list[str] = [] if reasons is None else reasons
@@ -95,7 +99,8 @@ def parse_args(spec: ProgramSpec, args: Iterable[str]) -> ParsedArgs:
     positionals: list[str] = []
     reasons: list[str] = []
     parsed = ParsedArgs(options, positionals, reasons)
-    items = args if isinstance(args, list) else list(args)
+    # Typed: isinstance narrows to list[Any], and compiled code treats Any with generic (slow) operations.
+    items: list[str] = args if isinstance(args, list) else list(args)
     count = len(items)
     name = spec.name
     forbidden = spec.forbidden
