@@ -101,6 +101,7 @@ FORBIDDEN: dict[tuple[str, ...], tuple[str, ...]] = {
         "sandbox.bwrap",
         "sandbox.docker",
         "sandbox._proxy",
+        "sandbox.confine",  # only a command that changes directory needs it
     ),
     ("classify", "ls"): (
         "sandbox",
