@@ -21,14 +21,17 @@ from __future__ import annotations
 import abc
 from pathlib import Path, PurePosixPath
 from types import TracebackType
-from typing import ClassVar, Literal, Protocol, Self, runtime_checkable
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, Self, runtime_checkable
 
-from anyio.abc import ByteReceiveStream, ByteSendStream
 from pydantic import BaseModel, ConfigDict, Field
 
-from sandbox._proxy import Refusal
 from sandbox.errors import SandboxPolicyError, UnsupportedRequestError
 from sandbox.policy import SandboxPolicy
+
+if TYPE_CHECKING:  # annotations only: the network proxy is loaded by the backends that run it
+    from anyio.abc import ByteReceiveStream, ByteSendStream
+
+    from sandbox._proxy import Refusal
 
 __all__ = [
     "ASPECTS",

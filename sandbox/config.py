@@ -1,4 +1,9 @@
-"""Backend configurations: one pydantic model per backend, discriminated by ``type``."""
+"""Backend configurations: one pydantic model per backend, discriminated by ``type``.
+
+The bwrap and docker configs are ``defer_build``: their validators are built when
+one is first validated, so a process that runs another backend (``shellrt run
+--sandbox local``) never pays for them.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +27,7 @@ class LocalConfig(BaseModel):
 class BwrapConfig(BaseModel):
     """bubblewrap namespaces: read-only root, writable workspace, private /tmp, own pid namespace."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     type: Literal["bwrap"] = "bwrap"
     bwrap_path: str = "bwrap"
     persistent: bool = Field(
@@ -56,7 +61,7 @@ class BwrapConfig(BaseModel):
 class DockerConfig(BaseModel):
     """A long-lived hardened container per session, driven by a persistent in-container executor."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     type: Literal["docker"] = "docker"
     image: str = "debian:bookworm-slim"
     #: ``copy``: the workspace is copied into the container (host copy never modified);

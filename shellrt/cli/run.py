@@ -131,8 +131,10 @@ def main(args: argparse.Namespace) -> int:
     command: str | list[str] = words if args.no_shell else (words[0] if len(words) == 1 else " ".join(words))
     import anyio
 
+    from shellrt.cli._pydantic_plugins import skip_pydantic_plugins
     from shellrt.cli._signals import run_until_signal
 
+    skip_pydantic_plugins()
     return anyio.run(run_until_signal, _run, args, command)
 
 

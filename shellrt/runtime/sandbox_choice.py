@@ -33,12 +33,15 @@ async def resolve_sandbox(
     bwrap chosen by name runs it without a session zygote that could not pay off.
     """
     warnings: list[str] = []
-    # network 'proxied' needs the session zygote (it hosts the proxy bridge), one command or not.
-    bwrap = BwrapConfig(persistent=not one_shot or policy.network == "proxied")
+
+    def bwrap() -> BwrapConfig:  # built only when chosen: its validator costs a local run's start-up
+        # network 'proxied' needs the session zygote (it hosts the proxy bridge), one command or not.
+        return BwrapConfig(persistent=not one_shot or policy.network == "proxied")
+
     if isinstance(sandbox, str):
         if sandbox == "auto":
             try:
-                backend = create_backend(bwrap, policy)
+                backend = create_backend(bwrap(), policy)
                 await backend.start()
                 return backend, warnings
             except SandboxPolicyError:
@@ -51,7 +54,7 @@ async def resolve_sandbox(
         if sandbox in ("local", "none"):
             config: SandboxConfig = LocalConfig()
         elif sandbox == "bwrap":
-            config = bwrap
+            config = bwrap()
         elif sandbox == "docker":
             from sandbox import DockerConfig
 

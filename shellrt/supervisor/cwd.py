@@ -21,10 +21,10 @@ from __future__ import annotations
 import errno
 import os
 import posixpath
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from sandbox import SandboxBackend
-from sandbox.confine import contained
 from shellrt.supervisor.errors import WorkingDirectoryError
 
 __all__ = ["CwdTracker"]
@@ -64,7 +64,7 @@ class CwdTracker:
             inside = self._backend.to_sandbox_path(Path(denied))
             if inside is not None:
                 hidden.append(PurePosixPath(inside))
-        return bool(hidden) and contained((path,), tuple(hidden), resolve=False)
+        return bool(hidden) and _contained(path, tuple(hidden))
 
     def explicit(self, requested: str) -> tuple[str, bool]:
         """An API caller's cwd as an absolute sandbox path, and whether only the sandbox can judge it.
@@ -107,7 +107,7 @@ class CwdTracker:
     def inside_roots(self, path: str) -> bool:
         """True when ``path`` (a sandbox path, judged lexically: ``pwd -P`` is already physical) is one
         of the allowed roots or below one."""
-        return path.startswith("/") and contained((path,), self.roots, resolve=False)
+        return path.startswith("/") and _contained(path, self.roots)
 
     def exists(self, path: str) -> bool:
         """Whether ``path`` is a directory (True when the backend has no host view of it)."""
@@ -170,6 +170,14 @@ class CwdTracker:
             )
         self.cwd = reported
         return True, None
+
+
+def _contained(path: str, roots: Iterable[object]) -> bool:
+    """Lexical containment (`sandbox.confine.contained`), loaded only when a cwd is judged:
+    a command that stays where it started (``shellrt run -- true``) never needs it."""
+    from sandbox.confine import contained
+
+    return contained((path,), roots, resolve=False)
 
 
 def _check_host_dir(path: str, host: Path) -> None:

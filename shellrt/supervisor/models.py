@@ -1,4 +1,8 @@
-"""The supervisor's public data: command results, progress events, background task snapshots."""
+"""The supervisor's public data: command results, progress events, background task snapshots.
+
+Models a foreground command does not produce are ``defer_build``: their validators
+are built on first use, so ``shellrt run`` pays only for `CommandResult`.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ __all__ = ["BackgroundTask", "CommandResult", "ProgressEvent", "TaskOutputChunk"
 class ProgressEvent(BaseModel):
     """A throttled progress report for UIs while a command runs."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     elapsed_s: float
     #: Bytes of output (stdout + stderr) received so far.
@@ -106,7 +110,7 @@ class TaskStatus(enum.StrEnum):
 class BackgroundTask(BaseModel):
     """A snapshot of one background task (ask `TaskManager.get` again for fresh state)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     id: str
     command: str
@@ -127,7 +131,7 @@ class BackgroundTask(BaseModel):
 class TaskOutputChunk(BaseModel):
     """New output of a background task since the previous read."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     task: BackgroundTask
     #: The new output (only matching lines when a filter was given), decoded safely.
