@@ -15,12 +15,13 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from sandbox.confine import contained
+from sandbox.confine import normalize, within_any
 from shellrt.analysis import CommandAnalysis, analyze
 from shellrt.permissions.interfaces import CommandPart
 from shellrt.protocol import (
@@ -75,9 +76,10 @@ class BashInput(BaseModel):
         default=False,
         description="Run as a background task and return its id at once; read output with TaskOutput.",
     )
-    #: The parts judged for this very input object (the engine and the tool's own check ask
-    #: in turn within one decision; git's configuration is read once).
-    _parts: tuple[tuple[str, tuple[str, ...]], list[CommandPart] | None] | None = PrivateAttr(default=None)
+    #: What one permission decision saw of the machine for this very input object (the engine
+    #: and the tool's own check ask in turn within one decision; paths and git's configuration
+    #: are resolved once).
+    _judged: _Judgement | None = PrivateAttr(default=None)
 
 
 class BashOutput(BaseModel):
@@ -175,34 +177,42 @@ class ShellTool(Tool[BashInput, BashOutput]):
             return ValidationResult.failure("The command contains a NUL byte; remove it.")
         return ValidationResult.success()
 
-    def _judged_parts(self, tool_input: BashInput, ctx: ToolContext) -> list[CommandPart] | None:
-        """The parts of a bash command (see `Bash.command_parts`); [] for other shells, whose
-        analysis does not name parts."""
-        if self.shell != "bash":
-            return []
-        roots = _roots(ctx)
-        key = (ctx.cwd, tuple(str(r) for r in roots))
-        cached = tool_input._parts
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        a = self.analysis(tool_input)
-        parts = None
-        if a is not None and a.parse_ok:
-            to_host = _rule_view(ctx)
-            parts = _command_parts(a, to_host(ctx.cwd), lambda p: contained((p,), roots, resolve=False), to_host=to_host)
-        tool_input._parts = (key, parts)
-        return parts
+    def _judgement(self, tool_input: BashInput, ctx: ToolContext) -> _Judgement:
+        """The allowed roots, the cwd and the command's parts as the host sees them now.
+
+        Resolved once per decision: the input object lives for one call, and the
+        engine's part-by-part check and the tool's own check judge the same moment.
+        """
+        key = (ctx.cwd, ctx.workspace, ctx.allowed_roots)
+        cached = tool_input._judged
+        if cached is not None and cached.key == key:
+            return cached
+        roots = tuple(str(r) for r in _roots(ctx))
+        to_host = _rule_view(ctx)
+        cwd = to_host(ctx.cwd)
+        parts: list[CommandPart] | None = []  # other shells: the analysis names no parts
+        if self.shell == "bash":
+            a = self.analysis(tool_input)
+            parts = None
+            if a is not None and a.parse_ok:
+                parts = _command_parts(a, cwd, lambda p: _inside(p, roots), to_host=to_host)
+        judged = _Judgement(key, roots, to_host, cwd, parts)
+        tool_input._judged = judged
+        return judged
 
     async def check_permissions(self, tool_input: BashInput, ctx: ToolContext) -> PermissionResult:
         a = self.analysis(tool_input)
         if a is None:
             return PermissionResult.ask(f"{self.name} commands are not analysed; confirm this one.")
-        parts = self._judged_parts(tool_input, ctx) or []
+        judged = self._judgement(tool_input, ctx)
+        parts = judged.parts or []
         for part in parts:
             for target in part.writes:
                 reason = is_sensitive(Path(target)) if target else None
                 if reason:
-                    return PermissionResult.ask(f"{part.text!r} writes {target}: {reason}.", safety_check=True)
+                    return PermissionResult.ask(
+                        f"{part.text!r} writes {target}: {reason}.", safety_check=True
+                    )
             reads = part.name == "git" and git_reads_only(part.argv)
             if part.hazard and (reads or a.read_only or _analyze(part.text, self.shell).read_only):
                 # No mode may skip this: the repository, not the person, chose the program.
@@ -210,11 +220,9 @@ class ShellTool(Tool[BashInput, BashOutput]):
         if not a.read_only:
             why = "; ".join(a.reasons[:3]) or "it may change the system"
             return PermissionResult.ask(f"This command is not read-only ({why}).")
-        roots = _roots(ctx)
-        to_host = _rule_view(ctx)
-        cwd = to_host(ctx.cwd)
-        outside = [p for p in _paths_mentioned(a, cwd) if not contained((to_host(p),), roots, resolve=False)]
-        if not contained((cwd,), roots, resolve=False):
+        roots, to_host, cwd = judged.roots, judged.to_host, judged.cwd
+        outside = [p for p in _paths_mentioned(a, cwd) if not _inside(to_host(p), roots)]
+        if not _inside(cwd, roots):
             outside.insert(0, ctx.cwd)
         if outside:
             return PermissionResult.ask(
@@ -322,7 +330,7 @@ class Bash(ShellTool):
         """The parts the rules engine judges one by one (`shellrt.permissions.interfaces.CommandPart`):
         resolved reads and redirection writes, the variables set, a read-only verdict that
         includes "inside the allowed reads" and "git runs nothing the repository names"."""
-        return self._judged_parts(tool_input, ctx)
+        return self._judgement(tool_input, ctx).parts
 
     def prompt(self) -> str:
         return (
@@ -446,6 +454,27 @@ def _bound(text: str, limit: int) -> str:
         return text
     half = limit // 2
     return f"{text[:half]}\n... [{len(text) - 2 * half:,} characters omitted] ...\n{text[-half:]}"
+
+
+@dataclass(frozen=True)
+class _Judgement:
+    """What one permission decision of a shell call saw of the machine (see `ShellTool._judgement`)."""
+
+    #: The context it was judged in: (cwd, workspace, allowed roots).
+    key: tuple[str, Path, tuple[Path, ...]]
+    #: The allowed roots as host paths, in their given and resolved forms.
+    roots: tuple[str, ...]
+    #: Resolves an absolute path as the sandbox sees it to the host path rules use.
+    to_host: Callable[[str], str]
+    #: The session cwd as a host path.
+    cwd: str
+    #: The command's parts (None: it could not be split; [] for shells without parts).
+    parts: list[CommandPart] | None
+
+
+def _inside(path: str, roots: tuple[str, ...]) -> bool:
+    """Whether the host path ``path`` is one of ``roots`` or below one (lexically: it is resolved)."""
+    return within_any(normalize(path), roots)
 
 
 def _roots(ctx: ToolContext) -> list[PurePosixPath]:
