@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
+from pydantic import BaseModel
 
 from sandbox import SandboxBackend, SandboxConfig, SandboxPolicy
 from shellrt.permissions import Approver, BasicGate, HookRunner, NoHooks, PermissionGate
@@ -39,6 +40,7 @@ from shellrt.protocol import (
     error_envelope,
 )
 from shellrt.protocol.results import DEFAULT_MESSAGE_BUDGET_CHARS, model_chars
+from shellrt.runtime.append_log import AppendLog
 from shellrt.runtime.execution import CallExecutor, CallOutcome
 from shellrt.runtime.messages import MISSING_RESULT, HistoryRepair, parse_tool_uses, repair_history
 from shellrt.runtime.orchestration import StreamingExecution
@@ -244,6 +246,7 @@ class Runtime:
         self._ctx: ToolContext | None = None
         self._executor: _RecordingExecutor | None = None
         self._stack = AsyncExitStack()
+        self._transcript = AppendLog(self.session_dir / TRANSCRIPT_FILE)
         #: tool_use id -> (name, input, envelope): a resent call is answered from here, never run again.
         self._recorded: dict[str, tuple[str, Any, ResultEnvelope]] = {}
         self._task_registry: TaskRegistry | None = None
@@ -344,6 +347,7 @@ class Runtime:
                 await self.supervisor.close()
             if self._task_registry is not None:
                 self._task_registry.save()
+        self._transcript.close()
         await self._stack.aclose()
 
     # --- the model's view ----------------------------------------------------------------
@@ -691,11 +695,7 @@ class Runtime:
         # ASCII: a lone surrogate (a file name that is not UTF-8) is escaped, never an encode error.
         line = json.dumps({"ts": time.time(), **entry}, ensure_ascii=True, default=str) + "\n"
         try:
-            fd = os.open(self.transcript_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(fd, line.encode())
-            finally:
-                os.close(fd)
+            self._transcript.append(line.encode())
         except OSError as exc:  # a full disk must not fail the call; say so once per failure
             log.warning("could not append to the transcript %s: %s", self.transcript_path, exc)
 
@@ -730,9 +730,11 @@ class _RecordingExecutor(CallExecutor):
         while len(self.facts) > MAX_RECORDED_RESULTS:  # calls run outside `stream` are never collected
             self.facts.pop(next(iter(self.facts)))
 
-    async def execute(self, block: ToolUseBlock, ctx: ToolContext) -> CallOutcome:
+    async def execute(
+        self, block: ToolUseBlock, ctx: ToolContext, *, parsed: BaseModel | None = None
+    ) -> CallOutcome:
         seen = len(self.network_refusals()) if self.network_refusals is not None else 0
-        outcome = await super().execute(block, ctx)
+        outcome = await super().execute(block, ctx, parsed=parsed)
         if outcome.executed:
             self.executed.add(block.id)
         if self.network_refusals is not None and outcome.executed:
