@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
+from pydantic import BaseModel
 
 from shellrt.protocol import ResultEnvelope, Tool, ToolContext, ToolUseBlock, error_envelope
 from shellrt.runtime.execution import CallExecutor, CallOutcome
@@ -34,13 +35,25 @@ NOT_RUN_INTERRUPTED = "Interrupted by the user before this call started; it was 
 
 def is_concurrency_safe(executor: CallExecutor, block: ToolUseBlock) -> bool:
     """Whether ``block`` may share a parallel batch; anything uncertain is unsafe."""
+    return _classify(executor, block)[0]
+
+
+def _classify(executor: CallExecutor, block: ToolUseBlock) -> tuple[bool, BaseModel | None]:
+    """(whether ``block`` may share a parallel batch, its parsed input when it parsed).
+
+    The parsed input goes on to the executor, which then does not parse it again.
+    """
     tool = executor.registry.get(block.name)
     if tool is None or not isinstance(block.input, dict):
-        return False
+        return False, None
     try:
-        return bool(tool.is_concurrency_safe(tool.parse_input(block.input)))
+        parsed: BaseModel = tool.parse_input(block.input)
     except Exception:
-        return False
+        return False, None
+    try:
+        return bool(tool.is_concurrency_safe(parsed)), parsed
+    except Exception:
+        return False, parsed
 
 
 @dataclass
@@ -50,6 +63,8 @@ class _Entry:
     safe: bool
     batch: int
     tool: Tool[Any, Any] | None
+    #: The block's input as the tool parsed it (None: it did not parse; the executor says why).
+    parsed: BaseModel | None = None
     done: anyio.Event = field(default_factory=anyio.Event)
     applied: anyio.Event = field(default_factory=anyio.Event)
     started: bool = False
@@ -101,7 +116,7 @@ class StreamingExecution:
         """Schedule one block; safe blocks start at once when nothing unsafe precedes them."""
         if self._closed.is_set():
             raise RuntimeError("cannot add tool_use blocks after close()")
-        safe = is_concurrency_safe(self.executor, block)
+        safe, parsed = _classify(self.executor, block)
         if not safe or not self._entries or not self._entries[-1].safe:
             self._batch += 1
         entry = _Entry(
@@ -110,6 +125,7 @@ class StreamingExecution:
             safe=safe,
             batch=self._batch,
             tool=self.executor.registry.get(block.name),
+            parsed=parsed,
         )
         self._entries.append(entry)
         added, self._added = self._added, anyio.Event()
@@ -171,7 +187,7 @@ class StreamingExecution:
         ctx = self.ctx.for_call(entry.block.id)
         outcome: CallOutcome | None = None
         with entry.scope:
-            outcome = await self.executor.execute(entry.block, ctx)
+            outcome = await self.executor.execute(entry.block, ctx, parsed=entry.parsed)
         if outcome is None:
             reason = entry.cancel_reason or INTERRUPTED
             outcome = CallOutcome(error_envelope(entry.block.id, entry.block.name, reason), entry.tool)
