@@ -15,7 +15,7 @@ starts safe ones early, and yields results in the original order.
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,7 +138,7 @@ class StreamingExecution:
         self._closed.set()
         self._added.set()
 
-    async def results(self) -> AsyncIterator[ResultEnvelope]:
+    async def results(self) -> AsyncGenerator[ResultEnvelope, None]:
         """Envelopes in tool_use order, each as soon as it and all before it are done."""
         position = 0
         while True:

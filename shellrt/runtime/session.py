@@ -16,7 +16,7 @@ import os
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import AsyncExitStack, suppress
+from contextlib import AsyncExitStack, aclosing, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -529,34 +529,36 @@ class Runtime:
                     )
                     stream.add(block)
             stream.close()
-            fresh = stream.results()
-            started = time.monotonic()
-            for block, replay in zip(blocks, replays, strict=True):
-                envelope = replay if replay is not None else await anext(fresh)
-                ran = replay is None and block.id in self._executor.executed
-                if ran:
-                    # Only calls that ran are recorded: re-running a refused or invalid call is harmless.
-                    self._executor.executed.discard(block.id)
-                    self._record(block.id, block.name, block.input, envelope)
-                self._transcribe(
-                    {
-                        "type": "call",
-                        "tool_use_id": block.id,
-                        "tool_name": block.name,
-                        "input": block.input,
-                        "ran": ran,
-                        "replayed": replay is not None,
-                        "is_error": envelope.is_error,
-                        **(self._executor.facts.pop(block.id, {}) if replay is None else {}),
-                        "elapsed_s": round(time.monotonic() - started, 3),
-                        "total_chars": envelope.total_chars,
-                        "persisted_path": envelope.persisted_path,
-                        "model": envelope.model.model_dump(mode="json"),
-                        "ui": envelope.ui,
-                        "audit": envelope.audit,
-                    }
-                )
-                yield envelope
+            # Closed here, not left to the garbage collector: asyncio finalizes an unfinished
+            # async generator through call_soon_threadsafe (a self-pipe write and an extra wake-up).
+            async with aclosing(stream.results()) as fresh:
+                started = time.monotonic()
+                for block, replay in zip(blocks, replays, strict=True):
+                    envelope = replay if replay is not None else await anext(fresh)
+                    ran = replay is None and block.id in self._executor.executed
+                    if ran:
+                        # Only calls that ran are recorded: re-running a refused or invalid call is harmless.
+                        self._executor.executed.discard(block.id)
+                        self._record(block.id, block.name, block.input, envelope)
+                    self._transcribe(
+                        {
+                            "type": "call",
+                            "tool_use_id": block.id,
+                            "tool_name": block.name,
+                            "input": block.input,
+                            "ran": ran,
+                            "replayed": replay is not None,
+                            "is_error": envelope.is_error,
+                            **(self._executor.facts.pop(block.id, {}) if replay is None else {}),
+                            "elapsed_s": round(time.monotonic() - started, 3),
+                            "total_chars": envelope.total_chars,
+                            "persisted_path": envelope.persisted_path,
+                            "model": envelope.model.model_dump(mode="json"),
+                            "ui": envelope.ui,
+                            "audit": envelope.audit,
+                        }
+                    )
+                    yield envelope
         self._save_state()
 
     # --- persisted session state ----------------------------------------------------------
