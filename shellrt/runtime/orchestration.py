@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,8 +26,9 @@ from pydantic import BaseModel
 
 from shellrt.protocol import ResultEnvelope, Tool, ToolContext, ToolUseBlock, error_envelope
 from shellrt.runtime.execution import CallExecutor, CallOutcome
+from shellrt.runtime.interrupts import InterruptWatch
 
-__all__ = ["SIBLING_CANCELLED", "StreamingExecution", "is_concurrency_safe", "run_blocks"]
+__all__ = ["SIBLING_CANCELLED", "StreamingExecution", "is_concurrency_safe", "run_blocks", "run_single"]
 
 SIBLING_CANCELLED = "Cancelled: a sibling command in the same parallel batch failed ({sibling}); this call was stopped. Re-run it if it is still needed."
 INTERRUPTED = "Interrupted by the user; the call was stopped before it finished."
@@ -80,7 +82,11 @@ class StreamingExecution:
     ``results()`` for envelopes in order.
     """
 
-    def __init__(self, executor: CallExecutor, ctx: ToolContext) -> None:
+    def __init__(
+        self, executor: CallExecutor, ctx: ToolContext, *, interrupts: InterruptWatch | None = None
+    ) -> None:
+        """``interrupts``: the session's watcher of ``ctx.abort`` (without one, a watcher task of
+        this execution's own does the same)."""
         self.executor = executor
         self.ctx = ctx
         self._entries: list[_Entry] = []
@@ -88,12 +94,18 @@ class StreamingExecution:
         self._closed = anyio.Event()
         self._added = anyio.Event()
         self._tg: TaskGroup | None = None
+        self._interrupts = interrupts
+        self._listening: AbstractContextManager[None] | None = None
         self._interrupt_watch = anyio.CancelScope()
 
     async def __aenter__(self) -> StreamingExecution:
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
-        self._tg.start_soon(self._watch_interrupt)
+        if self._interrupts is not None:
+            self._listening = self._interrupts.listening(self._interrupt)
+            self._listening.__enter__()
+        else:
+            self._tg.start_soon(self._watch_interrupt)
         return self
 
     async def __aexit__(self, *exc_info: Any) -> bool | None:
@@ -105,12 +117,19 @@ class StreamingExecution:
         except BaseException as exc:
             # Cancelled (or failed) while waiting: the task group must still be exited here, in
             # this task, or its cancel scope leaks into the caller's (anyio requires LIFO exits).
-            self._interrupt_watch.cancel()
+            self._stop_watching()
             self._tg.cancel_scope.cancel()
             await self._tg.__aexit__(type(exc), exc, exc.__traceback__)
             raise
-        self._interrupt_watch.cancel()
+        self._stop_watching()
         return await self._tg.__aexit__(*exc_info)
+
+    def _stop_watching(self) -> None:
+        if self._listening is not None:
+            self._listening.__exit__(None, None, None)
+            self._listening = None
+        elif self._interrupts is None:
+            self._interrupt_watch.cancel()
 
     def add(self, block: ToolUseBlock) -> None:
         """Schedule one block; safe blocks start at once when nothing unsafe precedes them."""
@@ -215,16 +234,50 @@ class StreamingExecution:
     async def _watch_interrupt(self) -> None:
         with self._interrupt_watch:
             await self.ctx.abort.wait()
-            for entry in self._entries:
-                if entry.done.is_set():
-                    continue
-                tool = entry.tool
-                if not entry.started:
-                    entry.cancel_reason = NOT_RUN_INTERRUPTED
-                elif tool is None or tool.interrupt_behavior == "cancel":
-                    entry.cancel_reason = INTERRUPTED
-                    entry.scope.cancel()
+            self._interrupt()
             await anyio.sleep(math.inf)
+
+    def _interrupt(self) -> None:
+        """The user interrupted: calls not started are not run, running cancel-type calls stop."""
+        for entry in self._entries:
+            if entry.done.is_set():
+                continue
+            tool = entry.tool
+            if not entry.started:
+                entry.cancel_reason = NOT_RUN_INTERRUPTED
+            elif tool is None or tool.interrupt_behavior == "cancel":
+                entry.cancel_reason = INTERRUPTED
+                entry.scope.cancel()
+
+
+async def run_single(
+    executor: CallExecutor, ctx: ToolContext, block: ToolUseBlock, interrupts: InterruptWatch
+) -> ResultEnvelope:
+    """Run a message's only call in this task: what `StreamingExecution` does for one block
+    (no batch, no order to keep, no sibling to cancel), without its task group and tasks."""
+    tool = executor.registry.get(block.name)
+    _, parsed = _classify(executor, block)
+    if ctx.abort.is_set():
+        return error_envelope(block.id, block.name, NOT_RUN_INTERRUPTED)
+    scope = anyio.CancelScope()
+    reason: list[str] = []
+
+    def interrupted() -> None:
+        if not reason and (tool is None or tool.interrupt_behavior == "cancel"):
+            reason.append(INTERRUPTED)
+            scope.cancel()
+
+    outcome: CallOutcome | None = None
+    with interrupts.listening(interrupted), scope:
+        outcome = await executor.execute(block, ctx.for_call(block.id), parsed=parsed)
+    if outcome is None:
+        return error_envelope(block.id, block.name, reason[0] if reason else INTERRUPTED)
+    if outcome.context_modifier is not None:
+        try:
+            outcome.context_modifier(ctx)
+        except Exception as exc:  # a broken modifier must not lose the result
+            ctx.report(block.name, f"context update failed: {exc}")
+    return outcome.envelope
 
 
 async def run_blocks(

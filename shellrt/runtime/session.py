@@ -42,8 +42,9 @@ from shellrt.protocol import (
 from shellrt.protocol.results import DEFAULT_MESSAGE_BUDGET_CHARS, model_chars
 from shellrt.runtime.append_log import AppendLog
 from shellrt.runtime.execution import CallExecutor, CallOutcome
+from shellrt.runtime.interrupts import InterruptWatch
 from shellrt.runtime.messages import MISSING_RESULT, HistoryRepair, parse_tool_uses, repair_history
-from shellrt.runtime.orchestration import StreamingExecution
+from shellrt.runtime.orchestration import StreamingExecution, run_single
 from shellrt.runtime.registry import ToolRegistry
 from shellrt.runtime.sandbox_choice import SandboxChoice, resolve_sandbox
 from shellrt.tools.tool_search import discovery_order
@@ -251,6 +252,7 @@ class Runtime:
         self._recorded: dict[str, tuple[str, Any, ResultEnvelope]] = {}
         self._task_registry: TaskRegistry | None = None
         self._task_watchers: anyio.abc.TaskGroup | None = None
+        self._interrupts: InterruptWatch | None = None
         self._watched_tasks: set[str] = set()
 
     # --- lifecycle ------------------------------------------------------------------
@@ -329,6 +331,8 @@ class Runtime:
         )
         if self._progress is not None:
             self._ctx.progress = self._progress
+        self._interrupts = InterruptWatch(self._ctx)
+        self._task_watchers.start_soon(self._interrupts.run)
         self._executor = _RecordingExecutor(self.registry, self.gate, self.hooks, is_loaded=self._is_loaded)
         backend = self.backend
         if getattr(backend, "network_refusals", None) is not None:  # network 'proxied' (docs/network.md)
@@ -507,59 +511,78 @@ class Runtime:
         Calls with a recorded result are answered from it; the others run
         (none does when ``interrupted``: the message was interrupted before it started).
         """
+        ctx = self._fresh_context()
+        if interrupted:
+            ctx.abort.set()
+        assert self._executor is not None and self._interrupts is not None
+        replays = [self._replay(block) for block in blocks]
+        for block, replay in zip(blocks, replays, strict=True):
+            if replay is None:
+                # Written before the call runs: after a crash, a reopened session knows this call
+                # may have run, and answers a resend with an error result instead of running it twice.
+                self._transcribe(
+                    {"type": "start", "tool_use_id": block.id, "tool_name": block.name, "input": block.input}
+                )
+        if len(blocks) == 1 and replays[0] is None:
+            # The common message: one call, run in this task (no scheduling to do).
+            started = time.monotonic()
+            envelope = await run_single(self._executor, ctx, blocks[0], self._interrupts)
+            yield self._finish(blocks[0], envelope, started, replayed=False)
+        else:
+            async with StreamingExecution(self._executor, ctx, interrupts=self._interrupts) as stream:
+                for block, replay in zip(blocks, replays, strict=True):
+                    if replay is None:
+                        stream.add(block)
+                stream.close()
+                # Closed here, not left to the garbage collector: asyncio finalizes an unfinished
+                # async generator through call_soon_threadsafe (a self-pipe write and an extra wake-up).
+                async with aclosing(stream.results()) as fresh:
+                    started = time.monotonic()
+                    for block, replay in zip(blocks, replays, strict=True):
+                        if replay is not None:
+                            yield self._finish(block, replay, started, replayed=True)
+                        else:
+                            yield self._finish(block, await anext(fresh), started, replayed=False)
+        self._save_state()
+
+    def _fresh_context(self) -> ToolContext:
+        """The session context for a new message: an abort event an earlier interrupt set is replaced."""
         ctx = self.context
         if ctx.abort.is_set():
             ctx.abort = anyio.Event()
-        if interrupted:
-            ctx.abort.set()
+            if self._interrupts is not None:
+                self._interrupts.rearm()
+        return ctx
+
+    def _finish(
+        self, block: ToolUseBlock, envelope: ResultEnvelope, started: float, *, replayed: bool
+    ) -> ResultEnvelope:
+        """Record a call that ran (a resend is answered from it) and write its transcript line."""
         assert self._executor is not None
-        replays = [self._replay(block) for block in blocks]
-        async with StreamingExecution(self._executor, ctx) as stream:
-            for block, replay in zip(blocks, replays, strict=True):
-                if replay is None:
-                    # Written before the call runs: after a crash, a reopened session knows this call
-                    # may have run, and answers a resend with an error result instead of running it twice.
-                    self._transcribe(
-                        {
-                            "type": "start",
-                            "tool_use_id": block.id,
-                            "tool_name": block.name,
-                            "input": block.input,
-                        }
-                    )
-                    stream.add(block)
-            stream.close()
-            # Closed here, not left to the garbage collector: asyncio finalizes an unfinished
-            # async generator through call_soon_threadsafe (a self-pipe write and an extra wake-up).
-            async with aclosing(stream.results()) as fresh:
-                started = time.monotonic()
-                for block, replay in zip(blocks, replays, strict=True):
-                    envelope = replay if replay is not None else await anext(fresh)
-                    ran = replay is None and block.id in self._executor.executed
-                    if ran:
-                        # Only calls that ran are recorded: re-running a refused or invalid call is harmless.
-                        self._executor.executed.discard(block.id)
-                        self._record(block.id, block.name, block.input, envelope)
-                    self._transcribe(
-                        {
-                            "type": "call",
-                            "tool_use_id": block.id,
-                            "tool_name": block.name,
-                            "input": block.input,
-                            "ran": ran,
-                            "replayed": replay is not None,
-                            "is_error": envelope.is_error,
-                            **(self._executor.facts.pop(block.id, {}) if replay is None else {}),
-                            "elapsed_s": round(time.monotonic() - started, 3),
-                            "total_chars": envelope.total_chars,
-                            "persisted_path": envelope.persisted_path,
-                            "model": envelope.model.model_dump(mode="json"),
-                            "ui": envelope.ui,
-                            "audit": envelope.audit,
-                        }
-                    )
-                    yield envelope
-        self._save_state()
+        ran = not replayed and block.id in self._executor.executed
+        if ran:
+            # Only calls that ran are recorded: re-running a refused or invalid call is harmless.
+            self._executor.executed.discard(block.id)
+            self._record(block.id, block.name, block.input, envelope)
+        self._transcribe(
+            {
+                "type": "call",
+                "tool_use_id": block.id,
+                "tool_name": block.name,
+                "input": block.input,
+                "ran": ran,
+                "replayed": replayed,
+                "is_error": envelope.is_error,
+                **(self._executor.facts.pop(block.id, {}) if not replayed else {}),
+                "elapsed_s": round(time.monotonic() - started, 3),
+                "total_chars": envelope.total_chars,
+                "persisted_path": envelope.persisted_path,
+                "model": envelope.model.model_dump(mode="json"),
+                "ui": envelope.ui,
+                "audit": envelope.audit,
+            }
+        )
+        return envelope
 
     # --- persisted session state ----------------------------------------------------------
     def _save_state(self) -> None:
@@ -704,9 +727,7 @@ class Runtime:
     def streaming(self) -> StreamingExecution:
         """A streaming executor: ``add()`` blocks as they arrive, iterate ``results()``."""
         assert self._executor is not None, "the runtime is not started"
-        if self.context.abort.is_set():
-            self.context.abort = anyio.Event()
-        return StreamingExecution(self._executor, self.context)
+        return StreamingExecution(self._executor, self._fresh_context(), interrupts=self._interrupts)
 
     def interrupt(self) -> None:
         """Interrupt the running message: cancel-type tools stop, block-type tools finish."""
