@@ -184,8 +184,11 @@ class ShellTool(Tool[BashInput, BashOutput]):
         engine's part-by-part check and the tool's own check judge the same moment.
         """
         key = (ctx.cwd, ctx.workspace, ctx.allowed_roots)
-        cached = tool_input._judged
-        if cached is not None and cached.key == key:
+        private = (
+            tool_input.__pydantic_private__ or {}
+        )  # not `tool_input._judged`: pydantic's slow __getattr__
+        cached = private.get("_judged")
+        if isinstance(cached, _Judgement) and cached.key == key:
             return cached
         roots = tuple(str(r) for r in _roots(ctx))
         to_host = _rule_view(ctx)
