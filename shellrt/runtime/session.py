@@ -248,6 +248,7 @@ class Runtime:
         self._executor: _RecordingExecutor | None = None
         self._stack = AsyncExitStack()
         self._transcript = AppendLog(self.session_dir / TRANSCRIPT_FILE)
+        self._state_path = self.session_dir / STATE_FILE
         #: tool_use id -> (name, input, envelope): a resent call is answered from here, never run again.
         self._recorded: dict[str, tuple[str, Any, ResultEnvelope]] = {}
         self._task_registry: TaskRegistry | None = None
@@ -598,9 +599,9 @@ class Runtime:
             "discovered_tools": discovery_order(ctx),
             "todos": [t.model_dump() for t in ctx.tool_state.get(TODO_KEY, [])],
         }
-        path = self.session_dir / STATE_FILE
+        path = self._state_path
         text = json.dumps(state)
-        if text == self._saved_state and path.exists():
+        if text == self._saved_state and os.path.exists(path):
             return  # most calls change nothing here; the atomic rename costs more than the call itself
         tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
         try:

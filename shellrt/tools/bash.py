@@ -16,12 +16,12 @@ import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from sandbox.confine import normalize, within_any
+from sandbox.confine import normalize
 from shellrt.analysis import CommandAnalysis, analyze
 from shellrt.permissions.interfaces import CommandPart
 from shellrt.protocol import (
@@ -190,7 +190,7 @@ class ShellTool(Tool[BashInput, BashOutput]):
         cached = private.get("_judged")
         if isinstance(cached, _Judgement) and cached.key == key:
             return cached
-        roots = tuple(str(r) for r in _roots(ctx))
+        roots = _roots(ctx)
         to_host = _rule_view(ctx)
         cwd = to_host(ctx.cwd)
         parts: list[CommandPart] | None = []  # other shells: the analysis names no parts
@@ -476,33 +476,44 @@ class _Judgement:
 
 
 def _inside(path: str, roots: tuple[str, ...]) -> bool:
-    """Whether the host path ``path`` is one of ``roots`` or below one (lexically: it is resolved)."""
-    return within_any(normalize(path), roots)
+    """Whether the host path ``path`` is one of ``roots`` (normalised) or below one (lexically: it is
+    resolved); `sandbox.confine.is_within` without normalising the roots again for every path."""
+    p = normalize(path)
+    return any(r == "/" or p == r or p.startswith(r + "/") for r in roots)
 
 
-def _roots(ctx: ToolContext) -> list[PurePosixPath]:
-    """The allowed roots as host paths (the rule view), in their given and resolved forms."""
-    given = tuple(os.path.normpath(str(r)) for r in (ctx.allowed_roots or (ctx.workspace,)))
+def _roots(ctx: ToolContext) -> tuple[str, ...]:
+    """The allowed roots as host paths (the rule view), in their given and resolved forms
+    (normalised: `_inside` compares them as they are)."""
+    allowed = ctx.allowed_roots or (ctx.workspace,)
+    given = _given_roots.get(allowed)
+    if given is None:
+        given = tuple(normalize(os.path.normpath(str(r))) for r in allowed)
+        if len(_given_roots) >= 64:
+            _given_roots.clear()
+        _given_roots[allowed] = given
     identity = tuple(_identity(r) for r in given)
     cached = _resolved_roots.get(given)
     if cached is not None and cached[0] == identity:
-        return list(cached[1])
-    roots = [PurePosixPath(r) for r in given]
-    for r in list(roots):
-        real = PurePosixPath(os.path.realpath(r))
+        return cached[1]
+    roots = list(given)
+    for r in given:
+        real = normalize(os.path.realpath(r))
         if real not in roots:
             roots.append(real)
     if len(_resolved_roots) >= 64:
         _resolved_roots.clear()
     _resolved_roots[given] = (identity, tuple(roots))
-    return roots
+    return tuple(roots)
 
 
 _FileId = tuple[int, int]
 
 #: Given roots -> (what each names now, their given and resolved forms): a realpath walk costs
 #: ~10 lstat calls and runs three times per Bash call; one stat per root tells whether it still holds.
-_resolved_roots: dict[tuple[str, ...], tuple[tuple[_FileId | None, ...], tuple[PurePosixPath, ...]]] = {}
+_resolved_roots: dict[tuple[str, ...], tuple[tuple[_FileId | None, ...], tuple[str, ...]]] = {}
+#: The context's roots -> their normalised text (pure string work, done once per set of roots).
+_given_roots: dict[tuple[Path, ...], tuple[str, ...]] = {}
 
 
 def _identity(path: str) -> _FileId | None:
@@ -523,13 +534,12 @@ def _rule_view(ctx: ToolContext) -> Callable[[str], str]:
 def _paths_mentioned(a: CommandAnalysis, cwd: str) -> list[str]:
     """Absolute forms of cd targets and of path-like arguments (``/x``, ``~``, ``..``)."""
     found: list[str] = []
-    home = os.path.expanduser("~")
     candidates = list(a.cd_targets)
     for sub in a.subcommands:
         candidates.extend(w for w in sub.argv[1:] if w and not w.startswith("-"))
     for word in candidates:
         if word.startswith("~"):
-            word = home + word[1:]
+            word = os.path.expanduser("~") + word[1:]
         if word.startswith("/") or word == ".." or word.startswith("../") or "/../" in word:
             found.append(os.path.normpath(word if word.startswith("/") else str(Path(cwd) / word)))
     return found
