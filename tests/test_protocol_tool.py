@@ -95,6 +95,23 @@ def test_backfill_returns_a_copy() -> None:
     assert observed is not original and observed.derived == "HI" and original.derived is None  # type: ignore[attr-defined]
 
 
+class _Nested(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    paths: list[str] = Field(default_factory=list)
+    name: str = ""
+
+
+def test_default_backfill_never_shares_a_mutable_value_with_the_input() -> None:
+    tool = Plain()
+    original = _Nested(paths=["a"], name="x")
+    copied = Tool.backfill(tool, original)  # type: ignore[arg-type]
+    copied.paths.append("b")  # a hook or the gate changing its copy
+    assert original.paths == ["a"]
+    scalars = In(path="p")
+    observed = Tool.backfill(tool, scalars)  # type: ignore[arg-type]
+    assert observed is not scalars and observed == scalars
+
+
 def test_tools_definitions_from_one_source() -> None:
     tool = Plain()
     anthropic = to_anthropic(tool)

@@ -92,9 +92,10 @@ class PermissionEngine:
             return self._final("deny", f"{name}: could not determine what this call touches ({exc})", chain)
         chain.append(f"subject: {_describe_subject(subject)}")
         parts: list[CommandPart] | None = None
-        if isinstance(tool, CommandPartsTool):
+        parts_tool = _parts_tool(tool)
+        if parts_tool is not None:
             try:
-                parts = tool.command_parts(tool_input, ctx)
+                parts = parts_tool.command_parts(tool_input, ctx)
             except Exception as exc:  # what the command does is unknown: deny rules must not be dodged
                 return self._final(
                     "deny", f"{name}: could not determine what this command runs ({exc}); refusing", chain
@@ -121,7 +122,7 @@ class PermissionEngine:
             found = self._parts_hit("deny", name, parts)
             if found is not None:
                 return self._part_final("deny", found, chain, "1 deny")
-        elif parts is None and isinstance(tool, CommandPartsTool) and self._has_command_rule("deny", name):
+        elif parts is None and parts_tool is not None and self._has_command_rule("deny", name):
             reason = (
                 f"{name}: the command could not be fully parsed, so the {name} deny rules cannot be checked "
                 "against it; fix its syntax"
@@ -276,6 +277,8 @@ class PermissionEngine:
         """A deny/ask rule that catches a part by name, reads or writes, or a dynamic
         program name under such rules: (rule or None, reason)."""
         rule_kind: RuleKind = "deny" if kind == "deny" else "ask"
+        if not self.rules.of_kind(rule_kind):
+            return None  # every catch below needs a rule of this kind (a content hit or a command rule)
         has_command_rule = self._has_command_rule(rule_kind, tool_name)
         for part in parts:
             forms = [part.text]
@@ -604,6 +607,12 @@ def _not_read_only(part: CommandPart, why: str) -> CommandPart:
 
 def _verb(kind: str) -> str:
     return "denied" if kind == "deny" else "asked for"
+
+
+def _parts_tool(tool: Tool[Any, Any]) -> CommandPartsTool | None:
+    """``tool`` when it is a `CommandPartsTool` (the check the runtime-checkable protocol makes,
+    without its cost: isinstance against a protocol walks every base class on each call)."""
+    return tool if callable(getattr(tool, "command_parts", None)) else None  # type: ignore[return-value]
 
 
 def _safe_read_only(tool: Tool[Any, Any], tool_input: Any) -> bool:

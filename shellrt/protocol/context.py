@@ -107,7 +107,7 @@ class ToolContext:
 
     def has_service(self, kind: type[Any]) -> bool:
         """Whether a service of ``kind`` is registered."""
-        return any(issubclass(registered, kind) for registered in self.services)
+        return kind in self.services or any(issubclass(registered, kind) for registered in self.services)
 
     def for_call(self, tool_use_id: str) -> ToolContext:
         """A shallow fork for one call: shared mutable state, own id, frozen cwd snapshot."""

@@ -144,9 +144,10 @@ class Tool(Generic[InputT, OutputT], metaclass=ToolMeta):
     def backfill(self, tool_input: InputT) -> InputT:
         """Return a copy with derived fields filled in for hooks/permissions/audit.
 
-        The original input is never mutated; the default returns a deep copy.
+        The original input is never mutated; the default returns a deep copy (a shallow
+        one when every value is immutable, which is the same thing for less).
         """
-        return tool_input.model_copy(deep=True)
+        return tool_input.model_copy(deep=not _immutable_values(tool_input))
 
     async def check_permissions(self, tool_input: InputT, ctx: ToolContext) -> PermissionResult:
         """The tool's own permission verdict; the engine combines it with rules and modes."""
@@ -228,3 +229,12 @@ def _simplify_optionals(schema: dict[str, Any]) -> dict[str, Any]:
                 prop.pop("default", None)
                 prop.update({k: v for k, v in non_null[0].items() if k not in prop})
     return schema
+
+
+_IMMUTABLE = (str, int, float, bool, bytes, type(None))
+
+
+def _immutable_values(model: BaseModel) -> bool:
+    """Whether every field and private value of ``model`` is an immutable scalar (no copy can differ)."""
+    values = [*model.__dict__.values(), *(model.__pydantic_private__ or {}).values()]
+    return all(type(v) in _IMMUTABLE for v in values) and not model.__pydantic_extra__

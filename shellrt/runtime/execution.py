@@ -99,18 +99,22 @@ class CallExecutor:
         self.hooks = hooks
         self._is_loaded = is_loaded
 
-    async def execute(self, block: ToolUseBlock, ctx: ToolContext) -> CallOutcome:
+    async def execute(
+        self, block: ToolUseBlock, ctx: ToolContext, *, parsed: BaseModel | None = None
+    ) -> CallOutcome:
         """Run one tool_use in ``ctx`` (already forked for this call).
 
+        ``parsed``: the block's input as its tool already parsed it (the scheduler
+        parses to classify); it is then not parsed again.
         Notices (a hook that timed out, crashed, is missing or printed garbage) are
         never silent: they reach the UI and audit faces and stderr, not the model.
         """
-        outcome = await self._execute(block, ctx)
+        outcome = await self._execute(block, ctx, parsed)
         if outcome.notices:
             _surface(outcome)
         return outcome
 
-    async def _execute(self, block: ToolUseBlock, ctx: ToolContext) -> CallOutcome:
+    async def _execute(self, block: ToolUseBlock, ctx: ToolContext, parsed: BaseModel | None) -> CallOutcome:
         tool = self.registry.get(block.name)
         if tool is None:
             return CallOutcome(error_envelope(block.id, block.name, self._unknown_tool_message(block.name)))
@@ -126,7 +130,7 @@ class CallExecutor:
             )
         notices: list[str] = []
         # 1. schema
-        tool_input = self._parse(tool, block.input)
+        tool_input = parsed if isinstance(parsed, tool.input_model) else self._parse(tool, block.input)
         if isinstance(tool_input, str):
             return CallOutcome(error_envelope(block.id, tool.name, tool_input), tool)
         # 2. semantics

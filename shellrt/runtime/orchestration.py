@@ -15,17 +15,20 @@ starts safe ones early, and yields results in the original order.
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
+from pydantic import BaseModel
 
 from shellrt.protocol import ResultEnvelope, Tool, ToolContext, ToolUseBlock, error_envelope
 from shellrt.runtime.execution import CallExecutor, CallOutcome
+from shellrt.runtime.interrupts import InterruptWatch
 
-__all__ = ["SIBLING_CANCELLED", "StreamingExecution", "is_concurrency_safe", "run_blocks"]
+__all__ = ["SIBLING_CANCELLED", "StreamingExecution", "is_concurrency_safe", "run_blocks", "run_single"]
 
 SIBLING_CANCELLED = "Cancelled: a sibling command in the same parallel batch failed ({sibling}); this call was stopped. Re-run it if it is still needed."
 INTERRUPTED = "Interrupted by the user; the call was stopped before it finished."
@@ -34,13 +37,25 @@ NOT_RUN_INTERRUPTED = "Interrupted by the user before this call started; it was 
 
 def is_concurrency_safe(executor: CallExecutor, block: ToolUseBlock) -> bool:
     """Whether ``block`` may share a parallel batch; anything uncertain is unsafe."""
+    return _classify(executor, block)[0]
+
+
+def _classify(executor: CallExecutor, block: ToolUseBlock) -> tuple[bool, BaseModel | None]:
+    """(whether ``block`` may share a parallel batch, its parsed input when it parsed).
+
+    The parsed input goes on to the executor, which then does not parse it again.
+    """
     tool = executor.registry.get(block.name)
     if tool is None or not isinstance(block.input, dict):
-        return False
+        return False, None
     try:
-        return bool(tool.is_concurrency_safe(tool.parse_input(block.input)))
+        parsed: BaseModel = tool.parse_input(block.input)
     except Exception:
-        return False
+        return False, None
+    try:
+        return bool(tool.is_concurrency_safe(parsed)), parsed
+    except Exception:
+        return False, parsed
 
 
 @dataclass
@@ -50,6 +65,8 @@ class _Entry:
     safe: bool
     batch: int
     tool: Tool[Any, Any] | None
+    #: The block's input as the tool parsed it (None: it did not parse; the executor says why).
+    parsed: BaseModel | None = None
     done: anyio.Event = field(default_factory=anyio.Event)
     applied: anyio.Event = field(default_factory=anyio.Event)
     started: bool = False
@@ -65,7 +82,11 @@ class StreamingExecution:
     ``results()`` for envelopes in order.
     """
 
-    def __init__(self, executor: CallExecutor, ctx: ToolContext) -> None:
+    def __init__(
+        self, executor: CallExecutor, ctx: ToolContext, *, interrupts: InterruptWatch | None = None
+    ) -> None:
+        """``interrupts``: the session's watcher of ``ctx.abort`` (without one, a watcher task of
+        this execution's own does the same)."""
         self.executor = executor
         self.ctx = ctx
         self._entries: list[_Entry] = []
@@ -73,12 +94,18 @@ class StreamingExecution:
         self._closed = anyio.Event()
         self._added = anyio.Event()
         self._tg: TaskGroup | None = None
+        self._interrupts = interrupts
+        self._listening: AbstractContextManager[None] | None = None
         self._interrupt_watch = anyio.CancelScope()
 
     async def __aenter__(self) -> StreamingExecution:
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
-        self._tg.start_soon(self._watch_interrupt)
+        if self._interrupts is not None:
+            self._listening = self._interrupts.listening(self._interrupt)
+            self._listening.__enter__()
+        else:
+            self._tg.start_soon(self._watch_interrupt)
         return self
 
     async def __aexit__(self, *exc_info: Any) -> bool | None:
@@ -90,18 +117,25 @@ class StreamingExecution:
         except BaseException as exc:
             # Cancelled (or failed) while waiting: the task group must still be exited here, in
             # this task, or its cancel scope leaks into the caller's (anyio requires LIFO exits).
-            self._interrupt_watch.cancel()
+            self._stop_watching()
             self._tg.cancel_scope.cancel()
             await self._tg.__aexit__(type(exc), exc, exc.__traceback__)
             raise
-        self._interrupt_watch.cancel()
+        self._stop_watching()
         return await self._tg.__aexit__(*exc_info)
+
+    def _stop_watching(self) -> None:
+        if self._listening is not None:
+            self._listening.__exit__(None, None, None)
+            self._listening = None
+        elif self._interrupts is None:
+            self._interrupt_watch.cancel()
 
     def add(self, block: ToolUseBlock) -> None:
         """Schedule one block; safe blocks start at once when nothing unsafe precedes them."""
         if self._closed.is_set():
             raise RuntimeError("cannot add tool_use blocks after close()")
-        safe = is_concurrency_safe(self.executor, block)
+        safe, parsed = _classify(self.executor, block)
         if not safe or not self._entries or not self._entries[-1].safe:
             self._batch += 1
         entry = _Entry(
@@ -110,6 +144,7 @@ class StreamingExecution:
             safe=safe,
             batch=self._batch,
             tool=self.executor.registry.get(block.name),
+            parsed=parsed,
         )
         self._entries.append(entry)
         added, self._added = self._added, anyio.Event()
@@ -122,7 +157,7 @@ class StreamingExecution:
         self._closed.set()
         self._added.set()
 
-    async def results(self) -> AsyncIterator[ResultEnvelope]:
+    async def results(self) -> AsyncGenerator[ResultEnvelope, None]:
         """Envelopes in tool_use order, each as soon as it and all before it are done."""
         position = 0
         while True:
@@ -171,7 +206,7 @@ class StreamingExecution:
         ctx = self.ctx.for_call(entry.block.id)
         outcome: CallOutcome | None = None
         with entry.scope:
-            outcome = await self.executor.execute(entry.block, ctx)
+            outcome = await self.executor.execute(entry.block, ctx, parsed=entry.parsed)
         if outcome is None:
             reason = entry.cancel_reason or INTERRUPTED
             outcome = CallOutcome(error_envelope(entry.block.id, entry.block.name, reason), entry.tool)
@@ -199,16 +234,50 @@ class StreamingExecution:
     async def _watch_interrupt(self) -> None:
         with self._interrupt_watch:
             await self.ctx.abort.wait()
-            for entry in self._entries:
-                if entry.done.is_set():
-                    continue
-                tool = entry.tool
-                if not entry.started:
-                    entry.cancel_reason = NOT_RUN_INTERRUPTED
-                elif tool is None or tool.interrupt_behavior == "cancel":
-                    entry.cancel_reason = INTERRUPTED
-                    entry.scope.cancel()
+            self._interrupt()
             await anyio.sleep(math.inf)
+
+    def _interrupt(self) -> None:
+        """The user interrupted: calls not started are not run, running cancel-type calls stop."""
+        for entry in self._entries:
+            if entry.done.is_set():
+                continue
+            tool = entry.tool
+            if not entry.started:
+                entry.cancel_reason = NOT_RUN_INTERRUPTED
+            elif tool is None or tool.interrupt_behavior == "cancel":
+                entry.cancel_reason = INTERRUPTED
+                entry.scope.cancel()
+
+
+async def run_single(
+    executor: CallExecutor, ctx: ToolContext, block: ToolUseBlock, interrupts: InterruptWatch
+) -> ResultEnvelope:
+    """Run a message's only call in this task: what `StreamingExecution` does for one block
+    (no batch, no order to keep, no sibling to cancel), without its task group and tasks."""
+    tool = executor.registry.get(block.name)
+    _, parsed = _classify(executor, block)
+    if ctx.abort.is_set():
+        return error_envelope(block.id, block.name, NOT_RUN_INTERRUPTED)
+    scope = anyio.CancelScope()
+    reason: list[str] = []
+
+    def interrupted() -> None:
+        if not reason and (tool is None or tool.interrupt_behavior == "cancel"):
+            reason.append(INTERRUPTED)
+            scope.cancel()
+
+    outcome: CallOutcome | None = None
+    with interrupts.listening(interrupted), scope:
+        outcome = await executor.execute(block, ctx.for_call(block.id), parsed=parsed)
+    if outcome is None:
+        return error_envelope(block.id, block.name, reason[0] if reason else INTERRUPTED)
+    if outcome.context_modifier is not None:
+        try:
+            outcome.context_modifier(ctx)
+        except Exception as exc:  # a broken modifier must not lose the result
+            ctx.report(block.name, f"context update failed: {exc}")
+    return outcome.envelope
 
 
 async def run_blocks(

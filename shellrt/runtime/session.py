@@ -16,13 +16,14 @@ import os
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import AsyncExitStack, suppress
+from contextlib import AsyncExitStack, aclosing, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
+from pydantic import BaseModel
 
 from sandbox import SandboxBackend, SandboxConfig, SandboxPolicy
 from shellrt.permissions import Approver, BasicGate, HookRunner, NoHooks, PermissionGate
@@ -39,9 +40,11 @@ from shellrt.protocol import (
     error_envelope,
 )
 from shellrt.protocol.results import DEFAULT_MESSAGE_BUDGET_CHARS, model_chars
+from shellrt.runtime.append_log import AppendLog
 from shellrt.runtime.execution import CallExecutor, CallOutcome
+from shellrt.runtime.interrupts import InterruptWatch
 from shellrt.runtime.messages import MISSING_RESULT, HistoryRepair, parse_tool_uses, repair_history
-from shellrt.runtime.orchestration import StreamingExecution
+from shellrt.runtime.orchestration import StreamingExecution, run_single
 from shellrt.runtime.registry import ToolRegistry
 from shellrt.runtime.sandbox_choice import SandboxChoice, resolve_sandbox
 from shellrt.tools.tool_search import discovery_order
@@ -244,10 +247,13 @@ class Runtime:
         self._ctx: ToolContext | None = None
         self._executor: _RecordingExecutor | None = None
         self._stack = AsyncExitStack()
+        self._transcript = AppendLog(self.session_dir / TRANSCRIPT_FILE)
+        self._state_path = self.session_dir / STATE_FILE
         #: tool_use id -> (name, input, envelope): a resent call is answered from here, never run again.
         self._recorded: dict[str, tuple[str, Any, ResultEnvelope]] = {}
         self._task_registry: TaskRegistry | None = None
         self._task_watchers: anyio.abc.TaskGroup | None = None
+        self._interrupts: InterruptWatch | None = None
         self._watched_tasks: set[str] = set()
 
     # --- lifecycle ------------------------------------------------------------------
@@ -326,6 +332,8 @@ class Runtime:
         )
         if self._progress is not None:
             self._ctx.progress = self._progress
+        self._interrupts = InterruptWatch(self._ctx)
+        self._task_watchers.start_soon(self._interrupts.run)
         self._executor = _RecordingExecutor(self.registry, self.gate, self.hooks, is_loaded=self._is_loaded)
         backend = self.backend
         if getattr(backend, "network_refusals", None) is not None:  # network 'proxied' (docs/network.md)
@@ -344,6 +352,7 @@ class Runtime:
                 await self.supervisor.close()
             if self._task_registry is not None:
                 self._task_registry.save()
+        self._transcript.close()
         await self._stack.aclose()
 
     # --- the model's view ----------------------------------------------------------------
@@ -503,57 +512,78 @@ class Runtime:
         Calls with a recorded result are answered from it; the others run
         (none does when ``interrupted``: the message was interrupted before it started).
         """
+        ctx = self._fresh_context()
+        if interrupted:
+            ctx.abort.set()
+        assert self._executor is not None and self._interrupts is not None
+        replays = [self._replay(block) for block in blocks]
+        for block, replay in zip(blocks, replays, strict=True):
+            if replay is None:
+                # Written before the call runs: after a crash, a reopened session knows this call
+                # may have run, and answers a resend with an error result instead of running it twice.
+                self._transcribe(
+                    {"type": "start", "tool_use_id": block.id, "tool_name": block.name, "input": block.input}
+                )
+        if len(blocks) == 1 and replays[0] is None:
+            # The common message: one call, run in this task (no scheduling to do).
+            started = time.monotonic()
+            envelope = await run_single(self._executor, ctx, blocks[0], self._interrupts)
+            yield self._finish(blocks[0], envelope, started, replayed=False)
+        else:
+            async with StreamingExecution(self._executor, ctx, interrupts=self._interrupts) as stream:
+                for block, replay in zip(blocks, replays, strict=True):
+                    if replay is None:
+                        stream.add(block)
+                stream.close()
+                # Closed here, not left to the garbage collector: asyncio finalizes an unfinished
+                # async generator through call_soon_threadsafe (a self-pipe write and an extra wake-up).
+                async with aclosing(stream.results()) as fresh:
+                    started = time.monotonic()
+                    for block, replay in zip(blocks, replays, strict=True):
+                        if replay is not None:
+                            yield self._finish(block, replay, started, replayed=True)
+                        else:
+                            yield self._finish(block, await anext(fresh), started, replayed=False)
+        self._save_state()
+
+    def _fresh_context(self) -> ToolContext:
+        """The session context for a new message: an abort event an earlier interrupt set is replaced."""
         ctx = self.context
         if ctx.abort.is_set():
             ctx.abort = anyio.Event()
-        if interrupted:
-            ctx.abort.set()
+            if self._interrupts is not None:
+                self._interrupts.rearm()
+        return ctx
+
+    def _finish(
+        self, block: ToolUseBlock, envelope: ResultEnvelope, started: float, *, replayed: bool
+    ) -> ResultEnvelope:
+        """Record a call that ran (a resend is answered from it) and write its transcript line."""
         assert self._executor is not None
-        replays = [self._replay(block) for block in blocks]
-        async with StreamingExecution(self._executor, ctx) as stream:
-            for block, replay in zip(blocks, replays, strict=True):
-                if replay is None:
-                    # Written before the call runs: after a crash, a reopened session knows this call
-                    # may have run, and answers a resend with an error result instead of running it twice.
-                    self._transcribe(
-                        {
-                            "type": "start",
-                            "tool_use_id": block.id,
-                            "tool_name": block.name,
-                            "input": block.input,
-                        }
-                    )
-                    stream.add(block)
-            stream.close()
-            fresh = stream.results()
-            started = time.monotonic()
-            for block, replay in zip(blocks, replays, strict=True):
-                envelope = replay if replay is not None else await anext(fresh)
-                ran = replay is None and block.id in self._executor.executed
-                if ran:
-                    # Only calls that ran are recorded: re-running a refused or invalid call is harmless.
-                    self._executor.executed.discard(block.id)
-                    self._record(block.id, block.name, block.input, envelope)
-                self._transcribe(
-                    {
-                        "type": "call",
-                        "tool_use_id": block.id,
-                        "tool_name": block.name,
-                        "input": block.input,
-                        "ran": ran,
-                        "replayed": replay is not None,
-                        "is_error": envelope.is_error,
-                        **(self._executor.facts.pop(block.id, {}) if replay is None else {}),
-                        "elapsed_s": round(time.monotonic() - started, 3),
-                        "total_chars": envelope.total_chars,
-                        "persisted_path": envelope.persisted_path,
-                        "model": envelope.model.model_dump(mode="json"),
-                        "ui": envelope.ui,
-                        "audit": envelope.audit,
-                    }
-                )
-                yield envelope
-        self._save_state()
+        ran = not replayed and block.id in self._executor.executed
+        if ran:
+            # Only calls that ran are recorded: re-running a refused or invalid call is harmless.
+            self._executor.executed.discard(block.id)
+            self._record(block.id, block.name, block.input, envelope)
+        self._transcribe(
+            {
+                "type": "call",
+                "tool_use_id": block.id,
+                "tool_name": block.name,
+                "input": block.input,
+                "ran": ran,
+                "replayed": replayed,
+                "is_error": envelope.is_error,
+                **(self._executor.facts.pop(block.id, {}) if not replayed else {}),
+                "elapsed_s": round(time.monotonic() - started, 3),
+                "total_chars": envelope.total_chars,
+                "persisted_path": envelope.persisted_path,
+                "model": envelope.model.model_dump(mode="json"),
+                "ui": envelope.ui,
+                "audit": envelope.audit,
+            }
+        )
+        return envelope
 
     # --- persisted session state ----------------------------------------------------------
     def _save_state(self) -> None:
@@ -569,9 +599,9 @@ class Runtime:
             "discovered_tools": discovery_order(ctx),
             "todos": [t.model_dump() for t in ctx.tool_state.get(TODO_KEY, [])],
         }
-        path = self.session_dir / STATE_FILE
+        path = self._state_path
         text = json.dumps(state)
-        if text == self._saved_state and path.exists():
+        if text == self._saved_state and os.path.exists(path):
             return  # most calls change nothing here; the atomic rename costs more than the call itself
         tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
         try:
@@ -691,20 +721,14 @@ class Runtime:
         # ASCII: a lone surrogate (a file name that is not UTF-8) is escaped, never an encode error.
         line = json.dumps({"ts": time.time(), **entry}, ensure_ascii=True, default=str) + "\n"
         try:
-            fd = os.open(self.transcript_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(fd, line.encode())
-            finally:
-                os.close(fd)
+            self._transcript.append(line.encode())
         except OSError as exc:  # a full disk must not fail the call; say so once per failure
             log.warning("could not append to the transcript %s: %s", self.transcript_path, exc)
 
     def streaming(self) -> StreamingExecution:
         """A streaming executor: ``add()`` blocks as they arrive, iterate ``results()``."""
         assert self._executor is not None, "the runtime is not started"
-        if self.context.abort.is_set():
-            self.context.abort = anyio.Event()
-        return StreamingExecution(self._executor, self.context)
+        return StreamingExecution(self._executor, self._fresh_context(), interrupts=self._interrupts)
 
     def interrupt(self) -> None:
         """Interrupt the running message: cancel-type tools stop, block-type tools finish."""
@@ -730,9 +754,11 @@ class _RecordingExecutor(CallExecutor):
         while len(self.facts) > MAX_RECORDED_RESULTS:  # calls run outside `stream` are never collected
             self.facts.pop(next(iter(self.facts)))
 
-    async def execute(self, block: ToolUseBlock, ctx: ToolContext) -> CallOutcome:
+    async def execute(
+        self, block: ToolUseBlock, ctx: ToolContext, *, parsed: BaseModel | None = None
+    ) -> CallOutcome:
         seen = len(self.network_refusals()) if self.network_refusals is not None else 0
-        outcome = await super().execute(block, ctx)
+        outcome = await super().execute(block, ctx, parsed=parsed)
         if outcome.executed:
             self.executed.add(block.id)
         if self.network_refusals is not None and outcome.executed:

@@ -326,7 +326,8 @@ class WorkspaceGuard:
             if kind:
                 watched.append((f"{path}/{n}", kind))
         children = tuple(
-            (f"{path}/{sub}", (in_settings or sub in _SETTINGS_DIRS, is_gitdir and sub == "hooks")) for sub in subdirs
+            (f"{path}/{sub}", (in_settings or sub in _SETTINGS_DIRS, is_gitdir and sub == "hooks"))
+            for sub in subdirs
         )
         if self._watch is not None and not self._watch.add(path):
             self._stop_watching()  # e.g. the user's inotify watch limit: full scans from now on
@@ -395,7 +396,13 @@ class WorkspaceGuard:
         )
         out.notes.append(note)
         out.records.append(
-            {"event": "protected_path_reverted", "path": rel, "kind": kind, "action": action, "quarantine": str(target)}
+            {
+                "event": "protected_path_reverted",
+                "path": rel,
+                "kind": kind,
+                "action": action,
+                "quarantine": str(target),
+            }
         )
 
     def _restore_deleted_settings(self, path: str, old: _File, out: _Scan) -> None:
@@ -418,7 +425,9 @@ class WorkspaceGuard:
             f"[shellrt] restored: {out.culprit} deleted {rel}, the workspace's own settings (its deny and "
             "ask rules still apply); ask the user to change it."
         )
-        out.records.append({"event": "protected_path_restored", "path": rel, "kind": old.kind, "action": "deleted"})
+        out.records.append(
+            {"event": "protected_path_restored", "path": rel, "kind": old.kind, "action": "deleted"}
+        )
 
     def _audit(self, records: Iterable[dict[str, object]]) -> None:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -478,11 +487,19 @@ class CommandGuard:
         return notes
 
     async def _scan(self, *, revert: bool, culprit: str) -> None:
+        if not self._lock.locked() and self.guard.last_scan_s < INLINE_SCAN_S:
+            # Hot path: no scan in flight and this one runs inline, with no await from the check
+            # to its end, so no other task can start one meanwhile: the lock would only cost
+            # two trips through the event loop.
+            self._pending.extend(self.guard.scan(revert=revert, culprit=culprit))
+            return
         async with self._lock:
             if self.guard.last_scan_s < INLINE_SCAN_S:
                 notes = self.guard.scan(revert=revert, culprit=culprit)
             else:
-                notes = await anyio.to_thread.run_sync(lambda: self.guard.scan(revert=revert, culprit=culprit))
+                notes = await anyio.to_thread.run_sync(
+                    lambda: self.guard.scan(revert=revert, culprit=culprit)
+                )
             self._pending.extend(notes)
 
 
@@ -551,7 +568,9 @@ def _read(path: str, is_link: bool, st: os.stat_result) -> bytes | None:
         os.close(fd)
 
 
-def _active(kind: str, path: str, content: bytes | None, is_link: bool, st: os.stat_result, root: Path) -> object:
+def _active(
+    kind: str, path: str, content: bytes | None, is_link: bool, st: os.stat_result, root: Path
+) -> object:
     """What of this file a later program obeys (None: nothing, it is inert)."""
     digest = "missing" if content is None else hashlib.sha256(content).hexdigest()
     if is_link:

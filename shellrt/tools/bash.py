@@ -15,12 +15,13 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
-from pathlib import Path, PurePosixPath
+from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from sandbox.confine import contained
+from sandbox.confine import normalize
 from shellrt.analysis import CommandAnalysis, analyze
 from shellrt.permissions.interfaces import CommandPart
 from shellrt.protocol import (
@@ -75,9 +76,10 @@ class BashInput(BaseModel):
         default=False,
         description="Run as a background task and return its id at once; read output with TaskOutput.",
     )
-    #: The parts judged for this very input object (the engine and the tool's own check ask
-    #: in turn within one decision; git's configuration is read once).
-    _parts: tuple[tuple[str, tuple[str, ...]], list[CommandPart] | None] | None = PrivateAttr(default=None)
+    #: What one permission decision saw of the machine for this very input object (the engine
+    #: and the tool's own check ask in turn within one decision; paths and git's configuration
+    #: are resolved once).
+    _judged: _Judgement | None = PrivateAttr(default=None)
 
 
 class BashOutput(BaseModel):
@@ -175,34 +177,45 @@ class ShellTool(Tool[BashInput, BashOutput]):
             return ValidationResult.failure("The command contains a NUL byte; remove it.")
         return ValidationResult.success()
 
-    def _judged_parts(self, tool_input: BashInput, ctx: ToolContext) -> list[CommandPart] | None:
-        """The parts of a bash command (see `Bash.command_parts`); [] for other shells, whose
-        analysis does not name parts."""
-        if self.shell != "bash":
-            return []
+    def _judgement(self, tool_input: BashInput, ctx: ToolContext) -> _Judgement:
+        """The allowed roots, the cwd and the command's parts as the host sees them now.
+
+        Resolved once per decision: the input object lives for one call, and the
+        engine's part-by-part check and the tool's own check judge the same moment.
+        """
+        key = (ctx.cwd, ctx.workspace, ctx.allowed_roots)
+        private = (
+            tool_input.__pydantic_private__ or {}
+        )  # not `tool_input._judged`: pydantic's slow __getattr__
+        cached = private.get("_judged")
+        if isinstance(cached, _Judgement) and cached.key == key:
+            return cached
         roots = _roots(ctx)
-        key = (ctx.cwd, tuple(str(r) for r in roots))
-        cached = tool_input._parts
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        a = self.analysis(tool_input)
-        parts = None
-        if a is not None and a.parse_ok:
-            to_host = _rule_view(ctx)
-            parts = _command_parts(a, to_host(ctx.cwd), lambda p: contained((p,), roots, resolve=False), to_host=to_host)
-        tool_input._parts = (key, parts)
-        return parts
+        to_host = _rule_view(ctx)
+        cwd = to_host(ctx.cwd)
+        parts: list[CommandPart] | None = []  # other shells: the analysis names no parts
+        if self.shell == "bash":
+            a = self.analysis(tool_input)
+            parts = None
+            if a is not None and a.parse_ok:
+                parts = _command_parts(a, cwd, lambda p: _inside(p, roots), to_host=to_host)
+        judged = _Judgement(key, roots, to_host, cwd, parts)
+        tool_input._judged = judged
+        return judged
 
     async def check_permissions(self, tool_input: BashInput, ctx: ToolContext) -> PermissionResult:
         a = self.analysis(tool_input)
         if a is None:
             return PermissionResult.ask(f"{self.name} commands are not analysed; confirm this one.")
-        parts = self._judged_parts(tool_input, ctx) or []
+        judged = self._judgement(tool_input, ctx)
+        parts = judged.parts or []
         for part in parts:
             for target in part.writes:
                 reason = is_sensitive(Path(target)) if target else None
                 if reason:
-                    return PermissionResult.ask(f"{part.text!r} writes {target}: {reason}.", safety_check=True)
+                    return PermissionResult.ask(
+                        f"{part.text!r} writes {target}: {reason}.", safety_check=True
+                    )
             reads = part.name == "git" and git_reads_only(part.argv)
             if part.hazard and (reads or a.read_only or _analyze(part.text, self.shell).read_only):
                 # No mode may skip this: the repository, not the person, chose the program.
@@ -210,11 +223,9 @@ class ShellTool(Tool[BashInput, BashOutput]):
         if not a.read_only:
             why = "; ".join(a.reasons[:3]) or "it may change the system"
             return PermissionResult.ask(f"This command is not read-only ({why}).")
-        roots = _roots(ctx)
-        to_host = _rule_view(ctx)
-        cwd = to_host(ctx.cwd)
-        outside = [p for p in _paths_mentioned(a, cwd) if not contained((to_host(p),), roots, resolve=False)]
-        if not contained((cwd,), roots, resolve=False):
+        roots, to_host, cwd = judged.roots, judged.to_host, judged.cwd
+        outside = [p for p in _paths_mentioned(a, cwd) if not _inside(to_host(p), roots)]
+        if not _inside(cwd, roots):
             outside.insert(0, ctx.cwd)
         if outside:
             return PermissionResult.ask(
@@ -322,7 +333,7 @@ class Bash(ShellTool):
         """The parts the rules engine judges one by one (`shellrt.permissions.interfaces.CommandPart`):
         resolved reads and redirection writes, the variables set, a read-only verdict that
         includes "inside the allowed reads" and "git runs nothing the repository names"."""
-        return self._judged_parts(tool_input, ctx)
+        return self._judgement(tool_input, ctx).parts
 
     def prompt(self) -> str:
         return (
@@ -448,29 +459,61 @@ def _bound(text: str, limit: int) -> str:
     return f"{text[:half]}\n... [{len(text) - 2 * half:,} characters omitted] ...\n{text[-half:]}"
 
 
-def _roots(ctx: ToolContext) -> list[PurePosixPath]:
-    """The allowed roots as host paths (the rule view), in their given and resolved forms."""
-    given = tuple(os.path.normpath(str(r)) for r in (ctx.allowed_roots or (ctx.workspace,)))
+@dataclass(frozen=True)
+class _Judgement:
+    """What one permission decision of a shell call saw of the machine (see `ShellTool._judgement`)."""
+
+    #: The context it was judged in: (cwd, workspace, allowed roots).
+    key: tuple[str, Path, tuple[Path, ...]]
+    #: The allowed roots as host paths, in their given and resolved forms.
+    roots: tuple[str, ...]
+    #: Resolves an absolute path as the sandbox sees it to the host path rules use.
+    to_host: Callable[[str], str]
+    #: The session cwd as a host path.
+    cwd: str
+    #: The command's parts (None: it could not be split; [] for shells without parts).
+    parts: list[CommandPart] | None
+
+
+def _inside(path: str, roots: tuple[str, ...]) -> bool:
+    """Whether the host path ``path`` is one of ``roots`` (normalised) or below one (lexically: it is
+    resolved); `sandbox.confine.is_within` without normalising the roots again for every path."""
+    p = normalize(path)
+    return any(r == "/" or p == r or p.startswith(r + "/") for r in roots)
+
+
+def _roots(ctx: ToolContext) -> tuple[str, ...]:
+    """The allowed roots as host paths (the rule view), in their given and resolved forms
+    (normalised: `_inside` compares them as they are)."""
+    allowed = ctx.allowed_roots or (ctx.workspace,)
+    given = _given_roots.get(allowed)
+    if given is None:
+        given = tuple(normalize(os.path.normpath(str(r))) for r in allowed)
+        if len(_given_roots) >= 64:
+            _given_roots.clear()
+        _given_roots[allowed] = given
     identity = tuple(_identity(r) for r in given)
     cached = _resolved_roots.get(given)
     if cached is not None and cached[0] == identity:
-        return list(cached[1])
-    roots = [PurePosixPath(r) for r in given]
-    for r in list(roots):
-        real = PurePosixPath(os.path.realpath(r))
+        return cached[1]
+    roots = list(given)
+    for r in given:
+        real = normalize(os.path.realpath(r))
         if real not in roots:
             roots.append(real)
     if len(_resolved_roots) >= 64:
         _resolved_roots.clear()
     _resolved_roots[given] = (identity, tuple(roots))
-    return roots
+    return tuple(roots)
 
 
 _FileId = tuple[int, int]
 
 #: Given roots -> (what each names now, their given and resolved forms): a realpath walk costs
 #: ~10 lstat calls and runs three times per Bash call; one stat per root tells whether it still holds.
-_resolved_roots: dict[tuple[str, ...], tuple[tuple[_FileId | None, ...], tuple[PurePosixPath, ...]]] = {}
+_resolved_roots: dict[tuple[str, ...], tuple[tuple[_FileId | None, ...], tuple[str, ...]]] = {}
+#: The context's roots -> their normalised text (pure string work, done once per set of roots).
+_given_roots: dict[tuple[Path, ...], tuple[str, ...]] = {}
 
 
 def _identity(path: str) -> _FileId | None:
@@ -491,13 +534,12 @@ def _rule_view(ctx: ToolContext) -> Callable[[str], str]:
 def _paths_mentioned(a: CommandAnalysis, cwd: str) -> list[str]:
     """Absolute forms of cd targets and of path-like arguments (``/x``, ``~``, ``..``)."""
     found: list[str] = []
-    home = os.path.expanduser("~")
     candidates = list(a.cd_targets)
     for sub in a.subcommands:
         candidates.extend(w for w in sub.argv[1:] if w and not w.startswith("-"))
     for word in candidates:
         if word.startswith("~"):
-            word = home + word[1:]
+            word = os.path.expanduser("~") + word[1:]
         if word.startswith("/") or word == ".." or word.startswith("../") or "/../" in word:
             found.append(os.path.normpath(word if word.startswith("/") else str(Path(cwd) / word)))
     return found

@@ -1,0 +1,51 @@
+"""An append-only file kept open between writes (the session transcript).
+
+Opening and closing the file for every line cost two syscalls and a path walk per
+record, twice per call. The descriptor is kept instead; before each write one
+``stat`` of the path tells whether the file is still the one held open — when it
+was removed or replaced (a person rotating the transcript), the path is opened
+again, so lines always land where the path points, as they did before.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["AppendLog"]
+
+
+class AppendLog:
+    """Append whole lines to ``path`` (created with ``mode``); `close` releases the descriptor."""
+
+    def __init__(self, path: Path, *, mode: int = 0o600) -> None:
+        self.path = path
+        self._mode = mode
+        self._fd: int | None = None
+        self._identity: tuple[int, int] | None = None
+
+    def append(self, data: bytes) -> None:
+        """Write ``data`` at the end of the file in one ``write`` (O_APPEND); raises OSError."""
+        fd = self._current()
+        written = os.write(fd, data)
+        if written != len(data):  # a full disk cut the line: say so, as a failed open would have
+            raise OSError(f"short write to {self.path} ({written} of {len(data)} bytes)")
+
+    def close(self) -> None:
+        fd, self._fd, self._identity = self._fd, None, None
+        if fd is not None:
+            os.close(fd)
+
+    def _current(self) -> int:
+        if self._fd is not None:
+            try:
+                st = os.stat(self.path)
+            except FileNotFoundError:
+                st = None
+            if st is not None and (st.st_dev, st.st_ino) == self._identity:
+                return self._fd
+            self.close()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, self._mode)
+        st = os.fstat(fd)
+        self._fd, self._identity = fd, (st.st_dev, st.st_ino)
+        return fd
