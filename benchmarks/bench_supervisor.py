@@ -9,8 +9,9 @@
    namespaces made when it is asked for), the same with the hardening off (a
    benchmark-only subclass: an allow-all seccomp program, no /proc or host-socket
    masks, as root no idmap/uid switch: what the hardening costs), and one bwrap per command with and without the
-   hardening (as root: the holder namespace, the ``nsenter`` exec, the user
-   namespace; cap +15%);
+   hardening (as root: the holder namespace, the spawner that starts bwrap as the sandbox uid,
+   the user namespace, the masks, the core-dump limit; cap +15%), and as before the spawner
+   (``prlimit`` and ``nsenter`` exec'd per command);
 3. 8 parallel read-only ``sleep 1`` calls through the Bash tool (goal: under 1.5 s wall);
 4. output throughput of ``seq 1 50000000`` through the supervisor vs bash redirecting
    it to a file (goal: at least 0.5x), with the runtime's peak RSS (measured in a child).
@@ -134,9 +135,13 @@ class _UnhardenedBwrap(BwrapBackend):
     """The baseline of what the hardening costs, for this benchmark only (no production switch).
 
     Overrides the backend's narrow hooks: a seccomp program that allows everything,
-    no /proc/sys, /proc or host-socket masks, and as root no idmap/uid switch --
-    its commands run as host root, so it must never serve anything but this timing.
+    no /proc/sys, /proc or host-socket masks, as root no idmap/uid switch, and per
+    command no ``prlimit`` exec for the core-dump limit (a hardening too) -- its
+    commands run as host root, so it must never serve anything but this timing.
     """
+
+    def _no_core_prefix(self) -> list[str]:
+        return []
 
     def _seccomp_program(self) -> bytes:
         return _ALLOW_ALL
@@ -148,6 +153,13 @@ class _UnhardenedBwrap(BwrapBackend):
         return False
 
 
+class _ExecPerCommandBwrap(BwrapBackend):
+    """One bwrap per command as before the spawner (root caller): ``prlimit`` and ``nsenter`` exec'd each time."""
+
+    async def _start_spawner(self) -> None:
+        return None
+
+
 #: The bwrap variants measured side by side: (key, backend class, per command).
 BWRAP_VARIANTS: tuple[tuple[str, type[BwrapBackend], bool], ...] = (
     ("session", BwrapBackend, False),
@@ -155,6 +167,7 @@ BWRAP_VARIANTS: tuple[tuple[str, type[BwrapBackend], bool], ...] = (
     ("session_unhardened", _UnhardenedBwrap, False),
     ("per_command", BwrapBackend, True),
     ("per_command_unhardened", _UnhardenedBwrap, True),
+    ("per_command_exec", _ExecPerCommandBwrap, True),
 )
 
 
@@ -194,6 +207,9 @@ async def bench_bwrap(workspace: Path, n: int) -> dict[str, Any]:
             out[key]["note"] = "zygote unavailable: ran one bwrap per command"
     out["hardening_cost"] = out["session"]["ms"] / out["session_unhardened"]["ms"]
     out["per_command_hardening_cost"] = out["per_command"]["ms"] / out["per_command_unhardened"]["ms"]
+    out["per_command_exec_hardening_cost"] = (
+        out["per_command_exec"]["ms"] / out["per_command_unhardened"]["ms"]
+    )
     return out
 
 
@@ -324,6 +340,7 @@ def report_bwrap(bw: dict[str, Any], verdict: Callable[[bool], str]) -> None:
         "session_unhardened": "  same, hardening off",
         "per_command": "true, bwrap per command",
         "per_command_unhardened": "  same, hardening off",
+        "per_command_exec": "  same, prlimit+nsenter exec'd (before)",
     }
     for key, label in labels.items():
         row = bw[key]
@@ -341,6 +358,11 @@ def report_bwrap(bw: dict[str, Any], verdict: Callable[[bool], str]) -> None:
     print(
         f"{'  hardening cost, per command (on / off)':44} {per_command:17.2f}x {'':>7}  "
         f"{verdict(per_command <= 1.15)} <=1.15x"
+    )
+    before = bw["per_command_exec_hardening_cost"]
+    print(
+        f"{'  same, prlimit+nsenter exec (on / off)':44} {before:17.2f}x {'':>7}  "
+        "info: before the spawner, same run"
     )
 
 
