@@ -293,9 +293,14 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         except BaseException:
             await self.close()
             raise
-        if as_root:
-            await self._start_spawner()
-        await self._probe()
+        # Root caller: the spawner starts while the probe runs (a Python start, off the wait).
+        async with anyio.create_task_group() as tg:
+            if as_root:
+                tg.start_soon(self._start_spawner)
+            unusable = await self._probe()
+        if unusable is not None:
+            await self.close()
+            raise unusable
 
     def _start_proxy(self) -> None:
         """The session's filtering proxy on the host (network ``proxied``)."""
@@ -311,7 +316,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         )
         self._proxy.start()
 
-    async def _probe(self) -> None:
+    async def _probe(self) -> BackendUnavailableError | None:
         """One bwrap start with the real flags: the clear error when namespaces are unavailable."""
         assert self._runner.state_dir is not None
         probe = [*self.bwrap_args(cwd="/", state_dir=self._runner.state_dir), "--", "true"]
@@ -323,10 +328,10 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             )
             if result.returncode == 0 or not lost_mount_race(result.stderr):
                 break
-        if result.returncode != 0:
-            await self.close()
-            detail = result.stderr.decode("utf-8", "replace").strip()
-            raise BackendUnavailableError(f"{_NAMESPACE_FIX} (bwrap said: {detail or result.returncode})")
+        if result.returncode == 0:
+            return None
+        detail = result.stderr.decode("utf-8", "replace").strip()
+        return BackendUnavailableError(f"{_NAMESPACE_FIX} (bwrap said: {detail or result.returncode})")
 
     def _no_core_prefix(self) -> list[str]:
         """``prlimit`` setting RLIMIT_CORE to 0 (soft and hard) for a per-command bwrap and its command."""
@@ -780,7 +785,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         try:
             # limits: the spawner joins the session cgroup
             await spawner.start(self.cgroup_argv(self._ns_prefix[:-1]), sys.executable, config)
-        except ZygoteGoneError as exc:
+        except SandboxExecError as exc:  # ZygoteGoneError included
             _log.warning("bwrap: starting each command with nsenter (%s)", exc)
             return
         self._spawner = spawner
