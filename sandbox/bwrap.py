@@ -31,10 +31,12 @@ Docker's masked /proc entries in the zygote's per-command /proc).
   (`sandbox._idmap`: their owner appears as the sandbox uid, what it creates
   lands owned by the owner) in a private mount namespace held for the
   session by a holder process; every bwrap starts in it (``nsenter
-  --mount``). The zygote switches each command's uid; per command,
-  ``nsenter --setuid --setgid`` starts bwrap itself as the sandbox uid, in a
-  user namespace as for a non-root caller, binding the roots and the state
-  dir from copies the holder makes reachable for it. Parents of the roots
+  --mount``). The zygote switches each command's uid; per command, a
+  spawner (`sandbox._zygote_main.Spawner`: the sandbox uid in that
+  namespace, core dumps off) starts bwrap itself as the sandbox uid with
+  ``posix_spawn`` (``nsenter --setuid --setgid`` exec'd per command where the
+  spawner is gone), in a user namespace as for a non-root caller, binding the
+  roots and the state dir from copies the holder makes reachable for it. Parents of the roots
   that the uid cannot cross (``/root``) become 0711 skeletons showing only
   the way to the roots. Where this cannot be set up (no idmapped mounts on
   the roots' filesystem, no util-linux ``nsenter``), bwrap as root is
@@ -288,7 +290,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     f"network 'proxied': the bwrap session sandbox did not start ({exc}); "
                     "use --network none, or fix the cause above"
                 ) from exc
-            # Per command, a root caller's commands still run as the sandbox uid (nsenter --setuid).
+            # Per command, a root caller's commands still run as the sandbox uid (the spawner, or nsenter --setuid).
             _log.warning("bwrap: running one sandbox per command (%s)", exc)
         except BaseException:
             await self.close()
