@@ -142,8 +142,9 @@ def _proc_masks() -> list[str]:
 _PROC_MASKS = _proc_masks()
 #: linux/capability.h numbers of the capabilities a zygote keeps.
 _CAP_NUMBERS = {"CAP_KILL": 5, "CAP_SETGID": 6, "CAP_SETUID": 7, "CAP_SETPCAP": 8, "CAP_SYS_ADMIN": 21}
-#: The seccomp program (``sandbox._seccomp``), built once.
-_SECCOMP = _seccomp.filter_bytes()
+#: The seccomp program (``sandbox._seccomp``), built once: this machine's table only.
+_MACHINE = os.uname().machine
+_SECCOMP = _seccomp.filter_bytes(machine=_MACHINE if _MACHINE in _seccomp.MACHINES else None)
 
 
 #: Where the proxy's socket directory appears inside the sandbox.
