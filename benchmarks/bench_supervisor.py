@@ -177,8 +177,8 @@ async def bench_bwrap(workspace: Path, n: int) -> dict[str, Any]:
     Two groups, each interleaved with its own raw spawn: the session variants, then
     the per-command ones. Apart because a per-command bwrap leaves kernel work behind
     each call (its network, mount and pid namespaces are torn down by kernel workers
-    after it exited), which lands on whatever is timed next: mixed in, it inflated
-    the session rows by ~0.8x of a raw spawn here.
+    after it exited), which lands on whatever is timed next: mixed in, the session row
+    measured 3.0x here where its own group measured 2.0x a minute later, at the same load.
     """
     out: dict[str, Any] = {"calls": n}
     for per_command_group in (False, True):
