@@ -22,7 +22,6 @@ from collections.abc import Awaitable, Callable
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from sandbox._hostproc import HostProcess
 from sandbox.base import ExitStatus, SandboxProcess
 
 __all__ = ["MAX_RETRIES", "TRANSIENT", "RetryingBwrapProcess", "Spawn", "lost_mount_race"]
@@ -39,11 +38,11 @@ def lost_mount_race(output: bytes | str) -> bool:
 
 
 #: Starts one bwrap attempt: returns the process and the read end of its json-status fd.
-Spawn = Callable[[], Awaitable[tuple[HostProcess, int]]]
+Spawn = Callable[[], Awaitable[tuple[SandboxProcess, int]]]
 
 
 class _Attempt:
-    def __init__(self, proc: HostProcess, status_fd: int) -> None:
+    def __init__(self, proc: SandboxProcess, status_fd: int) -> None:
         self.proc = proc
         self.status_fd = status_fd
         self.started = False  # some output proved the command ran
@@ -54,7 +53,7 @@ class _Attempt:
 class RetryingBwrapProcess(SandboxProcess):
     """A bwrap process that restarts itself when its sandbox setup hit a mount race."""
 
-    def __init__(self, spawn: Spawn, first: tuple[HostProcess, int], *, may_retry: bool) -> None:
+    def __init__(self, spawn: Spawn, first: tuple[SandboxProcess, int], *, may_retry: bool) -> None:
         self._spawn = spawn
         self._attempt = _Attempt(*first)
         self._may_retry = may_retry

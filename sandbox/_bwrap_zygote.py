@@ -247,6 +247,44 @@ class Zygote:
         self.running += 1
         return ZygoteProcess(self, command_id, marker, pipes, status_r, cwd_file)
 
+    async def spawn_program(
+        self,
+        request: ExecRequest,
+        argv: list[str],
+        *,
+        marker: str,
+        env_extra: dict[str, str],
+        cwd_file: Path | None,
+        extra_fds: tuple[int, ...],
+    ) -> ZygoteProcess:
+        """Start ``argv`` (a bwrap) through a spawner (`sandbox._zygote_main.Spawner`).
+
+        Its stdio pipes are made here; ``extra_fds`` become its fds 3, 4, ... (the
+        caller keeps and closes its own copies).
+        """
+        pipes = StdioPipes.open(request)
+        status_r, status_w = os.pipe2(os.O_CLOEXEC)
+        child_stdin = pipes.child_stdin if pipes.child_stdin is not None else self._runner.devnull()
+        child_stderr = pipes.child_stderr if pipes.child_stderr is not None else pipes.child_stdout
+        command_id = next(self._ids)
+        message: dict[str, object] = {
+            "op": "exec",
+            "id": command_id,
+            "argv": argv,
+            "env": child_env(request, env_extra, marker),
+        }
+        try:
+            await self._send(message, [child_stdin, pipes.child_stdout, child_stderr, status_w, *extra_fds])
+        except BaseException:
+            pipes.close_ours()
+            os.close(status_r)
+            raise
+        finally:
+            pipes.close_childs()
+            os.close(status_w)
+        self.running += 1
+        return ZygoteProcess(self, command_id, marker, pipes, status_r, cwd_file)
+
     async def retire(self) -> None:
         """Replaced (the policy changed): the zygote discards its warm pool and takes no more commands."""
         self._drop_pool()

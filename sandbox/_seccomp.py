@@ -35,6 +35,7 @@ __all__ = [
     "CLONE_NEWUSER",
     "DENIED",
     "ENOSYS_CALLS",
+    "MACHINES",
     "SAFE_PERSONALITIES",
     "SETID_MODE_CHECKED",
     "S_ISID",
@@ -159,38 +160,67 @@ def _table(arch: int, setid_only: bool = False) -> list[_Insn]:
     prog: list[_Insn] = []
     if arch == 0:  # x32 calls (same audit arch, numbers with bit 30 set): kill
         prog += [(_JGE_K, 0, 1, _X32_SYSCALL_BIT), _ret(_RET_KILL_PROCESS)]
-    if setid_only:
-        return [*prog, *_setid_rules(arch), _ret(_RET_ALLOW)]
-    for table, result in ((DENIED, errno.EPERM), (ENOSYS_CALLS, errno.ENOSYS)):
-        for numbers in table.values():
-            nr = numbers[arch]
-            if nr is not None:
-                prog += [(_JEQ_K, 0, 1, nr), _ret(_RET_ERRNO | result)]
-    for numbers in _NEWUSER_CHECKED.values():
-        nr = numbers[arch]
-        assert nr is not None
-        prog += [
-            (_JEQ_K, 0, 4, nr),
-            _load(_OFF_ARG0_LOW),
-            (_JSET_K, 0, 1, CLONE_NEWUSER),
-            _ret(_RET_ERRNO | errno.EPERM),
-            _ret(_RET_ALLOW),
-        ]
-    prog += _setid_rules(arch)
-    safe = len(SAFE_PERSONALITIES)
-    prog += [(_JEQ_K, 0, safe + 3, _PERSONALITY[arch]), _load(_OFF_ARG0_LOW)]
-    for i, value in enumerate(SAFE_PERSONALITIES):
-        prog.append((_JEQ_K, safe - i, 0, value))  # to the ALLOW after the EPERM
-    prog += [_ret(_RET_ERRNO | errno.EPERM), _ret(_RET_ALLOW)]
-    prog.append(_ret(_RET_ALLOW))
-    return prog
+    return [*prog, *_dispatch(_rules(arch, setid_only))]
 
 
-def _setid_rules(arch: int) -> list[_Insn]:
-    """EPERM for a call that would set S_ISUID/S_ISGID (`SETID_MODE_CHECKED`)."""
-    prog: list[_Insn] = []
-    if (437, 437)[arch] is not None:  # openat2: its mode is in a struct no filter can read
-        prog += [(_JEQ_K, 0, 1, 437), _ret(_RET_ERRNO | errno.ENOSYS)]
+#: A leaf of the search tree compares this many numbers one by one.
+_LEAF = 4
+
+
+def _dispatch(rules: list[tuple[int, list[_Insn]]]) -> list[_Insn]:
+    """Jump to the block of the loaded syscall number, or allow it: a binary search on the number.
+
+    A few compares per call instead of one per rule: the kernel runs the filter on
+    every call the command makes and, when a process loads it, evaluates it for every
+    syscall number (its cache of always-allowed calls), so its length per call matters.
+    ``rules`` sorted by number; each block ends in a return.
+    """
+    if len(rules) <= _LEAF:
+        prog: list[_Insn] = []
+        for nr, block in rules:
+            prog += [(_JEQ_K, 0, len(block), nr), *block]
+        return [*prog, _ret(_RET_ALLOW)]
+    mid = len(rules) // 2
+    low, high = _dispatch(rules[:mid]), _dispatch(rules[mid:])
+    return [(_JGE_K, 0, len(high), rules[mid][0]), *high, *low]
+
+
+def _rules(arch: int, setid_only: bool) -> list[tuple[int, list[_Insn]]]:
+    """(syscall number, its block of instructions ending in a return) for one architecture, by number."""
+    rules: dict[int, list[_Insn]] = {}
+
+    def add(nr: int | None, block: list[_Insn]) -> None:
+        if nr is not None:
+            assert rules.setdefault(nr, block) == block, f"two different rules for syscall {nr}"
+
+    if not setid_only:
+        for table, result in ((DENIED, errno.EPERM), (ENOSYS_CALLS, errno.ENOSYS)):
+            for numbers in table.values():
+                add(numbers[arch], [_ret(_RET_ERRNO | result)])
+        for numbers in _NEWUSER_CHECKED.values():
+            add(
+                numbers[arch],
+                [
+                    _load(_OFF_ARG0_LOW),
+                    (_JSET_K, 0, 1, CLONE_NEWUSER),
+                    _ret(_RET_ERRNO | errno.EPERM),
+                    _ret(_RET_ALLOW),
+                ],
+            )
+        safe = len(SAFE_PERSONALITIES)
+        personality: list[_Insn] = [_load(_OFF_ARG0_LOW)]
+        for i, value in enumerate(SAFE_PERSONALITIES):
+            personality.append((_JEQ_K, safe - i, 0, value))  # to the ALLOW after the EPERM
+        add(_PERSONALITY[arch], [*personality, _ret(_RET_ERRNO | errno.EPERM), _ret(_RET_ALLOW)])
+    for nr, block in _setid_rules(arch):
+        add(nr, block)
+    return sorted(rules.items())
+
+
+def _setid_rules(arch: int) -> list[tuple[int, list[_Insn]]]:
+    """EPERM for a call that would set S_ISUID/S_ISGID (`SETID_MODE_CHECKED`): (number, block)."""
+    rules: list[tuple[int, list[_Insn]]] = [(437, [_ret(_RET_ERRNO | errno.ENOSYS)])]  # openat2:
+    # its mode is in a struct no filter can read
     for nr_x86, nr_arm, flags_arg, mode_arg in SETID_MODE_CHECKED.values():
         nr = (nr_x86, nr_arm)[arch]
         if nr is None:
@@ -204,30 +234,45 @@ def _setid_rules(arch: int) -> list[_Insn]:
             _ret(_RET_ERRNO | errno.EPERM),
             _ret(_RET_ALLOW),
         ]
-        prog += [(_JEQ_K, 0, len(block), nr), *block]
-    return prog
+        rules.append((nr, block))
+    return rules
 
 
-def program(setid_only: bool = False) -> list[_Insn]:
+#: ``os.uname().machine`` -> the table index of `_table`.
+MACHINES = {"x86_64": 0, "aarch64": 1}
+_AUDIT_ARCHES = (_AUDIT_ARCH_X86_64, _AUDIT_ARCH_AARCH64)
+
+
+def program(setid_only: bool = False, *, machine: str | None = None) -> list[_Insn]:
     """The whole filter: the architecture check, then the matching table.
 
     ``setid_only``: just the set-id rules, for sandboxes that already have a filter of their
     own (docker's default profile) and lack only these (the docker executor's helper loads it).
+    ``machine``: only that architecture's table (`MACHINES`), every other one killed -- what
+    a process on this machine can use (no call ever arrives with another's audit arch);
+    half the program for the kernel to check and compile each time it is loaded.
     """
-    x86, arm = _table(0, setid_only), _table(1, setid_only)
-    head: list[_Insn] = [
-        _load(_OFF_ARCH),
-        (_JEQ_K, 2, 0, _AUDIT_ARCH_X86_64),
-        (_JEQ_K, 1 + len(x86) + 1, 0, _AUDIT_ARCH_AARCH64),
-        _ret(_RET_KILL_PROCESS),
-    ]
-    # Each table starts by loading the syscall number.
-    prog = [*head, _load(_OFF_NR), *x86, _load(_OFF_NR), *arm]
+    if machine is not None:
+        table = _table(MACHINES[machine], setid_only)
+        head = [_load(_OFF_ARCH), (_JEQ_K, 1, 0, _AUDIT_ARCHES[MACHINES[machine]]), _ret(_RET_KILL_PROCESS)]
+        prog = [*head, _load(_OFF_NR), *table]
+    else:
+        x86, arm = _table(0, setid_only), _table(1, setid_only)
+        head = [
+            _load(_OFF_ARCH),
+            (_JEQ_K, 2, 0, _AUDIT_ARCH_X86_64),
+            (_JEQ_K, 1 + len(x86) + 1, 0, _AUDIT_ARCH_AARCH64),
+            _ret(_RET_KILL_PROCESS),
+        ]
+        # Each table starts by loading the syscall number.
+        prog = [*head, _load(_OFF_NR), *x86, _load(_OFF_NR), *arm]
     for code, jt, jf, _k in prog:
-        assert code != _JEQ_K or (jt < 256 and jf < 256), "a BPF jump must fit in 8 bits"
+        assert code not in (_JEQ_K, _JGE_K, _JSET_K) or (jt < 256 and jf < 256), (
+            "a BPF jump must fit in 8 bits"
+        )
     return prog
 
 
-def filter_bytes(setid_only: bool = False) -> bytes:
+def filter_bytes(setid_only: bool = False, *, machine: str | None = None) -> bytes:
     """``struct sock_filter[]`` (u16 code, u8 jt, u8 jf, u32 k, native order) of `program`."""
-    return b"".join(struct.pack("=HBBI", *insn) for insn in program(setid_only))
+    return b"".join(struct.pack("=HBBI", *insn) for insn in program(setid_only, machine=machine))

@@ -31,10 +31,12 @@ Docker's masked /proc entries in the zygote's per-command /proc).
   (`sandbox._idmap`: their owner appears as the sandbox uid, what it creates
   lands owned by the owner) in a private mount namespace held for the
   session by a holder process; every bwrap starts in it (``nsenter
-  --mount``). The zygote switches each command's uid; per command,
-  ``nsenter --setuid --setgid`` starts bwrap itself as the sandbox uid, in a
-  user namespace as for a non-root caller, binding the roots and the state
-  dir from copies the holder makes reachable for it. Parents of the roots
+  --mount``). The zygote switches each command's uid; per command, a
+  spawner (`sandbox._zygote_main.Spawner`: the sandbox uid in that
+  namespace, core dumps off) starts bwrap itself as the sandbox uid with
+  ``posix_spawn`` (``nsenter --setuid --setgid`` exec'd per command where the
+  spawner is gone), in a user namespace as for a non-root caller, binding the
+  roots and the state dir from copies the holder makes reachable for it. Parents of the roots
   that the uid cannot cross (``/root``) become 0711 skeletons showing only
   the way to the roots. Where this cannot be set up (no idmapped mounts on
   the roots' filesystem, no util-linux ``nsenter``), bwrap as root is
@@ -95,7 +97,7 @@ from sandbox import _seccomp
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
-from sandbox._hostproc import HostProcess, HostRunner
+from sandbox._hostproc import HostRunner
 from sandbox._hostsockets import SocketWatch, ipc_mask_args
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
@@ -140,8 +142,9 @@ def _proc_masks() -> list[str]:
 _PROC_MASKS = _proc_masks()
 #: linux/capability.h numbers of the capabilities a zygote keeps.
 _CAP_NUMBERS = {"CAP_KILL": 5, "CAP_SETGID": 6, "CAP_SETUID": 7, "CAP_SETPCAP": 8, "CAP_SYS_ADMIN": 21}
-#: The seccomp program (``sandbox._seccomp``), built once.
-_SECCOMP = _seccomp.filter_bytes()
+#: The seccomp program (``sandbox._seccomp``), built once: this machine's table only.
+_MACHINE = os.uname().machine
+_SECCOMP = _seccomp.filter_bytes(machine=_MACHINE if _MACHINE in _seccomp.MACHINES else None)
 
 
 #: Where the proxy's socket directory appears inside the sandbox.
@@ -188,6 +191,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._ns_prefix: list[str] = []
         self._ns_user_prefix: list[str] = []
         self._sources: dict[Path, Path] = {}
+        #: Root caller, one bwrap per command: the process that starts each bwrap as the sandbox
+        #: uid in the holder's namespace (None: ``nsenter`` per command does it).
+        self._spawner: Zygote | None = None
         #: Network ``proxied``: the host proxy and its 0700 directory (socket and session log).
         self._proxy: FilteringProxy | None = None
         self._proxy_dir: Path | None = None
@@ -285,12 +291,19 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     f"network 'proxied': the bwrap session sandbox did not start ({exc}); "
                     "use --network none, or fix the cause above"
                 ) from exc
-            # Per command, a root caller's commands still run as the sandbox uid (nsenter --setuid).
+            # Per command, a root caller's commands still run as the sandbox uid (the spawner, or nsenter --setuid).
             _log.warning("bwrap: running one sandbox per command (%s)", exc)
         except BaseException:
             await self.close()
             raise
-        await self._probe()
+        # Root caller: the spawner starts while the probe runs (a Python start, off the wait).
+        async with anyio.create_task_group() as tg:
+            if as_root:
+                tg.start_soon(self._start_spawner)
+            unusable = await self._probe()
+        if unusable is not None:
+            await self.close()
+            raise unusable
 
     def _start_proxy(self) -> None:
         """The session's filtering proxy on the host (network ``proxied``)."""
@@ -306,7 +319,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         )
         self._proxy.start()
 
-    async def _probe(self) -> None:
+    async def _probe(self) -> BackendUnavailableError | None:
         """One bwrap start with the real flags: the clear error when namespaces are unavailable."""
         assert self._runner.state_dir is not None
         probe = [*self.bwrap_args(cwd="/", state_dir=self._runner.state_dir), "--", "true"]
@@ -318,10 +331,10 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             )
             if result.returncode == 0 or not lost_mount_race(result.stderr):
                 break
-        if result.returncode != 0:
-            await self.close()
-            detail = result.stderr.decode("utf-8", "replace").strip()
-            raise BackendUnavailableError(f"{_NAMESPACE_FIX} (bwrap said: {detail or result.returncode})")
+        if result.returncode == 0:
+            return None
+        detail = result.stderr.decode("utf-8", "replace").strip()
+        return BackendUnavailableError(f"{_NAMESPACE_FIX} (bwrap said: {detail or result.returncode})")
 
     def _no_core_prefix(self) -> list[str]:
         """``prlimit`` setting RLIMIT_CORE to 0 (soft and hard) for a per-command bwrap and its command."""
@@ -525,9 +538,10 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._zygote = None
         for zygote in zygotes:
             await zygote.close()
-        holder, self._holder = self._holder, None
-        if holder is not None:
-            await holder.close()
+        for helper in (self._spawner, self._holder):  # the spawner's bwraps die with it
+            if helper is not None:
+                await helper.close()
+        self._spawner = self._holder = None
         self._ns_prefix, self._ns_user_prefix, self._sources = [], [], {}
         proxy, self._proxy = self._proxy, None
         if proxy is not None:  # after the sandboxes: nothing is left to connect through it
@@ -559,6 +573,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         denied: tuple[str | None, ...] | None = None,
         seccomp_fd: int | None = None,
         zygote: bool = False,
+        spawned: bool = False,
     ) -> list[str]:
         """The bwrap argv up to (not including) ``--``, for one sandbox starting in ``cwd``.
 
@@ -569,11 +584,14 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         ``denied``: `_denied_kinds` as already taken (default: taken now).
         ``seccomp_fd``: where bwrap reads the command's seccomp program (``--seccomp``).
         ``zygote``: the zygote's sandbox (it makes the skeletons and /proc masks itself).
+        ``spawned``: started by the spawner, already the sandbox uid in the holder's namespace
+        (root caller, per command): no ``nsenter`` in front.
         """
         assert self._bwrap is not None
         as_user = bool(self._ns_user_prefix) and not zygote  # root, per command: as the sandbox uid
+        prefix = self._ns_user_prefix if as_user else self._ns_prefix
         args = [
-            *(self._ns_user_prefix if as_user else self._ns_prefix),
+            *(() if spawned else prefix),
             self._bwrap,
             *(("--unshare-user",) if as_user else ()),
             "--die-with-parent",
@@ -636,7 +654,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if self._zygote is not None:
             return self.cgroup_watch(await self._exec_in_zygote(request))  # limits: OOM reporting
 
-        async def spawn() -> tuple[HostProcess, int]:
+        async def spawn() -> tuple[SandboxProcess, int]:
             return await self._spawn_once(request)
 
         first = await spawn()
@@ -669,8 +687,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         env = {**proxy_env(), **run.env} if self._proxy is not None else run.env
         return await zygote.spawn(request, marker=run.marker, env_extra=env, cwd_file=run.cwd_file)
 
-    async def _spawn_once(self, request: ExecRequest) -> tuple[HostProcess, int]:
+    async def _spawn_once(self, request: ExecRequest) -> tuple[SandboxProcess, int]:
         """One bwrap start; returns the process and the read end of its ``--json-status-fd``."""
+        spawner = self._spawner
+        if spawner is not None and spawner.alive:
+            return await self._spawn_by_spawner(spawner, request)
         run = self._runner.new_run(request.report_cwd)
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
         seccomp_r, seccomp_w = os.pipe2(os.O_CLOEXEC)
@@ -710,6 +731,67 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             os.close(status_w)
             os.close(seccomp_r)
         return proc, status_r
+
+    async def _spawn_by_spawner(self, spawner: Zygote, request: ExecRequest) -> tuple[SandboxProcess, int]:
+        """`_spawn_once` for a root caller: the spawner starts bwrap (no ``prlimit``, no ``nsenter``).
+
+        Its seccomp program and json status fds become bwrap's fds 3 and 4.
+        """
+        run = self._runner.new_run(request.report_cwd)
+        status_r, status_w = os.pipe2(os.O_CLOEXEC)
+        seccomp_r, seccomp_w = os.pipe2(os.O_CLOEXEC)
+        os.write(seccomp_w, self._seccomp_program())  # < 4 KiB: fits in the pipe
+        os.close(seccomp_w)
+        argv = [
+            *self.bwrap_args(
+                cwd=request.cwd, state_dir=run.state_dir, tmp=self._session_tmp, seccomp_fd=3, spawned=True
+            ),
+            "--json-status-fd",
+            "4",
+            "--",
+            *request.argv,
+        ]
+        env = run.env
+        if not _reachable(request.env.get("HOME", "/")):
+            env = {**env, "HOME": "/tmp"}  # root's home is not the sandbox user's
+        try:
+            proc = await spawner.spawn_program(
+                request,
+                argv,  # limits: in the session cgroup already, as the spawner is
+                marker=run.marker,
+                env_extra=env,
+                cwd_file=run.cwd_file,
+                extra_fds=(seccomp_r, status_w),
+            )
+        except BaseException:
+            os.close(status_r)
+            raise
+        finally:
+            os.close(status_w)
+            os.close(seccomp_r)
+        return proc, status_r
+
+    async def _start_spawner(self) -> None:
+        """Root caller: the spawner of per-command bwraps (`sandbox._zygote_main.Spawner`).
+
+        Started as root in the holder's namespace and the session cgroup (which every
+        bwrap it starts inherits: the sandbox uid could not join it), it becomes the
+        sandbox uid itself before it says ready. Where it cannot start, ``nsenter`` per
+        command stays.
+        """
+        spawner = Zygote(self._runner)
+        config: dict[str, object] = {
+            "spawner": True,
+            "uid": self.config.sandbox_uid,
+            "gid": self.config.sandbox_gid,
+        }
+        try:
+            # limits: the spawner joins the session cgroup
+            await spawner.start(self.cgroup_argv(self._ns_prefix[:-1]), sys.executable, config)
+        except SandboxExecError as exc:  # ZygoteGoneError included
+            _log.warning("bwrap: starting each command with nsenter (%s)", exc)
+            return
+        self._spawner = spawner
 
 
 def _reachable(path: str) -> bool:
