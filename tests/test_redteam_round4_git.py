@@ -17,6 +17,7 @@ import itertools
 import os
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 from typing import Literal
 
@@ -133,3 +134,90 @@ def test_git_with_a_clean_submodule_still_runs_unasked(tmp_path: Path) -> None:
     envelope = anyio.run(_bash, ws, "git diff", "local")
     assert not envelope.is_error, _text(envelope)
     assert "Subproject commit" in _text(envelope)
+
+
+def _hostile_attributes(tmp_path: Path, kind: str) -> Path:
+    """A repository whose .gitattributes is a FIFO or a symlink to a device, judged while the
+    operator's own git config defines a driver (git-lfs's filter, the common case): the check
+    then reads every attributes file of the work tree, on the host."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _git(ws, "init", "-q")
+    (ws / "a.txt").write_text("a\n")
+    _git(ws, "add", "a.txt")
+    _git(ws, "commit", "-qm", "init")
+    sub = ws / "deep"
+    sub.mkdir()
+    if kind == "fifo":
+        os.mkfifo(sub / ".gitattributes")
+    else:
+        os.symlink("/dev/zero", sub / ".gitattributes")
+    return ws
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_hostile_attributes_file_cannot_stall_or_exhaust_the_check(
+    tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text('[filter "lfs"]\n\tclean = git-lfs clean -- %f\n\trequired = true\n')
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    ws = _hostile_attributes(tmp_path, kind)
+    import resource
+
+    limit = resource.getrlimit(resource.RLIMIT_AS)
+    if kind == "dev-zero":
+        # Reading /dev/zero whole would take all memory; fail fast instead of taking the machine.
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, limit[1]))
+    out: list[ResultEnvelope] = []
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            out.append(anyio.run(_bash, ws, "git status", "local"))
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+            errors.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(60)
+    resource.setrlimit(resource.RLIMIT_AS, limit)
+    assert not thread.is_alive(), "the permission check hung on the repository's .gitattributes"
+    if errors:
+        raise errors[0]
+    assert not out[0].is_error, _text(out[0])
+
+
+def test_a_jq_filter_file_that_is_a_fifo_cannot_stall_the_check(tmp_path: Path) -> None:
+    """``jq -f FILE``: the check looks into the filter file for module directives, on the host."""
+    require(shutil.which("jq") is not None, "jq is not installed")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.mkfifo(ws / "filter.jq")
+    (ws / "a.json").write_text("{}")
+    out: list[ResultEnvelope] = []
+
+    async def call() -> None:
+        async with shellrt.Runtime(
+            workspace=ws,
+            sandbox="local",
+            session_dir=tmp_path / "s",
+            tools=[Bash()],
+            settings_files=(),
+            mode="dontAsk",
+        ) as rt:
+            block = ToolUseBlock(
+                id=f"rt4jq{next(_ids)}",
+                name="Bash",
+                input={"command": "jq -f filter.jq a.json", "timeout": 2000},
+            )
+            out.extend(await rt.run_envelopes([block]))
+
+    thread = threading.Thread(target=lambda: anyio.run(call), daemon=True)
+    thread.start()
+    thread.join(60)
+    assert not thread.is_alive(), "the permission check hung opening the repository's filter file"
+    assert out, "no result"

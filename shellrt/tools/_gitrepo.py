@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from shellrt.analysis.git_env import GIT_CONFIG_OVERRIDES, git_hardening_env
+from shellrt.tools._hostread import read_regular
 
 __all__ = ["CODE_RUNNING_KEYS", "active_hooks", "changed_paths", "repo_code_keys"]
 
@@ -81,6 +82,8 @@ _DRIVER_ATTR = re.compile(r"(?:^|\s)(diff|filter|merge)=([^\s]+)")
 #: Config values that do not run anything even under a code-running key.
 _HARMLESS_VALUES = frozenset({"", "false", "cat", "true", "/dev/null", "never", "0", "none"})
 _TIMEOUT_S = 10.0
+#: Attributes files larger than this are not inspected (the judgement fails closed).
+_MAX_ATTRIBUTES_BYTES = 8 << 20
 #: Keys the hardening environment already overrides for read-only commands (command-line
 #: precedence beats every file), so a repository setting them changes nothing.
 _OVERRIDDEN = frozenset(k.lower() for k, _, _ in GIT_CONFIG_OVERRIDES)
@@ -256,10 +259,14 @@ def _attribute_uses(cwd: str, env: Mapping[str, str], drivers: set[str]) -> list
         files.append(Path(cwd, common) / "info" / "attributes")
     found: list[str] = []
     for file in files:
-        try:
-            text = file.read_text("utf-8", "replace")
-        except OSError:
+        # In-tree attributes are never read through a symlink (git does the same since 2.32).
+        data = read_regular(file, _MAX_ATTRIBUTES_BYTES, follow=file.name != ".gitattributes")
+        if data is None:
             continue
+        if len(data) > _MAX_ATTRIBUTES_BYTES:
+            found.append(f"{file} is too large to inspect")
+            continue
+        text = data.decode("utf-8", "replace")
         for kind, name in _DRIVER_ATTR.findall(text):
             if name in drivers:
                 found.append(f"{kind}={name} selected by {file}")
