@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -148,3 +149,63 @@ def test_a_directory_swapped_under_the_check_never_leads_it_to_a_host_file(
         )
     finally:
         shutil.rmtree(session, ignore_errors=True)
+
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@t",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@t",
+}
+
+
+def _repo(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "a.txt").write_text("a\n")
+    subprocess.run(["git", "-C", str(ws), "add", "a.txt"], check=True)
+    subprocess.run(["git", "-C", str(ws), "commit", "-qm", "i"], check=True, env={**os.environ, **GIT_ENV})
+    return ws
+
+
+@pytest.mark.parametrize("target", ["../evil", "/tmp"])
+def test_a_planted_commondir_cannot_point_host_git_at_other_config(tmp_path: Path, target: str) -> None:
+    """``.git/commondir`` makes git read the repository's config (and refs, objects) from the
+    directory it names; a HEAD-less directory there was no git directory to the check, so its
+    ``config`` (``core.fsmonitor``) was never looked at, and the operator's next ``git status``
+    ran it on the host."""
+    ws = _repo(tmp_path)
+    mark = tmp_path / "PWNED"
+    plant = (
+        "mkdir -p evil && cp -r .git/objects .git/refs evil/ && "
+        f"printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = \"touch {mark}; false\"\\n' > evil/config && "
+        f"echo {target} > .git/commondir"
+    )
+    notes: list[str] = []
+
+    async def body(sup: Supervisor) -> None:
+        result = await sup.run(plant, timeout_s=60)
+        assert result.exit_code == 0, result.preview
+        notes.extend(result.notes)
+
+    _session(ws, tmp_path / "session", body)
+    subprocess.run(["git", "-C", str(ws), "status"], capture_output=True)
+    assert not mark.exists(), f"the operator's git ran the planted fsmonitor; notes: {notes}"
+    assert not (ws / ".git" / "commondir").exists()
+
+
+def test_git_worktrees_keep_their_commondir(tmp_path: Path) -> None:
+    ws = _repo(tmp_path)
+    notes: list[str] = []
+
+    async def body(sup: Supervisor) -> None:
+        result = await sup.run("git worktree add -q wt", timeout_s=60)
+        notes.extend(result.notes)
+        result = await sup.run("git -C wt log --oneline | wc -l", timeout_s=60, env=GIT_ENV)
+        assert result.preview.strip() == "1", result.preview
+        notes.extend(result.notes)
+
+    _session(ws, tmp_path / "session", body)
+    assert notes == [], notes
+    assert (ws / ".git" / "worktrees" / "wt" / "commondir").exists()

@@ -332,6 +332,8 @@ class WorkspaceGuard:
                     kind = "hook"
             elif is_gitdir and n in ("config", "config.worktree"):
                 kind = "gitconfig"
+            elif is_gitdir and n == "commondir":
+                kind = "commondir"
             elif n == ".git":
                 kind = "gitlink"
             elif in_settings or n in _ANYWHERE or n in editor or _redirects(n, is_link, is_gitdir):
@@ -513,6 +515,7 @@ _DESCRIBE = {
     "hook": "an executable git hook",
     "gitconfig": "git config with a code-running key",
     "gitlink": "a .git link to another git directory",
+    "commondir": "a git directory's commondir, which points git at another directory's config",
     "file": "a settings, start-up or editor file",
 }
 
@@ -539,6 +542,8 @@ def protected_reason(path: str | Path) -> str | None:
             return "a git hook"
         if name in ("config", "config.worktree"):
             return "git configuration (it can name programs git runs)"
+        if name == "commondir":
+            return "a git directory's commondir (git reads its configuration from where it points)"
     if name == ".git":
         return "a .git link (it can point git at another repository)"
     return None
@@ -601,6 +606,8 @@ def _active(kind: str, path: str, content: bytes | None, is_link: bool, st: os.s
         return None if keys == frozenset() else keys
     if kind == "gitlink":
         return None if _benign_gitlink(path, content or b"", root) else digest
+    if kind == "commondir":
+        return None if _benign_commondir(path, content or b"", root) else digest
     return digest
 
 
@@ -613,6 +620,24 @@ def _benign_gitlink(path: str, content: bytes, root: Path) -> bool:
     resolved = os.path.realpath(os.path.join(os.path.dirname(path), target))
     real_root = os.path.realpath(root)
     return resolved.startswith(real_root + os.sep) and f"{os.sep}.git{os.sep}" in resolved[len(real_root) :]
+
+
+def _benign_commondir(path: str, content: bytes, root: Path) -> bool:
+    """A git directory's ``commondir`` (git reads config, refs and objects from where it points)
+    is benign when it names a ``.git`` directory inside the workspace (``git worktree add``
+    writes ``../..``: the main ``.git``), whose config this check always watches. Any other
+    directory could stop looking like a git directory (no ``HEAD``) and its config would no
+    longer be watched, while git keeps reading it."""
+    target = content.decode("utf-8", "replace").strip()
+    if not target or "\n" in target:
+        return False
+    resolved = os.path.realpath(os.path.join(os.path.dirname(path), target))
+    real_root = os.path.realpath(root)
+    return (
+        resolved.startswith(real_root + os.sep)
+        and os.path.basename(resolved) == ".git"
+        and os.path.isdir(resolved)
+    )
 
 
 # --- git config -------------------------------------------------------------------------
