@@ -209,3 +209,31 @@ def test_git_worktrees_keep_their_commondir(tmp_path: Path) -> None:
     _session(ws, tmp_path / "session", body)
     assert notes == [], notes
     assert (ws / ".git" / "worktrees" / "wt" / "commondir").exists()
+
+
+@pytest.mark.parametrize("objects", ["symlink", "file-commondir"])
+def test_a_git_directory_git_accepts_is_one_the_check_watches(tmp_path: Path, objects: str) -> None:
+    """git takes a directory with ``HEAD`` and an ``objects`` that is a *symlink* to a directory
+    as a git directory; the check looked for an ``objects`` subdirectory only, so the config of
+    ``x/.git/y`` (the target of a planted ``.git`` file, benign by its path) was never looked at."""
+    ws = _repo(tmp_path)
+    mark = tmp_path / "PWNED"
+    link = "ln -s ../../../.git2/objects x/.git/y/objects"
+    if objects == "file-commondir":  # objects through a commondir that names a real .git
+        link = "echo ../../../.git2 > x/.git/y/commondir; mkdir -p x/.git/y/refs"
+    plant = (
+        "mv .git .git2 && mkdir -p x/.git/y/refs && cp .git2/HEAD x/.git/y/HEAD && "
+        f"{link} && "
+        f"printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = \"touch {mark}; false\"\\n' > x/.git/y/config && "
+        "echo 'gitdir: x/.git/y' > .git"
+    )
+    notes: list[str] = []
+
+    async def body(sup: Supervisor) -> None:
+        result = await sup.run(plant, timeout_s=60)
+        assert result.exit_code == 0, result.preview
+        notes.extend(result.notes)
+
+    _session(ws, tmp_path / "session", body)
+    subprocess.run(["git", "-C", str(ws), "status"], capture_output=True)
+    assert not mark.exists(), f"the operator's git ran the planted fsmonitor; notes: {notes}"

@@ -320,7 +320,9 @@ class WorkspaceGuard:
         name = os.path.basename(path)
         names = {n for n, _, _ in entries}
         subdirs = [n for n, is_dir, _ in entries if is_dir]
-        is_gitdir = name == ".git" or ("HEAD" in names and ("objects" in subdirs or "commondir" in names))
+        # As git decides (is_git_directory): HEAD, and objects (a directory or a symlink to one) or a
+        # commondir; an objects symlink must not hide a git directory's config from this check.
+        is_gitdir = name == ".git" or ("HEAD" in names and ("objects" in names or "commondir" in names))
         editor = _EDITOR_FILES.get(name, frozenset())
         watched: list[tuple[str, str]] = []
         for n, is_dir, is_link in entries:
