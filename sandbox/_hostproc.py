@@ -17,6 +17,7 @@ import secrets
 import select
 import shutil
 import signal as _signal
+import stat
 import subprocess
 import threading
 import time
@@ -463,26 +464,39 @@ class HostProcess(SandboxProcess):
         return ExitStatus(exit_code=returncode, cwd=cwd)
 
 
+#: A path is at most PATH_MAX (4096) bytes; a longer report is not a directory.
+_CWD_REPORT_MAX = 4096
+
+
 def read_cwd_report(path: Path | None) -> str | None:
     """The final cwd a shell wrote to its report file (consumed), or None when it wrote none.
 
     The shell writes the report only when it changed directory: usually a miss.
+    The file lies where commands may write (the session's state directory), so it
+    is data, never a path the host follows: a symlink would make the host (root,
+    in CI) read any file for the model, a FIFO would block this ``open`` forever.
+    Only a regular file with one link, of at most ``_CWD_REPORT_MAX`` bytes, counts.
     """
     if path is None:
         return None
     raw = b""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
     except OSError:
-        return None
-    try:
-        raw = os.read(fd, 1 << 16)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        fd = -1
+    if fd >= 0:
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and st.st_size <= _CWD_REPORT_MAX:
+                raw = os.read(fd, _CWD_REPORT_MAX + 1)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
     with contextlib.suppress(OSError):
         os.unlink(path)
+    if len(raw) > _CWD_REPORT_MAX:
+        return None
     return raw.decode("utf-8", "surrogateescape").rstrip("\r\n") or None
 
 

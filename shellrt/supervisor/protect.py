@@ -35,7 +35,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import stat
 import threading
 import time
@@ -46,6 +45,7 @@ from typing import Any
 
 import anyio
 
+from shellrt.supervisor._anchored import make_parent, move_out, open_parent, write_entry
 from shellrt.supervisor._inotify import Inotify, InotifyEvents
 
 __all__ = [
@@ -188,12 +188,19 @@ class WorkspaceGuard:
             old = self._files.get(key)
             kind = old.kind if old is not None else "file"
             try:
-                st = os.lstat(key)
+                dir_fd, name = open_parent(self.root, key)
             except OSError:
                 self._files.pop(key, None)
                 return
-            is_link = stat.S_ISLNK(st.st_mode)
-            content = _read(key, is_link, st)
+            try:
+                st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                is_link = stat.S_ISLNK(st.st_mode)
+                content = _read(dir_fd, name, is_link, st)
+            except OSError:
+                self._files.pop(key, None)
+                return
+            finally:
+                os.close(dir_fd)
             self._files[key] = _File(
                 kind,
                 (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode),
@@ -211,12 +218,18 @@ class WorkspaceGuard:
         events = self._watch.drain() if self._watch is not None else None
         if events is None or events.full_scan or not self._baselined or not self._incremental(events, now):
             self._full_scan(now)
-        for path in set(self._files) - set(self._watched):
-            gone = self._files.pop(path)  # deleted (or no longer protected): nothing left to obey …
-            if revert and not os.path.lexists(path):
-                self._restore_deleted_settings(path, gone, out)  # … except the deny rules of settings
+        deleted = [(path, self._files.pop(path)) for path in set(self._files) - set(self._watched)]
         for path, kind in list(self._watched.items()):
-            self._check_file(path, kind, now, out, revert=revert)
+            gone = self._check_file(path, kind, now, out, revert=revert)
+            if gone is not None:
+                deleted.append((path, gone))
+        # Deleted (or no longer protected): nothing left to obey, except the deny rules of the
+        # workspace's settings. Restored last, once a symlink put in place of their directory
+        # (checked above) is quarantined.
+        if revert:
+            for path, gone in deleted:
+                if not _exists_below(self.root, path):
+                    self._restore_deleted_settings(path, gone, out)
 
     def _full_scan(self, now: int) -> None:
         """``lstat`` every directory; list again those whose mtime/ctime changed."""
@@ -307,7 +320,9 @@ class WorkspaceGuard:
         name = os.path.basename(path)
         names = {n for n, _, _ in entries}
         subdirs = [n for n, is_dir, _ in entries if is_dir]
-        is_gitdir = name == ".git" or ("HEAD" in names and ("objects" in subdirs or "commondir" in names))
+        # As git decides (is_git_directory): HEAD, and objects (a directory or a symlink to one) or a
+        # commondir; an objects symlink must not hide a git directory's config from this check.
+        is_gitdir = name == ".git" or ("HEAD" in names and ("objects" in names or "commondir" in names))
         editor = _EDITOR_FILES.get(name, frozenset())
         watched: list[tuple[str, str]] = []
         for n, is_dir, is_link in entries:
@@ -319,6 +334,8 @@ class WorkspaceGuard:
                     kind = "hook"
             elif is_gitdir and n in ("config", "config.worktree"):
                 kind = "gitconfig"
+            elif is_gitdir and n == "commondir":
+                kind = "commondir"
             elif n == ".git":
                 kind = "gitlink"
             elif in_settings or n in _ANYWHERE or n in editor or _redirects(n, is_link, is_gitdir):
@@ -334,51 +351,58 @@ class WorkspaceGuard:
         return _Dir(sig, ctx, children, tuple(watched), racy, is_gitdir)
 
     # --- one protected file ---------------------------------------------------------------
-    def _check_file(self, path: str, kind: str, now: int, out: _Scan, *, revert: bool) -> None:
+    def _check_file(self, path: str, kind: str, now: int, out: _Scan, *, revert: bool) -> _File | None:
+        """Check one protected file; returns its last record when it is gone (for `_scan` to restore)."""
         try:
-            st = os.lstat(path)
-        except FileNotFoundError:
-            gone = self._files.pop(path, None)
-            if gone is not None and revert:
-                self._restore_deleted_settings(path, gone, out)
-            return
-        sig = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
-        old = self._files.get(path)
-        if old is not None and old.sig == sig and not old.racy and old.kind == kind:
-            return
-        is_link = stat.S_ISLNK(st.st_mode)
-        content = _read(path, is_link, st)
-        active = _active(kind, path, content, is_link, st, self.root)
-        racy = now - max(st.st_mtime_ns, st.st_ctime_ns) < _RACY_NS
-        snapshot = content if content is not None and len(content) <= _SNAPSHOT_LIMIT else None
-        new = _File(kind, sig, active, snapshot, is_link, stat.S_IMODE(st.st_mode), racy)
-        planted = revert and active is not None and (old is None or old.active != active or old.kind != kind)
-        if not planted:
-            self._files[path] = new
-            return
-        self._revert(path, kind, old, out)
+            dir_fd, name = open_parent(self.root, path)
+        except FileNotFoundError:  # a parent is gone, or is a symlink now: nothing of the workspace there
+            return self._files.pop(path, None)
+        try:
+            try:
+                st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                return self._files.pop(path, None)
+            sig = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
+            old = self._files.get(path)
+            if old is not None and old.sig == sig and not old.racy and old.kind == kind:
+                return None
+            is_link = stat.S_ISLNK(st.st_mode)
+            content = _read(dir_fd, name, is_link, st)
+            active = _active(kind, path, content, is_link, st, self.root)
+            racy = now - max(st.st_mtime_ns, st.st_ctime_ns) < _RACY_NS
+            snapshot = content if content is not None and len(content) <= _SNAPSHOT_LIMIT else None
+            new = _File(kind, sig, active, snapshot, is_link, stat.S_IMODE(st.st_mode), racy)
+            planted = (
+                revert and active is not None and (old is None or old.active != active or old.kind != kind)
+            )
+            if not planted:
+                self._files[path] = new
+                return None
+            self._revert(path, dir_fd, name, kind, old, out)
+            return None
+        finally:
+            os.close(dir_fd)
 
-    def _revert(self, path: str, kind: str, old: _File | None, out: _Scan) -> None:
+    def _revert(self, path: str, dir_fd: int, name: str, kind: str, old: _File | None, out: _Scan) -> None:
+        """Quarantine ``name`` in ``dir_fd`` (the anchored parent of ``path``) and put back ``old``."""
         rel = os.path.relpath(path, self.root)
         self._seq += 1
         target = self.quarantine_dir / str(self._seq) / rel
         action = "created" if old is None else "changed"
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(path, target)
-            moved = f"moved to {target}"
+            moved = move_out(dir_fd, name, target)
         except OSError as exc:
             moved = f"could not be moved away ({exc}); removing it"
             try:
-                os.unlink(path)
+                os.unlink(name, dir_fd=dir_fd)
             except OSError as exc2:
                 moved = f"could NOT be removed ({exc2}): delete it before running git or a shell here"
         restored = ""
         if old is not None and old.snapshot is not None:
             try:
-                _restore(path, old)
+                write_entry(dir_fd, name, old.snapshot, is_link=old.is_link, mode=old.mode)
                 restored = "; the previous content was restored"
-                st = os.lstat(path)
+                st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
                 old.sig = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
                 old.racy = True
                 self._files[path] = old
@@ -411,12 +435,15 @@ class WorkspaceGuard:
         if rel not in ROOT_SETTINGS_FILES or old.snapshot is None or old.is_link:
             return
         try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            _restore(path, old)
+            dir_fd, name = make_parent(self.root, path)
+            try:
+                write_entry(dir_fd, name, old.snapshot, is_link=False, mode=old.mode)
+                st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            finally:
+                os.close(dir_fd)
         except OSError as exc:
             out.notes.append(f"[shellrt] {out.culprit} deleted {rel}; it could not be restored ({exc}).")
             return
-        st = os.lstat(path)
         old.sig = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
         old.racy = True
         self._files[path] = old
@@ -507,6 +534,7 @@ _DESCRIBE = {
     "hook": "an executable git hook",
     "gitconfig": "git config with a code-running key",
     "gitlink": "a .git link to another git directory",
+    "commondir": "a git directory's commondir, which points git at another directory's config",
     "file": "a settings, start-up or editor file",
 }
 
@@ -533,6 +561,8 @@ def protected_reason(path: str | Path) -> str | None:
             return "a git hook"
         if name in ("config", "config.worktree"):
             return "git configuration (it can name programs git runs)"
+        if name == "commondir":
+            return "a git directory's commondir (git reads its configuration from where it points)"
     if name == ".git":
         return "a .git link (it can point git at another repository)"
     return None
@@ -543,16 +573,31 @@ def _redirects(name: str, is_link: bool, is_gitdir: bool) -> bool:
     return is_link and (name in _REDIRECTABLE or (is_gitdir and name == "hooks"))
 
 
-def _read(path: str, is_link: bool, st: os.stat_result) -> bytes | None:
+def _exists_below(root: Path, path: str) -> bool:
+    """Whether ``path`` names an entry of the workspace (reached without following a symlink)."""
+    try:
+        dir_fd, name = open_parent(root, path)
+    except FileNotFoundError:
+        return False
+    try:
+        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        return True
+    except FileNotFoundError:
+        return False
+    finally:
+        os.close(dir_fd)
+
+
+def _read(dir_fd: int, name: str, is_link: bool, st: os.stat_result) -> bytes | None:
     if is_link:
         try:
-            return os.fsencode(os.readlink(path))
+            return os.fsencode(os.readlink(name, dir_fd=dir_fd))
         except OSError:
             return None
     if not stat.S_ISREG(st.st_mode):
         return b"<special file>"
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
     except OSError:
         return None
     try:
@@ -582,6 +627,8 @@ def _active(
         return None if keys == frozenset() else keys
     if kind == "gitlink":
         return None if _benign_gitlink(path, content or b"", root) else digest
+    if kind == "commondir":
+        return None if _benign_commondir(path, content or b"", root) else digest
     return digest
 
 
@@ -596,24 +643,22 @@ def _benign_gitlink(path: str, content: bytes, root: Path) -> bool:
     return resolved.startswith(real_root + os.sep) and f"{os.sep}.git{os.sep}" in resolved[len(real_root) :]
 
 
-def _restore(path: str, old: _File) -> None:
-    assert old.snapshot is not None
-    directory = os.path.dirname(path)
-    tmp = os.path.join(directory, f".shellrt-restore-{os.getpid()}-{time.monotonic_ns()}")
-    if old.is_link:
-        os.symlink(os.fsdecode(old.snapshot), tmp)
-    else:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, old.mode or 0o644)
-        try:
-            os.write(fd, old.snapshot)
-            os.fchmod(fd, old.mode)
-        finally:
-            os.close(fd)
-    try:
-        os.replace(tmp, path)
-    except OSError:
-        os.unlink(tmp)
-        raise
+def _benign_commondir(path: str, content: bytes, root: Path) -> bool:
+    """A git directory's ``commondir`` (git reads config, refs and objects from where it points)
+    is benign when it names a ``.git`` directory inside the workspace (``git worktree add``
+    writes ``../..``: the main ``.git``), whose config this check always watches. Any other
+    directory could stop looking like a git directory (no ``HEAD``) and its config would no
+    longer be watched, while git keeps reading it."""
+    target = content.decode("utf-8", "replace").strip()
+    if not target or "\n" in target:
+        return False
+    resolved = os.path.realpath(os.path.join(os.path.dirname(path), target))
+    real_root = os.path.realpath(root)
+    return (
+        resolved.startswith(real_root + os.sep)
+        and os.path.basename(resolved) == ".git"
+        and os.path.isdir(resolved)
+    )
 
 
 # --- git config -------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from shellrt.analysis import CommandAnalysis, CommandPlan, Subcommand, analyze
 from shellrt.permissions.interfaces import CommandPart
 from shellrt.permissions.rules import is_safe_env_name
 from shellrt.tools._gitrepo import active_hooks, changed_paths, repo_code_keys
+from shellrt.tools._hostread import read_regular
 
 __all__ = ["GIT_HOOK_COMMANDS", "command_parts", "git_hazard", "git_reads_only"]
 
@@ -655,11 +656,10 @@ def _jq_nested(argv: Sequence[str], modules: Sequence[str], bases: Sequence[str]
     for name in files:
         for base in bases:
             path = _resolve(name, base)
-            try:
-                with open(path, encoding="utf-8", errors="replace") as handle:
-                    text = handle.read(1 << 20)
-            except OSError:
+            data = read_regular(path, 1 << 20)  # never a FIFO's blocking open on the host
+            if data is None:
                 continue
+            text = data.decode("utf-8", "replace")
             if _JQ_KEYWORD.search(text):
                 return [""]
     return []

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Literal
 
 from shellrt.permissions.globs import GlobMatcher, compile_matcher
+from shellrt.tools._hostread import read_regular
 
 __all__ = [
     "FILE_TYPES",
@@ -99,6 +100,8 @@ FILE_TYPES: dict[str, tuple[str, ...]] = {
 }
 
 _IGNORE_KINDS = (".rgignore", ".ignore", ".gitignore")
+#: Ignore files are parsed up to this many bytes.
+_MAX_IGNORE_BYTES = 16 << 20
 
 
 # --- glob syntax: the one dialect, owned by shellrt.permissions.globs -----------------------
@@ -155,9 +158,8 @@ class GlobList:
 
     @classmethod
     def from_file(cls, path: Path) -> GlobList | None:
-        try:
-            data = path.read_bytes()
-        except OSError:
+        data = read_regular(path, _MAX_IGNORE_BYTES)  # never a FIFO's blocking open
+        if data is None:
             return None
         text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
         return cls.parse(text.splitlines())

@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from shellrt.analysis.git_env import GIT_CONFIG_OVERRIDES, git_hardening_env
+from shellrt.tools._hostread import read_regular
 
 __all__ = ["CODE_RUNNING_KEYS", "active_hooks", "changed_paths", "repo_code_keys"]
 
@@ -81,6 +82,8 @@ _DRIVER_ATTR = re.compile(r"(?:^|\s)(diff|filter|merge)=([^\s]+)")
 #: Config values that do not run anything even under a code-running key.
 _HARMLESS_VALUES = frozenset({"", "false", "cat", "true", "/dev/null", "never", "0", "none"})
 _TIMEOUT_S = 10.0
+#: Attributes files larger than this are not inspected (the judgement fails closed).
+_MAX_ATTRIBUTES_BYTES = 8 << 20
 #: Keys the hardening environment already overrides for read-only commands (command-line
 #: precedence beats every file), so a repository setting them changes nothing.
 _OVERRIDDEN = frozenset(k.lower() for k, _, _ in GIT_CONFIG_OVERRIDES)
@@ -100,7 +103,77 @@ def repo_code_keys(cwd: str, extra_env: Mapping[str, str] | None = None, *, hard
     """Code-running configuration a git command started in ``cwd`` would obey, as
     ``"key (origin)"`` strings; empty when there is none. Never raises: a failure to
     read is reported as one entry (fail closed). ``hardened``: the command runs with the
-    override environment (only read-only commands do), so the keys it overrides are moot."""
+    override environment (only read-only commands do), so the keys it overrides are moot.
+
+    Populated submodules count, recursively: ``git status`` and ``git diff`` of a
+    superproject with a modified submodule run ``git status`` inside it, which obeys the
+    submodule's own configuration (a clean filter runs there)."""
+    found = _own_code_keys(cwd, extra_env, hardened=hardened)
+    if found:
+        return found
+    budget = [_MAX_SUBMODULES]
+    pending = [(cwd, 0)]
+    while pending:
+        directory, depth = pending.pop()
+        subs = _populated_submodules(directory, extra_env)
+        if isinstance(subs, str):
+            return [subs]
+        for sub in subs:
+            budget[0] -= 1
+            if budget[0] < 0 or depth >= _MAX_SUBMODULE_DEPTH:
+                return [f"more submodules than can be inspected (below {directory})"]
+            keys = _own_code_keys(sub, extra_env, hardened=hardened, work_tree=sub)
+            if keys:
+                return [f"{k} in submodule {sub}" for k in keys]
+            pending.append((sub, depth + 1))
+    return []
+
+
+#: Submodules inspected per check (all levels), and how deep; beyond either: fail closed.
+_MAX_SUBMODULES = 64
+_MAX_SUBMODULE_DEPTH = 4
+
+
+def _populated_submodules(cwd: str, extra_env: Mapping[str, str] | None) -> list[str] | str:
+    """Work trees of the populated submodules of the repository at ``cwd`` (its index's
+    gitlinks that have a ``.git``), or why they could not be listed. ``git ls-files``
+    runs no filter and no other repository's git."""
+    env = dict(os.environ)
+    env.update(git_hardening_env())
+    if extra_env:
+        env.update(extra_env)
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+    try:
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"], cwd=cwd, env=env, capture_output=True,
+            timeout=_TIMEOUT_S, check=False,
+        )
+        if top.returncode != 0:
+            return []  # not a work tree (a bare repository, or none): nothing to recurse into
+        root = top.stdout.decode("utf-8", "surrogateescape").strip()
+        listed = subprocess.run(
+            ["git", "ls-files", "--stage", "-z"], cwd=root, env=env, capture_output=True,
+            timeout=_TIMEOUT_S, check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"the repository's submodules could not be listed ({exc})"
+    if listed.returncode != 0:
+        return "the repository's submodules could not be listed"
+    subs: list[str] = []
+    for record in listed.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        head, _, path = record.partition("\t")
+        if head.startswith("160000 ") and path:
+            work = os.path.join(root, path)
+            if os.path.lexists(os.path.join(work, ".git")):
+                subs.append(work)
+    return subs
+
+
+def _own_code_keys(
+    cwd: str, extra_env: Mapping[str, str] | None, *, hardened: bool, work_tree: str | None = None
+) -> list[str]:
+    """`repo_code_keys` of one repository, its submodules aside. ``work_tree``: a submodule's,
+    which its ``core.worktree`` (set by ``git submodule``) may name."""
     env = dict(os.environ)
     env.update(git_hardening_env())
     if extra_env:
@@ -127,6 +200,10 @@ def repo_code_keys(cwd: str, extra_env: Mapping[str, str] | None = None, *, hard
         if not _CODE_KEY.fullmatch(key) or (hardened and key.lower() in _OVERRIDDEN):
             continue
         path = origin[len("file:") :] if origin.startswith("file:") else ""
+        if work_tree is not None and key == "core.worktree" and path and _same_dir(
+            os.path.join(os.path.dirname(path), value), work_tree
+        ):
+            continue  # a submodule's git directory naming that submodule's own work tree
         is_trusted = scope == "global" and bool(path) and os.path.realpath(path) in trusted
         if is_trusted:
             if key.split(".")[0] in ("diff", "filter", "merge") and key.count(".") >= 2:
@@ -138,6 +215,10 @@ def repo_code_keys(cwd: str, extra_env: Mapping[str, str] | None = None, *, hard
     if trusted_drivers:
         found.extend(_attribute_uses(cwd, env, trusted_drivers))
     return found
+
+
+def _same_dir(a: str, b: str) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _entries(raw: bytes) -> list[tuple[str, str, str, str]]:
@@ -178,10 +259,14 @@ def _attribute_uses(cwd: str, env: Mapping[str, str], drivers: set[str]) -> list
         files.append(Path(cwd, common) / "info" / "attributes")
     found: list[str] = []
     for file in files:
-        try:
-            text = file.read_text("utf-8", "replace")
-        except OSError:
+        # In-tree attributes are never read through a symlink (git does the same since 2.32).
+        data = read_regular(file, _MAX_ATTRIBUTES_BYTES, follow=file.name != ".gitattributes")
+        if data is None:
             continue
+        if len(data) > _MAX_ATTRIBUTES_BYTES:
+            found.append(f"{file} is too large to inspect")
+            continue
+        text = data.decode("utf-8", "replace")
         for kind, name in _DRIVER_ATTR.findall(text):
             if name in drivers:
                 found.append(f"{kind}={name} selected by {file}")
@@ -218,7 +303,9 @@ def changed_paths(cwd: str) -> list[str]:
             return []  # not a repository: git diff reads only the paths it is given
         root = top.stdout.decode("utf-8", "replace").strip()
         proc = subprocess.run(
-            ["git", "status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames"],
+            # No submodule recursion: that runs git inside each submodule, under its own config.
+            ["git", "status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames",
+             "--ignore-submodules=all"],
             cwd=cwd, env=env, capture_output=True, timeout=_TIMEOUT_S, check=False,
         )
     except (OSError, subprocess.SubprocessError):
