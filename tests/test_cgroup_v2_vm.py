@@ -44,6 +44,7 @@ EXPECTED = (
     "delegated.unprivileged",
     *(f"delegated.{name}" for name in _SESSION),
     "delegated.caller_stays_in_its_subtree",
+    "delegated.callers_child_moved_along",
     # refused, with the reason, when the delegated cgroup holds another process too
     "busy.refused_with_reason",
     "busy.create_raises",

@@ -198,13 +198,21 @@ def scenario_root(facts: Facts) -> None:
 
 
 def scenario_delegated(facts: Facts) -> None:
-    """An unprivileged uid alone in a cgroup delegated to it (chowned, controllers available)."""
+    """An unprivileged uid in a cgroup delegated to it (chowned, controllers available), with a child
+    it started earlier (an MCP server, say) in the same cgroup."""
     cg = load_cgroup()
     fact(facts, "delegated.unprivileged", os.geteuid() == USER, os.geteuid())
     own = Path("/proc/self/cgroup").read_text().strip()
-    check_session(facts, "delegated", cg, CGROUP / "delegated")
-    after = Path("/proc/self/cgroup").read_text().strip()
-    fact(facts, "delegated.caller_stays_in_its_subtree", after.startswith(own), (own, after))
+    child = subprocess.Popen(["sleep", "1000"])
+    try:
+        check_session(facts, "delegated", cg, CGROUP / "delegated")
+        after = Path("/proc/self/cgroup").read_text().strip()
+        fact(facts, "delegated.caller_stays_in_its_subtree", after == f"{own}/shellrt.leaf", (own, after))
+        moved = Path(f"/proc/{child.pid}/cgroup").read_text().strip()
+        fact(facts, "delegated.callers_child_moved_along", moved == after, (moved, after))
+    finally:
+        child.kill()
+        child.wait()
 
 
 def scenario_busy(facts: Facts) -> None:
