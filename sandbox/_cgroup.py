@@ -14,10 +14,10 @@ caller is under), per controller:
   ``cpu.max``; OOM kills from ``memory.events``. The caller's cgroup must let us
   make a child with the controllers (root, or a delegated subtree whose
   ``cgroup.controllers`` has them). v2 hands a controller to children only from
-  a cgroup that holds no process (the root cgroup excepted), so a caller alone
-  in its cgroup first moves itself into a leaf child, ``shellrt.leaf``, and the
-  session cgroups are made beside it (`_vacate`); a cgroup that also holds
-  other processes is refused, not rearranged.
+  a cgroup that holds no process (the root cgroup excepted), so the caller
+  first moves itself and its children (an MCP server, say) into a leaf child,
+  ``shellrt.leaf``, and the session cgroups are made beside it (`_vacate`); a
+  cgroup that also holds processes of others is refused, not rearranged.
 
 Processes join at spawn: the host-side argv is prefixed with a tiny ``/bin/sh``
 that writes its own pid to each ``cgroup.procs`` and then ``exec``s bwrap, so
@@ -139,30 +139,58 @@ def _is_root_cgroup(directory: Path) -> bool:
     return not (directory / "cgroup.type").exists()
 
 
+def _parent_pid(pid: int) -> int:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat.rpartition(")")[2].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _ours(pids: list[int]) -> tuple[list[int], list[int]]:
+    """``pids`` split into this process and its descendants (an MCP server, an earlier command)
+    and the rest."""
+    me = os.getpid()
+    ours: list[int] = []
+    others: list[int] = []
+    for pid in pids:
+        ancestor = pid
+        while ancestor > 1 and ancestor != me:
+            ancestor = _parent_pid(ancestor)
+        (ours if ancestor == me else others).append(pid)
+    return ours, others
+
+
 def _others_reason(own: Path) -> str | None:
-    """Why ``own`` cannot enable a controller for its children: processes other than the caller in it."""
+    """Why ``own`` cannot enable a controller for its children: processes in it that are not ours."""
     if _is_root_cgroup(own):
         return None
-    others = [pid for pid in _pids_in(own) if pid != os.getpid()]
+    _, others = _ours(_pids_in(own))
     if not others:
         return None
     shown = " ".join(map(str, others[:5])) + (" …" if len(others) > 5 else "")
     return (
-        f"{own} holds other processes besides this one (pids {shown}), and cgroup v2 enables a "
-        "controller for child cgroups only in a cgroup without processes; start shellrt in a "
-        "cgroup of its own (e.g. systemd-run --scope -p Delegate=yes …)"
+        f"{own} holds other processes besides this one and its children (pids {shown}), and cgroup "
+        "v2 enables a controller for child cgroups only in a cgroup without processes; start "
+        "shellrt in a cgroup of its own (e.g. systemd-run --scope -p Delegate=yes …)"
     )
 
 
 def _vacate(own: Path) -> str | None:
-    """Move the caller from ``own`` into its leaf child so ``own`` may enable controllers; else why not."""
+    """Move the caller and its children from ``own`` into its leaf child so ``own`` may enable
+    controllers; else why not (processes of others are never moved)."""
     why = _others_reason(own)
-    if why is not None or _is_root_cgroup(own) or os.getpid() not in _pids_in(own):
+    if why is not None or _is_root_cgroup(own):
         return why
+    ours, _ = _ours(_pids_in(own))
+    if not ours:
+        return None
     leaf = own / _LEAF
     with contextlib.suppress(FileExistsError):
         leaf.mkdir()
-    (leaf / "cgroup.procs").write_text(str(os.getpid()))
+    for pid in ours:
+        with contextlib.suppress(ProcessLookupError):  # ended meanwhile
+            (leaf / "cgroup.procs").write_text(str(pid))
     return None
 
 

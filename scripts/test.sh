@@ -12,6 +12,7 @@ step() { printf '\n==> %s\n' "$*" >&2; }
 
 step "system packages"
 bash scripts/install-system-deps.sh
+sh scripts/install-cgroup-v2-vm.sh  # qemu + a kernel: tests/test_cgroup_v2_vm.py
 
 step "a git newer than the system's, built from source in the background (tests/test_tools_bash_git.py)"
 newer_git_log="$(mktemp)"

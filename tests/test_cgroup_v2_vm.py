@@ -44,6 +44,7 @@ EXPECTED = (
     "delegated.unprivileged",
     *(f"delegated.{name}" for name in _SESSION),
     "delegated.caller_stays_in_its_subtree",
+    "delegated.callers_child_moved_along",
     # refused, with the reason, when the delegated cgroup holds another process too
     "busy.refused_with_reason",
     "busy.create_raises",
@@ -55,6 +56,13 @@ EXPECTED = (
     "pidsonly.memory_create_raises",
     "pidsonly.failed_create_leaves_nothing",
     "pidsonly.pids_limit_works",
+    # the bwrap backend itself, unprivileged in a delegated subtree, --memory/--pids
+    "bwrap.backend_enforces",
+    "bwrap.session_cgroup_in_delegated_subtree",
+    "bwrap.command_in_session_cgroup",
+    "bwrap.memory_hog_oom_killed",
+    "bwrap.fork_loop_stops_at_pids_max",
+    "bwrap.session_cgroup_removed_at_close",
 )
 
 
@@ -65,6 +73,7 @@ def vm_facts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[object]
     workdir = tmp_path_factory.mktemp("cgroup-v2-vm")
     run = run_in_vm(
         GUEST,
+        sys.executable,  # the bwrap scenario's interpreter: the one with pydantic and anyio
         workdir=workdir,
         pythonpath=ROOT,
         # readable by the unprivileged uid of the delegation scenarios (pyenv's lives under /root)

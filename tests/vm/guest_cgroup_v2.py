@@ -198,13 +198,21 @@ def scenario_root(facts: Facts) -> None:
 
 
 def scenario_delegated(facts: Facts) -> None:
-    """An unprivileged uid alone in a cgroup delegated to it (chowned, controllers available)."""
+    """An unprivileged uid in a cgroup delegated to it (chowned, controllers available), with a child
+    it started earlier (an MCP server, say) in the same cgroup."""
     cg = load_cgroup()
     fact(facts, "delegated.unprivileged", os.geteuid() == USER, os.geteuid())
     own = Path("/proc/self/cgroup").read_text().strip()
-    check_session(facts, "delegated", cg, CGROUP / "delegated")
-    after = Path("/proc/self/cgroup").read_text().strip()
-    fact(facts, "delegated.caller_stays_in_its_subtree", after.startswith(own), (own, after))
+    child = subprocess.Popen(["sleep", "1000"])
+    try:
+        check_session(facts, "delegated", cg, CGROUP / "delegated")
+        after = Path("/proc/self/cgroup").read_text().strip()
+        fact(facts, "delegated.caller_stays_in_its_subtree", after == f"{own}/shellrt.leaf", (own, after))
+        moved = Path(f"/proc/{child.pid}/cgroup").read_text().strip()
+        fact(facts, "delegated.callers_child_moved_along", moved == after, (moved, after))
+    finally:
+        child.kill()
+        child.wait()
 
 
 def scenario_busy(facts: Facts) -> None:
@@ -283,12 +291,66 @@ def scenario_pids_only(facts: Facts) -> None:
     )
 
 
+async def _bwrap_session(workspace: Path) -> Facts:
+    """A bwrap session with --memory/--pids limits, through the real backend (zygote and all)."""
+    from sandbox import BwrapConfig, ExecRequest, ResourceLimits, SandboxPolicy
+    from sandbox.bwrap import BwrapBackend
+    from sandbox.factory import create_backend
+
+    facts: Facts = {}
+    policy = SandboxPolicy(workspace=workspace, limits=ResourceLimits(memory_bytes=64 << 20, pids=24))
+    backend = create_backend(BwrapConfig(persistent=True), policy)
+    fact(facts, "bwrap.backend_enforces", isinstance(backend, BwrapBackend), type(backend).__name__)
+
+    async def run(*argv: str) -> tuple[str, Any]:
+        proc = await backend.exec(ExecRequest(argv=argv, cwd=str(workspace), merge_stderr=True))
+        chunks = []
+        async for chunk in proc.stdout:
+            chunks.append(chunk)
+        return b"".join(chunks).decode(errors="replace"), await proc.wait()
+
+    async with backend:
+        group = backend._cgroup  # type: ignore[attr-defined]
+        where = group.dirs[0][0] if group is not None and group.dirs else Path("/nonexistent")
+        fact(facts, "bwrap.session_cgroup_in_delegated_subtree", where.parent == CGROUP / "bwrap", where)
+        seen, _ = await run("cat", "/proc/self/cgroup")
+        fact(facts, "bwrap.command_in_session_cgroup", seen.strip().endswith(where.name), seen)
+        output, status = await run("python3", "-I", "-S", "-c", HOG)
+        fact(
+            facts,
+            "bwrap.memory_hog_oom_killed",
+            status.oom_killed and "survived" not in output,
+            (status, output),
+        )
+        output, status = await run("python3", "-I", "-S", "-c", FORK_LOOP)
+        started = (output.split() or ["?"])[0]
+        fact(
+            facts,
+            "bwrap.fork_loop_stops_at_pids_max",
+            started.isdigit() and int(started) < 24 and " 11" in output,
+            (status, output),
+        )
+    fact(facts, "bwrap.session_cgroup_removed_at_close", not where.exists(), where)
+    return facts
+
+
+def scenario_bwrap(facts: Facts) -> None:
+    """The bwrap backend itself, run by an unprivileged uid alone in a delegated cgroup (as root it
+    needs an idmapped mount of the workspace, which 9p and this kernel's tmpfs cannot give)."""
+    import anyio
+
+    workspace = Path("/dev/shm/bwrap-workspace")
+    workspace.mkdir()
+    facts |= anyio.run(_bwrap_session, workspace)
+
+
 SCENARIOS: dict[str, Callable[[Facts], None]] = {
     "root": scenario_root,
     "delegated": scenario_delegated,
     "busy": scenario_busy,
     "undelegated": scenario_not_delegated,
     "pidsonly": scenario_pids_only,
+    "bwrap": scenario_bwrap,
 }
 
 
@@ -303,16 +365,34 @@ def make_cgroup(path: Path, *, owner: int | None = None, enable: tuple[str, ...]
 
 
 def world_readable_copy() -> Path:
-    """This program and the module under test, copied where an unprivileged uid can read them."""
+    """This program and the package under test, copied where an unprivileged uid can read them."""
     copy = Path("/dev/shm/shellrt-cgroup-v2")
     (copy / "tests" / "vm").mkdir(parents=True)
-    (copy / "sandbox").mkdir()
     shutil.copy(__file__, copy / "tests" / "vm" / "guest_cgroup_v2.py")
-    shutil.copy(ROOT / "sandbox" / "_cgroup.py", copy / "sandbox" / "_cgroup.py")
+    shutil.copytree(ROOT / "sandbox", copy / "sandbox", ignore=shutil.ignore_patterns("__pycache__"))
     return copy / "tests" / "vm" / "guest_cgroup_v2.py"
 
 
-def spawn(name: str, cgroup: Path, uid: int | None = None) -> Facts:
+def full_python() -> str:
+    """The host test's interpreter (it has pydantic and anyio), readable by USER.
+
+    A pyenv interpreter lives under /root (mode 0700): /root is masked by a tmpfs in
+    this VM, with only the interpreter's tree bound back in, at the same path.
+    """
+    python = Path(sys.argv[2]).resolve()
+    home = Path("/root")
+    if python.is_relative_to(home) and len(python.parts) > 3:
+        tree = home / python.relative_to(home).parts[0]
+        keep = Path("/dev/shm/root-tree")
+        keep.mkdir()
+        subprocess.run(["mount", "--bind", str(tree), str(keep)], check=True)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=755", "tmpfs", str(home)], check=True)
+        tree.mkdir()
+        subprocess.run(["mount", "--bind", str(keep), str(tree)], check=True)
+    return str(python)
+
+
+def spawn(name: str, cgroup: Path, uid: int | None = None, python: tuple[str, ...] = PYTHON) -> Facts:
     """Run scenario ``name`` in a fresh interpreter that joins ``cgroup`` (and drops to ``uid``) first."""
 
     def enter() -> None:
@@ -323,8 +403,9 @@ def spawn(name: str, cgroup: Path, uid: int | None = None) -> Facts:
             os.setuid(uid)
 
     proc = subprocess.run(
-        [*PYTHON, str(PROGRAM), "--scenario", name],
+        [*python, str(PROGRAM), "--scenario", name],
         preexec_fn=enter,
+        env={**os.environ, "PYTHONPATH": str(PROGRAM.parents[2])},
         capture_output=True,
         text=True,
         timeout=240,
@@ -359,6 +440,7 @@ def main(out: Path) -> None:
     facts |= spawn("undelegated", make_cgroup(CGROUP / "plain"), USER)
     pids_only = make_cgroup(CGROUP / "pidsonly", enable=("pids",))
     facts |= spawn("pidsonly", make_cgroup(pids_only / "caller"))
+    facts |= spawn("bwrap", make_cgroup(CGROUP / "bwrap", owner=USER), USER, (full_python(),))
     mounts = [line.split() for line in Path("/proc/mounts").read_text().splitlines()]
     cgroup_mounts = [(m[1], m[2]) for m in mounts if m[2] in ("cgroup", "cgroup2")]
     fact(facts, "vm.only_cgroup2_mounted", cgroup_mounts == [("/sys/fs/cgroup", "cgroup2")], cgroup_mounts)
@@ -374,4 +456,4 @@ if __name__ == "__main__":
         finally:
             print(json.dumps(found))
     else:
-        main(Path(sys.argv[1]))
+        main(Path(sys.argv[1]))  # argv[2]: the interpreter with the project's dependencies

@@ -17,6 +17,7 @@ import fcntl
 import gzip
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import time
@@ -122,29 +123,40 @@ mount -t cgroup2 cgroup2 /newroot/sys/fs/cgroup
 mount -t devtmpfs devtmpfs /newroot/dev
 mkdir -p /newroot/dev/shm
 mount -t tmpfs -o mode=1777 tmpfs /newroot/dev/shm
+mkdir /newroot/dev/shm/.vm
+cp /bin/busybox /stage2 /newroot/dev/shm/.vm/
+umount /proc
 echo "VM-INIT: running the program"
-chroot /newroot /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME=/dev/shm \\
+# switch_root, not chroot: the kernel refuses user namespaces (bwrap) to a chrooted process
+exec switch_root /newroot /dev/shm/.vm/busybox sh /dev/shm/.vm/stage2
+"""
+_STAGE2 = """cd /
+/usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME=/dev/shm \\
     TMPDIR=/dev/shm PYTHONDONTWRITEBYTECODE=1 PYTHONPATH={pythonpath} \\
-    {python} {program} {out} >/newroot{out}/stdout 2>/newroot{out}/stderr
-echo $? >/newroot{out}/exit-status
+    {python} {program} {out} {args} >{out}/stdout 2>{out}/stderr
+echo $? >{out}/exit-status
 sync
 echo "VM-INIT: done"
-poweroff -f
+/dev/shm/.vm/busybox poweroff -f
 """
 
 
-def build_initramfs(directory: Path, *, python: str, program: Path, pythonpath: Path, out: Path) -> Path:
+def build_initramfs(
+    directory: Path, *, python: str, program: Path, args: tuple[str, ...], pythonpath: Path, out: Path
+) -> Path:
     """A gzip'd cpio initramfs in ``directory`` whose /init runs ``program`` and powers off."""
     modules_dir = KERNEL_DIR / "modules"
     order = _load_order(modules_dir)
-    init = _INIT.format(
-        modules=" ".join(order), out=out, python=python, program=program, pythonpath=pythonpath
+    init = _INIT.format(modules=" ".join(order), out=out)
+    stage2 = _STAGE2.format(
+        out=out, python=python, program=program, args=" ".join(map(shlex.quote, args)), pythonpath=pythonpath
     )
     records = [
         _cpio_entry("bin", 0o040755),
         _cpio_entry("modules", 0o040755),
         _cpio_entry("bin/busybox", 0o100755, BUSYBOX.read_bytes()),
         _cpio_entry("init", 0o100755, init.encode()),
+        _cpio_entry("stage2", 0o100644, stage2.encode()),
     ]
     records += [
         _cpio_entry(f"modules/{n}.ko", 0o100644, (modules_dir / f"{n}.ko").read_bytes()) for n in order
@@ -169,12 +181,19 @@ class VmRun:
 
 
 def run_in_vm(
-    program: Path, *, workdir: Path, pythonpath: Path, python: str = "/usr/bin/python3", timeout: float = 120
+    program: Path,
+    *args: str,
+    workdir: Path,
+    pythonpath: Path,
+    python: str = "/usr/bin/python3",
+    timeout: float = 120,
 ) -> VmRun:
-    """Boot the VM (KVM), run ``python program OUT`` in it as root, and return what it left in OUT."""
+    """Boot the VM, run ``python program OUT *args`` in it as root, and return what it left in OUT."""
     out = workdir / "out"
     out.mkdir()
-    initramfs = build_initramfs(workdir, python=python, program=program, pythonpath=pythonpath, out=out)
+    initramfs = build_initramfs(
+        workdir, python=python, program=program, args=args, pythonpath=pythonpath, out=out
+    )
     console = workdir / "console.log"
     accel = ["-accel", "tcg"] if kvm_unusable_reason() else ["-accel", "kvm", "-cpu", "max"]
     argv = [
