@@ -288,7 +288,11 @@ async def _execute(
         "backgrounded_task_id": result.backgrounded_task_id,
         "notes": list(result.notes),
     }
-    print(json.dumps(report, ensure_ascii=False))
+    try:
+        print(json.dumps(report, ensure_ascii=False), flush=True)
+    except BrokenPipeError:  # our reader went away (``| head -c 100``): end like a pipeline does
+        silence_stdout()
+        return EXIT_STDOUT_CLOSED, persisted
     return code, persisted
 
 
