@@ -10,7 +10,6 @@ tool_use order after a parallel batch.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,7 +110,9 @@ class ToolContext:
 
     def for_call(self, tool_use_id: str) -> ToolContext:
         """A shallow fork for one call: shared mutable state, own id, frozen cwd snapshot."""
-        forked = copy.copy(self)
+        # What copy.copy does for a plain dataclass, without its __reduce_ex__ round trip.
+        forked = object.__new__(type(self))
+        forked.__dict__.update(self.__dict__)
         forked.tool_use_id = tool_use_id
         return forked
 

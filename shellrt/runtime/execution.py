@@ -144,7 +144,7 @@ class CallExecutor:
             observed = resolve_observed_paths(backfilled, ctx)
             pre = await self.hooks.pre_tool_use(tool.name, observed.model_dump(mode="json"), ctx)
         else:
-            pre = PreToolUseOutcome()
+            pre = _NO_PRE_HOOKS
         notices.extend(f"hook {n.hook}: {n.message}" for n in pre.notices)
         if pre.blocked_reason is not None:
             return CallOutcome(
@@ -350,6 +350,9 @@ class CallExecutor:
             envelope = persist_block(envelope, Path(ctx.session_dir))
         return envelope
 
+
+#: The answer when no PreToolUse hook is configured for a tool (read only, never changed).
+_NO_PRE_HOOKS = PreToolUseOutcome()
 
 #: How `RulesGate` records PermissionRequest hook notices in a decision's chain.
 _REQUEST_NOTICE = "PermissionRequest notice:"

@@ -13,8 +13,7 @@ starts (`Runtime.stream`) and calls `rearm`, so the watcher follows it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import anyio
 
@@ -47,13 +46,26 @@ class InterruptWatch:
         """``ctx.abort`` was replaced by a fresh event: watch that one."""
         self._rearmed.set()
 
-    @contextmanager
-    def listening(self, listener: Callable[[], None]) -> Iterator[None]:
-        """Call ``listener`` on an interrupt while the block runs."""
-        key = self._next
+    def listening(self, listener: Callable[[], None]) -> _Listening:
+        """Call ``listener`` on an interrupt while the ``with`` block runs."""
         self._next += 1
-        self._listeners[key] = listener
-        try:
-            yield
-        finally:
-            del self._listeners[key]
+        return _Listening(self._listeners, self._next, listener)
+
+
+class _Listening:
+    """A listener registered for the duration of a ``with`` block (a class: no generator per call)."""
+
+    __slots__ = ("_key", "_listener", "_listeners")
+
+    def __init__(
+        self, listeners: dict[int, Callable[[], None]], key: int, listener: Callable[[], None]
+    ) -> None:
+        self._listeners = listeners
+        self._key = key
+        self._listener = listener
+
+    def __enter__(self) -> None:
+        self._listeners[self._key] = self._listener
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._listeners.pop(self._key, None)
