@@ -237,3 +237,21 @@ def test_a_git_directory_git_accepts_is_one_the_check_watches(tmp_path: Path, ob
     _session(ws, tmp_path / "session", body)
     subprocess.run(["git", "-C", str(ws), "status"], capture_output=True)
     assert not mark.exists(), f"the operator's git ran the planted fsmonitor; notes: {notes}"
+
+
+def test_a_restored_file_never_gets_a_setid_bit(tmp_path: Path) -> None:
+    """The restore runs as the caller (root): the snapshot's set-uid bit would have given the
+    repository's content a set-uid-root file (the original may have been the user's)."""
+    from shellrt.supervisor.protect import WorkspaceGuard
+
+    ws = tmp_path / "ws"
+    (ws / ".claude").mkdir(parents=True)
+    hook = ws / ".claude" / "hook.sh"
+    hook.write_text("#!/bin/sh\nid\n")
+    os.chmod(hook, 0o4755)
+    guard = WorkspaceGuard(ws, tmp_path / "session", use_inotify=False)
+    guard.scan(revert=False)
+    hook.write_text("#!/bin/sh\nchanged\n")
+    notes = guard.scan(revert=True)
+    assert notes and hook.read_text() == "#!/bin/sh\nid\n", notes
+    assert os.stat(hook).st_mode & 0o7777 == 0o755
