@@ -416,7 +416,13 @@ class Zygote:
         reports: the status line arrives when nothing of the command runs any more.
         """
         _signal.set_wakeup_fd(-1)
-        _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
+        # No Python handler (SIGINT's KeyboardInterrupt, the zygote's SIGCHLD): the kernel drops a
+        # signal sent to a namespace's pid 1 from inside unless pid 1 handles it, so the command
+        # can neither end its init (`kill -INT 1`) nor have it report in its stead.
+        for sig in _signal.valid_signals():
+            if callable(_signal.getsignal(sig)):
+                _signal.signal(sig, _signal.SIG_DFL)
+        _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)  # waitpid needs it, never SIG_IGN
         _check(_libc.prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0), "prctl(PDEATHSIG)")
         # Nothing of the zygote's: not its socket, not another command's status pipe or pooled
         # init's socket (whose reader would wait for this copy to close too).

@@ -221,3 +221,64 @@ def test_a_jq_filter_file_that_is_a_fifo_cannot_stall_the_check(tmp_path: Path) 
     thread.join(60)
     assert not thread.is_alive(), "the permission check hung opening the repository's filter file"
     assert out, "no result"
+
+
+FLIP = """
+import os, time
+good = open(".git/config").read()
+bad = good + '[filter "x"]' + chr(10) + chr(9) + 'clean = touch {mark}; cat' + chr(10)
+end = time.time() + 60
+while time.time() < end:
+    for text in (good, bad):
+        with open(".git/c.tmp", "w") as f:
+            f.write(text)
+        os.replace(".git/c.tmp", ".git/config")
+"""
+
+
+def test_a_config_flipped_between_the_checks_never_runs_a_filter_on_the_host(tmp_path: Path) -> None:
+    """A background task swaps ``.git/config`` between a clean one and one with a clean filter,
+    as fast as it can. Judging ``git diff`` read the config (clean: no hazard), then listed
+    the changed files with ``git status`` on the host, which read it again (filter) and ran
+    the filter for the stat-dirty ``f.txt``: host code execution within a few calls."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _git(ws, "init", "-q")
+    (ws / "f.txt").write_text("a\n")
+    (ws / ".gitattributes").write_text("f.txt filter=x\n")
+    _git(ws, "add", "-A")
+    _git(ws, "commit", "-qm", "init")
+    (ws / "f.txt").write_text("b\n")  # same size, another mtime: git must hash it (through the filter)
+    os.utime(ws / "f.txt", (1893456000, 1893456000))
+    mark = tmp_path / "PWNED-on-host"
+    (ws / "attack.py").write_text(FLIP.format(mark=mark))
+
+    async def main() -> list[str]:
+        texts: list[str] = []
+        async with shellrt.Runtime(
+            workspace=ws,
+            sandbox="bwrap",
+            session_dir=tmp_path / "s",
+            tools=[Bash()],
+            settings_files=(),
+            mode="dontAsk",
+            allow=["Bash(python3 attack.py)"],
+            deny=[f"Read({ws}/secret.txt)"],  # read rules: judging git diff lists the changed files
+        ) as rt:
+            start = ToolUseBlock(
+                id=f"rt4flip{next(_ids)}",
+                name="Bash",
+                input={"command": "python3 attack.py", "run_in_background": True},
+            )
+            await rt.run_envelopes([start])
+            for _ in range(40):
+                block = ToolUseBlock(id=f"rt4flip{next(_ids)}", name="Bash", input={"command": "git diff"})
+                [envelope] = await rt.run_envelopes([block])
+                texts.append(_text(envelope))
+                if mark.exists():
+                    break
+        return texts
+
+    texts = anyio.run(main)
+    assert not mark.exists(), f"a repository filter ran on the host after {len(texts)} calls"

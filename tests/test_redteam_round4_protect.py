@@ -237,3 +237,70 @@ def test_a_git_directory_git_accepts_is_one_the_check_watches(tmp_path: Path, ob
     _session(ws, tmp_path / "session", body)
     subprocess.run(["git", "-C", str(ws), "status"], capture_output=True)
     assert not mark.exists(), f"the operator's git ran the planted fsmonitor; notes: {notes}"
+
+
+def test_a_restored_file_never_gets_a_setid_bit(tmp_path: Path) -> None:
+    """The restore runs as the caller (root): the snapshot's set-uid bit would have given the
+    repository's content a set-uid-root file (the original may have been the user's)."""
+    from shellrt.supervisor.protect import WorkspaceGuard
+
+    ws = tmp_path / "ws"
+    (ws / ".claude").mkdir(parents=True)
+    hook = ws / ".claude" / "hook.sh"
+    hook.write_text("#!/bin/sh\nid\n")
+    os.chmod(hook, 0o4755)
+    guard = WorkspaceGuard(ws, tmp_path / "session", use_inotify=False)
+    guard.scan(revert=False)
+    hook.write_text("#!/bin/sh\nchanged\n")
+    notes = guard.scan(revert=True)
+    assert notes and hook.read_text() == "#!/bin/sh\nid\n", notes
+    assert os.stat(hook).st_mode & 0o7777 == 0o755
+
+
+@pytest.mark.parametrize("use_inotify", [True, False], ids=["inotify", "full-scan"])
+def test_a_command_cannot_open_protected_places_to_every_local_user(
+    tmp_path: Path, use_inotify: bool
+) -> None:
+    """``chmod 777 . .git .git/hooks; chmod 666 .git/config``: through the idmapped mount the
+    command owns the workspace, and any local user could then write a hook or a config key
+    that root's next git runs (tested here as uid 12345)."""
+    ws = _repo(tmp_path)
+    os.chmod(tmp_path, 0o755)
+    (ws / "sub").mkdir()
+    notes: list[str] = []
+
+    async def body(sup: Supervisor) -> None:
+        if not use_inotify and sup._guard is not None:
+            sup._guard.guard.close()  # full scans from now on
+        result = await sup.run(
+            "chmod 777 . .git .git/hooks sub && chmod 666 .git/config && mkdir -m 777 new && "
+            "chmod 644 a.txt && echo done",
+            timeout_s=60,
+        )
+        assert result.preview.strip() == "done", result.preview
+        notes.extend(result.notes)
+
+    _session(ws, tmp_path / "session", body)
+    for place in (ws, ws / ".git", ws / ".git" / "hooks", ws / ".git" / "config", ws / "sub", ws / "new"):
+        assert not os.stat(place).st_mode & 0o002, (place, oct(os.stat(place).st_mode), notes)
+    assert any("writable for every user" in n for n in notes), notes
+    hook = ws / ".git" / "hooks" / "post-checkout"
+    planted = subprocess.run(
+        ["setpriv", "--reuid", "12345", "--regid", "12345", "--clear-groups", "sh", "-c", f"echo x > {hook}"],
+        capture_output=True,
+    )
+    assert planted.returncode != 0 and not hook.exists()
+
+
+def test_world_writable_places_the_operator_made_are_kept(tmp_path: Path) -> None:
+    ws = _repo(tmp_path)
+    (ws / "shared").mkdir()
+    os.chmod(ws / "shared", 0o777)
+    notes: list[str] = []
+
+    async def body(sup: Supervisor) -> None:
+        result = await sup.run("touch shared/x && mkdir -p made && echo done", timeout_s=60)
+        notes.extend(result.notes)
+
+    _session(ws, tmp_path / "session", body)
+    assert notes == [] and os.stat(ws / "shared").st_mode & 0o777 == 0o777, notes

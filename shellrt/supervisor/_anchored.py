@@ -115,7 +115,11 @@ def _copy_regular(dir_fd: int, name: str, target: Path) -> None:
 
 
 def write_entry(dir_fd: int, name: str, content: bytes, *, is_link: bool, mode: int) -> None:
-    """Atomically replace ``name`` in ``dir_fd`` with a file of ``content`` (or a symlink to it)."""
+    """Atomically replace ``name`` in ``dir_fd`` with a file of ``content`` (or a symlink to it).
+
+    Never with a set-id or sticky bit: the caller (root in CI) owns the new file, so a
+    snapshot's ``04755`` would make the repository's content a set-uid-root program."""
+    mode &= 0o777
     tmp = f".shellrt-restore-{os.getpid()}-{time.monotonic_ns()}"
     if is_link:
         os.symlink(os.fsdecode(content), tmp, dir_fd=dir_fd)

@@ -116,6 +116,7 @@ class _Dir:
     watched: tuple[tuple[str, str], ...]  # (path, kind) of each protected file
     racy: bool
     gitdir: bool = False
+    mode: int = 0
 
 
 @dataclass
@@ -152,6 +153,8 @@ class WorkspaceGuard:
         self._watch: Inotify | None = Inotify.open() if use_inotify else None
         self._thread_lock = threading.Lock()
         self._baselined = False
+        #: Directories found writable for every user that were not so before (see `_narrow`).
+        self._widened: list[str] = []
         self._seq = 0
         #: Duration of the last scan (s): decides inline vs worker thread.
         self.last_scan_s = 0.0
@@ -218,6 +221,9 @@ class WorkspaceGuard:
         events = self._watch.drain() if self._watch is not None else None
         if events is None or events.full_scan or not self._baselined or not self._incremental(events, now):
             self._full_scan(now)
+        widened, self._widened = self._widened, []
+        if revert:
+            self._narrow(widened, out, "directories")
         deleted = [(path, self._files.pop(path)) for path in set(self._files) - set(self._watched)]
         for path, kind in list(self._watched.items()):
             gone = self._check_file(path, kind, now, out, revert=revert)
@@ -249,7 +255,7 @@ class WorkspaceGuard:
             if entry is None or not stat.S_ISDIR(st.st_mode):
                 return False
             sig = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
-            new = self._list_dir(path, sig, entry.ctx, False)
+            new = self._list_dir(path, sig, entry.ctx, False, st.st_mode)
             if new is None or new.gitdir != entry.gitdir or self._watch is None:
                 return False
             children = {c for c, _ in new.children}
@@ -286,7 +292,8 @@ class WorkspaceGuard:
                 if not stat.S_ISDIR(st.st_mode):
                     continue
                 sig = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
-                entry = self._list_dir(path, sig, ctx, now - max(st.st_mtime_ns, st.st_ctime_ns) < _RACY_NS)
+                racy = now - max(st.st_mtime_ns, st.st_ctime_ns) < _RACY_NS
+                entry = self._list_dir(path, sig, ctx, racy, st.st_mode)
                 if entry is None:
                     continue
                 dirs[path] = entry
@@ -307,7 +314,7 @@ class WorkspaceGuard:
             self._stop_watching()
 
     def _list_dir(
-        self, path: str, sig: tuple[int, int, int, int], ctx: tuple[bool, bool], racy: bool
+        self, path: str, sig: tuple[int, int, int, int], ctx: tuple[bool, bool], racy: bool, mode: int = 0
     ) -> _Dir | None:
         try:
             with os.scandir(path) as it:
@@ -348,7 +355,10 @@ class WorkspaceGuard:
         )
         if self._watch is not None and not self._watch.add(path):
             self._stop_watching()  # e.g. the user's inotify watch limit: full scans from now on
-        return _Dir(sig, ctx, children, tuple(watched), racy, is_gitdir)
+        prev = self._dirs.get(path)
+        if mode & stat.S_IWOTH and (prev is None or not prev.mode & stat.S_IWOTH):
+            self._widened.append(path)
+        return _Dir(sig, ctx, children, tuple(watched), racy, is_gitdir, mode)
 
     # --- one protected file ---------------------------------------------------------------
     def _check_file(self, path: str, kind: str, now: int, out: _Scan, *, revert: bool) -> _File | None:
@@ -377,11 +387,55 @@ class WorkspaceGuard:
             )
             if not planted:
                 self._files[path] = new
+                widened = st.st_mode & stat.S_IWOTH and (old is None or not old.mode & stat.S_IWOTH)
+                if revert and widened and not is_link:
+                    self._narrow([path], out, "files")
                 return None
             self._revert(path, dir_fd, name, kind, old, out)
             return None
         finally:
             os.close(dir_fd)
+
+    def _narrow(self, paths: list[str], out: _Scan, what: str) -> None:
+        """Take back the write permission for every user that a command gave workspace entries.
+
+        Any local user could then plant what the operator's next git, shell or agent obeys
+        (``chmod 777 .git/hooks``: a hook from an unprivileged user, run by root's git)."""
+        done: list[str] = []
+        for path in paths:
+            try:
+                if path == str(self.root):
+                    fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+                else:
+                    dir_fd, name = open_parent(self.root, path)
+                    try:
+                        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+                    finally:
+                        os.close(dir_fd)
+            except OSError:
+                continue  # gone, or a symlink now: nothing of the workspace to fix there
+            try:
+                st = os.fstat(fd)
+                if stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode):
+                    os.fchmod(fd, stat.S_IMODE(st.st_mode) & ~stat.S_IWOTH)
+                    done.append(os.path.relpath(path, self.root))
+                    entry = self._files.get(path)
+                    if entry is not None:
+                        entry.mode &= ~stat.S_IWOTH
+                        entry.racy = True
+            except OSError:
+                continue
+            finally:
+                os.close(fd)
+        if not done:
+            return
+        shown = ", ".join(done[:5]) + (f" and {len(done) - 5} more" if len(done) > 5 else "")
+        out.notes.append(
+            f"[shellrt] reverted: {out.culprit} made workspace {what} writable for every user ({shown}); "
+            "that write permission was removed: any local user could otherwise plant hooks, git config "
+            "or settings that a later unsandboxed program runs."
+        )
+        out.records.append({"event": "protected_path_narrowed", "paths": done[:50], "what": what})
 
     def _revert(self, path: str, dir_fd: int, name: str, kind: str, old: _File | None, out: _Scan) -> None:
         """Quarantine ``name`` in ``dir_fd`` (the anchored parent of ``path``) and put back ``old``."""

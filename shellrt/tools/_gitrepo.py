@@ -23,6 +23,7 @@ import os
 import re
 import subprocess
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from shellrt.analysis.git_env import GIT_CONFIG_OVERRIDES, git_hardening_env
@@ -287,36 +288,112 @@ def _bounded_walk(root: Path, limit: int = 20_000) -> Sequence[tuple[Path, list[
 
 
 def changed_paths(cwd: str) -> list[str]:
-    """Absolute paths of tracked files whose index or work-tree content differs from HEAD:
-    what ``git diff``/``git status -v`` print the content of. ``[""]`` (unknown, which
-    fails closed) when git cannot say; ``[]`` outside a repository. Runs a fixed command
-    with the hardened environment and no optional locks (nothing is written)."""
+    """Absolute paths of tracked files whose index or work-tree content may differ from HEAD:
+    what ``git diff``/``git status -v`` print the content of (more is fine: each is a read
+    judged against the rules). ``[""]`` (unknown, which fails closed) when git cannot say;
+    ``[]`` outside a repository.
+
+    Never runs what the repository names, even if its configuration changes while this
+    runs (a background command can swap ``.git/config`` between the code-key check and
+    this listing): ``git status`` would hash stat-dirty files through their clean filter,
+    on the host. So git only reads the index and trees (``ls-files --debug``,
+    ``diff-index --cached``: neither opens a work-tree file), and the work tree is compared
+    with the index's stat data here: a file whose size, times or inode differ, or whose
+    entry is racily clean, counts as changed."""
     env = dict(os.environ)
     env.update(git_hardening_env())
     env["GIT_OPTIONAL_LOCKS"] = "0"
     try:
         top = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"], cwd=cwd, env=env, capture_output=True,
-            timeout=_TIMEOUT_S, check=False,
+            ["git", "rev-parse", "--show-toplevel", "--git-path", "index"], cwd=cwd, env=env,
+            capture_output=True, timeout=_TIMEOUT_S, check=False,
         )
         if top.returncode != 0:
             return []  # not a repository: git diff reads only the paths it is given
-        root = top.stdout.decode("utf-8", "replace").strip()
-        proc = subprocess.run(
-            # No submodule recursion: that runs git inside each submodule, under its own config.
-            ["git", "status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames",
-             "--ignore-submodules=all"],
-            cwd=cwd, env=env, capture_output=True, timeout=_TIMEOUT_S, check=False,
+        lines = top.stdout.decode("utf-8", "surrogateescape").splitlines()
+        if len(lines) != 2:
+            return [""]
+        root, index = lines[0], os.path.join(cwd, lines[1])
+        listed = subprocess.run(
+            ["git", "ls-files", "--stage", "--debug", "-z"], cwd=root, env=env, capture_output=True,
+            timeout=_TIMEOUT_S, check=False,
+        )
+        staged = subprocess.run(
+            ["git", "diff-index", "--cached", "--name-only", "--no-renames", "-z", "HEAD", "--"], cwd=root,
+            env=env, capture_output=True, timeout=_TIMEOUT_S, check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return [""]
-    if proc.returncode != 0:
+    if listed.returncode != 0:
         return [""]
-    out: list[str] = []
-    for record in proc.stdout.decode("utf-8", "replace").split("\0"):
-        if len(record) > 3:
-            out.append(os.path.realpath(os.path.join(root, record[3:])))
+    try:
+        index_mtime_ns = os.stat(index).st_mtime_ns
+    except OSError:
+        return [""]
+    entries = _index_entries(listed.stdout)
+    if entries is None:
+        return [""]
+    changed: set[str] = set()
+    if staged.returncode == 0:
+        changed.update(n for n in staged.stdout.decode("utf-8", "surrogateescape").split("\0") if n)
+    else:  # no HEAD yet: everything in the index is new
+        changed.update(e.path for e in entries)
+    for entry in entries:
+        if entry.mode != "160000" and _worktree_differs(os.path.join(root, entry.path), entry, index_mtime_ns):
+            changed.add(entry.path)
+    return sorted(os.path.realpath(os.path.join(root, p)) for p in changed)
+
+
+@dataclass(frozen=True)
+class _IndexEntry:
+    mode: str
+    path: str
+    mtime_ns: int
+    ctime_ns: int
+    ino: int
+    size: int
+
+
+_DEBUG_FIELDS = re.compile(
+    r"\s*ctime: (\d+):(\d+)\n\s*mtime: (\d+):(\d+)\n\s*dev: \d+\s+ino: (\d+)\n"
+    r"\s*uid: \d+\s+gid: \d+\n\s*size: (\d+)\s+flags: [0-9a-f]+\n"
+)
+
+
+def _index_entries(raw: bytes) -> list[_IndexEntry] | None:
+    """Parse ``git ls-files --stage --debug -z``: ``<mode> <sha> <stage>\t<path>\0`` then five
+    stat lines, for each entry. None when the output is not in that form."""
+    text = raw.decode("utf-8", "surrogateescape")
+    out: list[_IndexEntry] = []
+    pos = 0
+    while pos < len(text):
+        nul = text.find("\0", pos)
+        if nul < 0:
+            return None
+        head, tab, path = text[pos:nul].partition("\t")
+        match = _DEBUG_FIELDS.match(text, nul + 1)
+        if not tab or match is None:
+            return None
+        c_s, c_ns, m_s, m_ns, ino, size = (int(g) for g in match.groups())
+        out.append(
+            _IndexEntry(head.split(" ", 1)[0], path, m_s * 10**9 + m_ns, c_s * 10**9 + c_ns, ino, size)
+        )
+        pos = match.end()
     return out
+
+
+def _worktree_differs(path: str, entry: _IndexEntry, index_mtime_ns: int) -> bool:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return True  # deleted (or unreadable): git diff shows it
+    return (
+        st.st_mtime_ns != entry.mtime_ns
+        or st.st_ctime_ns != entry.ctime_ns
+        or st.st_ino & 0xFFFFFFFF != entry.ino
+        or st.st_size & 0xFFFFFFFF != entry.size
+        or entry.mtime_ns >= index_mtime_ns  # racily clean: git would compare the content
+    )
 
 
 def active_hooks(cwd: str) -> list[str]:
