@@ -369,7 +369,7 @@ def world_readable_copy() -> Path:
     copy = Path("/dev/shm/shellrt-cgroup-v2")
     (copy / "tests" / "vm").mkdir(parents=True)
     shutil.copy(__file__, copy / "tests" / "vm" / "guest_cgroup_v2.py")
-    shutil.copytree(ROOT / "sandbox", copy / "sandbox", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "sandbox", copy / "sandbox")  # with __pycache__: compiling is slow here
     return copy / "tests" / "vm" / "guest_cgroup_v2.py"
 
 

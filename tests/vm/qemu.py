@@ -116,7 +116,7 @@ mount -t devtmpfs devtmpfs /dev
 for m in {modules}; do insmod /modules/$m.ko || echo "VM-INIT: insmod $m failed"; done
 o=trans=virtio,version=9p2000.L,msize=262144
 mount -t 9p -o $o,ro,cache=loose hostroot /newroot || echo "VM-INIT: cannot mount the host root"
-mount -t 9p -o $o out /newroot{out} || echo "VM-INIT: cannot mount the output directory"
+mount -t 9p -o $o out /newroot/{out} || echo "VM-INIT: cannot mount the output directory"
 mount -t proc proc /newroot/proc
 mount -t sysfs sysfs /newroot/sys
 mount -t cgroup2 cgroup2 /newroot/sys/fs/cgroup
@@ -147,9 +147,14 @@ def build_initramfs(
     """A gzip'd cpio initramfs in ``directory`` whose /init runs ``program`` and powers off."""
     modules_dir = KERNEL_DIR / "modules"
     order = _load_order(modules_dir)
-    init = _INIT.format(modules=" ".join(order), out=out)
+    q = shlex.quote
+    init = _INIT.format(modules=" ".join(order), out=q(str(out)))
     stage2 = _STAGE2.format(
-        out=out, python=python, program=program, args=" ".join(map(shlex.quote, args)), pythonpath=pythonpath
+        out=q(str(out)),
+        python=q(python),
+        program=q(str(program)),
+        args=" ".join(map(q, args)),
+        pythonpath=q(str(pythonpath)),
     )
     records = [
         _cpio_entry("bin", 0o040755),
