@@ -47,9 +47,9 @@ def missing_parts() -> list[str]:
     """What this machine lacks to boot the VM (empty: it can), each saying how to get it."""
     missing = []
     if shutil.which(QEMU) is None:
-        missing.append(f"{QEMU} (apt-get install qemu-system-x86)")
+        missing.append(f"{QEMU} (sh scripts/install-cgroup-v2-vm.sh)")
     if not (KERNEL_DIR / "vmlinuz").is_file():
-        missing.append(f"a kernel in {KERNEL_DIR} (sh scripts/install-vm-kernel.sh)")
+        missing.append(f"a kernel in {KERNEL_DIR} (sh scripts/install-cgroup-v2-vm.sh)")
     if not BUSYBOX.is_file():
         missing.append(f"{BUSYBOX} (apt-get install busybox-static)")
     return missing
@@ -87,7 +87,7 @@ def _load_order(modules_dir: Path) -> list[str]:
             return
         path = modules_dir / f"{name}.ko"
         if not path.is_file():
-            raise FileNotFoundError(f"{path} is missing: rerun sh scripts/install-vm-kernel.sh")
+            raise FileNotFoundError(f"{path} is missing: rerun sh scripts/install-cgroup-v2-vm.sh")
         for dependency in _module_depends(path):
             visit(dependency)
         order.append(name)
