@@ -3,12 +3,15 @@
 Why: this machine and CI mount memory/pids/cpu as cgroup v1 controllers, so
 `sandbox._cgroup`'s v2 path (one unified hierarchy) could never run here. A VM
 with its own kernel can mount cgroup2 with every controller: qemu boots the
-kernel from ``scripts/install-vm-kernel.sh`` with a tiny initramfs built here
+kernel from ``scripts/install-cgroup-v2-vm.sh`` with a tiny initramfs built here
 (busybox + the virtio/9p modules), which mounts the host's ``/`` read-only over
 virtio-9p, mounts cgroup2 on ``/sys/fs/cgroup`` and runs the program as pid 1's
 child with the host's own Python. The program writes its results into a
 directory shared read-write with the host (a second 9p export). No systemd,
-no disk image, nothing written outside the temp directory.
+no disk image, nothing written outside the temp directory. qemu uses KVM when
+the host has hardware KVM (kvm_intel/kvm_amd) and emulates otherwise (TCG): the
+machines this project runs on are VMs whose /dev/kvm is PVM, which boots only
+PVM-aware guest kernels (a stock kernel hangs after decompression).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from pathlib import Path
 KERNEL_DIR = Path(os.environ.get("SHELLRT_VM_KERNEL", "/opt/shellrt-vm-kernel"))
 QEMU = "qemu-system-x86_64"
 BUSYBOX = Path("/bin/busybox")
-#: The modules that mount the host root over virtio-9p, in load order is computed from their ``depends=``.
+#: The modules that mount the host root over virtio-9p (loaded in the order their ``depends=`` give).
 MODULES = (
     "virtio_ring",
     "virtio",
