@@ -369,26 +369,30 @@ def world_readable_copy() -> Path:
     copy = Path("/dev/shm/shellrt-cgroup-v2")
     (copy / "tests" / "vm").mkdir(parents=True)
     shutil.copy(__file__, copy / "tests" / "vm" / "guest_cgroup_v2.py")
-    shutil.copytree(ROOT / "sandbox", copy / "sandbox", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "sandbox", copy / "sandbox")  # with __pycache__: compiling is slow here
     return copy / "tests" / "vm" / "guest_cgroup_v2.py"
 
 
 def full_python() -> str:
     """The host test's interpreter (it has pydantic and anyio), readable by USER.
 
-    A pyenv interpreter lives under /root (mode 0700): /root is masked by a tmpfs in
-    this VM, with only the interpreter's tree bound back in, at the same path.
+    A pyenv interpreter or a venv may live under /root (mode 0700): /root is masked by a
+    tmpfs in this VM, with only the trees the interpreter needs bound back in, at their paths.
     """
-    python = Path(sys.argv[2]).resolve()
+    python = Path(sys.argv[2])
     home = Path("/root")
-    if python.is_relative_to(home) and len(python.parts) > 3:
-        tree = home / python.relative_to(home).parts[0]
-        keep = Path("/dev/shm/root-tree")
-        keep.mkdir()
-        subprocess.run(["mount", "--bind", str(tree), str(keep)], check=True)
+    trees = sorted(
+        {home / p.relative_to(home).parts[0] for p in (python, python.resolve()) if p.is_relative_to(home)}
+    )
+    if trees:
+        kept = Path("/dev/shm/root-trees")
+        for tree in trees:
+            (kept / tree.name).mkdir(parents=True)
+            subprocess.run(["mount", "--bind", str(tree), str(kept / tree.name)], check=True)
         subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=755", "tmpfs", str(home)], check=True)
-        tree.mkdir()
-        subprocess.run(["mount", "--bind", str(keep), str(tree)], check=True)
+        for tree in trees:
+            tree.mkdir()
+            subprocess.run(["mount", "--bind", str(kept / tree.name), str(tree)], check=True)
     return str(python)
 
 

@@ -3,12 +3,15 @@
 Why: this machine and CI mount memory/pids/cpu as cgroup v1 controllers, so
 `sandbox._cgroup`'s v2 path (one unified hierarchy) could never run here. A VM
 with its own kernel can mount cgroup2 with every controller: qemu boots the
-kernel from ``scripts/install-vm-kernel.sh`` with a tiny initramfs built here
+kernel from ``scripts/install-cgroup-v2-vm.sh`` with a tiny initramfs built here
 (busybox + the virtio/9p modules), which mounts the host's ``/`` read-only over
 virtio-9p, mounts cgroup2 on ``/sys/fs/cgroup`` and runs the program as pid 1's
 child with the host's own Python. The program writes its results into a
 directory shared read-write with the host (a second 9p export). No systemd,
-no disk image, nothing written outside the temp directory.
+no disk image, nothing written outside the temp directory. qemu uses KVM when
+the host has hardware KVM (kvm_intel/kvm_amd) and emulates otherwise (TCG): the
+machines this project runs on are VMs whose /dev/kvm is PVM, which boots only
+PVM-aware guest kernels (a stock kernel hangs after decompression).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from pathlib import Path
 KERNEL_DIR = Path(os.environ.get("SHELLRT_VM_KERNEL", "/opt/shellrt-vm-kernel"))
 QEMU = "qemu-system-x86_64"
 BUSYBOX = Path("/bin/busybox")
-#: The modules that mount the host root over virtio-9p, in load order is computed from their ``depends=``.
+#: The modules that mount the host root over virtio-9p (loaded in the order their ``depends=`` give).
 MODULES = (
     "virtio_ring",
     "virtio",
@@ -47,9 +50,9 @@ def missing_parts() -> list[str]:
     """What this machine lacks to boot the VM (empty: it can), each saying how to get it."""
     missing = []
     if shutil.which(QEMU) is None:
-        missing.append(f"{QEMU} (apt-get install qemu-system-x86)")
+        missing.append(f"{QEMU} (sh scripts/install-cgroup-v2-vm.sh)")
     if not (KERNEL_DIR / "vmlinuz").is_file():
-        missing.append(f"a kernel in {KERNEL_DIR} (sh scripts/install-vm-kernel.sh)")
+        missing.append(f"a kernel in {KERNEL_DIR} (sh scripts/install-cgroup-v2-vm.sh)")
     if not BUSYBOX.is_file():
         missing.append(f"{BUSYBOX} (apt-get install busybox-static)")
     return missing
@@ -87,7 +90,7 @@ def _load_order(modules_dir: Path) -> list[str]:
             return
         path = modules_dir / f"{name}.ko"
         if not path.is_file():
-            raise FileNotFoundError(f"{path} is missing: rerun sh scripts/install-vm-kernel.sh")
+            raise FileNotFoundError(f"{path} is missing: rerun sh scripts/install-cgroup-v2-vm.sh")
         for dependency in _module_depends(path):
             visit(dependency)
         order.append(name)
@@ -116,7 +119,7 @@ mount -t devtmpfs devtmpfs /dev
 for m in {modules}; do insmod /modules/$m.ko || echo "VM-INIT: insmod $m failed"; done
 o=trans=virtio,version=9p2000.L,msize=262144
 mount -t 9p -o $o,ro,cache=loose hostroot /newroot || echo "VM-INIT: cannot mount the host root"
-mount -t 9p -o $o out /newroot{out} || echo "VM-INIT: cannot mount the output directory"
+mount -t 9p -o $o out /newroot/{out} || echo "VM-INIT: cannot mount the output directory"
 mount -t proc proc /newroot/proc
 mount -t sysfs sysfs /newroot/sys
 mount -t cgroup2 cgroup2 /newroot/sys/fs/cgroup
@@ -147,9 +150,14 @@ def build_initramfs(
     """A gzip'd cpio initramfs in ``directory`` whose /init runs ``program`` and powers off."""
     modules_dir = KERNEL_DIR / "modules"
     order = _load_order(modules_dir)
-    init = _INIT.format(modules=" ".join(order), out=out)
+    q = shlex.quote
+    init = _INIT.format(modules=" ".join(order), out=q(str(out)))
     stage2 = _STAGE2.format(
-        out=out, python=python, program=program, args=" ".join(map(shlex.quote, args)), pythonpath=pythonpath
+        out=q(str(out)),
+        python=q(python),
+        program=q(str(program)),
+        args=" ".join(map(q, args)),
+        pythonpath=q(str(pythonpath)),
     )
     records = [
         _cpio_entry("bin", 0o040755),
