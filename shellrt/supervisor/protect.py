@@ -369,6 +369,16 @@ class WorkspaceGuard:
     # --- one protected file ---------------------------------------------------------------
     def _check_file(self, path: str, kind: str, now: int, out: _Scan, *, revert: bool) -> _File | None:
         """Check one protected file; returns its last record when it is gone (for `_scan` to restore)."""
+        old = self._files.get(path)
+        if old is not None and not old.racy and old.kind == kind:
+            # Fast path, nothing acted on: the same inode with the same times and mode as accepted.
+            try:
+                st = os.lstat(path)
+            except OSError:
+                pass
+            else:
+                if (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode) == old.sig:
+                    return None
         try:
             dir_fd, name = open_parent(self.root, path)
         except FileNotFoundError:  # a parent is gone, or is a symlink now: nothing of the workspace there
