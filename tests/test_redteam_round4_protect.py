@@ -283,7 +283,7 @@ def test_a_command_cannot_open_protected_places_to_every_local_user(
     _session(ws, tmp_path / "session", body)
     for place in (ws, ws / ".git", ws / ".git" / "hooks", ws / ".git" / "config", ws / "sub", ws / "new"):
         assert not os.stat(place).st_mode & 0o002, (place, oct(os.stat(place).st_mode), notes)
-    assert any("writable for every user" in n for n in notes), notes
+    assert any("writable for other users" in n for n in notes), notes
     hook = ws / ".git" / "hooks" / "post-checkout"
     planted = subprocess.run(
         ["setpriv", "--reuid", "12345", "--regid", "12345", "--clear-groups", "sh", "-c", f"echo x > {hook}"],
@@ -304,3 +304,51 @@ def test_world_writable_places_the_operator_made_are_kept(tmp_path: Path) -> Non
 
     _session(ws, tmp_path / "session", body)
     assert notes == [] and os.stat(ws / "shared").st_mode & 0o777 == 0o777, notes
+
+
+ACL_PL = r"""
+my $acl = pack("V", 2) . pack("vvV", 0x01, 7, 0xffffffff) . pack("vvV", 0x02, 7, 12345)
+  . pack("vvV", 0x04, 5, 0xffffffff) . pack("vvV", 0x10, 7, 0xffffffff) . pack("vvV", 0x20, 5, 0xffffffff);
+for my $p (".git/hooks", ".git/config") {
+  my ($path, $name) = ($p, "system.posix_acl_access");
+  print "$p ", syscall(188, $path, $name, $acl, length($acl), 0), "\n";
+}
+"""
+
+
+def test_an_acl_cannot_open_protected_places_to_one_local_user(tmp_path: Path) -> None:
+    """Docker bind mode runs commands as the workspace's owner, whose files they may give a POSIX
+    ACL: ``user:12345:rwx`` on ``.git/hooks`` let that local user plant a hook root's git runs,
+    and no mode bit for "other" changed."""
+    from sandbox import DockerConfig
+    from tests._docker_support import DEBIAN, require_docker
+
+    require_docker()
+    ws = _repo(tmp_path)
+    os.chmod(tmp_path, 0o755)
+    (ws / "acl.pl").write_text(ACL_PL)
+    notes: list[str] = []
+
+    async def main() -> None:
+        backend = create_backend(
+            DockerConfig(image=DEBIAN, workspace_mode="bind"), SandboxPolicy(workspace=ws)
+        )
+        await backend.start()
+        try:
+            async with Supervisor(backend, session_dir=tmp_path / "session") as sup:
+                result = await sup.run("perl acl.pl", timeout_s=60)
+                assert ".git/hooks 0" in result.preview, result.preview  # the ACL was set
+                notes.extend(result.notes)
+        finally:
+            await backend.close()
+
+    anyio.run(main)
+    for place in (ws / ".git" / "hooks", ws / ".git" / "config"):
+        assert "system.posix_acl_access" not in os.listxattr(place), (place, notes)
+    hook = ws / ".git" / "hooks" / "post-checkout"
+    planted = subprocess.run(
+        ["setpriv", "--reuid", "12345", "--regid", "12345", "--clear-groups", "sh", "-c", f"echo x > {hook}"],
+        capture_output=True,
+    )
+    assert planted.returncode != 0 and not hook.exists(), notes
+    assert any("writable for other users" in n for n in notes), notes

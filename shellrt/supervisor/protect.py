@@ -103,6 +103,12 @@ _EDITOR_FILES = {
 #: Directory names that, when they are symlinks, redirect what is obeyed.
 _REDIRECTABLE = _SETTINGS_DIRS | frozenset(_EDITOR_FILES) | {".git"}
 _RACY_NS = 150_000_000
+#: POSIX ACLs (access, and a directory's default for what is created in it).
+_ACL_XATTRS = ("system.posix_acl_access", "system.posix_acl_default")
+#: Not a mode bit: the entry carries an ACL (kept with the mode to compare scans).
+_ACL = 1 << 24
+#: Open to other local users: writable by everyone, or an ACL (which may name anyone).
+_SHARED = stat.S_IWOTH | _ACL
 _SNAPSHOT_LIMIT = 1 << 20
 #: Scans faster than this run inline; slower trees are scanned in a worker thread.
 INLINE_SCAN_S = 0.005
@@ -356,13 +362,24 @@ class WorkspaceGuard:
         if self._watch is not None and not self._watch.add(path):
             self._stop_watching()  # e.g. the user's inotify watch limit: full scans from now on
         prev = self._dirs.get(path)
-        if mode & stat.S_IWOTH and (prev is None or not prev.mode & stat.S_IWOTH):
+        mode |= _acl_bit(path)
+        if mode & _SHARED and (prev is None or not prev.mode & _SHARED):
             self._widened.append(path)
         return _Dir(sig, ctx, children, tuple(watched), racy, is_gitdir, mode)
 
     # --- one protected file ---------------------------------------------------------------
     def _check_file(self, path: str, kind: str, now: int, out: _Scan, *, revert: bool) -> _File | None:
         """Check one protected file; returns its last record when it is gone (for `_scan` to restore)."""
+        old = self._files.get(path)
+        if old is not None and not old.racy and old.kind == kind:
+            # Fast path, nothing acted on: the same inode with the same times and mode as accepted.
+            try:
+                st = os.lstat(path)
+            except OSError:
+                pass
+            else:
+                if (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode) == old.sig:
+                    return None
         try:
             dir_fd, name = open_parent(self.root, path)
         except FileNotFoundError:  # a parent is gone, or is a symlink now: nothing of the workspace there
@@ -387,7 +404,9 @@ class WorkspaceGuard:
             )
             if not planted:
                 self._files[path] = new
-                widened = st.st_mode & stat.S_IWOTH and (old is None or not old.mode & stat.S_IWOTH)
+                if not is_link:
+                    new.mode |= _acl_bit(path)
+                widened = new.mode & _SHARED and (old is None or not old.mode & _SHARED)
                 if revert and widened and not is_link:
                     self._narrow([path], out, "files")
                 return None
@@ -417,11 +436,18 @@ class WorkspaceGuard:
             try:
                 st = os.fstat(fd)
                 if stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode):
-                    os.fchmod(fd, stat.S_IMODE(st.st_mode) & ~stat.S_IWOTH)
+                    drop = stat.S_IWOTH
+                    for acl in _ACL_XATTRS:  # an ACL entry can name any local user or group
+                        try:
+                            os.removexattr(fd, acl)
+                            drop |= stat.S_IWGRP  # the group bits were the ACL's mask
+                        except OSError:
+                            pass
+                    os.fchmod(fd, stat.S_IMODE(st.st_mode) & ~drop)
                     done.append(os.path.relpath(path, self.root))
                     entry = self._files.get(path)
                     if entry is not None:
-                        entry.mode &= ~stat.S_IWOTH
+                        entry.mode &= ~(drop | _ACL)
                         entry.racy = True
             except OSError:
                 continue
@@ -431,9 +457,9 @@ class WorkspaceGuard:
             return
         shown = ", ".join(done[:5]) + (f" and {len(done) - 5} more" if len(done) > 5 else "")
         out.notes.append(
-            f"[shellrt] reverted: {out.culprit} made workspace {what} writable for every user ({shown}); "
-            "that write permission was removed: any local user could otherwise plant hooks, git config "
-            "or settings that a later unsandboxed program runs."
+            f"[shellrt] reverted: {out.culprit} made workspace {what} writable for other users "
+            f"({shown}: world-writable or an ACL); that access was removed: any local user could "
+            "otherwise plant hooks, git config or settings that a later unsandboxed program runs."
         )
         out.records.append({"event": "protected_path_narrowed", "paths": done[:50], "what": what})
 
@@ -625,6 +651,15 @@ def protected_reason(path: str | Path) -> str | None:
 def _redirects(name: str, is_link: bool, is_gitdir: bool) -> bool:
     """A symlink in place of a settings dir, ``.git``, or a git dir's ``hooks`` redirects what is obeyed."""
     return is_link and (name in _REDIRECTABLE or (is_gitdir and name == "hooks"))
+
+
+def _acl_bit(path: str) -> int:
+    """`_ACL` when ``path`` (not followed) carries a POSIX ACL, else 0."""
+    try:
+        names = os.listxattr(path, follow_symlinks=False)
+    except OSError:
+        return 0
+    return _ACL if any(n in _ACL_XATTRS for n in names) else 0
 
 
 def _exists_below(root: Path, path: str) -> bool:
