@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import anyio
 import pytest
 
 import shellrt
-from shellrt.protocol import InterruptBehavior, PermissionResult, ToolContext
+from shellrt.protocol import PermissionResult, ToolContext
 from tests._runtime_tools import SafeSleep, SleepInput, UnsafeSleep
 
 pytestmark = pytest.mark.anyio
@@ -20,7 +20,7 @@ class BlockingSleep(UnsafeSleep):
     """Finishes its work even when the user interrupts (interrupt_behavior "block")."""
 
     name = "BlockingSleep"
-    interrupt_behavior: ClassVar[InterruptBehavior] = "block"
+    interrupt_behavior = "block"  # type: ignore[assignment]  # _SleepBase narrows it to "cancel"
 
     async def check_permissions(self, tool_input: SleepInput, ctx: ToolContext) -> PermissionResult:
         return PermissionResult.allow("test tool")
