@@ -104,11 +104,11 @@ class _Nested(BaseModel):
 def test_default_backfill_never_shares_a_mutable_value_with_the_input() -> None:
     tool = Plain()
     original = _Nested(paths=["a"], name="x")
-    copied = Tool.backfill(tool, original)  # type: ignore[arg-type]
+    copied: _Nested = Tool.backfill(tool, original)  # type: ignore[arg-type,misc]  # any model, not Plain's
     copied.paths.append("b")  # a hook or the gate changing its copy
     assert original.paths == ["a"]
     scalars = In(path="p")
-    observed = Tool.backfill(tool, scalars)  # type: ignore[arg-type]
+    observed = tool.backfill(scalars)
     assert observed is not scalars and observed == scalars
 
 

@@ -20,7 +20,7 @@ class BlockingSleep(UnsafeSleep):
     """Finishes its work even when the user interrupts (interrupt_behavior "block")."""
 
     name = "BlockingSleep"
-    interrupt_behavior = "block"
+    interrupt_behavior = "block"  # type: ignore[assignment]  # _SleepBase narrows it to "cancel"
 
     async def check_permissions(self, tool_input: SleepInput, ctx: ToolContext) -> PermissionResult:
         return PermissionResult.allow("test tool")
@@ -93,3 +93,14 @@ async def test_a_message_interrupted_before_it_started_runs_nothing(tmp_path: Pa
         assert "before this call started" in text(reply["content"][0])
         reply = await rt.run({"role": "assistant", "content": [use("UnsafeSleep", 0)]})
         assert not reply["content"][0]["is_error"]
+
+
+async def test_an_abort_event_replaced_from_outside_is_followed(tmp_path: Path) -> None:
+    async with runtime(tmp_path) as rt:
+        rt.interrupt()  # nothing running: the watcher handles it and waits for a fresh event
+        await anyio.sleep(0.05)
+        rt.context.abort = anyio.Event()  # replaced by someone other than the session
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(interrupt_after, rt, 0.2)
+            reply = await rt.run({"role": "assistant", "content": [use("UnsafeSleep", 5)]})
+        assert "Interrupted by the user" in text(reply["content"][0])

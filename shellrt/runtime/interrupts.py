@@ -43,7 +43,11 @@ class InterruptWatch:
                 self._rearmed = anyio.Event()
 
     def rearm(self) -> None:
-        """``ctx.abort`` was replaced by a fresh event: watch that one."""
+        """A message starts: once the handled event was replaced by a fresh one, watch that one.
+
+        Harmless at any time (the watcher checks which event is current), so the
+        session calls it at the start of every message.
+        """
         self._rearmed.set()
 
     def listening(self, listener: Callable[[], None]) -> _Listening:

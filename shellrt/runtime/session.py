@@ -551,8 +551,8 @@ class Runtime:
         ctx = self.context
         if ctx.abort.is_set():
             ctx.abort = anyio.Event()
-            if self._interrupts is not None:
-                self._interrupts.rearm()
+        if self._interrupts is not None:
+            self._interrupts.rearm()  # also follows a set event someone else replaced meanwhile
         return ctx
 
     def _finish(

@@ -25,7 +25,14 @@ from pathlib import Path
 
 from shellrt.supervisor.text import safe_decode, trim_partial_utf8
 
-__all__ = ["DEFAULT_COMMAND_LIMIT", "DEFAULT_SESSION_LIMIT", "OutputQuota", "OutputSpool", "SpoolFiles", "parse_size"]
+__all__ = [
+    "DEFAULT_COMMAND_LIMIT",
+    "DEFAULT_SESSION_LIMIT",
+    "OutputQuota",
+    "OutputSpool",
+    "SpoolFiles",
+    "parse_size",
+]
 
 #: Bytes of one command's output saved to disk unless configured otherwise (1 GiB).
 DEFAULT_COMMAND_LIMIT = 1 << 30
@@ -54,7 +61,9 @@ class OutputQuota:
     """
 
     def __init__(
-        self, command_bytes: int | None = DEFAULT_COMMAND_LIMIT, session_bytes: int | None = DEFAULT_SESSION_LIMIT
+        self,
+        command_bytes: int | None = DEFAULT_COMMAND_LIMIT,
+        session_bytes: int | None = DEFAULT_SESSION_LIMIT,
     ) -> None:
         self.command_bytes = command_bytes
         self.session_bytes = session_bytes

@@ -25,7 +25,7 @@ from shellrt.supervisor.cwd import CwdTracker
 from shellrt.supervisor.env import base_env, command_env
 from shellrt.supervisor.errors import SupervisorClosedError
 from shellrt.supervisor.execution import Execution
-from shellrt.supervisor.models import BackgroundTask, CommandResult, ProgressEvent, TaskStatus
+from shellrt.supervisor.models import BackgroundTask, CommandResult, ProgressEvent
 from shellrt.supervisor.protect import CommandGuard
 from shellrt.supervisor.shells import Shell, shell_argv
 from shellrt.supervisor.spool import OutputQuota, OutputSpool, SpoolFiles
@@ -321,7 +321,7 @@ class Supervisor:
         return path, None
 
     def _busy(self) -> bool:
-        return bool(self._live) or any(t.status == TaskStatus.RUNNING for t in self.tasks.list())
+        return bool(self._live) or self.tasks.any_running()
 
     async def _guarded(self, result: CommandResult) -> CommandResult:
         """Revert what the command planted (protect.py) and tell the model in the result's notes."""

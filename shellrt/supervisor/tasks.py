@@ -127,6 +127,21 @@ class TaskManager:
         """Every task of the session, oldest first."""
         return [self._snapshot(t) for t in self._tasks.values()]
 
+    def any_running(self) -> bool:
+        """Whether a task still runs (what ``any(t.status is RUNNING for t in list())`` says,
+        without building a snapshot of every task: the supervisor asks twice per command)."""
+        running = False
+        for task in self._tasks.values():
+            ex = task.execution
+            if ex is None:
+                assert task.adopted is not None
+                running = running or task.adopted.status is TaskStatus.RUNNING
+            elif not ex.done.is_set():
+                running = True
+            elif task.ended_at is None:
+                task.ended_at = datetime.now(UTC)  # as a snapshot would record it
+        return running
+
     def find(self, task_id: str) -> BackgroundTask | None:
         """The task's current state, or None when the id is unknown."""
         task = self._tasks.get(task_id)
