@@ -19,7 +19,14 @@ from hypothesis import strategies as st
 from benchmarks.bench_classify import CORPUS
 from shellrt.analysis import analyze
 from shellrt.analysis.analyze import _analyze_bash
-from shellrt.analysis.fastplan import MAX_COMMANDS, TOKEN_SPEC, plan_simple, scan_tokens
+from shellrt.analysis.fastplan import (
+    MAX_COMMANDS,
+    PLAIN_TOKEN_SPEC,
+    TOKEN_SPEC,
+    plan_simple,
+    scan_plain_tokens,
+    scan_tokens,
+)
 from tests.test_analysis_corpus import NOT_READ_ONLY, READ_ONLY
 from tests.test_analysis_property import SAFE, UNSAFE
 
@@ -424,14 +431,16 @@ _TOKEN_ALPHABET = " \t|&;<>0123456789ab'\"~*?-=$\\`!#\n{}()[]^é/.:@%+,\x01\x7f"
 
 @pytest.mark.parametrize("command", TABLE)
 def test_scanner_matches_token_grammar_on_tables(command: str) -> None:
-    """The hand-written scanner yields exactly the tokens of its regex specification."""
+    """The hand-written scanners yield exactly the tokens of their regex specifications."""
     assert scan_tokens(command) == TOKEN_SPEC.findall(command), command
+    assert scan_plain_tokens(command) == PLAIN_TOKEN_SPEC.findall(command), command
 
 
 @settings(max_examples=3000, deadline=None)
 @given(st.text(alphabet=_TOKEN_ALPHABET, max_size=24))
 def test_scanner_matches_token_grammar(command: str) -> None:
     assert scan_tokens(command) == TOKEN_SPEC.findall(command), command
+    assert scan_plain_tokens(command) == PLAIN_TOKEN_SPEC.findall(command), command
 
 
 @pytest.mark.parametrize(
@@ -456,6 +465,7 @@ def test_scanner_matches_token_grammar(command: str) -> None:
 )
 def test_scanner_edge_cases(command: str) -> None:
     assert scan_tokens(command) == TOKEN_SPEC.findall(command), command
+    assert scan_plain_tokens(command) == PLAIN_TOKEN_SPEC.findall(command), command
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
