@@ -10,6 +10,7 @@ through the zygote and reads at pipe speed.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import itertools
@@ -17,6 +18,7 @@ import marshal
 import os
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -48,6 +50,10 @@ _PID_WAIT_S = 0.2
 _EXIT_GRACE_S = 1.0
 #: How long a killed command may take to report before the whole zygote is killed instead.
 _KILL_GRACE_S = 2.0
+#: A command handed to a pooled init that runs longer than this: the zygote is told
+#: (``taken``), so the next init is made while it runs. A quicker one is never told about:
+#: the zygote makes the next init when it reaps this one, off the command's path.
+_TAKEN_AFTER_S = 0.05
 
 
 class ZygoteGoneError(SandboxExecError):
@@ -64,8 +70,9 @@ class Zygote:
         self._proc: HostProcess | None = None
         #: Commands started here whose end was not seen yet (a replaced zygote is closed at 0).
         self.running = 0
-        #: Inits the zygote prepared ahead, oldest first: (pid, the init's own socket).
-        self._pool: list[tuple[int, socket.socket]] = []
+        #: Inits the zygote prepared ahead, oldest first: (pid, the init's own socket, the read
+        #: end of its status pipe).
+        self._pool: list[tuple[int, socket.socket, int]] = []
 
     @property
     def host_pid(self) -> int | None:
@@ -140,11 +147,11 @@ class Zygote:
                 return b""
 
     def _take(self, sock: socket.socket) -> bytes:
-        msg, fds, _flags, _addr = socket.recv_fds(sock, 4096, 1, socket.MSG_CMSG_CLOEXEC)
+        msg, fds, _flags, _addr = socket.recv_fds(sock, 4096, 2, socket.MSG_CMSG_CLOEXEC)
         if msg and msg != b"ready":
             told = marshal.loads(msg)
-            if told.get("op") == "pooled" and len(fds) == 1:
-                self._pool.append((told["pid"], socket.socket(fileno=fds[0])))
+            if told.get("op") == "pooled" and len(fds) == 2:
+                self._pool.append((told["pid"], socket.socket(fileno=fds[0]), fds[1]))
                 return msg
         for fd in fds:
             os.close(fd)
@@ -160,24 +167,26 @@ class Zygote:
             except OSError:  # BlockingIOError: nothing more
                 return
 
-    def _hand_to_pooled(self, message: dict[str, object], fds: list[int]) -> int | None:
-        """Give a pooled init its command directly; its pid, or None when none is ready."""
+    def _hand_to_pooled(self, message: dict[str, object], fds: list[int]) -> tuple[int, int] | None:
+        """Give a pooled init its command directly: (its pid, its status fd), or None when none is ready."""
         self._collect()
         while self._pool:
-            pid, ctl = self._pool.pop(0)
+            pid, ctl, status = self._pool.pop(0)
             try:
                 socket.send_fds(ctl, [marshal.dumps(message)], fds)
             except OSError:  # it died waiting (killed): the next one, or the zygote makes one
+                os.close(status)
                 continue
             finally:
                 ctl.close()
-            return pid
+            return pid, status
         return None
 
     def _drop_pool(self) -> None:
         pool, self._pool = self._pool, []
-        for _pid, ctl in pool:
+        for _pid, ctl, status in pool:
             ctl.close()  # the init sees EOF and exits
+            os.close(status)
 
     async def _drain_output(self) -> str:
         proc = self._proc
@@ -217,7 +226,6 @@ class Zygote:
         """Start one command; its pipes are made here and only their child ends cross the socket."""
         env = child_env(request, env_extra, marker)
         pipes = StdioPipes.open(request)
-        status_r, status_w = os.pipe2(os.O_CLOEXEC)
         child_stdin = pipes.child_stdin if pipes.child_stdin is not None else self._runner.devnull()
         child_stderr = pipes.child_stderr if pipes.child_stderr is not None else pipes.child_stdout
         command_id = next(self._ids)
@@ -228,24 +236,44 @@ class Zygote:
             "cwd": request.cwd,
             "env": env,
         }
-        fds = [child_stdin, pipes.child_stdout, child_stderr, status_w]
+        fds = [child_stdin, pipes.child_stdout, child_stderr]
+        status_w = -1
         try:
             if not self.alive:
                 raise ZygoteGoneError("the bwrap zygote is not running")
-            pid = self._hand_to_pooled(message, fds)
-            if pid is None:
-                await self._send(message, fds)  # the zygote makes an init for it now
-            else:  # the zygote keeps a status fd for a killed init, and prepares the next
-                await self._send({"op": "handed", "id": command_id, "pid": pid}, [status_w])
+            # A pooled init has its status pipe already (the zygote holds a copy for a killed
+            # one): the zygote is not told, so one wake-up fewer on the command's path.
+            pooled = self._hand_to_pooled(message, fds)
+            if pooled is None:
+                status_r, status_w = os.pipe2(os.O_CLOEXEC)
+                init_pid = 0
+                try:
+                    await self._send(message, [*fds, status_w])  # the zygote makes an init for it now
+                except BaseException:
+                    os.close(status_r)
+                    raise
+            else:
+                init_pid, status_r = pooled
         except BaseException:
             pipes.close_ours()
-            os.close(status_r)
             raise
         finally:
             pipes.close_childs()
-            os.close(status_w)
+            if status_w >= 0:
+                os.close(status_w)
         self.running += 1
-        return ZygoteProcess(self, command_id, marker, pipes, status_r, cwd_file)
+        process = ZygoteProcess(self, command_id, marker, pipes, status_r, cwd_file, init_pid=init_pid)
+        if init_pid:
+            process.taken_timer = _call_later(_TAKEN_AFTER_S, self._tell_taken, init_pid)
+        return process
+
+    def _tell_taken(self, init_pid: int) -> None:
+        """Tell the zygote that pooled init ``init_pid`` serves a long command (best effort:
+        without it the next init is made once this one ends)."""
+        sock = self._sock
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.send(marshal.dumps({"op": "taken", "pid": init_pid}))
 
     async def spawn_program(
         self,
@@ -286,14 +314,20 @@ class Zygote:
         return ZygoteProcess(self, command_id, marker, pipes, status_r, cwd_file)
 
     async def retire(self) -> None:
-        """Replaced (the policy changed): the zygote discards its warm pool and takes no more commands."""
+        """Replaced (the policy changed): its ready inits are let go (they end on the EOF) and
+        the zygote makes no more (one it was making meanwhile waits unused until `close`)."""
+        self._collect()
         self._drop_pool()
         with contextlib.suppress(ZygoteGoneError):
             await self._send({"op": "retire"}, [])
 
-    async def kill_command(self, command_id: int) -> None:
+    async def kill_command(self, command_id: int, init_pid: int = 0) -> None:
+        """SIGKILL a command's init: ``init_pid`` for a pooled one, else the one the zygote made for ``command_id``."""
+        message: dict[str, object] = (
+            {"op": "kill", "pid": init_pid} if init_pid else {"op": "kill", "id": command_id}
+        )
         with contextlib.suppress(ZygoteGoneError):
-            await self._send({"op": "kill", "id": command_id}, [])
+            await self._send(message, [])
 
     async def close(self) -> None:
         """End the zygote's sandbox (and with it every command still in it).
@@ -334,9 +368,14 @@ class ZygoteProcess(SandboxProcess):
         pipes: StdioPipes,
         status_fd: int,
         cwd_file: Path | None,
+        *,
+        init_pid: int = 0,
     ) -> None:
         self._zygote = zygote
         self._id = command_id
+        self._init_pid = init_pid
+        #: Tells the zygote that this command runs long (see `Zygote._tell_taken`); cancelled at its end.
+        self.taken_timer: asyncio.TimerHandle | None = None
         self._marker = marker
         self._status_fd: int | None = status_fd
         os.set_blocking(status_fd, False)
@@ -380,6 +419,8 @@ class ZygoteProcess(SandboxProcess):
             if self._status is None:
                 self._status = _exit_status(line, read_cwd_report(self._cwd_file))
                 self._zygote.running -= 1
+                if self.taken_timer is not None:
+                    self.taken_timer.cancel()
         return self._status
 
     async def _read_status(self) -> bytes:
@@ -405,12 +446,21 @@ class ZygoteProcess(SandboxProcess):
         """Kill the command's pid namespace; if the zygote does not answer in time, the zygote."""
         with anyio.CancelScope(shield=True):
             if self._status is None:
-                await self._zygote.kill_command(self._id)
+                await self._zygote.kill_command(self._id, self._init_pid)
                 with anyio.move_on_after(_KILL_GRACE_S):
                     await self.wait()
                 if self._status is None:
                     await self._zygote.close()  # its sandbox, this command's namespace included
             await self.wait()
+
+
+def _call_later(delay: float, callback: Callable[[int], None], arg: int) -> asyncio.TimerHandle | None:
+    """``callback(arg)`` after ``delay`` on asyncio's loop (a timer, no task); right away elsewhere."""
+    try:
+        return asyncio.get_running_loop().call_later(delay, callback, arg)
+    except RuntimeError:  # not asyncio (trio): no timer to cancel, so the zygote is told at once
+        callback(arg)
+        return None
 
 
 def _exit_status(line: bytes, cwd: str | None) -> ExitStatus:

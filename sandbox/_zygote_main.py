@@ -15,15 +15,15 @@ setup). The zygote builds them once. Per command it clones itself (this
 Python is small: ``-I -S``, a few C modules) and sets the command up
 in-process, with no helper program exec'd -- and does so *ahead*: fresh
 namespaces with their /proc cost ~3 ms, so a warm pool (``pool`` in CONFIG,
-default 1) of inits waits ready, and the next one is cloned right after one is
-handed its command::
+default 1) of inits waits ready, and the next one is cloned once an init has
+ended (off the command's path; the zygote is not even told when one is used)::
 
     zygote --clone(NEWNS|NEWPID|NEWIPC)--> init (pid 1): PDEATHSIG=KILL; setsid; private
                  mounts; own /proc, /proc/sys & co read-only, /proc/kcore & co masked;
                  bounding set emptied; setgroups/setresgid/setresuid (root caller: the
                  sandbox uid); no capabilities; not dumpable; no_new_privs; seccomp;
                  then waits on its own socket
-       zygote --request + stdin/stdout/stderr/status fds--> init: chdir; HOME
+       host --request + stdin/stdout/stderr fds--> init: chdir; HOME
        init --vfork+exec--> command (pid 2): stdio only, inheriting all of the above
 
 so every command still gets
@@ -61,11 +61,19 @@ Protocol on the SOCK_SEQPACKET control socket (fd given as argv[1]):
 
 Messages are marshalled dicts (both ends run the same interpreter):
 
-* host -> zygote ``{"op": "spawn", "id", "argv", "cwd", "env"}`` with four fds
-  attached (stdin, stdout, stderr, status), passed on to a pooled init;
-  ``{"op": "kill", "id"}`` (SIGKILL to the command's init, which takes the
-  namespace down); ``{"op": "retire"}`` (discard the pool).
-* zygote -> host ``b"ready"`` once, at start.
+* zygote -> host ``{"op": "pooled", "pid"}`` with two fds attached: a ready
+  init's socket and the read end of its status pipe (the zygote keeps the
+  write end); ``b"ready"`` once, at start, after the first ``pooled``.
+* host -> pooled init (on its own socket) ``{"op": "spawn", "id", "argv", "cwd",
+  "env"}`` with three fds (stdin, stdout, stderr). The zygote is not told: it
+  learns that an init was used when it reaps it, and only then clones the next.
+* host -> zygote ``{"op": "spawn", ...}`` with four fds (stdin, stdout, stderr,
+  status) when no pooled init is ready: an init made for it now;
+  ``{"op": "kill", "pid"}`` (a pooled init) or ``{"op": "kill", "id"}``
+  (SIGKILL to the command's init, which takes the namespace down);
+  ``{"op": "taken", "pid"}``: a pooled init serves a command that runs on (the
+  host says so ~50 ms into it), so the next init is made now rather than when
+  it ends; ``{"op": "retire"}`` (make no more inits).
 
 One line arrives on a command's status fd once nothing of it runs any more:
 ``s <wait status>`` of the command, written by its init after emptying the
@@ -282,12 +290,12 @@ def _refuse(stderr: int, status: int, message: str) -> None:
 class Zygote:
     """Spawns commands on request and reports each one's end on its status fd.
 
-    A warm pool of `pool_size` inits waits ready (`_prepare`); each one's socket
-    goes to the host (``pooled``), which hands it a command directly and then
-    tells the zygote (``handed``, with a copy of the status fd), whereupon the
-    next init is cloned. Every pooled init belongs to this zygote and so to the
-    policy it was started for; the host replaces the zygote (and ``retire``
-    kills its pool) when the policy changes.
+    A warm pool of `pool_size` inits is made ahead (`_prepare`); each one's
+    socket and status pipe go to the host (``pooled``), which hands it a command
+    directly; the zygote, keeping a copy of the status fd, reaps it when it ends
+    and only then clones the next. Every pooled init belongs to this zygote and
+    so to the policy it was started for; the host replaces the zygote (and
+    closes its sockets to the ready inits) when the policy changes.
     """
 
     def __init__(self, config: dict[str, Any], sock: _socket.socket) -> None:
@@ -302,13 +310,15 @@ class Zygote:
             raise ValueError("no seccomp program: refusing to run commands without one")
         self._filter = ctypes.create_string_buffer(program, len(program))
         self._fprog = _SockFprog(len(program) // 8, ctypes.cast(self._filter, ctypes.c_char_p))
-        #: init pid -> (command id, status fd, read end of the init's report pipe)
+        #: init pid -> (command id, status fd, read end of the init's report pipe), for inits
+        #: made on request (``spawn``)
         self.running: dict[int, tuple[int, int, int]] = {}
         self.by_id: dict[int, int] = {}  # command id -> init pid
-        #: Pooled inits (their socket is the host's now) -> read end of their report pipe.
-        self.pool: dict[int, int] = {}
-        #: Pooled inits that died before the host said it handed them a command -> wait status.
-        self.died: dict[int, tuple[int, int]] = {}
+        #: Pooled inits, waiting or handed a command by the host (the zygote is not told which)
+        #: -> (read end of their report pipe, the zygote's copy of their status fd).
+        self.pool: dict[int, tuple[int, int]] = {}
+        #: Pooled inits the host said serve a (long) command: no longer ready.
+        self.taken: set[int] = set()
         # The bounding set: down to the zygote's own capabilities once, here; those are
         # then all a command must drop from it.
         keep = set(config.get("caps", ()))
@@ -317,16 +327,17 @@ class Zygote:
                 _check(_libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0), "prctl(CAPBSET_DROP)")
         self._bounding = [cap for cap in range(64) if _libc.prctl(_PR_CAPBSET_READ, cap, 0, 0, 0) == 1]
 
-    def _prepare(self) -> tuple[int, _socket.socket, int] | int:
+    def _prepare(self, status: int = -1) -> tuple[int, _socket.socket, int] | int:
         """Clone one init into fresh pid, mount and IPC namespaces: (pid, its socket, report pipe),
-        or the errno when that fails."""
+        or the errno when that fails. ``status``: the init's own status fd (a pooled one), or -1:
+        it comes with the command."""
         ctl, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
         report_r, report_w = os.pipe2(os.O_CLOEXEC)  # the init says b"r" once it reported itself
         pid = _clone(_CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWIPC | _signal.SIGCHLD)
         if pid == 0:
             code = 1
             try:
-                code = self._init(theirs, report_w)
+                code = self._init(theirs, report_w, status)
             finally:
                 os._exit(code)
         err = ctypes.get_errno()
@@ -339,45 +350,40 @@ class Zygote:
         return pid, ctl, report_r
 
     def refill(self) -> None:
-        """Top the pool up, each new init's socket sent to the host (a failure, e.g. the pids
-        limit reached, is retried after the next command)."""
-        while len(self.pool) < self.pool_size:
-            prepared = self._prepare()
+        """Top the pool up, each new init's socket and the read end of its status pipe sent to
+        the host (a failure, e.g. the pids limit reached, is retried when an init ends).
+
+        The zygote keeps a copy of each pooled init's status fd from the start, so it can
+        report an init that dies without reporting (killed) without being told that the host
+        handed it a command: nothing crosses to the zygote on a command's path.
+        """
+        while len(self.pool) - len(self.taken) < self.pool_size:
+            status_r, status_w = os.pipe2(os.O_CLOEXEC)
+            prepared = self._prepare(status_w)
             if isinstance(prepared, int):
+                os.close(status_r)
+                os.close(status_w)
                 return
             pid, ctl, report = prepared
-            self.pool[pid] = report
+            self.pool[pid] = (report, status_w)
             try:
-                _send_fds(self.sock, {"op": "pooled", "pid": pid}, [ctl.fileno()])
+                _send_fds(self.sock, {"op": "pooled", "pid": pid}, [ctl.fileno(), status_r])
             except OSError:
                 return  # the host is gone: the main loop ends on its EOF
             finally:
                 ctl.close()
+                os.close(status_r)
+
+    def take(self, pid: int) -> None:
+        """The host handed pooled init ``pid`` a command that runs on: make the next one now."""
+        if pid in self.pool:
+            self.taken.add(pid)
+            self.refill()
 
     def retire(self) -> None:
-        """Kill the pool: this zygote takes no more commands (the host replaced it)."""
+        """This zygote makes no more inits (the host replaced it). The host closed its sockets to
+        the ready ones, which end on that EOF; the ones it handed a command run to the end."""
         self.pool_size = 0
-        for pid in self.pool:
-            try:
-                os.kill(pid, _signal.SIGKILL)  # reaped (and its report pipe closed) by `reap`
-            except ProcessLookupError:
-                pass
-
-    def handed(self, req: dict[str, Any], fds: list[int]) -> None:
-        """The host gave pooled init ``pid`` its command (``fds``: a copy of its status fd)."""
-        (status,) = fds
-        pid = req["pid"]
-        report = self.pool.pop(pid, None)
-        if report is not None:
-            self.running[pid] = (req["id"], status, report)
-            self.by_id[req["id"]] = pid
-        else:  # it ended already (killed, or done and reaped): its status if it did not say it
-            said, wait_status = self.died.pop(pid, (1, 0))
-            if said:
-                os.close(status)
-            else:
-                _report(status, wait_status)
-        self.refill()  # the next command's init, while this one runs
 
     def spawn(self, req: dict[str, Any], fds: list[int]) -> None:
         """A command for which the host had no pooled init: an init made for it now."""
@@ -401,12 +407,12 @@ class Zygote:
             for fd in (stdin, stdout, stderr):
                 os.close(fd)
         if status < 0:
-            self.pool[pid] = report  # reaped as a pooled init that was never handed out
+            self.running[pid] = (req["id"], -1, report)  # reaped with nothing to report
             return
         self.running[pid] = (req["id"], status, report)
         self.by_id[req["id"]] = pid
 
-    def _init(self, ctl: _socket.socket, report: int) -> int:
+    def _init(self, ctl: _socket.socket, report: int, status: int) -> int:
         """pid 1 of a command's namespace: set up ahead, then waits for its command on ``ctl``.
 
         Mounts its /proc and gives everything up (`_lower`) before the command is
@@ -426,7 +432,7 @@ class Zygote:
         _check(_libc.prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0), "prctl(PDEATHSIG)")
         # Nothing of the zygote's: not its socket, not another command's status pipe or pooled
         # init's socket (whose reader would wait for this copy to close too).
-        _close_all_but((ctl.fileno(), report))
+        _close_all_but((ctl.fileno(), report, status))
         failure: BaseException | None = None
         try:
             os.setsid()
@@ -445,8 +451,12 @@ class Zygote:
         except OSError:
             return 1
         ctl.close()
+        if status >= 0 and len(fds) == 3:  # pooled: its status fd is its own from the start
+            fds.append(status)
+        elif status >= 0:
+            os.close(status)
         if not msg or len(fds) != 4:
-            return 0  # discarded: the zygote closed the pool
+            return 0  # discarded: the host closed the pool
         stdin, stdout, stderr, status = fds
         if failure is not None:
             _refuse(stderr, status, f"cannot start the command: {failure}")
@@ -467,11 +477,19 @@ class Zygote:
             except InterruptedError:
                 continue
         _report(status, wait_status)
+        # The output pipes end only now (this init held a copy): the host, reading the output
+        # until its end, finds the status there already and wakes once for both.
+        for fd in (stdout, stderr):
+            os.close(fd)
         _write_all(report, b"r")  # reported: the zygote need not
         return code
 
     def _run(self, req: dict[str, Any], stdin: int, stdout: int, stderr: int) -> tuple[int, int]:
-        """Start the command and wait for it: (init exit code, the command's wait status)."""
+        """Start the command and wait for it: (init exit code, the command's wait status).
+
+        Closes ``stdin`` once the command has it (a command closing its stdin early must
+        not leave a writer blocked on this copy); the caller closes ``stdout`` and ``stderr``.
+        """
         env: dict[str, str] = req["env"]
         if self.uid is not None:
             home = env.get("HOME")
@@ -481,6 +499,7 @@ class Zygote:
             os.chdir(req["cwd"])
         except OSError as exc:
             _say(stderr, f"cannot enter the working directory {req['cwd']}: {exc.strerror}")
+            os.close(stdin)
             return 1, _FAILED
         argv = req["argv"]
         try:  # vfork+exec: no copy of this Python; Python's ignored SIGPIPE/SIGXFSZ back to default
@@ -501,8 +520,7 @@ class Zygote:
             code = 127 if exc.errno == errno.ENOENT else 126
             return code, code << 8
         finally:
-            for fd in (stdin, stdout, stderr):
-                os.close(fd)
+            os.close(stdin)
         while True:
             try:
                 pid, wait_status = os.waitpid(-1, 0)
@@ -538,14 +556,15 @@ class Zygote:
         _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
         _check(_libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(self._fprog), 0, 0), "seccomp")
 
-    def kill(self, command_id: int) -> None:
-        """SIGKILL the command's init: the kernel kills the rest of its namespace.
+    def kill(self, req: dict[str, Any]) -> None:
+        """SIGKILL a command's init (``pid``: a pooled one; ``id``: one made on request): the
+        kernel kills the rest of its namespace.
 
         The init's exit is reported only once the namespace is empty, so the status
         line still comes after the namespace is gone.
         """
-        pid = self.by_id.get(command_id)
-        if pid is not None:
+        pid = req.get("pid") or self.by_id.get(req.get("id", 0))
+        if pid in self.running or pid in self.pool:  # only an init of this zygote's
             try:
                 os.kill(pid, _signal.SIGKILL)
             except ProcessLookupError:
@@ -554,27 +573,35 @@ class Zygote:
                 pass
 
     def reap(self) -> None:
+        """Reap ended inits (reporting the ones that could not), then make the next ones.
+
+        The pool is topped up here, once an init has ended, not when the host takes
+        one: the next init's clone and set-up are then off the running command's way.
+        """
         while True:
             try:
                 pid, wait_status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
-                return
+                break
             if pid == 0:
-                return
+                break
             entry = self.running.pop(pid, None)
-            if entry is None:
-                pooled = self.pool.pop(pid, None)
-                if pooled is not None:  # never handed out yet (killed, or the host's `handed` is on its way)
-                    said = _said(pooled)
-                    if self.pool_size:  # (a retired zygote's pool ends here)
-                        self.died[pid] = (said, wait_status)
+            if entry is not None:
+                command_id, status, report = entry
+                self.by_id.pop(command_id, None)
+            elif (pooled := self.pool.pop(pid, None)) is not None:
+                report, status = pooled
+                self.taken.discard(pid)
+            else:
+                continue  # the bridge
+            if status < 0:  # its command was refused already
+                os.close(report)
                 continue
-            command_id, status, report = entry
-            self.by_id.pop(command_id, None)
             if _said(report):  # the init reported the command's status itself
                 os.close(status)
-            else:  # killed first: its namespace is gone now, the kernel made sure
+            else:  # killed first (or never handed a command): its namespace is gone now
                 _report(status, wait_status)
+        self.refill()
 
 
 def _said(report: int) -> int:
@@ -908,13 +935,13 @@ def main() -> None:
         req = marshal.loads(msg)
         if req["op"] == "spawn" and len(fds) == 4:
             zygote.spawn(req, fds)
-        elif req["op"] == "handed" and len(fds) == 1:
-            zygote.handed(req, fds)
         else:
             for fd in fds:
                 os.close(fd)
-            if req["op"] == "kill":
-                zygote.kill(req["id"])
+            if req["op"] == "taken":
+                zygote.take(req["pid"])
+            elif req["op"] == "kill":
+                zygote.kill(req)
             elif req["op"] == "retire":
                 zygote.retire()
 
