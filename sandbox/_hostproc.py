@@ -17,6 +17,7 @@ import secrets
 import select
 import shutil
 import signal as _signal
+import stat
 import subprocess
 import threading
 import time
@@ -467,16 +468,26 @@ def read_cwd_report(path: Path | None) -> str | None:
     """The final cwd a shell wrote to its report file (consumed), or None when it wrote none.
 
     The shell writes the report only when it changed directory: usually a miss.
+    The sandbox can write where the report goes (and guess the next run's name): only
+    a regular file with one link counts. A planted FIFO would block this open (and the
+    event loop with it: no timeout fires) and a symlink would make the host read any
+    file it can; neither is followed, and either is removed.
     """
     if path is None:
         return None
     raw = b""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None  # the usual case: no report
     except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(path)  # a symlink (ELOOP): gone, not there for a later read
         return None
     try:
-        raw = os.read(fd, 1 << 16)
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+            raw = os.read(fd, 1 << 16)
     except OSError:
         pass
     finally:
