@@ -20,6 +20,7 @@ import tempfile
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -644,7 +645,9 @@ _CGROUP_GAPS = cgroup_unavailable_reasons()
 
 
 @pytest.mark.parametrize("sandbox", ["bwrap", "auto"])
-async def test_limits_are_enforced_or_refused_never_ignored(ws: Path, tmp_path: Path, sandbox: str) -> None:
+async def test_limits_are_enforced_or_refused_never_ignored(
+    ws: Path, tmp_path: Path, sandbox: Literal["bwrap", "auto"]
+) -> None:
     """``--memory 64m`` and a 300 MB allocation: as root the session cgroup stops it; a non-root
     caller without a delegated cgroup is refused up front (exit 125, the Python API raises), with
     the limit, the reason and the way out -- never a command that runs unlimited."""
