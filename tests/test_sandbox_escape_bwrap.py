@@ -20,12 +20,16 @@ import tempfile
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
-from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy
+import shellrt
+from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy, SandboxPolicyError
+from sandbox._cgroup import cgroup_unavailable_reasons
 from sandbox._seccomp import DENIED, ENOSYS_CALLS
 from sandbox.bwrap import BwrapBackend
+from sandbox.factory import create_backend
 from shellrt.supervisor import Supervisor
 from tests.conftest import require
 
@@ -115,7 +119,7 @@ async def run(
                     command,
                 ],
                 cwd=ws,
-                env={**os.environ, "PYTHONPATH": str(ROOT)},
+                env={**os.environ, "PYTHONPATH": _with_repo(os.environ.get("PYTHONPATH", ""))},
                 capture_output=True,
                 text=True,
                 timeout=60,
@@ -144,6 +148,11 @@ async def run(
     finally:
         await sup.close()
         await backend.close()
+
+
+def _with_repo(pythonpath: str) -> str:
+    """The repo first, then whatever the caller had (a non-root run finds its packages there)."""
+    return os.pathsep.join([str(ROOT), *filter(None, pythonpath.split(os.pathsep))])
 
 
 @contextlib.contextmanager
@@ -200,8 +209,12 @@ async def test_docker_socket_cannot_be_reached(run: Run) -> None:
 
 
 async def test_root_only_files_are_unreadable(run: Run) -> None:
-    code, out = await run("cat /etc/shadow && echo READ-SHADOW; ls -A /root && echo LISTED-ROOT; true")
-    assert "READ-SHADOW" not in out and "LISTED-ROOT" not in out, out
+    """Refused by the uid (root caller: the sandbox uid; a non-root caller's own), or masked: /root is
+    an empty directory where the default masks cover it whole (``shellrt run``, no Python under it)."""
+    code, out = await run(
+        "cat /etc/shadow && echo READ-SHADOW; echo ROOT-ENTRIES $(ls -A /root 2>/dev/null | wc -l)"
+    )
+    assert "READ-SHADOW" not in out and "ROOT-ENTRIES 0" in out, out
 
 
 class _NoFilterBwrap(BwrapBackend):
@@ -490,3 +503,207 @@ async def test_workspace_below_a_parent_only_its_owner_can_cross(tmp_path: Path,
         assert (ws / "made").stat().st_uid == ws.stat().st_uid
     finally:
         shutil.rmtree(parent, ignore_errors=True)
+
+
+# --- the host reads what commands leave behind, and what a non-root caller owns ---------------------
+
+
+async def test_a_planted_cwd_report_neither_blocks_nor_misleads_the_host(run: Run, ws: Path) -> None:
+    """The sandbox may write its cwd reports (their directory is writable for it, their names numbered):
+    a FIFO planted where this or a later command's report goes must not block the host (every
+    session of the process, no timeout firing), and a symlink there must not be followed."""
+    outside = Path(tempfile.mkdtemp(prefix="shellrt-escape-", dir="/var/tmp"))
+    outside.chmod(0o755)
+    (ws / "elsewhere").mkdir()
+    lure = outside / "lure"
+    lure.write_text(f"{ws}/elsewhere\n")
+    lure.chmod(0o600)
+    planted = ws / "planted"
+    done = threading.Event()
+    blocked: list[str] = []
+
+    def release_the_host() -> None:  # a blocked host waits for a writer: give it one, and fail the test
+        while not done.wait(10):
+            paths = planted.read_text().split() if planted.exists() else []
+            for path in paths:
+                with contextlib.suppress(OSError):
+                    os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+                    blocked.append(path)
+
+    watchdog = threading.Thread(target=release_the_host, daemon=True)
+    watchdog.start()
+    plant = (
+        "f=$SHELLRT_CWD_FILE; d=${f%-*}; n=${f##*-}; "
+        "for k in 0 1 2; do p=$d-$((n+k)); rm -f $p; mkfifo $p && echo $p >> planted; done; "
+        f"for k in 3 4 5; do ln -sf {lure} $d-$((n+k)); done; echo PLANTED"
+    )
+    try:
+        outputs = [await run(plant)]
+        outputs += [await run("pwd") for _ in range(6)]
+    finally:
+        done.set()
+        watchdog.join()
+        shutil.rmtree(outside, ignore_errors=True)
+    assert not blocked, f"the host blocked opening a planted FIFO: {blocked}"
+    assert "PLANTED" in outputs[0][1], outputs[0]
+    for code, out in outputs[1:]:
+        assert code == 0 and out.strip() == str(ws), outputs  # the lure's directory was never adopted
+
+
+async def test_no_capability_no_new_privileges_and_the_filter_in_every_command(run: Run) -> None:
+    code, out = await run("grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp):' /proc/self/status")
+    fields = dict(line.split(":\t") for line in out.strip().splitlines())
+    assert {k: v for k, v in fields.items() if k.startswith("Cap")} == {
+        name: "0000000000000000" for name in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")
+    }, out
+    assert fields["NoNewPrivs"] == "1" and fields["Seccomp"] == "2", out
+
+
+async def test_files_outside_the_workspace_stay_read_only_even_the_callers_own(run: Run, ws: Path) -> None:
+    """A non-root caller owns files outside the workspace (its home, its checkouts): the read-only
+    host view holds them, not their modes (here 0666 in a 0777 directory)."""
+    outside = Path(tempfile.mkdtemp(prefix="shellrt-escape-", dir="/var/tmp"))
+    try:
+        outside.chmod(0o777)
+        mine = outside / "mine"
+        mine.write_text("ORIGINAL\n")
+        mine.chmod(0o666)
+        code, out = await run(
+            f"echo EVIL > {mine}; echo EVIL >> {mine}; touch {outside}/new; mv {mine} {outside}/moved; "
+            f"chmod 600 {mine}; rm -f {mine}; echo ok > own && cat own && echo WORKSPACE-WRITABLE"
+        )
+        assert mine.read_text() == "ORIGINAL\n" and (mine.stat().st_mode & 0o777) == 0o666
+        assert sorted(p.name for p in outside.iterdir()) == ["mine"], out
+        assert "WORKSPACE-WRITABLE" in out and (ws / "own").stat().st_uid == ws.stat().st_uid, out
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
+
+
+async def test_the_callers_processes_are_out_of_sight_and_reach(run: Run) -> None:
+    """For a non-root caller they run under the very uid the command has: only the pid namespace
+    keeps them apart (``kill -0`` only asks whether a signal could be sent)."""
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        code, out = await run(
+            f"kill -0 {sleeper.pid} 2>/dev/null && echo SIGNALLABLE; [ -e /proc/{sleeper.pid} ] && echo SEEN; "
+            "echo PROCS $(ls /proc | grep -c '^[0-9]')"
+        )
+        assert sleeper.poll() is None
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert "SIGNALLABLE" not in out and "SEEN" not in out, out
+    assert int(out.split("PROCS")[1].split()[0]) <= 8, out  # the command, its shell and init: no host process
+
+
+async def test_host_ipc_objects_are_not_shared(run: Run) -> None:
+    """SysV shared memory, POSIX shared memory (/dev/shm) and abstract unix sockets of the host,
+    all made open to everyone: no command sees or reaches them."""
+    require(shutil.which("ipcmk") is not None, "util-linux's ipcmk is not installed")
+    made = subprocess.run(["ipcmk", "-M", "4096", "-p", "0666"], capture_output=True, text=True, check=True)
+    shm_id = made.stdout.split()[-1]
+    posix = Path(f"/dev/shm/shellrt-escape-{os.getpid()}")
+    posix.write_text("HOST-SHM\n")
+    posix.chmod(0o666)
+    abstract = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    name = f"shellrt-escape-{os.getpid()}"
+    abstract.bind("\0" + name)
+    abstract.listen(1)
+    abstract.settimeout(0.5)
+    try:
+        code, out = await run(
+            f"ipcs -m | grep -qw {shm_id} && echo SYSV-SEEN; cat {posix} 2>/dev/null; "
+            f"echo CHANGED > {posix} 2>/dev/null; "
+            "python3 -c 'import socket, sys; s=socket.socket(socket.AF_UNIX); "
+            f's.connect(b"\\0" + sys.argv[1].encode())\' {name} 2>/dev/null && echo ABSTRACT-CONNECTED; true'
+        )
+        with contextlib.suppress(TimeoutError, OSError):
+            abstract.accept()[0].close()
+            out += " ABSTRACT-ACCEPTED"
+        assert posix.read_text() == "HOST-SHM\n"
+    finally:
+        abstract.close()
+        posix.unlink(missing_ok=True)
+        subprocess.run(["ipcrm", "-m", shm_id], check=False, capture_output=True)
+    assert not {"SYSV-SEEN", "HOST-SHM", "ABSTRACT-CONNECTED", "ABSTRACT-ACCEPTED"} & set(out.split()), out
+
+
+def _shellrt_run(ws: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "shellrt", "run", "--workspace", str(ws), *args],
+        cwd=ws,
+        env={**os.environ, **(env or {}), "PYTHONPATH": _with_repo(os.environ.get("PYTHONPATH", ""))},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+#: Whether this caller can give a session its own cgroup (root: v1 hierarchies; else a delegated subtree).
+_CGROUP_GAPS = cgroup_unavailable_reasons()
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "auto"])
+async def test_limits_are_enforced_or_refused_never_ignored(
+    ws: Path, tmp_path: Path, sandbox: Literal["bwrap", "auto"]
+) -> None:
+    """``--memory 64m`` and a 300 MB allocation: as root the session cgroup stops it; a non-root
+    caller without a delegated cgroup is refused up front (exit 125, the Python API raises), with
+    the limit, the reason and the way out -- never a command that runs unlimited."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    if AS_ROOT:
+        assert not _CGROUP_GAPS, f"as root the session cgroup must be possible here: {_CGROUP_GAPS}"
+    hog = "python3 -c 'bytearray(300 * 2**20); print(\"ALLOCATED\")'"
+    proc = _shellrt_run(ws, "--sandbox", sandbox, "--memory", "64m", "--", hog)
+    if not _CGROUP_GAPS:
+        assert proc.returncode not in (0, 125) and "ALLOCATED" not in proc.stdout, proc
+        return
+    assert proc.returncode == 125 and "ALLOCATED" not in proc.stdout, proc
+    message = proc.stderr
+    assert "cannot enforce" in message and "memory" in message and "--sandbox docker" in message, message
+    policy = SandboxPolicy(workspace=ws, limits={"memory_bytes": 64 << 20, "pids": 64})
+    with pytest.raises(SandboxPolicyError, match=r"memory, pids.*--sandbox docker"):
+        create_backend(BwrapConfig(), policy)
+    runtime = shellrt.Runtime(ws, sandbox, policy=policy, session_dir=tmp_path / "session", settings_files=())
+    try:
+        with pytest.raises(SandboxPolicyError, match="memory"):
+            await runtime.start()
+    finally:
+        await runtime.close()
+
+
+async def test_secrets_in_the_callers_home_are_masked(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default masks cover ``$HOME``: for a non-root caller its own keys, files it may read
+    (here 0644 in a home any user can cross, so a root caller's sandbox uid could read them too)."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    home = Path(tempfile.mkdtemp(prefix="shellrt-escape-home-", dir="/var/tmp"))
+    try:
+        home.chmod(0o755)
+        secrets = {".ssh/id_ed25519": "SSH-KEY", ".aws/credentials": "AWS-KEY", ".netrc": "NETRC-PASS"}
+        for name, content in secrets.items():
+            (home / name).parent.mkdir(exist_ok=True)
+            (home / name).write_text(content + "\n")
+            (home / name).chmod(0o644)
+        (home / "notes.txt").write_text("ORDINARY\n")
+        (home / "notes.txt").chmod(0o644)
+        (home / ".ssh").chmod(0o755)
+        look = f"cd {home} && cat {' '.join(secrets)} notes.txt; echo SSH-ENTRIES $(ls -A .ssh | wc -l); true"
+        cli = _shellrt_run(ws, "--sandbox", "bwrap", "--", look, env={"HOME": str(home)})
+        monkeypatch.setenv("HOME", str(home))
+        monkeypatch.setenv("SHELLRT_MANAGED_SETTINGS", str(tmp_path / "managed.json"))
+        async with shellrt.Runtime(
+            ws, "bwrap", mode="bypassPermissions", session_dir=tmp_path / "session", settings_files=()
+        ) as rt:
+            user = await rt.run(
+                [{"type": "tool_use", "id": "esc-home-1", "name": "Bash", "input": {"command": look}}]
+            )
+        content = user["content"][0]["content"]
+        api = content if isinstance(content, str) else "\n".join(c.get("text", "") for c in content)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    for out in (cli.stdout + cli.stderr, api):
+        assert not set(secrets.values()) & set(out.split()), out
+        assert "ORDINARY" in out and "SSH-ENTRIES 0" in out, out  # the rest of the home stays readable

@@ -1,0 +1,262 @@
+"""Run pytest as an unprivileged host user (uid 65534) from a root test: the non-root caller's view.
+
+CI runs as root, so the bwrap suite would only ever see a root caller. Here a root
+process prepares what uid 65534 needs and runs the chosen tests as that uid:
+
+* the system interpreter (``/usr/bin/python3``): root's own (pyenv under the 0700
+  ``/root``) is out of that uid's reach. It must be the same minor version, so the
+  extension modules of the root's packages (pydantic_core, the in-place mypyc build
+  of ``shellrt.analysis``) load there too;
+* a directory on ``PYTHONPATH`` holding the third-party distributions the chosen
+  tests import -- found by collecting them in a root subprocess and mapping the
+  modules it loaded to their distributions, plus shellrt's own core requirements --
+  hard-linked (copied where a link is impossible) from root's site-packages;
+* a copy of the repository's packages, tests and config, hard-linked the same way
+  (a repository under ``/root`` is unreachable too); extension modules come along;
+* a home, pytest's base temp dir and a bytecode cache owned by that uid.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NOBODY = 65534
+SYSTEM_PYTHON = "/usr/bin/python3"
+PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#: What of the repository the tests need (the in-place extension modules sit at its top and below).
+_REPO_PARTS = ("shellrt", "sandbox", "tests", "pyproject.toml")
+
+#: Run by root's interpreter: collect the tests, then name the distributions of what got imported.
+_COLLECT = r"""
+import importlib.metadata as md, json, sys
+import pytest
+
+class Count:
+    items = -1
+    def pytest_collection_finish(self, session):
+        self.items = len(session.items)
+
+count = Count()
+code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", *sys.argv[1:]], plugins=[count])
+import shellrt, sandbox  # noqa: E401,F401  (what a command run imports, beyond collection)
+owners = md.packages_distributions()
+dists = set()
+for name, module in list(sys.modules.items()):
+    where = str(getattr(module, "__file__", None) or "")
+    if "site-packages" in where or "dist-packages" in where:
+        dists.update(owners.get(name.partition(".")[0], ()))
+print("NONROOT-COLLECTED " + json.dumps({"code": int(code), "items": count.items, "dists": sorted(dists)}))
+"""
+
+
+@dataclass
+class Collected:
+    """What root's collection of the chosen tests found."""
+
+    items: int
+    distributions: list[str]
+
+
+def collect(args: list[str]) -> Collected:
+    """Collect ``args`` (files, node ids, ``--deselect``) as root: the test count and the distributions."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _COLLECT, *args],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("NONROOT-COLLECTED ")]
+    if not lines:
+        raise RuntimeError(f"collecting {args} as root failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    found = json.loads(lines[-1].split(" ", 1)[1])
+    if found["code"] != 0:
+        raise RuntimeError(
+            f"collecting {args} as root failed (pytest exit {found['code']}):\n{proc.stdout[-3000:]}"
+        )
+    return Collected(found["items"], found["dists"])
+
+
+def _requirement_names(dist: str) -> list[str]:
+    """The unconditional requirements of ``dist`` (no extras, no environment markers that exclude them)."""
+    names = []
+    for req in importlib.metadata.requires(dist) or ():
+        if "extra ==" in req:
+            continue
+        match = re.match(r"[A-Za-z0-9._-]+", req)
+        if match:
+            names.append(match.group(0))
+    return names
+
+
+def with_requirements(names: list[str], *, also: tuple[str, ...] = ("shellrt",)) -> list[str]:
+    """``names`` plus the requirements of ``also`` and of every one of them, transitively (installed ones)."""
+    wanted: set[str] = set()
+    todo = [*names, *(r for dist in also for r in _requirement_names(dist))]
+    while todo:
+        name = todo.pop()
+        try:
+            canonical = importlib.metadata.distribution(name).metadata["Name"]
+        except importlib.metadata.PackageNotFoundError:
+            continue  # an optional dependency this environment lacks
+        if canonical in wanted:
+            continue
+        wanted.add(canonical)
+        todo += _requirement_names(canonical)
+    return sorted(wanted)
+
+
+def _place(src: Path, dest: Path) -> None:
+    """``dest`` as a hard link to ``src`` where others may read it; else a world-readable copy."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if src.stat().st_mode & stat.S_IROTH:
+        try:
+            os.link(src, dest)
+            return
+        except OSError:
+            pass
+    shutil.copy2(src, dest)
+    dest.chmod(
+        dest.stat().st_mode | stat.S_IROTH | (stat.S_IXOTH if dest.stat().st_mode & stat.S_IXUSR else 0)
+    )
+
+
+def link_distributions(names: list[str], dest: Path) -> None:
+    """Every installed file of each distribution (code and ``.dist-info``: entry points, pytest plugins)."""
+    for name in names:
+        dist = importlib.metadata.distribution(name)
+        base = Path(str(dist.locate_file("")))
+        for entry in dist.files or ():
+            if entry.parts[0] == ".." or "__pycache__" in entry.parts:
+                continue  # scripts in bin/; bytecode goes to the run's own cache
+            src = base / entry
+            if src.is_file() and not (dest / entry).exists():
+                _place(src, dest / entry)
+
+
+def link_repo(dest: Path) -> None:
+    """The repository's packages, tests and config (sources, data, extension modules), no bytecode."""
+    for part in _REPO_PARTS:
+        src = ROOT / part
+        if src.is_file():
+            _place(src, dest / part)
+            continue
+        for path in src.rglob("*"):
+            if "__pycache__" not in path.parts and path.is_file():
+                _place(path, dest / path.relative_to(ROOT))
+    for extension in ROOT.glob("*.so"):  # mypyc's runtime module of an in-place build
+        _place(extension, dest / extension.name)
+
+
+@dataclass
+class Outcome:
+    """One pytest run as the unprivileged user: its exit code, output and JUnit counts."""
+
+    returncode: int
+    output: str
+    tests: int
+    failures: int
+    errors: int
+    skipped: int
+
+
+class NonRootRun:
+    """A prepared directory (repo, packages, home) and pytest runs in it as uid 65534."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.repo = base / "repo"
+        self.site = base / "site"
+        self.owned = base / "owned"  # the uid's own: home, pytest's temp dirs, bytecode, reports
+        for path in (self.repo, self.site):
+            path.mkdir(mode=0o755)
+        self.owned.mkdir(mode=0o755)
+        for name in ("home", "basetemp", "pycache", "reports"):
+            (self.owned / name).mkdir(mode=0o755)
+            os.chown(self.owned / name, NOBODY, NOBODY)
+
+    @classmethod
+    def make(cls) -> NonRootRun:
+        base = Path(tempfile.mkdtemp(prefix="shellrt-nonroot-", dir="/tmp"))
+        base.chmod(0o755)
+        return cls(base)
+
+    def remove(self) -> None:
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def env(self) -> dict[str, str]:
+        return {
+            "PATH": PATH,
+            "HOME": str(self.owned / "home"),
+            "LANG": "C.UTF-8",
+            "CI": "true",  # a missing prerequisite fails (conftest.require), never skips
+            "PYTHONPATH": f"{self.repo}{os.pathsep}{self.site}",
+            "PYTHONPYCACHEPREFIX": str(self.owned / "pycache"),
+        }
+
+    @staticmethod
+    def argv_for(*argv: str) -> list[str]:
+        """``argv`` run as the unprivileged user, without supplementary groups."""
+        return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--", *argv]
+
+    def argv(self, *args: str) -> list[str]:
+        return self.argv_for(SYSTEM_PYTHON, *args)
+
+    def python(self, code: str) -> subprocess.CompletedProcess[str]:
+        """``code`` run by the system interpreter as the unprivileged user, in the prepared tree."""
+        return subprocess.run(
+            self.argv("-c", code),
+            cwd=self.repo,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    def pytest(self, args: list[str], *, timeout: float) -> Outcome:
+        """pytest on ``args`` as the unprivileged user; counts from its JUnit report."""
+        report = self.owned / "reports" / "junit.xml"
+        proc = subprocess.run(
+            self.argv(
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "--basetemp",
+                str(self.owned / "basetemp" / "run"),
+                "--junitxml",
+                str(report),
+                *args,
+            ),
+            cwd=self.repo,
+            env=self.env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        output = proc.stdout + proc.stderr
+        if not report.exists():
+            return Outcome(proc.returncode, output, 0, 0, 0, 0)
+        suite = ET.parse(report).getroot()
+        if suite.tag == "testsuites":
+            suite = suite[0]
+        counts = {key: int(suite.get(key, "0")) for key in ("tests", "failures", "errors", "skipped")}
+        return Outcome(proc.returncode, output, **counts)
