@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import ClassVar
 
+import anyio
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from sandbox.confine import contained
@@ -43,7 +44,7 @@ from shellrt.supervisor import (
     exit_meaning,
 )
 from shellrt.tools._bashparts import command_parts as _command_parts
-from shellrt.tools._bashparts import git_reads_only
+from shellrt.tools._bashparts import git_reads_only, runs_host_git
 from shellrt.tools._paths import is_sensitive, rule_path_resolver
 
 __all__ = ["Bash", "BashInput", "BashOutput", "ShellTool", "bash_output", "format_output", "output_is_error"]
@@ -175,13 +176,19 @@ class ShellTool(Tool[BashInput, BashOutput]):
             return ValidationResult.failure("The command contains a NUL byte; remove it.")
         return ValidationResult.success()
 
+    def command_parts_may_block(self, tool_input: BashInput) -> bool:
+        """Whether `command_parts` runs git on the host (the engine then calls it off the event
+        loop: a repository can make that git block until its timeout)."""
+        a = self.analysis(tool_input)
+        return a is not None and self.shell == "bash" and runs_host_git(a)
+
     def _judged_parts(self, tool_input: BashInput, ctx: ToolContext) -> list[CommandPart] | None:
         """The parts of a bash command (see `Bash.command_parts`); [] for other shells, whose
         analysis does not name parts."""
         if self.shell != "bash":
             return []
         roots = _roots(ctx)
-        key = (ctx.cwd, tuple(str(r) for r in roots))
+        key = _parts_key(ctx)
         cached = tool_input._parts
         if cached is not None and cached[0] == key:
             return cached[1]
@@ -189,7 +196,9 @@ class ShellTool(Tool[BashInput, BashOutput]):
         parts = None
         if a is not None and a.parse_ok:
             to_host = _rule_view(ctx)
-            parts = _command_parts(a, to_host(ctx.cwd), lambda p: contained((p,), roots, resolve=False), to_host=to_host)
+            parts = _command_parts(
+                a, to_host(ctx.cwd), lambda p: contained((p,), roots, resolve=False), to_host=to_host
+            )
         tool_input._parts = (key, parts)
         return parts
 
@@ -197,12 +206,22 @@ class ShellTool(Tool[BashInput, BashOutput]):
         a = self.analysis(tool_input)
         if a is None:
             return PermissionResult.ask(f"{self.name} commands are not analysed; confirm this one.")
-        parts = self._judged_parts(tool_input, ctx) or []
+        cached = tool_input._parts
+        judged: list[CommandPart] | None
+        if cached is not None and cached[0] == _parts_key(ctx):
+            judged = cached[1]  # the engine's, computed a moment ago
+        elif not self.command_parts_may_block(tool_input):
+            judged = self._judged_parts(tool_input, ctx)
+        else:  # off the event loop: splitting it runs git on the host
+            judged = await anyio.to_thread.run_sync(self._judged_parts, tool_input, ctx)
+        parts = judged or []
         for part in parts:
             for target in part.writes:
                 reason = is_sensitive(Path(target)) if target else None
                 if reason:
-                    return PermissionResult.ask(f"{part.text!r} writes {target}: {reason}.", safety_check=True)
+                    return PermissionResult.ask(
+                        f"{part.text!r} writes {target}: {reason}.", safety_check=True
+                    )
             reads = part.name == "git" and git_reads_only(part.argv)
             if part.hazard and (reads or a.read_only or _analyze(part.text, self.shell).read_only):
                 # No mode may skip this: the repository, not the person, chose the program.
@@ -446,6 +465,11 @@ def _bound(text: str, limit: int) -> str:
         return text
     half = limit // 2
     return f"{text[:half]}\n... [{len(text) - 2 * half:,} characters omitted] ...\n{text[-half:]}"
+
+
+def _parts_key(ctx: ToolContext) -> tuple[str, tuple[str, ...]]:
+    """What a command's parts depend on besides its text: where it runs, the workspace roots."""
+    return (ctx.cwd, tuple(str(r) for r in _roots(ctx)))
 
 
 def _roots(ctx: ToolContext) -> list[PurePosixPath]:
