@@ -68,25 +68,30 @@ class ChunkReader:
     """A binary file over an iterator of chunks (docker's archive stream), at most ``limit`` bytes."""
 
     def __init__(self, chunks: Iterator[bytes], limit: int) -> None:
-        self._chunks, self._limit, self._seen, self._buf = chunks, limit, 0, b""
+        self._chunks, self._limit, self._seen = chunks, limit, 0
+        self._buf, self._pos = b"", 0  # the current chunk and how much of it was read
 
     def read(self, size: int = -1) -> bytes:
-        while size < 0 or len(self._buf) < size:
-            chunk = next(self._chunks, None)
-            if chunk is None:
-                break
-            self._seen += len(chunk)
-            if self._seen > self._limit:
-                raise WorkspaceExportError(
-                    f"the container's workspace archive is larger than {self._limit} bytes; remove what "
-                    "need not come out (build outputs, caches) or export a subdirectory"
-                )
-            self._buf += chunk
-        if size < 0:
-            out, self._buf = self._buf, b""
-        else:
-            out, self._buf = self._buf[:size], self._buf[size:]
-        return out
+        out: list[bytes] = []
+        want = size
+        while want != 0:
+            if self._pos >= len(self._buf):
+                chunk = next(self._chunks, None)
+                if chunk is None:
+                    break
+                self._seen += len(chunk)
+                if self._seen > self._limit:
+                    raise WorkspaceExportError(
+                        f"the container's workspace archive is larger than {self._limit} bytes; remove "
+                        "what need not come out (build outputs, caches) or export a subdirectory"
+                    )
+                self._buf, self._pos = chunk, 0
+            end = len(self._buf) if want < 0 else min(len(self._buf), self._pos + want)
+            out.append(self._buf[self._pos : end])
+            if want > 0:
+                want -= end - self._pos
+            self._pos = end
+        return b"".join(out)
 
 
 class _BoundedInfo(tarfile.TarInfo):
