@@ -56,6 +56,7 @@ __all__ = [
     "is_within",
     "normalize",
     "open_beneath",
+    "open_dir_beneath",
     "open_directory",
     "open_file",
     "openat2_available",
@@ -677,6 +678,29 @@ def _open_regular_in(parent: int, name: str, flags: int, shown: str) -> int | No
     return fd
 
 
+def open_dir_beneath(dir_fd: int, parts: Sequence[str], *, create: int | None = None) -> int:
+    """An ``O_PATH`` fd of the directory ``parts`` below ``dir_fd``, reached one component at a time
+    with ``O_NOFOLLOW`` (missing ones made with mode ``create`` when given). A symlink or a file on
+    the way raises `OSError` (``ELOOP``/``ENOTDIR``) and ``..`` is refused: it never leads elsewhere."""
+    if ".." in parts:
+        raise ConfinementError(errno.EACCES, f"{'/'.join(parts)} climbs out of the directory with ..")
+    fd = os.dup(dir_fd)
+    try:
+        for name in parts:
+            if create is not None:
+                try:
+                    os.mkdir(name, create, dir_fd=fd)
+                except FileExistsError:
+                    pass
+            nxt = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def open_beneath(dir_fd: int, rel: str, flags: int = os.O_RDONLY) -> int:
     """Open the regular file ``rel`` below the directory ``dir_fd`` (a search root already anchored):
     no component may be a symlink or ``..``, nothing that is not a regular file is opened
@@ -685,12 +709,8 @@ def open_beneath(dir_fd: int, rel: str, flags: int = os.O_RDONLY) -> int:
     if not parts or ".." in parts:
         raise ConfinementError(errno.EACCES, f"{rel} does not name a file below the searched directory")
     for _ in range(3):
-        parent = os.dup(dir_fd)
+        parent = open_dir_beneath(dir_fd, parts[:-1])
         try:
-            for name in parts[:-1]:
-                nxt = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
-                os.close(parent)
-                parent = nxt
             fd = _open_regular_in(parent, parts[-1], flags, rel)
         finally:
             os.close(parent)

@@ -3,7 +3,7 @@
 Seams, one module each: ``_client`` (one SDK client per daemon, one error
 translation point), ``_gc`` and ``_labels`` (owner labels, reaping leftovers),
 ``_backend`` (container lifecycle and exec), ``_workspace`` (copy in,
-export), ``_recycle`` and ``_reset`` (the outside verdict on a used container), ``_process`` (a command
+export), ``_untar`` (the export's anchored extraction), ``_recycle`` and ``_reset`` (the outside verdict on a used container), ``_process`` (a command
 and the executor session it belongs to), ``_channel`` / ``_protocol`` (the
 executor's control channel and wire format), ``_fifo`` (command output),
 ``_priv`` / ``priv.c`` (the executor's identity switch), ``executor.sh``.
@@ -15,6 +15,7 @@ from sandbox.docker._backend import EXECUTOR_UID, DockerBackend, emergency_clean
 from sandbox.docker._gc import SandboxInfo, gc_sandboxes, list_sandboxes
 from sandbox.docker._process import DockerProcess
 from sandbox.docker._reset import ResetError
+from sandbox.docker._untar import WorkspaceExportError
 from sandbox.errors import BackendUnavailableError
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "DockerProcess",
     "ResetError",
     "SandboxInfo",
+    "WorkspaceExportError",
     "emergency_cleanup",
     "gc_sandboxes",
     "list_sandboxes",

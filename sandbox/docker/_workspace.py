@@ -9,12 +9,12 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import tarfile
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 import docker
+
+from sandbox.docker._untar import MAX_EXPORT_BYTES, ChunkReader, extract
 
 __all__ = ["copy_in", "export_workspace"]
 
@@ -75,34 +75,33 @@ def copy_in(
     return dest
 
 
-def export_workspace(client: docker.DockerClient, cid: str, container_workspace: str, dest: Path) -> None:
+def export_workspace(
+    client: docker.DockerClient,
+    cid: str,
+    container_workspace: str,
+    dest: Path,
+    *,
+    max_bytes: int = MAX_EXPORT_BYTES,
+) -> None:
     """Copy the container's workspace out to ``dest`` (created if missing; files there are overwritten).
 
-    Extraction uses tarfile's ``data`` filter: the archive comes from an
-    untrusted container, so absolute paths, ``..`` and links pointing
-    outside ``dest`` are refused.
+    The archive comes from an untrusted container (and docker's walk of it can be raced):
+    it is streamed, at most ``max_bytes``, into `extract`, which creates every entry through
+    directory fds anchored below ``dest`` and refuses what would leave it (`WorkspaceExportError`).
     """
     dest.mkdir(parents=True, exist_ok=True)
     cw = container_workspace.rstrip("/")
     top = PurePosixPath(cw).name
 
-    def fetch() -> None:
-        stream, _ = client.api.get_archive(cid, cw + "/.")
-        with tempfile.TemporaryFile() as spool:
-            for chunk in stream:
-                spool.write(chunk)
-            spool.seek(0)
-            with tarfile.open(fileobj=spool, mode="r:") as tar:
-                members = []
-                for member in tar:
-                    name = member.name
-                    for prefix in (f"{top}/", "./"):
-                        if name.startswith(prefix):
-                            name = name[len(prefix) :]
-                    if name in ("", ".", top):
-                        continue
-                    member.name = name
-                    members.append(member)
-                tar.extractall(dest, members=members, filter="data")
+    def rename(name: str) -> str | None:
+        for prefix in (f"{top}/", "./"):
+            if name.startswith(prefix):
+                name = name[len(prefix) :]
+        return None if name in ("", ".", top) else name
 
-    fetch()
+    stream, _ = client.api.get_archive(cid, cw + "/.")
+    dest_fd = os.open(dest, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        extract(ChunkReader(iter(stream), max_bytes), dest_fd, rename)
+    finally:
+        os.close(dest_fd)

@@ -43,6 +43,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from sandbox.confine import contained
 from shellrt.permissions.embedded import command_options, is_dynamic, reads_anything, unknown_code
 from shellrt.permissions.interfaces import CommandPart, CommandPartsTool, PermissionDecision
@@ -95,7 +97,13 @@ class PermissionEngine:
         parts_tool = _parts_tool(tool)
         if parts_tool is not None:
             try:
-                parts = parts_tool.command_parts(tool_input, ctx)
+                # Off the event loop when splitting it may run git on the host (its configuration,
+                # its changed files), which a hostile repository can make block until a timeout.
+                may_block = getattr(tool, "command_parts_may_block", None)
+                if may_block is None or may_block(tool_input):
+                    parts = await anyio.to_thread.run_sync(parts_tool.command_parts, tool_input, ctx)
+                else:
+                    parts = parts_tool.command_parts(tool_input, ctx)
             except Exception as exc:  # what the command does is unknown: deny rules must not be dodged
                 return self._final(
                     "deny", f"{name}: could not determine what this command runs ({exc}); refusing", chain

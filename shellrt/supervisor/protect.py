@@ -31,6 +31,7 @@ operator's (an editor, a remembered "allow always") and are accepted.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -46,6 +47,7 @@ from typing import Any
 import anyio
 
 from shellrt.supervisor._anchored import make_parent, move_out, open_parent, write_entry
+from shellrt.supervisor._inflight import InflightRecord, orphaned_records
 from shellrt.supervisor._inotify import Inotify, InotifyEvents
 
 __all__ = [
@@ -161,6 +163,9 @@ class WorkspaceGuard:
         self._baselined = False
         #: Directories found writable for every user that were not so before (see `_narrow`).
         self._widened: list[str] = []
+        #: Directories an earlier, killed session's baseline already knew as shared (`recover`).
+        self._preshared: set[str] = set()
+        self._force_full = False
         self._seq = 0
         #: Duration of the last scan (s): decides inline vs worker thread.
         self.last_scan_s = 0.0
@@ -220,14 +225,62 @@ class WorkspaceGuard:
                 False,
             )
 
+    def baseline_key(self) -> object:
+        """Changes whenever the protected files of `baseline` do (cheap: signatures only; the
+        shared directories, which rarely change, are written along whenever the files are)."""
+        with self._thread_lock:
+            return tuple((p, f.sig, f.mode, f.snapshot is None) for p, f in self._files.items())
+
+    def baseline(self) -> dict[str, Any]:
+        """The accepted state (protected files, shared directories) as JSON data, for the
+        in-flight record (`_inflight`)."""
+        with self._thread_lock:
+            files = {
+                path: {
+                    "kind": f.kind,
+                    "sig": list(f.sig),
+                    "snapshot": base64.b64encode(f.snapshot).decode() if f.snapshot is not None else None,
+                    "is_link": f.is_link,
+                    "mode": f.mode,
+                }
+                for path, f in self._files.items()
+            }
+            shared = [path for path, d in self._dirs.items() if d.mode & _SHARED]
+            return {"files": files, "shared_dirs": shared}
+
+    def recover(self, baseline: dict[str, Any] | None, culprit: str) -> list[str]:
+        """Check the tree against ``baseline`` (from the record of a killed session) and revert
+        what differs; None (an unreadable record): against an empty one, so every active
+        protected file is reverted."""
+        with self._thread_lock:
+            self._files.clear()
+            self._dirs.clear()
+            for path, raw in ((baseline or {}).get("files") or {}).items():
+                try:
+                    self._files[str(path)] = _file_of(str(path), raw, self.root)
+                except (KeyError, TypeError, ValueError):
+                    continue  # a damaged entry: compared as absent (its file, if active, is reverted)
+            self._preshared = {str(p) for p in (baseline or {}).get("shared_dirs") or ()}
+            self._baselined = True
+            self._force_full = True
+        return self.scan(revert=True, culprit=culprit)
+
     # --- the walk -------------------------------------------------------------------------
     def _scan(self, out: _Scan, *, revert: bool) -> None:
         now = time.time_ns()
         # Drain first: events that arrive while we list stay queued for the next check.
         events = self._watch.drain() if self._watch is not None else None
-        if events is None or events.full_scan or not self._baselined or not self._incremental(events, now):
+        full, self._force_full = self._force_full, False
+        if (
+            full
+            or events is None
+            or events.full_scan
+            or not self._baselined
+            or not self._incremental(events, now)
+        ):
             self._full_scan(now)
-        widened, self._widened = self._widened, []
+        widened, self._widened = [p for p in self._widened if p not in self._preshared], []
+        self._preshared.clear()
         if revert:
             self._narrow(widened, out, "directories")
         deleted = [(path, self._files.pop(path)) for path in set(self._files) - set(self._watched)]
@@ -428,7 +481,9 @@ class WorkspaceGuard:
                 else:
                     dir_fd, name = open_parent(self.root, path)
                     try:
-                        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+                        fd = os.open(
+                            name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd
+                        )
                     finally:
                         os.close(dir_fd)
             except OSError:
@@ -563,6 +618,10 @@ class CommandGuard:
         self.guard = guard
         self._lock = anyio.Lock()
         self._pending: list[str] = []
+        #: The baseline on disk while a command may run (`_inflight`): a killed shellrt's plant
+        #: is then reverted by the next session instead of becoming its baseline.
+        self._record = InflightRecord(guard.root)
+        self._recovered = False
 
     @classmethod
     def for_backend(cls, backend: Any, session_dir: Path) -> CommandGuard | None:
@@ -576,22 +635,50 @@ class CommandGuard:
         return cls(WorkspaceGuard(Path(host), session_dir))
 
     async def before(self, busy: bool) -> None:
+        if not self._recovered:
+            await self._recover()
         await self._scan(revert=self.guard.dirty or busy, culprit=_EARLIER)
         self.guard.dirty = True
+        try:
+            self._record.in_flight(self.guard.baseline_key(), self.guard.baseline)
+        except OSError as exc:
+            self._pending.append(
+                f"[shellrt] the protected-files baseline could not be recorded ({exc}); if shellrt is "
+                "killed during this command, what it plants will not be reverted by the next session."
+            )
 
     async def after(self, busy: bool) -> tuple[str, ...]:
         await self._scan(revert=True, culprit=_ALONGSIDE if busy else "this command")
         if not busy:
             self.guard.dirty = False
+            self._record.checked()
         notes, self._pending = tuple(self._pending), []
         return notes
 
     async def final(self) -> tuple[str, ...]:
         if self.guard.dirty:
             await self._scan(revert=True, culprit="a background task of this session")
+        self._record.clear()
         self.guard.close()
         notes, self._pending = tuple(self._pending), []
         return notes
+
+    async def _recover(self) -> None:
+        """Check against the oldest record of a dead owner (a shellrt killed before its check)."""
+        self._recovered = True
+        records = await anyio.to_thread.run_sync(orphaned_records, self.guard.root)
+        if not records:
+            return
+        path, baseline = records[0]
+        culprit = f"a command of an earlier shellrt (pid {path.name.split('.')[1]}, killed before its check)"
+        async with self._lock:
+            notes = await anyio.to_thread.run_sync(lambda: self.guard.recover(baseline, culprit))
+            self._pending.extend(notes)
+        for stale, _ in records:
+            try:
+                os.unlink(stale)
+            except OSError:
+                pass
 
     async def _scan(self, *, revert: bool, culprit: str) -> None:
         if not self._lock.locked() and self.guard.last_scan_s < INLINE_SCAN_S:
@@ -646,6 +733,21 @@ def protected_reason(path: str | Path) -> str | None:
     if name == ".git":
         return "a .git link (it can point git at another repository)"
     return None
+
+
+def _file_of(path: str, raw: dict[str, Any], root: Path) -> _File:
+    """A `_File` from its `WorkspaceGuard.baseline` form (what it obeys recomputed from the snapshot)."""
+    sig = tuple(int(x) for x in raw["sig"])
+    if len(sig) != 5:
+        raise ValueError("a signature has five fields")
+    snapshot = base64.b64decode(raw["snapshot"]) if raw["snapshot"] is not None else None
+    kind, is_link = str(raw["kind"]), bool(raw["is_link"])
+    st = os.stat_result((sig[4], 0, 0, 0, 0, 0, 0, 0, 0, 0))
+    # Without a snapshot (over the size limit) nothing is known of the content: never equal.
+    active = _active(kind, path, snapshot, is_link, st, root) if snapshot is not None else ("unknown",)
+    return _File(
+        kind, (sig[0], sig[1], sig[2], sig[3], sig[4]), active, snapshot, is_link, int(raw["mode"]), False
+    )
 
 
 def _redirects(name: str, is_link: bool, is_gitdir: bool) -> bool:

@@ -27,7 +27,7 @@ from shellrt.permissions.rules import is_safe_env_name
 from shellrt.tools._gitrepo import active_hooks, changed_paths, repo_code_keys
 from shellrt.tools._hostread import read_regular
 
-__all__ = ["GIT_HOOK_COMMANDS", "command_parts", "git_hazard", "git_reads_only"]
+__all__ = ["GIT_HOOK_COMMANDS", "command_parts", "git_hazard", "git_reads_only", "runs_host_git"]
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _DECLARATIONS = frozenset({"export", "declare", "typeset", "readonly", "local"})
@@ -103,6 +103,12 @@ def evaluated_code(command: str) -> str:
     if _ARITHMETIC.search(command) and _DYNAMIC_VALUE.search(command):
         return "arithmetic evaluates a value computed at run time as an expression (a[$(cmd)] runs cmd)"
     return ""
+
+
+def runs_host_git(a: CommandAnalysis) -> bool:
+    """Whether `command_parts` of ``a`` runs git on the host (to inspect a repository): the
+    only step of it that a hostile repository can make block."""
+    return any(_name(sub) == "git" for sub in a.subcommands)
 
 
 def command_parts(

@@ -100,7 +100,9 @@ def _trusted_files() -> set[str]:
     return {os.path.realpath(f) for f in files}
 
 
-def repo_code_keys(cwd: str, extra_env: Mapping[str, str] | None = None, *, hardened: bool = True) -> list[str]:
+def repo_code_keys(
+    cwd: str, extra_env: Mapping[str, str] | None = None, *, hardened: bool = True
+) -> list[str]:
     """Code-running configuration a git command started in ``cwd`` would obey, as
     ``"key (origin)"`` strings; empty when there is none. Never raises: a failure to
     read is reported as one entry (fail closed). ``hardened``: the command runs with the
@@ -146,15 +148,23 @@ def _populated_submodules(cwd: str, extra_env: Mapping[str, str] | None) -> list
     env["GIT_OPTIONAL_LOCKS"] = "0"
     try:
         top = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"], cwd=cwd, env=env, capture_output=True,
-            timeout=_TIMEOUT_S, check=False,
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            timeout=_TIMEOUT_S,
+            check=False,
         )
         if top.returncode != 0:
             return []  # not a work tree (a bare repository, or none): nothing to recurse into
         root = top.stdout.decode("utf-8", "surrogateescape").strip()
         listed = subprocess.run(
-            ["git", "ls-files", "--stage", "-z"], cwd=root, env=env, capture_output=True,
-            timeout=_TIMEOUT_S, check=False,
+            ["git", "ls-files", "--stage", "-z"],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            timeout=_TIMEOUT_S,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError) as exc:
         return f"the repository's submodules could not be listed ({exc})"
@@ -180,42 +190,76 @@ def _own_code_keys(
     if extra_env:
         env.update(extra_env)
     env["GIT_CONFIG_COUNT"] = "0"  # see the repository's own keys, not our overrides
+    # First without following includes: a repository's include names a file git would read
+    # (a FIFO blocks it, /dev/zero or a huge file keeps it reading), and it makes the command
+    # ask anyway. Only includes of the operator's own files are followed, in a second listing.
+    listing = _config_listing(cwd, env, includes=False)
+    if isinstance(listing, str):
+        return [listing]
+    found, drivers, included = _judge_entries(listing, hardened=hardened, work_tree=work_tree)
+    if not found and included:
+        listing = _config_listing(cwd, env, includes=True)
+        if isinstance(listing, str):
+            return [listing]
+        found, drivers, _ = _judge_entries(listing, hardened=hardened, work_tree=work_tree)
+    if drivers:
+        found.extend(_attribute_uses(cwd, env, drivers))
+    return found
+
+
+_INCLUDE_KEY = re.compile(r"include\.path|includeif\..+\.path")
+
+
+def _config_listing(
+    cwd: str, env: Mapping[str, str], *, includes: bool
+) -> list[tuple[str, str, str, str]] | str:
+    """The effective configuration's ``(scope, origin, key, value)`` entries, or why it could
+    not be read."""
+    argv = ["git", "--no-pager", "config", "--list", "--show-origin", "--show-scope", "-z"]
+    if not includes:
+        argv.insert(4, "--no-includes")
     try:
         proc = subprocess.run(
-            ["git", "config", "--list", "--show-origin", "--show-scope", "-z"],
-            cwd=cwd,
-            env=env,
-            capture_output=True,
-            timeout=_TIMEOUT_S,
-            check=False,
+            argv, cwd=cwd, env=dict(env), capture_output=True, timeout=_TIMEOUT_S, check=False
         )
     except (OSError, subprocess.SubprocessError) as exc:
-        return [f"the repository configuration could not be read ({exc})"]
+        return f"the repository configuration could not be read ({exc})"
     if proc.returncode not in (0, 1):  # 1: no configuration at all
         err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        return [f"the repository configuration could not be read ({err[-1] if err else proc.returncode})"]
+        return f"the repository configuration could not be read ({err[-1] if err else proc.returncode})"
+    return _entries(proc.stdout)
+
+
+def _judge_entries(
+    entries: list[tuple[str, str, str, str]], *, hardened: bool, work_tree: str | None
+) -> tuple[list[str], set[str], bool]:
+    """``(code-running keys not from the operator's own files, drivers the operator's files
+    define, whether the operator's files include others)``."""
     trusted = _trusted_files()
     found: list[str] = []
     trusted_drivers: set[str] = set()
-    for scope, origin, key, value in _entries(proc.stdout):
+    included = False
+    for scope, origin, key, value in entries:
         if not _CODE_KEY.fullmatch(key) or (hardened and key.lower() in _OVERRIDDEN):
             continue
         path = origin[len("file:") :] if origin.startswith("file:") else ""
-        if work_tree is not None and key == "core.worktree" and path and _same_dir(
-            os.path.join(os.path.dirname(path), value), work_tree
+        if (
+            work_tree is not None
+            and key == "core.worktree"
+            and path
+            and _same_dir(os.path.join(os.path.dirname(path), value), work_tree)
         ):
             continue  # a submodule's git directory naming that submodule's own work tree
         is_trusted = scope == "global" and bool(path) and os.path.realpath(path) in trusted
         if is_trusted:
             if key.split(".")[0] in ("diff", "filter", "merge") and key.count(".") >= 2:
                 trusted_drivers.add(key.split(".", 1)[1].rsplit(".", 1)[0])
+            included = included or bool(_INCLUDE_KEY.fullmatch(key.lower()))
             continue
         if value.strip().lower() in _HARMLESS_VALUES:
             continue
         found.append(f"{key} ({origin or scope})")
-    if trusted_drivers:
-        found.extend(_attribute_uses(cwd, env, trusted_drivers))
-    return found
+    return found, trusted_drivers, included
 
 
 def _same_dir(a: str, b: str) -> bool:
@@ -244,7 +288,11 @@ def _attribute_uses(cwd: str, env: Mapping[str, str], drivers: set[str]) -> list
     try:
         top = subprocess.run(
             ["git", "rev-parse", "--show-toplevel", "--git-common-dir"],
-            cwd=cwd, env=dict(env), capture_output=True, timeout=_TIMEOUT_S, check=False,
+            cwd=cwd,
+            env=dict(env),
+            capture_output=True,
+            timeout=_TIMEOUT_S,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError) as exc:
         return [f"the repository attributes could not be read ({exc})"]
@@ -305,8 +353,12 @@ def changed_paths(cwd: str) -> list[str]:
     env["GIT_OPTIONAL_LOCKS"] = "0"
     try:
         top = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel", "--git-path", "index"], cwd=cwd, env=env,
-            capture_output=True, timeout=_TIMEOUT_S, check=False,
+            ["git", "rev-parse", "--show-toplevel", "--git-path", "index"],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            timeout=_TIMEOUT_S,
+            check=False,
         )
         if top.returncode != 0:
             return []  # not a repository: git diff reads only the paths it is given
@@ -315,12 +367,20 @@ def changed_paths(cwd: str) -> list[str]:
             return [""]
         root, index = lines[0], os.path.join(cwd, lines[1])
         listed = subprocess.run(
-            ["git", "ls-files", "--stage", "--debug", "-z"], cwd=root, env=env, capture_output=True,
-            timeout=_TIMEOUT_S, check=False,
+            ["git", "ls-files", "--stage", "--debug", "-z"],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            timeout=_TIMEOUT_S,
+            check=False,
         )
         staged = subprocess.run(
-            ["git", "diff-index", "--cached", "--name-only", "--no-renames", "-z", "HEAD", "--"], cwd=root,
-            env=env, capture_output=True, timeout=_TIMEOUT_S, check=False,
+            ["git", "diff-index", "--cached", "--name-only", "--no-renames", "-z", "HEAD", "--"],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            timeout=_TIMEOUT_S,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return [""]
@@ -339,7 +399,9 @@ def changed_paths(cwd: str) -> list[str]:
     else:  # no HEAD yet: everything in the index is new
         changed.update(e.path for e in entries)
     for entry in entries:
-        if entry.mode != "160000" and _worktree_differs(os.path.join(root, entry.path), entry, index_mtime_ns):
+        if entry.mode != "160000" and _worktree_differs(
+            os.path.join(root, entry.path), entry, index_mtime_ns
+        ):
             changed.add(entry.path)
     return sorted(os.path.realpath(os.path.join(root, p)) for p in changed)
 
@@ -406,8 +468,12 @@ def active_hooks(cwd: str) -> list[str]:
     env["GIT_CONFIG_COUNT"] = "0"  # the repository's own hooksPath, not our /dev/null
     try:
         proc = subprocess.run(
-            ["git", "rev-parse", "--git-path", "hooks"], cwd=cwd, env=env, capture_output=True,
-            timeout=_TIMEOUT_S, check=False,
+            ["git", "rev-parse", "--git-path", "hooks"],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            timeout=_TIMEOUT_S,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError) as exc:
         return [f"the repository hooks could not be listed ({exc})"]
@@ -419,6 +485,7 @@ def active_hooks(cwd: str) -> list[str]:
     except OSError as exc:
         return [f"the repository hooks could not be listed ({exc})"]
     return [
-        f"hook {e.name} ({e})" for e in entries
+        f"hook {e.name} ({e})"
+        for e in entries
         if not e.name.endswith(".sample") and e.is_file() and os.access(e, os.X_OK)
     ]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+import anyio
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from sandbox.confine import normalize
@@ -44,7 +45,7 @@ from shellrt.supervisor import (
     exit_meaning,
 )
 from shellrt.tools._bashparts import command_parts as _command_parts
-from shellrt.tools._bashparts import git_reads_only
+from shellrt.tools._bashparts import git_reads_only, runs_host_git
 from shellrt.tools._paths import is_sensitive, rule_path_resolver
 
 __all__ = ["Bash", "BashInput", "BashOutput", "ShellTool", "bash_output", "format_output", "output_is_error"]
@@ -177,19 +178,33 @@ class ShellTool(Tool[BashInput, BashOutput]):
             return ValidationResult.failure("The command contains a NUL byte; remove it.")
         return ValidationResult.success()
 
+    def command_parts_may_block(self, tool_input: BashInput) -> bool:
+        """Whether `command_parts` runs git on the host (the engine then calls it off the event
+        loop: a repository can make that git block until its timeout)."""
+        a = self.analysis(tool_input)
+        return a is not None and self.shell == "bash" and runs_host_git(a)
+
+    @staticmethod
+    def _judged(tool_input: BashInput, ctx: ToolContext) -> _Judgement | None:
+        """This decision's judgement when it was already made (by the engine, a moment ago)."""
+        private = (
+            tool_input.__pydantic_private__ or {}
+        )  # not `tool_input._judged`: pydantic's slow __getattr__
+        cached = private.get("_judged")
+        if isinstance(cached, _Judgement) and cached.key == (ctx.cwd, ctx.workspace, ctx.allowed_roots):
+            return cached
+        return None
+
     def _judgement(self, tool_input: BashInput, ctx: ToolContext) -> _Judgement:
         """The allowed roots, the cwd and the command's parts as the host sees them now.
 
         Resolved once per decision: the input object lives for one call, and the
         engine's part-by-part check and the tool's own check judge the same moment.
         """
-        key = (ctx.cwd, ctx.workspace, ctx.allowed_roots)
-        private = (
-            tool_input.__pydantic_private__ or {}
-        )  # not `tool_input._judged`: pydantic's slow __getattr__
-        cached = private.get("_judged")
-        if isinstance(cached, _Judgement) and cached.key == key:
+        cached = self._judged(tool_input, ctx)
+        if cached is not None:
             return cached
+        key = (ctx.cwd, ctx.workspace, ctx.allowed_roots)
         roots = _roots(ctx)
         to_host = _rule_view(ctx)
         cwd = to_host(ctx.cwd)
@@ -207,7 +222,12 @@ class ShellTool(Tool[BashInput, BashOutput]):
         a = self.analysis(tool_input)
         if a is None:
             return PermissionResult.ask(f"{self.name} commands are not analysed; confirm this one.")
-        judged = self._judgement(tool_input, ctx)
+        judged = self._judged(tool_input, ctx)
+        if judged is None:
+            if self.command_parts_may_block(tool_input):  # splitting it runs git on the host
+                judged = await anyio.to_thread.run_sync(self._judgement, tool_input, ctx)
+            else:
+                judged = self._judgement(tool_input, ctx)
         parts = judged.parts or []
         for part in parts:
             for target in part.writes:

@@ -1,0 +1,338 @@
+"""Extract a tar archive a container produced into a host directory, anchored below it.
+
+Why not ``tarfile.extractall(filter="data")``: the filter judges a member by
+``os.path.realpath`` of its path and the extraction then creates it *by path*.
+A chain of symlinks whose resolution passes ``PATH_MAX`` is left unresolved by
+``realpath`` before Python 3.11.13 (CVE-2025-4517 and siblings), and docker's
+walk of a running container can be raced (a symlink ``d``, then members below
+``d``): either wrote outside the destination. Here every member is created
+relative to a directory fd reached from the destination one component at a time
+with ``O_NOFOLLOW`` (`sandbox.confine.open_dir_beneath`): a symlink is created as
+a link and never followed, whatever the archive does later. Only directories,
+regular files, symlinks staying inside and hard links to files this archive
+created come out; no device or FIFO, no set-id, sticky or group/other write bit,
+no owner (the caller owns what it extracts); total size and entry count bounded.
+Members that are refused are skipped, the rest is extracted, and
+`WorkspaceExportError` names them at the end: a stable tree never produces one.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import stat
+import tarfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import IO, cast
+
+from sandbox.confine import open_beneath, open_dir_beneath
+from sandbox.errors import SandboxError
+
+__all__ = ["MAX_EXPORT_BYTES", "MAX_EXPORT_ENTRIES", "ChunkReader", "WorkspaceExportError", "extract"]
+
+#: Bounds of one export: the archive's bytes (headers included) and its members.
+MAX_EXPORT_BYTES = 16 << 30
+MAX_EXPORT_ENTRIES = 1_000_000
+#: A pax or GNU long-name header is read into memory whole.
+_MAX_META_BYTES = 1 << 20
+_META_TYPES = frozenset(
+    (
+        tarfile.XHDTYPE,
+        tarfile.XGLTYPE,
+        tarfile.SOLARIS_XHDTYPE,
+        tarfile.GNUTYPE_LONGNAME,
+        tarfile.GNUTYPE_LONGLINK,
+    )
+)
+_SHOWN_REFUSALS = 10
+
+
+class WorkspaceExportError(SandboxError):
+    """Raised when the container's workspace archive could not be exported whole.
+
+    ``refused``: ``(member, why)`` of each member left out (the others were extracted).
+    """
+
+    def __init__(self, message: str, refused: tuple[tuple[str, str], ...] = ()) -> None:
+        super().__init__(message)
+        self.refused = refused
+
+
+class _Refused(Exception):
+    """One member is left out; the reason is its message."""
+
+
+class ChunkReader:
+    """A binary file over an iterator of chunks (docker's archive stream), at most ``limit`` bytes."""
+
+    def __init__(self, chunks: Iterator[bytes], limit: int) -> None:
+        self._chunks, self._limit, self._seen = chunks, limit, 0
+        self._buf, self._pos = b"", 0  # the current chunk and how much of it was read
+
+    def read(self, size: int = -1) -> bytes:
+        out: list[bytes] = []
+        want = size
+        while want != 0:
+            if self._pos >= len(self._buf):
+                chunk = next(self._chunks, None)
+                if chunk is None:
+                    break
+                self._seen += len(chunk)
+                if self._seen > self._limit:
+                    raise WorkspaceExportError(
+                        f"the container's workspace archive is larger than {self._limit} bytes; remove "
+                        "what need not come out (build outputs, caches) or export a subdirectory"
+                    )
+                self._buf, self._pos = chunk, 0
+            end = len(self._buf) if want < 0 else min(len(self._buf), self._pos + want)
+            out.append(self._buf[self._pos : end])
+            if want > 0:
+                want -= end - self._pos
+            self._pos = end
+        return b"".join(out)
+
+
+class _BoundedInfo(tarfile.TarInfo):
+    """Refuses a pax or long-name header larger than `_MAX_META_BYTES` before it is read into memory."""
+
+    def _proc_member(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
+        if self.type in _META_TYPES and self.size > _MAX_META_BYTES:
+            raise tarfile.HeaderError(f"an extended header of {self.size} bytes (at most {_MAX_META_BYTES})")
+        proc = cast(Callable[[tarfile.TarFile], tarfile.TarInfo], getattr(super(), "_proc_member"))  # noqa: B009 (private in typeshed)
+        return proc(tarfile_)
+
+
+def _parts(name: str) -> list[str]:
+    if name.startswith("/") or "\0" in name:
+        raise _Refused("an absolute name")
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise _Refused("a name with ..")
+    if not parts:
+        raise _Refused("an empty name")
+    return parts
+
+
+def _link_stays_inside(parts: list[str], target: str) -> bool:
+    """Whether a symlink at ``parts`` pointing to ``target`` resolves inside the destination, lexically
+    and whatever other links do: ``..`` only leading, no more of them than the link is deep (a
+    ``..`` after a name could climb out of a directory that is itself a link)."""
+    if not target or target.startswith("/") or "\0" in target:
+        return False
+    steps = [p for p in target.split("/") if p not in ("", ".")]
+    ups = 0
+    while ups < len(steps) and steps[ups] == "..":
+        ups += 1
+    return ".." not in steps[ups:] and ups <= len(parts) - 1
+
+
+def _file_mode(mode: int) -> int:
+    mode &= 0o755
+    if not mode & 0o100:
+        mode &= ~0o111
+    return mode | 0o600
+
+
+@dataclass
+class _Extraction:
+    root: int
+    #: Regular files this archive created: name -> (st_dev, st_ino), for its hard links.
+    files: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: Directories: name -> (mode, mtime), applied once everything below them is written.
+    dirs: dict[str, tuple[int, float]] = field(default_factory=dict)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    left_out: set[str] = field(default_factory=set)
+    _serial: int = 0
+
+    def member(self, tar: tarfile.TarFile, info: tarfile.TarInfo, name: str) -> None:
+        parts = _parts(name)
+        key = "/".join(parts)
+        if any("/".join(parts[:i]) in self.left_out for i in range(1, len(parts))):
+            raise _Refused("below an entry that was left out")
+        if info.isdir():
+            parent = self._parent(parts)
+            try:
+                self._make_dir(parent, parts[-1])
+            finally:
+                os.close(parent)
+            self.dirs[key] = (info.mode, info.mtime)
+        elif info.isreg():
+            self._regular(tar, info, parts, key)
+        elif info.issym():
+            if not _link_stays_inside(parts, info.linkname):
+                raise _Refused(f"a symbolic link to {info.linkname!r}, outside the workspace")
+            self._place(parts, lambda parent, tmp: os.symlink(info.linkname, tmp, dir_fd=parent))
+            self.files.pop(key, None)
+        elif info.islnk():
+            self._hard_link(info, parts, key)
+        else:
+            kinds = {tarfile.CHRTYPE: "character device", tarfile.BLKTYPE: "block device"}
+            raise _Refused(f"a {kinds.get(info.type, 'fifo' if info.isfifo() else 'special file')}")
+
+    def _parent(self, parts: list[str]) -> int:
+        try:
+            return open_dir_beneath(self.root, parts[:-1], create=0o700)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise _Refused("below a symbolic link or a file") from None
+            raise _Refused(f"its directory cannot be made ({exc.strerror})") from None
+
+    def _make_dir(self, parent: int, name: str) -> None:
+        try:
+            os.mkdir(name, 0o700, dir_fd=parent)
+            return
+        except FileExistsError:
+            pass
+        if stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
+            return
+        os.unlink(name, dir_fd=parent)  # a file or a symlink where the archive has a directory
+        os.mkdir(name, 0o700, dir_fd=parent)
+
+    def _place(self, parts: list[str], make: Callable[[int, str], None]) -> os.stat_result:
+        """Create an entry under a temporary name in the anchored parent (``make``), then rename
+        it over ``parts[-1]`` (a directory there is removed first). Returns the new entry's lstat."""
+        parent = self._parent(parts)
+        self._serial += 1
+        tmp = f".shellrt-export-{os.getpid()}-{self._serial}"
+        try:
+            make(parent, tmp)
+            try:
+                name = parts[-1]
+                try:
+                    if stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
+                        shutil.rmtree(name, dir_fd=parent)
+                except FileNotFoundError:
+                    pass
+                os.rename(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+                return os.stat(name, dir_fd=parent, follow_symlinks=False)
+            finally:
+                try:  # left over when ``name`` already was a hard link of the same file
+                    os.unlink(tmp, dir_fd=parent)
+                except FileNotFoundError:
+                    pass
+        finally:
+            os.close(parent)
+
+    def _regular(self, tar: tarfile.TarFile, info: tarfile.TarInfo, parts: list[str], key: str) -> None:
+        source = tar.extractfile(info)
+        if source is None:
+            raise _Refused("a file without data")
+
+        def write(parent: int, tmp: str) -> None:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            fd = os.open(tmp, flags, 0o600, dir_fd=parent)
+            try:
+                while chunk := source.read(1 << 20):
+                    view = memoryview(chunk)
+                    while view:
+                        view = view[os.write(fd, view) :]
+                os.fchmod(fd, _file_mode(info.mode))
+                os.utime(fd, (info.mtime, info.mtime))
+            finally:
+                os.close(fd)
+
+        st = self._place(parts, write)
+        self.files[key] = (st.st_dev, st.st_ino)
+
+    def _hard_link(self, info: tarfile.TarInfo, parts: list[str], key: str) -> None:
+        try:
+            source = "/".join(_parts(info.linkname))
+        except _Refused:
+            source = ""
+        if source not in self.files:
+            raise _Refused(f"a hard link to {info.linkname!r}, which is no file this archive created")
+        try:
+            fd = open_beneath(self.root, source)
+        except OSError:
+            raise _Refused(f"a hard link to {info.linkname!r}, which changed meanwhile") from None
+        try:
+            seen = os.fstat(fd)
+            if (seen.st_dev, seen.st_ino) != self.files[source]:
+                raise _Refused(f"a hard link to {info.linkname!r}, which changed meanwhile")
+
+            def link(parent: int, tmp: str) -> None:
+                # Links the inode the fd holds, whatever the name now is (AT_SYMLINK_FOLLOW on the magic link).
+                os.link(f"/proc/self/fd/{fd}", tmp, dst_dir_fd=parent, follow_symlinks=True)
+
+            self._place(parts, link)
+        finally:
+            os.close(fd)
+        self.files[key] = self.files[source]
+
+    def finish_directories(self) -> None:
+        """Apply directory modes (owner rwx kept, no set-id/sticky/group-other write) and times,
+        deepest first, through the same anchored walk; one replaced meanwhile is skipped."""
+        for key in sorted(self.dirs, key=lambda k: k.count("/"), reverse=True):
+            mode, mtime = self.dirs[key]
+            parts = key.split("/")
+            try:
+                parent = open_dir_beneath(self.root, parts[:-1])
+            except OSError:
+                continue
+            try:
+                fd = os.open(
+                    parts[-1], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent
+                )
+            except OSError:
+                continue
+            finally:
+                os.close(parent)
+            try:
+                os.fchmod(fd, (mode & 0o755) | 0o700)
+                os.utime(fd, (mtime, mtime))
+            finally:
+                os.close(fd)
+
+
+def extract(
+    archive: ChunkReader,
+    dest_fd: int,
+    rename: Callable[[str], str | None],
+    *,
+    max_entries: int = MAX_EXPORT_ENTRIES,
+) -> None:
+    """Extract the tar stream ``archive`` below the directory ``dest_fd``.
+
+    ``rename`` maps a member's name to its place below the destination (None: skip it). Raises
+    `WorkspaceExportError` naming refused members after extracting the others, or at once when
+    the archive is unreadable or over a bound.
+    """
+    job = _Extraction(dest_fd)
+    count = 0
+    try:
+        with tarfile.open(fileobj=cast(IO[bytes], archive), mode="r|", tarinfo=_BoundedInfo) as tar:
+            for info in tar:
+                count += 1
+                if count > max_entries:
+                    raise WorkspaceExportError(
+                        f"the container's workspace archive has more than {max_entries} entries; remove "
+                        "what need not come out (build outputs, caches) or export a subdirectory"
+                    )
+                name = rename(info.name)
+                if name is None:
+                    continue
+                if info.islnk():
+                    linked = rename(info.linkname)
+                    info.linkname = linked if linked is not None else "/"
+                try:
+                    job.member(tar, info, name)
+                except _Refused as why:
+                    job.refused.append((name, str(why)))
+                    job.left_out.add("/".join(p for p in name.split("/") if p not in ("", ".")))
+    except tarfile.TarError as exc:
+        raise WorkspaceExportError(f"the container's workspace archive could not be read: {exc}") from None
+    finally:
+        job.finish_directories()
+    if job.refused:
+        shown = "; ".join(f"{name}: {why}" for name, why in job.refused[:_SHOWN_REFUSALS])
+        more = len(job.refused) - _SHOWN_REFUSALS
+        raise WorkspaceExportError(
+            f"{len(job.refused)} entries of the container's workspace were not exported ({shown}"
+            + (f"; and {more} more" if more > 0 else "")
+            + "); everything else was. A symbolic link may only point inside the workspace; special "
+            "files never come out; entries below a symlink mean the workspace changed while it was "
+            "archived: export again once nothing runs",
+            tuple(job.refused),
+        )

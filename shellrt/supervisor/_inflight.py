@@ -1,0 +1,153 @@
+"""The "command in flight" record of a workspace: its protected files' baseline, on disk.
+
+The protected-files check (`protect`) compares the workspace after a command with
+a baseline taken before it. If shellrt dies (SIGKILL, OOM kill, power loss of the
+host process) after a command planted a hook but before that check, the baseline
+died with it, and the next session would take the plant as its own baseline. So
+while a command of a session may be running, the baseline is kept in
+``<state>/inflight/`` (``$SHELLRT_HOME``, else ``$XDG_STATE_HOME/shellrt``, else
+``~/.local/state/shellrt``: never in the workspace, which commands write), named
+after the workspace and its owner (pid and start time, so a reused pid is not
+taken for the owner). A session starting on the workspace checks against the
+records whose owner is dead, then removes them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["InflightRecord", "inflight_dir", "orphaned_records"]
+
+#: A record larger than this is not read back (the check then reverts without restoring).
+_MAX_RECORD_BYTES = 64 << 20
+#: Modes of a record: a command may be running (its check is owed), or the check ran.
+_IN_FLIGHT, _IDLE = 0o600, 0o400
+
+
+def inflight_dir() -> Path:
+    """Where records live (the per-user state directory, as sessions)."""
+    base = os.environ.get("SHELLRT_HOME")
+    if base:
+        return Path(base) / "inflight"
+    state = os.environ.get("XDG_STATE_HOME", "")
+    root = Path(state) if os.path.isabs(state) else Path.home() / ".local" / "state"
+    return root / "shellrt" / "inflight"
+
+
+def _workspace_key(root: Path) -> str:
+    return hashlib.sha256(os.fsencode(os.path.realpath(root))).hexdigest()[:32]
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (``/proc/<pid>/stat`` field 22)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    fields = raw[raw.rfind(b")") + 2 :].split()
+    return fields[19].decode() if len(fields) > 19 else None
+
+
+class InflightRecord:
+    """This process's record for one workspace. Its owner-write bit says whether a command may
+    be running (set before a command, cleared after its check: one ``chmod``); the content is
+    rewritten only when the baseline changed, and the file is removed when the session closes."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        start = _start_time(os.getpid()) or "0"
+        name = f"{_workspace_key(root)}.{os.getpid()}.{start}.{secrets.token_hex(4)}.json"
+        self.path = inflight_dir() / name
+        self._key: object = None
+        self._in_flight = False
+
+    def in_flight(self, key: object, baseline: Callable[[], dict[str, Any]]) -> None:
+        """A command may run now; ``key`` identifies the baseline (``baseline()`` makes it when
+        it changed). Raises OSError when the record cannot be written."""
+        if key != self._key or self._key is None:
+            self._key = None
+            data = json.dumps({"root": os.path.realpath(self.root), "baseline": baseline()}).encode()
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            try:
+                os.fchmod(fd, _IN_FLIGHT)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
+            os.replace(tmp, self.path)
+            self._key = key
+        elif not self._in_flight:
+            os.chmod(self.path, _IN_FLIGHT)
+        self._in_flight = True
+
+    def checked(self) -> None:
+        """The check ran and nothing of the session runs: the record stays, marked idle."""
+        if self._in_flight and self._key is not None:
+            try:
+                os.chmod(self.path, _IDLE)
+            except OSError:
+                self._key = None  # rewrite it next time
+        self._in_flight = False
+
+    def clear(self) -> None:
+        """Remove the record (the session closes after its last check)."""
+        self._key, self._in_flight = None, False
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+
+
+def orphaned_records(root: Path) -> list[tuple[Path, dict[str, Any] | None]]:
+    """Records of ``root`` whose owner is dead, oldest first, with their baseline (None when
+    unreadable: the check then has no baseline to compare with). Idle ones (their check ran)
+    are removed here."""
+    directory = inflight_dir()
+    key = _workspace_key(root)
+    try:
+        names = [n for n in os.listdir(directory) if n.startswith(key + ".") and n.endswith(".json")]
+    except OSError:
+        return []
+    found: list[tuple[float, Path, dict[str, Any] | None]] = []
+    for name in names:
+        parts = name.split(".")
+        if len(parts) != 5 or not parts[1].isdigit():
+            continue
+        pid, start = int(parts[1]), parts[2]
+        if _start_time(pid) == start:
+            continue  # its owner is alive: a concurrent session of this workspace
+        path = directory / name
+        try:
+            st = os.lstat(path)
+            if not st.st_mode & 0o200:
+                os.unlink(path)  # idle: the owner's last check ran
+                continue
+            baseline = _load(path) if st.st_size <= _MAX_RECORD_BYTES else None
+        except OSError:
+            continue
+        found.append((st.st_mtime, path, baseline))
+    return [(path, baseline) for _, path, baseline in sorted(found, key=lambda f: f[0])]
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            data = json.loads(fh.read(_MAX_RECORD_BYTES + 1))
+    except (OSError, ValueError):
+        return None
+    baseline = data.get("baseline") if isinstance(data, dict) else None
+    return baseline if isinstance(baseline, dict) else None
