@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from shellrt.analysis.fastplan import (
     MAX_COMMANDS,
     PLAIN_TOKEN_SPEC,
     TOKEN_SPEC,
+    _is_name,
     plan_simple,
     scan_plain_tokens,
     scan_tokens,
@@ -441,6 +443,13 @@ def test_scanner_matches_token_grammar_on_tables(command: str) -> None:
 def test_scanner_matches_token_grammar(command: str) -> None:
     assert scan_tokens(command) == TOKEN_SPEC.findall(command), command
     assert scan_plain_tokens(command) == PLAIN_TOKEN_SPEC.findall(command), command
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet="aZ09_./+-=:@%,~*?'\"$ é\t", min_size=1, max_size=8))
+def test_command_names_match_their_pattern(token: str) -> None:
+    """The fast path's command-name check is a code-point scan of this pattern."""
+    assert _is_name(token) == bool(re.fullmatch(r"[A-Za-z0-9_./][A-Za-z0-9_./+-]*", token)), token
 
 
 @pytest.mark.parametrize(

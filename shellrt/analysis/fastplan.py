@@ -89,8 +89,14 @@ _SEGMENT: Final = re.compile(r"'([^']*)'|\"([^\"]*)\"|([^'\"]+)")
 _REFUSED_UNQUOTED: Final = re.compile(r"[^A-Za-z0-9_./:@%+=,*?~ \t|;&<>-]").search
 #: A command name this path accepts: plain, no ``=`` (assignment) and no leading ``-`` (see
 #: :func:`_is_name`; a loop over a short name costs a fraction of a regex call's set-up).
-_NAME_FIRST: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./")
-_NAME_CHARS: Final = _NAME_FIRST | frozenset("+-")
+_NAME_FIRST: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./"
+#: By ASCII code point: 1 may start a name, 2 may continue it.
+_NAME_CLASSES: Final = bytes(
+    [
+        (1 if char in _NAME_FIRST else 0) | (2 if char in _NAME_FIRST or char in "+-" else 0)
+        for char in [chr(code) for code in range(128)]
+    ]
+)
 #: Words the grammar treats specially in some position; never accepted anywhere (``==``/``=~``
 #: are operator tokens there, and a trailing one is a syntax error).
 _RESERVED: Final = frozenset(
@@ -369,9 +375,13 @@ def scan_plain_tokens(command: str) -> list[str]:
 
 def _is_name(token: str) -> bool:
     """``[A-Za-z0-9_./][A-Za-z0-9_./+-]*``: a name this path accepts."""
-    if token[0] not in _NAME_FIRST:
-        return False
-    return all(char in _NAME_CHARS for char in token)
+    flag = 1  # the first character
+    for index in range(len(token)):
+        code = ord(token[index])
+        if code >= 128 or not _NAME_CLASSES[code] & flag:
+            return False
+        flag = 2
+    return bool(token)
 
 
 def _word(text: str) -> Word | None:
