@@ -83,7 +83,6 @@ _OPERATORS: Final = frozenset({"&&", "||", "|", ";"})
 _REDIRECT_START: Final = frozenset("<>0123456789")
 _ANGLES: Final = frozenset("<>")
 _DIGITS: Final = frozenset("0123456789")
-_SEGMENT: Final = re.compile(r"'([^']*)'|\"([^\"]*)\"|([^'\"]+)")
 #: Outside quotes only these characters appear in tokens (plain word characters, blanks,
 #: operators and redirections).
 _REFUSED_UNQUOTED: Final = re.compile(r"[^A-Za-z0-9_./:@%+=,*?~ \t|;&<>-]").search
@@ -394,17 +393,34 @@ def _word(text: str) -> Word | None:
 
 
 def _quoted_word(text: str) -> Word | None:
-    """A static word made of plain text and quoted segments (none of them expands)."""
-    segments: list[tuple[str, str, str]] = _SEGMENT.findall(text)
-    for _single, _double, plain in segments:
+    """A static word made of plain text and quoted segments (none of them expands).
+
+    ``text`` is a word of :data:`TOKEN_SPEC`, so every quote in it is closed; were one not, the
+    word is refused (None) and the parser decides.
+    """
+    values: list[str] = []
+    n = len(text)
+    i = 0
+    while i < n:
+        quote = text[i]
+        if quote == "'" or quote == '"':
+            end = text.find(quote, i + 1)
+            if end < 0:
+                return None
+            values.append(text[i + 1 : end])
+            i = end + 1
+            continue
+        end = i + 1
+        while end < n and text[end] != "'" and text[end] != '"':
+            end += 1
+        plain = text[i:end]
         if "*" in plain or "?" in plain:
-            return None
-    if len(segments) == 1:
-        single, double, _plain = segments[0]
-        if text[0] == '"':
-            return Word(text, double, DQ_WHOLE_FEATURES)
-        return Word(text, single, QUOTED_FEATURES)
-    return Word(text, "".join([a or b or c for a, b, c in segments]), QUOTED_FEATURES)
+            return None  # a glob next to quotes: left to the parser
+        values.append(plain)
+        i = end
+    if len(values) == 1:
+        return Word(text, values[0], DQ_WHOLE_FEATURES if text[0] == '"' else QUOTED_FEATURES)
+    return Word(text, "".join(values), QUOTED_FEATURES)
 
 
 def _regular_shape(commands: list[_Command]) -> bool:
