@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -20,13 +21,17 @@ from benchmarks.bench_classify import CORPUS
 from shellrt.analysis import analyze
 from shellrt.analysis.analyze import _analyze_bash
 from shellrt.analysis.fastplan import (
+    _WORD,
     MAX_COMMANDS,
     PLAIN_TOKEN_SPEC,
     TOKEN_SPEC,
+    _is_name,
+    _quoted_word,
     plan_simple,
     scan_plain_tokens,
     scan_tokens,
 )
+from shellrt.analysis.words import DQ_WHOLE_FEATURES, QUOTED_FEATURES
 from tests.test_analysis_corpus import NOT_READ_ONLY, READ_ONLY
 from tests.test_analysis_property import SAFE, UNSAFE
 
@@ -441,6 +446,38 @@ def test_scanner_matches_token_grammar_on_tables(command: str) -> None:
 def test_scanner_matches_token_grammar(command: str) -> None:
     assert scan_tokens(command) == TOKEN_SPEC.findall(command), command
     assert scan_plain_tokens(command) == PLAIN_TOKEN_SPEC.findall(command), command
+
+
+_SEGMENT = re.compile(r"'([^']*)'|\"([^\"]*)\"|([^'\"]+)")
+
+
+def _segments_word(text: str) -> tuple[str, str, frozenset[str]] | None:
+    """The quoted-word rule as first written (segments found by a regex): the reference for ``_quoted_word``."""
+    segments: list[tuple[str, str, str]] = _SEGMENT.findall(text)
+    if any("*" in plain or "?" in plain for _single, _double, plain in segments):
+        return None
+    if len(segments) == 1:
+        single, double, _plain = segments[0]
+        return (text, double, DQ_WHOLE_FEATURES) if text[0] == '"' else (text, single, QUOTED_FEATURES)
+    return text, "".join([a or b or c for a, b, c in segments]), QUOTED_FEATURES
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet="ab*?'\"~- $x", min_size=1, max_size=12))
+def test_quoted_words_match_their_segments(text: str) -> None:
+    """Every quoted word the tokenizer yields gets the value its segments give."""
+    for token in scan_tokens(text):
+        if ("'" in token or '"' in token) and re.fullmatch(_WORD, token):
+            word = _quoted_word(token)
+            got = None if word is None else (word.raw, word.value, word.features)
+            assert got == _segments_word(token), token
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet="aZ09_./+-=:@%,~*?'\"$ é\t", min_size=1, max_size=8))
+def test_command_names_match_their_pattern(token: str) -> None:
+    """The fast path's command-name check is a code-point scan of this pattern."""
+    assert _is_name(token) == bool(re.fullmatch(r"[A-Za-z0-9_./][A-Za-z0-9_./+-]*", token)), token
 
 
 @pytest.mark.parametrize(

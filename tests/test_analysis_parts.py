@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shellrt.analysis import Subcommand, analyze
+from shellrt.analysis.parts import _quote
 
 
 def parts(command: str) -> list[Subcommand]:
@@ -18,12 +23,30 @@ def part(command: str) -> Subcommand:
 @pytest.mark.parametrize(
     ("command", "name"),
     [
-        ("rm F", "rm"), ("/bin/rm F", "rm"), ("\\rm F", "rm"), ("'rm' F", "rm"), ('"rm" F', "rm"),
-        ("timeout 5 rm F", "rm"), ("timeout -s KILL 5 /bin/rm F", "rm"), ("env X=1 rm F", "rm"),
-        ("env -i -u PATH rm F", "rm"), ("command rm F", "rm"), ("nice -n 5 rm F", "rm"), ("stdbuf -oL rm F", "rm"),
-        ("time rm F", "rm"), ("nohup rm F", "rm"), ("timeout 5 env nice command rm F", "rm"),
-        ("/usr/local/bin/rm F", "rm"), ("./ls", "./ls"), ("bin/ls", "bin/ls"), ("/tmp/rm F", "/tmp/rm"),
-        ("/usr/bin/env rm F", "rm"), ("command -v rm", "command"), ("env", "env"), ("git diff", "git"), ("bash -c 'rm F'", "bash"),
+        ("rm F", "rm"),
+        ("/bin/rm F", "rm"),
+        ("\\rm F", "rm"),
+        ("'rm' F", "rm"),
+        ('"rm" F', "rm"),
+        ("timeout 5 rm F", "rm"),
+        ("timeout -s KILL 5 /bin/rm F", "rm"),
+        ("env X=1 rm F", "rm"),
+        ("env -i -u PATH rm F", "rm"),
+        ("command rm F", "rm"),
+        ("nice -n 5 rm F", "rm"),
+        ("stdbuf -oL rm F", "rm"),
+        ("time rm F", "rm"),
+        ("nohup rm F", "rm"),
+        ("timeout 5 env nice command rm F", "rm"),
+        ("/usr/local/bin/rm F", "rm"),
+        ("./ls", "./ls"),
+        ("bin/ls", "bin/ls"),
+        ("/tmp/rm F", "/tmp/rm"),
+        ("/usr/bin/env rm F", "rm"),
+        ("command -v rm", "command"),
+        ("env", "env"),
+        ("git diff", "git"),
+        ("bash -c 'rm F'", "bash"),
     ],
 )
 def test_static_names(command: str, name: str) -> None:
@@ -33,8 +56,21 @@ def test_static_names(command: str, name: str) -> None:
 
 @pytest.mark.parametrize(
     "command",
-    ["/???/rm F", "$'rm' F", "rm${IFS}F", "$x F", '"$x" F', "eval rm F", "xargs rm", "busybox rm F",
-     "timeout 5 $x F", "env $X rm F", "r*m F", "`echo rm` F", "$(echo rm) F"],
+    [
+        "/???/rm F",
+        "$'rm' F",
+        "rm${IFS}F",
+        "$x F",
+        '"$x" F',
+        "eval rm F",
+        "xargs rm",
+        "busybox rm F",
+        "timeout 5 $x F",
+        "env $X rm F",
+        "r*m F",
+        "`echo rm` F",
+        "$(echo rm) F",
+    ],
 )
 def test_names_that_are_not_static(command: str) -> None:
     outer = [p for p in parts(command) if not p.via and p.argv and not p.argv[0].startswith(("echo",))]
@@ -64,7 +100,12 @@ def test_env_names(command: str, names: list[str]) -> None:
 @pytest.mark.parametrize(
     ("command", "text", "name", "names"),
     [
-        ("export GIT_EXTERNAL_DIFF=x; git diff", "export GIT_EXTERNAL_DIFF=x", "export", ["GIT_EXTERNAL_DIFF"]),
+        (
+            "export GIT_EXTERNAL_DIFF=x; git diff",
+            "export GIT_EXTERNAL_DIFF=x",
+            "export",
+            ["GIT_EXTERNAL_DIFF"],
+        ),
         ("x=1; ls", "x=1", "", ["x"]),
         ("declare -x A=1 B", "declare -x A=1 B", "declare", ["A", "B"]),
         ("readonly R", "readonly R", "readonly", ["R"]),
@@ -193,15 +234,35 @@ def test_unparsed_part_is_unknown() -> None:
 def test_json_dict_has_parts_and_read_paths() -> None:
     data = analyze("X=1 cat < f > g &").to_json_dict()
     assert data["read_paths"] == ["f"]
-    assert data["parts"] == [{"text": "cat", "name": "cat", "static_name": True, "env_names": ["X"],
-                              "background": True, "writes": ["g"], "reads": ["f"], "recursive": False, "via": ""}]
+    assert data["parts"] == [
+        {
+            "text": "cat",
+            "name": "cat",
+            "static_name": True,
+            "env_names": ["X"],
+            "background": True,
+            "writes": ["g"],
+            "reads": ["f"],
+            "recursive": False,
+            "via": "",
+        }
+    ]
 
 
 @pytest.mark.parametrize(
     "command",
-    ["[[ -v 'a[$(touch m)]' ]]", "[[ 'a[$(touch m)]' -eq 1 ]]", "(( 'a[$(touch m)]' ))", "[ -v 'a[$(touch m)]' ]",
-     "echo $(( 'a[$(touch m)]' ))", "ls && [[ ${a['$(touch m)']} ]]", "unset 'a[$(touch m)]'",
-     "printf -v 'a[$(touch m)]' x", "test -v 'a[`touch m`]'", "let 'x=a[$(touch m)]'"],
+    [
+        "[[ -v 'a[$(touch m)]' ]]",
+        "[[ 'a[$(touch m)]' -eq 1 ]]",
+        "(( 'a[$(touch m)]' ))",
+        "[ -v 'a[$(touch m)]' ]",
+        "echo $(( 'a[$(touch m)]' ))",
+        "ls && [[ ${a['$(touch m)']} ]]",
+        "unset 'a[$(touch m)]'",
+        "printf -v 'a[$(touch m)]' x",
+        "test -v 'a[`touch m`]'",
+        "let 'x=a[$(touch m)]'",
+    ],
 )
 def test_quoted_code_bash_evaluates_is_never_a_static_part(command: str) -> None:
     """Arithmetic and subscripts run substitutions hidden in quotes: some part must have no static name."""
@@ -222,3 +283,18 @@ def test_a_script_that_does_not_parse_leaves_a_part_no_rule_allows(command: str)
     result = analyze(command)
     assert not result.read_only
     assert any(not p.static_name and p.via for p in result.subcommands), result.subcommands
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet="aZ09_@%+=:,./- '\"$\t\n\x00\x7f~*!é日", max_size=12))
+def test_part_words_are_quoted_exactly_like_shlex(value: str) -> None:
+    """Part texts quote words with a code-point scan; it must agree with ``shlex.quote`` everywhere."""
+    assert _quote(value) == shlex.quote(value)
+
+
+@pytest.mark.parametrize(
+    ("command", "text"),
+    [("ls 'a b' c", "ls 'a b' c"), ("echo é", "echo 'é'"), ("echo ''", "echo ''"), ("ls -la", "ls -la")],
+)
+def test_part_text_quotes_only_words_that_need_it(command: str, text: str) -> None:
+    assert [part.text for part in analyze(command).subcommands] == [text]

@@ -83,14 +83,19 @@ _OPERATORS: Final = frozenset({"&&", "||", "|", ";"})
 _REDIRECT_START: Final = frozenset("<>0123456789")
 _ANGLES: Final = frozenset("<>")
 _DIGITS: Final = frozenset("0123456789")
-_SEGMENT: Final = re.compile(r"'([^']*)'|\"([^\"]*)\"|([^'\"]+)")
 #: Outside quotes only these characters appear in tokens (plain word characters, blanks,
 #: operators and redirections).
 _REFUSED_UNQUOTED: Final = re.compile(r"[^A-Za-z0-9_./:@%+=,*?~ \t|;&<>-]").search
 #: A command name this path accepts: plain, no ``=`` (assignment) and no leading ``-`` (see
 #: :func:`_is_name`; a loop over a short name costs a fraction of a regex call's set-up).
-_NAME_FIRST: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./")
-_NAME_CHARS: Final = _NAME_FIRST | frozenset("+-")
+_NAME_FIRST: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./"
+#: By ASCII code point: 1 may start a name, 2 may continue it.
+_NAME_CLASSES: Final = bytes(
+    [
+        (1 if char in _NAME_FIRST else 0) | (2 if char in _NAME_FIRST or char in "+-" else 0)
+        for char in [chr(code) for code in range(128)]
+    ]
+)
 #: Words the grammar treats specially in some position; never accepted anywhere (``==``/``=~``
 #: are operator tokens there, and a trailing one is a syntax error).
 _RESERVED: Final = frozenset(
@@ -369,9 +374,13 @@ def scan_plain_tokens(command: str) -> list[str]:
 
 def _is_name(token: str) -> bool:
     """``[A-Za-z0-9_./][A-Za-z0-9_./+-]*``: a name this path accepts."""
-    if token[0] not in _NAME_FIRST:
-        return False
-    return all(char in _NAME_CHARS for char in token)
+    flag = 1  # the first character
+    for index in range(len(token)):
+        code = ord(token[index])
+        if code >= 128 or not _NAME_CLASSES[code] & flag:
+            return False
+        flag = 2
+    return bool(token)
 
 
 def _word(text: str) -> Word | None:
@@ -384,17 +393,34 @@ def _word(text: str) -> Word | None:
 
 
 def _quoted_word(text: str) -> Word | None:
-    """A static word made of plain text and quoted segments (none of them expands)."""
-    segments: list[tuple[str, str, str]] = _SEGMENT.findall(text)
-    for _single, _double, plain in segments:
+    """A static word made of plain text and quoted segments (none of them expands).
+
+    ``text`` is a word of :data:`TOKEN_SPEC`, so every quote in it is closed; were one not, the
+    word is refused (None) and the parser decides.
+    """
+    values: list[str] = []
+    n = len(text)
+    i = 0
+    while i < n:
+        quote = text[i]
+        if quote == "'" or quote == '"':
+            end = text.find(quote, i + 1)
+            if end < 0:
+                return None
+            values.append(text[i + 1 : end])
+            i = end + 1
+            continue
+        end = i + 1
+        while end < n and text[end] != "'" and text[end] != '"':
+            end += 1
+        plain = text[i:end]
         if "*" in plain or "?" in plain:
-            return None
-    if len(segments) == 1:
-        single, double, _plain = segments[0]
-        if text[0] == '"':
-            return Word(text, double, DQ_WHOLE_FEATURES)
-        return Word(text, single, QUOTED_FEATURES)
-    return Word(text, "".join([a or b or c for a, b, c in segments]), QUOTED_FEATURES)
+            return None  # a glob next to quotes: left to the parser
+        values.append(plain)
+        i = end
+    if len(values) == 1:
+        return Word(text, values[0], DQ_WHOLE_FEATURES if text[0] == '"' else QUOTED_FEATURES)
+    return Word(text, "".join(values), QUOTED_FEATURES)
 
 
 def _regular_shape(commands: list[_Command]) -> bool:
