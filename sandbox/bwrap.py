@@ -141,6 +141,9 @@ def _proc_masks() -> list[str]:
 #: bwrap flags hiding what Docker hides of /proc (those present on this kernel).
 _PROC_MASKS = _proc_masks()
 #: linux/capability.h numbers of the capabilities a zygote keeps.
+#: What bwrap says when a path it was told to mask is gone (a host socket listed, then removed
+#: with its directory before the sandbox was set up): worth another start with a fresh list.
+_VANISHED_MASK = "Can't mkdir parents for"
 _CAP_NUMBERS = {"CAP_KILL": 5, "CAP_SETGID": 6, "CAP_SETUID": 7, "CAP_SETPCAP": 8, "CAP_SYS_ADMIN": 21}
 #: The seccomp program (``sandbox._seccomp``), built once: this machine's table only.
 _MACHINE = os.uname().machine
@@ -402,16 +405,6 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             "CAP_SETPCAP",
             *(("CAP_SETUID", "CAP_SETGID", "CAP_KILL") if as_root else ()),
         )
-        argv = self.bwrap_args(
-            cwd="/",
-            state_dir=state_dir,
-            tmp=self._session_tmp,
-            caps=caps,
-            denied=hidden,
-            zygote=True,
-        )
-        if os.geteuid() != 0:
-            argv[1:1] = ["--unshare-user"]
         config: dict[str, object] = {
             "seccomp": self._seccomp_program(),
             "setup": [],
@@ -428,13 +421,24 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         python = _zygote_python()
         last: ZygoteGoneError | None = None
         for _ in range(1 + MAX_RETRIES):
+            # Made again for each attempt: the host sockets to mask are listed afresh.
+            argv = self.bwrap_args(
+                cwd="/",
+                state_dir=state_dir,
+                tmp=self._session_tmp,
+                caps=caps,
+                denied=hidden,
+                zygote=True,
+            )
+            if os.geteuid() != 0:
+                argv[1:1] = ["--unshare-user"]
             zygote = Zygote(self._runner)
             try:
                 # limits: the zygote joins the session cgroup
                 await zygote.start(self.cgroup_argv(argv), python, config)
             except ZygoteGoneError as exc:
                 last = exc
-                if not lost_mount_race(str(exc)):
+                if not (lost_mount_race(str(exc)) or _VANISHED_MASK in str(exc)):
                     break
                 continue
             return zygote
