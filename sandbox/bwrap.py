@@ -166,8 +166,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
 
     name = "bwrap"
     #: Inits each session zygote keeps ready in fresh namespaces (each holds one process of
-    #: the session's pids limit while it waits).
-    warm_pool = 1
+    #: the session's pids limit while it waits). Two: the zygote makes the next init once one
+    #: has ended (off the command's path), so commands run back to back still find one ready.
+    warm_pool = 2
 
     def __init__(self, config: BwrapConfig | None = None, policy: SandboxPolicy | None = None) -> None:
         if policy is None:
