@@ -15,7 +15,7 @@ setup). The zygote builds them once. Per command it clones itself (this
 Python is small: ``-I -S``, a few C modules) and sets the command up
 in-process, with no helper program exec'd -- and does so *ahead*: fresh
 namespaces with their /proc cost ~3 ms, so a warm pool (``pool`` in CONFIG,
-default 1) of inits waits ready, and the next one is cloned once an init has
+default 1, the backend asks for 2) of inits waits ready, and the next one is cloned once an init has
 ended (off the command's path; the zygote is not even told when one is used)::
 
     zygote --clone(NEWNS|NEWPID|NEWIPC)--> init (pid 1): PDEATHSIG=KILL; setsid; private

@@ -5,8 +5,8 @@ Two modes (`BwrapConfig.persistent`):
 * **persistent** (default): one long-lived bwrap sandbox per session runs a
   zygote (`sandbox._zygote_main`) that runs every command in fresh pid,
   mount (own /proc) and IPC namespaces with every capability dropped, made
-  ahead (`warm_pool`: an init waits ready in them; the host hands it the
-  command directly). The expensive part of a bwrap start -- the mount table,
+  ahead (`warm_pool`: inits wait ready in them; the host hands one the
+  command directly, without a word to the zygote). The expensive part of a bwrap start -- the mount table,
   the network namespace -- is paid once per session. The
   session's commands share /tmp (a private host directory bound there, so it
   survives a zygote restart), /dev/shm and loopback, as they would in a
