@@ -212,12 +212,13 @@ async def _bwrap_group(
     fns["raw"] = raw
     persistent: dict[str, bool] = {}
     async with AsyncExitStack() as stack:
+        # Outside the workspace, as a real session's (under ~/.local/state): inside, the
+        # protected-files check lists the session's spool directory again after every command.
+        sessions = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="shellrt-bench-sessions-")))
         for key, cls, per_command in variants:
             backend = await stack.enter_async_context(cls(BwrapConfig(persistent=not per_command), policy))
             persistent[key] = backend.persistent
-            sup = await stack.enter_async_context(
-                Supervisor(backend, session_dir=workspace / f".session-{key}")
-            )
+            sup = await stack.enter_async_context(Supervisor(backend, session_dir=sessions / key))
 
             async def run(sup: Supervisor = sup, key: str = key) -> None:
                 result = await sup.run("true", timeout_s=30)

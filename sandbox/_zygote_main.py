@@ -15,7 +15,7 @@ setup). The zygote builds them once. Per command it clones itself (this
 Python is small: ``-I -S``, a few C modules) and sets the command up
 in-process, with no helper program exec'd -- and does so *ahead*: fresh
 namespaces with their /proc cost ~3 ms, so a warm pool (``pool`` in CONFIG,
-default 1) of inits waits ready, and the next one is cloned once an init has
+default 1, the backend asks for 2) of inits waits ready, and the next one is cloned once an init has
 ended (off the command's path; the zygote is not even told when one is used)::
 
     zygote --clone(NEWNS|NEWPID|NEWIPC)--> init (pid 1): PDEATHSIG=KILL; setsid; private
@@ -89,7 +89,9 @@ import _socket
 import array
 import ctypes
 import errno
+import gc
 import marshal
+import mmap
 import os
 import resource
 import select
@@ -421,6 +423,7 @@ class Zygote:
         ended kills what is left of the namespace, reaps that too, and only then
         reports: the status line arrives when nothing of the command runs any more.
         """
+        gc.disable()  # short-lived: a collection would only copy pages shared with the zygote
         _signal.set_wakeup_fd(-1)
         # No Python handler (SIGINT's KeyboardInterrupt, the zygote's SIGCHLD): the kernel drops a
         # signal sent to a namespace's pid 1 from inside unless pid 1 handles it, so the command
@@ -622,8 +625,10 @@ def _send_fds(sock: _socket.socket, message: dict[str, Any], fds: list[int]) -> 
 
 
 #: Where messages are received: made once, not per message (a fresh 1 MiB buffer is an mmap,
-#: an mremap and a munmap each time, ~7% of a zygote's and an init's CPU, measured).
-_INBOX = bytearray(1 << 20)
+#: an mremap and a munmap each time, ~7% of a zygote's and an init's CPU, measured); an
+#: anonymous mapping, not a bytearray (zero-filled, so 256 resident pages that every clone of
+#: the zygote copies the page table entries of): only the pages a message fills are resident.
+_INBOX = mmap.mmap(-1, 1 << 20)
 
 
 def _receive(sock: _socket.socket) -> tuple[bytes, list[int]]:
@@ -904,6 +909,13 @@ def main() -> None:
     _signal.set_wakeup_fd(wake_w)
     _signal.signal(_signal.SIGCHLD, lambda _sig, _frame: None)
     os.chdir("/")
+    # Every init is a clone of this process: what it owns now is shared copy-on-write with each
+    # one. Objects made so far never move to a collected generation again (a collection would
+    # write to all of them, copying their pages), and free heap memory goes back to the system
+    # (fewer pages for each clone to map).
+    gc.collect()
+    gc.freeze()
+    _libc.malloc_trim(0)
     zygote.refill()  # the first command's init waits ready too
     sock.send(b"ready")
     # poll, not select: the socket's fd number is inherited from the host, where it may be

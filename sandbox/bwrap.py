@@ -5,8 +5,8 @@ Two modes (`BwrapConfig.persistent`):
 * **persistent** (default): one long-lived bwrap sandbox per session runs a
   zygote (`sandbox._zygote_main`) that runs every command in fresh pid,
   mount (own /proc) and IPC namespaces with every capability dropped, made
-  ahead (`warm_pool`: an init waits ready in them; the host hands it the
-  command directly). The expensive part of a bwrap start -- the mount table,
+  ahead (`warm_pool`: inits wait ready in them; the host hands one the
+  command directly, without a word to the zygote). The expensive part of a bwrap start -- the mount table,
   the network namespace -- is paid once per session. The
   session's commands share /tmp (a private host directory bound there, so it
   survives a zygote restart), /dev/shm and loopback, as they would in a
@@ -141,6 +141,9 @@ def _proc_masks() -> list[str]:
 #: bwrap flags hiding what Docker hides of /proc (those present on this kernel).
 _PROC_MASKS = _proc_masks()
 #: linux/capability.h numbers of the capabilities a zygote keeps.
+#: What bwrap says when a path it was told to mask is gone (a host socket listed, then removed
+#: with its directory before the sandbox was set up): worth another start with a fresh list.
+_VANISHED_MASK = "Can't mkdir parents for"
 _CAP_NUMBERS = {"CAP_KILL": 5, "CAP_SETGID": 6, "CAP_SETUID": 7, "CAP_SETPCAP": 8, "CAP_SYS_ADMIN": 21}
 #: The seccomp program (``sandbox._seccomp``), built once: this machine's table only.
 _MACHINE = os.uname().machine
@@ -163,8 +166,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
 
     name = "bwrap"
     #: Inits each session zygote keeps ready in fresh namespaces (each holds one process of
-    #: the session's pids limit while it waits).
-    warm_pool = 1
+    #: the session's pids limit while it waits). Two: the zygote makes the next init once one
+    #: has ended (off the command's path), so commands run back to back still find one ready.
+    warm_pool = 2
 
     def __init__(self, config: BwrapConfig | None = None, policy: SandboxPolicy | None = None) -> None:
         if policy is None:
@@ -402,16 +406,6 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             "CAP_SETPCAP",
             *(("CAP_SETUID", "CAP_SETGID", "CAP_KILL") if as_root else ()),
         )
-        argv = self.bwrap_args(
-            cwd="/",
-            state_dir=state_dir,
-            tmp=self._session_tmp,
-            caps=caps,
-            denied=hidden,
-            zygote=True,
-        )
-        if os.geteuid() != 0:
-            argv[1:1] = ["--unshare-user"]
         config: dict[str, object] = {
             "seccomp": self._seccomp_program(),
             "setup": [],
@@ -428,13 +422,24 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         python = _zygote_python()
         last: ZygoteGoneError | None = None
         for _ in range(1 + MAX_RETRIES):
+            # Made again for each attempt: the host sockets to mask are listed afresh.
+            argv = self.bwrap_args(
+                cwd="/",
+                state_dir=state_dir,
+                tmp=self._session_tmp,
+                caps=caps,
+                denied=hidden,
+                zygote=True,
+            )
+            if os.geteuid() != 0:
+                argv[1:1] = ["--unshare-user"]
             zygote = Zygote(self._runner)
             try:
                 # limits: the zygote joins the session cgroup
                 await zygote.start(self.cgroup_argv(argv), python, config)
             except ZygoteGoneError as exc:
                 last = exc
-                if not lost_mount_race(str(exc)):
+                if not (lost_mount_race(str(exc)) or _VANISHED_MASK in str(exc)):
                     break
                 continue
             return zygote

@@ -1,0 +1,171 @@
+"""The session zygote's command path: what crosses between host, zygote and init per command.
+
+A quick command handed to a pooled init must not involve the zygote at all (one
+wake-up fewer), its status must be there when its output ends (the host wakes
+once), a long one must still get the next init made while it runs, and a host
+socket that vanishes while the sandbox is set up must not cost the session its
+zygote (FAILS, not skips, under CI=true).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from sandbox import BackendUnavailableError, BwrapConfig, ExecRequest, SandboxPolicy
+from sandbox import _bwrap_zygote as zygote_module
+from sandbox._proctree import pids_with_marker
+from sandbox.bwrap import BwrapBackend
+from shellrt.supervisor import Supervisor
+from tests.conftest import require
+
+pytestmark = [pytest.mark.anyio, pytest.mark.bwrap]
+
+
+async def _started(ws: Path) -> BwrapBackend:
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    backend = BwrapBackend(BwrapConfig(persistent=True), SandboxPolicy(workspace=ws))
+    try:
+        await backend.start()
+    except BackendUnavailableError as exc:
+        require(False, f"bwrap unusable here: {exc}")
+    return backend
+
+
+@pytest.fixture
+async def session(tmp_path: Path) -> AsyncIterator[tuple[BwrapBackend, Supervisor]]:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    backend = await _started(ws)
+    assert backend._zygote is not None, "the session sandbox must run under its zygote here"
+    sup = Supervisor(backend, session_dir=tmp_path / "session")
+    try:
+        yield backend, sup
+    finally:
+        await sup.close()
+        await backend.close()
+
+
+async def _pool_ready(backend: BwrapBackend, count: int = 1) -> None:
+    """Until the host holds ``count`` ready inits (the zygote makes them asynchronously)."""
+    zygote = backend._zygote
+    assert zygote is not None
+    with anyio.fail_after(5):
+        while True:
+            zygote._collect()
+            if len(zygote._pool) >= count:
+                return
+            await anyio.sleep(0.01)
+
+
+async def test_a_quick_command_never_involves_the_zygote(
+    session: tuple[BwrapBackend, Supervisor], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend, sup = session
+    assert (await sup.run("true", timeout_s=10)).exit_code == 0
+    await _pool_ready(backend)
+    sent: list[dict[str, object]] = []
+    original = zygote_module.Zygote._send
+
+    async def recording(self: zygote_module.Zygote, message: dict[str, object], fds: list[int]) -> None:
+        sent.append(message)
+        await original(self, message, fds)
+
+    monkeypatch.setattr(zygote_module.Zygote, "_send", recording)
+    result = await sup.run("echo quick; exit 3", timeout_s=10)
+    assert (result.exit_code, result.preview) == (3, "quick\n")
+    assert sent == [], "the host handed the command to a ready init and told the zygote nothing"
+
+
+async def test_the_status_is_there_when_the_output_ends(session: tuple[BwrapBackend, Supervisor]) -> None:
+    """The init keeps its copy of the output pipe until it has written the status line."""
+    backend, sup = session
+    assert (await sup.run("true", timeout_s=10)).exit_code == 0
+    await _pool_ready(backend)
+    # The shell's background child ends after the shell: the init kills and reaps it first.
+    request = ExecRequest(
+        argv=("bash", "-c", "echo out; sleep 30 & exit 5"), cwd="/", env={}, merge_stderr=True
+    )
+    process = await backend.exec(request)
+    chunks = []
+    with anyio.fail_after(10):
+        try:
+            while True:
+                chunks.append(await process.stdout.receive())
+        except anyio.EndOfStream:
+            pass
+    assert b"".join(chunks) == b"out\n"
+    status_fd = process._status_fd  # type: ignore[attr-defined]
+    assert status_fd is not None
+    assert os.read(status_fd, 256).startswith(b"s "), "the status line came before the output's end"
+    process._status_fd = None  # type: ignore[attr-defined]
+    os.close(status_fd)
+    marker = process._marker  # type: ignore[attr-defined]
+    assert pids_with_marker(marker) == [], "what the command left was killed before it was reported"
+
+
+async def test_a_long_command_gets_the_next_init_made_while_it_runs(
+    session: tuple[BwrapBackend, Supervisor],
+) -> None:
+    backend, sup = session
+    assert (await sup.run("true", timeout_s=10)).exit_code == 0
+    await _pool_ready(backend)
+    task = await sup.start_background("sleep 1097")
+    zygote = backend._zygote
+    assert zygote is not None
+    # Told 'taken' ~50 ms in, the zygote made another: the pool is full again while it runs.
+    await _pool_ready(backend, backend.warm_pool)
+    sent: list[dict[str, object]] = []
+    original = zygote_module.Zygote._send
+
+    async def recording(self: zygote_module.Zygote, message: dict[str, object], fds: list[int]) -> None:
+        sent.append(message)
+        await original(self, message, fds)
+
+    zygote_module.Zygote._send = recording  # type: ignore[method-assign]
+    try:
+        assert (await sup.run("echo next", timeout_s=10)).preview == "next\n"
+    finally:
+        zygote_module.Zygote._send = original  # type: ignore[method-assign]
+    assert [m["op"] for m in sent] == [], "the next command found a ready init"
+    await sup.tasks.stop(task.id)
+
+
+async def test_a_zygote_starts_when_a_masked_socket_vanishes_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host socket listed for masking, gone with its directory before bwrap mounts over it: the
+    start is tried again with a fresh list instead of falling back to one sandbox per command."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    # Never made: as if removed right after listing. Under /var/tmp, read-only in the sandbox,
+    # so bwrap cannot make the mount point's parents.
+    gone = f"/var/tmp/shellrt-test-gone-{os.getpid()}/agent.sock"
+    original = BwrapBackend.bwrap_args
+    calls = 0
+
+    def listing_a_vanished_socket(self: BwrapBackend, **kwargs: object) -> list[str]:
+        nonlocal calls
+        args = original(self, **kwargs)  # type: ignore[arg-type]
+        calls += 1
+        if calls == 1 and kwargs.get("zygote"):
+            at = args.index("--chdir")  # after `--ro-bind / /` and the other masks
+            args[at:at] = ["--ro-bind", "/dev/null", gone]
+        return args
+
+    monkeypatch.setattr(BwrapBackend, "bwrap_args", listing_a_vanished_socket)
+    backend = await _started(ws)
+    try:
+        assert backend._zygote is not None and backend.persistent, "fell back to one sandbox per command"
+        sup = Supervisor(backend, session_dir=tmp_path / "session")
+        try:
+            assert (await sup.run("echo ok", timeout_s=10)).preview == "ok\n"
+        finally:
+            await sup.close()
+    finally:
+        await backend.close()
