@@ -344,6 +344,102 @@ def scenario_bwrap(facts: Facts) -> None:
     facts |= anyio.run(_bwrap_session, workspace)
 
 
+#: Where main mounts the ext4 disk (/dev/vda) the host made: a workspace that can be idmapped.
+EXT4_WORKSPACE = Path("/dev/shm/ext4-workspace")
+#: Where a new file lands, and who runs it: its uid, capabilities and user namespace's uid map.
+WHOAMI = "echo made >made-inside; stat -c %u made-inside; id -u; grep ^CapEff /proc/self/status; cat /proc/self/uid_map"
+
+
+def kernel_uid(uid: int, uid_map: list[str]) -> int | None:
+    """``uid`` as the host kernel knows it, through the lines of a /proc/PID/uid_map."""
+    for line in uid_map:
+        inside, outside, count = map(int, line.split())
+        if inside <= uid < inside + count:
+            return outside + uid - inside
+    return None
+
+
+async def _root_bwrap_session(workspace: Path) -> Facts:
+    """Root's bwrap session: commands under the sandbox uid, the workspace idmapped, limits in a
+    session cgroup directly under the root cgroup."""
+    from sandbox import BwrapConfig, ExecRequest, ResourceLimits, SandboxPolicy
+    from sandbox.bwrap import BwrapBackend
+    from sandbox.factory import create_backend
+
+    facts: Facts = {}
+    config = BwrapConfig(persistent=True)
+    limits = ResourceLimits(memory_bytes=64 << 20, pids=24, cpus=2)
+    backend = create_backend(config, SandboxPolicy(workspace=workspace, limits=limits))
+    fact(facts, "rootbwrap.backend_enforces", isinstance(backend, BwrapBackend), type(backend).__name__)
+
+    async def run(*argv: str) -> tuple[str, Any]:
+        proc = await backend.exec(ExecRequest(argv=argv, cwd=str(workspace), merge_stderr=True))
+        chunks = []
+        async for chunk in proc.stdout:
+            chunks.append(chunk)
+        return b"".join(chunks).decode(errors="replace"), await proc.wait()
+
+    uid = config.sandbox_uid
+    async with backend:
+        group = backend._cgroup  # type: ignore[attr-defined]
+        where = group.dirs[0][0] if group is not None and group.dirs else Path("/nonexistent")
+        values = {n: (where / n).read_text().strip() for n in ("memory.max", "pids.max", "cpu.max")}
+        fact(
+            facts,
+            "rootbwrap.session_cgroup_under_root_with_limits",
+            where.parent == CGROUP
+            and values == {"memory.max": str(64 << 20), "pids.max": "24", "cpu.max": "200000 100000"},
+            (where, values),
+        )
+        seen, _ = await run("cat", "/proc/self/cgroup")
+        fact(facts, "rootbwrap.command_in_session_cgroup", seen.strip().endswith(where.name), seen)
+        output, status = await run("sh", "-c", WHOAMI)
+        lines = output.splitlines()
+        inside, inner_uid, caps = (lines + ["", "", ""])[:3]
+        host_uid = kernel_uid(int(inner_uid), lines[3:]) if inner_uid.isdigit() else None
+        fact(
+            facts,
+            "rootbwrap.runs_as_sandbox_uid",
+            status.exit_code == 0 and host_uid == uid and caps.split() == ["CapEff:", "0" * 16],
+            (status, output),
+        )
+        made = workspace / "made-inside"
+        on_disk = made.stat().st_uid if made.exists() else None
+        fact(
+            facts,
+            "rootbwrap.workspace_file_lands_owned_by_root",
+            on_disk == 0 and inside.strip() == str(uid),
+            f"owner on the ext4 disk={on_disk}, seen inside={inside}",
+        )
+        output, status = await run("python3", "-I", "-S", "-c", HOG)
+        fact(
+            facts,
+            "rootbwrap.memory_hog_oom_killed",
+            status.exit_code == 137 and status.oom_killed and "survived" not in output,
+            (status, output[-300:]),
+        )
+        output, status = await run("python3", "-I", "-S", "-c", FORK_LOOP)
+        started = (output.split() or ["?"])[0]
+        fact(
+            facts,
+            "rootbwrap.fork_loop_stops_at_pids_max",
+            started.isdigit() and int(started) < 24 and " 11" in output,
+            (status, output[-300:]),
+        )
+    fact(facts, "rootbwrap.session_cgroup_removed_at_close", not where.exists(), where)
+    return facts
+
+
+def scenario_root_bwrap(facts: Facts) -> None:
+    """The bwrap backend run by root in the root cgroup, its workspace on ext4 (idmapped)."""
+    import anyio
+
+    mounts = [line.split() for line in Path("/proc/mounts").read_text().splitlines()]
+    kind = next((m[2] for m in mounts if m[1] == str(EXT4_WORKSPACE)), None)
+    fact(facts, "rootbwrap.workspace_on_ext4", kind == "ext4" and os.geteuid() == 0, (kind, os.geteuid()))
+    facts |= anyio.run(_root_bwrap_session, EXT4_WORKSPACE)
+
+
 SCENARIOS: dict[str, Callable[[Facts], None]] = {
     "root": scenario_root,
     "delegated": scenario_delegated,
@@ -351,6 +447,7 @@ SCENARIOS: dict[str, Callable[[Facts], None]] = {
     "undelegated": scenario_not_delegated,
     "pidsonly": scenario_pids_only,
     "bwrap": scenario_bwrap,
+    "rootbwrap": scenario_root_bwrap,
 }
 
 
@@ -444,7 +541,14 @@ def main(out: Path) -> None:
     facts |= spawn("undelegated", make_cgroup(CGROUP / "plain"), USER)
     pids_only = make_cgroup(CGROUP / "pidsonly", enable=("pids",))
     facts |= spawn("pidsonly", make_cgroup(pids_only / "caller"))
-    facts |= spawn("bwrap", make_cgroup(CGROUP / "bwrap", owner=USER), USER, (full_python(),))
+    python = full_python()
+    facts |= spawn("bwrap", make_cgroup(CGROUP / "bwrap", owner=USER), USER, (python,))
+    EXT4_WORKSPACE.mkdir()
+    mounted = subprocess.run(["mount", "-t", "ext4", "/dev/vda", str(EXT4_WORKSPACE)], capture_output=True)
+    if mounted.returncode != 0:
+        fact(facts, "rootbwrap.workspace_on_ext4", False, mounted.stderr.decode(errors="replace"))
+    else:
+        facts |= spawn("rootbwrap", CGROUP, None, (python,))
     mounts = [line.split() for line in Path("/proc/mounts").read_text().splitlines()]
     cgroup_mounts = [(m[1], m[2]) for m in mounts if m[2] in ("cgroup", "cgroup2")]
     fact(facts, "vm.only_cgroup2_mounted", cgroup_mounts == [("/sys/fs/cgroup", "cgroup2")], cgroup_mounts)
