@@ -89,11 +89,9 @@ def vm_facts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[object]
     subprocess.run(["mkfs.ext4", "-q", "-F", str(disk), "16M"], check=True, capture_output=True)
     run = run_in_vm(
         GUEST,
-        sys.executable,  # the bwrap scenario's interpreter: the one with pydantic and anyio
         workdir=workdir,
         pythonpath=ROOT,
-        # readable by the unprivileged uid of the delegation scenarios (pyenv's lives under /root)
-        python="/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable,
+        python=sys.executable,  # the one with pydantic and anyio, for the bwrap scenarios
         timeout=420,
         disk=disk,
     )

@@ -1,11 +1,12 @@
 """Runs INSIDE the cgroup-v2 VM (tests/vm/qemu.py) as root: exercises `sandbox._cgroup`'s v2 path for real.
 
-``python3 guest_cgroup_v2.py OUT`` runs each scenario in a fresh interpreter
-(`cgroup_unavailable_reasons` is probed once per process), placed in the cgroup
-and under the uid the scenario is about, and writes every observed fact to
-``OUT/facts.json`` as ``{name: [ok, detail]}``; tests/test_cgroup_v2_vm.py asserts
-each one on the host. Only the stdlib and ``sandbox/_cgroup.py`` (loaded by path:
-importing the ``sandbox`` package would pull pydantic/anyio over 9p, slowly).
+``python guest_cgroup_v2.py OUT`` (the host test's interpreter) runs each scenario
+in a forked child placed in the cgroup and under the uid the scenario is about,
+and writes every observed fact to ``OUT/facts.json`` as ``{name: [ok, detail]}``;
+tests/test_cgroup_v2_vm.py asserts each one on the host. The `_cgroup` scenarios
+load ``sandbox/_cgroup.py`` by path, afresh in each child (`cgroup_unavailable_reasons`
+is probed once per module); the bwrap ones use the package, imported once before
+the forks.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +32,6 @@ USER = 4242  # an unprivileged uid to delegate a subtree to
 CONTROLLERS = ("memory", "pids", "cpu")
 #: Isolated and without site-packages: each start is several times faster (the VM emulates the CPU).
 PYTHON = (sys.executable, "-I", "-S")
-#: What the scenarios run (`world_readable_copy`: the worktree may be private to root).
-PROGRAM = Path(__file__)
 Facts = dict[str, tuple[bool, str]]
 
 
@@ -462,21 +462,21 @@ def make_cgroup(path: Path, *, owner: int | None = None, enable: tuple[str, ...]
 
 
 def world_readable_copy() -> Path:
-    """This program and the package under test, copied where an unprivileged uid can read them."""
+    """The package under test, copied where an unprivileged uid can read it (the bwrap backend's
+    zygote, run as that uid, imports it); returns the directory to put on the path."""
     copy = Path("/dev/shm/shellrt-cgroup-v2")
-    (copy / "tests" / "vm").mkdir(parents=True)
-    shutil.copy(__file__, copy / "tests" / "vm" / "guest_cgroup_v2.py")
+    copy.mkdir()
     shutil.copytree(ROOT / "sandbox", copy / "sandbox")  # with __pycache__: compiling is slow here
-    return copy / "tests" / "vm" / "guest_cgroup_v2.py"
+    return copy
 
 
-def full_python() -> str:
-    """The host test's interpreter (it has pydantic and anyio), readable by USER.
+def expose_interpreter() -> None:
+    """Make this interpreter (the host test's: it has pydantic and anyio) runnable by USER.
 
     A pyenv interpreter or a venv may live under /root (mode 0700): /root is masked by a
     tmpfs in this VM, with only the trees the interpreter needs bound back in, at their paths.
     """
-    python = Path(sys.argv[2])
+    python = Path(sys.executable)
     home = Path("/root")
     trees = sorted(
         {home / p.relative_to(home).parts[0] for p in (python, python.resolve()) if p.is_relative_to(home)}
@@ -490,42 +490,66 @@ def full_python() -> str:
         for tree in trees:
             tree.mkdir()
             subprocess.run(["mount", "--bind", str(kept / tree.name), str(tree)], check=True)
-    return str(python)
 
 
-def spawn(name: str, cgroup: Path, uid: int | None = None, python: tuple[str, ...] = PYTHON) -> Facts:
-    """Run scenario ``name`` in a fresh interpreter that joins ``cgroup`` (and drops to ``uid``) first."""
+def spawn(name: str, cgroup: Path, uid: int | None = None) -> Facts:
+    """Run scenario ``name`` in a forked child that joins ``cgroup`` (and drops to ``uid``) first.
 
-    def enter() -> None:
-        (cgroup / "cgroup.procs").write_text(str(os.getpid()))
-        if uid is not None:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-
-    proc = subprocess.run(
-        [*python, str(PROGRAM), "--scenario", name],
-        preexec_fn=enter,
-        env={**os.environ, "PYTHONPATH": str(PROGRAM.parents[2])},
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
+    Forked, not a fresh interpreter: under emulation each start and each import of the
+    package costs seconds. Isolation holds: every scenario loads `sandbox._cgroup` anew
+    (`load_cgroup`), and this parent never probes the cgroup through the package it preloaded.
+    """
+    results, report = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        found: Facts = {}
+        try:
+            os.close(results)
+            signal.alarm(240)
+            (cgroup / "cgroup.procs").write_text(str(os.getpid()))
+            if uid is not None:
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+            _last[0] = time.monotonic()
+            SCENARIOS[name](found)
+        except BaseException:
+            found[f"{name}.scenario_ran"] = (False, traceback.format_exc()[-1500:])
+        finally:
+            with os.fdopen(report, "w") as stream:
+                json.dump(found, stream)
+            os._exit(0)
+    os.close(report)
+    with os.fdopen(results) as stream:
+        text = stream.read()
+    _, status = os.waitpid(pid, 0)
     try:
-        facts: Facts = {k: (bool(v[0]), str(v[1])) for k, v in json.loads(proc.stdout).items()}
+        facts: Facts = {k: (bool(v[0]), str(v[1])) for k, v in json.loads(text).items()}
     except ValueError:
         facts = {}
-    if proc.returncode != 0:
-        facts[f"{name}.scenario_ran"] = (False, f"exit {proc.returncode}: {proc.stderr[-1500:]}")
+    if status != 0:
+        facts[f"{name}.scenario_ran"] = (False, f"wait status {status} (240 s alarm: SIGALRM)")
     return facts
 
 
+def preload() -> None:
+    """What the bwrap scenarios import, imported once here so that each forked child has it."""
+    import anyio  # noqa: F401
+
+    import sandbox.bwrap  # noqa: F401
+    import sandbox.factory  # noqa: F401
+
+
 def main(out: Path) -> None:
-    global PROGRAM
-    PROGRAM = world_readable_copy()
-    facts: Facts = {}
+    uptime = float(Path("/proc/uptime").read_text().split()[0])
     started = time.monotonic()
+    expose_interpreter()
+    copy = world_readable_copy()
+    sys.path.insert(0, str(copy))
+    os.environ["PYTHONPATH"] = str(copy)
+    preload()
+    facts: Facts = {}
+    setup = time.monotonic() - started
     facts |= spawn("root", CGROUP)
     # A cgroup delegated to USER (controllers available to it through the root's subtree_control).
     (CGROUP / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in CONTROLLERS))
@@ -541,27 +565,23 @@ def main(out: Path) -> None:
     facts |= spawn("undelegated", make_cgroup(CGROUP / "plain"), USER)
     pids_only = make_cgroup(CGROUP / "pidsonly", enable=("pids",))
     facts |= spawn("pidsonly", make_cgroup(pids_only / "caller"))
-    python = full_python()
-    facts |= spawn("bwrap", make_cgroup(CGROUP / "bwrap", owner=USER), USER, (python,))
+    facts |= spawn("bwrap", make_cgroup(CGROUP / "bwrap", owner=USER), USER)
     EXT4_WORKSPACE.mkdir()
     mounted = subprocess.run(["mount", "-t", "ext4", "/dev/vda", str(EXT4_WORKSPACE)], capture_output=True)
     if mounted.returncode != 0:
         fact(facts, "rootbwrap.workspace_on_ext4", False, mounted.stderr.decode(errors="replace"))
     else:
-        facts |= spawn("rootbwrap", CGROUP, None, (python,))
+        facts |= spawn("rootbwrap", CGROUP)
     mounts = [line.split() for line in Path("/proc/mounts").read_text().splitlines()]
     cgroup_mounts = [(m[1], m[2]) for m in mounts if m[2] in ("cgroup", "cgroup2")]
     fact(facts, "vm.only_cgroup2_mounted", cgroup_mounts == [("/sys/fs/cgroup", "cgroup2")], cgroup_mounts)
-    facts["vm.seconds_in_program"] = (True, f"{time.monotonic() - started:.1f}")
+    total = time.monotonic() - started
+    facts["vm.seconds_in_program"] = (
+        True,
+        f"{total:.1f} (booted in {uptime:.1f} s; setup and imports {setup:.1f} s)",
+    )
     (out / "facts.json").write_text(json.dumps(facts, indent=1))
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "--scenario":
-        found: Facts = {}
-        try:
-            SCENARIOS[sys.argv[2]](found)
-        finally:
-            print(json.dumps(found))
-    else:
-        main(Path(sys.argv[1]))  # argv[2]: the interpreter with the project's dependencies
+    main(Path(sys.argv[1]))
