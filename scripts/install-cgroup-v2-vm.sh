@@ -2,7 +2,8 @@
 # What tests/test_cgroup_v2_vm.py boots: qemu, and Debian's kernel (bookworm: 6.1),
 # with a unified cgroup v2 hierarchy, because this machine and CI mount
 # memory/pids/cpu as cgroup v1 and the v2 path of sandbox/_cgroup.py must be
-# tested for real. Only vmlinuz and the virtio + 9p modules are kept: the kernel
+# tested for real. Only vmlinuz and the virtio + 9p modules (the host root) and the
+# virtio-blk + ext4 ones (a workspace disk that supports idmapped mounts) are kept: the kernel
 # package is downloaded with `apt-get download`, not installed (no initramfs
 # build, nothing in the host's /boot or /lib/modules). busybox-static comes from
 # install-system-deps.sh. Idempotent and quiet when everything is present.
@@ -17,7 +18,8 @@ if ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends qemu-system-x86 >/dev/null
 fi
-[ -f "$dest/vmlinuz" ] && exit 0
+# ext4.ko: a kernel installed before the workspace disk existed is refreshed
+[ -f "$dest/vmlinuz" ] && [ -f "$dest/modules/ext4.ko" ] && exit 0
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -44,7 +46,13 @@ dpkg-deb --fsys-tarfile ./*.deb | tar -x --wildcards \
     './lib/modules/*/kernel/net/9p/9pnet_virtio.ko' \
     './lib/modules/*/kernel/fs/netfs/netfs.ko' \
     './lib/modules/*/kernel/fs/fscache/fscache.ko' \
-    './lib/modules/*/kernel/fs/9p/9p.ko'
+    './lib/modules/*/kernel/fs/9p/9p.ko' \
+    './lib/modules/*/kernel/drivers/block/virtio_blk.ko' \
+    './lib/modules/*/kernel/crypto/crc32c_generic.ko' \
+    './lib/modules/*/kernel/lib/crc16.ko' \
+    './lib/modules/*/kernel/fs/mbcache.ko' \
+    './lib/modules/*/kernel/fs/jbd2/jbd2.ko' \
+    './lib/modules/*/kernel/fs/ext4/ext4.ko'
 mkdir -p kernel/modules
 cp boot/vmlinuz-* kernel/vmlinuz
 find lib/modules -name '*.ko' -exec cp {} kernel/modules/ \;

@@ -13,6 +13,8 @@ slower), as on the PVM-based machines this project runs on.
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -63,6 +65,18 @@ EXPECTED = (
     "bwrap.memory_hog_oom_killed",
     "bwrap.fork_loop_stops_at_pids_max",
     "bwrap.session_cgroup_removed_at_close",
+    # the bwrap backend run by root: commands under the sandbox uid, the workspace (an ext4 disk:
+    # 9p cannot be idmapped) shown to it through an idmapped mount, the session cgroup under the root
+    "rootbwrap.workspace_on_ext4",
+    "rootbwrap.backend_enforces",
+    "rootbwrap.session_cgroup_under_root_with_limits",
+    "rootbwrap.command_in_session_cgroup",
+    "rootbwrap.runs_as_sandbox_uid",
+    "rootbwrap.workspace_file_lands_owned_by_root",
+    "rootbwrap.memory_hog_oom_killed",
+    "rootbwrap.fork_loop_stops_at_pids_max",
+    "rootbwrap.session_cgroup_removed_at_close",
+    "host.file_made_inside_is_on_the_disk_owned_by_root",
 )
 
 
@@ -71,14 +85,15 @@ def vm_facts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[object]
     missing = missing_parts()
     require(not missing, f"cannot boot the cgroup v2 VM: {'; '.join(missing)}")
     workdir = tmp_path_factory.mktemp("cgroup-v2-vm")
+    disk = workdir / "workspace.ext4"  # the root bwrap scenario's workspace (idmappable, unlike 9p)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(disk), "16M"], check=True, capture_output=True)
     run = run_in_vm(
         GUEST,
-        sys.executable,  # the bwrap scenario's interpreter: the one with pydantic and anyio
         workdir=workdir,
         pythonpath=ROOT,
-        # readable by the unprivileged uid of the delegation scenarios (pyenv's lives under /root)
-        python="/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable,
+        python=sys.executable,  # the one with pydantic and anyio, for the bwrap scenarios
         timeout=420,
+        disk=disk,
     )
     facts_file = workdir / "out" / "facts.json"
     assert run.exit_status == 0 and facts_file.exists(), (
@@ -87,6 +102,13 @@ def vm_facts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[object]
     )
     facts: dict[str, list[object]] = json.loads(facts_file.read_text())
     facts["vm.run"] = [True, f"kernel {run.kernel_release}, {run.accelerator}, {run.seconds:.1f} s"]
+    # read back from the image itself, after the VM is gone: the owner ext4 recorded
+    stat = subprocess.run(["debugfs", "-R", "stat /made-inside", str(disk)], capture_output=True, text=True)
+    owner = re.search(r"User:\s+(\d+)", stat.stdout)
+    facts["host.file_made_inside_is_on_the_disk_owned_by_root"] = [
+        owner is not None and owner.group(1) == "0",
+        f"debugfs: {stat.stdout[:300]!r} {stat.stderr[-300:]!r}",
+    ]
     return facts
 
 

@@ -1,11 +1,12 @@
 """Runs INSIDE the cgroup-v2 VM (tests/vm/qemu.py) as root: exercises `sandbox._cgroup`'s v2 path for real.
 
-``python3 guest_cgroup_v2.py OUT`` runs each scenario in a fresh interpreter
-(`cgroup_unavailable_reasons` is probed once per process), placed in the cgroup
-and under the uid the scenario is about, and writes every observed fact to
-``OUT/facts.json`` as ``{name: [ok, detail]}``; tests/test_cgroup_v2_vm.py asserts
-each one on the host. Only the stdlib and ``sandbox/_cgroup.py`` (loaded by path:
-importing the ``sandbox`` package would pull pydantic/anyio over 9p, slowly).
+``python guest_cgroup_v2.py OUT`` (the host test's interpreter) runs each scenario
+in a forked child placed in the cgroup and under the uid the scenario is about,
+and writes every observed fact to ``OUT/facts.json`` as ``{name: [ok, detail]}``;
+tests/test_cgroup_v2_vm.py asserts each one on the host. The `_cgroup` scenarios
+load ``sandbox/_cgroup.py`` by path, afresh in each child (`cgroup_unavailable_reasons`
+is probed once per module); the bwrap ones use the package, imported once before
+the forks.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +32,6 @@ USER = 4242  # an unprivileged uid to delegate a subtree to
 CONTROLLERS = ("memory", "pids", "cpu")
 #: Isolated and without site-packages: each start is several times faster (the VM emulates the CPU).
 PYTHON = (sys.executable, "-I", "-S")
-#: What the scenarios run (`world_readable_copy`: the worktree may be private to root).
-PROGRAM = Path(__file__)
 Facts = dict[str, tuple[bool, str]]
 
 
@@ -344,6 +344,102 @@ def scenario_bwrap(facts: Facts) -> None:
     facts |= anyio.run(_bwrap_session, workspace)
 
 
+#: Where main mounts the ext4 disk (/dev/vda) the host made: a workspace that can be idmapped.
+EXT4_WORKSPACE = Path("/dev/shm/ext4-workspace")
+#: Where a new file lands, and who runs it: its uid, capabilities and user namespace's uid map.
+WHOAMI = "echo made >made-inside; stat -c %u made-inside; id -u; grep ^CapEff /proc/self/status; cat /proc/self/uid_map"
+
+
+def kernel_uid(uid: int, uid_map: list[str]) -> int | None:
+    """``uid`` as the host kernel knows it, through the lines of a /proc/PID/uid_map."""
+    for line in uid_map:
+        inside, outside, count = map(int, line.split())
+        if inside <= uid < inside + count:
+            return outside + uid - inside
+    return None
+
+
+async def _root_bwrap_session(workspace: Path) -> Facts:
+    """Root's bwrap session: commands under the sandbox uid, the workspace idmapped, limits in a
+    session cgroup directly under the root cgroup."""
+    from sandbox import BwrapConfig, ExecRequest, ResourceLimits, SandboxPolicy
+    from sandbox.bwrap import BwrapBackend
+    from sandbox.factory import create_backend
+
+    facts: Facts = {}
+    config = BwrapConfig(persistent=True)
+    limits = ResourceLimits(memory_bytes=64 << 20, pids=24, cpus=2)
+    backend = create_backend(config, SandboxPolicy(workspace=workspace, limits=limits))
+    fact(facts, "rootbwrap.backend_enforces", isinstance(backend, BwrapBackend), type(backend).__name__)
+
+    async def run(*argv: str) -> tuple[str, Any]:
+        proc = await backend.exec(ExecRequest(argv=argv, cwd=str(workspace), merge_stderr=True))
+        chunks = []
+        async for chunk in proc.stdout:
+            chunks.append(chunk)
+        return b"".join(chunks).decode(errors="replace"), await proc.wait()
+
+    uid = config.sandbox_uid
+    async with backend:
+        group = backend._cgroup  # type: ignore[attr-defined]
+        where = group.dirs[0][0] if group is not None and group.dirs else Path("/nonexistent")
+        values = {n: (where / n).read_text().strip() for n in ("memory.max", "pids.max", "cpu.max")}
+        fact(
+            facts,
+            "rootbwrap.session_cgroup_under_root_with_limits",
+            where.parent == CGROUP
+            and values == {"memory.max": str(64 << 20), "pids.max": "24", "cpu.max": "200000 100000"},
+            (where, values),
+        )
+        seen, _ = await run("cat", "/proc/self/cgroup")
+        fact(facts, "rootbwrap.command_in_session_cgroup", seen.strip().endswith(where.name), seen)
+        output, status = await run("sh", "-c", WHOAMI)
+        lines = output.splitlines()
+        inside, inner_uid, caps = (lines + ["", "", ""])[:3]
+        host_uid = kernel_uid(int(inner_uid), lines[3:]) if inner_uid.isdigit() else None
+        fact(
+            facts,
+            "rootbwrap.runs_as_sandbox_uid",
+            status.exit_code == 0 and host_uid == uid and caps.split() == ["CapEff:", "0" * 16],
+            (status, output),
+        )
+        made = workspace / "made-inside"
+        on_disk = made.stat().st_uid if made.exists() else None
+        fact(
+            facts,
+            "rootbwrap.workspace_file_lands_owned_by_root",
+            on_disk == 0 and inside.strip() == str(uid),
+            f"owner on the ext4 disk={on_disk}, seen inside={inside}",
+        )
+        output, status = await run("python3", "-I", "-S", "-c", HOG)
+        fact(
+            facts,
+            "rootbwrap.memory_hog_oom_killed",
+            status.exit_code == 137 and status.oom_killed and "survived" not in output,
+            (status, output[-300:]),
+        )
+        output, status = await run("python3", "-I", "-S", "-c", FORK_LOOP)
+        started = (output.split() or ["?"])[0]
+        fact(
+            facts,
+            "rootbwrap.fork_loop_stops_at_pids_max",
+            started.isdigit() and int(started) < 24 and " 11" in output,
+            (status, output[-300:]),
+        )
+    fact(facts, "rootbwrap.session_cgroup_removed_at_close", not where.exists(), where)
+    return facts
+
+
+def scenario_root_bwrap(facts: Facts) -> None:
+    """The bwrap backend run by root in the root cgroup, its workspace on ext4 (idmapped)."""
+    import anyio
+
+    mounts = [line.split() for line in Path("/proc/mounts").read_text().splitlines()]
+    kind = next((m[2] for m in mounts if m[1] == str(EXT4_WORKSPACE)), None)
+    fact(facts, "rootbwrap.workspace_on_ext4", kind == "ext4" and os.geteuid() == 0, (kind, os.geteuid()))
+    facts |= anyio.run(_root_bwrap_session, EXT4_WORKSPACE)
+
+
 SCENARIOS: dict[str, Callable[[Facts], None]] = {
     "root": scenario_root,
     "delegated": scenario_delegated,
@@ -351,6 +447,7 @@ SCENARIOS: dict[str, Callable[[Facts], None]] = {
     "undelegated": scenario_not_delegated,
     "pidsonly": scenario_pids_only,
     "bwrap": scenario_bwrap,
+    "rootbwrap": scenario_root_bwrap,
 }
 
 
@@ -365,21 +462,21 @@ def make_cgroup(path: Path, *, owner: int | None = None, enable: tuple[str, ...]
 
 
 def world_readable_copy() -> Path:
-    """This program and the package under test, copied where an unprivileged uid can read them."""
+    """The package under test, copied where an unprivileged uid can read it (the bwrap backend's
+    zygote, run as that uid, imports it); returns the directory to put on the path."""
     copy = Path("/dev/shm/shellrt-cgroup-v2")
-    (copy / "tests" / "vm").mkdir(parents=True)
-    shutil.copy(__file__, copy / "tests" / "vm" / "guest_cgroup_v2.py")
+    copy.mkdir()
     shutil.copytree(ROOT / "sandbox", copy / "sandbox")  # with __pycache__: compiling is slow here
-    return copy / "tests" / "vm" / "guest_cgroup_v2.py"
+    return copy
 
 
-def full_python() -> str:
-    """The host test's interpreter (it has pydantic and anyio), readable by USER.
+def expose_interpreter() -> None:
+    """Make this interpreter (the host test's: it has pydantic and anyio) runnable by USER.
 
     A pyenv interpreter or a venv may live under /root (mode 0700): /root is masked by a
     tmpfs in this VM, with only the trees the interpreter needs bound back in, at their paths.
     """
-    python = Path(sys.argv[2])
+    python = Path(sys.executable)
     home = Path("/root")
     trees = sorted(
         {home / p.relative_to(home).parts[0] for p in (python, python.resolve()) if p.is_relative_to(home)}
@@ -393,42 +490,66 @@ def full_python() -> str:
         for tree in trees:
             tree.mkdir()
             subprocess.run(["mount", "--bind", str(kept / tree.name), str(tree)], check=True)
-    return str(python)
 
 
-def spawn(name: str, cgroup: Path, uid: int | None = None, python: tuple[str, ...] = PYTHON) -> Facts:
-    """Run scenario ``name`` in a fresh interpreter that joins ``cgroup`` (and drops to ``uid``) first."""
+def spawn(name: str, cgroup: Path, uid: int | None = None) -> Facts:
+    """Run scenario ``name`` in a forked child that joins ``cgroup`` (and drops to ``uid``) first.
 
-    def enter() -> None:
-        (cgroup / "cgroup.procs").write_text(str(os.getpid()))
-        if uid is not None:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-
-    proc = subprocess.run(
-        [*python, str(PROGRAM), "--scenario", name],
-        preexec_fn=enter,
-        env={**os.environ, "PYTHONPATH": str(PROGRAM.parents[2])},
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
+    Forked, not a fresh interpreter: under emulation each start and each import of the
+    package costs seconds. Isolation holds: every scenario loads `sandbox._cgroup` anew
+    (`load_cgroup`), and this parent never probes the cgroup through the package it preloaded.
+    """
+    results, report = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        found: Facts = {}
+        try:
+            os.close(results)
+            signal.alarm(240)
+            (cgroup / "cgroup.procs").write_text(str(os.getpid()))
+            if uid is not None:
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+            _last[0] = time.monotonic()
+            SCENARIOS[name](found)
+        except BaseException:
+            found[f"{name}.scenario_ran"] = (False, traceback.format_exc()[-1500:])
+        finally:
+            with os.fdopen(report, "w") as stream:
+                json.dump(found, stream)
+            os._exit(0)
+    os.close(report)
+    with os.fdopen(results) as stream:
+        text = stream.read()
+    _, status = os.waitpid(pid, 0)
     try:
-        facts: Facts = {k: (bool(v[0]), str(v[1])) for k, v in json.loads(proc.stdout).items()}
+        facts: Facts = {k: (bool(v[0]), str(v[1])) for k, v in json.loads(text).items()}
     except ValueError:
         facts = {}
-    if proc.returncode != 0:
-        facts[f"{name}.scenario_ran"] = (False, f"exit {proc.returncode}: {proc.stderr[-1500:]}")
+    if status != 0:
+        facts[f"{name}.scenario_ran"] = (False, f"wait status {status} (240 s alarm: SIGALRM)")
     return facts
 
 
+def preload() -> None:
+    """What the bwrap scenarios import, imported once here so that each forked child has it."""
+    import anyio  # noqa: F401
+
+    import sandbox.bwrap  # noqa: F401
+    import sandbox.factory  # noqa: F401
+
+
 def main(out: Path) -> None:
-    global PROGRAM
-    PROGRAM = world_readable_copy()
-    facts: Facts = {}
+    uptime = float(Path("/proc/uptime").read_text().split()[0])
     started = time.monotonic()
+    expose_interpreter()
+    copy = world_readable_copy()
+    sys.path.insert(0, str(copy))
+    os.environ["PYTHONPATH"] = str(copy)
+    preload()
+    facts: Facts = {}
+    setup = time.monotonic() - started
     facts |= spawn("root", CGROUP)
     # A cgroup delegated to USER (controllers available to it through the root's subtree_control).
     (CGROUP / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in CONTROLLERS))
@@ -444,20 +565,23 @@ def main(out: Path) -> None:
     facts |= spawn("undelegated", make_cgroup(CGROUP / "plain"), USER)
     pids_only = make_cgroup(CGROUP / "pidsonly", enable=("pids",))
     facts |= spawn("pidsonly", make_cgroup(pids_only / "caller"))
-    facts |= spawn("bwrap", make_cgroup(CGROUP / "bwrap", owner=USER), USER, (full_python(),))
+    facts |= spawn("bwrap", make_cgroup(CGROUP / "bwrap", owner=USER), USER)
+    EXT4_WORKSPACE.mkdir()
+    mounted = subprocess.run(["mount", "-t", "ext4", "/dev/vda", str(EXT4_WORKSPACE)], capture_output=True)
+    if mounted.returncode != 0:
+        fact(facts, "rootbwrap.workspace_on_ext4", False, mounted.stderr.decode(errors="replace"))
+    else:
+        facts |= spawn("rootbwrap", CGROUP)
     mounts = [line.split() for line in Path("/proc/mounts").read_text().splitlines()]
     cgroup_mounts = [(m[1], m[2]) for m in mounts if m[2] in ("cgroup", "cgroup2")]
     fact(facts, "vm.only_cgroup2_mounted", cgroup_mounts == [("/sys/fs/cgroup", "cgroup2")], cgroup_mounts)
-    facts["vm.seconds_in_program"] = (True, f"{time.monotonic() - started:.1f}")
+    total = time.monotonic() - started
+    facts["vm.seconds_in_program"] = (
+        True,
+        f"{total:.1f} (booted in {uptime:.1f} s; setup and imports {setup:.1f} s)",
+    )
     (out / "facts.json").write_text(json.dumps(facts, indent=1))
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "--scenario":
-        found: Facts = {}
-        try:
-            SCENARIOS[sys.argv[2]](found)
-        finally:
-            print(json.dumps(found))
-    else:
-        main(Path(sys.argv[1]))  # argv[2]: the interpreter with the project's dependencies
+    main(Path(sys.argv[1]))

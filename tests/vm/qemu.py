@@ -8,7 +8,8 @@ kernel from ``scripts/install-cgroup-v2-vm.sh`` with a tiny initramfs built here
 virtio-9p, mounts cgroup2 on ``/sys/fs/cgroup`` and runs the program as pid 1's
 child with the host's own Python. The program writes its results into a
 directory shared read-write with the host (a second 9p export). No systemd,
-no disk image, nothing written outside the temp directory. qemu uses KVM when
+nothing written outside the temp directory; a raw disk image the caller made
+(``disk=``) is attached as /dev/vda. qemu uses KVM when
 the host has hardware KVM (kvm_intel/kvm_amd) and emulates otherwise (TCG): the
 machines this project runs on are VMs whose /dev/kvm is PVM, which boots only
 PVM-aware guest kernels (a stock kernel hangs after decompression).
@@ -30,7 +31,9 @@ from pathlib import Path
 KERNEL_DIR = Path(os.environ.get("SHELLRT_VM_KERNEL", "/opt/shellrt-vm-kernel"))
 QEMU = "qemu-system-x86_64"
 BUSYBOX = Path("/bin/busybox")
-#: The modules that mount the host root over virtio-9p (loaded in the order their ``depends=`` give).
+#: The modules that mount the host root over virtio-9p, then those of a virtio-blk ext4 disk (ext4
+#: supports idmapped mounts, 9p does not); loaded in the order their ``depends=`` give. crc32c is
+#: ext4's soft dependency (metadata checksums), which no modprobe here would resolve.
 MODULES = (
     "virtio_ring",
     "virtio",
@@ -42,6 +45,9 @@ MODULES = (
     "netfs",
     "fscache",
     "9p",
+    "virtio_blk",
+    "crc32c_generic",
+    "ext4",
 )
 _KVM_CREATE_VM = 0xAE01
 
@@ -55,6 +61,8 @@ def missing_parts() -> list[str]:
         missing.append(f"a kernel in {KERNEL_DIR} (sh scripts/install-cgroup-v2-vm.sh)")
     if not BUSYBOX.is_file():
         missing.append(f"{BUSYBOX} (apt-get install busybox-static)")
+    if shutil.which("mkfs.ext4") is None:
+        missing.append("mkfs.ext4, for the workspace disk (apt-get install e2fsprogs)")
     return missing
 
 
@@ -195,6 +203,7 @@ def run_in_vm(
     pythonpath: Path,
     python: str = "/usr/bin/python3",
     timeout: float = 120,
+    disk: Path | None = None,
 ) -> VmRun:
     """Boot the VM, run ``python program OUT *args`` in it as root, and return what it left in OUT."""
     out = workdir / "out"
@@ -227,6 +236,7 @@ def run_in_vm(
         "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
         "-virtfs",
         f"local,path={out},mount_tag=out,security_model=none",
+        *(["-drive", f"file={disk},format=raw,if=virtio"] if disk is not None else []),
     ]
     started = time.monotonic()
     qemu = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
