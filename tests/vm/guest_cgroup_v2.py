@@ -26,7 +26,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+#: Where the package under test is: the VM's PYTHONPATH (the host test compiles a copy there).
+ROOT = Path(os.environ.get("PYTHONPATH") or Path(__file__).resolve().parents[2])
 CGROUP = Path("/sys/fs/cgroup")
 USER = 4242  # an unprivileged uid to delegate a subtree to
 CONTROLLERS = ("memory", "pids", "cpu")
@@ -335,8 +336,8 @@ async def _bwrap_session(workspace: Path) -> Facts:
 
 
 def scenario_bwrap(facts: Facts) -> None:
-    """The bwrap backend itself, run by an unprivileged uid alone in a delegated cgroup (as root it
-    needs an idmapped mount of the workspace, which 9p and this kernel's tmpfs cannot give)."""
+    """The bwrap backend itself, run by an unprivileged uid alone in a delegated cgroup (as root, its
+    workspace must be idmappable, which 9p and 6.1's tmpfs are not: `scenario_root_bwrap`)."""
     import anyio
 
     workspace = Path("/dev/shm/bwrap-workspace")
