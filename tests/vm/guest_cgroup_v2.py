@@ -46,7 +46,12 @@ class Limits:
 
 
 def load_cgroup() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("cgroup_under_test", ROOT / "sandbox" / "_cgroup.py")
+    """A fresh `sandbox._cgroup` (its own probe cache), from the package main imported: the
+    world-readable copy, which the unprivileged scenarios can read too."""
+    import sandbox
+
+    path = Path(sandbox.__file__ or "").with_name("_cgroup.py")
+    spec = importlib.util.spec_from_file_location("cgroup_under_test", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
