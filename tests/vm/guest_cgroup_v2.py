@@ -507,24 +507,27 @@ def spawn(name: str, cgroup: Path, uid: int | None = None) -> Facts:
     """
     results, report = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: never returns
-        found: Facts = {}
+    if pid == 0:  # the child: never returns, whatever happens
+        code = 1  # its report could not be written
         try:
             os.close(results)
-            signal.alarm(240)
-            (cgroup / "cgroup.procs").write_text(str(os.getpid()))
-            if uid is not None:
-                os.setgroups([])
-                os.setgid(uid)
-                os.setuid(uid)
-            _last[0] = time.monotonic()
-            SCENARIOS[name](found)
-        except BaseException:
-            found[f"{name}.scenario_ran"] = (False, traceback.format_exc()[-1500:])
-        finally:
+            found: Facts = {}
+            try:
+                signal.alarm(240)
+                (cgroup / "cgroup.procs").write_text(str(os.getpid()))
+                if uid is not None:
+                    os.setgroups([])
+                    os.setgid(uid)
+                    os.setuid(uid)
+                _last[0] = time.monotonic()
+                SCENARIOS[name](found)
+            except BaseException:
+                found[f"{name}.scenario_ran"] = (False, traceback.format_exc()[-1500:])
             with os.fdopen(report, "w") as stream:
                 json.dump(found, stream)
-            os._exit(0)
+            code = 0
+        finally:
+            os._exit(code)
     os.close(report)
     with os.fdopen(results) as stream:
         text = stream.read()
@@ -534,7 +537,11 @@ def spawn(name: str, cgroup: Path, uid: int | None = None) -> Facts:
     except ValueError:
         facts = {}
     if status != 0:
-        facts[f"{name}.scenario_ran"] = (False, f"wait status {status} (240 s alarm: SIGALRM)")
+        alarm = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGALRM
+        facts[f"{name}.scenario_ran"] = (
+            False,
+            f"wait status {status}{' (its 240 s alarm)' if alarm else ''}",
+        )
     return facts
 
 
