@@ -18,6 +18,11 @@ if ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends qemu-system-x86 >/dev/null
 fi
+if ! command -v mkfs.ext4 >/dev/null 2>&1 || ! command -v debugfs >/dev/null 2>&1; then
+    echo "install-cgroup-v2-vm: installing e2fsprogs (the ext4 workspace disk)" >&2
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends e2fsprogs >/dev/null
+fi
 # ext4.ko: a kernel installed before the workspace disk existed is refreshed
 [ -f "$dest/vmlinuz" ] && [ -f "$dest/modules/ext4.ko" ] && exit 0
 

@@ -3,17 +3,21 @@
 This machine and CI mount memory/pids/cpu as cgroup v1, so `sandbox._cgroup`'s
 v2 code could not run here (the other limit tests cover v1). One VM boot
 (tests/vm/qemu.py: Debian's kernel, cgroup2 on /sys/fs/cgroup, the host's root
-read-only over 9p) runs tests/vm/guest_cgroup_v2.py, which records what it
-observed; each fact is asserted here on its own. Under CI=true a missing qemu,
-kernel or busybox fails the tests (`sh scripts/install-cgroup-v2-vm.sh`).
+read-only over 9p, and an ext4 disk image made here as the workspace of bwrap
+run as root: ext4 can be idmapped, 9p cannot) runs tests/vm/guest_cgroup_v2.py,
+which records what it observed; each fact is asserted here on its own. Under
+CI=true a missing qemu, kernel, busybox or e2fsprogs fails the tests
+(`sh scripts/install-cgroup-v2-vm.sh`).
 KVM is used when the host has hardware KVM; otherwise qemu emulates (TCG,
 slower), as on the PVM-based machines this project runs on.
 """
 
 from __future__ import annotations
 
+import compileall
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -80,6 +84,15 @@ EXPECTED = (
 )
 
 
+def compiled_package(directory: Path) -> Path:
+    """A copy of ``sandbox`` with its bytecode, for the VM's PYTHONPATH: the VM emulates the CPU,
+    where compiling the package again in each process that imports it costs seconds (and the
+    worktree may hold no bytecode: PYTHONDONTWRITEBYTECODE)."""
+    shutil.copytree(ROOT / "sandbox", directory / "sandbox", ignore=shutil.ignore_patterns("__pycache__"))
+    compileall.compile_dir(directory / "sandbox", quiet=1)
+    return directory
+
+
 @pytest.fixture(scope="module")
 def vm_facts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[object]]:
     missing = missing_parts()
@@ -90,7 +103,7 @@ def vm_facts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[object]
     run = run_in_vm(
         GUEST,
         workdir=workdir,
-        pythonpath=ROOT,
+        pythonpath=compiled_package(workdir / "pythonpath"),
         python=sys.executable,  # the one with pydantic and anyio, for the bwrap scenarios
         timeout=420,
         disk=disk,

@@ -26,7 +26,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+#: Where the package under test is: the VM's PYTHONPATH (the host test compiles a copy there).
+ROOT = Path(os.environ.get("PYTHONPATH") or Path(__file__).resolve().parents[2])
 CGROUP = Path("/sys/fs/cgroup")
 USER = 4242  # an unprivileged uid to delegate a subtree to
 CONTROLLERS = ("memory", "pids", "cpu")
@@ -45,7 +46,12 @@ class Limits:
 
 
 def load_cgroup() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("cgroup_under_test", ROOT / "sandbox" / "_cgroup.py")
+    """A fresh `sandbox._cgroup` (its own probe cache), from the package main imported: the
+    world-readable copy, which the unprivileged scenarios can read too."""
+    import sandbox
+
+    path = Path(sandbox.__file__ or "").with_name("_cgroup.py")
+    spec = importlib.util.spec_from_file_location("cgroup_under_test", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
@@ -335,8 +341,8 @@ async def _bwrap_session(workspace: Path) -> Facts:
 
 
 def scenario_bwrap(facts: Facts) -> None:
-    """The bwrap backend itself, run by an unprivileged uid alone in a delegated cgroup (as root it
-    needs an idmapped mount of the workspace, which 9p and this kernel's tmpfs cannot give)."""
+    """The bwrap backend itself, run by an unprivileged uid alone in a delegated cgroup (as root, its
+    workspace must be idmappable, which 9p and 6.1's tmpfs are not: `scenario_root_bwrap`)."""
     import anyio
 
     workspace = Path("/dev/shm/bwrap-workspace")
@@ -501,24 +507,27 @@ def spawn(name: str, cgroup: Path, uid: int | None = None) -> Facts:
     """
     results, report = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: never returns
-        found: Facts = {}
+    if pid == 0:  # the child: never returns, whatever happens
+        code = 1  # its report could not be written
         try:
             os.close(results)
-            signal.alarm(240)
-            (cgroup / "cgroup.procs").write_text(str(os.getpid()))
-            if uid is not None:
-                os.setgroups([])
-                os.setgid(uid)
-                os.setuid(uid)
-            _last[0] = time.monotonic()
-            SCENARIOS[name](found)
-        except BaseException:
-            found[f"{name}.scenario_ran"] = (False, traceback.format_exc()[-1500:])
-        finally:
+            found: Facts = {}
+            try:
+                signal.alarm(240)
+                (cgroup / "cgroup.procs").write_text(str(os.getpid()))
+                if uid is not None:
+                    os.setgroups([])
+                    os.setgid(uid)
+                    os.setuid(uid)
+                _last[0] = time.monotonic()
+                SCENARIOS[name](found)
+            except BaseException:
+                found[f"{name}.scenario_ran"] = (False, traceback.format_exc()[-1500:])
             with os.fdopen(report, "w") as stream:
                 json.dump(found, stream)
-            os._exit(0)
+            code = 0
+        finally:
+            os._exit(code)
     os.close(report)
     with os.fdopen(results) as stream:
         text = stream.read()
@@ -528,7 +537,11 @@ def spawn(name: str, cgroup: Path, uid: int | None = None) -> Facts:
     except ValueError:
         facts = {}
     if status != 0:
-        facts[f"{name}.scenario_ran"] = (False, f"wait status {status} (240 s alarm: SIGALRM)")
+        alarm = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGALRM
+        facts[f"{name}.scenario_ran"] = (
+            False,
+            f"wait status {status}{' (its 240 s alarm)' if alarm else ''}",
+        )
     return facts
 
 
