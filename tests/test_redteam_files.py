@@ -160,12 +160,14 @@ def swap() -> None:  # what a background command can do: f.txt is a file, then a
 
 async def main() -> None:
     threading.Thread(target=swap, daemon=True).start()
-    gaps, calls = [0.0], [0]
+    gaps, calls, seq = [0.0], [0], [0]
     async with shellrt.Runtime(workspace=ws, sandbox=backend, mode="bypassPermissions",
                                session_dir=tmp / "s", settings_files=(), mask_defaults=False) as rt:
         async def grep_forever() -> None:
-            call = {"type": "tool_use", "id": "g", "name": "Grep", "input": {"pattern": "needle", "output_mode": mode}}
-            while True:
+            while True:  # a fresh id per call: a resent id is answered from the transcript, not run
+                seq[0] += 1
+                call = {"type": "tool_use", "id": f"g{seq[0]}", "name": "Grep",
+                        "input": {"pattern": "needle", "output_mode": mode}}
                 await rt.run([call])
                 calls[0] += 1
 

@@ -165,6 +165,34 @@ async def test_a_resent_call_is_answered_from_its_recorded_result(ws: Path) -> N
         assert not other["content"][0]["is_error"] and (ws / "count.txt").read_text() == "ran\nran\n"
 
 
+async def test_a_message_of_resent_calls_is_still_a_checkpoint(ws: Path) -> None:
+    """Nothing runs for a resent call, yet `run` must let cancellation in and other tasks run:
+    a caller looping on resent calls was a busy loop nothing could stop."""
+    import anyio
+
+    call = assistant(use("loop1", command="true"))
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await anyio.sleep(0)
+            ticks += 1
+
+    async with _runtime(ws) as rt:
+        await rt.run(call)
+        rounds = 0
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(tick)
+            with anyio.move_on_after(0.3):
+                while rounds < 200_000:
+                    await rt.run(call)
+                    rounds += 1
+            tg.cancel_scope.cancel()
+    assert rounds < 200_000, "the loop of resent calls was never cancelled"
+    assert ticks > 0, "no other task ran while resent calls were answered"
+
+
 async def test_restore_rebuilds_state_and_never_reruns_answered_calls(ws: Path) -> None:
     (ws / "a.txt").write_text("hello\n")
     todos = [{"content": "Fix it", "status": "in_progress", "activeForm": "Fixing it"}]

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 from pydantic import BaseModel
 
 from sandbox import SandboxBackend, SandboxConfig, SandboxPolicy
@@ -524,6 +525,10 @@ class Runtime:
                 self._transcribe(
                     {"type": "start", "tool_use_id": block.id, "tool_name": block.name, "input": block.input}
                 )
+        if all(replay is not None for replay in replays):
+            # Nothing runs: still a checkpoint, so a caller looping on resent calls can be
+            # cancelled and lets the event loop's other tasks run.
+            await anyio.lowlevel.checkpoint()
         if len(blocks) == 1 and replays[0] is None:
             # The common message: one call, run in this task (no scheduling to do).
             started = time.monotonic()
