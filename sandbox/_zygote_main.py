@@ -96,7 +96,10 @@ import os
 import resource
 import select
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # annotations only: no module of Python source is imported at run time
+    from collections.abc import Callable, Iterator
 
 #: A command that could not start: the wait status of ``exit 1``.
 _FAILED = 1 << 8
@@ -747,14 +750,16 @@ class Spawner:
                 _report(entry[1], wait_status)
 
 
-def spawn_bwraps(sock: _socket.socket, config: dict[str, Any]) -> None:
-    """Spawner mode's loop (see `Spawner`): ends, and with it every bwrap it started, on the host's EOF."""
-    spawner = Spawner(sock, config["uid"], config["gid"])
-    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-    _signal.set_wakeup_fd(wake_w)
-    _signal.signal(_signal.SIGCHLD, lambda _sig, _frame: None)
-    os.chdir("/")
-    sock.send(b"ready")
+def _requests(
+    sock: _socket.socket, wake_r: int, reap: Callable[[], None]
+) -> Iterator[tuple[dict[str, Any], list[int]]]:
+    """The host's requests on ``sock`` (with the fds each carries), reaping children whenever
+    SIGCHLD writes to ``wake_r``. The host's EOF or a broken socket ends this process: the
+    session is over (no interpreter teardown; what it started dies with it).
+
+    poll, not select: the socket's fd number is inherited from the host, where it may be
+    >= FD_SETSIZE (1024) in a long-running server with many sessions.
+    """
     poller = select.poll()
     poller.register(sock.fileno(), select.POLLIN)
     poller.register(wake_r, select.POLLIN)
@@ -768,7 +773,7 @@ def spawn_bwraps(sock: _socket.socket, config: dict[str, Any]) -> None:
                 os.read(wake_r, 4096)
             except BlockingIOError:
                 pass
-            spawner.reap()
+            reap()
         if sock.fileno() not in readable:
             continue
         try:
@@ -778,8 +783,19 @@ def spawn_bwraps(sock: _socket.socket, config: dict[str, Any]) -> None:
                 continue
             os._exit(0)
         if not msg:
-            os._exit(0)  # the session is over: the bwraps die with this process (--die-with-parent)
-        req = marshal.loads(msg)
+            os._exit(0)
+        yield marshal.loads(msg), fds
+
+
+def spawn_bwraps(sock: _socket.socket, config: dict[str, Any]) -> None:
+    """Spawner mode's loop (see `Spawner`): ends, and with it every bwrap it started, on the host's EOF."""
+    spawner = Spawner(sock, config["uid"], config["gid"])
+    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    _signal.set_wakeup_fd(wake_w)
+    _signal.signal(_signal.SIGCHLD, lambda _sig, _frame: None)
+    os.chdir("/")
+    sock.send(b"ready")
+    for req, fds in _requests(sock, wake_r, spawner.reap):
         if req["op"] == "exec" and len(fds) >= 4:
             spawner.exec(req, fds)
             continue
@@ -918,33 +934,7 @@ def main() -> None:
     _libc.malloc_trim(0)
     zygote.refill()  # the first command's init waits ready too
     sock.send(b"ready")
-    # poll, not select: the socket's fd number is inherited from the host, where it may be
-    # >= FD_SETSIZE (1024) in a long-running server with many sessions.
-    poller = select.poll()
-    poller.register(sock.fileno(), select.POLLIN)
-    poller.register(wake_r, select.POLLIN)
-    while True:
-        try:
-            readable = [fd for fd, _ in poller.poll()]
-        except InterruptedError:
-            continue
-        if wake_r in readable:
-            try:
-                os.read(wake_r, 4096)
-            except BlockingIOError:
-                pass
-            zygote.reap()
-        if sock.fileno() not in readable:
-            continue
-        try:
-            msg, fds = _receive(sock)
-        except OSError as exc:
-            if exc.errno in (errno.EAGAIN, errno.EINTR):
-                continue
-            return
-        if not msg:
-            os._exit(0)  # the host closed the socket: the session is over (no interpreter teardown)
-        req = marshal.loads(msg)
+    for req, fds in _requests(sock, wake_r, zygote.reap):
         if req["op"] == "spawn" and len(fds) == 4:
             zygote.spawn(req, fds)
         else:
