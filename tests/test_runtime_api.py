@@ -36,7 +36,9 @@ async def test_run_assistant_message_pairs_results_in_order(tmp_path: Path) -> N
                 {"type": "text", "text": "Let me look."},
                 bash("a", "echo hello"),
                 bash("b", "cd sub && pwd"),
-                bash("c", "ls nonexistent-dir-xyz"),
+                # Fails only once its read-only siblings have long finished: a failing Bash call
+                # cancels the siblings still running in its parallel batch (by design).
+                bash("c", "sleep 1; ls nonexistent-dir-xyz"),
             ],
         }
         user = await rt.run(message)
