@@ -17,7 +17,6 @@ import secrets
 import select
 import shutil
 import signal as _signal
-import stat
 import subprocess
 import threading
 import time
@@ -28,6 +27,7 @@ from pathlib import Path
 import anyio
 
 from sandbox._fdstream import FdReceiveStream, FdSendStream, wait_pidfd
+from sandbox._hostread import read_regular
 from sandbox._proctree import MARKER_VAR, ProcessTree, last_pid, pids_with_marker, process_table, scan_markers
 from sandbox._scratch import OwnedDir, sweep_known_orphans, sweep_orphans
 from sandbox.base import ExecRequest, ExitStatus, SandboxProcess
@@ -479,23 +479,10 @@ def read_cwd_report(path: Path | None) -> str | None:
     """
     if path is None:
         return None
-    raw = b""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
-    except OSError:
-        fd = -1
-    if fd >= 0:
-        try:
-            st = os.fstat(fd)
-            if stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and st.st_size <= _CWD_REPORT_MAX:
-                raw = os.read(fd, _CWD_REPORT_MAX + 1)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
+    raw = read_regular(path, _CWD_REPORT_MAX, follow=False, one_link=True)
     with contextlib.suppress(OSError):
         os.unlink(path)
-    if len(raw) > _CWD_REPORT_MAX:
+    if raw is None or len(raw) > _CWD_REPORT_MAX:
         return None
     return raw.decode("utf-8", "surrogateescape").rstrip("\r\n") or None
 

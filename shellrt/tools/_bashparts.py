@@ -21,11 +21,11 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import PurePosixPath
 
+from sandbox._hostread import read_regular
 from shellrt.analysis import CommandAnalysis, CommandPlan, Subcommand, analyze
 from shellrt.permissions.interfaces import CommandPart
 from shellrt.permissions.rules import is_safe_env_name
 from shellrt.tools._gitrepo import active_hooks, changed_paths, repo_code_keys
-from shellrt.tools._hostread import read_regular
 
 __all__ = ["GIT_HOOK_COMMANDS", "command_parts", "git_hazard", "git_reads_only", "runs_host_git"]
 

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from sandbox._hostread import read_regular
 from shellrt.permissions.globs import GlobMatcher, compile_matcher
-from shellrt.tools._hostread import read_regular
 
 __all__ = [
     "FILE_TYPES",

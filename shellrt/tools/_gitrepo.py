@@ -26,8 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandbox._hostread import read_regular
 from shellrt.analysis.git_env import GIT_CONFIG_OVERRIDES, git_hardening_env
-from shellrt.tools._hostread import read_regular
 
 __all__ = ["CODE_RUNNING_KEYS", "active_hooks", "changed_paths", "repo_code_keys"]
 
