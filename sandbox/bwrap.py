@@ -89,6 +89,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
@@ -698,27 +699,24 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if spawner is not None and spawner.alive:
             return await self._spawn_by_spawner(spawner, request)
         run = self._runner.new_run(request.report_cwd)
-        status_r, status_w = os.pipe2(os.O_CLOEXEC)
-        seccomp_r, seccomp_w = os.pipe2(os.O_CLOEXEC)
-        os.write(seccomp_w, self._seccomp_program())  # < 4 KiB: fits in the pipe
-        os.close(seccomp_w)
-        argv = [
-            *self.bwrap_args(
-                cwd=request.cwd,
-                state_dir=run.state_dir,
-                tmp=self._session_tmp,
-                seccomp_fd=seccomp_r,
-            ),
-            "--json-status-fd",
-            str(status_w),
-            "--",
-            *request.argv,
-        ]
         env = run.env
         if self._ns_user_prefix and not _reachable(request.env.get("HOME", "/")):
             env = {**env, "HOME": "/tmp"}  # root's home is not the sandbox user's
-        try:
-            proc = await self._runner.spawn(
+
+        async def start(seccomp_r: int, status_w: int) -> SandboxProcess:
+            argv = [
+                *self.bwrap_args(
+                    cwd=request.cwd,
+                    state_dir=run.state_dir,
+                    tmp=self._session_tmp,
+                    seccomp_fd=seccomp_r,
+                ),
+                "--json-status-fd",
+                str(status_w),
+                "--",
+                *request.argv,
+            ]
+            return await self._runner.spawn(
                 # No core dumps (hard limit 0: a command must not feed the host's core_pattern
                 # handler); limits: joins the session cgroup.
                 [*self._no_core_prefix(), *self.cgroup_argv(argv)],
@@ -729,6 +727,21 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 cwd="/",
                 pass_fds=(status_w, seccomp_r),
             )
+
+        return await self._with_seccomp_and_status(start)
+
+    async def _with_seccomp_and_status(
+        self, start: Callable[[int, int], Awaitable[SandboxProcess]]
+    ) -> tuple[SandboxProcess, int]:
+        """``start(seccomp_r, status_w)`` given a pipe holding the seccomp program and bwrap's
+        ``--json-status-fd`` pipe; returns its process and the status pipe's read end. Our
+        copies of the ends bwrap inherits are closed once it started, or failed to."""
+        status_r, status_w = os.pipe2(os.O_CLOEXEC)
+        seccomp_r, seccomp_w = os.pipe2(os.O_CLOEXEC)
+        os.write(seccomp_w, self._seccomp_program())  # < 4 KiB: fits in the pipe
+        os.close(seccomp_w)
+        try:
+            proc = await start(seccomp_r, status_w)
         except BaseException:
             os.close(status_r)
             raise
@@ -743,10 +756,6 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         Its seccomp program and json status fds become bwrap's fds 3 and 4.
         """
         run = self._runner.new_run(request.report_cwd)
-        status_r, status_w = os.pipe2(os.O_CLOEXEC)
-        seccomp_r, seccomp_w = os.pipe2(os.O_CLOEXEC)
-        os.write(seccomp_w, self._seccomp_program())  # < 4 KiB: fits in the pipe
-        os.close(seccomp_w)
         argv = [
             *self.bwrap_args(
                 cwd=request.cwd, state_dir=run.state_dir, tmp=self._session_tmp, seccomp_fd=3, spawned=True
@@ -759,8 +768,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         env = run.env
         if not _reachable(request.env.get("HOME", "/")):
             env = {**env, "HOME": "/tmp"}  # root's home is not the sandbox user's
-        try:
-            proc = await spawner.spawn_program(
+
+        async def start(seccomp_r: int, status_w: int) -> SandboxProcess:
+            return await spawner.spawn_program(
                 request,
                 argv,  # limits: in the session cgroup already, as the spawner is
                 marker=run.marker,
@@ -768,13 +778,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 cwd_file=run.cwd_file,
                 extra_fds=(seccomp_r, status_w),
             )
-        except BaseException:
-            os.close(status_r)
-            raise
-        finally:
-            os.close(status_w)
-            os.close(seccomp_r)
-        return proc, status_r
+
+        return await self._with_seccomp_and_status(start)
 
     async def _start_spawner(self) -> None:
         """Root caller: the spawner of per-command bwraps (`sandbox._zygote_main.Spawner`).
