@@ -83,6 +83,13 @@ _DRIVER_ATTR = re.compile(r"(?:^|\s)(diff|filter|merge)=([^\s]+)")
 #: Config values that do not run anything even under a code-running key.
 _HARMLESS_VALUES = frozenset({"", "false", "cat", "true", "/dev/null", "never", "0", "none"})
 _TIMEOUT_S = 10.0
+
+
+def _git(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str]) -> subprocess.CompletedProcess[bytes]:
+    """Runs one host git query: output captured, bounded in time, exit status left to the caller."""
+    return subprocess.run(list(argv), cwd=cwd, env=env, capture_output=True, timeout=_TIMEOUT_S, check=False)
+
+
 #: Attributes files larger than this are not inspected (the judgement fails closed).
 _MAX_ATTRIBUTES_BYTES = 8 << 20
 #: Keys the hardening environment already overrides for read-only commands (command-line
@@ -147,25 +154,11 @@ def _populated_submodules(cwd: str, extra_env: Mapping[str, str] | None) -> list
         env.update(extra_env)
     env["GIT_OPTIONAL_LOCKS"] = "0"
     try:
-        top = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
-            cwd=cwd,
-            env=env,
-            capture_output=True,
-            timeout=_TIMEOUT_S,
-            check=False,
-        )
+        top = _git(["git", "rev-parse", "--show-toplevel"], cwd, env)
         if top.returncode != 0:
             return []  # not a work tree (a bare repository, or none): nothing to recurse into
         root = top.stdout.decode("utf-8", "surrogateescape").strip()
-        listed = subprocess.run(
-            ["git", "ls-files", "--stage", "-z"],
-            cwd=root,
-            env=env,
-            capture_output=True,
-            timeout=_TIMEOUT_S,
-            check=False,
-        )
+        listed = _git(["git", "ls-files", "--stage", "-z"], root, env)
     except (OSError, subprocess.SubprocessError) as exc:
         return f"the repository's submodules could not be listed ({exc})"
     if listed.returncode != 0:
@@ -219,9 +212,7 @@ def _config_listing(
     if not includes:
         argv.insert(4, "--no-includes")
     try:
-        proc = subprocess.run(
-            argv, cwd=cwd, env=dict(env), capture_output=True, timeout=_TIMEOUT_S, check=False
-        )
+        proc = _git(argv, cwd, dict(env))
     except (OSError, subprocess.SubprocessError) as exc:
         return f"the repository configuration could not be read ({exc})"
     if proc.returncode not in (0, 1):  # 1: no configuration at all
@@ -286,14 +277,7 @@ def _attribute_uses(cwd: str, env: Mapping[str, str], drivers: set[str]) -> list
     """Operator-defined drivers the repository's attributes select (they would run on its data)."""
     files: list[Path] = []
     try:
-        top = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel", "--git-common-dir"],
-            cwd=cwd,
-            env=dict(env),
-            capture_output=True,
-            timeout=_TIMEOUT_S,
-            check=False,
-        )
+        top = _git(["git", "rev-parse", "--show-toplevel", "--git-common-dir"], cwd, dict(env))
     except (OSError, subprocess.SubprocessError) as exc:
         return [f"the repository attributes could not be read ({exc})"]
     lines = top.stdout.decode("utf-8", "replace").splitlines()
@@ -352,35 +336,16 @@ def changed_paths(cwd: str) -> list[str]:
     env.update(git_hardening_env())
     env["GIT_OPTIONAL_LOCKS"] = "0"
     try:
-        top = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel", "--git-path", "index"],
-            cwd=cwd,
-            env=env,
-            capture_output=True,
-            timeout=_TIMEOUT_S,
-            check=False,
-        )
+        top = _git(["git", "rev-parse", "--show-toplevel", "--git-path", "index"], cwd, env)
         if top.returncode != 0:
             return []  # not a repository: git diff reads only the paths it is given
         lines = top.stdout.decode("utf-8", "surrogateescape").splitlines()
         if len(lines) != 2:
             return [""]
         root, index = lines[0], os.path.join(cwd, lines[1])
-        listed = subprocess.run(
-            ["git", "ls-files", "--stage", "--debug", "-z"],
-            cwd=root,
-            env=env,
-            capture_output=True,
-            timeout=_TIMEOUT_S,
-            check=False,
-        )
-        staged = subprocess.run(
-            ["git", "diff-index", "--cached", "--name-only", "--no-renames", "-z", "HEAD", "--"],
-            cwd=root,
-            env=env,
-            capture_output=True,
-            timeout=_TIMEOUT_S,
-            check=False,
+        listed = _git(["git", "ls-files", "--stage", "--debug", "-z"], root, env)
+        staged = _git(
+            ["git", "diff-index", "--cached", "--name-only", "--no-renames", "-z", "HEAD", "--"], root, env
         )
     except (OSError, subprocess.SubprocessError):
         return [""]
@@ -467,14 +432,7 @@ def active_hooks(cwd: str) -> list[str]:
     env.update(git_hardening_env())
     env["GIT_CONFIG_COUNT"] = "0"  # the repository's own hooksPath, not our /dev/null
     try:
-        proc = subprocess.run(
-            ["git", "rev-parse", "--git-path", "hooks"],
-            cwd=cwd,
-            env=env,
-            capture_output=True,
-            timeout=_TIMEOUT_S,
-            check=False,
-        )
+        proc = _git(["git", "rev-parse", "--git-path", "hooks"], cwd, env)
     except (OSError, subprocess.SubprocessError) as exc:
         return [f"the repository hooks could not be listed ({exc})"]
     if proc.returncode != 0:
