@@ -55,8 +55,13 @@ def container_exists(container_id: str) -> bool:
     return out.returncode == 0
 
 
-def managed_container_ids(session_ids: set[str] | None = None) -> set[str]:
-    """Ids of shellrt containers (optionally only those of the given sessions)."""
+def managed_container_ids(session_ids: set[str] | None = None, *, owner_pid: int | None = None) -> set[str]:
+    """Ids of shellrt containers (optionally only those of the given sessions, or made by one process).
+
+    ``owner_pid`` keeps a leak check to the containers the test's own process made, so
+    another shellrt on the machine (a second test run, an operator) cannot fail it.
+    """
+    owner = [] if owner_pid is None else ["--filter", f"label=shellrt.owner-pid={owner_pid}"]
     out = subprocess.run(
         [
             "docker",
@@ -65,6 +70,7 @@ def managed_container_ids(session_ids: set[str] | None = None) -> set[str]:
             "--no-trunc",
             "--filter",
             "label=shellrt.managed=1",
+            *owner,
             "--format",
             '{{.ID}} {{.Label "shellrt.session"}}',
         ],

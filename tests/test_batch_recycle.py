@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -195,13 +196,16 @@ async def test_leaving_a_recycled_run_early_removes_every_container(tmp_path: Pa
     from tests._docker_support import managed_container_ids, require_docker
 
     require_docker()
-    before = managed_container_ids()
+    before = managed_container_ids(owner_pid=os.getpid())
     tasks = [_task(f"q{i}", ["true"]) for i in range(6)] + [_task(f"s{i}", ["sleep 1000"]) for i in range(4)]
     seen: list[TaskResult] = []
+    running: set[str] = set()
     async with run(tasks, concurrency=2, prestart=1) as results:
         async for result in results:
             seen.append(result)
+            running |= managed_container_ids(owner_pid=os.getpid()) - before
             if sum(r.recycled for r in seen) >= 2:
                 break
     assert any(r.recycled for r in seen)
-    assert managed_container_ids() - before == set()
+    assert running, "the owner filter saw none of this run's containers: the leak check would be empty"
+    assert managed_container_ids(owner_pid=os.getpid()) - before == set()
