@@ -1,0 +1,104 @@
+"""Red team, round 5 (interfaces and governance): attacks no issue names, each run for real.
+
+Classes (not examples):
+
+- a word bash joins that the parser splits: a line continuation (backslash,
+  newline) inside a word (``r\\<newline>m x`` runs ``rm x``) made the analysis
+  see other programs than bash runs: deny rules missed them in every mode and
+  ``w\\<newline>get`` was judged read-only;
+- WebFetch judged addresses by ``ipaddress.is_global`` alone, which calls
+  IPv6 addresses that carry an IPv4 one (NAT64, 6to4, IPv4-compatible,
+  site-local) public: the network proxy's own judgement is now the only one.
+
+Governance attacks run on the local backend, where governance is the only guard.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import shellrt
+from shellrt.analysis import analyze
+from shellrt.protocol import ResultEnvelope, ToolUseBlock
+from shellrt.tools.bash import Bash
+
+pytestmark = pytest.mark.anyio
+
+_ids = itertools.count()
+
+
+@pytest.fixture
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SHELLRT_MANAGED_SETTINGS", str(tmp_path / "managed.json"))
+    monkeypatch.setenv("SHELLRT_TRUST_STORE", str(tmp_path / "trust" / "store.json"))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+async def _bash(ws: Path, commands: list[str], *, mode: str, **kw: Any) -> list[ResultEnvelope]:
+    async with shellrt.Runtime(
+        workspace=ws,
+        sandbox="local",
+        session_dir=ws.parent / f".s{next(_ids)}",
+        tools=[Bash()],
+        settings_files=(),
+        mode=mode,
+        **kw,
+    ) as rt:
+        blocks = [ToolUseBlock(id=f"r5i{next(_ids)}", name="Bash", input={"command": c}) for c in commands]
+        return await rt.run_envelopes(blocks)
+
+
+def _text(envelope: ResultEnvelope) -> str:
+    content = envelope.model.content
+    return content if isinstance(content, str) else "\n".join(getattr(b, "text", "") for b in content)
+
+
+# --- a line continuation inside a word ------------------------------------------------------------
+
+_JOINED = [
+    "r\\\nm victim0",
+    "/bin/r\\\nm victim1",
+    'echo "$(r\\\nm victim2)"',
+    "true; r\\\\\\\nm victim3",  # an escaped backslash, then the continuation: bash runs `r\m`, not rm
+    "ls && r\\\nm -f victim4",
+]
+
+
+async def test_a_deny_rule_sees_the_program_bash_joins_across_a_line_continuation(ws: Path) -> None:
+    for n in range(len(_JOINED)):
+        (ws / f"victim{n}").write_text("keep\n")
+    results = await _bash(ws, _JOINED, mode="bypassPermissions", deny=["Bash(rm:*)"])
+    for command, envelope in zip(_JOINED, results, strict=True):
+        assert envelope.is_error, (command, _text(envelope))
+    for n in range(len(_JOINED)):
+        assert (ws / f"victim{n}").exists(), _JOINED[n]
+
+
+def test_a_program_joined_across_a_line_continuation_is_not_judged_read_only() -> None:
+    # bash runs `wget x` and `lsblk`; the parser saw `w get x` and `ls blk`.
+    for command in ("w\\\nget x", "ls\\\nblk", 'cat "$(ech\\\no f)"'):
+        verdict = analyze(command)
+        assert not verdict.read_only, (command, verdict.reasons)
+        assert not verdict.parse_ok, (command, verdict.reasons)
+        assert any("line continuation" in r for r in verdict.reasons), verdict.reasons
+
+
+async def test_continuations_between_words_still_run(ws: Path) -> None:
+    commands = ["echo one \\\n  two", "echo three\\\n four", "echo 'five \\\\\nsix'"]
+    results = await _bash(ws, commands, mode="bypassPermissions", deny=["Bash(rm:*)"])
+    assert "one two" in _text(results[0])
+    assert "three four" in _text(results[1])
+    assert "five \\\\\nsix" in _text(results[2])  # an escaped backslash before the newline: no continuation
+    assert analyze("ls -la \\\n  src").read_only
+    # The cost, failing closed: a continuation between non-blanks inside single quotes (where bash keeps
+    # it) is refused the same way; nothing but a lexer as complete as bash's could tell them apart.
+    assert not analyze("printf '%s' 'a\\\nb'").parse_ok
