@@ -102,3 +102,34 @@ async def test_continuations_between_words_still_run(ws: Path) -> None:
     # The cost, failing closed: a continuation between non-blanks inside single quotes (where bash keeps
     # it) is refused the same way; nothing but a lexer as complete as bash's could tell them apart.
     assert not analyze("printf '%s' 'a\\\nb'").parse_ok
+
+
+# --- WebFetch: IPv6 addresses that carry a non-public IPv4 address -------------------------------
+
+_WRAPPED = [
+    "http://[64:ff9b::7f00:1]/",  # NAT64 (RFC 6052) of 127.0.0.1
+    "http://[64:ff9b::a9fe:a9fe]/latest/meta-data/",  # NAT64 of the cloud metadata address
+    "http://[64:ff9b:1::a00:1]/",  # local-use NAT64 (RFC 8215) of 10.0.0.1
+    "http://[2002:7f00:1::]/",  # 6to4 of 127.0.0.1
+    "http://[::7f00:1]/",  # IPv4-compatible 127.0.0.1
+    "http://[::ffff:0:7f00:1]/",  # SIIT (RFC 2765) of 127.0.0.1
+    "http://[fec0::1]/",  # site-local (deprecated, still routed as local by some stacks)
+]
+
+
+async def test_webfetch_refuses_ipv6_spellings_of_non_public_ipv4_addresses(ws: Path) -> None:
+    from shellrt.tools.web_fetch import WebFetchTool
+
+    async with shellrt.Runtime(
+        workspace=ws,
+        sandbox="local",
+        session_dir=ws.parent / f".s{next(_ids)}",
+        tools=[WebFetchTool()],
+        settings_files=(),
+        mode="bypassPermissions",
+    ) as rt:
+        blocks = [ToolUseBlock(id=f"r5w{next(_ids)}", name="WebFetch", input={"url": u}) for u in _WRAPPED]
+        results = await rt.run_envelopes(blocks)
+    for url, envelope in zip(_WRAPPED, results, strict=True):
+        assert envelope.is_error, url
+        assert "non-public address" in _text(envelope), (url, _text(envelope))
