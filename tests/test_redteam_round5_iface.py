@@ -15,10 +15,15 @@ Governance attacks run on the local backend, where governance is the only guard.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import os
+import secrets
+import signal
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 import shellrt
@@ -133,3 +138,67 @@ async def test_webfetch_refuses_ipv6_spellings_of_non_public_ipv4_addresses(ws: 
     for url, envelope in zip(_WRAPPED, results, strict=True):
         assert envelope.is_error, url
         assert "non-public address" in _text(envelope), (url, _text(envelope))
+
+
+# --- hooks: processes that leave the hook's group and scrub its marker ---------------------------
+
+
+def _pids_running(argument: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                words = fh.read().split(b"\0")
+        except OSError:
+            continue
+        if argument.encode() in words:
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.parametrize("timeout", [10.0, 1.0])
+async def test_a_hook_leaves_no_process_behind_even_detached_and_scrubbed(timeout: float) -> None:
+    from shellrt.permissions.hookproc import run_hook_process
+
+    if os.geteuid() != 0:
+        pytest.skip("without root a hook runs without a pid namespace (docs/security.md, round 5)")
+    tag = f"{secrets.randbelow(10**6) + 10**6}"
+    escapes = [
+        f"setsid env -i sleep {tag}1 </dev/null >/dev/null 2>&1 &",
+        f"(env -i setsid sh -c 'sleep {tag}2' </dev/null >/dev/null 2>&1 &)",
+        f"env -i perl -e 'fork and exit; require POSIX; POSIX::setsid(); fork and exit; exec qw(sleep {tag}3)'"
+        " </dev/null >/dev/null 2>&1",
+    ]
+    try:
+        for escape in escapes:
+            result = await run_hook_process(
+                escape + ("\nsleep 60" if timeout < 5 else "\nexit 0"),
+                b"{}",
+                cwd=Path("/tmp"),
+                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                timeout=timeout,
+            )
+            assert result.timed_out == (timeout < 5), result
+        await anyio.sleep(0.3)
+        left = {n: _pids_running(f"{tag}{n}") for n in (1, 2, 3)}
+        assert not any(left.values()), left
+    finally:
+        for n in (1, 2, 3):
+            for pid in _pids_running(f"{tag}{n}"):
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+
+
+async def test_a_hook_still_answers_and_sees_its_input() -> None:
+    from shellrt.permissions.hookproc import run_hook_process
+
+    result = await run_hook_process(
+        "cat; echo; echo err >&2; exit 3",
+        b'{"x": 1}',
+        cwd=Path("/tmp"),
+        env={"PATH": "/usr/bin:/bin"},
+        timeout=10,
+    )
+    assert (result.exit_code, result.stdout.strip(), result.stderr.strip()) == (3, '{"x": 1}', "err")
