@@ -94,8 +94,8 @@ class _TrustKeepingGate(RulesGate):
         # Only what shellrt itself just wrote is vouched for: a failed save (the file was planted,
         # unparsable, a link) must neither be kept by the protected-files check nor trusted.
         if scope == "project" and self.local_settings is not None and written != before:
-            if self.on_saved is not None:
-                self.on_saved(self.local_settings)
+            if self.on_saved is not None and file_digest(self.local_settings) == written:
+                self.on_saved(self.local_settings)  # swapped since the write: left to the check
             if self.trust is not None and written is not None:
                 refresh_recorded_file(self.trust, LOCAL_SETTINGS_REL, written)
 
