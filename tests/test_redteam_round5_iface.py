@@ -21,6 +21,7 @@ import json
 import os
 import secrets
 import signal
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -272,3 +273,57 @@ async def test_a_project_answer_never_trusts_a_settings_file_planted_during_the_
     assert later.settings.mode != "bypassPermissions"
     saved = json.loads(local.read_text()) if local.exists() else {}
     assert "hooks" not in saved and "bypassPermissions" not in json.dumps(saved), saved
+
+
+# --- batch collect: the host-side copy of files a command may still be changing -------------------
+
+
+def test_batch_collect_never_copies_through_a_link_swapped_in_after_the_check(tmp_path: Path) -> None:
+    """A background task keeps swapping ``out/f`` between a file and a link to a host secret
+    while the host copies ``collect.files`` (as root, outside the sandbox)."""
+    from shellrt.batch.worker import _copy_matches
+
+    secret = tmp_path / "secret"
+    secret.write_text("HOST-SECRET\n")
+    root = tmp_path / "ws"
+    (root / "out").mkdir(parents=True)
+    stop = threading.Event()
+
+    def swap() -> None:
+        n = 0
+        while not stop.is_set():
+            n += 1
+            tmp = root / "out" / f".t{n}"
+            if n % 2:
+                tmp.symlink_to(secret)
+            else:
+                tmp.write_text("ok\n")
+            os.replace(tmp, root / "out" / "f")
+
+    swapper = threading.Thread(target=swap)
+    swapper.start()
+    try:
+        for i in range(400):
+            dest = tmp_path / "dest" / str(i)
+            _copy_matches(root, ("out/f",), dest)
+            copied = dest / "out" / "f"
+            if copied.exists():
+                assert "HOST-SECRET" not in copied.read_text(), f"leaked on round {i}"
+    finally:
+        stop.set()
+        swapper.join()
+
+
+def test_batch_collect_skips_fifos_and_links_and_keeps_regular_files(tmp_path: Path) -> None:
+    from shellrt.batch.worker import _copy_matches
+
+    root = tmp_path / "ws"
+    (root / "out" / "deep").mkdir(parents=True)
+    (root / "out" / "a.txt").write_text("A\n")
+    (root / "out" / "deep" / "b.txt").write_text("B\n")
+    os.mkfifo(root / "out" / "pipe")
+    (root / "out" / "link").symlink_to(root / "out" / "a.txt")
+    (root / "outlink").symlink_to(root / "out")
+    copied = _copy_matches(root, ("out", "outlink/a.txt"), tmp_path / "dest")
+    assert copied == ["out/a.txt", "out/deep/b.txt"]
+    assert (tmp_path / "dest" / "out" / "deep" / "b.txt").read_text() == "B\n"
