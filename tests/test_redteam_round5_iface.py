@@ -327,3 +327,33 @@ def test_batch_collect_skips_fifos_and_links_and_keeps_regular_files(tmp_path: P
     copied = _copy_matches(root, ("out", "outlink/a.txt"), tmp_path / "dest")
     assert copied == ["out/a.txt", "out/deep/b.txt"]
     assert (tmp_path / "dest" / "out" / "deep" / "b.txt").read_text() == "B\n"
+
+
+# --- a name given another program through a value known only when bash parses it -------------------
+
+_REDEFINED = [
+    "shopt -s expand_aliases\nalias ls=$'\\x72m'\nls victim0",
+    "shopt -s expand_aliases\nalias -- ls=$'\\162m'\nls victim1",
+    "shopt -s expand_aliases\nBASH_ALIASES[ls]=$'\\x72m'\nls victim2",
+    "BASH_CMDS[ls]=$'/bin/\\x72m'; ls victim3",
+    "declare -A BASH_CMDS=([ls]=$'/bin/\\x72m'); ls victim4",
+    "hash -p $'/bin/\\x72m' ls; ls victim5",
+    "printf -v 'BASH_CMDS[ls]' %s $'/bin/\\x72m'; ls victim6",
+    "read 'BASH_CMDS[ls]' <<< $'/bin/\\x72m'; ls victim7",
+]
+
+
+async def test_a_deny_rule_sees_a_name_redefined_from_a_non_static_value(ws: Path) -> None:
+    for n in range(len(_REDEFINED)):
+        (ws / f"victim{n}").write_text("keep\n")
+    results = await _bash(ws, _REDEFINED, mode="bypassPermissions", deny=["Bash(rm:*)"])
+    for command, envelope in zip(_REDEFINED, results, strict=True):
+        assert envelope.is_error, (command, _text(envelope))
+    for n in range(len(_REDEFINED)):
+        assert (ws / f"victim{n}").exists(), _REDEFINED[n]
+
+
+async def test_static_aliases_and_hashes_still_run(ws: Path) -> None:
+    commands = ["shopt -s expand_aliases\nalias hi='echo hello'\nhi", "hash -p /bin/echo say; say ok"]
+    results = await _bash(ws, commands, mode="bypassPermissions", deny=["Bash(rm:*)"])
+    assert "hello" in _text(results[0]) and "ok" in _text(results[1])
