@@ -357,3 +357,37 @@ async def test_static_aliases_and_hashes_still_run(ws: Path) -> None:
     commands = ["shopt -s expand_aliases\nalias hi='echo hello'\nhi", "hash -p /bin/echo say; say ok"]
     results = await _bash(ws, commands, mode="bypassPermissions", deny=["Bash(rm:*)"])
     assert "hello" in _text(results[0]) and "ok" in _text(results[1])
+
+
+# --- a wrapper whose command or script is a word only bash decodes ---------------------------------
+
+_WRAPPED_DYNAMIC = [
+    "bash -c $'\\x72m victim0'",
+    "sh -c $'\\x72m victim1'",
+    "bash -o pipefail -ec $'\\x72m victim2'",
+    "x=$'\\x72m victim3'; sh -c \"$x\"",
+    "exec $'\\x72m' victim4",
+    "setsid $'\\x72m' victim5",
+    "ionice $'\\x72m' victim6",
+    "unshare $'\\x72m' victim7",
+    "exec -a x $'\\x72m' victim8",
+]
+
+
+async def test_a_deny_rule_sees_a_wrapped_program_or_script_that_is_not_static(ws: Path) -> None:
+    for n in range(len(_WRAPPED_DYNAMIC)):
+        (ws / f"victim{n}").write_text("keep\n")
+    results = await _bash(ws, _WRAPPED_DYNAMIC, mode="bypassPermissions", deny=["Bash(rm:*)"])
+    for command, envelope in zip(_WRAPPED_DYNAMIC, results, strict=True):
+        assert envelope.is_error, (command, _text(envelope))
+    for n in range(len(_WRAPPED_DYNAMIC)):
+        assert (ws / f"victim{n}").exists(), _WRAPPED_DYNAMIC[n]
+
+
+async def test_scripts_and_wrappers_with_static_commands_still_run(ws: Path) -> None:
+    (ws / "s.sh").write_text('echo "script $1"\n')
+    commands = ["bash s.sh $'arg'", "bash -c 'echo \"$0\"' $'zero'", "setsid echo fine"]
+    results = await _bash(ws, commands, mode="bypassPermissions", deny=["Bash(rm:*)"])
+    assert "script arg" in _text(results[0])
+    assert "zero" in _text(results[1])
+    assert "fine" in _text(results[2])
