@@ -60,7 +60,15 @@ from pathlib import Path
 
 from sandbox.policy import domain_matches, normalize_domain
 
-__all__ = ["BRIDGE_PORT", "WEB_PORTS", "FilteringProxy", "Refusal", "decide", "proxy_env"]
+__all__ = [
+    "BRIDGE_PORT",
+    "WEB_PORTS",
+    "FilteringProxy",
+    "Refusal",
+    "decide",
+    "is_global_address",
+    "proxy_env",
+]
 
 #: The port commands reach the proxy on, on their own loopback (bwrap: the bridge; docker: a
 #: listener the host made in the container's network namespace).
@@ -153,7 +161,13 @@ def decide(host: str, allowed: tuple[str, ...], denied: tuple[str, ...]) -> str 
     return None
 
 
-_NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+#: Prefixes whose low 32 bits are an IPv4 address a translator reaches: NAT64 (RFC 6052, RFC 8215)
+#: and SIIT's IPv4-translated addresses (RFC 2765).
+_NAT64 = (
+    ipaddress.ip_network("64:ff9b::/96"),
+    ipaddress.ip_network("64:ff9b:1::/48"),
+    ipaddress.ip_network("::ffff:0:0:0/96"),
+)
 _SITE_LOCAL = ipaddress.ip_network("fec0::/10")
 
 
@@ -170,13 +184,18 @@ def _embedded(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
     return found
 
 
-def _global(address: str) -> bool:
-    """Whether ``address`` is a public unicast address, whatever IPv4 address it may wrap."""
+def is_global_address(address: str) -> bool:
+    """Whether ``address`` is a public unicast address, whatever IPv4 address it may wrap.
+
+    The one judgement of addresses for every host-side fetch (this proxy, WebFetch):
+    ``ipaddress.is_global`` alone calls NAT64, 6to4 and IPv4-compatible spellings of
+    127.0.0.1 or 169.254.169.254 public.
+    """
     ip = ipaddress.ip_address(address.partition("%")[0])
     if isinstance(ip, ipaddress.IPv6Address):
         if ip in _SITE_LOCAL:
             return False
-        if not all(_global(str(v4)) for v4 in _embedded(ip)):
+        if not all(is_global_address(str(v4)) for v4 in _embedded(ip)):
             return False
     return ip.is_global and not ip.is_multicast
 
@@ -358,7 +377,7 @@ class FilteringProxy:
         except OSError as exc:
             return self._refuse(host, port, f"cannot resolve it ({exc})")
         addresses = [str(info[4][0]) for info in infos]
-        public = all(_global(a) for a in addresses)
+        public = all(is_global_address(a) for a in addresses)
         if not explicit and not public:
             return self._refuse(
                 host, port, "it resolves to a loopback, link-local or private address; only a name listed "

@@ -79,7 +79,9 @@ async def test_permission_request_hook_exit_2_denies_even_with_an_approver(tmp_p
 
 
 async def test_approver_allow_once_and_deny_with_message(tmp_path: Path) -> None:
-    answers: Iterator[bool | ApprovalResponse] = iter([True, ApprovalResponse(behavior="deny", message="use `make test`")])
+    answers: Iterator[bool | ApprovalResponse] = iter(
+        [True, ApprovalResponse(behavior="deny", message="use `make test`")]
+    )
     seen: list[ApprovalRequest] = []
 
     def approve(req: ApprovalRequest) -> bool | ApprovalResponse:
@@ -139,9 +141,10 @@ async def test_remember_for_project_writes_local_settings(tmp_path: Path) -> Non
     async def approve(req: ApprovalRequest) -> ApprovalResponse:
         return ApprovalResponse(behavior="allow", remember="project")
 
-    gov = make_gov(tmp_path, approver=approve)
-    local = gov.settings.workspace / ".shellrt" / "settings.local.json"
+    local = tmp_path / "ws" / ".shellrt" / "settings.local.json"
+    local.parent.mkdir(parents=True)
     local.write_text(json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}, "env": {"A": "1"}}))
+    gov = make_gov(tmp_path, approver=approve)  # the file as the session found it is added to
     assert (await authorize(gov, Bash(), {"command": "make"}, tmp_path)).behavior == "allow"
     saved = json.loads(local.read_text())
     assert saved["permissions"] == {"deny": ["Bash(rm:*)"], "allow": ["Bash(make)"]}
@@ -151,13 +154,39 @@ async def test_remember_for_project_writes_local_settings(tmp_path: Path) -> Non
     assert d.behavior == "allow" and "settings.local.json" in (d.source or "")
 
 
-async def test_remember_project_with_broken_local_file_still_allows_once(tmp_path: Path) -> None:
+async def test_remember_project_never_adds_to_a_file_changed_during_the_session(tmp_path: Path) -> None:
     async def approve(req: ApprovalRequest) -> ApprovalResponse:
         return ApprovalResponse(behavior="allow", remember="project")
 
     gov = make_gov(tmp_path, approver=approve)
     local = gov.settings.workspace / ".shellrt" / "settings.local.json"
+    local.write_text(json.dumps({"permissions": {"allow": ["Bash"]}}))  # e.g. a command planted it
+    assert (await authorize(gov, Bash(), {"command": "make"}, tmp_path)).behavior == "allow"
+    assert json.loads(local.read_text()) == {"permissions": {"allow": ["Bash"]}}
+    assert any("changed since the session started" in d for d in gov.diagnostics)
+    # The answer still holds for this session; a second one is refused the same way.
+    assert (await authorize(gov, Bash(), {"command": "make"}, tmp_path)).behavior == "allow"
+
+
+async def test_remember_project_twice_adds_to_what_shellrt_wrote(tmp_path: Path) -> None:
+    async def approve(req: ApprovalRequest) -> ApprovalResponse:
+        return ApprovalResponse(behavior="allow", remember="project")
+
+    gov = make_gov(tmp_path, approver=approve)
+    local = gov.settings.workspace / ".shellrt" / "settings.local.json"
+    assert (await authorize(gov, Bash(), {"command": "make"}, tmp_path)).behavior == "allow"
+    assert (await authorize(gov, Bash(), {"command": "make test"}, tmp_path)).behavior == "allow"
+    assert json.loads(local.read_text())["permissions"]["allow"] == ["Bash(make)", "Bash(make test)"]
+
+
+async def test_remember_project_with_broken_local_file_still_allows_once(tmp_path: Path) -> None:
+    async def approve(req: ApprovalRequest) -> ApprovalResponse:
+        return ApprovalResponse(behavior="allow", remember="project")
+
+    local = tmp_path / "ws" / ".shellrt" / "settings.local.json"
+    local.parent.mkdir(parents=True)
     local.write_text("{ broken")
+    gov = make_gov(tmp_path, approver=approve)
     assert (await authorize(gov, Bash(), {"command": "make"}, tmp_path)).behavior == "allow"
     assert local.read_text() == "{ broken"
     assert any("not valid JSON; not overwriting" in d for d in gov.diagnostics)

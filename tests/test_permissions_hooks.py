@@ -148,10 +148,21 @@ async def test_most_restrictive_decision_wins_and_hooks_run_in_parallel(tmp_path
     assert out.decision is not None and out.decision.behavior == "ask" and "k.py" in out.decision.reason
 
 
+#: The shell's pid as the host sees it (``$$`` and ``$!`` are pids of the hook's own pid namespace as root):
+#: ``cut``'s parent, read from the host's /proc.
+_HOST_PID = "cut -d' ' -f4 /proc/self/stat"
+_HOST_PID_DQ = 'cut -d" " -f4 /proc/self/stat'
+#: A background ``sleep 300`` that writes its host pid to ``{pids}`` first.
+_BG_SLEEP = "sh -c '" + _HOST_PID_DQ + " > {pids}; exec sleep 300' &"
+
+
 async def test_hanging_hook_times_out_and_leaves_nothing(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     hook = script(
-        tmp_path, "hang.sh", f"#!/bin/sh\nsleep 300 &\necho $! > {pids}\necho $$ >> {pids}\nsleep 300\n"
+        tmp_path,
+        "hang.sh",
+        f"#!/bin/sh\n{_BG_SLEEP.format(pids=pids)}\nwhile [ ! -s {pids} ]; do sleep 0.01; done\n"
+        f"{_HOST_PID} >> {pids}\nsleep 300\n",
     )
     gov = gov_with_hooks(tmp_path, {"PreToolUse": [pre("Bash", hook, timeout=0.5)]})
     started = time.monotonic()
@@ -165,7 +176,11 @@ async def test_hanging_hook_times_out_and_leaves_nothing(tmp_path: Path) -> None
 
 async def test_background_child_of_a_finished_hook_is_killed(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
-    hook = script(tmp_path, "bg.sh", f"#!/bin/sh\nsleep 300 &\necho $! > {pids}\necho '{{}}'\n")
+    hook = script(
+        tmp_path,
+        "bg.sh",
+        f"#!/bin/sh\n{_BG_SLEEP.format(pids=pids)}\nwhile [ ! -s {pids} ]; do sleep 0.01; done\necho '{{}}'\n",
+    )
     gov = gov_with_hooks(tmp_path, {"PreToolUse": [pre("Bash", hook)]})
     started = time.monotonic()
     out = await gov.hooks.pre_tool_use("Bash", {"command": "x"}, make_ctx(gov.settings.workspace, tmp_path))
@@ -266,7 +281,7 @@ async def test_setsid_child_of_a_hook_is_killed(tmp_path: Path) -> None:
     hook = script(
         tmp_path,
         "escape.sh",
-        f"#!/bin/sh\nsetsid sh -c 'echo $$ > {pids}; exec sleep 300' < /dev/null > /dev/null 2>&1 &\n"
+        f"#!/bin/sh\nsetsid sh -c '{_HOST_PID_DQ} > {pids}; exec sleep 300' < /dev/null > /dev/null 2>&1 &\n"
         f"while [ ! -s {pids} ]; do sleep 0.01; done\necho '{{}}'\n",
     )
     gov = gov_with_hooks(tmp_path, {"PreToolUse": [pre("Bash", hook, timeout=10)]})
@@ -311,7 +326,9 @@ async def test_hook_failures_reach_ui_audit_and_stderr(
     async with shellrt.Runtime(
         workspace=ws, sandbox="local", session_dir=tmp_path / ".s", tools=[Bash()], settings_files=[operator]
     ) as rt:
-        [envelope] = await rt.run_envelopes([ToolUseBlock(id="t1", name="Bash", input={"command": "echo hi"})])
+        [envelope] = await rt.run_envelopes(
+            [ToolUseBlock(id="t1", name="Bash", input={"command": "echo hi"})]
+        )
     assert not envelope.is_error
     assert fragment in envelope.ui and fragment in envelope.audit
     assert "[notice]" in envelope.ui

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel
@@ -28,6 +29,14 @@ CACHE_SIZE: Final = 4096
 _CACHE_MAX_CHARS: Final = 2000
 
 Shell = Literal["bash", "powershell"]
+
+#: A line continuation (an odd run of backslashes, then a newline) between two non-blank characters:
+#: bash joins the two sides into one word (``r\\<newline>m`` is ``rm``), the parser splits them.
+_JOINING_CONTINUATION: Final = re.compile(r"[^\s\\](?:\\\\)*\\\n\S")
+_JOINING_REASON: Final = (
+    "a line continuation (backslash, newline) inside a word: bash joins the two lines into one word, "
+    "which this analysis cannot see; write the word on one line"
+)
 
 
 def analyze(command: str, shell: Shell = "bash") -> CommandAnalysis:
@@ -63,6 +72,8 @@ _cached = functools.lru_cache(maxsize=CACHE_SIZE)(_analyze_uncached)
 
 def _analyze_bash(command: str, fast: bool = True) -> CommandAnalysis:
     """``fast=False`` always uses the parser (tests compare it with the fast path)."""
+    if "\\\n" in command and _JOINING_CONTINUATION.search(command):
+        return _failed(command, "bash", _JOINING_REASON)
     plan = plan_simple(command) if fast else None
     error: str | None = None
     if plan is None:

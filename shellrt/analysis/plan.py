@@ -555,6 +555,9 @@ class Planner:
             self._wrapped(argv[result.start :], name or "", redirects)
         elif result.script is not None:
             self._script(result.script, name or "", redirects)
+        elif result.unknown and _runs_dynamic_word(name or "", values):
+            # `bash -c $'\x72m x'`, `exec "$p" x`: what runs is a word only bash decodes.
+            self._unread_script(" ".join(w.raw for w in argv[1:]), name or "", redirects)
 
     def _wrapped(self, argv: list[Word], wrapper: str, redirects: list[Redirect]) -> None:
         if len(self.commands) > 200:
@@ -851,3 +854,26 @@ def build_plan(root: tree_sitter.Node, source: bytes, text: str | None = None) -
     planner = Planner(source, text=text)
     planner.visit(root)
     return planner.plan()
+
+
+def _runs_dynamic_word(name: str, values: list[str | None]) -> bool:
+    """Whether `unwrap` gave up because the command or script it runs is a dynamic word (None).
+
+    A shell given a script *file* (``bash build.sh $x``) is not such a case: it runs that file.
+    """
+    if name not in SHELLS:
+        return True  # a wrapper gives up only on a dynamic word where its command or script is
+    i = 1
+    while i < len(values):
+        value = values[i]
+        if value is None:
+            return True  # an option, the script or the script file: not known
+        if value in ("-o", "+o", "-O", "+O"):
+            i += 2
+            continue
+        if value.startswith("-") and not value.startswith("--") and "c" in value[1:]:
+            return i + 1 < len(values) and values[i + 1] is None
+        if not value.startswith(("-", "+")):
+            return False
+        i += 1
+    return False

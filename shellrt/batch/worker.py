@@ -30,6 +30,7 @@ from typing import Any
 import anyio
 
 from sandbox import BwrapConfig, DockerConfig, SandboxBackend, SandboxConfig, SandboxPolicy, WorkspaceExporter
+from sandbox.confine import open_beneath
 from sandbox.factory import create_backend
 from shellrt.batch.pool import Lease, SandboxPool
 from shellrt.batch.results import CommandOutcome, TaskResult, TaskStatus
@@ -398,26 +399,37 @@ def _write_text(dest: Path, text: str) -> None:
 
 
 def _copy_matches(root: Path, patterns: tuple[str, ...], dest: Path) -> list[str]:
-    """Copy regular files matching ``patterns`` (paths or globs) from ``root``; never follow links out."""
-    root_real = root.resolve()
-    copied: list[str] = []
+    """Copy regular files matching ``patterns`` (paths or globs) from ``root``; never through a link.
+
+    Matching only lists names; each file is then opened anchored below ``root`` with no
+    symlink or ``..`` on the way and only when it is a regular file (`open_beneath`): a
+    command still running (a background task) may swap a listed file for a link to a host
+    secret or for a FIFO, and this copy runs on the host, as the caller.
+    """
+    names: set[str] = set()
     for pattern in patterns:
-        for match in sorted(root.glob(pattern)):
-            candidates = (
-                [p for p in match.rglob("*")] if match.is_dir() and not match.is_symlink() else [match]
-            )
-            for path in candidates:
-                if path.is_symlink() or not path.is_file():
-                    continue
-                real = path.resolve()
-                if not real.is_relative_to(root_real):
-                    continue
-                rel = path.relative_to(root)
-                target = dest / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, target)
-                copied.append(rel.as_posix())
-    return sorted(set(copied))
+        for match in root.glob(pattern):
+            if match.is_dir() and not match.is_symlink():
+                for top, _dirs, files in os.walk(match):
+                    names.update(os.path.relpath(os.path.join(top, f), root) for f in files)
+            else:
+                names.add(os.path.relpath(match, root))
+    copied: list[str] = []
+    root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for rel in sorted(names):
+            try:
+                fd = open_beneath(root_fd, rel)
+            except OSError:  # a link, a FIFO or device, gone: not collected
+                continue
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with os.fdopen(fd, "rb") as source, open(target, "wb") as sink:
+                shutil.copyfileobj(source, sink)
+            copied.append(Path(rel).as_posix())
+    finally:
+        os.close(root_fd)
+    return copied
 
 
 async def run_task(task: Task, settings: WorkerSettings, pool: SandboxPool | None = None) -> TaskResult:

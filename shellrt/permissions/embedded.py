@@ -197,7 +197,12 @@ _STDIN_FILES = re.compile(r"-|/dev/stdin|/dev/fd/.*|/proc/[^/]+/fd/.*")
 def unknown_code(name: str, argv: Sequence[str]) -> str:
     """Why ``argv`` runs shell code no rule can read ("" when it does not): a shell reading its
     program from standard input (``printf … | sh``, ``bash <<< "$x"``) or interactive (rc files,
-    ``PROMPT_COMMAND``), ``source /dev/stdin``, or ``trap "$x"``."""
+    ``PROMPT_COMMAND``), ``source /dev/stdin``, ``trap "$x"``, or a name given a program through a
+    value known only when bash parses it (``alias ls=$'\\x72m'``, ``BASH_CMDS[ls]=…``, ``hash -p``):
+    later parts then run a program their name does not say."""
+    redefines = _redefines(name, argv)
+    if redefines:
+        return redefines
     words = list(argv[1:])
     if name in _SHELLS:
         options = [w for w in words if w.startswith("-") and not w.startswith("--")]
@@ -215,6 +220,26 @@ def unknown_code(name: str, argv: Sequence[str]) -> str:
 
 
 _DYNAMIC_CODE = re.compile(r"[$`]")
+#: Assignments that decide what a command name runs: bash's alias and command-hash tables
+#: (nothing but a trick writes them; a static value is judged too, as a word of the part).
+_NAME_TABLES = re.compile(r"(-v)?(BASH_ALIASES|BASH_CMDS)(\[.*\])?(\+?=|$)")
+
+
+def _redefines(name: str, argv: Sequence[str]) -> str:
+    """Why ``argv`` gives a command name a program no rule can read ("" when it does not)."""
+    words = list(argv[1:]) if name else list(argv)
+    if name == "alias":
+        values = [w.partition("=")[2] for w in words if "=" in w]
+        if any(is_dynamic(v) for v in values):
+            return "alias defines a command from a value known only at run time"
+    if name == "hash" and any(w.startswith("-") and "p" in w[1:] for w in words):
+        programs = [w for w in words if not w.startswith("-")][:1]
+        if any(is_dynamic(p) for p in programs):
+            return "hash -p gives a name a program known only at run time"
+    for word in words:
+        if _NAME_TABLES.match(word):  # BASH_CMDS[ls]=…, printf -v 'BASH_CMDS[ls]', read BASH_ALIASES[ls]
+            return f"{word.partition('=')[0]} changes what a command name runs"
+    return ""
 
 
 def _git_config(setting: str) -> list[tuple[str, str]]:

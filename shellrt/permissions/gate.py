@@ -22,7 +22,7 @@ from shellrt.permissions.interfaces import (
     PermissionDecision,
     PermissionGate,
 )
-from shellrt.permissions.persist import save_allow_rules
+from shellrt.permissions.persist import UNCHECKED, save_allow_rules
 from shellrt.permissions.rules import RuleOrigin, parse_rule
 from shellrt.permissions.suggest import suggest_rules
 from shellrt.protocol import Tool, ToolContext
@@ -46,6 +46,9 @@ class RulesGate(PermissionGate):
         self.approver = approver
         self.hooks = hooks or NoHooks()
         self.local_settings = local_settings
+        #: What ``local_settings`` must hold before an answer is added to it (its digest when the
+        #: session started, then what shellrt last wrote); `UNCHECKED` merges into any content.
+        self.local_settings_digest: str | None = UNCHECKED
         self.diagnostics = diagnostics if diagnostics is not None else []
 
     def is_visible(self, tool: Tool[Any, Any]) -> bool:
@@ -133,7 +136,9 @@ class RulesGate(PermissionGate):
         source = "session"
         if scope == "project" and self.local_settings is not None:
             try:
-                save_allow_rules(self.local_settings, rules)
+                self.local_settings_digest = save_allow_rules(
+                    self.local_settings, rules, expected_digest=self.local_settings_digest
+                )
                 source = "local"
                 chain.append(f"remembered in {self.local_settings}: {', '.join(rules)}")
             except SettingsWriteError as exc:

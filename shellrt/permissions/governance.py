@@ -21,7 +21,7 @@ from shellrt.permissions.hooks import CommandHookRunner
 from shellrt.permissions.interfaces import Approver, HookRunner, PermissionGate
 from shellrt.permissions.modes import PERMISSION_MODES, parse_mode
 from shellrt.permissions.sources import Settings, load_settings, local_settings_path
-from shellrt.permissions.trust import WorkspaceTrust, refresh_recorded_file
+from shellrt.permissions.trust import WorkspaceTrust, file_digest, refresh_recorded_file
 from shellrt.permissions.visibility import visible_tools
 from shellrt.protocol import Tool
 
@@ -75,6 +75,10 @@ class Governance:
         return visible_tools(tools, self.gate)
 
 
+#: The project's local settings, where "allow always in this project" answers go.
+LOCAL_SETTINGS_REL = ".shellrt/settings.local.json"
+
+
 class _TrustKeepingGate(RulesGate):
     """Re-records the digest of the project's local settings after saving an answer there,
     so the operator's own "allow always in this project" does not untrust the file."""
@@ -84,12 +88,16 @@ class _TrustKeepingGate(RulesGate):
     on_saved: Callable[[Path], None] | None = None
 
     def _remember(self, scope: str, rules: list[str], chain: list[str]) -> None:
+        before = self.local_settings_digest
         super()._remember(scope, rules, chain)
-        if scope == "project" and self.local_settings is not None:
-            if self.on_saved is not None:
-                self.on_saved(self.local_settings)
-            if self.trust is not None:
-                refresh_recorded_file(self.trust, ".shellrt/settings.local.json")
+        written = self.local_settings_digest
+        # Only what shellrt itself just wrote is vouched for: a failed save (the file was planted,
+        # unparsable, a link) must neither be kept by the protected-files check nor trusted.
+        if scope == "project" and self.local_settings is not None and written != before:
+            if self.on_saved is not None and file_digest(self.local_settings) == written:
+                self.on_saved(self.local_settings)  # swapped since the write: left to the check
+            if self.trust is not None and written is not None:
+                refresh_recorded_file(self.trust, LOCAL_SETTINGS_REL, written)
 
 
 def build_governance(
@@ -147,4 +155,11 @@ def build_governance(
         diagnostics=diagnostics,
     )
     gate.trust = settings.trust
+    # An answer is added only to the bytes the session started with (see `save_allow_rules`).
+    trust = settings.trust
+    gate.local_settings_digest = (
+        trust.digests[LOCAL_SETTINGS_REL]
+        if trust is not None and LOCAL_SETTINGS_REL in trust.digests
+        else file_digest(local_settings_path(workspace))
+    )
     return Governance(gate=gate, hooks=hooks, settings=settings, engine=engine, diagnostics=diagnostics)

@@ -7,11 +7,19 @@ timeout, cancellation of the caller — its whole process tree is killed before
 we return, the way command trees are (``sandbox._proctree``): the process
 group, descendants recorded while it ran (``setsid`` children leave the group),
 and a sweep for the hook's own marker variable (double-forked orphans).
+
+Those nets miss a process that leaves the group, scrubs its environment
+(``setsid env -i …``) and detaches before the next poll. As root the hook
+therefore runs as pid 1 of its own pid namespace (``unshare --pid --fork``):
+when its shell ends, the kernel kills everything left in it. Without root (a
+user namespace would change what the hook may do) the three nets are all.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 import subprocess
 import uuid
 from dataclasses import dataclass
@@ -30,6 +38,25 @@ MAX_HOOK_OUTPUT = 1 << 20
 _PIPE_GRACE_S = 0.5
 #: How often the hook's descendants are recorded while it runs.
 _RECORD_EVERY_S = 0.05
+#: Runs the hook as pid 1 of a new pid namespace: the kernel kills what is left when it ends.
+_PID_NAMESPACE = ("--pid", "--fork", "--kill-child", "--")
+#: Whether `unshare` into a pid namespace works here (probed once per process; None: not yet).
+_pid_namespace_works: bool | None = None
+
+
+async def _pid_namespace_prefix() -> list[str]:
+    """``unshare --pid --fork --kill-child --`` when it works here (root only), else nothing."""
+    global _pid_namespace_works
+    unshare = shutil.which("unshare") if os.geteuid() == 0 else None
+    if unshare is None:
+        return []
+    if _pid_namespace_works is None:
+        try:
+            probe = await anyio.run_process([unshare, *_PID_NAMESPACE, "/bin/true"], check=False)
+            _pid_namespace_works = probe.returncode == 0
+        except OSError:
+            _pid_namespace_works = False
+    return [unshare, *_PID_NAMESPACE] if _pid_namespace_works else []
 
 
 @dataclass(frozen=True)
@@ -57,7 +84,7 @@ async def run_hook_process(
     marker = f"shellrt-hook-{uuid.uuid4().hex}"
     try:
         process = await anyio.open_process(
-            ["/bin/sh", "-c", command],
+            [*await _pid_namespace_prefix(), "/bin/sh", "-c", command],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

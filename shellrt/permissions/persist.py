@@ -3,6 +3,11 @@
 The file is local (not committed), so remembered answers stay with the person
 who gave them. It is rewritten atomically (temp file + rename) and never
 overwritten when it cannot be parsed — a broken file is the user's to fix.
+
+Nor is it merged into when it changed since the session started (or since
+shellrt last saved it): a command (a background task, say) may have planted it,
+and merging would make the operator's answer vouch for the plant — the trust
+store would record its digest and the protected-files check would keep it.
 """
 
 from __future__ import annotations
@@ -15,13 +20,20 @@ from pathlib import Path
 from typing import Any
 
 from shellrt.permissions.errors import SettingsWriteError
-from shellrt.permissions.settings import read_settings_bytes
+from shellrt.permissions.settings import read_settings_bytes, settings_digest
 
-__all__ = ["save_allow_rules"]
+__all__ = ["UNCHECKED", "save_allow_rules"]
+
+#: ``expected_digest`` of `save_allow_rules` when any current content may be merged into.
+UNCHECKED = "unchecked"
 
 
-def save_allow_rules(path: Path, rules: Sequence[str]) -> None:
-    """Append ``rules`` to ``permissions.allow`` in ``path`` (created if missing); raises `SettingsWriteError`."""
+def save_allow_rules(path: Path, rules: Sequence[str], *, expected_digest: str | None = UNCHECKED) -> str:
+    """Append ``rules`` to ``permissions.allow`` in ``path`` (created if missing); raises `SettingsWriteError`.
+
+    ``expected_digest``: what the file must hold now (`settings_digest` of its bytes; None: absent),
+    else it changed behind shellrt's back and is not written. Returns the digest of what was written.
+    """
     data: dict[str, Any] = {}
     for place in (path.parent, path):
         if place.is_symlink():
@@ -29,10 +41,19 @@ def save_allow_rules(path: Path, rules: Sequence[str]) -> None:
             # the user's own (trusted, every-workspace) settings, nor anywhere else a link points.
             raise SettingsWriteError(f"{place} is a symbolic link; not writing project settings through it")
     try:
-        text = read_settings_bytes(path).decode("utf-8")
+        raw: bytes | None = read_settings_bytes(path)
     except FileNotFoundError:
-        text = ""
-    except (OSError, UnicodeDecodeError) as exc:
+        raw = None
+    except OSError as exc:
+        raise SettingsWriteError(f"cannot read {path}: {exc}") from exc
+    if expected_digest != UNCHECKED and (None if raw is None else settings_digest(raw)) != expected_digest:
+        raise SettingsWriteError(
+            f"{path} changed since the session started, and not through shellrt (a command may have written "
+            "it); not adding to it: review the file, then trust it again (shellrt trust add) if it is yours"
+        )
+    try:
+        text = (raw or b"").decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise SettingsWriteError(f"cannot read {path}: {exc}") from exc
     if text.strip():
         try:
@@ -54,9 +75,10 @@ def save_allow_rules(path: Path, rules: Sequence[str]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2)
-            fh.write("\n")
+        written = (json.dumps(data, indent=2) + "\n").encode("utf-8")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(written)
         os.replace(tmp, path)
     except OSError as exc:
         raise SettingsWriteError(f"cannot write {path}: {exc}") from exc
+    return settings_digest(written)

@@ -235,10 +235,11 @@ def record_trust(
     return files
 
 
-def refresh_recorded_file(trust: WorkspaceTrust, rel: str) -> bool:
+def refresh_recorded_file(trust: WorkspaceTrust, rel: str, digest: str) -> bool:
     """After shellrt itself rewrote ``rel`` (a remembered "allow always in this project"),
-    record its new digest — only when the workspace is in the store and the file was trusted
-    (or absent) when the session started, so an untrusted file is never laundered this way."""
+    record ``digest``, the digest of the bytes it wrote (never of the file as it is now: a
+    command may have swapped it since) — only when the workspace is in the store and the file
+    was trusted (or absent) when the session started, so an untrusted file is never laundered."""
     if trust.store is None and not trust.flag:
         trust.store = trust_store_path()
     store = trust.store or trust_store_path()
@@ -253,7 +254,7 @@ def refresh_recorded_file(trust: WorkspaceTrust, rel: str) -> bool:
         return False
     if entry["files"].get(rel) != trust.digests.get(rel):
         return False
-    entry["files"][rel] = file_digest(trust.workspace / rel)
+    entry["files"][rel] = digest
     try:
         _write(store, data)
     except OSError:

@@ -140,9 +140,10 @@ class _Refused(ToolExecutionError):
 
 
 def _is_public(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_global and not ip.is_multicast
+    # The network proxy's judgement: IPv6 spellings of private IPv4 addresses (NAT64, 6to4, ...) included.
+    from sandbox._proxy import is_global_address
+
+    return is_global_address(str(ip))
 
 
 def _allowed_private(
