@@ -27,7 +27,6 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 import anyio
-from anyio.abc import ByteReceiveStream
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from sandbox import confine
@@ -36,7 +35,7 @@ from sandbox.config import BwrapConfig
 from sandbox.confine import ConfinementError, Mount, View
 from shellrt.protocol import PermissionResult, PermissionSubject, ToolContext, ToolExecutionError
 from shellrt.supervisor.protect import SHELL_STARTUP_FILES, protected_reason
-from shellrt.tools._search import RgRunner
+from shellrt.tools._search import OutputSink, RgRunner, drain_output
 
 __all__ = [
     "PathInput",
@@ -286,25 +285,16 @@ def sandbox_runner(ctx: ToolContext) -> RgRunner:
     backend = _backend(ctx)
     assert backend is not None
 
-    async def run(argv: list[str], cwd: str) -> tuple[int, bytes, bytes]:
+    async def run(argv: list[str], cwd: str, sink: OutputSink | None) -> tuple[int, bytes, bytes]:
         process = await backend.exec(ExecRequest(argv=tuple(argv), cwd=cwd, env={"PATH": "/usr/bin:/bin"}))
-        out, err = bytearray(), bytearray()
-
-        async def drain(stream: ByteReceiveStream | None, into: bytearray) -> None:
-            if stream is not None:
-                async for chunk in stream:
-                    into += chunk
-
         try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(drain, process.stdout, out)
-                tg.start_soon(drain, process.stderr, err)
+            out, err = await drain_output(process.stdout, process.stderr, sink, process.kill)
             status = await process.wait()
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await process.kill()
             raise
-        return status.exit_code, bytes(out), bytes(err)
+        return status.exit_code, out, err
 
     return run
 
@@ -417,7 +407,9 @@ def file_permission(
     if write:
         if not confine.within_any(resolved, roots):
             # Writable in the sandbox (bwrap's private /tmp) but outside the allowed directories.
-            return PermissionResult.ask(f"{raw}: {resolved} is outside the allowed directories ({', '.join(roots)}).")
+            return PermissionResult.ask(
+                f"{raw}: {resolved} is outside the allowed directories ({', '.join(roots)})."
+            )
         return PermissionResult.passthrough("inside the allowed directories")
     if not confine.within_any(resolved, (*roots, str(ctx.session_dir))):
         return PermissionResult.ask(f"{resolved} is outside the allowed directories ({', '.join(roots)}).")

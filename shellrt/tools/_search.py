@@ -12,16 +12,15 @@ to force the fallback.
 
 from __future__ import annotations
 
-import base64
-import json
 import os
+import re
 import shutil
 import stat
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import anyio
 
@@ -29,8 +28,14 @@ from sandbox import confine
 from sandbox.errors import SandboxError
 from shellrt.protocol import ToolExecutionError
 from shellrt.tools._gitignore import FILE_TYPES
-from shellrt.tools._grep_python import compile_query, decode_results, encode_query, python_list_files
-from shellrt.tools._search_types import FileHits, GrepQuery
+from shellrt.tools._grep_python import (
+    TOO_MANY_HITS_EXIT,
+    compile_query,
+    decode_results,
+    encode_query,
+    python_list_files,
+)
+from shellrt.tools._search_types import KEPT_LINE_CHARS, MAX_HIT_LINES, FileHits, GrepQuery, too_many_hits
 
 __all__ = [
     "NO_RIPGREP_ENV",
@@ -77,24 +82,65 @@ def ripgrep_binary() -> str | None:
     return shutil.which("rg")
 
 
-#: Runs ripgrep somewhere else (inside the sandbox): ``(argv, cwd) -> (exit code, stdout, stderr)``.
-RgRunner = Callable[[list[str], str], Awaitable[tuple[int, bytes, bytes]]]
+#: Takes ripgrep's stdout chunk by chunk; returns False to stop the search (ripgrep is killed).
+OutputSink = Callable[[bytes], bool]
+#: Runs ripgrep somewhere else (inside the sandbox): ``(argv, cwd, sink) -> (exit code, stdout,
+#: stderr)``; with a sink, stdout goes to it instead (and comes back empty).
+RgRunner = Callable[[list[str], str, OutputSink | None], Awaitable[tuple[int, bytes, bytes]]]
+#: stderr kept of a ripgrep run (its messages; a flood of them is cut).
+_MAX_STDERR = 64 * 1024
 
 
 class _RgUnavailable(Exception):
     """Raised when ripgrep could not run inside the sandbox; the Python walker searches instead."""
 
 
+async def drain_output(
+    stdout: anyio.abc.ByteReceiveStream | None,
+    stderr: anyio.abc.ByteReceiveStream | None,
+    sink: OutputSink | None,
+    stop: Callable[[], Awaitable[None]],
+) -> tuple[bytes, bytes]:
+    """Read a process's stdout (into ``sink`` when given) and stderr (bounded) to their ends,
+    concurrently; ``stop`` (kill the process) when the sink asks to."""
+    out, err = bytearray(), bytearray()
+
+    async def read_out() -> None:
+        if stdout is None:
+            return
+        async for chunk in stdout:
+            if sink is None:
+                out.extend(chunk)
+            elif not sink(chunk):
+                await stop()
+                return
+
+    async def read_err() -> None:
+        if stderr is not None:
+            async for chunk in stderr:
+                err.extend(chunk[: max(0, _MAX_STDERR - len(err))])
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read_out)
+        tg.start_soon(read_err)
+    return bytes(out), bytes(err)
+
+
 async def _run_rg(
-    args: list[str], cwd: Path, cwd_fd: int | None = None, runner: tuple[RgRunner, str] | None = None
+    args: list[str],
+    cwd: Path,
+    cwd_fd: int | None = None,
+    runner: tuple[RgRunner, str] | None = None,
+    sink: OutputSink | None = None,
 ) -> tuple[int, bytes, bytes]:
     """Run ripgrep in ``cwd`` — entered through ``cwd_fd`` when given (the anchored directory itself,
-    whatever its path names by then) — or through ``runner`` in the sandbox path it names."""
+    whatever its path names by then) — or through ``runner`` in the sandbox path it names.
+    ``sink``: stdout is streamed into it rather than collected (see `OutputSink`)."""
     if runner is not None:
         run, sandbox_cwd = runner
         try:
             with anyio.fail_after(_TIMEOUT_S):
-                code, out, err = await run(args, sandbox_cwd)
+                code, out, err = await run(args, sandbox_cwd, sink)
         except SandboxError as exc:
             raise _RgUnavailable(str(exc)) from None
         if code in (126, 127):  # ripgrep is not reachable inside the sandbox
@@ -102,11 +148,77 @@ async def _run_rg(
         return code, out, err
     where = str(cwd) if cwd_fd is None else f"/proc/self/fd/{cwd_fd}"
     passed = () if cwd_fd is None else (cwd_fd,)
-    with anyio.fail_after(_TIMEOUT_S):
-        proc = await anyio.run_process(
-            args, cwd=where, check=False, stdin=subprocess.DEVNULL, pass_fds=passed
-        )
-    return proc.returncode, proc.stdout, proc.stderr
+    process = await anyio.open_process(args, cwd=where, stdin=subprocess.DEVNULL, pass_fds=passed)
+    try:
+        with anyio.fail_after(_TIMEOUT_S):
+            out, err = await drain_output(process.stdout, process.stderr, sink, _killer(process))
+            code = await process.wait()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            with anyio.CancelScope(shield=True):
+                await process.wait()
+    return code, out, err
+
+
+def _killer(process: anyio.abc.Process) -> Callable[[], Awaitable[None]]:
+    async def kill() -> None:
+        process.kill()
+
+    return kill
+
+
+class _LineHits:
+    """ripgrep's line output (``--null``: ``path NUL number [:-] text``) parsed as it streams.
+
+    Keeps `KEPT_LINE_CHARS` of each line (ripgrep already cut it at `_MAX_COLUMNS` bytes) and stops
+    past `MAX_HIT_LINES` lines: memory is bounded whatever the files hold.
+    """
+
+    def __init__(self) -> None:
+        self.results: dict[str, FileHits] = {}
+        self.kept = 0
+        self.overflow = False
+        self._partial = b""
+
+    def feed(self, chunk: bytes) -> bool:
+        *records, self._partial = (self._partial + chunk).split(b"\n")
+        for record in records:
+            self._record(record)
+        if len(self._partial) > _MAX_RECORD:  # no record of ours is this long
+            self.overflow = True
+        return not self.overflow
+
+    def finish(self) -> bool:
+        """Parse what is left (a last record without its newline); False if the search overflowed."""
+        if self._partial:
+            self.feed(b"\n")
+        return not self.overflow
+
+    def _record(self, record: bytes) -> None:
+        raw_path, nul, rest = record.partition(b"\0")
+        head = _LINE_HEAD.match(rest) if nul else None
+        if head is None or self.overflow:
+            return  # a "--" context separator
+        path = _strip_dot(raw_path.decode("utf-8", errors="surrogateescape"))
+        number, is_match = int(head[1]), head[2] == b":"
+        text = rest[head.end() :].decode("utf-8", errors="replace")[:KEPT_LINE_CHARS]
+        hits = self.results.setdefault(path, FileHits())
+        if number not in hits.lines:
+            self.kept += 1
+            if self.kept > MAX_HIT_LINES:
+                self.overflow = True
+                return
+        if is_match or number not in hits.lines:
+            hits.lines[number] = (text, is_match)
+
+
+#: ripgrep cuts longer lines (``--max-columns``, bytes) to a preview: 4 bytes per character at
+#: most, so the preview still holds more than the 500 characters the tool shows.
+_MAX_COLUMNS = 4 * KEPT_LINE_CHARS
+#: Longer than any record ripgrep can print under `_MAX_COLUMNS` (a path plus a preview).
+_MAX_RECORD = 1 << 20
+_LINE_HEAD = re.compile(rb"(\d+)([:-])")
 
 
 def newest_first(path: str) -> tuple[int, str]:
@@ -180,14 +292,6 @@ def _strip_dot(path: str) -> str:
     return path[2:] if path.startswith("./") else path
 
 
-def _text(field: dict[str, Any], errors: str = "replace") -> str:
-    """A ripgrep JSON string field; ``errors="surrogateescape"`` for paths (a non-UTF-8 name must
-    still name its file)."""
-    if "text" in field:
-        return str(field["text"])
-    return base64.b64decode(field.get("bytes", "")).decode("utf-8", errors=errors)
-
-
 async def _rg_search(
     rg: str, query: GrepQuery, runner: tuple[RgRunner, str] | None = None
 ) -> dict[str, FileHits]:
@@ -209,40 +313,34 @@ async def _rg_search(
     if query.files_only:
         args += ["--files-with-matches", "--null"]
     else:
-        args += ["--json", "--after-context", str(query.after), "--before-context", str(query.before)]
+        args += ["--null", "--line-number", "--with-filename", "--no-heading", "--color", "never"]
+        args += ["--max-columns", str(_MAX_COLUMNS), "--max-columns-preview"]
+        args += ["--after-context", str(query.after), "--before-context", str(query.before)]
     args += ["--regexp", query.pattern]
     cwd = query.root
     args += ["--", str(query.single_file) if query.single_file is not None else "./"]
-    code, out, err = await _run_rg(args, cwd, query.root_fd if query.single_file is None else None, runner)
+    lines = None if query.files_only else _LineHits()
+    code, out, err = await _run_rg(
+        args,
+        cwd,
+        query.root_fd if query.single_file is None else None,
+        runner,
+        None if lines is None else lines.feed,
+    )
+    if lines is not None and not lines.finish():
+        raise ToolExecutionError(too_many_hits())
     message = err.decode("utf-8", errors="replace").strip()
     # Exit 2 without a message: every file was filtered out ("no files were searched") — no results.
-    if code == 2 and not out and message:
+    if code == 2 and not out and not (lines and lines.results) and message:
         raise ToolExecutionError(
             f"Invalid search: {message}. Escape regex metacharacters (e.g. \\( \\. \\[) "
             "to search for them literally."
         )
-    results: dict[str, FileHits] = {}
-    if query.files_only:
+    results: dict[str, FileHits] = {} if lines is None else lines.results
+    if lines is None:
         for path in out.decode("utf-8", errors="surrogateescape").split("\0"):
             if path:
                 results[_strip_dot(path)] = FileHits()
-    else:
-        for raw in out.splitlines():
-            message = json.loads(raw)
-            kind = message.get("type")
-            if kind not in ("match", "context"):
-                continue
-            data = message["data"]
-            path = _strip_dot(_text(data["path"], "surrogateescape"))
-            hits = results.setdefault(path, FileHits())
-            chunk = _text(data["lines"])
-            lines = chunk.split("\n")
-            if lines and lines[-1] == "":
-                lines.pop()
-            for offset, line in enumerate(lines):
-                number = int(data["line_number"]) + offset
-                if kind == "match" or number not in hits.lines:
-                    hits.lines[number] = (line, kind == "match")
     drop = await anyio.to_thread.run_sync(_binary_hits, list(results), query)
     for path in drop:
         del results[path]
@@ -310,6 +408,8 @@ async def python_search_process(query: GrepQuery, deadline_s: float | None = Non
             process.kill()
             with anyio.CancelScope(shield=True):
                 await process.wait()
+    if process.returncode == TOO_MANY_HITS_EXIT:
+        raise ToolExecutionError(too_many_hits())
     if process.returncode != 0:
         why = err.decode(errors="replace").strip().splitlines()[-1:] or [f"exit status {process.returncode}"]
         raise ToolExecutionError(f"The search failed: {why[0]}; retry, or narrow the path or pattern.")
