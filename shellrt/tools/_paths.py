@@ -176,6 +176,9 @@ def view_for(ctx: ToolContext) -> View:
             if inside is not None:
                 masked.append(inside)
     # The session's own directory (persisted results the model is pointed at): readable, never writable.
+    # Inside a writable root it is masked for commands (`shellrt.runtime.session_mask`), not for the tools.
+    session = str(ctx.session_dir)
+    masked = [m for m in masked if not confine.is_within(m, session)]
     mounts += _root_mounts(ctx.session_dir, writable=False, caller_reads=True)
     return View(mounts, masked, reader=_reader(backend), private=private)
 
