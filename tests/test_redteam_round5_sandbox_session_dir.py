@@ -171,3 +171,50 @@ def test_a_spool_never_writes_through_a_symlink_at_its_name(tmp_path: Path, host
         OutputSpool(spool_dir / "task.out")
     files.close()
     assert victim.read_text() == "precious\n"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_shellrts_own_state_in_a_home_workspace_is_out_of_the_sandboxs_reach(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the home directory as the workspace, a command wrote shellrt's trust store (trusting a
+    hostile repository's hooks for the next session, which ran them on the host), the in-flight
+    records a later session restores from, and the cached docker identity helper."""
+    home = tmp_path / "home"
+    home.mkdir()
+    for name in (
+        "XDG_CONFIG_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CACHE_HOME",
+        "SHELLRT_HOME",
+        "SHELLRT_TRUST_STORE",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    targets = [
+        ".config/shellrt/trusted-workspaces.json",
+        ".local/state/shellrt/inflight/forged",
+        ".local/state/shellrt/sessions/other/state.json",
+        ".cache/shellrt/priv-0123456789abcdef",
+    ]
+    plant = "\n".join(
+        f"mkdir -p {os.path.dirname(t)} 2>/dev/null; echo forged > {t} 2>/dev/null && echo PLANTED {t}"
+        for t in targets
+    )
+    async with _runtime(kind, home) as rt:
+        out = await _bash(
+            rt, plant + "\nmv .config .c2 2>/dev/null && echo MOVED; mv .cache .c3 2>/dev/null && echo MOVED"
+        )
+        read = await rt.run(
+            [
+                {
+                    "type": "tool_use",
+                    "id": "rt5-ts",
+                    "name": "Write",
+                    "input": {"file_path": str(home / targets[0]), "content": "{}"},
+                }
+            ]
+        )
+    assert "PLANTED" not in out and "MOVED" not in out, out
+    assert read["content"][0].get("is_error"), read
+    assert not any((home / t).exists() for t in targets)
