@@ -21,7 +21,9 @@ directory fds, so the check and the use cannot be split by a symlink swap.
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -54,6 +56,7 @@ __all__ = [
     "sandbox_path",
     "sandbox_roots",
     "sandbox_runner",
+    "shown_path",
     "state_key",
     "subject_for",
     "view_for",
@@ -203,6 +206,21 @@ def _carve(masked: list[str], keep: str) -> list[str]:
             carved += [os.path.join(here, name) for name in names if name != part]
             here = os.path.join(here, part)
     return carved
+
+
+#: Characters that end or rewrite a line of output: C0/C1 controls (newline, escape, NEL), DEL,
+#: Unicode line/paragraph separators and bidirectional overrides.
+_UNSAFE_IN_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def shown_path(path: str) -> str:
+    """``path`` as one line of tool output: as it is, or -- when it holds a control character (a
+    newline in a name forged further lines: a fake hit, a fake note of ours) or starts with a quote
+    -- as a JSON string, which names the file exactly and stays on its line."""
+    if not _UNSAFE_IN_LINE.search(path) and not path.startswith('"'):
+        return path
+    quoted = json.dumps(path, ensure_ascii=False)
+    return _UNSAFE_IN_LINE.sub(lambda m: f"\\u{ord(m[0]):04x}", quoted)
 
 
 def _start_dir(ctx: ToolContext) -> str:

@@ -169,40 +169,48 @@ def _killer(process: anyio.abc.Process) -> Callable[[], Awaitable[None]]:
 
 
 class _LineHits:
-    """ripgrep's line output (``--null``: ``path NUL number [:-] text``) parsed as it streams.
+    """ripgrep's line output (``--null``: ``path NUL number [:-] text LF``) parsed as it streams.
 
-    Keeps `KEPT_LINE_CHARS` of each line (ripgrep already cut it at `_MAX_COLUMNS` bytes) and stops
-    past `MAX_HIT_LINES` lines: memory is bounded whatever the files hold.
+    A line holds no newline; a path may (a hostile name), and ripgrep also prints a warning
+    line of its own (``path: WARNING: stopped searching binary file ...``) that no flag turns
+    off: either makes the stream ambiguous -- a name could forge another file's hits -- so the
+    search is left to the Python walker (`ambiguous`). Keeps `KEPT_LINE_CHARS` of each line
+    (ripgrep already cut it at `_MAX_COLUMNS` bytes) and stops past `MAX_HIT_LINES` lines: memory
+    is bounded whatever the files hold.
     """
 
     def __init__(self) -> None:
         self.results: dict[str, FileHits] = {}
         self.kept = 0
         self.overflow = False
+        self.ambiguous = False
         self._partial = b""
 
     def feed(self, chunk: bytes) -> bool:
-        *records, self._partial = (self._partial + chunk).split(b"\n")
-        for record in records:
+        data = self._partial + chunk
+        end = 0
+        while not (self.overflow or self.ambiguous) and (record := _RECORD.match(data, end)) is not None:
             self._record(record)
+            end = record.end()
+        self._partial = data[end:]
         if len(self._partial) > _MAX_RECORD:  # no record of ours is this long
-            self.overflow = True
-        return not self.overflow
+            self.ambiguous = True
+        return not (self.overflow or self.ambiguous)
 
-    def finish(self) -> bool:
-        """Parse what is left (a last record without its newline); False if the search overflowed."""
-        if self._partial:
-            self.feed(b"\n")
-        return not self.overflow
+    def finish(self) -> None:
+        """Raise what stopped the search: too many lines, or output only the Python walker can redo."""
+        if self.overflow:
+            raise ToolExecutionError(too_many_hits())
+        if self.ambiguous or self._partial:
+            raise _RgUnavailable("ripgrep's output is ambiguous (a newline in a name, or a warning)")
 
-    def _record(self, record: bytes) -> None:
-        raw_path, nul, rest = record.partition(b"\0")
-        head = _LINE_HEAD.match(rest) if nul else None
-        if head is None or self.overflow:
-            return  # a "--" context separator
-        path = _strip_dot(raw_path.decode("utf-8", errors="surrogateescape"))
-        number, is_match = int(head[1]), head[2] == b":"
-        text = rest[head.end() :].decode("utf-8", errors="replace")[:KEPT_LINE_CHARS]
+    def _record(self, record: re.Match[bytes]) -> None:
+        if b"\n" in record[1]:
+            self.ambiguous = True
+            return
+        path = _strip_dot(record[1].decode("utf-8", errors="surrogateescape"))
+        number, is_match = int(record[2]), record[3] == b":"
+        text = record[4].decode("utf-8", errors="replace")[:KEPT_LINE_CHARS]
         hits = self.results.setdefault(path, FileHits())
         if number not in hits.lines:
             self.kept += 1
@@ -218,7 +226,7 @@ class _LineHits:
 _MAX_COLUMNS = 4 * KEPT_LINE_CHARS
 #: Longer than any record ripgrep can print under `_MAX_COLUMNS` (a path plus a preview).
 _MAX_RECORD = 1 << 20
-_LINE_HEAD = re.compile(rb"(\d+)([:-])")
+_RECORD = re.compile(rb"([^\0]*)\0(\d+)([:-])([^\n]*)\n")
 
 
 def newest_first(path: str) -> tuple[int, str]:
@@ -314,6 +322,7 @@ async def _rg_search(
         args += ["--files-with-matches", "--null"]
     else:
         args += ["--null", "--line-number", "--with-filename", "--no-heading", "--color", "never"]
+        args += ["--no-context-separator"]
         args += ["--max-columns", str(_MAX_COLUMNS), "--max-columns-preview"]
         args += ["--after-context", str(query.after), "--before-context", str(query.before)]
     args += ["--regexp", query.pattern]
@@ -327,8 +336,8 @@ async def _rg_search(
         runner,
         None if lines is None else lines.feed,
     )
-    if lines is not None and not lines.finish():
-        raise ToolExecutionError(too_many_hits())
+    if lines is not None:
+        lines.finish()
     message = err.decode("utf-8", errors="replace").strip()
     # Exit 2 without a message: every file was filtered out ("no files were searched") — no results.
     if code == 2 and not out and not (lines and lines.results) and message:
