@@ -39,7 +39,10 @@ from shellrt.tools._search_types import KEPT_LINE_CHARS, MAX_HIT_LINES, FileHits
 
 __all__ = [
     "NO_RIPGREP_ENV",
+    "OutputSink",
     "RgRunner",
+    "drain_after_send",
+    "drain_output",
     "has_nul",
     "list_files",
     "newest_first",
@@ -426,6 +429,10 @@ async def python_search_process(query: GrepQuery, deadline_s: float | None = Non
 
 
 async def _communicate(process: anyio.abc.Process, data: bytes) -> tuple[bytes, bytes]:
+    return await drain_after_send(process, data)
+
+
+async def drain_after_send(process: anyio.abc.Process, data: bytes) -> tuple[bytes, bytes]:
     """Send ``data`` on stdin, read stdout and stderr to their ends (concurrently: no pipe fills up)."""
     chunks: dict[str, list[bytes]] = {"out": [], "err": []}
 
