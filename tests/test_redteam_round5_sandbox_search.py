@@ -26,6 +26,8 @@ import pytest
 
 from tests.conftest import require
 
+pytestmark = pytest.mark.anyio
+
 #: Runs one Grep in a fresh process and prints the growth of its peak resident memory.
 _PROBE = r"""
 import json, os, sys, anyio
@@ -119,3 +121,59 @@ def test_an_ordinary_search_below_the_bounds_is_unchanged(tmp_path: Path, varian
     assert not result["is_error"], result
     assert "a.py:2:needle = 1" in text and "link-1-a.py:3:" + "x" * 100 in text, text
     assert text.count("… [truncated]") == 3, text
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+async def test_a_forest_of_hard_links_stops_the_listing_with_advice(
+    tmp_path: Path, variant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hard links cost no inode: ten million names under the workspace are a loop of ``ln`` away, and
+    Glob (and Grep's file list) held every one in the host's memory. The listing stops at its bound
+    (lowered here from a million to 300) and says to search a smaller directory."""
+    import shellrt
+    import shellrt.tools._search_types as types
+
+    backend = "bwrap" if variant == "rg-in-sandbox" else "local"
+    if backend == "bwrap":
+        require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    if variant == "python-walker":
+        monkeypatch.setenv("SHELLRT_NO_RIPGREP", "1")
+    monkeypatch.setattr(types, "MAX_LISTED_FILES", 300, raising=False)
+    _links(tmp_path / "ws", "f.txt", "needle\n", 400)
+    async with shellrt.Runtime(
+        workspace=tmp_path / "ws",
+        sandbox=backend,
+        mode="bypassPermissions",
+        session_dir=tmp_path / "s",
+        settings_files=(),
+    ) as rt:
+        for name, raw in (("Glob", {"pattern": "*.txt"}), ("Grep", {"pattern": "needle"})):
+            if name == "Grep" and backend == "local":
+                continue  # local (with its default masks) searches in a child process, which keeps the real bound
+            user = await rt.run(
+                [{"type": "tool_use", "id": f"forest-{os.urandom(4).hex()}", "name": name, "input": raw}]
+            )
+            block = user["content"][0]
+            assert block.get("is_error") and "More than 300 files" in str(block["content"]), (name, block)
+        user = await rt.run(
+            [
+                {
+                    "type": "tool_use",
+                    "id": f"forest-{os.urandom(4).hex()}",
+                    "name": "Glob",
+                    "input": {"pattern": "nothing*"},
+                }
+            ]
+        )
+        monkeypatch.setattr(types, "MAX_LISTED_FILES", 1000)
+        user = await rt.run(
+            [
+                {
+                    "type": "tool_use",
+                    "id": f"forest-{os.urandom(4).hex()}",
+                    "name": "Glob",
+                    "input": {"pattern": "*.txt"},
+                }
+            ]
+        )
+        assert not user["content"][0].get("is_error"), user

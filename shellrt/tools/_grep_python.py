@@ -28,12 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from sandbox import confine
+from shellrt.tools import _search_types
 from shellrt.tools._gitignore import GlobList, TypeFilter, walk_entries, walk_files
 from shellrt.tools._search_types import KEPT_LINE_CHARS, MAX_HIT_LINES, FileHits, GrepQuery, TooManyHitsError
 
 __all__ = [
     "MAX_SEARCH_BYTES",
+    "TOO_MANY_FILES_EXIT",
     "TOO_MANY_HITS_EXIT",
+    "TooManyFilesError",
     "compile_query",
     "decode_results",
     "encode_query",
@@ -48,11 +51,23 @@ MAX_SEARCH_BYTES = 256 * 1024 * 1024
 _CHUNK = 1 << 20
 #: `serve`'s exit status when the search found more than `MAX_HIT_LINES` lines.
 TOO_MANY_HITS_EXIT = 3
+#: ... more than `MAX_LISTED_FILES` matching files.
+TOO_MANY_FILES_EXIT = 4
+
+
+class TooManyFilesError(TooManyHitsError):
+    """Raised by a search that found more than `MAX_LISTED_FILES` matching files."""
 
 
 def python_list_files(root: Path, root_fd: int | None = None) -> list[str]:
-    """What ``rg --files`` (with our flags) lists under ``root`` (anchored at ``root_fd`` when given)."""
-    return list(walk_files(root, overrides=GlobList.parse(["!.git"]), root_fd=root_fd))
+    """What ``rg --files`` (with our flags) lists under ``root`` (anchored at ``root_fd`` when given);
+    raises `TooManyHitsError` past `MAX_LISTED_FILES` paths."""
+    listed: list[str] = []
+    for path in walk_files(root, overrides=GlobList.parse(["!.git"]), root_fd=root_fd):
+        listed.append(path)
+        if len(listed) > _search_types.MAX_LISTED_FILES:
+            raise TooManyHitsError(len(listed))
+    return listed
 
 
 def compile_query(query: GrepQuery) -> re.Pattern[str]:
@@ -185,6 +200,8 @@ def python_search(query: GrepQuery) -> dict[str, FileHits]:
         found = _search_file(_read_at(name, dir_fd), rx, query, MAX_HIT_LINES - kept)
         if found is not None:
             results[rel] = found
+            if len(results) > _search_types.MAX_LISTED_FILES:
+                raise TooManyFilesError(len(results))
             kept += len(found.lines)
             if kept > MAX_HIT_LINES:
                 raise TooManyHitsError(kept)
@@ -226,6 +243,8 @@ def serve() -> None:
     signal.alarm(max(1, int(request["deadline_s"]) + 1))
     try:
         hits = python_search(_decode_query(request["query"]))
+    except TooManyFilesError:
+        sys.exit(TOO_MANY_FILES_EXIT)
     except TooManyHitsError:
         sys.exit(TOO_MANY_HITS_EXIT)
     encoded = {path: [[n, text, match] for n, (text, match) in h.lines.items()] for path, h in hits.items()}

@@ -27,15 +27,25 @@ import anyio
 from sandbox import confine
 from sandbox.errors import SandboxError
 from shellrt.protocol import ToolExecutionError
+from shellrt.tools import _search_types
 from shellrt.tools._gitignore import FILE_TYPES
 from shellrt.tools._grep_python import (
+    TOO_MANY_FILES_EXIT,
     TOO_MANY_HITS_EXIT,
     compile_query,
     decode_results,
     encode_query,
     python_list_files,
 )
-from shellrt.tools._search_types import KEPT_LINE_CHARS, MAX_HIT_LINES, FileHits, GrepQuery, too_many_hits
+from shellrt.tools._search_types import (
+    KEPT_LINE_CHARS,
+    MAX_HIT_LINES,
+    FileHits,
+    GrepQuery,
+    TooManyHitsError,
+    too_many_files,
+    too_many_hits,
+)
 
 __all__ = [
     "NO_RIPGREP_ENV",
@@ -286,17 +296,49 @@ async def list_files(
     """
     rg = ripgrep_binary() if use_rg else None
     if rg is None:
-        return await anyio.to_thread.run_sync(python_list_files, root, root_fd)
+        return await _python_list(root, root_fd)
+    names = _NulNames()
     # An explicit "./": without a path, ripgrep searches stdin whenever stdin is not a terminal.
     try:
-        code, out, err = await _run_rg(
-            [rg, "--files", *_COMMON, "--null", "-g", "!.git", "--", "./"], root, root_fd, runner
+        code, _, err = await _run_rg(
+            [rg, "--files", *_COMMON, "--null", "-g", "!.git", "--", "./"], root, root_fd, runner, names.feed
         )
     except _RgUnavailable:
-        return await anyio.to_thread.run_sync(python_list_files, root, root_fd)
+        return await _python_list(root, root_fd)
+    if names.overflow:
+        raise ToolExecutionError(too_many_files(root))
     if code not in (0, 1) and err.strip():
         raise ToolExecutionError(f"ripgrep failed listing {root}: {err.decode(errors='replace').strip()}")
-    return [_strip_dot(p) for p in out.decode("utf-8", errors="surrogateescape").split("\0") if p]
+    return names.finish()
+
+
+async def _python_list(root: Path, root_fd: int | None) -> list[str]:
+    try:
+        return await anyio.to_thread.run_sync(python_list_files, root, root_fd)
+    except TooManyHitsError:
+        raise ToolExecutionError(too_many_files(root)) from None
+
+
+class _NulNames:
+    """NUL-terminated paths (``rg --files --null``, ``--files-with-matches --null``) as they stream,
+    at most `MAX_LISTED_FILES` of them."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.overflow = False
+        self._partial = b""
+
+    def feed(self, chunk: bytes) -> bool:
+        *complete, self._partial = (self._partial + chunk).split(b"\0")
+        self.names += [_strip_dot(p.decode("utf-8", errors="surrogateescape")) for p in complete if p]
+        if len(self.names) > _search_types.MAX_LISTED_FILES or len(self._partial) > _MAX_RECORD:
+            self.overflow = True
+        return not self.overflow
+
+    def finish(self) -> list[str]:
+        if self._partial:
+            self.feed(b"\0")
+        return self.names
 
 
 def _strip_dot(path: str) -> str:
@@ -332,27 +374,28 @@ async def _rg_search(
     cwd = query.root
     args += ["--", str(query.single_file) if query.single_file is not None else "./"]
     lines = None if query.files_only else _LineHits()
-    code, out, err = await _run_rg(
+    names = _NulNames() if query.files_only else None
+    code, _, err = await _run_rg(
         args,
         cwd,
         query.root_fd if query.single_file is None else None,
         runner,
-        None if lines is None else lines.feed,
+        lines.feed if lines is not None else names.feed if names is not None else None,
     )
+    if names is not None and names.overflow:
+        raise ToolExecutionError(too_many_files(cwd))
     if lines is not None:
         lines.finish()
     message = err.decode("utf-8", errors="replace").strip()
     # Exit 2 without a message: every file was filtered out ("no files were searched") — no results.
-    if code == 2 and not out and not (lines and lines.results) and message:
+    if code == 2 and not (lines and lines.results) and not (names and names.names) and message:
         raise ToolExecutionError(
             f"Invalid search: {message}. Escape regex metacharacters (e.g. \\( \\. \\[) "
             "to search for them literally."
         )
     results: dict[str, FileHits] = {} if lines is None else lines.results
-    if lines is None:
-        for path in out.decode("utf-8", errors="surrogateescape").split("\0"):
-            if path:
-                results[_strip_dot(path)] = FileHits()
+    if names is not None:
+        results = {path: FileHits() for path in names.finish()}
     drop = await anyio.to_thread.run_sync(_binary_hits, list(results), query)
     for path in drop:
         del results[path]
@@ -422,6 +465,8 @@ async def python_search_process(query: GrepQuery, deadline_s: float | None = Non
                 await process.wait()
     if process.returncode == TOO_MANY_HITS_EXIT:
         raise ToolExecutionError(too_many_hits())
+    if process.returncode == TOO_MANY_FILES_EXIT:
+        raise ToolExecutionError(too_many_files(query.root))
     if process.returncode != 0:
         why = err.decode(errors="replace").strip().splitlines()[-1:] or [f"exit status {process.returncode}"]
         raise ToolExecutionError(f"The search failed: {why[0]}; retry, or narrow the path or pattern.")

@@ -5,7 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["KEPT_LINE_CHARS", "MAX_HIT_LINES", "FileHits", "GrepQuery", "TooManyHitsError", "too_many_hits"]
+__all__ = [
+    "KEPT_LINE_CHARS",
+    "MAX_HIT_LINES",
+    "MAX_LISTED_FILES",
+    "FileHits",
+    "GrepQuery",
+    "TooManyHitsError",
+    "too_many_files",
+    "too_many_hits",
+]
 
 #: Characters of a hit's line a search keeps: the tool shows 500 (then "… [truncated]"), so more
 #: is never needed -- and a whole line can be a megabyte, hard-linked a thousand times.
@@ -13,6 +22,19 @@ KEPT_LINE_CHARS = 512
 #: Lines (matches and context) one search may hold; past this the search stops (`too_many_hits`):
 #: the host's memory is bounded by this, not by what the files hold.
 MAX_HIT_LINES = 100_000
+
+
+#: Paths one listing (Glob, Grep's file list) may hold: hard links make a million names cost no
+#: inode, and each name costs the host's memory.
+MAX_LISTED_FILES = 1_000_000
+
+
+def too_many_files(root: object) -> str:
+    """What the model is told when a listing passed `MAX_LISTED_FILES`."""
+    return (
+        f"More than {MAX_LISTED_FILES:,} files under {root}; the listing stopped. Search a smaller "
+        "directory (`path`, or a fixed prefix in the pattern)."
+    )
 
 
 class TooManyHitsError(Exception):
