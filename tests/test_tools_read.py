@@ -5,10 +5,8 @@ from __future__ import annotations
 import base64
 import json
 import os
-import sys
 import time
 import tracemalloc
-import types
 from pathlib import Path
 from typing import Any
 
@@ -293,22 +291,17 @@ def test_rules_engine_matches_the_resolved_path(tmp_path: Path) -> None:
     assert anyio.run(decide, ReadTool(), {"file_path": "ok.txt"}) == "allow"
 
 
-class _FakePage:
-    def __init__(self, n: int) -> None:
-        self.n = n
-
-    def extract_text(self) -> str:
-        return f"text of page {self.n}"
-
-
-class _FakeReader:
-    def __init__(self, stream: Any) -> None:
-        assert stream.read(5) == b"%PDF-"
-        self.pages = [_FakePage(i) for i in range(1, 31)]
+def _fake_parse(data: bytes, label: str, want: tuple[int, int]) -> tuple[int, dict[str, str]]:
+    """Stands for pypdf's child process: a 30-page PDF."""
+    assert data.startswith(b"%PDF-")
+    return 30, {str(n): f"text of page {n}" for n in range(want[0], min(want[1], 30) + 1)}
 
 
 def test_pdf_page_ranges_with_a_pdf_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "pypdf", types.SimpleNamespace(PdfReader=_FakeReader))
+    import shellrt.tools.read as read_module
+
+    monkeypatch.setattr(read_module, "_has_pdf_library", lambda: True)
+    monkeypatch.setattr(read_module, "_parse_pdf", _fake_parse)
     (tmp_path / "d.pdf").write_bytes(b"%PDF-1.4 fake")
     ctx = make_ctx(tmp_path)
     text = read(ctx, file_path="d.pdf", pages="3-4")

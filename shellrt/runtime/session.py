@@ -214,6 +214,7 @@ class Runtime:
             extra_roots = tuple(r for r in governance.allowed_roots() if r != self.workspace)
         # Masked paths (default secrets + every Read deny rule): derived in one place.
         from shellrt.runtime.sandbox_policy import derive_policy, workspace_trust_check
+        from shellrt.runtime.session_mask import session_dir_masks
 
         base = policy or SandboxPolicy(workspace=self.workspace, writable_roots=extra_roots)
         if allowed_domains or denied_domains:  # network 'proxied' (docs/network.md): the operator's list
@@ -228,7 +229,7 @@ class Runtime:
             base,
             rules=self.governance.settings.rules.rules if self.governance is not None else (),
             settings_files=self.governance.settings.files if self.governance is not None else (),
-            masked_paths=masked_paths,
+            masked_paths=(*masked_paths, *session_dir_masks(self.session_dir, base)),
             mask_defaults=mask_defaults,
             trusted=(  # network allow-list: a trusted workspace's files count, an untrusted one's not
                 workspace_trust_check(self.governance.settings.trust, self.workspace)

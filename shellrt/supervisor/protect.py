@@ -398,7 +398,7 @@ class WorkspaceGuard:
             if is_hooks:
                 if not n.endswith(".sample"):
                     kind = "hook"
-            elif is_gitdir and n in ("config", "config.worktree"):
+            elif (is_gitdir and n in ("config", "config.worktree")) or _user_gitconfig(path, n):
                 kind = "gitconfig"
             elif is_gitdir and n == "commondir":
                 kind = "commondir"
@@ -706,6 +706,12 @@ _DESCRIBE = {
 }
 
 
+def _user_gitconfig(directory: str, name: str) -> bool:
+    """A user-level git config (``~/.gitconfig``, ``~/.config/git/config``): with the home directory
+    as the workspace it is the operator's own, which every later git on the host obeys."""
+    return name == ".gitconfig" or (name == "config" and directory.endswith("/.config/git"))
+
+
 def protected_reason(path: str | Path) -> str | None:
     """Why a later unsandboxed program would obey ``path`` (judged by its name alone), or None.
 
@@ -730,6 +736,8 @@ def protected_reason(path: str | Path) -> str | None:
             return "git configuration (it can name programs git runs)"
         if name == "commondir":
             return "a git directory's commondir (git reads its configuration from where it points)"
+    if _user_gitconfig("/".join(parents), name):
+        return "git configuration (it can name programs git runs)"
     if name == ".git":
         return "a .git link (it can point git at another repository)"
     return None

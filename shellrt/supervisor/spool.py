@@ -102,7 +102,8 @@ class OutputQuota:
         return allowed, why
 
 
-_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+#: Never through a symlink: a session directory a command could reach must not make the host write elsewhere.
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW
 
 
 class SpoolFiles:
@@ -149,7 +150,7 @@ class SpoolFiles:
             self._top_up()
             try:
                 os.rename(spare, path)
-                return os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_CLOEXEC)
+                return os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW)
             except OSError:
                 pass
         return os.open(path, _NEW_FILE, 0o600)

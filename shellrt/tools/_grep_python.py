@@ -28,11 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from sandbox import confine
+from shellrt.tools import _search_types
 from shellrt.tools._gitignore import GlobList, TypeFilter, walk_entries, walk_files
-from shellrt.tools._search_types import FileHits, GrepQuery
+from shellrt.tools._search_types import KEPT_LINE_CHARS, MAX_HIT_LINES, FileHits, GrepQuery, TooManyHitsError
 
 __all__ = [
     "MAX_SEARCH_BYTES",
+    "TOO_MANY_FILES_EXIT",
+    "TOO_MANY_HITS_EXIT",
+    "TooManyFilesError",
     "compile_query",
     "decode_results",
     "encode_query",
@@ -45,11 +49,25 @@ __all__ = [
 #: which streams, has no such limit).
 MAX_SEARCH_BYTES = 256 * 1024 * 1024
 _CHUNK = 1 << 20
+#: `serve`'s exit status when the search found more than `MAX_HIT_LINES` lines.
+TOO_MANY_HITS_EXIT = 3
+#: ... more than `MAX_LISTED_FILES` matching files.
+TOO_MANY_FILES_EXIT = 4
+
+
+class TooManyFilesError(TooManyHitsError):
+    """Raised by a search that found more than `MAX_LISTED_FILES` matching files."""
 
 
 def python_list_files(root: Path, root_fd: int | None = None) -> list[str]:
-    """What ``rg --files`` (with our flags) lists under ``root`` (anchored at ``root_fd`` when given)."""
-    return list(walk_files(root, overrides=GlobList.parse(["!.git"]), root_fd=root_fd))
+    """What ``rg --files`` (with our flags) lists under ``root`` (anchored at ``root_fd`` when given);
+    raises `TooManyHitsError` past `MAX_LISTED_FILES` paths."""
+    listed: list[str] = []
+    for path in walk_files(root, overrides=GlobList.parse(["!.git"]), root_fd=root_fd):
+        listed.append(path)
+        if len(listed) > _search_types.MAX_LISTED_FILES:
+            raise TooManyHitsError(len(listed))
+    return listed
 
 
 def compile_query(query: GrepQuery) -> re.Pattern[str]:
@@ -105,7 +123,10 @@ def _read_fd(fd: int) -> bytes | None:
         os.close(fd)
 
 
-def _search_file(data: bytes | None, rx: re.Pattern[str], query: GrepQuery) -> FileHits | None:
+def _search_file(
+    data: bytes | None, rx: re.Pattern[str], query: GrepQuery, room: int = MAX_HIT_LINES
+) -> FileHits | None:
+    """The file's hits; raises `TooManyHitsError` when they would pass ``room`` lines."""
     if data is None:
         return None
     if b"\x00" in data:
@@ -125,6 +146,8 @@ def _search_file(data: bytes | None, rx: re.Pattern[str], query: GrepQuery) -> F
                 if n not in seen:
                     seen.add(n)
                     matched.append(n)
+            if len(matched) > room:
+                raise TooManyHitsError(len(matched))
             if matched and query.files_only:
                 break
         matched.sort()
@@ -134,6 +157,8 @@ def _search_file(data: bytes | None, rx: re.Pattern[str], query: GrepQuery) -> F
                 matched.append(n)
                 if query.files_only:
                     break
+                if len(matched) > room:
+                    raise TooManyHitsError(len(matched))
     if not matched:
         return None
     hits = FileHits()
@@ -141,14 +166,19 @@ def _search_file(data: bytes | None, rx: re.Pattern[str], query: GrepQuery) -> F
         return hits
     for n in matched:
         for c in range(max(1, n - query.before), min(len(lines), n + query.after) + 1):
-            hits.lines.setdefault(c, (lines[c - 1], False))
+            hits.lines.setdefault(c, (lines[c - 1][:KEPT_LINE_CHARS], False))
     for n in matched:
-        hits.lines[n] = (lines[n - 1], True)
+        hits.lines[n] = (lines[n - 1][:KEPT_LINE_CHARS], True)
+    if len(hits.lines) > room:
+        raise TooManyHitsError(len(hits.lines))
     return hits
 
 
 def python_search(query: GrepQuery) -> dict[str, FileHits]:
-    """Search like ripgrep; keys are paths relative to ``query.root`` (or the file's own path)."""
+    """Search like ripgrep; keys are paths relative to ``query.root`` (or the file's own path).
+
+    Raises `TooManyHitsError` past `MAX_HIT_LINES` kept lines.
+    """
     rx = compile_query(query)
     results: dict[str, FileHits] = {}
     if query.single_file is not None:
@@ -163,12 +193,18 @@ def python_search(query: GrepQuery) -> dict[str, FileHits]:
         return results
     overrides = GlobList.parse([*query.globs, "!.git"])
     types = TypeFilter.for_type(query.file_type) if query.file_type else None
+    kept = 0
     for rel, dir_fd, name in walk_entries(
         query.root, overrides=overrides, types=types, root_fd=query.root_fd
     ):
-        found = _search_file(_read_at(name, dir_fd), rx, query)
+        found = _search_file(_read_at(name, dir_fd), rx, query, MAX_HIT_LINES - kept)
         if found is not None:
             results[rel] = found
+            if len(results) > _search_types.MAX_LISTED_FILES:
+                raise TooManyFilesError(len(results))
+            kept += len(found.lines)
+            if kept > MAX_HIT_LINES:
+                raise TooManyHitsError(kept)
     return results
 
 
@@ -205,7 +241,12 @@ def serve() -> None:
     """
     request = json.loads(sys.stdin.buffer.read())
     signal.alarm(max(1, int(request["deadline_s"]) + 1))
-    hits = python_search(_decode_query(request["query"]))
+    try:
+        hits = python_search(_decode_query(request["query"]))
+    except TooManyFilesError:
+        sys.exit(TOO_MANY_FILES_EXIT)
+    except TooManyHitsError:
+        sys.exit(TOO_MANY_HITS_EXIT)
     encoded = {path: [[n, text, match] for n, (text, match) in h.lines.items()] for path, h in hits.items()}
     sys.stdout.buffer.write(json.dumps(encoded).encode())
     sys.stdout.buffer.flush()

@@ -21,13 +21,14 @@ directory fds, so the check and the use cannot be split by a symlink swap.
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
 import anyio
-from anyio.abc import ByteReceiveStream
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from sandbox import confine
@@ -36,7 +37,7 @@ from sandbox.config import BwrapConfig
 from sandbox.confine import ConfinementError, Mount, View
 from shellrt.protocol import PermissionResult, PermissionSubject, ToolContext, ToolExecutionError
 from shellrt.supervisor.protect import SHELL_STARTUP_FILES, protected_reason
-from shellrt.tools._search import RgRunner
+from shellrt.tools._search import OutputSink, RgRunner, drain_output
 
 __all__ = [
     "PathInput",
@@ -55,6 +56,7 @@ __all__ = [
     "sandbox_path",
     "sandbox_roots",
     "sandbox_runner",
+    "shown_path",
     "state_key",
     "subject_for",
     "view_for",
@@ -177,8 +179,48 @@ def view_for(ctx: ToolContext) -> View:
             if inside is not None:
                 masked.append(inside)
     # The session's own directory (persisted results the model is pointed at): readable, never writable.
+    # Inside a writable root it is masked for commands (`shellrt.runtime.session_mask`), not for the tools.
+    masked = _carve(masked, str(ctx.session_dir))
     mounts += _root_mounts(ctx.session_dir, writable=False, caller_reads=True)
     return View(mounts, masked, reader=_reader(backend), private=private)
+
+
+def _carve(masked: list[str], keep: str) -> list[str]:
+    """The masks with ``keep`` (the session directory) carved out: masks inside it go, and a mask
+    above it (shellrt's state directory) becomes masks of everything beside the way down to it,
+    listed now (only shellrt adds entries there: commands see it masked)."""
+    carved: list[str] = []
+    for mask in masked:
+        if confine.is_within(mask, keep):
+            continue
+        rel = confine.relative_to(keep, mask)
+        if not rel:
+            carved.append(mask)
+            continue
+        here = mask
+        for part in rel.split("/"):
+            try:
+                names = os.listdir(here)
+            except OSError:
+                names = []
+            carved += [os.path.join(here, name) for name in names if name != part]
+            here = os.path.join(here, part)
+    return carved
+
+
+#: Characters that end or rewrite a line of output: C0/C1 controls (newline, escape, NEL), DEL,
+#: Unicode line/paragraph separators and bidirectional overrides.
+_UNSAFE_IN_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def shown_path(path: str) -> str:
+    """``path`` as one line of tool output: as it is, or -- when it holds a control character (a
+    newline in a name forged further lines: a fake hit, a fake note of ours) or starts with a quote
+    -- as a JSON string, which names the file exactly and stays on its line."""
+    if not _UNSAFE_IN_LINE.search(path) and not path.startswith('"'):
+        return path
+    quoted = json.dumps(path, ensure_ascii=False)
+    return _UNSAFE_IN_LINE.sub(lambda m: f"\\u{ord(m[0]):04x}", quoted)
 
 
 def _start_dir(ctx: ToolContext) -> str:
@@ -286,25 +328,16 @@ def sandbox_runner(ctx: ToolContext) -> RgRunner:
     backend = _backend(ctx)
     assert backend is not None
 
-    async def run(argv: list[str], cwd: str) -> tuple[int, bytes, bytes]:
+    async def run(argv: list[str], cwd: str, sink: OutputSink | None) -> tuple[int, bytes, bytes]:
         process = await backend.exec(ExecRequest(argv=tuple(argv), cwd=cwd, env={"PATH": "/usr/bin:/bin"}))
-        out, err = bytearray(), bytearray()
-
-        async def drain(stream: ByteReceiveStream | None, into: bytearray) -> None:
-            if stream is not None:
-                async for chunk in stream:
-                    into += chunk
-
         try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(drain, process.stdout, out)
-                tg.start_soon(drain, process.stderr, err)
+            out, err = await drain_output(process.stdout, process.stderr, sink, process.kill)
             status = await process.wait()
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await process.kill()
             raise
-        return status.exit_code, bytes(out), bytes(err)
+        return status.exit_code, out, err
 
     return run
 
@@ -417,7 +450,9 @@ def file_permission(
     if write:
         if not confine.within_any(resolved, roots):
             # Writable in the sandbox (bwrap's private /tmp) but outside the allowed directories.
-            return PermissionResult.ask(f"{raw}: {resolved} is outside the allowed directories ({', '.join(roots)}).")
+            return PermissionResult.ask(
+                f"{raw}: {resolved} is outside the allowed directories ({', '.join(roots)})."
+            )
         return PermissionResult.passthrough("inside the allowed directories")
     if not confine.within_any(resolved, (*roots, str(ctx.session_dir))):
         return PermissionResult.ask(f"{resolved} is outside the allowed directories ({', '.join(roots)}).")

@@ -12,29 +12,47 @@ to force the fallback.
 
 from __future__ import annotations
 
-import base64
-import json
 import os
+import re
 import shutil
 import stat
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import anyio
 
 from sandbox import confine
 from sandbox.errors import SandboxError
 from shellrt.protocol import ToolExecutionError
+from shellrt.tools import _search_types
 from shellrt.tools._gitignore import FILE_TYPES
-from shellrt.tools._grep_python import compile_query, decode_results, encode_query, python_list_files
-from shellrt.tools._search_types import FileHits, GrepQuery
+from shellrt.tools._grep_python import (
+    TOO_MANY_FILES_EXIT,
+    TOO_MANY_HITS_EXIT,
+    compile_query,
+    decode_results,
+    encode_query,
+    python_list_files,
+)
+from shellrt.tools._search_types import (
+    KEPT_LINE_CHARS,
+    MAX_HIT_LINES,
+    FileHits,
+    GrepQuery,
+    TooManyHitsError,
+    too_many_files,
+    too_many_hits,
+)
 
 __all__ = [
     "NO_RIPGREP_ENV",
+    "OutputSink",
     "RgRunner",
+    "drain_after_send",
+    "drain_output",
     "has_nul",
     "list_files",
     "newest_first",
@@ -77,24 +95,65 @@ def ripgrep_binary() -> str | None:
     return shutil.which("rg")
 
 
-#: Runs ripgrep somewhere else (inside the sandbox): ``(argv, cwd) -> (exit code, stdout, stderr)``.
-RgRunner = Callable[[list[str], str], Awaitable[tuple[int, bytes, bytes]]]
+#: Takes ripgrep's stdout chunk by chunk; returns False to stop the search (ripgrep is killed).
+OutputSink = Callable[[bytes], bool]
+#: Runs ripgrep somewhere else (inside the sandbox): ``(argv, cwd, sink) -> (exit code, stdout,
+#: stderr)``; with a sink, stdout goes to it instead (and comes back empty).
+RgRunner = Callable[[list[str], str, OutputSink | None], Awaitable[tuple[int, bytes, bytes]]]
+#: stderr kept of a ripgrep run (its messages; a flood of them is cut).
+_MAX_STDERR = 64 * 1024
 
 
 class _RgUnavailable(Exception):
     """Raised when ripgrep could not run inside the sandbox; the Python walker searches instead."""
 
 
+async def drain_output(
+    stdout: anyio.abc.ByteReceiveStream | None,
+    stderr: anyio.abc.ByteReceiveStream | None,
+    sink: OutputSink | None,
+    stop: Callable[[], Awaitable[None]],
+) -> tuple[bytes, bytes]:
+    """Read a process's stdout (into ``sink`` when given) and stderr (bounded) to their ends,
+    concurrently; ``stop`` (kill the process) when the sink asks to."""
+    out, err = bytearray(), bytearray()
+
+    async def read_out() -> None:
+        if stdout is None:
+            return
+        async for chunk in stdout:
+            if sink is None:
+                out.extend(chunk)
+            elif not sink(chunk):
+                await stop()
+                return
+
+    async def read_err() -> None:
+        if stderr is not None:
+            async for chunk in stderr:
+                err.extend(chunk[: max(0, _MAX_STDERR - len(err))])
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read_out)
+        tg.start_soon(read_err)
+    return bytes(out), bytes(err)
+
+
 async def _run_rg(
-    args: list[str], cwd: Path, cwd_fd: int | None = None, runner: tuple[RgRunner, str] | None = None
+    args: list[str],
+    cwd: Path,
+    cwd_fd: int | None = None,
+    runner: tuple[RgRunner, str] | None = None,
+    sink: OutputSink | None = None,
 ) -> tuple[int, bytes, bytes]:
     """Run ripgrep in ``cwd`` — entered through ``cwd_fd`` when given (the anchored directory itself,
-    whatever its path names by then) — or through ``runner`` in the sandbox path it names."""
+    whatever its path names by then) — or through ``runner`` in the sandbox path it names.
+    ``sink``: stdout is streamed into it rather than collected (see `OutputSink`)."""
     if runner is not None:
         run, sandbox_cwd = runner
         try:
             with anyio.fail_after(_TIMEOUT_S):
-                code, out, err = await run(args, sandbox_cwd)
+                code, out, err = await run(args, sandbox_cwd, sink)
         except SandboxError as exc:
             raise _RgUnavailable(str(exc)) from None
         if code in (126, 127):  # ripgrep is not reachable inside the sandbox
@@ -102,11 +161,85 @@ async def _run_rg(
         return code, out, err
     where = str(cwd) if cwd_fd is None else f"/proc/self/fd/{cwd_fd}"
     passed = () if cwd_fd is None else (cwd_fd,)
-    with anyio.fail_after(_TIMEOUT_S):
-        proc = await anyio.run_process(
-            args, cwd=where, check=False, stdin=subprocess.DEVNULL, pass_fds=passed
-        )
-    return proc.returncode, proc.stdout, proc.stderr
+    process = await anyio.open_process(args, cwd=where, stdin=subprocess.DEVNULL, pass_fds=passed)
+    try:
+        with anyio.fail_after(_TIMEOUT_S):
+            out, err = await drain_output(process.stdout, process.stderr, sink, _killer(process))
+            code = await process.wait()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            with anyio.CancelScope(shield=True):
+                await process.wait()
+    return code, out, err
+
+
+def _killer(process: anyio.abc.Process) -> Callable[[], Awaitable[None]]:
+    async def kill() -> None:
+        process.kill()
+
+    return kill
+
+
+class _LineHits:
+    """ripgrep's line output (``--null``: ``path NUL number [:-] text LF``) parsed as it streams.
+
+    A line holds no newline; a path may (a hostile name), and ripgrep also prints a warning
+    line of its own (``path: WARNING: stopped searching binary file ...``) that no flag turns
+    off: either makes the stream ambiguous -- a name could forge another file's hits -- so the
+    search is left to the Python walker (`ambiguous`). Keeps `KEPT_LINE_CHARS` of each line
+    (ripgrep already cut it at `_MAX_COLUMNS` bytes) and stops past `MAX_HIT_LINES` lines: memory
+    is bounded whatever the files hold.
+    """
+
+    def __init__(self) -> None:
+        self.results: dict[str, FileHits] = {}
+        self.kept = 0
+        self.overflow = False
+        self.ambiguous = False
+        self._partial = b""
+
+    def feed(self, chunk: bytes) -> bool:
+        data = self._partial + chunk
+        end = 0
+        while not (self.overflow or self.ambiguous) and (record := _RECORD.match(data, end)) is not None:
+            self._record(record)
+            end = record.end()
+        self._partial = data[end:]
+        if len(self._partial) > _MAX_RECORD:  # no record of ours is this long
+            self.ambiguous = True
+        return not (self.overflow or self.ambiguous)
+
+    def finish(self) -> None:
+        """Raise what stopped the search: too many lines, or output only the Python walker can redo."""
+        if self.overflow:
+            raise ToolExecutionError(too_many_hits())
+        if self.ambiguous or self._partial:
+            raise _RgUnavailable("ripgrep's output is ambiguous (a newline in a name, or a warning)")
+
+    def _record(self, record: re.Match[bytes]) -> None:
+        if b"\n" in record[1]:
+            self.ambiguous = True
+            return
+        path = _strip_dot(record[1].decode("utf-8", errors="surrogateescape"))
+        number, is_match = int(record[2]), record[3] == b":"
+        text = record[4].decode("utf-8", errors="replace")[:KEPT_LINE_CHARS]
+        hits = self.results.setdefault(path, FileHits())
+        if number not in hits.lines:
+            self.kept += 1
+            if self.kept > MAX_HIT_LINES:
+                self.overflow = True
+                return
+        if is_match or number not in hits.lines:
+            hits.lines[number] = (text, is_match)
+
+
+#: ripgrep cuts longer lines (``--max-columns``, bytes) to a preview: 4 bytes per character at
+#: most, so the preview still holds more than the 500 characters the tool shows.
+_MAX_COLUMNS = 4 * KEPT_LINE_CHARS
+#: Longer than any record ripgrep can print under `_MAX_COLUMNS` (a path plus a preview).
+_MAX_RECORD = 1 << 20
+_RECORD = re.compile(rb"([^\0]*)\0(\d+)([:-])([^\n]*)\n")
 
 
 def newest_first(path: str) -> tuple[int, str]:
@@ -163,29 +296,53 @@ async def list_files(
     """
     rg = ripgrep_binary() if use_rg else None
     if rg is None:
-        return await anyio.to_thread.run_sync(python_list_files, root, root_fd)
+        return await _python_list(root, root_fd)
+    names = _NulNames()
     # An explicit "./": without a path, ripgrep searches stdin whenever stdin is not a terminal.
     try:
-        code, out, err = await _run_rg(
-            [rg, "--files", *_COMMON, "--null", "-g", "!.git", "--", "./"], root, root_fd, runner
+        code, _, err = await _run_rg(
+            [rg, "--files", *_COMMON, "--null", "-g", "!.git", "--", "./"], root, root_fd, runner, names.feed
         )
     except _RgUnavailable:
-        return await anyio.to_thread.run_sync(python_list_files, root, root_fd)
+        return await _python_list(root, root_fd)
+    if names.overflow:
+        raise ToolExecutionError(too_many_files(root))
     if code not in (0, 1) and err.strip():
         raise ToolExecutionError(f"ripgrep failed listing {root}: {err.decode(errors='replace').strip()}")
-    return [_strip_dot(p) for p in out.decode("utf-8", errors="surrogateescape").split("\0") if p]
+    return names.finish()
+
+
+async def _python_list(root: Path, root_fd: int | None) -> list[str]:
+    try:
+        return await anyio.to_thread.run_sync(python_list_files, root, root_fd)
+    except TooManyHitsError:
+        raise ToolExecutionError(too_many_files(root)) from None
+
+
+class _NulNames:
+    """NUL-terminated paths (``rg --files --null``, ``--files-with-matches --null``) as they stream,
+    at most `MAX_LISTED_FILES` of them."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.overflow = False
+        self._partial = b""
+
+    def feed(self, chunk: bytes) -> bool:
+        *complete, self._partial = (self._partial + chunk).split(b"\0")
+        self.names += [_strip_dot(p.decode("utf-8", errors="surrogateescape")) for p in complete if p]
+        if len(self.names) > _search_types.MAX_LISTED_FILES or len(self._partial) > _MAX_RECORD:
+            self.overflow = True
+        return not self.overflow
+
+    def finish(self) -> list[str]:
+        if self._partial:
+            self.feed(b"\0")
+        return self.names
 
 
 def _strip_dot(path: str) -> str:
     return path[2:] if path.startswith("./") else path
-
-
-def _text(field: dict[str, Any], errors: str = "replace") -> str:
-    """A ripgrep JSON string field; ``errors="surrogateescape"`` for paths (a non-UTF-8 name must
-    still name its file)."""
-    if "text" in field:
-        return str(field["text"])
-    return base64.b64decode(field.get("bytes", "")).decode("utf-8", errors=errors)
 
 
 async def _rg_search(
@@ -209,40 +366,36 @@ async def _rg_search(
     if query.files_only:
         args += ["--files-with-matches", "--null"]
     else:
-        args += ["--json", "--after-context", str(query.after), "--before-context", str(query.before)]
+        args += ["--null", "--line-number", "--with-filename", "--no-heading", "--color", "never"]
+        args += ["--no-context-separator"]
+        args += ["--max-columns", str(_MAX_COLUMNS), "--max-columns-preview"]
+        args += ["--after-context", str(query.after), "--before-context", str(query.before)]
     args += ["--regexp", query.pattern]
     cwd = query.root
     args += ["--", str(query.single_file) if query.single_file is not None else "./"]
-    code, out, err = await _run_rg(args, cwd, query.root_fd if query.single_file is None else None, runner)
+    lines = None if query.files_only else _LineHits()
+    names = _NulNames() if query.files_only else None
+    code, _, err = await _run_rg(
+        args,
+        cwd,
+        query.root_fd if query.single_file is None else None,
+        runner,
+        lines.feed if lines is not None else names.feed if names is not None else None,
+    )
+    if names is not None and names.overflow:
+        raise ToolExecutionError(too_many_files(cwd))
+    if lines is not None:
+        lines.finish()
     message = err.decode("utf-8", errors="replace").strip()
     # Exit 2 without a message: every file was filtered out ("no files were searched") — no results.
-    if code == 2 and not out and message:
+    if code == 2 and not (lines and lines.results) and not (names and names.names) and message:
         raise ToolExecutionError(
             f"Invalid search: {message}. Escape regex metacharacters (e.g. \\( \\. \\[) "
             "to search for them literally."
         )
-    results: dict[str, FileHits] = {}
-    if query.files_only:
-        for path in out.decode("utf-8", errors="surrogateescape").split("\0"):
-            if path:
-                results[_strip_dot(path)] = FileHits()
-    else:
-        for raw in out.splitlines():
-            message = json.loads(raw)
-            kind = message.get("type")
-            if kind not in ("match", "context"):
-                continue
-            data = message["data"]
-            path = _strip_dot(_text(data["path"], "surrogateescape"))
-            hits = results.setdefault(path, FileHits())
-            chunk = _text(data["lines"])
-            lines = chunk.split("\n")
-            if lines and lines[-1] == "":
-                lines.pop()
-            for offset, line in enumerate(lines):
-                number = int(data["line_number"]) + offset
-                if kind == "match" or number not in hits.lines:
-                    hits.lines[number] = (line, kind == "match")
+    results: dict[str, FileHits] = {} if lines is None else lines.results
+    if names is not None:
+        results = {path: FileHits() for path in names.finish()}
     drop = await anyio.to_thread.run_sync(_binary_hits, list(results), query)
     for path in drop:
         del results[path]
@@ -310,6 +463,10 @@ async def python_search_process(query: GrepQuery, deadline_s: float | None = Non
             process.kill()
             with anyio.CancelScope(shield=True):
                 await process.wait()
+    if process.returncode == TOO_MANY_HITS_EXIT:
+        raise ToolExecutionError(too_many_hits())
+    if process.returncode == TOO_MANY_FILES_EXIT:
+        raise ToolExecutionError(too_many_files(query.root))
     if process.returncode != 0:
         why = err.decode(errors="replace").strip().splitlines()[-1:] or [f"exit status {process.returncode}"]
         raise ToolExecutionError(f"The search failed: {why[0]}; retry, or narrow the path or pattern.")
@@ -317,6 +474,10 @@ async def python_search_process(query: GrepQuery, deadline_s: float | None = Non
 
 
 async def _communicate(process: anyio.abc.Process, data: bytes) -> tuple[bytes, bytes]:
+    return await drain_after_send(process, data)
+
+
+async def drain_after_send(process: anyio.abc.Process, data: bytes) -> tuple[bytes, bytes]:
     """Send ``data`` on stdin, read stdout and stderr to their ends (concurrently: no pipe fills up)."""
     chunks: dict[str, list[bytes]] = {"out": [], "err": []}
 

@@ -5,7 +5,48 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["FileHits", "GrepQuery"]
+__all__ = [
+    "KEPT_LINE_CHARS",
+    "MAX_HIT_LINES",
+    "MAX_LISTED_FILES",
+    "FileHits",
+    "GrepQuery",
+    "TooManyHitsError",
+    "too_many_files",
+    "too_many_hits",
+]
+
+#: Characters of a hit's line a search keeps: the tool shows 500 (then "… [truncated]"), so more
+#: is never needed -- and a whole line can be a megabyte, hard-linked a thousand times.
+KEPT_LINE_CHARS = 512
+#: Lines (matches and context) one search may hold; past this the search stops (`too_many_hits`):
+#: the host's memory is bounded by this, not by what the files hold.
+MAX_HIT_LINES = 100_000
+
+
+#: Paths one listing (Glob, Grep's file list) may hold: hard links make a million names cost no
+#: inode, and each name costs the host's memory.
+MAX_LISTED_FILES = 1_000_000
+
+
+def too_many_files(root: object) -> str:
+    """What the model is told when a listing passed `MAX_LISTED_FILES`."""
+    return (
+        f"More than {MAX_LISTED_FILES:,} files under {root}; the listing stopped. Search a smaller "
+        "directory (`path`, or a fixed prefix in the pattern)."
+    )
+
+
+class TooManyHitsError(Exception):
+    """Raised by a search that found more than `MAX_HIT_LINES` lines to keep."""
+
+
+def too_many_hits() -> str:
+    """What the model is told when a search found more than `MAX_HIT_LINES` lines."""
+    return (
+        f"The search found more than {MAX_HIT_LINES:,} lines to show and stopped. Narrow it: a more "
+        "specific pattern, a `path`, `glob` or `type`, or output_mode files_with_matches."
+    )
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from shellrt.tools._paths import (
     ripgrep_options,
     rule_denied,
     sandbox_path,
+    shown_path,
     subject_for,
     view_for,
 )
@@ -137,7 +138,9 @@ class GlobTool(Tool[GlobInput, GlobOutput]):
         base, pattern = split_pattern(tool_input.pattern, tool_input.path)
         view = view_for(ctx)
         try:
-            fd, root = confine.open_directory(view, sandbox_path(base or ".", ctx), expect=tool_input.canonical)
+            fd, root = confine.open_directory(
+                view, sandbox_path(base or ".", ctx), expect=tool_input.canonical
+            )
         except OSError as exc:
             raise refusal("search", base or ".", exc) from None
         try:
@@ -156,7 +159,7 @@ class GlobTool(Tool[GlobInput, GlobOutput]):
     def to_model_content(self, output: GlobOutput) -> str | list[ContentBlock]:
         if not output.files:
             return f"No files found under {output.root}."
-        text = "\n".join(output.files)
+        text = "\n".join(shown_path(f) for f in output.files)
         if output.total > len(output.files):
             text += (
                 f"\n(Results are truncated: showing {len(output.files)} of {output.total} files, newest first. "
@@ -172,7 +175,9 @@ def _check_directory(view: View, where: str, shown: str) -> ValidationResult:
     try:
         fd, _ = confine.open_directory(view, where)
     except FileNotFoundError:
-        return ValidationResult.failure(f"Directory does not exist: {shown}. Pass an existing directory as `path`.")
+        return ValidationResult.failure(
+            f"Directory does not exist: {shown}. Pass an existing directory as `path`."
+        )
     except NotADirectoryError:
         return ValidationResult.failure(f"{shown} is a file, not a directory; pass its directory as `path`.")
     except OSError:

@@ -40,6 +40,7 @@ from shellrt.tools._paths import (
     ripgrep_options,
     rule_denied,
     sandbox_path,
+    shown_path,
     subject_for,
     view_for,
 )
@@ -311,13 +312,13 @@ def _format(
     entries: list[str]
     matches = sum(h.match_count for h in found.values())
     if mode == "files_with_matches":
-        entries = [absolute(p) for p in sorted(found, key=order)]
+        entries = [shown_path(absolute(p)) for p in sorted(found, key=order)]
     elif mode == "count":
-        entries = [f"{show(p)}:{found[p].match_count}" for p in sorted(found)]
+        entries = [f"{shown_path(show(p))}:{found[p].match_count}" for p in sorted(found)]
     else:
         entries = []
         for path in sorted(found):
-            shown = show(path)
+            shown = shown_path(show(path))
             previous: int | None = None
             for number in sorted(found[path].lines):
                 text, is_match = found[path].lines[number]

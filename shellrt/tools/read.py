@@ -18,11 +18,13 @@ import base64
 import errno
 import hashlib
 import importlib
-import io
+import importlib.util
 import json
 import os
 import re
 import stat
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -270,7 +272,9 @@ def _read(view: View, where: str, tool_input: ReadInput) -> tuple[ReadOutput, Fi
             )
         suffix = path.suffix.lower()
         if tool_input.pages is not None and suffix != ".pdf":
-            raise ToolExecutionError("`pages` is only for PDF files; use `offset` and `limit` for text files.")
+            raise ToolExecutionError(
+                "`pages` is only for PDF files; use `offset` and `limit` for text files."
+            )
         if suffix in _IMAGE_EXTS:
             return _read_image(fd, path, label, st)
         if suffix == ".ipynb":
@@ -285,7 +289,9 @@ def _read(view: View, where: str, tool_input: ReadInput) -> tuple[ReadOutput, Fi
 
 
 def _directory_message(label: str) -> str:
-    return f"{label} is a directory, not a file. List it with Bash (`ls -la {label}`) or find files with Glob."
+    return (
+        f"{label} is a directory, not a file. List it with Bash (`ls -la {label}`) or find files with Glob."
+    )
 
 
 def _refuse_special_path(path: Path, label: str) -> None:
@@ -307,7 +313,10 @@ def _missing_message(view: View, where: str, raw: str) -> str:
     try:
         fd, _ = confine.open_directory(view, parent)
     except OSError:
-        return message + f" Its directory {parent} does not exist either. Check the path (Glob can find files by name)."
+        return (
+            message
+            + f" Its directory {parent} does not exist either. Check the path (Glob can find files by name)."
+        )
     try:
         similar = sorted(n for n in os.listdir(fd) if os.path.splitext(n)[0].lower() == stem and n != name)
     except OSError:
@@ -680,18 +689,71 @@ def _page_range(pages: str | None, total: int) -> tuple[int, int]:
     return first, min(last, total)
 
 
-def _read_pdf(
-    fd: int,
-    path: Path, label: str, st: os.stat_result, pages: str | None
-) -> tuple[ReadOutput, FileReadRecord]:
+#: How long one PDF may take to parse and extract (pypdf, in a child process: a 15 KB page of nested
+#: form XObjects keeps it busy for hours), and the address space that child may use.
+PDF_TIMEOUT_S = 30.0
+PDF_MEMORY_BYTES = 2 << 30
+_PDF_CHILD = """
+import io, json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[1]), int(sys.argv[1])))
+first, last = int(sys.argv[2]), int(sys.argv[3])
+import pypdf
+data = sys.stdin.buffer.read()
+try:
+    reader = pypdf.PdfReader(io.BytesIO(data))
+    total = len(reader.pages)
+except Exception as exc:
+    json.dump({"error": str(exc)}, sys.stdout)
+    raise SystemExit(0)
+texts = {}
+for number in range(first, min(last, total) + 1):
     try:
-        pypdf: Any = importlib.import_module("pypdf")
-    except ImportError:
+        texts[number] = reader.pages[number - 1].extract_text() or ""
+    except Exception as exc:
+        texts[number] = f"[text extraction failed: {exc}]"
+json.dump({"total": total, "texts": texts}, sys.stdout)
+"""
+
+
+def _has_pdf_library() -> bool:
+    return importlib.util.find_spec("pypdf") is not None
+
+
+def _parse_pdf(data: bytes, label: str, want: tuple[int, int]) -> tuple[int, dict[str, str]]:
+    """``(page count, text of each page of want)`` from pypdf in a child process, cut off at
+    `PDF_TIMEOUT_S` and `PDF_MEMORY_BYTES`: the host's threads and memory never pay for a PDF."""
+    argv = [sys.executable, "-I", "-c", _PDF_CHILD, str(PDF_MEMORY_BYTES), str(want[0]), str(want[1])]
+    try:
+        done = subprocess.run(argv, input=data, capture_output=True, timeout=PDF_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        raise ToolExecutionError(
+            f"{label} took longer than {PDF_TIMEOUT_S:g} s to parse; extract its text with Bash instead "
+            f"(e.g. `pdftotext -f 1 -l 5 {label} -`)."
+        ) from None
+    try:
+        result = json.loads(done.stdout)
+    except ValueError:
+        why = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [
+            f"exit status {done.returncode}"
+        ]
+        raise ToolExecutionError(
+            f"{label} could not be parsed as a PDF ({why[0]}); extract its text with Bash instead "
+            f"(e.g. `pdftotext -f 1 -l 5 {label} -`)."
+        ) from None
+    if "error" in result:
+        raise ToolExecutionError(f"{label} could not be parsed as a PDF: {result['error']}")
+    return int(result["total"]), {str(k): str(v) for k, v in result["texts"].items()}
+
+
+def _read_pdf(
+    fd: int, path: Path, label: str, st: os.stat_result, pages: str | None
+) -> tuple[ReadOutput, FileReadRecord]:
+    if not _has_pdf_library():
         raise ToolExecutionError(
             f"{label} is a PDF, and reading PDFs needs the pypdf package, which is not installed in this "
             "environment (pip install pypdf). Alternatively use Bash: `pdftotext -layout file.pdf -` "
             "(poppler-utils), if it is installed."
-        ) from None
+        )
     if st.st_size > MAX_PDF_BYTES:
         raise ToolExecutionError(
             f"{label} is a PDF of {st.st_size / 1e6:.0f} MB; Read parses PDFs up to {MAX_PDF_BYTES / 1e6:.0f} MB. "
@@ -699,18 +761,12 @@ def _read_pdf(
         )
     with _open_regular(fd, label) as fh:
         data = fh.read(MAX_PDF_BYTES + 1)
-    try:
-        reader = pypdf.PdfReader(io.BytesIO(data))
-        total = len(reader.pages)
-    except Exception as exc:
-        raise ToolExecutionError(f"{label} could not be parsed as a PDF: {exc}") from None
+    want = _page_range(pages, MAX_PDF_PAGES_PER_CALL * 1_000_000)  # the range's own checks, before parsing
+    total, texts = _parse_pdf(data, label, want)
     first, last = _page_range(pages, total)
     parts: list[str] = []
     for number in range(first, last + 1):
-        try:
-            page_text = reader.pages[number - 1].extract_text() or ""
-        except Exception as exc:
-            page_text = f"[text extraction failed: {exc}]"
+        page_text = texts.get(str(number), "")
         parts.append(f"--- page {number} of {total} ---\n{page_text.strip() or '[no extractable text]'}")
     text = "\n\n".join(parts)
     if len(text) > MAX_OUTPUT_CHARS:

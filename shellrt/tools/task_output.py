@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+import sys
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,10 +18,21 @@ from shellrt.protocol import (
     ValidationResult,
 )
 from shellrt.supervisor import Supervisor, TaskNotFoundError, TaskOutputChunk, TaskStatus
+from shellrt.tools._search import drain_after_send
 
 __all__ = ["TaskOutput", "TaskOutputInput", "format_task_output"]
 
 MAX_WAIT_MS = 600_000
+#: How long a filter may run over one read (Python's ``re`` backtracks: ``^(a+)+$`` over a line of
+#: 40 ``a`` runs for days). It runs in a child process, killed at this deadline.
+FILTER_TIMEOUT_S = 10.0
+#: The filter's child: lines and pattern as JSON on stdin, the indices of the kept lines on stdout.
+_FILTER_CHILD = (
+    "import json, re, sys\n"
+    "req = json.loads(sys.stdin.buffer.read())\n"
+    "rx = re.compile(req['pattern'])\n"
+    "json.dump([i for i, line in enumerate(req['lines']) if rx.search(line)], sys.stdout)\n"
+)
 
 
 class TaskOutputInput(BaseModel):
@@ -83,13 +96,46 @@ class TaskOutput(Tool[TaskOutputInput, TaskOutputChunk]):
             if tool_input.wait_ms:
                 with anyio.move_on_after(tool_input.wait_ms / 1000):
                     await tasks.wait(tool_input.task_id)
-            chunk = await tasks.read_new(tool_input.task_id, tool_input.filter)
+            chunk = await tasks.read_new(tool_input.task_id)
         except TaskNotFoundError as exc:
             raise ToolExecutionError(str(exc)) from exc
+        if tool_input.filter:
+            chunk = await _filtered(chunk, tool_input.filter)
         return ToolOutput(chunk)
 
     def to_model_content(self, output: TaskOutputChunk) -> str:
         return format_task_output(output)
+
+
+async def _filtered(chunk: TaskOutputChunk, pattern: str) -> TaskOutputChunk:
+    """``chunk`` with only its lines matching ``pattern``: matched in a child process, never in the
+    event loop (the command writes the lines, the agent the pattern), killed at `FILTER_TIMEOUT_S`."""
+    lines = chunk.text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    kept: list[int] = []
+    if lines:
+        request = json.dumps({"pattern": pattern, "lines": lines}).encode()
+        process = await anyio.open_process([sys.executable, "-I", "-S", "-c", _FILTER_CHILD])
+        try:
+            out = b""
+            with anyio.move_on_after(FILTER_TIMEOUT_S):
+                out, _ = await drain_after_send(process, request)
+                await process.wait()
+            if process.returncode != 0:
+                raise ToolExecutionError(
+                    f"The filter {pattern!r} took too long over this output (more than {FILTER_TIMEOUT_S:g} s: "
+                    "Python's regex engine backtracks on nested or adjacent repeats such as (a+)+); simplify it. "
+                    "The lines it was reading are consumed: call TaskOutput again for newer output."
+                )
+            kept = json.loads(out)
+        finally:
+            if process.returncode is None:
+                process.kill()
+                with anyio.CancelScope(shield=True):
+                    await process.wait()
+    text = "".join(lines[i] + "\n" for i in kept)
+    return chunk.model_copy(update={"text": text, "matched_lines": len(kept), "scanned_lines": len(lines)})
 
 
 def format_task_output(chunk: TaskOutputChunk) -> str:
