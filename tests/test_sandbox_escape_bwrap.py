@@ -442,11 +442,14 @@ async def test_masked_paths_cannot_be_moved_away(ws: Path, tmp_path: Path, persi
         assert not (ws / "top" / "later").exists()  # no placeholder in the user's repo
 
 
+@pytest.mark.parametrize("persistent", [True, False], ids=["persistent", "per-command"])
 async def test_host_socket_made_after_the_session_sandbox_started_is_hidden_too(
-    ws: Path, tmp_path: Path
+    ws: Path, tmp_path: Path, persistent: bool
 ) -> None:
+    """Per command the masks are worked out again only when the host's sockets changed
+    (`sandbox._hostsockets.IpcMasks`): a socket bound since must still be hidden."""
     require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
-    backend = BwrapBackend(BwrapConfig(persistent=True), SandboxPolicy(workspace=ws))
+    backend = BwrapBackend(BwrapConfig(persistent=persistent), SandboxPolicy(workspace=ws))
     try:
         await backend.start()
     except BackendUnavailableError as exc:
@@ -455,7 +458,7 @@ async def test_host_socket_made_after_the_session_sandbox_started_is_hidden_too(
     outside = Path(tempfile.mkdtemp(prefix="shellrt-escape-", dir="/var/tmp"))
     listener: Listener | None = None
     try:
-        assert (await sup.run("true", timeout_s=30)).exit_code == 0  # the zygote is up
+        assert (await sup.run("true", timeout_s=30)).exit_code == 0  # the sandbox (and its masks) is up
         outside.chmod(0o755)
         listener = Listener(outside / "late.sock")
         result = await sup.run(
