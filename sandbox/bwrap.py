@@ -95,6 +95,7 @@ from pathlib import Path
 import anyio
 
 from sandbox import _seccomp
+from sandbox._account import account_files
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
@@ -524,10 +525,20 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         # A per-command bwrap runs as the sandbox uid, which cannot cross the 0700 parents of
         # what it binds (/root, the session tmp's owner dir). In the holder's namespace only,
         # that owner dir becomes a 0711 skeleton holding the session tmp and a copy of each
-        # root's (idmapped) mount and of the state dir: the sources it binds from.
+        # root's (idmapped) mount and of the state dir that the uid cannot reach where it is:
+        # the sources it binds from. What it reaches (every parent crossable) it binds in place:
+        # every bwrap copies and lists each mount of this namespace, so each one costs per command.
         reach = self._reach_paths()
-        sources = {path: owner.path / "src" / str(i) for i, path in enumerate(reach)}
+        sources = {
+            path: owner.path / "src" / str(i)
+            for i, path in enumerate(reach)
+            if not _reachable(str(path.parent))
+        }
+        # Only a zygote binds the roots from their own paths: one bwrap per command needs
+        # an unreachable root's idmapped mount at its source only.
+        in_place = self.config.persistent
         steps: list[tuple[object, ...]] = []
+        attach_late: list[tuple[object, ...]] = []
         fds: list[int] = []
         userns: dict[tuple[int, int], int] = {}
         holder = Zygote(self._runner)
@@ -537,12 +548,23 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 if (st.st_uid, st.st_gid) not in userns:
                     userns[st.st_uid, st.st_gid] = userns_fd(st.st_uid, st.st_gid, uid, gid)
                 fds.append(idmapped_tree(root, userns[st.st_uid, st.st_gid]))
-                steps.append(("attach", fds[-1], str(root)))
+                if root in sources and not in_place:
+                    attach_late.append(("attach", fds[-1], str(sources[root])))
+                else:
+                    steps.append(("attach", fds[-1], str(root)))
+            # The sandbox uid's own account line (sandbox._account): bound before the skeleton
+            # hides the directory the copies are in.
+            steps += [("copy", str(copy), str(host)) for copy, host in account_files(owner.path, uid, gid)]
             steps += [
                 ("save", str(tmp)),
                 ("skeleton", str(owner.path), [str(tmp), *map(str, sources.values())]),
                 ("restore", str(tmp)),
-                *(("copy", str(path), str(source)) for path, source in sources.items()),
+                *attach_late,
+                *(
+                    ("copy", str(path), str(source))
+                    for path, source in sources.items()
+                    if in_place or path not in self.policy.allowed_roots()
+                ),
             ]
             # On the host: this very interpreter.
             await holder.start([], sys.executable, {"hold": True, "setup": steps}, tuple(fds))

@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import platform
+import pwd
 import shutil
 import socket
 import subprocess
@@ -25,7 +26,7 @@ from typing import Literal
 import pytest
 
 import shellrt
-from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy, SandboxPolicyError
+from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy, SandboxPolicyError, _account
 from sandbox._cgroup import cgroup_unavailable_reasons
 from sandbox._seccomp import DENIED, ENOSYS_CALLS
 from sandbox.bwrap import BwrapBackend
@@ -248,6 +249,17 @@ async def test_command_is_not_root_when_shellrt_is(run: Run) -> None:
     code, out = await run("id -u")
     assert code == 0
     assert out.split() == ([str(BwrapConfig().sandbox_uid)] if AS_ROOT else [str(os.geteuid())]), out
+
+
+async def test_the_command_finds_its_own_account_and_cannot_change_it(run: Run) -> None:
+    """Run as root, the sandbox uid gets an account line (sandbox._account): programs looking
+    themselves up (bash, git, id) find it at once; /etc/passwd stays read-only, the host's unchanged."""
+    before = Path("/etc/passwd").read_bytes()
+    code, out = await run("id -un; { echo x >> /etc/passwd; } 2>/dev/null || echo REFUSED")
+    assert code == 0, out
+    name = _account.NAME if AS_ROOT else pwd.getpwuid(os.geteuid()).pw_name
+    assert out.split() == [name, "REFUSED"], out
+    assert Path("/etc/passwd").read_bytes() == before
 
 
 async def test_nested_user_namespace_mount_and_keyctl_fail(run: Run) -> None:
