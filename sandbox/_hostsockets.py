@@ -32,11 +32,20 @@ RUN_DIRS = ("/run", "/var/run")
 
 
 def _socket_table() -> bytes:
+    """``/proc/net/unix`` (read before every per-command bwrap: plain reads, no file object)."""
     try:
-        with open("/proc/net/unix", "rb") as f:
-            return f.read()
+        fd = os.open("/proc/net/unix", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return b""
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
 
 
 def _bound(table: bytes) -> frozenset[tuple[str, str]]:
@@ -154,9 +163,11 @@ class IpcMasks:
     (inode, path) pairs in a changed one (a connection came or went), reuse the
     flags; a socket bound since -- at a new path or again at a listed one (a new
     inode) -- or another ``XDG_RUNTIME_DIR`` works them out afresh, so the next
-    command hides it, as before. What the check leaves out: a host directory's
-    mode or a host symlink changed while the listed sockets stayed the same (only
-    the host's root can do that; the sandbox cannot write there).
+    command hides it, as before; so does a masked socket's file that is gone
+    (one ``lstat`` each: bwrap cannot cover a file that is not there). What the
+    check leaves out: a host directory's mode or a host symlink changed while the
+    listed sockets stayed the same (only the host's root can do that; the
+    sandbox cannot write there).
     """
 
     def __init__(self, keep: Iterable[Path], *, reachable_only: bool = False) -> None:
@@ -165,6 +176,8 @@ class IpcMasks:
         self._key: tuple[bytes, str] | None = None
         self._bound: frozenset[tuple[str, str]] | None = None
         self._args: tuple[str, ...] = ()
+        #: The sockets ``_args`` covers with /dev/null: each must still be there for bwrap to cover.
+        self._masked: list[str] = []
 
     def args(self) -> list[str]:
         """The flags for a sandbox starting now."""
@@ -173,9 +186,24 @@ class IpcMasks:
         if key != self._key:
             bound = _bound(table)
             if self._key is None or key[1] != self._key[1] or bound != self._bound:
-                self._args = tuple(
-                    ipc_mask_args(self._keep, reachable_only=self._reachable_only, table=table)
-                )
-                self._bound = bound
+                self._work_out(table)
+            self._bound = bound
             self._key = key
+        elif not all(_is_socket(path) for path in self._masked):
+            self._work_out(table)  # a listed socket's file was removed: bwrap could not cover it
         return list(self._args)
+
+    def _work_out(self, table: bytes) -> None:
+        self._args = tuple(ipc_mask_args(self._keep, reachable_only=self._reachable_only, table=table))
+        self._masked = [
+            self._args[i + 2]
+            for i in range(len(self._args) - 2)
+            if self._args[i] == "--ro-bind" and self._args[i + 1] == "/dev/null"
+        ]
+
+
+def _is_socket(path: str) -> bool:
+    try:
+        return stat.S_ISSOCK(os.lstat(path).st_mode)
+    except OSError:
+        return False

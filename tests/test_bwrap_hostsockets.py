@@ -101,3 +101,14 @@ def test_another_runtime_dir_is_worked_out_afresh(
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     args = masks.args()
     assert ["--tmpfs", str(runtime)] in [args[i : i + 2] for i in range(len(args))]
+
+
+def test_a_masked_socket_whose_file_is_removed_is_dropped(tmp_path: Path, outside: Path) -> None:
+    """Still listening (the table unchanged) but its file unlinked: bwrap could not cover it (it would
+    fail every start), and there is nothing left on disk to connect to."""
+    path = outside / "unlinked.sock"
+    with _listen(path):
+        masks = IpcMasks((tmp_path,))
+        assert _masked(masks.args(), path)
+        path.unlink()
+        assert not _masked(masks.args(), path)
