@@ -4,7 +4,9 @@
 disappears meanwhile (a Docker container stopping, an automount expiring),
 bwrap fails before the command starts: ``bwrap: Can't bind mount /oldroot/ on
 /newroot/: Unable to apply mount flags: remount "…": Invalid argument``.
-Observed here about once in 200 starts while containers churn.
+Observed here about once in 200 starts while containers churn. The same goes
+for a host socket that was listed for masking and is gone (with its directory)
+before bwrap covers it: ``Can't create file at …`` / ``Can't mkdir parents for …``.
 
 Detection never guesses from output alone: bwrap is started with
 ``--json-status-fd``, which reports ``exit-code`` only when the command itself
@@ -28,7 +30,14 @@ __all__ = ["MAX_RETRIES", "TRANSIENT", "RetryingBwrapProcess", "Spawn", "lost_mo
 
 #: Extra attempts after a failed setup.
 MAX_RETRIES = 3
-TRANSIENT = (b"Unable to apply mount flags", b"Can't bind mount /oldroot/")
+TRANSIENT = (
+    b"Unable to apply mount flags",
+    b"Can't bind mount /oldroot/",
+    # A host socket listed for masking went away (with its directory) before bwrap covered it:
+    # the next start lists the sockets afresh (sandbox._hostsockets).
+    b"Can't mkdir parents for",
+    b"Can't create file at",
+)
 
 
 def lost_mount_race(output: bytes | str) -> bool:

@@ -26,28 +26,43 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["RUN_DIRS", "SocketWatch", "host_socket_paths", "ipc_mask_args", "outside_sockets"]
+__all__ = ["RUN_DIRS", "IpcMasks", "SocketWatch", "host_socket_paths", "ipc_mask_args", "outside_sockets"]
 
 RUN_DIRS = ("/run", "/var/run")
 
 
 def _socket_table() -> bytes:
+    """``/proc/net/unix`` (read before every per-command bwrap: plain reads, no file object)."""
     try:
-        with open("/proc/net/unix", "rb") as f:
-            return f.read()
+        fd = os.open("/proc/net/unix", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return b""
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
+def _bound(table: bytes) -> frozenset[tuple[str, str]]:
+    """(inode, path) of every pathname socket in ``table``: a socket bound again at a listed path
+    shows up as a new inode."""
+    lines = table.decode("utf-8", "surrogateescape").splitlines()[1:]
+    return frozenset(
+        (parts[6], parts[7])
+        for line in lines
+        if len(parts := line.split(None, 7)) == 8 and parts[7].startswith("/")
+    )
 
 
 def host_socket_paths(table: bytes | None = None) -> list[str]:
     """Pathname unix sockets bound in the host's network namespace (``/proc/net/unix``, or ``table``
     read from it)."""
-    raw = _socket_table() if table is None else table
-    lines = raw.decode("utf-8", "surrogateescape").splitlines()[1:]
-    paths = {
-        parts[7] for line in lines if len(parts := line.split(None, 7)) == 8 and parts[7].startswith("/")
-    }
-    return sorted(paths)
+    return sorted({path for _, path in _bound(_socket_table() if table is None else table)})
 
 
 def _under(path: str, roots: Iterable[str]) -> bool:
@@ -94,13 +109,15 @@ class SocketWatch:
         return False
 
 
-def ipc_mask_args(keep: Iterable[Path], *, reachable_only: bool = False) -> list[str]:
+def ipc_mask_args(
+    keep: Iterable[Path], *, reachable_only: bool = False, table: bytes | None = None
+) -> list[str]:
     """bwrap flags hiding /run, XDG_RUNTIME_DIR and every host socket outside ``keep`` (and /tmp).
 
     To be placed after ``--ro-bind / /`` and before the binds of ``keep``.
     ``reachable_only``: for a bwrap run as an unprivileged uid that owns nothing on the
     host, leave out sockets in directories "others" cannot cross (it could neither mask
-    nor reach them).
+    nor reach them). ``table``: ``/proc/net/unix`` as already read (default: read now).
     """
     kept = _kept(keep)
     args: list[str] = []
@@ -120,7 +137,7 @@ def ipc_mask_args(keep: Iterable[Path], *, reachable_only: bool = False) -> list
     resolv = os.path.realpath("/etc/resolv.conf")
     if _under(resolv, covered) and os.path.isfile(resolv):
         args += ["--ro-bind", resolv, resolv]  # DNS keeps working with network: host
-    for listed in host_socket_paths():
+    for listed in host_socket_paths(table):
         path = os.path.realpath(listed)
         if _under(path, covered) or _under(path, kept):
             continue
@@ -135,3 +152,58 @@ def ipc_mask_args(keep: Iterable[Path], *, reachable_only: bool = False) -> list
             continue
         args += ["--ro-bind", "/dev/null", path]
     return args
+
+
+class IpcMasks:
+    """`ipc_mask_args` for one sandbox's kept paths, worked out again only when the host's sockets changed.
+
+    One bwrap per command needs the flags before every command, and working them
+    out (resolving and checking each listed socket) cost more than the rest of its
+    argv. Each call reads ``/proc/net/unix`` once: the same table, or the same
+    (inode, path) pairs in a changed one (a connection came or went), reuse the
+    flags; a socket bound since -- at a new path or again at a listed one (a new
+    inode) -- or another ``XDG_RUNTIME_DIR`` works them out afresh, so the next
+    command hides it, as before; so does a masked socket's file that is gone
+    (one ``lstat`` each: bwrap cannot cover a file that is not there). What the
+    check leaves out: a host directory's mode or a host symlink changed while the
+    listed sockets stayed the same (only the host's root can do that; the
+    sandbox cannot write there).
+    """
+
+    def __init__(self, keep: Iterable[Path], *, reachable_only: bool = False) -> None:
+        self._keep = tuple(keep)
+        self._reachable_only = reachable_only
+        self._key: tuple[bytes, str] | None = None
+        self._bound: frozenset[tuple[str, str]] | None = None
+        self._args: tuple[str, ...] = ()
+        #: The sockets ``_args`` covers with /dev/null: each must still be there for bwrap to cover.
+        self._masked: list[str] = []
+
+    def args(self) -> list[str]:
+        """The flags for a sandbox starting now."""
+        table = _socket_table()
+        key = (table, os.environ.get("XDG_RUNTIME_DIR", ""))
+        if key != self._key:
+            bound = _bound(table)
+            if self._key is None or key[1] != self._key[1] or bound != self._bound:
+                self._work_out(table)
+            self._bound = bound
+            self._key = key
+        elif not all(_is_socket(path) for path in self._masked):
+            self._work_out(table)  # a listed socket's file was removed: bwrap could not cover it
+        return list(self._args)
+
+    def _work_out(self, table: bytes) -> None:
+        self._args = tuple(ipc_mask_args(self._keep, reachable_only=self._reachable_only, table=table))
+        self._masked = [
+            self._args[i + 2]
+            for i in range(len(self._args) - 2)
+            if self._args[i] == "--ro-bind" and self._args[i + 1] == "/dev/null"
+        ]
+
+
+def _is_socket(path: str) -> bool:
+    try:
+        return stat.S_ISSOCK(os.lstat(path).st_mode)
+    except OSError:
+        return False

@@ -156,40 +156,95 @@ def _load(offset: int) -> _Insn:
 
 
 def _table(arch: int, setid_only: bool = False) -> list[_Insn]:
-    """The rules for one architecture (0: x86_64, 1: aarch64), the syscall number already loaded."""
-    prog: list[_Insn] = []
-    if arch == 0:  # x32 calls (same audit arch, numbers with bit 30 set): kill
-        prog += [(_JGE_K, 0, 1, _X32_SYSCALL_BIT), _ret(_RET_KILL_PROCESS)]
-    return [*prog, *_dispatch(_rules(arch, setid_only))]
+    """The rules for one architecture (0: x86_64, 1: aarch64), the syscall number already loaded.
+
+    x32 calls on x86_64 (same audit arch, numbers with bit 30 set) are killed.
+    """
+    return _dispatch(_rules(arch, setid_only), kill_from=_X32_SYSCALL_BIT if arch == 0 else None)
 
 
-#: A leaf of the search tree compares this many numbers one by one.
-_LEAF = 4
+#: An instruction whose jumps may name a shared return (``("ret", value)``) instead of an offset.
+_Target = int | tuple[str, int]
+_Sym = tuple[int, _Target, _Target, int]
+#: (first syscall number of a range, its return value or its block of instructions).
+_Segment = tuple[int, "int | list[_Sym]"]
+#: Jump targets: the shared returns at the end of a table.
+_EPERM: _Target = ("ret", _RET_ERRNO | errno.EPERM)
+_ALLOW: _Target = ("ret", _RET_ALLOW)
 
 
-def _dispatch(rules: list[tuple[int, list[_Insn]]]) -> list[_Insn]:
+def _dispatch(rules: list[tuple[int, list[_Sym]]], *, kill_from: int | None = None) -> list[_Insn]:
     """Jump to the block of the loaded syscall number, or allow it: a binary search on the number.
 
     A few compares per call instead of one per rule: the kernel runs the filter on
-    every call the command makes and, when a process loads it, evaluates it for every
-    syscall number (its cache of always-allowed calls), so its length per call matters.
-    ``rules`` sorted by number; each block ends in a return.
+    every call the command makes and, when a process loads it, checks, converts and
+    compiles it and evaluates it for every syscall number (its cache of always-allowed
+    calls), so both its length and its length per call matter. Neighbouring numbers
+    with the same plain return (``mount`` .. ``reboot``, the new mount API) are one
+    range, and every plain return is one shared instruction at the end that the
+    search jumps to. ``rules`` sorted by number; each block ends in a return.
+    ``kill_from``: numbers from there on are killed.
     """
-    if len(rules) <= _LEAF:
-        prog: list[_Insn] = []
-        for nr, block in rules:
-            prog += [(_JEQ_K, 0, len(block), nr), *block]
-        return [*prog, _ret(_RET_ALLOW)]
-    mid = len(rules) // 2
-    low, high = _dispatch(rules[:mid]), _dispatch(rules[mid:])
-    return [(_JGE_K, 0, len(high), rules[mid][0]), *high, *low]
+    return _resolve(_search(_segments(rules, kill_from)))
 
 
-def _rules(arch: int, setid_only: bool) -> list[tuple[int, list[_Insn]]]:
-    """(syscall number, its block of instructions ending in a return) for one architecture, by number."""
-    rules: dict[int, list[_Insn]] = {}
+def _segments(rules: list[tuple[int, list[_Sym]]], kill_from: int | None) -> list[_Segment]:
+    """The number line from 0 as consecutive ranges, each with its plain return value or its block."""
+    segments: list[_Segment] = []
 
-    def add(nr: int | None, block: list[_Insn]) -> None:
+    def push(first: int, action: int | list[_Sym]) -> None:
+        if not (segments and isinstance(action, int) and segments[-1][1] == action):
+            segments.append((first, action))
+
+    following = 0
+    for nr, block in rules:
+        if nr > following:
+            push(following, _RET_ALLOW)
+        plain = len(block) == 1 and block[0][0] == _RET_K
+        push(nr, block[0][3] if plain else block)  # a plain return: shared
+        following = nr + 1
+    push(following, _RET_ALLOW)
+    if kill_from is not None:
+        push(kill_from, _RET_KILL_PROCESS)
+    return segments
+
+
+def _search(segments: list[_Segment]) -> list[_Sym]:
+    """Binary search over ``segments`` (the loaded number is within them)."""
+    if len(segments) == 1:
+        action = segments[0][1]
+        return [_ret(action)] if isinstance(action, int) else list(action)
+    mid = len(segments) // 2
+    parts: list[tuple[list[_Sym], tuple[str, int] | None]] = []
+    for part in (segments[mid:], segments[:mid]):
+        action = part[0][1]
+        if len(part) == 1 and isinstance(action, int):
+            parts.append(([], ("ret", action)))  # no code: the jump goes to the shared return
+        else:
+            parts.append((_search(part), None))
+    (high, high_ret), (low, low_ret) = parts
+    jump_high: _Target = high_ret if high_ret is not None else 0
+    jump_low: _Target = low_ret if low_ret is not None else len(high)
+    return [(_JGE_K, jump_high, jump_low, segments[mid][0]), *high, *low]
+
+
+def _resolve(code: list[_Sym]) -> list[_Insn]:
+    """``code`` with its shared returns appended and every jump to one turned into an offset."""
+    values = sorted({t[1] for _c, jt, jf, _k in code for t in (jt, jf) if isinstance(t, tuple)})
+    at = {value: len(code) + i for i, value in enumerate(values)}
+    out: list[_Insn] = []
+    for i, (op, jt, jf, k) in enumerate(code):
+        jumps = [at[t[1]] - i - 1 if isinstance(t, tuple) else t for t in (jt, jf)]
+        out.append((op, jumps[0], jumps[1], k))
+    return [*out, *(_ret(value) for value in values)]
+
+
+def _rules(arch: int, setid_only: bool) -> list[tuple[int, list[_Sym]]]:
+    """(syscall number, its block) for one architecture, by number; a block never falls
+    through: it ends in a return or jumps to a shared one (`_EPERM`, `_ALLOW`)."""
+    rules: dict[int, list[_Sym]] = {}
+
+    def add(nr: int | None, block: list[_Sym]) -> None:
         if nr is not None:
             assert rules.setdefault(nr, block) == block, f"two different rules for syscall {nr}"
 
@@ -198,42 +253,29 @@ def _rules(arch: int, setid_only: bool) -> list[tuple[int, list[_Insn]]]:
             for numbers in table.values():
                 add(numbers[arch], [_ret(_RET_ERRNO | result)])
         for numbers in _NEWUSER_CHECKED.values():
-            add(
-                numbers[arch],
-                [
-                    _load(_OFF_ARG0_LOW),
-                    (_JSET_K, 0, 1, CLONE_NEWUSER),
-                    _ret(_RET_ERRNO | errno.EPERM),
-                    _ret(_RET_ALLOW),
-                ],
-            )
-        safe = len(SAFE_PERSONALITIES)
-        personality: list[_Insn] = [_load(_OFF_ARG0_LOW)]
-        for i, value in enumerate(SAFE_PERSONALITIES):
-            personality.append((_JEQ_K, safe - i, 0, value))  # to the ALLOW after the EPERM
-        add(_PERSONALITY[arch], [*personality, _ret(_RET_ERRNO | errno.EPERM), _ret(_RET_ALLOW)])
+            add(numbers[arch], [_load(_OFF_ARG0_LOW), (_JSET_K, _EPERM, _ALLOW, CLONE_NEWUSER)])
+        personality: list[_Sym] = [_load(_OFF_ARG0_LOW)]
+        for value in SAFE_PERSONALITIES[:-1]:
+            personality.append((_JEQ_K, _ALLOW, 0, value))
+        personality.append((_JEQ_K, _ALLOW, _EPERM, SAFE_PERSONALITIES[-1]))
+        add(_PERSONALITY[arch], personality)
     for nr, block in _setid_rules(arch):
         add(nr, block)
     return sorted(rules.items())
 
 
-def _setid_rules(arch: int) -> list[tuple[int, list[_Insn]]]:
+def _setid_rules(arch: int) -> list[tuple[int, list[_Sym]]]:
     """EPERM for a call that would set S_ISUID/S_ISGID (`SETID_MODE_CHECKED`): (number, block)."""
-    rules: list[tuple[int, list[_Insn]]] = [(437, [_ret(_RET_ERRNO | errno.ENOSYS)])]  # openat2:
+    rules: list[tuple[int, list[_Sym]]] = [(437, [_ret(_RET_ERRNO | errno.ENOSYS)])]  # openat2:
     # its mode is in a struct no filter can read
     for nr_x86, nr_arm, flags_arg, mode_arg in SETID_MODE_CHECKED.values():
         nr = (nr_x86, nr_arm)[arch]
         if nr is None:
             continue
-        block: list[_Insn] = []
+        block: list[_Sym] = []
         if flags_arg is not None:  # the mode counts only when the call creates a file
-            block += [_load(_arg_low(flags_arg)), (_JSET_K, 1, 0, _O_CREATES), _ret(_RET_ALLOW)]
-        block += [
-            _load(_arg_low(mode_arg)),
-            (_JSET_K, 0, 1, S_ISID),
-            _ret(_RET_ERRNO | errno.EPERM),
-            _ret(_RET_ALLOW),
-        ]
+            block += [_load(_arg_low(flags_arg)), (_JSET_K, 0, _ALLOW, _O_CREATES)]
+        block += [_load(_arg_low(mode_arg)), (_JSET_K, _EPERM, _ALLOW, S_ISID)]
         rules.append((nr, block))
     return rules
 

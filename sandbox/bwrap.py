@@ -95,11 +95,12 @@ from pathlib import Path
 import anyio
 
 from sandbox import _seccomp
+from sandbox._account import account_files
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
 from sandbox._hostproc import HostRunner
-from sandbox._hostsockets import SocketWatch, ipc_mask_args
+from sandbox._hostsockets import IpcMasks, SocketWatch
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._scratch import OwnedDir
@@ -196,6 +197,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._ns_prefix: list[str] = []
         self._ns_user_prefix: list[str] = []
         self._sources: dict[Path, Path] = {}
+        #: Worked out once a session, not before every bwrap (see `_ipc_masks`, `_skeleton_args`).
+        self._ipc_cache: dict[tuple[Path, bool], IpcMasks] = {}
+        self._skeletons: tuple[list[Path], list[str]] | None = None
         #: Root caller, one bwrap per command: the process that starts each bwrap as the sandbox
         #: uid in the holder's namespace (None: ``nsenter`` per command does it).
         self._spawner: Zygote | None = None
@@ -369,7 +373,33 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             # anything covers part of this one ("too revealing").
             args += ["--ro-bind", "/proc/sys", "/proc/sys", *_PROC_MASKS]
         # No host IPC: /run, the caller's runtime dir and every other host socket hidden.
-        return args + ipc_mask_args((*self.policy.allowed_roots(), state_dir), reachable_only=as_user)
+        return args + self._ipc_masks(state_dir, as_user=as_user).args()
+
+    def _ipc_masks(self, state_dir: Path, *, as_user: bool) -> IpcMasks:
+        """The host-socket flags of this session's sandboxes, worked out again only when the host's
+        sockets changed (`IpcMasks`): one bwrap per command asks before every command."""
+        masks = self._ipc_cache.get((state_dir, as_user))
+        if masks is None:
+            masks = IpcMasks((*self.policy.allowed_roots(), state_dir), reachable_only=as_user)
+            self._ipc_cache[state_dir, as_user] = masks
+        return masks
+
+    def _skeleton_args(self) -> tuple[list[Path], list[str]]:
+        """Root caller, per command: the `_skeletons` on the way to `_reach_paths` and the bwrap
+        flags making them, worked out once a session (a stat of every parent before every command
+        otherwise). A parent closed later makes bwrap fail, never shows more."""
+        if self._skeletons is None:
+            paths = self._reach_paths()
+            points = _skeletons(paths)
+            args: list[str] = []
+            for point in points:
+                args += ["--perms", "0711", "--tmpfs", str(point)]
+                # bwrap would give the parents it makes their host modes (0700): crossable instead.
+                inner = {q for p in paths if point in p.parents for q in p.parents if point in q.parents}
+                for parent in sorted(inner, key=lambda q: len(q.parts)):
+                    args += ["--perms", "0711", "--dir", str(parent)]
+            self._skeletons = points, args
+        return self._skeletons
 
     def _denied_kinds(self) -> tuple[str | None, ...]:
         """Per read-denied path, what is there now: ``dir``, ``file`` or None (nothing to hide)."""
@@ -495,10 +525,20 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         # A per-command bwrap runs as the sandbox uid, which cannot cross the 0700 parents of
         # what it binds (/root, the session tmp's owner dir). In the holder's namespace only,
         # that owner dir becomes a 0711 skeleton holding the session tmp and a copy of each
-        # root's (idmapped) mount and of the state dir: the sources it binds from.
+        # root's (idmapped) mount and of the state dir that the uid cannot reach where it is:
+        # the sources it binds from. What it reaches (every parent crossable) it binds in place:
+        # every bwrap copies and lists each mount of this namespace, so each one costs per command.
         reach = self._reach_paths()
-        sources = {path: owner.path / "src" / str(i) for i, path in enumerate(reach)}
+        sources = {
+            path: owner.path / "src" / str(i)
+            for i, path in enumerate(reach)
+            if not _reachable(str(path.parent))
+        }
+        # Only a zygote binds the roots from their own paths: one bwrap per command needs
+        # an unreachable root's idmapped mount at its source only.
+        in_place = self.config.persistent
         steps: list[tuple[object, ...]] = []
+        attach_late: list[tuple[object, ...]] = []
         fds: list[int] = []
         userns: dict[tuple[int, int], int] = {}
         holder = Zygote(self._runner)
@@ -508,12 +548,23 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 if (st.st_uid, st.st_gid) not in userns:
                     userns[st.st_uid, st.st_gid] = userns_fd(st.st_uid, st.st_gid, uid, gid)
                 fds.append(idmapped_tree(root, userns[st.st_uid, st.st_gid]))
-                steps.append(("attach", fds[-1], str(root)))
+                if root in sources and not in_place:
+                    attach_late.append(("attach", fds[-1], str(sources[root])))
+                else:
+                    steps.append(("attach", fds[-1], str(root)))
+            # The sandbox uid's own account line (sandbox._account): bound before the skeleton
+            # hides the directory the copies are in.
+            steps += [("copy", str(copy), str(host)) for copy, host in account_files(owner.path, uid, gid)]
             steps += [
                 ("save", str(tmp)),
                 ("skeleton", str(owner.path), [str(tmp), *map(str, sources.values())]),
                 ("restore", str(tmp)),
-                *(("copy", str(path), str(source)) for path, source in sources.items()),
+                *attach_late,
+                *(
+                    ("copy", str(path), str(source))
+                    for path, source in sources.items()
+                    if in_place or path not in self.policy.allowed_roots()
+                ),
             ]
             # On the host: this very interpreter.
             await holder.start([], sys.executable, {"hold": True, "setup": steps}, tuple(fds))
@@ -549,6 +600,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 await helper.close()
         self._spawner = self._holder = None
         self._ns_prefix, self._ns_user_prefix, self._sources = [], [], {}
+        self._ipc_cache, self._skeletons = {}, None
         proxy, self._proxy = self._proxy, None
         if proxy is not None:  # after the sandboxes: nothing is left to connect through it
             await anyio.to_thread.run_sync(proxy.close)
@@ -618,23 +670,20 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             args += ["--ro-bind", str(self._proxy_dir), PROXY_DIR_INSIDE]
         args += ["--tmpfs", "/tmp"] if tmp is None else ["--bind", str(tmp), "/tmp"]
         if as_user:  # root, per command: see _skeletons
-            paths = self._reach_paths()
-            for point in _skeletons(paths):
-                args += ["--perms", "0711", "--tmpfs", str(point)]
-                # bwrap would give the parents it makes their host modes (0700): crossable instead.
-                inner = {q for p in paths if point in p.parents for q in p.parents if point in q.parents}
-                for parent in sorted(inner, key=lambda q: len(q.parts)):
-                    args += ["--perms", "0711", "--dir", str(parent)]
+            args += self._skeleton_args()[1]
         sources = self._sources if as_user else {}
         for root in self.policy.allowed_roots():
             args += ["--bind", str(sources.get(root, root)), str(root)]
         # After the roots, so a root that contains it (workspace = /tmp) cannot cover it.
         args += ["--bind", str(sources.get(state_dir, state_dir)), str(state_dir)]
         kinds = self._denied_kinds() if denied is None else denied
+        reach = (
+            [*self._reach_paths(), *self._skeleton_args()[0]] if as_user and self.policy.read_denied else []
+        )
         masked = [
             path
             for path in self.policy.read_denied
-            if not as_user or _maskable(path, self._reach_paths())  # else unreachable: nothing to hide
+            if not as_user or _maskable(path, reach)  # else unreachable: nothing to hide
         ]
         # Every directory between a writable root and a masked path is a mount point of itself:
         # renaming or removing a mount point fails (EBUSY), so no command can move a masked
@@ -812,14 +861,13 @@ def _reachable(path: str) -> bool:
         return False
 
 
-def _maskable(path: Path, reach: list[Path]) -> bool:
+def _maskable(path: Path, inside: list[Path]) -> bool:
     """Whether a bwrap run as the sandbox uid (root caller, per command) can reach ``path`` to mask it.
 
-    Inside the writable roots, the state dir and the skeletons on their way it can
-    (they are its own there); elsewhere only where "others" may cross every parent --
-    and what it cannot reach, the command cannot read either.
+    Inside the writable roots, the state dir and the skeletons on their way (``inside``)
+    it can (they are its own there); elsewhere only where "others" may cross every
+    parent -- and what it cannot reach, the command cannot read either.
     """
-    inside = [*reach, *_skeletons(reach)]
     if any(path == p or p in path.parents for p in inside):
         return True
     return _reachable(str(path.parent))

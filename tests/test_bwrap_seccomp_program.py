@@ -115,3 +115,11 @@ def test_a_call_is_decided_in_a_few_instructions() -> None:
     longest = max(run(prog, nr, X86_64, arg)[1] for nr in range(470) for arg in ARGS)
     assert longest <= 24, longest
     assert len(prog) // 8 < len(_seccomp.filter_bytes()) // 8  # one architecture's table only
+
+
+def test_the_program_is_short() -> None:
+    """The kernel checks, converts and JIT-compiles the program for every command (one bwrap per
+    command): plain returns are shared and neighbouring numbers with the same one form one range
+    (205 instructions for x86_64 before, 112 since)."""
+    assert len(_seccomp.filter_bytes(machine="x86_64")) // 8 <= 120
+    assert len(_seccomp.filter_bytes(machine="aarch64")) // 8 <= 100

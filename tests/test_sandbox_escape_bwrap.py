@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import platform
+import pwd
 import shutil
 import socket
 import subprocess
@@ -25,7 +26,7 @@ from typing import Literal
 import pytest
 
 import shellrt
-from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy, SandboxPolicyError
+from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy, SandboxPolicyError, _account
 from sandbox._cgroup import cgroup_unavailable_reasons
 from sandbox._seccomp import DENIED, ENOSYS_CALLS
 from sandbox.bwrap import BwrapBackend
@@ -250,6 +251,17 @@ async def test_command_is_not_root_when_shellrt_is(run: Run) -> None:
     assert out.split() == ([str(BwrapConfig().sandbox_uid)] if AS_ROOT else [str(os.geteuid())]), out
 
 
+async def test_the_command_finds_its_own_account_and_cannot_change_it(run: Run) -> None:
+    """Run as root, the sandbox uid gets an account line (sandbox._account): programs looking
+    themselves up (bash, git, id) find it at once; /etc/passwd stays read-only, the host's unchanged."""
+    before = Path("/etc/passwd").read_bytes()
+    code, out = await run("id -un; { echo x >> /etc/passwd; } 2>/dev/null || echo REFUSED")
+    assert code == 0, out
+    name = _account.NAME if AS_ROOT else pwd.getpwuid(os.geteuid()).pw_name
+    assert out.split() == [name, "REFUSED"], out
+    assert Path("/etc/passwd").read_bytes() == before
+
+
 async def test_nested_user_namespace_mount_and_keyctl_fail(run: Run) -> None:
     code, out = await run(
         "unshare -U true && echo USERNS; unshare -Ur true && echo USERNS-ROOT; "
@@ -442,11 +454,14 @@ async def test_masked_paths_cannot_be_moved_away(ws: Path, tmp_path: Path, persi
         assert not (ws / "top" / "later").exists()  # no placeholder in the user's repo
 
 
+@pytest.mark.parametrize("persistent", [True, False], ids=["persistent", "per-command"])
 async def test_host_socket_made_after_the_session_sandbox_started_is_hidden_too(
-    ws: Path, tmp_path: Path
+    ws: Path, tmp_path: Path, persistent: bool
 ) -> None:
+    """Per command the masks are worked out again only when the host's sockets changed
+    (`sandbox._hostsockets.IpcMasks`): a socket bound since must still be hidden."""
     require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
-    backend = BwrapBackend(BwrapConfig(persistent=True), SandboxPolicy(workspace=ws))
+    backend = BwrapBackend(BwrapConfig(persistent=persistent), SandboxPolicy(workspace=ws))
     try:
         await backend.start()
     except BackendUnavailableError as exc:
@@ -455,7 +470,7 @@ async def test_host_socket_made_after_the_session_sandbox_started_is_hidden_too(
     outside = Path(tempfile.mkdtemp(prefix="shellrt-escape-", dir="/var/tmp"))
     listener: Listener | None = None
     try:
-        assert (await sup.run("true", timeout_s=30)).exit_code == 0  # the zygote is up
+        assert (await sup.run("true", timeout_s=30)).exit_code == 0  # the sandbox (and its masks) is up
         outside.chmod(0o755)
         listener = Listener(outside / "late.sock")
         result = await sup.run(
