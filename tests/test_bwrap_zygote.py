@@ -213,3 +213,10 @@ async def test_a_root_callers_command_starts_without_a_user_database_lookup(
     _, sup = session
     result = await sup.run('echo "$SHELL"; grep -c libnss_ /proc/$$/maps', timeout_s=10)
     assert result.preview.split() == ["/bin/sh", "0"], result.preview
+
+
+def test_the_zygote_program_fits_in_a_pipe_nobody_reads() -> None:
+    """The host writes the program into the pipe before bwrap runs: a start that fails before the
+    zygote reads it (a mount race, a vanished socket) must not block the host on a full pipe."""
+    assert len(zygote_module.ZYGOTE_CODE) < 65536
+    assert b"The zygote: the one long-lived process" not in zygote_module.ZYGOTE_CODE, "docstrings dropped"
