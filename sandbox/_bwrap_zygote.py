@@ -33,8 +33,10 @@ __all__ = ["ZYGOTE_CODE", "Zygote", "ZygoteGoneError", "ZygoteProcess"]
 
 #: The zygote's compiled program, fed through a pipe (its file may be hidden inside the
 #: sandbox; the zygote runs on this very interpreter, so the marshal format matches).
+#: Without its docstrings (``optimize=2``; it has no ``assert``): less for every clone of the
+#: zygote to copy, and the whole program fits in a pipe's default 64 KiB.
 ZYGOTE_CODE = marshal.dumps(
-    compile((Path(__file__).parent / "_zygote_main.py").read_bytes(), "shellrt-zygote", "exec")
+    compile((Path(__file__).parent / "_zygote_main.py").read_bytes(), "shellrt-zygote", "exec", optimize=2)
 )
 #: What ``python -c`` runs: read the program from the fd in argv[1], run it as ``__main__``.
 _BOOTSTRAP = (
@@ -114,7 +116,9 @@ class Zygote:
                 cwd="/",
                 pass_fds=(theirs.fileno(), src_r, *pass_fds),
             )
-            # The program (~30 KiB) fits in the pipe: no reader needed while writing.
+            # The program (~50 KiB) fits in the pipe, grown or not: nothing reads it while it is
+            # written, and a bwrap that fails to start never does.
+            grow_pipe(src_w)
             os.write(src_w, ZYGOTE_CODE)
         except BaseException:
             ours.close()

@@ -23,7 +23,7 @@ ended (off the command's path; the zygote is not even told when one is used)::
                  bounding set emptied; setgroups/setresgid/setresuid (root caller: the
                  sandbox uid); no capabilities; not dumpable; no_new_privs; seccomp;
                  then waits on its own socket
-       host --request + stdin/stdout/stderr fds--> init: chdir; HOME
+       host --request + stdin/stdout/stderr fds--> init: chdir; HOME, SHELL (root caller)
        init --vfork+exec--> command (pid 2): stdio only, inheriting all of the above
 
 so every command still gets
@@ -86,7 +86,6 @@ from __future__ import annotations
 
 import _signal  # type: ignore[import-not-found]  # C module without stubs
 import _socket
-import array
 import ctypes
 import errno
 import gc
@@ -96,10 +95,14 @@ import os
 import resource
 import select
 import sys
-from typing import TYPE_CHECKING, Any
 
+#: Not ``typing.TYPE_CHECKING``: importing ``typing`` pulls in ``re``, ``enum``, ``functools`` and
+#: ``collections`` (4 MB more for every clone of the zygote to copy the page tables of, and for
+#: each init to fault in). Type checkers treat any name ``TYPE_CHECKING`` as true.
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: no module of Python source is imported at run time
     from collections.abc import Callable, Iterator
+    from typing import Any
 
 #: A command that could not start: the wait status of ``exit 1``.
 _FAILED = 1 << 8
@@ -166,49 +169,69 @@ def _check(result: int, what: str) -> int:
 
 
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    _check(
-        _libc.mount(
-            None if source is None else source.encode(),
-            target.encode(),
-            None if fstype is None else fstype.encode(),
-            ctypes.c_ulong(flags),
-            None if data is None else data.encode(),
-        ),
-        f"mount {target}",
-    )
+    _check(_libc.mount(*_mount_call(source, target, fstype, flags, data)), f"mount {target}")
 
 
 #: statvfs's ST_* flags that a read-only remount must keep (the same values as MS_*): a
 #: mount inherited into a user namespace refuses a remount that would drop a locked one.
 _KEPT_FLAGS = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | 1024 | 2048 | 4096  # NOATIME, NODIRATIME, RELATIME
 
-
-def _remount_ro(path: str, flags: int = 0) -> None:
-    kept = os.statvfs(path).f_flag & _KEPT_FLAGS
-    _mount(None, path, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | kept | flags)
-
-
-def _read_only(path: str, flags: int = 0) -> None:
-    """Bind ``path`` onto itself, then make that bind read-only."""
-    _mount(path, path, None, _MS_BIND | _MS_REC)
-    _remount_ro(path, flags)
+if TYPE_CHECKING:
+    #: One mount(2) call's arguments, ready for ctypes: source, target, fstype, flags, data.
+    MountCall = tuple[bytes | None, bytes, bytes | None, ctypes.c_ulong, bytes | None]
 
 
-def _mask(path: str) -> None:
-    """Hide ``path``: an empty read-only tmpfs over a directory, /dev/null over anything else."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return  # not on this kernel
-    if mode & 0o170000 == 0o040000:
-        _mount("tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY, "mode=0755,size=0")
-    else:
-        _read_only_bind("/dev/null", path)
+def _mount_call(
+    source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None
+) -> MountCall:
+    return (
+        None if source is None else source.encode(),
+        target.encode(),
+        None if fstype is None else fstype.encode(),
+        ctypes.c_ulong(flags),
+        None if data is None else data.encode(),
+    )
 
 
-def _read_only_bind(source: str, target: str) -> None:
-    _mount(source, target, None, _MS_BIND)
-    _remount_ro(target, _MS_NOSUID | _MS_NOEXEC)
+def _proc_mounts() -> list[MountCall]:
+    """The mount calls that give an init its own /proc, with Docker's read-only and masked entries.
+
+    Worked out once, by the zygote: each init only replays them (no Python string work, no
+    stat, no statvfs per command). What they depend on is the same for every init: the
+    entries /proc has (one kernel), the flags of the init's fresh /proc (set by the first
+    call; a remount must keep them), and those of the zygote's /dev/null, which every init's
+    mount namespace copies (a remount must keep its locked flags).
+    """
+    proc_flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+    calls = [_mount_call("proc", "/proc", "proc", proc_flags)]
+    for name in _PROC_READ_ONLY:
+        path = "/proc/" + name
+        if os.path.exists(path):
+            calls.append(_mount_call(path, path, None, _MS_BIND | _MS_REC))
+            calls.append(_mount_call(None, path, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | proc_flags))
+    null_kept = os.statvfs("/dev/null").f_flag & _KEPT_FLAGS
+    for name in _PROC_MASKED:  # an empty read-only tmpfs over a directory, /dev/null over anything else
+        path = "/proc/" + name
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            continue  # not on this kernel
+        if mode & 0o170000 == 0o040000:
+            flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY
+            calls.append(_mount_call("tmpfs", path, "tmpfs", flags, "mode=0755,size=0"))
+        else:
+            calls.append(_mount_call("/dev/null", path, None, _MS_BIND))
+            flags = _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NOEXEC | null_kept
+            calls.append(_mount_call(None, path, None, flags))
+    return calls
+
+
+def _replay(calls: list[MountCall]) -> None:
+    mount = _libc.mount
+    for call in calls:
+        if mount(*call) < 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"mount {call[1].decode()}: {os.strerror(err)}")
 
 
 def _open_tree(path: str) -> int:
@@ -253,6 +276,15 @@ def setup(steps: list[tuple[Any, ...]]) -> None:
                 os.makedirs(sub, mode=0o711, exist_ok=True)
         else:
             raise ValueError(f"unknown set-up step {kind!r}")
+
+
+def _in_passwd(uid: int) -> bool:
+    """Whether /etc/passwd names ``uid`` (read directly: ``pwd`` would load NSS modules into the zygote)."""
+    try:
+        with open("/etc/passwd", "rb") as f:
+            return any(line.split(b":")[2:3] == [str(uid).encode()] for line in f)
+    except OSError:
+        return False
 
 
 def _has_children() -> bool:
@@ -310,6 +342,10 @@ class Zygote:
         self.pool_size: int = config.get("pool", 1)
         #: Said instead of "Resource temporarily unavailable" when no process can be made.
         self.eagain: str = config.get("eagain") or "no process can be created (EAGAIN)"
+        #: ``$SHELL`` for commands that come without one, when the sandbox uid has no entry in
+        #: /etc/passwd: bash would look the uid up through every NSS source for it (libnss_systemd
+        #: dlopen'd, ~1.5 ms of each command's start, measured) and then assume this very value.
+        self.shell_fallback = "/bin/sh" if self.uid is not None and not _in_passwd(self.uid) else ""
         program: bytes = config["seccomp"]
         if not program or len(program) % 8:
             raise ValueError("no seccomp program: refusing to run commands without one")
@@ -331,6 +367,15 @@ class Zygote:
             if cap not in keep and _libc.prctl(_PR_CAPBSET_READ, cap, 0, 0, 0) == 1:
                 _check(_libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0), "prctl(CAPBSET_DROP)")
         self._bounding = [cap for cap in range(64) if _libc.prctl(_PR_CAPBSET_READ, cap, 0, 0, 0) == 1]
+        # What every init does is worked out here, once: an init is a copy of this process, and
+        # each Python object it makes or touches costs it a page copied from the zygote.
+        self._proc_mounts = _proc_mounts()
+        #: Signals with a Python handler (SIGINT's, the zygote's SIGCHLD), back to default in an init.
+        handled = {sig for sig in _signal.valid_signals() if callable(_signal.getsignal(sig))}
+        self._handled = sorted(handled | {_signal.SIGCHLD})
+        self._no_caps = ctypes.byref((ctypes.c_uint32 * 6)())  # effective, permitted, inheritable x 2
+        self._cap_header = ctypes.byref(_CapHeader(_LINUX_CAPABILITY_VERSION_3, 0))
+        self._seccomp_prog = ctypes.byref(self._fprog)
 
     def _prepare(self, status: int = -1) -> tuple[int, _socket.socket, int] | int:
         """Clone one init into fresh pid, mount and IPC namespaces: (pid, its socket, report pipe),
@@ -431,10 +476,8 @@ class Zygote:
         # No Python handler (SIGINT's KeyboardInterrupt, the zygote's SIGCHLD): the kernel drops a
         # signal sent to a namespace's pid 1 from inside unless pid 1 handles it, so the command
         # can neither end its init (`kill -INT 1`) nor have it report in its stead.
-        for sig in _signal.valid_signals():
-            if callable(_signal.getsignal(sig)):
-                _signal.signal(sig, _signal.SIG_DFL)
-        _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)  # waitpid needs it, never SIG_IGN
+        for sig in self._handled:  # SIGCHLD among them: waitpid needs it at default, never SIG_IGN
+            _signal.signal(sig, _signal.SIG_DFL)
         _check(_libc.prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0), "prctl(PDEATHSIG)")
         # Nothing of the zygote's: not its socket, not another command's status pipe or pooled
         # init's socket (whose reader would wait for this copy to close too).
@@ -442,13 +485,7 @@ class Zygote:
         failure: BaseException | None = None
         try:
             os.setsid()
-            _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
-            for name in _PROC_READ_ONLY:
-                path = "/proc/" + name
-                if os.path.exists(path):
-                    _read_only(path, _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
-            for name in _PROC_MASKED:
-                _mask("/proc/" + name)
+            _replay(self._proc_mounts)  # its own /proc, Docker's entries read-only and masked
             self._lower()
         except Exception as exc:  # reported to the command that would have run here
             failure = exc
@@ -501,6 +538,8 @@ class Zygote:
             home = env.get("HOME")
             if home and not os.access(home, os.X_OK):
                 env = {**env, "HOME": "/tmp"}  # root's home is not the sandbox user's
+            if self.shell_fallback and "SHELL" not in env:
+                env = {**env, "SHELL": self.shell_fallback}
         try:  # as the command's user: a root caller's workspace is the sandbox uid's (idmapped)
             os.chdir(req["cwd"])
         except OSError as exc:
@@ -556,11 +595,10 @@ class Zygote:
             os.setresgid(self.gid, self.gid, self.gid)
             os.setresuid(self.uid, self.uid, self.uid)
             _check(_libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(DUMPABLE)")
-        caps = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable x 2: all empty
-        _check(_libc.capset(ctypes.byref(_CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)), caps), "capset")
+        _check(_libc.capset(self._cap_header, self._no_caps), "capset")  # all empty
         _check(_libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "prctl(AMBIENT)")
         _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
-        _check(_libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(self._fprog), 0, 0), "seccomp")
+        _check(_libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, self._seccomp_prog, 0, 0), "seccomp")
 
     def kill(self, req: dict[str, Any]) -> None:
         """SIGKILL a command's init (``pid``: a pooled one; ``id``: one made on request): the
@@ -623,7 +661,7 @@ def _said(report: int) -> int:
 def _send_fds(sock: _socket.socket, message: dict[str, Any], fds: list[int]) -> None:
     sock.sendmsg(
         [marshal.dumps(message)],
-        [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, array.array("i", fds).tobytes())],
+        [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, b"".join(fd.to_bytes(_INT, sys.byteorder) for fd in fds))],
     )
 
 
@@ -634,16 +672,21 @@ def _send_fds(sock: _socket.socket, message: dict[str, Any], fds: list[int]) -> 
 _INBOX = mmap.mmap(-1, 1 << 20)
 
 
+#: Size of a C int, an fd in SCM_RIGHTS (fds are packed by hand: ``array`` imports
+#: ``collections.abc``, Python source the zygote's clones would copy for nothing).
+_INT = 4
+
+
 def _receive(sock: _socket.socket) -> tuple[bytes, list[int]]:
-    fds = array.array("i")
+    fds: list[int] = []
     # CLOEXEC: the command must not inherit the status fd (it could forge its own exit status).
     size, ancdata, _flags, _addr = sock.recvmsg_into(
-        [_INBOX], _socket.CMSG_SPACE(16 * fds.itemsize), _socket.MSG_CMSG_CLOEXEC
+        [_INBOX], _socket.CMSG_SPACE(16 * _INT), _socket.MSG_CMSG_CLOEXEC
     )
     for level, kind, data in ancdata:
         if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
-            fds.frombytes(data[: len(data) - (len(data) % fds.itemsize)])
-    return bytes(memoryview(_INBOX)[:size]), list(fds)
+            fds += memoryview(data[: len(data) - (len(data) % _INT)]).cast("i").tolist()
+    return bytes(memoryview(_INBOX)[:size]), fds
 
 
 def hold(sock: _socket.socket, steps: list[tuple[Any, ...]]) -> None:
@@ -920,10 +963,10 @@ def main() -> None:
     bridge = config.get("bridge")
     if bridge is not None:  # network "proxied"
         start_bridge(bridge["port"], bridge["socket"])
-    zygote = Zygote(config, sock)
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     _signal.set_wakeup_fd(wake_w)
     _signal.signal(_signal.SIGCHLD, lambda _sig, _frame: None)
+    zygote = Zygote(config, sock)  # after the handlers: it notes which ones its inits reset
     os.chdir("/")
     # Every init is a clone of this process: what it owns now is shared copy-on-write with each
     # one. Objects made so far never move to a collected generation again (a collection would

@@ -9,8 +9,11 @@ zygote (FAILS, not skips, under CI=true).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -169,3 +172,51 @@ async def test_a_zygote_starts_when_a_masked_socket_vanishes_meanwhile(
             await sup.close()
     finally:
         await backend.close()
+
+
+def test_the_zygote_imports_no_python_source_beyond_what_os_and_ctypes_need() -> None:
+    """Every init is a clone of the zygote: each module of Python source it holds is memory every
+    clone copies the page tables of and each init faults in (``typing`` alone pulled in ``re``,
+    ``enum``, ``functools`` and ``collections``; ``array`` pulls in ``collections.abc``)."""
+    probe = (
+        "import sys;before=set(sys.modules);"
+        "exec(marshal.loads(bytes.fromhex(sys.argv[1])),{'__name__':'probe'});"
+        "print(' '.join(sorted(set(sys.modules)-before)))"
+    )
+    code = "import marshal;" + probe
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", "-B", "-c", code, zygote_module.ZYGOTE_CODE.hex()],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    allowed = {"__future__", "_collections_abc", "genericpath", "os", "os.path", "posixpath", "stat"}
+    allowed |= {"ctypes", "ctypes._endian", "struct", "types"}  # what `import ctypes` brings
+    source = {name for name in out if not _is_c_module(name)}
+    assert source <= allowed, f"the zygote imports Python source it does not need: {sorted(source - allowed)}"
+
+
+def _is_c_module(name: str) -> bool:
+    if name in sys.builtin_module_names:
+        return True
+    spec = importlib.util.find_spec(name)
+    return spec is not None and spec.origin is not None and spec.origin.endswith(".so")
+
+
+async def test_a_root_callers_command_starts_without_a_user_database_lookup(
+    session: tuple[BwrapBackend, Supervisor],
+) -> None:
+    """The sandbox uid has no /etc/passwd entry: a bash without $SHELL looked it up through every
+    NSS source (libnss_systemd dlopen'd, ~1.5 ms of each command's start); the zygote gives it the
+    value bash would then assume."""
+    require(os.geteuid() == 0, "only a root caller's commands run under the sandbox uid (CI runs as root)")
+    _, sup = session
+    result = await sup.run('echo "$SHELL"; grep -c libnss_ /proc/$$/maps', timeout_s=10)
+    assert result.preview.split() == ["/bin/sh", "0"], result.preview
+
+
+def test_the_zygote_program_fits_in_a_pipe_nobody_reads() -> None:
+    """The host writes the program into the pipe before bwrap runs: a start that fails before the
+    zygote reads it (a mount race, a vanished socket) must not block the host on a full pipe."""
+    assert len(zygote_module.ZYGOTE_CODE) < 65536
+    assert b"The zygote: the one long-lived process" not in zygote_module.ZYGOTE_CODE, "docstrings dropped"
