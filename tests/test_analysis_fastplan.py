@@ -142,11 +142,49 @@ def _regular(ops: list[str], mask: list[int]) -> bool:
         "ls {a,b}",
         "ls a[1]",
         "ls\nrm x",
-        "ls &",
-        "ls & rm x",
         "ls |& cat",
-        "x=1 ls",
-        "LD_PRELOAD=x ls",
+        "ls & & ls",
+        "ls &;",
+        "& ls",
+        "ls &&& ls",
+        "ls &>f",
+        "ls &>>f",
+        "ls 2>&1&",
+        "x=1",
+        "x=1 y=2",
+        "x=1 && ls",
+        "ls && x=1",
+        "x=1 > f",
+        "x= ls",
+        "x=~/a ls",
+        "x=a:~/b ls",
+        "x=a=b ls",
+        "x='a' ls",
+        'x="a" ls',
+        "x=*.py ls",
+        "x=a? ls",
+        "x=$y ls",
+        "x=(a) ls",
+        "x=a\\ ls",
+        "1x=1 ls",
+        "x+=1 ls",
+        "x[1]=a ls",
+        "-x=1 ls",
+        "x=é ls",
+        "ls {}x",
+        "ls x{}",
+        "ls {};",
+        "ls { }",
+        "ls {} {",
+        "{} ls",
+        "ls \\;x",
+        "ls x\\;",
+        "ls \\;;",
+        "\\; ls",
+        "ls \\:",
+        'ls "x" \\;',
+        "ls > \\;",
+        "ls > {}",
         "export A=1",
         "declare x",
         "local x",
@@ -209,13 +247,73 @@ def test_refused(command: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", ["ls ~/x", "ls ~", "cat a~b | wc -l", "ls a ~b && ls", "ls & ls", "ls &", "ls&&ls", "a||b;c|d"]
+    "command",
+    [
+        "ls ~/x",
+        "ls ~",
+        "cat a~b | wc -l",
+        "ls a ~b && ls",
+        "ls & ls",
+        "ls &",
+        "ls&&ls",
+        "a||b;c|d",
+        "ls&",
+        "ls&ls",
+    ],
 )
 def test_plain_tokenizer_agrees(command: str) -> None:
     """Commands with no quote, glob or redirection take the simpler tokenizer: same plans (or refusal)."""
     _same(command)
-    if command.startswith("ls ~") or " ~" in command or "& " in command or command.endswith("&"):
+    if command.startswith("ls ~") or " ~" in command:
         assert plan_simple(command) is None, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sleep 10 &",
+        "ls & rm x",
+        "a && b &",
+        "a | b &",
+        "a; b && c & d",
+        "a & b & c &",
+        "timeout 5 rm x & ls",
+        "bash -c 'ls; rm x' &",
+        "nohup python server.py > server.log 2>&1 &",
+        "cd /tmp & ls",
+        "FOO=bar env | grep FOO",
+        "A=1 B=2 ls x",
+        "PYTHONPATH=src:lib python -m app",
+        "CI=1 npm test -- --watch=false",
+        "GIT_DIR=/tmp/x git status",
+        "A=1 timeout 5 rm x",
+        "A=1 bash -c 'B=2 ls'",
+        "A=1 cd /tmp && ls",
+        "A=-1 ls > out &",
+        "find . -exec rm {} \\;",
+        "find . -name '*.py' -exec grep -l x {} +",
+        "find . -type f -exec chmod 644 {} \\; -print",
+        "xargs -I {} cp {} dst/",
+        "echo {} \\;",
+        "ls \\; ;",
+    ],
+)
+def test_new_shapes_are_taken_and_agree(command: str) -> None:
+    """Background jobs, plain env prefixes and find -exec's words plan exactly like the parser path."""
+    assert _same(command), command
+
+
+@pytest.mark.parametrize("n", range(1, 5))
+def test_every_list_shape_with_background_jobs_agrees(n: int) -> None:
+    """All operator sequences with ``&`` among them (and a trailing ``&``), up to four commands."""
+    for ops in itertools.product(["|", "&&", "||", ";", "&"], repeat=n - 1):
+        for mask in itertools.product([0, 1], repeat=n):
+            parts = [f"c{i} x" + (" 2>o" if mask[i] else "") for i in range(n)]
+            command = parts[0] + "".join(f" {op} {part}" for op, part in zip(ops, parts[1:], strict=True))
+            expected = _regular(list(ops), list(mask))
+            if "&" in ops or n == 1:
+                assert _same(command) is expected, command
+            assert _same(command + " &") is expected, command
 
 
 def test_lone_dash_before_redirection_fails_closed() -> None:
@@ -367,6 +465,10 @@ _WORDS = [
     "-5",
     "+3",
     "1.5",
+    "\\;",
+    "x\\;",
+    "{}x",
+    "A=1",
 ]
 _REDIRECTS = [
     "2>&1",
@@ -395,14 +497,28 @@ _REDIRECTS = [
     ">& 2",
     "2>>err",
 ]
-_OPS = [" | ", " && ", " || ", "; ", ";", " ;", "|", "&&", "||", " & ", " |& ", "\n", " ;; ", " "]
+_OPS = [" | ", " && ", " || ", "; ", ";", " ;", "|", "&&", "||", " & ", "&", " |& ", "\n", " ;; ", " "]
+#: Env prefixes put before some generated commands (plain ones the fast path takes, and others it refuses).
+_PREFIXES = [
+    "",
+    "",
+    "",
+    "A=1 ",
+    "PYTHONPATH=src:lib ",
+    "X=a/b.c ",
+    "x= ",
+    "x=~/a ",
+    "X='a b' ",
+    "1x=2 ",
+    "A=1 B=2 ",
+]
 
 
 @st.composite
 def _commands(draw: st.DrawFn) -> str:
     parts = []
     for _ in range(draw(st.integers(1, MAX_COMMANDS + 1))):
-        words = [draw(st.sampled_from(_NAMES))]
+        words = [draw(st.sampled_from(_PREFIXES)) + draw(st.sampled_from(_NAMES))]
         words += draw(st.lists(st.sampled_from(_WORDS), max_size=4))
         words += draw(st.lists(st.sampled_from(_REDIRECTS), max_size=2))
         if draw(st.booleans()) and len(words) > 1:
@@ -413,7 +529,9 @@ def _commands(draw: st.DrawFn) -> str:
     for part in parts[1:]:
         command += draw(st.sampled_from(_OPS)) + part
     return (
-        draw(st.sampled_from(["", " ", "\t"])) + command + draw(st.sampled_from(["", " ", ";", " ;", "\n"]))
+        draw(st.sampled_from(["", " ", "\t"]))
+        + command
+        + draw(st.sampled_from(["", " ", ";", " ;", "\n", " &", "&", " & ;"]))
     )
 
 
@@ -496,6 +614,14 @@ def test_command_names_match_their_pattern(token: str) -> None:
         "echo 'a",
         'echo "$x"',
         "a&&b||c|d;e&f",
+        "find . -exec rm {} \\;",
+        "find . -exec rm {} \\; -print",
+        "ls {}",
+        "ls {}\t",
+        "ls\t\\;",
+        "ls \\;x",
+        "ls {}}",
+        "ls x{} \\",
         "  ls  \t",
         'ls >\t"x"y',
     ],

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Final, Literal
-
-from pydantic import BaseModel
+from typing import Final, Literal
 
 from .effects import plan_effects
 from .fastplan import plan_simple
@@ -112,10 +110,19 @@ def _analyze_bash(command: str, fast: bool = True) -> CommandAnalysis:
     for part in parts:
         read_paths.extend(part.reads)
     return new_analysis(
-        command, "bash", error is None, read_only, bool(destructive),
-        parts, reasons, list(plan.cd_targets), write_targets,
+        command,
+        "bash",
+        error is None,
+        read_only,
+        bool(destructive),
+        parts,
+        reasons,
+        list(plan.cd_targets),
+        write_targets,
         effects.writes_unknown or (not read_only and not write_targets and bool(plan.unsupported or error)),
-        env, plan, list(dict.fromkeys(read_paths)) if len(read_paths) > 1 else read_paths,
+        env,
+        plan,
+        list(dict.fromkeys(read_paths)) if len(read_paths) > 1 else read_paths,
     )
 
 
@@ -123,29 +130,49 @@ _PROGRAM_ENV_NAMES: Final = frozenset(PROGRAM_ENV)
 
 
 def _failed(command: str, shell: str, reason: str) -> CommandAnalysis:
-    return new_analysis(command, shell, False, False, False,
-                        [Subcommand(command, [command], "", False, [], False, [""], [""], False, "")], [reason], [], [],
-                        True, {}, None, [""])
+    return new_analysis(
+        command,
+        shell,
+        False,
+        False,
+        False,
+        [Subcommand(command, [command], "", False, [], False, [""], [""], False, "")],
+        [reason],
+        [],
+        [],
+        True,
+        {},
+        None,
+        [""],
+    )
 
 
 # ``CommandAnalysis(...)`` runs pydantic validation (trusted values here do not need it): fill the
-# model's slots directly, through BaseModel's slot descriptors (object.__setattr__ looks each one up
-# by name). Compiled with this module, so it costs a fraction of an interpreted constructor.
+# model's slots directly. Compiled, ``object.__setattr__(obj, name, value)`` is one C call of the
+# generic setter (it finds BaseModel's slot descriptors by name, bypassing the frozen model's
+# ``__setattr__``); the bound descriptors' ``__set__`` methods used before cost a Python call each.
 _new: Final = object.__new__
-_set_dict: Final[Any] = BaseModel.__dict__["__dict__"].__set__
-_set_fields_set: Final[Any] = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra: Final[Any] = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private: Final[Any] = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 #: CommandAnalysis' fields in declaration order (pydantic keeps that order in ``__dict__``).
 _FIELDS: Final[dict[str, object]] = dict.fromkeys(CommandAnalysis.model_fields)
 
 
-def new_analysis(command: str, shell: str, parse_ok: bool, read_only: bool, destructive: bool,
-                 subcommands: list[Subcommand], reasons: list[str], cd_targets: list[str],
-                 write_targets: list[str], writes_unknown: bool, env: dict[str, str],
-                 plan: CommandPlan | None, read_paths: list[str] | None = None) -> CommandAnalysis:
+def new_analysis(
+    command: str,
+    shell: str,
+    parse_ok: bool,
+    read_only: bool,
+    destructive: bool,
+    subcommands: list[Subcommand],
+    reasons: list[str],
+    cd_targets: list[str],
+    write_targets: list[str],
+    writes_unknown: bool,
+    env: dict[str, str],
+    plan: CommandPlan | None,
+    read_paths: list[str] | None = None,
+) -> CommandAnalysis:
     """``CommandAnalysis(...)`` without validation; ``concurrency_safe`` is ``read_only``."""
     analysis: CommandAnalysis = _new(CommandAnalysis)
     # A copy of a dict with every key already in place: no resizing while the 14 values go in.
@@ -164,8 +191,8 @@ def new_analysis(command: str, shell: str, parse_ok: bool, read_only: bool, dest
     fields["env"] = env
     fields["plan"] = plan
     fields["read_paths"] = [] if read_paths is None else read_paths
-    _set_dict(analysis, fields)
-    _set_fields_set(analysis, set())
-    _set_extra(analysis, None)
-    _set_private(analysis, None)
+    object.__setattr__(analysis, "__dict__", fields)
+    object.__setattr__(analysis, "__pydantic_fields_set__", set())
+    object.__setattr__(analysis, "__pydantic_extra__", None)
+    object.__setattr__(analysis, "__pydantic_private__", None)
     return analysis

@@ -1,18 +1,20 @@
 """Plan the most common command shape without the parser (a strict subset; anything else: None).
 
 Most commands an agent runs are a few simple commands joined by ``|``, ``&&``,
-``||`` or ``;``, made of plain or simply quoted words, with redirections at the
-end. For exactly that shape :func:`plan_simple` builds the same
+``||``, ``;`` or ``&``, made of plain or simply quoted words (and ``find -exec``'s
+``{}`` and ``\\;``), maybe with plain ``NAME=value`` prefixes, with redirections at
+the end. For exactly that shape :func:`plan_simple` builds the same
 :class:`CommandPlan` the tree-sitter path builds (``Planner`` does the
 per-command work, so wrappers, ``cd`` targets and ``bash -c`` scripts are
 handled by the same code), several times faster. Tests compare both paths on
 every input this module accepts.
 
 It fails closed: it returns None, and the caller parses, for any ``$``,
-backslash, backquote, ``[`` glob, glob next to quotes, brace, parenthesis, ``!``, ``#``, ``~`` at the start
-of a word, newline, tab inside quotes, non-ASCII or control character, reserved
-word, assignment, declaration builtin, ``==``/``=~`` word, ``-`` right before a
-redirection, here-document, background job, ``|&``,
+backslash or brace outside a whole ``\\;`` or ``{}`` argument, backquote, ``[`` glob, glob next to quotes,
+parenthesis, ``!``, ``#``, ``~`` at the start of a word, newline, tab inside quotes, non-ASCII or control
+character, reserved word, assignment that is not a plain ``NAME=value`` prefix of a command, declaration
+builtin, ``==``/``=~`` word, ``-`` right before a redirection, here-document, ``&`` that does not end a
+statement, ``|&``,
 ``;;``, redirection before a word or without a blank before it, an fd on ``<``,
 and for the list shapes whose tree-sitter tree is irregular (a redirection on a
 command inside a pipeline other than the very first command, a pipeline of three
@@ -27,7 +29,7 @@ import re
 from typing import Final
 
 from .models import CommandPlan
-from .nodes import PlanCommand, Redirect, Word
+from .nodes import Assignment, PlanCommand, Redirect, Word
 from .plan import UNWRAP_NAMES, Planner
 from .words import DQ_WHOLE_FEATURES, NO_FEATURES, QUOTED_FEATURES
 
@@ -58,8 +60,9 @@ _DQ_BODY: Final = r"[ #%-\[\]-_a-~]*+"
 _PLAIN: Final = r"[A-Za-z0-9_./:@%+=,*?-][A-Za-z0-9_./:@%+=,*?~-]*+"
 _WORD: Final = rf"(?:{_PLAIN}|'{_SQ_BODY}'|\"{_DQ_BODY}\")++"
 #: The token grammar, one token per match (possessive quantifiers: no backtracking), blanks
-#: before it skipped: an operator, a ``>&N`` duplication, a redirection with its target, a
-#: word, or any other single character (always refused). A redirection needs a blank right
+#: before it skipped: an operator, a ``>&N`` duplication, a redirection with its target,
+#: ``find -exec``'s ``\;`` or ``{}`` as a whole word, a word, or any other single character
+#: (refused, but for ``|``, ``;``, ``&`` and one-character words). A redirection needs a blank right
 #: before it (the lookbehind); without one it falls through to a refused single character.
 #: :func:`scan_tokens` implements it by hand (compiled, it takes about 40% of this regex's instructions);
 #: this pattern is its specification, and tests check that both agree.
@@ -68,24 +71,33 @@ TOKEN_SPEC: Final = re.compile(
         &&|\|\||[|;]
       | (?<=[ \t])[0-9]?>&[0-9]++(?=[ \t;|]|\Z)
       | (?<=[ \t])[0-9]?(?:>>|>|<)[ \t]*+{_WORD}
+      | (?<=[ \t])(?:\\;|\{{\}})(?=[ \t]|\Z)
       | {_WORD}
       | (?s:.)
     )""",
     re.VERBOSE,
 )
-#: The tokens of a command with no quote, glob or redirection: operators, words of plain word
-#: characters, and any other character alone (refused, as :data:`TOKEN_SPEC` refuses it).
-#: :func:`scan_plain_tokens` implements it by hand; tests check that both agree.
-PLAIN_TOKEN_SPEC: Final = re.compile(r"&&|\|\||[|;]|[A-Za-z0-9_./:@%+=,~-]++|[^ \t]")
-#: Single-character tokens that are not refused outright: one-character words and ``|``/``;``.
-_SINGLE_OK: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:@%+=,*?-|;")
-_OPERATORS: Final = frozenset({"&&", "||", "|", ";"})
+#: The tokens of a command with no quote, glob or redirection: operators, ``find -exec``'s ``{}`` and
+#: ``\;`` as whole words, words of plain word characters, and any other character alone (refused, as
+#: :data:`TOKEN_SPEC` refuses it). :func:`scan_plain_tokens` implements it by hand; tests check that both agree.
+PLAIN_TOKEN_SPEC: Final = re.compile(
+    r"(?<=[ \t])(?:\\;|\{\})(?=[ \t]|\Z)|&&|\|\||[|;]|[A-Za-z0-9_./:@%+=,~-]++|[^ \t]"
+)
+#: Single-character tokens that are not refused outright: one-character words and ``|``, ``;``, ``&``.
+_SINGLE_OK: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:@%+=,*?-|;&")
+_OPERATORS: Final = frozenset({"&&", "||", "|", ";", "&"})
+#: Operators after which a command may be missing at the end of the input (``ls;``, ``ls &``).
+_TERMINATORS: Final = frozenset({";", "&"})
+#: Features of the two words ``find -exec`` needs that are not plain (``\\;``, ``{}``), as the parser path
+#: evaluates them.
+_BACKSLASH: Final[frozenset[str]] = frozenset({"backslash"})
+_BRACE_CHAR: Final[frozenset[str]] = frozenset({"brace_char"})
 _REDIRECT_START: Final = frozenset("<>0123456789")
 _ANGLES: Final = frozenset("<>")
 _DIGITS: Final = frozenset("0123456789")
 #: Outside quotes only these characters appear in tokens (plain word characters, blanks,
 #: operators and redirections).
-_REFUSED_UNQUOTED: Final = re.compile(r"[^A-Za-z0-9_./:@%+=,*?~ \t|;&<>-]").search
+_REFUSED_UNQUOTED: Final = re.compile(r"[^A-Za-z0-9_./:@%+=,*?~ \t|;&<>\\{}-]").search
 #: A command name this path accepts: plain, no ``=`` (assignment) and no leading ``-`` (see
 #: :func:`_is_name`; a loop over a short name costs a fraction of a regex call's set-up).
 _NAME_FIRST: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./"
@@ -135,8 +147,19 @@ _RESERVED: Final = frozenset(
 )
 #: Names whose commands :class:`Planner` looks into (cd targets, wrapped commands, scripts).
 _PLANNER_NAMES: Final = frozenset({"cd", "pushd", *UNWRAP_NAMES})
+#: By ASCII code point: 1 may start a variable name, 2 may continue it, 4 may be in a plain assigned value
+#: (no quote, glob, ``~``, ``=``, ``$`` or anything else the parser would evaluate).
+_ASSIGN_CLASSES: Final = bytes(
+    [
+        (1 if char.isalpha() or char == "_" else 0)
+        | (2 if char.isalnum() or char == "_" else 0)
+        | (4 if char.isalnum() or char in "_./:@%+,-" else 0)
+        for char in [chr(code) for code in range(128)]
+    ]
+)
 
-_Command = tuple[list[Word], list[Redirect], str]
+#: One simple command: (argv, redirects, operator after it or "", env-prefix assignments).
+_Command = tuple[list[Word], list[Redirect], str, list[Assignment]]
 
 
 def plan_simple(command: str) -> CommandPlan | None:
@@ -158,23 +181,25 @@ def plan_simple(command: str) -> CommandPlan | None:
         simple_tokens = plain and "<" not in command and ">" not in command
         if not simple_tokens and _REFUSED_UNQUOTED(command) is not None:
             return None  # a character no unquoted token takes: refused before the costlier tokenizer
-    commands: list[_Command] = []  # (argv, redirects, operator after it or "")
+    commands: list[_Command] = []
     argv: list[Word] = []
     redirects: list[Redirect] = []
+    assignments: list[Assignment] = []
     expect_name = True
-    after_semicolon = False
+    after_terminator = False
     # Either pattern yields any character no token takes (`$`, `(`, `\\`, newline, non-ASCII, ...)
     # as a token of its own, refused below.
     tokens = scan_plain_tokens(command) if simple_tokens else scan_tokens(command)
     for token in tokens:
         if len(token) == 1 and token not in _SINGLE_OK:
-            return None  # a character no token takes (`$`, `&`, `(`, a redirection without a blank, ...)
+            return None  # a character no token takes (`$`, `(`, a redirection without a blank, ...)
         if token in _OPERATORS:
             if expect_name:
-                return None
-            commands.append((argv, redirects, token))
+                return None  # no command before it (or only assignments: a standalone assignment)
+            commands.append((argv, redirects, token, assignments))
             expect_name = True
-            after_semicolon = token == ";"
+            after_terminator = token in _TERMINATORS
+            assignments = []
             continue
         first = token[0]
         if first == "~":
@@ -208,12 +233,20 @@ def plan_simple(command: str) -> CommandPlan | None:
             return None
         if expect_name:
             if not _is_name(token):
-                return None
+                assignment = _assignment(token)
+                if assignment is None:
+                    return None
+                assignments.append(assignment)  # an env prefix: the command name is still to come
+                continue
             argv = [Word(token, token, NO_FEATURES)]
             redirects = []
-            expect_name = after_semicolon = False
+            expect_name = after_terminator = False
         elif redirects:
             return None  # a word after a redirection: the grammar attaches it to the redirection
+        elif first == "\\":  # only the whole word `\;` starts so (a lone backslash is refused above)
+            argv.append(Word("\\;", ";", _BACKSLASH))
+        elif first == "{":  # likewise only `{}`
+            argv.append(Word("{}", "{}", _BRACE_CHAR))
         elif plain or not ("'" in token or '"' in token or "*" in token or "?" in token):
             argv.append(Word(token, token, NO_FEATURES))
         else:
@@ -222,9 +255,9 @@ def plan_simple(command: str) -> CommandPlan | None:
                 return None
             argv.append(special)
     if not expect_name:
-        commands.append((argv, redirects, ""))
-    elif not after_semicolon:
-        return None  # empty input, or an operator with nothing after it
+        commands.append((argv, redirects, "", assignments))
+    elif assignments or not after_terminator:
+        return None  # empty input, an operator with nothing after it, or a standalone assignment
     if not _regular_shape(commands):
         return None
     return _plan(commands)
@@ -260,6 +293,9 @@ _GREATER: Final = 62
 _LESS: Final = 60
 _SINGLE_QUOTE: Final = 39
 _DOUBLE_QUOTE: Final = 34
+_BACKSLASH_CODE: Final = 92
+_OPEN_BRACE: Final = 123
+_CLOSE_BRACE: Final = 125
 
 
 def _class(command: str, i: int) -> int:
@@ -313,6 +349,10 @@ def scan_tokens(command: str) -> list[str]:
                     out.append(command[i:end])
                     i = end
                     continue
+        if i > start and _exec_word(command, i, n):  # the lookbehind: a blank before
+            out.append(command[i : i + 2])
+            i += 2
+            continue
         end = _word_end(command, i, n)
         if end > i:
             out.append(command[i:end])
@@ -321,6 +361,19 @@ def scan_tokens(command: str) -> list[str]:
         out.append(command[i])  # any other character, alone
         i += 1
     return out
+
+
+def _exec_word(command: str, i: int, n: int) -> bool:
+    """``\\;`` or ``{}`` starts at ``i`` and a blank or the end follows (the blank before is the caller's)."""
+    if i + 1 >= n:
+        return False
+    code = ord(command[i])
+    follow = ord(command[i + 1])
+    if not (
+        (code == _BACKSLASH_CODE and follow == _SEMICOLON) or (code == _OPEN_BRACE and follow == _CLOSE_BRACE)
+    ):
+        return False
+    return i + 2 == n or bool(_class(command, i + 2) & _BLANK)
 
 
 def _word_end(command: str, i: int, n: int) -> int:
@@ -362,12 +415,16 @@ def scan_plain_tokens(command: str) -> list[str]:
             out.append(command[i:end])
             i = end
             continue
+        if i and _class(command, i - 1) & _BLANK and _exec_word(command, i, n):
+            out.append(command[i : i + 2])
+            i += 2
+            continue
         code = ord(command[i])
         if code in (_AMPERSAND, _PIPE) and i + 1 < n and ord(command[i + 1]) == code:
             out.append(command[i : i + 2])
             i += 2
             continue
-        out.append(command[i])  # an operator `|`/`;`, or any other character alone
+        out.append(command[i])  # an operator `|`/`;`/`&`, or any other character alone
         i += 1
     return out
 
@@ -381,6 +438,25 @@ def _is_name(token: str) -> bool:
             return False
         flag = 2
     return bool(token)
+
+
+def _assignment(token: str) -> Assignment | None:
+    """``NAME=value`` with a plain, non-empty value (an env prefix), else None (left to the parser)."""
+    equals = token.find("=")
+    if equals <= 0 or equals == len(token) - 1:
+        return None
+    flag = 1  # the first character of the name
+    for index in range(equals):
+        code = ord(token[index])
+        if code >= 128 or not _ASSIGN_CLASSES[code] & flag:
+            return None
+        flag = 2
+    for index in range(equals + 1, len(token)):
+        code = ord(token[index])
+        if code >= 128 or not _ASSIGN_CLASSES[code] & 4:
+            return None
+    value = token[equals + 1 :]
+    return Assignment(token[:equals], token, Word(value, value, NO_FEATURES))
 
 
 def _word(text: str) -> Word | None:
@@ -428,7 +504,7 @@ def _regular_shape(commands: list[_Command]) -> bool:
     if len(commands) > MAX_COMMANDS:
         return False
     run = 1
-    for index, (_argv, redirects, op) in enumerate(commands):
+    for index, (_argv, redirects, op, _assignments) in enumerate(commands):
         if op == "|":
             if redirects and index:
                 return False
@@ -442,37 +518,62 @@ def _regular_shape(commands: list[_Command]) -> bool:
 
 def _plan(commands: list[_Command]) -> CommandPlan:
     """What ``Planner`` makes of the tree of these commands (it does the work when a name needs it)."""
-    for argv, _redirects, _op in commands:
+    for argv, _redirects, _op, _assignments in commands:
         if argv[0].raw in _PLANNER_NAMES:
             return _planner_plan(commands)
     plan_commands: list[PlanCommand] = []
     operators: list[str] = []
     redirects: list[Redirect] = []
+    assignments: list[Assignment] = []
     piped = False
-    for argv, command_redirects, op in commands:
+    statement_start = 0
+    for argv, command_redirects, op, command_assignments in commands:
         pipe = op == "|"
         plan_commands.append(
-            PlanCommand(argv, [], command_redirects, ["pipeline"] if pipe or piped else [], None)
+            PlanCommand(
+                argv, command_assignments, command_redirects, ["pipeline"] if pipe or piped else [], None
+            )
         )
         if command_redirects:
             redirects.extend(command_redirects)
+        if command_assignments:
+            assignments.extend(command_assignments)
         if op:
             operators.append(op)
+            if op == "&":
+                _background(plan_commands, statement_start)
+            if op in _TERMINATORS:
+                statement_start = len(plan_commands)
         piped = pipe
-    return CommandPlan(plan_commands, operators, redirects, [], [], [], [], [], [], [], False)
+    return CommandPlan(plan_commands, operators, redirects, [], [], [], [], assignments, [], [], False)
 
 
 def _planner_plan(commands: list[_Command]) -> CommandPlan:
     planner = Planner(b"", text="")
     piped = False
-    for argv, redirects, op in commands:
+    statement_start = 0
+    for argv, redirects, op, assignments in commands:
         pipe = op == "|"
         planner.context = ["pipeline"] if pipe or piped else []
-        planner.add_command(argv, [], redirects, None)
+        if assignments:
+            planner.assignments.extend(
+                assignments
+            )  # before the commands it wraps add theirs, as h_command does
+        planner.add_command(argv, assignments, redirects, None)
         if redirects:
             planner.redirects.extend(redirects)
         if op:
             planner.operators.append(op)
+            if op == "&":
+                _background(planner.commands, statement_start)
+            if op in _TERMINATORS:
+                statement_start = len(planner.commands)
         piped = pipe
     planner.context = []
     return planner.plan()
+
+
+def _background(commands: list[PlanCommand], start: int) -> None:
+    """The commands of a statement that ends with ``&`` (wrapped ones too) run as a background job."""
+    for command in commands[start:]:
+        command.background = True
