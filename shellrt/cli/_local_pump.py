@@ -19,6 +19,7 @@ progress tick, descendant poll).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import select
 import shutil
@@ -35,11 +36,17 @@ __all__ = ["LocalPump", "PumpResult", "StartError"]
 _READ_SIZE = 1 << 20
 #: As `shellrt.supervisor.execution`: after the shell exits, how long its output may take to end.
 _DRAIN_S = 1.0
+#: As the local backend's janitor: escaped processes that carry the run's marker die this soon after
+#: the shell exits (those still holding the output would otherwise cost the whole drain).
+_SWEEP_AFTER_EXIT_S = 0.05
 #: ... and, once the leftovers were killed, how long before the pipe is abandoned.
 _DRAIN_AFTER_KILL_S = 0.5
 #: As `sandbox._hostproc`: descendants are first recorded after this, then every interval.
 _FIRST_POLL_S = 0.02
 _POLL_INTERVAL_S = 0.1
+#: A read this large filled a default pipe buffer; the pipe then grows to `_PIPE_SIZE`.
+_DEFAULT_PIPE = 65536
+_PIPE_SIZE = 1 << 20
 #: Without a pidfd (kernels before 5.3), how often the exit is polled.
 _NO_PIDFD_POLL_S = 0.005
 #: How long a kill may sweep for survivors (as `HostProcess.kill` on a live root).
@@ -116,6 +123,7 @@ class LocalPump:
                 os.close(fd)
         self.tree = ProcessTree(self._popen.pid, marker)
         self._readers: dict[int, OutputSpool] = {out_r: out, err_r: err}
+        self._grown: set[int] = set()
         try:
             self._pidfd: int | None = os.pidfd_open(self._popen.pid)
         except (OSError, AttributeError):  # pragma: no cover - kernels before 5.3
@@ -151,29 +159,36 @@ class LocalPump:
         #: After the shell exited (or we killed it): when the output must have ended.
         drain_until: float | None = None
         drain_killed = False
+        #: After the exit: when escaped processes still carrying the marker are killed.
+        sweep_at: float | None = None
         try:
-            while self._readers or result.exit_code is None:
+            while True:
                 now = time.monotonic()
                 if result.exit_code is None and self._popen.poll() is not None:
                     result.exit_code = self._exited()
+                    sweep_at = now + _SWEEP_AFTER_EXIT_S
                     if drain_until is None:
                         drain_until = now + _DRAIN_S
-                if not self._readers and result.exit_code is not None:
+                if result.exit_code is not None and not self._readers:
                     if drain_killed:
                         result.notes.append(_LEFT_RUNNING)
-                    break
-                if drain_until is not None and now >= drain_until and self._readers:
+                    return result
+                if sweep_at is not None and now >= sweep_at:
+                    sweep_at = None
+                    self.tree.sweep_marker()
+                if drain_until is not None and now >= drain_until:
                     if drain_killed:
                         result.notes.append(_PIPE_KEPT_OPEN)
-                        break
+                        return result
                     self.kill()  # what the command left running still holds the output
                     drain_killed = True
                     drain_until = time.monotonic() + _DRAIN_AFTER_KILL_S
                     continue
-                if result.exit_code is None and not result.timed_out and now >= deadline:
+                if not result.timed_out and now >= deadline:  # running, or its output still draining
                     result.timed_out = True
                     self.kill()
-                    drain_until = time.monotonic() + _DRAIN_S
+                    if drain_until is None:
+                        drain_until = time.monotonic() + _DRAIN_S
                     continue
                 if result.exit_code is None and now >= next_record:
                     self._record_descendants()
@@ -182,12 +197,13 @@ class LocalPump:
                     next_progress = now + progress_interval_s
                     on_progress(round(now - self.started, 3))
                 wake = [next_progress] if on_progress is not None else []
+                if not result.timed_out:
+                    wake.append(deadline)
                 if result.exit_code is None:
-                    wake += [next_record, deadline if not result.timed_out else next_record]
+                    wake.append(next_record)
                     if self._pidfd is None:
                         wake.append(now + _NO_PIDFD_POLL_S)
-                if drain_until is not None:
-                    wake.append(drain_until)
+                wake += [t for t in (drain_until, sweep_at) if t is not None]
                 wait_ms = max(0, int((min(wake, default=now + 1.0) - now) * 1000) + 1)
                 for fd, _ in poller.poll(wait_ms):
                     if fd == wakeup_fd:
@@ -204,7 +220,6 @@ class LocalPump:
                         if result.output_closed or result.capture_error is not None:
                             self.kill()
                             return result
-            return result
         finally:
             self._close(result)
 
@@ -214,6 +229,11 @@ class LocalPump:
             chunk = os.read(fd, _READ_SIZE)
         except BlockingIOError:  # pragma: no cover - poll said readable
             return
+        except OSError:  # as `sandbox._fdstream`: a broken pipe ends the stream
+            chunk = b""
+        if len(chunk) >= _DEFAULT_PIPE and fd not in self._grown:
+            self._grown.add(fd)
+            _grow_pipe(fd)  # the command floods its output: fewer, larger reads
         if not chunk:
             poller.unregister(fd)
             os.close(fd)
@@ -261,6 +281,12 @@ class LocalPump:
             result.exit_code = self._exited()
         self.out.close()
         self.err.close()
+
+
+def _grow_pipe(fd: int) -> None:
+    """Best effort: enlarge a pipe (Linux F_SETPIPE_SZ), as `sandbox._hostproc.grow_pipe`."""
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_SIZE)
 
 
 def _drain_wakeups(fd: int) -> None:
