@@ -23,6 +23,7 @@ __all__ = [
     "parse_size",
     "print_network_refusals",
     "sandbox_from_args",
+    "workspace_from_args",
 ]
 
 SANDBOX_CHOICES = ("auto", "local", "none", "bwrap", "docker")
@@ -153,6 +154,16 @@ def mask_defaults_from_args(args: argparse.Namespace) -> bool | None:
     return False if getattr(args, "no_default_masks", False) else None
 
 
+def workspace_from_args(args: argparse.Namespace) -> Path:
+    """``--workspace`` resolved; exits with what to do when it is not a directory."""
+    workspace = Path(args.workspace).expanduser().resolve()
+    if not workspace.is_dir():
+        raise SystemExit(
+            f"shellrt: workspace {workspace} is not a directory; create it or pass --workspace DIR"
+        )
+    return workspace
+
+
 def sandbox_from_args(
     args: argparse.Namespace, *, masks: bool = True
 ) -> tuple[SandboxConfig | Literal["auto", "bwrap"], SandboxPolicy]:
@@ -164,11 +175,7 @@ def sandbox_from_args(
     from sandbox import DockerConfig, LocalConfig, ResourceLimits, SandboxPolicy
     from shellrt.runtime.sandbox_policy import derive_policy
 
-    workspace = Path(args.workspace).expanduser().resolve()
-    if not workspace.is_dir():
-        raise SystemExit(
-            f"shellrt: workspace {workspace} is not a directory; create it or pass --workspace DIR"
-        )
+    workspace = workspace_from_args(args)
     choice = args.sandbox
     network = args.network or "none"
     allowed = list(getattr(args, "allow_domain", None) or [])

@@ -9,7 +9,6 @@ per stdout line, in order, flushed per line. A bad line gets
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -61,6 +60,8 @@ def _run(args: argparse.Namespace) -> int:
 
     analysis = analyze(args.command_text, args.shell)
     if args.json:
+        import json  # only for JSON output: a table needs no codec (start-up, issue 22)
+
         print(json.dumps(analysis.to_json_dict(), ensure_ascii=False))
     else:
         print(_table(analysis))
@@ -68,6 +69,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _jsonl(stdin: TextIO, stdout: TextIO, default_shell: str) -> int:
+    import json
     for number, line in enumerate(stdin, start=1):
         if not line.strip():
             continue
@@ -87,6 +89,7 @@ class _BadLine(ValueError):
 
 
 def _answer(line: str, default_shell: str) -> dict[str, Any]:
+    import json
     try:
         request = json.loads(line)
     except json.JSONDecodeError as exc:

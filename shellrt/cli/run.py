@@ -129,6 +129,15 @@ def main(args: argparse.Namespace) -> int:
         print("shellrt run: no command given (usage: shellrt run [options] -- COMMAND)", file=sys.stderr)
         return 2
     command: str | list[str] = words if args.no_shell else (words[0] if len(words) == 1 else " ".join(words))
+    from shellrt.cli import _fastrun
+
+    if _fastrun.eligible(args):  # a plain local run: no event loop, no pydantic model (issue 22)
+        return _fastrun.run_local(args, command)
+    return run_full(args, command)
+
+
+def run_full(args: argparse.Namespace, command: str | list[str]) -> int:
+    """Any run, through the async supervisor and the backend ``--sandbox`` names."""
     import anyio
 
     from shellrt.cli._pydantic_plugins import skip_pydantic_plugins

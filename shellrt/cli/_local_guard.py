@@ -1,0 +1,70 @@
+"""The protected-files check around the lean ``shellrt run``'s one command, without an event loop.
+
+The same steps as `shellrt.supervisor.protect.CommandGuard` takes for a session
+that runs a single foreground command, on the same `WorkspaceGuard` and
+in-flight record: first revert what a killed shellrt's command left planted
+(its record names the baseline), accept the workspace as it is (the operator's),
+record the baseline while the command may run, revert what the command planted
+after it, and at the end (also after a signal) revert anything still pending and
+remove the record. Scans run inline: nothing else runs alongside.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from shellrt.supervisor._inflight import InflightRecord, orphaned_records
+from shellrt.supervisor.protect import WorkspaceGuard
+
+__all__ = ["LocalGuard"]
+
+
+class LocalGuard:
+    """`before` and `after` the command, then `final` (always)."""
+
+    def __init__(self, workspace: Path, session_dir: Path) -> None:
+        self.guard = WorkspaceGuard(workspace, session_dir)
+        self._record = InflightRecord(workspace)
+        self._pending: list[str] = []
+
+    def before(self) -> None:
+        self._recover()
+        self._pending += self.guard.scan(revert=False, culprit="this command")
+        self.guard.dirty = True
+        try:
+            self._record.in_flight(self.guard.baseline_key(), self.guard.baseline)
+        except OSError as exc:
+            self._pending.append(
+                f"[shellrt] the protected-files baseline could not be recorded ({exc}); if shellrt is "
+                "killed during this command, what it plants will not be reverted by the next session."
+            )
+
+    def after(self) -> list[str]:
+        """Revert what the command planted; the notes for the operator."""
+        self._pending += self.guard.scan(revert=True, culprit="this command")
+        self.guard.dirty = False
+        self._record.checked()
+        notes, self._pending = self._pending, []
+        return notes
+
+    def final(self) -> None:
+        """After `after`, or instead of it when the run was cut short (a signal): nothing left pending."""
+        if self.guard.dirty:
+            self.guard.scan(revert=True, culprit="a background task of this session")
+        self._record.clear()
+        self.guard.close()
+
+    def _recover(self) -> None:
+        """Check against the oldest record of a dead owner (a shellrt killed before its check)."""
+        records = orphaned_records(self.guard.root)
+        if not records:
+            return
+        path, baseline = records[0]
+        culprit = f"a command of an earlier shellrt (pid {path.name.split('.')[1]}, killed before its check)"
+        self._pending += self.guard.recover(baseline, culprit)
+        for stale, _ in records:
+            try:
+                os.unlink(stale)
+            except OSError:
+                pass

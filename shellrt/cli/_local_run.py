@@ -1,0 +1,218 @@
+"""The lean ``shellrt run --sandbox local`` (plain mode): no event loop, no pydantic model.
+
+`shellrt.cli._fastrun.eligible` decides when it runs.
+
+What a local run does is the same on both paths, from the same modules where
+they are plain code:
+
+- the owner guard (`sandbox._ownerguard`: a cgroup as root, and a watchdog) and
+  the once-per-process sweep of what killed runs left behind (`sandbox._scratch`);
+- the private session dir (``shellrt-run-*``, locked while we live), the command's
+  clean base environment plus ``--env`` (`shellrt.supervisor.env`), the bash
+  wrapper (`shellrt.supervisor.shells`), a fresh session and run marker per
+  command, stdout/stderr streamed live and spooled under the output quota
+  (`shellrt.supervisor.spool`), the tree killed at a timeout (124) or a signal
+  (128+N), and every process carrying the backend's marker killed at the end;
+- the protected-files check before and after the command (`shellrt.supervisor.protect`),
+  with the in-flight record that lets the next session revert a plant if we die.
+
+The one difference: the command gets no ``SHELLRT_CWD_FILE`` (plain mode never
+reports the final cwd, so the wrapper has nowhere to write it).
+``tests/test_cli_fastrun.py`` runs both paths side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import secrets
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+from sandbox._ownerguard import guard_owner, owner_marker_token
+from sandbox._proctree import pids_with_marker
+from sandbox._scratch import OwnedDir, sweep_known_orphans, sweep_orphans
+from shellrt.cli._local_guard import LocalGuard
+from shellrt.cli._local_pump import LocalPump, StartError
+from shellrt.cli._sandbox_options import workspace_from_args
+from shellrt.cli._status_line import StatusLine
+from shellrt.cli._stdout import silence_stdout
+from shellrt.supervisor.env import base_env, command_env
+from shellrt.supervisor.shells import shell_argv
+from shellrt.supervisor.spool import OutputQuota, OutputSpool, SpoolFiles
+
+__all__ = ["run"]
+
+EXIT_TIMEOUT = 124
+EXIT_UNAVAILABLE = 125
+EXIT_OUTPUT_LOST = 74
+EXIT_STDOUT_CLOSED = 141
+
+_HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def run(args: argparse.Namespace, command: str | list[str]) -> int:
+    """Run ``command`` (shell text, or an argv with ``--no-shell``) on the local backend; the exit status."""
+    workspace = workspace_from_args(args)
+    received: list[int] = []
+    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+
+    def on_signal(signum: int, _frame: object) -> None:
+        received.append(signum)
+
+    previous = {s: signal.signal(s, on_signal) for s in _HANDLED_SIGNALS}
+    previous_wakeup = signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    try:
+        return _run(args, command, workspace, wake_r, lambda: received[0] if received else None)
+    finally:
+        signal.set_wakeup_fd(previous_wakeup)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        os.close(wake_r)
+        os.close(wake_w)
+
+
+def _run(
+    args: argparse.Namespace,
+    command: str | list[str],
+    workspace: Path,
+    wake_r: int,
+    signalled: Callable[[], int | None],
+) -> int:
+    guard_owner()
+    sweep_orphans("shellrt-local-")  # what killed local runs of any process left behind
+    sweep_known_orphans()  # `shellrt run` spools and batch dirs of killed processes
+    marker_prefix = f"local-{owner_marker_token()}{secrets.token_hex(6)}-"
+    # Locked while we live: if this process is SIGKILLed, the next sandbox start removes it.
+    owned = OwnedDir("shellrt-run-")
+    session_dir = owned.path
+    keep = False
+    try:
+        guard = LocalGuard(workspace, session_dir)
+        try:
+            code = _execute(
+                args, command, workspace, session_dir, f"{marker_prefix}1", guard, wake_r, signalled
+            )
+        finally:
+            guard.final()
+            _sweep_marker(marker_prefix)
+        keep = (session_dir / "quarantine").exists()
+        return code
+    finally:
+        if keep:
+            owned.keep()  # the quarantined plants stay for the operator
+        else:
+            owned.remove()
+
+
+def _sweep_marker(prefix: str) -> None:
+    """Kill every process still carrying this backend's marker (as the local backend's close)."""
+    for _ in range(3):
+        pids = pids_with_marker(prefix, prefix=True)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _echo(target: BinaryIO, status: StatusLine) -> Callable[[bytes], None]:
+    """Writes a chunk through to ``target`` at once (the status line erased first)."""
+
+    def write(chunk: bytes) -> None:
+        status.clear()
+        target.write(chunk)
+        target.flush()
+
+    return write
+
+
+def _execute(
+    args: argparse.Namespace,
+    command: str | list[str],
+    workspace: Path,
+    session_dir: Path,
+    marker: str,
+    guard: LocalGuard,
+    wake_r: int,
+    signalled: Callable[[], int | None],
+) -> int:
+    received = signalled()
+    if received is not None:
+        return 128 + received
+    shell_dir = session_dir / "shell"
+    shell_dir.mkdir()
+    quota = OutputQuota.from_env()
+    env = command_env(base_env(), dict(args.env))
+    argv = tuple(command) if isinstance(command, list) else shell_argv(command, "bash")
+    guard.before()
+    status = StatusLine(sys.stderr)
+    # Spooled like a supervisor's command, minus the spare files (one command needs none).
+    files = SpoolFiles(shell_dir, f"cmd-{secrets.token_hex(3)}", spares=0)
+    name = files.take()
+    out = OutputSpool(
+        shell_dir / f"{name}.out", on_chunk=_echo(sys.stdout.buffer, status), files=files, quota=quota
+    )
+    err = OutputSpool(
+        shell_dir / f"{name}.err", on_chunk=_echo(sys.stderr.buffer, status), files=files, quota=quota
+    )
+    try:
+        pump = LocalPump(argv, env=env, cwd=str(workspace), marker=marker, out=out, err=err)
+    except StartError as exc:
+        out.close()
+        err.close()
+        print(f"shellrt run: could not start the command: {exc}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
+
+    def progress(elapsed_s: float) -> None:
+        status.update(elapsed_s, pump.total_bytes, out.last_lines())
+
+    timeout_s = args.timeout if args.timeout is not None else math.inf
+    result = pump.run(
+        timeout_s=timeout_s,
+        wakeup_fd=wake_r,
+        signalled=signalled,
+        on_progress=progress if status.enabled else None,
+    )
+    status.clear()
+    if result.received_signal is not None:
+        return 128 + result.received_signal
+    notes = [*result.notes, *guard.after()]
+    if result.output_closed:
+        silence_stdout()
+        return EXIT_STDOUT_CLOSED
+    if result.timed_out:
+        print(f"shellrt run: timed out after {timeout_s:g}s; the command was killed", file=sys.stderr)
+        code = EXIT_TIMEOUT
+    else:
+        code = result.exit_code if result.exit_code is not None else 1
+    for note in notes:  # e.g. a planted hook or rc file that was reverted (quarantine kept)
+        print(f"shellrt run: {note}", file=sys.stderr)
+    return _report_loss(out, err, result.capture_error, code)
+
+
+def _report_loss(out: OutputSpool, err: OutputSpool, capture_error: str | None, code: int) -> int:
+    """Plain mode: stdout/stderr got every byte unless capturing failed; say what else happened."""
+    parts = [
+        spool.loss_report(label)
+        for label, spool in (("output", out), ("stderr", err))
+        if not spool.complete_in_memory
+    ]
+    lost = " ".join(p for p in (*parts, capture_error) if p)
+    if not lost:
+        return code
+    if capture_error is not None:
+        print(f"shellrt run: output lost: {lost}", file=sys.stderr)
+        return EXIT_OUTPUT_LOST
+    # Only the on-disk copy is short: the terminal/pipe received everything.
+    print(
+        f"shellrt run: note: every byte was streamed, but the spool copy is incomplete: {lost}",
+        file=sys.stderr,
+    )
+    return code
