@@ -232,3 +232,23 @@ def _marked(marker: str) -> list[int]:
         except psutil.Error:
             continue
     return found
+
+
+@pytest.mark.parametrize("path", ["lean", "full"])
+def test_a_reader_that_went_away_ends_the_run_with_141(tmp_path: Path, path: str) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # like `| head` that has exited: every write fails with EPIPE
+    head = ["-m", "shellrt", "run"] if path == "lean" else ["-c", _FULL]
+    try:
+        proc = subprocess.run(
+            [sys.executable, *head, "--sandbox", "local", "--workspace", str(tmp_path), "--", "yes"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(tmp_path),
+            timeout=60,  # `yes` never ends by itself: only the kill ends this run
+        )
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 141, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr

@@ -31,7 +31,6 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
 
 from sandbox._ownerguard import guard_owner, owner_marker_token
 from sandbox._proctree import pids_with_marker
@@ -67,7 +66,9 @@ def run(args: argparse.Namespace, command: str | list[str]) -> int:
     previous = {s: signal.signal(s, on_signal) for s in _HANDLED_SIGNALS}
     previous_wakeup = signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
     try:
-        return _run(args, command, workspace, wake_r, lambda: received[0] if received else None)
+        code = _run(args, command, workspace, wake_r, lambda: received[0] if received else None)
+        # A signal during the teardown still ends the run as one (as `shellrt.cli._signals`).
+        return 128 + received[0] if received else code
     finally:
         signal.set_wakeup_fd(previous_wakeup)
         for signum, handler in previous.items():
@@ -122,11 +123,12 @@ def _sweep_marker(prefix: str) -> None:
                 pass
 
 
-def _echo(target: BinaryIO, status: StatusLine) -> Callable[[bytes], None]:
-    """Writes a chunk through to ``target`` at once (the status line erased first)."""
+def _echo(name: str, status: StatusLine) -> Callable[[bytes], None]:
+    """Writes a chunk through to our ``name`` stream (stdout/stderr) at once, the status line erased first."""
 
     def write(chunk: bytes) -> None:
         status.clear()
+        target = sys.stdout.buffer if name == "stdout" else sys.stderr.buffer
         target.write(chunk)
         target.flush()
 
@@ -156,12 +158,8 @@ def _execute(
     # Spooled like a supervisor's command, minus the spare files (one command needs none).
     files = SpoolFiles(shell_dir, f"cmd-{secrets.token_hex(3)}", spares=0)
     name = files.take()
-    out = OutputSpool(
-        shell_dir / f"{name}.out", on_chunk=_echo(sys.stdout.buffer, status), files=files, quota=quota
-    )
-    err = OutputSpool(
-        shell_dir / f"{name}.err", on_chunk=_echo(sys.stderr.buffer, status), files=files, quota=quota
-    )
+    out = OutputSpool(shell_dir / f"{name}.out", on_chunk=_echo("stdout", status), files=files, quota=quota)
+    err = OutputSpool(shell_dir / f"{name}.err", on_chunk=_echo("stderr", status), files=files, quota=quota)
     try:
         pump = LocalPump(argv, env=env, cwd=str(workspace), marker=marker, out=out, err=err)
     except StartError as exc:

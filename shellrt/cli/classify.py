@@ -70,6 +70,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _jsonl(stdin: TextIO, stdout: TextIO, default_shell: str) -> int:
     import json
+
     for number, line in enumerate(stdin, start=1):
         if not line.strip():
             continue
@@ -90,12 +91,13 @@ class _BadLine(ValueError):
 
 def _answer(line: str, default_shell: str) -> dict[str, Any]:
     import json
+
     try:
         request = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise _BadLine(f"invalid JSON: {exc.msg}; send a JSON string or {{\"command\": ...}}") from None
+        raise _BadLine(f'invalid JSON: {exc.msg}; send a JSON string or {{"command": ...}}') from None
     except RecursionError:
-        raise _BadLine("JSON nested too deeply to read; send a JSON string or {\"command\": ...}") from None
+        raise _BadLine('JSON nested too deeply to read; send a JSON string or {"command": ...}') from None
     shell = default_shell
     if isinstance(request, dict):
         command = request.get("command")
