@@ -177,3 +177,49 @@ async def test_a_forest_of_hard_links_stops_the_listing_with_advice(
             ]
         )
         assert not user["content"][0].get("is_error"), user
+
+
+@pytest.mark.parametrize("width", [2000])
+async def test_a_wide_tree_cannot_exhaust_the_hosts_file_descriptors(
+    tmp_path: Path, width: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Python walker (docker, local with masks, no ripgrep) runs in the host process and opened every
+    subdirectory of a directory before descending: 2,000 empty directories held 2,000 fds at once (over a
+    service's usual limit of 1,024 every other open of every session failed meanwhile, and the listing
+    silently lost directories). It now holds one fd per level of the path it is on."""
+    import anyio
+
+    import shellrt
+
+    monkeypatch.setenv("SHELLRT_NO_RIPGREP", "1")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for n in range(width):
+        (ws / f"d{n}").mkdir()
+        (ws / f"d{n}" / "f.txt").write_text("needle\n")
+    async with shellrt.Runtime(
+        workspace=ws, sandbox="local", mode="bypassPermissions", session_dir=tmp_path / "s", settings_files=()
+    ) as rt:
+        peak = 0
+
+        async def sample() -> None:
+            nonlocal peak
+            while True:
+                peak = max(peak, len(os.listdir("/proc/self/fd")))
+                await anyio.sleep(0.001)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(sample)
+            user = await rt.run(
+                [
+                    {
+                        "type": "tool_use",
+                        "id": f"wide-{os.urandom(4).hex()}",
+                        "name": "Glob",
+                        "input": {"pattern": "**/f.txt"},
+                    }
+                ]
+            )
+            tg.cancel_scope.cancel()
+    assert f"showing 100 of {width} files" in str(user["content"][0]["content"]), user
+    assert peak < 300, peak

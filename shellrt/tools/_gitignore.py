@@ -294,6 +294,10 @@ def _skip(
     return types is not None and types.matched(name, is_dir) == "ignore"
 
 
+#: Levels of directories the walk descends (it holds one fd per level of its current path).
+MAX_WALK_DEPTH = 512
+
+
 def walk_entries(
     root: Path,
     *,
@@ -305,52 +309,88 @@ def walk_entries(
 
     The walk holds directory fds and never follows a symlink (each directory is
     opened ``O_NOFOLLOW`` relative to its parent), so a directory swapped for a
-    symlink mid-walk cannot lead it out of ``root``. ``root_fd`` (a directory
-    fd, not consumed) anchors it; ``root`` then only names it for ignore-rule
-    matching. The parent fd is valid until the next item is requested.
+    symlink mid-walk cannot lead it out of ``root``. It is depth first and opens a
+    subdirectory only when it enters it: the fds it holds are those of the path it
+    is on (at most `MAX_WALK_DEPTH`), never one per directory seen -- a directory of
+    thousands of subdirectories would otherwise use up the host process's fds (every
+    session's). ``root_fd`` (a directory fd, not consumed) anchors it; ``root`` then
+    only names it for ignore-rule matching. The parent fd is valid until the next
+    item is requested.
     """
     root_s = str(root)
     ancestors = [str(p) for p in reversed(root.parents)]
     base_chain = [_load_dir_rules(a) for a in ancestors]
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-    top = os.dup(root_fd) if root_fd is not None else os.open(root_s, flags)
-    stack: list[tuple[int, str, str, list[_DirRules]]] = [
-        (top, root_s, "", [*base_chain, _load_dir_rules(root_s, top)])
-    ]
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
+    top = os.dup(root_fd) if root_fd is not None else os.open(root_s, flags & ~os.O_NOFOLLOW)
+    chain = [*base_chain, _load_dir_rules(root_s, top)]
+    #: The path being walked: (fd, directory, relative dir, rule chain, subdirectories still to enter).
+    path: list[tuple[int, str, str, list[_DirRules], list[str]]] = []
     try:
-        while stack:
-            dfd, directory, rel_dir, chain = stack.pop()
-            try:
-                try:
-                    with os.scandir(dfd) as listing:
-                        entries = list(listing)
-                except OSError:
-                    continue
-                for entry in entries:
-                    rel = f"{rel_dir}{entry.name}"
-                    abs_path = os.path.join(directory, entry.name)
-                    try:
-                        is_dir = entry.is_dir(follow_symlinks=False)
-                        is_file = entry.is_file(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    if not (is_dir or is_file):
-                        continue
-                    if _skip(abs_path, rel, entry.name, is_dir, chain, overrides, types):
-                        continue
-                    if is_dir:
-                        try:
-                            child = os.open(entry.name, flags | os.O_NOFOLLOW, dir_fd=dfd)
-                        except OSError:
-                            continue
-                        stack.append((child, abs_path, rel + "/", [*chain, _load_dir_rules(abs_path, child)]))
-                    else:
-                        yield rel, dfd, entry.name
-            finally:
+        files, subdirs = _list_dir(top, root_s, "", chain, overrides, types)
+        path.append((top, root_s, "", chain, subdirs))
+        for name in files:
+            yield name, top, name
+        while path:
+            dfd, directory, rel_dir, chain, subdirs = path[-1]
+            if not subdirs or len(path) >= MAX_WALK_DEPTH:
                 os.close(dfd)
+                path.pop()
+                continue
+            name = subdirs.pop()
+            try:
+                child = os.open(name, flags, dir_fd=dfd)
+            except OSError:
+                continue
+            abs_path, rel = os.path.join(directory, name), f"{rel_dir}{name}/"
+            child_chain = [*chain, _load_dir_rules(abs_path, child)]
+            path.append((child, abs_path, rel, child_chain, []))
+            files, grandchildren = _list_dir(child, abs_path, rel, child_chain, overrides, types)
+            path[-1] = (child, abs_path, rel, child_chain, grandchildren)
+            for file_name in files:
+                yield f"{rel}{file_name}", child, file_name
     finally:
-        for dfd, *_ in stack:
+        for dfd, *_ in path:
             os.close(dfd)
+
+
+def _list_dir(
+    dfd: int,
+    directory: str,
+    rel_dir: str,
+    chain: list[_DirRules],
+    overrides: GlobList | None,
+    types: TypeFilter | None,
+) -> tuple[list[str], list[str]]:
+    """``(files, subdirectories)`` of the open directory that the walk keeps (names, sorted descending
+    for subdirectories: they are popped from the end)."""
+    try:
+        with os.scandir(dfd) as listing:
+            entries = list(listing)
+    except OSError:
+        return [], []
+    files: list[str] = []
+    subdirs: list[str] = []
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+            is_file = entry.is_file(follow_symlinks=False)
+        except OSError:
+            continue
+        if not (is_dir or is_file):
+            continue
+        if _skip(
+            os.path.join(directory, entry.name),
+            f"{rel_dir}{entry.name}",
+            entry.name,
+            is_dir,
+            chain,
+            overrides,
+            types,
+        ):
+            continue
+        (subdirs if is_dir else files).append(entry.name)
+    subdirs.reverse()
+    return files, subdirs
 
 
 def walk_files(

@@ -25,6 +25,7 @@ import json
 import os
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
@@ -180,32 +181,24 @@ def view_for(ctx: ToolContext) -> View:
                 masked.append(inside)
     # The session's own directory (persisted results the model is pointed at): readable, never writable.
     # Inside a writable root it is masked for commands (`shellrt.runtime.session_mask`), not for the tools.
-    masked = _carve(masked, str(ctx.session_dir))
+    session = str(ctx.session_dir)
+    masked = [m for m in masked if not confine.is_within(m, session)]
     mounts += _root_mounts(ctx.session_dir, writable=False, caller_reads=True)
-    return View(mounts, masked, reader=_reader(backend), private=private)
+    return _SessionView(mounts, masked, reader=_reader(backend), private=private, session=session)
 
 
-def _carve(masked: list[str], keep: str) -> list[str]:
-    """The masks with ``keep`` (the session directory) carved out: masks inside it go, and a mask
-    above it (shellrt's state directory) becomes masks of everything beside the way down to it,
-    listed now (only shellrt adds entries there: commands see it masked)."""
-    carved: list[str] = []
-    for mask in masked:
-        if confine.is_within(mask, keep):
-            continue
-        rel = confine.relative_to(keep, mask)
-        if not rel:
-            carved.append(mask)
-            continue
-        here = mask
-        for part in rel.split("/"):
-            try:
-                names = os.listdir(here)
-            except OSError:
-                names = []
-            carved += [os.path.join(here, name) for name in names if name != part]
-            here = os.path.join(here, part)
-    return carved
+@dataclass
+class _SessionView(View):
+    """The view, with the session directory never masked for the tools: inside a writable root it is
+    masked for commands (`shellrt.runtime.session_mask`), and so may be a state directory above it;
+    the tools read it (persisted results the model is pointed at) through its read-only mount."""
+
+    session: str = ""
+
+    def masked_by(self, path: str) -> str | None:
+        if self.session and confine.is_within(path, self.session):
+            return None
+        return super().masked_by(path)
 
 
 #: Characters that end or rewrite a line of output: C0/C1 controls (newline, escape, NEL), DEL,
