@@ -391,3 +391,21 @@ async def test_scripts_and_wrappers_with_static_commands_still_run(ws: Path) -> 
     assert "script arg" in _text(results[0])
     assert "zero" in _text(results[1])
     assert "fine" in _text(results[2])
+
+
+# --- a redirection to a file whose name only bash decodes, under an Edit deny rule -----------------
+
+
+async def test_an_edit_deny_rule_sees_a_redirect_whose_target_is_not_static(ws: Path) -> None:
+    (ws / "src").mkdir()
+    (ws / "src" / "a.ts").write_text("orig\n")
+    commands = ["echo PWNED > $'src/a.ts'", "echo PWNED >> $'\\x73rc/a.ts'", "d=src; echo PWNED > $d/a.ts"]
+    results = await _bash(ws, commands, mode="bypassPermissions", deny=["Edit(./src/**)"])
+    for command, envelope in zip(commands, results, strict=True):
+        assert envelope.is_error, (command, _text(envelope))
+    assert (ws / "src" / "a.ts").read_text() == "orig\n"
+    # Literal targets outside the rule still run.
+    ok = await _bash(
+        ws, ["echo fine > b.txt && cat b.txt"], mode="bypassPermissions", deny=["Edit(./src/**)"]
+    )
+    assert "fine" in _text(ok[0])
