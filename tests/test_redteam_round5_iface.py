@@ -409,3 +409,25 @@ async def test_an_edit_deny_rule_sees_a_redirect_whose_target_is_not_static(ws: 
         ws, ["echo fine > b.txt && cat b.txt"], mode="bypassPermissions", deny=["Edit(./src/**)"]
     )
     assert "fine" in _text(ok[0])
+
+
+# --- `$(< file)`: bash reads a file with no command at all --------------------------------------------
+
+_BARE_READS = [
+    "echo $(< secret.txt)",
+    'x="$(<secret.txt)"; echo "$x"',
+    "echo $(< $'\\x73ecret.txt')",
+    'd=secret.txt; echo "$(<$d)"',
+    "echo $(<s*t.txt)",
+]
+
+
+async def test_a_read_deny_rule_sees_a_file_read_by_a_bare_redirection(ws: Path) -> None:
+    (ws / "secret.txt").write_text("TOPSECRET\n")
+    (ws / "other.txt").write_text("fine\n")
+    for mode in ("bypassPermissions", "default"):
+        results = await _bash(ws, _BARE_READS, mode=mode, deny=["Read(./secret.txt)"])
+        for command, envelope in zip(_BARE_READS, results, strict=True):
+            assert envelope.is_error and "TOPSECRET" not in _text(envelope), (mode, command, _text(envelope))
+    ok = await _bash(ws, ["echo $(< other.txt)"], mode="bypassPermissions", deny=["Read(./secret.txt)"])
+    assert "fine" in _text(ok[0])

@@ -378,8 +378,8 @@ class PermissionEngine:
         if not rules:
             return None
         for part in parts:
-            if part.assignment_only or part.name in _NO_FILE_ARGUMENTS:
-                continue
+            if part.name in _NO_FILE_ARGUMENTS or (part.assignment_only and "" not in part.reads):
+                continue  # `$(< "$f")` has no program but reads what bash names at run time
             if not part.name or "" in part.reads or reads_anything(part.name, part.argv):
                 what = (
                     f"{part.name} reads whatever its program text names"
