@@ -226,7 +226,9 @@ class Planner:
                     continue
                 if kind in _REDIRECT_KINDS:
                     # `$(< f)`: bash opens f (reads it, or creates it for `$(> f)`) with no command.
-                    self.commands.append(PlanCommand([], [], [self.redirect(child)], list(self.context), None))
+                    self.commands.append(
+                        PlanCommand([], [], [self.redirect(child)], list(self.context), None)
+                    )
                     continue
                 if previous_statement:
                     self.operators.append("\n")
