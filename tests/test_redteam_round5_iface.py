@@ -391,3 +391,43 @@ async def test_scripts_and_wrappers_with_static_commands_still_run(ws: Path) -> 
     assert "script arg" in _text(results[0])
     assert "zero" in _text(results[1])
     assert "fine" in _text(results[2])
+
+
+# --- a redirection to a file whose name only bash decodes, under an Edit deny rule -----------------
+
+
+async def test_an_edit_deny_rule_sees_a_redirect_whose_target_is_not_static(ws: Path) -> None:
+    (ws / "src").mkdir()
+    (ws / "src" / "a.ts").write_text("orig\n")
+    commands = ["echo PWNED > $'src/a.ts'", "echo PWNED >> $'\\x73rc/a.ts'", "d=src; echo PWNED > $d/a.ts"]
+    results = await _bash(ws, commands, mode="bypassPermissions", deny=["Edit(./src/**)"])
+    for command, envelope in zip(commands, results, strict=True):
+        assert envelope.is_error, (command, _text(envelope))
+    assert (ws / "src" / "a.ts").read_text() == "orig\n"
+    # Literal targets outside the rule still run.
+    ok = await _bash(
+        ws, ["echo fine > b.txt && cat b.txt"], mode="bypassPermissions", deny=["Edit(./src/**)"]
+    )
+    assert "fine" in _text(ok[0])
+
+
+# --- `$(< file)`: bash reads a file with no command at all --------------------------------------------
+
+_BARE_READS = [
+    "echo $(< secret.txt)",
+    'x="$(<secret.txt)"; echo "$x"',
+    "echo $(< $'\\x73ecret.txt')",
+    'd=secret.txt; echo "$(<$d)"',
+    "echo $(<s*t.txt)",
+]
+
+
+async def test_a_read_deny_rule_sees_a_file_read_by_a_bare_redirection(ws: Path) -> None:
+    (ws / "secret.txt").write_text("TOPSECRET\n")
+    (ws / "other.txt").write_text("fine\n")
+    for mode in ("bypassPermissions", "default"):
+        results = await _bash(ws, _BARE_READS, mode=mode, deny=["Read(./secret.txt)"])
+        for command, envelope in zip(_BARE_READS, results, strict=True):
+            assert envelope.is_error and "TOPSECRET" not in _text(envelope), (mode, command, _text(envelope))
+    ok = await _bash(ws, ["echo $(< other.txt)"], mode="bypassPermissions", deny=["Read(./secret.txt)"])
+    assert "fine" in _text(ok[0])

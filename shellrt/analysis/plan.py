@@ -225,7 +225,10 @@ class Planner:
                 if kind == "comment":
                     continue
                 if kind in _REDIRECT_KINDS:
-                    self.visit(child)
+                    # `$(< f)`: bash opens f (reads it, or creates it for `$(> f)`) with no command.
+                    self.commands.append(
+                        PlanCommand([], [], [self.redirect(child)], list(self.context), None)
+                    )
                     continue
                 if previous_statement:
                     self.operators.append("\n")

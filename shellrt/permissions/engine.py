@@ -179,9 +179,9 @@ class PermissionEngine:
             found = self._parts_hit("ask", name, parts)
             if found is not None:
                 return self._part_final("ask", found, chain, "4 ask")
-        unknown = self._unknown_read(name, parts or [])
+        unknown = self._unknown_read(name, parts or []) or self._unknown_write(name, parts or [])
         if unknown:
-            # A read no path rule can judge, beside a rule that denies or asks for reads.
+            # A read or write no path rule can judge, beside a rule that denies or asks for it.
             verdict = "deny" if self.mode in ("bypassPermissions", "dontAsk") else "ask"
             chain.append(f"4 {verdict}: {unknown}")
             return self._final(verdict, unknown, chain, source="tool")
@@ -378,8 +378,8 @@ class PermissionEngine:
         if not rules:
             return None
         for part in parts:
-            if part.assignment_only or part.name in _NO_FILE_ARGUMENTS:
-                continue
+            if part.name in _NO_FILE_ARGUMENTS or (part.assignment_only and "" not in part.reads):
+                continue  # `$(< "$f")` has no program but reads what bash names at run time
             if not part.name or "" in part.reads or reads_anything(part.name, part.argv):
                 what = (
                     f"{part.name} reads whatever its program text names"
@@ -389,6 +389,24 @@ class PermissionEngine:
                 return (
                     f"{part.text!r}: {what}, so {rules[0].describe()} cannot be checked against it; "
                     "name the files literally, or use the Read tool"
+                )
+        return None
+
+    def _unknown_write(self, tool_name: str, parts: Sequence[CommandPart]) -> str | None:
+        """A part that writes a file whose name is not known (``> $'\\x73rc/a'``, ``cp x "$d"``)
+        while an ``Edit(...)`` deny or ask rule exists: that rule cannot be checked against it."""
+        rules = [
+            r
+            for r in (*self.rules.of_kind("deny"), *self.rules.of_kind("ask"))
+            if r.spec_kind == "path" and r.applies_to(tool_name, PermissionSubject(access="write"))
+        ]
+        if not rules:
+            return None
+        for part in parts:
+            if "" in part.writes or "" in part.program_writes:
+                return (
+                    f"{part.text!r}: it writes a file whose name is not static (an expansion), so "
+                    f"{rules[0].describe()} cannot be checked against it; name the file literally"
                 )
         return None
 
