@@ -331,13 +331,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
     async def _probe(self) -> BackendUnavailableError | None:
         """One bwrap start with the real flags: the clear error when namespaces are unavailable."""
         assert self._runner.state_dir is not None
-        probe = [*self.bwrap_args(cwd="/", state_dir=self._runner.state_dir), "--", "true"]
+        state_dir = self._runner.state_dir
         for _ in range(1 + MAX_RETRIES):  # the probe can lose the same mount race as a command
-            result = await anyio.to_thread.run_sync(
-                lambda: subprocess.run(
-                    probe, capture_output=True, timeout=20, check=False, env={"PATH": os.defpath}
-                )
-            )
+            # Made again for each attempt: a host socket listed for masking may be gone.
+            probe = [*self.bwrap_args(cwd="/", state_dir=state_dir), "--", "true"]
+            result = await anyio.to_thread.run_sync(_run_probe, probe)
             if result.returncode == 0 or not lost_mount_race(result.stderr):
                 break
         if result.returncode == 0:
@@ -851,6 +849,10 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             _log.warning("bwrap: starting each command with nsenter (%s)", exc)
             return
         self._spawner = spawner
+
+
+def _run_probe(argv: list[str]) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(argv, capture_output=True, timeout=20, check=False, env={"PATH": os.defpath})
 
 
 def _reachable(path: str) -> bool:

@@ -10,11 +10,12 @@ import stat
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
-from sandbox import BackendUnavailableError, BwrapConfig, SandboxExecError, SandboxPolicy
+from sandbox import BackendUnavailableError, BwrapConfig, SandboxExecError, SandboxPolicy, _hostsockets
 from sandbox import bwrap as bwrap_module
 from sandbox._proctree import is_alive, pids_with_marker, process_table
 from sandbox.bwrap import BwrapBackend
@@ -298,6 +299,36 @@ async def test_mount_race_at_setup_is_retried_transparently(
         else:
             assert result.stdout == "ran\n" and result.stderr == "err\n"
         assert (tools / "count").read_text().strip() == "3"
+    finally:
+        await s.close()
+        await backend.close()
+
+
+@pytest.mark.parametrize("persistent", [False, True], ids=["per-command", "persistent"])
+async def test_a_start_whose_socket_mask_vanished_is_retried_with_fresh_masks(
+    dirs: dict[str, Path], monkeypatch: pytest.MonkeyPatch, persistent: bool
+) -> None:
+    """A host socket listed for masking that is gone (with its directory) before bwrap covers it
+    fails that start (``Can't mkdir parents for``); the probe, the zygote and a command each start
+    again with the sockets listed afresh (the probe used to retry with the same flags)."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    real = _hostsockets.ipc_mask_args
+    vanished = "/var/tmp/shellrt-vanished-socket-dir/gone.sock"
+    calls: list[int] = []
+
+    def listing_a_vanished_socket(*args: Any, **kwargs: Any) -> list[str]:
+        calls.append(1)
+        extra = ["--ro-bind", "/dev/null", vanished] if len(calls) in (1, 3) else []
+        return [*real(*args, **kwargs), *extra]
+
+    monkeypatch.setattr(_hostsockets, "ipc_mask_args", listing_a_vanished_socket)
+    backend = BwrapBackend(BwrapConfig(persistent=persistent), SandboxPolicy(workspace=dirs["ws"]))
+    await backend.start()  # the probe (or the zygote): its first attempt lists the vanished socket
+    s = Supervisor(backend, session_dir=dirs["session"])
+    try:
+        result = await s.run("echo ran", timeout_s=20)
+        assert (result.exit_code, result.preview) == (0, "ran\n")
+        assert len(calls) >= 2
     finally:
         await s.close()
         await backend.close()
