@@ -142,10 +142,10 @@ def _proc_masks() -> list[str]:
 
 #: bwrap flags hiding what Docker hides of /proc (those present on this kernel).
 _PROC_MASKS = _proc_masks()
+#: What bwrap says when a path it was told to mask is gone (a host socket listed, then removed,
+#: with its directory or alone, before the sandbox was set up): worth another start with a fresh list.
+_VANISHED_MASK = ("Can't mkdir parents for", "Can't create file at")
 #: linux/capability.h numbers of the capabilities a zygote keeps.
-#: What bwrap says when a path it was told to mask is gone (a host socket listed, then removed
-#: with its directory before the sandbox was set up): worth another start with a fresh list.
-_VANISHED_MASK = "Can't mkdir parents for"
 _CAP_NUMBERS = {"CAP_KILL": 5, "CAP_SETGID": 6, "CAP_SETUID": 7, "CAP_SETPCAP": 8, "CAP_SYS_ADMIN": 21}
 #: The seccomp program (``sandbox._seccomp``), built once: this machine's table only.
 _MACHINE = os.uname().machine
@@ -468,7 +468,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 await zygote.start(self.cgroup_argv(argv), python, config)
             except ZygoteGoneError as exc:
                 last = exc
-                if not (lost_mount_race(str(exc)) or _VANISHED_MASK in str(exc)):
+                if not (lost_mount_race(str(exc)) or any(said in str(exc) for said in _VANISHED_MASK)):
                     break
                 continue
             return zygote

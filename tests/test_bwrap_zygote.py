@@ -139,16 +139,19 @@ async def test_a_long_command_gets_the_next_init_made_while_it_runs(
     await sup.tasks.stop(task.id)
 
 
+@pytest.mark.parametrize("what_is_gone", ["directory", "socket"])
 async def test_a_zygote_starts_when_a_masked_socket_vanishes_meanwhile(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, what_is_gone: str
 ) -> None:
-    """A host socket listed for masking, gone with its directory before bwrap mounts over it: the
-    start is tried again with a fresh list instead of falling back to one sandbox per command."""
+    """A host socket listed for masking, gone (with its directory, or alone) before bwrap mounts
+    over it: the start is tried again with a fresh list instead of falling back to one sandbox
+    per command (or failing the command that found a new socket and so restarted the zygote)."""
     ws = tmp_path / "ws"
     ws.mkdir()
     # Never made: as if removed right after listing. Under /var/tmp, read-only in the sandbox,
-    # so bwrap cannot make the mount point's parents.
-    gone = f"/var/tmp/shellrt-test-gone-{os.getpid()}/agent.sock"
+    # so bwrap can make neither the mount point's parents nor the mount point itself.
+    parent = Path(f"/var/tmp/shellrt-test-gone-{os.getpid()}-{what_is_gone}")
+    gone = f"{parent}/agent.sock"
     original = BwrapBackend.bwrap_args
     calls = 0
 
@@ -162,16 +165,21 @@ async def test_a_zygote_starts_when_a_masked_socket_vanishes_meanwhile(
         return args
 
     monkeypatch.setattr(BwrapBackend, "bwrap_args", listing_a_vanished_socket)
-    backend = await _started(ws)
+    if what_is_gone == "socket":
+        parent.mkdir()
     try:
-        assert backend._zygote is not None and backend.persistent, "fell back to one sandbox per command"
-        sup = Supervisor(backend, session_dir=tmp_path / "session")
+        backend = await _started(ws)
         try:
-            assert (await sup.run("echo ok", timeout_s=10)).preview == "ok\n"
+            assert backend._zygote is not None and backend.persistent, "fell back to one sandbox per command"
+            sup = Supervisor(backend, session_dir=tmp_path / "session")
+            try:
+                assert (await sup.run("echo ok", timeout_s=10)).preview == "ok\n"
+            finally:
+                await sup.close()
         finally:
-            await sup.close()
+            await backend.close()
     finally:
-        await backend.close()
+        shutil.rmtree(parent, ignore_errors=True)
 
 
 def test_the_zygote_imports_no_python_source_beyond_what_os_and_ctypes_need() -> None:
