@@ -663,6 +663,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if self.policy.network in ("none", "proxied"):
             args.append("--unshare-net")
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        if zygote:  # bwrap's /dev/shm is root's 0755 here: POSIX shm/semaphores (multiprocessing) failed
+            args += ["--perms", "1777", "--tmpfs", "/dev/shm"]
         args += self._host_masks(state_dir, as_user=as_user, zygote=zygote)
         if self._proxy_dir is not None and self._proxy is not None:  # after the /run mask
             args += ["--ro-bind", str(self._proxy_dir), PROXY_DIR_INSIDE]

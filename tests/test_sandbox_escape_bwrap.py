@@ -331,6 +331,20 @@ print("ALL-OK")
     assert code == 0 and "ALL-OK" in out, out
 
 
+async def test_still_works_posix_shared_memory_and_semaphores(run: Run) -> None:
+    """multiprocessing's locks and queues need a writable /dev/shm (a session's was root's 0755)."""
+    script = r"""
+import multiprocessing as mp
+from multiprocessing import shared_memory
+lock = mp.Lock(); lock.acquire(); lock.release()
+mem = shared_memory.SharedMemory(create=True, size=16); mem.buf[0] = 7; assert mem.buf[0] == 7
+mem.close(); mem.unlink()
+print("SHM-OK")
+"""
+    code, out = await run(f"python3 -c '{script}'")
+    assert code == 0 and "SHM-OK" in out, out
+
+
 async def test_still_works_git_in_the_workspace(run: Run, ws: Path) -> None:
     require(shutil.which("git") is not None, "git is not installed")
     code, out = await run(
