@@ -223,6 +223,15 @@ def test_only_plain_local_runs_take_the_lean_path() -> None:
         assert not eligible(_args(*words)), words
 
 
+def test_an_option_the_lean_path_does_not_know_takes_the_full_path() -> None:
+    """An allow-list: an option added to ``run`` later is never silently ignored by the lean path."""
+    args = _args("--sandbox", "local")
+    args.some_future_option = "on"
+    assert not eligible(args)
+    args.some_future_option = None  # left at its default: still plain
+    assert eligible(args)
+
+
 def _marked(marker: str) -> list[int]:
     found = []
     for proc in psutil.process_iter(["cmdline"]):

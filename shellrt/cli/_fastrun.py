@@ -18,21 +18,24 @@ import threading
 
 __all__ = ["eligible", "run_local"]
 
-#: Options whose non-default value sends a local run down the full path.
-_FULL_PATH_OPTIONS = (
-    "json",
-    "background_on_timeout",
-    "user",
-    "cwd",
-    "export",
-    "image",
-    "bind",
-    "pull",
-    "memory",
-    "pids",
-    "cpus",
-    "allow_domain",
-    "deny_domain",
+#: What the lean path understands; any other option given on the command line (``--json``,
+#: ``--cwd``, ``--user``, limits, domains, docker's, and any option added later) sends the run
+#: down the full path: an allow-list, so a new option is never silently ignored here.
+_LEAN_OPTIONS = frozenset(
+    {
+        "func",
+        "version",
+        "command",
+        "sandbox",
+        "workspace",
+        "writable",
+        "deny_read",
+        "no_default_masks",
+        "network",
+        "timeout",
+        "env",
+        "no_shell",
+    }
 )
 
 
@@ -40,7 +43,7 @@ def eligible(args: argparse.Namespace) -> bool:
     """True when this run is a plain local one that the lean path runs exactly as the full path would."""
     if args.sandbox not in ("local", "none") or args.network not in (None, "none", "host"):
         return False
-    if any(_given(getattr(args, name, None)) for name in _FULL_PATH_OPTIONS):
+    if any(_given(value) for name, value in vars(args).items() if name not in _LEAN_OPTIONS):
         return False
     if args.timeout is not None and math.isnan(args.timeout):
         return False
