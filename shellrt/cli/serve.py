@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import os
-import socket
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -181,6 +180,8 @@ def _token_for(args: argparse.Namespace, listen: tuple[str, int]) -> ServeToken:
 
 
 def _port_taken(host: str, port: int) -> bool:
+    import socket
+
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
