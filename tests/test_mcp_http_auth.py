@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -202,11 +203,11 @@ def test_token_file_is_read_when_private(tmp_path: Path) -> None:
         assert "hi-token-file" in anyio.run(_run_bash, srv.url, "echo hi-token-file", _bearer(TOKEN))
 
 
-def _refusal(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+def _refusal(tmp_path: Path, *extra: str, port: int = 0) -> subprocess.CompletedProcess[str]:
     workspace = tmp_path / "ws"
     workspace.mkdir(exist_ok=True)
     return subprocess.run(
-        _serve_cmd(_free_port(), workspace, *extra),
+        _serve_cmd(port or _free_port(), workspace, *extra),
         env={**os.environ, **isolated_env(tmp_path)},
         cwd=str(ROOT),
         capture_output=True,
@@ -324,3 +325,16 @@ def test_the_token_is_masked_from_commands(tmp_path: Path, monkeypatch: pytest.M
     args = argparse.Namespace(token_file=path, http=f"127.0.0.1:{port}", deny_read=[Path("/x")])
     assert _token_for(args, ("127.0.0.1", port)).value == TOKEN
     assert args.deny_read == [Path("/x"), path]
+
+
+def test_a_busy_port_is_refused_before_its_servers_token_file_is_touched(tmp_path: Path) -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = int(listener.getsockname()[1])
+        other = tmp_path / ".shellrt-home" / "serve" / f"http-{port}.token"
+        other.parent.mkdir(parents=True)
+        other.write_text("the other server's token\n")
+        done = _refusal(tmp_path, port=port)
+    assert done.returncode == 2 and "in use" in done.stderr, done.stderr
+    assert other.read_text() == "the other server's token\n"

@@ -180,6 +180,8 @@ def _token_for(args: argparse.Namespace, listen: tuple[str, int]) -> ServeToken:
 
 
 def _port_taken(host: str, port: int) -> bool:
+    """Whether a listener holds ``host:port`` (other bind errors are left for the server to report)."""
+    import errno
     import socket
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -187,8 +189,8 @@ def _port_taken(host: str, port: int) -> bool:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
-        except OSError:
-            return True
+        except OSError as exc:
+            return exc.errno == errno.EADDRINUSE
     return False
 
 
