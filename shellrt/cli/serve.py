@@ -235,6 +235,10 @@ async def _serve(args: argparse.Namespace, listen: tuple[str, int] | None, token
                         file=sys.stderr,
                     )
                 secret, where = (None, "") if token is None else (token.value, token.where)
+                if not _is_loopback(listen[0]):
+                    where = (
+                        "the file or variable named on the server's stderr"  # no local paths to the network
+                    )
                 await server.serve_http(*listen, token=secret, token_where=where)
             return 0
     except BackendUnavailableError as exc:
