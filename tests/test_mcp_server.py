@@ -13,6 +13,7 @@ import mcp.types as mt
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests._mcp_support import (
     ROOT,
@@ -220,14 +221,19 @@ def _free_port() -> int:
 
 async def test_streamable_http_transport(ws: Path, home: Path) -> None:
     port = _free_port()
-    env = {**isolated_env(home), "PATH": "/usr/bin:/bin"}
+    token = "transport-test-token-0123456789"
+    env = {**isolated_env(home), "PATH": "/usr/bin:/bin", "SHELLRT_SERVE_TOKEN": token}
     cmd = [sys.executable, "-m", "shellrt", "serve", "--http", f"127.0.0.1:{port}", "--workspace", str(ws)]
     cmd += ["--sandbox", "local", "--allow", "Bash(echo:*)"]
     async with await anyio.open_process(cmd, env=env, cwd=str(ROOT)) as proc:
         try:
             url = f"http://127.0.0.1:{port}/mcp"
             await _wait_for_port(port)
-            async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+            async with (
+                create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http,
+                streamable_http_client(url, http_client=http) as (read, write),
+                ClientSession(read, write) as session,
+            ):
                 await session.initialize()
                 names = {t.name for t in (await session.list_tools()).tools}
                 assert "Bash" in names
@@ -262,3 +268,8 @@ def test_http_refuses_non_loopback_without_allow_remote(tmp_path: Path) -> None:
         with pytest.raises(ValueError):
             parse_listen(bad, allow_remote=False)
     assert main(["serve", "--http", "0.0.0.0:8765", "--workspace", str(tmp_path)]) == 2
+    assert (
+        main(["serve", "--http", "0.0.0.0:8765", "--allow-remote", "--no-auth", "--workspace", str(tmp_path)])
+        == 2
+    )
+    assert main(["serve", "--no-auth", "--workspace", str(tmp_path)]) == 2

@@ -141,6 +141,7 @@ def test_sigint_stops_mcp_stdio_while_stdin_is_open(tmp_path: Path) -> None:
 def test_http_session_end_stops_its_background_tasks_and_sigterm_leaves_nothing(tmp_path: Path) -> None:
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
 
     from tests.test_mcp_server import _free_port, _wait_for_port
 
@@ -164,14 +165,18 @@ def test_http_session_end_stops_its_background_tasks_and_sigterm_leaves_nothing(
             "bypassPermissions",
         ],
         stderr=subprocess.DEVNULL,
-        env={**os.environ, **isolated_env(tmp_path)},
+        env={**os.environ, **isolated_env(tmp_path), "SHELLRT_SERVE_TOKEN": _TOKEN},
         cwd=str(ROOT),
     )
 
     async def client(command: str) -> None:
         await _wait_for_port(port)
         url = f"http://127.0.0.1:{port}/mcp"
-        async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+        async with (
+            create_mcp_http_client(headers={"Authorization": f"Bearer {_TOKEN}"}) as http,
+            streamable_http_client(url, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
             await session.initialize()
             await session.call_tool("Bash", {"command": command, "run_in_background": True})
 
@@ -189,12 +194,17 @@ def test_http_session_end_stops_its_background_tasks_and_sigterm_leaves_nothing(
     assert not marker_pids(marker)
 
 
+#: The bearer token the HTTP tests' servers get through $SHELLRT_SERVE_TOKEN.
+_TOKEN = "faults-test-token-0123456789"
+
 _HTTP_CLIENT = """
-import anyio, sys
+import anyio, os, sys
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 async def main():
-    async with streamable_http_client(sys.argv[1]) as (r, w):
+    headers = {"Authorization": "Bearer " + os.environ["SHELLRT_SERVE_TOKEN"]}
+    async with create_mcp_http_client(headers=headers) as http, streamable_http_client(sys.argv[1], http_client=http) as (r, w):
         async with ClientSession(r, w) as s:
             await s.initialize()
             await s.call_tool("Bash", {"command": sys.argv[2]})
@@ -209,7 +219,7 @@ def test_http_client_killed_mid_call_has_its_call_cancelled_at_once(tmp_path: Pa
     workspace.mkdir()
     port = _free_port()
     marker = f"mcp-http-kill-{time.time_ns()}"
-    env = {**os.environ, **isolated_env(tmp_path)}
+    env = {**os.environ, **isolated_env(tmp_path), "SHELLRT_SERVE_TOKEN": _TOKEN}
     server = subprocess.Popen(
         [
             sys.executable,

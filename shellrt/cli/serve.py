@@ -8,16 +8,27 @@ Permission asks go to the MCP client's user (elicitation) when it can ask,
 and are denied otherwise; with ``--jsonl`` they are denied (use ``--allow`` or
 ``--mode``). Nothing is ever written to stdout but the protocol: diagnostics
 go to stderr.
+
+Over HTTP every request needs ``Authorization: Bearer <token>``: loopback is
+reachable by other local users and by commands with the host's network. The
+token comes from ``--token-file``, else ``$SHELLRT_SERVE_TOKEN``, else a fresh
+one is written to ``<state>/serve/http-<port>.token`` (see `_http_token`).
+``--no-auth`` opts out, on loopback only.
 """
 
 from __future__ import annotations
 
 import argparse
 import ipaddress
+import os
 import sys
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from shellrt.cli._runtime_options import add_runtime_options, runtime_from_args
+
+if TYPE_CHECKING:
+    from shellrt.server._http_token import ServeToken
 
 __all__ = ["parse_listen", "register"]
 
@@ -44,8 +55,25 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--allow-remote",
         action="store_true",
-        help="allow --http on a non-loopback address (there is no authentication: anyone who can reach "
-        "the port can run commands)",
+        help="allow --http on a non-loopback address. The bearer token is then all that stands between "
+        "the network and your commands, and it travels in clear text (plain HTTP): put TLS in front "
+        "(a reverse proxy) on any network you do not trust",
+    )
+    parser.add_argument(
+        "--token-file",
+        metavar="PATH",
+        type=Path,
+        default=None,
+        help="with --http: the bearer token clients must send (first line of PATH; the file must be yours "
+        "and mode 0600). Default: $SHELLRT_SERVE_TOKEN, else a fresh token written to "
+        "<state>/serve/http-PORT.token (state: $SHELLRT_HOME, else ~/.local/state/shellrt), removed at exit",
+    )
+    parser.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="with --http on loopback: accept requests without a token. Any local user, and any command "
+        "running with the host's network (local sandbox, --network host), can then run tools and answer "
+        "its own permission asks. Refused with --allow-remote",
     )
     parser.add_argument(
         "--session",
@@ -69,8 +97,8 @@ def parse_listen(text: str, *, allow_remote: bool) -> tuple[str, int]:
         raise ValueError(f"--http port {port} is out of range")
     if not allow_remote and not _is_loopback(host):
         raise ValueError(
-            f"--http {host} is not a loopback address; shellrt serve has no authentication, so it only "
-            "listens on 127.0.0.1/::1/localhost unless you pass --allow-remote"
+            f"--http {host} is not a loopback address; shellrt serve only listens on "
+            "127.0.0.1/::1/localhost unless you pass --allow-remote"
         )
     return host, port
 
@@ -85,25 +113,88 @@ def _is_loopback(host: str) -> bool:
 
 
 def main(args: argparse.Namespace) -> int:
+    from shellrt.server._http_token import TokenError, remove_token_file
+
     listen: tuple[str, int] | None = None
-    if args.http:
-        try:
+    token: ServeToken | None = None
+    try:
+        _check_auth_flags(args)
+        if args.http:
             listen = parse_listen(args.http, allow_remote=args.allow_remote)
-        except ValueError as exc:
-            print(f"shellrt serve: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+            if not args.no_auth:
+                token = _token_for(args, listen)
+    except (ValueError, TokenError) as exc:
+        print(f"shellrt serve: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     import anyio
 
     from shellrt.cli._signals import run_until_signal
 
     try:
-        return anyio.run(run_until_signal, _serve, args, listen)
+        return anyio.run(run_until_signal, _serve, args, listen, token)
     except ModuleNotFoundError as exc:
         print(f"shellrt serve: a dependency is missing ({exc}); install shellrt[mcp]", file=sys.stderr)
         return EXIT_UNAVAILABLE
+    finally:
+        if token is not None:
+            remove_token_file(token)
 
 
-async def _serve(args: argparse.Namespace, listen: tuple[str, int] | None) -> int:
+def _check_auth_flags(args: argparse.Namespace) -> None:
+    if (args.no_auth or args.token_file is not None) and not args.http:
+        raise ValueError("--no-auth and --token-file only apply to --http")
+    if args.no_auth and args.allow_remote:
+        raise ValueError(
+            "--no-auth is refused with --allow-remote: anyone on the network could run commands; "
+            "drop --no-auth (clients then send the token)"
+        )
+    if args.no_auth and args.token_file is not None:
+        raise ValueError("--no-auth and --token-file contradict each other; pass one")
+
+
+def _token_for(args: argparse.Namespace, listen: tuple[str, int]) -> ServeToken:
+    """The bearer token (see `shellrt.server._http_token`), hidden from commands by a read mask."""
+    from shellrt.server._http_token import (
+        generate_token_file,
+        read_token_file,
+        serve_token_dir,
+        token_from_env,
+    )
+
+    if args.token_file is not None:
+        token = read_token_file(args.token_file)
+        os.environ.pop("SHELLRT_SERVE_TOKEN", None)
+        hidden = Path(os.path.abspath(args.token_file))
+    else:
+        found = token_from_env()
+        if found is not None:
+            return found
+        if _port_taken(*listen):
+            # Checked before the token file is replaced: the file of the server on that port stays.
+            raise ValueError(f"--http {args.http}: the port is in use; pick another one")
+        token = generate_token_file(listen[1])
+        hidden = serve_token_dir()
+    # A sandboxed command (bwrap: the home is readable) must not read the token and call back in.
+    args.deny_read = [*getattr(args, "deny_read", []), hidden]
+    return token
+
+
+def _port_taken(host: str, port: int) -> bool:
+    """Whether a listener holds ``host:port`` (other bind errors are left for the server to report)."""
+    import errno
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            return exc.errno == errno.EADDRINUSE
+    return False
+
+
+async def _serve(args: argparse.Namespace, listen: tuple[str, int] | None, token: ServeToken | None) -> int:
     from sandbox import BackendUnavailableError
 
     approver = None
@@ -134,8 +225,21 @@ async def _serve(args: argparse.Namespace, listen: tuple[str, int] | None) -> in
             if listen is None:
                 await server.serve_stdio()
             else:
-                print(f"shellrt serve: MCP at http://{_fmt_host(listen[0])}:{listen[1]}/mcp", file=sys.stderr)
-                await server.serve_http(*listen)
+                url = f"http://{_fmt_host(listen[0])}:{listen[1]}/mcp"
+                if token is None:
+                    print(f"shellrt serve: MCP at {url} (no authentication: --no-auth)", file=sys.stderr)
+                else:
+                    print(
+                        f"shellrt serve: MCP at {url} (token in {token.where}; "
+                        "send Authorization: Bearer <token>)",
+                        file=sys.stderr,
+                    )
+                secret, where = (None, "") if token is None else (token.value, token.where)
+                if not _is_loopback(listen[0]):
+                    where = (
+                        "the file or variable named on the server's stderr"  # no local paths to the network
+                    )
+                await server.serve_http(*listen, token=secret, token_where=where)
             return 0
     except BackendUnavailableError as exc:
         print(f"shellrt serve: sandbox unavailable: {exc}", file=sys.stderr)

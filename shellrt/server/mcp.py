@@ -157,14 +157,24 @@ class McpToolServer:
             await self.server.run(read, write, self.initialization_options())
             tg.cancel_scope.cancel()
 
-    async def serve_http(self, host: str, port: int, *, path: str = "/mcp") -> None:
+    async def serve_http(
+        self, host: str, port: int, *, token: str | None, token_where: str = "", path: str = "/mcp"
+    ) -> None:
         """Serve streamable HTTP at ``http://host:port/mcp`` until cancelled.
 
-        DNS-rebinding protection (Host/Origin checks) is on for loopback hosts.
+        Every request must carry ``Authorization: Bearer <token>`` (401 otherwise;
+        ``token_where`` tells a refused client where to find it). ``token=None``
+        serves without authentication: only for an explicit opt-out, since any
+        local process could then run tools. DNS-rebinding protection (Host/Origin
+        checks) is on for loopback hosts either way.
         """
         import uvicorn
 
-        app = self.server.streamable_http_app(streamable_http_path=path, host=host)
+        from shellrt.server._http_auth import BearerAuthMiddleware
+
+        app: Any = self.server.streamable_http_app(streamable_http_path=path, host=host)
+        if token is not None:
+            app = BearerAuthMiddleware(app, token, where=token_where or "the token you were given")
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
         server = uvicorn.Server(config)
         finished = anyio.Event()
@@ -268,7 +278,9 @@ class McpToolServer:
         wants_progress = bool(ctx.meta and ctx.meta.get("progress_token") is not None)
         session_key = _session_key(ctx)
         supervisor = getattr(self.runtime, "supervisor", None)
-        tasks_before = {t.id for t in supervisor.tasks.list()} if supervisor is not None and session_key else set()
+        tasks_before = (
+            {t.id for t in supervisor.tasks.list()} if supervisor is not None and session_key else set()
+        )
         async with anyio.create_task_group() as tg:
             if wants_progress:
                 send, receive = anyio.create_memory_object_stream[ProgressEvent](_PROGRESS_BUFFER)
