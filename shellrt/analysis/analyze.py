@@ -6,7 +6,7 @@ import functools
 from typing import Final, Literal
 
 from .effects import plan_effects
-from .fastplan import plan_simple
+from .fastheredoc import plan_fast
 from .git_env import GIT_BASE_ENV, PROGRAM_ENV, git_hardening_env
 from .judge import judge_plan
 from .models import CommandAnalysis, CommandPlan, Subcommand
@@ -61,7 +61,7 @@ _cached = functools.lru_cache(maxsize=CACHE_SIZE)(_analyze_uncached)
 
 def _analyze_bash(command: str, fast: bool = True) -> CommandAnalysis:
     """``fast=False`` always uses the parser (tests compare it with the fast path)."""
-    plan = plan_simple(command) if fast else None
+    plan = plan_fast(command) if fast else None
     error: str | None = None
     if plan is None:
         parsed = parse_bash(command)
