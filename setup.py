@@ -30,6 +30,7 @@ COMPILED_MODULES = [
     "shellrt/analysis/heredoc.py",
     "shellrt/analysis/plan.py",
     "shellrt/analysis/fastplan.py",
+    "shellrt/analysis/fastheredoc.py",
     "shellrt/analysis/judge.py",
     "shellrt/analysis/effects.py",
     "shellrt/analysis/parts.py",

@@ -24,7 +24,7 @@ from benchmarks.scenarios.classification import CORPUS as SCENARIO_CORPUS
 from shellrt.analysis import analyze
 from shellrt.analysis.analyze import clear_cache
 from shellrt.analysis.compiled import build_description
-from shellrt.analysis.fastplan import plan_simple
+from shellrt.analysis.fastheredoc import plan_fast
 from shellrt.analysis.parse import parse_bash
 
 
@@ -156,11 +156,11 @@ def main() -> None:
         cold, _ = _rate(_cold, args.seconds)
     ours, _ = _rate(analyze, args.seconds)
     raw, _ = _rate(parse_bash, args.seconds)
-    simple = sum(plan_simple(command) is not None for command in CORPUS)
+    simple = sum(plan_fast(command) is not None for command in CORPUS)
     print(f"corpus: {len(CORPUS)} mixed commands, {args.seconds:.1f}s per measurement, one core")
     print(f"  analyser build: {build_description()}")
     print(
-        f"  {simple} take the parser-free path (plain pipelines/lists), {len(CORPUS) - simple} need tree-sitter"
+        f"  {simple} take the parser-free path (plain pipelines/lists, quoted here-documents), {len(CORPUS) - simple} need tree-sitter"
     )
     print(f"{'shellrt analyze() cold':<28} {cold:>12,.0f} classifications/s (no cache: parse+plan+judge)")
     print(f"{'shellrt analyze() cached':<28} {ours:>12,.0f} classifications/s (memo cache, as deployed)")

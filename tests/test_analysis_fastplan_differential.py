@@ -1,6 +1,6 @@
 """Differential test: every command string in the analysis and red-team tests, both paths, same result.
 
-The parser-free fast path (``fastplan``) must never change a verdict. Besides the
+The parser-free fast path (``fastplan``, ``fastheredoc``) must never change a verdict. Besides the
 tables and generated commands of ``test_analysis_fastplan``, this runs every string
 literal of the analysis, classification and red-team test modules (evasions,
 here-documents, obfuscated names, wrapper tricks) and both benchmark corpora through
@@ -17,7 +17,7 @@ import pytest
 from benchmarks.bench_classify import CORPUS as BENCH_CORPUS
 from benchmarks.scenarios.classification import CORPUS as SCENARIO_CORPUS
 from shellrt.analysis.analyze import _analyze_bash
-from shellrt.analysis.fastplan import plan_simple
+from shellrt.analysis.fastheredoc import plan_fast
 
 _TESTS = Path(__file__).parent
 _SOURCES = sorted(
@@ -53,7 +53,7 @@ CANDIDATES = _candidates()
 def test_the_corpus_is_real() -> None:
     """The sources exist and the fast path takes a real share of their commands (else this tests nothing)."""
     assert len(_SOURCES) >= 10
-    taken = [command for command in CANDIDATES if plan_simple(command) is not None]
+    taken = [command for command in CANDIDATES if plan_fast(command) is not None]
     assert len(CANDIDATES) > 2000
     assert len(taken) > 500
 
@@ -62,7 +62,7 @@ def test_the_corpus_is_real() -> None:
 def test_fast_and_full_paths_agree_on_every_test_string(chunk: int) -> None:
     mismatches = []
     for command in CANDIDATES[chunk::8]:
-        if plan_simple(command) is None:
+        if plan_fast(command) is None:
             continue  # the parser decides alone: nothing to compare
         fast = _analyze_bash(command, fast=True).model_dump()
         full = _analyze_bash(command, fast=False).model_dump()

@@ -7,7 +7,7 @@ import re
 from typing import Final, Literal
 
 from .effects import plan_effects
-from .fastplan import plan_simple
+from .fastheredoc import plan_fast
 from .git_env import GIT_BASE_ENV, PROGRAM_ENV, git_hardening_env
 from .judge import judge_plan
 from .models import CommandAnalysis, CommandPlan, Subcommand
@@ -72,7 +72,7 @@ def _analyze_bash(command: str, fast: bool = True) -> CommandAnalysis:
     """``fast=False`` always uses the parser (tests compare it with the fast path)."""
     if "\\\n" in command and _JOINING_CONTINUATION.search(command):
         return _failed(command, "bash", _JOINING_REASON)
-    plan = plan_simple(command) if fast else None
+    plan = plan_fast(command) if fast else None
     error: str | None = None
     if plan is None:
         parsed = parse_bash(command)

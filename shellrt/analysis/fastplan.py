@@ -37,6 +37,7 @@ __all__ = [
     "MAX_CHARS",
     "MAX_COMMANDS",
     "PLAIN_TOKEN_SPEC",
+    "PLANNER_NAMES",
     "TOKEN_SPEC",
     "plan_simple",
     "scan_plain_tokens",
@@ -146,7 +147,7 @@ _RESERVED: Final = frozenset(
     }
 )
 #: Names whose commands :class:`Planner` looks into (cd targets, wrapped commands, scripts).
-_PLANNER_NAMES: Final = frozenset({"cd", "pushd", *UNWRAP_NAMES})
+PLANNER_NAMES: Final = frozenset({"cd", "pushd", *UNWRAP_NAMES})
 #: By ASCII code point: 1 may start a variable name, 2 may continue it, 4 may be in a plain assigned value
 #: (no quote, glob, ``~``, ``=``, ``$`` or anything else the parser would evaluate).
 _ASSIGN_CLASSES: Final = bytes(
@@ -519,7 +520,7 @@ def _regular_shape(commands: list[_Command]) -> bool:
 def _plan(commands: list[_Command]) -> CommandPlan:
     """What ``Planner`` makes of the tree of these commands (it does the work when a name needs it)."""
     for argv, _redirects, _op, _assignments in commands:
-        if argv[0].raw in _PLANNER_NAMES:
+        if argv[0].raw in PLANNER_NAMES:
             return _planner_plan(commands)
     plan_commands: list[PlanCommand] = []
     operators: list[str] = []
