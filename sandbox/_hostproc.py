@@ -198,10 +198,37 @@ class HostRunner:
         Hot path: the pipes are made here (no Popen file objects to unwrap) and
         /dev/null is opened once per runner; Popen then only forks (vfork) and execs.
         """
+        return self.start_process(
+            argv,
+            request,
+            marker=marker,
+            cwd_host_file=cwd_host_file,
+            env_extra=env_extra,
+            cwd=cwd,
+            pass_fds=pass_fds,
+        )
+
+    def start_process(
+        self,
+        argv: Sequence[str],
+        request: ExecRequest,
+        *,
+        marker: str,
+        cwd_host_file: Path | None,
+        env_extra: dict[str, str],
+        cwd: str | None,
+        pass_fds: tuple[int, ...] = (),
+        register: bool = True,
+    ) -> HostProcess:
+        """`spawn` without the event loop (a worker thread starts warm shells with it).
+
+        ``register=False``: not yet one of the runner's open processes (a warm shell
+        still waiting for its command; `register` adds it when it gets one).
+        """
         env = child_env(request, env_extra, marker)
         pipes = StdioPipes.open(request)
         try:
-            popen = subprocess.Popen(  # noqa: ASYNC220 - fork+exec is sub-ms; a thread hop costs more
+            popen = subprocess.Popen(
                 list(argv),
                 executable=self._resolve(argv[0], env.get("PATH")),
                 stdin=pipes.child_stdin if pipes.child_stdin is not None else self.devnull(),
@@ -223,8 +250,13 @@ class HostRunner:
             pipes.close_childs()
         tree = ProcessTree(popen.pid, marker)
         handle = HostProcess(self, popen, tree, cwd_host_file, pipes.stdout, pipes.stderr, pipes.stdin)
-        self._open.add(handle)
+        if register:
+            self._open.add(handle)
         return handle
+
+    def register(self, handle: HostProcess) -> None:
+        """Count a process started with ``register=False`` among the open ones (polled, killed at close)."""
+        self._open.add(handle)
 
     def _resolve(self, name: str, path: str | None) -> str | None:
         """``name`` looked up on ``path`` once (cached), so the child execs it at the first try.
@@ -356,6 +388,7 @@ class HostProcess(SandboxProcess):
 
     stdout: FdReceiveStream
     stderr: FdReceiveStream | None
+    stdin: FdSendStream | None
 
     def __init__(
         self,
@@ -441,6 +474,20 @@ class HostProcess(SandboxProcess):
         self._runner.after_exit(self)
         self._status = self._make_status(returncode)
         return self._status
+
+    def abandon(self) -> None:
+        """End a process nobody waits for (a warm shell never used): kill its group, reap it,
+        close its descriptors. Blocking (it reaps): call it from a worker thread."""
+        self.tree.kill_group()
+        self._popen.wait()
+        for stream in (self.stdout, self.stderr):
+            if stream is not None:
+                stream.close()
+        if self.stdin is not None:
+            self.stdin.close()
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
 
     def _output_ended(self) -> bool:
         return self.stdout.at_eof and (self.stderr is None or self.stderr.at_eof)

@@ -1,0 +1,233 @@
+"""A warm shell for the local backend: the next command's ``bash`` started before it is asked for.
+
+A raw ``bash -c`` costs a fork, an exec and bash's own start-up (dynamic
+linking, locale, variables): about a millisecond here, most of a trivial
+command's latency. So, after each shell command, one shell is started ahead,
+off the event loop (a worker thread), exactly as the next command would be
+started: the same argv[0], environment (with its own run marker and cwd report
+file), working directory, stdio and session. It blocks reading one line from a
+private "go" pipe; the command's text waits for it in a private memfd. When the
+next command matches (see `WarmShells.take`), its text is written to the memfd,
+the go line is sent, and the shell closes both descriptors and ``eval``s the
+text: what runs sees what a fresh ``bash -c TEXT`` sees — its own ``$$``,
+``$0``, line numbers, ``$_``, ``$SECONDS`` from 0, no extra descriptor, no
+variable of ours.
+
+Anything that does not match exactly (another environment, cwd, stdin,
+stderr handling, an argv without a shell) starts fresh as before; a warm shell
+whose working directory is no longer the directory the path names now (removed
+and made again) does not match either. The process is a `HostProcess` like any
+other: tree kill, descendant polling and the marker sweep are unchanged.
+
+What differs from ``bash -c``: ``$BASH_EXECUTION_STRING`` holds the warm shell's
+script, and a syntax error is reported as ``bash: eval: line N`` instead of
+``bash: -c: line N``.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import os
+import threading
+from dataclasses import dataclass
+
+from sandbox._hostproc import HostProcess, HostRunner
+from sandbox.base import ExecRequest
+
+__all__ = ["WarmShells"]
+
+#: Read the go line, then the text (a regular file: bash reads it in blocks, not byte by byte),
+#: close both, and run the text with nothing of ours left: ``$_`` back to argv[0], ``$SECONDS`` at 0.
+_SCRIPT = (
+    "read -r __shellrt_g <&{go}; IFS= read -r -d '' __shellrt_c <&{text}; exec {go}<&- {text}<&-; "
+    'eval "unset __shellrt_c __shellrt_g; SECONDS=0; : {argv0}; $__shellrt_c"'
+)
+
+
+@dataclass
+class _Warm:
+    """One shell waiting for its command, and the request it was started for."""
+
+    process: HostProcess
+    request: ExecRequest
+    go_fd: int
+    text_fd: int
+
+
+def _fits(request: ExecRequest) -> bool:
+    """Whether ``request`` is a shell text a warm shell could run (``SHELL -c TEXT``, no stdin)."""
+    argv = request.argv
+    return (
+        len(argv) == 3
+        and argv[1] == "-c"
+        and not request.stdin
+        and request.user is None
+        and "_" not in request.env  # bash would start with $_ from it; ours is argv[0]
+        and _plain_word(argv[0])
+    )
+
+
+def _plain_word(word: str) -> bool:
+    """A word the script can name without quoting (a shell name or path)."""
+    return bool(word) and all(c.isalnum() or c in "/._-+" for c in word)
+
+
+def _same_dir(pid: int, path: str) -> bool:
+    """Whether process ``pid`` still works in the directory ``path`` names now."""
+    try:
+        there = os.stat(f"/proc/{pid}/cwd")
+        here = os.stat(path)
+    except OSError:
+        return False
+    return (there.st_dev, there.st_ino) == (here.st_dev, here.st_ino)
+
+
+class WarmShells:
+    """At most one shell started ahead for a runner's next shell command."""
+
+    def __init__(self, runner: HostRunner) -> None:
+        self._runner = runner
+        self._lock = threading.Lock()
+        self._ready: _Warm | None = None
+        self._starting = False
+        self._closed = False
+        self._worker: concurrent.futures.ThreadPoolExecutor | None = None
+        self._asked = 0
+
+    @property
+    def ready(self) -> bool:
+        """A warm shell is waiting for the next matching command."""
+        return self._ready is not None
+
+    def take(self, request: ExecRequest) -> HostProcess | None:
+        """The warm shell running ``request`` now, or None (start it fresh).
+
+        Either way the next warm shell is started for a request like this one,
+        from the second shell command on.
+        """
+        if self._closed or not _fits(request):
+            return None
+        self._asked += 1
+        if self._asked == 1:
+            return None  # a one-off (``shellrt run``) would only pay for a shell nobody uses
+        with self._lock:
+            warm, self._ready = self._ready, None
+        if warm is not None and not self._matches(warm, request):
+            self._retire_later(warm)
+            warm = None
+        self._prepare(request)
+        if warm is None:
+            return None
+        try:
+            os.pwrite(warm.text_fd, request.argv[2].encode("utf-8", "surrogateescape"), 0)
+            os.write(warm.go_fd, b"\n")
+        except OSError:  # it died while waiting (killed from outside): start this one fresh
+            self._retire_later(warm)
+            return None
+        _close(warm.go_fd, warm.text_fd)
+        self._runner.register(warm.process)
+        return warm.process
+
+    @staticmethod
+    def _matches(warm: _Warm, request: ExecRequest) -> bool:
+        started = warm.request
+        pid = warm.process.pid
+        return (
+            request.argv[0] == started.argv[0]
+            and request.env == started.env
+            and request.cwd == started.cwd
+            and request.merge_stderr == started.merge_stderr
+            and request.report_cwd == started.report_cwd
+            and pid is not None
+            and not warm.process.exited
+            and _same_dir(pid, request.cwd)
+        )
+
+    def _prepare(self, request: ExecRequest) -> None:
+        """Start the next warm shell for ``request`` in the worker thread (one at a time)."""
+        with self._lock:
+            if self._closed or self._starting or self._ready is not None:
+                return
+            self._starting = True
+            if self._worker is None:
+                self._worker = concurrent.futures.ThreadPoolExecutor(
+                    max_workers=1, thread_name_prefix=f"shellrt-{self._runner.label}-warm"
+                )
+            worker = self._worker
+        worker.submit(self._start, request)
+
+    def _start(self, request: ExecRequest) -> None:
+        """Worker thread: start a shell for ``request`` that waits for its text."""
+        warm: _Warm | None = None
+        try:
+            warm = self._spawn(request)
+        except Exception:  # no warm shell then: the next command starts fresh, and says what fails
+            warm = None
+        finally:
+            with self._lock:
+                self._starting = False
+                if warm is not None and not self._closed and self._ready is None:
+                    self._ready, warm = warm, None
+        if warm is not None:  # closed meanwhile
+            self._retire(warm)
+
+    def _spawn(self, request: ExecRequest) -> _Warm:
+        go_read, go_write = os.pipe2(os.O_CLOEXEC)
+        text_fd = os.memfd_create("shellrt-command", os.MFD_CLOEXEC)
+        try:
+            run = self._runner.new_run(request.report_cwd)
+            argv0 = request.argv[0]
+            script = _SCRIPT.format(go=go_read, text=text_fd, argv0=argv0)
+            process = self._runner.start_process(
+                (argv0, "-c", script),
+                request,
+                marker=run.marker,
+                cwd_host_file=run.cwd_file,
+                env_extra=run.env,
+                cwd=request.cwd,
+                pass_fds=(go_read, text_fd),
+                register=False,
+            )
+        except BaseException:
+            _close(go_write, text_fd)
+            raise
+        finally:
+            os.close(go_read)
+        return _Warm(process, request, go_write, text_fd)
+
+    def _retire_later(self, warm: _Warm) -> None:
+        """`_retire` in the worker thread (reaping blocks); at once when there is none."""
+        with self._lock:
+            worker = self._worker
+        try:
+            if worker is not None:
+                worker.submit(self._retire, warm)
+                return
+        except RuntimeError:  # shut down meanwhile
+            pass
+        self._retire(warm)
+
+    @staticmethod
+    def _retire(warm: _Warm) -> None:
+        """End a warm shell nobody will use (blocking: it is killed and reaped)."""
+        _close(warm.go_fd, warm.text_fd)
+        warm.process.abandon()
+
+    def close(self) -> None:
+        """End the waiting shell (blocking: the worker may be starting one)."""
+        with self._lock:
+            self._closed = True
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.shutdown(wait=True)
+        with self._lock:
+            warm, self._ready = self._ready, None
+        if warm is not None:
+            self._retire(warm)
+
+
+def _close(*fds: int) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
