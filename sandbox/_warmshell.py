@@ -32,10 +32,15 @@ import os
 import threading
 from dataclasses import dataclass
 
+import anyio
+
 from sandbox._hostproc import HostProcess, HostRunner
 from sandbox.base import ExecRequest
 
 __all__ = ["WarmShells"]
+
+#: How long a command may wait for a warm shell whose start is under way (then it starts fresh).
+_STARTING_WAIT_S = 0.05
 
 #: Read the go line, then the text (a regular file: bash reads it in blocks, not byte by byte),
 #: close both, and run the text with nothing of ours left: ``$_`` back to argv[0], ``$SECONDS`` at 0.
@@ -73,6 +78,17 @@ def _plain_word(word: str) -> bool:
     return bool(word) and all(c.isalnum() or c in "/._-+" for c in word)
 
 
+def _same_start(started: ExecRequest, request: ExecRequest) -> bool:
+    """Whether a shell started for ``started`` is started as ``request`` would be (text aside)."""
+    return (
+        request.argv[0] == started.argv[0]
+        and request.env == started.env
+        and request.cwd == started.cwd
+        and request.merge_stderr == started.merge_stderr
+        and request.report_cwd == started.report_cwd
+    )
+
+
 def _same_dir(pid: int, path: str) -> bool:
     """Whether process ``pid`` still works in the directory ``path`` names now."""
     try:
@@ -89,8 +105,11 @@ class WarmShells:
     def __init__(self, runner: HostRunner) -> None:
         self._runner = runner
         self._lock = threading.Lock()
+        #: Notified when a start ends (a warm shell is ready, or the start failed).
+        self._changed = threading.Condition(self._lock)
         self._ready: _Warm | None = None
-        self._starting = False
+        #: The request a warm shell is being started for (None: no start under way).
+        self._starting: ExecRequest | None = None
         self._closed = False
         self._worker: concurrent.futures.ThreadPoolExecutor | None = None
         self._asked = 0
@@ -99,6 +118,19 @@ class WarmShells:
     def ready(self) -> bool:
         """A warm shell is waiting for the next matching command."""
         return self._ready is not None
+
+    async def take_soon(self, request: ExecRequest) -> HostProcess | None:
+        """`take`, after waiting (off the event loop) for a warm shell whose start for a request
+        like this one is under way: the rest of that start costs less than a whole start here."""
+        starting = self._starting
+        if self._ready is None and starting is not None and _same_start(starting, request):
+            await anyio.to_thread.run_sync(self._wait_started, abandon_on_cancel=True)
+        return self.take(request)
+
+    def _wait_started(self) -> None:
+        with self._changed:
+            if self._ready is None and self._starting is not None:
+                self._changed.wait(_STARTING_WAIT_S)
 
     def take(self, request: ExecRequest) -> HostProcess | None:
         """The warm shell running ``request`` now, or None (start it fresh).
@@ -131,14 +163,9 @@ class WarmShells:
 
     @staticmethod
     def _matches(warm: _Warm, request: ExecRequest) -> bool:
-        started = warm.request
         pid = warm.process.pid
         return (
-            request.argv[0] == started.argv[0]
-            and request.env == started.env
-            and request.cwd == started.cwd
-            and request.merge_stderr == started.merge_stderr
-            and request.report_cwd == started.report_cwd
+            _same_start(warm.request, request)
             and pid is not None
             and not warm.process.exited
             and _same_dir(pid, request.cwd)
@@ -147,9 +174,9 @@ class WarmShells:
     def _prepare(self, request: ExecRequest) -> None:
         """Start the next warm shell for ``request`` in the worker thread (one at a time)."""
         with self._lock:
-            if self._closed or self._starting or self._ready is not None:
+            if self._closed or self._starting is not None or self._ready is not None:
                 return
-            self._starting = True
+            self._starting = request
             if self._worker is None:
                 self._worker = concurrent.futures.ThreadPoolExecutor(
                     max_workers=1, thread_name_prefix=f"shellrt-{self._runner.label}-warm"
@@ -165,10 +192,11 @@ class WarmShells:
         except Exception:  # no warm shell then: the next command starts fresh, and says what fails
             warm = None
         finally:
-            with self._lock:
-                self._starting = False
+            with self._changed:
+                self._starting = None
                 if warm is not None and not self._closed and self._ready is None:
                     self._ready, warm = warm, None
+                self._changed.notify_all()
         if warm is not None:  # closed meanwhile
             self._retire(warm)
 

@@ -67,7 +67,7 @@ class LocalBackend(SandboxBackend):
         if self._warm is not None:
             # The next shell command's bash, started ahead (sandbox._warmshell): no fork, exec
             # or bash start-up on this command's path when it matches.
-            warm = self._warm.take(request)
+            warm = await self._warm.take_soon(request)
             if warm is not None:
                 return warm
         run = self._runner.new_run(request.report_cwd)
