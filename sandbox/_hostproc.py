@@ -475,6 +475,17 @@ class HostProcess(SandboxProcess):
         self._status = self._make_status(returncode)
         return self._status
 
+    def close_pidfd(self) -> None:
+        """Hold no pidfd while nothing can wait (a warm shell waiting for its command)."""
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+
+    def open_pidfd(self) -> None:
+        """Open the pidfd again (the process is an unreaped child: its pid is still its own)."""
+        if self._pidfd is None and self._popen.returncode is None:
+            self._pidfd = _pidfd_open(self._popen.pid)
+
     def abandon(self) -> None:
         """End a process nobody waits for (a warm shell never used): kill its group, reap it,
         close its descriptors. Blocking (it reaps): call it from a worker thread."""

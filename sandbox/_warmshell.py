@@ -57,6 +57,7 @@ class _Warm:
     process: HostProcess
     request: ExecRequest
     go_fd: int
+    #: The memfd's number in the shell (ours is closed: it is opened again through /proc to write).
     text_fd: int
 
 
@@ -113,6 +114,7 @@ class WarmShells:
         self._closed = False
         self._worker: concurrent.futures.ThreadPoolExecutor | None = None
         self._asked = 0
+        self._waiting = False
 
     @property
     def ready(self) -> bool:
@@ -123,8 +125,18 @@ class WarmShells:
         """`take`, after waiting (off the event loop) for a warm shell whose start for a request
         like this one is under way: the rest of that start costs less than a whole start here."""
         starting = self._starting
-        if self._ready is None and starting is not None and _same_start(starting, request):
-            await anyio.to_thread.run_sync(self._wait_started, abandon_on_cancel=True)
+        if (
+            self._ready is None
+            and starting is not None
+            and not self._waiting
+            and _same_start(starting, request)
+        ):
+            # One waiter: of commands started together, the others start fresh at once.
+            self._waiting = True
+            try:
+                await anyio.to_thread.run_sync(self._wait_started, abandon_on_cancel=True)
+            finally:
+                self._waiting = False
         return self.take(request)
 
     def _wait_started(self) -> None:
@@ -152,12 +164,13 @@ class WarmShells:
         if warm is None:
             return None
         try:
-            os.pwrite(warm.text_fd, request.argv[2].encode("utf-8", "surrogateescape"), 0)
+            _write_text(warm, request.argv[2].encode("utf-8", "surrogateescape"))
             os.write(warm.go_fd, b"\n")
         except OSError:  # it died while waiting (killed from outside): start this one fresh
             self._retire_later(warm)
             return None
-        _close(warm.go_fd, warm.text_fd)
+        _close(warm.go_fd)
+        warm.process.open_pidfd()
         self._runner.register(warm.process)
         return warm.process
 
@@ -218,10 +231,12 @@ class WarmShells:
                 register=False,
             )
         except BaseException:
-            _close(go_write, text_fd)
+            _close(go_write)
             raise
         finally:
-            os.close(go_read)
+            _close(go_read, text_fd)
+        # While it waits it costs this process two descriptors: its output and the go pipe.
+        process.close_pidfd()
         return _Warm(process, request, go_write, text_fd)
 
     def _retire_later(self, warm: _Warm) -> None:
@@ -239,7 +254,7 @@ class WarmShells:
     @staticmethod
     def _retire(warm: _Warm) -> None:
         """End a warm shell nobody will use (blocking: it is killed and reaped)."""
-        _close(warm.go_fd, warm.text_fd)
+        _close(warm.go_fd)
         warm.process.abandon()
 
     def close(self) -> None:
@@ -253,6 +268,15 @@ class WarmShells:
             warm, self._ready = self._ready, None
         if warm is not None:
             self._retire(warm)
+
+
+def _write_text(warm: _Warm, text: bytes) -> None:
+    """Put the command's text in the waiting shell's memfd (opened through its descriptor)."""
+    fd = os.open(f"/proc/{warm.process.pid}/fd/{warm.text_fd}", os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.pwrite(fd, text, 0)
+    finally:
+        os.close(fd)
 
 
 def _close(*fds: int) -> None:
