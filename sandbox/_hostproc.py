@@ -301,7 +301,7 @@ class HostRunner:
             live = [h for h in list(self._open) if h.running and now - h.spawned_at >= _FIRST_POLL_S]
             if not live:
                 continue
-            table = process_table(_scan_floor((h.tree.root_pid, h.spawned_at) for h in live))
+            table = process_table(_scan_floor((h.scan_floor, h.spawned_at) for h in live))
             for handle in live:
                 handle.tree.record(table)
 
@@ -311,7 +311,7 @@ class HostRunner:
         if self._janitor is None:
             return
         with self._finished_lock:
-            self._finished[handle.tree.marker] = (handle.tree.root_pid, handle.spawned_at)
+            self._finished[handle.tree.marker] = (handle.scan_floor, handle.spawned_at)
             if self._sweep_pending:
                 return
             self._sweep_pending = True
@@ -402,7 +402,10 @@ class HostProcess(SandboxProcess):
     ) -> None:
         self._runner = runner
         self._popen = popen
+        #: When the run began, and a pid at or below its root's above which every process it
+        #: starts gets its pid until the counter wraps (what bounds the /proc scans, `_scan_floor`).
         self.spawned_at = time.monotonic()
+        self.scan_floor = popen.pid
         self.tree = tree
         self._cwd_file = cwd_file
         self._status: ExitStatus | None = None
@@ -474,6 +477,17 @@ class HostProcess(SandboxProcess):
         self._runner.after_exit(self)
         self._status = self._make_status(returncode)
         return self._status
+
+    def begin_run(self) -> None:
+        """A process started ahead (a warm shell) gets its command: its run begins now.
+
+        What it starts gets pids above the counter's value now, so the scans stay bounded
+        however long it waited (measured from its spawn, an idle wait past the pid
+        cycle would make every sweep read the whole process table).
+        """
+        self.spawned_at = time.monotonic()
+        counter = last_pid()
+        self.scan_floor = 0 if counter is None else min(self.tree.root_pid, counter)
 
     def close_pidfd(self) -> None:
         """Hold no pidfd while nothing can wait (a warm shell waiting for its command)."""

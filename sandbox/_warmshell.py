@@ -171,6 +171,7 @@ class WarmShells:
             return None
         _close(warm.go_fd)
         warm.process.open_pidfd()
+        warm.process.begin_run()
         self._runner.register(warm.process)
         return warm.process
 

@@ -192,3 +192,24 @@ async def test_close_ends_the_waiting_shell(tmp_path: Path) -> None:
         await backend.close()
     assert not is_alive(pid)
     assert not pids_with_marker(backend.marker_prefix, prefix=True)
+
+
+async def test_an_escaped_process_of_a_long_idle_warm_shell_is_swept(
+    runner: HostRunner, tmp_path: Path
+) -> None:
+    """The sweep's pid floor is taken when the command starts, not when its shell did."""
+    warm = WarmShells(runner)
+    command = "(setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!)"
+    try:
+        process = await warm_process(warm, request(command, tmp_path), idle_s=0.5)
+        assert process.scan_floor <= (process.pid or 0)
+        # Counted from its spawn, the idle wait would exceed the pid cycle: every sweep a full scan.
+        assert time.monotonic() - process.spawned_at < 0.4
+        text, _ = await output(process)
+    finally:
+        warm.close()
+    escaped = int(text.split()[0])
+    assert escaped > process.scan_floor
+    with anyio.fail_after(5):
+        while is_alive(escaped):
+            await anyio.sleep(0.01)
