@@ -41,6 +41,9 @@ __all__ = ["WarmShells"]
 
 #: How long a command may wait for a warm shell whose start is under way (then it starts fresh).
 _STARTING_WAIT_S = 0.05
+#: Kinds of start kept warm at once (an agent alternates commands that report their cwd and
+#: read-only ones that do not): a command of a third kind replaces the least recent one.
+_KINDS = 2
 
 #: Read the go line, then the text (a regular file: bash reads it in blocks, not byte by byte),
 #: close both, and run the text with nothing of ours left: ``$_`` back to argv[0], ``$SECONDS`` at 0.
@@ -101,16 +104,18 @@ def _same_dir(pid: int, path: str) -> bool:
 
 
 class WarmShells:
-    """At most one shell started ahead for a runner's next shell command."""
+    """Shells started ahead for a runner's next shell commands: one per kind of start, at most
+    `_KINDS` kinds (commands that report their cwd and read-only ones that do not alternate)."""
 
     def __init__(self, runner: HostRunner) -> None:
         self._runner = runner
         self._lock = threading.Lock()
         #: Notified when a start ends (a warm shell is ready, or the start failed).
         self._changed = threading.Condition(self._lock)
-        self._ready: _Warm | None = None
-        #: The request a warm shell is being started for (None: no start under way).
-        self._starting: ExecRequest | None = None
+        #: Waiting shells, the least recently made or used first.
+        self._ready: list[_Warm] = []
+        #: The requests warm shells are being started for.
+        self._starting: list[ExecRequest] = []
         self._closed = False
         self._worker: concurrent.futures.ThreadPoolExecutor | None = None
         self._asked = 0
@@ -118,30 +123,28 @@ class WarmShells:
 
     @property
     def ready(self) -> bool:
-        """A warm shell is waiting for the next matching command."""
-        return self._ready is not None
+        """A warm shell is waiting for a matching command."""
+        return bool(self._ready)
 
     async def take_soon(self, request: ExecRequest) -> HostProcess | None:
         """`take`, after waiting (off the event loop) for a warm shell whose start for a request
         like this one is under way: the rest of that start costs less than a whole start here."""
-        starting = self._starting
         if (
-            self._ready is None
-            and starting is not None
-            and not self._waiting
-            and _same_start(starting, request)
+            not self._waiting
+            and any(_same_start(s, request) for s in self._starting)
+            and not any(_same_start(w.request, request) for w in self._ready)
         ):
             # One waiter: of commands started together, the others start fresh at once.
             self._waiting = True
             try:
-                await anyio.to_thread.run_sync(self._wait_started, abandon_on_cancel=True)
+                await anyio.to_thread.run_sync(self._wait_started, request, abandon_on_cancel=True)
             finally:
                 self._waiting = False
         return self.take(request)
 
-    def _wait_started(self) -> None:
+    def _wait_started(self, request: ExecRequest) -> None:
         with self._changed:
-            if self._ready is None and self._starting is not None:
+            if any(_same_start(s, request) for s in self._starting):
                 self._changed.wait(_STARTING_WAIT_S)
 
     def take(self, request: ExecRequest) -> HostProcess | None:
@@ -155,9 +158,13 @@ class WarmShells:
         self._asked += 1
         if self._asked == 1:
             return None  # a one-off (``shellrt run``) would only pay for a shell nobody uses
+        warm: _Warm | None = None
         with self._lock:
-            warm, self._ready = self._ready, None
-        if warm is not None and not self._matches(warm, request):
+            for i, candidate in enumerate(self._ready):
+                if _same_start(candidate.request, request):
+                    warm = self._ready.pop(i)
+                    break
+        if warm is not None and not self._matches(warm):
             self._retire_later(warm)
             warm = None
         self._prepare(request)
@@ -176,26 +183,31 @@ class WarmShells:
         return warm.process
 
     @staticmethod
-    def _matches(warm: _Warm, request: ExecRequest) -> bool:
+    def _matches(warm: _Warm) -> bool:
+        """Whether a shell started like the request still works where the request would."""
         pid = warm.process.pid
-        return (
-            _same_start(warm.request, request)
-            and pid is not None
-            and not warm.process.exited
-            and _same_dir(pid, request.cwd)
-        )
+        return pid is not None and not warm.process.exited and _same_dir(pid, warm.request.cwd)
 
     def _prepare(self, request: ExecRequest) -> None:
-        """Start the next warm shell for ``request`` in the worker thread (one at a time)."""
+        """Start the next warm shell for ``request`` in the worker thread (one per kind)."""
+        evicted: _Warm | None = None
         with self._lock:
-            if self._closed or self._starting is not None or self._ready is not None:
+            if self._closed or any(_same_start(s, request) for s in self._starting):
                 return
-            self._starting = request
+            if any(_same_start(w.request, request) for w in self._ready):
+                return
+            if len(self._ready) + len(self._starting) >= _KINDS:
+                if not self._ready:
+                    return
+                evicted = self._ready.pop(0)
+            self._starting.append(request)
             if self._worker is None:
                 self._worker = concurrent.futures.ThreadPoolExecutor(
                     max_workers=1, thread_name_prefix=f"shellrt-{self._runner.label}-warm"
                 )
             worker = self._worker
+        if evicted is not None:
+            self._retire_later(evicted)
         worker.submit(self._start, request)
 
     def _start(self, request: ExecRequest) -> None:
@@ -207,9 +219,10 @@ class WarmShells:
             warm = None
         finally:
             with self._changed:
-                self._starting = None
-                if warm is not None and not self._closed and self._ready is None:
-                    self._ready, warm = warm, None
+                self._starting = [s for s in self._starting if s is not request]
+                if warm is not None and not self._closed:
+                    self._ready.append(warm)
+                    warm = None
                 self._changed.notify_all()
         if warm is not None:  # closed meanwhile
             self._retire(warm)
@@ -259,15 +272,15 @@ class WarmShells:
         warm.process.abandon()
 
     def close(self) -> None:
-        """End the waiting shell (blocking: the worker may be starting one)."""
+        """End the waiting shells (blocking: the worker may be starting one)."""
         with self._lock:
             self._closed = True
             worker, self._worker = self._worker, None
         if worker is not None:
             worker.shutdown(wait=True)
         with self._lock:
-            warm, self._ready = self._ready, None
-        if warm is not None:
+            waiting, self._ready = self._ready, []
+        for warm in waiting:
             self._retire(warm)
 
 

@@ -161,7 +161,7 @@ async def test_a_warm_shell_killed_while_waiting_is_replaced(runner: HostRunner,
         req = request("echo ran", tmp_path)
         await warm_process(warm, req)
         await ready(warm)
-        waiting = warm._ready
+        waiting = warm._ready[0]
         assert waiting is not None and waiting.process.pid is not None
         os.kill(waiting.process.pid, signal.SIGKILL)
         deadline = time.monotonic() + 5
@@ -184,7 +184,7 @@ async def test_close_ends_the_waiting_shell(tmp_path: Path) -> None:
             warm = backend._warm
             assert warm is not None
             await ready(warm)
-            waiting = warm._ready
+            waiting = warm._ready[0]
             assert waiting is not None and waiting.process.pid is not None
             pid = waiting.process.pid
             assert is_alive(pid)
@@ -213,3 +213,23 @@ async def test_an_escaped_process_of_a_long_idle_warm_shell_is_swept(
     with anyio.fail_after(5):
         while is_alive(escaped):
             await anyio.sleep(0.01)
+
+
+async def test_two_kinds_of_command_alternating_both_run_warm(runner: HostRunner, tmp_path: Path) -> None:
+    """Commands that report their cwd and read-only ones that do not each keep a warm shell."""
+    warm = WarmShells(runner)
+    reporting = request("echo a", tmp_path).model_copy(update={"report_cwd": True})
+    quiet = request("echo b", tmp_path)
+    try:
+        assert warm.take(reporting) is None  # the one-off
+        assert warm.take(reporting) is None and warm.take(quiet) is None  # both kinds start
+        with anyio.fail_after(10):
+            while len(warm._ready) < 2:
+                await anyio.sleep(0.005)
+        for _ in range(3):
+            for req, expected in ((reporting, "a\n"), (quiet, "b\n")):
+                process = await warm.take_soon(req)
+                assert process is not None, f"{req.report_cwd=}: started fresh"
+                assert (await output(process)) == (expected, 0)
+    finally:
+        warm.close()
