@@ -489,6 +489,10 @@ class HostProcess(SandboxProcess):
         counter = last_pid()
         self.scan_floor = 0 if counter is None else min(self.tree.root_pid, counter)
 
+    def report_cwd_to(self, path: Path) -> None:
+        """Read the final cwd from ``path`` (a warm shell told its command to report it there)."""
+        self._cwd_file = path
+
     def close_pidfd(self) -> None:
         """Hold no pidfd while nothing can wait (a warm shell waiting for its command)."""
         if self._pidfd is not None:

@@ -29,8 +29,10 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import os
+import shlex
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 import anyio
 
@@ -41,9 +43,9 @@ __all__ = ["WarmShells"]
 
 #: How long a command may wait for a warm shell whose start is under way (then it starts fresh).
 _STARTING_WAIT_S = 0.05
-#: Kinds of start kept warm at once (an agent alternates commands that report their cwd and
-#: read-only ones that do not): a command of a third kind replaces the least recent one.
-_KINDS = 2
+#: Kinds of start (environment, cwd, stdio) kept warm at once; a command of another kind
+#: replaces the least recent one. Whether a command reports its cwd is no kind of its own.
+_KINDS = 1
 
 #: Read the go line, then the text (a regular file: bash reads it in blocks, not byte by byte),
 #: close both, and run the text with nothing of ours left: ``$_`` back to argv[0], ``$SECONDS`` at 0.
@@ -62,6 +64,8 @@ class _Warm:
     go_fd: int
     #: The memfd's number in the shell (ours is closed: it is opened again through /proc to write).
     text_fd: int
+    #: Where it reports its final cwd when its command asks for that.
+    cwd_file: Path | None
 
 
 def _fits(request: ExecRequest) -> bool:
@@ -89,7 +93,6 @@ def _same_start(started: ExecRequest, request: ExecRequest) -> bool:
         and request.env == started.env
         and request.cwd == started.cwd
         and request.merge_stderr == started.merge_stderr
-        and request.report_cwd == started.report_cwd
     )
 
 
@@ -104,8 +107,9 @@ def _same_dir(pid: int, path: str) -> bool:
 
 
 class WarmShells:
-    """Shells started ahead for a runner's next shell commands: one per kind of start, at most
-    `_KINDS` kinds (commands that report their cwd and read-only ones that do not alternate)."""
+    """Shells started ahead for a runner's next shell commands: one per kind of start (environment,
+    cwd, stdio), at most `_KINDS` kinds. A command that reports its cwd and a read-only one that
+    does not are of one kind: the report's file is exported by the command's text."""
 
     def __init__(self, runner: HostRunner) -> None:
         self._runner = runner
@@ -171,7 +175,14 @@ class WarmShells:
         if warm is None:
             return None
         try:
-            _write_text(warm, request.argv[2].encode("utf-8", "surrogateescape"))
+            text = request.argv[2]
+            if request.report_cwd and warm.cwd_file is not None:
+                # On line 1, before the text (its line numbers stay), then $_ as a fresh start has it.
+                text = (
+                    f"export SHELLRT_CWD_FILE={shlex.quote(str(warm.cwd_file))}; : {request.argv[0]}; {text}"
+                )
+                warm.process.report_cwd_to(warm.cwd_file)
+            _write_text(warm, text.encode("utf-8", "surrogateescape"))
             os.write(warm.go_fd, b"\n")
         except OSError:  # it died while waiting (killed from outside): start this one fresh
             self._retire_later(warm)
@@ -231,15 +242,16 @@ class WarmShells:
         go_read, go_write = os.pipe2(os.O_CLOEXEC)
         text_fd = os.memfd_create("shellrt-command", os.MFD_CLOEXEC)
         try:
-            run = self._runner.new_run(request.report_cwd)
+            # Started without a cwd report: a command that asks for one exports the name first.
+            run = self._runner.new_run(True)
             argv0 = request.argv[0]
             script = _SCRIPT.format(go=go_read, text=text_fd, argv0=argv0)
             process = self._runner.start_process(
                 (argv0, "-c", script),
                 request,
                 marker=run.marker,
-                cwd_host_file=run.cwd_file,
-                env_extra=run.env,
+                cwd_host_file=None,
+                env_extra={},
                 cwd=request.cwd,
                 pass_fds=(go_read, text_fd),
                 register=False,
@@ -251,7 +263,7 @@ class WarmShells:
             _close(go_read, text_fd)
         # While it waits it costs this process two descriptors: its output and the go pipe.
         process.close_pidfd()
-        return _Warm(process, request, go_write, text_fd)
+        return _Warm(process, request, go_write, text_fd, run.cwd_file)
 
     def _retire_later(self, warm: _Warm) -> None:
         """`_retire` in the worker thread (reaping blocks); at once when there is none."""

@@ -19,6 +19,7 @@ from sandbox._warmshell import WarmShells
 from sandbox.local import LocalBackend
 from shellrt.supervisor import Supervisor
 from shellrt.supervisor.env import base_env
+from shellrt.supervisor.shells import shell_argv
 
 pytestmark = pytest.mark.anyio
 
@@ -215,21 +216,27 @@ async def test_an_escaped_process_of_a_long_idle_warm_shell_is_swept(
             await anyio.sleep(0.01)
 
 
-async def test_two_kinds_of_command_alternating_both_run_warm(runner: HostRunner, tmp_path: Path) -> None:
-    """Commands that report their cwd and read-only ones that do not each keep a warm shell."""
+async def test_commands_with_and_without_a_cwd_report_share_the_warm_shell(
+    runner: HostRunner, tmp_path: Path
+) -> None:
+    """Commands that report their cwd and read-only ones that do not alternate: both run warm,
+    and the one that asks for a report gets it (and its variable), the other neither."""
+    (tmp_path / "sub").mkdir()
+    probe = shell_argv('cd sub; echo "${SHELLRT_CWD_FILE:+set}|$_"', "bash")[2]  # with the report trap
+    reporting = request(probe, tmp_path).model_copy(update={"report_cwd": True})
+    quiet = request(probe, tmp_path)
     warm = WarmShells(runner)
-    reporting = request("echo a", tmp_path).model_copy(update={"report_cwd": True})
-    quiet = request("echo b", tmp_path)
     try:
         assert warm.take(reporting) is None  # the one-off
-        assert warm.take(reporting) is None and warm.take(quiet) is None  # both kinds start
-        with anyio.fail_after(10):
-            while len(warm._ready) < 2:
-                await anyio.sleep(0.005)
         for _ in range(3):
-            for req, expected in ((reporting, "a\n"), (quiet, "b\n")):
+            for req, expected in ((reporting, "set|sub\n"), (quiet, "|sub\n")):
                 process = await warm.take_soon(req)
+                if process is None:  # its shell was still starting: the next one is warm
+                    await ready(warm)
+                    process = await warm.take_soon(req)
                 assert process is not None, f"{req.report_cwd=}: started fresh"
                 assert (await output(process)) == (expected, 0)
+                reported = (await process.wait()).cwd
+                assert reported == (str(tmp_path / "sub") if req.report_cwd else None)
     finally:
         warm.close()
