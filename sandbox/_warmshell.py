@@ -4,8 +4,9 @@ A raw ``bash -c`` costs a fork, an exec and bash's own start-up (dynamic
 linking, locale, variables): about a millisecond here, most of a trivial
 command's latency. So, after each shell command, one shell is started ahead,
 off the event loop (a worker thread), exactly as the next command would be
-started: the same argv[0], environment (with its own run marker and cwd report
-file), working directory, stdio and session. It blocks reading one line from a
+started: the same argv[0], environment (with its own run marker; a command that
+asks for a cwd report exports the report file's name first, on the text's line 1),
+working directory, stdio and session. It blocks reading one line from a
 private "go" pipe; the command's text waits for it in a private memfd. When the
 next command matches (see `WarmShells.take`), its text is written to the memfd,
 the go line is sent, and the shell closes both descriptors and ``eval``s the
