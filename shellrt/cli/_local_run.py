@@ -39,7 +39,7 @@ from shellrt.cli._local_guard import LocalGuard
 from shellrt.cli._local_pump import LocalPump, StartError
 from shellrt.cli._sandbox_options import workspace_from_args
 from shellrt.cli._status_line import StatusLine
-from shellrt.cli._stdout import silence_stdout
+from shellrt.cli._stdout import report_loss, silence_stdout
 from shellrt.supervisor.env import base_env, command_env
 from shellrt.supervisor.shells import shell_argv
 from shellrt.supervisor.spool import OutputQuota, OutputSpool, SpoolFiles
@@ -48,7 +48,6 @@ __all__ = ["run"]
 
 EXIT_TIMEOUT = 124
 EXIT_UNAVAILABLE = 125
-EXIT_OUTPUT_LOST = 74
 EXIT_STDOUT_CLOSED = 141
 
 _HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -203,14 +202,4 @@ def _report_loss(out: OutputSpool, err: OutputSpool, capture_error: str | None, 
         if not spool.complete_in_memory
     ]
     lost = " ".join(p for p in (*parts, capture_error) if p)
-    if not lost:
-        return code
-    if capture_error is not None:
-        print(f"shellrt run: output lost: {lost}", file=sys.stderr)
-        return EXIT_OUTPUT_LOST
-    # Only the on-disk copy is short: the terminal/pipe received everything.
-    print(
-        f"shellrt run: note: every byte was streamed, but the spool copy is incomplete: {lost}",
-        file=sys.stderr,
-    )
-    return code
+    return report_loss(lost, capture_error is not None, code)

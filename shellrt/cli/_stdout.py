@@ -1,11 +1,14 @@
-"""Closing stdout quietly when its reader went away (``| head``)."""
+"""Plain-mode stdout: closing it quietly when its reader went away (``| head``), and saying what was lost."""
 
 from __future__ import annotations
 
 import os
 import sys
 
-__all__ = ["silence_stdout"]
+__all__ = ["EXIT_OUTPUT_LOST", "report_loss", "silence_stdout"]
+
+#: ``shellrt run``'s exit status when output was lost (what and why on stderr).
+EXIT_OUTPUT_LOST = 74
 
 
 def silence_stdout() -> None:
@@ -16,3 +19,21 @@ def silence_stdout() -> None:
         os.close(devnull)
     except (OSError, ValueError):
         pass
+
+
+def report_loss(lost: str | None, capture_failed: bool, code: int) -> int:
+    """Plain mode: stdout/stderr got every byte unless capturing failed; say what else happened.
+
+    Shared by the lean local path and the full path, so both end the same way.
+    """
+    if not lost:
+        return code
+    if capture_failed:
+        print(f"shellrt run: output lost: {lost}", file=sys.stderr)
+        return EXIT_OUTPUT_LOST
+    # Only the on-disk copy is short: the terminal/pipe received everything.
+    print(
+        f"shellrt run: note: every byte was streamed, but the spool copy is incomplete: {lost}",
+        file=sys.stderr,
+    )
+    return code

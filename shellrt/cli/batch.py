@@ -113,7 +113,9 @@ def _run(args: argparse.Namespace) -> int:
         refused = _connection_error(exc)
         if refused is None:
             raise
-        print(f"shellrt batch: could not connect to the Ray cluster at {args.ray}: {refused}", file=sys.stderr)
+        print(
+            f"shellrt batch: could not connect to the Ray cluster at {args.ray}: {refused}", file=sys.stderr
+        )
         return 2
     return code
 

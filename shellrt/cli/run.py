@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from shellrt.cli._sandbox_options import add_sandbox_options, print_network_refusals, sandbox_from_args
 from shellrt.cli._status_line import StatusLine
-from shellrt.cli._stdout import silence_stdout
+from shellrt.cli._stdout import EXIT_OUTPUT_LOST, report_loss, silence_stdout
 
 if TYPE_CHECKING:  # imported where used: ``--help`` needs no sandbox
     from sandbox import SandboxBackend
@@ -41,7 +41,6 @@ __all__ = ["register"]
 EXIT_TIMEOUT = 124
 EXIT_INTERRUPTED = 130
 EXIT_UNAVAILABLE = 125
-EXIT_OUTPUT_LOST = 74
 EXIT_STDOUT_CLOSED = 141
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -307,15 +306,4 @@ async def _execute(
 
 def _report_loss_streaming(result: Any, code: int) -> int:
     """Plain mode: stdout/stderr got every byte unless capturing failed; say what else happened."""
-    lost = result.output_lost
-    if not lost:
-        return code
-    if result.capture_failed:
-        print(f"shellrt run: output lost: {lost}", file=sys.stderr)
-        return EXIT_OUTPUT_LOST
-    # Only the on-disk copy is short: the terminal/pipe received everything.
-    print(
-        f"shellrt run: note: every byte was streamed, but the spool copy is incomplete: {lost}",
-        file=sys.stderr,
-    )
-    return code
+    return report_loss(result.output_lost, bool(result.capture_failed), code)
