@@ -64,12 +64,6 @@ class FdReceiveStream(ByteReceiveStream):
     def fileno(self) -> int | None:
         return self._fd
 
-    def close(self) -> None:
-        """Close without the event loop: only for a stream nobody ever waited on."""
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            os.close(fd)
-
 
 class FdSendStream(ByteSendStream):
     """The write end of a pipe (a child's stdin), non-blocking, owned by this stream."""
@@ -97,13 +91,6 @@ class FdSendStream(ByteSendStream):
         fd, self._fd = self._fd, None
         if fd is not None:
             anyio.notify_closing(fd)
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-    def close(self) -> None:
-        """Close without the event loop: only for a stream nobody ever waited on."""
-        fd, self._fd = self._fd, None
-        if fd is not None:
             with contextlib.suppress(OSError):
                 os.close(fd)
 

@@ -198,37 +198,10 @@ class HostRunner:
         Hot path: the pipes are made here (no Popen file objects to unwrap) and
         /dev/null is opened once per runner; Popen then only forks (vfork) and execs.
         """
-        return self.start_process(
-            argv,
-            request,
-            marker=marker,
-            cwd_host_file=cwd_host_file,
-            env_extra=env_extra,
-            cwd=cwd,
-            pass_fds=pass_fds,
-        )
-
-    def start_process(
-        self,
-        argv: Sequence[str],
-        request: ExecRequest,
-        *,
-        marker: str,
-        cwd_host_file: Path | None,
-        env_extra: dict[str, str],
-        cwd: str | None,
-        pass_fds: tuple[int, ...] = (),
-        register: bool = True,
-    ) -> HostProcess:
-        """`spawn` without the event loop (a worker thread starts warm shells with it).
-
-        ``register=False``: not yet one of the runner's open processes (a warm shell
-        still waiting for its command; `register` adds it when it gets one).
-        """
         env = child_env(request, env_extra, marker)
         pipes = StdioPipes.open(request)
         try:
-            popen = subprocess.Popen(
+            popen = subprocess.Popen(  # noqa: ASYNC220 - fork+exec is sub-ms; a thread hop costs more
                 list(argv),
                 executable=self._resolve(argv[0], env.get("PATH")),
                 stdin=pipes.child_stdin if pipes.child_stdin is not None else self.devnull(),
@@ -250,13 +223,8 @@ class HostRunner:
             pipes.close_childs()
         tree = ProcessTree(popen.pid, marker)
         handle = HostProcess(self, popen, tree, cwd_host_file, pipes.stdout, pipes.stderr, pipes.stdin)
-        if register:
-            self._open.add(handle)
-        return handle
-
-    def register(self, handle: HostProcess) -> None:
-        """Count a process started with ``register=False`` among the open ones (polled, killed at close)."""
         self._open.add(handle)
+        return handle
 
     def _resolve(self, name: str, path: str | None) -> str | None:
         """``name`` looked up on ``path`` once (cached), so the child execs it at the first try.
@@ -301,7 +269,7 @@ class HostRunner:
             live = [h for h in list(self._open) if h.running and now - h.spawned_at >= _FIRST_POLL_S]
             if not live:
                 continue
-            table = process_table(_scan_floor((h.scan_floor, h.spawned_at) for h in live))
+            table = process_table(_scan_floor((h.tree.root_pid, h.spawned_at) for h in live))
             for handle in live:
                 handle.tree.record(table)
 
@@ -311,7 +279,7 @@ class HostRunner:
         if self._janitor is None:
             return
         with self._finished_lock:
-            self._finished[handle.tree.marker] = (handle.scan_floor, handle.spawned_at)
+            self._finished[handle.tree.marker] = (handle.tree.root_pid, handle.spawned_at)
             if self._sweep_pending:
                 return
             self._sweep_pending = True
@@ -388,7 +356,6 @@ class HostProcess(SandboxProcess):
 
     stdout: FdReceiveStream
     stderr: FdReceiveStream | None
-    stdin: FdSendStream | None
 
     def __init__(
         self,
@@ -402,10 +369,7 @@ class HostProcess(SandboxProcess):
     ) -> None:
         self._runner = runner
         self._popen = popen
-        #: When the run began, and a pid at or below its root's above which every process it
-        #: starts gets its pid until the counter wraps (what bounds the /proc scans, `_scan_floor`).
         self.spawned_at = time.monotonic()
-        self.scan_floor = popen.pid
         self.tree = tree
         self._cwd_file = cwd_file
         self._status: ExitStatus | None = None
@@ -477,46 +441,6 @@ class HostProcess(SandboxProcess):
         self._runner.after_exit(self)
         self._status = self._make_status(returncode)
         return self._status
-
-    def begin_run(self) -> None:
-        """A process started ahead (a warm shell) gets its command: its run begins now.
-
-        What it starts gets pids above the counter's value now, so the scans stay bounded
-        however long it waited (measured from its spawn, an idle wait past the pid
-        cycle would make every sweep read the whole process table).
-        """
-        self.spawned_at = time.monotonic()
-        counter = last_pid()
-        self.scan_floor = 0 if counter is None else min(self.tree.root_pid, counter)
-
-    def report_cwd_to(self, path: Path) -> None:
-        """Read the final cwd from ``path`` (a warm shell told its command to report it there)."""
-        self._cwd_file = path
-
-    def close_pidfd(self) -> None:
-        """Hold no pidfd while nothing can wait (a warm shell waiting for its command)."""
-        if self._pidfd is not None:
-            os.close(self._pidfd)
-            self._pidfd = None
-
-    def open_pidfd(self) -> None:
-        """Open the pidfd again (the process is an unreaped child: its pid is still its own)."""
-        if self._pidfd is None and self._popen.returncode is None:
-            self._pidfd = _pidfd_open(self._popen.pid)
-
-    def abandon(self) -> None:
-        """End a process nobody waits for (a warm shell never used): kill its group, reap it,
-        close its descriptors. Blocking (it reaps): call it from a worker thread."""
-        self.tree.kill_group()
-        self._popen.wait()
-        for stream in (self.stdout, self.stderr):
-            if stream is not None:
-                stream.close()
-        if self.stdin is not None:
-            self.stdin.close()
-        if self._pidfd is not None:
-            os.close(self._pidfd)
-            self._pidfd = None
 
     def _output_ended(self) -> bool:
         return self.stdout.at_eof and (self.stderr is None or self.stderr.at_eof)

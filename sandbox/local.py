@@ -13,11 +13,8 @@ when ``report_cwd``, ``SHELLRT_CWD_FILE``.
 
 from __future__ import annotations
 
-import anyio
-
 from sandbox._hostproc import HostProcess, HostRunner
 from sandbox._ownerguard import guard_owner, owner_marker_token
-from sandbox._warmshell import WarmShells
 from sandbox.base import ExecRequest, SandboxBackend, refuse_user_switch
 from sandbox.config import LocalConfig
 from sandbox.policy import SandboxPolicy
@@ -36,7 +33,6 @@ class LocalBackend(SandboxBackend):
         super().__init__(policy)
         self.config = config or LocalConfig()
         self._runner = HostRunner("local", marker_token=owner_marker_token())
-        self._warm: WarmShells | None = None
 
     async def start(self) -> None:
         if not self.policy.workspace.is_dir():
@@ -47,13 +43,8 @@ class LocalBackend(SandboxBackend):
             )
         guard_owner()
         self._runner.start()
-        if self._warm is None:
-            self._warm = WarmShells(self._runner)
 
     async def close(self) -> None:
-        warm, self._warm = self._warm, None
-        if warm is not None:
-            await anyio.to_thread.run_sync(warm.close)
         await self._runner.close()
 
     @property
@@ -63,13 +54,6 @@ class LocalBackend(SandboxBackend):
 
     async def exec(self, request: ExecRequest) -> HostProcess:
         refuse_user_switch(request, "local")
-        self._runner.check_open()
-        if self._warm is not None:
-            # The next shell command's bash, started ahead (sandbox._warmshell): no fork, exec
-            # or bash start-up on this command's path when it matches.
-            warm = await self._warm.take_soon(request)
-            if warm is not None:
-                return warm
         run = self._runner.new_run(request.report_cwd)
         return await self._runner.spawn(
             request.argv,
