@@ -112,6 +112,8 @@ _ACL = 1 << 24
 #: Open to other local users: writable by everyone, or an ACL (which may name anyone).
 _SHARED = stat.S_IWOTH | _ACL
 _SNAPSHOT_LIMIT = 1 << 20
+#: The most of a protected file the check reads; a larger file is not judged by its content.
+_READ_LIMIT = 64 << 20
 #: Scans faster than this run inline; slower trees are scanned in a worker thread.
 INLINE_SCAN_S = 0.005
 
@@ -805,7 +807,7 @@ def _read(dir_fd: int, name: str, is_link: bool, st: os.stat_result) -> bytes | 
         while chunk := os.read(fd, 1 << 16):
             chunks.append(chunk)
             size += len(chunk)
-            if size > 64 << 20:
+            if size > _READ_LIMIT:
                 break
         return b"".join(chunks)
     finally:
@@ -816,18 +818,26 @@ def _active(
     kind: str, path: str, content: bytes | None, is_link: bool, st: os.stat_result, root: Path
 ) -> object:
     """What of this file a later program obeys (None: nothing, it is inert)."""
-    digest = "missing" if content is None else hashlib.sha256(content).hexdigest()
+    if content is None or len(content) > _READ_LIMIT:
+        # Not read whole: a command's write lease makes the non-blocking open fail, a permission
+        # or a size stops it. A later program reads it whole, so it counts as obeyed and as
+        # changed whenever its signature is (fail closed; judged empty, a planted
+        # core.fsmonitor held under a lease was accepted and never read again).
+        if kind == "hook" and not is_link and not st.st_mode & 0o111:
+            return None
+        return ("unread", st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    digest = hashlib.sha256(content).hexdigest()
     if is_link:
         return ("symlink", digest)
     if kind == "hook":
         return digest if st.st_mode & 0o111 else None
     if kind == "gitconfig":
-        keys = code_running_git_keys((content or b"").decode("utf-8", "replace"))
+        keys = code_running_git_keys(content.decode("utf-8", "replace"))
         return None if keys == frozenset() else keys
     if kind == "gitlink":
-        return None if _benign_gitlink(path, content or b"", root) else digest
+        return None if _benign_gitlink(path, content, root) else digest
     if kind == "commondir":
-        return None if _benign_commondir(path, content or b"", root) else digest
+        return None if _benign_commondir(path, content, root) else digest
     return digest
 
 
