@@ -165,6 +165,7 @@ class WorkspaceGuard:
         self._baselined = False
         #: Directories found writable for every user that were not so before (see `_narrow`).
         self._widened: list[str] = []
+        self._unlocked: list[str] = []  # directories made listable again (`_list_unlocked`)
         #: Directories an earlier, killed session's baseline already knew as shared (`recover`).
         self._preshared: set[str] = set()
         self._force_full = False
@@ -285,6 +286,14 @@ class WorkspaceGuard:
         self._preshared.clear()
         if revert:
             self._narrow(widened, out, "directories")
+        unlocked, self._unlocked = self._unlocked, []
+        if revert and unlocked:
+            shown = ", ".join(os.path.relpath(p, self.root) for p in unlocked[:5])
+            out.notes.append(
+                f"[shellrt] reverted: {out.culprit} made workspace directories unreadable ({shown}); "
+                "their owner may read them again, so what they hold is checked like the rest."
+            )
+            out.records.append({"event": "protected_dir_unlocked", "paths": unlocked[:50]})
         deleted = [(path, self._files.pop(path)) for path in set(self._files) - set(self._watched)]
         for path, kind in list(self._watched.items()):
             gone = self._check_file(path, kind, now, out, revert=revert)
@@ -383,7 +392,7 @@ class WorkspaceGuard:
         except (FileNotFoundError, NotADirectoryError):
             return None
         except PermissionError:
-            entries = []
+            entries = self._list_unlocked(path)
         in_settings, is_hooks = ctx
         name = os.path.basename(path)
         names = {n for n, _, _ in entries}
@@ -421,6 +430,38 @@ class WorkspaceGuard:
         if mode & _SHARED and (prev is None or not prev.mode & _SHARED):
             self._widened.append(path)
         return _Dir(sig, ctx, children, tuple(watched), racy, is_gitdir, mode)
+
+    def _list_unlocked(self, path: str) -> list[tuple[str, bool, bool]]:
+        """List a directory the host could not: a non-root caller's command (its own uid) made it
+        searchable but not readable (``chmod 111 .git/hooks`` after planting a hook). git, a shell
+        and shellrt still open its entries by name, so it must not count as empty: its owner, the
+        host's uid, gets its read, write and search back (noted; write, so a planted entry can be
+        moved out), then it is listed. Otherwise: empty."""
+        try:
+            if path == str(self.root):
+                fd = os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            else:
+                dir_fd, name = open_parent(self.root, path)
+                try:
+                    fd = os.open(
+                        name, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dir_fd
+                    )
+                finally:
+                    os.close(dir_fd)
+        except OSError:
+            return []
+        try:
+            st = os.fstat(fd)
+            if st.st_uid != os.geteuid():
+                return []
+            os.chmod(f"/proc/self/fd/{fd}", stat.S_IMODE(st.st_mode) | stat.S_IRWXU)
+            self._unlocked.append(path)
+            with os.scandir(f"/proc/self/fd/{fd}") as it:
+                return [(e.name, e.is_dir(follow_symlinks=False), e.is_symlink()) for e in it]
+        except OSError:
+            return []
+        finally:
+            os.close(fd)
 
     # --- one protected file ---------------------------------------------------------------
     def _check_file(self, path: str, kind: str, now: int, out: _Scan, *, revert: bool) -> _File | None:
