@@ -128,7 +128,8 @@ class CollectSpec(BaseModel):
     (on the machine that ran it — with Ray, on that node's disk); ``none``
     keeps only sizes and exit codes. ``files`` are workspace-relative paths or
     glob patterns exported after the last command into the artifacts directory
-    (with Ray they are shipped back to the driver: that is the "export").
+    (with Ray they are shipped back to the driver: that is the "export"), at most
+    ``max_bytes`` in all (more is an error naming it).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -137,6 +138,9 @@ class CollectSpec(BaseModel):
     output: Literal["preview", "full", "none"] = "preview"
     preview_bytes: int = Field(default=2_000, ge=0, le=1_000_000)
     files: tuple[str, ...] = ()
+    #: The most bytes ``files`` may copy to the host: the task's commands choose those files (a
+    #: sparse ``truncate -s 1T`` or a hundred hard links cost them nothing, the host their size).
+    max_bytes: int = Field(default=1 << 30, ge=0)
 
     @field_validator("files")
     @classmethod

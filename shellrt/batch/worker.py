@@ -358,8 +358,8 @@ class TaskRun:
             root = self._tmp / "exported"
             await self.backend.export_workspace(root)
         dest = self.artifacts / "files"
-        patterns = self.task.collect.files
-        return await anyio.to_thread.run_sync(lambda: _copy_matches(root, patterns, dest))
+        patterns, budget = self.task.collect.files, self.task.collect.max_bytes
+        return await anyio.to_thread.run_sync(lambda: _copy_matches(root, patterns, dest, budget))
 
     async def _release(self) -> None:
         if self.pool is not None and self._lease is not None:
@@ -398,13 +398,32 @@ def _write_text(dest: Path, text: str) -> None:
     dest.write_text(text, encoding="utf-8")
 
 
-def _copy_matches(root: Path, patterns: tuple[str, ...], dest: Path) -> list[str]:
+class CollectTooLargeError(Exception):
+    """The files to collect add up to more than ``collect.max_bytes``."""
+
+
+def _copy_bounded(source: int, target: Path, budget: int) -> int:
+    """Copy the file at fd ``source`` to ``target``, at most ``budget`` bytes; how many it copied."""
+    copied = 0
+    with open(target, "wb") as sink:
+        while chunk := os.read(source, 1 << 20):
+            copied += len(chunk)
+            if copied > budget:
+                break
+            sink.write(chunk)
+    if copied > budget:
+        target.unlink()
+    return copied
+
+
+def _copy_matches(root: Path, patterns: tuple[str, ...], dest: Path, max_bytes: int) -> list[str]:
     """Copy regular files matching ``patterns`` (paths or globs) from ``root``; never through a link.
 
     Matching only lists names; each file is then opened anchored below ``root`` with no
     symlink or ``..`` on the way and only when it is a regular file (`open_beneath`): a
     command still running (a background task) may swap a listed file for a link to a host
-    secret or for a FIFO, and this copy runs on the host, as the caller.
+    secret or for a FIFO, and this copy runs on the host, as the caller. At most ``max_bytes``
+    in all (`CollectTooLargeError`): the command chose the files' sizes.
     """
     names: set[str] = set()
     for pattern in patterns:
@@ -415,6 +434,7 @@ def _copy_matches(root: Path, patterns: tuple[str, ...], dest: Path) -> list[str
             else:
                 names.add(os.path.relpath(match, root))
     copied: list[str] = []
+    budget = max_bytes
     root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         for rel in sorted(names):
@@ -423,9 +443,16 @@ def _copy_matches(root: Path, patterns: tuple[str, ...], dest: Path) -> list[str
             except OSError:  # a link, a FIFO or device, gone: not collected
                 continue
             target = dest / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with os.fdopen(fd, "rb") as source, open(target, "wb") as sink:
-                shutil.copyfileobj(source, sink)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                budget -= _copy_bounded(fd, target, budget)
+            finally:
+                os.close(fd)
+            if budget < 0:
+                raise CollectTooLargeError(
+                    f"collect.files adds up to more than collect.max_bytes ({max_bytes:,} bytes) at {rel!r}; "
+                    "narrow the patterns or raise collect.max_bytes in the task"
+                )
             copied.append(Path(rel).as_posix())
     finally:
         os.close(root_fd)
