@@ -40,6 +40,9 @@ class LineSplitter:
     def __init__(self, max_line: int = 1 << 20) -> None:
         self._buf = bytearray()
         self._max = max_line
+        #: Inside a runaway line: everything up to its newline is dropped too (its tail is
+        #: no line of its own, whatever it looks like).
+        self._skipping = False
 
     def feed(self, data: bytes) -> list[str]:
         """Add bytes; return the complete lines they finish, decoded as UTF-8 (replacing errors)."""
@@ -50,8 +53,11 @@ class LineSplitter:
             if nl < 0:
                 if len(self._buf) > self._max:  # a runaway line: drop it rather than grow forever
                     self._buf.clear()
+                    self._skipping = True
                 return lines
-            lines.append(self._buf[:nl].decode("utf-8", "replace"))
+            if not self._skipping:
+                lines.append(self._buf[:nl].decode("utf-8", "replace"))
+            self._skipping = False
             del self._buf[: nl + 1]
 
 

@@ -235,6 +235,11 @@ _run() {
         { read -r cwd <"$CWDF"; } 2>/dev/null
         rm -f "$CWDF"
     fi
+    # The cwd is the command's data, on the control channel: dash's echo turns a backslash
+    # sequence into a newline (a forged event line after it), and a long line is no longer one
+    # write below PIPE_BUF (other runners' lines land inside it). Such a cwd is not reported.
+    case $cwd in *\\*) cwd= ;; esac
+    if [ "${#cwd}" -gt 1000 ]; then cwd=; fi
     echo "X $id $rc $oom $cwd"
 }
 
