@@ -193,8 +193,11 @@ class DockerBackend(SandboxBackend):
         self.container_id: str | None = None
         #: The container while it exists (``container_id`` stays set after close, for the record).
         self._cid: str | None = None
-        #: Why the container was replaced as a last resort (kill timed out, executor died).
+        #: Why the container was replaced as a last resort (kill timed out, executor died, a
+        #: read-denied path appeared in a bind-mounted workspace).
         self.recoveries: list[str] = []
+        #: The read-denied paths the container's masks cover (`_denied_in_workspace` at its start).
+        self._masked: list[tuple[str, bool]] = []
         self._client: docker.DockerClient | None = None
         self._host_dir: str | None = None
         #: Bind mode: directories above masked paths, mounted over themselves (`_pins`).
@@ -501,6 +504,7 @@ class DockerBackend(SandboxBackend):
             ws_source = str(Path(self.policy.workspace).resolve())
         else:
             ws_source = os.path.join(self._host_dir, "workspace")
+        self._masked = self._denied_in_workspace()
         masks = self._read_denied_masks()
         self._pins = []
         if any(m["Target"] == cw for m in masks):
@@ -660,7 +664,8 @@ class DockerBackend(SandboxBackend):
         if self._closed:
             raise SandboxClosedError("the docker sandbox is closed")
         session = self._session
-        if session is not None and session.alive:
+        appeared = self._unmasked_denied()
+        if session is not None and session.alive and not appeared:
             return session
         async with self._executor_lock:
             if self._session is None or not self._session.alive:
@@ -668,8 +673,25 @@ class DockerBackend(SandboxBackend):
                     self._session.ended if self._session else None
                 ) or "the container's executor is gone"
                 await self._replace(f"{reason} (the container died or was killed)")
+            elif appeared := self._unmasked_denied():
+                # Masks are mounts made at the container's start: like bwrap's session sandbox,
+                # the next command runs in a container whose masks cover what appeared since.
+                await self._replace(
+                    f"read-denied path(s) appeared in the workspace: {', '.join(appeared[:5])}"
+                )
             assert self._session is not None
             return self._session
+
+    def _unmasked_denied(self) -> list[str]:
+        """Bind mode: read-denied paths inside the workspace that exist now but were not masked
+        when the container started (a host program made them since). Copy mode copied the
+        workspace without them."""
+        if self.config.workspace_mode != "bind" or not self.policy.read_denied:
+            return []
+        masked = set(self._masked)
+        if (self.config.container_workspace, True) in masked:
+            return []
+        return [target for target, is_dir in self._denied_in_workspace() if (target, is_dir) not in masked]
 
     async def _kill_failed(self, session: ExecutorSession, reason: str) -> None:
         async with self._executor_lock:
