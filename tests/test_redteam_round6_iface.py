@@ -1,0 +1,181 @@
+"""Red team, round 6 (interfaces and governance): attacks no earlier round named, each run for real.
+
+Classes (not examples):
+
+- a command the parser cannot read whole, judged beside ``Read(...)``/``Edit(...)`` deny rules
+  only: its reads and writes are unknown, yet ``bypassPermissions`` allowed it (``cat <> secret``
+  is valid bash, read-write open, that the grammar splits; only ``Bash(...)`` deny rules failed
+  closed on an unparsed command);
+- PowerShell commands judged as whole strings: ``PowerShell(Remove-Item:*)`` missed the same cmdlet
+  in another case (``REMOVE-ITEM``), by alias (``ri``, ``del``), module-qualified, or run through
+  ``iex``/``& $c``/``Start-Process``, in every mode; and ``Read(...)``/``Edit(...)`` rules were never
+  checked (``Get-Content secret.txt`` was a free read-only call beside ``Read(./secret.txt)``);
+
+Governance attacks run on the local backend, where governance is the only guard.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+import shellrt
+from shellrt.permissions import PermissionDecision, build_governance
+from shellrt.protocol import ResultEnvelope, ToolContext, ToolUseBlock
+from shellrt.tools.bash import Bash
+from shellrt.tools.powershell import PowerShell
+
+pytestmark = pytest.mark.anyio
+
+_ids = itertools.count()
+
+
+@pytest.fixture
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SHELLRT_MANAGED_SETTINGS", str(tmp_path / "managed.json"))
+    monkeypatch.setenv("SHELLRT_TRUST_STORE", str(tmp_path / "trust" / "store.json"))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+async def _bash(ws: Path, commands: list[str], *, mode: str, **kw: Any) -> list[ResultEnvelope]:
+    async with shellrt.Runtime(
+        workspace=ws,
+        sandbox="local",
+        session_dir=ws.parent / f".s{next(_ids)}",
+        tools=[Bash()],
+        settings_files=(),
+        mode=mode,
+        **kw,
+    ) as rt:
+        blocks = [ToolUseBlock(id=f"r6i{next(_ids)}", name="Bash", input={"command": c}) for c in commands]
+        return await rt.run_envelopes(blocks)
+
+
+def _text(envelope: ResultEnvelope) -> str:
+    content = envelope.model.content
+    return content if isinstance(content, str) else "\n".join(getattr(b, "text", "") for b in content)
+
+
+# --- an unparsed command beside path deny rules ----------------------------------------------------
+
+_READ_WRITE_OPENS = [
+    "cat <> secret.txt",
+    "cat 0<>secret.txt",
+    "exec 3<> secret.txt; cat <&3",
+    "wc -c <> ./secret.txt; cat <>secret.txt",
+]
+
+
+@pytest.mark.parametrize("mode", ["bypassPermissions", "dontAsk"])
+async def test_a_read_deny_rule_holds_for_a_command_the_parser_cannot_read(ws: Path, mode: str) -> None:
+    (ws / "secret.txt").write_text("TOPSECRET\n")
+    results = await _bash(ws, _READ_WRITE_OPENS, mode=mode, deny=["Read(./secret.txt)"])
+    for command, envelope in zip(_READ_WRITE_OPENS, results, strict=True):
+        assert envelope.is_error, (command, _text(envelope))
+        assert "TOPSECRET" not in _text(envelope), command
+
+
+async def test_an_edit_deny_rule_holds_for_a_command_the_parser_cannot_read(ws: Path) -> None:
+    (ws / "keep.txt").write_text("original\n")
+    [envelope] = await _bash(
+        ws, ["echo planted 1<> keep.txt"], mode="bypassPermissions", deny=["Edit(./keep.txt)"]
+    )
+    assert envelope.is_error, _text(envelope)
+    assert (ws / "keep.txt").read_text() == "original\n"
+
+
+async def test_an_unparsed_command_still_runs_without_path_rules(ws: Path) -> None:
+    (ws / "data.txt").write_text("payload\n")
+    [envelope] = await _bash(ws, ["cat <> data.txt"], mode="bypassPermissions")
+    assert not envelope.is_error, _text(envelope)
+    assert "payload" in _text(envelope)
+
+
+# --- PowerShell: names PowerShell resolves, paths it reads --------------------------------------
+# pwsh is not installed on every test machine: these judge the call with the real decision engine
+# (the same one the Runtime consults before anything runs), as ``shellrt permissions check`` does.
+
+
+def _decide_pwsh(
+    ws: Path, command: str, *, mode: str, deny: list[str], allow: tuple[str, ...] = ()
+) -> PermissionDecision:
+    gov = build_governance(
+        ws, settings_files=(), mode=mode, allow=list(allow), deny=deny, trust_workspace=False
+    )
+    tool = PowerShell()
+    tool_input = tool.parse_input({"command": command})
+    ctx = ToolContext(
+        session_id="r6i",
+        session_dir=Path(tempfile.gettempdir()),
+        workspace=ws,
+        cwd=str(ws),
+        allowed_roots=gov.allowed_roots(),
+    )
+
+    async def decide() -> PermissionDecision:
+        return await gov.engine.decide(tool, tool_input, ctx)
+
+    return anyio.run(decide)
+
+
+_REMOVE_ITEM_SPELLINGS = [
+    "REMOVE-ITEM victim",
+    "remove-item victim",
+    "ri victim",
+    "del victim",
+    "Microsoft.PowerShell.Management\\Remove-Item victim",
+    "iex 'Remove-Item victim'",
+    "Invoke-Expression 'ri victim'",
+    "$c = 'Remove-Item'; & $c victim",
+    "Start-Process pwsh -ArgumentList '-c', 'Remove-Item victim'",
+    "Get-ChildItem | ForEach-Object { ri $_ }",
+]
+
+
+@pytest.mark.parametrize("command", _REMOVE_ITEM_SPELLINGS)
+def test_a_powershell_deny_rule_sees_the_cmdlet_in_any_spelling(ws: Path, command: str) -> None:
+    decision = _decide_pwsh(ws, command, mode="bypassPermissions", deny=["PowerShell(Remove-Item:*)"])
+    assert decision.behavior == "deny", (command, decision.reason)
+
+
+@pytest.mark.parametrize("mode", ["default", "dontAsk", "bypassPermissions"])
+@pytest.mark.parametrize(
+    "command", ["Get-Content secret.txt", "gc ./secret.txt", "Get-ChildItem | Get-Content"]
+)
+def test_a_read_deny_rule_is_never_a_free_powershell_read(ws: Path, mode: str, command: str) -> None:
+    (ws / "secret.txt").write_text("TOPSECRET\n")
+    decision = _decide_pwsh(ws, command, mode=mode, deny=["Read(./secret.txt)"])
+    assert decision.behavior != "allow", (command, decision.reason)
+    if mode != "default":
+        assert decision.behavior == "deny", (command, decision.reason)
+
+
+def test_an_edit_deny_rule_holds_for_powershell_writes(ws: Path) -> None:
+    for command in ("Set-Content keep.txt x", "sc keep.txt x", "'x' | Out-File keep.txt"):
+        decision = _decide_pwsh(ws, command, mode="bypassPermissions", deny=["Edit(./keep.txt)"])
+        assert decision.behavior == "deny", (command, decision.reason)
+
+
+def test_powershell_without_rules_is_judged_as_before(ws: Path) -> None:
+    assert _decide_pwsh(ws, "Get-ChildItem", mode="default", deny=[]).behavior == "allow"
+    assert (
+        _decide_pwsh(ws, "Get-Process", mode="dontAsk", deny=["PowerShell(Remove-Item:*)"]).behavior
+        == "allow"
+    )
+    assert (
+        _decide_pwsh(
+            ws, "Set-Content a.txt x", mode="bypassPermissions", deny=["PowerShell(Remove-Item:*)"]
+        ).behavior
+        == "allow"
+    )
+    assert _decide_pwsh(ws, "Remove-Item x", mode="default", deny=[]).behavior == "ask"
