@@ -10,6 +10,10 @@ Classes (not examples):
   in another case (``REMOVE-ITEM``), by alias (``ri``, ``del``), module-qualified, or run through
   ``iex``/``& $c``/``Start-Process``, in every mode; and ``Read(...)``/``Edit(...)`` rules were never
   checked (``Get-Content secret.txt`` was a free read-only call beside ``Read(./secret.txt)``);
+- programs that run shell commands read from standard input, where no rule reads them: a shell given
+  ``/dev/stdin`` (or ``/dev/fd/0``) as its script file, ``su``/``runuser``/``script`` without a
+  command, ``at``/``batch``/``crontab``, ``parallel`` without a command: ``Bash(rm:*)`` missed
+  ``bash /dev/stdin <<< 'rm x'`` and ``echo 'rm x' | su`` in every mode;
 
 Governance attacks run on the local backend, where governance is the only guard.
 """
@@ -99,6 +103,48 @@ async def test_an_unparsed_command_still_runs_without_path_rules(ws: Path) -> No
     [envelope] = await _bash(ws, ["cat <> data.txt"], mode="bypassPermissions")
     assert not envelope.is_error, _text(envelope)
     assert "payload" in _text(envelope)
+
+
+# --- commands read from standard input -----------------------------------------------------------
+
+_STDIN_SCRIPTS = [
+    "bash /dev/stdin <<< 'rm victim0'",
+    "echo 'rm victim1' | sh /dev/fd/0",
+    "printf 'rm victim2\\n' | bash -e /proc/self/fd/0",
+    "echo 'rm victim3' | su",
+    "echo 'rm victim4' | runuser root",
+    "echo 'rm victim5' | script -q /dev/null",
+]
+
+
+async def test_a_deny_rule_sees_commands_a_program_reads_from_standard_input(ws: Path) -> None:
+    for n in range(len(_STDIN_SCRIPTS)):
+        (ws / f"victim{n}").write_text("keep\n")
+    results = await _bash(ws, _STDIN_SCRIPTS, mode="bypassPermissions", deny=["Bash(rm:*)"])
+    for command, envelope in zip(_STDIN_SCRIPTS, results, strict=True):
+        assert envelope.is_error, (command, _text(envelope))
+        assert "standard input" in _text(envelope), (command, _text(envelope))
+    for n in range(len(_STDIN_SCRIPTS)):
+        assert (ws / f"victim{n}").exists(), _STDIN_SCRIPTS[n]
+
+
+def test_schedulers_and_line_runners_are_unknown_code() -> None:
+    from shellrt.permissions.embedded import unknown_code
+
+    for argv in (["at", "now"], ["batch"], ["at", "-f", "job.sh", "now"], ["crontab", "-"], ["crontab", "f"]):
+        assert unknown_code(argv[0], argv), argv
+    assert unknown_code("parallel", ["parallel", "-j2"])
+    for argv in (["at", "-l"], ["crontab", "-l"], ["su", "-c", "ls"], ["script", "-qc", "ls", "/dev/null"]):
+        assert not unknown_code(argv[0], argv), argv
+
+
+async def test_shells_with_script_files_and_commands_still_run(ws: Path) -> None:
+    (ws / "build.sh").write_text("echo built\n")
+    commands = ["bash build.sh", "bash -c 'echo inline'", "su -c 'echo as-root' root"]
+    results = await _bash(ws, commands, mode="bypassPermissions", deny=["Bash(rm:*)"])
+    assert "built" in _text(results[0])
+    assert "inline" in _text(results[1])
+    assert "as-root" in _text(results[2])
 
 
 # --- PowerShell: names PowerShell resolves, paths it reads --------------------------------------
