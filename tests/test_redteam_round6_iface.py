@@ -21,6 +21,8 @@ Governance attacks run on the local backend, where governance is the only guard.
 from __future__ import annotations
 
 import itertools
+import json
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ from shellrt.permissions import PermissionDecision, build_governance
 from shellrt.protocol import ResultEnvelope, ToolContext, ToolUseBlock
 from shellrt.tools.bash import Bash
 from shellrt.tools.powershell import PowerShell
+from tests.conftest import require
 
 pytestmark = pytest.mark.anyio
 
@@ -57,7 +60,7 @@ async def _bash(ws: Path, commands: list[str], *, mode: str, **kw: Any) -> list[
         sandbox="local",
         session_dir=ws.parent / f".s{next(_ids)}",
         tools=[Bash()],
-        settings_files=(),
+        settings_files=kw.pop("settings_files", ()),
         mode=mode,
         **kw,
     ) as rt:
@@ -225,3 +228,67 @@ def test_powershell_without_rules_is_judged_as_before(ws: Path) -> None:
         == "allow"
     )
     assert _decide_pwsh(ws, "Remove-Item x", mode="default", deny=[]).behavior == "ask"
+
+
+# --- hooks: code a hook's interpreter picks up from the directory it runs in ----------------------
+
+_PLANT_JSON_PY = "cat > json.py <<'PY'\nopen(\"{marker}\", \"w\").write(\"ran on the host\")\nPY"
+
+
+async def test_a_python_hook_does_not_import_modules_a_command_planted_in_the_workspace(
+    tmp_path: Path,
+) -> None:
+    """An operator's hook ``python3 -c 'import json, sys; ...'`` runs on the host in the session's cwd;
+    Python puts that directory first on ``sys.path``, so a ``json.py`` written by a sandboxed
+    command ran on the host at the next tool call."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    base = Path(tempfile.mkdtemp(prefix="shellrt-r6-", dir="/var/tmp"))  # reachable by the sandbox's uid
+    marker = tmp_path / "pwned"
+    try:
+        base.chmod(0o755)
+        ws = base / "ws"
+        ws.mkdir()
+        settings = tmp_path / "operator-settings.json"
+        hook = "python3 -c 'import json, sys; json.load(sys.stdin)'"
+        settings.write_text(
+            json.dumps(
+                {
+                    "hooks": {
+                        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": hook}]}]
+                    }
+                }
+            )
+        )
+        async with shellrt.Runtime(
+            workspace=ws,
+            sandbox="bwrap",
+            session_dir=tmp_path / "s",
+            tools=[Bash()],
+            settings_files=[settings],
+            mode="bypassPermissions",
+        ) as rt:
+            plant = _PLANT_JSON_PY.format(marker=marker)
+            blocks = [
+                ToolUseBlock(id=f"r6h{next(_ids)}", name="Bash", input={"command": plant}),
+                ToolUseBlock(id=f"r6h{next(_ids)}", name="Bash", input={"command": "echo next"}),
+            ]
+            results = []
+            for block in blocks:  # one at a time: the second call's hook runs after the plant
+                results += await rt.run_envelopes([block])
+        assert (ws / "json.py").exists(), _text(results[0])
+        assert "next" in _text(results[1]), _text(results[1])
+        assert not marker.exists(), "a module planted by a sandboxed command ran on the host"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+async def test_a_python_hook_still_imports_the_standard_library_and_answers(ws: Path, tmp_path: Path) -> None:
+    settings = tmp_path / "operator-settings.json"
+    hook = 'python3 -c \'import json, sys; json.load(sys.stdin); print(json.dumps({"decision": "block", "reason": "nope"}))\''
+    settings.write_text(
+        json.dumps(
+            {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": hook}]}]}}
+        )
+    )
+    [envelope] = await _bash(ws, ["echo ran"], mode="bypassPermissions", settings_files=[settings])
+    assert envelope.is_error and "nope" in _text(envelope), _text(envelope)

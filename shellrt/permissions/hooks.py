@@ -248,6 +248,10 @@ class CommandHookRunner(HookRunner):
             CLAUDE_PROJECT_DIR=str(self.workspace),
             SHELLRT_HOOK_EVENT=event,
         )
+        # Hooks run on the host in the session's cwd, a directory commands write: Python would put it
+        # first on sys.path for ``python3 -c``/``-m``, so a planted ``json.py`` ran on the host.
+        # (The operator's own PYTHONSAFEPATH, even empty, is kept.)
+        env.setdefault("PYTHONSAFEPATH", "1")
         cwd = _hook_cwd(ctx.cwd, self.workspace)
 
         async def one(index: int, spec: HookSpec) -> None:
