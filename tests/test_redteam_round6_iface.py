@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -232,7 +233,7 @@ def test_powershell_without_rules_is_judged_as_before(ws: Path) -> None:
 
 # --- hooks: code a hook's interpreter picks up from the directory it runs in ----------------------
 
-_PLANT_JSON_PY = "cat > json.py <<'PY'\nopen(\"{marker}\", \"w\").write(\"ran on the host\")\nPY"
+_PLANT_JSON_PY = 'cat > json.py <<\'PY\'\nopen("{marker}", "w").write("ran on the host")\nPY'
 
 
 async def test_a_python_hook_does_not_import_modules_a_command_planted_in_the_workspace(
@@ -292,3 +293,53 @@ async def test_a_python_hook_still_imports_the_standard_library_and_answers(ws: 
     )
     [envelope] = await _bash(ws, ["echo ran"], mode="bypassPermissions", settings_files=[settings])
     assert envelope.is_error and "nope" in _text(envelope), _text(envelope)
+
+
+async def test_a_hook_never_runs_while_a_background_plant_waits_for_its_check(tmp_path: Path) -> None:
+    """A background task plants ``core.fsmonitor`` after its call returned; the protected-files check
+    catches it at the next *command*, but the next call's PreToolUse hook (``git status``, on the
+    host) ran before that command, and git ran the planted program on the host."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    base = Path(tempfile.mkdtemp(prefix="shellrt-r6-", dir="/var/tmp"))
+    marker = tmp_path / "pwned"
+    try:
+        base.chmod(0o755)
+        ws = base / "ws"
+        ws.mkdir()
+        subprocess.run(["git", "init", "-q", str(ws)], check=True)
+        settings = tmp_path / "operator-settings.json"
+        hook = "git status --porcelain >/dev/null 2>&1; true"
+        settings.write_text(
+            json.dumps(
+                {
+                    "hooks": {
+                        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": hook}]}]
+                    }
+                }
+            )
+        )
+        plant = f"sleep 1; git config core.fsmonitor 'touch {marker}; false'; sleep 30"
+        async with shellrt.Runtime(
+            workspace=ws,
+            sandbox="bwrap",
+            session_dir=tmp_path / "s",
+            tools=[Bash()],
+            settings_files=[settings],
+            mode="bypassPermissions",
+        ) as rt:
+            block = ToolUseBlock(
+                id=f"r6h{next(_ids)}", name="Bash", input={"command": plant, "run_in_background": True}
+            )
+            [started] = await rt.run_envelopes([block])
+            assert not started.is_error, _text(started)
+            for _ in range(50):  # until the plant is on disk (the task sleeps on afterwards)
+                if "fsmonitor" in (ws / ".git" / "config").read_text():
+                    break
+                await anyio.sleep(0.1)
+            [after] = await rt.run_envelopes(
+                [ToolUseBlock(id=f"r6h{next(_ids)}", name="Bash", input={"command": "echo next"})]
+            )
+        assert "next" in _text(after), _text(after)
+        assert not marker.exists(), "a git program planted by a background task ran on the host in a hook"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

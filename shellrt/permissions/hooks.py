@@ -226,6 +226,7 @@ class CommandHookRunner(HookRunner):
         specs = self.matching(event, tool_name)
         if not specs:
             return []
+        await _sweep_protected(ctx)
         payload: dict[str, Any] = {
             "session_id": ctx.session_id,
             "transcript_path": str(
@@ -293,6 +294,15 @@ def _first_given(
             HookNotice(hook=given[0].hook, message=f"{conflict}; the first configured one was used")
         )
     return given[0]
+
+
+async def _sweep_protected(ctx: ToolContext) -> None:
+    """Hooks run on the host: what commands planted for host programs (git config, rc files) is
+    reverted first, not at the next command's check (a background task plants in between)."""
+    from shellrt.supervisor import Supervisor
+
+    if ctx.has_service(Supervisor):
+        await ctx.service(Supervisor).sweep_protected()
 
 
 def _hook_cwd(cwd: str, workspace: Path) -> Path:
