@@ -343,3 +343,51 @@ async def test_a_hook_never_runs_while_a_background_plant_waits_for_its_check(tm
         assert not marker.exists(), "a git program planted by a background task ran on the host in a hook"
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+async def test_a_hook_does_not_run_in_a_directory_outside_the_workspace_a_command_chose(
+    tmp_path: Path,
+) -> None:
+    """Hooks ran in the session's cwd, which a command sets (``cd``): in an extra writable root
+    (``additionalDirectories``), which no protected-files check covers, a command's ``.git/config``
+    named a program the hook's ``git status`` ran on the host."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    base = Path(tempfile.mkdtemp(prefix="shellrt-r6-", dir="/var/tmp"))
+    marker = tmp_path / "pwned"
+    try:
+        base.chmod(0o755)
+        ws, extra = base / "ws", base / "extra"
+        ws.mkdir()
+        extra.mkdir()
+        subprocess.run(["git", "init", "-q", str(extra)], check=True)
+        settings = tmp_path / "operator-settings.json"
+        hook = "git status --porcelain >/dev/null 2>&1; pwd > " + str(tmp_path / "hook-cwd")
+        settings.write_text(
+            json.dumps(
+                {
+                    "permissions": {"additionalDirectories": [str(extra)]},
+                    "hooks": {
+                        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": hook}]}]
+                    },
+                }
+            )
+        )
+        plant = f"cd {extra} && git config core.fsmonitor 'touch {marker}; false'"
+        async with shellrt.Runtime(
+            workspace=ws,
+            sandbox="bwrap",
+            session_dir=tmp_path / "s",
+            tools=[Bash()],
+            settings_files=[settings],
+            mode="bypassPermissions",
+        ) as rt:
+            results = []
+            for command in (plant, "echo next"):
+                block = ToolUseBlock(id=f"r6h{next(_ids)}", name="Bash", input={"command": command})
+                results += await rt.run_envelopes([block])
+        assert "fsmonitor" in (extra / ".git" / "config").read_text(), _text(results[0])
+        assert "next" in _text(results[1]), _text(results[1])
+        assert not marker.exists(), "a git program planted outside the workspace ran on the host in a hook"
+        assert (tmp_path / "hook-cwd").read_text().strip() == str(ws)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
