@@ -10,6 +10,10 @@ Classes (not examples):
   in another case (``REMOVE-ITEM``), by alias (``ri``, ``del``), module-qualified, or run through
   ``iex``/``& $c``/``Start-Process``, in every mode; and ``Read(...)``/``Edit(...)`` rules were never
   checked (``Get-Content secret.txt`` was a free read-only call beside ``Read(./secret.txt)``);
+- writes the analysis placed wrongly or claimed absent, beside ``Edit(...)`` deny rules: ``~+``
+  (bash's ``$PWD``) in a write target was taken for a user's home (``rm ~+/keep.txt``), and git
+  subcommands that rewrite the work tree (``git checkout -- f``, ``git rm``, ``git stash``,
+  ``git reset --hard``) were a known program with no writes;
 - programs that run shell commands read from standard input, where no rule reads them: a shell given
   ``/dev/stdin`` (or ``/dev/fd/0``) as its script file, ``su``/``runuser``/``script`` without a
   command, ``at``/``batch``/``crontab``, ``parallel`` without a command: ``Bash(rm:*)`` missed
@@ -107,6 +111,45 @@ async def test_an_unparsed_command_still_runs_without_path_rules(ws: Path) -> No
     [envelope] = await _bash(ws, ["cat <> data.txt"], mode="bypassPermissions")
     assert not envelope.is_error, _text(envelope)
     assert "payload" in _text(envelope)
+
+
+# --- writes the analysis misplaced ----------------------------------------------------------------
+
+_EDITS_OF_KEEP = [
+    "rm ~+/keep.txt",
+    "echo planted > ~+/keep.txt",
+    "sort -o ~+/keep.txt /dev/null",
+    "git checkout -- keep.txt",
+    "git restore keep.txt",
+    "git rm -qf keep.txt",
+    "git stash -q",
+    "git reset -q --hard",
+]
+
+
+@pytest.mark.parametrize("command", _EDITS_OF_KEEP)
+async def test_an_edit_deny_rule_sees_writes_through_tilde_plus_and_git_work_tree_commands(
+    ws: Path, command: str
+) -> None:
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "keep.txt").write_text("committed\n")
+    git = ["git", "-C", str(ws), "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "add", "keep.txt"], check=True)
+    subprocess.run([*git, "commit", "-qm", "c"], check=True)
+    (ws / "keep.txt").write_text("work in progress\n")
+    [envelope] = await _bash(ws, [command], mode="bypassPermissions", deny=["Edit(./keep.txt)"])
+    assert envelope.is_error, (command, _text(envelope))
+    assert (ws / "keep.txt").read_text() == "work in progress\n", command
+
+
+async def test_git_reads_and_tilde_plus_elsewhere_still_run(ws: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "keep.txt").write_text("x\n")
+    commands = ["git status --short", "git stash list", "echo ok > ~+/other.txt && cat other.txt"]
+    results = await _bash(ws, commands, mode="bypassPermissions", deny=["Edit(./keep.txt)"])
+    assert "keep.txt" in _text(results[0]), _text(results[0])
+    assert not results[1].is_error, _text(results[1])
+    assert "ok" in _text(results[2]), _text(results[2])
 
 
 # --- commands read from standard input -----------------------------------------------------------
