@@ -212,6 +212,12 @@ def unknown_code(name: str, argv: Sequence[str]) -> str:
             return f"{name} reads its program from standard input"
         if any("s" in w[1:] for w in options):
             return f"{name} -s reads its program from standard input"
+        script = next((w for w in words if not w.startswith("-")), "")
+        if _STDIN_FILES.fullmatch(script):
+            return f"{name} {script} reads its program from standard input"
+    later = _runs_stdin_commands(name, words)
+    if later:
+        return later
     if name in ("source", ".") and (not words or _STDIN_FILES.fullmatch(words[0]) or is_dynamic(words[0])):
         return f"{name} runs code read from standard input or a file named at run time"
     if name == "trap" and any(_DYNAMIC_CODE.search(w) for w in words):
@@ -220,6 +226,34 @@ def unknown_code(name: str, argv: Sequence[str]) -> str:
 
 
 _DYNAMIC_CODE = re.compile(r"[$`]")
+#: Programs that run shell commands read from standard input (or a file) when no command is given:
+#: schedulers run them later (``echo 'rm x' | at now``), ``su``/``script`` start a shell fed by stdin.
+_SCHEDULERS = frozenset({"at", "batch"})
+_SHELL_STARTERS = {"su": ("c", "--command", "--session-command"), "runuser": ("c", "--command", "--session-command"),
+                   "script": ("c", "--command")}  # fmt: skip
+
+
+def _runs_stdin_commands(name: str, words: Sequence[str]) -> str:
+    """Why ``name`` runs commands no rule can read from stdin or a file ("" when it does not)."""
+    if name in _SCHEDULERS and not {"-l", "-d", "-r", "-c"} & set(words):  # not atq, atrm, at -c
+        return f"{name} runs commands read from standard input or a file"
+    if name == "parallel" and all(w.startswith("-") for w in words):
+        return "parallel runs each line of standard input as a command"
+    if name == "crontab" and "-l" not in words:
+        return "crontab installs commands read from standard input or a file"
+    inline = _SHELL_STARTERS.get(name)
+    if inline is None:
+        return ""
+    short, *longs = inline
+    given = any(
+        w in longs
+        or w.startswith(tuple(f"{o}=" for o in longs))
+        or (w[:1] == "-" and w[1:2] != "-" and short in w[1:])
+        for w in words
+    )
+    return "" if given else f"{name} without {longs[0]} starts a shell that reads standard input"
+
+
 #: Assignments that decide what a command name runs: bash's alias and command-hash tables
 #: (nothing but a trick writes them; a static value is judged too, as a word of the part).
 _NAME_TABLES = re.compile(r"(-v)?(BASH_ALIASES|BASH_CMDS)(\[.*\])?(\+?=|$)")

@@ -179,7 +179,10 @@ class PermissionEngine:
             found = self._parts_hit("ask", name, parts)
             if found is not None:
                 return self._part_final("ask", found, chain, "4 ask")
-        unknown = self._unknown_read(name, parts or []) or self._unknown_write(name, parts or [])
+        if parts is None and parts_tool is not None:
+            unknown = self._unparsed_paths(name)
+        else:
+            unknown = self._unknown_read(name, parts or []) or self._unknown_write(name, parts or [])
         if unknown:
             # A read or write no path rule can judge, beside a rule that denies or asks for it.
             verdict = "deny" if self.mode in ("bypassPermissions", "dontAsk") else "ask"
@@ -392,14 +395,29 @@ class PermissionEngine:
                 )
         return None
 
-    def _unknown_write(self, tool_name: str, parts: Sequence[CommandPart]) -> str | None:
-        """A part that writes a file whose name is not known (``> $'\\x73rc/a'``, ``cp x "$d"``)
-        while an ``Edit(...)`` deny or ask rule exists: that rule cannot be checked against it."""
-        rules = [
+    def _unparsed_paths(self, tool_name: str) -> str | None:
+        """A command the parser could not read whole, beside a ``Read(...)``/``Edit(...)`` deny or
+        ask rule: what it reads and writes is unknown (``cat <> secret`` is valid bash the grammar
+        splits), so those rules cannot be checked against it."""
+        rules = self._read_rules(tool_name) or self._write_rules(tool_name)
+        if not rules:
+            return None
+        return (
+            f"{tool_name}: the command could not be fully parsed, so {rules[0].describe()} cannot be "
+            "checked against what it reads or writes; fix its syntax or use the Read, Edit or Write tool"
+        )
+
+    def _write_rules(self, tool_name: str) -> list[PermissionRule]:
+        return [
             r
             for r in (*self.rules.of_kind("deny"), *self.rules.of_kind("ask"))
             if r.spec_kind == "path" and r.applies_to(tool_name, PermissionSubject(access="write"))
         ]
+
+    def _unknown_write(self, tool_name: str, parts: Sequence[CommandPart]) -> str | None:
+        """A part that writes a file whose name is not known (``> $'\\x73rc/a'``, ``cp x "$d"``)
+        while an ``Edit(...)`` deny or ask rule exists: that rule cannot be checked against it."""
+        rules = self._write_rules(tool_name)
         if not rules:
             return None
         for part in parts:

@@ -226,6 +226,7 @@ class CommandHookRunner(HookRunner):
         specs = self.matching(event, tool_name)
         if not specs:
             return []
+        await _sweep_protected(ctx)
         payload: dict[str, Any] = {
             "session_id": ctx.session_id,
             "transcript_path": str(
@@ -248,7 +249,11 @@ class CommandHookRunner(HookRunner):
             CLAUDE_PROJECT_DIR=str(self.workspace),
             SHELLRT_HOOK_EVENT=event,
         )
-        cwd = _hook_cwd(ctx.cwd, self.workspace)
+        # Hooks run on the host in the session's cwd, a directory commands write: Python would put it
+        # first on sys.path for ``python3 -c``/``-m``, so a planted ``json.py`` ran on the host.
+        # (The operator's own PYTHONSAFEPATH, even empty, is kept.)
+        env.setdefault("PYTHONSAFEPATH", "1")
+        cwd = _hook_cwd(self.workspace)
 
         async def one(index: int, spec: HookSpec) -> None:
             answers[index] = await self._run_one(event, spec, data, cwd, env)
@@ -291,12 +296,21 @@ def _first_given(
     return given[0]
 
 
-def _hook_cwd(cwd: str, workspace: Path) -> Path:
-    """The session's cwd when it exists on this host, else the workspace, else ``/``."""
-    for candidate in (cwd, str(workspace)):
-        if candidate and os.path.isdir(candidate):
-            return Path(candidate)
-    return Path("/")
+async def _sweep_protected(ctx: ToolContext) -> None:
+    """Hooks run on the host: what commands planted for host programs (git config, rc files) is
+    reverted first, not at the next command's check (a background task plants in between)."""
+    from shellrt.supervisor import Supervisor
+
+    if ctx.has_service(Supervisor):
+        await ctx.service(Supervisor).sweep_protected()
+
+
+def _hook_cwd(workspace: Path) -> Path:
+    """The workspace when it exists on this host, else ``/``; never the session's cwd (``cwd`` in
+    the payload says it): a command chooses that one, and outside the workspace (an extra writable
+    root, ``/tmp`` on local) nothing reverts what it planted there for the hook's programs (a
+    ``.git/config`` naming a program that the hook's ``git status`` ran on the host)."""
+    return workspace if os.path.isdir(workspace) else Path("/")
 
 
 def _parse_stdout(label: str, event: HookEvent, stdout: str) -> _Answer:

@@ -698,6 +698,12 @@ class CommandGuard:
         notes, self._pending = tuple(self._pending), []
         return notes
 
+    async def sweep(self, busy: bool) -> None:
+        """Before a host program of shellrt's own (a hook): revert what a command or background
+        task planted since the last check, as `before` would (notes go with the next result)."""
+        if self.guard.dirty or busy:
+            await self._scan(revert=True, culprit=_EARLIER)
+
     async def final(self) -> tuple[str, ...]:
         if self.guard.dirty:
             await self._scan(revert=True, culprit="a background task of this session")

@@ -299,6 +299,12 @@ class Supervisor:
         self.tasks.add(_label(command), description, execution, task_id=task_id)
         return self.tasks.get(task_id)
 
+    async def sweep_protected(self) -> None:
+        """Revert plants before shellrt runs a program of its own on the host (a hook): a
+        background task's plant would otherwise wait for the next command's check (protect.py)."""
+        if self._guard is not None:
+            await self._guard.sweep(self._busy())
+
     def accept_protected(self, path: Path) -> None:
         """Keep ``path`` as it is: shellrt or the operator (not a command) wrote it (protect.py)."""
         if self._guard is not None:

@@ -519,6 +519,10 @@ def _resolve(word: str, base: str) -> str:
 
 
 def _resolve_host(word: str, base: str, to_host: Callable[[str], str]) -> str:
+    if word == "~+" or word.startswith("~+/"):  # $PWD, not a user named "+" (``> ~+/f``)
+        return _resolve(base + word[2:], base)
+    if re.match(r"~(-|[+-]?\d)", word):
+        return ""  # ``~-`` is $OLDPWD, ``~N`` the directory stack: not known here
     expanded = os.path.expanduser(word)
     return to_host(expanded) if os.path.isabs(expanded) else _resolve(expanded, base)
 

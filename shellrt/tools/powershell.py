@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import shutil
 
+from shellrt.permissions.interfaces import CommandPart
 from shellrt.protocol import ToolContext, ValidationResult
 from shellrt.supervisor import Supervisor
 from shellrt.supervisor.shells import PWSH_MISSING
+from shellrt.tools._pwshparts import powershell_parts
 from shellrt.tools.bash import BashInput, ShellTool
 
 __all__ = ["PowerShell"]
@@ -38,3 +40,11 @@ class PowerShell(ShellTool):
         if host_like and shutil.which("pwsh") is None:
             return ValidationResult.failure(PWSH_MISSING)
         return ValidationResult.success()
+
+    def command_parts(self, tool_input: BashInput, ctx: ToolContext) -> list[CommandPart] | None:
+        """Parts named by canonical cmdlet, with unknown reads (see `shellrt.tools._pwshparts`);
+        None when the command could not be parsed (no rule can then be checked against it)."""
+        a = self.analysis(tool_input)
+        if a is None or not a.parse_ok:
+            return None
+        return powershell_parts(a)

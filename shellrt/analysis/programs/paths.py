@@ -429,6 +429,24 @@ def _option_writes(
     return writes, operands
 
 
+#: git subcommands that rewrite, create or delete files of the work tree (``git checkout -- f``
+#: restores f, ``git rm f`` deletes it, ``git stash`` reverts every change).
+_GIT_WORK_TREE_WRITERS: Final = frozenset(
+    {
+        "checkout", "restore", "switch", "rm", "mv", "clean", "stash", "apply", "am", "merge", "pull",
+        "rebase", "cherry-pick", "revert", "read-tree", "checkout-index", "sparse-checkout", "worktree",
+        "submodule", "clone", "bisect", "filter-branch", "mergetool",
+    }
+)  # fmt: skip
+
+
+def _git_writes_work_tree(sub: str | None, args: list[str | None]) -> bool:
+    """Whether ``git <sub> args`` may write work-tree files (``reset`` only with ``--hard``/``--merge``/``--keep``)."""
+    if sub == "reset":
+        return any(a in ("--hard", "--merge", "--keep") for a in args)
+    return sub in _GIT_WORK_TREE_WRITERS
+
+
 def _git_writes(args: list[str | None]) -> list[str]:
     """``--output[=]F`` of any subcommand, ``format-patch -o DIR``, ``archive -o F``, ``bundle create F``, ``config -f F``."""
     writes: list[str] = []
@@ -459,6 +477,8 @@ def _git_writes(args: list[str | None]) -> list[str]:
                     i += 1
         elif arg[:2] == "-o" and sub in ("format-patch", "archive"):
             writes.append(arg[2:] or (args[i] or "" if i < count else ""))
+    if _git_writes_work_tree(sub, args):
+        writes.append("")  # files of the work tree, named by pathspecs, commits or patches
     if sub == "format-patch" and not writes and "--stdout" not in args:
         writes.append(".")  # one patch file per commit, in the working directory
     if sub == "config":  # a writing form with a chosen file writes that file

@@ -1,0 +1,120 @@
+"""A PowerShell command's parts as the permission engine judges them (`CommandPart`).
+
+Why a module of its own: the PowerShell analysis names subcommands but no paths, and
+PowerShell resolves names in ways a literal rule does not see: cmdlets are
+case-insensitive (``REMOVE-ITEM``), have aliases (``ri``, ``del``), module-qualified
+names (``Microsoft.PowerShell.Management\\Remove-Item``), and run code chosen at run
+time (``iex``, ``& $c``, ``Start-Process``). Without parts, ``PowerShell(Remove-Item:*)``
+missed all of these and ``Read(...)``/``Edit(...)`` rules were never checked at all.
+
+Each part is named by its canonical ``Verb-Noun`` cmdlet (what rules are written
+against), reads paths the analysis does not know (so path deny and ask rules fail
+closed) and, unless the whole command is read-only, may write unknown files.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from shellrt.analysis import CommandAnalysis
+from shellrt.analysis.powershell import ALIASES
+from shellrt.permissions.interfaces import CommandPart
+
+__all__ = ["powershell_parts"]
+
+#: Cmdlets that run code or a program named by their arguments, or rebind a name.
+_RUNS_CODE: Final = frozenset(
+    {
+        "invoke-expression",
+        "invoke-command",
+        "start-process",
+        "start-job",
+        "start-threadjob",
+        "set-alias",
+        "new-alias",
+        "import-module",
+        "add-type",
+        "invoke-item",
+        "new-module",
+        "register-engineevent",
+        "register-objectevent",
+    }
+)
+#: Cmdlets whose documented name has capitals inside a word (the rest: each word capitalised).
+_CASED: Final = {
+    name.lower(): name
+    for name in [
+        "ConvertFrom-Csv",
+        "ConvertFrom-Json",
+        "ConvertFrom-StringData",
+        "ConvertTo-Csv",
+        "ConvertTo-Html",
+        "ConvertTo-Json",
+        "ConvertTo-Xml",
+        "ForEach-Object",
+        "Get-ChildItem",
+        "Get-ItemProperty",
+        "Get-ItemPropertyValue",
+        "Set-ItemProperty",
+        "New-ItemProperty",
+        "Remove-ItemProperty",
+        "Get-PSDrive",
+        "New-PSDrive",
+        "Get-WmiObject",
+        "Get-CimInstance",
+        "Invoke-RestMethod",
+        "Invoke-WebRequest",
+        "Get-FileHash",
+        "Start-ThreadJob",
+        "Register-EngineEvent",
+        "Register-ObjectEvent",
+        "Get-PSReadLineOption",
+        "Set-PSReadLineOption",
+        "Invoke-WmiMethod",
+        "Get-ExecutionPolicy",
+        "Set-ExecutionPolicy",
+        "Out-GridView",
+    ]
+}
+_CMDLET: Final = re.compile(r"[a-z]+-[a-z0-9]+").fullmatch
+#: ``$name = literal`` (a number or a quoted string with no expansion).
+_LITERAL: Final = re.compile(r"-?[0-9.]+|'[^']*'|\"[^\"$`]*\"").fullmatch
+_VARIABLE: Final = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*").fullmatch
+
+
+def _canonical(word: str) -> str:
+    """``ri`` / ``REMOVE-ITEM`` / ``Module\\Remove-Item`` -> ``Remove-Item``; "" for code runners."""
+    base = word.rsplit("\\", 1)[-1] if "\\" in word and not word.startswith((".", "/", "\\")) else word
+    lower = ALIASES.get(base.lower(), base.lower())
+    if lower == "." or lower in _RUNS_CODE:
+        return ""
+    if _CMDLET(lower):
+        return _CASED.get(lower) or "-".join(piece.capitalize() for piece in lower.split("-"))
+    return word  # a native program: names are case-sensitive on the systems pwsh runs here
+
+
+def powershell_parts(a: CommandAnalysis) -> list[CommandPart]:
+    """The parts of a parsed PowerShell command; reads are always unknown."""
+    parts: list[CommandPart] = []
+    writes_unknown = ("",) if not a.read_only else ()
+    for sub in a.subcommands:
+        argv = tuple(sub.argv)
+        if len(argv) == 3 and argv[1] == "=" and _VARIABLE(argv[0]) and _LITERAL(argv[2]):
+            parts.append(
+                CommandPart(text=sub.text, argv=argv, assignment_only=True, why_not="assigns a variable")
+            )
+            continue
+        name = _canonical(argv[0]) if argv and sub.static_name and sub.name else ""
+        text = " ".join((name, *argv[1:])) if name else sub.text
+        parts.append(
+            CommandPart(
+                text=text,
+                argv=(name, *argv[1:]) if name else argv,
+                name=name,
+                reads=("",),
+                program_writes=writes_unknown,
+                why_not="PowerShell paths are not resolved by the analysis",
+            )
+        )
+    return parts

@@ -1,0 +1,436 @@
+"""Red team, round 6 (interfaces and governance): attacks no earlier round named, each run for real.
+
+Classes (not examples):
+
+- a command the parser cannot read whole, judged beside ``Read(...)``/``Edit(...)`` deny rules
+  only: its reads and writes are unknown, yet ``bypassPermissions`` allowed it (``cat <> secret``
+  is valid bash, read-write open, that the grammar splits; only ``Bash(...)`` deny rules failed
+  closed on an unparsed command);
+- PowerShell commands judged as whole strings: ``PowerShell(Remove-Item:*)`` missed the same cmdlet
+  in another case (``REMOVE-ITEM``), by alias (``ri``, ``del``), module-qualified, or run through
+  ``iex``/``& $c``/``Start-Process``, in every mode; and ``Read(...)``/``Edit(...)`` rules were never
+  checked (``Get-Content secret.txt`` was a free read-only call beside ``Read(./secret.txt)``);
+- writes the analysis placed wrongly or claimed absent, beside ``Edit(...)`` deny rules: ``~+``
+  (bash's ``$PWD``) in a write target was taken for a user's home (``rm ~+/keep.txt``), and git
+  subcommands that rewrite the work tree (``git checkout -- f``, ``git rm``, ``git stash``,
+  ``git reset --hard``) were a known program with no writes;
+- programs that run shell commands read from standard input, where no rule reads them: a shell given
+  ``/dev/stdin`` (or ``/dev/fd/0``) as its script file, ``su``/``runuser``/``script`` without a
+  command, ``at``/``batch``/``crontab``, ``parallel`` without a command: ``Bash(rm:*)`` missed
+  ``bash /dev/stdin <<< 'rm x'`` and ``echo 'rm x' | su`` in every mode;
+
+Governance attacks run on the local backend, where governance is the only guard.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+import shellrt
+from shellrt.permissions import PermissionDecision, build_governance
+from shellrt.protocol import ResultEnvelope, ToolContext, ToolUseBlock
+from shellrt.tools.bash import Bash
+from shellrt.tools.powershell import PowerShell
+from tests.conftest import require
+
+pytestmark = pytest.mark.anyio
+
+_ids = itertools.count()
+
+
+@pytest.fixture
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SHELLRT_MANAGED_SETTINGS", str(tmp_path / "managed.json"))
+    monkeypatch.setenv("SHELLRT_TRUST_STORE", str(tmp_path / "trust" / "store.json"))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+async def _bash(ws: Path, commands: list[str], *, mode: str, **kw: Any) -> list[ResultEnvelope]:
+    async with shellrt.Runtime(
+        workspace=ws,
+        sandbox="local",
+        session_dir=ws.parent / f".s{next(_ids)}",
+        tools=[Bash()],
+        settings_files=kw.pop("settings_files", ()),
+        mode=mode,
+        **kw,
+    ) as rt:
+        blocks = [ToolUseBlock(id=f"r6i{next(_ids)}", name="Bash", input={"command": c}) for c in commands]
+        return await rt.run_envelopes(blocks)
+
+
+def _text(envelope: ResultEnvelope) -> str:
+    content = envelope.model.content
+    return content if isinstance(content, str) else "\n".join(getattr(b, "text", "") for b in content)
+
+
+# --- an unparsed command beside path deny rules ----------------------------------------------------
+
+_READ_WRITE_OPENS = [
+    "cat <> secret.txt",
+    "cat 0<>secret.txt",
+    "exec 3<> secret.txt; cat <&3",
+    "wc -c <> ./secret.txt; cat <>secret.txt",
+]
+
+
+@pytest.mark.parametrize("mode", ["bypassPermissions", "dontAsk"])
+async def test_a_read_deny_rule_holds_for_a_command_the_parser_cannot_read(ws: Path, mode: str) -> None:
+    (ws / "secret.txt").write_text("TOPSECRET\n")
+    results = await _bash(ws, _READ_WRITE_OPENS, mode=mode, deny=["Read(./secret.txt)"])
+    for command, envelope in zip(_READ_WRITE_OPENS, results, strict=True):
+        assert envelope.is_error, (command, _text(envelope))
+        assert "TOPSECRET" not in _text(envelope), command
+
+
+async def test_an_edit_deny_rule_holds_for_a_command_the_parser_cannot_read(ws: Path) -> None:
+    (ws / "keep.txt").write_text("original\n")
+    [envelope] = await _bash(
+        ws, ["echo planted 1<> keep.txt"], mode="bypassPermissions", deny=["Edit(./keep.txt)"]
+    )
+    assert envelope.is_error, _text(envelope)
+    assert (ws / "keep.txt").read_text() == "original\n"
+
+
+async def test_an_unparsed_command_still_runs_without_path_rules(ws: Path) -> None:
+    (ws / "data.txt").write_text("payload\n")
+    [envelope] = await _bash(ws, ["cat <> data.txt"], mode="bypassPermissions")
+    assert not envelope.is_error, _text(envelope)
+    assert "payload" in _text(envelope)
+
+
+# --- writes the analysis misplaced ----------------------------------------------------------------
+
+_EDITS_OF_KEEP = [
+    "rm ~+/keep.txt",
+    "echo planted > ~+/keep.txt",
+    "sort -o ~+/keep.txt /dev/null",
+    "git checkout -- keep.txt",
+    "git restore keep.txt",
+    "git rm -qf keep.txt",
+    "git stash -q",
+    "git reset -q --hard",
+]
+
+
+@pytest.mark.parametrize("command", _EDITS_OF_KEEP)
+async def test_an_edit_deny_rule_sees_writes_through_tilde_plus_and_git_work_tree_commands(
+    ws: Path, command: str
+) -> None:
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "keep.txt").write_text("committed\n")
+    git = ["git", "-C", str(ws), "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "add", "keep.txt"], check=True)
+    subprocess.run([*git, "commit", "-qm", "c"], check=True)
+    (ws / "keep.txt").write_text("work in progress\n")
+    [envelope] = await _bash(ws, [command], mode="bypassPermissions", deny=["Edit(./keep.txt)"])
+    assert envelope.is_error, (command, _text(envelope))
+    assert (ws / "keep.txt").read_text() == "work in progress\n", command
+
+
+async def test_git_reads_and_tilde_plus_elsewhere_still_run(ws: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "keep.txt").write_text("x\n")
+    commands = ["git status --short", "git stash list", "echo ok > ~+/other.txt && cat other.txt"]
+    results = await _bash(ws, commands, mode="bypassPermissions", deny=["Edit(./keep.txt)"])
+    assert "keep.txt" in _text(results[0]), _text(results[0])
+    assert not results[1].is_error, _text(results[1])
+    assert "ok" in _text(results[2]), _text(results[2])
+
+
+# --- commands read from standard input -----------------------------------------------------------
+
+_STDIN_SCRIPTS = [
+    "bash /dev/stdin <<< 'rm victim0'",
+    "echo 'rm victim1' | sh /dev/fd/0",
+    "printf 'rm victim2\\n' | bash -e /proc/self/fd/0",
+    "echo 'rm victim3' | su",
+    "echo 'rm victim4' | runuser root",
+    "echo 'rm victim5' | script -q /dev/null",
+]
+
+
+async def test_a_deny_rule_sees_commands_a_program_reads_from_standard_input(ws: Path) -> None:
+    for n in range(len(_STDIN_SCRIPTS)):
+        (ws / f"victim{n}").write_text("keep\n")
+    results = await _bash(ws, _STDIN_SCRIPTS, mode="bypassPermissions", deny=["Bash(rm:*)"])
+    for command, envelope in zip(_STDIN_SCRIPTS, results, strict=True):
+        assert envelope.is_error, (command, _text(envelope))
+        assert "standard input" in _text(envelope), (command, _text(envelope))
+    for n in range(len(_STDIN_SCRIPTS)):
+        assert (ws / f"victim{n}").exists(), _STDIN_SCRIPTS[n]
+
+
+def test_schedulers_and_line_runners_are_unknown_code() -> None:
+    from shellrt.permissions.embedded import unknown_code
+
+    for argv in (["at", "now"], ["batch"], ["at", "-f", "job.sh", "now"], ["crontab", "-"], ["crontab", "f"]):
+        assert unknown_code(argv[0], argv), argv
+    assert unknown_code("parallel", ["parallel", "-j2"])
+    for argv in (["at", "-l"], ["crontab", "-l"], ["su", "-c", "ls"], ["script", "-qc", "ls", "/dev/null"]):
+        assert not unknown_code(argv[0], argv), argv
+
+
+async def test_shells_with_script_files_and_commands_still_run(ws: Path) -> None:
+    (ws / "build.sh").write_text("echo built\n")
+    commands = ["bash build.sh", "bash -c 'echo inline'", "su -c 'echo as-root' root"]
+    results = await _bash(ws, commands, mode="bypassPermissions", deny=["Bash(rm:*)"])
+    assert "built" in _text(results[0])
+    assert "inline" in _text(results[1])
+    assert "as-root" in _text(results[2])
+
+
+# --- PowerShell: names PowerShell resolves, paths it reads --------------------------------------
+# pwsh is not installed on every test machine: these judge the call with the real decision engine
+# (the same one the Runtime consults before anything runs), as ``shellrt permissions check`` does.
+
+
+def _decide_pwsh(
+    ws: Path, command: str, *, mode: str, deny: list[str], allow: tuple[str, ...] = ()
+) -> PermissionDecision:
+    gov = build_governance(
+        ws, settings_files=(), mode=mode, allow=list(allow), deny=deny, trust_workspace=False
+    )
+    tool = PowerShell()
+    tool_input = tool.parse_input({"command": command})
+    ctx = ToolContext(
+        session_id="r6i",
+        session_dir=Path(tempfile.gettempdir()),
+        workspace=ws,
+        cwd=str(ws),
+        allowed_roots=gov.allowed_roots(),
+    )
+
+    async def decide() -> PermissionDecision:
+        return await gov.engine.decide(tool, tool_input, ctx)
+
+    return anyio.run(decide)
+
+
+_REMOVE_ITEM_SPELLINGS = [
+    "REMOVE-ITEM victim",
+    "remove-item victim",
+    "ri victim",
+    "del victim",
+    "Microsoft.PowerShell.Management\\Remove-Item victim",
+    "iex 'Remove-Item victim'",
+    "Invoke-Expression 'ri victim'",
+    "$c = 'Remove-Item'; & $c victim",
+    "Start-Process pwsh -ArgumentList '-c', 'Remove-Item victim'",
+    "Get-ChildItem | ForEach-Object { ri $_ }",
+]
+
+
+@pytest.mark.parametrize("command", _REMOVE_ITEM_SPELLINGS)
+def test_a_powershell_deny_rule_sees_the_cmdlet_in_any_spelling(ws: Path, command: str) -> None:
+    decision = _decide_pwsh(ws, command, mode="bypassPermissions", deny=["PowerShell(Remove-Item:*)"])
+    assert decision.behavior == "deny", (command, decision.reason)
+
+
+@pytest.mark.parametrize("mode", ["default", "dontAsk", "bypassPermissions"])
+@pytest.mark.parametrize(
+    "command", ["Get-Content secret.txt", "gc ./secret.txt", "Get-ChildItem | Get-Content"]
+)
+def test_a_read_deny_rule_is_never_a_free_powershell_read(ws: Path, mode: str, command: str) -> None:
+    (ws / "secret.txt").write_text("TOPSECRET\n")
+    decision = _decide_pwsh(ws, command, mode=mode, deny=["Read(./secret.txt)"])
+    assert decision.behavior != "allow", (command, decision.reason)
+    if mode != "default":
+        assert decision.behavior == "deny", (command, decision.reason)
+
+
+def test_an_edit_deny_rule_holds_for_powershell_writes(ws: Path) -> None:
+    for command in ("Set-Content keep.txt x", "sc keep.txt x", "'x' | Out-File keep.txt"):
+        decision = _decide_pwsh(ws, command, mode="bypassPermissions", deny=["Edit(./keep.txt)"])
+        assert decision.behavior == "deny", (command, decision.reason)
+
+
+def test_powershell_without_rules_is_judged_as_before(ws: Path) -> None:
+    assert _decide_pwsh(ws, "Get-ChildItem", mode="default", deny=[]).behavior == "allow"
+    assert (
+        _decide_pwsh(ws, "Get-Process", mode="dontAsk", deny=["PowerShell(Remove-Item:*)"]).behavior
+        == "allow"
+    )
+    assert (
+        _decide_pwsh(
+            ws, "Set-Content a.txt x", mode="bypassPermissions", deny=["PowerShell(Remove-Item:*)"]
+        ).behavior
+        == "allow"
+    )
+    assert _decide_pwsh(ws, "Remove-Item x", mode="default", deny=[]).behavior == "ask"
+
+
+# --- hooks: code a hook's interpreter picks up from the directory it runs in ----------------------
+
+_PLANT_JSON_PY = 'cat > json.py <<\'PY\'\nopen("{marker}", "w").write("ran on the host")\nPY'
+
+
+async def test_a_python_hook_does_not_import_modules_a_command_planted_in_the_workspace(
+    tmp_path: Path,
+) -> None:
+    """An operator's hook ``python3 -c 'import json, sys; ...'`` runs on the host in the session's cwd;
+    Python puts that directory first on ``sys.path``, so a ``json.py`` written by a sandboxed
+    command ran on the host at the next tool call."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    base = Path(tempfile.mkdtemp(prefix="shellrt-r6-", dir="/var/tmp"))  # reachable by the sandbox's uid
+    marker = tmp_path / "pwned"
+    try:
+        base.chmod(0o755)
+        ws = base / "ws"
+        ws.mkdir()
+        settings = tmp_path / "operator-settings.json"
+        hook = "python3 -c 'import json, sys; json.load(sys.stdin)'"
+        settings.write_text(
+            json.dumps(
+                {
+                    "hooks": {
+                        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": hook}]}]
+                    }
+                }
+            )
+        )
+        async with shellrt.Runtime(
+            workspace=ws,
+            sandbox="bwrap",
+            session_dir=tmp_path / "s",
+            tools=[Bash()],
+            settings_files=[settings],
+            mode="bypassPermissions",
+        ) as rt:
+            plant = _PLANT_JSON_PY.format(marker=marker)
+            blocks = [
+                ToolUseBlock(id=f"r6h{next(_ids)}", name="Bash", input={"command": plant}),
+                ToolUseBlock(id=f"r6h{next(_ids)}", name="Bash", input={"command": "echo next"}),
+            ]
+            results = []
+            for block in blocks:  # one at a time: the second call's hook runs after the plant
+                results += await rt.run_envelopes([block])
+        assert (ws / "json.py").exists(), _text(results[0])
+        assert "next" in _text(results[1]), _text(results[1])
+        assert not marker.exists(), "a module planted by a sandboxed command ran on the host"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+async def test_a_python_hook_still_imports_the_standard_library_and_answers(ws: Path, tmp_path: Path) -> None:
+    settings = tmp_path / "operator-settings.json"
+    hook = 'python3 -c \'import json, sys; json.load(sys.stdin); print(json.dumps({"decision": "block", "reason": "nope"}))\''
+    settings.write_text(
+        json.dumps(
+            {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": hook}]}]}}
+        )
+    )
+    [envelope] = await _bash(ws, ["echo ran"], mode="bypassPermissions", settings_files=[settings])
+    assert envelope.is_error and "nope" in _text(envelope), _text(envelope)
+
+
+async def test_a_hook_never_runs_while_a_background_plant_waits_for_its_check(tmp_path: Path) -> None:
+    """A background task plants ``core.fsmonitor`` after its call returned; the protected-files check
+    catches it at the next *command*, but the next call's PreToolUse hook (``git status``, on the
+    host) ran before that command, and git ran the planted program on the host."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    base = Path(tempfile.mkdtemp(prefix="shellrt-r6-", dir="/var/tmp"))
+    marker = tmp_path / "pwned"
+    try:
+        base.chmod(0o755)
+        ws = base / "ws"
+        ws.mkdir()
+        subprocess.run(["git", "init", "-q", str(ws)], check=True)
+        settings = tmp_path / "operator-settings.json"
+        hook = "git status --porcelain >/dev/null 2>&1; true"
+        settings.write_text(
+            json.dumps(
+                {
+                    "hooks": {
+                        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": hook}]}]
+                    }
+                }
+            )
+        )
+        plant = f"sleep 1; git config core.fsmonitor 'touch {marker}; false'; sleep 30"
+        async with shellrt.Runtime(
+            workspace=ws,
+            sandbox="bwrap",
+            session_dir=tmp_path / "s",
+            tools=[Bash()],
+            settings_files=[settings],
+            mode="bypassPermissions",
+        ) as rt:
+            block = ToolUseBlock(
+                id=f"r6h{next(_ids)}", name="Bash", input={"command": plant, "run_in_background": True}
+            )
+            [started] = await rt.run_envelopes([block])
+            assert not started.is_error, _text(started)
+            for _ in range(50):  # until the plant is on disk (the task sleeps on afterwards)
+                if "fsmonitor" in (ws / ".git" / "config").read_text():
+                    break
+                await anyio.sleep(0.1)
+            [after] = await rt.run_envelopes(
+                [ToolUseBlock(id=f"r6h{next(_ids)}", name="Bash", input={"command": "echo next"})]
+            )
+        assert "next" in _text(after), _text(after)
+        assert not marker.exists(), "a git program planted by a background task ran on the host in a hook"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+async def test_a_hook_does_not_run_in_a_directory_outside_the_workspace_a_command_chose(
+    tmp_path: Path,
+) -> None:
+    """Hooks ran in the session's cwd, which a command sets (``cd``): in an extra writable root
+    (``additionalDirectories``), which no protected-files check covers, a command's ``.git/config``
+    named a program the hook's ``git status`` ran on the host."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    base = Path(tempfile.mkdtemp(prefix="shellrt-r6-", dir="/var/tmp"))
+    marker = tmp_path / "pwned"
+    try:
+        base.chmod(0o755)
+        ws, extra = base / "ws", base / "extra"
+        ws.mkdir()
+        extra.mkdir()
+        subprocess.run(["git", "init", "-q", str(extra)], check=True)
+        settings = tmp_path / "operator-settings.json"
+        hook = "git status --porcelain >/dev/null 2>&1; pwd > " + str(tmp_path / "hook-cwd")
+        settings.write_text(
+            json.dumps(
+                {
+                    "permissions": {"additionalDirectories": [str(extra)]},
+                    "hooks": {
+                        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": hook}]}]
+                    },
+                }
+            )
+        )
+        plant = f"cd {extra} && git config core.fsmonitor 'touch {marker}; false'"
+        async with shellrt.Runtime(
+            workspace=ws,
+            sandbox="bwrap",
+            session_dir=tmp_path / "s",
+            tools=[Bash()],
+            settings_files=[settings],
+            mode="bypassPermissions",
+        ) as rt:
+            results = []
+            for command in (plant, "echo next"):
+                block = ToolUseBlock(id=f"r6h{next(_ids)}", name="Bash", input={"command": command})
+                results += await rt.run_envelopes([block])
+        assert "fsmonitor" in (extra / ".git" / "config").read_text(), _text(results[0])
+        assert "next" in _text(results[1]), _text(results[1])
+        assert not marker.exists(), "a git program planted outside the workspace ran on the host in a hook"
+        assert (tmp_path / "hook-cwd").read_text().strip() == str(ws)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
