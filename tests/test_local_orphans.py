@@ -141,12 +141,11 @@ async def test_leftovers_end_at_close_while_another_command_of_the_session_runs(
     workspace = tmp_path / "ws"
     workspace.mkdir()
     backend = LocalBackend(policy=SandboxPolicy(workspace=workspace))
-    async with backend:
-        async with Supervisor(backend, session_dir=tmp_path / "session") as sup:
-            await sup.start_background("sleep 60")
-            result = await sup.run(f"(setsid env -i sleep {token} &) ; exit", timeout_s=20)
-            assert result.exit_code == 0, result
-            assert _running(token), "the leftover should have started"
+    async with backend, Supervisor(backend, session_dir=tmp_path / "session") as sup:
+        await sup.start_background("sleep 60")
+        result = await sup.run(f"(setsid env -i sleep {token} &) ; exit", timeout_s=20)
+        assert result.exit_code == 0, result
+        assert _running(token), "the leftover should have started"
     assert _gone_within(token, 3.0), _running(token)
 
 
