@@ -29,6 +29,7 @@ import anyio
 from sandbox._fdstream import FdReceiveStream, FdSendStream, wait_pidfd
 from sandbox._hostread import read_regular
 from sandbox._proctree import MARKER_VAR, ProcessTree, last_pid, pids_with_marker, process_table, scan_markers
+from sandbox._reaper import ReapedChild, Reaper
 from sandbox._scratch import OwnedDir, sweep_known_orphans, sweep_orphans
 from sandbox.base import ExecRequest, ExitStatus, SandboxProcess
 from sandbox.errors import SandboxClosedError, SandboxExecError
@@ -152,6 +153,8 @@ class HostRunner:
         self._devnull_fd: int | None = None
         self._exe_cache: dict[tuple[str, str | None], str | None] = {}
         self._poller: threading.Thread | None = None
+        #: Set by the local backend: commands start as its children (`sandbox._reaper`).
+        self.reaper: Reaper | None = None
         self.closed = False
 
     def start(self) -> None:
@@ -201,7 +204,18 @@ class HostRunner:
         env = child_env(request, env_extra, marker)
         pipes = StdioPipes.open(request)
         try:
-            popen = subprocess.Popen(  # noqa: ASYNC220 - fork+exec is sub-ms; a thread hop costs more
+            popen: subprocess.Popen[bytes] | ReapedChild | None = None
+            if self.reaper is not None and not pass_fds:
+                popen = self.reaper.try_spawn(
+                    argv,
+                    executable=self._resolve(argv[0], env.get("PATH")),
+                    env=env,
+                    cwd=cwd,
+                    stdin=pipes.child_stdin if pipes.child_stdin is not None else self.devnull(),
+                    stdout=pipes.child_stdout,
+                    stderr=pipes.child_stderr,
+                )
+            popen = popen or subprocess.Popen(  # noqa: ASYNC220 - fork+exec is sub-ms; a thread hop costs more
                 list(argv),
                 executable=self._resolve(argv[0], env.get("PATH")),
                 stdin=pipes.child_stdin if pipes.child_stdin is not None else self.devnull(),
@@ -360,7 +374,7 @@ class HostProcess(SandboxProcess):
     def __init__(
         self,
         runner: HostRunner,
-        popen: subprocess.Popen[bytes],
+        popen: subprocess.Popen[bytes] | ReapedChild,
         tree: ProcessTree,
         cwd_file: Path | None,
         stdout_fd: int,
@@ -373,7 +387,9 @@ class HostProcess(SandboxProcess):
         self.tree = tree
         self._cwd_file = cwd_file
         self._status: ExitStatus | None = None
-        self._pidfd: int | None = _pidfd_open(popen.pid)
+        self._pidfd: int | None = (
+            popen.take_pidfd() if isinstance(popen, ReapedChild) else _pidfd_open(popen.pid)
+        )
         self._watching = False
         self.stdout = FdReceiveStream(stdout_fd, on_flood=grow_pipe)
         self.stderr = FdReceiveStream(stderr_fd, on_flood=grow_pipe) if stderr_fd is not None else None

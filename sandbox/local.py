@@ -5,7 +5,10 @@ network policy (`enforces` says so, and callers warn); it still guarantees that
 a timeout or close leaves nothing running (see `sandbox._proctree`), and that
 nothing outlives the owner process, however it dies (see `sandbox._ownerguard`:
 a cgroup and a watchdog as root; without root, a watchdog that finds processes
-by their marker variable, which a process that clears its environment escapes).
+by their marker variable, which a process that clears its environment escapes),
+and that what a command leaves behind, however it detaches, ends with it or at
+the latest with the session (see `sandbox._reaper`: commands start as children
+of a per-session subreaper).
 
 Environment added to each process: ``SHELLRT_RUN_ID`` (the kill marker) and,
 when ``report_cwd``, ``SHELLRT_CWD_FILE``.
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 from sandbox._hostproc import HostProcess, HostRunner
 from sandbox._ownerguard import guard_owner, owner_marker_token
+from sandbox._reaper import start_reaper, stop_reaper
 from sandbox.base import ExecRequest, SandboxBackend, refuse_user_switch
 from sandbox.config import LocalConfig
 from sandbox.policy import SandboxPolicy
@@ -43,9 +47,14 @@ class LocalBackend(SandboxBackend):
             )
         guard_owner()
         self._runner.start()
+        self._runner.reaper = await start_reaper() if self.reap_orphans else None
+
+    #: Start commands below a per-session subreaper (off: only the benchmark's baseline).
+    reap_orphans = True
 
     async def close(self) -> None:
         await self._runner.close()
+        await stop_reaper(self._runner)
 
     @property
     def marker_prefix(self) -> str:

@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from sandbox._proctree import MARKER_VAR, ProcessTree, last_pid, process_table
+from sandbox._subreaper import reap_adopted
 from shellrt.supervisor.spool import OutputSpool
 
 __all__ = ["LocalPump", "PumpResult", "StartError"]
@@ -252,6 +253,7 @@ class LocalPump:
     def _exited(self) -> int:
         """The root was reaped: its group dies with it (as `sandbox._hostproc.HostProcess.wait`)."""
         self.tree.kill_group()
+        reap_adopted()  # and what it left however it detached (`shellrt.cli._local_run` adopts it)
         code = self._popen.returncode
         assert code is not None
         return 128 - code if code < 0 else code
@@ -269,6 +271,7 @@ class LocalPump:
         self.tree.kill_all(deadline_s=deadline)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._popen.wait(deadline)
+        reap_adopted()
 
     def _close(self, result: PumpResult) -> None:
         for fd in self._readers:

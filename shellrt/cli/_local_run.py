@@ -13,6 +13,9 @@ they are plain code:
   command, stdout/stderr streamed live and spooled under the output quota
   (`shellrt.supervisor.spool`), the tree killed at a timeout (124) or a signal
   (128+N), and every process carrying the backend's marker killed at the end;
+  what the command left behind however it detached (``setsid env -i`` double
+  forks) is adopted by this process, a subreaper for the run, and killed at its
+  end (`sandbox._subreaper`; the full path has a reaper per session, `sandbox._reaper`);
 - the protected-files check before and after the command (`shellrt.supervisor.protect`),
   with the in-flight record that lets the next session revert a plant if we die.
 
@@ -35,6 +38,7 @@ from pathlib import Path
 from sandbox._ownerguard import guard_owner, owner_marker_token
 from sandbox._proctree import pids_with_marker
 from sandbox._scratch import OwnedDir, sweep_known_orphans, sweep_orphans
+from sandbox._subreaper import own_subreaper
 from shellrt.cli._local_guard import LocalGuard
 from shellrt.cli._local_pump import LocalPump, StartError
 from shellrt.cli._sandbox_options import workspace_from_args
@@ -94,9 +98,10 @@ def _run(
     try:
         guard = LocalGuard(workspace, session_dir)
         try:
-            code = _execute(
-                args, command, workspace, session_dir, f"{marker_prefix}1", guard, wake_r, signalled
-            )
+            with own_subreaper():  # the command's orphans come to us, and die before we go on
+                code = _execute(
+                    args, command, workspace, session_dir, f"{marker_prefix}1", guard, wake_r, signalled
+                )
         finally:
             guard.final()
             _sweep_marker(marker_prefix)

@@ -10,19 +10,28 @@ directory as the workspace (or a ``session_dir`` / ``SHELLRT_HOME`` inside a
 writable root) they were the sandbox's to write: a command planted symlinks the
 host wrote through, trusted a hostile repository, forged records, replaced the
 helper. So each of them below a writable root is masked in the sandbox, as secrets
-are (made first when missing, so the mask holds from the first command). The file
-tools still read the session directory (`shellrt.tools._paths.view_for`).
+are (made first when missing, so the mask holds from the first command).
+
+Outside the writable roots the same directories are read-only for commands but were
+readable: a non-root caller's home is the host view, so a command printed every earlier
+session's transcript and persisted results (MCP answers, fetched pages, what a ``local``
+session read), the trust store and the in-flight records. Each of them that exists is
+masked too, for every home shellrt may have used (``$HOME`` and the password
+database's, the ``XDG_*`` and the default locations). The mask is for commands only:
+the file tools still read this session's directory (`shellrt.tools._paths.view_for`),
+so the persisted results the model is pointed at stay readable with Read and Grep.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import pwd
 from pathlib import Path
 
 from sandbox import SandboxPolicy
 
-__all__ = ["own_state_dirs", "session_dir_masks"]
+__all__ = ["own_state_dirs", "session_dir_masks", "state_dirs_anywhere"]
 
 
 def own_state_dirs(session_dir: Path) -> list[Path]:
@@ -42,11 +51,42 @@ def own_state_dirs(session_dir: Path) -> list[Path]:
     return dirs
 
 
+def state_dirs_anywhere() -> list[Path]:
+    """shellrt's per-user directories wherever a session of this user may have put them: under
+    ``$HOME`` and the password database's home (CI points HOME elsewhere), at the ``XDG_*`` and
+    ``SHELLRT_HOME`` locations this process uses and at the defaults other processes used."""
+    homes = [os.environ.get("HOME", "")]
+    with contextlib.suppress(KeyError, OSError):
+        homes.append(pwd.getpwuid(os.getuid()).pw_dir)
+    dirs: list[str] = []
+    for home in homes:
+        if home.startswith("/"):
+            dirs += [f"{home}/.local/state/shellrt", f"{home}/.config/shellrt", f"{home}/.cache/shellrt"]
+    for variable, leaf in (
+        ("XDG_STATE_HOME", "shellrt"),
+        ("XDG_CONFIG_HOME", "shellrt"),
+        ("XDG_CACHE_HOME", "shellrt"),
+    ):
+        value = os.environ.get(variable, "")
+        if value.startswith("/"):
+            dirs.append(os.path.join(value, leaf))
+    if os.environ.get("SHELLRT_HOME", "").startswith("/"):
+        dirs.append(os.environ["SHELLRT_HOME"])
+    return [Path(os.path.normpath(d)) for d in dict.fromkeys(dirs)]
+
+
 def session_dir_masks(session_dir: Path, policy: SandboxPolicy) -> tuple[Path, ...]:
-    """Those of `own_state_dirs` strictly below a root the sandbox may write (by path or realpath),
-    created (0700) when missing: a mask only covers what exists when the sandbox starts."""
+    """What of shellrt's own state the sandbox must not see.
+
+    Those of `own_state_dirs` strictly below a root the sandbox may write (by path or realpath),
+    created (0700) when missing: a mask only covers what exists when the sandbox starts. And,
+    outside the roots, every existing one of `own_state_dirs` and `state_dirs_anywhere` (other
+    sessions' transcripts and results, the trust store, the in-flight records), except this
+    session's own directory when it lies apart from them (its results are the model's anyway)
+    and a directory that is or holds a root (it cannot be masked without hiding the root)."""
     roots = {Path(os.path.realpath(r)) for r in policy.allowed_roots()}
     roots |= {Path(os.path.normpath(r)) for r in policy.allowed_roots()}
+    own = Path(os.path.normpath(os.path.abspath(session_dir)))
     masks: list[Path] = []
     for directory in own_state_dirs(session_dir):
         path = Path(os.path.normpath(os.path.abspath(directory)))
@@ -54,5 +94,12 @@ def session_dir_masks(session_dir: Path, policy: SandboxPolicy) -> tuple[Path, .
         if any(root in form.parents for form in forms for root in roots):
             with contextlib.suppress(OSError):
                 path.mkdir(mode=0o700, parents=True, exist_ok=True)
+            masks.append(path)
+    for directory in [*own_state_dirs(session_dir)[1:], *state_dirs_anywhere()]:
+        path = Path(os.path.normpath(os.path.abspath(directory)))
+        forms = {path, Path(os.path.realpath(path))}
+        if path == own or any(form == root or form in root.parents for form in forms for root in roots):
+            continue
+        if os.path.isdir(path):
             masks.append(path)
     return tuple(dict.fromkeys(masks))

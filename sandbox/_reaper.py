@@ -1,0 +1,442 @@
+"""A per-session subreaper for the local backend: nothing a command started outlives its session.
+
+The local backend has no namespace to hold its processes. A command that
+double-forks, calls ``setsid`` and clears its environment (``(setsid env -i
+sleep 1000 &)``) leaves its process group, drops the marker variable the sweeps
+look for and is re-parented to init: none of `sandbox._proctree`'s nets finds it,
+and it ran until the owner process exited (and, without root, after that).
+
+A process marked ``PR_SET_CHILD_SUBREAPER`` adopts the orphans of its
+descendants instead of init. shellrt is a library in someone else's process, so
+that process is never marked; instead each local session starts one small
+**reaper** process (a Python in its own session, marked subreaper) and starts
+every command as the reaper's child. Whatever a command leaves behind, however
+it detaches, stays below the reaper, which:
+
+- starts each command (``Popen`` with the owner's stdio fds, passed over a
+  socket) and answers with its pid and a pidfd, then its exit status;
+- kills every other child (adopted orphans and what they started) whenever no
+  command of the session is running: a leftover dies when its command ends, or
+  its timeout's tree kill ends it, unless another command or background task
+  of the session still runs (then at the next idle moment or at close);
+- at close, or when the owner dies (its socket ends), kills everything below it
+  and exits.
+
+Cost: one Python start (~20 ms) per session, taken before the first command, and
+a socket round trip per command (measured in docs/security.md). Where the reaper
+cannot start, commands start as before (`sandbox._proctree`'s nets only).
+
+The lean ``shellrt run`` (`shellrt.cli._local_run`) is shellrt's own process and runs
+one command: it marks itself subreaper for that run instead (`sandbox._subreaper`),
+which costs no extra process.
+"""
+
+from __future__ import annotations
+
+import array
+import contextlib
+import marshal
+import os
+import select
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from typing import Protocol
+
+__all__ = ["ReapedChild", "Reaper", "ReaperError", "start_reaper", "stop_reaper"]
+
+#: Requests larger than this travel in a memfd (a datagram socket caps a message's size).
+_INLINE_MAX = 60_000
+_RECV_SIZE = 65_536
+#: How long the reaper may take to start, and to answer a request.
+_START_TIMEOUT_S = 15.0
+_REPLY_TIMEOUT_S = 15.0
+#: After a command's pidfd says it exited, how long its status may take to arrive.
+_STATUS_TIMEOUT_S = 2.0
+
+#: The reaper: fd 0 is its socket to the owner. See the module docstring.
+_REAPER = r"""
+import ctypes, marshal, os, select, signal, socket, subprocess, sys, time
+sock = socket.socket(fileno=0)
+def send(msg, fds=()):
+    try:
+        sock.sendmsg([marshal.dumps(msg)], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, __import__("array").array("i", fds).tobytes())] if fds else [])
+    except OSError:
+        pass  # the owner is gone: what is left is killed when its socket's end is read
+if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
+    send({"error": "prctl(PR_SET_CHILD_SUBREAPER): " + os.strerror(ctypes.get_errno())})
+    sys.exit(1)
+for s in (signal.SIGINT, signal.SIGHUP, signal.SIGPIPE, signal.SIGQUIT, signal.SIGTSTP):
+    signal.signal(s, signal.SIG_IGN)
+wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+signal.set_wakeup_fd(wake_w)
+signal.signal(signal.SIGCHLD, lambda *_: None)
+signal.signal(signal.SIGTERM, lambda *_: None)
+ME = os.getpid()
+roots = {}
+def children():
+    try:
+        with open("/proc/%d/task/%d/children" % (ME, ME)) as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        found = []
+        for e in os.listdir("/proc"):
+            if e.isdigit():
+                try:
+                    with open("/proc/" + e + "/stat", "rb") as f:
+                        stat = f.read()
+                    if int(stat[stat.rfind(b")") + 2:].split()[1]) == ME:
+                        found.append(int(e))
+                except (OSError, ValueError, IndexError):
+                    pass
+        return found
+def reaped(pid, status):
+    p = roots.pop(pid, None)
+    if p is not None:
+        p.returncode = os.waitstatus_to_exitcode(status)
+        send({"exit": pid, "code": p.returncode})
+def reap():
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        reaped(pid, status)
+def sweep(everything):
+    end = time.monotonic() + 10
+    while time.monotonic() < end:
+        pids = [p for p in children() if everything or p not in roots]
+        if not pids:
+            return
+        for p in pids:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+        for p in pids:
+            try:
+                reaped(*os.waitpid(p, 0))
+            except ChildProcessError:
+                pass
+def spawn(req, fds):
+    if req.get("memfd"):
+        with os.fdopen(fds.pop(), "rb") as f:
+            req = marshal.loads(f.read())
+    try:
+        p = subprocess.Popen(req["argv"], executable=req["exe"], stdin=fds[0], stdout=fds[1],
+                             stderr=fds[2] if len(fds) > 2 else subprocess.STDOUT, cwd=req["cwd"],
+                             env=req["env"], start_new_session=True, close_fds=True)
+    except OSError as exc:
+        send({"error": exc.strerror or str(exc), "errno": exc.errno or 0, "filename": str(exc.filename or "")})
+        return
+    finally:
+        for fd in fds:
+            os.close(fd)
+    roots[p.pid] = p
+    pidfd = os.pidfd_open(p.pid)
+    send({"pid": p.pid}, [pidfd])
+    os.close(pidfd)
+send({"ready": ME})
+poller = select.poll()
+poller.register(sock.fileno(), select.POLLIN)
+poller.register(wake_r, select.POLLIN)
+while True:
+    try:
+        events = poller.poll()
+    except InterruptedError:
+        continue
+    for fd, _ in events:
+        if fd == wake_r:
+            try:
+                while os.read(wake_r, 4096):
+                    pass
+            except BlockingIOError:
+                pass
+            reap()
+            if not roots:
+                sweep(False)
+            continue
+        try:
+            data, anc, _, _ = sock.recvmsg(65536, socket.CMSG_SPACE(8 * 4))
+        except OSError:
+            data = b""
+        fds = []
+        for level, kind, raw in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                a = __import__("array").array("i")
+                a.frombytes(raw[: len(raw) - len(raw) % a.itemsize])
+                fds += list(a)
+        if not data:
+            sweep(True)
+            sys.exit(0)
+        req = marshal.loads(data)
+        if req.get("kind") == "spawn":
+            spawn(req, fds)
+        elif req.get("kind") == "sweep":
+            sweep(False)
+            send({"swept": True})
+"""
+
+
+class ReaperError(Exception):
+    """The reaper could not start or stopped answering (the caller starts commands itself then)."""
+
+
+class Reaper:
+    """The owner's end of one session's reaper (thread-safe: one request at a time)."""
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        ours.set_inheritable(False)
+        try:
+            self._proc: subprocess.Popen[bytes] = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _REAPER],
+                stdin=theirs.fileno(),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env={},
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as exc:
+            ours.close()
+            raise ReaperError(f"cannot start the session's reaper: {exc}") from exc
+        finally:
+            theirs.close()
+        with contextlib.suppress(OSError):  # many ends may be read at once: room for their reports
+            ours.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+        self._sock = ours
+        self._lock = threading.Lock()
+        self._ready = False
+        #: pid -> exit code of commands whose end was read while waiting for something else.
+        self._ended: dict[int, int] = {}
+        self.closed = False
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    def _receive(self, timeout_s: float) -> tuple[dict[str, object], list[int]]:
+        """One message (with the fds it carries); `ReaperError` when none comes in time or the socket ended."""
+        ready, _, _ = select.select([self._sock], [], [], timeout_s)
+        if not ready:
+            raise ReaperError(f"the session's reaper did not answer within {timeout_s:g}s")
+        data, ancillary, _, _ = self._sock.recvmsg(_RECV_SIZE, socket.CMSG_SPACE(4 * 4))
+        if not data:
+            self.closed = True
+            raise ReaperError("the session's reaper is gone")
+        fds = array.array("i")
+        for level, kind, raw in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds.frombytes(raw[: len(raw) - len(raw) % fds.itemsize])
+        message = marshal.loads(data)
+        return (message if isinstance(message, dict) else {}), list(fds)
+
+    def _reply(self) -> tuple[dict[str, object], list[int]]:
+        """The next message that is not a command's end (those are kept for `status`)."""
+        while True:
+            message, fds = self._receive(_REPLY_TIMEOUT_S)
+            pid, code = message.get("exit"), message.get("code")
+            if isinstance(pid, int) and isinstance(code, int):
+                self._ended[pid] = code
+                continue
+            return message, fds
+
+    def wait_ready(self) -> None:
+        """Block until the reaper runs as a subreaper (`ReaperError` if it cannot); call it off the event loop."""
+        with self._lock:
+            self._ensure_ready()
+
+    def _ensure_ready(self) -> None:
+        if self._ready:
+            return
+        if self.closed:
+            raise ReaperError("the session's reaper is closed")
+        message, _ = self._receive(_START_TIMEOUT_S)
+        if "ready" not in message:
+            self.closed = True
+            raise ReaperError(f"the session's reaper could not start: {message.get('error', message)}")
+        self._ready = True
+
+    def spawn(
+        self,
+        argv: Sequence[str],
+        *,
+        executable: str | None,
+        env: dict[str, str],
+        cwd: str | None,
+        stdin: int,
+        stdout: int,
+        stderr: int | None,
+    ) -> ReapedChild:
+        """Start ``argv`` as the reaper's child in a new session (as ``Popen(start_new_session=True)``).
+
+        ``stderr`` None: into stdout. Raises OSError (with the errno) when the program cannot
+        start, `ReaperError` when the reaper cannot be asked.
+        """
+        request = marshal.dumps(
+            {"kind": "spawn", "argv": list(argv), "exe": executable, "env": env, "cwd": cwd}
+        )
+        fds = [stdin, stdout, *(() if stderr is None else (stderr,))]
+        memfd = None
+        if len(request) > _INLINE_MAX:
+            memfd = os.memfd_create("shellrt-spawn", os.MFD_CLOEXEC)
+            os.write(memfd, request)
+            os.lseek(memfd, 0, os.SEEK_SET)
+            request, fds = marshal.dumps({"kind": "spawn", "memfd": True}), [*fds, memfd]
+        try:
+            with self._lock:
+                self._ensure_ready()
+                self._sock.sendmsg(
+                    [request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds).tobytes())]
+                )
+                message, got = self._reply()
+        except OSError as exc:
+            raise ReaperError(f"the session's reaper cannot be asked: {exc}") from exc
+        finally:
+            if memfd is not None:
+                os.close(memfd)
+        pid = message.get("pid")
+        if isinstance(pid, int) and got:
+            for extra in got[1:]:
+                os.close(extra)
+            return ReapedChild(self, pid, got[0])
+        for fd in got:
+            os.close(fd)
+        errno, filename = message.get("errno"), message.get("filename")
+        error = OSError(errno if isinstance(errno, int) else 0, str(message.get("error", message)))
+        error.filename = filename or None
+        raise error
+
+    def try_spawn(
+        self,
+        argv: Sequence[str],
+        *,
+        executable: str | None,
+        env: dict[str, str],
+        cwd: str | None,
+        stdin: int,
+        stdout: int,
+        stderr: int | None,
+    ) -> ReapedChild | None:
+        """`spawn`, or None when the reaper cannot be asked (gone: the caller starts the command itself)."""
+        if self.closed:
+            return None
+        try:
+            return self.spawn(
+                argv, executable=executable, env=env, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr
+            )
+        except ReaperError:
+            self.closed = True
+            return None
+
+    def status(self, pid: int, *, wait_s: float) -> int | None:
+        """The exit code of command ``pid`` once the reaper reported it (waiting up to ``wait_s``)."""
+        with self._lock:
+            if pid in self._ended:
+                return self._ended.pop(pid)
+            if self.closed:
+                return None
+            try:
+                while True:
+                    message, fds = self._receive(wait_s)
+                    for fd in fds:
+                        os.close(fd)
+                    ended, code = message.get("exit"), message.get("code")
+                    if isinstance(ended, int) and isinstance(code, int):
+                        if ended == pid:
+                            return code
+                        self._ended[ended] = code
+                    wait_s = 0.0
+            except (ReaperError, OSError):
+                return self._ended.pop(pid, None)
+
+    def sweep(self) -> None:
+        """Kill every process below the reaper that is not a running command (leftovers of ended ones)."""
+        with self._lock:
+            if self.closed or not self._ready:
+                return
+            with contextlib.suppress(OSError, ReaperError):
+                self._sock.send(marshal.dumps({"kind": "sweep"}))
+                self._reply()
+
+    def close(self, timeout_s: float = 5.0) -> None:
+        """End the reaper: it kills everything below it first (blocking; call from a worker thread)."""
+        with self._lock:
+            self.closed = True
+            with contextlib.suppress(OSError):
+                self._sock.shutdown(socket.SHUT_RDWR)
+            self._sock.close()
+        try:
+            self._proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+
+
+class ReapedChild:
+    """A command started by the `Reaper`: the part of ``Popen`` a host process handle uses."""
+
+    def __init__(self, reaper: Reaper, pid: int, pidfd: int) -> None:
+        self._reaper = reaper
+        self.pid = pid
+        #: Opened by the reaper before it could reap the command: always this process, never a reused pid.
+        self.pidfd = pidfd
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        """The exit code once the command ended (waits briefly for the reaper's report after its exit)."""
+        if self.returncode is not None:
+            return self.returncode
+        exited = bool(select.select([self.pidfd], [], [], 0)[0])
+        code = self._reaper.status(self.pid, wait_s=_STATUS_TIMEOUT_S if exited else 0.0)
+        if code is None and exited and self._reaper.closed:
+            code = -9  # the reaper died before it reported: the command is gone, how is unknown
+        if code is not None:
+            self.returncode = code
+            os.close(self.pidfd)
+        return code
+
+    def take_pidfd(self) -> int:
+        """A pidfd of the command for the caller to wait on and close (a duplicate of ours)."""
+        return os.dup(self.pidfd)
+
+    def __del__(self) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(OSError):
+                os.close(self.pidfd)
+
+
+async def start_reaper() -> Reaper | None:
+    """A started, ready reaper for a new session; None where none can start (commands then start
+    as the owner's children, with `sandbox._proctree`'s nets only)."""
+    import anyio
+
+    try:
+        reaper = Reaper()
+    except ReaperError:
+        return None
+    try:
+        await anyio.to_thread.run_sync(reaper.wait_ready)
+    except ReaperError:
+        await anyio.to_thread.run_sync(reaper.close)
+        return None
+    return reaper
+
+
+class _HasReaper(Protocol):
+    reaper: Reaper | None
+
+
+async def stop_reaper(holder: _HasReaper) -> None:
+    """Close ``holder``'s reaper (killing whatever is still below it), once."""
+    import anyio
+
+    reaper, holder.reaper = holder.reaper, None
+    if reaper is not None:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(reaper.close)

@@ -1,0 +1,211 @@
+"""On local, nothing a command started outlives its command (when the session is idle) or its session.
+
+A process that double-forks, calls ``setsid`` and clears its environment leaves the
+process group, drops the marker variable and is re-parented to init: the sweeps of
+`sandbox._proctree` cannot find it, and it ran until the owner exited (as root, its
+cgroup then; without root, on and on). Commands now start below a per-session
+subreaper (`sandbox._reaper`), and the lean ``shellrt run`` is one itself
+(`sandbox._subreaper`). Each detaching trick below is a real process tree.
+
+Run as root and, by `test_orphans_end_for_an_unprivileged_caller`, as uid 65534
+(no owner cgroup there: the case that was open).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from sandbox import SandboxExecError, SandboxPolicy
+from sandbox.local import LocalBackend
+from shellrt.supervisor import Supervisor
+from tests import _nonroot
+from tests.conftest import require
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Command templates, ``{t}`` a unique ``sleep`` argument: each leaves a process that escapes the
+#: process group and the marker (``env -i``), by another route.
+DETACHING = {
+    "setsid-subshell": "(setsid env -i sleep {t} &) ; exit",
+    "double-fork": "( ( env -i setsid sleep {t} & ) & ) ; exit 0",
+    "nohup": "nohup env -i setsid sleep {t} >/dev/null 2>&1 &",
+    "disown": "env -i setsid sleep {t} </dev/null >/dev/null 2>&1 & disown; exit 0",
+    "daemon-closed-fds": (
+        '{py} -c "import os,sys\n'
+        "if os.fork(): os._exit(0)\n"
+        "os.setsid()\n"
+        "if os.fork(): os._exit(0)\n"
+        "os.closerange(0, 1024)\n"
+        "os.execve('/bin/sleep', ['sleep', sys.argv[1]], {{}})\" {t}"
+    ),
+}
+
+
+def _token() -> str:
+    """A ``sleep`` duration no other process on the machine has on its command line."""
+    return f"{secrets.randbelow(9000) + 1000}.{secrets.randbelow(10**6):06d}"
+
+
+def _running(token: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if token.encode() in argv and state != b"Z":
+            found.append(int(entry))
+    return found
+
+
+def _gone_within(token: str, seconds: float) -> bool:
+    end = time.monotonic() + seconds
+    while _running(token):
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+@pytest.fixture
+def tokens() -> Iterator[list[str]]:
+    """Tokens of the test's processes; any still running at the end are killed (they are ours)."""
+    made: list[str] = []
+    yield made
+    for token in made:
+        for pid in _running(token):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+async def supervisor(tmp_path: Path) -> AsyncIterator[Supervisor]:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    backend = LocalBackend(policy=SandboxPolicy(workspace=workspace))
+    async with backend, Supervisor(backend, session_dir=tmp_path / "session") as sup:
+        yield sup
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("how", sorted(DETACHING))
+async def test_a_detached_process_ends_with_its_command(
+    supervisor: Supervisor, tokens: list[str], how: str
+) -> None:
+    token = _token()
+    tokens.append(token)
+    result = await supervisor.run(DETACHING[how].format(t=token, py=sys.executable), timeout_s=20)
+    assert result.exit_code == 0, result
+    assert _gone_within(token, 3.0), f"{how}: {_running(token)} still running after the command ended"
+
+
+@pytest.mark.anyio
+async def test_a_timeouts_tree_kill_ends_detached_processes(
+    supervisor: Supervisor, tokens: list[str]
+) -> None:
+    token = _token()
+    tokens.append(token)
+    result = await supervisor.run(f"(setsid env -i sleep {token} &) ; sleep 60", timeout_s=1)
+    assert result.timed_out, result
+    assert _gone_within(token, 3.0), _running(token)
+
+
+@pytest.mark.anyio
+async def test_leftovers_end_at_close_while_another_command_of_the_session_runs(
+    tmp_path: Path, tokens: list[str]
+) -> None:
+    """A background task keeps the session busy: the leftover waits for it, at the latest for close."""
+    token = _token()
+    tokens.append(token)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    backend = LocalBackend(policy=SandboxPolicy(workspace=workspace))
+    async with backend, Supervisor(backend, session_dir=tmp_path / "session") as sup:
+        await sup.start_background("sleep 60")
+        result = await sup.run(f"(setsid env -i sleep {token} &) ; exit", timeout_s=20)
+        assert result.exit_code == 0, result
+        assert _running(token), "the leftover should have started"
+    assert _gone_within(token, 3.0), _running(token)
+
+
+@pytest.mark.anyio
+async def test_commands_keep_their_exit_status_signals_and_errors(supervisor: Supervisor) -> None:
+    """Started by the reaper, a command still reports its own status, its signal, and a start error."""
+    assert (await supervisor.run("exit 7", timeout_s=10)).exit_code == 7
+    killed = await supervisor.run("kill -TERM $$", timeout_s=10)
+    assert killed.exit_code == 128 + signal.SIGTERM, killed
+    echoed = await supervisor.run("printf 'a%.0s' $(seq 1 100000) | wc -c; echo err >&2", timeout_s=10)
+    assert "100000" in echoed.preview and "err" in echoed.preview, echoed
+    with_stdin = await supervisor.run("cat", timeout_s=10, stdin=b"from stdin")
+    assert with_stdin.preview.strip() == "from stdin", with_stdin
+    big = {f"BIG{n}": "x" * 2000 for n in range(100)}  # 200 kB: the request travels in a memfd
+    big_env = await supervisor.run("echo ${#BIG7}${BIG99:0:3}", timeout_s=10, env=big)
+    assert big_env.preview.strip() == "2000xxx", big_env
+    with pytest.raises(SandboxExecError, match="No such file or directory: '/nonexistent/program'"):
+        await supervisor.run(["/nonexistent/program"], timeout_s=10)
+    assert (await supervisor.run("echo still-fine", timeout_s=10)).preview.strip() == "still-fine"
+
+
+@pytest.mark.parametrize("how", ["setsid-subshell", "daemon-closed-fds"])
+def test_the_lean_cli_ends_detached_processes(tmp_path: Path, tokens: list[str], how: str) -> None:
+    token = _token()
+    tokens.append(token)
+    done = subprocess.run(
+        [sys.executable, "-m", "shellrt", "run", "--sandbox", "local", "--workspace", str(tmp_path), "--"]
+        + [DETACHING[how].format(t=token, py=sys.executable)],
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(ROOT), *os.environ.get("PYTHONPATH", "").split(os.pathsep)]),
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert _gone_within(token, 1.0), f"{how}: {_running(token)} outlived `shellrt run`"
+
+
+def test_orphans_end_for_an_unprivileged_caller() -> None:
+    """The tests above as uid 65534: no owner cgroup, only the marker sweep was left (and it fails)."""
+    require(
+        os.geteuid() == 0, "preparing a run as uid 65534 needs root (as non-root, the tests above are it)"
+    )
+    require(os.access(_nonroot.SYSTEM_PYTHON, os.X_OK), f"no system interpreter at {_nonroot.SYSTEM_PYTHON}")
+    args = [
+        "tests/test_local_orphans.py",
+        "--deselect",
+        "tests/test_local_orphans.py::test_orphans_end_for_an_unprivileged_caller",
+    ]
+    collected = _nonroot.collect(args)
+    run = _nonroot.NonRootRun.make()
+    try:
+        _nonroot.link_repo(run.repo)
+        _nonroot.link_distributions(_nonroot.with_requirements(collected.distributions), run.site)
+        outcome = run.pytest(args, timeout=300)
+    finally:
+        run.remove()
+    summary = outcome.output[-4000:]
+    assert outcome.returncode == 0 and not (outcome.failures or outcome.errors), summary
+    assert outcome.skipped == 0 and outcome.tests == collected.items, summary
