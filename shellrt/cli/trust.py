@@ -50,12 +50,22 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _add(args: argparse.Namespace) -> int:
-    from shellrt.permissions.trust import TrustStoreError, record_trust, trust_store_path
+    from shellrt.permissions.trust import (
+        TrustStoreError,
+        record_trust,
+        trust_store_path,
+        workspace_hook_files,
+    )
 
     workspace = args.directory.resolve()
     loaded = _load_workspace_files(workspace)
+    hooks = {
+        rel: workspace_hook_files(workspace, [h.command for h in f.hooks])
+        for rel, f in loaded.items()
+        if f.exists
+    }
     try:
-        files = record_trust(workspace, digests={rel: f.digest for rel, f in loaded.items()})
+        files = record_trust(workspace, digests={rel: f.digest for rel, f in loaded.items()}, hooks=hooks)
     except TrustStoreError as exc:
         print(f"shellrt trust: {exc}", file=sys.stderr)
         return 1
@@ -63,7 +73,31 @@ def _add(args: argparse.Namespace) -> int:
     print(f"trusted {workspace} ({', '.join(present) or 'no settings files yet'}) in {trust_store_path()}")
     for line in _what_is_trusted(loaded):
         print(f"  {line}")
+    for line in _hook_files_lines(hooks):
+        print(f"  {line}")
     return 0
+
+
+def _hook_files_lines(hooks: dict[str, Any]) -> list[str]:
+    """Which workspace files the trusted hooks run (their digests are recorded too)."""
+    lines = []
+    for rel, record in hooks.items():
+        for path, digest in record.files.items():
+            state = (
+                "absent now: a file created there later needs trust again" if digest is None else "recorded"
+            )
+            lines.append(f"{rel}: hook file {path} ({state})")
+        for command in record.untrackable:
+            watched = ", ".join(record.dirs)
+            lines.append(
+                f"{rel}: untrackable hook command {command}: any change below {watched} needs "
+                "`shellrt trust add` again"
+            )
+        for problem in record.problems():
+            lines.append(
+                f"{rel}: WARNING: {problem}: its hooks, rules and modes stay untrusted until it is fixed"
+            )
+    return lines
 
 
 def _load_workspace_files(workspace: Path) -> dict[str, Any]:
@@ -103,6 +137,9 @@ def _status(args: argparse.Namespace) -> int:
     from shellrt.permissions.trust import assess_trust
 
     trust = assess_trust(args.directory)
+    for rel, loaded in _load_workspace_files(trust.workspace).items():
+        if rel in trust.trusted and loaded.hooks:  # the files its hooks run must be as trusted too
+            trust.is_trusted_loaded(rel, loaded.digest, [h.command for h in loaded.hooks])
     if args.json:
         print(json.dumps(trust.describe(), indent=2))
         return 0

@@ -61,12 +61,17 @@ class RulesGate(PermissionGate):
         ctx: ToolContext,
         *,
         hook_decision: PermissionDecision | None = None,
+        approved_input: dict[str, Any] | None = None,
     ) -> PermissionDecision:
         decision = await self.engine.decide(tool, tool_input, ctx, hook_decision=hook_decision)
         if decision.behavior != "ask":
             return decision
         chain = list(decision.chain)
         input_dict: dict[str, Any] = tool_input.model_dump(mode="json")
+        if approved_input is not None and approved_input == input_dict:
+            # The approver wrote this very input while answering for this call: that was its answer.
+            chain.append("approver: allow (it wrote this input)")
+            return _decision("allow", "approved by the user (who wrote this input)", chain, decision, "user")
         request = await self.hooks.permission_request(tool.name, input_dict, ctx, reason=decision.reason)
         chain += [f"PermissionRequest notice: {n.hook}: {n.message}" for n in request.notices]
         if request.behavior == "deny":

@@ -145,7 +145,11 @@ def build_governance(
         degraded=settings.degraded,
     )
     hooks = CommandHookRunner(
-        settings.hook_specs, workspace=workspace, mode=settings.mode, diagnostics=diagnostics
+        settings.hook_specs,
+        workspace=workspace,
+        mode=settings.mode,
+        diagnostics=diagnostics,
+        workspace_hooks=settings.trust.hook_commands if settings.trust is not None else None,
     )
     gate = _TrustKeepingGate(
         engine,

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -32,6 +32,7 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel
 
+from shellrt.permissions.hook_files import HookFiles, compare_hook_files, hook_files
 from shellrt.permissions.hookproc import run_hook_process
 from shellrt.permissions.interfaces import (
     HookNotice,
@@ -90,8 +91,13 @@ class CommandHookRunner(HookRunner):
         mode: str = "default",
         default_timeout: float = DEFAULT_HOOK_TIMEOUT_S,
         diagnostics: list[str] | None = None,
+        workspace_hooks: Mapping[str, HookFiles] | None = None,
     ) -> None:
         self.workspace = workspace
+        #: Hook commands of trusted workspace settings -> the workspace files they run, as
+        #: trusted: checked before each run, and run from the workspace root (relative paths in
+        #: them must name the files that were trusted, wherever the session's cwd is).
+        self.workspace_hooks = dict(workspace_hooks or {})
         self.mode = mode
         self.default_timeout = default_timeout
         self.diagnostics = diagnostics if diagnostics is not None else []
@@ -268,6 +274,12 @@ class CommandHookRunner(HookRunner):
     ) -> _Answer:
         timeout = spec.timeout or self.default_timeout
         label = spec.command if len(spec.command) <= 80 else spec.command[:77] + "..."
+        trusted = self.workspace_hooks.get(spec.command)
+        if trusted is not None:
+            changed = await anyio.to_thread.run_sync(self._changed_since_trusted, spec.command, trusted)
+            if changed is not None:
+                return _Answer(label, notice=f"{event} hook not run: {changed}")
+            cwd = self.workspace
         result = await run_hook_process(spec.command, data, cwd=cwd, env=env, timeout=timeout)
         if result.error is not None:
             return _Answer(label, notice=f"{event} hook could not run ({result.error}); ignored")
@@ -280,6 +292,16 @@ class CommandHookRunner(HookRunner):
             tail = f": {stderr[-500:]}" if stderr else ""
             return _Answer(label, notice=f"{event} hook exited with status {result.exit_code}{tail}; ignored")
         return _parse_stdout(label, event, result.stdout)
+
+    def _changed_since_trusted(self, command: str, trusted: HookFiles) -> str | None:
+        """Why the workspace files ``command`` runs are no longer those trusted (None: they are)."""
+        why = compare_hook_files(trusted, hook_files(self.workspace, [command]))
+        if why is None:
+            return None
+        return (
+            f"{why.replace('since the workspace was trusted', 'since the session started')}; "
+            f"if you trust the change, run `shellrt trust add {self.workspace}` and start a new session"
+        )
 
 
 def _first_given(

@@ -141,11 +141,14 @@ class PermissionGate(abc.ABC):
         ctx: ToolContext,
         *,
         hook_decision: PermissionDecision | None = None,
+        approved_input: dict[str, Any] | None = None,
     ) -> PermissionDecision:
         """Return a final ``allow`` or ``deny`` (asking the approver in between if needed).
 
         ``hook_decision`` is a PreToolUse hook's verdict: its deny/ask count,
-        its allow never skips deny or ask rules.
+        its allow never skips deny or ask rules. ``approved_input``: an input the
+        approver itself wrote while answering for this call (``tool_input`` as JSON);
+        an ask on exactly that input counts as answered, deny rules still apply.
         """
 
     def is_visible(self, tool: Tool[Any, Any]) -> bool:
@@ -169,12 +172,17 @@ class BasicGate(PermissionGate):
         ctx: ToolContext,
         *,
         hook_decision: PermissionDecision | None = None,
+        approved_input: dict[str, Any] | None = None,
     ) -> PermissionDecision:
         if hook_decision is not None and hook_decision.behavior == "deny":
             return hook_decision
         own: PermissionResult = await tool.check_permissions(tool_input, ctx)
         if own.behavior == "deny":
             return PermissionDecision(behavior="deny", reason=own.reason or f"{tool.name} refused this call")
+        if approved_input is not None and approved_input == tool_input.model_dump(mode="json"):
+            return PermissionDecision(
+                behavior="allow", reason="approved by the user (who wrote this input)", source="user"
+            )
         forced_ask = hook_decision is not None and hook_decision.behavior == "ask"
         if not forced_ask and own.behavior == "allow":
             return PermissionDecision(
@@ -200,7 +208,9 @@ class BasicGate(PermissionGate):
             )
         )
         if answer.behavior == "allow":
-            return PermissionDecision(behavior="allow", reason="approved", updated_input=answer.updated_input)
+            return PermissionDecision(
+                behavior="allow", reason="approved", source="user", updated_input=answer.updated_input
+            )
         return PermissionDecision(behavior="deny", reason=answer.message or "The user denied this call.")
 
 

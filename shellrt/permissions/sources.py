@@ -282,7 +282,12 @@ def load_settings(
         if path.name == MCP_JSON and source == "project":
             _only_mcp_servers(loaded)
         rel = trust.settings_rel(path, source, workspace)
-        if loaded.exists and rel is not None and not trust.is_trusted_loaded(rel, loaded.digest):
+        hook_commands = [hook.command for hook in loaded.hooks]
+        if (
+            loaded.exists
+            and rel is not None
+            and not trust.is_trusted_loaded(rel, loaded.digest, hook_commands)
+        ):
             ignored.setdefault(rel, []).extend(_tighten_only(loaded))
         settings.files.append(loaded)
         settings.diagnostics += loaded.diagnostics

@@ -26,10 +26,12 @@ import os
 import stat
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shellrt.permissions.hook_files import HookFiles, compare_hook_files, hook_files
 from shellrt.permissions.settings import read_settings_bytes, settings_digest
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "refresh_recorded_file",
     "revoke_trust",
     "trust_store_path",
+    "workspace_hook_files",
 ]
 
 TRUST_STORE_ENV = "SHELLRT_TRUST_STORE"
@@ -101,25 +104,49 @@ class WorkspaceTrust:
     #: Why a file is untrusted (relative path -> reason), only for files that exist.
     untrusted: dict[str, str] = field(default_factory=dict)
     diagnostics: list[str] = field(default_factory=list)
+    #: What the store recorded of each trusted file's hook files (None: nothing recorded).
+    recorded_hooks: dict[str, HookFiles | None] = field(default_factory=dict)
+    #: Each hook command of a trusted workspace file -> its files as trusted now (checked
+    #: again before every run of that hook: `CommandHookRunner`).
+    hook_commands: dict[str, HookFiles] = field(default_factory=dict)
 
     def is_trusted_rel(self, rel: str) -> bool:
         """Is the workspace file ``rel`` (one of `WORKSPACE_SETTINGS_FILES`) obeyed in full?"""
         return self.flag or rel in self.trusted
 
-    def is_trusted_loaded(self, rel: str, digest: str | None) -> bool:
+    def is_trusted_loaded(self, rel: str, digest: str | None, hook_commands: Sequence[str] = ()) -> bool:
         """Is ``rel`` obeyed in full, as loaded with ``digest`` (of the bytes actually parsed)?
 
         Trust from the store covers the bytes hashed when the session started; a file
         swapped between that hash and the read is untrusted (and said so), never obeyed.
+        ``hook_commands``: its hooks' commands; the workspace files they run must be as
+        recorded too (`hooks_trusted`).
         """
-        if self.flag:
-            return True
-        if rel not in self.trusted:
-            return False
-        if digest != self.digests.get(rel):
-            self.trusted.discard(rel)
-            self.untrusted[rel] = "file changed while the session was starting"
-            return False
+        if not self.flag:
+            if rel not in self.trusted:
+                return False
+            if digest != self.digests.get(rel):
+                self.trusted.discard(rel)
+                self.untrusted[rel] = "file changed while the session was starting"
+                return False
+        return self.hooks_trusted(rel, hook_commands) if hook_commands else True
+
+    def hooks_trusted(self, rel: str, commands: Sequence[str]) -> bool:
+        """Are the workspace files that ``rel``'s hook ``commands`` run as they were trusted?
+
+        With the store: compared with its record (a change, a new file, a link out of the
+        workspace, or no record at all untrusts ``rel`` and says why). With the flag: taken
+        as they are now. Either way they are remembered, to be checked before each run.
+        """
+        per_command = {command: hook_files(self.workspace, [command]) for command in commands}
+        current = HookFiles.union(list(per_command.values()))
+        if not self.flag:
+            why = compare_hook_files(self.recorded_hooks.get(rel), current)
+            if why is not None:
+                self.trusted.discard(rel)
+                self.untrusted[rel] = why
+                return False
+        self.hook_commands.update(per_command)
         return True
 
     def settings_rel(self, path: Path, source: str, workspace: Path) -> str | None:
@@ -196,6 +223,7 @@ def assess_trust(
     recorded, problem = _recorded_files(store, workspace)
     if problem:
         out.diagnostics.append(problem)
+    out.recorded_hooks = _recorded_hooks(store, workspace) if recorded is not None else {}
     for rel in present:
         digest = out.digests[rel]
         if recorded is None:
@@ -210,12 +238,18 @@ def assess_trust(
 
 
 def record_trust(
-    workspace: Path, *, store: Path | None = None, digests: dict[str, str | None] | None = None
+    workspace: Path,
+    *,
+    store: Path | None = None,
+    digests: dict[str, str | None] | None = None,
+    hooks: dict[str, HookFiles] | None = None,
 ) -> dict[str, str | None]:
     """Trust ``workspace`` with its settings files as they are now; returns what was recorded.
 
     ``digests``: the digests of the bytes the operator was shown (``shellrt trust add`` loads
     each file once and records what it described), instead of hashing the files again.
+    ``hooks``: the workspace files each file's hooks run (`workspace_hook_files` of the
+    files as loaded); None reads the files again to find them.
     """
     workspace = Path(os.path.realpath(workspace))
     if not workspace.is_dir():
@@ -227,12 +261,31 @@ def record_trust(
         files = {rel: file_digest(workspace / rel) for rel in WORKSPACE_SETTINGS_FILES}
     else:
         files = {rel: digests.get(rel) for rel in WORKSPACE_SETTINGS_FILES}
+    if hooks is None:
+        hooks = _hooks_of_files(workspace)
     data["workspaces"][str(workspace)] = {
         "trusted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "files": files,
+        "hooks": {rel: record.to_json() for rel, record in hooks.items() if files.get(rel) is not None},
     }
     _write(store, data)
     return files
+
+
+def workspace_hook_files(workspace: Path, hook_commands: Sequence[str]) -> HookFiles:
+    """The workspace files ``hook_commands`` (of one settings file) run, hashed now."""
+    return hook_files(Path(os.path.realpath(workspace)), hook_commands)
+
+
+def _hooks_of_files(workspace: Path) -> dict[str, HookFiles]:
+    from shellrt.permissions.settings import load_settings_file
+
+    out = {}
+    for rel in WORKSPACE_SETTINGS_FILES:
+        loaded = load_settings_file(workspace / rel, "project", home=Path.home())
+        if loaded.exists:
+            out[rel] = workspace_hook_files(workspace, [h.command for h in loaded.hooks])
+    return out
 
 
 def refresh_recorded_file(trust: WorkspaceTrust, rel: str, digest: str) -> bool:
@@ -320,6 +373,17 @@ def _recorded_files(store: Path, workspace: Path) -> tuple[dict[str, str | None]
         return None, None
     files = entry["files"]
     return {str(k): (v if isinstance(v, str) else None) for k, v in files.items()}, None
+
+
+def _recorded_hooks(store: Path, workspace: Path) -> dict[str, HookFiles | None]:
+    """The hook files recorded for each settings file of ``workspace`` (absent: none recorded)."""
+    data, _ = _read(store)
+    workspaces = data.get("workspaces") if data else None
+    entry = workspaces.get(str(workspace)) if isinstance(workspaces, dict) else None
+    hooks = entry.get("hooks") if isinstance(entry, dict) else None
+    if not isinstance(hooks, dict):
+        return {}
+    return {str(rel): HookFiles.from_json(record) for rel, record in hooks.items()}
 
 
 def _read(store: Path) -> tuple[dict[str, Any] | None, str | None]:

@@ -34,6 +34,7 @@ from shellrt.protocol import (
     error_envelope,
 )
 from shellrt.protocol.results import persist_block
+from shellrt.runtime.input_rewrites import authorize_rewrites
 from shellrt.runtime.observed_paths import resolve_observed_paths
 from shellrt.runtime.registry import ToolRegistry
 
@@ -170,9 +171,17 @@ class CallExecutor:
         # 5. permission
         # The gate judges the input the model (or a hook) wrote, with the resolution `validate`
         # remembered: rules match that resolved path, and refusals name the path as written.
-        decision: PermissionDecision = await self.gate.authorize(
-            tool, backfilled, ctx, hook_decision=pre.decision
+        # An input an answer rewrote is parsed, validated and decided again (`authorize_rewrites`).
+        settled = await authorize_rewrites(
+            self.gate,
+            tool,
+            tool_input,
+            backfilled,
+            ctx,
+            hook_decision=pre.decision,
+            prepare=lambda raw: self._prepare(tool, raw, ctx),
         )
+        decision: PermissionDecision = settled.decision
         notices.extend(
             "hook " + step[len(_REQUEST_NOTICE) :].strip()
             for step in decision.chain
@@ -187,12 +196,11 @@ class CallExecutor:
                 tool,
                 notices=notices,
             )
-        if decision.updated_input is not None:
-            tool_input = self._parse(tool, decision.updated_input)
-            if isinstance(tool_input, str):
-                return CallOutcome(error_envelope(block.id, tool.name, tool_input), tool, notices=notices)
-            backfilled = tool.backfill(tool_input)
-            self.note(block.id, rewritten_by_approver=True)
+        tool_input, backfilled = settled.tool_input, settled.backfilled
+        if settled.rewritten_by:
+            self.note(block.id, rewritten_while_asking_by=list(settled.rewritten_by))
+            if "approver" in settled.rewritten_by:
+                self.note(block.id, rewritten_by_approver=True)
         # 6. call
         self.note(block.id, executed_input=tool_input.model_dump(mode="json"))
         try:
@@ -253,6 +261,16 @@ class CallExecutor:
         except ValidationError as exc:
             return format_validation_error(tool.name, exc)
         return parsed
+
+    async def _prepare(
+        self, tool: Tool[Any, Any], raw: Any, ctx: ToolContext
+    ) -> tuple[BaseModel, BaseModel] | str:
+        """A rewritten input as the model's own goes: parsed, validated, backfilled (or why not)."""
+        parsed = self._parse(tool, raw)
+        if isinstance(parsed, str):
+            return parsed
+        failure = await self._validate(tool, parsed, ctx)
+        return failure if failure is not None else (parsed, tool.backfill(parsed))
 
     @staticmethod
     async def _validate(tool: Tool[Any, Any], tool_input: BaseModel, ctx: ToolContext) -> str | None:

@@ -1,0 +1,344 @@
+"""The workspace files a hook command runs, and their digests, so trust can cover them.
+
+Why: trusting a workspace's settings files is not enough when a trusted hook runs
+``bash .claude/hooks/x.sh``: a ``git pull`` (or a command) that changes only the
+script would keep its settings trusted while the host runs new code. So the trust
+record also holds the SHA-256 of every file a trusted hook command names inside the
+workspace (``$CLAUDE_PROJECT_DIR/...``, relative paths, a script given to an
+interpreter), and the hook runner checks them again before each run.
+
+Resolution parses the command (never regexes over it). A command that cannot be
+resolved to a fixed set of files (a variable other than the project directory, a
+glob, a command substitution, ``cd``, ``python -m``) is *untrackable*: then the
+conventional hook directories (`WATCHED_HOOK_DIRS`) are watched as a whole, so any
+change there needs trust again. A tracked path that leads out of the workspace
+through a symlink is never trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the parser loads only when a trusted hook is resolved
+    from shellrt.analysis.models import PlanCommand, Word
+
+__all__ = [
+    "OUTSIDE_PREFIX",
+    "WATCHED_HOOK_DIRS",
+    "HookFiles",
+    "compare_hook_files",
+    "hook_files",
+]
+
+#: Directories watched whole when a hook command is untrackable (relative to the workspace).
+WATCHED_HOOK_DIRS: tuple[str, ...] = (".claude/hooks", ".shellrt/hooks")
+#: Digest prefix of a path that leads out of the workspace (never trusted).
+OUTSIDE_PREFIX = "outside:"
+#: The variables the hook runner sets to the workspace (`CommandHookRunner`).
+_PROJECT_VAR = re.compile(
+    r"\$(?:\{(?:CLAUDE|SHELLRT)_PROJECT_DIR\}|(?:CLAUDE|SHELLRT)_PROJECT_DIR(?![A-Za-z0-9_]))"
+)
+_PLACEHOLDER = "SHELLRTHOOKWORKSPACEROOT"
+#: Word features a path with the project variable may have (quoting, the one parameter).
+_RESOLVABLE = frozenset({"parameter", "simple_parameter", "quoted", "dq_whole"})
+_DIR_PROGRAMS = frozenset({"cd", "pushd", "popd"})
+#: Programs that run a directory given to them (``python3 pkg`` runs ``pkg/__main__.py``); a
+#: directory given to any other program is its data, not code it runs.
+_RUNS_DIRECTORIES = frozenset({"python", "python3", "node", "deno", "bun", "ruby", "perl", "php"})
+#: Bounds of one watched directory tree (beyond them it cannot be vouched for).
+MAX_TREE_ENTRIES = 2000
+MAX_HASHED_BYTES = 32 << 20
+
+
+@dataclass(frozen=True)
+class HookFiles:
+    """What the hooks of one settings file run from the workspace, with digests."""
+
+    #: Workspace-relative path -> ``sha256:…`` (None: absent; ``outside:…``: leaves the workspace).
+    files: dict[str, str | None] = field(default_factory=dict)
+    #: Watched directory -> digest of its whole tree (for untrackable commands).
+    dirs: dict[str, str | None] = field(default_factory=dict)
+    #: Commands that could not be resolved to files, each with why.
+    untrackable: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.files or self.dirs or self.untrackable)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"files": dict(self.files), "dirs": dict(self.dirs), "untrackable": list(self.untrackable)}
+
+    @classmethod
+    def from_json(cls, data: Any) -> HookFiles | None:
+        """A record from the store, or None when it is not one (an older store: no record)."""
+        if not isinstance(data, dict):
+            return None
+        files, dirs, untrackable = data.get("files"), data.get("dirs"), data.get("untrackable")
+        if not isinstance(files, dict) or not isinstance(dirs, dict) or not isinstance(untrackable, list):
+            return None
+        return cls(
+            {str(k): v if isinstance(v, str) else None for k, v in files.items()},
+            {str(k): v if isinstance(v, str) else None for k, v in dirs.items()},
+            tuple(str(u) for u in untrackable),
+        )
+
+    @classmethod
+    def union(cls, parts: Sequence[HookFiles]) -> HookFiles:
+        files: dict[str, str | None] = {}
+        dirs: dict[str, str | None] = {}
+        untrackable: list[str] = []
+        for part in parts:
+            files.update(part.files)
+            dirs.update(part.dirs)
+            untrackable += [u for u in part.untrackable if u not in untrackable]
+        return cls(dict(sorted(files.items())), dict(sorted(dirs.items())), tuple(untrackable))
+
+    def problems(self) -> list[str]:
+        """Paths that can never be trusted as they are (out of the workspace, unreadable, too large)."""
+        out = []
+        for rel, digest in [*self.files.items(), *self.dirs.items()]:
+            if digest is None or digest.startswith("sha256:"):
+                continue
+            if digest.startswith(OUTSIDE_PREFIX):
+                out.append(f"hook file {rel} leads out of the workspace (to {digest[len(OUTSIDE_PREFIX) :]})")
+            else:
+                out.append(f"hook file {rel} cannot be vouched for ({digest})")
+        return out
+
+
+def hook_files(workspace: Path, commands: Sequence[str]) -> HookFiles:
+    """Resolve ``commands`` (run from ``workspace``) to workspace files and hash them now."""
+    root = Path(os.path.realpath(workspace))
+    paths: dict[str, None] = {}
+    untrackable: list[str] = []
+    for command in dict.fromkeys(commands):
+        found, why = _command_paths(command, root)
+        paths.update(dict.fromkeys(found))
+        if why is not None:
+            untrackable.append(f"{command} ({why})")
+    files = {rel: _digest(root, rel) for rel in sorted(paths)}
+    dirs = {rel: _digest(root, rel) for rel in WATCHED_HOOK_DIRS} if untrackable else {}
+    return HookFiles(files, dirs, tuple(untrackable))
+
+
+def compare_hook_files(recorded: HookFiles | None, current: HookFiles) -> str | None:
+    """Why ``current`` is not what was trusted (``recorded``); None when it is the same."""
+    problems = current.problems()
+    if problems:
+        return problems[0]
+    if recorded is None:
+        if current.empty:
+            return None
+        return "its hook scripts were never recorded (trusted before shellrt tracked them)"
+    for kind, now, then in (
+        ("hook file", current.files, recorded.files),
+        ("hook directory", current.dirs, recorded.dirs),
+    ):
+        for rel in sorted(set(now) | set(then)):
+            before, after = then.get(rel), now.get(rel)
+            if before == after:
+                continue
+            if rel not in then:
+                return f"{kind} {rel} was not recorded when the workspace was trusted"
+            if before is None:
+                return f"{kind} {rel} appeared since the workspace was trusted"
+            if after is None:
+                return f"{kind} {rel} was removed since the workspace was trusted"
+            return f"{kind} {rel} changed since the workspace was trusted"
+    if set(current.untrackable) != set(recorded.untrackable):
+        return "its untrackable hook commands differ from those trusted"
+    return None
+
+
+# --- resolving a command --------------------------------------------------------------
+
+
+def _command_paths(command: str, root: Path) -> tuple[list[str], str | None]:
+    """Workspace-relative paths ``command`` runs or reads, and why it is untrackable (None: it is not)."""
+    from shellrt.analysis import analyze
+
+    analysis = analyze(command, "bash")
+    plan = analysis.plan
+    if not analysis.parse_ok or plan is None or plan.syntax_errors:
+        return [], "cannot be parsed"
+    if plan.unsupported:
+        return [], f"uses {', '.join(plan.unsupported)}"
+    if plan.substitutions:
+        return [], "uses a command substitution"
+    found: list[str] = []
+    for part in plan.commands:
+        why = _part_paths(part, root, found)
+        if why is not None:
+            return found, why
+    for redirect in plan.redirects:
+        if redirect.op.startswith("<") and redirect.target is not None and redirect.kind == "file":
+            why = _word_paths(redirect.target, root, found)
+            if why is not None:
+                return found, why
+    return found, None
+
+
+def _part_paths(part: PlanCommand, root: Path, found: list[str]) -> str | None:
+    if not part.argv:
+        return None
+    name = part.argv[0].value
+    if name in _DIR_PROGRAMS:
+        return f"`{name}` changes the directory later paths are read from"
+    words = part.argv
+    program = os.path.basename(name or "")
+    if name is not None and "/" not in name:
+        found.extend(_on_path(name, root))
+        words = words[1:]
+    for index, word in enumerate(words):
+        value = word.value
+        if value == "-m" and index + 1 < len(words):
+            return "`-m` loads a module found by search, not a fixed file"
+        if value is not None and value.startswith("-"):
+            if "=" not in value:
+                continue
+            option_value = value.split("=", 1)[1]
+            if "/" not in option_value:
+                continue
+            from shellrt.analysis.models import Word
+
+            word = Word(option_value, option_value, frozenset())
+        why = _word_paths(word, root, found, dirs=program in _RUNS_DIRECTORIES or word is part.argv[0])
+        if why is not None:
+            return why
+    return None
+
+
+def _word_paths(word: Word, root: Path, found: list[str], *, dirs: bool = True) -> str | None:
+    """Add the workspace path ``word`` names (if any) to ``found``; say why it cannot be resolved."""
+    value = word.value
+    if value is not None and ({"glob", "flag_glob", "brace", "brace_char"} & word.features):
+        return f"{word.raw!r} expands to files chosen at run time"
+    if value is not None and "tilde" in word.features:
+        value = os.path.expanduser(value)
+    if value is None:
+        value = _with_project_dir(word, root)
+        if value is None:
+            return f"{word.raw!r} cannot be resolved (a variable other than $CLAUDE_PROJECT_DIR)"
+    if not value:
+        return None
+    rel = _inside(root, value)
+    if rel is not None and rel != "." and (dirs or not os.path.isdir(os.path.join(root, rel))):
+        found.append(rel)
+    return None
+
+
+def _with_project_dir(word: Word, root: Path) -> str | None:
+    """The value of a word whose only expansion is the project directory variable, else None."""
+    if not word.features <= _RESOLVABLE or len(_PROJECT_VAR.findall(word.raw)) != 1:
+        return None
+    if any(c in str(root) for c in " \t\n*?[") and "quoted" not in word.features:
+        return None  # split or globbed by the shell: not one path
+    from shellrt.analysis import analyze
+
+    replaced = _PROJECT_VAR.sub(_PLACEHOLDER, word.raw)
+    plan = analyze("echo " + replaced, "bash").plan
+    if plan is None or len(plan.commands) != 1 or len(plan.commands[0].argv) != 2:
+        return None
+    value = plan.commands[0].argv[1].value
+    if value is None or not value.startswith(_PLACEHOLDER) or value.count(_PLACEHOLDER) != 1:
+        return None
+    return str(root) + value[len(_PLACEHOLDER) :]
+
+
+def _on_path(name: str, root: Path) -> list[str]:
+    """Where a bare program name would be found inside the workspace through ``$PATH``."""
+    out = []
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        rel = _inside(root, os.path.join(entry or ".", name))
+        if rel is not None:
+            out.append(rel)
+    return out
+
+
+def _inside(root: Path, value: str) -> str | None:
+    """``value`` (relative to ``root``) as a workspace-relative path, when it lies in the workspace."""
+    absolute = os.path.normpath(os.path.join(root, value))
+    base = str(root)
+    if absolute == base:
+        return "."
+    if absolute.startswith(base.rstrip(os.sep) + os.sep):
+        return os.path.relpath(absolute, base)
+    real = os.path.realpath(absolute)  # a link outside pointing in: what runs is workspace content
+    if real == base or real.startswith(base.rstrip(os.sep) + os.sep):
+        return os.path.relpath(real, base)
+    return None
+
+
+# --- digests ----------------------------------------------------------------------------
+
+
+def _digest(root: Path, rel: str) -> str | None:
+    """``sha256:…`` of a file or of a directory tree; None when absent; ``outside:…`` out of it."""
+    path = os.path.join(root, rel)
+    real = os.path.realpath(path)
+    base = str(root)
+    if real != base and not real.startswith(base.rstrip(os.sep) + os.sep):
+        return OUTSIDE_PREFIX + real
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"unreadable:{exc.strerror}"
+    h = hashlib.sha256()
+    if stat.S_ISDIR(st.st_mode):
+        if not _hash_tree(Path(real), h):
+            return "too-large"
+    elif stat.S_ISREG(st.st_mode):
+        if st.st_size > MAX_HASHED_BYTES or not _hash_file(real, h):
+            return "unreadable"
+    else:
+        return "not-a-file"
+    return "sha256:" + h.hexdigest()
+
+
+def _hash_file(path: str, h: Any) -> bool:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return False
+        while chunk := fh.read(1 << 16):
+            h.update(chunk)
+    return True
+
+
+def _hash_tree(top: Path, h: Any) -> bool:
+    """Names, kinds, link targets and contents of everything below ``top``; False above the bounds."""
+    entries = 0
+    hashed = 0
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        dirnames.sort()
+        for name in sorted([*dirnames, *filenames]):
+            entries += 1
+            if entries > MAX_TREE_ENTRIES:
+                return False
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, top)
+            st = os.lstat(path)
+            h.update(
+                f"\0{rel}\0{stat.S_IFMT(st.st_mode)}\0{st.st_mode & 0o111}\0".encode(
+                    "utf-8", "surrogateescape"
+                )
+            )
+            if stat.S_ISLNK(st.st_mode):
+                h.update(os.readlink(path).encode("utf-8", "surrogateescape"))
+            elif stat.S_ISREG(st.st_mode):
+                hashed += st.st_size
+                if hashed > MAX_HASHED_BYTES or not _hash_file(path, h):
+                    return False
+    return True
