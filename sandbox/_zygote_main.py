@@ -669,7 +669,10 @@ def _send_fds(sock: _socket.socket, message: dict[str, Any], fds: list[int]) -> 
 #: an mremap and a munmap each time, ~7% of a zygote's and an init's CPU, measured); an
 #: anonymous mapping, not a bytearray (zero-filled, so 256 resident pages that every clone of
 #: the zygote copies the page table entries of): only the pages a message fills are resident.
-_INBOX = mmap.mmap(-1, 1 << 20)
+#: Private (``mmap``'s default is MAP_SHARED): every init is a clone of the zygote, and a shared
+#: buffer let an init read the message the zygote or another init received at the same moment
+#: (one command's argv and env run on another's stdio).
+_INBOX = mmap.mmap(-1, 1 << 20, flags=mmap.MAP_PRIVATE)
 
 
 #: Size of a C int, an fd in SCM_RIGHTS (fds are packed by hand: ``array`` imports

@@ -204,6 +204,25 @@ def test_the_zygote_imports_no_python_source_beyond_what_os_and_ctypes_need() ->
     assert source <= allowed, f"the zygote imports Python source it does not need: {sorted(source - allowed)}"
 
 
+def test_each_init_receives_into_a_buffer_of_its_own() -> None:
+    """Every init is a clone of the zygote: a receive buffer shared across the clone (an anonymous
+    MAP_SHARED mmap) let one process read the message another one received at the same moment."""
+    probe = (
+        "import marshal,os,sys;g={'__name__':'probe'};"
+        "exec(marshal.loads(bytes.fromhex(sys.argv[1])),g);inbox=g['_INBOX'];inbox[:6]=b'zygote';"
+        "pid=os.fork()\n"
+        "if pid==0:\n inbox[:6]=b'init  ';os._exit(0)\n"
+        "os.waitpid(pid,0);print(bytes(inbox[:6]).decode())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", "-B", "-c", probe, zygote_module.ZYGOTE_CODE.hex()],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out == "zygote\n", "a clone's receive buffer is the zygote's own memory"
+
+
 def _is_c_module(name: str) -> bool:
     if name in sys.builtin_module_names:
         return True
