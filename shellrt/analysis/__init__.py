@@ -44,23 +44,27 @@ mutate them or their lists).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .analyze import analyze
 from .compiled import warn_if_stale
 from .git_env import GIT_CONFIG_OVERRIDES, git_hardening_env
 from .judge import MAX_SUBCOMMANDS
-from .models import (
-    Assignment,
-    CommandAnalysis,
-    CommandPlan,
-    Construct,
-    Heredoc,
-    PlanCommand,
-    Redirect,
-    Subcommand,
-    Substitution,
-    Word,
-)
 from .parse import MAX_COMMAND_CHARS
+
+if TYPE_CHECKING:
+    from .models import (
+        Assignment,
+        CommandAnalysis,
+        CommandPlan,
+        Construct,
+        Heredoc,
+        PlanCommand,
+        Redirect,
+        Subcommand,
+        Substitution,
+        Word,
+    )
 
 __all__ = [
     "GIT_CONFIG_OVERRIDES",
@@ -79,5 +83,35 @@ __all__ = [
     "analyze",
     "git_hardening_env",
 ]
+
+#: Names re-exported from ``models`` on first use (PEP 562): it builds the pydantic model, which
+#: ``shellrt classify`` does not need (``analyze`` imports it on its first verdict). The plan
+#: types come through ``models`` too: it gives a compiled build's dataclasses back the annotations
+#: pydantic reads.
+_FROM_MODELS: frozenset[str] = frozenset(
+    {
+        "Assignment",
+        "CommandAnalysis",
+        "CommandPlan",
+        "Construct",
+        "Heredoc",
+        "PlanCommand",
+        "Redirect",
+        "Subcommand",
+        "Substitution",
+        "Word",
+    }
+)
+
+
+def __getattr__(name: str) -> object:
+    if name not in _FROM_MODELS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import models
+
+    value: object = getattr(models, name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
 
 warn_if_stale()  # a source checkout whose in-place compiled modules lag behind edits

@@ -1,21 +1,30 @@
-"""``analyze()``: parse, plan, judge and summarise one command string."""
+"""``analyze()``: parse, plan, judge and summarise one command string.
+
+The verdict is computed as a plain dict of :class:`CommandAnalysis`' fields
+(:func:`analysis_fields`), wrapped in the pydantic model by :func:`analyze`. The
+model's module is imported on the first wrap, not with this one: ``shellrt
+classify`` prints the fields and never builds a pydantic class (start-up, issue 22).
+"""
 
 from __future__ import annotations
 
 import functools
 import re
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from .effects import plan_effects
 from .fastheredoc import plan_fast
 from .git_env import GIT_BASE_ENV, PROGRAM_ENV, git_hardening_env
 from .judge import judge_plan
-from .models import CommandAnalysis, CommandPlan, Subcommand
+from .nodes import CommandPlan, Subcommand
 from .parse import parse_bash
 from .parts import subcommands
 from .plan import build_plan
 
-__all__ = ["CACHE_SIZE", "analyze", "clear_cache"]
+if TYPE_CHECKING:
+    from .models import CommandAnalysis
+
+__all__ = ["CACHE_SIZE", "FIELD_NAMES", "analysis_fields", "analyze", "clear_cache"]
 
 #: Verdicts of this many recent (command, shell) pairs are memoised. The runtime
 #: asks about the same command several times per tool call (read-only?
@@ -52,24 +61,43 @@ def clear_cache() -> None:
     _cached.cache_clear()
 
 
+def analysis_fields(command: str, shell: str = "bash") -> dict[str, Any]:
+    """What :func:`analyze` returns, as a dict of :data:`FIELD_NAMES` (not memoised; never raises).
+
+    For callers that only read the verdict once (``shellrt classify``): a bash
+    command's verdict needs no pydantic model at all.
+    """
+    if shell == "bash":
+        return _bash_fields(command)
+    return dict(_analyze_uncached(command, shell).__dict__)
+
+
 def _analyze_uncached(command: str, shell: str) -> CommandAnalysis:
     if shell == "powershell":
         from .powershell import analyze_powershell
 
         return analyze_powershell(command)
     if shell != "bash":
-        return _failed(command, str(shell), f"unknown shell {shell!r}")
-    try:
-        return _analyze_bash(command)
-    except RecursionError:
-        return _failed(command, "bash", "command nests too deeply to analyse")
+        return _model(_failed(command, str(shell), f"unknown shell {shell!r}"))
+    return _model(_bash_fields(command))
 
 
 _cached = functools.lru_cache(maxsize=CACHE_SIZE)(_analyze_uncached)
 
 
+def _bash_fields(command: str) -> dict[str, Any]:
+    try:
+        return _bash_verdict(command)
+    except RecursionError:
+        return _failed(command, "bash", "command nests too deeply to analyse")
+
+
 def _analyze_bash(command: str, fast: bool = True) -> CommandAnalysis:
     """``fast=False`` always uses the parser (tests compare it with the fast path)."""
+    return _model(_bash_verdict(command, fast))
+
+
+def _bash_verdict(command: str, fast: bool = True) -> dict[str, Any]:
     if "\\\n" in command and _JOINING_CONTINUATION.search(command):
         return _failed(command, "bash", _JOINING_REASON)
     plan = plan_fast(command) if fast else None
@@ -109,7 +137,7 @@ def _analyze_bash(command: str, fast: bool = True) -> CommandAnalysis:
     read_paths: list[str] = []
     for part in parts:
         read_paths.extend(part.reads)
-    return new_analysis(
+    return _fields(
         command,
         "bash",
         error is None,
@@ -129,8 +157,8 @@ def _analyze_bash(command: str, fast: bool = True) -> CommandAnalysis:
 _PROGRAM_ENV_NAMES: Final = frozenset(PROGRAM_ENV)
 
 
-def _failed(command: str, shell: str, reason: str) -> CommandAnalysis:
-    return new_analysis(
+def _failed(command: str, shell: str, reason: str) -> dict[str, Any]:
+    return _fields(
         command,
         shell,
         False,
@@ -147,18 +175,28 @@ def _failed(command: str, shell: str, reason: str) -> CommandAnalysis:
     )
 
 
-# ``CommandAnalysis(...)`` runs pydantic validation (trusted values here do not need it): fill the
-# model's slots directly. Compiled, ``object.__setattr__(obj, name, value)`` is one C call of the
-# generic setter (it finds BaseModel's slot descriptors by name, bypassing the frozen model's
-# ``__setattr__``); the bound descriptors' ``__set__`` methods used before cost a Python call each.
-_new: Final = object.__new__
+#: CommandAnalysis' fields in declaration order (pydantic keeps that order in ``__dict__``; a test
+#: checks that both agree).
+FIELD_NAMES: Final = (
+    "command",
+    "shell",
+    "parse_ok",
+    "read_only",
+    "concurrency_safe",
+    "destructive",
+    "subcommands",
+    "reasons",
+    "cd_targets",
+    "write_targets",
+    "writes_unknown",
+    "env",
+    "plan",
+    "read_paths",
+)
+_FIELDS: Final[dict[str, Any]] = dict.fromkeys(FIELD_NAMES)
 
 
-#: CommandAnalysis' fields in declaration order (pydantic keeps that order in ``__dict__``).
-_FIELDS: Final[dict[str, object]] = dict.fromkeys(CommandAnalysis.model_fields)
-
-
-def new_analysis(
+def _fields(
     command: str,
     shell: str,
     parse_ok: bool,
@@ -171,10 +209,9 @@ def new_analysis(
     writes_unknown: bool,
     env: dict[str, str],
     plan: CommandPlan | None,
-    read_paths: list[str] | None = None,
-) -> CommandAnalysis:
-    """``CommandAnalysis(...)`` without validation; ``concurrency_safe`` is ``read_only``."""
-    analysis: CommandAnalysis = _new(CommandAnalysis)
+    read_paths: list[str],
+) -> dict[str, Any]:
+    """The fields of a ``CommandAnalysis``; ``concurrency_safe`` is ``read_only``."""
     # A copy of a dict with every key already in place: no resizing while the 14 values go in.
     fields = _FIELDS.copy()
     fields["command"] = command
@@ -190,7 +227,26 @@ def new_analysis(
     fields["writes_unknown"] = writes_unknown
     fields["env"] = env
     fields["plan"] = plan
-    fields["read_paths"] = [] if read_paths is None else read_paths
+    fields["read_paths"] = read_paths
+    return fields
+
+
+# ``CommandAnalysis(...)`` runs pydantic validation (trusted values here do not need it): fill the
+# model's slots directly. Compiled, ``object.__setattr__(obj, name, value)`` is one C call of the
+# generic setter (it finds BaseModel's slot descriptors by name, bypassing the frozen model's
+# ``__setattr__``); the bound descriptors' ``__set__`` methods used before cost a Python call each.
+_new: Final = object.__new__
+#: The model class, once its module is imported (on the first :func:`_model` call).
+_model_class: Final[list[Any]] = []
+
+
+def _model(fields: dict[str, Any]) -> CommandAnalysis:
+    """A ``CommandAnalysis`` holding ``fields`` (from :func:`_fields`), without validation."""
+    if not _model_class:
+        from .models import CommandAnalysis
+
+        _model_class.append(CommandAnalysis)
+    analysis: CommandAnalysis = _new(_model_class[0])
     object.__setattr__(analysis, "__dict__", fields)
     object.__setattr__(analysis, "__pydantic_fields_set__", set())
     object.__setattr__(analysis, "__pydantic_extra__", None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from .models import CommandPlan, PlanCommand
+from .nodes import CommandPlan, PlanCommand
 from .programs import program_spec
 from .programs.paths import WRITING_PROGRAMS, program_writes
 

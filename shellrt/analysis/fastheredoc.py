@@ -21,8 +21,7 @@ from __future__ import annotations
 from typing import Final
 
 from .fastplan import MAX_CHARS, PLANNER_NAMES, plan_simple
-from .models import CommandPlan
-from .nodes import Heredoc, Redirect
+from .nodes import CommandPlan, Heredoc, Redirect
 
 __all__ = ["plan_fast", "plan_heredoc"]
 

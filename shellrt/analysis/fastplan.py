@@ -28,8 +28,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from .models import CommandPlan
-from .nodes import Assignment, PlanCommand, Redirect, Word
+from .nodes import Assignment, CommandPlan, PlanCommand, Redirect, Word
 from .plan import UNWRAP_NAMES, Planner
 from .words import DQ_WHOLE_FEATURES, NO_FEATURES, QUOTED_FEATURES
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from .models import CommandPlan, Construct, PlanCommand, Redirect, Word
+from .nodes import CommandPlan, Construct, PlanCommand, Redirect, Word
 from .programs import INTERPRETERS, JUDGED_WRAPPERS, WRAPPERS, check_program, check_wrapper, program_spec
 
 __all__ = ["MAX_SUBCOMMANDS", "judge_plan"]

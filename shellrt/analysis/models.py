@@ -23,6 +23,7 @@ from .nodes import (
     Substitution,
     Word,
 )
+from .wire import wire_form
 
 __all__ = [
     "Assignment",
@@ -68,24 +69,4 @@ class CommandAnalysis(BaseModel):
 
     def to_json_dict(self) -> dict[str, Any]:
         """The wire form used by ``shellrt classify``: subcommands as plain strings."""
-        return {
-            "command": self.command,
-            "shell": self.shell,
-            "parse_ok": self.parse_ok,
-            "read_only": self.read_only,
-            "concurrency_safe": self.concurrency_safe,
-            "destructive": self.destructive,
-            "subcommands": [s.text for s in self.subcommands],
-            "reasons": list(self.reasons),
-            "cd_targets": list(self.cd_targets),
-            "write_targets": list(self.write_targets),
-            "writes_unknown": self.writes_unknown,
-            "env": dict(self.env),
-            "read_paths": list(self.read_paths),
-            "parts": [
-                {"text": s.text, "name": s.name, "static_name": s.static_name, "env_names": list(s.env_names),
-                 "background": s.background, "writes": list(s.writes), "reads": list(s.reads),
-                 "recursive": s.recursive, "via": s.via}
-                for s in self.subcommands
-            ],
-        }
+        return wire_form(self.__dict__)

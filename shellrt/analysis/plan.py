@@ -14,7 +14,7 @@ from typing import Final
 import tree_sitter
 
 from .heredoc import bash_delimiter, bash_end_line, join_continuations, scan_body
-from .models import (
+from .nodes import (
     Assignment,
     CommandPlan,
     Construct,
@@ -22,9 +22,9 @@ from .models import (
     PlanCommand,
     Redirect,
     Substitution,
+    SubstitutionKind,
     Word,
 )
-from .nodes import SubstitutionKind
 from .parse import kind_of, parse_bash
 from .programs import SHELLS, WRAPPERS, find_exec_commands, unwrap
 from .words import NO_FEATURES, PLAIN_WORD_CHARS, evaluate_word

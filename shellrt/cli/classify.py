@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Mapping
+from typing import Any, TextIO
 
 from shellrt.cli._stdout import silence_stdout
-
-if TYPE_CHECKING:  # the analysis is imported when a command is classified, not for ``--help``
-    from shellrt.analysis import CommandAnalysis
 
 __all__ = ["register", "run"]
 
@@ -56,15 +54,19 @@ def _run(args: argparse.Namespace) -> int:
     if args.command_text is None:
         print("shellrt classify: give a COMMAND, or use --jsonl to read commands from stdin", file=sys.stderr)
         return 2
-    from shellrt.analysis import analyze
+    # The analysis is imported when a command is classified, not for ``--help``; its verdict is read
+    # as plain fields, so no pydantic class is built (start-up, issue 22).
+    from shellrt.analysis.analyze import analysis_fields
 
-    analysis = analyze(args.command_text, args.shell)
+    fields = analysis_fields(args.command_text, args.shell)
     if args.json:
-        import json  # only for JSON output: a table needs no codec (start-up, issue 22)
+        import json  # only for JSON output: a table needs no codec
 
-        print(json.dumps(analysis.to_json_dict(), ensure_ascii=False))
+        from shellrt.analysis.wire import wire_form
+
+        print(json.dumps(wire_form(fields), ensure_ascii=False))
     else:
-        print(_table(analysis))
+        print(_table(fields))
     return 0
 
 
@@ -115,24 +117,25 @@ def _answer(line: str, default_shell: str) -> dict[str, Any]:
     return analyze(command, "powershell" if shell == "powershell" else "bash").to_json_dict()
 
 
-def _table(analysis: CommandAnalysis) -> str:
+def _table(fields: Mapping[str, Any]) -> str:
+    """The verdict's fields (``CommandAnalysis``'s, see ``analysis_fields``) as aligned rows."""
     rows = [
-        ("command", analysis.command),
-        ("shell", analysis.shell),
-        ("parse ok", _yes(analysis.parse_ok)),
-        ("read-only", _yes(analysis.read_only)),
-        ("concurrency-safe", _yes(analysis.concurrency_safe)),
-        ("destructive", _yes(analysis.destructive)),
+        ("command", fields["command"]),
+        ("shell", fields["shell"]),
+        ("parse ok", _yes(fields["parse_ok"])),
+        ("read-only", _yes(fields["read_only"])),
+        ("concurrency-safe", _yes(fields["concurrency_safe"])),
+        ("destructive", _yes(fields["destructive"])),
     ]
-    for index, sub in enumerate(analysis.subcommands):
+    for index, sub in enumerate(fields["subcommands"]):
         rows.append(("subcommands" if index == 0 else "", sub.text))
-    for index, reason in enumerate(analysis.reasons):
+    for index, reason in enumerate(fields["reasons"]):
         rows.append(("reasons" if index == 0 else "", reason))
-    if analysis.write_targets or analysis.writes_unknown:
-        targets = ", ".join(analysis.write_targets) or "-"
-        rows.append(("writes", targets + (" (+ unknown)" if analysis.writes_unknown else "")))
-    if analysis.cd_targets:
-        rows.append(("cd", ", ".join(analysis.cd_targets)))
+    if fields["write_targets"] or fields["writes_unknown"]:
+        targets = ", ".join(fields["write_targets"]) or "-"
+        rows.append(("writes", targets + (" (+ unknown)" if fields["writes_unknown"] else "")))
+    if fields["cd_targets"]:
+        rows.append(("cd", ", ".join(fields["cd_targets"])))
     width = max(len(key) for key, _ in rows)
     return "\n".join(f"{key:<{width}}  {value}" for key, value in rows)
 
