@@ -175,13 +175,15 @@ class WorkspaceGuard:
         self.dirty = False
 
     # --- public -----------------------------------------------------------------------
-    def scan(self, *, revert: bool, culprit: str = "this command") -> list[str]:
-        """Walk the tree; with ``revert`` undo planted changes and return notes, else accept all."""
+    def scan(self, *, revert: bool, culprit: str = "this command", reread: bool = False) -> list[str]:
+        """Walk the tree; with ``revert`` undo planted changes and return notes, else accept all.
+        ``reread``: judge every protected file by its content, whatever its signature says (a
+        write through a shared mapping changes no timestamp once the page is dirty)."""
         with self._thread_lock:
             t0 = time.perf_counter()
             result = _Scan(culprit)
             try:
-                self._scan(result, revert=revert and self._baselined)
+                self._scan(result, revert=revert and self._baselined, reread=reread)
             except Exception as exc:  # never break the command over the check; say it loudly instead
                 self._dirs.clear()  # start over with a full scan next time
                 result.notes.append(
@@ -269,7 +271,7 @@ class WorkspaceGuard:
         return self.scan(revert=True, culprit=culprit)
 
     # --- the walk -------------------------------------------------------------------------
-    def _scan(self, out: _Scan, *, revert: bool) -> None:
+    def _scan(self, out: _Scan, *, revert: bool, reread: bool = False) -> None:
         now = time.time_ns()
         # Drain first: events that arrive while we list stay queued for the next check.
         events = self._watch.drain() if self._watch is not None else None
@@ -295,6 +297,9 @@ class WorkspaceGuard:
             )
             out.records.append({"event": "protected_dir_unlocked", "paths": unlocked[:50]})
         deleted = [(path, self._files.pop(path)) for path in set(self._files) - set(self._watched)]
+        if reread:
+            for entry in self._files.values():
+                entry.racy = True  # not the signature: the content decides (read again below)
         for path, kind in list(self._watched.items()):
             gone = self._check_file(path, kind, now, out, revert=revert)
             if gone is not None:
@@ -665,6 +670,10 @@ class CommandGuard:
         #: is then reverted by the next session instead of becoming its baseline.
         self._record = InflightRecord(guard.root)
         self._recovered = False
+        #: A background task ran since the content was last checked: it may have written a
+        #: protected file through a shared mapping (``mmap``), which leaves its timestamps alone
+        #: once the page is dirty, so the next checks read the content whatever the signature.
+        self._mapped = False
 
     @classmethod
     def for_backend(cls, backend: Any, session_dir: Path) -> CommandGuard | None:
@@ -677,10 +686,12 @@ class CommandGuard:
             return None
         return cls(WorkspaceGuard(Path(host), session_dir))
 
-    async def before(self, busy: bool) -> None:
+    async def before(self, busy: bool, *, background: bool = False) -> None:
+        """Check before a command starts (``background``: a background task)."""
         if not self._recovered:
             await self._recover()
-        await self._scan(revert=self.guard.dirty or busy, culprit=_EARLIER)
+        await self._scan(revert=self.guard.dirty or busy, culprit=_EARLIER, reread=self._mapped or busy)
+        self._mapped = busy or background
         self.guard.dirty = True
         try:
             self._record.in_flight(self.guard.baseline_key(), self.guard.baseline)
@@ -691,7 +702,9 @@ class CommandGuard:
             )
 
     async def after(self, busy: bool) -> tuple[str, ...]:
-        await self._scan(revert=True, culprit=_ALONGSIDE if busy else "this command")
+        reread = self._mapped or busy
+        self._mapped = busy
+        await self._scan(revert=True, culprit=_ALONGSIDE if busy else "this command", reread=reread)
         if not busy:
             self.guard.dirty = False
             self._record.checked()
@@ -699,8 +712,8 @@ class CommandGuard:
         return notes
 
     async def final(self) -> tuple[str, ...]:
-        if self.guard.dirty:
-            await self._scan(revert=True, culprit="a background task of this session")
+        if self.guard.dirty or self._mapped:
+            await self._scan(revert=True, culprit="a background task of this session", reread=True)
         self._record.clear()
         self.guard.close()
         notes, self._pending = tuple(self._pending), []
@@ -723,19 +736,19 @@ class CommandGuard:
             except OSError:
                 pass
 
-    async def _scan(self, *, revert: bool, culprit: str) -> None:
+    async def _scan(self, *, revert: bool, culprit: str, reread: bool = False) -> None:
         if not self._lock.locked() and self.guard.last_scan_s < INLINE_SCAN_S:
             # Hot path: no scan in flight and this one runs inline, with no await from the check
             # to its end, so no other task can start one meanwhile: the lock would only cost
             # two trips through the event loop.
-            self._pending.extend(self.guard.scan(revert=revert, culprit=culprit))
+            self._pending.extend(self.guard.scan(revert=revert, culprit=culprit, reread=reread))
             return
         async with self._lock:
             if self.guard.last_scan_s < INLINE_SCAN_S:
-                notes = self.guard.scan(revert=revert, culprit=culprit)
+                notes = self.guard.scan(revert=revert, culprit=culprit, reread=reread)
             else:
                 notes = await anyio.to_thread.run_sync(
-                    lambda: self.guard.scan(revert=revert, culprit=culprit)
+                    lambda: self.guard.scan(revert=revert, culprit=culprit, reread=reread)
                 )
             self._pending.extend(notes)
 
