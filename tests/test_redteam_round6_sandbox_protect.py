@@ -156,3 +156,23 @@ def test_a_write_through_a_shared_mapping_does_not_outlive_the_check(tmp_path: P
     notes = anyio.run(main)
     assert "fsmonitor" not in (ws / ".git/config").read_text(), notes
     assert any("reverted" in n for n in notes), notes
+
+
+def test_a_fifo_in_place_of_the_git_config_is_reverted(tmp_path: Path) -> None:
+    """Held: the operator's next git would block on a FIFO's open for ever; the placeholder the
+    check reads for a special file is no valid config, which counts as code-running."""
+    ws = _repo(tmp_path)
+    original = (ws / ".git/config").read_text()
+
+    async def main() -> CommandResult:
+        backend = create_backend(BwrapConfig(), SandboxPolicy(workspace=ws))
+        await backend.start()
+        try:
+            async with Supervisor(backend, session_dir=tmp_path / "session") as sup:
+                return await sup.run("rm .git/config && mkfifo .git/config", timeout_s=60)
+        finally:
+            await backend.close()
+
+    result = anyio.run(main)
+    assert result.exit_code == 0, result
+    assert (ws / ".git/config").is_file() and (ws / ".git/config").read_text() == original, result.notes
