@@ -297,11 +297,8 @@ class WorkspaceGuard:
             )
             out.records.append({"event": "protected_dir_unlocked", "paths": unlocked[:50]})
         deleted = [(path, self._files.pop(path)) for path in set(self._files) - set(self._watched)]
-        if reread:
-            for entry in self._files.values():
-                entry.racy = True  # not the signature: the content decides (read again below)
         for path, kind in list(self._watched.items()):
-            gone = self._check_file(path, kind, now, out, revert=revert)
+            gone = self._check_file(path, kind, now, out, revert=revert, reread=reread)
             if gone is not None:
                 deleted.append((path, gone))
         # Deleted (or no longer protected): nothing left to obey, except the deny rules of the
@@ -469,8 +466,11 @@ class WorkspaceGuard:
             os.close(fd)
 
     # --- one protected file ---------------------------------------------------------------
-    def _check_file(self, path: str, kind: str, now: int, out: _Scan, *, revert: bool) -> _File | None:
-        """Check one protected file; returns its last record when it is gone (for `_scan` to restore)."""
+    def _check_file(
+        self, path: str, kind: str, now: int, out: _Scan, *, revert: bool, reread: bool = False
+    ) -> _File | None:
+        """Check one protected file; returns its last record when it is gone (for `_scan` to restore).
+        ``reread``: the same signature is not enough, the bytes must be those accepted."""
         old = self._files.get(path)
         if old is not None and not old.racy and old.kind == kind:
             # Fast path, nothing acted on: the same inode with the same times and mode as accepted.
@@ -479,7 +479,8 @@ class WorkspaceGuard:
             except OSError:
                 pass
             else:
-                if (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode) == old.sig:
+                same = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode) == old.sig
+                if same and (not reread or _same_bytes(path, old)):
                     return None
         try:
             dir_fd, name = open_parent(self.root, path)
@@ -492,7 +493,7 @@ class WorkspaceGuard:
                 return self._files.pop(path, None)
             sig = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
             old = self._files.get(path)
-            if old is not None and old.sig == sig and not old.racy and old.kind == kind:
+            if old is not None and old.sig == sig and not old.racy and old.kind == kind and not reread:
                 return None
             is_link = stat.S_ISLNK(st.st_mode)
             content = _read(dir_fd, name, is_link, st)
@@ -841,6 +842,23 @@ def _exists_below(root: Path, path: str) -> bool:
         return False
     finally:
         os.close(dir_fd)
+
+
+def _same_bytes(path: str, old: _File) -> bool:
+    """Whether the regular file at ``path`` holds exactly the accepted snapshot (cheap: no walk, no
+    parse); False whenever that cannot be told (a link, no snapshot, a failed open): check it whole."""
+    if old.is_link or old.snapshot is None:
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        return os.read(fd, len(old.snapshot) + 1) == old.snapshot
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _read(dir_fd: int, name: str, is_link: bool, st: os.stat_result) -> bytes | None:
