@@ -5,7 +5,9 @@ what they create. A command planted ``.git/hooks/pre-commit`` and then ran ``chm
 .git/hooks``: the host (the same uid, without ``CAP_DAC_READ_SEARCH``) could no longer list the
 directory and the check took it for empty, while git opens hooks by name and needs only search
 permission: the operator's next ``git commit`` on the host ran the hook. A directory the host
-cannot list is now given back its owner's read and search bits and checked like the rest.
+cannot list is now given back its owner's read and search bits and checked like the rest. With
+``chmod 555 .git/hooks`` the hook was found, but the revert could neither move nor remove it (the
+note said "reverted"): the parent now gets its owner's write bit back first.
 
 The attack tests here run for whoever runs pytest; `test_the_attacks_hold_for_an_unprivileged_caller`
 (root) runs them as uid 65534, where the hole was (a root host reads every directory).
@@ -46,7 +48,9 @@ def _run(ws: Path, session: Path, command: str) -> CommandResult:
     return anyio.run(main)
 
 
-@pytest.mark.parametrize(("mode", "locked"), [("111", ".git/hooks"), ("111", ".git"), ("311", ".")])
+@pytest.mark.parametrize(
+    ("mode", "locked"), [("111", ".git/hooks"), ("111", ".git"), ("311", "."), ("555", ".git/hooks")]
+)
 def test_an_unlistable_directory_does_not_hide_a_planted_hook(tmp_path: Path, mode: str, locked: str) -> None:
     require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
     ws = tmp_path / "ws"

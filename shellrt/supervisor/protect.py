@@ -574,7 +574,14 @@ class WorkspaceGuard:
         target = self.quarantine_dir / str(self._seq) / rel
         action = "created" if old is None else "changed"
         try:
-            moved = move_out(dir_fd, name, target)
+            try:
+                moved = move_out(dir_fd, name, target)
+            except PermissionError:
+                # A non-root caller's command (its own uid) took the write bit off the parent
+                # (``chmod 555 .git/hooks``): its owner, the host's uid, takes it back.
+                if not _owner_may_write(dir_fd):
+                    raise
+                moved = move_out(dir_fd, name, target)
         except OSError as exc:
             moved = f"could not be moved away ({exc}); removing it"
             try:
@@ -842,6 +849,19 @@ def _exists_below(root: Path, path: str) -> bool:
         return False
     finally:
         os.close(dir_fd)
+
+
+def _owner_may_write(dir_fd: int) -> bool:
+    """Give the directory at ``dir_fd`` its owner's read, write and search bits when the owner is
+    this process's uid; whether it did."""
+    try:
+        st = os.fstat(dir_fd)
+        if st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) & stat.S_IRWXU == stat.S_IRWXU:
+            return False
+        os.chmod(f"/proc/self/fd/{dir_fd}", stat.S_IMODE(st.st_mode) | stat.S_IRWXU)
+        return True
+    except OSError:
+        return False
 
 
 def _same_bytes(path: str, old: _File) -> bool:
