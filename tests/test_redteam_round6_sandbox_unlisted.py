@@ -63,18 +63,34 @@ def test_an_unlistable_directory_does_not_hide_a_planted_hook(tmp_path: Path, mo
     assert os.access(ws / locked, os.R_OK), "the directory is listable again"
 
 
+def test_a_deleted_settings_file_is_restored_into_a_read_only_directory(tmp_path: Path) -> None:
+    """The workspace's settings carry deny rules: deleted, they are put back, also when the command
+    then took the write bit off ``.claude`` (non-root: its own directory)."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    ws = tmp_path / "ws"
+    (ws / ".claude").mkdir(parents=True)
+    rules = '{"permissions": {"deny": ["Read(./secrets/**)"]}}'
+    (ws / ".claude/settings.json").write_text(rules)
+    result = _run(ws, tmp_path / "session", "rm .claude/settings.json && chmod 555 .claude")
+    assert result.exit_code == 0, result
+    assert (ws / ".claude/settings.json").read_text() == rules, result.notes
+
+
 def test_the_attacks_hold_for_an_unprivileged_caller() -> None:
     require(
         os.geteuid() == 0, "preparing a run as uid 65534 needs root (as non-root, run this file directly)"
     )
     require(shutil.which("setpriv") is not None and shutil.which("bwrap") is not None, "setpriv and bwrap")
-    args = [f"{__file__}::test_an_unlistable_directory_does_not_hide_a_planted_hook"]
-    collected = _nonroot.collect(args)
+    tests = (
+        "test_an_unlistable_directory_does_not_hide_a_planted_hook",
+        "test_a_deleted_settings_file_is_restored_into_a_read_only_directory",
+    )
+    collected = _nonroot.collect([f"{__file__}::{name}" for name in tests])
     run = _nonroot.NonRootRun.make()
     try:
         _nonroot.link_repo(run.repo)
         _nonroot.link_distributions(_nonroot.with_requirements(collected.distributions), run.site)
-        outcome = run.pytest([f"tests/{Path(__file__).name}::{args[0].split('::')[1]}"], timeout=300)
+        outcome = run.pytest([f"tests/{Path(__file__).name}::{name}" for name in tests], timeout=300)
     finally:
         run.remove()
     summary = outcome.output[-4000:]

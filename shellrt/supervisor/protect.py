@@ -628,7 +628,12 @@ class WorkspaceGuard:
         try:
             dir_fd, name = make_parent(self.root, path)
             try:
-                write_entry(dir_fd, name, old.snapshot, is_link=False, mode=old.mode)
+                try:
+                    write_entry(dir_fd, name, old.snapshot, is_link=False, mode=old.mode)
+                except PermissionError:  # non-root: ``chmod 555 .claude`` after the delete
+                    if not _owner_may_write(dir_fd):
+                        raise
+                    write_entry(dir_fd, name, old.snapshot, is_link=False, mode=old.mode)
                 st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
             finally:
                 os.close(dir_fd)
