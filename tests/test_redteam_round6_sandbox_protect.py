@@ -110,3 +110,69 @@ def test_a_protected_file_larger_than_the_check_reads_is_reverted(tmp_path: Path
     # quarantined; the old content is put back when it was small enough to keep a copy of
     assert not path.exists() or not path.read_text().endswith(tail), result.notes
     assert "reverted" in "\n".join(result.notes), result.notes
+
+
+#: Dirties the config's page through a shared mapping (its one timestamp update), waits for a
+#: check to accept that, then writes core.fsmonitor through the same still-dirty page.
+_MMAP_WRITER = r"""
+import mmap, os, sys, time
+fd = os.open(".git/config", os.O_RDWR)
+size = os.fstat(fd).st_size
+mm = mmap.mmap(fd, size)
+mm[0:1] = mm[0:1]
+open("step1", "w").close()
+while not os.path.exists("go"):
+    time.sleep(0.01)
+evil = b"[core]\n\tfsmonitor = touch /tmp/pwned-by-mmap\n#"
+mm[0:size] = evil + b"#" * (size - len(evil) - 1) + b"\n"
+open("step2", "w").close()
+if sys.argv[1] == "stay":
+    time.sleep(3600)
+"""
+
+
+@pytest.mark.parametrize("writer", ["stay", "exit"])
+def test_a_write_through_a_shared_mapping_does_not_outlive_the_check(tmp_path: Path, writer: str) -> None:
+    ws = _repo(tmp_path)
+
+    async def main() -> tuple[str, ...]:
+        backend = create_backend(BwrapConfig(), SandboxPolicy(workspace=ws))
+        await backend.start()
+        try:
+            async with Supervisor(backend, session_dir=tmp_path / "session") as sup:
+                await sup.start_background(["python3", "-c", _MMAP_WRITER, writer])
+                with anyio.fail_after(30):
+                    while not (ws / "step1").exists():
+                        await anyio.sleep(0.05)
+                await anyio.sleep(0.3)  # past the check's 150 ms window for recent changes
+                first = await sup.run(
+                    "touch go; while [ ! -e step2 ]; do sleep 0.05; done; sleep 0.2", timeout_s=60
+                )
+                second = await sup.run("true", timeout_s=60)
+                return (*first.notes, *second.notes)
+        finally:
+            await backend.close()
+
+    notes = anyio.run(main)
+    assert "fsmonitor" not in (ws / ".git/config").read_text(), notes
+    assert any("reverted" in n for n in notes), notes
+
+
+def test_a_fifo_in_place_of_the_git_config_is_reverted(tmp_path: Path) -> None:
+    """Held: the operator's next git would block on a FIFO's open for ever; the placeholder the
+    check reads for a special file is no valid config, which counts as code-running."""
+    ws = _repo(tmp_path)
+    original = (ws / ".git/config").read_text()
+
+    async def main() -> CommandResult:
+        backend = create_backend(BwrapConfig(), SandboxPolicy(workspace=ws))
+        await backend.start()
+        try:
+            async with Supervisor(backend, session_dir=tmp_path / "session") as sup:
+                return await sup.run("rm .git/config && mkfifo .git/config", timeout_s=60)
+        finally:
+            await backend.close()
+
+    result = anyio.run(main)
+    assert result.exit_code == 0, result
+    assert (ws / ".git/config").is_file() and (ws / ".git/config").read_text() == original, result.notes

@@ -5,7 +5,9 @@ what they create. A command planted ``.git/hooks/pre-commit`` and then ran ``chm
 .git/hooks``: the host (the same uid, without ``CAP_DAC_READ_SEARCH``) could no longer list the
 directory and the check took it for empty, while git opens hooks by name and needs only search
 permission: the operator's next ``git commit`` on the host ran the hook. A directory the host
-cannot list is now given back its owner's read and search bits and checked like the rest.
+cannot list is now given back its owner's read and search bits and checked like the rest. With
+``chmod 555 .git/hooks`` the hook was found, but the revert could neither move nor remove it (the
+note said "reverted"): the parent now gets its owner's write bit back first.
 
 The attack tests here run for whoever runs pytest; `test_the_attacks_hold_for_an_unprivileged_caller`
 (root) runs them as uid 65534, where the hole was (a root host reads every directory).
@@ -46,7 +48,9 @@ def _run(ws: Path, session: Path, command: str) -> CommandResult:
     return anyio.run(main)
 
 
-@pytest.mark.parametrize(("mode", "locked"), [("111", ".git/hooks"), ("111", ".git"), ("311", ".")])
+@pytest.mark.parametrize(
+    ("mode", "locked"), [("111", ".git/hooks"), ("111", ".git"), ("311", "."), ("555", ".git/hooks")]
+)
 def test_an_unlistable_directory_does_not_hide_a_planted_hook(tmp_path: Path, mode: str, locked: str) -> None:
     require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
     ws = tmp_path / "ws"
@@ -59,18 +63,34 @@ def test_an_unlistable_directory_does_not_hide_a_planted_hook(tmp_path: Path, mo
     assert os.access(ws / locked, os.R_OK), "the directory is listable again"
 
 
+def test_a_deleted_settings_file_is_restored_into_a_read_only_directory(tmp_path: Path) -> None:
+    """The workspace's settings carry deny rules: deleted, they are put back, also when the command
+    then took the write bit off ``.claude`` (non-root: its own directory)."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    ws = tmp_path / "ws"
+    (ws / ".claude").mkdir(parents=True)
+    rules = '{"permissions": {"deny": ["Read(./secrets/**)"]}}'
+    (ws / ".claude/settings.json").write_text(rules)
+    result = _run(ws, tmp_path / "session", "rm .claude/settings.json && chmod 555 .claude")
+    assert result.exit_code == 0, result
+    assert (ws / ".claude/settings.json").read_text() == rules, result.notes
+
+
 def test_the_attacks_hold_for_an_unprivileged_caller() -> None:
     require(
         os.geteuid() == 0, "preparing a run as uid 65534 needs root (as non-root, run this file directly)"
     )
     require(shutil.which("setpriv") is not None and shutil.which("bwrap") is not None, "setpriv and bwrap")
-    args = [f"{__file__}::test_an_unlistable_directory_does_not_hide_a_planted_hook"]
-    collected = _nonroot.collect(args)
+    tests = (
+        "test_an_unlistable_directory_does_not_hide_a_planted_hook",
+        "test_a_deleted_settings_file_is_restored_into_a_read_only_directory",
+    )
+    collected = _nonroot.collect([f"{__file__}::{name}" for name in tests])
     run = _nonroot.NonRootRun.make()
     try:
         _nonroot.link_repo(run.repo)
         _nonroot.link_distributions(_nonroot.with_requirements(collected.distributions), run.site)
-        outcome = run.pytest([f"tests/{Path(__file__).name}::{args[0].split('::')[1]}"], timeout=300)
+        outcome = run.pytest([f"tests/{Path(__file__).name}::{name}" for name in tests], timeout=300)
     finally:
         run.remove()
     summary = outcome.output[-4000:]

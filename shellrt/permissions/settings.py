@@ -203,6 +203,12 @@ def load_settings_file(path: Path, source: str, *, home: Path, root: Path | None
             f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); allow rules and bypass mode are disabled until it is fixed"
         )
         return out
+    except RecursionError:  # a workspace's file nested thousands deep: Python's parser recurses
+        out.broken = True
+        out.diagnostics.append(
+            f"{path}: JSON nested too deeply to read; allow rules and bypass mode are disabled until it is fixed"
+        )
+        return out
     if not isinstance(data, dict):
         out.broken = True
         out.diagnostics.append(

@@ -175,13 +175,15 @@ class WorkspaceGuard:
         self.dirty = False
 
     # --- public -----------------------------------------------------------------------
-    def scan(self, *, revert: bool, culprit: str = "this command") -> list[str]:
-        """Walk the tree; with ``revert`` undo planted changes and return notes, else accept all."""
+    def scan(self, *, revert: bool, culprit: str = "this command", reread: bool = False) -> list[str]:
+        """Walk the tree; with ``revert`` undo planted changes and return notes, else accept all.
+        ``reread``: judge every protected file by its content, whatever its signature says (a
+        write through a shared mapping changes no timestamp once the page is dirty)."""
         with self._thread_lock:
             t0 = time.perf_counter()
             result = _Scan(culprit)
             try:
-                self._scan(result, revert=revert and self._baselined)
+                self._scan(result, revert=revert and self._baselined, reread=reread)
             except Exception as exc:  # never break the command over the check; say it loudly instead
                 self._dirs.clear()  # start over with a full scan next time
                 result.notes.append(
@@ -269,7 +271,7 @@ class WorkspaceGuard:
         return self.scan(revert=True, culprit=culprit)
 
     # --- the walk -------------------------------------------------------------------------
-    def _scan(self, out: _Scan, *, revert: bool) -> None:
+    def _scan(self, out: _Scan, *, revert: bool, reread: bool = False) -> None:
         now = time.time_ns()
         # Drain first: events that arrive while we list stay queued for the next check.
         events = self._watch.drain() if self._watch is not None else None
@@ -296,7 +298,7 @@ class WorkspaceGuard:
             out.records.append({"event": "protected_dir_unlocked", "paths": unlocked[:50]})
         deleted = [(path, self._files.pop(path)) for path in set(self._files) - set(self._watched)]
         for path, kind in list(self._watched.items()):
-            gone = self._check_file(path, kind, now, out, revert=revert)
+            gone = self._check_file(path, kind, now, out, revert=revert, reread=reread)
             if gone is not None:
                 deleted.append((path, gone))
         # Deleted (or no longer protected): nothing left to obey, except the deny rules of the
@@ -464,8 +466,11 @@ class WorkspaceGuard:
             os.close(fd)
 
     # --- one protected file ---------------------------------------------------------------
-    def _check_file(self, path: str, kind: str, now: int, out: _Scan, *, revert: bool) -> _File | None:
-        """Check one protected file; returns its last record when it is gone (for `_scan` to restore)."""
+    def _check_file(
+        self, path: str, kind: str, now: int, out: _Scan, *, revert: bool, reread: bool = False
+    ) -> _File | None:
+        """Check one protected file; returns its last record when it is gone (for `_scan` to restore).
+        ``reread``: the same signature is not enough, the bytes must be those accepted."""
         old = self._files.get(path)
         if old is not None and not old.racy and old.kind == kind:
             # Fast path, nothing acted on: the same inode with the same times and mode as accepted.
@@ -474,7 +479,8 @@ class WorkspaceGuard:
             except OSError:
                 pass
             else:
-                if (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode) == old.sig:
+                same = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode) == old.sig
+                if same and (not reread or _same_bytes(path, old)):
                     return None
         try:
             dir_fd, name = open_parent(self.root, path)
@@ -487,7 +493,7 @@ class WorkspaceGuard:
                 return self._files.pop(path, None)
             sig = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
             old = self._files.get(path)
-            if old is not None and old.sig == sig and not old.racy and old.kind == kind:
+            if old is not None and old.sig == sig and not old.racy and old.kind == kind and not reread:
                 return None
             is_link = stat.S_ISLNK(st.st_mode)
             content = _read(dir_fd, name, is_link, st)
@@ -568,7 +574,14 @@ class WorkspaceGuard:
         target = self.quarantine_dir / str(self._seq) / rel
         action = "created" if old is None else "changed"
         try:
-            moved = move_out(dir_fd, name, target)
+            try:
+                moved = move_out(dir_fd, name, target)
+            except PermissionError:
+                # A non-root caller's command (its own uid) took the write bit off the parent
+                # (``chmod 555 .git/hooks``): its owner, the host's uid, takes it back.
+                if not _owner_may_write(dir_fd):
+                    raise
+                moved = move_out(dir_fd, name, target)
         except OSError as exc:
             moved = f"could not be moved away ({exc}); removing it"
             try:
@@ -615,7 +628,12 @@ class WorkspaceGuard:
         try:
             dir_fd, name = make_parent(self.root, path)
             try:
-                write_entry(dir_fd, name, old.snapshot, is_link=False, mode=old.mode)
+                try:
+                    write_entry(dir_fd, name, old.snapshot, is_link=False, mode=old.mode)
+                except PermissionError:  # non-root: ``chmod 555 .claude`` after the delete
+                    if not _owner_may_write(dir_fd):
+                        raise
+                    write_entry(dir_fd, name, old.snapshot, is_link=False, mode=old.mode)
                 st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
             finally:
                 os.close(dir_fd)
@@ -665,6 +683,10 @@ class CommandGuard:
         #: is then reverted by the next session instead of becoming its baseline.
         self._record = InflightRecord(guard.root)
         self._recovered = False
+        #: A background task ran since the content was last checked: it may have written a
+        #: protected file through a shared mapping (``mmap``), which leaves its timestamps alone
+        #: once the page is dirty, so the next checks read the content whatever the signature.
+        self._mapped = False
 
     @classmethod
     def for_backend(cls, backend: Any, session_dir: Path) -> CommandGuard | None:
@@ -677,10 +699,12 @@ class CommandGuard:
             return None
         return cls(WorkspaceGuard(Path(host), session_dir))
 
-    async def before(self, busy: bool) -> None:
+    async def before(self, busy: bool, *, background: bool = False) -> None:
+        """Check before a command starts (``background``: a background task)."""
         if not self._recovered:
             await self._recover()
-        await self._scan(revert=self.guard.dirty or busy, culprit=_EARLIER)
+        await self._scan(revert=self.guard.dirty or busy, culprit=_EARLIER, reread=self._mapped or busy)
+        self._mapped = busy or background
         self.guard.dirty = True
         try:
             self._record.in_flight(self.guard.baseline_key(), self.guard.baseline)
@@ -691,7 +715,9 @@ class CommandGuard:
             )
 
     async def after(self, busy: bool) -> tuple[str, ...]:
-        await self._scan(revert=True, culprit=_ALONGSIDE if busy else "this command")
+        reread = self._mapped or busy
+        self._mapped = busy
+        await self._scan(revert=True, culprit=_ALONGSIDE if busy else "this command", reread=reread)
         if not busy:
             self.guard.dirty = False
             self._record.checked()
@@ -705,8 +731,8 @@ class CommandGuard:
             await self._scan(revert=True, culprit=_EARLIER)
 
     async def final(self) -> tuple[str, ...]:
-        if self.guard.dirty:
-            await self._scan(revert=True, culprit="a background task of this session")
+        if self.guard.dirty or self._mapped:
+            await self._scan(revert=True, culprit="a background task of this session", reread=True)
         self._record.clear()
         self.guard.close()
         notes, self._pending = tuple(self._pending), []
@@ -729,19 +755,19 @@ class CommandGuard:
             except OSError:
                 pass
 
-    async def _scan(self, *, revert: bool, culprit: str) -> None:
+    async def _scan(self, *, revert: bool, culprit: str, reread: bool = False) -> None:
         if not self._lock.locked() and self.guard.last_scan_s < INLINE_SCAN_S:
             # Hot path: no scan in flight and this one runs inline, with no await from the check
             # to its end, so no other task can start one meanwhile: the lock would only cost
             # two trips through the event loop.
-            self._pending.extend(self.guard.scan(revert=revert, culprit=culprit))
+            self._pending.extend(self.guard.scan(revert=revert, culprit=culprit, reread=reread))
             return
         async with self._lock:
             if self.guard.last_scan_s < INLINE_SCAN_S:
-                notes = self.guard.scan(revert=revert, culprit=culprit)
+                notes = self.guard.scan(revert=revert, culprit=culprit, reread=reread)
             else:
                 notes = await anyio.to_thread.run_sync(
-                    lambda: self.guard.scan(revert=revert, culprit=culprit)
+                    lambda: self.guard.scan(revert=revert, culprit=culprit, reread=reread)
                 )
             self._pending.extend(notes)
 
@@ -834,6 +860,36 @@ def _exists_below(root: Path, path: str) -> bool:
         return False
     finally:
         os.close(dir_fd)
+
+
+def _owner_may_write(dir_fd: int) -> bool:
+    """Give the directory at ``dir_fd`` its owner's read, write and search bits when the owner is
+    this process's uid; whether it did."""
+    try:
+        st = os.fstat(dir_fd)
+        if st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) & stat.S_IRWXU == stat.S_IRWXU:
+            return False
+        os.chmod(f"/proc/self/fd/{dir_fd}", stat.S_IMODE(st.st_mode) | stat.S_IRWXU)
+        return True
+    except OSError:
+        return False
+
+
+def _same_bytes(path: str, old: _File) -> bool:
+    """Whether the regular file at ``path`` holds exactly the accepted snapshot (cheap: no walk, no
+    parse); False whenever that cannot be told (a link, no snapshot, a failed open): check it whole."""
+    if old.is_link or old.snapshot is None:
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        return os.read(fd, len(old.snapshot) + 1) == old.snapshot
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _read(dir_fd: int, name: str, is_link: bool, st: os.stat_result) -> bytes | None:

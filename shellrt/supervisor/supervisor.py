@@ -280,7 +280,7 @@ class Supervisor:
         _argv_of(command, shell)
         start_cwd, _ = await self._start_dir(cwd, session_cwd, env, user)
         if self._guard is not None:
-            await self._guard.before(self._busy())
+            await self._guard.before(self._busy(), background=True)
         task_id = self.tasks.new_id()
         execution = await self._start(
             command,
