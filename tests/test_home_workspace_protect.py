@@ -21,6 +21,7 @@ import pytest
 
 import shellrt
 from shellrt.supervisor.protect import protected_reason
+from tests import _nonroot
 from tests.conftest import require
 
 pytestmark = pytest.mark.anyio
@@ -154,3 +155,28 @@ def test_the_file_tools_ask_before_writing_there(homes: Path) -> None:
         assert protected_reason(home / path) is not None, path
     for path in ("project/main.py", ".local/share/tool/state.json", "bin.txt"):
         assert protected_reason(home / path) is None, path
+
+
+def test_the_home_names_hold_for_an_unprivileged_caller() -> None:
+    """The tests above as uid 65534: the caller owns its home, so only the check stands in the way."""
+    require(
+        os.geteuid() == 0, "preparing a run as uid 65534 needs root (as non-root, the tests above are it)"
+    )
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    require(shutil.which("setpriv") is not None, "setpriv is not installed")
+    args = [
+        "tests/test_home_workspace_protect.py",
+        "--deselect",
+        "tests/test_home_workspace_protect.py::test_the_home_names_hold_for_an_unprivileged_caller",
+    ]
+    collected = _nonroot.collect(args)
+    run = _nonroot.NonRootRun.make()
+    try:
+        _nonroot.link_repo(run.repo)
+        _nonroot.link_distributions(_nonroot.with_requirements(collected.distributions), run.site)
+        outcome = run.pytest(args, timeout=300)
+    finally:
+        run.remove()
+    summary = outcome.output[-4000:]
+    assert outcome.returncode == 0 and not (outcome.failures or outcome.errors), summary
+    assert outcome.skipped == 0 and outcome.tests == collected.items, summary
