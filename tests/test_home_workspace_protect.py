@@ -180,3 +180,23 @@ def test_the_home_names_hold_for_an_unprivileged_caller() -> None:
     summary = outcome.output[-4000:]
     assert outcome.returncode == 0 and not (outcome.failures or outcome.errors), summary
     assert outcome.skipped == 0 and outcome.tests == collected.items, summary
+
+
+async def test_on_bwrap_existing_home_names_are_read_only_and_masks_stay(homes: Path) -> None:
+    """Where they exist when the session starts, bwrap binds them read-only (the check is the net
+    for new ones); a default-masked one (``~/.ssh``) stays masked, never shown again."""
+    home = homes / "alice"
+    tool = home / ".local/bin/mytool"
+    tool.parent.mkdir(parents=True)
+    tool.write_text("#!/bin/sh\necho mine\n")
+    keys = home / ".ssh/authorized_keys"
+    keys.parent.mkdir()
+    keys.write_text("ssh-ed25519 AAAA operator\n")
+    async with _runtime("bwrap", home) as rt:
+        out = await _bash(
+            rt,
+            "echo pwned >> \"$HOME/.local/bin/mytool\" || echo REFUSED; mv \"$HOME/.local\" \"$HOME/.l2\" || echo PINNED; "
+            f"cat {keys} 2>&1; echo end",
+        )
+    assert "REFUSED" in out and "PINNED" in out and "operator" not in out, out
+    assert tool.read_text() == "#!/bin/sh\necho mine\n" and (home / ".local").is_dir()
