@@ -20,6 +20,7 @@ from typing import Any, Literal
 import pytest
 
 import shellrt
+from sandbox import BwrapConfig
 from shellrt.supervisor.protect import protected_reason
 from tests import _nonroot
 from tests.conftest import require
@@ -182,7 +183,10 @@ def test_the_home_names_hold_for_an_unprivileged_caller() -> None:
     assert outcome.skipped == 0 and outcome.tests == collected.items, summary
 
 
-async def test_on_bwrap_existing_home_names_are_read_only_and_masks_stay(homes: Path) -> None:
+@pytest.mark.parametrize("persistent", [True, False])
+async def test_on_bwrap_existing_home_names_are_read_only_and_masks_stay(
+    homes: Path, persistent: bool
+) -> None:
     """Where they exist when the session starts, bwrap binds them read-only (the check is the net
     for new ones); a default-masked one (``~/.ssh``) stays masked, never shown again."""
     home = homes / "alice"
@@ -192,10 +196,14 @@ async def test_on_bwrap_existing_home_names_are_read_only_and_masks_stay(homes: 
     keys = home / ".ssh/authorized_keys"
     keys.parent.mkdir()
     keys.write_text("ssh-ed25519 AAAA operator\n")
-    async with _runtime("bwrap", home) as rt:
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    sandbox = BwrapConfig(persistent=persistent)  # per session (zygote) and one bwrap per command
+    async with shellrt.Runtime(
+        workspace=home, sandbox=sandbox, mode="bypassPermissions", settings_files=()
+    ) as rt:
         out = await _bash(
             rt,
-            "echo pwned >> \"$HOME/.local/bin/mytool\" || echo REFUSED; mv \"$HOME/.local\" \"$HOME/.l2\" || echo PINNED; "
+            'echo pwned >> "$HOME/.local/bin/mytool" || echo REFUSED; mv "$HOME/.local" "$HOME/.l2" || echo PINNED; '
             f"cat {keys} 2>&1; echo end",
         )
     assert "REFUSED" in out and "PINNED" in out and "operator" not in out, out
