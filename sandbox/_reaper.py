@@ -68,8 +68,8 @@ def send(msg, fds=()):
 if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
     send({"error": "prctl(PR_SET_CHILD_SUBREAPER): " + os.strerror(ctypes.get_errno())})
     sys.exit(1)
-for s in (signal.SIGINT, signal.SIGHUP, signal.SIGPIPE, signal.SIGQUIT, signal.SIGTSTP):
-    signal.signal(s, signal.SIG_IGN)
+# No signal is ignored here: an ignored signal stays ignored across exec, in every command. The
+# reaper leads its own session without a terminal, so no terminal's SIGINT/SIGHUP reaches it.
 wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
 signal.set_wakeup_fd(wake_w)
 signal.signal(signal.SIGCHLD, lambda *_: None)

@@ -103,6 +103,7 @@ from sandbox._hostproc import HostRunner
 from sandbox._hostsockets import IpcMasks, SocketWatch
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
+from sandbox._readonly import read_only_args, read_only_paths
 from sandbox._scratch import OwnedDir
 from sandbox.base import Aspect, ExecRequest, SandboxBackend, SandboxProcess, refuse_user_switch
 from sandbox.config import BwrapConfig
@@ -685,10 +686,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             for path in self.policy.read_denied
             if not as_user or _maskable(path, reach)  # else unreachable: nothing to hide
         ]
+        shown = read_only_paths(self.policy.read_only, self._reach_paths() if as_user else None, _maskable)
         # Every directory between a writable root and a masked path is a mount point of itself:
         # renaming or removing a mount point fails (EBUSY), so no command can move a masked
         # file out from under its mask, here or (the rename reaching the host) for a later session.
-        for root, directory in _pinned_dirs(masked, self.policy.allowed_roots()):
+        for root, directory in _pinned_dirs([*masked, *shown], self.policy.allowed_roots()):
             source = sources.get(root, root) / directory.relative_to(root)
             args += ["--bind", str(source), str(directory)]
         for path, kind in zip(self.policy.read_denied, kinds, strict=True):
@@ -698,6 +700,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 args += ["--tmpfs", str(path)]
             elif kind == "file":
                 args += ["--ro-bind", "/dev/null", str(path)]
+        args += read_only_args(shown, self.policy.allowed_roots(), sources)  # after the masks
         args += ["--chdir", cwd]
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]

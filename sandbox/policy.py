@@ -77,6 +77,9 @@ class SandboxPolicy(BaseModel):
     workspace: Path
     writable_roots: tuple[Path, ...] = ()
     read_denied: tuple[Path, ...] = ()
+    #: Shown read-only to commands where a backend can (bwrap): inside a writable root not
+    #: writable there, inside a read-denied directory shown again. Existing paths only.
+    read_only: tuple[Path, ...] = ()
     network: NetworkMode = "none"
     #: ``proxied`` only: host names the proxy lets through (``*.example.org``: its subdomains).
     allowed_domains: tuple[str, ...] = ()

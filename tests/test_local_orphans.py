@@ -18,6 +18,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -155,6 +156,9 @@ async def test_commands_keep_their_exit_status_signals_and_errors(supervisor: Su
     assert (await supervisor.run("exit 7", timeout_s=10)).exit_code == 7
     killed = await supervisor.run("kill -TERM $$", timeout_s=10)
     assert killed.exit_code == 128 + signal.SIGTERM, killed
+    # No signal disposition of the reaper leaks into commands (an ignored one would survive exec).
+    ignored = await supervisor.run("grep SigIgn /proc/$$/status", timeout_s=10)
+    assert ignored.preview.strip() == await _ignored_without_reaper(), ignored.preview
     echoed = await supervisor.run("printf 'a%.0s' $(seq 1 100000) | wc -c; echo err >&2", timeout_s=10)
     assert "100000" in echoed.preview and "err" in echoed.preview, echoed
     with_stdin = await supervisor.run("cat", timeout_s=10, stdin=b"from stdin")
@@ -165,6 +169,18 @@ async def test_commands_keep_their_exit_status_signals_and_errors(supervisor: Su
     with pytest.raises(SandboxExecError, match="No such file or directory: '/nonexistent/program'"):
         await supervisor.run(["/nonexistent/program"], timeout_s=10)
     assert (await supervisor.run("echo still-fine", timeout_s=10)).preview.strip() == "still-fine"
+
+
+async def _ignored_without_reaper() -> str:
+    """The ignored-signal mask of a command started without the reaper (the baseline)."""
+
+    class Direct(LocalBackend):
+        reap_orphans = False
+
+    with tempfile.TemporaryDirectory() as tmp:
+        backend = Direct(policy=SandboxPolicy(workspace=Path(tmp)))
+        async with backend, Supervisor(backend, session_dir=Path(tmp) / "s") as sup:
+            return (await sup.run("grep SigIgn /proc/$$/status", timeout_s=10)).preview.strip()
 
 
 @pytest.mark.parametrize("how", ["setsid-subshell", "daemon-closed-fds"])

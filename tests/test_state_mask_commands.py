@@ -99,7 +99,10 @@ async def test_a_command_cannot_read_other_sessions_or_shellrts_state(home: Path
             await _call(rt, "Bash", {"command": f"grep -r {SECRET} {home} 2>/dev/null; echo grep-done"})
         )
     assert SECRET not in out, out
-    assert "sessions" not in listing and "trusted-workspaces" not in listing, listing
+    # Only this session's result directories are shown again (bwrap makes their way in the mask).
+    assert not any(n in listing for n in ("earlier", "inflight", "serve", "trusted-workspaces", "priv-")), (
+        listing
+    )
     assert SECRET not in grep and "grep-done" in grep, grep
 
 
@@ -112,10 +115,25 @@ async def test_the_read_tool_reads_this_sessions_results_and_not_anothers(home: 
         assert Path(path).is_relative_to(rt.session_dir), path
         own = await _call(rt, "Read", {"file_path": path, "offset": 39990, "limit": 3})
         other = await _call(rt, "Read", {"file_path": str(home / STATE_FILES[0])})
-        listed = _text(await _call(rt, "Bash", {"command": f"cat {path} 2>&1 | head -2; echo end"}))
+        listed = _text(await _call(rt, "Bash", {"command": f"tail -n 1 {path}"}))
+        written = _text(
+            await _call(
+                rt,
+                "Bash",
+                {
+                    "command": f"echo forged >> {path} 2>/dev/null && echo WROTE; ln -s /etc/passwd {path}.x 2>/dev/null && echo WROTE; ls {rt.session_dir} 2>&1"
+                },
+            )
+        )
     assert not own.get("is_error") and "39990" in _text(own), own
     assert other.get("is_error") and SECRET not in _text(other), other
-    assert "39990" not in listed and "end" in listed, listed
+    # This session's outputs are shown again to commands, read-only (cat/grep of a path it was given);
+    # as root they are root's 0600 files, which the sandbox uid cannot open (Read can).
+    if os.geteuid() == 0:
+        assert "Permission denied" in listed, listed
+    else:
+        assert listed.strip() == "40000", listed
+    assert "WROTE" not in written and "transcript" not in written, written
 
 
 def test_the_state_masks_hold_for_an_unprivileged_caller() -> None:

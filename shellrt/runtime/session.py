@@ -238,6 +238,13 @@ class Runtime:
             ),
         )
         self.diagnostics.extend(policy_notes)
+        from shellrt.runtime.read_only_binds import (
+            read_only_for_commands,
+        )  # results, a home's protected names
+
+        self.policy = self.policy.model_copy(
+            update={"read_only": read_only_for_commands(self.session_dir, self.policy)}
+        )
         self.gate: PermissionGate = gate or BasicGate(approver)
         self.hooks: HookRunner = hooks or NoHooks()
         self._progress = progress

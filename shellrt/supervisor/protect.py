@@ -49,6 +49,7 @@ import anyio
 from shellrt.supervisor._anchored import make_parent, move_out, open_parent, write_entry
 from shellrt.supervisor._inflight import InflightRecord, orphaned_records
 from shellrt.supervisor._inotify import Inotify, InotifyEvents
+from shellrt.supervisor._protect_home import HomeNames, home_reason
 
 __all__ = [
     "ROOT_SETTINGS_FILES",
@@ -161,6 +162,8 @@ class WorkspaceGuard:
         self._watched: dict[str, str] = {}
         #: Accelerator: only directories with events are listed again (None: full scans).
         self._watch: Inotify | None = Inotify.open() if use_inotify else None
+        #: Home directories inside the workspace: more names are obeyed there (`_protect_home`).
+        self._home = HomeNames(self.root)
         self._thread_lock = threading.Lock()
         self._baselined = False
         #: Directories found writable for every user that were not so before (see `_narrow`).
@@ -403,6 +406,7 @@ class WorkspaceGuard:
         # commondir; an objects symlink must not hide a git directory's config from this check.
         is_gitdir = name == ".git" or ("HEAD" in names and ("objects" in names or "commondir" in names))
         editor = _EDITOR_FILES.get(name, frozenset())
+        home_rel = self._home.relative(path) if self._home.homes else None
         watched: list[tuple[str, str]] = []
         for n, is_dir, is_link in entries:
             if is_dir:
@@ -417,7 +421,13 @@ class WorkspaceGuard:
                 kind = "commondir"
             elif n == ".git":
                 kind = "gitlink"
-            elif in_settings or n in _ANYWHERE or n in editor or _redirects(n, is_link, is_gitdir):
+            elif (
+                in_settings
+                or n in _ANYWHERE
+                or n in editor
+                or _redirects(n, is_link, is_gitdir)
+                or (home_rel is not None and self._home.protects(home_rel, n, is_link))
+            ):
                 kind = "file"
             if kind:
                 watched.append((f"{path}/{n}", kind))
@@ -777,7 +787,7 @@ _DESCRIBE = {
     "gitconfig": "git config with a code-running key",
     "gitlink": "a .git link to another git directory",
     "commondir": "a git directory's commondir, which points git at another directory's config",
-    "file": "a settings, start-up or editor file",
+    "file": "a settings, start-up or editor file, or one a later program runs from the home directory",
 }
 
 
@@ -815,7 +825,7 @@ def protected_reason(path: str | Path) -> str | None:
         return "git configuration (it can name programs git runs)"
     if name == ".git":
         return "a .git link (it can point git at another repository)"
-    return None
+    return home_reason(path) if Path(path).is_absolute() else None
 
 
 def _file_of(path: str, raw: dict[str, Any], root: Path) -> _File:

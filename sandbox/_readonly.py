@@ -1,0 +1,48 @@
+"""Read-only binds over paths a command may otherwise write or not see (`SandboxPolicy.read_only`).
+
+Two uses, one mechanism (bwrap): names a later host program obeys, below a home
+directory inside the workspace, are bound read-only onto themselves where they
+exist (the post-command check in ``shellrt.supervisor.protect`` still reverts what
+appears elsewhere); and a directory of the session's own results is shown again,
+read-only, inside a masked state directory. Every directory between a writable
+root and such a path is pinned by the caller (`sandbox.bwrap._pinned_dirs`), so a
+command cannot rename a parent away and recreate it writable.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+__all__ = ["read_only_args", "read_only_paths"]
+
+
+def read_only_paths(
+    paths: Sequence[Path], reach: list[Path] | None, maskable: Callable[[Path, list[Path]], bool]
+) -> list[Path]:
+    """The paths to bind: existing, reached without a symlink (a link would move the bind elsewhere)
+    and, for a bwrap started as the sandbox uid (``reach`` given), reachable by it."""
+    shown = []
+    for path in paths:
+        normal = os.path.normpath(path)
+        if not os.path.exists(normal) or os.path.realpath(normal) != normal:
+            continue
+        if reach is not None and not maskable(Path(normal), reach):
+            continue
+        shown.append(Path(normal))
+    return shown
+
+
+def read_only_args(shown: list[Path], roots: Sequence[Path], sources: Mapping[Path, Path]) -> list[str]:
+    """``--ro-bind`` arguments for ``shown``; below a writable root bound from that root's source
+    (its idmapped copy, for a bwrap started as the sandbox uid)."""
+    args: list[str] = []
+    for path in shown:
+        holders = [r for r in roots if r == path or r in path.parents]
+        source = path
+        if holders:
+            root = max(holders, key=lambda r: len(r.parts))
+            source = sources.get(root, root) / path.relative_to(root)
+        args += ["--ro-bind", str(source), str(path)]
+    return args

@@ -1,0 +1,159 @@
+"""What a later host program runs or obeys from the home directory, when the workspace holds it.
+
+With the home directory as the workspace (``shellrt serve`` started in ``~``), or a
+workspace that contains it (``/home``), a command could write more than the names
+protected anywhere (shell rc files, ``.claude/``, git hooks and config): a program on
+the PATH (``~/.local/bin``), a systemd user unit or an autostart entry the next login
+starts, an ``authorized_keys`` line or ``~/.ssh/rc``, a fish or X session script, a
+``.pth`` file every later Python runs, pip/npm/cargo configuration that names programs
+or indexes, gpg's agent configuration (``pinentry-program``). These names count only
+below a home directory inside the workspace: `HomeNames` tells `protect.WorkspaceGuard`
+which files there are protected (created or changed: reverted and quarantined).
+
+The trade-off: ``pip install --user``, ``npm config set``, ``systemctl --user enable``
+and installers that drop a program into ``~/.local/bin`` are reverted too (with a note
+naming each file). Install into the project instead (``python -m venv .venv``, ``npm
+install`` without ``-g``), or run them yourself outside the agent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import re
+from pathlib import Path
+
+__all__ = ["HOME_FILES", "HOME_TREES", "HomeNames", "home_reason"]
+
+#: Home-relative files a later host program runs or obeys (created or changed: reverted).
+HOME_FILES = frozenset(
+    {
+        # login and session scripts beyond the shell rc files protected anywhere
+        ".bash_aliases",
+        ".xprofile",
+        ".xsession",
+        ".xsessionrc",
+        ".xinitrc",
+        ".pam_environment",
+        ".config/fish/config.fish",
+        # ssh: who may log in, what runs at login, what ssh runs on the way out (ProxyCommand)
+        ".ssh/rc",
+        ".ssh/authorized_keys",
+        ".ssh/authorized_keys2",
+        ".ssh/environment",
+        ".ssh/config",
+        # git's user-level attributes (drivers; the user configs are judged by their keys)
+        ".config/git/attributes",
+        # package managers: indexes, scripts, programs they run
+        ".npmrc",
+        ".yarnrc",
+        ".yarnrc.yml",
+        ".config/pip/pip.conf",
+        ".pip/pip.conf",
+        ".pydistutils.cfg",
+        ".cargo/config",
+        ".cargo/config.toml",
+        # gnupg: pinentry-program, agent and dirmngr programs
+        ".gnupg/gpg.conf",
+        ".gnupg/gpg-agent.conf",
+        ".gnupg/dirmngr.conf",
+        ".gnupg/scdaemon.conf",
+        ".gnupg/common.conf",
+        # tools that run commands from their start-up file
+        ".vimrc",
+        ".gvimrc",
+        ".exrc",
+        ".emacs",
+        ".emacs.d/init.el",
+        ".tmux.conf",
+        ".gdbinit",
+        ".direnvrc",
+        ".config/direnv/direnvrc",
+        ".config/direnv/direnv.toml",
+    }
+)
+#: Home-relative directories whose every file (at any depth) is protected.
+HOME_TREES = frozenset(
+    {
+        ".local/bin",
+        "bin",
+        ".config/systemd",
+        ".local/share/systemd",
+        ".config/autostart",
+        ".local/share/applications",
+        ".config/environment.d",
+        ".config/fish/conf.d",
+        ".config/fish/functions",
+        ".bashrc.d",
+        ".config/nvim",
+        ".vim",
+    }
+)
+#: A symlink at one of these redirects what is obeyed below it (``ln -s ~/evil ~/.config``).
+_ANCESTORS = frozenset(
+    "/".join(parts[:i])
+    for rel in HOME_FILES | HOME_TREES
+    for parts in [rel.split("/")]
+    for i in range(1, len(parts) + 1)
+)
+#: The user site-packages: its ``.pth`` files and ``usercustomize`` run in every later Python.
+_USER_SITE = re.compile(r"^\.local/lib/python[0-9.]+/site-packages$")
+_SITE_HOOKS = frozenset({"usercustomize.py", "sitecustomize.py"})
+
+
+def _homes() -> list[str]:
+    """``$HOME`` and the password database's home (CI points HOME elsewhere), real paths."""
+    found = [os.environ.get("HOME", "")]
+    with contextlib.suppress(KeyError, OSError):
+        found.append(pwd.getpwuid(os.getuid()).pw_dir)
+    return list(dict.fromkeys(os.path.realpath(h) for h in found if h.startswith("/")))
+
+
+def _protects(rel_dir: str, name: str, is_link: bool) -> bool:
+    rel = f"{rel_dir}/{name}" if rel_dir else name
+    if rel in HOME_FILES or (is_link and rel in _ANCESTORS):
+        return True
+    if any(rel_dir == tree or rel_dir.startswith(tree + "/") for tree in HOME_TREES):
+        return True
+    return bool(_USER_SITE.match(rel_dir)) and (name.endswith(".pth") or name in _SITE_HOOKS)
+
+
+class HomeNames:
+    """The home directories inside one workspace, as the guard's walk names them."""
+
+    def __init__(self, root: Path) -> None:
+        walk_root = str(root)
+        real_root = os.path.realpath(root)
+        self.homes: tuple[str, ...] = tuple(
+            walk_root if home == real_root else f"{walk_root}/{os.path.relpath(home, real_root)}"
+            for home in _homes()
+            if home == real_root or home.startswith(real_root.rstrip("/") + "/")
+        )
+
+    def relative(self, directory: str) -> str | None:
+        """``directory`` relative to the home it is in (``""`` for the home itself), else None."""
+        for home in self.homes:
+            if directory == home:
+                return ""
+            if directory.startswith(home + "/"):
+                return directory[len(home) + 1 :]
+        return None
+
+    @staticmethod
+    def protects(rel_dir: str, name: str, is_link: bool) -> bool:
+        """Whether entry ``name`` (a file or symlink) of home-relative ``rel_dir`` is protected."""
+        return _protects(rel_dir, name, is_link)
+
+
+def home_reason(path: str | Path) -> str | None:
+    """Why a later host program obeys absolute ``path`` because of where it lies in a home, or None
+    (by its name alone, as `protect.protected_reason`: the disk is not looked at)."""
+    normal = os.path.normpath(path)
+    homes = [*_homes(), *(os.path.normpath(h) for h in (os.environ.get("HOME", ""),) if h.startswith("/"))]
+    for home in dict.fromkeys(homes):
+        if normal.startswith(home.rstrip("/") + "/"):
+            rel_dir, _, name = normal[len(home.rstrip("/")) + 1 :].rpartition("/")
+            if _protects(rel_dir, name, is_link=False):
+                return "a file in the home directory that a later program runs or obeys (PATH, login, ssh, autostart)"
+    return None
