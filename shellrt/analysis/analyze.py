@@ -40,6 +40,13 @@ Shell = Literal["bash", "powershell"]
 #: A line continuation (an odd run of backslashes, then a newline) between two non-blank characters:
 #: bash joins the two sides into one word (``r\\<newline>m`` is ``rm``), the parser splits them.
 _JOINING_CONTINUATION: Final = re.compile(r"[^\s\\](?:\\\\)*\\\n\S")
+#: A line that starts with an escaped blank (``\\ rm``): bash runs a command named `` rm``, the parser
+#: reads the backslash and blank as a separator and joins the line to the command before it.
+_ESCAPED_BLANK_LINE_START: Final = re.compile(r"\n\\[ \t]")
+_ESCAPED_BLANK_REASON: Final = (
+    "a line starts with a backslash and a blank: bash reads an escaped blank (part of a word), "
+    "the parser joins the line to the command before it; remove the backslash"
+)
 _JOINING_REASON: Final = (
     "a line continuation (backslash, newline) inside a word: bash joins the two lines into one word, "
     "which this analysis cannot see; write the word on one line"
@@ -100,6 +107,8 @@ def _analyze_bash(command: str, fast: bool = True) -> CommandAnalysis:
 def _bash_verdict(command: str, fast: bool = True) -> dict[str, Any]:
     if "\\\n" in command and _JOINING_CONTINUATION.search(command):
         return _failed(command, "bash", _JOINING_REASON)
+    if "\n\\" in command and _ESCAPED_BLANK_LINE_START.search(command):
+        return _failed(command, "bash", _ESCAPED_BLANK_REASON)
     plan = plan_fast(command) if fast else None
     error: str | None = None
     if plan is None:

@@ -32,6 +32,7 @@ _CONSTRUCT_REASONS: Final = {
 #: Word features that never appear in a read-only command.
 _FATAL_FEATURES: Final = {
     "ansi_c": "uses $'...' quoting",
+    "line_break": "has a line break inside a word (bash ends the command there)",
     "translated": "uses $\"...\" locale translation",
     "brace": "uses brace expansion",
     "command_substitution": "contains a command substitution",

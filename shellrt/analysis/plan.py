@@ -193,6 +193,11 @@ class Planner:
         word = evaluate_word(node, self.substitution, self.text)
         if word.value is None:
             self.dynamic = True
+            if "line_break" in word.features:
+                self.syntax_errors.append(
+                    f"a line break inside the word {word.raw!r}: bash ends the command there, "
+                    "the parser read the next line into it"
+                )
         return word
 
     def substitution(self, node: tree_sitter.Node) -> None:

@@ -67,7 +67,7 @@ _QUOTED: Final[frozenset[str]] = frozenset({"quoted"})
 #: A ``word``/``number`` node without these characters, and not starting with ``~``, is its own
 #: static value with no features: ``_unquoted`` only reacts to these (``,`` and ``..`` only after
 #: an unquoted ``{``, and ``~`` only as the first character).
-_SPECIAL: Final = frozenset("\\*?[{$")
+_SPECIAL: Final = frozenset("\\*?[{$\n")
 PLAIN_WORD_CHARS: Final = _SPECIAL
 NO_FEATURES: Final = _EMPTY
 _DQ_WHOLE: Final[frozenset[str]] = frozenset({"dq_whole", "quoted"})
@@ -215,7 +215,12 @@ def _unquoted(text: str, acc: _Acc, first: bool) -> None:
                 out.append(text[i + 1])
             i += 2
             continue
-        if ch in _GLOB_CHARS:
+        if ch == "\n":
+            # An unquoted line break ends the command in bash; tree-sitter-bash can lex the next
+            # line into this word (`ls<newline>\\rm x` is `ls` with an argument `<newline>rm`).
+            acc.features.add("line_break")
+            acc.dynamic = True
+        elif ch in _GLOB_CHARS:
             acc.features.add("glob")
             if first and not out:
                 acc.first_glob = True
