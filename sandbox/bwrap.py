@@ -99,6 +99,7 @@ from sandbox._account import account_files
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
+from sandbox._covered_mounts import covered_mounts
 from sandbox._hostproc import HostRunner
 from sandbox._hostsockets import IpcMasks, SocketWatch
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
@@ -130,18 +131,42 @@ _AS_ROOT_FIX = (
 )
 
 
+#: What Docker hides of /proc.
+_PROC_HIDDEN = ("kcore", "keys", "timer_list", "sched_debug", "latency_stats", "acpi", "scsi", "asound")
+
+
 def _proc_masks() -> list[str]:
+    """bwrap flags hiding what Docker hides of /proc (the entries present on this kernel) from a
+    per-command bwrap's command.
+
+    That command never runs as root, in its user namespace or outside (bwrap maps the
+    caller's uid, or as root the sandbox uid, to itself), and keeps no capability: an
+    entry only root may read (``/proc/timer_list``, ``/proc/kcore``: mode 0400 root) is
+    out of its reach already and needs no mask. Each ``--ro-bind`` mask costs every
+    per-command bwrap one more read and parse of its whole mount table.
+    """
     args: list[str] = []
-    for name in ("kcore", "keys", "timer_list", "sched_debug", "latency_stats", "acpi", "scsi", "asound"):
+    for name in _PROC_HIDDEN:
         path = f"/proc/{name}"
-        if os.path.isdir(path):
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue  # not on this kernel
+        if _root_only(st):
+            continue
+        if stat.S_ISDIR(st.st_mode):
             args += ["--tmpfs", path]
-        elif os.path.exists(path):
+        else:
             args += ["--ro-bind", "/dev/null", path]
     return args
 
 
-#: bwrap flags hiding what Docker hides of /proc (those present on this kernel).
+def _root_only(st: os.stat_result) -> bool:
+    """Whether only root (uid and gid 0, capabilities) may read or search what ``st`` describes."""
+    return st.st_uid == 0 and st.st_gid == 0 and not st.st_mode & (stat.S_IRGRP | stat.S_IROTH)
+
+
+#: bwrap flags hiding what Docker hides of /proc from a per-command bwrap's command.
 _PROC_MASKS = _proc_masks()
 #: What bwrap says when a path it was told to mask is gone (a host socket listed, then removed,
 #: with its directory or alone, before the sandbox was set up): worth another start with a fresh list.
@@ -201,6 +226,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         #: Worked out once a session, not before every bwrap (see `_ipc_masks`, `_skeleton_args`).
         self._ipc_cache: dict[tuple[Path, bool], IpcMasks] = {}
         self._skeletons: tuple[list[Path], list[str]] | None = None
+        #: Root caller, one bwrap per command: the session's /dev in the holder's namespace
+        #: (`_prepare_holder`; None: each bwrap builds its own).
+        self._devtree: Path | None = None
         #: Root caller, one bwrap per command: the process that starts each bwrap as the sandbox
         #: uid in the holder's namespace (None: ``nsenter`` per command does it).
         self._spawner: Zygote | None = None
@@ -306,6 +334,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         except BaseException:
             await self.close()
             raise
+        if as_root:
+            await anyio.to_thread.run_sync(self._prepare_holder)
         # Root caller: the spawner starts while the probe runs (a Python start, off the wait).
         async with anyio.create_task_group() as tg:
             if as_root:
@@ -328,6 +358,39 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             sandbox=self._runner.marker_prefix,
         )
         self._proxy.start()
+
+    def _prepare_holder(self) -> None:
+        """Root caller, one bwrap per command: the session's /dev made once in the holder's namespace
+        (`sandbox._devtree`), after taking off the mounts every bwrap covers anyway
+        (`sandbox._covered_mounts`): each bwrap then binds one /dev instead of building one,
+        and copies and parses a shorter mount table. Where this fails, each bwrap builds its
+        own /dev as before (``--dev``) and the reason goes to the log."""
+        pid = self._holder.host_pid if self._holder is not None else None
+        if pid is None or not self._ns_prefix:
+            return
+        try:
+            mountinfo = Path(f"/proc/{pid}/mountinfo").read_text()
+        except OSError:
+            return
+        needed = [*self._reach_paths(), *self._sources.values()]
+        if self._session_tmp is not None:
+            needed.append(self._session_tmp)
+        target = self._devtree_target()
+        script = Path(__file__).with_name("_devtree.py")
+        argv = [*self._ns_prefix, sys.executable, "-I", "-S", str(script), str(target)]
+        result = _run_probe([*argv, *covered_mounts(mountinfo, needed)])
+        if result.returncode == 0:
+            self._devtree = target
+        else:
+            _log.warning(
+                "bwrap: each command builds its own /dev (%s)",
+                result.stderr.decode("utf-8", "replace").strip() or result.returncode,
+            )
+
+    def _devtree_target(self) -> Path:
+        """Where the session's /dev is made: in the holder's 0711 skeleton of the owner dir."""
+        assert self._tmp_owner is not None
+        return self._tmp_owner.path / "dev"
 
     async def _probe(self) -> BackendUnavailableError | None:
         """One bwrap start with the real flags: the clear error when namespaces are unavailable."""
@@ -599,7 +662,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 await helper.close()
         self._spawner = self._holder = None
         self._ns_prefix, self._ns_user_prefix, self._sources = [], [], {}
-        self._ipc_cache, self._skeletons = {}, None
+        self._ipc_cache, self._skeletons, self._devtree = {}, None, None
         proxy, self._proxy = self._proxy, None
         if proxy is not None:  # after the sandboxes: nothing is left to connect through it
             await anyio.to_thread.run_sync(proxy.close)
@@ -663,7 +726,12 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             args += ["--cap-add", cap]
         if self.policy.network in ("none", "proxied"):
             args.append("--unshare-net")
-        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        args += ["--ro-bind", "/", "/"]
+        if as_user and self._devtree is not None:  # the session's /dev (sandbox._devtree), one bind
+            args += ["--dev-bind", str(self._devtree), "/dev", "--perms", "1777", "--tmpfs", "/dev/shm"]
+        else:
+            args += ["--dev", "/dev"]
+        args += ["--proc", "/proc"]
         if zygote:  # bwrap's /dev/shm is root's 0755 here: POSIX shm/semaphores (multiprocessing) failed
             args += ["--perms", "1777", "--tmpfs", "/dev/shm"]
         args += self._host_masks(state_dir, as_user=as_user, zygote=zygote)

@@ -189,6 +189,17 @@ async def test_sysrq_trigger_and_kcore_are_out_of_reach(run: Run) -> None:
     assert "WROTE" not in out and "KCORE 0" in out, out
 
 
+async def test_procs_kernel_state_docker_hides_reveals_nothing(run: Run) -> None:
+    """/proc/keys (world-readable: masked) and /proc/timer_list read empty or fail.
+
+    Per command, /proc/timer_list (0400 root) is left unmasked: the command never holds root.
+    """
+    code, out = await run(
+        "echo KEYS $(cat /proc/keys 2>/dev/null | wc -c) TIMERS $(head -c 64 /proc/timer_list 2>/dev/null | wc -c)"
+    )
+    assert "KEYS 0 TIMERS 0" in out, out
+
+
 async def test_host_unix_sockets_cannot_be_reached(run: Run, host_sockets: list[Listener]) -> None:
     script = "; ".join(
         f"python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"{lis.path}\")' "
