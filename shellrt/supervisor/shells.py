@@ -7,7 +7,11 @@ the trap does not call ``exit``, so the shell keeps the command's exit status
 (or its signal death).
 The command is appended as text (not ``eval``'d) so its line numbers, ``$0``
 and syntax errors read as usual; ``exec`` or a SIGKILL skips the trap, which
-simply leaves the cwd unchanged.
+simply leaves the cwd unchanged. A command whose cwd nobody reads (``report_cwd``
+false: the analysis proved it cannot leave its directory, or the caller does not
+track it) runs without the trap: bash then has less to parse and run (~15% of a
+``bash -c true``'s instructions), and execs a lone external program in place
+instead of forking it.
 
 PowerShell: ``pwsh -NoProfile -NonInteractive -Command`` with the command in a
 ``try``/``finally`` that writes the provider path of the location.
@@ -49,16 +53,22 @@ PWSH_MISSING = (
 
 
 def shell_argv(
-    command: str, shell: Shell, *, check_host: bool = True, posix_shell: str = "bash"
+    command: str,
+    shell: Shell,
+    *,
+    check_host: bool = True,
+    posix_shell: str = "bash",
+    report_cwd: bool = True,
 ) -> tuple[str, ...]:
     """argv for ``command`` under ``shell``; raises `ShellUnavailableError` when pwsh is missing.
 
     ``check_host``: look the interpreter up on the host PATH (true for local and
     bwrap, whose processes see the host's binaries). ``posix_shell`` runs the
     "bash" shell where the sandbox has no bash (the prelude is POSIX sh).
+    ``report_cwd=False``: bash without the cwd-report trap (nobody reads the report).
     """
     if shell == "bash":
-        return (posix_shell, "-c", _BASH_PRELUDE + command + "\n")
+        return (posix_shell, "-c", (_BASH_PRELUDE if report_cwd else "") + command + "\n")
     if shell == "powershell":
         if check_host and shutil.which("pwsh") is None:
             raise ShellUnavailableError(PWSH_MISSING)

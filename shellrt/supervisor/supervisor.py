@@ -358,7 +358,13 @@ class Supervisor:
         # Images without bash (busybox) expose their POSIX shell; the wrapper is POSIX sh.
         posix_shell = self.backend.shell_path
         argv = _argv_of(command, shell) or shell_argv(
-            str(command), shell, check_host=self._host_like, posix_shell=posix_shell
+            str(command),
+            shell,
+            check_host=self._host_like,
+            posix_shell=posix_shell,
+            # A background task keeps the trap: `ps` shows its shell and command text (operators
+            # and TaskStop find it so); a foreground command whose cwd nobody reads drops it.
+            report_cwd=report_cwd or detach,
         )
         request = ExecRequest(
             argv=argv,
