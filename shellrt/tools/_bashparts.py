@@ -464,7 +464,9 @@ def _fd_dup(op: str, value: str | None) -> bool:
 
 
 def _word_reads(argv: Sequence[str]) -> list[str]:
-    """Every word that may name a path: arguments, ``--opt=VALUE`` and ``-fVALUE`` values.
+    """Every word that may name a path: arguments, ``--opt=VALUE`` and ``-fVALUE`` values, the
+    value of a ``key=VALUE`` operand (``dd if=F``) and a file named after ``@`` or ``<`` (response
+    files ``gcc @F``, ``curl -d @F``, ``curl -F f=@F``: the program reads F).
     Over-inclusive on purpose: a pattern taken for a path can only make a call ask."""
     found: list[str] = []
     for word in argv[1:]:
@@ -477,6 +479,9 @@ def _word_reads(argv: Sequence[str]) -> list[str]:
                 found.append(word[2:])
             continue
         found.append(word)
+        if "=" in word:
+            found.append(word.split("=", 1)[1])
+    found += [w[1:] for w in found if w[:1] in ("@", "<")]
     return [w for w in found if w]
 
 
