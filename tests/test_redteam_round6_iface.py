@@ -16,6 +16,9 @@ Classes (not examples):
   ``git reset --hard``) were a known program with no writes;
 - files named inside an operand (``dd if=secret``, ``curl -d @secret``, ``curl -F f=@secret``): the
   program reads them, no ``Read(...)`` rule saw them (the local backend printed or sent the file);
+- a command stored in an environment prefix that the program runs (``GIT_EXTERNAL_DIFF='rm x' git
+  diff``, ``GIT_CONFIG_*`` aliases, ``BASH_ENV=/dev/stdin bash -c …``): the prefix is no word of its
+  part, so ``Bash(rm:*)`` never saw the stored command (a standalone ``x='rm y'`` was caught);
 - programs that run shell commands read from standard input, where no rule reads them: a shell given
   ``/dev/stdin`` (or ``/dev/fd/0``) as its script file, ``su``/``runuser``/``script`` without a
   command, ``at``/``batch``/``crontab``, ``parallel`` without a command: ``Bash(rm:*)`` missed
@@ -218,6 +221,46 @@ async def test_operands_with_values_still_run(ws: Path, sink: tuple[int, list[by
     assert "payload" in _text(results[0]), _text(results[0])
     assert not results[1].is_error, _text(results[1])
     assert any(b"payload" in body for body in bodies), bodies
+
+
+# --- commands stored in environment prefixes ------------------------------------------------------
+
+
+def _repo_with_change(ws: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "tracked.txt").write_text("one\n")
+    git = ["git", "-C", str(ws), "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "add", "tracked.txt"], check=True)
+    subprocess.run([*git, "commit", "-qm", "c"], check=True)
+    (ws / "tracked.txt").write_text("two\n")
+
+
+_STORED = [
+    "GIT_EXTERNAL_DIFF='rm -f victim0' git diff",
+    'GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0="!rm victim1" git x',
+    'GIT_EXTERNAL_DIFF="rm -f victim2" git diff --ext-diff | cat',
+    "BASH_ENV=/dev/stdin bash -c true <<< 'rm victim3'",
+    "env BASH_ENV=/dev/fd/0 bash -c true <<< 'rm victim4'",
+]
+
+
+async def test_a_deny_rule_sees_a_command_stored_in_an_environment_prefix(ws: Path) -> None:
+    _repo_with_change(ws)
+    for n in range(len(_STORED)):
+        (ws / f"victim{n}").write_text("keep\n")
+    results = await _bash(ws, _STORED, mode="bypassPermissions", deny=["Bash(rm:*)"])
+    for command, envelope in zip(_STORED, results, strict=True):
+        assert envelope.is_error, (command, _text(envelope))
+    for n in range(len(_STORED)):
+        assert (ws / f"victim{n}").exists(), _STORED[n]
+
+
+async def test_prefixes_without_a_denied_command_still_run(ws: Path) -> None:
+    _repo_with_change(ws)
+    commands = ["GIT_EXTERNAL_DIFF='echo external' git diff", "LC_ALL=C git status --short"]
+    results = await _bash(ws, commands, mode="bypassPermissions", deny=["Bash(rm:*)"])
+    assert "external" in _text(results[0]), _text(results[0])
+    assert "tracked.txt" in _text(results[1]), _text(results[1])
 
 
 # --- commands read from standard input -----------------------------------------------------------

@@ -159,6 +159,7 @@ def command_parts(
             ):
                 globs.add(target.value)
     bases = [cwd, *[to_host(t) if os.path.isabs(t) else _resolve(t, cwd) for t in a.cd_targets if t]]
+    assigned = _assignment_sources(a)
     # The analysis knows program writes for the command as a whole: every part carries them.
     program_writes = tuple(sorted({_resolve_host(w, cwd, to_host) for w in a.write_targets if w}))
     out: list[CommandPart] = []
@@ -262,6 +263,7 @@ def command_parts(
                 writes=writes,
                 reads=reads,
                 program_writes=program_writes,
+                assigned=assigned,
                 recursive=recursive,
                 read_only=read_only,
                 why_not=why,
@@ -461,6 +463,15 @@ def _builtin_assigned(name: str, argv: Sequence[str]) -> list[str]:
 
 def _fd_dup(op: str, value: str | None) -> bool:
     return op in (">&", "<&") and value is not None and (value.isdigit() or value == "-")
+
+
+def _assignment_sources(a: CommandAnalysis) -> tuple[str, ...]:
+    """The command's assignments as written (``GIT_EXTERNAL_DIFF='rm f' git diff``: the prefix is
+    no word of the part, yet git runs its value); the whole command when there is no plan."""
+    plan = a.plan
+    if plan is None:
+        return (a.command,)
+    return tuple(x.raw for x in plan.assignments)
 
 
 def _word_reads(argv: Sequence[str]) -> list[str]:
