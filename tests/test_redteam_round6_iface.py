@@ -14,6 +14,10 @@ Classes (not examples):
   (bash's ``$PWD``) in a write target was taken for a user's home (``rm ~+/keep.txt``), and git
   subcommands that rewrite the work tree (``git checkout -- f``, ``git rm``, ``git stash``,
   ``git reset --hard``) were a known program with no writes;
+- paths after a ``cd`` in the same command: writes were resolved from the starting directory only
+  (``cd sub && rm ../keep.txt`` deleted a file under ``Edit(./keep.txt)``), reads from each ``cd``
+  target alone (not ``cd a; cd b`` = a/b), and ``cd`` through ``cdable_vars``/``CDPATH`` was taken
+  literally;
 - files named inside an operand (``dd if=secret``, ``curl -d @secret``, ``curl -F f=@secret``): the
   program reads them, no ``Read(...)`` rule saw them (the local backend printed or sent the file);
 - a command stored in an environment prefix that the program runs (``GIT_EXTERNAL_DIFF='rm x' git
@@ -158,6 +162,58 @@ async def test_git_reads_and_tilde_plus_elsewhere_still_run(ws: Path) -> None:
     assert "keep.txt" in _text(results[0]), _text(results[0])
     assert not results[1].is_error, _text(results[1])
     assert "ok" in _text(results[2]), _text(results[2])
+
+
+# --- paths after a cd in the same command ---------------------------------------------------------
+
+
+async def _bash_from_sub(ws: Path, commands: list[str], **kw: Any) -> list[ResultEnvelope]:
+    """Run ``commands`` after a ``cd sub`` (the session's cwd is then ws/sub)."""
+    results = await _bash(ws, ["cd sub", *commands], **kw)
+    assert "sub" in _text(results[0]), _text(results[0])
+    return results[1:]
+
+
+_CD_EDITS = [
+    ("root", "cd sub && rm ../keep.txt"),
+    ("root", "cd sub; echo planted > ../keep.txt"),
+    ("sub", "cd .. && rm keep.txt"),
+    ("sub", "cd ..; cp /etc/hostname keep.txt"),
+    ("sub", "d=..; cd $d && rm keep.txt"),
+    ("sub", "cd ..; cd sub; cd ..; echo planted >> keep.txt"),
+]
+
+
+@pytest.mark.parametrize(("start", "command"), _CD_EDITS)
+async def test_an_edit_deny_rule_sees_writes_after_a_cd(ws: Path, start: str, command: str) -> None:
+    (ws / "sub").mkdir()
+    (ws / "keep.txt").write_text("original\n")
+    run = _bash_from_sub if start == "sub" else _bash
+    [envelope] = await run(ws, [command], mode="bypassPermissions", deny=["Edit(./keep.txt)"])
+    assert envelope.is_error, (command, _text(envelope))
+    assert (ws / "keep.txt").read_text() == "original\n", command
+
+
+async def test_a_read_deny_rule_sees_reads_after_chained_or_indirect_cds(ws: Path) -> None:
+    (ws / "sub").mkdir()
+    (ws / "secret.txt").write_text("TOPSECRET\n")
+    commands = [
+        "cd ..; cd ..; cat ws/secret.txt",
+        "shopt -s cdable_vars; x=..; cd x >/dev/null; cat secret.txt",
+        f"CDPATH={ws.parent} cd ws >/dev/null; cat secret.txt",
+    ]
+    results = await _bash_from_sub(ws, commands, mode="bypassPermissions", deny=["Read(./secret.txt)"])
+    for command, envelope in zip(commands, results, strict=True):
+        assert envelope.is_error, (command, _text(envelope))
+        assert "TOPSECRET" not in _text(envelope), command
+
+
+async def test_writes_and_reads_after_a_cd_elsewhere_still_run(ws: Path) -> None:
+    (ws / "sub").mkdir()
+    (ws / "keep.txt").write_text("original\n")
+    commands = ["cd .. && echo fine > other.txt && cat other.txt keep.txt"]
+    [envelope] = await _bash_from_sub(ws, commands, mode="bypassPermissions", deny=["Edit(./keep.txt)"])
+    assert "fine" in _text(envelope) and "original" in _text(envelope), _text(envelope)
 
 
 # --- files named inside an operand ----------------------------------------------------------------
