@@ -226,6 +226,22 @@ def unknown_code(name: str, argv: Sequence[str]) -> str:
 
 
 _DYNAMIC_CODE = re.compile(r"[$`]")
+_STARTUP_VARIABLE = re.compile(r"(?:BASH_ENV|ENV)=(.*)", re.DOTALL)
+
+
+def startup_from_stdin(words: Sequence[str]) -> str:
+    """Why ``words`` (assignments as written, a part's argv) make a shell run start-up code no rule
+    reads ("" when they do not): ``BASH_ENV=/dev/stdin bash -c true <<< 'rm f'``."""
+    for word in words:
+        found = _STARTUP_VARIABLE.fullmatch(word)
+        if found is None:
+            continue
+        value = found.group(1).strip("'\"")
+        if _STDIN_FILES.fullmatch(value) or _DYNAMIC_CODE.search(value) or value.startswith("<("):
+            return f"{word.partition('=')[0]} makes a shell run start-up code from standard input or a run-time value"
+    return ""
+
+
 #: Programs that run shell commands read from standard input (or a file) when no command is given:
 #: schedulers run them later (``echo 'rm x' | at now``), ``su``/``script`` start a shell fed by stdin.
 _SCHEDULERS = frozenset({"at", "batch"})

@@ -46,7 +46,13 @@ from typing import Any
 import anyio
 
 from sandbox.confine import contained
-from shellrt.permissions.embedded import command_options, is_dynamic, reads_anything, unknown_code
+from shellrt.permissions.embedded import (
+    command_options,
+    is_dynamic,
+    reads_anything,
+    startup_from_stdin,
+    unknown_code,
+)
 from shellrt.permissions.interfaces import CommandPart, CommandPartsTool, PermissionDecision
 from shellrt.permissions.modes import PermissionMode
 from shellrt.permissions.rules import PermissionRule, RuleKind, git_metadata_reason, is_safe_env_name
@@ -296,7 +302,7 @@ class PermissionEngine:
             if part.name and part.argv and part.argv[0] != part.name:
                 forms.append(" ".join([part.name, *part.argv[1:]]))
             if not part.read_only:
-                forms += _embedded_commands([*part.argv, part.text])
+                forms += _embedded_commands([*part.argv, part.text, *part.assigned])
             options = command_options(part.name, part.argv)
             forms += _embedded_commands([value for _, value in options])
             hit = self.rules.content_hit(
@@ -320,7 +326,7 @@ class PermissionEngine:
                     f"{part.text!r}: {why}, so {tool_name} {rule_kind} rules cannot be checked against it; "
                     "write the program name literally"
                 )
-            code = unknown_code(part.name, part.argv)
+            code = unknown_code(part.name, part.argv) or startup_from_stdin([*part.assigned, *part.argv])
             if code and has_command_rule:
                 return None, (
                     f"{part.text!r}: {code}, so {tool_name} {rule_kind} rules cannot be checked against it; "

@@ -86,6 +86,9 @@ class CommandPart:
     read_only: bool = False
     #: Why it is not read-only (for reasons shown to people).
     why_not: str = ""
+    #: Source text of the command's assignments (``GIT_PAGER='rm f'``): a program may run such a
+    #: value as a command, so deny and ask rules search them as they search the words.
+    assigned: tuple[str, ...] = ()
     #: Set when the part would run a program the workspace itself names (a hostile
     #: repository's git drivers): no allow rule covers it.
     hazard: str = ""

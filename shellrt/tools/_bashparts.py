@@ -158,9 +158,11 @@ def command_parts(
                 and not {"glob", "flag_glob"}.isdisjoint(target.features)
             ):
                 globs.add(target.value)
-    bases = [cwd, *[to_host(t) if os.path.isabs(t) else _resolve(t, cwd) for t in a.cd_targets if t]]
+    bases = _cd_bases(cwd, a.cd_targets, to_host)
+    cd_unknown = _cd_unknown(a)
+    assigned = _assignment_sources(a)
     # The analysis knows program writes for the command as a whole: every part carries them.
-    program_writes = tuple(sorted({_resolve_host(w, cwd, to_host) for w in a.write_targets if w}))
+    program_writes = _resolve_writes([w for w in a.write_targets if w], bases, to_host, cd_unknown)
     out: list[CommandPart] = []
     for sub in a.subcommands:
         argv = tuple(sub.argv)
@@ -193,8 +195,10 @@ def command_parts(
             # untracked secret (`Read(./.env)`) must not make every `git diff` ask. What git history
             # holds is out of reach of path rules (docs/permissions.md, "What rules cannot cover").
             recursive = False
-        writes = tuple(sorted({_resolve_host(w, bases[0], to_host) if w else "" for w in writes_raw}))
+        writes = _resolve_writes(writes_raw, bases, to_host, cd_unknown)
         reads = _resolve_all(reads_raw, bases, to_host, globs)
+        if cd_unknown and any(w and not _absolute(w) for w in reads_raw):
+            reads = tuple(sorted({*reads, ""}))  # relative to a directory a `cd` chose at run time
         # First: listing a repository's changed files below must not run what it names.
         hazard = git_hazard(argv, bases[-1], hardened=a.read_only) if name == "git" and check_git else ""
         if name == "git" and check_git and not hazard and not a.read_only and git_reads_only(argv):
@@ -262,6 +266,7 @@ def command_parts(
                 writes=writes,
                 reads=reads,
                 program_writes=program_writes,
+                assigned=assigned,
                 recursive=recursive,
                 read_only=read_only,
                 why_not=why,
@@ -463,8 +468,80 @@ def _fd_dup(op: str, value: str | None) -> bool:
     return op in (">&", "<&") and value is not None and (value.isdigit() or value == "-")
 
 
+#: Most bases a command's ``cd``s may lead to before the rest counts as unknown.
+_MAX_BASES = 64
+_CD_PROGRAMS = frozenset({"cd", "pushd", "popd"})
+
+
+def _cd_bases(cwd: str, targets: Sequence[str], to_host: Callable[[str], str]) -> list[str]:
+    """Every directory the command may be in: each ``cd`` target from every directory reached
+    before it (``cd a; cd b`` is in a/b, not only in b), the last one reached last."""
+    bases = [cwd]
+    for target in targets:
+        if not target:
+            continue
+        if _absolute(target):
+            reached = [to_host(os.path.expanduser(target))]
+        else:
+            reached = [_resolve(target, base) for base in bases]
+        bases += [r for r in reached if r not in bases] or [reached[-1]]
+        if len(bases) > _MAX_BASES:
+            break
+    return bases
+
+
+def _cd_unknown(a: CommandAnalysis) -> bool:
+    """Whether a ``cd`` may lead where no word says: ``cd -`` ($OLDPWD), ``pushd +1`` (the stack),
+    a target known at run time, ``CDPATH`` (set here or inherited) or ``shopt -s cdable_vars``
+    (``x=..; cd x``), or more ``cd``s than `_cd_bases` follows."""
+    if (
+        len(a.cd_targets) > 8
+        or "CDPATH" in a.command
+        or "cdable_vars" in a.command
+        or os.environ.get("CDPATH")
+    ):
+        return True
+    for sub in a.subcommands:
+        if _name(sub) not in _CD_PROGRAMS:
+            continue
+        for word in sub.argv[1:]:
+            if word == "-" or re.fullmatch(r"[+-]\d+", word) or any(c in word for c in "$`"):
+                return True
+    return False
+
+
+def _absolute(word: str) -> bool:
+    return os.path.isabs(os.path.expanduser(word)) or word == "~+" or word.startswith("~+/")
+
+
+def _resolve_writes(
+    words: Sequence[str], bases: Sequence[str], to_host: Callable[[str], str], unknown: bool
+) -> tuple[str, ...]:
+    """Write targets from every directory the command may be in ("" = not known)."""
+    out: set[str] = set()
+    for word in words:
+        if not word:
+            out.add("")
+            continue
+        out.update(_resolve_host(word, base, to_host) for base in bases)
+        if unknown and not _absolute(word):
+            out.add("")
+    return tuple(sorted(out))
+
+
+def _assignment_sources(a: CommandAnalysis) -> tuple[str, ...]:
+    """The command's assignments as written (``GIT_EXTERNAL_DIFF='rm f' git diff``: the prefix is
+    no word of the part, yet git runs its value); the whole command when there is no plan."""
+    plan = a.plan
+    if plan is None:
+        return (a.command,)
+    return tuple(x.raw for x in plan.assignments)
+
+
 def _word_reads(argv: Sequence[str]) -> list[str]:
-    """Every word that may name a path: arguments, ``--opt=VALUE`` and ``-fVALUE`` values.
+    """Every word that may name a path: arguments, ``--opt=VALUE`` and ``-fVALUE`` values, the
+    value of a ``key=VALUE`` operand (``dd if=F``) and a file named after ``@`` or ``<`` (response
+    files ``gcc @F``, ``curl -d @F``, ``curl -F f=@F``: the program reads F).
     Over-inclusive on purpose: a pattern taken for a path can only make a call ask."""
     found: list[str] = []
     for word in argv[1:]:
@@ -477,6 +554,9 @@ def _word_reads(argv: Sequence[str]) -> list[str]:
                 found.append(word[2:])
             continue
         found.append(word)
+        if "=" in word:
+            found.append(word.split("=", 1)[1])
+    found += [w[1:] for w in found if w[:1] in ("@", "<")]
     return [w for w in found if w]
 
 
