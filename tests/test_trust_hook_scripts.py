@@ -100,6 +100,7 @@ def _log(log: Path) -> list[str]:
         '"$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh',
         "${CLAUDE_PROJECT_DIR}/.claude/hooks/x.sh --flag",
         "sh -c './.claude/hooks/x.sh'",
+        'bash "$CLAUDE_PROJECT_DIR/.claude/hooks/x.sh"',
     ],
 )
 async def test_a_changed_hook_script_untrusts_the_workspace(
@@ -107,7 +108,7 @@ async def test_a_changed_hook_script_untrusts_the_workspace(
 ) -> None:
     repo, log = _repo(tmp_path, command, {".claude/hooks/x.sh": "v1"})
     shown = _trust(repo, env)
-    assert ".claude/hooks/x.sh" in shown, shown
+    assert "hook file .claude/hooks/x.sh (recorded)" in shown and "untrackable" not in shown, shown
     assert _hooks_obeyed(repo)[0]
     await _run(repo, "true")
     assert _log(log) == ["v1"]

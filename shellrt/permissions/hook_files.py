@@ -173,19 +173,20 @@ def _command_paths(command: str, root: Path) -> tuple[list[str], str | None]:
     if plan.substitutions:
         return [], "uses a command substitution"
     found: list[str] = []
+    resolved: set[str] = set()  # words resolved once (a wrapper's operand is planned again, unread)
     for part in plan.commands:
-        why = _part_paths(part, root, found)
+        why = _part_paths(part, root, found, resolved)
         if why is not None:
             return found, why
     for redirect in plan.redirects:
         if redirect.op.startswith("<") and redirect.target is not None and redirect.kind == "file":
-            why = _word_paths(redirect.target, root, found)
+            why = _word_paths(redirect.target, root, found, resolved)
             if why is not None:
                 return found, why
     return found, None
 
 
-def _part_paths(part: PlanCommand, root: Path, found: list[str]) -> str | None:
+def _part_paths(part: PlanCommand, root: Path, found: list[str], resolved: set[str]) -> str | None:
     if not part.argv:
         return None
     name = part.argv[0].value
@@ -209,15 +210,21 @@ def _part_paths(part: PlanCommand, root: Path, found: list[str]) -> str | None:
             from shellrt.analysis.models import Word
 
             word = Word(option_value, option_value, frozenset())
-        why = _word_paths(word, root, found, dirs=program in _RUNS_DIRECTORIES or word is part.argv[0])
+        why = _word_paths(
+            word, root, found, resolved, dirs=program in _RUNS_DIRECTORIES or word is part.argv[0]
+        )
         if why is not None:
             return why
     return None
 
 
-def _word_paths(word: Word, root: Path, found: list[str], *, dirs: bool = True) -> str | None:
+def _word_paths(
+    word: Word, root: Path, found: list[str], resolved: set[str], *, dirs: bool = True
+) -> str | None:
     """Add the workspace path ``word`` names (if any) to ``found``; say why it cannot be resolved."""
     value = word.value
+    if value is None and word.raw in resolved:
+        return None  # the same source text, already resolved where the planner could read it
     if value is not None and ({"glob", "flag_glob", "brace", "brace_char"} & word.features):
         return f"{word.raw!r} expands to files chosen at run time"
     if value is not None and "tilde" in word.features:
@@ -226,6 +233,7 @@ def _word_paths(word: Word, root: Path, found: list[str], *, dirs: bool = True) 
         value = _with_project_dir(word, root)
         if value is None:
             return f"{word.raw!r} cannot be resolved (a variable other than $CLAUDE_PROJECT_DIR)"
+        resolved.add(word.raw)
     if not value:
         return None
     rel = _inside(root, value)

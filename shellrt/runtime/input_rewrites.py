@@ -70,8 +70,9 @@ async def authorize_rewrites(
                 _refusal(reason, chain, f"{who} rewrote the input: invalid"), tool_input, backfilled
             )
         new_input, new_backfilled = prepared
-        if new_input.model_dump(mode="json") == tool_input.model_dump(mode="json"):
-            break  # the answer repeated the input it allowed: no rewrite
+        given = new_input.model_dump(mode="json")
+        if given in (tool_input.model_dump(mode="json"), backfilled.model_dump(mode="json")):
+            break  # the answer repeated the input it allowed (as written or as it was shown): no rewrite
         by.append(who)
         chain.append(f"input rewritten by the {who}: {new_backfilled.model_dump(mode='json')}")
         if len(by) > MAX_REWRITES:
