@@ -62,8 +62,9 @@ _LOOKALIKES = str.maketrans(
         "\u2046": "]",
     }
 )
-#: ASCII controls (a blank, a NUL or an escape between the letters is not seen by a reader).
-_CONTROLS = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
+#: ASCII controls (a tab, a NUL or a bell between the letters is not seen by a reader).
+_CONTROL_BYTES = bytes(range(0x20)) + b"\x7f"
+_OPENING_BYTES = tuple(o.encode("ascii") for o in _OPENINGS)
 #: Characters dropped before judging a line: invisible (format), combining marks, controls.
 _DROPPED = frozenset({"Cf", "Mn", "Me", "Cc", "Zs", "Zl", "Zp"})
 #: How much of a line's start is judged (a note's opening is short; bounded work per line).
@@ -96,19 +97,39 @@ def reads_as_note(line: str) -> bool:
     head = line[:_JUDGED_CHARS]
     if "\x1b" in head:
         head = _ANSI.sub("", head)
-    if not head.isascii():
-        head = unicodedata.normalize("NFKC", head).casefold().translate(_LOOKALIKES)
-        head = "".join(c for c in head if unicodedata.category(c) not in _DROPPED)
-    else:
-        head = _CONTROLS.sub("", head).lstrip(" ").lower()
+    if head.isascii():
+        return (
+            head.encode("ascii")
+            .translate(None, _CONTROL_BYTES)
+            .lstrip(b" ")
+            .lower()
+            .startswith(_OPENING_BYTES)
+        )
+    if not _may_open(head):
+        return False
+    head = unicodedata.normalize("NFKC", head).casefold().translate(_LOOKALIKES)
+    head = "".join(c for c in head if unicodedata.category(c) not in _DROPPED)
     return head.startswith(_OPENINGS)
+
+
+def _may_open(head: str) -> bool:
+    """Whether the first visible character of ``head`` can begin a note (cheap: most lines cannot)."""
+    for c in head:
+        if c.isascii():
+            if " " < c < "\x7f":
+                return c in "[sS"
+        elif unicodedata.category(c) not in _DROPPED:
+            return unicodedata.normalize("NFKC", c).casefold().translate(_LOOKALIKES)[:1] in ("[", "s")
+    return False
 
 
 def neutralize_output(text: str) -> tuple[str, int]:
     """``text`` (command output) with `OUTPUT_MARK` before each line that reads as a note; and how many."""
-    if text.isascii() and _CONTROLS.search(text) is None:
-        folded = text.lower()
-        if "shellrt" not in folded and "[output" not in folded:
+    probe = _ANSI.sub("", text) if "\x1b" in text else text
+    if probe.isascii():
+        # What `reads_as_note` judges of ASCII lines: the letters without escapes and controls.
+        folded = probe.encode("ascii").translate(None, _CONTROL_BYTES).lower()
+        if b"shellrt" not in folded and b"[output" not in folded:
             return text, 0  # the usual case: nothing to judge line by line
     lines = text.splitlines(keepends=True)
     count = 0
