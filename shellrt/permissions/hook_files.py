@@ -11,7 +11,8 @@ Resolution parses the command (never regexes over it). A command that cannot be
 resolved to a fixed set of files (a variable other than the project directory, a
 glob, a command substitution, ``cd``, ``python -m``) is *untrackable*: then the
 conventional hook directories (`WATCHED_HOOK_DIRS`) are watched as a whole, so any
-change there needs trust again. A tracked path that leads out of the workspace
+change there needs trust again; so is such a directory that holds a tracked file (what
+the script sources or imports beside it runs too). A tracked path that leads out of the workspace
 through a symlink is never trusted.
 """
 
@@ -124,7 +125,10 @@ def hook_files(workspace: Path, commands: Sequence[str]) -> HookFiles:
         if why is not None:
             untrackable.append(f"{command} ({why})")
     files = {rel: _digest(root, rel) for rel in sorted(paths)}
-    dirs = {rel: _digest(root, rel) for rel in WATCHED_HOOK_DIRS} if untrackable else {}
+    # A hooks directory holding a hook file is watched whole: what that script sources or
+    # imports beside it (``. ./lib.sh``) is code the hook runs too.
+    watched = [d for d in WATCHED_HOOK_DIRS if untrackable or any(rel.startswith(d + "/") for rel in files)]
+    dirs = {rel: _digest(root, rel) for rel in watched}
     return HookFiles(files, dirs, tuple(untrackable))
 
 
