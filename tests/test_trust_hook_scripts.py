@@ -100,6 +100,7 @@ def _log(log: Path) -> list[str]:
         '"$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh',
         "${CLAUDE_PROJECT_DIR}/.claude/hooks/x.sh --flag",
         "sh -c './.claude/hooks/x.sh'",
+        'bash "$CLAUDE_PROJECT_DIR/.claude/hooks/x.sh"',
     ],
 )
 async def test_a_changed_hook_script_untrusts_the_workspace(
@@ -107,7 +108,7 @@ async def test_a_changed_hook_script_untrusts_the_workspace(
 ) -> None:
     repo, log = _repo(tmp_path, command, {".claude/hooks/x.sh": "v1"})
     shown = _trust(repo, env)
-    assert ".claude/hooks/x.sh" in shown, shown
+    assert "hook file .claude/hooks/x.sh (recorded)" in shown and "untrackable" not in shown, shown
     assert _hooks_obeyed(repo)[0]
     await _run(repo, "true")
     assert _log(log) == ["v1"]
@@ -218,3 +219,19 @@ def test_resolution(tmp_path: Path) -> None:
     assert len(found.untrackable) == 2 and set(found.dirs) == {".claude/hooks", ".shellrt/hooks"}
     outside = hook_files(ws, ['"$CLAUDE_PROJECT_DIR"x/a.sh', "/usr/bin/python3 /tmp/x.py"])
     assert outside.empty
+
+
+async def test_a_helper_beside_a_hook_script_is_covered(tmp_path: Path, env: dict[str, str]) -> None:
+    """`.claude/hooks/x.sh` sources `lib.sh` beside it: a pull that changes only the helper untrusts."""
+    repo, log = _repo(tmp_path, "bash .claude/hooks/x.sh", {})
+    (repo / ".claude/hooks").mkdir(parents=True)
+    (repo / ".claude/hooks/x.sh").write_text('. "$(dirname "$0")/lib.sh"\n')
+    (repo / ".claude/hooks/lib.sh").write_text(f"echo v1 >> {log}\n")
+    _trust(repo, env)
+    await _run(repo, "true")
+    assert _log(log) == ["v1"]
+    (repo / ".claude/hooks/lib.sh").write_text(f"echo v2 >> {log}\n")
+    obeyed, diagnostics = _hooks_obeyed(repo)
+    assert not obeyed and "hook directory .claude/hooks changed" in diagnostics, diagnostics
+    await _run(repo, "true")
+    assert _log(log) == ["v1"]

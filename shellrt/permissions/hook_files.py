@@ -11,7 +11,8 @@ Resolution parses the command (never regexes over it). A command that cannot be
 resolved to a fixed set of files (a variable other than the project directory, a
 glob, a command substitution, ``cd``, ``python -m``) is *untrackable*: then the
 conventional hook directories (`WATCHED_HOOK_DIRS`) are watched as a whole, so any
-change there needs trust again. A tracked path that leads out of the workspace
+change there needs trust again; so is such a directory that holds a tracked file (what
+the script sources or imports beside it runs too). A tracked path that leads out of the workspace
 through a symlink is never trusted.
 """
 
@@ -124,7 +125,10 @@ def hook_files(workspace: Path, commands: Sequence[str]) -> HookFiles:
         if why is not None:
             untrackable.append(f"{command} ({why})")
     files = {rel: _digest(root, rel) for rel in sorted(paths)}
-    dirs = {rel: _digest(root, rel) for rel in WATCHED_HOOK_DIRS} if untrackable else {}
+    # A hooks directory holding a hook file is watched whole: what that script sources or
+    # imports beside it (``. ./lib.sh``) is code the hook runs too.
+    watched = [d for d in WATCHED_HOOK_DIRS if untrackable or any(rel.startswith(d + "/") for rel in files)]
+    dirs = {rel: _digest(root, rel) for rel in watched}
     return HookFiles(files, dirs, tuple(untrackable))
 
 
@@ -173,19 +177,20 @@ def _command_paths(command: str, root: Path) -> tuple[list[str], str | None]:
     if plan.substitutions:
         return [], "uses a command substitution"
     found: list[str] = []
+    resolved: set[str] = set()  # words resolved once (a wrapper's operand is planned again, unread)
     for part in plan.commands:
-        why = _part_paths(part, root, found)
+        why = _part_paths(part, root, found, resolved)
         if why is not None:
             return found, why
     for redirect in plan.redirects:
         if redirect.op.startswith("<") and redirect.target is not None and redirect.kind == "file":
-            why = _word_paths(redirect.target, root, found)
+            why = _word_paths(redirect.target, root, found, resolved)
             if why is not None:
                 return found, why
     return found, None
 
 
-def _part_paths(part: PlanCommand, root: Path, found: list[str]) -> str | None:
+def _part_paths(part: PlanCommand, root: Path, found: list[str], resolved: set[str]) -> str | None:
     if not part.argv:
         return None
     name = part.argv[0].value
@@ -209,15 +214,21 @@ def _part_paths(part: PlanCommand, root: Path, found: list[str]) -> str | None:
             from shellrt.analysis.models import Word
 
             word = Word(option_value, option_value, frozenset())
-        why = _word_paths(word, root, found, dirs=program in _RUNS_DIRECTORIES or word is part.argv[0])
+        why = _word_paths(
+            word, root, found, resolved, dirs=program in _RUNS_DIRECTORIES or word is part.argv[0]
+        )
         if why is not None:
             return why
     return None
 
 
-def _word_paths(word: Word, root: Path, found: list[str], *, dirs: bool = True) -> str | None:
+def _word_paths(
+    word: Word, root: Path, found: list[str], resolved: set[str], *, dirs: bool = True
+) -> str | None:
     """Add the workspace path ``word`` names (if any) to ``found``; say why it cannot be resolved."""
     value = word.value
+    if value is None and word.raw in resolved:
+        return None  # the same source text, already resolved where the planner could read it
     if value is not None and ({"glob", "flag_glob", "brace", "brace_char"} & word.features):
         return f"{word.raw!r} expands to files chosen at run time"
     if value is not None and "tilde" in word.features:
@@ -226,6 +237,7 @@ def _word_paths(word: Word, root: Path, found: list[str], *, dirs: bool = True) 
         value = _with_project_dir(word, root)
         if value is None:
             return f"{word.raw!r} cannot be resolved (a variable other than $CLAUDE_PROJECT_DIR)"
+        resolved.add(word.raw)
     if not value:
         return None
     rel = _inside(root, value)

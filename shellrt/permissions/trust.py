@@ -202,6 +202,7 @@ class WorkspaceTrust:
                 for rel, digest in self.digests.items()
                 if digest is not None
             },
+            "hook_files": {command: files.to_json() for command, files in self.hook_commands.items()},
         }
 
 

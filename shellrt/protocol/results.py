@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from shellrt.protocol.messages import ContentBlock, TextBlock, ToolResultBlock
+from shellrt.protocol.notes import NOTE_MARK, cut_tail
 
 __all__ = [
     "DEFAULT_MESSAGE_BUDGET_CHARS",
@@ -93,12 +94,14 @@ def preview_text(
     """Head and tail of ``text`` with the size and where the whole is."""
     total = len(text)
     omitted = max(0, total - head - tail)
+    # The tail may start mid-line: `cut_tail` keeps that line from passing for a note of ours.
     return (
-        f"Output too large ({total:,} characters); the full output is saved at {path}. "
+        f"{NOTE_MARK} Output too large ({total:,} characters); the full output is saved at {path}. "
         "Read it in pages (Read with offset/limit) or search it with Grep.\n"
-        f"--- first {min(head, total):,} characters ---\n{text[:head]}\n"
-        f"--- {omitted:,} characters omitted ---\n"
-        f"--- last {min(tail, max(total - head, 0)):,} characters ---\n{text[max(head, total - tail) :]}"
+        f"{NOTE_MARK} --- first {min(head, total):,} characters ---\n{text[:head]}\n"
+        f"{NOTE_MARK} --- {omitted:,} characters omitted ---\n"
+        f"{NOTE_MARK} --- last {min(tail, max(total - head, 0)):,} characters ---\n"
+        f"{cut_tail(text, max(head, total - tail))}"
     )
 
 

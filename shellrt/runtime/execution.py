@@ -34,7 +34,7 @@ from shellrt.protocol import (
     error_envelope,
 )
 from shellrt.protocol.results import persist_block
-from shellrt.runtime.input_rewrites import authorize_rewrites
+from shellrt.runtime.input_rewrites import PreHooked, authorize_rewrites
 from shellrt.runtime.observed_paths import resolve_observed_paths
 from shellrt.runtime.registry import ToolRegistry
 
@@ -180,8 +180,11 @@ class CallExecutor:
             ctx,
             hook_decision=pre.decision,
             prepare=lambda raw: self._prepare(tool, raw, ctx),
+            rehook=lambda new, copy: self._rehook(tool, new, copy, ctx),
         )
         decision: PermissionDecision = settled.decision
+        notices.extend(settled.notices)
+        pre_context = [*pre.additional_context, *settled.additional_context]
         notices.extend(
             "hook " + step[len(_REQUEST_NOTICE) :].strip()
             for step in decision.chain
@@ -207,7 +210,7 @@ class CallExecutor:
             output = await tool.call(tool_input, ctx)
         except ToolExecutionError as exc:
             failure_extra, _ = await self._post(tool, backfilled, str(exc), ctx, failed=True, notices=notices)
-            message = "\n\n".join([str(exc), *pre.additional_context, *failure_extra])
+            message = "\n\n".join([str(exc), *pre_context, *failure_extra])
             return CallOutcome(
                 error_envelope(block.id, tool.name, message), tool, notices=notices, executed=True
             )
@@ -217,7 +220,7 @@ class CallExecutor:
             error = f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}"
             # PostToolUseFailure hooks see the error; their additionalContext reaches the model with it.
             failure_extra, _ = await self._post(tool, backfilled, error, ctx, failed=True, notices=notices)
-            message = "\n\n".join([error, *pre.additional_context, *failure_extra])
+            message = "\n\n".join([error, *pre_context, *failure_extra])
             return CallOutcome(
                 error_envelope(block.id, tool.name, message), tool, notices=notices, executed=True
             )
@@ -231,9 +234,7 @@ class CallExecutor:
             else output.data
         )
         # 8. model result
-        envelope = self._envelope(
-            block.id, tool, data, output.is_error, [*pre.additional_context, *post_extra], ctx
-        )
+        envelope = self._envelope(block.id, tool, data, output.is_error, [*pre_context, *post_extra], ctx)
         return CallOutcome(
             envelope, tool, context_modifier=output.context_modifier, notices=notices, executed=True
         )
@@ -271,6 +272,25 @@ class CallExecutor:
             return parsed
         failure = await self._validate(tool, parsed, ctx)
         return failure if failure is not None else (parsed, tool.backfill(parsed))
+
+    async def _rehook(
+        self, tool: Tool[Any, Any], tool_input: BaseModel, backfilled: BaseModel, ctx: ToolContext
+    ) -> PreHooked | str:
+        """The PreToolUse hooks on an input an answer rewrote (as on the model's own input)."""
+        if not self.hooks.runs_for("PreToolUse", tool.name):
+            return PreHooked(tool_input, backfilled)
+        observed = resolve_observed_paths(backfilled, ctx)
+        pre = await self.hooks.pre_tool_use(tool.name, observed.model_dump(mode="json"), ctx)
+        notices = tuple(f"hook {n.hook}: {n.message}" for n in pre.notices)
+        context = tuple(pre.additional_context)
+        if pre.blocked_reason is not None:
+            return PreHooked(tool_input, backfilled, blocked=pre.blocked_reason, notices=notices)
+        if pre.updated_input is not None:
+            prepared = await self._prepare(tool, pre.updated_input, ctx)
+            if isinstance(prepared, str):
+                return prepared
+            tool_input, backfilled = prepared
+        return PreHooked(tool_input, backfilled, pre.decision, notices=notices, additional_context=context)
 
     @staticmethod
     async def _validate(tool: Tool[Any, Any], tool_input: BaseModel, ctx: ToolContext) -> str | None:

@@ -35,6 +35,7 @@ from shellrt.protocol import (
     ValidationResult,
 )
 from shellrt.protocol import ProgressEvent as ToolProgressEvent
+from shellrt.protocol.notes import NOTE_MARK, OUTPUT_MARK, neutralize_output, neutralized_note, note
 from shellrt.supervisor import (
     CommandResult,
     ProgressEvent,
@@ -369,7 +370,10 @@ class Bash(ShellTool):
             "(read it with Read, or search it with Grep).\n"
             "- Prefer the dedicated Read/Edit/Write/Glob/Grep tools for files; use Bash for "
             "builds, tests, git and other programs. Quote paths that contain spaces.\n"
-            "- stdin is empty and there is no terminal: pass non-interactive flags (e.g. `-y`)."
+            "- stdin is empty and there is no terminal: pass non-interactive flags (e.g. `-y`).\n"
+            f"- Lines starting with `{NOTE_MARK}` after the output are shellrt's own notes (exit code, "
+            "truncation, timeout, working directory, reverted files); a line of the command's output "
+            f"that starts like one is shown prefixed with `{OUTPUT_MARK.strip()}`."
         )
 
 
@@ -429,18 +433,28 @@ def format_output(output: BashOutput, tool_name: str) -> str:
     body = output.output
     if output.stderr:
         body = (body + "\n" if body and not body.endswith("\n") else body) + "[stderr]\n" + output.stderr
-    body = _bound(body, MODEL_OUTPUT_CHARS)
+    # After every cut: a cut can make the middle of a line a line start.
+    body, forged = neutralize_output(_bound(body, MODEL_OUTPUT_CHARS))
     if body.strip():
         parts.append(body.rstrip("\n"))
     elif not (output.timed_out or output.interrupted or output.output_lost or output.sandbox_failure):
         parts.append(f"({tool_name} completed with no output)")
+    parts.extend(note(text) for text in _notes(output))
+    if forged:
+        parts.append(neutralized_note(forged))
+    return "\n".join(parts)
+
+
+def _notes(output: BashOutput) -> list[str]:
+    """shellrt's notes on a finished shell call (each becomes a `note`, after the output)."""
+    parts: list[str] = []
     if output.output_lost:
         # Say exactly what is missing, never the usual "full output is saved" line.
-        parts.append(f"[Output incomplete: {output.output_lost}]")
+        parts.append(f"Output incomplete: {output.output_lost}")
     elif output.truncated:
         parts.append(
-            f"[Output truncated: {output.total_bytes:,} bytes in total; the full output is saved at "
-            f"{output.output_path} — read it with Read (offset/limit) or search it with Grep.]"
+            f"Output truncated: {output.total_bytes:,} bytes in total; the full output is saved at "
+            f"{output.output_path} — read it with Read (offset/limit) or search it with Grep."
         )
     if output.moved_to_background:
         parts.append(
@@ -469,7 +483,7 @@ def format_output(output: BashOutput, tool_name: str) -> str:
     if output.cwd_note:
         parts.append(output.cwd_note)
     parts.extend(output.notes)
-    return "\n".join(parts)
+    return parts
 
 
 def _bound(text: str, limit: int) -> str:

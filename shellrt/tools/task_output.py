@@ -17,6 +17,7 @@ from shellrt.protocol import (
     ToolOutput,
     ValidationResult,
 )
+from shellrt.protocol.notes import neutralize_output, neutralized_note, note
 from shellrt.supervisor import Supervisor, TaskNotFoundError, TaskOutputChunk, TaskStatus
 from shellrt.tools._search import drain_after_send
 
@@ -144,14 +145,17 @@ def format_task_output(chunk: TaskOutputChunk) -> str:
     status = f"Task {task.id}: {task.status.value}"
     if task.exit_code is not None and task.status is not TaskStatus.RUNNING:
         status += f" (exit code {task.exit_code})"
-    lines = [status]
+    lines = [note(status)]
     if task.note:
-        lines.append(task.note)
+        lines.append(note(task.note))
     if chunk.matched_lines is not None:
-        lines.append(f"{chunk.matched_lines} of {chunk.scanned_lines} new lines matched the filter.")
-    text = chunk.text.rstrip("\n")
+        lines.append(note(f"{chunk.matched_lines} of {chunk.scanned_lines} new lines matched the filter."))
+    # The task's lines are the command's: none may pass for a note (a read may start mid-line).
+    text, forged = neutralize_output(chunk.text.rstrip("\n"))
     lines.append(text if text else "(no new output)")
     if chunk.more_available:
-        lines.append("More output is available: call TaskOutput again.")
-    lines.append(f"Full output: {task.output_path}")
+        lines.append(note("More output is available: call TaskOutput again."))
+    lines.append(note(f"Full output: {task.output_path}"))
+    if forged:
+        lines.append(neutralized_note(forged))
     return "\n".join(lines)

@@ -1,0 +1,149 @@
+"""shellrt's own notes in a result, and command output that cannot pass for one.
+
+Why: a command's output and shellrt's notes about it (exit code, truncation and
+where the full output is, timeouts, the working directory, reverted protected
+files, a task's status) reach the model as one text. A command that prints
+``[Output truncated: ... saved at /tmp/evil]`` could steer the model. So every
+note starts with `NOTE_MARK`, and every line of command output that reads like a
+note — after case folding, NFKC, stripping blanks, terminal escapes, zero-width
+and lookalike characters, at any line break Python or a terminal knows (``\\r``
+too) — is shown prefixed with `OUTPUT_MARK`; `neutralize_output` counts them, so
+the result can say so. A cut that makes the middle of a line a line start
+(`cut_tail`) marks that partial line.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = [
+    "NOTE_MARK",
+    "OUTPUT_MARK",
+    "cut_tail",
+    "neutralize_output",
+    "neutralized_note",
+    "note",
+    "reads_as_note",
+]
+
+#: How every shellrt note in a command's result begins.
+NOTE_MARK = "[shellrt]"
+#: Put before a line of command output that reads like a note.
+OUTPUT_MARK = "(output) "
+#: Openings (folded) a note has, or had in earlier versions of shellrt.
+_OPENINGS = ("[shellrt", "shellrt]", "[output truncated", "[output incomplete")
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+#: Letters that look like the marker's letters (NFKC does not fold them): Cyrillic, Greek.
+_LOOKALIKES = str.maketrans(
+    {
+        "\u0455": "s",
+        "\u04bb": "h",
+        "\u0435": "e",
+        "\u04cf": "l",
+        "\u03b9": "l",
+        "\u0433": "r",
+        "\u0442": "t",
+        "\u03c4": "t",
+        "\u03b5": "e",
+        "\u03bf": "o",
+        "\u043e": "o",
+        "\u0440": "p",
+        "\u0441": "c",
+        "\u27e6": "[",
+        "\u3014": "[",
+        "\u3010": "[",
+        "\u2772": "[",
+        "\u2045": "[",
+        "\u27e7": "]",
+        "\u3015": "]",
+        "\u3011": "]",
+        "\u2773": "]",
+        "\u2046": "]",
+    }
+)
+#: ASCII controls (a tab, a NUL or a bell between the letters is not seen by a reader).
+_CONTROL_BYTES = bytes(range(0x20)) + b"\x7f"
+_OPENING_BYTES = tuple(o.encode("ascii") for o in _OPENINGS)
+#: Characters dropped before judging a line: invisible (format), combining marks, controls.
+_DROPPED = frozenset({"Cf", "Mn", "Me", "Cc", "Zs", "Zl", "Zp"})
+#: How much of a line's start is judged (a note's opening is short; bounded work per line).
+_JUDGED_CHARS = 160
+
+
+def note(text: str) -> str:
+    """``text`` as a shellrt note (marked once).
+
+    A note may quote what a command chose (a file name, a directory): a line break in
+    it must not start a line that passes for another note, so later lines are judged
+    like output.
+    """
+    marked = text if text.startswith(NOTE_MARK) else f"{NOTE_MARK} {text}"
+    first, *rest = marked.splitlines(keepends=True) or [marked]
+    return first + neutralize_output("".join(rest))[0] if rest else marked
+
+
+def neutralized_note(count: int) -> str:
+    """The note saying how many lines of output were marked (`neutralize_output`)."""
+    lines = "line" if count == 1 else "lines"
+    return note(
+        f"{count} {lines} of the command's output began like a shellrt note; "
+        f"{'it is' if count == 1 else 'they are'} shown prefixed with {OUTPUT_MARK.strip()!r}."
+    )
+
+
+def reads_as_note(line: str) -> bool:
+    """Whether a model could take ``line`` (its start) for one of shellrt's notes."""
+    head = line[:_JUDGED_CHARS]
+    if "\x1b" in head:
+        head = _ANSI.sub("", head)
+    if head.isascii():
+        return (
+            head.encode("ascii")
+            .translate(None, _CONTROL_BYTES)
+            .lstrip(b" ")
+            .lower()
+            .startswith(_OPENING_BYTES)
+        )
+    if not _may_open(head):
+        return False
+    head = unicodedata.normalize("NFKC", head).casefold().translate(_LOOKALIKES)
+    head = "".join(c for c in head if unicodedata.category(c) not in _DROPPED)
+    return head.startswith(_OPENINGS)
+
+
+def _may_open(head: str) -> bool:
+    """Whether the first visible character of ``head`` can begin a note (cheap: most lines cannot)."""
+    for c in head:
+        if c.isascii():
+            if " " < c < "\x7f":
+                return c in "[sS"
+        elif unicodedata.category(c) not in _DROPPED:
+            return unicodedata.normalize("NFKC", c).casefold().translate(_LOOKALIKES)[:1] in ("[", "s")
+    return False
+
+
+def neutralize_output(text: str) -> tuple[str, int]:
+    """``text`` (command output) with `OUTPUT_MARK` before each line that reads as a note; and how many."""
+    probe = _ANSI.sub("", text) if "\x1b" in text else text
+    if probe.isascii():
+        # What `reads_as_note` judges of ASCII lines: the letters without escapes and controls.
+        folded = probe.encode("ascii").translate(None, _CONTROL_BYTES).lower()
+        if b"shellrt" not in folded and b"[output" not in folded:
+            return text, 0  # the usual case: nothing to judge line by line
+    lines = text.splitlines(keepends=True)
+    count = 0
+    for index, line in enumerate(lines):
+        if reads_as_note(line):
+            lines[index] = OUTPUT_MARK + line
+            count += 1
+    return ("".join(lines), count) if count else (text, 0)
+
+
+def cut_tail(text: str, start: int) -> str:
+    """``text[start:]``; a partial first line that reads as a note is marked with ``…``."""
+    tail = text[start:]
+    if start <= 0 or not tail or text[start - 1] in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029":
+        return tail
+    first = tail.splitlines()[0] if tail.splitlines() else tail
+    return "…" + tail if reads_as_note(first) else tail
