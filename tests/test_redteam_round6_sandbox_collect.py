@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
 
 from shellrt.batch import Task, run
@@ -49,3 +50,20 @@ async def test_collection_within_the_bound_is_whole(tmp_path: Path) -> None:
     [result] = [r async for r in run([task], artifacts_dir=tmp_path / "art")]
     assert result.status == "ok" and result.files == ["out/a"], result
     assert (tmp_path / "art/ok/files/out/a").stat().st_size == 1 << 20
+
+
+async def test_collection_never_walks_through_a_symlinked_directory(tmp_path: Path) -> None:
+    """``out -> /usr`` with ``out/**``: ``Path.glob`` walked the host's /usr (37 s here; ``/``: the
+    whole host, every name held in memory) for files it then refused to copy."""
+    task = Task.model_validate(
+        {
+            "id": "walk",
+            "commands": [
+                "ln -s /usr out && mkdir -p real/sub && echo x > real/sub/a.txt && ln -s /usr real/up"
+            ],
+            "collect": {"files": ["out/**", "*/**", "real/**/*.txt"]},
+        }
+    )
+    with anyio.fail_after(20):
+        [result] = [r async for r in run([task], artifacts_dir=tmp_path / "art")]
+    assert result.status == "ok" and result.files == ["real/sub/a.txt"], result

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import anyio
@@ -176,3 +177,47 @@ def test_a_fifo_in_place_of_the_git_config_is_reverted(tmp_path: Path) -> None:
     result = anyio.run(main)
     assert result.exit_code == 0, result
     assert (ws / ".git/config").is_file() and (ws / ".git/config").read_text() == original, result.notes
+
+
+def test_many_planted_files_neither_stall_the_event_loop_nor_flood_the_notes(tmp_path: Path) -> None:
+    """20,000 files under a new ``.claude/x`` held the event loop (every session of the process)
+    for 15 s: the check ran inline because the previous one had been fast, and returned one note
+    per file. A scan below a new directory now runs in a worker thread; notes stop at 20."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    worst = 0.0
+
+    async def main() -> CommandResult:
+        nonlocal worst
+        backend = create_backend(BwrapConfig(), SandboxPolicy(workspace=ws))
+        await backend.start()
+        done = anyio.Event()
+
+        async def ticker() -> None:
+            nonlocal worst
+            last = time.monotonic()
+            while not done.is_set():
+                await anyio.sleep(0.01)
+                now = time.monotonic()
+                worst, last = max(worst, now - last - 0.01), now
+
+        try:
+            async with (
+                Supervisor(backend, session_dir=tmp_path / "session") as sup,
+                anyio.create_task_group() as tg,
+            ):
+                await sup.run("true", timeout_s=60)
+                tg.start_soon(ticker)
+                result = await sup.run(
+                    "mkdir -p .claude/x && cd .claude/x && seq 1 6000 | xargs touch", timeout_s=300
+                )
+                done.set()
+        finally:
+            await backend.close()
+        return result
+
+    result = anyio.run(main)
+    assert not any((ws / ".claude/x").iterdir()), "every planted file is reverted"
+    assert len(result.notes) <= 21 and "more reverted" in result.notes[-1], result.notes[-1:]
+    assert worst < 1.5, f"the event loop stalled for {worst:.1f} s"

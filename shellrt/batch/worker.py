@@ -17,11 +17,14 @@ task (see `shellrt.batch.pool`); the result says so (``container``,
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import logging
 import os
 import shutil
 import socket
+import stat
 import time
+from collections.abc import Iterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -416,6 +419,49 @@ def _copy_bounded(source: int, target: Path, budget: int) -> int:
     return copied
 
 
+#: At most this many files are collected (a listing holds every name in memory).
+_MAX_COLLECT_NAMES = 1_000_000
+
+
+def _expand(root: Path, rel: str, parts: list[str]) -> Iterator[str]:
+    """Workspace-relative paths matching the pattern ``parts`` below ``rel``, as `Path.glob`
+    matches them, but never through a symlink: ``Path.glob`` descended a symlinked directory,
+    and ``out -> /`` with ``out/**`` walked the host's whole file system (names the command
+    chose, listed on the host, as the caller)."""
+    if not parts:
+        yield rel
+        return
+    part, rest = parts[0], parts[1:]
+    here = os.path.join(root, rel) if rel else str(root)
+    if part in ("", "."):
+        yield from _expand(root, rel, rest)
+    elif part == "**":
+        yield from _expand(root, rel, rest)
+        for name, is_dir in _entries(here):
+            if is_dir:
+                yield from _expand(root, os.path.join(rel, name), parts)
+    elif any(c in part for c in "*?["):
+        for name, is_dir in _entries(here):
+            if fnmatch.fnmatchcase(name, part) and (is_dir or not rest):
+                yield from _expand(root, os.path.join(rel, name), rest)
+    else:
+        try:
+            st = os.lstat(os.path.join(here, part))
+        except OSError:
+            return
+        if not rest or stat.S_ISDIR(st.st_mode):  # a symlink is never descended
+            yield from _expand(root, os.path.join(rel, part), rest)
+
+
+def _entries(directory: str) -> list[tuple[str, bool]]:
+    """(name, is a real directory) of each entry; empty when it cannot be listed."""
+    try:
+        with os.scandir(directory) as it:
+            return [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+    except OSError:
+        return []
+
+
 def _copy_matches(root: Path, patterns: tuple[str, ...], dest: Path, max_bytes: int) -> list[str]:
     """Copy regular files matching ``patterns`` (paths or globs) from ``root``; never through a link.
 
@@ -427,12 +473,17 @@ def _copy_matches(root: Path, patterns: tuple[str, ...], dest: Path, max_bytes: 
     """
     names: set[str] = set()
     for pattern in patterns:
-        for match in root.glob(pattern):
+        for rel in _expand(root, "", pattern.split("/")):
+            match = root / rel
             if match.is_dir() and not match.is_symlink():
                 for top, _dirs, files in os.walk(match):
                     names.update(os.path.relpath(os.path.join(top, f), root) for f in files)
             else:
-                names.add(os.path.relpath(match, root))
+                names.add(rel)
+            if len(names) > _MAX_COLLECT_NAMES:
+                raise CollectTooLargeError(
+                    f"collect.files matches more than {_MAX_COLLECT_NAMES:,} files; narrow the patterns"
+                )
     copied: list[str] = []
     budget = max_bytes
     root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

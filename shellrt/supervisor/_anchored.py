@@ -91,25 +91,41 @@ def move_out(dir_fd: int, name: str, target: Path) -> str:
     if stat.S_ISDIR(st.st_mode):
         shutil.rmtree(name, dir_fd=dir_fd)
         return "removed (a directory on another file system than the quarantine)"
+    why = "a special file"
     if stat.S_ISLNK(st.st_mode):
         os.symlink(os.readlink(name, dir_fd=dir_fd), target)
-    elif stat.S_ISREG(st.st_mode):
-        _copy_regular(dir_fd, name, target)
+    elif stat.S_ISREG(st.st_mode) and not _copy_regular(dir_fd, name, target):
+        why = f"larger than the {QUARANTINE_COPY_LIMIT >> 20} MiB a quarantine copy keeps"
     os.unlink(name, dir_fd=dir_fd)
-    return f"moved to {target}" if os.path.lexists(target) else "removed (a special file)"
+    return f"moved to {target}" if os.path.lexists(target) else f"removed ({why})"
 
 
-def _copy_regular(dir_fd: int, name: str, target: Path) -> None:
+#: The most of one planted file copied into the quarantine (across file systems). The command
+#: chose its size: a sparse ``truncate -s 1T .bashrc`` costs it nothing, the copy a terabyte.
+QUARANTINE_COPY_LIMIT = 64 << 20
+
+
+def _copy_regular(dir_fd: int, name: str, target: Path) -> bool:
+    """Copy at most `QUARANTINE_COPY_LIMIT` bytes; False (nothing kept) for a larger file."""
     src = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
     try:
-        if not stat.S_ISREG(os.fstat(src).st_mode):
-            return
+        st = os.fstat(src)
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        if st.st_size > QUARANTINE_COPY_LIMIT:
+            return False
         dst = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        copied = 0
         try:
-            while chunk := os.read(src, 1 << 20):
+            while copied <= QUARANTINE_COPY_LIMIT and (chunk := os.read(src, 1 << 20)):
                 os.write(dst, chunk)
+                copied += len(chunk)
         finally:
             os.close(dst)
+        if copied > QUARANTINE_COPY_LIMIT:  # it grew while copied
+            os.unlink(target)
+            return False
+        return True
     finally:
         os.close(src)
 

@@ -117,6 +117,10 @@ _SNAPSHOT_LIMIT = 1 << 20
 _READ_LIMIT = 64 << 20
 #: Scans faster than this run inline; slower trees are scanned in a worker thread.
 INLINE_SCAN_S = 0.005
+#: More directories with events than this, and the next scan runs in a worker thread too.
+_INLINE_DIRS = 64
+#: Notes of one scan shown in full; the rest are counted (all are in the audit log).
+_MAX_NOTES = 20
 
 
 @dataclass
@@ -164,6 +168,7 @@ class WorkspaceGuard:
         self._watch: Inotify | None = Inotify.open() if use_inotify else None
         #: Home directories inside the workspace: more names are obeyed there (`_protect_home`).
         self._home = HomeNames(self.root)
+        self._stash: InotifyEvents | None = None  # events `may_be_slow` drained for the next scan
         self._thread_lock = threading.Lock()
         self._baselined = False
         #: Directories found writable for every user that were not so before (see `_narrow`).
@@ -178,6 +183,23 @@ class WorkspaceGuard:
         self.dirty = False
 
     # --- public -----------------------------------------------------------------------
+    def may_be_slow(self) -> bool:
+        """Whether the next scan may take long whatever the last one took: a directory appeared
+        (below it, anything: 20,000 planted files took a 15 s scan, in the event loop when run
+        inline) or a full scan is due. Drains inotify's queue into a stash the scan then uses."""
+        with self._thread_lock:
+            if self._watch is None or self._force_full or not self._baselined:
+                return True
+            events = self._watch.drain()
+            stash = self._stash
+            if stash is not None:
+                stash.dirs |= events.dirs
+                stash.new_dirs += events.new_dirs
+                stash.full_scan |= events.full_scan
+                events = stash
+            self._stash = events
+            return events.full_scan or bool(events.new_dirs) or len(events.dirs) > _INLINE_DIRS
+
     def scan(self, *, revert: bool, culprit: str = "this command", reread: bool = False) -> list[str]:
         """Walk the tree; with ``revert`` undo planted changes and return notes, else accept all.
         ``reread``: judge every protected file by its content, whatever its signature says (a
@@ -196,6 +218,12 @@ class WorkspaceGuard:
                 )
             self._baselined = True
             self.last_scan_s = time.perf_counter() - t0
+            if len(result.notes) > _MAX_NOTES:  # one per file: 20,000 planted files, 20,000 notes
+                more = len(result.notes) - _MAX_NOTES
+                result.notes[_MAX_NOTES:] = [
+                    f"[shellrt] ... and {more} more reverted or restored (each is in "
+                    f"{self.session_dir / 'audit.jsonl'})."
+                ]
             if result.records:
                 self._audit(result.records)
             return result.notes
@@ -278,6 +306,11 @@ class WorkspaceGuard:
         now = time.time_ns()
         # Drain first: events that arrive while we list stay queued for the next check.
         events = self._watch.drain() if self._watch is not None else None
+        stash, self._stash = self._stash, None
+        if stash is not None and events is not None:  # what `may_be_slow` drained, then the rest
+            events.dirs |= stash.dirs
+            events.new_dirs[:0] = stash.new_dirs
+            events.full_scan |= stash.full_scan
         full, self._force_full = self._force_full, False
         if (
             full
@@ -766,14 +799,18 @@ class CommandGuard:
                 pass
 
     async def _scan(self, *, revert: bool, culprit: str, reread: bool = False) -> None:
-        if not self._lock.locked() and self.guard.last_scan_s < INLINE_SCAN_S:
+        if (
+            not self._lock.locked()
+            and self.guard.last_scan_s < INLINE_SCAN_S
+            and not self.guard.may_be_slow()
+        ):
             # Hot path: no scan in flight and this one runs inline, with no await from the check
             # to its end, so no other task can start one meanwhile: the lock would only cost
             # two trips through the event loop.
             self._pending.extend(self.guard.scan(revert=revert, culprit=culprit, reread=reread))
             return
         async with self._lock:
-            if self.guard.last_scan_s < INLINE_SCAN_S:
+            if self.guard.last_scan_s < INLINE_SCAN_S and not self.guard.may_be_slow():
                 notes = self.guard.scan(revert=revert, culprit=culprit, reread=reread)
             else:
                 notes = await anyio.to_thread.run_sync(
