@@ -160,6 +160,7 @@ def command_parts(
                 globs.add(target.value)
     bases = _cd_bases(cwd, a.cd_targets, to_host)
     cd_unknown = _cd_unknown(a)
+    linking = len(a.subcommands) > 1 and any(_makes_symlink(_name(s), s.argv) for s in a.subcommands)
     assigned = _assignment_sources(a)
     # The analysis knows program writes for the command as a whole: every part carries them.
     program_writes = _resolve_writes([w for w in a.write_targets if w], bases, to_host, cd_unknown)
@@ -199,6 +200,11 @@ def command_parts(
         reads = _resolve_all(reads_raw, bases, to_host, globs)
         if cd_unknown and any(w and not _absolute(w) for w in reads_raw):
             reads = tuple(sorted({*reads, ""}))  # relative to a directory a `cd` chose at run time
+        if linking and not _makes_symlink(name, argv):
+            # A link made by another part (``ln -s . up; cat up/secret``) leads where no path on
+            # the disk says yet: what this part names is not known here.
+            reads = tuple(sorted({*reads, ""})) if reads else reads
+            writes = tuple(sorted({*writes, ""})) if writes else writes
         # First: listing a repository's changed files below must not run what it names.
         hazard = git_hazard(argv, bases[-1], hardened=a.read_only) if name == "git" and check_git else ""
         if name == "git" and check_git and not hazard and not a.read_only and git_reads_only(argv):
@@ -265,7 +271,7 @@ def command_parts(
                 background=is_bg,
                 writes=writes,
                 reads=reads,
-                program_writes=program_writes,
+                program_writes=(*program_writes, "") if linking and program_writes else program_writes,
                 assigned=assigned,
                 recursive=recursive,
                 read_only=read_only,
@@ -508,6 +514,14 @@ def _cd_unknown(a: CommandAnalysis) -> bool:
             if word == "-" or re.fullmatch(r"[+-]\d+", word) or any(c in word for c in "$`"):
                 return True
     return False
+
+
+def _makes_symlink(name: str, argv: Sequence[str]) -> bool:
+    """``ln -s``/``--symbolic``, ``cp -s``/``--symbolic-link`` (bundles such as ``-sf`` included)."""
+    if name not in ("ln", "cp"):
+        return False
+    long = "--symbolic" if name == "ln" else "--symbolic-link"
+    return any(w == long or (w[:1] == "-" and w[1:2] not in ("-", "") and "s" in w[1:]) for w in argv[1:])
 
 
 def _absolute(word: str) -> bool:
