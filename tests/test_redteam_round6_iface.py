@@ -18,6 +18,12 @@ Classes (not examples):
   (``cd sub && rm ../keep.txt`` deleted a file under ``Edit(./keep.txt)``), reads from each ``cd``
   target alone (not ``cd a; cd b`` = a/b), and ``cd`` through ``cdable_vars``/``CDPATH`` was taken
   literally;
+- a symbolic link made earlier in the same command (``ln -s . up; cat up/secret``, ``ln -s keep.txt
+  k; echo x > k``): the check resolved paths on the disk as it was before the command, so the link
+  led past ``Read(...)`` and (on every backend) ``Edit(...)`` deny rules;
+- a file taken from its path or given a second name: ``mv keep.txt k`` (as much an edit as ``rm``),
+  ``mv conf c2 && echo x > c2/a``, a hard link (``ln keep.txt h; echo x > h``, ``cp -l``) and a
+  write to a file that already has another name (``link keep.txt h`` earlier) passed ``Edit(...)``;
 - files named inside an operand (``dd if=secret``, ``curl -d @secret``, ``curl -F f=@secret``): the
   program reads them, no ``Read(...)`` rule saw them (the local backend printed or sent the file);
 - a command stored in an environment prefix that the program runs (``GIT_EXTERNAL_DIFF='rm x' git
@@ -36,6 +42,7 @@ from __future__ import annotations
 import http.server
 import itertools
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -214,6 +221,73 @@ async def test_writes_and_reads_after_a_cd_elsewhere_still_run(ws: Path) -> None
     commands = ["cd .. && echo fine > other.txt && cat other.txt keep.txt"]
     [envelope] = await _bash_from_sub(ws, commands, mode="bypassPermissions", deny=["Edit(./keep.txt)"])
     assert "fine" in _text(envelope) and "original" in _text(envelope), _text(envelope)
+
+
+# --- links made earlier in the same command ------------------------------------------------------
+
+
+async def test_path_rules_see_through_a_link_made_earlier_in_the_command(ws: Path) -> None:
+    (ws / "secret.txt").write_text("TOPSECRET\n")
+    (ws / "keep.txt").write_text("original\n")
+    reads = ["ln -s . up; cat up/secret.txt", "mkdir d && ln -s ../secret.txt d/x && cat d/x"]
+    writes = ["ln -s . up2; echo planted > up2/keep.txt", "ln -sf keep.txt k; cp /etc/hostname k"]
+    results = await _bash(ws, reads, mode="bypassPermissions", deny=["Read(./secret.txt)"])
+    results += await _bash(ws, writes, mode="bypassPermissions", deny=["Edit(./keep.txt)"])
+    for command, envelope in zip([*reads, *writes], results, strict=True):
+        assert envelope.is_error, (command, _text(envelope))
+        assert "TOPSECRET" not in _text(envelope), command
+    assert (ws / "keep.txt").read_text() == "original\n"
+
+
+async def test_a_link_alone_or_without_path_rules_still_runs(ws: Path) -> None:
+    (ws / "data.txt").write_text("payload\n")
+    results = await _bash(
+        ws, ["ln -s data.txt link", "cat link"], mode="bypassPermissions", deny=["Read(./secret.txt)"]
+    )
+    assert not results[0].is_error and "payload" in _text(results[1]), [_text(r) for r in results]
+    [both] = await _bash(ws, ["ln -sf data.txt l2 && cat l2"], mode="bypassPermissions", deny=["Bash(rm:*)"])
+    assert "payload" in _text(both), _text(both)
+
+
+# --- files moved away or given a second name ------------------------------------------------------
+
+_ALIASED_EDITS = [
+    "mv keep.txt moved",
+    "mv conf c2 && echo planted > c2/a",
+    "ln keep.txt h; echo planted > h",
+    "cp -l keep.txt h2 && echo planted >> h2",
+    "mv -f -- conf/a elsewhere",
+]
+
+
+@pytest.mark.parametrize("command", _ALIASED_EDITS)
+async def test_an_edit_deny_rule_sees_moves_and_hard_links(ws: Path, command: str) -> None:
+    (ws / "conf").mkdir()
+    (ws / "conf" / "a").write_text("original\n")
+    (ws / "keep.txt").write_text("original\n")
+    [envelope] = await _bash(
+        ws, [command], mode="bypassPermissions", deny=["Edit(./keep.txt)", "Edit(./conf/**)"]
+    )
+    assert envelope.is_error, (command, _text(envelope))
+    assert (ws / "keep.txt").read_text() == "original\n", command
+    assert (ws / "conf" / "a").read_text() == "original\n", command
+
+
+async def test_a_write_to_a_file_with_another_name_is_not_judged_by_its_path(ws: Path) -> None:
+    (ws / "keep.txt").write_text("original\n")
+    os.link(ws / "keep.txt", ws / "alias")  # made earlier (e.g. by `link`, which no rule models)
+    [envelope] = await _bash(
+        ws, ["echo planted > alias"], mode="bypassPermissions", deny=["Edit(./keep.txt)"]
+    )
+    assert envelope.is_error, _text(envelope)
+    assert (ws / "keep.txt").read_text() == "original\n"
+
+
+async def test_moves_and_copies_of_other_files_still_run(ws: Path) -> None:
+    (ws / "a.txt").write_text("x\n")
+    commands = ["mv a.txt b.txt && cp b.txt c.txt && cat c.txt"]
+    [envelope] = await _bash(ws, commands, mode="bypassPermissions", deny=["Edit(./keep.txt)"])
+    assert not envelope.is_error and "x" in _text(envelope), _text(envelope)
 
 
 # --- files named inside an operand ----------------------------------------------------------------

@@ -18,6 +18,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+import stat
 from collections.abc import Callable, Sequence
 from pathlib import PurePosixPath
 
@@ -160,6 +161,7 @@ def command_parts(
                 globs.add(target.value)
     bases = _cd_bases(cwd, a.cd_targets, to_host)
     cd_unknown = _cd_unknown(a)
+    linking = len(a.subcommands) > 1 and any(_makes_symlink(_name(s), s.argv) for s in a.subcommands)
     assigned = _assignment_sources(a)
     # The analysis knows program writes for the command as a whole: every part carries them.
     program_writes = _resolve_writes([w for w in a.write_targets if w], bases, to_host, cd_unknown)
@@ -199,6 +201,11 @@ def command_parts(
         reads = _resolve_all(reads_raw, bases, to_host, globs)
         if cd_unknown and any(w and not _absolute(w) for w in reads_raw):
             reads = tuple(sorted({*reads, ""}))  # relative to a directory a `cd` chose at run time
+        if linking and not _makes_symlink(name, argv):
+            # A link made by another part (``ln -s . up; cat up/secret``) leads where no path on
+            # the disk says yet: what this part names is not known here.
+            reads = tuple(sorted({*reads, ""})) if reads else reads
+            writes = tuple(sorted({*writes, ""})) if writes else writes
         # First: listing a repository's changed files below must not run what it names.
         hazard = git_hazard(argv, bases[-1], hardened=a.read_only) if name == "git" and check_git else ""
         if name == "git" and check_git and not hazard and not a.read_only and git_reads_only(argv):
@@ -265,7 +272,11 @@ def command_parts(
                 background=is_bg,
                 writes=writes,
                 reads=reads,
-                program_writes=program_writes,
+                program_writes=_part_program_writes(
+                    program_writes,
+                    _resolve_writes(_aliased_sources(name, argv), bases, to_host, cd_unknown),
+                    linking,
+                ),
                 assigned=assigned,
                 recursive=recursive,
                 read_only=read_only,
@@ -510,6 +521,61 @@ def _cd_unknown(a: CommandAnalysis) -> bool:
     return False
 
 
+def _part_program_writes(
+    command_wide: tuple[str, ...], sources: tuple[str, ...], linking: bool
+) -> tuple[str, ...]:
+    writes = tuple(sorted({*command_wide, *sources}))
+    return (*writes, "") if linking and writes else writes
+
+
+#: Options of mv, ln and cp that take the next word as their value.
+_VALUE_OPTIONS = frozenset({"-t", "-S", "--target-directory", "--suffix"})
+
+
+def _aliased_sources(name: str, argv: Sequence[str]) -> list[str]:
+    """Files a part takes away from their path or gives a second, writable name: the sources of
+    ``mv`` (renamed away: ``mv keep.txt k`` is as much an edit of keep.txt as ``rm``), of a hard
+    ``ln`` and of ``cp -l``/``--link`` (writing the new name writes the same file)."""
+    words = list(argv[1:])
+    options = [w for w in words if w.startswith("-") and w != "-"]
+    if name == "ln" and _makes_symlink(name, argv):
+        return []
+    if name == "cp" and not any(w == "--link" or (w[1:2] != "-" and "l" in w[1:]) for w in options):
+        return []
+    if name not in ("mv", "ln", "cp"):
+        return []
+    operands: list[str] = []
+    skip = False
+    ended = False
+    target_given = False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        if not ended and word == "--":
+            ended = True
+            continue
+        if not ended and word.startswith("-") and word != "-":
+            if word in _VALUE_OPTIONS:
+                skip = True
+            target_given = (
+                target_given
+                or word in ("-t", "--target-directory")
+                or word.startswith(("--target-directory=", "-t"))
+            )
+            continue
+        operands.append(word)
+    return operands if target_given else operands[:-1]
+
+
+def _makes_symlink(name: str, argv: Sequence[str]) -> bool:
+    """``ln -s``/``--symbolic``, ``cp -s``/``--symbolic-link`` (bundles such as ``-sf`` included)."""
+    if name not in ("ln", "cp"):
+        return False
+    long = "--symbolic" if name == "ln" else "--symbolic-link"
+    return any(w == long or (w[:1] == "-" and w[1:2] not in ("-", "") and "s" in w[1:]) for w in argv[1:])
+
+
 def _absolute(word: str) -> bool:
     return os.path.isabs(os.path.expanduser(word)) or word == "~+" or word.startswith("~+/")
 
@@ -523,10 +589,21 @@ def _resolve_writes(
         if not word:
             out.add("")
             continue
-        out.update(_resolve_host(word, base, to_host) for base in bases)
-        if unknown and not _absolute(word):
+        resolved = {_resolve_host(word, base, to_host) for base in bases}
+        out.update(resolved)
+        if (unknown and not _absolute(word)) or any(_hard_linked(r) for r in resolved):
             out.add("")
     return tuple(sorted(out))
+
+
+def _hard_linked(path: str) -> bool:
+    """A regular file with more than one name: writing it writes every other name, which no path
+    says (``link keep.txt h`` earlier, then ``echo x > h``)."""
+    try:
+        st = os.lstat(path) if path else None
+    except OSError:
+        return False
+    return st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1
 
 
 def _assignment_sources(a: CommandAnalysis) -> tuple[str, ...]:
