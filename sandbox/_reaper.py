@@ -176,9 +176,9 @@ while True:
         req = marshal.loads(data)
         if req.get("kind") == "spawn":
             spawn(req, fds)
-        elif req.get("kind") == "sweep":
-            sweep(False)
-            send({"swept": True})
+        else:
+            for fd in fds:
+                os.close(fd)
 """
 
 
@@ -354,15 +354,6 @@ class Reaper:
                     wait_s = 0.0
             except (ReaperError, OSError):
                 return self._ended.pop(pid, None)
-
-    def sweep(self) -> None:
-        """Kill every process below the reaper that is not a running command (leftovers of ended ones)."""
-        with self._lock:
-            if self.closed or not self._ready:
-                return
-            with contextlib.suppress(OSError, ReaperError):
-                self._sock.send(marshal.dumps({"kind": "sweep"}))
-                self._reply()
 
     def close(self, timeout_s: float = 5.0) -> None:
         """End the reaper: it kills everything below it first (blocking; call from a worker thread)."""

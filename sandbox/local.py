@@ -47,7 +47,9 @@ class LocalBackend(SandboxBackend):
             )
         guard_owner()
         self._runner.start()
-        self._runner.reaper = await start_reaper() if self.reap_orphans else None
+        if self.reap_orphans and (self._runner.reaper is None or self._runner.reaper.closed):
+            await stop_reaper(self._runner)  # a reaper that died: its successor takes over
+            self._runner.reaper = await start_reaper()
 
     #: Start commands below a per-session subreaper (off: only the benchmark's baseline).
     reap_orphans = True

@@ -183,6 +183,48 @@ async def _ignored_without_reaper() -> str:
             return (await sup.run("grep SigIgn /proc/$$/status", timeout_s=10)).preview.strip()
 
 
+#: An owner that starts a busy background task and a detaching command, says so, then waits to be killed.
+_OWNER = """
+import anyio, sys
+from pathlib import Path
+from sandbox import SandboxPolicy
+from sandbox.local import LocalBackend
+from shellrt.supervisor import Supervisor
+
+async def main() -> None:
+    ws = Path(sys.argv[1])
+    backend = LocalBackend(policy=SandboxPolicy(workspace=ws))
+    async with backend, Supervisor(backend, session_dir=ws / "session") as sup:
+        await sup.start_background(f"sleep {sys.argv[3]}")
+        await sup.run(f"(setsid env -i sleep {sys.argv[2]} &) ; exit", timeout_s=20)
+        print("ready", flush=True)
+        await anyio.sleep(120)
+
+anyio.run(main)
+"""
+
+
+def test_leftovers_end_when_the_owner_is_killed(tmp_path: Path, tokens: list[str]) -> None:
+    """SIGKILL of the process that holds the session: its reaper reads the end of its socket and kills
+    everything below it (without root no owner cgroup exists, and the marker was scrubbed)."""
+    token, busy = _token(), _token()
+    tokens += [token, busy]
+    pythonpath = os.pathsep.join([str(ROOT), *os.environ.get("PYTHONPATH", "").split(os.pathsep)])
+    owner = subprocess.Popen(
+        [sys.executable, "-c", _OWNER, str(tmp_path), token, busy],
+        env={**os.environ, "PYTHONPATH": pythonpath},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert owner.stdout is not None and owner.stdout.readline().strip() == "ready"
+        assert _running(token), "the leftover should run while the session is busy"
+    finally:
+        owner.kill()
+        owner.wait()
+    assert _gone_within(token, 5.0) and _gone_within(busy, 5.0), (_running(token), _running(busy))
+
+
 @pytest.mark.parametrize("how", ["setsid-subshell", "daemon-closed-fds"])
 def test_the_lean_cli_ends_detached_processes(tmp_path: Path, tokens: list[str], how: str) -> None:
     token = _token()

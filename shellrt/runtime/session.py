@@ -238,13 +238,11 @@ class Runtime:
             ),
         )
         self.diagnostics.extend(policy_notes)
-        from shellrt.runtime.read_only_binds import (
-            read_only_for_commands,
-        )  # results, a home's protected names
+        # Read-only for commands: this session's results shown again, a home's protected names.
+        from shellrt.runtime.read_only_binds import read_only_for_commands
 
-        self.policy = self.policy.model_copy(
-            update={"read_only": read_only_for_commands(self.session_dir, self.policy)}
-        )
+        shown = read_only_for_commands(self.session_dir, self.policy)
+        self.policy = self.policy.model_copy(update={"read_only": (*self.policy.read_only, *shown)})
         self.gate: PermissionGate = gate or BasicGate(approver)
         self.hooks: HookRunner = hooks or NoHooks()
         self._progress = progress
