@@ -18,8 +18,12 @@ from typing import Any
 import pytest
 
 import shellrt
+from sandbox import LocalConfig, SandboxPolicy
+from sandbox.local import LocalBackend
 from shellrt.protocol.notes import NOTE_MARK, OUTPUT_MARK, neutralize_output, reads_as_note
 from shellrt.protocol.results import preview_text
+from shellrt.supervisor import Supervisor
+from shellrt.tools.bash import bash_output, format_output
 
 pytestmark = pytest.mark.anyio
 
@@ -146,3 +150,21 @@ def test_preview_marks_a_partial_first_tail_line() -> None:
     body = "a" * 3000 + FORGED + "b" * 900
     preview = preview_text(body, "/x/y.txt")
     assert not [line for line in preview.splitlines() if line.startswith(FORGED)], preview
+
+
+async def test_a_forged_note_made_a_line_start_by_the_spool_cut(tmp_path: Path) -> None:
+    """The spool keeps a head and a tail of each stream: its tail starts mid-line, right where the
+    command wrote a forged note (a supervisor with small previews, so no later cut hides it)."""
+    tail = FORGED + "\n" + "y" * (1024 - len(FORGED) - 2) + "\n"
+    command = f"head -c 5000 /dev/zero | tr '\\0' x; printf '%s' '{tail}'"
+    backend = LocalBackend(LocalConfig(), SandboxPolicy(workspace=tmp_path))
+    await backend.start()
+    try:
+        async with Supervisor(backend, session_dir=tmp_path / "session", preview_bytes=1024) as sup:
+            result = await sup.run(command, timeout_s=30)
+    finally:
+        await backend.close()
+    assert result.preview.count(FORGED) == 1 and result.truncated
+    text = format_output(bash_output(result, 30), "Bash")
+    assert OUTPUT_MARK + FORGED in text, text
+    assert all("/tmp/evil" not in line for line in _genuine(text)), _genuine(text)

@@ -133,6 +133,16 @@ async def test_a_new_file_at_a_hook_path_untrusts_the_workspace(tmp_path: Path, 
     assert not obeyed and "hooks/check.py appeared since the workspace was trusted" in diagnostics, (
         diagnostics
     )
+    status = subprocess.run(
+        [sys.executable, "-m", "shellrt", "trust", "status", str(repo)],
+        env={**os.environ, **env, "PYTHONPATH": os.getcwd()},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert status.returncode == 1 and "NOT trusted (hook file hooks/check.py appeared" in status.stdout, (
+        status
+    )
     await _run(repo, "true")
     assert _log(log) == []
 
@@ -148,7 +158,8 @@ async def test_a_hook_script_turned_into_a_link_out_of_the_workspace_is_never_tr
     (repo / ".claude/hooks/x.sh").symlink_to(outside)
     obeyed, diagnostics = _hooks_obeyed(repo)
     assert not obeyed and "leads out of the workspace" in diagnostics, diagnostics
-    _trust(repo, env)  # trusting again does not help: the link is refused as it is
+    shown = _trust(repo, env)  # trusting again does not help: the link is refused as it is
+    assert "WARNING: hook file .claude/hooks/x.sh leads out of the workspace" in shown, shown
     assert not _hooks_obeyed(repo)[0]
     await _run(repo, "true")
     assert _log(log) == []

@@ -239,3 +239,43 @@ async def test_pre_tool_use_hooks_see_an_input_rewritten_while_asking(
     is_error, text = await _run(ws, "touch p.txt")  # PreToolUse rewrites it on to `rm -rf victim`
     assert is_error and "Bash(rm:*)" in text, text
     assert (ws / "victim").is_dir()
+
+
+async def test_without_settings_the_basic_gate_rechecks_too(tmp_path: Path) -> None:
+    """`use_settings=False` (the built-in gate): a rewrite is still validated, and the approver
+    who wrote the new input is not asked again."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    seen: list[str] = []
+
+    async def approver(request: ApprovalRequest) -> ApprovalResponse:
+        seen.append(request.tool_input["command"])
+        edited = (
+            {"command": "   "}
+            if request.tool_input["command"] == "touch q.txt"
+            else {"command": "touch s.txt"}
+        )
+        return ApprovalResponse(behavior="allow", updated_input=edited)
+
+    async def run(command: str) -> tuple[bool, str]:
+        block = {
+            "type": "tool_use",
+            "id": "rw-" + secrets.token_hex(6),
+            "name": "Bash",
+            "input": {"command": command},
+        }
+        async with shellrt.Runtime(
+            ws,
+            "local",
+            session_dir=tmp_path / ("s-" + secrets.token_hex(4)),
+            use_settings=False,
+            approver=approver,
+        ) as rt:
+            result = (await rt.run([block]))["content"][0]
+        return bool(result.get("is_error")), str(result["content"])
+
+    is_error, text = await run("touch q.txt")
+    assert is_error and "The approver answered with an input that is not valid" in text, text
+    is_error, text = await run("touch r.txt")
+    assert not is_error, text
+    assert seen == ["touch q.txt", "touch r.txt"] and (ws / "s.txt").exists() and not (ws / "r.txt").exists()

@@ -18,6 +18,7 @@ through a symlink is never trusted.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -266,12 +267,19 @@ def _with_project_dir(word: Word, root: Path) -> str | None:
 
 def _on_path(name: str, root: Path) -> list[str]:
     """Where a bare program name would be found inside the workspace through ``$PATH``."""
+    dirs = _path_dirs_inside(os.environ.get("PATH", ""), str(root))
+    return [os.path.normpath(os.path.join(d, name)) for d in dirs]
+
+
+@functools.lru_cache(maxsize=64)
+def _path_dirs_inside(path_env: str, root: str) -> tuple[str, ...]:
+    """The ``$PATH`` entries that lie in the workspace (relative ones do: hooks run from its root)."""
     out = []
-    for entry in os.environ.get("PATH", "").split(os.pathsep):
-        rel = _inside(root, os.path.join(entry or ".", name))
+    for entry in path_env.split(os.pathsep):
+        rel = _inside(Path(root), entry or ".")
         if rel is not None:
             out.append(rel)
-    return out
+    return tuple(out)
 
 
 def _inside(root: Path, value: str) -> str | None:

@@ -14,6 +14,7 @@ the result can say so. A cut that makes the middle of a line a line start
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -118,9 +119,20 @@ def _may_open(head: str) -> bool:
         if c.isascii():
             if " " < c < "\x7f":
                 return c in "[sS"
-        elif unicodedata.category(c) not in _DROPPED:
-            return unicodedata.normalize("NFKC", c).casefold().translate(_LOOKALIKES)[:1] in ("[", "s")
+        elif not _invisible(c):
+            return _may_begin(c)
     return False
+
+
+@functools.lru_cache(maxsize=1024)
+def _invisible(c: str) -> bool:
+    return unicodedata.category(c) in _DROPPED
+
+
+@functools.lru_cache(maxsize=1024)
+def _may_begin(c: str) -> bool:
+    """Whether a visible non-ASCII character folds to the first letter of a note's opening."""
+    return unicodedata.normalize("NFKC", c).casefold().translate(_LOOKALIKES)[:1] in ("[", "s")
 
 
 def neutralize_output(text: str) -> tuple[str, int]:

@@ -69,7 +69,9 @@ class TaskOutput(Tool[TaskOutputInput, TaskOutputChunk]):
             "output written since the previous TaskOutput call for that task, and the task's status "
             "(running, completed, failed, stopped, killed) with its exit code. `filter` keeps only lines "
             "matching a regular expression (the other lines are consumed too). `wait_ms` waits for the "
-            "task to finish first, up to that long."
+            "task to finish first, up to that long. Lines starting with `[shellrt]` are shellrt's notes "
+            "(status, where the full output is); a line of the task's output that starts like one is "
+            "shown prefixed with `(output)`."
         )
 
     def is_read_only(self, tool_input: TaskOutputInput) -> bool:
