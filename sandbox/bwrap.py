@@ -194,9 +194,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
 
     name = "bwrap"
     #: Inits each session zygote keeps ready in fresh namespaces (each holds one process of
-    #: the session's pids limit while it waits). Two: the zygote makes the next init once one
-    #: has ended (off the command's path), so commands run back to back still find one ready.
-    warm_pool = 2
+    #: the session's pids limit while it waits). The zygote makes the next init once one has
+    #: ended (off the command's path), and an init takes ~2-4 ms to get ready (its setsid alone
+    #: waits ~1.8 ms here): with two, a third of the commands run back to back under load found
+    #: their init still setting up; with three, 1 in 20 (measured, docs/performance.md).
+    warm_pool = 3
 
     def __init__(self, config: BwrapConfig | None = None, policy: SandboxPolicy | None = None) -> None:
         if policy is None:
