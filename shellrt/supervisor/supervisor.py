@@ -352,7 +352,13 @@ class Supervisor:
         # Images without bash (busybox) expose their POSIX shell; the wrapper is POSIX sh.
         posix_shell = self.backend.shell_path
         argv = _argv_of(command, shell) or shell_argv(
-            str(command), shell, check_host=self._host_like, posix_shell=posix_shell
+            str(command),
+            shell,
+            check_host=self._host_like,
+            posix_shell=posix_shell,
+            # A foreground command whose cwd nobody reads (proved by the analysis, or not
+            # tracked by the caller) gets the cheaper trap without the report.
+            report_cwd=report_cwd or detach,
         )
         request = ExecRequest(
             argv=argv,
