@@ -185,6 +185,8 @@ class Runtime:
         #: A caller-chosen session id reopens that session's persisted state (`STATE_FILE`).
         self._reopen = session_id is not None
         self._saved_state = ""  # the text last written to state.json: an unchanged state is not rewritten
+        #: What that text was made from (see `_save_state`): None until the first write.
+        self._saved_inputs: tuple[Any, ...] | None = None
         self._default_session_dir = session_dir is None
         self.session_dir = Path(session_dir) if session_dir else session_root() / self.session_id
         self._sandbox = sandbox
@@ -597,17 +599,26 @@ class Runtime:
         from shellrt.tools.todo_write import STATE_KEY as TODO_KEY
 
         ctx = self.context
+        path = self._state_path
+        order = discovery_order(ctx)
+        todos = ctx.tool_state.get(TODO_KEY, [])
+        # The state is made of frozen records (read records, todo items) and strings: when the
+        # same ones are there, the text is the same. Compared before dumping, as most calls
+        # change nothing, and dumping every read record on every call grew with the session.
+        inputs = (ctx.cwd, tuple(ctx.read_state.items()), tuple(order), tuple(todos))
+        if inputs == self._saved_inputs and os.path.exists(path):
+            return
         state = {
             "version": 1,
             "session_id": self.session_id,
             "cwd": ctx.cwd,
             "read_state": {k: v.model_dump() for k, v in ctx.read_state.items() if v != STALE_READ},
-            "discovered_tools": discovery_order(ctx),
-            "todos": [t.model_dump() for t in ctx.tool_state.get(TODO_KEY, [])],
+            "discovered_tools": order,
+            "todos": [t.model_dump() for t in todos],
         }
-        path = self._state_path
         text = json.dumps(state)
         if text == self._saved_state and os.path.exists(path):
+            self._saved_inputs = inputs
             return  # most calls change nothing here; the atomic rename costs more than the call itself
         tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
         try:
@@ -616,6 +627,7 @@ class Runtime:
                 fh.write(text)
             os.replace(tmp, path)
             self._saved_state = text
+            self._saved_inputs = inputs
         except OSError as exc:  # never fail a call over bookkeeping; say so
             log.warning("could not save the session state to %s: %s", path, exc)
             with suppress(OSError):
