@@ -31,6 +31,8 @@ from sandbox._hostread import read_regular
 from sandbox._proctree import MARKER_VAR, ProcessTree, last_pid, pids_with_marker, process_table, scan_markers
 from sandbox._reaper import ReapedChild, Reaper
 from sandbox._scratch import OwnedDir, sweep_known_orphans, sweep_orphans
+from sandbox._spawn import Child
+from sandbox._spawn import start as start_child
 from sandbox.base import ExecRequest, ExitStatus, SandboxProcess
 from sandbox.errors import SandboxClosedError, SandboxExecError
 
@@ -199,12 +201,12 @@ class HostRunner:
         """Start ``argv`` in a new session with the request's env plus the marker.
 
         Hot path: the pipes are made here (no Popen file objects to unwrap) and
-        /dev/null is opened once per runner; Popen then only forks (vfork) and execs.
+        /dev/null is opened once per runner; `sandbox._spawn` then only forks (vfork) and execs.
         """
         env = child_env(request, env_extra, marker)
         pipes = StdioPipes.open(request)
         try:
-            popen: subprocess.Popen[bytes] | ReapedChild | None = None
+            popen: Child | subprocess.Popen[bytes] | ReapedChild | None = None
             if self.reaper is not None and not pass_fds:
                 popen = self.reaper.try_spawn(
                     argv,
@@ -215,16 +217,15 @@ class HostRunner:
                     stdout=pipes.child_stdout,
                     stderr=pipes.child_stderr,
                 )
-            popen = popen or subprocess.Popen(  # noqa: ASYNC220 - fork+exec is sub-ms; a thread hop costs more
-                list(argv),
+            # fork+exec is sub-ms (a thread hop costs more); `_spawn` is Popen's vfork without its Python.
+            popen = popen or start_child(
+                argv,
                 executable=self._resolve(argv[0], env.get("PATH")),
                 stdin=pipes.child_stdin if pipes.child_stdin is not None else self.devnull(),
                 stdout=pipes.child_stdout,
-                stderr=subprocess.STDOUT if pipes.child_stderr is None else pipes.child_stderr,
+                stderr=pipes.child_stderr,
                 cwd=cwd,
                 env=env,
-                start_new_session=True,
-                close_fds=True,
                 pass_fds=pass_fds,
             )
         except BaseException as exc:
@@ -374,7 +375,7 @@ class HostProcess(SandboxProcess):
     def __init__(
         self,
         runner: HostRunner,
-        popen: subprocess.Popen[bytes] | ReapedChild,
+        popen: Child | subprocess.Popen[bytes] | ReapedChild,
         tree: ProcessTree,
         cwd_file: Path | None,
         stdout_fd: int,

@@ -185,6 +185,10 @@ class Runtime:
         #: A caller-chosen session id reopens that session's persisted state (`STATE_FILE`).
         self._reopen = session_id is not None
         self._saved_state = ""  # the text last written to state.json: an unchanged state is not rewritten
+        #: id(envelope) -> (envelope, its model block as JSON data), from `_finish` for `run`.
+        self._dumped: dict[int, tuple[ResultEnvelope, dict[str, Any]]] = {}
+        #: What that text was made from (see `_save_state`): None until the first write.
+        self._saved_inputs: tuple[Any, ...] | None = None
         self._default_session_dir = session_dir is None
         self.session_dir = Path(session_dir) if session_dir else session_root() / self.session_id
         self._sandbox = sandbox
@@ -498,7 +502,10 @@ class Runtime:
         (a queued JSONL line): no call runs; each is answered "not run".
         """
         envelopes = await self.run_envelopes(parse_tool_uses(message), interrupted=interrupted)
-        return {"role": "user", "content": [e.model.model_dump(mode="json") for e in envelopes]}
+        # Each block was dumped for its transcript line a moment ago: reuse that dump (the
+        # message budget may have replaced an envelope since: that one is dumped afresh).
+        dumped, self._dumped = self._dumped, {}
+        return {"role": "user", "content": [_block_of(e, dumped) for e in envelopes]}
 
     async def run_envelopes(
         self, blocks: Sequence[ToolUseBlock], *, interrupted: bool = False
@@ -571,6 +578,10 @@ class Runtime:
     ) -> ResultEnvelope:
         """Record a call that ran (a resend is answered from it) and write its transcript line."""
         assert self._executor is not None
+        model = envelope.model.model_dump(mode="json")
+        if len(self._dumped) >= 256:  # bounded: callers of `stream` never collect theirs
+            self._dumped.clear()
+        self._dumped[id(envelope)] = (envelope, model)
         ran = not replayed and block.id in self._executor.executed
         if ran:
             # Only calls that ran are recorded: re-running a refused or invalid call is harmless.
@@ -589,7 +600,7 @@ class Runtime:
                 "elapsed_s": round(time.monotonic() - started, 3),
                 "total_chars": envelope.total_chars,
                 "persisted_path": envelope.persisted_path,
-                "model": envelope.model.model_dump(mode="json"),
+                "model": model,
                 "ui": envelope.ui,
                 "audit": envelope.audit,
             }
@@ -602,17 +613,26 @@ class Runtime:
         from shellrt.tools.todo_write import STATE_KEY as TODO_KEY
 
         ctx = self.context
+        path = self._state_path
+        order = discovery_order(ctx)
+        todos = ctx.tool_state.get(TODO_KEY, [])
+        # The state is made of frozen records (read records, todo items) and strings: when the
+        # same ones are there, the text is the same. Compared before dumping, as most calls
+        # change nothing, and dumping every read record on every call grew with the session.
+        inputs = (ctx.cwd, tuple(ctx.read_state.items()), tuple(order), tuple(todos))
+        if inputs == self._saved_inputs and os.path.exists(path):
+            return
         state = {
             "version": 1,
             "session_id": self.session_id,
             "cwd": ctx.cwd,
             "read_state": {k: v.model_dump() for k, v in ctx.read_state.items() if v != STALE_READ},
-            "discovered_tools": discovery_order(ctx),
-            "todos": [t.model_dump() for t in ctx.tool_state.get(TODO_KEY, [])],
+            "discovered_tools": order,
+            "todos": [t.model_dump() for t in todos],
         }
-        path = self._state_path
         text = json.dumps(state)
         if text == self._saved_state and os.path.exists(path):
+            self._saved_inputs = inputs
             return  # most calls change nothing here; the atomic rename costs more than the call itself
         tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
         try:
@@ -621,6 +641,7 @@ class Runtime:
                 fh.write(text)
             os.replace(tmp, path)
             self._saved_state = text
+            self._saved_inputs = inputs
         except OSError as exc:  # never fail a call over bookkeeping; say so
             log.warning("could not save the session state to %s: %s", path, exc)
             with suppress(OSError):
@@ -805,3 +826,13 @@ def _builtin_tools() -> list[Tool[Any, Any]]:
     from shellrt.tools import builtin_tools
 
     return builtin_tools()
+
+
+def _block_of(
+    envelope: ResultEnvelope, dumped: dict[int, tuple[ResultEnvelope, dict[str, Any]]]
+) -> dict[str, Any]:
+    """The envelope's model block as JSON data: the dump `_finish` made of this very envelope, or a new one."""
+    found = dumped.get(id(envelope))
+    if found is not None and found[0] is envelope:
+        return found[1]
+    return envelope.model.model_dump(mode="json")

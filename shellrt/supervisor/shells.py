@@ -9,9 +9,10 @@ The command is appended as text (not ``eval``'d) so its line numbers, ``$0``
 and syntax errors read as usual; ``exec`` or a SIGKILL skips the trap, which
 simply leaves the cwd unchanged. A command whose cwd nobody reads (``report_cwd``
 false: the analysis proved it cannot leave its directory, or the caller does not
-track it) runs without the trap: bash then has less to parse and run (~15% of a
-``bash -c true``'s instructions), and execs a lone external program in place
-instead of forking it.
+track it) gets an empty ``EXIT`` trap instead (~12% fewer instructions for bash
+than the reporting one): a trap still, because without any bash execs the last
+program of the text in its own place, and ``ps`` would no longer show the shell
+and the command text (operators, and tests, find a command by them).
 
 PowerShell: ``pwsh -NoProfile -NonInteractive -Command`` with the command in a
 ``try``/``finally`` that writes the provider path of the location.
@@ -32,6 +33,8 @@ _BASH_PRELUDE = (
     '__shellrt_d=$PWD; trap \'[ "$PWD" = "$__shellrt_d" ] || '
     '{ [ -n "${SHELLRT_CWD_FILE:-}" ] && pwd -P 2>/dev/null >"$SHELLRT_CWD_FILE"; }\' EXIT; '
 )
+#: No report: a trap that does nothing (it keeps bash from exec'ing the command's last program).
+_BASH_PRELUDE_NO_REPORT = "trap : EXIT; "
 
 _PWSH_TEMPLATE = """$ErrorActionPreference = 'Continue'
 try {{
@@ -65,10 +68,14 @@ def shell_argv(
     ``check_host``: look the interpreter up on the host PATH (true for local and
     bwrap, whose processes see the host's binaries). ``posix_shell`` runs the
     "bash" shell where the sandbox has no bash (the prelude is POSIX sh).
-    ``report_cwd=False``: bash without the cwd-report trap (nobody reads the report).
+    ``report_cwd=False``: an empty trap instead of the cwd report (nobody reads it).
     """
     if shell == "bash":
-        return (posix_shell, "-c", (_BASH_PRELUDE if report_cwd else "") + command + "\n")
+        return (
+            posix_shell,
+            "-c",
+            (_BASH_PRELUDE if report_cwd else _BASH_PRELUDE_NO_REPORT) + command + "\n",
+        )
     if shell == "powershell":
         if check_host and shutil.which("pwsh") is None:
             raise ShellUnavailableError(PWSH_MISSING)
