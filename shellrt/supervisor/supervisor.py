@@ -280,7 +280,7 @@ class Supervisor:
         _argv_of(command, shell)
         start_cwd, _ = await self._start_dir(cwd, session_cwd, env, user)
         if self._guard is not None:
-            await self._guard.before(self._busy())
+            await self._guard.before(self._busy(), background=True)
         task_id = self.tasks.new_id()
         execution = await self._start(
             command,
@@ -298,6 +298,12 @@ class Supervisor:
         self._live.discard(execution)
         self.tasks.add(_label(command), description, execution, task_id=task_id)
         return self.tasks.get(task_id)
+
+    async def sweep_protected(self) -> None:
+        """Revert plants before shellrt runs a program of its own on the host (a hook): a
+        background task's plant would otherwise wait for the next command's check (protect.py)."""
+        if self._guard is not None:
+            await self._guard.sweep(self._busy())
 
     def accept_protected(self, path: Path) -> None:
         """Keep ``path`` as it is: shellrt or the operator (not a command) wrote it (protect.py)."""
