@@ -198,6 +198,8 @@ class DockerBackend(SandboxBackend):
         self.recoveries: list[str] = []
         #: The read-denied paths the container's masks cover (`_denied_in_workspace` at its start).
         self._masked: list[tuple[str, bool]] = []
+        #: (host path, container path) of the read-denied paths inside the workspace.
+        self._denied_inside: list[tuple[str, str]] | None = None
         self._client: docker.DockerClient | None = None
         self._host_dir: str | None = None
         #: Bind mode: directories above masked paths, mounted over themselves (`_pins`).
@@ -691,7 +693,21 @@ class DockerBackend(SandboxBackend):
         masked = set(self._masked)
         if (self.config.container_workspace, True) in masked:
             return []
-        return [target for target, is_dir in self._denied_in_workspace() if (target, is_dir) not in masked]
+        if self._denied_inside is None:  # fixed for the backend: worked out once (~7 ms for 51 paths)
+            self._denied_inside = [
+                (os.path.abspath(denied), target)
+                for denied in self.policy.read_denied
+                if (target := self.to_sandbox_path(Path(os.path.abspath(denied)))) is not None
+            ]
+        appeared = []
+        for path, target in self._denied_inside:
+            try:
+                is_dir = stat.S_ISDIR(os.stat(path).st_mode)
+            except OSError:
+                continue
+            if (target, is_dir) not in masked:
+                appeared.append(target)
+        return appeared
 
     async def _kill_failed(self, session: ExecutorSession, reason: str) -> None:
         async with self._executor_lock:
