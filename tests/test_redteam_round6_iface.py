@@ -24,6 +24,8 @@ Classes (not examples):
 - a file taken from its path or given a second name: ``mv keep.txt k`` (as much an edit as ``rm``),
   ``mv conf c2 && echo x > c2/a``, a hard link (``ln keep.txt h; echo x > h``, ``cp -l``) and a
   write to a file that already has another name (``link keep.txt h`` earlier) passed ``Edit(...)``;
+- files named by a variable the shell opens (``HISTFILE=secret; history -r; history`` printed it,
+  ``HISTFILE=keep.txt; history -w`` overwrote it);
 - files named inside an operand (``dd if=secret``, ``curl -d @secret``, ``curl -F f=@secret``): the
   program reads them, no ``Read(...)`` rule saw them (the local backend printed or sent the file);
 - a command stored in an environment prefix that the program runs (``GIT_EXTERNAL_DIFF='rm x' git
@@ -288,6 +290,35 @@ async def test_moves_and_copies_of_other_files_still_run(ws: Path) -> None:
     commands = ["mv a.txt b.txt && cp b.txt c.txt && cat c.txt"]
     [envelope] = await _bash(ws, commands, mode="bypassPermissions", deny=["Edit(./keep.txt)"])
     assert not envelope.is_error and "x" in _text(envelope), _text(envelope)
+
+
+# --- files named by a variable --------------------------------------------------------------------
+
+
+async def test_path_rules_see_a_file_named_by_histfile(ws: Path) -> None:
+    (ws / "secret.txt").write_text("TOPSECRET\n")
+    (ws / "keep.txt").write_text("original\n")
+    reads = ["HISTFILE=secret.txt; history -r; history", "export HISTFILE=./secret.txt; history -n; history"]
+    results = await _bash(ws, reads, mode="bypassPermissions", deny=["Read(./secret.txt)"])
+    results += await _bash(
+        ws,
+        ["HISTFILE=keep.txt; history -s planted; history -w"],
+        mode="bypassPermissions",
+        deny=["Edit(./keep.txt)"],
+    )
+    for command, envelope in zip([*reads, "history -w"], results, strict=True):
+        assert envelope.is_error, (command, _text(envelope))
+        assert "TOPSECRET" not in _text(envelope), command
+    assert (ws / "keep.txt").read_text() == "original\n"
+
+
+async def test_ordinary_assignments_still_run_beside_path_rules(ws: Path) -> None:
+    (ws / "a.txt").write_text("alpha\n")
+    commands = ["LC_ALL=C cat a.txt", "x=1; echo $x", "HISTFILE=h.txt; history -s one; history -w; cat h.txt"]
+    results = await _bash(ws, commands, mode="bypassPermissions", deny=["Read(./secret.txt)"])
+    assert "alpha" in _text(results[0]) and "1" in _text(results[1]) and "one" in _text(results[2]), [
+        _text(r) for r in results
+    ]
 
 
 # --- files named inside an operand ----------------------------------------------------------------

@@ -163,6 +163,7 @@ def command_parts(
     cd_unknown = _cd_unknown(a)
     linking = len(a.subcommands) > 1 and any(_makes_symlink(_name(s), s.argv) for s in a.subcommands)
     assigned = _assignment_sources(a)
+    assigned_paths, history_files = _assigned_files(assigned)
     # The analysis knows program writes for the command as a whole: every part carries them.
     program_writes = _resolve_writes([w for w in a.write_targets if w], bases, to_host, cd_unknown)
     out: list[CommandPart] = []
@@ -189,7 +190,11 @@ def command_parts(
         writes_raw = _attr_list(sub, "writes")
         writes_raw = plan_writes if writes_raw is None else [w for w in writes_raw if w not in _NULL_TARGETS]
         given_reads = _attr_list(sub, "reads")
-        reads_raw = [*(plan_reads if given_reads is None else given_reads), *_word_reads(argv)]
+        reads_raw = [
+            *(plan_reads if given_reads is None else given_reads),
+            *_word_reads(argv),
+            *assigned_paths,
+        ]
         rec = getattr(sub, "recursive", None)
         recursive = bool(rec) or _recursive(name, argv)
         if name == "git" and not _recursive(name, argv):
@@ -197,7 +202,7 @@ def command_parts(
             # untracked secret (`Read(./.env)`) must not make every `git diff` ask. What git history
             # holds is out of reach of path rules (docs/permissions.md, "What rules cannot cover").
             recursive = False
-        writes = _resolve_writes(writes_raw, bases, to_host, cd_unknown)
+        writes = _resolve_writes([*writes_raw, *history_files], bases, to_host, cd_unknown)
         reads = _resolve_all(reads_raw, bases, to_host, globs)
         if cd_unknown and any(w and not _absolute(w) for w in reads_raw):
             reads = tuple(sorted({*reads, ""}))  # relative to a directory a `cd` chose at run time
@@ -604,6 +609,19 @@ def _hard_linked(path: str) -> bool:
     except OSError:
         return False
     return st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1
+
+
+def _assigned_files(assigned: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Files the shell opens by a variable's name: ``HISTFILE`` (``HISTFILE=secret; history -r;
+    history`` prints it, ``history -w`` writes it), as (reads, writes). Values known only at run
+    time are left out (the assignment is then judged as any dynamic value is)."""
+    files: list[str] = []
+    for raw in assigned:
+        name, eq, value = raw.partition("=")
+        value = value.strip("'\"")
+        if eq and value and name.rstrip("+") == "HISTFILE" and not any(c in value for c in "$`"):
+            files.append(value)
+    return files, files
 
 
 def _assignment_sources(a: CommandAnalysis) -> tuple[str, ...]:
