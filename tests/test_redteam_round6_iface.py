@@ -31,6 +31,9 @@ Classes (not examples):
 - a command stored in an environment prefix that the program runs (``GIT_EXTERNAL_DIFF='rm x' git
   diff``, ``GIT_CONFIG_*`` aliases, ``BASH_ENV=/dev/stdin bash -c …``): the prefix is no word of its
   part, so ``Bash(rm:*)`` never saw the stored command (a standalone ``x='rm y'`` was caught);
+- git's global options before its subcommand and git aliases: ``Bash(git push:*)`` missed
+  ``git --no-pager push``, ``git -C . push``, ``git -P push``, ``git -c alias.p=push p`` and an
+  alias the command wrote earlier (``git config alias.p push``, then ``git p``);
 - programs that run shell commands read from standard input, where no rule reads them: a shell given
   ``/dev/stdin`` (or ``/dev/fd/0``) as its script file, ``su``/``runuser``/``script`` without a
   command, ``at``/``batch``/``crontab``, ``parallel`` without a command: ``Bash(rm:*)`` missed
@@ -422,6 +425,52 @@ async def test_prefixes_without_a_denied_command_still_run(ws: Path) -> None:
     results = await _bash(ws, commands, mode="bypassPermissions", deny=["Bash(rm:*)"])
     assert "external" in _text(results[0]), _text(results[0])
     assert "tracked.txt" in _text(results[1]), _text(results[1])
+
+
+# --- git's global options and aliases -------------------------------------------------------------
+
+
+def _repo_with_remote(ws: Path) -> Path:
+    remote = ws.parent / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    git = ["git", "-C", str(ws), "-c", "user.email=t@t", "-c", "user.name=t"]
+    (ws / "f").write_text("x\n")
+    subprocess.run([*git, "add", "f"], check=True)
+    subprocess.run([*git, "commit", "-qm", "c"], check=True)
+    subprocess.run([*git, "remote", "add", "origin", str(remote)], check=True)
+    return remote
+
+
+_PUSHES = [
+    "git --no-pager push -q origin HEAD:refs/heads/a",
+    "git -C . push -q origin HEAD:refs/heads/b",
+    "git -P push -q origin HEAD:refs/heads/c",
+    "git -c alias.p=push p -q origin HEAD:refs/heads/d",
+    "git config alias.p push && git p -q origin HEAD:refs/heads/e",
+]
+
+
+async def test_a_git_deny_rule_sees_the_subcommand_behind_global_options_and_aliases(ws: Path) -> None:
+    remote = _repo_with_remote(ws)
+    results = await _bash(ws, _PUSHES, mode="bypassPermissions", deny=["Bash(git push:*)"])
+    for command, envelope in zip(_PUSHES, results, strict=True):
+        assert envelope.is_error, (command, _text(envelope))
+    refs = subprocess.run(
+        ["git", "-C", str(remote), "for-each-ref"], capture_output=True, text=True, check=True
+    )
+    assert refs.stdout == "", refs.stdout
+
+
+async def test_other_git_commands_with_global_options_still_run(ws: Path) -> None:
+    _repo_with_remote(ws)
+    commands = [
+        "git --no-pager log --oneline",
+        "git -C . status --short",
+        "git -c core.quotepath=off ls-files",
+    ]
+    results = await _bash(ws, commands, mode="bypassPermissions", deny=["Bash(git push:*)"])
+    assert all(not r.is_error for r in results), [_text(r) for r in results]
 
 
 # --- commands read from standard input -----------------------------------------------------------

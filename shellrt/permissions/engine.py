@@ -48,6 +48,8 @@ import anyio
 from sandbox.confine import contained
 from shellrt.permissions.embedded import (
     command_options,
+    git_alias_unknown,
+    git_forms,
     is_dynamic,
     reads_anything,
     startup_from_stdin,
@@ -301,6 +303,8 @@ class PermissionEngine:
             forms = [part.text]
             if part.name and part.argv and part.argv[0] != part.name:
                 forms.append(" ".join([part.name, *part.argv[1:]]))
+            if part.name == "git":
+                forms += git_forms(part.argv)  # `git --no-pager -C d push` runs `git push`
             if not part.read_only:
                 forms += _embedded_commands([*part.argv, part.text, *part.assigned])
             options = command_options(part.name, part.argv)
@@ -327,6 +331,8 @@ class PermissionEngine:
                     "write the program name literally"
                 )
             code = unknown_code(part.name, part.argv) or startup_from_stdin([*part.assigned, *part.argv])
+            if not code and part.name == "git" and self._has_git_rule(rule_kind, tool_name):
+                code = git_alias_unknown(part.argv)
             if code and has_command_rule:
                 return None, (
                     f"{part.text!r}: {code}, so {tool_name} {rule_kind} rules cannot be checked against it; "
@@ -351,6 +357,13 @@ class PermissionEngine:
                     what = "reads" if access == "read" else "writes"
                     return rule, f"{part.text!r} {what} {item}, which is {_verb(kind)} by {rule.describe()}"
         return None
+
+    def _has_git_rule(self, kind: RuleKind, tool_name: str) -> bool:
+        """A command rule of ``kind`` about git (``Bash(git push:*)``): only then may an alias hide."""
+        return any(
+            r.spec_kind == "command" and r.tool == tool_name and (r.specifier or "").startswith("git")
+            for r in self.rules.of_kind(kind)
+        )
 
     def _has_command_rule(self, kind: RuleKind, tool_name: str) -> bool:
         return any(r.spec_kind == "command" and r.tool == tool_name for r in self.rules.of_kind(kind))
