@@ -34,6 +34,8 @@ Classes (not examples):
 - git's global options before its subcommand and git aliases: ``Bash(git push:*)`` missed
   ``git --no-pager push``, ``git -C . push``, ``git -P push``, ``git -c alias.p=push p`` and an
   alias the command wrote earlier (``git config alias.p push``, then ``git p``);
+- any program's global options before its subcommand: ``Bash(kubectl delete:*)`` missed
+  ``kubectl -n prod delete``, ``Bash(npm publish:*)`` missed ``npm --prefix d publish``;
 - programs that run shell commands read from standard input, where no rule reads them: a shell given
   ``/dev/stdin`` (or ``/dev/fd/0``) as its script file, ``su``/``runuser``/``script`` without a
   command, ``at``/``batch``/``crontab``, ``parallel`` without a command: ``Bash(rm:*)`` missed
@@ -471,6 +473,28 @@ async def test_other_git_commands_with_global_options_still_run(ws: Path) -> Non
     ]
     results = await _bash(ws, commands, mode="bypassPermissions", deny=["Bash(git push:*)"])
     assert all(not r.is_error for r in results), [_text(r) for r in results]
+
+
+_TOOL = """#!/bin/sh
+# A CLI with global options before its subcommand (as kubectl, npm, docker, gh have).
+while [ "${1#-}" != "$1" ]; do case "$1" in --*=*) shift ;; *) shift 2 ;; esac; done
+[ "$1" = publish ] && touch published
+echo "ran $1"
+"""
+
+
+async def test_a_deny_rule_sees_a_subcommand_behind_global_options(ws: Path) -> None:
+    (ws / "tool").write_text(_TOOL)
+    (ws / "tool").chmod(0o755)
+    commands = ["./tool --registry x publish", "./tool --prefix=d publish", "./tool -w pkg --tag t publish"]
+    results = await _bash(ws, commands, mode="bypassPermissions", deny=["Bash(tool publish:*)"])
+    for command, envelope in zip(commands, results, strict=True):
+        assert envelope.is_error, (command, _text(envelope))
+    assert not (ws / "published").exists()
+    [other] = await _bash(
+        ws, ["./tool --registry x test"], mode="bypassPermissions", deny=["Bash(tool publish:*)"]
+    )
+    assert "ran test" in _text(other), _text(other)
 
 
 # --- commands read from standard input -----------------------------------------------------------

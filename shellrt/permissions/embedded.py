@@ -390,3 +390,31 @@ def git_alias_unknown(argv: Sequence[str]) -> str:
     if not known or rest[0] in known:
         return ""
     return f"git {rest[0]} is no git command: an alias, whose command no rule can read"
+
+
+def subcommand_forms(name: str, argv: Sequence[str]) -> list[str]:
+    """``NAME SUB …`` for each word that may be the subcommand behind leading global options:
+    ``kubectl -n prod delete pod`` runs ``kubectl delete``, ``npm --prefix d publish`` runs
+    ``npm publish``. A word right after an option may be that option's value, so both readings
+    count. Over-inclusive on purpose; deny and ask rules only."""
+    if not name:
+        return []
+    words = list(argv[1:])
+    forms: list[str] = []
+    i = 0
+    after_option = False
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            break
+        if word.startswith("-") and word != "-":
+            after_option = "=" not in word
+            i += 1
+            continue
+        if i > 0:
+            forms.append(" ".join([name, *words[i:]]))
+        if not after_option:
+            break
+        after_option = False
+        i += 1
+    return forms

@@ -53,6 +53,7 @@ from shellrt.permissions.embedded import (
     is_dynamic,
     reads_anything,
     startup_from_stdin,
+    subcommand_forms,
     unknown_code,
 )
 from shellrt.permissions.interfaces import CommandPart, CommandPartsTool, PermissionDecision
@@ -305,6 +306,8 @@ class PermissionEngine:
                 forms.append(" ".join([part.name, *part.argv[1:]]))
             if part.name == "git":
                 forms += git_forms(part.argv)  # `git --no-pager -C d push` runs `git push`
+            else:
+                forms += subcommand_forms(part.name, part.argv)  # `kubectl -n p delete` runs `kubectl delete`
             if not part.read_only:
                 forms += _embedded_commands([*part.argv, part.text, *part.assigned])
             options = command_options(part.name, part.argv)
