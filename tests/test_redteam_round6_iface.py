@@ -24,6 +24,9 @@ Classes (not examples):
 - a file taken from its path or given a second name: ``mv keep.txt k`` (as much an edit as ``rm``),
   ``mv conf c2 && echo x > c2/a``, a hard link (``ln keep.txt h; echo x > h``, ``cp -l``) and a
   write to a file that already has another name (``link keep.txt h`` earlier) passed ``Edit(...)``;
+- writes to a whole tree holding an ``Edit(...)``-denied file: ``rm -rf .``, ``rm -rf ./*`` (a glob
+  in a write target was not expanded), ``find . -delete``, ``chmod -R 000 .``, ``find . -exec rm {}
+  +`` were allowed by ``bypassPermissions`` beside ``Edit(./keep.txt)``;
 - files named by a variable the shell opens (``HISTFILE=secret; history -r; history`` printed it,
   ``HISTFILE=keep.txt; history -w`` overwrote it);
 - files named inside an operand (``dd if=secret``, ``curl -d @secret``, ``curl -F f=@secret``): the
@@ -295,6 +298,41 @@ async def test_moves_and_copies_of_other_files_still_run(ws: Path) -> None:
     commands = ["mv a.txt b.txt && cp b.txt c.txt && cat c.txt"]
     [envelope] = await _bash(ws, commands, mode="bypassPermissions", deny=["Edit(./keep.txt)"])
     assert not envelope.is_error and "x" in _text(envelope), _text(envelope)
+
+
+# --- writes to a whole tree -----------------------------------------------------------------------
+
+_TREE_EDITS = [
+    "rm -rf ./*",
+    "rm -rf ../ws",
+    "find . -name keep.txt -delete",
+    "chmod -R 000 .",
+    "find . -name keep.txt -exec rm {} +",
+    "ls | xargs -I{} rm -f {}",
+]
+
+
+@pytest.mark.parametrize("command", _TREE_EDITS)
+async def test_an_edit_deny_rule_sees_writes_to_a_tree_that_holds_the_file(ws: Path, command: str) -> None:
+    (ws / "sub").mkdir()
+    (ws / "keep.txt").write_text("original\n")
+    try:
+        [envelope] = await _bash(ws, [command], mode="bypassPermissions", deny=["Edit(./keep.txt)"])
+        assert envelope.is_error, (command, _text(envelope))
+        assert (ws / "keep.txt").read_text() == "original\n", command
+    finally:
+        for path in (ws, ws / "sub", ws / "keep.txt"):  # `chmod -R 000 .` would keep pytest from cleaning up
+            if path.exists():
+                path.chmod(0o755)
+
+
+async def test_tree_writes_elsewhere_still_run(ws: Path) -> None:
+    (ws / "build").mkdir()
+    (ws / "build" / "o").write_text("x\n")
+    (ws / "keep.txt").write_text("original\n")
+    [envelope] = await _bash(ws, ["rm -rf build && ls"], mode="bypassPermissions", deny=["Edit(./keep.txt)"])
+    assert not envelope.is_error and "keep.txt" in _text(envelope), _text(envelope)
+    assert not (ws / "build").exists()
 
 
 # --- files named by a variable --------------------------------------------------------------------

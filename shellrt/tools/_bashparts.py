@@ -165,7 +165,7 @@ def command_parts(
     assigned = _assignment_sources(a)
     assigned_paths, history_files = _assigned_files(assigned)
     # The analysis knows program writes for the command as a whole: every part carries them.
-    program_writes = _resolve_writes([w for w in a.write_targets if w], bases, to_host, cd_unknown)
+    program_writes = _resolve_writes([w for w in a.write_targets if w], bases, to_host, cd_unknown, globs)
     out: list[CommandPart] = []
     for sub in a.subcommands:
         argv = tuple(sub.argv)
@@ -202,7 +202,7 @@ def command_parts(
             # untracked secret (`Read(./.env)`) must not make every `git diff` ask. What git history
             # holds is out of reach of path rules (docs/permissions.md, "What rules cannot cover").
             recursive = False
-        writes = _resolve_writes([*writes_raw, *history_files], bases, to_host, cd_unknown)
+        writes = _resolve_writes([*writes_raw, *history_files], bases, to_host, cd_unknown, globs)
         reads = _resolve_all(reads_raw, bases, to_host, globs)
         if cd_unknown and any(w and not _absolute(w) for w in reads_raw):
             reads = tuple(sorted({*reads, ""}))  # relative to a directory a `cd` chose at run time
@@ -586,15 +586,23 @@ def _absolute(word: str) -> bool:
 
 
 def _resolve_writes(
-    words: Sequence[str], bases: Sequence[str], to_host: Callable[[str], str], unknown: bool
+    words: Sequence[str],
+    bases: Sequence[str],
+    to_host: Callable[[str], str],
+    unknown: bool,
+    globs: set[str] | None = None,
 ) -> tuple[str, ...]:
-    """Write targets from every directory the command may be in ("" = not known)."""
+    """Write targets from every directory the command may be in ("" = not known); a word bash
+    expands as a glob (``rm -rf ./*``) also writes what it expands to."""
     out: set[str] = set()
     for word in words:
-        if not word:
+        if not word or "{}" in word:  # find -exec / xargs -I fill `{}` in with what they found
             out.add("")
             continue
         resolved = {_resolve_host(word, base, to_host) for base in bases}
+        if globs is None or word in globs:
+            for base in bases:
+                resolved.update(_glob_matches(word, base, to_host))
         out.update(resolved)
         if (unknown and not _absolute(word)) or any(_hard_linked(r) for r in resolved):
             out.add("")
