@@ -27,6 +27,8 @@ Classes (not examples):
 - writes to a whole tree holding an ``Edit(...)``-denied file: ``rm -rf .``, ``rm -rf ./*`` (a glob
   in a write target was not expanded), ``find . -delete``, ``chmod -R 000 .``, ``find . -exec rm {}
   +`` were allowed by ``bypassPermissions`` beside ``Edit(./keep.txt)``;
+- downloads and copies by an output option: ``curl -o keep.txt``, ``wget -O keep.txt``, ``dd
+  of=keep.txt`` overwrote an ``Edit(...)``-denied file (programs the analysis does not model);
 - files named by a variable the shell opens (``HISTFILE=secret; history -r; history`` printed it,
   ``HISTFILE=keep.txt; history -w`` overwrote it);
 - files named inside an operand (``dd if=secret``, ``curl -d @secret``, ``curl -F f=@secret``): the
@@ -381,6 +383,13 @@ class _Sink(http.server.BaseHTTPRequestHandler):
 
     do_PUT = do_POST
 
+    def do_GET(self) -> None:
+        body = b"planted\n"
+        self.send_response(200)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
@@ -533,6 +542,35 @@ async def test_a_deny_rule_sees_a_subcommand_behind_global_options(ws: Path) -> 
         ws, ["./tool --registry x test"], mode="bypassPermissions", deny=["Bash(tool publish:*)"]
     )
     assert "ran test" in _text(other), _text(other)
+
+
+# --- downloads by an output option ---------------------------------------------------------------
+
+
+async def test_an_edit_deny_rule_sees_download_and_dd_outputs(
+    ws: Path, sink: tuple[int, list[bytes]]
+) -> None:
+    port, _ = sink
+    (ws / "keep.txt").write_text("original\n")
+    url = f"http://127.0.0.1:{port}/keep.txt"
+    commands = [
+        f"curl -s -o keep.txt {url}",
+        f"curl -s --output=./keep.txt {url}",
+        f"curl -s -O {url}",
+        f"wget -q -O keep.txt {url}",
+        "echo planted | dd of=keep.txt status=none",
+    ]
+    results = await _bash(ws, commands, mode="bypassPermissions", deny=["Edit(./keep.txt)"])
+    for command, envelope in zip(commands, results, strict=True):
+        assert envelope.is_error, (command, _text(envelope))
+    assert (ws / "keep.txt").read_text() == "original\n"
+
+
+async def test_downloads_elsewhere_still_run(ws: Path, sink: tuple[int, list[bytes]]) -> None:
+    port, _ = sink
+    commands = [f"curl -s -o other.txt http://127.0.0.1:{port}/x && cat other.txt"]
+    [envelope] = await _bash(ws, commands, mode="bypassPermissions", deny=["Edit(./keep.txt)"])
+    assert "planted" in _text(envelope), _text(envelope)
 
 
 # --- commands read from standard input -----------------------------------------------------------

@@ -279,7 +279,12 @@ def command_parts(
                 reads=reads,
                 program_writes=_part_program_writes(
                     program_writes,
-                    _resolve_writes(_aliased_sources(name, argv), bases, to_host, cd_unknown),
+                    _resolve_writes(
+                        [*_aliased_sources(name, argv), *_download_writes(name, argv)],
+                        bases,
+                        to_host,
+                        cd_unknown,
+                    ),
                     linking,
                 ),
                 assigned=assigned,
@@ -571,6 +576,59 @@ def _aliased_sources(name: str, argv: Sequence[str]) -> list[str]:
             continue
         operands.append(word)
     return operands if target_given else operands[:-1]
+
+
+#: Output options of programs the analysis does not model (``curl -o F``, ``wget -O F``).
+_OUTPUT_OPTIONS: dict[str, tuple[str, ...]] = {
+    "curl": (
+        "-o",
+        "--output",
+        "--output-dir",
+        "-c",
+        "--cookie-jar",
+        "-D",
+        "--dump-header",
+        "--trace",
+        "--stderr",
+    ),
+    "wget": (
+        "-O",
+        "--output-document",
+        "-P",
+        "--directory-prefix",
+        "-o",
+        "--output-file",
+        "-a",
+        "--append-output",
+    ),
+}
+
+
+def _download_writes(name: str, argv: Sequence[str]) -> list[str]:
+    """Files ``curl``/``wget``/``dd`` write by an option ("" = a name the URL or server picks):
+    ``curl -o keep.txt URL`` overwrote a file an ``Edit(...)`` rule denies."""
+    words = list(argv[1:])
+    if name == "dd":
+        return [w[3:] for w in words if w.startswith("of=")]
+    options = _OUTPUT_OPTIONS.get(name)
+    if options is None:
+        return []
+    found: list[str] = []
+    for i, word in enumerate(words):
+        option, eq, value = word.partition("=")
+        if word in options:
+            found.append(words[i + 1] if i + 1 < len(words) else "")
+        elif eq and option in options and option.startswith("--"):
+            found.append(value)
+        elif word[:2] in options and not word.startswith("--") and len(word) > 2:
+            found.append(word[2:])
+        elif name == "curl" and (
+            word in ("--remote-name", "--remote-name-all", "-J") or word.startswith("-O")
+        ):
+            found.append("")  # named by the URL or the server
+    if name == "wget" and not found:
+        found.append("")  # saved under the URL's file name
+    return found
 
 
 def _makes_symlink(name: str, argv: Sequence[str]) -> bool:
