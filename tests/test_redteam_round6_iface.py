@@ -24,11 +24,23 @@ Classes (not examples):
 - a file taken from its path or given a second name: ``mv keep.txt k`` (as much an edit as ``rm``),
   ``mv conf c2 && echo x > c2/a``, a hard link (``ln keep.txt h; echo x > h``, ``cp -l``) and a
   write to a file that already has another name (``link keep.txt h`` earlier) passed ``Edit(...)``;
+- writes to a whole tree holding an ``Edit(...)``-denied file: ``rm -rf .``, ``rm -rf ./*`` (a glob
+  in a write target was not expanded), ``find . -delete``, ``chmod -R 000 .``, ``find . -exec rm {}
+  +`` were allowed by ``bypassPermissions`` beside ``Edit(./keep.txt)``;
+- downloads and copies by an output option: ``curl -o keep.txt``, ``wget -O keep.txt``, ``dd
+  of=keep.txt`` overwrote an ``Edit(...)``-denied file (programs the analysis does not model);
+- files named by a variable the shell opens (``HISTFILE=secret; history -r; history`` printed it,
+  ``HISTFILE=keep.txt; history -w`` overwrote it);
 - files named inside an operand (``dd if=secret``, ``curl -d @secret``, ``curl -F f=@secret``): the
   program reads them, no ``Read(...)`` rule saw them (the local backend printed or sent the file);
 - a command stored in an environment prefix that the program runs (``GIT_EXTERNAL_DIFF='rm x' git
   diff``, ``GIT_CONFIG_*`` aliases, ``BASH_ENV=/dev/stdin bash -c …``): the prefix is no word of its
   part, so ``Bash(rm:*)`` never saw the stored command (a standalone ``x='rm y'`` was caught);
+- git's global options before its subcommand and git aliases: ``Bash(git push:*)`` missed
+  ``git --no-pager push``, ``git -C . push``, ``git -P push``, ``git -c alias.p=push p`` and an
+  alias the command wrote earlier (``git config alias.p push``, then ``git p``);
+- any program's global options before its subcommand: ``Bash(kubectl delete:*)`` missed
+  ``kubectl -n prod delete``, ``Bash(npm publish:*)`` missed ``npm --prefix d publish``;
 - programs that run shell commands read from standard input, where no rule reads them: a shell given
   ``/dev/stdin`` (or ``/dev/fd/0``) as its script file, ``su``/``runuser``/``script`` without a
   command, ``at``/``batch``/``crontab``, ``parallel`` without a command: ``Bash(rm:*)`` missed
@@ -290,6 +302,70 @@ async def test_moves_and_copies_of_other_files_still_run(ws: Path) -> None:
     assert not envelope.is_error and "x" in _text(envelope), _text(envelope)
 
 
+# --- writes to a whole tree -----------------------------------------------------------------------
+
+_TREE_EDITS = [
+    "rm -rf ./*",
+    "rm -rf ../ws",
+    "find . -name keep.txt -delete",
+    "chmod -R 000 .",
+    "find . -name keep.txt -exec rm {} +",
+    "ls | xargs -I{} rm -f {}",
+]
+
+
+@pytest.mark.parametrize("command", _TREE_EDITS)
+async def test_an_edit_deny_rule_sees_writes_to_a_tree_that_holds_the_file(ws: Path, command: str) -> None:
+    (ws / "sub").mkdir()
+    (ws / "keep.txt").write_text("original\n")
+    try:
+        [envelope] = await _bash(ws, [command], mode="bypassPermissions", deny=["Edit(./keep.txt)"])
+        assert envelope.is_error, (command, _text(envelope))
+        assert (ws / "keep.txt").read_text() == "original\n", command
+    finally:
+        for path in (ws, ws / "sub", ws / "keep.txt"):  # `chmod -R 000 .` would keep pytest from cleaning up
+            if path.exists():
+                path.chmod(0o755)
+
+
+async def test_tree_writes_elsewhere_still_run(ws: Path) -> None:
+    (ws / "build").mkdir()
+    (ws / "build" / "o").write_text("x\n")
+    (ws / "keep.txt").write_text("original\n")
+    [envelope] = await _bash(ws, ["rm -rf build && ls"], mode="bypassPermissions", deny=["Edit(./keep.txt)"])
+    assert not envelope.is_error and "keep.txt" in _text(envelope), _text(envelope)
+    assert not (ws / "build").exists()
+
+
+# --- files named by a variable --------------------------------------------------------------------
+
+
+async def test_path_rules_see_a_file_named_by_histfile(ws: Path) -> None:
+    (ws / "secret.txt").write_text("TOPSECRET\n")
+    (ws / "keep.txt").write_text("original\n")
+    reads = ["HISTFILE=secret.txt; history -r; history", "export HISTFILE=./secret.txt; history -n; history"]
+    results = await _bash(ws, reads, mode="bypassPermissions", deny=["Read(./secret.txt)"])
+    results += await _bash(
+        ws,
+        ["HISTFILE=keep.txt; history -s planted; history -w"],
+        mode="bypassPermissions",
+        deny=["Edit(./keep.txt)"],
+    )
+    for command, envelope in zip([*reads, "history -w"], results, strict=True):
+        assert envelope.is_error, (command, _text(envelope))
+        assert "TOPSECRET" not in _text(envelope), command
+    assert (ws / "keep.txt").read_text() == "original\n"
+
+
+async def test_ordinary_assignments_still_run_beside_path_rules(ws: Path) -> None:
+    (ws / "a.txt").write_text("alpha\n")
+    commands = ["LC_ALL=C cat a.txt", "x=1; echo $x", "HISTFILE=h.txt; history -s one; history -w; cat h.txt"]
+    results = await _bash(ws, commands, mode="bypassPermissions", deny=["Read(./secret.txt)"])
+    assert "alpha" in _text(results[0]) and "1" in _text(results[1]) and "one" in _text(results[2]), [
+        _text(r) for r in results
+    ]
+
+
 # --- files named inside an operand ----------------------------------------------------------------
 
 
@@ -306,6 +382,13 @@ class _Sink(http.server.BaseHTTPRequestHandler):
         self.end_headers()
 
     do_PUT = do_POST
+
+    def do_GET(self) -> None:
+        body = b"planted\n"
+        self.send_response(200)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -391,6 +474,103 @@ async def test_prefixes_without_a_denied_command_still_run(ws: Path) -> None:
     results = await _bash(ws, commands, mode="bypassPermissions", deny=["Bash(rm:*)"])
     assert "external" in _text(results[0]), _text(results[0])
     assert "tracked.txt" in _text(results[1]), _text(results[1])
+
+
+# --- git's global options and aliases -------------------------------------------------------------
+
+
+def _repo_with_remote(ws: Path) -> Path:
+    remote = ws.parent / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    git = ["git", "-C", str(ws), "-c", "user.email=t@t", "-c", "user.name=t"]
+    (ws / "f").write_text("x\n")
+    subprocess.run([*git, "add", "f"], check=True)
+    subprocess.run([*git, "commit", "-qm", "c"], check=True)
+    subprocess.run([*git, "remote", "add", "origin", str(remote)], check=True)
+    return remote
+
+
+_PUSHES = [
+    "git --no-pager push -q origin HEAD:refs/heads/a",
+    "git -C . push -q origin HEAD:refs/heads/b",
+    "git -P push -q origin HEAD:refs/heads/c",
+    "git -c alias.p=push p -q origin HEAD:refs/heads/d",
+    "git config alias.p push && git p -q origin HEAD:refs/heads/e",
+]
+
+
+async def test_a_git_deny_rule_sees_the_subcommand_behind_global_options_and_aliases(ws: Path) -> None:
+    remote = _repo_with_remote(ws)
+    results = await _bash(ws, _PUSHES, mode="bypassPermissions", deny=["Bash(git push:*)"])
+    for command, envelope in zip(_PUSHES, results, strict=True):
+        assert envelope.is_error, (command, _text(envelope))
+    refs = subprocess.run(
+        ["git", "-C", str(remote), "for-each-ref"], capture_output=True, text=True, check=True
+    )
+    assert refs.stdout == "", refs.stdout
+
+
+async def test_other_git_commands_with_global_options_still_run(ws: Path) -> None:
+    _repo_with_remote(ws)
+    commands = [
+        "git --no-pager log --oneline",
+        "git -C . status --short",
+        "git -c core.quotepath=off ls-files",
+    ]
+    results = await _bash(ws, commands, mode="bypassPermissions", deny=["Bash(git push:*)"])
+    assert all(not r.is_error for r in results), [_text(r) for r in results]
+
+
+_TOOL = """#!/bin/sh
+# A CLI with global options before its subcommand (as kubectl, npm, docker, gh have).
+while [ "${1#-}" != "$1" ]; do case "$1" in --*=*) shift ;; *) shift 2 ;; esac; done
+[ "$1" = publish ] && touch published
+echo "ran $1"
+"""
+
+
+async def test_a_deny_rule_sees_a_subcommand_behind_global_options(ws: Path) -> None:
+    (ws / "tool").write_text(_TOOL)
+    (ws / "tool").chmod(0o755)
+    commands = ["./tool --registry x publish", "./tool --prefix=d publish", "./tool -w pkg --tag t publish"]
+    results = await _bash(ws, commands, mode="bypassPermissions", deny=["Bash(tool publish:*)"])
+    for command, envelope in zip(commands, results, strict=True):
+        assert envelope.is_error, (command, _text(envelope))
+    assert not (ws / "published").exists()
+    [other] = await _bash(
+        ws, ["./tool --registry x test"], mode="bypassPermissions", deny=["Bash(tool publish:*)"]
+    )
+    assert "ran test" in _text(other), _text(other)
+
+
+# --- downloads by an output option ---------------------------------------------------------------
+
+
+async def test_an_edit_deny_rule_sees_download_and_dd_outputs(
+    ws: Path, sink: tuple[int, list[bytes]]
+) -> None:
+    port, _ = sink
+    (ws / "keep.txt").write_text("original\n")
+    url = f"http://127.0.0.1:{port}/keep.txt"
+    commands = [
+        f"curl -s -o keep.txt {url}",
+        f"curl -s --output=./keep.txt {url}",
+        f"curl -s -O {url}",
+        f"wget -q -O keep.txt {url}",
+        "echo planted | dd of=keep.txt status=none",
+    ]
+    results = await _bash(ws, commands, mode="bypassPermissions", deny=["Edit(./keep.txt)"])
+    for command, envelope in zip(commands, results, strict=True):
+        assert envelope.is_error, (command, _text(envelope))
+    assert (ws / "keep.txt").read_text() == "original\n"
+
+
+async def test_downloads_elsewhere_still_run(ws: Path, sink: tuple[int, list[bytes]]) -> None:
+    port, _ = sink
+    commands = [f"curl -s -o other.txt http://127.0.0.1:{port}/x && cat other.txt"]
+    [envelope] = await _bash(ws, commands, mode="bypassPermissions", deny=["Edit(./keep.txt)"])
+    assert "planted" in _text(envelope), _text(envelope)
 
 
 # --- commands read from standard input -----------------------------------------------------------

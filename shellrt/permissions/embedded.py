@@ -13,7 +13,9 @@ program text computes: for path rules their reads are unknown.
 
 from __future__ import annotations
 
+import functools
 import re
+import subprocess
 from collections.abc import Sequence
 
 __all__ = ["INTERPRETERS", "command_options", "is_dynamic", "reads_anything", "unknown_code"]
@@ -307,3 +309,112 @@ def _git_config(setting: str) -> list[tuple[str, str]]:
 def is_dynamic(value: str) -> bool:
     """The value holds an expansion or quoting: what it runs is known only when a shell parses it."""
     return _DYNAMIC.search(value) is not None
+
+
+#: git's global options (before the subcommand) with no value, and with a value (separate or ``=``).
+_GIT_GLOBAL_FLAGS = frozenset(
+    {
+        "-p", "--paginate", "-P", "--no-pager", "--bare", "--no-replace-objects", "--literal-pathspecs",
+        "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs", "--no-optional-locks", "--no-advice",
+        "--no-lazy-fetch", "--exec-path",
+    }
+)  # fmt: skip
+_GIT_GLOBAL_VALUES = frozenset(
+    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--attr-source"}
+)
+
+
+def git_subcommand(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """(the words from git's subcommand on, the ``-c alias.NAME=VALUE`` aliases given): what
+    ``git --no-pager -C d push`` runs is ``git push``, which a ``Bash(git push:*)`` rule names."""
+    words = list(argv[1:])
+    aliases: dict[str, str] = {}
+    i = 0
+    while i < len(words):
+        word = words[i]
+        option, eq, value = word.partition("=")
+        if word in _GIT_GLOBAL_FLAGS or (option in ("--exec-path", *_GIT_GLOBAL_VALUES) and eq):
+            i += 1
+        elif word in _GIT_GLOBAL_VALUES:
+            value = words[i + 1] if i + 1 < len(words) else ""
+            i += 2
+        elif word.startswith("-c") and len(word) > 2:
+            value, i = word[2:], i + 1
+        elif word.startswith("-C") and len(word) > 2:
+            i += 1
+        else:
+            break
+        if option in ("-c",) or word.startswith("-c"):
+            key, _, alias = value.strip("'\"").partition("=")
+            if key.lower().startswith("alias."):
+                aliases[key[len("alias.") :]] = alias
+    return words[i:], aliases
+
+
+def git_forms(argv: Sequence[str]) -> list[str]:
+    """``git SUBCOMMAND …`` without the global options before it, with a ``-c`` alias expanded."""
+    rest, aliases = git_subcommand(argv)
+    if not rest:
+        return []
+    forms = [" ".join(["git", *rest])]
+    alias = aliases.get(rest[0])
+    if alias is not None and not alias.startswith("!"):
+        forms.append(" ".join(["git", alias, *rest[1:]]))
+    return forms
+
+
+@functools.lru_cache(maxsize=1)
+def _git_commands() -> frozenset[str]:
+    """git's own commands and the ``git-*`` programs on PATH (empty when git cannot say)."""
+    try:
+        listed = subprocess.run(
+            ["git", "--list-cmds=main,others,nohelpers"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return frozenset()
+    return frozenset(listed.split())
+
+
+def git_alias_unknown(argv: Sequence[str]) -> str:
+    """Why the git subcommand may run another one no rule names ("" when it does not): a name that
+    is no git command is an alias, from a configuration the command or the repository wrote
+    (``git config alias.p push`` earlier, then ``git p``)."""
+    rest, aliases = git_subcommand(argv)
+    if not rest or rest[0].startswith("-") or rest[0] in aliases:
+        return ""
+    known = _git_commands()
+    if not known or rest[0] in known:
+        return ""
+    return f"git {rest[0]} is no git command: an alias, whose command no rule can read"
+
+
+def subcommand_forms(name: str, argv: Sequence[str]) -> list[str]:
+    """``NAME SUB …`` for each word that may be the subcommand behind leading global options:
+    ``kubectl -n prod delete pod`` runs ``kubectl delete``, ``npm --prefix d publish`` runs
+    ``npm publish``. A word right after an option may be that option's value, so both readings
+    count. Over-inclusive on purpose; deny and ask rules only."""
+    if not name:
+        return []
+    words = list(argv[1:])
+    forms: list[str] = []
+    i = 0
+    after_option = False
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            break
+        if word.startswith("-") and word != "-":
+            after_option = "=" not in word
+            i += 1
+            continue
+        if i > 0:
+            forms.append(" ".join([name, *words[i:]]))
+        if not after_option:
+            break
+        after_option = False
+        i += 1
+    return forms

@@ -48,9 +48,12 @@ import anyio
 from sandbox.confine import contained
 from shellrt.permissions.embedded import (
     command_options,
+    git_alias_unknown,
+    git_forms,
     is_dynamic,
     reads_anything,
     startup_from_stdin,
+    subcommand_forms,
     unknown_code,
 )
 from shellrt.permissions.interfaces import CommandPart, CommandPartsTool, PermissionDecision
@@ -136,7 +139,12 @@ class PermissionEngine:
             found = self._parts_hit("deny", name, parts)
             if found is not None:
                 return self._part_final("deny", found, chain, "1 deny")
-        elif parts is None and parts_tool is not None and self._has_command_rule("deny", name):
+        if parts:
+            tree = self._tree_write_covered("deny", name, parts)
+            if tree is not None:
+                chain.append(f"1 deny: {tree}")
+                return self._final("deny", tree, chain, source="tool")
+        if parts is None and parts_tool is not None and self._has_command_rule("deny", name):
             reason = (
                 f"{name}: the command could not be fully parsed, so the {name} deny rules cannot be checked "
                 "against it; fix its syntax"
@@ -185,6 +193,10 @@ class PermissionEngine:
             found = self._parts_hit("ask", name, parts)
             if found is not None:
                 return self._part_final("ask", found, chain, "4 ask")
+        tree_ask = self._tree_write_covered("ask", name, parts) if parts else None
+        if tree_ask is not None:
+            chain.append(f"4 ask: {tree_ask}")
+            return self._final("ask", tree_ask, chain, source="tool")
         if parts is None and parts_tool is not None:
             unknown = self._unparsed_paths(name)
         else:
@@ -301,6 +313,10 @@ class PermissionEngine:
             forms = [part.text]
             if part.name and part.argv and part.argv[0] != part.name:
                 forms.append(" ".join([part.name, *part.argv[1:]]))
+            if part.name == "git":
+                forms += git_forms(part.argv)  # `git --no-pager -C d push` runs `git push`
+            else:
+                forms += subcommand_forms(part.name, part.argv)  # `kubectl -n p delete` runs `kubectl delete`
             if not part.read_only:
                 forms += _embedded_commands([*part.argv, part.text, *part.assigned])
             options = command_options(part.name, part.argv)
@@ -327,6 +343,8 @@ class PermissionEngine:
                     "write the program name literally"
                 )
             code = unknown_code(part.name, part.argv) or startup_from_stdin([*part.assigned, *part.argv])
+            if not code and part.name == "git" and self._has_git_rule(rule_kind, tool_name):
+                code = git_alias_unknown(part.argv)
             if code and has_command_rule:
                 return None, (
                     f"{part.text!r}: {code}, so {tool_name} {rule_kind} rules cannot be checked against it; "
@@ -351,6 +369,13 @@ class PermissionEngine:
                     what = "reads" if access == "read" else "writes"
                     return rule, f"{part.text!r} {what} {item}, which is {_verb(kind)} by {rule.describe()}"
         return None
+
+    def _has_git_rule(self, kind: RuleKind, tool_name: str) -> bool:
+        """A command rule of ``kind`` about git (``Bash(git push:*)``): only then may an alias hide."""
+        return any(
+            r.spec_kind == "command" and r.tool == tool_name and (r.specifier or "").startswith("git")
+            for r in self.rules.of_kind(kind)
+        )
 
     def _has_command_rule(self, kind: RuleKind, tool_name: str) -> bool:
         return any(r.spec_kind == "command" and r.tool == tool_name for r in self.rules.of_kind(kind))
@@ -399,6 +424,31 @@ class PermissionEngine:
                     f"{part.text!r}: {what}, so {rules[0].describe()} cannot be checked against it; "
                     "name the files literally, or use the Read tool"
                 )
+        return None
+
+    def _tree_write_covered(self, kind: RuleKind, tool_name: str, parts: Sequence[CommandPart]) -> str | None:
+        """A part that removes or changes a whole tree (``rm -rf .``, ``find . -delete``, ``chmod
+        -R``) holding a path an ``Edit(...)`` rule of ``kind`` covers: the rule names a file
+        below the target, never the target itself."""
+        rules = [
+            r
+            for r in self.rules.of_kind(kind)
+            if r.spec_kind == "path" and r.applies_to(tool_name, PermissionSubject(access="write"))
+        ]
+        if not rules:
+            return None
+        for part in parts:
+            if part.name not in _TREE_WRITERS:
+                continue
+            for target in (*part.writes, *part.program_writes):
+                if not target or not os.path.isdir(target):
+                    continue
+                for rule in rules:
+                    if rule.may_match_below(target, home=self.rules.home):
+                        return (
+                            f"{part.text!r} changes everything below {target}, which holds paths covered by "
+                            f"{rule.describe()}; name the files to change instead"
+                        )
         return None
 
     def _unparsed_paths(self, tool_name: str) -> str | None:
@@ -644,6 +694,9 @@ def _embedded_commands(words: Sequence[str]) -> list[str]:
             forms.append(" ".join([os.path.basename(program) or program, *tokens[i + 1 :]]))
     return forms
 
+
+#: Programs that remove or change whatever lies below a directory they are given.
+_TREE_WRITERS = frozenset({"rm", "find", "chmod", "chown", "chgrp", "mv", "shred", "setfacl", "chattr"})
 
 #: Builtins that never open their arguments: a dynamic argument is not a read.
 _NO_FILE_ARGUMENTS = frozenset(

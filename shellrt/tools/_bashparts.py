@@ -163,8 +163,9 @@ def command_parts(
     cd_unknown = _cd_unknown(a)
     linking = len(a.subcommands) > 1 and any(_makes_symlink(_name(s), s.argv) for s in a.subcommands)
     assigned = _assignment_sources(a)
+    assigned_paths, history_files = _assigned_files(assigned)
     # The analysis knows program writes for the command as a whole: every part carries them.
-    program_writes = _resolve_writes([w for w in a.write_targets if w], bases, to_host, cd_unknown)
+    program_writes = _resolve_writes([w for w in a.write_targets if w], bases, to_host, cd_unknown, globs)
     out: list[CommandPart] = []
     for sub in a.subcommands:
         argv = tuple(sub.argv)
@@ -189,7 +190,11 @@ def command_parts(
         writes_raw = _attr_list(sub, "writes")
         writes_raw = plan_writes if writes_raw is None else [w for w in writes_raw if w not in _NULL_TARGETS]
         given_reads = _attr_list(sub, "reads")
-        reads_raw = [*(plan_reads if given_reads is None else given_reads), *_word_reads(argv)]
+        reads_raw = [
+            *(plan_reads if given_reads is None else given_reads),
+            *_word_reads(argv),
+            *assigned_paths,
+        ]
         rec = getattr(sub, "recursive", None)
         recursive = bool(rec) or _recursive(name, argv)
         if name == "git" and not _recursive(name, argv):
@@ -197,7 +202,7 @@ def command_parts(
             # untracked secret (`Read(./.env)`) must not make every `git diff` ask. What git history
             # holds is out of reach of path rules (docs/permissions.md, "What rules cannot cover").
             recursive = False
-        writes = _resolve_writes(writes_raw, bases, to_host, cd_unknown)
+        writes = _resolve_writes([*writes_raw, *history_files], bases, to_host, cd_unknown, globs)
         reads = _resolve_all(reads_raw, bases, to_host, globs)
         if cd_unknown and any(w and not _absolute(w) for w in reads_raw):
             reads = tuple(sorted({*reads, ""}))  # relative to a directory a `cd` chose at run time
@@ -274,7 +279,12 @@ def command_parts(
                 reads=reads,
                 program_writes=_part_program_writes(
                     program_writes,
-                    _resolve_writes(_aliased_sources(name, argv), bases, to_host, cd_unknown),
+                    _resolve_writes(
+                        [*_aliased_sources(name, argv), *_download_writes(name, argv)],
+                        bases,
+                        to_host,
+                        cd_unknown,
+                    ),
                     linking,
                 ),
                 assigned=assigned,
@@ -568,6 +578,59 @@ def _aliased_sources(name: str, argv: Sequence[str]) -> list[str]:
     return operands if target_given else operands[:-1]
 
 
+#: Output options of programs the analysis does not model (``curl -o F``, ``wget -O F``).
+_OUTPUT_OPTIONS: dict[str, tuple[str, ...]] = {
+    "curl": (
+        "-o",
+        "--output",
+        "--output-dir",
+        "-c",
+        "--cookie-jar",
+        "-D",
+        "--dump-header",
+        "--trace",
+        "--stderr",
+    ),
+    "wget": (
+        "-O",
+        "--output-document",
+        "-P",
+        "--directory-prefix",
+        "-o",
+        "--output-file",
+        "-a",
+        "--append-output",
+    ),
+}
+
+
+def _download_writes(name: str, argv: Sequence[str]) -> list[str]:
+    """Files ``curl``/``wget``/``dd`` write by an option ("" = a name the URL or server picks):
+    ``curl -o keep.txt URL`` overwrote a file an ``Edit(...)`` rule denies."""
+    words = list(argv[1:])
+    if name == "dd":
+        return [w[3:] for w in words if w.startswith("of=")]
+    options = _OUTPUT_OPTIONS.get(name)
+    if options is None:
+        return []
+    found: list[str] = []
+    for i, word in enumerate(words):
+        option, eq, value = word.partition("=")
+        if word in options:
+            found.append(words[i + 1] if i + 1 < len(words) else "")
+        elif eq and option in options and option.startswith("--"):
+            found.append(value)
+        elif word[:2] in options and not word.startswith("--") and len(word) > 2:
+            found.append(word[2:])
+        elif name == "curl" and (
+            word in ("--remote-name", "--remote-name-all", "-J") or word.startswith("-O")
+        ):
+            found.append("")  # named by the URL or the server
+    if name == "wget" and not found:
+        found.append("")  # saved under the URL's file name
+    return found
+
+
 def _makes_symlink(name: str, argv: Sequence[str]) -> bool:
     """``ln -s``/``--symbolic``, ``cp -s``/``--symbolic-link`` (bundles such as ``-sf`` included)."""
     if name not in ("ln", "cp"):
@@ -581,15 +644,23 @@ def _absolute(word: str) -> bool:
 
 
 def _resolve_writes(
-    words: Sequence[str], bases: Sequence[str], to_host: Callable[[str], str], unknown: bool
+    words: Sequence[str],
+    bases: Sequence[str],
+    to_host: Callable[[str], str],
+    unknown: bool,
+    globs: set[str] | None = None,
 ) -> tuple[str, ...]:
-    """Write targets from every directory the command may be in ("" = not known)."""
+    """Write targets from every directory the command may be in ("" = not known); a word bash
+    expands as a glob (``rm -rf ./*``) also writes what it expands to."""
     out: set[str] = set()
     for word in words:
-        if not word:
+        if not word or "{}" in word:  # find -exec / xargs -I fill `{}` in with what they found
             out.add("")
             continue
         resolved = {_resolve_host(word, base, to_host) for base in bases}
+        if globs is None or word in globs:
+            for base in bases:
+                resolved.update(_glob_matches(word, base, to_host))
         out.update(resolved)
         if (unknown and not _absolute(word)) or any(_hard_linked(r) for r in resolved):
             out.add("")
@@ -604,6 +675,19 @@ def _hard_linked(path: str) -> bool:
     except OSError:
         return False
     return st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1
+
+
+def _assigned_files(assigned: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Files the shell opens by a variable's name: ``HISTFILE`` (``HISTFILE=secret; history -r;
+    history`` prints it, ``history -w`` writes it), as (reads, writes). Values known only at run
+    time are left out (the assignment is then judged as any dynamic value is)."""
+    files: list[str] = []
+    for raw in assigned:
+        name, eq, value = raw.partition("=")
+        value = value.strip("'\"")
+        if eq and value and name.rstrip("+") == "HISTFILE" and not any(c in value for c in "$`"):
+            files.append(value)
+    return files, files
 
 
 def _assignment_sources(a: CommandAnalysis) -> tuple[str, ...]:
