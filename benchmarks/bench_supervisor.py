@@ -9,8 +9,8 @@
    namespaces made when it is asked for), the same with the hardening off (a
    benchmark-only subclass: an allow-all seccomp program, no /proc or host-socket
    masks, as root no idmap/uid switch: what the hardening costs), and one bwrap per command with and without the
-   hardening (as root: the holder namespace, the spawner that starts bwrap as the sandbox uid,
-   the user namespace, the masks, the core-dump limit; cap +15%), and as before the spawner
+   hardening (as root: the holder namespace with the session's /dev, the spawner that starts bwrap
+   as the sandbox uid, the user namespace, the masks, the core-dump limit; cap +15%), and as before the spawner
    (``prlimit`` and ``nsenter`` exec'd per command);
 3. 8 parallel read-only ``sleep 1`` calls through the Bash tool (goal: under 1.5 s wall);
 4. output throughput of ``seq 1 50000000`` through the supervisor vs bash redirecting
