@@ -9,7 +9,8 @@ nodes each bound from the host (one mount plus one read and parse of the whole
 mount table each, in bubblewrap 0.8), a devpts instance and a few symlinks. Per
 command, that was the largest part of a bwrap start. Here the same tree is made
 once per session at TARGET: a tmpfs holding ``null zero full random urandom tty``
-(bound from the host's nodes), ``pts`` (a devpts instance of its own, not the
+(character devices made with the host's numbers and modes: two mounts in all, as
+every bwrap copies each mount of the namespace it starts in), ``pts`` (a devpts instance of its own, not the
 host's), ``shm`` (an empty mount point: each command gets a fresh tmpfs there),
 and the ``ptmx fd stdin stdout stderr core`` symlinks; then the tmpfs is made
 read-only, so no command can leave anything in it for the next. Each bwrap binds
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import stat
 import sys
 
 #: Device nodes bubblewrap's ``--dev`` binds from the host.
@@ -44,7 +46,6 @@ _MS_RDONLY = 1
 _MS_NOSUID = 2
 _MS_NOEXEC = 8
 _MS_REMOUNT = 32
-_MS_BIND = 4096
 _MNT_DETACH = 2
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -63,12 +64,14 @@ def build(target: str) -> None:
     """The /dev tree at ``target`` (an existing directory), read-only once made."""
     _mount("tmpfs", target, "tmpfs", _MS_NOSUID | _MS_NOEXEC, "mode=0755,size=64k")
     for name in NODES:
-        host = f"/dev/{name}"
-        if not os.path.exists(host):
+        try:
+            host = os.stat(f"/dev/{name}")
+        except OSError:
             continue
-        point = os.path.join(target, name)
-        os.close(os.open(point, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
-        _mount(host, point, None, _MS_BIND)
+        if stat.S_ISCHR(host.st_mode):  # made here, not bound: a bind is one more mount per bwrap
+            node = os.path.join(target, name)
+            os.mknod(node, stat.S_IFCHR | 0o600, host.st_rdev)
+            os.chmod(node, stat.S_IMODE(host.st_mode))  # the host's mode, whatever the umask
     for name in ("pts", "shm"):
         os.mkdir(os.path.join(target, name), 0o755)
     _mount(

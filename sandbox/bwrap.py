@@ -380,7 +380,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         target = self._devtree_target()
         script = Path(__file__).with_name("_devtree.py")
         argv = [*self._ns_prefix, sys.executable, "-I", "-S", str(script), str(target)]
-        result = _run_probe([*argv, *covered_mounts(mountinfo, needed)])
+        try:
+            result = _run_probe([*argv, *covered_mounts(mountinfo, needed)])
+        except (OSError, subprocess.SubprocessError) as exc:  # a timeout included
+            _log.warning("bwrap: each command builds its own /dev (%s)", exc)
+            return
         if result.returncode == 0:
             self._devtree = target
         else:
