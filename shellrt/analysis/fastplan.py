@@ -17,10 +17,14 @@ builtin, ``==``/``=~`` word, ``-`` right before a redirection, here-document, ``
 statement, ``|&``,
 ``;;``, redirection before a word or without a blank before it, an fd on ``<``,
 and for the list shapes whose tree-sitter tree is irregular (a redirection on a
-command inside a pipeline other than the very first command, a pipeline of three
-or more commands followed by ``&&``/``||``, more than :data:`MAX_COMMANDS`
-commands): tree-sitter-bash nests those differently, and the plan records that
-nesting.
+piped command other than the first of its pipeline, a pipeline of three or more
+commands followed by ``&&``/``||``, more than :data:`MAX_COMMANDS` commands):
+tree-sitter-bash nests those differently, and the plan records that nesting.
+
+One irregular nesting is modelled (agents write ``cd src && make 2>&1 | tail``): a
+redirected command that starts a pipeline after ``&&``/``||`` makes tree-sitter-bash
+put the whole list before it into the pipeline (``pipeline(list(cd && make 2>&1), tail)``),
+so each command of the statement before it is inside one more pipeline.
 """
 
 from __future__ import annotations
@@ -504,16 +508,23 @@ def _regular_shape(commands: list[_Command]) -> bool:
     if len(commands) > MAX_COMMANDS:
         return False
     run = 1
-    for index, (_argv, redirects, op, _assignments) in enumerate(commands):
+    for _argv, redirects, op, _assignments in commands:
         if op == "|":
-            if redirects and index:
-                return False
+            if redirects and run > 1:
+                return False  # a redirection on a piped command other than the first of its pipeline
             run += 1
         else:
             if run >= 3 and (op == "&&" or op == "||"):
                 return False
             run = 1
     return True
+
+
+def _nest_lists_into_pipelines(plan_commands: list[PlanCommand], statement_start: int, start: int) -> None:
+    """Commands ``statement_start``..``start`` are in the list tree-sitter nests into the pipeline a
+    redirected command at ``start`` begins (see the module doc): one more pipeline around each."""
+    for index in range(statement_start, start):
+        plan_commands[index].context.insert(0, "pipeline")  # the outermost context
 
 
 def _plan(commands: list[_Command]) -> CommandPlan:
@@ -529,6 +540,8 @@ def _plan(commands: list[_Command]) -> CommandPlan:
     statement_start = 0
     for argv, command_redirects, op, command_assignments in commands:
         pipe = op == "|"
+        if pipe and command_redirects and not piped:
+            _nest_lists_into_pipelines(plan_commands, statement_start, len(plan_commands))
         plan_commands.append(
             PlanCommand(
                 argv, command_assignments, command_redirects, ["pipeline"] if pipe or piped else [], None
@@ -554,6 +567,8 @@ def _planner_plan(commands: list[_Command]) -> CommandPlan:
     statement_start = 0
     for argv, redirects, op, assignments in commands:
         pipe = op == "|"
+        if pipe and redirects and not piped:
+            _nest_lists_into_pipelines(planner.commands, statement_start, len(planner.commands))
         planner.context = ["pipeline"] if pipe or piped else []
         if assignments:
             planner.assignments.extend(
