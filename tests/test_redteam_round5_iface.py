@@ -305,7 +305,7 @@ def test_batch_collect_never_copies_through_a_link_swapped_in_after_the_check(tm
     try:
         for i in range(400):
             dest = tmp_path / "dest" / str(i)
-            _copy_matches(root, ("out/f",), dest)
+            _copy_matches(root, ("out/f",), dest, max_bytes=1 << 30)
             copied = dest / "out" / "f"
             if copied.exists():
                 assert "HOST-SECRET" not in copied.read_text(), f"leaked on round {i}"
@@ -324,7 +324,7 @@ def test_batch_collect_skips_fifos_and_links_and_keeps_regular_files(tmp_path: P
     os.mkfifo(root / "out" / "pipe")
     (root / "out" / "link").symlink_to(root / "out" / "a.txt")
     (root / "outlink").symlink_to(root / "out")
-    copied = _copy_matches(root, ("out", "outlink/a.txt"), tmp_path / "dest")
+    copied = _copy_matches(root, ("out", "outlink/a.txt"), tmp_path / "dest", max_bytes=1 << 30)
     assert copied == ["out/a.txt", "out/deep/b.txt"]
     assert (tmp_path / "dest" / "out" / "deep" / "b.txt").read_text() == "B\n"
 
