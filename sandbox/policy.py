@@ -8,6 +8,7 @@ mistake the local backend for isolation.
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 from pathlib import Path
 from typing import Literal
@@ -86,6 +87,14 @@ class SandboxPolicy(BaseModel):
     #: ``proxied`` only: names refused even when allowed (deny wins).
     denied_domains: tuple[str, ...] = ()
     limits: ResourceLimits = ResourceLimits()
+
+    @field_validator("workspace")
+    @classmethod
+    def _real_workspace(cls, value: Path) -> Path:
+        # A symlinked workspace is its target: a mount onto a symlink follows it in the sandbox
+        # (bwrap as root refused to start with a misleading idmapped-mount message), and paths
+        # judged by the file tools and the protected-files check are canonical ones.
+        return Path(os.path.realpath(value))
 
     @field_validator("allowed_domains", "denied_domains")
     @classmethod

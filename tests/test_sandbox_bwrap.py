@@ -564,3 +564,21 @@ async def test_a_killed_command_leaves_its_zygote_and_the_other_commands_running
     finally:
         await s.close()
         await backend.close()
+
+
+async def test_a_symlinked_workspace_is_its_target(dirs: dict[str, Path], persistent: bool) -> None:
+    """A workspace given as a symlink is mounted as its target: as root, the idmapped mount onto
+    the link refused to start ("move_mount … Invalid argument", blaming the file system)."""
+    link = dirs["ws"].parent / "ws-link"
+    link.symlink_to(dirs["ws"])
+    policy = SandboxPolicy(workspace=link)
+    assert policy.workspace == dirs["ws"].resolve()
+    backend, sup = await open_sup(policy, dirs["session"], persistent=persistent)
+    try:
+        result = await sup.run("pwd && echo made > through-link.txt", timeout_s=10)
+        assert result.exit_code == 0, result.preview
+        assert result.preview.strip() == str(dirs["ws"].resolve())
+        assert (dirs["ws"] / "through-link.txt").read_text() == "made\n"
+    finally:
+        await sup.close()
+        await backend.close()
