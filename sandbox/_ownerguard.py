@@ -15,7 +15,9 @@ and re-parent to init. Two mechanisms, used together, per owner process:
   and the watchdog kills every member of the cgroup (until none is left) and
   removes it. Without a cgroup (not root, no v1 ``pids`` hierarchy) the
   watchdog kills every process whose marker variable names this owner: an
-  environment-scrubbing process can then escape (documented in docs/security.md).
+  environment-scrubbing process can then escape this net; the per-session
+subreaper (`sandbox._reaper`) catches it instead, unless the command killed the
+reaper first (documented in docs/security.md).
 
 And when both owner and watchdog were SIGKILLed, the next local sandbox start
 (`sweep_orphan_cgroups`) kills the members of every ``shellrt-*`` cgroup

@@ -16,7 +16,9 @@ longer finds them. Three nets, used together:
 A process that both escapes the group *and* scrubs its environment (``env -i``)
 *and* detaches before the first poll can escape these nets; as root the local
 backend also keeps its processes in a cgroup (`sandbox._cgroup`), which nothing
-inside can leave; the bwrap and docker backends close that gap with a pid
+inside can leave; on local every command also starts below a per-session
+subreaper (`sandbox._reaper`), which adopts such orphans and kills them when the
+session is idle or closes; the bwrap and docker backends close that gap with a pid
 namespace / container.
 """
 
