@@ -7,13 +7,19 @@ bwrap fails before the command starts: ``bwrap: Can't bind mount /oldroot/ on
 Observed here about once in 200 starts while containers churn. The same goes
 for a host socket that was listed for masking and is gone (with its directory)
 before bwrap covers it: ``Can't create file at …`` / ``Can't mkdir parents for …``.
+That one is retried without counting against `MAX_RETRIES` when the caller's
+``drop_vanished`` removed at least one mask whose socket is gone
+(`sandbox._hostsockets.StartMasks`): each such retry has fewer masks, so host
+programs removing sockets cannot make a start fail, however fast they churn.
 
 Detection never guesses from output alone: bwrap is started with
 ``--json-status-fd``, which reports ``exit-code`` only when the command itself
 ran. A process that exits 1 without that report, with a mount-race message as
 its first output, never started the command, so it is started again. Until
 that is known, a first output chunk beginning ``bwrap: `` is held back, so the
-caller never sees a failed attempt's bytes (or its EOF).
+caller never sees a failed attempt's bytes (or its EOF). bwrap writes its message
+in pieces (``bwrap: ``, then the text): once such an attempt failed, the rest of
+that stream is read before the message is judged.
 """
 
 from __future__ import annotations
@@ -24,19 +30,22 @@ from collections.abc import Awaitable, Callable
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
+from sandbox._hostsockets import VANISHED_MASK
 from sandbox.base import ExitStatus, SandboxProcess
 
 __all__ = ["MAX_RETRIES", "TRANSIENT", "RetryingBwrapProcess", "Spawn", "lost_mount_race"]
 
 #: Extra attempts after a failed setup.
 MAX_RETRIES = 3
+#: A failed attempt's message after its first piece: at most this much, this long.
+_REST_MAX = 1 << 16
+_REST_WAIT_S = 1.0
 TRANSIENT = (
     b"Unable to apply mount flags",
     b"Can't bind mount /oldroot/",
-    # A host socket listed for masking went away (with its directory) before bwrap covered it:
-    # the next start lists the sockets afresh (sandbox._hostsockets).
-    b"Can't mkdir parents for",
-    b"Can't create file at",
+    # A host socket listed for masking went away (with its directory) before bwrap covered it
+    # (counted only when no mask could be dropped: sandbox._hostsockets.StartMasks).
+    *VANISHED_MASK,
 )
 
 
@@ -56,14 +65,24 @@ class _Attempt:
         self.status_fd = status_fd
         self.started = False  # some output proved the command ran
         self.held: list[bytes] = []
+        self.held_by: str | None = None  # the stream whose first chunk is held
         self.decided: bool | None = None  # True: retried; False: final
 
 
 class RetryingBwrapProcess(SandboxProcess):
     """A bwrap process that restarts itself when its sandbox setup hit a mount race."""
 
-    def __init__(self, spawn: Spawn, first: tuple[SandboxProcess, int], *, may_retry: bool) -> None:
+    def __init__(
+        self,
+        spawn: Spawn,
+        first: tuple[SandboxProcess, int],
+        *,
+        may_retry: bool,
+        drop_vanished: Callable[[], bool] | None = None,
+    ) -> None:
         self._spawn = spawn
+        #: Drops the masks whose socket is gone from the next attempt's flags; True if it dropped any.
+        self._drop_vanished = drop_vanished
         self._attempt = _Attempt(*first)
         self._may_retry = may_retry
         self._retries = 0
@@ -97,21 +116,42 @@ class RetryingBwrapProcess(SandboxProcess):
                 return attempt.decided
             status = await attempt.proc.wait()
             report = _drain(attempt.status_fd)
-            failed_setup = status.exit_code == 1 and b'"exit-code"' not in report
-            transient = lost_mount_race(b"".join(attempt.held))
-            retry = (
-                failed_setup
-                and transient
+            may = (
+                status.exit_code == 1
+                and b'"exit-code"' not in report  # the command never ran
                 and not attempt.started
                 and not self._killed
                 and self._may_retry
-                and self._retries < MAX_RETRIES
             )
+            if may:
+                await self._read_rest(attempt)
+            said = b"".join(attempt.held)
+            # A mask whose socket is gone, dropped: a retry with fewer masks (bounded by their number).
+            # Not judged by the text alone: with stderr apart, stdout's EOF may settle the attempt
+            # before the message arrived; the command never ran either way.
+            fewer_masks = may and self._drop_vanished is not None and self._drop_vanished()
+            retry = fewer_masks or (may and lost_mount_race(said) and self._retries < MAX_RETRIES)
             if retry:
-                self._retries += 1
+                if not fewer_masks:
+                    self._retries += 1
                 self._attempt = _Attempt(*await self._spawn())
             attempt.decided = retry
             return retry
+
+    async def _read_rest(self, attempt: _Attempt) -> None:
+        """The rest of a failed attempt's held stream (bwrap has exited; its EOF is due now)."""
+        if attempt.held_by is None:
+            return
+        stream = self._stream(attempt, attempt.held_by)
+        size = sum(map(len, attempt.held))
+        with anyio.move_on_after(_REST_WAIT_S):
+            while size < _REST_MAX:
+                try:
+                    chunk = await stream.receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError):
+                    break
+                attempt.held.append(chunk)
+                size += len(chunk)
 
     def _stream(self, attempt: _Attempt, name: str) -> ByteReceiveStream:
         stream = attempt.proc.stdout if name == "stdout" else attempt.proc.stderr
@@ -144,7 +184,7 @@ class _GatedStream(ByteReceiveStream):
                 if retried:
                     await owner._stream(held_by, self._name).aclose()
                     continue
-                return data
+                return _handed(held_by, self._name, data)
             attempt = owner._attempt
             stream = owner._stream(attempt, self._name)
             first = self._first_of is not attempt
@@ -165,6 +205,8 @@ class _GatedStream(ByteReceiveStream):
             if not data.startswith(b"bwrap: "):
                 attempt.started = True
                 return data
+            if attempt.held_by is None:
+                attempt.held_by = self._name
             attempt.held.append(data)
             self._unsettled = (attempt, data)
             retried = await owner._settle(attempt)
@@ -172,10 +214,16 @@ class _GatedStream(ByteReceiveStream):
             if retried:
                 await stream.aclose()
                 continue
-            return data
+            return _handed(attempt, self._name, data)
 
     async def aclose(self) -> None:
         await self._owner._stream(self._owner._attempt, self._name).aclose()
+
+
+def _handed(attempt: _Attempt, name: str, first: bytes) -> bytes:
+    """What a stream hands out for its held first chunk of a final attempt: with the rest of the
+    message read while judging it (`RetryingBwrapProcess._read_rest`), when it held that one."""
+    return b"".join(attempt.held) if attempt.held_by == name else first
 
 
 def _drain(fd: int) -> bytes:
