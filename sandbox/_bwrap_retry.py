@@ -19,11 +19,14 @@ its first output, never started the command, so it is started again. Until
 that is known, a first output chunk beginning ``bwrap: `` is held back, so the
 caller never sees a failed attempt's bytes (or its EOF). bwrap writes its message
 in pieces (``bwrap: ``, then the text): once such an attempt failed, the rest of
-that stream is read before the message is judged.
+that stream is read before the message is judged. A command's stdin is kept
+(up to one pipe's worth, `REPLAY_MAX`) and written again to a new attempt: a
+failed attempt never read it; beyond that bound such a start is not retried.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Awaitable, Callable
 
@@ -33,10 +36,13 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from sandbox._hostsockets import VANISHED_MASK
 from sandbox.base import ExitStatus, SandboxProcess
 
-__all__ = ["MAX_RETRIES", "TRANSIENT", "RetryingBwrapProcess", "Spawn", "lost_mount_race"]
+__all__ = ["MAX_RETRIES", "REPLAY_MAX", "TRANSIENT", "RetryingBwrapProcess", "Spawn", "lost_mount_race"]
 
 #: Extra attempts after a failed setup.
 MAX_RETRIES = 3
+#: stdin kept for a new attempt: a fresh pipe takes this much without a reader (Linux's default
+#: pipe size), so writing it again never waits for the command.
+REPLAY_MAX = 1 << 16
 #: A failed attempt's message after its first piece: at most this much, this long.
 _REST_MAX = 1 << 16
 _REST_WAIT_S = 1.0
@@ -90,7 +96,7 @@ class RetryingBwrapProcess(SandboxProcess):
         self._lock = anyio.Lock(fast_acquire=True)  # uncontended (the usual case): no extra loop round
         self.stdout = _GatedStream(self, "stdout")
         self.stderr = _GatedStream(self, "stderr") if first[0].stderr is not None else None
-        self.stdin: ByteSendStream | None = first[0].stdin
+        self.stdin: _ReplayedStdin | None = _ReplayedStdin(self) if first[0].stdin is not None else None
 
     @property
     def pid(self) -> int | None:
@@ -122,6 +128,7 @@ class RetryingBwrapProcess(SandboxProcess):
                 and not attempt.started
                 and not self._killed
                 and self._may_retry
+                and (self.stdin is None or self.stdin.replayable)
             )
             if may:
                 await self._read_rest(attempt)
@@ -135,6 +142,8 @@ class RetryingBwrapProcess(SandboxProcess):
                 if not fewer_masks:
                     self._retries += 1
                 self._attempt = _Attempt(*await self._spawn())
+                if self.stdin is not None:
+                    await self.stdin.catch_up()
             attempt.decided = retry
             return retry
 
@@ -218,6 +227,76 @@ class _GatedStream(ByteReceiveStream):
 
     async def aclose(self) -> None:
         await self._owner._stream(self._owner._attempt, self._name).aclose()
+
+
+class _ReplayedStdin(ByteSendStream):
+    """The command's stdin across attempts: what was sent is written again to a new attempt."""
+
+    def __init__(self, owner: RetryingBwrapProcess) -> None:
+        self._owner = owner
+        self._kept: list[bytes] = []
+        self._size = 0
+        self.replayable = True  # all that was sent is kept
+        self._closed = False
+        self._fed: _Attempt = owner._attempt  # the attempt whose pipe got ``_kept[: _count]``
+        self._count = 0
+        self._lock = anyio.Lock(fast_acquire=True)
+
+    def _stdin(self, attempt: _Attempt) -> ByteSendStream:
+        stdin = attempt.proc.stdin
+        assert stdin is not None
+        return stdin
+
+    async def _feed(self) -> None:
+        """Bring the current attempt's pipe up to date (under ``_lock``)."""
+        attempt = self._owner._attempt
+        if attempt is not self._fed:
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                await self._stdin(self._fed).aclose()  # a failed attempt's pipe
+            self._fed, self._count = attempt, 0
+        while self._count < len(self._kept):
+            await self._stdin(attempt).send(self._kept[self._count])
+            self._count += 1
+        if self._closed:
+            await self._stdin(attempt).aclose()
+
+    async def catch_up(self) -> None:
+        """A new attempt replaced a failed one: write it what was sent (and its EOF) again."""
+        async with self._lock:
+            try:
+                await self._feed()
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                pass  # that attempt failed too: settled (and caught up) in turn
+
+    async def send(self, item: bytes) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        kept = self.replayable and self._size + len(item) <= REPLAY_MAX
+        if kept:
+            self._kept.append(item)
+            self._size += len(item)
+        else:
+            self.replayable = False  # too much to write again without a reader: no retry
+        try:
+            async with self._lock:
+                await self._feed()
+                if not kept:
+                    await self._stdin(self._owner._attempt).send(item)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            if not kept:
+                raise
+            # Kept: a command that stopped reading (its business), or an attempt that failed
+            # its setup, whose successor gets it all (`catch_up`).
+
+    async def aclose(self) -> None:
+        self._closed = True
+        try:
+            async with self._lock:
+                await self._feed()
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            # The command is gone or stopped reading (a successor is caught up): our end closed.
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                await self._stdin(self._fed).aclose()
 
 
 def _handed(attempt: _Attempt, name: str, first: bytes) -> bytes:

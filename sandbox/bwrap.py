@@ -802,10 +802,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             return await self._spawn_once(request, masks)
 
         first = await spawn()
-        # A retry would lose stdin already written to the failed attempt: only retry without stdin.
-        retrying = RetryingBwrapProcess(
-            spawn, first, may_retry=not request.stdin, drop_vanished=masks.drop_vanished
-        )
+        # stdin written to a failed attempt is written again to the next (up to REPLAY_MAX).
+        retrying = RetryingBwrapProcess(spawn, first, may_retry=True, drop_vanished=masks.drop_vanished)
         return self.cgroup_watch(retrying)
 
     async def _exec_in_zygote(self, request: ExecRequest) -> SandboxProcess:

@@ -71,20 +71,39 @@ def socket_churn() -> Iterator[list[int]]:
         thread.join()
 
 
-async def _run(backend: BwrapBackend, ws: Path, script: str) -> tuple[int, bytes]:
-    proc = await backend.exec(ExecRequest(argv=("/bin/sh", "-c", script), cwd=str(ws), merge_stderr=True))
+async def _run(backend: BwrapBackend, ws: Path, script: str, stdin: bytes | None = None) -> tuple[int, bytes]:
+    request = ExecRequest(
+        argv=("/bin/sh", "-c", script), cwd=str(ws), merge_stderr=True, stdin=stdin is not None
+    )
+    proc = await backend.exec(request)
     chunks: list[bytes] = []
-    try:
-        while True:
-            chunks.append(await proc.stdout.receive())
-    except (anyio.EndOfStream, anyio.ClosedResourceError):
-        pass
+
+    async def feed() -> None:
+        assert proc.stdin is not None and stdin is not None
+        await proc.stdin.send(stdin)
+        await proc.stdin.aclose()
+
+    async with anyio.create_task_group() as tg:
+        if stdin is not None:
+            tg.start_soon(feed)
+        try:
+            while True:
+                chunks.append(await proc.stdout.receive())
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            pass
     status = await proc.wait()
     return status.exit_code, b"".join(chunks)
 
 
-@pytest.mark.parametrize("persistent", [False, True], ids=["per-command", "session"])
-async def test_no_start_fails_while_host_sockets_churn(tmp_path: Path, persistent: bool) -> None:
+@pytest.mark.parametrize(
+    ("persistent", "stdin"),
+    [(False, None), (False, b"fed\n"), (True, None)],
+    ids=["per-command", "per-command-stdin", "session"],
+)
+async def test_no_start_fails_while_host_sockets_churn(
+    tmp_path: Path, persistent: bool, stdin: bytes | None
+) -> None:
+    """With stdin too: a failed attempt never read it, and the next one is given it again."""
     _require_bwrap_as_root()
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -94,8 +113,8 @@ async def test_no_start_fails_while_host_sockets_churn(tmp_path: Path, persisten
         await backend.start()
         try:
             for _ in range(STARTS):
-                code, out = await _run(backend, ws, "echo ran")
-                if (code, out) != (0, b"ran\n"):
+                code, out = await _run(backend, ws, "echo ran; cat", stdin)
+                if (code, out) != (0, b"ran\n" + (stdin or b"")):
                     failures.append(out)
         finally:
             await backend.close()

@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 import pytest
 
-from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess
+from sandbox._bwrap_retry import MAX_RETRIES, REPLAY_MAX, RetryingBwrapProcess
 from sandbox._hostsockets import IpcMasks, SocketWatch, StartMasks
 from sandbox.base import ExitStatus
 
@@ -176,3 +176,54 @@ async def test_a_final_failure_is_handed_out_whole() -> None:
 
 async def _no_spawn() -> Any:
     raise AssertionError("not a race and no mask dropped: no retry")
+
+
+class _Stdin:
+    """A command's stdin pipe: records what reached it; ``broken``: its reader is gone."""
+
+    def __init__(self, broken: bool) -> None:
+        self.broken = broken
+        self.got = b""
+        self.closed = False
+
+    async def send(self, item: bytes) -> None:
+        if self.broken:
+            raise anyio.BrokenResourceError
+        self.got += item
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+async def test_stdin_sent_to_a_failed_attempt_is_written_again_to_the_next() -> None:
+    failed, ran = _attempt(list(_PIECES), 1, b""), _attempt([b"ran\n"], 0, b'{"exit-code": 0}')
+    failed[0].stdin, ran[0].stdin = _Stdin(broken=True), _Stdin(broken=False)
+    dropped = [False]
+
+    def drop_vanished() -> bool:
+        dropped[0], was = True, dropped[0]
+        return not was
+
+    async def spawn() -> Any:
+        return ran
+
+    proc = RetryingBwrapProcess(spawn, failed, may_retry=True, drop_vanished=drop_vanished)
+    assert proc.stdin is not None
+    await proc.stdin.send(b"one ")
+    await proc.stdin.send(b"two")
+    await proc.stdin.aclose()  # before the failure is known: the next attempt still gets the EOF
+    assert await _read_all(proc) == b"ran\n"
+    assert (await proc.wait()).exit_code == 0
+    assert (ran[0].stdin.got, ran[0].stdin.closed) == (b"one two", True)
+    assert failed[0].stdin.closed
+
+
+async def test_more_stdin_than_a_pipe_holds_is_not_replayed_nor_retried() -> None:
+    failed = _attempt(list(_PIECES), 1, b"")
+    failed[0].stdin = _Stdin(broken=False)
+    proc = RetryingBwrapProcess(_no_spawn, failed, may_retry=True, drop_vanished=lambda: True)
+    assert proc.stdin is not None
+    await proc.stdin.send(b"x" * (REPLAY_MAX + 1))
+    await proc.stdin.aclose()
+    assert await _read_all(proc) == b"".join(_PIECES)
+    assert (await proc.wait()).exit_code == 1
