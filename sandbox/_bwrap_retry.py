@@ -7,36 +7,51 @@ bwrap fails before the command starts: ``bwrap: Can't bind mount /oldroot/ on
 Observed here about once in 200 starts while containers churn. The same goes
 for a host socket that was listed for masking and is gone (with its directory)
 before bwrap covers it: ``Can't create file at …`` / ``Can't mkdir parents for …``.
+That one is retried without counting against `MAX_RETRIES` when the caller's
+``drop_vanished`` removed at least one mask whose socket is gone
+(`sandbox._hostsockets.StartMasks`): each such retry has fewer masks, so host
+programs removing sockets cannot make a start fail, however fast they churn.
 
 Detection never guesses from output alone: bwrap is started with
 ``--json-status-fd``, which reports ``exit-code`` only when the command itself
 ran. A process that exits 1 without that report, with a mount-race message as
 its first output, never started the command, so it is started again. Until
 that is known, a first output chunk beginning ``bwrap: `` is held back, so the
-caller never sees a failed attempt's bytes (or its EOF).
+caller never sees a failed attempt's bytes (or its EOF). bwrap writes its message
+in pieces (``bwrap: ``, then the text): once such an attempt failed, the rest of
+that stream is read before the message is judged. A command's stdin is kept
+(up to one pipe's worth, `REPLAY_MAX`) and written again to a new attempt: a
+failed attempt never read it; beyond that bound such a start is not retried.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Awaitable, Callable
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
+from sandbox._hostsockets import VANISHED_MASK
 from sandbox.base import ExitStatus, SandboxProcess
 
-__all__ = ["MAX_RETRIES", "TRANSIENT", "RetryingBwrapProcess", "Spawn", "lost_mount_race"]
+__all__ = ["MAX_RETRIES", "REPLAY_MAX", "TRANSIENT", "RetryingBwrapProcess", "Spawn", "lost_mount_race"]
 
 #: Extra attempts after a failed setup.
 MAX_RETRIES = 3
+#: stdin kept for a new attempt: a fresh pipe takes this much without a reader (Linux's default
+#: pipe size), so writing it again never waits for the command.
+REPLAY_MAX = 1 << 16
+#: A failed attempt's message after its first piece: at most this much, this long.
+_REST_MAX = 1 << 16
+_REST_WAIT_S = 1.0
 TRANSIENT = (
     b"Unable to apply mount flags",
     b"Can't bind mount /oldroot/",
-    # A host socket listed for masking went away (with its directory) before bwrap covered it:
-    # the next start lists the sockets afresh (sandbox._hostsockets).
-    b"Can't mkdir parents for",
-    b"Can't create file at",
+    # A host socket listed for masking went away (with its directory) before bwrap covered it
+    # (counted only when no mask could be dropped: sandbox._hostsockets.StartMasks).
+    *VANISHED_MASK,
 )
 
 
@@ -56,14 +71,24 @@ class _Attempt:
         self.status_fd = status_fd
         self.started = False  # some output proved the command ran
         self.held: list[bytes] = []
+        self.held_by: str | None = None  # the stream whose first chunk is held
         self.decided: bool | None = None  # True: retried; False: final
 
 
 class RetryingBwrapProcess(SandboxProcess):
     """A bwrap process that restarts itself when its sandbox setup hit a mount race."""
 
-    def __init__(self, spawn: Spawn, first: tuple[SandboxProcess, int], *, may_retry: bool) -> None:
+    def __init__(
+        self,
+        spawn: Spawn,
+        first: tuple[SandboxProcess, int],
+        *,
+        may_retry: bool,
+        drop_vanished: Callable[[], bool] | None = None,
+    ) -> None:
         self._spawn = spawn
+        #: Drops the masks whose socket is gone from the next attempt's flags; True if it dropped any.
+        self._drop_vanished = drop_vanished
         self._attempt = _Attempt(*first)
         self._may_retry = may_retry
         self._retries = 0
@@ -71,7 +96,7 @@ class RetryingBwrapProcess(SandboxProcess):
         self._lock = anyio.Lock(fast_acquire=True)  # uncontended (the usual case): no extra loop round
         self.stdout = _GatedStream(self, "stdout")
         self.stderr = _GatedStream(self, "stderr") if first[0].stderr is not None else None
-        self.stdin: ByteSendStream | None = first[0].stdin
+        self.stdin: _ReplayedStdin | None = _ReplayedStdin(self) if first[0].stdin is not None else None
 
     @property
     def pid(self) -> int | None:
@@ -97,21 +122,45 @@ class RetryingBwrapProcess(SandboxProcess):
                 return attempt.decided
             status = await attempt.proc.wait()
             report = _drain(attempt.status_fd)
-            failed_setup = status.exit_code == 1 and b'"exit-code"' not in report
-            transient = lost_mount_race(b"".join(attempt.held))
-            retry = (
-                failed_setup
-                and transient
+            may = (
+                status.exit_code == 1
+                and b'"exit-code"' not in report  # the command never ran
                 and not attempt.started
                 and not self._killed
                 and self._may_retry
-                and self._retries < MAX_RETRIES
+                and (self.stdin is None or self.stdin.replayable)
             )
+            if may:
+                await self._read_rest(attempt)
+            said = b"".join(attempt.held)
+            # A mask whose socket is gone, dropped: a retry with fewer masks (bounded by their number).
+            # Not judged by the text alone: with stderr apart, stdout's EOF may settle the attempt
+            # before the message arrived; the command never ran either way.
+            fewer_masks = may and self._drop_vanished is not None and self._drop_vanished()
+            retry = fewer_masks or (may and lost_mount_race(said) and self._retries < MAX_RETRIES)
             if retry:
-                self._retries += 1
+                if not fewer_masks:
+                    self._retries += 1
                 self._attempt = _Attempt(*await self._spawn())
+                if self.stdin is not None:
+                    await self.stdin.catch_up()
             attempt.decided = retry
             return retry
+
+    async def _read_rest(self, attempt: _Attempt) -> None:
+        """The rest of a failed attempt's held stream (bwrap has exited; its EOF is due now)."""
+        if attempt.held_by is None:
+            return
+        stream = self._stream(attempt, attempt.held_by)
+        size = sum(map(len, attempt.held))
+        with anyio.move_on_after(_REST_WAIT_S):
+            while size < _REST_MAX:
+                try:
+                    chunk = await stream.receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError):
+                    break
+                attempt.held.append(chunk)
+                size += len(chunk)
 
     def _stream(self, attempt: _Attempt, name: str) -> ByteReceiveStream:
         stream = attempt.proc.stdout if name == "stdout" else attempt.proc.stderr
@@ -144,7 +193,7 @@ class _GatedStream(ByteReceiveStream):
                 if retried:
                     await owner._stream(held_by, self._name).aclose()
                     continue
-                return data
+                return _handed(held_by, self._name, data)
             attempt = owner._attempt
             stream = owner._stream(attempt, self._name)
             first = self._first_of is not attempt
@@ -165,6 +214,8 @@ class _GatedStream(ByteReceiveStream):
             if not data.startswith(b"bwrap: "):
                 attempt.started = True
                 return data
+            if attempt.held_by is None:
+                attempt.held_by = self._name
             attempt.held.append(data)
             self._unsettled = (attempt, data)
             retried = await owner._settle(attempt)
@@ -172,10 +223,86 @@ class _GatedStream(ByteReceiveStream):
             if retried:
                 await stream.aclose()
                 continue
-            return data
+            return _handed(attempt, self._name, data)
 
     async def aclose(self) -> None:
         await self._owner._stream(self._owner._attempt, self._name).aclose()
+
+
+class _ReplayedStdin(ByteSendStream):
+    """The command's stdin across attempts: what was sent is written again to a new attempt."""
+
+    def __init__(self, owner: RetryingBwrapProcess) -> None:
+        self._owner = owner
+        self._kept: list[bytes] = []
+        self._size = 0
+        self.replayable = True  # all that was sent is kept
+        self._closed = False
+        self._fed: _Attempt = owner._attempt  # the attempt whose pipe got ``_kept[: _count]``
+        self._count = 0
+        self._lock = anyio.Lock(fast_acquire=True)
+
+    def _stdin(self, attempt: _Attempt) -> ByteSendStream:
+        stdin = attempt.proc.stdin
+        assert stdin is not None
+        return stdin
+
+    async def _feed(self) -> None:
+        """Bring the current attempt's pipe up to date (under ``_lock``)."""
+        attempt = self._owner._attempt
+        if attempt is not self._fed:
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                await self._stdin(self._fed).aclose()  # a failed attempt's pipe
+            self._fed, self._count = attempt, 0
+        while self._count < len(self._kept):
+            await self._stdin(attempt).send(self._kept[self._count])
+            self._count += 1
+        if self._closed:
+            await self._stdin(attempt).aclose()
+
+    async def catch_up(self) -> None:
+        """A new attempt replaced a failed one: write it what was sent (and its EOF) again."""
+        async with self._lock:
+            try:
+                await self._feed()
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                pass  # that attempt failed too: settled (and caught up) in turn
+
+    async def send(self, item: bytes) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        kept = self.replayable and self._size + len(item) <= REPLAY_MAX
+        if kept:
+            self._kept.append(item)
+            self._size += len(item)
+        else:
+            self.replayable = False  # too much to write again without a reader: no retry
+        try:
+            async with self._lock:
+                await self._feed()
+                if not kept:
+                    await self._stdin(self._owner._attempt).send(item)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            if not kept:
+                raise
+            # Kept: a command that stopped reading (its business), or an attempt that failed
+            # its setup, whose successor gets it all (`catch_up`).
+
+    async def aclose(self) -> None:
+        self._closed = True
+        try:
+            async with self._lock:
+                await self._feed()
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            # The command is gone or stopped reading (a successor is caught up): our end closed.
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                await self._stdin(self._fed).aclose()
+
+
+def _handed(attempt: _Attempt, name: str, first: bytes) -> bytes:
+    """What a stream hands out for its held first chunk of a final attempt: with the rest of the
+    message read while judging it (`RetryingBwrapProcess._read_rest`), when it held that one."""
+    return b"".join(attempt.held) if attempt.held_by == name else first
 
 
 def _drain(fd: int) -> bytes:

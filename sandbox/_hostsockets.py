@@ -26,7 +26,16 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["RUN_DIRS", "IpcMasks", "SocketWatch", "host_socket_paths", "ipc_mask_args", "outside_sockets"]
+__all__ = [
+    "RUN_DIRS",
+    "VANISHED_MASK",
+    "IpcMasks",
+    "SocketWatch",
+    "StartMasks",
+    "host_socket_paths",
+    "ipc_mask_args",
+    "outside_sockets",
+]
 
 RUN_DIRS = ("/run", "/var/run")
 
@@ -89,6 +98,9 @@ def _outside(skip: list[str], table: bytes | None) -> frozenset[str]:
 class SocketWatch:
     """Whether a host socket appeared since a session sandbox hid them, at the least cost per command.
 
+    A socket counts by (inode, path): one removed and bound again at a hidden path
+    is a new one. Its mask went with the old file (the host's unlink detaches a mount
+    made on it in another namespace), so the next command needs a new sandbox.
     One read of ``/proc/net/unix`` per check; the table is parsed only when it
     changed since the last check that found nothing new (the roots are resolved once).
     """
@@ -96,14 +108,17 @@ class SocketWatch:
     def __init__(self, keep: Iterable[Path]) -> None:
         self._skip = [*_kept(keep), *RUN_DIRS]
         self._table = _socket_table()
-        self.hidden = _outside(self._skip, self._table)
+        self.hidden = self._outside_bound(self._table)
+
+    def _outside_bound(self, table: bytes) -> frozenset[tuple[str, str]]:
+        return frozenset(pair for pair in _bound(table) if not _under(pair[1], self._skip))
 
     def nothing_new(self) -> bool:
         """No socket outside the kept paths but those there when this watch was made."""
         table = _socket_table()
         if table == self._table:
             return True
-        if _outside(self._skip, table) <= self.hidden:
+        if self._outside_bound(table) <= self.hidden:
             self._table = table
             return True
         return False
@@ -207,3 +222,51 @@ def _is_socket(path: str) -> bool:
         return stat.S_ISSOCK(os.lstat(path).st_mode)
     except OSError:
         return False
+
+
+#: What bwrap says when a mask's target (a listed socket, or its directory) is gone.
+VANISHED_MASK = (b"Can't mkdir parents for", b"Can't create file at")
+
+
+class StartMasks:
+    """The socket masks of one sandbox start, kept across its attempts.
+
+    A listed socket can be removed, with its directory, before bwrap covers it
+    (temp directories of test suites, language servers, agents): bwrap then fails
+    before the command starts. The next attempt takes the same masks less those
+    whose socket is gone (`drop_vanished`) -- a socket that is gone needs no mask --
+    and lists nothing afresh: each such retry drops at least one mask, so a start
+    can fail this way only as many times as it had masks. A socket bound after the
+    first listing is one bound after the start: the next command's sandbox hides it
+    (`IpcMasks`, `SocketWatch` see its new inode).
+    """
+
+    def __init__(self) -> None:
+        self._args: list[str] | None = None
+
+    def args(self, masks: IpcMasks) -> list[str]:
+        """The flags of this start: ``masks``' at the first attempt, the same less vanished ones after."""
+        if self._args is None:
+            self._args = masks.args()
+        return list(self._args)
+
+    def drop_vanished(self) -> bool:
+        """Drop the masks whose socket is no longer there; True if any was (the start may be retried)."""
+        if self._args is None:
+            return False
+        kept: list[str] = []
+        dropped = False
+        args = self._args
+        i = 0
+        while i < len(args):
+            if args[i] == "--ro-bind" and i + 2 < len(args) and args[i + 1] == "/dev/null":
+                if _is_socket(args[i + 2]):  # every /dev/null mask here covers a socket
+                    kept += args[i : i + 3]
+                else:
+                    dropped = True
+                i += 3
+            else:
+                kept.append(args[i])
+                i += 1
+        self._args = kept
+        return dropped

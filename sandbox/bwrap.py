@@ -101,7 +101,7 @@ from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
 from sandbox._covered_mounts import covered_mounts
 from sandbox._hostproc import HostRunner
-from sandbox._hostsockets import IpcMasks, SocketWatch
+from sandbox._hostsockets import VANISHED_MASK, IpcMasks, SocketWatch, StartMasks
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._readonly import read_only_args, read_only_paths
@@ -168,9 +168,6 @@ def _root_only(st: os.stat_result) -> bool:
 
 #: bwrap flags hiding what Docker hides of /proc from a per-command bwrap's command.
 _PROC_MASKS = _proc_masks()
-#: What bwrap says when a path it was told to mask is gone (a host socket listed, then removed,
-#: with its directory or alone, before the sandbox was set up): worth another start with a fresh list.
-_VANISHED_MASK = ("Can't mkdir parents for", "Can't create file at")
 #: linux/capability.h numbers of the capabilities a zygote keeps.
 _CAP_NUMBERS = {"CAP_KILL": 5, "CAP_SETGID": 6, "CAP_SETUID": 7, "CAP_SETPCAP": 8, "CAP_SYS_ADMIN": 21}
 #: The seccomp program (``sandbox._seccomp``), built once: this machine's table only.
@@ -402,11 +399,17 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         """One bwrap start with the real flags: the clear error when namespaces are unavailable."""
         assert self._runner.state_dir is not None
         state_dir = self._runner.state_dir
-        for _ in range(1 + MAX_RETRIES):  # the probe can lose the same mount race as a command
-            # Made again for each attempt: a host socket listed for masking may be gone.
-            probe = [*self.bwrap_args(cwd="/", state_dir=state_dir), "--", "true"]
+        masks = StartMasks()  # the same masks each attempt, less those whose socket is gone
+        retries = 0
+        while True:  # the probe can lose the same races as a command
+            probe = [*self.bwrap_args(cwd="/", state_dir=state_dir, masks=masks), "--", "true"]
             result = await anyio.to_thread.run_sync(_run_probe, probe)
-            if result.returncode == 0 or not lost_mount_race(result.stderr):
+            if result.returncode == 0:
+                break
+            if any(v in result.stderr for v in VANISHED_MASK) and masks.drop_vanished():
+                continue  # fewer masks each time: bounded by their number
+            retries += 1
+            if retries > MAX_RETRIES or not lost_mount_race(result.stderr):
                 break
         if result.returncode == 0:
             return None
@@ -431,7 +434,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         """The seccomp program every command runs under (`sandbox._seccomp`)."""
         return _SECCOMP
 
-    def _host_masks(self, state_dir: Path, *, as_user: bool, zygote: bool) -> list[str]:
+    def _host_masks(
+        self, state_dir: Path, *, as_user: bool, zygote: bool, masks: StartMasks | None = None
+    ) -> list[str]:
         """bwrap flags hiding the host's /proc/sys writes, Docker's /proc entries and host IPC sockets."""
         args: list[str] = []
         if not zygote:
@@ -441,7 +446,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             # anything covers part of this one ("too revealing").
             args += ["--ro-bind", "/proc/sys", "/proc/sys", *_PROC_MASKS]
         # No host IPC: /run, the caller's runtime dir and every other host socket hidden.
-        return args + self._ipc_masks(state_dir, as_user=as_user).args()
+        ipc = self._ipc_masks(state_dir, as_user=as_user)
+        return args + (ipc.args() if masks is None else masks.args(ipc))
 
     def _ipc_masks(self, state_dir: Path, *, as_user: bool) -> IpcMasks:
         """The host-socket flags of this session's sandboxes, worked out again only when the host's
@@ -519,9 +525,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 uid=self.config.sandbox_uid, gid=self.config.sandbox_gid, setup=self._skeleton_steps()
             )
         python = _zygote_python()
-        last: ZygoteGoneError | None = None
-        for _ in range(1 + MAX_RETRIES):
-            # Made again for each attempt: the host sockets to mask are listed afresh.
+        masks = StartMasks()  # the same masks each attempt, less those whose socket is gone
+        retries = 0
+        while True:
             argv = self.bwrap_args(
                 cwd="/",
                 state_dir=state_dir,
@@ -529,6 +535,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 caps=caps,
                 denied=hidden,
                 zygote=True,
+                masks=masks,
             )
             if os.geteuid() != 0:
                 argv[1:1] = ["--unshare-user"]
@@ -537,13 +544,14 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 # limits: the zygote joins the session cgroup
                 await zygote.start(self.cgroup_argv(argv), python, config)
             except ZygoteGoneError as exc:
-                last = exc
-                if not (lost_mount_race(str(exc)) or any(said in str(exc) for said in _VANISHED_MASK)):
-                    break
+                said = str(exc).encode("utf-8", "replace")
+                if any(v in said for v in VANISHED_MASK) and masks.drop_vanished():
+                    continue  # fewer masks each time: bounded by their number
+                retries += 1
+                if retries > MAX_RETRIES or not lost_mount_race(said):
+                    raise
                 continue
             return zygote
-        assert last is not None
-        raise last
 
     def _skeleton_steps(self) -> list[tuple[object, ...]]:
         """Zygote set-up steps (root caller) that make `_skeletons` inside its sandbox.
@@ -700,6 +708,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         seccomp_fd: int | None = None,
         zygote: bool = False,
         spawned: bool = False,
+        masks: StartMasks | None = None,
     ) -> list[str]:
         """The bwrap argv up to (not including) ``--``, for one sandbox starting in ``cwd``.
 
@@ -712,6 +721,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         ``zygote``: the zygote's sandbox (it makes the skeletons and /proc masks itself).
         ``spawned``: started by the spawner, already the sandbox uid in the holder's namespace
         (root caller, per command): no ``nsenter`` in front.
+        ``masks``: the host-socket masks of this start across its attempts (default: listed now).
         """
         assert self._bwrap is not None
         as_user = bool(self._ns_user_prefix) and not zygote  # root, per command: as the sandbox uid
@@ -740,7 +750,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         args += ["--proc", "/proc"]
         if zygote:  # bwrap's /dev/shm is root's 0755 here: POSIX shm/semaphores (multiprocessing) failed
             args += ["--perms", "1777", "--tmpfs", "/dev/shm"]
-        args += self._host_masks(state_dir, as_user=as_user, zygote=zygote)
+        args += self._host_masks(state_dir, as_user=as_user, zygote=zygote, masks=masks)
         if self._proxy_dir is not None and self._proxy is not None:  # after the /run mask
             args += ["--ro-bind", str(self._proxy_dir), PROXY_DIR_INSIDE]
         args += ["--tmpfs", "/tmp"] if tmp is None else ["--bind", str(tmp), "/tmp"]
@@ -786,12 +796,15 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if self._zygote is not None:
             return self.cgroup_watch(await self._exec_in_zygote(request))  # limits: OOM reporting
 
+        masks = StartMasks()  # a retry drops the masks whose socket is gone (sandbox._hostsockets)
+
         async def spawn() -> tuple[SandboxProcess, int]:
-            return await self._spawn_once(request)
+            return await self._spawn_once(request, masks)
 
         first = await spawn()
-        # A retry would lose stdin already written to the failed attempt: only retry without stdin.
-        return self.cgroup_watch(RetryingBwrapProcess(spawn, first, may_retry=not request.stdin))
+        # stdin written to a failed attempt is written again to the next (up to REPLAY_MAX).
+        retrying = RetryingBwrapProcess(spawn, first, may_retry=True, drop_vanished=masks.drop_vanished)
+        return self.cgroup_watch(retrying)
 
     async def _exec_in_zygote(self, request: ExecRequest) -> SandboxProcess:
         zygote = self._zygote
@@ -819,11 +832,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         env = {**proxy_env(), **run.env} if self._proxy is not None else run.env
         return await zygote.spawn(request, marker=run.marker, env_extra=env, cwd_file=run.cwd_file)
 
-    async def _spawn_once(self, request: ExecRequest) -> tuple[SandboxProcess, int]:
+    async def _spawn_once(self, request: ExecRequest, masks: StartMasks) -> tuple[SandboxProcess, int]:
         """One bwrap start; returns the process and the read end of its ``--json-status-fd``."""
         spawner = self._spawner
         if spawner is not None and spawner.alive:
-            return await self._spawn_by_spawner(spawner, request)
+            return await self._spawn_by_spawner(spawner, request, masks)
         run = self._runner.new_run(request.report_cwd)
         env = run.env
         if self._ns_user_prefix and not _reachable(request.env.get("HOME", "/")):
@@ -836,6 +849,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     state_dir=run.state_dir,
                     tmp=self._session_tmp,
                     seccomp_fd=seccomp_r,
+                    masks=masks,
                 ),
                 "--json-status-fd",
                 str(status_w),
@@ -876,7 +890,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             os.close(seccomp_r)
         return proc, status_r
 
-    async def _spawn_by_spawner(self, spawner: Zygote, request: ExecRequest) -> tuple[SandboxProcess, int]:
+    async def _spawn_by_spawner(
+        self, spawner: Zygote, request: ExecRequest, masks: StartMasks
+    ) -> tuple[SandboxProcess, int]:
         """`_spawn_once` for a root caller: the spawner starts bwrap (no ``prlimit``, no ``nsenter``).
 
         Its seccomp program and json status fds become bwrap's fds 3 and 4.
@@ -884,7 +900,12 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         run = self._runner.new_run(request.report_cwd)
         argv = [
             *self.bwrap_args(
-                cwd=request.cwd, state_dir=run.state_dir, tmp=self._session_tmp, seccomp_fd=3, spawned=True
+                cwd=request.cwd,
+                state_dir=run.state_dir,
+                tmp=self._session_tmp,
+                seccomp_fd=3,
+                spawned=True,
+                masks=masks,
             ),
             "--json-status-fd",
             "4",

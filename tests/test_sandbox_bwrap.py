@@ -305,12 +305,13 @@ async def test_mount_race_at_setup_is_retried_transparently(
 
 
 @pytest.mark.parametrize("persistent", [False, True], ids=["per-command", "persistent"])
-async def test_a_start_whose_socket_mask_vanished_is_retried_with_fresh_masks(
+async def test_a_start_whose_socket_mask_vanished_is_retried_without_that_mask(
     dirs: dict[str, Path], monkeypatch: pytest.MonkeyPatch, persistent: bool
 ) -> None:
     """A host socket listed for masking that is gone (with its directory) before bwrap covers it
     fails that start (``Can't mkdir parents for``); the probe, the zygote and a command each start
-    again with the sockets listed afresh (the probe used to retry with the same flags)."""
+    again with the same masks less that one (sandbox._hostsockets.StartMasks; the probe used to
+    retry with the same flags)."""
     require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
     real = _hostsockets.ipc_mask_args
     vanished = "/var/tmp/shellrt-vanished-socket-dir/gone.sock"
@@ -328,7 +329,7 @@ async def test_a_start_whose_socket_mask_vanished_is_retried_with_fresh_masks(
     try:
         result = await s.run("echo ran", timeout_s=20)
         assert (result.exit_code, result.preview) == (0, "ran\n")
-        assert len(calls) >= 2
+        assert calls  # the listing with the vanished socket was used
     finally:
         await s.close()
         await backend.close()
