@@ -130,7 +130,7 @@ def _regular(ops: list[str], mask: list[int]) -> bool:
 @pytest.mark.parametrize(
     "command",
     [
-        "ls $x",
+        "ls $x$y",
         "ls ${x}",
         'ls "$x"',
         "ls `id`",
@@ -185,7 +185,6 @@ def _regular(ops: list[str], mask: list[int]) -> bool:
         'ls "x" \\;',
         "ls > \\;",
         "ls > {}",
-        "export A=1",
         "declare x",
         "local x",
         "unset x",
@@ -316,6 +315,180 @@ def test_every_list_shape_with_background_jobs_agrees(n: int) -> None:
             assert _same(command + " &") is expected, command
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo $PATH",
+        "echo $PATH;ls",
+        "echo $IFS | wc -c",
+        "ls $x|wc",
+        "ls $x&",
+        "ls $x & rm $y",
+        "ls\t$x",
+        "grep -r $PATTERN src/ > out",
+        "cd $HOME && ls",
+        "cd - $x",
+        "timeout 5 $CMD x",
+        "sudo $CMD",
+        "bash -c $SCRIPT",
+        "env $A ls",
+        "xargs $x",
+        "find . -exec $CMD {} \\;",
+        "find . -exec rm $x {} +",
+        "A=1 ls $x",
+        "echo '$x' $y \"a\"",
+        "git $SUB",
+        "git -c $CFG status",
+        "rm $x",
+        "cat $x 2>&1 | tail",
+        "cd src && make $T 2>&1 | tail",
+    ],
+)
+def test_parameter_words_agree(command: str) -> None:
+    """A whole ``$NAME`` argument is a dynamic word, planned as the parser's ``simple_expansion``."""
+    assert _same(command), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "$x",
+        "$x ls",
+        "ls; $x",
+        "A=1 $x",
+        "A=$x ls",
+        "export A=$x",
+        "ls > $f",
+        "ls 2>$f",
+        "ls < $f",
+        "ls $x>f",
+        "ls $x<f",
+        "echo a$x",
+        "echo $x$y",
+        "echo $x/y",
+        "cd $HOME/x && ls",
+        "echo $1",
+        "echo $@",
+        "echo $?",
+        "echo $$",
+        "echo $!",
+        "echo $#",
+        "echo $-",
+        "echo $*",
+        "echo ${x}",
+        "echo ${x@P}",
+        "echo ${!x}",
+        "echo ${x:-$(rm y)}",
+        "echo $'\\x72m'",
+        '$"x"',
+        "echo $(rm x)",
+        "echo $((1+2))",
+        "echo $é",
+        "echo $x\r",
+        "echo $x\n",
+        "echo $x\\",
+        "echo $x\\\nrm",
+        "echo $x'a'",
+        'echo $x"a"',
+        'echo "$x"',
+        "echo $x=y",
+        "echo $x{}",
+        "echo $x#",
+        "echo $x[0]",
+        "echo $a[$(id)]",
+        "echo $x <<< y",
+        "echo $",
+        "echo $ x",
+        "[ $x = y ]",
+        "[[ $x ]]",
+    ],
+)
+def test_parameter_words_refused(command: str) -> None:
+    """Anything but a whole ``$NAME`` argument word (special parameters, braces, names, targets) goes to the parser."""
+    assert plan_simple(command) is None, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "export PYTHONPATH=src && python -m app",
+        "export A=1",
+        "export A=1;",
+        "export A=1 B=2; ls",
+        "export A=1 && make 2>&1 | tail",
+        "cd x && export A=1; ls",
+        "ls; export A=a:b/c.d,e@f%g+h-i",
+        "export export=1",
+        "export A=1 ; export B=2 && cd x",
+        "export A=1 || rm -rf x",
+        "export GIT_DIR=/tmp/x && git status",
+        "export PAGER=less; git log",
+        "export LD_PRELOAD=/tmp/x.so && ls",
+        "export BASH_ENV=/tmp/x && bash -c ls",
+        "export PATH=/tmp/bin:/usr/bin && ls",
+        "export A=1 && timeout 5 bash -c 'ls; rm x'",
+        "export A=1 && find . -exec rm {} \\;",
+        "export A=1 && echo $A",
+    ],
+)
+def test_export_declarations_agree(command: str) -> None:
+    """``export NAME=value ...`` with plain values is a declaration part and an ``export`` construct, as the
+    parser path plans it (the judgement says the environment changes)."""
+    assert _same(command), command
+    assert not analyze(command).read_only, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "export",
+        "export A",
+        "export A=1 B",
+        "export -f f",
+        "export -n A=1",
+        "export -p",
+        "export A+=1",
+        "export A=",
+        "export A=$x",
+        "export A=$(id)",
+        "export A=`id`",
+        "export A=b$x",
+        "export A='x y'",
+        'export A="$HOME"',
+        "export A=~/x",
+        "export A=*",
+        "export a[$(id)]=1",
+        "export a[0]=1",
+        "export A=1 2>/dev/null",
+        "export A=1 > f",
+        "export A=1 &",
+        "export A=1 | ls",
+        "ls | export A=1",
+        "A=1 export B=2",
+        "export  A=1",
+        "export\tA=1",
+        "export A=1  && ls",
+        "export A=\\x",
+        "export A=1\\\nrm",
+        "export A=1\r",
+        "export A=é",
+        "export A=1 <<< x",
+        "timeout 5 export A=1",
+        "echo export A=1",
+        "declare A=1",
+        "declare -x A=1",
+        "typeset A=1",
+        "local A=1",
+        "readonly A=1",
+        "readonly -f f",
+        "unset A",
+    ],
+)
+def test_other_declarations_refused(command: str) -> None:
+    """Flags, bare names, expansions, quotes, redirections, other declaration builtins: the parser decides."""
+    assert plan_simple(command) is None, command
+
+
 def test_lone_dash_before_redirection_fails_closed() -> None:
     """tree-sitter-bash drops the `-` in `cat - 2>/dev/null`: the planner refuses rather than guess."""
     result = analyze("cat - 2>/dev/null")
@@ -334,6 +507,17 @@ def test_equality_words_are_arguments(command: str) -> None:
 
 
 _NAMES = [
+    "export A=1",
+    "export A=1 B=2",
+    "export",
+    "export -f",
+    "export -n A=1",
+    "export A",
+    "export A+=1",
+    "readonly A=1",
+    "declare A=1",
+    "local A=1",
+    "typeset -x A=1",
     "ls",
     "git",
     "cat",
@@ -428,6 +612,25 @@ _WORDS = [
     "-I{}",
     "{a,b}",
     "$x",
+    "$PATH",
+    "$IFS",
+    "$_",
+    "$x_1",
+    "$1",
+    "$@",
+    "$$",
+    "${x}",
+    "${x@P}",
+    "${!x}",
+    "$'a'",
+    "$x$y",
+    "$x/y",
+    "a$x",
+    "$x'a'",
+    "$é",
+    "$x\r",
+    "$x=y",
+    "$x{}",
     '"$x"',
     "'$x'",
     "`id`",

@@ -9,11 +9,18 @@ per-command work, so wrappers, ``cd`` targets and ``bash -c`` scripts are
 handled by the same code), several times faster. Tests compare both paths on
 every input this module accepts.
 
-It fails closed: it returns None, and the caller parses, for any ``$``,
+A whole argument word ``$NAME`` (a blank before it; a blank, an operator or the end after it) is
+planned like the parser's ``simple_expansion``: a dynamic word (value None). As a command name, a
+redirection target or an assignment value, or next to anything else, it is refused. A statement
+``export NAME=value ...`` (plain values, no flag, not piped or in the background, no doubled blank
+or tab in the command) is planned as the parser's ``declaration_command``: an ``export`` construct
+and a part of its own.
+
+It fails closed: it returns None, and the caller parses, for any other ``$``,
 backslash or brace outside a whole ``\\;`` or ``{}`` argument, backquote, ``[`` glob, glob next to quotes,
 parenthesis, ``!``, ``#``, ``~`` at the start of a word, newline, tab inside quotes, non-ASCII or control
 character, reserved word, assignment that is not a plain ``NAME=value`` prefix of a command, declaration
-builtin, ``==``/``=~`` word, ``-`` right before a redirection, here-document, ``&`` that does not end a
+builtin (but that ``export``), ``==``/``=~`` word, ``-`` right before a redirection, here-document, ``&`` that does not end a
 statement, ``|&``,
 ``;;``, redirection before a word or without a blank before it, an fd on ``<``,
 and for the list shapes whose tree-sitter tree is irregular (a redirection on a
@@ -32,7 +39,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from .nodes import Assignment, CommandPlan, PlanCommand, Redirect, Word
+from .nodes import Assignment, CommandPlan, Construct, PlanCommand, Redirect, Word
 from .plan import UNWRAP_NAMES, Planner
 from .words import DQ_WHOLE_FEATURES, NO_FEATURES, QUOTED_FEATURES
 
@@ -65,7 +72,7 @@ _PLAIN: Final = r"[A-Za-z0-9_./:@%+=,*?-][A-Za-z0-9_./:@%+=,*?~-]*+"
 _WORD: Final = rf"(?:{_PLAIN}|'{_SQ_BODY}'|\"{_DQ_BODY}\")++"
 #: The token grammar, one token per match (possessive quantifiers: no backtracking), blanks
 #: before it skipped: an operator, a ``>&N`` duplication, a redirection with its target,
-#: ``find -exec``'s ``\;`` or ``{}`` as a whole word, a word, or any other single character
+#: ``find -exec``'s ``\;`` or ``{}`` as a whole word, ``$NAME`` as a whole word, a word, or any other single character
 #: (refused, but for ``|``, ``;``, ``&`` and one-character words). A redirection needs a blank right
 #: before it (the lookbehind); without one it falls through to a refused single character.
 #: :func:`scan_tokens` implements it by hand (compiled, it takes about 40% of this regex's instructions);
@@ -76,6 +83,7 @@ TOKEN_SPEC: Final = re.compile(
       | (?<=[ \t])[0-9]?>&[0-9]++(?=[ \t;|]|\Z)
       | (?<=[ \t])[0-9]?(?:>>|>|<)[ \t]*+{_WORD}
       | (?<=[ \t])(?:\\;|\{{\}})(?=[ \t]|\Z)
+      | (?<=[ \t])\$[A-Za-z_][A-Za-z0-9_]*+(?=[ \t;|&]|\Z)
       | {_WORD}
       | (?s:.)
     )""",
@@ -96,12 +104,14 @@ _TERMINATORS: Final = frozenset({";", "&"})
 #: evaluates them.
 _BACKSLASH: Final[frozenset[str]] = frozenset({"backslash"})
 _BRACE_CHAR: Final[frozenset[str]] = frozenset({"brace_char"})
+#: Features of a ``$NAME`` word (tree-sitter's ``simple_expansion``), as the parser path evaluates it.
+_PARAMETER: Final[frozenset[str]] = frozenset({"parameter", "simple_parameter"})
 _REDIRECT_START: Final = frozenset("<>0123456789")
 _ANGLES: Final = frozenset("<>")
 _DIGITS: Final = frozenset("0123456789")
 #: Outside quotes only these characters appear in tokens (plain word characters, blanks,
 #: operators and redirections).
-_REFUSED_UNQUOTED: Final = re.compile(r"[^A-Za-z0-9_./:@%+=,*?~ \t|;&<>\\{}-]").search
+_REFUSED_UNQUOTED: Final = re.compile(r"[^A-Za-z0-9_./:@%+=,*?~ \t|;&<>\\{}$-]").search
 #: A command name this path accepts: plain, no ``=`` (assignment) and no leading ``-`` (see
 #: :func:`_is_name`; a loop over a short name costs a fraction of a regex call's set-up).
 _NAME_FIRST: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./"
@@ -170,10 +180,16 @@ def plan_simple(command: str) -> CommandPlan | None:
     """The plan of ``command`` when it has the simple shape, else None (use the parser)."""
     if len(command) > MAX_CHARS:
         return None
+    if "$" in command and (
+        _starts_compound(command) or ("'" not in command and not _dollars_start_names(command))
+    ):
+        # `$(`, `${`, `"$x"`, `a$x`, ...: outside '...' only a whole `$NAME` word is taken; and a loop
+        # (`for f in *; do wc $f; done`) is refused before its tokens are scanned.
+        return None
     if "'" in command or '"' in command:
         if "\n" in command:
             return None  # a newline is refused everywhere, quoted or not
-        if "'" not in command and ("$" in command or "`" in command or "\\" in command or "!" in command):
+        if "'" not in command and ("`" in command or "\\" in command or "!" in command):
             return None  # refused unquoted and inside "...": only '...' could hold these
         plain = simple_tokens = False
     else:
@@ -182,7 +198,7 @@ def plan_simple(command: str) -> CommandPlan | None:
         # Without quotes, globs or redirections every word is a maximal run of plain characters: a
         # simpler pattern finds the same tokens (a word starting with `~` is refused below, as the
         # full pattern refuses the lone `~` it yields there).
-        simple_tokens = plain and "<" not in command and ">" not in command
+        simple_tokens = plain and "<" not in command and ">" not in command and "$" not in command
         if not simple_tokens and _REFUSED_UNQUOTED(command) is not None:
             return None  # a character no unquoted token takes: refused before the costlier tokenizer
     commands: list[_Command] = []
@@ -191,6 +207,10 @@ def plan_simple(command: str) -> CommandPlan | None:
     assignments: list[Assignment] = []
     expect_name = True
     after_terminator = False
+    dynamic = False
+    declaring = False  # in an `export NAME=value ...` declaration
+    declared: list[int] = []  # the indexes of the declarations among the commands
+    previous_op = ""
     # Either pattern yields any character no token takes (`$`, `(`, `\\`, newline, non-ASCII, ...)
     # as a token of its own, refused below.
     tokens = scan_plain_tokens(command) if simple_tokens else scan_tokens(command)
@@ -200,10 +220,21 @@ def plan_simple(command: str) -> CommandPlan | None:
         if token in _OPERATORS:
             if expect_name:
                 return None  # no command before it (or only assignments: a standalone assignment)
+            if declaring and (len(argv) == 1 or token == "|" or token == "&"):
+                return None  # a bare `export`, or one piped or in the background
             commands.append((argv, redirects, token, assignments))
             expect_name = True
+            declaring = False
+            previous_op = token
             after_terminator = token in _TERMINATORS
             assignments = []
+            continue
+        if declaring:
+            declared_value = _assignment(token)
+            if declared_value is None:
+                return None  # a flag, a bare name, a redirection, quotes, ...: left to the parser
+            argv.append(Word(token, token, NO_FEATURES))
+            assignments.append(declared_value)
             continue
         first = token[0]
         if first == "~":
@@ -233,6 +264,13 @@ def plan_simple(command: str) -> CommandPlan | None:
                 return None
             redirects.append(Redirect(fd, op, value, "file"))
             continue
+        if expect_name and token == "export" and not assignments and previous_op != "|":
+            argv = [Word(token, token, NO_FEATURES)]
+            redirects = []
+            expect_name = after_terminator = False
+            declaring = True
+            declared.append(len(commands))
+            continue
         if token in _RESERVED:
             return None
         if expect_name:
@@ -251,6 +289,9 @@ def plan_simple(command: str) -> CommandPlan | None:
             argv.append(Word("\\;", ";", _BACKSLASH))
         elif first == "{":  # likewise only `{}`
             argv.append(Word("{}", "{}", _BRACE_CHAR))
+        elif first == "$":  # only a whole `$NAME` word starts so (a lone `$` is refused above)
+            argv.append(Word(token, None, _PARAMETER))
+            dynamic = True
         elif plain or not ("'" in token or '"' in token or "*" in token or "?" in token):
             argv.append(Word(token, token, NO_FEATURES))
         else:
@@ -258,13 +299,17 @@ def plan_simple(command: str) -> CommandPlan | None:
             if special is None:
                 return None
             argv.append(special)
+    if declaring and len(argv) == 1:
+        return None
     if not expect_name:
         commands.append((argv, redirects, "", assignments))
     elif assignments or not after_terminator:
         return None  # empty input, an operator with nothing after it, or a standalone assignment
     if not _regular_shape(commands):
         return None
-    return _plan(commands)
+    if declared and ("  " in command or "\t" in command):
+        return None  # a declaration's text is its words joined by one blank (see `_plan`)
+    return _plan(commands, dynamic, declared)
 
 
 #: Character classes of the token grammars, as bit flags by ASCII code point (the scanners read
@@ -300,11 +345,17 @@ _DOUBLE_QUOTE: Final = 34
 _BACKSLASH_CODE: Final = 92
 _OPEN_BRACE: Final = 123
 _CLOSE_BRACE: Final = 125
+_DOLLAR: Final = 36
 
 
 def _class(command: str, i: int) -> int:
     code = ord(command[i])
     return _CLASSES[code] if code < 128 else 0
+
+
+def _assign_class(command: str, i: int) -> int:
+    code = ord(command[i])
+    return _ASSIGN_CLASSES[code] if code < 128 else 0
 
 
 def scan_tokens(command: str) -> list[str]:
@@ -357,6 +408,12 @@ def scan_tokens(command: str) -> list[str]:
             out.append(command[i : i + 2])
             i += 2
             continue
+        if i > start and code == _DOLLAR:  # the lookbehind: a blank before
+            end = _parameter_end(command, i, n)
+            if end > i:
+                out.append(command[i:end])
+                i = end
+                continue
         end = _word_end(command, i, n)
         if end > i:
             out.append(command[i:end])
@@ -378,6 +435,61 @@ def _exec_word(command: str, i: int, n: int) -> bool:
     ):
         return False
     return i + 2 == n or bool(_class(command, i + 2) & _BLANK)
+
+
+def _parameter_end(command: str, i: int, n: int) -> int:
+    """Where ``$NAME`` starting at ``i`` ends when a blank, ``;``, ``|``, ``&`` or the end follows it (else ``i``)."""
+    j = i + 1
+    if j >= n or not _assign_class(command, j) & 1:  # `_ASSIGN_CLASSES`: 1 starts a name, 2 continues it
+        return i
+    j += 1
+    while j < n and _assign_class(command, j) & 2:
+        j += 1
+    if j < n and not (_class(command, j) & _AFTER_DUP or ord(command[j]) == _AMPERSAND):
+        return i
+    return j
+
+
+def _starts_compound(command: str) -> bool:
+    """The first word is reserved (``for``, ``if``, ``[[``, ...) or starts with ``(``, ``{``, ``[`` or ``!``:
+    the tokens would be refused anyway; this sends loops and groups to the parser before tokenizing.
+
+    Only commands with a ``$`` pay for it (those the tokenizer refused outright before ``$NAME`` words).
+    """
+    n = len(command)
+    i = 0
+    while i < n and (ord(command[i]) == 32 or ord(command[i]) == 9):
+        i += 1
+    if i == n:
+        return False
+    code = ord(command[i])
+    if code == 40 or code == 123 or code == 91 or code == 33:  # ( { [ !
+        return True
+    # Every other reserved word is two to eight lowercase letters, followed by a blank, an operator or the end.
+    j = i
+    while j < n and 97 <= ord(command[j]) <= 122:
+        j += 1
+    if (
+        j - i < 2
+        or j - i > 8
+        or (j < n and not (_class(command, j) & _AFTER_DUP or ord(command[j]) == _AMPERSAND))
+    ):
+        return False
+    word = command[i:j]
+    return word in _RESERVED and word != "export"  # `export NAME=value` is planned here
+
+
+def _dollars_start_names(command: str) -> bool:
+    """Every ``$`` has a blank before it and a name character after it: the cheap test that sends
+    commands with other expansions to the parser before they are tokenized."""
+    i = command.find("$")
+    while i >= 0:
+        if i == 0 or not _class(command, i - 1) & _BLANK or i + 1 == len(command):
+            return False
+        if not _assign_class(command, i + 1) & 1:
+            return False
+        i = command.find("$", i + 1)
+    return True
 
 
 def _word_end(command: str, i: int, n: int) -> int:
@@ -527,11 +639,18 @@ def _nest_lists_into_pipelines(plan_commands: list[PlanCommand], statement_start
         plan_commands[index].context.insert(0, "pipeline")  # the outermost context
 
 
-def _plan(commands: list[_Command]) -> CommandPlan:
-    """What ``Planner`` makes of the tree of these commands (it does the work when a name needs it)."""
+def _declaration(argv: list[Word]) -> Construct:
+    """The construct of ``export NAME=value ...`` (the words of a command without doubled blanks or tabs)."""
+    return Construct("export", " ".join([word.raw for word in argv]), [], [], "export")
+
+
+def _plan(commands: list[_Command], dynamic: bool, declared: list[int]) -> CommandPlan:
+    """What ``Planner`` makes of the tree of these commands (it does the work when a name needs it);
+    ``dynamic``: some word is an expansion; ``declared``: the indexes of ``export`` declarations."""
     for argv, _redirects, _op, _assignments in commands:
         if argv[0].raw in PLANNER_NAMES:
-            return _planner_plan(commands)
+            return _planner_plan(commands, dynamic, declared)
+    constructs = [_declaration(commands[index][0]) for index in declared]
     plan_commands: list[PlanCommand] = []
     operators: list[str] = []
     redirects: list[Redirect] = []
@@ -558,14 +677,19 @@ def _plan(commands: list[_Command]) -> CommandPlan:
             if op in _TERMINATORS:
                 statement_start = len(plan_commands)
         piped = pipe
-    return CommandPlan(plan_commands, operators, redirects, [], [], [], [], assignments, [], [], False)
+    return CommandPlan(
+        plan_commands, operators, redirects, [], constructs, [], [], assignments, [], [], dynamic
+    )
 
 
-def _planner_plan(commands: list[_Command]) -> CommandPlan:
+def _planner_plan(commands: list[_Command], dynamic: bool, declared: list[int]) -> CommandPlan:
     planner = Planner(b"", text="")
+    planner.dynamic = dynamic
     piped = False
     statement_start = 0
-    for argv, redirects, op, assignments in commands:
+    for index, (argv, redirects, op, assignments) in enumerate(commands):
+        if declared and index in declared:
+            planner.constructs.append(_declaration(argv))
         pipe = op == "|"
         if pipe and redirects and not piped:
             _nest_lists_into_pipelines(planner.commands, statement_start, len(planner.commands))

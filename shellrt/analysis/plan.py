@@ -49,6 +49,18 @@ _SUBSTITUTION_KINDS: Final[dict[str, SubstitutionKind]] = {
 UNWRAP_NAMES: Final = frozenset({"find", "eval", *SHELLS, *WRAPPERS})
 _LOOP_KINDS: Final = {"while": "while", "until": "until", "for": "for", "select": "select"}
 _CLOSING_WORDS: Final = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "in", "}", "]]"})
+#: Reserved words that open a compound: after ``time`` the grammar reads them as arguments (a whole
+#: compound after it already has a closing word; without one, as in ``time if 5``, bash rejects it).
+_TIME_MISREAD_WORDS: Final = _CLOSING_WORDS | {
+    "if",
+    "for",
+    "while",
+    "until",
+    "case",
+    "select",
+    "{",
+    "function",
+}
 #: Reserved words the grammar accepts as a plain command name; bash reads them as syntax (`done x` is an
 #: error; `! for ...` and `time { ...; }` are compounds the grammar reads as commands): never parse_ok.
 _RESERVED_NAMES: Final = frozenset(
@@ -511,7 +523,7 @@ class Planner:
                 self.unsupported.append(f"token {kind!r} in a command")
         if argv and (
             argv[0].raw in _RESERVED_NAMES
-            or (argv[0].raw == "time" and len(argv) > 1 and argv[1].raw in _CLOSING_WORDS)
+            or (argv[0].raw == "time" and len(argv) > 1 and argv[1].raw in _TIME_MISREAD_WORDS)
         ):
             # Either a bash syntax error (`done x`) or compound syntax the grammar misreads (`! for ...`).
             self.syntax_errors.append(f"reserved word {argv[0].raw!r} read as a command name")
