@@ -182,6 +182,14 @@ while True:
 """
 
 
+def _readable(fd: int, timeout_s: float) -> bool:
+    """Whether ``fd`` is readable within ``timeout_s`` (poll: ``select`` fails on an fd past 1023,
+    which a busy owner with many background tasks reaches)."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(max(0, int(timeout_s * 1000 + 0.999))))
+
+
 class ReaperError(Exception):
     """The reaper could not start or stopped answering (the caller starts commands itself then)."""
 
@@ -222,8 +230,7 @@ class Reaper:
 
     def _receive(self, timeout_s: float) -> tuple[dict[str, object], list[int]]:
         """One message (with the fds it carries); `ReaperError` when none comes in time or the socket ended."""
-        ready, _, _ = select.select([self._sock], [], [], timeout_s)
-        if not ready:
+        if not _readable(self._sock.fileno(), timeout_s):
             raise ReaperError(f"the session's reaper did not answer within {timeout_s:g}s")
         data, ancillary, _, _ = self._sock.recvmsg(_RECV_SIZE, socket.CMSG_SPACE(4 * 4))
         if not data:
@@ -383,7 +390,7 @@ class ReapedChild:
         """The exit code once the command ended (waits briefly for the reaper's report after its exit)."""
         if self.returncode is not None:
             return self.returncode
-        exited = bool(select.select([self.pidfd], [], [], 0)[0])
+        exited = _readable(self.pidfd, 0.0)
         code = self._reaper.status(self.pid, wait_s=_STATUS_TIMEOUT_S if exited else 0.0)
         if code is None and exited and self._reaper.closed:
             code = -9  # the reaper died before it reported: the command is gone, how is unknown

@@ -200,6 +200,8 @@ async def test_a_wide_tree_cannot_exhaust_the_hosts_file_descriptors(
     async with shellrt.Runtime(
         workspace=ws, sandbox="local", mode="bypassPermissions", session_dir=tmp_path / "s", settings_files=()
     ) as rt:
+        # Relative to what this process holds already (earlier tests of the same run hold some).
+        baseline = len(os.listdir("/proc/self/fd"))
         peak = 0
 
         async def sample() -> None:
@@ -222,4 +224,4 @@ async def test_a_wide_tree_cannot_exhaust_the_hosts_file_descriptors(
             )
             tg.cancel_scope.cancel()
     assert f"showing 100 of {width} files" in str(user["content"][0]["content"]), user
-    assert peak < 300, peak
+    assert peak - baseline < 300, (peak, baseline)
