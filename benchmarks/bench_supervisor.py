@@ -44,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from sandbox import BackendUnavailableError, BwrapConfig, SandboxBackend, SandboxPolicy  # noqa: E402
+from sandbox._hostsockets import StartMasks  # noqa: E402
 from sandbox.bwrap import BwrapBackend  # noqa: E402
 from sandbox.local import LocalBackend  # noqa: E402
 from shellrt.protocol import ToolContext  # noqa: E402
@@ -146,7 +147,9 @@ class _UnhardenedBwrap(BwrapBackend):
     def _seccomp_program(self) -> bytes:
         return _ALLOW_ALL
 
-    def _host_masks(self, state_dir: Path, *, as_user: bool, zygote: bool) -> list[str]:
+    def _host_masks(
+        self, state_dir: Path, *, as_user: bool, zygote: bool, masks: StartMasks | None = None
+    ) -> list[str]:
         return []
 
     def _switches_uid(self) -> bool:
