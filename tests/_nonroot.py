@@ -260,3 +260,18 @@ class NonRootRun:
             suite = suite[0]
         counts = {key: int(suite.get(key, "0")) for key in ("tests", "failures", "errors", "skipped")}
         return Outcome(proc.returncode, output, **counts)
+
+
+def run_as_nobody(
+    args: list[str], *, collect_args: list[str] | None = None, timeout: float = 300
+) -> tuple[Collected, Outcome]:
+    """Collect ``args`` here (or ``collect_args``, the same tests named from here), then run them
+    as uid 65534 in a freshly prepared tree, removed afterwards."""
+    collected = collect(collect_args if collect_args is not None else args)
+    run = NonRootRun.make()
+    try:
+        link_repo(run.repo)
+        link_distributions(with_requirements(collected.distributions), run.site)
+        return collected, run.pytest(args, timeout=timeout)
+    finally:
+        run.remove()

@@ -85,13 +85,9 @@ def test_the_attacks_hold_for_an_unprivileged_caller() -> None:
         "test_an_unlistable_directory_does_not_hide_a_planted_hook",
         "test_a_deleted_settings_file_is_restored_into_a_read_only_directory",
     )
-    collected = _nonroot.collect([f"{__file__}::{name}" for name in tests])
-    run = _nonroot.NonRootRun.make()
-    try:
-        _nonroot.link_repo(run.repo)
-        _nonroot.link_distributions(_nonroot.with_requirements(collected.distributions), run.site)
-        outcome = run.pytest([f"tests/{Path(__file__).name}::{name}" for name in tests], timeout=300)
-    finally:
-        run.remove()
+    collected, outcome = _nonroot.run_as_nobody(
+        [f"tests/{Path(__file__).name}::{name}" for name in tests],
+        collect_args=[f"{__file__}::{name}" for name in tests],
+    )
     summary = outcome.output[-4000:]
     assert outcome.returncode == 0 and outcome.tests == collected.items and not outcome.skipped, summary

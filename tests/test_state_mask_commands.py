@@ -149,14 +149,7 @@ def test_the_state_masks_hold_for_an_unprivileged_caller() -> None:
         "--deselect",
         "tests/test_state_mask_commands.py::test_the_state_masks_hold_for_an_unprivileged_caller",
     ]
-    collected = _nonroot.collect(args)
-    run = _nonroot.NonRootRun.make()
-    try:
-        _nonroot.link_repo(run.repo)
-        _nonroot.link_distributions(_nonroot.with_requirements(collected.distributions), run.site)
-        outcome = run.pytest(args, timeout=300)
-    finally:
-        run.remove()
+    collected, outcome = _nonroot.run_as_nobody(args)
     summary = outcome.output[-4000:]
     assert outcome.returncode == 0 and not (outcome.failures or outcome.errors), summary
     assert outcome.skipped == 0 and outcome.tests == collected.items == 2, summary
