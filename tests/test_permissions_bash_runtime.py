@@ -18,6 +18,7 @@ import pytest
 import shellrt
 from shellrt.protocol import ResultEnvelope, ToolUseBlock
 from shellrt.tools.bash import Bash
+from tests._governance import envelope_text as _text
 
 pytestmark = pytest.mark.anyio
 
@@ -49,11 +50,6 @@ async def _run(tmp_path: Path, commands: list[str], *, mode: str = "default", **
     ) as rt:
         blocks = [ToolUseBlock(id=f"t{i}", name="Bash", input={"command": c}) for i, c in enumerate(commands)]
         return await rt.run_envelopes(blocks)
-
-
-def _text(envelope: ResultEnvelope) -> str:
-    content = envelope.model.content
-    return content if isinstance(content, str) else "\n".join(getattr(b, "text", "") for b in content)
 
 
 @pytest.fixture

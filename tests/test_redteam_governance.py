@@ -20,6 +20,7 @@ import pytest
 import shellrt
 from shellrt.protocol import ResultEnvelope, ToolUseBlock
 from shellrt.tools.bash import Bash
+from tests._governance import envelope_text as _text
 
 pytestmark = pytest.mark.anyio
 
@@ -44,11 +45,6 @@ async def _run(tmp_path: Path, commands: list[str], *, mode: str = "dontAsk", **
     ) as rt:
         blocks = [ToolUseBlock(id=f"t{i}", name="Bash", input={"command": c}) for i, c in enumerate(commands)]
         return await rt.run_envelopes(blocks)
-
-
-def _text(envelope: ResultEnvelope) -> str:
-    content = envelope.model.content
-    return content if isinstance(content, str) else "\n".join(getattr(b, "text", "") for b in content)
 
 
 @pytest.fixture
@@ -461,7 +457,6 @@ async def test_declare_integer_and_nameref_are_not_safe_assignments(tmp_path: Pa
 async def test_declare_export_of_a_listed_name_still_matches(tmp_path: Path, ws: Path) -> None:
     [envelope] = await _run(tmp_path, ["declare -x LANG=C; ls"], allow=["Bash(ls:*)"])
     assert not envelope.is_error, _text(envelope)
-
 
 
 @pytest.mark.parametrize(

@@ -41,6 +41,7 @@ from shellrt.protocol import ResultEnvelope, ToolUseBlock
 from shellrt.tools.bash import Bash
 from shellrt.tools.read import ReadTool
 from shellrt.tools.web_fetch import WebFetchTool, canonical_host
+from tests._governance import envelope_text as _text
 from tests.conftest import require
 
 pytestmark = pytest.mark.anyio
@@ -67,11 +68,6 @@ async def _run(
 
 async def _bash(ws: Path, commands: list[str], **kw: Any) -> list[ResultEnvelope]:
     return await _run(ws, [("Bash", {"command": c}) for c in commands], **kw)
-
-
-def _text(envelope: ResultEnvelope) -> str:
-    content = envelope.model.content
-    return content if isinstance(content, str) else "\n".join(getattr(b, "text", "") for b in content)
 
 
 @pytest.fixture

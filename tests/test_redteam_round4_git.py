@@ -27,6 +27,7 @@ import pytest
 import shellrt
 from shellrt.protocol import ResultEnvelope, ToolUseBlock
 from shellrt.tools.bash import Bash
+from tests._governance import envelope_text as _text
 from tests.conftest import require
 
 _ids = itertools.count()
@@ -97,11 +98,6 @@ async def _bash(ws: Path, command: str, sandbox: Literal["local", "bwrap"]) -> R
             [ToolUseBlock(id=f"rt4git{next(_ids)}", name="Bash", input={"command": command})]
         )
         return envelope
-
-
-def _text(envelope: ResultEnvelope) -> str:
-    content = envelope.model.content
-    return content if isinstance(content, str) else "\n".join(getattr(b, "text", "") for b in content)
 
 
 @pytest.mark.parametrize("command", ["git diff", "git status", "git diff --stat"])

@@ -23,6 +23,7 @@ import pytest
 import shellrt
 from shellrt.protocol import ResultEnvelope, ToolUseBlock
 from shellrt.tools.bash import Bash
+from tests._governance import envelope_text as _text
 
 _ids = itertools.count()
 
@@ -33,11 +34,6 @@ def _repo(tmp_path: Path) -> Path:
     subprocess.run(["git", "init", "-q", str(ws)], check=True)
     (ws / "a.txt").write_text("a\n")
     return ws
-
-
-def _text(envelope: ResultEnvelope) -> str:
-    content = envelope.model.content
-    return content if isinstance(content, str) else "\n".join(getattr(b, "text", "") for b in content)
 
 
 async def _bash(ws: Path, command: str) -> tuple[ResultEnvelope, float]:

@@ -24,6 +24,7 @@ import pytest
 import shellrt
 from shellrt.protocol import ResultEnvelope, ToolUseBlock
 from shellrt.tools.bash import Bash
+from tests._governance import envelope_text as _text
 
 _CHILD = textwrap.dedent(
     """
@@ -44,11 +45,6 @@ _CHILD = textwrap.dedent(
     anyio.run(main)
     """
 )
-
-
-def _text(envelope: ResultEnvelope) -> str:
-    content = envelope.model.content
-    return content if isinstance(content, str) else "\n".join(getattr(b, "text", "") for b in content)
 
 
 async def _next_session(ws: Path) -> ResultEnvelope:

@@ -71,6 +71,8 @@ from shellrt.permissions import PermissionDecision, build_governance
 from shellrt.protocol import ResultEnvelope, ToolContext, ToolUseBlock
 from shellrt.tools.bash import Bash
 from shellrt.tools.powershell import PowerShell
+from tests._governance import envelope_text as _text
+from tests._governance import isolated_workspace, run_bash
 from tests.conftest import require
 
 pytestmark = pytest.mark.anyio
@@ -80,33 +82,11 @@ _ids = itertools.count()
 
 @pytest.fixture
 def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("SHELLRT_MANAGED_SETTINGS", str(tmp_path / "managed.json"))
-    monkeypatch.setenv("SHELLRT_TRUST_STORE", str(tmp_path / "trust" / "store.json"))
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    return ws
+    return isolated_workspace(tmp_path, monkeypatch)
 
 
 async def _bash(ws: Path, commands: list[str], *, mode: str, **kw: Any) -> list[ResultEnvelope]:
-    async with shellrt.Runtime(
-        workspace=ws,
-        sandbox="local",
-        session_dir=ws.parent / f".s{next(_ids)}",
-        tools=[Bash()],
-        settings_files=kw.pop("settings_files", ()),
-        mode=mode,
-        **kw,
-    ) as rt:
-        blocks = [ToolUseBlock(id=f"r6i{next(_ids)}", name="Bash", input={"command": c}) for c in commands]
-        return await rt.run_envelopes(blocks)
-
-
-def _text(envelope: ResultEnvelope) -> str:
-    content = envelope.model.content
-    return content if isinstance(content, str) else "\n".join(getattr(b, "text", "") for b in content)
+    return await run_bash(ws, commands, mode=mode, id_prefix="r6i", **kw)
 
 
 # --- an unparsed command beside path deny rules ----------------------------------------------------

@@ -1,0 +1,56 @@
+"""Shared scaffolding of the governance red-team suites: an isolated home, a workspace, a local Runtime.
+
+Governance attacks run on the local backend, where governance is the only guard; each suite
+used to carry its own copy of this set-up.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import shellrt
+from shellrt.protocol import ResultEnvelope, ToolUseBlock
+from shellrt.tools.bash import Bash
+
+_ids = itertools.count()
+
+
+def envelope_text(envelope: ResultEnvelope) -> str:
+    """The model-facing text of a result, whether its content is a string or blocks."""
+    content = envelope.model.content
+    return content if isinstance(content, str) else "\n".join(getattr(b, "text", "") for b in content)
+
+
+def isolated_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``tmp_path/ws``, with HOME, managed settings and the trust store moved under ``tmp_path``."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SHELLRT_MANAGED_SETTINGS", str(tmp_path / "managed.json"))
+    monkeypatch.setenv("SHELLRT_TRUST_STORE", str(tmp_path / "trust" / "store.json"))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+async def run_bash(
+    ws: Path, commands: list[str], *, mode: str, id_prefix: str, **kw: Any
+) -> list[ResultEnvelope]:
+    """Each command as one Bash tool_use of one batch, in a fresh local session on ``ws``."""
+    async with shellrt.Runtime(
+        workspace=ws,
+        sandbox="local",
+        session_dir=ws.parent / f".s{next(_ids)}",
+        tools=[Bash()],
+        settings_files=kw.pop("settings_files", ()),
+        mode=mode,
+        **kw,
+    ) as rt:
+        blocks = [
+            ToolUseBlock(id=f"{id_prefix}{next(_ids)}", name="Bash", input={"command": c}) for c in commands
+        ]
+        return await rt.run_envelopes(blocks)
