@@ -10,9 +10,6 @@ worked out again while the listed sockets stay the same.
 
 from __future__ import annotations
 
-import shutil
-import socket
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,22 +17,13 @@ import pytest
 
 from sandbox import _hostsockets
 from sandbox._hostsockets import IpcMasks, ipc_mask_args
+from tests._unix_sockets import listen_unix as _listen
+from tests._unix_sockets import outside_dir
 
 
 @pytest.fixture
 def outside() -> Iterator[Path]:
-    """A host directory outside /tmp (sockets under /tmp are the sandbox's own), crossable by anyone."""
-    path = Path(tempfile.mkdtemp(prefix="shellrt-ipcmask-", dir="/var/tmp"))
-    path.chmod(0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
-def _listen(path: Path) -> socket.socket:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.bind(str(path))
-    sock.listen(1)
-    return sock
+    yield from outside_dir("shellrt-ipcmask-")
 
 
 def _masked(args: list[str], path: Path) -> bool:

@@ -2,67 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import anyio
 import pytest
 
 from sandbox._bwrap_retry import RetryingBwrapProcess
-from sandbox.base import ExitStatus
+from tests._bwrap_fakes import fake_attempt as _attempt
+from tests._bwrap_fakes import read_all
 
 pytestmark = pytest.mark.anyio
-
-
-class _Stream:
-    def __init__(self, chunks: list[bytes], gate: anyio.Event | None = None) -> None:
-        self._chunks = list(chunks)
-        self._gate = gate
-
-    async def receive(self, max_bytes: int = 65536) -> bytes:
-        if self._gate is not None:
-            await self._gate.wait()
-        if not self._chunks:
-            raise anyio.EndOfStream
-        return self._chunks.pop(0)
-
-    async def aclose(self) -> None:
-        self._chunks = []
-
-
-class _Proc:
-    pid = 1
-    stderr = None
-    stdin = None
-
-    def __init__(self, chunks: list[bytes], code: int, exit_gate: anyio.Event | None = None) -> None:
-        self.stdout = _Stream(chunks)
-        self._code = code
-        self._exit_gate = exit_gate
-
-    async def wait(self) -> ExitStatus:
-        if self._exit_gate is not None:
-            await self._exit_gate.wait()
-        return ExitStatus(exit_code=self._code)
-
-    async def kill(self) -> None:
-        pass
-
-
-def _attempt(chunks: list[bytes], code: int, report: bytes, gate: anyio.Event | None = None) -> Any:
-    r, w = os.pipe()
-    os.write(w, report)
-    os.close(w)
-    return _Proc(chunks, code, gate), r
-
-
-async def read_all(proc: RetryingBwrapProcess) -> bytes:
-    out = b""
-    try:
-        while True:
-            out += await proc.stdout.receive()
-    except anyio.EndOfStream:
-        return out
 
 
 async def test_mount_race_is_retried_and_its_output_hidden() -> None:

@@ -9,10 +9,6 @@ hidden path as new (its mask went with the old file).
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,25 +18,17 @@ import pytest
 
 from sandbox._bwrap_retry import MAX_RETRIES, REPLAY_MAX, RetryingBwrapProcess
 from sandbox._hostsockets import IpcMasks, SocketWatch, StartMasks
-from sandbox.base import ExitStatus
+from tests._bwrap_fakes import fake_attempt as _attempt
+from tests._bwrap_fakes import read_all as _read_all
+from tests._unix_sockets import listen_unix as _listen
+from tests._unix_sockets import outside_dir
 
 pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
 def outside() -> Iterator[Path]:
-    """A host directory outside /tmp (sockets under /tmp are the sandbox's own), crossable by anyone."""
-    path = Path(tempfile.mkdtemp(prefix="shellrt-vanish-", dir="/var/tmp"))
-    path.chmod(0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
-def _listen(path: Path) -> socket.socket:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.bind(str(path))
-    sock.listen(1)
-    return sock
+    yield from outside_dir("shellrt-vanish-")
 
 
 def _mask(path: Path) -> list[str]:
@@ -80,51 +68,6 @@ def test_a_socket_bound_again_at_a_hidden_path_is_new_to_the_session_watch(
     path.unlink()
     with _listen(path):
         assert not watch.nothing_new()
-
-
-class _Stream:
-    def __init__(self, chunks: list[bytes]) -> None:
-        self._chunks = list(chunks)
-
-    async def receive(self, max_bytes: int = 65536) -> bytes:
-        if not self._chunks:
-            raise anyio.EndOfStream
-        return self._chunks.pop(0)
-
-    async def aclose(self) -> None:
-        self._chunks = []
-
-
-class _Proc:
-    pid = 1
-    stderr = None
-    stdin = None
-
-    def __init__(self, chunks: list[bytes], code: int) -> None:
-        self.stdout = _Stream(chunks)
-        self._code = code
-
-    async def wait(self) -> ExitStatus:
-        return ExitStatus(exit_code=self._code)
-
-    async def kill(self) -> None:
-        pass
-
-
-def _attempt(chunks: list[bytes], code: int, report: bytes) -> Any:
-    r, w = os.pipe()
-    os.write(w, report)
-    os.close(w)
-    return _Proc(chunks, code), r
-
-
-async def _read_all(proc: RetryingBwrapProcess) -> bytes:
-    out = b""
-    try:
-        while True:
-            out += await proc.stdout.receive()
-    except anyio.EndOfStream:
-        return out
 
 
 #: How bwrap writes a fatal error: ``bwrap: ``, the text, then ``: <strerror>``, each a write.
