@@ -59,7 +59,7 @@ anyio.run(main)
 """
 
 _SPARSE = "truncate -s 3G sub/.gitignore && echo planted"
-_MANY_RULES = "seq -f 'n%g' 1 200000 > sub/.ignore && echo planted"
+_MANY_RULES = "seq 1 200000 | sed 's/^/n/' > sub/.ignore && echo planted"
 
 
 def _attack(tmp_path: Path, backend: str, plant: str) -> list[str]:
