@@ -108,6 +108,8 @@ _MAX_IGNORE_BYTES = 1 << 20
 #: every path the walk meets (in Python: ~30 µs per try), so a flood of them held the host for
 #: minutes; real repositories have a few hundred. Past it the walk stops (`TooManyIgnoreRulesError`).
 MAX_IGNORE_RULES = 10_000
+#: A longer line is no rule (a path has at most 4096 bytes; the matcher's cost grows with the glob).
+_MAX_RULE_CHARS = 4096
 
 
 class TooManyIgnoreRulesError(Exception):
@@ -170,8 +172,10 @@ class GlobList:
 
     @classmethod
     def parse(cls, lines: Sequence[str], limit: int | None = None) -> GlobList:
-        """The rules of ``lines``; with ``limit``, at most that many are compiled (the rest unread)."""
-        rules = (r for r in (_parse_line(ln) for ln in lines) if r is not None)
+        """The rules of ``lines`` (a line over `_MAX_RULE_CHARS` is skipped); with ``limit``, at most
+        that many are compiled (the rest unread)."""
+        parsed = (_parse_line(ln) for ln in lines if len(ln) <= _MAX_RULE_CHARS)
+        rules = (r for r in parsed if r is not None)
         return cls(list(itertools.islice(rules, limit)))
 
     @classmethod
