@@ -23,6 +23,7 @@ module reproduces what ``rg --files --hidden --no-require-git
 
 from __future__ import annotations
 
+import itertools
 import os
 import stat
 from collections.abc import Iterator, Sequence
@@ -100,8 +101,25 @@ FILE_TYPES: dict[str, tuple[str, ...]] = {
 }
 
 _IGNORE_KINDS = (".rgignore", ".ignore", ".gitignore")
-#: Ignore files are parsed up to this many bytes.
-_MAX_IGNORE_BYTES = 16 << 20
+#: Ignore files are parsed up to this many bytes: they are the repository's (a command's) to write,
+#: and the walker runs on the host (a sparse ``truncate -s 3G .gitignore`` was read whole).
+_MAX_IGNORE_BYTES = 1 << 20
+#: Rules one walk obeys at most, over all its ignore files. Each rule is compiled and tried against
+#: every path the walk meets (in Python: ~30 µs per try), so a flood of them held the host for
+#: minutes; real repositories have a few hundred. Past it the walk stops (`TooManyIgnoreRulesError`).
+MAX_IGNORE_RULES = 10_000
+#: A longer line is no rule (a path has at most 4096 bytes; the matcher's cost grows with the glob).
+_MAX_RULE_CHARS = 4096
+
+
+class TooManyIgnoreRulesError(Exception):
+    """Raised by a walk whose ignore files hold more than `MAX_IGNORE_RULES` rules in all."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(
+            f"the ignore files (.gitignore, .ignore, .rgignore) under {where} hold more than "
+            f"{MAX_IGNORE_RULES:,} rules; search or list there with Bash instead (e.g. `find`, `grep -r`)"
+        )
 
 
 # --- glob syntax: the one dialect, owned by shellrt.permissions.globs -----------------------
@@ -153,16 +171,20 @@ class GlobList:
     rules: list[_Rule] = field(default_factory=list)
 
     @classmethod
-    def parse(cls, lines: Sequence[str]) -> GlobList:
-        return cls([r for r in (_parse_line(ln) for ln in lines) if r is not None])
+    def parse(cls, lines: Sequence[str], limit: int | None = None) -> GlobList:
+        """The rules of ``lines`` (a line over `_MAX_RULE_CHARS` is skipped); with ``limit``, at most
+        that many are compiled (the rest unread)."""
+        parsed = (_parse_line(ln) for ln in lines if len(ln) <= _MAX_RULE_CHARS)
+        rules = (r for r in parsed if r is not None)
+        return cls(list(itertools.islice(rules, limit)))
 
     @classmethod
     def from_file(cls, path: Path) -> GlobList | None:
         data = read_regular(path, _MAX_IGNORE_BYTES)  # never a FIFO's blocking open
         if data is None:
             return None
-        text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
-        return cls.parse(text.splitlines())
+        text = data[:_MAX_IGNORE_BYTES].decode("utf-8", errors="replace").removeprefix("\ufeff")
+        return cls.parse(text.splitlines(), MAX_IGNORE_RULES + 1)
 
     @property
     def num_ignores(self) -> int:
@@ -223,13 +245,13 @@ def _read_rules(dir_fd: int | None, directory: str, *names: str) -> GlobList | N
             fd = nfd
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            data = fh.read()
+        data = os.pread(fd, _MAX_IGNORE_BYTES, 0)  # bounded: never the whole of a sparse file
     except OSError:
         return None
     finally:
         os.close(fd)
-    return GlobList.parse(data.decode("utf-8", errors="replace").removeprefix("\ufeff").splitlines())
+    lines = data.decode("utf-8", errors="replace").removeprefix("\ufeff").splitlines()
+    return GlobList.parse(lines, MAX_IGNORE_RULES + 1)  # one more than a walk obeys: it then stops
 
 
 def _load_dir_rules(directory: str, dir_fd: int | None = None) -> _DirRules:
@@ -248,6 +270,21 @@ def _load_dir_rules(directory: str, dir_fd: int | None = None) -> _DirRules:
         except OSError:
             has_git = False
     return _DirRules(directory, by_kind, exclude if exclude and exclude.rules else None, has_git)
+
+
+class _RuleBudget:
+    """Counts the ignore rules one walk has loaded; raises past `MAX_IGNORE_RULES`."""
+
+    def __init__(self, root: str) -> None:
+        self._root = root
+        self._used = 0
+
+    def charge(self, rules: _DirRules) -> _DirRules:
+        self._used += sum(len(g.rules) for g in rules.by_kind.values())
+        self._used += len(rules.exclude.rules) if rules.exclude is not None else 0
+        if self._used > MAX_IGNORE_RULES:
+            raise TooManyIgnoreRulesError(self._root)
+        return rules
 
 
 def _ignored(abs_path: str, is_dir: bool, chain: Sequence[_DirRules]) -> Match:
@@ -315,14 +352,21 @@ def walk_entries(
     thousands of subdirectories would otherwise use up the host process's fds (every
     session's). ``root_fd`` (a directory fd, not consumed) anchors it; ``root`` then
     only names it for ignore-rule matching. The parent fd is valid until the next
-    item is requested.
+    item is requested. Ignore files are the repository's: each is read up to
+    `_MAX_IGNORE_BYTES`, and past `MAX_IGNORE_RULES` rules in all the walk raises
+    `TooManyIgnoreRulesError`.
     """
     root_s = str(root)
+    budget = _RuleBudget(root_s)
     ancestors = [str(p) for p in reversed(root.parents)]
-    base_chain = [_load_dir_rules(a) for a in ancestors]
+    base_chain = [budget.charge(_load_dir_rules(a)) for a in ancestors]
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
     top = os.dup(root_fd) if root_fd is not None else os.open(root_s, flags & ~os.O_NOFOLLOW)
-    chain = [*base_chain, _load_dir_rules(root_s, top)]
+    try:
+        chain = [*base_chain, budget.charge(_load_dir_rules(root_s, top))]
+    except BaseException:
+        os.close(top)
+        raise
     #: The path being walked: (fd, directory, relative dir, rule chain, subdirectories still to enter).
     path: list[tuple[int, str, str, list[_DirRules], list[str]]] = []
     try:
@@ -342,8 +386,8 @@ def walk_entries(
             except OSError:
                 continue
             abs_path, rel = os.path.join(directory, name), f"{rel_dir}{name}/"
-            child_chain = [*chain, _load_dir_rules(abs_path, child)]
-            path.append((child, abs_path, rel, child_chain, []))
+            path.append((child, abs_path, rel, chain, []))
+            child_chain = [*chain, budget.charge(_load_dir_rules(abs_path, child))]
             files, grandchildren = _list_dir(child, abs_path, rel, child_chain, overrides, types)
             path[-1] = (child, abs_path, rel, child_chain, grandchildren)
             for file_name in files:

@@ -29,13 +29,15 @@ from typing import Any
 
 from sandbox import confine
 from shellrt.tools import _search_types
-from shellrt.tools._gitignore import GlobList, TypeFilter, walk_entries, walk_files
+from shellrt.tools._gitignore import GlobList, TooManyIgnoreRulesError, TypeFilter, walk_entries, walk_files
 from shellrt.tools._search_types import KEPT_LINE_CHARS, MAX_HIT_LINES, FileHits, GrepQuery, TooManyHitsError
 
 __all__ = [
     "MAX_SEARCH_BYTES",
+    "SEARCH_MEMORY_BYTES",
     "TOO_MANY_FILES_EXIT",
     "TOO_MANY_HITS_EXIT",
+    "TOO_MANY_RULES_EXIT",
     "TooManyFilesError",
     "compile_query",
     "decode_results",
@@ -53,19 +55,24 @@ _CHUNK = 1 << 20
 TOO_MANY_HITS_EXIT = 3
 #: ... more than `MAX_LISTED_FILES` matching files.
 TOO_MANY_FILES_EXIT = 4
+#: ... ignore files with more rules than a walk obeys (its message on stderr).
+TOO_MANY_RULES_EXIT = 5
+#: The search process's address space: a walk of a hostile tree costs the host no more.
+SEARCH_MEMORY_BYTES = 4 << 30
 
 
 class TooManyFilesError(TooManyHitsError):
     """Raised by a search that found more than `MAX_LISTED_FILES` matching files."""
 
 
-def python_list_files(root: Path, root_fd: int | None = None) -> list[str]:
+def python_list_files(root: Path, root_fd: int | None = None, max_files: int | None = None) -> list[str]:
     """What ``rg --files`` (with our flags) lists under ``root`` (anchored at ``root_fd`` when given);
-    raises `TooManyHitsError` past `MAX_LISTED_FILES` paths."""
+    raises `TooManyHitsError` past ``max_files`` (default `MAX_LISTED_FILES`) paths."""
+    bound = _search_types.MAX_LISTED_FILES if max_files is None else max_files
     listed: list[str] = []
     for path in walk_files(root, overrides=GlobList.parse(["!.git"]), root_fd=root_fd):
         listed.append(path)
-        if len(listed) > _search_types.MAX_LISTED_FILES:
+        if len(listed) > bound:
             raise TooManyHitsError(len(listed))
     return listed
 
@@ -235,18 +242,31 @@ def decode_results(data: bytes) -> dict[str, FileHits]:
 
 
 def serve() -> None:
-    """The child's entry: one query on stdin, its hits as JSON on stdout.
+    """The child's entry: one query (or listing) on stdin, its hits (or paths) as JSON on stdout.
 
     It ends itself at the deadline (SIGALRM's default action) even if its parent is gone.
     """
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (SEARCH_MEMORY_BYTES, SEARCH_MEMORY_BYTES))
     request = json.loads(sys.stdin.buffer.read())
     signal.alarm(max(1, int(request["deadline_s"]) + 1))
+    encoded: object
     try:
-        hits = python_search(_decode_query(request["query"]))
+        if "list" in request:  # Glob's listing: ``{"list": {"root": ..., "root_fd": ..., "max_files": ...}}``
+            listing = request["list"]
+            encoded = python_list_files(Path(listing["root"]), listing["root_fd"], listing["max_files"])
+        else:
+            hits = python_search(_decode_query(request["query"]))
+            encoded = {
+                path: [[n, text, match] for n, (text, match) in h.lines.items()] for path, h in hits.items()
+            }
     except TooManyFilesError:
         sys.exit(TOO_MANY_FILES_EXIT)
     except TooManyHitsError:
-        sys.exit(TOO_MANY_HITS_EXIT)
-    encoded = {path: [[n, text, match] for n, (text, match) in h.lines.items()] for path, h in hits.items()}
+        sys.exit(TOO_MANY_HITS_EXIT if "query" in request else TOO_MANY_FILES_EXIT)
+    except TooManyIgnoreRulesError as exc:
+        sys.stderr.write(f"{exc}\n")
+        sys.exit(TOO_MANY_RULES_EXIT)
     sys.stdout.buffer.write(json.dumps(encoded).encode())
     sys.stdout.buffer.flush()

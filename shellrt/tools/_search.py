@@ -12,6 +12,7 @@ to force the fallback.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -32,17 +33,16 @@ from shellrt.tools._gitignore import FILE_TYPES
 from shellrt.tools._grep_python import (
     TOO_MANY_FILES_EXIT,
     TOO_MANY_HITS_EXIT,
+    TOO_MANY_RULES_EXIT,
     compile_query,
     decode_results,
     encode_query,
-    python_list_files,
 )
 from shellrt.tools._search_types import (
     KEPT_LINE_CHARS,
     MAX_HIT_LINES,
     FileHits,
     GrepQuery,
-    TooManyHitsError,
     too_many_files,
     too_many_hits,
 )
@@ -313,10 +313,25 @@ async def list_files(
 
 
 async def _python_list(root: Path, root_fd: int | None) -> list[str]:
-    try:
-        return await anyio.to_thread.run_sync(python_list_files, root, root_fd)
-    except TooManyHitsError:
-        raise ToolExecutionError(too_many_files(root)) from None
+    """`python_list_files` in the walker's child process: the tree and its ignore files are the
+    sandbox's to shape, so the listing gets the search's deadline and memory bound, never the
+    host process's (it ran in a thread of it: no deadline, no way to stop it)."""
+    request = json.dumps(
+        {
+            "list": {"root": str(root), "root_fd": root_fd, "max_files": _search_types.MAX_LISTED_FILES},
+            "deadline_s": PYTHON_SEARCH_TIMEOUT_S,
+        }
+    )
+    out = await _walker_process(
+        request.encode(),
+        tuple(fd for fd in (root_fd,) if fd is not None),
+        PYTHON_SEARCH_TIMEOUT_S,
+        root,
+        f"Listing {root} took longer than {PYTHON_SEARCH_TIMEOUT_S:g} s (a very large tree); list it with "
+        "Bash instead (e.g. `find`), or give a narrower path.",
+    )
+    names: list[str] = json.loads(out)
+    return names
 
 
 class _NulNames:
@@ -443,6 +458,23 @@ async def python_search_process(query: GrepQuery, deadline_s: float | None = Non
     compile_query(query)  # a bad pattern fails here, with its message
     limit = PYTHON_SEARCH_TIMEOUT_S if deadline_s is None else deadline_s
     fds = tuple(fd for fd in (query.root_fd, query.file_fd) if fd is not None)
+    out = await _walker_process(
+        encode_query(query, limit),
+        fds,
+        limit,
+        query.root,
+        f"The pattern took too long: {query.pattern!r} ran past {limit:g} s (Python's regex engine "
+        "backtracks on nested or adjacent repeats such as (a+)+ or .*.*); simplify it, or search "
+        "a smaller path.",
+    )
+    return decode_results(out)
+
+
+async def _walker_process(
+    request: bytes, fds: tuple[int, ...], limit: float, root: Path, too_slow: str
+) -> bytes:
+    """Run `_grep_python.serve` on ``request`` (its fds passed under the same numbers); its stdout.
+    Killed at ``limit`` seconds (then ``too_slow`` is the error) or when the call is cancelled."""
     process = await anyio.open_process(
         [sys.executable, "-I", "-c", _BOOTSTRAP, *_PACKAGE_DIRS], pass_fds=fds, start_new_session=True
     )
@@ -450,27 +482,25 @@ async def python_search_process(query: GrepQuery, deadline_s: float | None = Non
         out = b""
         err = b""
         with anyio.move_on_after(limit) as scope:
-            out, err = await _communicate(process, encode_query(query, limit))
+            out, err = await _communicate(process, request)
             await process.wait()
         if scope.cancelled_caught:
-            raise ToolExecutionError(
-                f"The pattern took too long: {query.pattern!r} ran past {limit:g} s (Python's regex engine "
-                "backtracks on nested or adjacent repeats such as (a+)+ or .*.*); simplify it, or search "
-                "a smaller path."
-            )
+            raise ToolExecutionError(too_slow)
     finally:
         if process.returncode is None:
             process.kill()
             with anyio.CancelScope(shield=True):
                 await process.wait()
+    why = err.decode(errors="replace").strip().splitlines()[-1:] or [f"exit status {process.returncode}"]
     if process.returncode == TOO_MANY_HITS_EXIT:
         raise ToolExecutionError(too_many_hits())
     if process.returncode == TOO_MANY_FILES_EXIT:
-        raise ToolExecutionError(too_many_files(query.root))
+        raise ToolExecutionError(too_many_files(root))
+    if process.returncode == TOO_MANY_RULES_EXIT:
+        raise ToolExecutionError(f"Cannot search: {why[0]}.")
     if process.returncode != 0:
-        why = err.decode(errors="replace").strip().splitlines()[-1:] or [f"exit status {process.returncode}"]
         raise ToolExecutionError(f"The search failed: {why[0]}; retry, or narrow the path or pattern.")
-    return decode_results(out)
+    return out
 
 
 async def _communicate(process: anyio.abc.Process, data: bytes) -> tuple[bytes, bytes]:
