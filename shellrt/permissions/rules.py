@@ -32,6 +32,7 @@ from typing import Literal
 from sandbox.confine import relative_to
 from shellrt.permissions.errors import RuleSyntaxError
 from shellrt.permissions.globs import glob_matches
+from shellrt.permissions.rule_paths import DotSegmentError, fold_dot_segments
 from shellrt.protocol import PermissionSubject
 
 __all__ = [
@@ -319,6 +320,10 @@ def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -
         return PermissionRule(kind, tool, normalized, "command", origin)
     if spec.startswith("~") and not (spec == "~" or spec.startswith("~/")):
         raise RuleSyntaxError(f"{spec!r}: only ~/ (your own home) is supported")
+    try:  # a '..' kept in a pattern matched no path: folded, or refused
+        spec = fold_dot_segments(spec, origin.root)
+    except DotSegmentError as exc:
+        raise RuleSyntaxError(f"{spec!r} in rule {raw!r}: {exc}") from None
     return PermissionRule(kind, tool, spec, "path", origin)
 
 
