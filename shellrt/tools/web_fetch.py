@@ -15,7 +15,9 @@ Settings (``ctx.settings["webFetch"]``):
   CIDR ranges that may be fetched although not public (default: none);
 - ``upgradeHttp``: fetch ``http://`` URLs as ``https://`` (default ``false``);
 - ``maxBytes``: body size cap, larger bodies are truncated with a note
-  (default 10 MB);
+  (default 10 MB); the cap counts decoded bytes and holds while decoding: only
+  ``gzip`` and ``deflate`` are asked for and decoded (``shellrt.tools._http_body``),
+  another or a stacked ``Content-Encoding`` is refused;
 - ``timeoutSeconds``: the whole call's deadline — name resolution, connect,
   redirects and every byte of the body together (default 30); a server that
   trickles bytes cannot hold a call open longer;
