@@ -20,6 +20,7 @@ from typing import Any, TextIO
 import anyio
 
 from shellrt.permissions.interfaces import ApprovalRequest, ApprovalResponse, Approver
+from shellrt.permissions.shown import for_person
 
 __all__ = ["TerminalApprover", "callback_approver", "terminal_approver_if_interactive"]
 
@@ -49,8 +50,11 @@ class TerminalApprover:
         return None if line == "" else line.rstrip("\n")
 
     def _ask(self, request: ApprovalRequest) -> ApprovalResponse:
-        rules = f" ({', '.join(request.suggested_rules)})" if request.suggested_rules else ""
-        self.stdout.write(f"\nshellrt wants to run: {request.description}\nwhy it asks: {request.reason}\n")
+        # The model chose this text: escapes and controls are shown, never obeyed by the terminal.
+        rules = f" ({for_person(', '.join(request.suggested_rules))})" if request.suggested_rules else ""
+        self.stdout.write(
+            f"\nshellrt wants to run: {for_person(request.description)}\nwhy it asks: {for_person(request.reason)}\n"
+        )
         self.stdout.write(_MENU.format(rules=rules))
         for _ in range(3):
             choice = self._line("choice [y/s/p/e/n]: ")
@@ -79,7 +83,7 @@ class TerminalApprover:
         return ApprovalResponse(behavior="deny", message="No valid answer; the call was denied.")
 
     def _edit(self, current: dict[str, Any]) -> dict[str, Any] | None:
-        self.stdout.write(f"current input: {json.dumps(current, ensure_ascii=False)}\n")
+        self.stdout.write(f"current input: {for_person(json.dumps(current, ensure_ascii=False))}\n")
         for _ in range(2):
             line = self._line("new input as one line of JSON: ")
             if line is None:

@@ -32,6 +32,7 @@ from typing import Literal
 from sandbox.confine import relative_to
 from shellrt.permissions.errors import RuleSyntaxError
 from shellrt.permissions.globs import glob_matches
+from shellrt.permissions.rule_paths import DotSegmentError, fold_dot_segments
 from shellrt.protocol import PermissionSubject
 
 __all__ = [
@@ -319,6 +320,10 @@ def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -
         return PermissionRule(kind, tool, normalized, "command", origin)
     if spec.startswith("~") and not (spec == "~" or spec.startswith("~/")):
         raise RuleSyntaxError(f"{spec!r}: only ~/ (your own home) is supported")
+    try:  # a '..' kept in a pattern matched no path: folded, or refused
+        spec = fold_dot_segments(spec, origin.root)
+    except DotSegmentError as exc:
+        raise RuleSyntaxError(f"{spec!r} in rule {raw!r}: {exc}") from None
     return PermissionRule(kind, tool, spec, "path", origin)
 
 
@@ -338,13 +343,32 @@ def _parse_mcp(tool: str, spec: str | None, kind: RuleKind, origin: RuleOrigin) 
 
 def _command_matches(spec: str, command: str) -> bool:
     text = " ".join(command.split())
-    if spec.endswith(":*"):
+    if spec.endswith(":*"):  # a prefix at a word boundary; a '*' inside it is a wildcard too
         prefix = spec[:-2].rstrip()
-        return text == prefix or text.startswith(prefix + " ")
-    if "*" in spec:
-        regex = ".*".join(re.escape(part) for part in spec.split("*"))
-        return re.fullmatch(regex, text, re.DOTALL) is not None
-    return text == spec
+        return _wildcard_fullmatch(prefix, text) or _wildcard_fullmatch(prefix + " *", text)
+    return _wildcard_fullmatch(spec, text)
+
+
+def _wildcard_fullmatch(pattern: str, text: str) -> bool:
+    """Whether ``text`` is ``pattern`` with each ``*`` standing for any text, in linear time.
+
+    Not a regex: ``a.*b.*c`` backtracks, and the command is the model's (a rule with three
+    ``*`` and 10,000 characters of command stalled the event loop for an hour). With only
+    ``*``, taking each literal piece at its leftmost place is exact.
+    """
+    first, *rest = pattern.split("*")
+    if not rest:
+        return text == pattern
+    last = rest.pop()
+    if len(text) < len(first) + len(last) or not text.startswith(first) or not text.endswith(last):
+        return False
+    at, end = len(first), len(text) - len(last)
+    for piece in rest:
+        found = text.find(piece, at, end)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return True
 
 
 def _domain_matches(pattern: str, domain: str) -> bool:

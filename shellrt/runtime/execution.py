@@ -21,6 +21,7 @@ import anyio
 from pydantic import BaseModel, ValidationError
 
 from shellrt.permissions import HookRunner, PermissionDecision, PermissionGate, PreToolUseOutcome
+from shellrt.permissions.shown import for_person
 from shellrt.protocol import (
     ContentBlock,
     ResultEnvelope,
@@ -407,9 +408,11 @@ def _surface(outcome: CallOutcome) -> None:
             "audit": f"{env.audit}\n{text}" if env.audit else text,
         }
     )
-    for notice in outcome.notices:
+    for notice in outcome.notices:  # a hook's stderr may echo the model's input: shown, never obeyed
         print(
-            f"shellrt: hook notice ({env.tool_name} {env.tool_use_id}): {notice}", file=sys.stderr, flush=True
+            f"shellrt: hook notice ({env.tool_name} {env.tool_use_id}): {for_person(notice)}",
+            file=sys.stderr,
+            flush=True,
         )
 
 

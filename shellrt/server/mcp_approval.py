@@ -17,6 +17,7 @@ from typing import Any
 import mcp.types as mt
 
 from shellrt.permissions import ApprovalRequest, ApprovalResponse
+from shellrt.permissions.shown import for_person
 
 __all__ = ["APPROVAL_SCHEMA", "current_request", "elicitation_approver"]
 
@@ -76,9 +77,12 @@ async def elicitation_approver(request: ApprovalRequest) -> ApprovalResponse:
         return _no_one_to_ask(
             request, "The MCP client does not support elicitation, so no one can approve it."
         )
-    text = f"shellrt wants to run: {request.description}\nWhy it needs approval: {request.reason}"
+    # The model chose this text: the client shows escapes, never controls that rewrite what is shown.
+    text = f"shellrt wants to run: {for_person(request.description)}\nWhy it needs approval: {for_person(request.reason)}"
     if request.suggested_rules:
-        text += "\nTo always allow this, add a rule such as: " + ", ".join(request.suggested_rules)
+        text += "\nTo always allow this, add a rule such as: " + for_person(
+            ", ".join(request.suggested_rules)
+        )
     try:
         answer = await ctx.session.elicit_form(text, APPROVAL_SCHEMA, related_request_id=ctx.request_id)
     except Exception as exc:

@@ -15,7 +15,9 @@ Settings (``ctx.settings["webFetch"]``):
   CIDR ranges that may be fetched although not public (default: none);
 - ``upgradeHttp``: fetch ``http://`` URLs as ``https://`` (default ``false``);
 - ``maxBytes``: body size cap, larger bodies are truncated with a note
-  (default 10 MB);
+  (default 10 MB); the cap counts decoded bytes and holds while decoding: only
+  ``gzip`` and ``deflate`` are asked for and decoded (``shellrt.tools._http_body``),
+  another or a stacked ``Content-Encoding`` is refused;
 - ``timeoutSeconds``: the whole call's deadline — name resolution, connect,
   redirects and every byte of the body together (default 30); a server that
   trickles bytes cannot hold a call open longer;
@@ -53,6 +55,7 @@ from shellrt.protocol import (
     ToolExecutionError,
     ToolOutput,
 )
+from shellrt.tools._http_body import ACCEPT_ENCODING, BodyDecodeError, BoundedBody
 
 if TYPE_CHECKING:
     import httpx
@@ -482,6 +485,7 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                         "Host": host_header,
                         "User-Agent": "shellrt-webfetch/0.1",
                         "Accept": "text/html, text/*;q=0.9, */*;q=0.5",
+                        "Accept-Encoding": ACCEPT_ENCODING,
                     },
                     extensions=extensions,
                 )
@@ -496,17 +500,14 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
             except httpx_mod.HTTPError as exc:
                 raise ToolExecutionError(f"Fetching {url} failed: {type(exc).__name__}: {exc}") from None
             try:
-                chunks: list[bytes] = []
-                size = 0
-                truncated = False
-                async for chunk in response.aiter_bytes():
-                    if size + len(chunk) > settings.max_bytes:
-                        chunks.append(chunk[: settings.max_bytes - size])
-                        size = settings.max_bytes
-                        truncated = True
+                # Raw bytes, decoded here under the cap: httpx's own decoders have no bound.
+                body = BoundedBody(response.headers.get("content-encoding", ""), settings.max_bytes)
+                async for chunk in response.aiter_raw():
+                    body.feed(chunk)
+                    if body.truncated:
                         break
-                    chunks.append(chunk)
-                    size += len(chunk)
+            except BodyDecodeError as exc:
+                raise ToolExecutionError(f"Reading {url} failed: {exc}") from None
             except httpx_mod.TimeoutException:
                 raise ToolExecutionError(
                     f"Timed out reading {url} (limit {settings.timeout_s:g} s)."
@@ -516,7 +517,7 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
             finally:
                 await response.aclose()
             headers = {k.lower(): v for k, v in response.headers.items()}
-            return response.status_code, headers, b"".join(chunks), truncated
+            return response.status_code, headers, body.body(), body.truncated
         raise ToolExecutionError(f"Could not connect to {url} ({', '.join(addresses)}): {last_error}")
 
     def to_model_content(self, output: WebFetchOutput) -> str | list[ContentBlock]:

@@ -1,0 +1,77 @@
+"""``.`` and ``..`` in a path rule, folded when the rule is read.
+
+Paths are compared after ``..`` is folded, so a pattern that kept one matched no
+path at all: ``Read(./secrets/../secrets/key)``, ``Read(../shared/token)`` (a
+sibling of the project) or ``Edit(src/./main.c)`` were accepted as deny rules and
+denied nothing, in every mode (red team round 7). A rule is folded here once: a
+``..`` after a literal directory removes it, one that climbs above the rule's root
+makes the rule absolute (``//parent/shared/token``), and one that cannot be folded
+(after a pattern such as ``*`` or ``**``, above the home directory, or with no root
+known) is a syntax error — a malformed deny or ask rule degrades the session,
+never silently matches nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+__all__ = ["DotSegmentError", "fold_dot_segments"]
+
+_ESCAPE = re.compile(r"\\(.)")
+_GLOB = re.compile(r"(?<!\\)[*?\[\]{}]")
+
+
+class DotSegmentError(ValueError):
+    """A path rule's ``..`` cannot be folded (the caller turns this into a rule syntax error)."""
+
+
+def _is_dot(segment: str, dots: str) -> bool:
+    return segment == dots or ("\\" in segment and _ESCAPE.sub(r"\1", segment) == dots)
+
+
+def fold_dot_segments(spec: str, root: Path | None) -> str:
+    """``spec`` with its ``.``/``..`` segments folded (unchanged when it has none)."""
+    if spec.startswith("//"):
+        prefix, rest = "//", spec[2:]
+    elif spec.startswith("~/"):
+        prefix, rest = "~/", spec[2:]
+    elif spec.startswith("/"):
+        prefix, rest = "/", spec[1:]
+    elif spec.startswith("./"):
+        prefix, rest = "./", spec[2:]
+    else:
+        prefix, rest = "", spec
+    segments = rest.split("/")
+    if not any(_is_dot(s, ".") or _is_dot(s, "..") for s in segments):
+        return spec
+    kept: list[str] = []
+    climbed = 0
+    for segment in segments:
+        if segment == "" or _is_dot(segment, "."):
+            continue  # 'a//b' and 'a/./b' are 'a/b', as the paths compared are
+        if not _is_dot(segment, ".."):
+            kept.append(segment)
+        elif not kept:
+            climbed += 1
+        elif _GLOB.search(kept[-1]):
+            raise DotSegmentError(
+                f"'..' after the pattern {kept[-1]!r} cannot be folded; write the path without it"
+            )
+        else:
+            kept.pop()
+    folded = "/".join(kept) + ("/" if kept and rest.endswith("/") else "")
+    if prefix == "//":
+        return "//" + folded  # above / is / itself
+    if climbed and prefix == "~/":
+        raise DotSegmentError("'..' climbs above your home directory; write the path as //absolute/path")
+    if prefix == "~/":
+        return "~/" + folded if folded else "~"
+    if climbed or not folded:
+        if root is None:
+            raise DotSegmentError("'..' climbs above the rule's root; write the path as //absolute/path")
+        target = os.path.normpath(os.path.join(str(root), *([".."] * climbed), folded))
+        return "//" + target.lstrip("/")
+    # Anchored as written (it held a '/'): never turned into a pattern that floats to any depth.
+    return "/" + folded

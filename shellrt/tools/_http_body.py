@@ -1,0 +1,92 @@
+"""A response body decoded under a byte limit, whatever its ``Content-Encoding`` claims.
+
+httpx decodes a body chunk by chunk with unbounded decompressors: one 64 KiB network
+read of a zstd stream became 2 GiB in memory before WebFetch's ``maxBytes`` cap saw
+a byte, and ``Content-Encoding: gzip, gzip`` multiplied two ratios (590 bytes sent,
+529 MB held). Here WebFetch reads the raw bytes and decodes them itself: zlib with a
+``max_length`` at every step, so what is held never exceeds the limit plus one chunk.
+Only what WebFetch asks for (``ACCEPT_ENCODING``) is decoded; any other encoding, or
+more than one, is refused with a clear error rather than decoded without a bound.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+__all__ = ["ACCEPT_ENCODING", "BodyDecodeError", "BoundedBody"]
+
+#: What WebFetch tells servers it decodes (httpx would also offer zstd/br when installed).
+ACCEPT_ENCODING = "gzip, deflate"
+
+_WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
+
+
+class BodyDecodeError(ValueError):
+    """The body's encoding is one WebFetch does not decode, or its compressed data is corrupt."""
+
+
+class BoundedBody:
+    """Feed raw chunks; keeps at most ``limit`` decoded bytes and says when more was cut."""
+
+    def __init__(self, content_encoding: str, limit: int) -> None:
+        codings = [c.strip().lower() for c in content_encoding.split(",") if c.strip()]
+        codings = [c for c in codings if c != "identity"]
+        if len(codings) > 1 or (codings and codings[0] not in _WBITS):
+            raise BodyDecodeError(
+                f"the server sent the body with Content-Encoding {content_encoding!r}; WebFetch decodes only "
+                f"one of {ACCEPT_ENCODING} (it asked for no other). Fetch it with Bash (curl) if you need it."
+            )
+        self._coding = codings[0] if codings else None
+        self._limit = max(0, limit)
+        self._chunks: list[bytes] = []
+        self._size = 0
+        self.truncated = False
+        self._zlib = zlib.decompressobj(_WBITS[self._coding]) if self._coding else None
+        self._started = False
+
+    @property
+    def full(self) -> bool:
+        """The limit is reached: nothing more needs to be read."""
+        return self.truncated or self._size >= self._limit
+
+    def feed(self, raw: bytes) -> None:
+        if self.full:
+            self.truncated = self.truncated or bool(raw)
+            return
+        if self._zlib is None:
+            self._keep(raw)
+            return
+        data = raw
+        while data and not self.full:
+            room = self._limit - self._size
+            try:
+                out = self._zlib.decompress(data, room)
+            except zlib.error as exc:
+                if self._coding == "deflate" and not self._started:
+                    # Servers send raw deflate for "deflate" too (as browsers and httpx accept).
+                    self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+                    self._started = True
+                    continue
+                raise BodyDecodeError(f"the {self._coding} body is corrupt ({exc})") from None
+            self._started = True
+            self._keep(out)
+            if self._zlib.unconsumed_tail:
+                data = self._zlib.unconsumed_tail
+            elif self._zlib.eof and self._zlib.unused_data and self._coding in ("gzip", "x-gzip"):
+                data = self._zlib.unused_data  # a gzip stream of several members
+                self._zlib = zlib.decompressobj(_WBITS["gzip"])
+            else:
+                data = b""
+        if self.full and not self._zlib.eof:
+            self.truncated = True  # stopped inside the stream: there is more than the limit
+
+    def _keep(self, data: bytes) -> None:
+        room = self._limit - self._size
+        if len(data) > room:
+            data, self.truncated = data[:room], True
+        if data:
+            self._chunks.append(data)
+            self._size += len(data)
+
+    def body(self) -> bytes:
+        return b"".join(self._chunks)
