@@ -70,6 +70,10 @@ class WorkerSettings:
     node: NodeInfo = field(default_factory=NodeInfo.local)
     #: Parent of the per-task temp directories (None: the system temp dir).
     scratch_dir: Path | None = None
+    #: Host paths no task's sandbox may read besides ``artifacts_dir`` (always hidden): the
+    #: results file, the task file. bwrap shows the host read-only, and these hold every other
+    #: task's output previews, commands and ``env``.
+    hidden_paths: tuple[Path, ...] = ()
 
 
 def _sandbox_config(task: Task) -> SandboxConfig:
@@ -166,6 +170,8 @@ class TaskRun:
         else:
             workspace.mkdir()
         self._workspace = workspace
+        # Made now, so the sandbox hides it from the start (a mask covers what exists).
+        self.settings.artifacts_dir.mkdir(parents=True, exist_ok=True)
         policy, _ = derive_policy(  # default masked secrets (a Runtime adds the Read deny rules)
             SandboxPolicy(
                 workspace=workspace,
@@ -175,7 +181,8 @@ class TaskRun:
                 allowed_domains=task.sandbox.allowed_domains,
                 denied_domains=task.sandbox.denied_domains,
                 limits=task.sandbox.limits,
-            )
+            ),
+            masked_paths=[p.absolute() for p in (self.settings.artifacts_dir, *self.settings.hidden_paths)],
         )
         config = _sandbox_config(task)
         half = max(task.collect.preview_bytes // 2, 1)

@@ -161,6 +161,7 @@ async def _main(args: argparse.Namespace) -> int:
         artifacts_dir=args.artifacts,
         prestart=args.prestart,
         reuse=args.docker_reuse,
+        hidden_paths=(args.tasks,),  # other tasks' commands and env
         ray_options={"slots_per_node": args.slots_per_node} if args.slots_per_node else None,
     )
 
