@@ -135,7 +135,7 @@ async def _main(args: argparse.Namespace) -> int:
     import anyio
 
     from shellrt.batch import TaskLineError, TaskResult, iter_tasks, read_finished_ids, run
-    from shellrt.batch.progress import Progress
+    from shellrt.batch.progress import Progress, terminal_safe
 
     done_before = read_finished_ids(args.out) if args.resume else set()
     total = max(_count_lines(args.tasks) - len(done_before), 0)
@@ -145,7 +145,7 @@ async def _main(args: argparse.Namespace) -> int:
         progress.bad_line()
         if progress.total:
             progress.total -= 1
-        print(f"shellrt batch: skipped {error}", file=sys.stderr)
+        print(f"shellrt batch: skipped {terminal_safe(str(error))}", file=sys.stderr)
 
     interrupted = False
     errored = 0
