@@ -82,3 +82,30 @@ def test_a_task_cannot_read_the_task_file(reachable: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     results = [json.loads(line) for line in out.read_text().splitlines()]
     assert _seen(results) == "0"
+
+
+def test_the_run_s_own_files_are_left_out_of_a_workspace_copy(tmp_path: Path) -> None:
+    """``"workspace": "."`` beside the task file and ``--out``: the host's copy of the workspace
+    carried the task file, the results file and the artifacts into every task (any backend)."""
+    (tmp_path / "src.txt").write_text("code\n")
+    first = {
+        "id": "first",
+        "workspace": ".",
+        "env": {"GRADER_KEY": _SECRET},
+        "commands": [f"echo {_SECRET} > answer.txt"],
+        "collect": {"files": ["answer.txt"]},
+    }
+    spy = {
+        "id": "second",
+        "workspace": ".",
+        "commands": [f"ls -a; grep -rc {_SECRET} . | grep -v ':0$' || true"],
+    }
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps(first) + "\n" + json.dumps(spy) + "\n")
+    out = tmp_path / "results.jsonl"
+    proc = run_cli("run", str(tasks), "--out", str(out), "-j", "1", "--prestart", "0", "-q", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    results = [json.loads(line) for line in out.read_text().splitlines()]
+    listing = _seen(results)
+    assert "src.txt" in listing  # the workspace itself is there
+    assert _SECRET not in listing and "tasks.jsonl" not in listing and "results.jsonl" not in listing, listing

@@ -161,12 +161,8 @@ class TaskRun:
         self._stack.push_async_callback(self._remove_tmp)
         workspace = self._tmp / "workspace"
         if task.workspace is not None:
-            source = task.workspace
-            if not source.is_dir():
-                raise FileNotFoundError(
-                    f"workspace {source} is not a directory on {self.settings.node.hostname}"
-                )
-            await anyio.to_thread.run_sync(lambda: shutil.copytree(source, workspace, symlinks=True))
+            source, own, host = task.workspace, self._own_files(), self.settings.node.hostname
+            await anyio.to_thread.run_sync(lambda: _copy_workspace(source, workspace, own, host))
         else:
             workspace.mkdir()
         self._workspace = workspace
@@ -182,7 +178,7 @@ class TaskRun:
                 denied_domains=task.sandbox.denied_domains,
                 limits=task.sandbox.limits,
             ),
-            masked_paths=[p.absolute() for p in (self.settings.artifacts_dir, *self.settings.hidden_paths)],
+            masked_paths=sorted(self._own_files()),
         )
         config = _sandbox_config(task)
         half = max(task.collect.preview_bytes // 2, 1)
@@ -217,6 +213,11 @@ class TaskRun:
             self._supervisor = await self._stack.enter_async_context(
                 Supervisor(backend, session_dir=self._tmp / "session", preview_bytes=half)
             )
+
+    def _own_files(self) -> set[str]:
+        """The run's own files (artifacts, results, task file): no task may see them, in its
+        sandbox (masked) nor in its workspace copy (left out), e.g. with ``"workspace": "."``."""
+        return {os.path.realpath(p) for p in (self.settings.artifacts_dir, *self.settings.hidden_paths)}
 
     async def execute(self) -> TaskResult:
         """Run the commands (unless setup failed), collect, and build the result."""
@@ -380,6 +381,19 @@ class TaskRun:
         if owned is not None:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(owned.remove)
+
+
+def _copy_workspace(source: Path, dest: Path, leave_out: set[str], hostname: str) -> None:
+    """Copy the task's workspace (symlinks as links) but for the entries that are one of
+    ``leave_out`` (real paths): the run's own files, when they lie inside it."""
+    real = os.path.realpath(source)  # real, so that its entries' paths compare with `leave_out`
+    if not os.path.isdir(real):
+        raise FileNotFoundError(f"workspace {source} is not a directory on {hostname}")
+
+    def ignore(directory: str, names: list[str]) -> list[str]:
+        return [name for name in names if os.path.join(directory, name) in leave_out]
+
+    shutil.copytree(real, dest, symlinks=True, ignore=ignore)
 
 
 def _status(error: str | None, outcomes: list[CommandOutcome]) -> TaskStatus:
