@@ -40,6 +40,7 @@ from shellrt.batch.results import CommandOutcome, TaskResult, TaskStatus
 from shellrt.batch.tasks import CommandSpec, Task
 from shellrt.protocol import ToolUseBlock
 from shellrt.runtime.sandbox_policy import derive_policy
+from shellrt.runtime.session_mask import state_dirs_anywhere
 from shellrt.supervisor.exit_meaning import exit_is_error
 
 __all__ = ["NodeInfo", "TaskRun", "WorkerSettings", "run_task"]
@@ -178,7 +179,7 @@ class TaskRun:
                 denied_domains=task.sandbox.denied_domains,
                 limits=task.sandbox.limits,
             ),
-            masked_paths=sorted(self._own_files()),
+            masked_paths=[*sorted(self._own_files()), *state_dirs_anywhere()],  # as a Runtime's
         )
         config = _sandbox_config(task)
         half = max(task.collect.preview_bytes // 2, 1)
