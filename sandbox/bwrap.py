@@ -96,11 +96,12 @@ import anyio
 
 from sandbox import _seccomp
 from sandbox._account import account_files
+from sandbox._bwrap_env import env_args_fd, launcher_request
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
 from sandbox._covered_mounts import covered_mounts
-from sandbox._hostproc import HostRunner
+from sandbox._hostproc import HostRunner, child_env
 from sandbox._hostsockets import VANISHED_MASK, IpcMasks, SocketWatch, StartMasks
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
@@ -843,30 +844,36 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             env = {**env, "HOME": "/tmp"}  # root's home is not the sandbox user's
 
         async def start(seccomp_r: int, status_w: int) -> SandboxProcess:
-            argv = [
-                *self.bwrap_args(
-                    cwd=request.cwd,
-                    state_dir=run.state_dir,
-                    tmp=self._session_tmp,
-                    seccomp_fd=seccomp_r,
-                    masks=masks,
-                ),
-                "--json-status-fd",
-                str(status_w),
-                "--",
-                *request.argv,
-            ]
-            return await self._runner.spawn(
-                # No core dumps (hard limit 0: a command must not feed the host's core_pattern
-                # handler); limits: joins the session cgroup.
-                [*self._no_core_prefix(), *self.cgroup_argv(argv)],
-                request,
-                marker=run.marker,
-                cwd_host_file=run.cwd_file,
-                env_extra=env,
-                cwd="/",
-                pass_fds=(status_w, seccomp_r),
-            )
+            env_fd = env_args_fd(child_env(request, env, run.marker))  # the launchers never see it
+            try:
+                argv = [
+                    *self.bwrap_args(
+                        cwd=request.cwd,
+                        state_dir=run.state_dir,
+                        tmp=self._session_tmp,
+                        seccomp_fd=seccomp_r,
+                        masks=masks,
+                    ),
+                    "--args",
+                    str(env_fd),
+                    "--json-status-fd",
+                    str(status_w),
+                    "--",
+                    *request.argv,
+                ]
+                return await self._runner.spawn(
+                    # No core dumps (hard limit 0: a command must not feed the host's core_pattern
+                    # handler); limits: joins the session cgroup.
+                    [*self._no_core_prefix(), *self.cgroup_argv(argv)],
+                    launcher_request(request),
+                    marker=run.marker,
+                    cwd_host_file=run.cwd_file,
+                    env_extra={},
+                    cwd="/",
+                    pass_fds=(status_w, seccomp_r, env_fd),
+                )
+            finally:
+                os.close(env_fd)
 
         return await self._with_seccomp_and_status(start)
 
@@ -909,6 +916,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             ),
             "--json-status-fd",
             "4",
+            "--args",
+            "5",
             "--",
             *request.argv,
         ]
@@ -917,14 +926,18 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             env = {**env, "HOME": "/tmp"}  # root's home is not the sandbox user's
 
         async def start(seccomp_r: int, status_w: int) -> SandboxProcess:
-            return await spawner.spawn_program(
-                request,
-                argv,  # limits: in the session cgroup already, as the spawner is
-                marker=run.marker,
-                env_extra=env,
-                cwd_file=run.cwd_file,
-                extra_fds=(seccomp_r, status_w),
-            )
+            env_fd = env_args_fd(child_env(request, env, run.marker))  # the launchers never see it
+            try:
+                return await spawner.spawn_program(
+                    launcher_request(request),
+                    argv,  # limits: in the session cgroup already, as the spawner is
+                    marker=run.marker,
+                    env_extra={},
+                    cwd_file=run.cwd_file,
+                    extra_fds=(seccomp_r, status_w, env_fd),
+                )
+            finally:
+                os.close(env_fd)
 
         return await self._with_seccomp_and_status(start)
 

@@ -17,7 +17,7 @@ and ``resume=True`` skips the ids already there.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from types import TracebackType
@@ -55,6 +55,7 @@ class BatchRun:
         backend_hint: str = "local",
         ray_options: dict[str, Any] | None = None,
         reuse: ReuseMode = "auto",
+        hidden_paths: Iterable[str | os.PathLike[str]] = (),
     ) -> None:
         self._tasks = tasks
         self._reuse: ReuseMode = reuse
@@ -67,6 +68,9 @@ class BatchRun:
         if self._artifacts is None and self._out is not None:
             self._artifacts = self._out.with_name(self._out.name + ".artifacts")
         self._prestart = prestart
+        #: Masked in every task's sandbox (the artifacts directory always is): bwrap shows the
+        #: host, and the results file holds every other task's output previews.
+        self._hidden = tuple(Path(p).absolute() for p in (*hidden_paths, *([out] if out is not None else [])))
         self._backend_hint = backend_hint
         self._ray_options = dict(ray_options or {})
         self._cm: AbstractAsyncContextManager[AsyncIterator[TaskResult]] | None = None
@@ -129,7 +133,11 @@ class BatchRun:
         if self._ray_address is not None:
             from shellrt.batch.ray_runner import RayRunner
 
-            options: dict[str, Any] = {"reuse": self._reuse, **self._ray_options}
+            options: dict[str, Any] = {
+                "reuse": self._reuse,
+                "hidden_paths": self._hidden,
+                **self._ray_options,
+            }
             return RayRunner(self._ray_address, artifacts_dir=self._artifacts, **options).open(source)
         self._runner = LocalRunner(
             concurrency=self._concurrency,
@@ -137,6 +145,7 @@ class BatchRun:
             artifacts_dir=self._artifacts,
             backend_hint=self._backend_hint,
             reuse=self._reuse,
+            hidden_paths=self._hidden,
         )
         return self._runner.open(source)
 
@@ -162,6 +171,7 @@ def run(
     backend_hint: str = "local",
     ray_options: dict[str, Any] | None = None,
     reuse: ReuseMode = "auto",
+    hidden_paths: Iterable[str | os.PathLike[str]] = (),
 ) -> BatchRun:
     """Run ``tasks`` (each in its own sandbox); results arrive in completion order.
 
@@ -171,7 +181,9 @@ def run(
     ``<out>.artifacts``, or a temp dir). ``ray_options`` go to `RayRunner`.
     ``reuse``: ``auto`` (default) recycles a docker container for the next
     task with an identical sandbox after a verified reset (`shellrt.batch.pool`);
-    ``never`` gives every task a brand-new container.
+    ``never`` gives every task a brand-new container. ``hidden_paths``: host paths masked in
+    every task's sandbox besides ``out`` and the artifacts directory (always masked), e.g. the
+    task file.
     """
     return BatchRun(
         tasks,
@@ -184,6 +196,7 @@ def run(
         backend_hint=backend_hint,
         ray_options=ray_options,
         reuse=reuse,
+        hidden_paths=hidden_paths,
     )
 
 

@@ -11,12 +11,16 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import ValidationError
 
 from shellrt.batch.tasks import Task
 
-__all__ = ["TaskLineError", "iter_tasks", "load_tasks"]
+__all__ = ["MAX_LINE_BYTES", "TaskLineError", "iter_tasks", "load_tasks"]
+
+#: A longer task line is refused unread (a line is held in memory whole while it is parsed).
+MAX_LINE_BYTES = 64 << 20
 
 
 class TaskLineError(ValueError):
@@ -52,12 +56,17 @@ def iter_tasks(
     path = Path(path)
     base = base_dir if base_dir is not None else path.resolve().parent
     seen: set[str] = set()
-    with path.open("r", encoding="utf-8", errors="replace") as fh:
-        for number, raw in enumerate(fh, start=1):
-            line = raw.strip()
+    with path.open("rb") as fh:
+        for number, raw in enumerate(_lines(fh), start=1):
+            error: TaskLineError | None = None
+            if raw is None:
+                error = TaskLineError(path, number, f"line longer than {MAX_LINE_BYTES:,} bytes; not read")
+                if on_error is not None:
+                    on_error(error)
+                continue
+            line = raw.decode("utf-8", errors="replace").strip()
             if not line or line.startswith("#"):
                 continue
-            error: TaskLineError | None = None
             try:
                 data = json.loads(line)
                 if not isinstance(data, dict):
@@ -65,6 +74,8 @@ def iter_tasks(
                 task = Task.model_validate(data)
             except json.JSONDecodeError as exc:
                 error = TaskLineError(path, number, f"not valid JSON ({exc.msg} at column {exc.colno})")
+            except RecursionError:  # json's parser recurses: [[[...]]] 100,000 deep
+                error = TaskLineError(path, number, "not valid JSON (nested too deeply)")
             except ValidationError as exc:
                 raw_id = data.get("id") if isinstance(data, dict) else None
                 error = TaskLineError(
@@ -86,6 +97,17 @@ def iter_tasks(
                     continue
             if on_error is not None:
                 on_error(error)
+
+
+def _lines(fh: BinaryIO) -> Iterator[bytes | None]:
+    """Each line of ``fh`` (None for one over `MAX_LINE_BYTES`, skipped without holding it)."""
+    while raw := fh.readline(MAX_LINE_BYTES + 1):
+        if len(raw) <= MAX_LINE_BYTES or raw.endswith(b"\n"):
+            yield raw
+            continue
+        while (rest := fh.readline(1 << 20)) and not rest.endswith(b"\n"):
+            pass
+        yield None
 
 
 def load_tasks(path: str | Path) -> tuple[list[Task], list[TaskLineError]]:

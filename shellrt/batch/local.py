@@ -84,6 +84,7 @@ class LocalRunner:
         node: NodeInfo | None = None,
         backend_hint: str = "local",
         reuse: ReuseMode = "auto",
+        hidden_paths: tuple[Path, ...] = (),
     ) -> None:
         self.concurrency = concurrency or default_concurrency(backend_hint)
         self.reuse: ReuseMode = reuse
@@ -96,6 +97,7 @@ class LocalRunner:
             artifacts_dir=artifacts_dir or _default_artifacts(),
             node=node or NodeInfo.local(),
             scratch_dir=scratch_dir,
+            hidden_paths=hidden_paths,
         )
 
     @asynccontextmanager

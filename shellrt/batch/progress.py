@@ -17,7 +17,19 @@ from typing import TextIO
 from shellrt.batch.pool import PoolStats
 from shellrt.batch.results import TaskResult
 
-__all__ = ["Progress", "percentile"]
+__all__ = ["Progress", "percentile", "terminal_safe"]
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control and format character escaped (``\\x1b``, ``\\n``, ``\\u202e``).
+
+    What the batch prints about a task comes from its task file or its container: raw, an
+    escape sequence would reach the operator's terminal (OSC 52 sets the clipboard, OSC 0 the
+    title, CSI rewrites the screen), a newline or carriage return would forge a line.
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -158,5 +170,6 @@ class Progress:
             if self.pool.not_reusable:
                 line += f", {self.pool.not_reusable} not reusable"
             if self.pool.reasons:
-                line += " [" + "; ".join(f"{r} ({n})" for r, n in self.pool.reasons.most_common(3)) + "]"
+                reasons = self.pool.reasons.most_common(3)  # they may name what a task left in its container
+                line += " [" + "; ".join(f"{terminal_safe(r)} ({n})" for r, n in reasons) + "]"
         return line

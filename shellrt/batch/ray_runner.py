@@ -105,11 +105,13 @@ class ShellrtNodeActor:
         scratch_dir: str | None,
         slots: int = 1,
         reuse: ReuseMode = "auto",
+        hidden_paths: tuple[str, ...] = (),
     ) -> None:
         self.settings = WorkerSettings(
             artifacts_dir=Path(artifacts_dir),
             node=NodeInfo(node=node_id, hostname=socket.gethostname(), label=label),
             scratch_dir=Path(scratch_dir) if scratch_dir else None,
+            hidden_paths=tuple(Path(p) for p in hidden_paths),
         )
         self._running: set[asyncio.Task[Any]] = set()
         self._closing = False
@@ -217,6 +219,7 @@ class RayRunner:
         refresh_interval_s: float = 5.0,
         no_nodes_timeout_s: float = 60.0,
         reuse: ReuseMode = "auto",
+        hidden_paths: tuple[Path, ...] = (),
     ) -> None:
         self.address = address
         self.run_id = uuid.uuid4().hex[:8]
@@ -225,6 +228,9 @@ class RayRunner:
         )
         self.slots_per_node = slots_per_node
         self.reuse: ReuseMode = reuse
+        #: Masked in every task's sandbox on every node (a shared file system may show them there):
+        #: the results file, the task file, the driver's artifacts directory.
+        self.hidden_paths = tuple(str(Path(p).absolute()) for p in (*hidden_paths, self.artifacts_dir))
         self.node_artifacts_dir = node_artifacts_dir or os.path.join(
             tempfile.gettempdir(), "shellrt-batch", f"node-{self.run_id}"
         )
@@ -332,7 +338,13 @@ class RayRunner:
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node_id, soft=False),
                 name=f"shellrt-batch-{self.run_id}-{node_id[:12]}",
             ).remote(
-                node_id, label, os.path.join(self.node_artifacts_dir), self.scratch_dir, slots, self.reuse
+                node_id,
+                label,
+                os.path.join(self.node_artifacts_dir),
+                self.scratch_dir,
+                slots,
+                self.reuse,
+                self.hidden_paths,
             )
             self._nodes[node_id] = _Node(node_id=node_id, label=label, slots=slots, actor=actor)
             added += 1
@@ -361,6 +373,7 @@ class RayRunner:
     async def open(self, tasks: TaskSource) -> AsyncIterator[ObjectReceiveStream[TaskResult]]:
         """Run ``tasks`` on the cluster; yield a stream of results in completion order."""
         await self._connect_bounded()
+        self.artifacts_dir.mkdir(parents=True, exist_ok=True)  # exists before any mask is made
         send, receive = anyio.create_memory_object_stream[TaskResult](max_buffer_size=64)
         try:
             async with anyio.create_task_group() as tg:

@@ -188,7 +188,7 @@ def read_finished_ids(path: str | Path) -> set[str]:
                 continue  # partial tail of a crashed run
             try:
                 data = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: nested too deeply to be ours
                 continue
             if isinstance(data, dict) and isinstance(data.get("id"), str):
                 done.add(data["id"])

@@ -198,7 +198,7 @@ class Task(BaseModel):
     @field_validator("id")
     @classmethod
     def _safe_id(cls, value: str) -> str:
-        if not _ID_RE.match(value):
+        if not _ID_RE.fullmatch(value):  # not match(): its "$" also matches before a final newline
             raise ValueError(
                 "id must be 1-200 characters of letters, digits and ._:@+=- (starting with a letter or digit)"
             )
@@ -222,6 +222,18 @@ class Task(BaseModel):
                 "user applies to shell commands (run/argv); tool_use blocks run as the sandbox's own "
                 "command user: set user on each command object instead"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _encodable(self) -> Task:
+        # JSON's "\ud800" decodes to a lone surrogate: no command, environment or result line
+        # can hold it, and it failed only later, where it stopped the whole run.
+        try:
+            self.model_dump_json()
+        except ValueError as exc:
+            raise ValueError(
+                f"the task holds text that is not valid Unicode (a lone surrogate?): {exc}"
+            ) from exc
         return self
 
     @property

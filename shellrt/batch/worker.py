@@ -40,6 +40,7 @@ from shellrt.batch.results import CommandOutcome, TaskResult, TaskStatus
 from shellrt.batch.tasks import CommandSpec, Task
 from shellrt.protocol import ToolUseBlock
 from shellrt.runtime.sandbox_policy import derive_policy
+from shellrt.runtime.session_mask import state_dirs_anywhere
 from shellrt.supervisor.exit_meaning import exit_is_error
 
 __all__ = ["NodeInfo", "TaskRun", "WorkerSettings", "run_task"]
@@ -70,6 +71,10 @@ class WorkerSettings:
     node: NodeInfo = field(default_factory=NodeInfo.local)
     #: Parent of the per-task temp directories (None: the system temp dir).
     scratch_dir: Path | None = None
+    #: Host paths no task's sandbox may read besides ``artifacts_dir`` (always hidden): the
+    #: results file, the task file. bwrap shows the host read-only, and these hold every other
+    #: task's output previews, commands and ``env``.
+    hidden_paths: tuple[Path, ...] = ()
 
 
 def _sandbox_config(task: Task) -> SandboxConfig:
@@ -157,15 +162,13 @@ class TaskRun:
         self._stack.push_async_callback(self._remove_tmp)
         workspace = self._tmp / "workspace"
         if task.workspace is not None:
-            source = task.workspace
-            if not source.is_dir():
-                raise FileNotFoundError(
-                    f"workspace {source} is not a directory on {self.settings.node.hostname}"
-                )
-            await anyio.to_thread.run_sync(lambda: shutil.copytree(source, workspace, symlinks=True))
+            source, own, host = task.workspace, self._own_files(), self.settings.node.hostname
+            await anyio.to_thread.run_sync(lambda: _copy_workspace(source, workspace, own, host))
         else:
             workspace.mkdir()
         self._workspace = workspace
+        # Made now, so the sandbox hides it from the start (a mask covers what exists).
+        self.settings.artifacts_dir.mkdir(parents=True, exist_ok=True)
         policy, _ = derive_policy(  # default masked secrets (a Runtime adds the Read deny rules)
             SandboxPolicy(
                 workspace=workspace,
@@ -175,7 +178,8 @@ class TaskRun:
                 allowed_domains=task.sandbox.allowed_domains,
                 denied_domains=task.sandbox.denied_domains,
                 limits=task.sandbox.limits,
-            )
+            ),
+            masked_paths=[*sorted(self._own_files()), *state_dirs_anywhere()],  # as a Runtime's
         )
         config = _sandbox_config(task)
         half = max(task.collect.preview_bytes // 2, 1)
@@ -210,6 +214,11 @@ class TaskRun:
             self._supervisor = await self._stack.enter_async_context(
                 Supervisor(backend, session_dir=self._tmp / "session", preview_bytes=half)
             )
+
+    def _own_files(self) -> set[str]:
+        """The run's own files (artifacts, results, task file): no task may see them, in its
+        sandbox (masked) nor in its workspace copy (left out), e.g. with ``"workspace": "."``."""
+        return {os.path.realpath(p) for p in (self.settings.artifacts_dir, *self.settings.hidden_paths)}
 
     async def execute(self) -> TaskResult:
         """Run the commands (unless setup failed), collect, and build the result."""
@@ -373,6 +382,19 @@ class TaskRun:
         if owned is not None:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(owned.remove)
+
+
+def _copy_workspace(source: Path, dest: Path, leave_out: set[str], hostname: str) -> None:
+    """Copy the task's workspace (symlinks as links) but for the entries that are one of
+    ``leave_out`` (real paths): the run's own files, when they lie inside it."""
+    real = os.path.realpath(source)  # real, so that its entries' paths compare with `leave_out`
+    if not os.path.isdir(real):
+        raise FileNotFoundError(f"workspace {source} is not a directory on {hostname}")
+
+    def ignore(directory: str, names: list[str]) -> list[str]:
+        return [name for name in names if os.path.join(directory, name) in leave_out]
+
+    shutil.copytree(real, dest, symlinks=True, ignore=ignore)
 
 
 def _status(error: str | None, outcomes: list[CommandOutcome]) -> TaskStatus:

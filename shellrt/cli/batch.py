@@ -135,7 +135,7 @@ async def _main(args: argparse.Namespace) -> int:
     import anyio
 
     from shellrt.batch import TaskLineError, TaskResult, iter_tasks, read_finished_ids, run
-    from shellrt.batch.progress import Progress
+    from shellrt.batch.progress import Progress, terminal_safe
 
     done_before = read_finished_ids(args.out) if args.resume else set()
     total = max(_count_lines(args.tasks) - len(done_before), 0)
@@ -145,7 +145,7 @@ async def _main(args: argparse.Namespace) -> int:
         progress.bad_line()
         if progress.total:
             progress.total -= 1
-        print(f"shellrt batch: skipped {error}", file=sys.stderr)
+        print(f"shellrt batch: skipped {terminal_safe(str(error))}", file=sys.stderr)
 
     interrupted = False
     errored = 0
@@ -161,6 +161,7 @@ async def _main(args: argparse.Namespace) -> int:
         artifacts_dir=args.artifacts,
         prestart=args.prestart,
         reuse=args.docker_reuse,
+        hidden_paths=(args.tasks,),  # other tasks' commands and env
         ray_options={"slots_per_node": args.slots_per_node} if args.slots_per_node else None,
     )
 

@@ -75,7 +75,9 @@ class ShellrtSandboxConfig(BaseModel):
         if self.network == "bridge" and self.sandbox != "docker":
             raise ValueError("network: bridge exists only on the docker sandbox; use host or proxied")
         if self.root_can_administer and self.sandbox != "docker":
-            raise ValueError("root_can_administer exists only on the docker sandbox (bwrap has no root inside)")
+            raise ValueError(
+                "root_can_administer exists only on the docker sandbox (bwrap has no root inside)"
+            )
         if self.network == "host" and self.sandbox == "docker":
             raise ValueError("network: host is not offered on docker; use bridge or proxied")
         return self
@@ -92,13 +94,23 @@ class ShellrtSandboxConfig(BaseModel):
         return BwrapConfig(persistent=True)
 
     def policy(self, workspace: Path) -> SandboxPolicy:
-        """The policy of one sample's sandbox whose (host) workspace is ``workspace``."""
-        return SandboxPolicy(
+        """The policy of one sample's sandbox whose (host) workspace is ``workspace``.
+
+        With the masks every shellrt sandbox gets (docs/security.md, "Masked paths"): the
+        default credential stores (``~/.ssh``, ``~/.aws``, ...) and shellrt's own state
+        directories. bwrap shows the host read-only: without them a sample read them.
+        """
+        from shellrt.runtime.sandbox_policy import derive_policy
+        from shellrt.runtime.session_mask import state_dirs_anywhere
+
+        base = SandboxPolicy(
             workspace=workspace,
             network=self.network,
             allowed_domains=self.allowed_domains,
             limits=self.limits,
         )
+        policy, _ = derive_policy(base, masked_paths=state_dirs_anywhere())
+        return policy
 
 
 def load_config(config: object, base_dir: Path | None = None) -> ShellrtSandboxConfig:

@@ -1,0 +1,111 @@
+"""Red team round 7: a bwrap task read the run's own files -- other tasks' results, artifacts, the task file.
+
+bwrap shows the host read-only. A batch's results file (every earlier task's output previews),
+its artifacts directory (collected files, full outputs) and the task file (every task's commands
+and ``env``) are shellrt's own files on the host, readable by the sandbox uid (root caller: files
+0644, directories 0755) or by the caller's uid itself (non-root caller): a task read the answers
+another task printed, its collected files, and the environment given to the others. Like
+shellrt's state directories (round 5), they are now masked in every task's sandbox: the results
+file, the artifacts directory, and the task file when the CLI reads one (``hidden_paths``).
+
+Each test failed before the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from shellrt.batch import Task, run_sync
+from tests._batch_helpers import run_cli
+from tests.conftest import require
+
+_SECRET = "ANSWER-rt7-4242"
+
+
+@pytest.fixture
+def reachable() -> Iterator[Path]:
+    """A directory the sandbox uid can reach (pytest's base temp dir is 0700, bwrap's /tmp private)."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    base = Path(tempfile.mkdtemp(prefix="shellrt-rt7-out-", dir="/var/tmp"))
+    base.chmod(0o755)
+    try:
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _tasks(base: Path) -> list[dict[str, object]]:
+    out = base / "results.jsonl"
+    spy = (
+        f"cat {out} {out}.artifacts/first/files/answer.txt {base}/tasks.jsonl 2>/dev/null"
+        f" | grep -c {_SECRET} || true"
+    )
+    return [
+        {
+            "id": "first",
+            "sandbox": "bwrap",
+            "env": {"GRADER_KEY": _SECRET},
+            "commands": [f"echo {_SECRET} | tee answer.txt"],
+            "collect": {"files": ["answer.txt"]},
+        },
+        {"id": "second", "sandbox": "bwrap", "commands": [spy]},
+    ]
+
+
+def _seen(results: list[dict[str, object]]) -> str:
+    [second] = [r for r in results if r["id"] == "second"]
+    commands = second["commands"]
+    assert isinstance(commands, list)
+    return str(commands[0]["preview"]).strip()
+
+
+def test_a_task_cannot_read_earlier_results_or_artifacts(reachable: Path) -> None:
+    tasks = [Task.model_validate(t) for t in _tasks(reachable)]
+    results = run_sync(tasks, concurrency=1, prestart=0, out=reachable / "results.jsonl")
+    assert [r.status for r in results] == ["ok", "ok"], results
+    assert (reachable / "results.jsonl.artifacts/first/files/answer.txt").read_text().strip() == _SECRET
+    assert _seen([r.model_dump() for r in results]) == "0"
+
+
+def test_a_task_cannot_read_the_task_file(reachable: Path) -> None:
+    tasks = reachable / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps(t) + "\n" for t in _tasks(reachable)))
+    tasks.chmod(0o644)
+    out = reachable / "results.jsonl"
+    proc = run_cli("run", str(tasks), "--out", str(out), "-j", "1", "--prestart", "0", "-q", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    results = [json.loads(line) for line in out.read_text().splitlines()]
+    assert _seen(results) == "0"
+
+
+def test_the_run_s_own_files_are_left_out_of_a_workspace_copy(tmp_path: Path) -> None:
+    """``"workspace": "."`` beside the task file and ``--out``: the host's copy of the workspace
+    carried the task file, the results file and the artifacts into every task (any backend)."""
+    (tmp_path / "src.txt").write_text("code\n")
+    first = {
+        "id": "first",
+        "workspace": ".",
+        "env": {"GRADER_KEY": _SECRET},
+        "commands": [f"echo {_SECRET} > answer.txt"],
+        "collect": {"files": ["answer.txt"]},
+    }
+    spy = {
+        "id": "second",
+        "workspace": ".",
+        "commands": [f"ls -a; grep -rc {_SECRET} . | grep -v ':0$' || true"],
+    }
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps(first) + "\n" + json.dumps(spy) + "\n")
+    out = tmp_path / "results.jsonl"
+    proc = run_cli("run", str(tasks), "--out", str(out), "-j", "1", "--prestart", "0", "-q", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    results = [json.loads(line) for line in out.read_text().splitlines()]
+    listing = _seen(results)
+    assert "src.txt" in listing  # the workspace itself is there
+    assert _SECRET not in listing and "tasks.jsonl" not in listing and "results.jsonl" not in listing, listing
