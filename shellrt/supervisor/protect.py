@@ -156,10 +156,25 @@ class _Scan:
 class WorkspaceGuard:
     """Watches one workspace tree for planted start-up, settings, hook and git-config files."""
 
-    def __init__(self, root: Path, session_dir: Path, *, use_inotify: bool = True) -> None:
+    def __init__(
+        self,
+        root: Path,
+        session_dir: Path,
+        *,
+        use_inotify: bool = True,
+        skip: Iterable[str] = (),
+        extra_root: bool = False,
+    ) -> None:
         self.root = Path(root)
+        #: Subtrees another guard of the session watches (a workspace inside an extra root).
+        self._skip = frozenset(skip)
+        #: Another writable root than the workspace: notes name its paths in full.
+        self.extra_root = extra_root
         self.session_dir = Path(session_dir)
         self.quarantine_dir = self.session_dir / "quarantine"
+        if extra_root:  # its own numbering: a subdirectory per root
+            tag = hashlib.sha256(os.fsencode(str(root))).hexdigest()[:12]
+            self.quarantine_dir = self.quarantine_dir / f"root-{tag}"
         self._dirs: dict[str, _Dir] = {}
         self._files: dict[str, _File] = {}
         #: Every protected path of the tree as of the last check (path -> kind).
@@ -326,7 +341,7 @@ class WorkspaceGuard:
             self._narrow(widened, out, "directories")
         unlocked, self._unlocked = self._unlocked, []
         if revert and unlocked:
-            shown = ", ".join(os.path.relpath(p, self.root) for p in unlocked[:5])
+            shown = ", ".join(self._shown(p) for p in unlocked[:5])
             out.notes.append(
                 f"[shellrt] reverted: {out.culprit} made workspace directories unreadable ({shown}); "
                 "their owner may read them again, so what they hold is checked like the rest."
@@ -467,6 +482,7 @@ class WorkspaceGuard:
         children = tuple(
             (f"{path}/{sub}", (in_settings or sub in _SETTINGS_DIRS, is_gitdir and sub == "hooks"))
             for sub in subdirs
+            if not self._skip or f"{path}/{sub}" not in self._skip
         )
         if self._watch is not None and not self._watch.add(path):
             self._stop_watching()  # e.g. the user's inotify watch limit: full scans from now on
@@ -591,7 +607,7 @@ class WorkspaceGuard:
                         except OSError:
                             pass
                     os.fchmod(fd, stat.S_IMODE(st.st_mode) & ~drop)
-                    done.append(os.path.relpath(path, self.root))
+                    done.append(self._shown(path))
                     entry = self._files.get(path)
                     if entry is not None:
                         entry.mode &= ~(drop | _ACL)
@@ -610,11 +626,17 @@ class WorkspaceGuard:
         )
         out.records.append({"event": "protected_path_narrowed", "paths": done[:50], "what": what})
 
+    def _shown(self, path: str) -> str:
+        """``path`` as notes name it: relative to the workspace, in full in another root."""
+        return path if self.extra_root else os.path.relpath(path, self.root)
+
     def _revert(self, path: str, dir_fd: int, name: str, kind: str, old: _File | None, out: _Scan) -> None:
         """Quarantine ``name`` in ``dir_fd`` (the anchored parent of ``path``) and put back ``old``."""
         rel = os.path.relpath(path, self.root)
         self._seq += 1
         target = self.quarantine_dir / str(self._seq) / rel
+        if self.extra_root:
+            rel = path  # another writable root: a relative path would read as the workspace's
         action = "created" if old is None else "changed"
         try:
             try:
@@ -666,7 +688,7 @@ class WorkspaceGuard:
     def _restore_deleted_settings(self, path: str, old: _File, out: _Scan) -> None:
         """The workspace's own settings files carry deny rules: a command may not delete them."""
         rel = os.path.relpath(path, self.root)
-        if rel not in ROOT_SETTINGS_FILES or old.snapshot is None or old.is_link:
+        if self.extra_root or rel not in ROOT_SETTINGS_FILES or old.snapshot is None or old.is_link:
             return
         try:
             dir_fd, name = make_parent(self.root, path)
