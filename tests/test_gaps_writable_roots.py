@@ -10,8 +10,10 @@ through the real supervisor (local and bwrap), then the files on the host.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -117,3 +119,33 @@ def test_ordinary_git_in_an_extra_root_keeps_working(tmp_path: Path) -> None:
     assert subprocess.run(
         ["git", "-C", str(extra), "log", "--oneline"], capture_output=True, text=True
     ).stdout
+
+
+@pytest.mark.parametrize("extra_args", [[], ["--json"]], ids=["lean", "full"])
+def test_shellrt_run_writable_root_is_checked(tmp_path: Path, extra_args: list[str]) -> None:
+    """``shellrt run --writable DIR``, on the lean local path and the full one alike."""
+    ws, extra = tmp_path / "ws", tmp_path / "extra"
+    ws.mkdir()
+    extra.mkdir()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "shellrt",
+            "run",
+            "--sandbox",
+            "local",
+            "--workspace",
+            str(ws),
+            "--writable",
+            str(extra),
+            *extra_args,
+            f"echo 'touch /tmp/x' > {extra}/.envrc",
+        ],
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert not (extra / ".envrc").exists(), done.stdout + done.stderr
+    assert "reverted" in done.stdout + done.stderr

@@ -164,8 +164,12 @@ class WorkspaceGuard:
         use_inotify: bool = True,
         skip: Iterable[str] = (),
         extra_root: bool = False,
+        settings_files: Iterable[str] = (),
     ) -> None:
         self.root = Path(root)
+        #: The operator's ``--settings`` files in this tree (full paths as the walk spells them):
+        #: protected like the workspace's own settings, restored when deleted.
+        self._settings_files = frozenset(settings_files)
         #: Subtrees another guard of the session watches (a workspace inside an extra root).
         self._skip = frozenset(skip)
         #: Another writable root than the workspace: notes name its paths in full.
@@ -475,6 +479,7 @@ class WorkspaceGuard:
                 or n in editor
                 or _redirects(n, is_link, is_gitdir)
                 or (home_rel is not None and self._home.protects(home_rel, n, is_link))
+                or (self._settings_files and f"{path}/{n}" in self._settings_files)
             ):
                 kind = "file"
             if kind:
@@ -688,8 +693,10 @@ class WorkspaceGuard:
     def _restore_deleted_settings(self, path: str, old: _File, out: _Scan) -> None:
         """The workspace's own settings files carry deny rules: a command may not delete them."""
         rel = os.path.relpath(path, self.root)
-        if self.extra_root or rel not in ROOT_SETTINGS_FILES or old.snapshot is None or old.is_link:
+        own = path in self._settings_files or (not self.extra_root and rel in ROOT_SETTINGS_FILES)
+        if not own or old.snapshot is None or old.is_link:
             return
+        rel = self._shown(path)
         try:
             dir_fd, name = make_parent(self.root, path)
             try:

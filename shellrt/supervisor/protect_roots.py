@@ -12,31 +12,62 @@ own (the workspace inside an extra root), so no path is judged twice.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from shellrt.supervisor.protect import CommandGuard, WorkspaceGuard
 
-__all__ = ["RootGuards", "guarded_roots"]
+__all__ = ["RootGuards", "guarded_roots", "root_guards"]
 
 
 def guarded_roots(backend: Any) -> list[str]:
-    """The host directories of the backend's writable roots, workspace first, each real and
-    not inside an earlier one (roots with no host view, as docker's ``/tmp``, are left out)."""
-    out: list[str] = []
+    """The host directories of the backend's writable roots, workspace first (roots with no
+    host view, as docker's ``/tmp``, are left out; none at all without the workspace's)."""
+    hosts: list[str] = []
     for root in backend.writable_roots():
         try:
             host = backend.to_host_path(root)
         except Exception:  # a backend without a host view of this root: nothing to guard there
             continue
-        if host is None or not os.path.isdir(host):
+        if host is not None:
+            hosts.append(str(host))
+    workspace = backend.to_host_path(backend.workspace)
+    if workspace is None or not hosts or hosts[0] != str(workspace):
+        return []
+    return hosts
+
+
+def root_guards(
+    roots: Sequence[str | Path], session_dir: Path, settings_files: Sequence[Path] = ()
+) -> list[WorkspaceGuard]:
+    """A `WorkspaceGuard` per root (the workspace first), each real and not inside an earlier
+    one; a root that holds another skips it; ``settings_files`` go to the root holding them."""
+    real: list[str] = []
+    for index, root in enumerate(roots):
+        if not os.path.isdir(root):
+            if index == 0:
+                return []
             continue
-        real = os.path.realpath(host)
-        if not any(_within(real, kept) for kept in out):
-            out.append(real)
-    if out and out[0] != os.path.realpath(backend.to_host_path(backend.workspace) or ""):
-        return []  # no host view of the workspace itself: the backend guards nothing here
-    return out
+        path = os.path.realpath(root)
+        if not any(_within(path, kept) for kept in real):
+            real.append(path)
+    files = [_walk_name(path) for path in settings_files]
+    guards = []
+    for index, root in enumerate(real):
+        inner = [r for r in real if r != root and _within(r, root)]
+        mine = [f for f in files if _within(f, root) and not any(_within(f, r) for r in inner)]
+        guards.append(
+            WorkspaceGuard(Path(root), session_dir, skip=inner, extra_root=index > 0, settings_files=mine)
+        )
+    return guards
+
+
+def _walk_name(path: Path) -> str:
+    """``path`` as the walk spells it: its directory resolved, its own name kept (a symlink
+    there is the protected entry itself)."""
+    absolute = os.path.abspath(path)
+    return os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute))
 
 
 def _within(path: str, root: str) -> bool:
@@ -50,21 +81,20 @@ class RootGuards:
         self.guards = guards
 
     @classmethod
-    def for_backend(cls, backend: Any, session_dir: Path) -> RootGuards | None:
-        """Guards over the backend's writable roots (None when the workspace has no host view)."""
+    def for_backend(
+        cls, backend: Any, session_dir: Path, settings_files: Sequence[Path] = ()
+    ) -> RootGuards | None:
+        """Guards over the backend's writable roots (None when the workspace has no host view).
+
+        ``settings_files``: the operator's ``--settings`` files; those inside a root are
+        protected there like the workspace's own settings (a command may not rewrite what
+        the next session obeys)."""
         try:
             roots = guarded_roots(backend)
         except Exception:
             roots = []
-        if not roots:
-            return None
-        guards = []
-        for index, root in enumerate(roots):
-            inner = [r for r in roots if r != root and _within(r, root)]
-            guards.append(
-                CommandGuard(WorkspaceGuard(Path(root), session_dir, skip=inner, extra_root=index > 0))
-            )
-        return cls(guards)
+        guards = root_guards(roots, session_dir, settings_files)
+        return cls([CommandGuard(guard) for guard in guards]) if guards else None
 
     async def before(self, busy: bool, *, background: bool = False) -> None:
         for guard in self.guards:

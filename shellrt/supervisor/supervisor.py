@@ -57,6 +57,7 @@ class Supervisor:
         progress_interval_s: float = 0.5,
         protect: bool = True,
         quota: OutputQuota | None = None,
+        settings_files: Sequence[Path] = (),
     ) -> None:
         self.backend = backend
         #: Output bytes saved per command / per session (default: `OutputQuota.from_env`).
@@ -80,7 +81,7 @@ class Supervisor:
         self.tasks = TaskManager()
         self._closed = False
         # Nothing planted for later unsandboxed programs (hooks, rc files, settings): see protect.py.
-        self._guard = RootGuards.for_backend(backend, self.session_dir) if protect else None
+        self._guard = RootGuards.for_backend(backend, self.session_dir, settings_files) if protect else None
 
     # --- properties ------------------------------------------------------------
     @property
