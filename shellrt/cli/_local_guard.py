@@ -12,20 +12,43 @@ remove the record. Scans run inline: nothing else runs alongside.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from shellrt.supervisor._inflight import InflightRecord, orphaned_records
 from shellrt.supervisor.protect import WorkspaceGuard
+from shellrt.supervisor.protect_roots import root_guards
 
 __all__ = ["LocalGuard"]
 
 
 class LocalGuard:
-    """`before` and `after` the command, then `final` (always)."""
+    """`before` and `after` the command, then `final` (always), over every writable root
+    (``--writable DIR``: as the full path's `RootGuards`)."""
 
-    def __init__(self, workspace: Path, session_dir: Path) -> None:
-        self.guard = WorkspaceGuard(workspace, session_dir)
-        self._record = InflightRecord(workspace)
+    def __init__(self, workspace: Path, session_dir: Path, writable: Sequence[Path] = ()) -> None:
+        guards = root_guards([workspace, *writable], session_dir) or [WorkspaceGuard(workspace, session_dir)]
+        self._roots = [_RootGuard(guard) for guard in guards]
+
+    def before(self) -> None:
+        for root in self._roots:
+            root.before()
+
+    def after(self) -> list[str]:
+        """Revert what the command planted; the notes for the operator."""
+        return [note for root in self._roots for note in root.after()]
+
+    def final(self) -> None:
+        for root in self._roots:
+            root.final()
+
+
+class _RootGuard:
+    """One root's steps."""
+
+    def __init__(self, guard: WorkspaceGuard) -> None:
+        self.guard = guard
+        self._record = InflightRecord(guard.root)
         self._pending: list[str] = []
 
     def before(self) -> None:

@@ -96,7 +96,7 @@ def _run(
     session_dir = owned.path
     keep = False
     try:
-        guard = LocalGuard(workspace, session_dir)
+        guard = LocalGuard(workspace, session_dir, [Path(p).expanduser() for p in args.writable or ()])
         try:
             with own_subreaper():  # the command's orphans come to us, and die before we go on
                 code = _execute(

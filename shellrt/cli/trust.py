@@ -30,6 +30,15 @@ def register(subparsers: Any) -> None:
     sub = parser.add_subparsers(dest="trust_command", metavar="SUBCOMMAND")
     add = sub.add_parser("add", help="trust DIR's settings files as they are now")
     add.add_argument("directory", type=Path)
+    add.add_argument(
+        "--settings",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="also trust FILE, a settings file inside DIR that sessions get with --settings "
+        "(repeatable; a later `trust add` without it forgets it)",
+    )
     add.set_defaults(func=_add)
     status = sub.add_parser("status", help="show which of DIR's settings files are trusted")
     status.add_argument("directory", type=Path, nargs="?", default=Path("."))
@@ -50,15 +59,27 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _add(args: argparse.Namespace) -> int:
+    from shellrt.permissions.settings import load_settings_file
     from shellrt.permissions.trust import (
         TrustStoreError,
         record_trust,
+        settings_file_rel,
         trust_store_path,
         workspace_hook_files,
     )
 
     workspace = args.directory.resolve()
     loaded = _load_workspace_files(workspace)
+    try:
+        extra = {settings_file_rel(workspace, path): path for path in args.settings}
+    except TrustStoreError as exc:
+        print(f"shellrt trust: {exc}", file=sys.stderr)
+        return 1
+    for rel, path in extra.items():
+        loaded[rel] = load_settings_file(path, "cli", home=Path.home())
+        if not loaded[rel].exists:
+            print(f"shellrt trust: --settings {path} does not exist", file=sys.stderr)
+            return 1
     hooks = {
         rel: workspace_hook_files(workspace, [h.command for h in f.hooks])
         for rel, f in loaded.items()

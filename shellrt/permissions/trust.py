@@ -47,6 +47,7 @@ __all__ = [
     "record_trust",
     "refresh_recorded_file",
     "revoke_trust",
+    "settings_file_rel",
     "trust_store_path",
     "workspace_hook_files",
 ]
@@ -109,6 +110,8 @@ class WorkspaceTrust:
     #: Each hook command of a trusted workspace file -> its files as trusted now (checked
     #: again before every run of that hook: `CommandHookRunner`).
     hook_commands: dict[str, HookFiles] = field(default_factory=dict)
+    #: ``--settings`` files that lie inside the workspace (relative path -> the path given).
+    cli_files: dict[str, Path] = field(default_factory=dict)
 
     def is_trusted_rel(self, rel: str) -> bool:
         """Is the workspace file ``rel`` (one of `WORKSPACE_SETTINGS_FILES`) obeyed in full?"""
@@ -160,6 +163,8 @@ class WorkspaceTrust:
                 return Path(path).relative_to(workspace).as_posix()
             except ValueError:
                 return Path(path).name
+        if source == "cli":  # your own — unless it lies in the workspace, which commands rewrite
+            return self._cli_rel(Path(path))
         if source == "user":  # your own — unless your home is (inside) this workspace
             real = os.path.realpath(path)
             root = os.path.realpath(self.workspace)
@@ -169,6 +174,40 @@ class WorkspaceTrust:
                     self.untrusted.setdefault(rel, "your home directory lies inside the workspace")
                 return rel
         return None
+
+    def _cli_rel(self, path: Path) -> str | None:
+        """The workspace-relative name of a ``--settings`` file inside the workspace (None:
+        outside). Inside as written or once resolved: either way a command can rewrite what
+        is read (the file, or a symlink on its way). Such a file is judged like the
+        workspace's own: trusted by the flag, or by a store record of this very digest."""
+        root = os.path.realpath(self.workspace)
+        rel = _rel_inside(os.path.realpath(path), root)
+        if rel is None:
+            rel = _rel_inside(os.path.normpath(os.path.abspath(path)), root) or _rel_inside(
+                os.path.normpath(os.path.abspath(path)), os.path.normpath(os.path.abspath(self.workspace))
+            )
+        if rel is None or rel in self.cli_files:
+            return rel
+        self.cli_files[rel] = path
+        digest = file_digest(path)
+        self.digests[rel] = digest
+        if digest is None:
+            return rel
+        if self.flag:
+            self.trusted.add(rel)
+            return rel
+        self.store = self.store or trust_store_path()
+        recorded, problem = _recorded_files(self.store, self.workspace)
+        if problem or recorded is None:
+            self.untrusted[rel] = problem or "a --settings file inside the workspace, which is not trusted"
+        elif recorded.get(rel) is None:
+            self.untrusted[rel] = "a --settings file inside the workspace, not recorded when it was trusted"
+        elif recorded[rel] != digest:
+            self.untrusted[rel] = "file changed since the workspace was trusted"
+        else:
+            self.trusted.add(rel)
+            self.recorded_hooks[rel] = _recorded_hooks(self.store, self.workspace).get(rel)
+        return rel
 
     def notice(self, ignored: dict[str, list[str]]) -> str | None:
         """One line for stderr and the audit record; ``ignored`` maps a file to what was dropped."""
@@ -181,11 +220,12 @@ class WorkspaceTrust:
             what = f"ignored: {', '.join(dropped)}" if dropped else "nothing to ignore"
             why = self.untrusted.get(rel, "appeared after the session started")
             parts.append(f"{self.workspace / rel} ({why}; {what})")
+        given = "".join(f" --settings {self.cli_files[rel]}" for rel in names if rel in self.cli_files)
         return (
             "workspace settings are not trusted, so only their deny and ask rules apply: "
             + "; ".join(parts)
             + ". If you trust this workspace, pass --trust-workspace (this session) or run "
-            f"`shellrt trust add {self.workspace}` (remembered until a file changes)."
+            f"`shellrt trust add {self.workspace}{given}` (remembered until a file changes)."
         )
 
     def describe(self) -> dict[str, Any]:
@@ -260,8 +300,8 @@ def record_trust(
     data = _load_for_update(store)
     if digests is None:
         files = {rel: file_digest(workspace / rel) for rel in WORKSPACE_SETTINGS_FILES}
-    else:
-        files = {rel: digests.get(rel) for rel in WORKSPACE_SETTINGS_FILES}
+    else:  # the workspace's own files, and any ``--settings`` file inside it (`settings_file_rel`)
+        files = {rel: digests.get(rel) for rel in (*WORKSPACE_SETTINGS_FILES, *digests)}
     if hooks is None:
         hooks = _hooks_of_files(workspace)
     data["workspaces"][str(workspace)] = {
@@ -271,6 +311,21 @@ def record_trust(
     }
     _write(store, data)
     return files
+
+
+def settings_file_rel(workspace: Path, path: Path) -> str:
+    """The name a ``--settings`` file inside ``workspace`` is recorded under (`record_trust`).
+
+    Raises `TrustStoreError` when it does not lie inside the workspace (the operator's own
+    files outside it need no trust)."""
+    root = os.path.realpath(workspace)
+    rel = _rel_inside(os.path.realpath(path), root)
+    if rel is None:
+        raise TrustStoreError(
+            f"{path} does not lie inside {root}: a settings file outside the workspace is the "
+            "operator's own and always obeyed; pass only --settings files that lie inside it"
+        )
+    return rel
 
 
 def workspace_hook_files(workspace: Path, hook_commands: Sequence[str]) -> HookFiles:
@@ -437,6 +492,12 @@ def _write(store: Path, data: dict[str, Any]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _rel_inside(path: str, root: str) -> str | None:
+    """``path`` relative to ``root`` when strictly below it, else None (both absolute, normalised)."""
+    prefix = root.rstrip("/") + "/"
+    return path[len(prefix) :] if path.startswith(prefix) and len(path) > len(prefix) else None
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -257,11 +257,11 @@ def workspace_trust_check(trust: Any, workspace: Path) -> TrustCheck:
     def check(source: str, file: Path | None) -> bool:
         if trust is None:
             return _default_trust(source, file)
-        if source in ("local", "project") or (source == "user" and file is not None):
+        if source in ("local", "project") or (source in ("user", "cli") and file is not None):
             rel = trust.settings_rel(file, source, workspace) if file is not None else None
             if rel is not None:
                 return bool(trust.is_trusted_rel(rel))
-            if source != "user":
+            if source not in ("user", "cli"):
                 return False
         return source in TRUSTED_SANDBOX_SOURCES
 

@@ -197,6 +197,7 @@ class Runtime:
         self.diagnostics: list[str] = []
         self._settings = dict(settings or {})
         extra_roots: tuple[Path, ...] = ()
+        self._given_settings = [Path(p) for p in settings_files]
         self.governance: Any = None
         if gate is None and hooks is None and use_settings:
             from shellrt.permissions import build_governance
@@ -293,7 +294,12 @@ class Runtime:
         for warning in warnings:
             log.warning("%s", warning)
         self.supervisor = await self._stack.enter_async_context(
-            Supervisor(self.backend, session_dir=self.session_dir)
+            Supervisor(
+                self.backend,
+                session_dir=self.session_dir,
+                # --settings files in a writable root: protected like the workspace's own.
+                settings_files=self._given_settings,
+            )
         )
         # Background tasks persist in tasks.json as they change; a watcher notes each one's end.
         from shellrt.runtime.task_registry import TaskRegistry

@@ -156,10 +156,29 @@ class _Scan:
 class WorkspaceGuard:
     """Watches one workspace tree for planted start-up, settings, hook and git-config files."""
 
-    def __init__(self, root: Path, session_dir: Path, *, use_inotify: bool = True) -> None:
+    def __init__(
+        self,
+        root: Path,
+        session_dir: Path,
+        *,
+        use_inotify: bool = True,
+        skip: Iterable[str] = (),
+        extra_root: bool = False,
+        settings_files: Iterable[str] = (),
+    ) -> None:
         self.root = Path(root)
+        #: The operator's ``--settings`` files in this tree (full paths as the walk spells them):
+        #: protected like the workspace's own settings, restored when deleted.
+        self._settings_files = frozenset(settings_files)
+        #: Subtrees another guard of the session watches (a workspace inside an extra root).
+        self._skip = frozenset(skip)
+        #: Another writable root than the workspace: notes name its paths in full.
+        self.extra_root = extra_root
         self.session_dir = Path(session_dir)
         self.quarantine_dir = self.session_dir / "quarantine"
+        if extra_root:  # its own numbering: a subdirectory per root
+            tag = hashlib.sha256(os.fsencode(str(root))).hexdigest()[:12]
+            self.quarantine_dir = self.quarantine_dir / f"root-{tag}"
         self._dirs: dict[str, _Dir] = {}
         self._files: dict[str, _File] = {}
         #: Every protected path of the tree as of the last check (path -> kind).
@@ -326,7 +345,7 @@ class WorkspaceGuard:
             self._narrow(widened, out, "directories")
         unlocked, self._unlocked = self._unlocked, []
         if revert and unlocked:
-            shown = ", ".join(os.path.relpath(p, self.root) for p in unlocked[:5])
+            shown = ", ".join(self._shown(p) for p in unlocked[:5])
             out.notes.append(
                 f"[shellrt] reverted: {out.culprit} made workspace directories unreadable ({shown}); "
                 "their owner may read them again, so what they hold is checked like the rest."
@@ -460,6 +479,7 @@ class WorkspaceGuard:
                 or n in editor
                 or _redirects(n, is_link, is_gitdir)
                 or (home_rel is not None and self._home.protects(home_rel, n, is_link))
+                or (self._settings_files and f"{path}/{n}" in self._settings_files)
             ):
                 kind = "file"
             if kind:
@@ -467,6 +487,7 @@ class WorkspaceGuard:
         children = tuple(
             (f"{path}/{sub}", (in_settings or sub in _SETTINGS_DIRS, is_gitdir and sub == "hooks"))
             for sub in subdirs
+            if not self._skip or f"{path}/{sub}" not in self._skip
         )
         if self._watch is not None and not self._watch.add(path):
             self._stop_watching()  # e.g. the user's inotify watch limit: full scans from now on
@@ -591,7 +612,7 @@ class WorkspaceGuard:
                         except OSError:
                             pass
                     os.fchmod(fd, stat.S_IMODE(st.st_mode) & ~drop)
-                    done.append(os.path.relpath(path, self.root))
+                    done.append(self._shown(path))
                     entry = self._files.get(path)
                     if entry is not None:
                         entry.mode &= ~(drop | _ACL)
@@ -610,11 +631,17 @@ class WorkspaceGuard:
         )
         out.records.append({"event": "protected_path_narrowed", "paths": done[:50], "what": what})
 
+    def _shown(self, path: str) -> str:
+        """``path`` as notes name it: relative to the workspace, in full in another root."""
+        return path if self.extra_root else os.path.relpath(path, self.root)
+
     def _revert(self, path: str, dir_fd: int, name: str, kind: str, old: _File | None, out: _Scan) -> None:
         """Quarantine ``name`` in ``dir_fd`` (the anchored parent of ``path``) and put back ``old``."""
         rel = os.path.relpath(path, self.root)
         self._seq += 1
         target = self.quarantine_dir / str(self._seq) / rel
+        if self.extra_root:
+            rel = path  # another writable root: a relative path would read as the workspace's
         action = "created" if old is None else "changed"
         try:
             try:
@@ -666,8 +693,10 @@ class WorkspaceGuard:
     def _restore_deleted_settings(self, path: str, old: _File, out: _Scan) -> None:
         """The workspace's own settings files carry deny rules: a command may not delete them."""
         rel = os.path.relpath(path, self.root)
-        if rel not in ROOT_SETTINGS_FILES or old.snapshot is None or old.is_link:
+        own = path in self._settings_files or (not self.extra_root and rel in ROOT_SETTINGS_FILES)
+        if not own or old.snapshot is None or old.is_link:
             return
+        rel = self._shown(path)
         try:
             dir_fd, name = make_parent(self.root, path)
             try:

@@ -26,7 +26,7 @@ from shellrt.supervisor.env import base_env, command_env
 from shellrt.supervisor.errors import SupervisorClosedError
 from shellrt.supervisor.execution import Execution
 from shellrt.supervisor.models import BackgroundTask, CommandResult, ProgressEvent
-from shellrt.supervisor.protect import CommandGuard
+from shellrt.supervisor.protect_roots import RootGuards
 from shellrt.supervisor.shells import Shell, shell_argv
 from shellrt.supervisor.spool import OutputQuota, OutputSpool, SpoolFiles
 from shellrt.supervisor.tasks import TaskManager
@@ -57,6 +57,7 @@ class Supervisor:
         progress_interval_s: float = 0.5,
         protect: bool = True,
         quota: OutputQuota | None = None,
+        settings_files: Sequence[Path] = (),
     ) -> None:
         self.backend = backend
         #: Output bytes saved per command / per session (default: `OutputQuota.from_env`).
@@ -80,7 +81,7 @@ class Supervisor:
         self.tasks = TaskManager()
         self._closed = False
         # Nothing planted for later unsandboxed programs (hooks, rc files, settings): see protect.py.
-        self._guard = CommandGuard.for_backend(backend, self.session_dir) if protect else None
+        self._guard = RootGuards.for_backend(backend, self.session_dir, settings_files) if protect else None
 
     # --- properties ------------------------------------------------------------
     @property
@@ -308,7 +309,7 @@ class Supervisor:
     def accept_protected(self, path: Path) -> None:
         """Keep ``path`` as it is: shellrt or the operator (not a command) wrote it (protect.py)."""
         if self._guard is not None:
-            self._guard.guard.accept_file(path)
+            self._guard.accept_file(path)
 
     # --- internals -------------------------------------------------------------
     async def _start_dir(
