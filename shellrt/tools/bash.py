@@ -47,6 +47,7 @@ from shellrt.supervisor import (
 )
 from shellrt.tools._bashparts import command_parts as _command_parts
 from shellrt.tools._bashparts import git_reads_only, runs_host_git
+from shellrt.tools._pathfree import memoised_parts
 from shellrt.tools._paths import is_sensitive, rule_path_resolver
 
 __all__ = ["Bash", "BashInput", "BashOutput", "ShellTool", "bash_output", "format_output", "output_is_error"]
@@ -214,7 +215,10 @@ class ShellTool(Tool[BashInput, BashOutput]):
             a = self.analysis(tool_input)
             parts = None
             if a is not None and a.parse_ok:
-                parts = _command_parts(a, cwd, lambda p: _inside(p, roots), to_host=to_host)
+                analysed = a
+                parts = memoised_parts(
+                    a, lambda: _command_parts(analysed, cwd, lambda p: _inside(p, roots), to_host=to_host)
+                )
         judged = _Judgement(key, roots, to_host, cwd, parts)
         private = tool_input.__pydantic_private__
         if private is not None:
