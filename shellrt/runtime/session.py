@@ -751,7 +751,7 @@ class Runtime:
 
     def _transcribe(self, entry: dict[str, Any]) -> None:
         # ASCII: a lone surrogate (a file name that is not UTF-8) is escaped, never an encode error.
-        line = json.dumps({"ts": time.time(), **entry}, ensure_ascii=True, default=str) + "\n"
+        line = _TRANSCRIPT_LINE({"ts": time.time(), **entry}) + "\n"
         try:
             self._transcript.append(line.encode())
         except OSError as exc:  # a full disk must not fail the call; say so once per failure
@@ -768,6 +768,11 @@ class Runtime:
 
     def _persistence_exempt(self) -> frozenset[str]:
         return frozenset(t.name for t in self.registry.all_tools() if t.max_result_chars is None)
+
+
+#: A transcript line's JSON (what ``json.dumps(..., ensure_ascii=True, default=str)`` makes),
+#: with one encoder for the session instead of a new one per line (two lines per call).
+_TRANSCRIPT_LINE = json.JSONEncoder(ensure_ascii=True, default=str).encode
 
 
 class _RecordingExecutor(CallExecutor):
