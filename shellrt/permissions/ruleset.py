@@ -40,6 +40,8 @@ class RuleSet:
         return self.managed_only and rule.kind == "allow" and rule.origin.source != "managed"
 
     def of_kind(self, kind: RuleKind) -> list[PermissionRule]:
+        if not self.rules:
+            return []  # a session without rules: the engine asks this a dozen times per decision
         return [r for r in self.effective() if r.kind == kind]
 
     def tool_wide(self, kind: RuleKind, tool_name: str) -> PermissionRule | None:

@@ -188,12 +188,7 @@ class Tool(Generic[InputT, OutputT], metaclass=ToolMeta):
 
     def render_result(self, output: OutputT) -> str:
         """Rich rendering of the result for a person (may be longer than the model's view)."""
-        content = self.to_model_content(output)
-        return (
-            content
-            if isinstance(content, str)
-            else "\n".join(getattr(b, "text", f"[{b.type}]") for b in content)
-        )
+        return rendered_content(self.to_model_content(output))
 
     # --- governance -------------------------------------------------------------
     def permission_subject(self, tool_input: InputT) -> PermissionSubject:
@@ -209,6 +204,14 @@ class Tool(Generic[InputT, OutputT], metaclass=ToolMeta):
     def audit_text(self, output: OutputT) -> str:
         """What the transcript records and search indexes."""
         return self.render_result(output)
+
+
+def rendered_content(content: str | list[ContentBlock]) -> str:
+    """The default person-facing text of model content (`Tool.render_result`): blocks as text,
+    a non-text block as ``[type]``."""
+    return (
+        content if isinstance(content, str) else "\n".join(getattr(b, "text", f"[{b.type}]") for b in content)
+    )
 
 
 def _simplify_optionals(schema: dict[str, Any]) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from shellrt.protocol import (
     error_envelope,
 )
 from shellrt.protocol.results import persist_block
+from shellrt.protocol.tool import rendered_content
 from shellrt.runtime.input_rewrites import PreHooked, authorize_rewrites
 from shellrt.runtime.observed_paths import resolve_observed_paths
 from shellrt.runtime.registry import ToolRegistry
@@ -365,6 +366,7 @@ class CallExecutor:
         ctx: ToolContext,
     ) -> ResultEnvelope:
         content: str | list[ContentBlock] = tool.to_model_content(data)
+        ui, audit = _person_faces(tool, data, content)
         if not content or (isinstance(content, str) and not content.strip()):
             content = empty_output_text(tool.name)
         if extra_context:
@@ -379,8 +381,8 @@ class CallExecutor:
             tool_use_id=tool_use_id,
             tool_name=tool.name,
             model=ToolResultBlock(tool_use_id=tool_use_id, content=content, is_error=is_error),
-            ui=tool.render_result(data),
-            audit=tool.audit_text(data),
+            ui=ui,
+            audit=audit,
             total_chars=len(text),
             exit_code=_exit_code(data),
         )
@@ -414,6 +416,16 @@ def _surface(outcome: CallOutcome) -> None:
             file=sys.stderr,
             flush=True,
         )
+
+
+def _person_faces(tool: Tool[Any, Any], data: Any, content: str | list[ContentBlock]) -> tuple[str, str]:
+    """(UI text, audit text) of a result. A tool that keeps `Tool`'s own renderings gets them
+    from the model content it already made (they would make it twice more: render_result from
+    to_model_content, audit_text from render_result)."""
+    kind = type(tool)
+    ui = rendered_content(content) if kind.render_result is Tool.render_result else tool.render_result(data)
+    audit = ui if kind.audit_text is Tool.audit_text else tool.audit_text(data)
+    return ui, audit
 
 
 def _exit_code(data: Any) -> int | None:

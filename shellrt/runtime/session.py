@@ -517,7 +517,10 @@ class Runtime:
         self, blocks: Sequence[ToolUseBlock], *, interrupted: bool = False
     ) -> list[ResultEnvelope]:
         """Run blocks; return full envelopes (model, UI and audit faces)."""
-        results = [e async for e in self.stream(blocks, interrupted=interrupted)]
+        if len(blocks) == 1 and self._replay(blocks[0]) is None:
+            results = [await self._run_alone(blocks[0], interrupted=interrupted)]
+        else:
+            results = [e async for e in self.stream(blocks, interrupted=interrupted)]
         if sum(model_chars(e) for e in results) <= self.message_budget_chars:
             return results  # within budget: nothing to persist (and no need to ask every tool)
         return apply_message_budget(
@@ -532,6 +535,9 @@ class Runtime:
         Calls with a recorded result are answered from it; the others run
         (none does when ``interrupted``: the message was interrupted before it started).
         """
+        if len(blocks) == 1 and self._replay(blocks[0]) is None:
+            yield await self._run_alone(blocks[0], interrupted=interrupted)
+            return
         ctx = self._fresh_context()
         if interrupted:
             ctx.abort.set()
@@ -548,27 +554,39 @@ class Runtime:
             # Nothing runs: still a checkpoint, so a caller looping on resent calls can be
             # cancelled and lets the event loop's other tasks run.
             await anyio.lowlevel.checkpoint()
-        if len(blocks) == 1 and replays[0] is None:
-            # The common message: one call, run in this task (no scheduling to do).
-            started = time.monotonic()
-            envelope = await run_single(self._executor, ctx, blocks[0], self._interrupts)
-            yield self._finish(blocks[0], envelope, started, replayed=False)
-        else:
-            async with StreamingExecution(self._executor, ctx, interrupts=self._interrupts) as stream:
+        async with StreamingExecution(self._executor, ctx, interrupts=self._interrupts) as stream:
+            for block, replay in zip(blocks, replays, strict=True):
+                if replay is None:
+                    stream.add(block)
+            stream.close()
+            # Closed here, not left to the garbage collector: asyncio finalizes an unfinished
+            # async generator through call_soon_threadsafe (a self-pipe write and an extra wake-up).
+            async with aclosing(stream.results()) as fresh:
+                started = time.monotonic()
                 for block, replay in zip(blocks, replays, strict=True):
-                    if replay is None:
-                        stream.add(block)
-                stream.close()
-                # Closed here, not left to the garbage collector: asyncio finalizes an unfinished
-                # async generator through call_soon_threadsafe (a self-pipe write and an extra wake-up).
-                async with aclosing(stream.results()) as fresh:
-                    started = time.monotonic()
-                    for block, replay in zip(blocks, replays, strict=True):
-                        if replay is not None:
-                            yield self._finish(block, replay, started, replayed=True)
-                        else:
-                            yield self._finish(block, await anext(fresh), started, replayed=False)
+                    if replay is not None:
+                        yield self._finish(block, replay, started, replayed=True)
+                    else:
+                        yield self._finish(block, await anext(fresh), started, replayed=False)
         self._save_state()
+
+    async def _run_alone(self, block: ToolUseBlock, *, interrupted: bool) -> ResultEnvelope:
+        """The common message: one call with no recorded result, run in this task -- what
+        `stream` does for it (no scheduling to do), as one coroutine: `run_envelopes` then
+        makes no async generator per message."""
+        ctx = self._fresh_context()
+        if interrupted:
+            ctx.abort.set()
+        assert self._executor is not None and self._interrupts is not None
+        # Written before the call runs (see `stream`): a reopened session knows it may have run.
+        self._transcribe(
+            {"type": "start", "tool_use_id": block.id, "tool_name": block.name, "input": block.input}
+        )
+        started = time.monotonic()
+        envelope = await run_single(self._executor, ctx, block, self._interrupts)
+        finished = self._finish(block, envelope, started, replayed=False)
+        self._save_state()
+        return finished
 
     def _fresh_context(self) -> ToolContext:
         """The session context for a new message: an abort event an earlier interrupt set is replaced."""
@@ -757,7 +775,7 @@ class Runtime:
 
     def _transcribe(self, entry: dict[str, Any]) -> None:
         # ASCII: a lone surrogate (a file name that is not UTF-8) is escaped, never an encode error.
-        line = json.dumps({"ts": time.time(), **entry}, ensure_ascii=True, default=str) + "\n"
+        line = _TRANSCRIPT_LINE({"ts": time.time(), **entry}) + "\n"
         try:
             self._transcript.append(line.encode())
         except OSError as exc:  # a full disk must not fail the call; say so once per failure
@@ -774,6 +792,11 @@ class Runtime:
 
     def _persistence_exempt(self) -> frozenset[str]:
         return frozenset(t.name for t in self.registry.all_tools() if t.max_result_chars is None)
+
+
+#: A transcript line's JSON (what ``json.dumps(..., ensure_ascii=True, default=str)`` makes),
+#: with one encoder for the session instead of a new one per line (two lines per call).
+_TRANSCRIPT_LINE = json.JSONEncoder(ensure_ascii=True, default=str).encode
 
 
 class _RecordingExecutor(CallExecutor):

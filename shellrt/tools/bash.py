@@ -47,6 +47,7 @@ from shellrt.supervisor import (
 )
 from shellrt.tools._bashparts import command_parts as _command_parts
 from shellrt.tools._bashparts import git_reads_only, runs_host_git
+from shellrt.tools._pathfree import memoised_parts
 from shellrt.tools._paths import is_sensitive, rule_path_resolver
 
 __all__ = ["Bash", "BashInput", "BashOutput", "ShellTool", "bash_output", "format_output", "output_is_error"]
@@ -122,6 +123,29 @@ def _analyze(command: str, shell: Shell) -> CommandAnalysis:
     return analyze(command, shell)
 
 
+def _subject(a: CommandAnalysis, command: str) -> PermissionSubject:
+    """What rules match for ``command``: the subcommands of its analysis ``a``. Made once per
+    analysis (itself made once per command text); the subject is frozen, so calls share it."""
+    found = _subjects.get(id(a))
+    if found is not None and found[0] is a and found[1] == command:
+        return found[2]
+    commands = tuple(s.text for s in a.subcommands) or (command,)
+    subject = PermissionSubject(commands=commands, access="execute", incomplete=not a.parse_ok)
+    if len(_subjects) >= 256:
+        _subjects.clear()
+    _subjects[id(a)] = (a, command, subject)
+    return subject
+
+
+#: id(analysis) -> (the analysis, the command, its subject); the analysis is kept, so its id
+#: cannot be reused by another object while the entry lives.
+_subjects: dict[int, tuple[CommandAnalysis, str, PermissionSubject]] = {}
+
+
+#: The tool's own allow for a read-only command inside the workspace (frozen: one for every call).
+_READ_ONLY_INSIDE = PermissionResult.allow("read-only command inside the workspace")
+
+
 class ShellTool(Tool[BashInput, BashOutput]):
     """Shared body of Bash and PowerShell: validation, execution and the model result."""
 
@@ -154,8 +178,7 @@ class ShellTool(Tool[BashInput, BashOutput]):
         a = self.analysis(tool_input)
         if a is None:
             return PermissionSubject(commands=(tool_input.command,), access="execute", incomplete=True)
-        commands = tuple(s.text for s in a.subcommands) or (tool_input.command,)
-        return PermissionSubject(commands=commands, access="execute", incomplete=not a.parse_ok)
+        return _subject(a, tool_input.command)
 
     def classifier_input(self, tool_input: BashInput) -> str:
         return tool_input.command
@@ -214,7 +237,10 @@ class ShellTool(Tool[BashInput, BashOutput]):
             a = self.analysis(tool_input)
             parts = None
             if a is not None and a.parse_ok:
-                parts = _command_parts(a, cwd, lambda p: _inside(p, roots), to_host=to_host)
+                analysed = a
+                parts = memoised_parts(
+                    a, lambda: _command_parts(analysed, cwd, lambda p: _inside(p, roots), to_host=to_host)
+                )
         judged = _Judgement(key, roots, to_host, cwd, parts)
         private = tool_input.__pydantic_private__
         if private is not None:
@@ -259,7 +285,7 @@ class ShellTool(Tool[BashInput, BashOutput]):
         blocked = [p for p in parts if not p.read_only]
         if blocked:
             return PermissionResult.ask(f"Read-only, but {blocked[0].text!r}: {blocked[0].why_not}.")
-        return PermissionResult.allow("read-only command inside the workspace")
+        return _READ_ONLY_INSIDE
 
     # --- execution --------------------------------------------------------------------
     def may_change_cwd(self, tool_input: BashInput) -> bool:
