@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import array
 import contextlib
-import errno
 import marshal
 import os
 import select
@@ -58,8 +57,6 @@ _START_TIMEOUT_S = 15.0
 _REPLY_TIMEOUT_S = 15.0
 #: After a command's pidfd says it exited, how long its status may take to arrive.
 _STATUS_TIMEOUT_S = 2.0
-#: How many spares that died before use one start may meet before it gives up on the reaper.
-_SPARE_TRIES = 5
 
 #: The reaper: fd 0 is its socket to the owner. See the module docstring.
 _REAPER = r"""
@@ -80,12 +77,21 @@ signal.set_wakeup_fd(wake_w)
 signal.signal(signal.SIGCHLD, lambda *_: None)
 signal.signal(signal.SIGTERM, lambda *_: None)
 ME = os.getpid()
-roots = set()  # the spare and every command: never killed while the session is idle
-spare = None  # (pid, read end of a pipe only the spare holds: EOF = it exec'd or died)
+CHILDREN = "/proc/%d/task/%d/children" % (ME, ME)
+roots = set()  # the commands: never killed while the session is idle
+# CPython 3.11's vfork+exec, as `sandbox._spawn` uses it: Popen's system calls without its Python
+# (~100k instructions per start); any other version goes through Popen.
+if sys.implementation.name == "cpython" and sys.version_info[:2] == (3, 11):
+    from _posixsubprocess import fork_exec
+else:
+    fork_exec = None
 def children():
     try:
-        with open("/proc/%d/task/%d/children" % (ME, ME)) as f:
-            return [int(p) for p in f.read().split()]
+        fd = os.open(CHILDREN, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            return [int(p) for p in os.read(fd, 1 << 20).split()]
+        finally:
+            os.close(fd)
     except OSError:
         found = []
         for e in os.listdir("/proc"):
@@ -127,151 +133,111 @@ def sweep(everything):
                 reaped(*os.waitpid(p, 0))
             except ChildProcessError:
                 pass
-def serve(conn, told):
-    # The spare: a new session with nothing open but /dev/null, its socket and `told`, waiting for
-    # one command from the owner. It sets up the command's stdio and cwd and execs it; a failure
-    # goes to the owner's error pipe (close-on-exec: EOF there means the exec succeeded).
-    signal.set_wakeup_fd(-1)
-    for s in (signal.SIGCHLD, signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ):
-        signal.signal(s, signal.SIG_DFL)  # as Popen's restore_signals: what Python ignores, commands must not
-    os.setsid()
-    null = os.open("/dev/null", os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    keep = sorted({conn, told})
-    os.closerange(3, keep[0])
-    os.closerange(keep[0] + 1, keep[1])
-    os.closerange(keep[1] + 1, 1 << 20)
-    try:
-        data, anc, _, _ = socket.socket(fileno=conn).recvmsg(65536, socket.CMSG_SPACE(8 * 4), socket.MSG_CMSG_CLOEXEC)
-    except OSError:
-        os._exit(0)
-    fds = array.array("i")
-    for level, kind, raw in anc:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            fds.frombytes(raw[: len(raw) - len(raw) % fds.itemsize])
-    if not data or len(fds) < 3:
-        os._exit(0)  # the owner let go of this spare
-    err = fds[0]
-    try:
-        req = marshal.loads(data)
-        if req.get("memfd"):
-            with os.fdopen(fds[-1], "rb") as f:
-                req = marshal.loads(f.read())
-        os.dup2(fds[1], 0)
-        os.dup2(fds[2], 1)
-        os.dup2(fds[3] if req["err"] else fds[2], 2)
-        if req["cwd"] is not None:
-            os.chdir(req["cwd"])
-        if req["exe"] is not None:
-            os.execve(req["exe"], req["argv"], req["env"])
-        os.execvpe(req["argv"][0], req["argv"], req["env"])
-    except BaseException as exc:
-        report = (getattr(exc, "errno", None) or 22, getattr(exc, "strerror", None) or str(exc), str(getattr(exc, "filename", None) or ""))
-        try:
-            os.write(err, marshal.dumps(report))
-        except OSError:
-            pass
-    os._exit(127)
-def fork_spare():
-    global spare
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    told_r, told_w = os.pipe2(os.O_CLOEXEC)
-    try:
-        pid = os.fork()
-    except OSError as exc:
-        for fd in (told_r, told_w):
-            os.close(fd)
-        ours.close(); theirs.close()
-        return exc
-    if pid == 0:
-        try:
-            serve(theirs.detach(), told_w)
-        finally:
-            os._exit(127)
-    theirs.close()
-    os.close(told_w)
-    roots.add(pid)
-    spare = (pid, told_r)
-    try:
-        pidfd = os.pidfd_open(pid)
-    except OSError:
-        pass  # the spare is already gone: `told` says so and another is forked
+def start(argv, exe, env, cwd, stdin, stdout, stderr):
+    # Popen(argv, executable=exe, env=env, cwd=cwd, start_new_session=True, close_fds=True)'s pid.
+    if fork_exec is None:
+        import subprocess
+        return subprocess.Popen(argv, executable=exe, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd,
+                                env=env, start_new_session=True, close_fds=True).pid
+    program = exe or argv[0]
+    if os.path.dirname(program):
+        candidates = (os.fsencode(program),)
     else:
-        send({"spare": pid}, [pidfd, ours.fileno()])
-        os.close(pidfd)
-    ours.close()
-    poller.register(told_r, select.POLLIN)
-    return None
-def used():
-    # The spare exec'd (it is a command now) or died: fork the next one now, while the command
-    # runs and the owner waits for it (a fork failure is tried again `RETRY_S` later).
-    global spare
-    if spare is not None:
-        poller.unregister(spare[1])
-        os.close(spare[1])
-        spare = None
-        refill()
-def refill():
-    global due, failed
-    due = None
-    exc = fork_spare()
-    if exc is not None:
-        due = time.monotonic() + RETRY_S
-        if not failed:
-            send({"nospare": exc.errno or 11, "error": exc.strerror or str(exc)})
-    failed = exc is not None
-def spare_used():
-    if spare is None:
-        return False
-    p = select.poll()
-    p.register(spare[1], select.POLLIN)
-    return bool(p.poll(0))
-RETRY_S = 0.1
+        candidates = tuple(os.path.join(os.fsencode(d), os.fsencode(program)) for d in os.get_exec_path(env))
+    env_list = []
+    for k, v in env.items():
+        k = os.fsencode(k)
+        if b"=" in k:
+            raise ValueError("illegal environment variable name")
+        env_list.append(k + b"=" + os.fsencode(v))
+    err_r, err_w = os.pipe2(os.O_CLOEXEC)
+    try:
+        pid = fork_exec(argv, candidates, True, (err_w,), cwd, env_list, stdin, -1, -1, stdout, -1, stderr,
+                        err_r, err_w, True, True, -1, None, None, None, -1, None, True)
+    except BaseException:
+        os.close(err_r)
+        raise
+    finally:
+        os.close(err_w)
+    try:
+        report = b""
+        while chunk := os.read(err_r, 50000):
+            report += chunk
+            if len(report) > 50000:
+                break
+    finally:
+        os.close(err_r)
+    if not report:
+        return pid
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+    kind, _, rest = report.partition(b":")
+    code, _, why = rest.partition(b":")
+    try:
+        code = int(code, 16)
+    except ValueError:
+        code = 0
+    if kind != b"OSError" or not code:
+        raise OSError(5, "the child failed before exec: " + report[:200].decode(errors="replace"))
+    raise OSError(code, os.strerror(code), cwd if why == b"noexec" else program)
+def spawn(req, fds):
+    try:
+        if req.get("memfd"):
+            with os.fdopen(fds.pop(), "rb") as f:
+                req = marshal.loads(f.read())
+        pid = start(req["argv"], req["exe"], req["env"], req["cwd"], fds[0], fds[1], fds[2] if len(fds) > 2 else fds[1])
+    except (OSError, ValueError) as exc:
+        send({"error": getattr(exc, "strerror", None) or str(exc), "errno": getattr(exc, "errno", None) or 22,
+              "filename": str(getattr(exc, "filename", None) or "")})
+        return
+    finally:
+        for fd in fds:
+            os.close(fd)
+    roots.add(pid)
+    pidfd = os.pidfd_open(pid)
+    send({"pid": pid}, [pidfd])
+    os.close(pidfd)
+send({"ready": ME})
 poller = select.poll()
 poller.register(sock.fileno(), select.POLLIN)
 poller.register(wake_r, select.POLLIN)
-failed = False
-due = None
-send({"ready": ME})
-refill()
 while True:
     try:
-        events = poller.poll(None if due is None else max(0, int((due - time.monotonic()) * 1000 + 1)))
+        events = poller.poll()
     except InterruptedError:
         continue
     for fd, _ in events:
-        if spare is not None and fd == spare[1]:
-            used()
-        elif fd == wake_r:
+        if fd == wake_r:
             try:
                 while os.read(wake_r, 4096):
                     pass
             except BlockingIOError:
                 pass
             reap()
-            if spare_used():  # seen before the idle test: a fresh command may already have forked
-                used()
-            if not roots - {spare[0] if spare else 0}:
+            if not roots:
                 sweep(False)
-        elif fd == sock.fileno():
-            try:
-                data, anc, _, _ = sock.recvmsg(65536, socket.CMSG_SPACE(8 * 4), socket.MSG_CMSG_CLOEXEC)
-            except OSError:
-                data, anc = b"", []
-            for level, kind, raw in anc:
-                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                    a = array.array("i")
-                    a.frombytes(raw[: len(raw) - len(raw) % a.itemsize])
-                    for fd2 in a:
-                        os.close(fd2)
-            if not data:
-                sweep(True)
-                sys.exit(0)
-            if spare is None:  # the owner waits for a spare: try the failed fork again now
-                refill()
-    if due is not None and time.monotonic() >= due:
-        refill()
+            continue
+        try:
+            data, anc, _, _ = sock.recvmsg(65536, socket.CMSG_SPACE(8 * 4), socket.MSG_CMSG_CLOEXEC)
+        except OSError:
+            data = b""
+        fds = []
+        for level, kind, raw in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                a = array.array("i")
+                a.frombytes(raw[: len(raw) - len(raw) % a.itemsize])
+                fds += list(a)
+        if not data:
+            sweep(True)
+            sys.exit(0)
+        req = marshal.loads(data)
+        if req.get("kind") == "spawn":
+            spawn(req, fds)
+        else:
+            for fd in fds:
+                os.close(fd)
 """
 
 
@@ -285,20 +251,6 @@ def _readable(fd: int, timeout_s: float) -> bool:
 
 class ReaperError(Exception):
     """The reaper could not start or stopped answering (the caller starts commands itself then)."""
-
-
-class _Spare:
-    """A child the reaper forked ahead of time, waiting on its socket for one command to exec."""
-
-    def __init__(self, pid: int, pidfd: int, sock: int) -> None:
-        self.pid = pid
-        self.pidfd = pidfd
-        self.sock = socket.socket(fileno=sock)
-
-    def discard(self) -> None:
-        """Let the spare go (it exits when its socket ends; the reaper kills it at close anyway)."""
-        self.sock.close()
-        os.close(self.pidfd)
 
 
 class Reaper:
@@ -329,20 +281,16 @@ class Reaper:
         self._ready = False
         #: pid -> exit code of commands whose end was read while waiting for something else.
         self._ended: dict[int, int] = {}
-        #: Children whose end nobody will ask for (spares let go, commands that failed to exec).
+        #: Commands whose exit code was read from their zombie: their report is dropped when it comes.
         self._dropped: set[int] = set()
-        self._spares: list[_Spare] = []
-        #: The errno of the reaper's last failed fork of a spare, until a spare comes again.
-        self._no_spare: tuple[int, str] | None = None
         self.closed = False
 
     @property
     def pid(self) -> int:
         return self._proc.pid
 
-    def _receive(self, timeout_s: float) -> dict[str, object]:
-        """One message; exits and spares are filed (`_file`). `ReaperError` when none comes in time
-        or the socket ended."""
+    def _receive(self, timeout_s: float) -> tuple[dict[str, object], list[int]]:
+        """One message (with the fds it carries); `ReaperError` when none comes in time or the socket ended."""
         if not _readable(self._sock.fileno(), timeout_s):
             raise ReaperError(f"the session's reaper did not answer within {timeout_s:g}s")
         try:
@@ -360,27 +308,24 @@ class Reaper:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                 fds.frombytes(raw[: len(raw) - len(raw) % fds.itemsize])
         message = marshal.loads(data)
-        message = message if isinstance(message, dict) else {}
-        self._file(message, list(fds))
-        return message
+        return (message if isinstance(message, dict) else {}), list(fds)
 
-    def _file(self, message: dict[str, object], fds: list[int]) -> None:
-        """Keep what a message brings: a command's exit code, or a new spare with its pidfd and socket."""
-        pid, code, spare = message.get("exit"), message.get("code"), message.get("spare")
-        if isinstance(pid, int) and isinstance(code, int):
-            if pid in self._dropped:
-                self._dropped.discard(pid)
-            else:
-                self._ended[pid] = code
-        elif isinstance(spare, int) and len(fds) == 2:
-            self._spares.append(_Spare(spare, fds[0], fds[1]))
-            self._no_spare = None
-            return
-        elif "nospare" in message:
-            code = message["nospare"]
-            self._no_spare = (code if isinstance(code, int) else errno.EAGAIN, str(message.get("error", "")))
-        for fd in fds:
-            os.close(fd)
+    def _reply(self) -> tuple[dict[str, object], list[int]]:
+        """The next message that is not a command's end (those are kept for `status`)."""
+        while True:
+            message, fds = self._receive(_REPLY_TIMEOUT_S)
+            pid, code = message.get("exit"), message.get("code")
+            if isinstance(pid, int) and isinstance(code, int):
+                self._file_exit(pid, code)
+                continue
+            return message, fds
+
+    def _file_exit(self, pid: int, code: int) -> None:
+        """Keep a command's exit code for `status`, unless nobody will ask (its zombie told it)."""
+        if pid in self._dropped:
+            self._dropped.discard(pid)
+        else:
+            self._ended[pid] = code
 
     def wait_ready(self) -> None:
         """Block until the reaper runs as a subreaper (`ReaperError` if it cannot); call it off the event loop."""
@@ -392,28 +337,11 @@ class Reaper:
             return
         if self.closed:
             raise ReaperError("the session's reaper is closed")
-        message = self._receive(_START_TIMEOUT_S)
+        message, _ = self._receive(_START_TIMEOUT_S)
         if "ready" not in message:
             self.closed = True
             raise ReaperError(f"the session's reaper could not start: {message.get('error', message)}")
         self._ready = True
-
-    def _take_spare(self) -> _Spare:
-        """The next spare: one already here, else wait for the one the reaper is forking."""
-        asked = False
-        while not self._spares:
-            if _readable(self._sock.fileno(), 0.0):
-                self._receive(0.0)
-                continue
-            if self._no_spare is not None:
-                code, why = self._no_spare
-                self._no_spare = None
-                raise OSError(code, f"the session's reaper cannot fork: {why}")
-            if not asked:  # the reaper forks the next spare at once, not after its delay
-                self._sock.sendmsg([marshal.dumps({"kind": "spare"})], [], socket.MSG_NOSIGNAL)
-                asked = True
-            self._receive(_REPLY_TIMEOUT_S)
-        return self._spares.pop(0)
 
     def spawn(
         self,
@@ -428,83 +356,42 @@ class Reaper:
     ) -> ReapedChild:
         """Start ``argv`` as the reaper's child in a new session (as ``Popen(start_new_session=True)``).
 
-        The command goes straight to a spare, which execs it; the reaper is not asked. ``stderr``
-        None: into stdout. Raises OSError (with the errno) when the program cannot start,
-        `ReaperError` when the reaper cannot be asked.
+        ``stderr`` None: into stdout. Raises OSError (with the errno) when the program cannot
+        start, `ReaperError` when the reaper cannot be asked.
         """
         request = marshal.dumps(
-            {"argv": list(argv), "exe": executable, "env": env, "cwd": cwd, "err": stderr is not None}
+            {"kind": "spawn", "argv": list(argv), "exe": executable, "env": env, "cwd": cwd}
         )
+        fds = [stdin, stdout, *(() if stderr is None else (stderr,))]
         memfd = None
         if len(request) > _INLINE_MAX:
             memfd = os.memfd_create("shellrt-spawn", os.MFD_CLOEXEC)
             os.write(memfd, request)
             os.lseek(memfd, 0, os.SEEK_SET)
-            request = marshal.dumps({"memfd": True})
-        report_r, report_w = os.pipe2(os.O_CLOEXEC)
-        fds = array.array(
-            "i",
-            [
-                report_w,
-                stdin,
-                stdout,
-                *(() if stderr is None else (stderr,)),
-                *(() if memfd is None else (memfd,)),
-            ],
-        ).tobytes()
+            request, fds = marshal.dumps({"kind": "spawn", "memfd": True}), [*fds, memfd]
         try:
             with self._lock:
                 self._ensure_ready()
-                while _readable(self._sock.fileno(), 0.0):  # reports of ended commands, spares
-                    self._receive(0.0)
-                spare = self._send(request, fds)
-        except BaseException:
-            os.close(report_r)
-            raise
+                self._sock.sendmsg(
+                    [request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds).tobytes())]
+                )
+                message, got = self._reply()
+        except OSError as exc:
+            raise ReaperError(f"the session's reaper cannot be asked: {exc}") from exc
         finally:
-            os.close(report_w)
             if memfd is not None:
                 os.close(memfd)
-        try:
-            report = self._report(report_r, spare)
-        finally:
-            os.close(report_r)
-        if not report:
-            return ReapedChild(self, spare.pid, spare.pidfd)
-        with self._lock:
-            if self._ended.pop(spare.pid, None) is None:
-                self._dropped.add(spare.pid)
-        os.close(spare.pidfd)
-        raise _start_error(report)
-
-    def _send(self, request: bytes, fds: bytes) -> _Spare:
-        """Hand the request to a live spare (one that died meanwhile is let go for the next)."""
-        for _ in range(_SPARE_TRIES):
-            spare = self._take_spare()
-            try:
-                spare.sock.sendmsg(
-                    [request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)], socket.MSG_NOSIGNAL
-                )
-            except OSError:
-                self._dropped.add(spare.pid)
-                spare.discard()
-                continue
-            spare.sock.close()
-            return spare
-        raise ReaperError(f"{_SPARE_TRIES} spares of the session's reaper died before use")
-
-    def _report(self, report_r: int, spare: _Spare) -> bytes:
-        """What the spare wrote before exec closed the pipe: empty when the command runs."""
-        if not _readable(report_r, _REPLY_TIMEOUT_S):
-            with contextlib.suppress(OSError):
-                signal.pidfd_send_signal(spare.pidfd, signal.SIGKILL)
-            os.close(spare.pidfd)
-            self.closed = True
-            raise ReaperError(f"the session's spare did not start its command within {_REPLY_TIMEOUT_S:g}s")
-        chunks = []
-        while chunk := os.read(report_r, 4096):
-            chunks.append(chunk)
-        return b"".join(chunks)
+        pid = message.get("pid")
+        if isinstance(pid, int) and got:
+            for extra in got[1:]:
+                os.close(extra)
+            return ReapedChild(self, pid, got[0])
+        for fd in got:
+            os.close(fd)
+        errno, filename = message.get("errno"), message.get("filename")
+        error = OSError(errno if isinstance(errno, int) else 0, str(message.get("error", message)))
+        error.filename = filename or None
+        raise error
 
     def try_spawn(
         self,
@@ -547,9 +434,14 @@ class Reaper:
             if self.closed:
                 return None
             deadline = time.monotonic() + wait_s
-            try:  # other messages (a new spare, other commands' ends) may come first
+            try:  # other commands' ends may come first
                 while pid not in self._ended:
-                    self._receive(max(0.0, deadline - time.monotonic()))
+                    message, fds = self._receive(max(0.0, deadline - time.monotonic()))
+                    for fd in fds:
+                        os.close(fd)
+                    ended, code = message.get("exit"), message.get("code")
+                    if isinstance(ended, int) and isinstance(code, int):
+                        self._file_exit(ended, code)
             except (ReaperError, OSError):
                 pass
             return self._ended.pop(pid, None)
@@ -558,9 +450,6 @@ class Reaper:
         """End the reaper: it kills everything below it first (blocking; call from a worker thread)."""
         with self._lock:
             self.closed = True
-            for spare in self._spares:
-                spare.discard()
-            self._spares.clear()
             with contextlib.suppress(OSError):
                 self._sock.shutdown(socket.SHUT_RDWR)
             self._sock.close()
@@ -569,17 +458,6 @@ class Reaper:
         except subprocess.TimeoutExpired:
             self._proc.kill()
             self._proc.wait()
-
-
-def _start_error(report: bytes) -> OSError:
-    """The spare's report (errno, message, filename) as the OSError ``Popen`` raises."""
-    try:
-        code, why, filename = marshal.loads(report)
-        error = OSError(int(code), str(why))
-        error.filename = str(filename) or None
-    except (ValueError, TypeError, EOFError):
-        error = OSError(errno.EIO, f"bad report from the session's spare: {report[:100]!r}")
-    return error
 
 
 class ReapedChild:
