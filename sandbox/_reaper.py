@@ -419,16 +419,33 @@ class Reaper:
             self.closed = True
             return None
 
-    def exit_code(self, pid: int, seen: int | None) -> int | None:
-        """The exit code of ended command ``pid``: the reaper's report if it is here, else ``seen``
-        (read from its zombie, `_zombie_code`), else the report once it comes."""
+    def exit_code(self, pid: int, pidfd: int) -> int | None:
+        """The exit code of ended command ``pid``: the reaper's report if it is here already, else the
+        code its zombie shows (`_zombie_code`: no wait for the reaper to be scheduled), else the
+        report once it comes."""
         with self._lock:
+            if pid not in self._ended and not self.closed:
+                try:
+                    while _readable(self._sock.fileno(), 0.0):
+                        self._file_reports(0.0)
+                except ReaperError:
+                    pass
             if pid in self._ended:
                 return self._ended.pop(pid)
+            seen = _zombie_code(pid, pidfd)
             if seen is not None:
                 self._dropped.add(pid)  # its report comes later: nobody will ask for it
                 return seen
         return self.status(pid, wait_s=_STATUS_TIMEOUT_S)
+
+    def _file_reports(self, timeout_s: float) -> None:
+        """Read one message within ``timeout_s`` and keep it if it is a command's end."""
+        message, fds = self._receive(timeout_s)
+        for fd in fds:
+            os.close(fd)
+        ended, code = message.get("exit"), message.get("code")
+        if isinstance(ended, int) and isinstance(code, int):
+            self._file_exit(ended, code)
 
     def status(self, pid: int, *, wait_s: float) -> int | None:
         """The exit code of command ``pid`` once the reaper reported it (waiting up to ``wait_s``)."""
@@ -440,12 +457,7 @@ class Reaper:
             deadline = time.monotonic() + wait_s
             try:  # other commands' ends may come first
                 while pid not in self._ended:
-                    message, fds = self._receive(max(0.0, deadline - time.monotonic()))
-                    for fd in fds:
-                        os.close(fd)
-                    ended, code = message.get("exit"), message.get("code")
-                    if isinstance(ended, int) and isinstance(code, int):
-                        self._file_exit(ended, code)
+                    self._file_reports(max(0.0, deadline - time.monotonic()))
             except (ReaperError, OSError):
                 pass
             return self._ended.pop(pid, None)
@@ -481,7 +493,7 @@ class ReapedChild:
             return self.returncode
         try:
             if self.returncode is None and _readable(self.pidfd, 0.0):
-                code = self._reaper.exit_code(self.pid, _zombie_code(self.pid, self.pidfd))
+                code = self._reaper.exit_code(self.pid, self.pidfd)
                 if code is None and self._reaper.closed:
                     code = -9  # the reaper died before it reported: the command is gone, how is unknown
                 if code is not None:
