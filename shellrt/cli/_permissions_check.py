@@ -105,22 +105,26 @@ def run_check(args: argparse.Namespace) -> int:
             )
         )
         return 0
+    from shellrt.permissions.shown import for_person
+
     headless = " (headless: deny)" if decision.behavior == "ask" else ""
     print(f"{args.tool} {json.dumps(raw, ensure_ascii=False)}")
     print(f"decision: {decision.behavior}{headless}")
-    print(f"reason:   {decision.reason}")
+    print(f"reason:   {for_person(decision.reason)}")
     if decision.rule:
-        print(f"rule:     {decision.rule}  [{decision.source}]")
+        print(f"rule:     {for_person(str(decision.rule))}  [{decision.source}]")
     print(f"tool:     {kind}" + ("" if visible else "; hidden from tools[] (denied outright)"))
     print("chain:")
     for step in decision.chain:
-        print(f"  {step}")
+        print(f"  {for_person(step)}")
     _print_diagnostics(gov)
     return 0
 
 
 def run_list(args: argparse.Namespace) -> int:
     """``shellrt permissions list``: effective rules, hooks and files, with their sources."""
+    from shellrt.permissions.shown import for_person
+
     gov = _governance(args)
     described = gov.settings.describe()
     if args.json:
@@ -134,11 +138,12 @@ def run_list(args: argparse.Namespace) -> int:
         print(f"{kind}:" + ("" if rules else " (none)"))
         for r in rules:
             ignored = "  (ignored: managed policy allows managed allow rules only)" if r["ignored"] else ""
-            print(f"  {r['rule']:<40} {r['source']}{ignored}")
+            print(f"  {for_person(r['rule']):<40} {r['source']}{ignored}")
     if described["hooks"]:
         print("hooks:")
         for h in described["hooks"]:
-            print(f"  {h['event']:<18} {h['matcher'] or '*':<16} {h['command']}  [{h['source']}]")
+            matcher = for_person(h["matcher"] or "*")
+            print(f"  {h['event']:<18} {matcher:<16} {for_person(h['command'])}  [{h['source']}]")
     if described["additional_directories"]:
         print("additional directories: " + ", ".join(described["additional_directories"]))
     print("settings files (highest precedence first):")

@@ -60,6 +60,7 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 def _add(args: argparse.Namespace) -> int:
     from shellrt.permissions.settings import load_settings_file
+    from shellrt.permissions.shown import for_person
     from shellrt.permissions.trust import (
         TrustStoreError,
         record_trust,
@@ -92,10 +93,11 @@ def _add(args: argparse.Namespace) -> int:
         return 1
     present = [rel for rel, digest in files.items() if digest is not None]
     print(f"trusted {workspace} ({', '.join(present) or 'no settings files yet'}) in {trust_store_path()}")
+    # The repository wrote these hook commands and rules: shown, never obeyed by the terminal.
     for line in _what_is_trusted(loaded):
-        print(f"  {line}")
+        print(f"  {for_person(line)}")
     for line in _hook_files_lines(hooks):
-        print(f"  {line}")
+        print(f"  {for_person(line)}")
     return 0
 
 

@@ -70,6 +70,8 @@ class HookProcessResult:
     #: Set when the hook could not be started at all.
     error: str | None = None
     pid: int | None = None
+    #: Its stdout was longer than `MAX_HOOK_OUTPUT` (``stdout`` holds the start only).
+    stdout_cut: bool = False
 
 
 async def run_hook_process(
@@ -120,10 +122,11 @@ async def run_hook_process(
     timed_out = deadline.cancelled_caught
     return HookProcessResult(
         exit_code=None if timed_out else process.returncode,
-        stdout=out.decode("utf-8", "replace"),
-        stderr=err.decode("utf-8", "replace"),
+        stdout=out[:MAX_HOOK_OUTPUT].decode("utf-8", "replace"),
+        stderr=err[:MAX_HOOK_OUTPUT].decode("utf-8", "replace"),
         timed_out=timed_out,
         pid=process.pid,
+        stdout_cut=len(out) > MAX_HOOK_OUTPUT,
     )
 
 
@@ -147,7 +150,7 @@ async def _drain(stream: ByteReceiveStream, sink: bytearray) -> None:
     with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
         while True:
             chunk = await stream.receive()
-            room = MAX_HOOK_OUTPUT - len(sink)
+            room = MAX_HOOK_OUTPUT + 1 - len(sink)  # one byte more: says the output was cut
             if room > 0:
                 sink += chunk[:room]
 

@@ -33,7 +33,7 @@ import anyio
 from pydantic import BaseModel
 
 from shellrt.permissions.hook_files import HookFiles, compare_hook_files, hook_files
-from shellrt.permissions.hookproc import run_hook_process
+from shellrt.permissions.hookproc import MAX_HOOK_OUTPUT, run_hook_process
 from shellrt.permissions.interfaces import (
     HookNotice,
     HookRunner,
@@ -291,6 +291,16 @@ class CommandHookRunner(HookRunner):
         if result.exit_code != 0:
             tail = f": {stderr[-500:]}" if stderr else ""
             return _Answer(label, notice=f"{event} hook exited with status {result.exit_code}{tail}; ignored")
+        if result.stdout_cut:
+            # Cut by us, not malformed by the hook: it may have been a deny naming a large input the
+            # model chose (a 2 MB Write passed a guard hook so). Blocked, never taken as no answer.
+            limit = MAX_HOOK_OUTPUT >> 20
+            return _Answer(
+                label,
+                decision="deny",
+                reason=f"hook `{label}` answered with more than {limit} MiB, too long to read; blocked "
+                "(make the hook print less)",
+            )
         return _parse_stdout(label, event, result.stdout)
 
     def _changed_since_trusted(self, command: str, trusted: HookFiles) -> str | None:

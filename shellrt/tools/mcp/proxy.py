@@ -158,6 +158,21 @@ def _jsonschema() -> Any:
         return None
 
 
+#: Schema keywords whose values are regular expressions run against the instance.
+_REGEX_KEYWORDS = frozenset({"pattern", "patternProperties"})
+
+
+def _has_regex(schema: Any, depth: int = 0) -> bool:
+    """Whether a regex keyword appears anywhere in ``schema`` (a property named so counts too)."""
+    if depth > 64:
+        return True  # deeper than any real schema: treated as having one
+    if isinstance(schema, dict):
+        return any(k in _REGEX_KEYWORDS or _has_regex(v, depth + 1) for k, v in schema.items())
+    if isinstance(schema, list):
+        return any(_has_regex(v, depth + 1) for v in schema)
+    return False
+
+
 class McpProxyTool(Tool[McpInput, McpCallOutput]):
     """One tool of one external MCP server."""
 
@@ -212,6 +227,11 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
         if self._validator is None:
             jsonschema = _jsonschema()
             if jsonschema is None:
+                return None
+            if _has_regex(self._schema):
+                # jsonschema runs them with Python's backtracking ``re`` on the model's strings, in
+                # the event loop (a 40-character e-mail stalled every session): the server judges.
+                self._validator = False
                 return None
             try:
                 cls = jsonschema.validators.validator_for(self._schema)
