@@ -23,6 +23,7 @@ from sandbox._reaper import ReapedChild, Reaper
 from sandbox._spawn import start as start_direct
 from sandbox.local import LocalBackend
 from shellrt.supervisor import Supervisor
+from tests import _nonroot
 from tests.conftest import require
 
 ENV = {"PATH": "/usr/bin:/bin"}
@@ -265,3 +266,22 @@ def test_the_owner_keeps_no_fd_of_a_session() -> None:
         finally:
             started.close()
     assert set(os.listdir("/proc/self/fd")) == before
+
+
+def test_the_above_for_an_unprivileged_caller() -> None:
+    """These tests again as uid 65534: an owner without root reads its commands' zombies too."""
+    require(
+        os.geteuid() == 0, "preparing a run as uid 65534 needs root (as non-root, the tests above are it)"
+    )
+    require(os.access(_nonroot.SYSTEM_PYTHON, os.X_OK), f"no system interpreter at {_nonroot.SYSTEM_PYTHON}")
+    here = "tests/test_reaper_spawn.py"
+    args = [here]
+    for root_only in (
+        "test_a_zombie_the_kernel_hides_is_not_read_as_exit_0",
+        "test_the_above_for_an_unprivileged_caller",
+    ):
+        args += ["--deselect", f"{here}::{root_only}"]
+    collected, outcome = _nonroot.run_as_nobody(args)
+    summary = outcome.output[-4000:]
+    assert outcome.returncode == 0 and not (outcome.failures or outcome.errors), summary
+    assert outcome.skipped == 0 and outcome.tests == collected.items, summary
