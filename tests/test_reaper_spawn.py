@@ -7,6 +7,7 @@ comes. Each test compares with the direct start (`sandbox._spawn`) or with ``wai
 
 from __future__ import annotations
 
+import errno
 import os
 import select
 import signal
@@ -285,3 +286,22 @@ def test_the_above_for_an_unprivileged_caller() -> None:
     summary = outcome.output[-4000:]
     assert outcome.returncode == 0 and not (outcome.failures or outcome.errors), summary
     assert outcome.skipped == 0 and outcome.tests == collected.items, summary
+
+
+@pytest.mark.parametrize("bad", ["env-name", "nul-in-argv"])
+def test_a_request_the_kernel_cannot_take_is_an_error_not_a_dead_reaper(reaper: Reaper, bad: str) -> None:
+    """An environment name with '=' or a NUL byte in argv: an OSError (EINVAL) for this start, and the
+    reaper goes on (such a request made its `Popen` raise ValueError, which ended the reaper)."""
+    argv, env = {
+        "env-name": (["/bin/true"], {**ENV, "A=B": "x"}),
+        "nul-in-argv": (["/bin/echo", "a\0b"], ENV),
+    }[bad]
+    null = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+    try:
+        with pytest.raises(OSError) as caught:
+            reaper.spawn(argv, executable=None, env=env, cwd=None, stdin=null, stdout=null, stderr=None)
+    finally:
+        os.close(null)
+    assert caught.value.errno == errno.EINVAL, caught.value
+    assert not reaper.closed
+    assert _run(reaper, ["/bin/sh", "-c", "echo ok"]) == (0, b"ok\n")
