@@ -95,6 +95,7 @@ if sys.implementation.name == "cpython" and sys.version_info[:2] == (3, 11):
     from _posixsubprocess import fork_exec
 else:
     fork_exec = None
+popens = {}  # pid -> Popen of the commands started without fork_exec
 def children():
     try:
         fd = os.open(CHILDREN, os.O_RDONLY | os.O_CLOEXEC)
@@ -115,6 +116,9 @@ def children():
                     pass
         return found
 def reaped(pid, status):
+    p = popens.pop(pid, None)
+    if p is not None:
+        p.returncode = os.waitstatus_to_exitcode(status)
     if pid in roots:
         roots.discard(pid)
         send({"exit": pid, "code": os.waitstatus_to_exitcode(status)})
@@ -147,8 +151,10 @@ def start(argv, exe, env, cwd, stdin, stdout, stderr):
     # Popen(argv, executable=exe, env=env, cwd=cwd, start_new_session=True, close_fds=True)'s pid.
     if fork_exec is None:
         import subprocess
-        return subprocess.Popen(argv, executable=exe, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd,
-                                env=env, start_new_session=True, close_fds=True).pid
+        p = subprocess.Popen(argv, executable=exe, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd,
+                             env=env, start_new_session=True, close_fds=True)
+        popens[p.pid] = p  # held until reaped here: a dropped running Popen is reaped by the next one
+        return p.pid
     program = exe or argv[0]
     if os.path.dirname(program):
         candidates = (os.fsencode(program),)

@@ -305,3 +305,22 @@ def test_a_request_the_kernel_cannot_take_is_an_error_not_a_dead_reaper(reaper: 
     assert caught.value.errno == errno.EINVAL, caught.value
     assert not reaper.closed
     assert _run(reaper, ["/bin/sh", "-c", "echo ok"]) == (0, b"ok\n")
+
+
+def test_the_popen_start_of_other_python_versions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where ``fork_exec``'s signature is not the one known (not CPython 3.11) the reaper starts with
+    Popen: the same output, exit codes (from the reports: zombie read off) and start errors."""
+    script = _reaper._REAPER.replace("sys.version_info[:2] == (3, 11)", "False")
+    assert script != _reaper._REAPER
+    monkeypatch.setattr(_reaper, "_REAPER", script)
+    monkeypatch.setattr(_reaper, "_zombie_code", lambda pid, pidfd: None)
+    started = Reaper()
+    started.wait_ready()
+    try:
+        for _ in range(3):  # a later Popen must not reap an earlier command behind the reaper's back
+            assert _run(started, ["/bin/sh", "-c", "echo hi; exit 5"]) == (5, b"hi\n")
+        with pytest.raises(FileNotFoundError, match="/nonexistent/program"):
+            _run(started, ["/nonexistent/program"])
+        assert _run(started, ["/bin/sh", "-c", "kill -TERM $$"])[0] == -signal.SIGTERM
+    finally:
+        started.close()
