@@ -13,8 +13,10 @@ that process is never marked; instead each local session starts one small
 every command as the reaper's child. Whatever a command leaves behind, however
 it detaches, stays below the reaper, which:
 
-- starts each command (``Popen`` with the owner's stdio fds, passed over a
-  socket) and answers with its pid and a pidfd, then its exit status;
+- starts each command with the owner's stdio fds, passed over a socket (CPython's
+  vfork+exec called directly, as `sandbox._spawn` does: Popen's system calls without
+  its ~100k instructions of Python), and answers with its pid and a pidfd, then,
+  when it reaps it, its exit status;
 - kills every other child (adopted orphans and what they started) whenever no
   command of the session is running: a leftover dies when its command ends, or
   its timeout's tree kill ends it, unless another command or background task
@@ -22,9 +24,17 @@ it detaches, stays below the reaper, which:
 - at close, or when the owner dies (its socket ends), kills everything below it
   and exits.
 
+The owner does not wait for the exit report when the command's zombie shows its
+code (`_zombie_code`): waiting would cost a wake-up of the reaper and then of the
+owner, per command, on a loaded machine.
+
 Cost: one Python start (~20 ms) per session, taken before the first command, and
-a socket round trip per command (measured in docs/security.md). Where the reaper
+a socket round trip per command (measured in docs/performance.md). Where the reaper
 cannot start, commands start as before (`sandbox._proctree`'s nets only).
+
+A pre-forked spare child per command (the owner sending straight to it) was built and
+measured: 3x the CPU per command (a fork of the interpreter, its copy-on-write faults,
+the forked address space torn down at each exec) and slower under load; not kept.
 
 The lean ``shellrt run`` (`shellrt.cli._local_run`) is shellrt's own process and runs
 one command: it marks itself subreaper for that run instead (`sandbox._subreaper`),
@@ -85,6 +95,7 @@ if sys.implementation.name == "cpython" and sys.version_info[:2] == (3, 11):
     from _posixsubprocess import fork_exec
 else:
     fork_exec = None
+popens = {}  # pid -> Popen of the commands started without fork_exec
 def children():
     try:
         fd = os.open(CHILDREN, os.O_RDONLY | os.O_CLOEXEC)
@@ -105,6 +116,9 @@ def children():
                     pass
         return found
 def reaped(pid, status):
+    p = popens.pop(pid, None)
+    if p is not None:
+        p.returncode = os.waitstatus_to_exitcode(status)
     if pid in roots:
         roots.discard(pid)
         send({"exit": pid, "code": os.waitstatus_to_exitcode(status)})
@@ -137,8 +151,10 @@ def start(argv, exe, env, cwd, stdin, stdout, stderr):
     # Popen(argv, executable=exe, env=env, cwd=cwd, start_new_session=True, close_fds=True)'s pid.
     if fork_exec is None:
         import subprocess
-        return subprocess.Popen(argv, executable=exe, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd,
-                                env=env, start_new_session=True, close_fds=True).pid
+        p = subprocess.Popen(argv, executable=exe, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd,
+                             env=env, start_new_session=True, close_fds=True)
+        popens[p.pid] = p  # held until reaped here: a dropped running Popen is reaped by the next one
+        return p.pid
     program = exe or argv[0]
     if os.path.dirname(program):
         candidates = (os.fsencode(program),)

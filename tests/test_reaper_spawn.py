@@ -7,6 +7,7 @@ comes. Each test compares with the direct start (`sandbox._spawn`) or with ``wai
 
 from __future__ import annotations
 
+import errno
 import os
 import select
 import signal
@@ -23,6 +24,7 @@ from sandbox._reaper import ReapedChild, Reaper
 from sandbox._spawn import start as start_direct
 from sandbox.local import LocalBackend
 from shellrt.supervisor import Supervisor
+from tests import _nonroot
 from tests.conftest import require
 
 ENV = {"PATH": "/usr/bin:/bin"}
@@ -265,3 +267,60 @@ def test_the_owner_keeps_no_fd_of_a_session() -> None:
         finally:
             started.close()
     assert set(os.listdir("/proc/self/fd")) == before
+
+
+def test_the_above_for_an_unprivileged_caller() -> None:
+    """These tests again as uid 65534: an owner without root reads its commands' zombies too."""
+    require(
+        os.geteuid() == 0, "preparing a run as uid 65534 needs root (as non-root, the tests above are it)"
+    )
+    require(os.access(_nonroot.SYSTEM_PYTHON, os.X_OK), f"no system interpreter at {_nonroot.SYSTEM_PYTHON}")
+    here = "tests/test_reaper_spawn.py"
+    args = [here]
+    for root_only in (
+        "test_a_zombie_the_kernel_hides_is_not_read_as_exit_0",
+        "test_the_above_for_an_unprivileged_caller",
+    ):
+        args += ["--deselect", f"{here}::{root_only}"]
+    collected, outcome = _nonroot.run_as_nobody(args)
+    summary = outcome.output[-4000:]
+    assert outcome.returncode == 0 and not (outcome.failures or outcome.errors), summary
+    assert outcome.skipped == 0 and outcome.tests == collected.items, summary
+
+
+@pytest.mark.parametrize("bad", ["env-name", "nul-in-argv"])
+def test_a_request_the_kernel_cannot_take_is_an_error_not_a_dead_reaper(reaper: Reaper, bad: str) -> None:
+    """An environment name with '=' or a NUL byte in argv: an OSError (EINVAL) for this start, and the
+    reaper goes on (such a request made its `Popen` raise ValueError, which ended the reaper)."""
+    argv, env = {
+        "env-name": (["/bin/true"], {**ENV, "A=B": "x"}),
+        "nul-in-argv": (["/bin/echo", "a\0b"], ENV),
+    }[bad]
+    null = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+    try:
+        with pytest.raises(OSError) as caught:
+            reaper.spawn(argv, executable=None, env=env, cwd=None, stdin=null, stdout=null, stderr=None)
+    finally:
+        os.close(null)
+    assert caught.value.errno == errno.EINVAL, caught.value
+    assert not reaper.closed
+    assert _run(reaper, ["/bin/sh", "-c", "echo ok"]) == (0, b"ok\n")
+
+
+def test_the_popen_start_of_other_python_versions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where ``fork_exec``'s signature is not the one known (not CPython 3.11) the reaper starts with
+    Popen: the same output, exit codes (from the reports: zombie read off) and start errors."""
+    script = _reaper._REAPER.replace("sys.version_info[:2] == (3, 11)", "False")
+    assert script != _reaper._REAPER
+    monkeypatch.setattr(_reaper, "_REAPER", script)
+    monkeypatch.setattr(_reaper, "_zombie_code", lambda pid, pidfd: None)
+    started = Reaper()
+    started.wait_ready()
+    try:
+        for _ in range(3):  # a later Popen must not reap an earlier command behind the reaper's back
+            assert _run(started, ["/bin/sh", "-c", "echo hi; exit 5"]) == (5, b"hi\n")
+        with pytest.raises(FileNotFoundError, match="/nonexistent/program"):
+            _run(started, ["/nonexistent/program"])
+        assert _run(started, ["/bin/sh", "-c", "kill -TERM $$"])[0] == -signal.SIGTERM
+    finally:
+        started.close()
