@@ -16,7 +16,9 @@ can read (where a non-root caller's own home is, for its commands). Each test fa
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -75,3 +77,52 @@ def test_a_batch_task_cannot_read_shellrts_state(tmp_path: Path, planted: tuple[
     [result] = run_sync([task], artifacts_dir=tmp_path / "art")
     seen = result.commands[0].preview or ""
     assert _KEY not in seen and _TRANSCRIPT not in seen, seen
+
+
+def test_a_masked_path_never_enters_a_workspace_copy(tmp_path: Path, planted: tuple[Path, Path]) -> None:
+    """The host copies a task's workspace as the caller: ``"workspace": "~"`` (or any directory
+    holding a masked path) carried ``~/.ssh`` into the task's own workspace, past every mask;
+    naming the masked path itself copied it whole. Masked paths are left out of the copy (as
+    docker's copy mode does), and a workspace that is or lies in one is refused."""
+    key, _ = planted
+    home = key.parent.parent
+    (home / "project.txt").write_text("code\n")
+    spy = "ls -a; cat .ssh/id_ed25519 id_ed25519 2>&1; true"
+    tasks = [
+        Task.model_validate({"id": "home", "sandbox": "bwrap", "workspace": str(home), "commands": [spy]}),
+        Task.model_validate(
+            {"id": "ssh", "sandbox": "bwrap", "workspace": str(key.parent), "commands": [spy]}
+        ),
+    ]
+    results = {r.id: r for r in run_sync(tasks, artifacts_dir=tmp_path / "art")}
+    seen = results["home"].commands[0].preview or ""
+    assert "project.txt" in seen and _KEY not in seen, seen
+    assert results["ssh"].status == "error" and "masked" in (results["ssh"].error or ""), results["ssh"]
+
+
+async def test_an_inspect_workspace_copy_leaves_masked_paths_out(planted: tuple[Path, Path]) -> None:
+    key, _ = planted
+    settings = ShellrtSandboxConfig(workspace=key.parent.parent)
+    [env] = (await ShellrtSandboxEnvironment.sample_init("rt7", settings, {})).values()
+    sample = env.as_type(ShellrtSandboxEnvironment)
+    try:
+        result = await sample.exec(["sh", "-c", "cat .ssh/id_ed25519 2>&1; true"], timeout=60)
+    finally:
+        await sample._close()
+    assert _KEY not in result.stdout, result.stdout
+
+
+def test_a_device_node_in_a_workspace_source_is_not_copied(tmp_path: Path) -> None:
+    """A character device in the source was read by the copy as a file: ``/dev/zero``'s numbers
+    until the disk was full. Tested with ``/dev/null``'s (copied as an empty file before the
+    fix: safe to fail) and a FIFO (which failed the whole copy): the copy keeps regular files,
+    directories and symlinks only, as docker's copy mode does."""
+    require(os.geteuid() == 0, "making a device node needs root")
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "a.txt").write_text("kept\n")
+    os.mknod(source / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    os.mkfifo(source / "fifo")
+    task = Task.model_validate({"id": "dev", "workspace": str(source), "commands": ["ls"]})
+    [result] = run_sync([task], artifacts_dir=tmp_path / "art")
+    assert result.status == "ok" and (result.commands[0].preview or "").split() == ["a.txt"], result

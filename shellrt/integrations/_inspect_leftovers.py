@@ -19,9 +19,11 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from sandbox._scratch import OwnedDir
+from sandbox._workspace_copy import copy_workspace
 
 __all__ = ["PREFIX", "SampleDir", "cleanup_leftovers"]
 
@@ -42,14 +44,18 @@ class SampleDir:
         self.path = self._owned.path
         self.workspace = self.path / "workspace"
 
-    def prepare(self, source: Path | None) -> None:
-        """Create the workspace, as a copy of ``source`` when given (symlinks copied as links)."""
+    def prepare(self, source: Path | None, leave_out: Iterable[Path] = ()) -> None:
+        """Create the workspace, as a copy of ``source`` when given (symlinks copied as links),
+        without the ``leave_out`` paths (the sandbox's masked ones: see `copy_workspace`)."""
         if source is None:
             self.workspace.mkdir()
             return
         if not source.is_dir():
             raise ValueError(f"workspace {source} is not a directory on this host")
-        shutil.copytree(source, self.workspace, symlinks=True)
+        try:
+            copy_workspace(source, self.workspace, leave_out)
+        except PermissionError as exc:
+            raise ValueError(str(exc)) from exc
 
     def record_container(self, container_id: str) -> None:
         """Name the sample's container, so a cleanup after a crash can remove it."""
