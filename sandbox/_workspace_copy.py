@@ -21,17 +21,26 @@ from pathlib import Path
 __all__ = ["copy_workspace"]
 
 
-def copy_workspace(source: Path | str, dest: Path | str, leave_out: Iterable[Path | str]) -> None:
+def copy_workspace(
+    source: Path | str,
+    dest: Path | str,
+    leave_out: Iterable[Path | str],
+    *,
+    homes: Iterable[Path | str] = ("/root", os.path.expanduser("~")),
+) -> None:
     """Copy ``source`` to ``dest`` (which must not exist) without the ``leave_out`` paths.
 
     Raises `FileNotFoundError` when ``source`` is not a directory and `PermissionError`
-    when it is, or lies inside, a path to leave out. Blocking.
+    when it is, or lies inside, a path to leave out -- unless that path is one of ``homes``
+    (``/root`` is masked as a whole, yet workspaces live in homes; the credential stores
+    in them are still left out). Blocking.
     """
     real = os.path.realpath(source)
     if not os.path.isdir(real):
         raise FileNotFoundError(f"workspace {source} is not a directory")
     hidden = {os.path.realpath(p) for p in leave_out}
-    for path in hidden:
+    home_dirs = {os.path.realpath(h) for h in homes}
+    for path in hidden - home_dirs:
         if real == path or real.startswith(path.rstrip("/") + "/"):
             raise PermissionError(
                 f"workspace {source} is (inside) {path}, which is masked from every sandbox "

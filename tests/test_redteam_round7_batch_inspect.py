@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from sandbox._workspace_copy import copy_workspace
 from shellrt.batch import Task, run_sync
 from shellrt.integrations.inspect import ShellrtSandboxConfig, ShellrtSandboxEnvironment
 from tests.conftest import require
@@ -126,3 +127,17 @@ def test_a_device_node_in_a_workspace_source_is_not_copied(tmp_path: Path) -> No
     task = Task.model_validate({"id": "dev", "workspace": str(source), "commands": ["ls"]})
     [result] = run_sync([task], artifacts_dir=tmp_path / "art")
     assert result.status == "ok" and (result.commands[0].preview or "").split() == ["a.txt"], result
+
+
+def test_a_workspace_may_lie_in_a_home_masked_as_a_whole(tmp_path: Path) -> None:
+    """``/root`` is masked whole where no workspace or Python lives in it; a source below it
+    (a root CI's checkout) is still copied, its credential stores left out."""
+    home = tmp_path / "home"
+    (home / "bench/repo").mkdir(parents=True)
+    (home / "bench/repo/a.txt").write_text("x\n")
+    (home / "bench/repo/.ssh").mkdir()
+    leave_out = [home, home / "bench/repo/.ssh"]
+    with pytest.raises(PermissionError, match="masked"):
+        copy_workspace(home / "bench/repo", tmp_path / "refused", leave_out, homes=())
+    copy_workspace(home / "bench/repo", tmp_path / "copied", leave_out, homes=[home])
+    assert sorted(p.name for p in (tmp_path / "copied").iterdir()) == ["a.txt"]
