@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from shellrt.batch import Task, run_sync
@@ -109,3 +110,30 @@ def test_the_run_s_own_files_are_left_out_of_a_workspace_copy(tmp_path: Path) ->
     listing = _seen(results)
     assert "src.txt" in listing  # the workspace itself is there
     assert _SECRET not in listing and "tasks.jsonl" not in listing and "results.jsonl" not in listing, listing
+
+
+def test_a_ray_node_masks_the_drivers_files(reachable: Path) -> None:
+    """With Ray the results file and the task file are the driver's: each node actor is given
+    them (and the driver's artifacts directory) and masks them as a local run does."""
+    from importlib.util import find_spec
+
+    require(find_spec("ray") is not None, "Ray is not installed (pip install 'shellrt[ray]')")
+    from shellrt.batch.ray_runner import RayRunner, ShellrtNodeActor
+
+    out = reachable / "results.jsonl"
+    out.write_text(json.dumps({"id": "earlier", "status": "ok", "preview": _SECRET}) + "\n")
+    runner = RayRunner("auto", artifacts_dir=reachable / "driver-art", hidden_paths=(out,))
+    assert str(out) in runner.hidden_paths and str(reachable / "driver-art") in runner.hidden_paths
+    actor = ShellrtNodeActor(
+        "node-1", None, str(reachable / "node-art"), None, 1, "auto", runner.hidden_paths
+    )
+    task = Task.model_validate(
+        {"id": "spy", "sandbox": "bwrap", "commands": [f"cat {out} 2>/dev/null | grep -c {_SECRET} || true"]}
+    )
+
+    async def main() -> dict[str, object]:
+        return await actor.run(task.model_dump(mode="json"), 1, 1 << 20)
+
+    payload = anyio.run(main)
+    result = payload["result"]
+    assert isinstance(result, dict) and result["commands"][0]["preview"].strip() == "0", result
