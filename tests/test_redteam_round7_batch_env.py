@@ -26,6 +26,7 @@ import anyio
 import pytest
 
 from sandbox import BwrapConfig, ExecRequest, SandboxPolicy
+from sandbox.bwrap import BwrapBackend
 from sandbox.factory import create_backend
 from shellrt.batch import Task, run_sync
 from tests import _nonroot
@@ -95,6 +96,32 @@ def test_task_env_never_reaches_the_host_side_launchers(
     # The command itself still gets every variable it was given (inside, the library loads
     # read-only: its hit cannot be written there).
     assert result.commands[0].preview == f"hi there|{library}"
+    assert _host_hits(hits) == []
+
+
+def test_without_the_spawner_the_env_never_reaches_root_launchers(
+    tmp_path: Path, preload: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A root caller whose spawner cannot start runs ``prlimit`` and ``nsenter`` as root per
+    command: the library ran there as root (host files, host network)."""
+    require(os.geteuid() == 0, "the spawner exists for a root caller only")
+    library, hits = preload
+
+    async def no_spawner(self: BwrapBackend) -> None:
+        return None
+
+    monkeypatch.setattr(BwrapBackend, "_start_spawner", no_spawner)
+    task = Task.model_validate(
+        {
+            "id": "env-nsenter",
+            "sandbox": {"type": "bwrap", "persistent": False},
+            "env": {"LD_PRELOAD": str(library), "GREETING": "hi there"},
+            "commands": ['printf "%s|%s" "$GREETING" "$(id -u)"'],
+        }
+    )
+    [result] = run_sync([task], artifacts_dir=tmp_path / "art")
+    assert result.status == "ok", result
+    assert result.commands[0].preview == "hi there|2000000000"
     assert _host_hits(hits) == []
 
 
