@@ -141,3 +141,25 @@ def test_a_workspace_may_lie_in_a_home_masked_as_a_whole(tmp_path: Path) -> None
         copy_workspace(home / "bench/repo", tmp_path / "refused", leave_out, homes=())
     copy_workspace(home / "bench/repo", tmp_path / "copied", leave_out, homes=[home])
     assert sorted(p.name for p in (tmp_path / "copied").iterdir()) == ["a.txt"]
+
+
+def test_cleanup_leaves_another_users_directories_alone(tmp_path: Path) -> None:
+    """``inspect sandbox cleanup shellrt`` took every ``$TMPDIR/shellrt-inspect-*`` whose lock was
+    free: in a shared ``/tmp`` another local user's directory -- its name printed raw (escape
+    sequences), its ``container`` file naming any shellrt container, which was then removed. Only
+    the caller's own directories (as `SampleDir` makes them) are considered now."""
+    require(os.geteuid() == 0, "making another user's directory needs root")
+    from shellrt.integrations._inspect_leftovers import PREFIX, cleanup_leftovers
+
+    foreign = Path(tempfile.mkdtemp(prefix=PREFIX + "\x1b]0;x\x07-"))
+    try:
+        (foreign / ".owner.lock").touch()
+        (foreign / "container").write_text("0123456789ab")
+        for path in (foreign, foreign / ".owner.lock", foreign / "container"):
+            os.chown(path, 65534, 65534)
+        os.utime(foreign, (1, 1))
+        removed = cleanup_leftovers()
+        assert not any(str(foreign) in line for line in removed), removed
+        assert foreign.exists()
+    finally:
+        shutil.rmtree(foreign, ignore_errors=True)

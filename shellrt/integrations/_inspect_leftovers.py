@@ -17,6 +17,7 @@ import fcntl
 import logging
 import os
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Iterable
@@ -76,9 +77,12 @@ def cleanup_leftovers(id: str | None = None) -> list[str]:
     now = time.time()
     for path in sorted(Path(tempfile.gettempdir()).glob(PREFIX + "*")):
         try:
-            if not path.is_dir() or path.is_symlink():
+            info = path.lstat()
+            # Only the caller's own (as `SampleDir` makes them): in a shared /tmp another user's
+            # directory would name any shellrt container for removal, and print a name it chose.
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
                 continue
-            young = now - path.stat().st_mtime < _GRACE_S
+            young = now - info.st_mtime < _GRACE_S
         except OSError:
             continue
         container = _read_container(path)
