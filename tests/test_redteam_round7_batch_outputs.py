@@ -137,3 +137,27 @@ def test_a_ray_node_masks_the_drivers_files(reachable: Path) -> None:
     payload = anyio.run(main)
     result = payload["result"]
     assert isinstance(result, dict) and result["commands"][0]["preview"].strip() == "0", result
+
+
+def test_the_default_artifacts_directory_is_private(tmp_path: Path) -> None:
+    """Without ``out`` or ``artifacts_dir`` the artifacts went to ``/tmp/shellrt-batch/artifacts-<pid>``:
+    a name any local user can guess under a directory any local user may create first (after a
+    reboot) -- and then own: read every task's outputs, or swap a task's directory for a symlink
+    so that the caller (root) writes a task's collected files where the link points. It is now a
+    fresh 0700 directory of its own (``mkdtemp``) right in the temp directory."""
+    import os
+    import stat
+    import tempfile
+
+    task = Task.model_validate({"id": "p", "commands": ["echo hi > f.txt"], "collect": {"files": ["f.txt"]}})
+    [result] = run_sync([task])
+    assert result.status == "ok" and result.artifacts_dir is not None, result
+    artifacts = Path(result.artifacts_dir).parent
+    try:
+        assert artifacts.parent == Path(tempfile.gettempdir()), artifacts
+        info = artifacts.stat()
+        assert info.st_uid == os.geteuid() and stat.S_IMODE(info.st_mode) == 0o700, oct(info.st_mode)
+        assert str(os.getpid()) not in artifacts.name
+    finally:
+        if artifacts.parent == Path(tempfile.gettempdir()):
+            shutil.rmtree(artifacts, ignore_errors=True)

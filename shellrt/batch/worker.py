@@ -163,7 +163,7 @@ class TaskRun:
         self._stack.push_async_callback(self._remove_tmp)
         workspace = self._tmp / "workspace"
         # Made now, so the sandbox hides it from the start (a mask covers what exists).
-        self.settings.artifacts_dir.mkdir(parents=True, exist_ok=True)
+        self.settings.artifacts_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         own = self._own_files()
         policy, _ = derive_policy(  # default masked secrets (a Runtime adds the Read deny rules)
             SandboxPolicy(
