@@ -26,6 +26,7 @@ import anyio
 import pytest
 
 from sandbox import BwrapConfig, ExecRequest, SandboxPolicy
+from sandbox.bwrap import BwrapBackend
 from sandbox.factory import create_backend
 from shellrt.batch import Task, run_sync
 from tests import _nonroot
@@ -98,6 +99,32 @@ def test_task_env_never_reaches_the_host_side_launchers(
     assert _host_hits(hits) == []
 
 
+def test_without_the_spawner_the_env_never_reaches_root_launchers(
+    tmp_path: Path, preload: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A root caller whose spawner cannot start runs ``prlimit`` and ``nsenter`` as root per
+    command: the library ran there as root (host files, host network)."""
+    require(os.geteuid() == 0, "the spawner exists for a root caller only")
+    library, hits = preload
+
+    async def no_spawner(self: BwrapBackend) -> None:
+        return None
+
+    monkeypatch.setattr(BwrapBackend, "_start_spawner", no_spawner)
+    task = Task.model_validate(
+        {
+            "id": "env-nsenter",
+            "sandbox": {"type": "bwrap", "persistent": False},
+            "env": {"LD_PRELOAD": str(library), "GREETING": "hi there"},
+            "commands": ['printf "%s|%s" "$GREETING" "$(id -u)"'],
+        }
+    )
+    [result] = run_sync([task], artifacts_dir=tmp_path / "art")
+    assert result.status == "ok", result
+    assert result.commands[0].preview == "hi there|2000000000"
+    assert _host_hits(hits) == []
+
+
 def test_env_is_not_on_a_launcher_command_line(tmp_path: Path) -> None:
     """Values stay off ``/proc/<pid>/cmdline`` of the host-side launchers, which every host user
     may read (``ps``); the environment itself is readable only by the same uid, as before."""
@@ -144,7 +171,13 @@ def test_the_attacks_hold_for_an_unprivileged_caller() -> None:
     require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
     require(shutil.which("setpriv") is not None, "setpriv is not installed")
     here = "tests/test_redteam_round7_batch_env.py"
-    args = [here, "--deselect", f"{here}::test_the_attacks_hold_for_an_unprivileged_caller"]
+    args = [
+        here,
+        "--deselect",
+        f"{here}::test_the_attacks_hold_for_an_unprivileged_caller",
+        "--deselect",  # the spawner is a root caller's
+        f"{here}::test_without_the_spawner_the_env_never_reaches_root_launchers",
+    ]
     collected, outcome = _nonroot.run_as_nobody(args)
     summary = outcome.output[-4000:]
     assert outcome.returncode == 0 and not (outcome.failures or outcome.errors), summary

@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from shellrt.batch import Task, run_sync
@@ -109,3 +110,54 @@ def test_the_run_s_own_files_are_left_out_of_a_workspace_copy(tmp_path: Path) ->
     listing = _seen(results)
     assert "src.txt" in listing  # the workspace itself is there
     assert _SECRET not in listing and "tasks.jsonl" not in listing and "results.jsonl" not in listing, listing
+
+
+def test_a_ray_node_masks_the_drivers_files(reachable: Path) -> None:
+    """With Ray the results file and the task file are the driver's: each node actor is given
+    them (and the driver's artifacts directory) and masks them as a local run does."""
+    from importlib.util import find_spec
+
+    require(find_spec("ray") is not None, "Ray is not installed (pip install 'shellrt[ray]')")
+    from shellrt.batch.ray_runner import RayRunner, ShellrtNodeActor
+
+    out = reachable / "results.jsonl"
+    out.write_text(json.dumps({"id": "earlier", "status": "ok", "preview": _SECRET}) + "\n")
+    runner = RayRunner("auto", artifacts_dir=reachable / "driver-art", hidden_paths=(out,))
+    assert str(out) in runner.hidden_paths and str(reachable / "driver-art") in runner.hidden_paths
+    actor = ShellrtNodeActor(
+        "node-1", None, str(reachable / "node-art"), None, 1, "auto", runner.hidden_paths
+    )
+    task = Task.model_validate(
+        {"id": "spy", "sandbox": "bwrap", "commands": [f"cat {out} 2>/dev/null | grep -c {_SECRET} || true"]}
+    )
+
+    async def main() -> dict[str, object]:
+        return await actor.run(task.model_dump(mode="json"), 1, 1 << 20)
+
+    payload = anyio.run(main)
+    result = payload["result"]
+    assert isinstance(result, dict) and result["commands"][0]["preview"].strip() == "0", result
+
+
+def test_the_default_artifacts_directory_is_private(tmp_path: Path) -> None:
+    """Without ``out`` or ``artifacts_dir`` the artifacts went to ``/tmp/shellrt-batch/artifacts-<pid>``:
+    a name any local user can guess under a directory any local user may create first (after a
+    reboot) -- and then own: read every task's outputs, or swap a task's directory for a symlink
+    so that the caller (root) writes a task's collected files where the link points. It is now a
+    fresh 0700 directory of its own (``mkdtemp``) right in the temp directory."""
+    import os
+    import stat
+    import tempfile
+
+    task = Task.model_validate({"id": "p", "commands": ["echo hi > f.txt"], "collect": {"files": ["f.txt"]}})
+    [result] = run_sync([task])
+    assert result.status == "ok" and result.artifacts_dir is not None, result
+    artifacts = Path(result.artifacts_dir).parent
+    try:
+        assert artifacts.parent == Path(tempfile.gettempdir()), artifacts
+        info = artifacts.stat()
+        assert info.st_uid == os.geteuid() and stat.S_IMODE(info.st_mode) == 0o700, oct(info.st_mode)
+        assert str(os.getpid()) not in artifacts.name
+    finally:
+        if artifacts.parent == Path(tempfile.gettempdir()):
+            shutil.rmtree(artifacts, ignore_errors=True)

@@ -169,4 +169,6 @@ class LocalRunner:
 def _default_artifacts() -> Path:
     import tempfile
 
-    return Path(tempfile.gettempdir()) / "shellrt-batch" / f"artifacts-{os.getpid()}"
+    # Fresh and 0700, right in the temp dir: a predictable name under a shared subdirectory
+    # (once /tmp/shellrt-batch/artifacts-<pid>) could be another local user's, or a symlink of theirs.
+    return Path(tempfile.mkdtemp(prefix="shellrt-batch-artifacts-"))

@@ -223,8 +223,8 @@ class RayRunner:
     ) -> None:
         self.address = address
         self.run_id = uuid.uuid4().hex[:8]
-        self.artifacts_dir = (
-            artifacts_dir or Path(tempfile.gettempdir()) / "shellrt-batch" / f"ray-{self.run_id}"
+        self.artifacts_dir = artifacts_dir or Path(
+            tempfile.mkdtemp(prefix=f"shellrt-batch-ray-{self.run_id}-")
         )
         self.slots_per_node = slots_per_node
         self.reuse: ReuseMode = reuse
@@ -232,7 +232,9 @@ class RayRunner:
         #: the results file, the task file, the driver's artifacts directory.
         self.hidden_paths = tuple(str(Path(p).absolute()) for p in (*hidden_paths, self.artifacts_dir))
         self.node_artifacts_dir = node_artifacts_dir or os.path.join(
-            tempfile.gettempdir(), "shellrt-batch", f"node-{self.run_id}"
+            # unguessable, not under a shared subdirectory (made 0700 by the node's worker)
+            tempfile.gettempdir(),
+            f"shellrt-batch-node-{self.run_id}-{uuid.uuid4().hex}",
         )
         self.scratch_dir = scratch_dir
         self.ship_code = ship_code

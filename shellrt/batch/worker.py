@@ -33,6 +33,7 @@ from typing import Any
 import anyio
 
 from sandbox import BwrapConfig, DockerConfig, SandboxBackend, SandboxConfig, SandboxPolicy, WorkspaceExporter
+from sandbox._workspace_copy import copy_workspace
 from sandbox.confine import open_beneath
 from sandbox.factory import create_backend
 from shellrt.batch.pool import Lease, SandboxPool
@@ -161,14 +162,9 @@ class TaskRun:
         self._tmp = self._owned_tmp.path
         self._stack.push_async_callback(self._remove_tmp)
         workspace = self._tmp / "workspace"
-        if task.workspace is not None:
-            source, own, host = task.workspace, self._own_files(), self.settings.node.hostname
-            await anyio.to_thread.run_sync(lambda: _copy_workspace(source, workspace, own, host))
-        else:
-            workspace.mkdir()
-        self._workspace = workspace
         # Made now, so the sandbox hides it from the start (a mask covers what exists).
-        self.settings.artifacts_dir.mkdir(parents=True, exist_ok=True)
+        self.settings.artifacts_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        own = self._own_files()
         policy, _ = derive_policy(  # default masked secrets (a Runtime adds the Read deny rules)
             SandboxPolicy(
                 workspace=workspace,
@@ -179,8 +175,17 @@ class TaskRun:
                 denied_domains=task.sandbox.denied_domains,
                 limits=task.sandbox.limits,
             ),
-            masked_paths=[*sorted(self._own_files()), *state_dirs_anywhere()],  # as a Runtime's
+            masked_paths=[*sorted(own), *state_dirs_anywhere()],  # as a Runtime's
         )
+        if task.workspace is not None:
+            source, hidden = task.workspace, [*own, *map(str, policy.read_denied)]  # never copied in either
+            try:
+                await anyio.to_thread.run_sync(lambda: copy_workspace(source, workspace, hidden))
+            except FileNotFoundError as exc:
+                raise FileNotFoundError(f"{exc} on {self.settings.node.hostname}") from exc
+        else:
+            workspace.mkdir()
+        self._workspace = workspace
         config = _sandbox_config(task)
         half = max(task.collect.preview_bytes // 2, 1)
         if task.uses_tools:
@@ -382,19 +387,6 @@ class TaskRun:
         if owned is not None:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(owned.remove)
-
-
-def _copy_workspace(source: Path, dest: Path, leave_out: set[str], hostname: str) -> None:
-    """Copy the task's workspace (symlinks as links) but for the entries that are one of
-    ``leave_out`` (real paths): the run's own files, when they lie inside it."""
-    real = os.path.realpath(source)  # real, so that its entries' paths compare with `leave_out`
-    if not os.path.isdir(real):
-        raise FileNotFoundError(f"workspace {source} is not a directory on {hostname}")
-
-    def ignore(directory: str, names: list[str]) -> list[str]:
-        return [name for name in names if os.path.join(directory, name) in leave_out]
-
-    shutil.copytree(real, dest, symlinks=True, ignore=ignore)
 
 
 def _status(error: str | None, outcomes: list[CommandOutcome]) -> TaskStatus:

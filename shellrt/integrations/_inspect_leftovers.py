@@ -17,11 +17,14 @@ import fcntl
 import logging
 import os
 import shutil
+import stat
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from sandbox._scratch import OwnedDir
+from sandbox._workspace_copy import copy_workspace
 
 __all__ = ["PREFIX", "SampleDir", "cleanup_leftovers"]
 
@@ -42,14 +45,18 @@ class SampleDir:
         self.path = self._owned.path
         self.workspace = self.path / "workspace"
 
-    def prepare(self, source: Path | None) -> None:
-        """Create the workspace, as a copy of ``source`` when given (symlinks copied as links)."""
+    def prepare(self, source: Path | None, leave_out: Iterable[Path] = ()) -> None:
+        """Create the workspace, as a copy of ``source`` when given (symlinks copied as links),
+        without the ``leave_out`` paths (the sandbox's masked ones: see `copy_workspace`)."""
         if source is None:
             self.workspace.mkdir()
             return
         if not source.is_dir():
             raise ValueError(f"workspace {source} is not a directory on this host")
-        shutil.copytree(source, self.workspace, symlinks=True)
+        try:
+            copy_workspace(source, self.workspace, leave_out)
+        except PermissionError as exc:
+            raise ValueError(str(exc)) from exc
 
     def record_container(self, container_id: str) -> None:
         """Name the sample's container, so a cleanup after a crash can remove it."""
@@ -70,9 +77,12 @@ def cleanup_leftovers(id: str | None = None) -> list[str]:
     now = time.time()
     for path in sorted(Path(tempfile.gettempdir()).glob(PREFIX + "*")):
         try:
-            if not path.is_dir() or path.is_symlink():
+            info = path.lstat()
+            # Only the caller's own (as `SampleDir` makes them): in a shared /tmp another user's
+            # directory would name any shellrt container for removal, and print a name it chose.
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
                 continue
-            young = now - path.stat().st_mtime < _GRACE_S
+            young = now - info.st_mtime < _GRACE_S
         except OSError:
             continue
         container = _read_container(path)

@@ -264,8 +264,9 @@ async def _start(task_name: str, settings: ShellrtSandboxConfig) -> ShellrtSandb
     """A started sandbox with a fresh workspace (a copy of ``settings.workspace`` when set)."""
     sample_dir = SampleDir()
     try:
-        await anyio.to_thread.run_sync(sample_dir.prepare, settings.workspace)
-        backend = create_backend(settings.backend_config(), settings.policy(sample_dir.workspace))
+        policy = settings.policy(sample_dir.workspace)
+        await anyio.to_thread.run_sync(sample_dir.prepare, settings.workspace, policy.read_denied)
+        backend = create_backend(settings.backend_config(), policy)
         try:
             await backend.start()
         except BaseException:

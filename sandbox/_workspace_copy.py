@@ -1,0 +1,64 @@
+"""Copy a workspace source into a sandbox's private workspace, leaving out what the sandbox must not see.
+
+Why: the host copies as the caller (often root), so the copy is a way around
+every mask -- a source holding ``~/.ssh`` (``"workspace": "~"``) carried the keys
+into the sandbox's own workspace. So every path the policy hides (its
+``read_denied``, and whatever else the caller names) is left out, a source
+that is or lies inside one is refused, and only regular files, directories and
+symlinks (copied as links) are copied: a device node such as ``/dev/zero``'s
+would be read forever (a FIFO or socket fails the copy). docker's copy mode
+applies the same rule (`sandbox.docker._workspace.copy_in`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+__all__ = ["copy_workspace"]
+
+
+def copy_workspace(
+    source: Path | str,
+    dest: Path | str,
+    leave_out: Iterable[Path | str],
+    *,
+    homes: Iterable[Path | str] = ("/root", os.path.expanduser("~")),
+) -> None:
+    """Copy ``source`` to ``dest`` (which must not exist) without the ``leave_out`` paths.
+
+    Raises `FileNotFoundError` when ``source`` is not a directory and `PermissionError`
+    when it is, or lies inside, a path to leave out -- unless that path is one of ``homes``
+    (``/root`` is masked as a whole, yet workspaces live in homes; the credential stores
+    in them are still left out). Blocking.
+    """
+    real = os.path.realpath(source)
+    if not os.path.isdir(real):
+        raise FileNotFoundError(f"workspace {source} is not a directory")
+    hidden = {os.path.realpath(p) for p in leave_out}
+    home_dirs = {os.path.realpath(h) for h in homes}
+    for path in hidden - home_dirs:
+        if real == path or real.startswith(path.rstrip("/") + "/"):
+            raise PermissionError(
+                f"workspace {source} is (inside) {path}, which is masked from every sandbox "
+                "(credentials, shellrt's own state, the run's files); copy what the task needs elsewhere"
+            )
+
+    def ignore(directory: str, names: list[str]) -> list[str]:
+        skip = []
+        for name in names:
+            path = os.path.join(directory, name)
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                skip.append(name)
+                continue
+            kept = stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)
+            if not kept or path in hidden:
+                skip.append(name)
+        return skip
+
+    shutil.copytree(real, dest, symlinks=True, ignore=ignore)
