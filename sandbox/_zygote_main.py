@@ -23,7 +23,8 @@ ended (off the command's path; the zygote is not even told when one is used)::
                  bounding set emptied; setgroups/setresgid/setresuid (root caller: the
                  sandbox uid); no capabilities; not dumpable; no_new_privs; seccomp;
                  rehearses receiving a request (copy-on-write faults taken ahead);
-                 then waits on its own socket
+                 asks for a short scheduling slice (latency only; not passed on to
+                 the command); then waits on its own socket
        host --request + stdin/stdout/stderr fds--> init: chdir; HOME, SHELL (root caller)
        init --vfork+exec--> command (pid 2): stdio only, inheriting all of the above
 
