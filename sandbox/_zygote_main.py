@@ -23,7 +23,8 @@ ended (off the command's path; the zygote is not even told when one is used)::
                  bounding set emptied; setgroups/setresgid/setresuid (root caller: the
                  sandbox uid); no capabilities; not dumpable; no_new_privs; seccomp;
                  rehearses receiving a request (copy-on-write faults taken ahead);
-                 then waits on its own socket
+                 asks for a short scheduling slice (latency only; not passed on to
+                 the command); then waits on its own socket
        host --request + stdin/stdout/stderr fds--> init: chdir; HOME, SHELL (root caller)
        init --vfork+exec--> command (pid 2): stdio only, inheriting all of the above
 
@@ -170,6 +171,7 @@ class _SchedAttr(ctypes.Structure):
 
 
 _SYS_SCHED_SETATTR = {"x86_64": 314, "aarch64": 274}[os.uname().machine]
+_SCHED_FLAG_RESET_ON_FORK = 1
 #: The slice an init asks for while it waits and runs its command (the kernel's minimum custom
 #: slice): see `Zygote.__init__`.
 _INIT_SLICE_NS = 100_000
@@ -402,16 +404,24 @@ class Zygote:
         # ready, so that on a busy machine it runs as soon as its command arrives and as soon as
         # the command ends (an earlier deadline: it preempts the running task instead of waiting
         # out its ~1.4 ms slice; measured, docs/performance.md). Its weight -- its share of the
-        # CPU -- is unchanged, and so is its nice. The command gets the default slice back right
-        # after its exec (`_run`). Only for SCHED_OTHER: a caller run under another policy (chrt)
-        # keeps it, untouched. No privilege needed; a kernel without custom slices (< 6.12)
-        # ignores the value.
+        # CPU -- is unchanged, and so is its nice. The command must not keep the short slice:
+        # SCHED_RESET_ON_FORK gives it the default one from its fork on. That flag would also
+        # reset a negative nice to 0, so an init whose caller runs at a negative nice does
+        # without it and resets the command's slice right after its exec instead (a process
+        # the command starts before that keeps the short slice: latency only, never more CPU).
+        # Not resetting its own slice around the spawn: the init, its deadline pushed back,
+        # then waited as long as before (measured). Only for SCHED_OTHER: a caller run under
+        # another policy (chrt) keeps it, untouched. No privilege needed; a kernel without
+        # custom slices (< 6.12) ignores the value.
         self._short_slice: Any = None
-        self._default_slice: Any = None
+        #: The command's slice, reset after its exec (a negative nice: no SCHED_RESET_ON_FORK).
+        self._command_slice: Any = None
         if os.sched_getscheduler(0) == os.SCHED_OTHER:
             nice = os.getpriority(os.PRIO_PROCESS, 0)
-            self._short_slice = ctypes.byref(_SchedAttr(48, os.SCHED_OTHER, 0, nice, 0, _INIT_SLICE_NS))
-            self._default_slice = ctypes.byref(_SchedAttr(48, os.SCHED_OTHER, 0, nice, 0, 0))
+            flags = _SCHED_FLAG_RESET_ON_FORK if nice >= 0 else 0
+            self._short_slice = ctypes.byref(_SchedAttr(48, os.SCHED_OTHER, flags, nice, 0, _INIT_SLICE_NS))
+            if nice < 0:
+                self._command_slice = ctypes.byref(_SchedAttr(48, os.SCHED_OTHER, 0, nice, 0, 0))
         #: What an init rehearses receiving (`_rehearse`): a request of the usual shape.
         self._sample: dict[str, Any] = {
             "op": "spawn",
@@ -608,8 +618,8 @@ class Zygote:
             return code, code << 8
         finally:
             os.close(stdin)
-        if self._default_slice is not None:  # the command: the default slice, as any process has
-            _libc.syscall(_SYS_SCHED_SETATTR, command, self._default_slice, 0)
+        if self._command_slice is not None:  # no SCHED_RESET_ON_FORK (a negative nice): reset now
+            _libc.syscall(_SYS_SCHED_SETATTR, command, self._command_slice, 0)
         while True:
             try:
                 pid, wait_status = os.waitpid(-1, 0)
