@@ -186,7 +186,6 @@ def _zygote_python() -> str:
     return os.path.realpath(sys.executable)
 
 
-
 def _host_temp_mask() -> list[str]:
     """Hide the host's temp dir when it is not /tmp (``TMPDIR`` elsewhere), which the sandbox
     replaces anyway: every session keeps its private /tmp and state there, and a non-root
@@ -196,6 +195,7 @@ def _host_temp_mask() -> list[str]:
     if host == "/" or host == "/tmp" or host.startswith("/tmp/"):
         return []
     return ["--tmpfs", host]
+
 
 class BwrapBackend(CgroupLimits, SandboxBackend):
     """Runs each process in fresh bubblewrap namespaces under the session's policy."""
