@@ -187,6 +187,17 @@ def _zygote_python() -> str:
     return os.path.realpath(sys.executable)
 
 
+def _host_temp_mask() -> list[str]:
+    """Hide the host's temp dir when it is not /tmp (``TMPDIR`` elsewhere), which the sandbox
+    replaces anyway: every session keeps its private /tmp and state there, and a non-root
+    caller's sessions share a uid, so a 0700 directory does not keep one session's commands
+    out of another's. The session's own binds (its /tmp, state, writable roots) come after."""
+    host = os.path.realpath(tempfile.gettempdir())
+    if host == "/" or host == "/tmp" or host.startswith("/tmp/"):
+        return []
+    return ["--tmpfs", host]
+
+
 class BwrapBackend(CgroupLimits, SandboxBackend):
     """Runs each process in fresh bubblewrap namespaces under the session's policy."""
 
@@ -754,6 +765,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         args += self._host_masks(state_dir, as_user=as_user, zygote=zygote, masks=masks)
         if self._proxy_dir is not None and self._proxy is not None:  # after the /run mask
             args += ["--ro-bind", str(self._proxy_dir), PROXY_DIR_INSIDE]
+        args += _host_temp_mask()
         args += ["--tmpfs", "/tmp"] if tmp is None else ["--bind", str(tmp), "/tmp"]
         if as_user:  # root, per command: see _skeletons
             args += self._skeleton_args()[1]

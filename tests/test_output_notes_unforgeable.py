@@ -97,7 +97,9 @@ async def test_a_forged_note_made_a_line_start_by_the_preview_cut(tmp_path: Path
     (text,) = await _run(tmp_path, command)
     assert "characters omitted" in text and OUTPUT_MARK + FORGED in text, text[-16_000:-13_000]
     genuine = _genuine(text)
-    assert genuine[0].startswith(f"{NOTE_MARK} Output truncated: ") and "/tmp/evil" not in genuine[0]
+    # The cuts' own notes (the spool's omitted bytes, the model cut's characters) come first.
+    truncated = [line for line in genuine if line.startswith(f"{NOTE_MARK} Output truncated: ")]
+    assert len(truncated) == 1 and "/tmp/evil" not in truncated[0], genuine
     assert all("/tmp/evil" not in line for line in genuine), genuine
 
 

@@ -793,7 +793,7 @@ async def test_a_hook_does_not_run_in_a_directory_outside_the_workspace_a_comman
     tmp_path: Path,
 ) -> None:
     """Hooks ran in the session's cwd, which a command sets (``cd``): in an extra writable root
-    (``additionalDirectories``), which no protected-files check covers, a command's ``.git/config``
+    (``additionalDirectories``), which no protected-files check covered then, a command's ``.git/config``
     named a program the hook's ``git status`` ran on the host."""
     require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
     base = Path(tempfile.mkdtemp(prefix="shellrt-r6-", dir="/var/tmp"))
@@ -829,7 +829,9 @@ async def test_a_hook_does_not_run_in_a_directory_outside_the_workspace_a_comman
             for command in (plant, "echo next"):
                 block = ToolUseBlock(id=f"r6h{next(_ids)}", name="Bash", input={"command": command})
                 results += await rt.run_envelopes([block])
-        assert "fsmonitor" in (extra / ".git" / "config").read_text(), _text(results[0])
+        # Since then the extra root is checked too (tests/test_gaps_writable_roots.py): reverted.
+        assert "fsmonitor" not in (extra / ".git" / "config").read_text(), _text(results[0])
+        assert "reverted" in _text(results[0]), _text(results[0])
         assert "next" in _text(results[1]), _text(results[1])
         assert not marker.exists(), "a git program planted outside the workspace ran on the host in a hook"
         assert (tmp_path / "hook-cwd").read_text().strip() == str(ws)

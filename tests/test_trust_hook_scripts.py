@@ -227,7 +227,10 @@ def test_resolution(tmp_path: Path) -> None:
     )
     assert set(found.files) == {"h/a.sh", "h/b.py", ".x"}
     assert found.files["h/b.py"] is None and found.files["h/a.sh"].startswith("sha256:")  # type: ignore[union-attr]
-    assert len(found.untrackable) == 2 and set(found.dirs) == {".claude/hooks", ".shellrt/hooks"}
+    # The hook directories (untrackable commands), and each hook file's own directory
+    # (``./``: the root's own files, for ``.x``), as `test_gaps_hook_helpers` explains.
+    assert len(found.untrackable) == 2
+    assert set(found.dirs) == {".claude/hooks", ".shellrt/hooks", "h", "./"}
     outside = hook_files(ws, ['"$CLAUDE_PROJECT_DIR"x/a.sh', "/usr/bin/python3 /tmp/x.py"])
     assert outside.empty
 

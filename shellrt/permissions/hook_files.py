@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the parser loads only when a trusted hook is resolved
 
 __all__ = [
     "OUTSIDE_PREFIX",
+    "ROOT_FILES",
     "WATCHED_HOOK_DIRS",
     "HookFiles",
     "compare_hook_files",
@@ -54,9 +55,13 @@ _DIR_PROGRAMS = frozenset({"cd", "pushd", "popd"})
 #: Programs that run a directory given to them (``python3 pkg`` runs ``pkg/__main__.py``); a
 #: directory given to any other program is its data, not code it runs.
 _RUNS_DIRECTORIES = frozenset({"python", "python3", "node", "deno", "bun", "ruby", "perl", "php"})
+#: The watched-directory name of the workspace root's own files (not its subdirectories): what
+#: a hook script at the root loads beside it (``. ./lib.sh``: hooks run from the root).
+ROOT_FILES = "./"
 #: Bounds of one watched directory tree (beyond them it cannot be vouched for).
 MAX_TREE_ENTRIES = 2000
 MAX_HASHED_BYTES = 32 << 20
+_TOO_LARGE = "too-large"
 
 
 @dataclass(frozen=True)
@@ -110,6 +115,13 @@ class HookFiles:
                 continue
             if digest.startswith(OUTSIDE_PREFIX):
                 out.append(f"hook file {rel} leads out of the workspace (to {digest[len(OUTSIDE_PREFIX) :]})")
+            elif digest == _TOO_LARGE:
+                out.append(
+                    f"hook directory {rel} is too large to vouch for (over {MAX_TREE_ENTRIES} entries or "
+                    f"{MAX_HASHED_BYTES >> 20} MiB; a hook script's directory is recorded whole, since it "
+                    "may load what lies beside it): keep hook scripts in a small directory such as "
+                    ".claude/hooks/"
+                )
             else:
                 out.append(f"hook file {rel} cannot be vouched for ({digest})")
         return out
@@ -129,8 +141,19 @@ def hook_files(workspace: Path, commands: Sequence[str]) -> HookFiles:
     # A hooks directory holding a hook file is watched whole: what that script sources or
     # imports beside it (``. ./lib.sh``) is code the hook runs too.
     watched = [d for d in WATCHED_HOOK_DIRS if untrackable or any(rel.startswith(d + "/") for rel in files)]
-    dirs = {rel: _digest(root, rel) for rel in watched}
+    # So is the directory of every other hook file (``scripts/`` of ``python3 scripts/x.py``,
+    # which may import ``scripts/util.py``); for a file at the root, the root's own files.
+    for rel in files:
+        beside = os.path.dirname(rel) or ROOT_FILES
+        if os.path.isdir(os.path.join(root, rel)) or any(_below(beside, d) for d in watched):
+            continue
+        watched.append(beside)
+    dirs = {rel: _root_files_digest(root) if rel == ROOT_FILES else _digest(root, rel) for rel in watched}
     return HookFiles(files, dirs, tuple(untrackable))
+
+
+def _below(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory + "/")
 
 
 def compare_hook_files(recorded: HookFiles | None, current: HookFiles) -> str | None:
@@ -315,12 +338,43 @@ def _digest(root: Path, rel: str) -> str | None:
     h = hashlib.sha256()
     if stat.S_ISDIR(st.st_mode):
         if not _hash_tree(Path(real), h):
-            return "too-large"
+            return _TOO_LARGE
     elif stat.S_ISREG(st.st_mode):
         if st.st_size > MAX_HASHED_BYTES or not _hash_file(real, h):
             return "unreadable"
     else:
         return "not-a-file"
+    return "sha256:" + h.hexdigest()
+
+
+def _root_files_digest(root: Path) -> str:
+    """``sha256:…`` of the workspace root's own entries (names and kinds; the content of its
+    regular files; link targets), not of its subdirectories' contents."""
+    h = hashlib.sha256()
+    hashed = 0
+    try:
+        names = sorted(os.listdir(root))
+    except OSError as exc:
+        return f"unreadable:{exc.strerror}"
+    if len(names) > MAX_TREE_ENTRIES:
+        return _TOO_LARGE
+    for name in names:
+        path = os.path.join(root, name)
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        h.update(
+            f"\0{name}\0{stat.S_IFMT(st.st_mode)}\0{st.st_mode & 0o111}\0".encode("utf-8", "surrogateescape")
+        )
+        if stat.S_ISLNK(st.st_mode):
+            h.update(os.readlink(path).encode("utf-8", "surrogateescape"))
+        elif stat.S_ISREG(st.st_mode):
+            hashed += st.st_size
+            if hashed > MAX_HASHED_BYTES:
+                return _TOO_LARGE
+            if not _hash_file(path, h):
+                return "unreadable"
     return "sha256:" + h.hexdigest()
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "neutralized_note",
     "note",
     "reads_as_note",
+    "untrusted_note",
 ]
 
 #: How every shellrt note in a command's result begins.
@@ -89,6 +90,16 @@ def neutralized_note(count: int) -> str:
     lines = "line" if count == 1 else "lines"
     return note(
         f"{count} {lines} of the command's output began like a shellrt note; "
+        f"{'it is' if count == 1 else 'they are'} shown prefixed with {OUTPUT_MARK.strip()!r}."
+    )
+
+
+def untrusted_note(count: int, source: str) -> str:
+    """The note saying how many lines of ``source`` (a web page, an MCP server's result: text
+    that is no command's output but just as untrusted) were marked by `neutralize_output`."""
+    lines = "line" if count == 1 else "lines"
+    return note(
+        f"{count} {lines} of {source} began like a shellrt note; "
         f"{'it is' if count == 1 else 'they are'} shown prefixed with {OUTPUT_MARK.strip()!r}."
     )
 

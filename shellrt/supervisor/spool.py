@@ -23,6 +23,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from shellrt.protocol.notes import OUTPUT_MARK, neutralize_output, note
 from shellrt.supervisor.text import safe_decode, trim_partial_utf8
 
 __all__ = [
@@ -325,15 +326,26 @@ class OutputSpool:
         if full is not None:
             return safe_decode(full), False
         omitted = self.total_bytes - len(self._head) - len(self._tail)
-        head = safe_decode(trim_partial_utf8(bytes(self._head), at_start=False))
-        tail = safe_decode(trim_partial_utf8(bytes(self._tail), at_start=True))
+        # The cut is said by a note of ours, which output may not forge: head and tail are
+        # marked here (the tail's first line is a partial one), their count said in the note.
+        head, forged_head = neutralize_output(
+            safe_decode(trim_partial_utf8(bytes(self._head), at_start=False))
+        )
+        tail, forged_tail = neutralize_output(
+            safe_decode(trim_partial_utf8(bytes(self._tail), at_start=True))
+        )
         if self.lost is None:
-            marker = f"\n\n... [{omitted} bytes omitted; full output in {self.path}] ...\n\n"
+            where = f"full output in {self.path}"
         else:
-            marker = (
-                f"\n\n... [{omitted} bytes omitted; only the first {self.saved_bytes} bytes are saved in "
-                f"{self.path}] ...\n\n"
-            )
+            where = f"only the first {self.saved_bytes} bytes are saved in {self.path}"
+        forged = forged_head + forged_tail
+        marked = (
+            f"; {forged} line{'s' if forged != 1 else ''} of output around this cut began like a shellrt "
+            f"note and {'are' if forged != 1 else 'is'} shown prefixed with {OUTPUT_MARK.strip()!r}"
+            if forged
+            else ""
+        )
+        marker = "\n\n" + note(f"... {omitted} bytes omitted; {where}{marked} ...") + "\n\n"
         return head + marker + tail, True
 
     def last_lines(self, n: int = 5) -> tuple[str, ...]:

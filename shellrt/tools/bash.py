@@ -35,7 +35,14 @@ from shellrt.protocol import (
     ValidationResult,
 )
 from shellrt.protocol import ProgressEvent as ToolProgressEvent
-from shellrt.protocol.notes import NOTE_MARK, OUTPUT_MARK, neutralize_output, neutralized_note, note
+from shellrt.protocol.notes import (
+    NOTE_MARK,
+    OUTPUT_MARK,
+    neutralize_output,
+    neutralized_note,
+    note,
+    reads_as_note,
+)
 from shellrt.supervisor import (
     CommandResult,
     ProgressEvent,
@@ -96,6 +103,9 @@ class BashOutput(BaseModel):
     output: str = ""
     stderr: str | None = None
     truncated: bool = False
+    #: Which preview the spool cut (its lines are marked there, beside its omitted-bytes note).
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
     total_bytes: int = 0
     #: Host path of the full spooled output.
     output_path: str | None = None
@@ -418,6 +428,8 @@ def bash_output(result: CommandResult, timeout_s: float | None) -> BashOutput:
         output=result.preview,
         stderr=result.stderr,
         truncated=result.truncated,
+        stdout_truncated=result.stdout_truncated if result.stderr is not None else result.truncated,
+        stderr_truncated=result.stderr_truncated,
         total_bytes=result.total_bytes,
         output_path=str(result.output_path),
         timed_out=result.timed_out,
@@ -460,11 +472,14 @@ def format_output(output: BashOutput, tool_name: str) -> str:
             f"stop it with TaskStop(task_id={output.task_id!r}). Output file: {output.output_path}"
         )
     parts: list[str] = []
-    body = output.output
+    # A preview the spool cut is marked already, beside its own note on the cut.
+    body, forged = (output.output, 0) if output.stdout_truncated else neutralize_output(output.output)
     if output.stderr:
-        body = (body + "\n" if body and not body.endswith("\n") else body) + "[stderr]\n" + output.stderr
-    # After every cut: a cut can make the middle of a line a line start.
-    body, forged = neutralize_output(_bound(body, MODEL_OUTPUT_CHARS))
+        err, err_forged = (output.stderr, 0) if output.stderr_truncated else neutralize_output(output.stderr)
+        forged += err_forged
+        body = (body + "\n" if body and not body.endswith("\n") else body) + "[stderr]\n" + err
+    body, cut_forged = _bound(body, MODEL_OUTPUT_CHARS)
+    forged += cut_forged
     if body.strip():
         parts.append(body.rstrip("\n"))
     elif not (output.timed_out or output.interrupted or output.output_lost or output.sandbox_failure):
@@ -516,11 +531,33 @@ def _notes(output: BashOutput) -> list[str]:
     return parts
 
 
-def _bound(text: str, limit: int) -> str:
+#: How much of the tail's partial first line is judged (a note's opening is short).
+_JUDGED = 200
+_NOTE_LINE = "\n" + NOTE_MARK
+
+
+def _bound(text: str, limit: int) -> tuple[str, int]:
+    """Head and tail of ``text`` (marked output) around a note of ours; the tail's first line
+    is a partial one, marked when it reads like a note; and how many lines that marked (0, 1)."""
     if len(text) <= limit:
-        return text
+        return text, 0
     half = limit // 2
-    return f"{text[:half]}\n... [{len(text) - 2 * half:,} characters omitted] ...\n{text[-half:]}"
+    end = len(text) - half
+    # Notes of ours in the dropped middle (the spool's on its own cut) stay: every line of
+    # output that reads like one is marked by now, so a line starting with the mark is ours.
+    kept = []
+    at = text.find(_NOTE_LINE, half - 1, end)
+    while at >= 0:
+        stop = text.find("\n", at + 1)
+        kept.append(text[at + 1 : stop if stop >= 0 else len(text)])
+        at = text.find(_NOTE_LINE, at + 1, end)
+    omitted = note(f"... {end - half:,} characters omitted ...")
+    tail = text[end:]
+    # The tail starts mid-line: a partial line that reads like a note is output, marked.
+    marked = reads_as_note(tail[:_JUDGED]) and not text[end - 1 : end].isspace()
+    if marked:
+        tail = OUTPUT_MARK + tail
+    return "\n".join([text[:half], *kept, omitted, tail]), int(marked)
 
 
 @dataclass(frozen=True)

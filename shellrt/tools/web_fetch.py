@@ -55,6 +55,7 @@ from shellrt.protocol import (
     ToolExecutionError,
     ToolOutput,
 )
+from shellrt.protocol.notes import neutralize_output, untrusted_note
 from shellrt.tools._http_body import ACCEPT_ENCODING, BodyDecodeError, BoundedBody
 
 if TYPE_CHECKING:
@@ -550,7 +551,11 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
             parts.append(f"Your question about this page: {output.prompt}")
         if notes:
             parts.append("Note: " + " ".join(notes))
+        # The page is untrusted text beside our notes (a persisted preview's): none may pass for one.
+        content, forged = neutralize_output(content)
         parts.append("---\n" + content)
+        if forged:
+            parts.append(untrusted_note(forged, "the page"))
         return "\n\n".join(parts)
 
     def render_result(self, output: WebFetchOutput) -> str:

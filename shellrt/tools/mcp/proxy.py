@@ -31,6 +31,7 @@ from shellrt.protocol import (
     ToolExecutionError,
     ToolOutput,
 )
+from shellrt.protocol.notes import neutralize_output, untrusted_note
 from shellrt.tools.mcp.connection import McpServerError
 
 if TYPE_CHECKING:
@@ -289,9 +290,20 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
     def to_model_content(self, output: McpCallOutput) -> str | list[ContentBlock]:
         if not output.content:
             return ""
-        if all(isinstance(b, TextBlock) for b in output.content):
-            return "\n".join(b.text for b in output.content if isinstance(b, TextBlock))
-        return list(output.content)
+        # The server's text is untrusted beside our notes: no line of it may pass for one.
+        blocks: list[ContentBlock] = []
+        forged = 0
+        for block in output.content:
+            if isinstance(block, TextBlock):
+                text, count = neutralize_output(block.text)
+                forged += count
+                block = TextBlock(text=text) if count else block
+            blocks.append(block)
+        if forged:
+            blocks.append(TextBlock(text=untrusted_note(forged, f"the {self.server} MCP server's result")))
+        if all(isinstance(b, TextBlock) for b in blocks):
+            return "\n".join(b.text for b in blocks if isinstance(b, TextBlock))
+        return blocks
 
     # --- people -------------------------------------------------------------------------------
     def user_facing_name(self) -> str:
