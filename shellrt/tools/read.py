@@ -48,6 +48,8 @@ from shellrt.protocol import (
     ToolOutput,
     ValidationResult,
 )
+from shellrt.tools._notebook import NotebookError
+from shellrt.tools._notebook import render as render_notebook
 from shellrt.tools._paths import (
     PathInput,
     canonical_path,
@@ -600,6 +602,9 @@ def _read_image(fd: int, path: Path, label: str, st: os.stat_result) -> tuple[Re
 #: How long one notebook may take to parse and render, and the address space its process may use.
 NOTEBOOK_TIMEOUT_S = 30.0
 NOTEBOOK_MEMORY_BYTES = 1 << 30
+#: Notebooks up to this size are rendered in this process (at most ~50 times it in memory, and no
+#: interpreter start); larger ones in the child.
+NOTEBOOK_IN_PROCESS_BYTES = 256 * 1024
 #: The notebook process imports `shellrt.tools._notebook` alone (no package ``__init__``).
 _NOTEBOOK_CHILD = """
 import sys, types
@@ -620,8 +625,20 @@ def _read_notebook(fd: int, path: Path, label: str, st: os.stat_result) -> tuple
         )
     with _open_regular(fd, label) as fh:
         data = fh.read(MAX_WHOLE_FILE_BYTES + 1)
+    if len(data) <= NOTEBOOK_IN_PROCESS_BYTES:
+        try:
+            text = render_notebook(data, label, MAX_OUTPUT_CHARS)
+        except NotebookError as exc:
+            raise ToolExecutionError(str(exc)) from None
+    else:
+        text = _render_in_child(data, label)
+    record = FileReadRecord(sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=len(data))
+    return ReadOutput("notebook", label, text), record
+
+
+def _render_in_child(data: bytes, label: str) -> str:
     tools = os.path.dirname(os.path.abspath(__file__))
-    argv = [sys.executable, "-I", "-c", _NOTEBOOK_CHILD, os.path.dirname(tools), tools]
+    argv = [sys.executable, "-I", "-S", "-c", _NOTEBOOK_CHILD, os.path.dirname(tools), tools]
     argv += [str(NOTEBOOK_MEMORY_BYTES), label, str(MAX_OUTPUT_CHARS)]
     try:
         done = subprocess.run(argv, input=data, capture_output=True, timeout=NOTEBOOK_TIMEOUT_S, check=False)
@@ -638,8 +655,7 @@ def _read_notebook(fd: int, path: Path, label: str, st: os.stat_result) -> tuple
         ) from None
     if "error" in answer:
         raise ToolExecutionError(str(answer["error"]))
-    record = FileReadRecord(sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=len(data))
-    return ReadOutput("notebook", label, str(answer["text"])), record
+    return str(answer["text"])
 
 
 # --- PDFs ----------------------------------------------------------------------------
