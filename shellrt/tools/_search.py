@@ -426,8 +426,8 @@ async def _rg_search(
             "to search for them literally."
         )
     results: dict[str, FileHits] = {} if lines is None else lines.results
-    if names is not None:
-        results = {path: FileHits() for path in names.finish()}
+    if names is not None:  # up to a million names: made into hits off the event loop
+        results = await anyio.to_thread.run_sync(lambda: {path: FileHits() for path in names.finish()})
     drop = await anyio.to_thread.run_sync(_binary_hits, list(results), query)
     for path in drop:
         del results[path]
