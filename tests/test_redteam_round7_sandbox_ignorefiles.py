@@ -102,3 +102,40 @@ def test_a_flood_of_ignore_rules_is_bounded(tmp_path: Path, backend: str) -> Non
         name, error, seconds = line.split()[1:4]
         assert float(seconds) < 8.0, results
         assert "a.py" in line or (error == "True" and "Bash" in line), results
+
+
+@pytest.mark.anyio
+async def test_a_listing_past_its_time_in_process_finishes_in_the_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Glob lists in a worker thread for `IN_PROCESS_LIST_S` (no interpreter start for an ordinary
+    tree), then starts again in the walker's child process, which has a deadline and a memory bound:
+    with no time in process at all, the child's answer is the same listing."""
+    import os
+
+    import shellrt
+    from shellrt.tools import _search
+
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    for name in ("a.py", "sub/b.py", "sub/c.txt"):
+        (ws / name).write_text("x\n")
+    (ws / ".gitignore").write_text("c.txt\n")
+    monkeypatch.setattr(_search, "IN_PROCESS_LIST_S", 0.0)
+    async with shellrt.Runtime(
+        workspace=ws, sandbox="local", mode="bypassPermissions", session_dir=tmp_path / "s", settings_files=()
+    ) as rt:
+        user = await rt.run(
+            [
+                {
+                    "type": "tool_use",
+                    "id": "r7l" + os.urandom(6).hex(),
+                    "name": "Glob",
+                    "input": {"pattern": "**/*"},
+                }
+            ]
+        )
+    block = user["content"][0]
+    body = str(block["content"])
+    assert not block["is_error"], body
+    assert "a.py" in body and "sub/b.py" in body and "c.txt" not in body, body

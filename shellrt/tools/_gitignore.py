@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import os
 import stat
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,6 +111,10 @@ _MAX_IGNORE_BYTES = 1 << 20
 MAX_IGNORE_RULES = 10_000
 #: A longer line is no rule (a path has at most 4096 bytes; the matcher's cost grows with the glob).
 _MAX_RULE_CHARS = 4096
+
+
+class WalkTimeoutError(Exception):
+    """Raised by a walk given a ``deadline`` (`time.monotonic`) that it passed."""
 
 
 class TooManyIgnoreRulesError(Exception):
@@ -341,6 +346,7 @@ def walk_entries(
     overrides: GlobList | None = None,
     types: TypeFilter | None = None,
     root_fd: int | None = None,
+    deadline: float | None = None,
 ) -> Iterator[tuple[str, int, str]]:
     """``(relative path, parent dir fd, name)`` of the regular files ripgrep would list under ``root``.
 
@@ -354,7 +360,7 @@ def walk_entries(
     only names it for ignore-rule matching. The parent fd is valid until the next
     item is requested. Ignore files are the repository's: each is read up to
     `_MAX_IGNORE_BYTES`, and past `MAX_IGNORE_RULES` rules in all the walk raises
-    `TooManyIgnoreRulesError`.
+    `TooManyIgnoreRulesError`. Past ``deadline`` (`time.monotonic`) it raises `WalkTimeoutError`.
     """
     root_s = str(root)
     budget = _RuleBudget(root_s)
@@ -370,7 +376,7 @@ def walk_entries(
     #: The path being walked: (fd, directory, relative dir, rule chain, subdirectories still to enter).
     path: list[tuple[int, str, str, list[_DirRules], list[str]]] = []
     try:
-        files, subdirs = _list_dir(top, root_s, "", chain, overrides, types)
+        files, subdirs = _list_dir(top, root_s, "", chain, overrides, types, deadline)
         path.append((top, root_s, "", chain, subdirs))
         for name in files:
             yield name, top, name
@@ -388,7 +394,7 @@ def walk_entries(
             abs_path, rel = os.path.join(directory, name), f"{rel_dir}{name}/"
             path.append((child, abs_path, rel, chain, []))
             child_chain = [*chain, budget.charge(_load_dir_rules(abs_path, child))]
-            files, grandchildren = _list_dir(child, abs_path, rel, child_chain, overrides, types)
+            files, grandchildren = _list_dir(child, abs_path, rel, child_chain, overrides, types, deadline)
             path[-1] = (child, abs_path, rel, child_chain, grandchildren)
             for file_name in files:
                 yield f"{rel}{file_name}", child, file_name
@@ -404,6 +410,7 @@ def _list_dir(
     chain: list[_DirRules],
     overrides: GlobList | None,
     types: TypeFilter | None,
+    deadline: float | None = None,
 ) -> tuple[list[str], list[str]]:
     """``(files, subdirectories)`` of the open directory that the walk keeps (names, sorted descending
     for subdirectories: they are popped from the end)."""
@@ -415,6 +422,8 @@ def _list_dir(
     files: list[str] = []
     subdirs: list[str] = []
     for entry in entries:
+        if deadline is not None and time.monotonic() > deadline:
+            raise WalkTimeoutError(directory)
         try:
             is_dir = entry.is_dir(follow_symlinks=False)
             is_file = entry.is_file(follow_symlinks=False)
@@ -443,7 +452,8 @@ def walk_files(
     overrides: GlobList | None = None,
     types: TypeFilter | None = None,
     root_fd: int | None = None,
+    deadline: float | None = None,
 ) -> Iterator[str]:
     """Relative POSIX paths of the regular files ripgrep would list under ``root`` (unsorted)."""
-    for rel, _, _ in walk_entries(root, overrides=overrides, types=types, root_fd=root_fd):
+    for rel, _, _ in walk_entries(root, overrides=overrides, types=types, root_fd=root_fd, deadline=deadline):
         yield rel

@@ -65,12 +65,15 @@ class TooManyFilesError(TooManyHitsError):
     """Raised by a search that found more than `MAX_LISTED_FILES` matching files."""
 
 
-def python_list_files(root: Path, root_fd: int | None = None, max_files: int | None = None) -> list[str]:
+def python_list_files(
+    root: Path, root_fd: int | None = None, max_files: int | None = None, deadline: float | None = None
+) -> list[str]:
     """What ``rg --files`` (with our flags) lists under ``root`` (anchored at ``root_fd`` when given);
-    raises `TooManyHitsError` past ``max_files`` (default `MAX_LISTED_FILES`) paths."""
+    raises `TooManyHitsError` past ``max_files`` (default `MAX_LISTED_FILES`) paths and
+    `WalkTimeoutError` past ``deadline`` (`time.monotonic`)."""
     bound = _search_types.MAX_LISTED_FILES if max_files is None else max_files
     listed: list[str] = []
-    for path in walk_files(root, overrides=GlobList.parse(["!.git"]), root_fd=root_fd):
+    for path in walk_files(root, overrides=GlobList.parse(["!.git"]), root_fd=root_fd, deadline=deadline):
         listed.append(path)
         if len(listed) > bound:
             raise TooManyHitsError(len(listed))

@@ -19,6 +19,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import BinaryIO
@@ -29,7 +30,7 @@ from sandbox import confine
 from sandbox.errors import SandboxError
 from shellrt.protocol import ToolExecutionError
 from shellrt.tools import _search_types
-from shellrt.tools._gitignore import FILE_TYPES
+from shellrt.tools._gitignore import FILE_TYPES, TooManyIgnoreRulesError, WalkTimeoutError
 from shellrt.tools._grep_python import (
     TOO_MANY_FILES_EXIT,
     TOO_MANY_HITS_EXIT,
@@ -37,12 +38,14 @@ from shellrt.tools._grep_python import (
     compile_query,
     decode_results,
     encode_query,
+    python_list_files,
 )
 from shellrt.tools._search_types import (
     KEPT_LINE_CHARS,
     MAX_HIT_LINES,
     FileHits,
     GrepQuery,
+    TooManyHitsError,
     too_many_files,
     too_many_hits,
 )
@@ -312,10 +315,24 @@ async def list_files(
     return names.finish()
 
 
+#: How long Glob's listing may run in a thread of this process before it starts again in the
+#: walker's child process (a thread cannot be stopped; the walk checks this between entries).
+IN_PROCESS_LIST_S = 2.0
+
+
 async def _python_list(root: Path, root_fd: int | None) -> list[str]:
-    """`python_list_files` in the walker's child process: the tree and its ignore files are the
-    sandbox's to shape, so the listing gets the search's deadline and memory bound, never the
-    host process's (it ran in a thread of it: no deadline, no way to stop it)."""
+    """`python_list_files`: in a worker thread for `IN_PROCESS_LIST_S`, then in the walker's child
+    process. The tree and its ignore files are the sandbox's to shape: a listing that takes longer
+    gets the search's deadline and memory bound (in a thread it had neither, and held the host)."""
+    deadline = time.monotonic() + IN_PROCESS_LIST_S
+    try:
+        return await anyio.to_thread.run_sync(python_list_files, root, root_fd, None, deadline)
+    except TooManyHitsError:
+        raise ToolExecutionError(too_many_files(root)) from None
+    except TooManyIgnoreRulesError as exc:
+        raise ToolExecutionError(f"Cannot search: {exc}.") from None
+    except WalkTimeoutError:
+        pass
     request = json.dumps(
         {
             "list": {"root": str(root), "root_fd": root_fd, "max_files": _search_types.MAX_LISTED_FILES},
@@ -409,8 +426,8 @@ async def _rg_search(
             "to search for them literally."
         )
     results: dict[str, FileHits] = {} if lines is None else lines.results
-    if names is not None:
-        results = {path: FileHits() for path in names.finish()}
+    if names is not None:  # up to a million names: made into hits off the event loop
+        results = await anyio.to_thread.run_sync(lambda: {path: FileHits() for path in names.finish()})
     drop = await anyio.to_thread.run_sync(_binary_hits, list(results), query)
     for path in drop:
         del results[path]

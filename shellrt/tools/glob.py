@@ -18,6 +18,7 @@ from pydantic import Field
 
 from sandbox import confine
 from sandbox.confine import View
+from shellrt.permissions.globs import GlobMatcher
 from shellrt.protocol import (
     ContentBlock,
     PermissionResult,
@@ -152,8 +153,9 @@ class GlobTool(Tool[GlobInput, GlobOutput]):
             listed = await list_files(host, fd, use_rg=use_rg, runner=runner)
         finally:
             os.close(fd)
-        rels = [r for r in listed if matcher.match(r)]
-        files = await anyio.to_thread.run_sync(_visible_newest_first, root, rels, ctx, view)
+        # In the worker thread: the listing is the tree's (up to a million names a command made),
+        # and the matcher is Python (~50 µs a name): in the event loop it froze every session.
+        files = await anyio.to_thread.run_sync(_matching_newest_first, root, listed, matcher, ctx, view)
         return ToolOutput(GlobOutput(root, files[: tool_input.limit], len(files)))
 
     def to_model_content(self, output: GlobOutput) -> str | list[ContentBlock]:
@@ -184,6 +186,13 @@ def _check_directory(view: View, where: str, shown: str) -> ValidationResult:
         return ValidationResult.success()  # unreachable or denied: the permission check says why
     os.close(fd)
     return ValidationResult.success()
+
+
+def _matching_newest_first(
+    root: str, listed: list[str], matcher: GlobMatcher, ctx: ToolContext, view: View
+) -> list[str]:
+    """`_visible_newest_first` of the listed paths ``matcher`` matches."""
+    return _visible_newest_first(root, [r for r in listed if matcher.match(r)], ctx, view)
 
 
 def _visible_newest_first(root: str, rels: list[str], ctx: ToolContext, view: View) -> list[str]:

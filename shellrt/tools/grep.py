@@ -197,14 +197,8 @@ class GrepTool(Tool[GrepInput, GrepOutput]):
             hits = await search(query, use_rg=use_rg, runner=None if single else runner)
         finally:
             os.close(fd)
-        found = {target if single else os.path.join(target, rel): h for rel, h in hits.items()}
-        if view.masked:
-            found = {p: h for p, h in found.items() if view.masked_by(p) is None}
-        if view.reader is not None:  # a walk run as root: only what the sandbox's user may read
-            found = {p: h for p, h in found.items() if confine.reader_may(view, p, 0o4)}
-        logical = {view.to_logical(p): p for p in found}
-        hidden = {logical[p] for p in rule_denied(list(logical), ctx, self.name)}
-        found = {p: h for p, h in found.items() if p not in hidden}
+        # In a worker thread: up to a million hits (names a command made), each judged in Python.
+        found = await anyio.to_thread.run_sync(_visible, target if single else None, target, hits, ctx, view)
         cwd = ctx.cwd or target
 
         def absolute(path: str) -> str:
@@ -247,6 +241,20 @@ class GrepTool(Tool[GrepInput, GrepOutput]):
             if output.mode != "files_with_matches"
             else f"Found {output.files} files"
         )
+
+
+def _visible(
+    single: str | None, target: str, hits: dict[str, FileHits], ctx: ToolContext, view: View
+) -> dict[str, FileHits]:
+    """The hits by sandbox path, without masked, unreadable (root caller) or rule-denied ones."""
+    found = {single if single is not None else os.path.join(target, rel): h for rel, h in hits.items()}
+    if view.masked:
+        found = {p: h for p, h in found.items() if view.masked_by(p) is None}
+    if view.reader is not None:  # a walk run as root: only what the sandbox's user may read
+        found = {p: h for p, h in found.items() if confine.reader_may(view, p, 0o4)}
+    logical = {view.to_logical(p): p for p in found}
+    hidden = {logical[p] for p in rule_denied(list(logical), ctx, GrepTool.name)}
+    return {p: h for p, h in found.items() if p not in hidden}
 
 
 def _split_globs(glob: str | None) -> list[str]:

@@ -48,6 +48,8 @@ from shellrt.protocol import (
     ToolOutput,
     ValidationResult,
 )
+from shellrt.tools._notebook import NotebookError
+from shellrt.tools._notebook import render as render_notebook
 from shellrt.tools._paths import (
     PathInput,
     canonical_path,
@@ -597,37 +599,22 @@ def _read_image(fd: int, path: Path, label: str, st: os.stat_result) -> tuple[Re
 
 # --- notebooks --------------------------------------------------------------------
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_MAX_OUTPUT_PER_CELL = 2_000
-
-
-def _joined(value: Any) -> str:
-    if isinstance(value, list):
-        return "".join(str(v) for v in value)
-    return str(value) if value is not None else ""
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + f"\n… [{len(text) - limit:,} more characters]"
-
-
-def _summarise_output(out: dict[str, Any]) -> str:
-    kind = out.get("output_type", "")
-    if kind == "stream":
-        return f"[{out.get('name', 'stream')}]\n" + _clip(_joined(out.get("text")), _MAX_OUTPUT_PER_CELL)
-    if kind == "error":
-        trace = _ANSI.sub("", "\n".join(_joined(t) for t in out.get("traceback", [])[-5:]))
-        return _clip(
-            f"[error] {out.get('ename', '')}: {out.get('evalue', '')}\n{trace}", _MAX_OUTPUT_PER_CELL
-        )
-    data = out.get("data") or {}
-    parts: list[str] = []
-    for mime in sorted(data):
-        if mime == "text/plain":
-            parts.append(_clip(_joined(data[mime]), _MAX_OUTPUT_PER_CELL))
-        else:
-            parts.append(f"[{mime} output, {len(_joined(data[mime])):,} characters, not shown]")
-    return f"[{kind}]\n" + "\n".join(parts)
+#: How long one notebook may take to parse and render, and the address space its process may use.
+NOTEBOOK_TIMEOUT_S = 30.0
+NOTEBOOK_MEMORY_BYTES = 1 << 30
+#: Notebooks up to this size are rendered in this process (at most ~50 times it in memory, and no
+#: interpreter start); larger ones in the child.
+NOTEBOOK_IN_PROCESS_BYTES = 256 * 1024
+#: The notebook process imports `shellrt.tools._notebook` alone (no package ``__init__``).
+_NOTEBOOK_CHILD = """
+import sys, types
+for name, path in (("shellrt", sys.argv.pop(1)), ("shellrt.tools", sys.argv.pop(1))):
+    module = types.ModuleType(name)
+    module.__path__ = [path]
+    sys.modules[name] = module
+from shellrt.tools._notebook import serve
+serve()
+"""
 
 
 def _read_notebook(fd: int, path: Path, label: str, st: os.stat_result) -> tuple[ReadOutput, FileReadRecord]:
@@ -638,36 +625,37 @@ def _read_notebook(fd: int, path: Path, label: str, st: os.stat_result) -> tuple
         )
     with _open_regular(fd, label) as fh:
         data = fh.read(MAX_WHOLE_FILE_BYTES + 1)
-    try:
-        nb = json.loads(data)
-        cells = nb["cells"]
-    except (ValueError, KeyError, TypeError):
-        raise ToolExecutionError(f"{label} is not a valid Jupyter notebook (bad JSON or no cells).") from None
-    language = str(nb.get("metadata", {}).get("language_info", {}).get("name", "python"))
-    rendered: list[str] = []
-    total = 0
-    for index, cell in enumerate(cells, 1):
-        cell_type = cell.get("cell_type", "code")
-        tag = f'<cell index="{index}" type="{cell_type}"'
-        if cell.get("id"):
-            tag += f' id="{cell["id"]}"'
-        if cell_type == "code":
-            tag += f' language="{language}"'
-        piece = f"{tag}>\n{_joined(cell.get('source'))}\n</cell>"
-        outputs = [_summarise_output(o) for o in cell.get("outputs", []) if isinstance(o, dict)]
-        if outputs:
-            piece += f'\n<outputs cell="{index}">\n' + "\n".join(outputs) + "\n</outputs>"
-        if total + len(piece) > MAX_OUTPUT_CHARS and rendered:
-            rendered.append(
-                f"(Output budget reached: showing cells 1-{index - 1} of {len(cells)}. Search the rest with Grep "
-                "or read the raw JSON with Bash.)"
-            )
-            break
-        rendered.append(piece)
-        total += len(piece)
-    text = f"Notebook {label} ({len(cells)} cells)\n\n" + "\n\n".join(rendered)
+    if len(data) <= NOTEBOOK_IN_PROCESS_BYTES:
+        try:
+            text = render_notebook(data, label, MAX_OUTPUT_CHARS)
+        except NotebookError as exc:
+            raise ToolExecutionError(str(exc)) from None
+    else:
+        text = _render_in_child(data, label)
     record = FileReadRecord(sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=len(data))
     return ReadOutput("notebook", label, text), record
+
+
+def _render_in_child(data: bytes, label: str) -> str:
+    tools = os.path.dirname(os.path.abspath(__file__))
+    argv = [sys.executable, "-I", "-S", "-c", _NOTEBOOK_CHILD, os.path.dirname(tools), tools]
+    argv += [str(NOTEBOOK_MEMORY_BYTES), label, str(MAX_OUTPUT_CHARS)]
+    try:
+        done = subprocess.run(argv, input=data, capture_output=True, timeout=NOTEBOOK_TIMEOUT_S, check=False)
+        answer = json.loads(done.stdout)
+    except subprocess.TimeoutExpired:
+        raise ToolExecutionError(
+            f"{label} took longer than {NOTEBOOK_TIMEOUT_S:g} s to parse; look at it with Bash instead "
+            f"(e.g. `jq '.cells[0]' {label}`)."
+        ) from None
+    except ValueError:  # the process died (its memory bound) or printed nothing
+        raise ToolExecutionError(
+            f"{label} is too large or too deeply structured to show as a notebook; look at it with Bash "
+            f"instead (e.g. `jq '.cells | length' {label}`)."
+        ) from None
+    if "error" in answer:
+        raise ToolExecutionError(str(answer["error"]))
+    return str(answer["text"])
 
 
 # --- PDFs ----------------------------------------------------------------------------

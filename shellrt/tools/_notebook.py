@@ -1,0 +1,100 @@
+"""Rendering a Jupyter notebook for Read, in a child process held to a deadline and a memory bound.
+
+A notebook is JSON, parsed whole: three bytes of it (``{},``) are a Python object of ~70, so a
+10 MB notebook a command planted cost the shellrt process 300-500 MB and seconds of CPU per Read
+(and Reads run several at once). `render` runs in `serve`'s process instead, started with the
+package directories only (no pydantic, no anyio: it starts in about a bare interpreter's time).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import Any
+
+__all__ = ["NotebookError", "render", "serve"]
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_MAX_OUTPUT_PER_CELL = 2_000
+
+
+class NotebookError(ValueError):
+    """Raised by `render` for data that is not a Jupyter notebook."""
+
+
+def _joined(value: Any) -> str:
+    if isinstance(value, list):
+        return "".join(str(v) for v in value)
+    return str(value) if value is not None else ""
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n… [{len(text) - limit:,} more characters]"
+
+
+def _summarise_output(out: dict[str, Any]) -> str:
+    kind = out.get("output_type", "")
+    if kind == "stream":
+        return f"[{out.get('name', 'stream')}]\n" + _clip(_joined(out.get("text")), _MAX_OUTPUT_PER_CELL)
+    if kind == "error":
+        trace = _ANSI.sub("", "\n".join(_joined(t) for t in out.get("traceback", [])[-5:]))
+        return _clip(
+            f"[error] {out.get('ename', '')}: {out.get('evalue', '')}\n{trace}", _MAX_OUTPUT_PER_CELL
+        )
+    data = out.get("data") or {}
+    parts: list[str] = []
+    for mime in sorted(data):
+        if mime == "text/plain":
+            parts.append(_clip(_joined(data[mime]), _MAX_OUTPUT_PER_CELL))
+        else:
+            parts.append(f"[{mime} output, {len(_joined(data[mime])):,} characters, not shown]")
+    return f"[{kind}]\n" + "\n".join(parts)
+
+
+def render(data: bytes, label: str, max_chars: int) -> str:
+    """The model-facing text of the notebook ``data`` (cells up to ``max_chars``); `NotebookError`
+    when it is not one."""
+    try:
+        nb = json.loads(data)
+        cells = nb["cells"]
+        language = str(nb.get("metadata", {}).get("language_info", {}).get("name", "python"))
+        rendered: list[str] = []
+        total = 0
+        for index, cell in enumerate(cells, 1):
+            cell_type = cell.get("cell_type", "code")
+            tag = f'<cell index="{index}" type="{cell_type}"'
+            if cell.get("id"):
+                tag += f' id="{cell["id"]}"'
+            if cell_type == "code":
+                tag += f' language="{language}"'
+            piece = f"{tag}>\n{_joined(cell.get('source'))}\n</cell>"
+            outputs = [_summarise_output(o) for o in cell.get("outputs", []) if isinstance(o, dict)]
+            if outputs:
+                piece += f'\n<outputs cell="{index}">\n' + "\n".join(outputs) + "\n</outputs>"
+            piece = _clip(piece, max_chars)  # a first cell is shown even when alone over the budget
+            if total + len(piece) > max_chars and rendered:
+                rendered.append(
+                    f"(Output budget reached: showing cells 1-{index - 1} of {len(cells)}. Search the rest "
+                    "with Grep or read the raw JSON with Bash.)"
+                )
+                break
+            rendered.append(piece)
+            total += len(piece)
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        raise NotebookError(f"{label} is not a valid Jupyter notebook (bad JSON or no cells).") from None
+    return f"Notebook {label} ({len(cells)} cells)\n\n" + "\n\n".join(rendered)
+
+
+def serve() -> None:
+    """The child's entry: ``argv`` = address-space bytes, label, character budget; the notebook on
+    stdin; ``{"text": ...}`` or ``{"error": ...}`` on stdout."""
+    import resource
+
+    limit = int(sys.argv[1])
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    try:
+        answer = {"text": render(sys.stdin.buffer.read(), sys.argv[2], int(sys.argv[3]))}
+    except NotebookError as exc:
+        answer = {"error": str(exc)}
+    json.dump(answer, sys.stdout)

@@ -1,0 +1,77 @@
+"""Red team round 7: a tree of many names froze the host's event loop during Glob.
+
+Glob lists the tree (ripgrep in the bwrap sandbox, or the walker), then matched every listed
+path against the model's pattern in the event loop itself, with the tools' Python glob matcher
+(~30-70 µs a path here). Hard links cost no inode: 200,000 names are a short loop of ``ln`` away
+(the listing stops at a million), and an ordinary ``Glob("**/*.py")`` then held the event loop of
+every session of the process for seconds (a million names: a minute), timers and timeouts
+included. The matching now runs in the worker thread that already judged the hits. Grep judged
+its hits (masks, the sandbox user's access, deny rules) in the event loop too: now in a thread.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+import shellrt
+from tests.conftest import require
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize(
+    ("tool", "raw", "answer"),
+    [
+        ("Glob", {"pattern": "**/*.py"}, "a.py"),
+        ("Grep", {"pattern": "x", "output_mode": "files_with_matches"}, "Found 200005 files"),
+    ],
+)
+async def test_a_search_over_many_names_keeps_the_event_loop_running(
+    tmp_path: Path, tool: str, raw: dict[str, str], answer: str
+) -> None:
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    ws = tmp_path / "ws"
+    (ws / "many").mkdir(parents=True)
+    (ws / "a.py").write_text("x\n")
+    for n in range(4):  # what a command's `ln` loop leaves (ext4: 65,000 links a file); made here, faster
+        (ws / f"f{n}.txt").write_text("x\n")
+        for i in range(50_000):
+            os.link(ws / f"f{n}.txt", ws / "many" / f"l{n}-{i}.txt")
+    gaps: list[float] = []
+    async with shellrt.Runtime(
+        workspace=ws, sandbox="bwrap", mode="bypassPermissions", session_dir=tmp_path / "s", settings_files=()
+    ) as rt:
+        done = anyio.Event()
+
+        async def tick() -> None:
+            last = time.monotonic()
+            while not done.is_set():
+                await anyio.sleep(0.01)
+                now = time.monotonic()
+                gaps.append(now - last)
+                last = now
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(tick)
+            user = await rt.run(
+                [
+                    {
+                        "type": "tool_use",
+                        "id": "r7g" + os.urandom(6).hex(),
+                        "name": tool,
+                        "input": raw,
+                    }
+                ]
+            )
+            done.set()
+    block = user["content"][0]
+    # Was 11.3 s (Glob) and 57.7 s (Grep, as root: each hit's access judged on the loop); what is
+    # left on the loop for 200,000 hits measured 1.6 s for Grep (not yet found), under 1.5 for Glob.
+    assert max(gaps) < 3.0, f"the event loop stood still for {max(gaps):.1f} s"
+    assert answer in str(block["content"]), block
