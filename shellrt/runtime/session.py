@@ -190,7 +190,7 @@ class Runtime:
         #: What that text was made from (see `_save_state`): None until the first write.
         self._saved_inputs: tuple[Any, ...] | None = None
         self._default_session_dir = session_dir is None
-        self.session_dir = Path(session_dir) if session_dir else session_root() / self.session_id
+        self.session_dir = Path(session_dir).absolute() if session_dir else session_root() / self.session_id
         self._sandbox = sandbox
         self._tools = tools
         self.approver = approver
