@@ -243,12 +243,27 @@ _run() {
     echo "X $id $rc $oom $cwd"
 }
 
+# ST <- the fields after a process's name in <dir>/stat (state ppid pgrp session ...). The
+# file is read whole: the name is the process's own to write (/proc/self/comm), a newline or
+# ") " included, and the first line alone may end inside it; the fields never hold ")".
+_stat() {
+    ST=
+    _all=
+    { while IFS= read -r _l || [ -n "$_l" ]; do _all="$_all $_l"; done <"$1/stat"; } 2>/dev/null || return 1
+    case $_all in *") "*) ;; *) return 1 ;; esac
+    ST=${_all##*) }
+}
+
 # Kill everything that belongs to command <id> whose session/pgid is <pg>:
 # members of its process group or session, descendants of those, and any
 # process whose environment carries the command's marker (escaped with
 # setsid and double fork). Each pass stops every match first, then kills
 # them, and passes repeat until one finds nothing, so a tree that keeps
-# forking cannot outrun the kill. Builtins only (works under a fork bomb).
+# forking cannot outrun the kill. The helper <pg> (priv drop, a child
+# subreaper) is stopped but killed last: every process a pass orphans is
+# handed to it and the next pass finds it by its parent, whatever order
+# /proc lists pids in (the glob sorts 10 before 9) and whatever it did to
+# its session, name and environment. Builtins only (works under a fork bomb).
 _kill() {
     kid=$1
     pg=$2
@@ -263,14 +278,13 @@ _kill() {
             p=${d#/proc/}
             [ "$p" = 1 ] && continue
             [ "$p" = "$$" ] && continue
-            st=
-            { read -r st <"$d/stat"; } 2>/dev/null || continue
-            rest=${st##*) }
+            [ "$p" = "$pg" ] && continue
+            _stat "$d" || continue
             # shellcheck disable=SC2086
-            set -- $rest
+            set -- $ST
             [ "$1" = Z ] && continue
             hit=0
-            if [ "$3" = "$pg" ] || [ "$4" = "$pg" ] || [ "$p" = "$pg" ]; then
+            if [ "$2" = "$pg" ] || [ "$3" = "$pg" ] || [ "$4" = "$pg" ]; then
                 hit=1
             else
                 case $set_ in *" $2 "*) hit=1 ;; esac
@@ -291,8 +305,11 @@ _kill() {
         for p in $set_; do
             kill -KILL "$p" 2>/dev/null && killed=$((killed + 1))
         done
-        kill -KILL -- "-$pg" 2>/dev/null
     done
+    if _stat "/proc/$pg" && [ "${ST%% *}" != Z ]; then
+        kill -KILL "$pg" 2>/dev/null && killed=$((killed + 1))
+    fi
+    kill -KILL -- "-$pg" 2>/dev/null
     echo "K $kid $killed"
 }
 
