@@ -27,11 +27,17 @@ from sandbox._collect import run_collected
 from sandbox.docker import DockerBackend
 from tests._docker_support import BUSYBOX, DEBIAN, config, policy, require_docker
 
-#: Escapes into its own session, scrubs its environment, then hides its stat fields behind a newline.
+#: Escapes into its own session and scrubs its environment; RENAME then hides its stat fields
+#: behind a newline in its name. Without it the escapee still survived when its pid had one digit
+#: more than its parent's: the /proc glob lists 100 before 99, so when the escapee was looked at
+#: its parent was not yet known as the command's. The loop burns pids up to 98, so the subshell
+#: gets 99 and the escapee 100.
 _ESCAPE = r"""
-setsid env -i /bin/sh -c '
-  printf "x\n y" > /proc/$$/comm
+while :; do sleep 0 & p=$!; wait "$p"; [ "$p" -ge 98 ] && break; done
+( setsid env -i /bin/sh -c '
+  RENAME
   while :; do echo "$$" > /tmp/alive.$$; sleep 0.2; done' &
+  sleep 100 ) &
 sleep 100
 """
 
@@ -47,8 +53,9 @@ echo done
 """
 
 
+@pytest.mark.parametrize("rename", ['printf "x\\n y" > /proc/$$/comm', ":"], ids=["newline-name", "plain"])
 @pytest.mark.parametrize("image", [DEBIAN, BUSYBOX])
-def test_a_renamed_escapee_does_not_survive_its_commands_kill(tmp_path: Path, image: str) -> None:
+def test_an_escapee_does_not_survive_its_commands_kill(tmp_path: Path, image: str, rename: str) -> None:
     require_docker()
     probe_out: list[bytes] = []
 
@@ -58,7 +65,9 @@ def test_a_renamed_escapee_does_not_survive_its_commands_kill(tmp_path: Path, im
         try:
             with pytest.raises(TimeoutError):
                 await run_collected(
-                    backend, ExecRequest(argv=("sh", "-c", _ESCAPE), cwd="/workspace"), timeout_s=2
+                    backend,
+                    ExecRequest(argv=("sh", "-c", _ESCAPE.replace("RENAME", rename)), cwd="/workspace"),
+                    timeout_s=2,
                 )
             probe = await run_collected(backend, ExecRequest(argv=("sh", "-c", _PROBE), cwd="/workspace"))
             probe_out.append(probe.stdout)

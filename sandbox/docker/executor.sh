@@ -330,6 +330,12 @@ _kill() {
         for p in $set_; do
             kill -KILL "$p" 2>/dev/null && killed=$((killed + 1))
         done
+        # A kill is delivered, not yet done: until a process has exited its children are not
+        # yet the helper's, and the next pass could read their old parent and miss them.
+        for p in $set_; do
+            n=0
+            while [ "$n" -lt 500 ] && _stat "/proc/$p" && [ "${ST%% *}" != Z ]; do n=$((n + 1)); done
+        done
     done
     if _stat "/proc/$pg" && [ "${ST%% *}" != Z ]; then
         kill -KILL "$pg" 2>/dev/null && killed=$((killed + 1))
