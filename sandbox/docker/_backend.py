@@ -892,6 +892,11 @@ class DockerBackend(SandboxBackend):
                 f"group {group!r} of user {user!r} does not exist in image {image!r} (not in its "
                 "/etc/group); use a group the image defines or a numeric gid"
             ),
+            "user-db": (
+                f"user {user!r} could not be looked up: /etc/passwd or /etc/group in the container is not a "
+                "regular file (a command with root_can_administer replaced it?); restore it or use a numeric "
+                "uid[:gid]"
+            ),
             "user-reserved": (
                 f"user {user!r} resolves in image {image!r} to uid/gid {EXECUTOR_UID}, which is reserved "
                 "for shellrt's executor; choose another user"

@@ -47,7 +47,7 @@
 #   S <id> <pid>                      started (pid is also pgid and sid)
 #   E <id> <reason>                   could not start, nothing ran: cwd-missing,
 #                                     cwd-notdir, cwd-denied, user-unknown,
-#                                     group-unknown, user-reserved, request, streams
+#                                     group-unknown, user-reserved, user-db, request, streams
 #   X <id> <rc> <oom 0|1> [<cwd>]     exited; rc is 128+N for signal N
 #   K <id> <killed count>             kill finished: nothing of the tree left
 #   P <id>                            pong
@@ -109,11 +109,29 @@ _oomcount() {
     done
 }
 
+# _db <file>: open the image's user database <file> as fd 9, and keep it only
+# if what was opened is a regular file. With root_can_administer a root
+# command may replace /etc/passwd with a symlink to /proc/<executor>/fd/0 (the
+# channel's requests, which this identity may open): reading it would steal
+# them. Checked on the open descriptor, so no swap after a check counts.
+_db() {
+    if [ ! -e "$1" ] && [ ! -L "$1" ]; then
+        exec 9</dev/null # none: bare uids still resolve
+        return 0
+    fi
+    command exec 9<"$1" 2>/dev/null || return 1
+    [ -f /proc/self/fd/9 ] && return 0
+    exec 9<&-
+    return 1
+}
+
 # _user: resolve the per-call user CU[:CG] in place (numbers), GR <- the
 # supplementary groups (comma list: the primary group first); RERR <- why not.
 # A name must be in /etc/passwd; a uid need not be (then its gid is the uid,
 # as for the session's own numeric users). Builtins only.
 _user() {
+    RERR=user-db
+    _db /etc/passwd || return 1
     _ru=$CU
     _rg=$CG
     _rname=
@@ -127,7 +145,8 @@ _user() {
         CU=$_i
         _rpg=$_gi
         break
-    done 2>/dev/null </etc/passwd
+    done 2>/dev/null <&9
+    exec 9<&-
     if [ -z "$_rname" ]; then
         case $_ru in '' | *[!0-9]*) RERR=user-unknown && return 1 ;; esac
         _rpg=$_ru
@@ -137,22 +156,28 @@ _user() {
         '') ;;
         *[!0-9]*)
             CG=
+            RERR=user-db
+            _db /etc/group || return 1
             while IFS=: read -r _n _x _gi _rest || [ -n "$_n" ]; do
                 [ "$_n" = "$_rg" ] && CG=$_gi && break
-            done 2>/dev/null </etc/group
+            done 2>/dev/null <&9
+            exec 9<&-
             [ -n "$CG" ] || { RERR=group-unknown && return 1; }
             ;;
         *) CG=$_rg ;;
     esac
     GR=$CG
     [ -n "$_rname" ] || return 0
+    RERR=user-db
+    _db /etc/group || return 1
     while IFS=: read -r _n _x _gi _mem || [ -n "$_n" ]; do
         case ,$_mem, in
             *",$_rname,"*)
                 case ,$GR, in *",$_gi,"*) ;; *) GR=$GR,$_gi ;; esac
                 ;;
         esac
-    done 2>/dev/null </etc/group
+    done 2>/dev/null <&9
+    exec 9<&-
     return 0
 }
 
@@ -243,12 +268,27 @@ _run() {
     echo "X $id $rc $oom $cwd"
 }
 
+# ST <- the fields after a process's name in <dir>/stat (state ppid pgrp session ...). The
+# file is read whole: the name is the process's own to write (/proc/self/comm), a newline or
+# ") " included, and the first line alone may end inside it; the fields never hold ")".
+_stat() {
+    ST=
+    _all=
+    { while IFS= read -r _l || [ -n "$_l" ]; do _all="$_all $_l"; done <"$1/stat"; } 2>/dev/null || return 1
+    case $_all in *") "*) ;; *) return 1 ;; esac
+    ST=${_all##*) }
+}
+
 # Kill everything that belongs to command <id> whose session/pgid is <pg>:
 # members of its process group or session, descendants of those, and any
 # process whose environment carries the command's marker (escaped with
 # setsid and double fork). Each pass stops every match first, then kills
 # them, and passes repeat until one finds nothing, so a tree that keeps
-# forking cannot outrun the kill. Builtins only (works under a fork bomb).
+# forking cannot outrun the kill. The helper <pg> (priv drop, a child
+# subreaper) is stopped but killed last: every process a pass orphans is
+# handed to it and the next pass finds it by its parent, whatever order
+# /proc lists pids in (the glob sorts 10 before 9) and whatever it did to
+# its session, name and environment. Builtins only (works under a fork bomb).
 _kill() {
     kid=$1
     pg=$2
@@ -263,14 +303,13 @@ _kill() {
             p=${d#/proc/}
             [ "$p" = 1 ] && continue
             [ "$p" = "$$" ] && continue
-            st=
-            { read -r st <"$d/stat"; } 2>/dev/null || continue
-            rest=${st##*) }
+            [ "$p" = "$pg" ] && continue
+            _stat "$d" || continue
             # shellcheck disable=SC2086
-            set -- $rest
+            set -- $ST
             [ "$1" = Z ] && continue
             hit=0
-            if [ "$3" = "$pg" ] || [ "$4" = "$pg" ] || [ "$p" = "$pg" ]; then
+            if [ "$2" = "$pg" ] || [ "$3" = "$pg" ] || [ "$4" = "$pg" ]; then
                 hit=1
             else
                 case $set_ in *" $2 "*) hit=1 ;; esac
@@ -291,8 +330,17 @@ _kill() {
         for p in $set_; do
             kill -KILL "$p" 2>/dev/null && killed=$((killed + 1))
         done
-        kill -KILL -- "-$pg" 2>/dev/null
+        # A kill is delivered, not yet done: until a process has exited its children are not
+        # yet the helper's, and the next pass could read their old parent and miss them.
+        for p in $set_; do
+            n=0
+            while [ "$n" -lt 500 ] && _stat "/proc/$p" && [ "${ST%% *}" != Z ]; do n=$((n + 1)); done
+        done
     done
+    if _stat "/proc/$pg" && [ "${ST%% *}" != Z ]; then
+        kill -KILL "$pg" 2>/dev/null && killed=$((killed + 1))
+    fi
+    kill -KILL -- "-$pg" 2>/dev/null
     echo "K $kid $killed"
 }
 
