@@ -1,6 +1,6 @@
 """Differential test: every command string in the analysis and red-team tests, both paths, same result.
 
-The parser-free fast path (``fastplan``, ``fastheredoc``) must never change a verdict. Besides the
+The parser-free fast paths (``fastplan``, ``fastheredoc``, ``fastquote``) must never change a verdict. Besides the
 tables and generated commands of ``test_analysis_fastplan``, this runs every string
 literal of the analysis, classification and red-team test modules (evasions,
 here-documents, obfuscated names, wrapper tricks) and both benchmark corpora through
@@ -18,6 +18,7 @@ from benchmarks.bench_classify import CORPUS as BENCH_CORPUS
 from benchmarks.scenarios.classification import CORPUS as SCENARIO_CORPUS
 from shellrt.analysis.analyze import _analyze_bash
 from shellrt.analysis.fastheredoc import plan_fast
+from shellrt.analysis.fastquote import plan_unterminated_quote
 
 _TESTS = Path(__file__).parent
 _SOURCES = sorted(
@@ -62,7 +63,7 @@ def test_the_corpus_is_real() -> None:
 def test_fast_and_full_paths_agree_on_every_test_string(chunk: int) -> None:
     mismatches = []
     for command in CANDIDATES[chunk::8]:
-        if plan_fast(command) is None:
+        if plan_fast(command) is None and plan_unterminated_quote(command) is None:
             continue  # the parser decides alone: nothing to compare
         fast = _analyze_bash(command, fast=True).model_dump()
         full = _analyze_bash(command, fast=False).model_dump()
