@@ -120,7 +120,7 @@ def _bash_verdict(command: str, fast: bool = True) -> dict[str, Any]:
         parsed = parse_bash(command)
         if parsed.root is None:
             return _failed(command, "bash", parsed.error or "could not parse")
-        plan = build_plan(parsed.root, parsed.source, command)
+        plan = build_plan(parsed.root, parsed.source, command, fast)
         error = parsed.error
         if error is None and plan.syntax_errors:
             error = "bash syntax error: " + "; ".join(plan.syntax_errors)
