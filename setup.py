@@ -31,6 +31,7 @@ COMPILED_MODULES = [
     "shellrt/analysis/plan.py",
     "shellrt/analysis/fastplan.py",
     "shellrt/analysis/fastheredoc.py",
+    "shellrt/analysis/fastquote.py",
     "shellrt/analysis/judge.py",
     "shellrt/analysis/effects.py",
     "shellrt/analysis/parts.py",

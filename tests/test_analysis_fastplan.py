@@ -849,3 +849,15 @@ def test_a_redirected_pipeline_start_after_a_list_agrees(op: str) -> None:
     for a, b, c in itertools.product(_HEADS, repeat=3):
         for command in (f"{a} {op} {b} 2>&1 | {c}", f"{a} {op} {b} > f | {c} && {a}"):
             assert _same(command), command
+
+
+@pytest.mark.parametrize(
+    ("command", "value"),
+    [('echo " "', " "), ('rm "  "', "  "), ('echo "\t"', "\t"), ('echo " "" "x', "  x"), ('echo ""', "")],
+)
+def test_blank_only_double_quoted_words_keep_their_blanks(command: str, value: str) -> None:
+    """tree-sitter-bash puts the blanks of ``" "`` into the closing quote's token: the parser path
+    read such a word as empty (bash: a blank), while the fast path kept the blank."""
+    assert _analyze_bash(command, fast=False).plan.commands[0].argv[-1].value == value  # type: ignore[union-attr]
+    if plan_simple(command) is not None:
+        assert _same(command)

@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from .effects import plan_effects
 from .fastheredoc import plan_fast
+from .fastquote import plan_unterminated_quote
 from .git_env import GIT_BASE_ENV, PROGRAM_ENV, git_hardening_env
 from .judge import judge_plan
 from .nodes import CommandPlan, Subcommand
-from .parse import parse_bash
+from .parse import SYNTAX_ERROR, parse_bash
 from .parts import subcommands
 from .plan import build_plan
 
@@ -111,11 +112,15 @@ def _bash_verdict(command: str, fast: bool = True) -> dict[str, Any]:
         return _failed(command, "bash", _ESCAPED_BLANK_REASON)
     plan = plan_fast(command) if fast else None
     error: str | None = None
+    if plan is None and fast and "'" in command:
+        plan = plan_unterminated_quote(command)  # the parser's plan and error, without its error recovery
+        if plan is not None:
+            error = SYNTAX_ERROR
     if plan is None:
         parsed = parse_bash(command)
         if parsed.root is None:
             return _failed(command, "bash", parsed.error or "could not parse")
-        plan = build_plan(parsed.root, parsed.source, command)
+        plan = build_plan(parsed.root, parsed.source, command, fast)
         error = parsed.error
         if error is None and plan.syntax_errors:
             error = "bash syntax error: " + "; ".join(plan.syntax_errors)

@@ -40,7 +40,7 @@ import re
 from typing import Final
 
 from .nodes import Assignment, CommandPlan, Construct, PlanCommand, Redirect, Word
-from .plan import UNWRAP_NAMES, Planner
+from .plan import SCRIPT_PLANNERS, UNWRAP_NAMES, Planner
 from .words import DQ_WHOLE_FEATURES, NO_FEATURES, QUOTED_FEATURES
 
 __all__ = [
@@ -176,8 +176,11 @@ _ASSIGN_CLASSES: Final = bytes(
 _Command = tuple[list[Word], list[Redirect], str, list[Assignment]]
 
 
-def plan_simple(command: str) -> CommandPlan | None:
-    """The plan of ``command`` when it has the simple shape, else None (use the parser)."""
+def plan_simple(command: str, script_depth: int = 0) -> CommandPlan | None:
+    """The plan of ``command`` when it has the simple shape, else None (use the parser).
+
+    ``script_depth``: how many ``bash -c`` script strings ``command`` is nested in (0: the command line).
+    """
     if len(command) > MAX_CHARS:
         return None
     if "$" in command and (
@@ -309,7 +312,7 @@ def plan_simple(command: str) -> CommandPlan | None:
         return None
     if declared and ("  " in command or "\t" in command):
         return None  # a declaration's text is its words joined by one blank (see `_plan`)
-    return _plan(commands, dynamic, declared)
+    return _plan(commands, dynamic, declared, script_depth)
 
 
 #: Character classes of the token grammars, as bit flags by ASCII code point (the scanners read
@@ -644,12 +647,12 @@ def _declaration(argv: list[Word]) -> Construct:
     return Construct("export", " ".join([word.raw for word in argv]), [], [], "export")
 
 
-def _plan(commands: list[_Command], dynamic: bool, declared: list[int]) -> CommandPlan:
+def _plan(commands: list[_Command], dynamic: bool, declared: list[int], script_depth: int) -> CommandPlan:
     """What ``Planner`` makes of the tree of these commands (it does the work when a name needs it);
     ``dynamic``: some word is an expansion; ``declared``: the indexes of ``export`` declarations."""
     for argv, _redirects, _op, _assignments in commands:
         if argv[0].raw in PLANNER_NAMES:
-            return _planner_plan(commands, dynamic, declared)
+            return _planner_plan(commands, dynamic, declared, script_depth)
     constructs = [_declaration(commands[index][0]) for index in declared]
     plan_commands: list[PlanCommand] = []
     operators: list[str] = []
@@ -682,8 +685,10 @@ def _plan(commands: list[_Command], dynamic: bool, declared: list[int]) -> Comma
     )
 
 
-def _planner_plan(commands: list[_Command], dynamic: bool, declared: list[int]) -> CommandPlan:
-    planner = Planner(b"", text="")
+def _planner_plan(
+    commands: list[_Command], dynamic: bool, declared: list[int], script_depth: int
+) -> CommandPlan:
+    planner = Planner(b"", script_depth, text="")
     planner.dynamic = dynamic
     piped = False
     statement_start = 0
@@ -716,3 +721,7 @@ def _background(commands: list[PlanCommand], start: int) -> None:
     """The commands of a statement that ends with ``&`` (wrapped ones too) run as a background job."""
     for command in commands[start:]:
         command.background = True
+
+
+# The planner reads `bash -c '...'` script strings with this module first (``plan.SCRIPT_PLANNERS``).
+SCRIPT_PLANNERS.append(plan_simple)

@@ -15,7 +15,7 @@ from typing import Final
 import tree_sitter
 import tree_sitter_bash
 
-__all__ = ["MAX_COMMAND_CHARS", "PARSE_TIMEOUT_S", "ParseResult", "kind_of", "parse_bash"]
+__all__ = ["MAX_COMMAND_CHARS", "PARSE_TIMEOUT_S", "SYNTAX_ERROR", "ParseResult", "kind_of", "parse_bash"]
 
 #: Longer input is never read-only (and is not parsed at all).
 MAX_COMMAND_CHARS: Final = 10_000
@@ -23,6 +23,8 @@ MAX_COMMAND_CHARS: Final = 10_000
 #: time, not wall time: a busy machine must not flip verdicts. A 10,000-char
 #: command parses in about a millisecond, so this only catches pathological input.
 PARSE_TIMEOUT_S = 0.25
+#: The reason given when the tree has an error node (``fastquote`` gives it for the same inputs).
+SYNTAX_ERROR: Final = "bash syntax error (the parser could not read the whole command)"
 
 _CONTROL: Final = re.compile(r"[\x01-\x08\x0b-\x1f\x7f]")
 _LANGUAGE: Final = tree_sitter.Language(tree_sitter_bash.language())
@@ -91,5 +93,5 @@ def parse_bash(command: str) -> ParseResult:
             source, root, f"parse took {elapsed * 1000:.0f} ms (limit {PARSE_TIMEOUT_S * 1000:.0f} ms)"
         )
     if root.has_error:
-        return ParseResult(source, root, "bash syntax error (the parser could not read the whole command)")
+        return ParseResult(source, root, SYNTAX_ERROR)
     return ParseResult(source, root, None)

@@ -9,6 +9,7 @@ rules see them too.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 import tree_sitter
@@ -29,12 +30,16 @@ from .parse import kind_of, parse_bash
 from .programs import SHELLS, WRAPPERS, find_exec_commands, unwrap
 from .words import NO_FEATURES, PLAIN_WORD_CHARS, evaluate_word
 
-__all__ = ["MAX_DEPTH", "UNWRAP_NAMES", "Planner", "build_plan"]
+__all__ = ["MAX_DEPTH", "SCRIPT_PLANNERS", "UNWRAP_NAMES", "Planner", "build_plan"]
 
 #: Nesting deeper than this is not planned (fail closed).
 MAX_DEPTH: Final = 64
 #: ``bash -c '...'`` inside ``bash -c`` ... is planned this many levels deep.
 MAX_SCRIPT_DEPTH: Final = 3
+#: The parser-free planner of script strings, ``(script, script_depth) -> plan or None``:
+#: ``fastplan.plan_simple``, registered by ``fastplan`` (which imports this module). It plans
+#: exactly what parsing the script and walking its tree would (tests compare both).
+SCRIPT_PLANNERS: Final[list[Callable[[str, int], CommandPlan | None]]] = []
 
 _STATEMENT_OPS: Final = frozenset({"&&", "||", ";", "&", ";;", "|", "|&", "\n"})
 _REDIRECT_KINDS: Final = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
@@ -107,6 +112,7 @@ class Planner:
         "context",
         "depth",
         "dynamic",
+        "fast_scripts",
         "functions",
         "heredocs",
         "operators",
@@ -119,8 +125,12 @@ class Planner:
         "unsupported",
     )
 
-    def __init__(self, source: bytes, script_depth: int = 0, text: str | None = None) -> None:
+    def __init__(
+        self, source: bytes, script_depth: int = 0, text: str | None = None, fast_scripts: bool = True
+    ) -> None:
         self.source = source
+        #: Script strings (``bash -c '...'``) go to :data:`SCRIPT_PLANNERS` first (False: always parsed).
+        self.fast_scripts = fast_scripts
         if text is None:
             text = source.decode("utf-8", "surrogateescape")
         #: Byte offsets index ``text`` directly when the source is ASCII (decode once, slice).
@@ -460,13 +470,13 @@ class Planner:
                 PlanCommand([placeholder], [], [], [*self.context, "command_substitution"], None)
             )
             return
-        sub = Planner(parsed.source, self.script_depth + 1, inner)
+        sub = Planner(parsed.source, self.script_depth + 1, inner, self.fast_scripts)
         sub.context = [*self.context, "command_substitution"]
         sub.visit(parsed.root)
-        self._merge(sub, None, [])
+        self._merge(sub.plan(), None, [])
 
-    def _merge(self, sub: Planner, wrapper: str | None, redirects: list[Redirect]) -> None:
-        """Adopt everything a nested planner found (commands keep their own wrapper, else get ``wrapper``)."""
+    def _merge(self, sub: CommandPlan, wrapper: str | None, redirects: list[Redirect]) -> None:
+        """Adopt everything a nested plan holds (commands keep their own wrapper, else get ``wrapper``)."""
         for command in sub.commands:
             if wrapper is not None and command.wrapped_by is None:
                 command.wrapped_by = wrapper
@@ -593,19 +603,29 @@ class Planner:
             self.unsupported.append("script strings nested too deeply")
             self._unread_script(script, wrapper, redirects)
             return
+        if self.fast_scripts and SCRIPT_PLANNERS:
+            fast = SCRIPT_PLANNERS[0](script, self.script_depth + 1)
+            if fast is not None:
+                # What a nested planner starting in this context finds: each command's context
+                # (relative to the script) below the script's own.
+                outer = [*self.context, f"wrapped:{wrapper}"]
+                for command in fast.commands:
+                    command.context[:0] = outer
+                self._merge(fast, wrapper, redirects)
+                return
         parsed = parse_bash(script)
         if parsed.root is None:
             self.unsupported.append(f"{wrapper} script: {parsed.error}")
             self._unread_script(script, wrapper, redirects)
             return
-        sub = Planner(parsed.source, self.script_depth + 1, script)
+        sub = Planner(parsed.source, self.script_depth + 1, script, self.fast_scripts)
         sub.context = [*self.context, f"wrapped:{wrapper}"]
         sub.visit(parsed.root)
         if parsed.error or sub.syntax_errors:
             self.unsupported.append(f"{wrapper} script: {parsed.error or '; '.join(sub.syntax_errors)}")
             self._unread_script(script, wrapper, redirects)
         sub.syntax_errors = []  # bash reports them when the script runs; the outer command parses
-        self._merge(sub, wrapper, redirects)
+        self._merge(sub.plan(), wrapper, redirects)
 
     def _unread_script(self, script: str, wrapper: str, redirects: list[Redirect]) -> None:
         """A script string that was not (fully) read: a part no allow rule can match."""
@@ -869,9 +889,12 @@ def _ignore(_node: tree_sitter.Node) -> None:
     return None
 
 
-def build_plan(root: tree_sitter.Node, source: bytes, text: str | None = None) -> CommandPlan:
-    """Plan a parsed tree of ``source`` (``text``: the same source as str, when the caller has it)."""
-    planner = Planner(source, text=text)
+def build_plan(
+    root: tree_sitter.Node, source: bytes, text: str | None = None, fast_scripts: bool = True
+) -> CommandPlan:
+    """Plan a parsed tree of ``source`` (``text``: the same source as str, when the caller has it;
+    ``fast_scripts=False``: parse every script string, for tests comparing with the fast path)."""
+    planner = Planner(source, text=text, fast_scripts=fast_scripts)
     planner.visit(root)
     return planner.plan()
 

@@ -93,8 +93,10 @@ def evaluate_word(
     elif kind == "string":
         # Fast path: "..." with no expansion inside (what _walk gives for one string_content or none).
         named = node.named_children
-        if not named:
-            return Word(text_of(node), "", _DQ_WHOLE)
+        if not named and node.child_count == 2:
+            # `""`, or only blanks: tree-sitter-bash puts the blanks into the closing quote's token.
+            text = text_of(node)
+            return Word(text, text[1:-1], _DQ_WHOLE)
         if len(named) == 1 and kind_of(named[0]) == "string_content":
             return Word(text_of(node), _double_quoted(text_of(named[0])), _DQ_WHOLE)
     acc = _Acc()
@@ -120,6 +122,8 @@ def _walk(
         acc.parts.append(text_of(node)[1:-1])
     elif kind == "string":
         acc.features.add("quoted")
+        if node.child_count == 2:  # `""` or only blanks (in the closing quote's token)
+            acc.parts.append(text_of(node)[1:-1])
         for child in node.named_children:
             if kind_of(child) == "string_content":
                 acc.parts.append(_double_quoted(text_of(child)))
