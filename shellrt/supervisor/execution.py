@@ -44,7 +44,9 @@ class Execution:
         self.started = time.monotonic()
         self.ended: float | None = None
         self.status: ExitStatus | None = None
-        self.done = anyio.Event()
+        #: Set when the process has exited and its output is captured (`done`, made on demand).
+        self._done: anyio.Event | None = None
+        self._finished = False
         #: Set once we killed it (timeout, stop, interrupt, close) — a signal death is then ours.
         self.killed_by_us = False
         #: Set when capturing failed and shellrt killed the command for it (what and why).
@@ -57,6 +59,17 @@ class Execution:
         #: instructions to make, a noticeable part of a `true`).
         self._readers_finished = False
         self._readers_done: anyio.Event | None = None
+
+    @property
+    def done(self) -> anyio.Event:
+        """Set once the process has exited and its output is captured. Made when first asked
+        for: a quick foreground command ends before anyone waits (an anyio.Event is ~13k
+        instructions to make)."""
+        if self._done is None:
+            self._done = anyio.Event()
+            if self._finished:
+                self._done.set()
+        return self._done
 
     @property
     def total_bytes(self) -> int:
@@ -132,7 +145,9 @@ class Execution:
         self.out.close()
         if self.err is not None:
             self.err.close()
-        self.done.set()
+        self._finished = True
+        if self._done is not None:
+            self._done.set()
 
     async def _fast_pump(self) -> bool:
         """Hot path of a quick command with one output stream and no stdin: no helper tasks.
