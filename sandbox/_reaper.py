@@ -478,6 +478,31 @@ class Reaper:
                 pass
             return self._ended.pop(pid, None)
 
+    def children_within(self, allowed: set[int]) -> bool:
+        """Whether every process directly below the reaper is in ``allowed`` (False when unsure).
+
+        Anything a command left behind once its root ended is re-parented to the reaper
+        (its subreaper) before the root's pidfd says it ended, so the reaper's own
+        ``children`` list, one small read, tells whether a /proc sweep has anything to
+        find. A dead reaper (its pid unreaped, so never reused) or no such file: unsure.
+        """
+        if self.closed or self._proc.returncode is not None:
+            return False
+        pid = self._proc.pid
+        try:
+            fd = os.open(f"/proc/{pid}/task/{pid}/children", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return False
+        try:
+            listed = os.read(fd, 1 << 16)
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+        if len(listed) >= 1 << 16:
+            return False
+        return all(int(p) in allowed for p in listed.split())
+
     def close(self, timeout_s: float = 5.0) -> None:
         """End the reaper: it kills everything below it first (blocking; call from a worker thread)."""
         with self._lock:

@@ -23,9 +23,11 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
-from sandbox import SandboxExecError, SandboxPolicy
+from sandbox import SandboxExecError, SandboxPolicy, _hostproc
+from sandbox._proctree import scan_markers
 from sandbox.local import LocalBackend
 from shellrt.supervisor import Supervisor
 from tests import _nonroot
@@ -158,6 +160,61 @@ async def test_leftovers_end_at_close_while_another_command_of_the_session_runs(
         assert result.exit_code == 0, result
         assert _started_within(token, 5.0), "the leftover should have started"
     assert _gone_within(token, 3.0), _running(token)
+
+
+@pytest.mark.anyio
+async def test_a_marked_leftover_ends_with_its_command_while_the_session_is_busy(
+    tmp_path: Path, tokens: list[str]
+) -> None:
+    """The janitor's marker sweep still runs when a run left something below the reaper.
+
+    Another command of the session runs meanwhile (the reaper's idle sweep waits for it),
+    the leftover keeps the run's marker (no ``env -i``) and leads its own session (out of
+    the group kill's reach), and the descendant poller is off: only the marker sweep after
+    its command ends can end it before the other command does.
+    """
+    token, busy = _token(), _token()
+    tokens += [token, busy]
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    backend = LocalBackend(policy=SandboxPolicy(workspace=workspace))
+    backend._runner.poll_descendants = False  # the other net, which may or may not catch it in time
+    async with backend, Supervisor(backend, session_dir=tmp_path / "session") as supervisor:
+        await _busy_leftover(supervisor, token, busy)
+
+
+async def _busy_leftover(supervisor: Supervisor, token: str, busy: str) -> None:
+    command = f"setsid sleep {token} </dev/null >/dev/null 2>&1 & p=$!; until [ \"$(cut -d' ' -f6 /proc/$p/stat)\" = $p ]; do :; done"
+
+    async def busy_command() -> None:
+        await supervisor.run(f"sleep 4 # {busy}", timeout_s=20)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(busy_command)
+        await anyio.sleep(0.2)
+        result = await supervisor.run(command, timeout_s=20)
+        assert result.exit_code == 0, result
+        assert _gone_within(token, 2.0), f"{_running(token)} outlived its command while the session was busy"
+        tg.cancel_scope.cancel()
+
+
+@pytest.mark.anyio
+async def test_a_run_that_left_nothing_costs_no_proc_sweep(
+    supervisor: Supervisor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing below the reaper but running roots: the janitor's /proc scan is skipped."""
+    scans: list[int] = []
+    real = scan_markers
+
+    def counted(*args: object, **kwargs: object) -> dict[int, str]:
+        scans.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_hostproc, "scan_markers", counted)
+    for _ in range(10):
+        assert (await supervisor.run("true", timeout_s=20)).exit_code == 0
+    await anyio.sleep(0.3)  # past the janitor's coalescing window
+    assert scans == [], f"{len(scans)} /proc sweeps for 10 runs that left nothing"
 
 
 @pytest.mark.anyio
