@@ -1,0 +1,88 @@
+"""Which host paths hold the run's data: every task's workspace *source* and the task file's tree.
+
+bwrap shows the host read-only, so without these masks a task reads every other task's
+workspace source (a benchmark's other problems) and, beside the task file, a dataset's answers.
+Each task works in its own host-side copy (`sandbox._workspace_copy`), never in its source, so
+every source -- its own too -- is masked in every task's sandbox. A path that contains what a
+sandbox needs from the host (``/``, ``/usr``, the temp directory where task copies are made) can
+not be masked: a workspace source like that is refused (`unmaskable`), a task file directory like
+that is simply not added.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from shellrt.batch.tasks import Task
+
+__all__ = ["dataset_masks", "scan_task_file", "unmaskable", "workspace_sources"]
+
+#: Host directories every sandbox reads (programs, libraries, configuration, devices).
+_SYSTEM = (
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/usr",
+    "/etc",
+    "/dev",
+    "/proc",
+    "/sys",
+    "/run",
+)
+
+
+def unmaskable(path: str | os.PathLike[str], scratch: Path | None = None) -> str | None:
+    """Why ``path`` cannot be masked from a sandbox (it is or contains what one needs), or None."""
+    real = Path(os.path.realpath(path))
+    needed = [*map(Path, _SYSTEM), Path(os.path.realpath(scratch or tempfile.gettempdir()))]
+    for system in needed:
+        if real == system or real in system.parents:
+            return (
+                f"{path} is or contains {system}, which every task's sandbox needs; it cannot be hidden "
+                "from the other tasks: use a directory holding only this task's files as its workspace"
+            )
+    return None
+
+
+def workspace_sources(tasks: Iterable[Task]) -> set[Path]:
+    """The resolved workspace directories of ``tasks``."""
+    return {Path(os.path.realpath(t.workspace)) for t in tasks if t.workspace is not None}
+
+
+def scan_task_file(path: Path) -> set[Path]:
+    """The workspace sources a task file names, read line by line (flat memory; bad lines skipped:
+    the loader reports them)."""
+    base = path.resolve().parent
+    found: set[Path] = set()
+    with path.open("rb") as fh:
+        for raw in fh:
+            if len(raw) > 64 << 20 or b'"workspace"' not in raw:
+                continue
+            try:
+                workspace = json.loads(raw).get("workspace")
+            except (ValueError, RecursionError, AttributeError):
+                continue
+            if isinstance(workspace, str) and workspace and "\0" not in workspace:
+                found.add(Path(os.path.realpath(base / workspace)))
+    return found
+
+
+def dataset_masks(
+    sources: Iterable[Path], task_file: Path | None = None, scratch: Path | None = None
+) -> tuple[Path, ...]:
+    """The paths to mask in every task's sandbox: the sources, plus the task file's directory
+    when a source lies under it (a dataset keeps its answers there), minus unmaskable ones and
+    those inside another (one mount covers them)."""
+    paths = {p for p in sources if unmaskable(p, scratch) is None}
+    if task_file is not None:
+        tree = Path(os.path.realpath(task_file)).parent
+        if any(tree == p or tree in p.parents for p in paths) and unmaskable(tree, scratch) is None:
+            paths.add(tree)
+    return tuple(sorted(p for p in paths if not any(q in p.parents for q in paths)))
