@@ -78,8 +78,8 @@ def test_the_api_masks_the_sources_of_a_task_list(bench: Path) -> None:
     lines = _lines(bench, answers=False)
     tasks = [Task.model_validate({**t, "workspace": str(bench / str(t["workspace"]))}) for t in lines]
     results = {r.id: r for r in run_sync(tasks, concurrency=1, prestart=0)}
-    assert results["a"].commands[0].preview.strip() == _OTHER
-    preview = results["b"].commands[0].preview.split()
+    assert str(results["a"].commands[0].preview).strip() == _OTHER
+    preview = str(results["b"].commands[0].preview).split()
     assert preview[0] == "mine-b"
     assert preview[1] == "0", "task b read task a's workspace source"
 
@@ -92,7 +92,7 @@ def test_a_lazy_source_is_masked_with_dataset_paths_from_the_file(bench: Path) -
     from shellrt.batch import iter_tasks
 
     results = {r.id: r for r in run_sync(iter_tasks(tasks), concurrency=1, prestart=0, dataset_paths=masks)}
-    assert results["b"].commands[0].preview.split() == ["mine-b", "0"]
+    assert str(results["b"].commands[0].preview).split() == ["mine-b", "0"]
 
 
 @pytest.mark.parametrize("source", ["/", "/usr", "/tmp"])

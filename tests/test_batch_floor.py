@@ -76,7 +76,11 @@ def test_cli_refuses_widening_backend_keys_by_default(
 
 
 def test_cli_allow_task_backend_keys_lets_them_through(tmp_path: Path) -> None:
-    task = {"id": "uid", "sandbox": {"type": "bwrap", "sandbox_uid": 2_000_000_123}, "commands": ["true"]}
+    task: dict[str, object] = {
+        "id": "uid",
+        "sandbox": {"type": "bwrap", "sandbox_uid": 2_000_000_123},
+        "commands": ["true"],
+    }
     code, err, results = _cli(tmp_path, [task], "--allow-task-backend-keys")
     assert code == 0, err
     assert results["uid"]["status"] == "ok"
