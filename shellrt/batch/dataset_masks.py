@@ -17,9 +17,10 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from sandbox import SandboxPolicy
 from shellrt.batch.tasks import Task
 
-__all__ = ["dataset_masks", "scan_task_file", "unmaskable", "workspace_sources"]
+__all__ = ["dataset_masks", "scan_task_file", "unmaskable", "with_dataset_masks", "workspace_sources"]
 
 #: Host directories every sandbox reads (programs, libraries, configuration, devices).
 _SYSTEM = (
@@ -86,3 +87,13 @@ def dataset_masks(
         if any(tree == p or tree in p.parents for p in paths) and unmaskable(tree, scratch) is None:
             paths.add(tree)
     return tuple(sorted(p for p in paths if not any(q in p.parents for q in paths)))
+
+
+def with_dataset_masks(policy: SandboxPolicy, data: Iterable[Path]) -> SandboxPolicy:
+    """``policy`` also masking ``data``; a mask inside another is dropped (the outer one covers it)."""
+    extra = tuple(data)
+    if not extra:
+        return policy
+    paths = [*policy.read_denied, *(p for p in extra if p not in policy.read_denied)]
+    kept = tuple(p for p in paths if not any(q in p.parents for q in paths))
+    return policy.model_copy(update={"read_denied": kept})

@@ -36,7 +36,7 @@ from sandbox import BwrapConfig, DockerConfig, SandboxBackend, SandboxConfig, Sa
 from sandbox._workspace_copy import copy_workspace
 from sandbox.confine import open_beneath
 from sandbox.factory import create_backend
-from shellrt.batch.dataset_masks import unmaskable
+from shellrt.batch.dataset_masks import unmaskable, with_dataset_masks
 from shellrt.batch.pool import Lease, SandboxPool
 from shellrt.batch.results import CommandOutcome, TaskResult, TaskStatus
 from shellrt.batch.tasks import CommandSpec, Task
@@ -183,12 +183,13 @@ class TaskRun:
                 denied_domains=task.sandbox.denied_domains,
                 limits=task.sandbox.limits,
             ),
-            masked_paths=[*sorted(own), *state_dirs_anywhere(), *self.settings.dataset_paths],
+            masked_paths=[*sorted(own), *state_dirs_anywhere()],  # as a Runtime's
         )
+        # Left out of the copy: the masks, never the run's data (a task's own source is one).
+        hidden = [*own, *map(str, policy.read_denied)]
+        policy = with_dataset_masks(policy, self.settings.dataset_paths)
         if task.workspace is not None:
-            data = set(self.settings.dataset_paths)  # resolved already (dataset_masks)
-            denied = [str(p) for p in policy.read_denied if p not in data or str(p) in own]
-            source, hidden = task.workspace, [*own, *denied]  # never copied in either
+            source = task.workspace
             try:
                 await anyio.to_thread.run_sync(lambda: copy_workspace(source, workspace, hidden))
             except FileNotFoundError as exc:
