@@ -41,18 +41,24 @@ _SYSTEM = (
 
 def unmaskable(path: str | os.PathLike[str], scratch: Path | None = None) -> str | None:
     """Why ``path`` cannot be masked from a sandbox (it is or contains what one needs), or None."""
-    real = Path(os.path.realpath(path))
-    needed = [*map(Path, _SYSTEM), Path(os.path.realpath(scratch or tempfile.gettempdir()))]
+    return _unmaskable(Path(os.path.realpath(path)), _needed(scratch), path)
+
+
+def _needed(scratch: Path | None) -> tuple[Path, ...]:
+    return (*map(Path, _SYSTEM), Path(os.path.realpath(scratch or tempfile.gettempdir())))
+
+
+def _unmaskable(real: Path, needed: tuple[Path, ...], shown: object) -> str | None:
     for system in needed:
         if real == system or real in system.parents:
             return (
-                f"{path} is or contains {system}, which every task's sandbox needs; it cannot be hidden "
+                f"{shown} is or contains {system}, which every task's sandbox needs; it cannot be hidden "
                 "from the other tasks: use a directory holding only this task's files as its workspace"
             )
     return None
 
 
-def workspace_sources(tasks: Iterable[Task]) -> set[Path]:
+def workspace_sources(tasks: Iterable[Task]) -> set[Path]:  # resolved: dataset_masks compares them
     """The resolved workspace directories of ``tasks``."""
     return {Path(os.path.realpath(t.workspace)) for t in tasks if t.workspace is not None}
 
@@ -81,12 +87,13 @@ def dataset_masks(
     """The paths to mask in every task's sandbox: the sources, plus the task file's directory
     when a source lies under it (a dataset keeps its answers there), minus unmaskable ones and
     those inside another (one mount covers them)."""
-    paths = {p for p in sources if unmaskable(p, scratch) is None}
+    needed = _needed(scratch)
+    paths = {p for p in sources if _unmaskable(p, needed, p) is None}  # resolved already
     if task_file is not None:
         tree = Path(os.path.realpath(task_file)).parent
-        if any(tree == p or tree in p.parents for p in paths) and unmaskable(tree, scratch) is None:
+        if any(tree == p or tree in p.parents for p in paths) and _unmaskable(tree, needed, tree) is None:
             paths.add(tree)
-    return tuple(sorted(p for p in paths if not any(q in p.parents for q in paths)))
+    return _outermost(paths)
 
 
 def with_dataset_masks(policy: SandboxPolicy, data: Iterable[Path]) -> SandboxPolicy:
@@ -95,5 +102,11 @@ def with_dataset_masks(policy: SandboxPolicy, data: Iterable[Path]) -> SandboxPo
     if not extra:
         return policy
     paths = [*policy.read_denied, *(p for p in extra if p not in policy.read_denied)]
-    kept = tuple(p for p in paths if not any(q in p.parents for q in paths))
-    return policy.model_copy(update={"read_denied": kept})
+    kept = set(_outermost(paths))
+    return policy.model_copy(update={"read_denied": tuple(p for p in paths if p in kept)})
+
+
+def _outermost(paths: Iterable[Path]) -> tuple[Path, ...]:
+    """``paths`` without those inside another (linear in their number: a task file may name 100 000)."""
+    unique = set(paths)
+    return tuple(sorted(p for p in unique if not any(q in unique for q in p.parents)))
