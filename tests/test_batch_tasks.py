@@ -24,11 +24,14 @@ def test_public_names_pinned() -> None:
         "NodeInfo",
         "ResultWriter",
         "Task",
+        "TaskFloor",
         "TaskLineError",
+        "TaskRefused",
         "TaskResult",
         "TaskSandbox",
         "TaskStatus",
         "WorkerSettings",
+        "dataset_masks",
         "default_concurrency",
         "iter_tasks",
         "load_tasks",
@@ -36,6 +39,7 @@ def test_public_names_pinned() -> None:
         "run",
         "run_sync",
         "run_task",
+        "scan_task_file",
     ]
 
 

@@ -8,6 +8,8 @@ imported only when a Ray address is given.
 from __future__ import annotations
 
 from shellrt.batch.api import BatchRun, run, run_sync
+from shellrt.batch.dataset_masks import dataset_masks, scan_task_file
+from shellrt.batch.floor import TaskFloor, TaskRefused
 from shellrt.batch.loader import TaskLineError, iter_tasks, load_tasks
 from shellrt.batch.local import LocalRunner, default_concurrency
 from shellrt.batch.results import CommandOutcome, ResultWriter, TaskResult, TaskStatus, read_finished_ids
@@ -23,11 +25,14 @@ __all__ = [
     "NodeInfo",
     "ResultWriter",
     "Task",
+    "TaskFloor",
     "TaskLineError",
+    "TaskRefused",
     "TaskResult",
     "TaskSandbox",
     "TaskStatus",
     "WorkerSettings",
+    "dataset_masks",
     "default_concurrency",
     "iter_tasks",
     "load_tasks",
@@ -35,4 +40,5 @@ __all__ = [
     "run",
     "run_sync",
     "run_task",
+    "scan_task_file",
 ]

@@ -26,6 +26,8 @@ from typing import Any
 import anyio
 from anyio.abc import ObjectReceiveStream
 
+from shellrt.batch.dataset_masks import dataset_masks, workspace_sources
+from shellrt.batch.floor import TaskFloor, TaskRefused
 from shellrt.batch.local import LocalRunner, TaskSource, aiter_tasks
 from shellrt.batch.pool import PoolStats, ReuseMode
 from shellrt.batch.results import ResultWriter, TaskResult, read_finished_ids
@@ -56,8 +58,19 @@ class BatchRun:
         ray_options: dict[str, Any] | None = None,
         reuse: ReuseMode = "auto",
         hidden_paths: Iterable[str | os.PathLike[str]] = (),
+        dataset_paths: Iterable[str | os.PathLike[str]] | None = None,
+        floor: TaskFloor | None = None,
+        on_refused: Callable[[Task, TaskRefused], None] | None = None,
     ) -> None:
         self._tasks = tasks
+        self._floor = floor
+        self._on_refused = on_refused
+        #: Ids ``floor`` refused (never run), with the reason.
+        self.refused: dict[str, str] = {}
+        if dataset_paths is None:  # a list names its workspaces; a lazy source needs them given
+            sources = workspace_sources(tasks) if isinstance(tasks, list | tuple) else set()
+            dataset_paths = dataset_masks(sources)
+        self._dataset = tuple(Path(p) for p in dataset_paths)
         self._reuse: ReuseMode = reuse
         self._runner: LocalRunner | None = None
         self._concurrency = concurrency
@@ -104,15 +117,23 @@ class BatchRun:
 
     # --- machinery -----------------------------------------------------------------------
     def _source(self) -> TaskSource:
-        if not (self._resume and self._out is not None):
+        if not (self._resume and self._out is not None) and self._floor is None:
             return self._tasks
-        done = read_finished_ids(self._out)
+        done = read_finished_ids(self._out) if self._resume and self._out is not None else set()
 
         async def remaining() -> AsyncIterator[Task]:
             async for task in aiter_tasks(self._tasks):
                 if task.id in done:
                     self.skipped.add(task.id)
                     continue
+                if self._floor is not None:
+                    try:
+                        task = self._floor.apply(task)
+                    except TaskRefused as exc:
+                        self.refused[task.id] = str(exc)
+                        if self._on_refused is not None:
+                            self._on_refused(task, exc)
+                        continue
                 yield task
 
         return remaining()
@@ -136,6 +157,7 @@ class BatchRun:
             options: dict[str, Any] = {
                 "reuse": self._reuse,
                 "hidden_paths": self._hidden,
+                "dataset_paths": self._dataset,
                 **self._ray_options,
             }
             return RayRunner(self._ray_address, artifacts_dir=self._artifacts, **options).open(source)
@@ -146,6 +168,7 @@ class BatchRun:
             backend_hint=self._backend_hint,
             reuse=self._reuse,
             hidden_paths=self._hidden,
+            dataset_paths=self._dataset,
         )
         return self._runner.open(source)
 
@@ -172,6 +195,9 @@ def run(
     ray_options: dict[str, Any] | None = None,
     reuse: ReuseMode = "auto",
     hidden_paths: Iterable[str | os.PathLike[str]] = (),
+    dataset_paths: Iterable[str | os.PathLike[str]] | None = None,
+    floor: TaskFloor | None = None,
+    on_refused: Callable[[Task, TaskRefused], None] | None = None,
 ) -> BatchRun:
     """Run ``tasks`` (each in its own sandbox); results arrive in completion order.
 
@@ -183,7 +209,12 @@ def run(
     task with an identical sandbox after a verified reset (`shellrt.batch.pool`);
     ``never`` gives every task a brand-new container. ``hidden_paths``: host paths masked in
     every task's sandbox besides ``out`` and the artifacts directory (always masked), e.g. the
-    task file.
+    task file. ``dataset_paths``: host paths masked in every task's sandbox yet still copied into
+    the workspace that names them (default: the workspace sources of ``tasks`` when it is a list
+    or tuple; give them for a lazy source, e.g. `dataset_masks(scan_task_file(path), path)`).
+    ``floor``: the operator's `TaskFloor` (forced backend, no trust, no widening backend keys,
+    limits a task may only tighten); a task above it is not run: ``on_refused`` sees it and
+    ``BatchRun.refused`` keeps its reason.
     """
     return BatchRun(
         tasks,
@@ -197,6 +228,9 @@ def run(
         ray_options=ray_options,
         reuse=reuse,
         hidden_paths=hidden_paths,
+        dataset_paths=dataset_paths,
+        floor=floor,
+        on_refused=on_refused,
     )
 
 

@@ -85,6 +85,7 @@ class LocalRunner:
         backend_hint: str = "local",
         reuse: ReuseMode = "auto",
         hidden_paths: tuple[Path, ...] = (),
+        dataset_paths: tuple[Path, ...] = (),
     ) -> None:
         self.concurrency = concurrency or default_concurrency(backend_hint)
         self.reuse: ReuseMode = reuse
@@ -98,6 +99,7 @@ class LocalRunner:
             node=node or NodeInfo.local(),
             scratch_dir=scratch_dir,
             hidden_paths=hidden_paths,
+            dataset_paths=dataset_paths,
         )
 
     @asynccontextmanager

@@ -106,12 +106,14 @@ class ShellrtNodeActor:
         slots: int = 1,
         reuse: ReuseMode = "auto",
         hidden_paths: tuple[str, ...] = (),
+        dataset_paths: tuple[str, ...] = (),
     ) -> None:
         self.settings = WorkerSettings(
             artifacts_dir=Path(artifacts_dir),
             node=NodeInfo(node=node_id, hostname=socket.gethostname(), label=label),
             scratch_dir=Path(scratch_dir) if scratch_dir else None,
             hidden_paths=tuple(Path(p) for p in hidden_paths),
+            dataset_paths=tuple(Path(p) for p in dataset_paths),
         )
         self._running: set[asyncio.Task[Any]] = set()
         self._closing = False
@@ -220,6 +222,7 @@ class RayRunner:
         no_nodes_timeout_s: float = 60.0,
         reuse: ReuseMode = "auto",
         hidden_paths: tuple[Path, ...] = (),
+        dataset_paths: tuple[Path, ...] = (),
     ) -> None:
         self.address = address
         self.run_id = uuid.uuid4().hex[:8]
@@ -231,6 +234,8 @@ class RayRunner:
         #: Masked in every task's sandbox on every node (a shared file system may show them there):
         #: the results file, the task file, the driver's artifacts directory.
         self.hidden_paths = tuple(str(Path(p).absolute()) for p in (*hidden_paths, self.artifacts_dir))
+        #: Every task's workspace source and the task file's tree (`shellrt.batch.dataset_masks`).
+        self.dataset_paths = tuple(str(p) for p in dataset_paths)
         self.node_artifacts_dir = node_artifacts_dir or os.path.join(
             # unguessable, not under a shared subdirectory (made 0700 by the node's worker)
             tempfile.gettempdir(),
@@ -347,6 +352,7 @@ class RayRunner:
                 slots,
                 self.reuse,
                 self.hidden_paths,
+                self.dataset_paths,
             )
             self._nodes[node_id] = _Node(node_id=node_id, label=label, slots=slots, actor=actor)
             added += 1

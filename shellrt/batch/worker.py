@@ -36,6 +36,7 @@ from sandbox import BwrapConfig, DockerConfig, SandboxBackend, SandboxConfig, Sa
 from sandbox._workspace_copy import copy_workspace
 from sandbox.confine import open_beneath
 from sandbox.factory import create_backend
+from shellrt.batch.dataset_masks import unmaskable, with_dataset_masks
 from shellrt.batch.pool import Lease, SandboxPool
 from shellrt.batch.results import CommandOutcome, TaskResult, TaskStatus
 from shellrt.batch.tasks import CommandSpec, Task
@@ -76,6 +77,9 @@ class WorkerSettings:
     #: results file, the task file. bwrap shows the host read-only, and these hold every other
     #: task's output previews, commands and ``env``.
     hidden_paths: tuple[Path, ...] = ()
+    #: The run's data (`shellrt.batch.dataset_masks`): every task's workspace source and the task
+    #: file's tree. Masked in every sandbox, yet still copied into the workspace that names them.
+    dataset_paths: tuple[Path, ...] = ()
 
 
 def _sandbox_config(task: Task) -> SandboxConfig:
@@ -165,6 +169,10 @@ class TaskRun:
         # Made now, so the sandbox hides it from the start (a mask covers what exists).
         self.settings.artifacts_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         own = self._own_files()
+        if task.workspace is not None and self.settings.dataset_paths:
+            why = unmaskable(task.workspace, scratch)
+            if why is not None:
+                raise PermissionError(f"workspace {why}")
         policy, _ = derive_policy(  # default masked secrets (a Runtime adds the Read deny rules)
             SandboxPolicy(
                 workspace=workspace,
@@ -177,8 +185,11 @@ class TaskRun:
             ),
             masked_paths=[*sorted(own), *state_dirs_anywhere()],  # as a Runtime's
         )
+        # Left out of the copy: the masks, never the run's data (a task's own source is one).
+        hidden = [*own, *map(str, policy.read_denied)]
+        policy = with_dataset_masks(policy, self.settings.dataset_paths)
         if task.workspace is not None:
-            source, hidden = task.workspace, [*own, *map(str, policy.read_denied)]  # never copied in either
+            source = task.workspace
             try:
                 await anyio.to_thread.run_sync(lambda: copy_workspace(source, workspace, hidden))
             except FileNotFoundError as exc:

@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from shellrt.cli._sandbox_options import parse_size
+
 __all__ = ["register"]
 
 
@@ -75,6 +77,34 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="every task obeys its workspace's own settings files (as the task field trust_workspace)",
     )
+    floor = run.add_argument_group(
+        'operator floor (a task file you did not write: docs/batch.md, "Running a task file you did not write")'
+    )
+    floor.add_argument(
+        "--sandbox",
+        choices=("bwrap", "docker", "local"),
+        default=None,
+        help="every task runs on this backend; a task naming another is refused (skipped, exit 1)",
+    )
+    floor.add_argument(
+        "--no-task-trust",
+        action="store_true",
+        help="refuse tasks that set trust_workspace (workspace hooks would run on the host)",
+    )
+    floor.add_argument(
+        "--allow-task-backend-keys",
+        action="store_true",
+        help="let tasks set bwrap_path, sandbox_uid/gid, docker_host, user, root_can_administer "
+        "(refused by default: they widen the sandbox's boundary)",
+    )
+    floor.add_argument(
+        "--memory", type=parse_size, default=None, metavar="SIZE", help="per-task memory ceiling"
+    )
+    floor.add_argument("--pids", type=int, default=None, metavar="N", help="per-task process ceiling")
+    floor.add_argument("--cpus", type=float, default=None, metavar="N", help="per-task CPU ceiling (cores)")
+    floor.add_argument(
+        "--tmp-size", type=parse_size, default=None, metavar="SIZE", help="per-task /tmp ceiling"
+    )
     run.add_argument("--quiet", "-q", action="store_true", help="no progress line and no summary")
     run.set_defaults(func=_run)
     parser.set_defaults(func=lambda _args: _usage(parser))
@@ -98,6 +128,9 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     if args.concurrency is not None and args.concurrency < 1:
         print("shellrt batch: --concurrency must be at least 1", file=sys.stderr)
+        return 2
+    if args.trust_workspace and args.no_task_trust:
+        print("shellrt batch: --trust-workspace and --no-task-trust contradict each other", file=sys.stderr)
         return 2
     if args.resume and not args.out.exists():
         print(f"shellrt batch: --resume: {args.out} does not exist yet; running every task", file=sys.stderr)
@@ -134,7 +167,19 @@ def _connection_error(exc: BaseException) -> ConnectionError | None:
 async def _main(args: argparse.Namespace) -> int:
     import anyio
 
-    from shellrt.batch import TaskLineError, TaskResult, iter_tasks, read_finished_ids, run
+    from sandbox import ResourceLimits
+    from shellrt.batch import (
+        Task,
+        TaskFloor,
+        TaskLineError,
+        TaskRefused,
+        TaskResult,
+        dataset_masks,
+        iter_tasks,
+        read_finished_ids,
+        run,
+        scan_task_file,
+    )
     from shellrt.batch.progress import Progress, terminal_safe
 
     done_before = read_finished_ids(args.out) if args.resume else set()
@@ -147,6 +192,22 @@ async def _main(args: argparse.Namespace) -> int:
             progress.total -= 1
         print(f"shellrt batch: skipped {terminal_safe(str(error))}", file=sys.stderr)
 
+    def refused(task: Task, error: TaskRefused) -> None:
+        progress.bad_line()
+        if progress.total:
+            progress.total -= 1
+        print(f"shellrt batch: skipped {terminal_safe(str(error))}", file=sys.stderr)
+
+    floor = TaskFloor(
+        sandbox=args.sandbox,
+        allow_task_trust=not args.no_task_trust,
+        allow_backend_keys=args.allow_task_backend_keys,
+        limits=ResourceLimits(
+            memory_bytes=args.memory, pids=args.pids, cpus=args.cpus, tmp_bytes=args.tmp_size
+        ),
+    )
+    # Every task's workspace source, and the task file's tree: a task must not read the others'.
+    data = dataset_masks(await anyio.to_thread.run_sync(scan_task_file, args.tasks), args.tasks)
     interrupted = False
     errored = 0
     tasks = iter_tasks(args.tasks, on_error=bad_line)
@@ -162,6 +223,9 @@ async def _main(args: argparse.Namespace) -> int:
         prestart=args.prestart,
         reuse=args.docker_reuse,
         hidden_paths=(args.tasks,),  # other tasks' commands and env
+        dataset_paths=data,
+        floor=floor,
+        on_refused=refused,
         ray_options={"slots_per_node": args.slots_per_node} if args.slots_per_node else None,
     )
 

@@ -1,0 +1,112 @@
+"""Which host paths hold the run's data: every task's workspace *source* and the task file's tree.
+
+bwrap shows the host read-only, so without these masks a task reads every other task's
+workspace source (a benchmark's other problems) and, beside the task file, a dataset's answers.
+Each task works in its own host-side copy (`sandbox._workspace_copy`), never in its source, so
+every source -- its own too -- is masked in every task's sandbox. A path that contains what a
+sandbox needs from the host (``/``, ``/usr``, the temp directory where task copies are made) can
+not be masked: a workspace source like that is refused (`unmaskable`), a task file directory like
+that is simply not added.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from sandbox import SandboxPolicy
+from shellrt.batch.tasks import Task
+
+__all__ = ["dataset_masks", "scan_task_file", "unmaskable", "with_dataset_masks", "workspace_sources"]
+
+#: Host directories every sandbox reads (programs, libraries, configuration, devices).
+_SYSTEM = (
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/usr",
+    "/etc",
+    "/dev",
+    "/proc",
+    "/sys",
+    "/run",
+)
+
+
+def unmaskable(path: str | os.PathLike[str], scratch: Path | None = None) -> str | None:
+    """Why ``path`` cannot be masked from a sandbox (it is or contains what one needs), or None."""
+    return _unmaskable(Path(os.path.realpath(path)), _needed(scratch), path)
+
+
+def _needed(scratch: Path | None) -> tuple[Path, ...]:
+    return (*map(Path, _SYSTEM), Path(os.path.realpath(scratch or tempfile.gettempdir())))
+
+
+def _unmaskable(real: Path, needed: tuple[Path, ...], shown: object) -> str | None:
+    for system in needed:
+        if real == system or real in system.parents:
+            return (
+                f"{shown} is or contains {system}, which every task's sandbox needs; it cannot be hidden "
+                "from the other tasks: use a directory holding only this task's files as its workspace"
+            )
+    return None
+
+
+def workspace_sources(tasks: Iterable[Task]) -> set[Path]:  # resolved: dataset_masks compares them
+    """The resolved workspace directories of ``tasks``."""
+    return {Path(os.path.realpath(t.workspace)) for t in tasks if t.workspace is not None}
+
+
+def scan_task_file(path: Path) -> set[Path]:
+    """The workspace sources a task file names, read line by line (flat memory; bad lines skipped:
+    the loader reports them)."""
+    base = path.resolve().parent
+    found: set[Path] = set()
+    with path.open("rb") as fh:
+        for raw in fh:
+            if len(raw) > 64 << 20 or b'"workspace"' not in raw:
+                continue
+            try:
+                workspace = json.loads(raw).get("workspace")
+            except (ValueError, RecursionError, AttributeError):
+                continue
+            if isinstance(workspace, str) and workspace and "\0" not in workspace:
+                found.add(Path(os.path.realpath(base / workspace)))
+    return found
+
+
+def dataset_masks(
+    sources: Iterable[Path], task_file: Path | None = None, scratch: Path | None = None
+) -> tuple[Path, ...]:
+    """The paths to mask in every task's sandbox: the sources, plus the task file's directory
+    when a source lies under it (a dataset keeps its answers there), minus unmaskable ones and
+    those inside another (one mount covers them)."""
+    needed = _needed(scratch)
+    paths = {p for p in sources if _unmaskable(p, needed, p) is None}  # resolved already
+    if task_file is not None:
+        tree = Path(os.path.realpath(task_file)).parent
+        if any(tree == p or tree in p.parents for p in paths) and _unmaskable(tree, needed, tree) is None:
+            paths.add(tree)
+    return _outermost(paths)
+
+
+def with_dataset_masks(policy: SandboxPolicy, data: Iterable[Path]) -> SandboxPolicy:
+    """``policy`` also masking ``data``; a mask inside another is dropped (the outer one covers it)."""
+    extra = tuple(data)
+    if not extra:
+        return policy
+    paths = [*policy.read_denied, *(p for p in extra if p not in policy.read_denied)]
+    kept = set(_outermost(paths))
+    return policy.model_copy(update={"read_denied": tuple(p for p in paths if p in kept)})
+
+
+def _outermost(paths: Iterable[Path]) -> tuple[Path, ...]:
+    """``paths`` without those inside another (linear in their number: a task file may name 100 000)."""
+    unique = set(paths)
+    return tuple(sorted(p for p in unique if not any(q in unique for q in p.parents)))
