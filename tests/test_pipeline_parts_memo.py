@@ -10,6 +10,7 @@ import pytest
 
 from shellrt.analysis import analyze
 from shellrt.permissions.interfaces import CommandPart
+from shellrt.tools import _pathfree
 from shellrt.tools._bashparts import command_parts
 from shellrt.tools._pathfree import memoised_parts, names_no_path
 from shellrt.tools.bash import Bash, BashInput
@@ -78,7 +79,8 @@ def test_parts_that_name_a_path_git_or_jq_are_never_remembered(tmp_path: Path, c
     assert len(calls) == 2  # split afresh every time
 
 
-def test_a_path_free_command_is_split_once(tmp_path: Path) -> None:
+def test_a_path_free_command_is_split_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_pathfree, "_remembered", {})  # earlier tests' calls remembered ``true`` already
     a = analyze("true")
     calls: list[int] = []
 

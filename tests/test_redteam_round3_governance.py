@@ -241,7 +241,7 @@ def test_trust_add_records_the_bytes_it_described(
         return loaded
 
     monkeypatch.setattr(trust_cli, "_load_workspace_files", load_then_swap)
-    assert trust_cli._add(argparse.Namespace(directory=ws)) == 0
+    assert trust_cli._add(argparse.Namespace(directory=ws, settings=[])) == 0
     loaded = load_settings(ws)
     assert not loaded.hook_specs, "the swapped-in hook was never shown to the operator"
     assert "changed since the workspace was trusted" in (loaded.trust_notice or "")

@@ -271,7 +271,8 @@ def test_a_command_cannot_open_protected_places_to_every_local_user(
 
     async def body(sup: Supervisor) -> None:
         if not use_inotify and sup._guard is not None:
-            sup._guard.guard.close()  # full scans from now on
+            for root_guard in sup._guard.guards:
+                root_guard.guard.close()  # full scans from now on
         result = await sup.run(
             "chmod 777 . .git .git/hooks sub && chmod 666 .git/config && mkdir -m 777 new && "
             "chmod 644 a.txt && echo done",

@@ -17,7 +17,6 @@ from pathlib import Path
 
 from shellrt.supervisor._inflight import InflightRecord, orphaned_records
 from shellrt.supervisor.protect import WorkspaceGuard
-from shellrt.supervisor.protect_roots import root_guards
 
 __all__ = ["LocalGuard"]
 
@@ -27,7 +26,12 @@ class LocalGuard:
     (``--writable DIR``: as the full path's `RootGuards`)."""
 
     def __init__(self, workspace: Path, session_dir: Path, writable: Sequence[Path] = ()) -> None:
-        guards = root_guards([workspace, *writable], session_dir) or [WorkspaceGuard(workspace, session_dir)]
+        if writable:  # imported only then: the lean path's usual run has the workspace alone
+            from shellrt.supervisor.protect_roots import root_guards
+
+            guards = root_guards([workspace, *writable], session_dir) or [WorkspaceGuard(workspace, session_dir)]
+        else:
+            guards = [WorkspaceGuard(workspace, session_dir)]
         self._roots = [_RootGuard(guard) for guard in guards]
 
     def before(self) -> None:

@@ -23,7 +23,6 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from shellrt.protocol.notes import OUTPUT_MARK, neutralize_output, note
 from shellrt.supervisor.text import safe_decode, trim_partial_utf8
 
 __all__ = [
@@ -325,6 +324,9 @@ class OutputSpool:
         full = self.full_bytes()
         if full is not None:
             return safe_decode(full), False
+        # Imported here: only a cut output needs the notes (the lean `shellrt run` never cuts).
+        from shellrt.protocol.notes import OUTPUT_MARK, neutralize_output, note
+
         omitted = self.total_bytes - len(self._head) - len(self._tail)
         # The cut is said by a note of ours, which output may not forge: head and tail are
         # marked here (the tail's first line is a partial one), their count said in the note.
