@@ -26,6 +26,7 @@ import shellrt
 from shellrt.permissions import TerminalApprover
 from shellrt.permissions.shown import for_person
 from shellrt.protocol import ToolUseBlock
+from tests._governance import isolated_workspace
 from tests._mcp_support import serve_session
 
 pytestmark = pytest.mark.anyio
@@ -39,13 +40,8 @@ HIDDEN = ("\x1b", "\r", "\x08", "\u202e", "\u2066", "\u200b", "\u2028", "\x9b")
 
 @pytest.fixture
 def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("SHELLRT_MANAGED_SETTINGS", str(tmp_path / "managed.json"))
-    monkeypatch.setenv("SHELLRT_TRUST_STORE", str(tmp_path / "trust" / "store.json"))
-    ws = tmp_path / "ws"
-    (ws / "victim").mkdir(parents=True)
+    ws = isolated_workspace(tmp_path, monkeypatch)
+    (ws / "victim").mkdir()
     return ws
 
 

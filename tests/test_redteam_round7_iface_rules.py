@@ -21,6 +21,7 @@ from shellrt.permissions import parse_rule
 from shellrt.permissions.errors import RuleSyntaxError
 from shellrt.permissions.rules import RuleOrigin
 from shellrt.protocol import ResultEnvelope, ToolUseBlock
+from tests._governance import isolated_workspace
 
 pytestmark = pytest.mark.anyio
 
@@ -29,13 +30,8 @@ _ids = itertools.count()
 
 @pytest.fixture
 def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("SHELLRT_MANAGED_SETTINGS", str(tmp_path / "managed.json"))
-    monkeypatch.setenv("SHELLRT_TRUST_STORE", str(tmp_path / "trust" / "store.json"))
-    ws = tmp_path / "ws"
-    (ws / "sub").mkdir(parents=True)
+    ws = isolated_workspace(tmp_path, monkeypatch)
+    (ws / "sub").mkdir()
     (ws / "src").mkdir()
     (ws / "secret.txt").write_text("TOP-SECRET\n")
     (ws / "src" / "main.c").write_text("int main;\n")

@@ -19,6 +19,7 @@ import pytest
 import shellrt
 from shellrt.permissions import parse_rule
 from shellrt.protocol import ToolUseBlock
+from tests._governance import isolated_workspace
 
 pytestmark = pytest.mark.anyio
 
@@ -30,13 +31,7 @@ BUDGET_S = 5.0
 
 @pytest.fixture
 def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("SHELLRT_MANAGED_SETTINGS", str(tmp_path / "managed.json"))
-    monkeypatch.setenv("SHELLRT_TRUST_STORE", str(tmp_path / "trust" / "store.json"))
-    ws = tmp_path / "ws"
-    ws.mkdir()
+    ws = isolated_workspace(tmp_path, monkeypatch)
     return ws
 
 
