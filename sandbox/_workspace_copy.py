@@ -15,10 +15,10 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
-__all__ = ["copy_workspace"]
+__all__ = ["copy_workspace", "left_out"]
 
 
 def copy_workspace(
@@ -47,18 +47,26 @@ def copy_workspace(
                 "(credentials, shellrt's own state, the run's files); copy what the task needs elsewhere"
             )
 
-    def ignore(directory: str, names: list[str]) -> list[str]:
-        skip = []
-        for name in names:
-            path = os.path.join(directory, name)
-            try:
-                mode = os.lstat(path).st_mode
-            except OSError:
-                skip.append(name)
-                continue
-            kept = stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)
-            if not kept or path in hidden:
-                skip.append(name)
-        return skip
+    shutil.copytree(
+        real, dest, symlinks=True, ignore=lambda directory, names: left_out(directory, names, hidden)
+    )
 
-    shutil.copytree(real, dest, symlinks=True, ignore=ignore)
+
+def left_out(directory: str, names: list[str], hidden: Collection[str]) -> list[str]:
+    """The ``names`` in ``directory`` a workspace copy skips (a `shutil.copytree` ignore).
+
+    Those whose path is in ``hidden`` (spelt as ``directory`` is), and everything but regular
+    files, directories and symlinks: FIFOs, sockets and devices are no workspace content,
+    and a device would be read forever. A name that cannot be examined is skipped too.
+    """
+    skip = []
+    for name in names:
+        path = os.path.join(directory, name)
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            skip.append(name)
+            continue
+        if path in hidden or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+            skip.append(name)
+    return skip

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 import docker
 
+from sandbox._workspace_copy import left_out
 from sandbox.docker._untar import MAX_EXPORT_BYTES, ChunkReader, extract
 
 __all__ = ["copy_in", "export_workspace"]
@@ -42,20 +42,10 @@ def copy_in(
     if any(root == d or root.startswith(d.rstrip("/") + "/") for d in denied):
         denied.add(root)  # the whole workspace is read-denied: copy nothing
 
-    def ignore(directory: str, names: list[str]) -> set[str]:
-        base = os.path.abspath(directory)
+    def ignore(directory: str, names: list[str]) -> list[str]:
         if root in denied:
-            return set(names)
-        skip = {n for n in names if os.path.join(base, n) in denied}
-        for n in names:  # FIFOs, sockets and devices are not workspace content
-            try:
-                mode = os.lstat(os.path.join(base, n)).st_mode
-            except OSError:
-                skip.add(n)
-                continue
-            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
-                skip.add(n)
-        return skip
+            return names
+        return left_out(os.path.abspath(directory), names, denied)
 
     with os.scandir(root) as entries:
         empty = next(entries, None) is None
