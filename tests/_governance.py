@@ -37,6 +37,18 @@ def isolated_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return ws
 
 
+def trust_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """HOME, the trust store and managed settings moved under ``tmp_path``; the values set."""
+    values = {
+        "HOME": str(tmp_path / "home"),
+        "SHELLRT_TRUST_STORE": str(tmp_path / "config" / "trusted.json"),
+        "SHELLRT_MANAGED_SETTINGS": str(tmp_path / "managed.json"),
+    }
+    for key, value in values.items():
+        monkeypatch.setenv(key, value)
+    return values
+
+
 async def run_bash(
     ws: Path, commands: list[str], *, mode: str, id_prefix: str, **kw: Any
 ) -> list[ResultEnvelope]:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from shellrt.permissions.hook_files import MAX_TREE_ENTRIES
+from tests._governance import trust_env
 from tests.test_trust_hook_scripts import _hooks_obeyed, _log, _repo, _run, _script, _trust
 
 pytestmark = pytest.mark.anyio
@@ -23,14 +24,7 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    values = {
-        "HOME": str(tmp_path / "home"),
-        "SHELLRT_TRUST_STORE": str(tmp_path / "config" / "trusted.json"),
-        "SHELLRT_MANAGED_SETTINGS": str(tmp_path / "managed.json"),
-    }
-    for key, value in values.items():
-        monkeypatch.setenv(key, value)
-    return values
+    return trust_env(tmp_path, monkeypatch)
 
 
 def _python_hook(tmp_path: Path) -> tuple[Path, Path]:

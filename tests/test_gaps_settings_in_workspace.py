@@ -22,6 +22,7 @@ import pytest
 
 import shellrt
 from shellrt.permissions import build_governance
+from tests._governance import trust_env
 
 pytestmark = pytest.mark.anyio
 
@@ -33,14 +34,7 @@ OPS: dict[str, Any] = {
 
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    values = {
-        "HOME": str(tmp_path / "home"),
-        "SHELLRT_TRUST_STORE": str(tmp_path / "config" / "trusted.json"),
-        "SHELLRT_MANAGED_SETTINGS": str(tmp_path / "managed.json"),
-    }
-    for key, value in values.items():
-        monkeypatch.setenv(key, value)
-    return values
+    return trust_env(tmp_path, monkeypatch)
 
 
 def _files(tmp_path: Path) -> tuple[Path, Path]:

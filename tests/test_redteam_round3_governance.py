@@ -42,6 +42,7 @@ from shellrt.tools.bash import Bash
 from shellrt.tools.read import ReadTool
 from shellrt.tools.web_fetch import WebFetchTool, canonical_host
 from tests._governance import envelope_text as _text
+from tests._governance import isolated_workspace
 from tests.conftest import require
 
 pytestmark = pytest.mark.anyio
@@ -72,13 +73,7 @@ async def _bash(ws: Path, commands: list[str], **kw: Any) -> list[ResultEnvelope
 
 @pytest.fixture
 def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("SHELLRT_MANAGED_SETTINGS", str(tmp_path / "managed.json"))
-    monkeypatch.setenv("SHELLRT_TRUST_STORE", str(tmp_path / "trust" / "store.json"))
-    ws = tmp_path / "ws"
-    ws.mkdir()
+    ws = isolated_workspace(tmp_path, monkeypatch)
     (ws / "ok.txt").write_text("fine\n")
     return ws
 
