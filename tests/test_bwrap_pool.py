@@ -22,9 +22,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy
 from sandbox.bwrap import BwrapBackend
 from shellrt.supervisor import Supervisor
+from tests._bwrap_session import require_bwrap, zygote_session
 from tests.conftest import require
 from tests.test_sandbox_bwrap import zygote_family
 
@@ -37,27 +37,10 @@ _WHO = "echo $$ $(readlink /proc/self/ns/pid /proc/self/ns/mnt /proc/self/ns/ipc
 _LEAVE_A_SEGMENT = "ipcs -m | grep -c '^0x'; ipcmk -M 4096 >/dev/null && echo $$"
 
 
-def _require_bwrap() -> None:
-    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
-
-
 @pytest.fixture
 async def session(tmp_path: Path) -> AsyncIterator[tuple[BwrapBackend, Supervisor]]:
-    _require_bwrap()
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    backend = BwrapBackend(BwrapConfig(persistent=True), SandboxPolicy(workspace=ws))
-    try:
-        await backend.start()
-    except BackendUnavailableError as exc:
-        require(False, f"bwrap unusable here: {exc}")
-    assert backend._zygote is not None, "the session sandbox must run under its zygote here"
-    sup = Supervisor(backend, session_dir=tmp_path / "session")
-    try:
-        yield backend, sup
-    finally:
-        await sup.close()
-        await backend.close()
+    async with zygote_session(tmp_path) as made:
+        yield made
 
 
 def _namespaces(preview: str) -> tuple[str, tuple[str, ...]]:
@@ -121,7 +104,7 @@ _OWNER = textwrap.dedent(
 async def test_the_pool_dies_with_an_owner_killed_outright(tmp_path: Path) -> None:
     """SIGKILL to the owning process (no close, no cleanup code): its bwrap, zygote, running and
     pooled inits all end with it (bwrap dies with its parent, each init with the zygote)."""
-    _require_bwrap()
+    require_bwrap()
     ws = tmp_path / "ws"
     ws.mkdir()
     root = Path(__file__).resolve().parents[1]

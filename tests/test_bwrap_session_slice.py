@@ -21,11 +21,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy
 from sandbox._zygote_main import _INIT_SLICE_NS, _SYS_SCHED_SETATTR, _SchedAttr
 from sandbox.bwrap import BwrapBackend
 from shellrt.supervisor import Supervisor
 from tests import _nonroot
+from tests._bwrap_session import require_bwrap, zygote_session
 from tests.conftest import require
 from tests.test_sandbox_bwrap import zygote_family
 
@@ -62,27 +62,10 @@ def _custom_slices() -> bool:
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
 
 
-def _require_bwrap() -> None:
-    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
-
-
 @pytest.fixture
 async def session(tmp_path: Path) -> AsyncIterator[tuple[BwrapBackend, Supervisor]]:
-    _require_bwrap()
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    backend = BwrapBackend(BwrapConfig(persistent=True), SandboxPolicy(workspace=ws))
-    try:
-        await backend.start()
-    except BackendUnavailableError as exc:
-        require(False, f"bwrap unusable here: {exc}")
-    assert backend._zygote is not None, "the session sandbox must run under its zygote here"
-    sup = Supervisor(backend, session_dir=tmp_path / "session")
-    try:
-        yield backend, sup
-    finally:
-        await sup.close()
-        await backend.close()
+    async with zygote_session(tmp_path) as made:
+        yield made
 
 
 async def test_ready_inits_wait_with_the_short_slice(session: tuple[BwrapBackend, Supervisor]) -> None:
@@ -161,7 +144,7 @@ async def test_the_callers_nice_and_policy_reach_the_command(
     """A session started at nice 5 (or -5: no SCHED_RESET_ON_FORK then, which would reset it to 0)
     runs its commands at that nice; one started under another policy (SCHED_BATCH here) runs
     them under it: the slice request changes neither."""
-    _require_bwrap()
+    require_bwrap()
     if prefix[-1].startswith("-") and os.geteuid() != 0:
         pytest.skip("only root may start a process at a negative nice")
     require(shutil.which(prefix[0]) is not None, f"{prefix[0]} is not installed (util-linux)")
@@ -188,7 +171,7 @@ def test_the_same_holds_for_an_unprivileged_caller() -> None:
     require(
         os.geteuid() == 0, "preparing a run as uid 65534 needs root (as non-root, the tests above are it)"
     )
-    _require_bwrap()
+    require_bwrap()
     require(shutil.which("setpriv") is not None, "setpriv is not installed")
     args = [
         "tests/test_bwrap_session_slice.py",
