@@ -52,6 +52,7 @@ import select
 import shutil
 import stat
 import threading
+import time
 import uuid
 import weakref
 from dataclasses import dataclass
@@ -1086,6 +1087,26 @@ def _pull(client: docker.DockerClient, image: str) -> None:
         ) from exc
 
 
+_REMOVAL_WAIT_S = 15.0
+
+
+def _gone_within(client: docker.DockerClient, cid: str, seconds: float) -> bool:
+    """Wait for a removal dockerd already runs, so "removed" means gone when `_remove` returns."""
+    deadline = time.monotonic() + seconds
+    pause = 0.02
+    while True:
+        try:
+            client.api.inspect_container(cid)
+        except docker.errors.NotFound:
+            return True
+        except (docker.errors.APIError, requests.exceptions.ConnectionError):
+            return False
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(pause)
+        pause = min(pause * 2, 0.25)
+
+
 def _remove(client: docker.DockerClient | None, cid: str | None, *host_dirs: OwnedDir) -> None:
     """Force-remove a container (one call: kills at once, drops its volumes) and host directories."""
     if cid is not None and client is not None:
@@ -1096,6 +1117,8 @@ def _remove(client: docker.DockerClient | None, cid: str | None, *host_dirs: Own
         except docker.errors.APIError as exc:
             if "already in progress" not in str(exc):
                 _log.warning("could not remove container %s: %s", cid[:12], exc)
+            elif not _gone_within(client, cid, _REMOVAL_WAIT_S):
+                _log.warning("container %s: dockerd's removal still runs after %.0f s", cid[:12], _REMOVAL_WAIT_S)
         except requests.exceptions.ConnectionError as exc:
             _log.warning("could not remove container %s (daemon gone): %s", cid[:12], exc)
     for host_dir in host_dirs:
