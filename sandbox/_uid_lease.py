@@ -85,16 +85,19 @@ class UidLease:
         os.close(fd)
 
 
-def lease_uid(start: int, size: int, *, widen: str, directory: Path = LEASE_DIR) -> UidLease:
+def lease_uid(
+    start: int, size: int, *, widen: str, directory: Path = LEASE_DIR, etc: Path = Path("/etc")
+) -> UidLease:
     """Lease a uid of ``start .. start+size-1`` no live session holds (gid: the same number).
 
     Raises `UidPoolExhaustedError` naming ``widen`` (the setting that widens the
     pool) when none is free, and `BackendUnavailableError` when the lease
-    directory is unsafe or cannot be made.
+    directory is unsafe or cannot be made. ``etc`` holds the account and subordinate-id
+    files whose ids are skipped.
     """
     dir_fd = _open_lease_dir(directory)
     try:
-        taken = _ids_in_use()
+        taken = _ids_in_use(etc)
         offset = (
             int.from_bytes(os.urandom(4), "big") % size
         )  # spread: fewer collisions between starters, less reuse
@@ -176,7 +179,12 @@ def _reclaim(uid: int) -> bool:
 
 
 def _pids_of(uid: int) -> list[int]:
-    """Host pids with ``uid`` as real, effective or saved uid (from /proc/<pid>/status)."""
+    """Live host pids with ``uid`` as real, effective or saved uid (from /proc/<pid>/status).
+
+    Zombies are left out: they hold no file, no inotify instance, no pipe, and
+    only their parent can make them go.
+    """
+    wanted = str(uid).encode()
     found: list[int] = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -184,8 +192,10 @@ def _pids_of(uid: int) -> list[int]:
         try:
             with open(f"/proc/{entry.name}/status", "rb") as f:
                 for line in f:
+                    if line.startswith(b"State:") and line.split()[1:2] == [b"Z"]:
+                        break
                     if line.startswith(b"Uid:"):
-                        if str(uid).encode() in line.split()[1:4]:
+                        if wanted in line.split()[1:4]:
                             found.append(int(entry.name))
                         break
         except OSError:
@@ -193,21 +203,21 @@ def _pids_of(uid: int) -> list[int]:
     return found
 
 
-def _ids_in_use() -> list[tuple[int, int]]:
-    """[lo, hi) ranges of ids the host uses: account and group ids, and /etc/subuid, /etc/subgid ranges."""
+def _ids_in_use(etc: Path) -> list[tuple[int, int]]:
+    """[lo, hi) ranges of ids the host uses: account and group ids, and subuid/subgid ranges."""
     used: list[tuple[int, int]] = []
-    for path in ("/etc/passwd", "/etc/group"):
-        for fields in _rows(path):
+    for name in ("passwd", "group"):
+        for fields in _rows(etc / name):
             if len(fields) > 2 and fields[2].isdigit():
                 used.append((int(fields[2]), int(fields[2]) + 1))
-    for path in ("/etc/subuid", "/etc/subgid"):
-        for fields in _rows(path):
+    for name in ("subuid", "subgid"):
+        for fields in _rows(etc / name):
             if len(fields) > 2 and fields[1].isdigit() and fields[2].isdigit():
                 used.append((int(fields[1]), int(fields[1]) + int(fields[2])))
     return used
 
 
-def _rows(path: str) -> list[list[str]]:
+def _rows(path: Path) -> list[list[str]]:
     """``path``'s colon-separated rows ([] when it is missing or unreadable)."""
     try:
         with open(path, encoding="utf-8", errors="surrogateescape") as f:
