@@ -340,7 +340,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if self._switches_uid() and not _reachable(found):
             raise BackendUnavailableError(
                 "bwrap as root runs each command's bubblewrap as an unprivileged sandbox uid, "
-                f"which cannot run {found} (it, or a directory "
+                f"and the sandbox uid cannot run {found} (it, or a directory "
                 "above it, is closed to other users). Fix: use the system's bubblewrap (/usr/bin/bwrap) "
                 "or make its directory crossable by everyone"
             )
