@@ -97,7 +97,8 @@ def lease_uid(
     """
     dir_fd = _open_lease_dir(directory)
     try:
-        taken = _ids_in_use(etc)
+        end = start + size
+        taken = [(lo, hi) for lo, hi in _ids_in_use(etc) if lo < end and hi > start]  # the pool's only
         offset = (
             int.from_bytes(os.urandom(4), "big") % size
         )  # spread: fewer collisions between starters, less reuse
@@ -119,10 +120,14 @@ def lease_uid(
 
 def _open_lease_dir(directory: Path) -> int:
     """An fd of the lease directory (made root-owned 0700 when missing); refused when anyone else could write it."""
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(directory, 0o700)
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            fd = os.open(directory, flags)
+        except FileNotFoundError:  # the first lease since boot
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(directory, 0o700)
+            fd = os.open(directory, flags)
     except OSError as exc:
         raise BackendUnavailableError(
             f"cannot open the uid lease directory {directory}: {exc.strerror}. Fix: make it a "
@@ -155,7 +160,8 @@ def _try_lock(dir_fd: int, uid: int) -> UidLease | None:
         if stale and not _reclaim(uid):
             os.close(fd)  # its leftovers would not die: the file keeps naming the dead holder
             return None
-        os.ftruncate(fd, 0)
+        if stale:
+            os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     except BaseException:
         os.close(fd)
@@ -203,7 +209,29 @@ def _pids_of(uid: int) -> list[int]:
     return found
 
 
+#: `_ids_in_use` per ``etc``: (what the four files were when read, the ranges read from them).
+_USED: dict[Path, tuple[tuple[tuple[int, int, int] | None, ...], list[tuple[int, int]]]] = {}
+
+
 def _ids_in_use(etc: Path) -> list[tuple[int, int]]:
+    """`_read_ids_in_use`, read again only when one of its files changed (a stat of each, not a parse)."""
+    seen = tuple(_signature(os.path.join(etc, name)) for name in ("passwd", "group", "subuid", "subgid"))
+    cached = _USED.get(etc)
+    if cached is None or cached[0] != seen:
+        cached = _USED[etc] = (seen, _read_ids_in_use(etc))
+    return cached[1]
+
+
+def _signature(path: str) -> tuple[int, int, int] | None:
+    """(inode, mtime, size) of ``path``: a file replaced or rewritten changes it (None: missing)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+def _read_ids_in_use(etc: Path) -> list[tuple[int, int]]:
     """[lo, hi) ranges of ids the host uses: account and group ids, and subuid/subgid ranges."""
     used: list[tuple[int, int]] = []
     for name in ("passwd", "group"):

@@ -147,9 +147,13 @@ async def test_a_fixed_sandbox_uid_is_kept_for_every_session(sessions: Sessions)
         held.release()
 
 
-@pytest.mark.parametrize("shared", [False, True], ids=["leased", "one-fixed-uid"])
+@pytest.mark.parametrize(
+    ("shared", "persistent"),
+    [(False, True), (False, False), (True, True)],
+    ids=["leased", "leased-per-command", "one-fixed-uid"],
+)
 async def test_a_session_exhausting_per_user_limits_leaves_another_untouched(
-    sessions: Sessions, probe: Path, shared: bool
+    sessions: Sessions, probe: Path, shared: bool, persistent: bool
 ) -> None:
     """Session A takes every inotify instance and pipe page its uid may have, then B asks for one.
 
@@ -159,7 +163,7 @@ async def test_a_session_exhausting_per_user_limits_leaves_another_untouched(
     """
     held = lease_uid(SPARE + 1, 1, widen="-") if shared else None
     try:
-        config = BwrapConfig(sandbox_uid=held.uid if held is not None else None)
+        config = BwrapConfig(persistent=persistent, sandbox_uid=held.uid if held is not None else None)
         _, sup_a = await sessions.open(config, probe)
         _, sup_b = await sessions.open(config, probe)
         hog, b_inotify, b_pipe = await hog_then_ask(sup_a, sup_b, "./probe")
