@@ -25,8 +25,11 @@ namespaces; per command, bwrap's ``--seccomp``), a read-only /proc/sys (and
 Docker's masked /proc entries in the zygote's per-command /proc).
 
 * Non-root caller: ``--unshare-user``; commands keep the caller's uid.
-* Root caller: commands run under `BwrapConfig.sandbox_uid`/``sandbox_gid``,
-  never host root (a user-namespace mapping alone would keep kernel uid 0).
+* Root caller: commands run under the session's own host uid/gid, never host
+  root (a user-namespace mapping alone would keep kernel uid 0): leased for the
+  session from a pool (`sandbox._uid_lease`: no other live session on the host
+  has it, so the kernel's per-user limits are the session's own), or the fixed
+  `BwrapConfig.sandbox_uid`/``sandbox_gid`` an operator set.
   The writable roots are shown to that uid through idmapped mounts
   (`sandbox._idmap`: their owner appears as the sandbox uid, what it creates
   lands owned by the owner) in a private mount namespace held for the
@@ -107,6 +110,7 @@ from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._readonly import read_only_args, read_only_paths
 from sandbox._scratch import OwnedDir
+from sandbox._uid_lease import UidLease, lease_uid
 from sandbox.base import Aspect, ExecRequest, SandboxBackend, SandboxProcess, refuse_user_switch
 from sandbox.config import BwrapConfig
 from sandbox.errors import BackendUnavailableError, SandboxExecError
@@ -248,6 +252,35 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._proxy_dir: Path | None = None
         #: Refusals of closed sessions' proxies stay readable after `close`.
         self._refusals: list[Refusal] = []
+        #: Root caller, no fixed ``sandbox_uid``: the uid this session holds until `close`.
+        self._lease: UidLease | None = None
+
+    @property
+    def sandbox_ids(self) -> tuple[int, int] | None:
+        """The host (uid, gid) commands run under when shellrt runs as root: the fixed
+        ``sandbox_uid`` or the session's leased uid (None: not root, or no session leased yet)."""
+        if os.geteuid() != 0:
+            return None
+        if self.config.sandbox_uid is not None:
+            uid = self.config.sandbox_uid
+            return uid, self.config.sandbox_gid if self.config.sandbox_gid is not None else uid
+        return (self._lease.uid, self._lease.gid) if self._lease is not None else None
+
+    def _ids(self) -> tuple[int, int]:
+        """`sandbox_ids` of a started root session."""
+        ids = self.sandbox_ids
+        if ids is None:
+            raise SandboxExecError("bwrap as root: the session holds no sandbox uid (start it first)")
+        return ids
+
+    def _take_lease(self) -> None:
+        """Root caller without a fixed ``sandbox_uid``: lease the session's own uid (`sandbox._uid_lease`)."""
+        if self.config.sandbox_uid is None and self._lease is None:
+            self._lease = lease_uid(
+                self.config.uid_pool_start,
+                self.config.uid_pool_size,
+                widen="BwrapConfig.uid_pool_size (or uid_pool_start)",
+            )
 
     @property
     def network_refusals(self) -> list[Refusal]:
@@ -306,8 +339,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             )
         if self._switches_uid() and not _reachable(found):
             raise BackendUnavailableError(
-                f"bwrap as root runs each command's bubblewrap as the sandbox uid "
-                f"{self.config.sandbox_uid}, and the sandbox uid cannot run {found} (it, or a directory "
+                "bwrap as root runs each command's bubblewrap as an unprivileged sandbox uid, "
+                f"and the sandbox uid cannot run {found} (it, or a directory "
                 "above it, is closed to other users). Fix: use the system's bubblewrap (/usr/bin/bwrap) "
                 "or make its directory crossable by everyone"
             )
@@ -327,6 +360,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             if proxied:
                 await anyio.to_thread.run_sync(self._start_proxy)
             if as_root:
+                await anyio.to_thread.run_sync(self._take_lease)
                 # The sandbox uid writes its cwd reports here; 1733: it can add files, not list or remove.
                 self._runner.check_open().chmod(0o1733)
                 await self._start_holder()
@@ -533,9 +567,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if self._proxy is not None:
             config["bridge"] = {"port": BRIDGE_PORT, "socket": f"{PROXY_DIR_INSIDE}/proxy.sock"}
         if as_root:
-            config.update(
-                uid=self.config.sandbox_uid, gid=self.config.sandbox_gid, setup=self._skeleton_steps()
-            )
+            uid, gid = self._ids()
+            config.update(uid=uid, gid=gid, setup=self._skeleton_steps())
         python = _zygote_python()
         masks = StartMasks()  # the same masks each attempt, less those whose socket is gone
         retries = 0
@@ -598,7 +631,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             raise BackendUnavailableError(
                 f"bwrap as root needs util-linux's nsenter (apt-get install util-linux). {_AS_ROOT_FIX}"
             )
-        uid, gid = self.config.sandbox_uid, self.config.sandbox_gid
+        uid, gid = self._ids()
         state_dir, tmp, owner = self._runner.check_open(), self._session_tmp, self._tmp_owner
         assert tmp is not None and owner is not None
         # A root or the state dir under /tmp is bound inside the session /tmp, where bwrap
@@ -698,6 +731,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 self._proxy_dir = None
         await self._runner.close()
         await anyio.to_thread.run_sync(self.cgroup_close)  # limits: remove the session cgroup
+        lease, self._lease = self._lease, None
+        if lease is not None:  # last: every process that ran under the uid is gone
+            lease.release()
         self._bwrap = None
         self._session_tmp = None
         owner, self._tmp_owner = self._tmp_owner, None
@@ -962,11 +998,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         command stays.
         """
         spawner = Zygote(self._runner)
-        config: dict[str, object] = {
-            "spawner": True,
-            "uid": self.config.sandbox_uid,
-            "gid": self.config.sandbox_gid,
-        }
+        uid, gid = self._ids()
+        config: dict[str, object] = {"spawner": True, "uid": uid, "gid": gid}
         try:
             # limits: the spawner joins the session cgroup
             await spawner.start(self.cgroup_argv(self._ns_prefix[:-1]), sys.executable, config)

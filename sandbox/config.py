@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from sandbox._uid_lease import DEFAULT_POOL_SIZE, DEFAULT_POOL_START
+
 __all__ = ["BwrapConfig", "DockerConfig", "LocalConfig", "PullPolicy", "SandboxConfig"]
 
 #: When the docker backend pulls its image: ``never``, when ``missing`` locally, or ``always``.
@@ -40,22 +42,54 @@ class BwrapConfig(BaseModel):
             "private to the sandbox and shared by its commands."
         ),
     )
-    sandbox_uid: int = Field(
-        default=2_000_000_000,
+    sandbox_uid: int | None = Field(
+        default=None,
         ge=1,
         lt=2**32 - 1,
         description=(
-            "When shellrt runs as root: the host uid commands run under (never root). Pick one that "
-            "owns nothing on the host; the writable roots are shown to it through idmapped mounts "
-            "(their owner appears as this uid; files it creates land owned by the root's owner)."
+            "When shellrt runs as root: a fixed host uid every session's commands run under (never "
+            "root), shared by all sessions with that setting (and with it the kernel's per-user limits: "
+            "inotify instances, pipe pages, processes). None (default): each session leases its own uid "
+            "from the pool (uid_pool_start, uid_pool_size), held by no other live session on the host. "
+            "The writable roots are shown to the uid through idmapped mounts (their owner appears as "
+            "this uid; files it creates land owned by the root's owner)."
         ),
     )
-    sandbox_gid: int = Field(
-        default=2_000_000_000,
+    sandbox_gid: int | None = Field(
+        default=None,
         ge=1,
         lt=2**32 - 1,
-        description="When run as root: the host gid commands run under.",
+        description=(
+            "When run as root with a fixed sandbox_uid: the host gid commands run under (None: the "
+            "number of sandbox_uid). A leased uid gets the gid of its own number."
+        ),
     )
+    uid_pool_start: int = Field(
+        default=DEFAULT_POOL_START,
+        ge=1,
+        lt=2**32 - 1,
+        description=(
+            "When run as root (sandbox_uid unset): the first uid of the pool sessions lease theirs from "
+            "(default 0x7E000000, in the range systemd's UID table leaves unused, below 2^31; "
+            "docs/security.md). Ids an account or an /etc/subuid range uses are skipped."
+        ),
+    )
+    uid_pool_size: int = Field(
+        default=DEFAULT_POOL_SIZE,
+        ge=1,
+        description="How many uids the pool holds: at most that many root-run sessions live at once.",
+    )
+
+    @model_validator(mode="after")
+    def _pool_fits(self) -> BwrapConfig:
+        if self.uid_pool_start + self.uid_pool_size > 2**32 - 1:
+            raise ValueError("uid_pool_start + uid_pool_size must stay below 4294967295 ((uid_t) -1)")
+        if self.sandbox_gid is not None and self.sandbox_uid is None:
+            raise ValueError(
+                "sandbox_gid needs a fixed sandbox_uid (a leased uid gets the gid of its own number); "
+                "set sandbox_uid too, or drop sandbox_gid"
+            )
+        return self
 
 
 class DockerConfig(BaseModel):
@@ -73,8 +107,24 @@ class DockerConfig(BaseModel):
         default=None,
         description=(
             "Numeric uid[:gid] commands run as (the host cannot resolve the image's user names); None "
-            "picks 65534 in copy mode (the caller's uid when not root) and the workspace owner in bind mode."
+            "picks, in copy mode, a uid the session leases from the pool (uid_pool_start, uid_pool_size; "
+            "no other live session on the host has it) when the host runs shellrt as root, the caller's "
+            "uid otherwise, and in bind mode the workspace owner."
         ),
+    )
+    uid_pool_start: int = Field(
+        default=DEFAULT_POOL_START,
+        ge=1,
+        lt=2**32 - 1,
+        description=(
+            "Copy mode as root, no user set: the first uid of the pool each container's commands lease "
+            "theirs from (the same default pool as bwrap's: one lease directory for the host)."
+        ),
+    )
+    uid_pool_size: int = Field(
+        default=DEFAULT_POOL_SIZE,
+        ge=1,
+        description="How many uids the pool holds: at most that many such containers live at once.",
     )
     docker_host: str | None = Field(
         default=None, description="Docker daemon URL; None uses DOCKER_HOST or the default socket."
@@ -97,6 +147,12 @@ class DockerConfig(BaseModel):
             "never recycled."
         ),
     )
+
+    @model_validator(mode="after")
+    def _docker_pool_fits(self) -> DockerConfig:
+        if self.uid_pool_start + self.uid_pool_size > 2**32 - 1:
+            raise ValueError("uid_pool_start + uid_pool_size must stay below 4294967295 ((uid_t) -1)")
+        return self
 
     @model_validator(mode="after")
     def _admin_needs_copy(self) -> DockerConfig:

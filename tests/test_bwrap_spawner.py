@@ -27,8 +27,6 @@ from tests.conftest import require
 
 pytestmark = [pytest.mark.anyio, pytest.mark.bwrap]
 
-SANDBOX_UID = BwrapConfig().sandbox_uid
-
 
 @pytest.fixture
 async def per_command(tmp_path: Path) -> AsyncIterator[tuple[BwrapBackend, Supervisor]]:
@@ -66,9 +64,10 @@ async def test_the_spawner_holds_no_privilege(per_command: tuple[BwrapBackend, S
     backend, _sup = per_command
     pid = _spawner_pid(backend)
     status = _status(pid)
-    uid = str(SANDBOX_UID)
+    assert backend.sandbox_ids is not None  # the session's leased uid and gid
+    uid, gid = map(str, backend.sandbox_ids)
     assert status["Uid"].split() == [uid] * 4
-    assert status["Gid"].split() == [str(backend.config.sandbox_gid)] * 4
+    assert status["Gid"].split() == [gid] * 4
     assert status["Groups"] == ""
     for caps in ("CapInh", "CapPrm", "CapEff", "CapAmb"):
         assert int(status[caps], 16) == 0, (caps, status[caps])
@@ -90,7 +89,7 @@ async def test_commands_under_the_spawner_keep_every_hardening(
     )
     assert result.exit_code == 0, result.preview
     lines = result.preview.split()
-    assert lines[0] == str(SANDBOX_UID)
+    assert backend.sandbox_ids is not None and lines[0] == str(backend.sandbox_ids[0])
     assert lines[1] == "0"  # no core dumps, and no way to raise the limit
     status = dict(zip(lines[2:10:2], lines[3:10:2], strict=True))
     assert int(status["CapEff:"], 16) == 0 and int(status["CapBnd:"], 16) == 0
@@ -123,4 +122,5 @@ async def test_without_its_spawner_commands_still_run_unprivileged(
             await anyio.sleep(0.05)
     result = await sup.run("id -u; ulimit -c -H", timeout_s=20)
     assert result.exit_code == 0, result.preview
-    assert result.preview.split() == [str(SANDBOX_UID), "0"]
+    assert backend.sandbox_ids is not None
+    assert result.preview.split() == [str(backend.sandbox_ids[0]), "0"]

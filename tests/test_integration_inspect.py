@@ -28,6 +28,7 @@ from inspect_ai.util import (
 )
 from inspect_ai.util._sandbox.limits import override_max_exec_output_size
 
+from sandbox.docker import DockerBackend
 from shellrt.integrations._inspect_config import load_config
 from shellrt.integrations._inspect_leftovers import PREFIX, cleanup_leftovers
 from shellrt.integrations.inspect import ShellrtSandboxConfig, ShellrtSandboxEnvironment
@@ -214,10 +215,12 @@ async def test_connection_is_docker_exec_into_the_container_and_refused_elsewher
     try:
         connection = await env.connection()
         assert connection.container == env.backend.container_id
-        assert connection.command.startswith("docker exec -it --user 65534:65534 -w /workspace ")
+        assert isinstance(env.backend, DockerBackend)
+        user = env.backend.user  # as root: the session's leased uid (the caller's otherwise)
+        assert connection.command.startswith(f"docker exec -it --user {user} -w /workspace ")
         probe = [word for word in connection.command.split() if word != "-it"] + ["-c", "id -u; pwd"]
         out = subprocess.run(probe, capture_output=True, text=True, timeout=60)
-        assert out.stdout.split() == ["65534", "/workspace"], out.stderr
+        assert out.stdout.split() == [user.split(":")[0], "/workspace"], out.stderr
     finally:
         await ShellrtSandboxEnvironment.sample_cleanup(TASK, None, {"default": env}, False)
 

@@ -121,7 +121,11 @@ def test_without_the_spawner_the_env_never_reaches_root_launchers(
     )
     [result] = run_sync([task], artifacts_dir=tmp_path / "art")
     assert result.status == "ok", result
-    assert result.commands[0].preview == "hi there|2000000000"
+    greeting, uid = (result.commands[0].preview or "|").split("|")
+    pool = BwrapConfig()  # as root: the session's leased uid
+    assert (
+        greeting == "hi there" and pool.uid_pool_start <= int(uid) < pool.uid_pool_start + pool.uid_pool_size
+    )
     assert _host_hits(hits) == []
 
 

@@ -376,7 +376,8 @@ async def test_a_zygote_that_cannot_start_falls_back_to_one_bwrap_per_command(
         assert not backend.persistent
         assert "one sandbox per command" in caplog.text
         out = await run_once(backend, dirs["session"], "echo $$; id -u")
-        assert out.split() == ["2", str(BwrapConfig().sandbox_uid if os.geteuid() == 0 else os.geteuid())]
+        ids = backend.sandbox_ids  # as root: the session's leased uid
+        assert out.split() == ["2", str(ids[0] if ids is not None else os.geteuid())]
     finally:
         await backend.close()
 

@@ -68,6 +68,7 @@ from docker.types import Mount
 from sandbox._proxied import ContainerProxy
 from sandbox._proxy import Refusal, proxy_env
 from sandbox._scratch import OwnedDir
+from sandbox._uid_lease import UidLease, lease_uid
 from sandbox.base import Aspect, ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
 from sandbox.config import DockerConfig
 from sandbox.confine import relative_to
@@ -213,6 +214,8 @@ class DockerBackend(SandboxBackend):
         self._shell = "/bin/sh"
         self._has_setsid = True
         self._user = config.user or self._default_user()
+        #: Copy mode as root, no configured user: the uid this session leases (`_lease_user`).
+        self._lease: UidLease | None = None
         #: The executor's pid inside the container (diagnostics, tests).
         self.executor_pid: int | None = None
         #: Successful `reset` calls: the container has served ``resets + 1`` tasks.
@@ -306,14 +309,35 @@ class DockerBackend(SandboxBackend):
 
     def _default_user(self) -> str:
         if self.config.workspace_mode == "copy":
-            # As root we hand the private copy to nobody; otherwise the container
-            # runs as the (already unprivileged) caller, who owns the copy.
+            # As root the private copy goes to the session's leased uid (`_lease_user`, at start;
+            # nobody until then); otherwise the container runs as the (already unprivileged)
+            # caller, who owns the copy.
             return _COPY_USER if os.geteuid() == 0 else f"{os.getuid()}:{os.getgid()}"
         try:
             st = os.stat(self.policy.workspace)
         except OSError:
             return _COPY_USER
         return f"{st.st_uid}:{st.st_gid}"
+
+    def _lease_user(self) -> None:
+        """Copy mode as root, no configured user: commands run as a uid this session alone holds on
+        the host (`sandbox._uid_lease`), so the kernel's per-user limits (inotify instances, pipe
+        pages, processes) and kill/ptrace permission are not shared with any other session."""
+        if self.config.user is not None or self.config.workspace_mode != "copy" or os.geteuid() != 0:
+            return
+        if self._lease is None:
+            self._lease = lease_uid(
+                self.config.uid_pool_start,
+                self.config.uid_pool_size,
+                widen="DockerConfig.uid_pool_size (or uid_pool_start)",
+            )
+        self._user = f"{self._lease.uid}:{self._lease.gid}"
+
+    def _release_lease(self) -> None:
+        """Free the session's uid: after its container and every process in it are gone."""
+        lease, self._lease = self._lease, None
+        if lease is not None:
+            lease.release()
 
     @property
     def command_ids(self) -> tuple[int, int]:
@@ -328,6 +352,7 @@ class DockerBackend(SandboxBackend):
             raise SandboxClosedError("this docker sandbox was closed; create a new backend")
         self._check_policy()
         require_local_daemon(self.config.docker_host)
+        self._lease_user()  # after the checks: released by the teardown below from here on
         try:
             client = await thread(lambda: connect(self.config.docker_host))
             self._client = client
@@ -373,8 +398,11 @@ class DockerBackend(SandboxBackend):
         cid, self._cid = self._cid, None
         client = self._client
         owned = self._take_owned()
+        gone = True
         if cid is not None or owned:
-            await thread(lambda: _remove(client, cid, *owned))
+            gone = await thread(lambda: _remove(client, cid, *owned))
+        if gone:  # else kept until this process ends: the next lessee kills what runs under it
+            self._release_lease()
 
     def _emergency_teardown(self) -> None:
         """Synchronous teardown from `emergency_cleanup` (no event loop needed)."""
@@ -383,7 +411,8 @@ class DockerBackend(SandboxBackend):
         if session is not None:
             session.channel.close()
         cid, self._cid = self._cid, None
-        _remove(self._client, cid, *self._take_owned())
+        if _remove(self._client, cid, *self._take_owned()):
+            self._release_lease()
 
     def _take_owned(self) -> list[OwnedDir]:
         """The host directories to remove (forgotten here: removed once)."""
@@ -1107,19 +1136,25 @@ def _gone_within(client: docker.DockerClient, cid: str, seconds: float) -> bool:
         pause = min(pause * 2, 0.25)
 
 
-def _remove(client: docker.DockerClient | None, cid: str | None, *host_dirs: OwnedDir) -> None:
-    """Force-remove a container (one call: kills at once, drops its volumes) and host directories."""
+def _remove(client: docker.DockerClient | None, cid: str | None, *host_dirs: OwnedDir) -> bool:
+    """Force-remove a container (one call: kills at once, drops its volumes) and host directories;
+    whether the container is known gone (its processes with it)."""
+    gone = True
     if cid is not None and client is not None:
         try:
             client.api.remove_container(cid, force=True, v=True)
         except docker.errors.NotFound:
             pass
         except docker.errors.APIError as exc:
-            if "already in progress" not in str(exc):
+            gone = "already in progress" in str(exc)
+            if not gone:
                 _log.warning("could not remove container %s: %s", cid[:12], exc)
             elif not _gone_within(client, cid, _REMOVAL_WAIT_S):
+                gone = False
                 _log.warning("container %s: dockerd's removal still runs after %.0f s", cid[:12], _REMOVAL_WAIT_S)
         except requests.exceptions.ConnectionError as exc:
+            gone = False
             _log.warning("could not remove container %s (daemon gone): %s", cid[:12], exc)
     for host_dir in host_dirs:
         host_dir.remove()
+    return gone

@@ -20,7 +20,16 @@ __all__ = ["WIDENING_BACKEND_KEYS", "TaskFloor", "TaskRefused"]
 #: gid (it reads that user's files), another docker daemon, another container user, an
 #: administrable image root.
 WIDENING_BACKEND_KEYS = frozenset(
-    {"bwrap_path", "sandbox_uid", "sandbox_gid", "docker_host", "user", "root_can_administer"}
+    {
+        "bwrap_path",
+        "sandbox_uid",
+        "sandbox_gid",
+        "uid_pool_start",
+        "uid_pool_size",
+        "docker_host",
+        "user",
+        "root_can_administer",
+    }
 )
 
 

@@ -116,7 +116,10 @@ def _reader(backend: SandboxBackend | None) -> tuple[int, int] | None:
         return None
     config = getattr(backend, "config", None)
     if isinstance(config, BwrapConfig):
-        return (config.sandbox_uid, config.sandbox_gid)
+        ids = getattr(backend, "sandbox_ids", None)  # the fixed or the session's leased uid
+        if ids is None:  # no session uid yet: fail closed, read as no one may
+            return (2**32 - 2, 2**32 - 2)
+        return (int(ids[0]), int(ids[1]))
     return None
 
 

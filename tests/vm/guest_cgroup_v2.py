@@ -385,8 +385,8 @@ async def _root_bwrap_session(workspace: Path) -> Facts:
             chunks.append(chunk)
         return b"".join(chunks).decode(errors="replace"), await proc.wait()
 
-    uid = config.sandbox_uid
     async with backend:
+        uid = backend.sandbox_ids[0] if backend.sandbox_ids is not None else None
         group = backend._cgroup  # type: ignore[attr-defined]
         where = group.dirs[0][0] if group is not None and group.dirs else Path("/nonexistent")
         values = {n: (where / n).read_text().strip() for n in ("memory.max", "pids.max", "cpu.max")}
