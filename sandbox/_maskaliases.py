@@ -43,6 +43,7 @@ class AliasFinder:
     def __init__(self) -> None:
         self._signature: _Signature | None = None
         self._aliases: tuple[Path, ...] = ()
+        self._refused: SandboxExecError | None = None
 
     def aliases(
         self, denied: Sequence[Path], found: Sequence[os.stat_result | None], roots: Sequence[Path]
@@ -60,7 +61,18 @@ class AliasFinder:
             for path, st in inside
         )  # fmt: skip
         if signature == self._signature:
+            if self._refused is not None:
+                raise self._refused  # not searched again: each search may cost a second
             return self._aliases
+        self._signature, self._refused = signature, None
+        try:
+            self._aliases = self._search(inside, roots)
+        except SandboxExecError as exc:
+            self._refused = exc
+            raise
+        return self._aliases
+
+    def _search(self, inside: list[tuple[Path, os.stat_result]], roots: Sequence[Path]) -> tuple[Path, ...]:
         budget = _Budget()
         targets: dict[tuple[int, int], Path] = {}
         for path, st in inside:
@@ -82,8 +94,7 @@ class AliasFinder:
                     key = (st.st_dev, st.st_ino)
                     if key in targets and not any(h == name or h in name.parents for h in hidden):
                         aliases.append(name)
-        self._signature, self._aliases = signature, tuple(sorted(set(aliases)))
-        return self._aliases
+        return tuple(sorted(set(aliases)))
 
 
 class _Budget:

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import pytest
 
-from sandbox import BwrapConfig, SandboxPolicy
+from sandbox import BwrapConfig, SandboxPolicy, _maskaliases
+from sandbox.errors import SandboxExecError
 from sandbox.factory import create_backend
 from shellrt.supervisor import Supervisor
 from tests import _nonroot
@@ -146,3 +148,35 @@ def test_the_attacks_hold_for_an_unprivileged_caller() -> None:
     )
     summary = outcome.output[-4000:]
     assert outcome.returncode == 0 and outcome.tests == collected.items and not outcome.skipped, summary
+
+
+def test_a_search_past_its_bound_refuses_once_and_is_not_repeated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command can make the search long (hard links cost no inode): past the bound the command is
+    refused (fail closed), and later starts re-raise without walking the tree again."""
+    monkeypatch.setattr(_maskaliases, "MAX_ENTRIES", 50)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".env").write_text("")
+    for n in range(60):
+        os.link(ws / ".env", ws / f"n{n}")
+    finder = _maskaliases.AliasFinder()
+    denied = (ws / ".env",)
+    with pytest.raises(SandboxExecError, match="-samefile"):
+        finder.aliases(denied, [os.stat(denied[0])], (ws,))
+    walks: list[Path] = []
+
+    def counted(top: Path, *_args: object) -> Iterator[tuple[Path, os.stat_result]]:
+        walks.append(top)
+        return iter(())
+
+    monkeypatch.setattr(_maskaliases, "_walk", counted)
+    with pytest.raises(SandboxExecError):
+        finder.aliases(denied, [os.stat(denied[0])], (ws,))
+    assert walks == []
+    for n in range(60):
+        (ws / f"n{n}").unlink()
+    os.link(ws / ".env", ws / "last")
+    monkeypatch.undo()
+    assert _maskaliases.AliasFinder().aliases(denied, [os.stat(denied[0])], (ws,)) == (ws / "last",)
