@@ -223,7 +223,7 @@ def test_no_lease_on_a_host_file_the_caller_owns(ws: Path, tmp_path: Path, persi
 
 
 _HELD = """
-import ctypes, errno, os, socket
+import ctypes, errno, os, socket, struct, sys
 libc = ctypes.CDLL(None, use_errno=True)
 def call(nr, *args):
     r = libc.syscall(nr, *[ctypes.c_long(a) for a in args])
@@ -241,12 +241,41 @@ print("sysrq", opened("/proc/sysrq-trigger"))
 print("core_pattern", opened("/proc/sys/kernel/core_pattern"))
 print("tty", opened("/dev/tty"))
 print("fds", sorted(int(f) for f in os.listdir("/proc/self/fd")))
+open("f", "w").close()
+try:
+    # VFS_CAP_REVISION_2 | effective, CAP_SETUID permitted: a valid v2 capability
+    os.setxattr("f", "security.capability", struct.pack("<5I", 0x02000001, 1 << 7, 0, 0, 0))
+    print("filecap ok")
+except OSError as e:
+    print("filecap", errno.errorcode[e.errno])
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    s.connect(b"\\0" + sys.argv[1].encode())
+    print("abstract ok")
+except OSError as e:
+    print("abstract", errno.errorcode[e.errno])
 """
 
 
+@pytest.fixture
+def host_abstract_socket() -> Iterator[str]:
+    """A listening abstract unix socket of the host (its name without the leading NUL)."""
+    name = f"shellrt-rt8-{os.getpid()}-{os.urandom(4).hex()}"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(b"\0" + name.encode())
+    listener.listen(1)
+    try:
+        yield name
+    finally:
+        listener.close()
+
+
 @pytest.mark.parametrize("persistent", MODES)
-def test_held_kernel_interfaces(ws: Path, tmp_path: Path, persistent: bool) -> None:
-    code, out = _run(ws, tmp_path / "s", _python(ws, _HELD), persistent=persistent)
+def test_held_kernel_interfaces(
+    ws: Path, tmp_path: Path, host_abstract_socket: str, persistent: bool
+) -> None:
+    command = f"{_python(ws, _HELD)} {host_abstract_socket}"
+    code, out = _run(ws, tmp_path / "s", command, persistent=persistent)
     assert code == 0, out
     seen = dict(line.split(" ", 1) for line in out.strip().splitlines())
     assert seen["unshare-user"] == "EPERM", out
@@ -255,6 +284,8 @@ def test_held_kernel_interfaces(ws: Path, tmp_path: Path, persistent: bool) -> N
     assert seen["core_pattern"] in ("EACCES", "EROFS"), out
     assert seen["tty"] == "ENXIO", out
     assert seen["fds"] == "[0, 1, 2, 3]", out  # 3: the listing's own directory fd
+    assert seen["filecap"] == "EPERM", out  # a file capability is a set-id program too
+    assert seen["abstract"] == "ECONNREFUSED", out  # the host's abstract sockets: another netns
 
 
 def test_the_attacks_hold_for_an_unprivileged_caller() -> None:
