@@ -14,6 +14,12 @@ needed by builds (``bpf``, ``perf_event_open``, ``userfaultfd``, ``io_uring_*``
 state (modules, kexec, swap, reboot, clocks, ``acct``, ``quotactl``,
 ``syslog``, ``vhangup``, ``iopl``/``ioperm``) and ``personality`` values
 other than the ordinary ones (READ_IMPLIES_EXEC and friends weaken ASLR/NX).
+``socket`` makes only unix, inet, inet6 and netlink sockets (`SOCKET_FAMILIES`; others fail
+with EAFNOSUPPORT): a network namespace owns those, not vsock (a command under ``network:
+none`` shared the host's vsock ports and reached the hypervisor) nor the rarer families whose
+modules ``socket`` loads on demand. ``fcntl(F_SETLEASE)`` fails with EPERM: a lease on a file
+the command's uid owns (a non-root caller's own files, read-only in the sandbox, included)
+makes every other process's open of it block for the lease-break time or fail.
 Setting a set-user/group-id bit (``chmod``/``fchmod``/``fchmodat(2)``, and the
 mode of ``open``/``openat``/``creat``/``mknod(at)`` when they create) fails with
 EPERM: the file would be a set-id program on the host (see `SETID_MODE_CHECKED`).
@@ -38,6 +44,7 @@ __all__ = [
     "MACHINES",
     "SAFE_PERSONALITIES",
     "SETID_MODE_CHECKED",
+    "SOCKET_FAMILIES",
     "S_ISID",
     "filter_bytes",
 ]
@@ -119,6 +126,12 @@ S_ISID = 0o6000
 #: O_CREAT | __O_TMPFILE (the same values on x86_64 and aarch64).
 _O_CREATES = 0o100 | 0o20000000
 _PERSONALITY = (135, 92)
+#: AF_UNIX, AF_INET, AF_INET6, AF_NETLINK: what a network namespace owns and commands use.
+SOCKET_FAMILIES = (1, 2, 10, 16)
+_SOCKET = (41, 198)
+#: fcntl's command (second argument) F_SETLEASE: refused.
+_FCNTL = (72, 25)
+_F_SETLEASE = 1024
 #: PER_LINUX, PER_LINUX32, UNAME26 (and with PER_LINUX32), and 0xffffffff (query): Docker's list.
 SAFE_PERSONALITIES = (0x0, 0x8, 0x20000, 0x20008, 0xFFFFFFFF)
 
@@ -170,6 +183,7 @@ _Sym = tuple[int, _Target, _Target, int]
 _Segment = tuple[int, "int | list[_Sym]"]
 #: Jump targets: the shared returns at the end of a table.
 _EPERM: _Target = ("ret", _RET_ERRNO | errno.EPERM)
+_EAFNOSUPPORT: _Target = ("ret", _RET_ERRNO | errno.EAFNOSUPPORT)
 _ALLOW: _Target = ("ret", _RET_ALLOW)
 
 
@@ -259,6 +273,12 @@ def _rules(arch: int, setid_only: bool) -> list[tuple[int, list[_Sym]]]:
             personality.append((_JEQ_K, _ALLOW, 0, value))
         personality.append((_JEQ_K, _ALLOW, _EPERM, SAFE_PERSONALITIES[-1]))
         add(_PERSONALITY[arch], personality)
+        families: list[_Sym] = [_load(_OFF_ARG0_LOW)]
+        for family in SOCKET_FAMILIES[:-1]:
+            families.append((_JEQ_K, _ALLOW, 0, family))
+        families.append((_JEQ_K, _ALLOW, _EAFNOSUPPORT, SOCKET_FAMILIES[-1]))
+        add(_SOCKET[arch], families)
+        add(_FCNTL[arch], [_load(_arg_low(1)), (_JEQ_K, _EPERM, _ALLOW, _F_SETLEASE)])
     for nr, block in _setid_rules(arch):
         add(nr, block)
     return sorted(rules.items())

@@ -107,6 +107,7 @@ from sandbox._covered_mounts import covered_mounts
 from sandbox._hostproc import HostRunner, child_env
 from sandbox._hostsockets import VANISHED_MASK, IpcMasks, SocketWatch, StartMasks
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
+from sandbox._maskaliases import ALIAS, AliasFinder
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._readonly import read_only_args, read_only_paths
 from sandbox._scratch import OwnedDir
@@ -227,6 +228,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         #: What the current zygote hid: a denied path or a host socket that appears later
         #: needs a new zygote.
         self._hidden: tuple[str | None, ...] = ()
+        self._aliases = AliasFinder()
         self._sockets: SocketWatch | None = None
         self._session_tmp: Path | None = None
         self._tmp_owner: OwnedDir | None = None
@@ -522,14 +524,26 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         return self._skeletons
 
     def _denied_kinds(self) -> tuple[str | None, ...]:
-        """Per read-denied path, what is there now: ``dir``, ``file`` or None (nothing to hide)."""
-        kinds: list[str | None] = []
+        """Per read-denied path, what is there now: ``dir``, ``file`` or None (nothing to hide);
+        then the other names of those files in the writable roots, hidden as files too
+        (`sandbox._maskaliases`: hard links a command made before the mask existed)."""
+        found: list[os.stat_result | None] = []
         for path in self.policy.read_denied:
             try:
-                kinds.append("dir" if stat.S_ISDIR(os.stat(path).st_mode) else "file")
+                found.append(os.stat(path))
             except OSError:
-                kinds.append(None)
-        return tuple(kinds)
+                found.append(None)
+        kinds: list[str | None] = [
+            None if st is None else "dir" if stat.S_ISDIR(st.st_mode) else "file" for st in found
+        ]
+        aliases = self._aliases.aliases(self.policy.read_denied, found, self.policy.allowed_roots())
+        return (*kinds, *(f"{ALIAS}{path}" for path in aliases))
+
+    def _denied_paths(self, kinds: tuple[str | None, ...]) -> list[tuple[Path, str | None]]:
+        """(path, kind) of each mask that `_denied_kinds` worked out."""
+        paths = [*zip(self.policy.read_denied, kinds, strict=False)]
+        extra = kinds[len(self.policy.read_denied) :]
+        return paths + [(Path(k[len(ALIAS) :]), "file") for k in extra if k is not None]
 
     async def _start_zygote(self) -> None:
         """Start a zygote sandbox (retrying a lost mount race); `ZygoteGoneError` when it cannot."""
@@ -810,13 +824,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             args += ["--bind", str(sources.get(root, root)), str(root)]
         # After the roots, so a root that contains it (workspace = /tmp) cannot cover it.
         args += ["--bind", str(sources.get(state_dir, state_dir)), str(state_dir)]
-        kinds = self._denied_kinds() if denied is None else denied
-        reach = (
-            [*self._reach_paths(), *self._skeleton_args()[0]] if as_user and self.policy.read_denied else []
-        )
+        denied_paths = self._denied_paths(self._denied_kinds() if denied is None else denied)
+        reach = [*self._reach_paths(), *self._skeleton_args()[0]] if as_user and denied_paths else []
         masked = [
             path
-            for path in self.policy.read_denied
+            for path, _kind in denied_paths
             if not as_user or _maskable(path, reach)  # else unreachable: nothing to hide
         ]
         shown = read_only_paths(self.policy.read_only, self._reach_paths() if as_user else None, _maskable)
@@ -826,7 +838,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         for root, directory in _pinned_dirs([*masked, *shown], self.policy.allowed_roots()):
             source = sources.get(root, root) / directory.relative_to(root)
             args += ["--bind", str(source), str(directory)]
-        for path, kind in zip(self.policy.read_denied, kinds, strict=True):
+        for path, kind in denied_paths:
             if path not in masked:
                 continue  # the sandbox uid cannot reach it to read it (nor bwrap to mask it)
             if kind == "dir":

@@ -1,0 +1,149 @@
+"""Other names of a read-denied file: hard links made before its mask existed.
+
+A mask covers a path, not an inode. A read-denied path that does not exist yet is not
+masked, so a command could create it (``touch .env``) and a hard link to it
+(``ln .env notes.txt``); once the operator wrote the secret into it in place (a shell's
+``>`` or ``>>``, most tools), the next sandbox masked ``.env`` and showed the same bytes
+at ``notes.txt``. Every other name of such a file inside the writable roots is masked
+too. Links can only be made on the same mount, and a masked path's parents are pinned
+(mount points of their own), so the names are found below the writable root that holds
+the file; names made while a mask exists are impossible (the mask is not the file).
+
+Only files with more than one link are looked for (``st_nlink``), so an ordinary session
+pays one ``stat`` per read-denied path, which it makes anyway. A read-denied directory is
+searched for such files once each time it changes. The search is bounded; past the bound
+the command is refused (fail closed), naming the file and how to find its links.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from sandbox.errors import SandboxExecError
+
+__all__ = ["ALIAS", "MAX_ENTRIES", "AliasFinder"]
+
+#: How `sandbox.bwrap.BwrapBackend._denied_kinds` lists an alias after the denied paths' kinds
+#: (``alias:<path>``): the whole mask plan stays one comparable tuple.
+ALIAS = "alias:"
+
+#: Directory entries one search may look at (a million names: ~1-2 s of ``scandir`` here).
+MAX_ENTRIES = 1_000_000
+
+#: (path, st_dev, st_ino, st_nlink or st_mtime_ns, st_ctime_ns) of each denied path in a root.
+_Signature = tuple[tuple[str, int, int, int, int], ...]
+
+
+class AliasFinder:
+    """The other names of the read-denied files, worked out again only when those files change."""
+
+    def __init__(self) -> None:
+        self._signature: _Signature | None = None
+        self._aliases: tuple[Path, ...] = ()
+        self._refused: SandboxExecError | None = None
+
+    def aliases(
+        self, denied: Sequence[Path], found: Sequence[os.stat_result | None], roots: Sequence[Path]
+    ) -> tuple[Path, ...]:
+        """Names inside ``roots`` of the files ``denied`` shows (``found``: their ``os.stat``),
+        other than the denied paths and what lies below a denied directory."""
+        inside = [
+            (path, st)
+            for path, st in zip(denied, found, strict=True)
+            if st is not None and any(r == path or r in path.parents for r in roots)
+        ]
+        signature = tuple(
+            (str(path), st.st_dev, st.st_ino, st.st_nlink if stat.S_ISREG(st.st_mode) else st.st_mtime_ns,
+             st.st_ctime_ns)
+            for path, st in inside
+        )  # fmt: skip
+        if signature == self._signature:
+            if self._refused is not None:
+                raise self._refused  # not searched again: each search may cost a second
+            return self._aliases
+        self._signature, self._refused = signature, None
+        try:
+            self._aliases = self._search(inside, roots)
+        except SandboxExecError as exc:
+            self._refused = exc
+            raise
+        return self._aliases
+
+    def _search(self, inside: list[tuple[Path, os.stat_result]], roots: Sequence[Path]) -> tuple[Path, ...]:
+        budget = _Budget()
+        targets: dict[tuple[int, int], Path] = {}
+        for path, st in inside:
+            if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                targets[st.st_dev, st.st_ino] = path
+            elif stat.S_ISDIR(st.st_mode):
+                for below, below_st in _walk(path, budget):
+                    if stat.S_ISREG(below_st.st_mode) and below_st.st_nlink > 1:
+                        targets[below_st.st_dev, below_st.st_ino] = below
+        aliases: list[Path] = []
+        if targets:
+            hidden = [path for path, _st in inside]
+            inodes = {ino for _dev, ino in targets}
+            devices = {dev for dev, _ino in targets}
+            for root in roots:
+                if _device(root) not in devices:
+                    continue  # a link never crosses a file system
+                for name, st in _walk(root, budget, inodes):
+                    key = (st.st_dev, st.st_ino)
+                    if key in targets and not any(h == name or h in name.parents for h in hidden):
+                        aliases.append(name)
+        return tuple(sorted(set(aliases)))
+
+
+class _Budget:
+    """Entries left for one search; past them the command is refused."""
+
+    def __init__(self) -> None:
+        self.left = MAX_ENTRIES
+
+    def spend(self, where: Path) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise SandboxExecError(
+                f"a read-denied file has other hard links and more than {MAX_ENTRIES} names below "
+                f"{where} are too many to search for them: find them with `find <workspace> -samefile "
+                "<denied file>` and remove them, or deny the directory that holds the file"
+            )
+
+
+def _device(path: Path) -> int | None:
+    try:
+        return os.lstat(path).st_dev
+    except OSError:
+        return None
+
+
+def _walk(
+    top: Path, budget: _Budget, inodes: set[int] | None = None
+) -> Iterator[tuple[Path, os.stat_result]]:
+    """Every regular file below ``top`` with its ``lstat`` (with ``inodes``: only those whose inode
+    number is one of them, the others are not stat'ed), never following a symlink or leaving
+    ``top``'s file system (a hard link never crosses one)."""
+    try:
+        device = os.lstat(top).st_dev
+    except OSError:
+        return
+    stack = [top]
+    while stack:
+        directory = stack.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            budget.spend(top)
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.stat(follow_symlinks=False).st_dev == device:
+                        stack.append(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False) and (inodes is None or entry.inode() in inodes):
+                    yield Path(entry.path), entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
