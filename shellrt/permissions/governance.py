@@ -52,15 +52,17 @@ class Governance:
         """Switch the session's mode (e.g. leaving ``plan``); raises `InvalidModeError`.
 
         Managed ``disableBypassPermissionsMode`` still applies: asking for
-        ``bypassPermissions`` then raises too, rather than silently widening.
+        ``bypassPermissions`` then raises too, rather than silently widening; so does
+        ``allowManagedPermissionRulesOnly`` for a widening mode the managed settings did not set.
         """
         parsed = parse_mode(mode)
         if parsed is None:
             raise InvalidModeError(
                 f"unknown permission mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}"
             )
-        if parsed == "bypassPermissions" and self.settings.disable_bypass:
-            raise InvalidModeError("bypassPermissions is disabled by managed policy")
+        refusal = self.settings.mode_refusal(parsed)
+        if refusal is not None:
+            raise InvalidModeError(refusal)
         self.engine.mode = parsed
         if isinstance(self.hooks, CommandHookRunner):
             self.hooks.mode = parsed

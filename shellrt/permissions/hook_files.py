@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from shellrt.permissions.hook_loads import SHELLS, is_shell_script, script_loads
+
 if TYPE_CHECKING:  # the parser loads only when a trusted hook is resolved
     from shellrt.analysis.models import PlanCommand, Word
 
@@ -74,13 +76,20 @@ class HookFiles:
     dirs: dict[str, str | None] = field(default_factory=dict)
     #: Commands that could not be resolved to files, each with why.
     untrackable: tuple[str, ...] = ()
+    #: What a hook script loads by a path chosen at run time (`hook_loads`): never trusted.
+    unbounded: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not (self.files or self.dirs or self.untrackable)
+        return not (self.files or self.dirs or self.untrackable or self.unbounded)
 
     def to_json(self) -> dict[str, Any]:
-        return {"files": dict(self.files), "dirs": dict(self.dirs), "untrackable": list(self.untrackable)}
+        return {
+            "files": dict(self.files),
+            "dirs": dict(self.dirs),
+            "untrackable": list(self.untrackable),
+            "unbounded": list(self.unbounded),
+        }
 
     @classmethod
     def from_json(cls, data: Any) -> HookFiles | None:
@@ -90,10 +99,12 @@ class HookFiles:
         files, dirs, untrackable = data.get("files"), data.get("dirs"), data.get("untrackable")
         if not isinstance(files, dict) or not isinstance(dirs, dict) or not isinstance(untrackable, list):
             return None
+        unbounded = data.get("unbounded")
         return cls(
             {str(k): v if isinstance(v, str) else None for k, v in files.items()},
             {str(k): v if isinstance(v, str) else None for k, v in dirs.items()},
             tuple(str(u) for u in untrackable),
+            tuple(str(u) for u in unbounded) if isinstance(unbounded, list) else (),
         )
 
     @classmethod
@@ -101,15 +112,24 @@ class HookFiles:
         files: dict[str, str | None] = {}
         dirs: dict[str, str | None] = {}
         untrackable: list[str] = []
+        unbounded: list[str] = []
         for part in parts:
             files.update(part.files)
             dirs.update(part.dirs)
             untrackable += [u for u in part.untrackable if u not in untrackable]
-        return cls(dict(sorted(files.items())), dict(sorted(dirs.items())), tuple(untrackable))
+            unbounded += [u for u in part.unbounded if u not in unbounded]
+        return cls(
+            dict(sorted(files.items())), dict(sorted(dirs.items())), tuple(untrackable), tuple(unbounded)
+        )
 
     def problems(self) -> list[str]:
-        """Paths that can never be trusted as they are (out of the workspace, unreadable, too large)."""
-        out = []
+        """What can never be trusted as it is (out of the workspace, unreadable, too large, a load
+        chosen at run time)."""
+        out = [
+            f"{why}, which trust cannot vouch for: load hook helpers by a fixed path (relative to the "
+            'workspace root, "$CLAUDE_PROJECT_DIR/…" or "$(dirname "$0")/…")'
+            for why in self.unbounded
+        ]
         for rel, digest in [*self.files.items(), *self.dirs.items()]:
             if digest is None or digest.startswith("sha256:"):
                 continue
@@ -131,12 +151,19 @@ def hook_files(workspace: Path, commands: Sequence[str]) -> HookFiles:
     """Resolve ``commands`` (run from ``workspace``) to workspace files and hash them now."""
     root = Path(os.path.realpath(workspace))
     paths: dict[str, None] = {}
+    shells: set[str] = set()
     untrackable: list[str] = []
     for command in dict.fromkeys(commands):
-        found, why = _command_paths(command, root)
+        found, why = _command_paths(command, root, shells)
         paths.update(dict.fromkeys(found))
         if why is not None:
             untrackable.append(f"{command} ({why})")
+    # What shell hook scripts load (``. ./lib.sh`` from ``scripts/x.sh`` is read at the root,
+    # where hooks run), transitively; each such file's directory is then recorded below too.
+    loads = script_loads(
+        root, [rel for rel in paths if rel in shells or is_shell_script(os.path.join(root, rel))]
+    )
+    paths.update(dict.fromkeys(loads.paths))
     files = {rel: _digest(root, rel) for rel in sorted(paths)}
     # A hooks directory holding a hook file is watched whole: what that script sources or
     # imports beside it (``. ./lib.sh``) is code the hook runs too.
@@ -149,7 +176,7 @@ def hook_files(workspace: Path, commands: Sequence[str]) -> HookFiles:
             continue
         watched.append(beside)
     dirs = {rel: _root_files_digest(root) if rel == ROOT_FILES else _digest(root, rel) for rel in watched}
-    return HookFiles(files, dirs, tuple(untrackable))
+    return HookFiles(files, dirs, tuple(untrackable), tuple(loads.unbounded))
 
 
 def _below(path: str, directory: str) -> bool:
@@ -188,8 +215,9 @@ def compare_hook_files(recorded: HookFiles | None, current: HookFiles) -> str | 
 # --- resolving a command --------------------------------------------------------------
 
 
-def _command_paths(command: str, root: Path) -> tuple[list[str], str | None]:
-    """Workspace-relative paths ``command`` runs or reads, and why it is untrackable (None: it is not)."""
+def _command_paths(command: str, root: Path, shells: set[str]) -> tuple[list[str], str | None]:
+    """Workspace-relative paths ``command`` runs or reads, and why it is untrackable (None: it is not).
+    Paths a shell is given (``bash scripts/x``) are added to ``shells``: they are read as scripts."""
     from shellrt.analysis import analyze
 
     analysis = analyze(command, "bash")
@@ -203,7 +231,11 @@ def _command_paths(command: str, root: Path) -> tuple[list[str], str | None]:
     found: list[str] = []
     resolved: set[str] = set()  # words resolved once (a wrapper's operand is planned again, unread)
     for part in plan.commands:
+        before = len(found)
         why = _part_paths(part, root, found, resolved)
+        program = os.path.basename(part.argv[0].value or "") if part.argv else ""
+        if program in SHELLS:
+            shells.update(found[before:])
         if why is not None:
             return found, why
     for redirect in plan.redirects:

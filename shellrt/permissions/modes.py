@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-__all__ = ["PERMISSION_MODES", "PermissionMode", "parse_mode"]
+__all__ = ["PERMISSION_MODES", "WIDENING_MODES", "PermissionMode", "parse_mode"]
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]
 PERMISSION_MODES: tuple[str, ...] = get_args(PermissionMode)
+#: Modes that allow more than ``default`` does (``plan`` and ``dontAsk`` only narrow): under
+#: managed ``allowManagedPermissionRulesOnly`` only the managed settings may choose them.
+WIDENING_MODES: frozenset[str] = frozenset({"acceptEdits", "bypassPermissions"})
 
 
 def parse_mode(value: object) -> PermissionMode | None:

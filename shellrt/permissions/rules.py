@@ -32,6 +32,7 @@ from typing import Literal
 from sandbox.confine import relative_to
 from shellrt.permissions.errors import RuleSyntaxError
 from shellrt.permissions.globs import glob_matches
+from shellrt.permissions.hosts import canonical_host, rule_host
 from shellrt.permissions.rule_paths import DotSegmentError, fold_dot_segments
 from shellrt.protocol import PermissionSubject
 
@@ -308,6 +309,13 @@ def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -
             raise RuleSyntaxError(
                 f"{host!r} in rule {raw!r} is not a domain (use domain:example.com or domain:*.example.com)"
             )
+        try:  # the fetched host's own spelling: ``134744072`` is ``8.8.8.8`` to the resolver and here
+            host = rule_host(host)
+        except ValueError as exc:
+            raise RuleSyntaxError(
+                f"{host!r} in rule {raw!r} is not a host the resolver can reach: {exc} "
+                "(write the address in dotted decimal, as domain:8.8.8.8, or name the host)"
+            ) from None
         return PermissionRule(kind, tool, f"domain:{host}", "domain", origin)
     if tool == "WebFetch":
         raise RuleSyntaxError(f"WebFetch rules take domain:HOST, got {spec!r}")
@@ -372,7 +380,10 @@ def _wildcard_fullmatch(pattern: str, text: str) -> bool:
 
 
 def _domain_matches(pattern: str, domain: str) -> bool:
-    host = domain.strip().lower().rstrip(".")
+    try:  # WebFetch's subject is canonical already; any other tool's is folded the same way here
+        host = canonical_host(domain)
+    except ValueError:
+        host = domain.strip().lower().rstrip(".")
     if pattern.startswith("*."):
         return host.endswith(pattern[1:])
     return host == pattern

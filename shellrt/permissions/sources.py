@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from shellrt.permissions.modes import PermissionMode
+from shellrt.permissions.modes import WIDENING_MODES, PermissionMode
 from shellrt.permissions.rules import PermissionRule, RuleOrigin
 from shellrt.permissions.ruleset import RuleSet
 from shellrt.permissions.settings import FileSettings, HookSpec, load_settings_file, parse_rule_failing_closed
@@ -192,6 +192,15 @@ class Settings(BaseModel):
     def managed_hooks_only(self) -> bool:
         return self._state.managed_hooks_only
 
+    def mode_refusal(self, mode: PermissionMode) -> str | None:
+        """Why managed policy forbids switching the session to ``mode`` (None: it may)."""
+        if mode == "bypassPermissions" and self.disable_bypass:
+            return "bypassPermissions is disabled by managed policy"
+        managed = self._state.files[0].default_mode if self._state.files else None
+        if self.managed_rules_only and mode in WIDENING_MODES and mode != managed:
+            return f"{mode} is not the managed settings' defaultMode, and {_MANAGED_ONLY} forbids widening it"
+        return None
+
     def describe(self) -> dict[str, Any]:
         """A JSON-able account of every rule with its source (``shellrt permissions list --json``)."""
         return {
@@ -330,9 +339,17 @@ def load_settings(
                 )
         else:
             settings.hooks += loaded.hooks
-        for directory in loaded.additional_directories:
-            if directory not in settings.additional_directories:
-                settings.additional_directories.append(directory)
+        if settings.managed_rules_only and loaded.source != "managed" and loaded.additional_directories:
+            # Directories widen (the file tools and the sandbox may write there), as allow rules do.
+            shown = ", ".join(str(d) for d in loaded.additional_directories)
+            settings.diagnostics.append(
+                f"{loaded.path}: additionalDirectories {shown} ignored: {_MANAGED_ONLY}"
+                " lets only managed settings add directories"
+            )
+        else:
+            for directory in loaded.additional_directories:
+                if directory not in settings.additional_directories:
+                    settings.additional_directories.append(directory)
         for name, cfg in loaded.mcp_servers.items():
             settings.mcp_servers.setdefault(name, cfg)
         for key, value in loaded.web_fetch.items():
@@ -348,14 +365,29 @@ def load_settings(
     return Settings.from_sources(settings)
 
 
+#: How diagnostics name the managed policy that limits lower sources to narrowing.
+_MANAGED_ONLY = "managed policy (allowManagedPermissionRulesOnly)"
+
+
 def _choose_mode(
     settings: LoadedSources, ordered: list[FileSettings], cli_mode: PermissionMode | None
 ) -> None:
-    candidates: list[tuple[str, PermissionMode | None]] = [(ordered[0].source, ordered[0].default_mode)]
-    candidates.append(("cli", cli_mode))
-    candidates += [(f.source, f.default_mode) for f in ordered[1:]]
-    for source, value in candidates:
+    """The highest source's mode; under managed-only, a widening mode only from managed settings."""
+    candidates: list[tuple[str, str, PermissionMode | None]] = [
+        (ordered[0].source, str(ordered[0].path), ordered[0].default_mode)
+    ]
+    candidates.append(("cli", "--mode", cli_mode))
+    candidates += [(f.source, str(f.path), f.default_mode) for f in ordered[1:]]
+    for source, where, value in candidates:
         if value is None:
+            continue
+        if settings.managed_rules_only and source != "managed" and value in WIDENING_MODES:
+            # The operator's own --mode too (fail closed): the policy, not the caller, widens.
+            settings.diagnostics.append(
+                f"{where}: mode {value} ignored: {_MANAGED_ONLY} lets only managed settings choose a mode "
+                "that allows more than default (acceptEdits, bypassPermissions); set permissions.defaultMode "
+                "in the managed settings to use it"
+            )
             continue
         if value == "bypassPermissions" and settings.disable_bypass:
             settings.diagnostics.append(

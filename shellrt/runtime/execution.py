@@ -13,6 +13,7 @@ import difflib
 import json
 import sys
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ from shellrt.runtime.input_rewrites import PreHooked, authorize_rewrites
 from shellrt.runtime.observed_paths import resolve_observed_paths
 from shellrt.runtime.registry import ToolRegistry
 
-__all__ = ["CallExecutor", "CallOutcome", "format_validation_error"]
+__all__ = ["CallExecutor", "CallOutcome", "RunSlot", "format_validation_error"]
 
 
 @dataclass
@@ -86,6 +87,10 @@ def format_validation_error(tool_name: str, error: ValidationError) -> str:
     return f"Invalid input for {tool_name}: " + "; ".join(parts) + ". Fix the input and call the tool again."
 
 
+#: Given a call's tool and final input, the context its call runs in (`CallExecutor.execute`).
+RunSlot = Callable[[Tool[Any, Any], BaseModel], AbstractAsyncContextManager[None]]
+
+
 class CallExecutor:
     """Runs the single-call lifecycle for one session."""
 
@@ -103,21 +108,30 @@ class CallExecutor:
         self._is_loaded = is_loaded
 
     async def execute(
-        self, block: ToolUseBlock, ctx: ToolContext, *, parsed: BaseModel | None = None
+        self,
+        block: ToolUseBlock,
+        ctx: ToolContext,
+        *,
+        parsed: BaseModel | None = None,
+        run_slot: RunSlot | None = None,
     ) -> CallOutcome:
         """Run one tool_use in ``ctx`` (already forked for this call).
 
         ``parsed``: the block's input as its tool already parsed it (the scheduler
         parses to classify); it is then not parsed again.
+        ``run_slot``: the scheduler's say over the final input (after hooks and approvals may
+        have rewritten it): the tool's call runs inside the context it returns.
         Notices (a hook that timed out, crashed, is missing or printed garbage) are
         never silent: they reach the UI and audit faces and stderr, not the model.
         """
-        outcome = await self._execute(block, ctx, parsed)
+        outcome = await self._execute(block, ctx, parsed, run_slot)
         if outcome.notices:
             _surface(outcome)
         return outcome
 
-    async def _execute(self, block: ToolUseBlock, ctx: ToolContext, parsed: BaseModel | None) -> CallOutcome:
+    async def _execute(
+        self, block: ToolUseBlock, ctx: ToolContext, parsed: BaseModel | None, run_slot: RunSlot | None
+    ) -> CallOutcome:
         tool = self.registry.get(block.name)
         if tool is None:
             return CallOutcome(error_envelope(block.id, block.name, self._unknown_tool_message(block.name)))
@@ -209,7 +223,11 @@ class CallExecutor:
         # 6. call
         self.note(block.id, executed_input=tool_input.model_dump(mode="json"))
         try:
-            output = await tool.call(tool_input, ctx)
+            if run_slot is None:
+                output = await tool.call(tool_input, ctx)
+            else:
+                async with run_slot(tool, tool_input):
+                    output = await tool.call(tool_input, ctx)
         except ToolExecutionError as exc:
             failure_extra, _ = await self._post(tool, backfilled, str(exc), ctx, failed=True, notices=notices)
             message = "\n\n".join([str(exc), *pre_context, *failure_extra])

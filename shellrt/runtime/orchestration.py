@@ -3,7 +3,10 @@
 Scheduling: consecutive concurrency-safe calls form a parallel batch; any
 other call runs alone, after everything before it has finished and before
 anything after it starts. Input that fails to parse is treated as unsafe.
-Context modifiers are applied strictly in tool_use order, once every earlier
+The grouping is judged on the model's input; a hook or an approver may rewrite it, so
+the call itself runs in a slot judged on the final input: shared beside its batch when
+that input is still concurrency-safe, exclusive (after the running siblings end, before
+any other starts) when it is not. Context modifiers are applied strictly in tool_use order, once every earlier
 call has finished — so calls in one batch all see the context as it was when
 the batch began. A failing Bash-like call (``cancels_siblings_on_error``)
 cancels its running batch siblings, which get a synthetic error result.
@@ -15,8 +18,8 @@ starts safe ones early, and yields results in the original order.
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +61,65 @@ def _classify(executor: CallExecutor, block: ToolUseBlock) -> tuple[bool, BaseMo
         return False, parsed
 
 
+def _safe_input(tool: Tool[Any, Any], tool_input: BaseModel) -> bool:
+    try:
+        return bool(tool.is_concurrency_safe(tool_input))
+    except Exception:
+        return False
+
+
+class _CallSlots:
+    """Who may be inside a tool's call now: any number of concurrency-safe calls, or one other.
+
+    A call waiting to run alone holds back safe calls that have not started (so it is not
+    starved), and runs once those already running have ended.
+    """
+
+    def __init__(self) -> None:
+        self._shared = 0
+        self._alone = False
+        self._waiting_alone = 0
+        self._changed = anyio.Event()
+
+    def slot(self, tool: Tool[Any, Any], tool_input: BaseModel) -> AbstractAsyncContextManager[None]:
+        """The slot for a call with this final input (`CallExecutor.execute`'s ``run_slot``)."""
+        return self._shared_slot() if _safe_input(tool, tool_input) else self._alone_slot()
+
+    async def _wait(self) -> None:
+        await self._changed.wait()
+
+    def _notify(self) -> None:
+        changed, self._changed = self._changed, anyio.Event()
+        changed.set()
+
+    @asynccontextmanager
+    async def _shared_slot(self) -> AsyncIterator[None]:
+        while self._alone or self._waiting_alone:
+            await self._wait()
+        self._shared += 1
+        try:
+            yield
+        finally:
+            self._shared -= 1
+            self._notify()
+
+    @asynccontextmanager
+    async def _alone_slot(self) -> AsyncIterator[None]:
+        self._waiting_alone += 1
+        try:
+            while self._alone or self._shared:
+                await self._wait()
+        finally:
+            self._waiting_alone -= 1
+            self._notify()
+        self._alone = True
+        try:
+            yield
+        finally:
+            self._alone = False
+            self._notify()
+
+
 @dataclass
 class _Entry:
     index: int
@@ -97,6 +159,7 @@ class StreamingExecution:
         self._interrupts = interrupts
         self._listening: AbstractContextManager[None] | None = None
         self._interrupt_watch = anyio.CancelScope()
+        self._slots = _CallSlots()
 
     async def __aenter__(self) -> StreamingExecution:
         self._tg = anyio.create_task_group()
@@ -206,7 +269,9 @@ class StreamingExecution:
         ctx = self.ctx.for_call(entry.block.id)
         outcome: CallOutcome | None = None
         with entry.scope:
-            outcome = await self.executor.execute(entry.block, ctx, parsed=entry.parsed)
+            outcome = await self.executor.execute(
+                entry.block, ctx, parsed=entry.parsed, run_slot=self._slots.slot
+            )
         if outcome is None:
             reason = entry.cancel_reason or INTERRUPTED
             outcome = CallOutcome(error_envelope(entry.block.id, entry.block.name, reason), entry.tool)

@@ -42,7 +42,7 @@ from shellrt.protocol import (
 )
 from shellrt.protocol.results import DEFAULT_MESSAGE_BUDGET_CHARS, model_chars
 from shellrt.runtime.append_log import AppendLog
-from shellrt.runtime.execution import CallExecutor, CallOutcome
+from shellrt.runtime.execution import CallExecutor, CallOutcome, RunSlot
 from shellrt.runtime.interrupts import InterruptWatch
 from shellrt.runtime.messages import MISSING_RESULT, HistoryRepair, parse_tool_uses, repair_history
 from shellrt.runtime.orchestration import StreamingExecution, run_single
@@ -816,10 +816,15 @@ class _RecordingExecutor(CallExecutor):
             self.facts.pop(next(iter(self.facts)))
 
     async def execute(
-        self, block: ToolUseBlock, ctx: ToolContext, *, parsed: BaseModel | None = None
+        self,
+        block: ToolUseBlock,
+        ctx: ToolContext,
+        *,
+        parsed: BaseModel | None = None,
+        run_slot: RunSlot | None = None,
     ) -> CallOutcome:
         seen = len(self.network_refusals()) if self.network_refusals is not None else 0
-        outcome = await super().execute(block, ctx, parsed=parsed)
+        outcome = await super().execute(block, ctx, parsed=parsed, run_slot=run_slot)
         if outcome.executed:
             self.executed.add(block.id)
         if self.network_refusals is not None and outcome.executed:

@@ -43,9 +43,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from urllib.parse import urljoin, urlsplit
 
 import anyio
-import idna
 from pydantic import BaseModel, ConfigDict, Field
 
+from shellrt.permissions.hosts import canonical_host
 from shellrt.protocol import (
     ContentBlock,
     PermissionResult,
@@ -197,40 +197,6 @@ async def _checked_addresses(url: str, allow: bool | tuple[str, ...]) -> list[st
                 "(webFetch.allowPrivateHosts)."
             )
     return addresses
-
-
-_NUMERIC_IPV4 = re.compile(r"[0-9a-fx.]+")
-
-
-def canonical_host(host: str) -> str:
-    """The host as the resolver will look it up, which is what domain rules must judge.
-
-    ``getaddrinfo`` maps spellings onto other names: non-ASCII labels go through IDNA
-    (UTS 46 folds fullwidth letters, drops soft hyphens, maps the ideographic full stop to ``.``), case and a
-    trailing dot do not matter, and ``127.1``, ``2130706433``, ``0x7f.0.0.1``, ``0177.0.0.1``
-    are all ``127.0.0.1``. Raises `ValueError` for a host no resolver would accept.
-    """
-    text = host.strip()
-    if ":" in text:  # an IPv6 literal (urlsplit dropped its brackets); ::ffff:a.b.c.d is a.b.c.d
-        ip = ipaddress.ip_address(text)
-        mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
-        return str(mapped or ip)
-    try:
-        ascii_host = text.encode("ascii").decode("ascii")
-    except UnicodeEncodeError:
-        try:
-            ascii_host = idna.encode(text, uts46=True).decode("ascii")
-        except idna.IDNAError as exc:
-            raise ValueError(f"{host!r} is not a valid host name ({exc})") from None
-    ascii_host = ascii_host.lower().rstrip(".")
-    if not ascii_host:
-        raise ValueError(f"{host!r} is not a host name")
-    if _NUMERIC_IPV4.fullmatch(ascii_host):
-        try:
-            return socket.inet_ntoa(socket.inet_aton(ascii_host))
-        except OSError:
-            pass
-    return ascii_host
 
 
 def canonical_url(url: str) -> str:

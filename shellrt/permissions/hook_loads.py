@@ -1,0 +1,225 @@
+"""What a trusted shell hook script loads by a path, resolved as the running hook resolves it.
+
+Why: trust records the files a hook *command* names and their directories, but a script
+``scripts/x.sh`` that runs ``. ./lib.sh`` or ``source lib/x.sh`` loads those relative to the
+hook's working directory (the workspace root), not beside itself: a command could rewrite
+``lib.sh`` and the trusted hook ran it on the host. So each shell script a hook runs is
+parsed (never matched by regex), and what it sources, runs by a path, or hands to an
+interpreter is resolved against every directory it may be working in: the workspace root,
+and what its ``cd``s name. Those files join the hook's files (their directories are then
+recorded whole, bounded, by `shellrt.permissions.hook_files`); a sourced file is a shell
+script and is read the same way.
+
+A load whose path is chosen at run time (a variable other than the project directory or the
+script's own directory, a command substitution, a ``cd`` to such a place before a relative
+load) cannot be bounded: it is reported, and the settings file is never trusted.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from shellrt.analysis.models import Word
+
+__all__ = ["MAX_SCANNED_SCRIPTS", "SHELLS", "ScriptLoads", "is_shell_script", "script_loads"]
+
+#: Programs that run their operand as a shell script.
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
+#: Programs whose first operand is a script they run (besides the shells).
+_INTERPRETERS = frozenset({"python", "python3", "node", "deno", "bun", "ruby", "perl", "php"})
+#: Scripts read per settings file; more cannot be vouched for.
+MAX_SCANNED_SCRIPTS = 64
+#: Bytes read of one script; a larger one cannot be vouched for.
+MAX_SCRIPT_BYTES = 1 << 20
+_LOADERS = frozenset({"source", "."})
+_DIR_CHANGERS = frozenset({"cd", "pushd"})
+#: Spellings of the running script's directory: ``$0`` is the hook script, ``BASH_SOURCE`` the
+#: file being read (a sourced one).
+_ZERO_DIR = re.compile(
+    r'\$\(\s*(?:cd\s+)?(?:dirname|realpath)\s+(?:--\s+)?"?\$(?:0|\{0\})"?\s*(?:&&\s*pwd\s*)?\)|\$\{0%/\*\}'
+)
+_SOURCE_DIR = re.compile(
+    r'\$\(\s*(?:cd\s+)?(?:dirname|realpath)\s+(?:--\s+)?"?\$(?:BASH_SOURCE|\{BASH_SOURCE(?:\[0\])?\})"?'
+    r"\s*(?:&&\s*pwd\s*)?\)|\$\{BASH_SOURCE(?:\[0\])?%/\*\}"
+)
+_PROJECT = re.compile(
+    r"\$(?:\{(?:CLAUDE|SHELLRT)_PROJECT_DIR\}|(?:CLAUDE|SHELLRT)_PROJECT_DIR(?![A-Za-z0-9_]))"
+)
+_PLACEHOLDER = "SHELLRTHOOKLOADBASE"
+
+
+@dataclass
+class ScriptLoads:
+    """Workspace paths the scanned scripts load, and the loads that cannot be bounded."""
+
+    paths: list[str] = field(default_factory=list)
+    unbounded: list[str] = field(default_factory=list)
+
+
+def is_shell_script(path: str) -> bool:
+    """A ``#!`` line naming a shell, or no ``#!`` line and a ``.sh``/``.bash`` name."""
+    head = _read_regular(path, 256)
+    if head is None:
+        return False
+    if head.startswith(b"#!"):
+        words = head[2:].split(b"\n", 1)[0].split()
+        names = [os.path.basename(w.decode("utf-8", "replace")) for w in words[:2]]
+        if names and names[0] == "env":
+            names = names[1:]
+        return bool(names) and names[0] in SHELLS
+    return path.endswith((".sh", ".bash"))
+
+
+def _read_regular(path: str, limit: int) -> bytes | None:
+    """Up to ``limit`` bytes of a regular file, never blocking on a FIFO or device (None: not one)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return None
+        return fh.read(limit)
+
+
+def script_loads(root: Path, scripts: list[str]) -> ScriptLoads:
+    """What ``scripts`` (workspace-relative shell scripts a hook runs from ``root``) load, transitively."""
+    out = ScriptLoads()
+    queue = [(rel, rel) for rel in scripts]
+    seen: set[str] = set()
+    while queue:
+        rel, top = queue.pop(0)
+        if rel in seen:
+            continue
+        seen.add(rel)
+        if len(seen) > MAX_SCANNED_SCRIPTS:
+            out.unbounded.append(f"more than {MAX_SCANNED_SCRIPTS} shell scripts load one another")
+            break
+        for found, is_shell in _one_script(root, rel, top, out):
+            if found not in out.paths:
+                out.paths.append(found)
+            if is_shell:
+                queue.append((found, top))
+    return out
+
+
+def _one_script(root: Path, rel: str, top: str, out: ScriptLoads) -> list[tuple[str, bool]]:
+    """(path, whether it is read as a shell script) for each load of ``rel``; problems go to ``out``."""
+    from shellrt.analysis import analyze
+
+    data = _read_regular(os.path.join(root, rel), MAX_SCRIPT_BYTES + 1)
+    if data is None:
+        return []  # absent, unreadable or not a file: its digest says so
+    if len(data) > MAX_SCRIPT_BYTES:
+        out.unbounded.append(f"hook script {rel} is over {MAX_SCRIPT_BYTES >> 20} MiB, too large to read")
+        return []
+    analysis = analyze(data.decode("utf-8", "surrogateescape"), "bash")
+    plan = analysis.plan
+    if not analysis.parse_ok or plan is None or plan.syntax_errors:
+        out.unbounded.append(f"hook script {rel} cannot be parsed")
+        return []
+    dirs = {
+        "$0": os.path.join(root, os.path.dirname(top)),
+        "source": os.path.join(root, os.path.dirname(rel)),
+    }
+    bases, moved_to_unknown = [str(root)], None
+    loads: list[tuple[Word, bool]] = []
+    for part in plan.commands:
+        argv = list(part.argv)
+        if not argv:
+            continue
+        name = argv[0].value
+        if name in _DIR_CHANGERS:
+            target = next((w for w in argv[1:] if w.value != "--"), None)
+            where = _value(target, root, dirs) if target is not None else None
+            if where is None or where.startswith(("-", "~")):
+                moved_to_unknown = f"`{name} {target.raw}`" if target is not None else f"`{name}`"
+            else:
+                bases.append(os.path.join(root, where))
+            continue
+        if name in _LOADERS:
+            operand = next((w for w in argv[1:] if w.value != "--"), None)
+            if operand is not None:
+                loads.append((operand, True))
+            continue
+        if name is None or "/" in name:
+            loads.append((argv[0], is_shell_script_name(name)))
+        program = os.path.basename(name or "")
+        if program in SHELLS or program in _INTERPRETERS:
+            operand = _script_operand(argv[1:])
+            if operand is not None:
+                loads.append((operand, program in SHELLS))
+    found: list[tuple[str, bool]] = []
+    for word, is_shell in loads:
+        value = _value(word, root, dirs)
+        if value is None:
+            out.unbounded.append(f"hook script {rel} loads {word.raw!r}, a path chosen at run time")
+            continue
+        if not os.path.isabs(value) and moved_to_unknown is not None:
+            out.unbounded.append(
+                f"hook script {rel} loads {word.raw!r} relative to a directory chosen at run time "
+                f"({moved_to_unknown})"
+            )
+            continue
+        for base in bases if not os.path.isabs(value) else [str(root)]:
+            inside = _inside(root, os.path.join(base, value))
+            if inside is not None and (inside, is_shell) not in found:
+                found.append((inside, is_shell or is_shell_script(os.path.join(root, inside))))
+    return found
+
+
+def is_shell_script_name(name: str | None) -> bool:
+    return name is not None and name.endswith((".sh", ".bash"))
+
+
+def _script_operand(words: list[Word]) -> Word | None:
+    """An interpreter's script operand: its first word that is not an option (None: ``-c``/``-m``/``-e``)."""
+    for word in words:
+        value = word.value
+        if value is not None and value.startswith("-"):
+            if value in ("-c", "-m", "-e", "-r", "--eval", "--command"):
+                return None
+            continue
+        return word
+    return None
+
+
+def _value(word: Word, root: Path, dirs: dict[str, str]) -> str | None:
+    """The word's value with the script's and the project's directory spelled out; None when
+    something else is chosen at run time."""
+    if word.value is not None:
+        if {"glob", "flag_glob", "brace", "brace_char"} & word.features:
+            return None
+        return os.path.expanduser(word.value) if "tilde" in word.features else word.value
+    raw = word.raw
+    replaced = _ZERO_DIR.sub(_PLACEHOLDER + "0", raw)
+    replaced = _SOURCE_DIR.sub(_PLACEHOLDER + "S", replaced)
+    replaced = _PROJECT.sub(_PLACEHOLDER + "P", replaced)
+    if replaced == raw:
+        return None
+    from shellrt.analysis import analyze
+
+    plan = analyze("echo " + replaced, "bash").plan
+    if plan is None or len(plan.commands) != 1 or len(plan.commands[0].argv) != 2:
+        return None
+    value = plan.commands[0].argv[1].value
+    if value is None or value.count(_PLACEHOLDER) != 1 or not value.startswith(_PLACEHOLDER):
+        return None
+    kind, rest = value[len(_PLACEHOLDER)], value[len(_PLACEHOLDER) + 1 :]
+    base = {"0": dirs["$0"], "S": dirs["source"], "P": str(root)}[kind]
+    return base + rest
+
+
+def _inside(root: Path, absolute: str) -> str | None:
+    """``absolute`` as a workspace-relative path when it lies in the workspace (as written or resolved)."""
+    base = str(root).rstrip(os.sep)
+    for candidate in (os.path.normpath(absolute), os.path.realpath(absolute)):
+        if candidate.startswith(base + os.sep):
+            return os.path.relpath(candidate, base)
+    return None
