@@ -196,6 +196,7 @@ def _port_taken(host: str, port: int) -> bool:
 
 async def _serve(args: argparse.Namespace, listen: tuple[str, int] | None, token: ServeToken | None) -> int:
     from sandbox import BackendUnavailableError
+    from shellrt.runtime.session_dir import SessionDirError
 
     approver = None
     if not args.jsonl:
@@ -244,6 +245,9 @@ async def _serve(args: argparse.Namespace, listen: tuple[str, int] | None, token
     except BackendUnavailableError as exc:
         print(f"shellrt serve: sandbox unavailable: {exc}", file=sys.stderr)
         return EXIT_UNAVAILABLE
+    except SessionDirError as exc:
+        print(f"shellrt serve: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 def _fmt_host(host: str) -> str:
