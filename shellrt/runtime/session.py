@@ -28,6 +28,7 @@ from pydantic import BaseModel
 
 from sandbox import SandboxBackend, SandboxConfig, SandboxPolicy
 from shellrt.permissions import Approver, BasicGate, HookRunner, NoHooks, PermissionGate
+from shellrt.permissions.shown import for_person
 from shellrt.protocol import (
     FileReadRecord,
     ProgressSink,
@@ -330,8 +331,8 @@ class Runtime:
                     self.registry.register(tool)
             self.mcp_diagnostics = list(mcp.diagnostics)
             self.diagnostics.extend(self.mcp_diagnostics)
-            for line in self.mcp_diagnostics:
-                log.warning("mcpServers: %s", line)
+            for line in self.mcp_diagnostics:  # they quote servers' stderr: escaped for a terminal
+                log.warning("mcpServers: %s", for_person(line))
         # --- end MCP ---------------------------------------------------------------------------
         self._ctx = ToolContext(
             session_id=self.session_id,
