@@ -58,7 +58,7 @@ def test_an_interrupt_catches_messages_still_waiting_their_turn(tmp_path: Path) 
         client.close()
 
 
-def test_an_interrupt_lets_a_block_type_tool_finish(tmp_path: Path) -> None:
+def test_an_interrupt_during_a_block_type_tools_hook_keeps_it_from_starting(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     started = tmp_path / "hook-started"
@@ -91,7 +91,9 @@ def test_an_interrupt_lets_a_block_type_tool_finish(tmp_path: Path) -> None:
         answer = _read_line(client)
         assert answer == {"type": "interrupted", "interrupted": True, "tool_use_ids": [use_id]}, answer
         result = _read_line(client)["content"][0]
-        assert not result["is_error"], result  # Write is a block-type tool: it finishes
-        assert target.read_text() == "kept\n"
+        # Write is a block-type tool, but it had not started (its PreToolUse hook was running):
+        # "block" keeps a started call whole, it never starts one the user stopped (round 8).
+        assert result["is_error"] and "not run" in text_of(result), result
+        assert not target.exists()
     finally:
         client.close()

@@ -196,7 +196,10 @@ def _port_taken(host: str, port: int) -> bool:
 
 async def _serve(args: argparse.Namespace, listen: tuple[str, int] | None, token: ServeToken | None) -> int:
     from sandbox import BackendUnavailableError
+    from shellrt.cli._terminal import escape_log_lines, shown
+    from shellrt.runtime.session_dir import SessionDirError
 
+    escape_log_lines()  # the runtime's warnings quote MCP servers' stderr, settings, tool names
     approver = None
     if not args.jsonl:
         from shellrt.server.mcp_approval import elicitation_approver
@@ -208,13 +211,13 @@ async def _serve(args: argparse.Namespace, listen: tuple[str, int] | None, token
         print(f"shellrt serve: {exc}", file=sys.stderr)
         return EXIT_USAGE
     for line in runtime.diagnostics:
-        print(f"shellrt serve: settings: {line}", file=sys.stderr)
+        print(f"shellrt serve: settings: {shown(line)}", file=sys.stderr)
     try:
         async with runtime:
             for line in runtime.warnings:
-                print(f"shellrt serve: warning: {line}", file=sys.stderr)
+                print(f"shellrt serve: warning: {shown(line)}", file=sys.stderr)
             for line in getattr(runtime, "mcp_diagnostics", ()):
-                print(f"shellrt serve: mcpServers: {line}", file=sys.stderr)
+                print(f"shellrt serve: mcpServers: {shown(line)}", file=sys.stderr)
             if args.jsonl:
                 from shellrt.server.jsonl import serve_jsonl
 
@@ -244,6 +247,9 @@ async def _serve(args: argparse.Namespace, listen: tuple[str, int] | None, token
     except BackendUnavailableError as exc:
         print(f"shellrt serve: sandbox unavailable: {exc}", file=sys.stderr)
         return EXIT_UNAVAILABLE
+    except SessionDirError as exc:
+        print(f"shellrt serve: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 def _fmt_host(host: str) -> str:

@@ -62,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
         transcript = directory / "transcript.jsonl"
         lines = transcript.read_text().splitlines() if transcript.is_file() else []
         for line in lines:
-            print(line if args.json else _one_line(line))
+            # Escaped: the model chose tool names and inputs, a client the ids (see `_terminal`).
+            print(shown(line) if args.json else _one_line(line))
         return 0
     # rm
     if args.older_than is None and not args.ids:
@@ -126,15 +127,23 @@ def _summary(directory: Path) -> dict[str, Any]:
     }
 
 
+def shown(text: str) -> str:
+    """``text`` escaped for the terminal (`shellrt.cli._terminal`; imported when a session is shown)."""
+    from shellrt.cli._terminal import shown as escaped
+
+    return escaped(text)
+
+
 def _one_line(line: str) -> str:
     try:
         entry = json.loads(line)
     except ValueError:
-        return line
+        return shown(line)
     stamp = time.strftime("%H:%M:%S", time.localtime(entry.get("ts", 0)))
     if entry.get("type") != "call":
-        return f"{stamp} {entry.get('type')}: {json.dumps({k: v for k, v in entry.items() if k not in ('ts', 'type')})}"
+        rest = json.dumps({k: v for k, v in entry.items() if k not in ("ts", "type")})
+        return shown(f"{stamp} {entry.get('type')}: {rest}")
     flag = "ERROR" if entry.get("is_error") else "ok"
     how = "replayed" if entry.get("replayed") else ("ran" if entry.get("ran") else "not run")
-    shown = json.dumps(entry.get("executed_input", entry.get("input")), ensure_ascii=False)
-    return f"{stamp} {entry.get('tool_use_id')} {entry.get('tool_name')} [{flag}, {how}] {shown[:200]}"
+    given = json.dumps(entry.get("executed_input", entry.get("input")), ensure_ascii=False)
+    return shown(f"{stamp} {entry.get('tool_use_id')} {entry.get('tool_name')} [{flag}, {how}] {given[:200]}")

@@ -48,11 +48,13 @@ def main(args: argparse.Namespace) -> int:
 
 
 async def _collect(args: argparse.Namespace) -> list[dict[str, Any]]:
+    from shellrt.cli._terminal import escape_log_lines, shown
     from shellrt.server.mcp_semantics import semantics_of
 
+    escape_log_lines()  # the runtime's warnings quote MCP servers' stderr (see `_terminal`)
     runtime = runtime_from_args(args)
     for line in runtime.diagnostics:
-        print(f"shellrt tools: settings: {line}", file=sys.stderr)
+        print(f"shellrt tools: settings: {shown(line)}", file=sys.stderr)
     async with runtime:
         rows = []
         for tool in runtime.registry.all_tools():

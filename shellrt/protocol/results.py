@@ -9,8 +9,10 @@ message until the total fits.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import secrets
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -78,13 +80,20 @@ def error_envelope(tool_use_id: str, tool_name: str, message: str) -> ResultEnve
 def persist_result_text(session_dir: Path, tool_use_id: str, text: str) -> Path:
     """Write ``text`` whole (UTF-8) to the session's tool-results directory, atomically."""
     directory = session_dir / "tool-results"
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     name = _SAFE_ID.sub("_", tool_use_id) or "result"
     path = directory / f"{name}.txt"
-    tmp = path.with_suffix(".txt.tmp")
-    with open(tmp, "w", encoding="utf-8", errors="surrogateescape", newline="") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    # 0600 (results hold secrets), a fresh temporary name never opened through a planted symlink.
+    tmp = directory / f".{name}.{secrets.token_hex(6)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        with open(fd, "w", encoding="utf-8", errors="surrogateescape", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     return path
 
 

@@ -45,7 +45,10 @@ class AppendLog:
             if st is not None and (st.st_dev, st.st_ino) == self._identity:
                 return self._fd
             self.close()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, self._mode)
+        # Never through a symlink: the transcript lands in the session directory or nowhere.
+        fd = os.open(
+            self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, self._mode
+        )
         st = os.fstat(fd)
         self._fd, self._identity = fd, (st.st_dev, st.st_ino)
         return fd

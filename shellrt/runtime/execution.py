@@ -220,7 +220,33 @@ class CallExecutor:
             self.note(block.id, rewritten_while_asking_by=list(settled.rewritten_by))
             if "approver" in settled.rewritten_by:
                 self.note(block.id, rewritten_by_approver=True)
-        # 6. call
+        # 6. call -- not when an interrupt came while the hooks or the approval ran: "block" keeps a
+        # call that started from being cut off half-way, it never starts one the user stopped.
+        if ctx.abort.is_set():
+            from shellrt.runtime.orchestration import NOT_RUN_INTERRUPTED
+
+            return CallOutcome(
+                error_envelope(block.id, tool.name, NOT_RUN_INTERRUPTED), tool, notices=notices
+            )
+        if tool.interrupt_behavior != "block":
+            return await self._call(block, tool, tool_input, backfilled, pre_context, notices, ctx)
+        # A block-type call that started finishes whole (post hooks and result too): a cancel of the
+        # caller's task (an MCP client's) takes effect before this point or after it, never inside.
+        with anyio.CancelScope(shield=True):
+            called = await self._call(block, tool, tool_input, backfilled, pre_context, notices, ctx)
+        return called
+
+    async def _call(
+        self,
+        block: ToolUseBlock,
+        tool: Tool[Any, Any],
+        tool_input: BaseModel,
+        backfilled: BaseModel,
+        pre_context: list[str],
+        notices: list[str],
+        ctx: ToolContext,
+    ) -> CallOutcome:
+        """Steps 6-8: the call, its post hooks, its model result."""
         self.note(block.id, executed_input=tool_input.model_dump(mode="json"))
         try:
             if run_slot is None:

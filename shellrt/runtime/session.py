@@ -28,6 +28,7 @@ from pydantic import BaseModel
 
 from sandbox import SandboxBackend, SandboxConfig, SandboxPolicy
 from shellrt.permissions import Approver, BasicGate, HookRunner, NoHooks, PermissionGate
+from shellrt.permissions.shown import for_person
 from shellrt.protocol import (
     FileReadRecord,
     ProgressSink,
@@ -278,10 +279,12 @@ class Runtime:
 
     async def start(self) -> None:
         """Start the sandbox and supervisor and register the tools."""
+        from shellrt.runtime.session_dir import ensure_private_session_dir
         from shellrt.supervisor import Supervisor
 
-        # 0700: transcripts and persisted results may hold secrets.
-        self.session_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # 0700, the caller's own, in a parent no one else can swap it in: transcripts and persisted
+        # results hold secrets, and a reopened session trusts the results recorded there.
+        ensure_private_session_dir(self.session_dir)
         if self._default_session_dir:
             prune_sessions(self.session_dir.parent, keep=self.session_id)
         if self.governance is not None:  # workspace trust: one record per session (audit.jsonl)
@@ -328,8 +331,8 @@ class Runtime:
                     self.registry.register(tool)
             self.mcp_diagnostics = list(mcp.diagnostics)
             self.diagnostics.extend(self.mcp_diagnostics)
-            for line in self.mcp_diagnostics:
-                log.warning("mcpServers: %s", line)
+            for line in self.mcp_diagnostics:  # they quote servers' stderr: escaped for a terminal
+                log.warning("mcpServers: %s", for_person(line))
         # --- end MCP ---------------------------------------------------------------------------
         self._ctx = ToolContext(
             session_id=self.session_id,

@@ -15,7 +15,8 @@ large-result persistence all apply — and its ``tool_result`` comes back as a
   ``notifications/progress`` when the client sent a progress token.
 - Cancellation: the SDK cancels the handler on ``notifications/cancelled``;
   the cancellation reaches the supervisor, which kills the command's tree.
-  A tool whose ``interrupt_behavior`` is ``block`` is shielded: it finishes.
+  A tool whose ``interrupt_behavior`` is ``block`` finishes once started; cancelled
+  before it started (queued, its hooks or approval pending), it never runs.
   A stdio client that goes away (stdin EOF) has every running call cancelled.
 - Background tasks started over HTTP belong to the client's MCP session: they
   are stopped when it ends (DELETE or idle timeout); over stdio, when the
@@ -287,14 +288,15 @@ class McpToolServer:
                 self._progress[block.id] = send
                 tg.start_soon(self._forward_progress, ctx, receive)
             try:
-                # A `block` tool (Write, Edit, …) is not cut off half-way by a client's cancel:
-                # it finishes (its result is then discarded, as MCP cancellation says).
-                with anyio.CancelScope(shield=self._blocks_interrupts(params.name)):
-                    if self._concurrency_safe(params.name, arguments):
+                # A client's cancel stops a call that has not started (queued here, its hooks or
+                # its approval pending) whatever the tool; a `block` tool (Write, Edit, …) that
+                # started finishes (the executor shields its call; the result is then discarded,
+                # as MCP cancellation says).
+                if self._concurrency_safe(params.name, arguments):
+                    envelopes = await self.runtime.run_envelopes([block])
+                else:
+                    async with self._serial:
                         envelopes = await self.runtime.run_envelopes([block])
-                    else:
-                        async with self._serial:
-                            envelopes = await self.runtime.run_envelopes([block])
             finally:
                 stream = self._progress.pop(block.id, None)
                 if stream is not None:
@@ -308,10 +310,6 @@ class McpToolServer:
         if not envelopes:
             return _error_result(f"shellrt produced no result for {params.name}; try again.")
         return to_call_tool_result(envelopes[0])
-
-    def _blocks_interrupts(self, name: str) -> bool:
-        tool = self.runtime.registry.get(name)
-        return tool is not None and tool.interrupt_behavior == "block"
 
     def _concurrency_safe(self, name: str, arguments: dict[str, Any]) -> bool:
         tool = self.runtime.registry.get(name)

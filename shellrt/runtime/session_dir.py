@@ -1,0 +1,68 @@
+"""A session directory only its owner can read, plant or swap.
+
+Everything a session saw lands in its directory (transcript, persisted outputs, MCP servers'
+stderr), and a reopened session trusts what it finds there (recorded results are answered
+without running). A directory that already exists is therefore checked before use, not merely
+created when missing: it must be the caller's own directory (not a symlink), it is made 0700
+(files inside are then private whatever their own mode), and its parent must not let another
+user rename or replace it (owned by the caller or root, and not writable by others unless sticky). Only the parent is
+checked, not every ancestor.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+__all__ = ["SessionDirError", "ensure_private_session_dir"]
+
+
+class SessionDirError(PermissionError):
+    """Raised when a session directory, or the directory holding it, is not private to the caller.
+
+    The message names the path and what to do (remove it, or choose another place).
+    """
+
+
+_HINT = "choose another --session / session_dir, or set SHELLRT_HOME to a directory of yours"
+
+
+def ensure_private_session_dir(path: Path) -> None:
+    """Create ``path`` (0700, parents as needed) or check the existing one; raises `SessionDirError`."""
+    uid = os.geteuid()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _check_parent(path.parent, uid)
+    try:
+        path.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        raise SessionDirError(f"the session directory {path} is a symlink; remove it, or {_HINT}")
+    if not stat.S_ISDIR(st.st_mode):
+        raise SessionDirError(f"the session directory {path} is not a directory; remove it, or {_HINT}")
+    if st.st_uid != uid:
+        raise SessionDirError(
+            f"the session directory {path} is not owned by you (uid {st.st_uid}, you are {uid}): another "
+            f"user may have planted it; remove it, or {_HINT}"
+        )
+    if stat.S_IMODE(st.st_mode) != 0o700:
+        os.chmod(path, 0o700, follow_symlinks=False)
+
+
+def _check_parent(parent: Path, uid: int) -> None:
+    st = os.stat(parent)
+    if st.st_uid not in (uid, 0):
+        raise SessionDirError(
+            f"{parent}, which holds the session directory, is not owned by you or root (uid {st.st_uid}); "
+            f"its owner could swap the session directory: {_HINT}"
+        )
+    # Group write counts only for a group that is not the caller's own (umask 002 setups).
+    others_write = st.st_mode & stat.S_IWOTH or (st.st_mode & stat.S_IWGRP and st.st_gid != os.getegid())
+    if others_write and not st.st_mode & stat.S_ISVTX:
+        raise SessionDirError(
+            f"{parent}, which holds the session directory, is writable by other users "
+            f"(mode {stat.S_IMODE(st.st_mode):o}): they could swap the session directory; "
+            f"run `chmod go-w {parent}`, or {_HINT}"
+        )
