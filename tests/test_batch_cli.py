@@ -115,7 +115,8 @@ def test_ctrl_c_tears_everything_down_and_exits_130(tmp_path: Path, signum: int)
         ],
     )
     out = tmp_path / "results.jsonl"
-    proc = start_cli("run", str(tasks), "--out", str(out), "-j", "4")
+    # local: the tasks are found by their command line (the test's task file is ours)
+    proc = start_cli("run", str(tasks), "--out", str(out), "-j", "4", "--allow-task-local")
     try:
         deadline = time.monotonic() + 30
         while len(processes_with_marker(marker)) < 4 and time.monotonic() < deadline:

@@ -47,9 +47,11 @@ def test_cli_no_task_trust_refuses_trust_workspace(tmp_path: Path) -> None:
         {"id": "trusting", "trust_workspace": True, "commands": ["true"]},
         {"id": "fine", "commands": ["true"]},
     ]
-    code, err, results = _cli(tmp_path, lines, "--no-task-trust")
-    assert code == 1 and set(results) == {"fine"}, err
-    assert "task trusting: trust_workspace is refused by --no-task-trust" in err
+    for flags in ((), ("--no-task-trust",)):  # the default since round 8; the flag is still accepted
+        code, err, results = _cli(tmp_path, lines, *flags)
+        assert code == 1 and set(results) == {"fine"}, err
+        assert "task trusting: trust_workspace is refused" in err and "--allow-task-trust" in err
+        (tmp_path / "results.jsonl").unlink()
     code, err, _ = _cli(tmp_path, lines, "--no-task-trust", "--trust-workspace")
     assert code == 2 and "contradict" in err
 
@@ -88,8 +90,8 @@ def test_cli_allow_task_backend_keys_lets_them_through(tmp_path: Path) -> None:
 
 def test_cli_limits_are_a_ceiling_a_task_may_only_lower(tmp_path: Path) -> None:
     lines: list[dict[str, object]] = [
-        {"id": "loose", "sandbox": {"type": "local", "limits": {"pids": 100000}}, "commands": ["true"]},
-        {"id": "tight", "sandbox": {"type": "local", "limits": {"pids": 64}}, "commands": ["true"]},
+        {"id": "loose", "sandbox": {"type": "bwrap", "limits": {"pids": 100000}}, "commands": ["true"]},
+        {"id": "tight", "sandbox": {"type": "bwrap", "limits": {"pids": 64}}, "commands": ["true"]},
         {"id": "none", "commands": ["true"]},
     ]
     code, err, results = _cli(tmp_path, lines, "--pids", "256")

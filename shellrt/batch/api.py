@@ -16,24 +16,32 @@ and ``resume=True`` skips the ids already there.
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import tempfile
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 from anyio.abc import ObjectReceiveStream
 
+from sandbox import ResourceLimits
+from shellrt.batch.ceilings import machine_ceilings
 from shellrt.batch.dataset_masks import dataset_masks, workspace_sources
 from shellrt.batch.floor import TaskFloor, TaskRefused
-from shellrt.batch.local import LocalRunner, TaskSource, aiter_tasks
+from shellrt.batch.local import LocalRunner, TaskSource, aiter_tasks, default_concurrency
+from shellrt.batch.output_budget import machine_output_budget
 from shellrt.batch.pool import PoolStats, ReuseMode
 from shellrt.batch.results import ResultWriter, TaskResult, read_finished_ids
 from shellrt.batch.tasks import Task
 
 __all__ = ["BatchRun", "run", "run_sync"]
+
+#: Limits from the machine (`shellrt.batch.ceilings`), an output budget from the free disk.
+Machine = Literal["machine"]
 
 
 class BatchRun:
@@ -61,8 +69,18 @@ class BatchRun:
         dataset_paths: Iterable[str | os.PathLike[str]] | None = None,
         floor: TaskFloor | None = None,
         on_refused: Callable[[Task, TaskRefused], None] | None = None,
+        default_limits: ResourceLimits | Machine | None = "machine",
+        output_budget: int | Machine | None = "machine",
     ) -> None:
         self._tasks = tasks
+        slots = concurrency or default_concurrency(backend_hint)
+        if default_limits == "machine" and ray_address is None:
+            default_limits = machine_ceilings(slots)
+        unset = floor is not None and not floor.default_limits.model_dump(exclude_none=True)
+        if floor is not None and unset and isinstance(default_limits, ResourceLimits):
+            floor = dataclasses.replace(floor, default_limits=default_limits)  # a task may not ask more
+        self._default_limits = default_limits
+        self._output_budget = output_budget
         self._floor = floor
         self._on_refused = on_refused
         #: Ids ``floor`` refused (never run), with the reason.
@@ -155,6 +173,8 @@ class BatchRun:
             from shellrt.batch.ray_runner import RayRunner
 
             options: dict[str, Any] = {
+                "default_limits": self._default_limits,
+                "output_budget": self._output_budget,
                 "reuse": self._reuse,
                 "hidden_paths": self._hidden,
                 "dataset_paths": self._dataset,
@@ -169,8 +189,16 @@ class BatchRun:
             reuse=self._reuse,
             hidden_paths=self._hidden,
             dataset_paths=self._dataset,
+            default_limits=self._default_limits if isinstance(self._default_limits, ResourceLimits) else None,
+            output_budget=self._budget(),
         )
         return self._runner.open(source)
+
+    def _budget(self) -> int | None:
+        if self._output_budget != "machine":
+            return self._output_budget
+        spools = Path(tempfile.gettempdir())  # the tasks' private directories
+        return machine_output_budget([self._artifacts or spools, spools])
 
 
 async def _written(
@@ -198,6 +226,8 @@ def run(
     dataset_paths: Iterable[str | os.PathLike[str]] | None = None,
     floor: TaskFloor | None = None,
     on_refused: Callable[[Task, TaskRefused], None] | None = None,
+    default_limits: ResourceLimits | Machine | None = "machine",
+    output_budget: int | Machine | None = "machine",
 ) -> BatchRun:
     """Run ``tasks`` (each in its own sandbox); results arrive in completion order.
 
@@ -212,9 +242,16 @@ def run(
     task file. ``dataset_paths``: host paths masked in every task's sandbox yet still copied into
     the workspace that names them (default: the workspace sources of ``tasks`` when it is a list
     or tuple; give them for a lazy source, e.g. `dataset_masks(scan_task_file(path), path)`).
-    ``floor``: the operator's `TaskFloor` (forced backend, no trust, no widening backend keys,
-    limits a task may only tighten); a task above it is not run: ``on_refused`` sees it and
-    ``BatchRun.refused`` keeps its reason.
+    ``floor``: the operator's `TaskFloor` for tasks someone else wrote (``TaskFloor()`` is
+    ``shellrt batch run`` without flags: no ``local``, no trust, no widening backend keys or
+    network, tool_use in at most ``acceptEdits``; ``TaskFloor.trusting()`` lets the task file
+    choose); a task above it is not run: ``on_refused`` sees it and ``BatchRun.refused`` keeps its
+    reason. ``floor=None`` (default): the tasks are the caller's own, built in code, and run as
+    they say. ``default_limits``: limits a task that sets none gets where its backend enforces
+    them (``"machine"``: this machine's share per concurrent task, `shellrt.batch.ceilings`; on
+    Ray each node's own); with a floor, a task may not ask for more. ``output_budget``: bytes of
+    output and collected files the whole run may hold on disk at once (``"machine"``: half the
+    free space; None: unbounded).
     """
     return BatchRun(
         tasks,
@@ -231,6 +268,8 @@ def run(
         dataset_paths=dataset_paths,
         floor=floor,
         on_refused=on_refused,
+        default_limits=default_limits,
+        output_budget=output_budget,
     )
 
 

@@ -1,10 +1,15 @@
-"""The operator's floor under a task file they did not write (``shellrt batch run --sandbox ...``).
+"""The operator's floor under a task file they did not write (``shellrt batch run``).
 
-A task file chooses each task's backend, its limits, its backend keys and whether tool_use
-commands obey the workspace's own settings (hooks run on the host). Whoever runs a task file
-someone else wrote sets a floor here: a task asking for more than it allows is *refused*
-(reported like an invalid line, never run) -- never silently rewritten, so the results say
-exactly what ran.
+A task file chooses each task's backend, its network, its limits, its backend keys, the
+permission mode and allow rules of its tool_use commands and whether those obey the workspace's
+own settings (hooks run on the host). Whoever runs a task file someone else wrote sets a floor
+here: a task asking for more than it allows is *refused* (reported like an invalid line, never
+run) -- never silently rewritten, so the results say exactly what ran. What a task leaves unset
+gets the operator's value (the backend, the permission mode, the limits).
+
+The defaults are the safe ones (the CLI's without flags): no ``local`` backend, no trust, no
+widening backend keys, no network beyond ``allowed_domains``, tool_use commands in at most
+``acceptEdits`` mode. `TaskFloor.trusting` lets the task file choose everything, as before.
 """
 
 from __future__ import annotations
@@ -12,7 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sandbox import BwrapConfig, DockerConfig, LocalConfig, ResourceLimits
+from sandbox.policy import domain_matches, normalize_domain
 from shellrt.batch.tasks import CommandSpec, Task
+from shellrt.permissions.modes import PERMISSION_MODES
+from shellrt.permissions.rules import parse_rule
 
 __all__ = ["WIDENING_BACKEND_KEYS", "TaskFloor", "TaskRefused"]
 
@@ -32,6 +40,13 @@ WIDENING_BACKEND_KEYS = frozenset(
     }
 )
 
+#: How much each permission mode lets a tool_use call do without asking (no one is asked in a
+#: batch: an ask is a deny, so ``default`` and ``dontAsk`` are the same there).
+_MODE_RANK = {"plan": 0, "default": 1, "dontAsk": 1, "acceptEdits": 2, "bypassPermissions": 3}
+assert set(_MODE_RANK) == set(PERMISSION_MODES)
+
+_CONFIGS = {"local": LocalConfig, "bwrap": BwrapConfig, "docker": DockerConfig}
+
 
 class TaskRefused(ValueError):
     """A task asks for more than the operator's floor allows; the message says which flag allows it."""
@@ -39,29 +54,70 @@ class TaskRefused(ValueError):
 
 @dataclass(frozen=True)
 class TaskFloor:
-    """What the operator allows a task file to choose. The default allows what a task file could
-    always choose except the boundary-widening backend keys."""
+    """What the operator allows a task file to choose. The defaults allow nothing that widens the
+    sandbox, the network or the permissions (the CLI's defaults); each ``allow_*`` opens one."""
 
     #: Every task runs on this backend (``bwrap``, ``docker``, ``local``); a task naming another is
-    #: refused; a task without a ``sandbox`` gets it. None: the task file chooses.
+    #: refused; a task without a ``sandbox`` type gets it. None: the task file chooses.
     sandbox: str | None = None
+    #: A task may choose ``local`` (no sandbox). Without it a task naming no backend gets ``bwrap``;
+    #: with it, the task file's own default (``local``), as before.
+    allow_local: bool = False
     #: The task file may set ``trust_workspace`` (workspace hooks and allow rules obeyed).
-    allow_task_trust: bool = True
+    allow_task_trust: bool = False
     #: The task file may set `WIDENING_BACKEND_KEYS` and a task's or command's ``user``.
     allow_backend_keys: bool = False
+    #: The task file may choose network ``host``/``bridge`` and any allowed domain.
+    allow_network: bool = False
+    #: Domains a task may allow (``allowed_domains``, ``WebFetch(domain:...)`` allow rules) without
+    #: ``allow_network``; ``*.example.org`` covers its subdomains.
+    allowed_domains: tuple[str, ...] = ()
+    #: The most a tool_use task's ``permission_mode`` may allow, and the mode of one that sets none.
+    permission_mode: str = "acceptEdits"
     #: Limits every task gets; a task may set a lower value, never a higher one or none.
     limits: ResourceLimits = field(default_factory=ResourceLimits)
+    #: The machine's default ceilings (`shellrt.batch.ceilings`): a task may not ask for more
+    #: (unless ``allow_task_limits``); what it leaves unset the worker fills in where its backend
+    #: enforces it (a ceiling a backend cannot enforce would refuse every task on it).
+    default_limits: ResourceLimits = field(default_factory=ResourceLimits)
+    #: A task may ask for limits above ``default_limits`` (never above ``limits``).
+    allow_task_limits: bool = False
+
+    def __post_init__(self) -> None:
+        if self.permission_mode not in _MODE_RANK:
+            raise ValueError(
+                f"permission_mode {self.permission_mode!r} is not one of {', '.join(_MODE_RANK)}"
+            )
+        if self.sandbox is not None and self.sandbox not in _CONFIGS:
+            raise ValueError(f"sandbox {self.sandbox!r} is not one of {', '.join(_CONFIGS)}")
+        object.__setattr__(self, "allowed_domains", tuple(normalize_domain(d) for d in self.allowed_domains))
+
+    @classmethod
+    def trusting(cls, **overrides: object) -> TaskFloor:
+        """The task file chooses everything (``--trust-task-file``): for a task file you wrote."""
+        opened: dict[str, object] = {
+            "allow_local": True,
+            "allow_task_trust": True,
+            "allow_backend_keys": True,
+            "allow_network": True,
+            "permission_mode": "bypassPermissions",
+            "allow_task_limits": True,
+        }
+        return cls(**{**opened, **overrides})  # type: ignore[arg-type]
 
     def apply(self, task: Task) -> Task:
         """``task`` with the floor applied, or `TaskRefused` saying what to change."""
         if not self.allow_task_trust and task.trust_workspace:
             raise TaskRefused(
-                f"task {task.id}: trust_workspace is refused by --no-task-trust (workspace hooks would "
-                "run on the host); drop it from the task or run without --no-task-trust"
+                f"task {task.id}: trust_workspace is refused (workspace hooks would run on the host); "
+                "drop it from the task, or run with --allow-task-trust (allow_task_trust=True in Python)"
             )
         if not self.allow_backend_keys:
             self._check_keys(task)
-        task = self._force_sandbox(task)
+        task = self._choose_sandbox(task)
+        if not self.allow_network:
+            self._check_network(task)
+        task = self._permissions(task)
         return self._limit(task)
 
     def _check_keys(self, task: Task) -> None:
@@ -76,33 +132,110 @@ class TaskFloor:
                 "the operator passes --allow-task-backend-keys (allow_backend_keys=True in Python)"
             )
 
-    def _force_sandbox(self, task: Task) -> Task:
-        if self.sandbox is None:
-            return task
+    def _choose_sandbox(self, task: Task) -> Task:
+        named = "sandbox" in task.model_fields_set and "backend" in task.sandbox.model_fields_set
         asked = task.sandbox.backend.type
-        if "sandbox" not in task.model_fields_set:
-            config = {"local": LocalConfig, "bwrap": BwrapConfig, "docker": DockerConfig}[self.sandbox]()
-            return task.model_copy(update={"sandbox": task.sandbox.model_copy(update={"backend": config})})
-        if asked != self.sandbox:
+        if named and self.sandbox is not None and asked != self.sandbox:
             raise TaskRefused(
                 f"task {task.id}: asks for sandbox {asked!r} but the operator forces {self.sandbox!r} "
                 f"(--sandbox {self.sandbox}); drop its sandbox type or run with --sandbox {asked}"
             )
+        if named and asked == "local" and self.sandbox != "local" and not self.allow_local:
+            raise TaskRefused(
+                f"task {task.id}: asks for the local backend (no sandbox: its commands would run as you, "
+                "on the host); refused unless --allow-task-local (allow_local=True in Python)"
+            )
+        if named:
+            return task
+        default = self.sandbox or ("local" if self.allow_local else "bwrap")
+        if default == asked:
+            return task
+        backend = _CONFIGS[default]()
+        return task.model_copy(update={"sandbox": task.sandbox.model_copy(update={"backend": backend})})
+
+    def _check_network(self, task: Task) -> None:
+        network = task.sandbox.network
+        if network in ("host", "bridge"):
+            raise TaskRefused(
+                f"task {task.id}: asks for network {network!r} (unfiltered network access); refused "
+                "unless --allow-task-network (allow_network=True in Python)"
+            )
+        wanted = [*task.sandbox.allowed_domains, *self._webfetch_domains(task)]
+        beyond = [d for d in wanted if not any(_covers(op, d) for op in self.allowed_domains)]
+        if beyond:
+            raise TaskRefused(
+                f"task {task.id}: allows {', '.join(sorted({_shown(d) for d in beyond}))} beyond the "
+                "operator's domains; "
+                "refused unless --allow-domain DOMAIN for each (allowed_domains in Python) or "
+                "--allow-task-network"
+            )
+
+    @staticmethod
+    def _webfetch_domains(task: Task) -> list[str]:
+        """Domains the task's allow rules let WebFetch reach from the host (``*``: any)."""
+        domains: list[str] = []
+        for text in task.allow:
+            try:
+                rule = parse_rule(text, "allow")
+            except ValueError as exc:
+                raise TaskRefused(f"task {task.id}: allow rule {text!r}: {exc}") from None
+            if rule.tool == "WebFetch":
+                domains.append("*" if rule.specifier is None else rule.specifier[len("domain:") :])
+        return domains
+
+    def _permissions(self, task: Task) -> Task:
+        if not task.uses_tools:
+            return task
+        mode = task.permission_mode
+        if "permission_mode" not in task.model_fields_set:
+            if _MODE_RANK.get(mode, 99) <= _MODE_RANK[self.permission_mode]:
+                return task
+            return task.model_copy(update={"permission_mode": self.permission_mode})
+        if mode not in _MODE_RANK:
+            raise TaskRefused(
+                f"task {task.id}: permission_mode {mode!r} is not one of {', '.join(_MODE_RANK)}"
+            )
+        if _MODE_RANK[mode] > _MODE_RANK[self.permission_mode]:
+            raise TaskRefused(
+                f"task {task.id}: permission_mode {mode} allows more than the operator's "
+                f"{self.permission_mode}; refused unless --permission-mode {mode} "
+                f"(permission_mode={mode!r} in Python)"
+            )
         return task
 
     def _limit(self, task: Task) -> Task:
-        ceiling = self.limits.model_dump(exclude_none=True)
-        if not ceiling:
-            return task
+        explicit = self.limits.model_dump(exclude_none=True)
+        defaults = {} if self.allow_task_limits else self.default_limits.model_dump(exclude_none=True)
         asked = task.sandbox.limits.model_dump()
         merged = dict(asked)
-        for key, cap in ceiling.items():
+        for key in {*explicit, *defaults}:
+            cap = explicit.get(key, defaults.get(key))
             value = asked.get(key)
             if value is not None and value > cap:
+                flag = _LIMIT_FLAGS[key]
                 raise TaskRefused(
                     f"task {task.id}: limits.{key}={value} is above the operator's {cap}; a task may "
-                    "only tighten the limits given on the command line"
+                    f"only tighten it: lower it in the task, or raise it with {flag}"
                 )
-            merged[key] = cap if value is None else value
+            if key in explicit and value is None:
+                merged[key] = cap
+        if merged == asked:
+            return task
         limits = ResourceLimits(**merged)
         return task.model_copy(update={"sandbox": task.sandbox.model_copy(update={"limits": limits})})
+
+
+_LIMIT_FLAGS = {"memory_bytes": "--memory", "pids": "--pids", "cpus": "--cpus", "tmp_bytes": "--tmp-size"}
+
+
+def _shown(domain: str) -> str:
+    return "WebFetch to any domain" if domain == "*" else domain
+
+
+def _covers(operator: str, wanted: str) -> bool:
+    """Whether the operator's domain pattern covers the task's (a name, or ``*.x`` for x's subdomains)."""
+    if wanted == "*":
+        return False
+    if operator.startswith("*.") and wanted.startswith("*."):
+        return wanted == operator or wanted.endswith(operator[1:])
+    return domain_matches(wanted, operator)

@@ -38,6 +38,8 @@ from pathlib import Path
 import anyio
 from anyio.abc import ObjectReceiveStream
 
+from sandbox import ResourceLimits
+from shellrt.batch.output_budget import RunOutputBudget
 from shellrt.batch.pool import PoolStats, ReuseMode, SandboxPool
 from shellrt.batch.results import TaskResult
 from shellrt.batch.tasks import Task
@@ -86,6 +88,8 @@ class LocalRunner:
         reuse: ReuseMode = "auto",
         hidden_paths: tuple[Path, ...] = (),
         dataset_paths: tuple[Path, ...] = (),
+        default_limits: ResourceLimits | None = None,
+        output_budget: int | None = None,
     ) -> None:
         self.concurrency = concurrency or default_concurrency(backend_hint)
         self.reuse: ReuseMode = reuse
@@ -100,6 +104,8 @@ class LocalRunner:
             scratch_dir=scratch_dir,
             hidden_paths=hidden_paths,
             dataset_paths=dataset_paths,
+            default_limits=default_limits or ResourceLimits(),
+            output_budget=RunOutputBudget(output_budget) if output_budget is not None else None,
         )
 
     @asynccontextmanager

@@ -42,7 +42,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import ray
@@ -50,7 +50,10 @@ import ray.exceptions
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+from sandbox import ResourceLimits
+from shellrt.batch.ceilings import machine_ceilings
 from shellrt.batch.local import TaskSource, aiter_tasks
+from shellrt.batch.output_budget import RunOutputBudget, machine_output_budget
 from shellrt.batch.pool import ReuseMode, SandboxPool
 from shellrt.batch.results import TaskResult
 from shellrt.batch.tasks import Task
@@ -107,13 +110,26 @@ class ShellrtNodeActor:
         reuse: ReuseMode = "auto",
         hidden_paths: tuple[str, ...] = (),
         dataset_paths: tuple[str, ...] = (),
+        default_limits: dict[str, Any] | str | None = "machine",
+        output_budget: int | str | None = "machine",
     ) -> None:
+        # "machine": this node's share of its own memory, threads and disk (the driver's differ).
+        limits = (
+            machine_ceilings(slots)
+            if default_limits == "machine"
+            else ResourceLimits.model_validate(default_limits or {})
+        )
+        if output_budget == "machine":
+            spools = Path(scratch_dir) if scratch_dir else Path(tempfile.gettempdir())
+            output_budget = machine_output_budget([Path(artifacts_dir), spools])
         self.settings = WorkerSettings(
             artifacts_dir=Path(artifacts_dir),
             node=NodeInfo(node=node_id, hostname=socket.gethostname(), label=label),
             scratch_dir=Path(scratch_dir) if scratch_dir else None,
             hidden_paths=tuple(Path(p) for p in hidden_paths),
             dataset_paths=tuple(Path(p) for p in dataset_paths),
+            default_limits=limits,
+            output_budget=RunOutputBudget(int(output_budget)) if output_budget is not None else None,
         )
         self._running: set[asyncio.Task[Any]] = set()
         self._closing = False
@@ -223,8 +239,17 @@ class RayRunner:
         reuse: ReuseMode = "auto",
         hidden_paths: tuple[Path, ...] = (),
         dataset_paths: tuple[Path, ...] = (),
+        default_limits: ResourceLimits | Literal["machine"] | None = "machine",
+        output_budget: int | Literal["machine"] | None = "machine",
     ) -> None:
         self.address = address
+        #: Limits a task that sets none gets, and each node's output budget ("machine": the node's own share).
+        self.default_limits: dict[str, Any] | str | None = (
+            default_limits.model_dump(exclude_none=True)
+            if isinstance(default_limits, ResourceLimits)
+            else default_limits
+        )
+        self.output_budget = output_budget
         self.run_id = uuid.uuid4().hex[:8]
         self.artifacts_dir = artifacts_dir or Path(
             tempfile.mkdtemp(prefix=f"shellrt-batch-ray-{self.run_id}-")
@@ -353,6 +378,8 @@ class RayRunner:
                 self.reuse,
                 self.hidden_paths,
                 self.dataset_paths,
+                self.default_limits,
+                self.output_budget,
             )
             self._nodes[node_id] = _Node(node_id=node_id, label=label, slots=slots, actor=actor)
             added += 1

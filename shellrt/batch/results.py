@@ -67,6 +67,9 @@ class CommandOutcome(BaseModel):
     stdout_truncated: bool = False
     stderr_truncated: bool = False
     stderr_path: str | None = None
+    #: Why the saved output (``output_path``/``stderr_path``, or the spool a preview's tail came
+    #: from) misses bytes: a per-command, per-task or run output budget, a full disk. None: whole.
+    output_lost: str | None = None
 
 
 class TaskResult(BaseModel):

@@ -79,7 +79,8 @@ class TaskSandbox(BaseModel):
             for key in ("network", "allowed_domains", "denied_domains", "limits", "reuse"):
                 if key in rest:
                     out[key] = rest.pop(key)
-            out["backend"] = rest or {"type": "local"}
+            if rest:  # no key of the backend's: left unset, so an operator's floor can choose it
+                out["backend"] = rest
             return out
         return data
 

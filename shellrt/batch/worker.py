@@ -32,11 +32,21 @@ from typing import Any
 
 import anyio
 
-from sandbox import BwrapConfig, DockerConfig, SandboxBackend, SandboxConfig, SandboxPolicy, WorkspaceExporter
+from sandbox import (
+    BwrapConfig,
+    DockerConfig,
+    ResourceLimits,
+    SandboxBackend,
+    SandboxConfig,
+    SandboxPolicy,
+    WorkspaceExporter,
+)
 from sandbox._workspace_copy import copy_workspace
 from sandbox.confine import open_beneath
 from sandbox.factory import create_backend
+from shellrt.batch.ceilings import with_default_limits
 from shellrt.batch.dataset_masks import unmaskable, with_dataset_masks
+from shellrt.batch.output_budget import RunOutputBudget, TaskQuota
 from shellrt.batch.pool import Lease, SandboxPool
 from shellrt.batch.results import CommandOutcome, TaskResult, TaskStatus
 from shellrt.batch.tasks import CommandSpec, Task
@@ -80,6 +90,10 @@ class WorkerSettings:
     #: The run's data (`shellrt.batch.dataset_masks`): every task's workspace source and the task
     #: file's tree. Masked in every sandbox, yet still copied into the workspace that names them.
     dataset_paths: tuple[Path, ...] = ()
+    #: Limits a task that sets none gets where its backend enforces them (`shellrt.batch.ceilings`).
+    default_limits: ResourceLimits = field(default_factory=ResourceLimits)
+    #: Output bytes the whole run may hold on disk at once (`shellrt.batch.output_budget`); None: unbounded.
+    output_budget: RunOutputBudget | None = None
 
 
 def _sandbox_config(task: Task) -> SandboxConfig:
@@ -133,6 +147,9 @@ class TaskRun:
         self._supervisor: Any = None
         self._runtime: Any = None
         self._workspace: Path | None = None
+        #: This task's spool quota (it takes from the run's output budget) and the bytes it kept.
+        self._quota: TaskQuota | None = None
+        self._kept = 0
 
     @property
     def artifacts(self) -> Path:
@@ -188,6 +205,8 @@ class TaskRun:
         # Left out of the copy: the masks, never the run's data (a task's own source is one).
         hidden = [*own, *map(str, policy.read_denied)]
         policy = with_dataset_masks(policy, self.settings.dataset_paths)
+        config = _sandbox_config(task)
+        policy = with_default_limits(policy, config, self.settings.default_limits)
         if task.workspace is not None:
             source = task.workspace
             try:
@@ -197,7 +216,6 @@ class TaskRun:
         else:
             workspace.mkdir()
         self._workspace = workspace
-        config = _sandbox_config(task)
         half = max(task.collect.preview_bytes // 2, 1)
         if task.uses_tools:
             from shellrt.runtime import Runtime
@@ -227,8 +245,11 @@ class TaskRun:
                 self._stack.push_async_callback(backend.close)
                 await backend.start()
             self.backend = backend
+            budget = self.settings.output_budget
+            if budget is not None:
+                self._quota = TaskQuota(budget)
             self._supervisor = await self._stack.enter_async_context(
-                Supervisor(backend, session_dir=self._tmp / "session", preview_bytes=half)
+                Supervisor(backend, session_dir=self._tmp / "session", preview_bytes=half, quota=self._quota)
             )
 
     def _own_files(self) -> set[str]:
@@ -300,6 +321,14 @@ class TaskRun:
             await self._stack.aclose()
         except Exception:
             log.warning("task %s: teardown failed", self.task.id, exc_info=True)
+        finally:
+            self._give_back()
+
+    def _give_back(self) -> None:
+        """Return this task's spool bytes to the run's budget (the spools are gone; kept ones stay counted)."""
+        quota, self._quota = self._quota, None
+        if quota is not None:
+            quota.budget.give_back(max(0, quota.taken - self._kept))
 
     # --- commands -----------------------------------------------------------------------
     async def _run_command(self, index: int, spec: CommandSpec | ToolUseBlock) -> CommandOutcome:
@@ -317,9 +346,9 @@ class TaskRun:
         )
         output_path = stderr_path = None
         if collect.output == "full":
-            output_path = await _keep(Path(result.output_path), self.artifacts / f"cmd-{index}.out")
+            output_path = await self._keep(Path(result.output_path), self.artifacts / f"cmd-{index}.out")
             if result.stderr_path is not None:
-                stderr_path = await _keep(Path(result.stderr_path), self.artifacts / f"cmd-{index}.err")
+                stderr_path = await self._keep(Path(result.stderr_path), self.artifacts / f"cmd-{index}.err")
         # One rule with the Bash tool: non-zero fails unless it is a documented answer (grep 1, …).
         failed = result.timed_out or result.exit_code is None or exit_is_error(spec.label, result.exit_code)
         failed = failed or result.output_lost is not None
@@ -343,7 +372,14 @@ class TaskRun:
             stdout_truncated=result.stdout_truncated,
             stderr_truncated=result.stderr_truncated,
             stderr_path=stderr_path,
+            output_lost=result.output_lost,
         )
+
+    async def _keep(self, source: Path, dest: Path) -> str:
+        """Move a spool file into the task's artifacts; its bytes stay counted in the run's budget."""
+        kept = await _keep(source, dest)
+        self._kept += os.stat(kept).st_size
+        return kept
 
     async def _run_tool_use(self, index: int, block: ToolUseBlock) -> CommandOutcome:
         collect = self.task.collect
@@ -360,10 +396,17 @@ class TaskRun:
         envelope = envelopes[0]
         text: str = envelope.model.text()
         output_path: str | None = None
+        output_lost: str | None = None
         if collect.output == "full":
-            dest = self.artifacts / f"cmd-{index}.out"
-            await anyio.to_thread.run_sync(lambda: _write_text(dest, text))
-            output_path = str(dest)
+            data = text.encode("utf-8", "replace")
+            budget = self.settings.output_budget
+            if budget is None or budget.take(len(data)) == len(data):
+                dest = self.artifacts / f"cmd-{index}.out"
+                await anyio.to_thread.run_sync(lambda: _write_bytes(dest, data))
+                output_path = str(dest)
+            else:
+                budget.give_back(len(data))  # all or nothing: a cut tool_result would mislead
+                output_lost = budget.used_up()
         preview, truncated = _cut(text, collect.preview_bytes)
         return CommandOutcome(
             index=index,
@@ -375,6 +418,7 @@ class TaskRun:
             preview=None if collect.output == "none" else preview,
             truncated=truncated,
             output_path=output_path,
+            output_lost=output_lost,
         )
 
     # --- files ------------------------------------------------------------------------------
@@ -386,8 +430,22 @@ class TaskRun:
             root = self._tmp / "exported"
             await self.backend.export_workspace(root)
         dest = self.artifacts / "files"
-        patterns, budget = self.task.collect.files, self.task.collect.max_bytes
-        return await anyio.to_thread.run_sync(lambda: _copy_matches(root, patterns, dest, budget))
+        patterns, wanted = self.task.collect.files, self.task.collect.max_bytes
+        run_budget = self.settings.output_budget
+        if run_budget is None:
+            return await anyio.to_thread.run_sync(lambda: _copy_matches(root, patterns, dest, wanted))
+        reserved = run_budget.take(wanted)  # given back, but for what was copied, below
+        copied: list[int] = [0]
+        try:
+            return await anyio.to_thread.run_sync(
+                lambda: (
+                    _copy_matches(root, patterns, dest, reserved, copied, run_budget.used_up())
+                    if reserved < wanted
+                    else _copy_matches(root, patterns, dest, reserved, copied)
+                )
+            )
+        finally:
+            run_budget.give_back(reserved - copied[0])
 
     async def _release(self) -> None:
         if self.pool is not None and self._lease is not None:
@@ -421,9 +479,9 @@ async def _keep(source: Path, dest: Path) -> str:
     return str(dest)
 
 
-def _write_text(dest: Path, text: str) -> None:
+def _write_bytes(dest: Path, data: bytes) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(text, encoding="utf-8")
+    dest.write_bytes(data)
 
 
 class CollectTooLargeError(Exception):
@@ -487,14 +545,23 @@ def _entries(directory: str) -> list[tuple[str, bool]]:
         return []
 
 
-def _copy_matches(root: Path, patterns: tuple[str, ...], dest: Path, max_bytes: int) -> list[str]:
+def _copy_matches(
+    root: Path,
+    patterns: tuple[str, ...],
+    dest: Path,
+    max_bytes: int,
+    copied_bytes: list[int] | None = None,
+    over_budget: str | None = None,
+) -> list[str]:
     """Copy regular files matching ``patterns`` (paths or globs) from ``root``; never through a link.
 
     Matching only lists names; each file is then opened anchored below ``root`` with no
     symlink or ``..`` on the way and only when it is a regular file (`open_beneath`): a
     command still running (a background task) may swap a listed file for a link to a host
     secret or for a FIFO, and this copy runs on the host, as the caller. At most ``max_bytes``
-    in all (`CollectTooLargeError`): the command chose the files' sizes.
+    in all (`CollectTooLargeError`): the command chose the files' sizes. ``copied_bytes[0]``
+    counts the bytes left on disk; ``over_budget`` is the error when ``max_bytes`` is the run's
+    output budget rather than the task's ``collect.max_bytes``.
     """
     names: set[str] = set()
     for pattern in patterns:
@@ -521,14 +588,19 @@ def _copy_matches(root: Path, patterns: tuple[str, ...], dest: Path, max_bytes: 
             target = dest / rel
             try:
                 target.parent.mkdir(parents=True, exist_ok=True)
-                budget -= _copy_bounded(fd, target, budget)
+                size = _copy_bounded(fd, target, budget)
             finally:
                 os.close(fd)
+            budget -= size
             if budget < 0:
+                if over_budget is not None:
+                    raise CollectTooLargeError(f"collect.files at {rel!r}: {over_budget}")
                 raise CollectTooLargeError(
                     f"collect.files adds up to more than collect.max_bytes ({max_bytes:,} bytes) at {rel!r}; "
                     "narrow the patterns or raise collect.max_bytes in the task"
                 )
+            if copied_bytes is not None:
+                copied_bytes[0] += size
             copied.append(Path(rel).as_posix())
     finally:
         os.close(root_fd)

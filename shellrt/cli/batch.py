@@ -12,10 +12,14 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shellrt.cli._sandbox_options import parse_size
+
+if TYPE_CHECKING:
+    from shellrt.batch import Task, TaskFloor
 
 __all__ = ["register"]
 
@@ -78,19 +82,34 @@ def register(subparsers: Any) -> None:
         help="every task obeys its workspace's own settings files (as the task field trust_workspace)",
     )
     floor = run.add_argument_group(
-        'operator floor (a task file you did not write: docs/batch.md, "Running a task file you did not write")'
+        "operator floor (the task file is not trusted by default: docs/batch.md, "
+        '"Running a task file you did not write")'
     )
     floor.add_argument(
         "--sandbox",
         choices=("bwrap", "docker", "local"),
         default=None,
-        help="every task runs on this backend; a task naming another is refused (skipped, exit 1)",
+        help="every task runs on this backend; a task naming another is refused (skipped, exit 1). "
+        "Default: a task may choose bwrap or docker, one naming none runs on bwrap",
     )
     floor.add_argument(
-        "--no-task-trust",
+        "--trust-task-file",
         action="store_true",
-        help="refuse tasks that set trust_workspace (workspace hooks would run on the host)",
+        help="the task file chooses everything, as a file you wrote (all --allow-task-* below, "
+        "--permission-mode bypassPermissions, limits above the machine's defaults)",
     )
+    floor.add_argument(
+        "--allow-task-local",
+        action="store_true",
+        help="a task may choose the local backend (no sandbox: commands run as you, on the host); "
+        "a task naming no backend then runs on local too",
+    )
+    floor.add_argument(
+        "--allow-task-trust",
+        action="store_true",
+        help="a task may set trust_workspace (its workspace's hooks would run on the host)",
+    )
+    floor.add_argument("--no-task-trust", action="store_true", help=argparse.SUPPRESS)  # the default now
     floor.add_argument(
         "--allow-task-backend-keys",
         action="store_true",
@@ -98,16 +117,65 @@ def register(subparsers: Any) -> None:
         "(refused by default: they widen the sandbox's boundary)",
     )
     floor.add_argument(
-        "--memory", type=parse_size, default=None, metavar="SIZE", help="per-task memory ceiling"
+        "--allow-task-network",
+        action="store_true",
+        help="a task may choose network host or bridge and allow any domain",
     )
-    floor.add_argument("--pids", type=int, default=None, metavar="N", help="per-task process ceiling")
+    floor.add_argument(
+        "--allow-domain",
+        action="append",
+        default=[],
+        metavar="DOMAIN",
+        help="a task may allow this domain (allowed_domains, WebFetch(domain:...) rules); "
+        "*.example.org covers its subdomains; repeat for more",
+    )
+    floor.add_argument(
+        "--permission-mode",
+        choices=("plan", "default", "dontAsk", "acceptEdits", "bypassPermissions"),
+        default=None,
+        help="the most a tool_use task's permission_mode may allow, and the mode of one that sets none "
+        "(default: acceptEdits)",
+    )
+    floor.add_argument(
+        "--memory",
+        type=parse_size,
+        default=None,
+        metavar="SIZE",
+        help="per-task memory ceiling (default: 3/4 of the memory divided by --concurrency, where the "
+        "backend enforces it)",
+    )
+    floor.add_argument(
+        "--pids",
+        type=int,
+        default=None,
+        metavar="N",
+        help="per-task process ceiling (default: from the machine)",
+    )
     floor.add_argument("--cpus", type=float, default=None, metavar="N", help="per-task CPU ceiling (cores)")
     floor.add_argument(
-        "--tmp-size", type=parse_size, default=None, metavar="SIZE", help="per-task /tmp ceiling"
+        "--tmp-size",
+        type=parse_size,
+        default=None,
+        metavar="SIZE",
+        help="per-task /tmp ceiling (default: half the memory ceiling, where the backend enforces it)",
+    )
+    floor.add_argument(
+        "--output-budget",
+        type=_budget,
+        default="machine",
+        metavar="SIZE",
+        help="output and collected files the whole run may hold on disk at once (default: half the "
+        "free space; 'none': no limit)",
     )
     run.add_argument("--quiet", "-q", action="store_true", help="no progress line and no summary")
     run.set_defaults(func=_run)
     parser.set_defaults(func=lambda _args: _usage(parser))
+
+
+def _budget(text: str) -> int | str | None:
+    if text.strip().lower() in ("none", "machine"):  # argparse passes a string default through here
+        return None if text.strip().lower() == "none" else "machine"
+    return parse_size(text)
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
@@ -129,8 +197,15 @@ def _run(args: argparse.Namespace) -> int:
     if args.concurrency is not None and args.concurrency < 1:
         print("shellrt batch: --concurrency must be at least 1", file=sys.stderr)
         return 2
-    if args.trust_workspace and args.no_task_trust:
-        print("shellrt batch: --trust-workspace and --no-task-trust contradict each other", file=sys.stderr)
+    for wide in ("trust_workspace", "allow_task_trust", "trust_task_file"):
+        if args.no_task_trust and getattr(args, wide):
+            flag = "--" + wide.replace("_", "-")
+            print(f"shellrt batch: {flag} and --no-task-trust contradict each other", file=sys.stderr)
+            return 2
+    try:
+        floor = _floor(args)
+    except ValueError as exc:
+        print(f"shellrt batch: {exc}", file=sys.stderr)
         return 2
     if args.resume and not args.out.exists():
         print(f"shellrt batch: --resume: {args.out} does not exist yet; running every task", file=sys.stderr)
@@ -141,7 +216,7 @@ def _run(args: argparse.Namespace) -> int:
             print("shellrt batch: --ray needs Ray: pip install 'shellrt[ray]'", file=sys.stderr)
             return 2
     try:
-        code: int = anyio.run(_main, args)
+        code: int = anyio.run(_main, args, floor)
     except (ConnectionError, BaseExceptionGroup) as exc:
         refused = _connection_error(exc)
         if refused is None:
@@ -151,6 +226,20 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 2
     return code
+
+
+def _noting_mode(tasks: Iterator[Task], mode: str) -> Iterator[Task]:
+    """``tasks``, saying once that tool_use tasks without a mode no longer bypass permissions."""
+    noted = mode == "bypassPermissions"
+    for task in tasks:
+        if not noted and task.uses_tools and "permission_mode" not in task.model_fields_set:
+            noted = True
+            print(
+                f"shellrt batch: tool_use commands run in {mode} mode (calls it does not allow are denied); "
+                "--permission-mode bypassPermissions (or --trust-task-file) runs them as before",
+                file=sys.stderr,
+            )
+        yield task
 
 
 def _connection_error(exc: BaseException) -> ConnectionError | None:
@@ -164,13 +253,34 @@ def _connection_error(exc: BaseException) -> ConnectionError | None:
     return None
 
 
-async def _main(args: argparse.Namespace) -> int:
+def _floor(args: argparse.Namespace) -> TaskFloor:
+    """The operator's floor from the flags (`TaskFloor`; ValueError for a bad domain)."""
+    from sandbox import ResourceLimits
+    from shellrt.batch import TaskFloor
+
+    explicit = ResourceLimits(
+        memory_bytes=args.memory, pids=args.pids, cpus=args.cpus, tmp_bytes=args.tmp_size
+    )
+    floor = TaskFloor.trusting() if args.trust_task_file else TaskFloor()
+    mode = args.permission_mode or floor.permission_mode
+    return TaskFloor(
+        sandbox=args.sandbox,
+        allow_local=floor.allow_local or args.allow_task_local,
+        # --trust-workspace is the operator's own choice for every task
+        allow_task_trust=floor.allow_task_trust or args.allow_task_trust or args.trust_workspace,
+        allow_backend_keys=floor.allow_backend_keys or args.allow_task_backend_keys,
+        allow_network=floor.allow_network or args.allow_task_network,
+        allowed_domains=tuple(args.allow_domain),
+        permission_mode=mode,
+        limits=explicit,
+        allow_task_limits=floor.allow_task_limits,
+    )
+
+
+async def _main(args: argparse.Namespace, floor: TaskFloor) -> int:
     import anyio
 
-    from sandbox import ResourceLimits
     from shellrt.batch import (
-        Task,
-        TaskFloor,
         TaskLineError,
         TaskRefused,
         TaskResult,
@@ -198,14 +308,6 @@ async def _main(args: argparse.Namespace) -> int:
             progress.total -= 1
         print(f"shellrt batch: skipped {terminal_safe(str(error))}", file=sys.stderr)
 
-    floor = TaskFloor(
-        sandbox=args.sandbox,
-        allow_task_trust=not args.no_task_trust,
-        allow_backend_keys=args.allow_task_backend_keys,
-        limits=ResourceLimits(
-            memory_bytes=args.memory, pids=args.pids, cpus=args.cpus, tmp_bytes=args.tmp_size
-        ),
-    )
     # Every task's workspace source, and the task file's tree: a task must not read the others'.
     data = dataset_masks(await anyio.to_thread.run_sync(scan_task_file, args.tasks), args.tasks)
     interrupted = False
@@ -213,6 +315,7 @@ async def _main(args: argparse.Namespace) -> int:
     tasks = iter_tasks(args.tasks, on_error=bad_line)
     if args.trust_workspace:
         tasks = (t.model_copy(update={"trust_workspace": True}) for t in tasks)
+    tasks = _noting_mode(tasks, floor.permission_mode)
     batch = run(
         tasks,
         concurrency=args.concurrency,
@@ -226,6 +329,7 @@ async def _main(args: argparse.Namespace) -> int:
         dataset_paths=data,
         floor=floor,
         on_refused=refused,
+        output_budget=args.output_budget,
         ray_options={"slots_per_node": args.slots_per_node} if args.slots_per_node else None,
     )
 
