@@ -44,6 +44,8 @@ SCRIPT_PLANNERS: Final[list[Callable[[str, int], CommandPlan | None]]] = []
 _STATEMENT_OPS: Final = frozenset({"&&", "||", ";", "&", ";;", "|", "|&", "\n"})
 _REDIRECT_KINDS: Final = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _ARITH_TEST_OPS: Final = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+#: Redirections the grammar reads as comparisons inside ``[ ]`` (others found there fail closed).
+_BRACKET_REDIRECT_OPS: Final = frozenset({">", ">>", "<"})
 _SUBSTITUTION_KINDS: Final[dict[str, SubstitutionKind]] = {
     "$(": "command",
     "`": "backtick",
@@ -690,25 +692,51 @@ class Planner:
             self._construct("test", node, operators=operators, words=words)
         else:
             # `[` re-parses its expanded words at run time: keep every leaf, in order.
-            self._construct("test_bracket", node, operators=operators, words=self._leaves(node))
+            tokens: list[int] = []
+            leaves = self._leaves(node, tokens)
+            self._construct("test_bracket", node, operators=operators, words=leaves)
+            self._bracket_redirects(leaves, tokens)
 
-    def _leaves(self, node: tree_sitter.Node) -> list[Word]:
+    def _bracket_redirects(self, leaves: list[Word], tokens: list[int]) -> None:
+        """``[ a > f ]``: `[` is a command, so bash opens ``f`` for writing (the grammar reads ``[[``'s
+        comparison there). The redirections become a part of their own, as ``> f`` alone would."""
+        redirects: list[Redirect] = []
+        for index in tokens:
+            op = leaves[index].raw
+            if "<" not in op and ">" not in op:
+                continue
+            target = leaves[index + 1] if index + 1 < len(leaves) else None
+            if op not in _BRACKET_REDIRECT_OPS or target is None:
+                self.unsupported.append(f"redirection {op} inside `[ ]`")
+                continue
+            redirect = Redirect(None, op, target, "file")
+            self.redirects.append(redirect)
+            redirects.append(redirect)
+        if redirects:
+            self.commands.append(PlanCommand([], [], redirects, list(self.context), None))
+
+    def _leaves(self, node: tree_sitter.Node, tokens: list[int]) -> list[Word]:
+        """Every operand and operator of a ``[ ]`` test, in order; ``tokens`` gets the operators' indexes."""
         out: list[Word] = []
+        self._collect_leaves(node, out, tokens)
+        return out
+
+    def _collect_leaves(self, node: tree_sitter.Node, out: list[Word], tokens: list[int]) -> None:
         for child in node.children:
             kind = kind_of(child)
             if kind in ("binary_expression", "unary_expression", "parenthesized_expression"):
-                out.extend(self._leaves(child))
+                self._collect_leaves(child, out, tokens)
             elif kind in ("[", "]"):
                 continue
             elif kind == "test_operator" or not child.is_named:
                 text = self.text(child)
+                tokens.append(len(out))
                 out.append(Word(raw=text, value=text, features=frozenset()))
             elif kind in ("regex", "extglob_pattern"):
                 text = self.text(child)
                 out.append(Word(raw=text, value=None, features=frozenset({"unknown_node"})))
             else:
                 out.append(evaluate_word(child, _ignore, self.text))
-        return out
 
     def _test_parts(self, node: tree_sitter.Node, operators: list[str], words: list[Word]) -> None:
         for child in node.children:

@@ -1,0 +1,93 @@
+"""Red team, round 8 (command analysis): classes no earlier round named, each run for real.
+
+Classes (not examples):
+
+- ``[`` is a command, so ``>``, ``>>`` and ``<`` between its operands are redirections, but the grammar
+  reads ``[ … ]`` with ``[[ … ]]``'s rules, where they compare strings: ``[ x > src/main.py ]``
+  truncated the file while judged read-only (auto-allowed in default and plan mode, concurrency
+  safe), and ``bypassPermissions`` ran it beside ``Edit(./src/main.py)`` (no part named the write).
+
+Governance attacks run on the local backend, where governance is the only guard.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shellrt.analysis import analyze
+from shellrt.protocol import ResultEnvelope
+from tests._governance import envelope_text as _text
+from tests._governance import isolated_workspace, run_bash
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return isolated_workspace(tmp_path, monkeypatch)
+
+
+async def _bash(ws: Path, commands: list[str], *, mode: str, **kw: Any) -> list[ResultEnvelope]:
+    return await run_bash(ws, commands, mode=mode, id_prefix="r8a", **kw)
+
+
+# --- `[ a > f ]`: a redirection the grammar reads as a comparison --------------------------------
+
+_BRACKET_WRITES = [
+    ("[ x > victim.txt ]", "victim.txt"),
+    ("[ -n x > victim.txt ]", "victim.txt"),
+    ("[ x >> victim.txt ]", "victim.txt"),
+    ("[ ( x > victim.txt ) ]", "victim.txt"),
+    ("[ x = y -o z > victim.txt ]", "victim.txt"),
+    ("[ -f a ] && [ x > victim.txt ]", "victim.txt"),
+    ("if [ x > victim.txt ]; then :; fi", "victim.txt"),
+]
+
+
+@pytest.mark.parametrize(("command", "target"), _BRACKET_WRITES)
+def test_a_redirection_inside_single_brackets_is_a_write(command: str, target: str) -> None:
+    analysis = analyze(command)
+    assert not analysis.read_only, command
+    assert not analysis.concurrency_safe, command
+    assert target in analysis.write_targets, (command, analysis.write_targets)
+
+
+def test_an_input_redirection_inside_single_brackets_is_a_read() -> None:
+    analysis = analyze("[ x < secret.txt ]")
+    assert "secret.txt" in analysis.read_paths
+    assert not analyze("[ x << EOF ]").read_only  # a here-document bash would read: not modelled
+
+
+def test_comparisons_in_single_and_double_brackets_stay_read_only() -> None:
+    for command in ("[ a = b ]", '[ -n "$x" ]', "[[ a > b ]]", "[[ a < b ]]", "[ a -o b ]"):
+        assert analyze(command).read_only, command
+
+
+@pytest.mark.parametrize("mode", ["default", "plan"])
+async def test_a_bracket_redirection_does_not_run_unasked(ws: Path, mode: str) -> None:
+    (ws / "victim.txt").write_text("precious\n")
+    [envelope] = await _bash(ws, ["[ x > victim.txt ]"], mode=mode)
+    assert envelope.is_error, _text(envelope)
+    assert (ws / "victim.txt").read_text() == "precious\n"
+
+
+async def test_an_edit_deny_rule_sees_a_bracket_redirection(ws: Path) -> None:
+    (ws / "victim.txt").write_text("precious\n")
+    results = await _bash(
+        ws,
+        ["[ x > victim.txt ]", "[ -z '' ] && [ x >> victim.txt ]"],
+        mode="bypassPermissions",
+        deny=["Edit(./victim.txt)"],
+    )
+    for envelope in results:
+        assert envelope.is_error, _text(envelope)
+    assert (ws / "victim.txt").read_text() == "precious\n"
+
+
+async def test_single_bracket_tests_still_run(ws: Path) -> None:
+    [envelope] = await _bash(ws, ["[ a = a ] && echo same"], mode="default")
+    assert not envelope.is_error, _text(envelope)
+    assert "same" in _text(envelope)
