@@ -31,6 +31,7 @@ from sandbox._hostread import read_regular
 from sandbox._proctree import MARKER_VAR, ProcessTree, last_pid, pids_with_marker, process_table, scan_markers
 from sandbox._reaper import ReapedChild, Reaper
 from sandbox._scratch import OwnedDir, sweep_known_orphans, sweep_orphans
+from sandbox._session_cgroup import SessionCgroup
 from sandbox._spawn import Child
 from sandbox._spawn import start as start_child
 from sandbox.base import ExecRequest, ExitStatus, SandboxProcess
@@ -157,6 +158,8 @@ class HostRunner:
         self._poller: threading.Thread | None = None
         #: Set by the local backend: commands start as its children (`sandbox._reaper`).
         self.reaper: Reaper | None = None
+        #: Set by the local backend instead, where it can: commands start in it (`sandbox._session_cgroup`).
+        self.session_cgroup: SessionCgroup | None = None
         self.closed = False
 
     def start(self) -> None:
@@ -217,17 +220,24 @@ class HostRunner:
                     stdout=pipes.child_stdout,
                     stderr=pipes.child_stderr,
                 )
+
             # fork+exec is sub-ms (a thread hop costs more); `_spawn` is Popen's vfork without its Python.
-            popen = popen or start_child(
-                argv,
-                executable=self._resolve(argv[0], env.get("PATH")),
-                stdin=pipes.child_stdin if pipes.child_stdin is not None else self.devnull(),
-                stdout=pipes.child_stdout,
-                stderr=pipes.child_stderr,
-                cwd=cwd,
-                env=env,
-                pass_fds=pass_fds,
-            )
+            def start() -> Child | subprocess.Popen[bytes]:
+                return start_child(
+                    argv,
+                    executable=self._resolve(argv[0], env.get("PATH")),
+                    stdin=pipes.child_stdin if pipes.child_stdin is not None else self.devnull(),
+                    stdout=pipes.child_stdout,
+                    stderr=pipes.child_stderr,
+                    cwd=cwd,
+                    env=env,
+                    pass_fds=pass_fds,
+                )
+
+            cgroup, in_cgroup = self.session_cgroup, False
+            if popen is None and cgroup is not None and not cgroup.closed:
+                popen, in_cgroup = cgroup.start(start), True
+            popen = popen or start()
         except BaseException as exc:
             pipes.close_ours()
             if isinstance(exc, OSError):
@@ -238,6 +248,7 @@ class HostRunner:
             pipes.close_childs()
         tree = ProcessTree(popen.pid, marker)
         handle = HostProcess(self, popen, tree, cwd_host_file, pipes.stdout, pipes.stderr, pipes.stdin)
+        handle.in_session_cgroup = in_cgroup
         self._open.add(handle)
         return handle
 
@@ -291,6 +302,14 @@ class HostRunner:
     def after_exit(self, handle: HostProcess) -> None:
         """The root exited: sweep escaped processes by marker, off the caller's hot path."""
         self._open.discard(handle)
+        cgroup = self.session_cgroup
+        if handle.in_session_cgroup and cgroup is not None and handle.pid is not None:
+            if not cgroup.ended(handle.pid):
+                return  # the session's cgroup is empty: this run left nothing anywhere
+            if self._janitor is not None:
+                # Members left: killed now if the session is idle (else at its next idle moment or
+                # close); the marker sweep below still ends what kept this run's marker meanwhile.
+                self._janitor.submit(cgroup.kill_if_idle)
         if self._janitor is None or self._nothing_left_below_reaper(handle):
             return
         with self._finished_lock:
@@ -406,6 +425,8 @@ class HostProcess(SandboxProcess):
             popen.take_pidfd() if isinstance(popen, ReapedChild) else _pidfd_open(popen.pid)
         )
         self._watching = False
+        #: Started in the session's cgroup (`sandbox._session_cgroup`): all it leaves is a member.
+        self.in_session_cgroup = False
         self.stdout = FdReceiveStream(stdout_fd, on_flood=grow_pipe)
         self.stderr = FdReceiveStream(stderr_fd, on_flood=grow_pipe) if stderr_fd is not None else None
         self.stdin = FdSendStream(stdin_fd) if stdin_fd is not None else None

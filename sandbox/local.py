@@ -7,8 +7,9 @@ nothing outlives the owner process, however it dies (see `sandbox._ownerguard`:
 a cgroup and a watchdog as root; without root, a watchdog that finds processes
 by their marker variable, which a process that clears its environment escapes),
 and that what a command leaves behind, however it detaches, ends with it or at
-the latest with the session (see `sandbox._reaper`: commands start as children
-of a per-session subreaper).
+the latest with the session: commands start in a per-session cgroup where the
+owner has one (root, cgroup v1 ``pids``: see `sandbox._session_cgroup`), else as
+children of a per-session subreaper process (see `sandbox._reaper`).
 
 Environment added to each process: ``SHELLRT_RUN_ID`` (the kill marker) and,
 when ``report_cwd``, ``SHELLRT_CWD_FILE``.
@@ -19,6 +20,7 @@ from __future__ import annotations
 from sandbox._hostproc import HostProcess, HostRunner
 from sandbox._ownerguard import guard_owner, owner_marker_token
 from sandbox._reaper import start_reaper, stop_reaper
+from sandbox._session_cgroup import open_session_cgroup
 from sandbox.base import ExecRequest, SandboxBackend, refuse_user_switch
 from sandbox.config import LocalConfig
 from sandbox.policy import SandboxPolicy
@@ -45,18 +47,36 @@ class LocalBackend(SandboxBackend):
             raise BackendUnavailableError(
                 f"workspace {self.policy.workspace} is not a directory; create it or pass another --workspace"
             )
-        guard_owner()
+        guard = guard_owner()
         self._runner.start()
-        if self.reap_orphans and (self._runner.reaper is None or self._runner.reaper.closed):
-            await stop_reaper(self._runner)  # a reaper that died: its successor takes over
-            self._runner.reaper = await start_reaper()
+        runner = self._runner
+        if not self.reap_orphans:
+            return
+        if self.session_cgroup and (runner.session_cgroup is None or runner.session_cgroup.closed):
+            await self._close_cgroup()
+            runner.session_cgroup = open_session_cgroup(guard.cgroup if guard is not None else None)
+        if runner.session_cgroup is None and (runner.reaper is None or runner.reaper.closed):
+            await stop_reaper(runner)  # a reaper that died: its successor takes over
+            runner.reaper = await start_reaper()
 
-    #: Start commands below a per-session subreaper (off: only the benchmark's baseline).
+    #: Keep what commands leave behind from outliving them (off: only the benchmark's baseline).
     reap_orphans = True
+    #: Do it with a session cgroup where the owner has a cgroup (off: always the reaper process).
+    session_cgroup = True
 
     async def close(self) -> None:
         await self._runner.close()
         await stop_reaper(self._runner)
+        await self._close_cgroup()
+
+    async def _close_cgroup(self) -> None:
+        """Kill what is left in the session cgroup and remove it (once)."""
+        cgroup, self._runner.session_cgroup = self._runner.session_cgroup, None
+        if cgroup is not None:
+            import anyio
+
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(cgroup.close)
 
     @property
     def marker_prefix(self) -> str:

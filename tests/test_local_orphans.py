@@ -4,8 +4,10 @@ A process that double-forks, calls ``setsid`` and clears its environment leaves 
 process group, drops the marker variable and is re-parented to init: the sweeps of
 `sandbox._proctree` cannot find it, and it ran until the owner exited (as root, its
 cgroup then; without root, on and on). Commands now start below a per-session
-subreaper (`sandbox._reaper`), and the lean ``shellrt run`` is one itself
-(`sandbox._subreaper`). Each detaching trick below is a real process tree.
+subreaper (`sandbox._reaper`) or, where the owner has a cgroup (root), in a
+per-session cgroup (`sandbox._session_cgroup`): the tests run with each (`MODES`).
+The lean ``shellrt run`` is a subreaper itself (`sandbox._subreaper`). Each
+detaching trick below is a real process tree.
 
 Run as root and, by `test_orphans_end_for_an_unprivileged_caller`, as uid 65534
 (no owner cgroup there: the case that was open).
@@ -112,12 +114,31 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture
-async def supervisor(tmp_path: Path) -> AsyncIterator[Supervisor]:
+#: How a session keeps its leftovers: a cgroup (root only; the reaper where none can be made), the reaper.
+MODES = ["cgroup", "reaper"]
+
+
+def _local(workspace: Path, mode: str) -> LocalBackend:
+    """A local backend keeping leftovers the ``mode`` way (asserted: a silent fallback tests nothing)."""
+    backend = LocalBackend(policy=SandboxPolicy(workspace=workspace))
+    backend.session_cgroup = mode == "cgroup"
+    return backend
+
+
+def _check_mode(backend: LocalBackend, mode: str) -> None:
+    if mode == "cgroup" and os.geteuid() == 0:
+        assert backend._runner.session_cgroup is not None and backend._runner.reaper is None
+    else:
+        assert backend._runner.session_cgroup is None and backend._runner.reaper is not None
+
+
+@pytest.fixture(params=MODES)
+async def supervisor(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Supervisor]:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    backend = LocalBackend(policy=SandboxPolicy(workspace=workspace))
+    backend = _local(workspace, request.param)
     async with backend, Supervisor(backend, session_dir=tmp_path / "session") as sup:
+        _check_mode(backend, request.param)
         yield sup
 
 
@@ -145,16 +166,18 @@ async def test_a_timeouts_tree_kill_ends_detached_processes(
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
 async def test_leftovers_end_at_close_while_another_command_of_the_session_runs(
-    tmp_path: Path, tokens: list[str]
+    tmp_path: Path, tokens: list[str], mode: str
 ) -> None:
     """A background task keeps the session busy: the leftover waits for it, at the latest for close."""
     token = _token()
     tokens.append(token)
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    backend = LocalBackend(policy=SandboxPolicy(workspace=workspace))
+    backend = _local(workspace, mode)
     async with backend, Supervisor(backend, session_dir=tmp_path / "session") as sup:
+        _check_mode(backend, mode)
         await sup.start_background("sleep 60")
         result = await sup.run(f"(setsid env -i sleep {token} &) ; exit", timeout_s=20)
         assert result.exit_code == 0, result
@@ -163,8 +186,9 @@ async def test_leftovers_end_at_close_while_another_command_of_the_session_runs(
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
 async def test_a_marked_leftover_ends_with_its_command_while_the_session_is_busy(
-    tmp_path: Path, tokens: list[str]
+    tmp_path: Path, tokens: list[str], mode: str
 ) -> None:
     """The janitor's marker sweep still runs when a run left something below the reaper.
 
@@ -177,9 +201,10 @@ async def test_a_marked_leftover_ends_with_its_command_while_the_session_is_busy
     tokens += [token, busy]
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    backend = LocalBackend(policy=SandboxPolicy(workspace=workspace))
+    backend = _local(workspace, mode)
     backend._runner.poll_descendants = False  # the other net, which may or may not catch it in time
     async with backend, Supervisor(backend, session_dir=tmp_path / "session") as supervisor:
+        _check_mode(backend, mode)
         await _busy_leftover(supervisor, token, busy)
 
 
@@ -322,8 +347,35 @@ def test_orphans_end_for_an_unprivileged_caller() -> None:
         "tests/test_local_orphans.py",
         "--deselect",
         "tests/test_local_orphans.py::test_orphans_end_for_an_unprivileged_caller",
+        "--deselect",  # root only: no cgroup for uid 65534 (its `cgroup` mode runs the reaper, asserted)
+        "tests/test_local_orphans.py::test_commands_start_in_the_session_cgroup_and_the_owner_stays_out",
     ]
     collected, outcome = _nonroot.run_as_nobody(args)
     summary = outcome.output[-4000:]
     assert outcome.returncode == 0 and not (outcome.failures or outcome.errors), summary
     assert outcome.skipped == 0 and outcome.tests == collected.items, summary
+
+
+@pytest.mark.anyio
+async def test_commands_start_in_the_session_cgroup_and_the_owner_stays_out(tmp_path: Path) -> None:
+    """As root: a command (and what it starts) is in the session's cgroup from its first instruction;
+    every thread of the owner is back in its own cgroup after each start; close removes the cgroup."""
+    require(os.geteuid() == 0, "the session cgroup needs root (without it the reaper process is used)")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    backend = _local(workspace, "cgroup")
+    async with backend, Supervisor(backend, session_dir=tmp_path / "session") as sup:
+        cgroup = backend._runner.session_cgroup
+        assert cgroup is not None
+        where = "/" + str(cgroup.path.relative_to("/sys/fs/cgroup/pids"))
+        result = await sup.run(
+            "grep -h :pids: /proc/$$/cgroup; (grep -h :pids: /proc/self/cgroup)", timeout_s=10
+        )
+        lines = result.preview.split()
+        assert len(lines) == 2 and all(line.endswith(f":pids:{where}") for line in lines), result.preview
+        for tid in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{tid}/cgroup") as f:
+                pids_line = next(line for line in f if ":pids:" in line)
+            assert not pids_line.rstrip().endswith(where), f"owner thread {tid} left in {where}"
+        path = cgroup.path
+    assert not path.exists(), f"{path} outlived its session"

@@ -227,6 +227,7 @@ async def test_a_killed_reaper_leaves_a_working_session(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     backend = LocalBackend(policy=SandboxPolicy(workspace=workspace))
+    backend.session_cgroup = False  # the reaper process even where a session cgroup could be made
     async with backend, Supervisor(backend, session_dir=tmp_path / "session") as sup:
         assert (await sup.run("exit 3", timeout_s=10)).exit_code == 3
         reaper = backend._runner.reaper
