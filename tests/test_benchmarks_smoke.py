@@ -6,6 +6,7 @@ Benchmarks are not tests: nothing here times anything or starts a peer.
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -58,3 +59,26 @@ def test_harness_math_table_and_json_on_synthetic_numbers() -> None:
     assert rows[0]["values"]["t"]["median"] == pytest.approx(0.002)
     assert rows[3]["status"] == "skipped" and doc["versions"] == {"swe-rex": None}
     assert render_table(tables_from_json(doc)[0]) == text
+
+
+@pytest.mark.anyio
+async def test_back_to_back_times_bursts_after_an_untimed_call_rotating_the_start() -> None:
+    """bench_supervisor's bursts (the quick table's pattern): per round, each function's untimed
+    call then `BURST` timed ones in a row, the round's first function rotating."""
+    from benchmarks.bench_supervisor import BURST, back_to_back
+
+    calls: list[str] = []
+
+    def recorder(name: str) -> Callable[[], Awaitable[None]]:
+        async def fn() -> None:
+            calls.append(name)
+
+        return fn
+
+    times = await back_to_back(3, {"a": recorder("a"), "b": recorder("b")})
+    burst = BURST + 1
+    assert (
+        calls == ["a"] * burst + ["b"] * burst + ["b"] * burst + ["a"] * burst + ["a"] * burst + ["b"] * burst
+    )
+    assert [len(v) for v in times.values()] == [3, 3]
+    assert all(t >= 0 for v in times.values() for t in v)
