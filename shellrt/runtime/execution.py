@@ -220,8 +220,24 @@ class CallExecutor:
             self.note(block.id, rewritten_while_asking_by=list(settled.rewritten_by))
             if "approver" in settled.rewritten_by:
                 self.note(block.id, rewritten_by_approver=True)
-        # 6. call -- not when an interrupt came while the hooks or the approval ran: "block" keeps a
-        # call that started from being cut off half-way, it never starts one the user stopped.
+        # 6. call, in the scheduler's slot for the final input (waiting for it stays cancellable)
+        if run_slot is None:
+            return await self._start(block, tool, tool_input, backfilled, pre_context, notices, ctx)
+        async with run_slot(tool, tool_input):
+            return await self._start(block, tool, tool_input, backfilled, pre_context, notices, ctx)
+
+    async def _start(
+        self,
+        block: ToolUseBlock,
+        tool: Tool[Any, Any],
+        tool_input: BaseModel,
+        backfilled: BaseModel,
+        pre_context: list[str],
+        notices: list[str],
+        ctx: ToolContext,
+    ) -> CallOutcome:
+        """Not when an interrupt came while the hooks, the approval or the slot wait ran: "block"
+        keeps a call that started from being cut off half-way, it never starts one the user stopped."""
         if ctx.abort.is_set():
             from shellrt.runtime.orchestration import NOT_RUN_INTERRUPTED
 
@@ -249,11 +265,7 @@ class CallExecutor:
         """Steps 6-8: the call, its post hooks, its model result."""
         self.note(block.id, executed_input=tool_input.model_dump(mode="json"))
         try:
-            if run_slot is None:
-                output = await tool.call(tool_input, ctx)
-            else:
-                async with run_slot(tool, tool_input):
-                    output = await tool.call(tool_input, ctx)
+            output = await tool.call(tool_input, ctx)
         except ToolExecutionError as exc:
             failure_extra, _ = await self._post(tool, backfilled, str(exc), ctx, failed=True, notices=notices)
             message = "\n\n".join([str(exc), *pre_context, *failure_extra])
