@@ -45,6 +45,7 @@ __all__ = [
     "LEASE_DIR",
     "UidLease",
     "UidPoolExhaustedError",
+    "in_pool",
     "lease_uid",
 ]
 
@@ -54,6 +55,11 @@ DEFAULT_POOL_SIZE = 0x10000  # 65536 sessions at once
 LEASE_DIR = Path("/run/shellrt-uid-leases")
 #: How long a reclaim waits for the killed leftovers of a dead holder's session to be gone.
 _RECLAIM_WAIT_S = 1.0
+
+
+def in_pool(uid: int, start: int, size: int) -> bool:
+    """Whether ``uid`` is one of the pool's (a fixed uid there could be leased by a session too)."""
+    return start <= uid < start + size
 
 
 class UidPoolExhaustedError(BackendUnavailableError):

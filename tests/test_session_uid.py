@@ -27,7 +27,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy
+from sandbox import BackendUnavailableError, BwrapConfig, DockerConfig, SandboxPolicy
 from sandbox._uid_lease import (
     DEFAULT_POOL_SIZE,
     DEFAULT_POOL_START,
@@ -323,3 +323,9 @@ def test_config_keeps_the_fixed_uid_and_refuses_a_lone_gid_or_an_overflowing_poo
         BwrapConfig(sandbox_gid=99)
     with pytest.raises(ValueError, match="below 4294967295"):
         BwrapConfig(uid_pool_start=2**32 - 10, uid_pool_size=100)
+    # A fixed uid a session could lease as well would be shared after all: refused.
+    with pytest.raises(ValueError, match="lies in the uid lease pool"):
+        BwrapConfig(sandbox_uid=DEFAULT_POOL_START + 5)
+    with pytest.raises(ValueError, match="lies in the uid lease pool"):
+        DockerConfig(user=f"{DEFAULT_POOL_START}:0")
+    assert DockerConfig(user=f"{SPARE}").user == str(SPARE)
