@@ -36,6 +36,8 @@ from sandbox._uid_lease import (
     lease_uid,
 )
 from sandbox.bwrap import BwrapBackend
+from shellrt.batch import Task
+from shellrt.batch.floor import TaskFloor, TaskRefused
 from shellrt.supervisor import Supervisor
 from tests._ucount_probe import build_probe
 from tests.conftest import require
@@ -329,3 +331,20 @@ def test_config_keeps_the_fixed_uid_and_refuses_a_lone_gid_or_an_overflowing_poo
     with pytest.raises(ValueError, match="lies in the uid lease pool"):
         DockerConfig(user=f"{DEFAULT_POOL_START}:0")
     assert DockerConfig(user=f"{SPARE}").user == str(SPARE)
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [
+        {"type": "bwrap", "uid_pool_start": 1000},
+        {"type": "bwrap", "uid_pool_size": 1},
+        {"type": "docker", "uid_pool_start": 1000},
+    ],
+)
+def test_a_task_file_cannot_move_the_pool(backend: dict[str, object]) -> None:
+    """A pool moved onto real accounts' ids would run commands as those users: the batch floor
+    refuses the pool keys as it refuses ``sandbox_uid`` (unless the operator allows backend keys)."""
+    task = Task.model_validate({"id": "pool", "sandbox": backend, "commands": ["id -u"]})
+    with pytest.raises(TaskRefused, match="uid_pool_s"):
+        TaskFloor().apply(task)
+    assert TaskFloor(allow_backend_keys=True).apply(task).id == "pool"
