@@ -157,35 +157,40 @@ async def test_a_fixed_sandbox_uid_is_kept_for_every_session(sessions: Sessions)
 async def test_a_session_exhausting_per_user_limits_leaves_another_untouched(
     sessions: Sessions, probe: Path, shared: bool, persistent: bool
 ) -> None:
-    """Session A takes every inotify instance and pipe page its uid may have, then B asks for one.
+    """Session A takes every inotify instance, pipe page and message-queue byte its uid may have,
+    then B asks for one of each.
 
     Leased (the default): B has its own uid and gets them. On one fixed uid
     (what every root session did before, ``sandbox_uid=2000000000``) B is starved:
-    EMFILE for inotify, EPERM for a grown pipe -- the attack the leases stop.
+    EMFILE for inotify, EPERM for a grown pipe, EMFILE for a message queue -- what the
+    leases stop.
     """
     held = lease_uid(SPARE + 1, 1, widen="-") if shared else None
     try:
         config = BwrapConfig(persistent=persistent, sandbox_uid=held.uid if held is not None else None)
         _, sup_a = await sessions.open(config, probe)
         _, sup_b = await sessions.open(config, probe)
-        hog, b_inotify, b_pipe = await hog_then_ask(sup_a, sup_b, "./probe")
+        hog, b_inotify, b_pipe, b_mqueue = await hog_then_ask(sup_a, sup_b, "./probe")
     finally:
         if held is not None:
             held.release()
-    instances, why, pipes, pipe_why = hog.split()
+    instances, why, pipes, pipe_why, queues, queue_why = hog.split()
+    assert int(queues) > 0 and queue_why == "EMFILE", hog  # RLIMIT_MSGQUEUE, counted per uid
     assert int(instances) > 0 and why == "EMFILE", hog  # A really took them all
     assert int(pipes) > 0 and pipe_why == "EPERM", hog
     if shared:
         assert b_inotify == "EMFILE", b_inotify
         assert b_pipe.split()[1] == "EPERM", b_pipe
+        assert b_mqueue == "EMFILE", b_mqueue
     else:
         assert b_inotify == "ok", b_inotify
         assert b_pipe == "65536 ok", b_pipe
+        assert b_mqueue == "ok", b_mqueue
 
 
-async def hog_then_ask(sup_a: Supervisor, sup_b: Supervisor, probe: str) -> tuple[str, str, str]:
-    """A holds every inotify instance and pipe page of its uid while B asks for one of each:
-    (what A got, B's inotify answer, B's pipe answer)."""
+async def hog_then_ask(sup_a: Supervisor, sup_b: Supervisor, probe: str) -> tuple[str, str, str, str]:
+    """A holds every inotify instance, pipe page and message-queue byte of its uid while B asks for
+    one of each: (what A got, B's inotify, pipe and message-queue answers)."""
     async with anyio.create_task_group() as tg:
         tg.start_soon(partial(sup_a.run, f"{probe} hog /tmp/hog.count /tmp/hog.stop", timeout_s=90))
         hog = ""
@@ -198,9 +203,10 @@ async def hog_then_ask(sup_a: Supervisor, sup_b: Supervisor, probe: str) -> tupl
         try:
             b_inotify = await _out(sup_b, f"{probe} inotify")
             b_pipe = await _out(sup_b, f"{probe} pipe")
+            b_mqueue = await _out(sup_b, f"{probe} mqueue")
         finally:
             await sup_a.run("touch /tmp/hog.stop", timeout_s=30)
-    return hog, b_inotify, b_pipe
+    return hog, b_inotify, b_pipe, b_mqueue
 
 
 #: Leases ``argv[1]`` (a pool of one) and starts a process running as that uid, as a session's
