@@ -27,12 +27,13 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sandbox import BackendUnavailableError, BwrapConfig, DockerConfig, SandboxPolicy
+from sandbox import BackendUnavailableError, BwrapConfig, DockerConfig, ExecRequest, SandboxPolicy
 from sandbox._uid_lease import (
     DEFAULT_POOL_SIZE,
     DEFAULT_POOL_START,
     LEASE_DIR,
     UidPoolExhaustedError,
+    _pids_of,
     lease_uid,
 )
 from sandbox.bwrap import BwrapBackend
@@ -354,3 +355,64 @@ def test_a_task_file_cannot_move_the_pool(backend: dict[str, object]) -> None:
     with pytest.raises(TaskRefused, match="uid_pool_s"):
         TaskFloor().apply(task)
     assert TaskFloor(allow_backend_keys=True).apply(task).id == "pool"
+
+
+#: A shellrt-like process: a root bwrap session on a pool of one uid, a command running in it.
+_SESSION = """
+import sys
+from pathlib import Path
+import anyio
+from sandbox import BwrapConfig, ExecRequest, SandboxPolicy
+from sandbox.bwrap import BwrapBackend
+
+async def main() -> None:
+    ws = sys.argv[2]
+    backend = BwrapBackend(BwrapConfig(uid_pool_start=int(sys.argv[1]), uid_pool_size=1), SandboxPolicy(workspace=Path(ws)))
+    await backend.start()
+    await backend.exec(ExecRequest(argv=["sleep", "300"], cwd=ws))
+    print("ready", flush=True)
+    await anyio.sleep(300)
+
+anyio.run(main)
+"""
+
+
+async def test_a_sigkilled_sessions_uid_serves_the_next_session(tmp_path: Path) -> None:
+    """End to end: shellrt dies by SIGKILL with a command running; a new session on the same
+    one-uid pool starts (the lease went with the dead process) and nothing runs under the uid
+    but its own."""
+    _require_root_bwrap()
+    uid = SPARE + 4
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    dead = subprocess.Popen(
+        [sys.executable, "-c", _SESSION, str(uid), str(ws)], stdout=subprocess.PIPE, env=env
+    )
+    try:
+        assert dead.stdout is not None
+        assert await anyio.to_thread.run_sync(dead.stdout.readline) == b"ready\n"
+        before = set(_pids_of(uid))
+        assert before, "the dead session's command runs under its uid"
+        dead.send_signal(signal.SIGKILL)
+        await anyio.to_thread.run_sync(partial(dead.wait, timeout=30))
+        backend = BwrapBackend(BwrapConfig(uid_pool_start=uid, uid_pool_size=1), SandboxPolicy(workspace=ws))
+        await backend.start()
+        try:
+            assert backend.sandbox_ids == (uid, uid)
+            assert backend._lease is not None and backend._lease.reclaimed  # the dead holder's, taken over
+            # What runs under the uid now is the new session's alone (its zygote's waiting inits).
+            assert not before & set(_pids_of(uid)), "nothing of the dead session may share the uid"
+            assert await _run_id(backend) == str(uid)
+        finally:
+            await backend.close()
+    finally:
+        dead.kill()
+        dead.wait(timeout=30)
+
+
+async def _run_id(backend: BwrapBackend) -> str:
+    proc = await backend.exec(ExecRequest(argv=["id", "-u"], cwd=str(backend.policy.workspace)))
+    out = b"".join([chunk async for chunk in proc.stdout])
+    assert (await proc.wait()).exit_code == 0
+    return out.decode().strip()
