@@ -1,7 +1,9 @@
 """An /etc/passwd and /etc/group entry for the sandbox uid, so that programs asking who they are find it at once.
 
-A root caller's commands run as `BwrapConfig.sandbox_uid`, which owns nothing on
-the host and is usually in no account database. Every program that looks itself
+A root caller's commands run as the session's sandbox uid (leased for the session,
+`sandbox._uid_lease`, or the operator's fixed `BwrapConfig.sandbox_uid`), which
+owns nothing on the host and is in no account database (the lease skips ids
+that have an entry). Every program that looks itself
 up (bash at start-up, git, ``id``, ``ls -l`` in the workspace, ssh) then misses in
 /etc/passwd and goes on through the next NSS modules (``libnss_systemd``: a
 library loaded, a userdb search): ~0.4 ms more for each ``bash -c true`` here.

@@ -1,7 +1,7 @@
 """Idmapped mounts: the writable roots as the sandbox's unprivileged uid sees them, for a root caller.
 
-A root caller's commands run under a dedicated uid/gid (`BwrapConfig.sandbox_uid`),
-not as host root. The workspace stays owned by whoever owns it; the sandbox
+A root caller's commands run under a dedicated uid/gid (the session's own, leased by
+`sandbox._uid_lease`, or the fixed `BwrapConfig.sandbox_uid`), not as host root. The workspace stays owned by whoever owns it; the sandbox
 sees it through an *idmapped* mount (Linux >= 5.12; ext4, xfs, btrfs, tmpfs,
 overlayfs...) whose map says "the root's owner is the sandbox uid": files of
 the owner appear owned by the sandbox uid, and what the sandbox uid creates

@@ -9,7 +9,9 @@ session's command could take every inotify instance of every other session.
 A lease gives each session its own uid for its whole life.
 
 Exclusive on the whole host, whichever process asks: one lock file per uid in a
-root-owned 0700 directory (`LEASE_DIR`), ``flock``ed for the session's life. The
+root-owned 0700 directory (`LEASE_DIR`), ``flock``ed for the session's life
+(processes that do not share that directory -- shellrt in containers with their
+own /run on one kernel -- need it mounted in, or disjoint pools). The
 kernel drops the lock when its holder dies (SIGKILL included), so a crash frees
 the uid; the file still names the dead holder's pid, and the next lessee first
 kills whatever still runs under that uid (`_reclaim`), or leaves the uid alone
@@ -45,6 +47,7 @@ __all__ = [
     "LEASE_DIR",
     "UidLease",
     "UidPoolExhaustedError",
+    "in_pool",
     "lease_uid",
 ]
 
@@ -54,6 +57,11 @@ DEFAULT_POOL_SIZE = 0x10000  # 65536 sessions at once
 LEASE_DIR = Path("/run/shellrt-uid-leases")
 #: How long a reclaim waits for the killed leftovers of a dead holder's session to be gone.
 _RECLAIM_WAIT_S = 1.0
+
+
+def in_pool(uid: int, start: int, size: int) -> bool:
+    """Whether ``uid`` is one of the pool's (a fixed uid there could be leased by a session too)."""
+    return start <= uid < start + size
 
 
 class UidPoolExhaustedError(BackendUnavailableError):
@@ -99,9 +107,8 @@ def lease_uid(
     try:
         end = start + size
         taken = [(lo, hi) for lo, hi in _ids_in_use(etc) if lo < end and hi > start]  # the pool's only
-        offset = (
-            int.from_bytes(os.urandom(4), "big") % size
-        )  # spread: fewer collisions between starters, less reuse
+        # A random first try: fewer collisions between concurrent starters, less reuse of a uid.
+        offset = int.from_bytes(os.urandom(4), "big") % size
         for i in range(size):
             uid = start + (offset + i) % size
             if any(lo <= uid < hi for lo, hi in taken):

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from sandbox._uid_lease import DEFAULT_POOL_SIZE, DEFAULT_POOL_START
+from sandbox._uid_lease import DEFAULT_POOL_SIZE, DEFAULT_POOL_START, in_pool
 
 __all__ = ["BwrapConfig", "DockerConfig", "LocalConfig", "PullPolicy", "SandboxConfig"]
 
@@ -84,6 +84,14 @@ class BwrapConfig(BaseModel):
     def _pool_fits(self) -> BwrapConfig:
         if self.uid_pool_start + self.uid_pool_size > 2**32 - 1:
             raise ValueError("uid_pool_start + uid_pool_size must stay below 4294967295 ((uid_t) -1)")
+        if self.sandbox_uid is not None and in_pool(
+            self.sandbox_uid, self.uid_pool_start, self.uid_pool_size
+        ):
+            raise ValueError(
+                f"sandbox_uid {self.sandbox_uid} lies in the uid lease pool, where a session may lease it "
+                "while this fixed setting uses it: pick a uid outside uid_pool_start..+uid_pool_size, or "
+                "leave sandbox_uid unset (each session then leases its own)"
+            )
         if self.sandbox_gid is not None and self.sandbox_uid is None:
             raise ValueError(
                 "sandbox_gid needs a fixed sandbox_uid (a leased uid gets the gid of its own number); "
@@ -152,6 +160,12 @@ class DockerConfig(BaseModel):
     def _docker_pool_fits(self) -> DockerConfig:
         if self.uid_pool_start + self.uid_pool_size > 2**32 - 1:
             raise ValueError("uid_pool_start + uid_pool_size must stay below 4294967295 ((uid_t) -1)")
+        uid = (self.user or "").partition(":")[0]
+        if uid.isdigit() and in_pool(int(uid), self.uid_pool_start, self.uid_pool_size):
+            raise ValueError(
+                f"user {self.user!r} lies in the uid lease pool, where a session may lease it while this "
+                "container uses it: pick a uid outside uid_pool_start..+uid_pool_size, or leave user unset"
+            )
         return self
 
     @model_validator(mode="after")

@@ -1,9 +1,10 @@
 """A static probe of the kernel's per-user limits, built once per test run (tests/test_session_uid*.py).
 
 Static C, so it runs in any image (the debian test image has neither python nor
-perl). ``hog COUNT STOP`` takes every inotify instance and every pipe page its
-uid may have, writes what it got to COUNT and holds them until STOP exists;
-``inotify`` and ``pipe`` say whether one more is possible.
+perl). ``hog COUNT STOP`` takes every inotify instance, every pipe page and
+every POSIX message-queue byte its uid may have, writes what it got to COUNT and
+holds them until STOP exists; ``inotify``, ``pipe`` and ``mqueue`` say whether
+one more is possible.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ SOURCE = r"""
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <mqueue.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/inotify.h>
@@ -32,6 +34,14 @@ static int grown_pipe(void) {
     return fcntl(p[0], F_GETPIPE_SZ);
 }
 
+/* A new message queue of ~80 KiB (RLIMIT_MSGQUEUE is per uid): 0, or -errno. */
+static int new_queue(int n) {
+    struct mq_attr attr = {.mq_maxmsg = 10, .mq_msgsize = 8192};
+    char name[64];
+    snprintf(name, sizeof name, "/ucount-probe-%d-%d", (int)getpid(), n);
+    return mq_open(name, O_CREAT | O_EXCL | O_RDWR, 0600, &attr) == (mqd_t)-1 ? -errno : 0;
+}
+
 int main(int argc, char **argv) {
     if (argc == 2 && !strcmp(argv[1], "inotify")) {
         printf("%s\n", inotify_init1(IN_CLOEXEC) >= 0 ? "ok" : strerrorname_np(errno));
@@ -44,17 +54,25 @@ int main(int argc, char **argv) {
         printf("%d %s\n", size, grown < 0 ? strerrorname_np(-grown) : "ok");
         return 0;
     }
+    if (argc == 2 && !strcmp(argv[1], "mqueue")) {
+        int r = new_queue(-1);
+        printf("%s\n", r == 0 ? "ok" : strerrorname_np(-r));
+        return 0;
+    }
     if (argc == 4 && !strcmp(argv[1], "hog")) {
-        int n = 0, m = 0, err, perr, r;
+        int n = 0, m = 0, q = 0, err, perr, qerr, r;
         while (inotify_init1(IN_CLOEXEC) >= 0) n++;
         err = errno;
         while ((r = grown_pipe()) >= 0) m++;
         perr = -r;
+        while ((r = new_queue(q)) == 0) q++;
+        qerr = -r;
         char tmp[4096];
         snprintf(tmp, sizeof tmp, "%s.part", argv[2]);
         FILE *f = fopen(tmp, "w");
         if (!f) return 3;
-        fprintf(f, "%d %s %d %s\n", n, strerrorname_np(err), m, strerrorname_np(perr));
+        fprintf(f, "%d %s %d %s %d %s\n", n, strerrorname_np(err), m, strerrorname_np(perr), q,
+                strerrorname_np(qerr));
         if (fclose(f) != 0 || rename(tmp, argv[2]) != 0) return 3;
         struct stat st;
         for (int i = 0; i < 1200; i++) { /* held until STOP exists (60 s at most) */

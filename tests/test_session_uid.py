@@ -27,15 +27,18 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy
+from sandbox import BackendUnavailableError, BwrapConfig, DockerConfig, ExecRequest, SandboxPolicy
 from sandbox._uid_lease import (
     DEFAULT_POOL_SIZE,
     DEFAULT_POOL_START,
     LEASE_DIR,
     UidPoolExhaustedError,
+    _pids_of,
     lease_uid,
 )
 from sandbox.bwrap import BwrapBackend
+from shellrt.batch import Task
+from shellrt.batch.floor import TaskFloor, TaskRefused
 from shellrt.supervisor import Supervisor
 from tests._ucount_probe import build_probe
 from tests.conftest import require
@@ -155,35 +158,40 @@ async def test_a_fixed_sandbox_uid_is_kept_for_every_session(sessions: Sessions)
 async def test_a_session_exhausting_per_user_limits_leaves_another_untouched(
     sessions: Sessions, probe: Path, shared: bool, persistent: bool
 ) -> None:
-    """Session A takes every inotify instance and pipe page its uid may have, then B asks for one.
+    """Session A takes every inotify instance, pipe page and message-queue byte its uid may have,
+    then B asks for one of each.
 
     Leased (the default): B has its own uid and gets them. On one fixed uid
     (what every root session did before, ``sandbox_uid=2000000000``) B is starved:
-    EMFILE for inotify, EPERM for a grown pipe -- the attack the leases stop.
+    EMFILE for inotify, EPERM for a grown pipe, EMFILE for a message queue -- what the
+    leases stop.
     """
     held = lease_uid(SPARE + 1, 1, widen="-") if shared else None
     try:
         config = BwrapConfig(persistent=persistent, sandbox_uid=held.uid if held is not None else None)
         _, sup_a = await sessions.open(config, probe)
         _, sup_b = await sessions.open(config, probe)
-        hog, b_inotify, b_pipe = await hog_then_ask(sup_a, sup_b, "./probe")
+        hog, b_inotify, b_pipe, b_mqueue = await hog_then_ask(sup_a, sup_b, "./probe")
     finally:
         if held is not None:
             held.release()
-    instances, why, pipes, pipe_why = hog.split()
+    instances, why, pipes, pipe_why, queues, queue_why = hog.split()
+    assert int(queues) > 0 and queue_why == "EMFILE", hog  # RLIMIT_MSGQUEUE, counted per uid
     assert int(instances) > 0 and why == "EMFILE", hog  # A really took them all
     assert int(pipes) > 0 and pipe_why == "EPERM", hog
     if shared:
         assert b_inotify == "EMFILE", b_inotify
         assert b_pipe.split()[1] == "EPERM", b_pipe
+        assert b_mqueue == "EMFILE", b_mqueue
     else:
         assert b_inotify == "ok", b_inotify
         assert b_pipe == "65536 ok", b_pipe
+        assert b_mqueue == "ok", b_mqueue
 
 
-async def hog_then_ask(sup_a: Supervisor, sup_b: Supervisor, probe: str) -> tuple[str, str, str]:
-    """A holds every inotify instance and pipe page of its uid while B asks for one of each:
-    (what A got, B's inotify answer, B's pipe answer)."""
+async def hog_then_ask(sup_a: Supervisor, sup_b: Supervisor, probe: str) -> tuple[str, str, str, str]:
+    """A holds every inotify instance, pipe page and message-queue byte of its uid while B asks for
+    one of each: (what A got, B's inotify, pipe and message-queue answers)."""
     async with anyio.create_task_group() as tg:
         tg.start_soon(partial(sup_a.run, f"{probe} hog /tmp/hog.count /tmp/hog.stop", timeout_s=90))
         hog = ""
@@ -196,9 +204,10 @@ async def hog_then_ask(sup_a: Supervisor, sup_b: Supervisor, probe: str) -> tupl
         try:
             b_inotify = await _out(sup_b, f"{probe} inotify")
             b_pipe = await _out(sup_b, f"{probe} pipe")
+            b_mqueue = await _out(sup_b, f"{probe} mqueue")
         finally:
             await sup_a.run("touch /tmp/hog.stop", timeout_s=30)
-    return hog, b_inotify, b_pipe
+    return hog, b_inotify, b_pipe, b_mqueue
 
 
 #: Leases ``argv[1]`` (a pool of one) and starts a process running as that uid, as a session's
@@ -323,3 +332,87 @@ def test_config_keeps_the_fixed_uid_and_refuses_a_lone_gid_or_an_overflowing_poo
         BwrapConfig(sandbox_gid=99)
     with pytest.raises(ValueError, match="below 4294967295"):
         BwrapConfig(uid_pool_start=2**32 - 10, uid_pool_size=100)
+    # A fixed uid a session could lease as well would be shared after all: refused.
+    with pytest.raises(ValueError, match="lies in the uid lease pool"):
+        BwrapConfig(sandbox_uid=DEFAULT_POOL_START + 5)
+    with pytest.raises(ValueError, match="lies in the uid lease pool"):
+        DockerConfig(user=f"{DEFAULT_POOL_START}:0")
+    assert DockerConfig(user=f"{SPARE}").user == str(SPARE)
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [
+        {"type": "bwrap", "uid_pool_start": 1000},
+        {"type": "bwrap", "uid_pool_size": 1},
+        {"type": "docker", "uid_pool_start": 1000},
+    ],
+)
+def test_a_task_file_cannot_move_the_pool(backend: dict[str, object]) -> None:
+    """A pool moved onto real accounts' ids would run commands as those users: the batch floor
+    refuses the pool keys as it refuses ``sandbox_uid`` (unless the operator allows backend keys)."""
+    task = Task.model_validate({"id": "pool", "sandbox": backend, "commands": ["id -u"]})
+    with pytest.raises(TaskRefused, match="uid_pool_s"):
+        TaskFloor().apply(task)
+    assert TaskFloor(allow_backend_keys=True).apply(task).id == "pool"
+
+
+#: A shellrt-like process: a root bwrap session on a pool of one uid, a command running in it.
+_SESSION = """
+import sys
+from pathlib import Path
+import anyio
+from sandbox import BwrapConfig, ExecRequest, SandboxPolicy
+from sandbox.bwrap import BwrapBackend
+
+async def main() -> None:
+    ws = sys.argv[2]
+    backend = BwrapBackend(BwrapConfig(uid_pool_start=int(sys.argv[1]), uid_pool_size=1), SandboxPolicy(workspace=Path(ws)))
+    await backend.start()
+    await backend.exec(ExecRequest(argv=["sleep", "300"], cwd=ws))
+    print("ready", flush=True)
+    await anyio.sleep(300)
+
+anyio.run(main)
+"""
+
+
+async def test_a_sigkilled_sessions_uid_serves_the_next_session(tmp_path: Path) -> None:
+    """End to end: shellrt dies by SIGKILL with a command running; a new session on the same
+    one-uid pool starts (the lease went with the dead process) and nothing runs under the uid
+    but its own."""
+    _require_root_bwrap()
+    uid = SPARE + 4
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    dead = subprocess.Popen(
+        [sys.executable, "-c", _SESSION, str(uid), str(ws)], stdout=subprocess.PIPE, env=env
+    )
+    try:
+        assert dead.stdout is not None
+        assert await anyio.to_thread.run_sync(dead.stdout.readline) == b"ready\n"
+        before = set(_pids_of(uid))
+        assert before, "the dead session's command runs under its uid"
+        dead.send_signal(signal.SIGKILL)
+        await anyio.to_thread.run_sync(partial(dead.wait, timeout=30))
+        backend = BwrapBackend(BwrapConfig(uid_pool_start=uid, uid_pool_size=1), SandboxPolicy(workspace=ws))
+        await backend.start()
+        try:
+            assert backend.sandbox_ids == (uid, uid)
+            assert backend._lease is not None and backend._lease.reclaimed  # the dead holder's, taken over
+            # What runs under the uid now is the new session's alone (its zygote's waiting inits).
+            assert not before & set(_pids_of(uid)), "nothing of the dead session may share the uid"
+            assert await _run_id(backend) == str(uid)
+        finally:
+            await backend.close()
+    finally:
+        dead.kill()
+        dead.wait(timeout=30)
+
+
+async def _run_id(backend: BwrapBackend) -> str:
+    proc = await backend.exec(ExecRequest(argv=["id", "-u"], cwd=str(backend.policy.workspace)))
+    out = b"".join([chunk async for chunk in proc.stdout])
+    assert (await proc.wait()).exit_code == 0
+    return out.decode().strip()

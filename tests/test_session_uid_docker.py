@@ -112,17 +112,18 @@ async def test_a_container_exhausting_per_user_limits_leaves_another_untouched(
         kw: dict[str, object] = {"user": f"{held.uid}:{held.gid}"} if held is not None else {}
         _, sup_a = await containers.open(probe, **kw)
         _, sup_b = await containers.open(probe, **kw)
-        hog, b_inotify, b_pipe = await hog_then_ask(sup_a, sup_b, "./probe")
+        hog, b_inotify, b_pipe, b_mqueue = await hog_then_ask(sup_a, sup_b, "./probe")
     finally:
         if held is not None:
             held.release()
-    instances, why, pipes, pipe_why = hog.split()
+    instances, why, pipes, pipe_why, queues, queue_why = hog.split()
+    assert int(queues) > 0 and queue_why == "EMFILE", hog  # RLIMIT_MSGQUEUE, counted per uid
     assert int(instances) > 0 and why == "EMFILE", hog
     assert int(pipes) > 0 and pipe_why == "EPERM", hog
     if shared:
-        assert b_inotify == "EMFILE" and b_pipe.split()[1] == "EPERM", (b_inotify, b_pipe)
+        assert (b_inotify, b_pipe.split()[1], b_mqueue) == ("EMFILE", "EPERM", "EMFILE"), (b_pipe, b_mqueue)
     else:
-        assert b_inotify == "ok" and b_pipe == "65536 ok", (b_inotify, b_pipe)
+        assert (b_inotify, b_pipe, b_mqueue) == ("ok", "65536 ok", "ok"), (b_inotify, b_pipe, b_mqueue)
 
 
 async def test_bind_mode_keeps_the_workspace_owner(containers: Containers) -> None:

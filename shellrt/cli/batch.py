@@ -113,7 +113,7 @@ def register(subparsers: Any) -> None:
     floor.add_argument(
         "--allow-task-backend-keys",
         action="store_true",
-        help="let tasks set bwrap_path, sandbox_uid/gid, docker_host, user, root_can_administer "
+        help="let tasks set bwrap_path, sandbox_uid/gid, uid_pool_start/size, docker_host, user, root_can_administer "
         "(refused by default: they widen the sandbox's boundary)",
     )
     floor.add_argument(
