@@ -468,7 +468,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         sockets changed (`IpcMasks`): one bwrap per command asks before every command."""
         masks = self._ipc_cache.get((state_dir, as_user))
         if masks is None:
-            masks = IpcMasks((*self.policy.allowed_roots(), state_dir), reachable_only=as_user)
+            masks = IpcMasks(
+                (*self.policy.allowed_roots(), state_dir),
+                reachable_only=as_user,
+                cover=() if self._host_network() else self.policy.allowed_roots(),
+            )
             self._ipc_cache[state_dir, as_user] = masks
         return masks
 
@@ -515,9 +519,14 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         """Start a zygote sandbox (retrying a lost mount race); `ZygoteGoneError` when it cannot."""
         state_dir = self._runner.check_open()
         hidden = self._denied_kinds()
-        sockets = SocketWatch((*self.policy.allowed_roots(), state_dir))
+        cover = () if self._host_network() else self.policy.allowed_roots()  # host sockets there too
+        sockets = SocketWatch((*self.policy.allowed_roots(), state_dir), cover)
         self._zygote = await self._new_zygote(state_dir, hidden)
         self._hidden, self._sockets = hidden, sockets
+
+    def _host_network(self) -> bool:
+        """The host's network namespace: a command's own sockets are listed with the host's."""
+        return self.policy.network not in ("none", "proxied")
 
     def _sockets_hidden(self) -> bool:
         """Whether every host socket now listening was there when the zygote hid them."""
@@ -810,6 +819,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             elif kind == "file":
                 args += ["--ro-bind", "/dev/null", str(path)]
         args += read_only_args(shown, self.policy.allowed_roots(), sources)  # after the masks
+        # Host sockets in the writable roots, after every bind there (`IpcMasks.inside`).
+        args += self._ipc_masks(state_dir, as_user=as_user).inside()
         args += ["--chdir", cwd]
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
