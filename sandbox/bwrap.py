@@ -808,7 +808,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         # Every directory between a writable root and a masked path is a mount point of itself:
         # renaming or removing a mount point fails (EBUSY), so no command can move a masked
         # file out from under its mask, here or (the rename reaching the host) for a later session.
-        for root, directory in _pinned_dirs([*masked, *shown], self.policy.allowed_roots()):
+        # Host sockets in the writable roots (`IpcMasks.inside`): pinned the same way, and covered
+        # after every bind there. The host's table keeps the path a socket was bound at.
+        sockets = self._ipc_masks(state_dir, as_user=as_user).inside()
+        pins = [*masked, *shown, *map(Path, sockets[2::3])]
+        for root, directory in _pinned_dirs(pins, self.policy.allowed_roots()):
             source = sources.get(root, root) / directory.relative_to(root)
             args += ["--bind", str(source), str(directory)]
         for path, kind in denied_paths:
@@ -819,8 +823,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             elif kind == "file":
                 args += ["--ro-bind", "/dev/null", str(path)]
         args += read_only_args(shown, self.policy.allowed_roots(), sources)  # after the masks
-        # Host sockets in the writable roots, after every bind there (`IpcMasks.inside`).
-        args += self._ipc_masks(state_dir, as_user=as_user).inside()
+        args += sockets
         args += ["--chdir", cwd]
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]

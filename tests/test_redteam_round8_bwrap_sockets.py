@@ -141,6 +141,29 @@ def test_a_host_daemon_in_the_workspace_is_out_of_reach(
 
 
 @pytest.mark.parametrize("persistent", MODES)
+def test_a_host_daemon_socket_cannot_be_moved_out_of_its_mask(
+    ws: Path, tmp_path: Path, persistent: bool
+) -> None:
+    """The host's table keeps the path the socket was bound at: a directory renamed in the sandbox
+    took the socket to a path no later sandbox covered. Its parents are pinned now (``EBUSY``)."""
+    daemon = HostDaemon(ws / "tools" / "run" / "lsp.sock")
+    try:
+        moved, out = _session(
+            ws,
+            tmp_path / "s",
+            persistent,
+            [
+                "mv tools moved; mv tools/run tools/r2; true",
+                CONNECT + "moved/run/lsp.sock; " + CONNECT + "tools/r2/lsp.sock; true",
+            ],
+        )
+    finally:
+        daemon.close()
+    assert (ws / "tools" / "run" / "lsp.sock").exists(), moved
+    assert daemon.requests == [] and "reached" not in out, (moved, out)
+
+
+@pytest.mark.parametrize("persistent", MODES)
 def test_a_host_daemon_started_in_the_workspace_during_the_session(
     ws: Path, tmp_path: Path, persistent: bool
 ) -> None:
@@ -174,6 +197,7 @@ def test_the_attacks_hold_for_an_unprivileged_caller() -> None:
     require(shutil.which("setpriv") is not None and shutil.which("bwrap") is not None, "setpriv and bwrap")
     tests = [
         "test_a_host_daemon_in_the_workspace_is_out_of_reach",
+        "test_a_host_daemon_socket_cannot_be_moved_out_of_its_mask",
         "test_a_host_daemon_started_in_the_workspace_during_the_session",
         "test_a_command_still_reaches_its_own_server_in_the_workspace",
     ]
