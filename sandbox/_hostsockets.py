@@ -11,8 +11,14 @@ themselves are hidden:
   empty tmpfs (``/etc/resolv.conf`` stays readable when it points into /run);
 * every other pathname socket the host's ``/proc/net/unix`` lists -- read here,
   on the host, in the host's network namespace -- is covered by /dev/null,
-  unless it lives where the sandbox's own files are (its writable roots, its
-  /tmp), where it is the command's own or the user's workspace.
+  unless it lives in the sandbox's own /tmp or state directory. One in a writable
+  root (a daemon of the operator's in the workspace: git's fsmonitor, Docker
+  Desktop's ``~/.docker/desktop/docker.sock`` in a home workspace) is covered too,
+  after the root is bound (`inside_socket_args`), whenever the sandbox has its own
+  network namespace: a command's own sockets are then never in the host's table.
+  (For a root caller the idmapped root shows root's 0600 socket as the sandbox
+  uid's own: the uid was no wall there.) With ``network: host`` they stay, as the
+  command's own background servers are listed there too.
 
 Abstract sockets are cut by the network namespace (``network: none``). For
 a root caller the unprivileged sandbox uid is the second wall: a 0660
@@ -33,6 +39,7 @@ __all__ = [
     "SocketWatch",
     "StartMasks",
     "host_socket_paths",
+    "inside_socket_args",
     "ipc_mask_args",
     "outside_sockets",
 ]
@@ -105,13 +112,17 @@ class SocketWatch:
     changed since the last check that found nothing new (the roots are resolved once).
     """
 
-    def __init__(self, keep: Iterable[Path]) -> None:
+    def __init__(self, keep: Iterable[Path], cover: Iterable[Path] = ()) -> None:
         self._skip = [*_kept(keep), *RUN_DIRS]
+        #: Covered although kept (`IpcMasks` ``cover``: the writable roots, also below /tmp).
+        self._cover = [os.path.realpath(p) for p in cover]
         self._table = _socket_table()
         self.hidden = self._outside_bound(self._table)
 
     def _outside_bound(self, table: bytes) -> frozenset[tuple[str, str]]:
-        return frozenset(pair for pair in _bound(table) if not _under(pair[1], self._skip))
+        return frozenset(
+            pair for pair in _bound(table) if not _under(pair[1], self._skip) or _under(pair[1], self._cover)
+        )
 
     def nothing_new(self) -> bool:
         """No socket outside the kept paths but those there when this watch was made."""
@@ -169,6 +180,21 @@ def ipc_mask_args(
     return args
 
 
+def inside_socket_args(roots: Iterable[Path], table: bytes | None = None) -> list[str]:
+    """bwrap flags covering every host socket listed in ``table`` below ``roots`` with /dev/null.
+
+    To be placed after everything bound in the roots (their binds, pins, read-only binds):
+    a later bind of a parent would cover the mask.
+    """
+    kept = [os.path.realpath(root) for root in roots]
+    args: list[str] = []
+    for listed in host_socket_paths(table):
+        path = os.path.realpath(listed)
+        if _under(path, kept) and _is_socket(path):
+            args += ["--ro-bind", "/dev/null", path]
+    return args
+
+
 class IpcMasks:
     """`ipc_mask_args` for one sandbox's kept paths, worked out again only when the host's sockets changed.
 
@@ -185,12 +211,17 @@ class IpcMasks:
     sandbox cannot write there).
     """
 
-    def __init__(self, keep: Iterable[Path], *, reachable_only: bool = False) -> None:
+    def __init__(
+        self, keep: Iterable[Path], *, reachable_only: bool = False, cover: Iterable[Path] = ()
+    ) -> None:
         self._keep = tuple(keep)
         self._reachable_only = reachable_only
+        #: Kept paths whose host sockets are covered anyway, after their binds (`inside`).
+        self._cover = tuple(cover)
         self._key: tuple[bytes, str] | None = None
         self._bound: frozenset[tuple[str, str]] | None = None
         self._args: tuple[str, ...] = ()
+        self._inside: tuple[str, ...] = ()
         #: The sockets ``_args`` covers with /dev/null: each must still be there for bwrap to cover.
         self._masked: list[str] = []
 
@@ -208,12 +239,16 @@ class IpcMasks:
             self._work_out(table)  # a listed socket's file was removed: bwrap could not cover it
         return list(self._args)
 
+    def inside(self) -> list[str]:
+        """The flags covering host sockets in the ``cover`` paths, as of the last `args`."""
+        return list(self._inside)
+
     def _work_out(self, table: bytes) -> None:
         self._args = tuple(ipc_mask_args(self._keep, reachable_only=self._reachable_only, table=table))
+        self._inside = tuple(inside_socket_args(self._cover, table)) if self._cover else ()
+        both = (*self._args, *self._inside)
         self._masked = [
-            self._args[i + 2]
-            for i in range(len(self._args) - 2)
-            if self._args[i] == "--ro-bind" and self._args[i + 1] == "/dev/null"
+            both[i + 2] for i in range(len(both) - 2) if both[i] == "--ro-bind" and both[i + 1] == "/dev/null"
         ]
 
 

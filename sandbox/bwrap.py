@@ -502,7 +502,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         sockets changed (`IpcMasks`): one bwrap per command asks before every command."""
         masks = self._ipc_cache.get((state_dir, as_user))
         if masks is None:
-            masks = IpcMasks((*self.policy.allowed_roots(), state_dir), reachable_only=as_user)
+            masks = IpcMasks(
+                (*self.policy.allowed_roots(), state_dir),
+                reachable_only=as_user,
+                cover=() if self._host_network() else self.policy.allowed_roots(),
+            )
             self._ipc_cache[state_dir, as_user] = masks
         return masks
 
@@ -549,9 +553,14 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         """Start a zygote sandbox (retrying a lost mount race); `ZygoteGoneError` when it cannot."""
         state_dir = self._runner.check_open()
         hidden = self._denied_kinds()
-        sockets = SocketWatch((*self.policy.allowed_roots(), state_dir))
+        cover = () if self._host_network() else self.policy.allowed_roots()  # host sockets there too
+        sockets = SocketWatch((*self.policy.allowed_roots(), state_dir), cover)
         self._zygote = await self._new_zygote(state_dir, hidden)
         self._hidden, self._sockets = hidden, sockets
+
+    def _host_network(self) -> bool:
+        """The host's network namespace: a command's own sockets are listed with the host's."""
+        return self.policy.network not in ("none", "proxied")
 
     def _sockets_hidden(self) -> bool:
         """Whether every host socket now listening was there when the zygote hid them."""
@@ -835,7 +844,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         # Every directory between a writable root and a masked path is a mount point of itself:
         # renaming or removing a mount point fails (EBUSY), so no command can move a masked
         # file out from under its mask, here or (the rename reaching the host) for a later session.
-        for root, directory in _pinned_dirs([*masked, *shown], self.policy.allowed_roots()):
+        # Host sockets in the writable roots (`IpcMasks.inside`): pinned the same way, and covered
+        # after every bind there. The host's table keeps the path a socket was bound at.
+        sockets = self._ipc_masks(state_dir, as_user=as_user).inside()
+        pins = [*masked, *shown, *map(Path, sockets[2::3])]
+        for root, directory in _pinned_dirs(pins, self.policy.allowed_roots()):
             source = sources.get(root, root) / directory.relative_to(root)
             args += ["--bind", str(source), str(directory)]
         for path, kind in denied_paths:
@@ -846,6 +859,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             elif kind == "file":
                 args += ["--ro-bind", "/dev/null", str(path)]
         args += read_only_args(shown, self.policy.allowed_roots(), sources)  # after the masks
+        args += sockets
         args += ["--chdir", cwd]
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
