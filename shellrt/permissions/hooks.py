@@ -50,6 +50,8 @@ __all__ = ["DEFAULT_HOOK_TIMEOUT_S", "CommandHookRunner", "matcher_matches"]
 DEFAULT_HOOK_TIMEOUT_S = 60.0
 _NAMES_ONLY = re.compile(r"^[A-Za-z0-9_\-]+(\|[A-Za-z0-9_\-]+)*$")
 _RANK = {"allow": 1, "ask": 2, "deny": 3}
+#: Events whose hooks decide whether a call runs (``onFailure: "block"`` applies to them).
+_GUARD_EVENTS = frozenset({"PreToolUse", "PermissionRequest"})
 
 
 def matcher_matches(matcher: str, tool_name: str) -> bool:
@@ -274,6 +276,28 @@ class CommandHookRunner(HookRunner):
     ) -> _Answer:
         timeout = spec.timeout or self.default_timeout
         label = spec.command if len(spec.command) <= 80 else spec.command[:77] + "..."
+        answer = await self._answer(event, spec, label, data, cwd, env, timeout)
+        if answer.notice is not None and spec.on_failure == "block" and event in _GUARD_EVENTS:
+            # The operator marked this hook a guard: not hearing from it is not a pass.
+            why = answer.notice.removeprefix(f"{event} hook ").removesuffix("; ignored")
+            return _Answer(
+                label,
+                decision="deny",
+                reason=f'hook `{label}` did not answer ({why}) and its onFailure is "block"; '
+                "fix the hook, or the call stays blocked",
+            )
+        return answer
+
+    async def _answer(
+        self,
+        event: HookEvent,
+        spec: HookSpec,
+        label: str,
+        data: bytes,
+        cwd: Path,
+        env: dict[str, str],
+        timeout: float,  # noqa: ASYNC109 - the hook process's own deadline
+    ) -> _Answer:
         trusted = self.workspace_hooks.get(spec.command)
         if trusted is not None:
             changed = await anyio.to_thread.run_sync(self._changed_since_trusted, spec.command, trusted)
