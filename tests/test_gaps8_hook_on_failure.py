@@ -125,3 +125,26 @@ async def test_a_guard_skipped_because_its_trusted_script_changed_blocks(ws: Pat
     assert not results[0].is_error, envelope_text(results[0])
     assert results[1].is_error and not (ws / "after-change").exists(), envelope_text(results[1])
     assert "changed since the session started" in envelope_text(results[1])
+
+
+async def test_a_command_configured_twice_is_a_guard_when_either_entry_says_so(ws: Path) -> None:
+    """Duplicates run once; a lower source's plain entry must not void the operator's ``block``."""
+    (ws / ".shellrt").mkdir()
+    plain = {"matcher": "Bash", "hooks": [_hook(FAILING["crash"])]}
+    (ws / ".shellrt" / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [plain]}}))
+    user = ws.parent / "home" / ".shellrt" / "settings.json"
+    user.parent.mkdir(parents=True)
+    guard = {"matcher": "Bash", "hooks": [_hook(FAILING["crash"], onFailure="block")]}
+    user.write_text(json.dumps({"hooks": {"PreToolUse": [guard]}}))
+    async with shellrt.Runtime(
+        ws,
+        "local",
+        session_dir=ws.parent / f"s{next(_ids)}",
+        tools=[Bash()],
+        trust_workspace=True,
+        mode="bypassPermissions",
+    ) as rt:
+        [envelope] = await rt.run_envelopes(
+            [ToolUseBlock(id=f"g8f{next(_ids)}", name="Bash", input={"command": "touch twice"})]
+        )
+    assert envelope.is_error and not (ws / "twice").exists(), envelope_text(envelope)

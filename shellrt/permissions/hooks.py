@@ -25,7 +25,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -115,14 +115,16 @@ class CommandHookRunner(HookRunner):
             self.specs.append(spec)
 
     def matching(self, event: HookEvent, tool_name: str) -> list[HookSpec]:
-        """Hooks for this event and tool, config order, duplicates (same command) run once."""
-        seen: set[str] = set()
-        out: list[HookSpec] = []
+        """Hooks for this event and tool, config order, duplicates (same command) run once —
+        as a guard (``onFailure: "block"``) when any of its entries says so."""
+        found: dict[str, HookSpec] = {}
         for spec in self.specs:
-            if spec.event == event and matcher_matches(spec.matcher, tool_name) and spec.command not in seen:
-                seen.add(spec.command)
-                out.append(spec)
-        return out
+            if spec.event != event or not matcher_matches(spec.matcher, tool_name):
+                continue
+            first = found.setdefault(spec.command, spec)
+            if spec.on_failure == "block" and first.on_failure != "block":
+                found[spec.command] = replace(first, on_failure="block")
+        return list(found.values())
 
     def runs_for(self, event: str, tool_name: str) -> bool:
         return any(spec.event == event and matcher_matches(spec.matcher, tool_name) for spec in self.specs)
