@@ -121,3 +121,22 @@ async def test_a_script_that_loads_nothing_by_path_keeps_the_root_unwatched(
     assert _hooks_obeyed(repo)[0]
     await _run(repo, "true")
     assert _log(log) == ["ok"]
+
+
+async def test_a_loaded_helper_in_a_too_large_directory_is_never_trusted(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """The helper's directory is recorded whole, within the same bounds as a hook script's own."""
+    from shellrt.permissions.hook_files import MAX_TREE_ENTRIES
+
+    repo, log = _repo(tmp_path, "bash scripts/x.sh", {})
+    (repo / "scripts").mkdir()
+    (repo / "scripts" / "x.sh").write_text(f"#!/bin/bash\n. vendor/lib.sh\necho ran >> {log}\n")
+    (repo / "vendor").mkdir()
+    (repo / "vendor" / "lib.sh").write_text("true\n")
+    for index in range(MAX_TREE_ENTRIES + 1):
+        (repo / "vendor" / f"f{index}.txt").write_text("x")
+    shown = _trust(repo, env)
+    assert "WARNING" in shown and "vendor" in shown and "too large" in shown, shown
+    obeyed, diagnostics = _hooks_obeyed(repo)
+    assert not obeyed and "too large" in diagnostics, diagnostics
