@@ -121,3 +121,74 @@ async def test_a_script_that_loads_nothing_by_path_keeps_the_root_unwatched(
     assert _hooks_obeyed(repo)[0]
     await _run(repo, "true")
     assert _log(log) == ["ok"]
+
+
+async def test_a_loaded_helper_in_a_too_large_directory_is_never_trusted(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """The helper's directory is recorded whole, within the same bounds as a hook script's own."""
+    from shellrt.permissions.hook_files import MAX_TREE_ENTRIES
+
+    repo, log = _repo(tmp_path, "bash scripts/x.sh", {})
+    (repo / "scripts").mkdir()
+    (repo / "scripts" / "x.sh").write_text(f"#!/bin/bash\n. vendor/lib.sh\necho ran >> {log}\n")
+    (repo / "vendor").mkdir()
+    (repo / "vendor" / "lib.sh").write_text("true\n")
+    for index in range(MAX_TREE_ENTRIES + 1):
+        (repo / "vendor" / f"f{index}.txt").write_text("x")
+    shown = _trust(repo, env)
+    assert "WARNING" in shown and "vendor" in shown and "too large" in shown, shown
+    obeyed, diagnostics = _hooks_obeyed(repo)
+    assert not obeyed and "too large" in diagnostics, diagnostics
+
+
+def _python_guard(repo: Path, body: str, log: Path) -> None:
+    (repo / "scripts").mkdir(exist_ok=True)
+    (repo / "scripts" / "check.py").write_text(
+        "import os, sys, runpy\n" + body + f"\nopen({str(log)!r}, 'a').write(TAG + '\\n')\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "helper", "helper_text"),
+    [
+        ("sys.path.insert(0, os.getcwd())\nfrom helpers import TAG", "helpers.py", "TAG = {tag!r}\n"),
+        (
+            'sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))\nfrom shared import TAG',
+            "lib/shared.py",
+            "TAG = {tag!r}\n",
+        ),
+        ('TAG = runpy.run_path("tools/tag.py")["TAG"]', "tools/tag.py", "TAG = {tag!r}\n"),
+        ('TAG = open("guard-tag.txt").read().strip()', "guard-tag.txt", "{tag}\n"),
+    ],
+)
+async def test_a_changed_file_a_python_hook_loads_from_the_working_directory_untrusts(
+    tmp_path: Path, env: dict[str, str], body: str, helper: str, helper_text: str
+) -> None:
+    repo, log = _repo(tmp_path, "python3 scripts/check.py", {})
+    _python_guard(repo, body, log)
+    (repo / helper).parent.mkdir(parents=True, exist_ok=True)
+    (repo / helper).write_text(helper_text.format(tag="v1"))
+    shown = _trust(repo, env)
+    assert helper in shown and "WARNING" not in shown, shown
+    await _run(repo, "true")
+    assert _log(log) == ["v1"]
+    (repo / helper).write_text(helper_text.format(tag="v2"))
+    obeyed, diagnostics = _hooks_obeyed(repo)
+    assert not obeyed and f"{helper} changed since the workspace was trusted" in diagnostics, diagnostics
+    await _run(repo, "true")
+    assert _log(log) == ["v1"]
+
+
+@pytest.mark.parametrize(
+    "body", ['sys.path.append(os.environ.get("LIB", "."))', "runpy.run_path(sys.argv[0] + '.x')"]
+)
+async def test_a_python_load_chosen_at_run_time_is_never_trusted(
+    tmp_path: Path, env: dict[str, str], body: str
+) -> None:
+    repo, log = _repo(tmp_path, "python3 scripts/check.py", {})
+    _python_guard(repo, body + "\nTAG = 'ran'", log)
+    shown = _trust(repo, env)
+    assert "WARNING" in shown and "chosen at run time" in shown, shown
+    obeyed, diagnostics = _hooks_obeyed(repo)
+    assert not obeyed and "chosen at run time" in diagnostics, diagnostics

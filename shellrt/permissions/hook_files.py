@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shellrt.permissions.hook_loads import SHELLS, is_shell_script, script_loads
+from shellrt.permissions.hook_loads import SHELLS, ScriptKind, script_kind, script_loads
 
 if TYPE_CHECKING:  # the parser loads only when a trusted hook is resolved
     from shellrt.analysis.models import PlanCommand, Word
@@ -151,18 +151,17 @@ def hook_files(workspace: Path, commands: Sequence[str]) -> HookFiles:
     """Resolve ``commands`` (run from ``workspace``) to workspace files and hash them now."""
     root = Path(os.path.realpath(workspace))
     paths: dict[str, None] = {}
-    shells: set[str] = set()
+    hints: dict[str, ScriptKind] = {}
     untrackable: list[str] = []
     for command in dict.fromkeys(commands):
-        found, why = _command_paths(command, root, shells)
+        found, why = _command_paths(command, root, hints)
         paths.update(dict.fromkeys(found))
         if why is not None:
             untrackable.append(f"{command} ({why})")
     # What shell hook scripts load (``. ./lib.sh`` from ``scripts/x.sh`` is read at the root,
     # where hooks run), transitively; each such file's directory is then recorded below too.
-    loads = script_loads(
-        root, [rel for rel in paths if rel in shells or is_shell_script(os.path.join(root, rel))]
-    )
+    kinds = {rel: kind for rel in paths if (kind := script_kind(root, rel, hints.get(rel))) is not None}
+    loads = script_loads(root, kinds)
     paths.update(dict.fromkeys(loads.paths))
     files = {rel: _digest(root, rel) for rel in sorted(paths)}
     # A hooks directory holding a hook file is watched whole: what that script sources or
@@ -215,9 +214,9 @@ def compare_hook_files(recorded: HookFiles | None, current: HookFiles) -> str | 
 # --- resolving a command --------------------------------------------------------------
 
 
-def _command_paths(command: str, root: Path, shells: set[str]) -> tuple[list[str], str | None]:
+def _command_paths(command: str, root: Path, hints: dict[str, ScriptKind]) -> tuple[list[str], str | None]:
     """Workspace-relative paths ``command`` runs or reads, and why it is untrackable (None: it is not).
-    Paths a shell is given (``bash scripts/x``) are added to ``shells``: they are read as scripts."""
+    Paths given to a shell or Python (``bash scripts/x``) go to ``hints``: they are read as such."""
     from shellrt.analysis import analyze
 
     analysis = analyze(command, "bash")
@@ -234,8 +233,11 @@ def _command_paths(command: str, root: Path, shells: set[str]) -> tuple[list[str
         before = len(found)
         why = _part_paths(part, root, found, resolved)
         program = os.path.basename(part.argv[0].value or "") if part.argv else ""
-        if program in SHELLS:
-            shells.update(found[before:])
+        kind: ScriptKind | None = "shell" if program in SHELLS else None
+        if program.startswith("python"):
+            kind = "python"
+        if kind is not None:
+            hints.update(dict.fromkeys(found[before:], kind))
         if why is not None:
             return found, why
     for redirect in plan.redirects:

@@ -22,12 +22,22 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
+
+from shellrt.permissions.hook_loads_python import is_python_script, python_loads
 
 if TYPE_CHECKING:
     from shellrt.analysis.models import Word
 
-__all__ = ["MAX_SCANNED_SCRIPTS", "SHELLS", "ScriptLoads", "is_shell_script", "script_loads"]
+__all__ = [
+    "MAX_SCANNED_SCRIPTS",
+    "SHELLS",
+    "ScriptKind",
+    "ScriptLoads",
+    "is_shell_script",
+    "script_kind",
+    "script_loads",
+]
 
 #: Programs that run their operand as a shell script.
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
@@ -88,29 +98,64 @@ def _read_regular(path: str, limit: int) -> bytes | None:
         return fh.read(limit)
 
 
-def script_loads(root: Path, scripts: list[str]) -> ScriptLoads:
-    """What ``scripts`` (workspace-relative shell scripts a hook runs from ``root``) load, transitively."""
+#: How a file a hook runs is read for what it loads.
+ScriptKind = Literal["shell", "python"]
+
+
+def script_kind(root: Path, rel: str, hint: ScriptKind | None = None) -> ScriptKind | None:
+    """``hint`` (the program it was given to), else what its name and ``#!`` line say; None: neither."""
+    if hint is not None:
+        return hint
+    path = os.path.join(root, rel)
+    if is_shell_script(path):
+        return "shell"
+    head = _read_regular(path, 256)
+    if head is not None and is_python_script(path, head):
+        return "python"
+    return None
+
+
+def script_loads(root: Path, scripts: dict[str, ScriptKind]) -> ScriptLoads:
+    """What ``scripts`` (workspace-relative files a hook runs from ``root``, by kind) load, transitively."""
     out = ScriptLoads()
-    queue = [(rel, rel) for rel in scripts]
+    queue: list[tuple[str, str, ScriptKind]] = [(rel, rel, kind) for rel, kind in scripts.items()]
     seen: set[str] = set()
     while queue:
-        rel, top = queue.pop(0)
+        rel, top, kind = queue.pop(0)
         if rel in seen:
             continue
         seen.add(rel)
         if len(seen) > MAX_SCANNED_SCRIPTS:
-            out.unbounded.append(f"more than {MAX_SCANNED_SCRIPTS} shell scripts load one another")
+            out.unbounded.append(f"more than {MAX_SCANNED_SCRIPTS} hook scripts load one another")
             break
-        for found, is_shell in _one_script(root, rel, top, out):
+        loads = _one_script(root, rel, top, out) if kind == "shell" else _one_python(root, rel, out)
+        for found, found_kind in loads:
             if found not in out.paths:
                 out.paths.append(found)
-            if is_shell:
-                queue.append((found, top))
+            if found_kind is not None:
+                queue.append((found, top, found_kind))
     return out
 
 
-def _one_script(root: Path, rel: str, top: str, out: ScriptLoads) -> list[tuple[str, bool]]:
-    """(path, whether it is read as a shell script) for each load of ``rel``; problems go to ``out``."""
+def _one_python(root: Path, rel: str, out: ScriptLoads) -> list[tuple[str, ScriptKind | None]]:
+    data = _read_regular(os.path.join(root, rel), MAX_SCRIPT_BYTES + 1)
+    if data is None:
+        return []
+    if len(data) > MAX_SCRIPT_BYTES:
+        out.unbounded.append(f"hook script {rel} is over {MAX_SCRIPT_BYTES >> 20} MiB, too large to read")
+        return []
+    paths, unbounded = python_loads(root, rel, data)
+    out.unbounded += [u for u in unbounded if u not in out.unbounded]
+    found: list[tuple[str, ScriptKind | None]] = []
+    for path in paths:
+        inside = _inside(root, path)
+        if inside is not None and all(inside != f for f, _ in found):
+            found.append((inside, "python" if inside.endswith(".py") else None))
+    return found
+
+
+def _one_script(root: Path, rel: str, top: str, out: ScriptLoads) -> list[tuple[str, ScriptKind | None]]:
+    """(path, how it is read) for each load of the shell script ``rel``; problems go to ``out``."""
     from shellrt.analysis import analyze
 
     data = _read_regular(os.path.join(root, rel), MAX_SCRIPT_BYTES + 1)
@@ -155,7 +200,7 @@ def _one_script(root: Path, rel: str, top: str, out: ScriptLoads) -> list[tuple[
             operand = _script_operand(argv[1:])
             if operand is not None:
                 loads.append((operand, program in SHELLS))
-    found: list[tuple[str, bool]] = []
+    found: list[tuple[str, ScriptKind | None]] = []
     for word, is_shell in loads:
         value = _value(word, root, dirs)
         if value is None:
@@ -169,8 +214,8 @@ def _one_script(root: Path, rel: str, top: str, out: ScriptLoads) -> list[tuple[
             continue
         for base in bases if not os.path.isabs(value) else [str(root)]:
             inside = _inside(root, os.path.join(base, value))
-            if inside is not None and (inside, is_shell) not in found:
-                found.append((inside, is_shell or is_shell_script(os.path.join(root, inside))))
+            if inside is not None and all(inside != f for f, _ in found):
+                found.append((inside, script_kind(root, inside, "shell" if is_shell else None)))
     return found
 
 

@@ -25,7 +25,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -50,6 +50,8 @@ __all__ = ["DEFAULT_HOOK_TIMEOUT_S", "CommandHookRunner", "matcher_matches"]
 DEFAULT_HOOK_TIMEOUT_S = 60.0
 _NAMES_ONLY = re.compile(r"^[A-Za-z0-9_\-]+(\|[A-Za-z0-9_\-]+)*$")
 _RANK = {"allow": 1, "ask": 2, "deny": 3}
+#: Events whose hooks decide whether a call runs (``onFailure: "block"`` applies to them).
+_GUARD_EVENTS = frozenset({"PreToolUse", "PermissionRequest"})
 
 
 def matcher_matches(matcher: str, tool_name: str) -> bool:
@@ -113,14 +115,16 @@ class CommandHookRunner(HookRunner):
             self.specs.append(spec)
 
     def matching(self, event: HookEvent, tool_name: str) -> list[HookSpec]:
-        """Hooks for this event and tool, config order, duplicates (same command) run once."""
-        seen: set[str] = set()
-        out: list[HookSpec] = []
+        """Hooks for this event and tool, config order, duplicates (same command) run once —
+        as a guard (``onFailure: "block"``) when any of its entries says so."""
+        found: dict[str, HookSpec] = {}
         for spec in self.specs:
-            if spec.event == event and matcher_matches(spec.matcher, tool_name) and spec.command not in seen:
-                seen.add(spec.command)
-                out.append(spec)
-        return out
+            if spec.event != event or not matcher_matches(spec.matcher, tool_name):
+                continue
+            first = found.setdefault(spec.command, spec)
+            if spec.on_failure == "block" and first.on_failure != "block":
+                found[spec.command] = replace(first, on_failure="block")
+        return list(found.values())
 
     def runs_for(self, event: str, tool_name: str) -> bool:
         return any(spec.event == event and matcher_matches(spec.matcher, tool_name) for spec in self.specs)
@@ -274,6 +278,28 @@ class CommandHookRunner(HookRunner):
     ) -> _Answer:
         timeout = spec.timeout or self.default_timeout
         label = spec.command if len(spec.command) <= 80 else spec.command[:77] + "..."
+        answer = await self._answer(event, spec, label, data, cwd, env, timeout)
+        if answer.notice is not None and spec.on_failure == "block" and event in _GUARD_EVENTS:
+            # The operator marked this hook a guard: not hearing from it is not a pass.
+            why = answer.notice.removeprefix(f"{event} hook ").removesuffix("; ignored")
+            return _Answer(
+                label,
+                decision="deny",
+                reason=f'hook `{label}` did not answer ({why}) and its onFailure is "block"; '
+                "fix the hook, or the call stays blocked",
+            )
+        return answer
+
+    async def _answer(
+        self,
+        event: HookEvent,
+        spec: HookSpec,
+        label: str,
+        data: bytes,
+        cwd: Path,
+        env: dict[str, str],
+        timeout: float,  # noqa: ASYNC109 - the hook process's own deadline
+    ) -> _Answer:
         trusted = self.workspace_hooks.get(spec.command)
         if trusted is not None:
             changed = await anyio.to_thread.run_sync(self._changed_since_trusted, spec.command, trusted)

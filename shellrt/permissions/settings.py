@@ -32,6 +32,7 @@ __all__ = [
     "HookCommandConfig",
     "HookEvent",
     "HookMatcherConfig",
+    "HookOnFailure",
     "HookSpec",
     "load_settings_file",
     "read_settings_bytes",
@@ -45,6 +46,8 @@ MAX_SETTINGS_BYTES = 4 << 20
 
 HookEvent = Literal["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"]
 HOOK_EVENTS: tuple[str, ...] = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest")
+#: What a hook's failure means (``onFailure``): no answer, or a block of the call it guards.
+HookOnFailure = Literal["continue", "block"]
 
 _TOP_LEVEL_KEYS = {
     "$schema",
@@ -68,13 +71,16 @@ _PERMISSION_KEYS = {
 
 
 class HookCommandConfig(BaseModel):
-    """``{"type": "command", "command": "...", "timeout": 30}`` (timeout in seconds)."""
+    """``{"type": "command", "command": "...", "timeout": 30, "onFailure": "block"}`` (timeout in
+    seconds; ``onFailure`` as in Claude Code: ``"block"`` makes a guard's failure a block)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     type: Literal["command"] = "command"
     command: str = Field(min_length=1)
     timeout: float | None = Field(default=None, gt=0, le=3600)
+    #: Checked in `_load_hooks`: an unknown value keeps the hook and blocks (a typo must not drop a guard).
+    on_failure: str = Field(default="continue", alias="onFailure")
 
 
 class HookMatcherConfig(BaseModel):
@@ -95,6 +101,9 @@ class HookSpec:
     command: str
     timeout: float | None
     origin: RuleOrigin
+    #: ``block``: a PreToolUse or PermissionRequest hook that cannot answer (fails to start, times
+    #: out, crashes, prints no valid answer, or its trusted files changed) denies the call.
+    on_failure: HookOnFailure = "continue"
 
 
 @dataclass
@@ -343,6 +352,12 @@ def _load_hooks(section: object, out: FileSettings, locator: _Locator, origin: R
                 continue
             for hook in cfg.hooks:
                 hook_line = locator.line_at(locator.find_value(hook.command, locator.key_offset(event)))
+                on_failure: HookOnFailure = "continue" if hook.on_failure == "continue" else "block"
+                if hook.on_failure not in ("continue", "block"):
+                    out.diagnostics.append(
+                        f"{path}:{hook_line}: hook onFailure {hook.on_failure!r} is not 'block' or 'continue'; "
+                        "treated as 'block'"
+                    )
                 out.hooks.append(
                     HookSpec(
                         event=event,  # type: ignore[arg-type]
@@ -350,6 +365,7 @@ def _load_hooks(section: object, out: FileSettings, locator: _Locator, origin: R
                         command=hook.command,
                         timeout=hook.timeout,
                         origin=RuleOrigin(origin.source, path, hook_line, origin.root),
+                        on_failure=on_failure,
                     )
                 )
 

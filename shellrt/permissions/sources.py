@@ -125,6 +125,8 @@ class Settings(BaseModel):
             entry: dict[str, Any] = {"type": "command", "command": spec.command}
             if spec.timeout is not None:
                 entry["timeout"] = spec.timeout
+            if spec.on_failure != "continue":
+                entry["onFailure"] = spec.on_failure
             hooks.setdefault(spec.event, []).append({"matcher": spec.matcher, "hooks": [entry]})
         out = cls(
             permissions=EffectivePermissions(

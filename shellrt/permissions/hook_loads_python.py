@@ -1,0 +1,176 @@
+"""What a trusted Python hook script loads from the workspace, read from its syntax tree.
+
+Why: hooks run from the workspace root with ``PYTHONSAFEPATH=1``, so ``import`` finds
+nothing there unless the script puts a directory on ``sys.path`` — but a script that does
+(``sys.path.insert(0, os.getcwd())``, ``sys.path.append("lib")``) imports whatever lies
+there, and ``runpy.run_path("tools/x.py")``, ``spec_from_file_location(…, "lib/x.py")`` or
+``exec(open("lib/x.py").read())`` run files relative to the working directory. Those files
+(and each ``open``ed by a literal path: data a guard obeys) join the hook's files; a
+directory put on ``sys.path`` or a file run whose path is chosen at run time cannot be
+bounded and is reported (never trusted). Paths built from ``__file__`` are followed
+(``os.path.join(os.path.dirname(__file__), "..", "lib")``); the script's own directory is
+recorded whole by `shellrt.permissions.hook_files` already.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+
+__all__ = ["is_python_script", "python_loads"]
+
+#: Calls that run the file named by their argument at this index.
+_RUNS_FILE = {
+    "runpy.run_path": 0,
+    "run_path": 0,
+    "spec_from_file_location": 1,
+    "importlib.util.spec_from_file_location": 1,
+    "load_source": 1,
+    "imp.load_source": 1,
+    "SourceFileLoader": 1,
+    "importlib.machinery.SourceFileLoader": 1,
+}
+#: Calls that read (or name) the file given as their first argument.
+_NAMES_FILE = frozenset({"open", "io.open", "Path", "pathlib.Path"})
+_IMPORTERS = frozenset({"__import__", "importlib.import_module", "import_module"})
+_PATH_ADDERS = frozenset({"sys.path.insert", "sys.path.append", "sys.path.extend", "site.addsitedir"})
+
+
+def is_python_script(path: str, head: bytes) -> bool:
+    """A ``.py`` name, or a ``#!`` line naming Python."""
+    if path.endswith(".py"):
+        return True
+    first = head.split(b"\n", 1)[0]
+    return first.startswith(b"#!") and b"python" in first
+
+
+def python_loads(root: Path, rel: str, source: bytes) -> tuple[list[str], list[str]]:
+    """(absolute paths the script ``rel`` loads or reads by a fixed path, why others cannot be bounded)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return [], [f"hook script {rel} cannot be parsed as Python"]
+    script = os.path.join(root, rel)
+    paths: list[str] = []
+    unbounded: list[str] = []
+    import_dirs: list[str] = []
+    modules: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            modules.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Assign | ast.AugAssign) and _touches_sys_path(node):
+            unbounded.append(f"hook script {rel} sets sys.path to directories chosen at run time")
+        elif isinstance(node, ast.Call):
+            name = _dotted(node.func)
+            if name in _RUNS_FILE:
+                arg = _arg(node, _RUNS_FILE[name])
+                where = _eval_path(arg, script, root) if arg is not None else None
+                if where is None:
+                    unbounded.append(
+                        f"hook script {rel} runs a file chosen at run time ({ast.unparse(node)[:80]})"
+                    )
+                else:
+                    paths.append(where)
+            elif name in _NAMES_FILE:
+                arg = _arg(node, 0)
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    paths.append(os.path.join(root, arg.value))
+            elif name in _IMPORTERS:
+                arg = _arg(node, 0)
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    modules.add(arg.value.split(".")[0])
+                else:
+                    modules.add("*")
+            elif name in _PATH_ADDERS:
+                arg = _arg(node, 1 if name == "sys.path.insert" else 0)
+                values = (
+                    arg.elts if isinstance(arg, ast.List | ast.Tuple) and name == "sys.path.extend" else [arg]
+                )
+                for value in values:
+                    where = _eval_path(value, script, root) if value is not None else None
+                    if where is None:
+                        unbounded.append(
+                            f"hook script {rel} puts a directory chosen at run time on sys.path "
+                            f"({ast.unparse(node)[:80]})"
+                        )
+                    else:
+                        import_dirs.append(where)
+    for directory in import_dirs:
+        if "*" in modules:
+            unbounded.append(f"hook script {rel} imports a module chosen at run time from {directory}")
+            continue
+        for module in sorted(modules):
+            paths += [os.path.join(directory, module + ".py"), os.path.join(directory, module)]
+    return paths, unbounded
+
+
+def _touches_sys_path(node: ast.Assign | ast.AugAssign) -> bool:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    for target in targets:
+        base = target.value if isinstance(target, ast.Subscript) else target
+        if _dotted(base) == "sys.path":
+            return True
+    return False
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else ""
+    return ""
+
+
+def _arg(call: ast.Call, index: int) -> ast.expr | None:
+    return call.args[index] if len(call.args) > index else None
+
+
+def _eval_path(node: ast.expr, script: str, root: Path) -> str | None:
+    """The absolute path an expression names (relative strings: from the working directory,
+    the workspace root), or None when it depends on anything but constants, ``__file__`` and
+    the working directory."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return os.path.normpath(os.path.join(root, node.value))
+    if isinstance(node, ast.Name) and node.id == "__file__":
+        return script
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        left, right = _eval_path(node.left, script, root), _eval_literal(node.right)
+        return os.path.normpath(os.path.join(left, right)) if left is not None and right is not None else None
+    if isinstance(node, ast.Attribute) and node.attr == "parent":
+        inner = _eval_path(node.value, script, root)
+        return os.path.dirname(inner) if inner is not None else None
+    if not isinstance(node, ast.Call):
+        return None
+    name = _dotted(node.func)
+    if name in ("os.getcwd", "Path.cwd", "pathlib.Path.cwd"):
+        return str(root)
+    if isinstance(node.func, ast.Attribute) and node.func.attr in ("resolve", "absolute") and not node.args:
+        return _eval_path(node.func.value, script, root)
+    args = [_eval_path(a, script, root) for a in node.args[:1]]
+    if name in ("os.path.dirname", "dirname") and args and args[0] is not None:
+        return os.path.dirname(args[0])
+    if name in (
+        "os.path.abspath",
+        "os.path.realpath",
+        "os.path.normpath",
+        "str",
+        "Path",
+        "pathlib.Path",
+        "os.fspath",
+    ):
+        return args[0] if args else None
+    if name in ("os.path.join", "join") and node.args:
+        first = args[0]
+        rest = [_eval_literal(a) for a in node.args[1:]]
+        if first is None or any(r is None for r in rest):
+            return None
+        return os.path.normpath(os.path.join(first, *[r for r in rest if r is not None]))
+    return None
+
+
+def _eval_literal(node: ast.expr) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
