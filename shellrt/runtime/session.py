@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -182,7 +183,7 @@ class Runtime:
             raise FileNotFoundError(
                 f"workspace {self.workspace} does not exist or is not a directory; create it or pass another --workspace"
             )
-        self.session_id = session_id or secrets.token_hex(6)
+        self.session_id = secrets.token_hex(6) if session_id is None else _checked_session_id(session_id)
         #: A caller-chosen session id reopens that session's persisted state (`STATE_FILE`).
         self._reopen = session_id is not None
         self._saved_state = ""  # the text last written to state.json: an unchanged state is not rewritten
@@ -496,7 +497,7 @@ class Runtime:
     def _replay(self, block: ToolUseBlock) -> ResultEnvelope | None:
         """The recorded result of this exact call (same id, name and input), if there is one."""
         found = self._recorded.get(block.id)
-        if found is None or found[0] != block.name or found[1] != block.input:
+        if found is None or found[0] != block.name or not _same_input(found[1], block.input):
             return None
         return found[2]
 
@@ -845,6 +846,29 @@ class _RecordingExecutor(CallExecutor):
                     }
                 )
         return outcome
+
+
+def _same_input(recorded: Any, given: Any) -> bool:
+    """Whether two inputs are the same JSON: Python's ``1 == 1.0 == True`` is not (a server tells them apart)."""
+    if recorded != given:
+        return False
+    return bool(_CANONICAL(recorded) == _CANONICAL(given))
+
+
+#: Inputs as JSON text with sorted keys, for `_same_input` (``1``, ``1.0`` and ``true`` stay apart).
+_CANONICAL = json.JSONEncoder(sort_keys=True, default=repr).encode
+
+#: A session id is one path component: it names a directory under the session root.
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def _checked_session_id(session_id: str) -> str:
+    if not isinstance(session_id, str) or not _SESSION_ID.fullmatch(session_id):
+        raise ValueError(
+            f"session id {session_id!r} is not one plain name: use 1 to 128 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit (it names a directory under the session root)"
+        )
+    return session_id
 
 
 def _shielded(close: Callable[[], Awaitable[None]]) -> Callable[[], Awaitable[None]]:

@@ -32,6 +32,7 @@ from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 
 from shellrt.server._lines import TOO_LONG, LineReader
+from shellrt.server._one_line import one_line
 
 __all__ = ["StdioWire", "stdio_wire"]
 
@@ -119,7 +120,7 @@ class StdioWire:
             async for session_message in receive:
                 message = session_message.message
                 try:
-                    text = message.model_dump_json(by_alias=True, exclude_unset=True)
+                    text = one_line(message.model_dump_json(by_alias=True, exclude_unset=True))
                     data = text.encode("utf-8") + b"\n"
                 except Exception as exc:
                     msg_id = getattr(message, "id", None)

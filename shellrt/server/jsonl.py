@@ -34,6 +34,7 @@ import anyio.abc
 
 from shellrt.runtime import MessageFormatError, Runtime
 from shellrt.server._lines import TOO_LONG, LineReader
+from shellrt.server._one_line import one_line
 
 __all__ = ["handle_line", "serve_jsonl"]
 
@@ -170,7 +171,7 @@ def encode_answer(answer: dict[str, Any], line_number: int) -> bytes:
     the tool_use ids it carried, so the client learns which calls ran.
     """
     try:
-        text = json.dumps(answer, ensure_ascii=False)
+        text = one_line(json.dumps(answer, ensure_ascii=False))
         try:
             return text.encode("utf-8") + b"\n"
         except UnicodeEncodeError:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, TextIO
@@ -227,8 +228,10 @@ class McpServerConnection:
     def _stderr_hint(self) -> str:
         if self._log_dir is None:
             return ""
-        try:
-            text = self._stderr_path().read_text(encoding="utf-8", errors="replace").strip()
+        try:  # only the tail: a server may have written gigabytes (red team round 8)
+            with open(self._stderr_path(), "rb") as fh:
+                fh.seek(max(0, fh.seek(0, os.SEEK_END) - 4 * _STDERR_TAIL_CHARS))
+                text = fh.read().decode("utf-8", errors="replace").strip()
         except OSError:
             return ""
         if not text:
