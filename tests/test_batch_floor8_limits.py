@@ -166,3 +166,15 @@ def test_a_local_start_leaves_live_bwrap_session_cgroups_alone() -> None:
         assert all(directory.exists() for directory, _ in group.dirs), swept
     finally:
         group.remove()
+
+
+def test_a_kept_tool_result_takes_from_the_run_budget(tmp_path: Path) -> None:
+    call = {"type": "tool_use", "id": "toolu_f8_budget_1", "name": "Bash", "input": {"command": "seq 1 5000"}}
+    task = {"id": "tool", "commands": [call], "collect": {"output": "full"}}
+    code, err, results = _cli(tmp_path, [task], "-j", "1", "--output-budget", "1k")
+    assert code == 0, err
+    outcome = results["tool"]["commands"][0]
+    assert outcome["output_path"] is None and "--output-budget" in outcome["output_lost"], outcome
+    code, err, results = _cli(tmp_path, [task], "-j", "1")
+    outcome = results["tool"]["commands"][0]
+    assert outcome["output_lost"] is None and Path(outcome["output_path"]).stat().st_size > 1024, outcome
