@@ -207,6 +207,11 @@ def _owner_alive(name: str) -> bool:
         pid = int(pid_text)
     except ValueError:
         return True  # not one of ours: leave it
+    if not start_text.isdigit():
+        # A bwrap session's cgroup (`sandbox._cgroup`: shellrt-<pid>-<token>-n<ns>) shares the
+        # prefix and the pids hierarchy: judged by its start time it looked dead, and every
+        # local start SIGKILLed the live session's commands and removed its cgroup.
+        return True
     return str(_start_time(pid)) == start_text
 
 

@@ -187,7 +187,8 @@ def test_local_refuses_limits_through_batch(tmp_path: Path) -> None:
     task = {"id": "t1", "sandbox": {"type": "local", "limits": {"cpus": 0.5}}, "commands": ["echo ran"]}
     tasks.write_text(json.dumps(task) + "\n")
     out = tmp_path / "out.jsonl"
-    proc = _shellrt(tmp_path, "batch", "run", "--quiet", "--out", str(out), str(tasks))
+    # --allow-task-local: a task file may not choose local without it (round 8)
+    proc = _shellrt(tmp_path, "batch", "run", "--quiet", "--allow-task-local", "--out", str(out), str(tasks))
     assert proc.returncode == 1, proc.stderr
     [result] = [json.loads(line) for line in out.read_text().splitlines()]
     assert result["status"] == "error"

@@ -400,12 +400,13 @@ class TaskRun:
         if collect.output == "full":
             data = text.encode("utf-8", "replace")
             budget = self.settings.output_budget
-            if budget is None or budget.take(len(data)) == len(data):
+            got = len(data) if budget is None else budget.take(len(data))
+            if got == len(data):
                 dest = self.artifacts / f"cmd-{index}.out"
                 await anyio.to_thread.run_sync(lambda: _write_bytes(dest, data))
                 output_path = str(dest)
-            else:
-                budget.give_back(len(data))  # all or nothing: a cut tool_result would mislead
+            elif budget is not None:
+                budget.give_back(got)  # all or nothing: a cut tool_result would mislead
                 output_lost = budget.used_up()
         preview, truncated = _cut(text, collect.preview_bytes)
         return CommandOutcome(
