@@ -5,7 +5,11 @@ Classes (not examples):
 - ``[`` is a command, so ``>``, ``>>`` and ``<`` between its operands are redirections, but the grammar
   reads ``[ … ]`` with ``[[ … ]]``'s rules, where they compare strings: ``[ x > src/main.py ]``
   truncated the file while judged read-only (auto-allowed in default and plan mode, concurrency
-  safe), and ``bypassPermissions`` ran it beside ``Edit(./src/main.py)`` (no part named the write).
+  safe), and ``bypassPermissions`` ran it beside ``Edit(./src/main.py)`` (no part named the write);
+- a shell's options after ``-c``: bash reads options up to the first other word and runs that word
+  (``bash -c -x 'rm y'``, ``bash -co pipefail 'rm y'``, ``sh -c -- 'rm y'``), the analysis planned the
+  option as the script. The rule engine's own search of the words caught ``Bash(rm:*)`` (defence
+  in depth held); the parts now say what bash runs is not read.
 
 Governance attacks run on the local backend, where governance is the only guard.
 """
@@ -91,3 +95,30 @@ async def test_single_bracket_tests_still_run(ws: Path) -> None:
     [envelope] = await _bash(ws, ["[ a = a ] && echo same"], mode="default")
     assert not envelope.is_error, _text(envelope)
     assert "same" in _text(envelope)
+
+
+# --- `bash -c -x 'cmd'`: options between -c and the command string -----------------------------
+
+_SHELL_OPTIONS_AFTER_C = [
+    "bash -c -x 'true; rm -rf y'",
+    "bash -c -- 'true; rm -rf y'",
+    "sh -c -e 'true; rm -rf y'",
+    "bash -co pipefail 'true; rm -rf y'",
+    "bash -e -c +x 'true; rm -rf y'",
+]
+
+
+@pytest.mark.parametrize("command", _SHELL_OPTIONS_AFTER_C)
+def test_options_after_dash_c_leave_the_script_unread(command: str) -> None:
+    analysis = analyze(command)
+    assert not analysis.read_only
+    names = [part.name for part in analysis.subcommands]
+    # Never an option taken for the program, always a part no allow rule matches.
+    assert not any(name.startswith(("-", "+")) or name == "pipefail" for name in names), names
+    assert "" in names, names
+
+
+def test_a_plain_dash_c_script_is_still_planned() -> None:
+    for command in ("bash -c 'ls'", "bash -ec 'ls'", "bash -o pipefail -c 'ls | cat'", "bash --rcfile x -c ls"):
+        assert "ls" in [part.name for part in analyze(command).subcommands], command
+    assert analyze("bash -c 'ls'").read_only

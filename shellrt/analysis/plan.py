@@ -943,7 +943,11 @@ def _runs_dynamic_word(name: str, values: list[str | None]) -> bool:
             i += 2
             continue
         if value.startswith("-") and not value.startswith("--") and "c" in value[1:]:
-            return i + 1 < len(values) and values[i + 1] is None
+            if i + 1 >= len(values):
+                return False
+            script = values[i + 1]
+            # Dynamic, or more options before the command string (`bash -c -x 'cmd'`): see `unwrap`.
+            return script is None or script.startswith(("-", "+")) or "o" in value or "O" in value
         if not value.startswith(("-", "+")):
             return False
         i += 1

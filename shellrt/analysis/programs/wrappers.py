@@ -144,17 +144,25 @@ def unwrap(argv: list[str | None]) -> Unwrapped:
     return Unwrapped(start=i)
 
 
+#: bash's long options that take the next word as their value.
+_SHELL_VALUED_LONG: Final = frozenset({"--rcfile", "--init-file"})
+
+
 def _shell(argv: list[str | None]) -> Unwrapped:
     i = 1
     while i < len(argv):
         arg = argv[i]
         if arg is None:
             return Unwrapped(unknown=True)
-        if arg in ("-o", "+o", "-O", "+O"):
+        if arg in ("-o", "+o", "-O", "+O") or arg in _SHELL_VALUED_LONG:
             i += 2
             continue
         if arg.startswith("-") and "c" in arg[1:] and not arg.startswith("--"):
             script = argv[i + 1] if i + 1 < len(argv) else None
+            if script is not None and (script.startswith(("-", "+")) or "o" in arg or "O" in arg):
+                # bash reads further options before its command string (`bash -c -x 'cmd'` runs `cmd`,
+                # `bash -co pipefail 'cmd'` too); csh takes the very next word: not modelled.
+                return Unwrapped(unknown=True)
             return Unwrapped(script=script, unknown=script is None)
         if not arg.startswith(("-", "+")):
             break
@@ -251,6 +259,8 @@ def _check_shell(name: str, argv: list[str | None]) -> list[str]:
                 script = argv[i] if i < len(argv) else None
                 if script is None:
                     return [f"{name} -c: the script is missing or dynamic"]
+                if script.startswith(("-", "+")):
+                    return [f"{name} -c {script}: bash reads more options before the command string"]
                 return []
             continue
         return [f"{name} {arg}: runs code that is not a static -c script"]
