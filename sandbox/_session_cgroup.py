@@ -59,6 +59,13 @@ class SessionCgroup:
         except OSError:
             os.close(self._home_tasks)
             raise
+        try:
+            #: Read again in place (``pread`` at 0 regenerates it): one system call per check.
+            self._count = os.open(path / "pids.current", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            os.close(self._home_tasks)
+            os.close(self._tasks)
+            raise
         self._procs = str(path / "cgroup.procs")
         self._lock = threading.Lock()
         #: The session's commands still running (their roots' pids): no idle sweep while there are any.
@@ -93,7 +100,15 @@ class SessionCgroup:
         """Command ``pid`` ended (and was reaped); returns whether it left something behind."""
         with self._lock:
             self._roots.discard(pid)
-        return bool(self.members())
+        return not self.empty()
+
+    def empty(self) -> bool:
+        """No task is in the cgroup (``pids.current``: reaped tasks only leave it; the root was
+        reaped, and the owner's thread is in it only while it starts a command)."""
+        try:
+            return int(os.pread(self._count, 32, 0)) == 0
+        except (OSError, ValueError):
+            return False  # unsure: the caller sweeps
 
     def kill_if_idle(self) -> None:
         """Kill every member when no command of the session runs (the reaper's idle sweep).
@@ -142,7 +157,7 @@ class SessionCgroup:
         with self._lock:
             self.closed = True
         self.kill_members()
-        for fd in (self._tasks, self._home_tasks):
+        for fd in (self._tasks, self._home_tasks, self._count):
             with contextlib.suppress(OSError):
                 os.close(fd)
         for _ in range(100):  # the last killed members may take a moment to leave

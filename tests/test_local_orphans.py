@@ -373,6 +373,9 @@ async def test_commands_start_in_the_session_cgroup_and_the_owner_stays_out(tmp_
         )
         lines = result.preview.split()
         assert len(lines) == 2 and all(line.endswith(f":pids:{where}") for line in lines), result.preview
+        with pytest.raises(SandboxExecError):  # a failed start, too, sends the owner's thread home
+            await sup.run(["/nonexistent/program"], timeout_s=10)
+        assert cgroup.empty() and not cgroup.closed
         for tid in os.listdir("/proc/self/task"):
             with open(f"/proc/self/task/{tid}/cgroup") as f:
                 pids_line = next(line for line in f if ":pids:" in line)
