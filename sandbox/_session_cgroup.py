@@ -2,24 +2,31 @@
 
 `sandbox._reaper` keeps what a command leaves behind (``(setsid env -i sleep 1000 &)``:
 out of its process group, marker scrubbed, re-parented to init) below a per-session
-subreaper process, at the price of a socket round trip and two wake-ups of another
-process per command (~0.5 ms of a ~1.4 ms ``bash -c true`` on a loaded machine).
+subreaper process, at the price of a socket round trip to another interpreter per
+command (its Python, marshal, fd passing, and two wake-ups of another process).
 
 Where the owner has a cgroup of its own (root, a cgroup v1 ``pids`` hierarchy: see
-`sandbox._ownerguard`), each session gets a child cgroup of it instead, and the
-owner starts its commands itself (vfork+exec, `sandbox._spawn`): the starting
-thread joins the session cgroup for the fork only (cgroup v1 places threads one by
-one; two writes, ~10 us), so the command is a member from its first instruction, and
-every process it starts, however it detaches, is one too (only root can leave a
-cgroup). Then, as with the reaper:
+`sandbox._ownerguard`), each session gets a child cgroup of it instead, and one
+**spawner thread** of the owner that lives in it (cgroup v1 places threads one by
+one): commands are vfork+exec'd by that thread (`sandbox._spawn`), so each is a
+member from its first instruction, and every process it starts, however it
+detaches, is one too (only root can leave a cgroup). The event loop's thread hands
+the start over and blocks until it is done, as a direct vfork would block it.
+
+Why a thread and not the loop's own thread moved in for each fork: a cgroup v1
+migration takes a lock whose writer waits for an RCU grace period once writes stop
+for a while -- 15 us back to back, but ~14 ms per start measured here with 50 ms
+between starts (an agent's calls are seconds apart). The spawner thread migrates once.
+
+Then, as with the reaper:
 
 - when a command ends and no other command of the session runs, every member is
-  killed (`kill_members`): a leftover dies with its command, or at the next idle
+  killed (`kill_if_idle`): a leftover dies with its command, or at the next idle
   moment, or at close, when the cgroup is emptied and removed;
 - when the owner dies, its watchdog empties the owner cgroup and those nested in it,
   this one included, and the next start sweeps what a killed watchdog left.
 
-The owner's own process is never killed (its thread is a member during a fork).
+The owner's own process is never killed (its spawner thread is a member).
 """
 
 from __future__ import annotations
@@ -32,12 +39,14 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 __all__ = ["SessionCgroup", "open_session_cgroup"]
 
 #: How long emptying the cgroup may take (processes fork while they are killed).
 _KILL_DEADLINE_S = 5.0
+#: How long the spawner thread may take to join the cgroup.
+_JOIN_TIMEOUT_S = 10.0
 
 
 class _HasPid(Protocol):
@@ -48,52 +57,89 @@ _Started = TypeVar("_Started", bound=_HasPid)
 
 
 class SessionCgroup:
-    """One session's cgroup (a child of the owner's ``pids`` cgroup); see the module docstring."""
+    """One session's cgroup (a child of the owner's ``pids`` cgroup) and its spawner thread."""
 
-    def __init__(self, path: Path, home: Path) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
-        #: Where the starting thread goes back after each fork (the owner's cgroup).
-        self._home_tasks = os.open(home / "tasks", os.O_WRONLY | os.O_CLOEXEC)
-        try:
-            self._tasks = os.open(path / "tasks", os.O_WRONLY | os.O_CLOEXEC)
-        except OSError:
-            os.close(self._home_tasks)
-            raise
+        #: Read again in place (``pread`` at 0 regenerates it): one system call per check.
+        self._count = os.open(path / "pids.current", os.O_RDONLY | os.O_CLOEXEC)
         self._procs = str(path / "cgroup.procs")
         self._lock = threading.Lock()
         #: The session's commands still running (their roots' pids): no idle sweep while there are any.
         self._roots: set[int] = set()
         self.closed = False
+        # The hand-over to the spawner thread: one job at a time (under `_lock`).
+        self._go = threading.Semaphore(0)
+        self._done = threading.Semaphore(0)
+        self._job: Callable[[], Any] | None = None
+        self._outcome: tuple[bool, Any] = (False, None)
+        self._thread = threading.Thread(target=self._serve, name="shellrt-local-spawner", daemon=True)
+        self._thread.start()
+        self._done.acquire()  # the thread joined the cgroup, or could not
+        joined, error = self._outcome
+        if not joined:
+            self.close()
+            raise OSError(f"the spawner thread cannot join {path}: {error}")
+
+    def _serve(self) -> None:
+        """The spawner thread: join the cgroup, then run each handed-over start until closed."""
+        try:
+            with open(self.path / "tasks", "w") as tasks:
+                tasks.write(str(threading.get_native_id()))
+        except OSError as exc:
+            self._outcome = (False, exc)
+            self._done.release()
+            return
+        self._outcome = (True, None)
+        self._done.release()
+        while True:
+            self._go.acquire()
+            job = self._job
+            if job is None:  # closed
+                return
+            try:
+                self._outcome = (True, job())
+            except BaseException as exc:  # handed back to the caller, raised there
+                self._outcome = (False, exc)
+            self._done.release()
 
     def start(self, starter: Callable[[], _Started]) -> _Started:
-        """Run ``starter`` (a vfork+exec) with the calling thread a member: what it starts is one
-        for good, and counts as a running command of the session until `ended`.
-
-        Raises `OSError` when the thread cannot join (then nothing was started). When it cannot
-        go back, the cgroup is closed to new commands and the error is raised: the owner's
-        later children must not land where the idle sweep kills (it never kills the owner).
-        """
-        tid = str(threading.get_native_id()).encode()
+        """Run ``starter`` (a vfork+exec) on the spawner thread, blocking until it is done: what it
+        starts is a member for good, and counts as a running command of the session until `ended`.
+        Raises what ``starter`` raised; `OSError` when the cgroup is closed."""
         with self._lock:
-            if self.closed:
+            if self.closed or not self._thread.is_alive():
                 raise OSError(f"the session cgroup {self.path} is closed")
-            os.write(self._tasks, tid)
+            self._job = starter
+            self._go.release()
             try:
-                child = starter()
-                self._roots.add(child.pid)
-            finally:
-                try:
-                    os.write(self._home_tasks, tid)
-                except OSError:
-                    self.closed = True
-                    raise
+                self._done.acquire()
+            except BaseException:  # a signal's exception: the start (a vfork+exec) still ends first
+                self._done.acquire()
+                self._job, self._outcome = None, (False, None)
+                raise  # what it started is no command of the session: the next idle sweep ends it
+            self._job = None
+            ok, value = self._outcome
+            self._outcome = (False, None)
+            if not ok:
+                raise value
+            child: _Started = value
+            self._roots.add(child.pid)
         return child
 
     def ended(self, pid: int) -> bool:
         """Command ``pid`` ended (and was reaped); returns whether it left something behind."""
         with self._lock:
             self._roots.discard(pid)
-        return bool(self.members())
+        return not self.empty()
+
+    def empty(self) -> bool:
+        """Nothing but the spawner thread is in the cgroup (``pids.current`` counts tasks until
+        they are reaped; the root was)."""
+        try:
+            return int(os.pread(self._count, 32, 0)) <= 1
+        except (OSError, ValueError):
+            return False  # unsure: the caller sweeps
 
     def kill_if_idle(self) -> None:
         """Kill every member when no command of the session runs (the reaper's idle sweep).
@@ -120,11 +166,8 @@ class SessionCgroup:
         return [pid for pid in map(int, listed.split()) if pid != me]
 
     def kill_members(self, *, deadline_s: float = _KILL_DEADLINE_S) -> bool:
-        """SIGKILL every member until none is left (they are not our children: init reaps them).
-
-        Returns whether the cgroup is empty. A zombie stays a member until its parent reaps it:
-        a root of ours that has not been waited for yet keeps it non-empty, nothing else does.
-        """
+        """SIGKILL every member until none is left (they are not our children: init reaps them);
+        returns whether none is."""
         end = time.monotonic() + deadline_s
         while True:
             pids = self.members()
@@ -138,13 +181,16 @@ class SessionCgroup:
             time.sleep(0.005)
 
     def close(self) -> None:
-        """Kill every member and remove the cgroup (blocking: call it off the event loop)."""
+        """Kill every member, end the spawner thread and remove the cgroup (blocking: call it off
+        the event loop)."""
         with self._lock:
             self.closed = True
+            self._job = None
+            self._go.release()  # the thread sees no job and ends (it leaves the cgroup with it)
+        self._thread.join(_JOIN_TIMEOUT_S)
         self.kill_members()
-        for fd in (self._tasks, self._home_tasks):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        with contextlib.suppress(OSError):
+            os.close(self._count)
         for _ in range(100):  # the last killed members may take a moment to leave
             try:
                 self.path.rmdir()
@@ -156,8 +202,9 @@ class SessionCgroup:
 
 
 def open_session_cgroup(owner_cgroup: Path | None) -> SessionCgroup | None:
-    """A fresh session cgroup below the owner's, or None where none can be made (the caller
-    uses the reaper process then): not root, no owner cgroup, or a kernel that refuses."""
+    """A fresh session cgroup below the owner's with its spawner thread in it, or None where
+    none can be made (the caller uses the reaper process then): not root, no owner cgroup,
+    or a kernel that refuses."""
     if owner_cgroup is None or os.geteuid() != 0:
         return None
     path = owner_cgroup / f"session-{secrets.token_hex(6)}"
@@ -166,21 +213,8 @@ def open_session_cgroup(owner_cgroup: Path | None) -> SessionCgroup | None:
     except OSError:
         return None
     try:
-        made = SessionCgroup(path, owner_cgroup)
+        return SessionCgroup(path)
     except OSError:
         with contextlib.suppress(OSError):
             path.rmdir()
         return None
-    try:  # the kernel lets this thread in and out: commands can start here
-        made.start(_Nothing)
-    except OSError:
-        made.close()
-        return None
-    made.ended(_Nothing.pid)
-    return made
-
-
-class _Nothing:
-    """What the probe of `open_session_cgroup` "starts": no process."""
-
-    pid = -1

@@ -359,7 +359,7 @@ def test_orphans_end_for_an_unprivileged_caller() -> None:
 @pytest.mark.anyio
 async def test_commands_start_in_the_session_cgroup_and_the_owner_stays_out(tmp_path: Path) -> None:
     """As root: a command (and what it starts) is in the session's cgroup from its first instruction;
-    every thread of the owner is back in its own cgroup after each start; close removes the cgroup."""
+    of the owner's threads only the spawner is in it, also after a failed start; close removes it."""
     require(os.geteuid() == 0, "the session cgroup needs root (without it the reaper process is used)")
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -373,9 +373,15 @@ async def test_commands_start_in_the_session_cgroup_and_the_owner_stays_out(tmp_
         )
         lines = result.preview.split()
         assert len(lines) == 2 and all(line.endswith(f":pids:{where}") for line in lines), result.preview
+        with pytest.raises(SandboxExecError):  # a failed start leaves the session usable
+            await sup.run(["/nonexistent/program"], timeout_s=10)
+        assert cgroup.empty() and not cgroup.closed
+        assert (await sup.run("echo fine", timeout_s=10)).preview.strip() == "fine"
+        spawner = cgroup._thread.native_id
         for tid in os.listdir("/proc/self/task"):
             with open(f"/proc/self/task/{tid}/cgroup") as f:
                 pids_line = next(line for line in f if ":pids:" in line)
-            assert not pids_line.rstrip().endswith(where), f"owner thread {tid} left in {where}"
+            inside = pids_line.rstrip().endswith(f":pids:{where}")
+            assert inside == (int(tid) == spawner), f"owner thread {tid} (spawner {spawner}): {pids_line}"
         path = cgroup.path
     assert not path.exists(), f"{path} outlived its session"
