@@ -32,8 +32,10 @@ Why this shape:
 * Hardening by default: no network (``bridge`` is opt-in), read-only root, a
   writable workspace (copy mode: a private host copy only the container
   mounts; bind mode: the host directory itself), tmpfs /tmp, no-new-privileges,
-  the default seccomp profile, a non-root command user (65534 in copy mode,
-  the workspace owner in bind mode), memory (no swap), pids and cpu limits,
+  the default seccomp profile, a non-root command user (copy mode on a root
+  host: a uid the session leases, `sandbox._uid_lease`, so no two live
+  containers share per-user kernel limits; the caller's uid for a non-root
+  host; the workspace owner in bind mode), memory (no swap), pids and cpu limits,
   docker-init as PID 1 to reap orphans.
 
 The image needs ``/bin/sh`` plus ``env`` (``setsid`` is used when present).
