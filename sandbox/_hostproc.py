@@ -235,7 +235,7 @@ class HostRunner:
                 )
 
             cgroup, in_cgroup = self.session_cgroup, False
-            if popen is None and cgroup is not None and not cgroup.closed:
+            if popen is None and cgroup is not None and cgroup.usable:
                 popen, in_cgroup = cgroup.start(start), True
             popen = popen or start()
         except BaseException as exc:

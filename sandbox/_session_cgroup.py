@@ -103,12 +103,17 @@ class SessionCgroup:
                 self._outcome = (False, exc)
             self._done.release()
 
+    @property
+    def usable(self) -> bool:
+        """Open, with its spawner thread alive (a forked copy of the owner has no such thread)."""
+        return not self.closed and self._thread.is_alive()
+
     def start(self, starter: Callable[[], _Started]) -> _Started:
         """Run ``starter`` (a vfork+exec) on the spawner thread, blocking until it is done: what it
         starts is a member for good, and counts as a running command of the session until `ended`.
         Raises what ``starter`` raised; `OSError` when the cgroup is closed."""
         with self._lock:
-            if self.closed or not self._thread.is_alive():
+            if not self.usable:
                 raise OSError(f"the session cgroup {self.path} is closed")
             self._job = starter
             self._go.release()

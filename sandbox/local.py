@@ -52,7 +52,7 @@ class LocalBackend(SandboxBackend):
         runner = self._runner
         if not self.reap_orphans:
             return
-        if self.session_cgroup and (runner.session_cgroup is None or runner.session_cgroup.closed):
+        if self.session_cgroup and (runner.session_cgroup is None or not runner.session_cgroup.usable):
             await self._close_cgroup()
             runner.session_cgroup = open_session_cgroup(guard.cgroup if guard is not None else None)
         if runner.session_cgroup is None and (runner.reaper is None or runner.reaper.closed):

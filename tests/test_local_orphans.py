@@ -349,6 +349,8 @@ def test_orphans_end_for_an_unprivileged_caller() -> None:
         "tests/test_local_orphans.py::test_orphans_end_for_an_unprivileged_caller",
         "--deselect",  # root only: no cgroup for uid 65534 (its `cgroup` mode runs the reaper, asserted)
         "tests/test_local_orphans.py::test_commands_start_in_the_session_cgroup_and_the_owner_stays_out",
+        "--deselect",
+        "tests/test_local_orphans.py::test_a_session_whose_spawner_thread_is_gone_still_runs_commands",
     ]
     collected, outcome = _nonroot.run_as_nobody(args)
     summary = outcome.output[-4000:]
@@ -385,3 +387,23 @@ async def test_commands_start_in_the_session_cgroup_and_the_owner_stays_out(tmp_
             assert inside == (int(tid) == spawner), f"owner thread {tid} (spawner {spawner}): {pids_line}"
         path = cgroup.path
     assert not path.exists(), f"{path} outlived its session"
+
+
+@pytest.mark.anyio
+async def test_a_session_whose_spawner_thread_is_gone_still_runs_commands(tmp_path: Path) -> None:
+    """As in a forked copy of the owner (threads do not survive a fork): commands start directly,
+    with their own status, and close still removes the cgroup."""
+    require(os.geteuid() == 0, "the session cgroup needs root (without it the reaper process is used)")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    backend = _local(workspace, "cgroup")
+    async with backend, Supervisor(backend, session_dir=tmp_path / "session") as sup:
+        cgroup = backend._runner.session_cgroup
+        assert cgroup is not None
+        cgroup._job = None
+        cgroup._go.release()  # no job: the thread ends, as it does at close
+        cgroup._thread.join(10)
+        assert not cgroup.usable
+        assert (await sup.run("exit 5", timeout_s=10)).exit_code == 5
+        path = cgroup.path
+    assert not path.exists()
