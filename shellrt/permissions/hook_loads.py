@@ -132,8 +132,8 @@ def script_loads(root: Path, scripts: dict[str, ScriptKind]) -> ScriptLoads:
         for found, found_kind in loads:
             if found not in out.paths:
                 out.paths.append(found)
-            if found_kind is not None:
-                queue.append((found, top, found_kind))
+            if found_kind is not None and os.path.isfile(os.path.join(root, found)):
+                queue.append((found, top, found_kind))  # absent candidates (``lib/os.py``) are not read
     return out
 
 
@@ -263,8 +263,8 @@ def _value(word: Word, root: Path, dirs: dict[str, str]) -> str | None:
 
 def _inside(root: Path, absolute: str) -> str | None:
     """``absolute`` as a workspace-relative path when it lies in the workspace (as written or resolved)."""
-    base = str(root).rstrip(os.sep)
-    for candidate in (os.path.normpath(absolute), os.path.realpath(absolute)):
-        if candidate.startswith(base + os.sep):
-            return os.path.relpath(candidate, base)
-    return None
+    base = str(root).rstrip(os.sep) + os.sep
+    candidate = os.path.normpath(absolute)
+    if not candidate.startswith(base):
+        candidate = os.path.realpath(absolute)  # a link outside pointing in: what runs is workspace content
+    return os.path.relpath(candidate, base) if candidate.startswith(base) else None
