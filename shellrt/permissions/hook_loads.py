@@ -194,7 +194,7 @@ def _one_script(root: Path, rel: str, top: str, out: ScriptLoads) -> list[tuple[
                 loads.append((operand, True))
             continue
         if name is None or "/" in name:
-            loads.append((argv[0], is_shell_script_name(name)))
+            loads.append((argv[0], _is_shell_name(name)))
         program = os.path.basename(name or "")
         if program in SHELLS or program in _INTERPRETERS:
             operand = _script_operand(argv[1:])
@@ -219,7 +219,8 @@ def _one_script(root: Path, rel: str, top: str, out: ScriptLoads) -> list[tuple[
     return found
 
 
-def is_shell_script_name(name: str | None) -> bool:
+def _is_shell_name(name: str | None) -> bool:
+    """A program path a shell reads as a script by its name alone."""
     return name is not None and name.endswith((".sh", ".bash"))
 
 
