@@ -125,3 +125,31 @@ def test_switching_the_session_to_a_widening_mode_is_refused(ws: Path) -> None:
     gov.set_mode("plan")
     gov.set_mode("acceptEdits")  # the managed settings' own mode
     assert gov.mode == "acceptEdits"
+
+
+async def test_a_lower_source_cannot_open_private_hosts_to_webfetch(ws: Path) -> None:
+    from shellrt.tools.web_fetch import WebFetchTool
+    from tests._http_server import serve
+
+    with serve({"/meta": (200, {"Content-Type": "text/plain"}, b"METADATA")}) as server:
+        url = f"http://127.0.0.1:{server.server_port}/meta"
+        _write(_user(ws), {"webFetch": {"allowPrivateHosts": True}})
+        managed = {**_MANAGED, "permissions": {"allow": ["WebFetch"]}}
+        _write(ws.parent / "managed.json", managed)
+
+        async def fetch() -> tuple[bool, str, list[str]]:
+            async with shellrt.Runtime(
+                ws, "local", session_dir=ws.parent / f"s{next(_ids)}", tools=[WebFetchTool()]
+            ) as rt:
+                [env] = await rt.run_envelopes(
+                    [ToolUseBlock(id=f"g8m{next(_ids)}", name="WebFetch", input={"url": url})]
+                )
+                return env.is_error, envelope_text(env), list(rt.diagnostics)
+
+        failed, text, diagnostics = await fetch()
+        assert failed and "METADATA" not in text and server.hits["/meta"] == 0, text
+        assert any("allowPrivateHosts ignored" in d for d in diagnostics), diagnostics
+        # without the policy the same user setting is obeyed (the test can fail)
+        _write(ws.parent / "managed.json", {"permissions": {"allow": ["WebFetch"]}})
+        failed, text, _ = await fetch()
+        assert not failed and "METADATA" in text, text

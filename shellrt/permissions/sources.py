@@ -355,6 +355,13 @@ def load_settings(
         for name, cfg in loaded.mcp_servers.items():
             settings.mcp_servers.setdefault(name, cfg)
         for key, value in loaded.web_fetch.items():
+            if key == "allowPrivateHosts" and settings.managed_rules_only and loaded.source != "managed":
+                # Opening private and metadata addresses to WebFetch widens like an allow rule.
+                settings.diagnostics.append(
+                    f"{loaded.path}: webFetch.allowPrivateHosts ignored: {_MANAGED_ONLY} lets only managed "
+                    "settings open private hosts to WebFetch"
+                )
+                continue
             settings.web_fetch.setdefault(key, value)
     if settings.managed_rules_only:
         dropped = [r for r in settings.rules.rules if settings.rules.ignored(r)]
