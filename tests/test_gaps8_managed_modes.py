@@ -153,3 +153,32 @@ async def test_a_lower_source_cannot_open_private_hosts_to_webfetch(ws: Path) ->
         _write(ws.parent / "managed.json", {"permissions": {"allow": ["WebFetch"]}})
         failed, text, _ = await fetch()
         assert not failed and "METADATA" in text, text
+
+
+async def test_a_lower_source_cannot_open_the_sandbox_network(ws: Path) -> None:
+    """An ignored ``WebFetch(domain:…)`` allow rule fed the proxy's allow-list all the same."""
+    _write(
+        ws.parent / "managed.json",
+        {**_MANAGED, "permissions": {"allow": ["WebFetch(domain:managed.example)"]}},
+    )
+    _write(
+        _user(ws),
+        {
+            "permissions": {"allow": ["WebFetch(domain:user.example)"]},
+            "sandbox": {"network": {"allowedDomains": ["net.example"], "deniedDomains": ["bad.example"]}},
+        },
+    )
+    async with shellrt.Runtime(
+        ws, "local", session_dir=ws.parent / f"s{next(_ids)}", allowed_domains=["flag.example"]
+    ) as rt:
+        assert rt.policy.allowed_domains == ("managed.example",), rt.policy.allowed_domains
+        assert "bad.example" in rt.policy.denied_domains  # narrowing still applies
+        for what in ("sandbox.network.allowedDomains", "--allow-domain flag.example"):
+            assert any(what in d and "allowManagedPermissionRulesOnly" in d for d in rt.diagnostics), (
+                rt.diagnostics
+            )
+    _write(ws.parent / "managed.json", {})  # without the policy all of them count (the test can fail)
+    async with shellrt.Runtime(
+        ws, "local", session_dir=ws.parent / f"s{next(_ids)}", allowed_domains=["flag.example"]
+    ) as rt:
+        assert set(rt.policy.allowed_domains) == {"flag.example", "net.example", "user.example"}
