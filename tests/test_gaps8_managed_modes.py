@@ -182,3 +182,15 @@ async def test_a_lower_source_cannot_open_the_sandbox_network(ws: Path) -> None:
         ws, "local", session_dir=ws.parent / f"s{next(_ids)}", allowed_domains=["flag.example"]
     ) as rt:
         assert set(rt.policy.allowed_domains) == {"flag.example", "net.example", "user.example"}
+
+
+async def test_a_lower_source_cannot_unmask_the_default_secrets(ws: Path) -> None:
+    _write(ws.parent / "managed.json", _MANAGED)
+    _write(_user(ws), {"sandbox": {"unmaskDefaults": True}})
+    ssh = ws.parent / "home" / ".ssh"
+    async with shellrt.Runtime(ws, "local", session_dir=ws.parent / f"s{next(_ids)}") as rt:
+        assert ssh in rt.policy.read_denied, rt.policy.read_denied
+        assert any("sandbox.unmaskDefaults ignored" in d for d in rt.diagnostics), rt.diagnostics
+    _write(ws.parent / "managed.json", {})  # without the policy the user may unmask (the test can fail)
+    async with shellrt.Runtime(ws, "local", session_dir=ws.parent / f"s{next(_ids)}") as rt:
+        assert ssh not in rt.policy.read_denied, rt.policy.read_denied
