@@ -192,3 +192,18 @@ async def test_a_python_load_chosen_at_run_time_is_never_trusted(
     assert "WARNING" in shown and "chosen at run time" in shown, shown
     obeyed, diagnostics = _hooks_obeyed(repo)
     assert not obeyed and "chosen at run time" in diagnostics, diagnostics
+
+
+async def test_what_a_python_helper_imports_through_the_hooks_sys_path_is_covered(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """``sys.path`` is one per process: the helper's own imports resolve in the directory the hook added."""
+    repo, log = _repo(tmp_path, "python3 scripts/check.py", {})
+    _python_guard(repo, "sys.path.insert(0, os.getcwd())\nfrom helpers import TAG", log)
+    (repo / "helpers.py").write_text("from deeper import TAG\n")
+    (repo / "deeper.py").write_text("TAG = 'v1'\n")
+    _trust(repo, env)
+    assert _hooks_obeyed(repo)[0]
+    (repo / "deeper.py").write_text("TAG = 'v2'\n")
+    obeyed, diagnostics = _hooks_obeyed(repo)
+    assert not obeyed and "deeper.py changed" in diagnostics, diagnostics

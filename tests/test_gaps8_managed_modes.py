@@ -125,3 +125,72 @@ def test_switching_the_session_to_a_widening_mode_is_refused(ws: Path) -> None:
     gov.set_mode("plan")
     gov.set_mode("acceptEdits")  # the managed settings' own mode
     assert gov.mode == "acceptEdits"
+
+
+async def test_a_lower_source_cannot_open_private_hosts_to_webfetch(ws: Path) -> None:
+    from shellrt.tools.web_fetch import WebFetchTool
+    from tests._http_server import serve
+
+    with serve({"/meta": (200, {"Content-Type": "text/plain"}, b"METADATA")}) as server:
+        url = f"http://127.0.0.1:{server.server_port}/meta"
+        _write(_user(ws), {"webFetch": {"allowPrivateHosts": True}})
+        managed = {**_MANAGED, "permissions": {"allow": ["WebFetch"]}}
+        _write(ws.parent / "managed.json", managed)
+
+        async def fetch() -> tuple[bool, str, list[str]]:
+            async with shellrt.Runtime(
+                ws, "local", session_dir=ws.parent / f"s{next(_ids)}", tools=[WebFetchTool()]
+            ) as rt:
+                [env] = await rt.run_envelopes(
+                    [ToolUseBlock(id=f"g8m{next(_ids)}", name="WebFetch", input={"url": url})]
+                )
+                return env.is_error, envelope_text(env), list(rt.diagnostics)
+
+        failed, text, diagnostics = await fetch()
+        assert failed and "METADATA" not in text and server.hits["/meta"] == 0, text
+        assert any("allowPrivateHosts ignored" in d for d in diagnostics), diagnostics
+        # without the policy the same user setting is obeyed (the test can fail)
+        _write(ws.parent / "managed.json", {"permissions": {"allow": ["WebFetch"]}})
+        failed, text, _ = await fetch()
+        assert not failed and "METADATA" in text, text
+
+
+async def test_a_lower_source_cannot_open_the_sandbox_network(ws: Path) -> None:
+    """An ignored ``WebFetch(domain:…)`` allow rule fed the proxy's allow-list all the same."""
+    _write(
+        ws.parent / "managed.json",
+        {**_MANAGED, "permissions": {"allow": ["WebFetch(domain:managed.example)"]}},
+    )
+    _write(
+        _user(ws),
+        {
+            "permissions": {"allow": ["WebFetch(domain:user.example)"]},
+            "sandbox": {"network": {"allowedDomains": ["net.example"], "deniedDomains": ["bad.example"]}},
+        },
+    )
+    async with shellrt.Runtime(
+        ws, "local", session_dir=ws.parent / f"s{next(_ids)}", allowed_domains=["flag.example"]
+    ) as rt:
+        assert rt.policy.allowed_domains == ("managed.example",), rt.policy.allowed_domains
+        assert "bad.example" in rt.policy.denied_domains  # narrowing still applies
+        for what in ("sandbox.network.allowedDomains", "--allow-domain flag.example"):
+            assert any(what in d and "allowManagedPermissionRulesOnly" in d for d in rt.diagnostics), (
+                rt.diagnostics
+            )
+    _write(ws.parent / "managed.json", {})  # without the policy all of them count (the test can fail)
+    async with shellrt.Runtime(
+        ws, "local", session_dir=ws.parent / f"s{next(_ids)}", allowed_domains=["flag.example"]
+    ) as rt:
+        assert set(rt.policy.allowed_domains) == {"flag.example", "net.example", "user.example"}
+
+
+async def test_a_lower_source_cannot_unmask_the_default_secrets(ws: Path) -> None:
+    _write(ws.parent / "managed.json", _MANAGED)
+    _write(_user(ws), {"sandbox": {"unmaskDefaults": True}})
+    ssh = ws.parent / "home" / ".ssh"
+    async with shellrt.Runtime(ws, "local", session_dir=ws.parent / f"s{next(_ids)}") as rt:
+        assert ssh in rt.policy.read_denied, rt.policy.read_denied
+        assert any("sandbox.unmaskDefaults ignored" in d for d in rt.diagnostics), rt.diagnostics
+    _write(ws.parent / "managed.json", {})  # without the policy the user may unmask (the test can fail)
+    async with shellrt.Runtime(ws, "local", session_dir=ws.parent / f"s{next(_ids)}") as rt:
+        assert ssh not in rt.policy.read_denied, rt.policy.read_denied

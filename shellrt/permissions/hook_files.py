@@ -12,8 +12,10 @@ resolved to a fixed set of files (a variable other than the project directory, a
 glob, a command substitution, ``cd``, ``python -m``) is *untrackable*: then the
 conventional hook directories (`WATCHED_HOOK_DIRS`) are watched as a whole, so any
 change there needs trust again; so is such a directory that holds a tracked file (what
-the script sources or imports beside it runs too). A tracked path that leads out of the workspace
-through a symlink is never trusted.
+the script sources or imports beside it runs too). What a shell or Python hook script loads
+relative to the hook's working directory, the workspace root (``. ./lib.sh``), is found by
+`shellrt.permissions.hook_loads` and recorded the same way; a load chosen at run time is never
+trusted. A tracked path that leads out of the workspace through a symlink is never trusted.
 """
 
 from __future__ import annotations

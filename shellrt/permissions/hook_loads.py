@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from shellrt.permissions.hook_loads_python import is_python_script, python_loads
+from shellrt.permissions.hook_loads_python import PythonLoads, is_python_script, module_paths, python_loads
 
 if TYPE_CHECKING:
     from shellrt.analysis.models import Word
@@ -120,32 +120,57 @@ def script_loads(root: Path, scripts: dict[str, ScriptKind]) -> ScriptLoads:
     out = ScriptLoads()
     queue: list[tuple[str, str, ScriptKind]] = [(rel, rel, kind) for rel, kind in scripts.items()]
     seen: set[str] = set()
+    python = PythonLoads()  # sys.path is one per process: every file's additions serve every import
     while queue:
-        rel, top, kind = queue.pop(0)
-        if rel in seen:
-            continue
-        seen.add(rel)
-        if len(seen) > MAX_SCANNED_SCRIPTS:
-            out.unbounded.append(f"more than {MAX_SCANNED_SCRIPTS} hook scripts load one another")
-            break
-        loads = _one_script(root, rel, top, out) if kind == "shell" else _one_python(root, rel, out)
-        for found, found_kind in loads:
-            if found not in out.paths:
-                out.paths.append(found)
-            if found_kind is not None:
-                queue.append((found, top, found_kind))
+        while queue:
+            rel, top, kind = queue.pop(0)
+            if rel in seen:
+                continue
+            seen.add(rel)
+            if len(seen) > MAX_SCANNED_SCRIPTS:
+                out.unbounded.append(f"more than {MAX_SCANNED_SCRIPTS} hook scripts load one another")
+                return out
+            loads = (
+                _one_script(root, rel, top, out) if kind == "shell" else _one_python(root, rel, out, python)
+            )
+            _add(root, out, queue, loads, top)
+        paths, unbounded = module_paths(python.import_dirs, python.modules)
+        out.unbounded += [u for u in unbounded if u not in out.unbounded]
+        _add(root, out, queue, _python_found(root, paths), "")
     return out
 
 
-def _one_python(root: Path, rel: str, out: ScriptLoads) -> list[tuple[str, ScriptKind | None]]:
+def _add(
+    root: Path,
+    out: ScriptLoads,
+    queue: list[tuple[str, str, ScriptKind]],
+    loads: list[tuple[str, ScriptKind | None]],
+    top: str,
+) -> None:
+    for found, found_kind in loads:
+        if found not in out.paths:
+            out.paths.append(found)
+            if found_kind is not None and os.path.isfile(os.path.join(root, found)):
+                queue.append((found, top, found_kind))  # absent candidates (``lib/os.py``) are not read
+
+
+def _one_python(
+    root: Path, rel: str, out: ScriptLoads, python: PythonLoads
+) -> list[tuple[str, ScriptKind | None]]:
     data = _read_regular(os.path.join(root, rel), MAX_SCRIPT_BYTES + 1)
     if data is None:
         return []
     if len(data) > MAX_SCRIPT_BYTES:
         out.unbounded.append(f"hook script {rel} is over {MAX_SCRIPT_BYTES >> 20} MiB, too large to read")
         return []
-    paths, unbounded = python_loads(root, rel, data)
-    out.unbounded += [u for u in unbounded if u not in out.unbounded]
+    loads = python_loads(root, rel, data)
+    out.unbounded += [u for u in loads.unbounded if u not in out.unbounded]
+    python.import_dirs += [d for d in loads.import_dirs if d not in python.import_dirs]
+    python.modules |= loads.modules
+    return _python_found(root, loads.paths)
+
+
+def _python_found(root: Path, paths: list[str]) -> list[tuple[str, ScriptKind | None]]:
     found: list[tuple[str, ScriptKind | None]] = []
     for path in paths:
         inside = _inside(root, path)
@@ -194,7 +219,7 @@ def _one_script(root: Path, rel: str, top: str, out: ScriptLoads) -> list[tuple[
                 loads.append((operand, True))
             continue
         if name is None or "/" in name:
-            loads.append((argv[0], is_shell_script_name(name)))
+            loads.append((argv[0], _is_shell_name(name)))
         program = os.path.basename(name or "")
         if program in SHELLS or program in _INTERPRETERS:
             operand = _script_operand(argv[1:])
@@ -219,7 +244,8 @@ def _one_script(root: Path, rel: str, top: str, out: ScriptLoads) -> list[tuple[
     return found
 
 
-def is_shell_script_name(name: str | None) -> bool:
+def _is_shell_name(name: str | None) -> bool:
+    """A program path a shell reads as a script by its name alone."""
     return name is not None and name.endswith((".sh", ".bash"))
 
 
@@ -263,8 +289,8 @@ def _value(word: Word, root: Path, dirs: dict[str, str]) -> str | None:
 
 def _inside(root: Path, absolute: str) -> str | None:
     """``absolute`` as a workspace-relative path when it lies in the workspace (as written or resolved)."""
-    base = str(root).rstrip(os.sep)
-    for candidate in (os.path.normpath(absolute), os.path.realpath(absolute)):
-        if candidate.startswith(base + os.sep):
-            return os.path.relpath(candidate, base)
-    return None
+    base = str(root).rstrip(os.sep) + os.sep
+    candidate = os.path.normpath(absolute)
+    if not candidate.startswith(base):
+        candidate = os.path.realpath(absolute)  # a link outside pointing in: what runs is workspace content
+    return os.path.relpath(candidate, base) if candidate.startswith(base) else None

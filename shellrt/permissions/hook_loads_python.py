@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import ast
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["is_python_script", "python_loads"]
+__all__ = ["PythonLoads", "is_python_script", "module_paths", "python_loads"]
 
 #: Calls that run the file named by their argument at this index.
 _RUNS_FILE = {
@@ -45,17 +46,41 @@ def is_python_script(path: str, head: bytes) -> bool:
     return first.startswith(b"#!") and b"python" in first
 
 
-def python_loads(root: Path, rel: str, source: bytes) -> tuple[list[str], list[str]]:
-    """(absolute paths the script ``rel`` loads or reads by a fixed path, why others cannot be bounded)."""
+@dataclass
+class PythonLoads:
+    """What one Python file loads: files by path, and (``sys.path`` being one per process) the
+    directories it adds and the top-level modules it imports, to be matched across every file
+    the hook runs (`module_paths`)."""
+
+    paths: list[str] = field(default_factory=list)
+    unbounded: list[str] = field(default_factory=list)
+    import_dirs: list[str] = field(default_factory=list)
+    #: Top-level module names; ``*``: one chosen at run time.
+    modules: set[str] = field(default_factory=set)
+
+
+def module_paths(import_dirs: list[str], modules: set[str]) -> tuple[list[str], list[str]]:
+    """(the files and packages ``modules`` may be imported from in ``import_dirs``, why not bounded)."""
+    paths: list[str] = []
+    unbounded: list[str] = []
+    for directory in import_dirs:
+        if "*" in modules:
+            unbounded.append(f"a hook script imports a module chosen at run time from {directory}")
+            continue
+        for module in sorted(modules):
+            paths += [os.path.join(directory, module + ".py"), os.path.join(directory, module)]
+    return paths, unbounded
+
+
+def python_loads(root: Path, rel: str, source: bytes) -> PythonLoads:
+    """What the Python script ``rel`` loads (see `PythonLoads`); paths are absolute."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return [], [f"hook script {rel} cannot be parsed as Python"]
+        return PythonLoads(unbounded=[f"hook script {rel} cannot be parsed as Python"])
     script = os.path.join(root, rel)
-    paths: list[str] = []
-    unbounded: list[str] = []
-    import_dirs: list[str] = []
-    modules: set[str] = set()
+    out = PythonLoads()
+    paths, unbounded, import_dirs, modules = out.paths, out.unbounded, out.import_dirs, out.modules
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             modules.update(alias.name.split(".")[0] for alias in node.names)
@@ -98,13 +123,7 @@ def python_loads(root: Path, rel: str, source: bytes) -> tuple[list[str], list[s
                         )
                     else:
                         import_dirs.append(where)
-    for directory in import_dirs:
-        if "*" in modules:
-            unbounded.append(f"hook script {rel} imports a module chosen at run time from {directory}")
-            continue
-        for module in sorted(modules):
-            paths += [os.path.join(directory, module + ".py"), os.path.join(directory, module)]
-    return paths, unbounded
+    return out
 
 
 def _touches_sys_path(node: ast.Assign | ast.AugAssign) -> bool:

@@ -194,6 +194,11 @@ class Settings(BaseModel):
     def managed_hooks_only(self) -> bool:
         return self._state.managed_hooks_only
 
+    def may_widen(self, source: str, _file: Path | None = None) -> bool:
+        """Whether what ``source`` allows may widen the session (the sandbox's network allow-list
+        from ``WebFetch(domain:…)`` allow rules): under managed-only, only managed settings."""
+        return source == "managed" or not self.managed_rules_only
+
     def mode_refusal(self, mode: PermissionMode) -> str | None:
         """Why managed policy forbids switching the session to ``mode`` (None: it may)."""
         if mode == "bypassPermissions" and self.disable_bypass:
@@ -341,6 +346,8 @@ def load_settings(
                 )
         else:
             settings.hooks += loaded.hooks
+        if settings.managed_rules_only and loaded.source != "managed":
+            _managed_only_sandbox(loaded, settings.diagnostics)
         if settings.managed_rules_only and loaded.source != "managed" and loaded.additional_directories:
             # Directories widen (the file tools and the sandbox may write there), as allow rules do.
             shown = ", ".join(str(d) for d in loaded.additional_directories)
@@ -355,6 +362,13 @@ def load_settings(
         for name, cfg in loaded.mcp_servers.items():
             settings.mcp_servers.setdefault(name, cfg)
         for key, value in loaded.web_fetch.items():
+            if key == "allowPrivateHosts" and settings.managed_rules_only and loaded.source != "managed":
+                # Opening private and metadata addresses to WebFetch widens like an allow rule.
+                settings.diagnostics.append(
+                    f"{loaded.path}: webFetch.allowPrivateHosts ignored: {_MANAGED_ONLY} lets only managed "
+                    "settings open private hosts to WebFetch"
+                )
+                continue
             settings.web_fetch.setdefault(key, value)
     if settings.managed_rules_only:
         dropped = [r for r in settings.rules.rules if settings.rules.ignored(r)]
@@ -433,6 +447,22 @@ def _tighten_only(loaded: FileSettings) -> list[str]:
 
 #: Keys of a ``sandbox`` section that uncover what the default masks hide.
 _SANDBOX_UNMASKING = ("unmaskDefaults", "unmaskedPaths")
+
+
+def _managed_only_sandbox(loaded: FileSettings, diagnostics: list[str]) -> None:
+    """Under ``allowManagedPermissionRulesOnly``, drop what a lower source's ``sandbox`` section
+    would widen: the network allow-list and unmasking (its masks and network denies stay)."""
+    network = loaded.sandbox.get("network") if loaded.sandbox else None
+    dropped = [f"sandbox.{key}" for key in _SANDBOX_UNMASKING if loaded.sandbox.get(key)]
+    sandbox = {k: v for k, v in loaded.sandbox.items() if k not in _SANDBOX_UNMASKING}
+    if isinstance(network, dict) and network.get("allowedDomains"):
+        dropped.append("sandbox.network.allowedDomains")
+        sandbox["network"] = {k: v for k, v in network.items() if k != "allowedDomains"}
+    if dropped:
+        loaded.sandbox = sandbox
+        diagnostics.append(
+            f"{loaded.path}: {', '.join(dropped)} ignored: {_MANAGED_ONLY} lets only managed settings widen the sandbox"
+        )
 
 
 def _only_mcp_servers(loaded: FileSettings) -> None:

@@ -220,10 +220,16 @@ class Runtime:
             # permissions.additionalDirectories: allowed for the file tools and writable in the sandbox
             extra_roots = tuple(r for r in governance.allowed_roots() if r != self.workspace)
         # Masked paths (default secrets + every Read deny rule): derived in one place.
-        from shellrt.runtime.sandbox_policy import derive_policy, workspace_trust_check
+        from shellrt.runtime.sandbox_policy import derive_policy
         from shellrt.runtime.session_mask import session_dir_masks
 
         base = policy or SandboxPolicy(workspace=self.workspace, writable_roots=extra_roots)
+        if allowed_domains and self.governance is not None and not self.governance.settings.may_widen("cli"):
+            self.diagnostics.append(
+                f"--allow-domain {', '.join(allowed_domains)} ignored: managed policy "
+                "(allowManagedPermissionRulesOnly) lets only managed settings widen the sandbox"
+            )
+            allowed_domains = ()
         if allowed_domains or denied_domains:  # network 'proxied' (docs/network.md): the operator's list
             base = SandboxPolicy.model_validate(
                 {
@@ -239,7 +245,7 @@ class Runtime:
             masked_paths=(*masked_paths, *session_dir_masks(self.session_dir, base)),
             mask_defaults=mask_defaults,
             trusted=(  # network allow-list: a trusted workspace's files count, an untrusted one's not
-                workspace_trust_check(self.governance.settings.trust, self.workspace)
+                _widening_check(self.governance.settings, self.workspace)
                 if self.governance is not None
                 else None
             ),
@@ -801,6 +807,14 @@ class Runtime:
 #: A transcript line's JSON (what ``json.dumps(..., ensure_ascii=True, default=str)`` makes),
 #: with one encoder for the session instead of a new one per line (two lines per call).
 _TRANSCRIPT_LINE = json.JSONEncoder(ensure_ascii=True, default=str).encode
+
+
+def _widening_check(settings: Any, workspace: Path) -> Callable[[str, Path | None], bool]:
+    """Who may open the sandbox's network: trusted sources, and under managed-only only managed ones."""
+    from shellrt.runtime.sandbox_policy import workspace_trust_check
+
+    trusted = workspace_trust_check(settings.trust, workspace)
+    return lambda source, file: bool(settings.may_widen(source, file)) and trusted(source, file)
 
 
 class _RecordingExecutor(CallExecutor):
