@@ -40,8 +40,10 @@ def _plant_then_read(
     read: str,
     *,
     persistent: bool,
+    refused_ok: bool = False,
 ) -> str:
-    """Run ``plant``, write the secret in place at ``secret_at`` on the host, run ``read``: its output."""
+    """Run ``plant``, write the secret in place at ``secret_at`` on the host, run ``read``: its output
+    (``refused_ok``: or the error refusing it)."""
     require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
 
     async def main() -> str:
@@ -54,7 +56,12 @@ def _plant_then_read(
                 assert planted.exit_code == 0, planted
                 with open(secret_at, "w") as f:  # noqa: PTH123 -- in place, as a shell's `>` writes
                     f.write(SECRET + "\n")
-                result = await sup.run(read, timeout_s=60)
+                try:
+                    result = await sup.run(read, timeout_s=60)
+                except SandboxExecError as exc:
+                    if not refused_ok:
+                        raise
+                    return f"refused: {exc}"
                 assert result.output_path is not None
                 return result.output_path.read_text()
         finally:
@@ -117,6 +124,23 @@ def test_a_link_to_a_file_below_a_denied_directory(ws: Path, tmp_path: Path, per
 
 
 @pytest.mark.parametrize("persistent", MODES)
+def test_a_link_in_a_directory_the_host_cannot_list(ws: Path, tmp_path: Path, persistent: bool) -> None:
+    """A non-root caller's command owns its directories: ``chmod 000`` kept the search out of the one
+    holding the link, and the command opened it again later. The command is refused instead."""
+    out = _plant_then_read(
+        ws,
+        tmp_path / "s",
+        (ws / ".env",),
+        "touch .env && mkdir hide && ln .env hide/x && chmod 000 hide",
+        ws / ".env",
+        "chmod 700 hide; cat hide/x 2>&1; true",
+        persistent=persistent,
+        refused_ok=True,
+    )
+    assert SECRET not in out, out
+
+
+@pytest.mark.parametrize("persistent", MODES)
 def test_an_ordinary_file_stays_readable(ws: Path, tmp_path: Path, persistent: bool) -> None:
     """Only other names of a denied file are hidden: a file with two names of its own is not."""
     out = _plant_then_read(
@@ -141,6 +165,7 @@ def test_the_attacks_hold_for_an_unprivileged_caller() -> None:
         "test_a_link_beside_a_denied_file_in_a_pinned_directory",
         "test_a_link_to_a_file_below_a_denied_directory",
         "test_an_ordinary_file_stays_readable",
+        "test_a_link_in_a_directory_the_host_cannot_list",
     ]
     collected, outcome = _nonroot.run_as_nobody(
         [f"tests/{Path(__file__).name}::{name}" for name in tests],
