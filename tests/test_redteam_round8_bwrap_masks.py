@@ -125,8 +125,9 @@ def test_a_link_to_a_file_below_a_denied_directory(ws: Path, tmp_path: Path, per
 
 @pytest.mark.parametrize("persistent", MODES)
 def test_a_link_in_a_directory_the_host_cannot_list(ws: Path, tmp_path: Path, persistent: bool) -> None:
-    """A non-root caller's command owns its directories: ``chmod 000`` kept the search out of the one
-    holding the link, and the command opened it again later. The command is refused instead."""
+    """A non-root caller's command owns its directories: ``chmod 000`` keeps the host's search out of
+    the one holding the link. Held here by the protected-files check, which gives such a directory
+    back its owner's access after the command; the search refuses by itself too (below)."""
     out = _plant_then_read(
         ws,
         tmp_path / "s",
@@ -138,6 +139,28 @@ def test_a_link_in_a_directory_the_host_cannot_list(ws: Path, tmp_path: Path, pe
         refused_ok=True,
     )
     assert SECRET not in out, out
+
+
+def test_the_search_refuses_a_directory_it_cannot_list(tmp_path: Path) -> None:
+    """Without that check in between (a new session, a background command closing the directory
+    after the check ran), an unlistable directory was skipped and its link left unmasked (failed
+    before, as uid 65534). As root every directory is listed and the link found."""
+    ws = tmp_path / "ws"
+    (ws / "hide").mkdir(parents=True)
+    (ws / ".env").write_text("")
+    os.link(ws / ".env", ws / "hide" / "x")
+    (ws / "hide").chmod(0)
+    denied = (ws / ".env",)
+    try:
+        try:
+            found = _maskaliases.AliasFinder().aliases(denied, [os.stat(denied[0])], (ws,))
+        except SandboxExecError as exc:
+            assert "chmod u+r" in str(exc), exc
+            assert os.geteuid() != 0, "root lists every directory"
+        else:
+            assert found == (ws / "hide" / "x",), found
+    finally:
+        (ws / "hide").chmod(0o700)
 
 
 @pytest.mark.parametrize("persistent", MODES)
@@ -166,6 +189,7 @@ def test_the_attacks_hold_for_an_unprivileged_caller() -> None:
         "test_a_link_to_a_file_below_a_denied_directory",
         "test_an_ordinary_file_stays_readable",
         "test_a_link_in_a_directory_the_host_cannot_list",
+        "test_the_search_refuses_a_directory_it_cannot_list",
     ]
     collected, outcome = _nonroot.run_as_nobody(
         [f"tests/{Path(__file__).name}::{name}" for name in tests],
