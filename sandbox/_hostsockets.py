@@ -14,7 +14,7 @@ themselves are hidden:
   unless it lives in the sandbox's own /tmp or state directory. One in a writable
   root (a daemon of the operator's in the workspace: git's fsmonitor, Docker
   Desktop's ``~/.docker/desktop/docker.sock`` in a home workspace) is covered too,
-  after the root is bound (`inside_socket_args`), whenever the sandbox has its own
+  after the root is bound (`ipc_mask_args`' ``inside``), whenever the sandbox has its own
   network namespace: a command's own sockets are then never in the host's table.
   (For a root caller the idmapped root shows root's 0600 socket as the sandbox
   uid's own: the uid was no wall there.) With ``network: host`` they stay, as the
@@ -39,7 +39,6 @@ __all__ = [
     "SocketWatch",
     "StartMasks",
     "host_socket_paths",
-    "inside_socket_args",
     "ipc_mask_args",
     "outside_sockets",
 ]
@@ -136,7 +135,12 @@ class SocketWatch:
 
 
 def ipc_mask_args(
-    keep: Iterable[Path], *, reachable_only: bool = False, table: bytes | None = None
+    keep: Iterable[Path],
+    *,
+    reachable_only: bool = False,
+    table: bytes | None = None,
+    cover: Iterable[Path] = (),
+    inside: list[str] | None = None,
 ) -> list[str]:
     """bwrap flags hiding /run, XDG_RUNTIME_DIR and every host socket outside ``keep`` (and /tmp).
 
@@ -144,8 +148,12 @@ def ipc_mask_args(
     ``reachable_only``: for a bwrap run as an unprivileged uid that owns nothing on the
     host, leave out sockets in directories "others" cannot cross (it could neither mask
     nor reach them). ``table``: ``/proc/net/unix`` as already read (default: read now).
+    ``inside``: gets the flags covering the host sockets below ``cover`` (kept paths: the
+    writable roots), to be placed after everything bound there (a later bind of a parent
+    would cover them); each listed path is resolved once for both.
     """
     kept = _kept(keep)
+    covered_roots = [os.path.realpath(p) for p in cover]
     args: list[str] = []
     covered: list[str] = []
     for run in (*RUN_DIRS, os.environ.get("XDG_RUNTIME_DIR", "")):
@@ -166,6 +174,8 @@ def ipc_mask_args(
     for listed in host_socket_paths(table):
         path = os.path.realpath(listed)
         if _under(path, covered) or _under(path, kept):
+            if inside is not None and _under(path, covered_roots) and _is_socket(path):
+                inside += ["--ro-bind", "/dev/null", path]
             continue
         try:
             if not stat.S_ISSOCK(os.lstat(path).st_mode):
@@ -177,21 +187,6 @@ def ipc_mask_args(
         except OSError:
             continue
         args += ["--ro-bind", "/dev/null", path]
-    return args
-
-
-def inside_socket_args(roots: Iterable[Path], table: bytes | None = None) -> list[str]:
-    """bwrap flags covering every host socket listed in ``table`` below ``roots`` with /dev/null.
-
-    To be placed after everything bound in the roots (their binds, pins, read-only binds):
-    a later bind of a parent would cover the mask.
-    """
-    kept = [os.path.realpath(root) for root in roots]
-    args: list[str] = []
-    for listed in host_socket_paths(table):
-        path = os.path.realpath(listed)
-        if _under(path, kept) and _is_socket(path):
-            args += ["--ro-bind", "/dev/null", path]
     return args
 
 
@@ -244,8 +239,13 @@ class IpcMasks:
         return list(self._inside)
 
     def _work_out(self, table: bytes) -> None:
-        self._args = tuple(ipc_mask_args(self._keep, reachable_only=self._reachable_only, table=table))
-        self._inside = tuple(inside_socket_args(self._cover, table)) if self._cover else ()
+        inside: list[str] = []
+        self._args = tuple(
+            ipc_mask_args(
+                self._keep, reachable_only=self._reachable_only, table=table, cover=self._cover, inside=inside
+            )
+        )
+        self._inside = tuple(inside)
         both = (*self._args, *self._inside)
         self._masked = [
             both[i + 2] for i in range(len(both) - 2) if both[i] == "--ro-bind" and both[i + 1] == "/dev/null"

@@ -50,11 +50,16 @@ class AliasFinder:
     ) -> tuple[Path, ...]:
         """Names inside ``roots`` of the files ``denied`` shows (``found``: their ``os.stat``),
         other than the denied paths and what lies below a denied directory."""
-        inside = [
+        prefixes = [str(root) for root in roots]
+        inside = [  # what can have other names (several links, or a directory's files) in a root
             (path, st)
             for path, st in zip(denied, found, strict=True)
-            if st is not None and any(r == path or r in path.parents for r in roots)
+            if st is not None
+            and (st.st_nlink > 1 or stat.S_ISDIR(st.st_mode))
+            and any(str(path) == r or str(path).startswith(r + "/") for r in prefixes)
         ]
+        if not inside:
+            return ()  # the usual case: one stat per denied path (already made), nothing more
         signature = tuple(
             (str(path), st.st_dev, st.st_ino, st.st_nlink if stat.S_ISREG(st.st_mode) else st.st_mtime_ns,
              st.st_ctime_ns)
@@ -113,6 +118,16 @@ class _Budget:
             )
 
 
+def _placeable(directory: Path) -> bool:
+    """Whether a command running as this process's uid (a non-root caller's) could have made a link
+    in ``directory``: it may write there, or it owns it (and so may change its mode back)."""
+    try:
+        owner = os.lstat(directory).st_uid
+    except OSError:
+        return True
+    return owner == os.geteuid() or os.access(directory, os.W_OK | os.X_OK)
+
+
 def _device(path: Path) -> int | None:
     try:
         return os.lstat(path).st_dev
@@ -135,8 +150,16 @@ def _walk(
         directory = stack.pop()
         try:
             entries = list(os.scandir(directory))
-        except OSError:
-            continue
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # removed meanwhile
+        except OSError as exc:
+            if _placeable(directory):
+                raise SandboxExecError(
+                    f"cannot list {directory} ({exc.strerror}) to look for other links of a read-denied "
+                    "file: a command could have hidden one there. Make it readable (chmod u+r), or "
+                    "remove it"
+                ) from exc
+            continue  # nothing a command could have put there
         for entry in entries:
             budget.spend(top)
             try:

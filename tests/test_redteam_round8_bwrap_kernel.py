@@ -13,7 +13,8 @@ Found (each failed before its fix in ``sandbox/_seccomp.py``):
   files: the operator's git reading ``~/.gitconfig`` waited 45 s). It now fails with ``EPERM``.
 
 Held (tests that pass, guarding the future): no nested user namespace, no ``setns``, no
-``/proc/sysrq-trigger`` or ``core_pattern`` write, no controlling terminal, fds 0-2 only.
+``/proc/sysrq-trigger`` or ``core_pattern`` write, no controlling terminal, fds 0-2 only, no
+file capability, no reach to the host's abstract unix sockets.
 
 The attacks run for whoever runs pytest; `test_the_attacks_hold_for_an_unprivileged_caller`
 (root) runs them again as uid 65534.

@@ -40,8 +40,10 @@ def _plant_then_read(
     read: str,
     *,
     persistent: bool,
+    refused_ok: bool = False,
 ) -> str:
-    """Run ``plant``, write the secret in place at ``secret_at`` on the host, run ``read``: its output."""
+    """Run ``plant``, write the secret in place at ``secret_at`` on the host, run ``read``: its output
+    (``refused_ok``: or the error refusing it)."""
     require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
 
     async def main() -> str:
@@ -54,7 +56,12 @@ def _plant_then_read(
                 assert planted.exit_code == 0, planted
                 with open(secret_at, "w") as f:  # noqa: PTH123 -- in place, as a shell's `>` writes
                     f.write(SECRET + "\n")
-                result = await sup.run(read, timeout_s=60)
+                try:
+                    result = await sup.run(read, timeout_s=60)
+                except SandboxExecError as exc:
+                    if not refused_ok:
+                        raise
+                    return f"refused: {exc}"
                 assert result.output_path is not None
                 return result.output_path.read_text()
         finally:
@@ -117,6 +124,46 @@ def test_a_link_to_a_file_below_a_denied_directory(ws: Path, tmp_path: Path, per
 
 
 @pytest.mark.parametrize("persistent", MODES)
+def test_a_link_in_a_directory_the_host_cannot_list(ws: Path, tmp_path: Path, persistent: bool) -> None:
+    """A non-root caller's command owns its directories: ``chmod 000`` keeps the host's search out of
+    the one holding the link. Held here by the protected-files check, which gives such a directory
+    back its owner's access after the command; the search refuses by itself too (below)."""
+    out = _plant_then_read(
+        ws,
+        tmp_path / "s",
+        (ws / ".env",),
+        "touch .env && mkdir hide && ln .env hide/x && chmod 000 hide",
+        ws / ".env",
+        "chmod 700 hide; cat hide/x 2>&1; true",
+        persistent=persistent,
+        refused_ok=True,
+    )
+    assert SECRET not in out, out
+
+
+def test_the_search_refuses_a_directory_it_cannot_list(tmp_path: Path) -> None:
+    """Without that check in between (a new session, a background command closing the directory
+    after the check ran), an unlistable directory was skipped and its link left unmasked (failed
+    before, as uid 65534). As root every directory is listed and the link found."""
+    ws = tmp_path / "ws"
+    (ws / "hide").mkdir(parents=True)
+    (ws / ".env").write_text("")
+    os.link(ws / ".env", ws / "hide" / "x")
+    (ws / "hide").chmod(0)
+    denied = (ws / ".env",)
+    try:
+        try:
+            found = _maskaliases.AliasFinder().aliases(denied, [os.stat(denied[0])], (ws,))
+        except SandboxExecError as exc:
+            assert "chmod u+r" in str(exc), exc
+            assert os.geteuid() != 0, "root lists every directory"
+        else:
+            assert found == (ws / "hide" / "x",), found
+    finally:
+        (ws / "hide").chmod(0o700)
+
+
+@pytest.mark.parametrize("persistent", MODES)
 def test_an_ordinary_file_stays_readable(ws: Path, tmp_path: Path, persistent: bool) -> None:
     """Only other names of a denied file are hidden: a file with two names of its own is not."""
     out = _plant_then_read(
@@ -141,6 +188,8 @@ def test_the_attacks_hold_for_an_unprivileged_caller() -> None:
         "test_a_link_beside_a_denied_file_in_a_pinned_directory",
         "test_a_link_to_a_file_below_a_denied_directory",
         "test_an_ordinary_file_stays_readable",
+        "test_a_link_in_a_directory_the_host_cannot_list",
+        "test_the_search_refuses_a_directory_it_cannot_list",
     ]
     collected, outcome = _nonroot.run_as_nobody(
         [f"tests/{Path(__file__).name}::{name}" for name in tests],

@@ -7,7 +7,7 @@ host's table: a socket the host lists there belongs to a host process -- git's f
 workspace is the home directory, any daemon the operator runs in the repository. A command
 connected to it; for a root caller the idmapped workspace shows root's 0600 socket as the
 sandbox uid's own, so not even the uid stopped it. Each test failed before the fix (masked
-after the roots are bound, `sandbox._hostsockets.inside_socket_args`), per session and per
+after the roots are bound, `sandbox._hostsockets.ipc_mask_args`' ``inside``), per session and per
 command; `test_the_attacks_hold_for_an_unprivileged_caller` (root) runs them as uid 65534.
 """
 
