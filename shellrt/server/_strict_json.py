@@ -32,11 +32,17 @@ def _constant(name: str) -> Any:
     raise StrictJsonError(f"{name} is not JSON; send a number or null")
 
 
+#: One decoder for every line (``json.loads`` with hooks builds a new one per call).
+_DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_constant=_constant)
+
+
 def strict_loads(text: str | bytes) -> Any:
     """``json.loads`` refusing repeated keys and NaN/Infinity; raises `json.JSONDecodeError`,
-    `StrictJsonError` or `RecursionError`."""
+    `StrictJsonError`, `UnicodeDecodeError` or `RecursionError`."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
     try:
-        return json.loads(text, object_pairs_hook=_object, parse_constant=_constant)
+        return _DECODER.decode(text)
     except StrictJsonError:
         raise
     except json.JSONDecodeError:
