@@ -185,3 +185,37 @@ async def test_interrupt_during_an_approval_keeps_a_write_from_running(tmp_path:
             await anyio.sleep(0.4)
             rt.interrupt()
     assert not target.exists(), "the Write ran on an approval given after the user interrupted"
+
+
+async def test_held_two_pending_approvals_answered_out_of_order_stay_with_their_calls(tmp_path: Path) -> None:
+    """Two asks at once from one client: each answer applies to the call it was asked for."""
+    ws = _workspace(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "allowed.txt").write_text("ALLOWED-CONTENT")
+    (outside / "refused.txt").write_text("REFUSED-CONTENT")
+    asked: list[str] = []
+
+    async def answer(context: Any, params: Any) -> mt.ElicitResult:
+        asked.append(params.message)
+        if "allowed.txt" in params.message:
+            await anyio.sleep(0.8)  # answered after the other one
+            return mt.ElicitResult(action="accept", content={"decision": "allow once"})
+        return mt.ElicitResult(action="accept", content={"decision": "deny"})
+
+    results: dict[str, Any] = {}
+    async with (
+        shellrt.Runtime(ws, "local", approver=elicitation_approver, session_dir=tmp_path / "s") as rt,
+        _serve(rt, answer) as client,
+    ):
+
+        async def read(name: str) -> None:
+            results[name] = await client.call_tool("Read", {"file_path": str(outside / name)})
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read, "allowed.txt")
+            tg.start_soon(read, "refused.txt")
+    assert len(asked) == 2, asked
+    allowed, refused = results["allowed.txt"], results["refused.txt"]
+    assert not allowed.is_error and "ALLOWED-CONTENT" in str(allowed.content)
+    assert refused.is_error and "REFUSED-CONTENT" not in str(refused.content)

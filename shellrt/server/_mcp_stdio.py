@@ -33,6 +33,7 @@ from mcp.shared.message import SessionMessage
 
 from shellrt.server._lines import TOO_LONG, LineReader
 from shellrt.server._one_line import one_line
+from shellrt.server._strict_json import StrictJsonError, strict_loads
 
 __all__ = ["StdioWire", "stdio_wire"]
 
@@ -92,6 +93,7 @@ class StdioWire:
                 if not raw.strip():
                     continue
                 try:
+                    strict_loads(raw)  # a repeated key or NaN: refused, as other readers differ on them
                     message = types.jsonrpc_message_adapter.validate_json(raw, by_name=False)
                 except Exception as exc:
                     await self._answer_invalid(raw, exc)
@@ -110,7 +112,10 @@ class StdioWire:
             return
         errors = getattr(exc, "errors", None)
         try:
-            detail = str(errors()[0]["msg"]) if callable(errors) else str(exc).splitlines()[0]
+            if isinstance(exc, StrictJsonError):
+                detail = f"{exc}; the request was not run"
+            else:
+                detail = str(errors()[0]["msg"]) if callable(errors) else str(exc).splitlines()[0]
         except Exception:
             detail = type(exc).__name__
         await self.send_error(msg_id, types.INVALID_REQUEST, f"Invalid Request: {detail}")

@@ -35,6 +35,7 @@ import anyio.abc
 from shellrt.runtime import MessageFormatError, Runtime
 from shellrt.server._lines import TOO_LONG, LineReader
 from shellrt.server._one_line import one_line
+from shellrt.server._strict_json import StrictJsonError, strict_loads
 
 __all__ = ["handle_line", "serve_jsonl"]
 
@@ -62,12 +63,14 @@ async def handle_line(
     if not line.strip():
         return None
     try:
-        value = json.loads(line)
+        value = strict_loads(line)  # a repeated key or NaN: refused, as other readers differ on them
     except json.JSONDecodeError as exc:
         return _error(
             f"line {line_number}: not valid JSON ({_decode_message(exc)}); send one JSON value per line",
             line=line_number,
         )
+    except StrictJsonError as exc:
+        return _error(f"line {line_number}: {exc}; nothing on this line ran", line=line_number)
     except RecursionError:
         return _error(
             f"line {line_number}: JSON nested too deeply to read; send a flatter message", line=line_number

@@ -31,6 +31,7 @@ from shellrt.protocol import (
     ToolExecutionError,
     ToolOutput,
 )
+from shellrt.protocol.model_images import image_for_model
 from shellrt.protocol.notes import neutralize_output, untrusted_note
 from shellrt.tools.mcp.connection import McpServerError
 
@@ -90,8 +91,14 @@ def _audio_or_resource(block: Any) -> str:
     return f"[{getattr(block, 'type', 'unknown')} content not shown]"
 
 
-def to_content_blocks(result: mt.CallToolResult) -> list[TextBlock | ImageBlock]:
-    """Map MCP content to tool_result blocks: text, images, structured content as JSON text."""
+def to_content_blocks(
+    result: mt.CallToolResult, origin: str = "the MCP server"
+) -> list[TextBlock | ImageBlock]:
+    """Map MCP content to tool_result blocks: text, images, structured content as JSON text.
+
+    An image the Messages API would refuse (type, base64, size) becomes a line saying so: passed on,
+    it would fail every later turn of the conversation (`image_for_model`).
+    """
     blocks: list[TextBlock | ImageBlock] = []
     texts: list[str] = []
     for block in result.content:
@@ -99,7 +106,7 @@ def to_content_blocks(result: mt.CallToolResult) -> list[TextBlock | ImageBlock]
             blocks.append(TextBlock(text=block.text))
             texts.append(block.text)
         elif isinstance(block, mt.ImageContent):
-            blocks.append(ImageBlock(source=ImageSource(media_type=block.mime_type, data=block.data)))
+            blocks.append(image_for_model(block.mime_type, block.data, origin=origin))
         else:
             blocks.append(TextBlock(text=_audio_or_resource(block)))
     structured = result.structured_content
@@ -282,7 +289,7 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
         output = McpCallOutput(
             server=self.server,
             tool=self.remote_name,
-            content=to_content_blocks(result),
+            content=to_content_blocks(result, f"MCP server {self.server!r}"),
             is_error=result.is_error,
         )
         return ToolOutput(output, is_error=result.is_error)
