@@ -122,7 +122,7 @@ def test_allowed_domains_beyond_the_operators_are_refused(tmp_path: Path) -> Non
     assert "task other: allows evil.example beyond the operator's domains" in err and "--allow-domain" in err
     # *.example.org covers its subdomains, not itself and not another domain.
     code, err, results = _cli(tmp_path, lines, "--allow-domain", "*.example.org")
-    assert code == 1 and set(results) == {"sub"} and results["sub"]["status"] == "ok", err
+    assert code == 1 and set(results) == {"sub"} and results["sub"]["status"] == "ok", (err, results)
     assert "task apex: allows example.org beyond" in err and "task other:" in err
     code, err, results = _cli(tmp_path, lines, "--allow-task-network")
     assert code == 0 and set(results) == {"sub", "apex", "other"}, err
