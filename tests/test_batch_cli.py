@@ -236,7 +236,17 @@ def test_docker_reuse_never_on_the_command_line(tmp_path: Path) -> None:
     )
     out = tmp_path / "results.jsonl"
     proc = run_cli(
-        "run", str(tasks), "--out", str(out), "-j", "1", "--prestart", "0", "--docker-reuse", "never", timeout=120
+        "run",
+        str(tasks),
+        "--out",
+        str(out),
+        "-j",
+        "1",
+        "--prestart",
+        "0",
+        "--docker-reuse",
+        "never",
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     results = [json.loads(line) for line in out.read_text().splitlines()]

@@ -122,7 +122,7 @@ def test_allowed_domains_beyond_the_operators_are_refused(tmp_path: Path) -> Non
     assert "task other: allows evil.example beyond the operator's domains" in err and "--allow-domain" in err
     # *.example.org covers its subdomains, not itself and not another domain.
     code, err, results = _cli(tmp_path, lines, "--allow-domain", "*.example.org")
-    assert code == 1 and set(results) == {"sub"} and results["sub"]["status"] == "ok", err
+    assert code == 1 and set(results) == {"sub"} and results["sub"]["status"] == "ok", (err, results)
     assert "task apex: allows example.org beyond" in err and "task other:" in err
     code, err, results = _cli(tmp_path, lines, "--allow-task-network")
     assert code == 0 and set(results) == {"sub", "apex", "other"}, err
@@ -228,3 +228,35 @@ def test_api_floor_defaults_are_the_clis_and_none_means_the_callers_own_tasks(tm
         ("plain", "local", "ok"),
     ]
     assert marker.exists()
+
+
+def test_without_bwrap_the_cli_says_which_flag_to_add(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests._batch_helpers import ROOT, cli_env
+
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"id": "plain", "commands": ["true"]}) + "\n")
+    empty = tmp_path / "bin"  # a PATH without bwrap
+    empty.mkdir()
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "shellrt",
+            "batch",
+            "run",
+            str(tasks),
+            "--out",
+            str(tmp_path / "r.jsonl"),
+            "-q",
+        ],
+        cwd=ROOT,
+        env={**cli_env(), "PATH": str(empty)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 1
+    assert "bubblewrap (bwrap) is not installed" in proc.stderr and "--sandbox docker" in proc.stderr

@@ -10,6 +10,7 @@ with ``--resume`` to finish).
 from __future__ import annotations
 
 import argparse
+import shutil
 import signal
 import sys
 from collections.abc import Iterator
@@ -207,6 +208,12 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"shellrt batch: {exc}", file=sys.stderr)
         return 2
+    if floor.sandbox is None and not floor.allow_local and shutil.which("bwrap") is None:
+        print(
+            "shellrt batch: bubblewrap (bwrap) is not installed, and tasks naming no backend run on it: "
+            "install it, or pass --sandbox docker (or --allow-task-local: no sandbox)",
+            file=sys.stderr,
+        )
     if args.resume and not args.out.exists():
         print(f"shellrt batch: --resume: {args.out} does not exist yet; running every task", file=sys.stderr)
     if args.ray is not None:
