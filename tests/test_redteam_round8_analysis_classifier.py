@@ -5,7 +5,10 @@ Classes (not examples):
 - ``[`` is a command, so ``>``, ``>>`` and ``<`` between its operands are redirections, but the grammar
   reads ``[ … ]`` with ``[[ … ]]``'s rules, where they compare strings: ``[ x > src/main.py ]``
   truncated the file while judged read-only (auto-allowed in default and plan mode, concurrency
-  safe), and ``bypassPermissions`` ran it beside ``Edit(./src/main.py)`` (no part named the write);
+  safe), and ``bypassPermissions`` ran it beside ``Edit(./src/main.py)`` (no part named the write).
+  Redirections the grammar reads as a statement inside the test (``[ a 2> f ]``, ``[ > f ]``,
+  ``[ a >| f ]``) and a target it splits (``[ a > ~/.bashrc ]`` gave the target ``~``) wrote past
+  ``Edit(...)`` deny rules in ``bypassPermissions`` the same way;
 - a shell's options after ``-c``: bash reads options up to the first other word and runs that word
   (``bash -c -x 'rm y'``, ``bash -co pipefail 'rm y'``, ``sh -c -- 'rm y'``), the analysis planned the
   option as the script. The rule engine's own search of the words caught ``Bash(rm:*)`` (defence
@@ -48,6 +51,10 @@ _BRACKET_WRITES = [
     ("[ x = y -o z > victim.txt ]", "victim.txt"),
     ("[ -f a ] && [ x > victim.txt ]", "victim.txt"),
     ("if [ x > victim.txt ]; then :; fi", "victim.txt"),
+    ("[ x 2> victim.txt ]", "victim.txt"),
+    ("[ > victim.txt ]", "victim.txt"),
+    ("[ x >| victim.txt ]", "victim.txt"),
+    ("[ x &>> victim.txt ]", "victim.txt"),
 ]
 
 
@@ -78,11 +85,23 @@ async def test_a_bracket_redirection_does_not_run_unasked(ws: Path, mode: str) -
     assert (ws / "victim.txt").read_text() == "precious\n"
 
 
+def test_a_bracket_redirection_target_the_grammar_splits_is_unknown() -> None:
+    analysis = analyze("[ x > ~/.bashrc ]")
+    assert analysis.writes_unknown and "~" not in analysis.write_targets, analysis.write_targets
+
+
 async def test_an_edit_deny_rule_sees_a_bracket_redirection(ws: Path) -> None:
     (ws / "victim.txt").write_text("precious\n")
     results = await _bash(
         ws,
-        ["[ x > victim.txt ]", "[ -z '' ] && [ x >> victim.txt ]"],
+        [
+            "[ x > victim.txt ]",
+            "[ -z '' ] && [ x >> victim.txt ]",
+            "[ x 2> victim.txt ]",
+            "[ > victim.txt ]",
+            "[ x >| victim.txt ]",
+            "[ x > ~+/victim.txt ]",
+        ],
         mode="bypassPermissions",
         deny=["Edit(./victim.txt)"],
     )
@@ -119,6 +138,11 @@ def test_options_after_dash_c_leave_the_script_unread(command: str) -> None:
 
 
 def test_a_plain_dash_c_script_is_still_planned() -> None:
-    for command in ("bash -c 'ls'", "bash -ec 'ls'", "bash -o pipefail -c 'ls | cat'", "bash --rcfile x -c ls"):
+    for command in (
+        "bash -c 'ls'",
+        "bash -ec 'ls'",
+        "bash -o pipefail -c 'ls | cat'",
+        "bash --rcfile x -c ls",
+    ):
         assert "ls" in [part.name for part in analyze(command).subcommands], command
     assert analyze("bash -c 'ls'").read_only
