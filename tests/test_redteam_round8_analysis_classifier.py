@@ -9,6 +9,10 @@ Classes (not examples):
   Redirections the grammar reads as a statement inside the test (``[ a 2> f ]``, ``[ > f ]``,
   ``[ a >| f ]``) and a target it splits (``[ a > ~/.bashrc ]`` gave the target ``~``) wrote past
   ``Edit(...)`` deny rules in ``bypassPermissions`` the same way;
+- a line break inside ``[ … ]``: bash ends the ``[`` command at the newline and runs the next line as
+  a command of its own; the grammar reads one test across lines. ``[ -n<newline>sh ]`` ran the
+  repository's file ``]`` as a shell script (code execution) while judged read-only, and no part named
+  ``sh`` for deny rules;
 - a shell's options after ``-c``: bash reads options up to the first other word and runs that word
   (``bash -c -x 'rm y'``, ``bash -co pipefail 'rm y'``, ``sh -c -- 'rm y'``), the analysis planned the
   option as the script. The rule engine's own search of the words caught ``Bash(rm:*)`` (defence
@@ -146,3 +150,34 @@ def test_a_plain_dash_c_script_is_still_planned() -> None:
     ):
         assert "ls" in [part.name for part in analyze(command).subcommands], command
     assert analyze("bash -c 'ls'").read_only
+
+
+# --- a line break inside `[ ]`: bash ends the command there ------------------------------------
+
+_BRACKET_LINE_BREAKS = ["[ -n\nsh ]", "[ -n x -a\nsh ]", "[ x =\nsh ]", "[ !\nsh ]", "[ x = y -o\nsh ]"]
+
+
+@pytest.mark.parametrize("command", _BRACKET_LINE_BREAKS)
+def test_a_line_break_inside_single_brackets_fails_closed(command: str) -> None:
+    analysis = analyze(command)
+    assert not analysis.read_only and not analysis.parse_ok, command
+
+
+def test_line_breaks_bash_accepts_in_tests_stay_read_only() -> None:
+    for command in ('[ "a\nb" = x ]', "[ -n \\\nx ]", "[[ -n a &&\nb ]]", "if [ -f x ]; then\n  ls\nfi"):
+        assert analyze(command).read_only, command
+
+
+@pytest.mark.parametrize("mode", ["default", "plan"])
+async def test_a_line_break_inside_single_brackets_runs_nothing_unasked(ws: Path, mode: str) -> None:
+    (ws / "]").write_text("echo planted > pwned.txt\n")
+    [envelope] = await _bash(ws, ["[ -n\nsh ]"], mode=mode)
+    assert envelope.is_error, _text(envelope)
+    assert not (ws / "pwned.txt").exists()
+
+
+async def test_a_deny_rule_sees_the_line_after_a_bracket_line_break(ws: Path) -> None:
+    (ws / "]").write_text("echo planted > pwned.txt\n")
+    [envelope] = await _bash(ws, ["[ -n\nsh ]"], mode="bypassPermissions", deny=["Bash(sh:*)"])
+    assert envelope.is_error, _text(envelope)
+    assert not (ws / "pwned.txt").exists()

@@ -711,6 +711,10 @@ class Planner:
             self._collect_leaves(node, leaves)
             self._construct("test_bracket", node, operators=operators, words=leaves.words)
             self._bracket_redirects(leaves)
+            if self._line_break_between(node, leaves):
+                # bash ends the `[` command at the line break and runs the next line as a command of
+                # its own (`[ -n<newline>sh ]` runs the file `]`); the grammar reads one test.
+                self.syntax_errors.append("a line break inside `[ ]` (bash ends the command there)")
 
     def _bracket_redirects(self, leaves: _Leaves) -> None:
         """``[ a > f ]``: `[` is a command, so bash opens ``f`` for writing (the grammar reads ``[[``'s
@@ -729,6 +733,21 @@ class Planner:
             redirects.append(redirect)
         if redirects:
             self.commands.append(PlanCommand([], [], redirects, list(self.context), None))
+
+    def _line_break_between(self, node: tree_sitter.Node, leaves: _Leaves) -> bool:
+        """Whether a line break outside the test's words (and not a continuation) lies in ``node``."""
+        source = self.source
+        at = source.find(b"\n", node.start_byte, node.end_byte)
+        while at >= 0:
+            back = at
+            while back > node.start_byte and source[back - 1] == 0x5C:  # a backslash
+                back -= 1
+            escaped = (at - back) % 2 == 1
+            inside = any(start <= at < end for start, end in leaves.spans)
+            if not escaped and not inside:
+                return True
+            at = source.find(b"\n", at + 1, node.end_byte)
+        return False
 
     def _bracket_target(self, leaves: _Leaves, index: int) -> Word:
         """The leaf at ``index`` when it is the whole word bash reads there; else an unknown target
