@@ -13,6 +13,8 @@ Classes (not examples):
   a command of its own; the grammar reads one test across lines. ``[ -n<newline>sh ]`` ran the
   repository's file ``]`` as a shell script (code execution) while judged read-only, and no part named
   ``sh`` for deny rules;
+- a function definition's own redirection (``f() { :; } > keep.txt; f``): every call opens the file,
+  but the planner dropped the redirection: ``bypassPermissions`` truncated an ``Edit(...)``-denied file;
 - a shell's options after ``-c``: bash reads options up to the first other word and runs that word
   (``bash -c -x 'rm y'``, ``bash -co pipefail 'rm y'``, ``sh -c -- 'rm y'``), the analysis planned the
   option as the script. The rule engine's own search of the words caught ``Bash(rm:*)`` (defence
@@ -181,3 +183,26 @@ async def test_a_deny_rule_sees_the_line_after_a_bracket_line_break(ws: Path) ->
     [envelope] = await _bash(ws, ["[ -n\nsh ]"], mode="bypassPermissions", deny=["Bash(sh:*)"])
     assert envelope.is_error, _text(envelope)
     assert not (ws / "pwned.txt").exists()
+
+
+# --- `f() { …; } > f`: a function definition's redirection ---------------------------------------
+
+_FUNCTION_REDIRECTS = [
+    "f() { :; } > keep.txt; f",
+    "f() (:) >> keep.txt; f",
+    "function f { :; } 2> keep.txt; f",
+]
+
+
+@pytest.mark.parametrize("command", _FUNCTION_REDIRECTS)
+def test_a_function_definitions_redirection_is_a_write(command: str) -> None:
+    assert "keep.txt" in analyze(command).write_targets, command
+    assert "secret.txt" in analyze("f() { cat; } < secret.txt; f").read_paths
+
+
+async def test_an_edit_deny_rule_sees_a_function_definitions_redirection(ws: Path) -> None:
+    (ws / "keep.txt").write_text("precious\n")
+    results = await _bash(ws, _FUNCTION_REDIRECTS, mode="bypassPermissions", deny=["Edit(./keep.txt)"])
+    for envelope in results:
+        assert envelope.is_error, _text(envelope)
+    assert (ws / "keep.txt").read_text() == "precious\n"

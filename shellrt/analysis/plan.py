@@ -891,10 +891,16 @@ class Planner:
         self.functions.append(name or "")
         self._construct("function", node, name=name)
         self.context.append(f"function:{name}")
+        redirects: list[Redirect] = []
         try:
             for child in node.children:
-                if child.is_named and kind_of(child) != "word":
+                if kind_of(child) in _REDIRECT_KINDS:
+                    redirects.append(self.redirect(child))
+                elif child.is_named and kind_of(child) != "word":
                     self.visit(child)
+            if redirects:
+                # `f() { :; } > keep.txt`: every call of the function opens the file (a part of its own).
+                self.commands.append(PlanCommand([], [], redirects, list(self.context), None))
         finally:
             self.context.pop()
 
