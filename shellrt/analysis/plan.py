@@ -48,7 +48,15 @@ _ARITH_TEST_OPS: Final = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _BRACKET_REDIRECT_OPS: Final = frozenset({">", ">>", "<"})
 #: Statements the grammar may find inside a test (``[ a 2> f ]``): planned, never taken for operands.
 _TEST_STATEMENTS: Final = frozenset(
-    {"redirected_statement", "command", "pipeline", "list", "file_redirect", "heredoc_redirect", "herestring_redirect"}
+    {
+        "redirected_statement",
+        "command",
+        "pipeline",
+        "list",
+        "file_redirect",
+        "heredoc_redirect",
+        "herestring_redirect",
+    }
 )
 _SUBSTITUTION_KINDS: Final[dict[str, SubstitutionKind]] = {
     "$(": "command",
