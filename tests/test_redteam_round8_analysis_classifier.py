@@ -13,6 +13,10 @@ Classes (not examples):
   a command of its own; the grammar reads one test across lines. ``[ -n<newline>sh ]`` ran the
   repository's file ``]`` as a shell script (code execution) while judged read-only, and no part named
   ``sh`` for deny rules;
+- a line break inside a double-quoted word: the grammar splits the string's content at line breaks
+  and leaves them out, so ``"a<newline>b"`` was evaluated as ``ab``: ``bash -c "echo hi<newline>touch x"``
+  was judged read-only (the script ``echo hitouch x``) and ran ``touch``, and ``bash -c
+  "true<newline>rm -rf y"`` passed ``Bash(rm:*)`` in ``bypassPermissions``;
 - a function definition's own redirection (``f() { :; } > keep.txt; f``): every call opens the file,
   but the planner dropped the redirection: ``bypassPermissions`` truncated an ``Edit(...)``-denied file;
 - a shell's options after ``-c``: bash reads options up to the first other word and runs that word
@@ -206,3 +210,24 @@ async def test_an_edit_deny_rule_sees_a_function_definitions_redirection(ws: Pat
     for envelope in results:
         assert envelope.is_error, _text(envelope)
     assert (ws / "keep.txt").read_text() == "precious\n"
+
+
+# --- a line break inside "...": the grammar drops it from the string's content -----------------
+
+
+def test_a_double_quoted_line_break_is_kept() -> None:
+    for command, value in (('echo "a\nb"', "a\nb"), ('echo "x\n"', "x\n"), ('echo "\ny"', "\ny")):
+        plan = analyze(command).plan
+        assert plan is not None and plan.commands[0].argv[1].value == value, command
+    for command in ('bash -c "echo hi\ntouch pwned"', 'sh -c "[ -n\nsh ]"'):
+        analysis = analyze(command)
+        assert not analysis.read_only, command
+
+
+async def test_a_quoted_script_line_runs_nothing_unasked_nor_past_a_deny_rule(ws: Path) -> None:
+    [asked] = await _bash(ws, ['bash -c "echo hi\ntouch pwned1"'], mode="default")
+    [denied] = await _bash(
+        ws, ['bash -c "true\ntouch pwned2"'], mode="bypassPermissions", deny=["Bash(touch:*)"]
+    )
+    assert asked.is_error and denied.is_error, (_text(asked), _text(denied))
+    assert not (ws / "pwned1").exists() and not (ws / "pwned2").exists()
