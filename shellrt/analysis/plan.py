@@ -46,6 +46,18 @@ _REDIRECT_KINDS: Final = frozenset({"file_redirect", "heredoc_redirect", "herest
 _ARITH_TEST_OPS: Final = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 #: Redirections the grammar reads as comparisons inside ``[ ]`` (others found there fail closed).
 _BRACKET_REDIRECT_OPS: Final = frozenset({">", ">>", "<"})
+#: Statements the grammar may find inside a test (``[ a 2> f ]``): planned, never taken for operands.
+_TEST_STATEMENTS: Final = frozenset(
+    {
+        "redirected_statement",
+        "command",
+        "pipeline",
+        "list",
+        "file_redirect",
+        "heredoc_redirect",
+        "herestring_redirect",
+    }
+)
 _SUBSTITUTION_KINDS: Final[dict[str, SubstitutionKind]] = {
     "$(": "command",
     "`": "backtick",
@@ -98,6 +110,17 @@ _RESERVED_NAMES: Final = frozenset(
 _BARE_TIME_WORDS: Final = frozenset({"time", "-p", "--", "!"})
 #: What bash refuses right after a `time` that times nothing (`time && ls`, `( time )`); `;` and newline are fine.
 _AFTER_BARE_TIME: Final = frozenset({"&&", "||", "|", "|&", "&", ";;", ";&", ";;&"})
+
+
+class _Leaves:
+    """The leaves of a ``[ ]`` test in source order: words, their byte spans, which are operators."""
+
+    __slots__ = ("spans", "tokens", "words")
+
+    def __init__(self) -> None:
+        self.words: list[Word] = []
+        self.spans: list[tuple[int, int]] = []
+        self.tokens: set[int] = set()
 
 
 class Planner:
@@ -692,51 +715,83 @@ class Planner:
             self._construct("test", node, operators=operators, words=words)
         else:
             # `[` re-parses its expanded words at run time: keep every leaf, in order.
-            tokens: list[int] = []
-            leaves = self._leaves(node, tokens)
-            self._construct("test_bracket", node, operators=operators, words=leaves)
-            self._bracket_redirects(leaves, tokens)
+            leaves = _Leaves()
+            self._collect_leaves(node, leaves)
+            self._construct("test_bracket", node, operators=operators, words=leaves.words)
+            self._bracket_redirects(leaves)
+            if self._line_break_between(node, leaves):
+                # bash ends the `[` command at the line break and runs the next line as a command of
+                # its own (`[ -n<newline>sh ]` runs the file `]`); the grammar reads one test.
+                self.syntax_errors.append("a line break inside `[ ]` (bash ends the command there)")
 
-    def _bracket_redirects(self, leaves: list[Word], tokens: list[int]) -> None:
+    def _bracket_redirects(self, leaves: _Leaves) -> None:
         """``[ a > f ]``: `[` is a command, so bash opens ``f`` for writing (the grammar reads ``[[``'s
         comparison there). The redirections become a part of their own, as ``> f`` alone would."""
         redirects: list[Redirect] = []
-        for index in tokens:
-            op = leaves[index].raw
+        words = leaves.words
+        for index in leaves.tokens:
+            op = words[index].raw
             if "<" not in op and ">" not in op:
                 continue
-            target = leaves[index + 1] if index + 1 < len(leaves) else None
-            if op not in _BRACKET_REDIRECT_OPS or target is None:
+            if op not in _BRACKET_REDIRECT_OPS or index + 1 >= len(words):
                 self.unsupported.append(f"redirection {op} inside `[ ]`")
                 continue
-            redirect = Redirect(None, op, target, "file")
+            redirect = Redirect(None, op, self._bracket_target(leaves, index + 1), "file")
             self.redirects.append(redirect)
             redirects.append(redirect)
         if redirects:
             self.commands.append(PlanCommand([], [], redirects, list(self.context), None))
 
-    def _leaves(self, node: tree_sitter.Node, tokens: list[int]) -> list[Word]:
-        """Every operand and operator of a ``[ ]`` test, in order; ``tokens`` gets the operators' indexes."""
-        out: list[Word] = []
-        self._collect_leaves(node, out, tokens)
-        return out
+    def _line_break_between(self, node: tree_sitter.Node, leaves: _Leaves) -> bool:
+        """Whether a line break outside the test's words (and not a continuation) lies in ``node``."""
+        source = self.source
+        at = source.find(b"\n", node.start_byte, node.end_byte)
+        while at >= 0:
+            back = at
+            while back > node.start_byte and source[back - 1] == 0x5C:  # a backslash
+                back -= 1
+            escaped = (at - back) % 2 == 1
+            inside = any(start <= at < end for start, end in leaves.spans)
+            if not escaped and not inside:
+                return True
+            at = source.find(b"\n", at + 1, node.end_byte)
+        return False
 
-    def _collect_leaves(self, node: tree_sitter.Node, out: list[Word], tokens: list[int]) -> None:
+    def _bracket_target(self, leaves: _Leaves, index: int) -> Word:
+        """The leaf at ``index`` when it is the whole word bash reads there; else an unknown target
+        (the grammar splits ``~/f`` into an operator ``~`` and ``/f``)."""
+        word = leaves.words[index]
+        start, end = leaves.spans[index]
+        whole = index not in leaves.tokens and (
+            index + 1 >= len(leaves.words) or self.source[end : end + 1].isspace()
+        )
+        if whole:
+            return word
+        stop = end
+        while stop < len(self.source) and not self.source[stop : stop + 1].isspace():
+            stop += 1
+        raw = self.source[start:stop].decode("utf-8", "surrogateescape")
+        return Word(raw, None, frozenset({"unknown_node"}))
+
+    def _collect_leaves(self, node: tree_sitter.Node, leaves: _Leaves) -> None:
+        """Every operand and operator of a ``[ ]`` test, in order (``tokens``: the operators' indexes)."""
         for child in node.children:
             kind = kind_of(child)
             if kind in ("binary_expression", "unary_expression", "parenthesized_expression"):
-                self._collect_leaves(child, out, tokens)
-            elif kind in ("[", "]"):
+                self._collect_leaves(child, leaves)
                 continue
-            elif kind == "test_operator" or not child.is_named:
+            if kind in ("[", "]"):
+                continue
+            if kind == "test_operator" or not child.is_named:
                 text = self.text(child)
-                tokens.append(len(out))
-                out.append(Word(raw=text, value=text, features=frozenset()))
-            elif kind in ("regex", "extglob_pattern"):
-                text = self.text(child)
-                out.append(Word(raw=text, value=None, features=frozenset({"unknown_node"})))
+                leaves.tokens.add(len(leaves.words))
+                word = Word(raw=text, value=text, features=frozenset())
+            elif kind in ("regex", "extglob_pattern") or kind in _TEST_STATEMENTS:
+                word = Word(raw=self.text(child), value=None, features=frozenset({"unknown_node"}))
             else:
-                out.append(evaluate_word(child, _ignore, self.text))
+                word = evaluate_word(child, _ignore, self.text)
+            leaves.words.append(word)
+            leaves.spans.append((child.start_byte, child.end_byte))
 
     def _test_parts(self, node: tree_sitter.Node, operators: list[str], words: list[Word]) -> None:
         for child in node.children:
@@ -767,6 +822,11 @@ class Planner:
                         features=frozenset({"unknown_node"} if unsafe else ()),
                     )
                 )
+            elif kind in _TEST_STATEMENTS:
+                # `[ a 2> f ]`, `[ > f ]`: the grammar reads a redirected statement inside the test;
+                # bash opens the file. Planned as such (its writes seen), never read-only.
+                self.visit(child)
+                words.append(Word(raw=self.text(child), value=None, features=frozenset({"unknown_node"})))
             else:
                 words.append(self.word(child))
 
@@ -839,10 +899,16 @@ class Planner:
         self.functions.append(name or "")
         self._construct("function", node, name=name)
         self.context.append(f"function:{name}")
+        redirects: list[Redirect] = []
         try:
             for child in node.children:
-                if child.is_named and kind_of(child) != "word":
+                if kind_of(child) in _REDIRECT_KINDS:
+                    redirects.append(self.redirect(child))
+                elif child.is_named and kind_of(child) != "word":
                     self.visit(child)
+            if redirects:
+                # `f() { :; } > keep.txt`: every call of the function opens the file (a part of its own).
+                self.commands.append(PlanCommand([], [], redirects, list(self.context), None))
         finally:
             self.context.pop()
 

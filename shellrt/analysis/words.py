@@ -98,7 +98,9 @@ def evaluate_word(
             text = text_of(node)
             return Word(text, text[1:-1], _DQ_WHOLE)
         if len(named) == 1 and kind_of(named[0]) == "string_content":
-            return Word(text_of(node), _double_quoted(text_of(named[0])), _DQ_WHOLE)
+            pieces = _string_pieces(node)
+            if pieces is not None and len(pieces) == 1 and isinstance(pieces[0], str):
+                return Word(text_of(node), pieces[0], _DQ_WHOLE)
     acc = _Acc()
     if kind == "string":
         acc.features.add("dq_whole")  # one double-quoted word: no splitting, no globbing
@@ -122,13 +124,17 @@ def _walk(
         acc.parts.append(text_of(node)[1:-1])
     elif kind == "string":
         acc.features.add("quoted")
-        if node.child_count == 2:  # `""` or only blanks (in the closing quote's token)
-            acc.parts.append(text_of(node)[1:-1])
-        for child in node.named_children:
-            if kind_of(child) == "string_content":
-                acc.parts.append(_double_quoted(text_of(child)))
+        pieces = _string_pieces(node)
+        if pieces is None:
+            acc.features.add("unknown_node")
+            acc.dynamic = True
+            _find_substitutions(node, acc, hook)
+            return
+        for piece in pieces:
+            if isinstance(piece, str):
+                acc.parts.append(piece)
             else:
-                _expansion(child, acc, hook)
+                _expansion(piece, acc, hook)
     elif kind == "concatenation":
         for child in node.children:
             _walk(child, acc, hook, text_of)
@@ -244,6 +250,31 @@ def _unquoted(text: str, acc: _Acc, first: bool) -> None:
         out.append(ch)
         i += 1
     acc.parts.append("".join(out))
+
+
+def _string_pieces(node: tree_sitter.Node) -> list[str | tree_sitter.Node] | None:
+    """A ``"..."`` word as bash reads it: literal runs and the expansion nodes between them.
+
+    The runs are cut from the source, not joined from the grammar's ``string_content`` nodes: those
+    leave out line breaks (``"a<newline>b"`` gave ``ab``: ``bash -c "echo hi<newline>rm x"`` was
+    judged as ``echo hirm x``). None when the node has no source or is not a whole quoted string.
+    """
+    data = node.text
+    if data is None or len(data) < 2 or data[:1] != b'"' or data[-1:] != b'"':
+        return None
+    base = node.start_byte
+    pieces: list[str | tree_sitter.Node] = []
+    start = 1
+    for child in node.named_children:
+        if kind_of(child) == "string_content":
+            continue
+        run = data[start : child.start_byte - base]
+        if run:
+            pieces.append(_double_quoted(run.decode("utf-8", "surrogateescape")))
+        pieces.append(child)
+        start = child.end_byte - base
+    pieces.append(_double_quoted(data[start:-1].decode("utf-8", "surrogateescape")))
+    return pieces
 
 
 def _double_quoted(text: str) -> str:

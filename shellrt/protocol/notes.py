@@ -66,6 +66,8 @@ _LOOKALIKES = str.maketrans(
 )
 #: ASCII controls (a tab, a NUL or a bell between the letters is not seen by a reader).
 _CONTROL_BYTES = bytes(range(0x20)) + b"\x7f"
+#: ASCII upper case to lower case: one `bytes.translate` pass folds case and drops controls.
+_LOWER_BYTES = bytes.maketrans(bytes(range(0x41, 0x5B)), bytes(range(0x61, 0x7B)))
 _OPENING_BYTES = tuple(o.encode("ascii") for o in _OPENINGS)
 #: Characters dropped before judging a line: invisible (format), combining marks, controls.
 _DROPPED = frozenset({"Cf", "Mn", "Me", "Cc", "Zs", "Zl", "Zp"})
@@ -112,9 +114,8 @@ def reads_as_note(line: str) -> bool:
     if head.isascii():
         return (
             head.encode("ascii")
-            .translate(None, _CONTROL_BYTES)
+            .translate(_LOWER_BYTES, _CONTROL_BYTES)
             .lstrip(b" ")
-            .lower()
             .startswith(_OPENING_BYTES)
         )
     if not _may_open(head):
@@ -151,7 +152,7 @@ def neutralize_output(text: str) -> tuple[str, int]:
     probe = _ANSI.sub("", text) if "\x1b" in text else text
     if probe.isascii():
         # What `reads_as_note` judges of ASCII lines: the letters without escapes and controls.
-        folded = probe.encode("ascii").translate(None, _CONTROL_BYTES).lower()
+        folded = probe.encode("ascii").translate(_LOWER_BYTES, _CONTROL_BYTES)
         if b"shellrt" not in folded and b"[output" not in folded:
             return text, 0  # the usual case: nothing to judge line by line
     lines = text.splitlines(keepends=True)

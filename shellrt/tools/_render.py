@@ -1,10 +1,13 @@
-"""Text renderings shared by the file tools: unified diffs for people, short snippets for the model."""
+"""Text renderings shared by the file tools: unified diffs for people, short snippets for the model,
+and repository text marked so that it cannot pass for shellrt's own notes."""
 
 from __future__ import annotations
 
 import difflib
 
-__all__ = ["numbered_snippet", "unified_diff"]
+from shellrt.protocol.notes import neutralize_output, untrusted_note
+
+__all__ = ["marked_listing", "numbered_snippet", "unified_diff"]
 
 _MAX_DIFF_LINES = 400
 
@@ -40,3 +43,16 @@ def numbered_snippet(
     lo = max(0, first - context)
     hi = min(len(lines), last + context + 1, lo + max_lines)
     return "\n".join(f"{n + 1:>6}\t{lines[n]}" for n in range(lo, hi))
+
+
+def marked_listing(text: str, notes: list[str], source: str) -> str:
+    """``text`` (file names, matched lines: the repository's words), then ``notes`` (shellrt's own).
+
+    A line of ``text`` that reads like one of shellrt's notes (at any line break Python knows:
+    a matched line may hold ``\\r`` or U+2028) is marked as command output is, and a last note
+    counts them.
+    """
+    body, count = neutralize_output(text)
+    if count:
+        notes = [*notes, untrusted_note(count, source)]
+    return "\n".join([body, *notes]) if notes else body

@@ -478,7 +478,8 @@ def format_output(output: BashOutput, tool_name: str) -> str:
     if output.stderr:
         err, err_forged = (output.stderr, 0) if output.stderr_truncated else neutralize_output(output.stderr)
         forged += err_forged
-        body = (body + "\n" if body and not body.endswith("\n") else body) + "[stderr]\n" + err
+        # A note of ours: stdout printing the label is marked like any forged note.
+        body = (body + "\n" if body and not body.endswith("\n") else body) + _STDERR_LABEL + err
     body, cut_forged = _bound(body, MODEL_OUTPUT_CHARS)
     forged += cut_forged
     if body.strip():
@@ -489,6 +490,10 @@ def format_output(output: BashOutput, tool_name: str) -> str:
     if forged:
         parts.append(neutralized_note(forged))
     return "\n".join(parts)
+
+
+#: Between a command's stdout and its stderr.
+_STDERR_LABEL = note("stderr:") + "\n"
 
 
 def _notes(output: BashOutput) -> list[str]:

@@ -28,6 +28,7 @@ from shellrt.protocol import (
     ToolOutput,
     ValidationResult,
 )
+from shellrt.protocol.notes import note
 from shellrt.tools._gitignore import compile_glob
 from shellrt.tools._paths import (
     PathInput,
@@ -42,6 +43,7 @@ from shellrt.tools._paths import (
     subject_for,
     view_for,
 )
+from shellrt.tools._render import marked_listing
 from shellrt.tools._search import list_files
 
 __all__ = ["GlobInput", "GlobOutput", "GlobTool", "split_pattern"]
@@ -162,12 +164,15 @@ class GlobTool(Tool[GlobInput, GlobOutput]):
         if not output.files:
             return f"No files found under {output.root}."
         text = "\n".join(shown_path(f) for f in output.files)
+        notes: list[str] = []
         if output.total > len(output.files):
-            text += (
-                f"\n(Results are truncated: showing {len(output.files)} of {output.total} files, newest first. "
-                "Use a more specific pattern or path, or raise `limit`.)"
+            notes.append(
+                note(
+                    f"Results are truncated: showing {len(output.files)} of {output.total} files, newest first. "
+                    "Use a more specific pattern or path, or raise `limit`."
+                )
             )
-        return text
+        return marked_listing(text, notes, "the file names")
 
     def render_result(self, output: GlobOutput) -> str:
         return f"Found {output.total} files"

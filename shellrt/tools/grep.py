@@ -30,6 +30,7 @@ from shellrt.protocol import (
     ToolOutput,
     ValidationResult,
 )
+from shellrt.protocol.notes import note
 from shellrt.tools._gitignore import FILE_TYPES
 from shellrt.tools._paths import (
     PathInput,
@@ -44,6 +45,7 @@ from shellrt.tools._paths import (
     subject_for,
     view_for,
 )
+from shellrt.tools._render import marked_listing
 from shellrt.tools._search import search, stream_has_nul
 from shellrt.tools._search_types import FileHits, GrepQuery
 
@@ -224,16 +226,16 @@ class GrepTool(Tool[GrepInput, GrepOutput]):
             head = ""
         body = "\n".join(output.lines)
         text = f"{head}\n{body}" if head else body
+        notes: list[str] = []
         if output.offset + shown < output.total_entries or output.offset:
-            text += (
-                f"\n(Showing {'entries' if output.mode != 'content' else 'lines'} {output.offset + 1}-"
+            paging = (
+                f"Showing {'entries' if output.mode != 'content' else 'lines'} {output.offset + 1}-"
                 f"{output.offset + shown} of {output.total_entries}."
             )
             if output.offset + shown < output.total_entries:
-                text += f" Pass offset={output.offset + shown} for more, or narrow the search.)"
-            else:
-                text += ")"
-        return text
+                paging += f" Pass offset={output.offset + shown} for more, or narrow the search."
+            notes.append(note(paging))
+        return marked_listing(text, notes, "the file names and matched lines")
 
     def render_result(self, output: GrepOutput) -> str:
         return (

@@ -48,6 +48,7 @@ from shellrt.protocol import (
     ToolOutput,
     ValidationResult,
 )
+from shellrt.protocol.notes import neutralize_output, note, untrusted_note
 from shellrt.tools._notebook import NotebookError
 from shellrt.tools._notebook import render as render_notebook
 from shellrt.tools._paths import (
@@ -514,7 +515,9 @@ def _format_window(
             f"(The file {label} has only {total} lines; offset {start} is past the end. "
             f"Use an offset between 1 and {total}.)"
         )
-    body = "\n".join(f"{n:>6}\t{line}" for n, line in shown)
+    # The file's own line breaks (`\r`, U+2028 …) inside a numbered line may start a line that reads
+    # like a note of ours: marked as command output is, and counted in a note.
+    body, forged = neutralize_output("\n".join(f"{n:>6}\t{line}" for n, line in shown))
     notes: list[str] = []
     first, last = shown[0][0], shown[-1][0]
     if more or first > 1:
@@ -527,7 +530,9 @@ def _format_window(
     if encoding == "latin-1":
         notes.append("The file is not valid UTF-8; it was decoded as latin-1 (edits keep that encoding).")
     if notes:
-        body += "\n\n(" + " ".join(notes) + ")"
+        body += "\n\n" + note(" ".join(notes))
+    if forged:
+        body += ("\n" if notes else "\n\n") + untrusted_note(forged, "the file")
     return body
 
 
