@@ -14,13 +14,16 @@ disk as the owner's), as bwrap does. Real containers (FAIL, not skip, under CI=t
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from sandbox._uid_lease import DEFAULT_POOL_SIZE, DEFAULT_POOL_START
+from sandbox.base import ExecRequest
 from sandbox.docker import DockerBackend
 from shellrt.supervisor import Supervisor
 from tests._docker_support import DEBIAN, config, policy, require_docker
@@ -133,3 +136,40 @@ async def test_an_explicit_user_is_kept_as_asked(tmp_path: Path, root_host: None
         code, out = await _run(sup, "id -u; grep CapEff /proc/self/status")
         assert code == 0, out
         assert out.split()[0] == "0" and out.split()[-1] == "0000000000000000", out
+
+
+async def test_the_original_mount_below_is_out_of_reach(
+    bound: tuple[DockerBackend, Supervisor, Path],
+) -> None:
+    """Held: docker-init and the executor keep their cwd on the original (not idmapped) mount
+    below; `/proc/<pid>/cwd` of either needs ptrace access, which no command has."""
+    backend, sup, _ = bound
+    probe = f"for p in 1 {backend.executor_pid}; do ls /proc/$p/cwd/ >/dev/null 2>&1 && echo reached-$p; done; true"
+    code, out = await _run(sup, probe)
+    assert (code, out) == (0, ""), out
+
+
+async def test_a_per_call_root_cannot_write_the_bound_workspace(
+    bound: tuple[DockerBackend, Supervisor, Path],
+) -> None:
+    """Held: a per-call uid the idmap does not map (root included) creates nothing in the workspace
+    (EOVERFLOW) and changes nothing of the owner's: host root's files are not its files any more."""
+    backend, _, ws = bound
+    proc = await backend.exec(
+        ExecRequest(
+            argv=("sh", "-c", "id -u; echo x > made-by-root; echo y >> owned.txt; ls"),
+            cwd="/workspace",
+            env={"PATH": "/usr/bin:/bin"},
+            merge_stderr=True,
+            user="root",
+        )
+    )
+    chunks: list[bytes] = []
+    with contextlib.suppress(anyio.EndOfStream):
+        while True:
+            chunks.append(await proc.stdout.receive())
+    await proc.wait()
+    out = b"".join(chunks).decode()
+    assert out.startswith("0\n"), out
+    assert not (ws / "made-by-root").exists(), out
+    assert (ws / "owned.txt").read_text() == "root's file\n", out
