@@ -604,6 +604,9 @@ class DockerBackend(SandboxBackend):
                 user="0:0",
                 working_dir=cw,
                 environment={"PATH": _PATH},
+                # An image's HEALTHCHECK would be a `docker exec` as container root with the
+                # executor's capabilities, outside `priv drop`, cwd the workspace: never run one.
+                healthcheck={"test": ["NONE"]},
                 host_config=client.api.create_host_config(**host_kwargs),
             )
             return str(response["Id"])
