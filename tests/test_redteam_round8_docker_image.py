@@ -1,4 +1,12 @@
-"""Red team round 8, docker: processes the image asks dockerd to start inside the container.
+"""Red team round 8, docker: what an image's configuration reaches inside the session.
+
+Its environment (``ENV``): docker merges it into the executor's, and ``priv drop`` built each
+command's environment from the ``SHELLRT_E<n>`` variables it inherited, so an image's
+``SHELLRT_E99=LD_PRELOAD=...`` reached every command beside the host's (and any executor
+variable the image named, e.g. ``CWFD``, was preset). Now ``priv exec`` starts the executor
+with ``PATH`` alone.
+
+Processes the image asks dockerd to start inside the container:
 
 An image's ``HEALTHCHECK`` is run by dockerd as a ``docker exec`` in the session's
 container, every interval, as container root with the container's capability set (the
@@ -62,3 +70,35 @@ async def test_an_image_healthcheck_never_runs_in_the_session(
             timeout=30,
         ).stdout.strip()
         assert test == '["NONE"]', test
+
+
+ENVIRONED = "shellrt-rt8-env"
+_ENV_DOCKERFILE = f"""FROM {DEBIAN}
+ENV SHELLRT_E0=FORGED0=1 SHELLRT_E50=FORGED50=1 SHELLRT_E99=LD_PRELOAD=/rt8-nonexistent.so \\
+    BASH_ENV=/etc/rt8 CWFD=9 CWDF=/etc/passwd
+"""
+
+
+@pytest.fixture(scope="module")
+def environed_image() -> str:
+    require_docker()
+    subprocess.run(
+        ["docker", "build", "-q", "-t", ENVIRONED, "-"],
+        input=_ENV_DOCKERFILE.encode(),
+        capture_output=True,
+        check=True,
+        timeout=120,
+    )
+    return ENVIRONED
+
+
+async def test_an_image_env_never_reaches_commands(tmp_path: Path, environed_image: str) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    backend = DockerBackend(config(environed_image), policy(ws))
+    async with backend, Supervisor(backend, session_dir=tmp_path / "session") as sup:
+        result = await sup.run("env; echo end", timeout_s=60)
+    out = result.preview
+    assert result.exit_code == 0 and out.rstrip().endswith("end"), out
+    for planted in ("FORGED", "LD_PRELOAD", "rt8-nonexistent", "BASH_ENV", "CWFD", "CWDF"):
+        assert planted not in out, f"the image's ENV reached the command: {planted} in {out!r}"
