@@ -50,6 +50,7 @@ import atexit
 import contextlib
 import logging
 import os
+import posixpath
 import secrets
 import select
 import shutil
@@ -300,9 +301,14 @@ class DockerBackend(SandboxBackend):
         return None
 
     def to_host_path(self, sandbox_path: str) -> Path | None:
-        """Map a container path to the host: in copy mode into the private copy (never the original)."""
+        """Map a container path to the host: in copy mode into the private copy (never the original).
+
+        Normalized first: ``relative_to`` keeps ``..``, which would lead out of the workspace."""
+        path = posixpath.normpath(sandbox_path)
+        if path.startswith("//"):
+            path = "/" + path.lstrip("/")
         try:
-            rel = PurePosixPath(sandbox_path).relative_to(self.config.container_workspace)
+            rel = PurePosixPath(path).relative_to(posixpath.normpath(self.config.container_workspace))
         except ValueError:
             return None
         return Path(self._host_workspace()) / rel
