@@ -8,17 +8,22 @@ Real containers (FAIL, not skip, under CI=true).
 
 from __future__ import annotations
 
+import os
 import secrets
 import socket
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from sandbox import ResourceLimits
 from sandbox.docker import DockerBackend
 from shellrt.supervisor import Supervisor
 from tests._docker_support import DEBIAN, config, policy, require_docker
+from tests._nonroot import SYSTEM_PYTHON
+from tests.conftest import require
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
@@ -74,3 +79,46 @@ async def test_network_none_reaches_no_host_abstract_socket_nor_loopback(sup: Su
     finally:
         abstract.close()
         tcp.close()
+
+
+_OTHER_USER_PROBE = """
+import os, sys
+found = []
+for d in sys.argv[1:]:
+    # List it, look up a name in it (ENOENT means it could be searched), plant a file in it.
+    for probe in (os.listdir, lambda p: os.stat(p + "/priv"), lambda p: os.open(p + "/x", os.O_WRONLY | os.O_CREAT, 0o600)):
+        try:
+            probe(d)
+            found.append(d)
+        except FileNotFoundError:
+            found.append(d)
+        except PermissionError:
+            pass
+print(" ".join(found) or "refused")
+"""
+
+
+async def test_another_host_user_cannot_reach_the_session_directories(sup: Supervisor) -> None:
+    """The host side of the I/O directory (FIFOs, request files) and of the workspace copy, as
+    another local user (uid 65534) sees them while a command runs: nothing to list, open or plant."""
+    require(os.geteuid() == 0, "the session's host directories are root's on a root host")
+    backend = sup.backend
+    assert isinstance(backend, DockerBackend)
+    io_dir, host_dir = backend._io_dir, backend._host_dir
+    assert io_dir is not None and host_dir is not None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: sup.run("sleep 3", timeout_s=30))
+        await anyio.sleep(1)
+        dirs = [io_dir, os.path.dirname(io_dir), host_dir, os.path.join(host_dir, "workspace")]
+        probe = await anyio.to_thread.run_sync(
+            lambda: subprocess.run(
+                [SYSTEM_PYTHON, "-I", "-S", "-c", _OTHER_USER_PROBE, *dirs],
+                capture_output=True,
+                text=True,
+                user=65534,
+                group=65534,
+                extra_groups=[],
+                timeout=30,
+            )
+        )
+    assert probe.stdout.strip() == "refused", (probe.stdout, probe.stderr)
