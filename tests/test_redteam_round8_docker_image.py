@@ -102,3 +102,44 @@ async def test_an_image_env_never_reaches_commands(tmp_path: Path, environed_ima
     assert result.exit_code == 0 and out.rstrip().endswith("end"), out
     for planted in ("FORGED", "LD_PRELOAD", "rt8-nonexistent", "BASH_ENV", "CWFD", "CWDF"):
         assert planted not in out, f"the image's ENV reached the command: {planted} in {out!r}"
+
+
+VOLUMED = "shellrt-rt8-volume"
+_VOLUME_DOCKERFILE = f"""FROM {DEBIAN}
+RUN mkdir -p /data && echo image-content > /data/f && chmod 1777 /data
+VOLUME /etc /data
+"""
+
+
+@pytest.fixture(scope="module")
+def volumed_image() -> str:
+    require_docker()
+    subprocess.run(
+        ["docker", "build", "-q", "-t", VOLUMED, "-"],
+        input=_VOLUME_DOCKERFILE.encode(),
+        capture_output=True,
+        check=True,
+        timeout=120,
+    )
+    return VOLUMED
+
+
+@pytest.mark.parametrize("user", [None, "0:0"], ids=["leased", "root"])
+async def test_an_image_volume_is_read_only_to_commands(
+    tmp_path: Path, volumed_image: str, user: str | None
+) -> None:
+    """An image VOLUME was a writable directory on the read-only root: anyone wrote a world-writable
+    one, root rewrote the /etc/passwd the runner resolves per-call users from. Its content stays."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    kw = {} if user is None else {"user": user}
+    backend = DockerBackend(config(volumed_image, **kw), policy(ws))
+    async with backend, Supervisor(backend, session_dir=tmp_path / "session") as sup:
+        result = await sup.run(
+            "cat /data/f; touch /data/planted 2>/dev/null && echo wrote-data;"
+            " (echo 'evil:x:0:0::/:/bin/sh' >> /etc/passwd) 2>/dev/null && echo wrote-passwd; id -un",
+            timeout_s=60,
+        )
+    lines = result.preview.split()
+    assert lines[0] == "image-content", result.preview
+    assert "wrote-data" not in lines and "wrote-passwd" not in lines, result.preview

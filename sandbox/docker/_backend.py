@@ -102,6 +102,7 @@ from sandbox.docker._reset import (
     parse_reset_reply,
     parse_status,
 )
+from sandbox.docker._volumes import image_volume_targets, make_read_only
 from sandbox.docker._workspace import copy_in, export_workspace
 from sandbox.errors import BackendUnavailableError, SandboxClosedError, SandboxExecError
 from sandbox.policy import SandboxPolicy
@@ -669,6 +670,7 @@ class DockerBackend(SandboxBackend):
         try:
             await self._verify_pins(cid)
             await self._idmap_workspace(cid)
+            await self._freeze_image_volumes(cid)
             await self._detach_io(cid)
         except BaseException:
             channel.close()  # the executor reads EOF and exits; the daemon removes the container
@@ -689,6 +691,18 @@ class DockerBackend(SandboxBackend):
             return
         init = int((await thread(lambda: client.api.inspect_container(cid)))["State"]["Pid"])
         await thread(lambda: detach_mount(init, IO_MOUNT))
+
+    async def _freeze_image_volumes(self, cid: str) -> None:
+        """The image's VOLUMEs read-only, like the rest of its root (`_volumes`); root host only (a
+        non-root one cannot join the container's mount namespace: its volumes stay writable)."""
+        client = self._client
+        if self.config.root_can_administer or client is None or os.geteuid() != 0:
+            return
+        info = await thread(lambda: client.api.inspect_container(cid))
+        targets = image_volume_targets(info.get("Mounts") or [])
+        if targets:
+            init = int(info["State"]["Pid"])
+            await thread(lambda: make_read_only(init, targets))
 
     async def _idmap_workspace(self, cid: str) -> None:
         """Bind mode under a lease: the workspace as the leased uid sees it (`_idmap_ws`), before any
