@@ -126,10 +126,11 @@ async def test_a_container_exhausting_per_user_limits_leaves_another_untouched(
         assert (b_inotify, b_pipe, b_mqueue) == ("ok", "65536 ok", "ok"), (b_inotify, b_pipe, b_mqueue)
 
 
-async def test_bind_mode_keeps_the_workspace_owner(containers: Containers) -> None:
-    """Bind mode writes the host directory itself: commands stay its owner (no lease; see docs/security.md)."""
+async def test_bind_mode_leases_too_and_keeps_the_workspace_owners_on_disk(containers: Containers) -> None:
+    """Bind mode (red team round 8): a leased uid over an idmapped workspace, files stay the owner's."""
     backend, sup = await containers.open(workspace_mode="bind")
     ws = backend.policy.workspace
     owner = os.stat(ws)
-    assert await _out(sup, "id -u") == str(owner.st_uid)
-    assert backend._lease is None
+    assert backend._lease is not None
+    assert await _out(sup, "id -u; touch made") == str(backend._lease.uid)
+    assert os.stat(ws / "made").st_uid == owner.st_uid

@@ -32,10 +32,11 @@ Why this shape:
 * Hardening by default: no network (``bridge`` is opt-in), read-only root, a
   writable workspace (copy mode: a private host copy only the container
   mounts; bind mode: the host directory itself), tmpfs /tmp, no-new-privileges,
-  the default seccomp profile, a non-root command user (copy mode on a root
-  host: a uid the session leases, `sandbox._uid_lease`, so no two live
-  containers share per-user kernel limits; the caller's uid for a non-root
-  host; the workspace owner in bind mode), memory (no swap), pids and cpu limits,
+  the default seccomp profile, a non-root command user (on a root host: a uid
+  the session leases, `sandbox._uid_lease`, so no two live containers share
+  per-user kernel limits, in bind mode over an idmapped workspace mount,
+  `_idmap_ws`; the caller's uid for a non-root host, or in bind mode the
+  workspace owner), memory (no swap), pids and cpu limits,
   docker-init as PID 1 to reap orphans.
 
 The image needs ``/bin/sh`` plus ``env`` (``setsid`` is used when present).
@@ -49,6 +50,7 @@ import atexit
 import contextlib
 import logging
 import os
+import posixpath
 import secrets
 import select
 import shutil
@@ -80,6 +82,7 @@ from sandbox.docker._detach import detach_mount
 from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream, make_fifo, open_fifo
 from sandbox.docker._gc import IO_PREFIX, io_base, reap_orphans, sweep_host_dirs
 from sandbox.docker._hostpid import host_pid
+from sandbox.docker._idmap_ws import idmap_workspace
 from sandbox.docker._labels import session_labels
 from sandbox.docker._pins import Pin, masked_ancestors, verify_pins
 from sandbox.docker._priv import priv_binary
@@ -99,6 +102,7 @@ from sandbox.docker._reset import (
     parse_reset_reply,
     parse_status,
 )
+from sandbox.docker._volumes import image_volume_targets, make_read_only
 from sandbox.docker._workspace import copy_in, export_workspace
 from sandbox.errors import BackendUnavailableError, SandboxClosedError, SandboxExecError
 from sandbox.policy import SandboxPolicy
@@ -218,6 +222,8 @@ class DockerBackend(SandboxBackend):
         self._user = config.user or self._default_user()
         #: Copy mode as root, no configured user: the uid this session leases (`_lease_user`).
         self._lease: UidLease | None = None
+        #: Bind mode under a lease: the workspace owner the idmapped mount maps to it (`_idmap_ws`).
+        self._bind_owner: tuple[int, int] | None = None
         #: The executor's pid inside the container (diagnostics, tests).
         self.executor_pid: int | None = None
         #: Successful `reset` calls: the container has served ``resets + 1`` tasks.
@@ -296,9 +302,14 @@ class DockerBackend(SandboxBackend):
         return None
 
     def to_host_path(self, sandbox_path: str) -> Path | None:
-        """Map a container path to the host: in copy mode into the private copy (never the original)."""
+        """Map a container path to the host: in copy mode into the private copy (never the original).
+
+        Normalized first: ``relative_to`` keeps ``..``, which would lead out of the workspace."""
+        path = posixpath.normpath(sandbox_path)
+        if path.startswith("//"):
+            path = "/" + path.lstrip("/")
         try:
-            rel = PurePosixPath(sandbox_path).relative_to(self.config.container_workspace)
+            rel = PurePosixPath(path).relative_to(posixpath.normpath(self.config.container_workspace))
         except ValueError:
             return None
         return Path(self._host_workspace()) / rel
@@ -319,14 +330,19 @@ class DockerBackend(SandboxBackend):
             st = os.stat(self.policy.workspace)
         except OSError:
             return _COPY_USER
+        # Bind mode: the owner (a non-root host's own commands); a root host leases instead (`_lease_user`).
         return f"{st.st_uid}:{st.st_gid}"
 
     def _lease_user(self) -> None:
-        """Copy mode as root, no configured user: commands run as a uid this session alone holds on
-        the host (`sandbox._uid_lease`), so the kernel's per-user limits (inotify instances, pipe
-        pages, processes) and kill/ptrace permission are not shared with any other session."""
-        if self.config.user is not None or self.config.workspace_mode != "copy" or os.geteuid() != 0:
+        """Root host, no configured user: commands run as a uid this session alone holds on the
+        host (`sandbox._uid_lease`), so the kernel's per-user limits (inotify instances, pipe
+        pages, processes) and kill/ptrace permission are not shared with any other session, nor
+        with the host's root (a root-owned bind workspace used to mean uid 0; `_idmap_ws`)."""
+        if self.config.user is not None or os.geteuid() != 0:
             return
+        if self.config.workspace_mode == "bind":
+            st = os.stat(Path(self.policy.workspace).resolve())
+            self._bind_owner = (st.st_uid, st.st_gid)
         if self._lease is None:
             self._lease = lease_uid(
                 self.config.uid_pool_start,
@@ -595,6 +611,9 @@ class DockerBackend(SandboxBackend):
                 user="0:0",
                 working_dir=cw,
                 environment={"PATH": _PATH},
+                # An image's HEALTHCHECK would be a `docker exec` as container root with the
+                # executor's capabilities, outside `priv drop`, cwd the workspace: never run one.
+                healthcheck={"test": ["NONE"]},
                 host_config=client.api.create_host_config(**host_kwargs),
             )
             return str(response["Id"])
@@ -650,6 +669,8 @@ class DockerBackend(SandboxBackend):
             raise
         try:
             await self._verify_pins(cid)
+            await self._idmap_workspace(cid)
+            await self._freeze_image_volumes(cid)
             await self._detach_io(cid)
         except BaseException:
             channel.close()  # the executor reads EOF and exits; the daemon removes the container
@@ -670,6 +691,28 @@ class DockerBackend(SandboxBackend):
             return
         init = int((await thread(lambda: client.api.inspect_container(cid)))["State"]["Pid"])
         await thread(lambda: detach_mount(init, IO_MOUNT))
+
+    async def _freeze_image_volumes(self, cid: str) -> None:
+        """The image's VOLUMEs read-only, like the rest of its root (`_volumes`); root host only (a
+        non-root one cannot join the container's mount namespace: its volumes stay writable)."""
+        client = self._client
+        if self.config.root_can_administer or client is None or os.geteuid() != 0:
+            return
+        info = await thread(lambda: client.api.inspect_container(cid))
+        targets = image_volume_targets(info.get("Mounts") or [])
+        if targets:
+            init = int(info["State"]["Pid"])
+            await thread(lambda: make_read_only(init, targets))
+
+    async def _idmap_workspace(self, cid: str) -> None:
+        """Bind mode under a lease: the workspace as the leased uid sees it (`_idmap_ws`), before any
+        command runs (the session is not set up yet)."""
+        owner, client, cw = self._bind_owner, self._client, self.config.container_workspace
+        if owner is None or client is None or (cw, True) in self._masked:
+            return  # not leased, or the whole workspace is an empty read-only mask
+        ids = self.command_ids
+        init = int((await thread(lambda: client.api.inspect_container(cid)))["State"]["Pid"])
+        await thread(lambda: idmap_workspace(init, cw, owner, ids))
 
     async def _verify_pins(self, cid: str) -> None:
         """The pinned directories are mounted from the inodes chosen (root host: it can look in)."""
@@ -1153,7 +1196,9 @@ def _remove(client: docker.DockerClient | None, cid: str | None, *host_dirs: Own
                 _log.warning("could not remove container %s: %s", cid[:12], exc)
             elif not _gone_within(client, cid, _REMOVAL_WAIT_S):
                 gone = False
-                _log.warning("container %s: dockerd's removal still runs after %.0f s", cid[:12], _REMOVAL_WAIT_S)
+                _log.warning(
+                    "container %s: dockerd's removal still runs after %.0f s", cid[:12], _REMOVAL_WAIT_S
+                )
         except requests.exceptions.ConnectionError as exc:
             gone = False
             _log.warning("could not remove container %s (daemon gone): %s", cid[:12], exc)

@@ -4,7 +4,10 @@
  *       Run as container root at start: become EUID:EGID (the executor's own
  *       identity, never a command's) keeping only the capabilities the
  *       executor needs, as ambient capabilities so /bin/sh keeps them, and
- *       no others anywhere (the bounding set is cut to them too).
+ *       no others anywhere (the bounding set is cut to them too). Its
+ *       environment is PATH alone (the host's): docker merges the image's ENV
+ *       into the container's, and none of it may preset an executor variable
+ *       or a command's SHELLRT_E<n> (red team round 8).
  *   priv drop UID GID GROUPS -- PROG ARGS...
  *       Run by the executor's runner for each command. It starts a new session
  *       (its pid is the session and process group id the kill path uses),
@@ -207,6 +210,14 @@ static char **command_environment(void) {
     return out;
 }
 
+/* The executor's environment: our PATH= entry (the host sets it on the container), nothing else. */
+static char **executor_environment(void) {
+    static char *out[2];
+    for (char **e = environ; *e != NULL; e++)
+        if (strncmp(*e, "PATH=", 5) == 0) out[0] = *e;
+    return out;
+}
+
 int main(int argc, char **argv) {
     int admin = argc >= 2 && strcmp(argv[1], "admin") == 0;
     int drop = admin || (argc >= 2 && strcmp(argv[1], "drop") == 0);
@@ -230,6 +241,7 @@ int main(int argc, char **argv) {
         set_caps(mask);
         for (unsigned i = 0; i < NKEEP; i++)
             if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, keep[i], 0, 0) != 0) die("ambient");
+        environ = executor_environment();
     } else if (drop) {
         /* Never the executor's own identity: a command under it could signal and trace it. */
         uid_t own_uid = getuid();

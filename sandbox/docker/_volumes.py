@@ -1,0 +1,67 @@
+"""Image volumes, made read-only inside a running container.
+
+An image's ``VOLUME`` makes docker mount a fresh anonymous volume there, filled
+with the image's files: a writable directory on the otherwise read-only root,
+and docker refuses a read-only anonymous volume. A root command (per call, or
+``user: "0:0"``) could then rewrite root-owned image files there, e.g. the
+``/etc/passwd`` the executor resolves per-call users from when an image
+declares ``VOLUME /etc``; anyone could write a world-writable one. So before the
+session takes its first command the host joins the container's mount namespace
+(a short-lived child: a multi-threaded process cannot) and sets each volume's
+mount read-only (``mount_setattr(MOUNT_ATTR_RDONLY)``), then checks the
+container's mountinfo (fail closed). Not with ``root_can_administer``, whose
+root is writable by design.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+
+from sandbox.errors import BackendUnavailableError
+
+__all__ = ["image_volume_targets", "make_read_only"]
+
+_CHILD = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+class Attr(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_uint64) for n in ("set", "clr", "propagation", "userns_fd")]
+mnt = os.open(sys.argv[1], os.O_RDONLY | os.O_CLOEXEC)
+if libc.setns(mnt, 0x00020000) != 0:  # CLONE_NEWNS: root and cwd become the container's
+    sys.exit("setns: " + os.strerror(ctypes.get_errno()))
+attr = Attr(0x00000001, 0, 0, 0)  # MOUNT_ATTR_RDONLY
+for target in sys.argv[2:]:
+    # mount_setattr(AT_FDCWD, target, AT_SYMLINK_NOFOLLOW | AT_RECURSIVE, &attr, size)
+    if libc.syscall(442, -100, target.encode(), 0x100 | 0x8000, ctypes.byref(attr), ctypes.sizeof(attr)) != 0:
+        sys.exit("mount_setattr " + target + ": " + os.strerror(ctypes.get_errno()))
+"""
+
+
+def image_volume_targets(mounts: Iterable[Mapping[str, object]]) -> list[str]:
+    """The container paths of its volume mounts (``docker inspect``'s ``Mounts``): the image's
+    VOLUMEs (shellrt itself mounts no volume)."""
+    return sorted(str(m["Destination"]) for m in mounts if m.get("Type") == "volume")
+
+
+def make_read_only(pid: int, targets: list[str]) -> None:
+    """Make each mount at ``targets`` read-only in the mount namespace of ``pid``, then check it."""
+    if not targets:
+        return
+    proc = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", _CHILD, f"/proc/{pid}/ns/mnt", *targets],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    if proc.returncode != 0:
+        raise BackendUnavailableError(
+            f"could not make the image's VOLUME mounts read-only ({proc.stderr.strip()[-300:]}); "
+            "use an image without VOLUME instructions"
+        )
+    with open(f"/proc/{pid}/mountinfo", encoding="utf-8", errors="replace") as fh:
+        options = {f[4]: f[5].split(",") for f in (line.split() for line in fh) if len(f) > 5}
+    writable = [t for t in targets if "ro" not in options.get(t, [])]  # not found: not judged ro
+    if writable:
+        raise BackendUnavailableError(f"the image's VOLUME mounts {writable} are still writable")
