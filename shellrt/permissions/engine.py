@@ -101,7 +101,7 @@ class PermissionEngine:
             subject = tool.permission_subject(tool_input)
         except Exception as exc:  # a broken subject cannot be matched: deny rules must not be dodged
             return self._final("deny", f"{name}: could not determine what this call touches ({exc})", chain)
-        chain.append(f"subject: {_describe_subject(subject)}")
+        chain.append(_subject_step(subject))
         parts: list[CommandPart] | None = None
         parts_tool = _parts_tool(tool)
         if parts_tool is not None:
@@ -120,7 +120,7 @@ class PermissionEngine:
             if parts is None:
                 subject = subject.model_copy(update={"incomplete": True})
             else:
-                chain.extend(f"part: {_describe_part(p)}" for p in parts)
+                chain.extend(_part_step(p) for p in parts)
 
         # 1. deny
         if hook_decision is not None and hook_decision.behavior == "deny":
@@ -743,6 +743,37 @@ def _describe_part(part: CommandPart) -> str:
     if part.hazard:
         bits.append("hazard")
     return " ".join(bits)
+
+
+def _subject_step(subject: PermissionSubject) -> str:
+    """The chain's ``subject:`` step; a tool that hands the same (frozen) subject again, as the
+    Bash tool does for a command text it has seen, gets the text made for it before."""
+    found = _subject_steps.get(id(subject))
+    if found is not None and found[0] is subject:
+        return found[1]
+    step = f"subject: {_describe_subject(subject)}"
+    if len(_subject_steps) >= 256:
+        _subject_steps.clear()
+    _subject_steps[id(subject)] = (subject, step)
+    return step
+
+
+def _part_step(part: CommandPart) -> str:
+    """The chain's ``part:`` step of a (frozen) part; the same part object gets the same text."""
+    found = _part_steps.get(id(part))
+    if found is not None and found[0] is part:
+        return found[1]
+    step = f"part: {_describe_part(part)}"
+    if len(_part_steps) >= 256:
+        _part_steps.clear()
+    _part_steps[id(part)] = (part, step)
+    return step
+
+
+#: id(subject) -> (the subject, its step); the object is kept, so its id is not reused meanwhile.
+_subject_steps: dict[int, tuple[PermissionSubject, str]] = {}
+#: id(part) -> (the part, its step), likewise.
+_part_steps: dict[int, tuple[CommandPart, str]] = {}
 
 
 def _describe_subject(subject: PermissionSubject) -> str:

@@ -20,6 +20,7 @@ class AppendLog:
 
     def __init__(self, path: Path, *, mode: int = 0o600) -> None:
         self.path = path
+        self._name = os.fspath(path)  # stat and open take it as it is (a Path converts on every call)
         self._mode = mode
         self._fd: int | None = None
         self._identity: tuple[int, int] | None = None
@@ -39,7 +40,7 @@ class AppendLog:
     def _current(self) -> int:
         if self._fd is not None:
             try:
-                st = os.stat(self.path)
+                st = os.stat(self._name)
             except FileNotFoundError:
                 st = None
             if st is not None and (st.st_dev, st.st_ino) == self._identity:
@@ -47,7 +48,7 @@ class AppendLog:
             self.close()
         # Never through a symlink: the transcript lands in the session directory or nowhere.
         fd = os.open(
-            self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, self._mode
+            self._name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, self._mode
         )
         st = os.fstat(fd)
         self._fd, self._identity = fd, (st.st_dev, st.st_ino)

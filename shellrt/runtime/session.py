@@ -557,9 +557,7 @@ class Runtime:
             if replay is None:
                 # Written before the call runs: after a crash, a reopened session knows this call
                 # may have run, and answers a resend with an error result instead of running it twice.
-                self._transcribe(
-                    {"type": "start", "tool_use_id": block.id, "tool_name": block.name, "input": block.input}
-                )
+                self._transcribe_start(block)
         if all(replay is not None for replay in replays):
             # Nothing runs: still a checkpoint, so a caller looping on resent calls can be
             # cancelled and lets the event loop's other tasks run.
@@ -589,12 +587,10 @@ class Runtime:
             ctx.abort.set()
         assert self._executor is not None and self._interrupts is not None
         # Written before the call runs (see `stream`): a reopened session knows it may have run.
-        self._transcribe(
-            {"type": "start", "tool_use_id": block.id, "tool_name": block.name, "input": block.input}
-        )
+        call = self._transcribe_start(block)
         started = time.monotonic()
         envelope = await run_single(self._executor, ctx, block, self._interrupts)
-        finished = self._finish(block, envelope, started, replayed=False)
+        finished = self._finish(block, envelope, started, replayed=False, call=call)
         self._save_state()
         return finished
 
@@ -608,9 +604,18 @@ class Runtime:
         return ctx
 
     def _finish(
-        self, block: ToolUseBlock, envelope: ResultEnvelope, started: float, *, replayed: bool
+        self,
+        block: ToolUseBlock,
+        envelope: ResultEnvelope,
+        started: float,
+        *,
+        replayed: bool,
+        call: str | None = None,
     ) -> ResultEnvelope:
-        """Record a call that ran (a resend is answered from it) and write its transcript line."""
+        """Record a call that ran (a resend is answered from it) and write its transcript line.
+
+        ``call``: the call's fields as its start line wrote them (`_transcribe_start`).
+        """
         assert self._executor is not None
         model = envelope.model.model_dump(mode="json")
         if len(self._dumped) >= 256:  # bounded: callers of `stream` never collect theirs
@@ -621,23 +626,51 @@ class Runtime:
             # Only calls that ran are recorded: re-running a refused or invalid call is harmless.
             self._executor.executed.discard(block.id)
             self._record(block.id, block.name, block.input, envelope)
-        self._transcribe(
-            {
-                "type": "call",
-                "tool_use_id": block.id,
-                "tool_name": block.name,
-                "input": block.input,
-                "ran": ran,
-                "replayed": replayed,
-                "is_error": envelope.is_error,
-                **(self._executor.facts.pop(block.id, {}) if not replayed else {}),
-                "elapsed_s": round(time.monotonic() - started, 3),
-                "total_chars": envelope.total_chars,
-                "persisted_path": envelope.persisted_path,
-                "model": model,
-                "ui": envelope.ui,
-                "audit": envelope.audit,
-            }
+        facts = self._executor.facts.pop(block.id, {}) if not replayed else {}
+        if not facts.keys().isdisjoint(_CALL_LINE_KEYS):  # a fact named like a field: as a dict merges it
+            self._transcribe(
+                {
+                    "type": "call",
+                    "tool_use_id": block.id,
+                    "tool_name": block.name,
+                    "input": block.input,
+                    "ran": ran,
+                    "replayed": replayed,
+                    "is_error": envelope.is_error,
+                    **facts,
+                    "elapsed_s": round(time.monotonic() - started, 3),
+                    "total_chars": envelope.total_chars,
+                    "persisted_path": envelope.persisted_path,
+                    "model": model,
+                    "ui": envelope.ui,
+                    "audit": envelope.audit,
+                }
+            )
+            return envelope
+        ui = _json_str(envelope.ui)
+        path = envelope.persisted_path
+        self._append_line(
+            '{"ts": '
+            + repr(time.time())
+            + _CALL_TYPE
+            + (call if call is not None else _call_fields(block))
+            + (_RAN if ran else _NOT_RAN)
+            + (_REPLAYED if replayed else _NOT_REPLAYED)
+            + (_IS_ERROR if envelope.is_error else _NO_ERROR)
+            + (", " + _TRANSCRIPT_LINE(facts)[1:-1] if facts else "")
+            + ', "elapsed_s": '
+            + repr(round(time.monotonic() - started, 3))
+            + ', "total_chars": '
+            + repr(envelope.total_chars)
+            + ', "persisted_path": '
+            + ("null" if path is None else _json_str(path))
+            + ', "model": '
+            + _TRANSCRIPT_LINE(model)
+            + ', "ui": '
+            + ui
+            + ', "audit": '
+            + (ui if envelope.audit is envelope.ui else _json_str(envelope.audit))
+            + "}\n"
         )
         return envelope
 
@@ -785,7 +818,20 @@ class Runtime:
 
     def _transcribe(self, entry: dict[str, Any]) -> None:
         # ASCII: a lone surrogate (a file name that is not UTF-8) is escaped, never an encode error.
-        line = _TRANSCRIPT_LINE({"ts": time.time(), **entry}) + "\n"
+        self._append_line(_TRANSCRIPT_LINE({"ts": time.time(), **entry}) + "\n")
+
+    def _transcribe_start(self, block: ToolUseBlock) -> str:
+        """Write a call's start line; return its fields as JSON text (its call line repeats them).
+
+        The line is what `_transcribe` makes of ``{"type": "start", "tool_use_id": …,
+        "tool_name": …, "input": …}``, put together from its encoded pieces.
+        """
+        call = _call_fields(block)
+        self._append_line('{"ts": ' + repr(time.time()) + ', "type": "start", ' + call + "}\n")
+        return call
+
+    def _append_line(self, line: str) -> None:
+        """Append one finished JSON line (ASCII) to the transcript; a failure is logged, not raised."""
         try:
             self._transcript.append(line.encode())
         except OSError as exc:  # a full disk must not fail the call; say so once per failure
@@ -807,6 +853,34 @@ class Runtime:
 #: A transcript line's JSON (what ``json.dumps(..., ensure_ascii=True, default=str)`` makes),
 #: with one encoder for the session instead of a new one per line (two lines per call).
 _TRANSCRIPT_LINE = json.JSONEncoder(ensure_ascii=True, default=str).encode
+#: A string as `_TRANSCRIPT_LINE` encodes it (the encoder's own function for ``str``).
+_json_str: Callable[[str], str] = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+
+# A call line is the JSON `_transcribe` makes of its fields, in their order; the fixed pieces
+# are written out once here (the encoder's separators: ", " and ": "; floats as ``repr``).
+_CALL_TYPE = ', "type": "call", '
+_RAN, _NOT_RAN = ', "ran": true', ', "ran": false'
+_REPLAYED, _NOT_REPLAYED = ', "replayed": true', ', "replayed": false'
+_IS_ERROR, _NO_ERROR = ', "is_error": true', ', "is_error": false'
+#: The call line's own fields: a fact of the same name replaces one in place (a dict merge).
+_CALL_LINE_KEYS = frozenset(
+    (
+        "ts", "type", "tool_use_id", "tool_name", "input", "ran", "replayed", "is_error",
+        "elapsed_s", "total_chars", "persisted_path", "model", "ui", "audit",
+    )
+)  # fmt: skip
+
+
+def _call_fields(block: ToolUseBlock) -> str:
+    """``"tool_use_id": …, "tool_name": …, "input": …`` of a call, as its transcript lines hold them."""
+    return (
+        '"tool_use_id": '
+        + _json_str(block.id)
+        + ', "tool_name": '
+        + _json_str(block.name)
+        + ', "input": '
+        + _TRANSCRIPT_LINE(block.input)
+    )
 
 
 def _widening_check(settings: Any, workspace: Path) -> Callable[[str, Path | None], bool]:

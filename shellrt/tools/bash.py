@@ -56,6 +56,7 @@ from shellrt.tools._bashparts import command_parts as _command_parts
 from shellrt.tools._bashparts import git_reads_only, runs_host_git
 from shellrt.tools._pathfree import memoised_parts
 from shellrt.tools._paths import is_sensitive, rule_path_resolver
+from shellrt.tools._realdir import real_dir
 
 __all__ = ["Bash", "BashInput", "BashOutput", "ShellTool", "bash_output", "format_output", "output_is_error"]
 
@@ -242,7 +243,8 @@ class ShellTool(Tool[BashInput, BashOutput]):
         key = (ctx.cwd, ctx.workspace, ctx.allowed_roots)
         roots = _roots(ctx)
         to_host = _rule_view(ctx)
-        cwd = to_host(ctx.cwd)
+        # The host's own resolution (local, bwrap): asked of the kernel, not walked in Python.
+        cwd = real_dir(ctx.cwd) if to_host is os.path.realpath else to_host(ctx.cwd)
         parts: list[CommandPart] | None = []  # other shells: the analysis names no parts
         if self.shell == "bash":
             a = self.analysis(tool_input)
@@ -600,25 +602,29 @@ def _roots(ctx: ToolContext) -> tuple[str, ...]:
             _given_roots.clear()
         _given_roots[allowed] = given
     identity = tuple(_identity(r) for r in given)
-    cached = _resolved_roots.get(given)
-    if cached is not None and cached[0] == identity:
-        return cached[1]
+    if _plain_roots.get(given) == identity:
+        return given
     roots = list(given)
     for r in given:
-        real = normalize(os.path.realpath(r))
+        real = normalize(real_dir(r))
         if real not in roots:
             roots.append(real)
-    if len(_resolved_roots) >= 64:
-        _resolved_roots.clear()
-    _resolved_roots[given] = (identity, tuple(roots))
+    if len(roots) == len(given):
+        if len(_plain_roots) >= 64:
+            _plain_roots.clear()
+        _plain_roots[given] = identity
     return tuple(roots)
 
 
 _FileId = tuple[int, int]
 
-#: Given roots -> (what each names now, their given and resolved forms): a realpath walk costs
-#: ~10 lstat calls and runs three times per Bash call; one stat per root tells whether it still holds.
-_resolved_roots: dict[tuple[str, ...], tuple[tuple[_FileId | None, ...], tuple[str, ...]]] = {}
+#: Given roots that were their own real paths -> what each named then (device, inode). While
+#: each still names the same directory they are given as they are: a root moved since (or an
+#: ancestor swapped for a symlink) has only gained a resolved form, which the given one lacks,
+#: so a stale answer judges fewer paths inside, never more. Roots that name a symlink are
+#: resolved on every call (one kernel walk each): a remembered target could have been moved
+#: and another directory put at its old name while the link follows it, keeping its identity.
+_plain_roots: dict[tuple[str, ...], tuple[_FileId | None, ...]] = {}
 #: The context's roots -> their normalised text (pure string work, done once per set of roots).
 _given_roots: dict[tuple[Path, ...], tuple[str, ...]] = {}
 
