@@ -40,7 +40,11 @@ time.sleep(0.3)
 while True:
     fd = os.open(".git/config", os.O_RDONLY)
     try:
-        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+        except PermissionError:
+            open("refused", "w").close()  # round 8: the filter refuses leases (EPERM)
+            raise
         open("leased", "w").close()
         while fcntl.fcntl(fd, fcntl.F_GETLEASE) == fcntl.F_WRLCK:
             time.sleep(0.01)
@@ -69,7 +73,7 @@ def test_a_lease_on_the_git_config_does_not_hide_a_planted_fsmonitor(tmp_path: P
             async with Supervisor(backend, session_dir=tmp_path / "session") as sup:
                 await sup.start_background(["python3", "-c", _LEASE_HOLDER])
                 with anyio.fail_after(30):
-                    while not (ws / "leased").exists():
+                    while not (ws / "leased").exists() and not (ws / "refused").exists():
                         await anyio.sleep(0.05)
                 await anyio.sleep(0.3)  # past the check's 150 ms window for recent changes
                 return await sup.run("true", timeout_s=60)
@@ -78,6 +82,7 @@ def test_a_lease_on_the_git_config_does_not_hide_a_planted_fsmonitor(tmp_path: P
 
     result = anyio.run(main)
     assert "fsmonitor" not in (ws / ".git/config").read_text(), result.notes
+    assert (ws / "refused").exists() and not (ws / "leased").exists()  # no lease since round 8
 
 
 @pytest.mark.parametrize("kind", ["config", "hook"])
