@@ -220,6 +220,8 @@ pid = os.fork()
 if pid == 0:
     os.setgroups([]); os.setresgid(lease.gid, lease.gid, lease.gid); os.setresuid(lease.uid, lease.uid, lease.uid)
     os.execv("/bin/sleep", ["sleep", "300"])  # the lease fd is close-on-exec: only the holder has it
+while open(f"/proc/{pid}/comm").read().strip() != "sleep":  # exec'd: the fork's copy of the lock fd is closed
+    time.sleep(0.001)
 print(pid, flush=True)
 time.sleep(300)
 """
