@@ -113,7 +113,7 @@ def lease_uid(
             uid = start + (offset + i) % size
             if any(lo <= uid < hi for lo, hi in taken):
                 continue
-            lease = _try_lock(dir_fd, uid)
+            lease = _try_lock(dir_fd, uid, directory)
             if lease is not None:
                 return lease
     finally:
@@ -151,10 +151,17 @@ def _open_lease_dir(directory: Path) -> int:
     return fd
 
 
-def _try_lock(dir_fd: int, uid: int) -> UidLease | None:
+def _try_lock(dir_fd: int, uid: int, directory: Path) -> UidLease | None:
     """The lease of ``uid`` when no live holder has it (its dead holder's leftovers reclaimed)."""
     name = str(uid)
-    fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    try:
+        fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    except OSError as exc:
+        raise BackendUnavailableError(
+            f"cannot make the uid lease file {name} in {directory}: "
+            f"{exc.strerror}. Fix: the directory must be on a writable file system (a booted host's /run "
+            "is a tmpfs), or set a fixed sandbox_uid (docker: user) to run without leases"
+        ) from exc
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:

@@ -306,6 +306,18 @@ def test_ids_an_account_or_a_subuid_range_uses_are_skipped(tmp_path: Path) -> No
         lease_uid(base, 8, widen="-", etc=tmp_path)
 
 
+def test_a_read_only_lease_directory_is_refused_saying_what_to_do(tmp_path: Path) -> None:
+    require(os.geteuid() == 0, "leases are a root caller's (CI runs as root)")
+    frozen = tmp_path / "frozen"
+    frozen.mkdir(mode=0o700)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,mode=700", "tmpfs", str(frozen)], check=True)
+    try:
+        with pytest.raises(BackendUnavailableError, match="writable file system.*sandbox_uid"):
+            lease_uid(SPARE + 21, 1, widen="-", directory=frozen)
+    finally:
+        subprocess.run(["umount", str(frozen)], check=True)
+
+
 def test_a_lease_directory_others_could_write_is_refused(tmp_path: Path) -> None:
     require(os.geteuid() == 0, "leases are a root caller's (CI runs as root)")
     loose = tmp_path / "loose"

@@ -584,6 +584,8 @@ def main(out: Path) -> None:
     if mounted.returncode != 0:
         fact(facts, "rootbwrap.workspace_on_ext4", False, mounted.stderr.decode(errors="replace"))
     else:
+        # a booted system's /run is its own tmpfs (the uid leases live there); this VM's is the host's, read-only
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=755", "tmpfs", "/run"], check=True)
         facts |= spawn("rootbwrap", CGROUP)
     mounts = [line.split() for line in Path("/proc/mounts").read_text().splitlines()]
     cgroup_mounts = [(m[1], m[2]) for m in mounts if m[2] in ("cgroup", "cgroup2")]
