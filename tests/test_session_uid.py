@@ -13,7 +13,6 @@ setting widens it.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import signal
@@ -41,6 +40,7 @@ from shellrt.batch import Task
 from shellrt.batch.floor import TaskFloor, TaskRefused
 from shellrt.supervisor import Supervisor
 from tests._ucount_probe import build_probe
+from tests._uid_leases import lease_file_free, output_of
 from tests.conftest import require
 
 pytestmark = [pytest.mark.anyio, pytest.mark.bwrap]
@@ -90,24 +90,6 @@ async def sessions(tmp_path: Path) -> AsyncIterator[Sessions]:
         yield Sessions(stack, tmp_path)
 
 
-async def _out(sup: Supervisor, command: str) -> str:
-    result = await sup.run(command, timeout_s=30)
-    assert result.exit_code == 0, result.preview
-    return result.preview.strip()
-
-
-def _lease_file_free(uid: int) -> bool:
-    """Whether nobody holds ``uid``'s lease (its file lockable, emptied by a clean release)."""
-    fd = os.open(LEASE_DIR / str(uid), os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return os.fstat(fd).st_size == 0
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)
-
-
 async def test_concurrent_sessions_run_under_distinct_leased_uids(sessions: Sessions) -> None:
     opened = [
         await sessions.open(BwrapConfig(persistent=True)),
@@ -116,14 +98,14 @@ async def test_concurrent_sessions_run_under_distinct_leased_uids(sessions: Sess
     ]
     seen: list[int] = []
     for backend, sup in opened:
-        uid, gid = (int(v) for v in (await _out(sup, "id -u; id -g")).split())
+        uid, gid = (int(v) for v in (await output_of(sup, "id -u; id -g")).split())
         assert backend.sandbox_ids == (uid, gid) and uid == gid
         assert DEFAULT_POOL_START <= uid < DEFAULT_POOL_START + DEFAULT_POOL_SIZE
-        assert not _lease_file_free(uid)
+        assert not lease_file_free(uid)
         assert (LEASE_DIR / str(uid)).read_text().strip() == str(os.getpid())
         # Files the command makes in the workspace land owned by the workspace's owner (idmapped);
         # in its /tmp they are the leased uid's (removed with the session).
-        await _out(sup, "echo hi > made; echo hi > /tmp/made")
+        await output_of(sup, "echo hi > made; echo hi > /tmp/made")
         ws = backend.policy.workspace
         assert (os.stat(ws / "made").st_uid, os.stat(ws / "made").st_gid) == (
             os.stat(ws).st_uid,
@@ -135,7 +117,7 @@ async def test_concurrent_sessions_run_under_distinct_leased_uids(sessions: Sess
     assert len(set(seen)) == len(seen), seen
     for backend, _sup in opened:
         await backend.close()
-    assert all(_lease_file_free(uid) for uid in seen)
+    assert all(lease_file_free(uid) for uid in seen)
 
 
 async def test_a_fixed_sandbox_uid_is_kept_for_every_session(sessions: Sessions) -> None:
@@ -144,7 +126,11 @@ async def test_a_fixed_sandbox_uid_is_kept_for_every_session(sessions: Sessions)
     try:
         config = BwrapConfig(sandbox_uid=held.uid)
         (_, one), (two_backend, two) = await sessions.open(config), await sessions.open(config)
-        assert await _out(one, "id -u; id -g") == await _out(two, "id -u; id -g") == f"{held.uid}\n{held.uid}"
+        assert (
+            await output_of(one, "id -u; id -g")
+            == await output_of(two, "id -u; id -g")
+            == f"{held.uid}\n{held.uid}"
+        )
         assert two_backend.sandbox_ids == (held.uid, held.uid)
     finally:
         held.release()
@@ -202,9 +188,9 @@ async def hog_then_ask(sup_a: Supervisor, sup_b: Supervisor, probe: str) -> tupl
                 if not hog:
                     await anyio.sleep(0.1)
         try:
-            b_inotify = await _out(sup_b, f"{probe} inotify")
-            b_pipe = await _out(sup_b, f"{probe} pipe")
-            b_mqueue = await _out(sup_b, f"{probe} mqueue")
+            b_inotify = await output_of(sup_b, f"{probe} inotify")
+            b_pipe = await output_of(sup_b, f"{probe} pipe")
+            b_mqueue = await output_of(sup_b, f"{probe} mqueue")
         finally:
             await sup_a.run("touch /tmp/hog.stop", timeout_s=30)
     return hog, b_inotify, b_pipe, b_mqueue

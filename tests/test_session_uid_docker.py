@@ -11,7 +11,6 @@ show the starvation), and the lease is freed with the container.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 from collections.abc import AsyncIterator
@@ -20,11 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from sandbox._uid_lease import DEFAULT_POOL_SIZE, DEFAULT_POOL_START, LEASE_DIR, lease_uid
+from sandbox._uid_lease import DEFAULT_POOL_SIZE, DEFAULT_POOL_START, lease_uid
 from sandbox.docker import DockerBackend
 from shellrt.supervisor import Supervisor
 from tests._docker_support import DEBIAN, config, policy, require_docker
 from tests._ucount_probe import build_probe
+from tests._uid_leases import lease_file_free, output_of
 from tests.conftest import require
 from tests.test_session_uid import hog_then_ask
 
@@ -67,38 +67,21 @@ async def containers(tmp_path: Path) -> AsyncIterator[Containers]:
         yield Containers(stack, tmp_path)
 
 
-async def _out(sup: Supervisor, command: str) -> str:
-    result = await sup.run(command, timeout_s=30)
-    assert result.exit_code == 0, result.preview
-    return result.preview.strip()
-
-
-def _lease_free(uid: int) -> bool:
-    fd = os.open(LEASE_DIR / str(uid), os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return os.fstat(fd).st_size == 0
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)
-
-
 async def test_concurrent_containers_run_under_distinct_leased_uids(containers: Containers) -> None:
     opened = [await containers.open(), await containers.open()]
     seen: list[int] = []
     for backend, sup in opened:
-        uid, gid = (int(v) for v in (await _out(sup, "id -u; id -g; touch made")).split())
+        uid, gid = (int(v) for v in (await output_of(sup, "id -u; id -g; touch made")).split())
         assert uid == gid and backend.command_ids == (uid, gid) and backend.user == f"{uid}:{gid}"
         assert DEFAULT_POOL_START <= uid < DEFAULT_POOL_START + DEFAULT_POOL_SIZE
-        assert not _lease_free(uid)
+        assert not lease_file_free(uid)
         made = backend.to_host_path("/workspace/made")
         assert made is not None and os.stat(made).st_uid == uid  # the copy is the session uid's
         seen.append(uid)
     assert seen[0] != seen[1]
     for backend, _sup in opened:
         await backend.close()
-    assert all(_lease_free(uid) for uid in seen)
+    assert all(lease_file_free(uid) for uid in seen)
 
 
 @pytest.mark.parametrize("shared", [False, True], ids=["leased", "one-configured-user"])
@@ -132,5 +115,5 @@ async def test_bind_mode_leases_too_and_keeps_the_workspace_owners_on_disk(conta
     ws = backend.policy.workspace
     owner = os.stat(ws)
     assert backend._lease is not None
-    assert await _out(sup, "id -u; touch made") == str(backend._lease.uid)
+    assert await output_of(sup, "id -u; touch made") == str(backend._lease.uid)
     assert os.stat(ws / "made").st_uid == owner.st_uid
