@@ -318,9 +318,9 @@ for my $p (".git/hooks", ".git/config") {
 
 
 def test_an_acl_cannot_open_protected_places_to_one_local_user(tmp_path: Path) -> None:
-    """Docker bind mode runs commands as the workspace's owner, whose files they may give a POSIX
+    """Docker bind mode ran commands as the workspace's owner, whose files they may give a POSIX
     ACL: ``user:12345:rwx`` on ``.git/hooks`` let that local user plant a hook root's git runs,
-    and no mode bit for "other" changed."""
+    and no mode bit for "other" changed. (Round 8: the leased uid's idmap refuses the ACL.)"""
     from sandbox import DockerConfig
     from tests._docker_support import DEBIAN, require_docker
 
@@ -329,6 +329,7 @@ def test_an_acl_cannot_open_protected_places_to_one_local_user(tmp_path: Path) -
     os.chmod(tmp_path, 0o755)
     (ws / "acl.pl").write_text(ACL_PL)
     notes: list[str] = []
+    acl_set: list[bool] = []
 
     async def main() -> None:
         backend = create_backend(
@@ -338,7 +339,10 @@ def test_an_acl_cannot_open_protected_places_to_one_local_user(tmp_path: Path) -
         try:
             async with Supervisor(backend, session_dir=tmp_path / "session") as sup:
                 result = await sup.run("perl acl.pl", timeout_s=60)
-                assert ".git/hooks 0" in result.preview, result.preview  # the ACL was set
+                # Since round 8 bind mode runs a leased uid on an idmapped workspace, whose map has
+                # no 12345: the ACL is refused outright (-1). Where it is set (0), the check removes it.
+                acl_set.append(".git/hooks 0" in result.preview)
+                assert acl_set[0] or ".git/hooks -1" in result.preview, result.preview
                 notes.extend(result.notes)
         finally:
             await backend.close()
@@ -352,4 +356,4 @@ def test_an_acl_cannot_open_protected_places_to_one_local_user(tmp_path: Path) -
         capture_output=True,
     )
     assert planted.returncode != 0 and not hook.exists(), notes
-    assert any("writable for other users" in n for n in notes), notes
+    assert not acl_set[0] or any("writable for other users" in n for n in notes), notes
