@@ -12,9 +12,10 @@ from __future__ import annotations
 import difflib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -221,20 +222,19 @@ class CallExecutor:
             if "approver" in settled.rewritten_by:
                 self.note(block.id, rewritten_by_approver=True)
         # 6. call, in the scheduler's slot for the final input (waiting for it stays cancellable)
+        call = partial(self._call, block, tool, tool_input, backfilled, pre_context, notices, ctx)
         if run_slot is None:
-            return await self._start(block, tool, tool_input, backfilled, pre_context, notices, ctx)
+            return await self._start(block, tool, notices, ctx, call)
         async with run_slot(tool, tool_input):
-            return await self._start(block, tool, tool_input, backfilled, pre_context, notices, ctx)
+            return await self._start(block, tool, notices, ctx, call)
 
     async def _start(
         self,
         block: ToolUseBlock,
         tool: Tool[Any, Any],
-        tool_input: BaseModel,
-        backfilled: BaseModel,
-        pre_context: list[str],
         notices: list[str],
         ctx: ToolContext,
+        call: Callable[[], Awaitable[CallOutcome]],
     ) -> CallOutcome:
         """Not when an interrupt came while the hooks, the approval or the slot wait ran: "block"
         keeps a call that started from being cut off half-way, it never starts one the user stopped."""
@@ -245,11 +245,11 @@ class CallExecutor:
                 error_envelope(block.id, tool.name, NOT_RUN_INTERRUPTED), tool, notices=notices
             )
         if tool.interrupt_behavior != "block":
-            return await self._call(block, tool, tool_input, backfilled, pre_context, notices, ctx)
+            return await call()
         # A block-type call that started finishes whole (post hooks and result too): a cancel of the
         # caller's task (an MCP client's) takes effect before this point or after it, never inside.
         with anyio.CancelScope(shield=True):
-            called = await self._call(block, tool, tool_input, backfilled, pre_context, notices, ctx)
+            called = await call()
         return called
 
     async def _call(
