@@ -39,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -748,32 +748,30 @@ def _describe_part(part: CommandPart) -> str:
 def _subject_step(subject: PermissionSubject) -> str:
     """The chain's ``subject:`` step; a tool that hands the same (frozen) subject again, as the
     Bash tool does for a command text it has seen, gets the text made for it before."""
-    found = _subject_steps.get(id(subject))
-    if found is not None and found[0] is subject:
-        return found[1]
-    step = f"subject: {_describe_subject(subject)}"
-    if len(_subject_steps) >= 256:
-        _subject_steps.clear()
-    _subject_steps[id(subject)] = (subject, step)
-    return step
+    return _remembered_step(_subject_steps, subject, lambda: f"subject: {_describe_subject(subject)}")
 
 
 def _part_step(part: CommandPart) -> str:
     """The chain's ``part:`` step of a (frozen) part; the same part object gets the same text."""
-    found = _part_steps.get(id(part))
-    if found is not None and found[0] is part:
+    return _remembered_step(_part_steps, part, lambda: f"part: {_describe_part(part)}")
+
+
+def _remembered_step(steps: dict[int, tuple[object, str]], frozen: object, make: Callable[[], str]) -> str:
+    """The step text made for this very object (kept alive beside its id, so the id is not reused)."""
+    found = steps.get(id(frozen))
+    if found is not None and found[0] is frozen:
         return found[1]
-    step = f"part: {_describe_part(part)}"
-    if len(_part_steps) >= 256:
-        _part_steps.clear()
-    _part_steps[id(part)] = (part, step)
+    step = make()
+    if len(steps) >= 256:
+        steps.clear()
+    steps[id(frozen)] = (frozen, step)
     return step
 
 
 #: id(subject) -> (the subject, its step); the object is kept, so its id is not reused meanwhile.
-_subject_steps: dict[int, tuple[PermissionSubject, str]] = {}
+_subject_steps: dict[int, tuple[object, str]] = {}
 #: id(part) -> (the part, its step), likewise.
-_part_steps: dict[int, tuple[CommandPart, str]] = {}
+_part_steps: dict[int, tuple[object, str]] = {}
 
 
 def _describe_subject(subject: PermissionSubject) -> str:
