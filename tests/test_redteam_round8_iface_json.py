@@ -13,13 +13,12 @@ backend.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests._serve_cli import serve_command
+
 DUPLICATE = (
     '{"type": "tool_use", "id": "r8j-dup", "name": "Bash", '
     '"input": {"command": "echo ok", "command": "touch pwned"}}'
@@ -27,16 +26,9 @@ DUPLICATE = (
 
 
 def _serve(tmp_path: Path, lines: list[str], *args: str) -> list[dict[str, Any]]:
-    ws = tmp_path / "ws"
-    ws.mkdir(exist_ok=True)
-    env = {
-        **os.environ,
-        "HOME": str(tmp_path),
-        "SHELLRT_HOME": str(tmp_path / "state"),
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-    }
+    argv, env = serve_command(tmp_path, *args)
     done = subprocess.run(
-        [sys.executable, "-m", "shellrt", "serve", "--workspace", str(ws), "--sandbox", "local", *args],
+        argv,
         input="".join(line + "\n" for line in lines).encode(),
         capture_output=True,
         env=env,
@@ -47,17 +39,9 @@ def _serve(tmp_path: Path, lines: list[str], *args: str) -> list[dict[str, Any]]
 
 def _mcp_answers(tmp_path: Path, lines: list[str], until_id: int) -> dict[Any, dict[str, Any]]:
     """Answers by id of ``shellrt serve`` (MCP on stdio), read until ``until_id`` is answered."""
-    ws = tmp_path / "ws"
-    ws.mkdir(exist_ok=True)
-    env = {
-        **os.environ,
-        "HOME": str(tmp_path),
-        "SHELLRT_HOME": str(tmp_path / "state"),
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-    }
+    argv, env = serve_command(tmp_path, "--mode", "bypassPermissions")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "shellrt", "serve", "--workspace", str(ws), "--sandbox", "local"]
-        + ["--mode", "bypassPermissions"],
+        argv,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

@@ -1,0 +1,23 @@
+"""`shellrt serve` as a child process on the local backend, its state kept under a test's tmp dir."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def serve_command(tmp_path: Path, *args: str) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment of ``shellrt serve`` for a workspace ``tmp_path/ws`` (made here)."""
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "SHELLRT_HOME": str(tmp_path / "state"),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    argv = [sys.executable, "-m", "shellrt", "serve", "--workspace", str(ws), "--sandbox", "local", *args]
+    return argv, env
