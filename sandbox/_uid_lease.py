@@ -49,6 +49,7 @@ __all__ = [
     "UidPoolExhaustedError",
     "in_pool",
     "lease_uid",
+    "pool_must_fit",
 ]
 
 DEFAULT_POOL_START = 0x7E000000  # 2113929216
@@ -57,6 +58,12 @@ DEFAULT_POOL_SIZE = 0x10000  # 65536 sessions at once
 LEASE_DIR = Path("/run/shellrt-uid-leases")
 #: How long a reclaim waits for the killed leftovers of a dead holder's session to be gone.
 _RECLAIM_WAIT_S = 1.0
+
+
+def pool_must_fit(start: int, size: int) -> None:
+    """Refuse a pool that runs into (uid_t) -1, the kernel's "no change" uid (a config check)."""
+    if start + size > 2**32 - 1:
+        raise ValueError("uid_pool_start + uid_pool_size must stay below 4294967295 ((uid_t) -1)")
 
 
 def in_pool(uid: int, start: int, size: int) -> bool:

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from sandbox._uid_lease import DEFAULT_POOL_SIZE, DEFAULT_POOL_START, in_pool
+from sandbox._uid_lease import DEFAULT_POOL_SIZE, DEFAULT_POOL_START, in_pool, pool_must_fit
 
 __all__ = ["BwrapConfig", "DockerConfig", "LocalConfig", "PullPolicy", "SandboxConfig"]
 
@@ -82,8 +82,7 @@ class BwrapConfig(BaseModel):
 
     @model_validator(mode="after")
     def _pool_fits(self) -> BwrapConfig:
-        if self.uid_pool_start + self.uid_pool_size > 2**32 - 1:
-            raise ValueError("uid_pool_start + uid_pool_size must stay below 4294967295 ((uid_t) -1)")
+        pool_must_fit(self.uid_pool_start, self.uid_pool_size)
         if self.sandbox_uid is not None and in_pool(
             self.sandbox_uid, self.uid_pool_start, self.uid_pool_size
         ):
@@ -115,9 +114,10 @@ class DockerConfig(BaseModel):
         default=None,
         description=(
             "Numeric uid[:gid] commands run as (the host cannot resolve the image's user names); None "
-            "picks, in copy mode, a uid the session leases from the pool (uid_pool_start, uid_pool_size; "
-            "no other live session on the host has it) when the host runs shellrt as root, the caller's "
-            "uid otherwise, and in bind mode the workspace owner."
+            "picks, when the host runs shellrt as root, a uid the session leases from the pool "
+            "(uid_pool_start, uid_pool_size; no other live session on the host has it; in bind mode the "
+            "workspace is idmapped to it); otherwise the caller's uid in copy mode and the workspace "
+            "owner in bind mode."
         ),
     )
     uid_pool_start: int = Field(
@@ -125,7 +125,7 @@ class DockerConfig(BaseModel):
         ge=1,
         lt=2**32 - 1,
         description=(
-            "Copy mode as root, no user set: the first uid of the pool each container's commands lease "
+            "As root, no user set: the first uid of the pool each container's commands lease "
             "theirs from (the same default pool as bwrap's: one lease directory for the host)."
         ),
     )
@@ -158,8 +158,7 @@ class DockerConfig(BaseModel):
 
     @model_validator(mode="after")
     def _docker_pool_fits(self) -> DockerConfig:
-        if self.uid_pool_start + self.uid_pool_size > 2**32 - 1:
-            raise ValueError("uid_pool_start + uid_pool_size must stay below 4294967295 ((uid_t) -1)")
+        pool_must_fit(self.uid_pool_start, self.uid_pool_size)
         uid = (self.user or "").partition(":")[0]
         if uid.isdigit() and in_pool(int(uid), self.uid_pool_start, self.uid_pool_size):
             raise ValueError(
