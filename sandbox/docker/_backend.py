@@ -102,6 +102,7 @@ from sandbox.docker._reset import (
     parse_reset_reply,
     parse_status,
 )
+from sandbox.docker._root_inode import InodeState, inode_state
 from sandbox.docker._volumes import image_volume_targets, make_read_only
 from sandbox.docker._workspace import copy_in, export_workspace
 from sandbox.errors import BackendUnavailableError, SandboxClosedError, SandboxExecError
@@ -232,6 +233,8 @@ class DockerBackend(SandboxBackend):
         self._executor_host: tuple[int, int] | None = None
         #: `protect_executor` verified the executor's identity from the host.
         self._protected = False
+        #: Copy mode: the workspace root's inode as made, before any copy-in (`_root_inode`).
+        self._workspace_inode: InodeState | None = None
         #: Per-call users commands ran as (`ExecRequest.user`): a reset judges only the session's own.
         self._call_users: set[str] = set()
         self._owned: OwnedDir | None = None
@@ -1098,6 +1101,8 @@ class DockerBackend(SandboxBackend):
         assert self.executor_pid is not None
         if self._net is not None:  # the proxy's own port is no leftover: closed while checking
             self._net.pause()
+        if self._workspace_inode is None:
+            raise ResetError("the workspace root's original state was not recorded")
         verify_pristine(
             OutsideView(
                 host_pid=self._executor_host_pid(),
@@ -1106,6 +1111,7 @@ class DockerBackend(SandboxBackend):
                 container_id=self._cid,
             ),
             host_workspace=self._host_workspace(),
+            workspace_inode=self._workspace_inode,
             container_workspace=self.config.container_workspace,
             command_user=self.command_ids,
             still_the_executor=self._executor_host_pid,
@@ -1129,14 +1135,17 @@ class DockerBackend(SandboxBackend):
 
     # --- workspace ---------------------------------------------------------------
     def _copy_in(self, *, into_existing: bool = False) -> str:
-        """Copy the host workspace into the private host directory only the container mounts."""
+        """Copy the host workspace into the private host directory only the container mounts.
+
+        The first time the directory is made here and its inode's state recorded before anything
+        is copied in: each reset returns it to that state (`_root_inode`)."""
         assert self._host_dir is not None
+        dest = os.path.join(self._host_dir, "workspace")
+        if not into_existing:
+            os.mkdir(dest, 0o700)
+            self._workspace_inode = inode_state(dest)
         return copy_in(
-            self.policy.workspace,
-            os.path.join(self._host_dir, "workspace"),
-            self.policy.read_denied,
-            self.command_ids,
-            into_existing=into_existing,
+            self.policy.workspace, dest, self.policy.read_denied, self.command_ids, into_existing=True
         )
 
     async def export_workspace(self, dest: Path) -> None:

@@ -26,6 +26,7 @@ from sandbox.docker._reset import (
     parse_mountinfo,
     sysv_ipc_objects,
 )
+from sandbox.docker._root_inode import InodeState, restore_inode
 
 __all__ = [
     "EXECUTOR_CAPS",
@@ -68,13 +69,15 @@ def verify_pristine(
     view: OutsideView,
     *,
     host_workspace: str,
+    workspace_inode: InodeState,
     container_workspace: str,
     command_user: tuple[int, int],
     still_the_executor: Callable[[], object],
 ) -> None:
     """Wait out the reaping, empty the workspace, inspect from outside; `ResetError` on any doubt.
 
-    Blocking. ``still_the_executor`` raises when the executor's host process
+    Blocking. ``workspace_inode`` is the workspace root's state when it was made (the reset
+    returns it there). ``still_the_executor`` raises when the executor's host process
     is gone (checked last, so what was read was the container's).
     """
     host = view.host_pid
@@ -83,6 +86,8 @@ def verify_pristine(
     while leftover_processes(root, view.executor_pid) and time.monotonic() < deadline:
         time.sleep(0.005)  # docker-init reaps the killed orphans
     empty_dir(host_workspace)
+    # The directory itself survives: what a task left on its inode goes too (`_root_inode`).
+    kept = restore_inode(host_workspace, workspace_inode)
     with open(f"/proc/{host}/mountinfo", encoding="utf-8", errors="replace") as fh:
         mountinfo = fh.read()
     with open(f"/proc/{host}/status", encoding="utf-8", errors="replace") as fh:
@@ -100,6 +105,7 @@ def verify_pristine(
         io_entries=IO_ENTRIES,
         private_dir=PRIV_DIR,
     )
+    problems.extend(f"the workspace root: {why}" for why in kept)
     ipc = sysv_ipc_objects(host, remove=True)
     problems.extend(f"{n} SysV {kind} object(s) left" for kind, n in ipc.items() if n)
     problems.extend(open_sockets(host))
