@@ -426,10 +426,18 @@ class TaskRun:
     async def _export_files(self) -> list[str]:
         assert self._workspace is not None and self._tmp is not None
         root = self._workspace
-        if isinstance(self.backend, WorkspaceExporter):
-            # Copy mode: the task's files live in the container; fetch its workspace out first.
-            root = self._tmp / "exported"
-            await self.backend.export_workspace(root)
+        backend = self.backend
+        if isinstance(backend, WorkspaceExporter):
+            # The task's files live in the sandbox's own workspace. docker's copy mode keeps it in a
+            # host directory the container mounts: collect from there, bounded like any other
+            # (exporting the whole workspace first wrote every byte of it to the host, sparse files
+            # expanded, whatever ``max_bytes`` said: red team round 9). Else fetch it out first.
+            own = backend.to_host_path(backend.workspace)
+            if own is not None and own.is_dir() and not own.is_symlink():
+                root = own
+            else:
+                root = self._tmp / "exported"
+                await backend.export_workspace(root)
         dest = self.artifacts / "files"
         patterns, wanted = self.task.collect.files, self.task.collect.max_bytes
         run_budget = self.settings.output_budget
