@@ -1,0 +1,79 @@
+"""Red team round 9, docker: the identity helper was taken from wherever it was cached.
+
+``priv`` runs as container root at every start and *is* the identity split: it makes the
+executor's uid and capabilities and drops every command's. It is built once and cached under
+``$XDG_CACHE_HOME/shellrt``, ``~/.cache/shellrt`` or, when neither can be written (a read-only or
+missing home: services, CI containers), ``<tmp>/shellrt-cache-<uid>``: a name every local user
+can predict (the file name is a hash of public source) and create first in a shared ``/tmp``.
+An existing ``priv-<hash>`` there was used as is, whoever owned it or its directory: another
+local user's program then ran as container root with the executor's capabilities in every
+session (reading every command's input and output, forging exit codes, writing the bind-mounted
+workspace as any uid). A cached helper is now used only from a directory chain that no one but
+the caller (or root) can write, and only when the caller owns it and no one else can write it.
+
+Runs as root (the victim) and plants as uid 65534 (the other local user).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from sandbox.docker import _priv
+from tests.conftest import require
+
+_NOBODY = 65534
+
+
+@pytest.fixture
+def unwritable_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home and cache the caller cannot write, a shared temp dir: the helper falls back to it."""
+    require(os.geteuid() == 0, "the victim is root (another user plants as 65534)")
+    home = tmp_path / "home"
+    home.mkdir(mode=0o555)
+    shared = tmp_path / "shared-tmp"
+    shared.mkdir(mode=0o1777)
+    shared.chmod(0o1777)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(home / "missing"))  # cannot be made: not even root (below)
+    monkeypatch.setattr(tempfile, "tempdir", str(shared))
+    monkeypatch.setattr(_priv, "_built", {})
+    (home / "missing").write_text("a file, not a directory: ~/.cache cannot be made under it")
+    return shared
+
+
+def _plant(directory: Path, name: str) -> Path:
+    directory.mkdir(mode=0o777)
+    directory.chmod(0o777)
+    os.chown(directory, _NOBODY, _NOBODY)
+    planted = directory / name
+    planted.write_text("#!/bin/sh\necho planted by another user\n")
+    planted.chmod(0o755)
+    os.chown(planted, _NOBODY, _NOBODY)
+    return planted
+
+
+def test_a_helper_planted_in_the_shared_cache_is_never_used(unwritable_home: Path) -> None:
+    digest = hashlib.sha256(_priv._source()).hexdigest()[:16]
+    planted = _plant(unwritable_home / f"shellrt-cache-{os.getuid()}", f"priv-{digest}")
+    used = Path(_priv.priv_binary())
+    assert used != planted and b"planted" not in used.read_bytes(), (
+        f"the docker identity helper came from another user's file {planted}"
+    )
+    st = os.lstat(used)
+    assert st.st_uid == os.geteuid() and not st.st_mode & 0o022
+    parent = os.lstat(used.parent)
+    assert parent.st_uid == os.geteuid() and not parent.st_mode & 0o022
+
+
+def test_a_planted_cache_directory_is_not_written_into(unwritable_home: Path) -> None:
+    """Another user's (writable) directory of that name is not used to build in either: it could
+    swap the helper between the build and the copy."""
+    cache = unwritable_home / f"shellrt-cache-{os.getuid()}"
+    _plant(cache, "decoy")
+    used = Path(_priv.priv_binary())
+    assert cache not in used.parents, f"built into another user's directory {cache}"
