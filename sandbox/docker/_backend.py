@@ -103,6 +103,7 @@ from sandbox.docker._reset import (
     parse_status,
 )
 from sandbox.docker._root_inode import InodeState, inode_state
+from sandbox.docker._sockets import WorkspaceSockets
 from sandbox.docker._volumes import image_volume_targets, make_read_only
 from sandbox.docker._workspace import copy_in, export_workspace
 from sandbox.errors import BackendUnavailableError, SandboxClosedError, SandboxExecError
@@ -209,6 +210,9 @@ class DockerBackend(SandboxBackend):
         self._masked: list[tuple[str, bool]] = []
         #: (host path, container path) of the read-denied paths inside the workspace.
         self._denied_inside: list[tuple[str, str]] | None = None
+        #: Bind mode: host daemons' sockets in the workspace, covered like read-denied paths (`_sockets`).
+        self._sockets: WorkspaceSockets | None = None
+        self._socket_paths: list[str] = []
         self._client: docker.DockerClient | None = None
         self._host_dir: str | None = None
         #: Bind mode: directories above masked paths, mounted over themselves (`_pins`).
@@ -505,7 +509,7 @@ class DockerBackend(SandboxBackend):
         """
         root = os.path.abspath(self.policy.workspace)
         found: list[tuple[str, bool]] = []
-        for denied in self.policy.read_denied:
+        for denied in self._hidden():
             path = os.path.abspath(denied)
             if root == path or root.startswith(path.rstrip("/") + "/"):
                 return [(self.config.container_workspace, True)]
@@ -518,6 +522,11 @@ class DockerBackend(SandboxBackend):
                 continue  # nothing there to hide
             found.append((target, is_dir))
         return found
+
+    def _hidden(self) -> list[str]:
+        """What the container must not show: the read-denied paths, and in bind mode the host's
+        sockets in the workspace (found at the container's start, `_sockets`)."""
+        return [*map(str, self.policy.read_denied), *self._socket_paths]
 
     def _read_denied_masks(self) -> list[Mount]:
         """Read-only empty file/directory mounts over every visible read-denied path (bind mode;
@@ -555,6 +564,8 @@ class DockerBackend(SandboxBackend):
         mounts = [Mount(target=IO_MOUNT, source=self._io_dir, type="bind", read_only=not admin)]
         if self.config.workspace_mode == "bind":
             ws_source = str(Path(self.policy.workspace).resolve())
+            self._sockets = WorkspaceSockets(ws_source)
+            self._socket_paths = self._sockets.paths()
         else:
             ws_source = os.path.join(self._host_dir, "workspace")
         self._masked = self._denied_in_workspace()
@@ -564,7 +575,7 @@ class DockerBackend(SandboxBackend):
             mounts += masks  # the whole workspace is read-denied: an empty read-only directory instead
         else:
             if masks:  # bind mode: no rename may carry a secret out of its mask (sandbox/docker/_pins.py)
-                self._pins = masked_ancestors(ws_source, self.policy.read_denied, cw)
+                self._pins = masked_ancestors(ws_source, self._hidden(), cw)
             pins = [Mount(target=pin.target, source=pin.source, type="bind") for pin in self._pins]
             mounts += [Mount(target=cw, source=ws_source, type="bind"), *pins, *masks]
         host_kwargs: dict[str, Any] = {
@@ -764,9 +775,14 @@ class DockerBackend(SandboxBackend):
 
     def _unmasked_denied(self) -> list[str]:
         """Bind mode: read-denied paths inside the workspace that exist now but were not masked
-        when the container started (a host program made them since). Copy mode copied the
-        workspace without them."""
-        if self.config.workspace_mode != "bind" or not self.policy.read_denied:
+        when the container started (a host program made them since), and host sockets bound there
+        since (`_sockets`). Copy mode copied the workspace without them."""
+        if self.config.workspace_mode != "bind":
+            return []
+        sockets = self._sockets.appeared() if self._sockets is not None else []
+        if sockets:
+            return [f"{path} (a host socket)" for path in sockets]
+        if not self.policy.read_denied:
             return []
         masked = set(self._masked)
         if (self.config.container_workspace, True) in masked:
