@@ -7,6 +7,7 @@ fails under CI=true.
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -105,12 +106,13 @@ def _crashed_client(tmp_path: Path, sig: int = signal.SIGKILL) -> str:
 
 
 def _orphan(owner: dict[str, str] | None = None) -> str:
-    """A container labelled as shellrt's, its owner gone unless ``owner`` labels say otherwise."""
+    """A container made as shellrt's (named and labelled), its owner gone unless ``owner`` labels say otherwise."""
     labels = {"shellrt.owner-host": socket.gethostname(), "shellrt.owner-pid": "999999999", **(owner or {})}
+    session = secrets.token_hex(6)
     out = subprocess.run(
         [
-            "docker", "run", "-d", "--network", "none",
-            "--label", "shellrt.managed=1", "--label", "shellrt.session=orphan", "--label", "shellrt.created=0",
+            "docker", "run", "-d", "--network", "none", "--name", f"shellrt-{session}",
+            "--label", "shellrt.managed=1", "--label", f"shellrt.session={session}", "--label", "shellrt.created=0",
             *[f"--label={k}={v}" for k, v in labels.items()], BUSYBOX, "sleep", "3600",
         ],
         capture_output=True, text=True, timeout=60, check=True,

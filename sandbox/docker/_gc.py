@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import shutil
 import stat
 from collections.abc import Iterable
@@ -91,9 +92,24 @@ class SandboxInfo:
     verdict: ReapVerdict
 
 
+#: The name the backend gives its containers (``shellrt-<session>``, ``-<n>`` once replaced).
+_NAME = re.compile(r"/shellrt-(?P<session>[0-9a-f]{12})(?:-[0-9]+)?")
+
+
+def _ours(summary: dict[str, Any]) -> bool:
+    """Whether shellrt made this container: its name, which no image can set, is the one the
+    backend gives and matches its session label. docker copies an image's labels onto every
+    container made from it, so labels alone prove nothing (red team round 9)."""
+    labels = summary.get("Labels") or {}
+    names = summary.get("Names") or []
+    match = _NAME.fullmatch(str(names[0])) if len(names) == 1 else None
+    return match is not None and match["session"] == labels.get(LABEL_SESSION)
+
+
 def _managed(client: docker.DockerClient) -> list[dict[str, Any]]:
     """Summaries of every shellrt container (one list call: no per-container inspect that could race a removal)."""
-    return list(client.api.containers(all=True, filters={"label": f"{LABEL_MANAGED}=1"}))
+    found = client.api.containers(all=True, filters={"label": f"{LABEL_MANAGED}=1"})
+    return [summary for summary in found if _ours(summary)]
 
 
 def _info(summary: dict[str, Any], verdict: ReapVerdict) -> SandboxInfo:
