@@ -504,7 +504,7 @@ class RayRunner:
                             task, attempt, f"ray call failed: {type(exc).__name__}: {exc}", node
                         )
                     else:
-                        result = await anyio.to_thread.run_sync(self._receive, payload)
+                        result = await anyio.to_thread.run_sync(self._receive, payload, task, attempt, node)
                     if result.id in reported:
                         continue
                     reported.add(result.id)
@@ -515,9 +515,20 @@ class RayRunner:
                     last_refresh = time.monotonic()
                     await anyio.to_thread.run_sync(self._refresh_nodes)
 
-    def _receive(self, payload: dict[str, Any]) -> TaskResult:
-        """Turn an actor's payload into a result; write shipped files under the driver's artifacts."""
+    def _receive(self, payload: dict[str, Any], task: Task, attempt: int, node: _Node) -> TaskResult:
+        """Turn an actor's payload for ``task`` into its result; write shipped files under the
+        driver's artifacts. A payload naming another task is that task's forgery, never its result:
+        it would have been reported (and its files written) as the other task's, whose real result
+        was then dropped as a duplicate (red team round 9)."""
         result = TaskResult.model_validate(payload["result"])
+        if result.id != task.id:
+            return _error_result(
+                task,
+                attempt,
+                f"node {node.node_id[:12]} answered this task with a result for task {result.id!r}; "
+                "not recorded (is the node sound?)",
+                node,
+            )
         files: dict[str, bytes] = payload.get("files") or {}
         if files:
             dest = self.artifacts_dir / result.id / "files"
