@@ -69,6 +69,7 @@ import docker.errors
 import requests.exceptions
 from docker.types import Mount
 
+from sandbox._maskaliases import AliasFinder
 from sandbox._proxied import ContainerProxy
 from sandbox._proxy import Refusal, proxy_env
 from sandbox._scratch import OwnedDir
@@ -212,7 +213,10 @@ class DockerBackend(SandboxBackend):
         self._denied_inside: list[tuple[str, str]] | None = None
         #: Bind mode: host daemons' sockets in the workspace, covered like read-denied paths (`_sockets`).
         self._sockets: WorkspaceSockets | None = None
-        self._socket_paths: list[str] = []
+        #: Bind mode, at the container's start: those sockets, and other names (hard links) of the
+        #: read-denied files, masked like them (`sandbox._maskaliases`).
+        self._extra_hidden: list[str] = []
+        self._aliases = AliasFinder()
         self._client: docker.DockerClient | None = None
         self._host_dir: str | None = None
         #: Bind mode: directories above masked paths, mounted over themselves (`_pins`).
@@ -525,8 +529,24 @@ class DockerBackend(SandboxBackend):
 
     def _hidden(self) -> list[str]:
         """What the container must not show: the read-denied paths, and in bind mode the host's
-        sockets in the workspace (found at the container's start, `_sockets`)."""
-        return [*map(str, self.policy.read_denied), *self._socket_paths]
+        sockets in the workspace and the other names of the denied files (found at the start)."""
+        return [*map(str, self.policy.read_denied), *self._extra_hidden]
+
+    def _bind_extras(self, ws_source: str) -> list[str]:
+        """Bind mode: the host's sockets in the workspace (`_sockets`) and every other name there of
+        a read-denied file: a command could ``touch .env && ln .env notes.txt`` before ``.env``
+        was masked, and read at ``notes.txt`` what the operator later wrote into ``.env``."""
+        self._sockets = WorkspaceSockets(ws_source)
+        denied = list(self.policy.read_denied)
+        found: list[os.stat_result | None] = []
+        for path in denied:
+            try:
+                found.append(os.stat(path))
+            except OSError:
+                found.append(None)
+        roots = list(dict.fromkeys((Path(ws_source), Path(self.policy.workspace).absolute())))
+        aliases = self._aliases.aliases(denied, found, roots)
+        return [*self._sockets.paths(), *map(str, aliases)]
 
     def _read_denied_masks(self) -> list[Mount]:
         """Read-only empty file/directory mounts over every visible read-denied path (bind mode;
@@ -564,8 +584,7 @@ class DockerBackend(SandboxBackend):
         mounts = [Mount(target=IO_MOUNT, source=self._io_dir, type="bind", read_only=not admin)]
         if self.config.workspace_mode == "bind":
             ws_source = str(Path(self.policy.workspace).resolve())
-            self._sockets = WorkspaceSockets(ws_source)
-            self._socket_paths = self._sockets.paths()
+            self._extra_hidden = self._bind_extras(ws_source)
         else:
             ws_source = os.path.join(self._host_dir, "workspace")
         self._masked = self._denied_in_workspace()
