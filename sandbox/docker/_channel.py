@@ -80,8 +80,13 @@ class ControlChannel:
 
     @property
     def stderr_text(self) -> str:
-        """The last few KiB the executor (or docker-init) wrote to stderr."""
-        return self._stderr.decode("utf-8", "replace")
+        """The last few KiB the executor (or docker-init) wrote to stderr, every control and format
+        character but the newline escaped: the image's words, shown in errors an operator's
+        terminal prints (an escape sequence there sets the clipboard or rewrites the screen)."""
+        text = self._stderr.decode("utf-8", "replace")
+        return "".join(
+            c if c == "\n" or c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+        )
 
     # --- requests ------------------------------------------------------------
     async def send(self, line: str) -> None:
