@@ -28,6 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
+from shellrt.tools.mcp._http_client import mcp_http_client
 from shellrt.tools.mcp.config import HttpServerConfig, McpServerConfig, StdioServerConfig
 
 __all__ = ["McpServerConnection", "McpServerError"]
@@ -189,10 +190,8 @@ class McpServerConnection:
             )
             return stdio_client(params, errlog=self._errlog(stack))
         assert isinstance(config, HttpServerConfig)
-        # The SDK's own factory keeps its recommended timeouts; we only add the configured headers.
-        from mcp.shared._httpx_utils import create_mcp_http_client
-
-        client = create_mcp_http_client(headers=config.headers or None)
+        # The SDK's own factory (its recommended timeouts); the configured headers stay home.
+        client = mcp_http_client(config.url, config.headers)
         stack.push_async_callback(client.aclose)
         return streamable_http_client(config.url, http_client=client)
 
