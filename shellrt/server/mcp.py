@@ -172,8 +172,10 @@ class McpToolServer:
         import uvicorn
 
         from shellrt.server._http_auth import BearerAuthMiddleware
+        from shellrt.server._http_strict import StrictJsonBodyMiddleware
 
         app: Any = self.server.streamable_http_app(streamable_http_path=path, host=host)
+        app = StrictJsonBodyMiddleware(app)  # read as the stdio wires read (inside the token check)
         if token is not None:
             app = BearerAuthMiddleware(app, token, where=token_where or "the token you were given")
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
