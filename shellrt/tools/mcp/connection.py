@@ -29,6 +29,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from shellrt.tools.mcp._http_client import mcp_http_client
+from shellrt.tools.mcp._stderr_log import CappedLog
 from shellrt.tools.mcp.config import HttpServerConfig, McpServerConfig, StdioServerConfig
 
 __all__ = ["McpServerConnection", "McpServerError"]
@@ -72,6 +73,7 @@ class McpServerConnection:
         self.config = config
         self._tg = task_group
         self._log_dir = log_dir
+        self._stderr_log: CappedLog | None = None
         self._current: _Generation | None = None
         self._lock = anyio.Lock()
         #: How many times a session was started (1 after the first connect).
@@ -202,9 +204,9 @@ class McpServerConnection:
         if self._log_dir is None:
             return sys.stderr
         self._log_dir.mkdir(parents=True, exist_ok=True)
-        fh = open(self._stderr_path(), "a", encoding="utf-8", errors="replace")  # noqa: SIM115
-        stack.callback(fh.close)
-        return fh
+        self._stderr_log = CappedLog(self._stderr_path())  # a server must not fill the disk
+        stack.callback(self._stderr_log.writer.close)
+        return self._stderr_log.writer
 
     @staticmethod
     async def _all_tools(session: ClientSession) -> list[mt.Tool]:
@@ -227,6 +229,8 @@ class McpServerConnection:
     def _stderr_hint(self) -> str:
         if self._log_dir is None:
             return ""
+        if self._stderr_log is not None:
+            self._stderr_log.settle()  # what the server wrote before it failed is in the file
         try:  # only the tail: a server may have written gigabytes (red team round 8)
             with open(self._stderr_path(), "rb") as fh:
                 fh.seek(max(0, fh.seek(0, os.SEEK_END) - 4 * _STDERR_TAIL_CHARS))
