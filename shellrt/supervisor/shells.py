@@ -5,14 +5,14 @@ Bash: the command text follows an ``EXIT`` trap that writes ``pwd -P`` to
 command that did not ``cd`` writes nothing, and no report means "unchanged");
 the trap does not call ``exit``, so the shell keeps the command's exit status
 (or its signal death).
-The command is appended as text (not ``eval``'d) so its line numbers, ``$0``
-and syntax errors read as usual; ``exec`` or a SIGKILL skips the trap, which
+With ``text_in_argv`` (`shell_argv`) the command is appended as text; by default
+(`shell_launch`) it is ``eval``'d from the environment (below). ``exec`` or a SIGKILL skips the trap, which
 simply leaves the cwd unchanged. A command whose cwd nobody reads (``report_cwd``
 false: the analysis proved it cannot leave its directory, or the caller does not
 track it) gets an empty ``EXIT`` trap instead (~12% fewer instructions for bash
 than the reporting one): a trap still, because without any bash execs the last
 program of the text in its own place, and ``ps`` would no longer show the shell
-and the command text (operators, and tests, find a command by them).
+(operators, and tests, find a command by it; its owner reads the text in its environment).
 
 Hidden text (`shell_launch`, the default): ``/proc/<pid>/cmdline`` is readable by every
 local user, and a command may carry a secret (``curl -H 'Authorization: ...'``). So the
