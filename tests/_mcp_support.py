@@ -14,6 +14,8 @@ import anyio
 import psutil
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
+from tests._proc_words import shown_words
+
 ROOT = Path(__file__).resolve().parent.parent
 TEST_SERVER = Path(__file__).resolve().parent / "_mcp_test_server.py"
 
@@ -48,7 +50,15 @@ async def serve_session(
     params = StdioServerParameters(
         command=sys.executable,
         args=[
-            "-m", "shellrt", "serve", "--workspace", str(workspace), "--sandbox", "local", "--trust-workspace", *args
+            "-m",
+            "shellrt",
+            "serve",
+            "--workspace",
+            str(workspace),
+            "--sandbox",
+            "local",
+            "--trust-workspace",
+            *args,
         ],
         env=isolated_env(home),
         cwd=str(ROOT),
@@ -66,11 +76,11 @@ async def serve_session(
 def processes_with(marker: str) -> list[psutil.Process]:
     """Live processes whose command line contains ``marker``."""
     found = []
-    for proc in psutil.process_iter(["cmdline", "status"]):
+    for proc in psutil.process_iter(["status"]):
         try:
             if proc.info["status"] == psutil.STATUS_ZOMBIE:
                 continue
-            if marker in " ".join(proc.info["cmdline"] or ()):
+            if marker in " ".join(shown_words(proc.pid)):
                 found.append(proc)
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue

@@ -26,6 +26,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests._proc_words import shown_words
 from tests.conftest import require
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.anyio, pytest.mark.timeout(300)]
@@ -234,7 +235,9 @@ async def test_killing_the_second_node_mid_run_still_yields_every_result(
 
 def _is_our_shell(p: psutil.Process) -> bool:
     try:
-        return "sleep 0.1" in " ".join(p.cmdline()) and "SHELLRT_CWD_FILE" in " ".join(p.cmdline())
+        return "sleep 0.1" in " ".join(shown_words(p.pid)) and "SHELLRT_CWD_FILE" in " ".join(
+            shown_words(p.pid)
+        )
     except psutil.Error:
         return False
 

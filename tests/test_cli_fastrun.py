@@ -24,6 +24,7 @@ import pytest
 
 from shellrt.cli import build_parser
 from shellrt.cli._fastrun import eligible
+from tests._proc_words import shown_words
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -234,9 +235,9 @@ def test_an_option_the_lean_path_does_not_know_takes_the_full_path() -> None:
 
 def _marked(marker: str) -> list[int]:
     found = []
-    for proc in psutil.process_iter(["cmdline"]):
+    for proc in psutil.process_iter():
         try:
-            if any(marker in part for part in proc.info["cmdline"] or []):
+            if any(marker in part for part in shown_words(proc.pid)):
                 found.append(proc.pid)
         except psutil.Error:
             continue

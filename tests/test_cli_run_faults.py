@@ -14,6 +14,7 @@ import anyio
 import pytest
 
 from shellrt.runtime import Runtime
+from tests._proc_words import shown_words
 from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -189,9 +190,9 @@ def _marked(marker: str) -> list[int]:
     import psutil
 
     found = []
-    for proc in psutil.process_iter(["cmdline"]):
+    for proc in psutil.process_iter():
         try:
-            if marker in " ".join(proc.info["cmdline"] or []):
+            if marker in " ".join(shown_words(proc.pid)):
                 found.append(proc.pid)
         except psutil.Error:
             continue

@@ -11,6 +11,7 @@ import pytest
 import shellrt
 from shellrt.permissions import ApprovalRequest, ApprovalResponse
 from shellrt.protocol import ToolUseBlock
+from tests._proc_words import shown_words
 
 pytestmark = pytest.mark.anyio
 
@@ -129,9 +130,9 @@ async def test_streaming_api(tmp_path: Path) -> None:
 
 def _with_marker(psutil: Any, marker: str) -> list[int]:
     found = []
-    for proc in psutil.process_iter(["cmdline"]):
+    for proc in psutil.process_iter():
         try:
-            if any(marker in part for part in proc.info["cmdline"] or []):
+            if any(marker in part for part in shown_words(proc.pid)):
                 found.append(proc.pid)
         except psutil.Error:
             continue

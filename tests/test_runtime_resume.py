@@ -23,6 +23,7 @@ import pytest
 
 from shellrt.runtime import Runtime
 from shellrt.runtime.messages import MISSING_RESULT
+from tests._proc_words import shown_words
 
 pytestmark = pytest.mark.anyio
 
@@ -59,9 +60,9 @@ anyio.run(main)
 
 def _leftovers() -> list[psutil.Process]:
     found = []
-    for proc in psutil.process_iter(["cmdline"]):
+    for proc in psutil.process_iter():
         try:
-            if any(MARKER in part for part in proc.info["cmdline"] or []):
+            if any(MARKER in part for part in shown_words(proc.pid)):
                 found.append(proc)
         except psutil.Error:
             continue

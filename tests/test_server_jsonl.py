@@ -12,12 +12,18 @@ from typing import Any
 
 import psutil
 
+from tests._proc_words import shown_words
+
 
 class JsonlClient:
     """Writes one JSON line, reads one JSON line back."""
 
     def __init__(self, workspace: Path, *extra: str) -> None:
-        env = {**os.environ, "SHELLRT_HOME": str(workspace.parent / "shellrt-home"), "HOME": str(workspace.parent)}
+        env = {
+            **os.environ,
+            "SHELLRT_HOME": str(workspace.parent / "shellrt-home"),
+            "HOME": str(workspace.parent),
+        }
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "shellrt", "serve", "--jsonl", "--workspace", str(workspace), *extra],
             stdin=subprocess.PIPE,
@@ -61,9 +67,9 @@ def text_of(block: dict[str, Any]) -> str:
 
 def marker_pids(marker: str) -> list[int]:
     pids = []
-    for proc in psutil.process_iter(["cmdline"]):
+    for proc in psutil.process_iter():
         try:
-            if any(marker in part for part in proc.info["cmdline"] or []):
+            if any(marker in part for part in shown_words(proc.pid)):
                 pids.append(proc.pid)
         except psutil.Error:
             continue

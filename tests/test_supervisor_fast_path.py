@@ -20,6 +20,7 @@ from shellrt.protocol import ToolContext
 from shellrt.supervisor import Supervisor
 from shellrt.supervisor.shells import shell_argv
 from shellrt.tools.bash import Bash, BashInput
+from tests._proc_words import shown_words
 
 pytestmark = pytest.mark.anyio
 
@@ -56,18 +57,18 @@ async def test_a_tracked_cd_is_still_followed(sup: Supervisor) -> None:
 
 
 async def test_ps_shows_the_shell_and_the_command_text(sup: Supervisor) -> None:
+    """``ps e`` (its owner's view): the text is in the shell's environment, not in its argv."""
     async with anyio.create_task_group() as tg:
         tg.start_soon(lambda: sup.run("sleep 30 # fast-path-ps", timeout_s=30, track_cwd=False))
         for _ in range(500):  # a lone program is not exec'd in the shell's place: bash stays the root
             found = [
-                p
-                for p in psutil.process_iter(["cmdline"])
-                if "fast-path-ps" in " ".join(p.info["cmdline"] or [])
+                p for p in psutil.process_iter(["cmdline"]) if "fast-path-ps" in " ".join(shown_words(p.pid))
             ]
             if found:
                 break
             await anyio.sleep(0.01)
         assert found and found[0].info["cmdline"][:2] == ["bash", "-c"]
+        assert "fast-path-ps" not in " ".join(found[0].info["cmdline"])
         tg.cancel_scope.cancel()
 
 

@@ -16,20 +16,19 @@ from typing import TextIO
 
 from shellrt.batch.pool import PoolStats
 from shellrt.batch.results import TaskResult
+from shellrt.permissions.shown import for_person
 
 __all__ = ["Progress", "percentile", "terminal_safe"]
 
 
 def terminal_safe(text: str) -> str:
-    """``text`` with every control and format character escaped (``\\x1b``, ``\\n``, ``\\u202e``).
+    """``text`` for one line of the operator's terminal: `for_person` with ``one_line=True``.
 
     What the batch prints about a task comes from its task file or its container: raw, an
     escape sequence would reach the operator's terminal (OSC 52 sets the clipboard, OSC 0 the
     title, CSI rewrites the screen), a newline or carriage return would forge a line.
     """
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    return for_person(text, one_line=True)
 
 
 def percentile(values: list[float], pct: float) -> float:

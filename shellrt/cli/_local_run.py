@@ -45,7 +45,7 @@ from shellrt.cli._sandbox_options import workspace_from_args
 from shellrt.cli._status_line import StatusLine
 from shellrt.cli._stdout import report_loss, silence_stdout
 from shellrt.supervisor.env import base_env, command_env
-from shellrt.supervisor.shells import shell_argv
+from shellrt.supervisor.shells import shell_launch
 from shellrt.supervisor.spool import OutputQuota, OutputSpool, SpoolFiles
 
 __all__ = ["run"]
@@ -156,7 +156,11 @@ def _execute(
     shell_dir.mkdir()
     quota = OutputQuota.from_env()
     env = command_env(base_env(), dict(args.env))
-    argv = tuple(command) if isinstance(command, list) else shell_argv(command, "bash")
+    if isinstance(command, list):
+        argv = tuple(command)
+    else:  # the text in the environment, out of every local user's ps (`shell_launch`)
+        argv, text_env = shell_launch(command, "bash")
+        env.update(text_env)
     guard.before()
     status = StatusLine(sys.stderr)
     # Spooled like a supervisor's command, minus the spare files (one command needs none).

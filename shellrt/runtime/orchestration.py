@@ -18,6 +18,7 @@ starts safe ones early, and yields results in the original order.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass, field
@@ -31,11 +32,36 @@ from shellrt.protocol import ResultEnvelope, Tool, ToolContext, ToolUseBlock, er
 from shellrt.runtime.execution import CallExecutor, CallOutcome
 from shellrt.runtime.interrupts import InterruptWatch
 
-__all__ = ["SIBLING_CANCELLED", "StreamingExecution", "is_concurrency_safe", "run_blocks", "run_single"]
+__all__ = [
+    "MAX_PARALLEL_CALLS",
+    "SIBLING_CANCELLED",
+    "StreamingExecution",
+    "is_concurrency_safe",
+    "max_parallel_calls",
+    "run_blocks",
+    "run_single",
+]
 
 SIBLING_CANCELLED = "Cancelled: a sibling command in the same parallel batch failed ({sibling}); this call was stopped. Re-run it if it is still needed."
 INTERRUPTED = "Interrupted by the user; the call was stopped before it finished."
 NOT_RUN_INTERRUPTED = "Interrupted by the user before this call started; it was not run."
+
+
+#: Concurrency-safe calls of one message inside their tool's call at once (Claude Code's bound);
+#: the rest wait for a slot. ``SHELLRT_MAX_PARALLEL_CALLS`` sets another.
+MAX_PARALLEL_CALLS = 10
+
+
+def max_parallel_calls() -> int:
+    """The cap on concurrency-safe calls running at once: ``$SHELLRT_MAX_PARALLEL_CALLS`` or 10."""
+    raw = os.environ.get("SHELLRT_MAX_PARALLEL_CALLS", "").strip()
+    if not raw:
+        return MAX_PARALLEL_CALLS
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(
+            f"SHELLRT_MAX_PARALLEL_CALLS={raw!r}: give a whole number of at least 1 (default 10)"
+        )
+    return int(raw)
 
 
 def is_concurrency_safe(executor: CallExecutor, block: ToolUseBlock) -> bool:
@@ -69,13 +95,16 @@ def _safe_input(tool: Tool[Any, Any], tool_input: BaseModel) -> bool:
 
 
 class _CallSlots:
-    """Who may be inside a tool's call now: any number of concurrency-safe calls, or one other.
+    """Who may be inside a tool's call now: up to ``max_shared`` concurrency-safe calls, or one other.
 
     A call waiting to run alone holds back safe calls that have not started (so it is not
-    starved), and runs once those already running have ended.
+    starved), and runs once those already running have ended. Safe calls past the cap wait
+    for one to end (without it, 600 calls of one message ran at once: a pids limit and the
+    fd table were the only bound).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_shared: int = MAX_PARALLEL_CALLS) -> None:
+        self._max_shared = max_shared
         self._shared = 0
         self._alone = False
         self._waiting_alone = 0
@@ -94,7 +123,7 @@ class _CallSlots:
 
     @asynccontextmanager
     async def _shared_slot(self) -> AsyncIterator[None]:
-        while self._alone or self._waiting_alone:
+        while self._alone or self._waiting_alone or self._shared >= self._max_shared:
             await self._wait()
         self._shared += 1
         try:
@@ -159,7 +188,7 @@ class StreamingExecution:
         self._interrupts = interrupts
         self._listening: AbstractContextManager[None] | None = None
         self._interrupt_watch = anyio.CancelScope()
-        self._slots = _CallSlots()
+        self._slots = _CallSlots(max_parallel_calls())
 
     async def __aenter__(self) -> StreamingExecution:
         self._tg = anyio.create_task_group()

@@ -41,6 +41,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 
 from shellrt.protocol import ProgressEvent, ResultEnvelope, TextBlock, Tool, ToolUseBlock
 from shellrt.runtime import Runtime
+from shellrt.runtime.orchestration import max_parallel_calls
 from shellrt.server._mcp_stdio import stdio_wire
 from shellrt.server.mcp_approval import current_request, elicitation_approver
 from shellrt.server.mcp_semantics import DEPENDS, semantics_of
@@ -120,6 +121,9 @@ class McpToolServer:
     def __init__(self, runtime: Runtime, *, name: str = "shellrt") -> None:
         self.runtime = runtime
         self._serial = anyio.Lock()
+        #: Concurrency-safe requests running at once (a client's read-only calls all start together
+        #: otherwise); the rest queue. ``$SHELLRT_MAX_PARALLEL_CALLS``, default 10.
+        self._parallel = anyio.CapacityLimiter(max_parallel_calls())
         #: HTTP session id -> background task ids its calls started (stopped when it ends).
         self._session_tasks: dict[str, set[str]] = {}
         self._progress: dict[str, MemoryObjectSendStream[ProgressEvent]] = {}
@@ -172,8 +176,10 @@ class McpToolServer:
         import uvicorn
 
         from shellrt.server._http_auth import BearerAuthMiddleware
+        from shellrt.server._http_strict import StrictJsonBodyMiddleware
 
         app: Any = self.server.streamable_http_app(streamable_http_path=path, host=host)
+        app = StrictJsonBodyMiddleware(app)  # read as the stdio wires read (inside the token check)
         if token is not None:
             app = BearerAuthMiddleware(app, token, where=token_where or "the token you were given")
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
@@ -293,7 +299,8 @@ class McpToolServer:
                 # started finishes (the executor shields its call; the result is then discarded,
                 # as MCP cancellation says).
                 if self._concurrency_safe(params.name, arguments):
-                    envelopes = await self.runtime.run_envelopes([block])
+                    async with self._parallel:
+                        envelopes = await self.runtime.run_envelopes([block])
                 else:
                     async with self._serial:
                         envelopes = await self.runtime.run_envelopes([block])

@@ -8,6 +8,7 @@ starts and kills processes.
 
 from __future__ import annotations
 
+import os
 import secrets
 import shlex
 import time
@@ -27,7 +28,7 @@ from shellrt.supervisor.errors import SupervisorClosedError
 from shellrt.supervisor.execution import Execution
 from shellrt.supervisor.models import BackgroundTask, CommandResult, ProgressEvent
 from shellrt.supervisor.protect_roots import RootGuards
-from shellrt.supervisor.shells import Shell, shell_argv
+from shellrt.supervisor.shells import Shell, shell_launch
 from shellrt.supervisor.spool import OutputQuota, OutputSpool, SpoolFiles
 from shellrt.supervisor.tasks import TaskManager
 
@@ -58,8 +59,16 @@ class Supervisor:
         protect: bool = True,
         quota: OutputQuota | None = None,
         settings_files: Sequence[Path] = (),
+        command_in_argv: bool | None = None,
     ) -> None:
         self.backend = backend
+        #: A command's text in its shell's argv, where every local user's ``ps`` reads it (default:
+        #: hidden in the environment; ``SHELLRT_COMMAND_IN_ARGV=1`` turns it on; see `shell_launch`).
+        self.command_in_argv = (
+            command_in_argv
+            if command_in_argv is not None
+            else os.environ.get("SHELLRT_COMMAND_IN_ARGV") == "1"
+        )
         #: Output bytes saved per command / per session (default: `OutputQuota.from_env`).
         self.quota = quota if quota is not None else OutputQuota.from_env()
         self.session_dir = Path(session_dir)
@@ -358,19 +367,23 @@ class Supervisor:
             raise SupervisorClosedError("the shell session is closed; start a new session")
         # Images without bash (busybox) expose their POSIX shell; the wrapper is POSIX sh.
         posix_shell = self.backend.shell_path
-        argv = _argv_of(command, shell) or shell_argv(
-            str(command),
-            shell,
-            check_host=self._host_like,
-            posix_shell=posix_shell,
-            # A foreground command whose cwd nobody reads (proved by the analysis, or not
-            # tracked by the caller) gets the cheaper trap without the report.
-            report_cwd=report_cwd or detach,
-        )
+        argv = _argv_of(command, shell)
+        text_env: dict[str, str] = {}
+        if argv is None:
+            argv, text_env = shell_launch(
+                str(command),
+                shell,
+                check_host=self._host_like,
+                posix_shell=posix_shell,
+                # A foreground command whose cwd nobody reads (proved by the analysis, or not
+                # tracked by the caller) gets the cheaper trap without the report.
+                report_cwd=report_cwd or detach,
+                text_in_argv=self.command_in_argv,
+            )
         request = ExecRequest(
             argv=argv,
             cwd=cwd,
-            env=command_env(self._base_env, env),
+            env=command_env(self._base_env, env, text_env),
             stdin=stdin is not None,
             merge_stderr=merge_stderr,
             report_cwd=report_cwd,

@@ -28,6 +28,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
+from shellrt.tools.mcp._http_client import mcp_http_client
+from shellrt.tools.mcp._stderr_log import CappedLog
 from shellrt.tools.mcp.config import HttpServerConfig, McpServerConfig, StdioServerConfig
 
 __all__ = ["McpServerConnection", "McpServerError"]
@@ -71,6 +73,7 @@ class McpServerConnection:
         self.config = config
         self._tg = task_group
         self._log_dir = log_dir
+        self._stderr_log: CappedLog | None = None
         self._current: _Generation | None = None
         self._lock = anyio.Lock()
         #: How many times a session was started (1 after the first connect).
@@ -189,10 +192,8 @@ class McpServerConnection:
             )
             return stdio_client(params, errlog=self._errlog(stack))
         assert isinstance(config, HttpServerConfig)
-        # The SDK's own factory keeps its recommended timeouts; we only add the configured headers.
-        from mcp.shared._httpx_utils import create_mcp_http_client
-
-        client = create_mcp_http_client(headers=config.headers or None)
+        # The SDK's own factory (its recommended timeouts); the configured headers stay home.
+        client = mcp_http_client(config.url, config.headers)
         stack.push_async_callback(client.aclose)
         return streamable_http_client(config.url, http_client=client)
 
@@ -203,9 +204,9 @@ class McpServerConnection:
         if self._log_dir is None:
             return sys.stderr
         self._log_dir.mkdir(parents=True, exist_ok=True)
-        fh = open(self._stderr_path(), "a", encoding="utf-8", errors="replace")  # noqa: SIM115
-        stack.callback(fh.close)
-        return fh
+        self._stderr_log = CappedLog(self._stderr_path())  # a server must not fill the disk
+        stack.callback(self._stderr_log.writer.close)
+        return self._stderr_log.writer
 
     @staticmethod
     async def _all_tools(session: ClientSession) -> list[mt.Tool]:
@@ -228,6 +229,8 @@ class McpServerConnection:
     def _stderr_hint(self) -> str:
         if self._log_dir is None:
             return ""
+        if self._stderr_log is not None:
+            self._stderr_log.settle()  # what the server wrote before it failed is in the file
         try:  # only the tail: a server may have written gigabytes (red team round 8)
             with open(self._stderr_path(), "rb") as fh:
                 fh.seek(max(0, fh.seek(0, os.SEEK_END) - 4 * _STDERR_TAIL_CHARS))

@@ -1,0 +1,91 @@
+"""MCP over HTTP reads request bodies as the stdio wires read lines: one meaning or refused.
+
+The SDK parses a POST body with pydantic, which keeps the last of two equal keys and accepts
+``NaN``: a proxy or guard in front of ``shellrt serve --http`` that judged
+``{"command": "echo ok", "command": "touch pwned"}`` by its first key let shellrt run the
+second. Each JSON POST body is read whole here (at most `MAX_BODY_BYTES`) and checked with the
+stdio wires' parser (`strict_loads`); a body readers would disagree on gets ``400`` and a
+JSON-RPC ``-32600`` naming the key, and nothing runs. Other bodies go on unchanged (the SDK
+answers malformed JSON itself).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from shellrt.server._http_auth import AsgiApp, Message, Receive, Scope, Send
+from shellrt.server._strict_json import StrictJsonError, strict_loads
+
+__all__ = ["MAX_BODY_BYTES", "StrictJsonBodyMiddleware"]
+
+#: Largest body read (the stdio wires' line limit); a larger one gets 413 before the app sees it.
+MAX_BODY_BYTES = 64 * 1024 * 1024
+_INVALID_REQUEST = -32600
+
+
+class StrictJsonBodyMiddleware:
+    """ASGI middleware: POST bodies holding a repeated key, NaN/Infinity or an unreadable number are refused."""
+
+    def __init__(self, app: AsgiApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("type") != "http" or scope.get("method") != "POST":
+            await self._app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away before sending it all
+                return
+            chunk = bytes(message.get("body", b""))
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                await _answer(send, 413, None, f"the request body is over {MAX_BODY_BYTES} bytes; send less")
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        try:
+            strict_loads(body)
+        except StrictJsonError as exc:
+            await _answer(send, 400, _id_of(body), f"Invalid Request: {exc}; the request was not run")
+            return
+        except (ValueError, RecursionError):
+            pass  # not JSON: the SDK answers it as it does
+        await self._app(scope, _replay(body, receive), send)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """``receive`` giving ``body`` first, then the client's own events (disconnects)."""
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
+
+
+def _id_of(body: bytes) -> str | int | None:
+    """The request's id as Python's lenient reader sees it (echoed when it is a plain id)."""
+    try:
+        value: Any = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    msg_id = value.get("id") if isinstance(value, dict) else None
+    return msg_id if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool) else None
+
+
+async def _answer(send: Send, status: int, msg_id: str | int | None, message: str) -> None:
+    payload = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": _INVALID_REQUEST, "message": message}}
+    data = json.dumps(payload, ensure_ascii=True).encode("ascii")
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
