@@ -90,6 +90,7 @@ import _signal  # type: ignore[import-not-found]  # C module without stubs
 import _socket
 import ctypes
 import errno
+import fcntl as _fcntl
 import gc
 import marshal
 import mmap
@@ -429,6 +430,15 @@ class Zygote:
             self._short_slice = ctypes.byref(_SchedAttr(48, os.SCHED_OTHER, flags, nice, 0, _INIT_SLICE_NS))
             if nice < 0:
                 self._command_slice = ctypes.byref(_SchedAttr(48, os.SCHED_OTHER, 0, nice, 0, 0))
+        #: The C init (`sandbox._zinit`): its program's fd (a sealed memfd from the host, moved
+        #: above the fds an init is given) and its configuration (a memfd it reads), or -1: the
+        #: Python init below.
+        self._zinit = -1
+        self._zinit_config = -1
+        if config.get("zinit") is not None:
+            self._zinit = _fcntl.fcntl(config["zinit"], _fcntl.F_DUPFD_CLOEXEC, _ZINIT_FDS + 1)
+            os.close(config["zinit"])
+            self._zinit_config = self._c_config(program)
         #: What an init rehearses receiving (`_rehearse`): a request of the usual shape.
         self._sample: dict[str, Any] = {
             "op": "spawn",
@@ -438,7 +448,61 @@ class Zygote:
             "env": {"PATH": "/usr/bin:/bin", "HOME": "/", "LANG": "C.UTF-8", "SHELLRT": "1"},
         }
 
+    def _c_config(self, program: bytes) -> int:
+        """The C init's configuration (the format `zinit.c`'s ``read_config`` parses), in a memfd."""
+        slice_mode, nice = 0, 0
+        if self._short_slice is not None:
+            nice = os.getpriority(os.PRIO_PROCESS, 0)
+            slice_mode = 2 if self._command_slice is not None else 1
+        fields: list[bytes | str] = [
+            str(-1 if self.uid is None else self.uid),
+            str(-1 if self.gid is None else self.gid),
+            str(slice_mode),
+            str(nice),
+            str(_INIT_SLICE_NS),
+            self.shell_fallback,
+            self.eagain,
+            str(len(self._bounding)),
+            *(str(cap) for cap in self._bounding),
+            str(len(self._proc_mounts)),
+        ]
+        for source, target, fstype, flags, data in self._proc_mounts:
+            fields += [source or b"", target, fstype or b"", str(flags.value), data or b""]
+        fields.append(program.hex())
+        text = b"".join((f.encode() if isinstance(f, str) else f) + b"\0" for f in fields)
+        fd = os.memfd_create("shellrt-init-config", os.MFD_CLOEXEC)
+        _write_all(fd, text)
+        return fd
+
     def _prepare(self, status: int = -1) -> tuple[int, _socket.socket, int] | int:
+        if self._zinit >= 0:
+            return self._prepare_c(status)
+        return self._prepare_python(status)
+
+    def _prepare_c(self, status: int) -> tuple[int, _socket.socket, int] | int:
+        """`_prepare` with the C init: the zygote vforks the program (nothing of this Python is
+        copied), which clones the init as this zygote's child and says its pid."""
+        ctl, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
+        report_r, report_w = os.pipe2(os.O_CLOEXEC)
+        pid_r, pid_w = os.pipe2(os.O_CLOEXEC)
+        given = [self._zinit_config, theirs.fileno(), report_w, status, pid_w]
+        try:
+            pid = _spawn_c_init(self._zinit, given)
+            said = os.read(pid_r, _INT)
+            pid = int.from_bytes(said, sys.byteorder, signed=True) if len(said) == _INT else -errno.EIO
+        except OSError as exc:
+            pid = -(exc.errno or errno.EIO)
+        finally:
+            theirs.close()
+            for fd in (report_w, pid_r, pid_w):
+                os.close(fd)
+        if pid < 0:
+            ctl.close()
+            os.close(report_r)
+            return -pid
+        return pid, ctl, report_r
+
+    def _prepare_python(self, status: int = -1) -> tuple[int, _socket.socket, int] | int:
         """Clone one init into fresh pid, mount and IPC namespaces: (pid, its socket, report pipe),
         or the errno when that fails. ``status``: the init's own status fd (a pooled one), or -1:
         it comes with the command."""
@@ -509,7 +573,10 @@ class Zygote:
             return
         pid, ctl, report = prepared
         try:
-            _send_fds(ctl, req, fds)
+            if self._zinit >= 0:
+                _send_raw(ctl, req["raw"], fds)
+            else:
+                _send_fds(ctl, req, fds)
         except OSError as exc:  # the init is gone (killed): never run the command elsewhere
             _refuse(stderr, status, f"cannot start the command: {exc.strerror}")
             status = -1
@@ -752,6 +819,41 @@ def _said(report: int) -> int:
         said = False
     os.close(report)
     return int(said)
+
+
+#: The fds a C init is given (`zinit.c`): 3 its configuration, 4 its socket, 5 its report pipe,
+#: 6 a pooled init's status fd, 7 where its pid is said.
+_ZINIT_FDS = 7
+
+
+def _spawn_c_init(program: int, given: list[int]) -> int:
+    """vfork+exec the C init's launcher (program fd ``program``) with ``given`` at fds 3-7 (-1:
+    left closed): the pid of the launcher, which exits once it has cloned the init."""
+    base = max(program, *given) + 1  # first above every source, then down to 3..7: no overwrite
+    actions: list[tuple[Any, ...]] = []
+    for i, fd in enumerate(given):
+        if fd >= 0:
+            actions.append((os.POSIX_SPAWN_DUP2, fd, base + i))
+    for i, fd in enumerate(given):
+        if fd >= 0:
+            actions.append((os.POSIX_SPAWN_DUP2, base + i, 3 + i))
+            actions.append((os.POSIX_SPAWN_CLOSE, base + i))
+    pooled = "1" if given[3] >= 0 else "0"
+    return os.posix_spawn(
+        f"/proc/self/fd/{program}",
+        ["shellrt-init", pooled],
+        os.environ,
+        file_actions=actions,
+        setsigmask=(),
+        setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ),
+    )
+
+
+def _send_raw(sock: _socket.socket, data: bytes, fds: list[int]) -> None:
+    sock.sendmsg(
+        [data],
+        [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, b"".join(fd.to_bytes(_INT, sys.byteorder) for fd in fds))],
+    )
 
 
 def _send_fds(sock: _socket.socket, message: dict[str, Any], fds: list[int]) -> None:
