@@ -480,8 +480,8 @@ async def test_replaced_zygotes_end_once_their_commands_do(dirs: dict[str, Path]
 
 
 def zygote_family(zygote_host_pid: int) -> list[int]:
-    """Host pids of a zygote and its clones (pooled and running inits): descendants of its
-    bwrap that run the zygote's own program."""
+    """Host pids of a zygote and its inits (pooled and running): descendants of its bwrap that
+    run the zygote's own program or the C init (`sandbox/zinit.c`)."""
     table = process_table()
     found: list[int] = []
     frontier = [zygote_host_pid]
@@ -494,7 +494,9 @@ def zygote_family(zygote_host_pid: int) -> list[int]:
                     argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
                 except OSError:
                     continue
-                if Path(os.fsdecode(argv[0])).name.startswith("python") and b"-I" in argv:
+                if argv[0] == b"shellrt-init" or (
+                    Path(os.fsdecode(argv[0])).name.startswith("python") and b"-I" in argv
+                ):
                     found.append(pid)
     return sorted(found)
 
