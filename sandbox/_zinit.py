@@ -58,9 +58,10 @@ def _cache_dirs() -> list[Path]:
 
 def _compile(src: bytes, dest: Path) -> str | None:
     """Build ``src`` into ``dest``; None when done, else why not."""
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    named = os.environ.get("CC")
+    cc = shutil.which(named) if named else shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if cc is None:
-        return "no C compiler (install gcc and libc6-dev for the faster C init)"
+        return f"no C compiler{f' ($CC={named!r} not found)' if named else ''}: install gcc and libc6-dev for the faster C init"
     dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
         c_file = Path(tmp) / "zinit.c"
