@@ -377,6 +377,9 @@ static int init_main(int pooled) {
     close(FD_PID);
     if (!pooled) close(FD_STATUS);
     syscall(SYS_close_range, 8, ~0U, 0);
+    /* Given by dup2 (which clears close-on-exec): the command must never hold its own status fd
+     * (it could forge its exit status), its init's socket or report pipe. */
+    for (int fd = FD_CONFIG; fd <= FD_STATUS; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
     if (read_config() == 0) set_up();
     if (failure[0] == '\0' && cfg.slice_mode != 0) /* ready: from now on, latency (best effort) */
         set_slice(0, cfg.slice_mode == 1 ? 1 /* SCHED_FLAG_RESET_ON_FORK */ : 0, cfg.slice_ns);

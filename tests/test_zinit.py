@@ -193,10 +193,14 @@ def test_a_set_up_failure_refuses_the_command(tmp_path: Path, config: bytes) -> 
 
 def test_the_c_init_alone_confines_its_command(tmp_path: Path) -> None:
     """Outside bwrap too: pid 2 of a fresh pid namespace, no capabilities, no_new_privs, the filter."""
-    script = "echo $$; grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status; ulimit -Hc; exit 7"
+    script = (
+        "echo $$; grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status; echo fds $(ls /proc/self/fd);"
+        " ulimit -Hc; exit 7"
+    )
     said, status = _run_directly(tmp_path, _config(_seccomp.filter_bytes()), script)
     assert status == f"s {7 << 8}\n"
     lines = said.split("\n")
     assert lines[0] == "2", said  # its own pid namespace's (getpid; /proc is still the host's here)
     assert "CapEff:\t0000000000000000" in said and "NoNewPrivs:\t1" in said and "Seccomp:\t2" in said, said
+    assert "fds 0 1 2 3\n" in said, f"stdio only (3: ls's own): {said}"
     assert lines[-2] == "0", said
