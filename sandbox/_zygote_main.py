@@ -430,15 +430,12 @@ class Zygote:
             self._short_slice = ctypes.byref(_SchedAttr(48, os.SCHED_OTHER, flags, nice, 0, _INIT_SLICE_NS))
             if nice < 0:
                 self._command_slice = ctypes.byref(_SchedAttr(48, os.SCHED_OTHER, 0, nice, 0, 0))
-        #: The C init (`sandbox._zinit`): its program's fd (a sealed memfd from the host, moved
-        #: above the fds an init is given) and its configuration (a memfd it reads), or -1: the
-        #: Python init below.
-        self._zinit = -1
-        self._zinit_config = -1
+        #: The C init (`sandbox._zinit`): the socket to its fork server, or None: the Python init below.
+        self._zinit: _socket.socket | None = None
         if config.get("zinit") is not None:
-            self._zinit = _fcntl.fcntl(config["zinit"], _fcntl.F_DUPFD_CLOEXEC, _ZINIT_FDS + 1)
+            program_fd = _fcntl.fcntl(config["zinit"], _fcntl.F_DUPFD_CLOEXEC, 5)  # not where 3, 4 go
             os.close(config["zinit"])
-            self._zinit_config = self._c_config(program)
+            self._zinit = _start_c_server(program_fd, self._c_config(program))
         #: What an init rehearses receiving (`_rehearse`): a request of the usual shape.
         self._sample: dict[str, Any] = {
             "op": "spawn",
@@ -475,27 +472,20 @@ class Zygote:
         return fd
 
     def _prepare(self, status: int = -1) -> tuple[int, _socket.socket, int] | int:
-        if self._zinit >= 0:
-            return self._prepare_c(status)
+        if self._zinit is not None:
+            return self._prepare_c(self._zinit, status)
         return self._prepare_python(status)
 
-    def _prepare_c(self, status: int) -> tuple[int, _socket.socket, int] | int:
-        """`_prepare` with the C init: the zygote vforks the program (nothing of this Python is
-        copied), which clones the init as this zygote's child and says its pid."""
+    def _prepare_c(self, server: _socket.socket, status: int) -> tuple[int, _socket.socket, int] | int:
+        """`_prepare` with the C init: its fork server (`zinit.c`) clones one, as this zygote's
+        child, and says its pid."""
         ctl, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
         report_r, report_w = os.pipe2(os.O_CLOEXEC)
-        pid_r, pid_w = os.pipe2(os.O_CLOEXEC)
-        given = [self._zinit_config, theirs.fileno(), report_w, status, pid_w]
         try:
-            pid = _spawn_c_init(self._zinit, given)
-            said = os.read(pid_r, _INT)
-            pid = int.from_bytes(said, sys.byteorder, signed=True) if len(said) == _INT else -errno.EIO
-        except OSError as exc:
-            pid = -(exc.errno or errno.EIO)
+            pid = _c_clone(server, [theirs.fileno(), report_w, *((status,) if status >= 0 else ())])
         finally:
             theirs.close()
-            for fd in (report_w, pid_r, pid_w):
-                os.close(fd)
+            os.close(report_w)
         if pid < 0:
             ctl.close()
             os.close(report_r)
@@ -573,7 +563,7 @@ class Zygote:
             return
         pid, ctl, report = prepared
         try:
-            if self._zinit >= 0:
+            if self._zinit is not None:
                 _send_raw(ctl, req["raw"], fds)
             else:
                 _send_fds(ctl, req, fds)
@@ -821,32 +811,40 @@ def _said(report: int) -> int:
     return int(said)
 
 
-#: The fds a C init is given (`zinit.c`): 3 its configuration, 4 its socket, 5 its report pipe,
-#: 6 a pooled init's status fd, 7 where its pid is said.
-_ZINIT_FDS = 7
+def _start_c_server(program: int, config: int) -> _socket.socket:
+    """Start the C init's fork server (`zinit.c`) from ``program`` (an fd: a sealed memfd) with
+    its configuration ``config`` at fd 3 and its socket at fd 4 (vfork+exec: nothing of this
+    Python is copied); both fds are closed here. Its socket, to ask it for inits (`_c_clone`)."""
+    ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
+    given = (config, theirs.fileno())
+    base = max(program, *given) + 1  # first above every fd named, then down to 3 and 4: none overwritten
+    actions: list[tuple[Any, ...]] = [(os.POSIX_SPAWN_DUP2, fd, base + i) for i, fd in enumerate(given)]
+    for i in range(len(given)):
+        actions += [(os.POSIX_SPAWN_DUP2, base + i, 3 + i), (os.POSIX_SPAWN_CLOSE, base + i)]
+    try:
+        os.posix_spawn(
+            f"/proc/self/fd/{program}",
+            ["shellrt-init", "server", str(os.getpid())],
+            os.environ,  # its inits look commands up in the zygote's PATH, as the Python init did
+            file_actions=actions,
+            setsigmask=(),
+            setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ),
+        )
+    finally:
+        theirs.close()
+        os.close(config)
+        os.close(program)
+    return ours
 
 
-def _spawn_c_init(program: int, given: list[int]) -> int:
-    """vfork+exec the C init's launcher (program fd ``program``) with ``given`` at fds 3-7 (-1:
-    left closed): the pid of the launcher, which exits once it has cloned the init."""
-    base = max(program, *given) + 1  # first above every source, then down to 3..7: no overwrite
-    actions: list[tuple[Any, ...]] = []
-    for i, fd in enumerate(given):
-        if fd >= 0:
-            actions.append((os.POSIX_SPAWN_DUP2, fd, base + i))
-    for i, fd in enumerate(given):
-        if fd >= 0:
-            actions.append((os.POSIX_SPAWN_DUP2, base + i, 3 + i))
-            actions.append((os.POSIX_SPAWN_CLOSE, base + i))
-    pooled = "1" if given[3] >= 0 else "0"
-    return os.posix_spawn(
-        f"/proc/self/fd/{program}",
-        ["shellrt-init", pooled],
-        os.environ,
-        file_actions=actions,
-        setsigmask=(),
-        setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ),
-    )
+def _c_clone(server: _socket.socket, fds: list[int]) -> int:
+    """A new C init's pid (its socket, report pipe and, pooled, status fd given), or -errno."""
+    try:
+        _send_raw(server, b"p" if len(fds) == 3 else b"n", fds)
+        said = server.recv(_INT)
+    except OSError as exc:
+        return -(exc.errno or errno.EIO)
+    return int.from_bytes(said, sys.byteorder, signed=True) if len(said) == _INT else -errno.EPIPE
 
 
 def _send_raw(sock: _socket.socket, data: bytes, fds: list[int]) -> None:

@@ -1,12 +1,14 @@
 /* shellrt-init: one bwrap session command's init, in C (built by sandbox/_zinit.py).
  *
- * Started by the session's zygote (sandbox/_zygote_main.py) with posix_spawn -- a vfork: no
- * copy of the zygote's Python -- from a sealed memfd the host passed it. It does what the
- * zygote's Python init did, in the same order (docs/performance.md: cloning a Python process
- * per command was most of a session command's CPU):
+ * Started once per zygote (sandbox/_zygote_main.py), with posix_spawn -- a vfork: no copy of
+ * the zygote's Python -- from a sealed memfd the host passed it, as a fork server: it reads its
+ * configuration once, then for each of the zygote's requests clones one init and answers with
+ * its pid. Cloning this small process instead of the zygote's Python is the point
+ * (docs/performance.md: that clone, its copy-on-write faults and the init's Python were most
+ * of a session command's CPU). Each init does, in the same order, what the Python init did:
  *
- *   launcher (this program, as exec'd): clone(CLONE_PARENT | NEWNS | NEWPID | NEWIPC) -- the
- *     init is the zygote's own child, as before -- says the init's pid on fd 7 and exits.
+ *   server: clone(CLONE_PARENT | NEWNS | NEWPID | NEWIPC) -- the init is the zygote's own child,
+ *     as before, and dies with it (PDEATHSIG); the server dies with the zygote too.
  *   init (pid 1 of the new pid namespace): PDEATHSIG=KILL; every fd but its own closed;
  *     setsid; its own /proc with Docker's read-only and masked entries (the mount calls the
  *     zygote worked out); not dumpable; core limit 0/0; bounding set emptied; setgroups,
@@ -16,12 +18,13 @@
  *     reaps, kills and reaps whatever is left of the namespace, and only then writes the
  *     command's status line ("s <wait status>\n") and b"r" on its report pipe.
  *
- * Fixed descriptors from the zygote: 0-2 the zygote's own stdio; 3 the configuration (a
- * memfd: see `read_config`); 4 the init's SOCK_SEQPACKET socket; 5 its report pipe; 6 the
- * command's status fd when argv[1] is "1" (a pooled init); 7 where the launcher writes the
- * init's pid. The request on fd 4 (see sandbox/_zinit.py `encode_request`): the cwd, the
- * argument count, the arguments and the environment entries, each NUL-terminated, with the
- * command's stdin, stdout and stderr (and its status fd when not pooled) attached.
+ * The server's descriptors: 0-2 the zygote's own stdio; 3 the configuration (a memfd: see
+ * `read_config`; read once, then closed); 4 its SOCK_SEQPACKET socket to the zygote. A request
+ * there is one byte, with the init's socket, its report pipe and, for a pooled init, the
+ * command's status fd attached; the answer is the init's pid (or -errno), a native int. The
+ * request on the init's socket (see sandbox/_zinit.py `encode_request`): the cwd, the argument
+ * count, the arguments and the environment entries, each NUL-terminated, with the command's
+ * stdin, stdout and stderr (and its status fd when not pooled) attached.
  *
  * A set-up failure is said on the command's stderr once it arrives; the command never runs.
  */
@@ -56,10 +59,11 @@
 #endif
 
 #define FD_CONFIG 3
-#define FD_CTL 4
-#define FD_REPORT 5
-#define FD_STATUS 6
-#define FD_PID 7
+#define FD_SERVER 4
+/* An init's own: its socket, its report pipe, a pooled init's status fd. */
+#define FD_CTL 5
+#define FD_REPORT 6
+#define FD_STATUS 7
 /* A command that could not start: the wait status of `exit 1`. */
 #define FAILED (1 << 8)
 #define MAX_MOUNTS 64
@@ -258,19 +262,19 @@ static void set_slice(pid_t pid, uint64_t flags, uint64_t slice) {
 /* Receive the request and its fds (close-on-exec: the command must not inherit its status fd,
  * or it could forge its own exit status). Returns the message size, 0 at EOF, -1 on error;
  * -2 when it was larger than `inbox`. */
-static ssize_t receive(int *fds, int *nfds) {
+static ssize_t receive(int sock, char *into, size_t room, int *fds, int *nfds) {
     union {
         struct cmsghdr align;
         char buf[CMSG_SPACE(16 * sizeof(int))];
     } control;
-    struct iovec iov = {inbox, sizeof inbox};
+    struct iovec iov = {into, room};
     struct msghdr msg = {0};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
     msg.msg_control = control.buf;
     msg.msg_controllen = sizeof control.buf;
     ssize_t size;
-    do size = recvmsg(FD_CTL, &msg, MSG_CMSG_CLOEXEC);
+    do size = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
     while (size < 0 && errno == EINTR);
     *nfds = 0;
     if (size < 0) return -1;
@@ -372,19 +376,12 @@ static int run(char *msg, size_t size, int in, int out, int err, int *code) {
 
 static int init_main(int pooled) {
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    /* Nothing of the zygote's: its stdio stays, as in the Python init. */
     int status = pooled ? FD_STATUS : -1;
-    close(FD_PID);
-    if (!pooled) close(FD_STATUS);
-    syscall(SYS_close_range, 8, ~0U, 0);
-    /* Given by dup2 (which clears close-on-exec): the command must never hold its own status fd
-     * (it could forge its exit status), its init's socket or report pipe. */
-    for (int fd = FD_CONFIG; fd <= FD_STATUS; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
-    if (read_config() == 0) set_up();
+    if (failure[0] == '\0') set_up();
     if (failure[0] == '\0' && cfg.slice_mode != 0) /* ready: from now on, latency (best effort) */
         set_slice(0, cfg.slice_mode == 1 ? 1 /* SCHED_FLAG_RESET_ON_FORK */ : 0, cfg.slice_ns);
     int fds[16], nfds;
-    ssize_t size = receive(fds, &nfds);
+    ssize_t size = receive(FD_CTL, inbox, sizeof inbox, fds, &nfds);
     if (size == -1) return 1;
     close(FD_CTL);
     if (status >= 0 && nfds == 3) fds[nfds++] = status;
@@ -417,16 +414,60 @@ static int init_main(int pooled) {
     return code;
 }
 
+/* In a just-cloned init: its fds at FD_CTL, FD_REPORT (and FD_STATUS), close-on-exec (the
+ * command must never hold its own status fd: it could forge its exit status), nothing else of
+ * the server's or the zygote's but stdio. */
+static void take_fds(const int *fds, int nfds) {
+    int high[3];
+    for (int i = 0; i < nfds; i++) high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 16);
+    for (int i = 0; i < nfds; i++) {
+        if (high[i] < 0 || dup3(high[i], FD_CTL + i, O_CLOEXEC) < 0) {
+            fail("take the init's descriptors");
+            return;
+        }
+    }
+    syscall(SYS_close_range, 3, FD_CTL - 1, 0);
+    syscall(SYS_close_range, FD_CTL + nfds, ~0U, 0);
+}
+
+static void answer(long said) {
+    int value = (int)said;
+    while (send(FD_SERVER, &value, sizeof value, MSG_NOSIGNAL) < 0 && errno == EINTR) {
+    }
+}
+
 int main(int argc, char **argv) {
-    if (argc != 2) {
+    if (argc != 3 || strcmp(argv[1], "server") != 0) {
         fprintf(stderr, "shellrt-init: started by the bwrap zygote only\n");
         return 2;
     }
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    prctl(PR_SET_NAME, "shellrt-init", 0, 0, 0); /* not the memfd's "8": what ps and top show */
-    long pid = syscall(SYS_clone, CLONE_PARENT | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | SIGCHLD, 0, 0, 0, 0);
-    if (pid == 0) _exit(init_main(argv[1][0] == '1'));
-    int said = pid < 0 ? -errno : (int)pid;
-    write_all(FD_PID, (const char *)&said, sizeof said);
-    return 0;
+    prctl(PR_SET_NAME, "shellrt-init", 0, 0, 0); /* not the memfd's number: what ps and top show */
+    if (getppid() != atoi(argv[2])) return 1;     /* the zygote went away before PDEATHSIG was set */
+    read_config(); /* a failure is kept: every init says it to its command, which never runs */
+    syscall(SYS_close_range, FD_SERVER + 1, ~0U, 0);
+    for (;;) {
+        char op;
+        int fds[16], nfds;
+        ssize_t size = receive(FD_SERVER, &op, 1, fds, &nfds);
+        if (size <= 0) {
+            if (size < 0 && errno == EINTR) continue;
+            return 0; /* the zygote closed its end: no more inits */
+        }
+        int pooled = op == 'p';
+        if (nfds != (pooled ? 3 : 2)) {
+            for (int i = 0; i < nfds; i++) close(fds[i]);
+            answer(-EINVAL);
+            continue;
+        }
+        long pid = syscall(SYS_clone, CLONE_PARENT | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | SIGCHLD, 0, 0, 0, 0);
+        if (pid == 0) {
+            take_fds(fds, nfds);
+            _exit(init_main(pooled));
+        }
+        int err = errno;
+        for (int i = 0; i < nfds; i++) close(fds[i]);
+        answer(pid < 0 ? -err : pid);
+    }
 }

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from sandbox import _seccomp, _zinit
-from sandbox._zygote_main import _spawn_c_init
+from sandbox._zygote_main import _c_clone, _start_c_server
 from shellrt.supervisor import Supervisor
 from tests._bwrap_session import zygote_session
 from tests.conftest import require
@@ -157,17 +157,17 @@ def _run_directly(tmp_path: Path, config: bytes, script: str) -> tuple[str, str]
     os.close(program)
     config_fd = os.memfd_create("config", os.MFD_CLOEXEC)
     os.write(config_fd, config)
+    server = _start_c_server(high, config_fd)
     ctl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     report_r, report_w = os.pipe2(os.O_CLOEXEC)
     status_r, status_w = os.pipe2(os.O_CLOEXEC)
-    pid_r, pid_w = os.pipe2(os.O_CLOEXEC)
     out_r, out_w = os.pipe2(os.O_CLOEXEC)
-    launcher = _spawn_c_init(high, [config_fd, theirs.fileno(), report_w, status_w, pid_w])
-    for fd in (high, config_fd, theirs.fileno(), report_w, status_w, pid_w):
+    init = _c_clone(server, [theirs.fileno(), report_w, status_w])
+    theirs.close()
+    for fd in (report_w, status_w):
         os.close(fd)
-    init = int.from_bytes(os.read(pid_r, 4), "little", signed=True)
+    server.close()  # the server ends on that EOF; the init is this process's own child
     assert init > 0
-    os.waitpid(launcher, 0)
     request = _zinit.encode_request(["/bin/sh", "-c", script], str(tmp_path), {"PATH": "/usr/bin:/bin"})
     with open(os.devnull, "rb") as devnull:
         socket.send_fds(ctl, [request], [devnull.fileno(), out_w, out_w])
@@ -178,7 +178,8 @@ def _run_directly(tmp_path: Path, config: bytes, script: str) -> tuple[str, str]
         output += chunk
     status = os.read(status_r, 64).decode()
     os.waitpid(init, 0)
-    for fd in (out_r, status_r, report_r, pid_r):
+    os.waitpid(-1, 0)  # the server
+    for fd in (out_r, status_r, report_r):
         os.close(fd)
     return output.decode(), status
 
