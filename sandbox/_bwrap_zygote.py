@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import errno
 import itertools
+import logging
 import marshal
 import os
 import socket
@@ -31,6 +32,8 @@ from sandbox.base import ExecRequest, ExitStatus, SandboxProcess
 from sandbox.errors import SandboxExecError
 
 __all__ = ["ZYGOTE_CODE", "Zygote", "ZygoteGoneError", "ZygoteProcess"]
+
+_log = logging.getLogger(__name__)
 
 #: The zygote's compiled program, fed through a pipe (its file may be hidden inside the
 #: sandbox; the zygote runs on this very interpreter, so the marshal format matches).
@@ -150,9 +153,14 @@ class Zygote:
         self._sock = ours
         hello = b""
         with anyio.move_on_after(_READY_TIMEOUT_S):
-            while (hello := await self._receive()) not in (b"ready", b""):
+            while (hello := await self._receive()) and not hello.startswith(b"ready"):
                 pass  # a pooled init, kept by `_receive`
-        if hello != b"ready":
+        if hello.startswith(b"ready python"):  # it was given the C init, which could not start there
+            _log.warning(
+                "bwrap session inits: Python, %s", hello[len(b"ready python ") :].decode("utf-8", "replace")
+            )
+            self.c_init = False
+        elif hello != b"ready":
             said = await self._drain_output()
             await self.close()
             raise ZygoteGoneError(f"the bwrap zygote did not start: {said or 'no output'}")
@@ -171,7 +179,7 @@ class Zygote:
 
     def _take(self, sock: socket.socket) -> bytes:
         msg, fds, _flags, _addr = socket.recv_fds(sock, 4096, 2, socket.MSG_CMSG_CLOEXEC)
-        if msg and msg != b"ready":
+        if msg and not msg.startswith(b"ready"):
             told = marshal.loads(msg)
             if told.get("op") == "pooled" and len(fds) == 2:
                 self._pool.append((told["pid"], socket.socket(fileno=fds[0]), fds[1]))

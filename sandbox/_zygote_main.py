@@ -432,10 +432,15 @@ class Zygote:
                 self._command_slice = ctypes.byref(_SchedAttr(48, os.SCHED_OTHER, 0, nice, 0, 0))
         #: The C init (`sandbox._zinit`): the socket to its fork server, or None: the Python init below.
         self._zinit: _socket.socket | None = None
+        #: Why the C init the host gave could not start ("": it did, or none was given).
+        self.c_init_failure = ""
         if config.get("zinit") is not None:
-            program_fd = _fcntl.fcntl(config["zinit"], _fcntl.F_DUPFD_CLOEXEC, 5)  # not where 3, 4 go
-            os.close(config["zinit"])
-            self._zinit = _start_c_server(program_fd, self._c_config(program))
+            try:
+                program_fd = _fcntl.fcntl(config["zinit"], _fcntl.F_DUPFD_CLOEXEC, 5)  # not where 3, 4 go
+                os.close(config["zinit"])
+                self._zinit = _start_c_server(program_fd, self._c_config(program))
+            except OSError as exc:  # e.g. no exec from a memfd here: the Python init, and the host is told
+                self.c_init_failure = f"the C init cannot start: {exc}"
         #: What an init rehearses receiving (`_rehearse`): a request of the usual shape.
         self._sample: dict[str, Any] = {
             "op": "spawn",
@@ -1175,7 +1180,8 @@ def main() -> None:
     gc.freeze()
     _libc.malloc_trim(0)
     zygote.refill()  # the first command's init waits ready too
-    sock.send(b"ready")
+    # "ready python": the host's C init could not start, so requests must come in the Python init's format.
+    sock.send(b"ready python " + zygote.c_init_failure.encode() if zygote.c_init_failure else b"ready")
     for req, fds in _requests(sock, wake_r, zygote.reap):
         if req["op"] == "spawn" and len(fds) == 4:
             zygote.spawn(req, fds)

@@ -114,6 +114,25 @@ async def test_without_a_compiler_the_zygote_keeps_its_python_init(
         assert result.exit_code == 0 and result.preview.split() == ["2", "NoNewPrivs:", "1"], result.preview
 
 
+@pytest.mark.bwrap
+async def test_a_c_init_that_cannot_start_in_the_sandbox_leaves_the_python_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def not_a_program() -> int:
+        fd = os.memfd_create("shellrt-init", os.MFD_CLOEXEC)
+        os.write(fd, b"not a program")
+        return fd
+
+    monkeypatch.setattr("sandbox._bwrap_zygote.init_program_fd", not_a_program)
+    with caplog.at_level(logging.WARNING, logger="sandbox._bwrap_zygote"):
+        async with zygote_session(tmp_path) as (backend, sup):
+            assert backend._zygote is not None and not backend._zygote.c_init
+            for _ in range(4):  # pooled inits, then inits made since
+                result = await sup.run("echo $$; grep NoNewPrivs /proc/self/status", timeout_s=10)
+                assert result.preview.split() == ["2", "NoNewPrivs:", "1"], result.preview
+    assert "bwrap session inits: Python, the C init cannot start" in caplog.text, caplog.text
+
+
 def test_the_program_handed_to_the_zygote_cannot_be_changed() -> None:
     fd = _zinit.init_program_fd()
     require(fd is not None, "no C compiler here (install gcc and libc6-dev)")
