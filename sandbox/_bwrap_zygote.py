@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import errno
 import itertools
+import logging
 import marshal
 import os
 import socket
@@ -26,10 +27,13 @@ import anyio
 from sandbox._fdstream import FdReceiveStream, FdSendStream
 from sandbox._hostproc import HostProcess, HostRunner, StdioPipes, child_env, grow_pipe, read_cwd_report
 from sandbox._proctree import pids_with_marker
+from sandbox._zinit import encode_request, init_program_fd
 from sandbox.base import ExecRequest, ExitStatus, SandboxProcess
 from sandbox.errors import SandboxExecError
 
 __all__ = ["ZYGOTE_CODE", "Zygote", "ZygoteGoneError", "ZygoteProcess"]
+
+_log = logging.getLogger(__name__)
 
 #: The zygote's compiled program, fed through a pipe (its file may be hidden inside the
 #: sandbox; the zygote runs on this very interpreter, so the marshal format matches).
@@ -72,6 +76,8 @@ class Zygote:
         self._proc: HostProcess | None = None
         #: Commands started here whose end was not seen yet (a replaced zygote is closed at 0).
         self.running = 0
+        #: Its commands' inits are the C program (`sandbox._zinit`), not the zygote's Python.
+        self.c_init = False
         #: Inits the zygote prepared ahead, oldest first: (pid, the init's own socket, the read
         #: end of its status pipe).
         self._pool: list[tuple[int, socket.socket, int]] = []
@@ -96,6 +102,22 @@ class Zygote:
         ``bwrap_argv``, on the host); ``pass_fds``: fds its set-up steps name.
         Raises `ZygoteGoneError` with what the sandbox printed when it does not come up.
         """
+        program = -1
+        if "seccomp" in config and not config.get("hold") and not config.get("spawner"):
+            built = await anyio.to_thread.run_sync(init_program_fd)  # built once, on first use
+            if built is not None:
+                program = built
+                config = {**config, "zinit": program}
+        self.c_init = program >= 0
+        try:
+            await self._start(bwrap_argv, python, config, (*pass_fds, *((program,) if program >= 0 else ())))
+        finally:
+            if program >= 0:
+                os.close(program)
+
+    async def _start(
+        self, bwrap_argv: list[str], python: str, config: dict[str, object], pass_fds: tuple[int, ...]
+    ) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         src_r, src_w = os.pipe2(os.O_CLOEXEC)
         slot = self._runner.new_run(report_cwd=False)
@@ -131,9 +153,14 @@ class Zygote:
         self._sock = ours
         hello = b""
         with anyio.move_on_after(_READY_TIMEOUT_S):
-            while (hello := await self._receive()) not in (b"ready", b""):
+            while (hello := await self._receive()) and not hello.startswith(b"ready"):
                 pass  # a pooled init, kept by `_receive`
-        if hello != b"ready":
+        if hello.startswith(b"ready python"):  # it was given the C init, which could not start there
+            _log.warning(
+                "bwrap session inits: Python, %s", hello[len(b"ready python ") :].decode("utf-8", "replace")
+            )
+            self.c_init = False
+        elif hello != b"ready":
             said = await self._drain_output()
             await self.close()
             raise ZygoteGoneError(f"the bwrap zygote did not start: {said or 'no output'}")
@@ -152,7 +179,7 @@ class Zygote:
 
     def _take(self, sock: socket.socket) -> bytes:
         msg, fds, _flags, _addr = socket.recv_fds(sock, 4096, 2, socket.MSG_CMSG_CLOEXEC)
-        if msg and msg != b"ready":
+        if msg and not msg.startswith(b"ready"):
             told = marshal.loads(msg)
             if told.get("op") == "pooled" and len(fds) == 2:
                 self._pool.append((told["pid"], socket.socket(fileno=fds[0]), fds[1]))
@@ -171,13 +198,13 @@ class Zygote:
             except OSError:  # BlockingIOError: nothing more
                 return
 
-    def _hand_to_pooled(self, message: dict[str, object], fds: list[int]) -> tuple[int, int] | None:
+    def _hand_to_pooled(self, message: bytes, fds: list[int]) -> tuple[int, int] | None:
         """Give a pooled init its command directly: (its pid, its status fd), or None when none is ready."""
         self._collect()
         while self._pool:
             pid, ctl, status = self._pool.pop(0)
             try:
-                socket.send_fds(ctl, [marshal.dumps(message)], fds)
+                socket.send_fds(ctl, [message], fds)
             except OSError:  # it died waiting (killed): the next one, or the zygote makes one
                 os.close(status)
                 continue
@@ -245,9 +272,13 @@ class Zygote:
         try:
             if not self.alive:
                 raise ZygoteGoneError("the bwrap zygote is not running")
+            for_init = marshal.dumps(message)
+            if self.c_init:  # the C init reads a plainer format; the zygote forwards it as is
+                for_init = _c_request(request, env)
+                message = {"op": "spawn", "id": command_id, "raw": for_init}
             # A pooled init has its status pipe already (the zygote holds a copy for a killed
             # one): the zygote is not told, so one wake-up fewer on the command's path.
-            pooled = self._hand_to_pooled(message, fds)
+            pooled = self._hand_to_pooled(for_init, fds)
             if pooled is None:
                 status_r, status_w = os.pipe2(os.O_CLOEXEC)
                 init_pid = 0
@@ -456,6 +487,13 @@ class ZygoteProcess(SandboxProcess):
                 if self._status is None:
                     await self._zygote.close()  # its sandbox, this command's namespace included
             await self.wait()
+
+
+def _c_request(request: ExecRequest, env: dict[str, str]) -> bytes:
+    try:
+        return encode_request(list(request.argv), request.cwd, env)
+    except ValueError as exc:
+        raise SandboxExecError(f"cannot start the command: {exc}; remove it and retry") from exc
 
 
 def _call_later(delay: float, callback: Callable[[int], None], arg: int) -> asyncio.TimerHandle | None:

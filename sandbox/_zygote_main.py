@@ -90,6 +90,7 @@ import _signal  # type: ignore[import-not-found]  # C module without stubs
 import _socket
 import ctypes
 import errno
+import fcntl as _fcntl
 import gc
 import marshal
 import mmap
@@ -429,6 +430,17 @@ class Zygote:
             self._short_slice = ctypes.byref(_SchedAttr(48, os.SCHED_OTHER, flags, nice, 0, _INIT_SLICE_NS))
             if nice < 0:
                 self._command_slice = ctypes.byref(_SchedAttr(48, os.SCHED_OTHER, 0, nice, 0, 0))
+        #: The C init (`sandbox._zinit`): the socket to its fork server, or None: the Python init below.
+        self._zinit: _socket.socket | None = None
+        #: Why the C init the host gave could not start ("": it did, or none was given).
+        self.c_init_failure = ""
+        if config.get("zinit") is not None:
+            try:
+                program_fd = _fcntl.fcntl(config["zinit"], _fcntl.F_DUPFD_CLOEXEC, 5)  # not where 3, 4 go
+                os.close(config["zinit"])
+                self._zinit = _start_c_server(program_fd, self._c_config(program))
+            except OSError as exc:  # e.g. no exec from a memfd here: the Python init, and the host is told
+                self.c_init_failure = f"the C init cannot start: {exc}"
         #: What an init rehearses receiving (`_rehearse`): a request of the usual shape.
         self._sample: dict[str, Any] = {
             "op": "spawn",
@@ -438,7 +450,54 @@ class Zygote:
             "env": {"PATH": "/usr/bin:/bin", "HOME": "/", "LANG": "C.UTF-8", "SHELLRT": "1"},
         }
 
+    def _c_config(self, program: bytes) -> int:
+        """The C init's configuration (the format `zinit.c`'s ``read_config`` parses), in a memfd."""
+        slice_mode, nice = 0, 0
+        if self._short_slice is not None:
+            nice = os.getpriority(os.PRIO_PROCESS, 0)
+            slice_mode = 2 if self._command_slice is not None else 1
+        fields: list[bytes | str] = [
+            str(-1 if self.uid is None else self.uid),
+            str(-1 if self.gid is None else self.gid),
+            str(slice_mode),
+            str(nice),
+            str(_INIT_SLICE_NS),
+            self.shell_fallback,
+            self.eagain,
+            str(len(self._bounding)),
+            *(str(cap) for cap in self._bounding),
+            str(len(self._proc_mounts)),
+        ]
+        for source, target, fstype, flags, data in self._proc_mounts:
+            fields += [source or b"", target, fstype or b"", str(flags.value), data or b""]
+        fields.append(program.hex())
+        text = b"".join((f.encode() if isinstance(f, str) else f) + b"\0" for f in fields)
+        fd = os.memfd_create("shellrt-init-config", os.MFD_CLOEXEC)
+        _write_all(fd, text)
+        return fd
+
     def _prepare(self, status: int = -1) -> tuple[int, _socket.socket, int] | int:
+        if self._zinit is not None:
+            return self._prepare_c(self._zinit, status)
+        return self._prepare_python(status)
+
+    def _prepare_c(self, server: _socket.socket, status: int) -> tuple[int, _socket.socket, int] | int:
+        """`_prepare` with the C init: its fork server (`zinit.c`) clones one, as this zygote's
+        child, and says its pid."""
+        ctl, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
+        report_r, report_w = os.pipe2(os.O_CLOEXEC)
+        try:
+            pid = _c_clone(server, [theirs.fileno(), report_w, *((status,) if status >= 0 else ())])
+        finally:
+            theirs.close()
+            os.close(report_w)
+        if pid < 0:
+            ctl.close()
+            os.close(report_r)
+            return -pid
+        return pid, ctl, report_r
+
+    def _prepare_python(self, status: int = -1) -> tuple[int, _socket.socket, int] | int:
         """Clone one init into fresh pid, mount and IPC namespaces: (pid, its socket, report pipe),
         or the errno when that fails. ``status``: the init's own status fd (a pooled one), or -1:
         it comes with the command."""
@@ -509,7 +568,10 @@ class Zygote:
             return
         pid, ctl, report = prepared
         try:
-            _send_fds(ctl, req, fds)
+            if self._zinit is not None:
+                _send_raw(ctl, req["raw"], fds)
+            else:
+                _send_fds(ctl, req, fds)
         except OSError as exc:  # the init is gone (killed): never run the command elsewhere
             _refuse(stderr, status, f"cannot start the command: {exc.strerror}")
             status = -1
@@ -752,6 +814,49 @@ def _said(report: int) -> int:
         said = False
     os.close(report)
     return int(said)
+
+
+def _start_c_server(program: int, config: int) -> _socket.socket:
+    """Start the C init's fork server (`zinit.c`) from ``program`` (an fd: a sealed memfd) with
+    its configuration ``config`` at fd 3 and its socket at fd 4 (vfork+exec: nothing of this
+    Python is copied); both fds are closed here. Its socket, to ask it for inits (`_c_clone`)."""
+    ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
+    given = (config, theirs.fileno())
+    base = max(program, *given) + 1  # first above every fd named, then down to 3 and 4: none overwritten
+    actions: list[tuple[Any, ...]] = [(os.POSIX_SPAWN_DUP2, fd, base + i) for i, fd in enumerate(given)]
+    for i in range(len(given)):
+        actions += [(os.POSIX_SPAWN_DUP2, base + i, 3 + i), (os.POSIX_SPAWN_CLOSE, base + i)]
+    try:
+        os.posix_spawn(
+            f"/proc/self/fd/{program}",
+            ["shellrt-init", "server", str(os.getpid())],
+            os.environ,  # its inits look commands up in the zygote's PATH, as the Python init did
+            file_actions=actions,
+            setsigmask=(),
+            setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ),
+        )
+    finally:
+        theirs.close()
+        os.close(config)
+        os.close(program)
+    return ours
+
+
+def _c_clone(server: _socket.socket, fds: list[int]) -> int:
+    """A new C init's pid (its socket, report pipe and, pooled, status fd given), or -errno."""
+    try:
+        _send_raw(server, b"p" if len(fds) == 3 else b"n", fds)
+        said = server.recv(_INT)
+    except OSError as exc:
+        return -(exc.errno or errno.EIO)
+    return int.from_bytes(said, sys.byteorder, signed=True) if len(said) == _INT else -errno.EPIPE
+
+
+def _send_raw(sock: _socket.socket, data: bytes, fds: list[int]) -> None:
+    sock.sendmsg(
+        [data],
+        [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, b"".join(fd.to_bytes(_INT, sys.byteorder) for fd in fds))],
+    )
 
 
 def _send_fds(sock: _socket.socket, message: dict[str, Any], fds: list[int]) -> None:
@@ -1075,7 +1180,8 @@ def main() -> None:
     gc.freeze()
     _libc.malloc_trim(0)
     zygote.refill()  # the first command's init waits ready too
-    sock.send(b"ready")
+    # "ready python": the host's C init could not start, so requests must come in the Python init's format.
+    sock.send(b"ready python " + zygote.c_init_failure.encode() if zygote.c_init_failure else b"ready")
     for req, fds in _requests(sock, wake_r, zygote.reap):
         if req["op"] == "spawn" and len(fds) == 4:
             zygote.spawn(req, fds)

@@ -480,8 +480,8 @@ async def test_replaced_zygotes_end_once_their_commands_do(dirs: dict[str, Path]
 
 
 def zygote_family(zygote_host_pid: int) -> list[int]:
-    """Host pids of a zygote and its clones (pooled and running inits): descendants of its
-    bwrap that run the zygote's own program."""
+    """Host pids of a zygote and its inits (pooled and running): descendants of its bwrap that
+    run the zygote's own program or the C init (`sandbox/zinit.c`)."""
     table = process_table()
     found: list[int] = []
     frontier = [zygote_host_pid]
@@ -494,9 +494,20 @@ def zygote_family(zygote_host_pid: int) -> list[int]:
                     argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
                 except OSError:
                     continue
-                if Path(os.fsdecode(argv[0])).name.startswith("python") and b"-I" in argv:
+                if (argv[0] == b"shellrt-init" and _is_init(pid)) or (
+                    Path(os.fsdecode(argv[0])).name.startswith("python") and b"-I" in argv
+                ):
                     found.append(pid)
     return sorted(found)
+
+
+def _is_init(pid: int) -> bool:
+    """Whether ``pid`` is pid 1 of its own pid namespace (a C init, not its launcher on its way out)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return any(line.startswith("NSpid:") and line.split()[-1] == "1" for line in status.splitlines())
 
 
 async def until_count(zygote_host_pid: int, count: int) -> list[int]:

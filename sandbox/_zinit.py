@@ -1,0 +1,160 @@
+"""A bwrap session command's init in C (``zinit.c``): built on the host on first use, handed to the zygote sealed.
+
+Why: back to back, a session command costs what its CPU costs, and most of it was the
+zygote cloning its Python process per command (page tables, copy-on-write faults,
+re-faulted library text, the init's Python; docs/performance.md). The zygote now
+``posix_spawn``s (a vfork: nothing of it copied) this small static program instead,
+which clones the command's init into fresh pid, mount and IPC namespaces and does
+there, in the same order, what the Python init did.
+
+Built once per source version with the host's C compiler, cached as the docker
+backend's helper is (`sandbox.docker._priv`), and given to each zygote as a sealed
+memfd: nothing inside the sandbox can change the program later inits run, whatever
+it may write. Without a compiler (or with ``SHELLRT_BWRAP_INIT=python``) the zygote
+keeps its Python init; which one runs is logged (`init_kind`).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from importlib import resources
+from pathlib import Path
+
+__all__ = ["INIT_ENV", "encode_request", "init_kind", "init_program_fd"]
+
+_log = logging.getLogger(__name__)
+
+#: ``c`` (the default: the C init when it can be built) or ``python`` (the zygote's own init).
+INIT_ENV = "SHELLRT_BWRAP_INIT"
+_MFD_EXEC = 0x10  # Linux 6.3+: an executable memfd (older kernels refuse the flag: retried without)
+_SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+
+_lock = threading.Lock()
+#: The built program's bytes, or why there is none (decided once per process).
+_program: bytes | str | None = None
+
+
+def _source() -> bytes:
+    return resources.files("sandbox").joinpath("zinit.c").read_bytes()
+
+
+def _cache_dirs() -> list[Path]:
+    dirs = []
+    if xdg := os.environ.get("XDG_CACHE_HOME"):
+        dirs.append(Path(xdg) / "shellrt")
+    home = os.path.expanduser("~")
+    if home and home != "~":
+        dirs.append(Path(home) / ".cache" / "shellrt")
+    dirs.append(Path(tempfile.gettempdir()) / f"shellrt-cache-{os.getuid()}")
+    return dirs
+
+
+def _compile(src: bytes, dest: Path) -> str | None:
+    """Build ``src`` into ``dest``; None when done, else why not."""
+    named = os.environ.get("CC")
+    cc = shutil.which(named) if named else shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        return f"no C compiler{f' ($CC={named!r} not found)' if named else ''}: install gcc and libc6-dev for the faster C init"
+    dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
+        c_file = Path(tmp) / "zinit.c"
+        c_file.write_bytes(src)
+        out = Path(tmp) / "zinit"
+        proc = subprocess.run(
+            [cc, "-static", "-O2", "-s", "-o", str(out), str(c_file)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if proc.returncode != 0:
+            return f"{cc} failed: {proc.stderr.strip()[-300:]} (install libc6-dev for a static build)"
+        os.chmod(out, 0o755)
+        os.replace(out, dest)
+    return None
+
+
+def _build() -> bytes | str:
+    """The program's bytes (built and cached on first use), or why there is none."""
+    src = _source()
+    digest = hashlib.sha256(src).hexdigest()[:16]
+    why: list[str] = []
+    for base in _cache_dirs():
+        dest = base / f"zinit-{digest}"
+        try:
+            if not dest.is_file() and (failed := _compile(src, dest)) is not None:
+                return failed
+            return dest.read_bytes()
+        except (OSError, subprocess.SubprocessError) as exc:
+            why.append(f"{base}: {exc}")
+    return f"no writable cache directory: {'; '.join(why)}"
+
+
+def _program_or_reason() -> bytes | str:
+    global _program
+    with _lock:
+        if _program is None:
+            wanted = os.environ.get(INIT_ENV, "c")
+            if wanted not in ("c", "python"):
+                _log.warning(
+                    "%s=%r is neither 'c' nor 'python': using the C init when it builds", INIT_ENV, wanted
+                )
+            _program = f"{INIT_ENV}=python" if wanted == "python" else _build()
+            if isinstance(_program, str):
+                _log.info("bwrap session inits: Python (the zygote's own), because %s", _program)
+            else:
+                _log.info("bwrap session inits: C (sandbox/zinit.c, %d bytes)", len(_program))
+        return _program
+
+
+def init_kind() -> str:
+    """``"c"`` or ``"python"``: which init the next bwrap session's commands get (for operators)."""
+    return "python" if isinstance(_program_or_reason(), str) or not _memfd_exec_allowed() else "c"
+
+
+def _memfd_exec_allowed() -> bool:
+    """Whether this kernel runs programs from a memfd (``vm.memfd_noexec`` 2 forbids it)."""
+    try:
+        return Path("/proc/sys/vm/memfd_noexec").read_text().strip() in ("0", "1")
+    except OSError:
+        return True  # before Linux 6.3: no such setting, memfds are executable
+
+
+def init_program_fd() -> int | None:
+    """A new sealed, close-on-exec memfd holding the C init, or None: the zygote uses its Python init.
+
+    The caller owns the fd (pass it to the zygote, then close it).
+    """
+    program = _program_or_reason()
+    if isinstance(program, str) or not _memfd_exec_allowed():
+        return None
+    flags = os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING
+    try:
+        fd = os.memfd_create("shellrt-init", flags | _MFD_EXEC)
+    except OSError:
+        fd = os.memfd_create("shellrt-init", flags)
+    try:
+        view = memoryview(program)
+        while view:
+            view = view[os.write(fd, view) :]
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def encode_request(argv: list[str], cwd: str, env: dict[str, str]) -> bytes:
+    """A command for the C init: cwd, the argument count, the arguments, then ``NAME=VALUE``
+    entries, each NUL-terminated (none may hold a NUL: exec could not pass it either)."""
+    fields = [cwd, str(len(argv)), *argv, *(f"{name}={value}" for name, value in env.items())]
+    encoded = [os.fsencode(field) for field in fields]
+    if any(b"\0" in field for field in encoded):
+        raise ValueError("an argument, the working directory or an environment entry holds a NUL byte")
+    return b"\0".join(encoded) + b"\0"

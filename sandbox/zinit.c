@@ -1,0 +1,473 @@
+/* shellrt-init: one bwrap session command's init, in C (built by sandbox/_zinit.py).
+ *
+ * Started once per zygote (sandbox/_zygote_main.py), with posix_spawn -- a vfork: no copy of
+ * the zygote's Python -- from a sealed memfd the host passed it, as a fork server: it reads its
+ * configuration once, then for each of the zygote's requests clones one init and answers with
+ * its pid. Cloning this small process instead of the zygote's Python is the point
+ * (docs/performance.md: that clone, its copy-on-write faults and the init's Python were most
+ * of a session command's CPU). Each init does, in the same order, what the Python init did:
+ *
+ *   server: clone(CLONE_PARENT | NEWNS | NEWPID | NEWIPC) -- the init is the zygote's own child,
+ *     as before, and dies with it (PDEATHSIG); the server dies with the zygote too.
+ *   init (pid 1 of the new pid namespace): PDEATHSIG=KILL; every fd but its own closed;
+ *     setsid; its own /proc with Docker's read-only and masked entries (the mount calls the
+ *     zygote worked out); not dumpable; core limit 0/0; bounding set emptied; setgroups,
+ *     setresgid, setresuid (root caller: the sandbox uid); no capabilities; ambient cleared;
+ *     no_new_privs; the session's seccomp filter; a short scheduling slice (latency only);
+ *     then it waits for its command on its own socket, starts it with posix_spawnp (vfork),
+ *     reaps, kills and reaps whatever is left of the namespace, and only then writes the
+ *     command's status line ("s <wait status>\n") and b"r" on its report pipe.
+ *
+ * The server's descriptors: 0-2 the zygote's own stdio; 3 the configuration (a memfd: see
+ * `read_config`; read once, then closed); 4 its SOCK_SEQPACKET socket to the zygote. A request
+ * there is one byte, with the init's socket, its report pipe and, for a pooled init, the
+ * command's status fd attached; the answer is the init's pid (or -errno), a native int. The
+ * request on the init's socket (see sandbox/_zinit.py `encode_request`): the cwd, the argument
+ * count, the arguments and the environment entries, each NUL-terminated, with the command's
+ * stdin, stdout and stderr (and its status fd when not pooled) attached.
+ *
+ * A set-up failure is said on the command's stderr once it arrives; the command never runs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+#ifndef PR_CAP_AMBIENT
+#define PR_CAP_AMBIENT 47
+#define PR_CAP_AMBIENT_CLEAR_ALL 4
+#endif
+
+#define FD_CONFIG 3
+#define FD_SERVER 4
+/* An init's own: its socket, its report pipe, a pooled init's status fd. */
+#define FD_CTL 5
+#define FD_REPORT 6
+#define FD_STATUS 7
+/* A command that could not start: the wait status of `exit 1`. */
+#define FAILED (1 << 8)
+#define MAX_MOUNTS 64
+#define MAX_CAPS 64
+#define MAX_ARGS 65536
+
+extern char **environ;
+
+/* The configuration, one NUL-terminated field after another (sandbox/_zygote_main.py
+ * `Zygote._zinit_config`): uid, gid (-1: not switched), slice mode (0 none, 1 the short slice
+ * with SCHED_RESET_ON_FORK, 2 without it, the command's slice reset after its exec), the
+ * caller's nice, the slice in ns, SHELL's fallback ("" none), the EAGAIN text, the number of
+ * bounding-set capabilities then each, the number of mount calls then for each source, target,
+ * fstype, flags, data ("" for none), then the seccomp program in hex. */
+struct mount_call {
+    const char *source, *target, *fstype, *data;
+    unsigned long flags;
+};
+static struct {
+    long uid, gid;
+    int slice_mode, nice;
+    unsigned long long slice_ns;
+    const char *shell_fallback, *eagain;
+    int ncaps, caps[MAX_CAPS];
+    int nmounts;
+    struct mount_call mounts[MAX_MOUNTS];
+    struct sock_filter filter[4096];
+    unsigned short nfilter;
+} cfg;
+static char cfg_text[1 << 16];
+
+/* Why the set-up failed (said to the command that would have run), or "" when it did not. */
+static char failure[512];
+
+/* Where a request is received: 1 MiB as the Python init had; bss, so only what a message fills
+ * is ever touched. */
+static char inbox[1 << 20];
+
+struct sched_attr_v1 {
+    uint32_t size, policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t priority;
+    uint64_t runtime, deadline, period;
+};
+
+static void write_all(int fd, const char *data, size_t len) {
+    while (len > 0) {
+        ssize_t n = write(fd, data, len);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return;
+        }
+        data += n;
+        len -= (size_t)n;
+    }
+}
+
+static void say(int fd, const char *a, const char *b) {
+    char line[4096];
+    int n = snprintf(line, sizeof line, "shellrt: %s%s\n", a, b);
+    if (n > (int)sizeof line - 1) n = (int)sizeof line - 1;
+    if (n > 0) write_all(fd, line, (size_t)n);
+}
+
+static void report(int status, int wait_status) {
+    char line[32];
+    int n = snprintf(line, sizeof line, "s %d\n", wait_status);
+    write_all(status, line, (size_t)n);
+    close(status);
+}
+
+/* First failure only, as the Python init's exception: "[Errno N] what: strerror". */
+static int fail(const char *what) {
+    int err = errno;
+    if (failure[0] == '\0') snprintf(failure, sizeof failure, "[Errno %d] %s: %s", err, what, strerror(err));
+    return -1;
+}
+
+static const char *next_field(char **at, const char *end) {
+    if (*at >= end) return NULL;
+    char *field = *at;
+    size_t len = strnlen(field, (size_t)(end - field));
+    if (field + len >= end) return NULL;
+    *at = field + len + 1;
+    return field;
+}
+
+static int hexval(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+/* Parse fd 3 into `cfg`; -1 on any malformed field (fail closed: the command never runs). */
+static int read_config(void) {
+    ssize_t size = pread(FD_CONFIG, cfg_text, sizeof cfg_text, 0);
+    close(FD_CONFIG);
+    if (size <= 0 || size == (ssize_t)sizeof cfg_text) {
+        errno = EINVAL;
+        return fail("read the init's configuration");
+    }
+    char *at = cfg_text, *end = cfg_text + size;
+    const char *f[8];
+    for (int i = 0; i < 8; i++)
+        if ((f[i] = next_field(&at, end)) == NULL) goto bad;
+    cfg.uid = strtol(f[0], NULL, 10);
+    cfg.gid = strtol(f[1], NULL, 10);
+    cfg.slice_mode = atoi(f[2]);
+    cfg.nice = atoi(f[3]);
+    cfg.slice_ns = strtoull(f[4], NULL, 10);
+    cfg.shell_fallback = f[5];
+    cfg.eagain = f[6];
+    cfg.ncaps = atoi(f[7]);
+    if (cfg.ncaps < 0 || cfg.ncaps > MAX_CAPS) goto bad;
+    for (int i = 0; i < cfg.ncaps; i++) {
+        const char *c = next_field(&at, end);
+        if (c == NULL) goto bad;
+        cfg.caps[i] = atoi(c);
+    }
+    const char *n = next_field(&at, end);
+    if (n == NULL) goto bad;
+    cfg.nmounts = atoi(n);
+    if (cfg.nmounts < 0 || cfg.nmounts > MAX_MOUNTS) goto bad;
+    for (int i = 0; i < cfg.nmounts; i++) {
+        const char *m[5];
+        for (int j = 0; j < 5; j++)
+            if ((m[j] = next_field(&at, end)) == NULL) goto bad;
+        struct mount_call *call = &cfg.mounts[i];
+        call->source = m[0][0] ? m[0] : NULL;
+        call->target = m[1];
+        call->fstype = m[2][0] ? m[2] : NULL;
+        call->flags = strtoul(m[3], NULL, 10);
+        call->data = m[4][0] ? m[4] : NULL;
+    }
+    const char *hex = next_field(&at, end);
+    if (hex == NULL) goto bad;
+    size_t len = strlen(hex);
+    if (len == 0 || len % 16 != 0 || len / 16 > sizeof cfg.filter / sizeof cfg.filter[0]) goto bad;
+    unsigned char *out = (unsigned char *)cfg.filter;
+    for (size_t i = 0; i < len; i += 2) {
+        int hi = hexval(hex[i]), lo = hexval(hex[i + 1]);
+        if (hi < 0 || lo < 0) goto bad;
+        out[i / 2] = (unsigned char)(hi << 4 | lo);
+    }
+    cfg.nfilter = (unsigned short)(len / 16);
+    return 0;
+bad:
+    errno = EINVAL;
+    return fail("parse the init's configuration");
+}
+
+/* The init gives up everything before it is handed its command, which inherits that (the
+ * Python init's `_lower`, same order). */
+static int lower(void) {
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) return fail("prctl(DUMPABLE)");
+    struct rlimit no_core = {0, 0};
+    if (setrlimit(RLIMIT_CORE, &no_core) < 0) return fail("setrlimit(RLIMIT_CORE)");
+    for (int i = 0; i < cfg.ncaps; i++)
+        if (prctl(PR_CAPBSET_DROP, cfg.caps[i], 0, 0, 0) < 0) return fail("prctl(CAPBSET_DROP)");
+    if (cfg.uid >= 0 && cfg.gid >= 0) {
+        if (setgroups(0, NULL) < 0) return fail("setgroups");
+        if (setresgid((gid_t)cfg.gid, (gid_t)cfg.gid, (gid_t)cfg.gid) < 0) return fail("setresgid");
+        if (setresuid((uid_t)cfg.uid, (uid_t)cfg.uid, (uid_t)cfg.uid) < 0) return fail("setresuid");
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) return fail("prctl(DUMPABLE)");
+    }
+    struct __user_cap_header_struct head = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct none[2];
+    memset(none, 0, sizeof none);
+    if (syscall(SYS_capset, &head, none) < 0) return fail("capset");
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0) return fail("prctl(AMBIENT)");
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) return fail("prctl(NO_NEW_PRIVS)");
+    struct sock_fprog prog = {cfg.nfilter, cfg.filter};
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0) return fail("seccomp");
+    return 0;
+}
+
+static int set_up(void) {
+    if (setsid() < 0) return fail("setsid");
+    for (int i = 0; i < cfg.nmounts; i++) {
+        struct mount_call *c = &cfg.mounts[i];
+        if (mount(c->source, c->target, c->fstype, c->flags, c->data) < 0) {
+            char what[300];
+            snprintf(what, sizeof what, "mount %s", c->target);
+            return fail(what);
+        }
+    }
+    return lower();
+}
+
+static void set_slice(pid_t pid, uint64_t flags, uint64_t slice) {
+    struct sched_attr_v1 attr = {48, SCHED_OTHER, flags, cfg.nice, 0, slice, 0, 0};
+    syscall(SYS_sched_setattr, pid, &attr, 0); /* best effort: latency only */
+}
+
+/* Receive the request and its fds (close-on-exec: the command must not inherit its status fd,
+ * or it could forge its own exit status). Returns the message size, 0 at EOF, -1 on error;
+ * -2 when it was larger than `inbox`. */
+static ssize_t receive(int sock, char *into, size_t room, int *fds, int *nfds) {
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(16 * sizeof(int))];
+    } control;
+    struct iovec iov = {into, room};
+    struct msghdr msg = {0};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.buf;
+    msg.msg_controllen = sizeof control.buf;
+    ssize_t size;
+    do size = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+    while (size < 0 && errno == EINTR);
+    *nfds = 0;
+    if (size < 0) return -1;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        int n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        for (int i = 0; i < n && *nfds < 16; i++) memcpy(&fds[(*nfds)++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+    }
+    if (msg.msg_flags & MSG_TRUNC) return -2;
+    return size;
+}
+
+static int has_children(void) {
+    siginfo_t info;
+    return waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0;
+}
+
+/* Start the command and wait for it; returns its wait status, *code the init's exit code. */
+static int run(char *msg, size_t size, int in, int out, int err, int *code) {
+    static char *argv[MAX_ARGS + 1], *env[MAX_ARGS + 3];
+    char *at = msg, *end = msg + size;
+    const char *cwd = next_field(&at, end), *count = next_field(&at, end);
+    long argc = count ? strtol(count, NULL, 10) : 0;
+    if (cwd == NULL || argc < 1 || argc > MAX_ARGS) {
+        say(err, "cannot start the command: ", "a malformed request");
+        *code = 1;
+        return FAILED;
+    }
+    for (long i = 0; i < argc; i++)
+        if ((argv[i] = (char *)next_field(&at, end)) == NULL) {
+            say(err, "cannot start the command: ", "a malformed request");
+            *code = 1;
+            return FAILED;
+        }
+    argv[argc] = NULL;
+    int nenv = 0, has_shell = 0;
+    char home_tmp[] = "HOME=/tmp", shell[4096];
+    const char *e;
+    while ((e = next_field(&at, end)) != NULL && nenv < MAX_ARGS) {
+        char *entry = (char *)e;
+        /* As the Python init's `_command_env`: a root caller's HOME the sandbox user cannot
+         * enter becomes /tmp; SHELL supplied when the sandbox uid has no passwd entry. */
+        if (cfg.uid >= 0 && strncmp(entry, "HOME=", 5) == 0 && entry[5] && access(entry + 5, X_OK) != 0)
+            entry = home_tmp;
+        if (strncmp(entry, "SHELL=", 6) == 0) has_shell = 1;
+        env[nenv++] = entry;
+    }
+    if (cfg.uid >= 0 && cfg.shell_fallback[0] && !has_shell) {
+        snprintf(shell, sizeof shell, "SHELL=%s", cfg.shell_fallback);
+        env[nenv++] = shell;
+    }
+    env[nenv] = NULL;
+    if (chdir(cwd) < 0) { /* as the command's user: a root caller's workspace is the sandbox uid's */
+        char what[4096];
+        snprintf(what, sizeof what, "cannot enter the working directory %s: ", cwd);
+        say(err, what, strerror(errno));
+        close(in);
+        *code = 1;
+        return FAILED;
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, in, 0);
+    posix_spawn_file_actions_adddup2(&actions, out, 1);
+    posix_spawn_file_actions_adddup2(&actions, err, 2);
+    posix_spawnattr_init(&attr);
+    sigset_t defaults;
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGPIPE);
+    sigaddset(&defaults, SIGXFSZ);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+    pid_t command;
+    int rc = posix_spawnp(&command, argv[0], &actions, &attr, argv, env);
+    close(in);
+    if (rc != 0) { /* as a shell says it: 127 not found, 126 not executable */
+        char what[4096];
+        snprintf(what, sizeof what, "%s: ", argv[0]);
+        say(err, what, rc == EAGAIN ? cfg.eagain : strerror(rc));
+        *code = rc == ENOENT ? 127 : 126;
+        return *code << 8;
+    }
+    if (cfg.slice_mode == 2) set_slice(command, 0, 0); /* no SCHED_RESET_ON_FORK: reset now */
+    for (;;) {
+        int wait_status;
+        pid_t pid = waitpid(-1, &wait_status, 0);
+        if (pid < 0) {
+            if (errno == EINTR) continue;
+            *code = 1;
+            return FAILED;
+        }
+        if (pid == command) {
+            *code = WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status) : WEXITSTATUS(wait_status);
+            return wait_status;
+        }
+    }
+}
+
+static int init_main(int pooled) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    int status = pooled ? FD_STATUS : -1;
+    if (failure[0] == '\0') set_up();
+    if (failure[0] == '\0' && cfg.slice_mode != 0) /* ready: from now on, latency (best effort) */
+        set_slice(0, cfg.slice_mode == 1 ? 1 /* SCHED_FLAG_RESET_ON_FORK */ : 0, cfg.slice_ns);
+    int fds[16], nfds;
+    ssize_t size = receive(FD_CTL, inbox, sizeof inbox, fds, &nfds);
+    if (size == -1) return 1;
+    close(FD_CTL);
+    if (status >= 0 && nfds == 3) fds[nfds++] = status;
+    else if (status >= 0) close(status);
+    if (size == 0 || nfds != 4) {
+        for (int i = 0; i < nfds; i++) close(fds[i]);
+        return 0; /* discarded: the host closed the pool */
+    }
+    int in = fds[0], out = fds[1], err = fds[2];
+    status = fds[3];
+    if (failure[0] != '\0' || size == -2) {
+        say(err, "cannot start the command: ", failure[0] ? failure : "too large");
+        report(status, FAILED);
+        return 1;
+    }
+    int code;
+    int wait_status = run(inbox, (size_t)size, in, out, err, &code);
+    /* Whatever the command left (background, setsid'd, double-forked): killed and reaped. Every
+     * process of the namespace is this init's descendant and orphans become its children, so
+     * no child left means nothing left. */
+    while (has_children()) {
+        kill(-1, SIGKILL);
+        if (waitpid(-1, NULL, 0) < 0 && errno == ECHILD) break;
+    }
+    report(status, wait_status);
+    /* The output pipes end only now: the host finds the status there already. */
+    close(out);
+    close(err);
+    write_all(FD_REPORT, "r", 1);
+    return code;
+}
+
+/* In a just-cloned init: its fds at FD_CTL, FD_REPORT (and FD_STATUS), close-on-exec (the
+ * command must never hold its own status fd: it could forge its exit status), nothing else of
+ * the server's or the zygote's but stdio. */
+static void take_fds(const int *fds, int nfds) {
+    int high[3];
+    for (int i = 0; i < nfds; i++) high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 16);
+    for (int i = 0; i < nfds; i++) {
+        if (high[i] < 0 || dup3(high[i], FD_CTL + i, O_CLOEXEC) < 0) {
+            fail("take the init's descriptors");
+            return;
+        }
+    }
+    syscall(SYS_close_range, 3, FD_CTL - 1, 0);
+    syscall(SYS_close_range, FD_CTL + nfds, ~0U, 0);
+}
+
+static void answer(long said) {
+    int value = (int)said;
+    while (send(FD_SERVER, &value, sizeof value, MSG_NOSIGNAL) < 0 && errno == EINTR) {
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3 || strcmp(argv[1], "server") != 0) {
+        fprintf(stderr, "shellrt-init: started by the bwrap zygote only\n");
+        return 2;
+    }
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    prctl(PR_SET_NAME, "shellrt-init", 0, 0, 0); /* not the memfd's number: what ps and top show */
+    if (getppid() != atoi(argv[2])) return 1;     /* the zygote went away before PDEATHSIG was set */
+    read_config(); /* a failure is kept: every init says it to its command, which never runs */
+    syscall(SYS_close_range, FD_SERVER + 1, ~0U, 0);
+    for (;;) {
+        char op;
+        int fds[16], nfds;
+        ssize_t size = receive(FD_SERVER, &op, 1, fds, &nfds);
+        if (size <= 0) {
+            if (size < 0 && errno == EINTR) continue;
+            return 0; /* the zygote closed its end: no more inits */
+        }
+        int pooled = op == 'p';
+        if (nfds != (pooled ? 3 : 2)) {
+            for (int i = 0; i < nfds; i++) close(fds[i]);
+            answer(-EINVAL);
+            continue;
+        }
+        long pid = syscall(SYS_clone, CLONE_PARENT | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | SIGCHLD, 0, 0, 0, 0);
+        if (pid == 0) {
+            take_fds(fds, nfds);
+            _exit(init_main(pooled));
+        }
+        int err = errno;
+        for (int i = 0; i < nfds; i++) close(fds[i]);
+        answer(pid < 0 ? -err : pid);
+    }
+}

@@ -1,0 +1,226 @@
+"""The bwrap session's C init (`sandbox/zinit.c`, built by `sandbox._zinit`).
+
+A command's init in C must confine the command exactly as the zygote's Python init does
+(same uid, capabilities, no_new_privs, seccomp filter, /proc masks, core limit, pid 1 out
+of its reach), refuse to run a command when its set-up fails (fail closed), come to the
+zygote as a program nothing can change, and give way to the Python init where it cannot be
+built. FAILS, not skips, under CI=true (bwrap; the direct runs need root, which CI has).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import re
+import socket
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from sandbox import _seccomp, _zinit
+from sandbox._zygote_main import _c_clone, _start_c_server
+from shellrt.supervisor import Supervisor
+from tests._bwrap_session import zygote_session
+from tests.conftest import require
+
+pytestmark = [pytest.mark.anyio]
+
+#: What a command prints about its confinement (namespace ids differ per command: not printed).
+_PROBE = (
+    "id; echo pid=$$; grep -E '^(Cap|NoNewPrivs|Seccomp)' /proc/self/status; ulimit -c; ulimit -Hc;"
+    " grep -E ' /proc[/ ]' /proc/self/mountinfo | cut -d' ' -f5,6 | sort;"
+    " kill -INT 1; kill -TERM 1; kill -KILL 1; test -r /proc/1/stat && echo init=alive;"
+    " ls /proc/1/fd >/dev/null 2>&1; echo fds=$?; unshare -U true 2>/dev/null; echo userns=$?;"
+    " unshare -m true 2>/dev/null; echo mountns=$?"
+)
+
+
+@pytest.fixture
+def fresh_choice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sandbox._zinit` decides once per process: undecided again for this test (and after it)."""
+    monkeypatch.setattr(_zinit, "_program", None)
+
+
+async def _probe(tmp_path: Path, want_c: bool) -> str:
+    tmp_path.mkdir()
+    async with zygote_session(tmp_path) as (backend, sup):
+        assert backend._zygote is not None and backend._zygote.c_init is want_c
+        first = (await sup.run(_PROBE, timeout_s=20)).preview
+        again = (await sup.run(_PROBE, timeout_s=20)).preview  # a pooled init made after a command
+        assert first == again
+        return re.sub(r"uid=\d+\S*|gid=\d+\S*|groups=\d+\S*", "", first)  # a leased uid differs per session
+
+
+@pytest.mark.bwrap
+async def test_both_inits_confine_a_command_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_choice: None
+) -> None:
+    c_said = await _probe(tmp_path / "c", want_c=True)
+    monkeypatch.setenv(_zinit.INIT_ENV, "python")
+    monkeypatch.setattr(_zinit, "_program", None)
+    python_said = await _probe(tmp_path / "py", want_c=False)
+    assert c_said == python_said
+    assert "pid=2" in c_said and "NoNewPrivs:\t1" in c_said and "Seccomp:\t2" in c_said, c_said
+    assert "CapEff:\t0000000000000000" in c_said and "CapBnd:\t0000000000000000" in c_said, c_said
+    assert "init=alive" in c_said and "fds=0" not in c_said, c_said
+    assert "userns=0" not in c_said and "mountns=0" not in c_said, c_said
+
+
+@pytest.fixture
+async def session(tmp_path: Path) -> AsyncIterator[Supervisor]:
+    async with zygote_session(tmp_path) as (backend, sup):
+        assert backend._zygote is not None and backend._zygote.c_init, "a compiler is here: the C init runs"
+        yield sup
+
+
+@pytest.mark.bwrap
+async def test_the_c_init_runs_commands_as_the_python_one_did(session: Supervisor) -> None:
+    sup = session
+    assert (await sup.run("exit 3", timeout_s=10)).exit_code == 3
+    assert (await sup.run("kill -TERM $$", timeout_s=10)).exit_code == 128 + 15
+    missing = await sup.run("cd /nonexistent-dir-zinit 2>/dev/null || exec /nonexistent-zinit", timeout_s=10)
+    assert missing.exit_code == 127
+    left = await sup.run(
+        "(setsid sleep 3017 &); nohup sleep 3018 >/dev/null 2>&1 & echo started", timeout_s=10
+    )
+    assert left.exit_code == 0 and "started" in left.preview
+    assert _host_pids("sleep 301[78]") == [], "the init reports only once nothing of its command is left"
+    out = await sup.run("head -c 3; echo; echo err >&2", timeout_s=10, stdin=b"abcdef")
+    assert out.exit_code == 0 and "abc" in out.preview and "err" in out.preview
+
+
+def _host_pids(pattern: str) -> list[str]:
+    return subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
+
+
+@pytest.mark.bwrap
+async def test_without_a_compiler_the_zygote_keeps_its_python_init(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_choice: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("CC", "/nonexistent/cc")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # nothing built before
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    with caplog.at_level(logging.INFO, logger="sandbox._zinit"):
+        assert _zinit.init_program_fd() is None
+        assert _zinit.init_kind() == "python"
+    assert "bwrap session inits: Python" in caplog.text and "no C compiler" in caplog.text, caplog.text
+    async with zygote_session(tmp_path) as (backend, sup):
+        assert backend._zygote is not None and not backend._zygote.c_init
+        result = await sup.run("echo $$; grep NoNewPrivs /proc/self/status", timeout_s=10)
+        assert result.exit_code == 0 and result.preview.split() == ["2", "NoNewPrivs:", "1"], result.preview
+
+
+@pytest.mark.bwrap
+async def test_a_c_init_that_cannot_start_in_the_sandbox_leaves_the_python_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def not_a_program() -> int:
+        fd = os.memfd_create("shellrt-init", os.MFD_CLOEXEC)
+        os.write(fd, b"not a program")
+        return fd
+
+    monkeypatch.setattr("sandbox._bwrap_zygote.init_program_fd", not_a_program)
+    with caplog.at_level(logging.WARNING, logger="sandbox._bwrap_zygote"):
+        async with zygote_session(tmp_path) as (backend, sup):
+            assert backend._zygote is not None and not backend._zygote.c_init
+            for _ in range(4):  # pooled inits, then inits made since
+                result = await sup.run("echo $$; grep NoNewPrivs /proc/self/status", timeout_s=10)
+                assert result.preview.split() == ["2", "NoNewPrivs:", "1"], result.preview
+    assert "bwrap session inits: Python, the C init cannot start" in caplog.text, caplog.text
+
+
+def test_the_program_handed_to_the_zygote_cannot_be_changed() -> None:
+    fd = _zinit.init_program_fd()
+    require(fd is not None, "no C compiler here (install gcc and libc6-dev)")
+    assert fd is not None
+    try:
+        seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+        for seal in (fcntl.F_SEAL_WRITE, fcntl.F_SEAL_SHRINK, fcntl.F_SEAL_GROW, fcntl.F_SEAL_SEAL):
+            assert seals & seal
+        with pytest.raises(PermissionError):
+            os.pwrite(fd, b"\0", 0)
+        with pytest.raises(PermissionError):
+            os.ftruncate(fd, 0)
+        assert os.pread(fd, 4, 0) == b"\x7fELF"
+        assert not os.get_inheritable(fd)
+    finally:
+        os.close(fd)
+
+
+def test_a_request_is_its_fields_each_nul_terminated() -> None:
+    encoded = _zinit.encode_request(["bash", "-c", "echo é"], "/w s", {"A": "1", "B": "x=y"})
+    assert encoded == "/w s\0003\0bash\0-c\0echo é\0A=1\0B=x=y\0".encode()
+    with pytest.raises(ValueError, match="NUL"):
+        _zinit.encode_request(["bash", "-c", "a\0b"], "/", {})
+
+
+def _config(seccomp: bytes) -> bytes:
+    """A C init configuration (see `zinit.c`'s ``read_config``): uid and gid kept, no slice, no
+    mounts (run on the host, its /proc is left alone), the bounding set left as it is."""
+    fields = ["-1", "-1", "0", "0", "100000", "", "no process", "0", "0", seccomp.hex()]
+    return b"".join(field.encode() + b"\0" for field in fields)
+
+
+def _run_directly(tmp_path: Path, config: bytes, script: str) -> tuple[str, str]:
+    """The C init started as the zygote starts it, on the host (root): (its command's stdout and
+    stderr, its status line)."""
+    require(os.geteuid() == 0, "starting the C init outside bwrap needs root (CI runs as root)")
+    program = _zinit.init_program_fd()
+    require(program is not None, "no C compiler here (install gcc and libc6-dev)")
+    assert program is not None
+    high = fcntl.fcntl(program, fcntl.F_DUPFD_CLOEXEC, 64)
+    os.close(program)
+    config_fd = os.memfd_create("config", os.MFD_CLOEXEC)
+    os.write(config_fd, config)
+    server = _start_c_server(high, config_fd)
+    ctl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    report_r, report_w = os.pipe2(os.O_CLOEXEC)
+    status_r, status_w = os.pipe2(os.O_CLOEXEC)
+    out_r, out_w = os.pipe2(os.O_CLOEXEC)
+    init = _c_clone(server, [theirs.fileno(), report_w, status_w])
+    theirs.close()
+    for fd in (report_w, status_w):
+        os.close(fd)
+    server.close()  # the server ends on that EOF; the init is this process's own child
+    assert init > 0
+    request = _zinit.encode_request(["/bin/sh", "-c", script], str(tmp_path), {"PATH": "/usr/bin:/bin"})
+    with open(os.devnull, "rb") as devnull:
+        socket.send_fds(ctl, [request], [devnull.fileno(), out_w, out_w])
+    os.close(out_w)
+    ctl.close()
+    output = b""
+    while chunk := os.read(out_r, 65536):
+        output += chunk
+    status = os.read(status_r, 64).decode()
+    os.waitpid(init, 0)
+    os.waitpid(-1, 0)  # the server
+    for fd in (out_r, status_r, report_r):
+        os.close(fd)
+    return output.decode(), status
+
+
+@pytest.mark.parametrize("config", [b"garbage\0", _config(b"")], ids=["malformed", "no seccomp program"])
+def test_a_set_up_failure_refuses_the_command(tmp_path: Path, config: bytes) -> None:
+    said, status = _run_directly(tmp_path, config, "touch ran")
+    assert "cannot start the command" in said and "configuration" in said, said
+    assert status == "s 256\n"
+    assert not (tmp_path / "ran").exists(), "the command ran without its set-up"
+
+
+def test_the_c_init_alone_confines_its_command(tmp_path: Path) -> None:
+    """Outside bwrap too: pid 2 of a fresh pid namespace, no capabilities, no_new_privs, the filter."""
+    script = (
+        "echo $$; grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status; echo fds $(ls /proc/self/fd);"
+        " ulimit -Hc; exit 7"
+    )
+    said, status = _run_directly(tmp_path, _config(_seccomp.filter_bytes()), script)
+    assert status == f"s {7 << 8}\n"
+    lines = said.split("\n")
+    assert lines[0] == "2", said  # its own pid namespace's (getpid; /proc is still the host's here)
+    assert "CapEff:\t0000000000000000" in said and "NoNewPrivs:\t1" in said and "Seccomp:\t2" in said, said
+    assert "fds 0 1 2 3\n" in said, f"stdio only (3: ls's own): {said}"
+    assert lines[-2] == "0", said
