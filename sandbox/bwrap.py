@@ -105,7 +105,7 @@ from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
 from sandbox._covered_mounts import covered_mounts
 from sandbox._hostproc import HostRunner, child_env
-from sandbox._hostsockets import VANISHED_MASK, IpcMasks, SocketWatch, StartMasks
+from sandbox._hostsockets import RUN_DIRS, VANISHED_MASK, IpcMasks, SocketWatch, StartMasks
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
 from sandbox._maskaliases import ALIAS, AliasFinder
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
@@ -117,7 +117,7 @@ from sandbox.config import BwrapConfig
 from sandbox.errors import BackendUnavailableError, SandboxExecError
 from sandbox.policy import SandboxPolicy
 
-__all__ = ["BwrapBackend"]
+__all__ = ["BwrapBackend", "private_places"]
 
 _log = logging.getLogger(__name__)
 
@@ -192,15 +192,39 @@ def _zygote_python() -> str:
     return os.path.realpath(sys.executable)
 
 
-def _host_temp_mask() -> list[str]:
-    """Hide the host's temp dir when it is not /tmp (``TMPDIR`` elsewhere), which the sandbox
-    replaces anyway: every session keeps its private /tmp and state there, and a non-root
-    caller's sessions share a uid, so a 0700 directory does not keep one session's commands
-    out of another's. The session's own binds (its /tmp, state, writable roots) come after."""
+def _hidden_temp_dir() -> str | None:
+    """The host's temp dir when it is not /tmp (``TMPDIR`` elsewhere): every sandbox hides it, as
+    it replaces /tmp anyway. Every session keeps its private /tmp and state there, and a non-root
+    caller's sessions share a uid, so a 0700 directory does not keep one session's commands out
+    of another's."""
     host = os.path.realpath(tempfile.gettempdir())
     if host == "/" or host == "/tmp" or host.startswith("/tmp/"):
-        return []
-    return ["--tmpfs", host]
+        return None
+    return host
+
+
+def _host_temp_mask() -> list[str]:
+    """bwrap flags hiding `_hidden_temp_dir`; the session's own binds (its /tmp, state, writable
+    roots) come after."""
+    host = _hidden_temp_dir()
+    return [] if host is None else ["--tmpfs", host]
+
+
+def private_places() -> list[str]:
+    """Host directories every bwrap sandbox fills with its own content, so that what the host has
+    there is not what commands see: its ``/proc`` and ``/dev``, the run directories it empties
+    (/run, /var/run, the caller's XDG_RUNTIME_DIR: no host IPC) and the host's temp dir when it
+    is not /tmp (`_hidden_temp_dir`). The file tools' view (``shellrt.tools._paths``) refuses them
+    as the sandbox does, from this one list; the sandbox's own mounts below them (writable roots,
+    its /tmp) stay reachable."""
+    places = ["/proc", "/dev"]
+    for run in (*RUN_DIRS, os.environ.get("XDG_RUNTIME_DIR", "")):
+        if run and os.path.isdir(run):
+            places.append(os.path.realpath(run))
+    temp = _hidden_temp_dir()
+    if temp is not None:
+        places.append(temp)
+    return places
 
 
 class BwrapBackend(CgroupLimits, SandboxBackend):
