@@ -27,6 +27,7 @@ failed attempt never read it; beyond that bound such a start is not retried.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from collections.abc import Awaitable, Callable
 
@@ -37,6 +38,8 @@ from sandbox._hostsockets import VANISHED_MASK
 from sandbox.base import ExitStatus, SandboxProcess
 
 __all__ = ["MAX_RETRIES", "REPLAY_MAX", "TRANSIENT", "RetryingBwrapProcess", "Spawn", "lost_mount_race"]
+
+_log = logging.getLogger(__name__)
 
 #: Extra attempts after a failed setup.
 MAX_RETRIES = 3
@@ -121,7 +124,7 @@ class RetryingBwrapProcess(SandboxProcess):
             if attempt.decided is not None:
                 return attempt.decided
             status = await attempt.proc.wait()
-            report = _drain(attempt.status_fd)
+            report, attempt.status_fd = _drain(attempt.status_fd), -1
             may = (
                 status.exit_code == 1
                 and b'"exit-code"' not in report  # the command never ran
@@ -141,9 +144,14 @@ class RetryingBwrapProcess(SandboxProcess):
             if retry:
                 if not fewer_masks:
                     self._retries += 1
-                self._attempt = _Attempt(*await self._spawn())
-                if self.stdin is not None:
-                    await self.stdin.catch_up()
+                try:
+                    self._attempt = _Attempt(*await self._spawn())
+                except Exception:  # cannot even start again: this attempt's failure is the answer
+                    _log.warning("bwrap: a failed start could not be retried", exc_info=True)
+                    retry = False
+                else:
+                    if self.stdin is not None:
+                        await self.stdin.catch_up()
             attempt.decided = retry
             return retry
 
@@ -306,7 +314,9 @@ def _handed(attempt: _Attempt, name: str, first: bytes) -> bytes:
 
 
 def _drain(fd: int) -> bytes:
-    """Everything bwrap wrote to its json-status fd (it has exited), then close it."""
+    """Everything bwrap wrote to its json-status fd (it has exited), then close it (-1: drained)."""
+    if fd < 0:
+        return b""
     chunks: list[bytes] = []
     try:
         os.set_blocking(fd, False)

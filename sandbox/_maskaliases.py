@@ -24,7 +24,7 @@ from pathlib import Path
 
 from sandbox.errors import SandboxExecError
 
-__all__ = ["ALIAS", "MAX_ENTRIES", "AliasFinder"]
+__all__ = ["ALIAS", "MAX_ENTRIES", "AliasFinder", "denied_inodes"]
 
 #: How `sandbox.bwrap.BwrapBackend._denied_kinds` lists an alias after the denied paths' kinds
 #: (``alias:<path>``): the whole mask plan stays one comparable tuple.
@@ -100,6 +100,37 @@ class AliasFinder:
                     if key in targets and not any(h == name or h in name.parents for h in hidden):
                         aliases.append(name)
         return tuple(sorted(set(aliases)))
+
+
+def denied_inodes(denied: Sequence[tuple[str, str]], roots: Sequence[str]) -> dict[tuple[int, int], str]:
+    """``(st_dev, st_ino) -> shown path`` of every read-denied file another name could show:
+    a denied regular file with more than one link, and each such file below a denied directory
+    inside ``roots`` (where a command could have linked it before it was masked).
+
+    ``denied``: (the path as shown, its host path). For the file tools, which open files on the
+    host by path and see no mask but the path's: they refuse an opened file whose inode is here
+    (`sandbox.confine.View.alias_of`). Bounded like the sandbox's own search; past the bound
+    (or a directory a command may have closed) `SandboxExecError`.
+    """
+    budget = _Budget()
+    found: dict[tuple[int, int], str] = {}
+    for shown, host in denied:
+        try:
+            st = os.stat(host)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            if st.st_nlink > 1:
+                found[st.st_dev, st.st_ino] = shown
+        elif stat.S_ISDIR(st.st_mode) and any(
+            host == r or host.startswith(r.rstrip("/") + "/") for r in roots
+        ):
+            for below, below_st in _walk(Path(host), budget):
+                if below_st.st_nlink > 1:
+                    found[below_st.st_dev, below_st.st_ino] = os.path.join(
+                        shown, os.path.relpath(below, host)
+                    )
+    return found
 
 
 class _Budget:

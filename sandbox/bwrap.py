@@ -105,9 +105,10 @@ from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
 from sandbox._covered_mounts import covered_mounts
 from sandbox._hostproc import HostRunner, child_env
-from sandbox._hostsockets import VANISHED_MASK, IpcMasks, SocketWatch, StartMasks
+from sandbox._hostsockets import RUN_DIRS, VANISHED_MASK, IpcMasks, SocketWatch, StartMasks
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
 from sandbox._maskaliases import ALIAS, AliasFinder
+from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._readonly import read_only_args, read_only_paths
 from sandbox._scratch import OwnedDir
@@ -117,7 +118,7 @@ from sandbox.config import BwrapConfig
 from sandbox.errors import BackendUnavailableError, SandboxExecError
 from sandbox.policy import SandboxPolicy
 
-__all__ = ["BwrapBackend"]
+__all__ = ["BwrapBackend", "private_places"]
 
 _log = logging.getLogger(__name__)
 
@@ -192,15 +193,39 @@ def _zygote_python() -> str:
     return os.path.realpath(sys.executable)
 
 
-def _host_temp_mask() -> list[str]:
-    """Hide the host's temp dir when it is not /tmp (``TMPDIR`` elsewhere), which the sandbox
-    replaces anyway: every session keeps its private /tmp and state there, and a non-root
-    caller's sessions share a uid, so a 0700 directory does not keep one session's commands
-    out of another's. The session's own binds (its /tmp, state, writable roots) come after."""
+def _hidden_temp_dir() -> str | None:
+    """The host's temp dir when it is not /tmp (``TMPDIR`` elsewhere): every sandbox hides it, as
+    it replaces /tmp anyway. Every session keeps its private /tmp and state there, and a non-root
+    caller's sessions share a uid, so a 0700 directory does not keep one session's commands out
+    of another's."""
     host = os.path.realpath(tempfile.gettempdir())
     if host == "/" or host == "/tmp" or host.startswith("/tmp/"):
-        return []
-    return ["--tmpfs", host]
+        return None
+    return host
+
+
+def _host_temp_mask() -> list[str]:
+    """bwrap flags hiding `_hidden_temp_dir`; the session's own binds (its /tmp, state, writable
+    roots) come after."""
+    host = _hidden_temp_dir()
+    return [] if host is None else ["--tmpfs", host]
+
+
+def private_places() -> list[str]:
+    """Host directories every bwrap sandbox fills with its own content, so that what the host has
+    there is not what commands see: its ``/proc`` and ``/dev``, the run directories it empties
+    (/run, /var/run, the caller's XDG_RUNTIME_DIR: no host IPC) and the host's temp dir when it
+    is not /tmp (`_hidden_temp_dir`). The file tools' view (``shellrt.tools._paths``) refuses them
+    as the sandbox does, from this one list; the sandbox's own mounts below them (writable roots,
+    its /tmp) stay reachable."""
+    places = ["/proc", "/dev"]
+    for run in (*RUN_DIRS, os.environ.get("XDG_RUNTIME_DIR", "")):
+        if run and os.path.isdir(run):
+            places.append(os.path.realpath(run))
+    temp = _hidden_temp_dir()
+    if temp is not None:
+        places.append(temp)
+    return places
 
 
 class BwrapBackend(CgroupLimits, SandboxBackend):
@@ -596,21 +621,23 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         masks = StartMasks()  # the same masks each attempt, less those whose socket is gone
         retries = 0
         while True:
-            argv = self.bwrap_args(
-                cwd="/",
-                state_dir=state_dir,
-                tmp=self._session_tmp,
-                caps=caps,
-                denied=hidden,
-                zygote=True,
-                masks=masks,
-            )
-            if os.geteuid() != 0:
-                argv[1:1] = ["--unshare-user"]
-            zygote = Zygote(self._runner)
+            pins = PinFds(self._pin_root())
             try:
+                argv = self.bwrap_args(
+                    cwd="/",
+                    state_dir=state_dir,
+                    tmp=self._session_tmp,
+                    caps=caps,
+                    denied=hidden,
+                    zygote=True,
+                    masks=masks,
+                    pin_fds=pins,
+                )
+                if os.geteuid() != 0:
+                    argv[1:1] = ["--unshare-user"]
+                zygote = Zygote(self._runner)
                 # limits: the zygote joins the session cgroup
-                await zygote.start(self.cgroup_argv(argv), python, config)
+                await zygote.start(self.cgroup_argv(argv), python, config, tuple(pins.fds))
             except ZygoteGoneError as exc:
                 said = str(exc).encode("utf-8", "replace")
                 if any(v in said for v in VANISHED_MASK) and masks.drop_vanished():
@@ -619,7 +646,14 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 if retries > MAX_RETRIES or not lost_mount_race(said):
                     raise
                 continue
+            finally:
+                pins.close()
             return zygote
+
+    def _pin_root(self) -> str:
+        """Where a pin's source path is walked from (`sandbox._pins`): the holder's namespace (root
+        caller: the idmapped roots are mounted there, and every bwrap starts there), else ``/``."""
+        return f"/proc/{self._holder.host_pid}/root" if self._holder is not None else "/"
 
     def _skeleton_steps(self) -> list[tuple[object, ...]]:
         """Zygote set-up steps (root caller) that make `_skeletons` inside its sandbox.
@@ -780,6 +814,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         zygote: bool = False,
         spawned: bool = False,
         masks: StartMasks | None = None,
+        pin_fds: PinFds | None = None,
     ) -> list[str]:
         """The bwrap argv up to (not including) ``--``, for one sandbox starting in ``cwd``.
 
@@ -793,6 +828,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         ``spawned``: started by the spawner, already the sandbox uid in the holder's namespace
         (root caller, per command): no ``nsenter`` in front.
         ``masks``: the host-socket masks of this start across its attempts (default: listed now).
+        ``pin_fds``: where the pinned directories' fds go (`sandbox._pins`: bound from an fd, never
+        by a path a running command can swap for a symlink); None (the probe, which runs no
+        command while none runs): bound by path.
         """
         assert self._bwrap is not None
         as_user = bool(self._ns_user_prefix) and not zygote  # root, per command: as the sandbox uid
@@ -850,7 +888,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         pins = [*masked, *shown, *map(Path, sockets[2::3])]
         for root, directory in _pinned_dirs(pins, self.policy.allowed_roots()):
             source = sources.get(root, root) / directory.relative_to(root)
-            args += ["--bind", str(source), str(directory)]
+            args += (
+                ["--bind", str(source), str(directory)]
+                if pin_fds is None
+                else pin_fds.bind(source, directory)
+            )
         for path, kind in denied_paths:
             if path not in masked:
                 continue  # the sandbox uid cannot reach it to read it (nor bwrap to mask it)
@@ -911,7 +953,10 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         """One bwrap start; returns the process and the read end of its ``--json-status-fd``."""
         spawner = self._spawner
         if spawner is not None and spawner.alive:
-            return await self._spawn_by_spawner(spawner, request, masks)
+            try:
+                return await self._spawn_by_spawner(spawner, request, masks)
+            except TooManyPins:
+                pass  # more pins than one message carries: nsenter passes any number
         run = self._runner.new_run(request.report_cwd)
         env = run.env
         if self._ns_user_prefix and not _reachable(request.env.get("HOME", "/")):
@@ -919,6 +964,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
 
         async def start(seccomp_r: int, status_w: int) -> SandboxProcess:
             env_fd = env_args_fd(child_env(request, env, run.marker))  # the launchers never see it
+            pins = PinFds(self._pin_root())
             try:
                 argv = [
                     *self.bwrap_args(
@@ -927,6 +973,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                         tmp=self._session_tmp,
                         seccomp_fd=seccomp_r,
                         masks=masks,
+                        pin_fds=pins,
                     ),
                     "--args",
                     str(env_fd),
@@ -944,10 +991,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     cwd_host_file=run.cwd_file,
                     env_extra={},
                     cwd="/",
-                    pass_fds=(status_w, seccomp_r, env_fd),
+                    pass_fds=(status_w, seccomp_r, env_fd, *pins.fds),
                 )
             finally:
                 os.close(env_fd)
+                pins.close()
 
         return await self._with_seccomp_and_status(start)
 
@@ -979,22 +1027,28 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         Its seccomp program and json status fds become bwrap's fds 3 and 4.
         """
         run = self._runner.new_run(request.report_cwd)
-        argv = [
-            *self.bwrap_args(
-                cwd=request.cwd,
-                state_dir=run.state_dir,
-                tmp=self._session_tmp,
-                seccomp_fd=3,
-                spawned=True,
-                masks=masks,
-            ),
-            "--json-status-fd",
-            "4",
-            "--args",
-            "5",
-            "--",
-            *request.argv,
-        ]
+        pins = PinFds(self._pin_root(), first=6, limit=MAX_PASSED)  # after stdio and fds 3-5
+        try:
+            argv = [
+                *self.bwrap_args(
+                    cwd=request.cwd,
+                    state_dir=run.state_dir,
+                    tmp=self._session_tmp,
+                    seccomp_fd=3,
+                    spawned=True,
+                    masks=masks,
+                    pin_fds=pins,
+                ),
+                "--json-status-fd",
+                "4",
+                "--args",
+                "5",
+                "--",
+                *request.argv,
+            ]
+        except BaseException:
+            pins.close()
+            raise
         env = run.env
         if not _reachable(request.env.get("HOME", "/")):
             env = {**env, "HOME": "/tmp"}  # root's home is not the sandbox user's
@@ -1008,12 +1062,15 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     marker=run.marker,
                     env_extra={},
                     cwd_file=run.cwd_file,
-                    extra_fds=(seccomp_r, status_w, env_fd),
+                    extra_fds=(seccomp_r, status_w, env_fd, *pins.fds),
                 )
             finally:
                 os.close(env_fd)
 
-        return await self._with_seccomp_and_status(start)
+        try:
+            return await self._with_seccomp_and_status(start)
+        finally:
+            pins.close()
 
     async def _start_spawner(self) -> None:
         """Root caller: the spawner of per-command bwraps (`sandbox._zygote_main.Spawner`).
@@ -1069,7 +1126,7 @@ def _pinned_dirs(masked: list[Path], roots: tuple[Path, ...] | list[Path]) -> li
     """
     pinned: dict[Path, Path] = {}
     # A symlink on the way (``ws/link/secret``) is masked where it leads: pin that way too.
-    for path in {*masked, *(Path(os.path.realpath(p)) for p in masked)}:
+    for path in {*masked, *filter(None, map(_resolved, masked))}:
         holders = [r for r in roots if r in path.parents]
         if not holders:
             continue  # outside the writable roots: read-only, nothing there can be renamed
@@ -1084,6 +1141,15 @@ def _pinned_dirs(masked: list[Path], roots: tuple[Path, ...] | list[Path]) -> li
                 break
             pinned.setdefault(directory, root)
     return sorted(((r, d) for d, r in pinned.items()), key=lambda rd: len(rd[1].parts))
+
+
+def _resolved(path: Path) -> Path | None:
+    """``path`` with its symlinks resolved; None when that fails (a command renaming a directory
+    on its way between a ``lstat`` and a ``readlink`` makes ``realpath`` raise ``EINVAL``)."""
+    try:
+        return Path(os.path.realpath(path))
+    except (OSError, ValueError):
+        return None
 
 
 def _skeletons(paths: list[Path]) -> list[Path]:

@@ -44,6 +44,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 
+from sandbox._maskaliases import denied_inodes
+from sandbox.errors import SandboxExecError
+
 __all__ = [
     "ConfinementError",
     "Mount",
@@ -305,6 +308,8 @@ class View:
     #: the host's are not what commands see there, so the tools reach nothing below them.
     private: Sequence[str] = ()
     _by_path: dict[str, Mount] = field(init=False, repr=False)
+    #: `alias_of`'s table, made at its first use (a view lives for one call).
+    _denied_inodes: dict[tuple[int, int], str] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         by_path: dict[str, Mount] = {}
@@ -342,6 +347,33 @@ class View:
     def masked_by(self, path: str) -> str | None:
         """The masked path covering ``path``, if any."""
         return next((m for m in self.masked if is_within(path, m)), None)
+
+    def alias_of(self, st: os.stat_result) -> str | None:
+        """The masked path whose file ``st`` is, when ``st`` is another name (a hard link) of it.
+
+        A mask covers a path, not an inode: a link made before the file was denied (shipped by
+        the repository, made by a command before the file existed) shows its bytes under a name
+        no mask covers. The sandbox masks such names (`sandbox._maskaliases`); the file tools,
+        which open by path on the host, ask this of every file they open with more than one
+        link. Files with one link (nearly all) cost nothing. Raises `ConfinementError` when the
+        search for them is refused (too many names, a directory it cannot list: fail closed).
+        """
+        if st.st_nlink < 2 or not stat.S_ISREG(st.st_mode) or not self.masked:
+            return None
+        return self.denied_inodes().get((st.st_dev, st.st_ino))
+
+    def denied_inodes(self) -> dict[tuple[int, int], str]:
+        """``(st_dev, st_ino) -> masked path`` of the masked files another name could show
+        (`sandbox._maskaliases.denied_inodes`), worked out once per view; `ConfinementError`
+        when that search is refused."""
+        if self._denied_inodes is None:
+            pairs = [(m, host) for m in self.masked if (host := self.to_host(m)) is not None]
+            roots = [m.host for m in self.mounts if m.writable]
+            try:
+                self._denied_inodes = denied_inodes(pairs, roots)
+            except SandboxExecError as exc:
+                raise ConfinementError(errno.EACCES, str(exc)) from None
+        return self._denied_inodes
 
     def to_host(self, path: str) -> str | None:
         """Host path backing a sandbox path (lexical), or None when unreachable."""
@@ -529,6 +561,22 @@ def _refuse_masked(view: View, path: str) -> None:
         )
 
 
+def _refuse_alias(view: View, path: str, fd: int) -> int:
+    """``fd`` unless its file is a read-denied file by another name (`View.alias_of`); closed then."""
+    try:
+        denied = view.alias_of(os.fstat(fd))
+        if denied is not None:
+            raise ConfinementError(
+                errno.EACCES,
+                f"{path} is another name (a hard link) of {denied}, which is in a read-denied location "
+                "of the sandbox policy",
+            )
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def _permits(st: os.stat_result, reader: tuple[int, int], want: int) -> bool:
     """Whether the permission bits give ``reader`` (no supplementary groups) every bit of ``want``
     (an ``S_IROTH|S_IXOTH``-style mask): its owner bits if it owns the inode, its group bits if
@@ -642,7 +690,7 @@ def open_file(
             fd = _open_regular_in(r.dir_fd, r.name, flags, r.path)
             if fd is None:
                 continue  # became a symlink, or was swapped, after the walk: resolve again
-            return _vetted(view, r.path, fd, 0o4), r.path
+            return _vetted(view, r.path, _refuse_alias(view, r.path, fd), 0o4), r.path
     raise ConfinementError(errno.ELOOP, f"{path} kept changing into a symbolic link while it was opened")
 
 

@@ -133,13 +133,11 @@ def _owner(host: Path) -> tuple[int, int] | None:
 
 
 def _bwrap_private() -> list[str]:
-    """What bwrap fills with its own: ``--proc /proc``, ``--dev /dev``, and the run dirs it empties
-    (no host IPC: /run, /var/run, the caller's XDG_RUNTIME_DIR) -- mounts of the workspace kept."""
-    places = ["/proc", "/dev"]
-    for run in ("/run", "/var/run", os.environ.get("XDG_RUNTIME_DIR", "")):
-        if run and os.path.isdir(run):
-            places.append(os.path.realpath(run))
-    return places
+    """What bwrap fills with its own (`sandbox.bwrap.private_places`: its /proc and /dev, the run
+    dirs it empties, the host's temp dir when not /tmp) -- mounts of the workspace kept."""
+    from sandbox.bwrap import private_places  # loaded already: the session runs a bwrap backend
+
+    return private_places()
 
 
 def view_for(ctx: ToolContext) -> View:

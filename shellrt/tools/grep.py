@@ -252,11 +252,34 @@ def _visible(
     found = {single if single is not None else os.path.join(target, rel): h for rel, h in hits.items()}
     if view.masked:
         found = {p: h for p, h in found.items() if view.masked_by(p) is None}
+        if _may_alias(view):
+            found = {p: h for p, h in found.items() if not _aliased(view, p)}
     if view.reader is not None:  # a walk run as root: only what the sandbox's user may read
         found = {p: h for p, h in found.items() if confine.reader_may(view, p, 0o4)}
     logical = {view.to_logical(p): p for p in found}
     hidden = {logical[p] for p in rule_denied(list(logical), ctx, GrepTool.name)}
     return {p: h for p, h in found.items() if p not in hidden}
+
+
+def _may_alias(view: View) -> bool:
+    """Whether some read-denied file could show under another name (a hard link): then each hit
+    is looked at (`_aliased`); a search for them refused by its bound counts as yes."""
+    try:
+        return bool(view.denied_inodes())
+    except confine.ConfinementError:
+        return True
+
+
+def _aliased(view: View, path: str) -> bool:
+    """Whether the hit ``path`` is a read-denied file by another name (`confine.View.alias_of`);
+    unknown (the search for other names refused) counts as yes: the hit is dropped."""
+    host = view.to_host(path)
+    try:
+        return view.alias_of(os.stat(host if host is not None else path, follow_symlinks=False)) is not None
+    except confine.ConfinementError:
+        return True
+    except OSError:
+        return False
 
 
 def _split_globs(glob: str | None) -> list[str]:
