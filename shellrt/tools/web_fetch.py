@@ -372,8 +372,12 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                     continue
                 content_type = headers.get("content-type", "")
                 if status >= 400:
-                    snippet = body[:2000].decode("utf-8", errors="replace")
-                    raise ToolExecutionError(f"HTTP {status} fetching {current}.\n{snippet}".rstrip())
+                    # The error page is the server's text, as untrusted as a page: no line passes for a note.
+                    snippet, forged = neutralize_output(body[:2000].decode("utf-8", errors="replace"))
+                    message = f"HTTP {status} fetching {current}.\n{snippet}".rstrip()
+                    if forged:
+                        message += "\n" + untrusted_note(forged, "the error page")
+                    raise ToolExecutionError(message)
                 convert = functools.partial(
                     body_to_text,
                     body,
