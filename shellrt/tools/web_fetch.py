@@ -81,6 +81,8 @@ _MISSING_EXTRA = "WebFetch needs the optional web dependencies: pip install 'she
 MAX_CONVERTED_CHARS = 2 * MAX_CONTENT_CHARS
 #: Seconds of the call's deadline left for the conversion to end on its own (with what it made).
 _CONVERSION_MARGIN_S = 0.25
+#: Pages converted at once per session; others wait (within their own deadline).
+_CONCURRENT_CONVERSIONS = 2
 
 
 class WebFetchInput(BaseModel):
@@ -252,6 +254,9 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
     def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._cache: dict[str, tuple[float, WebFetchOutput]] = {}
+        #: Conversions at once (made on first use, in the event loop): hostile pages hold their
+        #: thread until the deadline and must not take every worker thread the runtime shares.
+        self._converters: anyio.CapacityLimiter | None = None
 
     def is_enabled(self) -> bool:
         return importlib.util.find_spec("httpx") is not None
@@ -389,7 +394,11 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                 note = ""
                 try:
                     # A worker thread, bounded in time and output: the page chooses how costly it is.
-                    converted = await anyio.to_thread.run_sync(convert, abandon_on_cancel=True)
+                    if self._converters is None:
+                        self._converters = anyio.CapacityLimiter(_CONCURRENT_CONVERSIONS)
+                    converted = await anyio.to_thread.run_sync(
+                        convert, abandon_on_cancel=True, limiter=self._converters
+                    )
                     text, note = converted.text, converted.note
                 except NotText as exc:
                     text = (
