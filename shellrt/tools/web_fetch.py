@@ -23,18 +23,17 @@ Settings (``ctx.settings["webFetch"]``):
   trickles bytes cannot hold a call open longer;
 - ``maxRedirects``: same-host redirects followed per call (default 5).
 
-httpx and html2text (the ``web`` extra) are imported only here, lazily.
+httpx and html2text (the ``web`` extra) are imported lazily, here and in ``_web_text``
+(the page as text: in a worker thread, bounded in time and output).
 Environment proxies are not used: pinning the checked address and a proxy
 that resolves names itself cannot both hold.
 """
 
 from __future__ import annotations
 
-import codecs
-import importlib
+import functools
 import importlib.util
 import ipaddress
-import re
 import socket
 import time
 from collections.abc import Callable, Mapping
@@ -57,6 +56,7 @@ from shellrt.protocol import (
 )
 from shellrt.protocol.notes import neutralize_output, untrusted_note
 from shellrt.tools._http_body import ACCEPT_ENCODING, BodyDecodeError, BoundedBody
+from shellrt.tools._web_text import NotText, body_to_text
 
 if TYPE_CHECKING:
     import httpx
@@ -77,9 +77,12 @@ DEFAULT_MAX_REDIRECTS = 5
 MAX_CONTENT_CHARS = 100_000
 _REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
 _MISSING_EXTRA = "WebFetch needs the optional web dependencies: pip install 'shellrt[web]'"
-_TEXTUAL = re.compile(
-    r"^(text/|application/(json|xml|xhtml\+xml|javascript|ld\+json|x-ndjson|[\w.+-]+\+(json|xml)))"
-)
+#: Converted text kept from a page: the model is shown `MAX_CONTENT_CHARS`; blank-line squeezing needs slack.
+MAX_CONVERTED_CHARS = 2 * MAX_CONTENT_CHARS
+#: Seconds of the call's deadline left for the conversion to end on its own (with what it made).
+_CONVERSION_MARGIN_S = 0.25
+#: Pages converted at once per session; others wait (within their own deadline).
+_CONCURRENT_CONVERSIONS = 2
 
 
 class WebFetchInput(BaseModel):
@@ -110,6 +113,8 @@ class WebFetchOutput:
     prompt: str | None = None
     from_cache: bool = False
     elapsed_s: float = 0.0
+    #: Why the text is incomplete (the conversion was cut short), for the model.
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -234,47 +239,6 @@ def _same_host(a: str, b: str) -> bool:
     return pa.scheme == "http" and pb.scheme == "https" and pb.port in (None, 443)
 
 
-# --- conversion ------------------------------------------------------------------------
-
-
-def _html_to_markdown(html: str, base_url: str) -> str:
-    try:
-        html2text: Any = importlib.import_module("html2text")
-    except ImportError:
-        raise ToolExecutionError(_MISSING_EXTRA) from None
-    converter = html2text.HTML2Text(baseurl=base_url)
-    converter.body_width = 0
-    converter.ignore_images = False
-    converter.unicode_snob = True
-    converter.single_line_break = False
-    text: str = converter.handle(html)
-    return re.sub(r"\n{3,}", "\n\n", text).strip()
-
-
-def _charset(content_type: str) -> str:
-    match = re.search(r"charset=[\"']?([\w.:-]+)", content_type, re.IGNORECASE)
-    if match:
-        try:
-            return codecs.lookup(match.group(1)).name
-        except LookupError:
-            pass
-    return "utf-8"
-
-
-def _to_text(body: bytes, content_type: str, url: str) -> str:
-    media = content_type.split(";", 1)[0].strip().lower()
-    text = body.decode(_charset(content_type), errors="replace")
-    if media in ("text/html", "application/xhtml+xml") or (not media and "<html" in text[:2000].lower()):
-        return _html_to_markdown(text, url)
-    if not media or _TEXTUAL.match(media):
-        return text
-    raise _Binary(media)
-
-
-class _Binary(Exception):
-    """The body is not text (image, PDF, archive …)."""
-
-
 # --- the tool -----------------------------------------------------------------------------
 
 
@@ -290,6 +254,9 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
     def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._cache: dict[str, tuple[float, WebFetchOutput]] = {}
+        #: Conversions at once (made on first use, in the event loop): hostile pages hold their
+        #: thread until the deadline and must not take every worker thread the runtime shares.
+        self._converters: anyio.CapacityLimiter | None = None
 
     def is_enabled(self) -> bool:
         return importlib.util.find_spec("httpx") is not None
@@ -369,7 +336,8 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
         started = time.monotonic()
         try:
             with anyio.fail_after(settings.timeout_s):
-                output = await self._fetch(httpx, url, tool_input, settings)
+                deadline = started + settings.timeout_s - _CONVERSION_MARGIN_S
+                output = await self._fetch(httpx, url, tool_input, settings, deadline)
         except TimeoutError:
             raise ToolExecutionError(
                 f"Fetching {url} took longer than {settings.timeout_s:g} s in total and was stopped. "
@@ -382,7 +350,7 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
         return ToolOutput(output)
 
     async def _fetch(
-        self, httpx_mod: Any, url: str, tool_input: WebFetchInput, settings: _Settings
+        self, httpx_mod: Any, url: str, tool_input: WebFetchInput, settings: _Settings, deadline: float
     ) -> WebFetchOutput:
         timeout = httpx_mod.Timeout(settings.timeout_s, connect=min(settings.timeout_s, 10.0))
         current = url
@@ -409,11 +377,30 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                     continue
                 content_type = headers.get("content-type", "")
                 if status >= 400:
-                    snippet = body[:2000].decode("utf-8", errors="replace")
-                    raise ToolExecutionError(f"HTTP {status} fetching {current}.\n{snippet}".rstrip())
+                    # The error page is the server's text, as untrusted as a page: no line passes for a note.
+                    snippet, forged = neutralize_output(body[:2000].decode("utf-8", errors="replace"))
+                    message = f"HTTP {status} fetching {current}.\n{snippet}".rstrip()
+                    if forged:
+                        message += "\n" + untrusted_note(forged, "the error page")
+                    raise ToolExecutionError(message)
+                convert = functools.partial(
+                    body_to_text,
+                    body,
+                    content_type,
+                    current,
+                    deadline=deadline,
+                    max_chars=MAX_CONVERTED_CHARS,
+                )
+                note = ""
                 try:
-                    text = _to_text(body, content_type, current)
-                except _Binary as exc:
+                    # A worker thread, bounded in time and output: the page chooses how costly it is.
+                    if self._converters is None:
+                        self._converters = anyio.CapacityLimiter(_CONCURRENT_CONVERSIONS)
+                    converted = await anyio.to_thread.run_sync(
+                        convert, abandon_on_cancel=True, limiter=self._converters
+                    )
+                    text, note = converted.text, converted.note
+                except NotText as exc:
                     text = (
                         f"[binary content of type {exc}, {len(body):,} bytes, not shown; WebFetch returns text. "
                         "Download it with Bash (curl -o) if you need the file.]"
@@ -427,6 +414,7 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                     bytes=len(body),
                     truncated=truncated,
                     prompt=tool_input.prompt,
+                    note=note,
                 )
         raise ToolExecutionError(
             f"Too many redirects (more than {settings.max_redirects}) starting at {url}; the last was {current}."
@@ -502,6 +490,8 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
             notes.append(
                 f"The response body was larger than the size cap and was truncated after {output.bytes:,} bytes."
             )
+        if output.note:
+            notes.append(output.note)
         if len(content) > MAX_CONTENT_CHARS:
             notes.append(
                 f"The converted text was cut to {MAX_CONTENT_CHARS:,} of {len(content):,} characters."

@@ -285,7 +285,11 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
                 self.remote_name, tool_input.model_dump(mode="json"), progress=report
             )
         except McpServerError as exc:
-            raise ToolExecutionError(str(exc)) from exc
+            # It quotes the server's own words (its JSON-RPC error, its stderr): none may pass for a note.
+            message, forged = neutralize_output(str(exc))
+            if forged:
+                message += "\n" + untrusted_note(forged, f"the {self.server} MCP server's error")
+            raise ToolExecutionError(message) from exc
         output = McpCallOutput(
             server=self.server,
             tool=self.remote_name,

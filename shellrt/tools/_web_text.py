@@ -1,0 +1,126 @@
+"""A fetched body as text for the model, with bounded work whatever the page holds.
+
+Why a module of its own: the page is hostile input, and turning it into text is
+where it can cost the host most. html2text's output grows with the square of a
+list's depth (48 KB of ``<ul><li>`` became 25 MB of indentation and 20 s of
+CPU; 10 MB would never end), a run of ``<`` costs tens of microseconds per
+byte, and Python's ``punycode`` codec (a ``charset`` the page names) decodes in
+quadratic time. All of it ran in the event loop, stalling every session of the
+process. Here the conversion runs in a worker thread, is fed in small pieces with
+a deadline checked between them, and stops once it has produced more text than
+the model would be shown; charsets are limited to real text encodings.
+"""
+
+from __future__ import annotations
+
+import codecs
+import importlib
+import re
+import time
+from typing import Any
+
+from shellrt.protocol import ToolExecutionError
+
+__all__ = ["CONVERSION_SLICE_CHARS", "Converted", "NotText", "body_to_text", "charset_of"]
+
+_MISSING_EXTRA = "WebFetch needs the optional web dependencies: pip install 'shellrt[web]'"
+_TEXTUAL = re.compile(
+    r"^(text/|application/(json|xml|xhtml\+xml|javascript|ld\+json|x-ndjson|[\w.+-]+\+(json|xml)))"
+)
+#: HTML handed to the converter at a time; the deadline is checked between slices.
+CONVERSION_SLICE_CHARS = 8 * 1024
+#: Text encodings a page may not choose: decoders whose cost is not linear in the body.
+_SLOW_CODECS = frozenset({"punycode", "idna"})
+
+
+class NotText(Exception):
+    """The body is not text (image, PDF, archive …); the message is its media type."""
+
+
+class _Full(Exception):
+    """The converter produced as much text as is kept."""
+
+
+class Converted:
+    """Text of a page and, when the work was cut short, why (a note for the model)."""
+
+    __slots__ = ("note", "text")
+
+    def __init__(self, text: str, note: str = "") -> None:
+        self.text = text
+        self.note = note
+
+
+def charset_of(content_type: str) -> str:
+    """The ``charset`` of a Content-Type when it names a text encoding with a linear decoder, else utf-8."""
+    match = re.search(r"charset=[\"']?([\w.:-]+)", content_type, re.IGNORECASE)
+    if match:
+        try:
+            info = codecs.lookup(match.group(1))
+        except LookupError:
+            return "utf-8"
+        # Binary transforms (base64, zlib, rot13) are no text encoding: bytes.decode refuses them.
+        if getattr(info, "_is_text_encoding", True) and info.name not in _SLOW_CODECS:
+            return info.name
+    return "utf-8"
+
+
+def body_to_text(body: bytes, content_type: str, url: str, *, deadline: float, max_chars: int) -> Converted:
+    """``body`` as text (HTML as markdown); blocking: run it in a worker thread.
+
+    Stops at ``deadline`` (``time.monotonic``) or once ``max_chars`` are produced,
+    keeping what was converted. Raises `NotText` for a non-text media type.
+    """
+    media = content_type.split(";", 1)[0].strip().lower()
+    text = body.decode(charset_of(content_type), errors="replace")
+    if media in ("text/html", "application/xhtml+xml") or (not media and "<html" in text[:2000].lower()):
+        return _html_to_markdown(text, url, deadline=deadline, max_chars=max_chars)
+    if not media or _TEXTUAL.match(media):
+        return Converted(text)
+    raise NotText(media)
+
+
+def _html_to_markdown(html: str, base_url: str, *, deadline: float, max_chars: int) -> Converted:
+    try:
+        html2text: Any = importlib.import_module("html2text")
+    except ImportError:
+        raise ToolExecutionError(_MISSING_EXTRA) from None
+
+    class _Bounded(html2text.HTML2Text):  # type: ignore[misc,name-defined]
+        produced = 0
+
+        def outtextf(self, s: str) -> None:
+            super().outtextf(s)
+            self.produced += len(s)
+            if self.produced > max_chars:
+                raise _Full
+
+    converter = _Bounded(baseurl=base_url)
+    converter.body_width = 0
+    converter.ignore_images = False
+    converter.unicode_snob = True
+    converter.single_line_break = False
+    note = ""
+    try:
+        converter.start = True
+        for start in range(0, len(html), CONVERSION_SLICE_CHARS):
+            if time.monotonic() > deadline:
+                note = (
+                    f"Converting the page to text took too long; only the first {start:,} of "
+                    f"{len(html):,} characters of its HTML were converted."
+                )
+                break
+            converter.feed(html[start : start + CONVERSION_SLICE_CHARS])
+        if not note:
+            converter.feed("")
+            text: str = converter.optwrap(converter.finish())
+            return Converted(_squeeze(text))
+    except _Full:
+        note = (
+            f"The page converts to more text than is kept ({max_chars:,} characters); the rest is left out."
+        )
+    return Converted(_squeeze("".join(converter.outtextlist)), note)
+
+
+def _squeeze(text: str) -> str:
+    return re.sub(r"\n{3,}", "\n\n", text).strip()

@@ -1,0 +1,132 @@
+"""Red team round 9 (interfaces): a fetched page chose how long the host's event loop stood still.
+
+WebFetch turned the body into text in the event loop, with no bound on the work: html2text's
+output grows with the square of a list's depth (48 KB of ``<ul><li>`` made 25 MB of indentation
+and 20 s of CPU; a 10 MB page, a few KB gzipped, would never end and eat the memory), a run of
+``<`` costs tens of microseconds a byte, and a ``charset=punycode`` the page names decodes in
+quadratic time. Meanwhile every session of the process stood still: no other call, no timeout,
+no MCP request was served. A real HTTP server on 127.0.0.1; a ticker in the same event loop
+measures the longest stall while the fetch runs.
+"""
+
+from __future__ import annotations
+
+import gzip
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from shellrt.protocol import ToolContext, ToolExecutionError
+from shellrt.tools.web_fetch import MAX_CONTENT_CHARS, WebFetchInput, WebFetchTool
+from tests._http_server import _Server, serve
+
+#: The call's whole deadline in these tests (``webFetch.timeoutSeconds``).
+TIMEOUT_S = 3.0
+#: The longest the event loop may stand still while a hostile page is converted.
+MAX_STALL_S = 1.0
+
+ROUTES = {
+    "/deep-lists": (
+        200,
+        {"Content-Type": "text/html", "Content-Encoding": "gzip"},
+        gzip.compress(b"<html><body>" + b"<ul><li>x" * 4000),
+    ),
+    "/angles": (200, {"Content-Type": "text/html"}, b"<html><body>" + b"<" * 200_000),
+    "/punycode": (200, {"Content-Type": "text/plain; charset=punycode"}, b"-" + b"a" * 400_000),
+    "/page": (
+        200,
+        {"Content-Type": "text/html; charset=utf-8"},
+        b"<html><body><h1>Title</h1><ul><li>one<ul><li>two</li></ul></li></ul><p>caf\xc3\xa9</p></body></html>",
+    ),
+    "/latin1": (200, {"Content-Type": "text/plain; charset=iso-8859-1"}, b"caf\xe9"),
+    "/rot13": (200, {"Content-Type": "text/plain; charset=rot13"}, b"plain text"),
+}
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[_Server]:
+    with serve(dict(ROUTES)) as srv:
+        yield srv
+
+
+def _ctx(tmp_path: Path) -> ToolContext:
+    return ToolContext(
+        session_id="s",
+        session_dir=tmp_path,
+        workspace=tmp_path,
+        cwd=str(tmp_path),
+        settings={"webFetch": {"allowPrivateHosts": ["127.0.0.1"], "timeoutSeconds": TIMEOUT_S}},
+    )
+
+
+def _fetch_watched(server: _Server, tmp_path: Path, path: str) -> tuple[Any, float, float]:
+    """(the output or the ToolExecutionError, the call's seconds, the event loop's longest stall)."""
+    url = f"http://127.0.0.1:{server.server_port}{path}"
+
+    async def go() -> tuple[Any, float, float]:
+        longest = 0.0
+        last = time.monotonic()
+        result: Any = None
+        async with anyio.create_task_group() as tg:
+
+            async def tick() -> None:
+                nonlocal longest, last
+                while True:
+                    await anyio.sleep(0.02)
+                    now = time.monotonic()
+                    longest = max(longest, now - last)
+                    last = now
+
+            tg.start_soon(tick)
+            started = time.monotonic()
+            try:
+                result = (await WebFetchTool().call(WebFetchInput(url=url), _ctx(tmp_path))).data
+            except ToolExecutionError as exc:
+                result = exc
+            took = time.monotonic() - started
+            longest = max(longest, time.monotonic() - last)  # a stall that only the call's end ended
+            tg.cancel_scope.cancel()
+        return result, took, longest
+
+    return anyio.run(go)
+
+
+@pytest.mark.parametrize("path", ["/deep-lists", "/angles", "/punycode"])
+def test_a_page_costly_to_convert_never_stalls_the_event_loop(
+    server: _Server, tmp_path: Path, path: str
+) -> None:
+    result, took, stall = _fetch_watched(server, tmp_path, path)
+    assert stall < MAX_STALL_S, f"the event loop stood still for {stall:.1f} s ({path})"
+    assert took < TIMEOUT_S + 2, f"the call took {took:.1f} s, past its {TIMEOUT_S} s deadline"
+    if not isinstance(result, ToolExecutionError) and result.content_type.startswith("text/html"):
+        assert len(result.content) <= 2 * MAX_CONTENT_CHARS  # converted text is kept bounded
+
+
+def test_a_deep_list_is_cut_with_a_note_for_the_model(server: _Server, tmp_path: Path) -> None:
+    result, _took, _stall = _fetch_watched(server, tmp_path, "/deep-lists")
+    assert not isinstance(result, ToolExecutionError), result
+    shown = WebFetchTool().to_model_content(result)
+    assert isinstance(shown, str)
+    assert "converts to more text than is kept" in shown or "took too long" in shown
+
+
+def test_a_charset_with_a_slow_or_no_text_decoder_is_read_as_utf8(server: _Server, tmp_path: Path) -> None:
+    result, _took, _stall = _fetch_watched(server, tmp_path, "/punycode")
+    assert not isinstance(result, ToolExecutionError), result
+    assert result.content == "-" + "a" * 400_000
+    # A binary transform named as a charset (bytes.decode refuses it: the call failed) is read as utf-8.
+    rot13, _took, _stall = _fetch_watched(server, tmp_path, "/rot13")
+    assert not isinstance(rot13, ToolExecutionError), rot13
+    assert rot13.content == "plain text"
+
+
+def test_held_ordinary_pages_and_charsets_convert_whole(server: _Server, tmp_path: Path) -> None:
+    page, _took, _stall = _fetch_watched(server, tmp_path, "/page")
+    assert "# Title" in page.content and "café" in page.content and "two" in page.content
+    assert "Note:" not in str(WebFetchTool().to_model_content(page))
+    latin1, _took, _stall = _fetch_watched(server, tmp_path, "/latin1")
+    assert latin1.content == "café"
