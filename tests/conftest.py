@@ -3,6 +3,13 @@
 Tests run on asyncio through anyio's pytest plugin (``@pytest.mark.anyio``).
 `require(condition, why)` skips locally but FAILS under CI=true, so a missing
 bubblewrap or Docker daemon can never turn a CI run green by skipping.
+
+scripts/test.sh runs the suite in two lanes (``--lane``): the parallel one under
+pytest-xdist (``-n``, ``--dist loadgroup``), then the tests marked ``serial`` alone,
+because they count or lease machine-wide things that a test on another worker
+would change meanwhile. A module whose tests share a module- or class-scoped
+fixture (a VM boot, an image build, a container) stays on one worker, so the
+fixture is still built once.
 """
 
 from __future__ import annotations
@@ -27,6 +34,43 @@ def require(condition: bool, why: str) -> None:
     if IN_CI:
         pytest.fail(f"required in CI but unavailable: {why}")
     pytest.skip(why)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--lane",
+        choices=("all", "parallel", "serial"),
+        default="all",
+        help="all tests (default); 'parallel': those not marked serial (for -n); 'serial': only those",
+    )
+
+
+def _shares_a_wide_fixture(item: pytest.Item) -> bool:
+    """Whether ``item`` uses a module/class-scoped fixture of this suite (not a plugin's)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(
+        fixturedef.scope != "function" and fixturedef.baseid
+        for fixturedefs in info.name2fixturedefs.values()
+        for fixturedef in fixturedefs
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if _shares_a_wide_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    lane = config.getoption("--lane")
+    if lane == "all":
+        return
+    want_serial = lane == "serial"
+    kept = [item for item in items if (item.get_closest_marker("serial") is not None) == want_serial]
+    dropped = [item for item in items if (item.get_closest_marker("serial") is not None) != want_serial]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
