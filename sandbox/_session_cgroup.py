@@ -31,6 +31,7 @@ The owner's own process is never killed (its spawner thread is a member).
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import os
 import secrets
@@ -56,6 +57,30 @@ class _HasPid(Protocol):
 _Started = TypeVar("_Started", bound=_HasPid)
 
 
+class _Signal:
+    """A one-slot signal from one thread to another: a bare lock, held while nothing is posted.
+
+    ``threading.Semaphore`` is Python around a ``Condition``: its waiter, once woken, must take
+    the condition's lock again (against the poster, who may still hold it) and run its Python;
+    twice per command on the start's critical path. A bare lock's ``acquire`` returns straight
+    from the kernel's wake-up (a lock may be released by another thread than its holder's).
+    """
+
+    __slots__ = ("_lock",)
+
+    def __init__(self) -> None:
+        self._lock = _thread.allocate_lock()
+        self._lock.acquire()
+
+    def release(self) -> None:
+        """Wake the waiter; `RuntimeError` when a post is pending already (nobody took it)."""
+        self._lock.release()
+
+    def acquire(self) -> None:
+        """Block until posted, and take the post."""
+        self._lock.acquire()
+
+
 class SessionCgroup:
     """One session's cgroup (a child of the owner's ``pids`` cgroup) and its spawner thread."""
 
@@ -69,8 +94,8 @@ class SessionCgroup:
         self._roots: set[int] = set()
         self.closed = False
         # The hand-over to the spawner thread: one job at a time (under `_lock`).
-        self._go = threading.Semaphore(0)
-        self._done = threading.Semaphore(0)
+        self._go = _Signal()
+        self._done = _Signal()
         self._job: Callable[[], Any] | None = None
         self._outcome: tuple[bool, Any] = (False, None)
         self._thread = threading.Thread(target=self._serve, name="shellrt-local-spawner", daemon=True)
@@ -189,9 +214,13 @@ class SessionCgroup:
         """Kill every member, end the spawner thread and remove the cgroup (blocking: call it off
         the event loop)."""
         with self._lock:
-            self.closed = True
-            self._job = None
-            self._go.release()  # the thread sees no job and ends (it leaves the cgroup with it)
+            if not self.closed:
+                self.closed = True
+                self._job = None
+                # The thread sees no job and ends (it leaves the cgroup with it); a thread that
+                # ended already left this post pending, which it never takes.
+                with contextlib.suppress(RuntimeError):
+                    self._go.release()
         self._thread.join(_JOIN_TIMEOUT_S)
         self.kill_members()
         with contextlib.suppress(OSError):
