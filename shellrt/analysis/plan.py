@@ -28,7 +28,15 @@ from .nodes import (
 )
 from .parse import kind_of, parse_bash
 from .programs import SHELLS, WRAPPERS, find_exec_commands, unwrap
-from .words import NO_FEATURES, PLAIN_WORD_CHARS, evaluate_word
+from .words import (
+    NO_FEATURES,
+    PLAIN_WORD_CHARS,
+    blank_gap,
+    cut_like_bash,
+    escape_follows,
+    evaluate_word,
+    starts_word,
+)
 
 __all__ = ["MAX_DEPTH", "SCRIPT_PLANNERS", "UNWRAP_NAMES", "Planner", "build_plan"]
 
@@ -148,6 +156,7 @@ class Planner:
         "substitutions",
         "syntax_errors",
         "unsupported",
+        "word_end",
     )
 
     def __init__(
@@ -181,6 +190,8 @@ class Planner:
         self.after_pipe = False
         #: A pipeline-starting `time` that times nothing yet (bash refuses most operators after it).
         self.bare_time: PlanCommand | None = None
+        #: Where the last word checked by :meth:`cut` ended (an escaped blank right before it is that word's).
+        self.word_end = -1
 
     # -- entry points -------------------------------------------------------------------
 
@@ -230,7 +241,18 @@ class Planner:
 
     # -- helpers ---------------------------------------------------------------------------
 
+    def cut(self, node: tree_sitter.Node) -> None:
+        """Fail closed (a syntax error) where the grammar cut a word where bash does not."""
+        end = node.end_byte
+        if not cut_like_bash(self.source, node.start_byte, end, self.word_end):
+            self.syntax_errors.append(
+                f"the parser cuts the word {self.text(node)!r} where bash does not (an escaped blank "
+                "or byte next to it): quote the whole word instead"
+            )
+        self.word_end = end
+
     def word(self, node: tree_sitter.Node) -> Word:
+        self.cut(node)
         kind = kind_of(node)
         if kind == "word" or kind == "number":  # evaluate_word's fast path, inline
             ascii_text = self.ascii_text
@@ -275,6 +297,7 @@ class Planner:
             kind = kind_of(child)
             if child.is_named:
                 if kind == "comment":
+                    self.h_comment(child)
                     continue
                 if kind in _REDIRECT_KINDS:
                     # `$(< f)`: bash opens f (reads it, or creates it for `$(> f)`) with no command.
@@ -531,6 +554,7 @@ class Planner:
             if kind == "word" and ascii_text is not None:  # Planner.word's fast path, inline
                 text = ascii_text[child.start_byte : child.end_byte]
                 if PLAIN_WORD_CHARS.isdisjoint(text) and text[:1] != "~":
+                    self.cut(child)
                     argv.append(Word(text, text, NO_FEATURES))
                 else:
                     argv.append(self.word(child))
@@ -542,7 +566,7 @@ class Planner:
             elif kind in _REDIRECT_KINDS:
                 redirects.append(self.redirect(child))
             elif kind == "comment":
-                continue
+                self.h_comment(child)
             elif kind == "number" and self.source[child.end_byte : child.end_byte + 1] in (b"<", b">"):
                 continue  # `0<f`: the grammar reads the fd as an argument; bash reads a redirect
             elif child.is_named:
@@ -553,9 +577,11 @@ class Planner:
             elif kind == "==" or kind == "=~":
                 # The grammar keeps these as anonymous tokens; to bash they are plain words
                 # (`uniq == out` has two operands: the second is an output file).
+                self.cut(child)
                 argv.append(Word(kind, kind, NO_FEATURES))
             else:
                 self.unsupported.append(f"token {kind!r} in a command")
+        self._check_gaps(node)
         if argv and (
             argv[0].raw in _RESERVED_NAMES
             or (argv[0].raw == "time" and len(argv) > 1 and argv[1].raw in _TIME_MISREAD_WORDS)
@@ -574,6 +600,28 @@ class Planner:
             and all(w.raw in _BARE_TIME_WORDS for w in argv)
         ):
             self.bare_time = self.commands[-1]
+
+    def _check_gaps(self, node: tree_sitter.Node) -> None:
+        """Between the pieces of a simple command bash sees only blanks (and continuations): an
+        escaped blank the grammar dropped is a word to bash (``sort -t \\  -o f`` is ``-t ' '``), and a
+        line the grammar joined to the command is a command of its own."""
+        source = self.source
+        end = -1
+        for child in node.children:
+            if end >= 0 and not blank_gap(source, end, child.start_byte):
+                self.syntax_errors.append(
+                    f"the parser joins {self.text(child)!r} to the command before it, bash reads "
+                    "something else in between (an escaped blank or a line break): quote the word"
+                )
+                return
+            if kind_of(child) == "heredoc_redirect":
+                return  # its body follows the line (and the rest of the line is its child)
+            end = child.end_byte
+        if end >= 0 and escape_follows(source, end):
+            self.syntax_errors.append(
+                "an escaped byte after the command's last word is a word to bash, the parser drops "
+                "it: quote the word"
+            )
 
     def add_command(
         self,
@@ -932,6 +980,7 @@ class Planner:
                 )
             elif child.is_named:
                 if kind_of(child) == "variable_name":
+                    self.cut(child)
                     name = self.text(child)
                     word = Word(name, name, NO_FEATURES)
                 else:
@@ -946,6 +995,14 @@ class Planner:
 
     def h_ignore(self, node: tree_sitter.Node) -> None:
         return
+
+    def h_comment(self, node: tree_sitter.Node) -> None:
+        """A comment starts only where bash starts a word (``ls \\ #; rm x`` runs ``rm x``)."""
+        if not starts_word(self.source, node.start_byte, self.word_end):
+            self.syntax_errors.append(
+                f"the parser reads {self.text(node)!r} as a comment, bash as a word (an escaped "
+                "blank before it): quote the word"
+            )
 
 
 def _is_statement(node: tree_sitter.Node) -> bool:
@@ -975,7 +1032,7 @@ _HANDLERS: Final = {
     "function_definition": Planner.h_function,
     "declaration_command": Planner.h_declaration,
     "unset_command": Planner.h_declaration,
-    "comment": Planner.h_ignore,
+    "comment": Planner.h_comment,
 }
 
 

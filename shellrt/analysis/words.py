@@ -24,7 +24,11 @@ __all__ = [
     "QUOTED_FEATURES",
     "SubstitutionHook",
     "TextOf",
+    "blank_gap",
+    "cut_like_bash",
+    "escape_follows",
     "evaluate_word",
+    "starts_word",
     "word_from_text",
 ]
 
@@ -55,6 +59,103 @@ class _Acc:
     @property
     def at_start(self) -> bool:
         return not self.dynamic and not any(self.parts)
+
+
+#: Bytes that end a word in bash when unescaped and unquoted (blank, newline, operators, backquote).
+_CUT_AFTER: Final[frozenset[int]] = frozenset(b" \t\n;&|()<>`")
+#: Bytes a word may start right after: those, and ``=`` (an assignment's value, ``[[ a==b ]]``).
+_CUT_BEFORE: Final[frozenset[int]] = frozenset(b" \t\n;&|()<>`=")
+_BACKSLASH: Final = 0x5C
+_NEWLINE: Final = 0x0A
+_SPACE: Final = 0x20
+_DOLLAR: Final = 0x24
+_TAB: Final = 0x09
+
+
+def cut_like_bash(source: bytes, start: int, end: int, owner_end: int = -1) -> bool:
+    """Whether bash also starts a word at ``start`` and ends it at ``end`` (a grammar node's span).
+
+    tree-sitter-bash cuts words where bash does not: it drops an escaped blank between two words
+    (``sort -t \\  -o out`` is ``sort -t -o out`` to it: ``-o`` looks like ``-t``'s value, while bash
+    passes ``-t ' ' -o out`` and writes ``out``) and splits a word after a quote before an escape
+    (``'a'\\-b`` is one word ``a-b`` to bash, two to the grammar). Bash starts a word only after an
+    unescaped blank or operator byte and ends it only before one; a node whose span does not sit
+    between such bytes was cut differently, and so was one after blanks that follow an escaped blank
+    no word node holds (``owner_end``: where the previous word node ended). Line continuations
+    (backslash, newline) vanish first.
+    """
+    if not starts_word(source, start, owner_end):
+        return False
+    if end > start and _escaped(source, end):
+        return False  # the node ends in an unescaped backslash: bash escapes the byte after it
+    size = len(source)
+    j = end
+    while j + 1 < size and source[j] == _BACKSLASH and source[j + 1] == _NEWLINE:
+        j += 2
+    return j >= size or source[j] in _CUT_AFTER
+
+
+def starts_word(source: bytes, start: int, owner_end: int = -1) -> bool:
+    """Whether bash starts a word (or a ``#`` comment) at ``start``: see :func:`cut_like_bash`.
+
+    A comment matters most: the grammar starts one at ``#`` after an escaped blank (``ls \\ #; rm x``
+    is ``ls`` and a comment to it); bash reads the word `` #`` and runs ``rm x``.
+    """
+    if start >= 1 and source[start - 1] == _DOLLAR and source[start : start + 1] == b'"':
+        start -= 1  # ``$"..."``: the grammar gives the ``$`` a token of its own
+    i = start - 1
+    while i >= 0:
+        byte = source[i]
+        if byte in (_SPACE, _TAB) and not _escaped(source, i):
+            i -= 1
+        elif byte == _NEWLINE and i >= 1 and source[i - 1] == _BACKSLASH and _escaped(source, i):
+            i -= 2
+        else:
+            break
+    if i >= 0:
+        if i == start - 1:
+            if source[i] not in _CUT_BEFORE or _escaped(source, i):
+                return False
+        elif _escaped(source, i) and i + 1 != owner_end:
+            return False  # an escaped byte (a blank: ``\\ ``) that no word node holds
+    return True
+
+
+def blank_gap(source: bytes, start: int, end: int) -> bool:
+    """Whether ``source[start:end]`` (between two pieces of one simple command) is only blanks and
+    line continuations. The grammar drops an escaped blank there, and joins the next line to a
+    command when it starts with a continuation (bash ends the command at the newline)."""
+    return blank_end(source, start) >= end
+
+
+def escape_follows(source: bytes, end: int) -> bool:
+    """Whether a backslash (not a line continuation) follows ``end`` after blanks: the escaped byte
+    is a word to bash (``f \\  ;`` passes `` ``), which the grammar dropped from the command."""
+    i = blank_end(source, end)
+    return i < len(source) and source[i] == _BACKSLASH
+
+
+def blank_end(source: bytes, start: int) -> int:
+    """Where the blanks and line continuations from ``start`` on end."""
+    i = start
+    size = len(source)
+    while i < size:
+        byte = source[i]
+        if byte in (_SPACE, _TAB):
+            i += 1
+        elif byte == _BACKSLASH and i + 1 < size and source[i + 1] == _NEWLINE:
+            i += 2
+        else:
+            break
+    return i
+
+
+def _escaped(source: bytes, at: int) -> bool:
+    """Whether an odd run of backslashes ends right before ``at``."""
+    i = at
+    while i > 0 and source[i - 1] == _BACKSLASH:
+        i -= 1
+    return (at - i) % 2 == 1
 
 
 def word_from_text(text: str) -> Word:
