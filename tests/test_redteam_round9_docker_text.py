@@ -3,7 +3,8 @@
 When the executor does not start, the error names what the container wrote to stderr (the
 image's ``/bin/sh`` and anything before the hello), and ``shellrt run`` prints that error. An
 image whose shell writes escape sequences (OSC 52 sets the clipboard, CSI rewrites the screen,
-``\\r`` forges a line) reached the terminal through the message. They are now shown escaped, as
+``\\r`` forges a line) reached the terminal through the message; so did the names of the files a
+command made, in ``--export``'s refusals (and a reset's reasons). They are now shown escaped, as
 the batch summary's container reasons are (round 7).
 
 Real containers (FAIL, not skip, under CI=true); the image is built locally from busybox.
@@ -16,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import BackendUnavailableError
+from sandbox import BackendUnavailableError, ExecRequest
 from sandbox.docker import DockerBackend
+from sandbox.docker._untar import WorkspaceExportError
 from tests._docker_support import BUSYBOX, config, policy, require_docker
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
@@ -47,4 +49,24 @@ async def test_a_failed_start_names_the_images_words_escaped(tmp_path: Path, noi
         await backend.start()
     text = str(caught.value)
     assert "forged" in text, text  # the words are still there, for the operator to read
+    assert not any(c in text for c in "\x1b\x07\r"), f"control characters in the error: {text!r}"
+
+
+async def test_export_refusals_name_the_commands_files_escaped(tmp_path: Path) -> None:
+    require_docker()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    async with DockerBackend(config(), policy(ws)) as backend:
+        proc = await backend.exec(
+            ExecRequest(
+                argv=("sh", "-c", "ln -s / \"$(printf 'x\\033]52;c;cHduZWQ=\\007\\rforged')\""),
+                cwd="/workspace",
+                env={"PATH": "/usr/bin:/bin"},
+            )
+        )
+        assert (await proc.wait()).exit_code == 0
+        with pytest.raises(WorkspaceExportError) as caught:
+            await backend.export_workspace(tmp_path / "out")
+    text = str(caught.value)
+    assert "forged" in text, text
     assert not any(c in text for c in "\x1b\x07\r"), f"control characters in the error: {text!r}"

@@ -170,6 +170,47 @@ def _numeric_ids(user: str) -> tuple[int, int]:
     )
 
 
+#: Top-level directories the workspace (the command's own, writable) may not be mounted at or
+#: below: the executor executes from them (PATH, the loader and its libraries), reads them
+#: (``/etc/passwd``, ``ld.so.preload``, cgroup counters), or they are shellrt's own or mounts of
+#: their own (red team round 9: a task's ``rm`` in ``/usr/local/bin`` ran as the executor).
+_SYSTEM_TOPS = frozenset(
+    {
+        "bin",
+        "sbin",
+        "lib",
+        "lib32",
+        "lib64",
+        "libx32",
+        "usr",
+        "etc",
+        "proc",
+        "sys",
+        "dev",
+        "run",
+        "tmp",
+        "boot",
+    }
+    | {IO_MOUNT.lstrip("/"), PRIV_DIR.lstrip("/")}
+)
+
+
+def _check_container_workspace(path: str) -> None:
+    """Refuse a ``container_workspace`` that is not a plain absolute path of its own, away from what
+    the executor runs and reads (`_SYSTEM_TOPS`)."""
+    parts = PurePosixPath(path).parts
+    plain = (
+        path.startswith("/") and posixpath.normpath(path) == path and "\0" not in path and "\n" not in path
+    )
+    if not plain or len(parts) < 2 or parts[1] in _SYSTEM_TOPS:
+        raise BackendUnavailableError(
+            f"DockerConfig.container_workspace {path!r} cannot hold the workspace: it must be a normalized "
+            "absolute path outside /, /bin, /sbin, /lib*, /usr, /etc, /proc, /sys, /dev, /run, /tmp, /boot "
+            "and shellrt's /.shellrt-* (the command owns the workspace; the executor runs and reads files "
+            "there). Use /workspace (the default) or e.g. /home/<name>, /src, /app."
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class _Hello:
     pid: int | None
@@ -468,6 +509,7 @@ class DockerBackend(SandboxBackend):
         uid, gid = _numeric_ids(self._user)
         if EXECUTOR_UID in (uid, gid):
             raise BackendUnavailableError(f"uid/gid {EXECUTOR_UID} is reserved for shellrt's executor")
+        _check_container_workspace(self.config.container_workspace)
         self._check_policy_workspace(self.policy)
 
     @staticmethod

@@ -32,6 +32,7 @@ import struct
 import anyio
 
 from sandbox.docker._protocol import Event, LineSplitter, parse_event
+from sandbox.docker._shown import shown
 
 __all__ = ["ControlChannel", "ExecutorGoneError", "FrameDecoder"]
 
@@ -83,10 +84,7 @@ class ControlChannel:
         """The last few KiB the executor (or docker-init) wrote to stderr, every control and format
         character but the newline escaped: the image's words, shown in errors an operator's
         terminal prints (an escape sequence there sets the clipboard or rewrites the screen)."""
-        text = self._stderr.decode("utf-8", "replace")
-        return "".join(
-            c if c == "\n" or c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
-        )
+        return shown(self._stderr.decode("utf-8", "replace"), newlines=True)
 
     # --- requests ------------------------------------------------------------
     async def send(self, line: str) -> None:

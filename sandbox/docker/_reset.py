@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandbox.docker._shown import shown
 from sandbox.errors import SandboxError
 
 __all__ = [
@@ -244,7 +245,7 @@ def open_sockets(host_pid: int) -> list[str]:
         with open(f"/proc/{host_pid}/net/{name}", encoding="utf-8", errors="replace") as fh:
             rows = fh.read().splitlines()[1:]
         found.extend(
-            f"{name} socket {row.split()[-1] if row.split() else '?'}" for row in rows if row.strip()
+            f"{name} socket {shown(row.split()[-1]) if row.split() else '?'}" for row in rows if row.strip()
         )
     return found
 
@@ -347,13 +348,13 @@ def inspect_container(
                 if mount.fstype not in WIPED_MOUNTS[mp]:
                     problems.append(f"{mp} is a {mount.fstype} mount, not {'/'.join(WIPED_MOUNTS[mp])}")
                     continue
-                problems.extend(f"{mp}/{name} survived the wipe" for name in _entries(where))
+                problems.extend(f"{mp}/{shown(name)} survived the wipe" for name in _entries(where))
             elif mp == private_dir:
                 # The executor's own tmpfs (cwd files): empty, still its own, still 1733.
                 st = os.lstat(where)
                 if mount.fstype != "tmpfs" or st.st_uid != executor_uid or stat.S_IMODE(st.st_mode) != 0o1733:
                     problems.append(f"{mp} is no longer the executor's private tmpfs")
-                problems.extend(f"{mp}/{name} survived the wipe" for name in _entries(where))
+                problems.extend(f"{mp}/{shown(name)} survived the wipe" for name in _entries(where))
             elif mp == workspace:
                 if _entries(where):
                     problems.append(f"workspace {mp} is not empty after the wipe")
@@ -405,7 +406,7 @@ def _judge_other(mount: MountEntry, where: Path, points: set[str], who: Identity
             if stat.S_ISREG(est.st_mode)
             else "entry"
         )
-        problems.append(f"{kind} {path} on writable mount {mp} cannot be verified")
+        problems.append(f"{kind} {shown(path)} on writable mount {mp} cannot be verified")
     return problems
 
 
@@ -426,7 +427,7 @@ def empty_dir(path: str) -> None:
         except FileNotFoundError:
             pass
         except OSError as exc:
-            raise ResetError(f"cannot empty the workspace: {full}: {exc.strerror or exc}") from exc
+            raise ResetError(f"cannot empty the workspace: {shown(full)}: {exc.strerror or exc}") from exc
     left = os.listdir(path)
     if left:
         raise ResetError(f"workspace not empty after the wipe: {sorted(left)[:5]}")

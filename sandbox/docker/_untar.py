@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import IO, cast
 
 from sandbox.confine import open_beneath, open_dir_beneath
+from sandbox.docker._shown import shown
 from sandbox.errors import SandboxError
 
 __all__ = ["MAX_EXPORT_BYTES", "MAX_EXPORT_ENTRIES", "ChunkReader", "WorkspaceExportError", "extract"]
@@ -335,10 +336,11 @@ def extract(
     finally:
         job.finish_directories()
     if job.refused:
-        shown = "; ".join(f"{name}: {why}" for name, why in job.refused[:_SHOWN_REFUSALS])
+        # The names are the command's: never raw to a terminal (`_shown`).
+        listed = "; ".join(shown(f"{name}: {why}") for name, why in job.refused[:_SHOWN_REFUSALS])
         more = len(job.refused) - _SHOWN_REFUSALS
         raise WorkspaceExportError(
-            f"{len(job.refused)} entries of the container's workspace were not exported ({shown}"
+            f"{len(job.refused)} entries of the container's workspace were not exported ({listed}"
             + (f"; and {more} more" if more > 0 else "")
             + "); everything else was. A symbolic link may only point inside the workspace; special "
             "files never come out; entries below a symlink mean the workspace changed while it was "
