@@ -50,15 +50,7 @@ async def serve_session(
     params = StdioServerParameters(
         command=sys.executable,
         args=[
-            "-m",
-            "shellrt",
-            "serve",
-            "--workspace",
-            str(workspace),
-            "--sandbox",
-            "local",
-            "--trust-workspace",
-            *args,
+            "-m", "shellrt", "serve", "--workspace", str(workspace), "--sandbox", "local", "--trust-workspace", *args
         ],
         env=isolated_env(home),
         cwd=str(ROOT),

@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from collections.abc import MutableMapping
 from pathlib import Path
+from typing import Any
 
 from tests.test_mcp_http_auth import TOKEN, served
 
@@ -77,3 +79,46 @@ def test_a_body_with_a_repeated_key_is_refused_and_nothing_runs(tmp_path: Path) 
         plain = call.replace('"command": "echo ok", ', "")
         status, _, reply = _post(srv.url, plain, session)
         assert status == 200 and pwned.exists(), reply
+
+
+def test_the_middleware_passes_good_bodies_whole_and_refuses_oversized_ones() -> None:
+    """The ASGI layer alone: a body in pieces reaches the app whole, then the client's own events."""
+    import anyio
+
+    from shellrt.server import _http_strict
+    from shellrt.server._http_strict import StrictJsonBodyMiddleware
+
+    seen: list[bytes] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        first = await receive()
+        seen.append(first["body"])
+        seen.append((await receive())["type"].encode())
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+
+    async def run(pieces: list[bytes]) -> list[dict[str, Any]]:
+        events: list[dict[str, Any]] = [
+            {"type": "http.request", "body": p, "more_body": i < len(pieces) - 1}
+            for i, p in enumerate(pieces)
+        ]
+        events.append({"type": "http.disconnect"})
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            return events.pop(0)
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            sent.append(dict(message))
+
+        await StrictJsonBodyMiddleware(app)({"type": "http", "method": "POST"}, receive, send)
+        return sent
+
+    sent = anyio.run(run, [b'{"jsonrpc": "2.0", ', b'"id": 1, "method": "ping"}'])
+    assert seen == [b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}', b"http.disconnect"]
+    assert sent[0]["status"] == 200
+    limit, _http_strict.MAX_BODY_BYTES = _http_strict.MAX_BODY_BYTES, 10
+    try:
+        sent = anyio.run(run, [b'{"id": 1, ', b'"method": "ping"}'])
+    finally:
+        _http_strict.MAX_BODY_BYTES = limit
+    assert sent[0]["status"] == 413 and len(seen) == 2

@@ -19,11 +19,7 @@ class JsonlClient:
     """Writes one JSON line, reads one JSON line back."""
 
     def __init__(self, workspace: Path, *extra: str) -> None:
-        env = {
-            **os.environ,
-            "SHELLRT_HOME": str(workspace.parent / "shellrt-home"),
-            "HOME": str(workspace.parent),
-        }
+        env = {**os.environ, "SHELLRT_HOME": str(workspace.parent / "shellrt-home"), "HOME": str(workspace.parent)}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "shellrt", "serve", "--jsonl", "--workspace", str(workspace), *extra],
             stdin=subprocess.PIPE,

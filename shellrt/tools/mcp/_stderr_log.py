@@ -65,6 +65,7 @@ class CappedLog:
     def _copy(self) -> None:
         try:
             size = os.fstat(self._log_fd).st_size
+            logging = True
             while True:
                 with self._idle:
                     self._waiting = True
@@ -74,12 +75,16 @@ class CappedLog:
                     self._waiting = False
                 if not chunk:
                     break
-                os.write(self._log_fd, chunk)
-                size += len(chunk)
-                if size > self._cap:
-                    size = _keep_tail(self._log_fd, size, self._cap // 2)
+                if logging:
+                    try:
+                        os.write(self._log_fd, chunk)
+                        size += len(chunk)
+                        if size > self._cap:
+                            size = _keep_tail(self._log_fd, size, self._cap // 2)
+                    except OSError:  # a full disk: drained unlogged from now on (never a SIGPIPE)
+                        logging = False
         except OSError:
-            pass  # a full disk or a removed directory: the server's stderr goes unlogged, it runs on
+            pass
         finally:
             with self._idle:
                 self._done = True
