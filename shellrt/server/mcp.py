@@ -39,6 +39,7 @@ import mcp.types as mt
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server.lowlevel import NotificationOptions, Server
 
+from shellrt.permissions.shown import for_person
 from shellrt.protocol import ProgressEvent, ResultEnvelope, TextBlock, Tool, ToolUseBlock
 from shellrt.runtime import Runtime
 from shellrt.server._mcp_stdio import stdio_wire
@@ -106,12 +107,14 @@ def _error_result(message: str) -> mt.CallToolResult:
 
 
 def _describe_progress(event: ProgressEvent) -> str:
+    """The progress message a client shows its user: the command's output line with its controls
+    escaped (it may set the clipboard, rewrite the line or reorder text, as on a terminal)."""
     parts = [event.message or f"{event.tool_name} running"]
     if event.bytes_so_far:
         parts.append(f"{event.bytes_so_far:,} bytes of output")
     if event.last_lines:
         parts.append(f"last line: {event.last_lines[-1][:200]}")
-    return "; ".join(parts)
+    return for_person("; ".join(parts))
 
 
 class McpToolServer:
