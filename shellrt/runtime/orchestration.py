@@ -28,10 +28,17 @@ from anyio.abc import TaskGroup
 from pydantic import BaseModel
 
 from shellrt.protocol import ResultEnvelope, Tool, ToolContext, ToolUseBlock, error_envelope
-from shellrt.runtime.execution import CallExecutor, CallOutcome
+from shellrt.runtime.execution import CallExecutor, CallOutcome, RunSlot
 from shellrt.runtime.interrupts import InterruptWatch
 
-__all__ = ["SIBLING_CANCELLED", "StreamingExecution", "is_concurrency_safe", "run_blocks", "run_single"]
+__all__ = [
+    "SIBLING_CANCELLED",
+    "CallSlots",
+    "StreamingExecution",
+    "is_concurrency_safe",
+    "run_blocks",
+    "run_single",
+]
 
 SIBLING_CANCELLED = "Cancelled: a sibling command in the same parallel batch failed ({sibling}); this call was stopped. Re-run it if it is still needed."
 INTERRUPTED = "Interrupted by the user; the call was stopped before it finished."
@@ -68,9 +75,10 @@ def _safe_input(tool: Tool[Any, Any], tool_input: BaseModel) -> bool:
         return False
 
 
-class _CallSlots:
+class CallSlots:
     """Who may be inside a tool's call now: any number of concurrency-safe calls, or one other.
 
+    One per message here; the MCP server keeps one across its requests (`run_single`'s ``run_slot``).
     A call waiting to run alone holds back safe calls that have not started (so it is not
     starved), and runs once those already running have ended.
     """
@@ -159,7 +167,7 @@ class StreamingExecution:
         self._interrupts = interrupts
         self._listening: AbstractContextManager[None] | None = None
         self._interrupt_watch = anyio.CancelScope()
-        self._slots = _CallSlots()
+        self._slots = CallSlots()
 
     async def __aenter__(self) -> StreamingExecution:
         self._tg = anyio.create_task_group()
@@ -316,10 +324,15 @@ class StreamingExecution:
 
 
 async def run_single(
-    executor: CallExecutor, ctx: ToolContext, block: ToolUseBlock, interrupts: InterruptWatch
+    executor: CallExecutor,
+    ctx: ToolContext,
+    block: ToolUseBlock,
+    interrupts: InterruptWatch,
+    run_slot: RunSlot | None = None,
 ) -> ResultEnvelope:
     """Run a message's only call in this task: what `StreamingExecution` does for one block
-    (no batch, no order to keep, no sibling to cancel), without its task group and tasks."""
+    (no batch, no order to keep, no sibling to cancel), without its task group and tasks.
+    ``run_slot``: a caller's say over the final input (`CallSlots.slot` shared across messages)."""
     tool = executor.registry.get(block.name)
     _, parsed = _classify(executor, block)
     if ctx.abort.is_set():
@@ -334,7 +347,7 @@ async def run_single(
 
     outcome: CallOutcome | None = None
     with interrupts.listening(interrupted), scope:
-        outcome = await executor.execute(block, ctx.for_call(block.id), parsed=parsed)
+        outcome = await executor.execute(block, ctx.for_call(block.id), parsed=parsed, run_slot=run_slot)
     if outcome is None:
         return error_envelope(block.id, block.name, reason[0] if reason else INTERRUPTED)
     if outcome.context_modifier is not None:

@@ -22,7 +22,8 @@ large-result persistence all apply — and its ``tool_result`` comes back as a
   are stopped when it ends (DELETE or idle timeout); over stdio, when the
   client goes away (the session closes).
 - Calls that are not concurrency-safe run one at a time (as the runtime's own
-  scheduler would order them); read-only calls run alongside.
+  scheduler would order them); read-only calls run alongside. Judged on the final
+  input, after hooks rewrote it: one `CallSlots` holds every request's call.
 - ToolSearch discoveries change ``tools/list``; the client is told with
   ``notifications/tools/list_changed``.
 """
@@ -42,6 +43,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from shellrt.permissions.shown import for_person
 from shellrt.protocol import ProgressEvent, ResultEnvelope, TextBlock, Tool, ToolUseBlock
 from shellrt.runtime import Runtime
+from shellrt.runtime.orchestration import CallSlots
 from shellrt.server._mcp_stdio import stdio_wire
 from shellrt.server.mcp_approval import current_request, elicitation_approver
 from shellrt.server.mcp_semantics import DEPENDS, semantics_of
@@ -122,7 +124,8 @@ class McpToolServer:
 
     def __init__(self, runtime: Runtime, *, name: str = "shellrt") -> None:
         self.runtime = runtime
-        self._serial = anyio.Lock()
+        #: Who is inside a tool's call, across requests (made on first use, in the event loop).
+        self._slots: CallSlots | None = None
         #: HTTP session id -> background task ids its calls started (stopped when it ends).
         self._session_tasks: dict[str, set[str]] = {}
         self._progress: dict[str, MemoryObjectSendStream[ProgressEvent]] = {}
@@ -295,11 +298,11 @@ class McpToolServer:
                 # its approval pending) whatever the tool; a `block` tool (Write, Edit, …) that
                 # started finishes (the executor shields its call; the result is then discarded,
                 # as MCP cancellation says).
-                if self._concurrency_safe(params.name, arguments):
-                    envelopes = await self.runtime.run_envelopes([block])
-                else:
-                    async with self._serial:
-                        envelopes = await self.runtime.run_envelopes([block])
+                # Judged on the final input (a PreToolUse hook may rewrite a read-only call into a
+                # write), right around the tool's call: hooks and approvals of calls overlap.
+                if self._slots is None:
+                    self._slots = CallSlots()
+                envelopes = await self.runtime.run_envelopes([block], run_slot=self._slots.slot)
             finally:
                 stream = self._progress.pop(block.id, None)
                 if stream is not None:
@@ -313,15 +316,6 @@ class McpToolServer:
         if not envelopes:
             return _error_result(f"shellrt produced no result for {params.name}; try again.")
         return to_call_tool_result(envelopes[0])
-
-    def _concurrency_safe(self, name: str, arguments: dict[str, Any]) -> bool:
-        tool = self.runtime.registry.get(name)
-        if tool is None:
-            return True  # answered with an error result at once
-        try:
-            return bool(tool.is_concurrency_safe(tool.parse_input(arguments)))
-        except Exception:
-            return True  # invalid input: answered with an error result at once
 
     # --- progress --------------------------------------------------------------------------
     def _route_progress(self, event: ProgressEvent) -> None:
