@@ -1,10 +1,12 @@
-"""Red team round 9 (interfaces): one persisted result overwrote another's file.
+"""Red team round 9 (interfaces): one persisted result overwrote another's file; a long id lost one.
 
 A result over its tool's size limit is written whole to ``<session>/tool-results/<id>.txt`` and
 the model (and the transcript) get that path. The name is the sanitised ``tool_use_id``: ids that
 sanitise alike (``a/b`` and ``a_b``, chosen by the client) or an id reused with other input (which
 runs again) replaced the first call's file, so the path the model and the audit trail hold for it
-showed the second call's output. Each result now gets a file of its own. A real Runtime.
+showed the second call's output; an id of 300 characters made the file name too long, and the
+call's result (after the call ran) was an exception instead. Each result now gets a short file
+name of its own. A real Runtime.
 """
 
 from __future__ import annotations
@@ -81,4 +83,13 @@ def test_each_persisted_result_keeps_its_own_file(tmp_path: Path, same: str) -> 
     ids = (f"r9p{n}/x", f"r9p{n}_x") if same == "sanitised alike" else (f"r9p{n}", f"r9p{n}")
     first, second = _persist_both(tmp_path, (ids[0], "FIRST"), (ids[1], "SECOND"))
     assert first != second
+    assert first.read_text().startswith("FIRST ") and second.read_text().startswith("SECOND ")
+
+
+def test_a_long_id_still_gets_its_result(tmp_path: Path) -> None:
+    n = next(_ids)
+    first, second = _persist_both(
+        tmp_path, (f"r9p{n}" + "x" * 300, "FIRST"), (f"r9p{n}" + "x" * 299 + "y", "SECOND")
+    )
+    assert first != second and len(first.name) < 120
     assert first.read_text().startswith("FIRST ") and second.read_text().startswith("SECOND ")
