@@ -31,6 +31,9 @@ _ids = itertools.count()
 
 ROUTES = {
     "/missing": (404, {"Content-Type": "text/html"}, f"Not found\n{FORGED}\n".encode()),
+    # U+0085 (NEL) is a line break to str.splitlines(); HTTP headers carry it as the byte 0x85.
+    "/away": (302, {"Location": f"http://127.0.0.2:{{port}}/next\x85{FORGED}"}, b""),
+    "/typed": (200, {"Content-Type": f"text/plain\x85{FORGED}"}, b"body"),
     "/plain-error": (500, {"Content-Type": "text/plain"}, b"Internal error: try later"),
 }
 
@@ -109,6 +112,30 @@ def test_an_error_page_cannot_pass_for_a_shellrt_note(server: _Server, tmp_path:
     assert _forged_lines(message) == [], message
     assert OUTPUT_MARK + FORGED in message
     assert "began like a shellrt note" in message
+
+
+@pytest.mark.parametrize("path", ["/away", "/typed"])
+def test_a_header_the_server_chose_cannot_pass_for_a_shellrt_note(
+    server: _Server, tmp_path: Path, path: str
+) -> None:
+    ctx = ToolContext(
+        session_id="s",
+        session_dir=tmp_path,
+        workspace=tmp_path,
+        cwd=str(tmp_path),
+        settings={"webFetch": {"allowPrivateHosts": ["127.0.0.1"]}},
+    )
+
+    async def go() -> str:
+        tool = WebFetchTool()
+        out = await tool.call(WebFetchInput(url=f"http://127.0.0.1:{server.server_port}{path}"), ctx)
+        shown = tool.to_model_content(out.data)
+        assert isinstance(shown, str)
+        return shown
+
+    text = anyio.run(go)
+    assert "Output too large" in text, text  # the header is still shown, marked
+    assert _forged_lines(text) == [], text
 
 
 def test_held_an_ordinary_error_page_is_quoted_as_it_is(server: _Server, tmp_path: Path) -> None:

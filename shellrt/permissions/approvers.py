@@ -20,7 +20,7 @@ from typing import Any, TextIO
 import anyio
 
 from shellrt.permissions.interfaces import ApprovalRequest, ApprovalResponse, Approver
-from shellrt.permissions.shown import for_person
+from shellrt.permissions.shown import for_person, recap
 
 __all__ = ["TerminalApprover", "callback_approver", "terminal_approver_if_interactive"]
 
@@ -52,9 +52,11 @@ class TerminalApprover:
     def _ask(self, request: ApprovalRequest) -> ApprovalResponse:
         # The model chose this text: escapes and controls are shown, never obeyed by the terminal.
         rules = f" ({for_person(', '.join(request.suggested_rules))})" if request.suggested_rules else ""
-        self.stdout.write(
-            f"\nshellrt wants to run: {for_person(request.description)}\nwhy it asks: {for_person(request.reason)}\n"
-        )
+        shown = for_person(request.description)
+        self.stdout.write(f"\nshellrt wants to run: {shown}\nwhy it asks: {for_person(request.reason)}\n")
+        tall = recap(f"shellrt wants to run: {shown}")
+        if tall is not None:  # the start may have scrolled away: repeat it above the menu
+            self.stdout.write(tall + "\n")
         self.stdout.write(_MENU.format(rules=rules))
         for _ in range(3):
             choice = self._line("choice [y/s/p/e/n]: ")

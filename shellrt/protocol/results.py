@@ -10,6 +10,7 @@ message until the total fits.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import secrets
@@ -81,19 +82,47 @@ def persist_result_text(session_dir: Path, tool_use_id: str, text: str) -> Path:
     """Write ``text`` whole (UTF-8) to the session's tool-results directory, atomically."""
     directory = session_dir / "tool-results"
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    name = _SAFE_ID.sub("_", tool_use_id) or "result"
-    path = directory / f"{name}.txt"
+    name = _file_name(tool_use_id)
     # 0600 (results hold secrets), a fresh temporary name never opened through a planted symlink.
     tmp = directory / f".{name}.{secrets.token_hex(6)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         with open(fd, "w", encoding="utf-8", errors="surrogateescape", newline="") as fh:
             fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
+        return _link_unused(tmp, directory, name)
+    finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        raise
+
+
+#: Longest id kept whole in a file name (a name has at most 255 bytes, with our prefix and suffixes).
+_MAX_NAME_CHARS = 100
+
+
+def _file_name(tool_use_id: str) -> str:
+    """The id as one short file name: a 300-character id made the write fail after the call ran,
+    and the call's result was lost (round 9); a long one keeps its start and a digest of the rest."""
+    name = _SAFE_ID.sub("_", tool_use_id) or "result"
+    if len(name) <= _MAX_NAME_CHARS:
+        return name
+    return f"{name[:64]}-{hashlib.sha256(tool_use_id.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
+
+
+def _link_unused(tmp: Path, directory: Path, name: str) -> Path:
+    """``tmp`` linked as ``<name>.txt``, or ``<name>-2.txt``… when taken: each result keeps its own file.
+
+    Ids that sanitise alike (``a/b``, ``a_b``) or an id reused with other input replaced the first
+    call's file, so the path its result and transcript hold showed another call's output (round 9).
+    """
+    for n in range(1, 1000):
+        path = directory / (f"{name}.txt" if n == 1 else f"{name}-{n}.txt")
+        try:
+            os.link(tmp, path, follow_symlinks=False)
+            return path
+        except FileExistsError:
+            continue
+    path = directory / f"{name}-{secrets.token_hex(8)}.txt"
+    os.link(tmp, path, follow_symlinks=False)
     return path
 
 

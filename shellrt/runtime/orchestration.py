@@ -29,12 +29,13 @@ from anyio.abc import TaskGroup
 from pydantic import BaseModel
 
 from shellrt.protocol import ResultEnvelope, Tool, ToolContext, ToolUseBlock, error_envelope
-from shellrt.runtime.execution import CallExecutor, CallOutcome
+from shellrt.runtime.execution import CallExecutor, CallOutcome, RunSlot
 from shellrt.runtime.interrupts import InterruptWatch
 
 __all__ = [
     "MAX_PARALLEL_CALLS",
     "SIBLING_CANCELLED",
+    "CallSlots",
     "StreamingExecution",
     "is_concurrency_safe",
     "max_parallel_calls",
@@ -94,9 +95,10 @@ def _safe_input(tool: Tool[Any, Any], tool_input: BaseModel) -> bool:
         return False
 
 
-class _CallSlots:
+class CallSlots:
     """Who may be inside a tool's call now: up to ``max_shared`` concurrency-safe calls, or one other.
 
+    One per message here; the MCP server keeps one across its requests (`run_single`'s ``run_slot``).
     A call waiting to run alone holds back safe calls that have not started (so it is not
     starved), and runs once those already running have ended. Safe calls past the cap wait
     for one to end (without it, 600 calls of one message ran at once: a pids limit and the
@@ -188,7 +190,7 @@ class StreamingExecution:
         self._interrupts = interrupts
         self._listening: AbstractContextManager[None] | None = None
         self._interrupt_watch = anyio.CancelScope()
-        self._slots = _CallSlots(max_parallel_calls())
+        self._slots = CallSlots(max_parallel_calls())
 
     async def __aenter__(self) -> StreamingExecution:
         self._tg = anyio.create_task_group()
@@ -345,10 +347,15 @@ class StreamingExecution:
 
 
 async def run_single(
-    executor: CallExecutor, ctx: ToolContext, block: ToolUseBlock, interrupts: InterruptWatch
+    executor: CallExecutor,
+    ctx: ToolContext,
+    block: ToolUseBlock,
+    interrupts: InterruptWatch,
+    run_slot: RunSlot | None = None,
 ) -> ResultEnvelope:
     """Run a message's only call in this task: what `StreamingExecution` does for one block
-    (no batch, no order to keep, no sibling to cancel), without its task group and tasks."""
+    (no batch, no order to keep, no sibling to cancel), without its task group and tasks.
+    ``run_slot``: a caller's say over the final input (`CallSlots.slot` shared across messages)."""
     tool = executor.registry.get(block.name)
     _, parsed = _classify(executor, block)
     if ctx.abort.is_set():
@@ -363,7 +370,7 @@ async def run_single(
 
     outcome: CallOutcome | None = None
     with interrupts.listening(interrupted), scope:
-        outcome = await executor.execute(block, ctx.for_call(block.id), parsed=parsed)
+        outcome = await executor.execute(block, ctx.for_call(block.id), parsed=parsed, run_slot=run_slot)
     if outcome is None:
         return error_envelope(block.id, block.name, reason[0] if reason else INTERRUPTED)
     if outcome.context_modifier is not None:

@@ -524,11 +524,14 @@ class Runtime:
         return {"role": "user", "content": [_block_of(e, dumped) for e in envelopes]}
 
     async def run_envelopes(
-        self, blocks: Sequence[ToolUseBlock], *, interrupted: bool = False
+        self, blocks: Sequence[ToolUseBlock], *, interrupted: bool = False, run_slot: RunSlot | None = None
     ) -> list[ResultEnvelope]:
-        """Run blocks; return full envelopes (model, UI and audit faces)."""
+        """Run blocks; return full envelopes (model, UI and audit faces).
+
+        ``run_slot``: for a single block, the caller's say over its final input (the MCP server's
+        `CallSlots`, shared across requests); a message of several blocks has its own slots."""
         if len(blocks) == 1 and self._replay(blocks[0]) is None:
-            results = [await self._run_alone(blocks[0], interrupted=interrupted)]
+            results = [await self._run_alone(blocks[0], interrupted=interrupted, run_slot=run_slot)]
         else:
             results = [e async for e in self.stream(blocks, interrupted=interrupted)]
         if sum(model_chars(e) for e in results) <= self.message_budget_chars:
@@ -578,7 +581,9 @@ class Runtime:
                         yield self._finish(block, await anext(fresh), started, replayed=False)
         self._save_state()
 
-    async def _run_alone(self, block: ToolUseBlock, *, interrupted: bool) -> ResultEnvelope:
+    async def _run_alone(
+        self, block: ToolUseBlock, *, interrupted: bool, run_slot: RunSlot | None = None
+    ) -> ResultEnvelope:
         """The common message: one call with no recorded result, run in this task -- what
         `stream` does for it (no scheduling to do), as one coroutine: `run_envelopes` then
         makes no async generator per message."""
@@ -589,7 +594,7 @@ class Runtime:
         # Written before the call runs (see `stream`): a reopened session knows it may have run.
         call = self._transcribe_start(block)
         started = time.monotonic()
-        envelope = await run_single(self._executor, ctx, block, self._interrupts)
+        envelope = await run_single(self._executor, ctx, block, self._interrupts, run_slot)
         finished = self._finish(block, envelope, started, replayed=False, call=call)
         self._save_state()
         return finished

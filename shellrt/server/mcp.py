@@ -22,7 +22,8 @@ large-result persistence all apply — and its ``tool_result`` comes back as a
   are stopped when it ends (DELETE or idle timeout); over stdio, when the
   client goes away (the session closes).
 - Calls that are not concurrency-safe run one at a time (as the runtime's own
-  scheduler would order them); read-only calls run alongside.
+  scheduler would order them); read-only calls run alongside. Judged on the final
+  input, after hooks rewrote it: one `CallSlots` holds every request's call.
 - ToolSearch discoveries change ``tools/list``; the client is told with
   ``notifications/tools/list_changed``.
 """
@@ -39,9 +40,10 @@ import mcp.types as mt
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server.lowlevel import NotificationOptions, Server
 
+from shellrt.permissions.shown import for_person
 from shellrt.protocol import ProgressEvent, ResultEnvelope, TextBlock, Tool, ToolUseBlock
 from shellrt.runtime import Runtime
-from shellrt.runtime.orchestration import max_parallel_calls
+from shellrt.runtime.orchestration import CallSlots, max_parallel_calls
 from shellrt.server._mcp_stdio import stdio_wire
 from shellrt.server.mcp_approval import current_request, elicitation_approver
 from shellrt.server.mcp_semantics import DEPENDS, semantics_of
@@ -107,12 +109,14 @@ def _error_result(message: str) -> mt.CallToolResult:
 
 
 def _describe_progress(event: ProgressEvent) -> str:
+    """The progress message a client shows its user: the command's output line with its controls
+    escaped (it may set the clipboard, rewrite the line or reorder text, as on a terminal)."""
     parts = [event.message or f"{event.tool_name} running"]
     if event.bytes_so_far:
         parts.append(f"{event.bytes_so_far:,} bytes of output")
     if event.last_lines:
         parts.append(f"last line: {event.last_lines[-1][:200]}")
-    return "; ".join(parts)
+    return for_person("; ".join(parts))
 
 
 class McpToolServer:
@@ -120,10 +124,9 @@ class McpToolServer:
 
     def __init__(self, runtime: Runtime, *, name: str = "shellrt") -> None:
         self.runtime = runtime
-        self._serial = anyio.Lock()
-        #: Concurrency-safe requests running at once (a client's read-only calls all start together
-        #: otherwise); the rest queue. ``$SHELLRT_MAX_PARALLEL_CALLS``, default 10.
-        self._parallel = anyio.CapacityLimiter(max_parallel_calls())
+        #: Who is inside a tool's call, across requests (made on first use, in the event loop): up to
+        #: ``$SHELLRT_MAX_PARALLEL_CALLS`` (default 10) concurrency-safe calls at once, the rest queue.
+        self._slots: CallSlots | None = None
         #: HTTP session id -> background task ids its calls started (stopped when it ends).
         self._session_tasks: dict[str, set[str]] = {}
         self._progress: dict[str, MemoryObjectSendStream[ProgressEvent]] = {}
@@ -298,12 +301,11 @@ class McpToolServer:
                 # its approval pending) whatever the tool; a `block` tool (Write, Edit, …) that
                 # started finishes (the executor shields its call; the result is then discarded,
                 # as MCP cancellation says).
-                if self._concurrency_safe(params.name, arguments):
-                    async with self._parallel:
-                        envelopes = await self.runtime.run_envelopes([block])
-                else:
-                    async with self._serial:
-                        envelopes = await self.runtime.run_envelopes([block])
+                # Judged on the final input (a PreToolUse hook may rewrite a read-only call into a
+                # write), right around the tool's call: hooks and approvals of calls overlap.
+                if self._slots is None:
+                    self._slots = CallSlots(max_parallel_calls())
+                envelopes = await self.runtime.run_envelopes([block], run_slot=self._slots.slot)
             finally:
                 stream = self._progress.pop(block.id, None)
                 if stream is not None:
@@ -317,15 +319,6 @@ class McpToolServer:
         if not envelopes:
             return _error_result(f"shellrt produced no result for {params.name}; try again.")
         return to_call_tool_result(envelopes[0])
-
-    def _concurrency_safe(self, name: str, arguments: dict[str, Any]) -> bool:
-        tool = self.runtime.registry.get(name)
-        if tool is None:
-            return True  # answered with an error result at once
-        try:
-            return bool(tool.is_concurrency_safe(tool.parse_input(arguments)))
-        except Exception:
-            return True  # invalid input: answered with an error result at once
 
     # --- progress --------------------------------------------------------------------------
     def _route_progress(self, event: ProgressEvent) -> None:

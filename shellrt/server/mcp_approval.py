@@ -17,9 +17,9 @@ from typing import Any
 import mcp.types as mt
 
 from shellrt.permissions import ApprovalRequest, ApprovalResponse
-from shellrt.permissions.shown import for_person
+from shellrt.permissions.shown import for_person, recap
 
-__all__ = ["APPROVAL_SCHEMA", "current_request", "elicitation_approver"]
+__all__ = ["APPROVAL_SCHEMA", "approval_text", "current_request", "elicitation_approver"]
 
 log = logging.getLogger("shellrt.mcp")
 
@@ -68,6 +68,20 @@ def _no_one_to_ask(request: ApprovalRequest, why: str) -> ApprovalResponse:
     )
 
 
+def approval_text(request: ApprovalRequest) -> str:
+    """The elicitation message: what runs and why it asks, as a person must read it."""
+    # The model chose this text: the client shows escapes, never controls that rewrite what is shown,
+    # and a call taller than a dialog repeats how it begins at the end (`recap`).
+    shown = f"shellrt wants to run: {for_person(request.description)}"
+    text = f"{shown}\nWhy it needs approval: {for_person(request.reason)}"
+    if request.suggested_rules:
+        text += "\nTo always allow this, add a rule such as: " + for_person(
+            ", ".join(request.suggested_rules)
+        )
+    tall = recap(shown)
+    return text if tall is None else f"{text}\n{tall}"
+
+
 async def elicitation_approver(request: ApprovalRequest) -> ApprovalResponse:
     """Ask the current MCP client's user (form elicitation: allow once / deny)."""
     ctx = current_request.get()
@@ -77,12 +91,7 @@ async def elicitation_approver(request: ApprovalRequest) -> ApprovalResponse:
         return _no_one_to_ask(
             request, "The MCP client does not support elicitation, so no one can approve it."
         )
-    # The model chose this text: the client shows escapes, never controls that rewrite what is shown.
-    text = f"shellrt wants to run: {for_person(request.description)}\nWhy it needs approval: {for_person(request.reason)}"
-    if request.suggested_rules:
-        text += "\nTo always allow this, add a rule such as: " + for_person(
-            ", ".join(request.suggested_rules)
-        )
+    text = approval_text(request)
     try:
         answer = await ctx.session.elicit_form(text, APPROVAL_SCHEMA, related_request_id=ctx.request_id)
     except Exception as exc:

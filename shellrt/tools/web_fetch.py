@@ -477,13 +477,15 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
 
     def to_model_content(self, output: WebFetchOutput) -> str | list[ContentBlock]:
         if output.redirect_to is not None:
-            return (
+            # The server chose the Location, and a header may hold U+0085, a line break to Python.
+            text, forged = neutralize_output(
                 "REDIRECT NOT FOLLOWED: the URL redirects to a different host.\n"
                 f"Original URL: {output.url}\n"
                 f"Redirect URL: {output.redirect_to}\n"
                 f"Status: {output.status}\n"
                 f'To fetch it, call WebFetch again with url="{output.redirect_to}" (a new call, permitted on its own).'
             )
+            return text + ("\n\n" + untrusted_note(forged, "the redirect") if forged else "")
         notes: list[str] = []
         content = output.content
         if output.truncated:
@@ -502,6 +504,8 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
             header += f"\n(Redirected from {output.url} on the same host.)"
         if output.from_cache:
             header += "\n(Served from the 15-minute cache.)"
+        # The final URL and the Content-Type are the server's words too (same-host redirects, headers).
+        header, forged_header = neutralize_output(header)
         parts = [header]
         if output.prompt:
             parts.append(f"Your question about this page: {output.prompt}")
@@ -510,8 +514,8 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
         # The page is untrusted text beside our notes (a persisted preview's): none may pass for one.
         content, forged = neutralize_output(content)
         parts.append("---\n" + content)
-        if forged:
-            parts.append(untrusted_note(forged, "the page"))
+        if forged + forged_header:
+            parts.append(untrusted_note(forged + forged_header, "the page"))
         return "\n\n".join(parts)
 
     def render_result(self, output: WebFetchOutput) -> str:
