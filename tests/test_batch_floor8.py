@@ -267,17 +267,14 @@ def test_a_docker_pull_is_a_host_network_request_and_is_refused(tmp_path: Path) 
     (any host, any name: a channel out of every network policy). Refused like a widening key."""
     with serve({}) as server:
         image = f"127.0.0.1:{server.server_address[1]}/probe:latest"
-        task = {
-            "id": "pull",
-            "sandbox": {"type": "docker", "image": image, "pull": "always"},
-            "commands": ["true"],
-        }
+        sandbox: dict[str, str] = {"type": "docker", "image": image, "pull": "always"}
+        task: dict[str, Any] = {"id": "pull", "sandbox": sandbox, "commands": ["true"]}
         code, err, results = _cli(tmp_path, [task], "--sandbox", "docker")
         assert code == 1 and results == {}, err
         assert "task pull: sets pull: always" in err and "--allow-task-backend-keys" in err
         assert server.hits["/v2/"] == 0
         # An explicit `never` widens nothing and is not refused by the floor.
-        never = {**task, "id": "never", "sandbox": {**task["sandbox"], "pull": "never"}}
+        never = {**task, "id": "never", "sandbox": {**sandbox, "pull": "never"}}
         code, err, _ = _cli(tmp_path, [never], "--sandbox", "docker")
         assert "refused unless" not in err, err
         # The attack is real: with the opt-in, the daemon on the host asks the task's registry.
