@@ -260,3 +260,23 @@ def test_without_bwrap_the_cli_says_which_flag_to_add(tmp_path: Path) -> None:
     )
     assert proc.returncode == 1
     assert "bubblewrap (bwrap) is not installed" in proc.stderr and "--sandbox docker" in proc.stderr
+
+
+def test_a_docker_pull_is_a_host_network_request_and_is_refused(tmp_path: Path) -> None:
+    """Round 9: ``pull: always`` made the host's docker daemon fetch from a registry the task named
+    (any host, any name: a channel out of every network policy). Refused like a widening key."""
+    with serve({}) as server:
+        image = f"127.0.0.1:{server.server_address[1]}/probe:latest"
+        sandbox: dict[str, str] = {"type": "docker", "image": image, "pull": "always"}
+        task: dict[str, Any] = {"id": "pull", "sandbox": sandbox, "commands": ["true"]}
+        code, err, results = _cli(tmp_path, [task], "--sandbox", "docker")
+        assert code == 1 and results == {}, err
+        assert "task pull: sets pull: always" in err and "--allow-task-backend-keys" in err
+        assert server.hits["/v2/"] == 0
+        # An explicit `never` widens nothing and is not refused by the floor.
+        never = {**task, "id": "never", "sandbox": {**sandbox, "pull": "never"}}
+        code, err, _ = _cli(tmp_path, [never], "--sandbox", "docker")
+        assert "refused unless" not in err, err
+        # The attack is real: with the opt-in, the daemon on the host asks the task's registry.
+        code, err, _ = _cli(tmp_path, [task], "--sandbox", "docker", "--allow-task-backend-keys")
+        assert server.hits["/v2/"] >= 1, err

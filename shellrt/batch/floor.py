@@ -26,7 +26,8 @@ __all__ = ["WIDENING_BACKEND_KEYS", "TaskFloor", "TaskRefused"]
 
 #: Backend keys that move the sandbox's boundary: another bwrap binary, a real user's uid or
 #: gid (it reads that user's files), another docker daemon, another container user, an
-#: administrable image root.
+#: administrable image root. (A docker ``pull`` other than ``never`` is refused with them: the
+#: host's daemon would fetch from a registry the task names.)
 WIDENING_BACKEND_KEYS = frozenset(
     {
         "bwrap_path",
@@ -121,7 +122,12 @@ class TaskFloor:
         return self._limit(task)
 
     def _check_keys(self, task: Task) -> None:
-        keys = sorted(WIDENING_BACKEND_KEYS & task.sandbox.backend.model_fields_set)
+        backend = task.sandbox.backend
+        keys = sorted(WIDENING_BACKEND_KEYS & backend.model_fields_set)
+        if isinstance(backend, DockerConfig) and backend.pull != "never":
+            # The host's daemon fetches the image: a network request the task chooses (any registry,
+            # any name: a channel out), made outside every sandbox network policy.
+            keys.append(f"pull: {backend.pull}")
         users = task.user is not None or any(
             isinstance(c, CommandSpec) and c.user is not None for c in task.commands
         )
