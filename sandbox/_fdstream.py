@@ -37,23 +37,34 @@ class FdReceiveStream(ByteReceiveStream):
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         while True:
+            data = self.receive_nowait(max_bytes)
+            if data is not None:
+                return data
             fd = self._fd
-            if fd is None:
-                raise anyio.ClosedResourceError
-            try:
-                data = os.read(fd, max_bytes)
-            except BlockingIOError:
+            if fd is not None:
                 await anyio.wait_readable(fd)
-                continue
-            except OSError as exc:
-                raise anyio.BrokenResourceError from exc
-            if not data:
-                self.at_eof = True
-                raise anyio.EndOfStream
-            if self._on_flood is not None and len(data) >= _DEFAULT_PIPE:
-                self._on_flood(fd)
-                self._on_flood = None
-            return data
+
+    def receive_nowait(self, max_bytes: int = 65536) -> bytes | None:
+        """What `receive` returns, without waiting: None when nothing can be read yet.
+
+        Raises as `receive` does (`anyio.EndOfStream` at EOF); for a caller that waits for the
+        fd its own way (the supervisor's fast pump, on asyncio's reader and timer)."""
+        fd = self._fd
+        if fd is None:
+            raise anyio.ClosedResourceError
+        try:
+            data = os.read(fd, max_bytes)
+        except BlockingIOError:
+            return None
+        except OSError as exc:
+            raise anyio.BrokenResourceError from exc
+        if not data:
+            self.at_eof = True
+            raise anyio.EndOfStream
+        if self._on_flood is not None and len(data) >= _DEFAULT_PIPE:
+            self._on_flood(fd)
+            self._on_flood = None
+        return data
 
     async def aclose(self) -> None:
         fd, self._fd = self._fd, None

@@ -8,6 +8,7 @@ background without losing a byte.
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import anyio
@@ -163,12 +164,15 @@ class Execution:
                 return False
             stream, spool = process.stdout, self.out
             eof = False
-            with anyio.move_on_after(_FAST_S):
-                try:
-                    while True:
-                        spool.write(await stream.receive(_READ_SIZE))
-                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    eof = True
+            if type(stream) is FdReceiveStream and (loop := _asyncio_loop()) is not None:
+                eof = await _pipe_to_eof_within(loop, stream, spool, _FAST_S)
+            else:
+                with anyio.move_on_after(_FAST_S):
+                    try:
+                        while True:
+                            spool.write(await stream.receive(_READ_SIZE))
+                    except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                        eof = True
             if not eof:
                 return False
             await _close_stream(stream)
@@ -270,3 +274,57 @@ async def _close_stream(stream: ByteReceiveStream) -> None:
         return
     with anyio.CancelScope(shield=True):
         await stream.aclose()
+
+
+def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    """The running asyncio loop (None under another anyio backend)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+async def _pipe_to_eof_within(
+    loop: asyncio.AbstractEventLoop, stream: FdReceiveStream, spool: OutputSpool, seconds: float
+) -> bool:
+    """The fast pump's window on a pipe, on asyncio's own reader and timer: read into ``spool``
+    until EOF (True) or until ``seconds`` passed (False).
+
+    The same as reading under ``anyio.move_on_after(seconds)``, without the cancel scope and
+    anyio's ``wait_readable`` around each wait (~30 µs a call, of a ``true``'s ~1.4 ms). Nothing
+    is lost when the window closes or the caller is cancelled: a read happens only when the
+    pipe is readable, and whatever it returned is in the spool.
+    """
+    deadline = loop.time() + seconds
+    while True:
+        try:
+            data = stream.receive_nowait(_READ_SIZE)
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return True
+        if data is not None:
+            spool.write(data)
+            continue
+        left = deadline - loop.time()
+        if left <= 0:
+            return False
+        fd = stream.fileno()
+        if fd is not None and not await _readable_within(loop, fd, left):
+            return False
+        # Readable (or closed meanwhile: the next read says so).
+
+
+async def _readable_within(loop: asyncio.AbstractEventLoop, fd: int, seconds: float) -> bool:
+    """Whether ``fd`` turned readable within ``seconds`` (a cancellation propagates)."""
+    waiter: asyncio.Future[bool] = loop.create_future()
+    loop.add_reader(fd, _settle, waiter, True)
+    timer = loop.call_later(seconds, _settle, waiter, False)
+    try:
+        return await waiter
+    finally:
+        loop.remove_reader(fd)
+        timer.cancel()
+
+
+def _settle(waiter: asyncio.Future[bool], value: bool) -> None:
+    if not waiter.done():
+        waiter.set_result(value)
