@@ -34,10 +34,12 @@ import anyio
 import pytest
 
 from sandbox import BwrapConfig, SandboxPolicy
+from sandbox._bwrap_retry import RetryingBwrapProcess
 from sandbox.errors import SandboxError
 from sandbox.factory import create_backend
 from shellrt.supervisor import Supervisor
 from tests import _nonroot
+from tests._bwrap_fakes import fake_attempt, read_all
 from tests.conftest import require
 
 #: Run in the workspace by a background command: make the pin needed, then swap it for a symlink.
@@ -140,6 +142,24 @@ def test_pins_bound_from_fds_still_pin(places: tuple[Path, Path], tmp_path: Path
 
     out = anyio.run(main)
     assert out.count("busy") == 2 and "rt9-pinned-secret" not in out and "made" in out, out
+
+
+def test_a_retry_that_cannot_start_reports_the_failed_attempt() -> None:
+    """The start's flags could not be worked out again (here: what ``realpath`` raised mid-swap):
+    the failed attempt is the answer. Its status pipe was drained a second time before
+    (``EBADF``), which ended the Supervisor's task group."""
+    race = b"bwrap: Can't bind mount /oldroot/ on /newroot/: Unable to apply mount flags\n"
+
+    async def spawn() -> tuple[object, int]:
+        raise OSError(22, "Invalid argument", "/ws/d")
+
+    async def main() -> tuple[bytes, int | None]:
+        proc = RetryingBwrapProcess(spawn, fake_attempt([race], 1, b""), may_retry=True)  # type: ignore[arg-type]
+        said = await read_all(proc)
+        return said, (await proc.wait()).exit_code
+
+    said, code = anyio.run(main)
+    assert code == 1 and b"Unable to apply mount flags" in said, (said, code)
 
 
 def test_the_attack_holds_for_an_unprivileged_caller() -> None:
