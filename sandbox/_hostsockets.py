@@ -172,7 +172,10 @@ def ipc_mask_args(
     if _under(resolv, covered) and os.path.isfile(resolv):
         args += ["--ro-bind", resolv, resolv]  # DNS keeps working with network: host
     for listed in host_socket_paths(table):
-        path = os.path.realpath(listed)
+        try:
+            path = os.path.realpath(listed)
+        except (OSError, ValueError):  # a directory on its way renamed between lstat and readlink
+            path = listed
         if _under(path, covered) or _under(path, kept):
             if inside is not None and _under(path, covered_roots) and _is_socket(path):
                 inside += ["--ro-bind", "/dev/null", path]

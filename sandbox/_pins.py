@@ -50,18 +50,26 @@ class PinFds:
         self._limit = limit
         self._root_fd: int | None = None
         self.fds: list[int] = []
+        self._opened: dict[Path, int] = {}
 
     def bind(self, source: Path, dest: Path) -> list[str]:
         """bwrap flags binding the directory at ``source`` (as it is now) onto ``dest``."""
         if self._limit is not None and len(self.fds) >= self._limit:
             raise TooManyPins(f"more than {self._limit} pinned directories")
-        if self._root_fd is None:
-            self._root_fd = os.open(self._root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        # From the deepest pin opened already on its way (pins come shallowest first), else from the root.
+        start = next((p for p in source.parents if p in self._opened), None)
+        if start is not None:
+            base, rest = self._opened[start], source.relative_to(start).parts
+        else:
+            if self._root_fd is None:
+                self._root_fd = os.open(self._root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            base, rest = self._root_fd, tuple(p for p in source.parts if p != "/")
         try:
-            fd = open_dir_beneath(self._root_fd, [p for p in source.parts if p != "/"])
+            fd = open_dir_beneath(base, list(rest))
         except OSError:
             return []  # a symlink now, or gone: nothing of ours to pin
         self.fds.append(fd)
+        self._opened[source] = fd
         number = fd if self._first is None else self._first + len(self.fds) - 1
         return ["--bind-fd", str(number), str(dest)]
 
@@ -69,6 +77,7 @@ class PinFds:
         for fd in self.fds:
             os.close(fd)
         self.fds = []
+        self._opened = {}
         if self._root_fd is not None:
             os.close(self._root_fd)
             self._root_fd = None

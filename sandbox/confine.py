@@ -839,10 +839,10 @@ def write_file(
                     missing_dir = posixpath.dirname(target)
                     raise FileNotFoundError(errno.ENOENT, "Directory does not exist", missing_dir)
                 for d in dirs:
+                    made = False
                     try:
                         os.mkdir(d, 0o777, dir_fd=parent)
-                        if owner is not None:
-                            os.chown(d, *owner, dir_fd=parent, follow_symlinks=False)
+                        made = True
                     except FileExistsError:
                         pass
                     try:
@@ -856,12 +856,34 @@ def write_file(
                         ) from None
                     os.close(parent)
                     parent = nfd
+                    if made and owner is not None:
+                        _give_made_dir(parent, owner, target)
             else:
                 assert r.name is not None
                 name = r.name
             return WriteOutcome(target, _replace_in(parent, name, data, target, owner))
         finally:
             os.close(parent)
+
+
+def _give_made_dir(fd: int, owner: tuple[int, int], shown: str) -> None:
+    """Give the directory just made (``fd``) to the mount's ``owner``, through the fd.
+
+    By name, the chown could land on whatever a command renamed into that name between the
+    ``mkdir`` and the chown -- another user's file or directory in the workspace, handed to the
+    workspace's owner, which commands act as (red team, round 9). What is given must be ours
+    (made by this process) and still empty."""
+    rfd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=fd)
+    try:
+        st = os.fstat(rfd)
+        if st.st_uid != os.geteuid() or os.listdir(rfd):
+            raise ConfinementError(
+                errno.EAGAIN, f"{shown}: a directory on the way changed while it was created; try again"
+            )
+        if (st.st_uid, st.st_gid) != owner:
+            os.fchown(rfd, *owner)
+    finally:
+        os.close(rfd)
 
 
 def _replace_in(parent: int, name: str, data: bytes, shown: str, owner: tuple[int, int] | None) -> bool:

@@ -170,7 +170,11 @@ class GrepTool(Tool[GrepInput, GrepOutput]):
     async def call(self, tool_input: GrepInput, ctx: ToolContext) -> ToolOutput[GrepOutput]:
         raw = tool_input.path or "."
         view = view_for(ctx)
-        fd, target, single = _open_target(view, sandbox_path(raw, ctx), raw, tool_input.canonical)
+        # In a worker thread: opening a file with several links may search for a denied file's
+        # other names (`confine.View.alias_of`), bounded but up to a second or two.
+        fd, target, single = await anyio.to_thread.run_sync(
+            _open_target, view, sandbox_path(raw, ctx), raw, tool_input.canonical
+        )
         try:
             mode = tool_input.output_mode
             before = tool_input.before if tool_input.before is not None else (tool_input.context or 0)
