@@ -45,6 +45,14 @@ so every command still gets
   ``mount``); run as root, the command runs under the sandbox's unprivileged
   uid/gid, never as host root.
 
+Where the host could build it, each init is not a clone of this Python but of a small static C
+program (``sandbox/zinit.c``, `sandbox._zinit`): the host hands the zygote a sealed memfd holding
+it, the zygote starts it once as a fork server (``posix_spawn``: nothing of this Python copied),
+and for each init asks it to clone one (``CLONE_PARENT``: still this zygote's child) which does
+the same set-up in the same order; requests then reach the init in that program's plainer
+format. Without it (no compiler, ``SHELLRT_BWRAP_INIT=python``, or a program that cannot start
+here, which the zygote tells the host with ``ready python``) the inits are the Python below.
+
 A pooled init is this zygote's alone, and a zygote serves one policy: when
 masks, denied reads or hidden sockets change, the host starts a new zygote and
 tells the old one to ``retire`` (its pool is killed at once); closing a zygote
