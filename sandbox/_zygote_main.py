@@ -877,10 +877,7 @@ def _send_raw(sock: _socket.socket, data: bytes, fds: list[int]) -> None:
 
 
 def _send_fds(sock: _socket.socket, message: dict[str, Any], fds: list[int]) -> None:
-    sock.sendmsg(
-        [marshal.dumps(message)],
-        [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, b"".join(fd.to_bytes(_INT, sys.byteorder) for fd in fds))],
-    )
+    _send_raw(sock, marshal.dumps(message), fds)
 
 
 #: Where messages are received: made once, not per message (a fresh 1 MiB buffer is an mmap,
