@@ -3,9 +3,9 @@
 Why: back to back, a session command costs what its CPU costs, and most of it was the
 zygote cloning its Python process per command (page tables, copy-on-write faults,
 re-faulted library text, the init's Python; docs/performance.md). The zygote now
-``posix_spawn``s (a vfork: nothing of it copied) this small static program instead,
-which clones the command's init into fresh pid, mount and IPC namespaces and does
-there, in the same order, what the Python init did.
+``posix_spawn``s (a vfork: nothing of it copied) this small static program once, as a
+fork server, which clones each command's init into fresh pid, mount and IPC namespaces;
+the init does there, in the same order, what the Python init did.
 
 Built once per source version with the host's C compiler, cached as the docker
 backend's helper is (`sandbox.docker._priv`), and given to each zygote as a sealed

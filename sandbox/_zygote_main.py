@@ -45,6 +45,14 @@ so every command still gets
   ``mount``); run as root, the command runs under the sandbox's unprivileged
   uid/gid, never as host root.
 
+Where the host could build it, each init is not a clone of this Python but of a small static C
+program (``sandbox/zinit.c``, `sandbox._zinit`): the host hands the zygote a sealed memfd holding
+it, the zygote starts it once as a fork server (``posix_spawn``: nothing of this Python copied),
+and for each init asks it to clone one (``CLONE_PARENT``: still this zygote's child) which does
+the same set-up in the same order; requests then reach the init in that program's plainer
+format. Without it (no compiler, ``SHELLRT_BWRAP_INIT=python``, or a program that cannot start
+here, which the zygote tells the host with ``ready python``) the inits are the Python below.
+
 A pooled init is this zygote's alone, and a zygote serves one policy: when
 masks, denied reads or hidden sockets change, the host starts a new zygote and
 tells the old one to ``retire`` (its pool is killed at once); closing a zygote
@@ -432,13 +440,16 @@ class Zygote:
                 self._command_slice = ctypes.byref(_SchedAttr(48, os.SCHED_OTHER, 0, nice, 0, 0))
         #: The C init (`sandbox._zinit`): the socket to its fork server, or None: the Python init below.
         self._zinit: _socket.socket | None = None
+        self._zinit_fds = (-1, -1)
         #: Why the C init the host gave could not start ("": it did, or none was given).
         self.c_init_failure = ""
         if config.get("zinit") is not None:
             try:
                 program_fd = _fcntl.fcntl(config["zinit"], _fcntl.F_DUPFD_CLOEXEC, 5)  # not where 3, 4 go
                 os.close(config["zinit"])
-                self._zinit = _start_c_server(program_fd, self._c_config(program))
+                #: The program and its configuration, kept to start the server again should it die.
+                self._zinit_fds = (program_fd, self._c_config(program))
+                self._zinit = _start_c_server(*self._zinit_fds)
             except OSError as exc:  # e.g. no exec from a memfd here: the Python init, and the host is told
                 self.c_init_failure = f"the C init cannot start: {exc}"
         #: What an init rehearses receiving (`_rehearse`): a request of the usual shape.
@@ -477,9 +488,17 @@ class Zygote:
         return fd
 
     def _prepare(self, status: int = -1) -> tuple[int, _socket.socket, int] | int:
-        if self._zinit is not None:
-            return self._prepare_c(self._zinit, status)
-        return self._prepare_python(status)
+        if self._zinit is None:
+            return self._prepare_python(status)
+        prepared = self._prepare_c(self._zinit, status)
+        if prepared in (errno.EPIPE, errno.ECONNRESET):  # the server is gone (killed): a new one, once
+            self._zinit.close()
+            try:
+                self._zinit = _start_c_server(*self._zinit_fds)
+            except OSError as exc:
+                return exc.errno or errno.EIO
+            prepared = self._prepare_c(self._zinit, status)
+        return prepared
 
     def _prepare_c(self, server: _socket.socket, status: int) -> tuple[int, _socket.socket, int] | int:
         """`_prepare` with the C init: its fork server (`zinit.c`) clones one, as this zygote's
@@ -819,7 +838,7 @@ def _said(report: int) -> int:
 def _start_c_server(program: int, config: int) -> _socket.socket:
     """Start the C init's fork server (`zinit.c`) from ``program`` (an fd: a sealed memfd) with
     its configuration ``config`` at fd 3 and its socket at fd 4 (vfork+exec: nothing of this
-    Python is copied); both fds are closed here. Its socket, to ask it for inits (`_c_clone`)."""
+    Python is copied). Its socket, to ask it for inits (`_c_clone`)."""
     ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
     given = (config, theirs.fileno())
     base = max(program, *given) + 1  # first above every fd named, then down to 3 and 4: none overwritten
@@ -837,8 +856,6 @@ def _start_c_server(program: int, config: int) -> _socket.socket:
         )
     finally:
         theirs.close()
-        os.close(config)
-        os.close(program)
     return ours
 
 
@@ -860,10 +877,7 @@ def _send_raw(sock: _socket.socket, data: bytes, fds: list[int]) -> None:
 
 
 def _send_fds(sock: _socket.socket, message: dict[str, Any], fds: list[int]) -> None:
-    sock.sendmsg(
-        [marshal.dumps(message)],
-        [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, b"".join(fd.to_bytes(_INT, sys.byteorder) for fd in fds))],
-    )
+    _send_raw(sock, marshal.dumps(message), fds)
 
 
 #: Where messages are received: made once, not per message (a fresh 1 MiB buffer is an mmap,

@@ -73,7 +73,7 @@
 extern char **environ;
 
 /* The configuration, one NUL-terminated field after another (sandbox/_zygote_main.py
- * `Zygote._zinit_config`): uid, gid (-1: not switched), slice mode (0 none, 1 the short slice
+ * `Zygote._c_config`): uid, gid (-1: not switched), slice mode (0 none, 1 the short slice
  * with SCHED_RESET_ON_FORK, 2 without it, the command's slice reset after its exec), the
  * caller's nice, the slice in ns, SHELL's fallback ("" none), the EAGAIN text, the number of
  * bounding-set capabilities then each, the number of mount calls then for each source, target,

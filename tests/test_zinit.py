@@ -25,6 +25,7 @@ from sandbox._zygote_main import _c_clone, _start_c_server
 from shellrt.supervisor import Supervisor
 from tests._bwrap_session import zygote_session
 from tests.conftest import require
+from tests.test_sandbox_bwrap import _is_init
 
 pytestmark = [pytest.mark.anyio]
 
@@ -90,6 +91,44 @@ async def test_the_c_init_runs_commands_as_the_python_one_did(session: Superviso
     assert _host_pids("sleep 301[78]") == [], "the init reports only once nothing of its command is left"
     out = await sup.run("head -c 3; echo; echo err >&2", timeout_s=10, stdin=b"abcdef")
     assert out.exit_code == 0 and "abc" in out.preview and "err" in out.preview
+
+
+@pytest.mark.bwrap
+async def test_a_killed_fork_server_is_started_again(tmp_path: Path) -> None:
+    """Killed (the OOM killer, an operator): the next init comes from a new server; no command is
+    refused and none runs without its init's set-up."""
+    require(os.geteuid() == 0, "killing the sandbox's server from the host needs root (CI runs as root)")
+    async with zygote_session(tmp_path) as (backend, sup):
+        zygote = backend._zygote
+        assert zygote is not None and zygote.c_init and zygote.host_pid is not None
+        servers = _servers_below(zygote.host_pid)
+        assert len(servers) == 1, servers
+        os.kill(servers[0], 9)
+        for _ in range(backend.warm_pool + 3):  # the pooled inits, then inits the new server made
+            result = await sup.run("echo $$; grep Seccomp: /proc/self/status", timeout_s=10)
+            assert result.exit_code == 0 and result.preview.split() == ["2", "Seccomp:", "2"], result.preview
+        again = _servers_below(zygote.host_pid)
+        assert len(again) == 1 and again != servers, again
+
+
+def _servers_below(pid: int) -> list[int]:
+    """Host pids of the C init servers among ``pid``'s descendants (not their inits)."""
+    out = subprocess.run(["ps", "-eo", "pid=,ppid="], capture_output=True, text=True).stdout
+    children: dict[int, list[int]] = {}
+    for line in out.splitlines():
+        child, parent = map(int, line.split())
+        children.setdefault(parent, []).append(child)
+    found, frontier = [], [pid]
+    while frontier:
+        for child in children.get(frontier.pop(), []):
+            frontier.append(child)
+            try:
+                server = Path(f"/proc/{child}/cmdline").read_bytes().startswith(b"shellrt-init\0server\0")
+                if server and not _is_init(child):  # its inits are its clones (pid 1 of their own namespace)
+                    found.append(child)
+            except OSError:
+                pass
+    return found
 
 
 def _host_pids(pattern: str) -> list[str]:
@@ -177,6 +216,8 @@ def _run_directly(tmp_path: Path, config: bytes, script: str) -> tuple[str, str]
     config_fd = os.memfd_create("config", os.MFD_CLOEXEC)
     os.write(config_fd, config)
     server = _start_c_server(high, config_fd)
+    os.close(high)
+    os.close(config_fd)
     ctl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     report_r, report_w = os.pipe2(os.O_CLOEXEC)
     status_r, status_w = os.pipe2(os.O_CLOEXEC)
