@@ -8,7 +8,7 @@ fork server, which clones each command's init into fresh pid, mount and IPC name
 the init does there, in the same order, what the Python init did.
 
 Built once per source version with the host's C compiler, cached as the docker
-backend's helper is (`sandbox.docker._priv`), and given to each zygote as a sealed
+backend's helper is (`sandbox._static_build`: only where the caller alone can have written it), and given to each zygote as a sealed
 memfd: nothing inside the sandbox can change the program later inits run, whatever
 it may write. Without a compiler (or with ``SHELLRT_BWRAP_INIT=python``) the zygote
 keeps its Python init; which one runs is logged (`init_kind`).
@@ -17,15 +17,13 @@ keeps its Python init; which one runs is logged (`init_kind`).
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import logging
 import os
-import shutil
-import subprocess
-import tempfile
 import threading
 from importlib import resources
 from pathlib import Path
+
+from sandbox._static_build import StaticBuildError, static_program
 
 __all__ = ["INIT_ENV", "encode_request", "init_kind", "init_program_fd"]
 
@@ -45,55 +43,13 @@ def _source() -> bytes:
     return resources.files("sandbox").joinpath("zinit.c").read_bytes()
 
 
-def _cache_dirs() -> list[Path]:
-    dirs = []
-    if xdg := os.environ.get("XDG_CACHE_HOME"):
-        dirs.append(Path(xdg) / "shellrt")
-    home = os.path.expanduser("~")
-    if home and home != "~":
-        dirs.append(Path(home) / ".cache" / "shellrt")
-    dirs.append(Path(tempfile.gettempdir()) / f"shellrt-cache-{os.getuid()}")
-    return dirs
-
-
-def _compile(src: bytes, dest: Path) -> str | None:
-    """Build ``src`` into ``dest``; None when done, else why not."""
-    named = os.environ.get("CC")
-    cc = shutil.which(named) if named else shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        return f"no C compiler{f' ($CC={named!r} not found)' if named else ''}: install gcc and libc6-dev for the faster C init"
-    dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
-        c_file = Path(tmp) / "zinit.c"
-        c_file.write_bytes(src)
-        out = Path(tmp) / "zinit"
-        proc = subprocess.run(
-            [cc, "-static", "-O2", "-s", "-o", str(out), str(c_file)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        if proc.returncode != 0:
-            return f"{cc} failed: {proc.stderr.strip()[-300:]} (install libc6-dev for a static build)"
-        os.chmod(out, 0o755)
-        os.replace(out, dest)
-    return None
-
-
 def _build() -> bytes | str:
-    """The program's bytes (built and cached on first use), or why there is none."""
-    src = _source()
-    digest = hashlib.sha256(src).hexdigest()[:16]
-    why: list[str] = []
-    for base in _cache_dirs():
-        dest = base / f"zinit-{digest}"
-        try:
-            if not dest.is_file() and (failed := _compile(src, dest)) is not None:
-                return failed
-            return dest.read_bytes()
-        except (OSError, subprocess.SubprocessError) as exc:
-            why.append(f"{base}: {exc}")
-    return f"no writable cache directory: {'; '.join(why)}"
+    """The program's bytes (built and cached on first use, only where the caller alone can have
+    written it: `sandbox._static_build`), or why there is none."""
+    try:
+        return static_program("zinit", _source(), opt="-O2").read_bytes()
+    except (StaticBuildError, OSError) as exc:
+        return f"{exc} (the C init is faster; the Python one is used)"
 
 
 def _program_or_reason() -> bytes | str:

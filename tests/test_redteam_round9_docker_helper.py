@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from sandbox import _static_build, _zinit
 from sandbox.docker import _priv
 from tests.conftest import require
 
@@ -41,7 +42,7 @@ def unwritable_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.setenv("HOME", str(home / "missing"))  # cannot be made: not even root (below)
     monkeypatch.setattr(tempfile, "tempdir", str(shared))
-    monkeypatch.setattr(_priv, "_built", {})
+    monkeypatch.setattr(_static_build, "_built", {})
     (home / "missing").write_text("a file, not a directory: ~/.cache cannot be made under it")
     return shared
 
@@ -77,3 +78,18 @@ def test_a_planted_cache_directory_is_not_written_into(unwritable_home: Path) ->
     _plant(cache, "decoy")
     used = Path(_priv.priv_binary())
     assert cache not in used.parents, f"built into another user's directory {cache}"
+
+
+def test_the_bwrap_init_is_never_taken_from_a_planted_cache(
+    unwritable_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bwrap session's C init (`sandbox._zinit`) first copied the cache code without these
+    checks: a ``zinit-<digest>`` planted in the shared temp cache became every session's init, run
+    with the zygote's privileges inside the sandbox. Both programs now share one cache."""
+    monkeypatch.setattr(_zinit, "_program", None)
+    monkeypatch.delenv(_zinit.INIT_ENV, raising=False)
+    digest = hashlib.sha256(_zinit._source()).hexdigest()[:16]
+    planted = _plant(unwritable_home / f"shellrt-cache-{os.getuid()}", f"zinit-{digest}")
+    program = _zinit._program_or_reason()
+    assert isinstance(program, bytes), program
+    assert b"planted" not in program, f"the bwrap init came from another user's file {planted}"

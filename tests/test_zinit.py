@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import _seccomp, _zinit
+from sandbox import _seccomp, _static_build, _zinit
 from sandbox._zygote_main import _c_clone, _start_c_server
 from shellrt.supervisor import Supervisor
 from tests._bwrap_session import zygote_session
@@ -43,6 +43,7 @@ _PROBE = (
 def fresh_choice(monkeypatch: pytest.MonkeyPatch) -> None:
     """`sandbox._zinit` decides once per process: undecided again for this test (and after it)."""
     monkeypatch.setattr(_zinit, "_program", None)
+    monkeypatch.setattr(_static_build, "_built", {})
 
 
 async def _probe(tmp_path: Path, want_c: bool) -> str:

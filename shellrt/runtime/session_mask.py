@@ -41,8 +41,9 @@ def own_state_dirs(session_dir: Path) -> list[Path]:
     from shellrt.supervisor._inflight import inflight_dir
 
     dirs = [session_dir, session_root().parent, inflight_dir().parent, trust_store_path().parent]
-    # The docker identity helper's cache (`sandbox.docker._priv._cache_dirs`; the temp dir one is
-    # the host's /tmp, which no sandbox sees): named here, importing the docker backend costs seconds.
+    # The cache of our static helpers, the docker identity switch and the bwrap init
+    # (`sandbox._static_build.cache_dirs`; the temp dir one is the host's /tmp, which no sandbox
+    # sees): named here, importing the sandbox backends costs seconds.
     if os.environ.get("XDG_CACHE_HOME"):
         dirs.append(Path(os.environ["XDG_CACHE_HOME"]) / "shellrt")
     home = os.path.expanduser("~")
