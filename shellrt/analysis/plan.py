@@ -684,6 +684,7 @@ class Planner:
                 outer = [*self.context, f"wrapped:{wrapper}"]
                 for command in fast.commands:
                     command.context[:0] = outer
+                self._posix_script(fast, script, wrapper, redirects)
                 self._merge(fast, wrapper, redirects)
                 return
         parsed = parse_bash(script)
@@ -698,7 +699,19 @@ class Planner:
             self.unsupported.append(f"{wrapper} script: {parsed.error or '; '.join(sub.syntax_errors)}")
             self._unread_script(script, wrapper, redirects)
         sub.syntax_errors = []  # bash reports them when the script runs; the outer command parses
-        self._merge(sub.plan(), wrapper, redirects)
+        plan = sub.plan()
+        self._posix_script(plan, script, wrapper, redirects)
+        self._merge(plan, wrapper, redirects)
+
+    def _posix_script(self, plan: CommandPlan, script: str, wrapper: str, redirects: list[Redirect]) -> None:
+        """A script another shell than bash runs (``sh -c``: dash on Debian) is read with bash's
+        grammar; where that shell reads it otherwise (:func:`_bash_only`), the script is unread."""
+        if wrapper in _BASH_SCRIPT_RUNNERS:
+            return
+        why = _bash_only(plan)
+        if why is not None:
+            self.unsupported.append(f"{wrapper} script uses {why}")
+            self._unread_script(script, wrapper, redirects)
 
     def _unread_script(self, script: str, wrapper: str, redirects: list[Redirect]) -> None:
         """A script string that was not (fully) read: a part no allow rule can match."""
@@ -1034,6 +1047,26 @@ _HANDLERS: Final = {
     "unset_command": Planner.h_declaration,
     "comment": Planner.h_comment,
 }
+
+
+#: Wrappers whose script string bash itself reads (every other shell may read it otherwise).
+_BASH_SCRIPT_RUNNERS: Final = frozenset({"bash", "eval"})
+
+
+def _bash_only(plan: CommandPlan) -> str | None:
+    """bash syntax in ``plan`` that a POSIX shell (dash) reads as something else, or None.
+
+    ``[[`` is a command to dash, so ``||``, ``&&``, ``>`` and ``<`` inside it are operators and
+    redirections: ``sh -c '[[ a || sh ]]'`` runs the file ``]]``, ``sh -c '[[ a > f ]]'`` truncates
+    ``f``. ``&>`` is ``&`` then ``>`` (a background job), and ``<<<`` is not a here-string.
+    """
+    for construct in plan.constructs:
+        if construct.kind == "test":
+            return "`[[ ]]` (a POSIX sh runs `[[` as a command: what is inside becomes operators and redirections)"
+    for redirect in plan.redirects:
+        if redirect.op in ("&>", "&>>") or redirect.kind == "herestring":
+            return f"{redirect.op} (a POSIX sh reads it as other operators)"
+    return None
 
 
 def _ignore(_node: tree_sitter.Node) -> None:
