@@ -29,6 +29,8 @@ from .nodes import (
 from .parse import kind_of, parse_bash
 from .programs import SHELLS, WRAPPERS, find_exec_commands, unwrap
 from .words import (
+    CUT_AFTER,
+    CUT_BEFORE,
     NO_FEATURES,
     PLAIN_WORD_CHARS,
     blank_gap,
@@ -66,6 +68,7 @@ _TEST_STATEMENTS: Final = frozenset(
         "herestring_redirect",
     }
 )
+_SPACE: Final = 0x20
 _SUBSTITUTION_KINDS: Final[dict[str, SubstitutionKind]] = {
     "$(": "command",
     "`": "backtick",
@@ -155,6 +158,7 @@ class Planner:
         "source",
         "substitutions",
         "syntax_errors",
+        "unescaped",
         "unsupported",
         "word_end",
     )
@@ -192,6 +196,8 @@ class Planner:
         self.bare_time: PlanCommand | None = None
         #: Where the last word checked by :meth:`cut` ended (an escaped blank right before it is that word's).
         self.word_end = -1
+        #: No backslash in the source: :meth:`cut` only looks at a word's two neighbouring bytes.
+        self.unescaped = b"\\" not in source
 
     # -- entry points -------------------------------------------------------------------
 
@@ -243,8 +249,16 @@ class Planner:
 
     def cut(self, node: tree_sitter.Node) -> None:
         """Fail closed (a syntax error) where the grammar cut a word where bash does not."""
+        start = node.start_byte
         end = node.end_byte
-        if not cut_like_bash(self.source, node.start_byte, end, self.word_end):
+        source = self.source
+        if self.unescaped:  # no backslash: no escaped byte, no continuation; only the neighbours count
+            before = source[start - 1] if start else _SPACE
+            after = source[end] if end < len(source) else _SPACE
+            if before in CUT_BEFORE and after in CUT_AFTER:
+                self.word_end = end
+                return
+        if not cut_like_bash(source, start, end, self.word_end):
             self.syntax_errors.append(
                 f"the parser cuts the word {self.text(node)!r} where bash does not (an escaped blank "
                 "or byte next to it): quote the whole word instead"
@@ -617,7 +631,7 @@ class Planner:
             if kind_of(child) == "heredoc_redirect":
                 return  # its body follows the line (and the rest of the line is its child)
             end = child.end_byte
-        if end >= 0 and escape_follows(source, end):
+        if end >= 0 and not self.unescaped and escape_follows(source, end):
             self.syntax_errors.append(
                 "an escaped byte after the command's last word is a word to bash, the parser drops "
                 "it: quote the word"
