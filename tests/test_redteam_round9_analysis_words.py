@@ -12,7 +12,9 @@ Classes (not examples), each run for real:
   grammar), an escaped byte at a command's end (dropped), and a line that starts with a line
   continuation (the grammar joins it to the command above; bash ends that command at the newline);
 - ``[ab]`` (a glob naming a command) read as a ``[ ]`` test with the operand ``ab``: read-only, while
-  bash runs whatever one-letter file name it expands to.
+  bash runs whatever one-letter file name it expands to;
+- an assignment after an ideographic space (U+3000): the grammar skips the space, bash runs a command
+  named ``<U+3000>x=1``.
 
 The fix checks, for every word the planner reads, that bash starts and ends a word at the node's
 span, and that only blanks and continuations lie between the pieces of a simple command; anything
@@ -126,6 +128,8 @@ _MISCUT = [
     "[ab]",
     "[-v]",
     "export a'b'",
+    "\u3000x=1",
+    "ls; \u3000LANG=C",
 ]
 
 

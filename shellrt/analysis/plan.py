@@ -29,6 +29,8 @@ from .nodes import (
 from .parse import kind_of, parse_bash
 from .programs import SHELLS, WRAPPERS, find_exec_commands, unwrap
 from .words import (
+    CUT_AFTER,
+    CUT_BEFORE,
     NO_FEATURES,
     PLAIN_WORD_CHARS,
     blank_gap,
@@ -66,6 +68,7 @@ _TEST_STATEMENTS: Final = frozenset(
         "herestring_redirect",
     }
 )
+_SPACE: Final = 0x20
 _SUBSTITUTION_KINDS: Final[dict[str, SubstitutionKind]] = {
     "$(": "command",
     "`": "backtick",
@@ -155,6 +158,7 @@ class Planner:
         "source",
         "substitutions",
         "syntax_errors",
+        "unescaped",
         "unsupported",
         "word_end",
     )
@@ -192,6 +196,8 @@ class Planner:
         self.bare_time: PlanCommand | None = None
         #: Where the last word checked by :meth:`cut` ended (an escaped blank right before it is that word's).
         self.word_end = -1
+        #: No backslash in the source: :meth:`cut` only looks at a word's two neighbouring bytes.
+        self.unescaped = b"\\" not in source
 
     # -- entry points -------------------------------------------------------------------
 
@@ -243,10 +249,21 @@ class Planner:
 
     def cut(self, node: tree_sitter.Node) -> None:
         """Fail closed (a syntax error) where the grammar cut a word where bash does not."""
-        end = node.end_byte
-        if not cut_like_bash(self.source, node.start_byte, end, self.word_end):
+        self.cut_span(node.start_byte, node.end_byte)
+
+    def cut_span(self, start: int, end: int) -> None:
+        """:meth:`cut` for a word node's byte span."""
+        source = self.source
+        if self.unescaped:  # no backslash: no escaped byte, no continuation; only the neighbours count
+            before = source[start - 1] if start else _SPACE
+            after = source[end] if end < len(source) else _SPACE
+            if before in CUT_BEFORE and after in CUT_AFTER:
+                self.word_end = end
+                return
+        if not cut_like_bash(source, start, end, self.word_end):
+            text = source[start:end].decode("utf-8", "surrogateescape")
             self.syntax_errors.append(
-                f"the parser cuts the word {self.text(node)!r} where bash does not (an escaped blank "
+                f"the parser cuts the word {text!r} where bash does not (an escaped blank "
                 "or byte next to it): quote the whole word instead"
             )
         self.word_end = end
@@ -549,12 +566,31 @@ class Planner:
         assignments: list[Assignment] = []
         redirects: list[Redirect] = []
         ascii_text = self.ascii_text
+        source = self.source
+        # Between the pieces of a simple command bash sees only blanks (and continuations): an escaped
+        # blank the grammar dropped is a word to bash (`sort -t \  -o f` is `-t ' '`), and a line the
+        # grammar joined to the command is a command of its own. -1: not checked (a here-document's body
+        # follows its line, and the rest of the line hangs off it).
+        gap_start = -2
         for child in node.children:
             kind = kind_of(child)
+            start = child.start_byte
+            end = child.end_byte
+            if gap_start >= 0 and not (
+                (start == gap_start + 1 and source[gap_start] == _SPACE)
+                or blank_gap(source, gap_start, start)
+            ):
+                self.syntax_errors.append(
+                    f"the parser joins {self.text(child)!r} to the command before it, bash reads "
+                    "something else in between (an escaped blank or a line break): quote the word"
+                )
+                gap_start = -1
+            if gap_start != -1:
+                gap_start = -1 if kind == "heredoc_redirect" else end
             if kind == "word" and ascii_text is not None:  # Planner.word's fast path, inline
-                text = ascii_text[child.start_byte : child.end_byte]
+                text = ascii_text[start:end]
                 if PLAIN_WORD_CHARS.isdisjoint(text) and text[:1] != "~":
-                    self.cut(child)
+                    self.cut_span(start, end)
                     argv.append(Word(text, text, NO_FEATURES))
                 else:
                     argv.append(self.word(child))
@@ -567,7 +603,7 @@ class Planner:
                 redirects.append(self.redirect(child))
             elif kind == "comment":
                 self.h_comment(child)
-            elif kind == "number" and self.source[child.end_byte : child.end_byte + 1] in (b"<", b">"):
+            elif kind == "number" and source[end : end + 1] in (b"<", b">"):
                 continue  # `0<f`: the grammar reads the fd as an argument; bash reads a redirect
             elif child.is_named:
                 argv.append(self.word(child))
@@ -577,11 +613,15 @@ class Planner:
             elif kind == "==" or kind == "=~":
                 # The grammar keeps these as anonymous tokens; to bash they are plain words
                 # (`uniq == out` has two operands: the second is an output file).
-                self.cut(child)
+                self.cut_span(start, end)
                 argv.append(Word(kind, kind, NO_FEATURES))
             else:
                 self.unsupported.append(f"token {kind!r} in a command")
-        self._check_gaps(node)
+        if gap_start >= 0 and not self.unescaped and escape_follows(source, gap_start):
+            self.syntax_errors.append(
+                "an escaped byte after the command's last word is a word to bash, the parser drops "
+                "it: quote the word"
+            )
         if argv and (
             argv[0].raw in _RESERVED_NAMES
             or (argv[0].raw == "time" and len(argv) > 1 and argv[1].raw in _TIME_MISREAD_WORDS)
@@ -600,28 +640,6 @@ class Planner:
             and all(w.raw in _BARE_TIME_WORDS for w in argv)
         ):
             self.bare_time = self.commands[-1]
-
-    def _check_gaps(self, node: tree_sitter.Node) -> None:
-        """Between the pieces of a simple command bash sees only blanks (and continuations): an
-        escaped blank the grammar dropped is a word to bash (``sort -t \\  -o f`` is ``-t ' '``), and a
-        line the grammar joined to the command is a command of its own."""
-        source = self.source
-        end = -1
-        for child in node.children:
-            if end >= 0 and not blank_gap(source, end, child.start_byte):
-                self.syntax_errors.append(
-                    f"the parser joins {self.text(child)!r} to the command before it, bash reads "
-                    "something else in between (an escaped blank or a line break): quote the word"
-                )
-                return
-            if kind_of(child) == "heredoc_redirect":
-                return  # its body follows the line (and the rest of the line is its child)
-            end = child.end_byte
-        if end >= 0 and escape_follows(source, end):
-            self.syntax_errors.append(
-                "an escaped byte after the command's last word is a word to bash, the parser drops "
-                "it: quote the word"
-            )
 
     def add_command(
         self,
@@ -684,6 +702,7 @@ class Planner:
                 outer = [*self.context, f"wrapped:{wrapper}"]
                 for command in fast.commands:
                     command.context[:0] = outer
+                self._posix_script(fast, script, wrapper, redirects)
                 self._merge(fast, wrapper, redirects)
                 return
         parsed = parse_bash(script)
@@ -698,7 +717,19 @@ class Planner:
             self.unsupported.append(f"{wrapper} script: {parsed.error or '; '.join(sub.syntax_errors)}")
             self._unread_script(script, wrapper, redirects)
         sub.syntax_errors = []  # bash reports them when the script runs; the outer command parses
-        self._merge(sub.plan(), wrapper, redirects)
+        plan = sub.plan()
+        self._posix_script(plan, script, wrapper, redirects)
+        self._merge(plan, wrapper, redirects)
+
+    def _posix_script(self, plan: CommandPlan, script: str, wrapper: str, redirects: list[Redirect]) -> None:
+        """A script another shell than bash runs (``sh -c``: dash on Debian) is read with bash's
+        grammar; where that shell reads it otherwise (:func:`_bash_only`), the script is unread."""
+        if wrapper in _BASH_SCRIPT_RUNNERS:
+            return
+        why = _bash_only(plan)
+        if why is not None:
+            self.unsupported.append(f"{wrapper} script uses {why}")
+            self._unread_script(script, wrapper, redirects)
 
     def _unread_script(self, script: str, wrapper: str, redirects: list[Redirect]) -> None:
         """A script string that was not (fully) read: a part no allow rule can match."""
@@ -708,6 +739,11 @@ class Planner:
         )
 
     def assignment(self, node: tree_sitter.Node) -> Assignment:
+        if not starts_word(self.source, node.start_byte, self.word_end):
+            # `<U+3000>x=1`: the grammar skips the ideographic space, bash runs a command of that name.
+            self.syntax_errors.append(
+                f"the parser reads {self.text(node)!r} as an assignment, bash as a word"
+            )
         name = ""
         value: Word | None = None
         seen_op = False
@@ -1034,6 +1070,26 @@ _HANDLERS: Final = {
     "unset_command": Planner.h_declaration,
     "comment": Planner.h_comment,
 }
+
+
+#: Wrappers whose script string bash itself reads (every other shell may read it otherwise).
+_BASH_SCRIPT_RUNNERS: Final = frozenset({"bash", "eval"})
+
+
+def _bash_only(plan: CommandPlan) -> str | None:
+    """bash syntax in ``plan`` that a POSIX shell (dash) reads as something else, or None.
+
+    ``[[`` is a command to dash, so ``||``, ``&&``, ``>`` and ``<`` inside it are operators and
+    redirections: ``sh -c '[[ a || sh ]]'`` runs the file ``]]``, ``sh -c '[[ a > f ]]'`` truncates
+    ``f``. ``&>`` is ``&`` then ``>`` (a background job), and ``<<<`` is not a here-string.
+    """
+    for construct in plan.constructs:
+        if construct.kind == "test":
+            return "`[[ ]]` (a POSIX sh runs `[[` as a command: what is inside becomes operators and redirections)"
+    for redirect in plan.redirects:
+        if redirect.op in ("&>", "&>>") or redirect.kind == "herestring":
+            return f"{redirect.op} (a POSIX sh reads it as other operators)"
+    return None
 
 
 def _ignore(_node: tree_sitter.Node) -> None:

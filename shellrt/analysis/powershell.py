@@ -71,7 +71,22 @@ class _PsError(ValueError):
     """Raised by the tokenizer on input it cannot read (never read-only)."""
 
 
+#: Characters PowerShell reads as ASCII syntax: typographic quotes open and close strings
+#: (``'a<U+2019>; Remove-Item x; <U+2019>'`` is two strings around a command to it), en/em dashes
+#: and the horizontal bar start parameters (``<U+2013>Online``), NBSP and NEL separate words.
+_LOOKALIKES = frozenset("\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u2013\u2014\u2015\u00a0\u0085")
+#: Characters after which a ``#`` starts a comment (PowerShell: only at the start of a token).
+_COMMENT_AFTER = frozenset(" \t\r\n;|&(){}")
+
+
 def _tokenize(src: str) -> list[_Token]:
+    if not src.isascii():
+        odd = sorted({ch for ch in src if ch in _LOOKALIKES or (ch.isspace() and ch not in " \t\r\n")})
+        if odd:
+            raise _PsError(
+                f"{odd[0]!r} is a quote, dash or blank to PowerShell but not to this analysis; "
+                "write it in ASCII"
+            )
     tokens: list[_Token] = []
     i = 0
     n = len(src)
@@ -85,6 +100,9 @@ def _tokenize(src: str) -> list[_Token]:
             tokens.append(_Token("sep", ch))
             i += 1
         elif ch == "#":
+            if i > 0 and src[i - 1] not in _COMMENT_AFTER:
+                # `a#b` is one word to PowerShell (`#` starts a comment only at a token's start).
+                raise _PsError("a '#' inside a word: PowerShell reads on (not a comment); quote the word")
             while i < n and src[i] != "\n":
                 i += 1
         elif src.startswith("<#", i):

@@ -18,6 +18,8 @@ from .nodes import Word
 from .parse import kind_of
 
 __all__ = [
+    "CUT_AFTER",
+    "CUT_BEFORE",
     "DQ_WHOLE_FEATURES",
     "NO_FEATURES",
     "PLAIN_WORD_CHARS",
@@ -62,9 +64,9 @@ class _Acc:
 
 
 #: Bytes that end a word in bash when unescaped and unquoted (blank, newline, operators, backquote).
-_CUT_AFTER: Final[frozenset[int]] = frozenset(b" \t\n;&|()<>`")
+CUT_AFTER: Final[frozenset[int]] = frozenset(b" \t\n;&|()<>`")
 #: Bytes a word may start right after: those, and ``=`` (an assignment's value, ``[[ a==b ]]``).
-_CUT_BEFORE: Final[frozenset[int]] = frozenset(b" \t\n;&|()<>`=")
+CUT_BEFORE: Final[frozenset[int]] = frozenset(b" \t\n;&|()<>`=")
 _BACKSLASH: Final = 0x5C
 _NEWLINE: Final = 0x0A
 _SPACE: Final = 0x20
@@ -92,7 +94,7 @@ def cut_like_bash(source: bytes, start: int, end: int, owner_end: int = -1) -> b
     j = end
     while j + 1 < size and source[j] == _BACKSLASH and source[j + 1] == _NEWLINE:
         j += 2
-    return j >= size or source[j] in _CUT_AFTER
+    return j >= size or source[j] in CUT_AFTER
 
 
 def starts_word(source: bytes, start: int, owner_end: int = -1) -> bool:
@@ -114,7 +116,7 @@ def starts_word(source: bytes, start: int, owner_end: int = -1) -> bool:
             break
     if i >= 0:
         if i == start - 1:
-            if source[i] not in _CUT_BEFORE or _escaped(source, i):
+            if source[i] not in CUT_BEFORE or _escaped(source, i):
                 return False
         elif _escaped(source, i) and i + 1 != owner_end:
             return False  # an escaped byte (a blank: ``\\ ``) that no word node holds

@@ -89,6 +89,7 @@ _FILE_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "diff": frozenset({"--from-file", "--to-file", "-X", "--exclude-from"}),
     "du": frozenset({"-X", "--exclude-from"}),
     "file": frozenset({"-m", "--magic-file"}),
+    "hexdump": frozenset({"-f"}),
     "grep": frozenset({"-f", "--file", "--exclude-from"}),
     "egrep": frozenset({"-f", "--file", "--exclude-from"}),
     "fgrep": frozenset({"-f", "--file", "--exclude-from"}),

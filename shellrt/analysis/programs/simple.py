@@ -219,8 +219,8 @@ _SPECS: Final[list[ProgramSpec]] = [
         "help version")),
     ProgramSpec("tr", short="cCdst", max_positional=2, long=longs(
         "complement delete squeeze-repeats truncate-set1 help version")),
-    ProgramSpec("diff", short="abBcdeEfiItlNnpPqrsTuwyZ", short_arg="CDFSIUWxXL", long=_DIFF_LONG, numeric=True,
-                glob_safe=True),
+    # Not glob_safe: a file named ``--from-file=.env`` makes ``diff *`` print .env (no word names it).
+    ProgramSpec("diff", short="abBcdeEfiItlNnpPqrsTuwyZ", short_arg="CDFSIUWxXL", long=_DIFF_LONG, numeric=True),
     ProgramSpec("cmp", short="blsv", short_arg="in", long=longs(
         "print-bytes ignore-initial= verbose bytes= silent quiet help version")),
     ProgramSpec("comm", short="123z", long=longs(
@@ -235,7 +235,8 @@ _SPECS: Final[list[ProgramSpec]] = [
     ProgramSpec("xxd", short="aCEeipsuvb", short_arg="cglos", max_positional=1, long=longs(
         "autoskip capitalize ebcdic help include postscript plain bits uppercase version"),
                 forbidden={"-r": "reverts a dump into a binary (writes)", "-R": "colour mode (not modelled)"}),
-    ProgramSpec("hexdump", short="bcCdovx", short_arg="nsef", glob_safe=True),
+    # Not glob_safe: a file named ``-f.env`` makes ``hexdump *`` print .env in its format error.
+    ProgramSpec("hexdump", short="bcCdovx", short_arg="nsef"),
     ProgramSpec("base64", short="di", short_arg="w", max_positional=1, long=longs(
         "decode ignore-garbage wrap= help version")),
     ProgramSpec("base32", short="di", short_arg="w", max_positional=1, long=longs(
