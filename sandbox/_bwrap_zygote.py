@@ -62,6 +62,15 @@ _KILL_GRACE_S = 2.0
 _TAKEN_AFTER_S = 0.05
 
 
+#: How long `Zygote.retire` waits for it (a zygote stuck that long is ended at `close` anyway).
+_RETIRE_ANSWER_S = 2.0
+
+
+def _is_retired(message: bytes) -> bool:
+    """The zygote's answer to ``retire`` (sent after every init it made before it), or its EOF."""
+    return not message or (not message.startswith(b"ready") and marshal.loads(message).get("op") == "retired")
+
+
 class ZygoteGoneError(SandboxExecError):
     """The zygote is not running (it died or never started): start a new one."""
 
@@ -350,11 +359,18 @@ class Zygote:
 
     async def retire(self) -> None:
         """Replaced (the policy changed): its ready inits are let go (they end on the EOF) and
-        the zygote makes no more (one it was making meanwhile waits unused until `close`)."""
+        the zygote makes no more. An init it was making meanwhile (a refill its last command's
+        ``taken`` asked for) is announced before the zygote's ``retired`` answer: it is let go
+        too, so no init made under the old masks outlives the change (it waited unused until
+        `close` before, and a test counting them failed one run in four)."""
         self._collect()
         self._drop_pool()
         with contextlib.suppress(ZygoteGoneError):
             await self._send({"op": "retire"}, [])
+            with anyio.move_on_after(_RETIRE_ANSWER_S):
+                while not _is_retired(await self._receive()):
+                    pass
+        self._drop_pool()
 
     async def kill_command(self, command_id: int, init_pid: int = 0) -> None:
         """SIGKILL a command's init: ``init_pid`` for a pooled one, else the one the zygote made for ``command_id``."""

@@ -571,8 +571,13 @@ class Zygote:
 
     def retire(self) -> None:
         """This zygote makes no more inits (the host replaced it). The host closed its sockets to
-        the ready ones, which end on that EOF; the ones it handed a command run to the end."""
+        the ready ones, which end on that EOF; the ones it handed a command run to the end. The
+        answer follows every ``pooled`` message sent before it: the host lets those go too."""
         self.pool_size = 0
+        try:
+            _send_fds(self.sock, {"op": "retired"}, [])
+        except OSError:
+            pass  # the host is gone: the main loop ends on its EOF
 
     def spawn(self, req: dict[str, Any], fds: list[int]) -> None:
         """A command for which the host had no pooled init: an init made for it now."""
