@@ -21,13 +21,12 @@ import errno
 import json
 import os
 import secrets
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from shellrt.permissions.errors import SettingsWriteError
-from shellrt.permissions.settings import MAX_SETTINGS_BYTES, settings_digest
+from shellrt.permissions.settings import read_settings_fd, settings_digest
 
 __all__ = ["UNCHECKED", "save_allow_rules"]
 
@@ -149,15 +148,6 @@ def _read_at(dir_fd: int, path: Path) -> bytes:
             ) from exc
         raise
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file (a device, FIFO, socket or directory)", str(path))
-        chunks: list[bytes] = []
-        total = 0
-        while chunk := os.read(fd, 1 << 16):
-            total += len(chunk)
-            if total > MAX_SETTINGS_BYTES:
-                raise OSError(errno.EFBIG, f"larger than {MAX_SETTINGS_BYTES} bytes", str(path))
-            chunks.append(chunk)
-        return b"".join(chunks)
+        return read_settings_fd(fd, path)
     finally:
         os.close(fd)

@@ -146,18 +146,27 @@ def read_settings_bytes(path: Path) -> bytes:
         raise OSError(errno.EINVAL, "not a regular file (a device, FIFO, socket or directory)", str(path))
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped between the stat and the open
-            raise OSError(errno.EINVAL, "not a regular file (it changed while being opened)", str(path))
-        chunks: list[bytes] = []
-        total = 0
-        while chunk := os.read(fd, 1 << 16):
-            total += len(chunk)
-            if total > MAX_SETTINGS_BYTES:
-                raise OSError(errno.EFBIG, f"larger than {MAX_SETTINGS_BYTES} bytes", str(path))
-            chunks.append(chunk)
-        return b"".join(chunks)
+        # swapped between the stat and the open: not a regular file any more
+        return read_settings_fd(fd, path, "not a regular file (it changed while being opened)")
     finally:
         os.close(fd)
+
+
+def read_settings_fd(
+    fd: int, path: Path, not_regular: str = "not a regular file (a device, FIFO, socket or directory)"
+) -> bytes:
+    """The bytes of the open settings file ``fd`` (named ``path`` in errors): a regular file of at
+    most `MAX_SETTINGS_BYTES`, else `OSError` saying what it is."""
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        raise OSError(errno.EINVAL, not_regular, str(path))
+    chunks: list[bytes] = []
+    total = 0
+    while chunk := os.read(fd, 1 << 16):
+        total += len(chunk)
+        if total > MAX_SETTINGS_BYTES:
+            raise OSError(errno.EFBIG, f"larger than {MAX_SETTINGS_BYTES} bytes", str(path))
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def settings_digest(data: bytes) -> str:
