@@ -61,7 +61,7 @@ fi
 tail -n 1 "$newer_git_log" >&2
 
 # Most of the suite waits on processes, containers and sandboxes, so it runs on
-# ${SHELLRT_TEST_WORKERS:-2} pytest-xdist workers; a module sharing a module-scoped fixture stays on one
+# ${SHELLRT_TEST_WORKERS:-3} pytest-xdist workers; a module sharing a module-scoped fixture stays on one
 # worker (tests/conftest.py). Tests marked `serial` count or lease machine-wide
 # things and run alone afterwards. Exit status 5 (nothing collected) of one lane is
 # fine when the other ran tests (`-k` can select a single lane).
@@ -73,7 +73,7 @@ run_lane() {
 }
 
 step "pytest (compiled analyser), parallel lane"
-run_lane -n "${SHELLRT_TEST_WORKERS:-2}" --dist loadgroup --lane parallel "$@"
+run_lane -n "${SHELLRT_TEST_WORKERS:-3}" --dist loadgroup --lane parallel "$@"
 parallel_status=$lane_status
 
 step "pytest (compiled analyser), serial lane"
