@@ -60,33 +60,13 @@ if ! wait "$newer_git_pid"; then
 fi
 tail -n 1 "$newer_git_log" >&2
 
-# Most of the suite waits on processes, containers and sandboxes, so it runs on
-# ${SHELLRT_TEST_WORKERS:-3} pytest-xdist workers; a module sharing a module-scoped fixture stays on one
-# worker (tests/conftest.py). Tests marked `serial` count or lease machine-wide
-# things and run alone afterwards. Exit status 5 (nothing collected) of one lane is
-# fine when the other ran tests (`-k` can select a single lane).
-run_lane() {
-    set +e
-    SHELLRT_EXPECT_COMPILED=1 python3 -m pytest -q -p no:cacheprovider "$@"
-    lane_status=$?
-    set -e
-}
-
-step "pytest (compiled analyser), parallel lane"
-run_lane -n "${SHELLRT_TEST_WORKERS:-3}" --dist loadgroup --lane parallel "$@"
-parallel_status=$lane_status
-
-step "pytest (compiled analyser), serial lane"
-run_lane --lane serial "$@"
-serial_status=$lane_status
-
-if [ "$parallel_status" -eq 5 ] && [ "$serial_status" -eq 5 ]; then
+step "pytest (compiled analyser)"
+set +e
+SHELLRT_EXPECT_COMPILED=1 python3 -m pytest -q -p no:cacheprovider "$@"
+status=$?
+set -e
+if [ "$status" -eq 5 ]; then
     echo "pytest collected no tests: treating as a failure" >&2
     exit 1
 fi
-for status in "$parallel_status" "$serial_status"; do
-    if [ "$status" -ne 0 ] && [ "$status" -ne 5 ]; then
-        exit "$status"
-    fi
-done
-exit 0
+exit "$status"
