@@ -192,6 +192,7 @@ def test_ctrl_c_with_docker_removes_every_container(tmp_path: Path) -> None:
     assert processes_with_marker(marker) == []
 
 
+@pytest.mark.serial  # compares every managed container on the machine before and after
 @pytest.mark.docker
 def test_ctrl_c_during_a_recycled_docker_run_removes_every_container(tmp_path: Path) -> None:
     """Containers recycled from finished tasks (and idle ones in the pool) are all removed on Ctrl-C."""

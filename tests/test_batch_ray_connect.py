@@ -39,6 +39,24 @@ def _batch(tmp_path: Path, address: str, **env: str) -> subprocess.Popen[bytes]:
     )
 
 
+def _drain(listener: socket.socket) -> None:
+    """Close the connections already queued on ``listener``."""
+    listener.setblocking(False)
+    try:
+        while True:
+            listener.accept()[0].close()
+    except BlockingIOError:
+        pass
+
+
+def _wait_for_probe(listener: socket.socket) -> None:
+    """Until the batch probes the address (it connects once before ``ray.init``; its signal
+    handlers are up by then): a fixed wait falls short while a loaded machine still imports it."""
+    listener.settimeout(60)
+    listener.accept()[0].close()
+    time.sleep(0.5)  # inside ray.init, stuck
+
+
 def test_refused_address_fails_fast_with_exit_2(tmp_path: Path) -> None:
     proc = _batch(tmp_path, "127.0.0.1:1")
     _, err = proc.communicate(timeout=120)
@@ -56,8 +74,9 @@ def test_silent_address_times_out_and_sigterm_stops_it_at_once(tmp_path: Path) -
         assert proc.returncode == 2, err
         assert b"did not accept the connection within 3s" in err
 
+        _drain(listener)  # the first run's probe
         proc = _batch(tmp_path, address)  # the default 30 s bound
-        time.sleep(3)
+        _wait_for_probe(listener)
         proc.send_signal(signal.SIGTERM)
         start = time.monotonic()
         proc.communicate(timeout=60)

@@ -81,6 +81,7 @@ async def test_tools_are_deferred_until_discovered_and_rules_apply(ws: Path) -> 
         assert unasked["is_error"]
 
 
+@pytest.mark.serial  # no _mcp_test_server.py may run anywhere afterwards
 async def test_results_errors_and_a_server_dying_mid_call(ws: Path) -> None:
     write_settings(ws, {"t": fixture_server_config(alwaysLoad=True)})
     async with _runtime(ws, mode="bypassPermissions") as rt:

@@ -170,6 +170,7 @@ async def test_cancellation_kills_the_process_tree(ws: Path, home: Path) -> None
     assert not processes_with(marker)
 
 
+@pytest.mark.serial  # no _mcp_test_server.py may run anywhere afterwards
 async def test_proxied_mcp_server_through_serve(ws: Path, home: Path) -> None:
     """A server proxied through a server: the test MCP server, configured in settings, reached via serve."""
     write_settings(ws, {"t": fixture_server_config()})

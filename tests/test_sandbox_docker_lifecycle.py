@@ -140,6 +140,7 @@ async def test_orphan_is_reaped_by_next_start(tmp_path: Path) -> None:
         assert not container_exists(cid)
 
 
+@pytest.mark.serial  # gc --older-than removes any old container, other tests' too
 async def test_orphan_is_reaped_by_gc_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     require_docker()
     async with DockerBackend(config(BUSYBOX), policy(tmp_path)) as alive:
@@ -154,6 +155,7 @@ async def test_orphan_is_reaped_by_gc_cli(tmp_path: Path, capsys: pytest.Capture
         assert alive.container_id is not None and container_exists(alive.container_id)  # owner alive: kept
 
 
+@pytest.mark.serial  # gc --all removes every shellrt container on the machine
 async def test_gc_older_than_and_all(tmp_path: Path) -> None:
     require_docker()
     async with DockerBackend(config(BUSYBOX), policy(tmp_path)) as backend:

@@ -41,6 +41,7 @@ async def _gone(names: set[str], within_s: float) -> set[int]:
     return left
 
 
+@pytest.mark.serial  # looks for every `sleep 1011`/`sleep 1013` on the machine (test_tasks runs them too)
 async def test_an_exited_command_leaves_nothing_running(sup: Supervisor) -> None:
     start = time.monotonic()
     result = await sup.run(LEFTOVERS, timeout_s=30)
@@ -54,9 +55,7 @@ async def test_an_exited_command_leaves_nothing_running(sup: Supervisor) -> None
 
 async def test_fork_loop_under_a_timeout_returns_promptly_and_leaves_nothing(sup: Supervisor) -> None:
     start = time.monotonic()
-    result = await sup.run(
-        "for i in $(seq 400); do (sleep 1014 &) ; done; exit 0", timeout_s=3
-    )
+    result = await sup.run("for i in $(seq 400); do (sleep 1014 &) ; done; exit 0", timeout_s=3)
     elapsed = time.monotonic() - start
     # Bounded: timeout + the drain/kill grace, with room for a loaded 2-core machine.
     assert elapsed < 3 + 15, f"took {elapsed:.2f}s"

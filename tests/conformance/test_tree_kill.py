@@ -27,6 +27,7 @@ def sleeper_pids() -> set[int]:
     return found
 
 
+@pytest.mark.serial  # counts every `sleep 100N` on the machine; other suites run such sleeps too
 async def test_timeout_kills_setsid_nohup_and_double_forked_children(sup: Supervisor) -> None:
     seen: set[int] = set()
 
