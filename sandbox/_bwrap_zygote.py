@@ -66,6 +66,26 @@ _TAKEN_AFTER_S = 0.05
 _RETIRE_ANSWER_S = 2.0
 
 
+#: Messages up to this size fit a socket's default send buffer (``net.core.wmem_default``).
+_SMALL_MESSAGE = 150_000
+
+
+def fit_message(sock: socket.socket, size: int) -> None:
+    """Let ``sock`` send one message of ``size`` bytes (a long command line and its environment:
+    a seqpacket message must fit the sender's buffer). Root may exceed ``net.core.wmem_max``,
+    others get up to it (a send past it fails with EMSGSIZE: reported as too large). The
+    zygote's program does the same for the inits it makes (``_zygote_main.fit_message``)."""
+    for option in (_SO_SNDBUFFORCE, socket.SO_SNDBUF):
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, option, size + 65536)
+            return
+        except OSError:
+            continue
+
+
+_SO_SNDBUFFORCE = 32
+
+
 def _is_retired(message: bytes) -> bool:
     """The zygote's answer to ``retire`` (sent after every init it made before it), or its EOF."""
     return not message or (not message.startswith(b"ready") and marshal.loads(message).get("op") == "retired")
@@ -213,6 +233,8 @@ class Zygote:
         while self._pool:
             pid, ctl, status = self._pool.pop(0)
             try:
+                if len(message) > _SMALL_MESSAGE:
+                    fit_message(ctl, len(message))
                 socket.send_fds(ctl, [message], fds)
             except OSError:  # it died waiting (killed): the next one, or the zygote makes one
                 os.close(status)
@@ -245,6 +267,8 @@ class Zygote:
         if sock is None or not self.alive:
             raise ZygoteGoneError("the bwrap zygote is not running")
         data = marshal.dumps(message)
+        if len(data) > _SMALL_MESSAGE:
+            fit_message(sock, len(data))
         while True:
             try:
                 socket.send_fds(sock, [data], fds)

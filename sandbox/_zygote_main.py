@@ -875,10 +875,31 @@ def _c_clone(server: _socket.socket, fds: list[int]) -> int:
 
 
 def _send_raw(sock: _socket.socket, data: bytes, fds: list[int]) -> None:
+    if len(data) > _SMALL_MESSAGE:
+        fit_message(sock, len(data))
     sock.sendmsg(
         [data],
         [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, b"".join(fd.to_bytes(_INT, sys.byteorder) for fd in fds))],
     )
+
+
+#: Messages up to this size fit a socket's default send buffer (``net.core.wmem_default``).
+_SMALL_MESSAGE = 150_000
+
+
+def fit_message(sock: _socket.socket, size: int) -> None:
+    """Let ``sock`` send one message of ``size`` bytes (a long command line and its environment):
+    a seqpacket message must fit the sender's buffer. Root may exceed ``net.core.wmem_max``; others
+    get up to it (the send then fails with EMSGSIZE, reported as too large)."""
+    for option in (_SO_SNDBUFFORCE, _socket.SO_SNDBUF):
+        try:
+            sock.setsockopt(_socket.SOL_SOCKET, option, size + 65536)
+            return
+        except OSError:
+            continue
+
+
+_SO_SNDBUFFORCE = 32
 
 
 def _send_fds(sock: _socket.socket, message: dict[str, Any], fds: list[int]) -> None:
@@ -892,7 +913,7 @@ def _send_fds(sock: _socket.socket, message: dict[str, Any], fds: list[int]) -> 
 #: Private (``mmap``'s default is MAP_SHARED): every init is a clone of the zygote, and a shared
 #: buffer let an init read the message the zygote or another init received at the same moment
 #: (one command's argv and env run on another's stdio).
-_INBOX = mmap.mmap(-1, 1 << 20, flags=mmap.MAP_PRIVATE)
+_INBOX = mmap.mmap(-1, 1 << 22, flags=mmap.MAP_PRIVATE)
 
 
 #: Size of a C int, an fd in SCM_RIGHTS (fds are packed by hand: ``array`` imports

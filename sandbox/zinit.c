@@ -100,7 +100,7 @@ static char failure[512];
 
 /* Where a request is received: 1 MiB as the Python init had; bss, so only what a message fills
  * is ever touched. */
-static char inbox[1 << 20];
+static char inbox[1 << 22]; /* a command with its environment: up to 4 MiB (ARG_MAX is 2 MiB of it) */
 
 struct sched_attr_v1 {
     uint32_t size, policy;

@@ -95,6 +95,25 @@ async def test_the_c_init_runs_commands_as_the_python_one_did(session: Superviso
 
 
 @pytest.mark.bwrap
+@pytest.mark.parametrize("init", ["c", "python"])
+async def test_a_long_command_line_of_distinct_words_reaches_either_init(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_choice: None, init: str
+) -> None:
+    """1.5 MiB of distinct arguments (under ARG_MAX). The C init's request spells every byte out,
+    so a 1 MiB argv failed with "too large" where the Python init's marshal had shared 16 equal
+    chunks (the conformance test's argv): one message must fit the sockets' send buffers and both
+    inboxes. Pooled and freshly made inits both (the second command takes a pooled one)."""
+    monkeypatch.setenv(_zinit.INIT_ENV, init)
+    words = [f"{i:02d}" + "x" * (96 * 1024 - 2) for i in range(16)]
+    async with zygote_session(tmp_path) as (backend, sup):
+        assert backend._zygote is not None and backend._zygote.c_init is (init == "c")
+        for _ in range(2):
+            result = await sup.run(["printf", "%s", *words], timeout_s=60, merge_stderr=False)
+            assert result.exit_code == 0, result.stderr
+            assert result.output_path.read_bytes() == "".join(words).encode()
+
+
+@pytest.mark.bwrap
 async def test_a_killed_fork_server_is_started_again(tmp_path: Path) -> None:
     """Killed (the OOM killer, an operator): the next init comes from a new server; no command is
     refused and none runs without its init's set-up."""
