@@ -84,6 +84,24 @@ def fit_message(sock: socket.socket, size: int) -> None:
 
 
 _SO_SNDBUFFORCE = 32
+#: The most one message may carry: the zygote's and the inits' inboxes hold 4 MiB (a command
+#: line and its environment past ARG_MAX, 2 MiB here, could not be run anyway).
+_MAX_MESSAGE = (1 << 22) - 4096
+
+
+def _too_large(size: int) -> str:
+    return (
+        f"cannot start the command: too large (with its environment {size} bytes, more than one "
+        "message to the sandbox can carry; a single argument may not exceed 128 KiB anyway). "
+        "Write long scripts to a file and run that"
+    )
+
+
+def _refuse_oversized(size: int) -> None:
+    """Refuse a message the inboxes cannot hold before it is sent (past the send buffer a kernel
+    gives, the send fails ENOBUFS; past the inbox, the receiver would get it cut short)."""
+    if size > _MAX_MESSAGE:
+        raise SandboxExecError(_too_large(size))
 
 
 def _is_retired(message: bytes) -> bool:
@@ -229,6 +247,7 @@ class Zygote:
 
     def _hand_to_pooled(self, message: bytes, fds: list[int]) -> tuple[int, int] | None:
         """Give a pooled init its command directly: (its pid, its status fd), or None when none is ready."""
+        _refuse_oversized(len(message))  # before an init is taken from the pool for it
         self._collect()
         while self._pool:
             pid, ctl, status = self._pool.pop(0)
@@ -268,6 +287,7 @@ class Zygote:
             raise ZygoteGoneError("the bwrap zygote is not running")
         data = marshal.dumps(message)
         if len(data) > _SMALL_MESSAGE:
+            _refuse_oversized(len(data))
             fit_message(sock, len(data))
         while True:
             try:
@@ -276,12 +296,8 @@ class Zygote:
             except BlockingIOError:
                 await anyio.wait_writable(sock)
             except OSError as exc:
-                if exc.errno == errno.EMSGSIZE:
-                    raise SandboxExecError(
-                        f"cannot start the command: too large (with its environment {len(data)} bytes, "
-                        "more than one message to the sandbox can carry; a single argument may not "
-                        "exceed 128 KiB anyway). Write long scripts to a file and run that"
-                    ) from exc
+                if exc.errno in (errno.EMSGSIZE, errno.ENOBUFS):
+                    raise SandboxExecError(_too_large(len(data))) from exc
                 raise ZygoteGoneError(f"the bwrap zygote went away: {exc}") from exc
 
     async def spawn(

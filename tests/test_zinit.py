@@ -22,6 +22,7 @@ import pytest
 
 from sandbox import _seccomp, _static_build, _zinit
 from sandbox._zygote_main import _c_clone, _start_c_server
+from sandbox.errors import SandboxExecError
 from shellrt.supervisor import Supervisor
 from tests._bwrap_session import zygote_session
 from tests.conftest import require
@@ -111,6 +112,22 @@ async def test_a_long_command_line_of_distinct_words_reaches_either_init(
             result = await sup.run(["printf", "%s", *words], timeout_s=60, merge_stderr=False)
             assert result.exit_code == 0, result.stderr
             assert result.output_path.read_bytes() == "".join(words).encode()
+
+
+@pytest.mark.bwrap
+@pytest.mark.parametrize("init", ["c", "python"])
+async def test_a_command_line_past_the_inboxes_is_refused_clearly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_choice: None, init: str
+) -> None:
+    """5 MiB of arguments: refused as too large before any init is used (the send failed ENOBUFS
+    and read as "the zygote went away" once buffers grew), and the session goes on."""
+    monkeypatch.setenv(_zinit.INIT_ENV, init)
+    words = [f"{i:02d}" + "x" * (100 * 1024) for i in range(50)]
+    async with zygote_session(tmp_path) as (backend, sup):
+        for _ in range(2):  # a pooled init first, then none left unused
+            with pytest.raises(SandboxExecError, match="too large"):
+                await sup.run(["printf", "%s", *words], timeout_s=30)
+        assert (await sup.run("echo still", timeout_s=10)).preview == "still\n"
 
 
 @pytest.mark.bwrap
