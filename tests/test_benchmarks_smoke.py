@@ -62,10 +62,10 @@ def test_harness_math_table_and_json_on_synthetic_numbers() -> None:
 
 
 @pytest.mark.anyio
-async def test_back_to_back_times_bursts_after_an_untimed_call_rotating_the_start() -> None:
-    """bench_supervisor's bursts (the quick table's pattern): per round, each function's untimed
+async def test_alternating_bursts_time_bursts_after_an_untimed_call_rotating_the_start() -> None:
+    """The bwrap goal's timing (the quick table's pattern): per round, each function's untimed
     call then `BURST` timed ones in a row, the round's first function rotating."""
-    from benchmarks.bench_supervisor import BURST, back_to_back
+    from benchmarks._bursts import BURST, alternating_bursts
 
     calls: list[str] = []
 
@@ -75,10 +75,43 @@ async def test_back_to_back_times_bursts_after_an_untimed_call_rotating_the_star
 
         return fn
 
-    times = await back_to_back(3, {"a": recorder("a"), "b": recorder("b")})
+    bursts = await alternating_bursts({"a": recorder("a"), "b": recorder("b")}, 3)
     burst = BURST + 1
     assert (
         calls == ["a"] * burst + ["b"] * burst + ["b"] * burst + ["a"] * burst + ["a"] * burst + ["b"] * burst
     )
-    assert [len(v) for v in times.values()] == [3, 3]
-    assert all(t >= 0 for v in times.values() for t in v)
+    assert bursts.rounds == 3 and [len(v) for v in bursts.medians.values()] == [3, 3]
+    assert all(0 <= bursts.fastest[k] <= min(v) for k, v in bursts.medians.items())
+
+
+def test_burst_ratios_pair_each_round_and_compare_the_fastest_calls() -> None:
+    """The ratio is the median of each round's own ratio (both bursts saw the same load), not
+    of medians taken over rounds of different load; the fastest calls are compared apart."""
+    from benchmarks._bursts import Bursts
+
+    bursts = Bursts(
+        medians={"ours": [2.0, 20.0, 3.0], "raw": [1.0, 5.0, 2.0]}, fastest={"ours": 1.5, "raw": 1.0}
+    )
+    assert bursts.ratio("ours", "raw") == pytest.approx(2.0)  # rounds: 2.0, 4.0, 1.5
+    assert bursts.ratio_of_medians("ours", "raw") == pytest.approx(1.5)
+    assert bursts.ratio_of_fastest("ours", "raw") == pytest.approx(1.5)
+
+
+def test_raw_spawn_reads_its_output_through_one_merged_pipe() -> None:
+    """The raw baseline pays for the output handling ours pays: stdout piped and read to its
+    end, stderr merged into it (it inherited the benchmark's stdout before)."""
+    import subprocess
+
+    from benchmarks import _bursts
+
+    seen: list[dict[str, object]] = []
+    real = subprocess.run
+
+    def spy(argv: list[str], **kwargs: object) -> object:
+        seen.append(kwargs)
+        return real(argv, **kwargs)  # type: ignore[call-overload]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_bursts.subprocess, "run", spy)
+        _bursts.raw_spawn()
+    assert seen == [{"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "check": False}]
