@@ -228,8 +228,9 @@ class Zygote:
         msg, fds, _flags, _addr = socket.recv_fds(sock, 4096, 2, socket.MSG_CMSG_CLOEXEC)
         if msg and not msg.startswith(b"ready"):
             told = marshal.loads(msg)
-            if told.get("op") == "pooled" and len(fds) == 2:
-                self._pool.append((told["pid"], socket.socket(fileno=fds[0]), fds[1]))
+            if told.get("op") == "pooled" and len(fds) == 2:  # the kind given: no getsockopt to find it
+                ctl = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, 0, fds[0])
+                self._pool.append((told["pid"], ctl, fds[1]))
                 return msg
         for fd in fds:
             os.close(fd)
@@ -246,10 +247,20 @@ class Zygote:
                 return
 
     def _hand_to_pooled(self, message: bytes, fds: list[int]) -> tuple[int, int] | None:
-        """Give a pooled init its command directly: (its pid, its status fd), or None when none is ready."""
+        """Give a pooled init its command directly: (its pid, its status fd), or None when none is ready.
+
+        The zygote's ``pooled`` messages are taken only when no init is known (the oldest known
+        one is used first anyway): not two receives, one of them failing, on every command.
+        """
         _refuse_oversized(len(message))  # before an init is taken from the pool for it
-        self._collect()
-        while self._pool:
+        collected = False
+        while True:
+            if not self._pool:
+                if collected:
+                    return None
+                self._collect()
+                collected = True
+                continue
             pid, ctl, status = self._pool.pop(0)
             try:
                 if len(message) > _SMALL_MESSAGE:
@@ -261,7 +272,6 @@ class Zygote:
             finally:
                 ctl.close()
             return pid, status
-        return None
 
     def _drop_pool(self) -> None:
         pool, self._pool = self._pool, []

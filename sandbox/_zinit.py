@@ -19,6 +19,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import sys
 import threading
 from importlib import resources
 from pathlib import Path
@@ -110,7 +111,10 @@ def encode_request(argv: list[str], cwd: str, env: dict[str, str]) -> bytes:
     """A command for the C init: cwd, the argument count, the arguments, then ``NAME=VALUE``
     entries, each NUL-terminated (none may hold a NUL: exec could not pass it either)."""
     fields = [cwd, str(len(argv)), *argv, *(f"{name}={value}" for name, value in env.items())]
-    encoded = [os.fsencode(field) for field in fields]
-    if any(b"\0" in field for field in encoded):
+    joined = "\0".join(fields)  # encoded once, as os.fsencode would each field (a third of the time)
+    if joined.count("\0") != len(fields) - 1:
         raise ValueError("an argument, the working directory or an environment entry holds a NUL byte")
-    return b"\0".join(encoded) + b"\0"
+    return joined.encode(_FS_ENCODING, _FS_ERRORS) + b"\0"
+
+
+_FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
