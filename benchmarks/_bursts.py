@@ -54,10 +54,13 @@ class Bursts:
     def median(self, name: str) -> float:
         return statistics.median(self.medians[name])
 
+    def ratios(self, name: str, base: str) -> list[float]:
+        """Each round's ``name`` burst median / ``base``'s in the same round."""
+        return [ours / theirs for ours, theirs in zip(self.medians[name], self.medians[base], strict=False)]
+
     def ratio(self, name: str, base: str) -> float:
         """The median over rounds of ``name``'s burst median / ``base``'s in the same round."""
-        pairs = zip(self.medians[name], self.medians[base], strict=False)
-        return statistics.median(ours / theirs for ours, theirs in pairs)
+        return statistics.median(self.ratios(name, base))
 
     def ratio_of_medians(self, name: str, base: str) -> float:
         return self.median(name) / self.median(base)

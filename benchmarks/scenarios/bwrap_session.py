@@ -63,6 +63,13 @@ async def run(cfg: RunConfig) -> Table:
             fns[label] = call
         bursts = await alternating_bursts(fns, rounds)
     table.rows[:0] = [_row(bursts, label) for label in fns]
+    for label in fns:
+        if label != RAW:
+            spread = summarize(bursts.ratios(label, RAW))
+            table.notes.append(
+                f"{label}: per-round x raw {spread.q1:.2f}-{spread.q3:.2f} (quartiles), "
+                f"{spread.low:.2f}-{spread.high:.2f} (all rounds)."
+            )
     table.notes.append(
         f"{bursts.rounds} rounds; per round each system runs 1 untimed + {BURST} timed calls in a row, "
         "the systems taking turns (the order rotating); a round's figure is its burst's median."
