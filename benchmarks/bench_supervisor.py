@@ -128,13 +128,14 @@ async def bench_latency(
     bash = Bash()
     ids = iter(range(1 << 62))
     async with AsyncExitStack() as stack:
-        sup = await stack.enter_async_context(Supervisor(backend, session_dir=workspace / ".session"))
+        # Session directories outside the workspace, as a real session's (under ~/.local/state):
+        # inside, every spool file and transcript line is a change the protected-files check
+        # of the workspace sees after each command (it doubled the Supervisor's CPU per call).
+        sessions = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="shellrt-bench-sessions-")))
+        sup = await stack.enter_async_context(Supervisor(backend, session_dir=sessions / "supervisor"))
         rt = await stack.enter_async_context(
             shellrt.Runtime(
-                workspace,
-                sandbox="local",
-                mode="bypassPermissions",
-                session_dir=workspace / ".runtime-session",
+                workspace, sandbox="local", mode="bypassPermissions", session_dir=sessions / "runtime"
             )
         )
         ctx = tool_ctx(sup, workspace)
@@ -169,6 +170,7 @@ async def bench_latency(
             return timed
 
         times = await interleaved(n, {k: on_cpu(k, fn) for k, fn in fns.items()})
+        ran = _calls_that_ran(rt.transcript_path)
     raw_ms, raw_fastest = median_ms(times["raw"]), min(times["raw"]) * 1000
     out: dict[str, Any] = {
         "baseline": " ".join(baseline)
@@ -178,6 +180,7 @@ async def bench_latency(
         "raw_fastest_ms": raw_fastest,
         "raw_cpu_us": statistics.median(cpu["raw"]) * 1e6,
         "loadavg": os.getloadavg(),
+        "runtime_calls_ran": ran,
     }
     for part in ("supervisor", "tool", "runtime"):
         out[f"{part}_ms"] = median_ms(times[part])
@@ -185,6 +188,16 @@ async def bench_latency(
         out[f"{part}_fastest_ratio"] = min(times[part]) * 1000 / raw_fastest
         out[f"{part}_cpu_us"] = statistics.median(cpu[part]) * 1e6
     return out
+
+
+def _calls_that_ran(transcript: Path) -> int:
+    """Bash calls of a Runtime's transcript that ran without error (each timed call must have)."""
+    lines = (json.loads(line) for line in transcript.read_text().splitlines())
+    return sum(
+        1
+        for x in lines
+        if x.get("type") == "call" and x.get("tool_name") == "Bash" and x["ran"] and not x["is_error"]
+    )
 
 
 class _NoPoolBwrap(BwrapBackend):
