@@ -34,6 +34,8 @@ class FdReceiveStream(ByteReceiveStream):
         self._on_flood = on_flood
         #: The writers are all gone (a read returned EOF).
         self.at_eof = False
+        #: A `receive` waited through anyio: only then can a waiter need `notify_closing` (~36 µs).
+        self._waited = False
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         while True:
@@ -42,6 +44,7 @@ class FdReceiveStream(ByteReceiveStream):
                 return data
             fd = self._fd
             if fd is not None:
+                self._waited = True
                 await anyio.wait_readable(fd)
 
     def receive_nowait(self, max_bytes: int = 65536) -> bytes | None:
@@ -69,7 +72,8 @@ class FdReceiveStream(ByteReceiveStream):
     async def aclose(self) -> None:
         fd, self._fd = self._fd, None
         if fd is not None:
-            anyio.notify_closing(fd)
+            if self._waited:
+                anyio.notify_closing(fd)
             os.close(fd)
 
     def fileno(self) -> int | None:

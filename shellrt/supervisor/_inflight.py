@@ -57,8 +57,13 @@ def _start_time(pid: int) -> str | None:
 
 class InflightRecord:
     """This process's record for one workspace. Its owner-write bit says whether a command may
-    be running (set before a command, cleared after its check: one ``chmod``); the content is
-    rewritten only when the baseline changed, and the file is removed when the session closes."""
+    be running (set before a command, cleared after its check); the content is rewritten only
+    when the baseline changed, and the file is removed when the session closes.
+
+    The bit is flipped through a descriptor held on the record (``fchmod``): two ``chmod``s of its
+    path took 21 µs a command (median wall time here, 7 µs with the descriptor). Before each
+    command one ``fstat`` asks whether the record still has a name: one removed or replaced
+    meanwhile is written afresh (a ``chmod`` of the path failed then, or changed the impostor)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -67,11 +72,13 @@ class InflightRecord:
         self.path = inflight_dir() / name
         self._key: object = None
         self._in_flight = False
+        #: The record written last, held open (its bit is flipped through it).
+        self._fd: int | None = None
 
     def in_flight(self, key: object, baseline: Callable[[], dict[str, Any]]) -> None:
         """A command may run now; ``key`` identifies the baseline (``baseline()`` makes it when
         it changed). Raises OSError when the record cannot be written."""
-        if key != self._key or self._key is None:
+        if key != self._key or self._key is None or not self._at_path():
             self._key = None
             data = json.dumps({"root": os.path.realpath(self.root), "baseline": baseline()}).encode()
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -82,19 +89,25 @@ class InflightRecord:
                 view = memoryview(data)
                 while view:
                     view = view[os.write(fd, view) :]
-            finally:
+                os.replace(tmp, self.path)
+            except BaseException:
                 os.close(fd)
-            os.replace(tmp, self.path)
+                raise
+            self._release()
+            self._fd = fd
             self._key = key
         elif not self._in_flight:
-            os.chmod(self.path, _IN_FLIGHT)
+            assert self._fd is not None  # `_at_path` holds it
+            os.fchmod(self._fd, _IN_FLIGHT)
         self._in_flight = True
 
     def checked(self) -> None:
         """The check ran and nothing of the session runs: the record stays, marked idle."""
         if self._in_flight and self._key is not None:
             try:
-                os.chmod(self.path, _IDLE)
+                if self._fd is None:
+                    raise FileNotFoundError(self.path)
+                os.fchmod(self._fd, _IDLE)
             except OSError:
                 self._key = None  # rewrite it next time
         self._in_flight = False
@@ -102,9 +115,35 @@ class InflightRecord:
     def clear(self) -> None:
         """Remove the record (the session closes after its last check)."""
         self._key, self._in_flight = None, False
+        self._release()
         try:
             os.unlink(self.path)
         except FileNotFoundError:
+            pass
+
+    def _at_path(self) -> bool:
+        """The held record still has a name: not removed, nor replaced by a rename over it.
+
+        Its link count, not a lookup of the path: a path walk costs more than the ``chmod`` it
+        replaces. A record moved elsewhere under a new name is not seen; only a program running
+        as the session's user outside a sandbox can do that, and the sandboxes hide these records
+        (`shellrt.runtime.session_mask`), while such a program could as well rewrite them."""
+        if self._fd is None:
+            return False
+        try:
+            return os.fstat(self._fd).st_nlink > 0
+        except OSError:
+            return False
+
+    def _release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def __del__(self) -> None:  # a guard that was never closed must not leak the descriptor
+        try:
+            self._release()
+        except OSError:
             pass
 
 
