@@ -7,7 +7,7 @@ container. A run that is SIGKILLed leaves both behind (a docker container also
 goes by itself once its attach connection closes, but a daemon that was busy
 may keep it); `cleanup_leftovers` (``inspect sandbox cleanup shellrt``) finds
 directories whose lock is free, removes the container they name (only one
-labelled as shellrt's) and the directory.
+shellrt made: its name and labels) and the directory.
 """
 
 from __future__ import annotations
@@ -125,18 +125,19 @@ def _orphaned(path: Path) -> bool:
 
 
 def _remove_container(container_id: str) -> None:
-    """Remove the container if it still exists and is shellrt's (its labels say so)."""
+    """Remove the container if it still exists and is shellrt's: its name, which no image can set,
+    with its labels (an image's labels alone would make any container "shellrt's": round 10)."""
     try:
         from sandbox.docker._client import connect
-        from sandbox.docker._gc import remove_io_dir
-        from sandbox.docker._labels import LABEL_IO_DIR, LABEL_MANAGED
+        from sandbox.docker._gc import made_by_shellrt, remove_io_dir
+        from sandbox.docker._labels import LABEL_IO_DIR
     except ImportError:  # the docker extra is not installed: no container can exist
         return
     try:
         client = connect(None)
         info = client.api.inspect_container(container_id)
         labels = (info.get("Config") or {}).get("Labels") or {}
-        if labels.get(LABEL_MANAGED) != "1":
+        if not made_by_shellrt(str(info.get("Name") or ""), labels):
             _log.warning("container %s is not shellrt's; left alone", container_id[:12])
             return
         client.api.remove_container(container_id, v=True, force=True)
