@@ -24,6 +24,7 @@ import pytest
 from sandbox import ExecRequest
 from sandbox.docker import DockerBackend
 from sandbox.docker._bridge import host_addresses, ruleset
+from sandbox.errors import BackendUnavailableError
 from tests._docker_support import BUSYBOX, config, policy, require_docker, run_sh
 from tests._http_server import serve
 from tests.conftest import require
@@ -118,3 +119,15 @@ def test_the_ruleset_rejects_private_ranges_and_every_host_address_but_lets_dns_
         assert net in script
     assert "10.255.255.53 } meta l4proto { tcp, udp } th dport 53 accept" in script
     assert script.index("dport 53 accept") < script.index("reject")
+
+
+async def test_a_non_root_host_is_refused_bridge_and_told_what_to_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A non-root host cannot enter the container's network namespace to firewall it: refused."""
+    require_docker()
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    backend = DockerBackend(config(BUSYBOX), policy(tmp_path, network="bridge"))
+    with pytest.raises(BackendUnavailableError, match="needs shellrt to run as root.*'proxied'"):
+        await backend.start()
+    await backend.close()
