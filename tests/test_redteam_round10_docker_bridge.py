@@ -23,7 +23,7 @@ import pytest
 
 from sandbox import ExecRequest
 from sandbox.docker import DockerBackend
-from sandbox.docker._bridge import host_addresses, ruleset
+from sandbox.docker._bridge import DENIED_RANGES, host_addresses, ruleset
 from sandbox.errors import BackendUnavailableError
 from tests._docker_support import BUSYBOX, config, policy, require_docker, run_sh
 from tests._http_server import serve
@@ -131,3 +131,21 @@ async def test_a_non_root_host_is_refused_bridge_and_told_what_to_use(
     with pytest.raises(BackendUnavailableError, match="needs shellrt to run as root.*'proxied'"):
         await backend.start()
     await backend.close()
+
+
+def test_public_destinations_stay_reachable_and_metadata_does_not() -> None:
+    """The outside is what bridge is for: no denied range covers a public address; the cloud
+    metadata services (link-local, ULA, CGNAT) and v4-mapped loopback are covered."""
+    nets = [ipaddress.ip_network(n) for n in DENIED_RANGES]
+    for public in ("8.8.8.8", "1.1.1.1", "151.101.1.69", "2606:4700:4700::1111"):
+        assert not any(
+            ipaddress.ip_address(public) in n
+            for n in nets
+            if n.version == ipaddress.ip_address(public).version
+        )
+    for private in ("169.254.169.254", "fd00:ec2::254", "100.100.100.200", "::ffff:127.0.0.1"):
+        assert any(
+            ipaddress.ip_address(private) in n
+            for n in nets
+            if n.version == ipaddress.ip_address(private).version
+        )
