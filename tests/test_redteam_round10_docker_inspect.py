@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from shellrt.integrations._inspect_leftovers import PREFIX, cleanup_leftovers
+from shellrt.integrations._inspect_leftovers import PREFIX, SampleDir, cleanup_leftovers
 from tests._docker_support import require_docker
 from tests.test_redteam_round9_docker_labels import IMAGE, _build
 
@@ -59,3 +59,28 @@ def test_the_inspect_cleanup_leaves_a_container_that_only_wears_shellrt_labels(t
     finally:
         subprocess.run(["docker", "rm", "-f", name], capture_output=True, timeout=60)
         subprocess.run(["rm", "-rf", str(sample)], capture_output=True, timeout=60)
+
+
+def test_an_id_naming_many_live_sandboxes_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``inspect sandbox cleanup shellrt ID`` removes the sandbox ID names even while it runs; an
+    empty or short id matched every directory (``endswith("")``) and removed them all, live ones
+    included. Now it must name exactly one (run in a private temp dir: others' sandboxes untouched)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    live = [SampleDir(), SampleDir()]
+    try:
+        for bad in ("", "  "):
+            with pytest.raises(ValueError, match="empty sandbox id"):
+                cleanup_leftovers(bad)
+        assert cleanup_leftovers(live[0].path.name[-1]) == []  # one character names nothing
+        for d in live:
+            d.record_container("ab" * 32)
+        with pytest.raises(ValueError, match="names 2 sandboxes"):
+            cleanup_leftovers("ab" * 6)
+        assert all(d.path.exists() for d in live)
+        (live[1].path / "container").unlink()
+        removed = cleanup_leftovers(live[0].path.name)
+        assert len(removed) == 1 and removed[0].startswith(str(live[0].path))
+        assert not live[0].path.exists() and live[1].path.exists()
+    finally:
+        for d in live:
+            d.remove()
