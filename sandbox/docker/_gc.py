@@ -103,7 +103,11 @@ def made_by_shellrt(name: str, labels: Mapping[str, str]) -> bool:
     copies an image's labels onto every container made from it, so labels alone prove nothing
     (red team round 9)."""
     match = _NAME.fullmatch(name)
-    return match is not None and labels.get(LABEL_MANAGED) == "1" and match["session"] == labels.get(LABEL_SESSION)
+    return (
+        match is not None
+        and labels.get(LABEL_MANAGED) == "1"
+        and match["session"] == labels.get(LABEL_SESSION)
+    )
 
 
 def _ours(summary: dict[str, Any]) -> bool:
