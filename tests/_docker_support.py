@@ -11,7 +11,10 @@ import functools
 import subprocess
 from pathlib import Path
 
-from sandbox import DockerConfig, SandboxPolicy
+import anyio
+
+from sandbox import DockerConfig, ExecRequest, SandboxPolicy
+from sandbox.docker import DockerBackend
 from tests.conftest import require
 
 DEBIAN = "shellrt-test-debian"
@@ -85,3 +88,23 @@ def managed_container_ids(session_ids: set[str] | None = None, *, owner_pid: int
         if session_ids is None or session in session_ids:
             ids.add(cid)
     return ids
+
+
+async def run_sh(backend: DockerBackend, command: str, *, user: str | None = None) -> tuple[int | None, str]:
+    """``sh -c command`` in ``backend``'s container (cwd ``/workspace``): exit code, stdout+stderr."""
+    proc = await backend.exec(
+        ExecRequest(
+            argv=("sh", "-c", command),
+            cwd="/workspace",
+            env={"PATH": "/usr/bin:/bin:/usr/sbin:/sbin"},
+            merge_stderr=True,
+            user=user,
+        )
+    )
+    out = b""
+    try:
+        while True:
+            out += await proc.stdout.receive()
+    except anyio.EndOfStream:
+        pass
+    return (await proc.wait()).exit_code, out.decode(errors="replace")

@@ -41,9 +41,9 @@ class _Server(ThreadingHTTPServer):
 
 
 @contextmanager
-def serve(routes: dict[str, Route]) -> Iterator[_Server]:
-    """Serve ``routes`` ("{port}" in bodies/headers becomes the real port) until the block ends."""
-    server = _Server(("127.0.0.1", 0), _Handler)
+def serve(routes: dict[str, Route], host: str = "127.0.0.1") -> Iterator[_Server]:
+    """Serve ``routes`` ("{port}" in bodies/headers becomes the real port) on ``host`` until the block ends."""
+    server = _Server((host, 0), _Handler)
     server.routes = routes
     server.hits = Counter()
     server.hosts = []

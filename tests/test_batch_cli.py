@@ -186,7 +186,9 @@ def test_ctrl_c_with_docker_removes_every_container(tmp_path: Path) -> None:
         ],
     )
     out = tmp_path / "results.jsonl"
-    proc = start_cli("run", str(tasks), "--out", str(out), "-j", "2", "--prestart", "2")
+    proc = start_cli(
+        "run", str(tasks), "--out", str(out), "-j", "2", "--prestart", "2", "--allow-image", DEBIAN
+    )
     containers, stderr = _interrupt_once_running(proc, marker)
     assert [c for c in containers if container_exists(c)] == []
     assert processes_with_marker(marker) == []
@@ -212,7 +214,9 @@ def test_ctrl_c_during_a_recycled_docker_run_removes_every_container(tmp_path: P
         ],
     )
     out = tmp_path / "results.jsonl"
-    proc = start_cli("run", str(tasks), "--out", str(out), "-j", "2", "--prestart", "1")
+    proc = start_cli(
+        "run", str(tasks), "--out", str(out), "-j", "2", "--prestart", "1", "--allow-image", DEBIAN
+    )
     _containers, stderr = _interrupt_once_running(proc, marker)
     results = [json.loads(line) for line in out.read_text().splitlines()]
     assert {r["id"] for r in results} <= {f"quick{i}" for i in range(6)}  # no sleeper finished
@@ -247,6 +251,8 @@ def test_docker_reuse_never_on_the_command_line(tmp_path: Path) -> None:
         "0",
         "--docker-reuse",
         "never",
+        "--allow-image",
+        DEBIAN,
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr

@@ -275,7 +275,7 @@ def test_a_docker_pull_is_a_host_network_request_and_is_refused(tmp_path: Path) 
         assert server.hits["/v2/"] == 0
         # An explicit `never` widens nothing and is not refused by the floor.
         never = {**task, "id": "never", "sandbox": {**sandbox, "pull": "never"}}
-        code, err, _ = _cli(tmp_path, [never], "--sandbox", "docker")
+        code, err, _ = _cli(tmp_path, [never], "--sandbox", "docker", "--allow-image", image)
         assert "refused unless" not in err, err
         # The attack is real: with the opt-in, the daemon on the host asks the task's registry.
         code, err, _ = _cli(tmp_path, [task], "--sandbox", "docker", "--allow-task-backend-keys")

@@ -109,7 +109,9 @@ def test_local_and_docker_get_what_they_enforce(tmp_path: Path) -> None:
             "commands": [docker_probe],
         },
     ]
-    code, err, results = _cli(tmp_path, lines, "-j", "2", "--allow-task-local")
+    code, err, results = _cli(
+        tmp_path, lines, "-j", "2", "--allow-task-local", "--allow-image", "shellrt-test-busybox"
+    )
     assert code == 0, err
     assert results["local"]["status"] == "ok"
     memory, tmp_kib = results["docker"]["commands"][0]["preview"].split()

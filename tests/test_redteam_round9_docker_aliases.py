@@ -15,12 +15,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import anyio
 import pytest
 
-from sandbox import ExecRequest
 from sandbox.docker import DockerBackend
-from tests._docker_support import config, policy, require_docker
+from tests._docker_support import config, policy, require_docker, run_sh
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
@@ -28,19 +26,7 @@ SECRET = "rt9-secret-token-0xC0FFEE"
 
 
 async def _run(backend: DockerBackend, command: str) -> str:
-    proc = await backend.exec(
-        ExecRequest(
-            argv=("sh", "-c", command), cwd="/workspace", env={"PATH": "/usr/bin:/bin"}, merge_stderr=True
-        )
-    )
-    out = b""
-    try:
-        while True:
-            out += await proc.stdout.receive()
-    except anyio.EndOfStream:
-        pass
-    await proc.wait()
-    return out.decode()
+    return (await run_sh(backend, command))[1]
 
 
 async def test_a_link_made_before_the_mask_does_not_show_the_secret(tmp_path: Path) -> None:

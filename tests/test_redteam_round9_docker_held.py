@@ -19,30 +19,13 @@ import os
 import subprocess
 from pathlib import Path
 
-import anyio
 import pytest
 
-from sandbox import ExecRequest
 from sandbox.docker import DockerBackend
-from tests._docker_support import BUSYBOX, config, policy, require_docker
+from tests._docker_support import BUSYBOX, config, policy, require_docker, run_sh
 from tests.conftest import require
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
-
-
-async def _run(backend: DockerBackend, command: str) -> tuple[int | None, str]:
-    proc = await backend.exec(
-        ExecRequest(
-            argv=("sh", "-c", command), cwd="/workspace", env={"PATH": "/usr/bin:/bin"}, merge_stderr=True
-        )
-    )
-    out = b""
-    try:
-        while True:
-            out += await proc.stdout.receive()
-    except anyio.EndOfStream:
-        pass
-    return (await proc.wait()).exit_code, out.decode()
 
 
 async def test_device_nodes_in_a_bound_workspace_cannot_be_opened(tmp_path: Path) -> None:
@@ -59,7 +42,7 @@ async def test_device_nodes_in_a_bound_workspace_cannot_be_opened(tmp_path: Path
         os.chmod(ws / name, 0o666)
     async with DockerBackend(config(workspace_mode="bind"), policy(ws)) as backend:
         for name in ("mem", "loopc", "loopb"):
-            code, out = await _run(backend, f"head -c 1 {name} >/dev/null && echo OPENED")
+            code, out = await run_sh(backend, f"head -c 1 {name} >/dev/null && echo OPENED")
             assert "OPENED" not in out and "not permitted" in out, (name, code, out)
 
 
@@ -67,9 +50,9 @@ async def test_signals_to_docker_init_leave_the_session_running(tmp_path: Path) 
     require_docker()
     async with DockerBackend(config(user="0:0"), policy(tmp_path)) as backend:
         signals = "SEGV ABRT BUS FPE ILL TRAP SYS TTIN TTOU TERM INT HUP USR1 QUIT"
-        code, out = await _run(backend, f"for s in {signals}; do kill -$s 1; done; sleep 1; echo alive")
+        code, out = await run_sh(backend, f"for s in {signals}; do kill -$s 1; done; sleep 1; echo alive")
         assert out.strip().endswith("alive"), out
-        assert await _run(backend, "echo still") == (0, "still\n")
+        assert await run_sh(backend, "echo still") == (0, "still\n")
         assert backend.recoveries == []
 
 

@@ -77,6 +77,7 @@ from sandbox._uid_lease import UidLease, lease_uid
 from sandbox.base import Aspect, ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
 from sandbox.config import DockerConfig
 from sandbox.confine import relative_to
+from sandbox.docker._bridge import firewall_bridge
 from sandbox.docker._channel import ControlChannel, ExecutorGoneError
 from sandbox.docker._client import connect, require_local_daemon, thread, translate
 from sandbox.docker._detach import detach_mount
@@ -496,6 +497,13 @@ class DockerBackend(SandboxBackend):
             raise BackendUnavailableError(
                 "the docker backend does not share the host network; use network 'none' (default) or 'bridge'"
             )
+        if self.policy.network == "bridge" and os.geteuid() != 0:
+            raise BackendUnavailableError(
+                "network 'bridge' on docker needs shellrt to run as root: it firewalls each container from the "
+                "docker host and private networks inside the container's network namespace (without that, a "
+                "command reaches every host service: a Ray head, a daemon's API). Run as root, or use network "
+                "'proxied' (--allow-domain: also root) or --sandbox bwrap with --allow-domain"
+            )
         if self.config.root_can_administer and os.geteuid() != 0:
             raise BackendUnavailableError(
                 "DockerConfig.root_can_administer needs shellrt to run as root on the host (it takes the "
@@ -747,6 +755,7 @@ class DockerBackend(SandboxBackend):
             await self._idmap_workspace(cid)
             await self._freeze_image_volumes(cid)
             await self._detach_io(cid)
+            await self._firewall_bridge(cid)
         except BaseException:
             channel.close()  # the executor reads EOF and exits; the daemon removes the container
             raise
@@ -758,6 +767,24 @@ class DockerBackend(SandboxBackend):
         if net is not None and client is not None:  # network 'proxied': the proxy's port in this container
             pid = int((await thread(lambda: client.api.inspect_container(cid)))["State"]["Pid"])
             await thread(lambda: net.listen_in(pid, cid))
+
+    async def _firewall_bridge(self, cid: str) -> None:
+        """Network 'bridge': the outside only, never the host or a private network (`_bridge`),
+        before any command runs; a container whose firewall did not load is not used."""
+        client = self._client
+        if self.policy.network != "bridge" or client is None:
+            return
+        info = await thread(lambda: client.api.inspect_container(cid))
+        networks = (info.get("NetworkSettings") or {}).get("Networks") or {}
+        gateway = str((networks.get("bridge") or {}).get("Gateway") or "") or None
+        try:
+            await thread(
+                lambda: firewall_bridge(
+                    int(info["State"]["Pid"]), cid, str(info.get("ResolvConfPath") or ""), gateway
+                )
+            )
+        except OSError as exc:
+            raise BackendUnavailableError(str(exc)) from exc
 
     async def _detach_io(self, cid: str) -> None:
         """root_can_administer: no path in the container names the I/O directory (`_detach`)."""

@@ -13,7 +13,7 @@ import os
 import re
 import shutil
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,7 @@ __all__ = [
     "gc_sandboxes",
     "io_base",
     "list_sandboxes",
+    "made_by_shellrt",
     "reap_orphans",
     "remove_io_dir",
     "sweep_host_dirs",
@@ -96,14 +97,23 @@ class SandboxInfo:
 _NAME = re.compile(r"/shellrt-(?P<session>[0-9a-f]{12})(?:-[0-9]+)?")
 
 
+def made_by_shellrt(name: str, labels: Mapping[str, str]) -> bool:
+    """Whether shellrt made a container of this name (``/shellrt-<session>``) and labels: its name,
+    which no image can set, is the one the backend gives and matches its session label. docker
+    copies an image's labels onto every container made from it, so labels alone prove nothing
+    (red team round 9)."""
+    match = _NAME.fullmatch(name)
+    return (
+        match is not None
+        and labels.get(LABEL_MANAGED) == "1"
+        and match["session"] == labels.get(LABEL_SESSION)
+    )
+
+
 def _ours(summary: dict[str, Any]) -> bool:
-    """Whether shellrt made this container: its name, which no image can set, is the one the
-    backend gives and matches its session label. docker copies an image's labels onto every
-    container made from it, so labels alone prove nothing (red team round 9)."""
-    labels = summary.get("Labels") or {}
+    """`made_by_shellrt` for a container list entry (a single name)."""
     names = summary.get("Names") or []
-    match = _NAME.fullmatch(str(names[0])) if len(names) == 1 else None
-    return match is not None and match["session"] == labels.get(LABEL_SESSION)
+    return len(names) == 1 and made_by_shellrt(str(names[0]), summary.get("Labels") or {})
 
 
 def _managed(client: docker.DockerClient) -> list[dict[str, Any]]:

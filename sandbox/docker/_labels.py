@@ -41,6 +41,9 @@ LABEL_CREATED = "shellrt.created"
 LABEL_OWNER_PID = "shellrt.owner-pid"
 LABEL_OWNER_HOST = "shellrt.owner-host"
 LABEL_OWNER_START = "shellrt.owner-start"
+#: The owner's boot and PID namespace: its pid means something only where both are ours (two
+#: containers may share a hostname and the daemon, never a PID namespace: red team round 10).
+LABEL_OWNER_NS = "shellrt.owner-ns"
 #: Host directory holding the session's FIFOs (removed with the container).
 LABEL_IO_DIR = "shellrt.io-dir"
 #: Host directory holding the session's workspace copy and masks (removed with the container).
@@ -54,6 +57,16 @@ def _process_start(pid: int) -> float | None:
         return None
 
 
+def owner_namespace() -> str:
+    """``<boot id>/<pid namespace inode>`` of this process ("" where /proc cannot tell)."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as fh:
+            boot = fh.read().strip()
+        return f"{boot}/{os.stat('/proc/self/ns/pid').st_ino}"
+    except OSError:
+        return ""
+
+
 def session_labels(session_id: str, io_dir: str, host_dir: str) -> dict[str, str]:
     """Labels for a new container owned by this process."""
     pid = os.getpid()
@@ -65,6 +78,7 @@ def session_labels(session_id: str, io_dir: str, host_dir: str) -> dict[str, str
         LABEL_OWNER_PID: str(pid),
         LABEL_OWNER_HOST: socket.gethostname(),
         LABEL_OWNER_START: f"{start:.2f}" if start is not None else "",
+        LABEL_OWNER_NS: owner_namespace(),
         LABEL_IO_DIR: io_dir,
         LABEL_HOST_DIR: host_dir,
     }
@@ -74,6 +88,9 @@ def owner_alive(labels: Mapping[str, str]) -> bool | None:
     """Whether the container's owner process still runs; None when that cannot be told from here."""
     if labels.get(LABEL_OWNER_HOST) != socket.gethostname():
         return None
+    ns = labels.get(LABEL_OWNER_NS)
+    if ns is not None and ns != owner_namespace():
+        return None  # another PID namespace (or boot): its pid is not ours to look up
     try:
         pid = int(labels.get(LABEL_OWNER_PID, ""))
     except ValueError:
@@ -127,5 +144,7 @@ def judge(
         if age > older_than:
             return ReapVerdict(True, f"older than {older_than:g}s")
     if alive is None:
-        return ReapVerdict(False, f"owned by another host ({labels.get(LABEL_OWNER_HOST, '?')})")
+        return ReapVerdict(
+            False, f"owned by another host or PID namespace ({labels.get(LABEL_OWNER_HOST, '?')})"
+        )
     return ReapVerdict(False, "owner is alive")

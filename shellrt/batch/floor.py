@@ -83,6 +83,10 @@ class TaskFloor:
     default_limits: ResourceLimits = field(default_factory=ResourceLimits)
     #: A task may ask for limits above ``default_limits`` (never above ``limits``).
     allow_task_limits: bool = False
+    #: Docker images a task may name (``image``); any with ``allow_backend_keys``. The image is the
+    #: container's whole root: its files (baked-in keys, the operator's private images) become the
+    #: task's, and its ``/bin/sh`` runs the executor as container root.
+    allowed_images: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.permission_mode not in _MODE_RANK:
@@ -115,6 +119,7 @@ class TaskFloor:
             )
         if not self.allow_backend_keys:
             self._check_keys(task)
+            self._check_image(task)
         task = self._choose_sandbox(task)
         if not self.allow_network:
             self._check_network(task)
@@ -136,6 +141,18 @@ class TaskFloor:
             raise TaskRefused(
                 f"task {task.id}: sets {named}, which can widen the sandbox's boundary; refused unless "
                 "the operator passes --allow-task-backend-keys (allow_backend_keys=True in Python)"
+            )
+
+    def _check_image(self, task: Task) -> None:
+        backend = task.sandbox.backend
+        if not isinstance(backend, DockerConfig) or "image" not in backend.model_fields_set:
+            return
+        if backend.image not in self.allowed_images:
+            raise TaskRefused(
+                f"task {task.id}: names docker image {backend.image!r}, which the operator has not "
+                "allowed (an image is the container's whole root: any image on this daemon, its files "
+                "readable by the task); refused unless --allow-image IMAGE (allowed_images in Python) or "
+                "--allow-task-backend-keys"
             )
 
     def _choose_sandbox(self, task: Task) -> Task:

@@ -519,27 +519,54 @@ class RayRunner:
         """Turn an actor's payload for ``task`` into its result; write shipped files under the
         driver's artifacts. A payload naming another task is that task's forgery, never its result:
         it would have been reported (and its files written) as the other task's, whose real result
-        was then dropped as a duplicate (red team round 9)."""
-        result = TaskResult.model_validate(payload["result"])
-        if result.id != task.id:
+        was then dropped as a duplicate (red team round 9). A payload that is not a sound answer
+        is an error result for ``task``, never an exception that ends the run (round 10)."""
+        try:
+            result, files = self._checked(payload, task)
+        except (ValueError, TypeError, KeyError) as exc:
+            why = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
             return _error_result(
-                task,
-                attempt,
-                f"node {node.node_id[:12]} answered this task with a result for task {result.id!r}; "
-                "not recorded (is the node sound?)",
-                node,
+                task, attempt, f"node {node.node_id[:12]} sent no sound answer ({why}); not recorded", node
             )
-        files: dict[str, bytes] = payload.get("files") or {}
         if files:
             dest = self.artifacts_dir / result.id / "files"
-            for name, data in files.items():
-                target = (dest / name).resolve()
-                if not target.is_relative_to(dest.resolve()):
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data)
+            try:
+                write_shipped(dest, files)
+            except OSError as exc:
+                return _error_result(
+                    task, attempt, f"node {node.node_id[:12]}'s files could not be written: {exc}", node
+                )
             result = result.model_copy(update={"artifacts_dir": str(self.artifacts_dir / result.id)})
         return result
+
+    def _checked(self, payload: object, task: Task) -> tuple[TaskResult, dict[str, bytes]]:
+        """The payload's result and files, or ValueError/TypeError/KeyError saying what is wrong:
+        a result for ``task``, files only those it lists, each bytes under a plain relative name
+        (no file at once a directory of another), at most ``max_export_bytes`` in all."""
+        if not isinstance(payload, dict):
+            raise TypeError("the payload is not a mapping")
+        result = TaskResult.model_validate(payload["result"])
+        if result.id != task.id:
+            raise ValueError(f"a result for task {result.id!r}")
+        files = payload.get("files") or {}
+        if not isinstance(files, dict):
+            raise TypeError("its files are not a mapping")
+        unlisted = sorted(set(files) - set(result.files))
+        if unlisted:
+            raise ValueError(f"files its result does not list: {', '.join(map(repr, unlisted[:5]))}")
+        total = 0
+        for name, data in files.items():
+            if not isinstance(data, bytes):
+                raise TypeError(f"file {name!r} is not bytes")
+            parts = name.split("/")
+            if name.startswith("/") or any(p in ("", ".", "..") for p in parts):
+                raise ValueError(f"file name {name!r} is not a plain relative path")
+            if any("/".join(parts[:i]) in files for i in range(1, len(parts))):
+                raise ValueError(f"file {name!r} is below another shipped file")
+            total += len(data)
+        if total > self.max_export_bytes:
+            raise ValueError(f"{total} bytes of files, above max_export_bytes {self.max_export_bytes}")
+        return result, files
 
     async def _fail_remaining(
         self,
@@ -557,6 +584,19 @@ class RayRunner:
             if task.id not in reported:
                 reported.add(task.id)
                 await send.send(_error_result(task, attempt, message, None))
+
+
+def write_shipped(dest: Path, files: dict[str, bytes]) -> None:
+    """Write checked files (`RayRunner._checked`) below ``dest``, nothing through a symlink."""
+    root = dest.resolve()
+    for name, data in files.items():
+        target = (dest / name).resolve()
+        if not target.is_relative_to(root) or target == root:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
 
 
 def _tcp_address(address: str) -> tuple[str, int] | None:

@@ -131,6 +131,13 @@ def register(subparsers: Any) -> None:
         "*.example.org covers its subdomains; repeat for more",
     )
     floor.add_argument(
+        "--allow-image",
+        action="append",
+        default=[],
+        metavar="IMAGE",
+        help="a docker task may name this image (its whole root: the task reads its files); repeat for more",
+    )
+    floor.add_argument(
         "--permission-mode",
         choices=("plan", "default", "dontAsk", "acceptEdits", "bypassPermissions"),
         default=None,
@@ -278,6 +285,7 @@ def _floor(args: argparse.Namespace) -> TaskFloor:
         allow_backend_keys=floor.allow_backend_keys or args.allow_task_backend_keys,
         allow_network=floor.allow_network or args.allow_task_network,
         allowed_domains=tuple(args.allow_domain),
+        allowed_images=tuple(args.allow_image),
         permission_mode=mode,
         limits=explicit,
         allow_task_limits=floor.allow_task_limits,

@@ -7,7 +7,7 @@ container. A run that is SIGKILLed leaves both behind (a docker container also
 goes by itself once its attach connection closes, but a daemon that was busy
 may keep it); `cleanup_leftovers` (``inspect sandbox cleanup shellrt``) finds
 directories whose lock is free, removes the container they name (only one
-labelled as shellrt's) and the directory.
+shellrt made: its name and labels) and the directory.
 """
 
 from __future__ import annotations
@@ -67,14 +67,22 @@ class SampleDir:
         self._owned.remove()
 
 
+#: A container id given to `cleanup_leftovers` names one only from this many hex digits on.
+_MIN_ID_PREFIX = 12
+
+
 def cleanup_leftovers(id: str | None = None) -> list[str]:
     """Remove what dead runs left (their lock is free); with ``id``, that sandbox whoever owns it.
 
-    ``id`` matches a directory name (or its suffix) or a container id prefix.
+    ``id`` is a directory name (or its random suffix) or a container id prefix of at least 12
+    hex digits, and must name exactly one sandbox: it removes a *live* one too, so a short or
+    empty ``id`` that matched many (``endswith("")`` matches all) is refused with ValueError.
     Returns one line per removed sandbox.
     """
-    removed: list[str] = []
+    if id is not None and not id.strip():
+        raise ValueError("an empty sandbox id names every sandbox; give one directory name or container id")
     now = time.time()
+    candidates: list[tuple[Path, str | None, bool]] = []
     for path in sorted(Path(tempfile.gettempdir()).glob(PREFIX + "*")):
         try:
             info = path.lstat()
@@ -86,18 +94,31 @@ def cleanup_leftovers(id: str | None = None) -> list[str]:
         except OSError:
             continue
         container = _read_container(path)
-        chosen = id is not None and (
-            path.name == id or path.name.endswith(id) or (container is not None and container.startswith(id))
+        if id is not None:
+            if _names(path, container, id):
+                candidates.append((path, container, True))
+        elif not young and _orphaned(path):
+            candidates.append((path, container, False))
+    if id is not None and len(candidates) > 1:
+        listed = ", ".join(p.name for p, _, _ in candidates[:5])
+        raise ValueError(
+            f"sandbox id {id!r} names {len(candidates)} sandboxes ({listed}); give a whole directory name "
+            "or a longer container id"
         )
-        if id is not None and not chosen:
-            continue
-        if not chosen and (young or not _orphaned(path)):
-            continue
+    removed: list[str] = []
+    for path, container, _chosen in candidates:
         if container is not None:
             _remove_container(container)
         shutil.rmtree(path, ignore_errors=True)
         removed.append(f"{path}" + (f" (container {container[:12]})" if container else ""))
     return removed
+
+
+def _names(path: Path, container: str | None, id: str) -> bool:
+    """Whether ``id`` names this sandbox: its directory name or suffix, or its container's id."""
+    if path.name == id or path.name.endswith("-" + id) or (len(id) >= 8 and path.name.endswith(id)):
+        return True
+    return container is not None and len(id) >= _MIN_ID_PREFIX and container.startswith(id)
 
 
 def _read_container(path: Path) -> str | None:
@@ -125,18 +146,19 @@ def _orphaned(path: Path) -> bool:
 
 
 def _remove_container(container_id: str) -> None:
-    """Remove the container if it still exists and is shellrt's (its labels say so)."""
+    """Remove the container if it still exists and is shellrt's: its name, which no image can set,
+    with its labels (an image's labels alone would make any container "shellrt's": round 10)."""
     try:
         from sandbox.docker._client import connect
-        from sandbox.docker._gc import remove_io_dir
-        from sandbox.docker._labels import LABEL_IO_DIR, LABEL_MANAGED
+        from sandbox.docker._gc import made_by_shellrt, remove_io_dir
+        from sandbox.docker._labels import LABEL_IO_DIR
     except ImportError:  # the docker extra is not installed: no container can exist
         return
     try:
         client = connect(None)
         info = client.api.inspect_container(container_id)
         labels = (info.get("Config") or {}).get("Labels") or {}
-        if labels.get(LABEL_MANAGED) != "1":
+        if not made_by_shellrt(str(info.get("Name") or ""), labels):
             _log.warning("container %s is not shellrt's; left alone", container_id[:12])
             return
         client.api.remove_container(container_id, v=True, force=True)
