@@ -14,6 +14,8 @@ command -v debootstrap >/dev/null 2>&1 || missing="$missing debootstrap"
 [ -x /bin/busybox ] || missing="$missing busybox-static"
 command -v ps >/dev/null 2>&1 || missing="$missing procps"
 command -v ip >/dev/null 2>&1 || missing="$missing iproute2"
+# the docker bridge firewall: an nftables table loaded into each bridge container's netns
+command -v nft >/dev/null 2>&1 || missing="$missing nftables"
 # bwrap as root: nsenter (the session's idmapped mount namespace) and setpriv (the sandbox uid)
 command -v nsenter >/dev/null 2>&1 || missing="$missing util-linux"
 command -v setpriv >/dev/null 2>&1 || missing="$missing util-linux"
