@@ -104,10 +104,12 @@ from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_r
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
 from sandbox._covered_mounts import covered_mounts
+from sandbox._frozen import frozen_args
 from sandbox._hostproc import HostRunner, child_env
 from sandbox._hostsockets import RUN_DIRS, VANISHED_MASK, IpcMasks, SocketWatch, StartMasks
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
 from sandbox._maskaliases import ALIAS, AliasFinder
+from sandbox._mountcheck import checked_mounts, guard_argv
 from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._readonly import read_only_args, read_only_paths
@@ -248,6 +250,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._runner = HostRunner("bwrap", poll_descendants=False)
         self._bwrap: str | None = None
         self._zygote: Zygote | None = None
+        self._zygote_guard: list[str] = []  # `_mount_guard` of the zygote's sandbox
         #: Zygotes replaced while commands still ran in them: closed with the session.
         self._retired: list[Zygote] = []
         #: What the current zygote hid: a denied path or a host socket that appears later
@@ -638,6 +641,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 zygote = Zygote(self._runner)
                 # limits: the zygote joins the session cgroup
                 await zygote.start(self.cgroup_argv(argv), python, config, tuple(pins.fds))
+                self._zygote_guard = self._mount_guard(argv)  # its commands see its mounts
             except ZygoteGoneError as exc:
                 said = str(exc).encode("utf-8", "replace")
                 if any(v in said for v in VANISHED_MASK) and masks.drop_vanished():
@@ -649,6 +653,13 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             finally:
                 pins.close()
             return zygote
+
+    def _mount_guard(self, bwrap_argv: list[str]) -> list[str]:
+        """The argv put before a command's that refuses to run it when a mount of ``bwrap_argv``
+        below a writable root landed elsewhere (`sandbox._mountcheck`: a swapped directory)."""
+        assert self._bwrap is not None
+        start = bwrap_argv.index(self._bwrap)  # after nsenter's or prlimit's own ``--``
+        return guard_argv(checked_mounts(bwrap_argv[start:], self.policy.allowed_roots()))
 
     def _pin_root(self) -> str:
         """Where a pin's source path is walked from (`sandbox._pins`): the holder's namespace (root
@@ -857,6 +868,15 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         else:
             args += ["--dev", "/dev"]
         args += ["--proc", "/proc"]
+        denied_paths = self._denied_paths(self._denied_kinds() if denied is None else denied)
+        # A denied path missing now, outside the roots: its nearest directory frozen (`sandbox._frozen`),
+        # before every mask and cover, which then apply on top.
+        args += frozen_args(
+            [path for path, kind in denied_paths if kind is None],
+            keep=[*self.policy.allowed_roots(), state_dir, *([self._proxy_dir] if self._proxy_dir else [])],
+            writable=self.policy.allowed_roots(),
+            reachable=(lambda p: _reachable(str(p))) if as_user else (lambda _p: True),
+        )
         if zygote:  # bwrap's /dev/shm is root's 0755 here: POSIX shm/semaphores (multiprocessing) failed
             args += ["--perms", "1777", "--tmpfs", "/dev/shm"]
         args += self._host_masks(state_dir, as_user=as_user, zygote=zygote, masks=masks)
@@ -871,7 +891,6 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             args += ["--bind", str(sources.get(root, root)), str(root)]
         # After the roots, so a root that contains it (workspace = /tmp) cannot cover it.
         args += ["--bind", str(sources.get(state_dir, state_dir)), str(state_dir)]
-        denied_paths = self._denied_paths(self._denied_kinds() if denied is None else denied)
         reach = [*self._reach_paths(), *self._skeleton_args()[0]] if as_user and denied_paths else []
         masked = [
             path
@@ -947,6 +966,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 await old.close()
         run = self._runner.new_run(request.report_cwd)
         env = {**proxy_env(), **run.env} if self._proxy is not None else run.env
+        if self._zygote_guard:
+            request = request.model_copy(update={"argv": [*self._zygote_guard, *request.argv]})
         return await zygote.spawn(request, marker=run.marker, env_extra=env, cwd_file=run.cwd_file)
 
     async def _spawn_once(self, request: ExecRequest, masks: StartMasks) -> tuple[SandboxProcess, int]:
@@ -966,20 +987,22 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             env_fd = env_args_fd(child_env(request, env, run.marker))  # the launchers never see it
             pins = PinFds(self._pin_root())
             try:
+                sandbox = self.bwrap_args(
+                    cwd=request.cwd,
+                    state_dir=run.state_dir,
+                    tmp=self._session_tmp,
+                    seccomp_fd=seccomp_r,
+                    masks=masks,
+                    pin_fds=pins,
+                )
                 argv = [
-                    *self.bwrap_args(
-                        cwd=request.cwd,
-                        state_dir=run.state_dir,
-                        tmp=self._session_tmp,
-                        seccomp_fd=seccomp_r,
-                        masks=masks,
-                        pin_fds=pins,
-                    ),
+                    *sandbox,
                     "--args",
                     str(env_fd),
                     "--json-status-fd",
                     str(status_w),
                     "--",
+                    *self._mount_guard(sandbox),
                     *request.argv,
                 ]
                 return await self._runner.spawn(
@@ -1029,21 +1052,23 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         run = self._runner.new_run(request.report_cwd)
         pins = PinFds(self._pin_root(), first=6, limit=MAX_PASSED)  # after stdio and fds 3-5
         try:
+            sandbox = self.bwrap_args(
+                cwd=request.cwd,
+                state_dir=run.state_dir,
+                tmp=self._session_tmp,
+                seccomp_fd=3,
+                spawned=True,
+                masks=masks,
+                pin_fds=pins,
+            )
             argv = [
-                *self.bwrap_args(
-                    cwd=request.cwd,
-                    state_dir=run.state_dir,
-                    tmp=self._session_tmp,
-                    seccomp_fd=3,
-                    spawned=True,
-                    masks=masks,
-                    pin_fds=pins,
-                ),
+                *sandbox,
                 "--json-status-fd",
                 "4",
                 "--args",
                 "5",
                 "--",
+                *self._mount_guard(sandbox),
                 *request.argv,
             ]
         except BaseException:
