@@ -26,7 +26,10 @@ def read_only_paths(
     shown = []
     for path in paths:
         normal = os.path.normpath(path)
-        if not os.path.exists(normal) or os.path.realpath(normal) != normal:
+        try:
+            if not os.path.exists(normal) or os.path.realpath(normal) != normal:
+                continue
+        except (OSError, ValueError):  # mid-swap (a link between lstat and readlink): as a link
             continue
         if reach is not None and not maskable(Path(normal), reach):
             continue

@@ -104,10 +104,12 @@ from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_r
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
 from sandbox._covered_mounts import covered_mounts
+from sandbox._frozen import frozen_args
 from sandbox._hostproc import HostRunner, child_env
 from sandbox._hostsockets import RUN_DIRS, VANISHED_MASK, IpcMasks, SocketWatch, StartMasks
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
 from sandbox._maskaliases import ALIAS, AliasFinder
+from sandbox._mountcheck import REFUSED, checked_mounts, guard_argv
 from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._readonly import read_only_args, read_only_paths
@@ -638,17 +640,43 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 zygote = Zygote(self._runner)
                 # limits: the zygote joins the session cgroup
                 await zygote.start(self.cgroup_argv(argv), python, config, tuple(pins.fds))
+                await self._check_mounts(zygote, argv)
             except ZygoteGoneError as exc:
                 said = str(exc).encode("utf-8", "replace")
                 if any(v in said for v in VANISHED_MASK) and masks.drop_vanished():
                     continue  # fewer masks each time: bounded by their number
                 retries += 1
-                if retries > MAX_RETRIES or not lost_mount_race(said):
+                if retries > MAX_RETRIES or not (lost_mount_race(said) or REFUSED.encode() in said):
                     raise
                 continue
             finally:
                 pins.close()
             return zygote
+
+    async def _check_mounts(self, zygote: Zygote, argv: list[str]) -> None:
+        """Once per zygote, before any command: `_mount_guard` in an init of it (each command's
+        init copies the zygote's mounts, made once: what holds for one holds for all). Raises
+        `ZygoteGoneError` (the zygote closed) when a mount went astray."""
+        guard = self._mount_guard(argv)
+        if not guard:
+            return
+        request = ExecRequest(argv=(*guard, "true"), cwd="/", merge_stderr=True)
+        run = self._runner.new_run(False)
+        probe = await zygote.spawn(request, marker=run.marker, env_extra={}, cwd_file=None)
+        said = b"".join([chunk async for chunk in probe.stdout])[-4096:]  # a line, on refusal
+        status = await probe.wait()
+        if status.exit_code != 0:
+            await zygote.close()
+            raise ZygoteGoneError(
+                said.decode("utf-8", "replace").strip() or f"{REFUSED} (exit {status.exit_code})"
+            )
+
+    def _mount_guard(self, bwrap_argv: list[str]) -> list[str]:
+        """The argv put before a command's that refuses to run it when a mount of ``bwrap_argv``
+        below a writable root landed elsewhere (`sandbox._mountcheck`: a swapped directory)."""
+        assert self._bwrap is not None
+        start = bwrap_argv.index(self._bwrap)  # after nsenter's or prlimit's own ``--``
+        return guard_argv(checked_mounts(bwrap_argv[start:], self.policy.allowed_roots()))
 
     def _pin_root(self) -> str:
         """Where a pin's source path is walked from (`sandbox._pins`): the holder's namespace (root
@@ -857,6 +885,15 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         else:
             args += ["--dev", "/dev"]
         args += ["--proc", "/proc"]
+        denied_paths = self._denied_paths(self._denied_kinds() if denied is None else denied)
+        # A denied path missing now, outside the roots: its nearest directory frozen (`sandbox._frozen`),
+        # before every mask and cover, which then apply on top.
+        args += frozen_args(
+            [path for path, kind in denied_paths if kind is None],
+            keep=[*self.policy.allowed_roots(), state_dir, *([self._proxy_dir] if self._proxy_dir else [])],
+            writable=self.policy.allowed_roots(),
+            reachable=(lambda p: _reachable(str(p))) if as_user else (lambda _p: True),
+        )
         if zygote:  # bwrap's /dev/shm is root's 0755 here: POSIX shm/semaphores (multiprocessing) failed
             args += ["--perms", "1777", "--tmpfs", "/dev/shm"]
         args += self._host_masks(state_dir, as_user=as_user, zygote=zygote, masks=masks)
@@ -871,7 +908,6 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             args += ["--bind", str(sources.get(root, root)), str(root)]
         # After the roots, so a root that contains it (workspace = /tmp) cannot cover it.
         args += ["--bind", str(sources.get(state_dir, state_dir)), str(state_dir)]
-        denied_paths = self._denied_paths(self._denied_kinds() if denied is None else denied)
         reach = [*self._reach_paths(), *self._skeleton_args()[0]] if as_user and denied_paths else []
         masked = [
             path
@@ -966,20 +1002,22 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             env_fd = env_args_fd(child_env(request, env, run.marker))  # the launchers never see it
             pins = PinFds(self._pin_root())
             try:
+                sandbox = self.bwrap_args(
+                    cwd=request.cwd,
+                    state_dir=run.state_dir,
+                    tmp=self._session_tmp,
+                    seccomp_fd=seccomp_r,
+                    masks=masks,
+                    pin_fds=pins,
+                )
                 argv = [
-                    *self.bwrap_args(
-                        cwd=request.cwd,
-                        state_dir=run.state_dir,
-                        tmp=self._session_tmp,
-                        seccomp_fd=seccomp_r,
-                        masks=masks,
-                        pin_fds=pins,
-                    ),
+                    *sandbox,
                     "--args",
                     str(env_fd),
                     "--json-status-fd",
                     str(status_w),
                     "--",
+                    *self._mount_guard(sandbox),
                     *request.argv,
                 ]
                 return await self._runner.spawn(
@@ -1029,21 +1067,23 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         run = self._runner.new_run(request.report_cwd)
         pins = PinFds(self._pin_root(), first=6, limit=MAX_PASSED)  # after stdio and fds 3-5
         try:
+            sandbox = self.bwrap_args(
+                cwd=request.cwd,
+                state_dir=run.state_dir,
+                tmp=self._session_tmp,
+                seccomp_fd=3,
+                spawned=True,
+                masks=masks,
+                pin_fds=pins,
+            )
             argv = [
-                *self.bwrap_args(
-                    cwd=request.cwd,
-                    state_dir=run.state_dir,
-                    tmp=self._session_tmp,
-                    seccomp_fd=3,
-                    spawned=True,
-                    masks=masks,
-                    pin_fds=pins,
-                ),
+                *sandbox,
                 "--json-status-fd",
                 "4",
                 "--args",
                 "5",
                 "--",
+                *self._mount_guard(sandbox),
                 *request.argv,
             ]
         except BaseException:
