@@ -3,7 +3,7 @@
 Drawn on stderr only when stderr is a TTY and the command has run for a
 moment; erased before any output chunk is written so it never mixes with the
 command's own output, and erased for good at the end. When piped, it prints
-nothing at all.
+nothing at all. The last line is the command's text and is escaped (`for_person`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,12 @@ class StatusLine:
         """The text of the line, cut to the terminal width."""
         width = shutil.get_terminal_size((80, 24)).columns
         head = f"[shellrt] {elapsed_s:5.0f}s  {format_bytes(total_bytes):>9}"
-        last = " ".join(last_line.split())
+        # The command's text: escaped, or its escapes would reach the operator's terminal even when
+        # its output goes to a file (OSC 52 writes the clipboard; red team round 10). Imported here:
+        # the line is drawn after a second, and `shellrt run`'s start-up stays lean.
+        from shellrt.permissions.shown import for_person
+
+        last = for_person(" ".join(last_line.split()), one_line=True)
         text = f"{head}  {last}" if last else head
         return text[: max(10, width - 1)]
 

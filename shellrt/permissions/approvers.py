@@ -20,7 +20,7 @@ from typing import Any, TextIO
 import anyio
 
 from shellrt.permissions.interfaces import ApprovalRequest, ApprovalResponse, Approver
-from shellrt.permissions.shown import for_person, recap
+from shellrt.permissions.shown import ascii_form, for_person, recap
 
 __all__ = ["TerminalApprover", "callback_approver", "terminal_approver_if_interactive"]
 
@@ -53,7 +53,11 @@ class TerminalApprover:
         # The model chose this text: escapes and controls are shown, never obeyed by the terminal.
         rules = f" ({for_person(', '.join(request.suggested_rules))})" if request.suggested_rules else ""
         shown = for_person(request.description)
-        self.stdout.write(f"\nshellrt wants to run: {shown}\nwhy it asks: {for_person(request.reason)}\n")
+        self.stdout.write(f"\nshellrt wants to run: {shown}\n")
+        in_ascii = ascii_form(shown)
+        if in_ascii is not None:  # lookalike letters, invisible marks, right-to-left words: what runs
+            self.stdout.write(f"in ASCII: {in_ascii}\n")
+        self.stdout.write(f"why it asks: {for_person(request.reason)}\n")
         tall = recap(f"shellrt wants to run: {shown}")
         if tall is not None:  # the start may have scrolled away: repeat it above the menu
             self.stdout.write(tall + "\n")

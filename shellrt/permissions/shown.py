@@ -21,6 +21,14 @@ The model also chooses how long the text is: ``rm -rf victim #``, 10,000 spaces,
 menu (red team round 9). Long runs of blanks and of empty lines are therefore named
 (``[9,985 blanks]``, ``[300 empty lines]``), never printed, and `recap` gives the line a
 prompt prints right above its menu when the text is taller than a screen.
+
+Round 10: characters that print as nothing without being spaces (U+2800 BRAILLE PATTERN BLANK,
+the Hangul fillers) padded a prompt as blanks did, and long runs of combining marks print as a tall
+smear over the lines around them; both are named now. What still looks like something else (a
+Cyrillic ``\\u0430`` in ``rm -rf backup``, a variation selector, a right-to-left letter that reorders the
+words around it in a browser) is shown a second time in ASCII by `ascii_form`, with the foreign
+characters named. A client that renders Markdown (an MCP elicitation) gets the text as code
+(`markdown_literal`): no link, HTML comment, strikethrough or early closing fence can hide part of it.
 """
 
 from __future__ import annotations
@@ -29,18 +37,22 @@ import math
 import re
 import unicodedata
 
-__all__ = ["for_person", "recap"]
+__all__ = ["ascii_form", "beginning", "for_person", "markdown_literal", "recap", "tall_rows"]
 
 #: How a line after a newline in shown text starts: never mistaken for the prompt's own lines.
 CONTINUATION = "\n    | "
-#: Blanks a terminal prints as empty columns: tab, space and the other Zs spaces.
-_BLANKS = "\t \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
+#: Blanks a terminal prints as empty columns: tab, space and the other Zs spaces, and the letters
+#: and symbols drawn as nothing (Hangul fillers, the blank Braille pattern; round 10).
+_BLANKS = "\t \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u115f\u1160\u2800\u3164\uffa0"
 #: Runs of this many blanks or more are named, not printed (indentation is shorter).
 MIN_BLANK_RUN = 16
 _BLANK_RUN = re.compile(f"[{_BLANKS}]{{{MIN_BLANK_RUN},}}")
 #: Runs of this many empty (or blank-only) lines or more are named, not printed.
 MIN_EMPTY_LINES = 3
 _EMPTY_LINES = re.compile(f"\n(?:[{_BLANKS}]*\n){{{MIN_EMPTY_LINES},}}")
+#: Runs of this many combining marks or more on one character are named, not printed (a letter
+#: with its accents has one to three).
+MIN_MARK_RUN = 5
 #: The screen `recap` assumes: a small terminal's width, and the rows a prompt's text may fill.
 SCREEN_COLUMNS, SCREEN_ROWS = 80, 12
 
@@ -56,9 +68,11 @@ def for_person(text: str, *, one_line: bool = False) -> str:
     ``one_line``: a line break shows as ``\\n`` and a tab as ``\\t`` (for a status line), not as
     a marked continuation line and a tab.
     """
-    if text.isprintable() and _BLANK_RUN.search(text) is None:
+    if text.isprintable() and _BLANK_RUN.search(text) is None and text.isascii():
         return text  # the common case: nothing to escape (no control, format or separator characters)
     text = _EMPTY_LINES.sub(_name_empty_lines, text)
+    if not text.isascii():
+        text = _name_mark_runs(text)
     text = _BLANK_RUN.sub(lambda m: f"[{len(m.group()):,} blanks]", text)
     out: list[str] = []
     for ch in text:
@@ -70,9 +84,31 @@ def for_person(text: str, *, one_line: bool = False) -> str:
             out.append(ch)  # Zs: a space other than U+0020 (no-break, thin…) shows as a space
         else:
             code = ord(ch)
-            out.append(
-                f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
-            )
+            out.append(f"\\x{code:02x}" if code < 0x100 else _code(ch))
+    return "".join(out)
+
+
+def _code(ch: str) -> str:
+    code = ord(ch)
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _name_mark_runs(text: str) -> str:
+    """Runs of `MIN_MARK_RUN` combining marks or more named: they stack into a smear that covers the
+    lines above and below (a browser draws them all; a terminal clips them)."""
+    out: list[str] = []
+    start = 0
+    for i, ch in enumerate(text):
+        if unicodedata.category(ch) in ("Mn", "Me"):
+            continue
+        if i - start >= MIN_MARK_RUN:
+            out.append(f"[{i - start:,} combining marks]")
+        else:
+            out.append(text[start:i])
+        out.append(ch)
+        start = i + 1
+    end = len(text)
+    out.append(f"[{end - start:,} combining marks]" if end - start >= MIN_MARK_RUN else text[start:end])
     return "".join(out)
 
 
@@ -80,12 +116,73 @@ def _name_empty_lines(match: re.Match[str]) -> str:
     return f"\n[{match.group().count(chr(10)) - 1:,} empty lines]\n"
 
 
+def tall_rows(shown: str) -> int | None:
+    """The rows ``shown`` (a `for_person` text) fills on a small screen when that is more than a
+    prompt's text may fill (`SCREEN_ROWS`); else None."""
+    rows = sum(max(1, math.ceil(len(line.expandtabs(8)) / SCREEN_COLUMNS)) for line in shown.split("\n"))
+    return rows if rows > SCREEN_ROWS else None
+
+
+def beginning(shown: str) -> str:
+    """How ``shown`` begins: its first line, cut at 120 characters."""
+    first = shown.split("\n", 1)[0]
+    return first if len(first) <= 120 else first[:120] + "…"
+
+
 def recap(shown: str) -> str | None:
     """For a prompt: when ``shown`` (a `for_person` text) is taller than a small screen, the line
     to print right above the menu, saying so and how it begins; else None."""
-    lines = shown.split("\n")
-    rows = sum(max(1, math.ceil(len(line.expandtabs(8)) / SCREEN_COLUMNS)) for line in lines)
-    if rows <= SCREEN_ROWS:
+    rows = tall_rows(shown)
+    if rows is None:
         return None
-    first = lines[0] if len(lines[0]) <= 120 else lines[0][:120] + "…"
-    return f"(the call above fills {rows:,} lines: read all of it before answering; it begins: {first})"
+    return f"(the call above fills {rows:,} lines: read all of it before answering; it begins: {beginning(shown)})"
+
+
+#: How many foreign characters `ascii_form` names (each distinct one once).
+_NAMED_CHARACTERS = 6
+
+
+def ascii_form(shown: str) -> str | None:
+    """``shown`` (a `for_person` text) with every character outside ASCII written as its code
+    (``\\u0430``), then the first few such characters named; None when it is all ASCII.
+
+    A person cannot tell ``rm -rf backup`` with a Cyrillic ``\\u0430`` from the Latin word, see a variation
+    selector, or read words a right-to-left letter reordered; the ASCII form shows what runs.
+    """
+    if shown.isascii():
+        return None
+    seen: dict[str, None] = {}
+    out: list[str] = []
+    for ch in shown:
+        if ch.isascii():
+            out.append(ch)
+            continue
+        seen.setdefault(ch)
+        out.append(_code(ch))
+    names = [f"{_code(ch)} {unicodedata.name(ch, 'unnamed')}" for ch in list(seen)[:_NAMED_CHARACTERS]]
+    more = len(seen) - len(names)
+    named = "; ".join(names) + (f"; and {more:,} more" if more > 0 else "")
+    return f"{''.join(out)}\n(characters outside ASCII: {named})"
+
+
+#: A code block's lines longer than this are wrapped, marked (`WRAPPED`): a client that scrolls code
+#: sideways would otherwise hide the end of a long line.
+MARKDOWN_COLUMNS = 100
+#: How a wrapped line of a code block goes on (never how a line of `for_person` text starts).
+WRAPPED = "\n    ↪ "
+
+
+def markdown_literal(shown: str) -> str:
+    """``shown`` (a `for_person` text) as a Markdown fenced code block a renderer shows verbatim.
+
+    The fence is longer than any run of backticks inside, so no line of the text closes it; in a
+    code block nothing is a link, HTML, heading, emphasis or escape. Long lines are wrapped.
+    """
+    longest = max((len(run) for run in re.findall("`+", shown)), default=0)
+    fence = "`" * max(3, longest + 1)
+    lines = []
+    for line in shown.split("\n"):
+        parts = [line[i : i + MARKDOWN_COLUMNS] for i in range(0, len(line), MARKDOWN_COLUMNS)] or [""]
+        lines.append(WRAPPED.join(parts))
+    body = "\n".join(lines)
+    return f"{fence}text\n{body}\n{fence}"

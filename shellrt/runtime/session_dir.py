@@ -15,7 +15,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["SessionDirError", "ensure_private_session_dir"]
+__all__ = ["SessionDirError", "check_holder", "ensure_private_session_dir"]
 
 
 class SessionDirError(PermissionError):
@@ -32,7 +32,7 @@ def ensure_private_session_dir(path: Path) -> None:
     """Create ``path`` (0700, parents as needed) or check the existing one; raises `SessionDirError`."""
     uid = os.geteuid()
     path.parent.mkdir(parents=True, exist_ok=True)
-    _check_parent(path.parent, uid)
+    check_holder(path.parent, "the session directory", _HINT)
     try:
         path.mkdir(mode=0o700)
     except FileExistsError:
@@ -51,18 +51,22 @@ def ensure_private_session_dir(path: Path) -> None:
         os.chmod(path, 0o700, follow_symlinks=False)
 
 
-def _check_parent(parent: Path, uid: int) -> None:
+def check_holder(parent: Path, what: str, hint: str = _HINT) -> None:
+    """Raise `SessionDirError` unless only the caller (or root) can rename or replace entries of
+    ``parent``, the directory holding ``what`` (owned by the caller or root; not writable by other
+    users, unless sticky). Also used for ``<state>``, which holds ``shellrt serve``'s token directory."""
+    uid = os.geteuid()
     st = os.stat(parent)
     if st.st_uid not in (uid, 0):
         raise SessionDirError(
-            f"{parent}, which holds the session directory, is not owned by you or root (uid {st.st_uid}); "
-            f"its owner could swap the session directory: {_HINT}"
+            f"{parent}, which holds {what}, is not owned by you or root (uid {st.st_uid}); "
+            f"its owner could swap {what}: {hint}"
         )
     # Group write counts only for a group that is not the caller's own (umask 002 setups).
     others_write = st.st_mode & stat.S_IWOTH or (st.st_mode & stat.S_IWGRP and st.st_gid != os.getegid())
     if others_write and not st.st_mode & stat.S_ISVTX:
         raise SessionDirError(
-            f"{parent}, which holds the session directory, is writable by other users "
-            f"(mode {stat.S_IMODE(st.st_mode):o}): they could swap the session directory; "
-            f"run `chmod go-w {parent}`, or {_HINT}"
+            f"{parent}, which holds {what}, is writable by other users "
+            f"(mode {stat.S_IMODE(st.st_mode):o}): they could swap {what}; "
+            f"run `chmod go-w {parent}`, or {hint}"
         )

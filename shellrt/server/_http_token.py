@@ -4,7 +4,8 @@ In order: ``--token-file PATH`` (its first line; the file must be a regular
 file of the caller's, not a symlink, and private: mode 0600 or stricter), the
 ``SHELLRT_SERVE_TOKEN`` environment variable (taken out of the environment, so
 commands never inherit it), else a fresh random token written to
-``<state>/serve/http-<port>.token`` (0600 in a 0700 directory; ``<state>`` is
+``<state>/serve/http-<port>.token`` (0600 in a 0700 directory whose parent only the caller or
+root may change; ``<state>`` is
 where sessions live: ``$SHELLRT_HOME``, else ``$XDG_STATE_HOME/shellrt``, else
 ``~/.local/state/shellrt``) and removed when the server stops.
 """
@@ -114,8 +115,22 @@ def token_from_env() -> ServeToken | None:
 
 
 def _private_dir(directory: Path) -> None:
-    """Create ``directory`` (0700) or check the existing one is ours and make it 0700."""
+    """Create ``directory`` (0700) or check the existing one is ours and make it 0700.
+
+    Its parent is checked first, as a session directory's is: whoever may rename entries there
+    could swap ``serve`` for a directory of theirs between this check and the token's creation
+    (red team round 10)."""
+    from shellrt.runtime.session_dir import SessionDirError, check_holder
+
     directory.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        check_holder(
+            directory.parent,
+            f"the token directory {directory.name}/",
+            f"set SHELLRT_HOME to a directory of yours, pass --token-file PATH or set {TOKEN_ENV}",
+        )
+    except SessionDirError as exc:
+        raise TokenError(str(exc)) from exc
     with contextlib.suppress(FileExistsError):
         directory.mkdir(mode=0o700)
     st = os.lstat(directory)

@@ -17,7 +17,7 @@ from typing import Any
 import mcp.types as mt
 
 from shellrt.permissions import ApprovalRequest, ApprovalResponse
-from shellrt.permissions.shown import for_person, recap
+from shellrt.permissions.shown import ascii_form, beginning, for_person, markdown_literal, tall_rows
 
 __all__ = ["APPROVAL_SCHEMA", "approval_text", "current_request", "elicitation_approver"]
 
@@ -69,17 +69,34 @@ def _no_one_to_ask(request: ApprovalRequest, why: str) -> ApprovalResponse:
 
 
 def approval_text(request: ApprovalRequest) -> str:
-    """The elicitation message: what runs and why it asks, as a person must read it."""
-    # The model chose this text: the client shows escapes, never controls that rewrite what is shown,
-    # and a call taller than a dialog repeats how it begins at the end (`recap`).
-    shown = f"shellrt wants to run: {for_person(request.description)}"
-    text = f"{shown}\nWhy it needs approval: {for_person(request.reason)}"
+    """The elicitation message: what runs and why it asks, as a person must read it.
+
+    The model (and a hostile repository, through the analysis' reasons) chose this text, and a
+    client may render the message as Markdown: every part of it that is not shellrt's own goes in
+    a code block (`markdown_literal`), which a renderer shows verbatim and a plain-text client
+    shows as is; controls and layout are escaped first (`for_person`), text with characters
+    outside ASCII is shown again in ASCII (`ascii_form`), and a call taller than a dialog
+    repeats how it begins at the end.
+    """
+    shown = for_person(request.description)
+    parts = ["shellrt wants to run (verbatim in the code block; `|` starts a new line of it, `↪` continues one):"]
+    parts.append(markdown_literal(shown))
+    in_ascii = ascii_form(shown)
+    if in_ascii is not None:
+        parts += ["It has characters outside ASCII; the same in ASCII:", markdown_literal(in_ascii)]
+    parts += ["Why it needs approval:", markdown_literal(for_person(request.reason))]
     if request.suggested_rules:
-        text += "\nTo always allow this, add a rule such as: " + for_person(
-            ", ".join(request.suggested_rules)
-        )
-    tall = recap(shown)
-    return text if tall is None else f"{text}\n{tall}"
+        parts += [
+            "To always allow this, add a rule such as:",
+            markdown_literal(for_person(", ".join(request.suggested_rules))),
+        ]
+    rows = tall_rows(shown)
+    if rows is not None:
+        parts += [
+            f"(the call above fills {rows:,} lines: read all of it before answering; it begins:)",
+            markdown_literal(beginning(shown)),
+        ]
+    return "\n".join(parts)
 
 
 async def elicitation_approver(request: ApprovalRequest) -> ApprovalResponse:

@@ -23,13 +23,14 @@ from typing import Any, TextIO
 import anyio
 import anyio.abc
 import mcp.types as mt
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from shellrt.tools.mcp._http_client import mcp_http_client
 from shellrt.tools.mcp._stderr_log import CappedLog
+from shellrt.tools.mcp._stdio import LineTooLong, bounded_stdio_client
 from shellrt.tools.mcp.config import HttpServerConfig, McpServerConfig, StdioServerConfig
 
 __all__ = ["McpServerConnection", "McpServerError"]
@@ -56,6 +57,8 @@ class _Generation:
         self.stop = anyio.Event()
         self.done = anyio.Event()
         self.tools: list[mt.Tool] = []
+        #: Why the stdio transport ended the connection, when it did (a line past its bound).
+        self.refused: list[LineTooLong] = []
 
 
 class McpServerConnection:
@@ -90,7 +93,7 @@ class McpServerConnection:
             try:
                 await self._tg.start(self._own, gen)
             except Exception as exc:
-                raise McpServerError(self._startup_message(exc)) from exc
+                raise McpServerError(self._startup_message(gen.refused[0] if gen.refused else exc)) from exc
             self._current = gen
             self.starts += 1
             return gen
@@ -112,6 +115,12 @@ class McpServerConnection:
                 tool, arguments, read_timeout_seconds=self.config.timeout, progress_callback=progress
             )
         except MCPError as exc:
+            if exc.code == mt.CONNECTION_CLOSED and gen.refused:
+                await self._discard(gen)
+                raise McpServerError(
+                    f"MCP server '{self.name}' did not complete {tool}: {gen.refused[0]}. The server will "
+                    "be restarted on the next call."
+                ) from exc
             if exc.code == mt.CONNECTION_CLOSED:
                 await self._discard(gen)
                 raise McpServerError(
@@ -163,7 +172,7 @@ class McpServerConnection:
         try:
             async with AsyncExitStack() as stack:
                 stack.enter_context(deadline)
-                read, write = await stack.enter_async_context(self._transport(stack))
+                read, write = await stack.enter_async_context(self._transport(stack, gen))
                 session = await stack.enter_async_context(
                     ClientSession(read, write, client_info=mt.Implementation(name="shellrt", version="0"))
                 )
@@ -184,13 +193,18 @@ class McpServerConnection:
         if not started:
             raise TimeoutError(f"startup took longer than {self.config.startup_timeout:g}s")
 
-    def _transport(self, stack: AsyncExitStack) -> Any:
+    def _transport(self, stack: AsyncExitStack, gen: _Generation) -> Any:
         config = self.config
         if isinstance(config, StdioServerConfig):
-            params = StdioServerParameters(
-                command=config.command, args=config.args, env=config.env or None, cwd=config.cwd
+            # Not the SDK's stdio_client: it reads a line without a bound (`_stdio`).
+            return bounded_stdio_client(
+                config.command,
+                config.args,
+                env=config.env or None,
+                cwd=config.cwd,
+                errlog=self._errlog(stack),
+                refused=gen.refused,
             )
-            return stdio_client(params, errlog=self._errlog(stack))
         assert isinstance(config, HttpServerConfig)
         # The SDK's own factory (its recommended timeouts); the configured headers stay home.
         client = mcp_http_client(config.url, config.headers)
@@ -251,6 +265,8 @@ class McpServerConnection:
         )
         if isinstance(exc, TimeoutError):
             why = f"it did not finish starting within {self.config.startup_timeout:g}s"
+        elif isinstance(exc, LineTooLong):
+            why = str(exc)
         elif isinstance(exc, MCPError):
             why = f"it answered the handshake with an error: {exc.message}"
         else:
