@@ -75,13 +75,19 @@ class PathInput(BaseModel):
 
     _resolved: str | None = PrivateAttr(default=None)
     _canonical: str | None = PrivateAttr(default=None)
+    _refused: str | None = PrivateAttr(default=None)
 
-    def remember_resolved(self, path: str | Path, canonical: str | None = None) -> None:
+    def remember_resolved(
+        self, path: str | Path, canonical: str | None = None, refused: str | None = None
+    ) -> None:
         """Record the resolution made with a context (called from ``validate``): the logical path
-        (what rules match) and the canonical sandbox path (what the tool's own check judges), so
-        the subject and the check judge one resolution, not two moments of a changing tree."""
+        (what rules match) and the canonical sandbox path (what the tool's own check judges and
+        the call's open must find again), so the subject, the check and the open judge one
+        resolution, not three moments of a changing tree. ``refused``: why the view refused the
+        path then (the check denies it; it must not resolve it again)."""
         self._resolved = str(path)
         self._canonical = canonical
+        self._refused = refused
 
     @property
     def resolved(self) -> str | None:
@@ -90,6 +96,10 @@ class PathInput(BaseModel):
     @property
     def canonical(self) -> str | None:
         return self._canonical
+
+    @property
+    def refused(self) -> str | None:
+        return self._refused
 
 
 def _backend(ctx: ToolContext) -> SandboxBackend | None:
@@ -249,10 +259,25 @@ def resolve_path(raw: str, ctx: ToolContext, view: View | None = None) -> str:
 
 
 def remember(tool_input: PathInput, raw: str, ctx: ToolContext, view: View) -> str:
-    """Resolve ``raw`` once for governance (subject and own check); returns the path to show."""
-    found = canonical_path(raw, ctx, view)
-    shown = found if found is not None else sandbox_path(raw, ctx)
-    tool_input.remember_resolved(state_key(shown, ctx, view), found)
+    """Resolve ``raw`` once for governance (subject, own check, and the call's open); returns the
+    path to show.
+
+    A path that cannot be resolved now (a symlink loop, a component it may not search) is
+    remembered as written: the check judges that path and the open accepts only that path (a
+    symlink swapped in later leads elsewhere and is refused). Resolving it again at the check and
+    not at all at the open let a command that swapped the link between the steps send a Read
+    judged inside the workspace to a file outside it.
+    """
+    lexical = sandbox_path(raw, ctx)
+    refused: str | None = None
+    try:
+        with view.resolve(lexical) as r:
+            shown = r.path
+    except ConfinementError as exc:
+        shown, refused = lexical, exc.strerror or str(exc)
+    except OSError:
+        shown = lexical
+    tool_input.remember_resolved(state_key(shown, ctx, view), shown, refused)
     return shown
 
 
@@ -398,7 +423,7 @@ def is_sensitive(path: Path) -> str | None:
 
 
 def file_permission(
-    raw: str, ctx: ToolContext, *, write: bool, canonical: str | None = None
+    raw: str, ctx: ToolContext, *, write: bool, canonical: str | None = None, refused: str | None = None
 ) -> PermissionResult:
     """The file tools' own verdict for ``raw``.
 
@@ -406,10 +431,13 @@ def file_permission(
     sandbox's writable places -> deny: that is the sandbox's boundary, which
     no mode removes. Writes to sensitive paths -> ask with ``safety_check``;
     reads outside the allowed roots -> ask; reads inside -> allow; writes
-    inside -> passthrough (the mode and rules decide).
+    inside -> passthrough (the mode and rules decide). ``canonical`` and ``refused``: what
+    `remember` found (judged as found, never resolved again).
     """
     view = view_for(ctx)
     lexical = sandbox_path(raw, ctx)
+    if refused is not None:
+        return PermissionResult.deny(f"{raw}: {refused}.")
     try:
         if canonical is not None:
             resolved = canonical  # the resolution the permission subject was made from
