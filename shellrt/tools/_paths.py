@@ -190,26 +190,64 @@ def view_for(ctx: ToolContext) -> View:
             inside = backend.to_sandbox_path(Path(denied))
             if inside is not None:
                 masked.append(inside)
-    # The session's own directory (persisted results the model is pointed at): readable, never writable.
-    # Inside a writable root it is masked for commands (`shellrt.runtime.session_mask`), not for the tools.
-    session = str(ctx.session_dir)
-    masked = [m for m in masked if not confine.is_within(m, session)]
-    mounts += _root_mounts(ctx.session_dir, writable=False, caller_reads=True)
-    return _SessionView(mounts, masked, reader=_reader(backend), private=private, session=session)
+    # The session's own directory: the tools see what commands see of it (`shellrt.runtime.read_only_binds`):
+    # its result directories (full outputs the model is pointed at), read-only; nothing else of it
+    # (transcript, audit log, state, quarantine, other calls' records) -- masked wherever it lies.
+    session = confine.normalize(str(Path(ctx.session_dir).absolute()))
+    forms = tuple(dict.fromkeys((session, os.path.realpath(session))))
+    masked = [m for m in masked if not any(confine.is_within(m, form) for form in forms)]
+    roots = [m.path for m in mounts if m.writable]
+    roots += [confine.normalize(str(Path(r).absolute())) for r in (ctx.allowed_roots or (ctx.workspace,))]
+    if any(confine.is_within(root, form) for root in roots for form in forms):
+        # A session directory that is or holds a root (tests, odd set-ups) cannot be masked without
+        # hiding the root: it is shown read-only, whole, as before round 10.
+        mounts += _root_mounts(session, writable=False, caller_reads=True)
+        return _SessionView(mounts, masked, reader=_reader(backend), private=private)
+    shown: list[str] = []
+    for name in SESSION_RESULT_DIRS:
+        place = _root_mounts(f"{session}/{name}", writable=False, caller_reads=True)
+        mounts += place
+        shown += [m.path for m in place]
+    return _SessionView(
+        mounts,
+        [*masked, *forms],
+        reader=_reader(backend),
+        private=private,
+        session_forms=forms,
+        shown=tuple(shown),
+    )
+
+
+#: The session's subdirectories whose files a result points the model at (Bash spools, task
+#: outputs, persisted large results): what commands see of the session too (`read_only_binds`).
+SESSION_RESULT_DIRS = ("tool-results", "shell", "tasks")
 
 
 @dataclass
 class _SessionView(View):
-    """The view, with the session directory never masked for the tools: inside a writable root it is
-    masked for commands (`shellrt.runtime.session_mask`), and so may be a state directory above it;
-    the tools read it (persisted results the model is pointed at) through its read-only mount."""
+    """The view, with the session directory masked for the tools except its result directories.
 
-    session: str = ""
+    The session directory holds the transcript, the audit log, the resume state and the quarantine:
+    none of it is the model's to read back (a transcript holds what hooks and the person saw, the
+    quarantine what was taken from the workspace). Its result directories are shown read-only, as
+    commands see them (`shellrt.runtime.read_only_binds`)."""
+
+    session_forms: tuple[str, ...] = ()
+    shown: tuple[str, ...] = ()
 
     def masked_by(self, path: str) -> str | None:
-        if self.session and confine.is_within(path, self.session):
+        if self.shown and any(confine.is_within(path, place) for place in self.shown):
             return None
         return super().masked_by(path)
+
+    def alias_masks(self) -> tuple[str, ...]:
+        """Not the session directory: shellrt writes it and no command sees it to link from it."""
+        own = self.shellrt_masks()
+        return tuple(m for m in self.masked if m not in own)
+
+    def shellrt_masks(self) -> tuple[str, ...]:
+        """The masks that are the session directory itself (no secret of the workspace)."""
+        return tuple(m for m in self.masked if m in self.session_forms)
 
 
 #: Characters that end or rewrite a line of output: C0/C1 controls (newline, escape, NEL), DEL,
@@ -337,7 +375,10 @@ def ripgrep_mode(ctx: ToolContext, view: View) -> Literal["host", "sandbox", "py
     backend = _backend(ctx)
     if isinstance(getattr(backend, "session_tmp", None), Path):
         return "sandbox"
-    if _identity(backend) and not view.masked:
+    own = view.shellrt_masks() if isinstance(view, _SessionView) else ()
+    if _identity(backend) and not [m for m in view.masked if m not in own]:
+        # The session directory's mask alone keeps ripgrep on the host: its hits there are dropped
+        # (`masked_by`), and a local command reads that directory anyway.
         return "host"
     return "python"
 
