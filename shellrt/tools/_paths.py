@@ -236,8 +236,13 @@ class _SessionView(View):
     shown: tuple[str, ...] = ()
 
     def masked_by(self, path: str) -> str | None:
-        if self.shown and any(confine.is_within(path, place) for place in self.shown):
-            return None
+        if self.shown:  # one normalisation, then prefixes: Glob and Grep ask this of every hit
+            text = confine.normalize(path)
+            for form in self.session_forms:
+                if text == form or text.startswith(form + "/"):
+                    if any(text == place or text.startswith(place + "/") for place in self.shown):
+                        return None
+                    return form
         return super().masked_by(path)
 
     def alias_masks(self) -> tuple[str, ...]:
