@@ -367,13 +367,18 @@ class View:
         (`sandbox._maskaliases.denied_inodes`), worked out once per view; `ConfinementError`
         when that search is refused."""
         if self._denied_inodes is None:
-            pairs = [(m, host) for m in self.masked if (host := self.to_host(m)) is not None]
+            pairs = [(m, host) for m in self.alias_masks() if (host := self.to_host(m)) is not None]
             roots = [m.host for m in self.mounts if m.writable]
             try:
                 self._denied_inodes = denied_inodes(pairs, roots)
             except SandboxExecError as exc:
                 raise ConfinementError(errno.EACCES, str(exc)) from None
         return self._denied_inodes
+
+    def alias_masks(self) -> Sequence[str]:
+        """The masks whose files another name (a hard link) could show (`denied_inodes`): all of
+        them here; a view may leave out masks of a directory no command can link from."""
+        return self.masked
 
     def to_host(self, path: str) -> str | None:
         """Host path backing a sandbox path (lexical), or None when unreachable."""

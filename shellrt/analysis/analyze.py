@@ -20,7 +20,7 @@ from .judge import judge_plan
 from .nodes import CommandPlan, Subcommand
 from .parse import SYNTAX_ERROR, parse_bash
 from .parts import subcommands
-from .plan import build_plan
+from .plan import bash_only, build_plan
 
 if TYPE_CHECKING:
     from .models import CommandAnalysis
@@ -36,7 +36,9 @@ CACHE_SIZE: Final = 4096
 #: Longer commands are analysed every time (keeps the cache's memory bounded).
 _CACHE_MAX_CHARS: Final = 2000
 
-Shell = Literal["bash", "powershell"]
+#: ``sh``: a POSIX shell that is not bash runs the text (an image without bash: busybox ash, dash).
+#: It is read with bash's grammar, and any syntax only bash has makes it unread (`_posix_fields`).
+Shell = Literal["bash", "sh", "powershell"]
 
 #: A line continuation (an odd run of backslashes, then a newline) between two non-blank characters:
 #: bash joins the two sides into one word (``r\\<newline>m`` is ``rm``), the parser splits them.
@@ -85,6 +87,8 @@ def _analyze_uncached(command: str, shell: str) -> CommandAnalysis:
         from .powershell import analyze_powershell
 
         return analyze_powershell(command)
+    if shell == "sh":
+        return _model(_posix_fields(command))
     if shell != "bash":
         return _model(_failed(command, str(shell), f"unknown shell {shell!r}"))
     return _model(_bash_fields(command))
@@ -98,6 +102,40 @@ def _bash_fields(command: str) -> dict[str, Any]:
         return _bash_verdict(command)
     except RecursionError:
         return _failed(command, "bash", "command nests too deeply to analyse")
+
+
+def _posix_fields(command: str) -> dict[str, Any]:
+    """The verdict for ``command`` run by a POSIX shell that is not bash (busybox ash, dash).
+
+    The two grammars agree on POSIX syntax and part ways on bash's own (`plan.bash_only`):
+    ``[[ x > f ]]`` is a string comparison to bash and a redirection that truncates ``f`` to
+    ash. Such a command is unread here, as a command bash could not parse is: never read-only,
+    and its raw text is a part of its own (no allow rule matches it; deny rules see its words).
+    """
+    fields = _bash_fields(command)
+    fields["shell"] = "sh"
+    plan = fields["plan"]
+    why = bash_only(plan) if plan is not None else None
+    if why is None:
+        return fields
+    reasons = [f"the shell here is a POSIX sh, not bash, and the command uses {why}"]
+    reasons += [r for r in fields["reasons"] if not r.startswith("read-only:")]
+    env = fields["env"]
+    return _fields(
+        command,
+        "sh",
+        False,
+        False,
+        fields["destructive"],
+        subcommands(plan, command, False) if fields["parse_ok"] else fields["subcommands"],
+        reasons,
+        fields["cd_targets"],
+        fields["write_targets"],
+        True,
+        dict(GIT_BASE_ENV) if env else env,
+        plan,
+        fields["read_paths"],
+    )
 
 
 def _analyze_bash(command: str, fast: bool = True) -> CommandAnalysis:

@@ -9,6 +9,7 @@ rules see them too.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Final
 
@@ -1077,19 +1078,90 @@ _BASH_SCRIPT_RUNNERS: Final = frozenset({"bash", "eval"})
 
 
 def _bash_only(plan: CommandPlan) -> str | None:
-    """bash syntax in ``plan`` that a POSIX shell (dash) reads as something else, or None.
+    """bash syntax in ``plan`` that a POSIX shell (dash, busybox ash) reads as something else, or None.
 
-    ``[[`` is a command to dash, so ``||``, ``&&``, ``>`` and ``<`` inside it are operators and
-    redirections: ``sh -c '[[ a || sh ]]'`` runs the file ``]]``, ``sh -c '[[ a > f ]]'`` truncates
-    ``f``. ``&>`` is ``&`` then ``>`` (a background job), and ``<<<`` is not a here-string.
+    ``[[`` is a command to dash and ash, so ``||``, ``&&``, ``>`` and ``<`` inside it are operators
+    and redirections: ``sh -c '[[ a || sh ]]'`` runs the file ``]]``, ``sh -c '[[ a > f ]]'``
+    truncates ``f``. ``&>`` is ``&`` then ``>`` to dash (a background job), ``((`` two subshells,
+    ``function`` a command name; ``<<<``, ``|&``, ``;&``, ``>&word``, arrays, ``$'…'``, ``$"…"``,
+    ``$[…]``, brace expansion and process substitution are another syntax or other words. Each is
+    bash's own: where another shell runs the text, its presence makes the text unread.
     """
     for construct in plan.constructs:
-        if construct.kind == "test":
+        kind = construct.kind
+        if kind == "test":
             return "`[[ ]]` (a POSIX sh runs `[[` as a command: what is inside becomes operators and redirections)"
+        if kind in _BASH_CONSTRUCTS:
+            return f"bash's `{kind}` syntax (a POSIX sh reads it as other commands)"
+        if kind == "function" and construct.text.lstrip().startswith("function"):
+            return "the `function` keyword (a command name to a POSIX sh)"
+        if kind == "case" and _CASE_FALLTHROUGH.search(construct.text) is not None:
+            return "`;&` or `;;&` (not POSIX case syntax)"
     for redirect in plan.redirects:
         if redirect.op in ("&>", "&>>") or redirect.kind == "herestring":
             return f"{redirect.op} (a POSIX sh reads it as other operators)"
+        if redirect.op in (">&", "<&") and not _fd_word(redirect.target):
+            return f"{redirect.op} to a file (bash's form; a POSIX sh reads a descriptor number)"
+    if "|&" in plan.operators:
+        return "`|&` (not POSIX pipe syntax)"
+    for substitution in plan.substitutions:
+        if substitution.kind in ("process_in", "process_out"):
+            return "process substitution (bash's `<(…)`/`>(…)`)"
+    for assignment in plan.assignments:
+        if _ARRAY_ASSIGNMENT.search(assignment.raw) is not None:
+            return "an array assignment (bash's; a command name to a POSIX sh)"
+    for command in plan.commands:
+        if command.name in _BASH_KEYWORD_COMMANDS:
+            return f"bash's `{command.name}` keyword"
+        for assignment in command.assignments:
+            if _ARRAY_ASSIGNMENT.search(assignment.raw) is not None:
+                return "an array assignment (bash's; a command name to a POSIX sh)"
+        for word in command.argv:
+            why = _bash_word(word)
+            if why is not None:
+                return why
+        for redirect in command.redirects:
+            if redirect.target is not None:
+                why = _bash_word(redirect.target)
+                if why is not None:
+                    return why
+    for construct in plan.constructs:
+        for word in construct.words:
+            why = _bash_word(word)
+            if why is not None:
+                return why
     return None
+
+
+#: Constructs only bash has (a POSIX sh parses their text as subshells, commands and redirections).
+_BASH_CONSTRUCTS: Final = frozenset(
+    {"arithmetic", "c_for", "select", "test_arithmetic", "test_variable", "coproc"}
+)
+#: Commands whose name is a bash keyword (the planner reads some as commands).
+_BASH_KEYWORD_COMMANDS: Final = frozenset({"coproc", "function", "select", "[[", "]]"})
+#: Word features of bash-only expansions (see `Word.features`).
+_BASH_WORD_FEATURES: Final = frozenset({"ansi_c", "translated", "brace", "process_substitution"})
+_CASE_FALLTHROUGH: Final = re.compile(r";;?&")
+_ARRAY_ASSIGNMENT: Final = re.compile(r"^[^=]*(?:\[|\+?=\()")
+
+
+def _fd_word(word: Word | None) -> bool:
+    """Whether a ``>&``/``<&`` target is a descriptor (or ``-``), as POSIX reads it."""
+    value = word.value if word is not None else None
+    return value is not None and (value == "-" or value.rstrip("-").isdigit())
+
+
+def _bash_word(word: Word) -> str | None:
+    if not _BASH_WORD_FEATURES.isdisjoint(word.features):
+        return f"bash's expansion in {word.raw!r} (`$'…'`, `$\"…\"`, `{{a,b}}`, `<(…)`: other words to a POSIX sh)"
+    if "$[" in word.raw:
+        return f"bash's `$[…]` in {word.raw!r}"
+    return None
+
+
+def bash_only(plan: CommandPlan) -> str | None:
+    """Public name of `_bash_only`: the analysis of a command for a POSIX sh (`analyze(..., "sh")`)."""
+    return _bash_only(plan)
 
 
 def _ignore(_node: tree_sitter.Node) -> None:

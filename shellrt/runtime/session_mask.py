@@ -17,9 +17,10 @@ readable: a non-root caller's home is the host view, so a command printed every 
 session's transcript and persisted results (MCP answers, fetched pages, what a ``local``
 session read), the trust store and the in-flight records. Each of them that exists is
 masked too, for every home shellrt may have used (``$HOME`` and the password
-database's, the ``XDG_*`` and the default locations). The mask is for commands only:
-the file tools still read this session's directory (`shellrt.tools._paths.view_for`),
-so the persisted results the model is pointed at stay readable with Read and Grep.
+database's, the ``XDG_*`` and the default locations). Of this session's directory,
+commands and the file tools alike see only the result directories the model is pointed
+at (``tool-results/``, ``shell/``, ``tasks/``: `shellrt.runtime.read_only_binds` binds
+them back for commands, `shellrt.tools._paths.view_for` shows them to the tools).
 """
 
 from __future__ import annotations

@@ -250,7 +250,7 @@ def command_parts(
         read_only = False
         # Redirection writes are judged on their own (as writes), not as the program's effect.
         if not is_bg and not assignment_only:
-            if a.read_only or (per_part_ok and _analyze(sub.text).read_only):
+            if a.read_only or (per_part_ok and _analyze(sub.text, a.shell).read_only):
                 read_only = True
             else:
                 why = "; ".join(a.reasons[:2]) or "it may change the system"
@@ -416,8 +416,9 @@ def _alternates(directory: str) -> str:
     return ""
 
 
-def _analyze(text: str) -> CommandAnalysis:
-    return analyze(text)
+def _analyze(text: str, shell: str = "bash") -> CommandAnalysis:
+    """A part's own analysis, in the dialect of the whole command's (``sh`` where bash is absent)."""
+    return analyze(text, "sh" if shell == "sh" else "bash")
 
 
 def _attr_list(sub: Subcommand, name: str) -> list[str] | None:

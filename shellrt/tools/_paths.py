@@ -75,13 +75,19 @@ class PathInput(BaseModel):
 
     _resolved: str | None = PrivateAttr(default=None)
     _canonical: str | None = PrivateAttr(default=None)
+    _refused: str | None = PrivateAttr(default=None)
 
-    def remember_resolved(self, path: str | Path, canonical: str | None = None) -> None:
+    def remember_resolved(
+        self, path: str | Path, canonical: str | None = None, refused: str | None = None
+    ) -> None:
         """Record the resolution made with a context (called from ``validate``): the logical path
-        (what rules match) and the canonical sandbox path (what the tool's own check judges), so
-        the subject and the check judge one resolution, not two moments of a changing tree."""
+        (what rules match) and the canonical sandbox path (what the tool's own check judges and
+        the call's open must find again), so the subject, the check and the open judge one
+        resolution, not three moments of a changing tree. ``refused``: why the view refused the
+        path then (the check denies it; it must not resolve it again)."""
         self._resolved = str(path)
         self._canonical = canonical
+        self._refused = refused
 
     @property
     def resolved(self) -> str | None:
@@ -90,6 +96,10 @@ class PathInput(BaseModel):
     @property
     def canonical(self) -> str | None:
         return self._canonical
+
+    @property
+    def refused(self) -> str | None:
+        return self._refused
 
 
 def _backend(ctx: ToolContext) -> SandboxBackend | None:
@@ -180,26 +190,69 @@ def view_for(ctx: ToolContext) -> View:
             inside = backend.to_sandbox_path(Path(denied))
             if inside is not None:
                 masked.append(inside)
-    # The session's own directory (persisted results the model is pointed at): readable, never writable.
-    # Inside a writable root it is masked for commands (`shellrt.runtime.session_mask`), not for the tools.
-    session = str(ctx.session_dir)
-    masked = [m for m in masked if not confine.is_within(m, session)]
-    mounts += _root_mounts(ctx.session_dir, writable=False, caller_reads=True)
-    return _SessionView(mounts, masked, reader=_reader(backend), private=private, session=session)
+    # The session's own directory: the tools see what commands see of it (`shellrt.runtime.read_only_binds`):
+    # its result directories (full outputs the model is pointed at), read-only; nothing else of it
+    # (transcript, audit log, state, quarantine, other calls' records) -- masked wherever it lies.
+    session = confine.normalize(str(Path(ctx.session_dir).absolute()))
+    forms = tuple(dict.fromkeys((session, os.path.realpath(session))))
+    masked = [m for m in masked if not any(confine.is_within(m, form) for form in forms)]
+    roots = [m.path for m in mounts if m.writable]
+    roots += [confine.normalize(str(Path(r).absolute())) for r in (ctx.allowed_roots or (ctx.workspace,))]
+    if any(confine.is_within(root, form) for root in roots for form in forms):
+        # A session directory that is or holds a root (tests, odd set-ups) cannot be masked without
+        # hiding the root: it is shown read-only, whole, as before round 10.
+        mounts += _root_mounts(session, writable=False, caller_reads=True)
+        return _SessionView(mounts, masked, reader=_reader(backend), private=private)
+    shown: list[str] = []
+    for name in SESSION_RESULT_DIRS:
+        place = _root_mounts(f"{session}/{name}", writable=False, caller_reads=True)
+        mounts += place
+        shown += [m.path for m in place]
+    return _SessionView(
+        mounts,
+        [*masked, *forms],
+        reader=_reader(backend),
+        private=private,
+        session_forms=forms,
+        shown=tuple(shown),
+    )
+
+
+#: The session's subdirectories whose files a result points the model at (Bash spools, task
+#: outputs, persisted large results): what commands see of the session too (`read_only_binds`).
+SESSION_RESULT_DIRS = ("tool-results", "shell", "tasks")
 
 
 @dataclass
 class _SessionView(View):
-    """The view, with the session directory never masked for the tools: inside a writable root it is
-    masked for commands (`shellrt.runtime.session_mask`), and so may be a state directory above it;
-    the tools read it (persisted results the model is pointed at) through its read-only mount."""
+    """The view, with the session directory masked for the tools except its result directories.
 
-    session: str = ""
+    The session directory holds the transcript, the audit log, the resume state and the quarantine:
+    none of it is the model's to read back (a transcript holds what hooks and the person saw, the
+    quarantine what was taken from the workspace). Its result directories are shown read-only, as
+    commands see them (`shellrt.runtime.read_only_binds`)."""
+
+    session_forms: tuple[str, ...] = ()
+    shown: tuple[str, ...] = ()
 
     def masked_by(self, path: str) -> str | None:
-        if self.session and confine.is_within(path, self.session):
-            return None
+        if self.shown:  # one normalisation, then prefixes: Glob and Grep ask this of every hit
+            text = confine.normalize(path)
+            for form in self.session_forms:
+                if text == form or text.startswith(form + "/"):
+                    if any(text == place or text.startswith(place + "/") for place in self.shown):
+                        return None
+                    return form
         return super().masked_by(path)
+
+    def alias_masks(self) -> tuple[str, ...]:
+        """Not the session directory: shellrt writes it and no command sees it to link from it."""
+        own = self.shellrt_masks()
+        return tuple(m for m in self.masked if m not in own)
+
+    def shellrt_masks(self) -> tuple[str, ...]:
+        """The masks that are the session directory itself (no secret of the workspace)."""
+        return tuple(m for m in self.masked if m in self.session_forms)
 
 
 #: Characters that end or rewrite a line of output: C0/C1 controls (newline, escape, NEL), DEL,
@@ -249,10 +302,25 @@ def resolve_path(raw: str, ctx: ToolContext, view: View | None = None) -> str:
 
 
 def remember(tool_input: PathInput, raw: str, ctx: ToolContext, view: View) -> str:
-    """Resolve ``raw`` once for governance (subject and own check); returns the path to show."""
-    found = canonical_path(raw, ctx, view)
-    shown = found if found is not None else sandbox_path(raw, ctx)
-    tool_input.remember_resolved(state_key(shown, ctx, view), found)
+    """Resolve ``raw`` once for governance (subject, own check, and the call's open); returns the
+    path to show.
+
+    A path that cannot be resolved now (a symlink loop, a component it may not search) is
+    remembered as written: the check judges that path and the open accepts only that path (a
+    symlink swapped in later leads elsewhere and is refused). Resolving it again at the check and
+    not at all at the open let a command that swapped the link between the steps send a Read
+    judged inside the workspace to a file outside it.
+    """
+    lexical = sandbox_path(raw, ctx)
+    refused: str | None = None
+    try:
+        with view.resolve(lexical) as r:
+            shown = r.path
+    except ConfinementError as exc:
+        shown, refused = lexical, exc.strerror or str(exc)
+    except OSError:
+        shown = lexical
+    tool_input.remember_resolved(state_key(shown, ctx, view), shown, refused)
     return shown
 
 
@@ -312,7 +380,10 @@ def ripgrep_mode(ctx: ToolContext, view: View) -> Literal["host", "sandbox", "py
     backend = _backend(ctx)
     if isinstance(getattr(backend, "session_tmp", None), Path):
         return "sandbox"
-    if _identity(backend) and not view.masked:
+    own = view.shellrt_masks() if isinstance(view, _SessionView) else ()
+    if _identity(backend) and not [m for m in view.masked if m not in own]:
+        # The session directory's mask alone keeps ripgrep on the host: its hits there are dropped
+        # (`masked_by`), and a local command reads that directory anyway.
         return "host"
     return "python"
 
@@ -398,7 +469,7 @@ def is_sensitive(path: Path) -> str | None:
 
 
 def file_permission(
-    raw: str, ctx: ToolContext, *, write: bool, canonical: str | None = None
+    raw: str, ctx: ToolContext, *, write: bool, canonical: str | None = None, refused: str | None = None
 ) -> PermissionResult:
     """The file tools' own verdict for ``raw``.
 
@@ -406,10 +477,13 @@ def file_permission(
     sandbox's writable places -> deny: that is the sandbox's boundary, which
     no mode removes. Writes to sensitive paths -> ask with ``safety_check``;
     reads outside the allowed roots -> ask; reads inside -> allow; writes
-    inside -> passthrough (the mode and rules decide).
+    inside -> passthrough (the mode and rules decide). ``canonical`` and ``refused``: what
+    `remember` found (judged as found, never resolved again).
     """
     view = view_for(ctx)
     lexical = sandbox_path(raw, ctx)
+    if refused is not None:
+        return PermissionResult.deny(f"{raw}: {refused}.")
     try:
         if canonical is not None:
             resolved = canonical  # the resolution the permission subject was made from

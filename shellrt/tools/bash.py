@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
@@ -130,9 +130,28 @@ class BashOutput(BaseModel):
     sandbox_failure: str | None = None
 
 
+#: The analysis' dialect: the tool's shell, or ``sh`` where a POSIX sh that is not bash runs it.
+Dialect = Literal["bash", "sh", "powershell"]
+
+
 @functools.lru_cache(maxsize=256)
-def _analyze(command: str, shell: Shell) -> CommandAnalysis:
+def _analyze(command: str, shell: Dialect) -> CommandAnalysis:
     return analyze(command, shell)
+
+
+def backend_dialect(ctx: ToolContext) -> Literal["bash", "sh"]:
+    """Which shell runs a Bash command in this session: ``bash``, or ``sh`` when the backend's
+    shell is another (a docker image without bash: busybox ash, dash), which reads bash's own
+    syntax otherwise (`shellrt.analysis.analyze`). The supervisor starts commands with that very
+    shell (`SandboxBackend.shell_path`); a backend not started yet says ``/bin/sh`` (fail closed)."""
+    if not ctx.has_service(Supervisor):
+        return "bash"
+    shell = ctx.service(Supervisor).backend.shell_path
+    return "bash" if os.path.basename(shell) == "bash" else "sh"
+
+
+#: Where `ShellTool.validate` keeps the dialect on the input (``__pydantic_private__``; see `BashInput`).
+_DIALECT_KEY = "_dialect"
 
 
 def _subject(a: CommandAnalysis, command: str) -> PermissionSubject:
@@ -168,8 +187,15 @@ class ShellTool(Tool[BashInput, BashOutput]):
 
     # --- classification -----------------------------------------------------------
     def analysis(self, tool_input: BashInput) -> CommandAnalysis | None:
-        """The command analysis (None for shells the analysis does not cover)."""
-        return _analyze(tool_input.command, self.shell)
+        """The command analysis (None for shells the analysis does not cover), in the dialect of
+        the shell that runs it (recorded by `validate`; bash when the input was never validated)."""
+        return _analyze(tool_input.command, self._dialect(tool_input))
+
+    def _dialect(self, tool_input: BashInput) -> Dialect:
+        if self.shell != "bash":
+            return self.shell
+        private = tool_input.__pydantic_private__
+        return "sh" if private is not None and private.get(_DIALECT_KEY) == "sh" else "bash"
 
     def is_read_only(self, tool_input: BashInput) -> bool:
         a = self.analysis(tool_input)
@@ -212,6 +238,14 @@ class ShellTool(Tool[BashInput, BashOutput]):
             )
         if "\x00" in command:
             return ValidationResult.failure("The command contains a NUL byte; remove it.")
+        if self.shell == "bash" and backend_dialect(ctx) == "sh":
+            # Read as the shell that runs it: every later question about this input (read-only?
+            # its parts?) asks `analysis`, which reads this; a rewritten input is validated anew.
+            private = tool_input.__pydantic_private__
+            if private is not None:
+                private[_DIALECT_KEY] = "sh"
+            else:
+                object.__setattr__(tool_input, "__pydantic_private__", {_DIALECT_KEY: "sh"})
         return ValidationResult.success()
 
     def command_parts_may_block(self, tool_input: BashInput) -> bool:
@@ -281,7 +315,8 @@ class ShellTool(Tool[BashInput, BashOutput]):
                         f"{part.text!r} writes {target}: {reason}.", safety_check=True
                     )
             reads = part.name == "git" and git_reads_only(part.argv)
-            if part.hazard and (reads or a.read_only or _analyze(part.text, self.shell).read_only):
+            dialect = self._dialect(tool_input)
+            if part.hazard and (reads or a.read_only or _analyze(part.text, dialect).read_only):
                 # No mode may skip this: the repository, not the person, chose the program.
                 return PermissionResult.ask(f"{part.text!r}: {part.hazard}.", safety_check=True)
         if not a.read_only:

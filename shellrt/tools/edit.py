@@ -121,7 +121,9 @@ class EditTool(Tool[EditInput, EditOutput]):
         return ValidationResult.success()
 
     async def check_permissions(self, tool_input: EditInput, ctx: ToolContext) -> PermissionResult:
-        return file_permission(tool_input.file_path, ctx, write=True, canonical=tool_input.canonical)
+        return file_permission(
+            tool_input.file_path, ctx, write=True, canonical=tool_input.canonical, refused=tool_input.refused
+        )
 
     def permission_subject(self, tool_input: EditInput) -> PermissionSubject:
         return subject_for(tool_input, tool_input.file_path, write=True)

@@ -132,7 +132,9 @@ class GlobTool(Tool[GlobInput, GlobOutput]):
         return _check_directory(view, sandbox_path(raw, ctx), root)
 
     async def check_permissions(self, tool_input: GlobInput, ctx: ToolContext) -> PermissionResult:
-        return file_permission(self._root_raw(tool_input), ctx, write=False, canonical=tool_input.canonical)
+        return file_permission(
+            self._root_raw(tool_input), ctx, write=False, canonical=tool_input.canonical, refused=tool_input.refused
+        )
 
     def permission_subject(self, tool_input: GlobInput) -> PermissionSubject:
         return subject_for(tool_input, self._root_raw(tool_input), write=False)

@@ -162,7 +162,9 @@ class GrepTool(Tool[GrepInput, GrepOutput]):
         return ValidationResult.success()
 
     async def check_permissions(self, tool_input: GrepInput, ctx: ToolContext) -> PermissionResult:
-        return file_permission(tool_input.path or ".", ctx, write=False, canonical=tool_input.canonical)
+        return file_permission(
+            tool_input.path or ".", ctx, write=False, canonical=tool_input.canonical, refused=tool_input.refused
+        )
 
     def permission_subject(self, tool_input: GrepInput) -> PermissionSubject:
         return subject_for(tool_input, tool_input.path or ".", write=False)

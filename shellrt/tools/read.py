@@ -169,7 +169,9 @@ class ReadTool(Tool[ReadInput, ReadOutput]):
         return ValidationResult.success()
 
     async def check_permissions(self, tool_input: ReadInput, ctx: ToolContext) -> PermissionResult:
-        return file_permission(tool_input.file_path, ctx, write=False, canonical=tool_input.canonical)
+        return file_permission(
+            tool_input.file_path, ctx, write=False, canonical=tool_input.canonical, refused=tool_input.refused
+        )
 
     def permission_subject(self, tool_input: ReadInput) -> PermissionSubject:
         return subject_for(tool_input, tool_input.file_path, write=False)
