@@ -21,12 +21,9 @@ from pathlib import Path
 
 from sandbox import SandboxPolicy
 from shellrt.supervisor._protect_home import HOME_FILES, HOME_TREES, HomeNames
+from shellrt.tools._paths import SESSION_RESULT_DIRS
 
 __all__ = ["read_only_for_commands"]
-
-#: The session's subdirectories holding full outputs the model is pointed at.
-_RESULT_DIRS = ("tool-results", "shell", "tasks")
-
 
 def read_only_for_commands(session_dir: Path, policy: SandboxPolicy) -> tuple[Path, ...]:
     """The read-only paths for ``policy`` (see the module docstring)."""
@@ -40,7 +37,7 @@ def read_only_for_commands(session_dir: Path, policy: SandboxPolicy) -> tuple[Pa
     if masked(own):
         with contextlib.suppress(OSError):
             own.mkdir(mode=0o700, parents=True, exist_ok=True)
-        for name in _RESULT_DIRS:
+        for name in SESSION_RESULT_DIRS:
             with contextlib.suppress(OSError):
                 (own / name).mkdir(mode=0o700, exist_ok=True)
             shown.append(own / name)
