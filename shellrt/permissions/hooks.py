@@ -113,6 +113,15 @@ class CommandHookRunner(HookRunner):
                 )
                 continue
             self.specs.append(spec)
+        #: Every other hook command (the operator's own: user, ``--settings``, managed) -> the
+        #: workspace files it runs, as the session found them. It runs on the host, so a file a
+        #: sandboxed command rewrote (``scripts/fmt.sh`` of ``"$CLAUDE_PROJECT_DIR"/scripts/fmt.sh``)
+        #: must not run through it: checked before each run, as trusted workspace hooks are.
+        self.session_hooks: dict[str, HookFiles] = {
+            command: hook_files(workspace, [command])
+            for command in dict.fromkeys(spec.command for spec in self.specs)
+            if command not in self.workspace_hooks
+        }
 
     def matching(self, event: HookEvent, tool_name: str) -> list[HookSpec]:
         """Hooks for this event and tool, config order, duplicates (same command) run once —
@@ -306,6 +315,10 @@ class CommandHookRunner(HookRunner):
             if changed is not None:
                 return _Answer(label, notice=f"{event} hook not run: {changed}")
             cwd = self.workspace
+        elif (found := self.session_hooks.get(spec.command)) is not None:
+            changed = await anyio.to_thread.run_sync(self._changed_in_session, spec.command, found)
+            if changed is not None:
+                return _Answer(label, notice=f"{event} hook not run: {changed}")
         result = await run_hook_process(spec.command, data, cwd=cwd, env=env, timeout=timeout)
         if result.error is not None:
             return _Answer(label, notice=f"{event} hook could not run ({result.error}); ignored")
@@ -337,6 +350,20 @@ class CommandHookRunner(HookRunner):
         return (
             f"{why.replace('since the workspace was trusted', 'since the session started')}; "
             f"if you trust the change, run `shellrt trust add {self.workspace}` and start a new session"
+        )
+
+    def _changed_in_session(self, command: str, found: HookFiles) -> str | None:
+        """Why the workspace files the operator's hook ``command`` runs are not as the session
+        found them (None: they are, or it runs none)."""
+        why = compare_hook_files(found, hook_files(self.workspace, [command]))
+        if why is None:
+            return None
+        why = why.replace("since the workspace was trusted", "since the session started").replace(
+            "when the workspace was trusted", "when the session started"
+        )
+        return (
+            f"{why}; this hook runs on the host, outside the sandbox, and a command may have written "
+            "what it would run: review the workspace file, then start a new session"
         )
 
 

@@ -329,7 +329,9 @@ class Runtime:
             from shellrt.tools.mcp import McpConnections
 
             mcp = await self._stack.enter_async_context(
-                McpConnections(self._settings["mcpServers"], log_dir=self.session_dir)
+                McpConnections(
+                    self._settings["mcpServers"], log_dir=self.session_dir, workspace=self.workspace
+                )
             )
             # Sorted by server and name: servers list their tools in any order, and a prompt
             # cache keyed on tools[] needs the same order on every run.

@@ -28,7 +28,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
+from shellrt.permissions.hook_files import HookFiles
 from shellrt.tools.mcp._http_client import mcp_http_client
+from shellrt.tools.mcp._restart_guard import server_files, why_not_restart
 from shellrt.tools.mcp._stderr_log import CappedLog
 from shellrt.tools.mcp._stdio import LineTooLong, bounded_stdio_client
 from shellrt.tools.mcp.config import HttpServerConfig, McpServerConfig, StdioServerConfig
@@ -71,9 +73,14 @@ class McpServerConnection:
         task_group: anyio.abc.TaskGroup,
         *,
         log_dir: Path | None = None,
+        workspace: Path | None = None,
     ) -> None:
         self.name = name
         self.config = config
+        #: The session's workspace: a stdio server whose command line runs a file there is not
+        #: restarted once that file changed (`_restart_guard`). None: nothing is checked.
+        self._workspace = workspace
+        self._first_files: HookFiles | None = None
         self._tg = task_group
         self._log_dir = log_dir
         self._stderr_log: CappedLog | None = None
@@ -89,6 +96,7 @@ class McpServerConnection:
             gen = self._current
             if gen is not None and not gen.stop.is_set():
                 return gen
+            await self._check_files()
             gen = _Generation()
             try:
                 await self._tg.start(self._own, gen)
@@ -97,6 +105,19 @@ class McpServerConnection:
             self._current = gen
             self.starts += 1
             return gen
+
+    async def _check_files(self) -> None:
+        """Hash what a stdio server's command line runs from the workspace before its first start;
+        before a restart, refuse when that changed (a command may have planted it)."""
+        if self._workspace is None or not isinstance(self.config, StdioServerConfig):
+            return
+        workspace, config = self._workspace, self.config
+        if self._first_files is None:
+            self._first_files = await anyio.to_thread.run_sync(server_files, workspace, config)
+            return
+        why = await anyio.to_thread.run_sync(why_not_restart, workspace, config, self._first_files)
+        if why is not None:
+            raise McpServerError(f"MCP server '{self.name}' cannot be used: {why}.")
 
     async def list_tools(self) -> list[mt.Tool]:
         """The server's tools (all pages), connecting if needed."""

@@ -31,10 +31,14 @@ __all__ = ["McpConnections"]
 class McpConnections:
     """Connection manager for the ``mcpServers`` of one session (an async context manager)."""
 
-    def __init__(self, servers: Mapping[str, Any] | None, *, log_dir: Path | None = None) -> None:
+    def __init__(
+        self, servers: Mapping[str, Any] | None, *, log_dir: Path | None = None, workspace: Path | None = None
+    ) -> None:
         self.configs: dict[str, McpServerConfig]
         self.configs, self.diagnostics = parse_servers(servers)
         self._log_dir = log_dir
+        #: A stdio server whose command line runs a workspace file is not restarted once it changed.
+        self._workspace = workspace
         self.connections: dict[str, McpServerConnection] = {}
         self._tools: list[Tool[Any, Any]] | None = None
         self._tg: anyio.abc.TaskGroup | None = None
@@ -43,7 +47,9 @@ class McpConnections:
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         for name, config in self.configs.items():
-            self.connections[name] = McpServerConnection(name, config, self._tg, log_dir=self._log_dir)
+            self.connections[name] = McpServerConnection(
+                name, config, self._tg, log_dir=self._log_dir, workspace=self._workspace
+            )
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
