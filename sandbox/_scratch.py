@@ -91,7 +91,7 @@ def sweep_orphans(prefix: str, directory: Path | None = None) -> list[Path]:
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def remove_tree(path: Path) -> None:
+def remove_tree(path: Path | str, *, dir_fd: int | None = None) -> None:
     """Remove ``path`` and everything below it, however deep; follows no link, raises nothing.
 
     These trees are shaped by sandboxed commands (the session ``/tmp``, the state dir):
@@ -100,12 +100,13 @@ def remove_tree(path: Path) -> None:
     start's orphan sweep (red team, round 10). One directory fd is open at a time; the
     way back up is ``..``, checked against the device and inode seen on the way down
     (a tree that moved meanwhile is left where it is). What cannot be removed is left.
+    ``dir_fd``: ``path`` is relative to that directory.
     """
     try:
-        fd = os.open(path, _DIR_FLAGS)
+        fd = os.open(path, _DIR_FLAGS, dir_fd=dir_fd)
     except OSError:
         with contextlib.suppress(OSError):
-            os.unlink(path)  # a file or a link, or nothing
+            os.unlink(path, dir_fd=dir_fd)  # a file or a link, or nothing
         return
     #: Per level from the top: (st_dev, st_ino, its name in its parent, subdirectories left).
     stack: list[tuple[int, int, str, list[str]]] = []
@@ -140,7 +141,7 @@ def remove_tree(path: Path) -> None:
     finally:
         os.close(fd)
     with contextlib.suppress(OSError):
-        os.rmdir(path)
+        os.rmdir(path, dir_fd=dir_fd)
 
 
 def _identity(fd: int) -> tuple[int, int]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -107,3 +108,27 @@ def _swept(owned: OwnedDir, outside: Path) -> None:
     assert sweep_orphans("shellrt-rt10b-sweep-", owned.path.parent) == [owned.path]
     assert not owned.path.exists()
     assert (outside / "keep").read_text() == "not the sweep's"
+
+
+def test_a_deep_planted_directory_leaves_for_another_file_system(tmp_path: Path) -> None:
+    """The protected-files sweep removes a planted directory that cannot be renamed into the
+    quarantine (another file system): the same recursion raised there before."""
+    shm = Path("/dev/shm")
+    require(
+        shm.is_dir() and os.stat(shm).st_dev != os.stat(tmp_path).st_dev, "/dev/shm on its own file system"
+    )
+    from shellrt.supervisor._anchored import move_out
+
+    parent = Path(tempfile.mkdtemp(prefix="shellrt-rt10b-", dir=shm))
+    try:
+        (parent / "planted").mkdir()
+        _chain(parent / "planted")
+        fd = os.open(parent, os.O_PATH | os.O_DIRECTORY)
+        try:
+            how = move_out(fd, "planted", tmp_path / "quarantine" / "planted")
+        finally:
+            os.close(fd)
+        assert how.startswith("removed"), how
+        assert not (parent / "planted").exists()
+    finally:
+        _rm(parent)

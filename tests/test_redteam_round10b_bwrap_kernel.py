@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests import test_sandbox_escape_bwrap as escape
+from tests._bwrap_session import require_bwrap
 from tests.conftest import require
 from tests.test_sandbox_escape_bwrap import Run, _with_repo
 
@@ -83,23 +84,14 @@ async def test_ptrace_like_calls_new_mount_calls_and_terminal_injection_are_refu
 def test_no_terminal_reaches_a_command_of_shellrt_run_in_a_terminal(ws: Path) -> None:
     """Held: ``shellrt run`` with a terminal on all three stdio fds gives the command /dev/null and
     pipes, and no controlling terminal (``tty_nr`` 0): nothing to type into the operator's shell."""
-    require(os.path.exists("/usr/bin/bwrap"), "bubblewrap is not installed (apt-get install bubblewrap)")
+    require_bwrap()
     master, slave = pty.openpty()
     try:
+        shell = "for fd in 0 1 2; do [ -t $fd ] && echo TTY$fd; done; echo tty_nr=$(cut -d' ' -f7 /proc/self/stat) >&2"
+        cli = [sys.executable, "-m", "shellrt", "run"]
+        argv = [*cli, "--sandbox", "bwrap", "--workspace", str(ws), "--", shell]
         proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "shellrt",
-                "run",
-                "--sandbox",
-                "bwrap",
-                "--workspace",
-                str(ws),
-                "--",
-                "for fd in 0 1 2; do [ -t $fd ] && echo TTY$fd; done; "
-                "echo tty_nr=$(cut -d' ' -f7 /proc/self/stat) >&2",
-            ],
+            argv,
             cwd=ws,
             stdin=slave,
             stdout=slave,
