@@ -14,12 +14,11 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import shutil
 import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["KNOWN_PREFIXES", "OwnedDir", "sweep_known_orphans", "sweep_orphans"]
+__all__ = ["KNOWN_PREFIXES", "OwnedDir", "remove_tree", "sweep_known_orphans", "sweep_orphans"]
 
 #: Temp-dir prefixes of `OwnedDir` users outside ``sandbox`` (``shellrt run`` spools, batch
 #: task dirs): any sandbox start sweeps them too. Session dirs are not temporary: never listed.
@@ -41,7 +40,7 @@ class OwnedDir:
 
     def remove(self) -> None:
         """Delete the directory and everything in it, then let go of the lock. Idempotent."""
-        shutil.rmtree(self.path, ignore_errors=True)
+        remove_tree(self.path)
         fd, self._lock_fd = self._lock_fd, None
         if fd is not None:
             os.close(fd)
@@ -81,9 +80,87 @@ def sweep_orphans(prefix: str, directory: Path | None = None) -> list[Path]:
             os.close(fd)
             continue  # its owner is alive
         try:
-            shutil.rmtree(path, ignore_errors=True)
+            remove_tree(path)
             removed.append(path)
         finally:
             with contextlib.suppress(OSError):
                 os.close(fd)
     return removed
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def remove_tree(path: Path | str, *, dir_fd: int | None = None) -> None:
+    """Remove ``path`` and everything below it, however deep; follows no link, raises nothing.
+
+    These trees are shaped by sandboxed commands (the session ``/tmp``, the state dir):
+    ``shutil.rmtree`` recursed once per level on Python 3.11, and a chain of 3000
+    directories raised ``RecursionError`` out of ``close()`` and out of every later
+    start's orphan sweep (red team, round 10). One directory fd is open at a time; the
+    way back up is ``..``, checked against the device and inode seen on the way down
+    (a tree that moved meanwhile is left where it is). What cannot be removed is left.
+    ``dir_fd``: ``path`` is relative to that directory.
+    """
+    try:
+        fd = os.open(path, _DIR_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(path, dir_fd=dir_fd)  # a file or a link, or nothing
+        return
+    #: Per level from the top: (st_dev, st_ino, its name in its parent, subdirectories left).
+    stack: list[tuple[int, int, str, list[str]]] = []
+    name = ""
+    try:
+        while True:
+            stack.append((*_identity(fd), name, _clear_files(fd)))
+            while True:
+                _dev, _ino, here, pending = stack[-1]
+                if pending:
+                    name = pending.pop()
+                    with contextlib.suppress(OSError):
+                        child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                        os.close(fd)
+                        fd = child
+                        break
+                    continue
+                stack.pop()
+                if not stack:
+                    break
+                parent = os.open("..", _DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = parent
+                if _identity(fd) != stack[-1][:2]:
+                    return  # moved meanwhile: no way to tell where ".." leads
+                with contextlib.suppress(OSError):
+                    os.rmdir(here, dir_fd=fd)
+            if not stack:
+                break
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+    with contextlib.suppress(OSError):
+        os.rmdir(path, dir_fd=dir_fd)
+
+
+def _identity(fd: int) -> tuple[int, int]:
+    st = os.fstat(fd)
+    return st.st_dev, st.st_ino
+
+
+def _clear_files(fd: int) -> list[str]:
+    """Unlink every non-directory in directory ``fd``; returns the names of its subdirectories."""
+    subdirs: list[str] = []
+    with contextlib.suppress(OSError), os.scandir(fd) as entries:
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir:
+                subdirs.append(entry.name)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.name, dir_fd=fd)
+    return subdirs

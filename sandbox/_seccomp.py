@@ -4,8 +4,9 @@ In the spirit of Docker's default profile, but as a deny list: the calls below
 fail with EPERM (``clone3`` with ENOSYS, so libc falls back to ``clone``,
 whose flags a filter can read). Everything else is allowed. Why each is
 denied: kernel keyrings (``keyctl``/``add_key``/``request_key``: host root's
-keys), other processes' memory (``ptrace``, ``process_vm_*``), the mount
-table and namespaces (``mount`` and the new mount API, ``setns``,
+keys), other processes' memory and files (``ptrace``, ``process_vm_*``, and what Docker also
+gives only with CAP_SYS_PTRACE: ``kcmp``, ``pidfd_getfd``, ``process_madvise``), the mount
+table and namespaces (``mount`` and the new mount API, ``open_tree_attr`` included, ``setns``,
 ``unshare``/``clone`` with ``CLONE_NEWUSER``: a nested user namespace would
 hand the command every capability inside it), kernel attack surface rarely
 needed by builds (``bpf``, ``perf_event_open``, ``userfaultfd``, ``io_uring_*``
@@ -20,6 +21,9 @@ none`` shared the host's vsock ports and reached the hypervisor) nor the rarer f
 modules ``socket`` loads on demand. ``fcntl(F_SETLEASE)`` fails with EPERM: a lease on a file
 the command's uid owns (a non-root caller's own files, read-only in the sandbox, included)
 makes every other process's open of it block for the lease-break time or fail.
+``ioctl(TIOCSTI)`` and ``ioctl(TIOCLINUX)`` fail with EPERM (typing into a terminal). Syscall
+numbers the tables do not know yet (`FIRST_UNKNOWN` and up) fail with ENOSYS: a newer kernel's
+calls are not let through by a deny list written before them.
 Setting a set-user/group-id bit (``chmod``/``fchmod``/``fchmodat(2)``, and the
 mode of ``open``/``openat``/``creat``/``mknod(at)`` when they create) fails with
 EPERM: the file would be a set-id program on the host (see `SETID_MODE_CHECKED`).
@@ -41,6 +45,7 @@ __all__ = [
     "CLONE_NEWUSER",
     "DENIED",
     "ENOSYS_CALLS",
+    "FIRST_UNKNOWN",
     "MACHINES",
     "SAFE_PERSONALITIES",
     "SETID_MODE_CHECKED",
@@ -55,6 +60,9 @@ DENIED: dict[str, tuple[int, int | None]] = {
     "add_key": (248, 217),
     "request_key": (249, 218),
     "ptrace": (101, 117),
+    "kcmp": (312, 272),
+    "pidfd_getfd": (438, 438),
+    "process_madvise": (440, 440),
     "process_vm_readv": (310, 270),
     "process_vm_writev": (311, 271),
     "mount": (165, 40),
@@ -67,6 +75,7 @@ DENIED: dict[str, tuple[int, int | None]] = {
     "fsmount": (432, 432),
     "fspick": (433, 433),
     "mount_setattr": (442, 442),
+    "open_tree_attr": (467, 467),
     "setns": (308, 268),
     "bpf": (321, 280),
     "perf_event_open": (298, 241),
@@ -132,6 +141,16 @@ _SOCKET = (41, 198)
 #: fcntl's command (second argument) F_SETLEASE: refused.
 _FCNTL = (72, 25)
 _F_SETLEASE = 1024
+#: ioctl's request (second argument, an unsigned int): TIOCSTI (push input into a terminal) and
+#: TIOCLINUX (a virtual console's selection and paste), refused. No host terminal reaches a
+#: command (fds 0-2 are /dev/null and pipes, every command is a session leader without one):
+#: this keeps it so if one ever does.
+_IOCTL = (16, 29)
+_TTY_IOCTLS = (0x5412, 0x541C)
+#: Syscall numbers from here on (the first one the tables do not know: after ``file_setattr``,
+#: Linux 6.17) fail with ENOSYS. A deny list lets every call newer than itself through, with
+#: whatever the kernel attached to it; libc treats ENOSYS as "old kernel" and falls back.
+FIRST_UNKNOWN = 470
 #: PER_LINUX, PER_LINUX32, UNAME26 (and with PER_LINUX32), and 0xffffffff (query): Docker's list.
 SAFE_PERSONALITIES = (0x0, 0x8, 0x20000, 0x20008, 0xFFFFFFFF)
 
@@ -171,9 +190,14 @@ def _load(offset: int) -> _Insn:
 def _table(arch: int, setid_only: bool = False) -> list[_Insn]:
     """The rules for one architecture (0: x86_64, 1: aarch64), the syscall number already loaded.
 
-    x32 calls on x86_64 (same audit arch, numbers with bit 30 set) are killed.
+    x32 calls on x86_64 (same audit arch, numbers with bit 30 set) are killed; numbers from
+    `FIRST_UNKNOWN` fail with ENOSYS (not in ``setid_only``: docker's own profile decides those).
     """
-    return _dispatch(_rules(arch, setid_only), kill_from=_X32_SYSCALL_BIT if arch == 0 else None)
+    return _dispatch(
+        _rules(arch, setid_only),
+        kill_from=_X32_SYSCALL_BIT if arch == 0 else None,
+        enosys_from=None if setid_only else FIRST_UNKNOWN,
+    )
 
 
 #: An instruction whose jumps may name a shared return (``("ret", value)``) instead of an offset.
@@ -187,7 +211,9 @@ _EAFNOSUPPORT: _Target = ("ret", _RET_ERRNO | errno.EAFNOSUPPORT)
 _ALLOW: _Target = ("ret", _RET_ALLOW)
 
 
-def _dispatch(rules: list[tuple[int, list[_Sym]]], *, kill_from: int | None = None) -> list[_Insn]:
+def _dispatch(
+    rules: list[tuple[int, list[_Sym]]], *, kill_from: int | None = None, enosys_from: int | None = None
+) -> list[_Insn]:
     """Jump to the block of the loaded syscall number, or allow it: a binary search on the number.
 
     A few compares per call instead of one per rule: the kernel runs the filter on
@@ -197,12 +223,15 @@ def _dispatch(rules: list[tuple[int, list[_Sym]]], *, kill_from: int | None = No
     with the same plain return (``mount`` .. ``reboot``, the new mount API) are one
     range, and every plain return is one shared instruction at the end that the
     search jumps to. ``rules`` sorted by number; each block ends in a return.
+    ``enosys_from``: numbers from there on (below ``kill_from``) fail with ENOSYS;
     ``kill_from``: numbers from there on are killed.
     """
-    return _resolve(_search(_segments(rules, kill_from)))
+    return _resolve(_search(_segments(rules, kill_from, enosys_from)))
 
 
-def _segments(rules: list[tuple[int, list[_Sym]]], kill_from: int | None) -> list[_Segment]:
+def _segments(
+    rules: list[tuple[int, list[_Sym]]], kill_from: int | None, enosys_from: int | None = None
+) -> list[_Segment]:
     """The number line from 0 as consecutive ranges, each with its plain return value or its block."""
     segments: list[_Segment] = []
 
@@ -218,6 +247,9 @@ def _segments(rules: list[tuple[int, list[_Sym]]], kill_from: int | None) -> lis
         push(nr, block[0][3] if plain else block)  # a plain return: shared
         following = nr + 1
     push(following, _RET_ALLOW)
+    if enosys_from is not None:
+        assert following <= enosys_from, "a rule for a syscall number past FIRST_UNKNOWN"
+        push(enosys_from, _RET_ERRNO | errno.ENOSYS)
     if kill_from is not None:
         push(kill_from, _RET_KILL_PROCESS)
     return segments
@@ -279,6 +311,10 @@ def _rules(arch: int, setid_only: bool) -> list[tuple[int, list[_Sym]]]:
         families.append((_JEQ_K, _ALLOW, _EAFNOSUPPORT, SOCKET_FAMILIES[-1]))
         add(_SOCKET[arch], families)
         add(_FCNTL[arch], [_load(_arg_low(1)), (_JEQ_K, _EPERM, _ALLOW, _F_SETLEASE)])
+        tty_ioctls: list[_Sym] = [_load(_arg_low(1))]
+        tty_ioctls += [(_JEQ_K, _EPERM, 0, request) for request in _TTY_IOCTLS[:-1]]
+        tty_ioctls.append((_JEQ_K, _EPERM, _ALLOW, _TTY_IOCTLS[-1]))
+        add(_IOCTL[arch], tty_ioctls)
     for nr, block in _setid_rules(arch):
         add(nr, block)
     return sorted(rules.items())

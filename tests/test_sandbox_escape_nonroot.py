@@ -28,6 +28,7 @@ pytestmark = pytest.mark.bwrap
 SELECTION = [
     "tests/test_sandbox_escape_bwrap.py",
     "tests/test_redteam_sandbox.py",
+    "tests/test_redteam_round10b_bwrap_kernel.py",
     "tests/test_protected_paths.py::test_bwrap_plants_are_reverted",
     "tests/test_sandbox_policy_derivation.py::test_bash_cannot_read_what_read_may_not_even_in_bypass",
     "tests/test_sandbox_policy_derivation.py::test_settings_sandbox_section_masks_more",

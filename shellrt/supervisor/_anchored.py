@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import stat
 import time
 from pathlib import Path
+
+from sandbox._scratch import remove_tree
 
 __all__ = ["make_parent", "move_out", "open_parent", "write_entry"]
 
@@ -89,8 +90,12 @@ def move_out(dir_fd: int, name: str, target: Path) -> str:
         os.close(qfd)
     st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     if stat.S_ISDIR(st.st_mode):
-        shutil.rmtree(name, dir_fd=dir_fd)
-        return "removed (a directory on another file system than the quarantine)"
+        remove_tree(name, dir_fd=dir_fd)  # however deep the command made it (round 10)
+        try:
+            os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return "removed (a directory on another file system than the quarantine)"
+        raise OSError(errno.ENOTEMPTY, "a planted directory could not be removed whole", name)
     why = "a special file"
     if stat.S_ISLNK(st.st_mode):
         os.symlink(os.readlink(name, dir_fd=dir_fd), target)
