@@ -47,7 +47,7 @@ step "pytest: the analysis tests on the pure-Python analyser (the build without 
 # earlier in-place build would shadow the sources, so they go first.
 remove_inplace_build() { find shellrt -name '*.so' -delete; rm -f shellrt_*__mypyc*.so; }
 remove_inplace_build
-SHELLRT_EXPECT_COMPILED=0 python3 -m pytest -q -p no:cacheprovider -n "$workers" tests/test_analysis_*.py
+SHELLRT_EXPECT_COMPILED=0 python3 -m pytest -q -p no:cacheprovider --durations=10 -n "$workers" tests/test_analysis_*.py
 
 step "compile the command analyser in place (mypyc: what 'pip install .' ships)"
 # The extension modules land next to the sources and stay there (benchmarks then
