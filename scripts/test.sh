@@ -8,7 +8,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n==> %s\n' "$*" >&2; }
+step() { printf '\n==> %s (%s)\n' "$*" "$(date -u +%T)" >&2; }
+
+# pytest-xdist workers for the parallel lane (most tests wait on processes, containers and
+# sockets, not on a core; 2 matches CI's 2 cores). SHELLRT_TEST_WORKERS=0 runs everything in one process.
+workers="${SHELLRT_TEST_WORKERS:-2}"
 
 step "system packages"
 bash scripts/install-system-deps.sh
@@ -43,7 +47,7 @@ step "pytest: the analysis tests on the pure-Python analyser (the build without 
 # earlier in-place build would shadow the sources, so they go first.
 remove_inplace_build() { find shellrt -name '*.so' -delete; rm -f shellrt_*__mypyc*.so; }
 remove_inplace_build
-SHELLRT_EXPECT_COMPILED=0 python3 -m pytest -q -p no:cacheprovider tests/test_analysis_*.py
+SHELLRT_EXPECT_COMPILED=0 python3 -m pytest -q -p no:cacheprovider --durations=10 -n "$workers" tests/test_analysis_*.py
 
 step "compile the command analyser in place (mypyc: what 'pip install .' ships)"
 # The extension modules land next to the sources and stay there (benchmarks then
@@ -60,13 +64,39 @@ if ! wait "$newer_git_pid"; then
 fi
 tail -n 1 "$newer_git_log" >&2
 
-step "pytest (compiled analyser)"
-set +e
-SHELLRT_EXPECT_COMPILED=1 python3 -m pytest -q -p no:cacheprovider "$@"
-status=$?
-set -e
-if [ "$status" -eq 5 ]; then
+# Two lanes: every test not marked `serial` on $workers pytest-xdist workers (a module sharing a
+# module-scoped fixture stays on one worker: tests/conftest.py), then the `serial` ones alone
+# (they count or lease machine-wide things). Both always run; either failing fails the run, and
+# a lane that collected nothing (exit 5) is a failure unless the other one ran tests (extra
+# arguments such as -k may leave one lane empty).
+lane() {
+    local name=$1
+    shift
+    step "pytest, $name lane (compiled analyser)"
+    set +e
+    SHELLRT_EXPECT_COMPILED=1 python3 -m pytest -q -p no:cacheprovider --durations=25 --lane "$name" "$@"
+    local status=$?
+    set -e
+    echo "pytest $name lane: exit $status" >&2
+    return "$status"
+}
+if [ "$workers" -gt 0 ]; then
+    parallel_status=0
+    lane parallel -n "$workers" --dist loadgroup "$@" || parallel_status=$?
+    serial_status=0
+    lane serial "$@" || serial_status=$?
+else
+    parallel_status=0
+    lane all "$@" || parallel_status=$?
+    serial_status=5
+fi
+if [ "$parallel_status" -eq 5 ] && [ "$serial_status" -eq 5 ]; then
     echo "pytest collected no tests: treating as a failure" >&2
     exit 1
 fi
-exit "$status"
+for status in "$parallel_status" "$serial_status"; do
+    if [ "$status" -ne 0 ] && [ "$status" -ne 5 ]; then
+        exit "$status"
+    fi
+done
+step "all tests passed"

@@ -34,7 +34,7 @@ import anyio
 from sandbox.docker._protocol import Event, LineSplitter, parse_event
 from sandbox.docker._shown import shown
 
-__all__ = ["ControlChannel", "ExecutorGoneError", "FrameDecoder"]
+__all__ = ["ChannelTimeoutError", "ControlChannel", "ExecutorGoneError", "FrameDecoder"]
 
 _log = logging.getLogger("sandbox.docker")
 _STDERR_KEEP = 8192
@@ -42,6 +42,10 @@ _STDERR_KEEP = 8192
 
 class ExecutorGoneError(Exception):
     """Raised to waiters when the executor's session ended (EOF, connection error, container gone)."""
+
+
+class ChannelTimeoutError(TimeoutError):
+    """Raised when an event asked for does not arrive within its deadline (the channel stays open)."""
 
 
 class FrameDecoder:
@@ -120,8 +124,27 @@ class ControlChannel:
         self._mail.clear()
         self._discard.clear()
 
-    async def wait(self, kinds: str, task_id: str) -> Event:
-        """Wait for the first event of any kind in ``kinds`` (e.g. ``"SE"``) for ``task_id``; consume it."""
+    async def wait(self, kinds: str, task_id: str, *, within: float | None = None) -> Event:
+        """Wait for the first event of any kind in ``kinds`` (e.g. ``"SE"``) for ``task_id``; consume it.
+
+        A reply to a request (hello, start, kill, reset, ping) is bounded by ``within`` seconds: past it
+        `ChannelTimeoutError` says which event never came, instead of a wait that never ends.
+        Only a command's exit (``X``) is waited for without one: it comes when the command ends.
+        The event is returned with no checkpoint after its taking: a caller must use it before
+        its own next one, or a cancellation arriving then loses it (`DockerProcess._receive_exit`).
+        """
+        if within is None:
+            return await self._wait(kinds, task_id)
+        try:
+            with anyio.fail_after(within):
+                return await self._wait(kinds, task_id)
+        except TimeoutError as exc:
+            raise ChannelTimeoutError(
+                f"no {kinds!r} reply for {task_id} from the container's executor within {within:g}s "
+                "(the executor is stuck or the daemon is overloaded)"
+            ) from exc
+
+    async def _wait(self, kinds: str, task_id: str) -> Event:
         while True:
             for kind in kinds:
                 event = self._mail.pop((kind, task_id), None)

@@ -127,15 +127,17 @@ class DockerProcess(SandboxProcess):
     async def _receive_exit(self) -> None:
         session = self._session
         channel = session.channel
-        received: list[Event] = []
-        gone = False
 
         async def receive(scope: anyio.CancelScope) -> None:
-            nonlocal gone
             try:
-                received.append(await channel.wait("X", self.task_id))
+                event = await channel.wait("X", self.task_id)
             except ExecutorGoneError:
-                gone = True
+                pass  # resolved below
+            else:
+                # Resolved here, before any checkpoint: the event left the mailbox, and a
+                # cancellation of our caller arriving now (a timeout, an output limit) would
+                # otherwise drop it and leave every later wait() hanging for an exit already told.
+                self._resolve_exit(event)
             scope.cancel()
 
         async def decided(scope: anyio.CancelScope) -> None:
@@ -149,12 +151,11 @@ class DockerProcess(SandboxProcess):
             tg.start_soon(decided, tg.cancel_scope)
         if self._status is not None:
             return
-        if gone or not received:
-            # The session ended: `end` resolved us (killed or failed); if not, say it plainly.
-            reason = session.ended or "the container's executor is gone (the container died or was removed)"
-            self._resolve(ExitStatus(exit_code=255, sandbox_failure=reason))
-            return
-        event = received[0]
+        # The session ended: `end` resolved us (killed or failed); if not, say it plainly.
+        reason = session.ended or "the container's executor is gone (the container died or was removed)"
+        self._resolve(ExitStatus(exit_code=255, sandbox_failure=reason))
+
+    def _resolve_exit(self, event: Event) -> None:
         rc, oom, cwd = parse_exit(event)
         signal = rc - 128 if 128 < rc < 160 else None
         self._resolve(ExitStatus(exit_code=rc, signal=signal, oom_killed=oom, cwd=cwd))
