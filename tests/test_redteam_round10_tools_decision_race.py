@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -51,58 +52,43 @@ def _swap(link: Path, target: Path) -> None:
     os.replace(tmp, link)
 
 
-async def test_read_opens_only_what_its_permission_check_judged(
-    places: tuple[Path, Path, ToolContext],
-) -> None:
+async def _raced_result(tool: Any, tool_input: Any, places: tuple[Path, Path, ToolContext]) -> str:
+    """What the model gets when ``lnk`` is a loop at `validate`, leads inside the workspace at
+    the permission check and outside it at the call ("" when the check or the call refused)."""
     ws, outside, ctx = places
-    tool, tool_input = ReadTool(), ReadInput(file_path="lnk/secret.txt")
-    assert (await tool.validate(tool_input, ctx)).ok
+    await tool.validate(tool_input, ctx)
     _swap(ws / "lnk", ws / "inner")
     verdict = await tool.check_permissions(tool_input, ctx)
     _swap(ws / "lnk", outside)
-    if verdict.behavior == "allow":
-        try:
-            output = await tool.call(tool_input, ctx)
-        except ToolExecutionError:
-            return
-        assert "TOPSECRET" not in output.data.text, (
-            "a Read judged inside the workspace read a file outside it"
-        )
+    if verdict.behavior != "allow":
+        return ""
+    try:
+        output = await tool.call(tool_input, ctx)
+    except ToolExecutionError:
+        return ""
+    return str(tool.to_model_content(output.data))
+
+
+async def test_read_opens_only_what_its_permission_check_judged(
+    places: tuple[Path, Path, ToolContext],
+) -> None:
+    text = await _raced_result(ReadTool(), ReadInput(file_path="lnk/secret.txt"), places)
+    assert "TOPSECRET" not in text, "a Read judged inside the workspace read a file outside it"
 
 
 async def test_grep_searches_only_what_its_permission_check_judged(
     places: tuple[Path, Path, ToolContext],
 ) -> None:
-    ws, outside, ctx = places
-    tool, tool_input = GrepTool(), GrepInput(pattern="TOPSECRET", path="lnk", output_mode="content")
-    await tool.validate(tool_input, ctx)
-    _swap(ws / "lnk", ws / "inner")
-    verdict = await tool.check_permissions(tool_input, ctx)
-    _swap(ws / "lnk", outside)
-    if verdict.behavior == "allow":
-        try:
-            output = await tool.call(tool_input, ctx)
-        except ToolExecutionError:
-            return
-        assert "TOPSECRET" not in tool.to_model_content(output.data)
+    grep_input = GrepInput(pattern="TOPSECRET", path="lnk", output_mode="content")
+    assert "TOPSECRET" not in await _raced_result(GrepTool(), grep_input, places)
 
 
 async def test_glob_lists_only_what_its_permission_check_judged(
     places: tuple[Path, Path, ToolContext],
 ) -> None:
-    ws, outside, ctx = places
-    (outside / "only-outside.txt").write_text("x")
-    tool, tool_input = GlobTool(), GlobInput(pattern="*.txt", path="lnk")
-    await tool.validate(tool_input, ctx)
-    _swap(ws / "lnk", ws / "inner")
-    verdict = await tool.check_permissions(tool_input, ctx)
-    _swap(ws / "lnk", outside)
-    if verdict.behavior == "allow":
-        try:
-            output = await tool.call(tool_input, ctx)
-        except ToolExecutionError:
-            return
-        assert "only-outside" not in tool.to_model_content(output.data)
+    (places[1] / "only-outside.txt").write_text("x")
+    text = await _raced_result(GlobTool(), GlobInput(pattern="*.txt", path="lnk"), places)
+    assert "only-outside" not in text
 
 
 async def test_a_loop_that_stays_is_refused_and_a_plain_read_still_works(
