@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -90,6 +91,17 @@ def managed_container_ids(session_ids: set[str] | None = None, *, owner_pid: int
     return ids
 
 
+async def read_to_end(stream: Any) -> bytes:
+    """Every byte of a process's output stream until it ends."""
+    out = b""
+    try:
+        while True:
+            out += await stream.receive()
+    except anyio.EndOfStream:
+        pass
+    return out
+
+
 async def run_sh(backend: DockerBackend, command: str, *, user: str | None = None) -> tuple[int | None, str]:
     """``sh -c command`` in ``backend``'s container (cwd ``/workspace``): exit code, stdout+stderr."""
     proc = await backend.exec(
@@ -101,10 +113,5 @@ async def run_sh(backend: DockerBackend, command: str, *, user: str | None = Non
             user=user,
         )
     )
-    out = b""
-    try:
-        while True:
-            out += await proc.stdout.receive()
-    except anyio.EndOfStream:
-        pass
+    out = await read_to_end(proc.stdout)
     return (await proc.wait()).exit_code, out.decode(errors="replace")

@@ -31,6 +31,7 @@ from tests._docker_support import (
     container_exists,
     managed_container_ids,
     policy,
+    read_to_end,
     require_docker,
 )
 
@@ -213,12 +214,7 @@ async def test_bridge_network_is_opt_in(tmp_path: Path) -> None:
         proc = await backend.exec(
             ExecRequest(argv=("/bin/sh", "-c", "ls /sys/class/net"), cwd="/", env={"PATH": "/bin"})
         )
-        out = b""
-        try:
-            while True:
-                out += await proc.stdout.receive()
-        except anyio.EndOfStream:
-            pass
+        out = await read_to_end(proc.stdout)
         await proc.wait()
         assert "eth0" in out.decode()
 
@@ -259,12 +255,7 @@ async def test_executor_is_the_main_process_and_start_needs_no_exec(tmp_path: Pa
                 env={"PATH": "/bin"},
             )
         )
-        out = b""
-        try:
-            while True:
-                out += await proc.stdout.receive()
-        except anyio.EndOfStream:
-            pass
+        out = await read_to_end(proc.stdout)
         assert (await proc.wait()).exit_code == 0
         assert out.decode().split()[1] == "1"  # parent: docker-init, PID 1
 

@@ -18,7 +18,7 @@ import pytest
 from sandbox import ExecRequest
 from sandbox.base import ExitStatus
 from sandbox.docker import DockerBackend
-from tests._docker_support import BUSYBOX, DEBIAN, config, policy, require_docker
+from tests._docker_support import BUSYBOX, DEBIAN, config, policy, read_to_end, require_docker
 
 pytestmark = [pytest.mark.docker, pytest.mark.anyio]
 
@@ -45,12 +45,7 @@ async def _run(backend: DockerBackend, script: str) -> tuple[str, ExitStatus]:
             merge_stderr=True,
         )
     )
-    out = b""
-    try:
-        while True:
-            out += await proc.stdout.receive()
-    except anyio.EndOfStream:
-        pass
+    out = await read_to_end(proc.stdout)
     return out.decode("utf-8", "replace"), await proc.wait()
 
 
