@@ -108,3 +108,32 @@ async def test_grep_and_glob_do_not_search_the_session_directory(
             except ToolExecutionError:
                 listed = ""
             assert "transcript.jsonl" not in listed and "audit.jsonl" not in listed, (where, listed)
+
+
+async def test_a_runtime_session_hides_its_own_records_from_read(tmp_path: Path) -> None:
+    """The runtime lists the session directory among the allowed roots (results are read unasked);
+    that entry once made the view show the whole directory, transcript included."""
+    import shellrt
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    async with shellrt.Runtime(
+        workspace=ws, sandbox="local", mode="bypassPermissions", settings_files=()
+    ) as rt:
+        first = await rt.run(
+            [{"type": "tool_use", "id": "sd-1", "name": "Bash", "input": {"command": "seq 1 40000"}}]
+        )
+        spool = next(w for w in str(first["content"][0]["content"]).split() if "/shell/" in w).strip(
+            "().,`'\""
+        )
+        transcript = rt.session_dir / "transcript.jsonl"
+        assert transcript.exists()
+        reads = await rt.run(
+            [
+                {"type": "tool_use", "id": "sd-2", "name": "Read", "input": {"file_path": str(transcript)}},
+                {"type": "tool_use", "id": "sd-3", "name": "Read", "input": {"file_path": spool, "limit": 2}},
+            ]
+        )
+    hidden, shown = reads["content"]
+    assert hidden.get("is_error"), hidden
+    assert not shown.get("is_error") and "1" in str(shown["content"]), shown

@@ -197,12 +197,18 @@ def view_for(ctx: ToolContext) -> View:
     forms = tuple(dict.fromkeys((session, os.path.realpath(session))))
     masked = [m for m in masked if not any(confine.is_within(m, form) for form in forms)]
     roots = [m.path for m in mounts if m.writable]
-    roots += [confine.normalize(str(Path(r).absolute())) for r in (ctx.allowed_roots or (ctx.workspace,))]
+    # The runtime lists the session directory itself among the allowed roots (a Read of a result
+    # it points at needs no question): that entry is the session, not a root inside it.
+    allowed = [confine.normalize(str(Path(r).absolute())) for r in (ctx.allowed_roots or (ctx.workspace,))]
+    roots += [r for r in allowed if r not in forms]
     if any(confine.is_within(root, form) for root in roots for form in forms):
         # A session directory that is or holds a root (tests, odd set-ups) cannot be masked without
-        # hiding the root: it is shown read-only, whole, as before round 10.
+        # hiding the root: it is shown read-only, whole, as before round 10 (a mask above it, the
+        # state directory's, does not hide it).
         mounts += _root_mounts(session, writable=False, caller_reads=True)
-        return _SessionView(mounts, masked, reader=_reader(backend), private=private)
+        return _SessionView(
+            mounts, masked, reader=_reader(backend), private=private, session_forms=forms, shown=forms
+        )
     shown: list[str] = []
     for name in SESSION_RESULT_DIRS:
         place = _root_mounts(f"{session}/{name}", writable=False, caller_reads=True)
