@@ -200,7 +200,8 @@ def view_for(ctx: ToolContext) -> View:
     # The runtime lists the session directory itself among the allowed roots (a Read of a result
     # it points at needs no question): that entry is the session, not a root inside it.
     allowed = [confine.normalize(str(Path(r).absolute())) for r in (ctx.allowed_roots or (ctx.workspace,))]
-    roots += [r for r in allowed if r not in forms]
+    workspace = confine.normalize(str(Path(ctx.workspace).absolute()))
+    roots += [r for r in allowed if r not in forms or r == workspace]
     if any(confine.is_within(root, form) for root in roots for form in forms):
         # A session directory that is or holds a root (tests, odd set-ups) cannot be masked without
         # hiding the root: it is shown read-only, whole, as before round 10 (a mask above it, the
