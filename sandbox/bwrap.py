@@ -114,6 +114,7 @@ from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._readonly import read_only_args, read_only_paths
 from sandbox._scratch import OwnedDir
+from sandbox._tempholder import temp_holder_args
 from sandbox._uid_lease import UidLease, lease_uid
 from sandbox.base import Aspect, ExecRequest, SandboxBackend, SandboxProcess, refuse_user_switch
 from sandbox.config import BwrapConfig
@@ -906,6 +907,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         sources = self._sources if as_user else {}
         for root in self.policy.allowed_roots():
             args += ["--bind", str(sources.get(root, root)), str(root)]
+        # The temp dir holding /tmp and the state dir, out of reach when a root shows it (round 11).
+        args += temp_holder_args(self.policy.allowed_roots(), tmp, _reachable if as_user else lambda _p: True)
         # After the roots, so a root that contains it (workspace = /tmp) cannot cover it.
         args += ["--bind", str(sources.get(state_dir, state_dir)), str(state_dir)]
         reach = [*self._reach_paths(), *self._skeleton_args()[0]] if as_user and denied_paths else []

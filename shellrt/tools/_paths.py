@@ -142,12 +142,15 @@ def _owner(host: Path) -> tuple[int, int] | None:
     return (st.st_uid, st.st_gid)
 
 
-def _bwrap_private() -> list[str]:
+def _bwrap_private(roots: list[Path]) -> list[str]:
     """What bwrap fills with its own (`sandbox.bwrap.private_places`: its /proc and /dev, the run
-    dirs it empties, the host's temp dir when not /tmp) -- mounts of the workspace kept."""
+    dirs it empties, the host's temp dir when not /tmp, or when a writable root holds it:
+    `sandbox._tempholder`) -- mounts of the workspace kept."""
+    from sandbox._tempholder import exposed_temp_dir
     from sandbox.bwrap import private_places  # loaded already: the session runs a bwrap backend
 
-    return private_places()
+    exposed = exposed_temp_dir(roots)
+    return [*private_places(), *([exposed] if exposed is not None else [])]
 
 
 def view_for(ctx: ToolContext) -> View:
@@ -185,7 +188,7 @@ def view_for(ctx: ToolContext) -> View:
         private_tmp = getattr(backend, "session_tmp", None)
         if isinstance(private_tmp, Path):
             mounts.append(Mount("/tmp", str(private_tmp), writable=True))
-            private += _bwrap_private()
+            private += _bwrap_private(list(backend.policy.allowed_roots()))
         for denied in backend.policy.read_denied:
             inside = backend.to_sandbox_path(Path(denied))
             if inside is not None:
