@@ -110,6 +110,7 @@ from sandbox._hostsockets import RUN_DIRS, VANISHED_MASK, IpcMasks, SocketWatch,
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
 from sandbox._maskaliases import ALIAS, AliasFinder
 from sandbox._mountcheck import REFUSED, checked_mounts, guard_argv
+from sandbox._nestedroots import nested_root_args
 from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._readonly import read_only_args, read_only_paths
@@ -907,6 +908,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         sources = self._sources if as_user else {}
         for root in self.policy.allowed_roots():
             args += ["--bind", str(sources.get(root, root)), str(root)]
+        args += nested_root_args(self.policy.allowed_roots(), sources)  # round 11: no renamed way in
         # The temp dir holding /tmp and the state dir, out of reach when a root shows it (round 11).
         args += temp_holder_args(self.policy.allowed_roots(), tmp, _reachable if as_user else lambda _p: True)
         # After the roots, so a root that contains it (workspace = /tmp) cannot cover it.
