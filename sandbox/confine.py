@@ -49,6 +49,7 @@ from sandbox.errors import SandboxExecError
 
 __all__ = [
     "ConfinementError",
+    "Identity",
     "Mount",
     "Resolved",
     "SpecialFileError",
@@ -56,6 +57,7 @@ __all__ = [
     "WriteOutcome",
     "contained",
     "file_kind",
+    "identity",
     "is_within",
     "normalize",
     "open_beneath",
@@ -444,10 +446,40 @@ class View:
                     f"(e.g. `cat {path}`)",
                 )
 
+    def _holder_of(self, m: Mount) -> Mount | None:
+        """The writable mount whose host directory holds ``m``'s (deepest), if any."""
+        best: Mount | None = None
+        for other in self.mounts:
+            inside = other.writable and other.host != m.host and is_within(m.host, other.host)
+            if inside and (best is None or len(other.host) > len(best.host)):
+                best = other
+        return best
+
     def _open_root(self, m: Mount) -> int:
+        """``m``'s host directory. One inside a writable mount's (the session's /tmp under a
+        workspace's temp dir, a root inside a root) is reached from that mount's fd, one
+        component at a time without following a symlink: a command may rename the directories
+        on the way, and a path opened as given would follow the symlink it put there to any host
+        directory, under a canonical path that still looks like ``m`` (red team, round 11)."""
+        holder = self._holder_of(m)
         try:
-            return os.open(m.host, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            if holder is None:
+                return os.open(m.host, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            base = self._open_root(holder)
+            try:
+                rel = relative_to(m.host, holder.host) or ""
+                return open_dir_beneath(base, [p for p in rel.split("/") if p])
+            finally:
+                os.close(base)
+        except ConfinementError:
+            raise
         except OSError as exc:
+            if holder is not None and exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise ConfinementError(
+                    errno.EAGAIN,
+                    f"{m.path} changed since it was checked (a directory on the way to it was replaced); "
+                    "try again",
+                ) from None
             raise ConfinementError(
                 exc.errno or errno.ENOENT, f"{m.path} is not available ({exc.strerror})"
             ) from None
@@ -654,13 +686,59 @@ def _refuse_unreadable(view: View, canonical: str, fd: int, want: int) -> None:
     )
 
 
-def _refuse_changed(r: Resolved, expect: str | None, path: str) -> None:
+@dataclass(frozen=True)
+class Identity:
+    """What a check judged, by inode rather than by name: the directory ``Resolved.dir_fd`` is
+    (where an open or a write happens) and the entry itself (None: it did not exist). A path
+    names other files once a command renames or exchanges (``renameat2(RENAME_EXCHANGE)``) a
+    directory on its way, under the same canonical path (red team, round 11)."""
+
+    parent: tuple[int, int]
+    entry: tuple[int, int] | None
+
+
+def _ids(st: os.stat_result) -> tuple[int, int]:
+    return (st.st_dev, st.st_ino)
+
+
+def identity(r: Resolved) -> Identity:
+    """The `Identity` of a resolution (for `open_file`, `open_directory`, `write_file`'s ``expect_id``)."""
+    parent = _ids(os.fstat(r.dir_fd))
+    if r.missing:
+        return Identity(parent, None)
+    if r.name is None:
+        return Identity(parent, parent)
+    try:
+        return Identity(parent, _ids(os.stat(r.name, dir_fd=r.dir_fd, follow_symlinks=False)))
+    except FileNotFoundError:
+        return Identity(parent, None)
+
+
+def _changed(path: str) -> ConfinementError:
+    return ConfinementError(
+        errno.EAGAIN,
+        f"{path} changed since it was checked (a command renamed or replaced it, or a directory on its "
+        "way); try again",
+    )
+
+
+def _refuse_changed(r: Resolved, expect: str | None, path: str, expect_id: Identity | None = None) -> None:
     if expect is not None and r.path != expect:
         raise ConfinementError(
             errno.EAGAIN,
             f"{path} now leads to {r.path}, not to {expect} where it led when it was checked "
             "(a symbolic link changed); try again",
         )
+    if expect_id is not None and identity(r) != expect_id:
+        raise _changed(path)
+
+
+def _refuse_other(fd: int, expect_id: Identity | None, path: str) -> int:
+    """``fd`` when it is the entry the check judged; closed and refused otherwise."""
+    if expect_id is not None and _ids(os.fstat(fd)) != expect_id.entry:
+        os.close(fd)
+        raise _changed(path)
+    return fd
 
 
 def _vetted(view: View, path: str, fd: int, bits: int) -> int:
@@ -674,7 +752,12 @@ def _vetted(view: View, path: str, fd: int, bits: int) -> int:
 
 
 def open_file(
-    view: View, path: str, flags: int = os.O_RDONLY, *, expect: str | None = None
+    view: View,
+    path: str,
+    flags: int = os.O_RDONLY,
+    *,
+    expect: str | None = None,
+    expect_id: Identity | None = None,
 ) -> tuple[int, str]:
     """Open an existing regular file (not following a final symlink that was swapped in); ``(fd, canonical)``.
 
@@ -682,11 +765,12 @@ def open_file(
     entry is looked at through an ``O_PATH`` fd first and the opened fd must be that inode.
     ``O_NONBLOCK`` and ``O_NOCTTY`` are always added.
     ``expect``: the canonical path a permission check judged; anything else is refused.
+    ``expect_id``: the `Identity` it judged; another file there is refused (`ConfinementError`).
     Raises FileNotFoundError / IsADirectoryError / `ConfinementError`.
     """
     for _ in range(3):
         with view.resolve(path) as r:
-            _refuse_changed(r, expect, path)
+            _refuse_changed(r, expect, path, expect_id)
             _refuse_masked(view, r.path)
             if r.missing:
                 raise FileNotFoundError(errno.ENOENT, "No such file or directory", r.path)
@@ -695,6 +779,7 @@ def open_file(
             fd = _open_regular_in(r.dir_fd, r.name, flags, r.path)
             if fd is None:
                 continue  # became a symlink, or was swapped, after the walk: resolve again
+            fd = _refuse_other(fd, expect_id, path)
             return _vetted(view, r.path, _refuse_alias(view, r.path, fd), 0o4), r.path
     raise ConfinementError(errno.ELOOP, f"{path} kept changing into a symbolic link while it was opened")
 
@@ -772,11 +857,14 @@ def open_beneath(dir_fd: int, rel: str, flags: int = os.O_RDONLY) -> int:
     raise ConfinementError(errno.ELOOP, f"{rel} kept changing into a symbolic link while it was opened")
 
 
-def open_directory(view: View, path: str, *, expect: str | None = None) -> tuple[int, str]:
-    """Open an existing directory for listing (``O_RDONLY|O_DIRECTORY``); ``(fd, canonical)``."""
+def open_directory(
+    view: View, path: str, *, expect: str | None = None, expect_id: Identity | None = None
+) -> tuple[int, str]:
+    """Open an existing directory for listing (``O_RDONLY|O_DIRECTORY``); ``(fd, canonical)``.
+    ``expect``/``expect_id``: as for `open_file`."""
     for _ in range(3):
         with view.resolve(path) as r:
-            _refuse_changed(r, expect, path)
+            _refuse_changed(r, expect, path, expect_id)
             _refuse_masked(view, r.path)
             if r.missing:
                 raise FileNotFoundError(errno.ENOENT, "No such file or directory", r.path)
@@ -789,7 +877,7 @@ def open_directory(view: View, path: str, *, expect: str | None = None) -> tuple
                 if exc.errno == errno.ELOOP:
                     continue
                 raise
-            return _vetted(view, r.path, fd, 0o5), r.path
+            return _vetted(view, r.path, _refuse_other(fd, expect_id, path), 0o5), r.path
     raise ConfinementError(errno.ELOOP, f"{path} kept changing into a symbolic link while it was opened")
 
 
@@ -814,17 +902,24 @@ class WriteOutcome:
 
 
 def write_file(
-    view: View, path: str, data: bytes, *, make_parents: bool = False, expect: str | None = None
+    view: View,
+    path: str,
+    data: bytes,
+    *,
+    make_parents: bool = False,
+    expect: str | None = None,
+    expect_id: Identity | None = None,
 ) -> WriteOutcome:
     """Atomically replace (or create) ``path`` with ``data``, confined to the view's writable mounts.
 
     The temp file is created in the anchored parent directory fd and renamed
     within it; on any failure it is removed. An existing file keeps its mode;
     a new one gets 0o666 minus the umask. ``expect``: the canonical path a
-    permission check judged; a path that now leads elsewhere is refused.
+    permission check judged; a path that now leads elsewhere is refused. ``expect_id``: the
+    `Identity` it judged: the write lands in that directory, over that file (or none), or not at all.
     """
     with view.resolve(path) as r:
-        _refuse_changed(r, expect, path)
+        _refuse_changed(r, expect, path, expect_id)
         target = r.path
         if not view.writable(target):
             roots = ", ".join(view.writable_roots()) or "none"

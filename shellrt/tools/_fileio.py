@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox import confine
-from sandbox.confine import View, WriteOutcome
+from sandbox.confine import Identity, View, WriteOutcome
 from shellrt.protocol import FileReadRecord, ToolExecutionError
 
 __all__ = [
@@ -107,7 +107,7 @@ def fingerprint(path: Path, *, partial: bool = False) -> FileReadRecord:
 
 
 def read_existing(
-    view: View, where: str, *, label: str, expect: str | None = None
+    view: View, where: str, *, label: str, expect: str | None = None, expect_id: Identity | None = None
 ) -> tuple[bytes, str] | None:
     """Bytes and canonical path of the file at ``where`` (opened anchored), or None when it does not exist.
 
@@ -115,7 +115,7 @@ def read_existing(
     (`sandbox.confine.ConfinementError` included) when it cannot be reached.
     """
     try:
-        fd, canonical = confine.open_file(view, where, expect=expect)
+        fd, canonical = confine.open_file(view, where, expect=expect, expect_id=expect_id)
     except FileNotFoundError:
         return None
     except IsADirectoryError:
@@ -143,14 +143,15 @@ def read_existing(
 
 
 def write_confined(
-    view: View, where: str, data: bytes, *, expect: str | None = None
+    view: View, where: str, data: bytes, *, expect: str | None = None, expect_id: Identity | None = None
 ) -> tuple[WriteOutcome, FileReadRecord]:
     """Atomically write ``data`` at ``where`` inside the view's writable places (parents created there).
 
-    ``expect``: the canonical path the permission check judged (refused if it now leads elsewhere).
+    ``expect``: the canonical path the permission check judged (refused if it now leads elsewhere);
+    ``expect_id``: what it found there (`sandbox.confine.Identity`; refused if that changed).
     Returns where it landed and the read-state record of what is now there.
     """
-    outcome = confine.write_file(view, where, data, make_parents=True, expect=expect)
+    outcome = confine.write_file(view, where, data, make_parents=True, expect=expect, expect_id=expect_id)
     mtime_ns = 0
     try:
         fd, _ = confine.open_file(view, outcome.path)

@@ -76,6 +76,7 @@ class PathInput(BaseModel):
     _resolved: str | None = PrivateAttr(default=None)
     _canonical: str | None = PrivateAttr(default=None)
     _refused: str | None = PrivateAttr(default=None)
+    _identity: confine.Identity | None = PrivateAttr(default=None)
 
     def remember_resolved(
         self, path: str | Path, canonical: str | None = None, refused: str | None = None
@@ -101,6 +102,16 @@ class PathInput(BaseModel):
     def refused(self) -> str | None:
         return self._refused
 
+    def remember_identity(self, found: confine.Identity | None) -> None:
+        """Record what the resolution found, by inode (`sandbox.confine.Identity`): the call's
+        open and write must find that directory and that file again, not whatever a command
+        renamed or exchanged into the same path since."""
+        self._identity = found
+
+    @property
+    def identity(self) -> confine.Identity | None:
+        return self._identity
+
 
 def _backend(ctx: ToolContext) -> SandboxBackend | None:
     if not ctx.has_service(SandboxBackend):
@@ -113,8 +124,15 @@ def _identity(backend: SandboxBackend | None) -> bool:
     return backend is None or type(backend).to_host_path is SandboxBackend.to_host_path
 
 
-def _root_mounts(root: Path | str, *, writable: bool, caller_reads: bool = False) -> list[Mount]:
+def _root_mounts(
+    root: Path | str, *, writable: bool, caller_reads: bool = False, others: tuple[Path | str, ...] = ()
+) -> list[Mount]:
     text = confine.normalize(str(root))
+    if any(text != o and confine.is_within(text, o) for o in map(confine.normalize, map(str, others))):
+        # A root inside another root: only its own name, reached from the holding root's fd
+        # (`sandbox.confine.View._open_root`); its realpath now may be wherever a command's
+        # symlink on the way leads (red team, round 11).
+        return [Mount(text, text, writable=writable, caller_reads=caller_reads)]
     real = os.path.realpath(text)
     return [Mount(p, p, writable=writable, caller_reads=caller_reads) for p in dict.fromkeys((text, real))]
 
@@ -162,12 +180,14 @@ def view_for(ctx: ToolContext) -> View:
     if _identity(backend):
         mounts.append(Mount("/", "/"))
     if backend is None:
-        for root in ctx.allowed_roots or (ctx.workspace,):
+        given = tuple(r for r in ctx.allowed_roots or (ctx.workspace,) if Path(r) != Path(ctx.session_dir))
+        for root in given:
             if Path(root) != Path(ctx.session_dir):
-                mounts += _root_mounts(root, writable=True)
+                mounts += _root_mounts(root, writable=True, others=given)
     else:
         identity = _identity(backend)
         reader = _reader(backend)
+        others = tuple(backend.policy.allowed_roots())
         for root in backend.policy.allowed_roots():
             inside = backend.to_sandbox_path(Path(root))
             host = backend.to_host_path(inside) if inside is not None else None
@@ -179,10 +199,10 @@ def view_for(ctx: ToolContext) -> View:
                 owner = _owner(Path(inside))
                 mounts += [
                     Mount(m.path, m.host, writable=True, owner=owner, idmapped=True)
-                    for m in _root_mounts(inside, writable=True)
+                    for m in _root_mounts(inside, writable=True, others=others)
                 ]
             elif identity:
-                mounts += _root_mounts(inside, writable=True)
+                mounts += _root_mounts(inside, writable=True, others=others)
             else:
                 mounts.append(Mount(inside, str(host), writable=True, logical=str(root), owner=_owner(host)))
         private_tmp = getattr(backend, "session_tmp", None)
@@ -323,14 +343,17 @@ def remember(tool_input: PathInput, raw: str, ctx: ToolContext, view: View) -> s
     """
     lexical = sandbox_path(raw, ctx)
     refused: str | None = None
+    found: confine.Identity | None = None
     try:
         with view.resolve(lexical) as r:
             shown = r.path
+            found = confine.identity(r)
     except ConfinementError as exc:
         shown, refused = lexical, exc.strerror or str(exc)
     except OSError:
         shown = lexical
     tool_input.remember_resolved(state_key(shown, ctx, view), shown, refused)
+    tool_input.remember_identity(found)
     return shown
 
 

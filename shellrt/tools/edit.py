@@ -223,7 +223,9 @@ def _plan(
 
 def _apply(view: View, where: str, tool_input: EditInput, ctx: ToolContext) -> tuple[EditOutput, FileReadRecord]:
     try:
-        existing = read_existing(view, where, label=where, expect=tool_input.canonical)
+        existing = read_existing(
+            view, where, label=where, expect=tool_input.canonical, expect_id=tool_input.identity
+        )
     except OSError as exc:
         raise refusal("edit", tool_input.file_path, exc) from None
     path = existing[1] if existing is not None else where
@@ -236,7 +238,9 @@ def _apply(view: View, where: str, tool_input: EditInput, ctx: ToolContext) -> t
             f"({plan.new_text[exc.start : exc.end]!r}); use only characters of that encoding."
         ) from None
     try:
-        outcome, record = write_confined(view, path, payload, expect=tool_input.canonical)
+        outcome, record = write_confined(
+            view, path, payload, expect=tool_input.canonical, expect_id=tool_input.identity
+        )
     except OSError as exc:
         raise refusal("edit", tool_input.file_path, exc) from None
     previous = ctx.read_state.get(state_key(outcome.path, ctx, view))

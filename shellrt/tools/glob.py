@@ -144,7 +144,10 @@ class GlobTool(Tool[GlobInput, GlobOutput]):
         view = view_for(ctx)
         try:
             fd, root = confine.open_directory(
-                view, sandbox_path(base or ".", ctx), expect=tool_input.canonical
+                view,
+                sandbox_path(base or ".", ctx),
+                expect=tool_input.canonical,
+                expect_id=tool_input.identity,
             )
         except OSError as exc:
             raise refusal("search", base or ".", exc) from None

@@ -175,7 +175,7 @@ class GrepTool(Tool[GrepInput, GrepOutput]):
         # In a worker thread: opening a file with several links may search for a denied file's
         # other names (`confine.View.alias_of`), bounded but up to a second or two.
         fd, target, single = await anyio.to_thread.run_sync(
-            _open_target, view, sandbox_path(raw, ctx), raw, tool_input.canonical
+            _open_target, view, sandbox_path(raw, ctx), raw, tool_input.canonical, tool_input.identity
         )
         try:
             mode = tool_input.output_mode
@@ -297,14 +297,16 @@ def _split_globs(glob: str | None) -> list[str]:
         return glob.split()
 
 
-def _open_target(view: View, where: str, raw: str, expect: str | None) -> tuple[int, str, bool]:
+def _open_target(
+    view: View, where: str, raw: str, expect: str | None, expect_id: confine.Identity | None = None
+) -> tuple[int, str, bool]:
     """The searched directory (or single file), opened anchored: ``(fd, canonical path, is a file)``."""
     try:
         try:
-            fd, target = confine.open_directory(view, where, expect=expect)
+            fd, target = confine.open_directory(view, where, expect=expect, expect_id=expect_id)
             return fd, target, False
         except NotADirectoryError:
-            fd, target = confine.open_file(view, where, expect=expect)
+            fd, target = confine.open_file(view, where, expect=expect, expect_id=expect_id)
             return fd, target, True
     except FileNotFoundError:
         raise ToolExecutionError(f"Path does not exist: {where}.") from None

@@ -245,7 +245,9 @@ def _read(view: View, where: str, tool_input: ReadInput) -> tuple[ReadOutput, Fi
     """Open ``where`` through the confinement (anchored, no symlink leaves the view), then read the fd."""
     _refuse_special_path(Path(where), where)
     try:
-        fd, canonical = confine.open_file(view, where, expect=tool_input.canonical)
+        fd, canonical = confine.open_file(
+            view, where, expect=tool_input.canonical, expect_id=tool_input.identity
+        )
     except FileNotFoundError:
         raise ToolExecutionError(_missing_message(view, where, tool_input.file_path)) from None
     except IsADirectoryError:

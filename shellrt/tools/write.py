@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import anyio
 from pydantic import Field
 
-from sandbox.confine import View
+from sandbox.confine import Identity, View
 from shellrt.protocol import (
     ContentBlock,
     FileReadRecord,
@@ -123,7 +123,14 @@ class WriteTool(Tool[WriteInput, WriteOutput]):
         view = view_for(ctx)
         where = sandbox_path(tool_input.file_path, ctx)
         output, record = await anyio.to_thread.run_sync(
-            _write, view, where, tool_input.file_path, tool_input.content, ctx, tool_input.canonical
+            _write,
+            view,
+            where,
+            tool_input.file_path,
+            tool_input.content,
+            ctx,
+            tool_input.canonical,
+            tool_input.identity,
         )
         ctx.read_state[state_key(output.path, ctx, view)] = record
         return ToolOutput(output)
@@ -138,14 +145,21 @@ class WriteTool(Tool[WriteInput, WriteOutput]):
 
 
 def _write(
-    view: View, where: str, raw: str, content: str, ctx: ToolContext, expect: str | None
+    view: View,
+    where: str,
+    raw: str,
+    content: str,
+    ctx: ToolContext,
+    expect: str | None,
+    expect_id: Identity | None = None,
 ) -> tuple[WriteOutput, FileReadRecord]:
     """Read what is there (anchored), check freshness, write atomically through the same confinement.
 
     ``expect``: the canonical path the permission check judged; a path that now leads elsewhere is refused.
+    ``expect_id``: what it found there; another directory or file under that path is refused.
     """
     try:
-        existing = read_existing(view, where, label=where, expect=expect)
+        existing = read_existing(view, where, label=where, expect=expect, expect_id=expect_id)
     except OSError as exc:
         raise refusal("write", raw, exc) from None
     old_text = ""
@@ -165,7 +179,7 @@ def _write(
             payload = text.encode("utf-8")
         content = text
     try:
-        outcome, record = write_confined(view, where, payload, expect=expect)
+        outcome, record = write_confined(view, where, payload, expect=expect, expect_id=expect_id)
     except OSError as exc:
         raise refusal("write", raw, exc) from None
     created = outcome.created
