@@ -421,12 +421,24 @@ def ripgrep_mode(ctx: ToolContext, view: View) -> Literal["host", "sandbox", "py
     return "python"
 
 
-def sandbox_runner(ctx: ToolContext) -> RgRunner:
-    """Run a program (ripgrep) inside the session's sandbox and collect its output."""
+#: Run in front of ripgrep inside the sandbox: it starts only in the directory the tool opened
+#: (``stat -L`` of its cwd: device and inode, as the host's ``fstat`` of the anchored fd gives).
+_SAME_CWD = '[ "$(stat -L -c %d:%i .)" = "$1" ] || { echo "$2" >&2; exit 125; }; shift 2; exec "$@"'
+_CWD_CHANGED = "shellrt: the search directory changed since it was checked"
+
+
+def sandbox_runner(ctx: ToolContext, expect: tuple[int, int] | None = None) -> RgRunner:
+    """Run a program (ripgrep) inside the session's sandbox and collect its output.
+
+    ``expect``: ``(st_dev, st_ino)`` of the directory the tool opened and judged: the program
+    runs only when its cwd is that directory. The sandbox reaches the cwd by its path, which a
+    command may have renamed or exchanged since (red team, round 11); a changed one is refused."""
     backend = _backend(ctx)
     assert backend is not None
 
     async def run(argv: list[str], cwd: str, sink: OutputSink | None) -> tuple[int, bytes, bytes]:
+        if expect is not None:
+            argv = ["/bin/sh", "-c", _SAME_CWD, "sh", f"{expect[0]}:{expect[1]}", _CWD_CHANGED, *argv]
         process = await backend.exec(ExecRequest(argv=tuple(argv), cwd=cwd, env={"PATH": "/usr/bin:/bin"}))
         try:
             out, err = await drain_output(process.stdout, process.stderr, sink, process.kill)
@@ -435,16 +447,24 @@ def sandbox_runner(ctx: ToolContext) -> RgRunner:
             with anyio.CancelScope(shield=True):
                 await process.kill()
             raise
+        if expect is not None and status.exit_code == 125 and _CWD_CHANGED.encode() in err:
+            raise ToolExecutionError(
+                f"{cwd} changed since it was checked (a command renamed or replaced it); try again."
+            )
         return status.exit_code, out, err
 
     return run
 
 
-def ripgrep_options(ctx: ToolContext, view: View, where: str) -> tuple[bool, tuple[RgRunner, str] | None]:
-    """``(use ripgrep, runner)`` for a search of the sandbox directory ``where`` (see `ripgrep_mode`)."""
+def ripgrep_options(
+    ctx: ToolContext, view: View, where: str, fd: int | None = None
+) -> tuple[bool, tuple[RgRunner, str] | None]:
+    """``(use ripgrep, runner)`` for a search of the sandbox directory ``where`` (see `ripgrep_mode`);
+    ``fd``: that directory, opened and judged (inside the sandbox ripgrep runs only there)."""
     mode = ripgrep_mode(ctx, view)
     if mode == "sandbox":
-        return True, (sandbox_runner(ctx), where)
+        st = os.fstat(fd) if fd is not None else None
+        return True, (sandbox_runner(ctx, None if st is None else (st.st_dev, st.st_ino)), where)
     return mode == "host", None
 
 

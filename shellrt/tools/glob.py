@@ -156,7 +156,7 @@ class GlobTool(Tool[GlobInput, GlobOutput]):
                 pattern = "**/" + pattern
             matcher = compile_glob(pattern)
             host = Path(view.to_host(root) or root)
-            use_rg, runner = ripgrep_options(ctx, view, root)
+            use_rg, runner = ripgrep_options(ctx, view, root, fd)
             listed = await list_files(host, fd, use_rg=use_rg, runner=runner)
         finally:
             os.close(fd)

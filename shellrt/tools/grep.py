@@ -201,7 +201,7 @@ class GrepTool(Tool[GrepInput, GrepOutput]):
                 root_fd=None if single else fd,
                 file_fd=fd if single else None,
             )
-            use_rg, runner = ripgrep_options(ctx, view, target)
+            use_rg, runner = ripgrep_options(ctx, view, target, None if single else fd)
             hits = await search(query, use_rg=use_rg, runner=None if single else runner)
         finally:
             os.close(fd)
