@@ -134,3 +134,20 @@ def test_it_holds_for_an_unprivileged_caller() -> None:
     )
     summary = outcome.output[-4000:]
     assert outcome.returncode == 0 and outcome.tests == collected.items and not outcome.skipped, summary
+
+
+def test_the_usual_set_ups_start_with_the_same_flags(tmp_path: Path) -> None:
+    """The temp dir outside every writable root, roots apart: not one flag more per start."""
+    from sandbox._nestedroots import nested_root_args
+    from sandbox._tempholder import temp_holder_args
+
+    ws, extra = tmp_path / "ws", tmp_path / "extra"
+    ws.mkdir()
+    extra.mkdir()
+    session_tmp = Path(tempfile.gettempdir()) / "shellrt-bwrap-tmp-x" / "tmp"
+    assert temp_holder_args((ws, extra), session_tmp) == []
+    assert nested_root_args((ws, extra), {}) == []
+    (ws / "a" / "b").mkdir(parents=True)
+    assert nested_root_args((ws, ws / "a" / "b"), {}) == [
+        "--bind", str(ws / "a"), str(ws / "a"), "--bind", str(ws / "a" / "b"), str(ws / "a" / "b")
+    ]  # fmt: skip
