@@ -134,6 +134,10 @@ _REQUEST = (
 )
 
 
+#: Named sockets' messages `UnixDiag` remembers at most (sockets come and go on a busy host).
+_SEEN_MAX = 4096
+
+
 class UnixDiag:
     """The pathname unix sockets of this process's network namespace, from the kernel's
     ``unix_diag`` over one ``NETLINK_SOCK_DIAG`` socket kept open (``ss -x`` asks the same way).
@@ -158,8 +162,10 @@ class UnixDiag:
         except OSError:
             self.close()
             raise
-        #: The last answer's buffers, each walked (`_walk`).
+        #: The last answer's buffers, each walked (`_walk`); named sockets' messages, each read
+        #: (`_walk`'s ``seen``; emptied past `_SEEN_MAX`).
         self._checked: dict[bytes, Walked] = {}
+        self._seen: dict[bytes, tuple[tuple[str, str], ...]] = {}
 
     def close(self) -> None:
         sock, self._sock = self._sock, None
@@ -185,13 +191,15 @@ class UnixDiag:
         chunks: list[bytes] = []
         pairs: list[tuple[str, str]] = []
         checked: dict[bytes, Walked] = {}
+        if len(self._seen) > _SEEN_MAX:
+            self._seen.clear()
         while True:
             data, _ancillary, flags, _address = sock.recvmsg(1 << 16)
             if flags & socket.MSG_TRUNC:
                 raise OSError("unix_diag: a dump message was cut short")
             walked = self._checked.get(data)
             if walked is None:  # the walk is a function of the bytes alone: once per buffer seen
-                walked = _walk(data)
+                walked = _walk(data, self._seen)
             checked[data] = walked
             end, named = walked
             pairs += named
@@ -238,12 +246,14 @@ def _skip_unnamed(data: bytes, at: int) -> int:
 Walked = tuple[int, tuple[tuple[str, str], ...]]
 
 
-def _walk(data: bytes) -> Walked:
+def _walk(data: bytes, seen: dict[bytes, tuple[tuple[str, str], ...]] | None = None) -> Walked:
     """Walk one received buffer of the dump, message by message (runs of unnamed sockets in C).
 
     Raises `OSError` on an error message, an interrupted dump, another request's answer, a
     message or attribute of an unexpected kind or length. Abstract names are left out, as
-    `_bound` leaves out the table's ``@`` ones."""
+    `_bound` leaves out the table's ``@`` ones. ``seen``: each socket message's attributes as
+    read before, by its exact bytes (a socket that is still there sends the same message, and
+    reading its attributes is a function of those bytes); the ones read now are added."""
     pairs: list[tuple[str, str]] = []
     size = len(data)
     at = _skip_unnamed(data, 0)
@@ -263,6 +273,13 @@ def _walk(data: bytes) -> Walked:
             )
         if kind != _SOCK_DIAG_BY_FAMILY or length < _UNNAMED_SIZE:
             raise OSError("unix_diag: an unexpected message in the dump")
+        message = data[at:end] if seen is not None else b""
+        known = seen.get(message) if seen is not None else None
+        if known is not None:
+            pairs += known
+            at = _skip_unnamed(data, at + ((length + 3) & ~3))
+            continue
+        named = len(pairs)
         attr = at + _UNNAMED_SIZE
         while attr < end:
             if end - attr < 4:
@@ -276,6 +293,8 @@ def _walk(data: bytes) -> Walked:
                 inode = struct.unpack_from("=I", data, at + 20)[0]
                 pairs.append((str(inode), path.decode("utf-8", "surrogateescape")))
             attr += (attr_len + 3) & ~3
+        if seen is not None:
+            seen[message] = tuple(pairs[named:])
         at = _skip_unnamed(data, at + ((length + 3) & ~3))
     return -1, tuple(pairs)
 

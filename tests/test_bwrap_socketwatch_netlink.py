@@ -197,3 +197,40 @@ def test_an_unreadable_table_fails_closed(
 
     monkeypatch.setattr(os, "open", no_proc_net)
     assert not watch.nothing_new()
+
+
+def test_messages_read_before_give_the_same_pairs(outside: Path) -> None:
+    """The memo of named sockets' messages (by their exact bytes) changes nothing listed: a
+    socket bound again at the same path (a new inode) is a new pair, a closed one is gone."""
+    diag = _diag()
+    path = outside / "again.sock"
+    try:
+        with listen_unix(path) as first:
+            before = diag.bound()
+            assert (str(os.fstat(first.fileno()).st_ino), str(path)) in before
+            again = diag.bound()  # served from the memo
+            raw, _pairs = diag.dump()
+            assert hostsockets._walk(raw + _DONE)[1] == hostsockets._walk(raw + _DONE, {})[1]
+        path.unlink()
+        with listen_unix(path) as second:
+            now = diag.bound()
+            assert (str(os.fstat(second.fileno()).st_ino), str(path)) in now
+        assert not any(pair[1] == str(path) for pair in diag.bound())
+        assert {pair for pair in again if pair[1] == str(path)} == {
+            pair for pair in before if pair[1] == str(path)
+        }
+    finally:
+        diag.close()
+
+
+def test_the_memo_is_bounded(monkeypatch: pytest.MonkeyPatch, outside: Path) -> None:
+    monkeypatch.setattr(hostsockets, "_SEEN_MAX", 2)
+    diag = _diag()
+    try:
+        for i in range(4):
+            with listen_unix(outside / f"s{i}.sock"):
+                listed = diag.bound()
+                assert str(outside / f"s{i}.sock") in {path for _inode, path in listed}
+                assert len(diag._seen) <= 2 + len(listed)
+    finally:
+        diag.close()
