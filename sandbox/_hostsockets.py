@@ -35,6 +35,8 @@ import struct
 from collections.abc import Iterable
 from pathlib import Path
 
+from sandbox.errors import SandboxExecError
+
 __all__ = [
     "RUN_DIRS",
     "VANISHED_MASK",
@@ -487,8 +489,15 @@ class IpcMasks:
         self._masked: list[str] = []
 
     def args(self) -> list[str]:
-        """The flags for a sandbox starting now."""
-        table = _socket_table()
+        """The flags for a sandbox starting now. Raises `SandboxExecError` when the host's
+        sockets cannot be listed (an unreadable table listed none: nothing would be hidden)."""
+        table = _strict_socket_table()
+        if table is None:
+            raise SandboxExecError(
+                "cannot list the host's unix sockets (/proc/net/unix is unreadable), so none of them "
+                "could be hidden from the sandbox: refusing to start it. Fix: run with /proc mounted "
+                "and readable (procfs of the host's network namespace)"
+            )
         key = (table, os.environ.get("XDG_RUNTIME_DIR", ""))
         if key != self._key:
             bound = _bound(table)

@@ -234,3 +234,26 @@ def test_the_memo_is_bounded(monkeypatch: pytest.MonkeyPatch, outside: Path) -> 
                 assert len(diag._seen) <= 2 + len(listed)
     finally:
         diag.close()
+
+
+def test_masks_are_refused_when_the_table_cannot_be_read(
+    tmp_path: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The start masks come from the table: an unreadable one listed no socket, so a sandbox
+    started with no socket hidden. Fails on the old code (it returned the masks without them)."""
+    from sandbox._hostsockets import IpcMasks
+    from sandbox.errors import SandboxExecError
+
+    real_open = os.open
+
+    def no_proc_net(path: object, *args: object, **kwargs: object) -> int:
+        if path == "/proc/net/unix":
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    with listen_unix(outside / "daemon.sock"):
+        masks = IpcMasks((tmp_path,))
+        assert str(outside / "daemon.sock") in masks.args()  # readable: hidden
+        monkeypatch.setattr(os, "open", no_proc_net)
+        with pytest.raises(SandboxExecError, match="/proc/net/unix"):
+            IpcMasks((tmp_path,)).args()
