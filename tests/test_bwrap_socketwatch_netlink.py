@@ -47,11 +47,11 @@ def test_the_kernel_lists_the_same_pairs_as_proc_net_unix(outside: Path) -> None
     pairs = [socket.socketpair() for _ in range(300)]  # several receive buffers of unnamed ones
     diag = _diag()
     try:
-        for _ in range(3):  # the table and the dump are read apart: other processes may change it
-            listed = diag.bound()
-            if listed == _table_pairs():
+        for _ in range(50):  # the table and the dump are read apart: other processes may change it
+            listed, table, again = diag.bound(), _table_pairs(), diag.bound()
+            if listed == again:  # nothing came or went meanwhile: the two views must agree
                 break
-        assert listed == _table_pairs()
+        assert listed == table
         paths = {path for _inode, path in listed}
         assert str(outside / "daemon with spaces.sock") in paths
         assert str(outside / "dgram.sock") in paths
