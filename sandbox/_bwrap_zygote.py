@@ -19,7 +19,6 @@ import marshal
 import os
 import socket
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -128,6 +127,11 @@ class Zygote:
         #: Inits the zygote prepared ahead, oldest first: (pid, the init's own socket, the read
         #: end of its status pipe).
         self._pool: list[tuple[int, socket.socket, int]] = []
+        #: Commands on pooled inits the zygote was not told about yet: command id -> (the init's
+        #: pid, when it started on the loop's clock), oldest first; and the one timer that tells
+        #: it of those that run long (`_tell_long`): one timer for the zygote, not one per command.
+        self._untold: dict[int, tuple[int, float]] = {}
+        self._long_timer: asyncio.TimerHandle | None = None
 
     @property
     def host_pid(self) -> int | None:
@@ -356,10 +360,41 @@ class Zygote:
             if status_w >= 0:
                 os.close(status_w)
         self.running += 1
-        process = ZygoteProcess(self, command_id, marker, pipes, status_r, cwd_file, init_pid=init_pid)
         if init_pid:
-            process.taken_timer = _call_later(_TAKEN_AFTER_S, self._tell_taken, init_pid)
-        return process
+            self._watch_long(command_id, init_pid)
+        return ZygoteProcess(self, command_id, marker, pipes, status_r, cwd_file, init_pid=init_pid)
+
+    def _watch_long(self, command_id: int, init_pid: int) -> None:
+        """Have the zygote told (`_tell_taken`) if pooled init ``init_pid``'s command is still
+        running `_TAKEN_AFTER_S` from now. One timer serves every command: armed when none is,
+        it tells those due and is armed again for the oldest left (a command that ends first is
+        only dropped from `_untold`: no timer made, none cancelled, per command)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not asyncio (trio): no timer, so the zygote is told at once
+            self._tell_taken(init_pid)
+            return
+        self._untold[command_id] = (init_pid, loop.time())
+        if self._long_timer is None:
+            self._long_timer = loop.call_later(_TAKEN_AFTER_S, self._tell_long, loop)
+
+    def command_ended(self, command_id: int) -> None:
+        """A command is over: nothing to tell about it any more."""
+        self._untold.pop(command_id, None)
+
+    def _tell_long(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._long_timer = None
+        # A timer may fire up to the clock's resolution early: a millisecond of slack, or the
+        # oldest would be re-armed for the very moment it was due, over and over.
+        due_before = loop.time() - _TAKEN_AFTER_S + 0.001
+        untold = self._untold
+        while untold:
+            command_id, (init_pid, started) = next(iter(untold.items()))  # oldest first: due ones lead
+            if started > due_before:
+                self._long_timer = loop.call_at(started + _TAKEN_AFTER_S, self._tell_long, loop)
+                return
+            del untold[command_id]
+            self._tell_taken(init_pid)
 
     def _tell_taken(self, init_pid: int) -> None:
         """Tell the zygote that pooled init ``init_pid`` serves a long command (best effort:
@@ -438,6 +473,10 @@ class Zygote:
         takes longer than a moment.
         """
         self._drop_pool()
+        self._untold.clear()
+        timer, self._long_timer = self._long_timer, None
+        if timer is not None:
+            timer.cancel()
         sock, self._sock = self._sock, None
         if sock is not None:
             with contextlib.suppress(OSError):
@@ -475,8 +514,6 @@ class ZygoteProcess(SandboxProcess):
         self._zygote = zygote
         self._id = command_id
         self._init_pid = init_pid
-        #: Tells the zygote that this command runs long (see `Zygote._tell_taken`); cancelled at its end.
-        self.taken_timer: asyncio.TimerHandle | None = None
         self._marker = marker
         self._status_fd: int | None = status_fd
         os.set_blocking(status_fd, False)
@@ -520,8 +557,8 @@ class ZygoteProcess(SandboxProcess):
             if self._status is None:
                 self._status = _exit_status(line, read_cwd_report(self._cwd_file))
                 self._zygote.running -= 1
-                if self.taken_timer is not None:
-                    self.taken_timer.cancel()
+                if self._init_pid:
+                    self._zygote.command_ended(self._id)
         return self._status
 
     async def _read_status(self) -> bytes:
@@ -560,15 +597,6 @@ def _c_request(request: ExecRequest, env: dict[str, str]) -> bytes:
         return encode_request(list(request.argv), request.cwd, env)
     except ValueError as exc:
         raise SandboxExecError(f"cannot start the command: {exc}; remove it and retry") from exc
-
-
-def _call_later(delay: float, callback: Callable[[int], None], arg: int) -> asyncio.TimerHandle | None:
-    """``callback(arg)`` after ``delay`` on asyncio's loop (a timer, no task); right away elsewhere."""
-    try:
-        return asyncio.get_running_loop().call_later(delay, callback, arg)
-    except RuntimeError:  # not asyncio (trio): no timer to cancel, so the zygote is told at once
-        callback(arg)
-        return None
 
 
 def _exit_status(line: bytes, cwd: str | None) -> ExitStatus:

@@ -536,6 +536,12 @@ def read_cwd_report(path: Path | None) -> str | None:
     """
     if path is None:
         return None
+    try:  # the usual miss: one failed lookup (O_PATH: nothing is opened), no unlink to try
+        os.close(os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC))
+    except FileNotFoundError:
+        return None
+    except OSError:
+        pass  # there, whatever it is: removed below
     raw = read_regular(path, _CWD_REPORT_MAX, follow=False, one_link=True)
     with contextlib.suppress(OSError):
         os.unlink(path)

@@ -28,9 +28,14 @@ root:docker socket refuses it even where it is visible.
 from __future__ import annotations
 
 import os
+import re
+import socket
 import stat
+import struct
 from collections.abc import Iterable
 from pathlib import Path
+
+from sandbox.errors import SandboxExecError
 
 __all__ = [
     "RUN_DIRS",
@@ -38,8 +43,10 @@ __all__ = [
     "IpcMasks",
     "SocketWatch",
     "StartMasks",
+    "UnixDiag",
     "host_socket_paths",
     "ipc_mask_args",
+    "open_unix_diag",
     "outside_sockets",
 ]
 
@@ -101,44 +108,290 @@ def _outside(skip: list[str], table: bytes | None) -> frozenset[str]:
     return frozenset(p for p in host_socket_paths(table) if not _under(p, skip))
 
 
+#: NETLINK_SOCK_DIAG and its one request type (linux/sock_diag.h); the unix_diag request's
+#: ``udiag_show`` bit for the name (linux/unix_diag.h), its attribute type, and netlink's own.
+_NETLINK_SOCK_DIAG = 4
+_SOCK_DIAG_BY_FAMILY = 20
+_UDIAG_SHOW_NAME = 1
+_UNIX_DIAG_NAME = 0
+_NLMSG_ERROR = 2
+_NLMSG_DONE = 3
+_NLM_F_REQUEST_DUMP = 0x1 | 0x300
+_NLM_F_DUMP_INTR = 0x10
+#: struct nlmsghdr, then struct unix_diag_msg (family, type, state, pad, inode, cookie[2]).
+_HEADER = struct.Struct("=IHHII")
+_DIAG_MSG_SIZE = 16
+#: A dump message of a socket without a name: its headers only.
+_UNNAMED_SIZE = _HEADER.size + _DIAG_MSG_SIZE
+
+
+#: The one request `UnixDiag` sends: a dump of every unix socket (all states, any inode and
+#: cookie) with its name. Always the same (sequence number 1): an answer buffer identical to one
+#: checked before is known good without a second walk (see `UnixDiag.dump`).
+_SEQ = 1
+_REQUEST = (
+    _HEADER.pack(_HEADER.size + 24, _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST_DUMP, _SEQ, 0)
+    + struct.pack("=BBHIII", socket.AF_UNIX, 0, 0, 0xFFFFFFFF, 0, _UDIAG_SHOW_NAME)
+    + b"\xff" * 8
+)
+
+
+#: Named sockets' messages `UnixDiag` remembers at most (sockets come and go on a busy host).
+_SEEN_MAX = 4096
+
+
+class UnixDiag:
+    """The pathname unix sockets of this process's network namespace, from the kernel's
+    ``unix_diag`` over one ``NETLINK_SOCK_DIAG`` socket kept open (``ss -x`` asks the same way).
+
+    The same sockets as ``/proc/net/unix`` (every state: listening, unconnected, connected and
+    accepted ones, which carry their listener's path), as the same (inode, path) pairs, without
+    the kernel printing a line of text per socket (most of them unnamed socket pairs) and this
+    process splitting them (docs/performance.md, seventh round). Fails closed: any error, a
+    truncated or interrupted dump, a message of an unexpected kind raises `OSError`, and the
+    socket is closed with it, so no later call can read what is left of an abandoned answer.
+    The socket is connected to the kernel: no other process's message can reach it.
+    """
+
+    def __init__(self) -> None:
+        self._sock: socket.socket | None = socket.socket(
+            socket.AF_NETLINK, socket.SOCK_RAW | socket.SOCK_CLOEXEC, _NETLINK_SOCK_DIAG
+        )
+        try:
+            # A kernel timeout (no poll before each receive): an answer that never comes fails.
+            self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", 1, 0))
+            self._sock.connect((0, 0))
+        except OSError:
+            self.close()
+            raise
+        #: The last answer's buffers, each walked (`_walk`); named sockets' messages, each read
+        #: (`_walk`'s ``seen``; emptied past `_SEEN_MAX`).
+        self._checked: dict[bytes, Walked] = {}
+        self._seen: dict[bytes, tuple[tuple[str, str], ...]] = {}
+
+    def close(self) -> None:
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            sock.close()
+
+    def dump(self) -> tuple[bytes, frozenset[tuple[str, str]]]:
+        """The kernel's answer as received (every socket's message, checked, without its end)
+        and the (inode, path) pairs of the named sockets in it.
+
+        Raises `OSError` (and closes) on anything but a complete, well-formed answer."""
+        sock = self._sock
+        if sock is None:
+            raise OSError("the unix_diag socket was closed after an error")
+        try:
+            return self._dump(sock)
+        except BaseException:
+            self.close()
+            raise
+
+    def _dump(self, sock: socket.socket) -> tuple[bytes, frozenset[tuple[str, str]]]:
+        sock.send(_REQUEST)
+        chunks: list[bytes] = []
+        pairs: list[tuple[str, str]] = []
+        checked: dict[bytes, Walked] = {}
+        if len(self._seen) > _SEEN_MAX:
+            self._seen.clear()
+        while True:
+            data, _ancillary, flags, _address = sock.recvmsg(1 << 16)
+            if flags & socket.MSG_TRUNC:
+                raise OSError("unix_diag: a dump message was cut short")
+            walked = self._checked.get(data)
+            if walked is None:  # the walk is a function of the bytes alone: once per buffer seen
+                walked = _walk(data, self._seen)
+            checked[data] = walked
+            end, named = walked
+            pairs += named
+            if end < 0:
+                chunks.append(data)
+                continue
+            self._checked = checked
+            chunks.append(data[:end])
+            return b"".join(chunks), frozenset(pairs)
+
+    def bound(self) -> frozenset[tuple[str, str]]:
+        """(inode, path) of every pathname socket, as `_bound` reads them from the table."""
+        return self.dump()[1]
+
+
+#: A run of unnamed sockets' dump messages (most of a dump: one per socket of a pair), matched in
+#: C: each one's length, kind, the flags of an uninterrupted multi-part answer (NLM_F_MULTI
+#: alone) and the request's sequence number, its port and unix_diag_msg (any), then either
+#: nothing more (32 bytes) or only the ``UNIX_DIAG_SHUTDOWN`` byte that current kernels add (40
+#: bytes; a name is attribute type 0, so a 40-byte message with a short name is never taken for
+#: unnamed).
+_UNNAMED_RUN = re.compile(
+    b"(?:"
+    + re.escape(struct.pack("=IHHI", 40, _SOCK_DIAG_BY_FAMILY, 0x2, _SEQ))
+    + b".{20}"
+    + re.escape(struct.pack("=HH", 5, 6))
+    + b".{4}|"
+    + re.escape(struct.pack("=IHHI", _UNNAMED_SIZE, _SOCK_DIAG_BY_FAMILY, 0x2, _SEQ))
+    + b".{20})*",
+    re.DOTALL,
+)
+
+
+def _skip_unnamed(data: bytes, at: int) -> int:
+    """Past the run of unnamed sockets' messages at ``at`` (one regex match, in C: walking them one
+    by one in Python cost more than the kernel's dump). What follows a run (a named socket, the
+    end, anything else) gets the full check."""
+    found = _UNNAMED_RUN.match(data, at)
+    return found.end() if found is not None else at
+
+
+#: One received buffer of a dump, walked: the offset of the answer's end in it (``NLMSG_DONE``;
+#: -1 when more follows) and the (inode, path) pairs of the named sockets before it.
+Walked = tuple[int, tuple[tuple[str, str], ...]]
+
+
+def _walk(data: bytes, seen: dict[bytes, tuple[tuple[str, str], ...]] | None = None) -> Walked:
+    """Walk one received buffer of the dump, message by message (runs of unnamed sockets in C).
+
+    Raises `OSError` on an error message, an interrupted dump, another request's answer, a
+    message or attribute of an unexpected kind or length. Abstract names are left out, as
+    `_bound` leaves out the table's ``@`` ones. ``seen``: each socket message's attributes as
+    read before, by its exact bytes (a socket that is still there sends the same message, and
+    reading its attributes is a function of those bytes); the ones read now are added."""
+    pairs: list[tuple[str, str]] = []
+    size = len(data)
+    at = _skip_unnamed(data, 0)
+    while at < size:
+        if size - at < _HEADER.size:
+            raise OSError("unix_diag: a message header was cut short")
+        length, kind, flags, seq, _port = _HEADER.unpack_from(data, at)
+        end = at + length
+        if seq != _SEQ or flags & _NLM_F_DUMP_INTR or length < _HEADER.size or end > size:
+            raise OSError("unix_diag: an interrupted, stale or malformed dump")
+        if kind == _NLMSG_DONE:
+            return at, tuple(pairs)
+        if kind == _NLMSG_ERROR:
+            code = -struct.unpack_from("=i", data, at + _HEADER.size)[0] if length >= 20 else 0
+            raise OSError(
+                code, f"unix_diag: the kernel refused the dump ({os.strerror(code) if code else 'error'})"
+            )
+        if kind != _SOCK_DIAG_BY_FAMILY or length < _UNNAMED_SIZE:
+            raise OSError("unix_diag: an unexpected message in the dump")
+        message = data[at:end] if seen is not None else b""
+        known = seen.get(message) if seen is not None else None
+        if known is not None:
+            pairs += known
+            at = _skip_unnamed(data, at + ((length + 3) & ~3))
+            continue
+        named = len(pairs)
+        attr = at + _UNNAMED_SIZE
+        while attr < end:
+            if end - attr < 4:
+                raise OSError("unix_diag: a malformed attribute")
+            attr_len, attr_kind = struct.unpack_from("=HH", data, attr)
+            if attr_len < 4 or attr + attr_len > end:
+                raise OSError("unix_diag: a malformed attribute")
+            if attr_kind == _UNIX_DIAG_NAME and data[attr + 4 : attr + 5] not in (b"", b"\0"):
+                # a path (a C string), not an abstract name
+                path = data[attr + 4 : attr + attr_len].split(b"\0", 1)[0]
+                inode = struct.unpack_from("=I", data, at + 20)[0]
+                pairs.append((str(inode), path.decode("utf-8", "surrogateescape")))
+            attr += (attr_len + 3) & ~3
+        if seen is not None:
+            seen[message] = tuple(pairs[named:])
+        at = _skip_unnamed(data, at + ((length + 3) & ~3))
+    return -1, tuple(pairs)
+
+
+def open_unix_diag() -> UnixDiag | None:
+    """A working `UnixDiag`, or None where the kernel has none for us (no ``unix_diag``, netlink
+    refused): the caller then reads ``/proc/net/unix``, the same sockets more slowly."""
+    try:
+        diag = UnixDiag()
+        diag.dump()  # closes it on failure
+    except OSError:
+        return None
+    return diag
+
+
 class SocketWatch:
     """Whether a host socket appeared since a session sandbox hid them, at the least cost per command.
 
     A socket counts by (inode, path): one removed and bound again at a hidden path
     is a new one. Its mask went with the old file (the host's unlink detaches a mount
     made on it in another namespace), so the next command needs a new sandbox.
-    One read of ``/proc/net/unix`` per check; the table is parsed only when it
-    changed since the last check that found nothing new (the roots are resolved once),
-    and a listed (inode, path) is judged against the roots only the first time it is seen.
+    One listing per check -- the kernel's ``unix_diag`` (`UnixDiag`), or ``/proc/net/unix``
+    where that is unavailable; it is parsed only when it changed since the last check that
+    found nothing new (the roots are resolved once), and a listed (inode, path) is judged
+    against the roots only the first time it is seen. Fails closed: a listing that cannot be
+    had (a netlink error, an unreadable table) is "something new", so the caller replaces
+    the sandbox (and its new watch opens a new listing).
     """
 
     def __init__(self, keep: Iterable[Path], cover: Iterable[Path] = ()) -> None:
         self._skip = [*_kept(keep), *RUN_DIRS]
         #: Covered although kept (`IpcMasks` ``cover``: the writable roots, also below /tmp).
         self._cover = [os.path.realpath(p) for p in cover]
-        self._table = _socket_table()
-        self.hidden = self._outside_bound(self._table)
+        self._diag = open_unix_diag()
+        listing = self._listing()
+        self._table, pairs = listing if listing is not None else (b"", frozenset())
+        bound = _bound(self._table) if pairs is None else pairs
+        self.hidden = self._outside_bound(bound)
         #: Every (inode, path) a check found harmless (hidden, or where commands may bind): the
         #: table changes with every command (its own unnamed socket pairs), and judging each path
         #: against the roots again was most of a check's cost (~0.2 ms a command under load).
-        self._fine = _bound(self._table)
+        self._fine = bound
 
-    def _outside_bound(self, table: bytes) -> frozenset[tuple[str, str]]:
+    def close(self) -> None:
+        """Let go of the netlink socket (the watch's sandbox is gone)."""
+        if self._diag is not None:
+            self._diag.close()
+
+    def _listing(self) -> tuple[bytes, frozenset[tuple[str, str]] | None] | None:
+        """The current listing, raw, with its (inode, path) pairs when they came with it (the
+        netlink walk finds them); None when it cannot be had."""
+        if self._diag is not None:
+            try:
+                return self._diag.dump()
+            except OSError:
+                return None
+        table = _strict_socket_table()
+        return None if table is None else (table, None)
+
+    def _outside_bound(self, bound: frozenset[tuple[str, str]]) -> frozenset[tuple[str, str]]:
         return frozenset(
-            pair for pair in _bound(table) if not _under(pair[1], self._skip) or _under(pair[1], self._cover)
+            pair for pair in bound if not _under(pair[1], self._skip) or _under(pair[1], self._cover)
         )
 
     def nothing_new(self) -> bool:
         """No socket outside the kept paths but those there when this watch was made."""
-        table = _socket_table()
+        listing = self._listing()
+        if listing is None:
+            return False  # fail closed: the caller starts a new sandbox (and a new watch)
+        table, pairs = listing
         if table == self._table:
             return True
-        bound = _bound(table)
-        if bound <= self._fine or self._outside_bound(table) <= self.hidden:
+        bound = _bound(table) if pairs is None else pairs
+        if bound <= self._fine or self._outside_bound(bound) <= self.hidden:
             self._table = table
             self._fine = bound if len(self._fine) > _FINE_MAX else self._fine | bound
             return True
         return False
+
+
+def _strict_socket_table() -> bytes | None:
+    """``/proc/net/unix``, or None when it cannot be read (`_socket_table` says b"": no sockets)."""
+    try:
+        fd = os.open("/proc/net/unix", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 #: Pairs `SocketWatch` remembers at most beyond the current table's (a session whose commands
@@ -236,8 +489,15 @@ class IpcMasks:
         self._masked: list[str] = []
 
     def args(self) -> list[str]:
-        """The flags for a sandbox starting now."""
-        table = _socket_table()
+        """The flags for a sandbox starting now. Raises `SandboxExecError` when the host's
+        sockets cannot be listed (an unreadable table listed none: nothing would be hidden)."""
+        table = _strict_socket_table()
+        if table is None:
+            raise SandboxExecError(
+                "cannot list the host's unix sockets (/proc/net/unix is unreadable), so none of them "
+                "could be hidden from the sandbox: refusing to start it. Fix: run with /proc mounted "
+                "and readable (procfs of the host's network namespace)"
+            )
         key = (table, os.environ.get("XDG_RUNTIME_DIR", ""))
         if key != self._key:
             bound = _bound(table)

@@ -584,7 +584,13 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         hidden = self._denied_kinds()
         cover = () if self._host_network() else self.policy.allowed_roots()  # host sockets there too
         sockets = SocketWatch((*self.policy.allowed_roots(), state_dir), cover)
-        self._zygote = await self._new_zygote(state_dir, hidden)
+        try:
+            self._zygote = await self._new_zygote(state_dir, hidden)
+        except BaseException:
+            sockets.close()
+            raise
+        if self._sockets is not None:
+            self._sockets.close()  # the replaced zygote's (its netlink socket)
         self._hidden, self._sockets = hidden, sockets
 
     def _host_network(self) -> bool:
@@ -803,6 +809,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._zygote = None
         for zygote in zygotes:
             await zygote.close()
+        sockets, self._sockets = self._sockets, None
+        if sockets is not None:
+            sockets.close()
         for helper in (self._spawner, self._holder):  # the spawner's bwraps die with it
             if helper is not None:
                 await helper.close()
