@@ -90,6 +90,8 @@ def test_print_only_bracket_scripts_stay_read_only(script: str) -> None:
     "s/[[:al/]:]/x/p",       # a class holding the delimiter
     "s^[^a]^x^p",            # a delimiter that means something in a bracket
     "s[a[b[p",
+    "\\[a[p",               # an address delimited by a bracket
+    "\\]a[b]c]p",
     "s/[a/b/p",              # unterminated bracket
     "s/a/b\\\nw out/p",      # backslash-newline in a part
     "s/a/b/pw out",          # flags run into a write

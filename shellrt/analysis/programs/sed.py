@@ -117,6 +117,8 @@ def _skip_address(s: str, i: int) -> int | None:
             while i < n and s[i] in "IM":
                 i += 1
         elif ch == "\\" and i + 1 < n:
+            if s[i + 1] in "\\\n[]":
+                return None  # a delimiter sed refuses, or one that opens or closes a bracket
             end = _regex_end(s, i + 2, s[i + 1])
             if end is None:
                 return None
