@@ -20,7 +20,7 @@ from .judge import judge_plan
 from .nodes import CommandPlan, Subcommand
 from .parse import SYNTAX_ERROR, parse_bash
 from .parts import subcommands
-from .plan import bash_only, build_plan
+from .plan import PlanLimitError, bash_only, build_plan
 
 if TYPE_CHECKING:
     from .models import CommandAnalysis
@@ -97,11 +97,13 @@ def _analyze_uncached(command: str, shell: str) -> CommandAnalysis:
 _cached = functools.lru_cache(maxsize=CACHE_SIZE)(_analyze_uncached)
 
 
-def _bash_fields(command: str) -> dict[str, Any]:
+def _bash_fields(command: str, fast: bool = True) -> dict[str, Any]:
     try:
-        return _bash_verdict(command)
+        return _bash_verdict(command, fast)
     except RecursionError:
         return _failed(command, "bash", "command nests too deeply to analyse")
+    except PlanLimitError as exc:
+        return _failed(command, "bash", str(exc))
 
 
 def _posix_fields(command: str) -> dict[str, Any]:
@@ -140,7 +142,7 @@ def _posix_fields(command: str) -> dict[str, Any]:
 
 def _analyze_bash(command: str, fast: bool = True) -> CommandAnalysis:
     """``fast=False`` always uses the parser (tests compare it with the fast path)."""
-    return _model(_bash_verdict(command, fast))
+    return _model(_bash_fields(command, fast))
 
 
 def _bash_verdict(command: str, fast: bool = True) -> dict[str, Any]:

@@ -75,6 +75,10 @@ GIT_ENV: dict[str, str] = {
     "GIT_CONFIG_NOSYSTEM": "1",  # the system config is not ours to trust
     "GIT_ATTR_NOSYSTEM": "1",  # neither are system attributes
     "GIT_NO_REPLACE_OBJECTS": "1",  # replace refs can make reads lie about content
+    # A partial clone fetches a missing object from its promisor remote, a URL (or remote
+    # helper) the repository names: a read would make a network request or run a transport.
+    "GIT_NO_LAZY_FETCH": "1",  # no lazy fetch at all (git >= 2.39.4; the missing object is an error)
+    "GIT_ALLOW_PROTOCOL": "",  # and no transport is allowed, on gits that know no GIT_NO_LAZY_FETCH
 }
 
 

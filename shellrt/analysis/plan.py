@@ -41,16 +41,30 @@ from .words import (
     starts_word,
 )
 
-__all__ = ["MAX_DEPTH", "SCRIPT_PLANNERS", "UNWRAP_NAMES", "Planner", "build_plan"]
+__all__ = ["MAX_DEPTH", "MAX_WRAPPED_PLAN", "SCRIPT_PLANNERS", "UNWRAP_NAMES", "PlanLimitError", "Planner", "build_plan"]
 
-#: Nesting deeper than this is not planned (fail closed).
+#: Nesting deeper than this is not planned: the whole command is unread (fail closed).
 MAX_DEPTH: Final = 64
+#: A wrapped command (``env X``, ``find -exec X``) found when a plan holds more commands than
+#: this makes the whole command unread (each wrapper level copies the rest of its words).
+MAX_WRAPPED_PLAN: Final = 200
 #: ``bash -c '...'`` inside ``bash -c`` ... is planned this many levels deep.
 MAX_SCRIPT_DEPTH: Final = 3
 #: The parser-free planner of script strings, ``(script, script_depth) -> plan or None``:
 #: ``fastplan.plan_simple``, registered by ``fastplan`` (which imports this module). It plans
 #: exactly what parsing the script and walking its tree would (tests compare both).
 SCRIPT_PLANNERS: Final[list[Callable[[str, int], CommandPlan | None]]] = []
+
+
+class PlanLimitError(Exception):
+    """A command beyond the planner's limits: :func:`shellrt.analysis.analyze` reads none of
+    it (one unread part, never read-only, no allow rule matches it) instead of part of it."""
+
+    def __str__(self) -> str:
+        return (
+            f"command too large to analyse: {self.args[0] if self.args else 'a limit'}; "
+            "split it into several smaller commands"
+        )
 
 _STATEMENT_OPS: Final = frozenset({"&&", "||", ";", "&", ";;", "|", "|&", "\n"})
 _REDIRECT_KINDS: Final = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
@@ -205,8 +219,8 @@ class Planner:
     def visit(self, node: tree_sitter.Node) -> None:
         depth = self.depth + 1
         if depth > MAX_DEPTH:
-            self.unsupported.append(f"nesting deeper than {MAX_DEPTH} levels")
-            return
+            # Never drop the subtree and keep the rest: a part left out is one no rule sees.
+            raise PlanLimitError(f"the command nests deeper than {MAX_DEPTH} levels")
         kind = kind_of(node)
         handler = _HANDLERS.get(kind)
         if handler is None:
@@ -682,8 +696,9 @@ class Planner:
             self._unread_script(" ".join(w.raw for w in argv[1:]), name or "", redirects)
 
     def _wrapped(self, argv: list[Word], wrapper: str, redirects: list[Redirect]) -> None:
-        if len(self.commands) > 200:
-            return
+        if len(self.commands) > MAX_WRAPPED_PLAN:
+            # Never plan the rest without it: a wrapped command left out is one no rule sees.
+            raise PlanLimitError(f"a command wrapped ({wrapper}) after more than {MAX_WRAPPED_PLAN} commands")
         self.context.append(f"wrapped:{wrapper}")
         try:
             self.add_command(argv, [], list(redirects), wrapper)

@@ -51,11 +51,29 @@ READ_ONLY_CMDLETS = frozenset(
 )
 _LOCATION = frozenset({"set-location", "push-location"})
 #: Get-* cmdlets that are not plain reads.
-_BAD_GETS = {"get-credential": "prompts for credentials"}
+_BAD_GETS = {
+    "get-credential": "prompts for credentials",
+    "get-packageprovider": "may download and install a package provider (-ForceBootstrap, or a prompt)",
+}
 #: Common parameters that assign variables or change behaviour.
 _BAD_PARAMS = frozenset(
     ["-outvariable", "-ov", "-pipelinevariable", "-pv", "-errorvariable", "-ev", "-warningvariable", "-wv", "-informationvariable", "-iv", "-online", "-outfile", "-filepath", "-literalpath:$", "-debugger"]
 )
+#: Names of parameters a cmdlet must not get, under any prefix PowerShell binds to them
+#: (``-OutV`` is ``-OutVariable``): the above, and remoting (another host runs or answers it).
+_BAD_PARAM_NAMES: tuple[str, ...] = (
+    "outvariable", "ov", "pipelinevariable", "pv", "errorvariable", "ev", "warningvariable", "wv",
+    "informationvariable", "iv", "online", "outfile", "filepath", "debugger",
+    "computername", "cn", "session", "pssession", "cimsession", "hostname", "connectionuri", "credential",
+    "vmname", "vmid", "containerid", "sshtransport", "usessl", "port", "keyfilepath", "authentication",
+    "certificatethumbprint", "applicationname", "configurationname",
+)
+#: Exact parameter names of read-only cmdlets that are prefixes of a bad name yet never bind to
+#: one: ``Where-Object -In`` (``-In`` alone is ambiguous between the common ``-InformationAction``
+#: and ``-InformationVariable``, so it is never taken as either).
+_EXACT_OK_PARAMS = frozenset({"in"})
+#: The stop-parsing token: PowerShell passes the rest of the line on unparsed.
+_STOP_PARSING = "--%"
 
 
 @dataclass
@@ -194,6 +212,11 @@ def _tokenize(src: str) -> list[_Token]:
             if j == i:
                 raise _PsError(f"unexpected {ch!r}")
             word = src[i:j]
+            if word.startswith(_STOP_PARSING):
+                raise _PsError(
+                    "the stop-parsing token --% passes the rest of the line on unparsed (a '#' there is "
+                    "no comment, %NAME% expands); quote the arguments instead"
+                )
             tokens.append(_Token("param" if word.startswith("-") and len(word) > 1 else "word", word))
             i = j
     return tokens
@@ -282,8 +305,8 @@ def _statements(tokens: list[_Token]) -> list[list[list[_Token]]]:
 
 def _judge(src: str, depth: int, out: _Result) -> None:
     if depth > MAX_DEPTH:
-        out.reasons.append("nesting too deep")
-        return
+        # A parse error, not a reason: the commands nested deeper would be left out of the parts.
+        raise _PsError(f"nesting deeper than {MAX_DEPTH} levels")
     for pipeline in _statements(_tokenize(src)):
         for element in pipeline:
             if not element:
@@ -314,6 +337,9 @@ def _element(element: list[_Token], depth: int, out: _Result) -> None:
     args = element[1:]
     for token in args:
         _argument(cmdlet, token, depth, out)
+        unc = _unc_path(token)
+        if unc:
+            out.reasons.append(f"{head.text}: {unc!r} is a UNC path (another host is reached, and authenticated to)")
     if cmdlet in READ_ONLY_CMDLETS or (cmdlet.startswith("get-") and cmdlet not in _BAD_GETS):
         if cmdlet in _LOCATION:
             target = next((t for t in args if t.kind in ("word", "string")), None)
@@ -347,6 +373,11 @@ def _argument(cmdlet: str, token: _Token, depth: int, out: _Result) -> None:
     if kind == "param":
         if token.text.lower().split(":", 1)[0] in _BAD_PARAMS:
             out.reasons.append(f"{cmdlet} {token.text}: assigns variables, writes or opens a browser")
+        elif "-" in cmdlet and _bad_param_prefix(token.text):
+            out.reasons.append(
+                f"{cmdlet} {token.text}: may bind a parameter that assigns variables, writes, opens a "
+                "browser or reaches another host (PowerShell binds any unambiguous prefix; write a full name)"
+            )
         return
     if kind in ("word", "string", "var"):
         if kind == "word" and "`" in token.text:
@@ -368,6 +399,34 @@ def _argument(cmdlet: str, token: _Token, depth: int, out: _Result) -> None:
     _nested(token, depth, out)
 
 
+def _bad_param_prefix(text: str) -> bool:
+    """Whether the parameter ``-name`` or ``-name:value`` may bind to a bad parameter of a cmdlet."""
+    name = text[1:].split(":", 1)[0].lower()
+    if not name or name in _EXACT_OK_PARAMS:
+        return False
+    return name.startswith("-") or any(bad.startswith(name) for bad in _BAD_PARAM_NAMES)
+
+
+def _unc_path(token: _Token) -> str:
+    """The UNC path (``\\\\host\\share``, ``//host/share``, also after ``Provider::`` or joined to
+    a parameter as ``-Path:``) among the values ``token`` passes, or ""."""
+    if token.kind == "param":
+        text = token.text.split(":", 1)[1] if ":" in token.text else ""
+    elif token.kind in ("string", "xstring"):
+        text = token.inner
+    elif token.kind == "word":
+        text = token.text
+    else:
+        return ""
+    for piece in text.split(","):
+        path = piece.strip().strip("'\"")
+        if "::" in path:
+            path = path.split("::", 1)[1]
+        if path[:2] in ("\\\\", "//", "\\/", "/\\"):
+            return piece.strip()
+    return ""
+
+
 def _nested(token: _Token, depth: int, out: _Result) -> None:
     """List commands hidden in blocks/subexpressions so rules see them (verdict already fails)."""
     if token.kind in ("block", "subexpr", "group") and token.inner:
@@ -375,6 +434,8 @@ def _nested(token: _Token, depth: int, out: _Result) -> None:
         try:
             _judge(token.inner, depth + 1, inner)
         except _PsError:
+            # Unreadable: one part without a name (no allow rule matches it), never nothing.
+            out.subcommands.append(Subcommand(text=token.inner, argv=[token.inner], name="", static_name=False))
             return
         out.subcommands.extend(inner.subcommands)
 

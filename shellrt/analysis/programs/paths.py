@@ -543,7 +543,8 @@ def _sed_writes(args: list[str | None]) -> list[str]:
     if not scripts and not parsed.has("-f", "--file") and operands:
         scripts = [operands[0]]
         operands = operands[1:]
-    if parsed.has("-f", "--file") or any(script_writes(s) for s in scripts):
+    if parsed.has("-f", "--file") or any(script_writes(s) for s in scripts) or (
+            len(scripts) > 1 and script_writes("\n".join(scripts))):
         writes.append("")
     if parsed.has("-i", "--in-place"):
         writes.extend([o for o in operands if o != "-"])

@@ -2,6 +2,9 @@
 
 The script is parsed command by command; ``w``/``W``/``r``/``R``/``e`` commands,
 ``s///`` with the ``w`` or ``e`` flag, and anything not understood are rejected.
+A delimiter inside a bracket expression does not end a regex (``s/[/]/x/w f`` has the
+flag ``w f``); GNU and BusyBox sed read brackets differently, so each part is ended
+under both readings and a script they split differently is refused.
 """
 
 from __future__ import annotations
@@ -38,6 +41,9 @@ def check_sed(args: list[str]) -> list[str]:
         scripts = [positionals[0]]
     for script in scripts:
         reasons.extend(_check_script(script))
+    if len(scripts) > 1 and not reasons:
+        # sed joins its -e scripts with newlines: a part may run on into the next one.
+        reasons.extend(_check_script("\n".join(scripts)))
     return reasons
 
 
@@ -62,7 +68,7 @@ def _check_script(script: str) -> list[str]:
             i = j
             continue
         if ch == "s" or ch == "y":
-            end = _skip_delimited(script, i + 1, 2)
+            end = _skip_command(script, i + 1, ch)
             if end is None:
                 return [f"sed: cannot parse {ch} command"]
             i = end
@@ -71,6 +77,8 @@ def _check_script(script: str) -> list[str]:
                     i += 1
                 if i < n and script[i] in "we":
                     return [f"sed s///{script[i]}: {'writes a file' if script[i] == 'w' else 'executes a command'}"]
+            if i < n and script[i] not in " \t\n;}#":
+                return [f"sed: unexpected {script[i]!r} after the {ch} command ({_UNREAD})"]
             continue
         if ch in _SAFE_CMDS:
             i += 1
@@ -88,6 +96,12 @@ def _check_script(script: str) -> list[str]:
     return []
 
 
+#: Said when a script is refused because its syntax is outside what this check reads.
+_UNREAD = "a form this check does not read is not treated as read-only"
+#: Delimiters that mean something inside a bracket expression: refused there.
+_BRACKET_SPECIAL = frozenset("[]^-:.=\\")
+
+
 def _skip_address(s: str, i: int) -> int | None:
     n = len(s)
     start = i
@@ -96,14 +110,16 @@ def _skip_address(s: str, i: int) -> int | None:
         if ch.isdigit() or ch in "$~+,":
             i += 1
         elif ch == "/":
-            end = _skip_delimited(s, i, 1, delim="/")
+            end = _regex_end(s, i + 1, "/")
             if end is None:
                 return None
             i = end
             while i < n and s[i] in "IM":
                 i += 1
         elif ch == "\\" and i + 1 < n:
-            end = _skip_delimited(s, i + 1, 1)
+            if s[i + 1] in "\\\n[]":
+                return None  # a delimiter sed refuses, or one that opens or closes a bracket
+            end = _regex_end(s, i + 2, s[i + 1])
             if end is None:
                 return None
             i = end
@@ -112,18 +128,88 @@ def _skip_address(s: str, i: int) -> int | None:
     return i if i != start else start
 
 
-def _skip_delimited(s: str, i: int, parts: int, delim: str | None = None) -> int | None:
-    """Skip ``<d>part<d>...`` (``parts`` sections) starting at the delimiter at ``i``."""
+def _skip_command(s: str, i: int, command: str) -> int | None:
+    """Skip the two strings of ``s`` (regex, replacement) or ``y`` after the delimiter at ``i``."""
     if i >= len(s):
         return None
-    d = delim or s[i]
-    if d in "\\\n":
+    d = s[i]
+    if d in "\\\n" or d in "[]":
         return None
-    i += 1
-    for _ in range(parts):
-        while i < len(s) and s[i] != d:
-            i += 2 if s[i] == "\\" else 1
-        if i >= len(s):
+    if command == "s":
+        end = _regex_end(s, i + 1, d)
+        return None if end is None else _part_end(s, end, d, brackets=None)
+    # GNU sed reads y's strings literally, BusyBox reads brackets in them: both must agree.
+    end = _agreed(s, i + 1, d, None, False)
+    return None if end is None else _agreed(s, end, d, None, False)
+
+
+def _regex_end(s: str, i: int, d: str) -> int | None:
+    """Index after the delimiter ``d`` ending the regex from ``i``, where GNU and BusyBox sed agree.
+
+    Both skip a delimiter inside a bracket expression; GNU also reads ``[:class:]``,
+    ``[.coll.]`` and ``[=equiv=]`` inside it (BusyBox ends the bracket at their ``]``).
+    A regex the two end in different places is not read (None): sed could be either.
+    """
+    return _agreed(s, i, d, True, False)
+
+
+def _agreed(s: str, i: int, d: str, first: bool | None, second: bool | None) -> int | None:
+    a = _part_end(s, i, d, brackets=first)
+    b = _part_end(s, i, d, brackets=second)
+    return a if a is not None and a == b else None
+
+
+def _part_end(s: str, i: int, d: str, *, brackets: bool | None) -> int | None:
+    """Index after the delimiter ending the part from ``i``; None when it is not read.
+
+    ``brackets`` is None for literal strings (a replacement, GNU's ``y``), False for
+    bracket expressions without classes (BusyBox), True for GNU's bracket expressions.
+    An unescaped newline, a trailing or newline-escaping backslash, or no end is refused.
+    """
+    n = len(s)
+    while i < n:
+        ch = s[i]
+        if ch == d:
+            return i + 1
+        if ch == "\n":
             return None
+        if ch == "\\":
+            if i + 1 >= n or s[i + 1] == "\n":
+                return None
+            i += 2
+            continue
+        if ch == "[" and brackets is not None:
+            end = _bracket_end(s, i, d, classes=brackets)
+            if end is None:
+                return None
+            i = end
+            continue
         i += 1
-    return i
+    return None
+
+
+def _bracket_end(s: str, i: int, d: str, *, classes: bool) -> int | None:
+    """Index after the ``]`` closing the bracket expression opened at ``i`` (a backslash is literal there)."""
+    n = len(s)
+    start = i
+    i += 1
+    if i < n and s[i] == "^":
+        i += 1
+    if i < n and s[i] == "]":
+        i += 1
+    while i < n:
+        ch = s[i]
+        if ch == "\n":
+            return None
+        if ch == "]":
+            if d in _BRACKET_SPECIAL and d in s[start:i + 1]:
+                return None
+            return i + 1
+        if classes and ch == "[" and i + 1 < n and s[i + 1] in ":.=":
+            close = s.find(s[i + 1] + "]", i + 2)
+            if close < 0 or d in s[i + 2:close] or "\n" in s[i + 2:close]:
+                return None
+            i = close + 2
+            continue
+        i += 1
+    return None
