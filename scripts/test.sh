@@ -10,24 +10,50 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s (%s)\n' "$*" "$(date -u +%T)" >&2; }
 
+# Bytecode is written (some CI images set PYTHONDONTWRITEBYTECODE=1): otherwise every pytest
+# process (the analysis step, each worker, the serial lane) and every child interpreter compiles
+# the sources and rewrites the test modules' asserts again; a full collection here took 18.2 s of
+# CPU without bytecode, 10.7 s with it. __pycache__ is git-ignored.
+unset PYTHONDONTWRITEBYTECODE
+
 # pytest-xdist workers for the parallel lane (most tests wait on processes, containers and
 # sockets, not on a core; 2 matches CI's 2 cores). SHELLRT_TEST_WORKERS=0 runs everything in one process.
 workers="${SHELLRT_TEST_WORKERS:-2}"
 
+# Set-up steps that only the final pytest lanes need run in the background, each logging to a
+# file, while the package is installed, linted, type-checked and compiled; `await_job` waits
+# for one, prints its log, and fails the run when it failed (set -e does not see a `&` job).
+jobs_dir="$(mktemp -d)"
+trap 'rm -rf "$jobs_dir"' EXIT
+declare -A job_pids=()
+background() {
+    local name=$1
+    shift
+    step "started in the background: $name"
+    "$@" >"$jobs_dir/$name.log" 2>&1 &
+    job_pids[$name]=$!
+}
+await_job() {
+    local name=$1 status=0
+    step "wait for: $name"
+    wait "${job_pids[$name]}" || status=$?
+    cat "$jobs_dir/$name.log" >&2
+    if [ "$status" -ne 0 ]; then
+        echo "background step '$name' failed (exit $status): its log is above" >&2
+        exit 1
+    fi
+}
+
 step "system packages"
 bash scripts/install-system-deps.sh
-sh scripts/install-cgroup-v2-vm.sh  # qemu + a kernel: tests/test_cgroup_v2_vm.py
 
-step "a git newer than the system's, built from source in the background (tests/test_tools_bash_git.py)"
-newer_git_log="$(mktemp)"
-sh scripts/install-newer-git.sh /opt/shellrt-git >"$newer_git_log" 2>&1 &
-newer_git_pid=$!
-
-step "docker daemon"
-bash scripts/start-dockerd.sh
-
-step "docker test images (built locally, no registry)"
-bash scripts/build-test-images.sh
+# After install-system-deps.sh: these use apt-get too (the VM script for qemu, e2fsprogs and the
+# kernel package; the git build with its own lists and cache), never while another apt-get installs.
+background vm-kernel sh scripts/install-cgroup-v2-vm.sh  # qemu + a kernel: tests/test_cgroup_v2_vm.py
+# A git newer than the system's, built from source (tests/test_tools_bash_git.py).
+background newer-git sh scripts/install-newer-git.sh /opt/shellrt-git
+# The docker daemon, then the test images (built locally, no registry).
+background docker sh -c 'bash scripts/start-dockerd.sh && bash scripts/build-test-images.sh'
 
 step "python package (editable, with dev and ray extras)"
 # compat mode puts the repo on sys.path through a .pth file, so the top-level
@@ -36,6 +62,19 @@ step "python package (editable, with dev and ray extras)"
 python3 -m pip install --quiet --disable-pip-version-check \
     --config-settings editable_mode=compat -e '.[dev,ray]'
 
+# An editable install runs the analyser interpreted; extension modules left by an
+# earlier in-place build would shadow the sources, so they go first.
+remove_inplace_build() { find shellrt -name '*.so' -delete; rm -f shellrt_*__mypyc*.so; }
+remove_inplace_build
+
+# The command analyser compiled by mypyc (what 'pip install .' ships), built meanwhile into a
+# directory of its own (its C sources, objects and mypy cache too, apart from the mypy run
+# below), and copied next to the sources only after the pure-Python analysis tests.
+mypyc_dir="$jobs_dir/mypyc"
+mkdir -p "$mypyc_dir/lib"
+background mypyc env MYPY_CACHE_DIR="$mypyc_dir/mypy-cache" python3 setup.py --quiet build_ext --force \
+    --build-lib "$mypyc_dir/lib" --build-temp "$mypyc_dir/temp"
+
 step "ruff"
 python3 -m ruff check shellrt sandbox tests benchmarks
 
@@ -43,26 +82,27 @@ step "mypy --strict"
 python3 -m mypy
 
 step "pytest: the analysis tests on the pure-Python analyser (the build without a compiler)"
-# An editable install runs the analyser interpreted; extension modules left by an
-# earlier in-place build would shadow the sources, so they go first.
-remove_inplace_build() { find shellrt -name '*.so' -delete; rm -f shellrt_*__mypyc*.so; }
-remove_inplace_build
 SHELLRT_EXPECT_COMPILED=0 python3 -m pytest -q -p no:cacheprovider --durations=10 -n "$workers" tests/test_analysis_*.py
 
-step "compile the command analyser in place (mypyc: what 'pip install .' ships)"
+await_job mypyc
+step "the compiled command analyser, in place"
 # The extension modules land next to the sources and stay there (benchmarks then
-# measure the shipped build). They shadow the sources: after editing an analysis
-# module, rebuild (this command) or delete them (remove_inplace_build above);
-# pytest refuses to start, and importing shellrt.analysis warns, while they are stale.
-python3 setup.py --quiet build_ext --inplace --force
-
-step "wait for the newer git"
-if ! wait "$newer_git_pid"; then
-    cat "$newer_git_log" >&2
-    echo "building the newer git failed (scripts/install-newer-git.sh)" >&2
+# measure the shipped build), as `setup.py build_ext --inplace` leaves them. They shadow
+# the sources: after editing an analysis module, rebuild (that command) or delete them
+# (remove_inplace_build above); pytest refuses to start, and importing shellrt.analysis
+# warns, while they are stale.
+built="$(cd "$mypyc_dir/lib" && find . -name '*.so' | sort)"
+if [ -z "$built" ]; then
+    echo "the mypyc build left no extension modules (its log is above)" >&2
     exit 1
 fi
-tail -n 1 "$newer_git_log" >&2
+repo="$PWD"
+(cd "$mypyc_dir/lib" && find . -name '*.so' -exec cp --parents {} "$repo" \;)
+printf '%s\n' "$built" >&2
+
+await_job newer-git
+await_job vm-kernel
+await_job docker
 
 # Two lanes: every test not marked `serial` on $workers pytest-xdist workers (a module sharing a
 # module-scoped fixture stays on one worker: tests/conftest.py), then the `serial` ones alone
