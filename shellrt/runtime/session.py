@@ -258,6 +258,8 @@ class Runtime:
         self.policy = self.policy.model_copy(update={"read_only": (*self.policy.read_only, *shown)})
         self.gate: PermissionGate = gate or BasicGate(approver)
         self.hooks: HookRunner = hooks or NoHooks()
+        if hasattr(self.hooks, "watch_writable_roots"):  # hooks run on the host: not what commands wrote
+            self.hooks.watch_writable_roots(self.policy.allowed_roots())
         self._progress = progress
         self.message_budget_chars = message_budget_chars
         self.warnings: list[str] = []
@@ -330,7 +332,10 @@ class Runtime:
 
             mcp = await self._stack.enter_async_context(
                 McpConnections(
-                    self._settings["mcpServers"], log_dir=self.session_dir, workspace=self.workspace
+                    self._settings["mcpServers"],
+                    log_dir=self.session_dir,
+                    workspace=self.workspace,
+                    writable_roots=self.policy.allowed_roots(),
                 )
             )
             # Sorted by server and name: servers list their tools in any order, and a prompt
