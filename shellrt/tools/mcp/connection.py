@@ -30,6 +30,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from shellrt.tools.mcp._http_client import mcp_http_client
+from shellrt.tools.mcp._launch import launch_cwd, launch_env
 from shellrt.tools.mcp._restart_guard import ServerFiles, server_files, why_not_restart
 from shellrt.tools.mcp._stderr_log import CappedLog
 from shellrt.tools.mcp._stdio import LineTooLong, bounded_stdio_client
@@ -84,10 +85,8 @@ class McpServerConnection:
         self._workspace = workspace
         roots = (*((workspace,) if workspace is not None else ()), *writable_roots)
         self._writable_roots = tuple(dict.fromkeys(roots))
-        #: Where a stdio server starts: its ``cwd``, else ours.
-        self._cwd = (
-            os.path.abspath(config.cwd or os.getcwd()) if isinstance(config, StdioServerConfig) else ""
-        )
+        #: Where a stdio server starts: never a directory the sandbox writes unless configured (`_launch`).
+        self._cwd = launch_cwd(config, self._writable_roots) if isinstance(config, StdioServerConfig) else ""
         self._first_files: ServerFiles | None = None
         self._tg = task_group
         self._log_dir = log_dir
@@ -231,7 +230,7 @@ class McpServerConnection:
             return bounded_stdio_client(
                 config.command,
                 config.args,
-                env=config.env or None,
+                env=launch_env(config),
                 cwd=self._cwd,
                 errlog=self._errlog(stack),
                 refused=gen.refused,
