@@ -192,3 +192,36 @@ async def test_an_mcp_server_in_an_extra_writable_root_is_not_restarted_once_rew
     assert not marker.exists(), "a restarted MCP server ran a script a sandboxed command wrote, on the host"
     assert again["is_error"], again
     assert f"{server} changed since the server first started" in json.dumps(again), again
+
+
+def test_a_link_out_of_an_extra_root_is_compared_by_its_target(tmp_path: Path) -> None:
+    """A link to a program outside the roots is no reason to refuse; re-pointing it is a change."""
+    from shellrt.permissions.writable_files import roots_changed, roots_files
+
+    ws, extra = tmp_path / "ws", tmp_path / "extra"
+    (extra / "bin").mkdir(parents=True)
+    ws.mkdir()
+    (extra / "bin" / "fmt").symlink_to("/bin/true")
+    command = f"{extra}/bin/fmt --check"
+    found = roots_files([ws, extra], [command], base=ws)
+    assert roots_changed(found, [command], base=ws) is None
+    (extra / "bin" / "fmt").unlink()
+    (extra / "bin" / "fmt").symlink_to("/bin/false")
+    why = roots_changed(found, [command], base=ws)
+    assert why == f"hook file {extra}/bin/fmt now leads elsewhere than when the session started", why
+
+
+def test_a_script_directly_in_a_root_watches_that_roots_own_files(tmp_path: Path) -> None:
+    from shellrt.permissions.writable_files import roots_changed, roots_files
+
+    ws, extra = tmp_path / "ws", tmp_path / "extra"
+    ws.mkdir()
+    (extra / "deep").mkdir(parents=True)
+    (extra / "fmt.sh").write_text("echo ok\n")
+    command = f"sh {extra}/fmt.sh"
+    found = roots_files([ws, extra], [command], base=ws)
+    (extra / "deep" / "data.txt").write_text("x")  # below the root: not what the script loads beside it
+    assert roots_changed(found, [command], base=ws) is None
+    (extra / "lib.sh").write_text("echo planted\n")
+    why = roots_changed(found, [command], base=ws)
+    assert why == f"the files directly in {extra} changed since the session started", why

@@ -64,16 +64,16 @@ def _difference(root: str, then: HookFiles, now: HookFiles) -> str | None:
             before, after = before_all.get(rel), after_all.get(rel)
             if before == after:
                 continue
-            where = root if rel == ROOT_FILES else os.path.join(root, rel)
-            if rel == ROOT_FILES:
-                kind = "the files directly in"
+            what = (
+                f"the files directly in {root}" if rel == ROOT_FILES else f"{kind} {os.path.join(root, rel)}"
+            )
             if before is None:
-                return f"{kind} {where} appeared since the session started"
+                return f"{what} appeared since the session started"
             if after is None:
-                return f"{kind} {where} was removed since the session started"
+                return f"{what} was removed since the session started"
             if after.startswith(OUTSIDE_PREFIX) or before.startswith(OUTSIDE_PREFIX):
-                return f"{kind} {where} now leads elsewhere than when the session started"
-            return f"{kind} {where} changed since the session started"
+                return f"{what} now leads elsewhere than when the session started"
+            return f"{what} changed since the session started"
     if set(then.untrackable) != set(now.untrackable):
         return "its untrackable parts differ from those the session started with"
     return None
