@@ -32,12 +32,16 @@ _CHILD = textwrap.dedent(
 
     ws, sandbox, token, how = sys.argv[1:5]
 
+    command = f"exec -a shellrt-bg-{token} sleep 300"
+    if how == "escape":  # leaves its group and its tree (re-parented), keeps running
+        command = f"setsid -f sh -c 'exec -a shellrt-bg-{token} sleep 300'; exec sleep 301"
+
     async def start():
         rt = shellrt.Runtime(ws, sandbox, session_dir=os.path.join(os.path.dirname(ws), "s-" + token),
                              mode="bypassPermissions")
         await rt.start()
         block = {"type": "tool_use", "id": "bg1", "name": "Bash",
-                 "input": {"command": f"exec -a shellrt-bg-{token} sleep 300", "run_in_background": True}}
+                 "input": {"command": command, "run_in_background": True}}
         out = await rt.run([block])
         assert not out["content"][0].get("is_error"), out
         await asyncio.sleep(0.5)
@@ -53,7 +57,7 @@ _CHILD = textwrap.dedent(
 
     if how == "exit":
         asyncio.run(start())  # returns with the Runtime unclosed: the program exits
-    else:
+    else:  # drop, escape
         asyncio.run(dropped())
     """
 )
@@ -138,5 +142,21 @@ def test_an_owner_exiting_without_close_leaves_no_background_task(tmp_path: Path
             f"a background task outlived its unclosed Runtime's owner: {_running(token)}"
         )
     finally:
+        for pid in _running(token):
+            os.kill(pid, 9)
+
+
+def test_a_dropped_local_runtime_kills_what_left_the_tree_too(tmp_path: Path) -> None:
+    """``setsid -f``: a new session, re-parented away from the task's root. Passed before the
+    marker sweep was added too (the session's subreaper, collected with the Runtime, ends what it
+    adopted); the run marker covers a local backend without one."""
+    proc, token = _child(tmp_path, "local", "escape")
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "started"
+        assert proc.stdout.readline().strip() == "dropped"
+        assert _gone(token, 5.0), f"what the dropped Runtime's task detached still runs: {_running(token)}"
+    finally:
+        proc.communicate("\n", timeout=30)
         for pid in _running(token):
             os.kill(pid, 9)

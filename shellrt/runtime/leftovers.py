@@ -21,7 +21,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from sandbox._proctree import process_table, start_time
+from sandbox._proctree import pids_with_marker, process_table, start_time
 
 __all__ = ["LeftoverTasks", "watch_task_end", "weakly"]
 
@@ -32,6 +32,8 @@ class LeftoverTasks:
     def __init__(self, owner: object) -> None:
         #: task id -> (host pid, start time in clock ticks)
         self._pids: dict[str, tuple[int, int]] = {}
+        #: Run markers of host processes (the local backend's): what left the tree still carries one.
+        self._markers: set[str] = set()
         self._lock = threading.Lock()
         self._finalizer = weakref.finalize(owner, self.kill)
 
@@ -41,6 +43,10 @@ class LeftoverTasks:
             execution = tasks.execution(task.id)
             if task.id in self._pids or execution is None:
                 continue
+            marker = getattr(getattr(execution.process, "tree", None), "marker", None)
+            if isinstance(marker, str) and marker:
+                with self._lock:
+                    self._markers.add(marker)
             try:
                 pid = execution.process.pid
             except Exception:  # a backend that cannot say: nothing to note
@@ -58,7 +64,8 @@ class LeftoverTasks:
         """SIGKILL each noted process that is still the one noted, its group and its descendants."""
         with self._lock:
             noted, self._pids = list(self._pids.values()), {}
-        if not noted:
+            markers, self._markers = self._markers, set()
+        if not noted and not markers:
             return
         table = process_table()
         children: dict[int, list[int]] = {}
@@ -76,6 +83,10 @@ class LeftoverTasks:
                 if os.getpgid(root) == root:  # it leads its own group (the local backend's runs)
                     os.killpg(root, signal.SIGKILL)
             for pid in (root, *below):
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+        for marker in markers:  # a local run that left its group and tree (``setsid``, a double fork)
+            for pid in pids_with_marker(marker):
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
 
