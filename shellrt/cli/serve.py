@@ -76,6 +76,21 @@ def register(subparsers: Any) -> None:
         "its own permission asks. Refused with --allow-remote",
     )
     parser.add_argument(
+        "--header-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=None,
+        help="with --http: close a connection that has not sent a request's headers within SECONDS of "
+        "opening or of its previous response (default 10; slow clients tie up no connection)",
+    )
+    parser.add_argument(
+        "--max-connections",
+        metavar="N",
+        type=int,
+        default=None,
+        help="with --http: at most N open connections; one more is closed at once (default 256)",
+    )
+    parser.add_argument(
         "--session",
         metavar="ID",
         default=None,
@@ -143,6 +158,14 @@ def main(args: argparse.Namespace) -> int:
 def _check_auth_flags(args: argparse.Namespace) -> None:
     if (args.no_auth or args.token_file is not None) and not args.http:
         raise ValueError("--no-auth and --token-file only apply to --http")
+    if (args.header_timeout is not None or args.max_connections is not None) and not args.http:
+        raise ValueError("--header-timeout and --max-connections only apply to --http")
+    if args.header_timeout is not None and not 0 < args.header_timeout <= 3600:
+        raise ValueError(
+            f"--header-timeout {args.header_timeout:g}: give a number of seconds above 0, at most 3600"
+        )
+    if args.max_connections is not None and args.max_connections < 1:
+        raise ValueError(f"--max-connections {args.max_connections}: give at least 1")
     if args.no_auth and args.allow_remote:
         raise ValueError(
             "--no-auth is refused with --allow-remote: anyone on the network could run commands; "
@@ -242,7 +265,13 @@ async def _serve(args: argparse.Namespace, listen: tuple[str, int] | None, token
                     where = (
                         "the file or variable named on the server's stderr"  # no local paths to the network
                     )
-                await server.serve_http(*listen, token=secret, token_where=where)
+                await server.serve_http(
+                    *listen,
+                    token=secret,
+                    token_where=where,
+                    header_timeout=args.header_timeout,
+                    max_connections=args.max_connections,
+                )
             return 0
     except BackendUnavailableError as exc:
         print(f"shellrt serve: sandbox unavailable: {exc}", file=sys.stderr)

@@ -52,6 +52,10 @@ OUTSIDE_PREFIX = "outside:"
 _PROJECT_VAR = re.compile(
     r"\$(?:\{(?:CLAUDE|SHELLRT)_PROJECT_DIR\}|(?:CLAUDE|SHELLRT)_PROJECT_DIR(?![A-Za-z0-9_]))"
 )
+#: The project directory or ``$HOME`` (`hook_files` with ``home``).
+_PROJECT_OR_HOME = re.compile(
+    r"\$(?:\{(?:(?:CLAUDE|SHELLRT)_PROJECT_DIR|HOME)\}|(?:(?:CLAUDE|SHELLRT)_PROJECT_DIR|HOME)(?![A-Za-z0-9_]))"
+)
 _PLACEHOLDER = "SHELLRTHOOKWORKSPACEROOT"
 #: Word features a path with the project variable may have (quoting, the one parameter).
 _RESOLVABLE = frozenset({"parameter", "simple_parameter", "quoted", "dq_whole"})
@@ -124,9 +128,10 @@ class HookFiles:
             dict(sorted(files.items())), dict(sorted(dirs.items())), tuple(untrackable), tuple(unbounded)
         )
 
-    def problems(self) -> list[str]:
+    def problems(self, *, links_out: bool = True) -> list[str]:
         """What can never be trusted as it is (out of the workspace, unreadable, too large, a load
-        chosen at run time)."""
+        chosen at run time); ``links_out`` False: a link out of it is not one (its target is
+        compared as its digest)."""
         out = [
             f"{why}, which trust cannot vouch for: load hook helpers by a fixed path (relative to the "
             'workspace root, "$CLAUDE_PROJECT_DIR/…" or "$(dirname "$0")/…")'
@@ -136,7 +141,10 @@ class HookFiles:
             if digest is None or digest.startswith("sha256:"):
                 continue
             if digest.startswith(OUTSIDE_PREFIX):
-                out.append(f"hook file {rel} leads out of the workspace (to {digest[len(OUTSIDE_PREFIX) :]})")
+                if links_out:
+                    out.append(
+                        f"hook file {rel} leads out of the workspace (to {digest[len(OUTSIDE_PREFIX) :]})"
+                    )
             elif digest == _TOO_LARGE:
                 out.append(
                     f"hook directory {rel} is too large to vouch for (over {MAX_TREE_ENTRIES} entries or "
@@ -149,21 +157,29 @@ class HookFiles:
         return out
 
 
-def hook_files(workspace: Path, commands: Sequence[str]) -> HookFiles:
-    """Resolve ``commands`` (run from ``workspace``) to workspace files and hash them now."""
+def hook_files(
+    workspace: Path, commands: Sequence[str], *, base: Path | None = None, home: bool = False
+) -> HookFiles:
+    """Resolve ``commands`` (run from ``workspace``) to workspace files and hash them now.
+
+    ``base``: where the commands run and what ``$CLAUDE_PROJECT_DIR`` is, when that is not
+    ``workspace`` (the files of another writable root, `shellrt.permissions.writable_files`);
+    ``home``: ``$HOME`` is resolved too (as the hook's environment has it). Trust records keep
+    neither, so that what was trusted before stays comparable."""
     root = Path(os.path.realpath(workspace))
+    at = _Base(str(root) if base is None else os.path.realpath(base), home)
     paths: dict[str, None] = {}
     hints: dict[str, ScriptKind] = {}
     untrackable: list[str] = []
     for command in dict.fromkeys(commands):
-        found, why = _command_paths(command, root, hints)
+        found, why = _command_paths(command, root, hints, at)
         paths.update(dict.fromkeys(found))
         if why is not None:
             untrackable.append(f"{command} ({why})")
     # What shell hook scripts load (``. ./lib.sh`` from ``scripts/x.sh`` is read at the root,
     # where hooks run), transitively; each such file's directory is then recorded below too.
     kinds = {rel: kind for rel in paths if (kind := script_kind(root, rel, hints.get(rel))) is not None}
-    loads = script_loads(root, kinds)
+    loads = script_loads(root, kinds, cwd=None if base is None else Path(at.path))
     paths.update(dict.fromkeys(loads.paths))
     files = {rel: _digest(root, rel) for rel in sorted(paths)}
     # A hooks directory holding a hook file is watched whole: what that script sources or
@@ -178,6 +194,14 @@ def hook_files(workspace: Path, commands: Sequence[str]) -> HookFiles:
         watched.append(beside)
     dirs = {rel: _root_files_digest(root) if rel == ROOT_FILES else _digest(root, rel) for rel in watched}
     return HookFiles(files, dirs, tuple(untrackable), tuple(loads.unbounded))
+
+
+@dataclass(frozen=True)
+class _Base:
+    """Where a command runs (its relative paths, the project directory), and whether ``$HOME`` is read."""
+
+    path: str
+    home: bool
 
 
 def _below(path: str, directory: str) -> bool:
@@ -216,7 +240,9 @@ def compare_hook_files(recorded: HookFiles | None, current: HookFiles) -> str | 
 # --- resolving a command --------------------------------------------------------------
 
 
-def _command_paths(command: str, root: Path, hints: dict[str, ScriptKind]) -> tuple[list[str], str | None]:
+def _command_paths(
+    command: str, root: Path, hints: dict[str, ScriptKind], at: _Base
+) -> tuple[list[str], str | None]:
     """Workspace-relative paths ``command`` runs or reads, and why it is untrackable (None: it is not).
     Paths given to a shell or Python (``bash scripts/x``) go to ``hints``: they are read as such."""
     from shellrt.analysis import analyze
@@ -233,7 +259,7 @@ def _command_paths(command: str, root: Path, hints: dict[str, ScriptKind]) -> tu
     resolved: set[str] = set()  # words resolved once (a wrapper's operand is planned again, unread)
     for part in plan.commands:
         before = len(found)
-        why = _part_paths(part, root, found, resolved)
+        why = _part_paths(part, root, found, resolved, at)
         program = os.path.basename(part.argv[0].value or "") if part.argv else ""
         kind: ScriptKind | None = "shell" if program in SHELLS else None
         if program.startswith("python"):
@@ -244,13 +270,13 @@ def _command_paths(command: str, root: Path, hints: dict[str, ScriptKind]) -> tu
             return found, why
     for redirect in plan.redirects:
         if redirect.op.startswith("<") and redirect.target is not None and redirect.kind == "file":
-            why = _word_paths(redirect.target, root, found, resolved)
+            why = _word_paths(redirect.target, root, found, resolved, at)
             if why is not None:
                 return found, why
     return found, None
 
 
-def _part_paths(part: PlanCommand, root: Path, found: list[str], resolved: set[str]) -> str | None:
+def _part_paths(part: PlanCommand, root: Path, found: list[str], resolved: set[str], at: _Base) -> str | None:
     if not part.argv:
         return None
     name = part.argv[0].value
@@ -259,7 +285,7 @@ def _part_paths(part: PlanCommand, root: Path, found: list[str], resolved: set[s
     words = part.argv
     program = os.path.basename(name or "")
     if name is not None and "/" not in name:
-        found.extend(_on_path(name, root))
+        found.extend(_on_path(name, root, at.path))
         words = words[1:]
     for index, word in enumerate(words):
         value = word.value
@@ -275,7 +301,7 @@ def _part_paths(part: PlanCommand, root: Path, found: list[str], resolved: set[s
 
             word = Word(option_value, option_value, frozenset())
         why = _word_paths(
-            word, root, found, resolved, dirs=program in _RUNS_DIRECTORIES or word is part.argv[0]
+            word, root, found, resolved, at, dirs=program in _RUNS_DIRECTORIES or word is part.argv[0]
         )
         if why is not None:
             return why
@@ -283,7 +309,7 @@ def _part_paths(part: PlanCommand, root: Path, found: list[str], resolved: set[s
 
 
 def _word_paths(
-    word: Word, root: Path, found: list[str], resolved: set[str], *, dirs: bool = True
+    word: Word, root: Path, found: list[str], resolved: set[str], at: _Base, *, dirs: bool = True
 ) -> str | None:
     """Add the workspace path ``word`` names (if any) to ``found``; say why it cannot be resolved."""
     value = word.value
@@ -294,48 +320,56 @@ def _word_paths(
     if value is not None and "tilde" in word.features:
         value = os.path.expanduser(value)
     if value is None:
-        value = _with_project_dir(word, root)
+        value = _with_project_dir(word, at)
         if value is None:
             return f"{word.raw!r} cannot be resolved (a variable other than $CLAUDE_PROJECT_DIR)"
         resolved.add(word.raw)
     if not value:
         return None
-    rel = _inside(root, value)
+    rel = _inside(root, os.path.join(at.path, value))
     if rel is not None and rel != "." and (dirs or not os.path.isdir(os.path.join(root, rel))):
         found.append(rel)
     return None
 
 
-def _with_project_dir(word: Word, root: Path) -> str | None:
-    """The value of a word whose only expansion is the project directory variable, else None."""
-    if not word.features <= _RESOLVABLE or len(_PROJECT_VAR.findall(word.raw)) != 1:
+def _with_project_dir(word: Word, at: _Base) -> str | None:
+    """The value of a word whose only expansion is the project directory variable (or, when
+    ``at.home``, ``$HOME``), else None."""
+    pattern = _PROJECT_OR_HOME if at.home else _PROJECT_VAR
+    found = pattern.findall(word.raw)
+    if not word.features <= _RESOLVABLE or len(found) != 1:
         return None
-    if any(c in str(root) for c in " \t\n*?[") and "quoted" not in word.features:
+    is_home = "HOME" in found[0] and "PROJECT_DIR" not in found[0]
+    root = os.environ.get("HOME", "") if is_home else at.path
+    if not os.path.isabs(root):
+        return None  # an unset or relative HOME: not one known place
+    if any(c in root for c in " \t\n*?[") and "quoted" not in word.features:
         return None  # split or globbed by the shell: not one path
     from shellrt.analysis import analyze
 
-    replaced = _PROJECT_VAR.sub(_PLACEHOLDER, word.raw)
+    replaced = pattern.sub(_PLACEHOLDER, word.raw)
     plan = analyze("echo " + replaced, "bash").plan
     if plan is None or len(plan.commands) != 1 or len(plan.commands[0].argv) != 2:
         return None
     value = plan.commands[0].argv[1].value
     if value is None or not value.startswith(_PLACEHOLDER) or value.count(_PLACEHOLDER) != 1:
         return None
-    return str(root) + value[len(_PLACEHOLDER) :]
+    return root.rstrip(os.sep) + value[len(_PLACEHOLDER) :]
 
 
-def _on_path(name: str, root: Path) -> list[str]:
+def _on_path(name: str, root: Path, base: str) -> list[str]:
     """Where a bare program name would be found inside the workspace through ``$PATH``."""
-    dirs = _path_dirs_inside(os.environ.get("PATH", ""), str(root))
+    dirs = _path_dirs_inside(os.environ.get("PATH", ""), str(root), base)
     return [os.path.normpath(os.path.join(d, name)) for d in dirs]
 
 
 @functools.lru_cache(maxsize=64)
-def _path_dirs_inside(path_env: str, root: str) -> tuple[str, ...]:
-    """The ``$PATH`` entries that lie in the workspace (relative ones do: hooks run from its root)."""
+def _path_dirs_inside(path_env: str, root: str, base: str) -> tuple[str, ...]:
+    """The ``$PATH`` entries that lie in the workspace (relative ones are read from ``base``,
+    where hooks run)."""
     out = []
     for entry in path_env.split(os.pathsep):
-        rel = _inside(Path(root), entry or ".")
+        rel = _inside(Path(root), os.path.join(base, entry or "."))
         if rel is not None:
             out.append(rel)
     return tuple(out)

@@ -115,8 +115,9 @@ def script_kind(root: Path, rel: str, hint: ScriptKind | None = None) -> ScriptK
     return None
 
 
-def script_loads(root: Path, scripts: dict[str, ScriptKind]) -> ScriptLoads:
-    """What ``scripts`` (workspace-relative files a hook runs from ``root``, by kind) load, transitively."""
+def script_loads(root: Path, scripts: dict[str, ScriptKind], *, cwd: Path | None = None) -> ScriptLoads:
+    """What ``scripts`` (files relative to ``root``, by kind) load, transitively, when the hook
+    runs from ``cwd`` (default ``root``; also the project directory)."""
     out = ScriptLoads()
     queue: list[tuple[str, str, ScriptKind]] = [(rel, rel, kind) for rel, kind in scripts.items()]
     seen: set[str] = set()
@@ -131,7 +132,9 @@ def script_loads(root: Path, scripts: dict[str, ScriptKind]) -> ScriptLoads:
                 out.unbounded.append(f"more than {MAX_SCANNED_SCRIPTS} hook scripts load one another")
                 return out
             loads = (
-                _one_script(root, rel, top, out) if kind == "shell" else _one_python(root, rel, out, python)
+                _one_script(root, rel, top, out, cwd or root)
+                if kind == "shell"
+                else _one_python(root, rel, out, python)
             )
             _add(root, out, queue, loads, top)
         paths, unbounded = module_paths(python.import_dirs, python.modules)
@@ -179,7 +182,9 @@ def _python_found(root: Path, paths: list[str]) -> list[tuple[str, ScriptKind | 
     return found
 
 
-def _one_script(root: Path, rel: str, top: str, out: ScriptLoads) -> list[tuple[str, ScriptKind | None]]:
+def _one_script(
+    root: Path, rel: str, top: str, out: ScriptLoads, cwd: Path
+) -> list[tuple[str, ScriptKind | None]]:
     """(path, how it is read) for each load of the shell script ``rel``; problems go to ``out``."""
     from shellrt.analysis import analyze
 
@@ -197,8 +202,9 @@ def _one_script(root: Path, rel: str, top: str, out: ScriptLoads) -> list[tuple[
     dirs = {
         "$0": os.path.join(root, os.path.dirname(top)),
         "source": os.path.join(root, os.path.dirname(rel)),
+        "project": str(cwd),
     }
-    bases, moved_to_unknown = [str(root)], None
+    bases, moved_to_unknown = [str(cwd)], None
     loads: list[tuple[Word, bool]] = []
     for part in plan.commands:
         argv = list(part.argv)
@@ -211,7 +217,7 @@ def _one_script(root: Path, rel: str, top: str, out: ScriptLoads) -> list[tuple[
             if where is None or where.startswith(("-", "~")):
                 moved_to_unknown = f"`{name} {target.raw}`" if target is not None else f"`{name}`"
             else:
-                bases.append(os.path.join(root, where))
+                bases.append(os.path.join(cwd, where))
             continue
         if name in _LOADERS:
             operand = next((w for w in argv[1:] if w.value != "--"), None)
@@ -283,7 +289,7 @@ def _value(word: Word, root: Path, dirs: dict[str, str]) -> str | None:
     if value is None or value.count(_PLACEHOLDER) != 1 or not value.startswith(_PLACEHOLDER):
         return None
     kind, rest = value[len(_PLACEHOLDER)], value[len(_PLACEHOLDER) + 1 :]
-    base = {"0": dirs["$0"], "S": dirs["source"], "P": str(root)}[kind]
+    base = {"0": dirs["$0"], "S": dirs["source"], "P": dirs["project"]}[kind]
     return base + rest
 
 

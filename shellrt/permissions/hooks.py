@@ -43,6 +43,7 @@ from shellrt.permissions.interfaces import (
     PreToolUseOutcome,
 )
 from shellrt.permissions.settings import HookEvent, HookSpec
+from shellrt.permissions.writable_files import RootsFiles, roots_changed, roots_files
 from shellrt.protocol import ToolContext
 
 __all__ = ["DEFAULT_HOOK_TIMEOUT_S", "CommandHookRunner", "matcher_matches"]
@@ -121,6 +122,20 @@ class CommandHookRunner(HookRunner):
             command: hook_files(workspace, [command])
             for command in dict.fromkeys(spec.command for spec in self.specs)
             if command not in self.workspace_hooks
+        }
+        #: Every hook command -> what it runs from each root a sandboxed command may write (the
+        #: workspace until `watch_writable_roots` names them all), as the session found it.
+        self.writable_found: dict[str, RootsFiles] = {}
+        self.watch_writable_roots([workspace])
+
+    def watch_writable_roots(self, roots: Sequence[Path]) -> None:
+        """Hash, as they are now, the files every hook runs from ``roots`` (all the roots the
+        session's commands may write; the runtime calls this before any command runs): a hook
+        whose files there change is not run (`shellrt.permissions.writable_files`)."""
+        commands = dict.fromkeys(spec.command for spec in self.specs)
+        self.writable_found = {
+            command: roots_files([self.workspace, *roots], [command], base=self.workspace)
+            for command in commands
         }
 
     def matching(self, event: HookEvent, tool_name: str) -> list[HookSpec]:
@@ -319,6 +334,10 @@ class CommandHookRunner(HookRunner):
             changed = await anyio.to_thread.run_sync(self._changed_in_session, spec.command, found)
             if changed is not None:
                 return _Answer(label, notice=f"{event} hook not run: {changed}")
+        if (in_roots := self.writable_found.get(spec.command)) is not None:
+            changed = await anyio.to_thread.run_sync(self._changed_in_roots, spec.command, in_roots)
+            if changed is not None:
+                return _Answer(label, notice=f"{event} hook not run: {changed}")
         result = await run_hook_process(spec.command, data, cwd=cwd, env=env, timeout=timeout)
         if result.error is not None:
             return _Answer(label, notice=f"{event} hook could not run ({result.error}); ignored")
@@ -350,6 +369,16 @@ class CommandHookRunner(HookRunner):
         return (
             f"{why.replace('since the workspace was trusted', 'since the session started')}; "
             f"if you trust the change, run `shellrt trust add {self.workspace}` and start a new session"
+        )
+
+    def _changed_in_roots(self, command: str, found: RootsFiles) -> str | None:
+        """Why what ``command`` runs from the writable roots is not as the session found it."""
+        why = roots_changed(found, [command], base=self.workspace)
+        if why is None:
+            return None
+        return (
+            f"{why}; this hook runs on the host, outside the sandbox, and a sandboxed command may "
+            "have written what it would run: review the file, then start a new session"
         )
 
     def _changed_in_session(self, command: str, found: HookFiles) -> str | None:

@@ -258,6 +258,8 @@ class Runtime:
         self.policy = self.policy.model_copy(update={"read_only": (*self.policy.read_only, *shown)})
         self.gate: PermissionGate = gate or BasicGate(approver)
         self.hooks: HookRunner = hooks or NoHooks()
+        if hasattr(self.hooks, "watch_writable_roots"):  # hooks run on the host: not what commands wrote
+            self.hooks.watch_writable_roots(self.policy.allowed_roots())
         self._progress = progress
         self.message_budget_chars = message_budget_chars
         self.warnings: list[str] = []
@@ -275,6 +277,7 @@ class Runtime:
         self._task_watchers: anyio.abc.TaskGroup | None = None
         self._interrupts: InterruptWatch | None = None
         self._watched_tasks: set[str] = set()
+        self._leftovers: Any = None
 
     # --- lifecycle ------------------------------------------------------------------
     async def __aenter__(self) -> Runtime:
@@ -317,7 +320,10 @@ class Runtime:
         self._task_registry = TaskRegistry(self.session_dir, self.supervisor.tasks)
         self._task_watchers = await self._stack.enter_async_context(anyio.create_task_group())
         self._stack.callback(self._task_watchers.cancel_scope.cancel)
-        self.supervisor.tasks.on_change = self._tasks_changed
+        from shellrt.runtime.leftovers import LeftoverTasks, weakly
+
+        self.supervisor.tasks.on_change = weakly(self._tasks_changed)  # nothing holds a dropped Runtime
+        self._leftovers = LeftoverTasks(self)  # its background tasks die with it, closed or not
         if hasattr(self.gate, "on_saved"):  # a remembered project rule is not a planted settings file
             self.gate.on_saved = self.supervisor.accept_protected
         tools = self._tools if self._tools is not None else _builtin_tools()
@@ -330,7 +336,10 @@ class Runtime:
 
             mcp = await self._stack.enter_async_context(
                 McpConnections(
-                    self._settings["mcpServers"], log_dir=self.session_dir, workspace=self.workspace
+                    self._settings["mcpServers"],
+                    log_dir=self.session_dir,
+                    workspace=self.workspace,
+                    writable_roots=self.policy.allowed_roots(),
                 )
             )
             # Sorted by server and name: servers list their tools in any order, and a prompt
@@ -379,6 +388,8 @@ class Runtime:
         if self.supervisor is not None:
             with anyio.CancelScope(shield=True):
                 await self.supervisor.close()
+            if self._leftovers is not None:
+                self._leftovers.closed()
             if self._task_registry is not None:
                 self._task_registry.save()
         self._transcript.close()
@@ -798,25 +809,23 @@ class Runtime:
 
     def _tasks_changed(self) -> None:
         """A background task was added, read or stopped: persist the registry, watch new tasks end."""
+        from shellrt.runtime.leftovers import watch_task_end
         from shellrt.supervisor import TaskStatus
 
         assert self._task_registry is not None and self.supervisor is not None
         self._task_registry.save()
         tasks = self.supervisor.tasks
+        if self._leftovers is not None:
+            self._leftovers.note(tasks)
         try:
             for task in tasks.list():
                 if task.id in self._watched_tasks or task.status is not TaskStatus.RUNNING:
                     continue
                 if tasks.execution(task.id) is not None and self._task_watchers is not None:
-                    self._task_watchers.start_soon(self._watch_task, task.id)
+                    self._task_watchers.start_soon(watch_task_end, tasks, self._task_registry, task.id)
                     self._watched_tasks.add(task.id)
         except RuntimeError as exc:  # the session is closing: its final save records the end
             log.warning("could not watch a background task's end: %s", exc)
-
-    async def _watch_task(self, task_id: str) -> None:
-        assert self._task_registry is not None and self.supervisor is not None
-        await self.supervisor.tasks.wait(task_id)
-        self._task_registry.save()
 
     @property
     def transcript_path(self) -> Path:

@@ -166,7 +166,15 @@ class McpToolServer:
             tg.cancel_scope.cancel()
 
     async def serve_http(
-        self, host: str, port: int, *, token: str | None, token_where: str = "", path: str = "/mcp"
+        self,
+        host: str,
+        port: int,
+        *,
+        token: str | None,
+        token_where: str = "",
+        path: str = "/mcp",
+        header_timeout: float | None = None,
+        max_connections: int | None = None,
     ) -> None:
         """Serve streamable HTTP at ``http://host:port/mcp`` until cancelled.
 
@@ -174,7 +182,9 @@ class McpToolServer:
         ``token_where`` tells a refused client where to find it). ``token=None``
         serves without authentication: only for an explicit opt-out, since any
         local process could then run tools. DNS-rebinding protection (Host/Origin
-        checks) is on for loopback hosts either way.
+        checks) is on for loopback hosts either way. A connection must send a request's headers
+        within ``header_timeout`` seconds, and at most ``max_connections`` are open at once
+        (`shellrt.server._http_guard`; None: its defaults).
         """
         import uvicorn
 
@@ -185,7 +195,13 @@ class McpToolServer:
         app = StrictJsonBodyMiddleware(app)  # read as the stdio wires read (inside the token check)
         if token is not None:
             app = BearerAuthMiddleware(app, token, where=token_where or "the token you were given")
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+        from shellrt.server._http_guard import HEADER_TIMEOUT_S, MAX_CONNECTIONS, guarded_protocol
+
+        protocol = guarded_protocol(
+            HEADER_TIMEOUT_S if header_timeout is None else header_timeout,
+            MAX_CONNECTIONS if max_connections is None else max_connections,
+        )
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", http=protocol)
         server = uvicorn.Server(config)
         finished = anyio.Event()
         # Shielded: a cancel (SIGINT/SIGTERM) asks uvicorn to shut down cleanly instead of

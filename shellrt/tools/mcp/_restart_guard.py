@@ -1,46 +1,67 @@
-"""The workspace files a stdio MCP server's command line runs, so a restart cannot run a plant.
+"""The files a stdio MCP server's command line runs where commands write, so a restart cannot run a plant.
 
 Why: a server from the operator's settings runs on the host. When its command line names a file
-in the workspace (``python3 tools/srv.py``), a command in the sandbox can rewrite that file and
-then make the server crash or time out through one of its own tools: the next call restarts the
-server, which would run the rewritten file unsandboxed. The files are resolved and hashed as hook
-commands are (`shellrt.permissions.hook_files`: the script, what it loads by a fixed path, its
-directory whole) when the server first starts, and a restart is refused when they changed.
+in the workspace (``python3 tools/srv.py``), or in any other root the sandbox writes, a command
+can rewrite that file and then make the server crash or time out through one of its own tools:
+the next call restarts the server, which would run the rewritten file unsandboxed. The files are
+resolved and hashed as hook commands are (`shellrt.permissions.hook_files`: the script, what it
+loads by a fixed path, its directory whole; `shellrt.permissions.writable_files` for every
+writable root) when the server first starts, and a restart is refused when they changed.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from shellrt.permissions.hook_files import HookFiles, compare_hook_files, hook_files
+from shellrt.permissions.writable_files import RootsFiles, roots_changed, roots_files
 from shellrt.tools.mcp.config import StdioServerConfig
 
-__all__ = ["server_files", "why_not_restart"]
+__all__ = ["ServerFiles", "server_files", "why_not_restart"]
 
 
-def server_files(workspace: Path, config: StdioServerConfig) -> HookFiles:
-    """What ``config``'s command line runs from ``workspace``, hashed now.
+@dataclass(frozen=True)
+class ServerFiles:
+    """What the server's command line ran from the workspace and from every writable root."""
 
-    Relative words are taken from the server's working directory (its ``cwd``, else ours), made
-    absolute so that the resolution, which reads relative paths from the workspace root, finds
-    the same files the server will run."""
-    cwd = os.path.abspath(config.cwd or os.getcwd())
+    workspace: HookFiles
+    roots: RootsFiles
+
+
+def _command_line(config: StdioServerConfig, cwd: str) -> str:
+    """The command line as a shell command, relative words made absolute from ``cwd`` (the
+    resolution reads relative paths from the workspace root, the server from its own cwd)."""
     words = [
         word if "/" not in word or os.path.isabs(word) else os.path.join(cwd, word)
         for word in (config.command, *config.args)
     ]
-    return hook_files(workspace, [shlex.join(words)])
+    return shlex.join(words)
 
 
-def why_not_restart(workspace: Path, config: StdioServerConfig, first: HookFiles) -> str | None:
-    """Why the server must not be started again (None: its workspace files are as they were)."""
-    why = compare_hook_files(first, server_files(workspace, config))
+def server_files(workspace: Path, config: StdioServerConfig, cwd: str, roots: Sequence[Path]) -> ServerFiles:
+    """What ``config``'s command line (started in ``cwd``) runs from ``workspace`` and ``roots``, hashed now."""
+    line = _command_line(config, cwd)
+    return ServerFiles(
+        hook_files(workspace, [line]), roots_files([workspace, *roots], [line], base=Path(cwd))
+    )
+
+
+def why_not_restart(workspace: Path, config: StdioServerConfig, cwd: str, first: ServerFiles) -> str | None:
+    """Why the server must not be started again (None: its files are as they were)."""
+    line = _command_line(config, cwd)
+    why = compare_hook_files(first.workspace, hook_files(workspace, [line]))
     if why is None:
-        return None
-    why = why.removeprefix("hook ").replace(
-        "since the workspace was trusted", "since the server first started"
+        why = roots_changed(first.roots, [line], base=Path(cwd))
+        if why is None:
+            return None
+    why = (
+        why.removeprefix("hook ")
+        .replace("since the workspace was trusted", "since the server first started")
+        .replace("since the session started", "since the server first started")
     )
     why = why.replace("when the workspace was trusted", "when the server first started")
     return (

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, TextIO
@@ -28,9 +29,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
-from shellrt.permissions.hook_files import HookFiles
 from shellrt.tools.mcp._http_client import mcp_http_client
-from shellrt.tools.mcp._restart_guard import server_files, why_not_restart
+from shellrt.tools.mcp._launch import launch_cwd, launch_env
+from shellrt.tools.mcp._restart_guard import ServerFiles, server_files, why_not_restart
 from shellrt.tools.mcp._stderr_log import CappedLog
 from shellrt.tools.mcp._stdio import LineTooLong, bounded_stdio_client
 from shellrt.tools.mcp.config import HttpServerConfig, McpServerConfig, StdioServerConfig
@@ -74,13 +75,19 @@ class McpServerConnection:
         *,
         log_dir: Path | None = None,
         workspace: Path | None = None,
+        writable_roots: Sequence[Path] = (),
     ) -> None:
         self.name = name
         self.config = config
-        #: The session's workspace: a stdio server whose command line runs a file there is not
-        #: restarted once that file changed (`_restart_guard`). None: nothing is checked.
+        #: The session's workspace: a stdio server whose command line runs a file there (or in
+        #: another of ``writable_roots``) is not restarted once that file changed
+        #: (`_restart_guard`). None: nothing is checked.
         self._workspace = workspace
-        self._first_files: HookFiles | None = None
+        roots = (*((workspace,) if workspace is not None else ()), *writable_roots)
+        self._writable_roots = tuple(dict.fromkeys(roots))
+        #: Where a stdio server starts: never a directory the sandbox writes unless configured (`_launch`).
+        self._cwd = launch_cwd(config, self._writable_roots) if isinstance(config, StdioServerConfig) else ""
+        self._first_files: ServerFiles | None = None
         self._tg = task_group
         self._log_dir = log_dir
         self._stderr_log: CappedLog | None = None
@@ -111,11 +118,13 @@ class McpServerConnection:
         before a restart, refuse when that changed (a command may have planted it)."""
         if self._workspace is None or not isinstance(self.config, StdioServerConfig):
             return
-        workspace, config = self._workspace, self.config
+        workspace, config, cwd = self._workspace, self.config, self._cwd
         if self._first_files is None:
-            self._first_files = await anyio.to_thread.run_sync(server_files, workspace, config)
+            self._first_files = await anyio.to_thread.run_sync(
+                server_files, workspace, config, cwd, self._writable_roots
+            )
             return
-        why = await anyio.to_thread.run_sync(why_not_restart, workspace, config, self._first_files)
+        why = await anyio.to_thread.run_sync(why_not_restart, workspace, config, cwd, self._first_files)
         if why is not None:
             raise McpServerError(f"MCP server '{self.name}' cannot be used: {why}.")
 
@@ -221,8 +230,8 @@ class McpServerConnection:
             return bounded_stdio_client(
                 config.command,
                 config.args,
-                env=config.env or None,
-                cwd=config.cwd,
+                env=launch_env(config),
+                cwd=self._cwd,
                 errlog=self._errlog(stack),
                 refused=gen.refused,
             )

@@ -13,7 +13,7 @@ are unaffected. Leaving the context stops every server process.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +32,21 @@ class McpConnections:
     """Connection manager for the ``mcpServers`` of one session (an async context manager)."""
 
     def __init__(
-        self, servers: Mapping[str, Any] | None, *, log_dir: Path | None = None, workspace: Path | None = None
+        self,
+        servers: Mapping[str, Any] | None,
+        *,
+        log_dir: Path | None = None,
+        workspace: Path | None = None,
+        writable_roots: Sequence[Path] = (),
     ) -> None:
         self.configs: dict[str, McpServerConfig]
         self.configs, self.diagnostics = parse_servers(servers)
         self._log_dir = log_dir
         #: A stdio server whose command line runs a workspace file is not restarted once it changed.
         self._workspace = workspace
+        #: Every root the session's commands write (besides the workspace): checked the same way,
+        #: and never a server's inherited working directory (`_launch`).
+        self._writable_roots = tuple(writable_roots)
         self.connections: dict[str, McpServerConnection] = {}
         self._tools: list[Tool[Any, Any]] | None = None
         self._tg: anyio.abc.TaskGroup | None = None
@@ -48,7 +56,12 @@ class McpConnections:
         await self._tg.__aenter__()
         for name, config in self.configs.items():
             self.connections[name] = McpServerConnection(
-                name, config, self._tg, log_dir=self._log_dir, workspace=self._workspace
+                name,
+                config,
+                self._tg,
+                log_dir=self._log_dir,
+                workspace=self._workspace,
+                writable_roots=self._writable_roots,
             )
         return self
 

@@ -1,0 +1,55 @@
+"""Where and with what a stdio MCP server starts, so a hostile workspace cannot feed it code.
+
+Why: a stdio server from settings runs on the host, started by shellrt. Without a configured
+``cwd`` it inherited shellrt's, usually the repository the agent works on, which the sandboxed
+commands write: a Python server run with ``-m``/``-c`` has that directory first on ``sys.path``
+(a planted ``json.py`` ran on the host at its first ``import json``), and ``npx``/``node``
+resolve packages from it. So such a server now starts in the user's home (``/`` when that is
+writable by the sandbox too), and every stdio server gets ``PYTHONSAFEPATH=1`` (the directory is
+never put on ``sys.path``) unless its ``env`` sets that variable. A configured ``cwd`` is kept:
+the operator chose it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from shellrt.tools.mcp.config import StdioServerConfig
+
+__all__ = ["SAFE_ENV", "launch_cwd", "launch_env"]
+
+#: Added to every stdio server's environment (its configured ``env`` wins).
+SAFE_ENV = {"PYTHONSAFEPATH": "1"}
+
+
+def launch_cwd(config: StdioServerConfig, writable_roots: Sequence[Path]) -> str:
+    """The directory the server starts in: its ``cwd``, else ours when no writable root holds it,
+    else the user's home when none does, else ``/``."""
+    if config.cwd is not None:
+        return os.path.abspath(config.cwd)
+    try:
+        here = os.getcwd()
+    except OSError:  # ours was removed: nothing to inherit
+        here = "/"
+    if not _writable(here, writable_roots):
+        return here
+    home = os.path.expanduser("~")
+    if os.path.isabs(home) and os.path.isdir(home) and not _writable(home, writable_roots):
+        return home
+    return "/"
+
+
+def launch_env(config: StdioServerConfig) -> dict[str, str]:
+    """What is added to the SDK's minimal environment for the server."""
+    return {**SAFE_ENV, **config.env}
+
+
+def _writable(path: str, roots: Sequence[Path]) -> bool:
+    real = os.path.realpath(path)
+    for root in roots:
+        base = os.path.realpath(root)
+        if real == base or real.startswith(base.rstrip(os.sep) + os.sep):
+            return True
+    return False
