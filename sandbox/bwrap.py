@@ -112,7 +112,7 @@ from sandbox._maskaliases import ALIAS, AliasFinder
 from sandbox._mountcheck import REFUSED, checked_mounts, guard_argv
 from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
-from sandbox._readonly import read_only_args, read_only_paths
+from sandbox._readonly import layered_args, read_only_paths
 from sandbox._scratch import OwnedDir
 from sandbox._uid_lease import UidLease, lease_uid
 from sandbox.base import Aspect, ExecRequest, SandboxBackend, SandboxProcess, refuse_user_switch
@@ -914,7 +914,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             for path, _kind in denied_paths
             if not as_user or _maskable(path, reach)  # else unreachable: nothing to hide
         ]
-        shown = read_only_paths(self.policy.read_only, self._reach_paths() if as_user else None, _maskable)
+        shown = read_only_paths(
+            [*self.policy.read_only, *self.policy.write_denied],
+            self._reach_paths() if as_user else None,
+            _maskable,
+        )
         # Every directory between a writable root and a masked path is a mount point of itself:
         # renaming or removing a mount point fails (EBUSY), so no command can move a masked
         # file out from under its mask, here or (the rename reaching the host) for a later session.
@@ -929,14 +933,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 if pin_fds is None
                 else pin_fds.bind(source, directory)
             )
-        for path, kind in denied_paths:
-            if path not in masked:
-                continue  # the sandbox uid cannot reach it to read it (nor bwrap to mask it)
-            if kind == "dir":
-                args += ["--tmpfs", str(path)]
-            elif kind == "file":
-                args += ["--ro-bind", "/dev/null", str(path)]
-        args += read_only_args(shown, self.policy.allowed_roots(), sources)  # after the masks
+        masks = [(path, kind) for path, kind in denied_paths if path in masked and kind in ("dir", "file")]
+        args += layered_args(masks, shown, self.policy.allowed_roots(), sources)
         args += sockets
         args += ["--chdir", cwd]
         if seccomp_fd is not None:

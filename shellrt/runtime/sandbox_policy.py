@@ -37,6 +37,7 @@ from __future__ import annotations
 import os
 import pwd
 import sys
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,6 +52,7 @@ if TYPE_CHECKING:  # `shellrt run` derives its policy without loading the rule a
 
 __all__ = [
     "DEFAULT_MASKED_PATHS",
+    "PolicyError",
     "MAX_GLOB_MATCHES",
     "TRUSTED_SANDBOX_SOURCES",
     "derive_network",
@@ -99,7 +101,11 @@ MAX_GLOB_MATCHES = 2000
 _MAX_VISITS = 200_000
 #: ... all the glob rules of files the workspace can write together (~60 µs an entry: ~3 s).
 _MAX_WORKSPACE_VISITS = 50_000
-_GLOB_CHARS = frozenset("*?[\\")
+_GLOB_CHARS = frozenset("*?[{\\")
+
+
+class PolicyError(ValueError):
+    """A rule the sandbox cannot enforce exactly: the session refuses to start (fail closed)."""
 
 
 def _expand(text: str, home: Path, workspace: Path) -> Path:
@@ -145,11 +151,17 @@ def _walk_matches(
     budget = visits if visits is not None else _Visits()
     found: list[Path] = []
     stack = [start]
+    seen: set[str] = set()  # real directories walked: a symlink loop is walked once
+    normal = _nfc(pattern)
     while stack:
         directory = stack.pop()
         try:
+            real = os.path.realpath(directory)
+            if real in seen:
+                continue
+            seen.add(real)
             entries = list(os.scandir(directory))
-        except OSError:
+        except (OSError, ValueError):
             continue
         for entry in entries:
             budget.left -= 1
@@ -157,9 +169,12 @@ def _walk_matches(
                 return found, True
             path = Path(entry.path)
             rel = os.path.relpath(path, base)
-            if glob_matches(pattern, rel):
+            # NFC and NFD spellings alike, as the permission layer matches a deny.
+            if glob_matches(pattern, rel) or (not rel.isascii() and glob_matches(normal, _nfc(rel))):
                 found.append(path)
-            elif entry.is_dir(follow_symlinks=False):
+            elif entry.is_dir(follow_symlinks=True):
+                # A symlinked directory too: ``ws/link/x.pem`` is denied by ``Read(**/*.pem)`` through
+                # the link (the permission layer matches the literal path), and cat reads it there.
                 stack.append(path)
     return found, False
 
@@ -177,28 +192,151 @@ def rule_masks(
         ]
     from shellrt.permissions.rules import pattern_base
 
+    check_rule_syntax(rule)
     split = pattern_base(spec, rule.origin.root, home)
     if split is None:
-        return [], [f"{rule.describe()}: a relative path with no anchor directory; not masked in the sandbox"]
+        raise PolicyError(
+            f"{rule.describe()}: a relative path with no directory to anchor it at; the sandbox cannot "
+            "enforce it. Write it from the workspace (./path), the home (~/path) or the root (//path)"
+        )
     base, pattern = split
     static, anchored, whole = _static_part(pattern)
     if whole and anchored:
-        return [Path(os.path.normpath(base.joinpath(*static)))], []
+        return _spellings(Path(os.path.normpath(base.joinpath(*static)))), []
     start = Path(os.path.normpath(base.joinpath(*static))) if anchored else base
     if visits is not None and visits.left <= 0:
-        return [], [
-            f"{rule.describe()}: not masked in the sandbox: the glob rules of settings the workspace can "
-            f"write already walked {_MAX_WORKSPACE_VISITS:,} entries (the permission layer still denies it to the "
-            "file tools)"
-        ]
-    found, cut = _walk_matches(base, start, pattern, limit, visits)
-    notes = []
-    if cut:
-        notes.append(
-            f"{rule.describe()}: the glob matched too many paths under {start}; only {len(found)} are masked "
-            "in the sandbox (the permission layer still denies the rest to the file tools)"
+        raise PolicyError(
+            f"{rule.describe()}: the glob rules of settings the workspace can write already walked "
+            f"{_MAX_WORKSPACE_VISITS:,} entries; the sandbox cannot enforce this one exactly. Narrow the "
+            "rules (an anchored directory: ./dir/**/*.pem) or deny whole directories"
         )
-    return found, notes
+    found, cut = _walk_matches(base, start, pattern, limit, visits)
+    if cut:
+        raise PolicyError(
+            f"{rule.describe()}: the glob matches too many paths under {start} (or its walk was cut short) "
+            "for the sandbox to enforce it exactly. Deny the directory that holds them instead, or anchor "
+            "the rule below a smaller directory (./dir/**/*.pem)"
+        )
+    return found, []
+
+
+#: A backslash before one of these is a glob escape (``\*``: a literal star); before anything else
+#: it is a Windows separator (``.\\secrets\\key``), which never matches a POSIX path.
+_ESCAPABLE = frozenset("*?[]{},!\\")
+
+
+def check_rule_syntax(rule: PermissionRule) -> None:
+    """Refuse a path rule written with Windows separators (it would silently never match)."""
+    spec = rule.specifier or ""
+    if len(spec) > 1 and spec[1] == ":" and spec[0].isalpha():
+        raise PolicyError(
+            f"{rule.describe()}: a Windows drive path; rules use POSIX paths (//abs/path, ./rel, ~/home)"
+        )
+    i = 0
+    while i < len(spec):
+        if spec[i] == "\\":
+            if i + 1 >= len(spec) or spec[i + 1] not in _ESCAPABLE:
+                raise PolicyError(
+                    f"{rule.describe()}: a backslash that is not a glob escape: paths in rules use '/' "
+                    "(./dir/file), never Windows separators; a backslash only escapes * ? [ ] { } , ! or \\"
+                )
+            i += 2
+            continue
+        i += 1
+
+
+def _nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
+
+
+def _spellings(path: Path) -> list[Path]:
+    """``path`` and every existing path that differs from it only in Unicode normal form.
+
+    The permission layer matches a deny in NFC and NFD alike (``café`` in either spelling), and a
+    file system stores bytes: the on-disk ``cafe`` + U+0301 is another name than the rule's ``café``.
+    """
+    if path.as_posix().isascii():
+        return [path]
+    found = [Path("/")]
+    for part in path.parts[1:]:
+        nxt: list[Path] = []
+        for parent in found:
+            names = {part}
+            if not part.isascii():
+                try:
+                    names |= {e for e in os.listdir(parent) if _nfc(e) == _nfc(part)}
+                except OSError:
+                    pass
+            nxt += [parent / n for n in sorted(names)]
+        found = nxt[:64]
+    return list(dict.fromkeys([path, *found]))
+
+
+def _write_denies(
+    base: SandboxPolicy,
+    rules: Sequence[PermissionRule],
+    home: Path,
+    roots: Sequence[Path],
+    masked: Sequence[Path],
+    workspace_visits: _Visits,
+) -> tuple[tuple[Path, ...], list[str]]:
+    """The paths inside the writable roots that ``Edit``/``Write`` deny rules keep from every command.
+
+    Each existing one is bound read-only onto itself by the backend; a symlink is bound where it
+    leads (a bind onto a link follows it). Outside the writable roots a command only reads already.
+    Fail closed (`PolicyError`): a rule that is or holds a writable root, and a static rule whose
+    path does not exist in a writable root (nothing to bind: a command could create it) unless a
+    bound directory or a mask already covers it.
+    """
+    notes: list[str] = []
+    wanted: dict[Path, None] = dict.fromkeys(Path(os.path.normpath(p)) for p in base.write_denied)
+    missing: list[tuple[Path, str]] = []
+    for rule in rules:
+        from shellrt.permissions.rules import WRITE_RULE_TOOLS
+
+        if rule.kind != "deny" or rule.tool not in WRITE_RULE_TOOLS:
+            continue
+        if rule.specifier is None:
+            notes.append(
+                f"{rule.describe()}: denies every edit; the sandbox keeps the writable roots writable "
+                "(the permission layer enforces it for the file tools)"
+            )
+            continue
+        operator = rule.origin.source in TRUSTED_SANDBOX_SOURCES
+        paths, _ = rule_masks(rule, home=home, visits=None if operator else workspace_visits)
+        present = [p for p in paths if os.path.lexists(p)]
+        for path in present or paths:
+            for form in dict.fromkeys((path, Path(os.path.realpath(path)))):
+                root = _covers(form, roots)
+                if root is not None:
+                    raise PolicyError(
+                        f"{rule.describe()}: {form} is or holds the writable root {root}; the sandbox "
+                        "cannot keep commands from writing it and still run them there. Narrow the rule "
+                        "to the files or directories to protect, or drop the writable root"
+                    )
+                if not any(r in form.parents for r in roots):
+                    continue  # outside the writable roots: read-only in the sandbox already
+                if not present:
+                    missing.append((form, rule.describe()))
+                elif os.path.lexists(form) and os.path.realpath(form) == os.fspath(form):
+                    wanted.setdefault(form, None)
+    hidden = [Path(os.path.normpath(m)) for m in masked]
+
+    def covered(path: Path, by: Iterable[Path]) -> bool:
+        return any(q == path or q in path.parents for q in by)
+
+    for form, rule_text in missing:
+        if covered(form, hidden) or covered(form, [w for w in wanted if os.path.isdir(w)]):
+            continue
+        raise PolicyError(
+            f"{rule_text}: {form} does not exist, so the sandbox cannot bind it read-only and a command "
+            f"could create it. Create it first (touch {form}, or mkdir for a directory), deny its "
+            "directory instead, or remove the rule"
+        )
+    # Below a mask it is hidden (a read-only bind there would show it again); below another bound
+    # directory it is read-only already: one mount fewer.
+    kept = [p for p in wanted if not covered(p, hidden)]
+    return tuple(p for p in kept if not any(q in p.parents for q in kept)), notes
 
 
 def _interpreter_dirs() -> list[Path]:
@@ -423,8 +561,10 @@ def derive_policy(
             masked.setdefault(form, None)
     # A path under another masked path is already hidden: one mount fewer.
     kept = tuple(p for p in masked if not any(q in p.parents for q in masked))
+    unwritable, write_notes = _write_denies(base, rules, home, roots, kept, workspace_visits)
+    notes += write_notes
     policy, net_notes = derive_network(
-        base.model_copy(update={"read_denied": kept}),
+        base.model_copy(update={"read_denied": kept, "write_denied": unwritable}),
         rules=rules,
         settings_files=settings_files,
         trusted=trusted,
