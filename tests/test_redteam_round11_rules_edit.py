@@ -33,7 +33,7 @@ from tests.conftest import require
 MODES = [pytest.param(False, id="per-command"), pytest.param(True, id="session")]
 ATTACK = (
     "echo pwned > protected.txt 2>&1; echo pwned >> conf/app.ini 2>&1; "
-    "f=prot; sh -c \"printf pwned > ${f}ected.txt\" 2>&1; "
+    'f=prot; sh -c "printf pwned > ${f}ected.txt" 2>&1; '
     "rm -f protected.txt 2>&1; mv conf conf2 2>&1; mv conf/app.ini x.ini 2>&1; "
     "echo ok > free.txt; echo done"
 )
@@ -82,7 +82,9 @@ async def _run(backend: Any, command: str, session: Path) -> str:
 def _unchanged(ws: Path, out: str) -> None:
     assert (ws / "protected.txt").read_text() == "original\n", out
     assert (ws / "conf" / "app.ini").read_text() == "[app]\n", out
-    assert (ws / "conf").is_dir() and not (ws / "conf2").exists(), out  # (mv copies across the mount: a copy, not the file)
+    assert (ws / "conf").is_dir() and not (ws / "conf2").exists(), (
+        out
+    )  # (mv copies across the mount: a copy, not the file)
     assert (ws / "free.txt").read_text() == "ok\n", out  # the rest of the workspace stays writable
     assert out.rstrip().endswith("done"), out
 
@@ -142,5 +144,7 @@ def test_a_symlinked_denied_path_binds_its_target(ws: Path, tmp_path: Path) -> N
     policy = _policy(ws, "Edit(./link.ini)")
     assert ws / "conf" / "app.ini" in policy.write_denied
     backend = create_backend(BwrapConfig(persistent=False), policy)
-    out = anyio.run(_run, backend, f"cd {ws}; echo pwned >> link.ini 2>&1; echo ok > free.txt; echo done", tmp_path / "s")
+    out = anyio.run(
+        _run, backend, f"cd {ws}; echo pwned >> link.ini 2>&1; echo ok > free.txt; echo done", tmp_path / "s"
+    )
     _unchanged(ws, out)

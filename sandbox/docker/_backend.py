@@ -670,7 +670,16 @@ class DockerBackend(SandboxBackend):
             # (sandbox/docker/_pins.py): bind mode's masks, and the read-only binds in either mode.
             pinned = [*(self._hidden() if masks else ()), *(m["Source"] for m in unwritable)]
             if pinned:
-                self._pins = masked_ancestors(ws_source, pinned, cw)
+                # A pin is a writable bind: never at or below a read-only one (docker sorts mounts by depth).
+                bound = [PurePosixPath(m["Target"]) for m in unwritable]
+                self._pins = [
+                    pin
+                    for pin in masked_ancestors(ws_source, pinned, cw)
+                    if not any(
+                        b == PurePosixPath(pin.target) or b in PurePosixPath(pin.target).parents
+                        for b in bound
+                    )
+                ]
             pins = [Mount(target=pin.target, source=pin.source, type="bind") for pin in self._pins]
             # Shallowest first, a mask after a bind of the same place: a bind never covers a mask below it.
             layered = sorted([*unwritable, *masks], key=lambda m: len(PurePosixPath(m["Target"]).parts))

@@ -52,9 +52,9 @@ if TYPE_CHECKING:  # `shellrt run` derives its policy without loading the rule a
 
 __all__ = [
     "DEFAULT_MASKED_PATHS",
-    "PolicyError",
     "MAX_GLOB_MATCHES",
     "TRUSTED_SANDBOX_SOURCES",
+    "PolicyError",
     "derive_network",
     "derive_policy",
     "rule_masks",
