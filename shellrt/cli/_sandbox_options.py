@@ -253,7 +253,10 @@ def sandbox_from_args(
     except ValueError as exc:  # pydantic's ValidationError: a malformed --allow-domain
         raise SystemExit(f"shellrt: {exc}") from exc
     if masks:
-        policy, _ = derive_policy(policy, mask_defaults=mask_defaults_from_args(args))
+        try:
+            policy, _ = derive_policy(policy, mask_defaults=mask_defaults_from_args(args))
+        except ValueError as exc:  # PolicyError: what the sandbox cannot enforce, and what to do
+            raise SystemExit(f"shellrt: {exc}") from exc
     config: SandboxConfig | Literal["auto", "bwrap"]
     if choice == "auto":
         config = "auto"

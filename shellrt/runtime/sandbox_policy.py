@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import stat
 import sys
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -151,17 +152,13 @@ def _walk_matches(
     budget = visits if visits is not None else _Visits()
     found: list[Path] = []
     stack = [start]
-    seen: set[str] = set()  # real directories walked: a symlink loop is walked once
+    seen: set[tuple[int, int]] = set()  # symlinked directories entered: a link loop is walked once
     normal = _nfc(pattern)
     while stack:
         directory = stack.pop()
         try:
-            real = os.path.realpath(directory)
-            if real in seen:
-                continue
-            seen.add(real)
             entries = list(os.scandir(directory))
-        except (OSError, ValueError):
+        except OSError:
             continue
         for entry in entries:
             budget.left -= 1
@@ -172,10 +169,18 @@ def _walk_matches(
             # NFC and NFD spellings alike, as the permission layer matches a deny.
             if glob_matches(pattern, rel) or (not rel.isascii() and glob_matches(normal, _nfc(rel))):
                 found.append(path)
-            elif entry.is_dir(follow_symlinks=True):
+            elif entry.is_dir(follow_symlinks=False):
+                stack.append(path)
+            elif entry.is_symlink():
                 # A symlinked directory too: ``ws/link/x.pem`` is denied by ``Read(**/*.pem)`` through
                 # the link (the permission layer matches the literal path), and cat reads it there.
-                stack.append(path)
+                try:
+                    target = entry.stat()
+                except OSError:
+                    continue
+                if stat.S_ISDIR(target.st_mode) and (target.st_dev, target.st_ino) not in seen:
+                    seen.add((target.st_dev, target.st_ino))
+                    stack.append(path)
     return found, False
 
 
@@ -183,7 +188,9 @@ def rule_masks(
     rule: PermissionRule, *, home: Path, limit: int = MAX_GLOB_MATCHES, visits: _Visits | None = None
 ) -> tuple[list[Path], list[str]]:
     """The paths a ``Read(...)`` deny rule masks, and diagnostics for what the mount cannot cover.
-    ``visits``: the walk's budget when shared with other rules (default: a fresh one)."""
+    ``visits``: the walk's budget when shared with other rules (default: a fresh one); given for the
+    rules of files the workspace can write, whose cut glob is a diagnostic. `PolicyError` for a rule
+    the sandbox cannot compile exactly: Windows separators, no anchor, an operator's glob cut short."""
     spec = rule.specifier
     if spec is None:
         return [], [
@@ -205,13 +212,20 @@ def rule_masks(
         return _spellings(Path(os.path.normpath(base.joinpath(*static)))), []
     start = Path(os.path.normpath(base.joinpath(*static))) if anchored else base
     if visits is not None and visits.left <= 0:
-        raise PolicyError(
-            f"{rule.describe()}: the glob rules of settings the workspace can write already walked "
-            f"{_MAX_WORKSPACE_VISITS:,} entries; the sandbox cannot enforce this one exactly. Narrow the "
-            "rules (an anchored directory: ./dir/**/*.pem) or deny whole directories"
-        )
+        return [], [
+            f"{rule.describe()}: not masked in the sandbox: the glob rules of settings the workspace can "
+            f"write already walked {_MAX_WORKSPACE_VISITS:,} entries (the permission layer still denies it to the "
+            "file tools)"
+        ]
     found, cut = _walk_matches(base, start, pattern, limit, visits)
-    if cut:
+    if cut and visits is not None:
+        # A rule of a file the workspace can write: a repository must not stop the session by
+        # flooding it (red team, round 7); its own rule protects nothing of the operator's.
+        return found, [
+            f"{rule.describe()}: the glob matched too many paths under {start}; only {len(found)} are masked "
+            "in the sandbox (the permission layer still denies the rest to the file tools)"
+        ]
+    if cut:  # the operator's rule: fail closed
         raise PolicyError(
             f"{rule.describe()}: the glob matches too many paths under {start} (or its walk was cut short) "
             "for the sandbox to enforce it exactly. Deny the directory that holds them instead, or anchor "
@@ -478,9 +492,16 @@ def derive_network(
     network = base.network
     if allowed and network == "none":
         network = "proxied"
-    elif allowed and network != "proxied":
-        notes.append(
-            f"network {network!r}: the domain allow-list does not apply (it is for the default 'none')"
+    if network in ("host", "bridge") and (allowed or denied):
+        # Only shellrt's proxy (network 'proxied') filters names; 'none' reaches nothing. On an
+        # unfiltered network a deny kept in the policy was silently not enforced (red team, round 11).
+        which = (
+            f"denied domains ({', '.join(denied)})" if denied else f"allowed domains ({', '.join(allowed)})"
+        )
+        raise PolicyError(
+            f"network {network!r} reaches every host directly, so the sandbox cannot enforce the {which} "
+            "of this session's rules and settings. Use network 'none' or 'proxied' (the default, with "
+            "--allow-domain for what commands may reach), or remove the domain rules"
         )
     update = {"allowed_domains": tuple(allowed), "denied_domains": tuple(denied), "network": network}
     return base.model_copy(update=update), notes
@@ -545,10 +566,10 @@ def derive_policy(
     roots = [Path(os.path.normpath(r)) for r in base.allowed_roots()]
     masked: dict[Path, None] = {}
     for path, why in wanted:
-        forms = [path]
-        real = Path(os.path.realpath(path))
-        if real != path:
-            forms.append(real)  # a symlink: hide what it points to as well
+        # A symlink on the way: hidden where it leads, which hides it under every name (bwrap could
+        # not mount through an absolute link into the new root: ``ws/link -> /elsewhere`` made the
+        # sandbox fail to start, a repository's way to stop every session of an operator's rule).
+        forms = [Path(os.path.realpath(path))]
         for form in forms:
             root = _covers(form, roots)
             if root is not None:
