@@ -933,8 +933,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 if pin_fds is None
                 else pin_fds.bind(source, directory)
             )
-        masks = [(path, kind) for path, kind in denied_paths if path in masked and kind in ("dir", "file")]
-        args += layered_args(masks, shown, self.policy.allowed_roots(), sources)
+        # Masks and read-only binds, each below every bind that covers it (`layered_args`).
+        hide = [(path, kind) for path, kind in denied_paths if path in masked and kind in ("dir", "file")]
+        args += layered_args(hide, shown, self.policy.allowed_roots(), sources)
         args += sockets
         args += ["--chdir", cwd]
         if seccomp_fd is not None:
