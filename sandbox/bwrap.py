@@ -256,6 +256,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         #: needs a new zygote.
         self._hidden: tuple[str | None, ...] = ()
         self._aliases = AliasFinder()
+        self._write_aliases = AliasFinder()  # the other names of write-denied files (`_unwritable`)
         self._sockets: SocketWatch | None = None
         self._session_tmp: Path | None = None
         self._tmp_owner: OwnedDir | None = None
@@ -569,6 +570,21 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         ]
         aliases = self._aliases.aliases(self.policy.read_denied, found, self.policy.allowed_roots())
         return (*kinds, *(f"{ALIAS}{path}" for path in aliases))
+
+    def _unwritable(self) -> list[Path]:
+        """The write-denied paths (``Edit``/``Write`` deny rules) and every other name in the writable
+        roots of the files they hold: a hard link made before the rule (an earlier session) is the
+        same file, and writing it there wrote the denied one (red team, round 11)."""
+        denied = list(self.policy.write_denied)
+        if not denied:
+            return []
+        found: list[os.stat_result | None] = []
+        for path in denied:
+            try:
+                found.append(os.stat(path))
+            except OSError:
+                found.append(None)
+        return [*denied, *self._write_aliases.aliases(denied, found, self.policy.allowed_roots())]
 
     def _denied_paths(self, kinds: tuple[str | None, ...]) -> list[tuple[Path, str | None]]:
         """(path, kind) of each mask that `_denied_kinds` worked out."""
@@ -915,7 +931,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             if not as_user or _maskable(path, reach)  # else unreachable: nothing to hide
         ]
         shown = read_only_paths(
-            [*self.policy.read_only, *self.policy.write_denied],
+            [*self.policy.read_only, *self._unwritable()],
             self._reach_paths() if as_user else None,
             _maskable,
         )

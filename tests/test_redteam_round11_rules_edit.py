@@ -148,3 +148,37 @@ def test_a_symlinked_denied_path_binds_its_target(ws: Path, tmp_path: Path) -> N
         _run, backend, f"cd {ws}; echo pwned >> link.ini 2>&1; echo ok > free.txt; echo done", tmp_path / "s"
     )
     _unchanged(ws, out)
+
+
+@pytest.mark.parametrize("persistent", MODES)
+def test_another_name_of_a_denied_file_is_bound_too_bwrap(ws: Path, tmp_path: Path, persistent: bool) -> None:
+    """A hard link made before the rule (an earlier session) is the same file: bound read-only too."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    os.link(ws / "protected.txt", ws / "conf" / "notes.txt")
+    backend = create_backend(BwrapConfig(persistent=persistent), _policy(ws, "Edit(./protected.txt)"))
+    command = f"cd {ws}; echo pwned >> conf/notes.txt 2>&1; echo ok > free.txt; echo done"
+    out = anyio.run(_run, backend, command, tmp_path / "s")
+    assert (ws / "protected.txt").read_text() == "original\n", out
+    assert out.rstrip().endswith("done"), out
+
+
+def test_another_name_of_a_denied_file_is_bound_too_docker(ws: Path, tmp_path: Path) -> None:
+    dk.require_docker()
+    os.link(ws / "protected.txt", ws / "conf" / "notes.txt")
+    backend = create_backend(dk.config(workspace_mode="bind"), _policy(ws, "Edit(./protected.txt)"))
+
+    async def main() -> str:
+        await backend.start()
+        try:
+            async with Supervisor(backend, session_dir=tmp_path / "s") as sup:
+                cw = backend.to_sandbox_path(ws)
+                result = await sup.run(
+                    f"cd {cw}; echo pwned >> conf/notes.txt 2>&1; echo done", timeout_s=120
+                )
+                assert result.output_path is not None
+                return result.output_path.read_text()
+        finally:
+            await backend.close()
+
+    out = anyio.run(main)
+    assert (ws / "protected.txt").read_text() == "original\n", out

@@ -259,6 +259,7 @@ class DockerBackend(SandboxBackend):
         #: read-denied files, masked like them (`sandbox._maskaliases`).
         self._extra_hidden: list[str] = []
         self._aliases = AliasFinder()
+        self._write_aliases = AliasFinder()  # the other names of write-denied files (`_write_denied_binds`)
         self._client: docker.DockerClient | None = None
         self._host_dir: str | None = None
         #: Bind mode: directories above masked paths, mounted over themselves (`_pins`).
@@ -626,8 +627,18 @@ class DockerBackend(SandboxBackend):
         root = os.path.abspath(self.policy.workspace)
         real_source = os.path.realpath(ws_source)
         binds: list[Mount] = []
-        for denied in self.policy.write_denied:
-            rel = relative_to(os.path.abspath(denied), root)
+        denied = list(self.policy.write_denied)
+        if denied and self.config.workspace_mode == "bind":
+            # A hard link made before the rule is the same file: every other name is bound too.
+            found: list[os.stat_result | None] = []
+            for path in denied:
+                try:
+                    found.append(os.stat(path))
+                except OSError:
+                    found.append(None)
+            denied += self._write_aliases.aliases(denied, found, [Path(root)])
+        for denied_path in denied:
+            rel = relative_to(os.path.abspath(denied_path), root)
             if not rel:
                 continue  # outside the workspace: not in the container, or read-only there
             source = os.path.join(real_source, rel)
