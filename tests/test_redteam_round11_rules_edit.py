@@ -182,3 +182,36 @@ def test_another_name_of_a_denied_file_is_bound_too_docker(ws: Path, tmp_path: P
 
     out = anyio.run(main)
     assert (ws / "protected.txt").read_text() == "original\n", out
+
+
+def test_a_runtime_compiles_its_rules_into_the_sandbox(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole way: ``--deny`` rules of a Runtime, the real Bash tool, a script the analyser cannot read."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    import shellrt
+    from shellrt.protocol import ToolUseBlock
+    from shellrt.tools.bash import Bash
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("SHELLRT_MANAGED_SETTINGS", str(tmp_path / "managed.json"))
+    (ws / "w.py").write_text("open('protected.txt', 'a').write('pwned')\n")
+
+    async def main() -> str:
+        async with shellrt.Runtime(
+            workspace=ws,
+            sandbox="bwrap",
+            session_dir=tmp_path / "s",
+            tools=[Bash()],
+            deny=["Edit(./protected.txt)"],
+            mode="bypassPermissions",
+        ) as rt:
+            block = ToolUseBlock(id="t1", name="Bash", input={"command": "python3 w.py 2>&1; echo done"})
+            [envelope] = await rt.run_envelopes([block])
+            return str(envelope.model.content)
+
+    out = anyio.run(main)
+    assert (ws / "protected.txt").read_text() == "original\n", out
+    assert "Read-only file system" in out, out
+    with pytest.raises(PolicyError):
+        shellrt.Runtime(workspace=ws, sandbox="local", session_dir=tmp_path / "s2", deny=["Write(./.envrc)"])
