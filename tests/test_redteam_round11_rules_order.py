@@ -135,3 +135,24 @@ def test_an_edit_deny_holding_a_writable_root_refuses(ws: Path) -> None:
     assert "writable root" in str(caught.value) and str(ws / "out") in str(caught.value)
     with pytest.raises(PolicyError):
         _policy(ws, "Write(./**)")  # the workspace itself
+
+
+def test_it_holds_for_an_unprivileged_caller() -> None:
+    """The same attacks with shellrt run as uid 65534 (bwrap without the root caller's idmapped roots)."""
+    import os
+
+    from tests import _nonroot
+
+    require(
+        os.geteuid() == 0, "preparing a run as uid 65534 needs root (as non-root, run these files directly)"
+    )
+    require(shutil.which("setpriv") is not None and shutil.which("bwrap") is not None, "setpriv and bwrap")
+    names = [
+        "tests/test_redteam_round11_rules_order.py::test_masks_stay_below_every_bind_that_covers_them_bwrap",
+        "tests/test_redteam_round11_rules_edit.py::test_bash_cannot_write_an_edit_denied_path_bwrap",
+        "tests/test_redteam_round11_rules_edit.py::test_another_name_of_a_denied_file_is_bound_too_bwrap",
+    ]
+    here = Path(__file__).parent
+    collected, outcome = _nonroot.run_as_nobody(names, collect_args=[str(here.parent / n) for n in names])
+    summary = outcome.output[-4000:]
+    assert outcome.returncode == 0 and outcome.tests == collected.items and not outcome.skipped, summary
