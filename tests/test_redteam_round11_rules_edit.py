@@ -215,3 +215,13 @@ def test_a_runtime_compiles_its_rules_into_the_sandbox(
     assert "Read-only file system" in out, out
     with pytest.raises(PolicyError):
         shellrt.Runtime(workspace=ws, sandbox="local", session_dir=tmp_path / "s2", deny=["Write(./.envrc)"])
+
+
+def test_a_repositorys_own_rule_cannot_stop_the_session(ws: Path) -> None:
+    """A missing path, a rule over the workspace, a Windows path: refused for the operator's rules,
+    a diagnostic for those of files the workspace can write (a repository must not stop the session)."""
+    origin = RuleOrigin("project", ws / ".claude" / "settings.json", 1, ws)
+    rules = [parse_rule(t, "deny", origin) for t in ("Edit(./missing.env)", "Write(./**)", "Read(.\\x\\y)")]
+    policy, notes = derive_policy(SandboxPolicy(workspace=ws), rules=rules, mask_defaults=False)
+    assert policy.write_denied == ()
+    assert sum("workspace can write" in n for n in notes) == 3, notes

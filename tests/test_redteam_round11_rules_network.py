@@ -77,3 +77,18 @@ def test_the_cli_refuses_a_deny_domain_on_the_host_network(tmp_path: Path) -> No
     )  # fmt: skip
     assert done.returncode != 0 and "ran" not in done.stdout, (done.stdout, done.stderr)
     assert "evil.example" in done.stderr and "proxied" in done.stderr, done.stderr
+
+
+def test_a_repositorys_own_domain_denies_cannot_stop_the_session(tmp_path: Path) -> None:
+    """Files the workspace can write may not refuse the operator's session (round 7's reasoning):
+    their denies on an unfiltered network are a diagnostic, not enforced by the sandbox."""
+    project = parse_rule(
+        "WebFetch(domain:evil.example)",
+        "deny",
+        RuleOrigin("project", tmp_path / ".claude" / "settings.json", 1, tmp_path),
+    )
+    base = SandboxPolicy(workspace=tmp_path, network="host")
+    policy, notes = derive_policy(base, rules=[project], mask_defaults=False)
+    assert policy.denied_domains == () and any("cannot be enforced" in n for n in notes), notes
+    again, _ = derive_policy(policy, rules=[project], mask_defaults=False)  # idempotent
+    assert again.network == "host"

@@ -286,6 +286,15 @@ def _spellings(path: Path) -> list[Path]:
     return list(dict.fromkeys([path, *found]))
 
 
+def _repository_rule(exc: PolicyError, operator: bool) -> str:
+    """An operator's rule the sandbox cannot enforce refuses the session (raised here); one of a file
+    the workspace can write is a diagnostic: a repository must not be able to stop the session
+    (round 7's reasoning), and its own rule protects nothing of the operator's."""
+    if operator:
+        raise exc
+    return f"{exc} (a rule of settings the workspace can write: not enforced in the sandbox, only by the permission layer)"
+
+
 def _write_denies(
     base: SandboxPolicy,
     rules: Sequence[PermissionRule],
@@ -304,7 +313,7 @@ def _write_denies(
     """
     notes: list[str] = []
     wanted: dict[Path, None] = dict.fromkeys(Path(os.path.normpath(p)) for p in base.write_denied)
-    missing: list[tuple[Path, str]] = []
+    missing: list[tuple[Path, str, bool]] = []
     for rule in rules:
         from shellrt.permissions.rules import WRITE_RULE_TOOLS
 
@@ -317,36 +326,40 @@ def _write_denies(
             )
             continue
         operator = rule.origin.source in TRUSTED_SANDBOX_SOURCES
-        paths, _ = rule_masks(rule, home=home, visits=None if operator else workspace_visits)
-        present = [p for p in paths if os.path.lexists(p)]
-        for path in present or paths:
-            for form in dict.fromkeys((path, Path(os.path.realpath(path)))):
-                root = _covers(form, roots)
-                if root is not None:
-                    raise PolicyError(
-                        f"{rule.describe()}: {form} is or holds the writable root {root}; the sandbox "
-                        "cannot keep commands from writing it and still run them there. Narrow the rule "
-                        "to the files or directories to protect, or drop the writable root"
-                    )
-                if not any(r in form.parents for r in roots):
-                    continue  # outside the writable roots: read-only in the sandbox already
-                if not present:
-                    missing.append((form, rule.describe()))
-                elif os.path.lexists(form) and os.path.realpath(form) == os.fspath(form):
-                    wanted.setdefault(form, None)
+        try:
+            paths, _ = rule_masks(rule, home=home, visits=None if operator else workspace_visits)
+            present = [p for p in paths if os.path.lexists(p)]
+            for path in present or paths:
+                for form in dict.fromkeys((path, Path(os.path.realpath(path)))):
+                    root = _covers(form, roots)
+                    if root is not None:
+                        raise PolicyError(
+                            f"{rule.describe()}: {form} is or holds the writable root {root}; the sandbox "
+                            "cannot keep commands from writing it and still run them there. Narrow the rule "
+                            "to the files or directories to protect, or drop the writable root"
+                        )
+                    if not any(r in form.parents for r in roots):
+                        continue  # outside the writable roots: read-only in the sandbox already
+                    if not present:
+                        missing.append((form, rule.describe(), operator))
+                    elif os.path.lexists(form) and os.path.realpath(form) == os.fspath(form):
+                        wanted.setdefault(form, None)
+        except PolicyError as exc:
+            notes.append(_repository_rule(exc, operator))
     hidden = [Path(os.path.normpath(m)) for m in masked]
 
     def covered(path: Path, by: Iterable[Path]) -> bool:
         return any(q == path or q in path.parents for q in by)
 
-    for form, rule_text in missing:
+    for form, rule_text, operator in missing:
         if covered(form, hidden) or covered(form, [w for w in wanted if os.path.isdir(w)]):
             continue
-        raise PolicyError(
+        refusal = PolicyError(
             f"{rule_text}: {form} does not exist, so the sandbox cannot bind it read-only and a command "
             f"could create it. Create it first (touch {form}, or mkdir for a directory), deny its "
             "directory instead, or remove the rule"
         )
+        notes.append(_repository_rule(refusal, operator))
     # Below a mask it is hidden (a read-only bind there would show it again); below another bound
     # directory it is read-only already: one mount fewer.
     kept = [p for p in wanted if not covered(p, hidden)]
@@ -457,6 +470,8 @@ def derive_network(
     notes: list[str] = []
     allowed: list[str] = list(base.allowed_domains)
     denied: list[str] = list(base.denied_domains)
+    untrusted: set[str] = set()  # where a deny came from a file the workspace can write
+    operator_denies = bool(base.denied_domains)
 
     def add(into: list[str], values: object, where: str) -> None:
         for value in _str_list(values):
@@ -471,6 +486,11 @@ def derive_network(
             continue
         where = f"sandbox.network in {loaded.path}"
         add(denied, network.get("deniedDomains"), where)  # a deny may come from anywhere
+        if _str_list(network.get("deniedDomains")):
+            if trust(loaded.source, loaded.path):
+                operator_denies = True
+            else:
+                untrusted.add(where)
         if network.get("allowedDomains"):
             if trust(loaded.source, loaded.path):
                 add(allowed, network.get("allowedDomains"), where)
@@ -485,6 +505,10 @@ def derive_network(
         domain = rule.specifier[len("domain:") :]
         if rule.kind == "deny":
             add(denied, [domain], rule.describe())
+            if trust(rule.origin.source, rule.origin.file):
+                operator_denies = True
+            else:
+                untrusted.add(rule.describe())
         elif rule.kind == "allow" and trust(rule.origin.source, rule.origin.file):
             add(allowed, [domain], rule.describe())
     allowed = [d for d in dict.fromkeys(allowed)]
@@ -492,7 +516,14 @@ def derive_network(
     network = base.network
     if allowed and network == "none":
         network = "proxied"
-    if network in ("host", "bridge") and (allowed or denied):
+    if network in ("host", "bridge") and (allowed or denied) and not (operator_denies or allowed):
+        # Only denies of files the workspace can write: a repository must not stop the session.
+        notes.append(
+            f"network {network!r}: the denied domains of files the workspace can write ({', '.join(sorted(untrusted))}) "
+            "cannot be enforced on this network (only the permission layer applies them)"
+        )
+        denied = []  # not enforced here: kept out of the policy (a derived policy derives the same)
+    elif network in ("host", "bridge") and (allowed or denied):
         # Only shellrt's proxy (network 'proxied') filters names; 'none' reaches nothing. On an
         # unfiltered network a deny kept in the policy was silently not enforced (red team, round 11).
         which = (
@@ -559,7 +590,11 @@ def derive_policy(
         if rule.kind != "deny" or rule.tool not in READ_RULE_TOOLS:
             continue
         operator = rule.origin.source in TRUSTED_SANDBOX_SOURCES
-        paths, rule_notes = rule_masks(rule, home=home, visits=None if operator else workspace_visits)
+        try:
+            paths, rule_notes = rule_masks(rule, home=home, visits=None if operator else workspace_visits)
+        except PolicyError as exc:
+            notes.append(_repository_rule(exc, operator))
+            continue
         notes += rule_notes
         wanted += [(p, rule.text) for p in paths]
 
