@@ -18,6 +18,13 @@ permission layer still denies it to the file tools, and a new session masks it.
 A masked path that is or contains a writable root (the workspace) cannot be
 hidden without hiding the workspace: it is skipped with a diagnostic.
 
+``Edit``/``Write`` deny rules become ``write_denied`` paths (red team, round 11): each existing
+one inside a writable root is bound read-only onto itself by the backend. What the sandbox cannot
+enforce exactly -- a denied path missing in a writable root, a rule holding a writable root,
+Windows separators, an operator's glob cut short, domain rules on network ``host``/``bridge`` --
+raises `PolicyError` (the session does not start) for the operator's rules, and is a diagnostic
+for rules of files the workspace can write (a repository must not stop the session).
+
 Settings (``"sandbox"`` in a settings file): ``maskedPaths`` (extra paths,
 ``~`` expanded, relative ones under the workspace) from any source;
 ``unmaskDefaults: true`` and ``unmaskedPaths`` (drop some defaults) only from
