@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["read_only_args", "read_only_paths"]
+__all__ = ["layered_args", "read_only_args", "read_only_paths"]
 
 
 def read_only_paths(
@@ -49,3 +49,27 @@ def read_only_args(shown: list[Path], roots: Sequence[Path], sources: Mapping[Pa
             source = sources.get(root, root) / path.relative_to(root)
         args += ["--ro-bind", str(source), str(path)]
     return args
+
+
+def layered_args(
+    masks: Sequence[tuple[Path, str | None]],
+    shown: list[Path],
+    roots: Sequence[Path],
+    sources: Mapping[Path, Path],
+) -> list[str]:
+    """The masks (``--tmpfs`` over a directory, ``/dev/null`` over a file) and the read-only binds,
+    shallowest first, a mask after a bind of the same path.
+
+    bwrap applies its mounts in argument order, and a later mount covers what is below it: a
+    read-only bind of a directory after a mask inside it showed the masked path again (red team,
+    round 11). In depth order every mount lands on top of each one that covers it: a mask inside
+    a bound directory stays, and a path shown inside a masked one (this session's results) shows.
+    """
+    layers: list[tuple[int, int, list[str]]] = []
+    for path in shown:
+        layers.append((len(path.parts), 0, read_only_args([path], roots, sources)))
+    for path, kind in masks:
+        flags = ["--tmpfs", str(path)] if kind == "dir" else ["--ro-bind", "/dev/null", str(path)]
+        layers.append((len(path.parts), 1, flags))
+    layers.sort(key=lambda layer: (layer[0], layer[1]))
+    return [flag for _depth, _order, flags in layers for flag in flags]

@@ -113,7 +113,7 @@ from sandbox._mountcheck import REFUSED, checked_mounts, guard_argv
 from sandbox._nestedroots import nested_root_args
 from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
-from sandbox._readonly import read_only_args, read_only_paths
+from sandbox._readonly import layered_args, read_only_paths
 from sandbox._scratch import OwnedDir
 from sandbox._tempholder import temp_holder_args
 from sandbox._uid_lease import UidLease, lease_uid
@@ -258,6 +258,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         #: needs a new zygote.
         self._hidden: tuple[str | None, ...] = ()
         self._aliases = AliasFinder()
+        self._write_aliases = AliasFinder()  # the other names of write-denied files (`_unwritable`)
         self._sockets: SocketWatch | None = None
         self._session_tmp: Path | None = None
         self._tmp_owner: OwnedDir | None = None
@@ -571,6 +572,21 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         ]
         aliases = self._aliases.aliases(self.policy.read_denied, found, self.policy.allowed_roots())
         return (*kinds, *(f"{ALIAS}{path}" for path in aliases))
+
+    def _unwritable(self) -> list[Path]:
+        """The write-denied paths (``Edit``/``Write`` deny rules) and every other name in the writable
+        roots of the files they hold: a hard link made before the rule (an earlier session) is the
+        same file, and writing it there wrote the denied one (red team, round 11)."""
+        denied = list(self.policy.write_denied)
+        if not denied:
+            return []
+        found: list[os.stat_result | None] = []
+        for path in denied:
+            try:
+                found.append(os.stat(path))
+            except OSError:
+                found.append(None)
+        return [*denied, *self._write_aliases.aliases(denied, found, self.policy.allowed_roots())]
 
     def _denied_paths(self, kinds: tuple[str | None, ...]) -> list[tuple[Path, str | None]]:
         """(path, kind) of each mask that `_denied_kinds` worked out."""
@@ -928,7 +944,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             for path, _kind in denied_paths
             if not as_user or _maskable(path, reach)  # else unreachable: nothing to hide
         ]
-        shown = read_only_paths(self.policy.read_only, self._reach_paths() if as_user else None, _maskable)
+        shown = read_only_paths(
+            [*self.policy.read_only, *self._unwritable()],
+            self._reach_paths() if as_user else None,
+            _maskable,
+        )
         # Every directory between a writable root and a masked path is a mount point of itself:
         # renaming or removing a mount point fails (EBUSY), so no command can move a masked
         # file out from under its mask, here or (the rename reaching the host) for a later session.
@@ -943,14 +963,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 if pin_fds is None
                 else pin_fds.bind(source, directory)
             )
-        for path, kind in denied_paths:
-            if path not in masked:
-                continue  # the sandbox uid cannot reach it to read it (nor bwrap to mask it)
-            if kind == "dir":
-                args += ["--tmpfs", str(path)]
-            elif kind == "file":
-                args += ["--ro-bind", "/dev/null", str(path)]
-        args += read_only_args(shown, self.policy.allowed_roots(), sources)  # after the masks
+        # Masks and read-only binds, each below every bind that covers it (`layered_args`).
+        hide = [(path, kind) for path, kind in denied_paths if path in masked and kind in ("dir", "file")]
+        args += layered_args(hide, shown, self.policy.allowed_roots(), sources)
         args += sockets
         args += ["--chdir", cwd]
         if seccomp_fd is not None:

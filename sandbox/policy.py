@@ -81,6 +81,9 @@ class SandboxPolicy(BaseModel):
     #: Shown read-only to commands where a backend can (bwrap): inside a writable root not
     #: writable there, inside a read-denied directory shown again. Existing paths only.
     read_only: tuple[Path, ...] = ()
+    #: Inside a writable root, never writable by a command (``Edit``/``Write`` deny rules): bound
+    #: read-only onto itself by every backend that binds (bwrap, docker). Existing paths only.
+    write_denied: tuple[Path, ...] = ()
     network: NetworkMode = "none"
     #: ``proxied`` only: host names the proxy lets through (``*.example.org``: its subdomains).
     allowed_domains: tuple[str, ...] = ()

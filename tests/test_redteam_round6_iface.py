@@ -277,6 +277,7 @@ async def test_a_write_to_a_file_with_another_name_is_not_judged_by_its_path(ws:
 
 async def test_moves_and_copies_of_other_files_still_run(ws: Path) -> None:
     (ws / "a.txt").write_text("x\n")
+    (ws / "keep.txt").write_text("original\n")  # a missing Edit-denied path refuses the session (round 11)
     commands = ["mv a.txt b.txt && cp b.txt c.txt && cat c.txt"]
     [envelope] = await _bash(ws, commands, mode="bypassPermissions", deny=["Edit(./keep.txt)"])
     assert not envelope.is_error and "x" in _text(envelope), _text(envelope)
@@ -548,6 +549,7 @@ async def test_an_edit_deny_rule_sees_download_and_dd_outputs(
 
 async def test_downloads_elsewhere_still_run(ws: Path, sink: tuple[int, list[bytes]]) -> None:
     port, _ = sink
+    (ws / "keep.txt").write_text("original\n")  # a missing Edit-denied path refuses the session (round 11)
     commands = [f"curl -s -o other.txt http://127.0.0.1:{port}/x && cat other.txt"]
     [envelope] = await _bash(ws, commands, mode="bypassPermissions", deny=["Edit(./keep.txt)"])
     assert "planted" in _text(envelope), _text(envelope)

@@ -61,6 +61,7 @@ def test_a_rule_covering_the_workspace_is_reported_not_mounted(tmp_path: Path) -
 def test_only_read_denies_count(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
+    (ws / "y").write_text("")  # an Edit deny binds y read-only (write_denied), it masks nothing
     rules = [parse_rule("Read(./x)", "allow", RuleOrigin("cli", None, None, ws)), _deny("Edit(./y)", ws)]
     policy, _ = derive_policy(SandboxPolicy(workspace=ws), rules=rules, mask_defaults=False)
     assert policy.read_denied == ()

@@ -259,6 +259,7 @@ class DockerBackend(SandboxBackend):
         #: read-denied files, masked like them (`sandbox._maskaliases`).
         self._extra_hidden: list[str] = []
         self._aliases = AliasFinder()
+        self._write_aliases = AliasFinder()  # the other names of write-denied files (`_write_denied_binds`)
         self._client: docker.DockerClient | None = None
         self._host_dir: str | None = None
         #: Bind mode: directories above masked paths, mounted over themselves (`_pins`).
@@ -618,6 +619,38 @@ class DockerBackend(SandboxBackend):
             for target, is_dir in masks
         ]
 
+    def _write_denied_binds(self, ws_source: str) -> list[Mount]:
+        """Read-only binds of the write-denied paths in the workspace (``Edit``/``Write`` deny
+        rules) onto themselves, from the workspace's source: the host directory in bind mode, the
+        private copy in copy mode. Existing paths reached without a symlink only (the policy holds
+        a symlink's target)."""
+        root = os.path.abspath(self.policy.workspace)
+        real_source = os.path.realpath(ws_source)
+        binds: list[Mount] = []
+        denied = list(self.policy.write_denied)
+        if denied and self.config.workspace_mode == "bind":
+            # A hard link made before the rule is the same file: every other name is bound too.
+            found: list[os.stat_result | None] = []
+            for path in denied:
+                try:
+                    found.append(os.stat(path))
+                except OSError:
+                    found.append(None)
+            denied += self._write_aliases.aliases(denied, found, [Path(root)])
+        for denied_path in denied:
+            rel = relative_to(os.path.abspath(denied_path), root)
+            if not rel:
+                continue  # outside the workspace: not in the container, or read-only there
+            source = os.path.join(real_source, rel)
+            try:
+                if not os.path.lexists(source) or os.path.realpath(source) != source:
+                    continue
+            except (OSError, ValueError):
+                continue
+            target = str(PurePosixPath(self.config.container_workspace) / rel)
+            binds.append(Mount(target=target, source=source, type="bind", read_only=True))
+        return binds
+
     def _create_container(self) -> tuple[str, Any]:
         """Create the container, attach to its main process, start it (blocking; in a thread).
 
@@ -643,10 +676,25 @@ class DockerBackend(SandboxBackend):
         if any(m["Target"] == cw for m in masks):
             mounts += masks  # the whole workspace is read-denied: an empty read-only directory instead
         else:
-            if masks:  # bind mode: no rename may carry a secret out of its mask (sandbox/docker/_pins.py)
-                self._pins = masked_ancestors(ws_source, self._hidden(), cw)
+            unwritable = self._write_denied_binds(ws_source)
+            # No rename may carry a secret out of its mask, or a protected file out of its bind
+            # (sandbox/docker/_pins.py): bind mode's masks, and the read-only binds in either mode.
+            pinned = [*(self._hidden() if masks else ()), *(m["Source"] for m in unwritable)]
+            if pinned:
+                # A pin is a writable bind: never at or below a read-only one (docker sorts mounts by depth).
+                bound = [PurePosixPath(m["Target"]) for m in unwritable]
+                self._pins = [
+                    pin
+                    for pin in masked_ancestors(ws_source, pinned, cw)
+                    if not any(
+                        b == PurePosixPath(pin.target) or b in PurePosixPath(pin.target).parents
+                        for b in bound
+                    )
+                ]
             pins = [Mount(target=pin.target, source=pin.source, type="bind") for pin in self._pins]
-            mounts += [Mount(target=cw, source=ws_source, type="bind"), *pins, *masks]
+            # Shallowest first, a mask after a bind of the same place: a bind never covers a mask below it.
+            layered = sorted([*unwritable, *masks], key=lambda m: len(PurePosixPath(m["Target"]).parts))
+            mounts += [Mount(target=cw, source=ws_source, type="bind"), *pins, *layered]
         host_kwargs: dict[str, Any] = {
             "init": True,
             "auto_remove": True,

@@ -75,17 +75,22 @@ def runtime_from_args(
 
         workspace = Path(args.workspace).expanduser().resolve()
         sandbox, policy = "local", SandboxPolicy(workspace=workspace)
-    return Runtime(
-        policy.workspace,
-        sandbox,
-        policy=policy,
-        approver=approver,
-        settings_files=list(args.settings),
-        mode=args.mode,
-        allow=list(args.allow),
-        deny=list(args.deny),
-        trust_workspace=bool(getattr(args, "trust_workspace", False)),
-        progress=progress,
-        mask_defaults=mask_defaults_from_args(args),
-        session_id=getattr(args, "session", None),
-    )
+    from shellrt.runtime.sandbox_policy import PolicyError
+
+    try:
+        return Runtime(
+            policy.workspace,
+            sandbox,
+            policy=policy,
+            approver=approver,
+            settings_files=list(args.settings),
+            mode=args.mode,
+            allow=list(args.allow),
+            deny=list(args.deny),
+            trust_workspace=bool(getattr(args, "trust_workspace", False)),
+            progress=progress,
+            mask_defaults=mask_defaults_from_args(args),
+            session_id=getattr(args, "session", None),
+        )
+    except PolicyError as exc:  # a rule the sandbox cannot enforce exactly: refuse, saying what to do
+        raise SystemExit(f"shellrt: {exc}") from exc

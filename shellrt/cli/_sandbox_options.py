@@ -8,6 +8,7 @@ and a `SandboxPolicy`. Starting the backend is ``shellrt.runtime.resolve_sandbox
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ if TYPE_CHECKING:  # imported where used: ``--help`` and argument parsing need n
 __all__ = [
     "SANDBOX_CHOICES",
     "add_sandbox_options",
+    "checked_writable_root",
     "mask_defaults_from_args",
     "parse_size",
     "print_network_refusals",
@@ -164,6 +166,38 @@ def workspace_from_args(args: argparse.Namespace) -> Path:
     return workspace
 
 
+def checked_writable_root(raw: str, workspace: Path, *, cwd: Path | None = None) -> Path:
+    """A ``--writable`` path resolved, one component at a time; exits when a symbolic link inside
+    the workspace is on the way (red team, round 11).
+
+    The repository chose where such a link points (``build -> ~/.ssh``): resolving it silently
+    opened that place read-write to every command. A link outside the workspace is the operator's
+    own, and the real path of the target may always be given.
+    """
+    inside = Path(os.path.realpath(workspace))
+    text = os.path.expanduser(raw)
+    current = Path("/") if text.startswith("/") else Path(os.path.realpath(cwd or Path.cwd()))
+    for part in text.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            current = current.parent
+            continue
+        candidate = current / part
+        if os.path.islink(candidate):
+            target = Path(os.path.realpath(candidate))
+            if candidate == inside or inside in candidate.parents:
+                raise SystemExit(
+                    f"shellrt: --writable {raw}: {candidate} is a symbolic link inside the workspace (to "
+                    f"{target}); the repository chose where it points, so it cannot name a writable root. "
+                    f"Pass the real path (--writable {target}) if you mean to open that directory to commands"
+                )
+            current = target
+        else:
+            current = candidate
+    return current
+
+
 def sandbox_from_args(
     args: argparse.Namespace, *, masks: bool = True
 ) -> tuple[SandboxConfig | Literal["auto", "bwrap"], SandboxPolicy]:
@@ -209,7 +243,7 @@ def sandbox_from_args(
     try:
         policy = SandboxPolicy(
             workspace=workspace,
-            writable_roots=tuple(Path(p).expanduser().resolve() for p in args.writable),
+            writable_roots=tuple(checked_writable_root(p, workspace) for p in args.writable),
             read_denied=tuple(Path(p).expanduser().resolve() for p in args.deny_read),
             network=network,
             allowed_domains=tuple(allowed),
@@ -219,7 +253,10 @@ def sandbox_from_args(
     except ValueError as exc:  # pydantic's ValidationError: a malformed --allow-domain
         raise SystemExit(f"shellrt: {exc}") from exc
     if masks:
-        policy, _ = derive_policy(policy, mask_defaults=mask_defaults_from_args(args))
+        try:
+            policy, _ = derive_policy(policy, mask_defaults=mask_defaults_from_args(args))
+        except ValueError as exc:  # PolicyError: what the sandbox cannot enforce, and what to do
+            raise SystemExit(f"shellrt: {exc}") from exc
     config: SandboxConfig | Literal["auto", "bwrap"]
     if choice == "auto":
         config = "auto"

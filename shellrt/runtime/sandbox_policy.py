@@ -18,6 +18,13 @@ permission layer still denies it to the file tools, and a new session masks it.
 A masked path that is or contains a writable root (the workspace) cannot be
 hidden without hiding the workspace: it is skipped with a diagnostic.
 
+``Edit``/``Write`` deny rules become ``write_denied`` paths (red team, round 11): each existing
+one inside a writable root is bound read-only onto itself by the backend. What the sandbox cannot
+enforce exactly -- a denied path missing in a writable root, a rule holding a writable root,
+Windows separators, an operator's glob cut short, domain rules on network ``host``/``bridge`` --
+raises `PolicyError` (the session does not start) for the operator's rules, and is a diagnostic
+for rules of files the workspace can write (a repository must not stop the session).
+
 Settings (``"sandbox"`` in a settings file): ``maskedPaths`` (extra paths,
 ``~`` expanded, relative ones under the workspace) from any source;
 ``unmaskDefaults: true`` and ``unmaskedPaths`` (drop some defaults) only from
@@ -36,7 +43,9 @@ from __future__ import annotations
 
 import os
 import pwd
+import stat
 import sys
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,6 +62,7 @@ __all__ = [
     "DEFAULT_MASKED_PATHS",
     "MAX_GLOB_MATCHES",
     "TRUSTED_SANDBOX_SOURCES",
+    "PolicyError",
     "derive_network",
     "derive_policy",
     "rule_masks",
@@ -99,7 +109,11 @@ MAX_GLOB_MATCHES = 2000
 _MAX_VISITS = 200_000
 #: ... all the glob rules of files the workspace can write together (~60 µs an entry: ~3 s).
 _MAX_WORKSPACE_VISITS = 50_000
-_GLOB_CHARS = frozenset("*?[\\")
+_GLOB_CHARS = frozenset("*?[{\\")
+
+
+class PolicyError(ValueError):
+    """A rule the sandbox cannot enforce exactly: the session refuses to start (fail closed)."""
 
 
 def _expand(text: str, home: Path, workspace: Path) -> Path:
@@ -145,6 +159,8 @@ def _walk_matches(
     budget = visits if visits is not None else _Visits()
     found: list[Path] = []
     stack = [start]
+    seen: set[tuple[int, int]] = set()  # symlinked directories entered: a link loop is walked once
+    normal = _nfc(pattern)
     while stack:
         directory = stack.pop()
         try:
@@ -157,10 +173,21 @@ def _walk_matches(
                 return found, True
             path = Path(entry.path)
             rel = os.path.relpath(path, base)
-            if glob_matches(pattern, rel):
+            # NFC and NFD spellings alike, as the permission layer matches a deny.
+            if glob_matches(pattern, rel) or (not rel.isascii() and glob_matches(normal, _nfc(rel))):
                 found.append(path)
             elif entry.is_dir(follow_symlinks=False):
                 stack.append(path)
+            elif entry.is_symlink():
+                # A symlinked directory too: ``ws/link/x.pem`` is denied by ``Read(**/*.pem)`` through
+                # the link (the permission layer matches the literal path), and cat reads it there.
+                try:
+                    target = entry.stat()
+                except OSError:
+                    continue
+                if stat.S_ISDIR(target.st_mode) and (target.st_dev, target.st_ino) not in seen:
+                    seen.add((target.st_dev, target.st_ino))
+                    stack.append(path)
     return found, False
 
 
@@ -168,7 +195,9 @@ def rule_masks(
     rule: PermissionRule, *, home: Path, limit: int = MAX_GLOB_MATCHES, visits: _Visits | None = None
 ) -> tuple[list[Path], list[str]]:
     """The paths a ``Read(...)`` deny rule masks, and diagnostics for what the mount cannot cover.
-    ``visits``: the walk's budget when shared with other rules (default: a fresh one)."""
+    ``visits``: the walk's budget when shared with other rules (default: a fresh one); given for the
+    rules of files the workspace can write, whose cut glob is a diagnostic. `PolicyError` for a rule
+    the sandbox cannot compile exactly: Windows separators, no anchor, an operator's glob cut short."""
     spec = rule.specifier
     if spec is None:
         return [], [
@@ -177,13 +206,17 @@ def rule_masks(
         ]
     from shellrt.permissions.rules import pattern_base
 
+    check_rule_syntax(rule)
     split = pattern_base(spec, rule.origin.root, home)
     if split is None:
-        return [], [f"{rule.describe()}: a relative path with no anchor directory; not masked in the sandbox"]
+        raise PolicyError(
+            f"{rule.describe()}: a relative path with no directory to anchor it at; the sandbox cannot "
+            "enforce it. Write it from the workspace (./path), the home (~/path) or the root (//path)"
+        )
     base, pattern = split
     static, anchored, whole = _static_part(pattern)
     if whole and anchored:
-        return [Path(os.path.normpath(base.joinpath(*static)))], []
+        return _spellings(Path(os.path.normpath(base.joinpath(*static)))), []
     start = Path(os.path.normpath(base.joinpath(*static))) if anchored else base
     if visits is not None and visits.left <= 0:
         return [], [
@@ -192,13 +225,152 @@ def rule_masks(
             "file tools)"
         ]
     found, cut = _walk_matches(base, start, pattern, limit, visits)
-    notes = []
-    if cut:
-        notes.append(
+    if cut and visits is not None:
+        # A rule of a file the workspace can write: a repository must not stop the session by
+        # flooding it (red team, round 7); its own rule protects nothing of the operator's.
+        return found, [
             f"{rule.describe()}: the glob matched too many paths under {start}; only {len(found)} are masked "
             "in the sandbox (the permission layer still denies the rest to the file tools)"
+        ]
+    if cut:  # the operator's rule: fail closed
+        raise PolicyError(
+            f"{rule.describe()}: the glob matches too many paths under {start} (or its walk was cut short) "
+            "for the sandbox to enforce it exactly. Deny the directory that holds them instead, or anchor "
+            "the rule below a smaller directory (./dir/**/*.pem)"
         )
-    return found, notes
+    return found, []
+
+
+#: A backslash before one of these is a glob escape (``\*``: a literal star); before anything else
+#: it is a Windows separator (``.\\secrets\\key``), which never matches a POSIX path.
+_ESCAPABLE = frozenset("*?[]{},!\\")
+
+
+def check_rule_syntax(rule: PermissionRule) -> None:
+    """Refuse a path rule written with Windows separators (it would silently never match)."""
+    spec = rule.specifier or ""
+    if len(spec) > 1 and spec[1] == ":" and spec[0].isalpha():
+        raise PolicyError(
+            f"{rule.describe()}: a Windows drive path; rules use POSIX paths (//abs/path, ./rel, ~/home)"
+        )
+    i = 0
+    while i < len(spec):
+        if spec[i] == "\\":
+            if i + 1 >= len(spec) or spec[i + 1] not in _ESCAPABLE:
+                raise PolicyError(
+                    f"{rule.describe()}: a backslash that is not a glob escape: paths in rules use '/' "
+                    "(./dir/file), never Windows separators; a backslash only escapes * ? [ ] { } , ! or \\"
+                )
+            i += 2
+            continue
+        i += 1
+
+
+def _nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
+
+
+def _spellings(path: Path) -> list[Path]:
+    """``path`` and every existing path that differs from it only in Unicode normal form.
+
+    The permission layer matches a deny in NFC and NFD alike (``café`` in either spelling), and a
+    file system stores bytes: the on-disk ``cafe`` + U+0301 is another name than the rule's ``café``.
+    """
+    if path.as_posix().isascii():
+        return [path]
+    found = [Path("/")]
+    for part in path.parts[1:]:
+        nxt: list[Path] = []
+        for parent in found:
+            names = {part}
+            if not part.isascii():
+                try:
+                    names |= {e for e in os.listdir(parent) if _nfc(e) == _nfc(part)}
+                except OSError:
+                    pass
+            nxt += [parent / n for n in sorted(names)]
+        found = nxt[:64]
+    return list(dict.fromkeys([path, *found]))
+
+
+def _repository_rule(exc: PolicyError, operator: bool) -> str:
+    """An operator's rule the sandbox cannot enforce refuses the session (raised here); one of a file
+    the workspace can write is a diagnostic: a repository must not be able to stop the session
+    (round 7's reasoning), and its own rule protects nothing of the operator's."""
+    if operator:
+        raise exc
+    return f"{exc} (a rule of settings the workspace can write: not enforced in the sandbox, only by the permission layer)"
+
+
+def _write_denies(
+    base: SandboxPolicy,
+    rules: Sequence[PermissionRule],
+    home: Path,
+    roots: Sequence[Path],
+    masked: Sequence[Path],
+    workspace_visits: _Visits,
+) -> tuple[tuple[Path, ...], list[str]]:
+    """The paths inside the writable roots that ``Edit``/``Write`` deny rules keep from every command.
+
+    Each existing one is bound read-only onto itself by the backend; a symlink is bound where it
+    leads (a bind onto a link follows it). Outside the writable roots a command only reads already.
+    Fail closed (`PolicyError`): a rule that is or holds a writable root, and a static rule whose
+    path does not exist in a writable root (nothing to bind: a command could create it) unless a
+    bound directory or a mask already covers it.
+    """
+    notes: list[str] = []
+    wanted: dict[Path, None] = dict.fromkeys(Path(os.path.normpath(p)) for p in base.write_denied)
+    missing: list[tuple[Path, str, bool]] = []
+    for rule in rules:
+        from shellrt.permissions.rules import WRITE_RULE_TOOLS
+
+        if rule.kind != "deny" or rule.tool not in WRITE_RULE_TOOLS:
+            continue
+        if rule.specifier is None:
+            notes.append(
+                f"{rule.describe()}: denies every edit; the sandbox keeps the writable roots writable "
+                "(the permission layer enforces it for the file tools)"
+            )
+            continue
+        operator = rule.origin.source in TRUSTED_SANDBOX_SOURCES
+        try:
+            paths, _ = rule_masks(rule, home=home, visits=None if operator else workspace_visits)
+            present = [p for p in paths if os.path.lexists(p)]
+            for path in present or paths:
+                for form in dict.fromkeys((path, Path(os.path.realpath(path)))):
+                    root = _covers(form, roots)
+                    if root is not None:
+                        raise PolicyError(
+                            f"{rule.describe()}: {form} is or holds the writable root {root}; the sandbox "
+                            "cannot keep commands from writing it and still run them there. Narrow the rule "
+                            "to the files or directories to protect, or drop the writable root"
+                        )
+                    if not any(r in form.parents for r in roots):
+                        continue  # outside the writable roots: read-only in the sandbox already
+                    if not present:
+                        missing.append((form, rule.describe(), operator))
+                    elif os.path.lexists(form) and os.path.realpath(form) == os.fspath(form):
+                        wanted.setdefault(form, None)
+        except PolicyError as exc:
+            notes.append(_repository_rule(exc, operator))
+    hidden = [Path(os.path.normpath(m)) for m in masked]
+
+    def covered(path: Path, by: Iterable[Path]) -> bool:
+        return any(q == path or q in path.parents for q in by)
+
+    for form, rule_text, operator in missing:
+        if covered(form, hidden) or covered(form, [w for w in wanted if os.path.isdir(w)]):
+            continue
+        refusal = PolicyError(
+            f"{rule_text}: {form} does not exist, so the sandbox cannot bind it read-only and a command "
+            f"could create it. Create it first (touch {form}, or mkdir for a directory), deny its "
+            "directory instead, or remove the rule"
+        )
+        notes.append(_repository_rule(refusal, operator))
+    # Below a mask it is hidden (a read-only bind there would show it again); below another bound
+    # directory it is read-only already: one mount fewer.
+    kept = [p for p in wanted if not covered(p, hidden)]
+    return tuple(p for p in kept if not any(q in p.parents for q in kept)), notes
 
 
 def _interpreter_dirs() -> list[Path]:
@@ -305,6 +477,8 @@ def derive_network(
     notes: list[str] = []
     allowed: list[str] = list(base.allowed_domains)
     denied: list[str] = list(base.denied_domains)
+    untrusted: set[str] = set()  # where a deny came from a file the workspace can write
+    operator_denies = bool(base.denied_domains)
 
     def add(into: list[str], values: object, where: str) -> None:
         for value in _str_list(values):
@@ -319,6 +493,11 @@ def derive_network(
             continue
         where = f"sandbox.network in {loaded.path}"
         add(denied, network.get("deniedDomains"), where)  # a deny may come from anywhere
+        if _str_list(network.get("deniedDomains")):
+            if trust(loaded.source, loaded.path):
+                operator_denies = True
+            else:
+                untrusted.add(where)
         if network.get("allowedDomains"):
             if trust(loaded.source, loaded.path):
                 add(allowed, network.get("allowedDomains"), where)
@@ -333,6 +512,10 @@ def derive_network(
         domain = rule.specifier[len("domain:") :]
         if rule.kind == "deny":
             add(denied, [domain], rule.describe())
+            if trust(rule.origin.source, rule.origin.file):
+                operator_denies = True
+            else:
+                untrusted.add(rule.describe())
         elif rule.kind == "allow" and trust(rule.origin.source, rule.origin.file):
             add(allowed, [domain], rule.describe())
     allowed = [d for d in dict.fromkeys(allowed)]
@@ -340,9 +523,23 @@ def derive_network(
     network = base.network
     if allowed and network == "none":
         network = "proxied"
-    elif allowed and network != "proxied":
+    if network in ("host", "bridge") and (allowed or denied) and not (operator_denies or allowed):
+        # Only denies of files the workspace can write: a repository must not stop the session.
         notes.append(
-            f"network {network!r}: the domain allow-list does not apply (it is for the default 'none')"
+            f"network {network!r}: the denied domains of files the workspace can write ({', '.join(sorted(untrusted))}) "
+            "cannot be enforced on this network (only the permission layer applies them)"
+        )
+        denied = []  # not enforced here: kept out of the policy (a derived policy derives the same)
+    elif network in ("host", "bridge") and (allowed or denied):
+        # Only shellrt's proxy (network 'proxied') filters names; 'none' reaches nothing. On an
+        # unfiltered network a deny kept in the policy was silently not enforced (red team, round 11).
+        which = (
+            f"denied domains ({', '.join(denied)})" if denied else f"allowed domains ({', '.join(allowed)})"
+        )
+        raise PolicyError(
+            f"network {network!r} reaches every host directly, so the sandbox cannot enforce the {which} "
+            "of this session's rules and settings. Use network 'none' or 'proxied' (the default, with "
+            "--allow-domain for what commands may reach), or remove the domain rules"
         )
     update = {"allowed_domains": tuple(allowed), "denied_domains": tuple(denied), "network": network}
     return base.model_copy(update=update), notes
@@ -400,17 +597,21 @@ def derive_policy(
         if rule.kind != "deny" or rule.tool not in READ_RULE_TOOLS:
             continue
         operator = rule.origin.source in TRUSTED_SANDBOX_SOURCES
-        paths, rule_notes = rule_masks(rule, home=home, visits=None if operator else workspace_visits)
+        try:
+            paths, rule_notes = rule_masks(rule, home=home, visits=None if operator else workspace_visits)
+        except PolicyError as exc:
+            notes.append(_repository_rule(exc, operator))
+            continue
         notes += rule_notes
         wanted += [(p, rule.text) for p in paths]
 
     roots = [Path(os.path.normpath(r)) for r in base.allowed_roots()]
     masked: dict[Path, None] = {}
     for path, why in wanted:
-        forms = [path]
-        real = Path(os.path.realpath(path))
-        if real != path:
-            forms.append(real)  # a symlink: hide what it points to as well
+        # A symlink on the way: hidden where it leads, which hides it under every name (bwrap could
+        # not mount through an absolute link into the new root: ``ws/link -> /elsewhere`` made the
+        # sandbox fail to start, a repository's way to stop every session of an operator's rule).
+        forms = [Path(os.path.realpath(path))]
         for form in forms:
             root = _covers(form, roots)
             if root is not None:
@@ -423,8 +624,10 @@ def derive_policy(
             masked.setdefault(form, None)
     # A path under another masked path is already hidden: one mount fewer.
     kept = tuple(p for p in masked if not any(q in p.parents for q in masked))
+    unwritable, write_notes = _write_denies(base, rules, home, roots, kept, workspace_visits)
+    notes += write_notes
     policy, net_notes = derive_network(
-        base.model_copy(update={"read_denied": kept}),
+        base.model_copy(update={"read_denied": kept, "write_denied": unwritable}),
         rules=rules,
         settings_files=settings_files,
         trusted=trusted,
