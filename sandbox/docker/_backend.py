@@ -89,7 +89,15 @@ from sandbox.docker._labels import session_labels
 from sandbox.docker._pins import Pin, masked_ancestors, verify_pins
 from sandbox.docker._priv import priv_binary
 from sandbox.docker._process import DockerProcess, ExecutorSession
-from sandbox.docker._protocol import EXECUTOR_PROTOCOL_VERSION, Event, executor_script, render_request
+from sandbox.docker._protocol import (
+    EXECUTOR_PROTOCOL_VERSION,
+    EXECUTOR_SHELLS,
+    PID_MAX,
+    Event,
+    executor_script,
+    parse_number,
+    render_request,
+)
 from sandbox.docker._recycle import (
     EXECUTOR_CAPS,
     EXECUTOR_UID,
@@ -105,6 +113,7 @@ from sandbox.docker._reset import (
     parse_status,
 )
 from sandbox.docker._root_inode import InodeState, inode_state
+from sandbox.docker._shown import shown
 from sandbox.docker._sockets import WorkspaceSockets
 from sandbox.docker._volumes import image_volume_targets, make_read_only
 from sandbox.docker._workspace import copy_in, export_workspace
@@ -220,10 +229,22 @@ class _Hello:
 
 
 def _parse_hello(event: Event) -> _Hello:
-    if event.id != EXECUTOR_PROTOCOL_VERSION or len(event.fields) < 3:
-        raise BackendUnavailableError(f"unexpected executor hello {event!r}")
-    pid = int(event.fields[0]) if event.fields[0].isdigit() else None
-    return _Hello(pid=pid, setsid=event.fields[1] == "1", shell=event.fields[2])
+    """The executor's ``H`` line, every field checked: the image's ``/bin/sh`` writes it, and the
+    shell path reaches argvs and the command line Inspect's ``connection()`` gives an operator."""
+    fields = event.fields
+    if event.id != EXECUTOR_PROTOCOL_VERSION or len(fields) != 3:
+        raise BackendUnavailableError(
+            f"unexpected executor hello '{shown(event.rest[:200])}': the image's /bin/sh is not a plain "
+            "POSIX shell (it wrote to the control channel); use another image"
+        )
+    pid = parse_number(fields[0], PID_MAX, low=2)
+    if pid is None or fields[1] not in ("0", "1") or fields[2] not in EXECUTOR_SHELLS:
+        raise BackendUnavailableError(
+            f"the executor's hello names pid '{shown(fields[0][:40])}' and shell '{shown(fields[2][:200])}'; "
+            f"the executor only ever reports a pid and one of {', '.join(sorted(EXECUTOR_SHELLS))}: the "
+            "image's /bin/sh forged it. Use another image"
+        )
+    return _Hello(pid=pid, setsid=fields[1] == "1", shell=fields[2])
 
 
 class DockerBackend(SandboxBackend):
@@ -1015,7 +1036,14 @@ class DockerBackend(SandboxBackend):
                 ) from exc
             if started.kind == "E":
                 raise SandboxExecError(self._refusal(request, started.rest))
-            container_pid = int(started.fields[0]) if started.fields and started.fields[0].isdigit() else 0
+            container_pid = parse_number(started.rest, PID_MAX, low=2)
+            if container_pid is None:  # a lying executor: nothing it says is believed any more
+                reason = (
+                    f"the container's executor reported '{shown(started.rest[:80])}' as the pid of "
+                    f"{request.argv[0]!r}: not a pid (the image's /bin/sh is not a plain POSIX shell)"
+                )
+                session.end(reason, killed=False)
+                raise SandboxExecError(reason)
             if in_fd is not None:
                 # The command holds the read end now: swap our read-write end for a
                 # write-only one, so writes after it exits fail (EPIPE) instead of
@@ -1084,7 +1112,7 @@ class DockerBackend(SandboxBackend):
                 "for shellrt's executor; choose another user"
             ),
         }
-        text = texts.get(reason, f"could not start {request.argv[0]!r}: {reason}")
+        text = texts.get(reason, f"could not start {request.argv[0]!r}: {shown(reason[:200])}")
         return f"{text}. Nothing was run."
 
     # --- recycling (batch) ---------------------------------------------------------

@@ -156,7 +156,11 @@ class DockerProcess(SandboxProcess):
         self._resolve(ExitStatus(exit_code=255, sandbox_failure=reason))
 
     def _resolve_exit(self, event: Event) -> None:
-        rc, oom, cwd = parse_exit(event)
+        try:
+            rc, oom, cwd = parse_exit(event)
+        except ValueError as exc:  # a forged line: no exit code is believed
+            self._resolve(ExitStatus(exit_code=255, sandbox_failure=f"the container's executor sent a {exc}"))
+            return
         signal = rc - 128 if 128 < rc < 160 else None
         self._resolve(ExitStatus(exit_code=rc, signal=signal, oom_killed=oom, cwd=cwd))
 
