@@ -761,6 +761,8 @@ class DockerBackend(SandboxBackend):
                 event = await channel.wait("H", EXECUTOR_PROTOCOL_VERSION)
             hello = _parse_hello(event)
         except ExecutorGoneError as exc:
+            if channel.failure is not None:
+                raise BackendUnavailableError(f"image {self.config.image!r}: {channel.failure}") from exc
             raise self._start_failure(channel.stderr_text) from exc
         except TimeoutError as exc:
             channel.close()
@@ -870,7 +872,7 @@ class DockerBackend(SandboxBackend):
         async with self._executor_lock:
             if self._session is None or not self._session.alive:
                 reason = (
-                    self._session.ended if self._session else None
+                    (self._session.ended or self._session.channel.failure) if self._session else None
                 ) or "the container's executor is gone"
                 await self._replace(f"{reason} (the container died or was killed)")
             elif appeared := self._unmasked_denied():
@@ -964,7 +966,7 @@ class DockerBackend(SandboxBackend):
             except ExecutorGoneError as exc:
                 raise SandboxExecError(
                     f"the container's executor ended while starting {request.argv[0]!r}, twice: "
-                    f"{session.ended or 'connection closed'}"
+                    f"{session.ended or session.channel.failure or 'connection closed'}"
                 ) from exc
 
     async def _exec(self, session: ExecutorSession, request: ExecRequest) -> SandboxProcess:

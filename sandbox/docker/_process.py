@@ -152,7 +152,11 @@ class DockerProcess(SandboxProcess):
         if self._status is not None:
             return
         # The session ended: `end` resolved us (killed or failed); if not, say it plainly.
-        reason = session.ended or "the container's executor is gone (the container died or was removed)"
+        reason = (
+            session.ended
+            or session.channel.failure
+            or "the container's executor is gone (the container died or was removed)"
+        )
         self._resolve(ExitStatus(exit_code=255, sandbox_failure=reason))
 
     def _resolve_exit(self, event: Event) -> None:
