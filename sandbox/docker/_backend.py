@@ -69,6 +69,7 @@ import docker.errors
 import requests.exceptions
 from docker.types import Mount
 
+from sandbox._deeptree import WorkspaceTooDeepError
 from sandbox._maskaliases import AliasFinder
 from sandbox._proxied import ContainerProxy
 from sandbox._proxy import Refusal, proxy_env
@@ -1278,9 +1279,12 @@ class DockerBackend(SandboxBackend):
         if not into_existing:
             os.mkdir(dest, 0o700)
             self._workspace_inode = inode_state(dest)
-        return copy_in(
-            self.policy.workspace, dest, self.policy.read_denied, self.command_ids, into_existing=True
-        )
+        try:
+            return copy_in(
+                self.policy.workspace, dest, self.policy.read_denied, self.command_ids, into_existing=True
+            )
+        except WorkspaceTooDeepError as exc:
+            raise BackendUnavailableError(str(exc)) from exc
 
     async def export_workspace(self, dest: Path) -> None:
         """Copy the container's workspace out to ``dest`` (created if missing; files there are overwritten)."""
