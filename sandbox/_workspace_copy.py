@@ -18,6 +18,8 @@ import stat
 from collections.abc import Collection, Iterable
 from pathlib import Path
 
+from sandbox._deeptree import check_copy_depth
+
 __all__ = ["copy_workspace", "left_out"]
 
 
@@ -33,7 +35,8 @@ def copy_workspace(
     Raises `FileNotFoundError` when ``source`` is not a directory and `PermissionError`
     when it is, or lies inside, a path to leave out -- unless that path is one of ``homes``
     (``/root`` is masked as a whole, yet workspaces live in homes; the credential stores
-    in them are still left out). Blocking.
+    in them are still left out), and `WorkspaceTooDeepError` (a `ValueError`) when it holds
+    directories more than `MAX_COPY_DEPTH` levels deep. Blocking.
     """
     real = os.path.realpath(source)
     if not os.path.isdir(real):
@@ -47,6 +50,7 @@ def copy_workspace(
                 "(credentials, shellrt's own state, the run's files); copy what the task needs elsewhere"
             )
 
+    check_copy_depth(real)  # copytree recurses per level: a deep tree raised RecursionError (round 11)
     shutil.copytree(
         real, dest, symlinks=True, ignore=lambda directory, names: left_out(directory, names, hidden)
     )

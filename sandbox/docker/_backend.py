@@ -69,6 +69,7 @@ import docker.errors
 import requests.exceptions
 from docker.types import Mount
 
+from sandbox._deeptree import WorkspaceTooDeepError
 from sandbox._maskaliases import AliasFinder
 from sandbox._proxied import ContainerProxy
 from sandbox._proxy import Refusal, proxy_env
@@ -89,7 +90,15 @@ from sandbox.docker._labels import session_labels
 from sandbox.docker._pins import Pin, masked_ancestors, verify_pins
 from sandbox.docker._priv import priv_binary
 from sandbox.docker._process import DockerProcess, ExecutorSession
-from sandbox.docker._protocol import EXECUTOR_PROTOCOL_VERSION, Event, executor_script, render_request
+from sandbox.docker._protocol import (
+    EXECUTOR_PROTOCOL_VERSION,
+    EXECUTOR_SHELLS,
+    PID_MAX,
+    Event,
+    executor_script,
+    parse_number,
+    render_request,
+)
 from sandbox.docker._recycle import (
     EXECUTOR_CAPS,
     EXECUTOR_UID,
@@ -105,6 +114,7 @@ from sandbox.docker._reset import (
     parse_status,
 )
 from sandbox.docker._root_inode import InodeState, inode_state
+from sandbox.docker._shown import shown
 from sandbox.docker._sockets import WorkspaceSockets
 from sandbox.docker._volumes import image_volume_targets, make_read_only
 from sandbox.docker._workspace import copy_in, export_workspace
@@ -220,10 +230,22 @@ class _Hello:
 
 
 def _parse_hello(event: Event) -> _Hello:
-    if event.id != EXECUTOR_PROTOCOL_VERSION or len(event.fields) < 3:
-        raise BackendUnavailableError(f"unexpected executor hello {event!r}")
-    pid = int(event.fields[0]) if event.fields[0].isdigit() else None
-    return _Hello(pid=pid, setsid=event.fields[1] == "1", shell=event.fields[2])
+    """The executor's ``H`` line, every field checked: the image's ``/bin/sh`` writes it, and the
+    shell path reaches argvs and the command line Inspect's ``connection()`` gives an operator."""
+    fields = event.fields
+    if event.id != EXECUTOR_PROTOCOL_VERSION or len(fields) != 3:
+        raise BackendUnavailableError(
+            f"unexpected executor hello '{shown(event.rest[:200])}': the image's /bin/sh is not a plain "
+            "POSIX shell (it wrote to the control channel); use another image"
+        )
+    pid = parse_number(fields[0], PID_MAX, low=2)
+    if pid is None or fields[1] not in ("0", "1") or fields[2] not in EXECUTOR_SHELLS:
+        raise BackendUnavailableError(
+            f"the executor's hello names pid '{shown(fields[0][:40])}' and shell '{shown(fields[2][:200])}'; "
+            f"the executor only ever reports a pid and one of {', '.join(sorted(EXECUTOR_SHELLS))}: the "
+            "image's /bin/sh forged it. Use another image"
+        )
+    return _Hello(pid=pid, setsid=fields[1] == "1", shell=fields[2])
 
 
 class DockerBackend(SandboxBackend):
@@ -788,6 +810,8 @@ class DockerBackend(SandboxBackend):
                 event = await channel.wait("H", EXECUTOR_PROTOCOL_VERSION)
             hello = _parse_hello(event)
         except ExecutorGoneError as exc:
+            if channel.failure is not None:
+                raise BackendUnavailableError(f"image {self.config.image!r}: {channel.failure}") from exc
             raise self._start_failure(channel.stderr_text) from exc
         except TimeoutError as exc:
             channel.close()
@@ -897,7 +921,7 @@ class DockerBackend(SandboxBackend):
         async with self._executor_lock:
             if self._session is None or not self._session.alive:
                 reason = (
-                    self._session.ended if self._session else None
+                    (self._session.ended or self._session.channel.failure) if self._session else None
                 ) or "the container's executor is gone"
                 await self._replace(f"{reason} (the container died or was killed)")
             elif appeared := self._unmasked_denied():
@@ -991,7 +1015,7 @@ class DockerBackend(SandboxBackend):
             except ExecutorGoneError as exc:
                 raise SandboxExecError(
                     f"the container's executor ended while starting {request.argv[0]!r}, twice: "
-                    f"{session.ended or 'connection closed'}"
+                    f"{session.ended or session.channel.failure or 'connection closed'}"
                 ) from exc
 
     async def _exec(self, session: ExecutorSession, request: ExecRequest) -> SandboxProcess:
@@ -1063,7 +1087,14 @@ class DockerBackend(SandboxBackend):
                 ) from exc
             if started.kind == "E":
                 raise SandboxExecError(self._refusal(request, started.rest))
-            container_pid = int(started.fields[0]) if started.fields and started.fields[0].isdigit() else 0
+            container_pid = parse_number(started.rest, PID_MAX, low=2)
+            if container_pid is None:  # a lying executor: nothing it says is believed any more
+                reason = (
+                    f"the container's executor reported '{shown(started.rest[:80])}' as the pid of "
+                    f"{request.argv[0]!r}: not a pid (the image's /bin/sh is not a plain POSIX shell)"
+                )
+                session.end(reason, killed=False)
+                raise SandboxExecError(reason)
             if in_fd is not None:
                 # The command holds the read end now: swap our read-write end for a
                 # write-only one, so writes after it exits fail (EPIPE) instead of
@@ -1132,7 +1163,7 @@ class DockerBackend(SandboxBackend):
                 "for shellrt's executor; choose another user"
             ),
         }
-        text = texts.get(reason, f"could not start {request.argv[0]!r}: {reason}")
+        text = texts.get(reason, f"could not start {request.argv[0]!r}: {shown(reason[:200])}")
         return f"{text}. Nothing was run."
 
     # --- recycling (batch) ---------------------------------------------------------
@@ -1296,9 +1327,12 @@ class DockerBackend(SandboxBackend):
         if not into_existing:
             os.mkdir(dest, 0o700)
             self._workspace_inode = inode_state(dest)
-        return copy_in(
-            self.policy.workspace, dest, self.policy.read_denied, self.command_ids, into_existing=True
-        )
+        try:
+            return copy_in(
+                self.policy.workspace, dest, self.policy.read_denied, self.command_ids, into_existing=True
+            )
+        except WorkspaceTooDeepError as exc:
+            raise BackendUnavailableError(str(exc)) from exc
 
     async def export_workspace(self, dest: Path) -> None:
         """Copy the container's workspace out to ``dest`` (created if missing; files there are overwritten)."""

@@ -34,10 +34,15 @@ import anyio
 from sandbox.docker._protocol import Event, LineSplitter, parse_event
 from sandbox.docker._shown import shown
 
-__all__ = ["ChannelTimeoutError", "ControlChannel", "ExecutorGoneError", "FrameDecoder"]
+__all__ = ["MAX_PENDING_EVENTS", "ChannelTimeoutError", "ControlChannel", "ExecutorGoneError", "FrameDecoder"]
 
 _log = logging.getLogger("sandbox.docker")
 _STDERR_KEEP = 8192
+#: Events filed and not yet taken. The executor answers each request once and reports each
+#: command's end once, so a few per running command are ever pending; the image's ``/bin/sh``
+#: writes this channel, and one that sends events nobody asked for must not grow the host's
+#: memory without end (red team round 11): past this the session fails.
+MAX_PENDING_EVENTS = 65536
 
 
 class ExecutorGoneError(Exception):
@@ -49,21 +54,34 @@ class ChannelTimeoutError(TimeoutError):
 
 
 class FrameDecoder:
-    """Splits docker's multiplexed attach stream into (stream number, payload) pieces."""
+    """Splits docker's multiplexed attach stream into (stream number, payload) pieces.
+
+    A frame's payload is handed on as it arrives, in pieces: a header may announce 4 GiB, and
+    nothing waits for (or holds) a whole frame."""
 
     def __init__(self) -> None:
         self._buf = bytearray()
+        #: The stream of the frame being read and how many of its payload bytes are still to come.
+        self._kind = 0
+        self._left = 0
 
     def feed(self, data: bytes) -> list[tuple[int, bytes]]:
         self._buf += data
         out: list[tuple[int, bytes]] = []
-        while len(self._buf) >= 8:
-            kind = self._buf[0]
-            (size,) = struct.unpack(">I", self._buf[4:8])
-            if len(self._buf) < 8 + size:
+        while True:
+            if self._left:
+                if not self._buf:
+                    break
+                piece = bytes(self._buf[: self._left])
+                del self._buf[: len(piece)]
+                self._left -= len(piece)
+                out.append((self._kind, piece))
+                continue
+            if len(self._buf) < 8:
                 break
-            out.append((kind, bytes(self._buf[8 : 8 + size])))
-            del self._buf[: 8 + size]
+            self._kind = self._buf[0]
+            (self._left,) = struct.unpack(">I", self._buf[4:8])
+            del self._buf[:8]
         return out
 
 
@@ -82,6 +100,8 @@ class ControlChannel:
         self._send_lock = anyio.Lock()
         self._stderr = bytearray()
         self.closed = False
+        #: Why the channel was closed from this side because of what the executor sent (None: it was not).
+        self.failure: str | None = None
 
     @property
     def stderr_text(self) -> str:
@@ -151,7 +171,7 @@ class ControlChannel:
                 if event is not None:
                     return event
             if self.closed:
-                raise ExecutorGoneError("the executor session ended")
+                raise ExecutorGoneError(self.failure or "the executor session ended")
             if self._reading:
                 await self._delivered.wait()
                 continue
@@ -197,7 +217,21 @@ class ControlChannel:
                 if key in self._discard:
                     self._discard.discard(key)
                     continue
+                if len(self._mail) >= MAX_PENDING_EVENTS and key not in self._mail:
+                    self._fail(
+                        f"the container's executor sent more than {MAX_PENDING_EVENTS:,} events nobody asked "
+                        "for (the image's /bin/sh writes the control channel): the session is closed; "
+                        "use an image with a plain POSIX shell"
+                    )
+                    return
                 self._mail[key] = event
+
+    def _fail(self, reason: str) -> None:
+        """Close the channel for what the executor sent: every waiter gets ``reason``."""
+        _log.warning("%s", reason)
+        self.failure = reason
+        self._mail.clear()
+        self._mark_closed()
 
     def _mark_closed(self) -> None:
         if self.closed:

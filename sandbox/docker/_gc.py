@@ -11,7 +11,6 @@ import contextlib
 import logging
 import os
 import re
-import shutil
 import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from typing import Any
 import docker
 import docker.errors
 
-from sandbox._scratch import sweep_orphans
+from sandbox._scratch import remove_tree, sweep_orphans
 from sandbox.docker._client import _clients_lock, connect, daemon_url
 from sandbox.docker._labels import (
     LABEL_CREATED,
@@ -159,7 +158,7 @@ def remove_io_dir(path: str | None) -> None:
         return
     if not stat.S_ISDIR(st.st_mode) or st.st_uid not in (0, os.geteuid()):
         return
-    shutil.rmtree(p, ignore_errors=True)
+    remove_tree(p)  # however deep a command made its workspace (round 11)
 
 
 def _remove_container(client: docker.DockerClient, summary: dict[str, Any]) -> None:

@@ -19,7 +19,7 @@ from sandbox.base import ExitStatus, SandboxProcess
 from sandbox.docker._channel import ControlChannel, ExecutorGoneError
 from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream
 from sandbox.docker._hostpid import host_pid
-from sandbox.docker._protocol import Event, parse_exit
+from sandbox.docker._protocol import PID_MAX, Event, parse_exit, parse_number
 
 __all__ = ["KILL_GRACE", "DockerProcess", "ExecutorSession"]
 
@@ -152,11 +152,19 @@ class DockerProcess(SandboxProcess):
         if self._status is not None:
             return
         # The session ended: `end` resolved us (killed or failed); if not, say it plainly.
-        reason = session.ended or "the container's executor is gone (the container died or was removed)"
+        reason = (
+            session.ended
+            or session.channel.failure
+            or "the container's executor is gone (the container died or was removed)"
+        )
         self._resolve(ExitStatus(exit_code=255, sandbox_failure=reason))
 
     def _resolve_exit(self, event: Event) -> None:
-        rc, oom, cwd = parse_exit(event)
+        try:
+            rc, oom, cwd = parse_exit(event)
+        except ValueError as exc:  # a forged line: nothing that executor says is believed any more
+            self._session.end(f"the container's executor sent a {exc}", killed=False)
+            return
         signal = rc - 128 if 128 < rc < 160 else None
         self._resolve(ExitStatus(exit_code=rc, signal=signal, oom_killed=oom, cwd=cwd))
 
@@ -185,7 +193,16 @@ class DockerProcess(SandboxProcess):
                 await session.kill_failed(f"the kill of a command did not finish within {KILL_GRACE:g}s")
                 self._resolve(KILLED)
                 return
-            if ack.fields and ack.fields[0] not in ("", "0") and self._status is None:
+            count = parse_number(ack.rest, PID_MAX)
+            if (
+                count is None
+            ):  # sh counts in ASCII digits: a forged line ends the session, and the tree with it
+                session.end(
+                    f"the container's executor answered a kill with {ack.rest[:80]!r}, not a count",
+                    killed=True,
+                )
+                return
+            if count and self._status is None:
                 # Processes of the command were still running and were killed: whatever the
                 # first process's own exit code (a fork bomb's parent exits 0 at once), the
                 # command ended by our kill.

@@ -16,10 +16,12 @@ from importlib import resources
 
 __all__ = [
     "EXECUTOR_PROTOCOL_VERSION",
+    "EXECUTOR_SHELLS",
     "Event",
     "LineSplitter",
     "executor_script",
     "parse_event",
+    "parse_number",
     "render_request",
     "sh_quote",
     "task_marker",
@@ -27,6 +29,12 @@ __all__ = [
 
 #: Version the executor announces in its ``H`` line.
 EXECUTOR_PROTOCOL_VERSION = "2"
+#: The shells the executor chooses from (``SHELLP`` in ``executor.sh``). Its hello names one; the
+#: image's ``/bin/sh`` writes the hello, so any other word is a lie the host must not carry into
+#: an argv, a log or a command line an operator runs (red team round 11).
+EXECUTOR_SHELLS = frozenset(("/bin/sh", "/bin/bash", "/usr/bin/bash"))
+#: Largest pid the kernel hands out (``PID_MAX_LIMIT`` on 64-bit).
+PID_MAX = 1 << 22
 
 
 def executor_script() -> str:
@@ -81,14 +89,27 @@ def parse_event(line: str) -> Event | None:
     return Event(kind=parts[0], id=parts[1], fields=tuple(rest.split(" ")) if rest else (), rest=rest)
 
 
+def parse_number(text: str, high: int, *, low: int = 0) -> int | None:
+    """``text`` as an integer in [``low``, ``high``] when it is plain ASCII digits, else None.
+
+    ``int()`` also takes signs, spaces, underscores and any script's digits (``"\u0663"`` is 3),
+    and a 4,300-digit string makes it raise: a number on the channel is the image's word."""
+    if not text or len(text) > len(str(high)) or not all("0" <= c <= "9" for c in text):
+        return None
+    value = int(text)
+    return value if low <= value <= high else None
+
+
 def parse_exit(event: Event) -> tuple[int, bool, str | None]:
-    """Decode an ``X`` event's rest (``<rc> <oom> [<cwd>]``) into (exit code, oom, cwd)."""
+    """Decode an ``X`` event's rest (``<rc> <oom> [<cwd>]``) into (exit code, oom, cwd).
+
+    Raises `ValueError` for an exit code that is not 0-255 in ASCII digits or an oom flag
+    other than 0 or 1 (sh's ``$?`` is never anything else: the line is forged)."""
     rc_s, _, tail = event.rest.partition(" ")
     oom_s, _, cwd = tail.partition(" ")
-    try:
-        rc = int(rc_s)
-    except ValueError:
-        rc = 255
+    rc = parse_number(rc_s, 255)
+    if rc is None or oom_s not in ("0", "1"):
+        raise ValueError(f"malformed exit event {event.rest[:80]!r}")
     return rc, oom_s == "1", cwd or None
 
 

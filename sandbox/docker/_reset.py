@@ -26,13 +26,13 @@ from __future__ import annotations
 import ctypes
 import os
 import re
-import shutil
 import stat
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandbox._scratch import remove_tree
 from sandbox.docker._shown import shown
 from sandbox.errors import SandboxError
 
@@ -419,11 +419,11 @@ def empty_dir(path: str) -> None:
         names = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
     for name, is_dir in names:
         full = os.path.join(path, name)
+        if is_dir:
+            remove_tree(full)  # however deep the command made it (round 11); what stays is judged below
+            continue
         try:
-            if is_dir:
-                shutil.rmtree(full)
-            else:
-                os.unlink(full)
+            os.unlink(full)
         except FileNotFoundError:
             pass
         except OSError as exc:

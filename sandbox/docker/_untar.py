@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import stat
 import tarfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, cast
 
+from sandbox._scratch import remove_tree
 from sandbox.confine import open_beneath, open_dir_beneath
 from sandbox.docker._shown import shown
 from sandbox.errors import SandboxError
@@ -208,7 +208,7 @@ class _Extraction:
                 name = parts[-1]
                 try:
                     if stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
-                        shutil.rmtree(name, dir_fd=parent)
+                        remove_tree(name, dir_fd=parent)  # however deep (round 11)
                 except FileNotFoundError:
                     pass
                 os.rename(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)

@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 
 import docker
 
+from sandbox._deeptree import check_copy_depth, walk
 from sandbox._workspace_copy import left_out
 from sandbox.docker._untar import MAX_EXPORT_BYTES, ChunkReader, extract
 
@@ -49,6 +50,8 @@ def copy_in(
 
     with os.scandir(root) as entries:
         empty = next(entries, None) is None
+    if not empty and root not in denied:
+        check_copy_depth(root)  # copytree recurses per level (round 11)
     if empty:  # the common batch case: nothing to walk
         if not into_existing:
             os.mkdir(dest)
@@ -59,7 +62,7 @@ def copy_in(
             shutil.copystat(root, dest)
     if os.geteuid() == 0 and (uid, gid) != (0, 0):
         os.lchown(dest, uid, gid)
-        for dirpath, dirnames, filenames in os.walk(dest):
+        for dirpath, dirnames, filenames in walk(dest):
             for name in (*dirnames, *filenames):
                 os.lchown(os.path.join(dirpath, name), uid, gid)
     return dest

@@ -16,14 +16,13 @@ import contextlib
 import fcntl
 import logging
 import os
-import shutil
 import stat
 import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from sandbox._scratch import OwnedDir
+from sandbox._scratch import OwnedDir, remove_tree
 from sandbox._workspace_copy import copy_workspace
 
 __all__ = ["PREFIX", "SampleDir", "cleanup_leftovers"]
@@ -109,7 +108,7 @@ def cleanup_leftovers(id: str | None = None) -> list[str]:
     for path, container, _chosen in candidates:
         if container is not None:
             _remove_container(container)
-        shutil.rmtree(path, ignore_errors=True)
+        remove_tree(path)  # however deep the sample's commands made it (round 11)
         removed.append(f"{path}" + (f" (container {container[:12]})" if container else ""))
     return removed
 

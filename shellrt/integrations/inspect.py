@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import posixpath
+import shlex
 from typing import Literal, overload
 
 import anyio
@@ -239,7 +240,9 @@ class ShellrtSandboxEnvironment(SandboxEnvironment):
         login = user or (self.backend.user if isinstance(self.backend, DockerBackend) else None)
         command = ["docker", "exec", "-it", *(["--user", str(login)] if login else [])]
         command += ["-w", self.backend.workspace, container, self.backend.shell_path]
-        return SandboxConnection(type="shellrt", command=" ".join(command), container=container)
+        # One word each, as the operator's shell reads them: the user is the caller's, the shell
+        # path is the container's word (vetted at the hello, and quoted anyway).
+        return SandboxConnection(type="shellrt", command=shlex.join(command), container=container)
 
     def default_polling_interval(self) -> float:
         return 0.2
