@@ -223,3 +223,49 @@ async def test_concurrent_identical_calls_agree(tmp_path: Path) -> None:
         for _ in range(8):
             tg.start_soon(one)
     assert [d.behavior for d in out] == ["allow"] * 8
+
+
+async def test_through_a_runtime_a_rule_or_mode_change_between_identical_calls_takes_effect(
+    tmp_path: Path,
+) -> None:
+    """End to end: the second identical `true` is answered from memory (the steps ran once), and a
+    deny rule added, then a mode switched, between identical calls refuse the very next one."""
+    import shellrt
+    from shellrt.runtime.messages import parse_tool_uses
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    ran: list[str] = []
+    real = PermissionEngine._decide
+
+    async def counted(self: PermissionEngine, *args: Any, **kwargs: Any) -> PermissionDecision:
+        ran.append("decide")
+        return await real(self, *args, **kwargs)
+
+    ids = iter(range(100))
+
+    async def call(rt: Any, command: str) -> Any:
+        block = {
+            "type": "tool_use",
+            "id": f"toolu_{next(ids):04d}",
+            "name": "Bash",
+            "input": {"command": command},
+        }
+        [envelope] = await rt.run_envelopes(parse_tool_uses({"role": "assistant", "content": [block]}))
+        return envelope
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(PermissionEngine, "_decide", counted)
+        async with shellrt.Runtime(
+            ws, sandbox="local", mode="bypassPermissions", session_dir=tmp_path / "s"
+        ) as rt:
+            assert not (await call(rt, "true")).is_error
+            assert not (await call(rt, "true")).is_error
+            assert len(ran) == 1
+            rt.governance.engine.rules.add(parse_rule("Bash(true)", "deny"))
+            denied = await call(rt, "true")
+            assert denied.is_error and "Bash(true)" in str(denied.model.content)
+            rt.governance.engine.rules.rules.clear()
+            assert not (await call(rt, "x=1 true")).is_error
+            rt.governance.set_mode("dontAsk")
+            assert (await call(rt, "x=1 true")).is_error  # not read-only: dontAsk denies it at once
