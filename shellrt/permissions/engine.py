@@ -39,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +83,8 @@ class PermissionEngine:
         self.workspace = workspace
         self.additional_directories = tuple(additional_directories)
         self.degraded = degraded
+        #: (tool, its decision key) -> (the engine's state then, the allow decided); see `decide`.
+        self._allowed: dict[tuple[object, Hashable], tuple[tuple[object, ...], PermissionDecision]] = {}
 
     async def decide(
         self,
@@ -92,7 +94,56 @@ class PermissionEngine:
         *,
         hook_decision: PermissionDecision | None = None,
     ) -> PermissionDecision:
-        """Run the seven steps; the result is allow, deny or ask (never asks anyone)."""
+        """Run the seven steps; the result is allow, deny or ask (never asks anyone).
+
+        An allow is remembered when the tool names everything its decision depends on besides
+        this engine (`Tool.decision_key`: the Bash tool's for a command that names no path) and
+        no hook took part: the same key under the same rules, mode and roots gets the same
+        allow without the steps. Asks and denies are always decided afresh; any change of the
+        rules (even in place), the mode or the engine's roots makes every remembered allow
+        stale, and an allow decided while that state changed (a decision awaits) is not kept.
+        """
+        key = _decision_key(tool, tool_input, ctx) if hook_decision is None else None
+        state = self._state()
+        if key is not None:
+            found = self._allowed.get(key)
+            if found is not None and found[0] == state:
+                return found[1]
+        decision = await self._decide(tool, tool_input, ctx, hook_decision=hook_decision)
+        if (
+            key is not None
+            and decision.behavior == "allow"
+            and decision.updated_input is None
+            and self._state() == state
+        ):
+            if len(self._allowed) >= _MAX_REMEMBERED:
+                self._allowed.clear()
+            self._allowed[key] = (state, decision)
+        return decision
+
+    def _state(self) -> tuple[object, ...]:
+        """Everything of this engine a decision reads: compared, not versioned, because the rule
+        set is a plain dataclass whose list the gate (and callers) change in place."""
+        rules = self.rules
+        return (
+            rules,
+            tuple(rules.rules),
+            rules.managed_only,
+            rules.home,
+            self.mode,
+            self.degraded,
+            self.workspace,
+            self.additional_directories,
+        )
+
+    async def _decide(
+        self,
+        tool: Tool[Any, Any],
+        tool_input: Any,
+        ctx: ToolContext,
+        *,
+        hook_decision: PermissionDecision | None = None,
+    ) -> PermissionDecision:
         chain: list[str] = [
             f"mode: {self.mode}" + (" (degraded: settings unreadable)" if self.degraded else "")
         ]
@@ -710,6 +761,23 @@ def _not_read_only(part: CommandPart, why: str) -> CommandPart:
 
 def _verb(kind: str) -> str:
     return "denied" if kind == "deny" else "asked for"
+
+
+#: Most allow decisions one engine remembers (cleared whole when full).
+_MAX_REMEMBERED = 256
+
+
+def _decision_key(tool: Tool[Any, Any], tool_input: Any, ctx: ToolContext) -> tuple[object, Hashable] | None:
+    """The memo key of a call (None: decide afresh). A tool whose key cannot be made, or is
+    not hashable, is decided afresh rather than failing the call."""
+    try:
+        own = tool.decision_key(tool_input, ctx)
+        if own is None:
+            return None
+        hash(own)
+    except Exception:
+        return None
+    return (tool, own)
 
 
 def _parts_tool(tool: Tool[Any, Any]) -> CommandPartsTool | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import abc
 import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Literal, TypeVar, cast
 
@@ -194,6 +194,14 @@ class Tool(Generic[InputT, OutputT], metaclass=ToolMeta):
     def permission_subject(self, tool_input: InputT) -> PermissionSubject:
         """What rules match against (subcommands, paths, domains)."""
         return PermissionSubject()
+
+    def decision_key(self, tool_input: InputT, ctx: ToolContext) -> Hashable | None:
+        """Everything a permission decision on this call depends on besides the engine's rules,
+        mode and roots, as a hashable value; None (the default) when it depends on more (the
+        disk, a repository, the network). Calls with equal keys get the allow the engine
+        decided for the first one (`shellrt.permissions.engine.PermissionEngine.decide`), so a
+        key must change whenever anything the tool's own check or its subject reads changes."""
+        return None
 
     def classifier_input(self, tool_input: InputT) -> str:
         """A compact text of the input for classifiers, prompts and logs."""

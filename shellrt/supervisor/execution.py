@@ -18,7 +18,7 @@ from sandbox import ExitStatus, SandboxProcess
 from sandbox._fdstream import FdReceiveStream
 from shellrt.supervisor.spool import OutputSpool
 
-__all__ = ["Execution"]
+__all__ = ["Execution", "asyncio_loop"]
 
 #: After the shell exits, how long its output may take to reach EOF before the
 #: tree is swept (a detached process still holding the pipe).
@@ -164,7 +164,7 @@ class Execution:
                 return False
             stream, spool = process.stdout, self.out
             eof = False
-            if type(stream) is FdReceiveStream and (loop := _asyncio_loop()) is not None:
+            if type(stream) is FdReceiveStream and (loop := asyncio_loop()) is not None:
                 eof = await _pipe_to_eof_within(loop, stream, spool, _FAST_S)
             else:
                 with anyio.move_on_after(_FAST_S):
@@ -276,7 +276,7 @@ async def _close_stream(stream: ByteReceiveStream) -> None:
         await stream.aclose()
 
 
-def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
+def asyncio_loop() -> asyncio.AbstractEventLoop | None:
     """The running asyncio loop (None under another anyio backend)."""
     try:
         return asyncio.get_running_loop()

@@ -21,11 +21,12 @@ import anyio
 
 from sandbox import ExecRequest, ExitStatus, SandboxBackend
 from shellrt.supervisor._cwd_probe import probe_cwd
+from shellrt.supervisor._deadline import KillingDeadline
 from shellrt.supervisor._spawner import Spawner
 from shellrt.supervisor.cwd import CwdTracker
 from shellrt.supervisor.env import base_env, command_env
 from shellrt.supervisor.errors import SupervisorClosedError
-from shellrt.supervisor.execution import Execution
+from shellrt.supervisor.execution import Execution, asyncio_loop
 from shellrt.supervisor.models import BackgroundTask, CommandResult, ProgressEvent
 from shellrt.supervisor.protect_roots import RootGuards
 from shellrt.supervisor.shells import Shell, shell_launch
@@ -210,19 +211,29 @@ class Supervisor:
             files=self._spool_files,
         )
         timed_out = interrupted = False
+        loop = None if background_on_timeout else asyncio_loop()
         try:
-            with anyio.move_on_after(timeout_s) as deadline:
-                # Hot path: pump in this task (no helper task, no extra wake-up); a command
-                # still running after a few ms (or a cancel) continues in a detached pump.
+            if loop is not None:
+                # The timeout as a loop timer that kills the tree (no cancel scope, see
+                # `KillingDeadline`); a command still running after the pump window waits on
+                # under a scope for what is left, as every command did before.
+                quick = KillingDeadline(loop, execution, timeout_s)
                 finished = False
                 try:
                     finished = await execution.run_inline()
                 finally:
+                    quick.disarm()
                     if not finished:
                         self._spawner.spawn(execution.pump)
-                if not finished:
-                    interrupted = await self._wait_foreground(execution, on_progress, abort)
-            timed_out = deadline.cancelled_caught
+                if quick.fired:
+                    timed_out = True
+                    await quick.killed()
+                elif not finished:
+                    with anyio.move_on_after(quick.left()) as deadline:
+                        interrupted = await self._wait_foreground(execution, on_progress, abort)
+                    timed_out = deadline.cancelled_caught
+            else:
+                timed_out, interrupted = await self._run_scoped(execution, timeout_s, on_progress, abort)
         except BaseException:
             await execution.kill()
             self._live.discard(execution)
@@ -419,6 +430,29 @@ class Supervisor:
         if detach:
             self._spawner.spawn(execution.pump)
         return execution
+
+    async def _run_scoped(
+        self,
+        execution: Execution,
+        timeout_s: float,
+        on_progress: ProgressCallback | None,
+        abort: anyio.Event | None,
+    ) -> tuple[bool, bool]:
+        """The wait under one cancel scope for the whole timeout: (timed out, interrupted). For a
+        command that moves to the background on timeout (it must not be killed) and other backends."""
+        interrupted = False
+        with anyio.move_on_after(timeout_s) as deadline:
+            # Hot path: pump in this task (no helper task, no extra wake-up); a command
+            # still running after a few ms (or a cancel) continues in a detached pump.
+            finished = False
+            try:
+                finished = await execution.run_inline()
+            finally:
+                if not finished:
+                    self._spawner.spawn(execution.pump)
+            if not finished:
+                interrupted = await self._wait_foreground(execution, on_progress, abort)
+        return deadline.cancelled_caught, interrupted
 
     async def _wait_foreground(
         self, execution: Execution, on_progress: ProgressCallback | None, abort: anyio.Event | None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal
@@ -54,7 +54,7 @@ from shellrt.supervisor import (
 )
 from shellrt.tools._bashparts import command_parts as _command_parts
 from shellrt.tools._bashparts import git_reads_only, runs_host_git
-from shellrt.tools._pathfree import memoised_parts
+from shellrt.tools._pathfree import memoised_parts, names_no_path
 from shellrt.tools._paths import is_sensitive, rule_path_resolver
 from shellrt.tools._realdir import real_dir
 
@@ -295,6 +295,30 @@ class ShellTool(Tool[BashInput, BashOutput]):
         else:  # the slot pydantic copies along (`model_copy`) and compares (``==``) with the fields
             object.__setattr__(tool_input, "__pydantic_private__", {"_judged": judged})
         return judged
+
+    def decision_key(self, tool_input: BashInput, ctx: ToolContext) -> Hashable | None:
+        """For a bash command that names no path (`names_no_path`: no reads, writes, ``cd``, git
+        or jq; no path-like argument), the decision follows from its text and dialect, the
+        session cwd (as given and as the host resolves it now) and the allowed roots (likewise):
+        the key is those, all looked at afresh for this call. Any other command: None."""
+        if self.shell != "bash":
+            return None
+        a = self.analysis(tool_input)
+        if a is None or not a.parse_ok or runs_host_git(a):
+            return None
+        judged = self._judgement(tool_input, ctx)
+        parts = judged.parts
+        if parts is None or not names_no_path(a, parts) or _paths_mentioned(a, judged.cwd):
+            return None
+        return (
+            tool_input.command,
+            self._dialect(tool_input),
+            ctx.cwd,
+            judged.cwd,
+            ctx.workspace,
+            ctx.allowed_roots,
+            judged.roots,
+        )
 
     async def check_permissions(self, tool_input: BashInput, ctx: ToolContext) -> PermissionResult:
         a = self.analysis(tool_input)
