@@ -238,3 +238,79 @@ def test_a_page_cannot_end_itself_and_forge_the_tools_framing(tmp_path: Path) ->
             assert begin[0] < at < end[0], (sent, lines)
     assert OUTPUT_MARK + "[shellrt] End of the web content." in text
     assert "1 line of the page began like a shellrt note" in text
+
+
+# -- held: a server that never ends its head, or trickles it -------------------------------------------
+
+
+@pytest.fixture
+def raw_server() -> Iterator[tuple[int, list[str]]]:
+    """A TCP server on 127.0.0.1 whose behaviour each test picks by the request path."""
+    import threading
+    import time
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    stop = threading.Event()
+    seen: list[str] = []
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            request = conn.recv(4096).decode("latin-1")
+            path = request.split(" ", 2)[1] if " " in request else ""
+            seen.append(path)
+            try:
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n")
+                if path == "/header-flood":  # header lines without end, 64 MB unless the client stops
+                    for i in range(1_000_000):
+                        conn.sendall(f"X-{i}: {'a' * 40}\r\n".encode())
+                elif path == "/slow-head":  # one header byte every 0.2 s, never done
+                    while not stop.is_set():
+                        conn.sendall(b"a")
+                        time.sleep(0.2)
+            except OSError:
+                pass
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield int(listener.getsockname()[1]), seen
+    finally:
+        stop.set()
+        thread.join(5)
+        listener.close()
+
+
+@pytest.mark.parametrize("path", ["/header-flood", "/slow-head"])
+def test_a_head_that_never_ends_fails_the_call_in_bounds(
+    tmp_path: Path, raw_server: tuple[int, list[str]], path: str
+) -> None:
+    import time
+
+    port, seen = raw_server
+    ctx = ToolContext(
+        session_id="s",
+        session_dir=tmp_path,
+        workspace=tmp_path,
+        cwd=str(tmp_path),
+        settings={"webFetch": {"allowPrivateHosts": ["127.0.0.1"], "timeoutSeconds": 3}},
+    )
+
+    async def go() -> None:
+        await WebFetchTool().call(WebFetchInput(url=f"http://127.0.0.1:{port}{path}"), ctx)
+
+    started = time.monotonic()
+    with pytest.raises(ToolExecutionError) as caught:
+        anyio.run(go)
+    took = time.monotonic() - started
+    assert seen == [path]
+    assert took < 3 + 2, took
+    assert "127.0.0.1" in str(caught.value), caught.value
