@@ -26,6 +26,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -162,6 +163,7 @@ _MIXED = r"""
 import socket, sys, threading
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
+from typing import Any
 from sandbox._proxy import FilteringProxy
 
 real = socket.getaddrinfo
@@ -219,3 +221,34 @@ def test_a_public_answer_is_reached_on_web_ports_only_whatever_the_other_answers
     # The listed name's private answer (a host service the operator named) keeps every port.
     assert reached == "127.0.0.1", run.stdout
     assert "hello from 127.0.0.1" in run.stdout
+
+
+def test_a_wildcard_name_resolving_to_a_private_address_is_refused_over_socks5h_and_connect(
+    tmp_path: Path, upstream: tuple[int, list[bytes]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``*.corp.test`` is allowed; ``db.corp.test`` answers 127.0.0.1 (a resolver hook: DNS is
+    outside the machine). Only an exactly listed name may reach a private address."""
+    port, received = upstream
+    real = socket.getaddrinfo
+
+    def hook(host: Any, port_: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "db.corp.test":
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", int(port_)))]
+        return real(host, port_, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", hook)
+    with _proxy(tmp_path, "*.corp.test") as p:
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(10)
+            s.connect(str(p.socket_path))
+            s.sendall(b"\x05\x01\x00")
+            assert s.recv(2) == b"\x05\x00"
+            name = b"db.corp.test"
+            s.sendall(b"\x05\x01\x00\x03" + bytes([len(name)]) + name + port.to_bytes(2, "big"))
+            reply = s.recv(10)
+        tunnel = _talk(p, f"CONNECT db.corp.test:{port} HTTP/1.1\r\n\r\n".encode())
+        reasons = [r.reason for r in p.refusals]
+    assert reply[:2] == b"\x05\x02", reply
+    assert tunnel.startswith(b"HTTP/1.1 403") and b"private address" in tunnel, tunnel
+    assert received == []
+    assert len(reasons) == 2 and all("listed exactly" in r for r in reasons), reasons
