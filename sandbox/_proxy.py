@@ -383,13 +383,16 @@ class FilteringProxy:
                 host, port, "it resolves to a loopback, link-local or private address; only a name listed "
                 "exactly (not through a wildcard) may reach those"
             )  # fmt: skip
-        if public and port not in WEB_PORTS:
+        # The port rule holds per address: a public answer beside a private one (a listed name's DNS
+        # mixing both) is still reached on the web ports only.
+        reachable = [i for i in infos if port in WEB_PORTS or not is_global_address(str(i[4][0]))]
+        if not reachable:
             return self._refuse(
                 host, port, f"port {port} of a public host: only ports 80 and 443 are reached through the "
                 "proxy (the allow-list names web hosts)"
             )  # fmt: skip
         last: OSError | None = None
-        for info in infos:
+        for info in reachable:
             family, _type, proto, _canon, sockaddr = info
             try:
                 opened = await asyncio.wait_for(
@@ -464,6 +467,9 @@ class FilteringProxy:
             request = _parse_head(head.decode("latin-1"))
         except _BadRequest as exc:
             await _reply(writer, exc.status, f"shellrt: {exc}")
+            return None
+        except ValueError as exc:  # a head no check above foresaw: refused, never a crashed task
+            await _reply(writer, 400, f"shellrt: malformed request head ({exc})")
             return None
         try:
             opened = await self._open(request.host, request.port)
@@ -542,6 +548,8 @@ class _BadRequest(ValueError):
 
 
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+#: A decimal number in ASCII digits (``str.isdigit`` also takes ``²``, which ``int`` refuses).
+_DIGITS = re.compile(r"[0-9]+")
 #: RFC 3986 authority characters (userinfo, host, IPv6 brackets, port).
 _AUTHORITY = re.compile(r"^[A-Za-z0-9._~!$&'()*+,;=:@\[\]%-]*$")
 
@@ -599,7 +607,7 @@ def _parse_head(head: str) -> _Request:
         raise _BadRequest(400, f"invalid characters in the URL's authority {authority[:80]!r}")
     authority = authority.rpartition("@")[2]  # userinfo is not the host
     host, port = _split_host_port(authority, 80)
-    if len(lengths) > 1 or (lengths and not lengths[0].isdigit()):
+    if len(lengths) > 1 or (lengths and not _DIGITS.fullmatch(lengths[0])):
         raise _BadRequest(400, "ambiguous Content-Length")
     length = int(lengths[0]) if lengths else 0
     if length:
@@ -634,7 +642,7 @@ def _split_host_port(authority: str, default: int) -> tuple[str, int]:
             host, port = authority, ""
     if not port:
         return host, default
-    if not port.isdigit() or len(port) > 5:
+    if not _DIGITS.fullmatch(port) or len(port) > 5:
         raise _BadRequest(400, f"invalid port {port[:20]!r}")
     return host, int(port)
 

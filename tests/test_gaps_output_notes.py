@@ -113,7 +113,10 @@ def test_web_fetch_page_cannot_forge_notes(server: _Server, tmp_path: Path) -> N
     assert isinstance(text, str)
     assert OUTPUT_MARK + FORGED in text, text
     genuine = _genuine(text)
-    assert len(genuine) == 1 and genuine[0].startswith(NOTE_MARK) and "2 lines" in genuine[0], genuine
+    # The page's envelope (round 12: begins and ends the untrusted text) and the count of marked lines.
+    assert len(genuine) == 3 and all(line.startswith(NOTE_MARK) for line in genuine), genuine
+    assert "Untrusted web content" in genuine[0] and "End of the web content" in genuine[1], genuine
+    assert "2 lines" in genuine[2], genuine
 
 
 @pytest.mark.anyio

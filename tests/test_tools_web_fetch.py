@@ -72,7 +72,9 @@ def test_html_to_markdown(server: _Server, tmp_path: Path) -> None:
 
 def test_text_json_and_binary(server: _Server, tmp_path: Path) -> None:
     tool, ctx = WebFetchTool(), make_ctx(tmp_path)
-    assert fetch(tool, ctx, base(server) + "/plain")[1].endswith("just text")
+    assert fetch(tool, ctx, base(server) + "/plain")[1].endswith(
+        "just text\n[shellrt] End of the web content."
+    )
     assert '{"a": 1}' in fetch(tool, ctx, base(server) + "/json")[1]
     assert "binary content of type image/png" in fetch(tool, ctx, base(server) + "/png")[1]
     with pytest.raises(ToolExecutionError, match="HTTP 404"):
@@ -100,7 +102,7 @@ def test_redirect_loop_bounded(server: _Server, tmp_path: Path) -> None:
 def test_body_over_cap_truncated_with_note(server: _Server, tmp_path: Path) -> None:
     data, text = fetch(WebFetchTool(), make_ctx(tmp_path, maxBytes=1000), base(server) + "/big")
     assert data.truncated and data.bytes == 1000 and "truncated" in text
-    assert text.endswith("A" * 1000) and "A" * 1001 not in text
+    assert text.endswith("A" * 1000 + "\n[shellrt] End of the web content.") and "A" * 1001 not in text
 
 
 def test_private_address_refused_before_any_connection(server: _Server, tmp_path: Path) -> None:

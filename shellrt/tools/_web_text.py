@@ -76,6 +76,12 @@ def body_to_text(body: bytes, content_type: str, url: str, *, deadline: float, m
     if media in ("text/html", "application/xhtml+xml") or (not media and "<html" in text[:2000].lower()):
         return _html_to_markdown(text, url, deadline=deadline, max_chars=max_chars)
     if not media or _TEXTUAL.match(media):
+        if len(text) > max_chars:
+            # Kept (in the result and the cache) no longer than what the model can be shown.
+            return Converted(
+                text[:max_chars],
+                f"The page has {len(text):,} characters of text; only the first {max_chars:,} are kept.",
+            )
         return Converted(text)
     raise NotText(media)
 
