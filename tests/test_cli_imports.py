@@ -187,7 +187,7 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     ("--help",): 33,
     ("classify", "ls"): 58,
     ("run", "--sandbox", "local", "--", "true"): 82,
-    FULL_RUN: 192,
+    FULL_RUN: 193,  # +1 2026-12-03: supervisor._deadline, the quick path's loop-timer timeout
 }
 
 #: The pydantic validators a local ``shellrt run`` on the full path may build: the policy it

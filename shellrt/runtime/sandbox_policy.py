@@ -45,7 +45,6 @@ import os
 import pwd
 import stat
 import sys
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -267,6 +266,9 @@ def check_rule_syntax(rule: PermissionRule) -> None:
 
 
 def _nfc(text: str) -> str:
+    # imported here: a `shellrt run` without rules never needs it (tests/test_cli_imports.py budget)
+    import unicodedata
+
     return unicodedata.normalize("NFC", text)
 
 
