@@ -19,8 +19,10 @@ hooks.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -98,9 +100,14 @@ def _git(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str]) -> subpro
     """Runs one host git query: output captured, bounded in time and heap, no stdin (the
     host's may be a protocol stream), exit status left to the caller."""
     command = list(argv)
+    program = shutil.which(command[0], path=env.get("PATH", os.defpath))
+    if program is None:  # as without the shell: a missing git is an OSError, which fails closed
+        raise FileNotFoundError(errno.ENOENT, "no such program", command[0])
+    command[0] = program
     if os.path.exists(_SH):
         # A shell's ulimit, not preexec_fn: this runs on worker threads, where preexec_fn may deadlock.
-        command = [_SH, "-c", f'ulimit -d {_DATA_LIMIT_KIB} && exec "$0" "$@"', *command]
+        # A shell without ``ulimit -d`` still runs git: the file check above remains.
+        command = [_SH, "-c", f'ulimit -d {_DATA_LIMIT_KIB} 2>/dev/null; exec "$0" "$@"', *command]
     return subprocess.run(
         command,
         cwd=cwd,
