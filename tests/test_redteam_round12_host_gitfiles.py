@@ -76,10 +76,13 @@ def test_fifo_config_does_not_hold_the_judgement(tmp_path: Path) -> None:
     _assert_quick_and_closed(ws)
 
 
-def test_fifo_head_does_not_hold_the_judgement(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["HEAD", "index", "packed-refs"])
+def test_fifo_repository_file_does_not_hold_the_listings(tmp_path: Path, name: str) -> None:
+    """``rev-parse`` opens HEAD, ``ls-files`` the index, ``diff-index HEAD`` packed-refs."""
     ws = _repo(tmp_path)
-    (ws / ".git" / "HEAD").unlink()
-    os.mkfifo(ws / ".git" / "HEAD")
+    _git(ws, "pack-refs", "--all")
+    (ws / ".git" / name).unlink(missing_ok=True)
+    os.mkfifo(ws / ".git" / name)
     took, changed = _timed(lambda: changed_paths(str(ws)))
     assert changed == [""] and took < QUICK_S, (took, changed)
     took, hooks = _timed(lambda: active_hooks(str(ws)))
