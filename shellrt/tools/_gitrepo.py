@@ -104,6 +104,14 @@ def _git(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str]) -> subpro
     if program is None:  # as without the shell: a missing git is an OSError, which fails closed
         raise FileNotFoundError(errno.ENOENT, "no such program", command[0])
     command[0] = program
+    # A repository another user owns (the server runs as root over a user's checkout): git
+    # refuses it, while the sandbox's idmapped mount shows it as the sandbox user's and the
+    # sandboxed git obeys it. These queries run nothing it names, so they read it too
+    # (command-line scope, which git trusts for safe.directory).
+    env = dict(env)
+    count = int(env.get("GIT_CONFIG_COUNT") or 0)
+    env.update({"GIT_CONFIG_COUNT": str(count + 1), f"GIT_CONFIG_KEY_{count}": "safe.directory"})
+    env[f"GIT_CONFIG_VALUE_{count}"] = "*"
     if os.path.exists(_SH):
         # A shell's ulimit, not preexec_fn: this runs on worker threads, where preexec_fn may deadlock.
         # A shell without ``ulimit -d`` still runs git: the file check above remains.
