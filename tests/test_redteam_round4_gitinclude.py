@@ -97,5 +97,9 @@ def test_a_repository_that_blocks_git_stalls_only_its_own_call(tmp_path: Path) -
             tg.start_soon(judged)
             tg.start_soon(other)
 
+    started = time.monotonic()
     anyio.run(main)
-    assert finished["other"] < finished["hostile"], "another session waited for the blocked git"
+    # Since round 12 the FIFO is seen before git runs (tests/test_redteam_round12_host_gitfiles.py):
+    # the hostile call does not block at all, which is even better than blocking only itself.
+    quick = finished["hostile"] - started < 3
+    assert quick or finished["other"] < finished["hostile"], "another session waited for the blocked git"

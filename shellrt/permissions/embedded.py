@@ -13,7 +13,7 @@ program text computes: for path rules their reads are unknown.
 
 from __future__ import annotations
 
-import functools
+import os
 import re
 import subprocess
 from collections.abc import Sequence
@@ -363,12 +363,27 @@ def git_forms(argv: Sequence[str]) -> list[str]:
     return forms
 
 
-@functools.lru_cache(maxsize=1)
 def _git_commands() -> frozenset[str]:
-    """git's own commands and the ``git-*`` programs on PATH (empty when git cannot say)."""
+    """git's own commands and the ``git-*`` programs on PATH (empty when git cannot say).
+
+    Run at ``/`` with the repository discovery pointed nowhere: ``git --list-cmds`` reads the
+    configuration of the repository it starts in, and the server's own working directory may
+    be a hostile one (a FIFO ``.git/config`` blocked it, and an empty answer turns the alias
+    check off). A failure is not cached: the next call asks again."""
+    if _GIT_COMMANDS:
+        return _GIT_COMMANDS[0]
+    env = {
+        **os.environ,
+        "GIT_DIR": "/nonexistent/.git",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_TERMINAL_PROMPT": "0",
+    }
     try:
         listed = subprocess.run(
             ["git", "--list-cmds=main,others,nohelpers"],
+            cwd="/",
+            env=env,
+            stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
             timeout=10,
@@ -376,7 +391,14 @@ def _git_commands() -> frozenset[str]:
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return frozenset()
-    return frozenset(listed.split())
+    known = frozenset(listed.split())
+    if known:
+        _GIT_COMMANDS.append(known)
+    return known
+
+
+#: The one successful `_git_commands` answer (a list: filled once, never with a failure).
+_GIT_COMMANDS: list[frozenset[str]] = []
 
 
 def git_alias_unknown(argv: Sequence[str]) -> str:

@@ -132,7 +132,7 @@ class FileSettings:
     digest: str | None = None
 
 
-def read_settings_bytes(path: Path) -> bytes:
+def read_settings_bytes(path: Path, inside: Path | None = None) -> bytes:
     """The bytes of a settings file, read without blocking and bounded.
 
     Why: settings files in a workspace are attacker-controlled, and git stores symlinks —
@@ -140,16 +140,39 @@ def read_settings_bytes(path: Path) -> bytes:
     device must not stop a session from starting. Only a regular file of at most
     `MAX_SETTINGS_BYTES` is read; anything else raises `OSError` saying what it is.
     Raises `FileNotFoundError` when it does not exist.
+
+    ``inside``: the workspace a workspace settings file must stay in. A symlink out of it
+    (``.shellrt/settings.json -> /etc/…``) would read a host file the repository chose, on the
+    host, and print its keys in diagnostics: the file actually opened is checked, so a link
+    swapped in after a check is caught too.
     """
     st = os.stat(path)
     if not stat.S_ISREG(st.st_mode):
         raise OSError(errno.EINVAL, "not a regular file (a device, FIFO, socket or directory)", str(path))
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     try:
+        if inside is not None:
+            _check_inside(fd, path, inside)
         # swapped between the stat and the open: not a regular file any more
         return read_settings_fd(fd, path, "not a regular file (it changed while being opened)")
     finally:
         os.close(fd)
+
+
+def _check_inside(fd: int, path: Path, inside: Path) -> None:
+    """Raise `OSError` when the open file ``fd`` is not below ``inside`` (both resolved)."""
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        real = os.path.realpath(path)
+    root = os.path.realpath(inside)
+    if os.path.commonpath([real, root]) != root:
+        raise OSError(
+            errno.EXDEV,
+            f"a symlink out of the workspace (to {real}), not read; copy the file into the workspace "
+            "or pass it with --settings",
+            str(path),
+        )
 
 
 def read_settings_fd(
@@ -187,11 +210,14 @@ def settings_root(path: Path) -> Path:
     return parent
 
 
-def load_settings_file(path: Path, source: str, *, home: Path, root: Path | None = None) -> FileSettings:
-    """Load one file; a missing file is empty, an unreadable one is ``broken`` (see module doc)."""
+def load_settings_file(
+    path: Path, source: str, *, home: Path, root: Path | None = None, inside: Path | None = None
+) -> FileSettings:
+    """Load one file; a missing file is empty, an unreadable one is ``broken`` (see module doc).
+    ``inside``: the workspace a workspace file must not leave through a symlink."""
     out = FileSettings(path=path, source=source)
     try:
-        data_bytes = read_settings_bytes(path)
+        data_bytes = read_settings_bytes(path, inside)
     except FileNotFoundError:
         return out
     except OSError as exc:

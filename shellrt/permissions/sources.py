@@ -292,7 +292,8 @@ def load_settings(
         workspace, settings_files=settings_files, home=home, managed_path=managed_path
     ):
         root = workspace if source == "managed" else None
-        loaded = load_settings_file(path, source, home=home, root=root)
+        inside = workspace if source in ("local", "project") else None  # the workspace's own files
+        loaded = load_settings_file(path, source, home=home, root=root, inside=inside)
         if source == "cli" and not loaded.exists:
             loaded.diagnostics.append(f"{path}: --settings file not found")
         if path.name == MCP_JSON and source == "project":

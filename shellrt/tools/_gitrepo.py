@@ -19,8 +19,10 @@ hooks.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +30,7 @@ from pathlib import Path
 
 from sandbox._hostread import read_regular
 from shellrt.analysis.git_env import GIT_CONFIG_OVERRIDES, git_hardening_env
+from shellrt.tools._gitfiles import unsafe_git_files
 
 __all__ = ["CODE_RUNNING_KEYS", "active_hooks", "changed_paths", "repo_code_keys"]
 
@@ -85,9 +88,43 @@ _HARMLESS_VALUES = frozenset({"", "false", "cat", "true", "/dev/null", "never", 
 _TIMEOUT_S = 10.0
 
 
+#: Heap (``RLIMIT_DATA``, KiB) of one host git query. The files git opens are checked first
+#: (`unsafe_git_files`), but a sandboxed command can swap one for a sparse file after the check:
+#: git would read it into its heap (1.5 GB before a 60 s timeout). Far above what the queries
+#: need in a very large repository; past it git exits with an error, which fails closed.
+_DATA_LIMIT_KIB = 512 << 10
+_SH = "/bin/sh"
+
+
 def _git(argv: Sequence[str], cwd: str | Path, env: Mapping[str, str]) -> subprocess.CompletedProcess[bytes]:
-    """Runs one host git query: output captured, bounded in time, exit status left to the caller."""
-    return subprocess.run(list(argv), cwd=cwd, env=env, capture_output=True, timeout=_TIMEOUT_S, check=False)
+    """Runs one host git query: output captured, bounded in time and heap, no stdin (the
+    host's may be a protocol stream), exit status left to the caller."""
+    command = list(argv)
+    program = shutil.which(command[0], path=env.get("PATH", os.defpath))
+    if program is None:  # as without the shell: a missing git is an OSError, which fails closed
+        raise FileNotFoundError(errno.ENOENT, "no such program", command[0])
+    command[0] = program
+    # A repository another user owns (the server runs as root over a user's checkout): git
+    # refuses it, while the sandbox's idmapped mount shows it as the sandbox user's and the
+    # sandboxed git obeys it. These queries run nothing it names, so they read it too
+    # (command-line scope, which git trusts for safe.directory).
+    env = dict(env)
+    count = int(env.get("GIT_CONFIG_COUNT") or 0)
+    env.update({"GIT_CONFIG_COUNT": str(count + 1), f"GIT_CONFIG_KEY_{count}": "safe.directory"})
+    env[f"GIT_CONFIG_VALUE_{count}"] = "*"
+    if os.path.exists(_SH):
+        # A shell's ulimit, not preexec_fn: this runs on worker threads, where preexec_fn may deadlock.
+        # A shell without ``ulimit -d`` still runs git: the file check above remains.
+        command = [_SH, "-c", f'ulimit -d {_DATA_LIMIT_KIB} 2>/dev/null; exec "$0" "$@"', *command]
+    return subprocess.run(
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=_TIMEOUT_S,
+        check=False,
+    )
 
 
 #: Attributes files larger than this are not inspected (the judgement fails closed).
@@ -148,6 +185,9 @@ def _populated_submodules(cwd: str, extra_env: Mapping[str, str] | None) -> list
     """Work trees of the populated submodules of the repository at ``cwd`` (its index's
     gitlinks that have a ``.git``), or why they could not be listed. ``git ls-files``
     runs no filter and no other repository's git."""
+    unsafe = unsafe_git_files(cwd)
+    if unsafe:
+        return f"the repository's submodules could not be listed ({unsafe})"
     env = dict(os.environ)
     env.update(git_hardening_env())
     if extra_env:
@@ -178,6 +218,9 @@ def _own_code_keys(
 ) -> list[str]:
     """`repo_code_keys` of one repository, its submodules aside. ``work_tree``: a submodule's,
     which its ``core.worktree`` (set by ``git submodule``) may name."""
+    unsafe = unsafe_git_files(cwd)
+    if unsafe:
+        return [f"the repository configuration could not be read ({unsafe})"]
     env = dict(os.environ)
     env.update(git_hardening_env())
     if extra_env:
@@ -332,6 +375,8 @@ def changed_paths(cwd: str) -> list[str]:
     ``diff-index --cached``: neither opens a work-tree file), and the work tree is compared
     with the index's stat data here: a file whose size, times or inode differ, or whose
     entry is racily clean, counts as changed."""
+    if unsafe_git_files(cwd):
+        return [""]
     env = dict(os.environ)
     env.update(git_hardening_env())
     env["GIT_OPTIONAL_LOCKS"] = "0"
@@ -428,6 +473,9 @@ def active_hooks(cwd: str) -> list[str]:
     ``core.hooksPath``). No configuration key names them, so `repo_code_keys` cannot; a git
     command run without the hardening environment runs them (``post-index-change`` when it
     refreshes the index, ``reference-transaction`` on any ref update)."""
+    unsafe = unsafe_git_files(cwd)
+    if unsafe:
+        return [f"the repository hooks could not be listed ({unsafe})"]
     env = dict(os.environ)
     env.update(git_hardening_env())
     env["GIT_CONFIG_COUNT"] = "0"  # the repository's own hooksPath, not our /dev/null

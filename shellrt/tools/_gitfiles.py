@@ -1,0 +1,170 @@
+"""Whether the files host git would open in a repository are safe to let it open.
+
+Why this exists: the Bash tool runs a few git queries on the host before it judges a
+git command (``shellrt.tools._gitrepo``). Git opens ``.git/config``, ``HEAD``, the index
+and whatever ``include.path`` names with a plain blocking ``open``/``read``: a FIFO there
+blocks each query until its timeout (every git command in that repository took 30 s to
+judge), and a sparse 10 GB file is read into git's heap on the host (1 GB in the 10 s
+before the timeout). Both are files a hostile repository can ship or a sandboxed command
+can make. So before any host git runs, the repository is located the way git does it and
+each of those files is checked here, without running git: it must be a regular file
+(after symlinks, as git follows them) and below a size bound. Anything else fails closed:
+the caller reports it and the git command asks.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+
+from sandbox._hostread import read_regular
+
+__all__ = ["MAX_CONFIG_BYTES", "MAX_INDEX_BYTES", "unsafe_git_files"]
+
+#: Configuration-like files (config, HEAD, commondir, a ``.git`` file, included files).
+MAX_CONFIG_BYTES = 1 << 20
+#: The index and packed-refs of a very large repository are far below this.
+MAX_INDEX_BYTES = 1 << 30
+#: git stops following includes at depth 10 (``MAX_INCLUDE_DEPTH``).
+_MAX_INCLUDE_DEPTH = 10
+_SECTION = re.compile(r"\s*\[\s*([A-Za-z0-9.-]+)(?:\s+\"(?:[^\"\\]|\\.)*\")?\s*\]")
+_PATH_LINE = re.compile(r"\s*path\s*=\s*(.*?)\s*(?:[#;].*)?$", re.IGNORECASE)
+
+
+def unsafe_git_files(cwd: str) -> str:
+    """Why host git must not run in ``cwd`` ("" when the files it opens are all regular
+    and bounded, or there is no repository). Never raises."""
+    try:
+        return _check(os.path.realpath(cwd))
+    except (OSError, ValueError, RecursionError) as exc:
+        return f"the repository's git files could not be checked ({exc})"
+
+
+def _check(cwd: str) -> str:
+    current = cwd
+    while True:
+        dot_git = os.path.join(current, ".git")
+        if os.path.lexists(dot_git):
+            why = _kind(dot_git, MAX_CONFIG_BYTES, directory_ok=True)
+            if why:
+                return why
+            if os.path.isdir(dot_git):
+                return _check_gitdir(dot_git)
+            return _check_gitfile(dot_git)
+        if _looks_bare(current):
+            return _check_gitdir(current)
+        parent = os.path.dirname(current)
+        if parent == current:
+            return ""
+        current = parent
+
+
+def _looks_bare(directory: str) -> bool:
+    return all(os.path.lexists(os.path.join(directory, n)) for n in ("HEAD", "objects", "refs"))
+
+
+def _check_gitfile(path: str) -> str:
+    """A ``.git`` file (``gitdir: <path>``, a worktree or submodule)."""
+    data = read_regular(path, MAX_CONFIG_BYTES)
+    if data is None:
+        return f"{path} could not be read as a regular file"
+    text = data.decode("utf-8", "surrogateescape").strip()
+    if not text.startswith("gitdir:"):
+        return ""  # git refuses it itself ("invalid gitfile format") without opening more
+    target = os.path.join(os.path.dirname(path), text[len("gitdir:") :].strip())
+    if not os.path.isdir(target):
+        return _kind(target, MAX_CONFIG_BYTES, directory_ok=True)
+    return _check_gitdir(target)
+
+
+def _check_gitdir(gitdir: str) -> str:
+    """The files of one git directory (and its common directory) that host git opens."""
+    for name, bound in (
+        ("HEAD", MAX_CONFIG_BYTES),
+        ("commondir", MAX_CONFIG_BYTES),
+        ("config", MAX_CONFIG_BYTES),
+        ("config.worktree", MAX_CONFIG_BYTES),
+        ("index", MAX_INDEX_BYTES),
+        ("packed-refs", MAX_INDEX_BYTES),
+        ("shallow", MAX_INDEX_BYTES),
+        ("objects/info/alternates", MAX_CONFIG_BYTES),
+        ("info/grafts", MAX_CONFIG_BYTES),
+    ):
+        why = _kind(os.path.join(gitdir, name), bound)
+        if why:
+            return why
+    common = gitdir
+    commondir = read_regular(os.path.join(gitdir, "commondir"), MAX_CONFIG_BYTES)
+    if commondir:
+        common = os.path.join(gitdir, commondir.decode("utf-8", "surrogateescape").strip())
+        for name, bound in (
+            ("config", MAX_CONFIG_BYTES),
+            ("packed-refs", MAX_INDEX_BYTES),
+            ("objects/info/alternates", MAX_CONFIG_BYTES),
+        ):
+            why = _kind(os.path.join(common, name), bound)
+            if why:
+                return why
+    for config in {os.path.join(common, "config"), os.path.join(gitdir, "config.worktree")}:
+        why = _includes(config, 0)
+        if why:
+            return why
+    return ""
+
+
+def _kind(path: str, bound: int, *, directory_ok: bool = False) -> str:
+    """Why ``path`` may not be opened by git ("" when it is absent, or a regular file
+    within ``bound``). Symlinks are followed, as git follows them."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            return ""
+        if exc.errno == errno.ELOOP:
+            return f"{path} is a symlink loop"
+        return f"{path} could not be checked ({exc.strerror})"
+    if directory_ok and stat.S_ISDIR(st.st_mode):
+        return ""
+    if not stat.S_ISREG(st.st_mode):
+        return f"{path} is not a regular file (a FIFO, device, socket or directory git would block on)"
+    if st.st_size > bound:
+        return f"{path} is larger than {bound} bytes"
+    return ""
+
+
+def _includes(config: str, depth: int) -> str:
+    """The files ``include.path``/``includeIf.*.path`` of ``config`` name, recursively
+    (every condition counted as true: fail closed)."""
+    if depth > _MAX_INCLUDE_DEPTH:
+        return f"{config}: includes nested too deeply"
+    data = read_regular(config, MAX_CONFIG_BYTES)
+    if data is None or len(data) > MAX_CONFIG_BYTES:
+        return _kind(config, MAX_CONFIG_BYTES)
+    section = ""
+    for raw in data.decode("utf-8", "surrogateescape").splitlines():
+        line = raw
+        while (head := _SECTION.match(line)) is not None:
+            section = head.group(1).lower()
+            line = line[head.end() :]
+        if section not in ("include", "includeif"):
+            continue
+        match = _PATH_LINE.match(line)
+        if match is None:
+            continue
+        value = match.group(1)
+        if len(value) >= 2 and value[0] == value[-1] == '"':
+            value = value[1:-1]
+        if not value:
+            continue
+        target = os.path.expanduser(value)
+        if not os.path.isabs(target):
+            target = os.path.join(os.path.dirname(config), target)
+        why = _kind(target, MAX_CONFIG_BYTES)
+        if why:
+            return f"include.path of {config}: {why}"
+        why = _includes(target, depth + 1) if os.path.isfile(target) else ""
+        if why:
+            return why
+    return ""
