@@ -186,6 +186,10 @@ _MACHINE = os.uname().machine
 _SECCOMP = _seccomp.filter_bytes(machine=_MACHINE if _MACHINE in _seccomp.MACHINES else None)
 
 
+#: /dev/shm's size (docker's default). bwrap's tmpfs default is half the host's RAM, pages the OOM
+#: killer cannot free, and a session's /dev/shm outlives the command that filled it (round 12).
+SHM_BYTES = 64 << 20
+_SHM_SIZE = ("--size", str(SHM_BYTES))
 #: Where the proxy's socket directory appears inside the sandbox.
 PROXY_DIR_INSIDE = "/run/shellrt-proxy"
 
@@ -908,7 +912,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             args.append("--unshare-net")
         args += ["--ro-bind", "/", "/"]
         if as_user and self._devtree is not None:  # the session's /dev (sandbox._devtree), one bind
-            args += ["--dev-bind", str(self._devtree), "/dev", "--perms", "1777", "--tmpfs", "/dev/shm"]
+            args += ["--dev-bind", str(self._devtree), "/dev", "--perms", "1777", *_SHM_SIZE, "--tmpfs", "/dev/shm"]
         else:
             args += ["--dev", "/dev"]
         args += ["--proc", "/proc"]
@@ -922,7 +926,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             reachable=(lambda p: _reachable(str(p))) if as_user else (lambda _p: True),
         )
         if zygote:  # bwrap's /dev/shm is root's 0755 here: POSIX shm/semaphores (multiprocessing) failed
-            args += ["--perms", "1777", "--tmpfs", "/dev/shm"]
+            args += ["--perms", "1777", *_SHM_SIZE, "--tmpfs", "/dev/shm"]
         args += self._host_masks(state_dir, as_user=as_user, zygote=zygote, masks=masks)
         if self._proxy_dir is not None and self._proxy is not None:  # after the /run mask
             args += ["--ro-bind", str(self._proxy_dir), PROXY_DIR_INSIDE]
