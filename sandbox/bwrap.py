@@ -912,9 +912,22 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             args.append("--unshare-net")
         args += ["--ro-bind", "/", "/"]
         if as_user and self._devtree is not None:  # the session's /dev (sandbox._devtree), one bind
-            args += ["--dev-bind", str(self._devtree), "/dev", "--perms", "1777", *_SHM_SIZE, "--tmpfs", "/dev/shm"]
-        else:
-            args += ["--dev", "/dev"]
+            args += [
+                "--dev-bind",
+                str(self._devtree),
+                "/dev",
+                "--perms",
+                "1777",
+                *_SHM_SIZE,
+                "--tmpfs",
+                "/dev/shm",
+            ]
+        else:  # bwrap's own /dev: its /dev/shm is a directory of an unsized tmpfs (a zygote mounts one below)
+            args += [
+                "--dev",
+                "/dev",
+                *([] if zygote else ["--perms", "1777", *_SHM_SIZE, "--tmpfs", "/dev/shm"]),
+            ]
         args += ["--proc", "/proc"]
         denied_paths = self._denied_paths(self._denied_kinds() if denied is None else denied)
         # A denied path missing now, outside the roots: its nearest directory frozen (`sandbox._frozen`),
@@ -971,6 +984,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         hide = [(path, kind) for path, kind in denied_paths if path in masked and kind in ("dir", "file")]
         args += layered_args(hide, shown, self.policy.allowed_roots(), sources)
         args += sockets
+        if not (as_user and self._devtree is not None):  # bwrap's own /dev, an unsized tmpfs the command's
+            args += ["--remount-ro", "/dev"]  # (a non-root caller's) to fill; last, every mount below it made
         args += ["--chdir", cwd]
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]

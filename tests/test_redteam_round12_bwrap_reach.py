@@ -21,6 +21,7 @@ one sandbox per command and through the CLI; as root and, in
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -43,8 +44,8 @@ run, ws, host_sockets = escape.run, escape.ws, escape.host_sockets
 #: end of it) and of a child of it (python leaves out the fd it listed with, gone by then).
 FDS = (
     "ls /proc/$$/fd > /tmp/rt12-fds; echo SHELL-FDS $(sort -n /tmp/rt12-fds); rm -f /tmp/rt12-fds; "
-    'python3 -c "import os; print(\'CHILD-FDS\', *sorted(int(f) for f in os.listdir(\'/proc/self/fd\') '
-    "if os.path.lexists(\'/proc/self/fd/\' + f)))\""
+    "python3 -c \"import os; print('CHILD-FDS', *sorted(int(f) for f in os.listdir('/proc/self/fd') "
+    "if os.path.lexists('/proc/self/fd/' + f)))\""
 )
 
 
@@ -57,7 +58,9 @@ async def session(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
     require_bwrap()
     work = tmp_path / "w"
     work.mkdir()
-    backend = BwrapBackend(BwrapConfig(persistent=request.param == "persistent"), SandboxPolicy(workspace=work))
+    backend = BwrapBackend(
+        BwrapConfig(persistent=request.param == "persistent"), SandboxPolicy(workspace=work)
+    )
     try:
         await backend.start()
     except BackendUnavailableError as exc:
@@ -83,6 +86,26 @@ async def test_a_background_task_holds_no_fd_beyond_stdio(session: Supervisor) -
     out = (await session.tasks.read_new(task.id)).text
     assert ended.exit_code == 0, out
     assert _fds(out, "SHELL-FDS") == [0, 1, 2] and _fds(out, "CHILD-FDS") == [0, 1, 2], out
+
+
+async def test_the_hosts_own_inheritable_fds_stay_outside(session: Supervisor) -> None:
+    """An fd the embedding program left inheritable (an MCP client's socket, a log file) reaches
+    no command and no task, whether the command's bwrap starts now or its zygote started before."""
+    read_end, write_end = os.pipe()
+    log = os.open("/etc/hostname", os.O_RDONLY)
+    for fd in (read_end, write_end, log):
+        os.set_inheritable(fd, True)
+    try:
+        result = await session.run(FDS, timeout_s=30)
+        task = await session.start_background(FDS)
+        with anyio.fail_after(30):
+            await session.tasks.wait(task.id)
+        background = (await session.tasks.read_new(task.id)).text
+    finally:
+        for fd in (read_end, write_end, log):
+            os.close(fd)
+    for out in (result.preview, background):
+        assert _fds(out, "SHELL-FDS") == [0, 1, 2] and _fds(out, "CHILD-FDS") == [0, 1, 2], out
 
 
 async def test_signals_to_pid_1_are_dropped_and_the_exit_code_is_the_commands(run: Run) -> None:
@@ -119,10 +142,10 @@ async def test_pid_1_is_closed_to_the_command_or_holds_nothing_more(session: Sup
         assert out.split()[0] == "bwrap", out
 
 
-async def test_kill_minus_one_and_proc_reach_stop_at_the_commands_own_pid_namespace(session: Supervisor) -> None:
-    task = await session.start_background(
-        "sleep 30; echo BG-DONE", env={"RT12_MARK": "background-secret"}
-    )
+async def test_kill_minus_one_and_proc_reach_stop_at_the_commands_own_pid_namespace(
+    session: Supervisor,
+) -> None:
+    task = await session.start_background("sleep 30; echo BG-DONE", env={"RT12_MARK": "background-secret"})
     await anyio.sleep(0.5)
     result = await session.run(
         "kill -9 -1; sleep 0.2; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c 'background-secre[t]'; "

@@ -44,3 +44,11 @@ async def test_dev_shm_still_takes_what_multiprocessing_needs(run: Run) -> None:
     )
     code, out = await run(f'python3 -c "{script}"')
     assert code == 0 and "BIG-SHM-OK" in out, out
+
+
+async def test_nothing_else_of_dev_takes_a_file(run: Run) -> None:
+    """The bound: /dev/shm is the one writable place of /dev (bwrap's own /dev is an unsized tmpfs)."""
+    code, out = await run(
+        "for d in /dev /dev/pts /dev/mqueue; do : > $d/rt12-fill 2>/dev/null && echo WROTE-$d; done; true"
+    )
+    assert "WROTE-" not in out, out
