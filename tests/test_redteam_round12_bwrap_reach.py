@@ -158,3 +158,13 @@ async def test_kill_minus_one_and_proc_reach_stop_at_the_commands_own_pid_namesp
         assert session.tasks.get(task.id).status is TaskStatus.RUNNING, "kill -9 -1 reached another command"
     finally:
         await session.tasks.stop(task.id)
+
+
+async def test_no_writable_sys_path_and_no_userfaultfd_device(run: Run) -> None:
+    """``userfaultfd`` is denied as a call; its device (Linux 6.1+) must not stand in for it, and
+    nothing under /sys takes a write (the uevent helper, a device's power state)."""
+    code, out = await run(
+        "find /sys -writable 2>/dev/null | head -5 | sed 's/^/WRITABLE /'; "
+        "[ -e /dev/userfaultfd ] && echo UFFD-DEVICE; true"
+    )
+    assert "WRITABLE" not in out and "UFFD-DEVICE" not in out, out
