@@ -186,6 +186,10 @@ _MACHINE = os.uname().machine
 _SECCOMP = _seccomp.filter_bytes(machine=_MACHINE if _MACHINE in _seccomp.MACHINES else None)
 
 
+#: /dev/shm's size (docker's default). bwrap's tmpfs default is half the host's RAM, pages the OOM
+#: killer cannot free, and a session's /dev/shm outlives the command that filled it (round 12).
+SHM_BYTES = 64 << 20
+_SHM_SIZE = ("--size", str(SHM_BYTES))
 #: Where the proxy's socket directory appears inside the sandbox.
 PROXY_DIR_INSIDE = "/run/shellrt-proxy"
 
@@ -908,9 +912,22 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             args.append("--unshare-net")
         args += ["--ro-bind", "/", "/"]
         if as_user and self._devtree is not None:  # the session's /dev (sandbox._devtree), one bind
-            args += ["--dev-bind", str(self._devtree), "/dev", "--perms", "1777", "--tmpfs", "/dev/shm"]
-        else:
-            args += ["--dev", "/dev"]
+            args += [
+                "--dev-bind",
+                str(self._devtree),
+                "/dev",
+                "--perms",
+                "1777",
+                *_SHM_SIZE,
+                "--tmpfs",
+                "/dev/shm",
+            ]
+        else:  # bwrap's own /dev: its /dev/shm is a directory of an unsized tmpfs (a zygote mounts one below)
+            args += [
+                "--dev",
+                "/dev",
+                *([] if zygote else ["--perms", "1777", *_SHM_SIZE, "--tmpfs", "/dev/shm"]),
+            ]
         args += ["--proc", "/proc"]
         denied_paths = self._denied_paths(self._denied_kinds() if denied is None else denied)
         # A denied path missing now, outside the roots: its nearest directory frozen (`sandbox._frozen`),
@@ -922,7 +939,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             reachable=(lambda p: _reachable(str(p))) if as_user else (lambda _p: True),
         )
         if zygote:  # bwrap's /dev/shm is root's 0755 here: POSIX shm/semaphores (multiprocessing) failed
-            args += ["--perms", "1777", "--tmpfs", "/dev/shm"]
+            args += ["--perms", "1777", *_SHM_SIZE, "--tmpfs", "/dev/shm"]
         args += self._host_masks(state_dir, as_user=as_user, zygote=zygote, masks=masks)
         if self._proxy_dir is not None and self._proxy is not None:  # after the /run mask
             args += ["--ro-bind", str(self._proxy_dir), PROXY_DIR_INSIDE]
@@ -967,6 +984,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         hide = [(path, kind) for path, kind in denied_paths if path in masked and kind in ("dir", "file")]
         args += layered_args(hide, shown, self.policy.allowed_roots(), sources)
         args += sockets
+        if not (as_user and self._devtree is not None):  # bwrap's own /dev, an unsized tmpfs the command's
+            args += ["--remount-ro", "/dev"]  # (a non-root caller's) to fill; last, every mount below it made
         args += ["--chdir", cwd]
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
