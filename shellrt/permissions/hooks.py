@@ -43,6 +43,7 @@ from shellrt.permissions.interfaces import (
     PreToolUseOutcome,
 )
 from shellrt.permissions.settings import HookEvent, HookSpec
+from shellrt.permissions.tool_names import names_of
 from shellrt.permissions.writable_files import RootsFiles, roots_changed, roots_files
 from shellrt.protocol import ToolContext
 
@@ -63,9 +64,10 @@ def matcher_matches(matcher: str, tool_name: str) -> bool:
     m = matcher.strip()
     if m in ("", "*"):
         return True
+    names = names_of(tool_name)  # a guard on ``KillShell`` guards TaskStop (round 12)
     if _NAMES_ONLY.match(m):
-        return tool_name in m.split("|")
-    return re.fullmatch(m, tool_name) is not None
+        return any(name in m.split("|") for name in names)
+    return any(re.fullmatch(m, name) is not None for name in names)
 
 
 @dataclass

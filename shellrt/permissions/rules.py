@@ -34,6 +34,7 @@ from shellrt.permissions.errors import RuleSyntaxError
 from shellrt.permissions.globs import glob_matches
 from shellrt.permissions.hosts import canonical_host, rule_host
 from shellrt.permissions.rule_paths import DotSegmentError, fold_dot_segments
+from shellrt.permissions.tool_names import TOOL_ALIASES, canonical_tool_name
 from shellrt.protocol import PermissionSubject
 
 __all__ = [
@@ -144,6 +145,7 @@ _BUILTIN_BY_LOWER = {
         "TaskStop",
         "TodoWrite",
         "ToolSearch",
+        *TOOL_ALIASES,
     )
 }
 _TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*(__\*)?$")
@@ -293,6 +295,7 @@ def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -
             raise RuleSyntaxError(f"rule {raw!r} has an empty specifier; write {tool!r} for the whole tool")
     if not _TOOL_NAME.match(tool):
         raise RuleSyntaxError(f"{tool!r} is not a tool name")
+    tool = canonical_tool_name(tool)  # ``KillShell`` is TaskStop: a rule on an alias is on the tool (round 12)
     known = _BUILTIN_BY_LOWER.get(tool.lower())
     if known is not None and known != tool:
         # Tool names are case-sensitive: ``read(./secrets/**)`` would match no call at all.

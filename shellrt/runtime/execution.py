@@ -38,6 +38,7 @@ from shellrt.protocol import (
 )
 from shellrt.protocol.results import persist_block
 from shellrt.protocol.tool import rendered_content
+from shellrt.runtime.background_cap import background_refusal
 from shellrt.runtime.input_rewrites import PreHooked, authorize_rewrites
 from shellrt.runtime.observed_paths import resolve_observed_paths
 from shellrt.runtime.registry import ToolRegistry
@@ -263,6 +264,11 @@ class CallExecutor:
         ctx: ToolContext,
     ) -> CallOutcome:
         """Steps 6-8: the call, its post hooks, its model result."""
+        # One more background task than the cap: refused here, in the call's slot, so calls that
+        # run side by side count each other (round 12).
+        refusal = background_refusal(tool_input, ctx)
+        if refusal is not None:
+            return CallOutcome(error_envelope(block.id, tool.name, refusal), tool, notices=notices)
         self.note(block.id, executed_input=tool_input.model_dump(mode="json"))
         try:
             output = await tool.call(tool_input, ctx)

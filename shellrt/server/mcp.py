@@ -304,6 +304,9 @@ class McpToolServer:
         wants_progress = bool(ctx.meta and ctx.meta.get("progress_token") is not None)
         session_key = _session_key(ctx)
         supervisor = getattr(self.runtime, "supervisor", None)
+        foreign = self._foreign_task(session_key, params.name, arguments)
+        if foreign is not None:
+            return _error_result(foreign)
         tasks_before = (
             {t.id for t in supervisor.tasks.list()} if supervisor is not None and session_key else set()
         )
@@ -336,6 +339,36 @@ class McpToolServer:
             return _error_result(f"shellrt produced no result for {params.name}; try again.")
         return to_call_tool_result(envelopes[0])
 
+    def _foreign_task(self, session_key: str | None, name: str, arguments: dict[str, Any]) -> str | None:
+        """Why an HTTP session may not read or stop the task it names, or None (it may).
+
+        A task started by one MCP session's calls is that session's (it is stopped when the
+        session ends); another session's TaskStop killed it and its TaskOutput consumed the
+        owner's output, and the "unknown id" error listed every session's ids (round 12). Tasks
+        no live session started (stdio, a reopened session) stay reachable by id.
+        """
+        tool = self.runtime.registry.get(name)
+        task_id = arguments.get("task_id")
+        if not isinstance(session_key, str) or tool is None or not isinstance(task_id, str):
+            return None
+        if tool.name not in _TASK_TOOLS:
+            return None
+        owners = {key for key, ids in self._session_tasks.items() if task_id in ids}
+        if owners and session_key not in owners:
+            return (
+                f"Task {task_id!r} belongs to another MCP session of this server: only the session that "
+                f"started it may read or stop it. Use the task ids your own calls returned "
+                f"({_listed(self._session_tasks.get(session_key, set()))})."
+            )
+        supervisor = getattr(self.runtime, "supervisor", None)
+        if not owners and supervisor is not None and supervisor.tasks.find(task_id) is None:
+            # The tool's own error names every known id, other sessions' too: answered here instead.
+            return (
+                f"No background task with id {task_id!r}. Task ids of this MCP session: "
+                f"{_listed(self._session_tasks.get(session_key, set()))}. Start one with Bash run_in_background."
+            )
+        return None
+
     # --- progress --------------------------------------------------------------------------
     def _route_progress(self, event: ProgressEvent) -> None:
         stream = self._progress.get(event.tool_use_id)
@@ -356,6 +389,14 @@ class McpToolServer:
                     await ctx.session.report_progress(float(count), None, _describe_progress(event))
                 except Exception as exc:
                     log.debug("progress notification dropped: %r", exc)
+
+
+#: Tools that name a background task by ``task_id`` (aliases resolve to these).
+_TASK_TOOLS = frozenset({"TaskOutput", "TaskStop"})
+
+
+def _listed(task_ids: set[str]) -> str:
+    return ", ".join(sorted(task_ids)) or "none"
 
 
 def _session_key(ctx: Any) -> str | None:

@@ -233,9 +233,18 @@ class GrepTool(Tool[GrepInput, GrepOutput]):
         body = "\n".join(output.lines)
         text = f"{head}\n{body}" if head else body
         notes: list[str] = []
-        if output.offset + shown < output.total_entries or output.offset:
+        what = "entries" if output.mode != "content" else "lines"
+        if output.offset and not shown and output.offset >= output.total_entries:
+            # A range that ends before it starts told the model nothing it could use (round 12).
+            notes.append(
+                note(
+                    f"offset {output.offset} is past the end: there are {output.total_entries} {what}. "
+                    f"Pass offset=0 to start over, or an offset below {output.total_entries}."
+                )
+            )
+        elif output.offset + shown < output.total_entries or output.offset:
             paging = (
-                f"Showing {'entries' if output.mode != 'content' else 'lines'} {output.offset + 1}-"
+                f"Showing {what} {output.offset + 1}-"
                 f"{output.offset + shown} of {output.total_entries}."
             )
             if output.offset + shown < output.total_entries:

@@ -1,0 +1,56 @@
+"""How many background tasks one session runs at once.
+
+Each running background task holds about three of the server's file descriptors (its spool and
+pipes) and at least one process. Nothing capped them: one message of 400 ``run_in_background``
+calls used every descriptor of a server under the common limit of 1,024 open files, and from then
+on every call of the session failed with ``Too many open files`` (round 12). One more than the cap
+is refused before it starts, with what to do; tasks that ended free their slot.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from pydantic import BaseModel
+
+from shellrt.protocol import ToolContext
+from shellrt.supervisor import Supervisor, TaskStatus
+
+__all__ = ["DEFAULT_MAX_BACKGROUND_TASKS", "background_refusal", "max_background_tasks"]
+
+#: Background tasks one session runs at once unless ``SHELLRT_MAX_BACKGROUND_TASKS`` says otherwise.
+DEFAULT_MAX_BACKGROUND_TASKS = 64
+_ENV = "SHELLRT_MAX_BACKGROUND_TASKS"
+
+
+def max_background_tasks() -> int:
+    """``$SHELLRT_MAX_BACKGROUND_TASKS`` or the default; raises ValueError for a bad value."""
+    raw = os.environ.get(_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_BACKGROUND_TASKS
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(
+            f"{_ENV}={raw!r}: give a whole number of at least 1 (default {DEFAULT_MAX_BACKGROUND_TASKS})"
+        )
+    return int(raw)
+
+
+def background_refusal(tool_input: BaseModel, ctx: ToolContext) -> str | None:
+    """Why this call may not start one more background task now, or None (it may, or it starts none)."""
+    if getattr(tool_input, "run_in_background", False) is not True or not ctx.has_service(Supervisor):
+        return None
+    try:
+        cap = max_background_tasks()
+    except ValueError as exc:
+        return f"Not started: {exc}. The operator must fix this setting before background tasks can start."
+    tasks: Any = ctx.service(Supervisor).tasks
+    running = [t.id for t in tasks.list() if t.status is TaskStatus.RUNNING]
+    if len(running) < cap:
+        return None
+    shown = ", ".join(running[:10]) + (", …" if len(running) > 10 else "")
+    return (
+        f"Not started: {len(running)} background tasks are already running in this session, the most at once "
+        f"({_ENV}={cap}). Stop one you no longer need with TaskStop (running: {shown}), or wait for one to end "
+        "(TaskOutput with wait_ms), then call again; or run this command in the foreground."
+    )
