@@ -31,7 +31,7 @@ SubstitutionKind = Literal["command", "backtick", "process_in", "process_out"]
 def is_fd_number(value: str) -> bool:
     """Whether bash reads ``value`` as a file descriptor number: ASCII digits only.
 
-    ``str.isdigit`` also accepts ``²`` or ``١``; bash reads ``>&²`` as ``&>²`` (a file write).
+    ``str.isdigit`` also accepts ``²``; bash reads ``>&²`` as ``&>²`` (a file write).
     """
     return value.isascii() and value.isdigit()
 
