@@ -90,3 +90,22 @@ async def test_an_edit_deny_rule_sees_a_unicode_digit_duplication(ws: Path) -> N
 async def test_the_bash_tool_still_runs_ascii_duplications(ws: Path) -> None:
     [envelope] = await _bash(ws, ["echo hi >&2 2>&1"], mode="default")
     assert not envelope.is_error, _text(envelope)
+
+
+# --- the same confusion in option bundles: `-5` is a count, `-²` is not ------------------------
+
+_UNICODE_DIGIT_OPTIONS = ["head -² in.txt", "diff -²l in.txt in.txt", "grep -n²r x in.txt", "nice -² ls"]
+
+
+@pytest.mark.parametrize("command", _UNICODE_DIGIT_OPTIONS)
+def test_a_unicode_digit_option_is_not_a_count(command: str) -> None:
+    # A Unicode digit was read as a -NUM count and ended the bundle, so the options after it
+    # (`diff -²l` hides -l, which runs pr) were never judged. The programs reject it: unmodelled.
+    analysis = analyze(command)
+    assert not analysis.read_only, (command, analysis.reasons)
+
+
+def test_ascii_counts_stay_read_only() -> None:
+    for command in ("head -5 in.txt", "grep -n2 x in.txt", "diff -u3 a b", "nice -5 ls"):
+        analysis = analyze(command)
+        assert analysis.read_only, (command, analysis.reasons)
