@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from .nodes import CommandPlan, PlanCommand
+from .nodes import CommandPlan, PlanCommand, is_fd_number
 from .programs import program_spec
 from .programs.paths import WRITING_PROGRAMS, program_writes
 
@@ -49,7 +49,7 @@ def plan_effects(plan: CommandPlan, read_only: bool) -> Effects:
             continue
         if target.value is None:
             effects.writes_unknown = True
-        elif redirect.op in (">&",) and (target.value.isdigit() or target.value == "-"):
+        elif redirect.op in (">&",) and (is_fd_number(target.value) or target.value == "-"):
             continue
         elif target.value != "/dev/null":
             effects.write_targets.append(target.value)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from .nodes import CommandPlan, Construct, PlanCommand, Redirect, Word
+from .nodes import CommandPlan, Construct, PlanCommand, Redirect, Word, is_fd_number
 from .programs import INTERPRETERS, JUDGED_WRAPPERS, WRAPPERS, check_program, check_wrapper, program_spec
 
 __all__ = ["MAX_SUBCOMMANDS", "judge_plan"]
@@ -135,7 +135,7 @@ def _redirect(redirect: Redirect) -> list[str]:
     value = target.value
     if value is None:
         return [f"redirection target {target.raw!r} is dynamic"]
-    if op in _DUP_OPS and (value.isdigit() or value == "-"):
+    if op in _DUP_OPS and (is_fd_number(value) or value == "-"):
         return []
     if value.startswith(_NET_PREFIXES):
         return [f"redirection to {value} opens a network connection"]

@@ -19,13 +19,21 @@ from typing import Literal
 
 __all__ = [
     "Assignment", "CommandPlan", "Construct", "Heredoc", "PlanCommand", "Redirect", "Subcommand", "Substitution",
-    "Word",
+    "Word", "is_fd_number",
 ]
 
 _NO_FEATURES: frozenset[str] = frozenset()
 
 RedirectKind = Literal["file", "heredoc", "herestring"]
 SubstitutionKind = Literal["command", "backtick", "process_in", "process_out"]
+
+
+def is_fd_number(value: str) -> bool:
+    """Whether bash reads ``value`` as a file descriptor number: ASCII digits only.
+
+    ``str.isdigit`` also accepts ``²``; bash reads ``>&²`` as ``&>²`` (a file write).
+    """
+    return value.isascii() and value.isdigit()
 
 
 @dataclass(init=False, slots=True)

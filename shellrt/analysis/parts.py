@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from .nodes import CommandPlan, PlanCommand, Subcommand, Word
+from .nodes import CommandPlan, PlanCommand, Subcommand, Word, is_fd_number
 from .programs import program_spec, unwrap
 from .programs.paths import WRITING_PROGRAMS, program_reads, program_writes
 
@@ -301,7 +301,7 @@ def _writes(command: PlanCommand) -> list[str]:
         value = target.value if target is not None else None
         if target is None or value is None or "glob" in target.features:
             out.append("")
-        elif redirect.op == ">&" and (value.isdigit() or value == "-"):
+        elif redirect.op == ">&" and (is_fd_number(value) or value == "-"):
             continue
         elif value != "/dev/null":
             out.append(value)

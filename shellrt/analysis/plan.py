@@ -26,6 +26,7 @@ from .nodes import (
     Substitution,
     SubstitutionKind,
     Word,
+    is_fd_number,
 )
 from .parse import kind_of, parse_bash
 from .programs import SHELLS, WRAPPERS, find_exec_commands, unwrap
@@ -1163,7 +1164,7 @@ _ARRAY_ASSIGNMENT: Final = re.compile(r"^[^=]*(?:\[|\+?=\()")
 def _fd_word(word: Word | None) -> bool:
     """Whether a ``>&``/``<&`` target is a descriptor (or ``-``), as POSIX reads it."""
     value = word.value if word is not None else None
-    return value is not None and (value == "-" or value.rstrip("-").isdigit())
+    return value is not None and (value == "-" or is_fd_number(value.rstrip("-")))
 
 
 def _bash_word(word: Word) -> str | None:

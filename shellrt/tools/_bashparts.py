@@ -487,7 +487,7 @@ def _builtin_assigned(name: str, argv: Sequence[str]) -> list[str]:
 
 
 def _fd_dup(op: str, value: str | None) -> bool:
-    return op in (">&", "<&") and value is not None and (value.isdigit() or value == "-")
+    return op in (">&", "<&") and value is not None and (value == "-" or (value.isascii() and value.isdigit()))
 
 
 #: Most bases a command's ``cd``s may lead to before the rest counts as unknown.

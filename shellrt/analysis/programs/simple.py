@@ -174,7 +174,10 @@ _SPECS: Final[list[ProgramSpec]] = [
         "brief checking-printout exclude= exclude-quiet= extension files-from= separator= mime mime-type "
         "mime-encoding keep-going list dereference no-dereference magic-file= no-pad no-buffer "
         "preserve-date raw special-files uncompress uncompress-noreport print0 help version apple"),
-                forbidden={"-C": "compiles a magic file (writes)", "--compile": "writes a magic file"}),
+                forbidden={"-C": "compiles a magic file (writes)", "--compile": "writes a magic file",
+                           "-z": "runs decompression programs found on PATH",
+                           "--uncompress": "runs decompression programs found on PATH",
+                           "--uncompress-noreport": "runs decompression programs found on PATH"}),
     ProgramSpec("stat", short="LftZ", short_arg="c", glob_safe=True, long=longs(
         "dereference file-system format= printf= terse cached= help version")),
     ProgramSpec("du", short="0abcDhHklLmPSsx", short_arg="BdtX", glob_safe=True, long=longs(
@@ -220,7 +223,8 @@ _SPECS: Final[list[ProgramSpec]] = [
     ProgramSpec("tr", short="cCdst", max_positional=2, long=longs(
         "complement delete squeeze-repeats truncate-set1 help version")),
     # Not glob_safe: a file named ``--from-file=.env`` makes ``diff *`` print .env (no word names it).
-    ProgramSpec("diff", short="abBcdeEfiItlNnpPqrsTuwyZ", short_arg="CDFSIUWxXL", long=_DIFF_LONG, numeric=True),
+    ProgramSpec("diff", short="abBcdeEfiItlNnpPqrsTuwyZ", short_arg="CDFSIUWxXL", long=_DIFF_LONG, numeric=True,
+                forbidden={"-l": "runs pr on its output", "--paginate": "runs pr on its output"}),
     ProgramSpec("cmp", short="blsv", short_arg="in", long=longs(
         "print-bytes ignore-initial= verbose bytes= silent quiet help version")),
     ProgramSpec("comm", short="123z", long=longs(

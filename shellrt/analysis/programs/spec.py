@@ -146,7 +146,7 @@ def parse_args(spec: ProgramSpec, args: Iterable[str]) -> ParsedArgs:
                 i += 2 if arity == ARG2 else 1
             continue
         body = arg[1:]
-        if numeric and body.isdigit():
+        if numeric and body.isascii() and body.isdigit():
             options.append(("-#", body))
             continue
         short_arg = spec.short_arg
@@ -175,7 +175,7 @@ def parse_args(spec: ProgramSpec, args: Iterable[str]) -> ParsedArgs:
             if ch in short:
                 options.append((key, None))
                 continue
-            if numeric and ch.isdigit():
+            if numeric and ch.isascii() and ch.isdigit():
                 options.append(("-#", body[j - 1 :]))
                 break
             if key not in forbidden:

@@ -228,7 +228,7 @@ def _options(name: str, options: list[str | None], flags: frozenset[str], valued
             continue
         if len(option) > 2 and option[:2] in valued and not option.startswith("--"):
             continue
-        if numeric and option[1:].lstrip("-").isdigit():
+        if numeric and option[1:].lstrip("-").isascii() and option[1:].lstrip("-").isdigit():
             continue
         return [f"{name}: option {option} is not modelled"]
     return []
