@@ -75,3 +75,35 @@ async def test_transcript_has_both_lines_of_each_call_on_disk_also_after_rotatio
         await rt.run(_true("toolu_r8_tr_rot"))
         lines = [json.loads(x) for x in transcript.read_text().splitlines()]
         assert [x.get("tool_use_id") for x in lines] == ["toolu_r8_tr_rot", "toolu_r8_tr_rot"]
+
+
+async def test_a_lone_call_is_parsed_once_not_classified_and_bad_input_still_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shellrt.tools.bash import Bash, ShellTool
+
+    asked: list[object] = []
+    parses: list[object] = []
+    real_parse = ShellTool.parse_input
+
+    def counting_parse(self: ShellTool, raw: Any) -> Any:
+        parses.append(raw)
+        return real_parse(self, raw)
+
+    monkeypatch.setattr(Bash, "is_concurrency_safe", lambda self, i: asked.append(i) or True)
+    monkeypatch.setattr(Bash, "parse_input", counting_parse)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    async with Runtime(ws, "local", session_dir=tmp_path / "s", mode="bypassPermissions") as rt:
+        reply = await rt.run(_true("toolu_r8_lone_1"))
+        assert reply["content"][0]["is_error"] is False
+        assert asked == []  # a message's only call shares no batch: nothing to classify
+        assert len(parses) == 1  # parsed once, and that parse reaches the executor
+        bad = {"type": "tool_use", "id": "toolu_r8_lone_2", "name": "Bash", "input": {"command": 5}}
+        reply = await rt.run({"role": "assistant", "content": [bad]})
+        assert reply["content"][0]["is_error"] is True
+        assert "command" in str(reply["content"][0]["content"])
+        # Two calls in one message are still classified (they may share a batch).
+        two = [dict(_true(f"toolu_r8_lone_{n}")["content"][0]) for n in (3, 4)]
+        await rt.run({"role": "assistant", "content": two})
+        assert len(asked) >= 2
