@@ -76,16 +76,25 @@ def _classify(executor: CallExecutor, block: ToolUseBlock) -> tuple[bool, BaseMo
     The parsed input goes on to the executor, which then does not parse it again.
     """
     tool = executor.registry.get(block.name)
-    if tool is None or not isinstance(block.input, dict):
-        return False, None
-    try:
-        parsed: BaseModel = tool.parse_input(block.input)
-    except Exception:
+    parsed = _parsed(tool, block)
+    if tool is None or parsed is None:
         return False, None
     try:
         return bool(tool.is_concurrency_safe(parsed)), parsed
     except Exception:
         return False, parsed
+
+
+def _parsed(tool: Tool[Any, Any] | None, block: ToolUseBlock) -> BaseModel | None:
+    """``block``'s input as its tool parses it, or None (the executor then parses it and says
+    what is wrong)."""
+    if tool is None or not isinstance(block.input, dict):
+        return None
+    try:
+        parsed: BaseModel = tool.parse_input(block.input)
+    except Exception:
+        return None
+    return parsed
 
 
 def _safe_input(tool: Tool[Any, Any], tool_input: BaseModel) -> bool:
@@ -357,7 +366,8 @@ async def run_single(
     (no batch, no order to keep, no sibling to cancel), without its task group and tasks.
     ``run_slot``: a caller's say over the final input (`CallSlots.slot` shared across messages)."""
     tool = executor.registry.get(block.name)
-    _, parsed = _classify(executor, block)
+    # Parsed once here for the executor; not classified: a message's only call shares no batch.
+    parsed = _parsed(tool, block)
     if ctx.abort.is_set():
         return error_envelope(block.id, block.name, NOT_RUN_INTERRUPTED)
     scope = anyio.CancelScope()

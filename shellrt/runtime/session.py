@@ -271,6 +271,7 @@ class Runtime:
         self._stack = AsyncExitStack()
         self._transcript = AppendLog(self.session_dir / TRANSCRIPT_FILE)
         self._state_path = self.session_dir / STATE_FILE
+        self._state_name = os.fspath(self._state_path)
         #: tool_use id -> (name, input, envelope): a resent call is answered from here, never run again.
         self._recorded: dict[str, tuple[str, Any, ResultEnvelope]] = {}
         self._task_registry: TaskRegistry | None = None
@@ -695,17 +696,18 @@ class Runtime:
     # --- persisted session state ----------------------------------------------------------
     def _save_state(self) -> None:
         """Write what a conversation cannot carry to ``<session_dir>/state.json`` (atomically, mode 0600)."""
-        from shellrt.tools.todo_write import STATE_KEY as TODO_KEY
-
         ctx = self.context
         path = self._state_path
-        order = discovery_order(ctx)
-        todos = ctx.tool_state.get(TODO_KEY, [])
+        # No tool discovered (the common session): the order is empty without building it.
+        order = discovery_order(ctx) if ctx.discovered_tools else []
+        todos = ctx.tool_state.get(_todo_key(), [])
         # The state is made of frozen records (read records, todo items) and strings: when the
         # same ones are there, the text is the same. Compared before dumping, as most calls
         # change nothing, and dumping every read record on every call grew with the session.
         inputs = (ctx.cwd, tuple(ctx.read_state.items()), tuple(order), tuple(todos))
-        if inputs == self._saved_inputs and os.path.exists(path):
+        # The file is looked for on every call (one `stat` of its name as a str): one removed
+        # meanwhile is written again.
+        if inputs == self._saved_inputs and os.path.exists(self._state_name):
             return
         state = {
             "version": 1,
@@ -716,7 +718,7 @@ class Runtime:
             "todos": [t.model_dump() for t in todos],
         }
         text = json.dumps(state)
-        if text == self._saved_state and os.path.exists(path):
+        if text == self._saved_state and os.path.exists(self._state_name):
             self._saved_inputs = inputs
             return  # most calls change nothing here; the atomic rename costs more than the call itself
         tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
@@ -1001,3 +1003,17 @@ def _block_of(
     if found is not None and found[0] is envelope:
         return found[1]
     return envelope.model.model_dump(mode="json")
+
+
+_TODO_KEY: str | None = None
+
+
+def _todo_key() -> str:
+    """The todo list's key in ``tool_state``, imported once (not per call: `_save_state` runs
+    after every message, and an import statement in its body cost that on each)."""
+    global _TODO_KEY
+    if _TODO_KEY is None:
+        from shellrt.tools.todo_write import STATE_KEY
+
+        _TODO_KEY = STATE_KEY
+    return _TODO_KEY
