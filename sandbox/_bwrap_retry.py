@@ -34,6 +34,7 @@ from collections.abc import Awaitable, Callable
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
+from sandbox._bwrap_init import init_pid, kill_init, peek
 from sandbox._hostsockets import VANISHED_MASK
 from sandbox.base import ExitStatus, SandboxProcess
 
@@ -75,6 +76,7 @@ class _Attempt:
         self.started = False  # some output proved the command ran
         self.held: list[bytes] = []
         self.held_by: str | None = None  # the stream whose first chunk is held
+        self.report = b""  # the status pipe read early (`RetryingBwrapProcess.kill`)
         self.decided: bool | None = None  # True: retried; False: final
 
 
@@ -114,7 +116,15 @@ class RetryingBwrapProcess(SandboxProcess):
 
     async def kill(self) -> None:
         self._killed = True
-        await self._attempt.proc.kill()
+        attempt = self._attempt
+        # bwrap's init first, by the pid it reported: the command may have patched it not to die
+        # with the outer bwrap (`sandbox._bwrap_init`); its namespace's processes die with it.
+        with contextlib.suppress(OSError):
+            attempt.report += peek(attempt.status_fd)
+        pid = init_pid(attempt.report)
+        if pid is not None:
+            kill_init(pid, attempt.proc.pid)
+        await attempt.proc.kill()
 
     async def _settle(self, attempt: _Attempt) -> bool:
         """Decide (once) whether ``attempt`` failed its setup and was replaced; True if so."""
@@ -124,7 +134,7 @@ class RetryingBwrapProcess(SandboxProcess):
             if attempt.decided is not None:
                 return attempt.decided
             status = await attempt.proc.wait()
-            report, attempt.status_fd = _drain(attempt.status_fd), -1
+            report, attempt.status_fd = attempt.report + _drain(attempt.status_fd), -1
             may = (
                 status.exit_code == 1
                 and b'"exit-code"' not in report  # the command never ran

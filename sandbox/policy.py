@@ -13,7 +13,9 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from sandbox._root_links import link_refusal, repo_link_on_the_way
 
 __all__ = ["NetworkMode", "ResourceLimits", "SandboxPolicy", "domain_matches", "normalize_domain"]
 
@@ -98,6 +100,21 @@ class SandboxPolicy(BaseModel):
         # (bwrap as root refused to start with a misleading idmapped-mount message), and paths
         # judged by the file tools and the protected-files check are canonical ones.
         return Path(os.path.realpath(value))
+
+    @model_validator(mode="after")
+    def _real_writable_roots(self) -> SandboxPolicy:
+        # Every source of an extra root (settings, --writable, the Python API, serve, MCP) comes
+        # through here: a symlink inside the workspace on the way refuses (the repository chose
+        # where it points; red team, round 12), any other root is kept as its real path so a
+        # later swap of a component cannot move the bind.
+        roots: list[Path] = []
+        for root in self.writable_roots:
+            found = repo_link_on_the_way(root, self.workspace)
+            if found is not None:
+                raise ValueError(link_refusal(root, *found))
+            roots.append(Path(os.path.realpath(root)))
+        object.__setattr__(self, "writable_roots", tuple(roots))
+        return self
 
     @field_validator("allowed_domains", "denied_domains")
     @classmethod

@@ -31,6 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from sandbox._root_links import link_refusal, repo_link_on_the_way
 from shellrt.permissions.modes import WIDENING_MODES, PermissionMode
 from shellrt.permissions.rules import PermissionRule, RuleOrigin
 from shellrt.permissions.ruleset import RuleSet
@@ -357,7 +358,7 @@ def load_settings(
                 " lets only managed settings add directories"
             )
         else:
-            for directory in loaded.additional_directories:
+            for directory in _without_repo_links(loaded, workspace, settings.diagnostics):
                 if directory not in settings.additional_directories:
                     settings.additional_directories.append(directory)
         for name, cfg in loaded.mcp_servers.items():
@@ -380,6 +381,33 @@ def load_settings(
 
     _choose_mode(settings, ordered, mode)
     return Settings.from_sources(settings)
+
+
+def _without_repo_links(loaded: FileSettings, workspace: Path, diagnostics: list[str]) -> list[Path]:
+    """A workspace file's directories less those through a symlink inside the workspace (red team,
+    round 12): the repository must not open a host directory, nor stop the session by naming one
+    (the sandbox policy refuses such a root). An operator's file keeps them: the policy refuses
+    and says which real path to name."""
+    own = loaded.source in ("local", "project") or _inside(loaded.path, workspace)
+    if not own:
+        return list(loaded.additional_directories)
+    kept: list[Path] = []
+    for directory in loaded.additional_directories:
+        found = repo_link_on_the_way(directory, workspace)
+        if found is None:
+            kept.append(directory)
+        else:
+            diagnostics.append(
+                f"{loaded.path}: additionalDirectories root dropped: {link_refusal(directory, *found)}"
+            )
+    return kept
+
+
+def _inside(path: Path | None, workspace: Path) -> bool:
+    if path is None:
+        return False
+    real, root = Path(os.path.realpath(path)), Path(os.path.realpath(workspace))
+    return real == root or root in real.parents
 
 
 #: How diagnostics name the managed policy that limits lower sources to narrowing.
