@@ -21,3 +21,29 @@ def serve_command(tmp_path: Path, *args: str) -> tuple[list[str], dict[str, str]
     }
     argv = [sys.executable, "-m", "shellrt", "serve", "--workspace", str(ws), "--sandbox", "local", *args]
     return argv, env
+
+
+def bypass_serve_argv(workspace: Path, *extra: str, transport: tuple[str, ...] = ()) -> list[str]:
+    """``shellrt serve`` on the local backend in bypassPermissions mode (what most serve tests run).
+
+    ``transport`` (e.g. ``("--jsonl",)``) goes before ``--workspace``; ``extra`` goes last.
+    """
+    return [
+        sys.executable,
+        "-m",
+        "shellrt",
+        "serve",
+        *transport,
+        "--workspace",
+        str(workspace),
+        "--sandbox",
+        "local",
+        "--mode",
+        "bypassPermissions",
+        *extra,
+    ]
+
+
+def http_serve_argv(port: int, workspace: Path, *extra: str) -> list[str]:
+    """``bypass_serve_argv`` over streamable HTTP on ``127.0.0.1:port``."""
+    return bypass_serve_argv(workspace, *extra, transport=("--http", f"127.0.0.1:{port}"))

@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 
 from tests._mcp_support import ROOT, isolated_env
+from tests._serve_cli import bypass_serve_argv, http_serve_argv
 from tests.test_server_jsonl import marker_pids
 
 
@@ -24,18 +25,7 @@ class RawMcp:
         workspace = tmp_path / "ws"
         workspace.mkdir()
         self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "shellrt",
-                "serve",
-                "--workspace",
-                str(workspace),
-                "--sandbox",
-                "local",
-                "--mode",
-                "bypassPermissions",
-            ],
+            bypass_serve_argv(workspace),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -150,20 +140,7 @@ def test_http_session_end_stops_its_background_tasks_and_sigterm_leaves_nothing(
     port = _free_port()
     marker = f"mcp-http-{time.time_ns()}"
     server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "shellrt",
-            "serve",
-            "--http",
-            f"127.0.0.1:{port}",
-            "--workspace",
-            str(workspace),
-            "--sandbox",
-            "local",
-            "--mode",
-            "bypassPermissions",
-        ],
+        http_serve_argv(port, workspace),
         stderr=subprocess.DEVNULL,
         env={**os.environ, **isolated_env(tmp_path), "SHELLRT_SERVE_TOKEN": _TOKEN},
         cwd=str(ROOT),
@@ -221,20 +198,7 @@ def test_http_client_killed_mid_call_has_its_call_cancelled_at_once(tmp_path: Pa
     marker = f"mcp-http-kill-{time.time_ns()}"
     env = {**os.environ, **isolated_env(tmp_path), "SHELLRT_SERVE_TOKEN": _TOKEN}
     server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "shellrt",
-            "serve",
-            "--http",
-            f"127.0.0.1:{port}",
-            "--workspace",
-            str(workspace),
-            "--sandbox",
-            "local",
-            "--mode",
-            "bypassPermissions",
-        ],
+        http_serve_argv(port, workspace),
         stderr=subprocess.DEVNULL,
         env=env,
         cwd=str(ROOT),

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests._mcp_support import ROOT, isolated_env
+from tests._serve_cli import http_serve_argv
 from tests.test_mcp_server import _free_port, _wait_for_port
 from tests.test_server_jsonl import marker_pids
 
@@ -42,20 +42,7 @@ def test_another_sessions_task_cannot_be_stopped_or_read(tmp_path: Path) -> None
     port = _free_port()
     marker = f"r12-mcp-owner-{time.time_ns()}"
     server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "shellrt",
-            "serve",
-            "--http",
-            f"127.0.0.1:{port}",
-            "--workspace",
-            str(workspace),
-            "--sandbox",
-            "local",
-            "--mode",
-            "bypassPermissions",
-        ],
+        http_serve_argv(port, workspace),
         stderr=subprocess.DEVNULL,
         env={**os.environ, **isolated_env(tmp_path), "SHELLRT_SERVE_TOKEN": _TOKEN},
         cwd=str(ROOT),
