@@ -23,6 +23,7 @@ from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy
 from sandbox._proxy import FilteringProxy, decide
 from sandbox.bwrap import BwrapBackend, _reachable
 from shellrt.supervisor import Supervisor
+from tests._tcp_server import tcp_server
 from tests.conftest import require
 
 BODY = b"hello from the host\n"
@@ -61,28 +62,13 @@ def web() -> Iterator[int]:
 @pytest.fixture
 def echo() -> Iterator[int]:
     """A TCP echo server on 127.0.0.1 (what a TLS server looks like to a CONNECT tunnel)."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    stop = threading.Event()
 
-    def serve() -> None:
-        listener.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                continue
-            with conn:
-                while data := conn.recv(4096):
-                    conn.sendall(data)
+    def answer(conn: socket.socket) -> None:
+        while data := conn.recv(4096):
+            conn.sendall(data)
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield int(listener.getsockname()[1])
-    finally:
-        stop.set()
-        thread.join(timeout=5)
-        listener.close()
+    with tcp_server(answer) as port:
+        yield port
 
 
 @pytest.fixture

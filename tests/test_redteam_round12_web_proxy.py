@@ -22,7 +22,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import Any
 import pytest
 
 from sandbox._proxy import FilteringProxy
+from tests._tcp_server import tcp_server
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -62,36 +62,21 @@ def _talk(p: FilteringProxy, data: bytes) -> bytes:
 @pytest.fixture
 def upstream() -> Iterator[tuple[int, list[bytes]]]:
     """A TCP server on 127.0.0.1 that records what reaches it and answers 200."""
-    listener = socket.create_server(("127.0.0.1", 0))
     received: list[bytes] = []
-    stop = threading.Event()
 
-    def serve() -> None:
-        listener.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.settimeout(2)
-                data = b""
-                try:
-                    while b"\r\n\r\n" not in data and (chunk := conn.recv(4096)):
-                        data += chunk
-                except OSError:
-                    pass
-                received.append(data)
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+    def answer(conn: socket.socket) -> None:
+        conn.settimeout(2)
+        data = b""
+        try:
+            while b"\r\n\r\n" not in data and (chunk := conn.recv(4096)):
+                data += chunk
+        except OSError:
+            pass
+        received.append(data)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield int(listener.getsockname()[1]), received
-    finally:
-        stop.set()
-        thread.join(5)
-        listener.close()
+    with tcp_server(answer) as port:
+        yield port, received
 
 
 @pytest.mark.parametrize(
