@@ -91,15 +91,21 @@ def test_idle_connections_are_capped_and_timed_out(tmp_path: Path) -> None:
         _initialize_works(s.url)  # room again for a real client
 
 
+def _initialize_request(port: int) -> tuple[str, bytes]:
+    """The head and body of an MCP ``initialize`` POST to ``127.0.0.1:port``."""
+    body = json.dumps(_INITIALIZE).encode()
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    return head, body
+
+
 def test_a_kept_alive_connection_is_timed_again(tmp_path: Path) -> None:
     """After a complete request and answer, the next request's headers have the same deadline."""
     with served(tmp_path, *_FLAGS, "--no-auth") as s:
         sock = socket.create_connection(("127.0.0.1", s.port))
-        body = json.dumps(_INITIALIZE).encode()
-        head = (
-            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{s.port}\r\nContent-Type: application/json\r\n"
-            f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n"
-        )
+        head, body = _initialize_request(s.port)
         sock.sendall(head.encode() + body)
         sock.settimeout(20)
         answer = b""
@@ -126,11 +132,7 @@ def test_a_request_within_the_deadline_is_served(tmp_path: Path) -> None:
     """A client slower than the network but within the deadline is not cut."""
     with served(tmp_path, *_FLAGS, "--no-auth") as s:
         sock = socket.create_connection(("127.0.0.1", s.port))
-        body = json.dumps(_INITIALIZE).encode()
-        head = (
-            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{s.port}\r\nContent-Type: application/json\r\n"
-            f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n"
-        )
+        head, body = _initialize_request(s.port)
         for part in (head[:20], head[20:60], head[60:]):
             sock.sendall(part.encode())
             time.sleep(DEADLINE / 5)
