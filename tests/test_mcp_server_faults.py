@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 
 from tests._mcp_support import ROOT, isolated_env
-from tests._serve_cli import bypass_serve_argv, http_serve_argv
+from tests._serve_cli import bypass_serve_argv, start_http_serve
 from tests.test_server_jsonl import marker_pids
 
 
@@ -135,16 +135,9 @@ def test_http_session_end_stops_its_background_tasks_and_sigterm_leaves_nothing(
 
     from tests.test_mcp_server import _free_port, _wait_for_port
 
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
     port = _free_port()
     marker = f"mcp-http-{time.time_ns()}"
-    server = subprocess.Popen(
-        http_serve_argv(port, workspace),
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, **isolated_env(tmp_path), "SHELLRT_SERVE_TOKEN": _TOKEN},
-        cwd=str(ROOT),
-    )
+    server = start_http_serve(tmp_path, port, _TOKEN)
 
     async def client(command: str) -> None:
         await _wait_for_port(port)
@@ -192,17 +185,10 @@ anyio.run(main)
 def test_http_client_killed_mid_call_has_its_call_cancelled_at_once(tmp_path: Path) -> None:
     from tests.test_mcp_server import _free_port, _wait_for_port
 
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
     port = _free_port()
     marker = f"mcp-http-kill-{time.time_ns()}"
     env = {**os.environ, **isolated_env(tmp_path), "SHELLRT_SERVE_TOKEN": _TOKEN}
-    server = subprocess.Popen(
-        http_serve_argv(port, workspace),
-        stderr=subprocess.DEVNULL,
-        env=env,
-        cwd=str(ROOT),
-    )
+    server = start_http_serve(tmp_path, port, _TOKEN)
     client = None
     try:
         anyio.run(_wait_for_port, port)
