@@ -23,21 +23,14 @@ import pytest
 
 from shellrt.tools._bashparts import git_hazard
 from shellrt.tools._gitrepo import active_hooks, changed_paths, repo_code_keys
-from tests._git import git_in
+from tests._git import git_in, repo_with_change
 
 #: Far below the 10 s host git timeout each blocked query used to wait out.
 QUICK_S = 3.0
 
 
 def _repo(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    git_in(ws, "init", "-q")
-    (ws / "a.txt").write_text("a\n")
-    git_in(ws, "add", "-A")
-    git_in(ws, "commit", "-qm", "init")
-    (ws / "a.txt").write_text("changed\n")
-    return ws
+    return repo_with_change(tmp_path, "a.txt", "a\n", "changed\n")
 
 
 def _timed(call: Callable[[], object]) -> tuple[float, object]:

@@ -20,7 +20,7 @@ import pytest
 
 from shellrt.tools._bashparts import git_hazard
 from shellrt.tools._gitrepo import changed_paths
-from tests._git import git_in
+from tests._git import git_in, repo_with_change
 
 
 @pytest.fixture
@@ -29,13 +29,7 @@ def foreign_repo(tmp_path: Path) -> Path:
         if os.environ.get("CI") == "true":
             pytest.fail("CI runs as root: this test needs to chown a repository to another user")
         pytest.skip("needs root to make a repository another user owns")
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    git_in(ws, "init", "-q")
-    (ws / "secret.txt").write_text("old\n")
-    git_in(ws, "add", "-A")
-    git_in(ws, "commit", "-qm", "init")
-    (ws / "secret.txt").write_text("changed secret\n")
+    ws = repo_with_change(tmp_path, "secret.txt", "old\n", "changed secret\n")
     marker = tmp_path / "ran"
     git_in(ws, "config", "diff.x.textconv", f"sh -c 'touch {marker}; cat'")
     (ws / ".gitattributes").write_text("* diff=x\n")
