@@ -54,20 +54,9 @@ RUN_DIRS = ("/run", "/var/run")
 
 
 def _socket_table() -> bytes:
-    """``/proc/net/unix`` (read before every per-command bwrap: plain reads, no file object)."""
-    try:
-        fd = os.open("/proc/net/unix", os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return b""
-    try:
-        chunks = []
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError:
-        return b""
-    finally:
-        os.close(fd)
+    """``/proc/net/unix`` (read before every per-command bwrap: plain reads, no file object), b""
+    when it cannot be read."""
+    return _strict_socket_table() or b""
 
 
 def _bound(table: bytes) -> frozenset[tuple[str, str]]:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from sandbox.errors import SandboxExecError
 
-__all__ = ["ALIAS", "MAX_ENTRIES", "AliasFinder", "denied_inodes"]
+__all__ = ["ALIAS", "MAX_ENTRIES", "AliasFinder", "denied_inodes", "stats_of"]
 
 #: How `sandbox.bwrap.BwrapBackend._denied_kinds` lists an alias after the denied paths' kinds
 #: (``alias:<path>``): the whole mask plan stays one comparable tuple.
@@ -35,6 +35,18 @@ MAX_ENTRIES = 1_000_000
 
 #: (path, st_dev, st_ino, st_nlink or st_mtime_ns, st_ctime_ns) of each denied path in a root.
 _Signature = tuple[tuple[str, int, int, int, int], ...]
+
+
+def stats_of(paths: Sequence[Path]) -> list[os.stat_result | None]:
+    """``os.stat`` of each path (symlinks followed), None where nothing can be stat'ed: the
+    ``found`` argument of `AliasFinder.aliases`."""
+    found: list[os.stat_result | None] = []
+    for path in paths:
+        try:
+            found.append(os.stat(path))
+        except OSError:
+            found.append(None)
+    return found
 
 
 class AliasFinder:

@@ -108,7 +108,7 @@ from sandbox._frozen import frozen_args
 from sandbox._hostproc import HostRunner, child_env
 from sandbox._hostsockets import RUN_DIRS, VANISHED_MASK, IpcMasks, SocketWatch, StartMasks
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
-from sandbox._maskaliases import ALIAS, AliasFinder
+from sandbox._maskaliases import ALIAS, AliasFinder, stats_of
 from sandbox._mountcheck import REFUSED, checked_mounts, guard_argv
 from sandbox._nestedroots import nested_root_args
 from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
@@ -565,12 +565,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         """Per read-denied path, what is there now: ``dir``, ``file`` or None (nothing to hide);
         then the other names of those files in the writable roots, hidden as files too
         (`sandbox._maskaliases`: hard links a command made before the mask existed)."""
-        found: list[os.stat_result | None] = []
-        for path in self.policy.read_denied:
-            try:
-                found.append(os.stat(path))
-            except OSError:
-                found.append(None)
+        found = stats_of(self.policy.read_denied)
         kinds: list[str | None] = [
             None if st is None else "dir" if stat.S_ISDIR(st.st_mode) else "file" for st in found
         ]
@@ -584,12 +579,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         denied = list(self.policy.write_denied)
         if not denied:
             return []
-        found: list[os.stat_result | None] = []
-        for path in denied:
-            try:
-                found.append(os.stat(path))
-            except OSError:
-                found.append(None)
+        found = stats_of(denied)
         return [*denied, *self._write_aliases.aliases(denied, found, self.policy.allowed_roots())]
 
     def _denied_paths(self, kinds: tuple[str | None, ...]) -> list[tuple[Path, str | None]]:

@@ -54,6 +54,16 @@ def policy(workspace: Path, **kw: object) -> SandboxPolicy:
     return SandboxPolicy(workspace=workspace, **kw)  # type: ignore[arg-type]
 
 
+def reset_workspaces(tmp_path: Path) -> tuple[Path, Path]:
+    """Two workspaces for a reset test: ``a`` (empty, before the reset) and ``b`` (after it,
+    holding only ``mine.txt``)."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    (second / "mine.txt").write_text("second\n")
+    return first, second
+
+
 def container_exists(container_id: str) -> bool:
     out = subprocess.run(["docker", "inspect", container_id], capture_output=True, timeout=30)
     return out.returncode == 0

@@ -18,10 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy
+from sandbox import BwrapConfig, SandboxPolicy
 from sandbox._covered_mounts import covered_mounts
 from sandbox.bwrap import BwrapBackend
 from shellrt.supervisor import Supervisor
+from tests._bwrap_session import supervised
 from tests.conftest import require
 
 MOUNTINFO = "\n".join(
@@ -62,16 +63,8 @@ async def per_command(tmp_path: Path) -> AsyncIterator[tuple[BwrapBackend, Super
     ws = tmp_path / "ws"
     ws.mkdir()
     backend = BwrapBackend(BwrapConfig(persistent=False), SandboxPolicy(workspace=ws))
-    try:
-        await backend.start()
-    except BackendUnavailableError as exc:
-        require(False, f"bwrap unusable here: {exc}")
-    sup = Supervisor(backend, session_dir=tmp_path / "session")
-    try:
+    async with supervised(backend, tmp_path / "session") as sup:
         yield backend, sup
-    finally:
-        await sup.close()
-        await backend.close()
 
 
 async def _run(sup: Supervisor, command: str) -> str:

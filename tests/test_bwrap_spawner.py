@@ -19,10 +19,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy
+from sandbox import BwrapConfig, SandboxPolicy
 from sandbox._proctree import pids_with_marker
 from sandbox.bwrap import BwrapBackend
 from shellrt.supervisor import Supervisor
+from tests._bwrap_session import supervised
 from tests.conftest import require
 
 pytestmark = [pytest.mark.anyio, pytest.mark.bwrap]
@@ -35,16 +36,8 @@ async def per_command(tmp_path: Path) -> AsyncIterator[tuple[BwrapBackend, Super
     ws = tmp_path / "ws"
     ws.mkdir()
     backend = BwrapBackend(BwrapConfig(persistent=False), SandboxPolicy(workspace=ws))
-    try:
-        await backend.start()
-    except BackendUnavailableError as exc:
-        require(False, f"bwrap unusable here: {exc}")
-    sup = Supervisor(backend, session_dir=tmp_path / "session")
-    try:
+    async with supervised(backend, tmp_path / "session") as sup:
         yield backend, sup
-    finally:
-        await sup.close()
-        await backend.close()
 
 
 def _spawner_pid(backend: BwrapBackend) -> int:

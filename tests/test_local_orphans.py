@@ -33,6 +33,7 @@ from sandbox._proctree import scan_markers
 from sandbox.local import LocalBackend
 from shellrt.supervisor import Supervisor
 from tests import _nonroot
+from tests._proc_words import live_pids
 from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,20 +62,7 @@ def _token() -> str:
 
 
 def _running(token: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if token.encode() in argv and state != b"Z":
-            found.append(int(entry))
-    return found
+    return live_pids(lambda argv: token.encode() in argv)
 
 
 def _gone_within(token: str, seconds: float) -> bool:

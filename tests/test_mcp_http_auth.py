@@ -14,7 +14,6 @@ import signal
 import socket
 import stat
 import subprocess
-import sys
 import tempfile
 import urllib.error
 import urllib.request
@@ -29,28 +28,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests._mcp_support import ROOT, isolated_env, text_of
+from tests._serve_cli import http_serve_argv
 from tests.test_mcp_server import _free_port, _wait_for_port
 
 #: What a fixed token looks like to the server (at least 16 characters).
 TOKEN = "test-token-0123456789abcdef"
-
-
-def _serve_cmd(port: int, workspace: Path, *extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "shellrt",
-        "serve",
-        "--http",
-        f"127.0.0.1:{port}",
-        "--workspace",
-        str(workspace),
-        "--sandbox",
-        "local",
-        "--mode",
-        "bypassPermissions",
-        *extra,
-    ]
 
 
 class Served:
@@ -72,7 +54,7 @@ def served(tmp: Path, *extra: str, env: dict[str, str] | None = None) -> Iterato
     home.mkdir(exist_ok=True)
     port = _free_port()
     proc = subprocess.Popen(
-        _serve_cmd(port, workspace, *extra),
+        http_serve_argv(port, workspace, *extra),
         env={**os.environ, **isolated_env(home), **(env or {})},
         cwd=str(ROOT),
         stderr=subprocess.PIPE,
@@ -207,7 +189,7 @@ def _refusal(tmp_path: Path, *extra: str, port: int = 0) -> subprocess.Completed
     workspace = tmp_path / "ws"
     workspace.mkdir(exist_ok=True)
     return subprocess.run(
-        _serve_cmd(port or _free_port(), workspace, *extra),
+        http_serve_argv(port or _free_port(), workspace, *extra),
         env={**os.environ, **isolated_env(tmp_path)},
         cwd=str(ROOT),
         capture_output=True,

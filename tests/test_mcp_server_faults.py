@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 
 from tests._mcp_support import ROOT, isolated_env
+from tests._serve_cli import bypass_serve_argv, start_http_serve
 from tests.test_server_jsonl import marker_pids
 
 
@@ -24,18 +25,7 @@ class RawMcp:
         workspace = tmp_path / "ws"
         workspace.mkdir()
         self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "shellrt",
-                "serve",
-                "--workspace",
-                str(workspace),
-                "--sandbox",
-                "local",
-                "--mode",
-                "bypassPermissions",
-            ],
+            bypass_serve_argv(workspace),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -145,29 +135,9 @@ def test_http_session_end_stops_its_background_tasks_and_sigterm_leaves_nothing(
 
     from tests.test_mcp_server import _free_port, _wait_for_port
 
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
     port = _free_port()
     marker = f"mcp-http-{time.time_ns()}"
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "shellrt",
-            "serve",
-            "--http",
-            f"127.0.0.1:{port}",
-            "--workspace",
-            str(workspace),
-            "--sandbox",
-            "local",
-            "--mode",
-            "bypassPermissions",
-        ],
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, **isolated_env(tmp_path), "SHELLRT_SERVE_TOKEN": _TOKEN},
-        cwd=str(ROOT),
-    )
+    server = start_http_serve(tmp_path, port, _TOKEN)
 
     async def client(command: str) -> None:
         await _wait_for_port(port)
@@ -215,30 +185,10 @@ anyio.run(main)
 def test_http_client_killed_mid_call_has_its_call_cancelled_at_once(tmp_path: Path) -> None:
     from tests.test_mcp_server import _free_port, _wait_for_port
 
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
     port = _free_port()
     marker = f"mcp-http-kill-{time.time_ns()}"
     env = {**os.environ, **isolated_env(tmp_path), "SHELLRT_SERVE_TOKEN": _TOKEN}
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "shellrt",
-            "serve",
-            "--http",
-            f"127.0.0.1:{port}",
-            "--workspace",
-            str(workspace),
-            "--sandbox",
-            "local",
-            "--mode",
-            "bypassPermissions",
-        ],
-        stderr=subprocess.DEVNULL,
-        env=env,
-        cwd=str(ROOT),
-    )
+    server = start_http_serve(tmp_path, port, _TOKEN)
     client = None
     try:
         anyio.run(_wait_for_port, port)

@@ -23,6 +23,8 @@ from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy
 from sandbox._proxy import FilteringProxy, decide
 from sandbox.bwrap import BwrapBackend, _reachable
 from shellrt.supervisor import Supervisor
+from tests._proxy_client import proxy_talk
+from tests._tcp_server import tcp_server
 from tests.conftest import require
 
 BODY = b"hello from the host\n"
@@ -61,28 +63,13 @@ def web() -> Iterator[int]:
 @pytest.fixture
 def echo() -> Iterator[int]:
     """A TCP echo server on 127.0.0.1 (what a TLS server looks like to a CONNECT tunnel)."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    stop = threading.Event()
 
-    def serve() -> None:
-        listener.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                continue
-            with conn:
-                while data := conn.recv(4096):
-                    conn.sendall(data)
+    def answer(conn: socket.socket) -> None:
+        while data := conn.recv(4096):
+            conn.sendall(data)
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield int(listener.getsockname()[1])
-    finally:
-        stop.set()
-        thread.join(timeout=5)
-        listener.close()
+    with tcp_server(answer) as port:
+        yield port
 
 
 @pytest.fixture
@@ -95,21 +82,6 @@ def proxy(tmp_path: Path) -> Iterator[FilteringProxy]:
         yield p
     finally:
         p.close()
-
-
-def _talk(p: FilteringProxy, data: bytes, then: bytes = b"") -> bytes:
-    with socket.socket(socket.AF_UNIX) as s:
-        s.settimeout(10)
-        s.connect(str(p.socket_path))
-        s.sendall(data)
-        if then:
-            s.recv(4096)
-            s.sendall(then)
-        s.shutdown(socket.SHUT_WR)
-        out = b""
-        while chunk := s.recv(65536):
-            out += chunk
-    return out
 
 
 # -- decisions -------------------------------------------------------------------------
@@ -134,13 +106,13 @@ def test_policy_validates_domains(tmp_path: Path) -> None:
 
 # -- the proxy, from the host ------------------------------------------------------------
 def test_plain_http_to_an_allowed_name(proxy: FilteringProxy, web: int) -> None:
-    out = _talk(proxy, f"GET http://localhost:{web}/ HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
+    out = proxy_talk(proxy, f"GET http://localhost:{web}/ HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
     assert out.startswith(b"HTTP/1.0 200") and out.endswith(BODY)
     assert proxy.refusals == []
 
 
 def test_ip_literal_refused_with_403_body_and_logged(proxy: FilteringProxy, web: int) -> None:
-    out = _talk(proxy, f"GET http://127.0.0.1:{web}/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+    out = proxy_talk(proxy, f"GET http://127.0.0.1:{web}/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
     assert out.startswith(b"HTTP/1.1 403")
     assert b"blocked 127.0.0.1" in out and b"--allow-domain 127.0.0.1" in out
     assert [(r.host, r.port) for r in proxy.refusals] == [("127.0.0.1", web)]
@@ -150,14 +122,14 @@ def test_ip_literal_refused_with_403_body_and_logged(proxy: FilteringProxy, web:
 
 
 def test_unlisted_name_refused(proxy: FilteringProxy) -> None:
-    out = _talk(proxy, b"CONNECT registry.invalid:443 HTTP/1.1\r\nHost: registry.invalid:443\r\n\r\n")
+    out = proxy_talk(proxy, b"CONNECT registry.invalid:443 HTTP/1.1\r\nHost: registry.invalid:443\r\n\r\n")
     assert out.startswith(b"HTTP/1.1 403") and b"--allow-domain registry.invalid" in out
     assert proxy.refusals[-1].host == "registry.invalid"
 
 
 def test_refused_name_is_made_printable(proxy: FilteringProxy) -> None:
     """A sandbox cannot write terminal escapes to the operator's stderr through a host name."""
-    out = _talk(proxy, b"CONNECT \x1b]0;pwned\x07.invalid:443 HTTP/1.1\r\n\r\n")
+    out = proxy_talk(proxy, b"CONNECT \x1b]0;pwned\x07.invalid:443 HTTP/1.1\r\n\r\n")
     assert out.startswith(b"HTTP/1.1 403")
     assert proxy.refusals[-1].host.isprintable() and "\x1b" not in proxy.refusals[-1].host
 
@@ -171,14 +143,14 @@ def test_wildcard_does_not_open_loopback(tmp_path: Path, web: int) -> None:
     p = FilteringProxy(tmp_path / "p.sock", allowed=("*.localhost",))
     p.start()
     try:
-        out = _talk(p, f"GET http://a.localhost:{web}/ HTTP/1.1\r\n\r\n".encode())
+        out = proxy_talk(p, f"GET http://a.localhost:{web}/ HTTP/1.1\r\n\r\n".encode())
     finally:
         p.close()
     assert out.startswith(b"HTTP/1.1 403") and b"loopback" in out
 
 
 def test_connect_tunnel(proxy: FilteringProxy, echo: int) -> None:
-    out = _talk(proxy, f"CONNECT localhost:{echo} HTTP/1.1\r\n\r\n".encode(), then=b"ping over tls\n")
+    out = proxy_talk(proxy, f"CONNECT localhost:{echo} HTTP/1.1\r\n\r\n".encode(), then=b"ping over tls\n")
     assert out == b"ping over tls\n"
 
 
@@ -500,7 +472,7 @@ def test_a_waiting_connection_survives_garbage_collection(proxy: FilteringProxy)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         request = f"GET http://localhost:{server.server_address[1]}/ HTTP/1.0\r\n\r\n".encode()
-        short = [i for i in range(5) if not _talk(proxy, request).endswith(BODY)]
+        short = [i for i in range(5) if not proxy_talk(proxy, request).endswith(BODY)]
     finally:
         server.shutdown()
         server.server_close()

@@ -20,7 +20,7 @@ import pytest
 
 from shellrt.server._http_token import TokenError, generate_token_file, remove_token_file
 from tests._mcp_support import ROOT, isolated_env
-from tests.test_mcp_http_auth import _serve_cmd
+from tests._serve_cli import http_serve_argv
 from tests.test_mcp_server import _free_port
 
 OTHER_UID = 65534
@@ -69,7 +69,7 @@ def test_serve_exits_2_and_says_what_to_do(tmp_path: Path) -> None:
     state.mkdir(mode=0o777)
     state.chmod(0o777)
     done = subprocess.run(
-        _serve_cmd(_free_port(), workspace),
+        http_serve_argv(_free_port(), workspace),
         env=env,
         cwd=str(ROOT),
         capture_output=True,

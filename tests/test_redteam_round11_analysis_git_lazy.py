@@ -17,7 +17,6 @@ import os
 import shutil
 import socket
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +25,7 @@ import pytest
 from shellrt.analysis import analyze, git_hardening_env
 from tests._governance import envelope_text as _text
 from tests._governance import isolated_workspace, run_bash
+from tests._tcp_server import tcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -62,34 +62,17 @@ def _present(repo: Path, oid: str) -> bool:
 @pytest.fixture
 def listener() -> Iterator[tuple[int, list[bytes]]]:
     """A TCP listener on 127.0.0.1 that records what each connection sends first."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    server.settimeout(0.2)
     seen: list[bytes] = []
-    stop = threading.Event()
 
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.settimeout(2)
-                try:
-                    seen.append(conn.recv(4096))
-                except OSError:
-                    seen.append(b"")
+    def first_bytes(conn: socket.socket) -> None:
+        conn.settimeout(2)
+        try:
+            seen.append(conn.recv(4096))
+        except OSError:
+            seen.append(b"")
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield server.getsockname()[1], seen
-    finally:
-        stop.set()
-        thread.join(5)
-        server.close()
+    with tcp_server(first_bytes) as port:
+        yield port, seen
 
 
 @pytest.mark.parametrize("command", ["git show HEAD:a.txt", "git log -p", "git diff HEAD~0 -- a.txt", "git cat-file -p HEAD:a.txt"])

@@ -32,7 +32,7 @@ from sandbox.docker._gc import remove_io_dir
 from shellrt.batch.worker import _copy_matches
 from shellrt.integrations._inspect_leftovers import PREFIX, cleanup_leftovers
 from shellrt.integrations.inspect import ShellrtSandboxConfig, ShellrtSandboxEnvironment
-from tests._docker_support import config, policy, require_docker, run_sh
+from tests._docker_support import config, policy, require_docker, reset_workspaces, run_sh
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
@@ -75,10 +75,7 @@ async def _make_deep(backend: DockerBackend) -> None:
 
 async def test_a_reset_empties_a_workspace_holding_a_deep_tree(tmp_path: Path) -> None:
     require_docker()
-    first, second = tmp_path / "a", tmp_path / "b"
-    first.mkdir()
-    second.mkdir()
-    (second / "mine.txt").write_text("second\n")
+    first, second = reset_workspaces(tmp_path)
     async with DockerBackend(config(), policy(first)) as backend:
         await backend.protect_executor()
         await _make_deep(backend)

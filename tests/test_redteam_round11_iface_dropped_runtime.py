@@ -24,6 +24,7 @@ import pytest
 
 from tests._bwrap_session import require_bwrap
 from tests._mcp_support import ROOT
+from tests._proc_words import live_pids
 
 _CHILD = textwrap.dedent(
     """
@@ -65,23 +66,7 @@ _CHILD = textwrap.dedent(
 
 def _running(token: str) -> list[int]:
     """Pids of the background ``sleep`` (its argv[0] carries ``token``), zombies excluded."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                argv0 = f.read().split(b"\0")[0]
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        if (
-            argv0 == f"shellrt-bg-{token}".encode()
-            and stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] != b"Z"
-        ):
-            found.append(int(entry))
-    return found
+    return live_pids(lambda argv: argv[0] == f"shellrt-bg-{token}".encode())
 
 
 def _gone(token: str, seconds: float) -> bool:

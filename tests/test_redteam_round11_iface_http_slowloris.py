@@ -47,21 +47,25 @@ def _initialize_works(url: str) -> None:
     assert b"protocolVersion" in body, body
 
 
+def _drip(sock: socket.socket, data: bytes) -> bool:
+    """Send ``data`` a byte at a time, waiting up to 0.1 s for a close after each; True when the
+    server cut the connection before the end."""
+    for byte in data:
+        try:
+            sock.send(bytes([byte]))
+        except OSError:
+            return True
+        if _closed_within(sock, 0.1):
+            return True
+    return False
+
+
 def test_a_client_dripping_its_headers_is_cut_off(tmp_path: Path) -> None:
     """Failed on the old code (still open after 15 s of one byte every 0.5 s)."""
     with served(tmp_path, *_FLAGS, env={"SHELLRT_SERVE_TOKEN": TOKEN}) as s:
         drip = socket.create_connection(("127.0.0.1", s.port))
-        start, cut = time.monotonic(), False
-        request = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 200
-        for byte in request:
-            try:
-                drip.send(bytes([byte]))
-            except OSError:
-                cut = True
-                break
-            if _closed_within(drip, 0.1):
-                cut = True
-                break
+        start = time.monotonic()
+        cut = _drip(drip, b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 200)
         elapsed = time.monotonic() - start
         drip.close()
         assert cut, "a connection dripping its headers was never closed"
@@ -91,15 +95,21 @@ def test_idle_connections_are_capped_and_timed_out(tmp_path: Path) -> None:
         _initialize_works(s.url)  # room again for a real client
 
 
+def _initialize_request(port: int) -> tuple[str, bytes]:
+    """The head and body of an MCP ``initialize`` POST to ``127.0.0.1:port``."""
+    body = json.dumps(_INITIALIZE).encode()
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    return head, body
+
+
 def test_a_kept_alive_connection_is_timed_again(tmp_path: Path) -> None:
     """After a complete request and answer, the next request's headers have the same deadline."""
     with served(tmp_path, *_FLAGS, "--no-auth") as s:
         sock = socket.create_connection(("127.0.0.1", s.port))
-        body = json.dumps(_INITIALIZE).encode()
-        head = (
-            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{s.port}\r\nContent-Type: application/json\r\n"
-            f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n"
-        )
+        head, body = _initialize_request(s.port)
         sock.sendall(head.encode() + body)
         sock.settimeout(20)
         answer = b""
@@ -108,16 +118,8 @@ def test_a_kept_alive_connection_is_timed_again(tmp_path: Path) -> None:
             assert chunk, answer
             answer += chunk
         assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
-        start, cut = time.monotonic(), False
-        for byte in b"POST /mcp HTTP/1.1\r\nX-Slow: " + b"a" * 200:
-            try:
-                sock.send(bytes([byte]))
-            except OSError:
-                cut = True
-                break
-            if _closed_within(sock, 0.1):
-                cut = True
-                break
+        start = time.monotonic()
+        cut = _drip(sock, b"POST /mcp HTTP/1.1\r\nX-Slow: " + b"a" * 200)
         sock.close()
         assert cut and time.monotonic() - start <= DEADLINE + 2.0
 
@@ -126,11 +128,7 @@ def test_a_request_within_the_deadline_is_served(tmp_path: Path) -> None:
     """A client slower than the network but within the deadline is not cut."""
     with served(tmp_path, *_FLAGS, "--no-auth") as s:
         sock = socket.create_connection(("127.0.0.1", s.port))
-        body = json.dumps(_INITIALIZE).encode()
-        head = (
-            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{s.port}\r\nContent-Type: application/json\r\n"
-            f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n"
-        )
+        head, body = _initialize_request(s.port)
         for part in (head[:20], head[20:60], head[60:]):
             sock.sendall(part.encode())
             time.sleep(DEADLINE / 5)

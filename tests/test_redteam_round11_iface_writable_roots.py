@@ -71,16 +71,21 @@ def _scripts(tmp_path: Path, where: Path) -> tuple[Path, Path, Path, str]:
     return script, log, marker, f"#!/bin/sh\necho host > {marker}\n"
 
 
+def _repo_and_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A trusted workspace ``repo`` (made) and the path of an extra writable root beside it."""
+    trust_env(tmp_path, monkeypatch)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    return repo, tmp_path / "extra"
+
+
 @pytest.mark.parametrize("how", ["additionalDirectories", "policy"])
 async def test_a_hook_script_in_an_extra_writable_root_is_not_run_once_rewritten(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], how: str
 ) -> None:
     """Failed on the old code: the hook ran the planted script on the host (marker written)."""
     require_bwrap()
-    trust_env(tmp_path, monkeypatch)
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    extra = tmp_path / "extra"
+    repo, extra = _repo_and_extra(tmp_path, monkeypatch)
     script, log, marker, planted = _scripts(tmp_path, extra / "hooks")
     settings = _settings(tmp_path, f"sh {script}", [str(extra)] if how == "additionalDirectories" else None)
     policy = SandboxPolicy(workspace=repo, writable_roots=(extra,)) if how == "policy" else None
@@ -126,10 +131,7 @@ async def test_a_file_beside_the_script_in_an_extra_root_is_watched(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What the script may load beside itself (a new ``lib.sh``) counts as a change too."""
-    trust_env(tmp_path, monkeypatch)
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    extra = tmp_path / "extra"
+    repo, extra = _repo_and_extra(tmp_path, monkeypatch)
     script, log, _marker, _planted = _scripts(tmp_path, extra / "hooks")
     settings = _settings(tmp_path, f"sh {script}", [str(extra)])
     session = tmp_path / "session"
@@ -143,10 +145,7 @@ async def test_an_unchanged_script_in_an_extra_root_keeps_running(
 ) -> None:
     """The check costs nothing while the files are as the session found them (a write elsewhere
     in the same root is not a change of the hook)."""
-    trust_env(tmp_path, monkeypatch)
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    extra = tmp_path / "extra"
+    repo, extra = _repo_and_extra(tmp_path, monkeypatch)
     script, log, _marker, _planted = _scripts(tmp_path, extra / "hooks")
     (extra / "data").mkdir()
     settings = _settings(tmp_path, f"sh {script}", [str(extra)])
@@ -161,10 +160,7 @@ async def test_an_mcp_server_in_an_extra_writable_root_is_not_restarted_once_rew
 ) -> None:
     """Failed on the old code: the restart ran the planted server script on the host."""
     require_bwrap()
-    trust_env(tmp_path, monkeypatch)
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    extra = tmp_path / "extra"
+    repo, extra = _repo_and_extra(tmp_path, monkeypatch)
     (extra / "tools").mkdir(parents=True)
     server = extra / "tools" / "srv.py"
     shutil.copy(TEST_SERVER, server)

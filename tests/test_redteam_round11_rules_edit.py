@@ -17,7 +17,6 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -26,8 +25,8 @@ from sandbox import BwrapConfig, SandboxPolicy
 from sandbox.factory import create_backend
 from shellrt.permissions.rules import RuleOrigin, parse_rule
 from shellrt.runtime.sandbox_policy import PolicyError, derive_policy
-from shellrt.supervisor import Supervisor
 from tests import _docker_support as dk
+from tests._rt11_rules import deny_policy, run_in
 from tests.conftest import require
 
 MODES = [pytest.param(False, id="per-command"), pytest.param(True, id="session")]
@@ -37,10 +36,6 @@ ATTACK = (
     "rm -f protected.txt 2>&1; mv conf conf2 2>&1; mv conf/app.ini x.ini 2>&1; "
     "echo ok > free.txt; echo done"
 )
-
-
-def deny(text: str, root: Path) -> Any:
-    return parse_rule(text, "deny", RuleOrigin("cli", None, None, root))
 
 
 @pytest.fixture
@@ -61,24 +56,6 @@ def ws() -> Iterator[Path]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def _policy(ws: Path, *rules: str) -> SandboxPolicy:
-    policy, _ = derive_policy(
-        SandboxPolicy(workspace=ws), rules=[deny(r, ws) for r in rules], mask_defaults=False
-    )
-    return policy
-
-
-async def _run(backend: Any, command: str, session: Path) -> str:
-    await backend.start()
-    try:
-        async with Supervisor(backend, session_dir=session) as sup:
-            result = await sup.run(command, timeout_s=60)
-            assert result.output_path is not None
-            return result.output_path.read_text()
-    finally:
-        await backend.close()
-
-
 def _unchanged(ws: Path, out: str) -> None:
     assert (ws / "protected.txt").read_text() == "original\n", out
     assert (ws / "conf" / "app.ini").read_text() == "[app]\n", out
@@ -90,7 +67,7 @@ def _unchanged(ws: Path, out: str) -> None:
 
 
 def test_edit_and_write_denies_become_write_denied_paths(ws: Path) -> None:
-    policy = _policy(ws, "Edit(./protected.txt)", "Write(./conf/**)", "Edit(//etc/hostname)")
+    policy = deny_policy(ws, "Edit(./protected.txt)", "Write(./conf/**)", "Edit(//etc/hostname)")
     assert {ws / "protected.txt", ws / "conf"} <= set(policy.write_denied)
     # Outside every writable root the sandbox only reads already: nothing to bind.
     assert Path("/etc/hostname") not in policy.write_denied
@@ -99,30 +76,19 @@ def test_edit_and_write_denies_become_write_denied_paths(ws: Path) -> None:
 @pytest.mark.parametrize("persistent", MODES)
 def test_bash_cannot_write_an_edit_denied_path_bwrap(ws: Path, tmp_path: Path, persistent: bool) -> None:
     require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
-    policy = _policy(ws, "Edit(./protected.txt)", "Write(./conf/**)")
+    policy = deny_policy(ws, "Edit(./protected.txt)", "Write(./conf/**)")
     backend = create_backend(BwrapConfig(persistent=persistent), policy)
-    out = anyio.run(_run, backend, f"cd {ws}; {ATTACK}", tmp_path / "s")
+    out = anyio.run(run_in, backend, ws, tmp_path / "s", ATTACK)
     _unchanged(ws, out)
 
 
 @pytest.mark.parametrize("mode", ["bind", "copy"])
 def test_bash_cannot_write_an_edit_denied_path_docker(ws: Path, tmp_path: Path, mode: str) -> None:
     dk.require_docker()
-    policy = _policy(ws, "Edit(./protected.txt)", "Write(./conf/**)")
+    policy = deny_policy(ws, "Edit(./protected.txt)", "Write(./conf/**)")
     backend = create_backend(dk.config(workspace_mode=mode), policy)
-
-    async def main() -> str:
-        await backend.start()
-        try:
-            async with Supervisor(backend, session_dir=tmp_path / "s") as sup:
-                cw = backend.to_sandbox_path(ws)
-                result = await sup.run(f"cd {cw}; {ATTACK}; cat protected.txt conf/app.ini", timeout_s=120)
-                assert result.output_path is not None
-                return result.output_path.read_text()
-        finally:
-            await backend.close()
-
-    out = anyio.run(main)
+    command = f"{ATTACK}; cat protected.txt conf/app.ini"
+    out = anyio.run(run_in, backend, ws, tmp_path / "s", command, 120)
     assert "pwned" not in out and "original" in out and "[app]" in out, out
     if mode == "bind":
         _unchanged(ws, out.replace("original\n[app]\n", ""))
@@ -130,23 +96,21 @@ def test_bash_cannot_write_an_edit_denied_path_docker(ws: Path, tmp_path: Path, 
 
 def test_a_missing_denied_path_in_the_workspace_refuses_the_session(ws: Path) -> None:
     with pytest.raises(PolicyError) as caught:
-        _policy(ws, "Edit(./not-there-yet.env)")
+        deny_policy(ws, "Edit(./not-there-yet.env)")
     message = str(caught.value)
     assert "not-there-yet.env" in message and "does not exist" in message and "touch" in message
     # Below an existing read-only (denied) directory it is covered: no refusal.
-    policy = _policy(ws, "Write(./conf/**)", "Edit(./conf/new.ini)")
+    policy = deny_policy(ws, "Write(./conf/**)", "Edit(./conf/new.ini)")
     assert ws / "conf" in policy.write_denied
 
 
 def test_a_symlinked_denied_path_binds_its_target(ws: Path, tmp_path: Path) -> None:
     require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
     os.symlink("conf/app.ini", ws / "link.ini")
-    policy = _policy(ws, "Edit(./link.ini)")
+    policy = deny_policy(ws, "Edit(./link.ini)")
     assert ws / "conf" / "app.ini" in policy.write_denied
     backend = create_backend(BwrapConfig(persistent=False), policy)
-    out = anyio.run(
-        _run, backend, f"cd {ws}; echo pwned >> link.ini 2>&1; echo ok > free.txt; echo done", tmp_path / "s"
-    )
+    out = anyio.run(run_in, backend, ws, tmp_path / "s", "echo pwned >> link.ini 2>&1; echo ok > free.txt; echo done")
     _unchanged(ws, out)
 
 
@@ -155,9 +119,9 @@ def test_another_name_of_a_denied_file_is_bound_too_bwrap(ws: Path, tmp_path: Pa
     """A hard link made before the rule (an earlier session) is the same file: bound read-only too."""
     require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
     os.link(ws / "protected.txt", ws / "conf" / "notes.txt")
-    backend = create_backend(BwrapConfig(persistent=persistent), _policy(ws, "Edit(./protected.txt)"))
-    command = f"cd {ws}; echo pwned >> conf/notes.txt 2>&1; echo ok > free.txt; echo done"
-    out = anyio.run(_run, backend, command, tmp_path / "s")
+    backend = create_backend(BwrapConfig(persistent=persistent), deny_policy(ws, "Edit(./protected.txt)"))
+    command = "echo pwned >> conf/notes.txt 2>&1; echo ok > free.txt; echo done"
+    out = anyio.run(run_in, backend, ws, tmp_path / "s", command)
     assert (ws / "protected.txt").read_text() == "original\n", out
     assert out.rstrip().endswith("done"), out
 
@@ -165,22 +129,8 @@ def test_another_name_of_a_denied_file_is_bound_too_bwrap(ws: Path, tmp_path: Pa
 def test_another_name_of_a_denied_file_is_bound_too_docker(ws: Path, tmp_path: Path) -> None:
     dk.require_docker()
     os.link(ws / "protected.txt", ws / "conf" / "notes.txt")
-    backend = create_backend(dk.config(workspace_mode="bind"), _policy(ws, "Edit(./protected.txt)"))
-
-    async def main() -> str:
-        await backend.start()
-        try:
-            async with Supervisor(backend, session_dir=tmp_path / "s") as sup:
-                cw = backend.to_sandbox_path(ws)
-                result = await sup.run(
-                    f"cd {cw}; echo pwned >> conf/notes.txt 2>&1; echo done", timeout_s=120
-                )
-                assert result.output_path is not None
-                return result.output_path.read_text()
-        finally:
-            await backend.close()
-
-    out = anyio.run(main)
+    backend = create_backend(dk.config(workspace_mode="bind"), deny_policy(ws, "Edit(./protected.txt)"))
+    out = anyio.run(run_in, backend, ws, tmp_path / "s", "echo pwned >> conf/notes.txt 2>&1; echo done", 120)
     assert (ws / "protected.txt").read_text() == "original\n", out
 
 

@@ -24,25 +24,19 @@ import tempfile
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 
-from sandbox import BwrapConfig, SandboxPolicy
+from sandbox import BwrapConfig
 from sandbox.factory import create_backend
-from shellrt.permissions.rules import RuleOrigin, parse_rule
-from shellrt.runtime.sandbox_policy import PolicyError, derive_policy, rule_masks
-from shellrt.supervisor import Supervisor
+from shellrt.runtime.sandbox_policy import PolicyError, rule_masks
+from tests._rt11_rules import deny, deny_policy, run_in
 from tests.conftest import require
 
 MODES = [pytest.param(False, id="per-command"), pytest.param(True, id="session")]
 NFC = unicodedata.normalize("NFC", "café.key")
 NFD = unicodedata.normalize("NFD", "café.key")
-
-
-def deny(text: str, root: Path) -> Any:
-    return parse_rule(text, "deny", RuleOrigin("cli", None, None, root))
 
 
 @pytest.fixture
@@ -68,25 +62,18 @@ def places() -> Iterator[tuple[Path, Path]]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def _policy(ws: Path, *rules: str) -> SandboxPolicy:
-    policy, _ = derive_policy(
-        SandboxPolicy(workspace=ws), rules=[deny(r, ws) for r in rules], mask_defaults=False
-    )
-    return policy
-
-
 def test_each_form_masks_what_the_permission_layer_denies(places: tuple[Path, Path]) -> None:
     ws, outside = places
-    masked = set(_policy(ws, f"Read(./uni/{NFC})").read_denied)
+    masked = set(deny_policy(ws, f"Read(./uni/{NFC})").read_denied)
     assert ws / "uni" / NFD in masked
-    masked = set(_policy(ws, "Read(./keys/{id_rsa,id_ed25519})").read_denied)
+    masked = set(deny_policy(ws, "Read(./keys/{id_rsa,id_ed25519})").read_denied)
     assert {ws / "keys" / "id_rsa", ws / "keys" / "id_ed25519"} <= masked
     assert ws / "keys" / "public.txt" not in masked
-    masked = set(_policy(ws, "Read(**/*.pem)").read_denied)
+    masked = set(deny_policy(ws, "Read(**/*.pem)").read_denied)
     assert outside / "certs" / "x.pem" in masked  # where the link leads: hidden under every name
-    masked = set(_policy(ws, "Read(./keys/*)").read_denied)
+    masked = set(deny_policy(ws, "Read(./keys/*)").read_denied)
     assert {ws / "keys" / "id_rsa", ws / "keys" / "public.txt"} <= masked
-    masked = set(_policy(ws, f"Read(./uni/{NFC[:2]}*)").read_denied)  # a glob over the NFC spelling
+    masked = set(deny_policy(ws, f"Read(./uni/{NFC[:2]}*)").read_denied)  # a glob over the NFC spelling
     assert ws / "uni" / NFD in masked
 
 
@@ -96,21 +83,9 @@ def test_cat_cannot_read_through_any_of_the_forms(
 ) -> None:
     require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
     ws, _ = places
-    policy = _policy(ws, f"Read(./uni/{NFC})", "Read(./keys/{id_rsa,id_ed25519})", "Read(**/*.pem)")
+    policy = deny_policy(ws, f"Read(./uni/{NFC})", "Read(./keys/{id_rsa,id_ed25519})", "Read(**/*.pem)")
     backend = create_backend(BwrapConfig(persistent=persistent), policy)
-
-    async def main() -> str:
-        await backend.start()
-        try:
-            async with Supervisor(backend, session_dir=tmp_path / "s") as sup:
-                command = f"cd {ws}; cat uni/* keys/* link/* 2>&1; echo done"
-                result = await sup.run(command, timeout_s=60)
-                assert result.output_path is not None
-                return result.output_path.read_text()
-        finally:
-            await backend.close()
-
-    out = anyio.run(main)
+    out = anyio.run(run_in, backend, ws, tmp_path / "s", "cat uni/* keys/* link/* 2>&1; echo done")
     for secret in ("nfd", "brace-secret-1", "brace-secret-2", "link-secret"):
         assert f"rt11-{secret}" not in out, out
     assert "rt11-star-secret" in out and "rt11-readable" in out and out.rstrip().endswith("done"), out
@@ -122,14 +97,14 @@ def test_cat_cannot_read_through_any_of_the_forms(
 def test_windows_paths_are_a_clear_error(places: tuple[Path, Path], rule: str) -> None:
     ws, _ = places
     with pytest.raises(PolicyError) as caught:
-        _policy(ws, rule)
+        deny_policy(ws, rule)
     assert "Windows" in str(caught.value), caught.value
 
 
 def test_glob_escapes_stay_valid(places: tuple[Path, Path]) -> None:
     ws, _ = places
     (ws / "keys" / "a*b").write_text("x")
-    assert ws / "keys" / "a*b" in set(_policy(ws, "Read(./keys/a\\*b)").read_denied)
+    assert ws / "keys" / "a*b" in set(deny_policy(ws, "Read(./keys/a\\*b)").read_denied)
 
 
 def test_a_glob_cut_short_refuses_the_session(places: tuple[Path, Path]) -> None:

@@ -16,24 +16,18 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 
 from sandbox import BwrapConfig, SandboxPolicy
 from sandbox.factory import create_backend
-from shellrt.permissions.rules import RuleOrigin, parse_rule
-from shellrt.runtime.sandbox_policy import PolicyError, derive_policy
-from shellrt.supervisor import Supervisor
+from shellrt.runtime.sandbox_policy import PolicyError
 from tests import _docker_support as dk
+from tests._rt11_rules import deny_policy, run_in
 from tests.conftest import require
 
 MODES = [pytest.param(False, id="per-command"), pytest.param(True, id="session")]
-
-
-def deny(text: str, root: Path) -> Any:
-    return parse_rule(text, "deny", RuleOrigin("cli", None, None, root))
 
 
 @pytest.fixture
@@ -56,13 +50,6 @@ def ws() -> Iterator[Path]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def _policy(ws: Path, *rules: str, **kw: Any) -> SandboxPolicy:
-    policy, _ = derive_policy(
-        SandboxPolicy(workspace=ws, **kw), rules=[deny(r, ws) for r in rules], mask_defaults=False
-    )
-    return policy
-
-
 ATTACK = (
     "cat conf/secret.key conf/keys/id out/private/token home/.config/git/credentials 2>&1; "
     "echo pwned >> conf/app.ini 2>&1; echo ok > out/free.txt; echo done"
@@ -77,7 +64,7 @@ def _check(ws: Path, out: str) -> None:
 
 
 def _rules_policy(ws: Path) -> SandboxPolicy:
-    policy = _policy(
+    policy = deny_policy(
         ws,
         "Edit(./conf/**)",
         "Read(./conf/secret.key)",
@@ -96,45 +83,22 @@ def test_masks_stay_below_every_bind_that_covers_them_bwrap(
 ) -> None:
     require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
     backend = create_backend(BwrapConfig(persistent=persistent), _rules_policy(ws))
-
-    async def main() -> str:
-        await backend.start()
-        try:
-            async with Supervisor(backend, session_dir=tmp_path / "s") as sup:
-                result = await sup.run(f"cd {ws}; {ATTACK}", timeout_s=60)
-                assert result.output_path is not None
-                return result.output_path.read_text()
-        finally:
-            await backend.close()
-
-    _check(ws, anyio.run(main))
+    _check(ws, anyio.run(run_in, backend, ws, tmp_path / "s", ATTACK))
 
 
 def test_masks_stay_below_every_bind_that_covers_them_docker(ws: Path, tmp_path: Path) -> None:
     dk.require_docker()
     policy = _rules_policy(ws).model_copy(update={"writable_roots": ()})
     backend = create_backend(dk.config(workspace_mode="bind"), policy)
-
-    async def main() -> str:
-        await backend.start()
-        try:
-            async with Supervisor(backend, session_dir=tmp_path / "s") as sup:
-                cw = backend.to_sandbox_path(ws)
-                result = await sup.run(f"cd {cw}; {ATTACK}", timeout_s=120)
-                assert result.output_path is not None
-                return result.output_path.read_text()
-        finally:
-            await backend.close()
-
-    _check(ws, anyio.run(main))
+    _check(ws, anyio.run(run_in, backend, ws, tmp_path / "s", ATTACK, 120))
 
 
 def test_an_edit_deny_holding_a_writable_root_refuses(ws: Path) -> None:
     with pytest.raises(PolicyError) as caught:
-        _policy(ws, "Edit(./out/**)", writable_roots=(ws / "out" / "private",))
+        deny_policy(ws, "Edit(./out/**)", writable_roots=(ws / "out" / "private",))
     assert "writable root" in str(caught.value) and str(ws / "out") in str(caught.value)
     with pytest.raises(PolicyError):
-        _policy(ws, "Write(./**)")  # the workspace itself
+        deny_policy(ws, "Write(./**)")  # the workspace itself
 
 
 def test_it_holds_for_an_unprivileged_caller() -> None:

@@ -28,13 +28,12 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy
+from sandbox import BwrapConfig, SandboxPolicy
 from sandbox.bwrap import BwrapBackend
 from shellrt.supervisor import Supervisor
 from shellrt.supervisor.models import TaskStatus
 from tests import test_sandbox_escape_bwrap as escape
-from tests._bwrap_session import require_bwrap
-from tests.conftest import require
+from tests._bwrap_session import require_bwrap, supervised
 from tests.test_sandbox_escape_bwrap import Run
 
 pytestmark = [pytest.mark.anyio, pytest.mark.bwrap]
@@ -61,16 +60,8 @@ async def session(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
     backend = BwrapBackend(
         BwrapConfig(persistent=request.param == "persistent"), SandboxPolicy(workspace=work)
     )
-    try:
-        await backend.start()
-    except BackendUnavailableError as exc:
-        require(False, f"bwrap unusable here: {exc}")
-    sup = Supervisor(backend, session_dir=tmp_path / "session")
-    try:
+    async with supervised(backend, tmp_path / "session") as sup:
         yield sup
-    finally:
-        await sup.close()
-        await backend.close()
 
 
 async def test_a_command_holds_no_fd_beyond_stdio(run: Run) -> None:

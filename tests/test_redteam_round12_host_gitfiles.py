@@ -23,32 +23,14 @@ import pytest
 
 from shellrt.tools._bashparts import git_hazard
 from shellrt.tools._gitrepo import active_hooks, changed_paths, repo_code_keys
+from tests._git import git_in, repo_with_change
 
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@t",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@t",
-}
 #: Far below the 10 s host git timeout each blocked query used to wait out.
 QUICK_S = 3.0
 
 
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-C", str(cwd), *args], check=True, env={**os.environ, **GIT_ENV}, capture_output=True
-    )
-
-
 def _repo(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    _git(ws, "init", "-q")
-    (ws / "a.txt").write_text("a\n")
-    _git(ws, "add", "-A")
-    _git(ws, "commit", "-qm", "init")
-    (ws / "a.txt").write_text("changed\n")
-    return ws
+    return repo_with_change(tmp_path, "a.txt", "a\n", "changed\n")
 
 
 def _timed(call: Callable[[], object]) -> tuple[float, object]:
@@ -80,7 +62,7 @@ def test_fifo_config_does_not_hold_the_judgement(tmp_path: Path) -> None:
 def test_fifo_repository_file_does_not_hold_the_listings(tmp_path: Path, name: str) -> None:
     """``rev-parse`` opens HEAD, ``ls-files`` the index, ``diff-index HEAD`` packed-refs."""
     ws = _repo(tmp_path)
-    _git(ws, "pack-refs", "--all")
+    git_in(ws, "pack-refs", "--all")
     (ws / ".git" / name).unlink(missing_ok=True)
     os.mkfifo(ws / ".git" / name)
     took, changed = _timed(lambda: changed_paths(str(ws)))
@@ -200,9 +182,9 @@ def test_no_repository_program_runs_on_the_host(tmp_path: Path, hardened: bool) 
             (where / name).write_text(f"#!/bin/sh\necho {name} >> {marker}\n")
             (where / name).chmod(0o755)
     for key in _HOSTILE_KEYS:
-        _git(ws, "config", key, str(script))
-    _git(ws, "config", "core.hooksPath", str(hooks))
-    _git(ws, "config", "protocol.ext.allow", "always")
+        git_in(ws, "config", key, str(script))
+    git_in(ws, "config", "core.hooksPath", str(hooks))
+    git_in(ws, "config", "protocol.ext.allow", "always")
     (ws / ".gitattributes").write_text("* diff=x filter=x merge=x\n")
     (ws / "b.txt").write_text("b\n")
     os.utime(ws / "a.txt", (1, 1))  # stat-dirty: a refresh would hash it through the clean filter

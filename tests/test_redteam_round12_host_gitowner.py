@@ -14,26 +14,13 @@ it names).
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from shellrt.tools._bashparts import git_hazard
 from shellrt.tools._gitrepo import changed_paths
-
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@t",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@t",
-}
-
-
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-C", str(cwd), *args], check=True, env={**os.environ, **GIT_ENV}, capture_output=True
-    )
+from tests._git import git_in, repo_with_change
 
 
 @pytest.fixture
@@ -42,15 +29,9 @@ def foreign_repo(tmp_path: Path) -> Path:
         if os.environ.get("CI") == "true":
             pytest.fail("CI runs as root: this test needs to chown a repository to another user")
         pytest.skip("needs root to make a repository another user owns")
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    _git(ws, "init", "-q")
-    (ws / "secret.txt").write_text("old\n")
-    _git(ws, "add", "-A")
-    _git(ws, "commit", "-qm", "init")
-    (ws / "secret.txt").write_text("changed secret\n")
+    ws = repo_with_change(tmp_path, "secret.txt", "old\n", "changed secret\n")
     marker = tmp_path / "ran"
-    _git(ws, "config", "diff.x.textconv", f"sh -c 'touch {marker}; cat'")
+    git_in(ws, "config", "diff.x.textconv", f"sh -c 'touch {marker}; cat'")
     (ws / ".gitattributes").write_text("* diff=x\n")
     for dirpath, dirnames, filenames in os.walk(ws):
         for name in [*dirnames, *filenames, "."]:

@@ -16,7 +16,6 @@ import os
 import re
 import resource
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ import pytest
 
 import shellrt
 from shellrt.runtime.background_cap import DEFAULT_MAX_BACKGROUND_TASKS, max_background_tasks
+from tests._serve_cli import bypass_serve_argv
 from tests.test_server_jsonl import bash, marker_pids, text_of
 
 pytestmark = pytest.mark.anyio
@@ -43,19 +43,7 @@ def test_a_flood_of_background_tasks_leaves_the_session_working(tmp_path: Path) 
     env = {**os.environ, "SHELLRT_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
     env.pop("SHELLRT_MAX_BACKGROUND_TASKS", None)
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "shellrt",
-            "serve",
-            "--jsonl",
-            "--workspace",
-            str(ws),
-            "--sandbox",
-            "local",
-            "--mode",
-            "bypassPermissions",
-        ],
+        bypass_serve_argv(ws, transport=("--jsonl",)),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -10,10 +10,8 @@ id is answered with the ids of the caller's own session only.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -23,7 +21,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests._mcp_support import ROOT, isolated_env
+from tests._serve_cli import start_http_serve
 from tests.test_mcp_server import _free_port, _wait_for_port
 from tests.test_server_jsonl import marker_pids
 
@@ -37,29 +35,9 @@ def _text(result: Any) -> str:
 def test_another_sessions_task_cannot_be_stopped_or_read(tmp_path: Path) -> None:
     """Failed on the old code: session B's TaskStop killed session A's task, and B's call with a
     bogus id listed A's task id."""
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
     port = _free_port()
     marker = f"r12-mcp-owner-{time.time_ns()}"
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "shellrt",
-            "serve",
-            "--http",
-            f"127.0.0.1:{port}",
-            "--workspace",
-            str(workspace),
-            "--sandbox",
-            "local",
-            "--mode",
-            "bypassPermissions",
-        ],
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, **isolated_env(tmp_path), "SHELLRT_SERVE_TOKEN": _TOKEN},
-        cwd=str(ROOT),
-    )
+    server = start_http_serve(tmp_path, port, _TOKEN)
     seen: dict[str, str] = {}
 
     async def scenario() -> None:

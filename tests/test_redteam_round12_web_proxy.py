@@ -22,7 +22,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,6 +30,8 @@ from typing import Any
 import pytest
 
 from sandbox._proxy import FilteringProxy
+from tests._proxy_client import proxy_talk
+from tests._tcp_server import tcp_server
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -47,51 +48,24 @@ def _proxy(tmp_path: Path, *allowed: str) -> Iterator[FilteringProxy]:
         p.close()
 
 
-def _talk(p: FilteringProxy, data: bytes) -> bytes:
-    with socket.socket(socket.AF_UNIX) as s:
-        s.settimeout(10)
-        s.connect(str(p.socket_path))
-        s.sendall(data)
-        s.shutdown(socket.SHUT_WR)
-        out = b""
-        while chunk := s.recv(65536):
-            out += chunk
-    return out
-
-
 @pytest.fixture
 def upstream() -> Iterator[tuple[int, list[bytes]]]:
     """A TCP server on 127.0.0.1 that records what reaches it and answers 200."""
-    listener = socket.create_server(("127.0.0.1", 0))
     received: list[bytes] = []
-    stop = threading.Event()
 
-    def serve() -> None:
-        listener.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.settimeout(2)
-                data = b""
-                try:
-                    while b"\r\n\r\n" not in data and (chunk := conn.recv(4096)):
-                        data += chunk
-                except OSError:
-                    pass
-                received.append(data)
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+    def answer(conn: socket.socket) -> None:
+        conn.settimeout(2)
+        data = b""
+        try:
+            while b"\r\n\r\n" not in data and (chunk := conn.recv(4096)):
+                data += chunk
+        except OSError:
+            pass
+        received.append(data)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield int(listener.getsockname()[1]), received
-    finally:
-        stop.set()
-        thread.join(5)
-        listener.close()
+    with tcp_server(answer) as port:
+        yield port, received
 
 
 @pytest.mark.parametrize(
@@ -111,9 +85,9 @@ def test_non_ascii_digits_get_a_400_not_a_crash(
 ) -> None:
     port, received = upstream
     with caplog.at_level(logging.ERROR), _proxy(tmp_path, "localhost") as p:
-        out = _talk(p, request_head.replace("{port}", str(port)).encode("latin-1"))
+        out = proxy_talk(p, request_head.replace("{port}", str(port)).encode("latin-1"))
         # The proxy still serves the next client.
-        again = _talk(p, f"GET http://localhost:{port}/ HTTP/1.1\r\n\r\n".encode())
+        again = proxy_talk(p, f"GET http://localhost:{port}/ HTTP/1.1\r\n\r\n".encode())
     assert out.startswith(b"HTTP/1.1 400"), out
     assert b"port" in out or b"Content-Length" in out, out
     assert again.startswith(b"HTTP/1.1 200"), again
@@ -136,8 +110,8 @@ def test_ip_spellings_never_pass_as_the_listed_name(
 ) -> None:
     port, received = upstream
     with _proxy(tmp_path, "localhost") as p:
-        plain = _talk(p, f"GET http://{host}:{port}/ HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
-        tunnel = _talk(p, f"CONNECT {host}:{port} HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n".encode())
+        plain = proxy_talk(p, f"GET http://{host}:{port}/ HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
+        tunnel = proxy_talk(p, f"CONNECT {host}:{port} HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n".encode())
     assert plain.startswith((b"HTTP/1.1 403", b"HTTP/1.1 400")), plain
     assert tunnel.startswith((b"HTTP/1.1 403", b"HTTP/1.1 400")), tunnel
     assert received == []
@@ -149,8 +123,8 @@ def test_userinfo_and_host_header_do_not_choose_the_upstream(
     """``http://localhost@127.0.0.1/`` is 127.0.0.1 (refused); a Host header never picks the target."""
     port, received = upstream
     with _proxy(tmp_path, "localhost") as p:
-        out = _talk(p, f"GET http://localhost@127.0.0.1:{port}/ HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
-        ok = _talk(p, f"GET http://127.0.0.1@localhost:{port}/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        out = proxy_talk(p, f"GET http://localhost@127.0.0.1:{port}/ HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
+        ok = proxy_talk(p, f"GET http://127.0.0.1@localhost:{port}/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
     assert out.startswith(b"HTTP/1.1 403"), out
     assert ok.startswith(b"HTTP/1.1 200"), ok
     [request] = received
@@ -246,7 +220,7 @@ def test_a_wildcard_name_resolving_to_a_private_address_is_refused_over_socks5h_
             name = b"db.corp.test"
             s.sendall(b"\x05\x01\x00\x03" + bytes([len(name)]) + name + port.to_bytes(2, "big"))
             reply = s.recv(10)
-        tunnel = _talk(p, f"CONNECT db.corp.test:{port} HTTP/1.1\r\n\r\n".encode())
+        tunnel = proxy_talk(p, f"CONNECT db.corp.test:{port} HTTP/1.1\r\n\r\n".encode())
         reasons = [r.reason for r in p.refusals]
     assert reply[:2] == b"\x05\x02", reply
     assert tunnel.startswith(b"HTTP/1.1 403") and b"private address" in tunnel, tunnel

@@ -16,7 +16,6 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
-import subprocess
 import threading
 from pathlib import Path
 from typing import Literal
@@ -27,22 +26,11 @@ import pytest
 import shellrt
 from shellrt.protocol import ResultEnvelope, ToolUseBlock
 from shellrt.tools.bash import Bash
+from tests._git import git_in
 from tests._governance import envelope_text as _text
 from tests.conftest import require
 
 _ids = itertools.count()
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@t",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@t",
-}
-
-
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-C", str(cwd), *args], check=True, env={**os.environ, **GIT_ENV}, capture_output=True
-    )
 
 
 def _repo_with_submodule(tmp_path: Path, *, depth: int = 1) -> tuple[Path, Path]:
@@ -50,30 +38,30 @@ def _repo_with_submodule(tmp_path: Path, *, depth: int = 1) -> tuple[Path, Path]
     clean filter its attributes select, with a modified tracked file. Returns (ws, innermost)."""
     origin = tmp_path / "origin0"
     origin.mkdir()
-    _git(origin, "init", "-q")
+    git_in(origin, "init", "-q")
     (origin / "f.txt").write_text("x\n")
     (origin / ".gitattributes").write_text("* filter=x\n")
-    _git(origin, "add", "-A")
-    _git(origin, "commit", "-qm", "leaf")
+    git_in(origin, "add", "-A")
+    git_in(origin, "commit", "-qm", "leaf")
     for level in range(1, depth):
         outer = tmp_path / f"origin{level}"
         outer.mkdir()
-        _git(outer, "init", "-q")
+        git_in(outer, "init", "-q")
         (outer / "o.txt").write_text("o\n")
-        _git(outer, "add", "-A")
-        _git(outer, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(origin), "inner")
-        _git(outer, "commit", "-qm", "outer")
+        git_in(outer, "add", "-A")
+        git_in(outer, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(origin), "inner")
+        git_in(outer, "commit", "-qm", "outer")
         origin = outer
     ws = tmp_path / "ws"
     ws.mkdir()
-    _git(ws, "init", "-q")
+    git_in(ws, "init", "-q")
     (ws / "a.txt").write_text("a\n")
-    _git(ws, "add", "a.txt")
-    _git(ws, "commit", "-qm", "init")
-    _git(ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(origin), "sub")
-    _git(ws, "commit", "-qm", "sub")
+    git_in(ws, "add", "a.txt")
+    git_in(ws, "commit", "-qm", "init")
+    git_in(ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(origin), "sub")
+    git_in(ws, "commit", "-qm", "sub")
     if depth > 1:
-        _git(ws, "-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init", "--recursive")
+        git_in(ws, "-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init", "--recursive")
     inner = ws / "sub"
     for _ in range(1, depth):
         inner = inner / "inner"
@@ -81,7 +69,7 @@ def _repo_with_submodule(tmp_path: Path, *, depth: int = 1) -> tuple[Path, Path]
 
 
 def _plant_filter(inner: Path, mark: Path) -> None:
-    _git(inner, "config", "filter.x.clean", f"touch {mark}; cat")
+    git_in(inner, "config", "filter.x.clean", f"touch {mark}; cat")
     (inner / "f.txt").write_text("changed\n")
 
 
@@ -138,10 +126,10 @@ def _hostile_attributes(tmp_path: Path, kind: str) -> Path:
     then reads every attributes file of the work tree, on the host."""
     ws = tmp_path / "ws"
     ws.mkdir()
-    _git(ws, "init", "-q")
+    git_in(ws, "init", "-q")
     (ws / "a.txt").write_text("a\n")
-    _git(ws, "add", "a.txt")
-    _git(ws, "commit", "-qm", "init")
+    git_in(ws, "add", "a.txt")
+    git_in(ws, "commit", "-qm", "init")
     sub = ws / "deep"
     sub.mkdir()
     if kind == "fifo":
@@ -240,11 +228,11 @@ def test_a_config_flipped_between_the_checks_never_runs_a_filter_on_the_host(tmp
     require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
     ws = tmp_path / "ws"
     ws.mkdir()
-    _git(ws, "init", "-q")
+    git_in(ws, "init", "-q")
     (ws / "f.txt").write_text("a\n")
     (ws / ".gitattributes").write_text("f.txt filter=x\n")
-    _git(ws, "add", "-A")
-    _git(ws, "commit", "-qm", "init")
+    git_in(ws, "add", "-A")
+    git_in(ws, "commit", "-qm", "init")
     (ws / "f.txt").write_text("b\n")  # same size, another mtime: git must hash it (through the filter)
     os.utime(ws / "f.txt", (1893456000, 1893456000))
     mark = tmp_path / "PWNED-on-host"

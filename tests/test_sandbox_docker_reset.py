@@ -223,13 +223,10 @@ async def _sh(backend: object, command: str) -> str:
 @pytest.mark.anyio
 async def test_reset_kills_escaped_processes_and_wipes_everything(tmp_path: Path) -> None:
     from sandbox.docker import DockerBackend
-    from tests._docker_support import config, policy, require_docker
+    from tests._docker_support import config, policy, require_docker, reset_workspaces
 
     require_docker()
-    first, second = tmp_path / "a", tmp_path / "b"
-    first.mkdir()
-    second.mkdir()
-    (second / "mine.txt").write_text("second\n")
+    first, second = reset_workspaces(tmp_path)
     async with DockerBackend(config(), policy(first)) as backend:
         await backend.protect_executor()
         # Still running at the reset (a command's leftovers die with it when it ends on its own).

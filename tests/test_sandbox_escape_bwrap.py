@@ -32,6 +32,7 @@ from sandbox._seccomp import DENIED, ENOSYS_CALLS
 from sandbox.bwrap import BwrapBackend
 from sandbox.factory import create_backend
 from shellrt.supervisor import Supervisor
+from tests._bwrap_session import supervised
 from tests.conftest import require
 
 pytestmark = [pytest.mark.anyio, pytest.mark.bwrap]
@@ -527,19 +528,11 @@ async def test_workspace_below_a_parent_only_its_owner_can_cross(tmp_path: Path,
         ws.mkdir(parents=True)
         (parent / "deep").chmod(0o700)
         backend = BwrapBackend(BwrapConfig(persistent=persistent), SandboxPolicy(workspace=ws))
-        try:
-            await backend.start()
-        except BackendUnavailableError as exc:
-            require(False, f"bwrap unusable here: {exc}")
-        sup = Supervisor(backend, session_dir=tmp_path / "session")
-        try:
+        async with supervised(backend, tmp_path / "session") as sup:
             result = await sup.run(
                 f"echo x > {ws}/made && cat {ws}/made; cat {parent}/sibling-secret; mkdir -p {ws}/d && cd {ws}/d",
                 timeout_s=30,
             )
-        finally:
-            await sup.close()
-            await backend.close()
         assert result.exit_code == 0 and "x\n" in result.preview, result.preview
         if AS_ROOT:  # a non-root caller's commands keep its uid: its own files stay its own
             assert "SIBLING" not in result.preview

@@ -7,6 +7,7 @@ import signal
 import time
 from pathlib import Path
 
+from tests._serve_cli import bypass_serve_argv
 from tests.test_server_jsonl import JsonlClient, bash, marker_pids, text_of
 
 
@@ -113,7 +114,6 @@ def test_sigterm_and_sighup_kill_the_running_command_tree(tmp_path: Path) -> Non
 def test_an_answer_that_cannot_be_written_is_reported_per_line(tmp_path: Path) -> None:
     import os
     import subprocess
-    import sys
 
     from tests.conftest import require
 
@@ -137,19 +137,7 @@ def test_an_answer_that_cannot_be_written_is_reported_per_line(tmp_path: Path) -
         lines = [json.dumps(bash(f"t{i}", f"touch made-{i}")) for i in range(3)]
         with open(full / "answers.jsonl", "wb") as out:
             done = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "shellrt",
-                    "serve",
-                    "--jsonl",
-                    "--workspace",
-                    str(workspace),
-                    "--sandbox",
-                    "local",
-                    "--mode",
-                    "bypassPermissions",
-                ],
+                bypass_serve_argv(workspace, transport=("--jsonl",)),
                 input=("\n".join(lines) + "\n").encode(),
                 stdout=out,
                 stderr=subprocess.PIPE,

@@ -70,7 +70,7 @@ import requests.exceptions
 from docker.types import Mount
 
 from sandbox._deeptree import WorkspaceTooDeepError
-from sandbox._maskaliases import AliasFinder
+from sandbox._maskaliases import AliasFinder, stats_of
 from sandbox._proxied import ContainerProxy
 from sandbox._proxy import Refusal, proxy_env
 from sandbox._scratch import OwnedDir
@@ -611,12 +611,7 @@ class DockerBackend(SandboxBackend):
         was masked, and read at ``notes.txt`` what the operator later wrote into ``.env``."""
         self._sockets = WorkspaceSockets(ws_source)
         denied = list(self.policy.read_denied)
-        found: list[os.stat_result | None] = []
-        for path in denied:
-            try:
-                found.append(os.stat(path))
-            except OSError:
-                found.append(None)
+        found = stats_of(denied)
         roots = list(dict.fromkeys((Path(ws_source), Path(self.policy.workspace).absolute())))
         aliases = self._aliases.aliases(denied, found, roots)
         return [*self._sockets.paths(), *map(str, aliases)]
@@ -652,12 +647,7 @@ class DockerBackend(SandboxBackend):
         denied = list(self.policy.write_denied)
         if denied and self.config.workspace_mode == "bind":
             # A hard link made before the rule is the same file: every other name is bound too.
-            found: list[os.stat_result | None] = []
-            for path in denied:
-                try:
-                    found.append(os.stat(path))
-                except OSError:
-                    found.append(None)
+            found = stats_of(denied)
             denied += self._write_aliases.aliases(denied, found, [Path(root)])
         for denied_path in denied:
             rel = relative_to(os.path.abspath(denied_path), root)

@@ -79,34 +79,48 @@ def _check_gitfile(path: str) -> str:
     return _check_gitdir(target)
 
 
-def _check_gitdir(gitdir: str) -> str:
-    """The files of one git directory (and its common directory) that host git opens."""
-    for name, bound in (
-        ("HEAD", MAX_CONFIG_BYTES),
-        ("commondir", MAX_CONFIG_BYTES),
-        ("config", MAX_CONFIG_BYTES),
-        ("config.worktree", MAX_CONFIG_BYTES),
-        ("index", MAX_INDEX_BYTES),
-        ("packed-refs", MAX_INDEX_BYTES),
-        ("shallow", MAX_INDEX_BYTES),
-        ("objects/info/alternates", MAX_CONFIG_BYTES),
-        ("info/grafts", MAX_CONFIG_BYTES),
-    ):
-        why = _kind(os.path.join(gitdir, name), bound)
+#: (name, size bound) of the files of a git directory that host git opens.
+_GITDIR_FILES = (
+    ("HEAD", MAX_CONFIG_BYTES),
+    ("commondir", MAX_CONFIG_BYTES),
+    ("config", MAX_CONFIG_BYTES),
+    ("config.worktree", MAX_CONFIG_BYTES),
+    ("index", MAX_INDEX_BYTES),
+    ("packed-refs", MAX_INDEX_BYTES),
+    ("shallow", MAX_INDEX_BYTES),
+    ("objects/info/alternates", MAX_CONFIG_BYTES),
+    ("info/grafts", MAX_CONFIG_BYTES),
+)
+
+#: The same for the common directory a worktree's ``commondir`` names.
+_COMMONDIR_FILES = (
+    ("config", MAX_CONFIG_BYTES),
+    ("packed-refs", MAX_INDEX_BYTES),
+    ("objects/info/alternates", MAX_CONFIG_BYTES),
+)
+
+
+def _first_kind(base: str, files: tuple[tuple[str, int], ...]) -> str:
+    """`_kind` of each of ``files`` below ``base``: the first reason found, or ""."""
+    for name, bound in files:
+        why = _kind(os.path.join(base, name), bound)
         if why:
             return why
+    return ""
+
+
+def _check_gitdir(gitdir: str) -> str:
+    """The files of one git directory (and its common directory) that host git opens."""
+    why = _first_kind(gitdir, _GITDIR_FILES)
+    if why:
+        return why
     common = gitdir
     commondir = read_regular(os.path.join(gitdir, "commondir"), MAX_CONFIG_BYTES)
     if commondir:
         common = os.path.join(gitdir, commondir.decode("utf-8", "surrogateescape").strip())
-        for name, bound in (
-            ("config", MAX_CONFIG_BYTES),
-            ("packed-refs", MAX_INDEX_BYTES),
-            ("objects/info/alternates", MAX_CONFIG_BYTES),
-        ):
-            why = _kind(os.path.join(common, name), bound)
-            if why:
-                return why
+        why = _first_kind(common, _COMMONDIR_FILES)
+        if why:
+            return why
     for config in {os.path.join(common, "config"), os.path.join(gitdir, "config.worktree")}:
         why = _includes(config, 0)
         if why:
