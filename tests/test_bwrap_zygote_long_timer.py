@@ -76,8 +76,11 @@ async def test_quick_commands_share_one_timer(
         assert await _finish(await backend.exec(_request(ws, "true"))) == 0
     elapsed = time.monotonic() - started
     ours = [name for name in armed if name in ("_tell_long", "_tell_taken")]
-    # At most one armed per timer period (plus the first), however many commands ran in it.
-    assert len(ours) <= 2 + elapsed / zygote_module._TAKEN_AFTER_S, (len(ours), elapsed)
+    # At most about one armed per timer period, however many commands ran in it (a firing near a
+    # period's edge may re-arm once more: CI at load saw 14 for a bound of 13.9, hence the 2x), and
+    # never one per command: the old code armed ~2 per command (116 for 60), whatever the load.
+    assert len(ours) <= 2 + 2 * elapsed / zygote_module._TAKEN_AFTER_S, (len(ours), elapsed)
+    assert len(ours) < commands * 3 // 2, (len(ours), elapsed)
     assert len(ours) < commands or elapsed > commands * zygote_module._TAKEN_AFTER_S, (len(ours), elapsed)
     zygote = backend._zygote
     assert zygote is not None and not zygote._untold  # nothing left behind by ended commands

@@ -187,7 +187,9 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     ("--help",): 33,
     ("classify", "ls"): 58,
     ("run", "--sandbox", "local", "--", "true"): 82,
-    FULL_RUN: 193,  # +1 2026-12-03: supervisor._deadline, the quick path's loop-timer timeout
+    # +2 2026-12-03: supervisor._deadline (the quick path's loop-timer timeout) and
+    # sandbox._root_links (every writable root checked for a planted symlink)
+    FULL_RUN: 194,
 }
 
 #: The pydantic validators a local ``shellrt run`` on the full path may build: the policy it

@@ -289,6 +289,9 @@ class CommandHookRunner(HookRunner):
         # first on sys.path for ``python3 -c``/``-m``, so a planted ``json.py`` ran on the host.
         # (The operator's own PYTHONSAFEPATH, even empty, is kept.)
         env.setdefault("PYTHONSAFEPATH", "1")
+        # A Python hook's imports would write __pycache__ beside its modules: that directory is
+        # hashed whole (hook_loads_python), so the hook's own first run untrusted it for the next.
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
         cwd = _hook_cwd(self.workspace)
 
         async def one(index: int, spec: HookSpec) -> None:

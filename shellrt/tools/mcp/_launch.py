@@ -21,7 +21,9 @@ from shellrt.tools.mcp.config import StdioServerConfig
 __all__ = ["SAFE_ENV", "launch_cwd", "launch_env"]
 
 #: Added to every stdio server's environment (its configured ``env`` wins).
-SAFE_ENV = {"PYTHONSAFEPATH": "1"}
+#: No bytecode either: __pycache__ written beside a server's modules would change what the
+#: restart guard hashed, and the server would not be restarted.
+SAFE_ENV = {"PYTHONSAFEPATH": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def launch_cwd(config: StdioServerConfig, writable_roots: Sequence[Path]) -> str:
