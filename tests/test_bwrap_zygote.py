@@ -28,7 +28,9 @@ from sandbox.bwrap import BwrapBackend
 from shellrt.supervisor import Supervisor
 from tests.conftest import require
 
-pytestmark = [pytest.mark.anyio, pytest.mark.bwrap]
+# Serial: a host socket any parallel test binds meanwhile retires the zygote (by design: it is
+# masked only at a zygote's start), and these tests follow one zygote's messages, pool and timers.
+pytestmark = [pytest.mark.anyio, pytest.mark.bwrap, pytest.mark.serial]
 
 
 async def _started(ws: Path) -> BwrapBackend:

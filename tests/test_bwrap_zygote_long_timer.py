@@ -23,7 +23,9 @@ from shellrt.supervisor import Supervisor
 from tests._bwrap_session import zygote_session
 from tests.test_sandbox_bwrap import until_count
 
-pytestmark = [pytest.mark.anyio, pytest.mark.bwrap]
+# Serial: a host socket any parallel test binds meanwhile retires the zygote (by design: it is
+# masked only at a zygote's start), and these tests follow one zygote's messages, pool and timers.
+pytestmark = [pytest.mark.anyio, pytest.mark.bwrap, pytest.mark.serial]
 
 
 @pytest.fixture
