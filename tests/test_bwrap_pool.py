@@ -28,7 +28,9 @@ from tests._bwrap_session import require_bwrap, zygote_session
 from tests.conftest import require
 from tests.test_sandbox_bwrap import zygote_family
 
-pytestmark = [pytest.mark.anyio, pytest.mark.bwrap]
+# Serial: a host socket any parallel test binds meanwhile retires the zygote (by design: it is
+# masked only at a zygote's start), and these tests follow one zygote's inits and messages.
+pytestmark = [pytest.mark.anyio, pytest.mark.bwrap, pytest.mark.serial]
 
 #: What a command prints: its own pid (the shell is pid 2, under its init) and its namespaces.
 _WHO = "echo $$ $(readlink /proc/self/ns/pid /proc/self/ns/mnt /proc/self/ns/ipc)"

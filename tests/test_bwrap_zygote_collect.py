@@ -18,7 +18,9 @@ from sandbox.bwrap import BwrapBackend
 from shellrt.supervisor import Supervisor
 from tests._bwrap_session import zygote_session
 
-pytestmark = [pytest.mark.anyio, pytest.mark.bwrap]
+# Serial: a host socket any parallel test binds meanwhile retires the zygote (by design: it is
+# masked only at a zygote's start), and these tests follow one zygote's inits and messages.
+pytestmark = [pytest.mark.anyio, pytest.mark.bwrap, pytest.mark.serial]
 
 
 @pytest.fixture
