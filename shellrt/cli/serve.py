@@ -88,7 +88,17 @@ def register(subparsers: Any) -> None:
         metavar="N",
         type=int,
         default=None,
-        help="with --http: at most N open connections; one more is closed at once (default 256)",
+        help="with --http: at most N open connections (default 256); when full, the connection idle the "
+        "longest is closed for a newcomer (a request in flight never is)",
+    )
+    parser.add_argument(
+        "--max-connections-per-peer",
+        metavar="N",
+        type=int,
+        default=None,
+        help="with --http: at most N open connections from one client address (default 64, or "
+        "--max-connections if lower); one client cannot take every slot. Behind a reverse proxy "
+        "all clients are one address",
     )
     parser.add_argument(
         "--session",
@@ -155,17 +165,30 @@ def main(args: argparse.Namespace) -> int:
             remove_token_file(token)
 
 
+def _check_per_peer(per_peer: int | None, total: int | None) -> None:
+    """``--max-connections-per-peer`` must fit inside the total cap (default 256)."""
+    if per_peer is None:
+        return
+    if per_peer < 1:
+        raise ValueError(f"--max-connections-per-peer {per_peer}: give at least 1")
+    cap = 256 if total is None else total
+    if per_peer > cap:
+        raise ValueError(f"--max-connections-per-peer {per_peer}: give at most --max-connections ({cap})")
+
+
 def _check_auth_flags(args: argparse.Namespace) -> None:
     if (args.no_auth or args.token_file is not None) and not args.http:
         raise ValueError("--no-auth and --token-file only apply to --http")
-    if (args.header_timeout is not None or args.max_connections is not None) and not args.http:
-        raise ValueError("--header-timeout and --max-connections only apply to --http")
+    bounds = (args.header_timeout, args.max_connections, args.max_connections_per_peer)
+    if any(b is not None for b in bounds) and not args.http:
+        raise ValueError("--header-timeout and --max-connections(-per-peer) only apply to --http")
     if args.header_timeout is not None and not 0 < args.header_timeout <= 3600:
         raise ValueError(
             f"--header-timeout {args.header_timeout:g}: give a number of seconds above 0, at most 3600"
         )
     if args.max_connections is not None and args.max_connections < 1:
         raise ValueError(f"--max-connections {args.max_connections}: give at least 1")
+    _check_per_peer(args.max_connections_per_peer, args.max_connections)
     if args.no_auth and args.allow_remote:
         raise ValueError(
             "--no-auth is refused with --allow-remote: anyone on the network could run commands; "
@@ -271,6 +294,7 @@ async def _serve(args: argparse.Namespace, listen: tuple[str, int] | None, token
                     token_where=where,
                     header_timeout=args.header_timeout,
                     max_connections=args.max_connections,
+                    max_per_peer=args.max_connections_per_peer,
                 )
             return 0
     except BackendUnavailableError as exc:

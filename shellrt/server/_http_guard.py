@@ -1,53 +1,78 @@
-"""Bounds on the connections of ``shellrt serve --http``: a header deadline and a connection cap.
+"""Bounds on the connections of ``shellrt serve --http``: a header deadline, a connection cap,
+a per-peer share of it, and eviction of the longest-idle connection when the server is full.
 
 Why: uvicorn waits for a request's headers without a deadline and accepts every connection. A
 client that sends its headers one byte at a time (slowloris), or opens thousands of connections
 and sends nothing, held the server's sockets and memory for as long as it liked, before any
 token check could run (the bearer check reads the headers). So each connection must finish a
 request's headers within `HEADER_TIMEOUT_S` of opening (or of its previous response), else it is
-closed; and beyond `MAX_CONNECTIONS` open connections a new one is closed at once. A request
-whose headers arrived is not timed here: its body is bounded by the body reader, a long answer
-(an event stream) by the session.
+closed. A first-come cap alone let one client deny all others (round 13): it filled the
+`MAX_CONNECTIONS` slots, idle or with requests whose body never came, and every newcomer was
+closed on arrival. So one peer address holds at most `MAX_PER_PEER` connections, and when the
+server (or a peer's share) is full the connection idle the longest (waiting for a request's
+headers: nothing in flight) is closed to make room, the full peer's own first. A request in
+flight is never cut for a newcomer: with no idle connection to close, the newcomer is closed.
+A request whose headers arrived is not timed here: its body is bounded by the body reader, a
+long answer (an event stream) by the session.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["HEADER_TIMEOUT_S", "MAX_CONNECTIONS", "guarded_protocol"]
+__all__ = ["HEADER_TIMEOUT_S", "MAX_CONNECTIONS", "MAX_PER_PEER", "guarded_protocol"]
 
 log = logging.getLogger("shellrt.server")
 
 #: Seconds a connection has to send a request's headers (from opening, or its previous response).
 HEADER_TIMEOUT_S = 10.0
-#: Open connections at most; one more is closed on arrival.
+#: Open connections at most; beyond, the longest-idle one is closed (or the newcomer, if none is idle).
 MAX_CONNECTIONS = 256
+#: Open connections of one peer address at most (behind a reverse proxy all clients are one peer).
+MAX_PER_PEER = 64
 
 
 def guarded_protocol(
-    header_timeout: float = HEADER_TIMEOUT_S, max_connections: int = MAX_CONNECTIONS
+    header_timeout: float = HEADER_TIMEOUT_S,
+    max_connections: int = MAX_CONNECTIONS,
+    max_per_peer: int | None = None,
 ) -> type[H11Protocol]:
-    """uvicorn's h11 protocol class with these bounds (pass as ``uvicorn.Config(http=...)``)."""
+    """uvicorn's h11 protocol class with these bounds (pass as ``uvicorn.Config(http=...)``).
+
+    ``max_per_peer`` None: `MAX_PER_PEER`, or ``max_connections`` if that is lower.
+    """
     if header_timeout <= 0 or max_connections < 1:
         raise ValueError("the header timeout must be positive and the connection cap at least 1")
+    per_peer = min(MAX_PER_PEER, max_connections) if max_per_peer is None else max_per_peer
+    if not 1 <= per_peer <= max_connections:
+        raise ValueError("the per-peer cap must be at least 1 and at most the connection cap")
 
     class GuardedH11Protocol(H11Protocol):
-        """Closes a connection over the cap, and one whose request headers are late."""
+        """Makes room for a newcomer by closing the longest-idle connection; times request headers."""
 
         _header_timer: asyncio.TimerHandle | None = None
+        _peer: str = ""
+        _idle_since: float = 0.0
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
-            if len(self.connections) > max_connections:
-                log.warning("more than %d open HTTP connections: one more was closed", max_connections)
-                transport.abort()  # connection_lost takes it out of the set
-                return
+            peername = transport.get_extra_info("peername")
+            self._peer = str(peername[0]) if isinstance(peername, tuple) and peername else str(peername)
             self._arm()
+            if not self._make_room():
+                log.warning(
+                    "HTTP connections full (%d, %d per peer): a newcomer was closed",
+                    max_connections,
+                    per_peer,
+                )
+                self._disarm()
+                transport.abort()  # connection_lost takes it out of the set
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
@@ -58,8 +83,30 @@ def guarded_protocol(
             if not self.transport.is_closing():
                 self._arm()  # the next request's headers are timed again (keep-alive)
 
+        def _make_room(self) -> bool:
+            """Close idle connections until this one fits both caps; False when only requests in flight stand."""
+            live = [p for p in self.connections if _open(p)]
+            mine = [p for p in live if getattr(p, "_peer", None) == self._peer]
+            if len(mine) > per_peer and not _evict(mine, self):
+                return False
+            if len(live) - (len(mine) > per_peer) > max_connections:
+                counts: dict[str, int] = {}
+                for p in live:
+                    counts[getattr(p, "_peer", "")] = counts.get(getattr(p, "_peer", ""), 0) + 1
+                # The busiest peer's longest-idle connection first; any idle one else.
+                busiest = sorted(counts, key=lambda peer: -counts[peer])
+                for peer in busiest:
+                    if _evict([p for p in live if getattr(p, "_peer", "") == peer and _open(p)], self):
+                        return True
+                return False
+            return True
+
+        def _idle(self) -> bool:
+            return self.conn.their_state is h11.IDLE and self.conn.our_state is h11.IDLE
+
         def _arm(self) -> None:
             self._disarm()
+            self._idle_since = time.monotonic()
             self._header_timer = self.loop.call_later(header_timeout, self._headers_late)
 
         def _disarm(self) -> None:
@@ -72,5 +119,22 @@ def guarded_protocol(
             # IDLE: no complete request line and headers since the timer started.
             if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
                 self.transport.abort()
+
+    def _open(protocol: Any) -> bool:
+        transport = getattr(protocol, "transport", None)
+        return transport is not None and not transport.is_closing()
+
+    def _evict(candidates: list[Any], newcomer: Any) -> bool:
+        """Close the longest-idle of ``candidates`` (not ``newcomer``); False when none is idle."""
+        idle = [
+            p for p in candidates if p is not newcomer and isinstance(p, GuardedH11Protocol) and p._idle()
+        ]
+        if not idle:
+            return False
+        victim = min(idle, key=lambda p: p._idle_since)
+        log.info("HTTP connections full: closed one idle for %.1f s", time.monotonic() - victim._idle_since)
+        victim._disarm()
+        victim.transport.abort()
+        return True
 
     return GuardedH11Protocol

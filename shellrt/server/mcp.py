@@ -175,6 +175,7 @@ class McpToolServer:
         path: str = "/mcp",
         header_timeout: float | None = None,
         max_connections: int | None = None,
+        max_per_peer: int | None = None,
     ) -> None:
         """Serve streamable HTTP at ``http://host:port/mcp`` until cancelled.
 
@@ -183,7 +184,8 @@ class McpToolServer:
         serves without authentication: only for an explicit opt-out, since any
         local process could then run tools. DNS-rebinding protection (Host/Origin
         checks) is on for loopback hosts either way. A connection must send a request's headers
-        within ``header_timeout`` seconds, and at most ``max_connections`` are open at once
+        within ``header_timeout`` seconds, at most ``max_connections`` are open at once and
+        ``max_per_peer`` of one peer address; a full server closes its longest-idle connection
         (`shellrt.server._http_guard`; None: its defaults).
         """
         import uvicorn
@@ -200,6 +202,7 @@ class McpToolServer:
         protocol = guarded_protocol(
             HEADER_TIMEOUT_S if header_timeout is None else header_timeout,
             MAX_CONNECTIONS if max_connections is None else max_connections,
+            max_per_peer,
         )
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", http=protocol)
         server = uvicorn.Server(config)

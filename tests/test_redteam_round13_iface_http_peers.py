@@ -1,0 +1,148 @@
+"""Red team round 13: one client of ``shellrt serve --http`` must not deny the others.
+
+Round 11 capped the open connections (256) and timed request headers (10 s), but the cap was
+first come, first served: a client that opened 256 connections (sending nothing, within the
+header deadline, and opening fresh ones as they were cut), or 256 requests whose body it never
+sent, held every slot, and each new connection of every other client was closed on arrival.
+Measured on the old code: with the default bounds, 256 stalled requests from 127.0.0.2 and the
+operator's ``initialize`` from 127.0.0.1 was refused (connection closed); with 8 idle
+connections under ``--max-connections 8`` the next client was refused too. Now a full server
+makes room by closing the connection idle the longest (no request in flight), and one peer
+address holds at most ``--max-connections-per-peer`` (default 64) connections. Real server
+process, real sockets; the peers are distinct loopback addresses.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from shellrt.server._http_guard import guarded_protocol
+from tests.test_mcp_http_auth import _INITIALIZE, TOKEN, _post, served
+from tests.test_redteam_round11_iface_http_slowloris import _closed_within
+
+
+def _initialize_works(url: str) -> None:
+    status, _headers, body = _post(url, _INITIALIZE, {"Authorization": f"Bearer {TOKEN}"})
+    assert status == 200, (status, body)
+    assert b"protocolVersion" in body, body
+
+
+def _connect(port: int, source: str) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
+
+
+def _stalled_request(port: int, source: str) -> socket.socket:
+    """A connection whose request headers arrived but whose body never comes (in flight)."""
+    sock = _connect(port, source)
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {TOKEN}\r\n"
+        "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+        "Content-Length: 1000\r\n\r\n{"
+    )
+    sock.sendall(head.encode())
+    return sock
+
+
+def _standing(socks: list[socket.socket], wait: float = 0.3) -> list[socket.socket]:
+    return [s for s in socks if not _closed_within(s, wait)]
+
+
+def test_stalled_requests_of_one_peer_leave_room_for_others(tmp_path: Path) -> None:
+    """Failed on the old code: 256 stalled requests from one address and the next client was refused."""
+    with served(tmp_path, env={"SHELLRT_SERVE_TOKEN": TOKEN}) as s:
+        hog = [_stalled_request(s.port, "127.0.0.2") for _ in range(256)]
+        try:
+            time.sleep(0.5)
+            kept = _standing(hog, 0.05)
+            assert 60 <= len(kept) <= 64, f"{len(kept)} of one peer's 256 stalled requests kept"
+            _initialize_works(s.url)  # another peer (127.0.0.1) is served
+            assert len(_standing(kept, 0.05)) == len(kept), "a request in flight was cut"
+        finally:
+            for sock in hog:
+                sock.close()
+
+
+def test_a_full_server_closes_the_longest_idle_connection(tmp_path: Path) -> None:
+    """Failed on the old code: 8 idle connections under --max-connections 8 refused the next client."""
+    flags = ("--header-timeout", "60", "--max-connections", "8")
+    with served(tmp_path, *flags, env={"SHELLRT_SERVE_TOKEN": TOKEN}) as s:
+        time.sleep(0.3)  # the port probe's connection is gone
+        idle = [_connect(s.port, "127.0.0.2") for _ in range(8)]
+        try:
+            time.sleep(0.3)
+            _initialize_works(s.url)
+            assert _closed_within(idle[0], 2.0), "the oldest idle connection was not the one closed"
+            assert len(_standing(idle[1:], 0.1)) >= 6
+        finally:
+            for sock in idle:
+                sock.close()
+
+
+def test_requests_in_flight_are_never_evicted(tmp_path: Path) -> None:
+    """A full server of requests in flight refuses the newcomer rather than cut one of them."""
+    flags = ("--max-connections", "6", "--max-connections-per-peer", "3")
+    with served(tmp_path, *flags, env={"SHELLRT_SERVE_TOKEN": TOKEN}) as s:
+        time.sleep(0.3)
+        busy = [_stalled_request(s.port, f"127.0.0.{2 + i % 2}") for i in range(6)]
+        try:
+            time.sleep(0.5)
+            assert len(_standing(busy, 0.05)) == 6
+            late = _connect(s.port, "127.0.0.4")
+            assert _closed_within(late, 2.0), "a seventh connection was kept over the cap"
+            late.close()
+            assert len(_standing(busy, 0.05)) == 6, "a request in flight was cut for a newcomer"
+        finally:
+            for sock in busy:
+                sock.close()
+
+
+def test_an_idle_peer_over_its_share_loses_its_own_oldest(tmp_path: Path) -> None:
+    """Over its per-peer share a peer's own longest-idle connection goes, not another peer's."""
+    flags = ("--header-timeout", "60", "--max-connections", "20", "--max-connections-per-peer", "4")
+    with served(tmp_path, *flags, env={"SHELLRT_SERVE_TOKEN": TOKEN}) as s:
+        time.sleep(0.3)
+        other = [_connect(s.port, "127.0.0.3") for _ in range(2)]
+        mine = []
+        for _ in range(10):
+            mine.append(_connect(s.port, "127.0.0.2"))
+            time.sleep(0.02)
+        try:
+            time.sleep(0.3)
+            assert len(_standing(other, 0.1)) == 2, "another peer's connection was cut"
+            assert _standing(mine, 0.1) == mine[-4:], "not the newest four of the peer stand"
+        finally:
+            for sock in other + mine:
+                sock.close()
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (("--max-connections-per-peer", "0"), "--max-connections-per-peer 0: give at least 1"),
+        (
+            ("--max-connections", "4", "--max-connections-per-peer", "5"),
+            "--max-connections-per-peer 5: give at most --max-connections (4)",
+        ),
+    ],
+)
+def test_bad_peer_bounds_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: tuple[str, ...], said: str
+) -> None:
+    from shellrt.cli import main
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    code = main(["serve", "--http", "127.0.0.1:1", "--workspace", str(ws), "--sandbox", "local", *flags])
+    assert code != 0
+    assert said in capsys.readouterr().err
+
+
+def test_guard_refuses_a_nonsense_peer_share() -> None:
+    with pytest.raises(ValueError, match="per-peer"):
+        guarded_protocol(1.0, 4, 0)
+    with pytest.raises(ValueError, match="per-peer"):
+        guarded_protocol(1.0, 4, 5)
