@@ -70,6 +70,11 @@ def _add(args: argparse.Namespace) -> int:
     )
 
     workspace = args.directory.resolve()
+    refused = _links_out(workspace)
+    if refused:
+        for line in refused:
+            print(f"shellrt trust: {line}", file=sys.stderr)
+        return 1
     loaded = _load_workspace_files(workspace)
     try:
         extra = {settings_file_rel(workspace, path): path for path in args.settings}
@@ -94,11 +99,47 @@ def _add(args: argparse.Namespace) -> int:
     present = [rel for rel, digest in files.items() if digest is not None]
     print(f"trusted {workspace} ({', '.join(present) or 'no settings files yet'}) in {trust_store_path()}")
     # The repository wrote these hook commands and rules: shown, never obeyed by the terminal.
+    for line in _links_in(workspace, loaded):
+        print(f"  {for_person(line)}")
     for line in _what_is_trusted(loaded):
         print(f"  {for_person(line)}")
     for line in _hook_files_lines(hooks):
         print(f"  {for_person(line)}")
     return 0
+
+
+def _links_out(workspace: Path) -> list[str]:
+    """A workspace settings file that is a symlink out of the workspace: refused, not recorded.
+
+    Sessions do not read it (it is the repository's choice of a file elsewhere), so what the
+    operator would review here is not what a session loads."""
+    from shellrt.permissions.trust import WORKSPACE_SETTINGS_FILES, link_out_of
+
+    lines = []
+    for rel in WORKSPACE_SETTINGS_FILES:
+        real = link_out_of(workspace, rel)
+        if real is not None:
+            lines.append(
+                f"{workspace / rel} is a symlink to {real}, outside the workspace: sessions never read "
+                f"it, so it cannot be trusted; nothing was recorded. Copy the file into the workspace "
+                f"(cp --remove-destination {real} {workspace / rel}) or pass it to sessions with "
+                f"--settings {real}, then run `shellrt trust add {workspace}` again"
+            )
+    return lines
+
+
+def _links_in(workspace: Path, loaded: dict[str, Any]) -> list[str]:
+    """Which recorded files are symlinks to another file of the workspace (what was read)."""
+    import os
+
+    lines = []
+    root = os.path.realpath(workspace)
+    for rel, f in loaded.items():
+        real = os.path.realpath(workspace / rel)
+        if f.exists and real != os.path.join(root, rel):
+            shown = os.path.relpath(real, root)
+            lines.append(f"{rel}: a symlink to {shown}: that file's content is what was shown and recorded")
+    return lines
 
 
 def _hook_files_lines(hooks: dict[str, Any]) -> list[str]:
@@ -128,8 +169,8 @@ def _load_workspace_files(workspace: Path) -> dict[str, Any]:
     from shellrt.permissions.settings import load_settings_file
     from shellrt.permissions.trust import WORKSPACE_SETTINGS_FILES
 
-    return {
-        rel: load_settings_file(workspace / rel, "project", home=Path.home())
+    return {  # read as sessions read them: never through a symlink out of the workspace
+        rel: load_settings_file(workspace / rel, "project", home=Path.home(), inside=workspace)
         for rel in WORKSPACE_SETTINGS_FILES
     }
 

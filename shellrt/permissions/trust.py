@@ -43,7 +43,9 @@ __all__ = [
     "assess_trust",
     "audit_session_trust",
     "file_digest",
+    "link_out_of",
     "list_trusted",
+    "read_problem",
     "record_trust",
     "refresh_recorded_file",
     "revoke_trust",
@@ -79,16 +81,40 @@ def trust_store_path() -> Path:
     return Path(config) / "shellrt" / "trusted-workspaces.json"
 
 
-def file_digest(path: Path) -> str | None:
+def file_digest(path: Path, inside: Path | None = None) -> str | None:
     """``sha256:<hex>`` of the file's bytes; None when it does not exist; ``unreadable`` when it
-    cannot be read as a settings file (see `read_settings_bytes`: never blocks, bounded)."""
+    cannot be read as a settings file (see `read_settings_bytes`: never blocks, bounded).
+    ``inside``: the workspace it must not leave through a symlink, as sessions read it."""
     try:
-        data = read_settings_bytes(path)
+        data = read_settings_bytes(path, inside)
     except FileNotFoundError:
         return None
     except OSError:
         return "unreadable"
     return settings_digest(data)
+
+
+def read_problem(path: Path, inside: Path | None = None) -> str:
+    """Why ``path`` cannot be read as a settings file (for an ``unreadable`` digest)."""
+    try:
+        read_settings_bytes(path, inside)
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    return "cannot be read"
+
+
+def link_out_of(workspace: Path, rel: str) -> Path | None:
+    """Where the workspace file ``rel`` really is, when a symlink (of the file or a folder on
+    its way) takes it out of ``workspace``; None when it is inside or absent.
+
+    Why: sessions refuse such a file (`read_settings_bytes` ``inside``); ``shellrt trust add``
+    must neither show nor record what no session will load under the repository's name."""
+    root = os.path.realpath(workspace)
+    path = os.path.join(root, rel)
+    if not os.path.lexists(path):
+        return None
+    real = os.path.realpath(path)
+    return None if _rel_inside(real, root) is not None else Path(real)
 
 
 @dataclass
@@ -252,7 +278,7 @@ def assess_trust(
     """Hash the workspace's settings files now and decide which ones are trusted."""
     workspace = Path(os.path.realpath(workspace))
     out = WorkspaceTrust(workspace=workspace, flag=trust_workspace)
-    out.digests = {rel: file_digest(workspace / rel) for rel in WORKSPACE_SETTINGS_FILES}
+    out.digests = {rel: file_digest(workspace / rel, workspace) for rel in WORKSPACE_SETTINGS_FILES}
     present = [rel for rel, d in out.digests.items() if d is not None]
     if trust_workspace:
         out.trusted.update(present)
@@ -267,7 +293,9 @@ def assess_trust(
     out.recorded_hooks = _recorded_hooks(store, workspace) if recorded is not None else {}
     for rel in present:
         digest = out.digests[rel]
-        if recorded is None:
+        if digest == "unreadable":  # as the session will find it (a link out, a FIFO, too big)
+            out.untrusted[rel] = read_problem(workspace / rel, workspace)
+        elif recorded is None:
             out.untrusted[rel] = "workspace not trusted"
         elif rel not in recorded or recorded[rel] is None:
             out.untrusted[rel] = "file added since the workspace was trusted"
@@ -299,7 +327,7 @@ def record_trust(
     _refuse_inside(store, workspace)
     data = _load_for_update(store)
     if digests is None:
-        files = {rel: file_digest(workspace / rel) for rel in WORKSPACE_SETTINGS_FILES}
+        files = {rel: file_digest(workspace / rel, workspace) for rel in WORKSPACE_SETTINGS_FILES}
     else:  # the workspace's own files, and any ``--settings`` file inside it (`settings_file_rel`)
         files = {rel: digests.get(rel) for rel in (*WORKSPACE_SETTINGS_FILES, *digests)}
     if hooks is None:
@@ -319,7 +347,16 @@ def settings_file_rel(workspace: Path, path: Path) -> str:
     Raises `TrustStoreError` when it does not lie inside the workspace (the operator's own
     files outside it need no trust)."""
     root = os.path.realpath(workspace)
-    rel = _rel_inside(os.path.realpath(path), root)
+    real = os.path.realpath(path)
+    rel = _rel_inside(real, root)
+    written = os.path.normpath(os.path.abspath(path))
+    if rel is None and (_rel_inside(written, root) or _rel_inside(written, os.path.abspath(workspace))):
+        # Sessions judge it as the workspace's own (a command there can repoint the link).
+        raise TrustStoreError(
+            f"{path} is a symlink to {real}, outside {root}: a command in the workspace could "
+            f"repoint it, so sessions never trust it; pass the file itself (--settings {real}), "
+            "which is your own and always obeyed, or copy it into the workspace; nothing was recorded"
+        )
     if rel is None:
         raise TrustStoreError(
             f"{path} does not lie inside {root}: a settings file outside the workspace is the "
@@ -338,7 +375,7 @@ def _hooks_of_files(workspace: Path) -> dict[str, HookFiles]:
 
     out = {}
     for rel in WORKSPACE_SETTINGS_FILES:
-        loaded = load_settings_file(workspace / rel, "project", home=Path.home())
+        loaded = load_settings_file(workspace / rel, "project", home=Path.home(), inside=workspace)
         if loaded.exists:
             out[rel] = workspace_hook_files(workspace, [h.command for h in loaded.hooks])
     return out
