@@ -129,7 +129,7 @@ async def test_permission_request_hook_rewrite_to_an_invalid_input_is_a_clear_er
     is_error, text = await _run(ws, "touch b.txt")
     assert is_error and "PermissionRequest hook" in text and "`cmd` is not a parameter of Bash" in text, text
     is_error, text = await _run(ws, "touch c.txt")
-    assert is_error and "PermissionRequest hook" in text and "`timeout` must be >= 1" in text, text
+    assert is_error and "PermissionRequest hook" in text and "`timeout`: must be a whole number of milliseconds from 1 to 600000" in text, text
     is_error, text = await _run(ws, "touch d.txt")
     assert is_error and "PermissionRequest hook" in text and "The command is empty" in text, text
     assert not any((ws / n).exists() for n in ("b.txt", "c.txt", "d.txt"))
@@ -200,7 +200,7 @@ async def test_approver_rewrite_to_an_invalid_input_is_a_clear_error(
 
     ws = _workspace(tmp_path, monkeypatch, {})
     is_error, text = await _run(ws, "touch k.txt", approver)
-    assert is_error and "approver" in text and "`timeout` must be <=" in text, text
+    assert is_error and "approver" in text and "`timeout`: must be a whole number of milliseconds from 1 to 600000" in text, text
 
 
 async def test_approver_who_wrote_the_new_input_is_not_asked_again(

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import ClassVar, Literal
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from sandbox.confine import normalize
 from shellrt.analysis import CommandAnalysis, analyze
@@ -83,6 +84,7 @@ class BashInput(BaseModel):
     description: str | None = Field(
         default=None, description="A short description of what the command does, in 5-10 words."
     )
+
     run_in_background: bool = Field(
         default=False,
         description="Run as a background task and return its id at once; read output with TaskOutput.",
@@ -92,6 +94,39 @@ class BashInput(BaseModel):
     # are resolved once) is kept in ``__pydantic_private__`` by `Bash._judgement`, not in a
     # declared private attribute: pydantic then initialises private attributes in Python on
     # every parse and copy (~20 us of a ~27 us parse, on every call).
+
+    @field_validator("timeout", mode="before")
+    @classmethod
+    def _timeout_in_range(cls, value: object) -> object:
+        """One message with the range for every bad ``timeout`` (pydantic's own named none, and took
+        ``true`` as 1 ms); a whole float or a string of digits is still taken."""
+        return _timeout_ms(value)
+
+
+def _timeout_ms(value: object) -> int | None:
+    if value is None or (type(value) is int and 1 <= value <= MAX_TIMEOUT_MS):
+        return value
+    number: object = value
+    if isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() and len(value) < 20:
+        number = int(value.strip())
+    if type(number) is int and 1 <= number <= MAX_TIMEOUT_MS:
+        return number
+    if isinstance(value, int) and not -(10**40) < value < 10**40:  # repr of 10**5000 raises
+        given = "a number of over 40 digits"
+    else:
+        given = repr(value)
+    raise PydanticCustomError(
+        "timeout_range",
+        "must be a whole number of milliseconds from 1 to {max} (got {given}); omit `timeout` for the "
+        "default {default} ms, or use run_in_background for a longer command",
+        {
+            "max": MAX_TIMEOUT_MS,
+            "default": DEFAULT_TIMEOUT_MS,
+            "given": given if len(given) <= 40 else given[:37] + "...",
+        },
+    )
 
 
 class BashOutput(BaseModel):
