@@ -194,6 +194,30 @@ def _what_is_trusted(loaded_files: dict[str, Any]) -> list[str]:
             lines.append(
                 f"{rel}: MCP servers started on this machine: {', '.join(sorted(loaded.mcp_servers))}"
             )
+        lines += [f"{rel}: {line}" for line in _widening_lines(loaded)]
+    return lines
+
+
+def _widening_lines(loaded: Any) -> list[str]:
+    """The rest of what trust turns on (what an untrusted file's ``_tighten_only`` drops)."""
+    lines = []
+    if loaded.additional_directories:
+        dirs = ", ".join(str(d) for d in loaded.additional_directories)
+        lines.append(f"additionalDirectories (commands may read and write there): {dirs}")
+    sandbox = loaded.sandbox if isinstance(loaded.sandbox, dict) else {}
+    for key in ("unmaskDefaults", "unmaskedPaths"):
+        value = sandbox.get(key)
+        if value:
+            shown = ", ".join(map(str, value)) if isinstance(value, list) else json.dumps(value)
+            lines.append(f"sandbox.{key} (secrets shown to commands): {shown}")
+    network = sandbox.get("network")
+    domains = network.get("allowedDomains") if isinstance(network, dict) else None
+    if domains:
+        shown = ", ".join(map(str, domains)) if isinstance(domains, list) else json.dumps(domains)
+        lines.append(f"sandbox.network.allowedDomains (hosts commands may reach): {shown}")
+    if loaded.web_fetch:
+        shown = ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(loaded.web_fetch.items()))
+        lines.append(f"webFetch: {shown}")
     return lines
 
 
