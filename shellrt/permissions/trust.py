@@ -191,6 +191,8 @@ class WorkspaceTrust:
                 return Path(path).name
         if source == "cli":  # your own — unless it lies in the workspace, which commands rewrite
             return self._cli_rel(Path(path))
+        if source == "managed":  # the administrator's — unless $SHELLRT_MANAGED_SETTINGS names a
+            return self._managed_rel(Path(path))  # workspace file (it would outrank everything)
         if source == "user":  # your own — unless your home is (inside) this workspace
             real = os.path.realpath(path)
             root = os.path.realpath(self.workspace)
@@ -200,6 +202,15 @@ class WorkspaceTrust:
                     self.untrusted.setdefault(rel, "your home directory lies inside the workspace")
                 return rel
         return None
+
+    def _managed_rel(self, path: Path) -> str | None:
+        """A managed settings file inside the workspace (as written or resolved) is judged like a
+        ``--settings`` file there; the administrator's own ``/etc`` file never is."""
+        from shellrt.permissions.sources import DEFAULT_MANAGED_PATH
+
+        if os.path.abspath(path) == str(DEFAULT_MANAGED_PATH):
+            return None
+        return self._cli_rel(path)
 
     def _cli_rel(self, path: Path) -> str | None:
         """The workspace-relative name of a ``--settings`` file inside the workspace (None:
