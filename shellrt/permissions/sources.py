@@ -2,8 +2,9 @@
 
 Sources, highest first:
 
-1. ``managed`` — ``/etc/shellrt/managed-settings.json`` (or ``$SHELLRT_MANAGED_SETTINGS``,
-   or ``managed_path``);
+1. ``managed`` — ``/etc/shellrt/managed-settings.json`` (or ``$SHELLRT_MANAGED_SETTINGS``
+   when that file does not exist — else the variable's file is read as a ``cli`` file —, or
+   ``managed_path``);
 2. ``cli`` — ``--allow`` / ``--deny`` / ``--mode`` flags and ``--settings FILE``;
 3. ``local`` — ``.shellrt/settings.local.json`` then ``.claude/settings.local.json``;
 4. ``project`` — ``.shellrt/settings.json`` then ``.claude/settings.json`` (and the
@@ -241,6 +242,25 @@ def local_settings_path(workspace: Path) -> Path:
     return workspace / ".shellrt" / "settings.local.json"
 
 
+def _managed_files(managed_path: Path | None) -> list[tuple[str, Path]]:
+    """The managed source, and ``$SHELLRT_MANAGED_SETTINGS`` demoted to a ``cli`` file when the
+    administrator's ``/etc`` file exists.
+
+    Whoever sets an environment variable (the operator, a wrapper, a repository's ``.envrc``) is
+    not the administrator: the variable replaces the default path only on a machine with no
+    administrator's policy (tests, a developer's laptop). With one, the variable's file is read as
+    if passed with ``--settings``: below the managed file, under its managed-only restrictions.
+    """
+    if managed_path is not None:
+        return [("managed", managed_path)]
+    named = os.environ.get(MANAGED_ENV)
+    if not named:
+        return [("managed", DEFAULT_MANAGED_PATH)]
+    if os.path.lexists(DEFAULT_MANAGED_PATH) and os.path.abspath(named) != str(DEFAULT_MANAGED_PATH):
+        return [("managed", DEFAULT_MANAGED_PATH), ("cli", Path(named))]
+    return [("managed", Path(named))]
+
+
 def discover_files(
     workspace: Path,
     *,
@@ -250,8 +270,7 @@ def discover_files(
 ) -> list[tuple[str, Path]]:
     """Every settings file that may apply, highest precedence first, as (source, path)."""
     home = home if home is not None else _home()
-    managed = managed_path or Path(os.environ.get(MANAGED_ENV) or DEFAULT_MANAGED_PATH)
-    found: list[tuple[str, Path]] = [("managed", managed)]
+    found: list[tuple[str, Path]] = _managed_files(managed_path)
     found += [("cli", Path(p)) for p in settings_files]
     found += [
         ("local", local_settings_path(workspace)),
