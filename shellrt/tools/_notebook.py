@@ -21,7 +21,7 @@ _MAX_OUTPUT_PER_CELL = 2_000
 #: budget note (red team round 13: a cell holding ``</cell>`` then ``<cell ...>`` forged a cell).
 _FRAMING = ("<cell", "</cell", "<outputs", "</outputs", "(output budget reached")
 #: What an attribute value may not hold: its quote, a tag's brackets, line breaks and controls.
-_ATTRIBUTE_UNSAFE = re.compile("[\"<>&\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_ATTRIBUTE_UNSAFE = re.compile('["<>&\x00-\x1f\x7f-\x9f\u2028\u2029]')
 _ATTRIBUTE_MAX = 200
 
 
@@ -67,11 +67,14 @@ def _clip(text: str, limit: int) -> str:
 def _summarise_output(out: dict[str, Any]) -> str:
     kind = out.get("output_type", "")
     if kind == "stream":
-        return f"[{_attribute(out.get('name', 'stream'))}]\n" + _clip(_joined(out.get("text")), _MAX_OUTPUT_PER_CELL)
+        return f"[{_attribute(out.get('name', 'stream'))}]\n" + _clip(
+            _joined(out.get("text")), _MAX_OUTPUT_PER_CELL
+        )
     if kind == "error":
         trace = _ANSI.sub("", "\n".join(_joined(t) for t in out.get("traceback", [])[-5:]))
         return _clip(
-            _unframed(f"[error] {out.get('ename', '')}: {out.get('evalue', '')}\n{trace}"), _MAX_OUTPUT_PER_CELL
+            _unframed(f"[error] {out.get('ename', '')}: {out.get('evalue', '')}\n{trace}"),
+            _MAX_OUTPUT_PER_CELL,
         )
     data = out.get("data") or {}
     parts: list[str] = []
