@@ -645,13 +645,13 @@ class WorkspaceGuard:
         action = "created" if old is None else "changed"
         try:
             try:
-                moved = move_out(dir_fd, name, target)
+                moved = move_out(dir_fd, name, target, base=self.session_dir)
             except PermissionError:
                 # A non-root caller's command (its own uid) took the write bit off the parent
                 # (``chmod 555 .git/hooks``): its owner, the host's uid, takes it back.
                 if not _owner_may_write(dir_fd):
                     raise
-                moved = move_out(dir_fd, name, target)
+                moved = move_out(dir_fd, name, target, base=self.session_dir)
         except OSError as exc:
             moved = f"could not be moved away ({exc}); removing it"
             try:
