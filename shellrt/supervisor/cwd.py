@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from sandbox import SandboxBackend
 from shellrt.supervisor.errors import WorkingDirectoryError
+from shellrt.supervisor.text import shown_name
 
 __all__ = ["CwdTracker"]
 
@@ -156,7 +157,7 @@ class CwdTracker:
         # The tracked cwd is inside the roots by construction; only a caller's view needs the check.
         if current != self.cwd and not self.inside_roots(current):
             return self.workspace, (
-                f"The requested directory {current} is outside the allowed roots; "
+                f"The requested directory {_shown(current)} is outside the allowed roots; "
                 f"the command runs at the workspace root {self.workspace}."
             )
         if current != self.workspace and not self.exists(current):
@@ -170,13 +171,13 @@ class CwdTracker:
         if self.cwd == path:
             self.cwd = self.workspace
         return (
-            f"The working directory {path} cannot be entered in the sandbox ({why}); the shell is back at "
+            f"The working directory {_shown(path)} cannot be entered in the sandbox ({why}); the shell is back at "
             f"the workspace root {self.workspace}: run the command again there (or `cd` elsewhere first)."
         )
 
     def _vanished(self, path: str) -> str:
         return (
-            f"The working directory {path} no longer exists; "
+            f"The working directory {_shown(path)} no longer exists; "
             f"the shell is back at the workspace root {self.workspace}."
         )
 
@@ -194,16 +195,21 @@ class CwdTracker:
         if not self.inside_roots(reported):
             self.cwd = self.workspace
             return before != self.workspace, (
-                f"The command changed directory to {reported}, outside the allowed roots "
+                f"The command changed directory to {_shown(reported)}, outside the allowed roots "
                 f"({', '.join(map(str, self.roots))}); the shell stays at the workspace root {self.workspace}."
             )
         if not self.exists(reported):
             self.cwd = self.workspace
             return before != self.workspace, (
-                f"The directory {reported} no longer exists; the shell is back at the workspace root {self.workspace}."
+                f"The directory {_shown(reported)} no longer exists; the shell is back at the workspace root {self.workspace}."
             )
         self.cwd = reported
         return True, None
+
+
+def _shown(path: str) -> str:
+    """A directory the sandbox reported, for a note: bash's ``$'...'`` when it is not UTF-8."""
+    return shown_name(path) or path
 
 
 def _contained(path: str, roots: Iterable[object]) -> bool:
