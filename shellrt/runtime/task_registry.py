@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sandbox._hostread import read_regular
 from shellrt.supervisor import BackgroundTask, TaskStatus
 from shellrt.supervisor.tasks import TaskManager
 
@@ -38,6 +39,8 @@ log = logging.getLogger("shellrt")
 
 #: The background-task registry in the session directory.
 TASKS_FILE = "tasks.json"
+#: The largest registry read back (a record is well under 4 KiB; the task cap keeps them few).
+MAX_REGISTRY_BYTES = 16 << 20
 _VERSION = 1
 
 
@@ -172,11 +175,15 @@ class TaskRegistry:
 
         Call before this session starts any task of its own.
         """
-        try:
-            raw = json.loads(self.path.read_text())
-        except FileNotFoundError:
+        if not os.path.lexists(self.path):
             return []
-        except (OSError, ValueError) as exc:
+        # Never a FIFO's blocking open, a link out, or a sparse giant (red team round 13).
+        data = read_regular(self.path, MAX_REGISTRY_BYTES, follow=False)
+        try:
+            if data is None or len(data) > MAX_REGISTRY_BYTES:
+                raise ValueError(f"not a regular file of at most {MAX_REGISTRY_BYTES:,} bytes")
+            raw = json.loads(data)
+        except (ValueError, RecursionError) as exc:
             return [
                 f"background-task registry {self.path} is unreadable ({exc}); earlier tasks are not listed"
             ]

@@ -73,36 +73,52 @@ def make_parent(root: Path, path: str) -> tuple[int, str]:
     return _walk(root, parts[:-1], create=True), parts[-1]
 
 
-def move_out(dir_fd: int, name: str, target: Path) -> str:
+def move_out(dir_fd: int, name: str, target: Path, *, base: Path | None = None) -> str:
     """Move ``name`` (in ``dir_fd``) to ``target``; across file systems, copy then remove it.
 
     Returns how it went, for the note. A directory that cannot be renamed is removed
-    (``rmtree`` relative to ``dir_fd``, which follows no symlink)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    qfd = os.open(target.parent, _DIR_FLAGS)
+    (``rmtree`` relative to ``dir_fd``, which follows no symlink). ``base`` (the session
+    directory): the directories of ``target`` below it are made and entered without following
+    a symlink (red team round 13: a ``quarantine`` link planted in a redirected session
+    directory sent the planted file wherever it pointed, ``/root`` included)."""
+    qfd = _target_parent(target, base)
     try:
-        os.rename(name, target.name, src_dir_fd=dir_fd, dst_dir_fd=qfd)
+        try:
+            os.rename(name, target.name, src_dir_fd=dir_fd, dst_dir_fd=qfd)
+            return f"moved to {target}"
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if stat.S_ISDIR(st.st_mode):
+            remove_tree(name, dir_fd=dir_fd)  # however deep the command made it (round 10)
+            try:
+                os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                return "removed (a directory on another file system than the quarantine)"
+            raise OSError(errno.ENOTEMPTY, "a planted directory could not be removed whole", name)
+        why = "a special file"
+        if stat.S_ISLNK(st.st_mode):
+            os.symlink(os.readlink(name, dir_fd=dir_fd), target.name, dir_fd=qfd)
+        elif stat.S_ISREG(st.st_mode) and not _copy_regular(dir_fd, name, qfd, target.name):
+            why = f"larger than the {QUARANTINE_COPY_LIMIT >> 20} MiB a quarantine copy keeps"
+        os.unlink(name, dir_fd=dir_fd)
+        try:
+            os.stat(target.name, dir_fd=qfd, follow_symlinks=False)
+        except FileNotFoundError:
+            return f"removed ({why})"
         return f"moved to {target}"
-    except OSError as exc:
-        if exc.errno != errno.EXDEV:
-            raise
     finally:
         os.close(qfd)
-    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    if stat.S_ISDIR(st.st_mode):
-        remove_tree(name, dir_fd=dir_fd)  # however deep the command made it (round 10)
-        try:
-            os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        except FileNotFoundError:
-            return "removed (a directory on another file system than the quarantine)"
-        raise OSError(errno.ENOTEMPTY, "a planted directory could not be removed whole", name)
-    why = "a special file"
-    if stat.S_ISLNK(st.st_mode):
-        os.symlink(os.readlink(name, dir_fd=dir_fd), target)
-    elif stat.S_ISREG(st.st_mode) and not _copy_regular(dir_fd, name, target):
-        why = f"larger than the {QUARANTINE_COPY_LIMIT >> 20} MiB a quarantine copy keeps"
-    os.unlink(name, dir_fd=dir_fd)
-    return f"moved to {target}" if os.path.lexists(target) else f"removed ({why})"
+
+
+def _target_parent(target: Path, base: Path | None) -> int:
+    """An ``O_PATH`` fd of ``target``'s directory, made as needed (see `move_out`)."""
+    if base is None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(target.parent, _DIR_FLAGS)
+    base.mkdir(parents=True, exist_ok=True)  # the session directory itself is the host's
+    return _walk(base, _components(base, os.fspath(target))[:-1], create=True)
 
 
 #: The most of one planted file copied into the quarantine (across file systems). The command
@@ -110,8 +126,9 @@ def move_out(dir_fd: int, name: str, target: Path) -> str:
 QUARANTINE_COPY_LIMIT = 64 << 20
 
 
-def _copy_regular(dir_fd: int, name: str, target: Path) -> bool:
-    """Copy at most `QUARANTINE_COPY_LIMIT` bytes; False (nothing kept) for a larger file."""
+def _copy_regular(dir_fd: int, name: str, qfd: int, target: str) -> bool:
+    """Copy at most `QUARANTINE_COPY_LIMIT` bytes to ``target`` in ``qfd``; False (nothing kept)
+    for a larger file."""
     src = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
     try:
         st = os.fstat(src)
@@ -119,7 +136,9 @@ def _copy_regular(dir_fd: int, name: str, target: Path) -> bool:
             return False
         if st.st_size > QUARANTINE_COPY_LIMIT:
             return False
-        dst = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        dst = os.open(
+            target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=qfd
+        )
         copied = 0
         try:
             while copied <= QUARANTINE_COPY_LIMIT and (chunk := os.read(src, 1 << 20)):
@@ -128,7 +147,7 @@ def _copy_regular(dir_fd: int, name: str, target: Path) -> bool:
         finally:
             os.close(dst)
         if copied > QUARANTINE_COPY_LIMIT:  # it grew while copied
-            os.unlink(target)
+            os.unlink(target, dir_fd=qfd)
             return False
         return True
     finally:

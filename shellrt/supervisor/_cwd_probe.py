@@ -11,13 +11,21 @@ its stderr. One extra start (a few ms) for such directories only.
 
 from __future__ import annotations
 
+import re
+
 import anyio
 
-from sandbox import ExecRequest, SandboxBackend, SandboxExecError, UnsupportedRequestError
+from sandbox import ExecRequest, ExitStatus, SandboxBackend, SandboxExecError, UnsupportedRequestError
 from shellrt.supervisor.errors import WorkingDirectoryError
-from shellrt.supervisor.text import safe_decode
+from shellrt.supervisor.text import safe_decode, shown_name
 
-__all__ = ["probe_cwd"]
+__all__ = ["probe_cwd", "unenterable"]
+
+#: What a start that could not enter its directory prints first (the zygote's and zinit's
+#: "cannot enter the working directory", bwrap's "Can't chdir"): a cheap filter before the probe.
+_ENTRY_FAILED = re.compile(rb"(?i)working directory|chdir")
+#: How much of a failed command's first output the filter looks at.
+ENTRY_HEAD_BYTES = 1024
 
 #: The probe prints nothing itself; what a backend prints about a failed chdir is short.
 _MAX_REPORT = 4096
@@ -58,6 +66,37 @@ async def probe_cwd(backend: SandboxBackend, path: str, *, env: dict[str, str], 
             or (f"exit status {status.exit_code}")
         )
         raise WorkingDirectoryError(
-            f"cwd {path} cannot be used in the sandbox ({why}); create it first or pass a directory "
-            "the sandbox can see"
+            f"cwd {shown_name(path) or path} cannot be used in the sandbox ({why}); create it first or "
+            "pass a directory the sandbox can see"
         )
+
+
+async def unenterable(
+    backend: SandboxBackend,
+    path: str,
+    status: ExitStatus | None,
+    head: bytes,
+    *,
+    env: dict[str, str],
+    user: str | None,
+) -> str | None:
+    """Why the session's cwd ``path`` cannot be entered in the sandbox, when the command started there
+    failed as a start that could not enter it does (else None).
+
+    The host judges a directory with its own eyes (root enters a 0000 directory the sandbox's user
+    cannot); the sandbox disagreeing made every later command fail to start, and no command could
+    ``cd`` out (red team round 13). So a failed command whose first output speaks of its working
+    directory makes the sandbox itself judge (`probe_cwd`): what the command printed only decides
+    whether to ask, never the answer.
+    """
+    if status is None or status.exit_code == 0 or status.cwd is not None or status.sandbox_failure:
+        return None
+    if not _ENTRY_FAILED.search(head[:ENTRY_HEAD_BYTES]):
+        return None
+    try:
+        await probe_cwd(backend, path, env=env, user=user)
+    except WorkingDirectoryError as exc:
+        return str(exc)
+    except UnsupportedRequestError:
+        return None
+    return None

@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from sandbox import SandboxBackend
 from shellrt.supervisor.errors import WorkingDirectoryError
+from shellrt.supervisor.text import shown_name
 
 __all__ = ["CwdTracker"]
 
@@ -110,11 +111,36 @@ class CwdTracker:
         return path.startswith("/") and _contained(path, self.roots)
 
     def exists(self, path: str) -> bool:
-        """Whether ``path`` is a directory (True when the backend has no host view of it)."""
-        if self._host_paths:
-            return os.path.isdir(path)
-        host = self._backend.to_host_path(path)
-        return True if host is None else host.is_dir()
+        """Whether ``path`` (inside the roots) is a physical directory: reached from the host twin of
+        its root one component at a time, never through a symbolic link (True when the backend has
+        no host view of it).
+
+        ``pwd -P`` never reports a link, so a report through one is forged; and the host must not
+        judge with its own eyes what a link leads to (red team round 13): ``ws/l -> /tmp`` led the
+        host's ``isdir`` into the host's /tmp, which the sandbox cannot see -- an oracle on host
+        paths, and an adopted cwd no command could start in (every later command failed).
+        """
+        root = self._root_of(path)
+        if root is None:
+            return os.path.isdir(path) if self._host_paths else True
+        host_root = root if self._host_paths else self._backend.to_host_path(root)
+        if host_root is None:
+            return True
+        rel = posixpath.relpath(posixpath.normpath(path), root)
+        return _walk_physical(os.fspath(host_root), [] if rel == "." else rel.split("/"))
+
+    def _root_of(self, path: str) -> str | None:
+        """The innermost allowed root holding ``path`` (lexically), or None."""
+        if not path.startswith("/"):
+            return None
+        normal = posixpath.normpath(path)
+        best: str | None = None
+        for root in map(str, self.roots):
+            if (normal == root or normal.startswith(root.rstrip("/") + "/")) and (
+                best is None or len(root) > len(best)
+            ):
+                best = root
+        return best
 
     def set(self, path: str) -> None:
         """Adopt ``path`` as the session cwd if it is inside the roots (else keep the current one)."""
@@ -131,7 +157,7 @@ class CwdTracker:
         # The tracked cwd is inside the roots by construction; only a caller's view needs the check.
         if current != self.cwd and not self.inside_roots(current):
             return self.workspace, (
-                f"The requested directory {current} is outside the allowed roots; "
+                f"The requested directory {_shown(current)} is outside the allowed roots; "
                 f"the command runs at the workspace root {self.workspace}."
             )
         if current != self.workspace and not self.exists(current):
@@ -140,9 +166,18 @@ class CwdTracker:
             return self.workspace, self._vanished(current)
         return current, None
 
+    def unenterable(self, path: str, why: str) -> str:
+        """The sandbox cannot enter ``path``, the session's cwd: back to the workspace root (a note)."""
+        if self.cwd == path:
+            self.cwd = self.workspace
+        return (
+            f"The working directory {_shown(path)} cannot be entered in the sandbox ({why}); the shell is back at "
+            f"the workspace root {self.workspace}: run the command again there (or `cd` elsewhere first)."
+        )
+
     def _vanished(self, path: str) -> str:
         return (
-            f"The working directory {path} no longer exists; "
+            f"The working directory {_shown(path)} no longer exists; "
             f"the shell is back at the workspace root {self.workspace}."
         )
 
@@ -160,16 +195,21 @@ class CwdTracker:
         if not self.inside_roots(reported):
             self.cwd = self.workspace
             return before != self.workspace, (
-                f"The command changed directory to {reported}, outside the allowed roots "
+                f"The command changed directory to {_shown(reported)}, outside the allowed roots "
                 f"({', '.join(map(str, self.roots))}); the shell stays at the workspace root {self.workspace}."
             )
         if not self.exists(reported):
             self.cwd = self.workspace
             return before != self.workspace, (
-                f"The directory {reported} no longer exists; the shell is back at the workspace root {self.workspace}."
+                f"The directory {_shown(reported)} no longer exists; the shell is back at the workspace root {self.workspace}."
             )
         self.cwd = reported
         return True, None
+
+
+def _shown(path: str) -> str:
+    """A directory the sandbox reported, for a note: bash's ``$'...'`` when it is not UTF-8."""
+    return shown_name(path) or path
 
 
 def _contained(path: str, roots: Iterable[object]) -> bool:
@@ -178,6 +218,30 @@ def _contained(path: str, roots: Iterable[object]) -> bool:
     from sandbox.confine import contained
 
     return contained((path,), roots, resolve=False)
+
+
+_DIR_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+def _walk_physical(root: str, parts: list[str]) -> bool:
+    """Whether ``parts`` below the directory ``root`` (the operator's: followed) are directories,
+    none of them a symbolic link (``O_NOFOLLOW`` at each step; ``O_PATH``: nothing is opened)."""
+    try:
+        fd = os.open(root, _DIR_FLAGS)
+    except (OSError, ValueError):
+        return False
+    try:
+        for part in parts:
+            if part in ("", ".", ".."):
+                return False
+            nxt = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+    except (OSError, ValueError):  # missing, a file, a link (ELOOP/ENOTDIR), a NUL byte
+        return False
+    finally:
+        os.close(fd)
+    return True
 
 
 def _check_host_dir(path: str, host: Path) -> None:

@@ -645,13 +645,13 @@ class WorkspaceGuard:
         action = "created" if old is None else "changed"
         try:
             try:
-                moved = move_out(dir_fd, name, target)
+                moved = move_out(dir_fd, name, target, base=self.session_dir)
             except PermissionError:
                 # A non-root caller's command (its own uid) took the write bit off the parent
                 # (``chmod 555 .git/hooks``): its owner, the host's uid, takes it back.
                 if not _owner_may_write(dir_fd):
                     raise
-                moved = move_out(dir_fd, name, target)
+                moved = move_out(dir_fd, name, target, base=self.session_dir)
         except OSError as exc:
             moved = f"could not be moved away ({exc}); removing it"
             try:
@@ -725,14 +725,26 @@ class WorkspaceGuard:
         )
 
     def _audit(self, records: Iterable[dict[str, object]]) -> None:
+        """Append ``records`` to ``audit.jsonl``: never through a symlink, a FIFO or another special
+        file (red team round 13: with the session directory redirected by a command, a planted
+        ``audit.jsonl -> ~/.bashrc`` made the host append lines whose ``path`` the command chose,
+        ``$(...)`` included, to any file the caller may write)."""
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        lines = "".join(json.dumps({"time": stamp, **record}) + "\n" for record in records)
         try:
-            with open(self.session_dir / "audit.jsonl", "a", encoding="utf-8") as fh:
-                for record in records:
-                    fh.write(json.dumps({"time": stamp, **record}) + "\n")
+            fd = os.open(self.session_dir / "audit.jsonl", _AUDIT_FLAGS, 0o600)
+        except OSError:
+            return
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                os.write(fd, lines.encode("utf-8"))
         except OSError:
             pass
+        finally:
+            os.close(fd)
 
+
+_AUDIT_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 _EARLIER = "a background task (or a command that ran alongside) since the last check"
 _ALONGSIDE = "this command (or a background task or command running alongside it)"

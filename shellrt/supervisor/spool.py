@@ -304,6 +304,10 @@ class OutputSpool:
             f"{self.path}; the rest was not saved because {self.lost}."
         )
 
+    def head(self, size: int) -> bytes:
+        """The first ``size`` bytes written (at most what the head keeps)."""
+        return bytes(self._head[:size])
+
     @property
     def complete_in_memory(self) -> bool:
         """True when head and tail together hold every byte written."""

@@ -20,7 +20,7 @@ from typing import Self
 import anyio
 
 from sandbox import ExecRequest, ExitStatus, SandboxBackend
-from shellrt.supervisor._cwd_probe import probe_cwd
+from shellrt.supervisor._cwd_probe import ENTRY_HEAD_BYTES, probe_cwd, unenterable
 from shellrt.supervisor._deadline import KillingDeadline
 from shellrt.supervisor._spawner import Spawner
 from shellrt.supervisor.cwd import CwdTracker
@@ -267,6 +267,18 @@ class Supervisor:
         elif execution.killed_by_us:  # the session closed under it
             interrupted = True
         self._live.discard(execution)
+        if cwd is None and start_cwd != self._cwd.workspace and not (timed_out or interrupted):
+            why = await unenterable(
+                self.backend,
+                start_cwd,
+                execution.status,
+                execution.out.head(ENTRY_HEAD_BYTES)
+                + (execution.err.head(ENTRY_HEAD_BYTES) if execution.err else b""),
+                env=command_env(self._base_env, env),
+                user=user,
+            )
+            if why is not None:
+                start_note = self._cwd.unenterable(start_cwd, why)
         return await self._guarded(
             self._result(
                 label,

@@ -8,7 +8,13 @@ silently truncates or corrupts what follows).
 
 from __future__ import annotations
 
-__all__ = ["safe_decode", "trim_partial_utf8"]
+import os
+import re
+
+#: The characters ``surrogateescape`` makes of bytes that are not UTF-8 (a name from the disk).
+_UNDECODED = re.compile("[\udc80-\udcff]")
+
+__all__ = ["safe_decode", "shown_name", "trim_partial_utf8"]
 
 
 def safe_decode(data: bytes) -> str:
@@ -38,3 +44,20 @@ def trim_partial_utf8(data: bytes, *, at_start: bool) -> bytes:
             need = 2 if b < 0xE0 else 3 if b < 0xF0 else 4
             return data if back >= need else data[:-back]
     return data
+
+
+def shown_name(path: str) -> str | None:
+    """``path`` (a name from the disk) as bash's ``$'...'`` quoting when it holds bytes that are
+    not UTF-8, else None (show it as it is).
+
+    A name decoded with ``surrogateescape`` holds lone surrogates, which no UTF-8 encoder takes:
+    a result naming ``bad\\xff.txt`` could not be sent at all (the MCP SDK's pydantic refuses it;
+    red team round 13). ``$'...'`` names the bytes exactly, on one line, in a form Bash takes back.
+    """
+    if not _UNDECODED.search(path):
+        return None
+    out = []
+    for byte in os.fsencode(path):
+        char = chr(byte)
+        out.append(char if 0x20 <= byte < 0x7F and char not in "'\\" else f"\\x{byte:02x}")
+    return "$'" + "".join(out) + "'"

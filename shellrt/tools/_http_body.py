@@ -7,16 +7,26 @@ a byte, and ``Content-Encoding: gzip, gzip`` multiplied two ratios (590 bytes se
 ``max_length`` at every step, so what is held never exceeds the limit plus one chunk.
 Only what WebFetch asks for (``ACCEPT_ENCODING``) is decoded; any other encoding, or
 more than one, is refused with a clear error rather than decoded without a bound.
+
+The bytes *read* are bounded by the same limit: a gzip body of empty members (20 bytes,
+nothing decoded, each) or a deflate stream of empty stored blocks decoded to nothing for as
+long as the server sent it, up to the call's whole deadline, a core busy (red team round 13).
+A real page's compressed form is smaller than the page, so this cuts no body the decoded
+limit would not.
 """
 
 from __future__ import annotations
 
 import zlib
 
-__all__ = ["ACCEPT_ENCODING", "BodyDecodeError", "BoundedBody"]
+__all__ = ["ACCEPT_ENCODING", "MAX_GZIP_MEMBERS", "BodyDecodeError", "BoundedBody"]
 
 #: What WebFetch tells servers it decodes (httpx would also offer zstd/br when installed).
 ACCEPT_ENCODING = "gzip, deflate"
+
+#: gzip members one body may hold (each costs a new decompressor: 20-byte empty members made
+#: 10 MB of body ~500,000 of them, seconds of CPU); a body of more is cut there.
+MAX_GZIP_MEMBERS = 10_000
 
 _WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
 
@@ -43,6 +53,9 @@ class BoundedBody:
         self.truncated = False
         self._zlib = zlib.decompressobj(_WBITS[self._coding]) if self._coding else None
         self._started = False
+        #: Bytes received, before decoding.
+        self.raw_bytes = 0
+        self._members = 1
 
     @property
     def full(self) -> bool:
@@ -53,11 +66,16 @@ class BoundedBody:
         if self.full:
             self.truncated = self.truncated or bool(raw)
             return
+        self.raw_bytes += len(raw)
         if self._zlib is None:
             self._keep(raw)
             return
+        if self.raw_bytes > self._limit:
+            # More sent than the limit, compressed: what it decodes to is cut here as well.
+            raw = raw[: max(0, len(raw) - (self.raw_bytes - self._limit))]
+            self.truncated = True
         data = raw
-        while data and not self.full:
+        while data and (self._size < self._limit):
             room = self._limit - self._size
             try:
                 out = self._zlib.decompress(data, room)
@@ -73,6 +91,10 @@ class BoundedBody:
             if self._zlib.unconsumed_tail:
                 data = self._zlib.unconsumed_tail
             elif self._zlib.eof and self._zlib.unused_data and self._coding in ("gzip", "x-gzip"):
+                self._members += 1
+                if self._members >= MAX_GZIP_MEMBERS:
+                    self.truncated = True
+                    return
                 data = self._zlib.unused_data  # a gzip stream of several members
                 self._zlib = zlib.decompressobj(_WBITS["gzip"])
             else:

@@ -17,6 +17,12 @@ __all__ = ["NotebookError", "render", "serve"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _MAX_OUTPUT_PER_CELL = 2_000
+#: Lines of the notebook's own text that would read as the tool's framing: a tag it writes, or its
+#: budget note (red team round 13: a cell holding ``</cell>`` then ``<cell ...>`` forged a cell).
+_FRAMING = ("<cell", "</cell", "<outputs", "</outputs", "(output budget reached")
+#: What an attribute value may not hold: its quote, a tag's brackets, line breaks and controls.
+_ATTRIBUTE_UNSAFE = re.compile('["<>&\x00-\x1f\x7f-\x9f\u2028\u2029]')
+_ATTRIBUTE_MAX = 200
 
 
 class NotebookError(ValueError):
@@ -25,8 +31,33 @@ class NotebookError(ValueError):
 
 def _joined(value: Any) -> str:
     if isinstance(value, list):
-        return "".join(str(v) for v in value)
-    return str(value) if value is not None else ""
+        text = "".join(str(v) for v in value)
+    else:
+        text = str(value) if value is not None else ""
+    return _unframed(text)
+
+
+def _unframed(text: str) -> str:
+    """``text`` (the notebook's) with every line that would pass for the tool's framing escaped
+    (its first ``<`` or ``(`` as ``&lt;`` / ``&#40;``): at any line break Python knows."""
+    if "<" not in text and "(" not in text:
+        return text
+    lines = text.splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        stripped = line.lstrip()
+        if stripped.lower().startswith(_FRAMING):
+            cut = len(line) - len(stripped)
+            lines[index] = line[:cut] + ("&lt;" if stripped[0] == "<" else "&#40;") + stripped[1:]
+    return "".join(lines)
+
+
+def _attribute(value: Any) -> str:
+    """A value the notebook chose, safe inside the tool's ``"..."`` attribute (escaped, bounded)."""
+    text = str(value)[:_ATTRIBUTE_MAX]
+    return _ATTRIBUTE_UNSAFE.sub(lambda m: _ENTITIES.get(m[0]) or f"&#{ord(m[0])};", text)
+
+
+_ENTITIES = {'"': "&quot;", "<": "&lt;", ">": "&gt;", "&": "&amp;"}
 
 
 def _clip(text: str, limit: int) -> str:
@@ -36,11 +67,14 @@ def _clip(text: str, limit: int) -> str:
 def _summarise_output(out: dict[str, Any]) -> str:
     kind = out.get("output_type", "")
     if kind == "stream":
-        return f"[{out.get('name', 'stream')}]\n" + _clip(_joined(out.get("text")), _MAX_OUTPUT_PER_CELL)
+        return f"[{_attribute(out.get('name', 'stream'))}]\n" + _clip(
+            _joined(out.get("text")), _MAX_OUTPUT_PER_CELL
+        )
     if kind == "error":
         trace = _ANSI.sub("", "\n".join(_joined(t) for t in out.get("traceback", [])[-5:]))
         return _clip(
-            f"[error] {out.get('ename', '')}: {out.get('evalue', '')}\n{trace}", _MAX_OUTPUT_PER_CELL
+            _unframed(f"[error] {out.get('ename', '')}: {out.get('evalue', '')}\n{trace}"),
+            _MAX_OUTPUT_PER_CELL,
         )
     data = out.get("data") or {}
     parts: list[str] = []
@@ -48,8 +82,8 @@ def _summarise_output(out: dict[str, Any]) -> str:
         if mime == "text/plain":
             parts.append(_clip(_joined(data[mime]), _MAX_OUTPUT_PER_CELL))
         else:
-            parts.append(f"[{mime} output, {len(_joined(data[mime])):,} characters, not shown]")
-    return f"[{kind}]\n" + "\n".join(parts)
+            parts.append(f"[{_attribute(mime)} output, {len(_joined(data[mime])):,} characters, not shown]")
+    return f"[{_attribute(kind)}]\n" + "\n".join(parts)
 
 
 def render(data: bytes, label: str, max_chars: int) -> str:
@@ -58,14 +92,14 @@ def render(data: bytes, label: str, max_chars: int) -> str:
     try:
         nb = json.loads(data)
         cells = nb["cells"]
-        language = str(nb.get("metadata", {}).get("language_info", {}).get("name", "python"))
+        language = _attribute(nb.get("metadata", {}).get("language_info", {}).get("name", "python"))
         rendered: list[str] = []
         total = 0
         for index, cell in enumerate(cells, 1):
             cell_type = cell.get("cell_type", "code")
-            tag = f'<cell index="{index}" type="{cell_type}"'
+            tag = f'<cell index="{index}" type="{_attribute(cell_type)}"'
             if cell.get("id"):
-                tag += f' id="{cell["id"]}"'
+                tag += f' id="{_attribute(cell["id"])}"'
             if cell_type == "code":
                 tag += f' language="{language}"'
             piece = f"{tag}>\n{_joined(cell.get('source'))}\n</cell>"

@@ -6,8 +6,10 @@ from __future__ import annotations
 import difflib
 
 from shellrt.protocol.notes import neutralize_output, untrusted_note
+from shellrt.supervisor.text import shown_name
+from shellrt.tools._paths import shown_path
 
-__all__ = ["marked_listing", "numbered_snippet", "unified_diff"]
+__all__ = ["marked_listing", "numbered_snippet", "shown_file", "unified_diff"]
 
 _MAX_DIFF_LINES = 400
 
@@ -56,3 +58,10 @@ def marked_listing(text: str, notes: list[str], source: str) -> str:
     if count:
         notes = [*notes, untrusted_note(count, source)]
     return "\n".join([body, *notes]) if notes else body
+
+
+def shown_file(path: str) -> str:
+    """A file name in a listing: `shown_path`, or bash's ``$'...'`` when the name holds bytes that
+    are not UTF-8 (`shellrt.supervisor.text.shown_name`): lone surrogates made the whole result
+    unsendable (red team round 13)."""
+    return shown_name(path) or shown_path(path)

@@ -39,11 +39,10 @@ from shellrt.tools._paths import (
     ripgrep_options,
     rule_denied,
     sandbox_path,
-    shown_path,
     subject_for,
     view_for,
 )
-from shellrt.tools._render import marked_listing
+from shellrt.tools._render import marked_listing, shown_file
 from shellrt.tools._search import list_files
 
 __all__ = ["GlobInput", "GlobOutput", "GlobTool", "split_pattern"]
@@ -168,7 +167,7 @@ class GlobTool(Tool[GlobInput, GlobOutput]):
     def to_model_content(self, output: GlobOutput) -> str | list[ContentBlock]:
         if not output.files:
             return f"No files found under {output.root}."
-        text = "\n".join(shown_path(f) for f in output.files)
+        text = "\n".join(shown_file(f) for f in output.files)
         notes: list[str] = []
         if output.total > len(output.files):
             notes.append(

@@ -41,11 +41,10 @@ from shellrt.tools._paths import (
     ripgrep_options,
     rule_denied,
     sandbox_path,
-    shown_path,
     subject_for,
     view_for,
 )
-from shellrt.tools._render import marked_listing
+from shellrt.tools._render import marked_listing, shown_file
 from shellrt.tools._search import search, stream_has_nul
 from shellrt.tools._search_types import FileHits, GrepQuery
 
@@ -362,13 +361,13 @@ def _format(
     entries: list[str]
     matches = sum(h.match_count for h in found.values())
     if mode == "files_with_matches":
-        entries = [shown_path(absolute(p)) for p in sorted(found, key=order)]
+        entries = [shown_file(absolute(p)) for p in sorted(found, key=order)]
     elif mode == "count":
-        entries = [f"{shown_path(show(p))}:{found[p].match_count}" for p in sorted(found)]
+        entries = [f"{shown_file(show(p))}:{found[p].match_count}" for p in sorted(found)]
     else:
         entries = []
         for path in sorted(found):
-            shown = shown_path(show(path))
+            shown = shown_file(show(path))
             previous: int | None = None
             for number in sorted(found[path].lines):
                 text, is_match = found[path].lines[number]

@@ -642,7 +642,14 @@ def _read_notebook(fd: int, path: Path, label: str, st: os.stat_result) -> tuple
     else:
         text = _render_in_child(data, label)
     record = FileReadRecord(sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=len(data))
-    return ReadOutput("notebook", label, text), record
+    return ReadOutput("notebook", label, _marked(text, "the notebook")), record
+
+
+def _marked(text: str, source: str) -> str:
+    """A notebook's or a PDF's text (shown without line numbers, so a line of the file starts a line
+    of the result) with every line that reads like a shellrt note marked, and a note counting them."""
+    body, forged = neutralize_output(text)
+    return body + "\n\n" + untrusted_note(forged, source) if forged else text
 
 
 def _render_in_child(data: bytes, label: str) -> str:
@@ -771,4 +778,4 @@ def _read_pdf(
     if last < total:
         text += f'\n\n(Showing pages {first}-{last} of {total}; pass pages="{last + 1}-{min(total, last + MAX_PDF_PAGES_PER_CALL)}" for more.)'
     record = FileReadRecord(sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=len(data))
-    return ReadOutput("pdf", label, text), record
+    return ReadOutput("pdf", label, _marked(text, "the PDF")), record
