@@ -1,5 +1,5 @@
-"""Red team round 13 (host side), found and NOT fixed here: a session directory named through a
-symbolic link in the workspace.
+"""Red team round 13 (host side): a session directory named through a symbolic link in the
+workspace is refused at start (`refuse_linked_session_dir`).
 
 An operator's ``session_dir`` of ``ws/sess-link/s`` with ``ws/sess-link -> /data/sessions``
 (outside the workspace) passes `shellrt.runtime.session_dir.ensure_private_session_dir`: the
@@ -9,10 +9,10 @@ every later host write by path -- ``state.json``, ``tasks.json``, the output spo
 transcript (refused only because it is opened ``O_NOFOLLOW``), ``audit.jsonl`` (opened
 following links) -- went into the command's directory, which a reopened session then trusts.
 
-The fix needs the session's roots where the directory is checked (`Runtime` calls
-``ensure_private_session_dir(self.session_dir)`` in ``shellrt/runtime/session.py``, outside this
-round's files): refuse a link at or below a writable root, as round 12 did for writable roots.
-Strict xfail: this test fails once the hole is closed, so the marker is then removed.
+Now refused when the session starts, as round 12 did for writable roots: a link at or below a
+writable root on the session directory's way. A session directory inside the workspace with no
+link on its way stays usable: its bind is a mount point, and renaming its parent from inside the
+sandbox fails (EBUSY), as the second test shows.
 """
 
 from __future__ import annotations
@@ -45,7 +45,6 @@ def base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-@pytest.mark.xfail(strict=True, reason="open: the session dir's path is not judged against the roots")
 async def test_a_session_dir_through_a_workspace_link_cannot_be_redirected(base: Path) -> None:
     ws = base / "ws"
     ws.mkdir()
@@ -68,9 +67,26 @@ async def test_a_session_dir_through_a_workspace_link_cannot_be_redirected(base:
                 "input": {"command": "echo x"},
             }
             await rt.run([block])
-    except PermissionError:
-        return  # refused at start: closed
-    # The command's own directory (now at the link's place) must hold nothing the host wrote.
-    if (ws / "sess-link").is_symlink():
+    except PermissionError as refused:
+        assert "symbolic link inside the writable root" in str(refused)
+        assert str(base / "sessions" / "s") in str(refused)  # the real path to name instead
         return
-    assert os.listdir(ws / "sess-link" / "s") == [], os.listdir(ws / "sess-link" / "s")
+    written = os.listdir(ws / "sess-link" / "s") if not (ws / "sess-link").is_symlink() else "link kept"
+    pytest.fail(f"a session started through a link in the workspace (the command's own directory: {written})")
+
+
+async def test_a_session_dir_in_the_workspace_cannot_be_moved_away_by_a_command(base: Path) -> None:
+    ws = base / "ws"
+    ws.mkdir()
+    made = ws / "a" / "s"
+    async with shellrt.Runtime(ws, "bwrap", session_dir=made, mode="bypassPermissions") as rt:
+        for command in ("mv a b; mkdir -p a/s", "echo x"):
+            block = {
+                "type": "tool_use",
+                "id": "sl-" + secrets.token_hex(6),
+                "name": "Bash",
+                "input": {"command": command},
+            }
+            await rt.run([block])
+    assert not (ws / "b").exists()
+    assert "state.json" in os.listdir(made)

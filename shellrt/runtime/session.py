@@ -290,12 +290,13 @@ class Runtime:
 
     async def start(self) -> None:
         """Start the sandbox and supervisor and register the tools."""
-        from shellrt.runtime.session_dir import ensure_private_session_dir
+        from shellrt.runtime.session_dir import ensure_private_session_dir, refuse_linked_session_dir
         from shellrt.supervisor import Supervisor
 
         # 0700, the caller's own, in a parent no one else can swap it in: transcripts and persisted
         # results hold secrets, and a reopened session trusts the results recorded there.
         ensure_private_session_dir(self.session_dir)
+        refuse_linked_session_dir(self.session_dir, self.policy.allowed_roots())
         if self._default_session_dir:
             prune_sessions(self.session_dir.parent, keep=self.session_id)
         if self.governance is not None:  # workspace trust: one record per session (audit.jsonl)

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["SessionDirError", "check_holder", "ensure_private_session_dir"]
+from sandbox._root_links import repo_link_on_the_way
+
+__all__ = ["SessionDirError", "check_holder", "ensure_private_session_dir", "refuse_linked_session_dir"]
 
 
 class SessionDirError(PermissionError):
@@ -49,6 +52,28 @@ def ensure_private_session_dir(path: Path) -> None:
         )
     if stat.S_IMODE(st.st_mode) != 0o700:
         os.chmod(path, 0o700, follow_symlinks=False)
+
+
+def refuse_linked_session_dir(path: Path, writable_roots: Iterable[Path]) -> None:
+    """Raise `SessionDirError` when ``path`` is reached through a symbolic link inside a root
+    commands may write (red team, round 13).
+
+    The directory and its holder are checked resolved; a link on the way that lies in a writable
+    root is the repository's to replace (``rm link && mkdir -p link/s``), after which every host
+    write by path (state, tasks, spools, transcript) lands in the command's directory, and a
+    reopened session trusts it. A mount point cannot be renamed from inside the sandbox, so the
+    unlinked path itself is safe; only links need refusing.
+    """
+    for root in writable_roots:
+        found = repo_link_on_the_way(path, Path(root))
+        if found is not None:
+            link, target = found
+            raise SessionDirError(
+                f"the session directory {path} is reached through {link}, a symbolic link inside the "
+                f"writable root {root} (to {target}): a command could replace it and redirect what "
+                f"the session writes; name the real path ({target / os.path.relpath(path, link)}) "
+                f"or {_HINT}"
+            )
 
 
 def check_holder(parent: Path, what: str, hint: str = _HINT) -> None:
