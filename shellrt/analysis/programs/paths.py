@@ -17,7 +17,7 @@ from .git import check_git
 from .sed import SED_SPEC, script_writes
 from .spec import ARG, ARG2, ProgramSpec, parse_args
 
-__all__ = ["ALWAYS_RECURSIVE", "WRITING_PROGRAMS", "program_reads", "program_writes"]
+__all__ = ["ALWAYS_RECURSIVE", "FLAG_RECURSIVE", "WRITING_PROGRAMS", "program_reads", "program_writes"]
 
 #: Programs that walk every directory operand.
 ALWAYS_RECURSIVE: Final = frozenset({"find", "du", "rg", "tree", "fd", "fdfind"})
@@ -123,6 +123,9 @@ _RECURSIVE_FLAGS: Final[dict[str, frozenset[str]]] = {
     "ls": frozenset({"-R", "--recursive"}),
     "diff": frozenset({"-r", "--recursive"}),
 }
+#: Programs a flag makes walk their directory operands: a glob that can expand to an option
+#: (``grep x *`` next to a repository file named ``-r``) may make them recursive.
+FLAG_RECURSIVE: Final = frozenset(_RECURSIVE_FLAGS)
 _FIND_VALUE_PATHS: Final = frozenset({"-newer", "-anewer", "-cnewer", "-samefile"})
 #: Programs that list the working directory when given no operand.
 _DOT_BY_DEFAULT: Final = frozenset({"ls", "dir", "vdir"})
