@@ -87,3 +87,11 @@ async def test_governance_runs_nothing_unasked(ws: Path, command: str, allow: li
     [envelope] = await _bash(ws, [command], mode="default", allow=allow)
     assert envelope.is_error, _text(envelope)
     assert not (ws / "pwned").exists(), _text(envelope)
+
+
+async def test_a_repository_file_name_feeds_the_subscript(ws: Path) -> None:
+    # No `$(` in the command text: `$_` is the last name `ls *` expanded to, a hostile file's.
+    (ws / "b[$(touch pwned)]").write_text("")
+    [envelope] = await _bash(ws, ["ls *; ls {a[_]}>/dev/null"], mode="default")
+    assert not (ws / "pwned").exists(), _text(envelope)
+    assert envelope.is_error, _text(envelope)
