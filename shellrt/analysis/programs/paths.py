@@ -61,9 +61,7 @@ _NO_PATH_OPERANDS: Final = frozenset(
         "nproc",
         "uptime",
         "free",
-        "who",
         "w",
-        "users",
         "arch",
         "tty",
         "env",
@@ -100,6 +98,7 @@ _FILE_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "fd": frozenset({"--ignore-file", "--search-path", "--base-directory"}),
     "fdfind": frozenset({"--ignore-file", "--search-path", "--base-directory"}),
     "tree": frozenset({"--fromfile"}),
+    "pgrep": frozenset({"--pidfile", "-F"}),
 }
 #: Options whose value is a file listing further files to read (those names are unknown here).
 _LIST_OPTIONS: Final[dict[str, frozenset[str]]] = {
@@ -193,6 +192,8 @@ def program_reads(name: str, args: list[str | None], spec: ProgramSpec | None) -
         positionals = positionals[1:]
     if name == "xxd":
         positionals = positionals[:1]
+    if name == "who" and len(positionals) > 1:
+        positionals = []  # `who am i`: two operands are not a file (one is: a utmp file it prints)
     for path in positionals:
         if path != "-":
             reads.append(path)
