@@ -12,7 +12,7 @@ from typing import Final
 
 from .nodes import CommandPlan, PlanCommand, Subcommand, Word, is_fd_number
 from .programs import program_spec, unwrap
-from .programs.paths import WRITING_PROGRAMS, program_reads, program_writes
+from .programs.paths import FLAG_RECURSIVE, WRITING_PROGRAMS, program_reads, program_writes
 
 __all__ = ["DECLARATIONS", "TRANSPARENT_WRAPPERS", "resolve_command", "subcommands"]
 
@@ -236,6 +236,10 @@ def _part(command: PlanCommand, read_only: bool) -> Subcommand | None:
             program_paths, recursive = program_reads(name, args, spec)
             if program_paths:
                 reads.extend(program_paths)
+            if not recursive and name in FLAG_RECURSIVE:
+                # `grep x *` beside a repository file named `-r` (or `-drecurse`, `ls *` beside `-R`):
+                # a glob that can expand to an option may turn the walk on, so say it walks.
+                recursive = _glob_may_be_option(words[start + 1 :])
         if not read_only and name in WRITING_PROGRAMS and args and "" in program_writes(name, args, spec):
             # `sort $opts`: a dynamic word may be `-o FILE`, a write no rule can check (named option
             # writes, `sort -o F`, are the analysis' write_targets, like the files `cp` writes).
@@ -245,6 +249,16 @@ def _part(command: PlanCommand, read_only: bool) -> Subcommand | None:
     return Subcommand(
         text, argv, name, bool(name), assigned, command.background, writes, reads, recursive, via
     )
+
+
+def _glob_may_be_option(words: list[Word]) -> bool:
+    """Whether a glob before any ``--`` may expand to an option (a file named ``-r``)."""
+    for word in words:
+        if word.value == "--" and not word.features:
+            return False
+        if "flag_glob" in word.features:
+            return True
+    return False
 
 
 def _wrapper_writes(values: list[str | None]) -> list[str]:

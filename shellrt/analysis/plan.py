@@ -85,6 +85,12 @@ _TEST_STATEMENTS: Final = frozenset(
     }
 )
 _SPACE: Final = 0x20
+_OPEN_BRACE: Final = 0x7B
+_CLOSE_BRACE: Final = 0x7D
+#: Nodes that make up one shell word (the grammar splits ``{a['x']}`` into a concatenation of them).
+_WORD_NODES: Final = frozenset(
+    {"word", "concatenation", "string", "raw_string", "command_name", "number", "simple_expansion", "expansion"}
+)
 _SUBSTITUTION_KINDS: Final[dict[str, SubstitutionKind]] = {
     "$(": "command",
     "`": "backtick",
@@ -441,6 +447,7 @@ class Planner:
                 command.redirects = command.redirects + redirects
 
     def redirect(self, node: tree_sitter.Node) -> Redirect:
+        self._variable_redirect(node)
         fd: str | None = None
         op = ""
         target: Word | None = None
@@ -486,6 +493,28 @@ class Planner:
             redirect = Redirect(fd, op, target, "herestring" if kind == "herestring_redirect" else "file")
         self.redirects.append(redirect)
         return redirect
+
+    def _variable_redirect(self, node: tree_sitter.Node) -> None:
+        """bash reads a word ``{NAME}`` right before a redirection as part of it: it stores the new fd
+        in the variable NAME, and a subscript there (``{a['$(cmd)']}>f``, ``{a[_]}>f``) is evaluated as
+        arithmetic, which runs command substitutions in it or in the values it names. The grammar
+        reads the word as an argument; a disagreement between the two is a syntax error here."""
+        at = node.start_byte
+        if at == 0 or self.source[at - 1] != _CLOSE_BRACE:
+            return
+        word = node.prev_sibling
+        while word is not None and word.end_byte == at and kind_of(word) not in _WORD_NODES and word.children:
+            word = word.children[-1]  # `ls {x}>f`: the redirection follows the command, not the word
+        # bash takes it when the braces hold a name (or a subscripted one): `{}>f` stays a word.
+        first = self.source[word.start_byte + 1 : word.start_byte + 2] if word is not None else b"_"
+        if (word is None or (kind_of(word) in _WORD_NODES and self.source[word.start_byte] == _OPEN_BRACE)) and (
+            first.isalpha() or first == b"_"
+        ):
+            self.syntax_errors.append(
+                f"{self.text(word) if word is not None else '{...}'!r} right before a redirection is a "
+                "variable bash stores the file descriptor in (a subscript there runs code), "
+                "not an argument: put a blank before the redirection"
+            )
 
     def heredoc(
         self,

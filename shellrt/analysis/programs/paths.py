@@ -17,7 +17,7 @@ from .git import check_git
 from .sed import SED_SPEC, script_writes
 from .spec import ARG, ARG2, ProgramSpec, parse_args
 
-__all__ = ["ALWAYS_RECURSIVE", "WRITING_PROGRAMS", "program_reads", "program_writes"]
+__all__ = ["ALWAYS_RECURSIVE", "FLAG_RECURSIVE", "WRITING_PROGRAMS", "program_reads", "program_writes"]
 
 #: Programs that walk every directory operand.
 ALWAYS_RECURSIVE: Final = frozenset({"find", "du", "rg", "tree", "fd", "fdfind"})
@@ -61,9 +61,7 @@ _NO_PATH_OPERANDS: Final = frozenset(
         "nproc",
         "uptime",
         "free",
-        "who",
         "w",
-        "users",
         "arch",
         "tty",
         "env",
@@ -100,6 +98,7 @@ _FILE_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "fd": frozenset({"--ignore-file", "--search-path", "--base-directory"}),
     "fdfind": frozenset({"--ignore-file", "--search-path", "--base-directory"}),
     "tree": frozenset({"--fromfile"}),
+    "pgrep": frozenset({"--pidfile", "-F"}),
 }
 #: Options whose value is a file listing further files to read (those names are unknown here).
 _LIST_OPTIONS: Final[dict[str, frozenset[str]]] = {
@@ -123,6 +122,9 @@ _RECURSIVE_FLAGS: Final[dict[str, frozenset[str]]] = {
     "ls": frozenset({"-R", "--recursive"}),
     "diff": frozenset({"-r", "--recursive"}),
 }
+#: Programs a flag makes walk their directory operands: a glob that can expand to an option
+#: (``grep x *`` next to a repository file named ``-r``) may make them recursive.
+FLAG_RECURSIVE: Final = frozenset(_RECURSIVE_FLAGS)
 _FIND_VALUE_PATHS: Final = frozenset({"-newer", "-anewer", "-cnewer", "-samefile"})
 #: Programs that list the working directory when given no operand.
 _DOT_BY_DEFAULT: Final = frozenset({"ls", "dir", "vdir"})
@@ -190,6 +192,8 @@ def program_reads(name: str, args: list[str | None], spec: ProgramSpec | None) -
         positionals = positionals[1:]
     if name == "xxd":
         positionals = positionals[:1]
+    if name == "who" and len(positionals) > 1:
+        positionals = []  # `who am i`: two operands are not a file (one is: a utmp file it prints)
     for path in positionals:
         if path != "-":
             reads.append(path)

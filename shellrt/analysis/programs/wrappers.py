@@ -122,19 +122,33 @@ def unwrap(argv: list[str | None]) -> Unwrapped:
             break
         if not arg.startswith("-") or arg == "-":
             break
-        opt, eq, attached = arg.partition("=")
-        if opt in spec.no_command_opts:
+        if arg.startswith("--"):
+            name, eq, attached = arg.partition("=")
+            opt = _long_option(name, spec)
+            if opt is None:
+                return Unwrapped(unknown=True)  # ambiguous abbreviation: getopt_long refuses it
+            if opt in spec.no_command_opts:
+                return Unwrapped()
+            if opt in spec.script_opts:
+                value = attached if eq else (argv[i + 1] if i + 1 < len(argv) else None)
+                return Unwrapped(script=value, unknown=value is None)
+            i += 2 if opt in spec.value_opts and not eq else 1
+            continue
+        if arg in spec.no_command_opts:
             return Unwrapped()
-        if opt in spec.script_opts:
-            value = attached if eq else (argv[i + 1] if i + 1 < len(argv) else None)
-            return Unwrapped(script=value, unknown=value is None)
-        if opt in spec.value_opts and not eq:
-            i += 2
-            continue
-        if not opt.startswith("--") and len(opt) > 2 and opt[:2] in spec.value_opts:
-            i += 1  # attached short value: -n5
-            continue
-        i += 1
+        # A short cluster, read as getopt does: the first option that takes a value takes the rest
+        # of the word, or the next word (`env -iu NAME cmd`, `timeout -vs 9 5 cmd`, `env -vS'cmd'`).
+        consumed = 1
+        body = arg[1:]
+        for index, char in enumerate(body):
+            rest = body[index + 1 :]
+            if "-" + char in spec.script_opts:
+                value = rest if rest else (argv[i + 1] if i + 1 < len(argv) else None)
+                return Unwrapped(script=value, unknown=value is None)
+            if "-" + char in spec.value_opts:
+                consumed = 1 if rest else 2
+                break
+        i += consumed
     if spec.assignments:
         while i < len(argv) and argv[i] is not None and "=" in (argv[i] or "") and not (argv[i] or "=").startswith("="):
             i += 1
@@ -142,6 +156,18 @@ def unwrap(argv: list[str | None]) -> Unwrapped:
     if i >= len(argv):
         return Unwrapped()
     return Unwrapped(start=i)
+
+
+def _long_option(name: str, spec: _Wrapper) -> str | None:
+    """The modelled long option ``name`` stands for: itself, or the one it abbreviates (getopt_long
+    takes any unique prefix: ``env --un X``, ``timeout --sig 9``); None when it is ambiguous."""
+    known = {o for o in (*spec.value_opts, *spec.script_opts, *spec.no_command_opts) if o.startswith("--")}
+    if name in known or len(name) <= 2:
+        return name
+    matches = sorted(o for o in known if o.startswith(name))
+    if len(matches) > 1:
+        return None
+    return matches[0] if matches else name
 
 
 #: bash's long options that take the next word as their value.
