@@ -836,12 +836,25 @@ _FOLLOW_FLAGS: dict[str, tuple[str, ...]] = {
 }
 
 
+def _may_expand_to_option(word: str) -> bool:
+    """Whether a (possibly glob) word may expand to a name starting with ``-``: a pattern opening
+    with ``*``, ``?``, a bracket or an extglob operator, or ``-`` followed by a glob. Quoting is
+    gone by now, so a quoted pattern counts too (fails closed: more reads, never fewer)."""
+    if not word or not any(c in word for c in "*?["):
+        return False
+    return word[0] in "*?[-" or (word[0] in "@!+" and word[1:2] == "(")
+
+
 def _follows_links(name: str, argv: Sequence[str]) -> bool:
     """Whether a recursive walk follows symlinks below its roots (unknown programs: yes)."""
     flags = _FOLLOW_FLAGS.get(name)
     if flags is None:
         return True
     for word in argv[1:]:
+        if word == "--":
+            break
+        if _may_expand_to_option(word):
+            return True  # a repository file named ``-R`` (red team, round 13)
         if word in flags or word.startswith("--follow") or word.startswith("--dereference"):
             return True
         short = [f[1] for f in flags if len(f) == 2]
