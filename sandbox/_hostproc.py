@@ -27,6 +27,7 @@ from pathlib import Path
 import anyio
 
 from sandbox._fdstream import FdReceiveStream, FdSendStream, wait_pidfd
+from sandbox._git_locks import COMMAND_ENV
 from sandbox._hostread import read_regular
 from sandbox._proctree import MARKER_VAR, ProcessTree, last_pid, pids_with_marker, process_table, scan_markers
 from sandbox._reaper import ReapedChild, Reaper
@@ -85,9 +86,10 @@ class RunSlot:
 
 
 def child_env(request: ExecRequest, extra: dict[str, str], marker: str) -> dict[str, str]:
-    """The request's environment plus ``extra`` and the run's marker (what the child gets)."""
+    """The request's environment plus ``extra``, `COMMAND_ENV` and the run's marker (what the child gets)."""
     env = dict(request.env)
     env.update(extra)
+    env.update(COMMAND_ENV)
     env[MARKER_VAR] = marker
     return env
 

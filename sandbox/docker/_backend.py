@@ -70,6 +70,7 @@ import requests.exceptions
 from docker.types import Mount
 
 from sandbox._deeptree import WorkspaceTooDeepError
+from sandbox._git_locks import COMMAND_ENV
 from sandbox._maskaliases import AliasFinder, stats_of
 from sandbox._proxied import ContainerProxy
 from sandbox._proxy import Refusal, proxy_env
@@ -1037,7 +1038,7 @@ class DockerBackend(SandboxBackend):
             in_fd: int | None = None
             if request.stdin:
                 in_fd = fifo(".in", os.O_RDWR)
-            env = dict(request.env)
+            env = {**request.env, **COMMAND_ENV}
             if self._net is not None:
                 env.update(proxy_env())
             cwd_file = None
