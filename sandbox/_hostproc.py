@@ -27,7 +27,6 @@ from pathlib import Path
 import anyio
 
 from sandbox._fdstream import FdReceiveStream, FdSendStream, wait_pidfd
-from sandbox._git_locks import COMMAND_ENV
 from sandbox._hostread import read_regular
 from sandbox._proctree import MARKER_VAR, ProcessTree, last_pid, pids_with_marker, process_table, scan_markers
 from sandbox._reaper import ReapedChild, Reaper
@@ -35,7 +34,7 @@ from sandbox._scratch import OwnedDir, sweep_known_orphans, sweep_orphans
 from sandbox._session_cgroup import SessionCgroup
 from sandbox._spawn import Child
 from sandbox._spawn import start as start_child
-from sandbox.base import ExecRequest, ExitStatus, SandboxProcess
+from sandbox.base import COMMAND_ENV, ExecRequest, ExitStatus, SandboxProcess
 from sandbox.errors import SandboxClosedError, SandboxExecError
 
 __all__ = ["HostProcess", "HostRunner", "RunSlot", "StdioPipes", "child_env", "grow_pipe", "read_cwd_report"]

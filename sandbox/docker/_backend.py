@@ -70,13 +70,12 @@ import requests.exceptions
 from docker.types import Mount
 
 from sandbox._deeptree import WorkspaceTooDeepError
-from sandbox._git_locks import COMMAND_ENV
 from sandbox._maskaliases import AliasFinder, stats_of
 from sandbox._proxied import ContainerProxy
 from sandbox._proxy import Refusal, proxy_env
 from sandbox._scratch import OwnedDir
 from sandbox._uid_lease import UidLease, lease_uid
-from sandbox.base import Aspect, ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
+from sandbox.base import COMMAND_ENV, Aspect, ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
 from sandbox.config import DockerConfig
 from sandbox.confine import relative_to
 from sandbox.docker._bridge import firewall_bridge
