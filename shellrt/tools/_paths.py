@@ -40,7 +40,7 @@ from sandbox.confine import ConfinementError, Mount, View
 from shellrt.protocol import PermissionResult, PermissionSubject, ToolContext, ToolExecutionError
 from shellrt.supervisor.protect import SHELL_STARTUP_FILES, protected_reason
 from shellrt.tools._search import OutputSink, RgRunner, drain_output
-from shellrt.tools._view_cache import CachedView
+from shellrt.tools._view_cache import CachedView, owner_of
 
 __all__ = [
     "PathInput",
@@ -151,15 +151,6 @@ def _reader(backend: SandboxBackend | None) -> tuple[int, int] | None:
             return (2**32 - 2, 2**32 - 2)
         return (int(ids[0]), int(ids[1]))
     return None
-
-
-def _owner(host: Path) -> tuple[int, int] | None:
-    """Who owns a mapped root (docker's copy belongs to the container's user)."""
-    try:
-        st = os.stat(host)
-    except OSError:
-        return None
-    return (st.st_uid, st.st_gid)
 
 
 def _bwrap_private(roots: list[Path]) -> list[str]:
@@ -275,7 +266,7 @@ def _build_view(ctx: ToolContext) -> View:
             if identity and reader is not None:
                 # bwrap as root: the root is shown to the sandbox uid through an idmapped mount, so
                 # its owner is who creates and reads there (the tools act as that owner too).
-                owner = _owner(Path(inside))
+                owner = owner_of(inside)
                 mounts += [
                     Mount(m.path, m.host, writable=True, owner=owner, idmapped=True)
                     for m in _root_mounts(inside, writable=True, others=others)
@@ -283,7 +274,7 @@ def _build_view(ctx: ToolContext) -> View:
             elif identity:
                 mounts += _root_mounts(inside, writable=True, others=others)
             else:
-                mounts.append(Mount(inside, str(host), writable=True, logical=str(root), owner=_owner(host)))
+                mounts.append(Mount(inside, str(host), writable=True, logical=str(root), owner=owner_of(host)))
         private_tmp = getattr(backend, "session_tmp", None)
         if isinstance(private_tmp, Path):
             mounts.append(Mount("/tmp", str(private_tmp), writable=True))

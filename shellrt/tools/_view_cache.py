@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from sandbox.confine import View
 
-__all__ = ["CachedView", "trace"]
+__all__ = ["CachedView", "owner_of", "trace"]
 
 #: What ``lstat`` said of a path: None (it failed: missing, unsearchable), the symlink's target,
 #: or (not a symlink) NUL and its file type (``isdir`` of a place depends on it; no target holds a NUL).
@@ -81,7 +81,8 @@ def trace(paths: set[str]) -> dict[str, Answer]:
     return answers
 
 
-def _owner(path: str) -> tuple[int, int] | None:
+def owner_of(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """Who owns ``path`` (a root's owner: docker's copy belongs to the container's user), or None."""
     try:
         st = os.stat(path)
     except OSError:
@@ -113,7 +114,7 @@ class CachedView:
         for path, answer in self.answers.items():
             if _ask(path) != answer:
                 return False
-        return all(_owner(host) == owner for host, owner in self.owners)
+        return all(owner_of(host) == owner for host, owner in self.owners)
 
     def fresh(self) -> View:
         """A copy for one call: its hard-link table (`View.denied_inodes`) is worked out anew,
