@@ -327,17 +327,7 @@ def _drain(fd: int) -> bytes:
     """Everything bwrap wrote to its json-status fd (it has exited), then close it (-1: drained)."""
     if fd < 0:
         return b""
-    chunks: list[bytes] = []
     try:
-        os.set_blocking(fd, False)
-        while True:
-            try:
-                chunk = os.read(fd, 65536)
-            except BlockingIOError:
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
+        return peek(fd)
     finally:
         os.close(fd)
-    return b"".join(chunks)

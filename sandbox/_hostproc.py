@@ -34,7 +34,7 @@ from sandbox._scratch import OwnedDir, sweep_known_orphans, sweep_orphans
 from sandbox._session_cgroup import SessionCgroup
 from sandbox._spawn import Child
 from sandbox._spawn import start as start_child
-from sandbox.base import ExecRequest, ExitStatus, SandboxProcess
+from sandbox.base import COMMAND_ENV, ExecRequest, ExitStatus, SandboxProcess
 from sandbox.errors import SandboxClosedError, SandboxExecError
 
 __all__ = ["HostProcess", "HostRunner", "RunSlot", "StdioPipes", "child_env", "grow_pipe", "read_cwd_report"]
@@ -85,9 +85,10 @@ class RunSlot:
 
 
 def child_env(request: ExecRequest, extra: dict[str, str], marker: str) -> dict[str, str]:
-    """The request's environment plus ``extra`` and the run's marker (what the child gets)."""
+    """The request's environment plus ``extra``, `COMMAND_ENV` and the run's marker (what the child gets)."""
     env = dict(request.env)
     env.update(extra)
+    env.update(COMMAND_ENV)
     env[MARKER_VAR] = marker
     return env
 

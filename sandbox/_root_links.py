@@ -11,10 +11,13 @@ import os
 from pathlib import Path
 
 
-def repo_link_on_the_way(
+def walk_root(
     raw: str | Path, workspace: Path, cwd: Path | None = None
-) -> tuple[Path, Path] | None:
-    """The first symbolic link inside ``workspace`` met resolving ``raw``, with its real target; else None."""
+) -> tuple[Path, tuple[Path, Path] | None]:
+    """``raw`` resolved one component at a time (``~`` expanded, relative to ``cwd``), and the
+    first symbolic link inside ``workspace`` met on the way with its real target, else None. A
+    link outside the workspace (the operator's own) is followed; the walk stops at one inside
+    (the path returned is then that link)."""
     inside = Path(os.path.realpath(workspace))
     text = os.path.expanduser(str(raw))
     current = Path("/") if text.startswith("/") else Path(os.path.realpath(cwd or Path.cwd()))
@@ -26,12 +29,20 @@ def repo_link_on_the_way(
             continue
         candidate = current / part
         if os.path.islink(candidate):
+            target = Path(os.path.realpath(candidate))
             if candidate == inside or inside in candidate.parents:
-                return candidate, Path(os.path.realpath(candidate))
-            current = Path(os.path.realpath(candidate))
+                return candidate, (candidate, target)
+            current = target
         else:
             current = candidate
-    return None
+    return current, None
+
+
+def repo_link_on_the_way(
+    raw: str | Path, workspace: Path, cwd: Path | None = None
+) -> tuple[Path, Path] | None:
+    """The first symbolic link inside ``workspace`` met resolving ``raw``, with its real target; else None."""
+    return walk_root(raw, workspace, cwd)[1]
 
 
 def link_refusal(raw: str | Path, link: Path, target: Path) -> str:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # annotations only: the network proxy is loaded by the backen
 
 __all__ = [
     "ASPECTS",
+    "COMMAND_ENV",
     "Aspect",
     "ExecRequest",
     "ExitStatus",
@@ -61,6 +62,15 @@ ASPECTS: tuple[Aspect, ...] = (
     "tmp",
     "tree_kill",
 )
+
+
+#: Laid over every command's environment by every backend (`sandbox._hostproc.child_env` for
+#: local and bwrap, the docker request), over whatever the caller gave. ``GIT_OPTIONAL_LOCKS=0``:
+#: ``git status`` and other reads then skip refreshing ``.git/index`` (taking index.lock and
+#: rewriting it), which made a command judged read-only change a file and race a concurrent
+#: ``git add`` on the lock (red team, round 13). A command may still set it itself
+#: (``GIT_OPTIONAL_LOCKS=1 git status``), and is then not judged read-only.
+COMMAND_ENV: dict[str, str] = {"GIT_OPTIONAL_LOCKS": "0"}
 
 
 class ExecRequest(BaseModel):

@@ -75,7 +75,7 @@ from sandbox._proxied import ContainerProxy
 from sandbox._proxy import Refusal, proxy_env
 from sandbox._scratch import OwnedDir
 from sandbox._uid_lease import UidLease, lease_uid
-from sandbox.base import Aspect, ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
+from sandbox.base import COMMAND_ENV, Aspect, ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
 from sandbox.config import DockerConfig
 from sandbox.confine import relative_to
 from sandbox.docker._bridge import firewall_bridge
@@ -1037,7 +1037,7 @@ class DockerBackend(SandboxBackend):
             in_fd: int | None = None
             if request.stdin:
                 in_fd = fifo(".in", os.O_RDWR)
-            env = dict(request.env)
+            env = {**request.env, **COMMAND_ENV}
             if self._net is not None:
                 env.update(proxy_env())
             cwd_file = None

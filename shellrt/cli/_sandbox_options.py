@@ -8,7 +8,6 @@ and a `SandboxPolicy`. Starting the backend is ``shellrt.runtime.resolve_sandbox
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 from pathlib import Path
@@ -167,35 +166,19 @@ def workspace_from_args(args: argparse.Namespace) -> Path:
 
 
 def checked_writable_root(raw: str, workspace: Path, *, cwd: Path | None = None) -> Path:
-    """A ``--writable`` path resolved, one component at a time; exits when a symbolic link inside
-    the workspace is on the way (red team, round 11).
+    """A ``--writable`` path resolved, one component at a time (`sandbox._root_links.walk_root`);
+    exits when a symbolic link inside the workspace is on the way (red team, round 11).
 
     The repository chose where such a link points (``build -> ~/.ssh``): resolving it silently
     opened that place read-write to every command. A link outside the workspace is the operator's
     own, and the real path of the target may always be given.
     """
-    inside = Path(os.path.realpath(workspace))
-    text = os.path.expanduser(raw)
-    current = Path("/") if text.startswith("/") else Path(os.path.realpath(cwd or Path.cwd()))
-    for part in text.split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            current = current.parent
-            continue
-        candidate = current / part
-        if os.path.islink(candidate):
-            target = Path(os.path.realpath(candidate))
-            if candidate == inside or inside in candidate.parents:
-                raise SystemExit(
-                    f"shellrt: --writable {raw}: {candidate} is a symbolic link inside the workspace (to "
-                    f"{target}); the repository chose where it points, so it cannot name a writable root. "
-                    f"Pass the real path (--writable {target}) if you mean to open that directory to commands"
-                )
-            current = target
-        else:
-            current = candidate
-    return current
+    from sandbox._root_links import link_refusal, walk_root
+
+    resolved, link = walk_root(raw, workspace, cwd)
+    if link is not None:
+        raise SystemExit(f"shellrt: {link_refusal(raw, *link)} (--writable {link[1]})")
+    return resolved
 
 
 def sandbox_from_args(

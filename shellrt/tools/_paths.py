@@ -24,6 +24,7 @@ import fnmatch
 import json
 import os
 import re
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -39,6 +40,7 @@ from sandbox.confine import ConfinementError, Mount, View
 from shellrt.protocol import PermissionResult, PermissionSubject, ToolContext, ToolExecutionError
 from shellrt.supervisor.protect import SHELL_STARTUP_FILES, protected_reason
 from shellrt.tools._search import OutputSink, RgRunner, drain_output
+from shellrt.tools._view_cache import CachedView, owner_of
 
 __all__ = [
     "PathInput",
@@ -151,15 +153,6 @@ def _reader(backend: SandboxBackend | None) -> tuple[int, int] | None:
     return None
 
 
-def _owner(host: Path) -> tuple[int, int] | None:
-    """Who owns a mapped root (docker's copy belongs to the container's user)."""
-    try:
-        st = os.stat(host)
-    except OSError:
-        return None
-    return (st.st_uid, st.st_gid)
-
-
 def _bwrap_private(roots: list[Path]) -> list[str]:
     """What bwrap fills with its own (`sandbox.bwrap.private_places`: its /proc and /dev, the run
     dirs it empties, the host's temp dir when not /tmp, or when a writable root holds it:
@@ -172,7 +165,84 @@ def _bwrap_private(roots: list[Path]) -> list[str]:
 
 
 def view_for(ctx: ToolContext) -> View:
-    """The sandbox's filesystem as its commands see it, for this session."""
+    """The sandbox's filesystem as its commands see it, for this session.
+
+    Built once per session and kept while what it was made from is unchanged (`_view_cache`):
+    rebuilding it cost ~1-10 ms a call (a realpath of every mask and root), three times a Read,
+    so 1,000 Reads of one message spent seconds on it. Each call gets its own copy (a view's
+    hard-link table is worked out per call)."""
+    key = _view_key(ctx)
+    cached = ctx.tool_state.get(_VIEW_STATE)
+    if isinstance(cached, CachedView) and cached.key == key and cached.still_valid():
+        return cached.fresh()
+    view = _build_view(ctx)
+    ctx.tool_state[_VIEW_STATE] = CachedView.of(key, view, _host_places(view))
+    return view
+
+
+#: ``ctx.tool_state`` key of the session's cached view (never saved with the session's state).
+_VIEW_STATE = "shellrt.tools._paths.view"
+
+
+def _view_key(ctx: ToolContext) -> tuple[object, ...]:
+    """Everything the view is made of except the filesystem (`CachedView` checks the symlinks
+    and owners it resolved): the backend object and its policy object (frozen: the same object
+    is the same policy), how the backend maps the roots, who reads, the context's roots and
+    masks, the session's places."""
+    backend = _backend(ctx)
+    common = (
+        ctx.read_denied,
+        ctx.allowed_roots,
+        ctx.workspace,
+        ctx.session_dir,
+        os.geteuid(),
+        os.environ.get("XDG_RUNTIME_DIR"),
+        tempfile.gettempdir(),
+    )
+    if backend is None:
+        return (None, *common)
+    mapped = []
+    for root in backend.policy.allowed_roots():
+        inside = backend.to_sandbox_path(Path(root))
+        mapped.append((root, inside, backend.to_host_path(inside) if inside is not None else None))
+    return (
+        _Same(backend),
+        _Same(backend.policy),
+        _identity(backend),
+        _reader(backend),
+        tuple(mapped),
+        getattr(backend, "session_tmp", None),
+        *common,
+    )
+
+
+def _host_places(view: View) -> tuple[str, ...]:
+    """Host paths a bwrap view's private places were worked out from (`_bwrap_private`)."""
+    if not view.private:
+        return ()
+    from sandbox._hostsockets import RUN_DIRS
+
+    return (*RUN_DIRS, os.environ.get("XDG_RUNTIME_DIR") or "/", tempfile.gettempdir())
+
+
+class _Same:
+    """A key part equal only to the very same object (the session's backend, its frozen policy);
+    held strongly, so a new object can never take a freed one's id and pass for it."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: object) -> None:
+        self.obj = obj
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and other.obj is self.obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+
+def _build_view(ctx: ToolContext) -> View:
+    """`view_for`, made afresh."""
     backend = _backend(ctx)
     mounts: list[Mount] = []
     masked: list[str] = [str(p) for p in ctx.read_denied]
@@ -196,7 +266,7 @@ def view_for(ctx: ToolContext) -> View:
             if identity and reader is not None:
                 # bwrap as root: the root is shown to the sandbox uid through an idmapped mount, so
                 # its owner is who creates and reads there (the tools act as that owner too).
-                owner = _owner(Path(inside))
+                owner = owner_of(inside)
                 mounts += [
                     Mount(m.path, m.host, writable=True, owner=owner, idmapped=True)
                     for m in _root_mounts(inside, writable=True, others=others)
@@ -204,7 +274,7 @@ def view_for(ctx: ToolContext) -> View:
             elif identity:
                 mounts += _root_mounts(inside, writable=True, others=others)
             else:
-                mounts.append(Mount(inside, str(host), writable=True, logical=str(root), owner=_owner(host)))
+                mounts.append(Mount(inside, str(host), writable=True, logical=str(root), owner=owner_of(host)))
         private_tmp = getattr(backend, "session_tmp", None)
         if isinstance(private_tmp, Path):
             mounts.append(Mount("/tmp", str(private_tmp), writable=True))
