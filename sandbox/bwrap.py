@@ -258,6 +258,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._zygote: Zygote | None = None
         #: Zygotes replaced while commands still ran in them: closed with the session.
         self._retired: list[Zygote] = []
+        #: One replacement at a time: side-by-side commands all see the zygote must go.
+        self._replacing = anyio.Lock()
         #: What the current zygote hid: a denied path or a host socket that appears later
         #: needs a new zygote.
         self._hidden: tuple[str | None, ...] = ()
@@ -1000,20 +1002,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
     async def _exec_in_zygote(self, request: ExecRequest) -> SandboxProcess:
         zygote = self._zygote
         assert zygote is not None
-        if not zygote.alive or self._denied_kinds() != self._hidden or not self._sockets_hidden():
-            # Commands still running in the old zygote keep running; new ones go to a new one,
-            # and its warm pool (inits made for the old policy) is discarded now.
-            await zygote.retire()
-            self._retired.append(zygote)
-            self._zygote = None
-            try:
-                await self._start_zygote()
-            except ZygoteGoneError as exc:
-                limit = self.pids_exhausted_message()
-                why = f" ({limit})" if limit and "temporarily unavailable" in str(exc) else ""
-                raise SandboxExecError(f"cannot restart the bwrap session sandbox: {exc}{why}") from exc
-            zygote = self._zygote
-            assert zygote is not None
+        if self._zygote_stale(zygote):
+            zygote = await self._replace_zygote()
         if self._retired:  # replaced zygotes whose last command ended: end them now
             done = [z for z in self._retired if z.running == 0]
             self._retired = [z for z in self._retired if z.running > 0]
@@ -1022,6 +1012,31 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         run = self._runner.new_run(request.report_cwd)
         env = {**proxy_env(), **run.env} if self._proxy is not None else run.env
         return await zygote.spawn(request, marker=run.marker, env_extra=env, cwd_file=run.cwd_file)
+
+    def _zygote_stale(self, zygote: Zygote) -> bool:
+        return not zygote.alive or self._denied_kinds() != self._hidden or not self._sockets_hidden()
+
+    async def _replace_zygote(self) -> Zygote:
+        """A zygote for the current policy. Commands still running in the old one keep running;
+        new ones go to the new one, and its warm pool (inits made for the old policy) is dropped.
+        Under a lock, judged again inside: side-by-side commands all found the zygote stale, and
+        each retired it (two tasks reading its socket: BusyResourceError) and started its own."""
+        async with self._replacing:
+            zygote = self._zygote
+            if zygote is not None and not self._zygote_stale(zygote):
+                return zygote  # another command replaced it meanwhile
+            if zygote is not None:
+                await zygote.retire()
+                self._retired.append(zygote)
+                self._zygote = None
+            try:
+                await self._start_zygote()
+            except ZygoteGoneError as exc:
+                limit = self.pids_exhausted_message()
+                why = f" ({limit})" if limit and "temporarily unavailable" in str(exc) else ""
+                raise SandboxExecError(f"cannot restart the bwrap session sandbox: {exc}{why}") from exc
+            assert self._zygote is not None
+            return self._zygote
 
     async def _spawn_once(self, request: ExecRequest, masks: StartMasks) -> tuple[SandboxProcess, int]:
         """One bwrap start; returns the process and the read end of its ``--json-status-fd``."""
