@@ -59,6 +59,7 @@ import threading
 import time
 import uuid
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -117,7 +118,7 @@ from sandbox.docker._root_inode import InodeState, inode_state
 from sandbox.docker._shown import shown
 from sandbox.docker._sockets import WorkspaceSockets
 from sandbox.docker._volumes import image_volume_targets, make_read_only
-from sandbox.docker._workspace import copy_in, export_workspace
+from sandbox.docker._workspace import copy_in, denied_on_host, export_workspace
 from sandbox.errors import BackendUnavailableError, SandboxClosedError, SandboxExecError
 from sandbox.policy import SandboxPolicy
 
@@ -1324,12 +1325,22 @@ class DockerBackend(SandboxBackend):
         except WorkspaceTooDeepError as exc:
             raise BackendUnavailableError(str(exc)) from exc
 
-    async def export_workspace(self, dest: Path) -> None:
-        """Copy the container's workspace out to ``dest`` (created if missing; files there are overwritten)."""
+    async def export_workspace(
+        self, dest: Path, *, refuse: Callable[[str], str | None] | None = None
+    ) -> None:
+        """Copy the container's workspace out to ``dest`` (created if missing; files there are overwritten).
+
+        Never written there (red team round 13): a read- or write-denied path of the policy (a
+        command could create ``.env`` in its copy, where the host's secret was left out, and the
+        export overwrote the host's), and any path below ``dest`` that ``refuse`` gives a reason
+        for (the caller's protected files). Each is named in the `WorkspaceExportError` unless
+        its content equals the host's."""
         client, cid = self._client, self._cid
         if client is None or cid is None:
             raise SandboxClosedError("the docker sandbox is not running")
-        await thread(lambda: export_workspace(client, cid, self.config.container_workspace, Path(dest)))
+        held = denied_on_host(Path(dest), self.policy.read_denied, self.policy.write_denied, refuse)
+        cw = self.config.container_workspace
+        await thread(lambda: export_workspace(client, cid, cw, Path(dest), held=held))
 
 
 _GET_IMAGE = "build it (`docker build`, `docker import`, scripts/build-test-images.sh) or `docker load` it"
