@@ -24,6 +24,7 @@ Real containers (FAIL, not skip, under CI=true), and archives built here for the
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import tarfile
@@ -31,6 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
+import anyio
 import pytest
 
 from sandbox import ExecRequest
@@ -162,3 +164,36 @@ def test_the_copies_of_hard_links_are_bounded(tmp_path: Path) -> None:
         export_workspace(cast(Any, _Client(buf.getvalue())), "cid", "/workspace", dest, max_bytes=8 << 20)
     used = sum(os.lstat(p).st_blocks * 512 for p in dest.iterdir())
     assert used <= 16 << 20, f"{used} bytes written for an 8 MiB bound"
+
+
+# --- copy-in: the other names of a read-denied file -------------------------------------------
+
+
+@pytest.mark.docker
+async def test_copy_in_leaves_out_other_names_of_a_read_denied_file(tmp_path: Path) -> None:
+    """A hard link made before the deny rule (``touch .env && ln .env notes.txt``, round 9's bind
+    mode attack): copy mode copied ``notes.txt`` with the secret the operator later wrote into
+    ``.env``. Also for a file below a read-denied directory."""
+    require_docker()
+    ws = tmp_path / "ws"
+    (ws / "secrets").mkdir(parents=True)
+    (ws / ".env").write_text("ENV-SECRET\n")
+    os.link(ws / ".env", ws / "notes.txt")
+    (ws / "secrets" / "key").write_text("KEY-SECRET\n")
+    (ws / "sub").mkdir()
+    os.link(ws / "secrets" / "key", ws / "sub" / "readme")
+    (ws / "plain.txt").write_text("plain\n")
+    pol = policy(ws, read_denied=(ws / ".env", ws / "secrets"))
+    async with DockerBackend(config(BUSYBOX, workspace_mode="copy"), pol) as backend:
+        proc = await backend.exec(
+            ExecRequest(argv=("sh", "-c", "cat notes.txt sub/readme plain.txt; ls -a . sub"), cwd="/workspace",
+                        env={"PATH": "/usr/bin:/bin"}, merge_stderr=True)
+        )  # fmt: skip
+        out = b""
+        with contextlib.suppress(anyio.EndOfStream):
+            while True:
+                out += await proc.stdout.receive()
+        await proc.wait()
+    text = out.decode()
+    assert "SECRET" not in text, text
+    assert "plain" in text

@@ -1322,7 +1322,7 @@ class DockerBackend(SandboxBackend):
             return copy_in(
                 self.policy.workspace, dest, self.policy.read_denied, self.command_ids, into_existing=True
             )
-        except WorkspaceTooDeepError as exc:
+        except (WorkspaceTooDeepError, SandboxExecError) as exc:  # SandboxExecError: the alias search's bound
             raise BackendUnavailableError(str(exc)) from exc
 
     async def export_workspace(
