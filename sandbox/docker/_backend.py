@@ -79,6 +79,7 @@ from sandbox._uid_lease import UidLease, lease_uid
 from sandbox.base import Aspect, ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
 from sandbox.config import DockerConfig
 from sandbox.confine import relative_to
+from sandbox.docker import _connect
 from sandbox.docker._bridge import firewall_bridge
 from sandbox.docker._channel import ControlChannel, ExecutorGoneError
 from sandbox.docker._client import connect, require_local_daemon, thread, translate
@@ -119,7 +120,7 @@ from sandbox.docker._shown import shown
 from sandbox.docker._sockets import WorkspaceSockets
 from sandbox.docker._volumes import image_volume_targets, make_read_only
 from sandbox.docker._workspace import copy_in, denied_on_host, export_workspace
-from sandbox.errors import BackendUnavailableError, SandboxClosedError, SandboxExecError
+from sandbox.errors import BackendUnavailableError, SandboxClosedError, SandboxError, SandboxExecError
 from sandbox.policy import SandboxPolicy
 
 __all__ = ["EXECUTOR_CAPS", "EXECUTOR_UID", "DockerBackend", "emergency_cleanup"]
@@ -354,6 +355,31 @@ class DockerBackend(SandboxBackend):
     def user(self) -> str:
         """The ``uid[:gid]`` (or name) commands run as."""
         return self._user
+
+    async def connection_argv(self, user: str | None = None) -> list[str]:
+        """The ``docker exec`` argv of an operator's interactive shell in this container as ``user``
+        (default: the session's), started through ``priv`` like every command (`_connect`)."""
+        cid, pid = self._cid, self.executor_pid
+        if cid is None or pid is None:
+            raise SandboxClosedError("the docker sandbox is not running")
+        login = user or self._user
+        tables = ["", ""]  # the image's, read as a command reads them
+        for i, name in enumerate(("/etc/passwd", "/etc/group")):
+            with contextlib.suppress(OSError, SandboxError):
+                tables[i] = (await self.read_file(name, max_bytes=1 << 20)).decode("utf-8", "replace")
+        uid, gid, home = _connect.resolve_login(login, *tables)
+        admin = self.config.root_can_administer
+        return _connect.connection_argv(
+            container=cid,
+            workspace=self.config.container_workspace,
+            shell=self.shell_path,
+            helper_dir=f"/proc/{pid}/fd/8" if admin else IO_MOUNT,
+            executor_uid=EXECUTOR_UID,
+            ids=(uid, gid),
+            home=home,
+            admin=admin,
+            path=_PATH,
+        )
 
     def writable_roots(self) -> tuple[str, ...]:
         return (self.config.container_workspace, "/tmp")
