@@ -20,6 +20,7 @@ import os
 import shutil
 import subprocess
 
+import anyio
 import pytest
 
 from shellrt.integrations.inspect import ShellrtSandboxConfig, ShellrtSandboxEnvironment
@@ -97,5 +98,23 @@ async def test_a_user_that_names_no_one_is_refused() -> None:
         for user in ("65534$(touch /tmp/x)", "nosuchuser", "root:nosuchgroup", "2147480001"):
             with pytest.raises(ValueError):
                 await env.connection(user=user)
+    finally:
+        await ShellrtSandboxEnvironment.sample_cleanup(_TASK, None, {"default": env}, False)
+
+
+async def test_a_fifo_passwd_does_not_hang_the_connection() -> None:
+    """Under ``root_can_administer`` a root command may replace ``/etc/passwd``: a FIFO there is
+    read bounded (no name resolves; a uid still connects)."""
+    require_docker()
+    require(os.geteuid() == 0, "root_can_administer needs a root host")
+    env = await _env(admin=True)
+    try:
+        made = await env.exec(["sh", "-c", "rm /etc/passwd && mkfifo /etc/passwd"], user="root")
+        assert made.success, made.stderr
+        with anyio.fail_after(30):
+            with pytest.raises(ValueError, match="passwd"):
+                await env.connection(user="root")
+            connection = await env.connection(user="0")
+        assert " drop 0 0 " not in connection.command and " admin 0 0 " in connection.command
     finally:
         await ShellrtSandboxEnvironment.sample_cleanup(_TASK, None, {"default": env}, False)

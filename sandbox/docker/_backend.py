@@ -366,7 +366,9 @@ class DockerBackend(SandboxBackend):
         tables = ["", ""]  # the image's, read as a command reads them
         for i, name in enumerate(("/etc/passwd", "/etc/group")):
             with contextlib.suppress(OSError, SandboxError):
-                tables[i] = (await self.read_file(name, max_bytes=1 << 20)).decode("utf-8", "replace")
+                # Bounded: under root_can_administer a root command may make it a FIFO or 1 GB.
+                data = await self.read_file(name, max_bytes=1 << 20, timeout_s=10)
+                tables[i] = data.decode("utf-8", "replace")
         uid, gid, home = _connect.resolve_login(login, *tables)
         admin = self.config.root_can_administer
         return _connect.connection_argv(
