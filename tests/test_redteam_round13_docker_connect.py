@@ -23,6 +23,7 @@ import subprocess
 import anyio
 import pytest
 
+from sandbox.docker import DockerBackend
 from shellrt.integrations.inspect import ShellrtSandboxConfig, ShellrtSandboxEnvironment
 from tests._docker_support import DEBIAN, require_docker
 from tests.conftest import require
@@ -86,6 +87,7 @@ async def test_the_session_users_connection_holds_no_capability() -> None:
         )
         text = await env.read_file("/workspace/caps.txt")
         assert "CapEff:\t0000000000000000" in text, (text, probe.stdout[-500:])
+        assert isinstance(env.backend, DockerBackend)
         assert text.splitlines()[-1] == env.backend.user.split(":")[0]
     finally:
         await ShellrtSandboxEnvironment.sample_cleanup(_TASK, None, {"default": env}, False)
