@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -217,8 +218,10 @@ async def test_connection_is_docker_exec_into_the_container_and_refused_elsewher
         assert connection.container == env.backend.container_id
         assert isinstance(env.backend, DockerBackend)
         user = env.backend.user  # as root: the session's leased uid (the caller's otherwise)
-        assert connection.command.startswith(f"docker exec -it --user {user} -w /workspace ")
-        probe = [word for word in connection.command.split() if word != "-it"] + ["-c", "id -u; pwd"]
+        # Through shellrt's priv helper since round 13: docker exec as 0, then priv drop to the user.
+        assert connection.command.startswith("docker exec -it --user 0 -w /workspace ")
+        probe = [word for word in shlex.split(connection.command) if word != "-it"]
+        probe[-1] = "id -u; pwd"  # the shell's -c script, instead of the interactive shell
         out = subprocess.run(probe, capture_output=True, text=True, timeout=60)
         assert out.stdout.split() == [user.split(":")[0], "/workspace"], out.stderr
     finally:

@@ -59,6 +59,7 @@ import threading
 import time
 import uuid
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -78,6 +79,7 @@ from sandbox._uid_lease import UidLease, lease_uid
 from sandbox.base import COMMAND_ENV, Aspect, ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
 from sandbox.config import DockerConfig
 from sandbox.confine import relative_to
+from sandbox.docker import _connect
 from sandbox.docker._bridge import firewall_bridge
 from sandbox.docker._channel import ControlChannel, ExecutorGoneError
 from sandbox.docker._client import connect, require_local_daemon, thread, translate
@@ -117,8 +119,8 @@ from sandbox.docker._root_inode import InodeState, inode_state
 from sandbox.docker._shown import shown
 from sandbox.docker._sockets import WorkspaceSockets
 from sandbox.docker._volumes import image_volume_targets, make_read_only
-from sandbox.docker._workspace import copy_in, export_workspace
-from sandbox.errors import BackendUnavailableError, SandboxClosedError, SandboxExecError
+from sandbox.docker._workspace import copy_in, denied_on_host, export_workspace
+from sandbox.errors import BackendUnavailableError, SandboxClosedError, SandboxError, SandboxExecError
 from sandbox.policy import SandboxPolicy
 
 __all__ = ["EXECUTOR_CAPS", "EXECUTOR_UID", "DockerBackend", "emergency_cleanup"]
@@ -353,6 +355,33 @@ class DockerBackend(SandboxBackend):
     def user(self) -> str:
         """The ``uid[:gid]`` (or name) commands run as."""
         return self._user
+
+    async def connection_argv(self, user: str | None = None) -> list[str]:
+        """The ``docker exec`` argv of an operator's interactive shell in this container as ``user``
+        (default: the session's), started through ``priv`` like every command (`_connect`)."""
+        cid, pid = self._cid, self.executor_pid
+        if cid is None or pid is None:
+            raise SandboxClosedError("the docker sandbox is not running")
+        login = user or self._user
+        tables = ["", ""]  # the image's, read as a command reads them
+        for i, name in enumerate(("/etc/passwd", "/etc/group")):
+            with contextlib.suppress(OSError, SandboxError):
+                # Bounded: under root_can_administer a root command may make it a FIFO or 1 GB.
+                data = await self.read_file(name, max_bytes=1 << 20, timeout_s=10)
+                tables[i] = data.decode("utf-8", "replace")
+        uid, gid, home = _connect.resolve_login(login, *tables)
+        admin = self.config.root_can_administer
+        return _connect.connection_argv(
+            container=cid,
+            workspace=self.config.container_workspace,
+            shell=self.shell_path,
+            helper_dir=f"/proc/{pid}/fd/8" if admin else IO_MOUNT,
+            executor_uid=EXECUTOR_UID,
+            ids=(uid, gid),
+            home=home,
+            admin=admin,
+            path=_PATH,
+        )
 
     def writable_roots(self) -> tuple[str, ...]:
         return (self.config.container_workspace, "/tmp")
@@ -1321,15 +1350,25 @@ class DockerBackend(SandboxBackend):
             return copy_in(
                 self.policy.workspace, dest, self.policy.read_denied, self.command_ids, into_existing=True
             )
-        except WorkspaceTooDeepError as exc:
+        except (WorkspaceTooDeepError, SandboxExecError) as exc:  # SandboxExecError: the alias search's bound
             raise BackendUnavailableError(str(exc)) from exc
 
-    async def export_workspace(self, dest: Path) -> None:
-        """Copy the container's workspace out to ``dest`` (created if missing; files there are overwritten)."""
+    async def export_workspace(
+        self, dest: Path, *, refuse: Callable[[str], str | None] | None = None
+    ) -> None:
+        """Copy the container's workspace out to ``dest`` (created if missing; files there are overwritten).
+
+        Never written there (red team round 13): a read- or write-denied path of the policy (a
+        command could create ``.env`` in its copy, where the host's secret was left out, and the
+        export overwrote the host's), and any path below ``dest`` that ``refuse`` gives a reason
+        for (the caller's protected files). Each is named in the `WorkspaceExportError` unless
+        its content equals the host's."""
         client, cid = self._client, self._cid
         if client is None or cid is None:
             raise SandboxClosedError("the docker sandbox is not running")
-        await thread(lambda: export_workspace(client, cid, self.config.container_workspace, Path(dest)))
+        held = denied_on_host(Path(dest), self.policy.read_denied, self.policy.write_denied, refuse)
+        cw = self.config.container_workspace
+        await thread(lambda: export_workspace(client, cid, cw, Path(dest), held=held))
 
 
 _GET_IMAGE = "build it (`docker build`, `docker import`, scripts/build-test-images.sh) or `docker load` it"

@@ -28,6 +28,7 @@ import contextlib
 import logging
 import os
 import struct
+from collections import OrderedDict
 
 import anyio
 
@@ -43,6 +44,10 @@ _STDERR_KEEP = 8192
 #: writes this channel, and one that sends events nobody asked for must not grow the host's
 #: memory without end (red team round 11): past this the session fails.
 MAX_PENDING_EVENTS = 65536
+#: Events already taken (or discarded) that are remembered, so that the same event sent again is
+#: seen as the forgery it is (red team round 13). The oldest are forgotten past this: one sent
+#: again after that is an event nobody asked for (filed, and counted by `MAX_PENDING_EVENTS`).
+RECENT_TAKEN = 65536
 
 
 class ExecutorGoneError(Exception):
@@ -95,6 +100,8 @@ class ControlChannel:
         self._lines = LineSplitter()
         self._mail: dict[tuple[str, str], Event] = {}
         self._discard: set[tuple[str, str]] = set()
+        #: Keys of events taken or discarded, most recent last (at most `RECENT_TAKEN`).
+        self._taken: OrderedDict[tuple[str, str], None] = OrderedDict()
         self._reading = False
         self._delivered = anyio.Event()
         self._send_lock = anyio.Lock()
@@ -132,12 +139,24 @@ class ControlChannel:
     # --- events --------------------------------------------------------------
     def take(self, kind: str, task_id: str) -> Event | None:
         """Remove and return a filed event, if it arrived."""
-        return self._mail.pop((kind, task_id), None)
+        return self._pop((kind, task_id))
 
     def discard(self, kind: str, task_id: str) -> None:
         """Drop that event now, or when it arrives (a command whose end was already decided)."""
-        if self._mail.pop((kind, task_id), None) is None:
+        if self._pop((kind, task_id)) is None:
             self._discard.add((kind, task_id))
+
+    def _pop(self, key: tuple[str, str]) -> Event | None:
+        event = self._mail.pop(key, None)
+        if event is not None:
+            self._remember(key)
+        return event
+
+    def _remember(self, key: tuple[str, str]) -> None:
+        """Note an event as taken: the same (kind, id) arriving again is a forged line."""
+        self._taken[key] = None
+        if len(self._taken) > RECENT_TAKEN:
+            self._taken.popitem(last=False)
 
     def drop_mail(self) -> None:
         """Forget every filed event (a recycled container starts with a clean mailbox)."""
@@ -167,7 +186,7 @@ class ControlChannel:
     async def _wait(self, kinds: str, task_id: str) -> Event:
         while True:
             for kind in kinds:
-                event = self._mail.pop((kind, task_id), None)
+                event = self._pop((kind, task_id))
                 if event is not None:
                     return event
             if self.closed:
@@ -214,8 +233,19 @@ class ControlChannel:
                     _log.debug("executor noise: %r", line)
                     continue
                 key = (event.kind, event.id)
+                if key in self._mail or key in self._taken:
+                    # The executor answers each request once and reports each end once: a second
+                    # line would replace (or follow) the true one; believe neither (round 13).
+                    self._fail(
+                        f"the container's executor sent the {shown(event.kind)} event for "
+                        f"{shown(event.id[:80])} twice (the image's /bin/sh writes the control "
+                        "channel): nothing it says is believed any more and the session is closed; "
+                        "use an image with a plain POSIX shell"
+                    )
+                    return
                 if key in self._discard:
                     self._discard.discard(key)
+                    self._remember(key)
                     continue
                 if len(self._mail) >= MAX_PENDING_EVENTS and key not in self._mail:
                     self._fail(

@@ -9,10 +9,16 @@ walk of a running container can be raced (a symlink ``d``, then members below
 relative to a directory fd reached from the destination one component at a time
 with ``O_NOFOLLOW`` (`sandbox.confine.open_dir_beneath`): a symlink is created as
 a link and never followed, whatever the archive does later. Only directories,
-regular files, symlinks staying inside and hard links to files this archive
-created come out; no device or FIFO, no set-id, sticky or group/other write bit,
-no owner (the caller owns what it extracts); total size and entry count bounded;
-runs of zeros are left as holes (a sparse file stays sparse).
+regular files and symlinks staying inside come out; a hard link to a file this
+archive created comes out as a copy of it (never as a second name of one inode
+on the host: ``ln .git/config notes`` would let a later write to ``notes`` change
+``.git/config``; red team round 13), its bytes counted against the archive's bound;
+no device or FIFO, no set-id, sticky or group/other write bit, no owner (the caller
+owns what it extracts); total size and entry count bounded; runs of zeros are left
+as holes (a sparse file stays sparse). A member the caller holds back (``held``: a
+read- or write-denied path of the host, a protected name) is not written; one whose
+content equals what the host already has there is skipped silently, any other is
+refused.
 Members that are refused are skipped, the rest is extracted, and
 `WorkspaceExportError` names them at the end: a stable tree never produces one.
 """
@@ -32,7 +38,7 @@ from sandbox.confine import open_beneath, open_dir_beneath
 from sandbox.docker._shown import shown
 from sandbox.errors import SandboxError
 
-__all__ = ["MAX_EXPORT_BYTES", "MAX_EXPORT_ENTRIES", "ChunkReader", "WorkspaceExportError", "extract"]
+__all__ = ["MAX_EXPORT_BYTES", "MAX_EXPORT_ENTRIES", "ChunkReader", "Held", "WorkspaceExportError", "extract"]
 
 #: Bounds of one export: the archive's bytes (headers included) and its members.
 MAX_EXPORT_BYTES = 16 << 30
@@ -68,6 +74,10 @@ class WorkspaceExportError(SandboxError):
 
 class _Refused(Exception):
     """One member is left out; the reason is its message."""
+
+
+class _OverBudget(Exception):
+    """The copies of hard links took more than the archive's bound."""
 
 
 class ChunkReader:
@@ -141,9 +151,59 @@ def _file_mode(mode: int) -> int:
     return mode | 0o600
 
 
+#: Why a member (its parts below the destination; whether it is a directory) must not be
+#: written on the host, or None.
+Held = Callable[[list[str], bool], "str | None"]
+
+
+def _same_file(fd: int, source: IO[bytes], size: int) -> bool:
+    """Whether the open host file ``fd`` holds exactly ``size`` bytes equal to ``source``'s."""
+    if os.fstat(fd).st_size != size:
+        return False
+    while chunk := source.read(_CHUNK):
+        if os.read(fd, len(chunk)) != chunk:
+            return False
+    return os.read(fd, 1) == b""
+
+
+def _copy_data(src: int, dst: int, budget: int) -> int:
+    """Copy ``src``'s data extents into the empty file ``dst`` (holes stay holes); bytes copied.
+    Raises `_OverBudget` past ``budget`` bytes."""
+    size = os.fstat(src).st_size
+    copied = pos = 0
+    while pos < size:
+        try:
+            pos = os.lseek(src, pos, os.SEEK_DATA)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # only a hole is left
+                break
+            raise
+        end = os.lseek(src, pos, os.SEEK_HOLE)
+        while pos < end:
+            chunk = os.pread(src, min(_CHUNK, end - pos), pos)
+            if not chunk:
+                break
+            if chunk != _ZEROS[: len(chunk)]:
+                view = memoryview(chunk)
+                at = pos
+                while view:
+                    n = os.pwrite(dst, view, at)
+                    view, at = view[n:], at + n
+                copied += len(chunk)
+                if copied > budget:
+                    raise _OverBudget
+            pos += len(chunk)
+    os.ftruncate(dst, size)
+    return copied
+
+
 @dataclass
 class _Extraction:
     root: int
+    #: What must not be written on the host (None: nothing is held back).
+    held: Held | None = None
+    #: Bytes the copies of hard links may still take (they carry no data in the archive).
+    copy_budget: int = 0
     #: Regular files this archive created: name -> (st_dev, st_ino), for its hard links.
     files: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: Directories: name -> (mode, mtime), applied once everything below them is written.
@@ -157,6 +217,11 @@ class _Extraction:
         key = "/".join(parts)
         if any("/".join(parts[:i]) in self.left_out for i in range(1, len(parts))):
             raise _Refused("below an entry that was left out")
+        why = self.held(parts, info.isdir()) if self.held is not None else None
+        if why is not None:
+            if not self._unchanged(tar, info, parts):
+                raise _Refused(why)
+            return
         if info.isdir():
             parent = self._parent(parts)
             try:
@@ -176,6 +241,29 @@ class _Extraction:
         else:
             kinds = {tarfile.CHRTYPE: "character device", tarfile.BLKTYPE: "block device"}
             raise _Refused(f"a {kinds.get(info.type, 'fifo' if info.isfifo() else 'special file')}")
+
+    def _unchanged(self, tar: tarfile.TarFile, info: tarfile.TarInfo, parts: list[str]) -> bool:
+        """Whether the host already has this member as it is: a directory as a directory, a file
+        with the same bytes (a write-denied file the command could only read comes out as is)."""
+        try:
+            if info.isdir():
+                parent = open_dir_beneath(self.root, parts[:-1])
+                try:
+                    return stat.S_ISDIR(os.stat(parts[-1], dir_fd=parent, follow_symlinks=False).st_mode)
+                finally:
+                    os.close(parent)
+            if not info.isreg():
+                return False
+            source = tar.extractfile(info)
+            if source is None:
+                return False
+            fd = open_beneath(self.root, "/".join(parts))
+        except OSError:
+            return False
+        try:
+            return _same_file(fd, source, info.size)
+        finally:
+            os.close(fd)
 
     def _parent(self, parts: list[str]) -> int:
         try:
@@ -247,6 +335,8 @@ class _Extraction:
         self.files[key] = (st.st_dev, st.st_ino)
 
     def _hard_link(self, info: tarfile.TarInfo, parts: list[str], key: str) -> None:
+        """A copy of the file this archive created under ``info.linkname`` (never a second name of
+        its inode on the host; its data bytes count against ``copy_budget``)."""
         try:
             source = "/".join(_parts(info.linkname))
         except _Refused:
@@ -262,14 +352,20 @@ class _Extraction:
             if (seen.st_dev, seen.st_ino) != self.files[source]:
                 raise _Refused(f"a hard link to {info.linkname!r}, which changed meanwhile")
 
-            def link(parent: int, tmp: str) -> None:
-                # Links the inode the fd holds, whatever the name now is (AT_SYMLINK_FOLLOW on the magic link).
-                os.link(f"/proc/self/fd/{fd}", tmp, dst_dir_fd=parent, follow_symlinks=True)
+            def copy(parent: int, tmp: str) -> None:
+                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+                out = os.open(tmp, flags, 0o600, dir_fd=parent)
+                try:
+                    self.copy_budget -= _copy_data(fd, out, self.copy_budget)
+                    os.fchmod(out, stat.S_IMODE(seen.st_mode))
+                    os.utime(out, (info.mtime, info.mtime))
+                finally:
+                    os.close(out)
 
-            self._place(parts, link)
+            st = self._place(parts, copy)
         finally:
             os.close(fd)
-        self.files[key] = self.files[source]
+        self.files[key] = (st.st_dev, st.st_ino)
 
     def finish_directories(self) -> None:
         """Apply directory modes (owner rwx kept, no set-id/sticky/group-other write) and times,
@@ -302,14 +398,18 @@ def extract(
     rename: Callable[[str], str | None],
     *,
     max_entries: int = MAX_EXPORT_ENTRIES,
+    held: Held | None = None,
+    max_copy_bytes: int = MAX_EXPORT_BYTES,
 ) -> None:
     """Extract the tar stream ``archive`` below the directory ``dest_fd``.
 
-    ``rename`` maps a member's name to its place below the destination (None: skip it). Raises
+    ``rename`` maps a member's name to its place below the destination (None: skip it); ``held``
+    says why a member must not be written there (see the module). The copies of hard links take
+    at most ``max_copy_bytes`` of data. Raises
     `WorkspaceExportError` naming refused members after extracting the others, or at once when
     the archive is unreadable or over a bound.
     """
-    job = _Extraction(dest_fd)
+    job = _Extraction(dest_fd, held, max_copy_bytes)
     count = 0
     try:
         with tarfile.open(fileobj=cast(IO[bytes], archive), mode="r|", tarinfo=_BoundedInfo) as tar:
@@ -333,6 +433,11 @@ def extract(
                     job.left_out.add("/".join(p for p in name.split("/") if p not in ("", ".")))
     except tarfile.TarError as exc:
         raise WorkspaceExportError(f"the container's workspace archive could not be read: {exc}") from None
+    except _OverBudget:
+        raise WorkspaceExportError(
+            f"the copies of the workspace's hard links take more than {max_copy_bytes} bytes (a hard "
+            "link comes out as a copy); remove the extra names (`find -links +1`) or export a subdirectory"
+        ) from None
     finally:
         job.finish_directories()
     if job.refused:

@@ -260,7 +260,8 @@ int main(int argc, char **argv) {
         static gid_t groups[256];
         size_t ngroups = parse_groups(argv[4], groups, sizeof groups / sizeof groups[0], own_gid);
         /* Its own session and process group (the kill path finds the tree by them). */
-        if (setsid() < 0) die("setsid");
+        /* (Already the leader of a session of its own: a `docker exec -t` connection's shell.) */
+        if (setsid() < 0 && getsid(0) != getpid()) die("setsid");
         if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) die("subreaper");
         pid_t child = fork();
         if (child < 0) die("fork");

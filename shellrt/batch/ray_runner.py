@@ -532,7 +532,7 @@ class RayRunner:
             dest = self.artifacts_dir / result.id / "files"
             try:
                 write_shipped(dest, files)
-            except OSError as exc:
+            except (OSError, ValueError) as exc:
                 return _error_result(
                     task, attempt, f"node {node.node_id[:12]}'s files could not be written: {exc}", node
                 )
@@ -561,6 +561,7 @@ class RayRunner:
             parts = name.split("/")
             if name.startswith("/") or any(p in ("", ".", "..") for p in parts):
                 raise ValueError(f"file name {name!r} is not a plain relative path")
+            _check_shipped_name(name, parts)
             if any("/".join(parts[:i]) in files for i in range(1, len(parts))):
                 raise ValueError(f"file {name!r} is below another shipped file")
             total += len(data)
@@ -586,14 +587,45 @@ class RayRunner:
                 await send.send(_error_result(task, attempt, message, None))
 
 
+#: Parts a shipped file's name may have: ``Path.mkdir(parents=True)`` and friends recurse per
+#: level, and a name 1,500 levels deep raised `RecursionError` out of the driver (round 13).
+MAX_SHIPPED_DEPTH = 256
+_NAME_MAX = 255
+
+
+def _check_shipped_name(name: str, parts: list[str]) -> None:
+    """ValueError unless every part of ``name`` can be a file name here: no NUL, valid UTF-8
+    (no lone surrogate), at most 255 bytes, and at most `MAX_SHIPPED_DEPTH` parts."""
+    if "\0" in name:
+        raise ValueError(f"file name {name!r} holds a NUL")
+    if len(parts) > MAX_SHIPPED_DEPTH:
+        raise ValueError(
+            f"file name {name[:80]!r}... is {len(parts)} levels deep (at most {MAX_SHIPPED_DEPTH})"
+        )
+    for part in parts:
+        try:
+            size = len(part.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise ValueError(f"file name {name!r} is not valid UTF-8") from None
+        if size > _NAME_MAX:
+            raise ValueError(f"file name {name[:80]!r}... has a part of {size} bytes (at most {_NAME_MAX})")
+
+
 def write_shipped(dest: Path, files: dict[str, bytes]) -> None:
     """Write checked files (`RayRunner._checked`) below ``dest``, nothing through a symlink."""
+    dest.mkdir(parents=True, exist_ok=True)
     root = dest.resolve()
     for name, data in files.items():
         target = (dest / name).resolve()
         if not target.is_relative_to(root) or target == root:
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
+        directory = root
+        for part in target.relative_to(root).parts[:-1]:  # one by one: no recursion per level
+            directory = directory / part
+            try:
+                os.mkdir(directory)
+            except FileExistsError:
+                pass
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

@@ -237,11 +237,14 @@ class ShellrtSandboxEnvironment(SandboxEnvironment):
             )
         from sandbox.docker import DockerBackend
 
-        login = user or (self.backend.user if isinstance(self.backend, DockerBackend) else None)
-        command = ["docker", "exec", "-it", *(["--user", str(login)] if login else [])]
-        command += ["-w", self.backend.workspace, container, self.backend.shell_path]
-        # One word each, as the operator's shell reads them: the user is the caller's, the shell
-        # path is the container's word (vetted at the hello, and quoted anyway).
+        if not isinstance(self.backend, DockerBackend):
+            raise NotImplementedError(f"the {self.backend.name} sandbox has no connection to offer")
+        # Through shellrt's priv helper, as every command starts: a plain `docker exec` shell held
+        # the executor's capabilities, and a root command's planted ~/.bashrc ran with them
+        # (red team round 13). A user that names no one is a ValueError saying what to give.
+        command = await self.backend.connection_argv(user)
+        # One word each, as the operator's shell reads them: the shell path is the container's
+        # word (vetted at the hello, and quoted anyway).
         return SandboxConnection(type="shellrt", command=shlex.join(command), container=container)
 
     def default_polling_interval(self) -> float:
