@@ -45,6 +45,14 @@ __all__ = [
 #: Environment variable carrying the per-run marker that `pids_with_marker` sweeps for.
 MARKER_VAR = "SHELLRT_RUN_ID"
 
+#: Laid over every command's environment by every backend (`sandbox._hostproc.child_env` for
+#: local and bwrap, the docker request, the lean ``shellrt run``), over whatever the caller gave. ``GIT_OPTIONAL_LOCKS=0``:
+#: ``git status`` and other reads then skip refreshing ``.git/index`` (taking index.lock and
+#: rewriting it), which made a command judged read-only change a file and race a concurrent
+#: ``git add`` on the lock (red team, round 13). A command may still set it itself
+#: (``GIT_OPTIONAL_LOCKS=1 git status``), and is then not judged read-only.
+COMMAND_ENV: dict[str, str] = {"GIT_OPTIONAL_LOCKS": "0"}
+
 
 def is_alive(pid: int) -> bool:
     """True when ``pid`` exists and is not a zombie (a zombie is dead, just not reaped)."""

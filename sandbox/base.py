@@ -25,10 +25,13 @@ from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, Self, runtime_che
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sandbox._proctree import COMMAND_ENV
 from sandbox.errors import SandboxPolicyError, UnsupportedRequestError
 from sandbox.policy import SandboxPolicy
 
 if TYPE_CHECKING:  # annotations only: the network proxy is loaded by the backends that run it
+    from collections.abc import Callable
+
     from anyio.abc import ByteReceiveStream, ByteSendStream
 
     from sandbox._proxy import Refusal
@@ -64,13 +67,6 @@ ASPECTS: tuple[Aspect, ...] = (
 )
 
 
-#: Laid over every command's environment by every backend (`sandbox._hostproc.child_env` for
-#: local and bwrap, the docker request), over whatever the caller gave. ``GIT_OPTIONAL_LOCKS=0``:
-#: ``git status`` and other reads then skip refreshing ``.git/index`` (taking index.lock and
-#: rewriting it), which made a command judged read-only change a file and race a concurrent
-#: ``git add`` on the lock (red team, round 13). A command may still set it itself
-#: (``GIT_OPTIONAL_LOCKS=1 git status``), and is then not judged read-only.
-COMMAND_ENV: dict[str, str] = {"GIT_OPTIONAL_LOCKS": "0"}
 
 
 class ExecRequest(BaseModel):
@@ -264,8 +260,9 @@ class SandboxBackend(abc.ABC):
 class WorkspaceExporter(Protocol):
     """A backend whose workspace is a copy that can be exported (docker copy mode)."""
 
-    async def export_workspace(self, dest: Path) -> None:
-        """Copy the sandbox's workspace to the host directory ``dest``."""
+    async def export_workspace(self, dest: Path, *, refuse: Callable[[str], str | None] | None = None) -> None:
+        """Copy the sandbox's workspace to the host directory ``dest``; ``refuse`` gives a reason
+        to hold back a path below it (the caller's protected files), named in the error."""
         ...
 
 

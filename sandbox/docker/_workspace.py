@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 import docker
 
 from sandbox._deeptree import check_copy_depth, walk
-from sandbox._maskaliases import denied_inodes
-from sandbox._workspace_copy import left_out
+from sandbox._workspace_copy import hidden_aliases, left_out
 from sandbox.docker._untar import MAX_EXPORT_BYTES, ChunkReader, Held, extract
 
 __all__ = ["copy_in", "denied_on_host", "export_workspace"]
@@ -47,15 +45,12 @@ def copy_in(
     # Other names of a denied file (a hard link made before the rule, or below a denied
     # directory): the copy would show its bytes under the harmless name (red team round 13).
     # Bounded like bind mode's search (`SandboxExecError` past it).
-    aliased = set() if root in denied else set(denied_inodes([(d, d) for d in sorted(denied)], [root]))
+    aliased = frozenset() if root in denied else hidden_aliases(root, denied)
 
     def ignore(directory: str, names: list[str]) -> list[str]:
         if root in denied:
             return names
-        skip = left_out(os.path.abspath(directory), names, denied)
-        if aliased:
-            skip += [name for name in names if name not in skip and _inode(directory, name) in aliased]
-        return skip
+        return left_out(os.path.abspath(directory), names, denied, aliased)
 
     with os.scandir(root) as entries:
         empty = next(entries, None) is None
@@ -75,15 +70,6 @@ def copy_in(
             for name in (*dirnames, *filenames):
                 os.lchown(os.path.join(dirpath, name), uid, gid)
     return dest
-
-
-def _inode(directory: str, name: str) -> tuple[int, int] | None:
-    """(st_dev, st_ino) of a regular file with other names, else None."""
-    try:
-        st = os.lstat(os.path.join(directory, name))
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) and st.st_nlink > 1 else None
 
 
 def denied_on_host(

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sandbox._ownerguard import guard_owner, owner_marker_token
-from sandbox._proctree import pids_with_marker
+from sandbox._proctree import COMMAND_ENV, pids_with_marker
 from sandbox._scratch import OwnedDir, sweep_known_orphans, sweep_orphans
 from sandbox._subreaper import own_subreaper
 from shellrt.cli._local_guard import LocalGuard
@@ -155,7 +155,7 @@ def _execute(
     shell_dir = session_dir / "shell"
     shell_dir.mkdir()
     quota = OutputQuota.from_env()
-    env = command_env(base_env(), dict(args.env))
+    env = {**command_env(base_env(), dict(args.env)), **COMMAND_ENV}  # as every backend's `child_env`
     if isinstance(command, list):
         argv = tuple(command)
     else:  # the text in the environment, out of every local user's ps (`shell_launch`)

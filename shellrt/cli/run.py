@@ -34,7 +34,7 @@ from shellrt.cli._status_line import StatusLine
 from shellrt.cli._stdout import EXIT_OUTPUT_LOST, report_loss, silence_stdout
 
 if TYPE_CHECKING:  # imported where used: ``--help`` needs no sandbox
-    from sandbox import SandboxBackend
+    from sandbox import SandboxBackend, WorkspaceExporter
 
 __all__ = ["register"]
 
@@ -146,6 +146,21 @@ def run_full(args: argparse.Namespace, command: str | list[str]) -> int:
     return anyio.run(run_until_signal, _run, args, command)
 
 
+async def _export(backend: WorkspaceExporter, dest: Path, code: int) -> int:
+    """``--export``: the container's workspace out to ``dest``, holding back what a later program on
+    the host would obey (git hooks and config, agent settings, shell start-up files: red team round
+    13) unless unchanged. A refusal is reported and fails a run that otherwise succeeded."""
+    from sandbox import SandboxError
+    from shellrt.supervisor.protect import protected_reason
+
+    try:
+        await backend.export_workspace(dest, refuse=protected_reason)
+    except SandboxError as exc:
+        print(f"shellrt run: --export {dest}: {exc}", file=sys.stderr)
+        return code or 1
+    return code
+
+
 async def _run(args: argparse.Namespace, command: str | list[str]) -> int:
     from sandbox import BackendUnavailableError, WorkspaceExporter
     from shellrt.runtime.sandbox_choice import resolve_sandbox
@@ -174,7 +189,7 @@ async def _run(args: argparse.Namespace, command: str | list[str]) -> int:
                 if not isinstance(backend, WorkspaceExporter):
                     print("shellrt run: --export only applies to --sandbox docker", file=sys.stderr)
                 else:
-                    await backend.export_workspace(Path(args.export))
+                    code = await _export(backend, Path(args.export), code)
             return code
     finally:
         print_network_refusals(backend, "shellrt run")  # network 'proxied': what the proxy refused
