@@ -63,7 +63,9 @@ def test_a_missing_denied_directory_is_made_and_bound(ws: Path) -> None:
 
 
 @pytest.mark.parametrize("persistent", MODES)
-def test_a_command_cannot_fill_a_denied_directory_made_for_it(ws: Path, tmp_path: Path, persistent: bool) -> None:
+def test_a_command_cannot_fill_a_denied_directory_made_for_it(
+    ws: Path, tmp_path: Path, persistent: bool
+) -> None:
     _bwrap()
     policy = deny_policy(ws, "Write(./secrets/**)")
     backend = create_backend(BwrapConfig(persistent=persistent), policy)
@@ -117,7 +119,9 @@ def test_the_file_tools_refuse_a_new_file_a_glob_denies(ws: Path, target: str) -
     engine = PermissionEngine(rules, mode="bypassPermissions", workspace=ws)
 
     async def decide() -> str:
-        decision = await engine.decide(WriteTool(), WriteInput(file_path=str(ws / target), content="x"), _write_ctx(ws))
+        decision = await engine.decide(
+            WriteTool(), WriteInput(file_path=str(ws / target), content="x"), _write_ctx(ws)
+        )
         return decision.behavior
 
     assert anyio.run(decide) == "deny"
@@ -135,7 +139,11 @@ def test_an_edit_denied_symlink_says_what_is_left_open(ws: Path, tmp_path: Path)
     assert any("link.ini" in n and "symbolic link" in n and str(ws) + "/**" in n for n in notes), notes
     backend = create_backend(BwrapConfig(persistent=False), policy)
     out = anyio.run(
-        run_in, backend, ws, tmp_path / "s", "echo pwned >> link.ini 2>&1; rm link.ini; echo forged > link.ini; echo done"
+        run_in,
+        backend,
+        ws,
+        tmp_path / "s",
+        "echo pwned >> link.ini 2>&1; rm link.ini; echo forged > link.ini; echo done",
     )
     assert (ws / "conf" / "app.ini").read_text() == "[app]\n", out  # the target: protected
     # With the directory denied instead, the link cannot be replaced (the documented fix).

@@ -323,7 +323,6 @@ def _write_denies(
     notes: list[str] = []
     wanted: dict[Path, None] = dict.fromkeys(Path(os.path.normpath(p)) for p in base.write_denied)
     missing: list[tuple[Path, str, bool]] = []
-    made: list[Path] = []  # missing denied directories this session created (empty, bound read-only)
     for rule in rules:
         from shellrt.permissions.rules import WRITE_RULE_TOOLS
 
@@ -390,8 +389,10 @@ def _below(path: Path, masks: Sequence[Path]) -> bool:
 
 def _names_a_directory(spec: str | None) -> bool:
     """Whether a static rule names a directory and what is below it (``./secrets/**``, ``./out/``)."""
-    return spec is not None and (spec.endswith("/**") or spec.endswith("/")) and not (
-        _GLOB_CHARS & set(spec.rstrip("/").removesuffix("/**").rstrip("/"))
+    return (
+        spec is not None
+        and (spec.endswith("/**") or spec.endswith("/"))
+        and not (_GLOB_CHARS & set(spec.rstrip("/").removesuffix("/**").rstrip("/")))
     )
 
 
