@@ -116,6 +116,7 @@ from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._readonly import layered_args, read_only_paths
 from sandbox._scratch import OwnedDir
 from sandbox._tempholder import temp_holder_args
+from sandbox._tmpcap import cap_tmp, uncap_tmp
 from sandbox._uid_lease import UidLease, lease_uid
 from sandbox.base import Aspect, ExecRequest, SandboxBackend, SandboxProcess, refuse_user_switch
 from sandbox.config import BwrapConfig
@@ -252,6 +253,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             raise TypeError("BwrapBackend needs a SandboxPolicy (at least the workspace)")
         super().__init__(policy)
         self.config = config or BwrapConfig()
+        self.default_pids = self.config.default_pids  # limits: the session's cap when the policy sets none
         # No descendant polling: the pid namespace (--unshare-pid, --die-with-parent) is the tree.
         self._runner = HostRunner("bwrap", poll_descendants=False)
         self._bwrap: str | None = None
@@ -338,6 +340,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         aspects: set[Aspect] = {"filesystem", "read_denied", "tree_kill"}
         if self.policy.network in ("none", "proxied"):
             aspects.add("network")
+        if os.geteuid() == 0:  # a sized tmpfs on the session's /tmp (sandbox._tmpcap)
+            aspects.add("tmp")
         return frozenset(aspects) | self.cgroup_enforces()  # limits: sandbox._cgroup_limits
 
     @property
@@ -393,6 +397,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._session_tmp.chmod(0o1777)
         as_root = self._switches_uid()
         try:
+            tmp_cap = self.policy.limits.tmp_bytes or self.config.default_tmp_bytes
+            if as_root and tmp_cap is not None:  # before the holder: its namespace copies the mount
+                cap_tmp(self._session_tmp, tmp_cap)
             if proxied:
                 await anyio.to_thread.run_sync(self._start_proxy)
             if as_root:
@@ -844,6 +851,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._session_tmp = None
         owner, self._tmp_owner = self._tmp_owner, None
         if owner is not None:
+            uncap_tmp(owner.path / "tmp")  # every sandbox that bound it is gone
             await anyio.to_thread.run_sync(owner.remove)
 
     @property
