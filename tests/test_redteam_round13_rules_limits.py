@@ -92,7 +92,8 @@ async def _bomb(backend: object, ws: Path, session: Path) -> tuple[str, float, i
                 tg.start_soon(watch)
                 began = time.monotonic()
                 result = await sup.run(
-                    "b() { b | b & }; b; for i in $(seq 400); do sleep 30 & done 2>/dev/null; wait", timeout_s=4
+                    "b() { b | b & }; b; for i in $(seq 400); do sleep 30 & done 2>/dev/null; wait",
+                    timeout_s=4,
                 )
                 took = time.monotonic() - began
                 await anyio.sleep(1)
@@ -114,7 +115,9 @@ def test_a_fork_bomb_stops_at_the_default_cap(ws: Path, tmp_path: Path, persiste
     assert after == 0, after  # nothing left behind
 
 
-def test_the_rlimit_fallback_caps_a_fork_bomb(ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_rlimit_fallback_caps_a_fork_bomb(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """On a machine without the pids controller (simulated: the probe reports it missing) the
     default cap is RLIMIT_NPROC on the session's own uid."""
     _need_root_bwrap()
