@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 import stat
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -245,12 +246,25 @@ def rule_masks(
 _ESCAPABLE = frozenset("*?[]{},!\\")
 
 
+#: A path segment that is a whole shell variable (``$HOME/x``, ``./${XDG_CONFIG_HOME}/y``, ``%APPDATA%``).
+_SHELL_VARIABLE = re.compile(
+    r"(?:^|/)(?:\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}|%[A-Za-z_][A-Za-z0-9_]*%)(?=/|$)"
+)
+
+
 def check_rule_syntax(rule: PermissionRule) -> None:
     """Refuse a path rule written with Windows separators (it would silently never match)."""
     spec = rule.specifier or ""
     if len(spec) > 1 and spec[1] == ":" and spec[0].isalpha():
         raise PolicyError(
             f"{rule.describe()}: a Windows drive path; rules use POSIX paths (//abs/path, ./rel, ~/home)"
+        )
+    variable = _SHELL_VARIABLE.search(spec)
+    if variable is not None:
+        raise PolicyError(
+            f"{rule.describe()}: {variable.group(0).strip('/')!r} is a shell variable, and rules do not expand "
+            "variables: the rule names a directory literally called that and protects nothing. Write the "
+            "home as ~/path, an absolute path as //path, a workspace path as ./path"
         )
     i = 0
     while i < len(spec):
