@@ -113,10 +113,10 @@ from sandbox._mountcheck import REFUSED, checked_mounts, guard_argv
 from sandbox._nestedroots import nested_root_args
 from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
-from sandbox._readonly import layered_args, read_only_paths
+from sandbox._readonly import layered_args, mask_remounts, read_only_paths, sized_tmpfs
 from sandbox._scratch import OwnedDir
 from sandbox._tempholder import temp_holder_args
-from sandbox._tmpcap import cap_tmp, uncap_tmp
+from sandbox._tmpcap import cap_tmp, sweep_tmp_caps, uncap_tmp
 from sandbox._uid_lease import UidLease, lease_uid
 from sandbox.base import Aspect, ExecRequest, SandboxBackend, SandboxProcess, refuse_user_switch
 from sandbox.config import BwrapConfig
@@ -391,6 +391,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         # 1777 inside (what programs expect of /tmp), under a 0700 parent: no other host
         # user can reach it to plant files for the sandbox's commands. (A killed owner's is
         # swept by the next start, see sandbox._scratch; the runner's prefix covers it.)
+        if self._switches_uid():
+            await anyio.to_thread.run_sync(sweep_tmp_caps)  # a killed owner's sized /tmp (sandbox._tmpcap)
         self._tmp_owner = OwnedDir("shellrt-bwrap-tmp-")
         self._session_tmp = self._tmp_owner.path / "tmp"
         self._session_tmp.mkdir(mode=0o700)
@@ -982,12 +984,13 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         hide = [(path, kind) for path, kind in denied_paths if path in masked and kind in ("dir", "file")]
         args += layered_args(hide, shown, self.policy.allowed_roots(), sources)
         args += sockets
+        args += mask_remounts(hide)  # after every mount below a mask: an empty, read-only directory
         if not (as_user and self._devtree is not None):  # bwrap's own /dev, an unsized tmpfs the command's
             args += ["--remount-ro", "/dev"]  # (a non-root caller's) to fill; last, every mount below it made
         args += ["--chdir", cwd]
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
-        return args
+        return sized_tmpfs(args)  # no tmpfs of half the host's RAM for a command to fill
 
     async def exec(self, request: ExecRequest) -> SandboxProcess:
         refuse_user_switch(request, "bwrap")

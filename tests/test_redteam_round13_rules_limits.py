@@ -180,3 +180,67 @@ def test_the_default_tmp_cap_applies_and_normal_commands_run(ws: Path, tmp_path:
     blocks, bsize = (int(w.split("=")[1]) for w in line.split())
     assert blocks * bsize == 1 << 30, out
     assert "\n64\n" in out and "True" in out, out
+
+
+FILL = (
+    "for d in secrets /run /proc/acpi; do head -c 4M /dev/zero > $d/fill 2>/dev/null && echo wrote-$d; done; "
+    'awk \'{for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i+1) == "tmpfs" && $6 ~ /^rw/) '
+    'print "rwtmpfs", $5, $(i+3); break }}\' /proc/self/mountinfo; echo done'
+)
+
+
+@pytest.mark.parametrize("persistent", MODES)
+def test_no_unsized_tmpfs_for_a_command_to_fill(ws: Path, tmp_path: Path, persistent: bool) -> None:
+    """A read-denied directory was an empty tmpfs of half the host's RAM, and so were the /run and
+    /proc masks: one bwrap per command makes them as the sandbox uid, which then wrote into them past
+    every cap. Now masks are read-only and every tmpfs without a size gets 1 MiB. Failed before:
+    ``wrote-secrets``, ``wrote-/run`` (per command), and rw tmpfs mounts with no ``size=``."""
+    _need_root_bwrap()
+    from tests._rt11_rules import deny_policy
+
+    (ws / "secrets").mkdir()
+    policy = deny_policy(ws, "Read(./secrets/**)")
+    out, _ = anyio.run(
+        _run, create_backend(BwrapConfig(persistent=persistent), policy), ws, tmp_path / "s", FILL
+    )
+    assert "wrote-" not in out, out
+    # The top mount of each place (the zygote's own /dev/shm lies below each command's sized one).
+    tops = {line.split()[1]: line.split()[2] for line in out.splitlines() if line.startswith("rwtmpfs")}
+    assert tops, out
+    for options in tops.values():
+        found = [o for o in options.split(",") if o.startswith("size=")]
+        assert found and int(found[0][5:-1]) * 1024 <= 1 << 30, (options, out)
+
+
+def test_a_killed_owners_tmp_mount_is_swept(ws: Path, tmp_path: Path) -> None:
+    """SIGKILL leaves the sized /tmp mounted; the next root session's start unmounts and removes it."""
+    _need_root_bwrap()
+    import signal
+    import subprocess
+    import sys
+
+    script = (
+        "import anyio, sys, time\n"
+        "from pathlib import Path\n"
+        "from sandbox import BwrapConfig, SandboxPolicy\n"
+        "from sandbox.factory import create_backend\n"
+        "async def main():\n"
+        "    b = create_backend(BwrapConfig(persistent=False), SandboxPolicy(workspace=Path(sys.argv[1])))\n"
+        "    await b.start()\n"
+        "    print(b.session_tmp, flush=True)\n"
+        "    time.sleep(60)\n"
+        "anyio.run(main)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script, str(ws)], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    left = Path(child.stdout.readline().strip())
+    assert os.path.ismount(left)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert os.path.ismount(left)  # nobody unmounted it
+    backend = create_backend(BwrapConfig(persistent=False), SandboxPolicy(workspace=ws))
+    anyio.run(backend.start)
+    try:
+        assert not os.path.ismount(left) and not left.parent.exists()
+    finally:
+        anyio.run(backend.close)
