@@ -59,7 +59,20 @@ def uncap_tmp(path: Path) -> None:
     """Detach the tmpfs from ``path`` (its pages are freed once no sandbox holds it)."""
     _MOUNTED.discard(os.fspath(path))
     if os.path.ismount(path):
+        _empty(path)
         _libc().umount2(os.fsencode(path), _MNT_DETACH)
+
+
+def _empty(path: Path | str) -> None:
+    """Remove what the tmpfs holds before detaching it: a mount namespace made while it was mounted
+    (another session's holder or zygote copies the host's table) may keep a copy of the mount, and
+    with it the files. The kernel drops such copies when the directory is removed (seen here for a
+    holder); emptied first, a copy it kept would hold no pages either."""
+    from sandbox._scratch import remove_tree
+
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(path):
+            remove_tree(entry.path)
 
 
 def _uncap_all() -> None:
@@ -101,6 +114,7 @@ def sweep_tmp_caps() -> list[Path]:
                 os.close(fd)
             continue  # its owner is alive
         try:
+            _empty(point)
             _libc().umount2(os.fsencode(point), _MNT_DETACH)
             remove_tree(parent)
             removed.append(Path(point))
