@@ -55,7 +55,10 @@ The flags (see `BwrapBackend.bwrap_args`):
 - ``--ro-bind / /``: the whole host is visible read-only; ``--bind`` re-exposes
   the workspace and every extra writable root read-write;
 - the session's private tmp dir bound at /tmp (a host directory made at start,
-  removed at close);
+  removed at close; a root caller's is a tmpfs of ``tmp_bytes`` or
+  `BwrapConfig.default_tmp_bytes`, see `sandbox._tmpcap`); every other tmpfs gets a
+  small size (`sandbox._readonly.sized_tmpfs`) and a session without a ``pids`` limit
+  gets `BwrapConfig.default_pids` (`sandbox._cgroup_limits`);
   ``--dev /dev``, ``--proc /proc``;
 - read-denied paths are hidden after the binds (``--tmpfs`` over a directory,
   ``--ro-bind /dev/null`` over a file), so a denied path inside the workspace
@@ -853,8 +856,12 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._session_tmp = None
         owner, self._tmp_owner = self._tmp_owner, None
         if owner is not None:
-            uncap_tmp(owner.path / "tmp")  # every sandbox that bound it is gone
-            await anyio.to_thread.run_sync(owner.remove)
+
+            def release() -> None:
+                uncap_tmp(owner.path / "tmp")  # every sandbox that bound it is gone
+                owner.remove()
+
+            await anyio.to_thread.run_sync(release)
 
     @property
     def marker_prefix(self) -> str:
