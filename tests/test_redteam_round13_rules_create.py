@@ -96,7 +96,16 @@ def test_a_denied_directory_is_not_made_through_a_link(ws: Path, tmp_path: Path)
     assert not (elsewhere / "inner").exists()
 
 
-def test_a_repository_rule_makes_no_directory_below_a_mask(ws: Path) -> None:
+def test_a_repository_rule_makes_no_directory(ws: Path) -> None:
+    """Only the operator's rules make a directory on the host; a repository's stays a diagnostic."""
+    from shellrt.permissions.rules import RuleOrigin, parse_rule
+
+    rule = parse_rule("Write(./made/**)", "deny", RuleOrigin("project", None, None, ws))
+    _, notes = derive_policy(SandboxPolicy(workspace=ws), rules=[rule], mask_defaults=False)
+    assert not (ws / "made").exists() and any("does not exist" in n for n in notes), notes
+
+
+def test_an_operator_rule_makes_no_directory_below_a_mask(ws: Path) -> None:
     policy, _ = derive_policy(
         SandboxPolicy(workspace=ws),
         rules=[deny("Read(./hidden/**)", ws), deny("Write(./hidden/x/**)", ws)],

@@ -352,7 +352,13 @@ def _write_denies(
         try:
             paths, _ = rule_masks(rule, home=home, visits=None if operator else workspace_visits)
             present = [p for p in paths if os.path.lexists(p)]
-            if not present and paths and _names_a_directory(rule.specifier) and not _below(paths[0], masked):
+            if (
+                operator  # a repository's rule makes nothing on the host (a diagnostic, as before)
+                and not present
+                and paths
+                and _names_a_directory(rule.specifier)
+                and not _below(paths[0], masked)
+            ):
                 # ``Write(./secrets/**)`` before ``secrets/`` exists: made now, empty, and bound
                 # read-only like an existing one (red team, round 13), instead of refusing.
                 present = [p for p in paths if _make_denied_dir(p, roots)]
