@@ -9,6 +9,10 @@ removes it at close (`cgroup_close`). See `sandbox._cgroup` for the mechanics.
 
 from __future__ import annotations
 
+import logging
+import os
+import shutil
+
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from sandbox._cgroup import CgroupUnavailableError, LimitAspect, SessionCgroup, cgroup_unavailable_reasons
@@ -17,6 +21,8 @@ from sandbox.errors import SandboxPolicyError
 from sandbox.policy import SandboxPolicy
 
 __all__ = ["CgroupLimits", "OomAwareProcess"]
+
+_log = logging.getLogger(__name__)
 
 _LIMITS: tuple[LimitAspect, ...] = ("memory", "pids", "cpus")
 _SIGKILL_EXIT = 128 + 9
@@ -55,6 +61,12 @@ class CgroupLimits:
 
     policy: SandboxPolicy
     _cgroup: SessionCgroup | None = None
+    #: The pids cap when the policy sets none (`sandbox.config.BwrapConfig.default_pids`; None: none).
+    default_pids: int | None = None
+    #: The session's pids cap in force (the policy's or the default; None: none).
+    _pids_cap: int | None = None
+    #: Where no cgroup holds the pids cap: the RLIMIT_NPROC every process of the session starts with.
+    _nproc: int | None = None
 
     def cgroup_enforces(self) -> frozenset[Aspect]:
         """The limit aspects a session cgroup can hold on this machine, for this caller."""
@@ -69,10 +81,24 @@ class CgroupLimits:
 
     def cgroup_open(self) -> None:
         """Make the session cgroup when the policy sets a limit; `SandboxPolicyError` when it cannot."""
-        if self._cgroup is not None:
+        if self._cgroup is not None or self._nproc is not None:
             return
+        limits = self.policy.limits
+        self._pids_cap = limits.pids
+        if limits.pids is None and self.default_pids is not None:
+            # A default cap, not the caller's request: held by the cgroup where one can be made,
+            # else by RLIMIT_NPROC; never a reason to refuse the session.
+            if "pids" not in cgroup_unavailable_reasons():
+                try:
+                    self._cgroup = SessionCgroup.create(limits.model_copy(update={"pids": self.default_pids}))
+                    self._pids_cap = self.default_pids
+                    return
+                except CgroupUnavailableError as exc:
+                    _log.info("default pids cap: no session cgroup (%s); RLIMIT_NPROC instead", exc)
+            self._nproc = _nproc_cap(self.default_pids)
+            self._pids_cap = self.default_pids if self._nproc is not None else None
         try:
-            self._cgroup = SessionCgroup.create(self.policy.limits)
+            self._cgroup = SessionCgroup.create(limits)
         except CgroupUnavailableError as exc:
             raise SandboxPolicyError(
                 f"cannot make the session cgroup that enforces the requested limits ({exc.strerror or exc}). "
@@ -82,16 +108,19 @@ class CgroupLimits:
 
     def pids_exhausted_message(self) -> str | None:
         """What a command that cannot start for want of a process is told (None without a pids limit)."""
-        if self._cgroup is None or self.policy.limits.pids is None:
+        if self._pids_cap is None:
             return None
+        which = "" if self.policy.limits.pids is not None else ", the default: BwrapConfig.default_pids"
         return (
-            f"the session's process limit (pids: {self.policy.limits.pids}) is used up by processes "
+            f"the session's process limit (pids: {self._pids_cap}{which}) is used up by processes "
             "still running in it; stop background tasks you no longer need (TaskStop) or the commands "
             "that started many processes, then run this again"
         )
 
     def cgroup_argv(self, argv: list[str]) -> list[str]:
         """``argv`` prefixed so the process joins the session cgroup before it runs (unchanged without one)."""
+        if self._nproc is not None and _PRLIMIT is not None:
+            argv = [_PRLIMIT, f"--nproc={self._nproc}:{self._nproc}", "--", *argv]
         return argv if self._cgroup is None else [*self._cgroup.enter_argv(), *argv]
 
     def cgroup_watch(self, process: SandboxProcess) -> SandboxProcess:
@@ -103,5 +132,35 @@ class CgroupLimits:
     def cgroup_close(self) -> None:
         """Remove the session cgroup, killing anything still in it (call after the processes are killed)."""
         group, self._cgroup = self._cgroup, None
+        self._nproc = self._pids_cap = None
         if group is not None:
             group.remove()
+
+
+_PRLIMIT = shutil.which("prlimit", path=os.defpath + ":/usr/sbin:/sbin")
+
+
+def _nproc_cap(pids: int) -> int | None:
+    """The RLIMIT_NPROC that caps a session at about ``pids`` processes, None when prlimit is missing.
+
+    RLIMIT_NPROC counts every process of the real uid (in a user namespace, at each level up to the
+    host's). Root's own processes are exempt, but a root caller's commands run as the session's
+    sandbox uid, which runs nothing else: ``pids`` as is. A non-root caller's uid has its other
+    processes on the host too: ``pids`` on top of those it has now (a smaller cap would stop every
+    fork of the session at once)."""
+    if _PRLIMIT is None:
+        _log.warning("default pids cap not applied: util-linux's prlimit is not installed")
+        return None
+    import resource
+
+    hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
+    cap = pids
+    if os.geteuid() != 0:
+        uid = os.getuid()
+        for entry in os.scandir("/proc"):
+            try:
+                if entry.name.isdigit() and entry.stat().st_uid == uid:
+                    cap += len(os.listdir(f"/proc/{entry.name}/task"))  # the limit counts threads
+            except OSError:
+                continue
+    return cap if hard == resource.RLIM_INFINITY else min(cap, hard)  # a hard limit cannot be raised

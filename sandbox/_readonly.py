@@ -15,7 +15,20 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["layered_args", "read_only_args", "read_only_paths"]
+__all__ = [
+    "MASK_TMPFS_BYTES",
+    "layered_args",
+    "mask_remounts",
+    "read_only_args",
+    "read_only_paths",
+    "sized_tmpfs",
+]
+
+#: The size of every tmpfs bwrap makes without one (a mask, the /run and /proc masks, a frozen or
+#: skeleton directory): bwrap's default is half the host's RAM, and one a command owns (one bwrap per
+#: command as the sandbox uid, or a non-root caller's) is a place to fill host memory past the /tmp
+#: cap (red team, round 13). They hold mount points and nothing a command needs to write.
+MASK_TMPFS_BYTES = 1 << 20
 
 
 def read_only_paths(
@@ -73,3 +86,26 @@ def layered_args(
         layers.append((len(path.parts), 1, flags))
     layers.sort(key=lambda layer: (layer[0], layer[1]))
     return [flag for _depth, _order, flags in layers for flag in flags]
+
+
+def mask_remounts(masks: Sequence[tuple[Path, str | None]]) -> list[str]:
+    """``--remount-ro`` for each directory mask: an empty tmpfs over a read-denied directory was
+    writable to a command that owned it (written data went nowhere a reader expects, into memory).
+    Last, after every mount below the mask (a result directory shown inside it) is made."""
+    return [flag for path, kind in masks if kind == "dir" for flag in ("--remount-ro", str(path))]
+
+
+def sized_tmpfs(args: list[str]) -> list[str]:
+    """``args`` with ``--size MASK_TMPFS_BYTES`` before each ``--tmpfs`` that has no size (the
+    session's /dev/shm and a sized /tmp keep theirs). Applied to the whole argv, so a mask any
+    module adds is covered."""
+    out: list[str] = []
+    for i, flag in enumerate(args):
+        if (
+            flag == "--tmpfs"
+            and not (i >= 2 and args[i - 2] == "--size")
+            and (not out or out[-1] != "--tmpfs")
+        ):
+            out += ["--size", str(MASK_TMPFS_BYTES)]
+        out.append(flag)
+    return out

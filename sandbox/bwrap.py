@@ -55,7 +55,10 @@ The flags (see `BwrapBackend.bwrap_args`):
 - ``--ro-bind / /``: the whole host is visible read-only; ``--bind`` re-exposes
   the workspace and every extra writable root read-write;
 - the session's private tmp dir bound at /tmp (a host directory made at start,
-  removed at close);
+  removed at close; a root caller's is a tmpfs of ``tmp_bytes`` or
+  `BwrapConfig.default_tmp_bytes`, see `sandbox._tmpcap`); every other tmpfs gets a
+  small size (`sandbox._readonly.sized_tmpfs`) and a session without a ``pids`` limit
+  gets `BwrapConfig.default_pids` (`sandbox._cgroup_limits`);
   ``--dev /dev``, ``--proc /proc``;
 - read-denied paths are hidden after the binds (``--tmpfs`` over a directory,
   ``--ro-bind /dev/null`` over a file), so a denied path inside the workspace
@@ -113,9 +116,10 @@ from sandbox._mountcheck import REFUSED, checked_mounts, guard_argv
 from sandbox._nestedroots import nested_root_args
 from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
-from sandbox._readonly import layered_args, read_only_paths
+from sandbox._readonly import layered_args, mask_remounts, read_only_paths, sized_tmpfs
 from sandbox._scratch import OwnedDir
 from sandbox._tempholder import temp_holder_args
+from sandbox._tmpcap import cap_tmp, sweep_tmp_caps, uncap_tmp
 from sandbox._uid_lease import UidLease, lease_uid
 from sandbox.base import Aspect, ExecRequest, SandboxBackend, SandboxProcess, refuse_user_switch
 from sandbox.config import BwrapConfig
@@ -252,6 +256,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             raise TypeError("BwrapBackend needs a SandboxPolicy (at least the workspace)")
         super().__init__(policy)
         self.config = config or BwrapConfig()
+        self.default_pids = self.config.default_pids  # limits: the session's cap when the policy sets none
         # No descendant polling: the pid namespace (--unshare-pid, --die-with-parent) is the tree.
         self._runner = HostRunner("bwrap", poll_descendants=False)
         self._bwrap: str | None = None
@@ -340,6 +345,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         aspects: set[Aspect] = {"filesystem", "read_denied", "tree_kill"}
         if self.policy.network in ("none", "proxied"):
             aspects.add("network")
+        if os.geteuid() == 0:  # a sized tmpfs on the session's /tmp (sandbox._tmpcap)
+            aspects.add("tmp")
         return frozenset(aspects) | self.cgroup_enforces()  # limits: sandbox._cgroup_limits
 
     @property
@@ -389,12 +396,17 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         # 1777 inside (what programs expect of /tmp), under a 0700 parent: no other host
         # user can reach it to plant files for the sandbox's commands. (A killed owner's is
         # swept by the next start, see sandbox._scratch; the runner's prefix covers it.)
+        if self._switches_uid():
+            await anyio.to_thread.run_sync(sweep_tmp_caps)  # a killed owner's sized /tmp (sandbox._tmpcap)
         self._tmp_owner = OwnedDir("shellrt-bwrap-tmp-")
         self._session_tmp = self._tmp_owner.path / "tmp"
         self._session_tmp.mkdir(mode=0o700)
         self._session_tmp.chmod(0o1777)
         as_root = self._switches_uid()
         try:
+            tmp_cap = self.policy.limits.tmp_bytes or self.config.default_tmp_bytes
+            if as_root and tmp_cap is not None:  # before the holder: its namespace copies the mount
+                cap_tmp(self._session_tmp, tmp_cap)
             if proxied:
                 await anyio.to_thread.run_sync(self._start_proxy)
             if as_root:
@@ -846,7 +858,12 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._session_tmp = None
         owner, self._tmp_owner = self._tmp_owner, None
         if owner is not None:
-            await anyio.to_thread.run_sync(owner.remove)
+
+            def release() -> None:
+                uncap_tmp(owner.path / "tmp")  # every sandbox that bound it is gone
+                owner.remove()
+
+            await anyio.to_thread.run_sync(release)
 
     @property
     def marker_prefix(self) -> str:
@@ -976,12 +993,13 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         hide = [(path, kind) for path, kind in denied_paths if path in masked and kind in ("dir", "file")]
         args += layered_args(hide, shown, self.policy.allowed_roots(), sources)
         args += sockets
+        args += mask_remounts(hide)  # after every mount below a mask: an empty, read-only directory
         if not (as_user and self._devtree is not None):  # bwrap's own /dev, an unsized tmpfs the command's
             args += ["--remount-ro", "/dev"]  # (a non-root caller's) to fill; last, every mount below it made
         args += ["--chdir", cwd]
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
-        return args
+        return sized_tmpfs(args)  # no tmpfs of half the host's RAM for a command to fill
 
     async def exec(self, request: ExecRequest) -> SandboxProcess:
         refuse_user_switch(request, "bwrap")

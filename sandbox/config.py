@@ -15,6 +15,11 @@ from sandbox._uid_lease import DEFAULT_POOL_SIZE, DEFAULT_POOL_START, in_pool, p
 
 __all__ = ["BwrapConfig", "DockerConfig", "LocalConfig", "PullPolicy", "SandboxConfig"]
 
+#: `BwrapConfig.default_pids`: above a parallel build's needs, far below a host's pid_max.
+DEFAULT_BWRAP_PIDS = 4096
+#: `BwrapConfig.default_tmp_bytes`: 1 GiB.
+DEFAULT_BWRAP_TMP_BYTES = 1 << 30
+
 #: When the docker backend pulls its image: ``never``, when ``missing`` locally, or ``always``.
 PullPolicy = Literal["never", "missing", "always"]
 
@@ -78,6 +83,29 @@ class BwrapConfig(BaseModel):
         default=DEFAULT_POOL_SIZE,
         ge=1,
         description="How many uids the pool holds: at most that many root-run sessions live at once.",
+    )
+
+    default_pids: int | None = Field(
+        default=DEFAULT_BWRAP_PIDS,
+        gt=0,
+        description=(
+            "The session's process/thread cap when the policy sets none (``--pids``): a fork bomb stops "
+            "there instead of filling the host's process table. Held by the session cgroup where one can "
+            "be made; else by RLIMIT_NPROC (per uid: a root caller's leased sandbox uid counts only this "
+            "session; a fixed sandbox_uid counts every session sharing it; a non-root caller's uid counts "
+            "all its processes on the host, so the cap is this plus those it has at the start). None: no "
+            "default cap."
+        ),
+    )
+    default_tmp_bytes: int | None = Field(
+        default=DEFAULT_BWRAP_TMP_BYTES,
+        gt=0,
+        description=(
+            "Size of the session's /tmp when the policy sets none (``tmp_bytes``): a tmpfs of this size "
+            "(writing past it fails with ENOSPC). Only when shellrt runs as root (it mounts the tmpfs "
+            "on the host); a non-root caller's /tmp is a host directory, capped only by its disk. None: "
+            "no default cap."
+        ),
     )
 
     @model_validator(mode="after")

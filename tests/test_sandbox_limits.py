@@ -208,8 +208,11 @@ def test_create_backend_is_the_one_check(tmp_path: Path) -> None:
     policy = SandboxPolicy(workspace=tmp_path, limits=ResourceLimits(tmp_bytes=1 << 20))
     with pytest.raises(SandboxPolicyError, match="tmp"):
         create_backend(LocalConfig(), policy)
+    if os.geteuid() == 0:  # root: a sized tmpfs on the session's /tmp (sandbox._tmpcap, red team 13)
+        assert "tmp" in create_backend(BwrapConfig(), policy).enforces()
+        return
     with pytest.raises(SandboxPolicyError, match="tmp"):
-        create_backend(BwrapConfig(), policy)  # bwrap's /tmp is a host directory: no size to set
+        create_backend(BwrapConfig(), policy)  # a non-root caller's /tmp is a host directory: no size to set
 
 
 def test_zygote_session_reports_oom_and_not_a_plain_sigkill(tmp_path: Path) -> None:

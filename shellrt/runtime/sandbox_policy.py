@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 import stat
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -245,12 +246,25 @@ def rule_masks(
 _ESCAPABLE = frozenset("*?[]{},!\\")
 
 
+#: A path segment that is a whole shell variable (``$HOME/x``, ``./${XDG_CONFIG_HOME}/y``, ``%APPDATA%``).
+_SHELL_VARIABLE = re.compile(
+    r"(?:^|/)(?:\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}|%[A-Za-z_][A-Za-z0-9_]*%)(?=/|$)"
+)
+
+
 def check_rule_syntax(rule: PermissionRule) -> None:
     """Refuse a path rule written with Windows separators (it would silently never match)."""
     spec = rule.specifier or ""
     if len(spec) > 1 and spec[1] == ":" and spec[0].isalpha():
         raise PolicyError(
             f"{rule.describe()}: a Windows drive path; rules use POSIX paths (//abs/path, ./rel, ~/home)"
+        )
+    variable = _SHELL_VARIABLE.search(spec)
+    if variable is not None:
+        raise PolicyError(
+            f"{rule.describe()}: {variable.group(0).strip('/')!r} is a shell variable, and rules do not expand "
+            "variables: the rule names a directory literally called that and protects nothing. Write the "
+            "home as ~/path, an absolute path as //path, a workspace path as ./path"
         )
     i = 0
     while i < len(spec):
@@ -338,6 +352,16 @@ def _write_denies(
         try:
             paths, _ = rule_masks(rule, home=home, visits=None if operator else workspace_visits)
             present = [p for p in paths if os.path.lexists(p)]
+            if (
+                operator  # a repository's rule makes nothing on the host (a diagnostic, as before)
+                and not present
+                and paths
+                and _names_a_directory(rule.specifier)
+                and not _below(paths[0], masked)
+            ):
+                # ``Write(./secrets/**)`` before ``secrets/`` exists: made now, empty, and bound
+                # read-only like an existing one (red team, round 13), instead of refusing.
+                present = [p for p in paths if _make_denied_dir(p, roots)]
             for path in present or paths:
                 for form in dict.fromkeys((path, Path(os.path.realpath(path)))):
                     root = _covers(form, roots)
@@ -353,6 +377,8 @@ def _write_denies(
                         missing.append((form, rule.describe(), operator))
                     elif os.path.lexists(form) and os.path.realpath(form) == os.fspath(form):
                         wanted.setdefault(form, None)
+                    elif os.path.islink(path) and form == path:
+                        notes.append(_link_note(rule.describe(), path))
         except PolicyError as exc:
             notes.append(_repository_rule(exc, operator))
     hidden = [Path(os.path.normpath(m)) for m in masked]
@@ -373,6 +399,57 @@ def _write_denies(
     # directory it is read-only already: one mount fewer.
     kept = [p for p in wanted if not covered(p, hidden)]
     return tuple(p for p in kept if not any(q in p.parents for q in kept)), notes
+
+
+def _below(path: Path, masks: Sequence[Path]) -> bool:
+    """Whether ``path`` is or lies below one of ``masks`` (hidden already: nothing to make)."""
+    normal = Path(os.path.normpath(path))
+    return any(Path(os.path.normpath(m)) in (normal, *normal.parents) for m in masks)
+
+
+def _names_a_directory(spec: str | None) -> bool:
+    """Whether a static rule names a directory and what is below it (``./secrets/**``, ``./out/``)."""
+    return (
+        spec is not None
+        and (spec.endswith("/**") or spec.endswith("/"))
+        and not (_GLOB_CHARS & set(spec.rstrip("/").removesuffix("/**").rstrip("/")))
+    )
+
+
+def _make_denied_dir(path: Path, roots: Sequence[Path]) -> bool:
+    """Create the missing write-denied directory ``path`` inside a writable root (owned as the
+    directory it is made in), so the backend can bind it read-only: a command can then neither
+    create it nor put anything in it. Only lexically below a root, with no symlink on the way (a
+    link would make it elsewhere). False when it cannot be made (the session then refuses)."""
+    path = Path(os.path.normpath(path))
+    holders = [r for r in roots if r in path.parents]
+    if not holders:
+        return False
+    parent = path.parent
+    while not os.path.lexists(parent):
+        parent = parent.parent
+    if os.path.realpath(parent) != os.fspath(parent) or not os.path.isdir(parent):
+        return False
+    try:
+        owner = os.stat(parent)
+        os.makedirs(path, mode=0o755)
+        for made in [path, *path.parents]:
+            if made == parent:
+                break
+            os.lchown(made, owner.st_uid, owner.st_gid)
+    except OSError:
+        return False
+    return os.path.realpath(path) == os.fspath(path)
+
+
+def _link_note(rule_text: str, link: Path) -> str:
+    """What a symlink a write deny names leaves open: its target is bound read-only, the link itself
+    lives in a writable directory (red team, round 13)."""
+    return (
+        f"{rule_text}: {link} is a symbolic link; the sandbox binds where it leads read-only, but a "
+        "command can still remove or replace the link itself (then the path holds another file). "
+        f"Deny the directory that holds it ({link.parent}/**) to keep the link as it is"
+    )
 
 
 def _interpreter_dirs() -> list[Path]:

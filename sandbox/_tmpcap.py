@@ -1,0 +1,125 @@
+"""A size cap on the bwrap session's /tmp: a tmpfs of that size mounted on its host directory.
+
+The session's /tmp is a host directory (``shellrt-bwrap-tmp-*/tmp``) bound at /tmp in every
+sandbox: the file tools serve /tmp from it and it outlives a zygote restart. Uncapped, a command's
+``fallocate -l 50G /tmp/x`` filled the host's disk, or its memory where the host's /tmp is a tmpfs
+(red team, round 13). Mounting a sized tmpfs on that directory keeps both properties and makes a
+write past the cap fail with ENOSPC. Pages are charged to the memory cgroup of the writer (the
+session cgroup when it has a memory limit). Only root can mount on the host: a non-root caller's
+/tmp stays a plain directory (`BwrapConfig.default_tmp_bytes`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import ctypes.util
+import fcntl
+import os
+import tempfile
+from pathlib import Path
+
+from sandbox.errors import BackendUnavailableError
+
+__all__ = ["TmpCapError", "cap_tmp", "sweep_tmp_caps", "uncap_tmp"]
+
+#: The sized tmpfs mounts this process holds (unmounted at `uncap_tmp`, else at exit).
+_MOUNTED: set[str] = set()
+_PREFIX = "shellrt-bwrap-tmp-"
+
+_MS_NOSUID = 0x2
+_MS_NODEV = 0x4
+_MNT_DETACH = 0x2
+
+
+class TmpCapError(BackendUnavailableError):
+    """The sized tmpfs could not be mounted (the session does not start: the cap is not silently lost)."""
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
+def cap_tmp(path: Path, size: int) -> None:
+    """Mount a tmpfs of ``size`` bytes (mode 1777, nosuid, nodev) on the empty directory ``path``."""
+    options = f"size={size},mode=1777".encode()
+    if _libc().mount(b"tmpfs", os.fsencode(path), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) != 0:
+        err = ctypes.get_errno()
+        raise TmpCapError(
+            f"cannot mount the session's /tmp as a tmpfs of {size} bytes on {path} ({os.strerror(err)}); "
+            "set BwrapConfig.default_tmp_bytes=None (or drop tmp_bytes) to run with an uncapped /tmp",
+        )
+    if not _MOUNTED:
+        atexit.register(_uncap_all)
+    _MOUNTED.add(os.fspath(path))
+
+
+def uncap_tmp(path: Path) -> None:
+    """Detach the tmpfs from ``path`` (its pages are freed once no sandbox holds it)."""
+    _MOUNTED.discard(os.fspath(path))
+    if os.path.ismount(path):
+        _empty(path)
+        _libc().umount2(os.fsencode(path), _MNT_DETACH)
+
+
+def _empty(path: Path | str) -> None:
+    """Remove what the tmpfs holds before detaching it: a mount namespace made while it was mounted
+    (another session's holder or zygote copies the host's table) may keep a copy of the mount, and
+    with it the files. The kernel drops such copies when the directory is removed (seen here for a
+    holder); emptied first, a copy it kept would hold no pages either."""
+    from sandbox._scratch import remove_tree
+
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(path):
+            remove_tree(entry.path)
+
+
+def _uncap_all() -> None:
+    for path in list(_MOUNTED):
+        uncap_tmp(Path(path))
+
+
+def sweep_tmp_caps() -> list[Path]:
+    """Unmount and remove the sized /tmp of every session whose owner died without `uncap_tmp`
+    (SIGKILL): the temp-dir sweep (`sandbox._scratch`) empties such a directory but cannot remove a
+    mount point, so the mount stayed in the host's table. Owner gone = its ``.owner.lock`` is gone
+    (swept) or can be locked. Returns the mount points removed."""
+    from sandbox._scratch import remove_tree
+
+    temp = os.path.realpath(tempfile.gettempdir())
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as table:
+            points = [line.split()[4] for line in table if " - tmpfs " in line]
+    except OSError:
+        return []
+    removed: list[Path] = []
+    for point in points:
+        parent = os.path.dirname(point)
+        if (
+            point in _MOUNTED
+            or os.path.basename(point) != "tmp"
+            or os.path.dirname(parent) != temp
+            or not os.path.basename(parent).startswith(_PREFIX)
+        ):
+            continue
+        fd: int | None = None
+        try:
+            fd = os.open(os.path.join(parent, ".owner.lock"), os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except FileNotFoundError:
+            pass  # swept already: only the mount is left
+        except OSError:
+            if fd is not None:
+                os.close(fd)
+            continue  # its owner is alive
+        try:
+            _empty(point)
+            _libc().umount2(os.fsencode(point), _MNT_DETACH)
+            remove_tree(parent)
+            removed.append(Path(point))
+        finally:
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+    return removed
