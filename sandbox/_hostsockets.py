@@ -34,9 +34,13 @@ import stat
 import struct
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sandbox._sockreach import Mount, Reach, read_mounts, shown_at
 from sandbox.errors import SandboxExecError
+
+if TYPE_CHECKING:
+    from sandbox._inotify import AttribWatch
 
 __all__ = [
     "RUN_DIRS",
@@ -339,6 +343,9 @@ class SocketWatch:
         #: Sockets that appeared after the start, reachable by path but closed to ``uid``: an
         #: O_PATH fd of each, its mode checked before every command (a chmod changes no table).
         self._closed: dict[tuple[str, str], int] = {}
+        #: Tells whether any of those changed mode, owner or ACL (`sandbox._inotify`): one poll a
+        #: check instead of a stat a socket. None until the first is kept.
+        self._attrib: AttribWatch | None = None
         self._starting = True
         #: Covered although kept (`IpcMasks` ``cover``: the writable roots, also below /tmp).
         self._cover = tuple(os.path.realpath(p) for p in cover)
@@ -362,6 +369,8 @@ class SocketWatch:
             self._diag.close()
         self._reach.close()
         self._forget_closed(set(self._closed))
+        if self._attrib is not None:
+            self._attrib.close()
 
     def _forget_closed(self, pairs: Iterable[tuple[str, str]]) -> None:
         for pair in pairs:
@@ -377,10 +386,15 @@ class SocketWatch:
         if self._uid is None or self._starting or len(self._closed) >= _CLOSED_MAX:
             return False
         try:
+            if self._attrib is None:
+                from sandbox._inotify import AttribWatch  # here: ctypes, for a root caller's only
+
+                self._attrib = AttribWatch()
             fd = os.open(real, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError:
             return False
         try:
+            self._attrib.add(f"/proc/self/fd/{fd}")  # watched first: a change after the stat is seen
             st = os.fstat(fd)
         except OSError:
             st = None
@@ -393,6 +407,9 @@ class SocketWatch:
 
     def _still_closed(self) -> bool:
         """Every socket judged closed to the sandbox uid still is (its mode and owner now)."""
+        attrib = self._attrib
+        if attrib is not None and not attrib.changed():
+            return True
         uid = self._uid
         for fd in self._closed.values():
             try:
@@ -427,7 +444,7 @@ class SocketWatch:
             return True
         if _under(real, self._keep):
             return False  # where commands may bind
-        return self._reach.reachable(listed) and not self._closed_to_sandbox(pair, real)
+        return self._reach.reachable(listed, real) and not self._closed_to_sandbox(pair, real)
 
     def _outside_bound(self, bound: frozenset[tuple[str, str]]) -> frozenset[tuple[str, str]]:
         """The pairs of ``bound`` that count (`_counts`)."""

@@ -142,15 +142,17 @@ class Reach:
         self._reload()
         return True
 
-    def reachable(self, listed: str) -> bool:
+    def reachable(self, listed: str, real: str | None = None) -> bool:
         """Whether a sandbox could reach the socket the host lists at ``listed`` (True when
-        unsure). Below a ``bound`` path: reachable; the caller decides what that means."""
+        unsure; ``real``: the path resolved already). Below a ``bound`` path: reachable; the
+        caller decides what that means."""
         if not listed.startswith("/"):
             return True  # relative to some process's cwd: where it is is unknown
-        try:
-            real = os.path.realpath(listed)
-        except (OSError, ValueError):
-            return True
+        if real is None:
+            try:
+                real = os.path.realpath(listed)
+            except (OSError, ValueError):
+                return True
         if _under_any(real, self.bound) or not _under_any(real, self.hidden):
             return True
         try:
