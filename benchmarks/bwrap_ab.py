@@ -1,6 +1,6 @@
 """A bwrap session's command against a raw spawn, side by side in one run (issue 22, item 3).
 
-``PYTHONPATH=. python3 -m benchmarks.bwrap_ab [--rounds 40] [--burst 12] [--churn MS]``
+``PYTHONPATH=. python3 -m benchmarks.bwrap_ab [--rounds 40] [--burst 12] [--churn MS] [--pool N]``
 
 Three ways of running ``true``, taking turns in back-to-back bursts (`benchmarks._bursts`: two
 bursts timed next to each other see the same load, so each round's ratio is fair on a shared
@@ -79,7 +79,7 @@ def _churn(every_s: float, stop: threading.Event) -> None:
             shutil.rmtree(where, ignore_errors=True)
 
 
-async def _run(rounds: int, burst: int, churn_ms: float) -> int:
+async def _run(rounds: int, burst: int, churn_ms: float, pool: int | None) -> int:
     from sandbox import BwrapConfig, ExecRequest, SandboxPolicy
     from sandbox.bwrap import BwrapBackend
     from shellrt.supervisor import Supervisor
@@ -88,6 +88,8 @@ async def _run(rounds: int, burst: int, churn_ms: float) -> int:
         ws = Path(tmp) / "ws"
         ws.mkdir()
         backend = BwrapBackend(BwrapConfig(persistent=True), SandboxPolicy(workspace=ws))
+        if pool is not None:
+            backend.warm_pool = pool
         await backend.start()
         if not backend.persistent:
             print("the bwrap session did not start its zygote here: nothing to measure", file=sys.stderr)
@@ -186,8 +188,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="MS",
         help="a host thread binds a new socket under /var/tmp every MS ms meanwhile (default: none)",
     )
+    parser.add_argument(
+        "--pool", type=int, default=None, help="inits the zygote keeps ready (default: the backend's)"
+    )
     args = parser.parse_args(argv)
-    return anyio.run(_run, args.rounds, args.burst, args.churn)
+    return anyio.run(_run, args.rounds, args.burst, args.churn, args.pool)
 
 
 if __name__ == "__main__":
