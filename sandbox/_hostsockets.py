@@ -36,7 +36,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sandbox._sockreach import Mount, Reach, read_mounts, shown_at
+from sandbox._sockreach import MountIndex, Reach, read_mounts, resolve, shown_at
 from sandbox.errors import SandboxExecError
 
 if TYPE_CHECKING:
@@ -436,10 +436,9 @@ class SocketWatch:
         listed = pair[1]
         if not listed.startswith("/"):
             return True
-        try:
-            real = os.path.realpath(listed)
-        except (OSError, ValueError):
-            return True
+        real = resolve(listed)
+        if real is None:
+            return False  # its directory is gone (see below)
         try:
             os.lstat(real)
         except (FileNotFoundError, NotADirectoryError):
@@ -556,7 +555,7 @@ def ipc_mask_args(
     resolv = os.path.realpath("/etc/resolv.conf")
     if _under(resolv, covered) and os.path.isfile(resolv):
         args += ["--ro-bind", resolv, resolv]  # DNS keeps working with network: host
-    mounts: tuple[Mount, ...] | None = None
+    mounts: MountIndex | None = None
     ns_root = mountinfo.removesuffix("/mountinfo") + "/root"  # /proc/<pid>/root: that namespace's /
     for listed in host_socket_paths(table):
         try:
@@ -567,7 +566,7 @@ def ipc_mask_args(
             if inside is not None and _under(path, covered_roots) and _is_socket(path):
                 inside += ["--ro-bind", "/dev/null", path]
             if mounts is None:
-                mounts = read_mounts(mountinfo) or ()
+                mounts = MountIndex(read_mounts(mountinfo) or ())
             for place in shown_at(path, mounts) or ():
                 # looked up in that namespace: the mount showing it may exist only there
                 if not (_under(place, covered) or _under(place, kept)) and _is_socket(ns_root + place):

@@ -7,7 +7,7 @@ content (its /tmp, /run, the caller's XDG_RUNTIME_DIR, a TMPDIR elsewhere, /dev)
 needs neither a mask nor a new zygote -- if nothing else shows it. What else can:
 
 * a symlink on the listed path (the table keeps the path given to ``bind``, not where the file
-  is): the path is resolved (`os.path.realpath`) and judged where it leads;
+  is): the path is resolved (`resolve`) and judged where it leads;
 * another mount of the same filesystem tree (a host bind mount of /tmp/x at /srv/x, or of
   /var/lib/z at /tmp/m): the host's mount table (``mountinfo``) is read, and every place where
   the socket's directory shows is judged, not only the listed one;
@@ -29,7 +29,7 @@ import select
 import stat
 from dataclasses import dataclass
 
-__all__ = ["Mount", "Reach", "parse_mountinfo", "read_mounts", "shown_at"]
+__all__ = ["Mount", "MountIndex", "Reach", "parse_mountinfo", "read_mounts", "resolve", "shown_at"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,29 @@ def parse_mountinfo(text: str) -> tuple[Mount, ...]:
     return tuple(mounts)
 
 
+def resolve(listed: str) -> str | None:
+    """``listed`` with every symlink above its last part resolved, as the kernel names the
+    directory (an O_PATH fd's ``/proc/self/fd`` link: three system calls, where
+    `os.path.realpath` stats each part in Python, ~80 us a socket under load); the last part
+    is the socket file itself, never followed. None when the directory is gone."""
+    head, _, name = listed.rpartition("/")
+    try:
+        fd = os.open(head or "/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except (OSError, ValueError):
+        return os.path.realpath(listed)
+    try:
+        where = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.realpath(listed)
+    finally:
+        os.close(fd)
+    if not where.startswith("/") or where.endswith(" (deleted)"):
+        return None if where.endswith(" (deleted)") else os.path.realpath(listed)
+    return f"{where.rstrip('/')}/{name}"
+
+
 def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
@@ -98,7 +121,7 @@ class Reach:
         self._path = mountinfo
         self._fd: int | None = None
         self._poll: select.poll | None = None
-        self._mounts: tuple[Mount, ...] | None = None
+        self._mounts: MountIndex | None = None
         self._reload()
 
     def close(self) -> None:
@@ -125,7 +148,8 @@ class Reach:
         self._fd = fd
         self._poll = select.poll()
         self._poll.register(fd, select.POLLPRI)
-        self._mounts = parse_mountinfo(b"".join(chunks).decode("utf-8", "surrogateescape"))
+        table = parse_mountinfo(b"".join(chunks).decode("utf-8", "surrogateescape"))
+        self._mounts = MountIndex(table) if table else None
 
     def mounts_changed(self) -> bool:
         """Whether the mount table changed since it was read (it is read again then). A table
@@ -149,10 +173,9 @@ class Reach:
         if not listed.startswith("/"):
             return True  # relative to some process's cwd: where it is is unknown
         if real is None:
-            try:
-                real = os.path.realpath(listed)
-            except (OSError, ValueError):
-                return True
+            real = resolve(listed)
+            if real is None:
+                return False  # its directory is gone: no path reaches it
         if _under_any(real, self.bound) or not _under_any(real, self.hidden):
             return True
         try:
@@ -180,27 +203,48 @@ def read_mounts(path: str = "/proc/self/mountinfo") -> tuple[Mount, ...] | None:
         return None
 
 
-def shown_at(real: str, mounts: tuple[Mount, ...] | None) -> list[str] | None:
-    """Every path of the namespace where the file at ``real`` (resolved) shows, from its mount
-    table: its own and those of every other mount of the same tree. None when unsure."""
+class MountIndex:
+    """A mount table indexed for `shown_at`: mounts by mount point and by filesystem."""
+
+    def __init__(self, mounts: tuple[Mount, ...]) -> None:
+        self.mounts = mounts
+        self._at: dict[str, list[Mount]] = {}
+        self._of: dict[str, list[Mount]] = {}
+        for mount in mounts:
+            self._at.setdefault(mount.point, []).append(mount)
+            self._of.setdefault(mount.dev, []).append(mount)
+
+    def shown_at(self, real: str) -> list[str] | None:
+        """Every path of the namespace where the file at ``real`` (resolved) shows: its own and
+        those of every other mount of the same tree. None when unsure."""
+        point = real
+        while True:  # the deepest mount point above ``real``
+            stacked = self._at.get(point)
+            if stacked is not None or point == "/":
+                break
+            point = point.rpartition("/")[0] or "/"
+        if not stacked:
+            return None
+        # Mounts stacked on one point: the one no other of them is mounted on shows.
+        below = {m.parent for m in stacked}
+        top = [m for m in stacked if m.id not in below]
+        if len(top) != 1:
+            return None
+        held = top[0]
+        rest = real[len(held.point.rstrip("/")) :]
+        inner = (held.root.rstrip("/") + rest) or "/"
+        places: list[str] = []
+        for mount in self._of.get(held.dev, ()):
+            if _under(inner, mount.root):
+                tail = inner[len(mount.root.rstrip("/")) :]
+                places.append((mount.point.rstrip("/") + tail) or "/")
+        return places
+
+
+def shown_at(real: str, mounts: tuple[Mount, ...] | MountIndex | None) -> list[str] | None:
+    """`MountIndex.shown_at` of ``mounts`` (indexed now when given as a table); None when unsure
+    (no table)."""
     if not mounts:
         return None
-    holding = [m for m in mounts if _under(real, m.point)]
-    if not holding:
-        return None
-    longest = max(len(m.point) for m in holding)
-    stacked = [m for m in holding if len(m.point) == longest]
-    # Mounts stacked on one point: the one no other of them is mounted on shows.
-    below = {m.parent for m in stacked}
-    top = [m for m in stacked if m.id not in below]
-    if len(top) != 1:
-        return None
-    held = top[0]
-    rest = real[len(held.point.rstrip("/")) :]
-    inner = (held.root.rstrip("/") + rest) or "/"
-    places: list[str] = []
-    for mount in mounts:
-        if mount.dev == held.dev and _under(inner, mount.root):
-            tail = inner[len(mount.root.rstrip("/")) :]
-            places.append((mount.point.rstrip("/") + tail) or "/")
-    return places
+    index = mounts if isinstance(mounts, MountIndex) else MountIndex(mounts)
+    return index.shown_at(real)
