@@ -382,7 +382,8 @@ class SocketWatch:
         """Whether the socket file at ``real`` refuses ``connect`` to the sandbox uid (it needs write
         permission: owned by another uid, no group or other write bit -- a POSIX ACL's named
         entries are capped by the group bits), its fd kept to check that again before every
-        command. False when unsure or past `_CLOSED_MAX`."""
+        command; True as well when it is gone by now (see `_counts`). False when unsure or past
+        `_CLOSED_MAX`."""
         if self._uid is None or self._starting or len(self._closed) >= _CLOSED_MAX:
             return False
         try:
@@ -391,6 +392,8 @@ class SocketWatch:
 
                 self._attrib = AttribWatch()
             fd = os.open(real, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except (FileNotFoundError, NotADirectoryError):
+            return True  # removed since `_counts` looked: gone, as there
         except OSError:
             return False
         try:
