@@ -572,7 +572,11 @@ def ipc_mask_args(
                 mounts = MountIndex(read_mounts(mountinfo) or ())
             for place in shown_at(path, mounts) or ():
                 # looked up in that namespace: the mount showing it may exist only there
-                if not (_under(place, covered) or _under(place, kept)) and _is_socket(ns_root + place):
+                if (
+                    not (_under(place, covered) or _under(place, kept))
+                    and _is_socket(ns_root + place)
+                    and (not reachable_only or _crossable(ns_root, place))
+                ):
                     args += ["--ro-bind", "/dev/null", place]  # the same socket, shown there too
             continue
         try:
@@ -675,6 +679,14 @@ class IpcMasks:
         self._masked = [
             both[i + 2] for i in range(len(both) - 2) if both[i] == "--ro-bind" and both[i + 1] == "/dev/null"
         ]
+
+
+def _crossable(ns_root: str, path: str) -> bool:
+    """Whether "others" may cross every directory above ``path`` (seen from ``ns_root``)."""
+    try:
+        return all(os.stat(ns_root + str(parent)).st_mode & stat.S_IXOTH for parent in Path(path).parents)
+    except OSError:
+        return False
 
 
 def _is_socket(path: str) -> bool:
