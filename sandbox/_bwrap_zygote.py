@@ -132,6 +132,9 @@ class Zygote:
         #: it of those that run long (`_tell_long`): one timer for the zygote, not one per command.
         self._untold: dict[int, tuple[int, float]] = {}
         self._long_timer: asyncio.TimerHandle | None = None
+        #: Commands that found no ready init (the zygote made one on their path): what the
+        #: benchmark reports (`benchmarks.bwrap_ab`), one increment each.
+        self.cold_starts = 0
 
     @property
     def host_pid(self) -> int | None:
@@ -343,6 +346,7 @@ class Zygote:
             # one): the zygote is not told, so one wake-up fewer on the command's path.
             pooled = self._hand_to_pooled(for_init, fds)
             if pooled is None:
+                self.cold_starts += 1
                 status_r, status_w = os.pipe2(os.O_CLOEXEC)
                 init_pid = 0
                 try:

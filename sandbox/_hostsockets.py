@@ -34,8 +34,13 @@ import stat
 import struct
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from sandbox._sockreach import MountIndex, Reach, read_mounts, resolve, shown_at
 from sandbox.errors import SandboxExecError
+
+if TYPE_CHECKING:
+    from sandbox._inotify import AttribWatch
 
 __all__ = [
     "RUN_DIRS",
@@ -66,14 +71,15 @@ def _bound(table: bytes) -> frozenset[tuple[str, str]]:
     return frozenset(
         (parts[6], parts[7])
         for line in lines
-        if len(parts := line.split(None, 7)) == 8 and parts[7].startswith("/")
+        if len(parts := line.split(None, 7)) == 8 and not parts[7].startswith("@")
     )
 
 
 def host_socket_paths(table: bytes | None = None) -> list[str]:
     """Pathname unix sockets bound in the host's network namespace (``/proc/net/unix``, or ``table``
-    read from it)."""
-    return sorted({path for _, path in _bound(_socket_table() if table is None else table)})
+    read from it), by absolute path (a name relative to its binder's cwd names no place here)."""
+    bound = _bound(_socket_table() if table is None else table)
+    return sorted({path for _, path in bound if path.startswith("/")})
 
 
 def _under(path: str, roots: Iterable[str]) -> bool:
@@ -302,37 +308,119 @@ def open_unix_diag() -> UnixDiag | None:
 
 
 class SocketWatch:
-    """Whether a host socket appeared since a session sandbox hid them, at the least cost per command.
+    """Whether a host socket a session sandbox could reach appeared since it hid them, at the least
+    cost per command.
 
     A socket counts by (inode, path): one removed and bound again at a hidden path
     is a new one. Its mask went with the old file (the host's unlink detaches a mount
     made on it in another namespace), so the next command needs a new sandbox.
+    Only sockets the sandbox could reach count (`sandbox._sockreach.Reach`): one below the
+    directories it shows its own content at (``hidden``: its /tmp, /run, XDG_RUNTIME_DIR...)
+    that no symlink, other mount or other name shows elsewhere needs no new sandbox; one below
+    ``keep`` is where commands may bind, unless also below ``cover``. A name relative to its
+    binder's cwd counts (where it is is unknown).
     One listing per check -- the kernel's ``unix_diag`` (`UnixDiag`), or ``/proc/net/unix``
     where that is unavailable; it is parsed only when it changed since the last check that
-    found nothing new (the roots are resolved once), and a listed (inode, path) is judged
-    against the roots only the first time it is seen. Fails closed: a listing that cannot be
-    had (a netlink error, an unreadable table) is "something new", so the caller replaces
-    the sandbox (and its new watch opens a new listing).
+    found nothing new, and a listed (inode, path) is judged only the first time it is seen,
+    until the mount table changes (then every one is judged again). Fails closed: a listing
+    that cannot be had (a netlink error, an unreadable table) is "something new", so the caller
+    replaces the sandbox (and its new watch opens a new listing).
     """
 
-    def __init__(self, keep: Iterable[Path], cover: Iterable[Path] = ()) -> None:
-        self._skip = [*_kept(keep), *RUN_DIRS]
+    def __init__(
+        self,
+        keep: Iterable[Path],
+        cover: Iterable[Path] = (),
+        *,
+        hidden: Iterable[str] | None = None,
+        mountinfo: str = "/proc/self/mountinfo",
+        uid: int | None = None,
+    ) -> None:
+        self._keep = tuple(os.path.realpath(p) for p in keep)
+        #: The uid commands run as when it owns nothing on the host (a root caller's sandbox uid):
+        #: a socket it may not write to it cannot connect to (`_closed`).
+        self._uid = uid
+        #: Sockets that appeared after the start, reachable by path but closed to ``uid``: an
+        #: O_PATH fd of each, its mode checked before every command (a chmod changes no table).
+        self._closed: dict[tuple[str, str], int] = {}
+        #: Tells whether any of those changed mode, owner or ACL (`sandbox._inotify`): one poll a
+        #: check instead of a stat a socket. None until the first is kept.
+        self._attrib: AttribWatch | None = None
+        self._starting = True
         #: Covered although kept (`IpcMasks` ``cover``: the writable roots, also below /tmp).
-        self._cover = [os.path.realpath(p) for p in cover]
+        self._cover = tuple(os.path.realpath(p) for p in cover)
+        places = ("/tmp", *RUN_DIRS) if hidden is None else tuple(hidden)
+        self._reach = Reach(places, self._keep, mountinfo)
         self._diag = open_unix_diag()
         listing = self._listing()
         self._table, pairs = listing if listing is not None else (b"", frozenset())
         bound = _bound(self._table) if pairs is None else pairs
-        self.hidden = self._outside_bound(bound)
-        #: Every (inode, path) a check found harmless (hidden, or where commands may bind): the
-        #: table changes with every command (its own unnamed socket pairs), and judging each path
-        #: against the roots again was most of a check's cost (~0.2 ms a command under load).
+        self.hidden = self._outside_bound(bound)  # masked at the start whatever their mode
+        self._starting = False
+        #: Every (inode, path) a check found harmless (hidden, out of reach, or where commands may
+        #: bind): the table changes with every command (its own unnamed socket pairs), and judging
+        #: each path again was most of a check's cost (~0.2 ms a command under load).
         self._fine = bound
 
     def close(self) -> None:
-        """Let go of the netlink socket (the watch's sandbox is gone)."""
+        """Let go of the netlink socket, the mount table and the sockets' fds (the watch's
+        sandbox is gone)."""
         if self._diag is not None:
             self._diag.close()
+        self._reach.close()
+        self._forget_closed(set(self._closed))
+        if self._attrib is not None:
+            self._attrib.close()
+
+    def _forget_closed(self, pairs: Iterable[tuple[str, str]]) -> None:
+        for pair in pairs:
+            fd = self._closed.pop(pair, None)
+            if fd is not None:
+                os.close(fd)
+
+    def _closed_to_sandbox(self, pair: tuple[str, str], real: str) -> bool:
+        """Whether the socket file at ``real`` refuses ``connect`` to the sandbox uid (it needs write
+        permission: owned by another uid, no group or other write bit -- a POSIX ACL's named
+        entries are capped by the group bits), its fd kept to check that again before every
+        command; True as well when it is gone by now (see `_counts`). False when unsure or past
+        `_CLOSED_MAX`."""
+        if self._uid is None or self._starting or len(self._closed) >= _CLOSED_MAX:
+            return False
+        try:
+            if self._attrib is None:
+                from sandbox._inotify import AttribWatch  # here: ctypes, for a root caller's only
+
+                self._attrib = AttribWatch()
+            fd = os.open(real, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except (FileNotFoundError, NotADirectoryError):
+            return True  # removed since `_counts` looked: gone, as there
+        except OSError:
+            return False
+        try:
+            self._attrib.add(f"/proc/self/fd/{fd}")  # watched first: a change after the stat is seen
+            st = os.fstat(fd)
+        except OSError:
+            st = None
+        if st is None or not stat.S_ISSOCK(st.st_mode) or not _refuses(st, self._uid):
+            os.close(fd)
+            return False
+        self._forget_closed([pair])
+        self._closed[pair] = fd
+        return True
+
+    def _still_closed(self) -> bool:
+        """Every socket judged closed to the sandbox uid still is (its mode and owner now)."""
+        attrib = self._attrib
+        if attrib is not None and not attrib.changed():
+            return True
+        uid = self._uid
+        for fd in self._closed.values():
+            try:
+                if not _refuses(os.fstat(fd), uid):
+                    return False
+            except OSError:
+                return False
+        return True
 
     def _listing(self) -> tuple[bytes, frozenset[tuple[str, str]] | None] | None:
         """The current listing, raw, with its (inode, path) pairs when they came with it (the
@@ -345,25 +433,56 @@ class SocketWatch:
         table = _strict_socket_table()
         return None if table is None else (table, None)
 
+    def _counts(self, pair: tuple[str, str]) -> bool:
+        """Whether the socket listed as ``pair`` could be reached by the sandbox's commands and is
+        not one of theirs (True when unsure)."""
+        listed = pair[1]
+        if not listed.startswith("/"):
+            return True
+        real = resolve(listed)
+        if real is None:
+            return False  # its directory is gone (see below)
+        try:
+            os.lstat(real)
+        except (FileNotFoundError, NotADirectoryError):
+            # Its file is gone (test suites unlink theirs before closing them): no path reaches
+            # it, and no mask could cover it (`ipc_mask_args` skips it too); bound again, it is
+            # a new inode, judged then.
+            return False
+        except OSError:
+            return True
+        if _under(listed, self._cover) or _under(real, self._cover):
+            return True
+        if _under(real, self._keep):
+            return False  # where commands may bind
+        return self._reach.reachable(listed, real) and not self._closed_to_sandbox(pair, real)
+
     def _outside_bound(self, bound: frozenset[tuple[str, str]]) -> frozenset[tuple[str, str]]:
-        return frozenset(
-            pair for pair in bound if not _under(pair[1], self._skip) or _under(pair[1], self._cover)
-        )
+        """The pairs of ``bound`` that count (`_counts`)."""
+        return frozenset(pair for pair in bound if self._counts(pair))
 
     def nothing_new(self) -> bool:
-        """No socket outside the kept paths but those there when this watch was made."""
+        """No socket the sandbox could reach but those there when this watch was made."""
         listing = self._listing()
         if listing is None:
             return False  # fail closed: the caller starts a new sandbox (and a new watch)
+        if self._reach.mounts_changed():  # what was out of reach may show somewhere now
+            self._fine = self.hidden
+            self._table = b""
+            self._forget_closed(set(self._closed))
+        if self._closed and not self._still_closed():
+            return False  # a chmod or chown opened one to the sandbox uid
         table, pairs = listing
         if table == self._table:
             return True
         bound = _bound(table) if pairs is None else pairs
-        if bound <= self._fine or self._outside_bound(bound) <= self.hidden:
-            self._table = table
-            self._fine = bound if len(self._fine) > _FINE_MAX else self._fine | bound
-            return True
-        return False
+        if not bound <= self._fine and not self._outside_bound(bound - self._fine) <= self.hidden:
+            return False
+        if self._closed:
+            self._forget_closed(self._closed.keys() - bound)  # gone from the table
+        self._table = table
+        self._fine = bound if len(self._fine) > _FINE_MAX else self._fine | bound
+        return True
 
 
 def _strict_socket_table() -> bytes | None:
@@ -383,6 +502,16 @@ def _strict_socket_table() -> bytes | None:
         os.close(fd)
 
 
+#: Sockets closed to the sandbox uid `SocketWatch` keeps an fd of at most (more count as new).
+_CLOSED_MAX = 256
+
+
+def _refuses(st: os.stat_result, uid: int | None) -> bool:
+    """Whether a socket file of ``st`` refuses ``connect`` to ``uid`` (no capabilities, no
+    supplementary groups): another owner, and neither group nor others may write."""
+    return uid is not None and st.st_uid != uid and not st.st_mode & 0o022
+
+
 #: Pairs `SocketWatch` remembers at most beyond the current table's (a session whose commands
 #: bind sockets in /tmp over and over must not grow it without end).
 _FINE_MAX = 4096
@@ -395,6 +524,7 @@ def ipc_mask_args(
     table: bytes | None = None,
     cover: Iterable[Path] = (),
     inside: list[str] | None = None,
+    mountinfo: str = "/proc/self/mountinfo",
 ) -> list[str]:
     """bwrap flags hiding /run, XDG_RUNTIME_DIR and every host socket outside ``keep`` (and /tmp).
 
@@ -404,7 +534,10 @@ def ipc_mask_args(
     nor reach them). ``table``: ``/proc/net/unix`` as already read (default: read now).
     ``inside``: gets the flags covering the host sockets below ``cover`` (kept paths: the
     writable roots), to be placed after everything bound there (a later bind of a parent
-    would cover them); each listed path is resolved once for both.
+    would cover them); each listed path is resolved once for both. A socket left unmasked as out
+    of reach (below /tmp, a run dir, ``keep``) that another mount of its tree shows elsewhere
+    (``mountinfo``: the table of the namespace bwrap starts in) is masked there
+    (`sandbox._sockreach.shown_at`).
     """
     kept = _kept(keep)
     covered_roots = [os.path.realpath(p) for p in cover]
@@ -425,6 +558,8 @@ def ipc_mask_args(
     resolv = os.path.realpath("/etc/resolv.conf")
     if _under(resolv, covered) and os.path.isfile(resolv):
         args += ["--ro-bind", resolv, resolv]  # DNS keeps working with network: host
+    mounts: MountIndex | None = None
+    ns_root = mountinfo.removesuffix("/mountinfo") + "/root"  # /proc/<pid>/root: that namespace's /
     for listed in host_socket_paths(table):
         try:
             path = os.path.realpath(listed)
@@ -433,6 +568,16 @@ def ipc_mask_args(
         if _under(path, covered) or _under(path, kept):
             if inside is not None and _under(path, covered_roots) and _is_socket(path):
                 inside += ["--ro-bind", "/dev/null", path]
+            if mounts is None:
+                mounts = MountIndex(read_mounts(mountinfo) or ())
+            for place in shown_at(path, mounts) or ():
+                # looked up in that namespace: the mount showing it may exist only there
+                if (
+                    not (_under(place, covered) or _under(place, kept))
+                    and _is_socket(ns_root + place)
+                    and (not reachable_only or _crossable(ns_root, place))
+                ):
+                    args += ["--ro-bind", "/dev/null", place]  # the same socket, shown there too
             continue
         try:
             if not stat.S_ISSOCK(os.lstat(path).st_mode):
@@ -464,9 +609,18 @@ class IpcMasks:
     """
 
     def __init__(
-        self, keep: Iterable[Path], *, reachable_only: bool = False, cover: Iterable[Path] = ()
+        self,
+        keep: Iterable[Path],
+        *,
+        reachable_only: bool = False,
+        cover: Iterable[Path] = (),
+        mountinfo: str = "/proc/self/mountinfo",
     ) -> None:
         self._keep = tuple(keep)
+        #: The mount table the flags were worked out with (`ipc_mask_args` masks a socket where
+        #: another mount shows it): a change works them out again.
+        self._mountinfo = mountinfo
+        self._mounts = Reach((), (), mountinfo)
         self._reachable_only = reachable_only
         #: Kept paths whose host sockets are covered anyway, after their binds (`inside`).
         self._cover = tuple(cover)
@@ -488,6 +642,8 @@ class IpcMasks:
                 "and readable (procfs of the host's network namespace)"
             )
         key = (table, os.environ.get("XDG_RUNTIME_DIR", ""))
+        if self._mounts.mounts_changed():
+            self._key = None
         if key != self._key:
             bound = _bound(table)
             if self._key is None or key[1] != self._key[1] or bound != self._bound:
@@ -498,6 +654,10 @@ class IpcMasks:
             self._work_out(table)  # a listed socket's file was removed: bwrap could not cover it
         return list(self._args)
 
+    def close(self) -> None:
+        """Let go of the mount table's file."""
+        self._mounts.close()
+
     def inside(self) -> list[str]:
         """The flags covering host sockets in the ``cover`` paths, as of the last `args`."""
         return list(self._inside)
@@ -506,7 +666,12 @@ class IpcMasks:
         inside: list[str] = []
         self._args = tuple(
             ipc_mask_args(
-                self._keep, reachable_only=self._reachable_only, table=table, cover=self._cover, inside=inside
+                self._keep,
+                reachable_only=self._reachable_only,
+                table=table,
+                cover=self._cover,
+                inside=inside,
+                mountinfo=self._mountinfo,
             )
         )
         self._inside = tuple(inside)
@@ -514,6 +679,14 @@ class IpcMasks:
         self._masked = [
             both[i + 2] for i in range(len(both) - 2) if both[i] == "--ro-bind" and both[i + 1] == "/dev/null"
         ]
+
+
+def _crossable(ns_root: str, path: str) -> bool:
+    """Whether "others" may cross every directory above ``path`` (seen from ``ns_root``)."""
+    try:
+        return all(os.stat(ns_root + str(parent)).st_mode & stat.S_IXOTH for parent in Path(path).parents)
+    except OSError:
+        return False
 
 
 def _is_socket(path: str) -> bool:

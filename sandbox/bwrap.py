@@ -554,6 +554,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 (*self.policy.allowed_roots(), state_dir),
                 reachable_only=as_user,
                 cover=() if self._host_network() else self.policy.allowed_roots(),
+                mountinfo=self._mountinfo(),
             )
             self._ipc_cache[state_dir, as_user] = masks
         return masks
@@ -607,7 +608,15 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         state_dir = self._runner.check_open()
         hidden = self._denied_kinds()
         cover = () if self._host_network() else self.policy.allowed_roots()  # host sockets there too
-        sockets = SocketWatch((*self.policy.allowed_roots(), state_dir), cover)
+        # Only sockets its commands could reach retire it (sandbox._sockreach): not those below
+        # the places it shows its own content at, in the namespace its bwrap starts in.
+        sockets = SocketWatch(
+            (*self.policy.allowed_roots(), state_dir),
+            cover,
+            hidden=("/tmp", *private_places()),
+            mountinfo=self._mountinfo(),
+            uid=self._ids()[0] if self._switches_uid() else None,  # commands run as it, capless
+        )
         try:
             self._zygote = await self._new_zygote(state_dir, hidden)
         except BaseException:
@@ -616,6 +625,12 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if self._sockets is not None:
             self._sockets.close()  # the replaced zygote's (its netlink socket)
         self._hidden, self._sockets = hidden, sockets
+
+    def _mountinfo(self) -> str:
+        """The mount table of the namespace every bwrap of the session starts in (a root
+        caller's: the holder's)."""
+        holder = self._holder.host_pid if self._holder is not None else None
+        return f"/proc/{holder}/mountinfo" if holder is not None else "/proc/self/mountinfo"
 
     def _host_network(self) -> bool:
         """The host's network namespace: a command's own sockets are listed with the host's."""
@@ -841,6 +856,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 await helper.close()
         self._spawner = self._holder = None
         self._ns_prefix, self._ns_user_prefix, self._sources = [], [], {}
+        for ipc in self._ipc_cache.values():
+            ipc.close()
         self._ipc_cache, self._skeletons, self._devtree = {}, None, None
         proxy, self._proxy = self._proxy, None
         if proxy is not None:  # after the sandboxes: nothing is left to connect through it
