@@ -265,6 +265,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         self._retired: list[Zygote] = []
         #: One replacement at a time: side-by-side commands all see the zygote must go.
         self._replacing = anyio.Lock()
+        self._condemned: Zygote | None = None  # judged stale, not yet replaced (`_zygote_stale`)
         #: What the current zygote hid: a denied path or a host socket that appears later
         #: needs a new zygote.
         self._hidden: tuple[str | None, ...] = ()
@@ -1038,7 +1039,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         zygote = self._zygote
         assert zygote is not None
         if self._zygote_stale(zygote):
-            zygote = await self._replace_zygote()
+            zygote = await self._replace_zygote(zygote)
         if self._retired:  # replaced zygotes whose last command ended: end them now
             done = [z for z in self._retired if z.running == 0]
             self._retired = [z for z in self._retired if z.running > 0]
@@ -1049,16 +1050,26 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         return await zygote.spawn(request, marker=run.marker, env_extra=env, cwd_file=run.cwd_file)
 
     def _zygote_stale(self, zygote: Zygote) -> bool:
-        return not zygote.alive or self._denied_kinds() != self._hidden or not self._sockets_hidden()
+        """Whether ``zygote`` must be replaced before its next command. Once judged so it stays so
+        (the socket watch reports a change once): a command started beside the one replacing it
+        must not run in it meanwhile, where the new socket is not masked."""
+        if zygote is self._condemned:
+            return True
+        if not zygote.alive or self._denied_kinds() != self._hidden or not self._sockets_hidden():
+            self._condemned = zygote
+            return True
+        return False
 
-    async def _replace_zygote(self) -> Zygote:
-        """A zygote for the current policy. Commands still running in the old one keep running;
-        new ones go to the new one, and its warm pool (inits made for the old policy) is dropped.
-        Under a lock, judged again inside: side-by-side commands all found the zygote stale, and
-        each retired it (two tasks reading its socket: BusyResourceError) and started its own."""
+    async def _replace_zygote(self, stale: Zygote) -> Zygote:
+        """A zygote for the current policy in place of ``stale``. Commands still running in the old
+        one keep running; new ones go to the new one, and its warm pool (inits made for the old
+        policy) is dropped. Under a lock: side-by-side commands all found the zygote stale, and
+        each retired it (two tasks reading its socket: BusyResourceError) and started its own.
+        Not judged again inside (the socket watch reports a change once): whoever finds ``stale``
+        already replaced uses the replacement."""
         async with self._replacing:
             zygote = self._zygote
-            if zygote is not None and not self._zygote_stale(zygote):
+            if zygote is not None and zygote is not stale and zygote.alive:
                 return zygote  # another command replaced it meanwhile
             if zygote is not None:
                 await zygote.retire()
