@@ -64,6 +64,8 @@ def test_cli_no_task_trust_refuses_trust_workspace(tmp_path: Path) -> None:
         ({"sandbox": {"type": "docker", "docker_host": "tcp://10.0.0.1:2375"}}, "docker_host"),
         ({"sandbox": {"type": "docker", "user": "0"}}, "user"),
         ({"sandbox": {"type": "docker", "root_can_administer": True}}, "root_can_administer"),
+        ({"sandbox": {"type": "bwrap", "default_pids": None}}, "default_pids"),
+        ({"sandbox": {"type": "bwrap", "default_tmp_bytes": None}}, "default_tmp_bytes"),
         ({"user": "root"}, "user (task or command)"),
         ({"commands": [{"run": "id", "user": "0"}]}, "user (task or command)"),
     ],

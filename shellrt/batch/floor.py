@@ -26,8 +26,10 @@ __all__ = ["WIDENING_BACKEND_KEYS", "TaskFloor", "TaskRefused"]
 
 #: Backend keys that move the sandbox's boundary: another bwrap binary, a real user's uid or
 #: gid (it reads that user's files), another docker daemon, another container user, an
-#: administrable image root. (A docker ``pull`` other than ``never`` is refused with them: the
-#: host's daemon would fetch from a registry the task names.)
+#: administrable image root, bwrap's default process and /tmp caps (``None`` turns them off:
+#: a fork bomb or a /tmp fill then reaches the host's memory, round 13). (A docker ``pull``
+#: other than ``never`` is refused with them: the host's daemon would fetch from a registry the
+#: task names.)
 WIDENING_BACKEND_KEYS = frozenset(
     {
         "bwrap_path",
@@ -38,6 +40,8 @@ WIDENING_BACKEND_KEYS = frozenset(
         "docker_host",
         "user",
         "root_can_administer",
+        "default_pids",
+        "default_tmp_bytes",
     }
 )
 
