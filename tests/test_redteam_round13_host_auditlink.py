@@ -3,7 +3,7 @@
 The guard (`shellrt.supervisor.protect`) appends a line per reverted file to
 ``<session dir>/audit.jsonl``, opened by path, following links. Commands never reach the session
 directory -- unless it is named through a symlink in the workspace, which a command replaces
-(`tests/test_redteam_round13_host_sessionlink.py`, open). Then a planted
+(`tests/test_redteam_round13_host_sessionlink.py`: now refused at start, switched off here). Then a planted
 ``audit.jsonl -> <any file>`` made the host (root in CI) append the guard's JSON there, with the
 ``path`` the command chose (``.claude/$(...)`` would run in a ``~/.bashrc``). Failed before: the
 victim file got the line. Now the log is opened ``O_NOFOLLOW|O_NONBLOCK`` and written only when
@@ -18,42 +18,24 @@ directories below the session directory are made and entered ``O_NOFOLLOW``, one
 
 from __future__ import annotations
 
-import secrets
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import shellrt
-from tests._governance import trust_env
-from tests.conftest import require
+from shellrt.runtime import session_dir
+from tests._rt13_host import bash_text, host_base
 
 pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
 def base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    require(shutil.which("bwrap") is not None, "bwrap is needed")
-    trust_env(tmp_path, monkeypatch)
-    path = Path(tempfile.mkdtemp(prefix="rt13-audit-", dir="/var/tmp"))
-    path.chmod(0o755)
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-async def _bash(rt: shellrt.Runtime, command: str) -> str:
-    block = {
-        "type": "tool_use",
-        "id": "al-" + secrets.token_hex(6),
-        "name": "Bash",
-        "input": {"command": command},
-    }
-    content = (await rt.run([block]))["content"][0]["content"]
-    return content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content)
+    # Defence in depth: a session directory named through a link in the workspace is refused at
+    # start now (`refuse_linked_session_dir`); switched off here to reach the writes it guards.
+    monkeypatch.setattr(session_dir, "refuse_linked_session_dir", lambda *_: None)
+    yield from host_base(tmp_path, monkeypatch, "rt13-audit-")
 
 
 async def test_the_audit_log_is_never_appended_through_a_planted_link(base: Path) -> None:
@@ -66,9 +48,9 @@ async def test_the_audit_log_is_never_appended_through_a_planted_link(base: Path
     async with shellrt.Runtime(
         ws, "bwrap", session_dir=ws / "sess-link" / "s", mode="bypassPermissions"
     ) as rt:
-        await _bash(rt, f"rm sess-link && mkdir -p sess-link/s && ln -s {victim} sess-link/s/audit.jsonl")
+        await bash_text(rt, f"rm sess-link && mkdir -p sess-link/s && ln -s {victim} sess-link/s/audit.jsonl")
         plant = "import os; os.makedirs('.claude', exist_ok=True); open('.claude/' + 'settings.json', 'w').write('{}')"
-        reverted = await _bash(rt, f'python3 -c "{plant}"')
+        reverted = await bash_text(rt, f'python3 -c "{plant}"')
         assert "reverted" in reverted, reverted  # the guard acted (and would have audited)
     assert victim.read_text() == "victim\n"
 
@@ -84,14 +66,14 @@ async def test_the_quarantine_is_never_reached_through_a_planted_link(base: Path
     async with shellrt.Runtime(
         ws, "bwrap", session_dir=ws / "sess-link" / "s", mode="bypassPermissions"
     ) as rt:
-        made = await _bash(
+        made = await bash_text(
             rt,
             f"rm sess-link && mkdir -p sess-link/s/quarantine && rm -rf sess-link/s/{link} && "
             f"ln -sfn {victim} sess-link/s/{link} && ls -l sess-link/s/{link}",
         )
         assert f"-> {victim}" in made, made
         plant = "open('.' + 'profile', 'w').write('echo owned')"
-        reverted = await _bash(rt, f'python3 -c "{plant}"')
+        reverted = await bash_text(rt, f'python3 -c "{plant}"')
         assert "reverted" in reverted, reverted
         assert str(victim) not in reverted, reverted
         assert not (ws / ".profile").exists()  # gone from the workspace all the same

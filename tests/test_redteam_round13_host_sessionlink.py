@@ -18,31 +18,20 @@ sandbox fails (EBUSY), as the second test shows.
 from __future__ import annotations
 
 import os
-import secrets
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import shellrt
-from tests._governance import trust_env
-from tests.conftest import require
+from tests._rt13_host import bash_text, host_base
 
 pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
 def base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    require(shutil.which("bwrap") is not None, "bwrap is needed")
-    trust_env(tmp_path, monkeypatch)
-    path = Path(tempfile.mkdtemp(prefix="rt13-sesslink-", dir="/var/tmp"))
-    path.chmod(0o755)
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
+    yield from host_base(tmp_path, monkeypatch, "rt13-sesslink-")
 
 
 async def test_a_session_dir_through_a_workspace_link_cannot_be_redirected(base: Path) -> None:
@@ -53,20 +42,8 @@ async def test_a_session_dir_through_a_workspace_link_cannot_be_redirected(base:
     made = ws / "sess-link" / "s"
     try:
         async with shellrt.Runtime(ws, "bwrap", session_dir=made, mode="bypassPermissions") as rt:
-            block = {
-                "type": "tool_use",
-                "id": "sl-" + secrets.token_hex(6),
-                "name": "Bash",
-                "input": {"command": "rm sess-link && mkdir -p sess-link/s"},
-            }
-            await rt.run([block])
-            block = {
-                "type": "tool_use",
-                "id": "sl-" + secrets.token_hex(6),
-                "name": "Bash",
-                "input": {"command": "echo x"},
-            }
-            await rt.run([block])
+            await bash_text(rt, "rm sess-link && mkdir -p sess-link/s")
+            await bash_text(rt, "echo x")
     except PermissionError as refused:
         assert "symbolic link inside the writable root" in str(refused)
         assert str(base / "sessions" / "s") in str(refused)  # the real path to name instead
@@ -81,12 +58,6 @@ async def test_a_session_dir_in_the_workspace_cannot_be_moved_away_by_a_command(
     made = ws / "a" / "s"
     async with shellrt.Runtime(ws, "bwrap", session_dir=made, mode="bypassPermissions") as rt:
         for command in ("mv a b; mkdir -p a/s", "echo x"):
-            block = {
-                "type": "tool_use",
-                "id": "sl-" + secrets.token_hex(6),
-                "name": "Bash",
-                "input": {"command": command},
-            }
-            await rt.run([block])
+            await bash_text(rt, command)
     assert not (ws / "b").exists()
     assert "state.json" in os.listdir(made)
