@@ -223,6 +223,9 @@ class CallExecutor:
             if "approver" in settled.rewritten_by:
                 self.note(block.id, rewritten_by_approver=True)
         # 6. call, in the scheduler's slot for the final input (waiting for it stays cancellable)
+        if run_slot is None and tool.interrupt_behavior != "block" and not ctx.abort.is_set():
+            # A lone cancel-type call not interrupted: what `_start` would do, without its frame.
+            return await self._call(block, tool, tool_input, backfilled, pre_context, notices, ctx)
         call = partial(self._call, block, tool, tool_input, backfilled, pre_context, notices, ctx)
         if run_slot is None:
             return await self._start(block, tool, notices, ctx, call)
