@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ValidationError
 
-from shellrt.permissions import HookRunner, PermissionDecision, PermissionGate, PreToolUseOutcome
+from shellrt.permissions import HookRunner, PermissionDecision, PermissionGate
 from shellrt.permissions.shown import for_person
 from shellrt.protocol import (
     ContentBlock,
@@ -158,34 +158,38 @@ class CallExecutor:
             return CallOutcome(error_envelope(block.id, tool.name, failure), tool)
         # 3. backfill a copy; the input is never mutated (hooks see it with its paths resolved)
         backfilled = tool.backfill(tool_input)
-        # 4. PreToolUse hooks (none configured for this tool: no payload to build)
+        # 4. PreToolUse hooks (none configured for this tool: no payload, no outcome to read)
+        hook_decision: PermissionDecision | None = None
+        pre_additional: list[str] = []
         if self.hooks.runs_for("PreToolUse", tool.name):
             observed = resolve_observed_paths(backfilled, ctx)
             pre = await self.hooks.pre_tool_use(tool.name, observed.model_dump(mode="json"), ctx)
-        else:
-            pre = _NO_PRE_HOOKS
-        notices.extend(f"hook {n.hook}: {n.message}" for n in pre.notices)
-        if pre.blocked_reason is not None:
-            return CallOutcome(
-                error_envelope(block.id, tool.name, f"Blocked by a PreToolUse hook: {pre.blocked_reason}"),
-                tool,
-                notices=notices,
-            )
-        if pre.updated_input is not None:
-            tool_input = self._parse(tool, pre.updated_input)
-            if isinstance(tool_input, str):
+            notices.extend(f"hook {n.hook}: {n.message}" for n in pre.notices)
+            if pre.blocked_reason is not None:
                 return CallOutcome(
                     error_envelope(
-                        block.id, tool.name, "A PreToolUse hook rewrote the input badly: " + tool_input
+                        block.id, tool.name, f"Blocked by a PreToolUse hook: {pre.blocked_reason}"
                     ),
                     tool,
                     notices=notices,
                 )
-            failure = await self._validate(tool, tool_input, ctx)
-            if failure is not None:
-                return CallOutcome(error_envelope(block.id, tool.name, failure), tool, notices=notices)
-            backfilled = tool.backfill(tool_input)
-            self.note(block.id, rewritten_by_hook=True)
+            if pre.updated_input is not None:
+                tool_input = self._parse(tool, pre.updated_input)
+                if isinstance(tool_input, str):
+                    return CallOutcome(
+                        error_envelope(
+                            block.id, tool.name, "A PreToolUse hook rewrote the input badly: " + tool_input
+                        ),
+                        tool,
+                        notices=notices,
+                    )
+                failure = await self._validate(tool, tool_input, ctx)
+                if failure is not None:
+                    return CallOutcome(error_envelope(block.id, tool.name, failure), tool, notices=notices)
+                backfilled = tool.backfill(tool_input)
+                self.note(block.id, rewritten_by_hook=True)
+            hook_decision = pre.decision
+            pre_additional = pre.additional_context
         # 5. permission
         # The gate judges the input the model (or a hook) wrote, with the resolution `validate`
         # remembered: rules match that resolved path, and refusals name the path as written.
@@ -196,18 +200,14 @@ class CallExecutor:
             tool_input,
             backfilled,
             ctx,
-            hook_decision=pre.decision,
+            hook_decision=hook_decision,
             prepare=lambda raw: self._prepare(tool, raw, ctx),
             rehook=lambda new, copy: self._rehook(tool, new, copy, ctx),
         )
         decision: PermissionDecision = settled.decision
         notices.extend(settled.notices)
-        pre_context = [*pre.additional_context, *settled.additional_context]
-        notices.extend(
-            "hook " + step[len(_REQUEST_NOTICE) :].strip()
-            for step in decision.chain
-            if step.startswith(_REQUEST_NOTICE)
-        )
+        pre_context = [*pre_additional, *settled.additional_context]
+        notices.extend(_request_notices(decision))
         self.note(block.id, decision=decision.behavior, reason=decision.reason, chain=list(decision.chain))
         if decision.behavior != "allow":
             return CallOutcome(
@@ -223,6 +223,9 @@ class CallExecutor:
             if "approver" in settled.rewritten_by:
                 self.note(block.id, rewritten_by_approver=True)
         # 6. call, in the scheduler's slot for the final input (waiting for it stays cancellable)
+        if run_slot is None and tool.interrupt_behavior != "block" and not ctx.abort.is_set():
+            # A lone cancel-type call not interrupted: what `_start` would do, without its frame.
+            return await self._call(block, tool, tool_input, backfilled, pre_context, notices, ctx)
         call = partial(self._call, block, tool, tool_input, backfilled, pre_context, notices, ctx)
         if run_slot is None:
             return await self._start(block, tool, notices, ctx, call)
@@ -288,17 +291,22 @@ class CallExecutor:
             return CallOutcome(
                 error_envelope(block.id, tool.name, message), tool, notices=notices, executed=True
             )
-        # 7. post hooks (a PostToolUse hook may replace an MCP tool's output: updatedMCPToolOutput)
-        post_extra, replacement = await self._post(
-            tool, backfilled, output.data, ctx, failed=output.is_error, notices=notices
-        )
+        # 7. post hooks (a PostToolUse hook may replace an MCP tool's output: updatedMCPToolOutput);
+        # none configured for this tool: nothing to build or await
+        post_extra: list[str] = []
+        replacement: tuple[Any, str] | None = None
+        if self.hooks.runs_for("PostToolUseFailure" if output.is_error else "PostToolUse", tool.name):
+            post_extra, replacement = await self._post(
+                tool, backfilled, output.data, ctx, failed=output.is_error, notices=notices
+            )
         data = (
             self._replace_mcp_output(block.id, tool, output.data, replacement, notices)
             if replacement is not None
             else output.data
         )
         # 8. model result
-        envelope = self._envelope(block.id, tool, data, output.is_error, [*pre_context, *post_extra], ctx)
+        extra = [*pre_context, *post_extra] if post_extra else pre_context
+        envelope = self._envelope(block.id, tool, data, output.is_error, extra, ctx)
         return CallOutcome(
             envelope, tool, context_modifier=output.context_modifier, notices=notices, executed=True
         )
@@ -454,11 +462,31 @@ class CallExecutor:
         return envelope
 
 
-#: The answer when no PreToolUse hook is configured for a tool (read only, never changed).
-_NO_PRE_HOOKS = PreToolUseOutcome()
-
 #: How `RulesGate` records PermissionRequest hook notices in a decision's chain.
 _REQUEST_NOTICE = "PermissionRequest notice:"
+
+
+def _request_notices(decision: PermissionDecision) -> tuple[str, ...]:
+    """The PermissionRequest hook notices of a decision's chain. A decision is frozen and the
+    engine hands a remembered allow back as the same object, so its notices (none: no hook
+    answered it) are read off its chain once, not on every call that reuses it."""
+    found = _notices_of.get(id(decision))
+    if found is not None and found[0] is decision:
+        return found[1]
+    notices = tuple(
+        "hook " + step[len(_REQUEST_NOTICE) :].strip()
+        for step in decision.chain
+        if step.startswith(_REQUEST_NOTICE)
+    )
+    if len(_notices_of) >= 256:
+        _notices_of.clear()
+    _notices_of[id(decision)] = (decision, notices)
+    return notices
+
+
+#: id(decision) -> (the decision, its request notices); the decision is kept, so its id is not
+#: reused by another object while the entry lives.
+_notices_of: dict[int, tuple[PermissionDecision, tuple[str, ...]]] = {}
 
 
 def _surface(outcome: CallOutcome) -> None:
