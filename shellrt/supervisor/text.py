@@ -46,6 +46,12 @@ def trim_partial_utf8(data: bytes, *, at_start: bool) -> bytes:
     return data
 
 
+def sendable(text: str) -> str:
+    """``text`` with each undecoded byte (a lone surrogate from a name on the disk) as ``\\xNN``:
+    a note naming such a path (the working directory's) could not be sent (red team round 13)."""
+    return _UNDECODED.sub(lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}", text) if _UNDECODED.search(text) else text
+
+
 def shown_name(path: str) -> str | None:
     """``path`` (a name from the disk) as bash's ``$'...'`` quoting when it holds bytes that are
     not UTF-8, else None (show it as it is).

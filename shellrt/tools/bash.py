@@ -53,6 +53,7 @@ from shellrt.supervisor import (
     exit_is_error,
     exit_meaning,
 )
+from shellrt.supervisor.text import sendable, shown_name
 from shellrt.tools._bashparts import command_parts as _command_parts
 from shellrt.tools._bashparts import git_reads_only, runs_host_git
 from shellrt.tools._pathfree import memoised_parts, names_no_path
@@ -582,7 +583,7 @@ def format_output(output: BashOutput, tool_name: str) -> str:
         parts.append(body.rstrip("\n"))
     elif not (output.timed_out or output.interrupted or output.output_lost or output.sandbox_failure):
         parts.append(f"({tool_name} completed with no output)")
-    parts.extend(note(text) for text in _notes(output))
+    parts.extend(note(sendable(text)) for text in _notes(output))
     if forged:
         parts.append(neutralized_note(forged))
     return "\n".join(parts)
@@ -626,7 +627,7 @@ def _notes(output: BashOutput) -> list[str]:
         meaning = exit_meaning(output.command, output.exit_code)
         parts.append(f"Exit code {output.exit_code}" + (f" ({meaning}; not an error)" if meaning else ""))
     if output.cwd_changed and output.cwd:
-        parts.append(f"Working directory is now {output.cwd}")
+        parts.append(f"Working directory is now {shown_name(output.cwd) or output.cwd}")
     if output.cwd_note:
         parts.append(output.cwd_note)
     parts.extend(output.notes)
