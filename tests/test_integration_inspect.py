@@ -42,8 +42,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TASK = "shellrt-integration-test"
 
 
-def _sample_dirs() -> set[Path]:
-    return set(Path(tempfile.gettempdir()).glob(PREFIX + "*"))
+def _sample_dirs(where: Path | None = None) -> set[Path]:
+    return set((where or Path(tempfile.gettempdir())).glob(PREFIX + "*"))
 
 
 def _require_bwrap() -> None:
@@ -364,26 +364,34 @@ def test_a_real_eval_runs_on_the_shellrt_sandbox_with_no_import(kind: str, tmp_p
     (task_dir / "shellrt.yaml").write_text(f"sandbox: {kind}\nimage: {DEBIAN}\n")
     site = tmp_path / "site"
     _entry_point_dist(site)
-    before = _sample_dirs()
-    out = subprocess.run(
-        [sys.executable, "-c", _RUN_EVAL, "task/shout.py", str(tmp_path / "logs")],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        cwd=tmp_path,  # not the task's directory: the config path resolves against the task
-        env={
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)]),
-            "INSPECT_LOG_LEVEL": "warning",
-        },
-    )
+    # The eval's own temp dir: other workers' Inspect tests make sample dirs in /tmp meanwhile
+    # (CI: this test took a parallel test's two sample dirs for its own left-overs).
+    own_tmp = Path(tempfile.mkdtemp(prefix="shellrt-test-eval-tmp-", dir="/tmp"))
+    own_tmp.chmod(0o755)
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", _RUN_EVAL, "task/shout.py", str(tmp_path / "logs")],
+            capture_output=True,
+            text=True,
+            timeout=240,
+            cwd=tmp_path,  # not the task's directory: the config path resolves against the task
+            env={
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)]),
+                "INSPECT_LOG_LEVEL": "warning",
+                "TMPDIR": str(own_tmp),
+            },
+        )
+        left = _sample_dirs(own_tmp)
+    finally:
+        shutil.rmtree(own_tmp, ignore_errors=True)
     assert out.returncode == 0, out.stderr[-3000:]
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert report["status"] == "success", report
     assert list(report["scores"].values()) == ["C"], report
     assert report["uid"] != ["0"]  # commands never run as root in either sandbox
     assert len(report["tools"]) == 1  # the model's bash call ran in the sandbox
-    assert _sample_dirs() <= before  # every sample's directory was removed
+    assert left == set()  # every sample's directory was removed
 
 
 def test_provider_is_found_by_inspect_registry_through_the_entry_point(tmp_path: Path) -> None:

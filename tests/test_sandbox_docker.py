@@ -171,7 +171,8 @@ async def test_exact_env_cwd_and_stdin(shared: DockerBackend) -> None:
     assert status.exit_code == 0 and status.cwd == "/tmp"
     assert out.startswith("input-bytes\n")
     assert '[it\'s "quoted" $x `y`\nline2]' in out
-    assert "A PATH PWD SHELLRT_CWD_FILE SHELLRT_TASK" in out and "HOSTNAME" not in out
+    # GIT_OPTIONAL_LOCKS=0 is every backend's (`sandbox._proctree.COMMAND_ENV`)
+    assert "A GIT_OPTIONAL_LOCKS PATH PWD SHELLRT_CWD_FILE SHELLRT_TASK" in out and "HOSTNAME" not in out
     assert out.rstrip().endswith("/workspace")
 
 

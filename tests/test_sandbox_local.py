@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from sandbox import ExecRequest, LocalConfig, SandboxClosedError, SandboxExecError, SandboxPolicy
-from sandbox._proctree import MARKER_VAR, ProcessTree, is_alive, pids_with_marker, scan_markers
+from sandbox._proctree import COMMAND_ENV, MARKER_VAR, ProcessTree, is_alive, pids_with_marker, scan_markers
 from sandbox.local import LocalBackend
 
 pytestmark = pytest.mark.anyio
@@ -53,7 +53,8 @@ async def test_env_is_exactly_the_request_plus_documented_vars(backend: LocalBac
     )
     names = {line.split(b"=", 1)[0] for line in (await read_all(proc)).splitlines()}
     await proc.wait()
-    assert names == {b"A", MARKER_VAR.encode(), b"SHELLRT_CWD_FILE"}
+    # GIT_OPTIONAL_LOCKS=0 is every backend's (`sandbox._proctree.COMMAND_ENV`)
+    assert names == {b"A", MARKER_VAR.encode(), b"SHELLRT_CWD_FILE", *(k.encode() for k in COMMAND_ENV)}
 
 
 async def test_cwd_report(backend: LocalBackend, tmp_path: Path) -> None:
