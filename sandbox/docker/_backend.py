@@ -89,7 +89,7 @@ from sandbox.docker._gc import IO_PREFIX, io_base, reap_orphans, sweep_host_dirs
 from sandbox.docker._hostpid import host_pid
 from sandbox.docker._idmap_ws import idmap_workspace
 from sandbox.docker._labels import session_labels
-from sandbox.docker._pins import Pin, masked_ancestors, verify_pins
+from sandbox.docker._pins import Pin, bound_source, masked_ancestors, verify_pins
 from sandbox.docker._priv import priv_binary
 from sandbox.docker._process import DockerProcess, ExecutorSession
 from sandbox.docker._protocol import (
@@ -288,6 +288,9 @@ class DockerBackend(SandboxBackend):
         self._host_dir: str | None = None
         #: Bind mode: directories above masked paths, mounted over themselves (`_pins`).
         self._pins: list[Pin] = []
+        #: The other binds whose sources a command may reach (the workspace, the write-denied
+        #: paths' read-only binds), as chosen: checked like the pins once the container runs.
+        self._bound: list[Pin] = []
         self._io_dir: str | None = None
         self._session: ExecutorSession | None = None
         self._executor_lock = anyio.Lock()
@@ -689,6 +692,8 @@ class DockerBackend(SandboxBackend):
             except (OSError, ValueError):
                 continue
             target = str(PurePosixPath(self.config.container_workspace) / rel)
+            # dockerd resolves the source again when it mounts: what it mounted is checked then.
+            self._bound.append(bound_source(source, target))
             binds.append(Mount(target=target, source=source, type="bind", read_only=True))
         return binds
 
@@ -708,16 +713,22 @@ class DockerBackend(SandboxBackend):
         mounts = [Mount(target=IO_MOUNT, source=self._io_dir, type="bind", read_only=not admin)]
         if self.config.workspace_mode == "bind":
             ws_source = str(Path(self.policy.workspace).resolve())
+            workspace = bound_source(ws_source, cw)  # as resolved: a symlink swapped in later is seen
             self._extra_hidden = self._bind_extras(ws_source)
         else:
             ws_source = os.path.join(self._host_dir, "workspace")
+            workspace = bound_source(ws_source, cw)
         self._masked = self._denied_in_workspace()
         masks = self._read_denied_masks()
         self._pins = []
+        self._bound = []
         if any(m["Target"] == cw for m in masks):
             mounts += masks  # the whole workspace is read-denied: an empty read-only directory instead
         else:
+            self._bound.append(workspace)
             unwritable = self._write_denied_binds(ws_source)
+            # A mask at the same place is mounted on top (below): what shows there is the mask.
+            self._bound = [b for b in self._bound if all(m["Target"] != b.target for m in masks)]
             # No rename may carry a secret out of its mask, or a protected file out of its bind
             # (sandbox/docker/_pins.py): bind mode's masks, and the read-only binds in either mode.
             pinned = [*(self._hidden() if masks else ()), *(m["Source"] for m in unwritable)]
@@ -908,8 +919,10 @@ class DockerBackend(SandboxBackend):
         await thread(lambda: idmap_workspace(init, cw, owner, ids))
 
     async def _verify_pins(self, cid: str) -> None:
-        """The pinned directories are mounted from the inodes chosen (root host: it can look in)."""
-        pins, client = self._pins, self._client
+        """The pinned directories, the workspace and the write-denied paths' binds are mounted from
+        the inodes chosen (root host: it can look in; round 14: dockerd follows a symlink swapped
+        into a bind source in between, as root on the host)."""
+        pins, client = [*self._pins, *self._bound], self._client
         if not pins or client is None or os.geteuid() != 0:
             return
         init = int((await thread(lambda: client.api.inspect_container(cid)))["State"]["Pid"])

@@ -14,6 +14,13 @@ directory on the host and inside the workspace); `verify_pins` then checks,
 through the started container's ``/proc/<pid>/root``, that each mounted
 directory is the very inode seen here (docker resolves a bind source on the
 host when it mounts: a swap in between would mount something else).
+
+The same holds for every other bind whose source is a host path a command may reach
+(`bound_source`): the workspace itself and the read-only binds of write-denied paths. dockerd
+follows a symlink there as root on the host, so a command of another session on the same
+directory that swapped one in between shellrt's check and the start had a host directory
+outside the workspace mounted into the container (red team round 14); `verify_pins` checks
+those too.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from pathlib import Path, PurePosixPath
 from sandbox.confine import relative_to
 from sandbox.errors import BackendUnavailableError
 
-__all__ = ["Pin", "masked_ancestors", "verify_pins"]
+__all__ = ["Pin", "bound_source", "masked_ancestors", "verify_pins"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +45,27 @@ class Pin:
     target: str
     dev: int
     ino: int
+    #: The file type seen (``stat.S_IFMT``): a read-only bind of a write-denied path may be a file.
+    kind: int = stat.S_IFDIR
+
+
+def bound_source(source: str, target: str) -> Pin:
+    """The identity of a bind ``source`` as it is chosen (never through a symlink: a race put one
+    there since the path was resolved), for `verify_pins` after the start."""
+    try:
+        info = os.lstat(source)
+    except OSError as exc:
+        raise BackendUnavailableError(
+            f"{source} changed while the sandbox was being set up ({exc.strerror}); "
+            "start the session again once nothing else modifies the workspace."
+        ) from exc
+    kind = stat.S_IFMT(info.st_mode)
+    if kind not in (stat.S_IFDIR, stat.S_IFREG):
+        raise BackendUnavailableError(
+            f"{source} changed while the sandbox was being set up (no longer a directory or file); "
+            "start the session again once nothing else modifies the workspace."
+        )
+    return Pin(source, target, info.st_dev, info.st_ino, kind)
 
 
 def masked_ancestors(
@@ -73,14 +101,15 @@ def masked_ancestors(
 
 
 def verify_pins(pins: Iterable[Pin], container_pid: int) -> None:
-    """Each pin's mount in the container is the directory `masked_ancestors` saw (read through the
-    container's root as its main process sees it); else `BackendUnavailableError`."""
+    """Each pin's mount in the container is the directory or file chosen (`masked_ancestors`,
+    `bound_source`; read through the container's root as its main process sees it); else
+    `BackendUnavailableError`, before any command runs."""
     for pin in pins:
         try:
             info = os.stat(f"/proc/{container_pid}/root{pin.target}", follow_symlinks=False)
         except OSError as exc:
             raise BackendUnavailableError(f"could not check the mount of {pin.source}: {exc}") from exc
-        if (info.st_dev, info.st_ino) != (pin.dev, pin.ino) or not stat.S_ISDIR(info.st_mode):
+        if (info.st_dev, info.st_ino) != (pin.dev, pin.ino) or stat.S_IFMT(info.st_mode) != pin.kind:
             raise BackendUnavailableError(
                 f"{pin.source} was replaced while the container was being created; start the session "
                 "again once nothing else modifies the workspace."
