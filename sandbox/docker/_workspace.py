@@ -7,13 +7,13 @@ is used only for the export's archive.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 import docker
 
-from sandbox._deeptree import check_copy_depth, walk
+from sandbox._anchoredcopy import copy_tree
+from sandbox._deeptree import check_copy_depth
 from sandbox._workspace_copy import hidden_aliases, left_out
 from sandbox.docker._untar import MAX_EXPORT_BYTES, ChunkReader, Held, extract
 
@@ -52,23 +52,12 @@ def copy_in(
             return names
         return left_out(os.path.abspath(directory), names, denied, aliased)
 
-    with os.scandir(root) as entries:
-        empty = next(entries, None) is None
-    if not empty and root not in denied:
-        check_copy_depth(root)  # copytree recurses per level (round 11)
-    if empty:  # the common batch case: nothing to walk
-        if not into_existing:
-            os.mkdir(dest)
-        shutil.copystat(root, dest)
-    else:
-        shutil.copytree(root, dest, symlinks=True, ignore=ignore, dirs_exist_ok=into_existing)
-        if into_existing:
-            shutil.copystat(root, dest)
-    if os.geteuid() == 0 and (uid, gid) != (0, 0):
-        os.lchown(dest, uid, gid)
-        for dirpath, dirnames, filenames in walk(dest):
-            for name in (*dirnames, *filenames):
-                os.lchown(os.path.join(dirpath, name), uid, gid)
+    if root not in denied:
+        check_copy_depth(root)  # a tree deeper than a copy is meant for is refused (round 11)
+    owner = (uid, gid) if os.geteuid() == 0 and (uid, gid) != (0, 0) else None
+    # By descriptors: a name another process swaps for a symlink after the listing is left out,
+    # never followed as the host's user (red team round 14; copytree opened it by path).
+    copy_tree(root, dest, ignore=ignore, aliased=aliased, owner=owner, into_existing=into_existing)
     return dest
 
 

@@ -1,0 +1,234 @@
+"""Copy a host directory tree by descriptors: no name is ever resolved through a symlink.
+
+Why not ``shutil.copytree(..., symlinks=True)``: it copies a symlink it *lists* as a link, but
+opens everything else by path. A regular file or directory that another process turns into a
+symlink between the listing and the copy (``rename`` in a loop: a command of another session on
+the same host directory) is followed, as the host's user — root on CI hosts — and the target
+(``/etc/shadow``, ``/root/.ssh``, ``/dev/zero`` read forever) lands in the sandbox's copy (red
+team round 14). Here every name is opened relative to its parent's descriptor with
+``O_NOFOLLOW``, and copied only when what was opened is what was listed (type, device and
+inode); a name that changed in between is left out, as a FIFO or a hidden path is.
+
+Kept from ``copytree``: files (data, mode, times, xattrs where the file system keeps them),
+directories (their mode and times set after their content), symlinks as links (their times),
+and a depth bounded only by the caller's check (the walk is an explicit stack: no recursion).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass
+
+__all__ = ["copy_tree"]
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: a FIFO swapped in after the listing must not block the open (it is then refused).
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+_OUT_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+_CHUNK = 1 << 20
+
+
+@dataclass
+class _Frame:
+    """One directory being copied: its descriptors, host path (for the hidden check), names left."""
+
+    src: int
+    dst: int
+    path: str
+    names: Iterator[str]
+    st: os.stat_result
+
+
+def copy_tree(
+    source: str,
+    dest: str,
+    *,
+    ignore: Callable[[str, list[str]], Collection[str]] | None = None,
+    aliased: Collection[tuple[int, int]] = frozenset(),
+    owner: tuple[int, int] | None = None,
+    into_existing: bool = False,
+) -> None:
+    """Copy the directory ``source`` to ``dest`` (made here unless ``into_existing``).
+
+    Left out: the names ``ignore`` returns for a directory (called as ``copytree`` calls it:
+    the directory's host path, spelt from ``source``, and its listed names), regular files
+    whose (device, inode) is in ``aliased`` (other names of a hidden file: judged again on what
+    was opened), everything but regular files, directories and symlinks, and whatever changed
+    between its listing and its open. ``owner``: the (uid, gid) every copied name is given.
+    Blocking.
+    """
+    root = os.path.abspath(source)
+    src = os.open(root, _DIR_FLAGS)
+    try:
+        if not into_existing:
+            os.mkdir(dest, 0o700)
+        dst = os.open(dest, _DIR_FLAGS)
+    except BaseException:
+        os.close(src)
+        raise
+    stack = [_Frame(src, dst, root, _names(src, root, ignore), os.fstat(src))]
+    try:
+        while stack:
+            frame = stack[-1]
+            name = next(frame.names, None)
+            if name is None:
+                stack.pop()
+                try:
+                    _finish(frame.dst, frame.src, frame.st, owner)
+                finally:
+                    os.close(frame.src)
+                    os.close(frame.dst)
+                continue
+            child = _copy_entry(frame, name, os.path.join(frame.path, name), aliased, owner, ignore)
+            if child is not None:
+                stack.append(child)
+    finally:
+        for frame in stack:
+            os.close(frame.src)
+            os.close(frame.dst)
+
+
+def _copy_entry(
+    frame: _Frame,
+    name: str,
+    path: str,
+    aliased: Collection[tuple[int, int]],
+    owner: tuple[int, int] | None,
+    ignore: Callable[[str, list[str]], Collection[str]] | None,
+) -> _Frame | None:
+    """Copy one listed name; a directory is returned as the frame to descend into."""
+    try:
+        st = os.stat(name, dir_fd=frame.src, follow_symlinks=False)
+    except OSError:
+        return None  # gone since the listing
+    mode = st.st_mode
+    if stat.S_ISLNK(mode):
+        _copy_link(frame, name, st, owner)
+    elif stat.S_ISREG(mode):
+        if not (aliased and st.st_nlink > 1 and (st.st_dev, st.st_ino) in aliased):
+            _copy_file(frame, name, st, owner)
+    elif stat.S_ISDIR(mode):
+        sub = _open_same(name, frame.src, _DIR_FLAGS, st)
+        if sub is None:
+            return None
+        try:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, 0o700, dir_fd=frame.dst)
+            out = os.open(name, _DIR_FLAGS, dir_fd=frame.dst)
+        except BaseException:
+            os.close(sub)
+            raise
+        try:
+            names = _names(sub, path, ignore)
+        except BaseException:
+            os.close(sub)
+            os.close(out)
+            raise
+        return _Frame(sub, out, path, names, st)
+    return None  # FIFOs, sockets and devices are no workspace content
+
+
+def _names(
+    fd: int, path: str, ignore: Callable[[str, list[str]], Collection[str]] | None
+) -> Iterator[str]:
+    """The names to copy from the directory open as ``fd`` (``path`` on the host)."""
+    names = os.listdir(fd)
+    skip = set(ignore(path, names)) if ignore is not None else set()
+    return iter([name for name in names if name not in skip])
+
+
+def _open_same(name: str, dir_fd: int, flags: int, listed: os.stat_result) -> int | None:
+    """``name`` opened without following a link, or None when it is no longer what was listed."""
+    try:
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOENT, errno.ENOTDIR, errno.ENXIO, errno.EACCES, errno.EPERM):
+            return None  # now a symlink, gone, or unreadable: left out
+        raise
+    st = os.fstat(fd)
+    if (st.st_dev, st.st_ino, stat.S_IFMT(st.st_mode)) != (
+        listed.st_dev,
+        listed.st_ino,
+        stat.S_IFMT(listed.st_mode),
+    ):
+        os.close(fd)
+        return None
+    return fd
+
+
+def _copy_file(frame: _Frame, name: str, st: os.stat_result, owner: tuple[int, int] | None) -> None:
+    fd = _open_same(name, frame.src, _FILE_FLAGS, st)
+    if fd is None:
+        return
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name, dir_fd=frame.dst)  # a name already there (into_existing) is replaced
+        out = os.open(name, _OUT_FLAGS, 0o600, dir_fd=frame.dst)
+        try:
+            _copy_data(fd, out)
+            _copy_xattrs(fd, out)
+            os.fchmod(out, stat.S_IMODE(st.st_mode))
+            os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
+            if owner is not None:
+                os.fchown(out, *owner)
+        finally:
+            os.close(out)
+    finally:
+        os.close(fd)
+
+
+def _copy_link(frame: _Frame, name: str, st: os.stat_result, owner: tuple[int, int] | None) -> None:
+    try:
+        target = os.readlink(name, dir_fd=frame.src)
+    except OSError:
+        return  # no longer a link: changed since the listing
+    try:
+        os.symlink(target, name, dir_fd=frame.dst)
+    except FileExistsError:
+        os.unlink(name, dir_fd=frame.dst)
+        os.symlink(target, name, dir_fd=frame.dst)
+    with contextlib.suppress(OSError):
+        os.utime(name, ns=(st.st_atime_ns, st.st_mtime_ns), dir_fd=frame.dst, follow_symlinks=False)
+    if owner is not None:
+        os.chown(name, *owner, dir_fd=frame.dst, follow_symlinks=False)
+
+
+def _finish(dst: int, src: int, st: os.stat_result, owner: tuple[int, int] | None) -> None:
+    """A copied directory's metadata, once its content is in (a read-only mode would refuse it)."""
+    _copy_xattrs(src, dst)
+    os.fchmod(dst, stat.S_IMODE(st.st_mode))
+    os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
+    if owner is not None:
+        os.fchown(dst, *owner)
+
+
+def _copy_data(src: int, dst: int) -> None:
+    try:
+        while os.copy_file_range(src, dst, 1 << 30):
+            pass
+        return
+    except OSError as exc:
+        if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EBADF):
+            raise
+    os.lseek(src, 0, os.SEEK_SET)
+    os.lseek(dst, 0, os.SEEK_SET)
+    os.ftruncate(dst, 0)
+    while chunk := os.read(src, _CHUNK):
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(dst, view) :]
+
+
+def _copy_xattrs(src: int, dst: int) -> None:
+    """As ``shutil.copystat`` does: what cannot be listed, read or set is skipped."""
+    try:
+        names = os.listxattr(src)
+    except OSError:
+        return
+    for key in names:
+        with contextlib.suppress(OSError):
+            os.setxattr(dst, key, os.getxattr(src, key))
