@@ -132,9 +132,7 @@ def _copy_entry(
     return None  # FIFOs, sockets and devices are no workspace content
 
 
-def _names(
-    fd: int, path: str, ignore: Callable[[str, list[str]], Collection[str]] | None
-) -> Iterator[str]:
+def _names(fd: int, path: str, ignore: Callable[[str, list[str]], Collection[str]] | None) -> Iterator[str]:
     """The names to copy from the directory open as ``fd`` (``path`` on the host)."""
     names = os.listdir(fd)
     skip = set(ignore(path, names)) if ignore is not None else set()

@@ -105,7 +105,9 @@ async def test_a_write_denied_bind_swapped_for_a_symlink_is_not_mounted(
     finally:
         await backend.close()
     assert swapped
-    assert SECRET not in seen, f"a host directory outside the workspace was mounted into the container: {seen!r}"
+    assert SECRET not in seen, (
+        f"a host directory outside the workspace was mounted into the container: {seen!r}"
+    )
 
 
 async def test_a_bind_workspace_swapped_for_a_symlink_is_not_mounted(
