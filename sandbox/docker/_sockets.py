@@ -10,6 +10,15 @@ socket the host's ``/proc/net/unix`` lists under the workspace is never a comman
 is covered at the container's start by an empty read-only file (``connect`` is then refused), its
 parents pinned like a masked path's, and the session moves to a new container when one appears
 (or is bound again: an unlink on the host detaches the mask that covered the old file).
+
+The table holds a name as the binder passed it to ``bind``: a daemon started in the repository
+with ``./app.sock`` is listed as ``app.sock`` (red team round 14). Such a name raised
+``ValueError`` here, so any local user binding a relative name anywhere made every bind-mode
+session fail to start and every command fail, and one bound in the workspace was never
+covered. A relative name is now looked up through the current directory of each process that
+holds the socket (``/proc/<pid>/fd`` -> ``/proc/<pid>/cwd``): the file there, when it is inside
+the workspace and is the very file the process sees, is covered like any other. Each such
+(inode, name) is judged once.
 """
 
 from __future__ import annotations
@@ -28,13 +37,24 @@ class WorkspaceSockets:
 
     def __init__(self, workspace: str) -> None:
         self._root = os.path.realpath(workspace)
+        #: Relative names already looked up: (inode, name) -> the workspace path found, or None.
+        self._relative: dict[tuple[str, str], str | None] = {}
         self._table = _socket_table()
         #: (socket inode, path) of those covered: the listed path is where it was bound.
         self._covered = self._inside(self._table)
 
     def _inside(self, table: bytes) -> frozenset[tuple[str, str]]:
         found = set()
-        for inode, path in _bound(table):
+        for inode, listed in _bound(table):
+            path: str | None = listed
+            if not listed.startswith("/"):
+                key = (inode, listed)
+                if key not in self._relative:
+                    self._relative[key] = _through_holders(inode, listed, self._root)
+                path = self._relative[key]
+                if path is None:
+                    continue  # not in the workspace (as far as its holders show)
+            assert path is not None
             if (
                 relative_to(path, self._root) is None
                 and relative_to(os.path.realpath(path), self._root) is None
@@ -65,3 +85,41 @@ class WorkspaceSockets:
         if not new:
             self._table = table
         return sorted(path for _, path in new)
+
+
+def _through_holders(inode: str, name: str, root: str) -> str | None:
+    """Where the socket ``inode``, bound by the relative ``name``, is inside ``root``: the name
+    joined to the current directory of a process holding it, when that is the file the process
+    itself reaches there (same device and inode: not a lookalike in another mount namespace)."""
+    if "\0" in name:
+        return None
+    target = f"socket:[{inode}]"
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        if not _holds(f"/proc/{pid}/fd", target):
+            continue
+        try:
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+            theirs = os.stat(f"/proc/{pid}/cwd/{name}", follow_symlinks=False)
+            path = os.path.normpath(os.path.join(cwd, name))
+            ours = os.stat(path, follow_symlinks=False)
+        except (OSError, ValueError):
+            continue
+        if (ours.st_dev, ours.st_ino) == (theirs.st_dev, theirs.st_ino) and relative_to(path, root):
+            return path
+    return None
+
+
+def _holds(fds: str, target: str) -> bool:
+    try:
+        names = os.listdir(fds)
+    except OSError:
+        return False  # gone, or not ours to read
+    for fd in names:
+        try:
+            if os.readlink(f"{fds}/{fd}") == target:
+                return True
+        except OSError:
+            continue  # closed meanwhile
+    return False
