@@ -20,10 +20,14 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
-__all__ = ["copy_tree"]
+from sandbox._deeptree import check_copy_depth
+from sandbox._workspace_copy import hidden_aliases, left_out
+
+__all__ = ["copy_tree", "copy_workspace"]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: a FIFO swapped in after the listing must not block the open (it is then refused).
@@ -230,3 +234,35 @@ def _copy_xattrs(src: int, dst: int) -> None:
     for key in names:
         with contextlib.suppress(OSError):
             os.setxattr(dst, key, os.getxattr(src, key))
+
+
+def copy_workspace(
+    source: Path | str,
+    dest: Path | str,
+    leave_out: Iterable[Path | str],
+    *,
+    homes: Iterable[Path | str] = ("/root", os.path.expanduser("~")),
+) -> None:
+    """`sandbox._workspace_copy.copy_workspace` (same checks, same errors, same names left out),
+    but copied by descriptors (`copy_tree`): the Inspect sample and batch task copies run as the
+    host's user too, and a name swapped for a symlink after its listing was followed there as
+    in docker's copy-in (red team round 14). Blocking."""
+    real = os.path.realpath(source)
+    if not os.path.isdir(real):
+        raise FileNotFoundError(f"workspace {source} is not a directory")
+    hidden = {os.path.realpath(p) for p in leave_out}
+    home_dirs = {os.path.realpath(h) for h in homes}
+    for path in hidden - home_dirs:
+        if real == path or real.startswith(path.rstrip("/") + "/"):
+            raise PermissionError(
+                f"workspace {source} is (inside) {path}, which is masked from every sandbox "
+                "(credentials, shellrt's own state, the run's files); copy what the task needs elsewhere"
+            )
+    check_copy_depth(real)  # a tree deeper than a copy is meant for is refused (round 11)
+    aliased = hidden_aliases(real, hidden)
+    copy_tree(
+        real,
+        str(dest),
+        ignore=lambda directory, names: left_out(directory, names, hidden, aliased),
+        aliased=aliased,
+    )

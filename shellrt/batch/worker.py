@@ -43,7 +43,7 @@ from sandbox import (
     WorkspaceExporter,
 )
 from sandbox._deeptree import walk
-from sandbox._workspace_copy import copy_workspace
+from sandbox._anchoredcopy import copy_workspace  # by descriptors (red team round 14)
 from sandbox.confine import open_beneath
 from sandbox.factory import create_backend
 from shellrt.batch.ceilings import with_default_limits

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from sandbox._scratch import OwnedDir, remove_tree
-from sandbox._workspace_copy import copy_workspace
+from sandbox._anchoredcopy import copy_workspace  # by descriptors (red team round 14)
 
 __all__ = ["PREFIX", "SampleDir", "cleanup_leftovers"]
 
