@@ -42,8 +42,8 @@ from sandbox import (
     SandboxPolicy,
     WorkspaceExporter,
 )
-from sandbox._deeptree import walk
 from sandbox._anchoredcopy import copy_workspace  # by descriptors (red team round 14)
+from sandbox._deeptree import walk
 from sandbox.confine import open_beneath
 from sandbox.factory import create_backend
 from shellrt.batch.ceilings import with_default_limits

@@ -22,8 +22,8 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from sandbox._scratch import OwnedDir, remove_tree
 from sandbox._anchoredcopy import copy_workspace  # by descriptors (red team round 14)
+from sandbox._scratch import OwnedDir, remove_tree
 
 __all__ = ["PREFIX", "SampleDir", "cleanup_leftovers"]
 
