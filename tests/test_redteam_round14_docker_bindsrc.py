@@ -134,3 +134,19 @@ async def test_a_bind_workspace_swapped_for_a_symlink_is_not_mounted(
         await backend.close()
     assert SECRET not in seen, f"the workspace mount was a host directory outside it: {seen!r}"
     assert not (secret / "planted").exists(), "a command wrote into a host directory outside the workspace"
+
+
+def test_the_check_never_walks_through_a_symlink(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``/proc/<pid>/root`` an absolute link resolves on the host: a parent swapped for one
+    could show the expected inode from elsewhere. The check walks component by component."""
+    import sandbox.docker._pins as pins
+
+    root = tmp_path / "root"
+    (root / "workspace" / "real" / "hooks").mkdir(parents=True)
+    hooks = os.stat(root / "workspace" / "real" / "hooks")
+    os.symlink(root / "workspace" / "real", root / "workspace" / ".git")  # absolute, as on the host
+    real = pins._stat_beneath
+    monkeypatch.setattr(pins, "_stat_beneath", lambda _root, target: real(str(root), target))
+    with pytest.raises(BackendUnavailableError):
+        pins.verify_pins([pins.Pin("src", "/workspace/.git/hooks", hooks.st_dev, hooks.st_ino)], 1)
+    pins.verify_pins([pins.Pin("src", "/workspace/real/hooks", hooks.st_dev, hooks.st_ino)], 1)

@@ -106,7 +106,7 @@ def verify_pins(pins: Iterable[Pin], container_pid: int) -> None:
     `BackendUnavailableError`, before any command runs."""
     for pin in pins:
         try:
-            info = os.stat(f"/proc/{container_pid}/root{pin.target}", follow_symlinks=False)
+            info = _stat_beneath(f"/proc/{container_pid}/root", pin.target)
         except OSError as exc:
             raise BackendUnavailableError(f"could not check the mount of {pin.source}: {exc}") from exc
         if (info.st_dev, info.st_ino) != (pin.dev, pin.ino) or stat.S_IFMT(info.st_mode) != pin.kind:
@@ -114,3 +114,24 @@ def verify_pins(pins: Iterable[Pin], container_pid: int) -> None:
                 f"{pin.source} was replaced while the container was being created; start the session "
                 "again once nothing else modifies the workspace."
             )
+
+
+def _stat_beneath(root: str, target: str) -> os.stat_result:
+    """``target`` (absolute, normalized) below ``root``, one component at a time, never through a
+    symlink: past ``/proc/<pid>/root`` an absolute link would resolve on the host, so a swap on
+    the way could show the inode expected while the container's mount is another one."""
+    fd = os.open(root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        parts = [part for part in target.split("/") if part]
+        for part in parts[:-1]:
+            if part in (".", ".."):
+                raise OSError(f"not a normalized path: {target}")
+            # O_DIRECTORY with O_NOFOLLOW: a symlink on the way fails (ENOTDIR), a mount is entered.
+            step = os.open(part, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            os.close(fd)
+            fd = step
+        if not parts:
+            return os.fstat(fd)
+        return os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
+    finally:
+        os.close(fd)
