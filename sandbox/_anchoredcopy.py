@@ -243,7 +243,7 @@ def copy_workspace(
     *,
     homes: Iterable[Path | str] = ("/root", os.path.expanduser("~")),
 ) -> None:
-    """`sandbox._workspace_copy.copy_workspace` (same checks, same errors, same names left out),
+    """The workspace copy of Inspect samples and batch tasks (the checks and names left out of `sandbox._workspace_copy`),
     but copied by descriptors (`copy_tree`): the Inspect sample and batch task copies run as the
     host's user too, and a name swapped for a symlink after its listing was followed there as
     in docker's copy-in (red team round 14). Blocking."""

@@ -1,4 +1,4 @@
-"""Copy a workspace source into a sandbox's private workspace, leaving out what the sandbox must not see.
+"""What a workspace copy into a sandbox leaves out (the copy itself: `sandbox._anchoredcopy.copy_workspace`).
 
 Why: the host copies as the caller (often root), so the copy is a way around
 every mask -- a source holding ``~/.ssh`` (``"workspace": "~"``) carried the keys
@@ -15,49 +15,12 @@ copy mode applies the same rules (`sandbox.docker._workspace.copy_in`).
 from __future__ import annotations
 
 import os
-import shutil
 import stat
-from collections.abc import Collection, Iterable
-from pathlib import Path
+from collections.abc import Collection
 
-from sandbox._deeptree import check_copy_depth
 from sandbox._maskaliases import denied_inodes
 
-__all__ = ["copy_workspace", "hidden_aliases", "left_out"]
-
-
-def copy_workspace(
-    source: Path | str,
-    dest: Path | str,
-    leave_out: Iterable[Path | str],
-    *,
-    homes: Iterable[Path | str] = ("/root", os.path.expanduser("~")),
-) -> None:
-    """Copy ``source`` to ``dest`` (which must not exist) without the ``leave_out`` paths.
-
-    Raises `FileNotFoundError` when ``source`` is not a directory and `PermissionError`
-    when it is, or lies inside, a path to leave out -- unless that path is one of ``homes``
-    (``/root`` is masked as a whole, yet workspaces live in homes; the credential stores
-    in them are still left out), and `WorkspaceTooDeepError` (a `ValueError`) when it holds
-    directories more than `MAX_COPY_DEPTH` levels deep. Blocking.
-    """
-    real = os.path.realpath(source)
-    if not os.path.isdir(real):
-        raise FileNotFoundError(f"workspace {source} is not a directory")
-    hidden = {os.path.realpath(p) for p in leave_out}
-    home_dirs = {os.path.realpath(h) for h in homes}
-    for path in hidden - home_dirs:
-        if real == path or real.startswith(path.rstrip("/") + "/"):
-            raise PermissionError(
-                f"workspace {source} is (inside) {path}, which is masked from every sandbox "
-                "(credentials, shellrt's own state, the run's files); copy what the task needs elsewhere"
-            )
-
-    check_copy_depth(real)  # copytree recurses per level: a deep tree raised RecursionError (round 11)
-    aliased = hidden_aliases(real, hidden)
-    shutil.copytree(
-        real, dest, symlinks=True, ignore=lambda directory, names: left_out(directory, names, hidden, aliased)
-    )
+__all__ = ["hidden_aliases", "left_out"]
 
 
 def hidden_aliases(root: str, hidden: Collection[str]) -> frozenset[tuple[int, int]]:
@@ -73,7 +36,7 @@ def left_out(
     hidden: Collection[str],
     aliased: Collection[tuple[int, int]] = frozenset(),
 ) -> list[str]:
-    """The ``names`` in ``directory`` a workspace copy skips (a `shutil.copytree` ignore).
+    """The ``names`` in ``directory`` a workspace copy skips (the copy's ignore filter).
 
     Those whose path is in ``hidden`` (spelt as ``directory`` is), other names of a hidden file
     (``aliased``, from `hidden_aliases`), and everything but regular files, directories and

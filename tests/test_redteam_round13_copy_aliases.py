@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sandbox._workspace_copy import copy_workspace
+from sandbox._anchoredcopy import copy_workspace
 
 
 def _repo(tmp_path: Path) -> Path:

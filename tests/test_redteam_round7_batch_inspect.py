@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox._workspace_copy import copy_workspace
+from sandbox._anchoredcopy import copy_workspace
 from shellrt.batch import Task, run_sync
 from shellrt.integrations.inspect import ShellrtSandboxConfig, ShellrtSandboxEnvironment
 from tests.conftest import require
