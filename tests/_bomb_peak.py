@@ -1,4 +1,4 @@
-"""The round 13 fork-bomb tests' shared part: the bomb, and the peak of a uid's processes while it runs.
+"""The round 13 fork-bomb tests' shared part: their workspace, the bomb, and the peak of a uid's processes while it runs.
 
 Used by `tests/test_redteam_round13_rules_bomb.py` (whichever caller runs it) and
 `tests/test_redteam_round13_rules_limits.py` (root: the session's leased uid).
@@ -7,7 +7,10 @@ Used by `tests/test_redteam_round13_rules_bomb.py` (whichever caller runs it) an
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -16,6 +19,20 @@ from shellrt.supervisor import CommandResult, Supervisor
 
 #: Forks until something stops it, then tries 400 more sleepers; ended by its timeout.
 BOMB = "b() { b | b & }; b; for i in $(seq 400); do sleep 30 & done 2>/dev/null; wait"
+
+
+def open_ws(prefix: str) -> Iterator[Path]:
+    """A 0777 ``ws`` in a fresh 0755 directory in /var/tmp (the sandbox uid writes there), removed
+    after. A generator for a fixture."""
+    base = Path(tempfile.mkdtemp(prefix=prefix, dir="/var/tmp"))
+    base.chmod(0o755)
+    ws = base / "ws"
+    ws.mkdir()
+    ws.chmod(0o777)
+    try:
+        yield ws
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def uid_procs(uid: int, *, zombies: bool = True) -> int:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import pytest
 from sandbox import BwrapConfig, SandboxPolicy
 from sandbox.factory import create_backend
 from shellrt.supervisor import Supervisor
-from tests._bomb_peak import bomb_peak, uid_procs
+from tests._bomb_peak import bomb_peak, open_ws, uid_procs
 from tests.conftest import require
 
 CAP = 96
@@ -29,14 +28,7 @@ CAP = 96
 
 @pytest.fixture
 def ws() -> Iterator[Path]:
-    base = Path(tempfile.mkdtemp(prefix="rt13-bomb-"))
-    ws = base / "ws"
-    ws.mkdir()
-    ws.chmod(0o777)
-    try:
-        yield ws
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
+    yield from open_ws("rt13-bomb-")
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,7 +25,7 @@ from sandbox import BwrapConfig, SandboxPolicy
 from sandbox.factory import create_backend
 from sandbox.policy import ResourceLimits
 from shellrt.supervisor import Supervisor
-from tests._bomb_peak import bomb_peak, uid_procs
+from tests._bomb_peak import bomb_peak, open_ws, uid_procs
 from tests.conftest import require
 
 MODES = [pytest.param(False, id="per-command"), pytest.param(True, id="session")]
@@ -35,15 +34,7 @@ MiB = 1 << 20
 
 @pytest.fixture
 def ws() -> Iterator[Path]:
-    base = Path(tempfile.mkdtemp(prefix="rt13-limits-", dir="/var/tmp"))
-    base.chmod(0o755)
-    ws = base / "ws"
-    ws.mkdir()
-    ws.chmod(0o777)
-    try:
-        yield ws
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
+    yield from open_ws("rt13-limits-")
 
 
 def _need_root_bwrap() -> None:
