@@ -6,7 +6,9 @@ sandbox: the file tools serve /tmp from it and it outlives a zygote restart. Unc
 (red team, round 13). Mounting a sized tmpfs on that directory keeps both properties and makes a
 write past the cap fail with ENOSPC. Pages are charged to the memory cgroup of the writer (the
 session cgroup when it has a memory limit). Only root can mount on the host: a non-root caller's
-/tmp stays a plain directory (`BwrapConfig.default_tmp_bytes`).
+/tmp stays a plain directory (`BwrapConfig.default_tmp_bytes`), made in the system temp directory,
+so a ``TMPDIR`` on a size-limited filesystem bounds it (`NONROOT_TMP_REASON`; why nothing of
+shellrt's own can: docs/security.md, "Left-overs, round 14").
 """
 
 from __future__ import annotations
@@ -22,7 +24,15 @@ from pathlib import Path
 
 from sandbox.errors import BackendUnavailableError
 
-__all__ = ["TmpCapError", "cap_tmp", "sweep_tmp_caps", "uncap_tmp"]
+__all__ = ["NONROOT_TMP_REASON", "TmpCapError", "cap_tmp", "sweep_tmp_caps", "uncap_tmp"]
+
+#: Why a non-root caller's session cannot have a ``tmp_bytes`` cap, and the operator's way out.
+NONROOT_TMP_REASON = (
+    "only root can mount a sized tmpfs on the host directory that holds the session's /tmp (the "
+    "file tools serve /tmp from the host side); a non-root caller's /tmp is made in the system temp "
+    "directory, so set TMPDIR to a directory on a size-limited filesystem (a tmpfs with size=, or a "
+    "quota) to bound it, and drop tmp_bytes"
+)
 
 #: The sized tmpfs mounts this process holds (unmounted at `uncap_tmp`, else at exit).
 _MOUNTED: set[str] = set()

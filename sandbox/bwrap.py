@@ -119,7 +119,7 @@ from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._readonly import layered_args, mask_remounts, read_only_paths, sized_tmpfs
 from sandbox._scratch import OwnedDir
 from sandbox._tempholder import temp_holder_args
-from sandbox._tmpcap import cap_tmp, sweep_tmp_caps, uncap_tmp
+from sandbox._tmpcap import NONROOT_TMP_REASON, cap_tmp, sweep_tmp_caps, uncap_tmp
 from sandbox._uid_lease import UidLease, lease_uid
 from sandbox.base import Aspect, ExecRequest, SandboxBackend, SandboxProcess, refuse_user_switch
 from sandbox.config import BwrapConfig
@@ -349,6 +349,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if os.geteuid() == 0:  # a sized tmpfs on the session's /tmp (sandbox._tmpcap)
             aspects.add("tmp")
         return frozenset(aspects) | self.cgroup_enforces()  # limits: sandbox._cgroup_limits
+
+    def unenforced_reason(self, aspect: Aspect) -> str:
+        return NONROOT_TMP_REASON if aspect == "tmp" else super().unenforced_reason(aspect)
 
     @property
     def persistent(self) -> bool:

@@ -103,7 +103,8 @@ class BwrapConfig(BaseModel):
         description=(
             "Size of the session's /tmp when the policy sets none (``tmp_bytes``): a tmpfs of this size "
             "(writing past it fails with ENOSPC). Only when shellrt runs as root (it mounts the tmpfs "
-            "on the host); a non-root caller's /tmp is a host directory, capped only by its disk. None: "
+            "on the host); a non-root caller's /tmp is a host directory in the system temp directory, capped "
+            "only by that filesystem (put TMPDIR on a size-limited one to bound it). None: "
             "no default cap."
         ),
     )

@@ -19,32 +19,12 @@ from pathlib import Path
 import pytest
 
 from shellrt.server._http_guard import guarded_protocol
-from tests.test_mcp_http_auth import _INITIALIZE, TOKEN, _post, served
+from tests._http_raw import closed_within, initialize_works, mcp_post_head, serve_refuses
+from tests.test_mcp_http_auth import _INITIALIZE, TOKEN, served
 
 DEADLINE = 1.0
 CAP = 8
 _FLAGS = ("--header-timeout", str(DEADLINE), "--max-connections", str(CAP))
-
-
-def _closed_within(sock: socket.socket, seconds: float) -> bool:
-    """Whether the server closed ``sock`` within ``seconds`` (reads and drops what it sent)."""
-    end = time.monotonic() + seconds
-    while (left := end - time.monotonic()) > 0:
-        sock.settimeout(left)
-        try:
-            if sock.recv(4096) == b"":
-                return True
-        except TimeoutError:
-            return False
-        except OSError:
-            return True
-    return False
-
-
-def _initialize_works(url: str) -> None:
-    status, _headers, body = _post(url, _INITIALIZE, {"Authorization": f"Bearer {TOKEN}"})
-    assert status == 200, (status, body)
-    assert b"protocolVersion" in body, body
 
 
 def _drip(sock: socket.socket, data: bytes) -> bool:
@@ -55,7 +35,7 @@ def _drip(sock: socket.socket, data: bytes) -> bool:
             sock.send(bytes([byte]))
         except OSError:
             return True
-        if _closed_within(sock, 0.1):
+        if closed_within(sock, 0.1):
             return True
     return False
 
@@ -70,7 +50,7 @@ def test_a_client_dripping_its_headers_is_cut_off(tmp_path: Path) -> None:
         drip.close()
         assert cut, "a connection dripping its headers was never closed"
         assert DEADLINE * 0.8 <= elapsed <= DEADLINE + 2.0, elapsed
-        _initialize_works(s.url)  # the server itself is fine
+        initialize_works(s.url)  # the server itself is fine
 
 
 def test_idle_connections_are_capped_and_timed_out(tmp_path: Path) -> None:
@@ -81,28 +61,24 @@ def test_idle_connections_are_capped_and_timed_out(tmp_path: Path) -> None:
         start = time.monotonic()
         conns = [socket.create_connection(("127.0.0.1", s.port)) for _ in range(CAP + 20)]
         # Which CAP the server keeps depends on the order it took them in (a busy machine).
-        closed = [c for c in conns if _closed_within(c, 0.2)]
+        closed = [c for c in conns if closed_within(c, 0.2)]
         if len(closed) < 20:  # a slow server may take its time: look once more
-            closed += [c for c in conns if c not in closed and _closed_within(c, 1.0)]
+            closed += [c for c in conns if c not in closed and closed_within(c, 1.0)]
         idle = [c for c in conns if c not in closed]
         # At most CAP stand; a connection the server has not yet seen close (the port probe's)
         # may still count for a moment, so one or two fewer may.
         assert CAP - 2 <= len(idle) <= CAP, f"{len(idle)} of {CAP + 20} connections kept, cap {CAP}"
         assert time.monotonic() - start < deadline - 1, "closed by the deadline, not the cap"
-        assert all(_closed_within(c, deadline + 2.0) for c in idle), "idle connections were kept"
+        assert all(closed_within(c, deadline + 2.0) for c in idle), "idle connections were kept"
         for c in conns:
             c.close()
-        _initialize_works(s.url)  # room again for a real client
+        initialize_works(s.url)  # room again for a real client
 
 
 def _initialize_request(port: int) -> tuple[str, bytes]:
     """The head and body of an MCP ``initialize`` POST to ``127.0.0.1:port``."""
     body = json.dumps(_INITIALIZE).encode()
-    head = (
-        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-        f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n"
-    )
-    return head, body
+    return mcp_post_head(port, len(body)), body
 
 
 def test_a_kept_alive_connection_is_timed_again(tmp_path: Path) -> None:
@@ -150,13 +126,7 @@ def test_a_request_within_the_deadline_is_served(tmp_path: Path) -> None:
 def test_bad_bounds_are_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: tuple[str, str], said: str
 ) -> None:
-    from shellrt.cli import main
-
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    code = main(["serve", "--http", "127.0.0.1:1", "--workspace", str(ws), "--sandbox", "local", *flags])
-    assert code != 0
-    assert said in capsys.readouterr().err
+    serve_refuses(tmp_path, capsys, flags, said)
 
 
 def test_guard_refuses_nonsense_bounds() -> None:

@@ -24,46 +24,27 @@ back to the workspace root and the result says so.
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import shellrt
-from tests._governance import trust_env
+from tests._rt13_host import bypass_runtime, host_ws, tool_result
 from tests.conftest import require
 
 pytestmark = pytest.mark.anyio
 
 
 async def _bash(rt: shellrt.Runtime, command: str) -> tuple[str, bool]:
-    block = {
-        "type": "tool_use",
-        "id": "cwd-" + secrets.token_hex(6),
-        "name": "Bash",
-        "input": {"command": command},
-    }
-    result: dict[str, Any] = (await rt.run([block]))["content"][0]
-    content = result["content"]
-    text = content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content)
-    return text, bool(result.get("is_error"))
+    return await tool_result(rt, "Bash", {"command": command})
 
 
 @pytest.fixture
-def base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    require(shutil.which("bwrap") is not None, "bwrap is needed")
-    trust_env(tmp_path, monkeypatch)
-    path = Path(tempfile.mkdtemp(prefix="rt13-cwd-", dir="/var/tmp"))
-    path.chmod(0o755)
-    (path / "ws").mkdir()
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    yield from host_ws(tmp_path, monkeypatch, "rt13-cwd-")
 
 
 @pytest.fixture
@@ -82,10 +63,9 @@ def _forge(target: str) -> str:
 
 
 async def test_a_forged_report_through_a_symlink_is_neither_adopted_nor_an_oracle(
-    base: Path, tmp_path: Path, host_only: str
+    ws: Path, tmp_path: Path, host_only: str
 ) -> None:
-    ws = base / "ws"
-    async with shellrt.Runtime(ws, "bwrap", session_dir=tmp_path / "s", mode="bypassPermissions") as rt:
+    async with bypass_runtime(ws, tmp_path) as rt:
         seen, _ = await _bash(rt, f"ln -s /tmp l; ls -d /tmp/{host_only} 2>&1")
         assert "No such file" in seen, seen  # the sandbox cannot see it
         there, _ = await _bash(rt, _forge(f"{ws}/l/{host_only}"))
@@ -100,10 +80,9 @@ async def test_a_forged_report_through_a_symlink_is_neither_adopted_nor_an_oracl
         assert not failed and after.splitlines()[0] == str(ws), after
 
 
-async def test_a_cwd_the_sandbox_cannot_enter_does_not_wedge_the_session(base: Path, tmp_path: Path) -> None:
+async def test_a_cwd_the_sandbox_cannot_enter_does_not_wedge_the_session(ws: Path, tmp_path: Path) -> None:
     require(os.geteuid() == 0, "the host must be able to enter what the sandbox's user cannot (root caller)")
-    ws = base / "ws"
-    async with shellrt.Runtime(ws, "bwrap", session_dir=tmp_path / "s", mode="bypassPermissions") as rt:
+    async with bypass_runtime(ws, tmp_path) as rt:
         await _bash(rt, "mkdir d && cd d && chmod 000 .")
         first, failed = await _bash(rt, "pwd")
         assert failed or "cannot enter" in first, first
@@ -113,10 +92,9 @@ async def test_a_cwd_the_sandbox_cannot_enter_does_not_wedge_the_session(base: P
 
 
 async def test_a_tracked_cwd_swapped_for_a_symlink_is_not_followed(
-    base: Path, tmp_path: Path, host_only: str
+    ws: Path, tmp_path: Path, host_only: str
 ) -> None:
-    ws = base / "ws"
-    async with shellrt.Runtime(ws, "bwrap", session_dir=tmp_path / "s", mode="bypassPermissions") as rt:
+    async with bypass_runtime(ws, tmp_path) as rt:
         for name, target in (("a", f"/tmp/{host_only}"), ("b", f"/tmp/{host_only}-not-there")):
             moved, _ = await _bash(rt, f"mkdir -p {name} && cd {name}")
             assert f"Working directory is now {ws}/{name}" in moved, moved

@@ -12,9 +12,6 @@ one line, and what Bash takes back.
 from __future__ import annotations
 
 import os
-import secrets
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,8 +20,7 @@ import pytest
 from pydantic import BaseModel
 
 import shellrt
-from tests._governance import trust_env
-from tests.conftest import require
+from tests._rt13_host import bypass_runtime, host_ws, tool_result
 
 pytestmark = pytest.mark.anyio
 
@@ -34,9 +30,7 @@ class _Wire(BaseModel):
 
 
 async def _call(rt: shellrt.Runtime, name: str, tool_input: dict[str, Any]) -> str:
-    block = {"type": "tool_use", "id": "nm-" + secrets.token_hex(6), "name": name, "input": tool_input}
-    content = (await rt.run([block]))["content"][0]["content"]
-    return content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content)
+    return (await tool_result(rt, name, tool_input))[0]
 
 
 def _sendable(text: str) -> None:
@@ -46,15 +40,7 @@ def _sendable(text: str) -> None:
 
 @pytest.fixture
 def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    require(shutil.which("bwrap") is not None, "bwrap is needed")
-    trust_env(tmp_path, monkeypatch)
-    base = Path(tempfile.mkdtemp(prefix="rt13-names-", dir="/var/tmp"))
-    base.chmod(0o755)
-    (base / "ws").mkdir()
-    try:
-        yield base / "ws"
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
+    yield from host_ws(tmp_path, monkeypatch, "rt13-names-")
 
 
 def test_a_lone_surrogate_is_not_sendable() -> None:
@@ -67,7 +53,7 @@ async def test_file_names_that_are_not_utf8_reach_the_model(ws: Path, tmp_path: 
     with open(os.fsencode(ws) + b"/bad\xff.txt", "wb") as fh:
         fh.write(b"needle\n")
     (ws / "ok.txt").write_text("needle\n")
-    async with shellrt.Runtime(ws, "bwrap", session_dir=tmp_path / "s", mode="bypassPermissions") as rt:
+    async with bypass_runtime(ws, tmp_path) as rt:
         calls = [
             ("Glob", {"pattern": "**/*.txt"}, f"$'{ws}/bad\\xff.txt'"),
             ("Grep", {"pattern": "needle"}, f"$'{ws}/bad\\xff.txt'"),
@@ -85,7 +71,7 @@ async def test_file_names_that_are_not_utf8_reach_the_model(ws: Path, tmp_path: 
 
 
 async def test_a_vanished_cwd_that_is_not_utf8_is_named_sendably(ws: Path, tmp_path: Path) -> None:
-    async with shellrt.Runtime(ws, "bwrap", session_dir=tmp_path / "s", mode="bypassPermissions") as rt:
+    async with bypass_runtime(ws, tmp_path) as rt:
         await _call(rt, "Bash", {"command": "mkdir $'gone\\xff' && cd $'gone\\xff'"})
         text = await _call(rt, "Bash", {"command": 'rmdir "$PWD"'})
         _sendable(text)

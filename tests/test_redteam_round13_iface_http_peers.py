@@ -21,14 +21,8 @@ from pathlib import Path
 import pytest
 
 from shellrt.server._http_guard import guarded_protocol
-from tests.test_mcp_http_auth import _INITIALIZE, TOKEN, _post, served
-from tests.test_redteam_round11_iface_http_slowloris import _closed_within
-
-
-def _initialize_works(url: str) -> None:
-    status, _headers, body = _post(url, _INITIALIZE, {"Authorization": f"Bearer {TOKEN}"})
-    assert status == 200, (status, body)
-    assert b"protocolVersion" in body, body
+from tests._http_raw import closed_within, initialize_works, mcp_post_head, serve_refuses
+from tests.test_mcp_http_auth import TOKEN, served
 
 
 def _connect(port: int, source: str) -> socket.socket:
@@ -38,17 +32,13 @@ def _connect(port: int, source: str) -> socket.socket:
 def _stalled_request(port: int, source: str) -> socket.socket:
     """A connection whose request headers arrived but whose body never comes (in flight)."""
     sock = _connect(port, source)
-    head = (
-        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {TOKEN}\r\n"
-        "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
-        "Content-Length: 1000\r\n\r\n{"
-    )
+    head = mcp_post_head(port, 1000, token=TOKEN) + "{"
     sock.sendall(head.encode())
     return sock
 
 
 def _standing(socks: list[socket.socket], wait: float = 0.3) -> list[socket.socket]:
-    return [s for s in socks if not _closed_within(s, wait)]
+    return [s for s in socks if not closed_within(s, wait)]
 
 
 def test_stalled_requests_of_one_peer_leave_room_for_others(tmp_path: Path) -> None:
@@ -59,7 +49,7 @@ def test_stalled_requests_of_one_peer_leave_room_for_others(tmp_path: Path) -> N
             time.sleep(0.5)
             kept = _standing(hog, 0.05)
             assert 60 <= len(kept) <= 64, f"{len(kept)} of one peer's 256 stalled requests kept"
-            _initialize_works(s.url)  # another peer (127.0.0.1) is served
+            initialize_works(s.url)  # another peer (127.0.0.1) is served
             assert len(_standing(kept, 0.05)) == len(kept), "a request in flight was cut"
         finally:
             for sock in hog:
@@ -74,8 +64,8 @@ def test_a_full_server_closes_the_longest_idle_connection(tmp_path: Path) -> Non
         idle = [_connect(s.port, "127.0.0.2") for _ in range(8)]
         try:
             time.sleep(0.3)
-            _initialize_works(s.url)
-            assert _closed_within(idle[0], 2.0), "the oldest idle connection was not the one closed"
+            initialize_works(s.url)
+            assert closed_within(idle[0], 2.0), "the oldest idle connection was not the one closed"
             assert len(_standing(idle[1:], 0.1)) >= 6
         finally:
             for sock in idle:
@@ -92,7 +82,7 @@ def test_requests_in_flight_are_never_evicted(tmp_path: Path) -> None:
             time.sleep(0.5)
             assert len(_standing(busy, 0.05)) == 6
             late = _connect(s.port, "127.0.0.4")
-            assert _closed_within(late, 2.0), "a seventh connection was kept over the cap"
+            assert closed_within(late, 2.0), "a seventh connection was kept over the cap"
             late.close()
             assert len(_standing(busy, 0.05)) == 6, "a request in flight was cut for a newcomer"
         finally:
@@ -132,13 +122,7 @@ def test_an_idle_peer_over_its_share_loses_its_own_oldest(tmp_path: Path) -> Non
 def test_bad_peer_bounds_are_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: tuple[str, ...], said: str
 ) -> None:
-    from shellrt.cli import main
-
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    code = main(["serve", "--http", "127.0.0.1:1", "--workspace", str(ws), "--sandbox", "local", *flags])
-    assert code != 0
-    assert said in capsys.readouterr().err
+    serve_refuses(tmp_path, capsys, flags, said)
 
 
 def test_guard_refuses_a_nonsense_peer_share() -> None:

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,34 +20,15 @@ import pytest
 from sandbox import BwrapConfig, SandboxPolicy
 from sandbox.factory import create_backend
 from shellrt.supervisor import Supervisor
+from tests._bomb_peak import bomb_peak, open_ws, uid_procs
 from tests.conftest import require
 
 CAP = 96
-BOMB = "b() { b | b & }; b; for i in $(seq 400); do sleep 30 & done 2>/dev/null; wait"
 
 
 @pytest.fixture
 def ws() -> Iterator[Path]:
-    base = Path(tempfile.mkdtemp(prefix="rt13-bomb-"))
-    ws = base / "ws"
-    ws.mkdir()
-    ws.chmod(0o777)
-    try:
-        yield ws
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
-
-
-def _live(uid: int) -> int:
-    count = 0
-    for entry in os.scandir("/proc"):
-        try:
-            if entry.name.isdigit() and entry.stat().st_uid == uid:
-                state = Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-                count += state != "Z"
-        except OSError:
-            continue
-    return count
+    yield from open_ws("rt13-bomb-")
 
 
 @pytest.mark.parametrize(
@@ -65,28 +44,14 @@ def test_a_fork_bomb_stays_within_the_default_cap(ws: Path, tmp_path: Path, pers
         await backend.start()
         ids = getattr(backend, "sandbox_ids", None)
         uid = ids[0] if ids is not None else os.getuid()
-        base = _live(uid)
-        peak = base
+        base = uid_procs(uid, zombies=False)
         try:
             async with Supervisor(backend, session_dir=tmp_path / "s") as sup:
-
-                async def watch() -> None:
-                    nonlocal peak
-                    while True:
-                        peak = max(peak, _live(uid))
-                        await anyio.sleep(0.05)
-
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(watch)
-                    began = time.monotonic()
-                    await sup.run(BOMB, timeout_s=4)
-                    took = time.monotonic() - began
-                    await anyio.sleep(0.5)
-                    tg.cancel_scope.cancel()
+                _, took, peak = await bomb_peak(sup, uid, zombies=False, settle=0.5, start=base)
         finally:
             await backend.close()
         await anyio.sleep(0.5)
-        return base, peak, _live(uid), took
+        return base, peak, uid_procs(uid, zombies=False), took
 
     base, peak, after, took = anyio.run(main)
     assert peak - base <= CAP + 8, (base, peak)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +25,7 @@ from sandbox import BwrapConfig, SandboxPolicy
 from sandbox.factory import create_backend
 from sandbox.policy import ResourceLimits
 from shellrt.supervisor import Supervisor
+from tests._bomb_peak import bomb_peak, open_ws, uid_procs
 from tests.conftest import require
 
 MODES = [pytest.param(False, id="per-command"), pytest.param(True, id="session")]
@@ -34,15 +34,7 @@ MiB = 1 << 20
 
 @pytest.fixture
 def ws() -> Iterator[Path]:
-    base = Path(tempfile.mkdtemp(prefix="rt13-limits-", dir="/var/tmp"))
-    base.chmod(0o755)
-    ws = base / "ws"
-    ws.mkdir()
-    ws.chmod(0o777)
-    try:
-        yield ws
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
+    yield from open_ws("rt13-limits-")
 
 
 def _need_root_bwrap() -> None:
@@ -50,25 +42,13 @@ def _need_root_bwrap() -> None:
     require(os.geteuid() == 0, "the caps are tested as root (the sandbox uid and the host tmpfs)")
 
 
-def _uid_procs(uid: int, *, zombies: bool = True) -> int:
-    count = 0
-    for entry in os.scandir("/proc"):
-        try:
-            if entry.name.isdigit() and entry.stat().st_uid == uid:
-                state = Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-                count += zombies or state != "Z"
-        except OSError:
-            continue
-    return count
-
-
 def _left_behind(uid: int) -> int:
     """Live processes of ``uid`` now (must be none), once the zombies are reaped (within 5 s)."""
-    live = _uid_procs(uid, zombies=False)
+    live = uid_procs(uid, zombies=False)
     deadline = time.monotonic() + 5
-    while _uid_procs(uid) and time.monotonic() < deadline:
+    while uid_procs(uid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    return live + _uid_procs(uid)
+    return live + uid_procs(uid)
 
 
 async def _bomb(backend: object, ws: Path, session: Path) -> tuple[str, float, int, int]:
@@ -80,24 +60,7 @@ async def _bomb(backend: object, ws: Path, session: Path) -> tuple[str, float, i
     uid = backend.sandbox_ids[0]  # type: ignore[attr-defined]
     try:
         async with Supervisor(backend, session_dir=session) as sup:
-            peak = 0
-
-            async def watch() -> None:
-                nonlocal peak
-                while True:
-                    peak = max(peak, _uid_procs(uid))
-                    await anyio.sleep(0.05)
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(watch)
-                began = time.monotonic()
-                result = await sup.run(
-                    "b() { b | b & }; b; for i in $(seq 400); do sleep 30 & done 2>/dev/null; wait",
-                    timeout_s=4,
-                )
-                took = time.monotonic() - began
-                await anyio.sleep(1)
-                tg.cancel_scope.cancel()
+            result, took, peak = await bomb_peak(sup, uid, zombies=True, settle=1)
             assert result.output_path is not None
             out = result.output_path.read_text()
     finally:

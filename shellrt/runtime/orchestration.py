@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass, field
@@ -120,10 +121,10 @@ class CallSlots:
         self._max_shared = max_shared
         self._shared = 0
         self._alone = False
-        #: Calls waiting, in arrival order; each event is set once its slot is handed to it. (Lists:
-        #: ``pop(0)`` moves pointers only, ~1 us for 5,000 waiters.)
-        self._shared_queue: list[anyio.Event] = []
-        self._alone_queue: list[anyio.Event] = []
+        #: Calls waiting, in arrival order; each event is set once its slot is handed to it.
+        #: (Deques: a hand-out is O(1); only a waiter cancelled in line is searched for.)
+        self._shared_queue: deque[anyio.Event] = deque()
+        self._alone_queue: deque[anyio.Event] = deque()
 
     def slot(self, tool: Tool[Any, Any], tool_input: BaseModel) -> AbstractAsyncContextManager[None]:
         """The slot for a call with this final input (`CallExecutor.execute`'s ``run_slot``)."""
@@ -137,13 +138,13 @@ class CallSlots:
         if self._alone_queue:
             if not self._shared:
                 self._alone = True
-                self._alone_queue.pop(0).set()
+                self._alone_queue.popleft().set()
             return
         while self._shared_queue and self._shared < self._max_shared:
             self._shared += 1
-            self._shared_queue.pop(0).set()
+            self._shared_queue.popleft().set()
 
-    async def _queue(self, queue: list[anyio.Event], release: Callable[[], None]) -> None:
+    async def _queue(self, queue: deque[anyio.Event], release: Callable[[], None]) -> None:
         """Wait in ``queue`` until `_hand_out` gives this call its slot; a call cancelled while
         waiting leaves the line, or gives back the slot it was handed at that moment."""
         granted = anyio.Event()
@@ -195,6 +196,8 @@ class _Entry:
     block: ToolUseBlock
     safe: bool
     batch: int
+    #: The index of the first entry of this entry's batch.
+    batch_start: int
     tool: Tool[Any, Any] | None
     #: The block's input as the tool parsed it (None: it did not parse; the executor says why).
     parsed: BaseModel | None = None
@@ -222,6 +225,9 @@ class StreamingExecution:
         self.ctx = ctx
         self._entries: list[_Entry] = []
         self._batch = 0
+        self._batch_start = 0
+        #: Per batch, the entries its failed calls have already cancelled up to (exclusive).
+        self._cancelled_upto: dict[int, int] = {}
         self._closed = anyio.Event()
         self._added = anyio.Event()
         self._tg: TaskGroup | None = None
@@ -268,13 +274,16 @@ class StreamingExecution:
         if self._closed.is_set():
             raise RuntimeError("cannot add tool_use blocks after close()")
         safe, parsed = _classify(self.executor, block)
+        index = len(self._entries)
         if not safe or not self._entries or not self._entries[-1].safe:
             self._batch += 1
+            self._batch_start = index
         entry = _Entry(
-            index=len(self._entries),
+            index=index,
             block=block,
             safe=safe,
             batch=self._batch,
+            batch_start=self._batch_start,
             tool=self.executor.registry.get(block.name),
             parsed=parsed,
         )
@@ -306,16 +315,13 @@ class StreamingExecution:
 
     # --- scheduling ------------------------------------------------------------
     async def _run(self, entry: _Entry) -> None:
-        earlier = self._entries[: entry.index]
         try:
-            if entry.safe:
-                # Wait for every earlier call outside this batch (they are all before it).
-                for other in earlier:
-                    if other.batch != entry.batch:
-                        await other.applied.wait()
-            else:
-                for other in earlier:
-                    await other.applied.wait()
+            # ``applied`` is set strictly in tool_use order, so one entry stands for all before it:
+            # a safe call waits for the last entry before its batch, any other for the one before
+            # itself (a walk over every earlier entry per call made a message of n calls O(n^2)).
+            before = entry.batch_start if entry.safe else entry.index
+            if before > 0:
+                await self._entries[before - 1].applied.wait()
             if entry.cancel_reason is not None or self.ctx.abort.is_set():
                 entry.outcome = CallOutcome(
                     error_envelope(
@@ -347,12 +353,23 @@ class StreamingExecution:
         return outcome
 
     def _cancel_siblings(self, failed: _Entry) -> None:
+        """Cancel ``failed``'s running batch siblings. A batch's entries are adjacent; entries a
+        failure already looked at are done or cancelled, so a later failure in the batch starts
+        after them (each entry is looked at once per message, not once per failure)."""
         label = f"{failed.block.name} {failed.block.id}"
-        for other in self._entries:
-            if other is failed or other.batch != failed.batch or other.done.is_set() or other.cancel_reason:
+        start = self._cancelled_upto.get(failed.batch, failed.batch_start)
+        end = start
+        for end in range(start, len(self._entries)):
+            other = self._entries[end]
+            if other.batch != failed.batch:
+                break
+            if other is failed or other.done.is_set() or other.cancel_reason:
                 continue
             other.cancel_reason = SIBLING_CANCELLED.format(sibling=label)
             other.scope.cancel()
+        else:
+            end = len(self._entries)
+        self._cancelled_upto[failed.batch] = end
 
     async def _apply_in_order(self, entry: _Entry) -> None:
         if entry.index > 0:
