@@ -62,6 +62,7 @@ from shellrt.tools._paths import (
     subject_for,
     view_for,
 )
+from shellrt.tools._sendable import SendableText
 
 __all__ = ["ReadInput", "ReadOutput", "ReadTool"]
 
@@ -135,7 +136,7 @@ class ReadOutput:
     total_lines: int | None = None
 
 
-class ReadTool(Tool[ReadInput, ReadOutput]):
+class ReadTool(SendableText, Tool[ReadInput, ReadOutput]):
     """Read a file: text (numbered lines), images, notebooks, PDFs."""
 
     name = "Read"
