@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
+import httpx  # noqa: F401  (WebFetch imports it when called; named here for the non-root runner)
 import pytest
 
 from shellrt.protocol import ToolContext
