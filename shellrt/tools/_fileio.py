@@ -13,6 +13,7 @@ sandbox's view): no symlink swap can send it elsewhere than where it says.
 from __future__ import annotations
 
 import codecs
+import errno
 import hashlib
 import os
 import stat
@@ -130,6 +131,7 @@ def read_existing(
             raise ToolExecutionError(f"{label} is a directory; give the path of a file.")
         if not stat.S_ISREG(mode):
             raise ToolExecutionError(f"{label} is not a regular file; the file tools change regular files only.")
+        _refuse_acl(fd, label)
         with os.fdopen(os.dup(fd), "rb") as fh:
             data = fh.read(MAX_EDIT_BYTES + 1)  # never more: the file may grow while it is read
         if len(data) > MAX_EDIT_BYTES:
@@ -140,6 +142,32 @@ def read_existing(
         return data, canonical
     finally:
         os.close(fd)
+
+
+#: The kernel's name for a file's POSIX access ACL (absent when the mode says it all).
+_ACCESS_ACL = "system.posix_acl_access"
+
+
+def _refuse_acl(fd: int, label: str) -> None:
+    """Refuse a file with a POSIX access ACL: the atomic replace would not keep it.
+
+    The new inode gets the old mode, and with an ACL the mode's group bits are the ACL's mask
+    (what its named users and groups may get at most), not the owning group's own permissions:
+    a rewritten ``g::--- m::rw-`` file gave its owning group read and write, and its named users
+    lost theirs (red team, round 14). A write in place keeps the inode and its ACL.
+    """
+    try:
+        os.getxattr(fd, _ACCESS_ACL)
+    except OSError as exc:
+        if exc.errno in (errno.ENODATA, errno.ENOTSUP, errno.EOPNOTSUPP):
+            return  # no ACL, or a filesystem without them
+        raise
+    raise ToolExecutionError(
+        f"{label} has a POSIX ACL (see `getfacl {label}`). Edit and Write replace a file with a new one, "
+        "which would drop the ACL and give the file's group the ACL's mask as its permissions. Change it "
+        f"in place with Bash instead (e.g. `python3 - <<'EOF'` rewriting it with open(path, 'r+'), or "
+        f"`cat new-content > {label}`), which keeps the file and its ACL."
+    )
 
 
 def write_confined(

@@ -60,9 +60,19 @@ def charset_of(content_type: str) -> str:
         except LookupError:
             return "utf-8"
         # Binary transforms (base64, zlib, rot13) are no text encoding: bytes.decode refuses them.
-        if getattr(info, "_is_text_encoding", True) and info.name not in _SLOW_CODECS:
+        if getattr(info, "_is_text_encoding", True) and info.name not in _SLOW_CODECS and _decodes(info.name):
             return info.name
     return "utf-8"
+
+
+def _decodes(name: str) -> bool:
+    """Whether codec ``name`` decodes at all: ``undefined`` raises on every decode, whatever the
+    error handler, and failed the call (red team, round 14)."""
+    try:
+        b"a".decode(name, errors="replace")
+    except (UnicodeError, LookupError, TypeError, ValueError):
+        return False
+    return True
 
 
 def body_to_text(body: bytes, content_type: str, url: str, *, deadline: float, max_chars: int) -> Converted:

@@ -47,6 +47,7 @@ from shellrt.tools._paths import (
     view_for,
 )
 from shellrt.tools._render import numbered_snippet, unified_diff
+from shellrt.tools._sendable import SendableText
 
 __all__ = ["EditInput", "EditOutput", "EditTool"]
 
@@ -73,7 +74,7 @@ class EditOutput:
     created: bool = False
 
 
-class EditTool(Tool[EditInput, EditOutput]):
+class EditTool(SendableText, Tool[EditInput, EditOutput]):
     """Exact string replacement in a file that was read first."""
 
     name = "Edit"

@@ -44,6 +44,7 @@ from shellrt.tools._paths import (
 )
 from shellrt.tools._render import marked_listing, shown_file
 from shellrt.tools._search import list_files
+from shellrt.tools._sendable import SendableText
 
 __all__ = ["GlobInput", "GlobOutput", "GlobTool", "split_pattern"]
 
@@ -97,7 +98,7 @@ def split_pattern(pattern: str, base: str | None) -> tuple[str | None, str]:
     return "/" + "/".join(fixed), "*"
 
 
-class GlobTool(Tool[GlobInput, GlobOutput]):
+class GlobTool(SendableText, Tool[GlobInput, GlobOutput]):
     """Find files by glob pattern."""
 
     name = "Glob"

@@ -47,6 +47,7 @@ from shellrt.tools._paths import (
 from shellrt.tools._render import marked_listing, shown_file
 from shellrt.tools._search import search, stream_has_nul
 from shellrt.tools._search_types import FileHits, GrepQuery
+from shellrt.tools._sendable import SendableText
 
 __all__ = ["GrepInput", "GrepOutput", "GrepTool"]
 
@@ -113,7 +114,7 @@ class GrepOutput:
     pattern: str
 
 
-class GrepTool(Tool[GrepInput, GrepOutput]):
+class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
     """Regex search in files."""
 
     name = "Grep"

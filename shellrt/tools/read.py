@@ -62,6 +62,7 @@ from shellrt.tools._paths import (
     subject_for,
     view_for,
 )
+from shellrt.tools._sendable import SendableText
 
 __all__ = ["ReadInput", "ReadOutput", "ReadTool"]
 
@@ -83,6 +84,10 @@ MAX_SCAN_BYTES = 256 * 1024 * 1024
 _CHUNK = 1 << 20
 #: ``ctx.tool_state`` key: (path, offset, limit) -> the record of the last text Read of that range.
 RANGES_KEY = "Read.ranges"
+#: ``tool_state`` key: the inode and change time of the file each remembered range was read from.
+#: Size and mtime alone are the command's to set (``touch -r``): a changed file passed for unchanged.
+STAMPS_KEY = "Read.stamps"
+Stamp = tuple[int, int, int]
 
 _IMAGE_EXTS = {
     ".png": "image/png",
@@ -135,7 +140,7 @@ class ReadOutput:
     total_lines: int | None = None
 
 
-class ReadTool(Tool[ReadInput, ReadOutput]):
+class ReadTool(SendableText, Tool[ReadInput, ReadOutput]):
     """Read a file: text (numbered lines), images, notebooks, PDFs."""
 
     name = "Read"
@@ -185,19 +190,23 @@ class ReadTool(Tool[ReadInput, ReadOutput]):
         ranges: dict[tuple[str, int | None, int | None], FileReadRecord] = ctx.tool_state.setdefault(
             RANGES_KEY, {}
         )
+        stamps: dict[tuple[str, int | None, int | None], Stamp] = ctx.tool_state.setdefault(STAMPS_KEY, {})
         known = canonical_path(tool_input.file_path, ctx, view)
         if known is not None:
             logical = state_key(known, ctx, view)
-            seen = ranges.get((logical, tool_input.offset, tool_input.limit))
-            if await anyio.to_thread.run_sync(_unchanged, view, known, seen, ctx.read_state.get(logical)):
+            key = (logical, tool_input.offset, tool_input.limit)
+            seen, was = ranges.get(key), stamps.get(key)
+            if await anyio.to_thread.run_sync(_unchanged, view, known, seen, ctx.read_state.get(logical), was):
                 return ToolOutput(ReadOutput(kind="text", path=known, text=_UNCHANGED.format(path=known)))
-        output, record = await anyio.to_thread.run_sync(_read, view, where, tool_input)
+        output, record, stamp = await anyio.to_thread.run_sync(_read, view, where, tool_input)
         if record is not None:
             # Idempotent bookkeeping: safe to write directly (see ToolContext docs).
             logical = state_key(output.path, ctx, view)
             ctx.read_state[logical] = record
             if output.kind == "text":
-                ranges[(logical, tool_input.offset, tool_input.limit)] = record
+                key = (logical, tool_input.offset, tool_input.limit)
+                ranges[key] = record
+                stamps[key] = stamp
         return ToolOutput(output)
 
     def to_model_content(self, output: ReadOutput) -> str | list[ContentBlock]:
@@ -219,12 +228,15 @@ _UNCHANGED = (
 )
 
 
-def _unchanged(view: View, where: str, seen: FileReadRecord | None, current: FileReadRecord | None) -> bool:
+def _unchanged(
+    view: View, where: str, seen: FileReadRecord | None, current: FileReadRecord | None, stamp: Stamp | None
+) -> bool:
     """Whether this range was read before and nothing (Edit, Write, another process) changed the file since.
 
-    Stat'ed through the confinement view (anchored, no symlink followed), like the read itself.
+    Stat'ed through the confinement view (anchored, no symlink followed), like the read itself. The
+    same inode and change time are required besides size and mtime, which a command can put back.
     """
-    if seen is None or current is not seen:
+    if seen is None or current is not seen or stamp is None:
         return False
     try:
         with view.resolve(where) as r:
@@ -235,14 +247,16 @@ def _unchanged(view: View, where: str, seen: FileReadRecord | None, current: Fil
         return False
     # A partial read records the bytes it scanned, not the file size: then the mtime alone decides.
     same_size = seen.partial or st.st_size == seen.size
-    return stat.S_ISREG(st.st_mode) and st.st_mtime_ns == seen.mtime_ns and same_size
+    same_inode = (st.st_dev, st.st_ino, st.st_ctime_ns) == stamp
+    return stat.S_ISREG(st.st_mode) and st.st_mtime_ns == seen.mtime_ns and same_size and same_inode
 
 
 # --- dispatch -----------------------------------------------------------------
 
 
-def _read(view: View, where: str, tool_input: ReadInput) -> tuple[ReadOutput, FileReadRecord | None]:
-    """Open ``where`` through the confinement (anchored, no symlink leaves the view), then read the fd."""
+def _read(view: View, where: str, tool_input: ReadInput) -> tuple[ReadOutput, FileReadRecord | None, Stamp]:
+    """Open ``where`` through the confinement (anchored, no symlink leaves the view), then read the fd;
+    with the file's `Stamp` as it was before the read."""
     _refuse_special_path(Path(where), where)
     try:
         fd, canonical = confine.open_file(
@@ -270,29 +284,36 @@ def _read(view: View, where: str, tool_input: ReadInput) -> tuple[ReadOutput, Fi
         path, label = Path(canonical), canonical
         _refuse_special_path(path, label)
         st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise ToolExecutionError(_directory_message(label))
-        if not stat.S_ISREG(st.st_mode):
-            raise ToolExecutionError(
-                f"{label} is not a regular file ({file_kind(st.st_mode)}); Read refuses it because reading it could "
-                f"block or never end. Use Bash if you really need it (e.g. `head -c 100 {label} | xxd`)."
-            )
-        suffix = path.suffix.lower()
-        if tool_input.pages is not None and suffix != ".pdf":
-            raise ToolExecutionError(
-                "`pages` is only for PDF files; use `offset` and `limit` for text files."
-            )
-        if suffix in _IMAGE_EXTS:
-            return _read_image(fd, path, label, st)
-        if suffix == ".ipynb":
-            return _read_notebook(fd, path, label, st)
-        if suffix == ".pdf":
-            return _read_pdf(fd, path, label, st, tool_input.pages)
-        if suffix in _BINARY_EXTS:
-            raise ToolExecutionError(_binary_message(path, label, st.st_size))
-        return _read_text(fd, path, label, tool_input, st)
+        return (*_read_fd(fd, path, label, st, tool_input), (st.st_dev, st.st_ino, st.st_ctime_ns))
     finally:
         os.close(fd)
+
+
+def _read_fd(
+    fd: int, path: Path, label: str, st: os.stat_result, tool_input: ReadInput
+) -> tuple[ReadOutput, FileReadRecord | None]:
+    """The opened regular file's content, by kind (``st``: its `os.fstat` before reading)."""
+    if stat.S_ISDIR(st.st_mode):
+        raise ToolExecutionError(_directory_message(label))
+    if not stat.S_ISREG(st.st_mode):
+        raise ToolExecutionError(
+            f"{label} is not a regular file ({file_kind(st.st_mode)}); Read refuses it because reading it could "
+            f"block or never end. Use Bash if you really need it (e.g. `head -c 100 {label} | xxd`)."
+        )
+    suffix = path.suffix.lower()
+    if tool_input.pages is not None and suffix != ".pdf":
+        raise ToolExecutionError(
+            "`pages` is only for PDF files; use `offset` and `limit` for text files."
+        )
+    if suffix in _IMAGE_EXTS:
+        return _read_image(fd, path, label, st)
+    if suffix == ".ipynb":
+        return _read_notebook(fd, path, label, st)
+    if suffix == ".pdf":
+        return _read_pdf(fd, path, label, st, tool_input.pages)
+    if suffix in _BINARY_EXTS:
+        raise ToolExecutionError(_binary_message(path, label, st.st_size))
+    return _read_text(fd, path, label, tool_input, st)
 
 
 def _directory_message(label: str) -> str:
@@ -549,24 +570,23 @@ def _read_utf16(
         )
     data = head + fh.read(max(0, st.st_size - len(head)))
     encoding = "utf-16-le" if data.startswith(b"\xff\xfe") else "utf-16-be"
-    lines = data[2:].decode(encoding, errors="replace").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
+    # The same scanner as UTF-8 text (its output budget, its line cut and notes): this path once
+    # returned every line of an 8 MB file, ~4,000,000 characters, in one result (round 14).
     start = tool_input.offset or 1
-    limit = tool_input.limit or DEFAULT_LINE_LIMIT
-    window = [(i, ln.removesuffix("\r")[:MAX_LINE_CHARS]) for i, ln in enumerate(lines, 1)][
-        start - 1 : start - 1 + limit
-    ]
-    more = start - 1 + limit < len(lines)
-    text = _format_window(path, label, window, start, len(lines), more, False, encoding)
+    scan = _LineScanner(start, tool_input.limit or DEFAULT_LINE_LIMIT, "utf-8")
+    scan.feed(data[2:].decode(encoding, errors="replace").encode("utf-8"))
+    scan.finish()
+    text = _format_window(
+        path, label, scan.shown, start, scan.total_lines, scan.more, scan.budget_hit, encoding
+    )
     record = FileReadRecord(
         sha256=hashlib.sha256(data).hexdigest(),
         mtime_ns=st.st_mtime_ns,
         size=len(data),
-        partial=start > 1 or more,
+        partial=start > 1 or scan.more,
     )
-    shown = (window[0][0], window[-1][0]) if window else None
-    return ReadOutput("text", label, text, lines_shown=shown, total_lines=len(lines)), record
+    shown = (scan.shown[0][0], scan.shown[-1][0]) if scan.shown else None
+    return ReadOutput("text", label, text, lines_shown=shown, total_lines=scan.total_lines), record
 
 
 # --- images ---------------------------------------------------------------------

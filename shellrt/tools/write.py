@@ -47,6 +47,7 @@ from shellrt.tools._paths import (
     view_for,
 )
 from shellrt.tools._render import unified_diff
+from shellrt.tools._sendable import SendableText
 
 __all__ = ["WriteInput", "WriteOutput", "WriteTool"]
 
@@ -68,7 +69,7 @@ class WriteOutput:
     diff: str = ""
 
 
-class WriteTool(Tool[WriteInput, WriteOutput]):
+class WriteTool(SendableText, Tool[WriteInput, WriteOutput]):
     """Create or overwrite a whole file."""
 
     name = "Write"
