@@ -986,6 +986,40 @@ def _give_made_dir(fd: int, owner: tuple[int, int], shown: str) -> None:
         os.close(rfd)
 
 
+#: ``FS_IOC_GETFLAGS`` and its append-only / immutable bits (linux/fs.h).
+_FS_IOC_GETFLAGS = 0x80086601
+_FS_APPEND_FL = 0x20
+_FS_IMMUTABLE_FL = 0x10
+
+
+def _refuse_append_only(parent: int, shown: str) -> None:
+    """Refuse a directory with the append-only or immutable attribute before a temp file is made:
+    the rename over the target is refused there, and so is the temp file's removal, which stayed
+    behind (red team round 14). A filesystem without attributes passes."""
+    import array
+    import fcntl
+
+    try:
+        dfd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=parent)
+    except OSError:
+        return
+    try:
+        flags = array.array("l", [0])
+        try:
+            fcntl.ioctl(dfd, _FS_IOC_GETFLAGS, flags, True)
+        except OSError:
+            return
+    finally:
+        os.close(dfd)
+    if flags[0] & (_FS_APPEND_FL | _FS_IMMUTABLE_FL):
+        kind = "append-only" if flags[0] & _FS_APPEND_FL else "immutable"
+        raise PermissionError(
+            errno.EPERM,
+            f"the directory of {shown} is {kind} (chattr): a file in it cannot be replaced; "
+            "change the file in place with Bash (e.g. `cat >>`), or clear the attribute",
+        )
+
+
 def _replace_in(parent: int, name: str, data: bytes, shown: str, owner: tuple[int, int] | None) -> bool:
     """Write ``data`` to a temp file in ``parent`` and rename it over ``name``; True when created.
 
@@ -1005,7 +1039,9 @@ def _replace_in(parent: int, name: str, data: bytes, shown: str, owner: tuple[in
         kept = stat.S_IMODE(st.st_mode) & ~(stat.S_ISUID | stat.S_ISGID)
         mode = kept if stat.S_ISREG(st.st_mode) else 0o666 & ~_umask()
         owner = (st.st_uid, st.st_gid)
-    tmp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
+    _refuse_append_only(parent, shown)
+    # Bytes: a name's first 200 *characters* can be ~800 bytes of UTF-8, past NAME_MAX (255).
+    tmp = b"." + os.fsencode(name)[:200] + f".{secrets.token_hex(6)}.tmp".encode()
     fd = os.open(
         tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=parent
     )
@@ -1023,7 +1059,7 @@ def _replace_in(parent: int, name: str, data: bytes, shown: str, owner: tuple[in
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.rename(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+        os.rename(tmp, os.fsencode(name), src_dir_fd=parent, dst_dir_fd=parent)
     except BaseException:
         try:
             os.unlink(tmp, dir_fd=parent)
