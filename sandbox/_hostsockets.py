@@ -77,9 +77,67 @@ def _bound(table: bytes) -> frozenset[tuple[str, str]]:
 
 def host_socket_paths(table: bytes | None = None) -> list[str]:
     """Pathname unix sockets bound in the host's network namespace (``/proc/net/unix``, or ``table``
-    read from it), by absolute path (a name relative to its binder's cwd names no place here)."""
+    read from it), by absolute path. A name relative to its binder's cwd (``bind("app.sock")``)
+    is looked up through the processes holding it (`relative_socket_path`): skipped, it left
+    such a daemon unmasked, in the workspace or anywhere the sandbox shows (red team round 14)."""
     bound = _bound(_socket_table() if table is None else table)
-    return sorted({path for _, path in bound if path.startswith("/")})
+    paths = {path for _, path in bound if path.startswith("/")}
+    for inode, listed in bound:
+        if not listed.startswith("/") and (found := relative_socket_path(inode, listed)) is not None:
+            paths.add(found)
+    return sorted(paths)
+
+
+#: Relative names looked up already: (socket inode, name) -> the absolute path found, or None.
+_RELATIVE: dict[tuple[str, str], str | None] = {}
+
+
+def relative_socket_path(inode: str, name: str) -> str | None:
+    """Where the socket ``inode``, listed by the relative ``name``, is: the name joined to the
+    current directory of a process holding it, when the file there is a socket and the one that
+    process itself reaches (same device and inode: not a lookalike in another mount namespace).
+    None when no holder shows it (one that changed directory after ``bind``: the name then
+    names no place anyone can find). Remembered per (inode, name)."""
+    key = (inode, name)
+    if key in _RELATIVE:
+        return _RELATIVE[key]
+    if len(_RELATIVE) > 4096:
+        _RELATIVE.clear()
+    found = _RELATIVE[key] = _through_holders(inode, name)
+    return found
+
+
+def _through_holders(inode: str, name: str) -> str | None:
+    if "\0" in name:
+        return None
+    target = f"socket:[{inode}]"
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or not _holds(f"/proc/{pid}/fd", target):
+            continue
+        try:
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+            theirs = os.stat(f"/proc/{pid}/cwd/{name}", follow_symlinks=False)
+            path = os.path.normpath(os.path.join(cwd, name))
+            ours = os.stat(path, follow_symlinks=False)
+        except (OSError, ValueError):
+            continue
+        if stat.S_ISSOCK(ours.st_mode) and (ours.st_dev, ours.st_ino) == (theirs.st_dev, theirs.st_ino):
+            return path
+    return None
+
+
+def _holds(fds: str, target: str) -> bool:
+    try:
+        names = os.listdir(fds)
+    except OSError:
+        return False  # gone, or not ours to read
+    for fd in names:
+        try:
+            if os.readlink(f"{fds}/{fd}") == target:
+                return True
+        except OSError:
+            continue  # closed meanwhile
+    return False
 
 
 def _under(path: str, roots: Iterable[str]) -> bool:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import stat
 
-from sandbox._hostsockets import _bound, _socket_table
+from sandbox._hostsockets import _bound, _socket_table, relative_socket_path
 from sandbox.confine import relative_to
 
 __all__ = ["WorkspaceSockets"]
@@ -50,7 +50,9 @@ class WorkspaceSockets:
             if not listed.startswith("/"):
                 key = (inode, listed)
                 if key not in self._relative:
-                    self._relative[key] = _through_holders(inode, listed, self._root)
+                    where = relative_socket_path(inode, listed)
+                    inside = where is not None and relative_to(where, self._root) is not None
+                    self._relative[key] = where if inside else None
                 path = self._relative[key]
                 if path is None:
                     continue  # not in the workspace (as far as its holders show)
@@ -85,41 +87,3 @@ class WorkspaceSockets:
         if not new:
             self._table = table
         return sorted(path for _, path in new)
-
-
-def _through_holders(inode: str, name: str, root: str) -> str | None:
-    """Where the socket ``inode``, bound by the relative ``name``, is inside ``root``: the name
-    joined to the current directory of a process holding it, when that is the file the process
-    itself reaches there (same device and inode: not a lookalike in another mount namespace)."""
-    if "\0" in name:
-        return None
-    target = f"socket:[{inode}]"
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        if not _holds(f"/proc/{pid}/fd", target):
-            continue
-        try:
-            cwd = os.readlink(f"/proc/{pid}/cwd")
-            theirs = os.stat(f"/proc/{pid}/cwd/{name}", follow_symlinks=False)
-            path = os.path.normpath(os.path.join(cwd, name))
-            ours = os.stat(path, follow_symlinks=False)
-        except (OSError, ValueError):
-            continue
-        if (ours.st_dev, ours.st_ino) == (theirs.st_dev, theirs.st_ino) and relative_to(path, root):
-            return path
-    return None
-
-
-def _holds(fds: str, target: str) -> bool:
-    try:
-        names = os.listdir(fds)
-    except OSError:
-        return False  # gone, or not ours to read
-    for fd in names:
-        try:
-            if os.readlink(f"{fds}/{fd}") == target:
-                return True
-        except OSError:
-            continue  # closed meanwhile
-    return False
