@@ -110,9 +110,53 @@ def _finish_collect(proc: subprocess.Popen[str], args: list[str]) -> Collected:
     return Collected(found["items"], found["dists"])
 
 
+#: The node ids this process's pytest session collected, before any deselection, when every file it
+#: collected was collected whole (no ``file::name`` argument): set by tests/conftest.py.
+SESSION_NODEIDS: list[str] | None = None
+
+
+def _matches(nodeid: str, selected: str) -> bool:
+    """Whether pytest would run ``nodeid`` for the argument ``selected`` (a file or a node id)."""
+    if "::" not in selected:
+        return nodeid.startswith(f"{selected}::")
+    return nodeid == selected or nodeid.startswith((f"{selected}[", f"{selected}::"))
+
+
+def count_here(args: list[str]) -> int | None:
+    """What root's collection of ``args`` counts, read from this session's collection: None when
+    it cannot tell (no such collection, an option other than ``--deselect``, a directory, a file
+    this session did not collect: a collection error or a module-level skip is not counted here)."""
+    if SESSION_NODEIDS is None:
+        return None
+    selected: list[str] = []
+    deselected: list[str] = []
+    words = iter(args)
+    for arg in words:
+        if arg == "--deselect":
+            deselected.append(next(words, ""))
+        elif arg.startswith("-") or not arg.partition("::")[0].endswith(".py"):
+            return None
+        else:
+            selected.append(arg)
+    known = {nodeid.partition("::")[0] for nodeid in SESSION_NODEIDS}
+    if not selected or "" in deselected or any(arg.partition("::")[0] not in known for arg in selected):
+        return None
+    return sum(
+        1
+        for nodeid in SESSION_NODEIDS
+        if any(_matches(nodeid, arg) for arg in selected) and not nodeid.startswith(tuple(deselected))
+    )
+
+
 def collect(args: list[str]) -> Collected:
     """Collect ``args`` (files, node ids, ``--deselect``) as root: the test count and the distributions."""
     return _finish_collect(_start_collect(args), args)
+
+
+def root_view(args: list[str]) -> Collected:
+    """`collect`, read from this session's collection when it can be (`count_here`)."""
+    items = count_here(args)
+    return collect(args) if items is None else Collected(items, loaded_distributions())
 
 
 @functools.lru_cache(maxsize=1)
@@ -375,7 +419,7 @@ def _prepare_shared(tree: Path, distributions: list[str]) -> set[str]:
         if not ready.exists():
             shutil.rmtree(tree, ignore_errors=True)  # a preparation cut short
             tree.mkdir(mode=0o755)
-            for name in ("repo", "site", "runs"):
+            for name in ("repo", "site"):
                 (tree / name).mkdir(mode=0o755)
             (tree / "pycache").mkdir(mode=0o755)
             os.chown(tree / "pycache", NOBODY, NOBODY)
@@ -405,7 +449,8 @@ def shared_run(distributions: list[str]) -> Iterator[NonRootRun]:
     try:
         linked = _prepare_shared(tree, distributions)
         _remove_stale_trees(prefix, tree)
-        base = Path(tempfile.mkdtemp(prefix="run-", dir=tree / "runs"))
+        # Its own part where `make` puts it: a longer temp path leaves a test's unix socket too long.
+        base = Path(tempfile.mkdtemp(prefix="shellrt-nonroot-", dir="/tmp"))
         base.chmod(0o755)
         run = NonRootRun(base, repo=tree / "repo", site=tree / "site", pycache=tree / "pycache")
         run.distributions = linked
@@ -420,17 +465,26 @@ def shared_run(distributions: list[str]) -> Iterator[NonRootRun]:
 def run_as_nobody(
     args: list[str], *, collect_args: list[str] | None = None, timeout: float = 300
 ) -> tuple[Collected, Outcome]:
-    """Collect ``args`` here (or ``collect_args``, the same tests named from here) while they run
-    as uid 65534 in the shared tree (`shared_run`). Its packages are those this process loaded;
-    should root's collection name one more, the run is made again with it."""
-    collecting = _start_collect(collect_args if collect_args is not None else args)
+    """Count ``args`` as root collects them (from this session's collection when it has them all,
+    `count_here`; else a root subprocess collects ``collect_args``, the same tests named from here,
+    while they run) and run them as uid 65534 in the shared tree (`shared_run`). Its packages are
+    those this process loaded; should root's collection name one more, the run is made again."""
+    items = count_here(args)
+    collecting = (
+        None if items is not None else _start_collect(collect_args if collect_args is not None else args)
+    )
     try:
         dists = with_requirements(loaded_distributions())
         with shared_run(dists) as run:
             outcome = run.pytest(args, timeout=timeout)
             held = run.distributions
     finally:
-        collected = _finish_collect(collecting, args)
+        if collecting is not None:
+            collected = _finish_collect(collecting, args)
+    if collecting is None:
+        assert items is not None
+        # This session collected the tests (and imported their modules): the packages it loaded.
+        collected = Collected(items, loaded_distributions())
     missing = set(with_requirements(collected.distributions)) - held
     if missing:
         with shared_run(sorted(missing)) as run:

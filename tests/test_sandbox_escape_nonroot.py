@@ -86,7 +86,7 @@ def _prerequisites() -> None:
 
 def test_the_bwrap_escape_suite_holds_for_an_unprivileged_caller() -> None:
     _prerequisites()
-    collected = _nonroot.collect(ARGS)
+    collected = _nonroot.root_view(ARGS)
     assert collected.items >= len(SELECTION), collected
     with _nonroot.shared_run(_nonroot.with_requirements(collected.distributions)) as run:
         # The in-place build's extension modules (when there is one) load for the system interpreter.
