@@ -14,10 +14,18 @@ process prepares what uid 65534 needs and runs the chosen tests as that uid:
 * a copy of the repository's packages, tests and config, hard-linked the same way
   (a repository under ``/root`` is unreachable too); extension modules come along;
 * a home, pytest's base temp dir and a bytecode cache owned by that uid.
+
+The prepared tree (repository, packages, bytecode cache) is shared: one per content of the
+repository (`shared_run`), kept in /tmp between runs, extended with packages as runs need
+them. Each run still gets its own home, temp dir and report. A fresh tree cost every wrapper
+about 5 s (the child compiled every module again); the root collection runs meanwhile.
 """
 
 from __future__ import annotations
 
+import fcntl
+import functools
+import hashlib
 import importlib.metadata
 import json
 import os
@@ -28,6 +36,8 @@ import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,26 +79,100 @@ class Collected:
     distributions: list[str]
 
 
-def collect(args: list[str]) -> Collected:
-    """Collect ``args`` (files, node ids, ``--deselect``) as root: the test count and the distributions."""
-    proc = subprocess.run(
+def _start_collect(args: list[str]) -> subprocess.Popen[str]:
+    """Root's collection of ``args`` started in a subprocess (`_finish_collect` reads it)."""
+    return subprocess.Popen(
         [sys.executable, "-c", _COLLECT, *args],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=120,
-        check=False,
     )
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("NONROOT-COLLECTED ")]
+
+
+def _finish_collect(proc: subprocess.Popen[str], args: list[str]) -> Collected:
+    try:
+        stdout, stderr = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise RuntimeError(f"collecting {args} as root took over 120 s") from None
+    lines = [line for line in stdout.splitlines() if line.startswith("NONROOT-COLLECTED ")]
     if not lines:
-        raise RuntimeError(f"collecting {args} as root failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+        raise RuntimeError(f"collecting {args} as root failed:\n{stdout[-3000:]}\n{stderr[-3000:]}")
     found = json.loads(lines[-1].split(" ", 1)[1])
     if found["code"] != 0:
         raise RuntimeError(
-            f"collecting {args} as root failed (pytest exit {found['code']}):\n{proc.stdout[-3000:]}"
+            f"collecting {args} as root failed (pytest exit {found['code']}):\n{stdout[-3000:]}"
         )
     return Collected(found["items"], found["dists"])
+
+
+#: The node ids this process's pytest session collected, before any deselection, when every file it
+#: collected was collected whole (no ``file::name`` argument): set by tests/conftest.py.
+SESSION_NODEIDS: list[str] | None = None
+
+
+def _matches(nodeid: str, selected: str) -> bool:
+    """Whether pytest would run ``nodeid`` for the argument ``selected`` (a file or a node id)."""
+    if "::" not in selected:
+        return nodeid.startswith(f"{selected}::")
+    return nodeid == selected or nodeid.startswith((f"{selected}[", f"{selected}::"))
+
+
+def count_here(args: list[str]) -> int | None:
+    """What root's collection of ``args`` counts, read from this session's collection: None when
+    it cannot tell (no such collection, an option other than ``--deselect``, a directory, a file
+    this session did not collect: a collection error or a module-level skip is not counted here)."""
+    if SESSION_NODEIDS is None:
+        return None
+    selected: list[str] = []
+    deselected: list[str] = []
+    words = iter(args)
+    for arg in words:
+        if arg == "--deselect":
+            deselected.append(next(words, ""))
+        elif arg.startswith("-") or not arg.partition("::")[0].endswith(".py"):
+            return None
+        else:
+            selected.append(arg)
+    known = {nodeid.partition("::")[0] for nodeid in SESSION_NODEIDS}
+    if not selected or "" in deselected or any(arg.partition("::")[0] not in known for arg in selected):
+        return None
+    return sum(
+        1
+        for nodeid in SESSION_NODEIDS
+        if any(_matches(nodeid, arg) for arg in selected) and not nodeid.startswith(tuple(deselected))
+    )
+
+
+def collect(args: list[str]) -> Collected:
+    """Collect ``args`` (files, node ids, ``--deselect``) as root: the test count and the distributions."""
+    return _finish_collect(_start_collect(args), args)
+
+
+def root_view(args: list[str]) -> Collected:
+    """`collect`, read from this session's collection when it can be (`count_here`)."""
+    items = count_here(args)
+    return collect(args) if items is None else Collected(items, loaded_distributions())
+
+
+@functools.lru_cache(maxsize=1)
+def _owners() -> dict[str, list[str]]:
+    return importlib.metadata.packages_distributions()  # about 1 s: once per process
+
+
+def loaded_distributions() -> list[str]:
+    """The distributions of what this process imported: in a test session (a worker collected the
+    suite) about everything the tests' modules import, so the child rarely lacks one."""
+    dists: set[str] = set()
+    for name, module in list(sys.modules.items()):
+        where = str(getattr(module, "__file__", None) or "")
+        if "site-packages" in where or "dist-packages" in where:
+            dists.update(_owners().get(name.partition(".")[0], ()))
+    return sorted(dists)
 
 
 def _requirement_names(dist: str) -> list[str]:
@@ -175,19 +259,29 @@ class Outcome:
 
 
 class NonRootRun:
-    """A prepared directory (repo, packages, home) and pytest runs in it as uid 65534."""
+    """A prepared directory (repo, packages, home) and pytest runs in it as uid 65534.
 
-    def __init__(self, base: Path) -> None:
+    ``repo``, ``site`` and ``pycache`` may be a shared tree's (`shared_run`); ``owned`` (home,
+    pytest's temp dirs, reports) is always this run's own."""
+
+    def __init__(
+        self, base: Path, *, repo: Path | None = None, site: Path | None = None, pycache: Path | None = None
+    ) -> None:
         self.base = base
-        self.repo = base / "repo"
-        self.site = base / "site"
+        self.repo = repo or base / "repo"
+        self.site = site or base / "site"
         self.owned = base / "owned"  # the uid's own: home, pytest's temp dirs, bytecode, reports
+        self.pycache = pycache or self.owned / "pycache"
+        #: The distributions the site holds, when known (a shared tree's).
+        self.distributions: set[str] = set()
         for path in (self.repo, self.site):
-            path.mkdir(mode=0o755)
+            if not path.exists():
+                path.mkdir(mode=0o755)
         self.owned.mkdir(mode=0o755)
-        for name in ("home", "basetemp", "pycache", "reports"):
-            (self.owned / name).mkdir(mode=0o755)
-            os.chown(self.owned / name, NOBODY, NOBODY)
+        for path in {self.owned / "home", self.owned / "basetemp", self.owned / "reports", self.pycache}:
+            if not path.exists():
+                path.mkdir(mode=0o755)
+                os.chown(path, NOBODY, NOBODY)
 
     @classmethod
     def make(cls) -> NonRootRun:
@@ -205,7 +299,7 @@ class NonRootRun:
             "LANG": "C.UTF-8",
             "CI": "true",  # a missing prerequisite fails (conftest.require), never skips
             "PYTHONPATH": f"{self.repo}{os.pathsep}{self.site}",
-            "PYTHONPYCACHEPREFIX": str(self.owned / "pycache"),
+            "PYTHONPYCACHEPREFIX": str(self.pycache),
         }
 
     @staticmethod
@@ -262,16 +356,137 @@ class NonRootRun:
         return Outcome(proc.returncode, output, **counts)
 
 
+#: The shared trees: ``<prefix><root key>-<content key>`` with ``.use`` and ``.prep`` lock files.
+_SHARED_PREFIX = "shellrt-nonroot-shared-"
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def _content_key() -> str:
+    """What a shared tree holds: every repository file `link_repo` takes, by inode, size and mtime
+    (an edit in place or a replaced file is a new key), and the interpreter."""
+    parts = [sys.version]
+    files = [ROOT / part for part in _REPO_PARTS if (ROOT / part).is_file()]
+    for part in _REPO_PARTS:
+        if (ROOT / part).is_dir():
+            files += (p for p in (ROOT / part).rglob("*") if "__pycache__" not in p.parts and p.is_file())
+    files += ROOT.glob("*.so")
+    for path in sorted(files):
+        st = path.stat()
+        parts.append(f"{path.relative_to(ROOT)}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}")
+    return _digest("\n".join(parts))
+
+
+def _flock(path: Path, how: int) -> int | None:
+    """``path`` opened and locked (``how``), or None when a non-blocking lock is taken elsewhere."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, how)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _remove_stale_trees(prefix: str, keep: Path) -> None:
+    """This repository's trees of an older content, unless a run holds one (its ``.use`` lock)."""
+    for other in Path("/tmp").glob(f"{prefix}*"):
+        if other == keep or not other.is_dir():
+            continue
+        fd = _flock(Path(f"{other}.use"), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if fd is None:
+            continue
+        try:
+            shutil.rmtree(other, ignore_errors=True)
+            for suffix in (".use", ".prep"):
+                Path(f"{other}{suffix}").unlink(missing_ok=True)
+        finally:
+            os.close(fd)
+
+
+def _prepare_shared(tree: Path, distributions: list[str]) -> set[str]:
+    """Make ``tree`` (once) and link into its site what ``distributions`` adds (under ``.prep``):
+    what the site holds now."""
+    fd = _flock(Path(f"{tree}.prep"), fcntl.LOCK_EX)
+    assert fd is not None
+    try:
+        ready = tree / "ready"
+        if not ready.exists():
+            shutil.rmtree(tree, ignore_errors=True)  # a preparation cut short
+            tree.mkdir(mode=0o755)
+            for name in ("repo", "site"):
+                (tree / name).mkdir(mode=0o755)
+            (tree / "pycache").mkdir(mode=0o755)
+            os.chown(tree / "pycache", NOBODY, NOBODY)
+            link_repo(tree / "repo")
+            (tree / "dists.json").write_text("[]")
+            ready.write_text("")
+        linked = set(json.loads((tree / "dists.json").read_text()))
+        wanted = [name for name in distributions if name not in linked]
+        if wanted:
+            link_distributions(wanted, tree / "site")
+            linked |= set(wanted)
+            (tree / "dists.json").write_text(json.dumps(sorted(linked)))
+        return linked
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def shared_run(distributions: list[str]) -> Iterator[NonRootRun]:
+    """A run in the shared tree of this repository's content, holding ``distributions`` (and what
+    earlier runs linked there): the compiled bytecode of earlier runs is reused. The tree stays in
+    /tmp for the next run; an older content's tree goes when no run holds it."""
+    prefix = f"{_SHARED_PREFIX}{_digest(str(ROOT))}-"
+    tree = Path("/tmp") / f"{prefix}{_content_key()}"
+    use = _flock(Path(f"{tree}.use"), fcntl.LOCK_SH)  # before preparing: no one removes it meanwhile
+    assert use is not None
+    try:
+        linked = _prepare_shared(tree, distributions)
+        _remove_stale_trees(prefix, tree)
+        # Its own part where `make` puts it: a longer temp path leaves a test's unix socket too long.
+        base = Path(tempfile.mkdtemp(prefix="shellrt-nonroot-", dir="/tmp"))
+        base.chmod(0o755)
+        run = NonRootRun(base, repo=tree / "repo", site=tree / "site", pycache=tree / "pycache")
+        run.distributions = linked
+        try:
+            yield run
+        finally:
+            run.remove()
+    finally:
+        os.close(use)
+
+
 def run_as_nobody(
     args: list[str], *, collect_args: list[str] | None = None, timeout: float = 300
 ) -> tuple[Collected, Outcome]:
-    """Collect ``args`` here (or ``collect_args``, the same tests named from here), then run them
-    as uid 65534 in a freshly prepared tree, removed afterwards."""
-    collected = collect(collect_args if collect_args is not None else args)
-    run = NonRootRun.make()
+    """Count ``args`` as root collects them (from this session's collection when it has them all,
+    `count_here`; else a root subprocess collects ``collect_args``, the same tests named from here,
+    while they run) and run them as uid 65534 in the shared tree (`shared_run`). Its packages are
+    those this process loaded; should root's collection name one more, the run is made again."""
+    items = count_here(args)
+    collecting = (
+        None if items is not None else _start_collect(collect_args if collect_args is not None else args)
+    )
     try:
-        link_repo(run.repo)
-        link_distributions(with_requirements(collected.distributions), run.site)
-        return collected, run.pytest(args, timeout=timeout)
+        dists = with_requirements(loaded_distributions())
+        with shared_run(dists) as run:
+            outcome = run.pytest(args, timeout=timeout)
+            held = run.distributions
     finally:
-        run.remove()
+        if collecting is not None:
+            collected = _finish_collect(collecting, args)
+    if collecting is None:
+        assert items is not None
+        # This session collected the tests (and imported their modules): the packages it loaded.
+        collected = Collected(items, loaded_distributions())
+    missing = set(with_requirements(collected.distributions)) - held
+    if missing:
+        with shared_run(sorted(missing)) as run:
+            outcome = run.pytest(args, timeout=timeout)
+    return collected, outcome

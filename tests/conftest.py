@@ -9,7 +9,9 @@ pytest-xdist (``-n``, ``--dist loadgroup``), then the tests marked ``serial`` al
 because they count or lease machine-wide things that a test on another worker
 would change meanwhile. A module whose tests share a module- or class-scoped
 fixture (a VM boot, an image build, a container) stays on one worker, so the
-fixture is still built once.
+fixture is still built once. The single tests that run a whole child pytest (the
+non-root caller's view, tests/_nonroot.py) go first, so none of them is left to the
+end with the other worker idle.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import os
 from collections.abc import Iterator
 
 import pytest
+
+from tests import _nonroot
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
@@ -57,11 +61,28 @@ def _shares_a_wide_fixture(item: pytest.Item) -> bool:
     )
 
 
+#: What a test calls that runs a whole child pytest (tests/_nonroot.py): 10-50 s each.
+_CHILD_PYTEST_CALLS = frozenset({"run_as_nobody", "shared_run"})
+
+
+def _runs_a_child_pytest(item: pytest.Item) -> bool:
+    code = getattr(getattr(item, "function", None), "__code__", None)
+    return code is not None and not _CHILD_PYTEST_CALLS.isdisjoint(code.co_names)
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if _shares_a_wide_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    # Root's view of the suite for the non-root runs (each collected it again: ~3 s of CPU), when
+    # every file here was collected whole.
+    if not any("::" in str(arg) for arg in config.args):
+        _nonroot.SESSION_NODEIDS = [item.nodeid for item in items]
+    # Long single tests first: `--dist loadgroup` hands out the groups (largest first), then single
+    # tests in this order, so one left to the end keeps the other worker idle until it ends.
+    # (One sharing a module's fixture stays where it is: moved, it would build the fixture twice.)
+    items.sort(key=lambda item: not (_runs_a_child_pytest(item) and not _shares_a_wide_fixture(item)))
     lane = config.getoption("--lane")
     if lane == "all":
         return

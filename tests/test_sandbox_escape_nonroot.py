@@ -86,12 +86,9 @@ def _prerequisites() -> None:
 
 def test_the_bwrap_escape_suite_holds_for_an_unprivileged_caller() -> None:
     _prerequisites()
-    collected = _nonroot.collect(ARGS)
+    collected = _nonroot.root_view(ARGS)
     assert collected.items >= len(SELECTION), collected
-    run = _nonroot.NonRootRun.make()
-    try:
-        _nonroot.link_repo(run.repo)
-        _nonroot.link_distributions(_nonroot.with_requirements(collected.distributions), run.site)
+    with _nonroot.shared_run(_nonroot.with_requirements(collected.distributions)) as run:
         # The in-place build's extension modules (when there is one) load for the system interpreter.
         from shellrt.analysis.compiled import is_compiled
 
@@ -101,8 +98,6 @@ def test_the_bwrap_escape_suite_holds_for_an_unprivileged_caller() -> None:
         )
         assert theirs.stdout.split() == [str(ours), str(_nonroot.NOBODY)], theirs.stderr
         outcome = run.pytest(ARGS, timeout=600)
-    finally:
-        run.remove()
     summary = outcome.output[-6000:]
     assert outcome.returncode == 0 and not (outcome.failures or outcome.errors), summary
     assert outcome.skipped == 0, f"a test skipped as uid 65534 (a skip is a failure here):\n{summary}"
