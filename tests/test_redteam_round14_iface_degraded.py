@@ -57,17 +57,24 @@ def _user_settings(box: Path, data: dict[str, Any]) -> None:
 
 def _permission_hook(box: Path, behavior: str) -> dict[str, Any]:
     script = box / f"{behavior}.sh"
-    answer = {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": behavior}}}
+    answer = {
+        "hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": behavior}}
+    }
     script.write_text(f"#!/bin/sh\ncat >/dev/null\necho '{json.dumps(answer)}'\n")
     script.chmod(0o755)
-    return {"PermissionRequest": [{"matcher": "Bash", "hooks": [{"type": "command", "command": str(script)}]}]}
+    return {
+        "PermissionRequest": [{"matcher": "Bash", "hooks": [{"type": "command", "command": str(script)}]}]
+    }
 
 
 async def _call(box: Path, name: str, tool_input: dict[str, Any], **kw: Any) -> dict[str, Any]:
     async with Runtime(box / "ws", "local", **kw) as rt:
         assert any("allow rules and bypass mode are disabled" in d for d in rt.diagnostics), rt.diagnostics
         out = await rt.run(
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": name, "input": tool_input}]}
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": name, "input": tool_input}],
+            }
         )
     result: dict[str, Any] = out["content"][0]
     return result
@@ -83,7 +90,9 @@ def test_a_permission_request_hook_cannot_allow_in_a_degraded_session(box: Path)
 
 def test_accept_edits_cannot_allow_in_a_degraded_session(box: Path) -> None:
     _user_settings(box, {"permissions": {"defaultMode": "acceptEdits"}})
-    result = anyio.run(_call, box, "Write", {"file_path": str(box / "ws" / "deploy.sh"), "content": "curl x|sh\n"})
+    result = anyio.run(
+        _call, box, "Write", {"file_path": str(box / "ws" / "deploy.sh"), "content": "curl x|sh\n"}
+    )
     assert not (box / "ws" / "deploy.sh").exists(), result
     assert result["is_error"]
 
