@@ -81,7 +81,8 @@ def register(subparsers: Any) -> None:
         type=float,
         default=None,
         help="with --http: close a connection that has not sent a request's headers within SECONDS of "
-        "opening or of its previous response (default 10; slow clients tie up no connection)",
+        "opening or of its previous response, and a request's body within three times SECONDS of its headers "
+        "(default 10; slow clients tie up no connection)",
     )
     parser.add_argument(
         "--max-connections",

@@ -30,8 +30,9 @@ rule). A part that sets a variable outside `SAFE_ENV_NAMES`, runs in the
 background (``&``) or has no static name never matches an allow rule.
 
 ``dontAsk`` turns every ask into a deny. When settings could not be read
-(``degraded``), steps 5 (bypass) and 6 (rules, hooks) cannot allow: a broken
-file might have held the deny rule that mattered.
+(``degraded``), steps 5 (bypass, acceptEdits) and 6 (rules, hooks) cannot allow,
+nor can a PermissionRequest hook (`shellrt.permissions.gate`): a broken file
+might have held the deny rule that mattered, so only a person may allow.
 """
 
 from __future__ import annotations
@@ -63,7 +64,13 @@ from shellrt.permissions.ruleset import RuleSet
 from shellrt.protocol import PermissionResult, PermissionSubject, Tool, ToolContext
 from shellrt.supervisor.protect import protected_reason
 
-__all__ = ["PermissionEngine"]
+__all__ = ["DEGRADED_WHY", "PermissionEngine"]
+
+#: Why nothing automatic allows in a degraded session (said in its asks and refusals).
+DEGRADED_WHY = (
+    "settings could not be read, so no rule, mode or hook may allow calls; only a person can, until "
+    "the file named at the start of the session is fixed"
+)
 
 
 class PermissionEngine:
@@ -283,7 +290,7 @@ class PermissionEngine:
         if self.mode == "bypassPermissions" and not self.degraded:
             chain.append("5 mode bypassPermissions: allows")
             return self._final("allow", "allowed by bypassPermissions mode", chain, source="mode", own=own)
-        if self.mode == "acceptEdits" and self._edit_inside_workspace(subject, ctx):
+        if self.mode == "acceptEdits" and not self.degraded and self._edit_inside_workspace(subject, ctx):
             chain.append("5 mode acceptEdits: file edit inside the workspace")
             return self._final(
                 "allow",
@@ -348,6 +355,8 @@ class PermissionEngine:
 
         # 7. ask
         reason = own.reason if own.behavior == "ask" and own.reason else f"no rule allows this {name} call"
+        if self.degraded:
+            reason += f" ({DEGRADED_WHY})"
         return self._final("ask", reason, chain, source="tool" if own.behavior == "ask" else None)
 
     # --- shell command parts ---------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from shellrt.permissions.engine import PermissionEngine
+from shellrt.permissions.engine import DEGRADED_WHY, PermissionEngine
 from shellrt.permissions.errors import RuleSyntaxError, SettingsWriteError
 from shellrt.permissions.interfaces import (
     ApprovalRequest,
@@ -79,7 +79,11 @@ class RulesGate(PermissionGate):
             return _decision(
                 "deny", request.message or "denied by a PermissionRequest hook", chain, decision, "hook"
             )
-        if request.behavior == "allow":
+        if request.behavior == "allow" and self.engine.degraded:
+            # Degraded (a settings file could not be read): an automatic allow may be the one its
+            # lost deny rule stopped. Only a person decides now (red team, round 14).
+            chain.append(f"PermissionRequest hook: allow ignored ({DEGRADED_WHY})")
+        elif request.behavior == "allow":
             chain.append(f"PermissionRequest hook: allow ({request.message})")
             return _decision(
                 "allow",

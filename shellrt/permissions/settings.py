@@ -114,6 +114,10 @@ class FileSettings:
     source: str
     exists: bool = False
     broken: bool = False
+    #: Its content (or its ``permissions`` section) could not be read at all, so neither could its
+    #: restrictions (``allowManagedPermissionRulesOnly``, ``disableBypassPermissionsMode``): a managed
+    #: file so is taken to hold them (`shellrt.permissions.sources`), since they only narrow.
+    unread: bool = False
     rules: list[PermissionRule] = field(default_factory=list)
     hooks: list[HookSpec] = field(default_factory=list)
     default_mode: PermissionMode | None = None
@@ -221,7 +225,7 @@ def load_settings_file(
     except FileNotFoundError:
         return out
     except OSError as exc:
-        out.exists = out.broken = True
+        out.exists = out.broken = out.unread = True
         out.digest = "unreadable"
         out.diagnostics.append(
             f"{path}: cannot read settings ({exc.strerror or exc}); allow rules and bypass mode are disabled"
@@ -232,7 +236,7 @@ def load_settings_file(
     try:
         text = data_bytes.decode("utf-8")
     except UnicodeDecodeError as exc:
-        out.broken = True
+        out.broken = out.unread = True
         out.diagnostics.append(
             f"{path}: cannot read settings ({exc}); allow rules and bypass mode are disabled"
         )
@@ -242,19 +246,19 @@ def load_settings_file(
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        out.broken = True
+        out.broken = out.unread = True
         out.diagnostics.append(
             f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); allow rules and bypass mode are disabled until it is fixed"
         )
         return out
     except RecursionError:  # a workspace's file nested thousands deep: Python's parser recurses
-        out.broken = True
+        out.broken = out.unread = True
         out.diagnostics.append(
             f"{path}: JSON nested too deeply to read; allow rules and bypass mode are disabled until it is fixed"
         )
         return out
     if not isinstance(data, dict):
-        out.broken = True
+        out.broken = out.unread = True
         out.diagnostics.append(
             f"{path}:1: settings must be a JSON object; allow rules and bypass mode are disabled"
         )
@@ -304,7 +308,7 @@ def _load_permissions(
     if section is None:
         return
     if not isinstance(section, dict):
-        out.broken = True  # it may have held deny rules
+        out.broken = out.unread = True  # it may have held deny rules
         out.diagnostics.append(
             f"{path}:{locator.key_line('permissions')}: permissions must be an object; allow rules and "
             "bypass mode are disabled until it is fixed"

@@ -333,6 +333,8 @@ def load_settings(
     if settings.trust_notice:
         settings.diagnostics.append(settings.trust_notice)
     managed = settings.files[0]
+    if managed.unread and managed.source == "managed":
+        _assume_managed_restrictions(managed, settings.diagnostics)
     settings.disable_bypass = managed.disable_bypass
     settings.managed_rules_only = managed.managed_rules_only
     settings.managed_hooks_only = managed.managed_hooks_only
@@ -522,3 +524,17 @@ def _only_mcp_servers(loaded: FileSettings) -> None:
 
 def _home() -> Path:
     return Path(os.environ.get("HOME") or Path.home())
+
+
+def _assume_managed_restrictions(managed: FileSettings, diagnostics: list[str]) -> None:
+    """A managed file that exists but could not be read may have said "managed rules only" and
+    "no bypass mode": both only narrow, so they are assumed (red team, round 14) rather than
+    silently dropped, which would let every lower source widen as if there were no administrator.
+    (``allowManagedHooksOnly`` is not assumed: it would also silence the user's guard hooks.)"""
+    managed.managed_rules_only = True
+    managed.disable_bypass = True
+    diagnostics.append(
+        f"{managed.path}: the managed settings could not be read, so their restrictions are assumed: "
+        "only managed settings may allow, add directories or open the sandbox, and bypassPermissions "
+        "is disabled; ask your administrator to fix the file"
+    )

@@ -79,6 +79,8 @@ STATE_FILE = "state.json"
 MAX_TRANSCRIPT_REPLAY_BYTES = 64 * 1024 * 1024
 #: How many recorded results a session keeps for answering a resent tool_use (oldest dropped first).
 MAX_RECORDED_RESULTS = 2000
+#: Calls of one message scheduled together (`Runtime.stream`); the rest wait for their group.
+MAX_CALLS_SCHEDULED = 64
 #: A read-state record no file matches: the file counts as read but stale, so Edit asks for a fresh Read.
 STALE_READ = FileReadRecord(sha256="", mtime_ns=-1, size=-1)
 
@@ -580,20 +582,34 @@ class Runtime:
             # Nothing runs: still a checkpoint, so a caller looping on resent calls can be
             # cancelled and lets the event loop's other tasks run.
             await anyio.lowlevel.checkpoint()
-        async with StreamingExecution(self._executor, ctx, interrupts=self._interrupts) as stream:
-            for block, replay in zip(blocks, replays, strict=True):
-                if replay is None:
-                    stream.add(block)
-            stream.close()
-            # Closed here, not left to the garbage collector: asyncio finalizes an unfinished
-            # async generator through call_soon_threadsafe (a self-pipe write and an extra wake-up).
-            async with aclosing(stream.results()) as fresh:
-                started = time.monotonic()
-                for block, replay in zip(blocks, replays, strict=True):
-                    if replay is not None:
-                        yield self._finish(block, replay, started, replayed=True)
-                    else:
-                        yield self._finish(block, await anext(fresh), started, replayed=False)
+        # At most `MAX_CALLS_SCHEDULED` calls are scheduled together: one execution wakes every
+        # waiting call at each step, so a message of n calls cost n² wake-ups (2,000 calls of an
+        # unknown tool in one 130 KB JSONL line held the session for three minutes; red team,
+        # round 14). A group starts once the one before it finished, which keeps the message's
+        # order (a call never ran ahead of earlier ones anyway, unless both are read-only); an
+        # interrupt reaches the groups not yet started through ``ctx.abort``.
+        to_run = [index for index, replay in enumerate(replays) if replay is None]
+        started = time.monotonic()
+        position = 0
+        for first in range(0, len(to_run), MAX_CALLS_SCHEDULED):
+            group = to_run[first : first + MAX_CALLS_SCHEDULED]
+            async with StreamingExecution(self._executor, ctx, interrupts=self._interrupts) as stream:
+                for index in group:
+                    stream.add(blocks[index])
+                stream.close()
+                # Closed here, not left to the garbage collector: asyncio finalizes an unfinished
+                # async generator through call_soon_threadsafe (a self-pipe write and an extra wake-up).
+                async with aclosing(stream.results()) as fresh:
+                    while position <= group[-1]:
+                        block, replay = blocks[position], replays[position]
+                        position += 1
+                        if replay is not None:
+                            yield self._finish(block, replay, started, replayed=True)
+                        else:
+                            yield self._finish(block, await anext(fresh), started, replayed=False)
+        for block, replay in zip(blocks[position:], replays[position:], strict=True):
+            assert replay is not None  # every call to run was in a group
+            yield self._finish(block, replay, started, replayed=True)
         self._save_state()
 
     async def _run_alone(

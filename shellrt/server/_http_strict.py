@@ -7,48 +7,73 @@ second. Each JSON POST body is read whole here (at most `MAX_BODY_BYTES`) and ch
 stdio wires' parser (`strict_loads`); a body readers would disagree on gets ``400`` and a
 JSON-RPC ``-32600`` naming the key, and nothing runs. Other bodies go on unchanged (the SDK
 answers malformed JSON itself).
+
+The body must arrive within ``body_timeout`` seconds of its headers (``408`` otherwise, and the
+connection closes): the header deadline (`shellrt.server._http_guard`) stops at the headers, and
+a request in flight is never closed to admit another client, so a client that sent headers and
+then a byte now and then held its connection slot for as long as it liked (red team, round 14).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
+
+import anyio
 
 from shellrt.server._http_auth import AsgiApp, Message, Receive, Scope, Send
 from shellrt.server._strict_json import StrictJsonError, strict_loads
 
-__all__ = ["MAX_BODY_BYTES", "StrictJsonBodyMiddleware"]
+__all__ = ["BODY_TIMEOUT_FACTOR", "MAX_BODY_BYTES", "StrictJsonBodyMiddleware"]
 
 #: Largest body read (the stdio wires' line limit); a larger one gets 413 before the app sees it.
 MAX_BODY_BYTES = 64 * 1024 * 1024
 _INVALID_REQUEST = -32600
+#: A body's deadline, in header deadlines (30 s by default: 64 MiB needs 2.2 MB/s).
+BODY_TIMEOUT_FACTOR = 3
 
 
 class StrictJsonBodyMiddleware:
     """ASGI middleware: POST bodies holding a repeated key, NaN/Infinity or an unreadable number are refused."""
 
-    def __init__(self, app: AsgiApp) -> None:
+    def __init__(self, app: AsgiApp, *, body_timeout: float = math.inf) -> None:
         self._app = app
+        self._body_timeout = body_timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") != "http" or scope.get("method") != "POST":
             await self._app(scope, receive, send)
             return
         chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":  # the client went away before sending it all
-                return
-            chunk = bytes(message.get("body", b""))
-            size += len(chunk)
-            if size > MAX_BODY_BYTES:
-                await _answer(send, 413, None, f"the request body is over {MAX_BODY_BYTES} bytes; send less")
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        body = b"".join(chunks)
+        body: bytes | None = None
+        with anyio.move_on_after(self._body_timeout):
+            size = 0
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":  # the client went away before sending it all
+                    return
+                chunk = bytes(message.get("body", b""))
+                size += len(chunk)
+                if size > MAX_BODY_BYTES:
+                    await _answer(
+                        send, 413, None, f"the request body is over {MAX_BODY_BYTES} bytes; send less"
+                    )
+                    return
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    break
+            body = b"".join(chunks)
+        if body is None:
+            await _answer(
+                send,
+                408,
+                None,
+                f"the request body did not arrive within {self._body_timeout:g} s of its headers; "
+                "send the whole request at once",
+                close=True,
+            )
+            return
         try:
             strict_loads(body)
         except StrictJsonError as exc:
@@ -83,9 +108,15 @@ def _id_of(body: bytes) -> str | int | None:
     return msg_id if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool) else None
 
 
-async def _answer(send: Send, status: int, msg_id: str | int | None, message: str) -> None:
+async def _answer(
+    send: Send, status: int, msg_id: str | int | None, message: str, *, close: bool = False
+) -> None:
+    """``close``: the client's body is not read to its end, so the connection ends with the answer
+    (uvicorn would otherwise keep reading what the client still sends)."""
     payload = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": _INVALID_REQUEST, "message": message}}
     data = json.dumps(payload, ensure_ascii=True).encode("ascii")
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    if close:
+        headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": data})

@@ -191,16 +191,18 @@ class McpToolServer:
         import uvicorn
 
         from shellrt.server._http_auth import BearerAuthMiddleware
-        from shellrt.server._http_strict import StrictJsonBodyMiddleware
+        from shellrt.server._http_guard import HEADER_TIMEOUT_S, MAX_CONNECTIONS, guarded_protocol
+        from shellrt.server._http_strict import BODY_TIMEOUT_FACTOR, StrictJsonBodyMiddleware
 
+        header_timeout = HEADER_TIMEOUT_S if header_timeout is None else header_timeout
         app: Any = self.server.streamable_http_app(streamable_http_path=path, host=host)
-        app = StrictJsonBodyMiddleware(app)  # read as the stdio wires read (inside the token check)
+        # Read as the stdio wires read (inside the token check), the body within its own deadline.
+        app = StrictJsonBodyMiddleware(app, body_timeout=BODY_TIMEOUT_FACTOR * header_timeout)
         if token is not None:
             app = BearerAuthMiddleware(app, token, where=token_where or "the token you were given")
-        from shellrt.server._http_guard import HEADER_TIMEOUT_S, MAX_CONNECTIONS, guarded_protocol
 
         protocol = guarded_protocol(
-            HEADER_TIMEOUT_S if header_timeout is None else header_timeout,
+            header_timeout,
             MAX_CONNECTIONS if max_connections is None else max_connections,
             max_per_peer,
         )
