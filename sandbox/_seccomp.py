@@ -18,10 +18,15 @@ other than the ordinary ones (READ_IMPLIES_EXEC and friends weaken ASLR/NX).
 ``socket`` makes only unix, inet, inet6 and netlink sockets (`SOCKET_FAMILIES`; others fail
 with EAFNOSUPPORT): a network namespace owns those, not vsock (a command under ``network:
 none`` shared the host's vsock ports and reached the hypervisor) nor the rarer families whose
-modules ``socket`` loads on demand. ``fcntl(F_SETLEASE)`` fails with EPERM: a lease on a file
+modules ``socket`` loads on demand. Within them, only the common protocols (`INET_PROTOCOLS`,
+`NETLINK_PROTOCOLS`; others fail with EPROTONOSUPPORT, a kernel without them): the kernel loads
+a module for any other protocol number on demand (SCTP, DCCP, L2TP, SMC; the netfilter and
+generic netlink protocols, whose family lookup loads TIPC and more), round 14. ``fcntl(F_SETLEASE)`` fails with EPERM: a lease on a file
 the command's uid owns (a non-root caller's own files, read-only in the sandbox, included)
 makes every other process's open of it block for the lease-break time or fail.
-``ioctl(TIOCSTI)`` and ``ioctl(TIOCLINUX)`` fail with EPERM (typing into a terminal). Syscall
+``ioctl(TIOCSTI)`` and ``ioctl(TIOCLINUX)`` fail with EPERM (typing into a terminal), and so
+does ``ioctl(TIOCSETD)`` (a line discipline on a pty of the command's own: n_hdlc, n_gsm and
+the rest are kernel code a build never needs, loaded on demand). Syscall
 numbers the tables do not know yet (`FIRST_UNKNOWN` and up) fail with ENOSYS: a newer kernel's
 calls are not let through by a deny list written before them.
 Setting a set-user/group-id bit (``chmod``/``fchmod``/``fchmodat(2)``, and the
@@ -46,7 +51,9 @@ __all__ = [
     "DENIED",
     "ENOSYS_CALLS",
     "FIRST_UNKNOWN",
+    "INET_PROTOCOLS",
     "MACHINES",
+    "NETLINK_PROTOCOLS",
     "SAFE_PERSONALITIES",
     "SETID_MODE_CHECKED",
     "SOCKET_FAMILIES",
@@ -137,6 +144,17 @@ _O_CREATES = 0o100 | 0o20000000
 _PERSONALITY = (135, 92)
 #: AF_UNIX, AF_INET, AF_INET6, AF_NETLINK: what a network namespace owns and commands use.
 SOCKET_FAMILIES = (1, 2, 10, 16)
+_AF_UNIX, _AF_INET, _AF_INET6, _AF_NETLINK = SOCKET_FAMILIES
+#: socket's protocol (third argument) for inet and inet6: the default (0), ICMP, TCP, UDP,
+#: ICMPv6, MPTCP (built in or absent, never a module). Any other number fails with
+#: EPROTONOSUPPORT: ``socket`` loads the protocol's module on demand (``net-pf-2-proto-132``:
+#: SCTP; DCCP, L2TP, UDP-Lite, SMC...), without any capability, and raw sockets (any protocol)
+#: need CAP_NET_RAW, which no command has.
+INET_PROTOCOLS = (0, 1, 6, 17, 58, 262)
+#: socket's protocol for netlink: ROUTE (getifaddrs, ip), SOCK_DIAG (ss), SELINUX, AUDIT (tools
+#: that log to it tolerate its absence), KOBJECT_UEVENT (udev monitors). Not GENERIC (a family
+#: lookup by name loads its module: TIPC, L2TP, GTP...), NETFILTER, XFRM, CONNECTOR and the rest.
+NETLINK_PROTOCOLS = (0, 4, 7, 9, 15)
 _SOCKET = (41, 198)
 #: fcntl's command (second argument) F_SETLEASE: refused.
 _FCNTL = (72, 25)
@@ -144,9 +162,12 @@ _F_SETLEASE = 1024
 #: ioctl's request (second argument, an unsigned int): TIOCSTI (push input into a terminal) and
 #: TIOCLINUX (a virtual console's selection and paste), refused. No host terminal reaches a
 #: command (fds 0-2 are /dev/null and pipes, every command is a session leader without one):
-#: this keeps it so if one ever does.
+#: this keeps it so if one ever does. And TIOCSETD: a line discipline other than the default on
+#: a pty the command opens itself; each is kernel code loaded on demand
+#: (``dev.tty.ldisc_autoload``, 1 by default) with a record of local root exploits (n_hdlc's
+#: CVE-2017-2636, n_gsm's CVE-2023-6546); terminals work with the default one.
 _IOCTL = (16, 29)
-_TTY_IOCTLS = (0x5412, 0x541C)
+_TTY_IOCTLS = (0x5412, 0x541C, 0x5423)
 #: Syscall numbers from here on (the first one the tables do not know: after ``file_setattr``,
 #: Linux 6.17) fail with ENOSYS. A deny list lets every call newer than itself through, with
 #: whatever the kernel attached to it; libc treats ENOSYS as "old kernel" and falls back.
@@ -208,6 +229,7 @@ _Segment = tuple[int, "int | list[_Sym]"]
 #: Jump targets: the shared returns at the end of a table.
 _EPERM: _Target = ("ret", _RET_ERRNO | errno.EPERM)
 _EAFNOSUPPORT: _Target = ("ret", _RET_ERRNO | errno.EAFNOSUPPORT)
+_EPROTONOSUPPORT: _Target = ("ret", _RET_ERRNO | errno.EPROTONOSUPPORT)
 _ALLOW: _Target = ("ret", _RET_ALLOW)
 
 
@@ -305,11 +327,7 @@ def _rules(arch: int, setid_only: bool) -> list[tuple[int, list[_Sym]]]:
             personality.append((_JEQ_K, _ALLOW, 0, value))
         personality.append((_JEQ_K, _ALLOW, _EPERM, SAFE_PERSONALITIES[-1]))
         add(_PERSONALITY[arch], personality)
-        families: list[_Sym] = [_load(_OFF_ARG0_LOW)]
-        for family in SOCKET_FAMILIES[:-1]:
-            families.append((_JEQ_K, _ALLOW, 0, family))
-        families.append((_JEQ_K, _ALLOW, _EAFNOSUPPORT, SOCKET_FAMILIES[-1]))
-        add(_SOCKET[arch], families)
+        add(_SOCKET[arch], _socket_block())
         add(_FCNTL[arch], [_load(_arg_low(1)), (_JEQ_K, _EPERM, _ALLOW, _F_SETLEASE)])
         tty_ioctls: list[_Sym] = [_load(_arg_low(1))]
         tty_ioctls += [(_JEQ_K, _EPERM, 0, request) for request in _TTY_IOCTLS[:-1]]
@@ -318,6 +336,28 @@ def _rules(arch: int, setid_only: bool) -> list[tuple[int, list[_Sym]]]:
     for nr, block in _setid_rules(arch):
         add(nr, block)
     return sorted(rules.items())
+
+
+def _protocols(allowed: tuple[int, ...]) -> list[_Sym]:
+    """Allow socket's protocol (third argument) if it is one of ``allowed``, else EPROTONOSUPPORT."""
+    block: list[_Sym] = [_load(_arg_low(2))]
+    block += [(_JEQ_K, _ALLOW, 0, protocol) for protocol in allowed[:-1]]
+    return [*block, (_JEQ_K, _ALLOW, _EPROTONOSUPPORT, allowed[-1])]
+
+
+def _socket_block() -> list[_Sym]:
+    """``socket``: unix sockets; inet and inet6 ones of `INET_PROTOCOLS`, netlink ones of
+    `NETLINK_PROTOCOLS` (else EPROTONOSUPPORT); any other family fails with EAFNOSUPPORT."""
+    inet = _protocols(INET_PROTOCOLS)
+    return [
+        _load(_OFF_ARG0_LOW),
+        (_JEQ_K, _ALLOW, 0, _AF_UNIX),
+        (_JEQ_K, 1, 0, _AF_INET),  # to the inet block
+        (_JEQ_K, 0, len(inet), _AF_INET6),  # to the inet block, or past it (the family still loaded)
+        *inet,
+        (_JEQ_K, 0, _EAFNOSUPPORT, _AF_NETLINK),
+        *_protocols(NETLINK_PROTOCOLS),
+    ]
 
 
 def _setid_rules(arch: int) -> list[tuple[int, list[_Sym]]]:

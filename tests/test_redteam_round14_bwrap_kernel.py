@@ -1,0 +1,105 @@
+"""Red team, round 14: kernel code a bwrap command could load or reach on demand (docs/security.md).
+
+A command opened a terminal of its own (the sandbox's devpts) and switched its line discipline
+(``TIOCSETD``), and made inet sockets of any protocol number and netlink sockets of any
+protocol: each of these makes the kernel load the matching module on demand where the kernel
+has it as one (``dev.tty.ldisc_autoload``, ``net-pf-*-proto-*`` aliases), code a build never
+needs and that has had local privilege escalations (n_hdlc, n_gsm; SCTP, DCCP, L2TP, TIPC over
+generic netlink). This kernel has no modules: what it builds in (``N_NULL``, UDP-Lite, the
+netfilter, xfrm and generic netlink protocols) is the evidence that the calls got through.
+
+Each probe runs as the escape suite's do (`tests.test_sandbox_escape_bwrap`): the session
+sandbox, one sandbox per command and the real CLI; as root, and as uid 65534 through
+`tests._nonroot` (this file passes there too).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests import test_sandbox_escape_bwrap as escape
+from tests.test_sandbox_escape_bwrap import Run
+
+pytestmark = [pytest.mark.anyio, pytest.mark.bwrap]
+run, ws, host_sockets = escape.run, escape.ws, escape.host_sockets
+
+PROBE = r"""
+import errno, fcntl, json, os, socket, struct, termios
+def attempt(make):
+    try:
+        make()
+        return "ok"
+    except OSError as exc:
+        return errno.errorcode.get(exc.errno, str(exc.errno))
+def sock(family, kind, proto):
+    return lambda: socket.socket(family, kind, proto).close()
+def ldisc(number):
+    master, slave = os.openpty()
+    try:
+        fcntl.ioctl(slave, termios.TIOCSETD, struct.pack("i", number))
+    finally:
+        os.close(master)
+        os.close(slave)
+def get_ldisc():
+    master, slave = os.openpty()
+    try:
+        assert struct.unpack("i", fcntl.ioctl(slave, termios.TIOCGETD, b"\0" * 4))[0] == 0
+    finally:
+        os.close(master)
+        os.close(slave)
+INET, INET6, NL = socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK
+STREAM, DGRAM, RAW = socket.SOCK_STREAM, socket.SOCK_DGRAM, socket.SOCK_RAW
+refused = {
+    "TIOCSETD N_NULL": attempt(lambda: ldisc(27)),
+    "TIOCSETD N_TTY": attempt(lambda: ldisc(0)),
+    "udplite": attempt(sock(INET, DGRAM, 136)),
+    "udplite6": attempt(sock(INET6, DGRAM, 136)),
+    "sctp": attempt(sock(INET, STREAM, 132)),
+    "dccp": attempt(sock(INET6, 6, 33)),
+    "l2tp": attempt(sock(INET, DGRAM, 115)),
+    "smc": attempt(sock(INET, STREAM, 256)),
+    "nl usersock": attempt(sock(NL, RAW, 2)),
+    "nl xfrm": attempt(sock(NL, RAW, 6)),
+    "nl fib_lookup": attempt(sock(NL, RAW, 10)),
+    "nl connector": attempt(sock(NL, DGRAM, 11)),
+    "nl netfilter": attempt(sock(NL, RAW, 12)),
+    "nl generic": attempt(sock(NL, RAW, 16)),
+    "nl 31": attempt(sock(NL, RAW, 31)),
+}
+allowed = {
+    "TIOCGETD": attempt(get_ldisc),
+    "tcp": attempt(sock(INET, STREAM, 0)), "tcp6": attempt(sock(INET6, STREAM, 6)),
+    "udp": attempt(sock(INET, DGRAM, 17)), "udp6": attempt(sock(INET6, DGRAM, 0)),
+    "mptcp": attempt(sock(INET, STREAM, 262)),
+    "unix": attempt(sock(socket.AF_UNIX, STREAM, 0)),
+    "nl route": attempt(sock(NL, RAW, 0)), "nl sock_diag": attempt(sock(NL, RAW, 4)),
+    "nl audit": attempt(sock(NL, RAW, 9)), "nl uevent": attempt(sock(NL, DGRAM, 15)),
+    "nl selinux": attempt(sock(NL, RAW, 7)),
+}
+# ICMP: a ping socket (the netns's ping_group_range decides) and a raw one (no CAP_NET_RAW):
+# the kernel answers, not the filter.
+allowed["ping"] = attempt(sock(INET, DGRAM, 1))
+allowed["raw icmp6"] = attempt(sock(INET6, RAW, 58))
+print(json.dumps({"refused": refused, "allowed": allowed}))
+"""
+
+
+async def test_line_disciplines_and_rare_protocols_are_refused(run: Run, ws: Path) -> None:
+    """Failed before: every "refused" probe said "ok" (or, for the protocols this kernel does
+    not build, its EPROTONOSUPPORT: the same answer the filter gives now)."""
+    probe = ws / "ldisc_probe.py"
+    probe.write_text(PROBE)
+    probe.chmod(0o644)
+    code, out = await run(f"python3 {probe}")
+    assert code == 0, out
+    results = json.loads(out.strip().splitlines()[-1])
+    refused, allowed = results["refused"], results["allowed"]
+    assert refused["TIOCSETD N_NULL"] == refused["TIOCSETD N_TTY"] == "EPERM", refused
+    protocols = {name: got for name, got in refused.items() if not name.startswith("TIOCSETD")}
+    assert set(protocols.values()) == {"EPROTONOSUPPORT"}, protocols
+    ping, raw = allowed.pop("ping"), allowed.pop("raw icmp6")
+    assert ping in ("ok", "EACCES") and raw == "EPERM", (ping, raw)  # the kernel's own answers
+    assert set(allowed.values()) == {"ok"}, allowed
