@@ -21,7 +21,10 @@ none`` shared the host's vsock ports and reached the hypervisor) nor the rarer f
 modules ``socket`` loads on demand. Within them, only the common protocols (`INET_PROTOCOLS`,
 `NETLINK_PROTOCOLS`; others fail with EPROTONOSUPPORT, a kernel without them): the kernel loads
 a module for any other protocol number on demand (SCTP, DCCP, L2TP, SMC; the netfilter and
-generic netlink protocols, whose family lookup loads TIPC and more), round 14. ``fcntl(F_SETLEASE)`` fails with EPERM: a lease on a file
+generic netlink protocols, whose family lookup loads TIPC and more), round 14. ``socketpair``,
+which creates both sockets of the family it is given before the family refuses the pair, makes
+unix pairs only (inet, inet6 and netlink fail with EOPNOTSUPP, as they do anyway, any other
+family with EAFNOSUPPORT): it created vsock, XDP and every other family's sockets. ``fcntl(F_SETLEASE)`` fails with EPERM: a lease on a file
 the command's uid owns (a non-root caller's own files, read-only in the sandbox, included)
 makes every other process's open of it block for the lease-break time or fail.
 ``ioctl(TIOCSTI)`` and ``ioctl(TIOCLINUX)`` fail with EPERM (typing into a terminal), and so
@@ -156,6 +159,9 @@ INET_PROTOCOLS = (0, 1, 6, 17, 58, 262)
 #: lookup by name loads its module: TIPC, L2TP, GTP...), NETFILTER, XFRM, CONNECTOR and the rest.
 NETLINK_PROTOCOLS = (0, 4, 7, 9, 15)
 _SOCKET = (41, 198)
+#: socketpair: only AF_UNIX makes pairs, but the kernel creates the two sockets first (loading
+#: the family's or protocol's module) and only then asks the family: every other family fails.
+_SOCKETPAIR = (53, 199)
 #: fcntl's command (second argument) F_SETLEASE: refused.
 _FCNTL = (72, 25)
 _F_SETLEASE = 1024
@@ -230,6 +236,7 @@ _Segment = tuple[int, "int | list[_Sym]"]
 _EPERM: _Target = ("ret", _RET_ERRNO | errno.EPERM)
 _EAFNOSUPPORT: _Target = ("ret", _RET_ERRNO | errno.EAFNOSUPPORT)
 _EPROTONOSUPPORT: _Target = ("ret", _RET_ERRNO | errno.EPROTONOSUPPORT)
+_EOPNOTSUPP: _Target = ("ret", _RET_ERRNO | errno.EOPNOTSUPP)
 _ALLOW: _Target = ("ret", _RET_ALLOW)
 
 
@@ -328,6 +335,7 @@ def _rules(arch: int, setid_only: bool) -> list[tuple[int, list[_Sym]]]:
         personality.append((_JEQ_K, _ALLOW, _EPERM, SAFE_PERSONALITIES[-1]))
         add(_PERSONALITY[arch], personality)
         add(_SOCKET[arch], _socket_block())
+        add(_SOCKETPAIR[arch], _socketpair_block())
         add(_FCNTL[arch], [_load(_arg_low(1)), (_JEQ_K, _EPERM, _ALLOW, _F_SETLEASE)])
         tty_ioctls: list[_Sym] = [_load(_arg_low(1))]
         tty_ioctls += [(_JEQ_K, _EPERM, 0, request) for request in _TTY_IOCTLS[:-1]]
@@ -358,6 +366,14 @@ def _socket_block() -> list[_Sym]:
         (_JEQ_K, 0, _EAFNOSUPPORT, _AF_NETLINK),
         *_protocols(NETLINK_PROTOCOLS),
     ]
+
+
+def _socketpair_block() -> list[_Sym]:
+    """``socketpair``: unix pairs; EOPNOTSUPP for the other allowed families (what their
+    ``socketpair`` says, after creating two sockets), EAFNOSUPPORT for any other family."""
+    block: list[_Sym] = [_load(_OFF_ARG0_LOW), (_JEQ_K, _ALLOW, 0, _AF_UNIX)]
+    block += [(_JEQ_K, _EOPNOTSUPP, 0, family) for family in SOCKET_FAMILIES[1:-1]]
+    return [*block, (_JEQ_K, _EOPNOTSUPP, _EAFNOSUPPORT, SOCKET_FAMILIES[-1])]
 
 
 def _setid_rules(arch: int) -> list[tuple[int, list[_Sym]]]:

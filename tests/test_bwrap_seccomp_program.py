@@ -44,6 +44,8 @@ SOCKET, FCNTL, F_SETLEASE = (41, 198), (72, 25), 1024
 IOCTL, TTY_IOCTLS = (16, 29), (0x5412, 0x541C, 0x5423)  # TIOCSTI, TIOCLINUX, TIOCSETD
 EAFNOSUPPORT = 0x00050000 | errno.EAFNOSUPPORT
 EPROTONOSUPPORT = 0x00050000 | errno.EPROTONOSUPPORT
+EOPNOTSUPP = 0x00050000 | errno.EOPNOTSUPP
+SOCKETPAIR = (53, 199)
 #: Argument vectors that take each rule's branches (the same value in all six arguments).
 ARGS = [0, 0xFFFFFFFF, CLONE_NEWUSER, O_CREAT | 0o4000, O_CREAT | 0o2000, O_CREAT, 0o4000, 0x8, 0x0400000]
 ARGS += [1, 2, 10, 16, 40, F_SETLEASE]  # socket families; fcntl's F_SETLEASE
@@ -99,6 +101,8 @@ def expected(arch: int, nr: int, arg: int, *, machine: str | None, setid_only: b
         return ALLOW if arg in SAFE_PERSONALITIES else EPERM
     if nr == SOCKET[index]:
         return expected_socket(arg, arg)
+    if nr == SOCKETPAIR[index]:
+        return expected_socketpair(arg)
     if nr == FCNTL[index]:
         return EPERM if arg == F_SETLEASE else ALLOW
     if nr == IOCTL[index]:  # the kernel reads the request as an unsigned int: its low 32 bits
@@ -117,16 +121,25 @@ def expected_socket(family: int, protocol: int) -> int:
     return ALLOW if protocols is None or protocol in protocols else EPROTONOSUPPORT
 
 
+def expected_socketpair(family: int) -> int:
+    """``socketpair(family, ...)``: unix only; the kernel's own EOPNOTSUPP for the other allowed families."""
+    family &= 0xFFFFFFFF
+    return ALLOW if family == 1 else EOPNOTSUPP if family in SOCKET_FAMILIES else EAFNOSUPPORT
+
+
 def test_socket_protocols_are_decided_per_family() -> None:
-    """Round 14: inet and netlink sockets of the listed protocols only; unix ones of any."""
+    """Round 14: inet and netlink sockets of the listed protocols only; unix ones of any;
+    pairs of unix sockets only."""
     protocols = [0, 1, 2, 4, 6, 7, 9, 12, 15, 16, 17, 33, 58, 132, 136, 255, 256, 262, 0x1_0000_0006]
     for machine in MACHINES:
         prog = _seccomp.filter_bytes(machine=machine)
-        nr = SOCKET[MACHINES[machine]]
+        nr, pair = SOCKET[MACHINES[machine]], SOCKETPAIR[MACHINES[machine]]
         for family in (0, 1, 2, 10, 16, 17, 40, 0x1_0000_0002):
             for protocol in protocols:
                 got = run(prog, nr, AUDIT[machine], (family, 1, protocol))[0]
                 assert got == expected_socket(family, protocol), (machine, family, protocol, hex(got))
+                got = run(prog, pair, AUDIT[machine], (family, 1, protocol))[0]
+                assert got == expected_socketpair(family), (machine, family, protocol, hex(got))
     assert expected_socket(2, 132) == EPROTONOSUPPORT and expected_socket(16, 0) == ALLOW
 
 
@@ -164,6 +177,6 @@ def test_the_program_is_short() -> None:
     command): plain returns are shared and neighbouring numbers with the same one form one range
     (205 instructions for x86_64 before, 112 since; 124 with round 8's socket and fcntl rules; 133
     with round 10's terminal ioctls, ptrace-like calls and unknown numbers; 148 with round 14's
-    socket protocols and TIOCSETD)."""
-    assert len(_seccomp.filter_bytes(machine="x86_64")) // 8 <= 150
-    assert len(_seccomp.filter_bytes(machine="aarch64")) // 8 <= 130
+    socket protocols and TIOCSETD, 156 with its socketpair rule)."""
+    assert len(_seccomp.filter_bytes(machine="x86_64")) // 8 <= 158
+    assert len(_seccomp.filter_bytes(machine="aarch64")) // 8 <= 136

@@ -69,6 +69,19 @@ refused = {
     "nl generic": attempt(sock(NL, RAW, 16)),
     "nl 31": attempt(sock(NL, RAW, 31)),
 }
+def pair(family, kind, proto):
+    def make():
+        for end in socket.socketpair(family, kind, proto):
+            end.close()
+    return make
+# socketpair creates two sockets of the family before the family refuses to pair them: vsock's
+# and XDP's answers (EOPNOTSUPP, EPERM) came from the family's own code.
+pairs = {
+    "vsock": attempt(pair(40, STREAM, 0)), "xdp": attempt(pair(44, RAW, 0)),
+    "packet": attempt(pair(17, RAW, 0)), "tipc": attempt(pair(30, socket.SOCK_SEQPACKET, 0)),
+    "inet udplite": attempt(pair(INET, DGRAM, 136)), "inet6 tcp": attempt(pair(INET6, STREAM, 0)),
+    "nl generic": attempt(pair(NL, RAW, 16)), "unix": attempt(pair(socket.AF_UNIX, STREAM, 0)),
+}
 allowed = {
     "TIOCGETD": attempt(get_ldisc),
     "tcp": attempt(sock(INET, STREAM, 0)), "tcp6": attempt(sock(INET6, STREAM, 6)),
@@ -83,13 +96,14 @@ allowed = {
 # the kernel answers, not the filter.
 allowed["ping"] = attempt(sock(INET, DGRAM, 1))
 allowed["raw icmp6"] = attempt(sock(INET6, RAW, 58))
-print(json.dumps({"refused": refused, "allowed": allowed}))
+print(json.dumps({"refused": refused, "allowed": allowed, "pairs": pairs}))
 """
 
 
 async def test_line_disciplines_and_rare_protocols_are_refused(run: Run, ws: Path) -> None:
     """Failed before: every "refused" probe said "ok" (or, for the protocols this kernel does
-    not build, its EPROTONOSUPPORT: the same answer the filter gives now)."""
+    not build, its EPROTONOSUPPORT: the same answer the filter gives now), and socketpair
+    reached vsock (ENOTSUP), XDP and packet (EPERM: their create, as no CAP_NET_RAW)."""
     probe = ws / "ldisc_probe.py"
     probe.write_text(PROBE)
     probe.chmod(0o644)
@@ -103,3 +117,8 @@ async def test_line_disciplines_and_rare_protocols_are_refused(run: Run, ws: Pat
     ping, raw = allowed.pop("ping"), allowed.pop("raw icmp6")
     assert ping in ("ok", "EACCES") and raw == "EPERM", (ping, raw)  # the kernel's own answers
     assert set(allowed.values()) == {"ok"}, allowed
+    pairs = results["pairs"]
+    assert pairs.pop("unix") == "ok", pairs
+    families = ("vsock", "xdp", "packet", "tipc")
+    assert {name: pairs.pop(name) for name in families} == dict.fromkeys(families, "EAFNOSUPPORT")
+    assert set(pairs.values()) == {"ENOTSUP"}, pairs  # what inet, inet6 and netlink say anyway
