@@ -29,7 +29,11 @@ the command's uid owns (a non-root caller's own files, read-only in the sandbox,
 makes every other process's open of it block for the lease-break time or fail.
 ``ioctl(TIOCSTI)`` and ``ioctl(TIOCLINUX)`` fail with EPERM (typing into a terminal), and so
 does ``ioctl(TIOCSETD)`` (a line discipline on a pty of the command's own: n_hdlc, n_gsm and
-the rest are kernel code a build never needs, loaded on demand). Syscall
+the rest are kernel code a build never needs, loaded on demand). Setting inode flags fails with
+EPERM too (``FS_IOC_SETFLAGS``, ``FS_IOC_FSSETXATTR``, ``file_setattr``): they stay on the
+host's files (for a root caller, files root owns on disk), and those a file's owner may set
+make every later write to the operator's repository synchronous (``+S``/``+D``), hide files
+from backups (``+d``) or make a directory's names case-insensitive (``+F``), round 14. Syscall
 numbers the tables do not know yet (`FIRST_UNKNOWN` and up) fail with ENOSYS: a newer kernel's
 calls are not let through by a deny list written before them.
 Setting a set-user/group-id bit (``chmod``/``fchmod``/``fchmodat(2)``, and the
@@ -86,6 +90,7 @@ DENIED: dict[str, tuple[int, int | None]] = {
     "fspick": (433, 433),
     "mount_setattr": (442, 442),
     "open_tree_attr": (467, 467),
+    "file_setattr": (469, 469),
     "setns": (308, 268),
     "bpf": (321, 280),
     "perf_event_open": (298, 241),
@@ -174,6 +179,9 @@ _F_SETLEASE = 1024
 #: CVE-2017-2636, n_gsm's CVE-2023-6546); terminals work with the default one.
 _IOCTL = (16, 29)
 _TTY_IOCTLS = (0x5412, 0x541C, 0x5423)
+#: FS_IOC_SETFLAGS (``chattr``) and FS_IOC_FSSETXATTR (``xfs_io chattr``), refused: an inode's
+#: flags outlive the session on the host's files; reading them (``lsattr``) still works.
+_ATTR_IOCTLS = (0x40086602, 0x401C5820)
 #: Syscall numbers from here on (the first one the tables do not know: after ``file_setattr``,
 #: Linux 6.17) fail with ENOSYS. A deny list lets every call newer than itself through, with
 #: whatever the kernel attached to it; libc treats ENOSYS as "old kernel" and falls back.
@@ -337,10 +345,11 @@ def _rules(arch: int, setid_only: bool) -> list[tuple[int, list[_Sym]]]:
         add(_SOCKET[arch], _socket_block())
         add(_SOCKETPAIR[arch], _socketpair_block())
         add(_FCNTL[arch], [_load(_arg_low(1)), (_JEQ_K, _EPERM, _ALLOW, _F_SETLEASE)])
-        tty_ioctls: list[_Sym] = [_load(_arg_low(1))]
-        tty_ioctls += [(_JEQ_K, _EPERM, 0, request) for request in _TTY_IOCTLS[:-1]]
-        tty_ioctls.append((_JEQ_K, _EPERM, _ALLOW, _TTY_IOCTLS[-1]))
-        add(_IOCTL[arch], tty_ioctls)
+        refused_ioctls = (*_TTY_IOCTLS, *_ATTR_IOCTLS)
+        ioctls: list[_Sym] = [_load(_arg_low(1))]
+        ioctls += [(_JEQ_K, _EPERM, 0, request) for request in refused_ioctls[:-1]]
+        ioctls.append((_JEQ_K, _EPERM, _ALLOW, refused_ioctls[-1]))
+        add(_IOCTL[arch], ioctls)
     for nr, block in _setid_rules(arch):
         add(nr, block)
     return sorted(rules.items())

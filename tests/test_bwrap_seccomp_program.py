@@ -42,6 +42,7 @@ NEWUSER_CHECKED = {"clone": (56, 220), "unshare": (272, 97)}
 PERSONALITY = (135, 92)
 SOCKET, FCNTL, F_SETLEASE = (41, 198), (72, 25), 1024
 IOCTL, TTY_IOCTLS = (16, 29), (0x5412, 0x541C, 0x5423)  # TIOCSTI, TIOCLINUX, TIOCSETD
+ATTR_IOCTLS = (0x40086602, 0x401C5820)  # FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR
 EAFNOSUPPORT = 0x00050000 | errno.EAFNOSUPPORT
 EPROTONOSUPPORT = 0x00050000 | errno.EPROTONOSUPPORT
 EOPNOTSUPP = 0x00050000 | errno.EOPNOTSUPP
@@ -106,7 +107,7 @@ def expected(arch: int, nr: int, arg: int, *, machine: str | None, setid_only: b
     if nr == FCNTL[index]:
         return EPERM if arg == F_SETLEASE else ALLOW
     if nr == IOCTL[index]:  # the kernel reads the request as an unsigned int: its low 32 bits
-        return EPERM if arg & 0xFFFFFFFF in TTY_IOCTLS else ALLOW
+        return EPERM if arg & 0xFFFFFFFF in (*TTY_IOCTLS, *ATTR_IOCTLS) else ALLOW
     if nr >= FIRST_UNKNOWN:
         return ENOSYS
     return ALLOW
@@ -143,6 +144,19 @@ def test_socket_protocols_are_decided_per_family() -> None:
     assert expected_socket(2, 132) == EPROTONOSUPPORT and expected_socket(16, 0) == ALLOW
 
 
+def test_inode_flag_ioctls_are_refused() -> None:
+    """Round 14: setting inode flags fails (``chattr``), reading them does not (``lsattr``)."""
+    requests = [*ATTR_IOCTLS, 0x80086601, 0x801C581F, 0x40046602, 0x1_0000_0000 | ATTR_IOCTLS[0]]
+    for machine in MACHINES:
+        prog = _seccomp.filter_bytes(machine=machine)
+        for request in requests:
+            got = run(prog, IOCTL[MACHINES[machine]], AUDIT[machine], (3, request))[0]
+            assert got == expected(
+                AUDIT[machine], IOCTL[MACHINES[machine]], request, machine=machine, setid_only=False
+            )
+            assert (got == EPERM) == (request & 0xFFFFFFFF in ATTR_IOCTLS), (machine, hex(request), hex(got))
+
+
 def variants() -> Iterator[tuple[str | None, bool]]:
     for machine in (None, *MACHINES):
         for setid_only in (False, True):
@@ -177,6 +191,6 @@ def test_the_program_is_short() -> None:
     command): plain returns are shared and neighbouring numbers with the same one form one range
     (205 instructions for x86_64 before, 112 since; 124 with round 8's socket and fcntl rules; 133
     with round 10's terminal ioctls, ptrace-like calls and unknown numbers; 148 with round 14's
-    socket protocols and TIOCSETD, 156 with its socketpair rule)."""
-    assert len(_seccomp.filter_bytes(machine="x86_64")) // 8 <= 158
-    assert len(_seccomp.filter_bytes(machine="aarch64")) // 8 <= 136
+    socket protocols and TIOCSETD, 156 with its socketpair rule, 160 with its inode flags)."""
+    assert len(_seccomp.filter_bytes(machine="x86_64")) // 8 <= 162
+    assert len(_seccomp.filter_bytes(machine="aarch64")) // 8 <= 140

@@ -15,7 +15,10 @@ sandbox, one sandbox per command and the real CLI; as root, and as uid 65534 thr
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import struct
 from pathlib import Path
 
 import pytest
@@ -96,14 +99,36 @@ allowed = {
 # the kernel answers, not the filter.
 allowed["ping"] = attempt(sock(INET, DGRAM, 1))
 allowed["raw icmp6"] = attempt(sock(INET6, RAW, 58))
-print(json.dumps({"refused": refused, "allowed": allowed, "pairs": pairs}))
+# Inode flags on a workspace file: they stay on the host's file after the session.
+flagged = os.path.join(os.path.dirname(os.path.abspath(__file__)), "flagged")
+open(flagged, "w").close()
+fd = os.open(flagged, os.O_RDONLY)
+def fsx_sync():
+    current = bytearray(fcntl.ioctl(fd, 0x801C581F, bytes(28)))  # FS_IOC_FSGETXATTR
+    struct.pack_into("I", current, 0, struct.unpack_from("I", current)[0] | 0x20)  # FS_XFLAG_SYNC
+    fcntl.ioctl(fd, 0x401C5820, bytes(current))  # FS_IOC_FSSETXATTR
+def file_setattr_sync():
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    attr = ctypes.create_string_buffer(struct.pack("QIIII", 0x20, 0, 0, 0, 0))  # fa_xflags: SYNC
+    if libc.syscall(469, -100, flagged.encode(), attr, ctypes.c_size_t(24), 0) != 0:
+        raise OSError(ctypes.get_errno(), "file_setattr")
+attrs = {
+    "lsattr": attempt(lambda: fcntl.ioctl(fd, 0x80086601, bytes(8))),  # FS_IOC_GETFLAGS
+    "chattr +S": attempt(lambda: fcntl.ioctl(fd, 0x40086602, struct.pack("l", 0x8))),
+    "chattr +d": attempt(lambda: fcntl.ioctl(fd, 0x40086602, struct.pack("l", 0x40))),
+    "fssetxattr sync": attempt(fsx_sync),
+    "file_setattr sync": attempt(file_setattr_sync),
+}
+print(json.dumps({"refused": refused, "allowed": allowed, "pairs": pairs, "attrs": attrs}))
 """
 
 
 async def test_line_disciplines_and_rare_protocols_are_refused(run: Run, ws: Path) -> None:
     """Failed before: every "refused" probe said "ok" (or, for the protocols this kernel does
     not build, its EPROTONOSUPPORT: the same answer the filter gives now), and socketpair
-    reached vsock (ENOTSUP), XDP and packet (EPERM: their create, as no CAP_NET_RAW)."""
+    reached vsock (ENOTSUP), XDP and packet (EPERM: their create, as no CAP_NET_RAW); the
+    inode flags were set (``+S`` and ``+d`` stayed on the host's file; ``file_setattr`` too)."""
     probe = ws / "ldisc_probe.py"
     probe.write_text(PROBE)
     probe.chmod(0o644)
@@ -122,3 +147,12 @@ async def test_line_disciplines_and_rare_protocols_are_refused(run: Run, ws: Pat
     families = ("vsock", "xdp", "packet", "tipc")
     assert {name: pairs.pop(name) for name in families} == dict.fromkeys(families, "EAFNOSUPPORT")
     assert set(pairs.values()) == {"ENOTSUP"}, pairs  # what inet, inet6 and netlink say anyway
+    attrs = results["attrs"]
+    assert attrs.pop("lsattr") == "ok", attrs
+    assert set(attrs.values()) == {"EPERM"}, attrs
+    fd = os.open(ws / "flagged", os.O_RDONLY)
+    try:  # nothing stayed on the host's file
+        flags = struct.unpack("l", fcntl.ioctl(fd, 0x80086601, bytes(8)))[0]
+    finally:
+        os.close(fd)
+    assert not flags & (0x8 | 0x40), hex(flags)
