@@ -36,6 +36,10 @@ make every later write to the operator's repository synchronous (``+S``/``+D``),
 from backups (``+d``) or make a directory's names case-insensitive (``+F``), round 14. Syscall
 numbers the tables do not know yet (`FIRST_UNKNOWN` and up) fail with ENOSYS: a newer kernel's
 calls are not let through by a deny list written before them.
+Changing ``RLIMIT_CORE`` (``setrlimit``, and ``prlimit64`` with a new value) fails with EPERM:
+commands start with it at 1 (soft and hard), the one value at which the kernel neither writes a
+core file nor runs a ``core_pattern`` pipe handler (as host root) for a crash; at 0, which a hard
+limit of 1 would let a command choose, the handler still runs (round 14).
 Setting a set-user/group-id bit (``chmod``/``fchmod``/``fchmodat(2)``, and the
 mode of ``open``/``openat``/``creat``/``mknod(at)`` when they create) fails with
 EPERM: the file would be a set-id program on the host (see `SETID_MODE_CHECKED`).
@@ -55,12 +59,14 @@ import struct
 
 __all__ = [
     "CLONE_NEWUSER",
+    "CORE_LIMIT",
     "DENIED",
     "ENOSYS_CALLS",
     "FIRST_UNKNOWN",
     "INET_PROTOCOLS",
     "MACHINES",
     "NETLINK_PROTOCOLS",
+    "RLIMIT_CORE",
     "SAFE_PERSONALITIES",
     "SETID_MODE_CHECKED",
     "SOCKET_FAMILIES",
@@ -182,6 +188,16 @@ _TTY_IOCTLS = (0x5412, 0x541C, 0x5423)
 #: FS_IOC_SETFLAGS (``chattr``) and FS_IOC_FSSETXATTR (``xfs_io chattr``), refused: an inode's
 #: flags outlive the session on the host's files; reading them (``lsattr``) still works.
 _ATTR_IOCTLS = (0x40086602, 0x401C5820)
+#: setrlimit (resource: first argument) and prlimit64 (resource: second, new value: third).
+_SETRLIMIT = (160, 164)
+_PRLIMIT64 = (302, 261)
+#: RLIMIT_CORE: commands get 1:1 (`CORE_LIMIT`) and may not change it. The kernel ignores the core
+#: limit for a ``core_pattern`` pipe except at exactly 1 (fs/coredump.c: its mark of a recursive
+#: crash): at 0 the host's handler (apport, systemd-coredump; run as root in the host's
+#: namespaces) still runs for every crash; at 1 it does not, and no core file is written
+#: (1 byte is below any core's minimum).
+RLIMIT_CORE = 4
+CORE_LIMIT = 1
 #: Syscall numbers from here on (the first one the tables do not know: after ``file_setattr``,
 #: Linux 6.17) fail with ENOSYS. A deny list lets every call newer than itself through, with
 #: whatever the kernel attached to it; libc treats ENOSYS as "old kernel" and falls back.
@@ -350,6 +366,18 @@ def _rules(arch: int, setid_only: bool) -> list[tuple[int, list[_Sym]]]:
         ioctls += [(_JEQ_K, _EPERM, 0, request) for request in refused_ioctls[:-1]]
         ioctls.append((_JEQ_K, _EPERM, _ALLOW, refused_ioctls[-1]))
         add(_IOCTL[arch], ioctls)
+        add(_SETRLIMIT[arch], [_load(_OFF_ARG0_LOW), (_JEQ_K, _EPERM, _ALLOW, RLIMIT_CORE)])
+        add(
+            _PRLIMIT64[arch],
+            [  # a new value (a non-NULL pointer: either half) for RLIMIT_CORE: refused
+                _load(_arg_low(1)),
+                (_JEQ_K, 0, _ALLOW, RLIMIT_CORE),
+                _load(_arg_low(2)),
+                (_JEQ_K, 0, _EPERM, 0),
+                _load(_arg_low(2) + 4),
+                (_JEQ_K, _ALLOW, _EPERM, 0),
+            ],
+        )
     for nr, block in _setid_rules(arch):
         add(nr, block)
     return sorted(rules.items())

@@ -47,6 +47,7 @@ EAFNOSUPPORT = 0x00050000 | errno.EAFNOSUPPORT
 EPROTONOSUPPORT = 0x00050000 | errno.EPROTONOSUPPORT
 EOPNOTSUPP = 0x00050000 | errno.EOPNOTSUPP
 SOCKETPAIR = (53, 199)
+SETRLIMIT, PRLIMIT64, RLIMIT_CORE = (160, 164), (302, 261), 4
 #: Argument vectors that take each rule's branches (the same value in all six arguments).
 ARGS = [0, 0xFFFFFFFF, CLONE_NEWUSER, O_CREAT | 0o4000, O_CREAT | 0o2000, O_CREAT, 0o4000, 0x8, 0x0400000]
 ARGS += [1, 2, 10, 16, 40, F_SETLEASE]  # socket families; fcntl's F_SETLEASE
@@ -104,6 +105,10 @@ def expected(arch: int, nr: int, arg: int, *, machine: str | None, setid_only: b
         return expected_socket(arg, arg)
     if nr == SOCKETPAIR[index]:
         return expected_socketpair(arg)
+    if nr == SETRLIMIT[index]:
+        return EPERM if arg & 0xFFFFFFFF == RLIMIT_CORE else ALLOW
+    if nr == PRLIMIT64[index]:  # resource in the second argument, the new value's pointer the third
+        return EPERM if arg & 0xFFFFFFFF == RLIMIT_CORE and arg else ALLOW
     if nr == FCNTL[index]:
         return EPERM if arg == F_SETLEASE else ALLOW
     if nr == IOCTL[index]:  # the kernel reads the request as an unsigned int: its low 32 bits
@@ -142,6 +147,20 @@ def test_socket_protocols_are_decided_per_family() -> None:
                 got = run(prog, pair, AUDIT[machine], (family, 1, protocol))[0]
                 assert got == expected_socketpair(family), (machine, family, protocol, hex(got))
     assert expected_socket(2, 132) == EPROTONOSUPPORT and expected_socket(16, 0) == ALLOW
+
+
+def test_the_core_limit_cannot_be_changed() -> None:
+    """Round 14: setrlimit(RLIMIT_CORE) fails; prlimit64 fails for it when given a new value (a
+    pointer with either half non-zero), and reads it (NULL new value) or other resources freely."""
+    for machine in MACHINES:
+        prog, index, arch = _seccomp.filter_bytes(machine=machine), MACHINES[machine], AUDIT[machine]
+        assert run(prog, SETRLIMIT[index], arch, (RLIMIT_CORE, 0x7FFC0000))[0] == EPERM
+        assert run(prog, SETRLIMIT[index], arch, (3, 0x7FFC0000))[0] == ALLOW
+        cases = {(0, 4, 0, 0x7FFC0000): ALLOW, (0, 4, 0x7FFC0010): EPERM, (0, 4, 1 << 32): EPERM}
+        cases |= {(0, 0x1_0000_0004, 8): EPERM, (0, 3, 0x7FFC0010): ALLOW, (77, 4, 0, 0): ALLOW}
+        for args, want in cases.items():
+            got = run(prog, PRLIMIT64[index], arch, args)[0]
+            assert got == want, (machine, args, hex(got))
 
 
 def test_inode_flag_ioctls_are_refused() -> None:
@@ -191,6 +210,7 @@ def test_the_program_is_short() -> None:
     command): plain returns are shared and neighbouring numbers with the same one form one range
     (205 instructions for x86_64 before, 112 since; 124 with round 8's socket and fcntl rules; 133
     with round 10's terminal ioctls, ptrace-like calls and unknown numbers; 148 with round 14's
-    socket protocols and TIOCSETD, 156 with its socketpair rule, 160 with its inode flags)."""
-    assert len(_seccomp.filter_bytes(machine="x86_64")) // 8 <= 162
-    assert len(_seccomp.filter_bytes(machine="aarch64")) // 8 <= 140
+    socket protocols and TIOCSETD, 156 with its socketpair rule, 160 with its inode flags, 170
+    with its core limit)."""
+    assert len(_seccomp.filter_bytes(machine="x86_64")) // 8 <= 172
+    assert len(_seccomp.filter_bytes(machine="aarch64")) // 8 <= 152

@@ -120,7 +120,26 @@ attrs = {
     "fssetxattr sync": attempt(fsx_sync),
     "file_setattr sync": attempt(file_setattr_sync),
 }
-print(json.dumps({"refused": refused, "allowed": allowed, "pairs": pairs, "attrs": attrs}))
+# The core limit: 1 (no core file, no core_pattern pipe handler), and it stays so.
+import resource, signal, subprocess
+core = {"limit": list(resource.getrlimit(resource.RLIMIT_CORE))}
+hard = core["limit"][1]
+def limited(change):  # Python reports setrlimit's EPERM as this ValueError
+    def make():
+        try:
+            change()
+        except ValueError as exc:
+            if "not allowed to raise" not in str(exc):
+                raise
+            raise OSError(errno.EPERM, str(exc)) from None
+    return make
+core["setrlimit 0"] = attempt(limited(lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, hard))))
+core["prlimit 0"] = attempt(limited(lambda: resource.prlimit(0, resource.RLIMIT_CORE, (0, hard))))
+core["prlimit read"] = attempt(lambda: resource.prlimit(0, resource.RLIMIT_CORE))
+crash = subprocess.run(["sh", "-c", "kill -SEGV $$"], cwd=os.path.dirname(flagged))
+core["crash"] = crash.returncode == -signal.SIGSEGV
+core["after"] = list(resource.getrlimit(resource.RLIMIT_CORE))
+print(json.dumps({"refused": refused, "allowed": allowed, "pairs": pairs, "attrs": attrs, "core": core}))
 """
 
 
@@ -128,7 +147,9 @@ async def test_line_disciplines_and_rare_protocols_are_refused(run: Run, ws: Pat
     """Failed before: every "refused" probe said "ok" (or, for the protocols this kernel does
     not build, its EPROTONOSUPPORT: the same answer the filter gives now), and socketpair
     reached vsock (ENOTSUP), XDP and packet (EPERM: their create, as no CAP_NET_RAW); the
-    inode flags were set (``+S`` and ``+d`` stayed on the host's file; ``file_setattr`` too)."""
+    inode flags were set (``+S`` and ``+d`` stayed on the host's file; ``file_setattr`` too); the
+    core limit was 0:0, at which the kernel still runs a ``core_pattern`` pipe handler, and a
+    command could change it (lower the soft limit from 1 to 0)."""
     probe = ws / "ldisc_probe.py"
     probe.write_text(PROBE)
     probe.chmod(0o644)
@@ -156,3 +177,9 @@ async def test_line_disciplines_and_rare_protocols_are_refused(run: Run, ws: Pat
     finally:
         os.close(fd)
     assert not flags & (0x8 | 0x40), hex(flags)
+    core = results["core"]
+    assert core == {
+        "limit": [1, 1], "setrlimit 0": "EPERM", "prlimit 0": "EPERM", "prlimit read": "ok",
+        "crash": True, "after": [1, 1],
+    }, core  # fmt: skip
+    assert not [p.name for p in ws.iterdir() if p.name.startswith("core")]  # no core file either
