@@ -18,12 +18,28 @@ other than the ordinary ones (READ_IMPLIES_EXEC and friends weaken ASLR/NX).
 ``socket`` makes only unix, inet, inet6 and netlink sockets (`SOCKET_FAMILIES`; others fail
 with EAFNOSUPPORT): a network namespace owns those, not vsock (a command under ``network:
 none`` shared the host's vsock ports and reached the hypervisor) nor the rarer families whose
-modules ``socket`` loads on demand. ``fcntl(F_SETLEASE)`` fails with EPERM: a lease on a file
+modules ``socket`` loads on demand. Within them, only the common protocols (`INET_PROTOCOLS`,
+`NETLINK_PROTOCOLS`; others fail with EPROTONOSUPPORT, a kernel without them): the kernel loads
+a module for any other protocol number on demand (SCTP, DCCP, L2TP, SMC; the netfilter and
+generic netlink protocols, whose family lookup loads TIPC and more), round 14. ``socketpair``,
+which creates both sockets of the family it is given before the family refuses the pair, makes
+unix pairs only (inet, inet6 and netlink fail with EOPNOTSUPP, as they do anyway, any other
+family with EAFNOSUPPORT): it created vsock, XDP and every other family's sockets. ``fcntl(F_SETLEASE)`` fails with EPERM: a lease on a file
 the command's uid owns (a non-root caller's own files, read-only in the sandbox, included)
 makes every other process's open of it block for the lease-break time or fail.
-``ioctl(TIOCSTI)`` and ``ioctl(TIOCLINUX)`` fail with EPERM (typing into a terminal). Syscall
+``ioctl(TIOCSTI)`` and ``ioctl(TIOCLINUX)`` fail with EPERM (typing into a terminal), and so
+does ``ioctl(TIOCSETD)`` (a line discipline on a pty of the command's own: n_hdlc, n_gsm and
+the rest are kernel code a build never needs, loaded on demand). Setting inode flags fails with
+EPERM too (``FS_IOC_SETFLAGS``, ``FS_IOC_FSSETXATTR``, ``file_setattr``): they stay on the
+host's files (for a root caller, files root owns on disk), and those a file's owner may set
+make every later write to the operator's repository synchronous (``+S``/``+D``), hide files
+from backups (``+d``) or make a directory's names case-insensitive (``+F``), round 14. Syscall
 numbers the tables do not know yet (`FIRST_UNKNOWN` and up) fail with ENOSYS: a newer kernel's
 calls are not let through by a deny list written before them.
+Changing ``RLIMIT_CORE`` (``setrlimit``, and ``prlimit64`` with a new value) fails with EPERM:
+commands start with it at 1 (soft and hard), the one value at which the kernel neither writes a
+core file nor runs a ``core_pattern`` pipe handler (as host root) for a crash; at 0, which a hard
+limit of 1 would let a command choose, the handler still runs (round 14).
 Setting a set-user/group-id bit (``chmod``/``fchmod``/``fchmodat(2)``, and the
 mode of ``open``/``openat``/``creat``/``mknod(at)`` when they create) fails with
 EPERM: the file would be a set-id program on the host (see `SETID_MODE_CHECKED`).
@@ -43,10 +59,14 @@ import struct
 
 __all__ = [
     "CLONE_NEWUSER",
+    "CORE_LIMIT",
     "DENIED",
     "ENOSYS_CALLS",
     "FIRST_UNKNOWN",
+    "INET_PROTOCOLS",
     "MACHINES",
+    "NETLINK_PROTOCOLS",
+    "RLIMIT_CORE",
     "SAFE_PERSONALITIES",
     "SETID_MODE_CHECKED",
     "SOCKET_FAMILIES",
@@ -76,6 +96,7 @@ DENIED: dict[str, tuple[int, int | None]] = {
     "fspick": (433, 433),
     "mount_setattr": (442, 442),
     "open_tree_attr": (467, 467),
+    "file_setattr": (469, 469),
     "setns": (308, 268),
     "bpf": (321, 280),
     "perf_event_open": (298, 241),
@@ -137,16 +158,46 @@ _O_CREATES = 0o100 | 0o20000000
 _PERSONALITY = (135, 92)
 #: AF_UNIX, AF_INET, AF_INET6, AF_NETLINK: what a network namespace owns and commands use.
 SOCKET_FAMILIES = (1, 2, 10, 16)
+_AF_UNIX, _AF_INET, _AF_INET6, _AF_NETLINK = SOCKET_FAMILIES
+#: socket's protocol (third argument) for inet and inet6: the default (0), ICMP, TCP, UDP,
+#: ICMPv6, MPTCP (built in or absent, never a module). Any other number fails with
+#: EPROTONOSUPPORT: ``socket`` loads the protocol's module on demand (``net-pf-2-proto-132``:
+#: SCTP; DCCP, L2TP, UDP-Lite, SMC...), without any capability, and raw sockets (any protocol)
+#: need CAP_NET_RAW, which no command has.
+INET_PROTOCOLS = (0, 1, 6, 17, 58, 262)
+#: socket's protocol for netlink: ROUTE (getifaddrs, ip), SOCK_DIAG (ss), SELINUX, AUDIT (tools
+#: that log to it tolerate its absence), KOBJECT_UEVENT (udev monitors). Not GENERIC (a family
+#: lookup by name loads its module: TIPC, L2TP, GTP...), NETFILTER, XFRM, CONNECTOR and the rest.
+NETLINK_PROTOCOLS = (0, 4, 7, 9, 15)
 _SOCKET = (41, 198)
+#: socketpair: only AF_UNIX makes pairs, but the kernel creates the two sockets first (loading
+#: the family's or protocol's module) and only then asks the family: every other family fails.
+_SOCKETPAIR = (53, 199)
 #: fcntl's command (second argument) F_SETLEASE: refused.
 _FCNTL = (72, 25)
 _F_SETLEASE = 1024
 #: ioctl's request (second argument, an unsigned int): TIOCSTI (push input into a terminal) and
 #: TIOCLINUX (a virtual console's selection and paste), refused. No host terminal reaches a
 #: command (fds 0-2 are /dev/null and pipes, every command is a session leader without one):
-#: this keeps it so if one ever does.
+#: this keeps it so if one ever does. And TIOCSETD: a line discipline other than the default on
+#: a pty the command opens itself; each is kernel code loaded on demand
+#: (``dev.tty.ldisc_autoload``, 1 by default) with a record of local root exploits (n_hdlc's
+#: CVE-2017-2636, n_gsm's CVE-2023-6546); terminals work with the default one.
 _IOCTL = (16, 29)
-_TTY_IOCTLS = (0x5412, 0x541C)
+_TTY_IOCTLS = (0x5412, 0x541C, 0x5423)
+#: FS_IOC_SETFLAGS (``chattr``) and FS_IOC_FSSETXATTR (``xfs_io chattr``), refused: an inode's
+#: flags outlive the session on the host's files; reading them (``lsattr``) still works.
+_ATTR_IOCTLS = (0x40086602, 0x401C5820)
+#: setrlimit (resource: first argument) and prlimit64 (resource: second, new value: third).
+_SETRLIMIT = (160, 164)
+_PRLIMIT64 = (302, 261)
+#: RLIMIT_CORE: commands get 1:1 (`CORE_LIMIT`) and may not change it. The kernel ignores the core
+#: limit for a ``core_pattern`` pipe except at exactly 1 (fs/coredump.c: its mark of a recursive
+#: crash): at 0 the host's handler (apport, systemd-coredump; run as root in the host's
+#: namespaces) still runs for every crash; at 1 it does not, and no core file is written
+#: (1 byte is below any core's minimum).
+RLIMIT_CORE = 4
+CORE_LIMIT = 1
 #: Syscall numbers from here on (the first one the tables do not know: after ``file_setattr``,
 #: Linux 6.17) fail with ENOSYS. A deny list lets every call newer than itself through, with
 #: whatever the kernel attached to it; libc treats ENOSYS as "old kernel" and falls back.
@@ -208,6 +259,8 @@ _Segment = tuple[int, "int | list[_Sym]"]
 #: Jump targets: the shared returns at the end of a table.
 _EPERM: _Target = ("ret", _RET_ERRNO | errno.EPERM)
 _EAFNOSUPPORT: _Target = ("ret", _RET_ERRNO | errno.EAFNOSUPPORT)
+_EPROTONOSUPPORT: _Target = ("ret", _RET_ERRNO | errno.EPROTONOSUPPORT)
+_EOPNOTSUPP: _Target = ("ret", _RET_ERRNO | errno.EOPNOTSUPP)
 _ALLOW: _Target = ("ret", _RET_ALLOW)
 
 
@@ -305,19 +358,59 @@ def _rules(arch: int, setid_only: bool) -> list[tuple[int, list[_Sym]]]:
             personality.append((_JEQ_K, _ALLOW, 0, value))
         personality.append((_JEQ_K, _ALLOW, _EPERM, SAFE_PERSONALITIES[-1]))
         add(_PERSONALITY[arch], personality)
-        families: list[_Sym] = [_load(_OFF_ARG0_LOW)]
-        for family in SOCKET_FAMILIES[:-1]:
-            families.append((_JEQ_K, _ALLOW, 0, family))
-        families.append((_JEQ_K, _ALLOW, _EAFNOSUPPORT, SOCKET_FAMILIES[-1]))
-        add(_SOCKET[arch], families)
+        add(_SOCKET[arch], _socket_block())
+        add(_SOCKETPAIR[arch], _socketpair_block())
         add(_FCNTL[arch], [_load(_arg_low(1)), (_JEQ_K, _EPERM, _ALLOW, _F_SETLEASE)])
-        tty_ioctls: list[_Sym] = [_load(_arg_low(1))]
-        tty_ioctls += [(_JEQ_K, _EPERM, 0, request) for request in _TTY_IOCTLS[:-1]]
-        tty_ioctls.append((_JEQ_K, _EPERM, _ALLOW, _TTY_IOCTLS[-1]))
-        add(_IOCTL[arch], tty_ioctls)
+        refused_ioctls = (*_TTY_IOCTLS, *_ATTR_IOCTLS)
+        ioctls: list[_Sym] = [_load(_arg_low(1))]
+        ioctls += [(_JEQ_K, _EPERM, 0, request) for request in refused_ioctls[:-1]]
+        ioctls.append((_JEQ_K, _EPERM, _ALLOW, refused_ioctls[-1]))
+        add(_IOCTL[arch], ioctls)
+        add(_SETRLIMIT[arch], [_load(_OFF_ARG0_LOW), (_JEQ_K, _EPERM, _ALLOW, RLIMIT_CORE)])
+        add(
+            _PRLIMIT64[arch],
+            [  # a new value (a non-NULL pointer: either half) for RLIMIT_CORE: refused
+                _load(_arg_low(1)),
+                (_JEQ_K, 0, _ALLOW, RLIMIT_CORE),
+                _load(_arg_low(2)),
+                (_JEQ_K, 0, _EPERM, 0),
+                _load(_arg_low(2) + 4),
+                (_JEQ_K, _ALLOW, _EPERM, 0),
+            ],
+        )
     for nr, block in _setid_rules(arch):
         add(nr, block)
     return sorted(rules.items())
+
+
+def _protocols(allowed: tuple[int, ...]) -> list[_Sym]:
+    """Allow socket's protocol (third argument) if it is one of ``allowed``, else EPROTONOSUPPORT."""
+    block: list[_Sym] = [_load(_arg_low(2))]
+    block += [(_JEQ_K, _ALLOW, 0, protocol) for protocol in allowed[:-1]]
+    return [*block, (_JEQ_K, _ALLOW, _EPROTONOSUPPORT, allowed[-1])]
+
+
+def _socket_block() -> list[_Sym]:
+    """``socket``: unix sockets; inet and inet6 ones of `INET_PROTOCOLS`, netlink ones of
+    `NETLINK_PROTOCOLS` (else EPROTONOSUPPORT); any other family fails with EAFNOSUPPORT."""
+    inet = _protocols(INET_PROTOCOLS)
+    return [
+        _load(_OFF_ARG0_LOW),
+        (_JEQ_K, _ALLOW, 0, _AF_UNIX),
+        (_JEQ_K, 1, 0, _AF_INET),  # to the inet block
+        (_JEQ_K, 0, len(inet), _AF_INET6),  # to the inet block, or past it (the family still loaded)
+        *inet,
+        (_JEQ_K, 0, _EAFNOSUPPORT, _AF_NETLINK),
+        *_protocols(NETLINK_PROTOCOLS),
+    ]
+
+
+def _socketpair_block() -> list[_Sym]:
+    """``socketpair``: unix pairs; EOPNOTSUPP for the other allowed families (what their
+    ``socketpair`` says, after creating two sockets), EAFNOSUPPORT for any other family."""
+    block: list[_Sym] = [_load(_OFF_ARG0_LOW), (_JEQ_K, _ALLOW, 0, _AF_UNIX)]
+    block += [(_JEQ_K, _EOPNOTSUPP, 0, family) for family in SOCKET_FAMILIES[1:-1]]
+    return [*block, (_JEQ_K, _EOPNOTSUPP, _EAFNOSUPPORT, SOCKET_FAMILIES[-1])]
 
 
 def _setid_rules(arch: int) -> list[tuple[int, list[_Sym]]]:

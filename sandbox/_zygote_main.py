@@ -768,8 +768,9 @@ class Zygote:
         """
         _check(_libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(DUMPABLE)")
         # No core dumps: a crashing command must not feed the host's core_pattern (a pipe to a
-        # handler that runs as host root), and the hard limit keeps it from raising it back.
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        # handler that runs as host root). 1, not 0: the kernel runs a pipe handler at any limit
+        # but 1; the seccomp filter keeps the command from changing it (sandbox._seccomp.CORE_LIMIT).
+        resource.setrlimit(resource.RLIMIT_CORE, (1, 1))
         for cap in self._bounding:  # while CAP_SETPCAP is still held
             _check(_libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0), "prctl(CAPBSET_DROP)")
         if self.uid is not None and self.gid is not None:
@@ -975,7 +976,7 @@ class Spawner:
     def __init__(self, sock: _socket.socket, uid: int, gid: int) -> None:
         self.sock = sock
         _check(_libc.prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0), "prctl(PDEATHSIG)")
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_CORE, (1, 1))  # 1: no core file, no pipe handler either
         os.setgroups([])
         os.setresgid(gid, gid, gid)
         os.setresuid(uid, uid, uid)

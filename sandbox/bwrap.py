@@ -517,14 +517,16 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         return BackendUnavailableError(f"{_NAMESPACE_FIX} (bwrap said: {detail or result.returncode})")
 
     def _no_core_prefix(self) -> list[str]:
-        """``prlimit`` setting RLIMIT_CORE to 0 (soft and hard) for a per-command bwrap and its command."""
+        """``prlimit`` setting RLIMIT_CORE to 1 (soft and hard; `sandbox._seccomp.CORE_LIMIT`: the kernel
+        runs a ``core_pattern`` pipe handler at any other value) for a per-command bwrap and its command."""
         prlimit = shutil.which("prlimit", path=os.defpath + ":/usr/sbin:/sbin")
         if prlimit is None:
             raise SandboxExecError(
                 "one bwrap per command needs util-linux's prlimit to turn core dumps off "
                 "(apt-get install util-linux); or use the session sandbox (persistent mode)"
             )
-        return [prlimit, "--core=0:0", "--"]
+        limit = _seccomp.CORE_LIMIT
+        return [prlimit, f"--core={limit}:{limit}", "--"]
 
     def _switches_uid(self) -> bool:
         """Run as root: commands run under the sandbox uid (idmapped roots, a holder mount namespace)."""

@@ -220,7 +220,9 @@ bad:
  * Python init's `_lower`, same order). */
 static int lower(void) {
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) return fail("prctl(DUMPABLE)");
-    struct rlimit no_core = {0, 0};
+    /* 1, not 0: the kernel runs a core_pattern pipe handler at any limit but 1 (sandbox._seccomp's
+     * CORE_LIMIT; the filter keeps the command from changing it). */
+    struct rlimit no_core = {1, 1};
     if (setrlimit(RLIMIT_CORE, &no_core) < 0) return fail("setrlimit(RLIMIT_CORE)");
     for (int i = 0; i < cfg.ncaps; i++)
         if (prctl(PR_CAPBSET_DROP, cfg.caps[i], 0, 0, 0) < 0) return fail("prctl(CAPBSET_DROP)");

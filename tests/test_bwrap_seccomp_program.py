@@ -21,7 +21,9 @@ from sandbox._seccomp import (
     DENIED,
     ENOSYS_CALLS,
     FIRST_UNKNOWN,
+    INET_PROTOCOLS,
     MACHINES,
+    NETLINK_PROTOCOLS,
     S_ISID,
     SAFE_PERSONALITIES,
     SETID_MODE_CHECKED,
@@ -39,17 +41,24 @@ O_CREAT = 0o100
 NEWUSER_CHECKED = {"clone": (56, 220), "unshare": (272, 97)}
 PERSONALITY = (135, 92)
 SOCKET, FCNTL, F_SETLEASE = (41, 198), (72, 25), 1024
-IOCTL, TTY_IOCTLS = (16, 29), (0x5412, 0x541C)  # TIOCSTI, TIOCLINUX
+IOCTL, TTY_IOCTLS = (16, 29), (0x5412, 0x541C, 0x5423)  # TIOCSTI, TIOCLINUX, TIOCSETD
+ATTR_IOCTLS = (0x40086602, 0x401C5820)  # FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR
 EAFNOSUPPORT = 0x00050000 | errno.EAFNOSUPPORT
+EPROTONOSUPPORT = 0x00050000 | errno.EPROTONOSUPPORT
+EOPNOTSUPP = 0x00050000 | errno.EOPNOTSUPP
+SOCKETPAIR = (53, 199)
+SETRLIMIT, PRLIMIT64, RLIMIT_CORE = (160, 164), (302, 261), 4
 #: Argument vectors that take each rule's branches (the same value in all six arguments).
 ARGS = [0, 0xFFFFFFFF, CLONE_NEWUSER, O_CREAT | 0o4000, O_CREAT | 0o2000, O_CREAT, 0o4000, 0x8, 0x0400000]
 ARGS += [1, 2, 10, 16, 40, F_SETLEASE]  # socket families; fcntl's F_SETLEASE
 ARGS += [*TTY_IOCTLS, 0x5413, 0x1_0000_5412]  # ioctl's terminal requests, TIOCGWINSZ, high bits set
 
 
-def run(prog: bytes, nr: int, arch: int, arg: int) -> tuple[int, int]:
-    """(return value, instructions executed) of classic BPF ``prog`` on one seccomp_data."""
-    data = struct.pack("<IIQ6Q", nr, arch, 0, *([arg] * 6))
+def run(prog: bytes, nr: int, arch: int, arg: int | tuple[int, ...]) -> tuple[int, int]:
+    """(return value, instructions executed) of classic BPF ``prog`` on one seccomp_data
+    (``arg``: the same value in all six arguments, or the first ones, the rest 0)."""
+    args = (*arg, *[0] * (6 - len(arg))) if isinstance(arg, tuple) else (arg,) * 6
+    data = struct.pack("<IIQ6Q", nr, arch, 0, *args)
     insns = [struct.unpack("=HBBI", prog[i : i + 8]) for i in range(0, len(prog), 8)]
     acc, pc, steps = 0, 0, 0
     while True:
@@ -93,14 +102,78 @@ def expected(arch: int, nr: int, arg: int, *, machine: str | None, setid_only: b
     if nr == PERSONALITY[index]:
         return ALLOW if arg in SAFE_PERSONALITIES else EPERM
     if nr == SOCKET[index]:
-        return ALLOW if arg in SOCKET_FAMILIES else EAFNOSUPPORT
+        return expected_socket(arg, arg)
+    if nr == SOCKETPAIR[index]:
+        return expected_socketpair(arg)
+    if nr == SETRLIMIT[index]:
+        return EPERM if arg & 0xFFFFFFFF == RLIMIT_CORE else ALLOW
+    if nr == PRLIMIT64[index]:  # resource in the second argument, the new value's pointer the third
+        return EPERM if arg & 0xFFFFFFFF == RLIMIT_CORE and arg else ALLOW
     if nr == FCNTL[index]:
         return EPERM if arg == F_SETLEASE else ALLOW
     if nr == IOCTL[index]:  # the kernel reads the request as an unsigned int: its low 32 bits
-        return EPERM if arg & 0xFFFFFFFF in TTY_IOCTLS else ALLOW
+        return EPERM if arg & 0xFFFFFFFF in (*TTY_IOCTLS, *ATTR_IOCTLS) else ALLOW
     if nr >= FIRST_UNKNOWN:
         return ENOSYS
     return ALLOW
+
+
+def expected_socket(family: int, protocol: int) -> int:
+    """What the tables say about ``socket(family, type, protocol)`` (low 32 bits: ints)."""
+    family, protocol = family & 0xFFFFFFFF, protocol & 0xFFFFFFFF
+    if family not in SOCKET_FAMILIES:
+        return EAFNOSUPPORT
+    protocols = {2: INET_PROTOCOLS, 10: INET_PROTOCOLS, 16: NETLINK_PROTOCOLS}.get(family)
+    return ALLOW if protocols is None or protocol in protocols else EPROTONOSUPPORT
+
+
+def expected_socketpair(family: int) -> int:
+    """``socketpair(family, ...)``: unix only; the kernel's own EOPNOTSUPP for the other allowed families."""
+    family &= 0xFFFFFFFF
+    return ALLOW if family == 1 else EOPNOTSUPP if family in SOCKET_FAMILIES else EAFNOSUPPORT
+
+
+def test_socket_protocols_are_decided_per_family() -> None:
+    """Round 14: inet and netlink sockets of the listed protocols only; unix ones of any;
+    pairs of unix sockets only."""
+    protocols = [0, 1, 2, 4, 6, 7, 9, 12, 15, 16, 17, 33, 58, 132, 136, 255, 256, 262, 0x1_0000_0006]
+    for machine in MACHINES:
+        prog = _seccomp.filter_bytes(machine=machine)
+        nr, pair = SOCKET[MACHINES[machine]], SOCKETPAIR[MACHINES[machine]]
+        for family in (0, 1, 2, 10, 16, 17, 40, 0x1_0000_0002):
+            for protocol in protocols:
+                got = run(prog, nr, AUDIT[machine], (family, 1, protocol))[0]
+                assert got == expected_socket(family, protocol), (machine, family, protocol, hex(got))
+                got = run(prog, pair, AUDIT[machine], (family, 1, protocol))[0]
+                assert got == expected_socketpair(family), (machine, family, protocol, hex(got))
+    assert expected_socket(2, 132) == EPROTONOSUPPORT and expected_socket(16, 0) == ALLOW
+
+
+def test_the_core_limit_cannot_be_changed() -> None:
+    """Round 14: setrlimit(RLIMIT_CORE) fails; prlimit64 fails for it when given a new value (a
+    pointer with either half non-zero), and reads it (NULL new value) or other resources freely."""
+    for machine in MACHINES:
+        prog, index, arch = _seccomp.filter_bytes(machine=machine), MACHINES[machine], AUDIT[machine]
+        assert run(prog, SETRLIMIT[index], arch, (RLIMIT_CORE, 0x7FFC0000))[0] == EPERM
+        assert run(prog, SETRLIMIT[index], arch, (3, 0x7FFC0000))[0] == ALLOW
+        cases = {(0, 4, 0, 0x7FFC0000): ALLOW, (0, 4, 0x7FFC0010): EPERM, (0, 4, 1 << 32): EPERM}
+        cases |= {(0, 0x1_0000_0004, 8): EPERM, (0, 3, 0x7FFC0010): ALLOW, (77, 4, 0, 0): ALLOW}
+        for args, want in cases.items():
+            got = run(prog, PRLIMIT64[index], arch, args)[0]
+            assert got == want, (machine, args, hex(got))
+
+
+def test_inode_flag_ioctls_are_refused() -> None:
+    """Round 14: setting inode flags fails (``chattr``), reading them does not (``lsattr``)."""
+    requests = [*ATTR_IOCTLS, 0x80086601, 0x801C581F, 0x40046602, 0x1_0000_0000 | ATTR_IOCTLS[0]]
+    for machine in MACHINES:
+        prog = _seccomp.filter_bytes(machine=machine)
+        for request in requests:
+            got = run(prog, IOCTL[MACHINES[machine]], AUDIT[machine], (3, request))[0]
+            assert got == expected(
+                AUDIT[machine], IOCTL[MACHINES[machine]], request, machine=machine, setid_only=False
+            )
+            assert (got == EPERM) == (request & 0xFFFFFFFF in ATTR_IOCTLS), (machine, hex(request), hex(got))
 
 
 def variants() -> Iterator[tuple[str | None, bool]]:
@@ -136,6 +209,8 @@ def test_the_program_is_short() -> None:
     """The kernel checks, converts and JIT-compiles the program for every command (one bwrap per
     command): plain returns are shared and neighbouring numbers with the same one form one range
     (205 instructions for x86_64 before, 112 since; 124 with round 8's socket and fcntl rules; 133
-    with round 10's terminal ioctls, ptrace-like calls and unknown numbers)."""
-    assert len(_seccomp.filter_bytes(machine="x86_64")) // 8 <= 136
-    assert len(_seccomp.filter_bytes(machine="aarch64")) // 8 <= 116
+    with round 10's terminal ioctls, ptrace-like calls and unknown numbers; 148 with round 14's
+    socket protocols and TIOCSETD, 156 with its socketpair rule, 160 with its inode flags, 170
+    with its core limit)."""
+    assert len(_seccomp.filter_bytes(machine="x86_64")) // 8 <= 172
+    assert len(_seccomp.filter_bytes(machine="aarch64")) // 8 <= 152

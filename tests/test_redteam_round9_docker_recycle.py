@@ -15,6 +15,7 @@ Real containers (FAIL, not skip, under CI=true), as root: recycling needs a root
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import anyio
@@ -55,7 +56,17 @@ async def test_the_workspace_root_carries_nothing_to_the_next_task(tmp_path: Pat
     async with DockerBackend(config(), policy(first)) as backend:
         await backend.protect_executor()
         assert (await _run(backend, "perl", "-e", _SET)).strip() == "0", "setxattr on /workspace failed"
-        flags = await _run(backend, "sh", "-c", "chattr +d /workspace && lsattr -d /workspace")
+        # Round 14: the commands' filter refuses setting inode flags (`sandbox._seccomp`); set one
+        # from outside it (docker exec as root) so that the reset's restore is still exercised.
+        refused = await _run(backend, "sh", "-c", "chattr +d /workspace")
+        assert "Operation not permitted" in refused, refused
+        subprocess.run(
+            ["docker", "exec", "--user", "0", str(backend.container_id), "chattr", "+d", "/workspace"],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+        flags = await _run(backend, "lsattr", "-d", "/workspace")
         assert "d" in flags.split()[0], flags
         with anyio.fail_after(30):
             await backend.reset()
