@@ -24,8 +24,8 @@
  *         runs under bwrap's seccomp deny list (`shellrt_command_filter`,
  *         generated from sandbox/_seccomp.py and prepended by _priv.py: no
  *         keyrings, ptrace, mounts, user namespaces, bpf, io_uring..., no
- *         call sets S_ISUID/S_ISGID) and with a core-size limit of 0, soft
- *         and hard (no core dump reaches the host's core_pattern handler).
+ *         call sets S_ISUID/S_ISGID) and with a core-size limit of 1 byte, soft
+ *         and hard (no core dump reaches the host's core_pattern handler: 0 would).
  *       - the parent keeps the executor's identity (so no command can signal,
  *         trace or open it), reaps, and once the child has exited kills every
  *         process still left below it: being a subreaper, every descendant of
@@ -270,8 +270,11 @@ int main(int argc, char **argv) {
             for (int i = sep + 1; i < argc; i++) memset(argv[i], 0, strlen(argv[i]));
             return supervise(child);
         }
-        /* No core dumps: with no capability left, the command cannot raise the hard limit. */
-        struct rlimit nocore = {0, 0};
+        /* No core dumps: 1 byte, soft and hard (a core_pattern pipe handler on the host runs
+         * whatever the limit is, except at exactly 1: fs/coredump.c; red team round 14). With no
+         * capability left the command cannot raise the hard limit, and the seccomp filter
+         * refuses lowering it to 0. */
+        struct rlimit nocore = {1, 1};
         if (setrlimit(RLIMIT_CORE, &nocore) != 0) die("rlimit core");
         close_fds(3, CWD_FD - 1);
         close_fds(CWD_FD + 1, ~0U);
