@@ -34,6 +34,7 @@ from sandbox._scratch import OwnedDir, sweep_known_orphans, sweep_orphans
 from sandbox._session_cgroup import SessionCgroup
 from sandbox._spawn import Child
 from sandbox._spawn import start as start_child
+from sandbox._warm import WarmPool
 from sandbox.base import COMMAND_ENV, ExecRequest, ExitStatus, SandboxProcess
 from sandbox.errors import SandboxClosedError, SandboxExecError
 
@@ -161,6 +162,8 @@ class HostRunner:
         self.reaper: Reaper | None = None
         #: Set by the local backend instead, where it can: commands start in it (`sandbox._session_cgroup`).
         self.session_cgroup: SessionCgroup | None = None
+        #: Set by the local backend: its pre-spawned shells (`sandbox._warm`); never for bwrap.
+        self.warm: WarmPool | None = None
         self.closed = False
 
     def start(self) -> None:
@@ -207,6 +210,28 @@ class HostRunner:
         Hot path: the pipes are made here (no Popen file objects to unwrap) and
         /dev/null is opened once per runner; `sandbox._spawn` then only forks (vfork) and execs.
         """
+        return self.spawn_now(
+            argv,
+            request,
+            marker=marker,
+            cwd_host_file=cwd_host_file,
+            env_extra=env_extra,
+            cwd=cwd,
+            pass_fds=pass_fds,
+        )
+
+    def spawn_now(
+        self,
+        argv: Sequence[str],
+        request: ExecRequest,
+        *,
+        marker: str,
+        cwd_host_file: Path | None,
+        env_extra: dict[str, str],
+        cwd: str | None,
+        pass_fds: tuple[int, ...] = (),
+    ) -> HostProcess:
+        """`spawn`, callable outside a task (it never awaits: a start blocks as a vfork would)."""
         env = child_env(request, env_extra, marker)
         pipes = StdioPipes.open(request)
         try:
@@ -304,21 +329,50 @@ class HostRunner:
         """The root exited: sweep escaped processes by marker, off the caller's hot path."""
         self._open.discard(handle)
         cgroup = self.session_cgroup
+        if handle.warm_idle:
+            # A warm shell that never got a command (retired, or killed by someone): it started
+            # nothing, so nothing of it is left; it is no command of the session any more.
+            if handle.in_session_cgroup and cgroup is not None and handle.pid is not None:
+                cgroup.ended(handle.pid)
+            return
         if handle.in_session_cgroup and cgroup is not None and handle.pid is not None:
-            if not cgroup.ended(handle.pid):
-                return  # the session's cgroup is empty: this run left nothing anywhere
+            if not cgroup.ended(handle.pid) or self._only_open_members(cgroup):
+                return  # the session's cgroup is empty (but for live roots): this run left nothing anywhere
+            self._retire_warm()  # the session may go idle now: its sweep ends the leftovers at once
             if self._janitor is not None:
                 # Members left: killed now if the session is idle (else at its next idle moment or
                 # close); the marker sweep below still ends what kept this run's marker meanwhile.
                 self._janitor.submit(cgroup.kill_if_idle)
         if self._janitor is None or self._nothing_left_below_reaper(handle):
             return
+        self._retire_warm()
         with self._finished_lock:
             self._finished[handle.tree.marker] = (handle.tree.root_pid, handle.spawned_at)
             if self._sweep_pending:
                 return
             self._sweep_pending = True
         self._janitor.submit(self._sweep_finished)
+
+    def _only_open_members(self, cgroup: SessionCgroup) -> bool:
+        """With warm shells waiting, the cgroup is never empty: is it empty but for open roots?
+
+        False (sweep) when none wait (`SessionCgroup.ended` counted right) or a member is no root.
+        """
+        warm = self.warm
+        if warm is None or not warm.idle:
+            return False
+        roots = {h.pid for h in self._open if h.pid is not None}
+        return set(cgroup.members()) <= roots
+
+    def _retire_warm(self) -> None:
+        """A command left something: waiting warm shells would keep the session from going idle.
+
+        Only when no other command runs (else the session is not idle anyway, and a warm shell
+        retired per call would cost a second start each).
+        """
+        warm = self.warm
+        if warm is not None and warm.idle and all(h.warm_idle for h in self._open):
+            warm.retire_all()
 
     def _nothing_left_below_reaper(self, handle: HostProcess) -> bool:
         """The ended run left nothing behind: the reaper has no child but running roots and this one.
@@ -431,6 +485,10 @@ class HostProcess(SandboxProcess):
         self.stdout = FdReceiveStream(stdout_fd, on_flood=grow_pipe)
         self.stderr = FdReceiveStream(stderr_fd, on_flood=grow_pipe) if stderr_fd is not None else None
         self.stdin = FdSendStream(stdin_fd) if stdin_fd is not None else None
+        #: The stdin pipe's fd (a warm shell's command text goes into it: `sandbox._warm`).
+        self.stdin_fd = stdin_fd
+        #: A warm shell still waiting for its command (`sandbox._warm`).
+        self.warm_idle = False
 
     @property
     def pid(self) -> int | None:

@@ -13,6 +13,10 @@ children of a per-session subreaper process (see `sandbox._reaper`).
 
 Environment added to each process: ``SHELLRT_RUN_ID`` (the kill marker) and,
 when ``report_cwd``, ``SHELLRT_CWD_FILE``.
+
+Pre-spawned shells (``LocalConfig.warm_shells``, see `sandbox._warm`): the next command's bash
+is started while the current one runs, shaped by the current request; a matching command is
+handed to it, anything else starts fresh. Each command still gets a bash process of its own.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from sandbox._hostproc import HostProcess, HostRunner
 from sandbox._ownerguard import guard_owner, owner_marker_token
 from sandbox._reaper import start_reaper, stop_reaper
 from sandbox._session_cgroup import open_session_cgroup
+from sandbox._warm import WarmPool
 from sandbox.base import ExecRequest, SandboxBackend, refuse_user_switch
 from sandbox.config import LocalConfig
 from sandbox.policy import SandboxPolicy
@@ -50,6 +55,8 @@ class LocalBackend(SandboxBackend):
         guard = guard_owner()
         self._runner.start()
         runner = self._runner
+        if self.config.warm_shells and runner.warm is None:
+            runner.warm = WarmPool(runner, self.config.warm_shells)
         if not self.reap_orphans:
             return
         if self.session_cgroup and (runner.session_cgroup is None or not runner.session_cgroup.usable):
@@ -65,7 +72,9 @@ class LocalBackend(SandboxBackend):
     session_cgroup = True
 
     async def close(self) -> None:
-        await self._runner.close()
+        await self._runner.close()  # kills the warm shells too: they are open processes of the runner
+        if self._runner.warm is not None:
+            self._runner.warm.forget()
         await stop_reaper(self._runner)
         await self._close_cgroup()
 
@@ -85,12 +94,21 @@ class LocalBackend(SandboxBackend):
 
     async def exec(self, request: ExecRequest) -> HostProcess:
         refuse_user_switch(request, "local")
-        run = self._runner.new_run(request.report_cwd)
-        return await self._runner.spawn(
-            request.argv,
-            request,
-            marker=run.marker,
-            cwd_host_file=run.cwd_file,
-            env_extra=run.env,
-            cwd=request.cwd,
-        )
+        runner = self._runner
+        warm = runner.warm
+        handle = await warm.take(request) if warm is not None else None
+        if handle is None:
+            run = runner.new_run(request.report_cwd)
+            handle = runner.spawn_now(
+                request.argv,
+                request,
+                marker=run.marker,
+                cwd_host_file=run.cwd_file,
+                env_extra=run.env,
+                cwd=request.cwd,
+            )
+        if warm is not None:
+            # The next command's shell starts while this one runs (`sandbox._warm`).
+            warm.refill(request)
+            await warm.reap()
+        return handle

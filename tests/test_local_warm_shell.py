@@ -1,0 +1,294 @@
+"""Pre-spawned local shells (`sandbox._warm`): a command handed to a warm bash behaves as in a fresh one.
+
+Two local sessions side by side, one with ``warm_shells=1`` (the default) and one with 0; every
+command runs in both and the results are compared, and the warm session's counters prove that
+the warm path was taken. Real processes throughout; one pair of sessions for the module.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from sandbox import BwrapConfig, LocalConfig, SandboxPolicy
+from sandbox._proctree import pids_with_marker
+from sandbox._warm import MAX_TEXT_BYTES, WarmPool
+from sandbox.factory import create_backend
+from sandbox.local import LocalBackend
+from shellrt.supervisor import Supervisor
+from shellrt.supervisor.models import CommandResult
+from tests._docker_support import config as docker_config
+from tests._docker_support import require_docker
+from tests.conftest import require
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class Pair:
+    """A warm and a cold local session on one workspace."""
+
+    def __init__(self, ws: Path, warm: Supervisor, cold: Supervisor, backend: LocalBackend) -> None:
+        self.ws = ws
+        self.warm = warm
+        self.cold = cold
+        self.backend = backend
+
+    @property
+    def pool(self) -> WarmPool:
+        pool = self.backend._runner.warm
+        assert pool is not None
+        return pool
+
+    async def both(self, command: str, **kwargs: Any) -> tuple[CommandResult, CommandResult]:
+        """``command`` in the warm session (asserted: handed to a warm shell) and in the cold one.
+
+        A ``true`` of the same shape first: the warm shell waiting is shaped by the previous call.
+        """
+        await self.warm.run("true", timeout_s=30, **kwargs)
+        before = self.pool.handed
+        warm = await self.warm.run(command, timeout_s=30, **kwargs)
+        assert self.pool.handed == before + 1, f"not handed to a warm shell: {command!r}"
+        cold = await self.cold.run(command, timeout_s=30, **kwargs)
+        return warm, cold
+
+
+@pytest.fixture(scope="module")
+async def pair() -> AsyncIterator[Pair]:
+    with tempfile.TemporaryDirectory(prefix="shellrt-warm-test-") as tmp:
+        ws = Path(tmp) / "ws"
+        ws.mkdir()
+        policy = SandboxPolicy(workspace=ws)
+        warm_backend = LocalBackend(LocalConfig(), policy)
+        cold_backend = LocalBackend(LocalConfig(warm_shells=0), policy)
+        async with (
+            warm_backend,
+            cold_backend,
+            Supervisor(warm_backend, session_dir=Path(tmp) / "sw") as warm,
+            Supervisor(cold_backend, session_dir=Path(tmp) / "sc") as cold,
+        ):
+            p = Pair(ws, warm, cold, warm_backend)
+            await warm.run("true", timeout_s=30)  # the first command starts fresh and fills the pool
+            assert p.pool.idle == 1 and cold_backend._runner.warm is None
+            yield p
+
+
+def _same(warm: CommandResult, cold: CommandResult) -> None:
+    assert (warm.exit_code, warm.signal, warm.preview, warm.cwd) == (
+        cold.exit_code,
+        cold.signal,
+        cold.preview,
+        cold.cwd,
+    )
+
+
+SAME = [
+    'echo "$0"; exit 3',
+    "kill -TERM $$",
+    "set -e; false; echo unreachable",
+    "trap 'echo bye' EXIT; echo hi",
+    "cat <<'EOF'\nline $HOME\nEOF\ncat <<EOF\n$((1 + 2))\nEOF",
+    "echo (",
+    'echo "$LINENO"; f() { return 4; }; f',
+    "exit; echo no",
+    "printf '%s|' héllo € 日本; echo",
+    '[ -p /dev/stdin ] && echo pipe || echo not-a-pipe; read -r x || echo "eof $?"',
+    "ls /proc/$$/fd",
+    "cd /tmp && pwd",
+    'printf "%s\\n" "$__shellrt_c"',
+    "echo ${#BASH_ARGV[@]} $# $- ; shopt -p | md5sum; set -o | md5sum",
+]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("command", SAME)
+async def test_a_command_behaves_as_in_a_fresh_shell(pair: Pair, command: str) -> None:
+    _same(*await pair.both(command))
+
+
+@pytest.mark.anyio
+async def test_stdin_and_separate_stderr(pair: Pair) -> None:
+    command = 'read -r first; echo "first=$first"; cat; echo err >&2; [ -p /dev/stdin ] && echo pipe'
+    warm, cold = await pair.both(command, stdin=b"one\ntwo \xc3\xa9\nthree", merge_stderr=False)
+    _same(warm, cold)
+    assert (warm.stdout, warm.stderr) == (cold.stdout, cold.stderr)
+    assert warm.preview.startswith("first=one\ntwo é\nthree")
+
+
+#: Values that differ per run, whichever way the shell started.
+_PER_RUN = re.compile(
+    r"^(declare -[-a-zA-Z]+ )?(SHELLRT_RUN_ID|SHELLRT_CWD_FILE|BASH_EXECUTION_STRING|BASHPID|RANDOM|SRANDOM"
+    r"|SECONDS|EPOCHREALTIME|EPOCHSECONDS|_|BASH_COMMAND|PPID)=",
+)
+
+
+def _stable(text: str) -> list[str]:
+    return [line for line in text.splitlines() if not _PER_RUN.match(line)]
+
+
+@pytest.mark.anyio
+async def test_environment_and_variables_equal_a_fresh_shells(pair: Pair) -> None:
+    warm, cold = await pair.both("env | sort", env={"A_VAR": "x y", "LC_ALL": "C.UTF-8"})
+    assert _stable(warm.preview) == _stable(cold.preview)
+    assert "SHELLRT_COMMAND" not in warm.preview and "__shellrt_n" not in warm.preview
+    assert "A_VAR=x y" in warm.preview
+    # Shell variables too (declare -p: every variable, attributes and all), apart from per-run values.
+    warm, cold = await pair.both("declare -p")
+    assert _stable(warm.preview) == _stable(cold.preview)
+    assert "__shellrt_c" in warm.preview  # as in the fresh launch, which keeps the text there too
+
+
+@pytest.mark.anyio
+async def test_each_command_gets_its_own_process_group_and_session(pair: Pair) -> None:
+    seen: set[str] = set()
+    await pair.warm.run("true", timeout_s=30)
+    for _ in range(3):
+        before = pair.pool.handed
+        result = await pair.warm.run(
+            "echo $$ $(cut -d' ' -f5,6 /proc/$$/stat); tr '\\0' ' ' </proc/$$/cmdline", timeout_s=30
+        )
+        assert pair.pool.handed == before + 1
+        first, cmdline = result.preview.splitlines()
+        pid, pgid, sid = first.split()
+        assert pid == pgid == sid and pid not in seen
+        seen.add(pid)
+        assert cmdline.startswith("bash -c ") and "/proc/$$/stat" not in cmdline  # the text stays hidden
+
+
+@pytest.mark.anyio
+async def test_timeout_kills_the_whole_tree(pair: Pair) -> None:
+    await pair.warm.run("true", timeout_s=30)
+    token = f"{os.getpid() % 1000}.{os.urandom(3).hex().translate(str.maketrans('abcdef', '123456'))}"
+    before = pair.pool.handed
+    result = await pair.warm.run(f"sleep 10{token} & sleep 20{token}; echo never", timeout_s=0.5)
+    assert pair.pool.handed == before + 1
+    assert result.timed_out and "never" not in result.preview
+    with anyio.fail_after(5):
+        while _cmdlines_with(f"10{token}") or _cmdlines_with(f"20{token}"):
+            await anyio.sleep(0.02)
+
+
+def _cmdlines_with(word: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if word.encode() in f.read():
+                        found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+@pytest.mark.anyio
+async def test_a_command_that_kills_the_waiting_shell_costs_the_next_call_nothing(pair: Pair) -> None:
+    # The command finds the warm shell started for the next call (same uid, same marker prefix) and kills it.
+    killer = (
+        'p="SHELLRT_RUN_ID=${SHELLRT_RUN_ID%-*}-"; for i in $(seq 100); do '
+        'for f in $(grep -lz "^$p" /proc/[0-9]*/environ 2>/dev/null); do d=${f%/environ}; '
+        '[ "${d#/proc/}" != $$ ] && grep -q __shellrt_n "$d/cmdline" 2>/dev/null && '
+        'kill -9 "${d#/proc/}" && echo killed && break 2; done; sleep 0.02; done'
+    )
+    result = await pair.warm.run(killer, timeout_s=30)
+    assert result.preview.strip() == "killed", result.preview
+    missed = pair.pool.missed
+    after = await pair.warm.run("echo fine", timeout_s=30)
+    assert (after.exit_code, after.preview) == (0, "fine\n")
+    assert pair.pool.missed == missed + 1  # it was seen dead and the call started fresh
+    _same(*await pair.both("echo again"))
+
+
+@pytest.mark.anyio
+async def test_a_replaced_cwd_is_never_served_by_a_shell_started_in_the_old_one(pair: Pair) -> None:
+    d = pair.ws / "d"
+    d.mkdir()
+    await pair.warm.run("true", timeout_s=30, cwd=str(d))  # the next warm shell waits in d
+    assert pair.pool.idle == 1
+    d.rename(pair.ws / "d.old")
+    d.mkdir()
+    (d / "new-file").write_text("x")
+    missed = pair.pool.missed
+    result = await pair.warm.run("ls; pwd -P", timeout_s=30, cwd=str(d))
+    assert result.preview.split() == ["new-file", str(d.resolve())]
+    assert pair.pool.missed == missed + 1
+    _same(*await pair.both("ls", cwd=str(d)))  # the refill waits in the new one
+
+
+@pytest.mark.anyio
+async def test_a_changed_environment_never_reaches_a_command_through_a_stale_shell(pair: Pair) -> None:
+    await pair.warm.run("true", timeout_s=30, env={"STALE": "1"})
+    missed = pair.pool.missed
+    result = await pair.warm.run('echo "${STALE-unset} ${FRESH-unset}"', timeout_s=30, env={"FRESH": "2"})
+    assert result.preview == "unset 2\n" and pair.pool.missed == missed + 1
+    result = await pair.warm.run('echo "${STALE-unset} ${FRESH-unset}"', timeout_s=30, env={"FRESH": "2"})
+    assert result.preview == "unset 2\n"
+
+
+@pytest.mark.anyio
+async def test_long_or_nul_text_starts_fresh_and_keeps_the_warm_shell(pair: Pair) -> None:
+    pair.pool.refill  # noqa: B018 - the pool exists
+    await pair.warm.run("true", timeout_s=30)
+    handed = pair.pool.handed
+    long_text = "x=" + "y" * MAX_TEXT_BYTES + "; echo ${#x}"
+    result = await pair.warm.run(long_text, timeout_s=30)
+    assert result.preview == f"{MAX_TEXT_BYTES}\n" and pair.pool.handed == handed
+    near = "x=" + "y" * (MAX_TEXT_BYTES - 40) + "; echo ${#x}"
+    result = await pair.warm.run(near, timeout_s=30)
+    assert result.preview == f"{MAX_TEXT_BYTES - 40}\n" and pair.pool.handed == handed + 1
+
+
+@pytest.mark.anyio
+async def test_close_with_a_shell_waiting_leaves_nothing(tmp_path: Path) -> None:
+    backend = LocalBackend(LocalConfig(), SandboxPolicy(workspace=tmp_path))
+    async with backend, Supervisor(backend, session_dir=tmp_path / "s") as sup:
+        await sup.run("true", timeout_s=30)
+        pool = backend._runner.warm
+        assert pool is not None and pool.idle == 1
+        (pid,) = pool.pids()
+        prefix = backend.marker_prefix
+        assert pids_with_marker(prefix, prefix=True) == [pid] or pid in pids_with_marker(prefix, prefix=True)
+    assert not pids_with_marker(prefix, prefix=True)
+    assert not os.path.exists(f"/proc/{pid}") or _state(pid) in ("Z", "X", None)
+
+
+def _state(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", ["bwrap", "docker"])
+async def test_no_warm_shell_for_bwrap_or_docker(tmp_path: Path, kind: str) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    policy = SandboxPolicy(workspace=ws)
+    if kind == "docker":
+        require_docker()
+        from sandbox.docker import DockerBackend
+
+        backend: Any = DockerBackend(docker_config(), policy)
+    else:
+        require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+        backend = create_backend(BwrapConfig(), policy)
+    async with backend, Supervisor(backend, session_dir=tmp_path / "s") as sup:
+        await sup.run("true", timeout_s=60)
+        # Its own pid namespace: a waiting warm shell would be listed here (the pattern does not match grep).
+        result = await sup.run(
+            "grep -l '__shellrt_[n]' /proc/[0-9]*/cmdline 2>/dev/null | wc -l", timeout_s=60
+        )
+        assert result.preview.strip() == "0", result.preview
+    assert getattr(getattr(backend, "_runner", None), "warm", None) is None
