@@ -318,7 +318,11 @@ class HostRunner:
         closing = self._closing
         while not closing.wait(_POLL_INTERVAL_S):
             now = time.monotonic()
-            live = [h for h in list(self._open) if h.running and now - h.spawned_at >= _FIRST_POLL_S]
+            live = [
+                h
+                for h in list(self._open)
+                if h.running and not h.warm_idle and now - h.started_at >= _FIRST_POLL_S
+            ]
             if not live:
                 continue
             table = process_table(_scan_floor((h.tree.root_pid, h.spawned_at) for h in live))
@@ -361,6 +365,11 @@ class HostRunner:
         warm = self.warm
         if warm is None or not warm.idle:
             return False
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            # One pread: no more tasks than the spawner thread and one per unreaped root in it.
+            roots_in = sum(1 for h in self._open if h.in_session_cgroup and h.running)
+            if int(os.pread(cgroup._count, 32, 0)) <= 1 + roots_in:
+                return True
         roots = {h.pid for h in self._open if h.pid is not None}
         return set(cgroup.members()) <= roots
 
@@ -473,6 +482,9 @@ class HostProcess(SandboxProcess):
         self._runner = runner
         self._popen = popen
         self.spawned_at = time.monotonic()
+        #: When its command started (a warm shell's: at its hand-off): the descendant poller's window.
+        #: An idle warm shell (`warm_idle`) is never polled: it has started nothing.
+        self.started_at = self.spawned_at
         self.tree = tree
         self._cwd_file = cwd_file
         self._status: ExitStatus | None = None

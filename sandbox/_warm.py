@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -136,6 +137,9 @@ class WarmPool:
         #: Counters (tests and the benchmark read them): hand-offs and fresh starts of eligible requests.
         self.handed = 0
         self.missed = 0
+        #: The shape of the last request that could have had a warm shell (see `refill`).
+        self._last_shape: tuple[object, ...] | None = None
+        self._last_env: dict[str, str] | None = None
 
     def pids(self) -> set[int]:
         return {w.handle.pid for w in self._idle if w.handle.pid is not None}
@@ -177,19 +181,28 @@ class WarmPool:
             await handle.stdin.aclose()  # the shell reads no further: its stdin is /dev/null now
             handle.stdin = None
         handle.warm_idle = False
+        handle.started_at = time.monotonic()
         self.handed += 1
         return handle
 
     def refill(self, request: ExecRequest) -> None:
-        """Start warm shells shaped like ``request`` up to the pool size (right after a command started)."""
+        """Start warm shells shaped like ``request`` up to the pool size (right after a command started).
+
+        Only once two commands in a row had this shape: a session that runs one command (or one
+        per cwd or environment) never pays for a shell nobody takes.
+        """
         if len(self._idle) >= self.size or COMMAND_VAR not in request.env or request.user is not None:
+            return
+        env = dict(request.env)
+        del env[COMMAND_VAR]
+        shape = (request.argv, request.cwd, request.stdin, request.merge_stderr, request.report_cwd)
+        if self._last_shape != shape or self._last_env != env:
+            self._last_shape, self._last_env = shape, env
             return
         argv = warm_argv(request.argv, request.stdin)
         cwd_id = _dir_id(request.cwd)
         if argv is None or cwd_id is None:
             return
-        env = dict(request.env)
-        del env[COMMAND_VAR]
         warm_request = request.model_copy(update={"argv": argv, "env": env, "stdin": True})
         runner = self._runner
         while len(self._idle) < self.size:

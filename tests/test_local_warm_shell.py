@@ -55,7 +55,7 @@ class Pair:
 
         A ``true`` of the same shape first: the warm shell waiting is shaped by the previous call.
         """
-        await self.warm.run("true", timeout_s=30, **kwargs)
+        await _prime(self.warm, **kwargs)
         before = self.pool.handed
         warm = await self.warm.run(command, timeout_s=30, **kwargs)
         assert self.pool.handed == before + 1, f"not handed to a warm shell: {command!r}"
@@ -78,9 +78,17 @@ async def pair() -> AsyncIterator[Pair]:
             Supervisor(cold_backend, session_dir=Path(tmp) / "sc") as cold,
         ):
             p = Pair(ws, warm, cold, warm_backend)
-            await warm.run("true", timeout_s=30)  # the first command starts fresh and fills the pool
+            await warm.run("true", timeout_s=30)  # the first command starts fresh: no warm shell yet
+            assert p.pool.idle == 0
+            await warm.run("true", timeout_s=30)  # the second of its shape starts fresh and fills the pool
             assert p.pool.idle == 1 and cold_backend._runner.warm is None
             yield p
+
+
+async def _prime(sup: Supervisor, **kwargs: Any) -> None:
+    """Two ``true`` of a shape: then a warm shell of that shape waits (see `WarmPool.refill`)."""
+    for _ in range(2):
+        await sup.run("true", timeout_s=30, **kwargs)
 
 
 def _same(warm: CommandResult, cold: CommandResult) -> None:
@@ -151,7 +159,7 @@ async def test_environment_and_variables_equal_a_fresh_shells(pair: Pair) -> Non
 @pytest.mark.anyio
 async def test_each_command_gets_its_own_process_group_and_session(pair: Pair) -> None:
     seen: set[str] = set()
-    await pair.warm.run("true", timeout_s=30)
+    await _prime(pair.warm)
     for _ in range(3):
         before = pair.pool.handed
         result = await pair.warm.run(
@@ -167,7 +175,7 @@ async def test_each_command_gets_its_own_process_group_and_session(pair: Pair) -
 
 @pytest.mark.anyio
 async def test_timeout_kills_the_whole_tree(pair: Pair) -> None:
-    await pair.warm.run("true", timeout_s=30)
+    await _prime(pair.warm)
     token = f"{os.getpid() % 1000}.{os.urandom(3).hex().translate(str.maketrans('abcdef', '123456'))}"
     before = pair.pool.handed
     result = await pair.warm.run(f"sleep 10{token} & sleep 20{token}; echo never", timeout_s=0.5)
@@ -200,6 +208,7 @@ async def test_a_command_that_kills_the_waiting_shell_costs_the_next_call_nothin
         '[ "${d#/proc/}" != $$ ] && grep -q __shellrt_n "$d/cmdline" 2>/dev/null && '
         'kill -9 "${d#/proc/}" && echo killed && break 2; done; sleep 0.02; done'
     )
+    await _prime(pair.warm)
     result = await pair.warm.run(killer, timeout_s=30)
     assert result.preview.strip() == "killed", result.preview
     missed = pair.pool.missed
@@ -213,7 +222,7 @@ async def test_a_command_that_kills_the_waiting_shell_costs_the_next_call_nothin
 async def test_a_replaced_cwd_is_never_served_by_a_shell_started_in_the_old_one(pair: Pair) -> None:
     d = pair.ws / "d"
     d.mkdir()
-    await pair.warm.run("true", timeout_s=30, cwd=str(d))  # the next warm shell waits in d
+    await _prime(pair.warm, cwd=str(d))  # the next warm shell waits in d
     assert pair.pool.idle == 1
     d.rename(pair.ws / "d.old")
     d.mkdir()
@@ -227,7 +236,7 @@ async def test_a_replaced_cwd_is_never_served_by_a_shell_started_in_the_old_one(
 
 @pytest.mark.anyio
 async def test_a_changed_environment_never_reaches_a_command_through_a_stale_shell(pair: Pair) -> None:
-    await pair.warm.run("true", timeout_s=30, env={"STALE": "1"})
+    await _prime(pair.warm, env={"STALE": "1"})
     missed = pair.pool.missed
     result = await pair.warm.run('echo "${STALE-unset} ${FRESH-unset}"', timeout_s=30, env={"FRESH": "2"})
     assert result.preview == "unset 2\n" and pair.pool.missed == missed + 1
@@ -238,7 +247,7 @@ async def test_a_changed_environment_never_reaches_a_command_through_a_stale_she
 @pytest.mark.anyio
 async def test_long_or_nul_text_starts_fresh_and_keeps_the_warm_shell(pair: Pair) -> None:
     pair.pool.refill  # noqa: B018 - the pool exists
-    await pair.warm.run("true", timeout_s=30)
+    await _prime(pair.warm)
     handed = pair.pool.handed
     long_text = "x=" + "y" * MAX_TEXT_BYTES + "; echo ${#x}"
     result = await pair.warm.run(long_text, timeout_s=30)
@@ -252,7 +261,7 @@ async def test_long_or_nul_text_starts_fresh_and_keeps_the_warm_shell(pair: Pair
 async def test_close_with_a_shell_waiting_leaves_nothing(tmp_path: Path) -> None:
     backend = LocalBackend(LocalConfig(), SandboxPolicy(workspace=tmp_path))
     async with backend, Supervisor(backend, session_dir=tmp_path / "s") as sup:
-        await sup.run("true", timeout_s=30)
+        await _prime(sup)
         pool = backend._runner.warm
         assert pool is not None and pool.idle == 1
         (pid,) = pool.pids()
