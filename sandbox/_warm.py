@@ -27,6 +27,13 @@ leaves something behind, the idle warm shells are retired first, so the session 
 sweep (reaper or cgroup) ends the leftovers at once, as without warm shells.
 
 Not for bwrap or docker: only the local backend creates a pool.
+
+Security: the local backend isolates nothing, and this changes nothing of it. A command runs as
+the same uid as the warm shell waiting beside it and can reach that shell's stdin pipe
+(``/proc/<pid>/fd/0``) or kill it, so it could write the next command's text itself -- which
+gives it nothing it did not have: as that uid it can already run any program, ``ptrace`` the
+owner or write to every later command's files. A killed shell only costs the next call a fresh
+start (`_dying`). The text never appears in any process's argv or environment.
 """
 
 from __future__ import annotations
