@@ -14,7 +14,7 @@ children of a per-session subreaper process (see `sandbox._reaper`).
 Environment added to each process: ``SHELLRT_RUN_ID`` (the kill marker) and,
 when ``report_cwd``, ``SHELLRT_CWD_FILE``.
 
-Pre-spawned shells (``LocalConfig.warm_shells``, see `sandbox._warm`): the next command's bash
+Pre-spawned shells (``LocalConfig.warm_shells``, off by default; see `sandbox._warm`): the next command's bash
 is started while the current one runs, shaped by the current request; a matching command is
 handed to it, anything else starts fresh. Each command still gets a bash process of its own.
 """

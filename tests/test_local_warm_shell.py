@@ -1,6 +1,6 @@
 """Pre-spawned local shells (`sandbox._warm`): a command handed to a warm bash behaves as in a fresh one.
 
-Two local sessions side by side, one with ``warm_shells=1`` (the default) and one with 0; every
+Two local sessions side by side, one with ``warm_shells=1`` and one with 0 (the default); every
 command runs in both and the results are compared, and the warm session's counters prove that
 the warm path was taken. Real processes throughout; one pair of sessions for the module.
 """
@@ -69,7 +69,7 @@ async def pair() -> AsyncIterator[Pair]:
         ws = Path(tmp) / "ws"
         ws.mkdir()
         policy = SandboxPolicy(workspace=ws)
-        warm_backend = LocalBackend(LocalConfig(), policy)
+        warm_backend = LocalBackend(LocalConfig(warm_shells=1), policy)
         cold_backend = LocalBackend(LocalConfig(warm_shells=0), policy)
         async with (
             warm_backend,
@@ -259,7 +259,7 @@ async def test_long_or_nul_text_starts_fresh_and_keeps_the_warm_shell(pair: Pair
 
 @pytest.mark.anyio
 async def test_close_with_a_shell_waiting_leaves_nothing(tmp_path: Path) -> None:
-    backend = LocalBackend(LocalConfig(), SandboxPolicy(workspace=tmp_path))
+    backend = LocalBackend(LocalConfig(warm_shells=1), SandboxPolicy(workspace=tmp_path))
     async with backend, Supervisor(backend, session_dir=tmp_path / "s") as sup:
         await _prime(sup)
         pool = backend._runner.warm
@@ -301,3 +301,38 @@ async def test_no_warm_shell_for_bwrap_or_docker(tmp_path: Path, kind: str) -> N
         )
         assert result.preview.strip() == "0", result.preview
     assert getattr(getattr(backend, "_runner", None), "warm", None) is None
+
+
+@pytest.mark.anyio
+async def test_off_by_default(tmp_path: Path) -> None:
+    backend = LocalBackend(policy=SandboxPolicy(workspace=tmp_path))
+    async with backend, Supervisor(backend, session_dir=tmp_path / "s") as sup:
+        for _ in range(3):
+            await sup.run("true", timeout_s=30)
+        assert backend._runner.warm is None
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["cgroup", "reaper"])
+async def test_a_leftover_dies_when_its_command_ends_with_a_shell_waiting(tmp_path: Path, mode: str) -> None:
+    """A waiting warm shell is a command of the session's reaper or cgroup: it must not keep the
+    session from going idle, which is when what a command left behind (detached, marker
+    scrubbed) is killed."""
+    backend = LocalBackend(LocalConfig(warm_shells=1), SandboxPolicy(workspace=tmp_path))
+    backend.session_cgroup = mode == "cgroup"
+    async with backend, Supervisor(backend, session_dir=tmp_path / "s") as sup:
+        if mode == "cgroup" and os.geteuid() == 0:
+            assert backend._runner.session_cgroup is not None
+        else:
+            assert backend._runner.reaper is not None
+        await _prime(sup)
+        pool = backend._runner.warm
+        assert pool is not None and pool.idle == 1
+        token = f"{os.getpid() % 1000}.{os.urandom(3).hex().translate(str.maketrans('abcdef', '123456'))}"
+        result = await sup.run(f"(setsid env -i sleep 30{token} &); exit", timeout_s=30)
+        assert result.exit_code == 0
+        with anyio.fail_after(10):
+            while _cmdlines_with(f"30{token}"):
+                await anyio.sleep(0.02)
+        await _prime(sup)  # and the pool warms up again
+        assert pool.idle == 1
