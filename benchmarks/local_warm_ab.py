@@ -7,8 +7,8 @@ a raw spawn (``bash -c true``, output read to EOF), ``Supervisor.run`` on a loca
 ``warm_shells=1`` and with 0, and ``Runtime.run`` with one Bash tool_use block (the full
 pipeline, the quick benchmark's "Runtime + Bash" row) on each. Printed per row: the median of
 the bursts, the median over rounds of the ratio to the same round's raw burst, the ratio of the
-fastest calls, this process's CPU per call (``time.process_time``, all its threads), and for the
-warm sessions how many calls were handed to a warm shell.
+fastest calls, this process's CPU per call (``time.process_time``, all its threads), and how many
+calls of the warm sessions were handed to a warm shell.
 """
 
 from __future__ import annotations
@@ -41,7 +41,6 @@ async def _run(rounds: int, burst: int) -> int:
     from sandbox import LocalConfig
 
     systems: dict[str, Any] = {}
-    pools: dict[str, Any] = {}
     async with AsyncExitStack() as stack:
         for name, cls, warm in [
             ("sup-warm", ours.ShellrtSupervisor, 1),
@@ -50,11 +49,7 @@ async def _run(rounds: int, burst: int) -> int:
             ("rt-cold", ours.ShellrtRuntime, 0),
         ]:
             ours._config = lambda kind, w=warm: LocalConfig(warm_shells=w)  # type: ignore[assignment]
-            known = _pools()
             systems[name] = await stack.enter_async_context(cls("local"))
-            new = [pool for pool in _pools() if all(pool is not old for old in known)]
-            if new:
-                pools[name] = new[0]
 
         def runner(name: str) -> Callable[[], Awaitable[None]]:
             async def call() -> None:
@@ -71,15 +66,16 @@ async def _run(rounds: int, burst: int) -> int:
         cpu: dict[str, list[float]] = {name: [] for name in names}
         fns = {name: _cpu_timed(raw if name == "raw" else runner(name), cpu[name]) for name in names}
         bursts = await alternating_bursts(fns, rounds, burst)
+        pools = _pools()
     print(f"{bursts.rounds} rounds of {burst} calls each, taking turns; {bursts.load_text()}")
-    print(f"{'path':<9} {'ms/call':>8} {'x raw':>6} {'fastest':>8} {'fast x':>7} {'CPU ms':>7}  handed")
+    handed = sum(pool.handed for pool in pools)
+    print(f"warm sessions: {handed} calls handed to a warm shell, {sum(p.missed for p in pools)} missed")
+    print(f"{'path':<9} {'ms/call':>8} {'x raw':>6} {'fastest':>8} {'fast x':>7} {'CPU ms':>7}")
     for name in names:
-        pool = pools.get(name)
-        handed = f"{pool.handed}/{pool.handed + pool.missed}+" if pool is not None else ""
         print(
             f"{name:<9} {bursts.median(name) * 1e3:8.3f} {bursts.ratio(name, 'raw'):5.2f}x "
             f"{bursts.fastest[name] * 1e3:8.3f} {bursts.ratio_of_fastest(name, 'raw'):6.2f}x "
-            f"{statistics.median(cpu[name]) * 1e3:7.3f}  {handed}"
+            f"{statistics.median(cpu[name]) * 1e3:7.3f}"
         )
     return 0
 
