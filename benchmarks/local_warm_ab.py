@@ -49,7 +49,11 @@ async def _run(rounds: int, burst: int) -> int:
             ("rt-cold", ours.ShellrtRuntime, 0),
         ]:
             ours._config = lambda kind, w=warm: LocalConfig(warm_shells=w)  # type: ignore[assignment]
-            systems[name] = await stack.enter_async_context(cls("local"))
+            # The Runtime adapter hands a "local" sandbox over by name (the default config) and
+            # builds a config (`_config`, patched above) only for "docker": so that is asked for.
+            systems[name] = await stack.enter_async_context(
+                cls("docker") if cls is ours.ShellrtRuntime else cls("local")
+            )
 
         def runner(name: str) -> Callable[[], Awaitable[None]]:
             async def call() -> None:
