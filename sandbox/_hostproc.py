@@ -329,8 +329,10 @@ class HostRunner:
             for handle in live:
                 handle.tree.record(table)
 
-    def after_exit(self, handle: HostProcess) -> None:
-        """The root exited: sweep escaped processes by marker, off the caller's hot path."""
+    def after_exit(self, handle: HostProcess) -> bool:
+        """The root exited: sweep escaped processes by marker, off the caller's hot path.
+
+        Returns whether the run may have left something (a sweep was asked for)."""
         self._open.discard(handle)
         cgroup = self.session_cgroup
         if handle.warm_idle:
@@ -338,32 +340,32 @@ class HostRunner:
             # nothing, so nothing of it is left; it is no command of the session any more.
             if handle.in_session_cgroup and cgroup is not None and handle.pid is not None:
                 cgroup.ended(handle.pid)
-            return
+            return False
         if handle.in_session_cgroup and cgroup is not None and handle.pid is not None:
             if not cgroup.ended(handle.pid) or self._only_open_members(cgroup):
-                return  # the session's cgroup is empty (but for live roots): this run left nothing anywhere
+                return False  # the session's cgroup is empty (but for live roots): this run left nothing anywhere
             self._retire_warm()  # the session may go idle now: its sweep ends the leftovers at once
             if self._janitor is not None:
                 # Members left: killed now if the session is idle (else at its next idle moment or
                 # close); the marker sweep below still ends what kept this run's marker meanwhile.
                 self._janitor.submit(cgroup.kill_if_idle)
-        if self._janitor is None or self._nothing_left_below_reaper(handle):
-            return
+        if self._janitor is None:
+            return True
+        if self._nothing_left_below_reaper(handle):
+            return False
         self._retire_warm()
         with self._finished_lock:
             self._finished[handle.tree.marker] = (handle.tree.root_pid, handle.spawned_at)
             if self._sweep_pending:
-                return
+                return True
             self._sweep_pending = True
         self._janitor.submit(self._sweep_finished)
+        return True
 
     def _only_open_members(self, cgroup: SessionCgroup) -> bool:
-        """With warm shells waiting, the cgroup is never empty: is it empty but for open roots?
-
-        False (sweep) when none wait (`SessionCgroup.ended` counted right) or a member is no root.
-        """
-        warm = self.warm
-        if warm is None or not warm.idle:
+        """With warm shells (waiting, or retired and not reaped yet), the cgroup is not empty: is it
+        empty but for open roots? False (sweep) when a member is no root."""
+        if self.warm is None:
             return False
         with contextlib.suppress(OSError, ValueError, AttributeError):
             # One pread: no more tasks than the spawner thread and one per unreaped root in it.
@@ -501,6 +503,8 @@ class HostProcess(SandboxProcess):
         self.stdin_fd = stdin_fd
         #: A warm shell still waiting for its command (`sandbox._warm`).
         self.warm_idle = False
+        #: Set by the local backend with warm shells: the request whose shape the next warm shell takes.
+        self.warm_request: ExecRequest | None = None
 
     @property
     def pid(self) -> int | None:
@@ -566,7 +570,14 @@ class HostProcess(SandboxProcess):
             return self._status
         # The root is gone: whatever it left running in its group dies with it.
         self.tree.kill_group()
-        self._runner.after_exit(self)
+        left = self._runner.after_exit(self)
+        warm, request = self._runner.warm, self.warm_request
+        if warm is not None and request is not None and not left and not self._runner.closed:
+            # The next command's shell starts now, the command done (not while it runs: on a busy
+            # machine the two would compete), and nothing left behind (the session's idle sweep,
+            # which a waiting shell would hold off, has nothing to do): see `sandbox._warm`.
+            self.warm_request = None
+            warm.refill(request)
         self._status = self._make_status(returncode)
         return self._status
 

@@ -193,12 +193,14 @@ class WarmPool:
         return handle
 
     def refill(self, request: ExecRequest) -> None:
-        """Start warm shells shaped like ``request`` up to the pool size (right after a command started).
+        """Start warm shells shaped like ``request`` up to the pool size (when its command ended).
 
         Only once two commands in a row had this shape: a session that runs one command (or one
         per cwd or environment) never pays for a shell nobody takes.
         """
         if len(self._idle) >= self.size or COMMAND_VAR not in request.env or request.user is not None:
+            return
+        if self._runner.closed:
             return
         env = dict(request.env)
         del env[COMMAND_VAR]

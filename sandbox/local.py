@@ -15,7 +15,7 @@ Environment added to each process: ``SHELLRT_RUN_ID`` (the kill marker) and,
 when ``report_cwd``, ``SHELLRT_CWD_FILE``.
 
 Pre-spawned shells (``LocalConfig.warm_shells``, off by default; see `sandbox._warm`): the next command's bash
-is started while the current one runs, shaped by the current request; a matching command is
+is started when the current one ends, shaped by its request; a matching command is
 handed to it, anything else starts fresh. Each command still gets a bash process of its own.
 """
 
@@ -108,7 +108,7 @@ class LocalBackend(SandboxBackend):
                 cwd=request.cwd,
             )
         if warm is not None:
-            # The next command's shell starts while this one runs (`sandbox._warm`).
-            warm.refill(request)
+            # The next command's shell starts when this one has ended (`HostProcess.wait`, `sandbox._warm`).
+            handle.warm_request = request
             await warm.reap()
         return handle

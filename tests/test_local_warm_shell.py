@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -200,21 +201,17 @@ def _cmdlines_with(word: str) -> list[int]:
 
 
 @pytest.mark.anyio
-async def test_a_command_that_kills_the_waiting_shell_costs_the_next_call_nothing(pair: Pair) -> None:
-    # The command finds the warm shell started for the next call (same uid, same marker prefix) and kills it.
-    killer = (
-        'p="SHELLRT_RUN_ID=${SHELLRT_RUN_ID%-*}-"; for i in $(seq 100); do '
-        'for f in $(grep -lz "^$p" /proc/[0-9]*/environ 2>/dev/null); do d=${f%/environ}; '
-        '[ "${d#/proc/}" != $$ ] && grep -q __shellrt_n "$d/cmdline" 2>/dev/null && '
-        'kill -9 "${d#/proc/}" && echo killed && break 2; done; sleep 0.02; done'
-    )
-    await _prime(pair.warm)
-    result = await pair.warm.run(killer, timeout_s=30)
-    assert result.preview.strip() == "killed", result.preview
-    missed = pair.pool.missed
-    after = await pair.warm.run("echo fine", timeout_s=30)
-    assert (after.exit_code, after.preview) == (0, "fine\n")
-    assert pair.pool.missed == missed + 1  # it was seen dead and the call started fresh
+async def test_a_killed_waiting_shell_costs_the_next_call_nothing(pair: Pair) -> None:
+    """Anything of the same uid (a background command, say) may kill the waiting shell: the next
+    call, right after the kill, before the shell has even died, starts fresh (never an error)."""
+    for _ in range(3):
+        await _prime(pair.warm)
+        (pid,) = pair.pool.pids()
+        os.kill(pid, signal.SIGKILL)
+        missed = pair.pool.missed
+        after = await pair.warm.run("echo fine", timeout_s=30)
+        assert (after.exit_code, after.preview) == (0, "fine\n")
+        assert pair.pool.missed == missed + 1  # it was seen dead or dying and the call started fresh
     _same(*await pair.both("echo again"))
 
 
@@ -317,8 +314,8 @@ async def test_off_by_default(tmp_path: Path) -> None:
 async def test_a_leftover_dies_when_its_command_ends_with_a_shell_waiting(tmp_path: Path, mode: str) -> None:
     """A waiting warm shell is a command of the session's reaper or cgroup: it must not keep the
     session from going idle, which is when what a command left behind (detached, marker
-    scrubbed) is killed."""
-    backend = LocalBackend(LocalConfig(warm_shells=1), SandboxPolicy(workspace=tmp_path))
+    scrubbed) is killed. Two warm shells: one takes the command, the other waits meanwhile."""
+    backend = LocalBackend(LocalConfig(warm_shells=2), SandboxPolicy(workspace=tmp_path))
     backend.session_cgroup = mode == "cgroup"
     async with backend, Supervisor(backend, session_dir=tmp_path / "s") as sup:
         if mode == "cgroup" and os.geteuid() == 0:
@@ -327,7 +324,7 @@ async def test_a_leftover_dies_when_its_command_ends_with_a_shell_waiting(tmp_pa
             assert backend._runner.reaper is not None
         await _prime(sup)
         pool = backend._runner.warm
-        assert pool is not None and pool.idle == 1
+        assert pool is not None and pool.idle == 2
         token = f"{os.getpid() % 1000}.{os.urandom(3).hex().translate(str.maketrans('abcdef', '123456'))}"
         result = await sup.run(f"(setsid env -i sleep 30{token} &); exit", timeout_s=30)
         assert result.exit_code == 0
@@ -335,4 +332,4 @@ async def test_a_leftover_dies_when_its_command_ends_with_a_shell_waiting(tmp_pa
             while _cmdlines_with(f"30{token}"):
                 await anyio.sleep(0.02)
         await _prime(sup)  # and the pool warms up again
-        assert pool.idle == 1
+        assert pool.idle == 2
