@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import tempfile
 from collections.abc import AsyncIterator
@@ -19,16 +18,12 @@ from typing import Any
 import anyio
 import pytest
 
-from sandbox import BwrapConfig, LocalConfig, SandboxPolicy
+from sandbox import LocalConfig, SandboxPolicy
 from sandbox._proctree import pids_with_marker
 from sandbox._warm import MAX_TEXT_BYTES, WarmPool
-from sandbox.factory import create_backend
 from sandbox.local import LocalBackend
 from shellrt.supervisor import Supervisor
 from shellrt.supervisor.models import CommandResult
-from tests._docker_support import config as docker_config
-from tests._docker_support import require_docker
-from tests.conftest import require
 
 
 @pytest.fixture(scope="module")
@@ -274,30 +269,6 @@ def _state(pid: int) -> str | None:
             return f.read().rsplit(")", 1)[1].split()[0]
     except OSError:
         return None
-
-
-@pytest.mark.anyio
-@pytest.mark.parametrize("kind", ["bwrap", "docker"])
-async def test_no_warm_shell_for_bwrap_or_docker(tmp_path: Path, kind: str) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    policy = SandboxPolicy(workspace=ws)
-    if kind == "docker":
-        require_docker()
-        from sandbox.docker import DockerBackend
-
-        backend: Any = DockerBackend(docker_config(), policy)
-    else:
-        require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
-        backend = create_backend(BwrapConfig(), policy)
-    async with backend, Supervisor(backend, session_dir=tmp_path / "s") as sup:
-        await sup.run("true", timeout_s=60)
-        # Its own pid namespace: a waiting warm shell would be listed here (the pattern does not match grep).
-        result = await sup.run(
-            "grep -l '__shellrt_[n]' /proc/[0-9]*/cmdline 2>/dev/null | wc -l", timeout_s=60
-        )
-        assert result.preview.strip() == "0", result.preview
-    assert getattr(getattr(backend, "_runner", None), "warm", None) is None
 
 
 @pytest.mark.anyio
