@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -34,9 +35,11 @@ from sandbox._scratch import OwnedDir, sweep_known_orphans, sweep_orphans
 from sandbox._session_cgroup import SessionCgroup
 from sandbox._spawn import Child
 from sandbox._spawn import start as start_child
-from sandbox._warm import WarmPool
 from sandbox.base import COMMAND_ENV, ExecRequest, ExitStatus, SandboxProcess
 from sandbox.errors import SandboxClosedError, SandboxExecError
+
+if TYPE_CHECKING:
+    from sandbox._warm import WarmPool
 
 __all__ = ["HostProcess", "HostRunner", "RunSlot", "StdioPipes", "child_env", "grow_pipe", "read_cwd_report"]
 

@@ -53,7 +53,8 @@ __all__ = ["BASH_FROM_ENV", "COMMAND_VAR", "MAX_TEXT_BYTES", "WarmPool", "warm_a
 
 #: The environment variable that carries a command's text to its shell (`shellrt.supervisor.shells`).
 COMMAND_VAR = "SHELLRT_COMMAND"
-#: The fresh launch's tail: takes the text out of the environment (fails closed) and runs it.
+#: The fresh launch's tail (`shellrt.supervisor.shells`, which defines it: this copy keeps that
+#: module's imports lean; `tests/test_local_warm_shell.py` checks that the two agree).
 BASH_FROM_ENV = (
     f"__shellrt_c=${{{COMMAND_VAR}?shellrt: the command text did not reach the shell}}; "
     f'unset {COMMAND_VAR}; eval "$__shellrt_c"'

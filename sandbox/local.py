@@ -25,7 +25,6 @@ from sandbox._hostproc import HostProcess, HostRunner
 from sandbox._ownerguard import guard_owner, owner_marker_token
 from sandbox._reaper import start_reaper, stop_reaper
 from sandbox._session_cgroup import open_session_cgroup
-from sandbox._warm import WarmPool
 from sandbox.base import ExecRequest, SandboxBackend, refuse_user_switch
 from sandbox.config import LocalConfig
 from sandbox.policy import SandboxPolicy
@@ -56,6 +55,8 @@ class LocalBackend(SandboxBackend):
         self._runner.start()
         runner = self._runner
         if self.config.warm_shells and runner.warm is None:
+            from sandbox._warm import WarmPool  # off by default: `shellrt run` never imports it
+
             runner.warm = WarmPool(runner, self.config.warm_shells)
         if not self.reap_orphans:
             return

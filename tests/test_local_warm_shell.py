@@ -271,6 +271,17 @@ def _state(pid: int) -> str | None:
         return None
 
 
+def test_the_warm_tail_is_the_launchs() -> None:
+    """`sandbox._warm` recognises the launch of `shellrt.supervisor.shells` by its tail (a copy)."""
+    from sandbox import _warm
+    from shellrt.supervisor import shells
+
+    assert (_warm.BASH_FROM_ENV, _warm.COMMAND_VAR) == (shells._BASH_FROM_ENV, shells.COMMAND_VAR)
+    argv, env = shells.shell_launch("true", "bash")
+    assert _warm.warm_argv(argv, False) is not None and set(env) == {_warm.COMMAND_VAR}
+    assert _warm.warm_argv(shells.shell_launch("true", "bash", text_in_argv=True).argv, False) is None
+
+
 @pytest.mark.anyio
 async def test_off_by_default(tmp_path: Path) -> None:
     backend = LocalBackend(policy=SandboxPolicy(workspace=tmp_path))

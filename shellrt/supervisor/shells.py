@@ -33,8 +33,6 @@ from __future__ import annotations
 import shutil
 from typing import Literal, NamedTuple
 
-from sandbox._warm import BASH_FROM_ENV as _BASH_FROM_ENV
-from sandbox._warm import COMMAND_VAR
 from shellrt.supervisor.errors import ShellUnavailableError
 
 __all__ = ["COMMAND_VAR", "Shell", "ShellLaunch", "shell_argv", "shell_launch"]
@@ -48,10 +46,13 @@ _BASH_PRELUDE = (
 #: No report: a trap that does nothing (it keeps bash from exec'ing the command's last program).
 _BASH_PRELUDE_NO_REPORT = "trap : EXIT; "
 
-#: ``COMMAND_VAR``: the environment variable that carries a command's text to its shell (see the
-#: module doc); ``_BASH_FROM_ENV``: the tail that takes the text out of the environment (fails closed
-#: when it did not arrive) and runs it. Both live in `sandbox._warm`, whose pre-spawned local
-#: shells recognise this launch by its tail.
+#: The environment variable that carries a command's text to its shell (see the module doc).
+COMMAND_VAR = "SHELLRT_COMMAND"
+#: Takes the text out of the environment (fails closed when it did not arrive) and runs it.
+_BASH_FROM_ENV = (
+    f"__shellrt_c=${{{COMMAND_VAR}?shellrt: the command text did not reach the shell}}; "
+    f'unset {COMMAND_VAR}; eval "$__shellrt_c"'
+)
 
 
 class ShellLaunch(NamedTuple):
