@@ -12,7 +12,8 @@ still gets a fresh bash process of its own: a warm shell serves exactly one comm
 
 The wire format: ``<byte count> <text>``. Bash reads a pipe one byte per system call unless it
 reads a fixed count (``read -N``, buffered), so the count comes first (a few bytes read singly),
-then the text in one go, counted in bytes (``LC_ALL=C`` for that one ``read``). The rest of the
+then the text in one go, counted in bytes (``LC_ALL=C`` for that one ``read``; its stderr goes
+to /dev/null, since restoring a locale bash cannot set warns again, which a fresh shell does not). The rest of the
 pipe is the command's stdin when it asked for one; otherwise the shell turns its stdin into
 /dev/null before the ``eval``, as a fresh start would have it.
 
@@ -61,8 +62,8 @@ BASH_FROM_ENV = (
 )
 #: The warm launch's tail: the text from stdin (count, space, bytes); a closed pipe ends the shell.
 _FROM_PIPE = (
-    "IFS= read -r -d ' ' __shellrt_n && LC_ALL=C IFS= read -r -N \"$__shellrt_n\" __shellrt_c "
-    "|| exit 125; unset __shellrt_n; "
+    "IFS= read -r -d ' ' __shellrt_n && { LC_ALL=C IFS= read -r -N \"$__shellrt_n\" __shellrt_c; } "
+    "2>/dev/null || exit 125; unset __shellrt_n; "
 )
 _BASH_FROM_PIPE = _FROM_PIPE + 'eval "$__shellrt_c"'
 _BASH_FROM_PIPE_NO_STDIN = _FROM_PIPE + 'exec </dev/null; eval "$__shellrt_c"'

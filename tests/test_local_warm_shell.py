@@ -129,6 +129,17 @@ async def test_stdin_and_separate_stderr(pair: Pair) -> None:
     assert warm.preview.startswith("first=one\ntwo é\nthree")
 
 
+@pytest.mark.anyio
+@pytest.mark.parametrize("locale", ["C.UTF-8", "xx_XX.UTF-8"])
+async def test_the_locale_and_its_warnings_are_a_fresh_shells(pair: Pair, locale: str) -> None:
+    """The text is read with ``LC_ALL=C`` for one ``read``: the command's locale, and bash's warning
+    about a locale it cannot set (once, at start), are as in a fresh shell."""
+    command = "s='héllo €'; echo ${#s} \"$LC_ALL\"; locale 2>/dev/null | grep -c UTF-8"
+    warm, cold = await pair.both(command, env={"LC_ALL": locale})
+    _same(warm, cold)
+    assert warm.preview.count("setlocale") == cold.preview.count("setlocale") <= 1
+
+
 #: Values that differ per run, whichever way the shell started.
 _PER_RUN = re.compile(
     r"^(declare -[-a-zA-Z]+ )?(SHELLRT_RUN_ID|SHELLRT_CWD_FILE|BASH_EXECUTION_STRING|BASHPID|RANDOM|SRANDOM"
