@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -36,6 +37,9 @@ from sandbox._spawn import Child
 from sandbox._spawn import start as start_child
 from sandbox.base import COMMAND_ENV, ExecRequest, ExitStatus, SandboxProcess
 from sandbox.errors import SandboxClosedError, SandboxExecError
+
+if TYPE_CHECKING:
+    from sandbox._warm import WarmPool
 
 __all__ = ["HostProcess", "HostRunner", "RunSlot", "StdioPipes", "child_env", "grow_pipe", "read_cwd_report"]
 
@@ -161,6 +165,8 @@ class HostRunner:
         self.reaper: Reaper | None = None
         #: Set by the local backend instead, where it can: commands start in it (`sandbox._session_cgroup`).
         self.session_cgroup: SessionCgroup | None = None
+        #: Set by the local backend: its pre-spawned shells (`sandbox._warm`); never for bwrap.
+        self.warm: WarmPool | None = None
         self.closed = False
 
     def start(self) -> None:
@@ -207,6 +213,28 @@ class HostRunner:
         Hot path: the pipes are made here (no Popen file objects to unwrap) and
         /dev/null is opened once per runner; `sandbox._spawn` then only forks (vfork) and execs.
         """
+        return self.spawn_now(
+            argv,
+            request,
+            marker=marker,
+            cwd_host_file=cwd_host_file,
+            env_extra=env_extra,
+            cwd=cwd,
+            pass_fds=pass_fds,
+        )
+
+    def spawn_now(
+        self,
+        argv: Sequence[str],
+        request: ExecRequest,
+        *,
+        marker: str,
+        cwd_host_file: Path | None,
+        env_extra: dict[str, str],
+        cwd: str | None,
+        pass_fds: tuple[int, ...] = (),
+    ) -> HostProcess:
+        """`spawn`, callable outside a task (it never awaits: a start blocks as a vfork would)."""
         env = child_env(request, env_extra, marker)
         pipes = StdioPipes.open(request)
         try:
@@ -293,32 +321,72 @@ class HostRunner:
         closing = self._closing
         while not closing.wait(_POLL_INTERVAL_S):
             now = time.monotonic()
-            live = [h for h in list(self._open) if h.running and now - h.spawned_at >= _FIRST_POLL_S]
+            live = [
+                h
+                for h in list(self._open)
+                if h.running and not h.warm_idle and now - h.started_at >= _FIRST_POLL_S
+            ]
             if not live:
                 continue
             table = process_table(_scan_floor((h.tree.root_pid, h.spawned_at) for h in live))
             for handle in live:
                 handle.tree.record(table)
 
-    def after_exit(self, handle: HostProcess) -> None:
-        """The root exited: sweep escaped processes by marker, off the caller's hot path."""
+    def after_exit(self, handle: HostProcess) -> bool:
+        """The root exited: sweep escaped processes by marker, off the caller's hot path.
+
+        Returns whether the run may have left something (a sweep was asked for)."""
         self._open.discard(handle)
         cgroup = self.session_cgroup
+        if handle.warm_idle:
+            # A warm shell that never got a command (retired, or killed by someone): it started
+            # nothing, so nothing of it is left; it is no command of the session any more.
+            if handle.in_session_cgroup and cgroup is not None and handle.pid is not None:
+                cgroup.ended(handle.pid)
+            return False
         if handle.in_session_cgroup and cgroup is not None and handle.pid is not None:
-            if not cgroup.ended(handle.pid):
-                return  # the session's cgroup is empty: this run left nothing anywhere
+            if not cgroup.ended(handle.pid) or self._only_open_members(cgroup):
+                return False  # the session's cgroup is empty (but for live roots): this run left nothing anywhere
+            self._retire_warm()  # the session may go idle now: its sweep ends the leftovers at once
             if self._janitor is not None:
                 # Members left: killed now if the session is idle (else at its next idle moment or
                 # close); the marker sweep below still ends what kept this run's marker meanwhile.
                 self._janitor.submit(cgroup.kill_if_idle)
-        if self._janitor is None or self._nothing_left_below_reaper(handle):
-            return
+        if self._janitor is None:
+            return True
+        if self._nothing_left_below_reaper(handle):
+            return False
+        self._retire_warm()
         with self._finished_lock:
             self._finished[handle.tree.marker] = (handle.tree.root_pid, handle.spawned_at)
             if self._sweep_pending:
-                return
+                return True
             self._sweep_pending = True
         self._janitor.submit(self._sweep_finished)
+        return True
+
+    def _only_open_members(self, cgroup: SessionCgroup) -> bool:
+        """With warm shells (waiting, or retired and not reaped yet), the cgroup is not empty: is it
+        empty but for open roots? False (sweep) when a member is no root."""
+        if self.warm is None:
+            return False
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            # One pread: no more tasks than the spawner thread and one per unreaped root in it.
+            roots_in = sum(1 for h in self._open if h.in_session_cgroup and h.running)
+            if int(os.pread(cgroup._count, 32, 0)) <= 1 + roots_in:
+                return True
+        roots = {h.pid for h in self._open if h.pid is not None}
+        return set(cgroup.members()) <= roots
+
+    def _retire_warm(self) -> None:
+        """A command left something: waiting warm shells would keep the session from going idle.
+
+        Only when no other command runs (else the session is not idle anyway, and a warm shell
+        retired per call would cost a second start each).
+        """
+        warm = self.warm
+        if warm is not None and warm.idle and all(h.warm_idle for h in self._open):
+            warm.retire_all()
 
     def _nothing_left_below_reaper(self, handle: HostProcess) -> bool:
         """The ended run left nothing behind: the reaper has no child but running roots and this one.
@@ -419,6 +487,9 @@ class HostProcess(SandboxProcess):
         self._runner = runner
         self._popen = popen
         self.spawned_at = time.monotonic()
+        #: When its command started (a warm shell's: at its hand-off): the descendant poller's window.
+        #: An idle warm shell (`warm_idle`) is never polled: it has started nothing.
+        self.started_at = self.spawned_at
         self.tree = tree
         self._cwd_file = cwd_file
         self._status: ExitStatus | None = None
@@ -431,6 +502,12 @@ class HostProcess(SandboxProcess):
         self.stdout = FdReceiveStream(stdout_fd, on_flood=grow_pipe)
         self.stderr = FdReceiveStream(stderr_fd, on_flood=grow_pipe) if stderr_fd is not None else None
         self.stdin = FdSendStream(stdin_fd) if stdin_fd is not None else None
+        #: The stdin pipe's fd (a warm shell's command text goes into it: `sandbox._warm`).
+        self.stdin_fd = stdin_fd
+        #: A warm shell still waiting for its command (`sandbox._warm`).
+        self.warm_idle = False
+        #: Set by the local backend with warm shells: the request whose shape the next warm shell takes.
+        self.warm_request: ExecRequest | None = None
 
     @property
     def pid(self) -> int | None:
@@ -496,7 +573,14 @@ class HostProcess(SandboxProcess):
             return self._status
         # The root is gone: whatever it left running in its group dies with it.
         self.tree.kill_group()
-        self._runner.after_exit(self)
+        left = self._runner.after_exit(self)
+        warm, request = self._runner.warm, self.warm_request
+        if warm is not None and request is not None and not left and not self._runner.closed:
+            # The next command's shell starts now, the command done (not while it runs: on a busy
+            # machine the two would compete), and nothing left behind (the session's idle sweep,
+            # which a waiting shell would hold off, has nothing to do): see `sandbox._warm`.
+            self.warm_request = None
+            warm.refill(request)
         self._status = self._make_status(returncode)
         return self._status
 

@@ -13,6 +13,10 @@ children of a per-session subreaper process (see `sandbox._reaper`).
 
 Environment added to each process: ``SHELLRT_RUN_ID`` (the kill marker) and,
 when ``report_cwd``, ``SHELLRT_CWD_FILE``.
+
+Pre-spawned shells (``LocalConfig.warm_shells``, off by default; see `sandbox._warm`): the next command's bash
+is started when the current one ends, shaped by its request; a matching command is
+handed to it, anything else starts fresh. Each command still gets a bash process of its own.
 """
 
 from __future__ import annotations
@@ -50,6 +54,10 @@ class LocalBackend(SandboxBackend):
         guard = guard_owner()
         self._runner.start()
         runner = self._runner
+        if self.config.warm_shells and runner.warm is None:
+            from sandbox._warm import WarmPool  # off by default: `shellrt run` never imports it
+
+            runner.warm = WarmPool(runner, self.config.warm_shells)
         if not self.reap_orphans:
             return
         if self.session_cgroup and (runner.session_cgroup is None or not runner.session_cgroup.usable):
@@ -65,7 +73,9 @@ class LocalBackend(SandboxBackend):
     session_cgroup = True
 
     async def close(self) -> None:
-        await self._runner.close()
+        await self._runner.close()  # kills the warm shells too: they are open processes of the runner
+        if self._runner.warm is not None:
+            self._runner.warm.forget()
         await stop_reaper(self._runner)
         await self._close_cgroup()
 
@@ -85,12 +95,21 @@ class LocalBackend(SandboxBackend):
 
     async def exec(self, request: ExecRequest) -> HostProcess:
         refuse_user_switch(request, "local")
-        run = self._runner.new_run(request.report_cwd)
-        return await self._runner.spawn(
-            request.argv,
-            request,
-            marker=run.marker,
-            cwd_host_file=run.cwd_file,
-            env_extra=run.env,
-            cwd=request.cwd,
-        )
+        runner = self._runner
+        warm = runner.warm
+        handle = await warm.take(request) if warm is not None else None
+        if handle is None:
+            run = runner.new_run(request.report_cwd)
+            handle = runner.spawn_now(
+                request.argv,
+                request,
+                marker=run.marker,
+                cwd_host_file=run.cwd_file,
+                env_extra=run.env,
+                cwd=request.cwd,
+            )
+        if warm is not None:
+            # The next command's shell starts when this one has ended (`HostProcess.wait`, `sandbox._warm`).
+            handle.warm_request = request
+            await warm.reap()
+        return handle

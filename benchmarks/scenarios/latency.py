@@ -37,23 +37,29 @@ async def run(cfg: RunConfig) -> Table:
             Column("calls_per_s", "calls / s", fmt="{:.0f}", lower_is_better=False),
             Column("fastest_s", "fastest call ms", scale=1000.0, spread=False),
             Column("vs_raw", "x raw bash", fmt="{:.2f}x", spread=False),
+            # The host's own work per call (wall clock is noisy on a loaded machine, CPU far less);
+            # this process only: a peer's own server processes are not counted.
+            Column("cpu_s", "CPU ms / call (this process)", scale=1000.0, spread=False),
         ],
     )
     async with AsyncExitStack() as stack:
         started, unusable = await open_systems(SYSTEM_IDS, stack)
         fastest: dict[str, float] = {}
+        cpu: dict[str, list[float]] = {}
         errors: dict[str, str] = {}
 
         async def once(system_id: str, rep: int) -> float | None:
             system = started[system_id]
             await system.run("true", 30.0)  # warm-up call, not timed
             times: list[float] = []
+            cpu_start = time.process_time()
             for _ in range(calls):
                 t0 = time.perf_counter()
                 outcome = await system.run("true", 30.0)
                 times.append(time.perf_counter() - t0)
                 if outcome.exit_code != 0:
                     errors[system_id] = f"`true` returned {outcome.exit_code}: {outcome.note}"
+            cpu.setdefault(system_id, []).append((time.process_time() - cpu_start) / calls)
             fastest[system_id] = min(fastest.get(system_id, 1e9), *times)
             return statistics.median(times)  # robust to a stray slow call on a busy machine
 
@@ -70,6 +76,7 @@ async def run(cfg: RunConfig) -> Table:
                 "fastest_s": fastest[system_id],
                 # Issue 22's yardstick: the full pipeline (Runtime + Bash tool) <= 1.3x a raw spawn.
                 "vs_raw": statistics.median(values) / raw_median if raw_median else None,
+                "cpu_s": statistics.median(cpu[system_id]) if cpu.get(system_id) else None,
             },
             note=errors.get(system_id, ""),
         )
