@@ -490,3 +490,12 @@ def run_as_nobody(
         with shared_run(sorted(missing)) as run:
             outcome = run.pytest(args, timeout=timeout)
     return collected, outcome
+
+
+def assert_all_held(collected: Collected, outcome: Outcome) -> None:
+    """What every "holds for an unprivileged caller" test asserts of its run as uid 65534: it
+    passed, nothing skipped (a skip is a failure here) and every test root collected ran."""
+    summary = outcome.output[-6000:]
+    assert outcome.returncode == 0 and not (outcome.failures or outcome.errors), summary
+    assert outcome.skipped == 0, f"a test skipped as uid 65534 (a skip is a failure here):\n{summary}"
+    assert outcome.tests == collected.items, f"ran {outcome.tests} of {collected.items} collected as root:\n{summary}"
