@@ -223,6 +223,8 @@ def command_parts(
                     "the repository's own git hooks would run (" + ", ".join(hooks[:3]) + "); "
                     "review them before running git here"
                 )
+        if not hazard:
+            hazard = path_lookup_hazard(name, a.shell)
         if name == "man" and any(w.startswith(("-M", "--manp")) for w in argv[1:]):
             # Pages from a chosen manpath: their ``.so FILE`` requests print any file.
             reads = tuple(sorted({*reads, ""}))
@@ -299,6 +301,72 @@ def command_parts(
         # What runs is decided by a value at run time: an unknown part (no static program name).
         out.append(CommandPart(text=a.command, argv=(), why_not=evaluated, hazard=evaluated, reads=("",)))
     return out
+
+
+#: Builtins of each shell dialect: run without a PATH search (POSIX sh: dash's set, which
+#: BusyBox ash also has).
+_SH_BUILTINS = frozenset(
+    [
+        ".", ":", "[", "alias", "bg", "break", "cd", "chdir", "command", "continue", "echo", "eval", "exec", "exit",
+        "export", "false", "fc", "fg", "getopts", "hash", "jobs", "kill", "local", "printf", "pwd", "read",
+        "readonly", "return", "set", "shift", "test", "times", "trap", "true", "type", "ulimit", "umask", "unalias",
+        "unset", "wait"
+    ]
+)
+_BASH_BUILTINS = _SH_BUILTINS | frozenset(
+    [
+        "bind", "builtin", "caller", "compgen", "complete", "compopt", "declare", "dirs", "disown", "enable",
+        "help", "history", "let", "logout", "mapfile", "popd", "pushd", "readarray", "shopt", "source", "suspend",
+        "typeset"
+    ]
+)
+
+
+#: Read-only programs that run further programs through a PATH search (man: groff, nroff, tbl,
+#: preconv, the pager); one missing from the absolute entries comes from any relative entry.
+_PATH_SPAWNERS = frozenset({"man"})
+
+
+def path_lookup_hazard(name: str, shell: str = "bash", path: str | None = None) -> str:
+    """Why running ``name`` may run a file of the workspace: a relative ``PATH`` entry (``bin``,
+    ``node_modules/.bin``, ``.``, an empty entry) is searched, from the command's own directory,
+    before the first absolute entry holding the program. The command environment takes ``PATH``
+    from the host's (``supervisor.env.base_env``), so ``ls`` there runs a repository's ``bin/ls``."""
+    search = os.environ.get("PATH") if path is None else path
+    if not search or not name or "/" in name:
+        return ""
+    relative = _relative_entries(search)
+    if not relative or name in (_SH_BUILTINS if shell == "sh" else _BASH_BUILTINS):
+        return ""
+    if name in _PATH_SPAWNERS:
+        return (
+            f"{name} runs helper programs found on PATH, which searches the relative directory "
+            f"{relative[0] or '.'!r}, so it may run a file of the workspace"
+        )
+    for entry in search.split(":"):
+        if not entry.startswith("/"):
+            return (
+                f"PATH searches the relative directory {entry or '.'!r} for {name} before any absolute one "
+                "holding it, so it may run a file of the workspace"
+            )
+        candidate = os.path.join(entry, name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return ""
+    return ""
+
+
+_RELATIVE_ENTRIES: dict[str, tuple[str, ...]] = {}
+
+
+def _relative_entries(search: str) -> tuple[str, ...]:
+    """The relative entries of a ``PATH`` value ("" is the current directory), memoised per value."""
+    found = _RELATIVE_ENTRIES.get(search)
+    if found is None:
+        found = tuple(e for e in search.split(":") if not e.startswith("/"))
+        if len(_RELATIVE_ENTRIES) > 64:
+            _RELATIVE_ENTRIES.clear()
+        _RELATIVE_ENTRIES[search] = found
+    return found
 
 
 def _flat(plan: CommandPlan) -> bool:
@@ -700,26 +768,48 @@ def _assignment_sources(a: CommandAnalysis) -> tuple[str, ...]:
     return tuple(x.raw for x in plan.assignments)
 
 
+#: Most option letters of one bundle followed; a longer run of letters is an unknown read.
+_MAX_BUNDLE_LETTERS = 64
+
+
+def _bundle_tails(body: str) -> list[str]:
+    """Every value a short-option bundle may hold (``lfFILE``: ``fFILE``, ``FILE``): any letter
+    may take the rest of the word, so each tail after a run of option letters is a possible path;
+    the first character that is no letter or digit lies inside the value."""
+    tails: list[str] = []
+    k = 1
+    while k < len(body) and body[k - 1].isascii() and body[k - 1].isalnum():
+        if k > _MAX_BUNDLE_LETTERS:
+            return [*tails, ""]
+        tails.append(body[k:])
+        k += 1
+    return tails
+
+
 def _word_reads(argv: Sequence[str]) -> list[str]:
-    """Every word that may name a path: arguments, ``--opt=VALUE`` and ``-fVALUE`` values, the
+    """Every word that may name a path: arguments, ``--opt=VALUE`` and ``-fVALUE`` values (every
+    tail of a bundle: ``-lfVALUE``), the
     value of a ``key=VALUE`` operand (``dd if=F``) and a file named after ``@`` or ``<`` (response
     files ``gcc @F``, ``curl -d @F``, ``curl -F f=@F``: the program reads F).
     Over-inclusive on purpose: a pattern taken for a path can only make a call ask."""
     found: list[str] = []
+    unknown = False
     for word in argv[1:]:
         if not word or word == "-":
             continue
         if word.startswith("-"):
             if "=" in word:
                 found.append(word.split("=", 1)[1])
-            elif not word.startswith("--") and len(word) > 2:
-                found.append(word[2:])
+            if not word.startswith("--") and len(word) > 2:
+                tails = _bundle_tails(word[1:])
+                unknown = unknown or "" in tails
+                found.extend(tails)
             continue
         found.append(word)
         if "=" in word:
             found.append(word.split("=", 1)[1])
     found += [w[1:] for w in found if w[:1] in ("@", "<")]
-    return [w for w in found if w]
+    return [w for w in found if w] + ([""] if unknown else [])
 
 
 def _recursive(name: str, argv: Sequence[str]) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from .git import check_git
+from .git import check_git, git_file_values
 from .sed import SED_SPEC, script_writes
 from .spec import ARG, ARG2, ProgramSpec, parse_args
 
@@ -291,6 +291,8 @@ def _git(args: list[str | None]) -> tuple[list[str], bool]:
                 reads.append(attached)
             elif index + 1 < len(rest):
                 reads.append(rest[index + 1])
+    if None not in args:
+        reads.extend([v for v in git_file_values(values) if v not in reads])
     if sub in ("diff", "grep") and "--no-index" in rest:
         reads.extend([v for v in rest if v and not v.startswith("-")] or ["."])
         recursive = sub == "grep"
