@@ -74,3 +74,4 @@ def test_man_runs_helpers_from_any_relative_entry() -> None:
     # man-db runs nroff/groff/tbl/preconv through PATH: a helper not installed comes from `bin`.
     assert "helper programs" in path_lookup_hazard("man", "bash", f"{_SYSTEM}:bin")
     assert path_lookup_hazard("man", "bash", _SYSTEM) == ""
+    assert "helper programs" in path_lookup_hazard("locale", "bash", f"{_SYSTEM}:bin")  # --charmaps: gzip

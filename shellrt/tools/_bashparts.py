@@ -323,8 +323,9 @@ _BASH_BUILTINS = _SH_BUILTINS | frozenset(
 
 
 #: Read-only programs that run further programs through a PATH search (man: groff, nroff, tbl,
-#: preconv, the pager); one missing from the absolute entries comes from any relative entry.
-_PATH_SPAWNERS = frozenset({"man"})
+#: preconv, the pager; locale --charmaps: gzip); one missing from the absolute entries comes from
+#: any relative entry.
+_PATH_SPAWNERS = frozenset({"man", "locale"})
 
 
 def path_lookup_hazard(name: str, shell: str = "bash", path: str | None = None) -> str:

@@ -11,6 +11,7 @@ permission to write like a redirection does.
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from .git import check_git, git_file_values
@@ -183,6 +184,8 @@ def program_reads(name: str, args: list[str | None], spec: ProgramSpec | None) -
             recursive = True
         if name in ("grep", "egrep", "fgrep") and any(v == "recurse" for _, v in options):
             recursive = True
+    if name == "jq":
+        reads.extend(_jq_module_reads(static, parse_args(spec, static).values("-L") if has_option else []))
     pattern_opts = _PATTERN_FIRST.get(name)
     if pattern_opts is not None and positionals and keys.isdisjoint(pattern_opts):
         positionals = positionals[1:]
@@ -200,6 +203,34 @@ def program_reads(name: str, args: list[str | None], spec: ProgramSpec | None) -
     if not positionals and (recursive or name in _DOT_BY_DEFAULT) and name != "diff":
         reads.append(".")
     return reads, recursive
+
+
+#: A jq module directive (``import "p" as $x;``, ``include "p";``), not a field or variable named so.
+_JQ_DIRECTIVE: Final = re.compile(r"(?<![.$\w])(?:import|include)\b")
+_JQ_MODULE: Final = re.compile(r"(?<![.$\w])(?:import|include)\s*\"((?:[^\"\\]|\\.)*)\"")
+
+
+def _jq_module_reads(args: list[str], dirs: list[str]) -> list[str]:
+    """Files a jq filter's modules load: ``import "p" as $x`` reads ``p.json``, ``import "p" as x``
+    and ``include "p"`` read ``p.jq`` (or ``p/p.jq``), searched in each ``-L DIR``, the current
+    directory and jq's default path (``~/.jq``, beside the jq binary): that last part and any
+    ``{search: ...}`` metadata are not known here, so a directive adds "" (unknown) too."""
+    if not any("import" in a or "include" in a for a in args):
+        return []
+    found: list[str] = []
+    directives = False
+    for arg in args:
+        if arg[:1] == "-" or _JQ_DIRECTIVE.search(arg) is None:  # a filter is no option word
+            continue
+        directives = True
+        for module in _JQ_MODULE.findall(arg):
+            base = module.rpartition("/")[2]
+            found.extend([module, f"{module}.json", f"{module}.jq", f"{module}/{base}.jq"])
+    if not directives:
+        return []
+    for directory in dirs:
+        found.extend([f"{directory}/{path}" for path in found if not path.startswith("/")])
+    return [*dirs, *found, ""]
 
 
 def _find(args: list[str | None]) -> tuple[list[str], bool]:
