@@ -75,3 +75,14 @@ def test_man_runs_helpers_from_any_relative_entry() -> None:
     assert "helper programs" in path_lookup_hazard("man", "bash", f"{_SYSTEM}:bin")
     assert path_lookup_hazard("man", "bash", _SYSTEM) == ""
     assert "helper programs" in path_lookup_hazard("locale", "bash", f"{_SYSTEM}:bin")  # --charmaps: gzip
+
+
+async def test_bypass_mode_asks_too(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", f"bin:{os.environ['PATH']}")
+    (ws / "bin").mkdir()
+    fake = ws / "bin" / "cat"
+    fake.write_text("#!/bin/sh\ntouch PWNED\n")
+    fake.chmod(0o755)
+    [envelope] = await _bash(ws, ["cat README"], mode="bypassPermissions")
+    assert envelope.is_error and "relative directory" in _text(envelope), _text(envelope)
+    assert not (ws / "PWNED").exists()
