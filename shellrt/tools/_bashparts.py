@@ -813,22 +813,47 @@ def _word_reads(argv: Sequence[str]) -> list[str]:
     return [w for w in found if w] + ([""] if unknown else [])
 
 
+def _long_prefix(word: str, names: Sequence[str]) -> bool:
+    """Whether ``word`` is ``--X`` or ``--X=...`` with X a prefix of one of ``names``: getopt_long
+    takes any unambiguous abbreviation (``grep --recur``, ``--derefer``), so every prefix counts."""
+    if word[:2] != "--":
+        return False
+    option = word[2:].partition("=")[0]
+    return bool(option) and any(name.startswith(option) for name in names)
+
+
+def _grep_recurse_value(argv: Sequence[str]) -> bool:
+    """``grep -d rec``, ``-drec``, ``--dir=rec``: grep reads any prefix of ``recurse`` as it."""
+    for index, word in enumerate(argv[1:], start=1):
+        if word == "--":
+            return False
+        value: str | None = None
+        if _long_prefix(word, ("directories",)):
+            value = word.partition("=")[2] if "=" in word else (argv[index + 1] if index + 1 < len(argv) else "")
+        elif word[:1] == "-" and word[1:2] != "-" and "d" in word[1:]:
+            rest = word[word.index("d", 1) + 1 :]
+            value = rest or (argv[index + 1] if index + 1 < len(argv) else "")
+        if value and "recurse".startswith(value):
+            return True
+    return False
+
+
 def _recursive(name: str, argv: Sequence[str]) -> bool:
     if name in _RECURSIVE_PROGRAMS:
         return True
     flags = [w for w in argv[1:] if w.startswith("-")]
     if name in ("grep", "egrep", "fgrep", "zgrep"):
         return any(
-            w in ("--recursive", "--dereference-recursive", "-d=recurse")
+            _long_prefix(w, ("recursive", "dereference-recursive"))
             or (not w.startswith("--") and ("r" in w[1:] or "R" in w[1:]))
             for w in flags
-        )
+        ) or _grep_recurse_value(argv)
     if name in ("tar", "bsdtar", "7z", "7za", "pax", "cpio"):
         return True  # archivers recurse into the directories they are given
     if name in ("ls", "cp", "chmod", "chown", "diff", "zip", "rsync", "scp"):
         short = "Rra" if name in ("cp", "rsync") else "Rr"
         return any(
-            w in ("--recursive", "--archive", "--recurse-paths")
+            _long_prefix(w, ("recursive", "archive", "recurse-paths"))
             or (not w.startswith("--") and any(c in w[1:] for c in short))
             for w in flags
         )
@@ -946,8 +971,8 @@ def _follows_links(name: str, argv: Sequence[str]) -> bool:
             break
         if _may_expand_to_option(word):
             return True  # a repository file named ``-R`` (red team, round 13)
-        if word in flags or word.startswith("--follow") or word.startswith("--dereference"):
-            return True
+        if word in flags or _long_prefix(word, ("follow", "dereference", "dereference-recursive")):
+            return True  # getopt_long abbreviations too (``--derefer``, ``--fol``)
         short = [f[1] for f in flags if len(f) == 2]
         if word.startswith("-") and not word.startswith("--") and any(c in word[1:] for c in short):
             return True

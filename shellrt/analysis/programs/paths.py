@@ -182,8 +182,12 @@ def program_reads(name: str, args: list[str | None], spec: ProgramSpec | None) -
                 reads.append("")
         if not recursive and not keys.isdisjoint(_RECURSIVE_FLAGS.get(name, _NO_OPTIONS)):
             recursive = True
-        if name in ("grep", "egrep", "fgrep") and any(v == "recurse" for _, v in options):
-            recursive = True
+        if name in ("grep", "egrep", "fgrep") and any(
+            key in ("-d", "--directories") and _recurse_value(v) for key, v in options
+        ):
+            recursive = True  # `-d rec`: grep takes any unambiguous abbreviation of the value
+        if not recursive and name in _RECURSIVE_FLAGS and parsed.reasons:
+            recursive = _abbreviated_recursion(name, static)
     if name == "jq":
         reads.extend(_jq_module_reads(static, parse_args(spec, static).values("-L") if has_option else []))
     pattern_opts = _PATTERN_FIRST.get(name)
@@ -231,6 +235,35 @@ def _jq_module_reads(args: list[str], dirs: list[str]) -> list[str]:
     for directory in dirs:
         found.extend([f"{directory}/{path}" for path in found if not path.startswith("/")])
     return [*dirs, *found, ""]
+
+
+def _recurse_value(value: str | None) -> bool:
+    """Whether grep reads a ``--directories`` value as ``recurse`` (a prefix of it: ``rec``)."""
+    return bool(value) and "recurse".startswith(value or "-")
+
+
+def _abbreviated_recursion(name: str, args: list[str]) -> bool:
+    """Whether a long option the model does not know may be an abbreviation getopt_long expands to
+    a recursion flag (``grep --recur``, ``--derefer``, ``--dir=rec``, ``ls --recur``). The part is
+    not read-only already (an unknown option); this makes an allow rule's part walk, so a
+    ``Read(...)`` deny rule inside the walk still applies."""
+    longs = [flag[2:] for flag in _RECURSIVE_FLAGS[name] if flag[:2] == "--"]
+    for index, arg in enumerate(args):
+        if arg == "--":
+            return False
+        if arg[:2] != "--":
+            continue
+        option, eq, value = arg[2:].partition("=")
+        if not option:
+            continue
+        if any(flag.startswith(option) for flag in longs):
+            return True
+        if name in ("grep", "egrep", "fgrep") and "directories".startswith(option):
+            if not eq:
+                value = args[index + 1] if index + 1 < len(args) else ""
+            if _recurse_value(value):
+                return True
+    return False
 
 
 def _find(args: list[str | None]) -> tuple[list[str], bool]:
