@@ -98,3 +98,12 @@ async def test_denied_and_outside_files_are_not_printed(ws: Path, tmp_path: Path
         text = _text(envelope)
         leaked = "hunter2" in text or "hunter3" in text or "\nkey" in text
         assert envelope.is_error and not leaked, (command, text)
+
+
+@pytest.mark.parametrize("command", ["git cat-file --batch-com", "git cat-file --batch=%(objectname)", "git log --stdi"])
+def test_abbreviated_git_stdin_options_read_unknown_objects(tmp_path: Path, command: str) -> None:
+    # `echo 'contents HEAD:secrets/key' | git cat-file --batch-com` prints a committed denied file.
+    from shellrt.tools._bashparts import command_parts
+
+    parts = command_parts(analyze(command), str(tmp_path), lambda _path: True, check_git=False)
+    assert "" in parts[0].reads, parts

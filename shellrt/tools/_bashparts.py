@@ -237,7 +237,7 @@ def command_parts(
             top = _git_top(_git_directory(argv, bases[-1]))
             above = [top] if not inside(top) else []
             reads = tuple(sorted({*reads, *above, *_git_object_reads(argv, bases)}))
-            if any(w in _GIT_STDIN_NAMES or w.startswith(("--batch=", "--batch-command=")) for w in argv[1:]):
+            if any(_long_prefix(w, _GIT_STDIN_NAMES) for w in argv[1:]):  # `--batch-com`: an abbreviation
                 reads = tuple(sorted({*reads, ""}))  # object names (HEAD:secrets/a) come from stdin
             if check_git and not hazard and _shows_changes(argv):
                 # The diff prints the changed files' content: reads of each (a denied one asks).
@@ -999,7 +999,7 @@ def _linked_targets(roots: Sequence[str], limit: int = 20_000) -> list[str]:
 
 
 #: git options that read object names or paths from stdin: what they print is not known here.
-_GIT_STDIN_NAMES = frozenset({"--batch", "--batch-command", "--stdin", "--stdin-paths"})
+_GIT_STDIN_NAMES = ("batch", "batch-command", "stdin", "stdin-paths")
 _JQ_KEYWORD = re.compile(r"(?<![.$\w])(?:import|include)\b")
 _JQ_MODULE = re.compile(r"\b(?:import|include)\s*\"((?:[^\"\\]|\\.)*)\"")
 
