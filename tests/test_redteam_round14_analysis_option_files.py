@@ -112,3 +112,32 @@ def test_a_long_run_of_option_letters_is_an_unknown_read() -> None:
     reads = _word_reads(["git", "config", word])
     assert "" in reads
     assert analyze(f"git config {word}").read_paths[-1:] == ["/x/creds"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "writes"),
+    [
+        (["curl", "-sSo", "keep.txt", "u"], ["keep.txt"]),
+        (["curl", "-sSokeep.txt", "u"], ["keep.txt"]),
+        (["curl", "-sLO", "u"], [""]),
+        (["curl", "-XPOST", "u"], []),  # -X takes the rest: no -O in it
+        (["wget", "-qO", "keep.txt", "u"], ["keep.txt"]),
+        (["wget", "-qOkeep.txt", "u"], ["keep.txt"]),
+    ],
+)
+def test_download_output_options_in_bundles(argv: list[str], writes: list[str]) -> None:
+    from shellrt.tools._bashparts import _download_writes
+
+    assert _download_writes(argv[0], argv) == writes
+
+
+async def test_curl_bundle_cannot_overwrite_a_denied_file(ws: Path) -> None:
+    assert shutil.which("curl") is not None
+    (ws / "keep.txt").write_text("keep")
+    (ws / "src").write_text("overwritten")
+    envelopes = await _bash(
+        ws, [f"curl -sSo keep.txt file://{ws}/src", f"curl -sSokeep.txt file://{ws}/src"],
+        mode="default", allow=["Bash(curl:*)"], deny=["Edit(./keep.txt)"],
+    )
+    assert (ws / "keep.txt").read_text() == "keep", [_text(e) for e in envelopes]
+    assert all(e.is_error for e in envelopes)

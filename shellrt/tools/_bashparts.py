@@ -674,6 +674,10 @@ _OUTPUT_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: Short options of those programs that take a value (the rest of a bundle is that value).
+_VALUE_LETTERS: dict[str, str] = {"curl": "AbcCdDeEFHKmoPQrtTuUwxXyYz", "wget": "aAbBdDeiIlnoOPQRtTUwXY"}
+
+
 def _download_writes(name: str, argv: Sequence[str]) -> list[str]:
     """Files ``curl``/``wget``/``dd`` write by an option ("" = a name the URL or server picks):
     ``curl -o keep.txt URL`` overwrote a file an ``Edit(...)`` rule denies."""
@@ -686,15 +690,23 @@ def _download_writes(name: str, argv: Sequence[str]) -> list[str]:
     found: list[str] = []
     for i, word in enumerate(words):
         option, eq, value = word.partition("=")
+        following = words[i + 1] if i + 1 < len(words) else ""
         if word in options:
-            found.append(words[i + 1] if i + 1 < len(words) else "")
+            found.append(following)
         elif eq and option in options and option.startswith("--"):
             found.append(value)
-        elif word[:2] in options and not word.startswith("--") and len(word) > 2:
-            found.append(word[2:])
-        elif name == "curl" and (
-            word in ("--remote-name", "--remote-name-all", "-J") or word.startswith("-O")
-        ):
+        elif word[:1] == "-" and word[1:2] not in ("-", "") and len(word) > 2:
+            # A bundle (``curl -sSo F``, ``-sSoF``, ``wget -qO F``): letters up to the first one
+            # that takes a value; an output option takes the rest of the word or the next one.
+            for k in range(1, len(word)):
+                if "-" + word[k] in options:
+                    found.append(word[k + 1 :] or following)
+                    break
+                if name == "curl" and word[k] in "OJ":
+                    found.append("")  # -O/-J: named by the URL or the server
+                if word[k] in _VALUE_LETTERS[name]:
+                    break  # `curl -XPOST`: the rest is that option's value
+        if name == "curl" and word in ("--remote-name", "--remote-name-all", "-O", "-J"):
             found.append("")  # named by the URL or the server
     if name == "wget" and not found:
         found.append("")  # saved under the URL's file name
