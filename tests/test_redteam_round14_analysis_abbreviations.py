@@ -107,3 +107,30 @@ def test_abbreviated_git_stdin_options_read_unknown_objects(tmp_path: Path, comm
 
     parts = command_parts(analyze(command), str(tmp_path), lambda _path: True, check_git=False)
     assert "" in parts[0].reads, parts
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["mv", "--targ=sub", "k"], ["mv", "--targ", "sub", "k"], ["mv", "-ftsub", "k"], ["mv", "-bS", ".x", "k", "d"],
+     ["cp", "--lin", "k", "d"]],
+)
+def test_abbreviated_and_bundled_targets_keep_the_source(argv: list[str]) -> None:
+    from shellrt.tools._bashparts import _aliased_sources
+
+    assert _aliased_sources(argv[0], argv) == ["k"]
+
+
+def test_abbreviated_symbolic_links() -> None:
+    from shellrt.tools._bashparts import _makes_symlink
+
+    assert _makes_symlink("ln", ["ln", "--sym", "/etc", "up"])
+    assert _makes_symlink("cp", ["cp", "--symbolic-l", "a", "b"])
+    assert not _makes_symlink("ln", ["ln", "a", "b"])
+
+
+async def test_mv_with_an_abbreviated_target_cannot_move_a_denied_file(ws: Path) -> None:
+    (ws / "sub").mkdir()
+    (ws / "keep.txt").write_text("keep")
+    [envelope] = await _bash(ws, ["mv --targ=sub keep.txt"], mode="default", allow=["Bash(mv:*)"],
+                             deny=["Edit(./keep.txt)"])
+    assert envelope.is_error and (ws / "keep.txt").exists(), _text(envelope)

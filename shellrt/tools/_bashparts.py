@@ -608,10 +608,6 @@ def _part_program_writes(
     return (*writes, "") if linking and writes else writes
 
 
-#: Options of mv, ln and cp that take the next word as their value.
-_VALUE_OPTIONS = frozenset({"-t", "-S", "--target-directory", "--suffix"})
-
-
 def _aliased_sources(name: str, argv: Sequence[str]) -> list[str]:
     """Files a part takes away from their path or gives a second, writable name: the sources of
     ``mv`` (renamed away: ``mv keep.txt k`` is as much an edit of keep.txt as ``rm``), of a hard
@@ -620,7 +616,7 @@ def _aliased_sources(name: str, argv: Sequence[str]) -> list[str]:
     options = [w for w in words if w.startswith("-") and w != "-"]
     if name == "ln" and _makes_symlink(name, argv):
         return []
-    if name == "cp" and not any(w == "--link" or (w[1:2] != "-" and "l" in w[1:]) for w in options):
+    if name == "cp" and not any(_long_prefix(w, ("link",)) or (w[1:2] != "-" and "l" in w[1:]) for w in options):
         return []
     if name not in ("mv", "ln", "cp"):
         return []
@@ -636,13 +632,17 @@ def _aliased_sources(name: str, argv: Sequence[str]) -> list[str]:
             ended = True
             continue
         if not ended and word.startswith("-") and word != "-":
-            if word in _VALUE_OPTIONS:
-                skip = True
-            target_given = (
-                target_given
-                or word in ("-t", "--target-directory")
-                or word.startswith(("--target-directory=", "-t"))
-            )
+            if word[:2] == "--":
+                # getopt_long abbreviations: ``--targ=DIR``, ``--targ DIR``, ``--suf X``.
+                long_value = _long_prefix(word, ("target-directory", "suffix"))
+                skip = long_value and "=" not in word
+                target_given = target_given or _long_prefix(word, ("target-directory",))
+                continue
+            for k in range(1, len(word)):  # a bundle: ``-ft DIR``, ``-ftDIR``, ``-bS.bak``
+                if word[k] in "tS":
+                    skip = k == len(word) - 1
+                    target_given = target_given or word[k] == "t"
+                    break
             continue
         operands.append(word)
     return operands if target_given else operands[:-1]
@@ -717,8 +717,10 @@ def _makes_symlink(name: str, argv: Sequence[str]) -> bool:
     """``ln -s``/``--symbolic``, ``cp -s``/``--symbolic-link`` (bundles such as ``-sf`` included)."""
     if name not in ("ln", "cp"):
         return False
-    long = "--symbolic" if name == "ln" else "--symbolic-link"
-    return any(w == long or (w[:1] == "-" and w[1:2] not in ("-", "") and "s" in w[1:]) for w in argv[1:])
+    long = "symbolic" if name == "ln" else "symbolic-link"
+    return any(
+        _long_prefix(w, (long,)) or (w[:1] == "-" and w[1:2] not in ("-", "") and "s" in w[1:]) for w in argv[1:]
+    )
 
 
 def _absolute(word: str) -> bool:
