@@ -592,12 +592,42 @@ def _cd_unknown(a: CommandAnalysis) -> bool:
         or os.environ.get("CDPATH")
     ):
         return True
+    if any(_env_chdir(sub.argv) for sub in a.subcommands):
+        return True  # `env -C DIR cmd`: cmd's relative paths are below DIR
     for sub in a.subcommands:
         if _name(sub) not in _CD_PROGRAMS:
             continue
         for word in sub.argv[1:]:
             if word == "-" or re.fullmatch(r"[+-]\d+", word) or any(c in word for c in "$`"):
                 return True
+    return False
+
+
+def _env_chdir(argv: Sequence[str]) -> bool:
+    """Whether an ``env`` in ``argv`` changes directory before it runs its command: ``-C DIR``,
+    ``-iCDIR``, ``--chdir=DIR`` or an abbreviation (``--ch DIR``), read among env's own options."""
+    for start, word in enumerate(argv):
+        if word.rpartition("/")[2] != "env":
+            continue
+        j = start + 1
+        while j < len(argv):
+            option = argv[j]
+            if option == "--" or not (option.startswith("-") or "=" in option) or option == "-":
+                break
+            j += 1
+            if option.startswith("--"):
+                if _long_prefix(option, ("chdir",)):
+                    return True
+                if "=" not in option and _long_prefix(option, ("unset", "split-string")):
+                    j += 1
+                continue
+            if option.startswith("-"):
+                for k in range(1, len(option)):
+                    if option[k] == "C":
+                        return True
+                    if option[k] in "uS":
+                        j += 1 if k == len(option) - 1 else 0
+                        break
     return False
 
 
