@@ -223,6 +223,8 @@ def command_parts(
                     "the repository's own git hooks would run (" + ", ".join(hooks[:3]) + "); "
                     "review them before running git here"
                 )
+        if not hazard:
+            hazard = path_lookup_hazard(name, a.shell)
         if name == "man" and any(w.startswith(("-M", "--manp")) for w in argv[1:]):
             # Pages from a chosen manpath: their ``.so FILE`` requests print any file.
             reads = tuple(sorted({*reads, ""}))
@@ -235,7 +237,7 @@ def command_parts(
             top = _git_top(_git_directory(argv, bases[-1]))
             above = [top] if not inside(top) else []
             reads = tuple(sorted({*reads, *above, *_git_object_reads(argv, bases)}))
-            if any(w in _GIT_STDIN_NAMES or w.startswith(("--batch=", "--batch-command=")) for w in argv[1:]):
+            if any(_long_prefix(w, _GIT_STDIN_NAMES) for w in argv[1:]):  # `--batch-com`: an abbreviation
                 reads = tuple(sorted({*reads, ""}))  # object names (HEAD:secrets/a) come from stdin
             if check_git and not hazard and _shows_changes(argv):
                 # The diff prints the changed files' content: reads of each (a denied one asks).
@@ -299,6 +301,73 @@ def command_parts(
         # What runs is decided by a value at run time: an unknown part (no static program name).
         out.append(CommandPart(text=a.command, argv=(), why_not=evaluated, hazard=evaluated, reads=("",)))
     return out
+
+
+#: Builtins of each shell dialect: run without a PATH search (POSIX sh: dash's set, which
+#: BusyBox ash also has).
+_SH_BUILTINS = frozenset(
+    [
+        ".", ":", "[", "alias", "bg", "break", "cd", "chdir", "command", "continue", "echo", "eval", "exec", "exit",
+        "export", "false", "fc", "fg", "getopts", "hash", "jobs", "kill", "local", "printf", "pwd", "read",
+        "readonly", "return", "set", "shift", "test", "times", "trap", "true", "type", "ulimit", "umask", "unalias",
+        "unset", "wait"
+    ]
+)
+_BASH_BUILTINS = _SH_BUILTINS | frozenset(
+    [
+        "bind", "builtin", "caller", "compgen", "complete", "compopt", "declare", "dirs", "disown", "enable",
+        "help", "history", "let", "logout", "mapfile", "popd", "pushd", "readarray", "shopt", "source", "suspend",
+        "typeset"
+    ]
+)
+
+
+#: Read-only programs that run further programs through a PATH search (man: groff, nroff, tbl,
+#: preconv, the pager; locale --charmaps: gzip); one missing from the absolute entries comes from
+#: any relative entry.
+_PATH_SPAWNERS = frozenset({"man", "locale"})
+
+
+def path_lookup_hazard(name: str, shell: str = "bash", path: str | None = None) -> str:
+    """Why running ``name`` may run a file of the workspace: a relative ``PATH`` entry (``bin``,
+    ``node_modules/.bin``, ``.``, an empty entry) is searched, from the command's own directory,
+    before the first absolute entry holding the program. The command environment takes ``PATH``
+    from the host's (``supervisor.env.base_env``), so ``ls`` there runs a repository's ``bin/ls``."""
+    search = os.environ.get("PATH") if path is None else path
+    if not search or not name or "/" in name:
+        return ""
+    relative = _relative_entries(search)
+    if not relative or name in (_SH_BUILTINS if shell == "sh" else _BASH_BUILTINS):
+        return ""
+    if name in _PATH_SPAWNERS:
+        return (
+            f"{name} runs helper programs found on PATH, which searches the relative directory "
+            f"{relative[0] or '.'!r}, so it may run a file of the workspace"
+        )
+    for entry in search.split(":"):
+        if not entry.startswith("/"):
+            return (
+                f"PATH searches the relative directory {entry or '.'!r} for {name} before any absolute one "
+                "holding it, so it may run a file of the workspace"
+            )
+        candidate = os.path.join(entry, name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return ""
+    return ""
+
+
+_RELATIVE_ENTRIES: dict[str, tuple[str, ...]] = {}
+
+
+def _relative_entries(search: str) -> tuple[str, ...]:
+    """The relative entries of a ``PATH`` value ("" is the current directory), memoised per value."""
+    found = _RELATIVE_ENTRIES.get(search)
+    if found is None:
+        found = tuple(e for e in search.split(":") if not e.startswith("/"))
+        if len(_RELATIVE_ENTRIES) > 64:
+            _RELATIVE_ENTRIES.clear()
+        _RELATIVE_ENTRIES[search] = found
+    return found
 
 
 def _flat(plan: CommandPlan) -> bool:
@@ -523,12 +592,42 @@ def _cd_unknown(a: CommandAnalysis) -> bool:
         or os.environ.get("CDPATH")
     ):
         return True
+    if any(_env_chdir(sub.argv) for sub in a.subcommands):
+        return True  # `env -C DIR cmd`: cmd's relative paths are below DIR
     for sub in a.subcommands:
         if _name(sub) not in _CD_PROGRAMS:
             continue
         for word in sub.argv[1:]:
             if word == "-" or re.fullmatch(r"[+-]\d+", word) or any(c in word for c in "$`"):
                 return True
+    return False
+
+
+def _env_chdir(argv: Sequence[str]) -> bool:
+    """Whether an ``env`` in ``argv`` changes directory before it runs its command: ``-C DIR``,
+    ``-iCDIR``, ``--chdir=DIR`` or an abbreviation (``--ch DIR``), read among env's own options."""
+    for start, word in enumerate(argv):
+        if word.rpartition("/")[2] != "env":
+            continue
+        j = start + 1
+        while j < len(argv):
+            option = argv[j]
+            if option == "--" or not (option.startswith("-") or "=" in option) or option == "-":
+                break
+            j += 1
+            if option.startswith("--"):
+                if _long_prefix(option, ("chdir",)):
+                    return True
+                if "=" not in option and _long_prefix(option, ("unset", "split-string")):
+                    j += 1
+                continue
+            if option.startswith("-"):
+                for k in range(1, len(option)):
+                    if option[k] == "C":
+                        return True
+                    if option[k] in "uS":
+                        j += 1 if k == len(option) - 1 else 0
+                        break
     return False
 
 
@@ -539,10 +638,6 @@ def _part_program_writes(
     return (*writes, "") if linking and writes else writes
 
 
-#: Options of mv, ln and cp that take the next word as their value.
-_VALUE_OPTIONS = frozenset({"-t", "-S", "--target-directory", "--suffix"})
-
-
 def _aliased_sources(name: str, argv: Sequence[str]) -> list[str]:
     """Files a part takes away from their path or gives a second, writable name: the sources of
     ``mv`` (renamed away: ``mv keep.txt k`` is as much an edit of keep.txt as ``rm``), of a hard
@@ -551,7 +646,7 @@ def _aliased_sources(name: str, argv: Sequence[str]) -> list[str]:
     options = [w for w in words if w.startswith("-") and w != "-"]
     if name == "ln" and _makes_symlink(name, argv):
         return []
-    if name == "cp" and not any(w == "--link" or (w[1:2] != "-" and "l" in w[1:]) for w in options):
+    if name == "cp" and not any(_long_prefix(w, ("link",)) or (w[1:2] != "-" and "l" in w[1:]) for w in options):
         return []
     if name not in ("mv", "ln", "cp"):
         return []
@@ -567,13 +662,17 @@ def _aliased_sources(name: str, argv: Sequence[str]) -> list[str]:
             ended = True
             continue
         if not ended and word.startswith("-") and word != "-":
-            if word in _VALUE_OPTIONS:
-                skip = True
-            target_given = (
-                target_given
-                or word in ("-t", "--target-directory")
-                or word.startswith(("--target-directory=", "-t"))
-            )
+            if word[:2] == "--":
+                # getopt_long abbreviations: ``--targ=DIR``, ``--targ DIR``, ``--suf X``.
+                long_value = _long_prefix(word, ("target-directory", "suffix"))
+                skip = long_value and "=" not in word
+                target_given = target_given or _long_prefix(word, ("target-directory",))
+                continue
+            for k in range(1, len(word)):  # a bundle: ``-ft DIR``, ``-ftDIR``, ``-bS.bak``
+                if word[k] in "tS":
+                    skip = k == len(word) - 1
+                    target_given = target_given or word[k] == "t"
+                    break
             continue
         operands.append(word)
     return operands if target_given else operands[:-1]
@@ -605,6 +704,10 @@ _OUTPUT_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: Short options of those programs that take a value (the rest of a bundle is that value).
+_VALUE_LETTERS: dict[str, str] = {"curl": "AbcCdDeEFHKmoPQrtTuUwxXyYz", "wget": "aAbBdDeiIlnoOPQRtTUwXY"}
+
+
 def _download_writes(name: str, argv: Sequence[str]) -> list[str]:
     """Files ``curl``/``wget``/``dd`` write by an option ("" = a name the URL or server picks):
     ``curl -o keep.txt URL`` overwrote a file an ``Edit(...)`` rule denies."""
@@ -617,15 +720,23 @@ def _download_writes(name: str, argv: Sequence[str]) -> list[str]:
     found: list[str] = []
     for i, word in enumerate(words):
         option, eq, value = word.partition("=")
+        following = words[i + 1] if i + 1 < len(words) else ""
         if word in options:
-            found.append(words[i + 1] if i + 1 < len(words) else "")
+            found.append(following)
         elif eq and option in options and option.startswith("--"):
             found.append(value)
-        elif word[:2] in options and not word.startswith("--") and len(word) > 2:
-            found.append(word[2:])
-        elif name == "curl" and (
-            word in ("--remote-name", "--remote-name-all", "-J") or word.startswith("-O")
-        ):
+        elif word[:1] == "-" and word[1:2] not in ("-", "") and len(word) > 2:
+            # A bundle (``curl -sSo F``, ``-sSoF``, ``wget -qO F``): letters up to the first one
+            # that takes a value; an output option takes the rest of the word or the next one.
+            for k in range(1, len(word)):
+                if "-" + word[k] in options:
+                    found.append(word[k + 1 :] or following)
+                    break
+                if name == "curl" and word[k] in "OJ":
+                    found.append("")  # -O/-J: named by the URL or the server
+                if word[k] in _VALUE_LETTERS[name]:
+                    break  # `curl -XPOST`: the rest is that option's value
+        if name == "curl" and word in ("--remote-name", "--remote-name-all", "-O", "-J"):
             found.append("")  # named by the URL or the server
     if name == "wget" and not found:
         found.append("")  # saved under the URL's file name
@@ -636,8 +747,10 @@ def _makes_symlink(name: str, argv: Sequence[str]) -> bool:
     """``ln -s``/``--symbolic``, ``cp -s``/``--symbolic-link`` (bundles such as ``-sf`` included)."""
     if name not in ("ln", "cp"):
         return False
-    long = "--symbolic" if name == "ln" else "--symbolic-link"
-    return any(w == long or (w[:1] == "-" and w[1:2] not in ("-", "") and "s" in w[1:]) for w in argv[1:])
+    long = "symbolic" if name == "ln" else "symbolic-link"
+    return any(
+        _long_prefix(w, (long,)) or (w[:1] == "-" and w[1:2] not in ("-", "") and "s" in w[1:]) for w in argv[1:]
+    )
 
 
 def _absolute(word: str) -> bool:
@@ -700,26 +813,73 @@ def _assignment_sources(a: CommandAnalysis) -> tuple[str, ...]:
     return tuple(x.raw for x in plan.assignments)
 
 
+#: Most option letters of one bundle followed; a longer run of letters is an unknown read.
+_MAX_BUNDLE_LETTERS = 64
+
+
+def _bundle_tails(body: str) -> list[str]:
+    """Every value a short-option bundle may hold (``lfFILE``: ``fFILE``, ``FILE``): any letter
+    may take the rest of the word, so each tail after a run of option letters is a possible path;
+    the first character that is no letter or digit lies inside the value."""
+    tails: list[str] = []
+    k = 1
+    while k < len(body) and body[k - 1].isascii() and body[k - 1].isalnum():
+        if k > _MAX_BUNDLE_LETTERS:
+            return [*tails, ""]
+        tails.append(body[k:])
+        k += 1
+    return tails
+
+
 def _word_reads(argv: Sequence[str]) -> list[str]:
-    """Every word that may name a path: arguments, ``--opt=VALUE`` and ``-fVALUE`` values, the
+    """Every word that may name a path: arguments, ``--opt=VALUE`` and ``-fVALUE`` values (every
+    tail of a bundle: ``-lfVALUE``), the
     value of a ``key=VALUE`` operand (``dd if=F``) and a file named after ``@`` or ``<`` (response
     files ``gcc @F``, ``curl -d @F``, ``curl -F f=@F``: the program reads F).
     Over-inclusive on purpose: a pattern taken for a path can only make a call ask."""
     found: list[str] = []
+    unknown = False
     for word in argv[1:]:
         if not word or word == "-":
             continue
         if word.startswith("-"):
             if "=" in word:
                 found.append(word.split("=", 1)[1])
-            elif not word.startswith("--") and len(word) > 2:
-                found.append(word[2:])
+            if not word.startswith("--") and len(word) > 2:
+                tails = _bundle_tails(word[1:])
+                unknown = unknown or "" in tails
+                found.extend(tails)
             continue
         found.append(word)
         if "=" in word:
             found.append(word.split("=", 1)[1])
     found += [w[1:] for w in found if w[:1] in ("@", "<")]
-    return [w for w in found if w]
+    return [w for w in found if w] + ([""] if unknown else [])
+
+
+def _long_prefix(word: str, names: Sequence[str]) -> bool:
+    """Whether ``word`` is ``--X`` or ``--X=...`` with X a prefix of one of ``names``: getopt_long
+    takes any unambiguous abbreviation (``grep --recur``, ``--derefer``), so every prefix counts."""
+    if word[:2] != "--":
+        return False
+    option = word[2:].partition("=")[0]
+    return bool(option) and any(name.startswith(option) for name in names)
+
+
+def _grep_recurse_value(argv: Sequence[str]) -> bool:
+    """``grep -d rec``, ``-drec``, ``--dir=rec``: grep reads any prefix of ``recurse`` as it."""
+    for index, word in enumerate(argv[1:], start=1):
+        if word == "--":
+            return False
+        value: str | None = None
+        if _long_prefix(word, ("directories",)):
+            value = word.partition("=")[2] if "=" in word else (argv[index + 1] if index + 1 < len(argv) else "")
+        elif word[:1] == "-" and word[1:2] != "-" and "d" in word[1:]:
+            rest = word[word.index("d", 1) + 1 :]
+            value = rest or (argv[index + 1] if index + 1 < len(argv) else "")
+        if value and "recurse".startswith(value):
+            return True
+    return False
 
 
 def _recursive(name: str, argv: Sequence[str]) -> bool:
@@ -728,16 +888,16 @@ def _recursive(name: str, argv: Sequence[str]) -> bool:
     flags = [w for w in argv[1:] if w.startswith("-")]
     if name in ("grep", "egrep", "fgrep", "zgrep"):
         return any(
-            w in ("--recursive", "--dereference-recursive", "-d=recurse")
+            _long_prefix(w, ("recursive", "dereference-recursive"))
             or (not w.startswith("--") and ("r" in w[1:] or "R" in w[1:]))
             for w in flags
-        )
+        ) or _grep_recurse_value(argv)
     if name in ("tar", "bsdtar", "7z", "7za", "pax", "cpio"):
         return True  # archivers recurse into the directories they are given
     if name in ("ls", "cp", "chmod", "chown", "diff", "zip", "rsync", "scp"):
         short = "Rra" if name in ("cp", "rsync") else "Rr"
         return any(
-            w in ("--recursive", "--archive", "--recurse-paths")
+            _long_prefix(w, ("recursive", "archive", "recurse-paths"))
             or (not w.startswith("--") and any(c in w[1:] for c in short))
             for w in flags
         )
@@ -855,8 +1015,8 @@ def _follows_links(name: str, argv: Sequence[str]) -> bool:
             break
         if _may_expand_to_option(word):
             return True  # a repository file named ``-R`` (red team, round 13)
-        if word in flags or word.startswith("--follow") or word.startswith("--dereference"):
-            return True
+        if word in flags or _long_prefix(word, ("follow", "dereference", "dereference-recursive")):
+            return True  # getopt_long abbreviations too (``--derefer``, ``--fol``)
         short = [f[1] for f in flags if len(f) == 2]
         if word.startswith("-") and not word.startswith("--") and any(c in word[1:] for c in short):
             return True
@@ -883,7 +1043,7 @@ def _linked_targets(roots: Sequence[str], limit: int = 20_000) -> list[str]:
 
 
 #: git options that read object names or paths from stdin: what they print is not known here.
-_GIT_STDIN_NAMES = frozenset({"--batch", "--batch-command", "--stdin", "--stdin-paths"})
+_GIT_STDIN_NAMES = ("batch", "batch-command", "stdin", "stdin-paths")
 _JQ_KEYWORD = re.compile(r"(?<![.$\w])(?:import|include)\b")
 _JQ_MODULE = re.compile(r"\b(?:import|include)\s*\"((?:[^\"\\]|\\.)*)\"")
 

@@ -14,7 +14,7 @@ from typing import Final
 
 from .spec import ARG, OPTARG, ParsedArgs, ProgramSpec, longs, parse_args
 
-__all__ = ["check_git", "git_subcommand"]
+__all__ = ["check_git", "git_file_values", "git_subcommand"]
 
 _GLOBAL_OK: Final = frozenset(
     ["--no-pager", "-P", "--no-optional-locks", "--no-replace-objects", "--literal-pathspecs", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs", "--no-lazy-fetch", "--no-advice", "--version"]
@@ -171,14 +171,20 @@ def _tag(args: list[str]) -> list[str]:
     return reasons
 
 
-def _config(args: list[str]) -> list[str]:
+_CONFIG: Final = ProgramSpec("git config", short="lz", short_arg="f", long=_spec("config", long=(
+    "get get-all get-regexp get-urlmatch list name-only null show-origin show-scope global system local "
+    "worktree file= blob= type= bool int bool-or-int path expiry-date default= includes no-includes")).long)
+
+
+def _config_args(args: list[str]) -> list[str]:
+    """``git config get|list ...`` (git 2.46 verbs) as the option forms they stand for."""
     if args and args[0] in ("get", "list"):
-        args = ["--get" if args[0] == "get" else "--list", *args[1:]]
-    spec = _spec("config", "lz", "", "", long=(
-        "get get-all get-regexp get-urlmatch list name-only null show-origin show-scope global system local "
-        "worktree file= blob= type= bool int bool-or-int path expiry-date default= includes no-includes"))
-    spec = ProgramSpec("git config", short="lzf", short_arg="f", long=spec.long)
-    parsed = parse_args(spec, args)
+        return ["--get" if args[0] == "get" else "--list", *args[1:]]
+    return args
+
+
+def _config(args: list[str]) -> list[str]:
+    parsed = parse_args(_CONFIG, _config_args(args))
     reasons = list(parsed.reasons)
     if parsed.has("--list", "-l"):
         if parsed.positionals:
@@ -240,6 +246,32 @@ def git_subcommand(args: list[str]) -> tuple[int, list[str]]:
             reasons.append(f"git: unknown global option {name}")
         return i, reasons
     return i, reasons
+
+
+#: Options of git subcommands whose value names a file git reads: ``config -f F`` prints F,
+#: ``grep -f F`` takes patterns from F, ``ls-files -X F`` excludes by F, ``blame --contents F``
+#: annotates F (``--exclude-per-directory=N`` reads N in every directory).
+_FILE_OPTIONS: Final[dict[str, frozenset[str]]] = {
+    "config": frozenset({"-f", "--file", "--blob"}),
+    "grep": frozenset({"-f", "--file"}),
+    "ls-files": frozenset({"-X", "--exclude-from", "--exclude-per-directory"}),
+    "blame": frozenset({"--contents", "--ignore-revs-file"}),
+}
+
+
+def git_file_values(args: list[str]) -> list[str]:
+    """Files ``git ARGS`` reads through its subcommand's options, parsed as the judge parses them
+    (bundles ``-lfF``, attached ``-fF`` and separate ``-f F`` values alike)."""
+    index, reasons = git_subcommand(args)
+    if reasons or index >= len(args):
+        return []
+    sub, rest = args[index], args[index + 1 :]
+    options = _FILE_OPTIONS.get(sub)
+    if options is None:
+        return []
+    spec = _CONFIG if sub == "config" else _SPECS[sub]
+    parsed = parse_args(spec, _config_args(rest) if sub == "config" else rest)
+    return [value for key, value in parsed.options if key in options and value is not None]
 
 
 def check_git(args: list[str]) -> list[str]:

@@ -11,9 +11,10 @@ permission to write like a redirection does.
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
-from .git import check_git
+from .git import check_git, git_file_values
 from .sed import SED_SPEC, script_writes
 from .spec import ARG, ARG2, ProgramSpec, parse_args
 
@@ -181,8 +182,14 @@ def program_reads(name: str, args: list[str | None], spec: ProgramSpec | None) -
                 reads.append("")
         if not recursive and not keys.isdisjoint(_RECURSIVE_FLAGS.get(name, _NO_OPTIONS)):
             recursive = True
-        if name in ("grep", "egrep", "fgrep") and any(v == "recurse" for _, v in options):
-            recursive = True
+        if name in ("grep", "egrep", "fgrep") and any(
+            key in ("-d", "--directories") and _recurse_value(v) for key, v in options
+        ):
+            recursive = True  # `-d rec`: grep takes any unambiguous abbreviation of the value
+        if not recursive and name in _RECURSIVE_FLAGS and parsed.reasons:
+            recursive = _abbreviated_recursion(name, static)
+    if name == "jq":
+        reads.extend(_jq_module_reads(static, parse_args(spec, static).values("-L") if has_option else []))
     pattern_opts = _PATTERN_FIRST.get(name)
     if pattern_opts is not None and positionals and keys.isdisjoint(pattern_opts):
         positionals = positionals[1:]
@@ -200,6 +207,63 @@ def program_reads(name: str, args: list[str | None], spec: ProgramSpec | None) -
     if not positionals and (recursive or name in _DOT_BY_DEFAULT) and name != "diff":
         reads.append(".")
     return reads, recursive
+
+
+#: A jq module directive (``import "p" as $x;``, ``include "p";``), not a field or variable named so.
+_JQ_DIRECTIVE: Final = re.compile(r"(?<![.$\w])(?:import|include)\b")
+_JQ_MODULE: Final = re.compile(r"(?<![.$\w])(?:import|include)\s*\"((?:[^\"\\]|\\.)*)\"")
+
+
+def _jq_module_reads(args: list[str], dirs: list[str]) -> list[str]:
+    """Files a jq filter's modules load: ``import "p" as $x`` reads ``p.json``, ``import "p" as x``
+    and ``include "p"`` read ``p.jq`` (or ``p/p.jq``), searched in each ``-L DIR``, the current
+    directory and jq's default path (``~/.jq``, beside the jq binary): that last part and any
+    ``{search: ...}`` metadata are not known here, so a directive adds "" (unknown) too."""
+    if not any("import" in a or "include" in a for a in args):
+        return []
+    found: list[str] = []
+    directives = False
+    for arg in args:
+        if arg[:1] == "-" or _JQ_DIRECTIVE.search(arg) is None:  # a filter is no option word
+            continue
+        directives = True
+        for module in _JQ_MODULE.findall(arg):
+            base = module.rpartition("/")[2]
+            found.extend([module, f"{module}.json", f"{module}.jq", f"{module}/{base}.jq"])
+    if not directives:
+        return []
+    for directory in dirs:
+        found.extend([f"{directory}/{path}" for path in found if not path.startswith("/")])
+    return [*dirs, *found, ""]
+
+
+def _recurse_value(value: str | None) -> bool:
+    """Whether grep reads a ``--directories`` value as ``recurse`` (a prefix of it: ``rec``)."""
+    return bool(value) and "recurse".startswith(value or "-")
+
+
+def _abbreviated_recursion(name: str, args: list[str]) -> bool:
+    """Whether a long option the model does not know may be an abbreviation getopt_long expands to
+    a recursion flag (``grep --recur``, ``--derefer``, ``--dir=rec``, ``ls --recur``). The part is
+    not read-only already (an unknown option); this makes an allow rule's part walk, so a
+    ``Read(...)`` deny rule inside the walk still applies."""
+    longs = [flag[2:] for flag in _RECURSIVE_FLAGS[name] if flag[:2] == "--"]
+    for index, arg in enumerate(args):
+        if arg == "--":
+            return False
+        if arg[:2] != "--":
+            continue
+        option, eq, value = arg[2:].partition("=")
+        if not option:
+            continue
+        if any(flag.startswith(option) for flag in longs):
+            return True
+        if name in ("grep", "egrep", "fgrep") and "directories".startswith(option):
+            if not eq:
+                value = args[index + 1] if index + 1 < len(args) else ""
+            if _recurse_value(value):
+                return True
+    return False
 
 
 def _find(args: list[str | None]) -> tuple[list[str], bool]:
@@ -291,6 +355,8 @@ def _git(args: list[str | None]) -> tuple[list[str], bool]:
                 reads.append(attached)
             elif index + 1 < len(rest):
                 reads.append(rest[index + 1])
+    if None not in args:
+        reads.extend([v for v in git_file_values(values) if v not in reads])
     if sub in ("diff", "grep") and "--no-index" in rest:
         reads.extend([v for v in rest if v and not v.startswith("-")] or ["."])
         recursive = sub == "grep"

@@ -233,7 +233,8 @@ _SPECS: Final[list[ProgramSpec]] = [
         "body-numbering= section-delimiter= footer-numbering= header-numbering= line-increment= "
         "join-blank-lines= number-format= no-renumber number-separator= starting-line-number= "
         "number-width= help version")),
-    ProgramSpec("od", short="bcdDfhHiIlLoOsvxX", short_arg="AjNStw", long=longs(
+    # -w[BYTES]: an optional value, attached only (``od -w FILE`` reads FILE).
+    ProgramSpec("od", short="bcdDfhHiIlLoOsvxX", short_arg="AjNSt", short_opt="w", long=longs(
         "address-radix= endian= skip-bytes= read-bytes= format= output-duplicates strings=? width=? traditional "
         "help version")),
     ProgramSpec("xxd", short="aCEeipsuvb", short_arg="cglos", max_positional=1, long=longs(
@@ -253,7 +254,7 @@ _SPECS: Final[list[ProgramSpec]] = [
         "help version")),
     ProgramSpec("dirname", short="z", long=longs("zero help version")),
     ProgramSpec("basename", short="az", short_arg="s", long=longs("multiple suffix= zero help version")),
-    ProgramSpec("column", short="tnexJL", short_arg="scoNRHWdlOEr", long=longs(
+    ProgramSpec("column", short="tnexJLd", short_arg="scoNRHWlOEr", long=longs(
         "table separator= output-separator= columns= fillrows json table-columns= table-name= "
         "keep-empty-lines help version")),
     ProgramSpec("jq", short="nrjacsCMSeEh", short_arg="fL", glob_safe=True, long=longs(
@@ -307,7 +308,8 @@ _SPECS: Final[list[ProgramSpec]] = [
         "bytes kilo mega giga tera peta kibi mebi gibi tebi pebi human wide total lohi seconds= count= si "
         "help version")),
     ProgramSpec("ps", free_form=True),
-    ProgramSpec("pgrep", short="lafvwxcinoArFU", short_arg="dgGPstuU", long=longs(
+    # procps-ng: -F FILE (--pidfile), -O SECONDS, -r STATES take values; -L is a flag.
+    ProgramSpec("pgrep", short="lafvwxcinoAL", short_arg="dgGPstuUFOr", long=longs(
         "delimiter= list-name list-full inverse lightweight count full pgroup= group= ignore-case newest "
         "oldest older= parent= session= terminal= euid= uid= exact pidfile= logpidfile ns= nslist= "
         "runstates= help version")),
