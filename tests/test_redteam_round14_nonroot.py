@@ -2,8 +2,9 @@
 
 A non-root caller's commands keep its uid and its sandbox is built without root's tools (no
 sized /tmp, no idmapped workspace): the kernel-surface filter, the relative-name socket masks,
-the file tools' ACL/identity/name checks and the /tmp-cap refusal must hold there too. A skip is
-a failure here (``CI=true``), and every test root collected must run.
+the file tools' ACL/identity/name checks, the /tmp-cap refusal and the classifier's Bash-tool
+runs must hold there too. A skip is a failure here (``CI=true``), and every test root collected
+must run.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ SELECTION = [
     "tests/test_redteam_round14_host_readcache.py",
     "tests/test_redteam_round14_host_linknames.py",
     "tests/test_left14_tmpcap_nonroot.py",
+    "tests/test_redteam_round14_analysis_option_files.py",
+    "tests/test_redteam_round14_analysis_path_lookup.py",
+    "tests/test_redteam_round14_analysis_abbreviations.py",
+    "tests/test_redteam_round14_analysis_env_chdir.py",
 ]
 
 
