@@ -14,7 +14,7 @@ children of a per-session subreaper process (see `sandbox._reaper`).
 Environment added to each process: ``SHELLRT_RUN_ID`` (the kill marker) and,
 when ``report_cwd``, ``SHELLRT_CWD_FILE``.
 
-Pre-spawned shells (``LocalConfig.warm_shells``, off by default; see `sandbox._warm`): the next command's bash
+Pre-spawned shells (``LocalConfig.warm_shells``, one by default; see `sandbox._warm`): the next command's bash
 is started when the current one ends, shaped by its request; a matching command is
 handed to it, anything else starts fresh. Each command still gets a bash process of its own.
 """
@@ -54,10 +54,6 @@ class LocalBackend(SandboxBackend):
         guard = guard_owner()
         self._runner.start()
         runner = self._runner
-        if self.config.warm_shells and runner.warm is None:
-            from sandbox._warm import WarmPool  # off by default: `shellrt run` never imports it
-
-            runner.warm = WarmPool(runner, self.config.warm_shells)
         if not self.reap_orphans:
             return
         if self.session_cgroup and (runner.session_cgroup is None or not runner.session_cgroup.usable):
@@ -69,6 +65,8 @@ class LocalBackend(SandboxBackend):
 
     #: Keep what commands leave behind from outliving them (off: only the benchmark's baseline).
     reap_orphans = True
+    #: The session's first command, while the warm pool is not made yet (`exec`).
+    _first_request: ExecRequest | None = None
     #: Do it with a session cgroup where the owner has a cgroup (off: always the reaper process).
     session_cgroup = True
 
@@ -97,6 +95,17 @@ class LocalBackend(SandboxBackend):
         refuse_user_switch(request, "local")
         runner = self._runner
         warm = runner.warm
+        if warm is None and self.config.warm_shells:
+            if self._first_request is None:
+                # A one-command run (`shellrt run`) never pays for the pool, nor imports it (its
+                # import budget, tests/test_cli_imports.py): it starts with the second command,
+                # told the first one's shape (a warm shell needs two of a shape in a row).
+                self._first_request = request
+            else:
+                from sandbox._warm import WarmPool
+
+                warm = runner.warm = WarmPool(runner, self.config.warm_shells)
+                warm.refill(self._first_request)
         handle = await warm.take(request) if warm is not None else None
         if handle is None:
             run = runner.new_run(request.report_cwd)

@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sandbox import SandboxPolicy
+from sandbox import LocalConfig, SandboxPolicy
 from sandbox._fdstream import FdReceiveStream
 from sandbox.local import LocalBackend
 from shellrt.supervisor import Supervisor
@@ -47,7 +47,8 @@ async def test_a_cancelled_quick_command_leaves_no_pipe_open(tmp_path: Path) -> 
     """Cancelling callers mid-command, many times: every pipe the pumps opened is closed."""
     ws = tmp_path / "ws"
     ws.mkdir()
-    backend = LocalBackend(policy=SandboxPolicy(workspace=ws))
+    # No pre-spawned shell: its pipes (open while it waits, replaced as shapes change) are not the pumps'.
+    backend = LocalBackend(LocalConfig(warm_shells=0), policy=SandboxPolicy(workspace=ws))
     async with backend, Supervisor(backend, session_dir=tmp_path / "session") as sup:
         await sup.run("true", timeout_s=10)
         before = _pipes()
