@@ -183,7 +183,7 @@ class Zygote:
         ]
         request = ExecRequest(argv=tuple(argv), cwd="/", env={}, merge_stderr=True)
         try:
-            self._proc = await self._runner.spawn(
+            self._proc = self._runner.spawn(
                 argv,
                 request,
                 marker=slot.marker,

@@ -197,7 +197,7 @@ class HostRunner:
             raise SandboxClosedError(f"the {self.label} sandbox is not started (or was closed)")
         return self.state_dir
 
-    async def spawn(
+    def spawn(
         self,
         argv: Sequence[str],
         request: ExecRequest,
@@ -212,29 +212,8 @@ class HostRunner:
 
         Hot path: the pipes are made here (no Popen file objects to unwrap) and
         /dev/null is opened once per runner; `sandbox._spawn` then only forks (vfork) and execs.
+        Never awaits (a start blocks as a vfork would): the warm shells start from `wait`.
         """
-        return self.spawn_now(
-            argv,
-            request,
-            marker=marker,
-            cwd_host_file=cwd_host_file,
-            env_extra=env_extra,
-            cwd=cwd,
-            pass_fds=pass_fds,
-        )
-
-    def spawn_now(
-        self,
-        argv: Sequence[str],
-        request: ExecRequest,
-        *,
-        marker: str,
-        cwd_host_file: Path | None,
-        env_extra: dict[str, str],
-        cwd: str | None,
-        pass_fds: tuple[int, ...] = (),
-    ) -> HostProcess:
-        """`spawn`, callable outside a task (it never awaits: a start blocks as a vfork would)."""
         env = child_env(request, env_extra, marker)
         pipes = StdioPipes.open(request)
         try:
@@ -370,11 +349,9 @@ class HostRunner:
         empty but for open roots? False (sweep) when a member is no root."""
         if self.warm is None:
             return False
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            # One pread: no more tasks than the spawner thread and one per unreaped root in it.
-            roots_in = sum(1 for h in self._open if h.in_session_cgroup and h.running)
-            if int(os.pread(cgroup._count, 32, 0)) <= 1 + roots_in:
-                return True
+        # One pread: no more tasks than the spawner thread and one per unreaped root in it.
+        if cgroup.empty(roots=sum(1 for h in self._open if h.in_session_cgroup and h.running)):
+            return True
         roots = {h.pid for h in self._open if h.pid is not None}
         return set(cgroup.members()) <= roots
 

@@ -163,11 +163,11 @@ class SessionCgroup:
             self._roots.discard(pid)
         return not self.empty()
 
-    def empty(self) -> bool:
-        """Nothing but the spawner thread is in the cgroup (``pids.current`` counts tasks until
-        they are reaped; the root was)."""
+    def empty(self, roots: int = 0) -> bool:
+        """Nothing but the spawner thread (and ``roots`` tasks the caller knows of) is in the cgroup
+        (``pids.current`` counts tasks until they are reaped; the root was)."""
         try:
-            return int(os.pread(self._count, 32, 0)) <= 1
+            return int(os.pread(self._count, 32, 0)) <= 1 + roots
         except (OSError, ValueError):
             return False  # unsure: the caller sweeps
 

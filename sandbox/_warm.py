@@ -219,7 +219,7 @@ class WarmPool:
         while len(self._idle) < self.size:
             run = runner.new_run(request.report_cwd)
             try:
-                handle = runner.spawn_now(
+                handle = runner.spawn(
                     argv,
                     warm_request,
                     marker=run.marker,

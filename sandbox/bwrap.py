@@ -1124,8 +1124,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     *self._mount_guard(sandbox),
                     *request.argv,
                 ]
-                return await self._runner.spawn(
-                    # No core dumps (hard limit 0: a command must not feed the host's core_pattern
+                return self._runner.spawn(
+                    # No core dumps (RLIMIT_CORE 1:1: a command must not feed the host's core_pattern
                     # handler); limits: joins the session cgroup.
                     [*self._no_core_prefix(), *self.cgroup_argv(argv)],
                     launcher_request(request),

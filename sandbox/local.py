@@ -109,7 +109,7 @@ class LocalBackend(SandboxBackend):
         handle = await warm.take(request) if warm is not None else None
         if handle is None:
             run = runner.new_run(request.report_cwd)
-            handle = runner.spawn_now(
+            handle = runner.spawn(
                 request.argv,
                 request,
                 marker=run.marker,
