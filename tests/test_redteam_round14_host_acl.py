@@ -13,16 +13,15 @@ again at the write, and say how to change it in place; the file and its ACL stay
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 import struct
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import shellrt
 from tests._governance import trust_env
+from tests._rt13_host import tool_result
 from tests.conftest import require
 
 pytestmark = pytest.mark.anyio
@@ -35,14 +34,6 @@ def _acl(named_uid: int) -> bytes:
     """``u::rw- u:<named_uid>:rw- g::--- m::rw- o::---`` in the kernel's xattr form."""
     entries = [(0x01, 6, _UNDEFINED), (0x02, 6, named_uid), (0x04, 0, _UNDEFINED), (0x10, 6, _UNDEFINED), (0x20, 0, _UNDEFINED)]
     return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", tag, perm, ident) for tag, perm, ident in entries)
-
-
-async def _call(rt: shellrt.Runtime, name: str, tool_input: dict[str, Any]) -> tuple[str, bool]:
-    block = {"type": "tool_use", "id": "acl-" + secrets.token_hex(6), "name": name, "input": tool_input}
-    result: dict[str, Any] = (await rt.run([block]))["content"][0]
-    content = result["content"]
-    text = content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content)
-    return text, bool(result.get("is_error"))
 
 
 async def test_write_and_edit_keep_an_acl_files_access(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -58,17 +49,17 @@ async def test_write_and_edit_keep_an_acl_files_access(tmp_path: Path, monkeypat
     plain = ws / "plain.conf"
     plain.write_text("token = 1\n")
     async with shellrt.Runtime(ws, "bwrap", session_dir=tmp_path / "s", mode="bypassPermissions") as rt:
-        shown, failed = await _call(rt, "Read", {"file_path": str(guarded)})
+        shown, failed = await tool_result(rt, "Read", {"file_path": str(guarded)})
         assert not failed and "token = 1" in shown, shown
-        edited, failed = await _call(
+        edited, failed = await tool_result(
             rt, "Edit", {"file_path": str(guarded), "old_string": "token = 1", "new_string": "token = 2"}
         )
         assert failed and "ACL" in edited and "in place" in edited, edited
-        written, failed = await _call(rt, "Write", {"file_path": str(guarded), "content": "token = 3\n"})
+        written, failed = await tool_result(rt, "Write", {"file_path": str(guarded), "content": "token = 3\n"})
         assert failed and "ACL" in written, written
         # A file without one is replaced as before.
-        await _call(rt, "Read", {"file_path": str(plain)})
-        done, failed = await _call(
+        await tool_result(rt, "Read", {"file_path": str(plain)})
+        done, failed = await tool_result(
             rt, "Edit", {"file_path": str(plain), "old_string": "token = 1", "new_string": "token = 2"}
         )
         assert not failed, done

@@ -12,16 +12,15 @@ mark. Now UTF-16 text goes through the same line scanner as UTF-8: same budget, 
 
 from __future__ import annotations
 
-import secrets
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import shellrt
 from shellrt.tools.read import MAX_LINE_CHARS, MAX_OUTPUT_CHARS
 from tests._governance import trust_env
+from tests._rt13_host import tool_result
 from tests.conftest import require
 
 pytestmark = pytest.mark.anyio
@@ -36,39 +35,31 @@ _MAKE = (
 )
 
 
-async def _call(rt: shellrt.Runtime, name: str, tool_input: dict[str, Any]) -> tuple[str, bool]:
-    block = {"type": "tool_use", "id": "u16-" + secrets.token_hex(6), "name": name, "input": tool_input}
-    result: dict[str, Any] = (await rt.run([block]))["content"][0]
-    content = result["content"]
-    text = content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content)
-    return text, bool(result.get("is_error"))
-
-
 async def test_a_utf16_file_keeps_reads_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     require(shutil.which("bwrap") is not None, "bwrap is needed")
     trust_env(tmp_path, monkeypatch)
     ws = tmp_path / "ws"
     ws.mkdir()
     async with shellrt.Runtime(ws, "bwrap", session_dir=tmp_path / "s", mode="bypassPermissions") as rt:
-        made, failed = await _call(rt, "Bash", {"command": f"python3 - <<'EOF'\n{_MAKE}EOF"})
+        made, failed = await tool_result(rt, "Bash", {"command": f"python3 - <<'EOF'\n{_MAKE}EOF"})
         assert not failed, made
         for name in ("u16le.txt", "u16be.txt"):
-            text, failed = await _call(rt, "Read", {"file_path": str(ws / name)})
+            text, failed = await tool_result(rt, "Read", {"file_path": str(ws / name)})
             assert not failed, text[:500]
             assert len(text) <= MAX_OUTPUT_CHARS + 2_000, (name, len(text))
             assert "budget was reached" in text and "call Read with offset=" in text, text[-400:]
             assert "\tAAAA" in text and "\x00" not in text
             # The next page continues where the budget stopped.
             last = int(text.split("Showing lines 1-", 1)[1].split(" ", 1)[0])
-            more, failed = await _call(rt, "Read", {"file_path": str(ws / name), "offset": last + 1, "limit": 3})
+            more, failed = await tool_result(rt, "Read", {"file_path": str(ws / name), "offset": last + 1, "limit": 3})
             assert not failed and more.startswith(f"{last + 1:>6}\tAAAA"), more[:200]
-        text, failed = await _call(rt, "Read", {"file_path": str(ws / "long16.txt")})
+        text, failed = await tool_result(rt, "Read", {"file_path": str(ws / "long16.txt")})
         assert not failed, text[:500]
         lines = text.splitlines()
         assert lines[0] == "     1\thead" and lines[2] == "     3\ttail", lines[:3]
         assert lines[1].endswith("… [line truncated]") and len(lines[1]) < MAX_LINE_CHARS + 40
         # Edit still takes the UTF-16 file and keeps its encoding and BOM.
-        edited, failed = await _call(
+        edited, failed = await tool_result(
             rt, "Edit", {"file_path": str(ws / "long16.txt"), "old_string": "tail", "new_string": "end"}
         )
         assert not failed, edited
