@@ -78,13 +78,12 @@ def _bound(table: bytes) -> frozenset[tuple[str, str]]:
 def host_socket_paths(table: bytes | None = None) -> list[str]:
     """Pathname unix sockets bound in the host's network namespace (``/proc/net/unix``, or ``table``
     read from it), by absolute path. A name relative to its binder's cwd (``bind("app.sock")``)
-    is looked up through the processes holding it (`relative_socket_path`): skipped, it left
+    is looked up through the processes holding it (`relative_socket_paths`): skipped, it left
     such a daemon unmasked, in the workspace or anywhere the sandbox shows (red team round 14)."""
     bound = _bound(_socket_table() if table is None else table)
     paths = {path for _, path in bound if path.startswith("/")}
-    for inode, listed in bound:
-        if not listed.startswith("/") and (found := relative_socket_path(inode, listed)) is not None:
-            paths.add(found)
+    found = relative_socket_paths(pair for pair in bound if not pair[1].startswith("/"))
+    paths.update(path for path in found.values() if path is not None)
     return sorted(paths)
 
 
@@ -92,28 +91,51 @@ def host_socket_paths(table: bytes | None = None) -> list[str]:
 _RELATIVE: dict[tuple[str, str], str | None] = {}
 
 
-def relative_socket_path(inode: str, name: str) -> str | None:
-    """Where the socket ``inode``, listed by the relative ``name``, is: the name joined to the
-    current directory of a process holding it, when the file there is a socket and the one that
-    process itself reaches (same device and inode: not a lookalike in another mount namespace).
-    None when no holder shows it (one that changed directory after ``bind``: the name then
-    names no place anyone can find). Remembered per (inode, name)."""
-    key = (inode, name)
-    if key in _RELATIVE:
-        return _RELATIVE[key]
-    if len(_RELATIVE) > 4096:
-        _RELATIVE.clear()
-    found = _RELATIVE[key] = _through_holders(inode, name)
+def relative_socket_paths(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
+    """Where each socket (inode, relative name) of ``pairs`` is: the name joined to the current
+    directory of a process holding it, when the file there is a socket and the one that process
+    itself reaches (same device and inode: not a lookalike in another mount namespace). None when
+    no holder shows it (one that changed directory after ``bind``: the name then names no place
+    anyone can find). Remembered per (inode, name); the ones not seen before cost one walk of
+    /proc together, however many they are (each its own walk: a command binding thousands of
+    relative names, where it shares the host's network namespace, made the host walk /proc
+    thousands of times before the next command)."""
+    wanted = list(dict.fromkeys(pairs))
+    new = [pair for pair in wanted if pair not in _RELATIVE]
+    if new:
+        if len(_RELATIVE) + len(new) > 4096:
+            _RELATIVE.clear()
+        holders = _holders({f"socket:[{inode}]" for inode, _ in new})
+        for inode, name in new:
+            _RELATIVE[(inode, name)] = _through(holders.get(f"socket:[{inode}]", ()), name)
+    return {pair: _RELATIVE.get(pair) for pair in wanted}
+
+
+def _holders(targets: set[str]) -> dict[str, list[str]]:
+    """The pids (as /proc names) holding each of ``targets`` (``socket:[inode]``), in one walk."""
+    found: dict[str, list[str]] = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        fds = f"/proc/{pid}/fd"
+        try:
+            names = os.listdir(fds)
+        except OSError:
+            continue  # gone, or not ours to read
+        for fd in names:
+            try:
+                link = os.readlink(f"{fds}/{fd}")
+            except OSError:
+                continue  # closed meanwhile
+            if link in targets and pid not in found.setdefault(link, []):
+                found[link].append(pid)
     return found
 
 
-def _through_holders(inode: str, name: str) -> str | None:
+def _through(pids: Iterable[str], name: str) -> str | None:
     if "\0" in name:
         return None
-    target = f"socket:[{inode}]"
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or not _holds(f"/proc/{pid}/fd", target):
-            continue
+    for pid in pids:
         try:
             cwd = os.readlink(f"/proc/{pid}/cwd")
             theirs = os.stat(f"/proc/{pid}/cwd/{name}", follow_symlinks=False)
@@ -124,20 +146,6 @@ def _through_holders(inode: str, name: str) -> str | None:
         if stat.S_ISSOCK(ours.st_mode) and (ours.st_dev, ours.st_ino) == (theirs.st_dev, theirs.st_ino):
             return path
     return None
-
-
-def _holds(fds: str, target: str) -> bool:
-    try:
-        names = os.listdir(fds)
-    except OSError:
-        return False  # gone, or not ours to read
-    for fd in names:
-        try:
-            if os.readlink(f"{fds}/{fd}") == target:
-                return True
-        except OSError:
-            continue  # closed meanwhile
-    return False
 
 
 def _under(path: str, roots: Iterable[str]) -> bool:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import stat
 
-from sandbox._hostsockets import _bound, _socket_table, relative_socket_path
+from sandbox._hostsockets import _bound, _socket_table, relative_socket_paths
 from sandbox.confine import relative_to
 
 __all__ = ["WorkspaceSockets"]
@@ -37,26 +37,18 @@ class WorkspaceSockets:
 
     def __init__(self, workspace: str) -> None:
         self._root = os.path.realpath(workspace)
-        #: Relative names already looked up: (inode, name) -> the workspace path found, or None.
-        self._relative: dict[tuple[str, str], str | None] = {}
         self._table = _socket_table()
         #: (socket inode, path) of those covered: the listed path is where it was bound.
         self._covered = self._inside(self._table)
 
     def _inside(self, table: bytes) -> frozenset[tuple[str, str]]:
         found = set()
-        for inode, listed in _bound(table):
-            path: str | None = listed
-            if not listed.startswith("/"):
-                key = (inode, listed)
-                if key not in self._relative:
-                    where = relative_socket_path(inode, listed)
-                    inside = where is not None and relative_to(where, self._root) is not None
-                    self._relative[key] = where if inside else None
-                path = self._relative[key]
-                if path is None:
-                    continue  # not in the workspace (as far as its holders show)
-            assert path is not None
+        bound = _bound(table)
+        relative = relative_socket_paths(pair for pair in bound if not pair[1].startswith("/"))
+        for inode, listed in bound:
+            path = relative.get((inode, listed)) if not listed.startswith("/") else listed
+            if path is None:
+                continue  # a relative name no holder shows
             if (
                 relative_to(path, self._root) is None
                 and relative_to(os.path.realpath(path), self._root) is None
