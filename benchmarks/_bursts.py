@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-__all__ = ["BURST", "Bursts", "alternating_bursts", "raw_spawn"]
+__all__ = ["BURST", "Bursts", "alternating_bursts", "cpu_timed", "raw_spawn"]
 
 #: Calls per burst (after one untimed call), as the quick benchmark's latency table times them.
 BURST = 12
@@ -29,6 +29,17 @@ def raw_spawn() -> None:
     """``bash -c true`` with its output read through one pipe to its end, stderr merged into it:
     the output handling ``Supervisor.run`` gives a command (one merged pipe, read to EOF)."""
     subprocess.run(["bash", "-c", "true"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+
+
+def cpu_timed(fn: Callable[[], Awaitable[None]], cpu: list[float]) -> Callable[[], Awaitable[None]]:
+    """``fn``, adding this process's CPU time of each call to ``cpu``."""
+
+    async def timed() -> None:
+        start = time.process_time()
+        await fn()
+        cpu.append(time.process_time() - start)
+
+    return timed
 
 
 def _load() -> tuple[float, float, float]:

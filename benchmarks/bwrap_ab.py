@@ -31,13 +31,12 @@ import statistics
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
 
-from benchmarks._bursts import alternating_bursts, raw_spawn
+from benchmarks._bursts import alternating_bursts, cpu_timed, raw_spawn
 from benchmarks._harness import summarize
 
 __all__ = ["main"]
@@ -50,17 +49,6 @@ async def _read_all(stream: object) -> None:
             pass
     except (anyio.EndOfStream, anyio.ClosedResourceError):
         return
-
-
-def _cpu_timed(fn: Callable[[], Awaitable[None]], cpu: list[float]) -> Callable[[], Awaitable[None]]:
-    """``fn``, adding this process's CPU time of each call to ``cpu``."""
-
-    async def timed() -> None:
-        start = time.process_time()
-        await fn()
-        cpu.append(time.process_time() - start)
-
-    return timed
 
 
 def _churn(every_s: float, stop: threading.Event) -> None:
@@ -133,9 +121,9 @@ async def _run(rounds: int, burst: int, churn_ms: float, pool: int | None) -> in
 
             cpu: dict[str, list[float]] = {"raw": [], "backend": [], "supervisor": []}
             fns = {
-                "raw": _cpu_timed(raw, cpu["raw"]),
-                "backend": _cpu_timed(lambda: after(alone), cpu["backend"]),
-                "supervisor": _cpu_timed(lambda: after(supervised), cpu["supervisor"]),
+                "raw": cpu_timed(raw, cpu["raw"]),
+                "backend": cpu_timed(lambda: after(alone), cpu["backend"]),
+                "supervisor": cpu_timed(lambda: after(supervised), cpu["supervisor"]),
             }
             stop = threading.Event()
             churner = threading.Thread(target=_churn, args=(churn_ms / 1e3, stop), daemon=True)

@@ -17,23 +17,13 @@ import argparse
 import gc
 import statistics
 import sys
-import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from typing import Any
 
 import anyio
 
-from benchmarks._bursts import alternating_bursts, raw_spawn
-
-
-def _cpu_timed(fn: Callable[[], Awaitable[None]], cpu: list[float]) -> Callable[[], Awaitable[None]]:
-    async def timed() -> None:
-        start = time.process_time()
-        await fn()
-        cpu.append(time.process_time() - start)
-
-    return timed
+from benchmarks._bursts import alternating_bursts, cpu_timed, raw_spawn
 
 
 async def _run(rounds: int, burst: int) -> int:
@@ -68,7 +58,7 @@ async def _run(rounds: int, burst: int) -> int:
 
         names = ["raw", *systems]
         cpu: dict[str, list[float]] = {name: [] for name in names}
-        fns = {name: _cpu_timed(raw if name == "raw" else runner(name), cpu[name]) for name in names}
+        fns = {name: cpu_timed(raw if name == "raw" else runner(name), cpu[name]) for name in names}
         bursts = await alternating_bursts(fns, rounds, burst)
         pools = _pools()
     print(f"{bursts.rounds} rounds of {burst} calls each, taking turns; {bursts.load_text()}")
