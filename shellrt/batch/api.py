@@ -102,6 +102,9 @@ class BatchRun:
         #: Masked in every task's sandbox (the artifacts directory always is): bwrap shows the
         #: host, and the results file holds every other task's output previews.
         self._hidden = tuple(Path(p).absolute() for p in (*hidden_paths, *([out] if out is not None else [])))
+        if self._floor is not None and not self._floor.copy_leaves_out:
+            own = (*self._hidden, *([self._artifacts] if self._artifacts is not None else []))
+            self._floor = dataclasses.replace(self._floor, copy_leaves_out=tuple(map(str, own)))
         self._backend_hint = backend_hint
         self._ray_options = dict(ray_options or {})
         self._cm: AbstractAsyncContextManager[AsyncIterator[TaskResult]] | None = None
