@@ -90,6 +90,8 @@ async def test_a_task_file_cannot_name_what_only_root_reads_as_its_workspace(dat
 
 
 def test_an_operator_who_trusts_the_task_file_may_name_it(dataset: Path) -> None:
-    task = Task.model_validate({"id": "p", "workspace": str(dataset.parent.parent / "private"), "commands": ["true"]})
+    task = Task.model_validate(
+        {"id": "p", "workspace": str(dataset.parent.parent / "private"), "commands": ["true"]}
+    )
     assert TaskFloor.trusting().apply(task).workspace == task.workspace
     assert TaskFloor(allow_private_workspace=True).apply(task).workspace == task.workspace
