@@ -149,7 +149,10 @@ class BatchRun:
                     continue
                 if self._floor is not None:
                     try:
-                        task = self._floor.apply(task)
+                        if task.workspace is None:
+                            task = self._floor.apply(task)
+                        else:  # it walks the workspace source once (`TaskFloor._check_workspace`)
+                            task = await anyio.to_thread.run_sync(self._floor.apply, task)
                     except TaskRefused as exc:
                         self.refused[task.id] = str(exc)
                         if self._on_refused is not None:
