@@ -102,6 +102,9 @@ class BatchRun:
         #: Masked in every task's sandbox (the artifacts directory always is): bwrap shows the
         #: host, and the results file holds every other task's output previews.
         self._hidden = tuple(Path(p).absolute() for p in (*hidden_paths, *([out] if out is not None else [])))
+        if self._floor is not None and not self._floor.copy_leaves_out:
+            own = (*self._hidden, *([self._artifacts] if self._artifacts is not None else []))
+            self._floor = dataclasses.replace(self._floor, copy_leaves_out=tuple(map(str, own)))
         self._backend_hint = backend_hint
         self._ray_options = dict(ray_options or {})
         self._cm: AbstractAsyncContextManager[AsyncIterator[TaskResult]] | None = None
@@ -146,7 +149,10 @@ class BatchRun:
                     continue
                 if self._floor is not None:
                     try:
-                        task = self._floor.apply(task)
+                        if task.workspace is None:
+                            task = self._floor.apply(task)
+                        else:  # it walks the workspace source once (`TaskFloor._check_workspace`)
+                            task = await anyio.to_thread.run_sync(self._floor.apply, task)
                     except TaskRefused as exc:
                         self.refused[task.id] = str(exc)
                         if self._on_refused is not None:

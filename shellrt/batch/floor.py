@@ -14,10 +14,13 @@ widening backend keys, no network beyond ``allowed_domains``, tool_use commands 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from sandbox import BwrapConfig, DockerConfig, LocalConfig, ResourceLimits
+from sandbox._private_source import first_private
 from sandbox.policy import domain_matches, normalize_domain
+from shellrt.batch.dataset_masks import unmaskable
 from shellrt.batch.tasks import CommandSpec, Task
 from shellrt.permissions.modes import PERMISSION_MODES
 from shellrt.permissions.rules import parse_rule
@@ -91,6 +94,19 @@ class TaskFloor:
     #: container's whole root: its files (baked-in keys, the operator's private images) become the
     #: task's, and its ``/bin/sh`` runs the executor as container root.
     allowed_images: tuple[str, ...] = ()
+    #: A task's ``workspace`` may hold what a stranger to its owners cannot read. A root host
+    #: copies the source with root's rights and gives the copy to the sandbox user: without this
+    #: floor ``"workspace": "/root"`` (or another user's home, ``/var/lib/...``) handed a task
+    #: files no sandbox user could read on the host (red team round 15). None: as
+    #: ``allow_backend_keys`` (a workspace source widens the boundary as those keys do).
+    allow_private_workspace: bool | None = None
+    #: What every workspace copy leaves out, not judged by that check (the run's own results and
+    #: artifacts: `shellrt.batch.api.run` fills it in).
+    copy_leaves_out: tuple[str, ...] = ()
+    #: Workspaces judged already (tasks of a dataset often share one): real path -> verdict.
+    _judged: dict[tuple[str, str | None], str | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         if self.permission_mode not in _MODE_RANK:
@@ -124,6 +140,9 @@ class TaskFloor:
         if not self.allow_backend_keys:
             self._check_keys(task)
             self._check_image(task)
+        private_ok = self.allow_private_workspace
+        if not (self.allow_backend_keys if private_ok is None else private_ok):
+            self._check_workspace(task)
         task = self._choose_sandbox(task)
         if not self.allow_network:
             self._check_network(task)
@@ -145,6 +164,25 @@ class TaskFloor:
             raise TaskRefused(
                 f"task {task.id}: sets {named}, which can widen the sandbox's boundary; refused unless "
                 "the operator passes --allow-task-backend-keys (allow_backend_keys=True in Python)"
+            )
+
+    def _check_workspace(self, task: Task) -> None:
+        if task.workspace is None or os.geteuid() != 0:
+            return  # a non-root host copies with the rights its sandbox user has anyway
+        if unmaskable(task.workspace) is not None:
+            return  # the worker refuses it (`shellrt.batch.dataset_masks`), saying why
+        top = str(task._task_dir) if task._task_dir is not None else None
+        key = (os.path.realpath(task.workspace), top)
+        if key not in self._judged:
+            self._judged[key] = first_private(key[0], reached_from=top, leave_out=self.copy_leaves_out)
+        private = self._judged[key]
+        if private is not None:
+            raise TaskRefused(
+                f"task {task.id}: workspace {task.workspace} holds {private!r}, which a user other "
+                "than its owner cannot read; this host copies workspaces as root, so the task would "
+                "get it. Make the dataset readable to all (chmod -R o+rX) or, for a task file you "
+                "trust, run with --allow-task-backend-keys or --trust-task-file "
+                "(allow_private_workspace=True in Python)"
             )
 
     def _check_image(self, task: Task) -> None:

@@ -54,7 +54,8 @@ def iter_tasks(
     the task file's directory), so a task file and its fixtures can move together.
     """
     path = Path(path)
-    base = base_dir if base_dir is not None else path.resolve().parent
+    task_dir = path.resolve().parent
+    base = base_dir if base_dir is not None else task_dir
     seen: set[str] = set()
     with path.open("rb") as fh:
         for number, raw in enumerate(_lines(fh), start=1):
@@ -93,6 +94,7 @@ def iter_tasks(
                     seen.add(task.id)
                     if task.workspace is not None and not task.workspace.is_absolute():
                         task = task.model_copy(update={"workspace": (base / task.workspace).resolve()})
+                    task._task_dir = task_dir
                     yield task
                     continue
             if on_error is not None:

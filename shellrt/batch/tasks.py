@@ -16,7 +16,7 @@ import shlex
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from sandbox import LocalConfig, NetworkMode, ResourceLimits, SandboxConfig
 from sandbox.policy import normalize_domain
@@ -195,6 +195,10 @@ class Task(BaseModel):
         "for tool_use commands; otherwise only their deny/ask rules apply.",
     )
     collect: CollectSpec = Field(default_factory=CollectSpec)
+    #: The directory of the task file this task was read from (set by `iter_tasks`; kept by
+    #: ``model_copy``, not serialised): the operator chose where it lies, so `TaskFloor` does not
+    #: judge a workspace's parents at or above it (red team round 15).
+    _task_dir: Path | None = PrivateAttr(default=None)
 
     @field_validator("id")
     @classmethod

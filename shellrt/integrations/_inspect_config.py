@@ -15,9 +15,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from sandbox import BwrapConfig, DockerConfig, LocalConfig, SandboxConfig, SandboxPolicy
+from sandbox._private_source import first_private
 from sandbox.policy import NetworkMode, ResourceLimits, normalize_domain
 
-__all__ = ["ShellrtSandboxConfig", "load_config"]
+__all__ = ["TRUST_CONFIG_FILES_ENV", "ShellrtSandboxConfig", "load_config"]
+
+#: ``1``: the operator trusts every shellrt config *file* the eval names, its samples' too.
+TRUST_CONFIG_FILES_ENV = "SHELLRT_INSPECT_TRUST_CONFIG_FILES"
 
 
 class ShellrtSandboxConfig(BaseModel):
@@ -135,10 +139,41 @@ def load_config(config: object, base_dir: Path | None = None) -> ShellrtSandboxC
         data = _parse(path)
         if isinstance(data, dict) and isinstance(data.get("workspace"), str):
             data["workspace"] = str(path.parent / data["workspace"])  # relative to the file (absolute stays)
-        return _validate(data, str(path))
+        settings = _validate(data, str(path))
+        if os.environ.get(TRUST_CONFIG_FILES_ENV) != "1":
+            _file_floor(settings, path)
+        return settings
     raise ValueError(
         f"unusable shellrt sandbox config {config!r}: give None, a JSON/YAML file or a ShellrtSandboxConfig"
     )
+
+
+def _file_floor(settings: ShellrtSandboxConfig, path: Path) -> None:
+    """ValueError when a config *file* widens the sandbox. A dataset names its samples' config
+    files (``"sandbox": ["shellrt", "cfg.yaml"]``, resolved beside the dataset), and Inspect
+    prefers a sample's config to the task's of the same type: without this floor a downloaded
+    dataset ran the model's commands on the host (``sandbox: local``), with the host's network
+    (``network: host`` reaches its loopback services: a Ray head, a database), or copied in a
+    root-only directory (red team round 15). Code gives a `ShellrtSandboxConfig` or a dict."""
+    wide = []
+    if settings.sandbox == "local":
+        wide.append("sandbox: local (no isolation: commands would run on this host as you)")
+    if settings.network in ("host", "bridge"):
+        wide.append(f"network: {settings.network} (unfiltered network access)")
+    if settings.workspace is not None and os.geteuid() == 0:
+        private = first_private(settings.workspace, reached_from=path.parent)
+        if private is not None:
+            wide.append(
+                f"workspace: {settings.workspace} (it holds {private!r}, which only its owner "
+                "reads; this host copies it as root)"
+            )
+    if wide:
+        raise ValueError(
+            f"{path}: a sandbox config file may come from a dataset (a sample's sandbox), so it "
+            f"may not set {'; '.join(wide)}. Give these settings in the task's code "
+            '(sandbox=("shellrt", ShellrtSandboxConfig(...))), or set '
+            f"{TRUST_CONFIG_FILES_ENV}=1 if you trust every config file this eval names"
+        )
 
 
 def _find(path: Path, base_dir: Path | None) -> Path:

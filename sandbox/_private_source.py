@@ -1,0 +1,86 @@
+"""Whether a host directory holds anything a stranger to its owners could not read.
+
+A root host copies a batch task's (or an Inspect sample's) workspace source with root's
+reading rights and hands the copy to the sandbox user. When the source is named by data the
+operator did not write (a task file, a dataset's sandbox config), that copy is a way to read
+files no sandbox user could read on the host: ``"workspace": "/root"``, another user's home,
+``/var/lib/...`` (red team round 15). `first_private` finds the first such entry, so the
+caller can refuse the source before anything is copied.
+
+"A stranger" is judged by the mode's *other* bits, which every uid that is neither the owner
+nor in the group gets (a leased sandbox uid is never either): directories need ``r`` and
+``x``, regular files ``r``, and every ancestor of the source ``x`` (it must be reachable).
+Symlinks are not followed (a copy keeps them as links); FIFOs, sockets and devices are left
+out of every copy, so they are not judged. Blocking; no recursion (the tree may be deep).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+__all__ = ["first_private"]
+
+_DIR_NEEDS = stat.S_IROTH | stat.S_IXOTH
+
+
+def first_private(
+    source: str | os.PathLike[str],
+    *,
+    reached_from: str | os.PathLike[str] | None = None,
+    leave_out: Iterable[str | os.PathLike[str]] = (),
+    limit: int = 1_000_000,
+) -> str | None:
+    """The first path at, above or below ``source`` a stranger could not read or reach, else None.
+
+    ``source`` is resolved first (its real path is what a copy reads). ``reached_from``: a
+    directory whose own place the operator chose (a task file's); it and its ancestors are not
+    judged when the source lies inside it (what lies below it is). ``leave_out``: paths the copy leaves out (the
+    run's own files), not judged. Past ``limit`` entries the walk stops and the
+    source counts as private (fail closed: too big to judge)."""
+    real = Path(os.path.realpath(source))
+    skipped = {os.path.realpath(p) for p in leave_out}
+    top = Path(os.path.realpath(reached_from)) if reached_from is not None else None
+    inside = top is not None and (real == top or top in real.parents)
+    for ancestor in reversed(real.parents):
+        if inside and top is not None and (ancestor == top or ancestor in top.parents):
+            continue
+        try:
+            mode = os.stat(ancestor).st_mode
+        except OSError:
+            return str(ancestor)
+        if not mode & stat.S_IXOTH:
+            return str(ancestor)
+    stack = [str(real)]
+    seen = 0
+    while stack:
+        here = stack.pop()
+        try:
+            mode = os.lstat(here).st_mode
+        except OSError:
+            return here
+        if not stat.S_ISDIR(mode):
+            return None  # not a directory: the copy refuses it with its own error
+        if mode & _DIR_NEEDS != _DIR_NEEDS and not (inside and here == str(top)):
+            return here  # (the chosen directory itself is the operator's: not judged)
+        try:
+            with os.scandir(here) as entries:
+                for entry in entries:
+                    seen += 1
+                    if seen > limit:
+                        return f"{here} (more than {limit} entries: not judged)"
+                    if entry.path in skipped:
+                        continue
+                    try:
+                        info = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        return entry.path
+                    if stat.S_ISDIR(info.st_mode):
+                        stack.append(entry.path)
+                    elif stat.S_ISREG(info.st_mode) and not info.st_mode & stat.S_IROTH:
+                        return entry.path
+        except OSError:
+            return here
+    return None
