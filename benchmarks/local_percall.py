@@ -31,9 +31,9 @@ import anyio
 from benchmarks._bursts import raw_spawn
 
 
-def _threads() -> dict[str, tuple[int, int]]:
-    """Per thread of this process (name/tid): voluntary and involuntary context switches."""
-    out: dict[str, tuple[int, int]] = {}
+def _threads() -> dict[str, tuple[int, int, int]]:
+    """Per thread of this process (name/tid): voluntary and involuntary context switches, CPU ns."""
+    out: dict[str, tuple[int, int, int]] = {}
     names = {t.native_id: t.name for t in threading.enumerate()}
     for tid in os.listdir("/proc/self/task"):
         try:
@@ -43,9 +43,15 @@ def _threads() -> dict[str, tuple[int, int]]:
             continue
         fields = dict(line.split(":\t", 1) for line in text.splitlines() if ":\t" in line)
         name = f"{names.get(int(tid)) or fields.get('Name', '?').strip()}/{tid}"
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat") as f:
+                ns = int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            ns = 0
         out[name] = (
             int(fields.get("voluntary_ctxt_switches", "0")),
             int(fields.get("nonvoluntary_ctxt_switches", "0")),
+            ns,
         )
     return out
 
@@ -59,8 +65,9 @@ class _Sample:
         self.ivcs: list[float] = []
         self.threads: list[float] = []
         self.other_vcs: list[float] = []
-        #: Per thread name (tid dropped): voluntary switches per call, summed over bursts.
+        #: Per thread name (tid dropped): voluntary switches and CPU ms per call, summed over bursts.
         self.per_thread: dict[str, float] = {}
+        self.per_thread_cpu: dict[str, float] = {}
 
 
 async def _burst(fn: Callable[[], Awaitable[None]], n: int, sample: _Sample) -> None:
@@ -79,14 +86,17 @@ async def _burst(fn: Callable[[], Awaitable[None]], n: int, sample: _Sample) -> 
     main = f"{_main_name()}/{os.getpid()}"
     woke = 0
     other = 0
-    for name, (v, i) in t1.items():
-        v0, i0 = t0.get(name, (0, 0))
+    for name, (v, i, ns) in t1.items():
+        v0, i0, ns0 = t0.get(name, (0, 0, 0))
         if v - v0 + i - i0 > 0:
             woke += 1
             if name != main:
                 other += v - v0
             key = name.rsplit("/", 1)[0] + ("" if name != main else " (loop)")
             sample.per_thread[key] = sample.per_thread.get(key, 0.0) + (v - v0) / n
+        if ns - ns0 > 0:
+            key = name.rsplit("/", 1)[0] + ("" if name != main else " (loop)")
+            sample.per_thread_cpu[key] = sample.per_thread_cpu.get(key, 0.0) + (ns - ns0) / n / 1e6
     sample.wall.append(statistics.median(times))
     sample.cpu.append((s1.ru_utime + s1.ru_stime - s0.ru_utime - s0.ru_stime) / n)
     sample.child_cpu.append((c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime) / n)
@@ -160,6 +170,12 @@ async def _run(rounds: int, burst: int, only: list[str] | None) -> int:
     for name, s in samples.items():
         parts = ", ".join(
             f"{t} {v / rounds:.2f}" for t, v in sorted(s.per_thread.items()) if v / rounds >= 0.01
+        )
+        print(f"  {name:<9} {parts}")
+    print("CPU ms per call, by thread (mean over rounds):")
+    for name, s in samples.items():
+        parts = ", ".join(
+            f"{t} {v / rounds:.3f}" for t, v in sorted(s.per_thread_cpu.items()) if v / rounds >= 0.001
         )
         print(f"  {name:<9} {parts}")
     return 0
