@@ -27,6 +27,12 @@ since, each start fresh; a mismatched or dead warm shell is retired. When a fini
 leaves something behind, the idle warm shells are retired first, so the session is idle and its
 sweep (reaper or cgroup) ends the leftovers at once, as without warm shells.
 
+Not on a saturated machine: while the kernel's CPU pressure (``/proc/pressure/cpu``, ``some avg10``)
+is above `WarmPool.busy_psi` (70%), no shell is pre-started and commands start fresh. With no idle
+core a pre-start only moves the next shell's start onto the cores the current call needs and adds
+the hand-off's work (measured: worse medians and ~0.3-0.6 ms more CPU per call at load 9-40;
+docs/performance.md, eleventh round). Below it, the pool pre-starts again.
+
 Not for bwrap or docker: only the local backend creates a pool.
 
 Security: the local backend isolates nothing, and this changes nothing of it. A command runs as
@@ -167,8 +173,10 @@ class WarmPool:
     #: No shell is pre-started while the CPU pressure (`cpu_pressure`) is above this (%): with no idle
     #: core a pre-start only moves the next shell's start (its CPU and its wake-ups) earlier, onto
     #: the cores the current call needs, and adds the hand-off's checks and the pipe's wake-up
-    #: (eleventh round, docs/performance.md). Above 100: always pre-start.
-    busy_psi = 50.0
+    #: (eleventh round, docs/performance.md). Saturated here read 85-99%; a benchmark alone on two
+    #: cores (loop, command, next shell) makes some pressure of its own, hence not lower. Above 100:
+    #: always pre-start.
+    busy_psi = 70.0
 
     def __init__(self, runner: HostRunner, size: int) -> None:
         self._runner = runner
