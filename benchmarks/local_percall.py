@@ -124,7 +124,7 @@ async def _run(rounds: int, burst: int, only: list[str] | None) -> int:
         ]:
             if only and name not in only:
                 continue
-            ours._config = lambda kind, w=warm: LocalConfig(warm_shells=w)  # type: ignore[assignment]
+            ours._config = lambda kind, w=warm: LocalConfig(warm_shells=w)  # type: ignore[assignment,misc]
             systems[name] = await stack.enter_async_context(
                 cls("docker") if cls is ours.ShellrtRuntime else cls("local")
             )
