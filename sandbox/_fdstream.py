@@ -86,6 +86,8 @@ class FdSendStream(ByteSendStream):
     def __init__(self, fd: int) -> None:
         os.set_blocking(fd, False)
         self._fd: int | None = fd
+        #: A `send` waited through anyio: only then can a waiter need `notify_closing` (~20 us).
+        self._waited = False
 
     async def send(self, item: bytes) -> None:
         view = memoryview(item)
@@ -96,6 +98,7 @@ class FdSendStream(ByteSendStream):
             try:
                 written = os.write(fd, view)
             except BlockingIOError:
+                self._waited = True
                 await anyio.wait_writable(fd)
                 continue
             except (BrokenPipeError, ConnectionResetError) as exc:
@@ -105,7 +108,8 @@ class FdSendStream(ByteSendStream):
     async def aclose(self) -> None:
         fd, self._fd = self._fd, None
         if fd is not None:
-            anyio.notify_closing(fd)
+            if self._waited:
+                anyio.notify_closing(fd)
             with contextlib.suppress(OSError):
                 os.close(fd)
 

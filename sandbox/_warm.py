@@ -27,6 +27,12 @@ since, each start fresh; a mismatched or dead warm shell is retired. When a fini
 leaves something behind, the idle warm shells are retired first, so the session is idle and its
 sweep (reaper or cgroup) ends the leftovers at once, as without warm shells.
 
+Not on a saturated machine: while the kernel's CPU pressure (``/proc/pressure/cpu``, ``some avg10``)
+is above `WarmPool.busy_psi` (70%), no shell is pre-started and commands start fresh. With no idle
+core a pre-start only moves the next shell's start onto the cores the current call needs and adds
+the hand-off's work (measured: worse medians and ~0.3-0.6 ms more CPU per call at load 9-40;
+docs/performance.md, eleventh round). Below it, the pool pre-starts again.
+
 Not for bwrap or docker: only the local backend creates a pool.
 
 Security: the local backend isolates nothing, and this changes nothing of it. A command runs as
@@ -67,6 +73,29 @@ _FROM_PIPE = (
 )
 _BASH_FROM_PIPE = _FROM_PIPE + 'eval "$__shellrt_c"'
 _BASH_FROM_PIPE_NO_STDIN = _FROM_PIPE + 'exec </dev/null; eval "$__shellrt_c"'
+#: The kernel's CPU pressure (PSI): ``some avg10=<share of the last 10 s in which a task waited for a CPU>``.
+_PSI_CPU = "/proc/pressure/cpu"
+#: The pressure is read at most this often (one ~10 us read; it is a 10 s average anyway).
+_PSI_EVERY_S = 1.0
+
+
+def cpu_pressure() -> float | None:
+    """The share (%) of the last 10 s in which some task waited for a CPU, or None where the kernel
+    does not tell (no PSI)."""
+    try:
+        fd = os.open(_PSI_CPU, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            raw = os.read(fd, 256)
+        finally:
+            os.close(fd)
+        line = raw.split(b"\n", 1)[0].split()
+        return (
+            float(line[1].split(b"=", 1)[1]) if line[0] == b"some" and line[1].startswith(b"avg10=") else None
+        )
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 #: Above this a fresh start is cheaper (the text's eval dominates; the pipe holds 64 KiB).
 MAX_TEXT_BYTES = 32 * 1024
 
@@ -126,8 +155,12 @@ def _dying(pid: int | None) -> bool:
     if pid is None:
         return True
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)  # no file object: ~8 us less
+        try:
+            raw = os.read(fd, 4096)
+        finally:
+            os.close(fd)
+        fields = raw.rsplit(b")", 1)[1].split()
         state, flags, pending = fields[0], int(fields[6]), int(fields[28])
     except (OSError, IndexError, ValueError):
         return True
@@ -136,6 +169,14 @@ def _dying(pid: int | None) -> bool:
 
 class WarmPool:
     """Up to ``size`` warm shells of one `HostRunner` (the local backend's)."""
+
+    #: No shell is pre-started while the CPU pressure (`cpu_pressure`) is above this (%): with no idle
+    #: core a pre-start only moves the next shell's start (its CPU and its wake-ups) earlier, onto
+    #: the cores the current call needs, and adds the hand-off's checks and the pipe's wake-up
+    #: (eleventh round, docs/performance.md). Saturated here read 85-99%; a benchmark alone on two
+    #: cores (loop, command, next shell) makes some pressure of its own, hence not lower. Above 100:
+    #: always pre-start.
+    busy_psi = 70.0
 
     def __init__(self, runner: HostRunner, size: int) -> None:
         self._runner = runner
@@ -149,6 +190,12 @@ class WarmPool:
         #: The shape of the last request that could have had a warm shell (see `refill`).
         self._last_shape: tuple[object, ...] | None = None
         self._last_env: dict[str, str] | None = None
+        #: The last warm request made (`refill`) and the shape and environment it was made for.
+        self._warm_request: tuple[tuple[object, ...], ExecRequest] | None = None
+        #: Refills skipped because the machine was busy (`busy_psi`), and the last pressure reading.
+        self.skipped = 0
+        self._psi_at = -_PSI_EVERY_S
+        self._psi: float | None = None
 
     def pids(self) -> set[int]:
         return {w.handle.pid for w in self._idle if w.handle.pid is not None}
@@ -210,11 +257,19 @@ class WarmPool:
         if self._last_shape != shape or self._last_env != env:
             self._last_shape, self._last_env = shape, env
             return
+        if self._busy():
+            self.skipped += 1
+            return
         argv = warm_argv(request.argv, request.stdin)
         cwd_id = _dir_id(request.cwd)
         if argv is None or cwd_id is None:
             return
-        warm_request = request.model_copy(update={"argv": argv, "env": env, "stdin": True})
+        # The same shape twice in a row (checked above): its warm request too, unless the pool's
+        # last one was made for another shape (a pydantic copy is ~10 us of every call otherwise).
+        key = (shape, env)
+        if self._warm_request is None or self._warm_request[0] != key:
+            self._warm_request = (key, request.model_copy(update={"argv": argv, "env": env, "stdin": True}))
+        warm_request = self._warm_request[1]
         runner = self._runner
         while len(self._idle) < self.size:
             run = runner.new_run(request.report_cwd)
@@ -242,6 +297,16 @@ class WarmPool:
                     request.report_cwd,
                 )
             )
+
+    def _busy(self) -> bool:
+        """Whether the CPU pressure is above `busy_psi` (read at most once per `_PSI_EVERY_S`)."""
+        if self.busy_psi > 100:
+            return False
+        now = time.monotonic()
+        if now - self._psi_at >= _PSI_EVERY_S:
+            self._psi_at = now
+            self._psi = cpu_pressure()
+        return self._psi is not None and self._psi > self.busy_psi
 
     def retire_all(self) -> None:
         """Kill every idle warm shell (their requests no longer match, or the session must go idle)."""

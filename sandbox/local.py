@@ -17,6 +17,7 @@ when ``report_cwd``, ``SHELLRT_CWD_FILE``.
 Pre-spawned shells (``LocalConfig.warm_shells``, one by default; see `sandbox._warm`): the next command's bash
 is started when the current one ends, shaped by its request; a matching command is
 handed to it, anything else starts fresh. Each command still gets a bash process of its own.
+While the CPU is saturated (pressure above `WarmPool.busy_psi`), no shell is pre-started.
 """
 
 from __future__ import annotations

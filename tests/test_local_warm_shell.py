@@ -12,7 +12,7 @@ import re
 import signal
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,15 @@ from shellrt.supervisor.models import CommandResult
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _prestart_when_busy() -> Iterator[None]:
+    """This file tests what a warm shell does: pre-start on a busy machine too (`WarmPool.busy_psi`;
+    the busy case is tests/test_local_warm_busy.py)."""
+    saved, WarmPool.busy_psi = WarmPool.busy_psi, 101.0
+    yield
+    WarmPool.busy_psi = saved
 
 
 class Pair:
