@@ -290,6 +290,19 @@ class Runtime:
     async def __aexit__(self, *exc_info: Any) -> None:
         await self.close()
 
+    def _write_deny(self) -> Any:
+        """The session's write-deny globs for the post-command check (None without governance)."""
+        if self.governance is None or self.backend is None:
+            return None
+        from shellrt.runtime.write_deny_globs import WriteDenyGlobs
+
+        try:  # docker's copy mode: the check walks a private copy; rules are anchored at the workspace
+            view = self.backend.to_host_path(self.backend.workspace)
+        except Exception:
+            view = None
+        views = {str(view): str(self.workspace)} if view is not None else None
+        return WriteDenyGlobs(self.governance.engine.rules, views)
+
     async def start(self) -> None:
         """Start the sandbox and supervisor and register the tools."""
         from shellrt.runtime.session_dir import ensure_private_session_dir, refuse_linked_session_dir
@@ -316,6 +329,8 @@ class Runtime:
                 session_dir=self.session_dir,
                 # --settings files in a writable root: protected like the workspace's own.
                 settings_files=self._given_settings,
+                # A new file an Edit/Write deny glob names: reverted after the command.
+                write_deny=self._write_deny(),
             )
         )
         # Background tasks persist in tasks.json as they change; a watcher notes each one's end.

@@ -42,7 +42,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 
@@ -56,6 +56,7 @@ __all__ = [
     "SHELL_STARTUP_FILES",
     "CommandGuard",
     "WorkspaceGuard",
+    "WriteDeny",
     "code_running_git_keys",
     "protected_reason",
 ]
@@ -123,6 +124,19 @@ _INLINE_DIRS = 64
 _MAX_NOTES = 20
 
 
+class WriteDeny(Protocol):
+    """The session's write-deny rules that name files (``Edit(**/*.pem)``), as the check asks them
+    (built by the runtime: `shellrt.runtime.write_deny_globs`; the supervisor knows no rules)."""
+
+    def version(self) -> object:
+        """Compares unequal once the rules changed (mid-session): every directory is judged again."""
+        ...
+
+    def match(self, path: str, root: str) -> str | None:
+        """The rule that keeps ``path`` (found below the guard's ``root``) from being written."""
+        ...
+
+
 @dataclass
 class _Dir:
     sig: tuple[int, int, int, int]
@@ -165,8 +179,16 @@ class WorkspaceGuard:
         skip: Iterable[str] = (),
         extra_root: bool = False,
         settings_files: Iterable[str] = (),
+        write_deny: WriteDeny | None = None,
     ) -> None:
         self.root = Path(root)
+        #: Write-deny globs: a new file they name is reverted after the fact (kind ``denied``).
+        self._deny = write_deny
+        self._deny_version: object = write_deny.version() if write_deny is not None else None
+        self._deny_rules: dict[str, str] = {}  # path -> the rule that names it (for notes)
+        #: When the last scan started (ns): a ``denied`` file unchanged since is not new (see
+        #: `_check_file`); 0 before any, so everything unknown then counts as new (fail closed).
+        self._prev_scan_ns = 0
         #: The operator's ``--settings`` files in this tree (full paths as the walk spells them):
         #: protected like the workspace's own settings, restored when deleted.
         self._settings_files = frozenset(settings_files)
@@ -179,6 +201,8 @@ class WorkspaceGuard:
         if extra_root:  # its own numbering: a subdirectory per root
             tag = hashlib.sha256(os.fsencode(str(root))).hexdigest()[:12]
             self.quarantine_dir = self.quarantine_dir / f"root-{tag}"
+        self._root_text = str(self.root)
+        self._scan_ns = 0
         self._dirs: dict[str, _Dir] = {}
         self._files: dict[str, _File] = {}
         #: Every protected path of the tree as of the last check (path -> kind).
@@ -207,7 +231,7 @@ class WorkspaceGuard:
         (below it, anything: 20,000 planted files took a 15 s scan, in the event loop when run
         inline) or a full scan is due. Drains inotify's queue into a stash the scan then uses."""
         with self._thread_lock:
-            if self._watch is None or self._force_full or not self._baselined:
+            if self._watch is None or self._force_full or not self._baselined or self._rules_changed():
                 return True
             events = self._watch.drain()
             stash = self._stash
@@ -218,6 +242,9 @@ class WorkspaceGuard:
                 events = stash
             self._stash = events
             return events.full_scan or bool(events.new_dirs) or len(events.dirs) > _INLINE_DIRS
+
+    def _rules_changed(self) -> bool:
+        return self._deny is not None and self._deny.version() != self._deny_version
 
     def scan(self, *, revert: bool, culprit: str = "this command", reread: bool = False) -> list[str]:
         """Walk the tree; with ``revert`` undo planted changes and return notes, else accept all.
@@ -236,6 +263,7 @@ class WorkspaceGuard:
                     "may have been changed: review them before running git or a shell there."
                 )
             self._baselined = True
+            self._prev_scan_ns = self._scan_ns
             self.last_scan_s = time.perf_counter() - t0
             if len(result.notes) > _MAX_NOTES:  # one per file: 20,000 planted files, 20,000 notes
                 more = len(result.notes) - _MAX_NOTES
@@ -322,7 +350,15 @@ class WorkspaceGuard:
 
     # --- the walk -------------------------------------------------------------------------
     def _scan(self, out: _Scan, *, revert: bool, reread: bool = False) -> None:
-        now = time.time_ns()
+        now = self._scan_ns = time.time_ns()
+        if self._rules_changed():
+            # Other names count now: every directory is listed again (files that matched no rule
+            # when they were last changed are kept, see `_check_file`).
+            assert self._deny is not None
+            self._deny_version = self._deny.version()
+            for entry in self._dirs.values():
+                entry.racy = True
+            self._force_full = True
         # Drain first: events that arrive while we list stay queued for the next check.
         events = self._watch.drain() if self._watch is not None else None
         stash, self._stash = self._stash, None
@@ -482,6 +518,11 @@ class WorkspaceGuard:
                 or (self._settings_files and f"{path}/{n}" in self._settings_files)
             ):
                 kind = "file"
+            elif self._deny is not None:
+                rule = self._deny.match(f"{path}/{n}", self._root_text)
+                if rule is not None:
+                    kind = "denied"
+                    self._deny_rules[f"{path}/{n}"] = rule
             if kind:
                 watched.append((f"{path}/{n}", kind))
         children = tuple(
@@ -560,9 +601,14 @@ class WorkspaceGuard:
             if old is not None and old.sig == sig and not old.racy and old.kind == kind and not reread:
                 return None
             is_link = stat.S_ISLNK(st.st_mode)
-            content = _read(dir_fd, name, is_link, st)
+            content = _read(dir_fd, name, is_link, st, _SNAPSHOT_LIMIT if kind == "denied" else _READ_LIMIT)
             active = _active(kind, path, content, is_link, st, self.root)
             racy = now - max(st.st_mtime_ns, st.st_ctime_ns) < _RACY_NS
+            if kind == "denied" and old is None and st.st_ctime_ns < self._prev_scan_ns - _RACY_NS:
+                # Unchanged since before the last check (no one can set a ctime): it matched no rule
+                # then (a rule added mid-session), or it is a file the last check listed for another
+                # reason. Not written since, so nothing to revert: the operator's, or allowed then.
+                active = None
             snapshot = content if content is not None and len(content) <= _SNAPSHOT_LIMIT else None
             new = _File(kind, sig, active, snapshot, is_link, stat.S_IMODE(st.st_mode), racy)
             planted = (
@@ -672,6 +718,9 @@ class WorkspaceGuard:
                 self._files.pop(path, None)
         else:
             self._files.pop(path, None)
+        if kind == "denied":
+            self._denied_note(path, rel, action, f"{moved}{restored}", target, out)
+            return
         what = _DESCRIBE.get(kind, kind)
         note = (
             f"[shellrt] reverted: {out.culprit} {action} {rel} ({what}, which git, a shell, an editor or "
@@ -685,6 +734,27 @@ class WorkspaceGuard:
                 "event": "protected_path_reverted",
                 "path": rel,
                 "kind": kind,
+                "action": action,
+                "quarantine": str(target),
+            }
+        )
+
+    def _denied_note(self, path: str, rel: str, action: str, moved: str, target: Path, out: _Scan) -> None:
+        """What a write-deny rule named and a command wrote anyway: undone *after* the command ran
+        (no mount can wait for a name that does not exist yet), so said as such."""
+        rule = self._deny_rules.get(path, "a write-deny rule")
+        out.notes.append(
+            f"[shellrt] reverted after the fact: {out.culprit} {action} {rel}, which the deny rule "
+            f"{rule} keeps from being written; the file was {moved}. Commands may not write files a "
+            "deny rule names (the sandbox can only undo it once the command has run); ask the user "
+            "to make such a change."
+        )
+        out.records.append(
+            {
+                "event": "protected_path_reverted",
+                "path": rel,
+                "kind": "denied",
+                "rule": rule,
                 "action": action,
                 "quarantine": str(target),
             }
@@ -980,7 +1050,9 @@ def _same_bytes(path: str, old: _File) -> bool:
         os.close(fd)
 
 
-def _read(dir_fd: int, name: str, is_link: bool, st: os.stat_result) -> bytes | None:
+def _read(
+    dir_fd: int, name: str, is_link: bool, st: os.stat_result, limit: int = _READ_LIMIT
+) -> bytes | None:
     if is_link:
         try:
             return os.fsencode(os.readlink(name, dir_fd=dir_fd))
@@ -998,7 +1070,7 @@ def _read(dir_fd: int, name: str, is_link: bool, st: os.stat_result) -> bytes | 
         while chunk := os.read(fd, 1 << 16):
             chunks.append(chunk)
             size += len(chunk)
-            if size > _READ_LIMIT:
+            if size > limit:
                 break
         return b"".join(chunks)
     finally:
@@ -1009,7 +1081,7 @@ def _active(
     kind: str, path: str, content: bytes | None, is_link: bool, st: os.stat_result, root: Path
 ) -> object:
     """What of this file a later program obeys (None: nothing, it is inert)."""
-    if content is None or len(content) > _READ_LIMIT:
+    if content is None or len(content) > (_SNAPSHOT_LIMIT if kind == "denied" else _READ_LIMIT):
         # Not read whole: a command's write lease makes the non-blocking open fail, a permission
         # or a size stops it. A later program reads it whole, so it counts as obeyed and as
         # changed whenever its signature is (fail closed; judged empty, a planted
