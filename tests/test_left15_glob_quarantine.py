@@ -176,3 +176,64 @@ async def test_a_rule_added_mid_session_counts(made: Made, backend: str) -> None
     text, _ = await tool_result(rt, "Bash", {"command": "sh mid2.sh"})
     assert not (ws / "mid2.cfg").exists() and "mid2.cfg" in text, text
     assert (ws / "mid.cfg").read_text() == "m\n"
+
+
+PATTERNS = [
+    "**/*.pem",
+    "*.pem",
+    ".env",
+    "./sub/**",
+    "sub/*.key",
+    "*.{pem,key}",
+    "a[bc]d.txt",
+    "x[!]a]y",
+    "**/deep/**",
+    "/x/y.pem",
+    "b\\*c",
+    "**/caf\u00e9.txt",
+    "{a\\},b}.txt",
+]
+NAMES = [
+    "k.pem",
+    "sub/deep/k.pem",
+    "pem",
+    "k.pem.txt",
+    ".env",
+    "sub/.env",
+    "sub/x",
+    "sub/a.key",
+    "sub/deep/a.key",
+    "k.key",
+    "abd.txt",
+    "aed.txt",
+    "x]y",
+    "xay",
+    "other/deep/f",
+    "x/y.pem",
+    "z/x/y.pem",
+    "b*c",
+    "bxc",
+    "cafe\u0301.txt",
+    "d/caf\u00e9.txt",
+    "a}.txt",
+    "b.txt",
+    "k.pem/inner",
+]
+
+
+def test_the_check_matches_as_the_permission_layer_does(tmp_path: Path) -> None:
+    """The guard's fast matcher (literal pre-filter, covered directories) against the rules' own
+    `match_item`, rule by rule and path by path: it must name the same files."""
+    from shellrt.permissions.rules import RuleOrigin, parse_rule
+    from shellrt.permissions.ruleset import RuleSet
+    from shellrt.runtime.write_deny_globs import WriteDenyGlobs
+
+    root = str(tmp_path)
+    for pattern in PATTERNS:
+        rule = parse_rule(f"Edit({pattern})", "deny", RuleOrigin("cli", root=tmp_path))
+        deny = WriteDenyGlobs(RuleSet([rule], home=tmp_path))
+        deny.version()
+        for name in NAMES:
+            path = f"{root}/{name}"
+            expected = rule.match_item(path, home=tmp_path, resolve=False)
+            assert (deny.match(path, root) is not None) == expected, (pattern, name, expected)

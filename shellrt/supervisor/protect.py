@@ -367,6 +367,8 @@ class WorkspaceGuard:
             events.new_dirs[:0] = stash.new_dirs
             events.full_scan |= stash.full_scan
         full, self._force_full = self._force_full, False
+        #: Directories inotify named (None: a full scan): a ``denied`` file elsewhere is unchanged.
+        event_dirs: set[str] | None = None
         if (
             full
             or events is None
@@ -375,6 +377,8 @@ class WorkspaceGuard:
             or not self._incremental(events, now)
         ):
             self._full_scan(now)
+        else:
+            event_dirs = events.dirs
         widened, self._widened = [p for p in self._widened if p not in self._preshared], []
         self._preshared.clear()
         if revert:
@@ -389,6 +393,12 @@ class WorkspaceGuard:
             out.records.append({"event": "protected_dir_unlocked", "paths": unlocked[:50]})
         deleted = [(path, self._files.pop(path)) for path in set(self._files) - set(self._watched)]
         for path, kind in list(self._watched.items()):
+            if kind == "denied" and event_dirs is not None and not reread:
+                # Write-deny globs may name thousands of files (``Edit(**/*.py)``): each is looked
+                # at only when its directory saw an event (a write or chmod of an entry is one).
+                old = self._files.get(path)
+                if old is not None and not old.racy and path.rpartition("/")[0] not in event_dirs:
+                    continue
             gone = self._check_file(path, kind, now, out, revert=revert, reread=reread)
             if gone is not None:
                 deleted.append((path, gone))
