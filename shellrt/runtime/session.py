@@ -197,6 +197,10 @@ class Runtime:
         self.session_dir = Path(session_dir).absolute() if session_dir else session_root() / self.session_id
         self._sandbox = sandbox
         self._tools = tools
+        if approver is not None:  # a prompt names paths and input: no lone surrogate reaches a client
+            from shellrt.tools._sendable import sendable_approver
+
+            approver = sendable_approver(approver)
         self.approver = approver
         self.diagnostics: list[str] = []
         self._settings = dict(settings or {})
