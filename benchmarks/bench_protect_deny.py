@@ -24,22 +24,24 @@ from shellrt.runtime.write_deny_globs import WriteDenyGlobs
 from shellrt.supervisor.protect import WorkspaceGuard
 
 RULES = ("Edit(**/*.pem)", "Write(**/.env)", "Edit(./pkg0/**)")
+#: Snapshot the matches (the local backend); ``--confined``: by signature (bwrap, docker).
+CONTENT = True
 
 
-def _guard(root: Path, session: Path, rules: bool) -> WorkspaceGuard:
+def _guard(root: Path, session: Path, rules: bool, texts: tuple[str, ...] = RULES) -> WorkspaceGuard:
     deny = None
     if rules:
         origin = RuleOrigin("cli", root=root)
-        deny = WriteDenyGlobs(RuleSet([parse_rule(r, "deny", origin) for r in RULES]))
+        deny = WriteDenyGlobs(RuleSet([parse_rule(r, "deny", origin) for r in texts]), keeps_content=CONTENT)
     return WorkspaceGuard(root, session, write_deny=deny)
 
 
-def bench(root: Path, tmp: Path, runs: int) -> dict[str, list[float]]:
+def bench(root: Path, tmp: Path, runs: int, texts: tuple[str, ...] = RULES) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
     guards = {}
     for rules in (False, True):
         t0 = time.perf_counter()
-        guards[rules] = _guard(root, tmp / f"s{int(rules)}", rules)
+        guards[rules] = _guard(root, tmp / f"s{int(rules)}", rules, texts)
         guards[rules].scan(revert=False)
         out[f"baseline, rules={rules}"] = [time.perf_counter() - t0]
     time.sleep(0.3)  # let the racy window pass
@@ -62,14 +64,18 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--dirs", type=int, default=1_000)
     parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--rule", action="append", help="a deny rule instead of the three above")
+    parser.add_argument("--confined", action="store_true", help="as bwrap/docker: no snapshots")
     args = parser.parse_args()
+    global CONTENT
+    CONTENT = not args.confined
     with tempfile.TemporaryDirectory(prefix="bench-protect-deny-") as tmp:
         root = Path(tmp) / "repo"
         build_repo(root, args.files, args.dirs)
         for n, path in enumerate(sorted(root.glob("pkg*/mod*"))):
             if n % 10 == 0:
                 (path / "key.pem").write_text("k\n")
-        results = bench(root, Path(tmp), args.runs)
+        results = bench(root, Path(tmp), args.runs, tuple(args.rule or RULES))
     print(f"repo: {args.dirs} dirs, {args.files} files; median ms (q1-q3)")
     for name, samples in results.items():
         stats = summarize(samples)

@@ -305,7 +305,10 @@ class Runtime:
         except Exception:
             view = None
         views = {str(view): str(self.workspace)} if view is not None else None
-        return WriteDenyGlobs(self.governance.engine.rules, views)
+        # A backend that confines the file system binds the existing matches read-only (bwrap,
+        # docker): nothing to snapshot. Local binds nothing: a changed match is put back.
+        confined = "filesystem" in self.backend.enforces()
+        return WriteDenyGlobs(self.governance.engine.rules, views, keeps_content=not confined)
 
     async def start(self) -> None:
         """Start the sandbox and supervisor and register the tools."""

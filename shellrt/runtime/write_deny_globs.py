@@ -38,8 +38,13 @@ _MAX_COVERED = 20_000
 class WriteDenyGlobs:
     """``match(path, root)``: the deny rule that keeps ``path`` from being written, or None."""
 
-    def __init__(self, rules: RuleSet, views: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, rules: RuleSet, views: Mapping[str, str] | None = None, *, keeps_content: bool = True
+    ) -> None:
         self._rules = rules
+        #: The backend binds existing matches read-only (bwrap, docker): the check need not read
+        #: them to put them back (`shellrt.supervisor.protect.WriteDeny.keeps_content`).
+        self.keeps_content = keeps_content
         #: A guard root (a host view) -> the path rules see there (docker copy -> the workspace).
         self._views = {os.path.realpath(k): str(v) for k, v in (views or {}).items()}
         self._key: tuple[PermissionRule, ...] | None = None

@@ -136,6 +136,10 @@ class WriteDeny(Protocol):
         """The rule that keeps ``path`` (found below the guard's ``root``) from being written."""
         ...
 
+    #: Whether a command can change an existing match (no read-only bind: the local backend), so
+    #: matches are snapshotted to be put back; else they are judged by their signature alone.
+    keeps_content: bool
+
 
 @dataclass
 class _Dir:
@@ -185,6 +189,7 @@ class WorkspaceGuard:
         #: Write-deny globs: a new file they name is reverted after the fact (kind ``denied``).
         self._deny = write_deny
         self._deny_version: object = write_deny.version() if write_deny is not None else None
+        self._deny_content = bool(getattr(write_deny, "keeps_content", True))
         self._deny_rules: dict[str, str] = {}  # path -> the rule that names it (for notes)
         #: When the last scan started (ns): a ``denied`` file unchanged since is not new (see
         #: `_check_file`); 0 before any, so everything unknown then counts as new (fail closed).
@@ -205,8 +210,14 @@ class WorkspaceGuard:
         self._scan_ns = 0
         self._dirs: dict[str, _Dir] = {}
         self._files: dict[str, _File] = {}
-        #: Every protected path of the tree as of the last check (path -> kind).
+        #: Every protected path of the tree as of the last check (path -> kind), but ``denied``.
         self._watched: dict[str, str] = {}
+        #: The files write-deny globs name (maybe thousands: ``Edit(**/*.py)``), apart: between
+        #: full scans only those in directories with events, or still racy, are looked at.
+        self._denied: dict[str, str] = {}
+        self._denied_racy: set[str] = set()
+        #: Paths no longer listed since the last scan began (an incremental scan's deletions).
+        self._unlisted: set[str] = set()
         #: Accelerator: only directories with events are listed again (None: full scans).
         self._watch: Inotify | None = Inotify.open() if use_inotify else None
         #: Home directories inside the workspace: more names are obeyed there (`_protect_home`).
@@ -391,17 +402,32 @@ class WorkspaceGuard:
                 "their owner may read them again, so what they hold is checked like the rest."
             )
             out.records.append({"event": "protected_dir_unlocked", "paths": unlocked[:50]})
-        deleted = [(path, self._files.pop(path)) for path in set(self._files) - set(self._watched)]
-        for path, kind in list(self._watched.items()):
-            if kind == "denied" and event_dirs is not None and not reread:
-                # Write-deny globs may name thousands of files (``Edit(**/*.py)``): each is looked
-                # at only when its directory saw an event (a write or chmod of an entry is one).
-                old = self._files.get(path)
-                if old is not None and not old.racy and path.rpartition("/")[0] not in event_dirs:
-                    continue
+        if event_dirs is None:
+            listed = self._watched.keys() | self._denied.keys()
+            deleted = [(path, self._files.pop(path)) for path in set(self._files) - listed]
+        else:  # incremental: only what the directories listed again dropped can be gone
+            gone_paths = [p for p in self._unlisted if p not in self._watched and p not in self._denied]
+            deleted = [(path, self._files.pop(path)) for path in gone_paths if path in self._files]
+        self._unlisted.clear()
+        checks = list(self._watched.items())
+        if event_dirs is None or reread:
+            checks += self._denied.items()
+        else:
+            # Write-deny globs may name thousands of files: each is looked at only when its
+            # directory saw an event (a write or chmod of an entry is one) or it was racy.
+            names = {p for d in event_dirs if (e := self._dirs.get(d)) for p, k in e.watched if k == "denied"}
+            names |= self._denied_racy
+            checks += [(p, "denied") for p in names if p in self._denied]
+        for path, kind in checks:
             gone = self._check_file(path, kind, now, out, revert=revert, reread=reread)
             if gone is not None:
                 deleted.append((path, gone))
+            if kind == "denied":
+                record = self._files.get(path)
+                if record is not None and record.racy:
+                    self._denied_racy.add(path)
+                else:
+                    self._denied_racy.discard(path)
         # Deleted (or no longer protected): nothing left to obey, except the deny rules of the
         # workspace's settings. Restored last, once a symlink put in place of their directory
         # (checked above) is quarantined.
@@ -415,7 +441,17 @@ class WorkspaceGuard:
         seen_dirs, watched = self._walk([(str(self.root), (False, False))], now)
         for gone in set(self._dirs) - seen_dirs:
             del self._dirs[gone]
-        self._watched = watched
+        self._watched, self._denied = {}, {}
+        self._denied_racy.clear()
+        self._take(watched.items())
+
+    def _take(self, entries: Iterable[tuple[str, str]]) -> None:
+        for path, kind in entries:
+            if kind != "denied":
+                self._watched[path] = kind
+            elif path not in self._denied:  # listed anew (a new directory's too): look at it
+                self._denied[path] = kind
+                self._denied_racy.add(path)
 
     def _incremental(self, events: InotifyEvents, now: int) -> bool:
         """List again only the directories inotify named; False when a full scan is needed."""
@@ -436,12 +472,14 @@ class WorkspaceGuard:
                 return False  # a subdirectory went away: forget its subtree in a full scan
             for p, _ in entry.watched:
                 self._watched.pop(p, None)
-            self._watched.update(new.watched)
+                self._denied.pop(p, None)
+                self._unlisted.add(p)
+            self._take(new.watched)
             self._dirs[path] = new
             fresh = [(c, ctx) for c, ctx in new.children if c not in self._dirs]
             if fresh:
                 _, watched = self._walk(fresh, now)
-                self._watched.update(watched)
+                self._take(watched.items())
         return True
 
     def _walk(self, seeds: list[tuple[str, tuple[bool, bool]]], now: int) -> tuple[set[str], dict[str, str]]:
@@ -586,6 +624,8 @@ class WorkspaceGuard:
     ) -> _File | None:
         """Check one protected file; returns its last record when it is gone (for `_scan` to restore).
         ``reread``: the same signature is not enough, the bytes must be those accepted."""
+        if kind == "denied" and not self._deny_content:
+            return self._check_denied(path, now, out, revert=revert)
         old = self._files.get(path)
         if old is not None and not old.racy and old.kind == kind:
             # Fast path, nothing acted on: the same inode with the same times and mode as accepted.
@@ -636,6 +676,35 @@ class WorkspaceGuard:
             return None
         finally:
             os.close(dir_fd)
+
+    def _check_denied(self, path: str, now: int, out: _Scan, *, revert: bool) -> _File | None:
+        """A file a write-deny glob names, by its signature alone: the backend binds the matches
+        that existed read-only, so nothing is read (an ``Edit(**/*.py)`` may name 10,000 files);
+        a new one, or one whose signature changed, is quarantined (nothing to put back)."""
+        old = self._files.get(path)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return self._files.pop(path, None)
+        sig = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
+        if old is not None and old.sig == sig and not old.racy:
+            return None
+        # New unless unchanged since before the last check (see `_check_file`).
+        changed = st.st_ctime_ns >= self._prev_scan_ns - _RACY_NS if old is None else old.sig != sig
+        if not (revert and changed):
+            racy = now - max(st.st_mtime_ns, st.st_ctime_ns) < _RACY_NS
+            is_link = stat.S_ISLNK(st.st_mode)
+            self._files[path] = _File("denied", sig, ("sig", *sig), None, is_link, stat.S_IMODE(st.st_mode), racy)
+            return None
+        try:
+            dir_fd, name = open_parent(self.root, path)
+        except FileNotFoundError:
+            return self._files.pop(path, None)
+        try:
+            self._revert(path, dir_fd, name, "denied", old, out)
+        finally:
+            os.close(dir_fd)
+        return None
 
     def _narrow(self, paths: list[str], out: _Scan, what: str) -> None:
         """Take back the write permission for every user that a command gave workspace entries.
