@@ -654,15 +654,17 @@ class WorkspaceGuard:
             content = _read(dir_fd, name, is_link, st, _SNAPSHOT_LIMIT if kind == "denied" else _READ_LIMIT)
             active = _active(kind, path, content, is_link, st, self.root)
             racy = now - max(st.st_mtime_ns, st.st_ctime_ns) < _RACY_NS
-            if kind == "denied" and old is None and st.st_ctime_ns < self._prev_scan_ns - _RACY_NS:
-                # Unchanged since before the last check (no one can set a ctime): it matched no rule
-                # then (a rule added mid-session), or it is a file the last check listed for another
-                # reason. Not written since, so nothing to revert: the operator's, or allowed then.
-                active = None
+            # Unchanged since before the last check (no one can set a ctime): it matched no rule
+            # then (a rule added mid-session). Not written since, so nothing to revert: the
+            # operator's, or allowed then. Accepted as it is (a later change is put back).
+            earlier = kind == "denied" and old is None and st.st_ctime_ns < self._prev_scan_ns - _RACY_NS
             snapshot = content if content is not None and len(content) <= _SNAPSHOT_LIMIT else None
             new = _File(kind, sig, active, snapshot, is_link, stat.S_IMODE(st.st_mode), racy)
             planted = (
-                revert and active is not None and (old is None or old.active != active or old.kind != kind)
+                revert
+                and not earlier
+                and active is not None
+                and (old is None or old.active != active or old.kind != kind)
             )
             if not planted:
                 self._files[path] = new
