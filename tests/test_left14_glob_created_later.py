@@ -86,7 +86,9 @@ async def test_the_file_tools_refuse_what_a_command_made(
     if tool == "Edit":
         tool_input = {"file_path": str(path), "old_string": "k", "new_string": "forged"}
     text, failed = await tool_result(rt, tool, tool_input)
-    assert failed and "denied" in text.lower(), (tool, target, text)
+    # Since round 15 the command's new.pem is quarantined after it ran: an Edit then finds nothing.
+    gone = tool == "Edit" and "does not exist" in text
+    assert failed and ("denied" in text.lower() or gone), (tool, target, text)
     assert (path.read_bytes() if path.exists() else None) == before, (tool, target)
 
 

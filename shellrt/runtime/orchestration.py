@@ -13,6 +13,9 @@ cancels its running batch siblings, which get a synthetic error result.
 
 `StreamingExecution` accepts blocks one at a time as the model streams them,
 starts safe ones early, and yields results in the original order.
+
+Every envelope leaves here sendable (`shellrt.tools._sendable.sendable_envelope`): whatever
+tool made it, no lone surrogate reaches the JSONL or MCP encoders (left-overs, round 15).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from pydantic import BaseModel
 from shellrt.protocol import ResultEnvelope, Tool, ToolContext, ToolUseBlock, error_envelope
 from shellrt.runtime.execution import CallExecutor, CallOutcome, RunSlot
 from shellrt.runtime.interrupts import InterruptWatch
+from shellrt.tools._sendable import sendable_envelope
 
 __all__ = [
     "MAX_PARALLEL_CALLS",
@@ -332,6 +336,7 @@ class StreamingExecution:
             else:
                 entry.started = True
                 entry.outcome = await self._execute(entry)
+            entry.outcome.envelope = sendable_envelope(entry.outcome.envelope)
             # Only a call that ran and failed cancels its siblings (not a denial or bad input).
             own_failure = entry.cancel_reason is None and entry.outcome.executed and entry.outcome.is_error
             if own_failure and entry.tool is not None and entry.tool.cancels_siblings_on_error:
@@ -415,7 +420,7 @@ async def run_single(
     # Parsed once here for the executor; not classified: a message's only call shares no batch.
     parsed = _parsed(tool, block)
     if ctx.abort.is_set():
-        return error_envelope(block.id, block.name, NOT_RUN_INTERRUPTED)
+        return sendable_envelope(error_envelope(block.id, block.name, NOT_RUN_INTERRUPTED))
     scope = anyio.CancelScope()
     reason: list[str] = []
 
@@ -428,13 +433,13 @@ async def run_single(
     with interrupts.listening(interrupted), scope:
         outcome = await executor.execute(block, ctx.for_call(block.id), parsed=parsed, run_slot=run_slot)
     if outcome is None:
-        return error_envelope(block.id, block.name, reason[0] if reason else INTERRUPTED)
+        return sendable_envelope(error_envelope(block.id, block.name, reason[0] if reason else INTERRUPTED))
     if outcome.context_modifier is not None:
         try:
             outcome.context_modifier(ctx)
         except Exception as exc:  # a broken modifier must not lose the result
             ctx.report(block.name, f"context update failed: {exc}")
-    return outcome.envelope
+    return sendable_envelope(outcome.envelope)
 
 
 async def run_blocks(

@@ -197,6 +197,10 @@ class Runtime:
         self.session_dir = Path(session_dir).absolute() if session_dir else session_root() / self.session_id
         self._sandbox = sandbox
         self._tools = tools
+        if approver is not None:  # a prompt names paths and input: no lone surrogate reaches a client
+            from shellrt.tools._sendable import sendable_approver
+
+            approver = sendable_approver(approver)
         self.approver = approver
         self.diagnostics: list[str] = []
         self._settings = dict(settings or {})
@@ -290,6 +294,22 @@ class Runtime:
     async def __aexit__(self, *exc_info: Any) -> None:
         await self.close()
 
+    def _write_deny(self) -> Any:
+        """The session's write-deny globs for the post-command check (None without governance)."""
+        if self.governance is None or self.backend is None:
+            return None
+        from shellrt.runtime.write_deny_globs import WriteDenyGlobs
+
+        try:  # docker's copy mode: the check walks a private copy; rules are anchored at the workspace
+            view = self.backend.to_host_path(self.backend.workspace)
+        except Exception:
+            view = None
+        views = {str(view): str(self.workspace)} if view is not None else None
+        # A backend that confines the file system binds the existing matches read-only (bwrap,
+        # docker): nothing to snapshot. Local binds nothing: a changed match is put back.
+        confined = "filesystem" in self.backend.enforces()
+        return WriteDenyGlobs(self.governance.engine.rules, views, keeps_content=not confined)
+
     async def start(self) -> None:
         """Start the sandbox and supervisor and register the tools."""
         from shellrt.runtime.session_dir import ensure_private_session_dir, refuse_linked_session_dir
@@ -316,6 +336,8 @@ class Runtime:
                 session_dir=self.session_dir,
                 # --settings files in a writable root: protected like the workspace's own.
                 settings_files=self._given_settings,
+                # A new file an Edit/Write deny glob names: reverted after the command.
+                write_deny=self._write_deny(),
             )
         )
         # Background tasks persist in tasks.json as they change; a watcher notes each one's end.

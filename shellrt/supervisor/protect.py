@@ -42,7 +42,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 
@@ -56,6 +56,7 @@ __all__ = [
     "SHELL_STARTUP_FILES",
     "CommandGuard",
     "WorkspaceGuard",
+    "WriteDeny",
     "code_running_git_keys",
     "protected_reason",
 ]
@@ -123,6 +124,23 @@ _INLINE_DIRS = 64
 _MAX_NOTES = 20
 
 
+class WriteDeny(Protocol):
+    """The session's write-deny rules that name files (``Edit(**/*.pem)``), as the check asks them
+    (built by the runtime: `shellrt.runtime.write_deny_globs`; the supervisor knows no rules)."""
+
+    def version(self) -> object:
+        """Compares unequal once the rules changed (mid-session): every directory is judged again."""
+        ...
+
+    def match(self, path: str, root: str) -> str | None:
+        """The rule that keeps ``path`` (found below the guard's ``root``) from being written."""
+        ...
+
+    #: Whether a command can change an existing match (no read-only bind: the local backend), so
+    #: matches are snapshotted to be put back; else they are judged by their signature alone.
+    keeps_content: bool
+
+
 @dataclass
 class _Dir:
     sig: tuple[int, int, int, int]
@@ -165,8 +183,17 @@ class WorkspaceGuard:
         skip: Iterable[str] = (),
         extra_root: bool = False,
         settings_files: Iterable[str] = (),
+        write_deny: WriteDeny | None = None,
     ) -> None:
         self.root = Path(root)
+        #: Write-deny globs: a new file they name is reverted after the fact (kind ``denied``).
+        self._deny = write_deny
+        self._deny_version: object = write_deny.version() if write_deny is not None else None
+        self._deny_content = bool(getattr(write_deny, "keeps_content", True))
+        self._deny_rules: dict[str, str] = {}  # path -> the rule that names it (for notes)
+        #: When the last scan started (ns): a ``denied`` file unchanged since is not new (see
+        #: `_check_file`); 0 before any, so everything unknown then counts as new (fail closed).
+        self._prev_scan_ns = 0
         #: The operator's ``--settings`` files in this tree (full paths as the walk spells them):
         #: protected like the workspace's own settings, restored when deleted.
         self._settings_files = frozenset(settings_files)
@@ -179,10 +206,18 @@ class WorkspaceGuard:
         if extra_root:  # its own numbering: a subdirectory per root
             tag = hashlib.sha256(os.fsencode(str(root))).hexdigest()[:12]
             self.quarantine_dir = self.quarantine_dir / f"root-{tag}"
+        self._root_text = str(self.root)
+        self._scan_ns = 0
         self._dirs: dict[str, _Dir] = {}
         self._files: dict[str, _File] = {}
-        #: Every protected path of the tree as of the last check (path -> kind).
+        #: Every protected path of the tree as of the last check (path -> kind), but ``denied``.
         self._watched: dict[str, str] = {}
+        #: The files write-deny globs name (maybe thousands: ``Edit(**/*.py)``), apart: between
+        #: full scans only those in directories with events, or still racy, are looked at.
+        self._denied: dict[str, str] = {}
+        self._denied_racy: set[str] = set()
+        #: Paths no longer listed since the last scan began (an incremental scan's deletions).
+        self._unlisted: set[str] = set()
         #: Accelerator: only directories with events are listed again (None: full scans).
         self._watch: Inotify | None = Inotify.open() if use_inotify else None
         #: Home directories inside the workspace: more names are obeyed there (`_protect_home`).
@@ -207,7 +242,7 @@ class WorkspaceGuard:
         (below it, anything: 20,000 planted files took a 15 s scan, in the event loop when run
         inline) or a full scan is due. Drains inotify's queue into a stash the scan then uses."""
         with self._thread_lock:
-            if self._watch is None or self._force_full or not self._baselined:
+            if self._watch is None or self._force_full or not self._baselined or self._rules_changed():
                 return True
             events = self._watch.drain()
             stash = self._stash
@@ -218,6 +253,9 @@ class WorkspaceGuard:
                 events = stash
             self._stash = events
             return events.full_scan or bool(events.new_dirs) or len(events.dirs) > _INLINE_DIRS
+
+    def _rules_changed(self) -> bool:
+        return self._deny is not None and self._deny.version() != self._deny_version
 
     def scan(self, *, revert: bool, culprit: str = "this command", reread: bool = False) -> list[str]:
         """Walk the tree; with ``revert`` undo planted changes and return notes, else accept all.
@@ -236,6 +274,7 @@ class WorkspaceGuard:
                     "may have been changed: review them before running git or a shell there."
                 )
             self._baselined = True
+            self._prev_scan_ns = self._scan_ns
             self.last_scan_s = time.perf_counter() - t0
             if len(result.notes) > _MAX_NOTES:  # one per file: 20,000 planted files, 20,000 notes
                 more = len(result.notes) - _MAX_NOTES
@@ -322,7 +361,15 @@ class WorkspaceGuard:
 
     # --- the walk -------------------------------------------------------------------------
     def _scan(self, out: _Scan, *, revert: bool, reread: bool = False) -> None:
-        now = time.time_ns()
+        now = self._scan_ns = time.time_ns()
+        if self._rules_changed():
+            # Other names count now: every directory is listed again (files that matched no rule
+            # when they were last changed are kept, see `_check_file`).
+            assert self._deny is not None
+            self._deny_version = self._deny.version()
+            for entry in self._dirs.values():
+                entry.racy = True
+            self._force_full = True
         # Drain first: events that arrive while we list stay queued for the next check.
         events = self._watch.drain() if self._watch is not None else None
         stash, self._stash = self._stash, None
@@ -331,6 +378,8 @@ class WorkspaceGuard:
             events.new_dirs[:0] = stash.new_dirs
             events.full_scan |= stash.full_scan
         full, self._force_full = self._force_full, False
+        #: Directories inotify named (None: a full scan): a ``denied`` file elsewhere is unchanged.
+        event_dirs: set[str] | None = None
         if (
             full
             or events is None
@@ -339,6 +388,8 @@ class WorkspaceGuard:
             or not self._incremental(events, now)
         ):
             self._full_scan(now)
+        else:
+            event_dirs = events.dirs
         widened, self._widened = [p for p in self._widened if p not in self._preshared], []
         self._preshared.clear()
         if revert:
@@ -351,11 +402,32 @@ class WorkspaceGuard:
                 "their owner may read them again, so what they hold is checked like the rest."
             )
             out.records.append({"event": "protected_dir_unlocked", "paths": unlocked[:50]})
-        deleted = [(path, self._files.pop(path)) for path in set(self._files) - set(self._watched)]
-        for path, kind in list(self._watched.items()):
+        if event_dirs is None:
+            listed = self._watched.keys() | self._denied.keys()
+            deleted = [(path, self._files.pop(path)) for path in set(self._files) - listed]
+        else:  # incremental: only what the directories listed again dropped can be gone
+            gone_paths = [p for p in self._unlisted if p not in self._watched and p not in self._denied]
+            deleted = [(path, self._files.pop(path)) for path in gone_paths if path in self._files]
+        self._unlisted.clear()
+        checks = list(self._watched.items())
+        if event_dirs is None or reread:
+            checks += self._denied.items()
+        else:
+            # Write-deny globs may name thousands of files: each is looked at only when its
+            # directory saw an event (a write or chmod of an entry is one) or it was racy.
+            names = {p for d in event_dirs if (e := self._dirs.get(d)) for p, k in e.watched if k == "denied"}
+            names |= self._denied_racy
+            checks += [(p, "denied") for p in names if p in self._denied]
+        for path, kind in checks:
             gone = self._check_file(path, kind, now, out, revert=revert, reread=reread)
             if gone is not None:
                 deleted.append((path, gone))
+            if kind == "denied":
+                record = self._files.get(path)
+                if record is not None and record.racy:
+                    self._denied_racy.add(path)
+                else:
+                    self._denied_racy.discard(path)
         # Deleted (or no longer protected): nothing left to obey, except the deny rules of the
         # workspace's settings. Restored last, once a symlink put in place of their directory
         # (checked above) is quarantined.
@@ -369,7 +441,17 @@ class WorkspaceGuard:
         seen_dirs, watched = self._walk([(str(self.root), (False, False))], now)
         for gone in set(self._dirs) - seen_dirs:
             del self._dirs[gone]
-        self._watched = watched
+        self._watched, self._denied = {}, {}
+        self._denied_racy.clear()
+        self._take(watched.items())
+
+    def _take(self, entries: Iterable[tuple[str, str]]) -> None:
+        for path, kind in entries:
+            if kind != "denied":
+                self._watched[path] = kind
+            elif path not in self._denied:  # listed anew (a new directory's too): look at it
+                self._denied[path] = kind
+                self._denied_racy.add(path)
 
     def _incremental(self, events: InotifyEvents, now: int) -> bool:
         """List again only the directories inotify named; False when a full scan is needed."""
@@ -390,12 +472,14 @@ class WorkspaceGuard:
                 return False  # a subdirectory went away: forget its subtree in a full scan
             for p, _ in entry.watched:
                 self._watched.pop(p, None)
-            self._watched.update(new.watched)
+                self._denied.pop(p, None)
+                self._unlisted.add(p)
+            self._take(new.watched)
             self._dirs[path] = new
             fresh = [(c, ctx) for c, ctx in new.children if c not in self._dirs]
             if fresh:
                 _, watched = self._walk(fresh, now)
-                self._watched.update(watched)
+                self._take(watched.items())
         return True
 
     def _walk(self, seeds: list[tuple[str, tuple[bool, bool]]], now: int) -> tuple[set[str], dict[str, str]]:
@@ -482,6 +566,11 @@ class WorkspaceGuard:
                 or (self._settings_files and f"{path}/{n}" in self._settings_files)
             ):
                 kind = "file"
+            elif self._deny is not None:
+                rule = self._deny.match(f"{path}/{n}", self._root_text)
+                if rule is not None:
+                    kind = "denied"
+                    self._deny_rules[f"{path}/{n}"] = rule
             if kind:
                 watched.append((f"{path}/{n}", kind))
         children = tuple(
@@ -535,6 +624,8 @@ class WorkspaceGuard:
     ) -> _File | None:
         """Check one protected file; returns its last record when it is gone (for `_scan` to restore).
         ``reread``: the same signature is not enough, the bytes must be those accepted."""
+        if kind == "denied" and not self._deny_content:
+            return self._check_denied(path, now, out, revert=revert)
         old = self._files.get(path)
         if old is not None and not old.racy and old.kind == kind:
             # Fast path, nothing acted on: the same inode with the same times and mode as accepted.
@@ -560,13 +651,20 @@ class WorkspaceGuard:
             if old is not None and old.sig == sig and not old.racy and old.kind == kind and not reread:
                 return None
             is_link = stat.S_ISLNK(st.st_mode)
-            content = _read(dir_fd, name, is_link, st)
+            content = _read(dir_fd, name, is_link, st, _SNAPSHOT_LIMIT if kind == "denied" else _READ_LIMIT)
             active = _active(kind, path, content, is_link, st, self.root)
             racy = now - max(st.st_mtime_ns, st.st_ctime_ns) < _RACY_NS
+            # Unchanged since before the last check (no one can set a ctime): it matched no rule
+            # then (a rule added mid-session). Not written since, so nothing to revert: the
+            # operator's, or allowed then. Accepted as it is (a later change is put back).
+            earlier = kind == "denied" and old is None and st.st_ctime_ns < self._prev_scan_ns - _RACY_NS
             snapshot = content if content is not None and len(content) <= _SNAPSHOT_LIMIT else None
             new = _File(kind, sig, active, snapshot, is_link, stat.S_IMODE(st.st_mode), racy)
             planted = (
-                revert and active is not None and (old is None or old.active != active or old.kind != kind)
+                revert
+                and not earlier
+                and active is not None
+                and (old is None or old.active != active or old.kind != kind)
             )
             if not planted:
                 self._files[path] = new
@@ -580,6 +678,35 @@ class WorkspaceGuard:
             return None
         finally:
             os.close(dir_fd)
+
+    def _check_denied(self, path: str, now: int, out: _Scan, *, revert: bool) -> _File | None:
+        """A file a write-deny glob names, by its signature alone: the backend binds the matches
+        that existed read-only, so nothing is read (an ``Edit(**/*.py)`` may name 10,000 files);
+        a new one, or one whose signature changed, is quarantined (nothing to put back)."""
+        old = self._files.get(path)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return self._files.pop(path, None)
+        sig = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
+        if old is not None and old.sig == sig and not old.racy:
+            return None
+        # New unless unchanged since before the last check (see `_check_file`).
+        changed = st.st_ctime_ns >= self._prev_scan_ns - _RACY_NS if old is None else old.sig != sig
+        if not (revert and changed):
+            racy = now - max(st.st_mtime_ns, st.st_ctime_ns) < _RACY_NS
+            is_link = stat.S_ISLNK(st.st_mode)
+            self._files[path] = _File("denied", sig, ("sig", *sig), None, is_link, stat.S_IMODE(st.st_mode), racy)
+            return None
+        try:
+            dir_fd, name = open_parent(self.root, path)
+        except FileNotFoundError:
+            return self._files.pop(path, None)
+        try:
+            self._revert(path, dir_fd, name, "denied", old, out)
+        finally:
+            os.close(dir_fd)
+        return None
 
     def _narrow(self, paths: list[str], out: _Scan, what: str) -> None:
         """Take back the write permission for every user that a command gave workspace entries.
@@ -672,6 +799,9 @@ class WorkspaceGuard:
                 self._files.pop(path, None)
         else:
             self._files.pop(path, None)
+        if kind == "denied":
+            self._denied_note(path, rel, action, f"{moved}{restored}", target, out)
+            return
         what = _DESCRIBE.get(kind, kind)
         note = (
             f"[shellrt] reverted: {out.culprit} {action} {rel} ({what}, which git, a shell, an editor or "
@@ -685,6 +815,27 @@ class WorkspaceGuard:
                 "event": "protected_path_reverted",
                 "path": rel,
                 "kind": kind,
+                "action": action,
+                "quarantine": str(target),
+            }
+        )
+
+    def _denied_note(self, path: str, rel: str, action: str, moved: str, target: Path, out: _Scan) -> None:
+        """What a write-deny rule named and a command wrote anyway: undone *after* the command ran
+        (no mount can wait for a name that does not exist yet), so said as such."""
+        rule = self._deny_rules.get(path, "a write-deny rule")
+        out.notes.append(
+            f"[shellrt] reverted after the fact: {out.culprit} {action} {rel}, which the deny rule "
+            f"{rule} keeps from being written; the file was {moved}. Commands may not write files a "
+            "deny rule names (the sandbox can only undo it once the command has run); ask the user "
+            "to make such a change."
+        )
+        out.records.append(
+            {
+                "event": "protected_path_reverted",
+                "path": rel,
+                "kind": "denied",
+                "rule": rule,
                 "action": action,
                 "quarantine": str(target),
             }
@@ -980,7 +1131,9 @@ def _same_bytes(path: str, old: _File) -> bool:
         os.close(fd)
 
 
-def _read(dir_fd: int, name: str, is_link: bool, st: os.stat_result) -> bytes | None:
+def _read(
+    dir_fd: int, name: str, is_link: bool, st: os.stat_result, limit: int = _READ_LIMIT
+) -> bytes | None:
     if is_link:
         try:
             return os.fsencode(os.readlink(name, dir_fd=dir_fd))
@@ -998,7 +1151,7 @@ def _read(dir_fd: int, name: str, is_link: bool, st: os.stat_result) -> bytes | 
         while chunk := os.read(fd, 1 << 16):
             chunks.append(chunk)
             size += len(chunk)
-            if size > _READ_LIMIT:
+            if size > limit:
                 break
         return b"".join(chunks)
     finally:
@@ -1009,7 +1162,7 @@ def _active(
     kind: str, path: str, content: bytes | None, is_link: bool, st: os.stat_result, root: Path
 ) -> object:
     """What of this file a later program obeys (None: nothing, it is inert)."""
-    if content is None or len(content) > _READ_LIMIT:
+    if content is None or len(content) > (_SNAPSHOT_LIMIT if kind == "denied" else _READ_LIMIT):
         # Not read whole: a command's write lease makes the non-blocking open fail, a permission
         # or a size stops it. A later program reads it whole, so it counts as obeyed and as
         # changed whenever its signature is (fail closed; judged empty, a planted

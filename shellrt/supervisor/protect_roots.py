@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from shellrt.supervisor.protect import CommandGuard, WorkspaceGuard
+from shellrt.supervisor.protect import CommandGuard, WorkspaceGuard, WriteDeny
 
 __all__ = ["RootGuards", "guarded_roots", "root_guards"]
 
@@ -39,10 +39,14 @@ def guarded_roots(backend: Any) -> list[str]:
 
 
 def root_guards(
-    roots: Sequence[str | Path], session_dir: Path, settings_files: Sequence[Path] = ()
+    roots: Sequence[str | Path],
+    session_dir: Path,
+    settings_files: Sequence[Path] = (),
+    write_deny: WriteDeny | None = None,
 ) -> list[WorkspaceGuard]:
     """A `WorkspaceGuard` per root (the workspace first), each real and not inside an earlier
-    one; a root that holds another skips it; ``settings_files`` go to the root holding them."""
+    one; a root that holds another skips it; ``settings_files`` go to the root holding them;
+    ``write_deny`` (the session's write-deny globs) to every root."""
     real: list[str] = []
     for index, root in enumerate(roots):
         if not os.path.isdir(root):
@@ -58,7 +62,14 @@ def root_guards(
         inner = [r for r in real if r != root and _within(r, root)]
         mine = [f for f in files if _within(f, root) and not any(_within(f, r) for r in inner)]
         guards.append(
-            WorkspaceGuard(Path(root), session_dir, skip=inner, extra_root=index > 0, settings_files=mine)
+            WorkspaceGuard(
+                Path(root),
+                session_dir,
+                skip=inner,
+                extra_root=index > 0,
+                settings_files=mine,
+                write_deny=write_deny,
+            )
         )
     return guards
 
@@ -82,18 +93,22 @@ class RootGuards:
 
     @classmethod
     def for_backend(
-        cls, backend: Any, session_dir: Path, settings_files: Sequence[Path] = ()
+        cls,
+        backend: Any,
+        session_dir: Path,
+        settings_files: Sequence[Path] = (),
+        write_deny: WriteDeny | None = None,
     ) -> RootGuards | None:
         """Guards over the backend's writable roots (None when the workspace has no host view).
 
         ``settings_files``: the operator's ``--settings`` files; those inside a root are
         protected there like the workspace's own settings (a command may not rewrite what
-        the next session obeys)."""
+        the next session obeys). ``write_deny``: a new file a write-deny glob names is reverted."""
         try:
             roots = guarded_roots(backend)
         except Exception:
             roots = []
-        guards = root_guards(roots, session_dir, settings_files)
+        guards = root_guards(roots, session_dir, settings_files, write_deny)
         return cls([CommandGuard(guard) for guard in guards]) if guards else None
 
     async def before(self, busy: bool, *, background: bool = False) -> None:

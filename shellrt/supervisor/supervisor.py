@@ -28,6 +28,7 @@ from shellrt.supervisor.env import base_env, command_env
 from shellrt.supervisor.errors import SupervisorClosedError
 from shellrt.supervisor.execution import Execution, asyncio_loop
 from shellrt.supervisor.models import BackgroundTask, CommandResult, ProgressEvent
+from shellrt.supervisor.protect import WriteDeny
 from shellrt.supervisor.protect_roots import RootGuards
 from shellrt.supervisor.shells import Shell, shell_launch
 from shellrt.supervisor.spool import OutputQuota, OutputSpool, SpoolFiles
@@ -61,6 +62,7 @@ class Supervisor:
         quota: OutputQuota | None = None,
         settings_files: Sequence[Path] = (),
         command_in_argv: bool | None = None,
+        write_deny: WriteDeny | None = None,
     ) -> None:
         self.backend = backend
         #: A command's text in its shell's argv, where every local user's ``ps`` reads it (default:
@@ -91,7 +93,10 @@ class Supervisor:
         self.tasks = TaskManager()
         self._closed = False
         # Nothing planted for later unsandboxed programs (hooks, rc files, settings): see protect.py.
-        self._guard = RootGuards.for_backend(backend, self.session_dir, settings_files) if protect else None
+        # ``write_deny``: the session's write-deny globs, one more thing a command may not leave.
+        self._guard = (
+            RootGuards.for_backend(backend, self.session_dir, settings_files, write_deny) if protect else None
+        )
 
     # --- properties ------------------------------------------------------------
     @property
