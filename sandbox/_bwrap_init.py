@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import signal
 
 import anyio
@@ -108,10 +109,11 @@ class InitPin:
         if fd is None:
             return
         self._ended = anyio.Event()
-        self.kill()
         try:
-            with anyio.move_on_after(END_TIMEOUT_S):
-                await anyio.wait_readable(fd)  # a pidfd is readable once its process exited
+            if not select.select([fd], [], [], 0)[0]:  # a pidfd is readable once its process exited
+                self.kill()  # usually gone already: the init exits right after its command
+                with anyio.move_on_after(END_TIMEOUT_S):
+                    await anyio.wait_readable(fd)
         finally:
             self.close()
             self._ended.set()

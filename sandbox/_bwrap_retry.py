@@ -45,7 +45,9 @@ _log = logging.getLogger(__name__)
 #: Extra attempts after a failed setup.
 MAX_RETRIES = 3
 #: stdin kept for a new attempt: a fresh pipe takes this much without a reader (Linux's default
-#: pipe size), so writing it again never waits for the command.
+#: pipe size). Not for a uid past ``fs.pipe-user-pages-soft`` (a non-root caller's command can put
+#: it there: its pipes get 8 KiB): the write then waits for the command, without blocking the
+#: event loop (`FdSendStream`), and ends with the command (red team, round 15).
 REPLAY_MAX = 1 << 16
 #: A failed attempt's message after its first piece: at most this much, this long.
 _REST_MAX = 1 << 16
