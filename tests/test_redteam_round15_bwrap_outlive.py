@@ -3,9 +3,10 @@
 One bwrap per command runs bwrap's own init as pid 1 of the command's pid namespace, under the
 command's uid and dumpable: the command can write its code through ``/proc/1/mem`` (round 12 left
 this open, "it gains nothing else"). The attack: leave a detached process that plants an
-executable ``.git/hooks/pre-commit`` 0.4 s later, then patch the init, at the return of the
-``wait4`` it sleeps in, to clear its parent-death signal, close its stdio, write exit code 0 to
-the eventfd the outer bwrap waits on, and pause for ever; overwrite its run marker. The command
+executable ``.git/hooks/pre-commit`` 0.3 s after the command ended, then patch the init, at the
+return of the ``wait4`` it sleeps in, to clear its parent-death signal, close its stdio, write
+exit code 0 to the eventfd the outer bwrap waits on, and pause for ever; overwrite its run
+marker. The command
 "ended" with 0, the protected-files check after it found nothing, the namespace lived on (the
 host's marker sweep no longer found it), and the hook landed after the check: the next
 command's check took it for the operator's own edit between commands and kept it -- code the
@@ -35,6 +36,7 @@ _ATTACK = r"""
 import os, struct, sys, time
 delay, target, token = float(sys.argv[1]), sys.argv[2], sys.argv[3]
 r, w = os.pipe()
+command = os.getpid()
 if os.fork() == 0:
     os.setsid()
     if os.fork():
@@ -44,6 +46,12 @@ if os.fork() == 0:
         os.dup2(null, n)
     os.write(w, b"x")
     sys.argv[0] = token
+    while True:  # until the command has ended (and was reaped), then a little more
+        try:
+            os.kill(command, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.01)
     time.sleep(delay)
     os.makedirs(os.path.dirname(target), exist_ok=True)
     with open(target, "w") as f:
@@ -112,11 +120,11 @@ async def test_a_patched_bwrap_init_does_not_outlive_its_command(
     hook = ws / ".git" / "hooks" / "pre-commit"
     token = f"rt15-planter-{os.getpid()}"
     try:
-        result = await sup.run(f"python3 attack.py 0.4 .git/hooks/pre-commit {token}", timeout_s=30)
+        result = await sup.run(f"python3 attack.py 0.3 .git/hooks/pre-commit {token}", timeout_s=30)
         assert result.exit_code == 0, result.preview
         assert "patched" in result.preview
         assert not hook.exists(), "planted before the command ended (the test's delay is too short)"
-        # Long enough for the planter (0.4 s after the patch) to have acted, were it alive.
+        # Long enough for the planter (0.3 s after the command's end) to have acted, were it alive.
         with anyio.move_on_after(1.2):
             while not (ws / ".git" / "hooks" / "pre-commit.done").exists():
                 await anyio.sleep(0.05)
