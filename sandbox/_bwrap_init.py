@@ -6,6 +6,15 @@ call ``prctl(PR_SET_PDEATHSIG, 0)`` and never return, with its environment (the 
 overwritten. Killing the outer bwrap then left the namespace, and every process in it, running
 (red team, round 12). SIGKILL to a namespace's init from the host cannot be caught or undone,
 and ends every process of the namespace: the kill path sends it to the pid bwrap reported.
+
+The same patch can also *end* the command: write its exit status to the eventfd the outer bwrap
+waits on, close its stdio, and pause. The outer bwrap then exited as after any command, the host
+ran its post-command checks, and the namespace lived on, its processes free to plant a git hook
+after the check (red team, round 15). So every per-command bwrap's init is pinned with a pidfd
+before the command can run (`pin_init`: bwrap reports the init's pid right after ``clone``, and
+the sandbox reads its seccomp program, which the host writes only after the pin, before it
+starts the command), and `PinnedBwrapProcess.wait` kills it and waits until it is gone -- after
+every process of its namespace -- before it reports the command's end.
 """
 
 from __future__ import annotations
@@ -13,7 +22,17 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import signal
+
+import anyio
+
+from sandbox.base import ExitStatus, SandboxProcess
+
+#: How long bwrap may take to report its init (it does right after ``clone``, before the set-up).
+PIN_TIMEOUT_S = 20.0
+#: How long a killed init may take to be gone, with every process of its namespace.
+END_TIMEOUT_S = 10.0
 
 
 def init_pid(report: bytes) -> int | None:
@@ -61,3 +80,114 @@ def kill_init(pid: int, parent: int | None) -> bool:
         return False
     finally:
         os.close(pidfd)
+
+
+class InitPin:
+    """A pidfd on one per-command bwrap's init, opened while it was surely that init."""
+
+    def __init__(self, pidfd: int | None = None) -> None:
+        self._pidfd = pidfd
+        self._ended: anyio.Event | None = None  # `end` in progress or done: the others wait for it
+
+    @property
+    def pinned(self) -> bool:
+        return self._pidfd is not None
+
+    def kill(self) -> None:
+        """SIGKILL the init (nothing if it is gone: the pidfd pins it, a reused pid is never hit)."""
+        if self._pidfd is not None:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+
+    async def end(self) -> None:
+        """Kill the init and wait until it is gone. A namespace's init is gone only after every
+        other process of its namespace is (the kernel kills and reaps them first)."""
+        if self._ended is not None:  # `kill` and `wait` may both end it, at once
+            await self._ended.wait()
+            return
+        fd = self._pidfd
+        if fd is None:
+            return
+        self._ended = anyio.Event()
+        try:
+            if not select.select([fd], [], [], 0)[0]:  # a pidfd is readable once its process exited
+                self.kill()  # usually gone already: the init exits right after its command
+                with anyio.move_on_after(END_TIMEOUT_S):
+                    await anyio.wait_readable(fd)
+        finally:
+            self.close()
+            self._ended.set()
+
+    def close(self) -> None:
+        fd, self._pidfd = self._pidfd, None
+        if fd is not None:
+            os.close(fd)
+
+
+def _open_init(report: bytes) -> int | None:
+    """A pidfd on the ``child-pid`` of ``report``, checked to be in the ``pid-namespace`` bwrap
+    reported with it (a pid reused meanwhile is in another), or None (gone: nothing runs there)."""
+    for line in report.splitlines():
+        with contextlib.suppress(ValueError):
+            data = json.loads(line)
+            if isinstance(data, dict) and isinstance(data.get("child-pid"), int):
+                pid, ns = int(data["child-pid"]), data.get("pid-namespace")
+                try:
+                    pidfd = os.pidfd_open(pid)
+                except OSError:
+                    return None
+                try:
+                    if os.readlink(f"/proc/{pid}/ns/pid") == f"pid:[{ns}]":
+                        return pidfd
+                except OSError:
+                    pass
+                os.close(pidfd)
+                return None
+    return None
+
+
+async def pin_init(status_fd: int) -> tuple[InitPin, bytes]:
+    """Read bwrap's ``--json-status-fd`` up to its first report (the init's pid and namespaces)
+    and pin that init; returns the pin and the bytes read (the caller keeps them for the final
+    report). Not pinned: bwrap failed first (EOF), the init is gone, or no report came in time."""
+    os.set_blocking(status_fd, False)
+    data = b""
+    with anyio.move_on_after(PIN_TIMEOUT_S):
+        while b"\n" not in data:
+            try:
+                chunk = os.read(status_fd, 4096)
+            except BlockingIOError:
+                await anyio.wait_readable(status_fd)
+                continue
+            if not chunk:
+                break
+            data += chunk
+    return InitPin(_open_init(data) if b"\n" in data else None), data
+
+
+class PinnedBwrapProcess(SandboxProcess):
+    """A per-command bwrap whose end is its namespace's end: `wait` returns once the init it
+    pinned (`pin_init`) is gone, whatever the command made of that init."""
+
+    def __init__(self, proc: SandboxProcess, pin: InitPin, status_prefix: bytes) -> None:
+        self._proc = proc
+        self._pin = pin
+        #: What `pin_init` read of the json status (the rest stays in the pipe).
+        self.status_prefix = status_prefix
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.stdin = proc.stdin
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid
+
+    async def wait(self) -> ExitStatus:
+        status = await self._proc.wait()
+        await self._pin.end()
+        return status
+
+    async def kill(self) -> None:
+        self._pin.kill()
+        await self._proc.kill()
+        await self._pin.end()

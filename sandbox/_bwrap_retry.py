@@ -34,7 +34,7 @@ from collections.abc import Awaitable, Callable
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from sandbox._bwrap_init import init_pid, kill_init, peek
+from sandbox._bwrap_init import PinnedBwrapProcess, init_pid, kill_init, peek
 from sandbox._hostsockets import VANISHED_MASK
 from sandbox.base import ExitStatus, SandboxProcess
 
@@ -45,7 +45,9 @@ _log = logging.getLogger(__name__)
 #: Extra attempts after a failed setup.
 MAX_RETRIES = 3
 #: stdin kept for a new attempt: a fresh pipe takes this much without a reader (Linux's default
-#: pipe size), so writing it again never waits for the command.
+#: pipe size). Not for a uid past ``fs.pipe-user-pages-soft`` (a non-root caller's command can put
+#: it there: its pipes get 8 KiB): the write then waits for the command, without blocking the
+#: event loop (`FdSendStream`), and ends with the command (red team, round 15).
 REPLAY_MAX = 1 << 16
 #: A failed attempt's message after its first piece: at most this much, this long.
 _REST_MAX = 1 << 16
@@ -76,8 +78,14 @@ class _Attempt:
         self.started = False  # some output proved the command ran
         self.held: list[bytes] = []
         self.held_by: str | None = None  # the stream whose first chunk is held
-        self.report = b""  # the status pipe read early (`RetryingBwrapProcess.kill`)
+        #: The status pipe read early (`sandbox._bwrap_init.pin_init`, `RetryingBwrapProcess.kill`).
+        self.report = proc.status_prefix if isinstance(proc, PinnedBwrapProcess) else b""
         self.decided: bool | None = None  # True: retried; False: final
+        #: Set once a first chunk was held or every stream ended: bwrap's message, if any, is
+        #: in ``held`` (`RetryingBwrapProcess._settle` waits for it).
+        self.message = anyio.Event()
+        self.ended: set[str] = set()  # the streams whose EOF was seen
+        self.streams = 2 if proc.stderr is not None else 1
 
 
 class RetryingBwrapProcess(SandboxProcess):
@@ -143,6 +151,11 @@ class RetryingBwrapProcess(SandboxProcess):
                 and self._may_retry
                 and (self.stdin is None or self.stdin.replayable)
             )
+            if may and attempt.held_by is None:
+                # With stderr apart, stdout's EOF may settle the attempt before bwrap's message
+                # on stderr was read (its task holds it): wait for it, or for that stream's end.
+                with anyio.move_on_after(_REST_WAIT_S):
+                    await attempt.message.wait()
             if may:
                 await self._read_rest(attempt)
             said = b"".join(attempt.held)
@@ -154,8 +167,11 @@ class RetryingBwrapProcess(SandboxProcess):
             if retry:
                 if not fewer_masks:
                     self._retries += 1
+                # Shielded: done once for every reader, whichever of them (under a deadline of its
+                # own) settles it; a start waits for bwrap's report (`sandbox._bwrap_init.pin_init`).
                 try:
-                    self._attempt = _Attempt(*await self._spawn())
+                    with anyio.CancelScope(shield=True):
+                        self._attempt = _Attempt(*await self._spawn())
                 except Exception:  # cannot even start again: this attempt's failure is the answer
                     _log.warning("bwrap: a failed start could not be retried", exc_info=True)
                     retry = False
@@ -218,6 +234,9 @@ class _GatedStream(ByteReceiveStream):
             try:
                 data = await stream.receive(max_bytes)
             except anyio.EndOfStream:
+                attempt.ended.add(self._name)
+                if len(attempt.ended) >= attempt.streams:
+                    attempt.message.set()
                 if attempt.started or attempt.decided is False:
                     raise
                 if await owner._settle(attempt):
@@ -235,6 +254,7 @@ class _GatedStream(ByteReceiveStream):
             if attempt.held_by is None:
                 attempt.held_by = self._name
             attempt.held.append(data)
+            attempt.message.set()
             self._unsettled = (attempt, data)
             retried = await owner._settle(attempt)
             self._unsettled = None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import fcntl
 import itertools
 import logging
 import marshal
@@ -34,10 +35,10 @@ __all__ = ["ZYGOTE_CODE", "Zygote", "ZygoteGoneError", "ZygoteProcess"]
 
 _log = logging.getLogger(__name__)
 
-#: The zygote's compiled program, fed through a pipe (its file may be hidden inside the
-#: sandbox; the zygote runs on this very interpreter, so the marshal format matches).
-#: Without its docstrings (``optimize=2``; it has no ``assert``): less for every clone of the
-#: zygote to copy, and the whole program fits in a pipe's default 64 KiB.
+#: The zygote's compiled program, handed over in a sealed memfd (`_program_fd`; its file may be
+#: hidden inside the sandbox; the zygote runs on this very interpreter, so the marshal format
+#: matches). Without its docstrings (``optimize=2``; it has no ``assert``): less for every clone
+#: of the zygote to copy.
 ZYGOTE_CODE = marshal.dumps(
     compile((Path(__file__).parent / "_zygote_main.py").read_bytes(), "shellrt-zygote", "exec", optimize=2)
 )
@@ -108,6 +109,33 @@ def _is_retired(message: bytes) -> bool:
     return not message or (not message.startswith(b"ready") and marshal.loads(message).get("op") == "retired")
 
 
+def _program_fd() -> int:
+    """A sealed, close-on-exec memfd holding `ZYGOTE_CODE`, read from its start (the caller owns it).
+
+    Not a pipe (red team, round 15): a pipe's buffer is charged to the real uid that makes it,
+    and once that uid holds ``fs.pipe-user-pages-soft`` pages -- a non-root caller's command
+    holding 64 pipes of 1 MiB does -- the kernel gives its next pipes 8 KiB and refuses to grow
+    them. The ~50 KiB program then no longer fitted: the host's write blocked in the event loop
+    while it held the read end itself, so a sandbox that exited before reading (a mount race, a
+    vanished socket mask) hung the whole process. A memfd takes any size, never blocks and holds
+    no pipe page; the seals keep the zygote from changing what a later read sees."""
+    fd = os.memfd_create("shellrt-zygote", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        view = memoryview(ZYGOTE_CODE)
+        while view:
+            view = view[os.write(fd, view) :]
+        fcntl.fcntl(
+            fd,
+            fcntl.F_ADD_SEALS,
+            fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE,
+        )
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 class ZygoteGoneError(SandboxExecError):
     """The zygote is not running (it died or never started): start a new one."""
 
@@ -173,7 +201,12 @@ class Zygote:
         self, bwrap_argv: list[str], python: str, config: dict[str, object], pass_fds: tuple[int, ...]
     ) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        src_r, src_w = os.pipe2(os.O_CLOEXEC)
+        try:
+            src_r = _program_fd()
+        except BaseException:
+            ours.close()
+            theirs.close()
+            raise
         slot = self._runner.new_run(report_cwd=False)
         argv = [
             *((*bwrap_argv, "--") if bwrap_argv else ()),
@@ -192,17 +225,12 @@ class Zygote:
                 cwd="/",
                 pass_fds=(theirs.fileno(), src_r, *pass_fds),
             )
-            # The program (~50 KiB) fits in the pipe, grown or not: nothing reads it while it is
-            # written, and a bwrap that fails to start never does.
-            grow_pipe(src_w)
-            os.write(src_w, ZYGOTE_CODE)
         except BaseException:
             ours.close()
             raise
         finally:
             theirs.close()
             os.close(src_r)
-            os.close(src_w)
         ours.setblocking(False)
         self._sock = ours
         hello = b""

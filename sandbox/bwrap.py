@@ -88,6 +88,7 @@ naming the fix when it is missing or cannot create namespaces.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -103,6 +104,7 @@ import anyio
 from sandbox import _seccomp
 from sandbox._account import account_files
 from sandbox._bwrap_env import env_args_fd, launcher_request
+from sandbox._bwrap_init import PinnedBwrapProcess, pin_init
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
@@ -1149,17 +1151,30 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         copies of the ends bwrap inherits are closed once it started, or failed to."""
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
         seccomp_r, seccomp_w = os.pipe2(os.O_CLOEXEC)
-        os.write(seccomp_w, self._seccomp_program())  # < 4 KiB: fits in the pipe
-        os.close(seccomp_w)
         try:
             proc = await start(seccomp_r, status_w)
         except BaseException:
             os.close(status_r)
+            os.close(seccomp_w)
             raise
         finally:
             os.close(status_w)
             os.close(seccomp_r)
-        return proc, status_r
+        # bwrap's init is pinned before the command can run: the sandbox reads its seccomp program
+        # before it starts the command, and gets it only now (`sandbox._bwrap_init`, round 15).
+        try:
+            pin, early = await pin_init(status_r)
+            if pin.pinned:
+                with contextlib.suppress(BrokenPipeError):
+                    os.write(seccomp_w, self._seccomp_program())  # < 4 KiB: fits in the pipe
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await proc.kill()
+            os.close(status_r)
+            raise
+        finally:
+            os.close(seccomp_w)  # unpinned: no program, so the sandbox fails before the command
+        return PinnedBwrapProcess(proc, pin, early), status_r
 
     async def _spawn_by_spawner(
         self, spawner: Zygote, request: ExecRequest, masks: StartMasks
