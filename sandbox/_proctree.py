@@ -29,12 +29,14 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 __all__ = [
     "MARKER_VAR",
     "ProcessTree",
     "is_alive",
+    "kill_checked",
+    "kill_marked",
     "last_pid",
     "pids_with_marker",
     "process_table",
@@ -160,9 +162,53 @@ def pids_with_marker(marker: str, *, prefix: bool = False) -> list[int]:
     ]
 
 
-def _kill(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.kill(pid, signal.SIGKILL)
+def kill_checked(pid: int, still_it: Callable[[int], bool]) -> None:
+    """SIGKILL ``pid`` only if ``still_it(pid)`` holds, through a pidfd: never a reused pid.
+
+    The pidfd is opened first and the check made after: a check that passes read the process
+    the pidfd names (or that process died meanwhile, and the signal reaches nobody). A plain
+    ``kill(pid)`` after a check hit whoever got the number in between (pids wrap: ``pid_max``
+    is 32768 on many hosts; red team, round 15).
+    """
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        return  # gone (or not ours to open): nothing to kill
+    try:
+        if still_it(pid):
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(fd, signal.SIGKILL)
+    finally:
+        os.close(fd)
+
+
+def _started_at(started: int) -> Callable[[int], bool]:
+    return lambda pid: start_time(pid) == started
+
+
+def _marker_of(pid: int) -> str | None:
+    needle = f"\0{MARKER_VAR}=".encode()
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            env = b"\0" + f.read()
+    except OSError:
+        return None
+    at = env.find(needle)
+    if at < 0:
+        return None
+    start = at + len(needle)
+    stop = env.find(b"\0", start)
+    return env[start : stop if stop >= 0 else len(env)].decode("utf-8", "replace")
+
+
+def kill_marked(pids: Iterable[int], accept: Callable[[str], bool]) -> None:
+    """SIGKILL each of ``pids`` (found by a marker scan) that still carries a marker ``accept`` takes.
+
+    The scan and the kill are apart in time: the marker is read again through the pid's pidfd
+    (`kill_checked`), so a pid that ended and was reused meanwhile is left alone.
+    """
+    for pid in pids:
+        kill_checked(pid, lambda p: (m := _marker_of(p)) is not None and accept(m))
 
 
 class ProcessTree:
@@ -173,18 +219,51 @@ class ProcessTree:
     thread records while the event loop kills.
     """
 
-    def __init__(self, root_pid: int, marker: str) -> None:
+    def __init__(self, root_pid: int, marker: str, root_pidfd: int | None = None) -> None:
+        """``root_pidfd`` (owned from now on): a pidfd of the root, for a root someone else may
+        reap (the session reaper); else one is opened here, the root being the caller's unreaped child."""
         self.root_pid = root_pid
         self.marker = marker
         #: pid -> start time (clock ticks), so a recycled pid is never killed by mistake.
         self._known: dict[int, int] = {}
         self._lock = threading.Lock()
+        if root_pidfd is None:
+            with contextlib.suppress(OSError):
+                root_pidfd = os.pidfd_open(root_pid)
+        #: The root while it is unreaped (its pid, and the group id, cannot be reused): closed at
+        #: the first sign of its reap. None: reaped, or no pidfd (then the group is never signalled).
+        self._root_fd = root_pidfd
+
+    def root_unreaped(self) -> bool:
+        """The root has not been reaped (alive, or a zombie): its pid and group id are still its own."""
+        with self._lock:
+            return self._root_pinned()
+
+    def _root_pinned(self) -> bool:
+        fd = self._root_fd
+        if fd is None:
+            return False
+        try:
+            signal.pidfd_send_signal(fd, 0)
+        except OSError:
+            self._root_fd = None
+            os.close(fd)
+            return False
+        return True
+
+    def __del__(self) -> None:
+        fd, self._root_fd = getattr(self, "_root_fd", None), None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     def record(self, table: dict[int, tuple[int, int]] | None = None) -> None:
         """Remember the current descendants of the root, from ``table`` (a fresh `process_table` if None)."""
         if table is None:
             table = process_table()
-        if self.root_pid not in table:
+        if self.root_pid not in table or not self.root_unreaped():
+            # Unreaped after the snapshot, so unreaped during it: ``root_pid``'s children in the
+            # table are the root's. Once reaped, the pid may be anyone's (round 15).
             return
         children: dict[int, list[int]] = {}
         for pid, (ppid, _) in table.items():
@@ -202,14 +281,20 @@ class ProcessTree:
                 self._known.setdefault(pid, table[pid][1])
 
     def kill_group(self) -> None:
-        """SIGKILL the process group and every recorded descendant (cheap: no /proc sweep)."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.root_pid, signal.SIGKILL)
+        """SIGKILL the process group and every recorded descendant (cheap: no /proc sweep).
+
+        The group only while the root is unreaped: the group's id is the root's pid, free for
+        another process (and its group) once the root is reaped and the group empty. The backends
+        kill the group between the root's exit and its reap (`sandbox._reaper`, `HostProcess`).
+        """
         with self._lock:
+            if self._root_pinned():
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self.root_pid, signal.SIGKILL)
             known = list(self._known.items())
         for pid, started in known:
             if start_time(pid) == started:
-                _kill(pid)
+                kill_checked(pid, _started_at(started))
             else:
                 with self._lock:
                     self._known.pop(pid, None)
@@ -223,8 +308,7 @@ class ProcessTree:
         while True:
             self.record()
             self.kill_group()
-            for pid in pids_with_marker(self.marker):
-                _kill(pid)
+            kill_marked(pids_with_marker(self.marker), self.marker.__eq__)
             time.sleep(0.002)
             with self._lock:
                 known = list(self._known)
@@ -238,5 +322,4 @@ class ProcessTree:
 
     def sweep_marker(self) -> None:
         """Kill escaped processes still carrying the marker (after the root exited normally)."""
-        for pid in pids_with_marker(self.marker):
-            _kill(pid)
+        kill_marked(pids_with_marker(self.marker), self.marker.__eq__)

@@ -1,0 +1,135 @@
+"""Red team, round 15: a kill after the command's root was reaped must not reach whoever got its pid.
+
+`sandbox._proctree.ProcessTree` killed the run's process group with ``killpg(root_pid)`` and
+recorded "descendants" as the children of whatever process had ``root_pid`` -- also after the
+root had exited and been reaped. A command whose shell exits while a ``setsid`` child keeps the
+output pipe open (the foreground drain, ~1 s, then a tree kill), a timeout that fires as the
+command ends, a TaskStop of a task that just ended: each sent SIGKILL to the process group whose
+id was the root's old pid. Pids are reused (``pid_max`` is 32768 here): an unrelated host process
+group led by a process that got the number was killed.
+
+The race is forced, not waited for: as root the test writes ``/proc/sys/kernel/ns_last_pid`` so
+the next fork gets the reaped root's pid (retried when another fork on the machine comes first).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import subprocess
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from sandbox import SandboxPolicy
+from sandbox._proctree import ProcessTree
+from sandbox.local import LocalBackend
+from shellrt.supervisor import Supervisor
+
+NS_LAST_PID = "/proc/sys/kernel/ns_last_pid"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _can_place_pids() -> bool:
+    return os.geteuid() == 0 and os.access(NS_LAST_PID, os.W_OK)
+
+
+def _place(pid: int, argv: list[str], *, within_s: float = 2.5) -> subprocess.Popen[bytes] | None:
+    """Start ``argv`` as a session leader whose pid is ``pid`` (None when other forks kept winning)."""
+    end = time.monotonic() + within_s
+    while time.monotonic() < end:
+        with open(NS_LAST_PID, "w") as f:
+            f.write(str(pid - 1))
+        proc = subprocess.Popen(argv, start_new_session=True)
+        if proc.pid == pid:
+            return proc
+        proc.kill()
+        proc.wait()
+    return None
+
+
+def _gone(pid: int) -> bool:
+    return not os.path.exists(f"/proc/{pid}")
+
+
+def _require_pid_placement() -> None:
+    if not _can_place_pids():
+        if os.environ.get("CI") == "true":
+            pytest.fail("needs root and a writable ns_last_pid to force pid reuse")
+        pytest.skip("needs root and a writable ns_last_pid to force pid reuse")
+
+
+def test_a_tree_whose_root_was_reaped_never_signals_the_pids_new_owner() -> None:
+    """`kill_group`/`kill_all` after the root's reap: the new group leader at that pid (and its
+    own child, which `record` would adopt as a descendant) live on."""
+    _require_pid_placement()
+    root = subprocess.Popen(["sleep", "0.05"], start_new_session=True)
+    tree = ProcessTree(root.pid, f"rt15-{secrets.token_hex(4)}")
+    root.wait()
+    victim = _place(root.pid, ["sh", "-c", "sleep 30 & wait"])
+    if victim is None:
+        pytest.fail("could not place a process at the reaped root's pid")
+    try:
+        time.sleep(0.05)  # its child forked
+        tree.kill_group()
+        tree.kill_all(deadline_s=0.3)
+        time.sleep(0.05)
+        assert victim.poll() is None, "the unrelated process that got the root's pid was killed"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(victim.pid, signal.SIGKILL)
+        victim.wait()
+
+
+@pytest.fixture(params=["reaper", "cgroup"])
+async def supervisor(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Supervisor]:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    backend = LocalBackend(policy=SandboxPolicy(workspace=workspace))
+    backend.session_cgroup = request.param == "cgroup"
+    async with backend, Supervisor(backend, session_dir=tmp_path / "session") as sup:
+        yield sup
+
+
+@pytest.mark.anyio
+async def test_the_drain_sweep_after_the_shell_exited_spares_the_pids_new_owner(
+    supervisor: Supervisor, tmp_path: Path
+) -> None:
+    """A task's shell exits while a ``setsid`` child holds its output, in a busy session (another
+    task runs, so leftovers are not swept at once): ~1 s later the tree kill came, the shell long
+    reaped. A host process group placed at the shell's pid meanwhile was killed."""
+    _require_pid_placement()
+    pidfile = tmp_path / "root.pid"
+    token = f"{secrets.randbelow(9000) + 1000}.{secrets.randbelow(10**6):06d}"
+    placed: list[subprocess.Popen[bytes]] = []
+    busy = await supervisor.start_background("sleep 30")
+    try:
+        task = await supervisor.start_background(f"echo $$ > {pidfile}; setsid sleep {token} & exit 0")
+        while not pidfile.exists() or not pidfile.read_text().strip():
+            await anyio.sleep(0.005)
+        pid = int(pidfile.read_text())
+        while not _gone(pid):
+            await anyio.sleep(0.005)
+        proc = await anyio.to_thread.run_sync(lambda: _place(pid, ["sleep", "30"]))
+        if proc is None:
+            pytest.fail("could not place a process at the reaped shell's pid")
+        placed.append(proc)
+        ended = await supervisor.tasks.wait(task.id)
+        assert ended.exit_code == 0, ended
+        time.sleep(0.05)
+        assert proc.poll() is None, "the host process that got the shell's pid was killed"
+    finally:
+        await supervisor.tasks.stop(busy.id)
+        for proc in placed:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
