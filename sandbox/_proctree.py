@@ -36,6 +36,7 @@ __all__ = [
     "ProcessTree",
     "is_alive",
     "kill_checked",
+    "kill_listed",
     "kill_marked",
     "last_pid",
     "pids_with_marker",
@@ -180,6 +181,31 @@ def kill_checked(pid: int, still_it: Callable[[int], bool]) -> None:
                 signal.pidfd_send_signal(fd, signal.SIGKILL)
     finally:
         os.close(fd)
+
+
+def kill_listed(pids: Iterable[int], listed_now: Callable[[], Iterable[int]]) -> None:
+    """SIGKILL each of ``pids`` (a listing, e.g. a cgroup's members) that ``listed_now()`` still lists.
+
+    Pidfds are opened for the whole snapshot first, then the listing is read once more: a pid
+    listed after its pidfd was opened names a process that is (or was, and died: the signal
+    reaches nobody) the listed one. A member that exited and was reaped by init meanwhile is
+    not in the new listing, whoever got its pid (red team, round 15).
+    """
+    fds: dict[int, int] = {}
+    try:
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                fds[pid] = os.pidfd_open(pid)
+        if not fds:
+            return
+        still = set(listed_now())
+        for pid, fd in fds.items():
+            if pid in still:
+                with contextlib.suppress(OSError):
+                    signal.pidfd_send_signal(fd, signal.SIGKILL)
+    finally:
+        for fd in fds.values():
+            os.close(fd)
 
 
 def _started_at(started: int) -> Callable[[int], bool]:

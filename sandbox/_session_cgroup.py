@@ -35,12 +35,13 @@ import _thread
 import contextlib
 import os
 import secrets
-import signal
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
+
+from sandbox._proctree import kill_listed
 
 __all__ = ["SessionCgroup", "open_session_cgroup"]
 
@@ -181,6 +182,10 @@ class SessionCgroup:
                 self.kill_members()
 
     def members(self) -> list[int]:
+        """The member processes (the owner excluded)."""
+        return self._listed()
+
+    def _listed(self) -> list[int]:
         """The processes in the cgroup, but the owner (empty when it cannot be read)."""
         try:
             fd = os.open(self._procs, os.O_RDONLY | os.O_CLOEXEC)
@@ -205,9 +210,9 @@ class SessionCgroup:
                 return True
             if time.monotonic() > end:
                 return False
-            for pid in pids:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
+            # Through pidfds, members again after they are open: one that died meanwhile was
+            # reaped by init, and its pid may be any host process's by now (round 15).
+            kill_listed(pids, self._listed)
             time.sleep(0.005)
 
     def close(self) -> None:

@@ -133,3 +133,38 @@ async def test_the_drain_sweep_after_the_shell_exited_spares_the_pids_new_owner(
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+@pytest.mark.anyio
+async def test_the_session_cgroups_kill_spares_a_member_pid_reused_since_the_listing(
+    tmp_path: Path,
+) -> None:
+    """`SessionCgroup.kill_members` listed the members, then ``kill(pid)`` each: a member that
+    exited in between is reaped by init and its pid may be a host process's by the kill. The
+    listing is made stale on purpose (a member that ended and whose pid a host process took)."""
+    _require_pid_placement()
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    backend = LocalBackend(policy=SandboxPolicy(workspace=workspace))
+    backend.session_cgroup = True
+    async with backend:
+        cgroup = backend._runner.session_cgroup
+        if cgroup is None:
+            pytest.fail("no session cgroup (root with an owner cgroup expected)")
+        member = cgroup.start(lambda: subprocess.Popen(["sleep", "0.02"]))
+        member.wait()
+        cgroup.ended(member.pid)
+        victim = _place(member.pid, ["sleep", "30"])
+        if victim is None:
+            pytest.fail("could not place a process at the ended member's pid")
+        stale = [member.pid]
+        real = cgroup.members
+        calls = iter([stale])
+        cgroup.members = lambda: next(calls, None) or real()  # type: ignore[method-assign]
+        try:
+            assert cgroup.kill_members(deadline_s=1.0)
+            time.sleep(0.05)
+            assert victim.poll() is None, "a host process that got a former member's pid was killed"
+        finally:
+            victim.kill()
+            victim.wait()
