@@ -277,6 +277,21 @@ class ProcessTree:
             return False
         return True
 
+    def _group_id_unclaimed(self) -> bool:
+        """The root is reaped: its group id still names its group (members left, which keep the
+        number from reuse) only while no process has that pid. A process that has it got the
+        number after the group emptied: the group is gone, and ``killpg`` would hit the new
+        owner's. (A new process taking the number between this check and the ``killpg`` is the
+        window left: microseconds, against the seconds a reaped root's kill could come late.)"""
+        try:
+            fd = os.pidfd_open(self.root_pid)
+        except ProcessLookupError:
+            return True
+        except OSError:  # a thread has that id now (EINVAL), or we may not look: not the group's
+            return False
+        os.close(fd)
+        return False
+
     def __del__(self) -> None:
         fd, self._root_fd = getattr(self, "_root_fd", None), None
         if fd is not None:
@@ -309,12 +324,13 @@ class ProcessTree:
     def kill_group(self) -> None:
         """SIGKILL the process group and every recorded descendant (cheap: no /proc sweep).
 
-        The group only while the root is unreaped: the group's id is the root's pid, free for
-        another process (and its group) once the root is reaped and the group empty. The backends
-        kill the group between the root's exit and its reap (`sandbox._reaper`, `HostProcess`).
+        The group only while its id is the group's: the root unreaped, or reaped and its pid no
+        process's (members left keep the number; once the group is empty too, another process
+        and its group may get it). The owner kills an exited root's group before it reaps it
+        (`HostProcess._poll`).
         """
         with self._lock:
-            if self._root_pinned():
+            if self._root_pinned() or self._group_id_unclaimed():
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(self.root_pid, signal.SIGKILL)
             known = list(self._known.items())

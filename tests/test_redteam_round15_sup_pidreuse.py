@@ -168,3 +168,36 @@ async def test_the_session_cgroups_kill_spares_a_member_pid_reused_since_the_lis
         finally:
             victim.kill()
             victim.wait()
+
+
+def _alive_with(token: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if token.encode() in f.read():
+                        found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+@pytest.mark.anyio
+async def test_what_the_command_left_in_its_group_still_dies_with_it(supervisor: Supervisor) -> None:
+    """The safe group kill keeps its reach: a same-group leftover without the marker (``env -i``)
+    in a busy session (no idle sweep) dies when its command ends, though the root is reaped."""
+    token = f"{secrets.randbelow(9000) + 1000}.{secrets.randbelow(10**6):06d}"
+    busy = await supervisor.start_background("sleep 30")
+    try:
+        result = await supervisor.run(f"env -i sleep {token} >/dev/null 2>&1 & exit 0", timeout_s=20)
+        assert result.exit_code == 0, result
+        end = time.monotonic() + 2.0
+        while _alive_with(token) and time.monotonic() < end:
+            await anyio.sleep(0.02)
+        assert not _alive_with(token), "the command's group leftover outlived it"
+    finally:
+        await supervisor.tasks.stop(busy.id)
+        for pid in _alive_with(token):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
