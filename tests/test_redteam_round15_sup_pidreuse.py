@@ -203,3 +203,56 @@ async def test_what_the_command_left_in_its_group_still_dies_with_it(supervisor:
         for pid in _alive_with(token):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+
+
+class _Owner:
+    """A stand-in for the Runtime a `LeftoverTasks` watches (weakly referenced)."""
+
+
+@pytest.mark.anyio
+async def test_a_task_noted_after_its_shell_was_reaped_is_not_noted_as_the_pids_new_owner(
+    supervisor: Supervisor, tmp_path: Path
+) -> None:
+    """A dropped Runtime kills its tasks' noted processes (`LeftoverTasks`), a reopened session
+    those recorded in ``tasks.json`` (`TaskRegistry`): both took the pid's start time whenever the
+    session changed, also after the task's shell was reaped (the task still "running" while its
+    output drains). A host process placed at that pid was noted, and killed with its group."""
+    from shellrt.runtime.leftovers import LeftoverTasks
+    from shellrt.runtime.task_registry import TaskRegistry
+
+    _require_pid_placement()
+    pidfile = tmp_path / "root.pid"
+    token = f"{secrets.randbelow(9000) + 1000}.{secrets.randbelow(10**6):06d}"
+    busy = await supervisor.start_background("sleep 30")
+    victim: subprocess.Popen[bytes] | None = None
+    try:
+        task = await supervisor.start_background(f"echo $$ > {pidfile}; setsid sleep {token} & exit 0")
+        while not pidfile.exists() or not pidfile.read_text().strip():
+            await anyio.sleep(0.005)
+        pid = int(pidfile.read_text())
+        while not _gone(pid):
+            await anyio.sleep(0.005)
+        victim = await anyio.to_thread.run_sync(lambda: _place(pid, ["sleep", "30"]))
+        if victim is None:
+            pytest.fail("could not place a process at the reaped shell's pid")
+        assert supervisor.tasks.get(task.id).status.value == "running"  # still draining
+        owner = _Owner()
+        leftovers = LeftoverTasks(owner)
+        leftovers.note(supervisor.tasks)
+        registry = TaskRegistry(tmp_path / "reg", supervisor.tasks)
+        (tmp_path / "reg").mkdir()
+        registry.save()
+        recorded = {
+            r["task"]["id"]: r["process"]
+            for r in __import__("json").loads((tmp_path / "reg" / "tasks.json").read_text())["tasks"]
+        }
+        assert recorded[task.id] is None or recorded[task.id]["pid"] != pid, recorded[task.id]
+        leftovers.kill()
+        time.sleep(0.05)
+        assert victim.poll() is None, "the host process that got the task's pid was killed"
+    finally:
+        await supervisor.tasks.stop(busy.id)
+        if victim is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(victim.pid, signal.SIGKILL)
+            victim.wait()

@@ -53,6 +53,8 @@ class LeftoverTasks:
             except Exception:  # a backend that cannot say: nothing to note
                 continue
             started = start_time(pid) if isinstance(pid, int) else None
+            if started is not None and not root_still_there(execution.process):
+                continue  # read after the root was reaped: that start time is another process's
             if started is not None:
                 with self._lock:
                     self._pids[task.id] = (pid, started)
@@ -87,6 +89,19 @@ class LeftoverTasks:
                 kill_checked(pid, functools.partial(_started_at, started=table[pid][1]))
         for marker in markers:  # a local run that left its group and tree (``setsid``, a double fork)
             kill_marked(pids_with_marker(marker), marker.__eq__)
+
+
+def root_still_there(process: object) -> bool:
+    """Whether the command's root is still unreaped *now*, so its pid read just before named it.
+
+    A task is noted (and recorded in ``tasks.json``) when the session changes, possibly long
+    after its shell exited and was reaped: its pid may be another process's by then, which a
+    dropped Runtime's kill, or a reopened session's, would then kill (red team, round 15).
+    Backends without a host process tree (docker) cannot say: True, as before.
+    """
+    tree = getattr(process, "tree", None)
+    unreaped = getattr(tree, "root_unreaped", None)
+    return bool(unreaped()) if callable(unreaped) else True
 
 
 def _started_at(pid: int, *, started: int) -> bool:

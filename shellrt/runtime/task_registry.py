@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox._hostread import read_regular
+from shellrt.runtime.leftovers import root_still_there
 from shellrt.supervisor import BackgroundTask, TaskStatus
 from shellrt.supervisor.tasks import TaskManager
 
@@ -157,7 +158,11 @@ class TaskRegistry:
         if task.id not in self._identities:
             # Taken while it runs: a task that already ended has no identity worth keeping.
             running = task.status is TaskStatus.RUNNING
-            self._identities[task.id] = ProcessIdentity.of(task.pid) if running else None
+            identity = ProcessIdentity.of(task.pid) if running else None
+            execution = self.tasks.execution(task.id)
+            if identity is not None and execution is not None and not root_still_there(execution.process):
+                identity = None  # its root was reaped before this read: the pid may be anyone's (round 15)
+            self._identities[task.id] = identity
             self._owners.setdefault(task.id, self.owner)
         identity, owner = self._identities[task.id], self._owners.get(task.id)
         return {
