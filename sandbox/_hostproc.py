@@ -261,8 +261,8 @@ class HostRunner:
             raise
         finally:
             pipes.close_childs()
-        # The tree signals the group only while the root is unreaped: the reaper's pidfd says so for its child.
-        tree = ProcessTree(popen.pid, marker, popen.take_pidfd() if isinstance(popen, ReapedChild) else None)
+        # The tree signals the group only while the root is unreaped: a dup of the handle's pidfd says so.
+        tree = ProcessTree(popen.pid, marker, open_pidfd=False)
         handle = HostProcess(self, popen, tree, cwd_host_file, pipes.stdout, pipes.stderr, pipes.stdin)
         handle.in_session_cgroup = in_cgroup
         self._open.add(handle)
@@ -475,6 +475,8 @@ class HostProcess(SandboxProcess):
         self._pidfd: int | None = (
             popen.take_pidfd() if isinstance(popen, ReapedChild) else _pidfd_open(popen.pid)
         )
+        if self._pidfd is not None:
+            tree.set_root_pidfd(os.dup(self._pidfd))
         self._watching = False
         #: Started in the session's cgroup (`sandbox._session_cgroup`): all it leaves is a member.
         self.in_session_cgroup = False

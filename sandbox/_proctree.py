@@ -245,20 +245,31 @@ class ProcessTree:
     thread records while the event loop kills.
     """
 
-    def __init__(self, root_pid: int, marker: str, root_pidfd: int | None = None) -> None:
+    def __init__(
+        self, root_pid: int, marker: str, root_pidfd: int | None = None, *, open_pidfd: bool = True
+    ) -> None:
         """``root_pidfd`` (owned from now on): a pidfd of the root, for a root someone else may
-        reap (the session reaper); else one is opened here, the root being the caller's unreaped child."""
+        reap (the session reaper); else one is opened here (the root being the caller's unreaped
+        child), unless ``open_pidfd`` is False: the caller then hands one over (`set_root_pidfd`)."""
         self.root_pid = root_pid
         self.marker = marker
         #: pid -> start time (clock ticks), so a recycled pid is never killed by mistake.
         self._known: dict[int, int] = {}
         self._lock = threading.Lock()
-        if root_pidfd is None:
+        if root_pidfd is None and open_pidfd:
             with contextlib.suppress(OSError):
                 root_pidfd = os.pidfd_open(root_pid)
         #: The root while it is unreaped (its pid, and the group id, cannot be reused): closed at
         #: the first sign of its reap. None: reaped, or no pidfd (then the group is never signalled).
         self._root_fd = root_pidfd
+
+    def set_root_pidfd(self, fd: int) -> None:
+        """Own ``fd``, a pidfd of the root taken while it was unreaped (a dup of the caller's: a
+        second ``pidfd_open`` per command costs more than a ``dup``)."""
+        with self._lock:
+            old, self._root_fd = self._root_fd, fd
+        if old is not None:
+            os.close(old)
 
     def root_unreaped(self) -> bool:
         """The root has not been reaped (alive, or a zombie): its pid and group id are still its own."""
