@@ -509,9 +509,13 @@ class HostProcess(SandboxProcess):
         keeps the group id from reuse (after the reap, the id may be another process's)."""
         fd = self._pidfd
         if fd is not None and not self.started_by_reaper and self._popen.returncode is None:
-            with contextlib.suppress(OSError):
-                if os.waitid(os.P_PIDFD, fd, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
-                    self.tree.kill_group()  # exited: the zombie is ours to reap
+            try:
+                exited = os.waitid(os.P_PIDFD, fd, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+            except OSError:
+                return self._popen.poll()
+            if not exited:
+                return None  # what poll() would say, in one system call instead of two
+            self.tree.kill_group(at_exit=True)  # the zombie is ours to reap: the group id is still its
         return self._popen.poll()
 
     async def _wait_exit(self) -> int:

@@ -262,6 +262,9 @@ class ProcessTree:
         #: The root while it is unreaped (its pid, and the group id, cannot be reused): closed at
         #: the first sign of its reap. None: reaped, or no pidfd (then the group is never signalled).
         self._root_fd = root_pidfd
+        #: The group was killed after the root exited, before its reap (`kill_group(at_exit=True)`):
+        #: a group whose leader is dead gets no new member but by fork from a member, all killed.
+        self._group_emptied = False
 
     def set_root_pidfd(self, fd: int) -> None:
         """Own ``fd``, a pidfd of the root taken while it was unreaped (a dup of the caller's: a
@@ -332,18 +335,22 @@ class ProcessTree:
             for pid in found:
                 self._known.setdefault(pid, table[pid][1])
 
-    def kill_group(self) -> None:
+    def kill_group(self, *, at_exit: bool = False) -> None:
         """SIGKILL the process group and every recorded descendant (cheap: no /proc sweep).
 
-        The group only while its id is the group's: the root unreaped, or reaped and its pid no
+        ``at_exit``: the caller saw the root exited and has not reaped it. The group only while
+        its id is the group's: the root unreaped, or reaped and its pid no
         process's (members left keep the number; once the group is empty too, another process
         and its group may get it). The owner kills an exited root's group before it reaps it
         (`HostProcess._poll`).
         """
         with self._lock:
-            if self._root_pinned() or self._group_id_unclaimed():
+            if self._group_emptied:
+                pass  # killed when the root had exited, unreaped: nothing can have joined since
+            elif self._root_pinned() or self._group_id_unclaimed():
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(self.root_pid, signal.SIGKILL)
+                self._group_emptied = at_exit and self._root_fd is not None
             known = list(self._known.items())
         for pid, started in known:
             if start_time(pid) == started:
