@@ -240,11 +240,28 @@ class SessionCgroup:
                 time.sleep(0.01)
 
 
+def _owner_is_subreaper() -> bool:
+    """This process adopts orphans (PID 1 of its pid namespace, or ``PR_SET_CHILD_SUBREAPER``).
+
+    Commands started from the cgroup are its children, and what they leave would come back to
+    it: killed or ended, each stayed a zombie of a process that never reaps what it did not start
+    (red team, round 15). Such an owner gets the reaper process, which reaps what it adopts.
+    """
+    if os.getpid() == 1:
+        return True
+    import ctypes
+
+    flag = ctypes.c_int(0)
+    if ctypes.CDLL(None, use_errno=True).prctl(37, ctypes.byref(flag), 0, 0, 0) != 0:  # PR_GET_CHILD_SUBREAPER
+        return True  # cannot tell: the reaper is the safe side
+    return flag.value != 0
+
+
 def open_session_cgroup(owner_cgroup: Path | None) -> SessionCgroup | None:
     """A fresh session cgroup below the owner's with its spawner thread in it, or None where
     none can be made (the caller uses the reaper process then): not root, no owner cgroup,
-    or a kernel that refuses."""
-    if owner_cgroup is None or os.geteuid() != 0:
+    an owner that is a subreaper (`_owner_is_subreaper`), or a kernel that refuses."""
+    if owner_cgroup is None or os.geteuid() != 0 or _owner_is_subreaper():
         return None
     path = owner_cgroup / f"session-{secrets.token_hex(6)}"
     try:
