@@ -375,6 +375,22 @@ def _pids_in(directory: Path) -> list[int]:
         return []
 
 
+def _kill_members(directory: Path) -> None:
+    """SIGKILL the members of ``directory`` through pidfds, listed again once those are open: a
+    member reaped meanwhile may have left its pid to a host process (as `sandbox._proctree.kill_listed`;
+    this module stays stdlib-only)."""
+    fds: dict[int, int] = {}
+    for pid in _pids_in(directory):
+        with contextlib.suppress(OSError):
+            fds[pid] = os.pidfd_open(pid)
+    still = set(_pids_in(directory)) if fds else set()
+    for pid, fd in fds.items():
+        if pid in still:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(fd, signal.SIGKILL)
+        os.close(fd)
+
+
 def _remove_dir(directory: Path, timeout_s: float = 5.0) -> bool:
     """rmdir ``directory``, SIGKILLing what is left in it first; False when it stays busy."""
     deadline = time.monotonic() + timeout_s
@@ -388,9 +404,8 @@ def _remove_dir(directory: Path, timeout_s: float = 5.0) -> bool:
         except OSError as exc:
             if exc.errno != errno.EBUSY or time.monotonic() > deadline:
                 return False
-        for pid in _pids_in(directory):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
+        # pidfds, then the members again: one reaped meanwhile may have left its pid to anyone
+        _kill_members(directory)
         time.sleep(delay)
         delay = min(delay * 2, 0.2)
 

@@ -16,7 +16,6 @@ import os
 import secrets
 import select
 import shutil
-import signal as _signal
 import subprocess
 import threading
 import time
@@ -29,7 +28,15 @@ import anyio
 
 from sandbox._fdstream import FdReceiveStream, FdSendStream, wait_pidfd
 from sandbox._hostread import read_regular
-from sandbox._proctree import MARKER_VAR, ProcessTree, last_pid, pids_with_marker, process_table, scan_markers
+from sandbox._proctree import (
+    MARKER_VAR,
+    ProcessTree,
+    kill_marked,
+    last_pid,
+    pids_with_marker,
+    process_table,
+    scan_markers,
+)
 from sandbox._reaper import ReapedChild, Reaper
 from sandbox._scratch import OwnedDir, sweep_known_orphans, sweep_orphans
 from sandbox._session_cgroup import SessionCgroup
@@ -254,7 +261,8 @@ class HostRunner:
             raise
         finally:
             pipes.close_childs()
-        tree = ProcessTree(popen.pid, marker)
+        # The tree signals the group only while the root is unreaped: a dup of the handle's pidfd says so.
+        tree = ProcessTree(popen.pid, marker, open_pidfd=False)
         handle = HostProcess(self, popen, tree, cwd_host_file, pipes.stdout, pipes.stderr, pipes.stdin)
         handle.in_session_cgroup = in_cgroup
         self._open.add(handle)
@@ -385,10 +393,8 @@ class HostRunner:
         with self._finished_lock:
             markers, self._finished = self._finished, {}
             self._sweep_pending = False
-        for pid, marker in scan_markers(_scan_floor(markers.values())).items():
-            if marker in markers:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, _signal.SIGKILL)
+        found = scan_markers(_scan_floor(markers.values()))
+        kill_marked((pid for pid, marker in found.items() if marker in markers), markers.__contains__)
 
     async def close(self) -> None:
         """Kill every open process, sweep every marker of this backend, drop the state dir."""
@@ -410,11 +416,7 @@ class HostRunner:
                 pids = pids_with_marker(prefix, prefix=True)
                 if not pids:
                     break
-                for pid in pids:
-                    try:
-                        os.kill(pid, _signal.SIGKILL)
-                    except OSError:
-                        pass
+                kill_marked(pids, lambda m: m.startswith(prefix))
 
         await anyio.to_thread.run_sync(_final)
         if self._devnull_fd is not None:
@@ -473,6 +475,8 @@ class HostProcess(SandboxProcess):
         self._pidfd: int | None = (
             popen.take_pidfd() if isinstance(popen, ReapedChild) else _pidfd_open(popen.pid)
         )
+        if self._pidfd is not None:
+            tree.set_root_pidfd(os.dup(self._pidfd))
         self._watching = False
         #: Started in the session's cgroup (`sandbox._session_cgroup`): all it leaves is a member.
         self.in_session_cgroup = False
@@ -498,7 +502,21 @@ class HostProcess(SandboxProcess):
     @property
     def exited(self) -> bool:
         """The root process has exited (reaps it when it has)."""
-        return self._popen.poll() is not None
+        return self._poll() is not None
+
+    def _poll(self) -> int | None:
+        """``poll()`` (reaps), but an exited root's group is killed first, while its zombie
+        keeps the group id from reuse (after the reap, the id may be another process's)."""
+        fd = self._pidfd
+        if fd is not None and not self.started_by_reaper and self._popen.returncode is None:
+            try:
+                exited = os.waitid(os.P_PIDFD, fd, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+            except OSError:
+                return self._popen.poll()
+            if not exited:
+                return None  # what poll() would say, in one system call instead of two
+            self.tree.kill_group(at_exit=True)  # the zombie is ours to reap: the group id is still its
+        return self._popen.poll()
 
     async def _wait_exit(self) -> int:
         """Wait for the root to exit and reap it; returns its returncode.
@@ -509,12 +527,12 @@ class HostProcess(SandboxProcess):
         """
         if self._watching:
             # Not an Event: the watcher may be cancelled before it sees the exit.
-            while (code := self._popen.poll()) is None:  # noqa: ASYNC110
+            while (code := self._poll()) is None:  # noqa: ASYNC110
                 await anyio.sleep(0.005)
             return code
         self._watching = True
         try:
-            while (code := self._popen.poll()) is None:
+            while (code := self._poll()) is None:
                 if self._pidfd is None:  # pragma: no cover - kernels before 5.3: poll
                     await anyio.sleep(0.005)
                 else:
@@ -530,7 +548,7 @@ class HostProcess(SandboxProcess):
     async def wait(self) -> ExitStatus:
         if self._status is not None:
             return self._status
-        if self._popen.poll() is None and self._output_ended():
+        if self._poll() is None and self._output_ended():
             # Every output stream hit EOF: the root is exiting (it closed its files) and
             # becomes reapable within microseconds. Wait for that right here, in the
             # kernel, like a blocking waitpid: no event-loop round trip (under CPU
@@ -541,7 +559,7 @@ class HostProcess(SandboxProcess):
                 poller = select.poll()
                 poller.register(pidfd, select.POLLIN)
                 poller.poll(_EXITING_MS)
-        if self._runner.poll_descendants and self._popen.poll() is None:
+        if self._runner.poll_descendants and self._poll() is None:
             # The runner's poller thread records descendants of runs older than the
             # first poll window; most commands end within it and cost no walk at all.
             self._runner.ensure_poller()

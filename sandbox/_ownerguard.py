@@ -27,12 +27,14 @@ whose owner is gone and removes it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from sandbox._proctree import kill_listed
 
 __all__ = ["OwnerGuard", "guard_owner", "owner_marker_token", "sweep_orphan_cgroups"]
 
@@ -72,11 +74,20 @@ while time.monotonic() < end:
     pids = [p for p in members() if p != os.getpid()]
     if not pids:
         break
+    fds = {}  # pidfds first, then members again: a member that ended meanwhile may be anyone's pid now
     for p in pids:
         try:
-            os.kill(p, signal.SIGKILL)
+            fds[p] = os.pidfd_open(p)
         except OSError:
             pass
+    still = set(members()) if fds else set()
+    for p, fd in fds.items():
+        if p in still:
+            try:
+                signal.pidfd_send_signal(fd, signal.SIGKILL)
+            except OSError:
+                pass
+        os.close(fd)
     time.sleep(0.02)
 if cg:
     for _ in range(100):
@@ -220,20 +231,23 @@ def _empty_cgroup(path: Path) -> bool:
     end = time.monotonic() + 5
     while time.monotonic() < end:
         dirs = sorted((Path(d) for d, _, _ in os.walk(path)), key=lambda d: -len(d.parts))
-        pids: list[int] = []
-        for d in dirs:
-            try:
-                pids += [int(p) for p in (d / "cgroup.procs").read_text().split()]
-            except OSError:
-                continue
+        pids = _listed(dirs)
         if not pids:
             for d in dirs:
                 with contextlib.suppress(OSError):
                     d.rmdir()
             if not path.exists():
                 return True
-        for pid in pids:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+        kill_listed(pids, functools.partial(_listed, dirs))  # pidfds: a member reaped meanwhile is no target
         time.sleep(0.02)
     return False
+
+
+def _listed(dirs: list[Path]) -> list[int]:
+    pids: list[int] = []
+    for d in dirs:
+        try:
+            pids += [int(p) for p in (d / "cgroup.procs").read_text().split()]
+        except OSError:
+            continue
+    return pids

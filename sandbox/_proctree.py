@@ -29,12 +29,15 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 __all__ = [
     "MARKER_VAR",
     "ProcessTree",
     "is_alive",
+    "kill_checked",
+    "kill_listed",
+    "kill_marked",
     "last_pid",
     "pids_with_marker",
     "process_table",
@@ -160,9 +163,78 @@ def pids_with_marker(marker: str, *, prefix: bool = False) -> list[int]:
     ]
 
 
-def _kill(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.kill(pid, signal.SIGKILL)
+def kill_checked(pid: int, still_it: Callable[[int], bool]) -> None:
+    """SIGKILL ``pid`` only if ``still_it(pid)`` holds, through a pidfd: never a reused pid.
+
+    The pidfd is opened first and the check made after: a check that passes read the process
+    the pidfd names (or that process died meanwhile, and the signal reaches nobody). A plain
+    ``kill(pid)`` after a check hit whoever got the number in between (pids wrap: ``pid_max``
+    is 32768 on many hosts; red team, round 15).
+    """
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        return  # gone (or not ours to open): nothing to kill
+    try:
+        if still_it(pid):
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(fd, signal.SIGKILL)
+    finally:
+        os.close(fd)
+
+
+def kill_listed(pids: Iterable[int], listed_now: Callable[[], Iterable[int]]) -> None:
+    """SIGKILL each of ``pids`` (a listing, e.g. a cgroup's members) that ``listed_now()`` still lists.
+
+    Pidfds are opened for the whole snapshot first, then the listing is read once more: a pid
+    listed after its pidfd was opened names a process that is (or was, and died: the signal
+    reaches nobody) the listed one. A member that exited and was reaped by init meanwhile is
+    not in the new listing, whoever got its pid (red team, round 15).
+    """
+    fds: dict[int, int] = {}
+    try:
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                fds[pid] = os.pidfd_open(pid)
+        if not fds:
+            return
+        still = set(listed_now())
+        for pid, fd in fds.items():
+            if pid in still:
+                with contextlib.suppress(OSError):
+                    signal.pidfd_send_signal(fd, signal.SIGKILL)
+    finally:
+        for fd in fds.values():
+            os.close(fd)
+
+
+def _started_at(started: int) -> Callable[[int], bool]:
+    return lambda pid: start_time(pid) == started
+
+
+def _marker_of(pid: int) -> str | None:
+    needle = f"\0{MARKER_VAR}=".encode()
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            env = b"\0" + f.read()
+    except OSError:
+        return None
+    at = env.find(needle)
+    if at < 0:
+        return None
+    start = at + len(needle)
+    stop = env.find(b"\0", start)
+    return env[start : stop if stop >= 0 else len(env)].decode("utf-8", "replace")
+
+
+def kill_marked(pids: Iterable[int], accept: Callable[[str], bool]) -> None:
+    """SIGKILL each of ``pids`` (found by a marker scan) that still carries a marker ``accept`` takes.
+
+    The scan and the kill are apart in time: the marker is read again through the pid's pidfd
+    (`kill_checked`), so a pid that ended and was reused meanwhile is left alone.
+    """
+    for pid in pids:
+        kill_checked(pid, lambda p: (m := _marker_of(p)) is not None and accept(m))
 
 
 class ProcessTree:
@@ -173,18 +245,80 @@ class ProcessTree:
     thread records while the event loop kills.
     """
 
-    def __init__(self, root_pid: int, marker: str) -> None:
+    def __init__(
+        self, root_pid: int, marker: str, root_pidfd: int | None = None, *, open_pidfd: bool = True
+    ) -> None:
+        """``root_pidfd`` (owned from now on): a pidfd of the root, for a root someone else may
+        reap (the session reaper); else one is opened here (the root being the caller's unreaped
+        child), unless ``open_pidfd`` is False: the caller then hands one over (`set_root_pidfd`)."""
         self.root_pid = root_pid
         self.marker = marker
         #: pid -> start time (clock ticks), so a recycled pid is never killed by mistake.
         self._known: dict[int, int] = {}
         self._lock = threading.Lock()
+        if root_pidfd is None and open_pidfd:
+            with contextlib.suppress(OSError):
+                root_pidfd = os.pidfd_open(root_pid)
+        #: The root while it is unreaped (its pid, and the group id, cannot be reused): closed at
+        #: the first sign of its reap. None: reaped, or no pidfd (then the group is never signalled).
+        self._root_fd = root_pidfd
+        #: The group was killed after the root exited, before its reap (`kill_group(at_exit=True)`):
+        #: a group whose leader is dead gets no new member but by fork from a member, all killed.
+        self._group_emptied = False
+
+    def set_root_pidfd(self, fd: int) -> None:
+        """Own ``fd``, a pidfd of the root taken while it was unreaped (a dup of the caller's: a
+        second ``pidfd_open`` per command costs more than a ``dup``)."""
+        with self._lock:
+            old, self._root_fd = self._root_fd, fd
+        if old is not None:
+            os.close(old)
+
+    def root_unreaped(self) -> bool:
+        """The root has not been reaped (alive, or a zombie): its pid and group id are still its own."""
+        with self._lock:
+            return self._root_pinned()
+
+    def _root_pinned(self) -> bool:
+        fd = self._root_fd
+        if fd is None:
+            return False
+        try:
+            signal.pidfd_send_signal(fd, 0)
+        except OSError:
+            self._root_fd = None
+            os.close(fd)
+            return False
+        return True
+
+    def _group_id_unclaimed(self) -> bool:
+        """The root is reaped: its group id still names its group (members left, which keep the
+        number from reuse) only while no process has that pid. A process that has it got the
+        number after the group emptied: the group is gone, and ``killpg`` would hit the new
+        owner's. (A new process taking the number between this check and the ``killpg`` is the
+        window left: microseconds, against the seconds a reaped root's kill could come late.)"""
+        try:
+            fd = os.pidfd_open(self.root_pid)
+        except ProcessLookupError:
+            return True
+        except OSError:  # a thread has that id now (EINVAL), or we may not look: not the group's
+            return False
+        os.close(fd)
+        return False
+
+    def __del__(self) -> None:
+        fd, self._root_fd = getattr(self, "_root_fd", None), None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     def record(self, table: dict[int, tuple[int, int]] | None = None) -> None:
         """Remember the current descendants of the root, from ``table`` (a fresh `process_table` if None)."""
         if table is None:
             table = process_table()
-        if self.root_pid not in table:
+        if self.root_pid not in table or not self.root_unreaped():
+            # Unreaped after the snapshot, so unreaped during it: ``root_pid``'s children in the
+            # table are the root's. Once reaped, the pid may be anyone's (round 15).
             return
         children: dict[int, list[int]] = {}
         for pid, (ppid, _) in table.items():
@@ -201,15 +335,26 @@ class ProcessTree:
             for pid in found:
                 self._known.setdefault(pid, table[pid][1])
 
-    def kill_group(self) -> None:
-        """SIGKILL the process group and every recorded descendant (cheap: no /proc sweep)."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.root_pid, signal.SIGKILL)
+    def kill_group(self, *, at_exit: bool = False) -> None:
+        """SIGKILL the process group and every recorded descendant (cheap: no /proc sweep).
+
+        ``at_exit``: the caller saw the root exited and has not reaped it. The group only while
+        its id is the group's: the root unreaped, or reaped and its pid no
+        process's (members left keep the number; once the group is empty too, another process
+        and its group may get it). The owner kills an exited root's group before it reaps it
+        (`HostProcess._poll`).
+        """
         with self._lock:
+            if self._group_emptied:
+                pass  # killed when the root had exited, unreaped: nothing can have joined since
+            elif self._root_pinned() or self._group_id_unclaimed():
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self.root_pid, signal.SIGKILL)
+                self._group_emptied = at_exit and self._root_fd is not None
             known = list(self._known.items())
         for pid, started in known:
             if start_time(pid) == started:
-                _kill(pid)
+                kill_checked(pid, _started_at(started))
             else:
                 with self._lock:
                     self._known.pop(pid, None)
@@ -223,8 +368,7 @@ class ProcessTree:
         while True:
             self.record()
             self.kill_group()
-            for pid in pids_with_marker(self.marker):
-                _kill(pid)
+            kill_marked(pids_with_marker(self.marker), self.marker.__eq__)
             time.sleep(0.002)
             with self._lock:
                 known = list(self._known)
@@ -238,5 +382,4 @@ class ProcessTree:
 
     def sweep_marker(self) -> None:
         """Kill escaped processes still carrying the marker (after the root exited normally)."""
-        for pid in pids_with_marker(self.marker):
-            _kill(pid)
+        kill_marked(pids_with_marker(self.marker), self.marker.__eq__)

@@ -35,12 +35,13 @@ import _thread
 import contextlib
 import os
 import secrets
-import signal
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
+
+from sandbox._proctree import kill_listed
 
 __all__ = ["SessionCgroup", "open_session_cgroup"]
 
@@ -181,6 +182,10 @@ class SessionCgroup:
                 self.kill_members()
 
     def members(self) -> list[int]:
+        """The member processes (the owner excluded)."""
+        return self._listed()
+
+    def _listed(self) -> list[int]:
         """The processes in the cgroup, but the owner (empty when it cannot be read)."""
         try:
             fd = os.open(self._procs, os.O_RDONLY | os.O_CLOEXEC)
@@ -205,9 +210,9 @@ class SessionCgroup:
                 return True
             if time.monotonic() > end:
                 return False
-            for pid in pids:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
+            # Through pidfds, members again after they are open: one that died meanwhile was
+            # reaped by init, and its pid may be any host process's by now (round 15).
+            kill_listed(pids, self._listed)
             time.sleep(0.005)
 
     def close(self) -> None:
@@ -235,11 +240,28 @@ class SessionCgroup:
                 time.sleep(0.01)
 
 
+def _owner_is_subreaper() -> bool:
+    """This process adopts orphans (PID 1 of its pid namespace, or ``PR_SET_CHILD_SUBREAPER``).
+
+    Commands started from the cgroup are its children, and what they leave would come back to
+    it: killed or ended, each stayed a zombie of a process that never reaps what it did not start
+    (red team, round 15). Such an owner gets the reaper process, which reaps what it adopts.
+    """
+    if os.getpid() == 1:
+        return True
+    import ctypes
+
+    flag = ctypes.c_int(0)
+    if ctypes.CDLL(None, use_errno=True).prctl(37, ctypes.byref(flag), 0, 0, 0) != 0:  # PR_GET_CHILD_SUBREAPER
+        return True  # cannot tell: the reaper is the safe side
+    return flag.value != 0
+
+
 def open_session_cgroup(owner_cgroup: Path | None) -> SessionCgroup | None:
     """A fresh session cgroup below the owner's with its spawner thread in it, or None where
     none can be made (the caller uses the reaper process then): not root, no owner cgroup,
-    or a kernel that refuses."""
-    if owner_cgroup is None or os.geteuid() != 0:
+    an owner that is a subreaper (`_owner_is_subreaper`), or a kernel that refuses."""
+    if owner_cgroup is None or os.geteuid() != 0 or _owner_is_subreaper():
         return None
     path = owner_cgroup / f"session-{secrets.token_hex(6)}"
     try:

@@ -32,13 +32,14 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import os
-import signal
 import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sandbox._proctree import kill_listed
 from sandbox.errors import BackendUnavailableError
 
 __all__ = [
@@ -199,9 +200,7 @@ def _reclaim(uid: int) -> bool:
             return True
         if time.monotonic() > deadline:
             return False
-        for pid in left:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
+        kill_listed(left, functools.partial(_pids_of, uid))  # pidfds: an exited one's pid may be reused
         time.sleep(0.01)
 
 

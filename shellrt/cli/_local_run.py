@@ -36,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sandbox._ownerguard import guard_owner, owner_marker_token
-from sandbox._proctree import COMMAND_ENV, pids_with_marker
+from sandbox._proctree import COMMAND_ENV, kill_marked, pids_with_marker
 from sandbox._scratch import OwnedDir, sweep_known_orphans, sweep_orphans
 from sandbox._subreaper import own_subreaper
 from shellrt.cli._local_guard import LocalGuard
@@ -120,11 +120,7 @@ def _sweep_marker(prefix: str) -> None:
         pids = pids_with_marker(prefix, prefix=True)
         if not pids:
             return
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        kill_marked(pids, lambda marker: marker.startswith(prefix))  # pidfds: never a reused pid
 
 
 def _echo(name: str, status: StatusLine) -> Callable[[bytes], None]:

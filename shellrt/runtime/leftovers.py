@@ -14,6 +14,7 @@ to the Runtime: the finalizer must not keep it alive.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import threading
@@ -21,7 +22,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from sandbox._proctree import pids_with_marker, process_table, start_time
+from sandbox._proctree import kill_checked, kill_marked, pids_with_marker, process_table, start_time
 
 __all__ = ["LeftoverTasks", "watch_task_end", "weakly"]
 
@@ -52,6 +53,8 @@ class LeftoverTasks:
             except Exception:  # a backend that cannot say: nothing to note
                 continue
             started = start_time(pid) if isinstance(pid, int) else None
+            if started is not None and not root_still_there(execution.process):
+                continue  # read after the root was reaped: that start time is another process's
             if started is not None:
                 with self._lock:
                     self._pids[task.id] = (pid, started)
@@ -79,16 +82,41 @@ class LeftoverTasks:
                 for child in children.get(stack.pop(), ()):
                     below.append(child)
                     stack.append(child)
-            with contextlib.suppress(OSError):
-                if os.getpgid(root) == root:  # it leads its own group (the local backend's runs)
-                    os.killpg(root, signal.SIGKILL)
-            for pid in (root, *below):
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
+            # Through pidfds, each identity checked after its pidfd is open: the table is a
+            # snapshot, and a pid that ended since may be another process's (red team, round 15).
+            kill_checked(root, functools.partial(_leads_group_of, started=started))
+            for pid in below:
+                kill_checked(pid, functools.partial(_started_at, started=table[pid][1]))
         for marker in markers:  # a local run that left its group and tree (``setsid``, a double fork)
-            for pid in pids_with_marker(marker):
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
+            kill_marked(pids_with_marker(marker), marker.__eq__)
+
+
+def root_still_there(process: object) -> bool:
+    """Whether the command's root is still unreaped *now*, so its pid read just before named it.
+
+    A task is noted (and recorded in ``tasks.json``) when the session changes, possibly long
+    after its shell exited and was reaped: its pid may be another process's by then, which a
+    dropped Runtime's kill, or a reopened session's, would then kill (red team, round 15).
+    Backends without a host process tree (docker) cannot say: True, as before.
+    """
+    tree = getattr(process, "tree", None)
+    unreaped = getattr(tree, "root_unreaped", None)
+    return bool(unreaped()) if callable(unreaped) else True
+
+
+def _started_at(pid: int, *, started: int) -> bool:
+    return start_time(pid) == started
+
+
+def _leads_group_of(pid: int, *, started: int) -> bool:
+    """``pid`` is still the noted process; its group is killed first when it leads one (the local
+    backend's runs): the leader is alive, so the group's id is still its own."""
+    if start_time(pid) != started:
+        return False
+    with contextlib.suppress(OSError):
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, signal.SIGKILL)
+    return True
 
 
 def weakly(method: Callable[[], None]) -> Callable[[], None]:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox._hostread import read_regular
+from shellrt.runtime.leftovers import root_still_there
 from shellrt.supervisor import BackgroundTask, TaskStatus
 from shellrt.supervisor.tasks import TaskManager
 
@@ -39,8 +40,16 @@ log = logging.getLogger("shellrt")
 
 #: The background-task registry in the session directory.
 TASKS_FILE = "tasks.json"
-#: The largest registry read back (a record is well under 4 KiB; the task cap keeps them few).
+#: The largest registry read back (records are cut and few: see `MAX_RECORDS`, `_CUT`).
 MAX_REGISTRY_BYTES = 16 << 20
+#: Tasks the registry keeps: every running one, then the newest ended ones up to this many in all.
+#: Unbounded, every task the session ever started was rewritten at each change (red team, round 15).
+MAX_RECORDS = 500
+#: Characters of a record's free texts kept (the model chose them: a command may be 100,000
+#: characters, and a control character is six bytes of JSON). Worst record ~14 KB, 500 ~7 MB.
+_CUT = {"command": 1_000, "description": 300, "note": 1_000}
+#: Room for the cut's own words, so that a record read back and saved again is not cut twice.
+_CUT_SLACK = 100
 _VERSION = 1
 
 
@@ -140,7 +149,14 @@ class TaskRegistry:
     # --- writing -------------------------------------------------------------------------
     def save(self) -> None:
         """Rewrite the registry (atomically, mode 0600); a failure is logged, never raised."""
-        records = [self._record(task) for task in self.tasks.list()]
+        tasks = self.tasks.list()
+        if len(tasks) > MAX_RECORDS:
+            running = sum(1 for t in tasks if t.status is TaskStatus.RUNNING)
+            ended_kept = max(0, MAX_RECORDS - running)
+            ended = [t for t in tasks if t.status is not TaskStatus.RUNNING]
+            dropped = {t.id for t in ended[: len(ended) - ended_kept]}
+            tasks = [t for t in tasks if t.id not in dropped]
+        records = [self._record(task) for task in tasks]
         data = {"version": _VERSION, "tasks": records}
         tmp = self.path.with_name(f".{TASKS_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
         try:
@@ -157,11 +173,15 @@ class TaskRegistry:
         if task.id not in self._identities:
             # Taken while it runs: a task that already ended has no identity worth keeping.
             running = task.status is TaskStatus.RUNNING
-            self._identities[task.id] = ProcessIdentity.of(task.pid) if running else None
+            identity = ProcessIdentity.of(task.pid) if running else None
+            execution = self.tasks.execution(task.id)
+            if identity is not None and execution is not None and not root_still_there(execution.process):
+                identity = None  # its root was reaped before this read: the pid may be anyone's (round 15)
+            self._identities[task.id] = identity
             self._owners.setdefault(task.id, self.owner)
         identity, owner = self._identities[task.id], self._owners.get(task.id)
         return {
-            "task": task.model_dump(mode="json"),
+            "task": _cut_texts(task.model_dump(mode="json")),
             "read_offset": self.tasks.read_offset(task.id),
             "process": identity.to_json()
             if identity is not None and task.status is TaskStatus.RUNNING
@@ -230,3 +250,12 @@ class TaskRegistry:
             )
             ended = None
         return task.model_copy(update={"status": TaskStatus.KILLED, "note": note, "ended_at": ended})
+
+
+def _cut_texts(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with its free texts (command, description, note) cut to `_CUT`, the cut said."""
+    for key, keep in _CUT.items():
+        text = record.get(key)
+        if isinstance(text, str) and len(text) > keep + _CUT_SLACK:
+            record[key] = f"{text[:keep]} … [{len(text) - keep:,} more characters not kept in the task registry]"
+    return record
