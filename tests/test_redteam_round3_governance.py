@@ -171,6 +171,7 @@ async def test_a_settings_file_that_never_ends_does_not_stop_the_session(
     else:
         with open(path, "wb") as fh:  # sparse: 6 GiB of NULs, no disk used
             fh.truncate(6 << 30)
+
     async def person(request: Any) -> Any:  # degraded: only a person allows (round 15: even `echo`)
         return ApprovalResponse(behavior="allow")
 
