@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx  # noqa: F401 - WebFetch is enabled only with it (and the non-root run must carry it)
 import pytest
 
 from shellrt.permissions import HookRunner
