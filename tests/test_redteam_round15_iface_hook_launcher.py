@@ -1,0 +1,67 @@
+"""Red team round 15: the program shellrt starts hooks with is never one a sandboxed command wrote.
+
+As root, every hook runs under ``unshare --pid --fork --kill-child`` (round 5), and ``unshare``
+was found with ``shutil.which`` on shellrt's own ``PATH``. A ``PATH`` holding a directory of
+the workspace is common (an activated ``.venv/bin`` inside the project, direnv's ``PATH_add
+bin``, ``node_modules/.bin``); the hook's *own* programs found there are watched (round 10), the
+launcher was not. Measured on the old code, bwrap backend, as root: a sandboxed command wrote
+``bin/unshare`` in the workspace; at the next call the operator's PreToolUse hook (an absolute
+program, ``/bin/true``: no lookup of its own the watch would record) ran it — on
+the host, as root, outside the sandbox (it wrote a file the sandbox cannot reach).
+
+Now the launcher is looked up in the system directories only (`hookproc.SYSTEM_PATH`), never
+through ``PATH``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import anyio
+import pytest
+
+import shellrt
+from shellrt.permissions import hookproc
+from tests.conftest import require
+
+
+@pytest.mark.parametrize("entry", ["absolute", "relative"])
+def test_a_command_cannot_plant_the_hook_launcher(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry: str
+) -> None:
+    require(shutil.which("bwrap") is not None, "bwrap is needed")
+    require(os.geteuid() == 0, "the launcher is used by root callers only")
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    (ws / "bin").mkdir(parents=True)  # there before the session, as an activated .venv/bin is
+    (ws / "bin" / "tool").write_text("#!/bin/sh\n")
+    (home / ".shellrt").mkdir(parents=True)
+    hook = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "/bin/true"}]}]}
+    (home / ".shellrt" / "settings.json").write_text(json.dumps({"hooks": hook}))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("SHELLRT_TRUST_STORE", str(tmp_path / "trusted.json"))
+    monkeypatch.chdir(ws)  # a relative entry resolves against shellrt's own working directory
+    monkeypatch.setenv("PATH", f"{ws / 'bin' if entry == 'absolute' else 'bin'}:{os.environ['PATH']}")
+    monkeypatch.setattr(hookproc, "_pid_namespace_works", None)
+    marker = tmp_path / "PWNED"  # outside the workspace: the sandbox cannot write it
+    plant = (
+        "mkdir -p bin && printf '#!/bin/sh\\n: > %s\\nexec /usr/bin/unshare \"$@\"\\n' > bin/unshare"
+        " && chmod +x bin/unshare"
+    ) % marker
+
+    async def session() -> list[str]:
+        async with shellrt.Runtime(ws, "bwrap", session_dir=tmp_path / "s", mode="bypassPermissions") as rt:
+            out = []
+            for i, command in enumerate([plant, "echo second"]):
+                block = {"type": "tool_use", "id": f"b{i}", "name": "Bash", "input": {"command": command}}
+                result = await rt.run({"role": "assistant", "content": [block]})
+                out.append(json.dumps(result["content"][0]))
+            return out
+
+    results = anyio.run(session)
+    assert (ws / "bin" / "unshare").exists(), results  # the command did write it, in the workspace
+    assert not marker.exists(), f"the planted launcher ran on the host: {results}"
+    assert "second" in results[1], results
