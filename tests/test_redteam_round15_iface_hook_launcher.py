@@ -48,9 +48,9 @@ def test_a_command_cannot_plant_the_hook_launcher(
     monkeypatch.setattr(hookproc, "_pid_namespace_works", None)
     marker = tmp_path / "PWNED"  # outside the workspace: the sandbox cannot write it
     plant = (
-        "mkdir -p bin && printf '#!/bin/sh\\n: > %s\\nexec /usr/bin/unshare \"$@\"\\n' > bin/unshare"
+        f"mkdir -p bin && printf '#!/bin/sh\\n: > {marker}\\nexec /usr/bin/unshare \"$@\"\\n' > bin/unshare"
         " && chmod +x bin/unshare"
-    ) % marker
+    )
 
     async def session() -> list[str]:
         async with shellrt.Runtime(ws, "bwrap", session_dir=tmp_path / "s", mode="bypassPermissions") as rt:
