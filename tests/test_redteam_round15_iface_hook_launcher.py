@@ -65,3 +65,30 @@ def test_a_command_cannot_plant_the_hook_launcher(
     assert (ws / "bin" / "unshare").exists(), results  # the command did write it, in the workspace
     assert not marker.exists(), f"the planted launcher ran on the host: {results}"
     assert "second" in results[1], results
+
+
+def test_the_git_alias_check_never_runs_a_planted_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``git_alias_unknown`` lists git's commands with a host git (under a ``Bash(git …)`` rule):
+    found through ``PATH``, a ``git`` a command wrote in a workspace ``PATH`` directory ran on
+    the host (old code: the marker was written). Now `host_path` leaves the session's roots out."""
+    from shellrt.permissions import embedded
+    from shellrt.permissions.host_path import register_writable, unregister_writable
+
+    ws = tmp_path / "ws"
+    (ws / "bin").mkdir(parents=True)
+    marker = tmp_path / "PWNED"
+    fake = ws / "bin" / "git"
+    fake.write_text(f"#!/bin/sh\n: > {marker}\necho push\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{ws / 'bin'}:bin:{os.environ['PATH']}")
+    monkeypatch.chdir(ws)
+    monkeypatch.setattr(embedded, "_GIT_COMMANDS", [])
+    token = register_writable([ws])
+    try:
+        why = embedded.git_alias_unknown(["git", "pushy"])
+    finally:
+        unregister_writable(token)
+    assert not marker.exists(), "a planted git ran on the host"
+    assert "alias" in why, why  # the real git answered: pushy is no git command
