@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import anyio
@@ -92,3 +93,46 @@ def test_the_git_alias_check_never_runs_a_planted_git(
         unregister_writable(token)
     assert not marker.exists(), "a planted git ran on the host"
     assert "alias" in why, why  # the real git answered: pushy is no git command
+
+
+def test_the_next_session_never_starts_a_planted_bwrap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bwrap itself was found through ``PATH`` at session start: a command of one session wrote
+    ``bin/bwrap`` in a workspace ``PATH`` directory and the next session ran it on the host, as
+    the caller (root here), before any sandbox existed (old code: the marker was written)."""
+    require(shutil.which("bwrap") is not None, "bwrap is needed")
+    # Crossable by the sandbox uid (as a checkout under /home or /srv is): a closed directory
+    # makes bwrap-as-root refuse the planted program for another reason.
+    open_dir = Path(tempfile.mkdtemp(prefix="rt15-bwrap-", dir="/tmp"))
+    open_dir.chmod(0o755)
+    ws = open_dir / "ws"
+    ws.mkdir()
+    marker = tmp_path / "PWNED"
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("PATH", f"{ws / 'bin'}:{os.environ['PATH']}")
+    plant = (
+        f"mkdir -p bin && printf '#!/bin/sh\\n: > {marker}\\nexec /usr/bin/bwrap \"$@\"\\n' > bin/bwrap"
+        " && chmod +x bin/bwrap"
+    )
+
+    async def sessions() -> list[str]:
+        out = []
+        for n, command in enumerate([plant, "echo second"]):
+            async with shellrt.Runtime(
+                ws, "bwrap", session_dir=tmp_path / f"s{n}", mode="bypassPermissions"
+            ) as rt:
+                block = {"type": "tool_use", "id": "b", "name": "Bash", "input": {"command": command}}
+                out.append(
+                    json.dumps((await rt.run({"role": "assistant", "content": [block]}))["content"][0])
+                )
+        return out
+
+    try:
+        results = anyio.run(sessions)
+        assert (ws / "bin" / "bwrap").exists(), results
+    finally:
+        shutil.rmtree(open_dir, ignore_errors=True)
+    assert not marker.exists(), f"the planted bwrap ran on the host: {results}"
+    assert "second" in results[1], results
