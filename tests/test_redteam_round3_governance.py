@@ -35,6 +35,7 @@ import pytest
 
 import shellrt
 from shellrt.permissions import RulesGate, build_governance, load_settings
+from shellrt.permissions.interfaces import ApprovalResponse
 from shellrt.permissions.rules import RuleOrigin, parse_rule
 from shellrt.permissions.trust import assess_trust, record_trust
 from shellrt.protocol import ResultEnvelope, ToolUseBlock
@@ -170,8 +171,14 @@ async def test_a_settings_file_that_never_ends_does_not_stop_the_session(
     else:
         with open(path, "wb") as fh:  # sparse: 6 GiB of NULs, no disk used
             fh.truncate(6 << 30)
+
+    async def person(request: Any) -> Any:  # degraded: only a person allows (round 15: even `echo`)
+        return ApprovalResponse(behavior="allow")
+
     with anyio.fail_after(60):
-        [result] = await _bash(ws, ["echo still-serving"], trust_workspace=True)
+        [result] = await _bash(
+            ws, ["echo still-serving"], trust_workspace=True, mode="default", approver=person
+        )
     assert _text(result).strip() == "still-serving"
     gov = build_governance(ws, trust_workspace=True)
     assert gov.settings.degraded, "an unreadable settings file must degrade the session (fail closed)"

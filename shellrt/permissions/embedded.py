@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 from collections.abc import Sequence
+
+from shellrt.permissions.host_path import host_path
 
 __all__ = ["INTERPRETERS", "command_options", "is_dynamic", "reads_anything", "unknown_code"]
 
@@ -372,15 +375,20 @@ def _git_commands() -> frozenset[str]:
     check off). A failure is not cached: the next call asks again."""
     if _GIT_COMMANDS:
         return _GIT_COMMANDS[0]
+    path = host_path()  # never a git (or git-* program) a sandboxed command wrote (round 15)
+    git = shutil.which("git", path=path)
+    if git is None:
+        return frozenset()
     env = {
         **os.environ,
+        "PATH": path,
         "GIT_DIR": "/nonexistent/.git",
         "GIT_CONFIG_NOSYSTEM": "1",
         "GIT_TERMINAL_PROMPT": "0",
     }
     try:
         listed = subprocess.run(
-            ["git", "--list-cmds=main,others,nohelpers"],
+            [git, "--list-cmds=main,others,nohelpers"],
             cwd="/",
             env=env,
             stdin=subprocess.DEVNULL,

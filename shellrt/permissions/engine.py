@@ -30,7 +30,8 @@ rule). A part that sets a variable outside `SAFE_ENV_NAMES`, runs in the
 background (``&``) or has no static name never matches an allow rule.
 
 ``dontAsk`` turns every ask into a deny. When settings could not be read
-(``degraded``), steps 5 (bypass, acceptEdits) and 6 (rules, hooks) cannot allow,
+(``degraded``), steps 5 (bypass, acceptEdits) and 6 (rules, hooks, and the tool's own allow
+of anything beyond the session's own state) cannot allow,
 nor can a PermissionRequest hook (`shellrt.permissions.gate`): a broken file
 might have held the deny rule that mattered, so only a person may allow.
 """
@@ -302,6 +303,11 @@ class PermissionEngine:
         chain.append(f"5 mode {self.mode}: no effect")
 
         # 6. allow
+        if self.degraded and own.behavior in ("allow", "passthrough") and _reaches_out(subject, parts_tool):
+            # The unreadable file may have held the ``Read(...)`` deny that mattered (round 15): a
+            # read or a command the tool would allow on its own is a person's to allow too.
+            chain.append("6 allow: degraded; the tool's own allow does not reach paths, commands or hosts")
+            own = PermissionResult.ask(f"{name} reads or runs something beyond the session's own state")
         if own.behavior == "allow":
             chain.append("6 allow: the tool's own check allows")
             return self._final(
@@ -726,6 +732,19 @@ class PermissionEngine:
             updated_input=updated,
             chain=tuple(chain),
         )
+
+
+def _reaches_out(subject: PermissionSubject, parts_tool: object) -> bool:
+    """Whether a call touches more than the session's own state: a path, a command, a host, or
+    a subject not fully known (what a degraded session's tools may no longer allow alone)."""
+    return bool(
+        parts_tool is not None
+        or subject.paths
+        or subject.commands
+        or subject.domains
+        or subject.incomplete
+        or subject.access != "none"
+    )
 
 
 _SCRIPT_SPLIT = re.compile(r"[\s;&|()`<>{}]+")

@@ -30,7 +30,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from sandbox._proctree import MARKER_VAR, ProcessTree
 
-__all__ = ["MAX_HOOK_OUTPUT", "HookProcessResult", "run_hook_process"]
+__all__ = ["MAX_HOOK_OUTPUT", "SYSTEM_PATH", "HookProcessResult", "run_hook_process"]
 
 #: Bytes kept from each of stdout and stderr; the rest is read and dropped.
 MAX_HOOK_OUTPUT = 1 << 20
@@ -38,6 +38,8 @@ MAX_HOOK_OUTPUT = 1 << 20
 _PIPE_GRACE_S = 0.5
 #: How often the hook's descendants are recorded while it runs.
 _RECORD_EVERY_S = 0.05
+#: Where the launcher is looked for: the system's directories, never the caller's PATH.
+SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
 #: Runs the hook as pid 1 of a new pid namespace: the kernel kills what is left when it ends.
 _PID_NAMESPACE = ("--pid", "--fork", "--kill-child", "--")
 #: Whether `unshare` into a pid namespace works here (probed once per process; None: not yet).
@@ -47,7 +49,9 @@ _pid_namespace_works: bool | None = None
 async def _pid_namespace_prefix() -> list[str]:
     """``unshare --pid --fork --kill-child --`` when it works here (root only), else nothing."""
     global _pid_namespace_works
-    unshare = shutil.which("unshare") if os.geteuid() == 0 else None
+    # Never through PATH: an entry in the workspace (an activated .venv/bin, direnv's bin) or a
+    # relative one is where sandboxed commands write, and this runs as root on the host (round 15).
+    unshare = shutil.which("unshare", path=SYSTEM_PATH) if os.geteuid() == 0 else None
     if unshare is None:
         return []
     if _pid_namespace_works is None:

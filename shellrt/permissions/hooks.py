@@ -42,6 +42,7 @@ from shellrt.permissions.interfaces import (
     PostToolUseOutcome,
     PreToolUseOutcome,
 )
+from shellrt.permissions.rules import mcp_name_parts
 from shellrt.permissions.settings import HookEvent, HookSpec
 from shellrt.permissions.tool_names import names_of
 from shellrt.permissions.writable_files import RootsFiles, roots_changed, roots_files
@@ -58,6 +59,7 @@ _GUARD_EVENTS = frozenset({"PreToolUse", "PermissionRequest"})
 
 def matcher_matches(matcher: str, tool_name: str) -> bool:
     """Exact name, ``A|B`` names, or a regex (full match); empty or ``*`` matches every tool.
+    ``mcp__<server>`` and ``mcp__<server>__*`` name every tool of the server, as in rules.
 
     Raises `re.error` for an invalid regex (the runner reports and drops such hooks at load).
     """
@@ -65,9 +67,23 @@ def matcher_matches(matcher: str, tool_name: str) -> bool:
     if m in ("", "*"):
         return True
     names = names_of(tool_name)  # a guard on ``KillShell`` guards TaskStop (round 12)
+    if m.endswith("__*") and _NAMES_ONLY.match(m[:-3]):
+        return _names_server(m, tool_name)  # the rule form mcp__server__*; as a regex it named no tool
     if _NAMES_ONLY.match(m):
-        return any(name in m.split("|") for name in names)
+        words = m.split("|")
+        return any(name in words for name in names) or any(_names_server(w, tool_name) for w in words)
     return any(re.fullmatch(m, name) is not None for name in names)
+
+
+def _names_server(word: str, tool_name: str) -> bool:
+    """Whether ``word`` is ``mcp__<server>`` (or ``mcp__<server>__*``) naming ``tool_name``'s server.
+
+    No tool is named ``mcp__<server>``: written as rules write it, a guard matched nothing and the
+    server's tools ran unguarded (round 15). Split as rules split names (`mcp_name_parts`)."""
+    if not (word.startswith("mcp__") and tool_name.startswith("mcp__")):
+        return False
+    server, tool = mcp_name_parts(word)
+    return bool(server) and tool in (None, "*") and mcp_name_parts(tool_name)[0] == server
 
 
 @dataclass

@@ -159,8 +159,17 @@ class PermissionGate(abc.ABC):
         return True
 
 
+def _local_read(tool: Tool[Any, Any], tool_input: Any) -> bool:
+    """Read-only and not open world: WebFetch changes nothing here but sends what the model put
+    in its URL to any host (round 15), so like the engine's step 6 it is asked, never assumed."""
+    try:
+        return bool(tool.is_read_only(tool_input)) and not tool.is_open_world(tool_input)
+    except Exception:
+        return False
+
+
 class BasicGate(PermissionGate):
-    """Default without settings: the tool's own check, read-only allowed, the rest asked.
+    """Default without settings: the tool's own check, local read-only calls allowed, the rest asked.
 
     With no approver, an ask is denied (fail closed).
     """
@@ -191,7 +200,7 @@ class BasicGate(PermissionGate):
             return PermissionDecision(
                 behavior="allow", reason=own.reason or "allowed by the tool's own check"
             )
-        if not forced_ask and own.behavior == "passthrough" and tool.is_read_only(tool_input):
+        if not forced_ask and own.behavior == "passthrough" and _local_read(tool, tool_input):
             return PermissionDecision(behavior="allow", reason="read-only call")
         reason = (
             (hook_decision.reason if forced_ask and hook_decision else "") or own.reason or "needs approval"

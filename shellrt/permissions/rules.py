@@ -48,6 +48,7 @@ __all__ = [
     "SpecifierKind",
     "git_metadata_reason",
     "is_safe_env_name",
+    "mcp_name_parts",
     "parse_rule",
     "pattern_base",
 ]
@@ -199,9 +200,11 @@ class PermissionRule:
         if self.tool == tool_name:
             return True
         if self.tool.startswith("mcp__"):
-            server = self.tool[:-3] if self.tool.endswith("__*") else self.tool
-            if server.count("__") == 1 and tool_name.startswith(server + "__"):
-                return True
+            server, tool = mcp_name_parts(self.tool)
+            # A server rule names one server: the tool's own server, split the same way (a prefix
+            # test let server docs's tool ``_search`` fall under ``mcp__docs_``; round 15).
+            if tool in (None, "*") and tool_name.startswith("mcp__"):
+                return mcp_name_parts(tool_name)[0] == server
         return False
 
     def applies_to(self, tool_name: str, subject: PermissionSubject) -> bool:
@@ -338,13 +341,27 @@ def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -
     return PermissionRule(kind, tool, spec, "path", origin)
 
 
+def mcp_name_parts(name: str) -> tuple[str, str | None]:
+    """``mcp__<server>__<tool>`` as (server, tool or None): split at the first ``__`` after
+    ``mcp__``, since server names hold no ``__`` and never end in ``_`` while a tool's name is the
+    server's own choice (``_search``, ``a__b``)."""
+    rest = name[len("mcp__") :]
+    server, sep, tool = rest.partition("__")
+    return server, (tool if sep else None)
+
+
 def _parse_mcp(tool: str, spec: str | None, kind: RuleKind, origin: RuleOrigin) -> PermissionRule:
     if spec is not None:
         raise RuleSyntaxError(f"MCP rules take no specifier: write {tool!r} or {tool}__toolname")
-    parts = tool.split("__")
-    if len(parts) < 2 or not parts[1] or (len(parts) == 3 and not parts[2]) or len(parts) > 3:
+    server, name = mcp_name_parts(tool)
+    if not server or name == "":
         raise RuleSyntaxError(f"{tool!r} is not mcp__server, mcp__server__tool or mcp__server__*")
-    if len(parts) == 3 and parts[2] != "*" and "*" in parts[2]:
+    if server.endswith("_"):
+        raise RuleSyntaxError(
+            f"{tool!r}: an MCP server name cannot end in '_' (mcp__{server}_… would also name tools of "
+            f"server {server.rstrip('_')!r}); rename the server in mcpServers and in this rule"
+        )
+    if name is not None and name != "*" and "*" in name:
         raise RuleSyntaxError(f"{tool!r}: only a whole-server wildcard mcp__server__* is supported")
     return PermissionRule(kind, tool, None, "none", origin)
 

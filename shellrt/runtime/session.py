@@ -325,6 +325,10 @@ class Runtime:
             from shellrt.permissions.trust import audit_session_trust
 
             audit_session_trust(self.session_dir, self.governance.settings)
+        # Host-side programs (git queries, hook launchers) are never looked up where commands write.
+        from shellrt.permissions.host_path import register_writable, unregister_writable
+
+        self._stack.callback(unregister_writable, register_writable(self.policy.allowed_roots()))
         self.backend, warnings = await resolve_sandbox(self._sandbox, self.policy)
         self._stack.push_async_callback(_shielded(self.backend.close))
         self.warnings.extend(warnings)

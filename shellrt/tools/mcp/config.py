@@ -34,7 +34,7 @@ DEFAULT_CALL_TIMEOUT_S = 600.0
 DEFAULT_STARTUP_TIMEOUT_S = 30.0
 
 #: Server names become part of tool names (``mcp__<server>__<tool>``) and of permission rules.
-_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+_NAME = re.compile(r"[A-Za-z0-9_-]+")
 
 
 class _Common(BaseModel):
@@ -90,10 +90,12 @@ def parse_servers(raw: Mapping[str, Any] | None) -> tuple[dict[str, McpServerCon
     servers: dict[str, McpServerConfig] = {}
     diagnostics: list[str] = []
     for name, entry in (raw or {}).items():
-        if not _NAME.match(str(name)) or "__" in str(name):
+        if not _NAME.fullmatch(str(name)) or "__" in str(name) or str(name).endswith("_"):
+            # A trailing '_' would make mcp__<server>__<tool> ambiguous: server docs's tool _search
+            # and server docs_'s tool search are both mcp__docs___search (round 15).
             diagnostics.append(
-                f"mcpServers: server name {name!r} must be letters, digits, '-' or single '_' "
-                "(it becomes part of the tool names mcp__<server>__<tool>); skipped"
+                f"mcpServers: server name {name!r} must be letters, digits, '-' or single '_' not at "
+                "its end (it becomes part of the tool names mcp__<server>__<tool>); skipped"
             )
             continue
         if not isinstance(entry, Mapping):
