@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx  # noqa: F401 - WebFetch imports it lazily; imported here so a non-root run ships it
 import pytest
 
 from sandbox._hostaddr import is_host_address

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import require
+
 REPO = Path(__file__).resolve().parents[1]
 
 _CHILD = r"""
@@ -115,8 +117,9 @@ finally:
 
 
 def test_file_tools_on_a_hung_mount_fail_in_time_and_never_block_the_event_loop(tmp_path: Path) -> None:
-    if os.geteuid() != 0 or not os.path.exists("/dev/fuse"):
-        pytest.skip("a FUSE mount of the test's own needs root and /dev/fuse")
+    if os.geteuid() != 0:
+        pytest.skip("a FUSE mount of the test's own needs root (/dev/fuse and mount)")
+    require(os.path.exists("/dev/fuse"), "no /dev/fuse: load the fuse module (modprobe fuse)")
     if shutil.which("unshare") is None:
         pytest.fail("needs unshare (util-linux) for a mount namespace of its own")
     script = tmp_path / "child.py"
