@@ -20,8 +20,8 @@ __all__ = ["HangingFs", "mount_hanging_fs"]
 _IN = struct.Struct("<IIQQIIIHH")  # len, opcode, unique, nodeid, uid, gid, pid, extlen, padding
 _OUT = struct.Struct("<IiQ")  # len, error, unique
 _ATTR = struct.Struct("<QQQQQQIIIIIIIIII")  # fuse_attr: 88 bytes
-_LOOKUP, _FORGET, _GETATTR, _OPEN, _READ, _INIT, _OPENDIR, _INTERRUPT, _BATCH_FORGET = (
-    1, 2, 3, 14, 15, 26, 27, 36, 42,
+_LOOKUP, _FORGET, _GETATTR, _OPEN, _READ, _INIT, _OPENDIR, _READDIR, _INTERRUPT, _BATCH_FORGET = (
+    1, 2, 3, 14, 15, 26, 27, 28, 36, 42,
 )  # fmt: skip
 _FILES = {b"ok.txt": (2, b"fine\n"), b"slow.txt": (3, b"never read\n")}
 
@@ -31,6 +31,15 @@ def _attr(ino: int) -> bytes:
         return _ATTR.pack(1, 0, 0, 0, 0, 0, 0, 0, 0, 0o40755, 2, 0, 0, 0, 4096, 0)
     data = next(d for i, d in _FILES.values() if i == ino)
     return _ATTR.pack(ino, len(data), 1, 0, 0, 0, 0, 0, 0, 0o100644, 1, 0, 0, 0, 4096, 0)
+
+
+def _listing() -> bytes:
+    """The root's entries as ``fuse_dirent`` records (ino, next offset, name length, type, name)."""
+    out = b""
+    for index, (name, (ino, _data)) in enumerate(_FILES.items(), 1):
+        record = struct.pack("<QQII", ino, index, len(name), 8) + name  # 8: DT_REG
+        out += record + bytes(-len(record) % 8)
+    return out
 
 
 def _serve(fd: int, held: list[int]) -> None:
@@ -59,6 +68,9 @@ def _serve(fd: int, held: list[int]) -> None:
             reply = struct.pack("<QII", 0, 0, 0) + _attr(node)
         elif opcode in (_OPEN, _OPENDIR):
             reply = struct.pack("<QIi", 0, 0, 0)
+        elif opcode == _READDIR:
+            offset = struct.unpack_from("<Q", body, 8)[0]
+            reply = _listing() if offset == 0 else b""
         elif opcode == _READ:
             if node == _FILES[b"slow.txt"][0]:
                 held.append(unique)
