@@ -20,6 +20,10 @@ Decisions are on names, never on addresses the sandbox supplies:
   address included: mapped, compatible, 6to4, Teredo, NAT64) is refused unless
   the operator listed that exact name (``localhost``: the host's loopback, an
   explicit choice);
+* an address of this machine (loopback, unspecified, link-local and cloud metadata, any
+  address on one of its interfaces, public ones included: `sandbox._hostaddr`) is reached
+  only when the operator listed that address, or for loopback the name ``localhost``: a
+  listed name whose DNS points at the host never opens the host's own services;
 * a public address is reached on the web ports only (`WEB_PORTS`): allowing
   ``pypi.org`` opens its HTTP(S), not its SSH or SMTP. A host service the
   operator listed by name (non-global address) keeps every port.
@@ -58,6 +62,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from sandbox._hostaddr import address_listed, is_host_address, is_loopback_name
 from sandbox.policy import domain_matches, normalize_domain
 
 __all__ = [
@@ -114,12 +119,14 @@ class Refusal:
     host: str
     port: int
     reason: str
+    #: What to list to allow it, when not the host itself (an address the name resolved to).
+    allow: str = ""
 
     def message(self) -> str:
         """The explanation a refused client (and the operator) reads."""
         return (
             f"shellrt: blocked {self.host}:{self.port}: {self.reason}. "
-            f"To allow it, run with --allow-domain {self.host} "
+            f"To allow it, run with --allow-domain {self.allow or self.host} "
             '(or add it to "sandbox": {"network": {"allowedDomains": [...]}} in your user settings).'
         )
 
@@ -134,6 +141,12 @@ def _printable(host: str) -> str:
     shell-inert, one single-quoted word."""
     shown = host[:255] if host.isprintable() else ascii(host[:255])
     return shown if _SHELL_INERT.fullmatch(shown) else shlex.quote(shown)
+
+
+def _is_loopback(address: str) -> bool:
+    ip = ipaddress.ip_address(address.partition("%")[0])
+    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+    return ip.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
 def _literal(host: str) -> bool:
@@ -340,8 +353,10 @@ class FilteringProxy:
         with contextlib.suppress(OSError), open(self.log_path, "a", encoding="utf-8") as log:
             log.write(line)
 
-    def _refuse(self, host: str, port: int, reason: str) -> Refusal:
-        refusal = Refusal(time.time(), self.sandbox, _printable(host), port, reason)
+    def _refuse(self, host: str, port: int, reason: str, allow: str = "") -> Refusal:
+        refusal = Refusal(
+            time.time(), self.sandbox, _printable(host), port, reason, _printable(allow) if allow else ""
+        )
         with self._lock:
             kept = len(self.refusals) < self._max_refusals
             if kept:
@@ -383,6 +398,14 @@ class FilteringProxy:
                 host, port, "it resolves to a loopback, link-local or private address; only a name listed "
                 "exactly (not through a wildcard) may reach those"
             )  # fmt: skip
+        own = next((a for a in addresses if not self._may_reach_host(name, a)), None)
+        if own is not None:
+            shown = own.partition("%")[0]
+            return self._refuse(
+                host, port, f"it resolves to {shown}, an address of this machine (loopback, link-local, "
+                "cloud metadata or one of its own interfaces); listing a name never reaches those, "
+                f"only listing the address itself does (--allow-domain {shown})", allow=shown,
+            )  # fmt: skip
         # The port rule holds per address: a public answer beside a private one (a listed name's DNS
         # mixing both) is still reached on the web ports only.
         reachable = [i for i in infos if port in WEB_PORTS or not is_global_address(str(i[4][0]))]
@@ -407,6 +430,15 @@ class FilteringProxy:
             self._connected(name, port, str(sockaddr[0]))
             return opened
         raise last or OSError(f"no address for {host}")
+
+    def _may_reach_host(self, name: str, address: str) -> bool:
+        """Whether ``address`` is not this machine's, or the operator chose it: listed as an address,
+        or a loopback address of the name ``localhost`` listed exactly (red team, round 15)."""
+        if not is_host_address(address):
+            return True
+        if address_listed(address, (a for a in self.allowed if _literal(a))):
+            return True
+        return name in self.allowed and is_loopback_name(name) and _is_loopback(address)
 
     # -- protocols ---------------------------------------------------------------------
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

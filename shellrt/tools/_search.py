@@ -12,6 +12,7 @@ to force the fallback.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -166,15 +167,33 @@ async def _run_rg(
     passed = () if cwd_fd is None else (cwd_fd,)
     process = await anyio.open_process(args, cwd=where, stdin=subprocess.DEVNULL, pass_fds=passed)
     try:
-        with anyio.fail_after(_TIMEOUT_S):
+        with anyio.move_on_after(_TIMEOUT_S) as scope:
             out, err = await drain_output(process.stdout, process.stderr, sink, _killer(process))
             code = await process.wait()
+        if scope.cancelled_caught:
+            raise ToolExecutionError(
+                f"The search did not finish within {_TIMEOUT_S:g} s (a very large tree, or a file system "
+                "that does not answer, such as a hung network or FUSE mount); narrow the path or pattern."
+            )
     finally:
-        if process.returncode is None:
-            process.kill()
-            with anyio.CancelScope(shield=True):
-                await process.wait()
+        await _reap(process)
     return code, out, err
+
+
+#: Seconds a killed search process is waited for. One blocked on a file system that does not
+#: answer cannot die until it answers: waiting on it (shielded) held the call, deaf to interrupts,
+#: for ever (red team, round 15). It is left to the child watcher, which reaps it when it ends.
+_REAP_S = 2.0
+
+
+async def _reap(process: anyio.abc.Process) -> None:
+    """Kill ``process`` if it still runs and wait for it, at most `_REAP_S` seconds."""
+    if process.returncode is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()
+    with anyio.CancelScope(shield=True), anyio.move_on_after(_REAP_S):
+        await process.wait()
 
 
 def _killer(process: anyio.abc.Process) -> Callable[[], Awaitable[None]]:
@@ -504,10 +523,7 @@ async def _walker_process(
         if scope.cancelled_caught:
             raise ToolExecutionError(too_slow)
     finally:
-        if process.returncode is None:
-            process.kill()
-            with anyio.CancelScope(shield=True):
-                await process.wait()
+        await _reap(process)
     why = err.decode(errors="replace").strip().splitlines()[-1:] or [f"exit status {process.returncode}"]
     if process.returncode == TOO_MANY_HITS_EXIT:
         raise ToolExecutionError(too_many_hits())

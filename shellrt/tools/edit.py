@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import anyio
 from pydantic import Field
 
 from sandbox.confine import View
@@ -36,6 +35,7 @@ from shellrt.tools._fileio import (
     to_newline,
     write_confined,
 )
+from shellrt.tools._offloop import off_loop
 from shellrt.tools._paths import (
     PathInput,
     file_permission,
@@ -101,7 +101,17 @@ class EditTool(SendableText, Tool[EditInput, EditOutput]):
 
     async def validate(self, tool_input: EditInput, ctx: ToolContext) -> ValidationResult:
         view = view_for(ctx)
-        canonical = remember(tool_input, tool_input.file_path, ctx, view)
+        try:
+            canonical = await off_loop(
+                remember,
+                tool_input,
+                tool_input.file_path,
+                ctx,
+                view,
+                what=f"Resolving {tool_input.file_path}",
+            )
+        except ToolExecutionError as exc:
+            return ValidationResult.failure(str(exc))
         if tool_input.old_string == tool_input.new_string:
             return ValidationResult.failure(
                 "old_string and new_string are identical, so there is nothing to change. Give the new text in new_string."
@@ -116,7 +126,7 @@ class EditTool(SendableText, Tool[EditInput, EditOutput]):
             _plan(view, existing, canonical, tool_input, ctx)
 
         try:
-            await anyio.to_thread.run_sync(check)
+            await off_loop(check, what=f"Reading {tool_input.file_path}")
         except ToolExecutionError as exc:
             return ValidationResult.failure(str(exc))
         return ValidationResult.success()
@@ -132,7 +142,9 @@ class EditTool(SendableText, Tool[EditInput, EditOutput]):
     async def call(self, tool_input: EditInput, ctx: ToolContext) -> ToolOutput[EditOutput]:
         view = view_for(ctx)
         where = sandbox_path(tool_input.file_path, ctx)
-        output, record = await anyio.to_thread.run_sync(_apply, view, where, tool_input, ctx)
+        output, record = await off_loop(
+            _apply, view, where, tool_input, ctx, what=f"Editing {tool_input.file_path}"
+        )
         ctx.read_state[state_key(output.path, ctx, view)] = record
         return ToolOutput(output)
 
@@ -222,7 +234,9 @@ def _plan(
     )
 
 
-def _apply(view: View, where: str, tool_input: EditInput, ctx: ToolContext) -> tuple[EditOutput, FileReadRecord]:
+def _apply(
+    view: View, where: str, tool_input: EditInput, ctx: ToolContext
+) -> tuple[EditOutput, FileReadRecord]:
     try:
         existing = read_existing(
             view, where, label=where, expect=tool_input.canonical, expect_id=tool_input.identity

@@ -8,12 +8,12 @@ the files someone is working on first.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal
 
-import anyio
 from pydantic import Field
 
 from sandbox import confine
@@ -25,11 +25,13 @@ from shellrt.protocol import (
     PermissionSubject,
     Tool,
     ToolContext,
+    ToolExecutionError,
     ToolOutput,
     ValidationResult,
 )
 from shellrt.protocol.notes import note
 from shellrt.tools._gitignore import compile_glob
+from shellrt.tools._offloop import off_loop
 from shellrt.tools._paths import (
     PathInput,
     file_permission,
@@ -128,12 +130,23 @@ class GlobTool(SendableText, Tool[GlobInput, GlobOutput]):
     async def validate(self, tool_input: GlobInput, ctx: ToolContext) -> ValidationResult:
         view = view_for(ctx)
         raw = self._root_raw(tool_input)
-        root = remember(tool_input, raw, ctx, view)
-        return _check_directory(view, sandbox_path(raw, ctx), root)
+
+        def check() -> ValidationResult:
+            root = remember(tool_input, raw, ctx, view)
+            return _check_directory(view, sandbox_path(raw, ctx), root)
+
+        try:
+            return await off_loop(check, what=f"Resolving {raw}")
+        except ToolExecutionError as exc:
+            return ValidationResult.failure(str(exc))
 
     async def check_permissions(self, tool_input: GlobInput, ctx: ToolContext) -> PermissionResult:
         return file_permission(
-            self._root_raw(tool_input), ctx, write=False, canonical=tool_input.canonical, refused=tool_input.refused
+            self._root_raw(tool_input),
+            ctx,
+            write=False,
+            canonical=tool_input.canonical,
+            refused=tool_input.refused,
         )
 
     def permission_subject(self, tool_input: GlobInput) -> PermissionSubject:
@@ -143,11 +156,15 @@ class GlobTool(SendableText, Tool[GlobInput, GlobOutput]):
         base, pattern = split_pattern(tool_input.pattern, tool_input.path)
         view = view_for(ctx)
         try:
-            fd, root = confine.open_directory(
-                view,
-                sandbox_path(base or ".", ctx),
-                expect=tool_input.canonical,
-                expect_id=tool_input.identity,
+            fd, root = await off_loop(
+                functools.partial(
+                    confine.open_directory,
+                    view,
+                    sandbox_path(base or ".", ctx),
+                    expect=tool_input.canonical,
+                    expect_id=tool_input.identity,
+                ),
+                what=f"Opening {base or '.'}",
             )
         except OSError as exc:
             raise refusal("search", base or ".", exc) from None
@@ -162,7 +179,9 @@ class GlobTool(SendableText, Tool[GlobInput, GlobOutput]):
             os.close(fd)
         # In the worker thread: the listing is the tree's (up to a million names a command made),
         # and the matcher is Python (~50 µs a name): in the event loop it froze every session.
-        files = await anyio.to_thread.run_sync(_matching_newest_first, root, listed, matcher, ctx, view)
+        files = await off_loop(
+            _matching_newest_first, root, listed, matcher, ctx, view, what=f"Listing {root}"
+        )
         return ToolOutput(GlobOutput(root, files[: tool_input.limit], len(files)))
 
     def to_model_content(self, output: GlobOutput) -> str | list[ContentBlock]:

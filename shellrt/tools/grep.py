@@ -32,6 +32,7 @@ from shellrt.protocol import (
 )
 from shellrt.protocol.notes import note
 from shellrt.tools._gitignore import FILE_TYPES
+from shellrt.tools._offloop import off_loop
 from shellrt.tools._paths import (
     PathInput,
     file_permission,
@@ -145,12 +146,19 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
 
     async def validate(self, tool_input: GrepInput, ctx: ToolContext) -> ValidationResult:
         view = view_for(ctx)
-        root = remember(tool_input, tool_input.path or ".", ctx, view)
+
+        def resolve() -> tuple[str, bool]:
+            root = remember(tool_input, tool_input.path or ".", ctx, view)
+            try:
+                with view.resolve(sandbox_path(tool_input.path or ".", ctx)) as r:
+                    return root, bool(r.missing)
+            except OSError:
+                return root, False  # unreachable: the permission check says why
+
         try:
-            with view.resolve(sandbox_path(tool_input.path or ".", ctx)) as r:
-                missing = bool(r.missing)
-        except OSError:
-            missing = False  # unreachable: the permission check says why
+            root, missing = await off_loop(resolve, what=f"Resolving {tool_input.path or '.'}")
+        except ToolExecutionError as exc:
+            return ValidationResult.failure(str(exc))
         if missing:
             return ValidationResult.failure(
                 f"Path does not exist: {root}. Pass an existing file or directory as `path`."
@@ -163,7 +171,11 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
 
     async def check_permissions(self, tool_input: GrepInput, ctx: ToolContext) -> PermissionResult:
         return file_permission(
-            tool_input.path or ".", ctx, write=False, canonical=tool_input.canonical, refused=tool_input.refused
+            tool_input.path or ".",
+            ctx,
+            write=False,
+            canonical=tool_input.canonical,
+            refused=tool_input.refused,
         )
 
     def permission_subject(self, tool_input: GrepInput) -> PermissionSubject:
@@ -174,14 +186,21 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
         view = view_for(ctx)
         # In a worker thread: opening a file with several links may search for a denied file's
         # other names (`confine.View.alias_of`), bounded but up to a second or two.
-        fd, target, single = await anyio.to_thread.run_sync(
-            _open_target, view, sandbox_path(raw, ctx), raw, tool_input.canonical, tool_input.identity
+        what = f"Searching {raw}"
+        fd, target, single = await off_loop(
+            _open_target,
+            view,
+            sandbox_path(raw, ctx),
+            raw,
+            tool_input.canonical,
+            tool_input.identity,
+            what=what,
         )
         try:
             mode = tool_input.output_mode
             before = tool_input.before if tool_input.before is not None else (tool_input.context or 0)
             after = tool_input.after if tool_input.after is not None else (tool_input.context or 0)
-            if single and await anyio.to_thread.run_sync(_fd_has_nul, fd):
+            if single and await off_loop(_fd_has_nul, fd, what=what):
                 raise ToolExecutionError(
                     f"{target} is a binary file; Grep skips binary files. Use Bash instead "
                     f"(e.g. `strings {target} | grep PATTERN`)."
@@ -206,7 +225,7 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
         finally:
             os.close(fd)
         # In a worker thread: up to a million hits (names a command made), each judged in Python.
-        found = await anyio.to_thread.run_sync(_visible, target if single else None, target, hits, ctx, view)
+        found = await off_loop(_visible, target if single else None, target, hits, ctx, view, what=what)
         cwd = ctx.cwd or target
 
         def absolute(path: str) -> str:
@@ -243,10 +262,7 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
                 )
             )
         elif output.offset + shown < output.total_entries or output.offset:
-            paging = (
-                f"Showing {what} {output.offset + 1}-"
-                f"{output.offset + shown} of {output.total_entries}."
-            )
+            paging = f"Showing {what} {output.offset + 1}-{output.offset + shown} of {output.total_entries}."
             if output.offset + shown < output.total_entries:
                 paging += f" Pass offset={output.offset + shown} for more, or narrow the search."
             notes.append(note(paging))

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-import anyio
 from pydantic import Field
 
 from sandbox import confine
@@ -51,6 +50,7 @@ from shellrt.protocol import (
 from shellrt.protocol.notes import neutralize_output, note, untrusted_note
 from shellrt.tools._notebook import NotebookError
 from shellrt.tools._notebook import render as render_notebook
+from shellrt.tools._offloop import off_loop
 from shellrt.tools._paths import (
     PathInput,
     canonical_path,
@@ -170,7 +170,17 @@ class ReadTool(SendableText, Tool[ReadInput, ReadOutput]):
 
     async def validate(self, tool_input: ReadInput, ctx: ToolContext) -> ValidationResult:
         view = view_for(ctx)
-        remember(tool_input, tool_input.file_path, ctx, view)
+        try:
+            await off_loop(
+                remember,
+                tool_input,
+                tool_input.file_path,
+                ctx,
+                view,
+                what=f"Resolving {tool_input.file_path}",
+            )
+        except ToolExecutionError as exc:
+            return ValidationResult.failure(str(exc))
         return ValidationResult.success()
 
     async def check_permissions(self, tool_input: ReadInput, ctx: ToolContext) -> PermissionResult:
@@ -191,14 +201,15 @@ class ReadTool(SendableText, Tool[ReadInput, ReadOutput]):
             RANGES_KEY, {}
         )
         stamps: dict[tuple[str, int | None, int | None], Stamp] = ctx.tool_state.setdefault(STAMPS_KEY, {})
-        known = canonical_path(tool_input.file_path, ctx, view)
+        what = f"Reading {tool_input.file_path}"
+        known = await off_loop(canonical_path, tool_input.file_path, ctx, view, what=what)
         if known is not None:
             logical = state_key(known, ctx, view)
             key = (logical, tool_input.offset, tool_input.limit)
             seen, was = ranges.get(key), stamps.get(key)
-            if await anyio.to_thread.run_sync(_unchanged, view, known, seen, ctx.read_state.get(logical), was):
+            if await off_loop(_unchanged, view, known, seen, ctx.read_state.get(logical), was, what=what):
                 return ToolOutput(ReadOutput(kind="text", path=known, text=_UNCHANGED.format(path=known)))
-        output, record, stamp = await anyio.to_thread.run_sync(_read, view, where, tool_input)
+        output, record, stamp = await off_loop(_read, view, where, tool_input, what=what)
         if record is not None:
             # Idempotent bookkeeping: safe to write directly (see ToolContext docs).
             logical = state_key(output.path, ctx, view)
@@ -302,9 +313,7 @@ def _read_fd(
         )
     suffix = path.suffix.lower()
     if tool_input.pages is not None and suffix != ".pdf":
-        raise ToolExecutionError(
-            "`pages` is only for PDF files; use `offset` and `limit` for text files."
-        )
+        raise ToolExecutionError("`pages` is only for PDF files; use `offset` and `limit` for text files.")
     if suffix in _IMAGE_EXTS:
         return _read_image(fd, path, label, st)
     if suffix == ".ipynb":

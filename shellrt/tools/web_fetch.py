@@ -4,7 +4,9 @@ Network access is governed by host: the permission subject is the URL's
 domain (rules ``WebFetch(domain:example.com)``), and a redirect to another
 host is *not* followed — the result names the new URL so the model can fetch
 it as a new call that is permitted on its own. Private, loopback, link-local
-and other non-global addresses are refused unless settings allow them; the
+and other non-global addresses are refused unless settings allow them (an
+address of this machine itself, public or not, only when the settings list the
+address, not a name whose DNS points there: `sandbox._hostaddr`); the
 host is resolved first, every address checked, and the connection made to the
 checked address (the Host header and TLS SNI keep the name), so DNS rebinding
 cannot swap in an internal address between check and connect.
@@ -44,6 +46,7 @@ from urllib.parse import urljoin, urlsplit
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
+from sandbox._hostaddr import address_listed, is_host_address, is_loopback_name
 from shellrt.permissions.hosts import canonical_host
 from shellrt.protocol import (
     ContentBlock,
@@ -174,6 +177,23 @@ def _allowed_private(
     return False
 
 
+def _allowed_host(
+    host: str, ip: ipaddress.IPv4Address | ipaddress.IPv6Address, allow: bool | tuple[str, ...]
+) -> bool:
+    """An address of this machine is reached when ``allowPrivateHosts`` is ``true``, lists the
+    address (or a range holding it), or lists ``localhost`` and it is loopback: a listed *name*
+    is a private host elsewhere, whose DNS must not open this machine (red team, round 15)."""
+    if isinstance(allow, bool):
+        return allow
+    if address_listed(str(ip), allow):
+        return True
+    loopback = ip.is_loopback or (
+        isinstance(ip, ipaddress.IPv6Address) and bool(ip.ipv4_mapped and ip.ipv4_mapped.is_loopback)
+    )
+    named = any(entry.lower() == host.lower() for entry in allow)
+    return named and is_loopback_name(host.lower()) and loopback
+
+
 async def _resolve(host: str, port: int) -> list[str]:
     try:
         infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
@@ -203,6 +223,13 @@ async def _checked_addresses(url: str, allow: bool | tuple[str, ...]) -> list[st
                 f"Refused to fetch {url}: {host} resolves to {address}, a private, loopback or otherwise "
                 "non-public address. WebFetch only reaches public hosts unless the settings allow it "
                 "(webFetch.allowPrivateHosts)."
+            )
+        if is_host_address(address) and not _allowed_host(host, ip, allow):
+            raise _Refused(
+                f"Refused to fetch {url}: {host} resolves to {ip}, an address of this machine (loopback, "
+                "link-local, cloud metadata or one of its own interfaces). WebFetch reaches those only "
+                f'when the settings list the address itself (webFetch.allowPrivateHosts: ["{ip}"]), '
+                "not through a host name."
             )
     return addresses
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-import anyio
 from pydantic import Field
 
 from sandbox.confine import Identity, View
@@ -36,6 +35,7 @@ from shellrt.tools._fileio import (
     to_newline,
     write_confined,
 )
+from shellrt.tools._offloop import off_loop
 from shellrt.tools._paths import (
     PathInput,
     file_permission,
@@ -94,7 +94,11 @@ class WriteTool(SendableText, Tool[WriteInput, WriteOutput]):
 
     async def validate(self, tool_input: WriteInput, ctx: ToolContext) -> ValidationResult:
         view = view_for(ctx)
-        canonical = remember(tool_input, tool_input.file_path, ctx, view)
+        what = f"Resolving {tool_input.file_path}"
+        try:
+            canonical = await off_loop(remember, tool_input, tool_input.file_path, ctx, view, what=what)
+        except ToolExecutionError as exc:
+            return ValidationResult.failure(str(exc))
         key = state_key(canonical, ctx, view)
         where = sandbox_path(tool_input.file_path, ctx)
 
@@ -107,7 +111,7 @@ class WriteTool(SendableText, Tool[WriteInput, WriteOutput]):
                 require_fresh(existing[0], key, canonical, ctx.read_state, verb="overwrite", need_full=True)
 
         try:
-            await anyio.to_thread.run_sync(check)
+            await off_loop(check, what=f"Reading {tool_input.file_path}")
         except ToolExecutionError as exc:
             return ValidationResult.failure(str(exc))
         return ValidationResult.success()
@@ -123,7 +127,7 @@ class WriteTool(SendableText, Tool[WriteInput, WriteOutput]):
     async def call(self, tool_input: WriteInput, ctx: ToolContext) -> ToolOutput[WriteOutput]:
         view = view_for(ctx)
         where = sandbox_path(tool_input.file_path, ctx)
-        output, record = await anyio.to_thread.run_sync(
+        output, record = await off_loop(
             _write,
             view,
             where,
@@ -132,6 +136,7 @@ class WriteTool(SendableText, Tool[WriteInput, WriteOutput]):
             ctx,
             tool_input.canonical,
             tool_input.identity,
+            what=f"Writing {tool_input.file_path}",
         )
         ctx.read_state[state_key(output.path, ctx, view)] = record
         return ToolOutput(output)
@@ -168,7 +173,9 @@ def _write(
         payload = content.encode("utf-8")
     else:
         data, canonical = existing
-        require_fresh(data, state_key(canonical, ctx, view), canonical, ctx.read_state, verb="overwrite", need_full=True)
+        require_fresh(
+            data, state_key(canonical, ctx, view), canonical, ctx.read_state, verb="overwrite", need_full=True
+        )
         decoded = decode_bytes(data)
         old_text = decoded.text
         newline = dominant_newline(old_text)

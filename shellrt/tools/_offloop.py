@@ -1,0 +1,85 @@
+"""Blocking file work of the host-side tools: in a worker thread, under a deadline, abandonable.
+
+A workspace on a network or FUSE mount that stops answering (a dead NFS server, an sshfs
+whose peer went away) blocks ``openat``, ``stat`` and ``read`` in the kernel, uninterruptibly
+and for as long as it hangs. Run in the event loop, one path resolution froze every session
+of the process; run in a plain worker thread, the call waited for ever and no interrupt
+reached it (red team, round 15). `off_loop` gives such work `FILE_IO_TIMEOUT_S`, returns on
+cancellation at once, and fails the call with an error that says what happened. A thread
+left blocked cannot be killed: it is counted, and past `MAX_STUCK` of them new file work is
+refused at once rather than piling up more threads on the same dead mount.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+import anyio
+
+from shellrt.protocol import ToolExecutionError
+
+__all__ = ["FILE_IO_TIMEOUT_S", "MAX_STUCK", "off_loop", "stuck_threads"]
+
+#: Seconds one blocking file operation of a tool may take (a local disk answers in far less).
+FILE_IO_TIMEOUT_S = 30.0
+#: Abandoned operations still blocked, past which new ones are refused at once.
+MAX_STUCK = 16
+
+T = TypeVar("T")
+
+_lock = threading.Lock()
+_stuck = 0
+
+
+def stuck_threads() -> int:
+    """How many abandoned file operations are still blocked in the kernel."""
+    return _stuck
+
+
+def _refuse_when_full(what: str) -> None:
+    if _stuck >= MAX_STUCK:
+        raise ToolExecutionError(
+            f"{what} was not started: {_stuck} earlier file operations are still blocked on a file "
+            "system that does not answer (a hung network or FUSE mount?). Fix or unmount it "
+            "(umount -l), or work on files elsewhere."
+        )
+
+
+async def off_loop(func: Callable[..., T], *args: object, what: str) -> T:
+    """``func(*args)`` in a worker thread, given `FILE_IO_TIMEOUT_S`; ``what`` names it in errors."""
+    global _stuck
+    _refuse_when_full(what)
+    state = {"abandoned": False, "done": False}
+
+    def run() -> T:
+        global _stuck
+        try:
+            return func(*args)
+        finally:
+            with _lock:
+                state["done"] = True
+                if state["abandoned"]:
+                    _stuck -= 1
+
+    def abandon() -> None:
+        global _stuck
+        with _lock:
+            if not state["done"] and not state["abandoned"]:
+                state["abandoned"] = True
+                _stuck += 1
+
+    timeout = FILE_IO_TIMEOUT_S
+    try:
+        with anyio.move_on_after(timeout):
+            return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+    except BaseException:
+        abandon()  # cancelled (an interrupt, the session closing): the thread may still be blocked
+        raise
+    abandon()
+    raise ToolExecutionError(
+        f"{what} did not finish within {timeout:g} s: the file system does not answer (a hung "
+        "network or FUSE mount?). It was abandoned; a write may still complete later. Check the "
+        "mount, or work on files elsewhere."
+    ) from None
