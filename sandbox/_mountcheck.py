@@ -21,9 +21,10 @@ table after everything was mounted and before anything of the command ran.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
+
+from sandbox._hostpath import host_which
 
 __all__ = ["REFUSED", "checked_mounts", "guard_argv"]
 
@@ -133,7 +134,7 @@ def _bash() -> str:
     for candidate in ("/bin/bash", "/usr/bin/bash"):
         if os.access(candidate, os.X_OK):
             return candidate
-    found = shutil.which("bash")
+    found = host_which("bash")
     if found is None:
         raise FileNotFoundError("bash is needed in the sandbox to check its mounts (apt-get install bash)")
     return found

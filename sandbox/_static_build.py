@@ -23,6 +23,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+from sandbox._hostpath import host_which
+
 __all__ = ["StaticBuildError", "cache_dirs", "static_program"]
 
 INSTALL_HINT = "install gcc and the static C library (apt-get install gcc libc6-dev)"
@@ -67,7 +69,8 @@ def _untrusted(path: Path, *, regular: bool = False) -> str | None:
 
 def _compiler() -> str:
     named = os.environ.get("CC")
-    cc = shutil.which(named) if named else shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    # Never a compiler a sandboxed command wrote (a PATH entry in a workspace): it would run on the host.
+    cc = host_which(named) if named else host_which("cc") or host_which("gcc") or host_which("clang")
     if cc is None:
         raise StaticBuildError(
             f"no C compiler{f' ($CC={named!r} not found)' if named else ''}: {INSTALL_HINT}"

@@ -110,6 +110,7 @@ from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
 from sandbox._covered_mounts import covered_mounts
 from sandbox._frozen import frozen_args
+from sandbox._hostpath import host_path, host_which
 from sandbox._hostproc import HostRunner, child_env
 from sandbox._hostsockets import RUN_DIRS, VANISHED_MASK, IpcMasks, SocketWatch, StartMasks
 from sandbox._idmap import IdmapError, idmapped_tree, userns_fd
@@ -382,8 +383,16 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             raise BackendUnavailableError(
                 "bwrap: the seccomp program is empty or malformed; refusing to run commands without it"
             )
-        found = shutil.which(self.config.bwrap_path)
+        found = host_which(self.config.bwrap_path)
         if found is None:
+            planted = shutil.which(self.config.bwrap_path)
+            if planted is not None:  # only where commands write, or on a relative PATH entry
+                raise BackendUnavailableError(
+                    f"bubblewrap ({self.config.bwrap_path!r}) was found only at {planted}, on a PATH entry "
+                    "that is relative or lies where sandboxed commands write; shellrt does not run a "
+                    f"program from there on the host. Fix: install bubblewrap in a system directory "
+                    f"({host_path()}), or name its absolute path (BwrapConfig.bwrap_path)."
+                )
             raise BackendUnavailableError(
                 f"bubblewrap ({self.config.bwrap_path!r}) is not installed or not on PATH. "
                 "Fix: apt-get install bubblewrap (dnf install bubblewrap), or use --sandbox local."
@@ -766,7 +775,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         idmapped mounts never appear in the host's mount table. Raises
         `BackendUnavailableError` when that cannot be arranged here.
         """
-        nsenter = shutil.which("nsenter")
+        nsenter = host_which("nsenter")
         if nsenter is None:
             raise BackendUnavailableError(
                 f"bwrap as root needs util-linux's nsenter (apt-get install util-linux). {_AS_ROOT_FIX}"

@@ -8,6 +8,9 @@ where a limit the backend cannot enforce is refused (`check_enforceable`).
 
 from __future__ import annotations
 
+import weakref
+
+from sandbox._hostpath import register_writable, unregister_writable
 from sandbox.base import SandboxBackend, check_enforceable
 from sandbox.config import BwrapConfig, DockerConfig, LocalConfig, SandboxConfig
 from sandbox.policy import SandboxPolicy
@@ -36,4 +39,6 @@ def create_backend(config: SandboxConfig, policy: SandboxPolicy) -> SandboxBacke
     else:
         raise TypeError(f"unknown sandbox config {type(config).__name__}")
     check_enforceable(backend)
+    # Until the backend is gone, no host-side program is looked up where its commands write.
+    weakref.finalize(backend, unregister_writable, register_writable(policy.allowed_roots()))
     return backend

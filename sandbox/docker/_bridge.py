@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import shutil
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
+
+from sandbox._hostpath import host_which
 
 __all__ = ["DENIED_RANGES", "firewall_bridge", "host_addresses", "nameservers", "ruleset"]
 
@@ -125,7 +126,7 @@ def firewall_bridge(pid: int, container_id: str, resolv_conf: str, gateway: str 
     Raises OSError (the container is then not used: the caller discards it) when ``nft`` or
     ``nsenter`` is missing, the pid left the container, or the rules did not load.
     """
-    nft, nsenter = shutil.which("nft"), shutil.which("nsenter")
+    nft, nsenter = host_which("nft"), host_which("nsenter")  # never one a command wrote
     if nft is None or nsenter is None:
         raise OSError(
             "network 'bridge' on docker needs the host's nft and nsenter (packages nftables, util-linux) to "

@@ -1,64 +1,7 @@
-"""The ``PATH`` shellrt's own host-side programs are found on: none a sandboxed command can write.
-
-Why: shellrt runs programs on the host, outside the sandbox (git queries, hook launchers). Found
-through the operator's ``PATH``, a directory there that lies where the session's commands write
-(an activated ``.venv/bin`` inside the project, direnv's ``PATH_add bin``, ``node_modules/.bin``)
-or a relative entry (searched from a working directory commands write) lets a command plant
-``git`` and have the host run it (red team, round 15). Sessions register the roots their commands
-write (`register_writable`); `host_path` is ``PATH`` without relative entries and without entries
-inside any registered root (compared as written and resolved), and `host_which` looks a program
-up there.
-"""
+"""Re-export of `sandbox._hostpath`: the ``PATH`` host-side programs are found on (round 15)."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import threading
-from collections.abc import Iterable
+from sandbox._hostpath import host_path, host_which, register_writable, unregister_writable
 
 __all__ = ["host_path", "host_which", "register_writable", "unregister_writable"]
-
-_lock = threading.Lock()
-#: token -> the real paths of the roots one session's commands write.
-_roots: dict[int, tuple[str, ...]] = {}
-_next = [0]
-
-
-def register_writable(roots: Iterable[os.PathLike[str] | str]) -> int:
-    """Remember roots commands write until `unregister_writable` with the returned token."""
-    real = tuple(dict.fromkeys(os.path.realpath(os.fspath(r)) for r in roots))
-    with _lock:
-        _next[0] += 1
-        _roots[_next[0]] = real
-        return _next[0]
-
-
-def unregister_writable(token: int) -> None:
-    with _lock:
-        _roots.pop(token, None)
-
-
-def _inside(path: str, roots: Iterable[str]) -> bool:
-    return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
-
-
-def host_path(path: str | None = None) -> str:
-    """``path`` (default: this process's ``PATH``, else ``os.defpath``) without the entries a
-    sandboxed command may write: relative ones and those inside a registered root."""
-    value = os.environ.get("PATH", os.defpath) if path is None else path
-    with _lock:
-        roots = [r for group in _roots.values() for r in group]
-    kept: list[str] = []
-    for entry in value.split(os.pathsep):
-        if not entry.startswith("/"):
-            continue  # relative or empty: searched from a working directory commands write
-        if roots and (_inside(os.path.normpath(entry), roots) or _inside(os.path.realpath(entry), roots)):
-            continue
-        kept.append(entry)
-    return os.pathsep.join(kept)
-
-
-def host_which(name: str, path: str | None = None) -> str | None:
-    """``shutil.which`` on `host_path`: never a program a sandboxed command wrote."""
-    return shutil.which(name, path=host_path(path))

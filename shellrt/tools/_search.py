@@ -16,7 +16,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import stat
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from typing import BinaryIO
 import anyio
 
 from sandbox import confine
+from sandbox._hostpath import host_which
 from sandbox.errors import SandboxError
 from shellrt.protocol import ToolExecutionError
 from shellrt.tools import _search_types
@@ -96,7 +96,7 @@ def ripgrep_binary() -> str | None:
     """Path of ``rg``, or None when absent or disabled through ``SHELLRT_NO_RIPGREP``."""
     if os.environ.get(NO_RIPGREP_ENV, "").strip() not in ("", "0"):
         return None
-    return shutil.which("rg")
+    return host_which("rg")  # never a ripgrep a sandboxed command wrote: it runs on the host
 
 
 #: Takes ripgrep's stdout chunk by chunk; returns False to stop the search (ripgrep is killed).
