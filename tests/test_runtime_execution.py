@@ -123,7 +123,9 @@ async def test_large_result_is_persisted_whole(tmp_path: Path) -> None:
     executor, ctx = make(tmp_path)
     result = await one(executor, ctx, "Echo", {"text": "big:5000"}, id_="toolu_big")
     full = "".join(f"line {i}\n" for i in range(5000))
-    path = tmp_path / "session" / "tool-results" / "toolu_big.txt"
+    path = (
+        tmp_path / "session" / "tool-results-host" / "toolu_big.txt"
+    )  # an API tool: only the file tools see it
     assert result.persisted_path == str(path)
     assert path.read_bytes() == full.encode()
     text = result.model.text()
@@ -145,4 +147,4 @@ async def test_message_budget_persists_largest(tmp_path: Path) -> None:
     fitted = apply_message_budget(results, tmp_path / "session", budget=10_000)
     assert [r.model.tool_use_id for r in fitted] == ["a", "b", "c"]
     assert fitted[0].persisted_path is not None and fitted[2].persisted_path is None
-    assert (tmp_path / "session" / "tool-results" / "a.txt").read_text() == "x" * 9000
+    assert (tmp_path / "session" / "tool-results-host" / "a.txt").read_text() == "x" * 9000

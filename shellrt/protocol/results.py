@@ -78,9 +78,17 @@ def error_envelope(tool_use_id: str, tool_name: str, message: str) -> ResultEnve
     )
 
 
-def persist_result_text(session_dir: Path, tool_use_id: str, text: str) -> Path:
-    """Write ``text`` whole (UTF-8) to the session's tool-results directory, atomically."""
-    directory = session_dir / "tool-results"
+#: Where persisted results go: the first is shown to commands (read-only), the second only to the
+#: file tools (results of tools whose data commands may not see: `Tool.results_seen_by_commands`).
+RESULTS_DIR, HOST_RESULTS_DIR = "tool-results", "tool-results-host"
+
+
+def persist_result_text(
+    session_dir: Path, tool_use_id: str, text: str, *, commands_see: bool = False
+) -> Path:
+    """Write ``text`` whole (UTF-8) to the session's results directory, atomically (``commands_see``:
+    the one commands see too; otherwise the one only the file tools reach)."""
+    directory = session_dir / (RESULTS_DIR if commands_see else HOST_RESULTS_DIR)
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     name = _file_name(tool_use_id)
     # 0600 (results hold secrets), a fresh temporary name never opened through a planted symlink.
@@ -143,10 +151,13 @@ def preview_text(
     )
 
 
-def persist_block(envelope: ResultEnvelope, session_dir: Path) -> ResultEnvelope:
+def persist_block(
+    envelope: ResultEnvelope, session_dir: Path, *, commands_see: bool = False
+) -> ResultEnvelope:
     """Return ``envelope`` with its model text persisted and replaced by a preview.
 
-    Image blocks are kept as they are; only text is persisted.
+    Image blocks are kept as they are; only text is persisted. ``commands_see``: see
+    `persist_result_text`.
     """
     content = envelope.model.content
     text = (
@@ -154,7 +165,7 @@ def persist_block(envelope: ResultEnvelope, session_dir: Path) -> ResultEnvelope
         if isinstance(content, str)
         else "\n".join(b.text for b in content if isinstance(b, TextBlock))
     )
-    path = persist_result_text(session_dir, envelope.tool_use_id, text)
+    path = persist_result_text(session_dir, envelope.tool_use_id, text, commands_see=commands_see)
     preview = preview_text(text, path)
     new_content: str | list[ContentBlock]
     if isinstance(content, str):
@@ -179,6 +190,7 @@ def apply_message_budget(
     budget: int = DEFAULT_MESSAGE_BUDGET_CHARS,
     *,
     exempt: frozenset[str] = frozenset(),
+    seen_by_commands: frozenset[str] = frozenset(),
 ) -> list[ResultEnvelope]:
     """Persist the largest results until the message's total fits ``budget``.
 
@@ -198,6 +210,7 @@ def apply_message_budget(
         before = model_chars(result[index])
         if before <= PREVIEW_HEAD_CHARS + PREVIEW_TAIL_CHARS:
             continue  # a preview would not be smaller than the result itself
-        result[index] = persist_block(result[index], session_dir)
+        commands_see = result[index].tool_name in seen_by_commands
+        result[index] = persist_block(result[index], session_dir, commands_see=commands_see)
         total += model_chars(result[index]) - before
     return result

@@ -110,6 +110,11 @@ class Tool(Generic[InputT, OutputT], metaclass=ToolMeta):
     interrupt_behavior: ClassVar[InterruptBehavior] = "block"
     #: Output above this many characters is persisted; None opts out (tools that bound themselves, e.g. Read).
     max_result_chars: ClassVar[int | None] = DEFAULT_MAX_RESULT_CHARS
+    #: Whether a result holds only what the sandbox's commands can read anyway (a command's output,
+    #: files read through the sandbox's view): its persisted copy goes where commands see it too.
+    #: False (the default: MCP tools, WebFetch, tools of an API caller) keeps it where only the
+    #: file tools reach, so repo code a command runs never harvests what a host-side tool fetched.
+    results_seen_by_commands: ClassVar[bool] = False
     #: Whether a failure of this tool in a parallel batch cancels its running siblings (Bash: yes).
     cancels_siblings_on_error: ClassVar[bool] = False
     #: Same input, same effect (MCP ``idempotentHint``).

@@ -458,7 +458,9 @@ class CallExecutor:
         )
         limit = tool.max_result_chars
         if limit is not None and len(text) > limit:
-            envelope = persist_block(envelope, Path(ctx.session_dir))
+            envelope = persist_block(
+                envelope, Path(ctx.session_dir), commands_see=tool.results_seen_by_commands
+            )
         return envelope
 
 

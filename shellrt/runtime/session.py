@@ -580,7 +580,13 @@ class Runtime:
         if sum(model_chars(e) for e in results) <= self.message_budget_chars:
             return results  # within budget: nothing to persist (and no need to ask every tool)
         return apply_message_budget(
-            results, self.session_dir, self.message_budget_chars, exempt=self._persistence_exempt()
+            results,
+            self.session_dir,
+            self.message_budget_chars,
+            exempt=self._persistence_exempt(),
+            seen_by_commands=frozenset(
+                t.name for t in self.registry.all_tools() if t.results_seen_by_commands
+            ),
         )
 
     async def stream(

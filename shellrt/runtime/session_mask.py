@@ -97,11 +97,17 @@ def session_dir_masks(session_dir: Path, policy: SandboxPolicy) -> tuple[Path, .
             with contextlib.suppress(OSError):
                 path.mkdir(mode=0o700, parents=True, exist_ok=True)
             masks.append(path)
-    for directory in [*own_state_dirs(session_dir)[1:], *state_dirs_anywhere()]:
+    ours = own_state_dirs(session_dir)[1:]
+    for directory in [*ours, *state_dirs_anywhere()]:
         path = Path(os.path.normpath(os.path.abspath(directory)))
         forms = {path, Path(os.path.realpath(path))}
         if path == own or any(form == root or form in root.parents for form in forms for root in roots):
             continue
+        if directory == ours[0]:
+            # Every session of this user lives there, this one's too: made now, or a user's first
+            # session left its transcript and results open to its commands (round 15).
+            with contextlib.suppress(OSError):
+                path.mkdir(mode=0o700, parents=True, exist_ok=True)
         if os.path.isdir(path):
             masks.append(path)
     return tuple(dict.fromkeys(masks))

@@ -38,6 +38,7 @@ from sandbox.base import ExecRequest, SandboxBackend
 from sandbox.config import BwrapConfig
 from sandbox.confine import ConfinementError, Mount, View
 from shellrt.protocol import PermissionResult, PermissionSubject, ToolContext, ToolExecutionError
+from shellrt.protocol.results import HOST_RESULTS_DIR, RESULTS_DIR
 from shellrt.supervisor.protect import SHELL_STARTUP_FILES, protected_reason
 from shellrt.tools._search import OutputSink, RgRunner, drain_output
 from shellrt.tools._view_cache import CachedView, owner_of
@@ -274,7 +275,9 @@ def _build_view(ctx: ToolContext) -> View:
             elif identity:
                 mounts += _root_mounts(inside, writable=True, others=others)
             else:
-                mounts.append(Mount(inside, str(host), writable=True, logical=str(root), owner=owner_of(host)))
+                mounts.append(
+                    Mount(inside, str(host), writable=True, logical=str(root), owner=owner_of(host))
+                )
         private_tmp = getattr(backend, "session_tmp", None)
         if isinstance(private_tmp, Path):
             mounts.append(Mount("/tmp", str(private_tmp), writable=True))
@@ -304,7 +307,7 @@ def _build_view(ctx: ToolContext) -> View:
             mounts, masked, reader=_reader(backend), private=private, session_forms=forms, shown=forms
         )
     shown: list[str] = []
-    for name in SESSION_RESULT_DIRS:
+    for name in (*SESSION_RESULT_DIRS, HOST_RESULTS_DIR):
         place = _root_mounts(f"{session}/{name}", writable=False, caller_reads=True)
         mounts += place
         shown += [m.path for m in place]
@@ -320,7 +323,8 @@ def _build_view(ctx: ToolContext) -> View:
 
 #: The session's subdirectories whose files a result points the model at (Bash spools, task
 #: outputs, persisted large results): what commands see of the session too (`read_only_binds`).
-SESSION_RESULT_DIRS = ("tool-results", "shell", "tasks")
+#: The file tools also see `HOST_RESULTS_DIR` (results of tools whose data commands may not see).
+SESSION_RESULT_DIRS = (RESULTS_DIR, "shell", "tasks")
 
 
 @dataclass

@@ -216,6 +216,8 @@ _READ_ONLY_INSIDE = PermissionResult.allow("read-only command inside the workspa
 class ShellTool(Tool[BashInput, BashOutput]):
     """Shared body of Bash and PowerShell: validation, execution and the model result."""
 
+    results_seen_by_commands = True  # what commands see anyway (`Tool.results_seen_by_commands`)
+
     input_model = BashInput
     interrupt_behavior = "cancel"
     cancels_siblings_on_error = True

@@ -77,6 +77,8 @@ class EditOutput:
 class EditTool(SendableText, Tool[EditInput, EditOutput]):
     """Exact string replacement in a file that was read first."""
 
+    results_seen_by_commands = True  # what commands see anyway (`Tool.results_seen_by_commands`)
+
     name = "Edit"
     input_model = EditInput
     search_hint = "edit modify change replace string in file patch"

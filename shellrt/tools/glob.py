@@ -103,6 +103,8 @@ def split_pattern(pattern: str, base: str | None) -> tuple[str | None, str]:
 class GlobTool(SendableText, Tool[GlobInput, GlobOutput]):
     """Find files by glob pattern."""
 
+    results_seen_by_commands = True  # what commands see anyway (`Tool.results_seen_by_commands`)
+
     name = "Glob"
     input_model = GlobInput
     search_hint = "find files by name pattern wildcard list directory tree"

@@ -57,6 +57,8 @@ class TaskOutputInput(BaseModel):
 class TaskOutput(Tool[TaskOutputInput, TaskOutputChunk]):
     """Read a background task's new output (only what was not returned before)."""
 
+    results_seen_by_commands = True  # what commands see anyway (`Tool.results_seen_by_commands`)
+
     name = "TaskOutput"
     aliases = ("BashOutput",)
     input_model = TaskOutputInput

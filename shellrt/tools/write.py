@@ -72,6 +72,8 @@ class WriteOutput:
 class WriteTool(SendableText, Tool[WriteInput, WriteOutput]):
     """Create or overwrite a whole file."""
 
+    results_seen_by_commands = True  # what commands see anyway (`Tool.results_seen_by_commands`)
+
     name = "Write"
     input_model = WriteInput
     search_hint = "write create new file save overwrite"
