@@ -154,9 +154,9 @@ def _tokenize(src: str) -> list[_Token]:
                     continue
                 break
             tokens.append(_Token("string", src[i : end + 1], src[i + 1 : end].replace("''", "'")))
-            i = end + 1
+            i = _glued_member(src, end + 1, tokens)
         elif ch == '"':
-            i = _expandable(src, i, tokens)
+            i = _glued_member(src, _expandable(src, i, tokens), tokens)
         elif src.startswith("@'", i) or src.startswith('@"', i):
             quote = src[i + 1]
             end = src.find("\n" + quote + "@", i + 2)
@@ -178,11 +178,11 @@ def _tokenize(src: str) -> list[_Token]:
         elif ch == "(":
             end = _balanced(src, i, "(", ")")
             tokens.append(_Token("group", src[i : end + 1], src[i + 1 : end]))
-            i = end + 1
+            i = _glued_member(src, end + 1, tokens)
         elif src.startswith("$(", i) or src.startswith("@(", i):
             end = _balanced(src, i + 1, "(", ")")
             tokens.append(_Token("subexpr", src[i : end + 1], src[i + 2 : end]))
-            i = end + 1
+            i = _glued_member(src, end + 1, tokens)
         elif src.startswith("@{", i):
             end = _balanced(src, i + 1, "{", "}")
             tokens.append(_Token("block", src[i : end + 1], src[i + 2 : end]))
@@ -220,6 +220,15 @@ def _tokenize(src: str) -> list[_Token]:
             tokens.append(_Token("param" if word.startswith("-") and len(word) > 1 else "word", word))
             i = j
     return tokens
+
+
+def _glued_member(src: str, i: int, tokens: list[_Token]) -> int:
+    """After a group, subexpression or string ending before ``i``: a ``.``, ``[`` or ``::`` glued
+    to it is member access, which PowerShell applies in argument mode too (``Write-Output
+    (Get-Item f).Delete()`` calls the method). A marker token says so; the text is read on as before."""
+    if i < len(src) and (src[i] in ".[" or src.startswith("::", i)):
+        tokens.append(_Token("member", src[i : i + 2] if src[i] == ":" else src[i]))
+    return i
 
 
 def _expandable(src: str, i: int, tokens: list[_Token]) -> int:
