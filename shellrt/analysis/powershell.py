@@ -55,6 +55,8 @@ _BAD_GETS = {
     "get-credential": "prompts for credentials",
     "get-packageprovider": "may download and install a package provider (-ForceBootstrap, or a prompt)",
 }
+#: Cmdlets that run a WMI query: reading ``Win32_PingStatus`` sends pings (and DNS queries).
+_WMI_QUERIES = frozenset({"get-wmiobject", "get-ciminstance"})
 #: Common parameters that assign variables or change behaviour.
 _BAD_PARAMS = frozenset(
     ["-outvariable", "-ov", "-pipelinevariable", "-pv", "-errorvariable", "-ev", "-warningvariable", "-wv", "-informationvariable", "-iv", "-online", "-outfile", "-filepath", "-literalpath:$", "-debugger"]
@@ -349,6 +351,13 @@ def _element(element: list[_Token], depth: int, out: _Result) -> None:
         unc = _unc_path(token)
         if unc:
             out.reasons.append(f"{head.text}: {unc!r} is a UNC path (another host is reached, and authenticated to)")
+    if cmdlet in _WMI_QUERIES and any(
+        "pingstatus" in token.text.lower() or token.kind not in ("word", "string", "param") for token in args
+    ):
+        # A class or query named at run time may be Win32_PingStatus too.
+        out.reasons.append(f"{head.text}: Win32_PingStatus pings (and resolves) the address it is given, "
+                           "and the class or query must be written out")
+        return
     if cmdlet in READ_ONLY_CMDLETS or (cmdlet.startswith("get-") and cmdlet not in _BAD_GETS):
         if cmdlet in _LOCATION:
             target = next((t for t in args if t.kind in ("word", "string")), None)

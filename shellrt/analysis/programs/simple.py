@@ -11,7 +11,7 @@ from typing import Final
 
 from .spec import ParsedArgs, ProgramSpec, longs
 
-__all__ = ["SIMPLE_SPECS", "check_ps", "check_xxd"]
+__all__ = ["SIMPLE_SPECS", "check_lsof", "check_ps", "check_xxd"]
 
 
 def _date_check(parsed: ParsedArgs) -> list[str]:
@@ -77,6 +77,14 @@ def check_ps(args: list[str]) -> list[str]:
                 break
             if letter == "e" and not dash:
                 return ["ps e: prints the environment of processes (other programs' secrets)"]
+    return []
+
+
+def check_lsof(args: list[str]) -> list[str]:
+    """``lsof -i @HOST`` resolves HOST in DNS: a query with any label the command chooses leaves
+    the machine (a channel out for what the model read), so a host name is not read-only."""
+    if any("@" in arg for arg in args):
+        return ["lsof -i @HOST: looks the host name up in DNS (a network query the command chooses)"]
     return []
 
 
