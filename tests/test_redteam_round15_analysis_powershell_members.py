@@ -6,9 +6,10 @@ expression, a subexpression or an array subexpression even in argument mode:
 (Get-Item victim).Delete()`` deletes the file. The analysis judged the group's own command
 (``Get-Item victim``, read-only) and read ``.Delete`` and ``()`` as a plain word and an empty
 group, so the whole command was read-only (auto-allowed, concurrency safe). Member access on a
-variable (``$x.Delete()``) was already refused. Any ``.``, ``[`` or ``::`` glued to the end of a
-group, subexpression or string is now member access: not read-only. (Analysis only: no pwsh here;
-the argument-mode rule is PowerShell's documented parsing.)
+variable (``$x.Delete()``) was already refused, static access (``$x::M()``) was not: it was read
+as part of the variable's name. Any ``.``, ``[`` or ``::`` glued to the end of a group,
+subexpression or string, and ``::`` after a variable, is now member access: not read-only.
+(Analysis only: no pwsh here; the argument-mode rule is PowerShell's documented parsing.)
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from shellrt.analysis.powershell import analyze_powershell
         'Write-Output "victim".Length',
         "Write-Output (Get-Process -Id 1).Kill()",
         "Get-Item x | Select-Object -Property (Get-Item victim).Delete()",
+        "Write-Output $x::new()",
+        "Write-Output ${x}::Delete('victim')",
     ],
 )
 def test_member_access_after_a_group_is_not_read_only(command: str) -> None:

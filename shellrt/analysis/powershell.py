@@ -197,8 +197,8 @@ def _tokenize(src: str) -> list[_Token]:
                 while j < n and (src[j].isalnum() or src[j] in "_:?^$"):
                     j += 1
             kind = "var" if ch == "$" else "splat"
-            if j < n and src[j] in ".[":
-                kind = "member"
+            if (j < n and src[j] in ".[") or src.startswith("::", j) or "::" in src[i:j]:
+                kind = "member"  # `$x.M()`, `$x[0]`, and static access `$x::M()`, `${x}::M()`
             tokens.append(_Token(kind, src[i:j]))
             i = j
         elif ch == "[":
