@@ -12,7 +12,13 @@ from typing import Final
 
 from .nodes import CommandPlan, PlanCommand, Subcommand, Word, is_fd_number
 from .programs import program_spec, unwrap
-from .programs.paths import FLAG_RECURSIVE, WRITING_PROGRAMS, program_reads, program_writes
+from .programs.paths import (
+    FLAG_RECURSIVE,
+    RESPONSE_FILE_PROGRAMS,
+    WRITING_PROGRAMS,
+    program_reads,
+    program_writes,
+)
 
 __all__ = ["DECLARATIONS", "TRANSPARENT_WRAPPERS", "resolve_command", "subcommands"]
 
@@ -236,6 +242,9 @@ def _part(command: PlanCommand, read_only: bool) -> Subcommand | None:
             program_paths, recursive = program_reads(name, args, spec)
             if program_paths:
                 reads.extend(program_paths)
+            if name in RESPONSE_FILE_PROGRAMS and _glob_may_start(words[start + 1 :], "@"):
+                # `strings ?list` beside a file named `@list`: a response file, whose words are unknown.
+                reads.append("")
             if not recursive and name in FLAG_RECURSIVE:
                 # `grep x *` beside a repository file named `-r` (or `-drecurse`, `ls *` beside `-R`):
                 # a glob that can expand to an option may turn the walk on, so say it walks.
@@ -257,6 +266,15 @@ def _glob_may_be_option(words: list[Word]) -> bool:
         if word.value == "--" and not word.features:
             return False
         if "flag_glob" in word.features:
+            return True
+    return False
+
+
+def _glob_may_start(words: list[Word], char: str) -> bool:
+    """Whether a glob may expand to a name starting with ``char`` (it starts with a pattern)."""
+    for word in words:
+        value = word.value
+        if value is not None and ("flag_glob" in word.features or (value[:1] == char and "glob" in word.features)):
             return True
     return False
 

@@ -55,6 +55,8 @@ _BAD_GETS = {
     "get-credential": "prompts for credentials",
     "get-packageprovider": "may download and install a package provider (-ForceBootstrap, or a prompt)",
 }
+#: Cmdlets that run a WMI query: reading ``Win32_PingStatus`` sends pings (and DNS queries).
+_WMI_QUERIES = frozenset({"get-wmiobject", "get-ciminstance"})
 #: Common parameters that assign variables or change behaviour.
 _BAD_PARAMS = frozenset(
     ["-outvariable", "-ov", "-pipelinevariable", "-pv", "-errorvariable", "-ev", "-warningvariable", "-wv", "-informationvariable", "-iv", "-online", "-outfile", "-filepath", "-literalpath:$", "-debugger"]
@@ -154,9 +156,9 @@ def _tokenize(src: str) -> list[_Token]:
                     continue
                 break
             tokens.append(_Token("string", src[i : end + 1], src[i + 1 : end].replace("''", "'")))
-            i = end + 1
+            i = _glued_member(src, end + 1, tokens)
         elif ch == '"':
-            i = _expandable(src, i, tokens)
+            i = _glued_member(src, _expandable(src, i, tokens), tokens)
         elif src.startswith("@'", i) or src.startswith('@"', i):
             quote = src[i + 1]
             end = src.find("\n" + quote + "@", i + 2)
@@ -178,11 +180,11 @@ def _tokenize(src: str) -> list[_Token]:
         elif ch == "(":
             end = _balanced(src, i, "(", ")")
             tokens.append(_Token("group", src[i : end + 1], src[i + 1 : end]))
-            i = end + 1
+            i = _glued_member(src, end + 1, tokens)
         elif src.startswith("$(", i) or src.startswith("@(", i):
             end = _balanced(src, i + 1, "(", ")")
             tokens.append(_Token("subexpr", src[i : end + 1], src[i + 2 : end]))
-            i = end + 1
+            i = _glued_member(src, end + 1, tokens)
         elif src.startswith("@{", i):
             end = _balanced(src, i + 1, "{", "}")
             tokens.append(_Token("block", src[i : end + 1], src[i + 2 : end]))
@@ -195,8 +197,8 @@ def _tokenize(src: str) -> list[_Token]:
                 while j < n and (src[j].isalnum() or src[j] in "_:?^$"):
                     j += 1
             kind = "var" if ch == "$" else "splat"
-            if j < n and src[j] in ".[":
-                kind = "member"
+            if (j < n and src[j] in ".[") or src.startswith("::", j) or "::" in src[i:j]:
+                kind = "member"  # `$x.M()`, `$x[0]`, and static access `$x::M()`, `${x}::M()`
             tokens.append(_Token(kind, src[i:j]))
             i = j
         elif ch == "[":
@@ -220,6 +222,15 @@ def _tokenize(src: str) -> list[_Token]:
             tokens.append(_Token("param" if word.startswith("-") and len(word) > 1 else "word", word))
             i = j
     return tokens
+
+
+def _glued_member(src: str, i: int, tokens: list[_Token]) -> int:
+    """After a group, subexpression or string ending before ``i``: a ``.``, ``[`` or ``::`` glued
+    to it is member access, which PowerShell applies in argument mode too (``Write-Output
+    (Get-Item f).Delete()`` calls the method). A marker token says so; the text is read on as before."""
+    if i < len(src) and (src[i] in ".[" or src.startswith("::", i)):
+        tokens.append(_Token("member", src[i : i + 2] if src[i] == ":" else src[i]))
+    return i
 
 
 def _expandable(src: str, i: int, tokens: list[_Token]) -> int:
@@ -340,6 +351,13 @@ def _element(element: list[_Token], depth: int, out: _Result) -> None:
         unc = _unc_path(token)
         if unc:
             out.reasons.append(f"{head.text}: {unc!r} is a UNC path (another host is reached, and authenticated to)")
+    if cmdlet in _WMI_QUERIES and any(
+        "pingstatus" in token.text.lower() or token.kind not in ("word", "string", "param") for token in args
+    ):
+        # A class or query named at run time may be Win32_PingStatus too.
+        out.reasons.append(f"{head.text}: Win32_PingStatus pings (and resolves) the address it is given, "
+                           "and the class or query must be written out")
+        return
     if cmdlet in READ_ONLY_CMDLETS or (cmdlet.startswith("get-") and cmdlet not in _BAD_GETS):
         if cmdlet in _LOCATION:
             target = next((t for t in args if t.kind in ("word", "string")), None)

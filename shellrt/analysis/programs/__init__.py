@@ -8,7 +8,7 @@ from typing import Final
 from .find import check_find, find_exec_commands
 from .git import check_git
 from .sed import check_sed
-from .simple import SIMPLE_SPECS, check_xxd
+from .simple import SIMPLE_SPECS, check_lsof, check_ps, check_xxd
 from .spec import ProgramSpec, parse_args
 from .wrappers import INTERPRETERS, JUDGED_WRAPPERS, SHELLS, WRAPPERS, Unwrapped, check_wrapper, unwrap
 
@@ -31,6 +31,8 @@ _CUSTOM: Final[dict[str, Callable[[list[str]], list[str]]]] = {
     "sed": check_sed,
     "git": check_git,
     "xxd": check_xxd,
+    "ps": check_ps,
+    "lsof": check_lsof,
 }
 #: Custom-checked programs keep the glob/arity hints of their simple spec if they have one.
 _CUSTOM_SPECS: Final = {name: SIMPLE_SPECS.get(name, ProgramSpec(name)) for name in _CUSTOM}

@@ -18,7 +18,14 @@ from .git import check_git, git_file_values
 from .sed import SED_SPEC, script_writes
 from .spec import ARG, ARG2, ProgramSpec, parse_args
 
-__all__ = ["ALWAYS_RECURSIVE", "FLAG_RECURSIVE", "WRITING_PROGRAMS", "program_reads", "program_writes"]
+__all__ = [
+    "ALWAYS_RECURSIVE",
+    "FLAG_RECURSIVE",
+    "RESPONSE_FILE_PROGRAMS",
+    "WRITING_PROGRAMS",
+    "program_reads",
+    "program_writes",
+]
 
 #: Programs that walk every directory operand.
 ALWAYS_RECURSIVE: Final = frozenset({"find", "du", "rg", "tree", "fd", "fdfind"})
@@ -101,6 +108,10 @@ _FILE_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "tree": frozenset({"--fromfile"}),
     "pgrep": frozenset({"--pidfile", "-F"}),
 }
+#: Programs that replace every ``@FILE`` argument by the words FILE holds before they parse options,
+#: even after ``--`` (binutils, through libiberty's ``expandargv``): ``strings @list`` reads the
+#: files ``list`` names, which are unknown here.
+RESPONSE_FILE_PROGRAMS: Final = frozenset({"strings"})
 #: Options whose value is a file listing further files to read (those names are unknown here).
 _LIST_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "wc": frozenset({"--files0-from"}),
@@ -114,7 +125,7 @@ _LIST_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "sha384sum": frozenset({"-c", "--check"}),
     "sha512sum": frozenset({"-c", "--check"}),
     "b2sum": frozenset({"-c", "--check"}),
-    "cksum": frozenset({"--check"}),
+    "cksum": frozenset({"-c", "--check"}),
 }
 _RECURSIVE_FLAGS: Final[dict[str, frozenset[str]]] = {
     "grep": frozenset({"-r", "-R", "--recursive", "--dereference-recursive"}),
@@ -158,6 +169,10 @@ def program_reads(name: str, args: list[str | None], spec: ProgramSpec | None) -
             static.append(arg)
             if arg[:1] == "-" and arg != "-":
                 has_option = True
+    if name in RESPONSE_FILE_PROGRAMS:
+        for arg in static:
+            if arg[:1] == "@" and len(arg) > 1:
+                reads.extend([arg[1:], ""])  # the response file, and the words it holds
     if name == "jq":
         for index, arg in enumerate(static[:-2]):
             if arg in ("--slurpfile", "--rawfile"):
@@ -180,6 +195,8 @@ def program_reads(name: str, args: list[str | None], spec: ProgramSpec | None) -
                 if value is not None:
                     reads.append(value)
                 reads.append("")
+        if parsed.reasons and (name in _FILE_OPTIONS or name in _LIST_OPTIONS):
+            reads.extend(_abbreviated_file_values(name, static, spec))
         if not recursive and not keys.isdisjoint(_RECURSIVE_FLAGS.get(name, _NO_OPTIONS)):
             recursive = True
         if name in ("grep", "egrep", "fgrep") and any(
@@ -209,8 +226,9 @@ def program_reads(name: str, args: list[str | None], spec: ProgramSpec | None) -
     return reads, recursive
 
 
-#: A jq module directive (``import "p" as $x;``, ``include "p";``), not a field or variable named so.
-_JQ_DIRECTIVE: Final = re.compile(r"(?<![.$\w])(?:import|include)\b")
+#: A jq module directive (``import "p" as $x;``, ``include "p";``) or ``modulemeta`` (which loads the
+#: module its input names, at run time), not a field or variable named so.
+_JQ_DIRECTIVE: Final = re.compile(r"(?<![.$\w])(?:import|include|modulemeta)\b")
 _JQ_MODULE: Final = re.compile(r"(?<![.$\w])(?:import|include)\s*\"((?:[^\"\\]|\\.)*)\"")
 
 
@@ -218,8 +236,9 @@ def _jq_module_reads(args: list[str], dirs: list[str]) -> list[str]:
     """Files a jq filter's modules load: ``import "p" as $x`` reads ``p.json``, ``import "p" as x``
     and ``include "p"`` read ``p.jq`` (or ``p/p.jq``), searched in each ``-L DIR``, the current
     directory and jq's default path (``~/.jq``, beside the jq binary): that last part and any
-    ``{search: ...}`` metadata are not known here, so a directive adds "" (unknown) too."""
-    if not any("import" in a or "include" in a for a in args):
+    ``{search: ...}`` metadata are not known here, so a directive adds "" (unknown) too, and so
+    does ``modulemeta`` (it loads ``NAME.jq`` for a NAME computed at run time, ``..`` allowed)."""
+    if not any("import" in a or "include" in a or "modulemeta" in a for a in args):
         return []
     found: list[str] = []
     directives = False
@@ -235,6 +254,34 @@ def _jq_module_reads(args: list[str], dirs: list[str]) -> list[str]:
     for directory in dirs:
         found.extend([f"{directory}/{path}" for path in found if not path.startswith("/")])
     return [*dirs, *found, ""]
+
+
+def _abbreviated_file_values(name: str, args: list[str], spec: ProgramSpec) -> list[str]:
+    """What file and list options read when spelled as an abbreviation the model does not know:
+    getopt_long takes any unambiguous prefix (``sort --files0=LIST`` prints the files LIST names).
+    The part is not read-only already (an unknown option); this keeps its reads honest for the
+    rules: a file option's value, and "" (unknown) for the files a list names."""
+    files = [o[2:] for o in _FILE_OPTIONS.get(name, _NO_OPTIONS) if o[:2] == "--"]
+    lists = [o[2:] for o in _LIST_OPTIONS.get(name, _NO_OPTIONS) if o[:2] == "--"]
+    out: list[str] = []
+    for index, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg[:2] != "--":
+            continue
+        option, eq, value = arg[2:].partition("=")
+        if not option or option in spec.long:
+            continue  # a known option: the parse has read it
+        listed = any(known.startswith(option) for known in lists)
+        if not listed and not any(known.startswith(option) for known in files):
+            continue
+        if not eq:
+            value = args[index + 1] if index + 1 < len(args) else ""  # `--files0-f LIST`
+        if value:
+            out.append(value)
+        if listed:
+            out.append("")
+    return out
 
 
 def _recurse_value(value: str | None) -> bool:

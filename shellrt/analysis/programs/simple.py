@@ -11,7 +11,7 @@ from typing import Final
 
 from .spec import ParsedArgs, ProgramSpec, longs
 
-__all__ = ["SIMPLE_SPECS", "check_xxd"]
+__all__ = ["SIMPLE_SPECS", "check_lsof", "check_ps", "check_xxd"]
 
 
 def _date_check(parsed: ParsedArgs) -> list[str]:
@@ -42,6 +42,49 @@ def _command_check(parsed: ParsedArgs) -> list[str]:
 def _man_check(parsed: ParsedArgs) -> list[str]:
     if any("/" in p for p in parsed.positionals):
         return ["man with a path formats an arbitrary file (groff input is not modelled)"]
+    return []
+
+
+#: procps options whose value follows (attached or as the next word): UNIX ``-o FMT`` and BSD ``o FMT``.
+_PS_VALUED_DASH: Final = frozenset("CGgpqstUuoOk")
+_PS_VALUED_BSD: Final = frozenset("oOpqtUk")
+_PS_VALUED_LONG: Final = frozenset(
+    {"--format", "--pid", "--ppid", "--sid", "--tty", "--user", "--User", "--group", "--Group", "--sort", "--cols",
+     "--columns", "--lines", "--rows", "--width", "--quick-pid"}
+)
+
+
+def check_ps(args: list[str]) -> list[str]:
+    """procps ``ps``: any listing but the environment of processes (BSD ``e``, the ``environ``
+    format), which holds other programs' secrets (the agent's own API keys) and names no path."""
+    if any("environ" in arg.lower() for arg in args):
+        return ["ps environ: prints the environment of processes (other programs' secrets)"]
+    value_next = False
+    for arg in args:
+        if value_next:
+            value_next = False
+            continue
+        if arg[:2] == "--":
+            value_next = arg in _PS_VALUED_LONG  # `--pid=1` carries its value
+            continue
+        dash = arg[:1] == "-"
+        if not dash and not (arg.isascii() and arg.isalnum()):
+            continue  # no BSD option list (`ps /x` fails): procps reads only letters and numbers there
+        valued = _PS_VALUED_DASH if dash else _PS_VALUED_BSD
+        for index, letter in enumerate(arg[1:] if dash else arg):
+            if letter in valued:
+                value_next = index == len(arg) - (2 if dash else 1)  # the value is the next word
+                break
+            if letter == "e" and not dash:
+                return ["ps e: prints the environment of processes (other programs' secrets)"]
+    return []
+
+
+def check_lsof(args: list[str]) -> list[str]:
+    """``lsof -i @HOST`` resolves HOST in DNS: a query with any label the command chooses leaves
+    the machine (a channel out for what the model read), so a host name is not read-only."""
+    if any("@" in arg for arg in args):
+        return ["lsof -i @HOST: looks the host name up in DNS (a network query the command chooses)"]
     return []
 
 
@@ -289,7 +332,10 @@ _SPECS: Final[list[ProgramSpec]] = [
     ProgramSpec("sha384sum", short=_SUM.short, long=_SUM.long, glob_safe=True),
     ProgramSpec("sha512sum", short=_SUM.short, long=_SUM.long, glob_safe=True),
     ProgramSpec("b2sum", short=_SUM.short, long=_SUM.long, glob_safe=True),
-    ProgramSpec("cksum", short="a", long=longs("algorithm= base64 check raw tag untagged help version")),
+    # coreutils 9: -a TYPE and -l BITS take values; -c reads a list of files to check.
+    ProgramSpec("cksum", short="czw", short_arg="al", long=longs(
+        "algorithm= base64 check length= raw tag untagged zero ignore-missing quiet status strict warn debug "
+        "help version")),
     ProgramSpec("tac", short="brs", long=longs("before regex separator= help version"), glob_safe=True),
     ProgramSpec("rev"),
     ProgramSpec("fold", short="bs", short_arg="w", long=longs("bytes spaces width= help version")),
