@@ -352,6 +352,10 @@ class HostRunner:
         self._janitor.submit(self._sweep_finished)
         return True
 
+    def commands_running(self) -> bool:
+        """Whether a process of the session runs that is no idle warm shell (a command or task)."""
+        return any(not h.warm_idle for h in self._open)
+
     def _only_open_members(self, cgroup: SessionCgroup) -> bool:
         """With warm shells (waiting, or retired and not reaped yet), the cgroup is not empty: is it
         empty but for open roots? False (sweep) when a member is no root."""
