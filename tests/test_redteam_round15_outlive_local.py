@@ -106,3 +106,22 @@ async def test_a_hijacked_warm_shell_does_not_plant_after_the_end(local: tuple[P
         "a warm shell the command took over planted a git hook after the protected-files check, "
         f"and the next check kept it as the operator's edit: {later.notes!r}"
     )
+
+
+async def test_no_warm_shell_waits_while_a_background_task_runs(local: tuple[Path, Supervisor]) -> None:
+    """A background task runs beside every later command: no warm shell is pre-started then (it
+    could hand one a text of its own), and the pool starts again once the task ended."""
+    _, sup = local
+    backend = sup.backend
+    assert isinstance(backend, LocalBackend)
+    task = await sup.start_background("sleep 30")
+    try:
+        for _ in range(3):
+            assert (await sup.run("true", timeout_s=30)).exit_code == 0
+        warm = backend._runner.warm
+        assert warm is not None and warm.idle == 0, "a warm shell waits beside a running background task"
+    finally:
+        await sup.tasks.stop(task.id)
+    for _ in range(2):
+        assert (await sup.run("true", timeout_s=30)).exit_code == 0
+    assert warm.idle == 1, "the pool did not start again once the task had ended"
