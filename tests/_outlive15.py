@@ -66,3 +66,50 @@ async def planted_after_end(sup: Supervisor, ws: Path, *, escape: str = ":", del
             f"the next check kept it as the operator's edit: {later.notes!r}"
         )
     return None
+
+
+#: ``python3 spam.py``: detaches (double fork, ``setsid``, environment and stdio dropped), waits for
+#: the command's shell to end, then for 0.25 s puts the hook back whenever it is gone: a revert by
+#: the post-command check is undone at once, and what the next check finds is kept unless the
+#: planter was dead before that check began.
+SPAM = r"""
+import os, select, time
+parent = os.getppid()
+if os.fork():
+    os._exit(0)
+os.setsid()
+if os.fork():
+    os._exit(0)
+os.environ.clear()
+null = os.open("/dev/null", os.O_RDWR)
+for n in (0, 1, 2):
+    os.dup2(null, n)
+select.select([os.pidfd_open(parent)], [], [], 30)
+hook = ".git/hooks/pre-commit"
+end = time.monotonic() + 0.25
+while time.monotonic() < end:
+    try:
+        fd = os.open(hook, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o755)
+    except FileExistsError:
+        continue
+    os.write(fd, b"#!/bin/sh\necho planted after the command ended\n")
+    os.close(fd)
+"""
+
+
+async def respawned_after_check(sup: Supervisor, ws: Path, attempts: int) -> str | None:
+    """Run the spammer ``attempts`` times, each followed by a second command; why it won (None: never)."""
+    hook = ws / ".git" / "hooks" / "pre-commit"
+    (ws / "spam.py").write_text(SPAM)
+    for attempt in range(attempts):
+        hook.unlink(missing_ok=True)
+        result = await sup.run("python3 spam.py; sleep 0.05", timeout_s=30)
+        assert result.exit_code == 0, result.preview
+        await anyio.sleep(0.3)  # the spammer's window has passed, were it alive
+        later = await sup.run("true", timeout_s=30)
+        if hook.exists():
+            return (
+                f"attempt {attempt + 1}: a leftover put a git hook back after the post-command "
+                f"check reverted it, and the next check kept it: {result.notes!r} {later.notes!r}"
+            )
+    return None

@@ -16,7 +16,7 @@ from sandbox import LocalConfig, SandboxPolicy
 from sandbox._warm import MAX_TEXT_BYTES, WarmPool
 from sandbox.local import LocalBackend
 from shellrt.supervisor import Supervisor
-from tests._outlive15 import planted_after_end, workspace
+from tests._outlive15 import planted_after_end, respawned_after_check, workspace
 
 pytestmark = [pytest.mark.anyio]
 
@@ -125,3 +125,11 @@ async def test_no_warm_shell_waits_while_a_background_task_runs(local: tuple[Pat
     for _ in range(2):
         assert (await sup.run("true", timeout_s=30)).exit_code == 0
     assert warm.idle == 1, "the pool did not start again once the task had ended"
+
+
+async def test_a_leftover_cannot_undo_the_post_command_revert(local: tuple[Path, Supervisor]) -> None:
+    """The idle sweep that ends a command's leftovers ran beside the post-command check (won 3 of 8
+    before, as root): now it is over before the command is reported ended."""
+    ws, sup = local
+    why = await respawned_after_check(sup, ws, attempts=4)
+    assert why is None, why
