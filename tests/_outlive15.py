@@ -55,7 +55,7 @@ async def planted_after_end(sup: Supervisor, ws: Path, *, escape: str = ":", del
     assert result.exit_code == 0 and "started" in result.preview, result.preview
     assert not hook.exists(), "planted before the command ended (the delay is too short)"
     # Long enough for the planter (``delay`` after the command's end) to have acted, were it alive.
-    with anyio.move_on_after(delay + 0.9):
+    with anyio.move_on_after(delay + 0.5):
         while not done.exists():
             await anyio.sleep(0.05)
     later = await sup.run("true", timeout_s=30)

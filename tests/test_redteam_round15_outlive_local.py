@@ -97,7 +97,7 @@ async def test_a_hijacked_warm_shell_does_not_plant_after_the_end(local: tuple[P
     assert result.exit_code == 0, result.preview
     assert "injected" in result.preview, result.preview  # 1 before the fix: a warm shell waited beside it
     assert not hook.exists()
-    with anyio.move_on_after(1.2):
+    with anyio.move_on_after(0.8):
         while not done.exists():
             await anyio.sleep(0.05)
     later = await sup.run("true", timeout_s=30)
