@@ -31,6 +31,7 @@ from sandbox._hostread import read_regular
 from sandbox._proctree import (
     MARKER_VAR,
     ProcessTree,
+    kill_listed,
     kill_marked,
     last_pid,
     pids_with_marker,
@@ -63,6 +64,8 @@ _PIPE_SIZE = 1 << 20
 #: Finished runs are swept for escaped processes in batches: one /proc scan per window,
 #: off the event loop, however many commands finish in it.
 _SWEEP_COALESCE_S = 0.05
+#: How long `HostRunner.settle` keeps killing what a finished command left (a fork storm's bound).
+_SETTLE_S = 2.0
 
 
 #: Scratch-dir prefixes already swept for orphans by this process.
@@ -352,6 +355,38 @@ class HostRunner:
         self._janitor.submit(self._sweep_finished)
         return True
 
+    async def settle(self) -> None:
+        """A finished command left something: end it now, before the command is reported ended.
+
+        The session's idle sweep (session cgroup: the janitor thread; reaper: the reaper process)
+        ran beside the caller's post-command check: a leftover writing in a loop had its write
+        reverted by the check and wrote again before the sweep came, and the next command's check
+        took that for the operator's own edit between commands (red team round 15). Only when no
+        other command or background task runs (theirs is the idle sweep's case, as before).
+        """
+        if self.closed or self.commands_running():
+            return
+        cgroup = self.session_cgroup
+        if cgroup is not None:
+            await anyio.to_thread.run_sync(cgroup.kill_if_idle)
+        reaper = self.reaper
+        if reaper is None or reaper.closed:
+            return
+        end = time.monotonic() + _SETTLE_S
+        while not self.closed and not self.commands_running() and time.monotonic() < end:
+            # On the loop's thread from the check to the kill: no command starts in between.
+            roots = {h.pid for h in self._open if h.pid is not None}
+            listing = _children_of(reaper.pid)
+            left = [pid for pid in listing if pid not in roots]
+            if not left:
+                return
+            kill_listed(left, lambda: _children_of(reaper.pid))
+            await anyio.sleep(0.002)  # the reaper reaps them; their orphans are its children then
+
+    def commands_running(self) -> bool:
+        """Whether a process of the session runs that is no idle warm shell (a command or task)."""
+        return any(not h.warm_idle for h in self._open)
+
     def _only_open_members(self, cgroup: SessionCgroup) -> bool:
         """With warm shells (waiting, or retired and not reaped yet), the cgroup is not empty: is it
         empty but for open roots? False (sweep) when a member is no root."""
@@ -569,6 +604,8 @@ class HostProcess(SandboxProcess):
         # The root is gone: whatever it left running in its group dies with it.
         self.tree.kill_group()
         left = self._runner.after_exit(self)
+        if left:
+            await self._runner.settle()
         warm, request = self._runner.warm, self.warm_request
         if warm is not None and request is not None and not left and not self._runner.closed:
             # The next command's shell starts now, the command done (not while it runs: on a busy
@@ -628,6 +665,20 @@ def read_cwd_report(path: Path | None) -> str | None:
     if raw is None or len(raw) > _CWD_REPORT_MAX:
         return None
     return raw.decode("utf-8", "surrogateescape").rstrip("\r\n") or None
+
+
+def _children_of(pid: int) -> list[int]:
+    """The children of ``pid`` (a thread group leader), from its ``children`` file ([] if unread)."""
+    try:
+        fd = os.open(f"/proc/{pid}/task/{pid}/children", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return []
+    try:
+        return [int(p) for p in os.read(fd, 1 << 20).split()]
+    except (OSError, ValueError):
+        return []
+    finally:
+        os.close(fd)
 
 
 def _pidfd_open(pid: int) -> int | None:

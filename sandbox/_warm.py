@@ -23,7 +23,7 @@ shell's environment never held the text, so it equals a fresh shell's once that 
 
 Fail safe, never an error: a request that does not match, a text above `MAX_TEXT_BYTES` or with a
 NUL, a warm shell that died (a command of the same uid may kill it) or whose cwd was replaced
-since, each start fresh; a mismatched or dead warm shell is retired. When a finished command
+since, each start fresh, and the idle warm shells are retired. When a finished command
 leaves something behind, the idle warm shells are retired first, so the session is idle and its
 sweep (reaper or cgroup) ends the leftovers at once, as without warm shells.
 
@@ -35,11 +35,21 @@ docs/performance.md, eleventh round). Below it, the pool pre-starts again.
 
 Not for bwrap or docker: only the local backend creates a pool.
 
+Outliving a command (red team round 15): an idle warm shell is no command, so while it waits
+nothing of the session "runs" -- the protected-files guard (`shellrt.supervisor.protect`) takes
+changes made then for the operator's own. A command running beside one could write a text of its
+own into its stdin pipe (same uid, ``/proc/<pid>/fd/0``): a shell builtin-only loop that starts no
+process, so no sweep sees a leftover, and plants a git hook after the command's check. So no
+command ever runs beside an idle warm shell: a request that does not take one retires them all
+(not only a mismatched one: an argv, another user, a text too long or with a NUL too), and none is
+pre-started while any other command or background task of the session runs.
+
 Security: the local backend isolates nothing, and this changes nothing of it. A command runs as
 the same uid as the warm shell waiting beside it and can reach that shell's stdin pipe
 (``/proc/<pid>/fd/0``) or kill it, so it could write the next command's text itself -- which
 gives it nothing it did not have: as that uid it can already run any program, ``ptrace`` the
-owner or write to every later command's files. A killed shell only costs the next call a fresh
+owner or write to every later command's files -- but for one thing, outliving its own end
+unnoticed, closed above (a shell waits only while no command runs). A killed shell only costs the next call a fresh
 start (`_dying`). The text never appears in any process's argv or environment.
 """
 
@@ -206,8 +216,11 @@ class WarmPool:
 
     async def take(self, request: ExecRequest) -> HostProcess | None:
         """A warm shell running ``request``'s command, or None (start it fresh)."""
+        if not self._idle:
+            return None
         text = request.env.get(COMMAND_VAR)
-        if text is None or request.user is not None or not self._idle:
+        if text is None or request.user is not None:
+            self.retire_all()  # no command runs beside an idle shell (see "Outliving a command")
             return None
         env = dict(request.env)
         del env[COMMAND_VAR]
@@ -218,7 +231,8 @@ class WarmPool:
             return None
         data = text.encode("utf-8", "surrogateescape")
         if len(data) > MAX_TEXT_BYTES or b"\0" in data:
-            return None  # fresh (it fails or is cheaper so); the warm shell still fits the next one
+            self.retire_all()  # fresh (it fails or is cheaper so), and no idle shell beside it
+            return None
         self._idle.remove(warm)
         handle = warm.handle
         if _dir_id(request.cwd) != warm.cwd_id or handle.exited or _dying(handle.pid):
@@ -249,8 +263,8 @@ class WarmPool:
         """
         if len(self._idle) >= self.size or COMMAND_VAR not in request.env or request.user is not None:
             return
-        if self._runner.closed:
-            return
+        if self._runner.closed or self._runner.commands_running():
+            return  # a command or background task of the session runs: no idle shell beside it
         env = dict(request.env)
         del env[COMMAND_VAR]
         shape = (request.argv, request.cwd, request.stdin, request.merge_stderr, request.report_cwd)
