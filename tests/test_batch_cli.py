@@ -71,7 +71,7 @@ def test_exit_zero_when_every_task_ran_even_if_commands_failed(tmp_path: Path) -
 
 def test_resume_after_sigkill_finishes_the_rest_exactly_once(tmp_path: Path) -> None:
     marker = f"resume-{uuid.uuid4().hex}"
-    n = 60
+    n = 40  # the kill comes at 8 results (-j 4): 32 are left to resume
     tasks = tmp_path / "tasks.jsonl"
     _write_tasks(
         tasks, [{"id": f"r{i:02d}", "commands": ["sleep 0.3"], "env": {"M": marker}} for i in range(n)]
@@ -92,7 +92,7 @@ def test_resume_after_sigkill_finishes_the_rest_exactly_once(tmp_path: Path) -> 
     first = _ids(out)
     assert 8 <= len(first) < n
     with out.open("ab") as fh:  # and the crash left half a line behind
-        fh.write(b'{"id": "r59", "status": "ok", "comm')
+        fh.write(b'{"id": "r%02d", "status": "ok", "comm' % (n - 1))
     assert _wait_gone(marker) == []  # the orphaned 0.3 s sleeps end by themselves
     proc2 = run_cli("run", str(tasks), "--out", str(out), "-j", "8", "--resume", timeout=120)
     assert proc2.returncode == 0, proc2.stderr

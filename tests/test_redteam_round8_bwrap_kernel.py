@@ -202,15 +202,18 @@ def test_no_lease_on_a_host_file_the_caller_owns(ws: Path, tmp_path: Path, persi
             try:
                 async with Supervisor(backend, session_dir=tmp_path / "s") as sup:
                     task = await sup.start_background(f"{_python(ws, _HOLD_LEASE)} {victim} {flag}")
+                    # The flag, or the command's end (refused: it exits at once; the snapshot
+                    # start_background returned never changes status, so that waited the full 4 s).
                     with anyio.move_on_after(4):
-                        while not flag.exists() and task.status.value == "running":
+                        while not flag.exists() and sup.tasks.get(task.id).status.value == "running":
                             await anyio.sleep(0.05)
                     if flag.exists():
                         try:
                             os.close(os.open(victim, os.O_RDONLY | os.O_NONBLOCK))
                         except OSError as exc:
                             blocked = exc.errno or 0
-                    await anyio.sleep(0.3)  # its output reaches the spool
+                    with anyio.move_on_after(8):
+                        await sup.tasks.wait(task.id)  # all its output is in the spool
             finally:
                 await backend.close()
             return task.output_path.read_text(), blocked
