@@ -188,8 +188,10 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     ("classify", "ls"): 58,
     ("run", "--sandbox", "local", "--", "true"): 82,
     # +2 2026-12-03: supervisor._deadline (the quick path's loop-timer timeout) and
-    # sandbox._root_links (every writable root checked for a planted symlink)
-    FULL_RUN: 194,
+    # sandbox._root_links (every writable root checked for a planted symlink); +1 round 15:
+    # sandbox._hostpath (a backend registers the roots its commands write, so no host program
+    # shellrt runs is looked up there)
+    FULL_RUN: 195,
 }
 
 #: The pydantic validators a local ``shellrt run`` on the full path may build: the policy it
