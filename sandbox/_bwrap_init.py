@@ -110,7 +110,7 @@ class InitPin:
             return
         self._ended = anyio.Event()
         try:
-            if not select.select([fd], [], [], 0)[0]:  # a pidfd is readable once its process exited
+            if not _exited(fd):
                 self.kill()  # usually gone already: the init exits right after its command
                 with anyio.move_on_after(END_TIMEOUT_S):
                     await anyio.wait_readable(fd)
@@ -122,6 +122,14 @@ class InitPin:
         fd, self._pidfd = self._pidfd, None
         if fd is not None:
             os.close(fd)
+
+
+def _exited(pidfd: int) -> bool:
+    """Whether the pidfd's process exited (a pidfd is readable then). ``poll``, not ``select``:
+    a long-lived owner's descriptors pass 1024, where ``select`` raises (CI found it)."""
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 def _open_init(report: bytes) -> int | None:
