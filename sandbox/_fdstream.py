@@ -70,6 +70,10 @@ class FdReceiveStream(ByteReceiveStream):
         return data
 
     async def aclose(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the read end now (also from synchronous code: a retired warm shell's pipes)."""
         fd, self._fd = self._fd, None
         if fd is not None:
             if self._waited:
@@ -106,6 +110,10 @@ class FdSendStream(ByteSendStream):
             view = view[written:]
 
     async def aclose(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the write end now (also from synchronous code)."""
         fd, self._fd = self._fd, None
         if fd is not None:
             if self._waited:
