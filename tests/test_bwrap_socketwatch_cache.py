@@ -14,6 +14,9 @@ import sandbox._hostsockets as hostsockets
 from sandbox._hostsockets import SocketWatch
 from tests._unix_sockets import listen_unix, outside_dir
 
+#: They read the host's whole socket table: a socket another test binds meanwhile is "new" (CI, round 15).
+pytestmark = pytest.mark.serial
+
 
 @pytest.fixture
 def outside() -> Iterator[Path]:
