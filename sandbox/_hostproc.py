@@ -487,6 +487,7 @@ class HostProcess(SandboxProcess):
 
     stdout: FdReceiveStream
     stderr: FdReceiveStream | None
+    stdin: FdSendStream | None
 
     def __init__(
         self,
@@ -618,6 +619,14 @@ class HostProcess(SandboxProcess):
 
     def _output_ended(self) -> bool:
         return self.stdout.at_eof and (self.stderr is None or self.stderr.at_eof)
+
+    def close_pipes(self) -> None:
+        """Close our ends of its pipes, for an owner that will never read or write them (a warm shell
+        retired before any command took it): nothing else closes them, and each leaked two
+        descriptors until an owner passed 1024."""
+        for stream in (self.stdout, self.stderr, self.stdin):
+            if stream is not None:
+                stream.close()
 
     async def kill(self) -> None:
         self._killed = True

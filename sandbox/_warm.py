@@ -62,8 +62,6 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sandbox._fdstream import FdReceiveStream, FdSendStream
-
 if TYPE_CHECKING:
     from sandbox._hostproc import HostProcess, HostRunner
     from sandbox.base import ExecRequest
@@ -339,7 +337,7 @@ class WarmPool:
         cgroup = self._runner.session_cgroup
         if handle.in_session_cgroup and cgroup is not None and pid is not None:
             cgroup.ended(pid)  # no command of the session any more: the idle sweep may run
-        _close_streams(handle)
+        handle.close_pipes()
         self._dead.append(handle)
 
     async def reap(self) -> None:
@@ -356,14 +354,7 @@ class WarmPool:
     def forget(self) -> None:
         """The runner closed: it killed and reaped every open process, warm ones included."""
         for warm in self._idle:
-            _close_streams(warm.handle)  # no command ever took them: nobody else closes their pipes
+            warm.handle.close_pipes()  # no command ever took them: nobody else closes their pipes
         self._idle.clear()
         self._dead.clear()
 
-
-def _close_streams(handle: HostProcess) -> None:
-    """Close our ends of a warm shell's pipes that no command took (a session leaked two
-    descriptors per retired or left-over warm shell: found when an owner passed 1024)."""
-    for stream in (handle.stdout, handle.stderr, handle.stdin):
-        if isinstance(stream, (FdReceiveStream, FdSendStream)):  # what HostProcess makes
-            stream.close()
