@@ -46,6 +46,8 @@ def _one(tree: Path, rounds: int, burst: int) -> dict[str, list[float]]:
     ).stdout
     rows: dict[str, list[float]] = {}
     for line in out.splitlines():
+        if line[:1].isspace():  # the per-thread breakdown below the table
+            continue
         parts = line.split()
         if len(parts) == len(_COLUMNS) + 1 and parts[0] in (
             "raw",
