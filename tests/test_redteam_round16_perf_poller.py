@@ -31,10 +31,11 @@ def long_pid_cycle(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(hostproc, "_PID_CYCLE_S", 60.0)
 
 
-def _poller() -> threading.Thread:
-    found = [t for t in threading.enumerate() if t.name == "shellrt-local-poller" and t.is_alive()]
-    assert found, "the descendant poller thread was not started"
-    return found[-1]
+def _poller(backend: object) -> threading.Thread:
+    """This backend's poller thread (not another test's, in the same worker)."""
+    thread = backend._runner._poller  # type: ignore[attr-defined]
+    assert thread is not None and thread.is_alive(), "the descendant poller thread was not started"
+    return thread
 
 
 def _switches(thread: threading.Thread) -> int:
@@ -81,14 +82,14 @@ def test_idle_poller_does_not_wake_and_a_new_command_is_still_polled(tmp_path: P
         await backend.start()
         try:
             await _run(backend, "sleep 0.25")  # still running at `wait`: the poller starts
-            poller = _poller()
+            poller = _poller(backend)
             await anyio.sleep(0.8)  # past the idle rounds
             before = _switches(poller)
             time.sleep(0.5)
             woke = _switches(poller) - before
             # A command started after the idle spell wakes it: its descendants are recorded.
             recorded = await _run(backend, _TWO_CHILDREN, look_after_s=0.35)
-            assert _poller() is poller
+            assert _poller(backend) is poller
             return woke, recorded
         finally:
             await backend.close()
