@@ -340,8 +340,13 @@ class HostRunner:
         `command_started` or `close` wakes it: an idle session costs no wake-ups.
         """
         closing, wake = self._closing, self._poller_wake
+        me = threading.current_thread()
         empty = 0
         while not closing.wait(_POLL_INTERVAL_S):
+            if self._poller is not me:
+                # Closed while asleep, and started again before this thread looked (`start` clears
+                # `_closing`): the new life has its own poller.
+                return
             if empty >= _IDLE_ROUNDS:
                 self._poller_idle = True
                 wake.clear()
