@@ -57,6 +57,10 @@ __all__ = ["HostProcess", "HostRunner", "RunSlot", "StdioPipes", "child_env", "g
 #: every live run, so polling costs the same with 1 or 100 background tasks.
 _FIRST_POLL_S = 0.02
 _POLL_INTERVAL_S = 0.1
+#: After this many rounds in a row with no command running, the poller sleeps until a command
+#: starts (`HostRunner.command_started`) instead of waking 10 times a second for nothing. Not at
+#: once: back-to-back short commands would then cost a wake-up each; this way one per idle spell.
+_IDLE_ROUNDS = 5
 #: After EOF on its output, how long `wait` may block for the root to become reapable.
 _EXITING_MS = 2
 #: Bigger pipes mean fewer wake-ups when a command floods its output.
@@ -171,6 +175,10 @@ class HostRunner:
         self._devnull_fd: int | None = None
         self._exe_cache: dict[tuple[str, str | None], str | None] = {}
         self._poller: threading.Thread | None = None
+        #: Set to wake an idle poller (a command started, or the runner closes).
+        self._poller_wake = threading.Event()
+        #: The poller sleeps on `_poller_wake` (written by the poller thread, read by the loop's).
+        self._poller_idle = False
         #: Set by the local backend: commands start as its children (`sandbox._reaper`).
         self.reaper: Reaper | None = None
         #: Set by the local backend instead, where it can: commands start in it (`sandbox._session_cgroup`).
@@ -217,8 +225,11 @@ class HostRunner:
         env_extra: dict[str, str],
         cwd: str | None,
         pass_fds: tuple[int, ...] = (),
+        warm_idle: bool = False,
     ) -> HostProcess:
         """Start ``argv`` in a new session with the request's env plus the marker.
+
+        ``warm_idle``: a warm shell that waits for its command (`sandbox._warm`): no command runs yet.
 
         Hot path: the pipes are made here (no Popen file objects to unwrap) and
         /dev/null is opened once per runner; `sandbox._spawn` then only forks (vfork) and execs.
@@ -268,7 +279,10 @@ class HostRunner:
         tree = ProcessTree(popen.pid, marker, open_pidfd=False)
         handle = HostProcess(self, popen, tree, cwd_host_file, pipes.stdout, pipes.stderr, pipes.stdin)
         handle.in_session_cgroup = in_cgroup
+        handle.warm_idle = warm_idle
         self._open.add(handle)
+        if not warm_idle:
+            self.command_started()
         return handle
 
     def _resolve(self, name: str, path: str | None) -> str | None:
@@ -306,19 +320,52 @@ class HostRunner:
         )
         self._poller.start()
 
+    def command_started(self) -> None:
+        """A command runs now (a fresh spawn or a warm shell's hand-off): wake an idle poller.
+
+        Costs one attribute read unless the poller sleeps. The poller marks itself idle before its
+        last look at the open runs, so a command started meanwhile is either seen there or wakes it.
+        """
+        if self._poller_idle:
+            self._poller_idle = False
+            self._poller_wake.set()
+
+    def _live_command(self) -> bool:
+        return any(h.running and not h.warm_idle for h in list(self._open))
+
     def _poll_loop(self) -> None:
-        """Poller thread: one /proc snapshot per round records the descendants of every live run."""
-        closing = self._closing
+        """Poller thread: one /proc snapshot per round records the descendants of every live run.
+
+        Sleeps (no timer) after `_IDLE_ROUNDS` rounds without any command running, until
+        `command_started` or `close` wakes it: an idle session costs no wake-ups.
+        """
+        closing, wake = self._closing, self._poller_wake
+        me = threading.current_thread()
+        empty = 0
         while not closing.wait(_POLL_INTERVAL_S):
+            if self._poller is not me:
+                # Closed while asleep, and started again before this thread looked (`start` clears
+                # `_closing`): the new life has its own poller.
+                return
+            if empty >= _IDLE_ROUNDS:
+                self._poller_idle = True
+                wake.clear()
+                if not self._live_command() and not closing.is_set():
+                    wake.wait()
+                self._poller_idle = False
+                empty = 0
+                continue
             now = time.monotonic()
-            live = [
-                h
-                for h in list(self._open)
-                if h.running and not h.warm_idle and now - h.started_at >= _FIRST_POLL_S
-            ]
+            running = [h for h in list(self._open) if h.running and not h.warm_idle]
+            empty = 0 if running else empty + 1
+            live = [h for h in running if now - h.started_at >= _FIRST_POLL_S]
             if not live:
                 continue
-            table = process_table(_scan_floor((h.tree.root_pid, h.spawned_at) for h in live))
+            # The floor is the lowest root's pid, which the table must include: `record` finds a
+            # root's descendants only through the root's own row (skipped before, so nothing was
+            # recorded until a run outlived the pid cycle: ~42 s with the usual pid_max, round 16).
+            floor = _scan_floor((h.tree.root_pid, h.spawned_at) for h in live)
+            table = process_table(max(floor - 1, 0))
             for handle in live:
                 handle.tree.record(table)
 
@@ -440,6 +487,7 @@ class HostRunner:
             for handle in list(self._open):
                 tg.start_soon(handle.kill)
         self._closing.set()
+        self._poller_wake.set()
         self._poller = None
         janitor, self._janitor = self._janitor, None
         prefix = self.marker_prefix

@@ -57,11 +57,24 @@ MARKER_VAR = "SHELLRT_RUN_ID"
 COMMAND_ENV: dict[str, str] = {"GIT_OPTIONAL_LOCKS": "0"}
 
 
+def _read_proc(path: str) -> bytes:
+    """The whole of a /proc file, by descriptor: a Python file object costs four more system calls
+    per file (fstat twice, TCGETS, lseek), and the poller and the sweeps read one per process.
+    Read to the end (not up to a newline: a process may put one in its own ``comm``)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def is_alive(pid: int) -> bool:
     """True when ``pid`` exists and is not a zombie (a zombie is dead, just not reaped)."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
+        stat = _read_proc(f"/proc/{pid}/stat")
     except OSError:
         return False
     # Format: "pid (comm) S ..." — comm may contain spaces/parens, so split at the last ')'.
@@ -81,8 +94,7 @@ def _parse_stat(stat: bytes) -> tuple[int, int] | None:
 def start_time(pid: int) -> int | None:
     """The process's start time in clock ticks (its identity with the pid), or None when gone."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            parsed = _parse_stat(f.read())
+        parsed = _parse_stat(_read_proc(f"/proc/{pid}/stat"))
     except OSError:
         return None
     return None if parsed is None else parsed[1]
@@ -104,8 +116,7 @@ def process_table(min_pid: int = 0) -> dict[int, tuple[int, int]]:
     table: dict[int, tuple[int, int]] = {}
     for pid in _pids_above(min_pid):
         try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                parsed = _parse_stat(f.read())
+            parsed = _parse_stat(_read_proc(f"/proc/{pid}/stat"))
         except OSError:
             continue
         if parsed is not None:
@@ -116,8 +127,7 @@ def process_table(min_pid: int = 0) -> dict[int, tuple[int, int]]:
 def last_pid() -> int | None:
     """The pid the kernel allocated last in our pid namespace (None when unknown)."""
     try:
-        with open("/proc/sys/kernel/ns_last_pid", "rb") as f:
-            return int(f.read())
+        return int(_read_proc("/proc/sys/kernel/ns_last_pid"))
     except (OSError, ValueError):
         return None
 
@@ -137,8 +147,7 @@ def scan_markers(min_pid: int = 0) -> dict[int, str]:
         if pid == me:
             continue
         try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                env = b"\0" + f.read()
+            env = b"\0" + _read_proc(f"/proc/{pid}/environ")
         except OSError:
             continue
         at = env.find(needle)
@@ -215,8 +224,7 @@ def _started_at(started: int) -> Callable[[int], bool]:
 def _marker_of(pid: int) -> str | None:
     needle = f"\0{MARKER_VAR}=".encode()
     try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            env = b"\0" + f.read()
+        env = b"\0" + _read_proc(f"/proc/{pid}/environ")
     except OSError:
         return None
     at = env.find(needle)

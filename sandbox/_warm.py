@@ -252,6 +252,7 @@ class WarmPool:
             handle.stdin = None
         handle.warm_idle = False
         handle.started_at = time.monotonic()
+        self._runner.command_started()
         self.handed += 1
         return handle
 
@@ -295,10 +296,10 @@ class WarmPool:
                     cwd_host_file=run.cwd_file,
                     env_extra=run.env,
                     cwd=request.cwd,
+                    warm_idle=True,
                 )
             except Exception:
                 return
-            handle.warm_idle = True
             self._idle.append(
                 _Warm(
                     handle,
