@@ -673,6 +673,45 @@ def reader_may(view: View, canonical: str, want: int, entry: os.stat_result | No
     return st is not None and _permits(st, reader, want)
 
 
+def _refuse_unwritable(view: View, r: Resolved, target: str) -> None:
+    """Refuse a write the sandbox's user could not make (`View.reader`; bwrap run as root): the
+    directory it lands in (``r.dir_fd``, the deepest one that exists) must let that user create
+    and remove entries, and a sticky one must be its own or hold a file of its own there. The
+    tools run as root on the host, and an idmapped workspace shows another owner's directory to
+    commands as nobody's (red team round 16: Write and Edit wrote where `echo >` was refused)."""
+    if view.reader is None:
+        return
+    depth = len(r.missing) if r.missing else (1 if r.name is not None else 0)
+    landing = target
+    for _ in range(depth):
+        landing = posixpath.dirname(landing)
+    st = os.fstat(r.dir_fd)
+    writer = view.reader
+    mount = view.mount_of(landing)
+    if mount is not None and mount.writable and mount.idmapped and mount.owner is not None:
+        writer = mount.owner
+    allowed = reader_may(view, landing, 0o3, st)
+    if (
+        allowed
+        and st.st_mode & stat.S_ISVTX
+        and not r.missing
+        and r.name is not None
+        and st.st_uid != writer[0]
+    ):
+        try:
+            entry = os.stat(r.name, dir_fd=r.dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            entry = None
+        allowed = entry is None or entry.st_uid == writer[0]
+    if not allowed:
+        raise PermissionError(
+            errno.EACCES,
+            f"Permission denied: the sandbox's user (uid {view.reader[0]}) cannot write in {landing}, "
+            "so neither can the file tools (its owner may change that, e.g. `chmod`/`chown` outside the sandbox)",
+            target,
+        )
+
+
 def _refuse_unreadable(view: View, canonical: str, fd: int, want: int) -> None:
     """Refuse what the sandbox's user could not read (see `reader_may`)."""
     if view.reader is None or reader_may(view, canonical, want, os.fstat(fd)):
@@ -929,6 +968,7 @@ def write_file(
         _refuse_masked(view, target)
         if r.name is None and not r.missing:
             raise IsADirectoryError(errno.EISDIR, "Is a directory", target)
+        _refuse_unwritable(view, r, target)
         mount = view.mount_of(target)
         owner = mount.owner if mount is not None else None
         parent = os.dup(r.dir_fd)
