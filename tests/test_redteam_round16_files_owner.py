@@ -103,3 +103,43 @@ async def test_tools_do_not_write_where_the_sandboxs_user_cannot(tmp_path: Path)
     assert (ws / "sticky" / "their.txt").read_text() == "THEIR FILE\n"
     assert not mine["is_error"] and not top["is_error"], (_text(mine), _text(top))
     assert os.stat(ws / "sticky" / "mine.txt").st_uid == 1234 and (ws / "top.txt").read_text() == "TOP\n"
+
+
+async def test_docker_bind_tools_do_not_write_or_read_what_the_leased_uid_cannot(tmp_path: Path) -> None:
+    """Docker bind mode on a root host: commands run as a leased uid over an idmapped workspace
+    (another owner's files appear as the overflow uid's), the same boundary as bwrap's."""
+    from tests._docker_support import DEBIAN, config, require_docker
+
+    require_docker()
+    if os.geteuid() != 0:
+        pytest.skip("only a root host leases a uid in bind mode")
+    ws = _workspace(tmp_path)
+    (ws / "theirs" / "private.txt").write_text("THEIR SECRET\n")
+    (ws / "theirs" / "private.txt").chmod(0o600)
+    os.chown(ws / "theirs" / "private.txt", 4321, 4321)
+    async with shellrt.Runtime(
+        workspace=ws,
+        sandbox=config(DEBIAN, workspace_mode="bind"),
+        mode="bypassPermissions",
+        session_dir=tmp_path / "session",
+        settings_files=(),
+    ) as rt:
+        cmd = await _one(rt, "Bash", command="echo x > theirs/new.txt; cat theirs/private.txt; echo done")
+        assert "done" in _text(cmd) and "SECRET" not in _text(cmd), _text(cmd)
+        assert not (ws / "theirs" / "new.txt").exists(), _text(cmd)
+        notes = await _one(rt, "Read", file_path="theirs/notes.txt")
+        assert not notes["is_error"], _text(notes)
+        results = {
+            "write new": await _one(rt, "Write", file_path="theirs/new.txt", content="FORGED\n"),
+            "edit": await _one(
+                rt, "Edit", file_path="theirs/notes.txt", old_string="THEIR", new_string="FORGED"
+            ),
+            "read private": await _one(rt, "Read", file_path="theirs/private.txt"),
+        }
+        top = await _one(rt, "Write", file_path="top.txt", content="TOP\n")
+    for what, result in results.items():
+        assert result["is_error"], (what, _text(result))
+        assert "SECRET" not in _text(result) and "uid" in _text(result), (what, _text(result))
+    assert not (ws / "theirs" / "new.txt").exists()
+    assert (ws / "theirs" / "notes.txt").read_text() == "THEIR NOTES\n"
+    assert not top["is_error"] and os.stat(ws / "top.txt").st_uid == 1234, _text(top)
