@@ -1001,7 +1001,13 @@ def write_file(
             else:
                 assert r.name is not None
                 name = r.name
-            return WriteOutcome(target, _replace_in(parent, name, data, target, owner))
+            # Through an idmapped mount the sandbox's user replaces a file as the mount's owner;
+            # keeping another owner (root's, a file a command renamed there) would give the
+            # model's content an owner no command can give it (red team round 16).
+            acts_as_owner = view.reader is not None and mount is not None and mount.idmapped
+            return WriteOutcome(
+                target, _replace_in(parent, name, data, target, owner, keep_owner=not acts_as_owner)
+            )
         finally:
             os.close(parent)
 
@@ -1060,11 +1066,14 @@ def _refuse_append_only(parent: int, shown: str) -> None:
         )
 
 
-def _replace_in(parent: int, name: str, data: bytes, shown: str, owner: tuple[int, int] | None) -> bool:
+def _replace_in(
+    parent: int, name: str, data: bytes, shown: str, owner: tuple[int, int] | None, *, keep_owner: bool = True
+) -> bool:
     """Write ``data`` to a temp file in ``parent`` and rename it over ``name``; True when created.
 
     The file keeps the mode (without setuid/setgid) and owner of the file it replaces; a new one
-    gets 0o666 minus the umask and the mount's owner.
+    gets 0o666 minus the umask and the mount's owner. ``keep_owner=False``: the mount's owner
+    always (an idmapped mount: what a command's replace would leave).
     """
     try:
         st = os.stat(name, dir_fd=parent, follow_symlinks=False)
@@ -1078,7 +1087,8 @@ def _replace_in(parent: int, name: str, data: bytes, shown: str, owner: tuple[in
         # by anyone but root (the replace would otherwise hand the model's content those bits).
         kept = stat.S_IMODE(st.st_mode) & ~(stat.S_ISUID | stat.S_ISGID)
         mode = kept if stat.S_ISREG(st.st_mode) else 0o666 & ~_umask()
-        owner = (st.st_uid, st.st_gid)
+        if keep_owner or owner is None:
+            owner = (st.st_uid, st.st_gid)
     _refuse_append_only(parent, shown)
     # Bytes: a name's first 200 *characters* can be ~800 bytes of UTF-8, past NAME_MAX (255).
     tmp = b"." + os.fsencode(name)[:200] + f".{secrets.token_hex(6)}.tmp".encode()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -143,3 +144,38 @@ async def test_docker_bind_tools_do_not_write_or_read_what_the_leased_uid_cannot
     assert not (ws / "theirs" / "new.txt").exists()
     assert (ws / "theirs" / "notes.txt").read_text() == "THEIR NOTES\n"
     assert not top["is_error"] and os.stat(ws / "top.txt").st_uid == 1234, _text(top)
+
+
+async def test_a_replaced_file_belongs_to_whom_commands_act_as(tmp_path: Path) -> None:
+    """bwrap as root: Edit and Write replaced a root-owned (or another user's) file in the
+    workspace with the model's content and kept that owner; a command replacing it (in a directory
+    it may write) leaves a file of the workspace's owner. Also the file a command renames over
+    the target while the tool works: its owner was handed the model's content."""
+    if os.geteuid() != 0:
+        pytest.skip("only a root caller's commands run under another uid")
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.chown(ws, 1234, 1234)
+    for name, uid in (("root.sh", 0), ("other.txt", 4321)):
+        (ws / name).write_text("ORIGINAL\n")
+        (ws / name).chmod(0o755)
+        os.chown(ws / name, uid, uid)
+    async with shellrt.Runtime(
+        workspace=ws,
+        sandbox="bwrap",
+        mode="bypassPermissions",
+        session_dir=tmp_path / "session",
+        settings_files=(),
+    ) as rt:
+        for name in ("root.sh", "other.txt"):
+            read = await _one(rt, "Read", file_path=name)
+            edit = await _one(rt, "Edit", file_path=name, old_string="ORIGINAL", new_string="FROM THE MODEL")
+            assert not read["is_error"] and not edit["is_error"], (_text(read), _text(edit))
+        cmd = await _one(rt, "Bash", command="cp root.sh c.sh && mv -f c.sh root.sh && stat -c %u root.sh")
+    for name in ("root.sh", "other.txt"):
+        st = os.stat(ws / name)
+        assert "FROM THE MODEL" in (ws / name).read_text()
+        assert (st.st_uid, st.st_gid) == (1234, 1234), (name, st.st_uid, st.st_gid)
+        assert stat.S_IMODE(st.st_mode) == 0o755, oct(st.st_mode)
+    assert os.stat(ws / "root.sh").st_uid == 1234, _text(cmd)  # what a command's replace leaves
