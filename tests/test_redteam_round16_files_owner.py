@@ -106,14 +106,15 @@ async def test_tools_do_not_write_where_the_sandboxs_user_cannot(tmp_path: Path)
     assert os.stat(ws / "sticky" / "mine.txt").st_uid == 1234 and (ws / "top.txt").read_text() == "TOP\n"
 
 
+@pytest.mark.docker
 async def test_docker_bind_tools_do_not_write_or_read_what_the_leased_uid_cannot(tmp_path: Path) -> None:
     """Docker bind mode on a root host: commands run as a leased uid over an idmapped workspace
     (another owner's files appear as the overflow uid's), the same boundary as bwrap's."""
+    if os.geteuid() != 0:
+        pytest.skip("only a root host leases a uid in bind mode")
     from tests._docker_support import DEBIAN, config, require_docker
 
     require_docker()
-    if os.geteuid() != 0:
-        pytest.skip("only a root host leases a uid in bind mode")
     ws = _workspace(tmp_path)
     (ws / "theirs" / "private.txt").write_text("THEIR SECRET\n")
     (ws / "theirs" / "private.txt").chmod(0o600)
