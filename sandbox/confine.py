@@ -673,6 +673,45 @@ def reader_may(view: View, canonical: str, want: int, entry: os.stat_result | No
     return st is not None and _permits(st, reader, want)
 
 
+def _refuse_unwritable(view: View, r: Resolved, target: str) -> None:
+    """Refuse a write the sandbox's user could not make (`View.reader`; bwrap run as root): the
+    directory it lands in (``r.dir_fd``, the deepest one that exists) must let that user create
+    and remove entries, and a sticky one must be its own or hold a file of its own there. The
+    tools run as root on the host, and an idmapped workspace shows another owner's directory to
+    commands as nobody's (red team round 16: Write and Edit wrote where `echo >` was refused)."""
+    if view.reader is None:
+        return
+    depth = len(r.missing) if r.missing else (1 if r.name is not None else 0)
+    landing = target
+    for _ in range(depth):
+        landing = posixpath.dirname(landing)
+    st = os.fstat(r.dir_fd)
+    writer = view.reader
+    mount = view.mount_of(landing)
+    if mount is not None and mount.writable and mount.idmapped and mount.owner is not None:
+        writer = mount.owner
+    allowed = reader_may(view, landing, 0o3, st)
+    if (
+        allowed
+        and st.st_mode & stat.S_ISVTX
+        and not r.missing
+        and r.name is not None
+        and st.st_uid != writer[0]
+    ):
+        try:
+            entry = os.stat(r.name, dir_fd=r.dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            entry = None
+        allowed = entry is None or entry.st_uid == writer[0]
+    if not allowed:
+        raise PermissionError(
+            errno.EACCES,
+            f"Permission denied: the sandbox's user (uid {view.reader[0]}) cannot write in {landing}, "
+            "so neither can the file tools (its owner may change that, e.g. `chmod`/`chown` outside the sandbox)",
+            target,
+        )
+
+
 def _refuse_unreadable(view: View, canonical: str, fd: int, want: int) -> None:
     """Refuse what the sandbox's user could not read (see `reader_may`)."""
     if view.reader is None or reader_may(view, canonical, want, os.fstat(fd)):
@@ -929,6 +968,7 @@ def write_file(
         _refuse_masked(view, target)
         if r.name is None and not r.missing:
             raise IsADirectoryError(errno.EISDIR, "Is a directory", target)
+        _refuse_unwritable(view, r, target)
         mount = view.mount_of(target)
         owner = mount.owner if mount is not None else None
         parent = os.dup(r.dir_fd)
@@ -961,7 +1001,13 @@ def write_file(
             else:
                 assert r.name is not None
                 name = r.name
-            return WriteOutcome(target, _replace_in(parent, name, data, target, owner))
+            # Through an idmapped mount the sandbox's user replaces a file as the mount's owner;
+            # keeping another owner (root's, a file a command renamed there) would give the
+            # model's content an owner no command can give it (red team round 16).
+            acts_as_owner = view.reader is not None and mount is not None and mount.idmapped
+            return WriteOutcome(
+                target, _replace_in(parent, name, data, target, owner, keep_owner=not acts_as_owner)
+            )
         finally:
             os.close(parent)
 
@@ -1020,11 +1066,14 @@ def _refuse_append_only(parent: int, shown: str) -> None:
         )
 
 
-def _replace_in(parent: int, name: str, data: bytes, shown: str, owner: tuple[int, int] | None) -> bool:
+def _replace_in(
+    parent: int, name: str, data: bytes, shown: str, owner: tuple[int, int] | None, *, keep_owner: bool = True
+) -> bool:
     """Write ``data`` to a temp file in ``parent`` and rename it over ``name``; True when created.
 
     The file keeps the mode (without setuid/setgid) and owner of the file it replaces; a new one
-    gets 0o666 minus the umask and the mount's owner.
+    gets 0o666 minus the umask and the mount's owner. ``keep_owner=False``: the mount's owner
+    always (an idmapped mount: what a command's replace would leave).
     """
     try:
         st = os.stat(name, dir_fd=parent, follow_symlinks=False)
@@ -1038,7 +1087,8 @@ def _replace_in(parent: int, name: str, data: bytes, shown: str, owner: tuple[in
         # by anyone but root (the replace would otherwise hand the model's content those bits).
         kept = stat.S_IMODE(st.st_mode) & ~(stat.S_ISUID | stat.S_ISGID)
         mode = kept if stat.S_ISREG(st.st_mode) else 0o666 & ~_umask()
-        owner = (st.st_uid, st.st_gid)
+        if keep_owner or owner is None:
+            owner = (st.st_uid, st.st_gid)
     _refuse_append_only(parent, shown)
     # Bytes: a name's first 200 *characters* can be ~800 bytes of UTF-8, past NAME_MAX (255).
     tmp = b"." + os.fsencode(name)[:200] + f".{secrets.token_hex(6)}.tmp".encode()

@@ -466,6 +466,13 @@ class DockerBackend(SandboxBackend):
             lease.release()
 
     @property
+    def idmapped_owner(self) -> tuple[int, int] | None:
+        """The workspace owner shown to commands as their own uid (bind mode under a lease: the
+        workspace is idmapped, every other owner appears as the overflow uid), else None. The file
+        tools act on the host as root and hold themselves to what commands may there."""
+        return self._bind_owner if self._lease is not None else None
+
+    @property
     def command_ids(self) -> tuple[int, int]:
         """The numeric (uid, gid) commands run as."""
         return _numeric_ids(self._user)

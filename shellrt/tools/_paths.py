@@ -145,6 +145,11 @@ def _reader(backend: SandboxBackend | None) -> tuple[int, int] | None:
     its unprivileged sandbox uid, and the file tools must not read with root's power what they cannot."""
     if backend is None or os.geteuid() != 0:
         return None
+    ids = getattr(backend, "command_ids", None)
+    if _docker_idmapped(backend) is not None and isinstance(ids, tuple):
+        # docker bind mode under a leased uid: the idmapped workspace shows another owner's
+        # files to commands as the overflow uid's (red team round 16: the tools wrote and read there).
+        return (int(ids[0]), int(ids[1]))
     config = getattr(backend, "config", None)
     if isinstance(config, BwrapConfig):
         ids = getattr(backend, "sandbox_ids", None)  # the fixed or the session's leased uid
@@ -152,6 +157,12 @@ def _reader(backend: SandboxBackend | None) -> tuple[int, int] | None:
             return (2**32 - 2, 2**32 - 2)
         return (int(ids[0]), int(ids[1]))
     return None
+
+
+def _docker_idmapped(backend: SandboxBackend | None) -> tuple[int, int] | None:
+    """The workspace owner a docker bind-mode session maps to its leased uid (`idmapped_owner`)."""
+    owner = getattr(backend, "idmapped_owner", None)
+    return owner if isinstance(owner, tuple) else None
 
 
 def _bwrap_private(roots: list[Path]) -> list[str]:
@@ -275,8 +286,16 @@ def _build_view(ctx: ToolContext) -> View:
             elif identity:
                 mounts += _root_mounts(inside, writable=True, others=others)
             else:
+                mapped = _docker_idmapped(backend) if Path(root) == Path(backend.policy.workspace) else None
                 mounts.append(
-                    Mount(inside, str(host), writable=True, logical=str(root), owner=owner_of(host))
+                    Mount(
+                        inside,
+                        str(host),
+                        writable=True,
+                        logical=str(root),
+                        owner=mapped or owner_of(host),
+                        idmapped=mapped is not None,
+                    )
                 )
         private_tmp = getattr(backend, "session_tmp", None)
         if isinstance(private_tmp, Path):

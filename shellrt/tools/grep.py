@@ -8,7 +8,9 @@ matching files (newest first), matching lines with context, or counts.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -360,6 +362,23 @@ def _clip(text: str) -> str:
     return text if len(text) <= MAX_LINE_CHARS else text[:MAX_LINE_CHARS] + " … [truncated]"
 
 
+#: What in a name reads as the separator after it (``path:N:``, ``path-N-``, ``path:N`` of a count):
+#: the name's own hit would read as another file's (red team round 16: ``auth.py:2:...``).
+_SEPARATOR_LIKE = re.compile(r":|-\d+(?:-|:|$)")
+#: Without line numbers a content line is ``path:text`` / ``path-text``: any ``-`` may end the name.
+_SEPARATOR_LIKE_UNNUMBERED = re.compile(r"[:-]")
+
+
+def _hit_name(path: str, numbered: bool) -> str:
+    """``path`` at the start of a content or count line: `shown_file`, quoted as a JSON string when
+    the name holds what reads as the separator after it, so its hit cannot pass for another file's."""
+    shown = shown_file(path)
+    if shown.startswith(('"', "$'")):
+        return shown  # quoted already: control characters, a leading quote, bytes not UTF-8
+    pattern = _SEPARATOR_LIKE if numbered else _SEPARATOR_LIKE_UNNUMBERED
+    return json.dumps(path, ensure_ascii=False) if pattern.search(path) else shown
+
+
 def _format(
     tool_input: GrepInput,
     found: dict[str, FileHits],
@@ -380,11 +399,11 @@ def _format(
     if mode == "files_with_matches":
         entries = [shown_file(absolute(p)) for p in sorted(found, key=order)]
     elif mode == "count":
-        entries = [f"{shown_file(show(p))}:{found[p].match_count}" for p in sorted(found)]
+        entries = [f"{_hit_name(show(p), True)}:{found[p].match_count}" for p in sorted(found)]
     else:
         entries = []
         for path in sorted(found):
-            shown = shown_file(show(path))
+            shown = _hit_name(show(path), tool_input.line_numbers)
             previous: int | None = None
             for number in sorted(found[path].lines):
                 text, is_match = found[path].lines[number]
