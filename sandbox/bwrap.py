@@ -121,7 +121,7 @@ from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._readonly import layered_args, mask_remounts, read_only_paths, sized_tmpfs
 from sandbox._scratch import OwnedDir
-from sandbox._tempholder import temp_holder_args
+from sandbox._tempholder import shared_scratch_root, temp_holder_args
 from sandbox._tmpcap import NONROOT_TMP_REASON, cap_tmp, sweep_tmp_caps, uncap_tmp
 from sandbox._uid_lease import UidLease, lease_uid
 from sandbox.base import Aspect, ExecRequest, SandboxBackend, SandboxProcess, refuse_user_switch
@@ -371,6 +371,14 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         for root in self.policy.allowed_roots():
             if not root.is_dir():
                 raise BackendUnavailableError(f"writable root {root} is not a directory; create it first")
+        shared = shared_scratch_root(self.policy.allowed_roots())
+        if shared is not None:  # round 16: every other session's private /tmp, state and proxy live there
+            raise BackendUnavailableError(
+                f"writable root {shared} shows the host's temp dir or /tmp, where every other sandbox "
+                "session keeps its private /tmp, state and proxy socket; its commands would reach them. "
+                "Fix: use a directory of its own as the workspace (e.g. mkdir /tmp/work; "
+                "--workspace /tmp/work)"
+            )
         proxied = self.policy.network == "proxied"
         if proxied and not self.config.persistent:
             raise BackendUnavailableError(
