@@ -44,7 +44,7 @@ def test_a_command_cannot_write_where_the_host_imports_from(
     monkeypatch.syspath_prepend(str(site))  # as a host interpreter of the project's .venv has it
 
     direct = (
-        f"echo 'import os; os.environ[\"R16\"] = \"ran\"' > {site}/{_PLANT}.py; "
+        f'echo \'import os; os.environ["R16"] = "ran"\' > {site}/{_PLANT}.py; '
         f"echo 'import {_PLANT}' > {site}/r16.pth; echo 'VALUE = 2' > {site}/dep.py; "
         f"echo mine > {ws}/notes.txt && cat {ws}/notes.txt"
     )
