@@ -127,7 +127,7 @@ from sandbox._tmpcap import NONROOT_TMP_REASON, cap_tmp, sweep_tmp_caps, uncap_t
 from sandbox._uid_lease import UidLease, lease_uid
 from sandbox.base import Aspect, ExecRequest, SandboxBackend, SandboxProcess, refuse_user_switch
 from sandbox.config import BwrapConfig
-from sandbox.errors import BackendUnavailableError, SandboxExecError
+from sandbox.errors import BackendUnavailableError, SandboxExecError, SandboxPolicyError
 from sandbox.policy import SandboxPolicy
 
 __all__ = ["BwrapBackend", "private_places"]
@@ -384,7 +384,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             )
         shared = shared_scratch_root(self.policy.allowed_roots())
         if shared is not None:  # round 16: every other session's private /tmp, state and proxy live there
-            raise BackendUnavailableError(
+            raise SandboxPolicyError(  # a policy refusal: `auto` must not fall back to no sandbox
                 f"writable root {shared} shows the host's temp dir or /tmp, where every other sandbox "
                 "session keeps its private /tmp, state and proxy socket; its commands would reach them. "
                 "Fix: use a directory of its own as the workspace (e.g. mkdir /tmp/work; "

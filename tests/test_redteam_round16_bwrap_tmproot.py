@@ -22,8 +22,9 @@ import pytest
 
 from sandbox import BwrapConfig, SandboxPolicy
 from sandbox.bwrap import BwrapBackend
-from sandbox.errors import BackendUnavailableError
+from sandbox.errors import BackendUnavailableError, SandboxPolicyError
 from sandbox.factory import create_backend
+from shellrt.runtime.sandbox_choice import resolve_sandbox
 from shellrt.supervisor import Supervisor
 from tests.conftest import require
 
@@ -62,3 +63,21 @@ def test_a_root_at_the_temp_dir_cannot_read_another_sessions_tmp(tmp_path: Path,
     assert "secret-of-a" not in text, f"session B (workspace {temp}) read session A's /tmp: {text}"
     assert outcome == "refused", text
     assert "temp" in text and "Fix:" in text, text  # says what to use instead
+
+
+def test_auto_does_not_fall_back_to_no_sandbox_for_such_a_root() -> None:
+    """The refusal is a policy refusal: ``auto`` (``shellrt run`` from /tmp) fell back to the local
+    backend -- no isolation at all -- for it, which is worse than the hole it closes."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    temp = Path(os.path.realpath(tempfile.gettempdir()))
+
+    async def main() -> str:
+        try:
+            backend, _warnings = await resolve_sandbox("auto", SandboxPolicy(workspace=temp), one_shot=True)
+        except SandboxPolicyError as exc:
+            return f"refused: {exc}"
+        await backend.close()
+        return f"started {backend.name}"
+
+    outcome = anyio.run(main)
+    assert outcome.startswith("refused") and "Fix:" in outcome, outcome
