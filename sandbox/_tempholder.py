@@ -10,9 +10,14 @@ that later starts sweep and read (red team, round 11). So, after the roots' bind
 
 * the temp dir strictly inside a writable root is hidden again (an empty tmpfs; the state dir
   and /tmp are bound after it, as before);
-* the temp dir that *is* a writable root (a workspace at /tmp) stays the workspace, but the
-  holder of the session's /tmp is bound read-only onto itself, so its entry cannot be renamed
-  or replaced (the state dir is a mount point already: EBUSY).
+* a holder of the session's /tmp that a root still shows is bound read-only onto itself, so
+  its entry cannot be renamed or replaced (the state dir is a mount point already: EBUSY).
+
+The temp dir (or /tmp) that *is* a writable root cannot be hidden: it is the root. It holds
+every other live session's private /tmp, state dir and proxy socket (``/tmp/shellrt-proxy-*``),
+and a root caller's idmapped root shows root's 0700 holders as the sandbox uid's own (a non-root
+caller's sessions share one uid anyway): a command read and wrote another session's scratch
+(red team, round 16). `shared_scratch_root` names such a root; the backend refuses it.
 
 Nothing is added when the temp dir lies outside every writable root (the usual case): the
 start costs what it did.
@@ -25,7 +30,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-__all__ = ["exposed_temp_dir", "temp_holder_args"]
+__all__ = ["exposed_temp_dir", "shared_scratch_root", "temp_holder_args"]
 
 
 def _within(path: str, root: str) -> bool:
@@ -39,6 +44,24 @@ def exposed_temp_dir(roots: Sequence[Path]) -> str | None:
         for form in {os.path.normpath(str(root)), os.path.realpath(root)}:
             if temp != form and _within(temp, form):
                 return temp
+    return None
+
+
+def shared_scratch_root(roots: Sequence[Path]) -> str | None:
+    """The first root that shows the host's temp dir or /tmp themselves -- where every session keeps
+    its private scratch -- as the root or below it; None when every root is clear of both.
+
+    A temp dir strictly inside a root is hidden by `temp_holder_args`, so that case is clear
+    unless the root also shows /tmp (the proxies' place whatever ``TMPDIR`` says): the root is
+    then /tmp itself or the file system's root."""
+    temp = os.path.realpath(tempfile.gettempdir())
+    scratch = {temp, os.path.realpath("/tmp")}
+    for root in roots:
+        for form in {os.path.normpath(str(root)), os.path.realpath(root)}:
+            if form in scratch:
+                return form
+            if any(_within(place, form) and place != temp and not _within(place, temp) for place in scratch):
+                return form
     return None
 
 

@@ -110,6 +110,7 @@ from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
 from sandbox._covered_mounts import covered_mounts
 from sandbox._frozen import frozen_args
+from sandbox._hostcode import host_code_places
 from sandbox._hostpath import host_path, host_which
 from sandbox._hostproc import HostRunner, child_env
 from sandbox._hostsockets import RUN_DIRS, VANISHED_MASK, IpcMasks, SocketWatch, StartMasks
@@ -121,12 +122,12 @@ from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._readonly import layered_args, mask_remounts, read_only_paths, sized_tmpfs
 from sandbox._scratch import OwnedDir
-from sandbox._tempholder import temp_holder_args
+from sandbox._tempholder import shared_scratch_root, temp_holder_args
 from sandbox._tmpcap import NONROOT_TMP_REASON, cap_tmp, sweep_tmp_caps, uncap_tmp
 from sandbox._uid_lease import UidLease, lease_uid
 from sandbox.base import Aspect, ExecRequest, SandboxBackend, SandboxProcess, refuse_user_switch
 from sandbox.config import BwrapConfig
-from sandbox.errors import BackendUnavailableError, SandboxExecError
+from sandbox.errors import BackendUnavailableError, SandboxExecError, SandboxPolicyError
 from sandbox.policy import SandboxPolicy
 
 __all__ = ["BwrapBackend", "private_places"]
@@ -297,6 +298,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         #: Network ``proxied``: the host proxy and its 0700 directory (socket and session log).
         self._proxy: FilteringProxy | None = None
         self._proxy_dir: Path | None = None
+        #: Where the host loads its own code from, inside a writable root: read-only (round 16).
+        self._host_code: list[Path] = []
         #: Refusals of closed sessions' proxies stay readable after `close`.
         self._refusals: list[Refusal] = []
         #: Root caller, no fixed ``sandbox_uid``: the uid this session holds until `close`.
@@ -371,6 +374,22 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         for root in self.policy.allowed_roots():
             if not root.is_dir():
                 raise BackendUnavailableError(f"writable root {root} is not a directory; create it first")
+        self._host_code, exposed = host_code_places(self.policy.allowed_roots())
+        for root in exposed:
+            _log.warning(
+                "bwrap: writable root %s is (or lies below) a place this Python imports from: a command "
+                "can add modules the host imports later, unsandboxed. Run shellrt from outside the "
+                "workspace (an interpreter or venv elsewhere, no PYTHONPATH or `python -m` from it)",
+                root,
+            )
+        shared = shared_scratch_root(self.policy.allowed_roots())
+        if shared is not None:  # round 16: every other session's private /tmp, state and proxy live there
+            raise SandboxPolicyError(  # a policy refusal: `auto` must not fall back to no sandbox
+                f"writable root {shared} shows the host's temp dir or /tmp, where every other sandbox "
+                "session keeps its private /tmp, state and proxy socket; its commands would reach them. "
+                "Fix: use a directory of its own as the workspace (e.g. mkdir /tmp/work; "
+                "--workspace /tmp/work)"
+            )
         proxied = self.policy.network == "proxied"
         if proxied and not self.config.persistent:
             raise BackendUnavailableError(
@@ -1005,7 +1024,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             if not as_user or _maskable(path, reach)  # else unreachable: nothing to hide
         ]
         shown = read_only_paths(
-            [*self.policy.read_only, *self._unwritable()],
+            [*self.policy.read_only, *self._unwritable(), *self._host_code],
             self._reach_paths() if as_user else None,
             _maskable,
         )

@@ -41,7 +41,8 @@ class SandboxClosedError(SandboxError):
 
 
 class SandboxPolicyError(BackendUnavailableError):
-    """Raised when a backend cannot enforce part of the requested policy (a memory, pids, cpu or /tmp limit).
+    """Raised when a backend cannot enforce part of the requested policy (a memory, pids, cpu or /tmp limit,
+    or a writable root it cannot keep other sessions' scratch out of).
 
     A limit is enforced or refused, never ignored; the message names the limit,
     the backend and what to do (another backend, root for cgroups, or drop the limit).
