@@ -598,8 +598,11 @@ class PermissionEngine:
                 )
             rules = None
             if part.name and not unsafe:
-                rules = self.rules.content_allow(
-                    tool_name, PermissionSubject(commands=(part.text,), access="execute")
+                rules = _anchored(
+                    part,
+                    self.rules.content_allow(
+                        tool_name, PermissionSubject(commands=(part.text,), access="execute")
+                    ),
                 )
             if not rules and part.read_only:
                 continue
@@ -806,6 +809,14 @@ def _decision_key(tool: Tool[Any, Any], tool_input: Any, ctx: ToolContext) -> tu
     except Exception:
         return None
     return (tool, own)
+
+
+def _anchored(part: CommandPart, rules: list[PermissionRule] | None) -> list[PermissionRule]:
+    """``rules`` minus those remembered from an approval given in other directories than the
+    ones ``part`` runs in: the person approved ``./run.sh`` where they saw it, not wherever the
+    model's ``cd`` leads (red team round 16). Rules from settings are not anchored."""
+    dirs = frozenset(part.dirs)
+    return [r for r in rules or () if r.origin.dirs is None or (dirs and r.origin.dirs == dirs)]
 
 
 def _parts_tool(tool: Tool[Any, Any]) -> CommandPartsTool | None:
