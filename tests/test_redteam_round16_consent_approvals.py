@@ -108,3 +108,27 @@ def test_the_prompt_and_the_transcript_say_where_the_call_runs(ws: Path) -> None
     lines = [json.loads(line) for line in transcripts[0].read_text().splitlines()]
     ran = [x for x in lines if x.get("type") == "call" and x["input"] == {"command": "./run.sh"}]
     assert len(ran) == 1 and ran[0]["cwd"] == str(ws / "tools"), ran
+
+
+@pytest.mark.parametrize("calls", [1, 2])
+def test_a_call_the_caller_cancelled_says_so_in_the_transcript(ws: Path, calls: int) -> None:
+    """The transcript held a start line only for a call cut short (as after a crash): a resend
+    that ran it again looked like its first run. Both paths: one call, and a message of several."""
+    blocks = [
+        {"type": "tool_use", "id": f"c{i}", "name": "Bash", "input": {"command": f"sleep 5; touch done{i}"}}
+        for i in range(calls)
+    ]
+
+    async def main() -> None:
+        async with Runtime(ws, "local", mode="bypassPermissions") as rt:
+            with anyio.move_on_after(0.5):
+                await rt.run({"role": "assistant", "content": blocks})
+                raise AssertionError("the call was not cancelled")
+
+    anyio.run(main)
+    (transcript,) = (ws.parent / "state").rglob("transcript.jsonl")
+    lines = [json.loads(line) for line in transcript.read_text().splitlines()]
+    cut = {x["tool_use_id"] for x in lines if x.get("type") == "cut_short"}
+    assert cut == {b["id"] for b in blocks}, lines
+    assert not [x for x in lines if x.get("type") == "call"], lines
+    assert not list(ws.glob("done*"))
