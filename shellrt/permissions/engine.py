@@ -63,7 +63,7 @@ from shellrt.permissions.modes import PermissionMode
 from shellrt.permissions.rules import PermissionRule, RuleKind, git_metadata_reason, is_safe_env_name
 from shellrt.permissions.ruleset import RuleSet
 from shellrt.protocol import PermissionResult, PermissionSubject, Tool, ToolContext
-from shellrt.supervisor.protect import protected_reason
+from shellrt.supervisor.protect import hooks_dir_reason, protected_reason
 
 __all__ = ["DEGRADED_WHY", "PermissionEngine"]
 
@@ -562,6 +562,8 @@ class PermissionEngine:
                     return f"Writing {path}: the path could not be resolved (is it changing?); retry."
                 if real != path:
                     why = git_metadata_reason(real)
+            if why is None:
+                why = hooks_dir_reason(path)  # a core.hooksPath directory (.husky): git's hooks too
             if why is not None:
                 return f"Writing {path} touches {why}."
         return None
