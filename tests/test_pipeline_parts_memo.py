@@ -3,6 +3,7 @@ commands are remembered, and a remembered split equals a fresh one in any contex
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -59,7 +60,23 @@ def test_path_free_parts_are_the_same_in_any_workspace(tmp_path: Path, command: 
     two = _workspace(tmp_path, "two", one / "sub")
     first = _split(command, one, (str(one),))
     assert names_no_path(a, first), first
-    assert _split(command, two / "sub", (str(two),)) == first
+    again = _split(command, two / "sub", (str(two),))
+    # Only where they run differs (a remembered approval is anchored there: round 16); the memo
+    # sets it afresh (test_a_remembered_split_says_where_it_runs_now).
+    assert [dataclasses.replace(p, dirs=()) for p in again] == [dataclasses.replace(p, dirs=()) for p in first]
+    assert {p.dirs for p in again} <= {(), (str(two / "sub"),)}, again
+
+
+def test_a_remembered_split_says_where_it_runs_now(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red team round 16: the memo kept the first split's cwd, so ``./run.sh`` approved "always" at
+    the top still counted as run there after ``cd tools``, and ran tools/run.sh unasked."""
+    monkeypatch.setattr(_pathfree, "_remembered", {})
+    (tmp_path / "tools").mkdir()
+    a = analyze("./run.sh")
+    top = memoised_parts(a, lambda: _split("./run.sh", tmp_path, (str(tmp_path),)), str(tmp_path))
+    below = str(tmp_path / "tools")
+    again = memoised_parts(a, lambda: _split("./run.sh", Path(below), (str(tmp_path),)), below)
+    assert [p.dirs for p in top] == [(str(tmp_path),)] and [p.dirs for p in again] == [(below,)], again
 
 
 @pytest.mark.parametrize("command", PATH_BOUND)
@@ -74,8 +91,8 @@ def test_parts_that_name_a_path_git_or_jq_are_never_remembered(tmp_path: Path, c
         calls.append(1)
         return parts
 
-    memoised_parts(a, split)
-    memoised_parts(a, split)
+    memoised_parts(a, split, str(ws))
+    memoised_parts(a, split, str(ws))
     assert len(calls) == 2  # split afresh every time
 
 
@@ -88,9 +105,9 @@ def test_a_path_free_command_is_split_once(tmp_path: Path, monkeypatch: pytest.M
         calls.append(1)
         return _split("true", tmp_path, (str(tmp_path),))
 
-    first = memoised_parts(a, split)
+    first = memoised_parts(a, split, str(tmp_path))
     first.append(CommandPart(text="changed by the caller"))  # a caller's list is its own
-    again = memoised_parts(a, split)
+    again = memoised_parts(a, split, str(tmp_path))
     assert calls == [1]
     assert again == _split("true", tmp_path, (str(tmp_path),))
 

@@ -54,6 +54,8 @@ class TerminalApprover:
         rules = f" ({for_person(', '.join(request.suggested_rules))})" if request.suggested_rules else ""
         shown = for_person(request.description)
         self.stdout.write(f"\nshellrt wants to run: {shown}\n")
+        if request.cwd:  # earlier calls may have moved it: ``./run.sh`` means the file there
+            self.stdout.write(f"in directory: {for_person(request.cwd)}\n")
         in_ascii = ascii_form(shown)
         if in_ascii is not None:  # lookalike letters, invisible marks, right-to-left words: what runs
             self.stdout.write(f"in ASCII: {in_ascii}\n")

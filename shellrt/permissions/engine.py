@@ -63,7 +63,7 @@ from shellrt.permissions.modes import PermissionMode
 from shellrt.permissions.rules import PermissionRule, RuleKind, git_metadata_reason, is_safe_env_name
 from shellrt.permissions.ruleset import RuleSet
 from shellrt.protocol import PermissionResult, PermissionSubject, Tool, ToolContext
-from shellrt.supervisor.protect import protected_reason
+from shellrt.supervisor.protect import hooks_dir_reason, protected_reason
 
 __all__ = ["DEGRADED_WHY", "PermissionEngine"]
 
@@ -562,6 +562,8 @@ class PermissionEngine:
                     return f"Writing {path}: the path could not be resolved (is it changing?); retry."
                 if real != path:
                     why = git_metadata_reason(real)
+            if why is None:
+                why = hooks_dir_reason(path)  # a core.hooksPath directory (.husky): git's hooks too
             if why is not None:
                 return f"Writing {path} touches {why}."
         return None
@@ -598,8 +600,11 @@ class PermissionEngine:
                 )
             rules = None
             if part.name and not unsafe:
-                rules = self.rules.content_allow(
-                    tool_name, PermissionSubject(commands=(part.text,), access="execute")
+                rules = _anchored(
+                    part,
+                    self.rules.content_allow(
+                        tool_name, PermissionSubject(commands=(part.text,), access="execute")
+                    ),
                 )
             if not rules and part.read_only:
                 continue
@@ -806,6 +811,14 @@ def _decision_key(tool: Tool[Any, Any], tool_input: Any, ctx: ToolContext) -> tu
     except Exception:
         return None
     return (tool, own)
+
+
+def _anchored(part: CommandPart, rules: list[PermissionRule] | None) -> list[PermissionRule]:
+    """``rules`` minus those remembered from an approval given in other directories than the
+    ones ``part`` runs in: the person approved ``./run.sh`` where they saw it, not wherever the
+    model's ``cd`` leads (red team round 16). Rules from settings are not anchored."""
+    dirs = frozenset(part.dirs)
+    return [r for r in rules or () if r.origin.dirs is None or (dirs and r.origin.dirs == dirs)]
 
 
 def _parts_tool(tool: Tool[Any, Any]) -> CommandPartsTool | None:

@@ -17,6 +17,7 @@ from shellrt.permissions.interfaces import (
     ApprovalRequest,
     ApprovalResponse,
     Approver,
+    CommandPart,
     HookRunner,
     NoHooks,
     PermissionDecision,
@@ -118,6 +119,7 @@ class RulesGate(PermissionGate):
                     description=description,
                     reason=decision.reason,
                     suggested_rules=suggestions,
+                    cwd=ctx.cwd,
                 )
             )
             if not isinstance(answer, ApprovalResponse):
@@ -132,7 +134,16 @@ class RulesGate(PermissionGate):
             return _decision("deny", answer.message or "The user denied this call.", chain, decision, "user")
         chain.append(f"approver: allow ({answer.remember})")
         if answer.remember != "once" and suggestions:
-            self._remember(answer.remember, suggestions, chain)
+            if answer.updated_input is not None:
+                # The rules were made from the input the person replaced: remembering them would
+                # allow that input next time, unasked (red team round 16).
+                chain.append("not remembered: the approver rewrote the input; the answer holds for this call")
+                self.diagnostics.append(
+                    f"did not remember {suggestions}: the approver rewrote the input, so the answer "
+                    "was for its own input, not for these rules; add a rule yourself to allow always"
+                )
+            else:
+                self._remember(answer.remember, suggestions, chain, _approved_dirs(tool, tool_input, ctx))
         return _decision(
             "allow", "approved by the user", chain, decision, "user", updated_input=answer.updated_input
         )
@@ -141,7 +152,10 @@ class RulesGate(PermissionGate):
         """Add allow rules for this session (``session``) or save them for the project (``project``)."""
         self._remember(scope, rules, [])
 
-    def _remember(self, scope: str, rules: list[str], chain: list[str]) -> None:
+    def _remember(
+        self, scope: str, rules: list[str], chain: list[str], dirs: frozenset[str] | None = None
+    ) -> None:
+        """``dirs``: where the approved call ran; the rules then cover command parts run there only."""
         source = "session"
         if scope == "project" and self.local_settings is not None:
             try:
@@ -156,12 +170,26 @@ class RulesGate(PermissionGate):
         else:
             chain.append(f"remembered for this session: {', '.join(rules)}")
         file = self.local_settings if source == "local" else None
-        origin = RuleOrigin(source, file, None, self.engine.workspace)
+        origin = RuleOrigin(source, file, None, self.engine.workspace, dirs)
         for text in rules:
             try:
                 self.engine.rules.add(parse_rule(text, "allow", origin))
             except RuleSyntaxError as exc:
                 self.diagnostics.append(f"could not remember {text!r}: {exc}")
+
+
+def _approved_dirs(tool: Tool[Any, Any], tool_input: Any, ctx: ToolContext) -> frozenset[str] | None:
+    """Where an approved shell call runs (its parts' directories; empty: not known, so a rule
+    anchored there covers nothing), or None for a tool with no command parts (its rules name
+    absolute paths or hosts, which mean the same wherever the session is)."""
+    command_parts = getattr(tool, "command_parts", None)
+    if not callable(command_parts):
+        return None
+    try:  # the engine's judgement of this very input, a moment ago (kept on it): no second look
+        parts: list[CommandPart] | None = command_parts(tool_input, ctx)
+    except Exception:
+        parts = None
+    return frozenset(d for part in parts or () for d in part.dirs)
 
 
 def _decision(

@@ -89,9 +89,11 @@ class _TrustKeepingGate(RulesGate):
     #: Told about each save, so the supervisor's protected-files check keeps it (set by the runtime).
     on_saved: Callable[[Path], None] | None = None
 
-    def _remember(self, scope: str, rules: list[str], chain: list[str]) -> None:
+    def _remember(
+        self, scope: str, rules: list[str], chain: list[str], dirs: frozenset[str] | None = None
+    ) -> None:
         before = self.local_settings_digest
-        super()._remember(scope, rules, chain)
+        super()._remember(scope, rules, chain, dirs)
         written = self.local_settings_digest
         # Only what shellrt itself just wrote is vouched for: a failed save (the file was planted,
         # unparsable, a link) must neither be kept by the protected-files check nor trusted.

@@ -92,6 +92,10 @@ class CommandPart:
     #: Set when the part would run a program the workspace itself names (a hostile
     #: repository's git drivers): no allow rule covers it.
     hazard: str = ""
+    #: The directories the part may run in (the session's, and each its ``cd``s reach), resolved;
+    #: empty when not known. Relative names in it (``./run.sh``) mean files there: a rule
+    #: remembered from an approval covers the part only in the directories it was approved in.
+    dirs: tuple[str, ...] = ()
 
 
 @runtime_checkable
@@ -114,6 +118,9 @@ class ApprovalRequest(BaseModel):
     reason: str
     #: Rules that "allow always" would save (e.g. ``Bash(npm run test:*)``).
     suggested_rules: list[str] = Field(default_factory=list)
+    #: Where the call runs: the session's working directory, which the model's earlier calls may
+    #: have moved unasked (``cd tools``): ``./run.sh`` there is ``tools/run.sh``. Shown to the person.
+    cwd: str = ""
 
 
 class ApprovalResponse(BaseModel):
@@ -217,6 +224,7 @@ class BasicGate(PermissionGate):
                 tool_input=tool_input.model_dump(mode="json"),
                 description=tool.describe(tool_input),
                 reason=reason,
+                cwd=ctx.cwd,
             )
         )
         if answer.behavior == "allow":

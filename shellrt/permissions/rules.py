@@ -162,6 +162,10 @@ class RuleOrigin:
     line: int | None = None
     #: Directory relative path specifiers are anchored at (see `settings_root`).
     root: Path | None = None
+    #: For a rule an approval remembered: the directories the approved call ran in. Such a rule
+    #: covers a command part only when the part runs in exactly those (``./run.sh`` approved at
+    #: the top is not ``tools/run.sh`` after a ``cd``; red team round 16). None: not anchored.
+    dirs: frozenset[str] | None = None
 
     def describe(self) -> str:
         if self.file is None:

@@ -272,7 +272,8 @@ class CallExecutor:
         refusal = background_refusal(tool_input, ctx)
         if refusal is not None:
             return CallOutcome(error_envelope(block.id, tool.name, refusal), tool, notices=notices)
-        self.note(block.id, executed_input=tool_input.model_dump(mode="json"))
+        # Where it ran, too: earlier calls move the session's directory (``./run.sh`` after a ``cd``).
+        self.note(block.id, executed_input=tool_input.model_dump(mode="json"), cwd=ctx.cwd)
         try:
             output = await tool.call(tool_input, ctx)
         except ToolExecutionError as exc:

@@ -625,22 +625,28 @@ class Runtime:
         to_run = [index for index, replay in enumerate(replays) if replay is None]
         started = time.monotonic()
         position = 0
-        for first in range(0, len(to_run), MAX_CALLS_SCHEDULED):
-            group = to_run[first : first + MAX_CALLS_SCHEDULED]
-            async with StreamingExecution(self._executor, ctx, interrupts=self._interrupts) as stream:
-                for index in group:
-                    stream.add(blocks[index])
-                stream.close()
-                # Closed here, not left to the garbage collector: asyncio finalizes an unfinished
-                # async generator through call_soon_threadsafe (a self-pipe write and an extra wake-up).
-                async with aclosing(stream.results()) as fresh:
-                    while position <= group[-1]:
-                        block, replay = blocks[position], replays[position]
-                        position += 1
-                        if replay is not None:
-                            yield self._finish(block, replay, started, replayed=True)
-                        else:
-                            yield self._finish(block, await anext(fresh), started, replayed=False)
+        try:
+            for first in range(0, len(to_run), MAX_CALLS_SCHEDULED):
+                group = to_run[first : first + MAX_CALLS_SCHEDULED]
+                async with StreamingExecution(self._executor, ctx, interrupts=self._interrupts) as stream:
+                    for index in group:
+                        stream.add(blocks[index])
+                    stream.close()
+                    # Closed here, not left to the garbage collector: asyncio finalizes an unfinished
+                    # async generator through call_soon_threadsafe (a self-pipe write and an extra wake-up).
+                    async with aclosing(stream.results()) as fresh:
+                        while position <= group[-1]:
+                            block, replay = blocks[position], replays[position]
+                            if replay is not None:
+                                envelope = self._finish(block, replay, started, replayed=True)
+                            else:
+                                envelope = self._finish(block, await anext(fresh), started, replayed=False)
+                            position += 1  # its call line is written: it ended
+                            yield envelope
+        except BaseException as exc:  # cancelled, or the caller stopped reading: say which never ended
+            unended = [b for b, r in zip(blocks[position:], replays[position:], strict=True) if r is None]
+            self._transcribe_cut_short(unended, started, exc)
+            raise
         for block, replay in zip(blocks[position:], replays[position:], strict=True):
             assert replay is not None  # every call to run was in a group
             yield self._finish(block, replay, started, replayed=True)
@@ -659,7 +665,11 @@ class Runtime:
         # Written before the call runs (see `stream`): a reopened session knows it may have run.
         call = self._transcribe_start(block)
         started = time.monotonic()
-        envelope = await run_single(self._executor, ctx, block, self._interrupts, run_slot)
+        try:
+            envelope = await run_single(self._executor, ctx, block, self._interrupts, run_slot)
+        except BaseException as exc:
+            self._transcribe_cut_short([block], started, exc)
+            raise
         finished = self._finish(block, envelope, started, replayed=False, call=call)
         self._save_state()
         return finished
@@ -898,6 +908,24 @@ class Runtime:
         call = _call_fields(block)
         self._append_line('{"ts": ' + repr(time.time()) + ', "type": "start", ' + call + "}\n")
         return call
+
+    def _transcribe_cut_short(
+        self, blocks: Sequence[ToolUseBlock], started: float, exc: BaseException
+    ) -> None:
+        """A line for each started call that never got its result (the caller cancelled, or
+        stopped reading): without it the audit showed a start line only, the same as a crash,
+        and a resend that ran the call again looked like its first run (red team round 16).
+        A reopened session still answers such a call's resend with an error (no call line)."""
+        for block in blocks:
+            self._transcribe(
+                {
+                    "type": "cut_short",
+                    "tool_use_id": block.id,
+                    "tool_name": block.name,
+                    "why": type(exc).__name__,
+                    "elapsed_s": round(time.monotonic() - started, 3),
+                }
+            )
 
     def _append_line(self, line: str) -> None:
         """Append one finished JSON line (ASCII) to the transcript; a failure is logged, not raised."""

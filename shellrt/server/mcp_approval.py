@@ -84,6 +84,8 @@ def approval_text(request: ApprovalRequest) -> str:
     in_ascii = ascii_form(shown)
     if in_ascii is not None:
         parts += ["It has characters outside ASCII; the same in ASCII:", markdown_literal(in_ascii)]
+    if request.cwd:  # earlier calls may have moved it: ``./run.sh`` means the file there
+        parts += ["In directory:", markdown_literal(for_person(request.cwd))]
     parts += ["Why it needs approval:", markdown_literal(for_person(request.reason))]
     if request.suggested_rules:
         parts += [

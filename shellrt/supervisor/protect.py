@@ -58,6 +58,7 @@ __all__ = [
     "WorkspaceGuard",
     "WriteDeny",
     "code_running_git_keys",
+    "hooks_dir_reason",
     "protected_reason",
 ]
 
@@ -231,6 +232,9 @@ class WorkspaceGuard:
         #: Directories an earlier, killed session's baseline already knew as shared (`recover`).
         self._preshared: set[str] = set()
         self._force_full = False
+        #: Directories inside the tree an accepted git config names as ``core.hooksPath`` (husky's
+        #: ``.husky``): git runs their executables as it runs ``.git/hooks`` (red team round 16).
+        self._hook_dirs: frozenset[str] = frozenset()
         self._seq = 0
         #: Duration of the last scan (s): decides inline vs worker thread.
         self.last_scan_s = 0.0
@@ -428,6 +432,17 @@ class WorkspaceGuard:
                     self._denied_racy.add(path)
                 else:
                     self._denied_racy.discard(path)
+        hook_dirs = self._configured_hook_dirs()
+        if hook_dirs != self._hook_dirs:
+            # An accepted config names other hook directories (the first scan, or the operator's
+            # change): list the tree again with them, and judge what is in them now.
+            self._hook_dirs = hook_dirs
+            for entry in self._dirs.values():  # every directory listed again: their context changed
+                entry.racy = True
+            self._full_scan(now)
+            for path, kind in list(self._watched.items()):
+                if kind == "hook" and path not in self._files:
+                    self._check_file(path, kind, now, out, revert=revert, reread=reread)
         # Deleted (or no longer protected): nothing left to obey, except the deny rules of the
         # workspace's settings. Restored last, once a symlink put in place of their directory
         # (checked above) is quarantined.
@@ -438,7 +453,7 @@ class WorkspaceGuard:
 
     def _full_scan(self, now: int) -> None:
         """``lstat`` every directory; list again those whose mtime/ctime changed."""
-        seen_dirs, watched = self._walk([(str(self.root), (False, False))], now)
+        seen_dirs, watched = self._walk([(str(self.root), (False, self._root_text in self._hook_dirs))], now)
         for gone in set(self._dirs) - seen_dirs:
             del self._dirs[gone]
         self._watched, self._denied = {}, {}
@@ -574,7 +589,13 @@ class WorkspaceGuard:
             if kind:
                 watched.append((f"{path}/{n}", kind))
         children = tuple(
-            (f"{path}/{sub}", (in_settings or sub in _SETTINGS_DIRS, is_gitdir and sub == "hooks"))
+            (
+                f"{path}/{sub}",
+                (
+                    in_settings or sub in _SETTINGS_DIRS,
+                    (is_gitdir and sub == "hooks") or f"{path}/{sub}" in self._hook_dirs,
+                ),
+            )
             for sub in subdirs
             if not self._skip or f"{path}/{sub}" not in self._skip
         )
@@ -585,6 +606,30 @@ class WorkspaceGuard:
         if mode & _SHARED and (prev is None or not prev.mode & _SHARED):
             self._widened.append(path)
         return _Dir(sig, ctx, children, tuple(watched), racy, is_gitdir, mode)
+
+    def _configured_hook_dirs(self) -> frozenset[str]:
+        """The tree's directories that accepted git configs name as ``core.hooksPath`` (as the
+        walk spells them). A relative value is below the work tree (the ``.git``'s parent)."""
+        found: set[str] = set()
+        real_root = ""
+        for path, record in self._files.items():
+            if record.kind != "gitconfig" or not isinstance(record.active, frozenset):
+                continue
+            gitdir = os.path.dirname(path)
+            base = os.path.dirname(gitdir) if os.path.basename(gitdir) == ".git" else gitdir
+            for key, value in record.active:
+                if key != "core.hookspath" or not value.strip():
+                    continue
+                # Resolved on every scan (~50 us with one such key; nothing without): a symlink
+                # swapped in for the directory moves where git looks, and this check with it.
+                real_root = real_root or os.path.realpath(self._root_text)
+                target = os.path.realpath(os.path.join(base, os.path.expanduser(value.strip())))
+                rel = os.path.relpath(target, real_root)
+                if rel == ".":
+                    found.add(self._root_text)
+                elif not rel.startswith(".."):
+                    found.add(f"{self._root_text}/{rel}")
+        return frozenset(found)
 
     def _list_unlocked(self, path: str) -> list[tuple[str, bool, bool]]:
         """List a directory the host could not: a non-root caller's command (its own uid) made it
@@ -1055,6 +1100,62 @@ def protected_reason(path: str | Path) -> str | None:
     if name == ".git":
         return "a .git link (it can point git at another repository)"
     return home_reason(path) if Path(path).is_absolute() else None
+
+
+#: Most parent directories `hooks_dir_reason` walks up looking for a ``.git/config``.
+_MAX_HOOKS_WALK = 64
+#: config path -> ((size, mtime_ns, ino), its core.hooksPath values): parsed once per version.
+_hooks_values: dict[str, tuple[tuple[int, int, int], tuple[str, ...]]] = {}
+
+
+def hooks_dir_reason(path: str | Path) -> str | None:
+    """Why ``path`` is a git hook by configuration (None if not): its directory is the one the
+    enclosing repository's ``.git/config`` names as ``core.hooksPath`` (husky's ``.husky``), so
+    git runs it as it runs ``.git/hooks`` (red team round 16). Looks at the disk, unlike
+    `protected_reason`: the name alone cannot tell. A ``.sample`` file is inert there too."""
+    text = os.fspath(path)
+    if text.endswith(".sample"):
+        return None
+    parent = os.path.dirname(os.path.abspath(text))
+    base = parent
+    for _ in range(_MAX_HOOKS_WALK):
+        values = _configured_hooks(os.path.join(base, ".git", "config"))
+        if values:  # resolved only here (a ~60 us realpath per write was the cost otherwise)
+            real = os.path.realpath(parent)
+            for value in values:
+                if os.path.realpath(os.path.join(base, os.path.expanduser(value))) == real:
+                    return f"a git hook (this repository's core.hooksPath is {value})"
+            return None
+        if os.path.lexists(os.path.join(base, ".git")):
+            return None  # the enclosing repository: its config named no such directory
+        up = os.path.dirname(base)
+        if up == base:
+            return None
+        base = up
+    return None
+
+
+def _configured_hooks(config: str) -> tuple[str, ...]:
+    """``core.hooksPath`` values of a git config file (none when it cannot be read)."""
+    try:
+        st = os.stat(config)
+    except OSError:
+        return ()
+    version = (st.st_size, st.st_mtime_ns, st.st_ino)
+    found = _hooks_values.get(config)
+    if found is not None and found[0] == version:
+        return found[1]
+    try:
+        with open(config, "rb") as fh:
+            content = fh.read(_READ_LIMIT)
+    except OSError:
+        return ()
+    keys = code_running_git_keys(content.decode("utf-8", "replace"))
+    values = tuple(v.strip() for k, v in keys if k == "core.hookspath" and v.strip())
+    if len(_hooks_values) >= 256:
+        _hooks_values.clear()
+    _hooks_values[config] = (version, values)
+    return values
 
 
 def _file_of(path: str, raw: dict[str, Any], root: Path) -> _File:

@@ -161,6 +161,8 @@ def command_parts(
                 globs.add(target.value)
     bases = _cd_bases(cwd, a.cd_targets, to_host)
     cd_unknown = _cd_unknown(a)
+    # Where the parts may run; none named when a `cd` leads where no word says (round 16).
+    dirs = () if cd_unknown or len(bases) > _MAX_BASES else tuple(sorted(set(bases)))
     linking = len(a.subcommands) > 1 and any(_makes_symlink(_name(s), s.argv) for s in a.subcommands)
     assigned = _assignment_sources(a)
     assigned_paths, history_files = _assigned_files(assigned)
@@ -294,6 +296,7 @@ def command_parts(
                 read_only=read_only,
                 why_not=why,
                 hazard=hazard,
+                dirs=dirs,
             )
         )
     evaluated = evaluated_code(a.command)

@@ -39,7 +39,7 @@ from sandbox.config import BwrapConfig
 from sandbox.confine import ConfinementError, Mount, View
 from shellrt.protocol import PermissionResult, PermissionSubject, ToolContext, ToolExecutionError
 from shellrt.protocol.results import HOST_RESULTS_DIR, RESULTS_DIR
-from shellrt.supervisor.protect import SHELL_STARTUP_FILES, protected_reason
+from shellrt.supervisor.protect import SHELL_STARTUP_FILES, hooks_dir_reason, protected_reason
 from shellrt.tools._search import OutputSink, RgRunner, drain_output
 from shellrt.tools._view_cache import CachedView, owner_of
 
@@ -609,9 +609,10 @@ def is_sensitive(path: Path) -> str | None:
             return "a git hook (.git/hooks runs code on git commands)"
         if part == ".git" and rest == ("config",):
             return "the git configuration (.git/config can run commands)"
-    # Everything else the after-command check protects (hooks, .mcp.json, editor tasks, ...):
-    # a file tool must not plant what a command may not.
-    return protected_reason(path)
+    # Everything else the after-command check protects (hooks, .mcp.json, editor tasks, ...,
+    # and a core.hooksPath directory such as .husky): a file tool must not plant what a command
+    # may not.
+    return protected_reason(path) or hooks_dir_reason(path)
 
 
 def file_permission(

@@ -324,7 +324,9 @@ class ShellTool(Tool[BashInput, BashOutput]):
             if a is not None and a.parse_ok:
                 analysed = a
                 parts = memoised_parts(
-                    a, lambda: _command_parts(analysed, cwd, lambda p: _inside(p, roots), to_host=to_host)
+                    a,
+                    lambda: _command_parts(analysed, cwd, lambda p: _inside(p, roots), to_host=to_host),
+                    cwd,
                 )
         judged = _Judgement(key, roots, to_host, cwd, parts)
         private = tool_input.__pydantic_private__
