@@ -1,4 +1,4 @@
-"""Red team round 16, docker: a root command replaced the container's ``/dev/null``.
+"""Red team round 16, docker: a root command replaced ``/dev/null`` and forged the OOM flag.
 
 docker gives every container a ``/dev`` tmpfs owned by uid 0, mode 0755, writable. A command run
 as root (a per-call ``user="root"``: Inspect's ``exec(user="root")``, a batch command's ``user``)
@@ -9,7 +9,10 @@ stdin when it has none, the helper's ``supervise``), as their own identity with
 every later command's ``>/dev/null`` output, truncated by the executor's next redirection), a
 symlink to ``/proc/<runner>/fd/0`` hung the session: every later command timed out.
 
-Fixed: on a root host ``/dev`` itself is made read-only in the container's mount namespace before
+Same class: ``/sys/fs/cgroup`` is a root-owned tmpfs too (mode 0555, but its owner may ``chmod``);
+a planted ``memory.events`` made the host report a plain ``kill -9`` as an OOM kill.
+
+Fixed: on a root host ``/dev`` and ``/sys/fs/cgroup`` themselves are made read-only in the container's mount namespace before
 the first command (its own mount only: ``/dev/shm``, ``/dev/mqueue``, ``/dev/pts`` stay as they
 were); a device node on a read-only mount still reads and writes. FAIL, not skip, under CI=true.
 """
@@ -18,10 +21,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
+from sandbox import ExecRequest
 from sandbox.docker import DockerBackend
 from tests._docker_support import BUSYBOX, config, policy, require_docker, run_sh
 
@@ -58,6 +61,28 @@ async def test_a_root_command_cannot_replace_dev_null(backend: DockerBackend) ->
     )
     assert "No such file" in out and out.count("No such file") == 2, out
     assert out.rstrip().endswith("rc=0") and "quiet" not in out, out
+
+
+async def test_a_root_command_cannot_forge_the_oom_flag(backend: DockerBackend) -> None:
+    """The executor reads its OOM count from ``/sys/fs/cgroup/memory.events`` (v2) before the v1
+    file: a root command owning that tmpfs planted one, and a plain ``kill -9`` came back as
+    ``oom_killed`` (real OOMs hidden the other way round)."""
+    plant = (
+        "chmod 755 /sys/fs/cgroup; printf 'oom_kill 1\\n' > /sys/fs/cgroup/memory.events; "
+        "chmod 644 /sys/fs/cgroup/memory.events; "
+        "(sleep 0.3; printf 'oom_kill 2\\n' > /sys/fs/cgroup/memory.events) & sleep 1; kill -9 $$"
+    )
+    proc = await backend.exec(
+        ExecRequest(argv=("sh", "-c", plant), cwd="/workspace", env={"PATH": "/bin:/usr/bin"}, user="root")
+    )
+    status = await proc.wait()
+    assert status.exit_code == 137, status
+    assert not status.oom_killed, status
+    rc, out = await run_sh(
+        backend, "ls /sys/fs/cgroup/memory.events 2>&1; grep ' /sys/fs/cgroup ' /proc/self/mountinfo"
+    )
+    assert "No such file" in out, out
+    assert "ro" in out.splitlines()[-1].split()[5].split(","), out
 
 
 async def test_dev_submounts_and_devices_still_work(backend: DockerBackend) -> None:

@@ -12,12 +12,15 @@ mount read-only (``mount_setattr(MOUNT_ATTR_RDONLY)``), then checks the
 container's mountinfo (fail closed). Not with ``root_can_administer``, whose
 root is writable by design.
 
-``/dev`` (`TOP_ONLY`) is frozen the same way, its own mount only (``/dev/shm``,
-``/dev/mqueue``, ``/dev/pts`` stay writable): docker's ``/dev`` is a tmpfs owned
-by uid 0, so a root command without any capability could unlink ``/dev/null``
-and plant a file or a symlink there, which the executor's redirections then
-follow as its own identity (red team round 16). A device node on a read-only
-mount still reads and writes.
+``/dev`` and ``/sys/fs/cgroup`` (`TOP_ONLY`) are frozen the same way, their own
+mounts only (``/dev/shm``, ``/dev/mqueue``, ``/dev/pts`` stay writable, the
+cgroup controllers are read-only already): docker makes both tmpfs owned by uid
+0, so a root command without any capability could unlink ``/dev/null`` and
+plant a file or a symlink there, which the executor's redirections then follow
+as its own identity, or ``chmod`` ``/sys/fs/cgroup`` and plant the
+``memory.events`` the executor reads its OOM count from (a forged or hidden
+``oom_killed``). Red team round 16. A device node on a read-only mount still
+reads and writes.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from sandbox.errors import BackendUnavailableError
 __all__ = ["TOP_ONLY", "image_volume_targets", "make_read_only"]
 
 #: Mounts made read-only without their submounts, in every container (a root host).
-TOP_ONLY = ("/dev",)
+TOP_ONLY = ("/dev", "/sys/fs/cgroup")
 
 _CHILD = """
 import ctypes, os, sys
