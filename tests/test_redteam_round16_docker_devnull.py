@@ -21,14 +21,24 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
 from sandbox import ExecRequest
 from sandbox.docker import DockerBackend
+from sandbox.docker import _backend as backend_module
 from tests._docker_support import BUSYBOX, config, policy, require_docker, run_sh
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
+
+#: A root command plants the v2 counter file on a v1 host's /sys/fs/cgroup tmpfs, bumps it while
+#: it runs, then ends by a plain SIGKILL (no OOM at all).
+_PLANT = (
+    "chmod 755 /sys/fs/cgroup; printf 'oom_kill 1\\n' > /sys/fs/cgroup/memory.events; "
+    "chmod 644 /sys/fs/cgroup/memory.events; "
+    "(sleep 0.3; printf 'oom_kill 2\\n' > /sys/fs/cgroup/memory.events) & sleep 1; kill -9 $$"
+)
 
 
 @pytest.fixture(scope="module")
@@ -67,13 +77,8 @@ async def test_a_root_command_cannot_forge_the_oom_flag(backend: DockerBackend) 
     """The executor reads its OOM count from ``/sys/fs/cgroup/memory.events`` (v2) before the v1
     file: a root command owning that tmpfs planted one, and a plain ``kill -9`` came back as
     ``oom_killed`` (real OOMs hidden the other way round)."""
-    plant = (
-        "chmod 755 /sys/fs/cgroup; printf 'oom_kill 1\\n' > /sys/fs/cgroup/memory.events; "
-        "chmod 644 /sys/fs/cgroup/memory.events; "
-        "(sleep 0.3; printf 'oom_kill 2\\n' > /sys/fs/cgroup/memory.events) & sleep 1; kill -9 $$"
-    )
     proc = await backend.exec(
-        ExecRequest(argv=("sh", "-c", plant), cwd="/workspace", env={"PATH": "/bin:/usr/bin"}, user="root")
+        ExecRequest(argv=("sh", "-c", _PLANT), cwd="/workspace", env={"PATH": "/bin:/usr/bin"}, user="root")
     )
     status = await proc.wait()
     assert status.exit_code == 137, status
@@ -98,3 +103,23 @@ async def test_dev_is_mounted_read_only(backend: DockerBackend) -> None:
     assert rc == 0, out
     options = out.split()[5].split(",")
     assert "ro" in options, out
+
+
+async def test_the_executor_ignores_a_planted_oom_file_without_the_freeze(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A non-root host cannot freeze ``/sys/fs/cgroup`` (nor a root one that fails to): the
+    executor chose its counter file at its start, before any command, so a planted one counts
+    for nothing there either."""
+    require_docker()
+    monkeypatch.setattr(backend_module, "TOP_ONLY", ())
+    async with DockerBackend(config(BUSYBOX), policy(tmp_path)) as b:
+        rc, out = await run_sh(b, "grep ' /sys/fs/cgroup ' /proc/self/mountinfo")
+        assert "rw" in out.split()[5].split(","), out  # really not frozen
+        proc = await b.exec(
+            ExecRequest(
+                argv=("sh", "-c", _PLANT), cwd="/workspace", env={"PATH": "/bin:/usr/bin"}, user="root"
+            )
+        )
+        status = await proc.wait()
+    assert status.exit_code == 137 and not status.oom_killed, status
