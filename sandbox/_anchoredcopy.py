@@ -27,13 +27,46 @@ from pathlib import Path
 from sandbox._deeptree import check_copy_depth
 from sandbox._workspace_copy import hidden_aliases, left_out
 
-__all__ = ["copy_tree", "copy_workspace"]
+__all__ = ["MAX_LINK_COPY_BYTES", "LinkedCopyTooLargeError", "copy_tree", "copy_workspace"]
+
+#: What the copies of files already copied under another name (hard links) may write in one copy.
+#: A link costs its maker one directory entry; its copy costs the file's size: 10,000 names of a
+#: 100 MiB file made the copy write 1 TB (red team round 16). Export has its own (round 13).
+MAX_LINK_COPY_BYTES = 1 << 30
+
+
+class LinkedCopyTooLargeError(ValueError):
+    """The workspace's hard links would make its copy write more than `MAX_LINK_COPY_BYTES` again."""
+
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: a FIFO swapped in after the listing must not block the open (it is then refused).
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _OUT_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
 _CHUNK = 1 << 20
+
+
+@dataclass
+class _Links:
+    """Files with several names seen in this copy, and what copying their other names may still write."""
+
+    seen: set[tuple[int, int]]
+    budget: int
+
+    def charge(self, st: os.stat_result, path: str) -> None:
+        """Count one more name of a multiply linked file; raise past the budget."""
+        key = (st.st_dev, st.st_ino)
+        if key not in self.seen:
+            self.seen.add(key)
+            return
+        self.budget -= st.st_blocks * 512  # what it takes on disk: holes stay holes
+        if self.budget < 0:
+            raise LinkedCopyTooLargeError(
+                f"the workspace's hard links would make its copy write more than "
+                f"{MAX_LINK_COPY_BYTES >> 20} MiB again (each name of a file is copied whole; {path} "
+                "is one of them): remove the extra names (find . -type f -links +1) or copy the "
+                "workspace yourself"
+            )
 
 
 @dataclass
@@ -75,6 +108,7 @@ def copy_tree(
         os.close(src)
         raise
     stack = [_Frame(src, dst, root, _names(src, root, ignore), os.fstat(src))]
+    links = _Links(set(), MAX_LINK_COPY_BYTES)
     try:
         while stack:
             frame = stack[-1]
@@ -87,7 +121,7 @@ def copy_tree(
                     os.close(frame.src)
                     os.close(frame.dst)
                 continue
-            child = _copy_entry(frame, name, os.path.join(frame.path, name), aliased, owner, ignore)
+            child = _copy_entry(frame, name, os.path.join(frame.path, name), aliased, owner, ignore, links)
             if child is not None:
                 stack.append(child)
     finally:
@@ -103,6 +137,7 @@ def _copy_entry(
     aliased: Collection[tuple[int, int]],
     owner: tuple[int, int] | None,
     ignore: Callable[[str, list[str]], Collection[str]] | None,
+    links: _Links,
 ) -> _Frame | None:
     """Copy one listed name; a directory is returned as the frame to descend into."""
     try:
@@ -114,6 +149,8 @@ def _copy_entry(
         _copy_link(frame, name, st, owner)
     elif stat.S_ISREG(mode):
         if not (aliased and st.st_nlink > 1 and (st.st_dev, st.st_ino) in aliased):
+            if st.st_nlink > 1:
+                links.charge(st, path)
             _copy_file(frame, name, st, owner)
     elif stat.S_ISDIR(mode):
         sub = _open_same(name, frame.src, _DIR_FLAGS, st)

@@ -70,6 +70,7 @@ import docker.errors
 import requests.exceptions
 from docker.types import Mount
 
+from sandbox._anchoredcopy import LinkedCopyTooLargeError
 from sandbox._deeptree import WorkspaceTooDeepError
 from sandbox._maskaliases import AliasFinder, stats_of
 from sandbox._proxied import ContainerProxy
@@ -1365,7 +1366,11 @@ class DockerBackend(SandboxBackend):
             return copy_in(
                 self.policy.workspace, dest, self.policy.read_denied, self.command_ids, into_existing=True
             )
-        except (WorkspaceTooDeepError, SandboxExecError) as exc:  # SandboxExecError: the alias search's bound
+        except (
+            WorkspaceTooDeepError,
+            LinkedCopyTooLargeError,
+            SandboxExecError,
+        ) as exc:  # SandboxExecError: the alias search's bound
             raise BackendUnavailableError(str(exc)) from exc
 
     async def export_workspace(
