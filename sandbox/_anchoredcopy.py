@@ -27,13 +27,46 @@ from pathlib import Path
 from sandbox._deeptree import check_copy_depth
 from sandbox._workspace_copy import hidden_aliases, left_out
 
-__all__ = ["copy_tree", "copy_workspace"]
+__all__ = ["MAX_LINK_COPY_BYTES", "LinkedCopyTooLargeError", "copy_tree", "copy_workspace"]
+
+#: What the copies of files already copied under another name (hard links) may write in one copy.
+#: A link costs its maker one directory entry; its copy costs the file's size: 10,000 names of a
+#: 100 MiB file made the copy write 1 TB (red team round 16). Export has its own (round 13).
+MAX_LINK_COPY_BYTES = 1 << 30
+
+
+class LinkedCopyTooLargeError(ValueError):
+    """The workspace's hard links would make its copy write more than `MAX_LINK_COPY_BYTES` again."""
+
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: a FIFO swapped in after the listing must not block the open (it is then refused).
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _OUT_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
 _CHUNK = 1 << 20
+
+
+@dataclass
+class _Links:
+    """Files with several names seen in this copy, and what copying their other names may still write."""
+
+    seen: set[tuple[int, int]]
+    budget: int
+
+    def charge(self, st: os.stat_result, path: str) -> None:
+        """Count one more name of a multiply linked file; raise past the budget."""
+        key = (st.st_dev, st.st_ino)
+        if key not in self.seen:
+            self.seen.add(key)
+            return
+        self.budget -= st.st_blocks * 512  # what it takes on disk: holes stay holes
+        if self.budget < 0:
+            raise LinkedCopyTooLargeError(
+                f"the workspace's hard links would make its copy write more than "
+                f"{MAX_LINK_COPY_BYTES >> 20} MiB again (each name of a file is copied whole; {path} "
+                "is one of them): remove the extra names (find . -type f -links +1) or copy the "
+                "workspace yourself"
+            )
 
 
 @dataclass
@@ -75,6 +108,7 @@ def copy_tree(
         os.close(src)
         raise
     stack = [_Frame(src, dst, root, _names(src, root, ignore), os.fstat(src))]
+    links = _Links(set(), MAX_LINK_COPY_BYTES)
     try:
         while stack:
             frame = stack[-1]
@@ -87,7 +121,7 @@ def copy_tree(
                     os.close(frame.src)
                     os.close(frame.dst)
                 continue
-            child = _copy_entry(frame, name, os.path.join(frame.path, name), aliased, owner, ignore)
+            child = _copy_entry(frame, name, os.path.join(frame.path, name), aliased, owner, ignore, links)
             if child is not None:
                 stack.append(child)
     finally:
@@ -103,6 +137,7 @@ def _copy_entry(
     aliased: Collection[tuple[int, int]],
     owner: tuple[int, int] | None,
     ignore: Callable[[str, list[str]], Collection[str]] | None,
+    links: _Links,
 ) -> _Frame | None:
     """Copy one listed name; a directory is returned as the frame to descend into."""
     try:
@@ -114,6 +149,8 @@ def _copy_entry(
         _copy_link(frame, name, st, owner)
     elif stat.S_ISREG(mode):
         if not (aliased and st.st_nlink > 1 and (st.st_dev, st.st_ino) in aliased):
+            if st.st_nlink > 1:
+                links.charge(st, path)
             _copy_file(frame, name, st, owner)
     elif stat.S_ISDIR(mode):
         sub = _open_same(name, frame.src, _DIR_FLAGS, st)
@@ -209,20 +246,44 @@ def _finish(dst: int, src: int, st: os.stat_result, owner: tuple[int, int] | Non
 
 
 def _copy_data(src: int, dst: int) -> None:
+    """``src``'s bytes into the empty ``dst``, its data extents only: holes stay holes. A hole costs
+    nothing in a workspace (``truncate -s 1T``) and ``copy_file_range`` writes every zero of it on a
+    file system without reflinks (ext4, tmpfs): one such file filled the host's disk at the next
+    copy (red team round 16)."""
+    size = os.fstat(src).st_size
+    pos = 0
+    while pos < size:
+        try:
+            pos = os.lseek(src, pos, os.SEEK_DATA)
+            end = min(os.lseek(src, pos, os.SEEK_HOLE), size)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # only a hole is left (or the file shrank meanwhile)
+                break
+            if exc.errno not in (errno.EINVAL, errno.EOPNOTSUPP):
+                raise
+            end = size  # no hole lookup on this file system: one extent, the old whole copy
+        _copy_range(src, dst, pos, end)
+        pos = end
+    os.ftruncate(dst, size)
+
+
+def _copy_range(src: int, dst: int, pos: int, end: int) -> None:
+    """Bytes ``pos``..``end`` of ``src`` to the same offsets of ``dst`` (kernel copy, else read/write)."""
     try:
-        while os.copy_file_range(src, dst, 1 << 30):
-            pass
+        while pos < end:
+            n = os.copy_file_range(src, dst, end - pos, pos, pos)
+            if n == 0:
+                return  # the file shrank meanwhile
+            pos += n
         return
     except OSError as exc:
         if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EBADF):
             raise
-    os.lseek(src, 0, os.SEEK_SET)
-    os.lseek(dst, 0, os.SEEK_SET)
-    os.ftruncate(dst, 0)
-    while chunk := os.read(src, _CHUNK):
+    while pos < end and (chunk := os.pread(src, min(_CHUNK, end - pos), pos)):
         view = memoryview(chunk)
         while view:
-            view = view[os.write(dst, view) :]
+            n = os.pwrite(dst, view, pos)
+            view, pos = view[n:], pos + n
 
 
 def _copy_xattrs(src: int, dst: int) -> None:

@@ -70,6 +70,7 @@ import docker.errors
 import requests.exceptions
 from docker.types import Mount
 
+from sandbox._anchoredcopy import LinkedCopyTooLargeError
 from sandbox._deeptree import WorkspaceTooDeepError
 from sandbox._maskaliases import AliasFinder, stats_of
 from sandbox._proxied import ContainerProxy
@@ -118,7 +119,7 @@ from sandbox.docker._reset import (
 from sandbox.docker._root_inode import InodeState, inode_state
 from sandbox.docker._shown import shown
 from sandbox.docker._sockets import WorkspaceSockets
-from sandbox.docker._volumes import image_volume_targets, make_read_only
+from sandbox.docker._volumes import TOP_ONLY, image_volume_targets, make_read_only
 from sandbox.docker._workspace import copy_in, denied_on_host, export_workspace
 from sandbox.errors import BackendUnavailableError, SandboxClosedError, SandboxError, SandboxExecError
 from sandbox.policy import SandboxPolicy
@@ -904,16 +905,18 @@ class DockerBackend(SandboxBackend):
         await thread(lambda: detach_mount(init, IO_MOUNT))
 
     async def _freeze_image_volumes(self, cid: str) -> None:
-        """The image's VOLUMEs read-only, like the rest of its root (`_volumes`); root host only (a
-        non-root one cannot join the container's mount namespace: its volumes stay writable)."""
+        """The image's VOLUMEs read-only, like the rest of its root, and ``/dev`` (`_volumes`: a root
+        command could replace ``/dev/null`` under the executor, round 16); root host only (a non-root
+        one cannot join the container's mount namespace: they stay writable). With
+        ``root_can_administer`` the volumes stay writable (its root is), ``/dev`` does not."""
         client = self._client
-        if self.config.root_can_administer or client is None or os.geteuid() != 0:
+        if client is None or os.geteuid() != 0:
             return
         info = await thread(lambda: client.api.inspect_container(cid))
-        targets = image_volume_targets(info.get("Mounts") or [])
-        if targets:
-            init = int(info["State"]["Pid"])
-            await thread(lambda: make_read_only(init, targets))
+        admin = self.config.root_can_administer
+        targets = [] if admin else image_volume_targets(info.get("Mounts") or [])
+        init = int(info["State"]["Pid"])
+        await thread(lambda: make_read_only(init, targets, TOP_ONLY))
 
     async def _idmap_workspace(self, cid: str) -> None:
         """Bind mode under a lease: the workspace as the leased uid sees it (`_idmap_ws`), before any
@@ -1370,7 +1373,11 @@ class DockerBackend(SandboxBackend):
             return copy_in(
                 self.policy.workspace, dest, self.policy.read_denied, self.command_ids, into_existing=True
             )
-        except (WorkspaceTooDeepError, SandboxExecError) as exc:  # SandboxExecError: the alias search's bound
+        except (
+            WorkspaceTooDeepError,
+            LinkedCopyTooLargeError,
+            SandboxExecError,
+        ) as exc:  # SandboxExecError: the alias search's bound
             raise BackendUnavailableError(str(exc)) from exc
 
     async def export_workspace(

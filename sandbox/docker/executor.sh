@@ -96,17 +96,23 @@ elif [ -x /usr/bin/bash ]; then
     SHELLP=/usr/bin/bash
 fi
 
-# OOMN <- the memory cgroup's oom_kill counter (v2 memory.events or v1
-# memory.oom_control), 0 when unreadable. Builtins only.
+# The memory cgroup's counter file (v2 memory.events or v1 memory.oom_control), chosen now,
+# before any command ran: docker's /sys/fs/cgroup on a v1 host is a tmpfs owned by uid 0, where a
+# root command could chmod and plant a memory.events of its own (a forged or hidden OOM; red team
+# round 16: a root host also makes it read-only).
+OOMF=
+for _f in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do
+    [ -r "$_f" ] && OOMF=$_f && break
+done
+
+# OOMN <- the oom_kill counter of $OOMF, 0 when unreadable. Builtins only.
 _oomcount() {
     OOMN=0
-    for _f in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do
-        [ -r "$_f" ] || continue
-        while read -r _k _v; do
-            [ "$_k" = oom_kill ] && OOMN=$_v
-        done <"$_f"
-        return 0
-    done
+    [ -n "$OOMF" ] && [ -r "$OOMF" ] || return 0
+    while read -r _k _v; do
+        [ "$_k" = oom_kill ] && OOMN=$_v
+    done <"$OOMF"
+    return 0
 }
 
 # _db <file>: open the image's user database <file> as fd 9, and keep it only
