@@ -41,6 +41,18 @@ def test_a_metacharacter_in_the_delimiter_is_not_read_only(operator: str, delimi
     assert not analysis.parse_ok, analysis.reasons
 
 
+@pytest.mark.parametrize("delimiter", ["E;", "E|cat", "E>f"])
+def test_a_posix_shell_reads_it_as_bash_does(delimiter: str, tmp_path: Path) -> None:
+    """dash (an image without bash) also ends the word at the metacharacter: the `sh` verdict fails closed."""
+    command = _hiding("<<", delimiter)
+    analysis = analyze(command, "sh")
+    assert not analysis.read_only and not analysis.parse_ok, analysis.reasons
+    dash = shutil.which("dash")
+    if dash is not None:
+        subprocess.run([dash, "-c", command], cwd=tmp_path, capture_output=True, timeout=10)
+        assert (tmp_path / "P").exists()
+
+
 @pytest.mark.parametrize(
     "command",
     ["cat <<E\nx\nE\n", "cat <<'E;'\nx\nE;\n", 'cat <<"E|x"\nx\nE|x\n', "cat <<E\\;\nx\nE;\n",
