@@ -15,7 +15,7 @@ from typing import Final
 
 from .nodes import Word
 
-__all__ = ["BodyScan", "bash_delimiter", "bash_end_line", "join_continuations", "scan_body"]
+__all__ = ["BodyScan", "bash_delimiter", "bash_end_line", "glued_metacharacter", "join_continuations", "scan_body"]
 
 _NAME_START: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _NAME_CHARS: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_0123456789")
@@ -30,6 +30,9 @@ _UNKNOWN: Final[frozenset[str]] = frozenset({"unknown_node"})
 #: Inside a ``$(...)`` these make the end of the substitution depend on bash's full grammar
 #: (comments, ``case`` patterns, nested here-documents): the scanner does not guess.
 _UNSURE_INNER: Final = ("#", "case", "<<")
+#: Unquoted, these end bash's delimiter word (``<<E;`` is ``<<E`` then ``;``); tree-sitter-bash keeps
+#: them in it, so the two read different bodies and different commands after them.
+_METACHARACTERS: Final = frozenset(";|&()<> \t\n")
 
 
 class BodyScan:
@@ -73,6 +76,30 @@ def bash_delimiter(word: str) -> tuple[str, bool] | None:
         out.append(ch)
         i += 1
     return "".join(out), quoted
+
+
+def glued_metacharacter(word: str) -> bool:
+    """Whether the parser's delimiter word holds an unquoted metacharacter, where bash's word ends.
+
+    bash then reads another body (it ends at the shorter word) and runs what follows the
+    metacharacter as commands, both hidden in what the parser calls the delimiter and the body.
+    """
+    i = 0
+    n = len(word)
+    while i < n:
+        ch = word[i]
+        if ch == "\\":
+            i += 2
+        elif ch == "'" or ch == '"':
+            end = word.find(ch, i + 1)
+            if end < 0:
+                return False  # not a word bash_delimiter models either
+            i = end + 1
+        elif ch in _METACHARACTERS:
+            return True
+        else:
+            i += 1
+    return False
 
 
 def bash_end_line(source: bytes, first: int, delimiter: bytes, strip_tabs: bool, joins: bool) -> int:

@@ -15,7 +15,7 @@ from typing import Final
 
 import tree_sitter
 
-from .heredoc import bash_delimiter, bash_end_line, join_continuations, scan_body
+from .heredoc import bash_delimiter, bash_end_line, glued_metacharacter, join_continuations, scan_body
 from .nodes import (
     Assignment,
     CommandPlan,
@@ -526,6 +526,13 @@ class Planner:
         """Record a here-document as bash reads it; fail closed where the parser may read it otherwise."""
         raw_delimiter = self.text(start) if start is not None else ""
         parsed = bash_delimiter(raw_delimiter)
+        if start is not None and glued_metacharacter(raw_delimiter):
+            # `<<E;`: bash's delimiter is `E`, then `;` and what follows are commands the parser hid.
+            self.syntax_errors.append(
+                f"here-document delimiter {raw_delimiter!r}: bash ends the word at the unquoted "
+                "; | & ( ) < > or blank, the parser does not; put a blank after the delimiter"
+            )
+            parsed = None
         if start is None or parsed is None:
             self.unsupported.append(f"here-document delimiter {raw_delimiter!r}")
             self.heredocs.append(Heredoc(raw_delimiter, True, "", []))

@@ -57,6 +57,13 @@ _BAD_GETS = {
 }
 #: Cmdlets that run a WMI query: reading ``Win32_PingStatus`` sends pings (and DNS queries).
 _WMI_QUERIES = frozenset({"get-wmiobject", "get-ciminstance"})
+#: Test-Json's parameters that take a value (names, aliases and common parameters), for counting
+#: what binds by position: its second position is ``-Schema``/``-SchemaFile``.
+_TEST_JSON_VALUED = ("json", "path", "literalpath", "pspath", "lp", "options", "erroraction", "ea",
+                     "warningaction", "wa", "informationaction", "infa", "progressaction", "proga",
+                     "outbuffer", "ob")
+#: Test-Json's parameters that name the document itself (position 0 when none is named).
+_TEST_JSON_DOCUMENT = ("json", "path", "literalpath", "pspath", "lp")
 #: Common parameters that assign variables or change behaviour.
 _BAD_PARAMS = frozenset(
     ["-outvariable", "-ov", "-pipelinevariable", "-pv", "-errorvariable", "-ev", "-warningvariable", "-wv", "-informationvariable", "-iv", "-online", "-outfile", "-filepath", "-literalpath:$", "-debugger"]
@@ -358,6 +365,11 @@ def _element(element: list[_Token], depth: int, out: _Result) -> None:
         out.reasons.append(f"{head.text}: Win32_PingStatus pings (and resolves) the address it is given, "
                            "and the class or query must be written out")
         return
+    if cmdlet == "test-json":
+        why = _test_json_schema(args)
+        if why:
+            out.reasons.append(f"{head.text}: {why}")
+            return
     if cmdlet in READ_ONLY_CMDLETS or (cmdlet.startswith("get-") and cmdlet not in _BAD_GETS):
         if cmdlet in _LOCATION:
             target = next((t for t in args if t.kind in ("word", "string")), None)
@@ -415,6 +427,32 @@ def _argument(cmdlet: str, token: _Token, depth: int, out: _Result) -> None:
               "member": "member access or method call", "type": ".NET type access"}.get(kind, f"{kind} argument")
     out.reasons.append(f"{cmdlet}: {reason}: {token.text!r}")
     _nested(token, depth, out)
+
+
+def _test_json_schema(args: list[_Token]) -> str:
+    """Why a Test-Json call may take a schema (PowerShell 7.4 fetches its ``$ref`` URIs), or "".
+
+    Its fetcher GETs ``http(s)://`` references (a request the command chooses) and reads ``file://``
+    ones. A schema comes by ``-Schema``/``-SchemaFile`` (any prefix: ``-s``) or by position after the
+    document, so more values than the named parameters and one positional document take is refused.
+    """
+    values = 0
+    takes = 0
+    named_document = False
+    for token in args:
+        if token.kind != "param":
+            values += 1
+            continue
+        name, colon, _ = token.text[1:].lower().partition(":")
+        if name.startswith("s"):
+            return "a JSON schema may be given (-Schema/-SchemaFile): its $ref URIs are fetched (network) or read"
+        if any(full.startswith(name) for full in _TEST_JSON_DOCUMENT):
+            named_document = True
+        if not colon and name and any(full.startswith(name) for full in _TEST_JSON_VALUED):
+            takes += 1
+    if values > takes + (0 if named_document else 1):
+        return "a value binds by position to -Schema/-SchemaFile: its $ref URIs are fetched (network) or read"
+    return ""
 
 
 def _bad_param_prefix(text: str) -> bool:
