@@ -17,9 +17,9 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-__all__ = ["host_path", "host_which", "register_writable", "unregister_writable"]
+__all__ = ["host_env", "host_path", "host_which", "register_writable", "unregister_writable"]
 
 _lock = threading.Lock()
 #: token -> the real paths of the roots one session's commands write.
@@ -45,20 +45,52 @@ def _inside(path: str, roots: Iterable[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
 
 
-def host_path(path: str | None = None) -> str:
+def _others_write(entry: str) -> bool:
+    """As root: ``entry`` (resolved) or a directory above it is another user's or writable by
+    group or others (a sticky directory excepted) -- another process's workspace (an MCP server
+    and a CLI on one machine: this process knows only its own roots), a user's checkout.
+    Round 16; missing entries are kept (nothing to run there until made, and made by whom is
+    judged at the next lookup)."""
+    current = os.path.realpath(entry)
+    while True:
+        try:
+            st = os.stat(current)
+        except OSError:
+            st = None
+        if st is not None and (st.st_uid != 0 or (st.st_mode & 0o022 and not st.st_mode & 0o1000)):
+            return True
+        parent = os.path.dirname(current)
+        if parent == current:
+            return False
+        current = parent
+
+
+def host_path(path: str | None = None, also: Iterable[os.PathLike[str] | str] = ()) -> str:
     """``path`` (default: this process's ``PATH``, else ``os.defpath``) without the entries a
-    sandboxed command may write: relative ones and those inside a registered root."""
+    sandboxed command may write: relative ones, those inside a registered root or ``also``
+    (roots the caller knows of, e.g. a hook runner's session roots), and, as root, those another
+    user or group can write (`_others_write`)."""
     value = os.environ.get("PATH", os.defpath) if path is None else path
     with _lock:
         roots = [r for group in _roots.values() for r in group]
+    roots += [os.path.realpath(os.fspath(r)) for r in also]
     kept: list[str] = []
+    root = os.geteuid() == 0
     for entry in value.split(os.pathsep):
         if not entry.startswith("/"):
             continue  # relative or empty: searched from a working directory commands write
         if roots and (_inside(os.path.normpath(entry), roots) or _inside(os.path.realpath(entry), roots)):
             continue
+        if root and _others_write(entry):
+            continue
         kept.append(entry)
     return os.pathsep.join(kept)
+
+
+def host_env(env: Mapping[str, str], also: Iterable[os.PathLike[str] | str] = ()) -> dict[str, str]:
+    """``env`` with ``PATH`` made `host_path`: for a host-side child that looks programs up itself
+    (a hook script running ``jq``, an MCP server started as ``npx``), round 16."""
+    return {**env, "PATH": host_path(env.get("PATH", os.defpath), also)}
 
 
 def host_which(name: str, path: str | None = None) -> str | None:

@@ -190,8 +190,9 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     # +2 2026-12-03: supervisor._deadline (the quick path's loop-timer timeout) and
     # sandbox._root_links (every writable root checked for a planted symlink); +1 round 15:
     # sandbox._hostpath (a backend registers the roots its commands write, so no host program
-    # shellrt runs is looked up there)
-    FULL_RUN: 195,
+    # shellrt runs is looked up there); +1 round 16: shellrt.cli._run_write_deny (the settings'
+    # Edit/Write deny globs, loaded only when a settings file names one)
+    FULL_RUN: 196,
 }
 
 #: The pydantic validators a local ``shellrt run`` on the full path may build: the policy it

@@ -67,7 +67,10 @@ async def local_env() -> AsyncIterator[ShellrtSandboxEnvironment]:
 # --- config -------------------------------------------------------------------------
 
 
-def test_config_from_none_json_yaml_model_and_dict(tmp_path: Path) -> None:
+def test_config_from_none_json_yaml_model_and_dict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Round 16: a file names an image and domains the operator lists.
+    monkeypatch.setenv("SHELLRT_INSPECT_IMAGES", DEBIAN)
+    monkeypatch.setenv("SHELLRT_INSPECT_ALLOWED_DOMAINS", "pypi.org")
     assert load_config(None) == ShellrtSandboxConfig()
     assert load_config(None).sandbox == "bwrap"  # the default backend: bubblewrap, never silently local
     (tmp_path / "ws").mkdir()
@@ -86,7 +89,9 @@ def test_config_from_none_json_yaml_model_and_dict(tmp_path: Path) -> None:
     model = ShellrtSandboxConfig(sandbox="local")
     assert load_config(model) is model
     assert load_config({"sandbox": "local"}) == model
-    assert ShellrtSandboxEnvironment.config_deserialize({"sandbox": "local"}) == model
+    # From an eval log: the same settings, marked as data (floored when a sample starts, round 16).
+    logged = ShellrtSandboxEnvironment.config_deserialize({"sandbox": "local"})
+    assert isinstance(logged, ShellrtSandboxConfig) and logged.model_dump() == model.model_dump()
 
 
 @pytest.mark.parametrize(
@@ -380,6 +385,7 @@ def test_a_real_eval_runs_on_the_shellrt_sandbox_with_no_import(kind: str, tmp_p
                 "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)]),
                 "INSPECT_LOG_LEVEL": "warning",
                 "TMPDIR": str(own_tmp),
+                "SHELLRT_INSPECT_IMAGES": DEBIAN,  # round 16: the task file's image, the operator's opt-in
             },
         )
         left = _sample_dirs(own_tmp)

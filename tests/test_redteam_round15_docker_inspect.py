@@ -88,7 +88,9 @@ def test_code_and_a_trusting_operator_still_choose_anything(
     assert load_config({"sandbox": "local"}).sandbox == "local"
     assert load_config(ShellrtSandboxConfig(network="host")).network == "host"
     (tmp_path / "c.yaml").write_text("sandbox: bwrap\nnetwork: proxied\nallowed_domains: [pypi.org]\n")
-    assert load_config(str(tmp_path / "c.yaml")).network == "proxied"  # no widening: as before
+    # Round 16: a file's allowed_domains only narrow what the operator lists.
+    monkeypatch.setenv("SHELLRT_INSPECT_ALLOWED_DOMAINS", "pypi.org")
+    assert load_config(str(tmp_path / "c.yaml")).network == "proxied"
     (tmp_path / "l.yaml").write_text("sandbox: local\n")
     monkeypatch.setenv(TRUST_CONFIG_FILES_ENV, "1")
     assert load_config(str(tmp_path / "l.yaml")).sandbox == "local"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from shellrt.supervisor._inflight import InflightRecord, orphaned_records
 from shellrt.supervisor.protect import WorkspaceGuard
@@ -25,11 +26,16 @@ class LocalGuard:
     """`before` and `after` the command, then `final` (always), over every writable root
     (``--writable DIR``: as the full path's `RootGuards`)."""
 
-    def __init__(self, workspace: Path, session_dir: Path, writable: Sequence[Path] = ()) -> None:
-        if writable:  # imported only then: the lean path's usual run has the workspace alone
+    def __init__(
+        self, workspace: Path, session_dir: Path, writable: Sequence[Path] = (), write_deny: Any = None
+    ) -> None:
+        # ``write_deny``: the settings' Edit/Write deny globs (`shellrt.cli._run_write_deny`), round 16.
+        if writable or write_deny is not None:  # imported only then: the usual run has the workspace alone
             from shellrt.supervisor.protect_roots import root_guards
 
-            guards = root_guards([workspace, *writable], session_dir) or [WorkspaceGuard(workspace, session_dir)]
+            guards = root_guards([workspace, *writable], session_dir, write_deny=write_deny) or [
+                WorkspaceGuard(workspace, session_dir, write_deny=write_deny)
+            ]
         else:
             guards = [WorkspaceGuard(workspace, session_dir)]
         self._roots = [_RootGuard(guard) for guard in guards]

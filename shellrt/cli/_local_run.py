@@ -41,6 +41,7 @@ from sandbox._scratch import OwnedDir, sweep_known_orphans, sweep_orphans
 from sandbox._subreaper import own_subreaper
 from shellrt.cli._local_guard import LocalGuard
 from shellrt.cli._local_pump import LocalPump, StartError
+from shellrt.cli._run_write_deny import write_deny_for_run
 from shellrt.cli._sandbox_options import workspace_from_args
 from shellrt.cli._status_line import StatusLine
 from shellrt.cli._stdout import report_loss, silence_stdout
@@ -96,7 +97,9 @@ def _run(
     session_dir = owned.path
     keep = False
     try:
-        guard = LocalGuard(workspace, session_dir, [Path(p).expanduser() for p in args.writable or ()])
+        # The settings' Edit/Write deny globs: only read when a settings file names one.
+        deny = write_deny_for_run(workspace, keeps_content=True)
+        guard = LocalGuard(workspace, session_dir, [Path(p).expanduser() for p in args.writable or ()], deny)
         try:
             with own_subreaper():  # the command's orphans come to us, and die before we go on
                 code = _execute(

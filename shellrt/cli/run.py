@@ -203,6 +203,8 @@ async def _execute(
     args: argparse.Namespace, command: str | list[str], backend: SandboxBackend, session_dir: Path
 ) -> tuple[int, bool]:
     from sandbox import SandboxExecError
+    from shellrt.cli._run_write_deny import write_deny_for_backend
+    from shellrt.cli._sandbox_options import workspace_from_args
     from shellrt.supervisor import ProgressEvent, Supervisor, WorkingDirectoryError
 
     stream = not args.json
@@ -227,7 +229,9 @@ async def _execute(
             raise
 
     timeout_s = args.timeout if args.timeout is not None else math.inf
-    async with Supervisor(backend, session_dir=session_dir) as sup:
+    # The settings' Edit/Write deny globs (round 16): a file a command makes that one names is reverted.
+    write_deny = write_deny_for_backend(backend, workspace_from_args(args))
+    async with Supervisor(backend, session_dir=session_dir, write_deny=write_deny) as sup:
         try:
             result = await sup.run(
                 command,

@@ -18,10 +18,23 @@ from sandbox import BwrapConfig, DockerConfig, LocalConfig, SandboxConfig, Sandb
 from sandbox._private_source import first_private
 from sandbox.policy import NetworkMode, ResourceLimits, normalize_domain
 
-__all__ = ["TRUST_CONFIG_FILES_ENV", "ShellrtSandboxConfig", "load_config"]
+__all__ = [
+    "ALLOWED_DOMAINS_ENV",
+    "IMAGES_ENV",
+    "TRUST_CONFIG_FILES_ENV",
+    "ShellrtSandboxConfig",
+    "config_from_data",
+    "load_config",
+]
 
-#: ``1``: the operator trusts every shellrt config *file* the eval names, its samples' too.
+#: ``1``: the operator trusts every shellrt config *file* the eval names, its samples' too (and
+#: the config an eval log gives ``eval-retry``).
 TRUST_CONFIG_FILES_ENV = "SHELLRT_INSPECT_TRUST_CONFIG_FILES"
+#: Docker images a config file or eval log may name besides the default (comma-separated), round 16.
+IMAGES_ENV = "SHELLRT_INSPECT_IMAGES"
+#: Names a config file or eval log may list in ``allowed_domains`` (comma-separated; ``*.x.org``
+#: covers its subdomains): a file only narrows what the operator allows, round 16.
+ALLOWED_DOMAINS_ENV = "SHELLRT_INSPECT_ALLOWED_DOMAINS"
 
 
 class ShellrtSandboxConfig(BaseModel):
@@ -117,6 +130,20 @@ class ShellrtSandboxConfig(BaseModel):
         return policy
 
 
+class _FromData(ShellrtSandboxConfig):
+    """A config Inspect rebuilt from data, not code: an eval log's for ``eval-retry`` or a
+    dataset sample's dict (``config_deserialize``). Floored like a file when a sample starts
+    (never when read: a log of a trusted task must stay readable)."""
+
+
+def config_from_data(config: dict[str, object]) -> ShellrtSandboxConfig:
+    """``config_deserialize``: the model, marked as coming from data (`_FromData`)."""
+    try:
+        return _FromData.model_validate(config)
+    except ValidationError as exc:
+        raise ValueError(f"the eval log's shellrt sandbox config is invalid: {exc}") from exc
+
+
 def load_config(config: object, base_dir: Path | None = None) -> ShellrtSandboxConfig:
     """``config`` as Inspect hands it (None, a file path, the model, a dict) made a `ShellrtSandboxConfig`.
 
@@ -125,6 +152,10 @@ def load_config(config: object, base_dir: Path | None = None) -> ShellrtSandboxC
     """
     if config is None:
         return ShellrtSandboxConfig()
+    if isinstance(config, _FromData):
+        if os.environ.get(TRUST_CONFIG_FILES_ENV) != "1":
+            _file_floor(config, None)
+        return config
     if isinstance(config, ShellrtSandboxConfig):
         return config
     if isinstance(config, BaseModel):
@@ -148,7 +179,7 @@ def load_config(config: object, base_dir: Path | None = None) -> ShellrtSandboxC
     )
 
 
-def _file_floor(settings: ShellrtSandboxConfig, path: Path) -> None:
+def _file_floor(settings: ShellrtSandboxConfig, path: Path | None) -> None:
     """ValueError when a config *file* widens the sandbox. A dataset names its samples' config
     files (``"sandbox": ["shellrt", "cfg.yaml"]``, resolved beside the dataset), and Inspect
     prefers a sample's config to the task's of the same type: without this floor a downloaded
@@ -160,20 +191,57 @@ def _file_floor(settings: ShellrtSandboxConfig, path: Path) -> None:
         wide.append("sandbox: local (no isolation: commands would run on this host as you)")
     if settings.network in ("host", "bridge"):
         wide.append(f"network: {settings.network} (unfiltered network access)")
+    if settings.image != _DEFAULT_IMAGE and settings.image not in _env_list(IMAGES_ENV):
+        wide.append(
+            f"image: {settings.image} (its files and its /bin/sh would run every sample; list it in "
+            f"{IMAGES_ENV} to allow it)"
+        )
+    allowed = _env_list(ALLOWED_DOMAINS_ENV)
+    extra = [d for d in settings.allowed_domains if not _covered(d, allowed)]
+    if extra:
+        wide.append(
+            f"allowed_domains: {', '.join(extra)} (a file only narrows what you allow: list them in "
+            f"{ALLOWED_DOMAINS_ENV})"
+        )
     if settings.workspace is not None and os.geteuid() == 0:
-        private = first_private(settings.workspace, reached_from=path.parent)
+        private = first_private(settings.workspace, reached_from=path.parent if path else None)
         if private is not None:
             wide.append(
                 f"workspace: {settings.workspace} (it holds {private!r}, which only its owner "
                 "reads; this host copies it as root)"
             )
     if wide:
+        origin = (
+            f"{path}: a sandbox config file may come from a dataset (a sample's sandbox)"
+            if path is not None
+            else "the shellrt sandbox config Inspect read from data (an eval log for eval-retry, a dataset)"
+        )
         raise ValueError(
-            f"{path}: a sandbox config file may come from a dataset (a sample's sandbox), so it "
-            f"may not set {'; '.join(wide)}. Give these settings in the task's code "
+            f"{origin}, so it may not set {'; '.join(wide)}. Give these settings in the task's code "
             '(sandbox=("shellrt", ShellrtSandboxConfig(...))), or set '
             f"{TRUST_CONFIG_FILES_ENV}=1 if you trust every config file this eval names"
         )
+
+
+_DEFAULT_IMAGE = ShellrtSandboxConfig.model_fields["image"].default
+
+
+def _env_list(name: str) -> tuple[str, ...]:
+    return tuple(v.strip() for v in os.environ.get(name, "").split(",") if v.strip())
+
+
+def _covered(domain: str, allowed: tuple[str, ...]) -> bool:
+    """``domain`` (normalised) is listed, or lies under a listed ``*.x`` (``*.a.x`` included)."""
+    for entry in allowed:
+        try:
+            entry = normalize_domain(entry)
+        except ValueError:
+            continue
+        if domain == entry:
+            return True
+        if entry.startswith("*.") and domain.removeprefix("*.").endswith(entry[1:]):
+            return True
+    return False
 
 
 def _find(path: Path, base_dir: Path | None) -> Path:

@@ -57,7 +57,7 @@ from sandbox.errors import (
     UnsupportedRequestError,
 )
 from sandbox.factory import create_backend
-from shellrt.integrations._inspect_config import ShellrtSandboxConfig, load_config
+from shellrt.integrations._inspect_config import ShellrtSandboxConfig, config_from_data, load_config
 from shellrt.integrations._inspect_leftovers import SampleDir, cleanup_leftovers
 from shellrt.supervisor.env import base_env
 
@@ -91,7 +91,9 @@ class ShellrtSandboxEnvironment(SandboxEnvironment):
     @override
     @classmethod
     def config_deserialize(cls, config: dict[str, object]) -> BaseModel:
-        return ShellrtSandboxConfig.model_validate(config)
+        # Data, not code (an eval log for eval-retry, a dataset's dict): floored like a config
+        # file when a sample starts (round 16).
+        return config_from_data(config)
 
     @override
     @classmethod

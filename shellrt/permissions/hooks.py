@@ -34,6 +34,7 @@ from pydantic import BaseModel
 
 from shellrt.permissions.hook_files import HookFiles, compare_hook_files, hook_files
 from shellrt.permissions.hookproc import MAX_HOOK_OUTPUT, run_hook_process
+from shellrt.permissions.host_path import host_env
 from shellrt.permissions.interfaces import (
     HookNotice,
     HookRunner,
@@ -151,6 +152,7 @@ class CommandHookRunner(HookRunner):
         session's commands may write; the runtime calls this before any command runs): a hook
         whose files there change is not run (`shellrt.permissions.writable_files`)."""
         commands = dict.fromkeys(spec.command for spec in self.specs)
+        self.writable_roots: list[Path] = [self.workspace, *roots]
         self.writable_found = {
             command: roots_files([self.workspace, *roots], [command], base=self.workspace)
             for command in commands
@@ -295,7 +297,9 @@ class CommandHookRunner(HookRunner):
             payload, ensure_ascii=True, default=str
         ).encode()  # ASCII: a lone surrogate is escaped, never an encode error
         answers: list[_Answer | None] = [None] * len(specs)
-        env = dict(os.environ)
+        # A hook runs on the host and looks its own programs up (``jq`` in a guard script,
+        # ``python3``): never through a PATH entry commands write (round 16).
+        env = host_env(os.environ, also=self.writable_roots)
         env.update(
             SHELLRT_PROJECT_DIR=str(self.workspace),
             CLAUDE_PROJECT_DIR=str(self.workspace),
@@ -369,6 +373,11 @@ class CommandHookRunner(HookRunner):
             return _Answer(label, decision="deny", reason=stderr or f"blocked by hook `{label}`")
         if result.exit_code != 0:
             tail = f": {stderr[-500:]}" if stderr else ""
+            if result.exit_code == 127:  # a program not found: maybe only on a PATH entry we leave out
+                tail += (
+                    " (hooks run with PATH minus relative entries and entries inside the session's"
+                    " writable roots; name such a program by its absolute path)"
+                )
             return _Answer(label, notice=f"{event} hook exited with status {result.exit_code}{tail}; ignored")
         if result.stdout_cut:
             # Cut by us, not malformed by the hook: it may have been a deny naming a large input the

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from sandbox._hostpath import host_path, host_which, register_writable, unregister_writable
+from sandbox._hostpath import host_env, host_path, host_which, register_writable, unregister_writable
 
-__all__ = ["host_path", "host_which", "register_writable", "unregister_writable"]
+__all__ = ["host_env", "host_path", "host_which", "register_writable", "unregister_writable"]

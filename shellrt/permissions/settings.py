@@ -123,7 +123,7 @@ class FileSettings:
     default_mode: PermissionMode | None = None
     additional_directories: list[Path] = field(default_factory=list)
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: The ``webFetch`` section (allowPrivateHosts, upgradeHttp, maxBytes, …), read by the WebFetch tool.
+    #: The ``webFetch`` section (allowPrivateHosts, allowPorts, upgradeHttp, maxBytes, …), read by the WebFetch tool.
     web_fetch: dict[str, Any] = field(default_factory=dict)
     #: The ``sandbox`` section (maskedPaths, unmaskDefaults, unmaskedPaths), read by shellrt.runtime.sandbox_policy.
     sandbox: dict[str, Any] = field(default_factory=dict)

@@ -385,11 +385,11 @@ def load_settings(
         for name, cfg in loaded.mcp_servers.items():
             settings.mcp_servers.setdefault(name, cfg)
         for key, value in loaded.web_fetch.items():
-            if key == "allowPrivateHosts" and settings.managed_rules_only and loaded.source != "managed":
-                # Opening private and metadata addresses to WebFetch widens like an allow rule.
+            if key in _WIDENING_WEB_KEYS and settings.managed_rules_only and loaded.source != "managed":
+                # Opening private and metadata addresses, or more ports, to WebFetch widens like an allow rule.
                 settings.diagnostics.append(
-                    f"{loaded.path}: webFetch.allowPrivateHosts ignored: {_MANAGED_ONLY} lets only managed "
-                    "settings open private hosts to WebFetch"
+                    f"{loaded.path}: webFetch.{key} ignored: {_MANAGED_ONLY} lets only managed "
+                    f"settings {_WIDENING_WEB_KEYS[key]}"
                 )
                 continue
             settings.web_fetch.setdefault(key, value)
@@ -431,6 +431,11 @@ def _inside(path: Path | None, workspace: Path) -> bool:
     return real == root or root in real.parents
 
 
+#: ``webFetch`` keys that open more to WebFetch: only managed settings under managed-only.
+_WIDENING_WEB_KEYS = {
+    "allowPrivateHosts": "open private hosts to WebFetch",
+    "allowPorts": "open more ports of public hosts to WebFetch",
+}
 #: How diagnostics name the managed policy that limits lower sources to narrowing.
 _MANAGED_ONLY = "managed policy (allowManagedPermissionRulesOnly)"
 

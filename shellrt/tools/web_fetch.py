@@ -130,6 +130,8 @@ class _Settings:
     max_bytes: int
     timeout_s: float
     max_redirects: int
+    #: Ports of a public host reached besides 80 and 443 (``webFetch.allowPorts``), round 16.
+    allow_ports: tuple[int, ...] = ()
 
     @classmethod
     def from_ctx(cls, settings: Mapping[str, Any]) -> _Settings:
@@ -144,7 +146,20 @@ class _Settings:
             max_bytes=int(raw.get("maxBytes", DEFAULT_MAX_BYTES)),
             timeout_s=float(raw.get("timeoutSeconds", DEFAULT_TIMEOUT_S)),
             max_redirects=int(raw.get("maxRedirects", DEFAULT_MAX_REDIRECTS)),
+            allow_ports=_ports(raw.get("allowPorts", ())),
         )
+
+
+def _ports(value: object) -> tuple[int, ...]:
+    """``webFetch.allowPorts``: a list of port numbers; anything else opens nothing (fail closed)."""
+    if not isinstance(value, list | tuple):
+        return ()
+    return tuple(p for p in value if isinstance(p, int) and not isinstance(p, bool) and 0 < p < 65536)
+
+
+#: The ports WebFetch reaches on a public address unless ``webFetch.allowPorts`` names another,
+#: as the network proxy does (a public host's SSH, SMTP or admin port is no web page).
+DEFAULT_PORTS = (80, 443)
 
 
 # --- address policy --------------------------------------------------------------
@@ -211,11 +226,15 @@ def _port(parts: Any) -> int:
     return int(parts.port or (443 if parts.scheme == "https" else 80))
 
 
-async def _checked_addresses(url: str, allow: bool | tuple[str, ...]) -> list[str]:
-    """Resolve the URL's host; refuse if any address is non-public and not allowed."""
+async def _checked_addresses(
+    url: str, allow: bool | tuple[str, ...], ports: tuple[int, ...] = ()
+) -> list[str]:
+    """Resolve the URL's host; refuse if any address is non-public and not allowed, or public
+    and the port is neither 80, 443 nor in ``ports`` (``webFetch.allowPorts``)."""
     parts = urlsplit(url)
     host = parts.hostname or ""
-    addresses = await _resolve(host, _port(parts))
+    port = _port(parts)
+    addresses = await _resolve(host, port)
     for address in addresses:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
         if not _is_public(ip) and not _allowed_private(host, ip, allow):
@@ -230,6 +249,14 @@ async def _checked_addresses(url: str, allow: bool | tuple[str, ...]) -> list[st
                 "link-local, cloud metadata or one of its own interfaces). WebFetch reaches those only "
                 f'when the settings list the address itself (webFetch.allowPrivateHosts: ["{ip}"]), '
                 "not through a host name."
+            )
+        # An address or name the operator listed (allowPrivateHosts) keeps every port, as the proxy's.
+        listed = isinstance(allow, tuple) and _allowed_private(host, ip, allow)
+        if _is_public(ip) and not listed and port not in DEFAULT_PORTS and port not in ports:
+            raise _Refused(
+                f"Refused to fetch {url}: port {port} of the public host {host}. WebFetch reaches public "
+                f"hosts on ports 80 and 443 only; to allow this port, add it to your settings: "
+                f'"webFetch": {{"allowPorts": [{port}]}}.'
             )
     return addresses
 
@@ -341,7 +368,7 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
             return PermissionResult.deny(f"{exc}. Give the URL with a plain host name.")
         settings = _Settings.from_ctx(ctx.settings)
         try:
-            await _checked_addresses(_upgrade(url, settings), settings.allow_private)
+            await _checked_addresses(_upgrade(url, settings), settings.allow_private, settings.allow_ports)
         except _Refused as exc:
             return PermissionResult.deny(str(exc))
         except ToolExecutionError as exc:
@@ -364,7 +391,7 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
         cached = self._cache.get(key)
         if cached is not None and now - cached[0] < CACHE_TTL_SECONDS:
             # The cache never widens access: this session must be allowed to reach the host itself.
-            await _checked_addresses(cached[1].final_url, settings.allow_private)
+            await _checked_addresses(cached[1].final_url, settings.allow_private, settings.allow_ports)
             return ToolOutput(replace(cached[1], prompt=tool_input.prompt, from_cache=True))
         started = time.monotonic()
         try:
@@ -396,7 +423,7 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
         current = url
         async with httpx_mod.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False) as client:
             for _hop in range(settings.max_redirects + 1):
-                addresses = await _checked_addresses(current, settings.allow_private)
+                addresses = await _checked_addresses(current, settings.allow_private, settings.allow_ports)
                 response_info = await self._get_once(httpx_mod, client, current, addresses, settings)
                 status, headers, body, truncated = response_info
                 if status in _REDIRECT_CODES and headers.get("location"):

@@ -7,7 +7,7 @@ commands write: a Python server run with ``-m``/``-c`` has that directory first 
 resolve packages from it. So such a server now starts in the user's home (``/`` when that is
 writable by the sandbox too), and every stdio server gets ``PYTHONSAFEPATH=1`` (the directory is
 never put on ``sys.path``) unless its ``env`` sets that variable. A configured ``cwd`` is kept:
-the operator chose it.
+the operator chose it. Its ``PATH`` never holds an entry commands write (`host_env`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from shellrt.permissions.host_path import host_env
 from shellrt.tools.mcp.config import StdioServerConfig
 
 __all__ = ["SAFE_ENV", "launch_cwd", "launch_env"]
@@ -43,9 +44,12 @@ def launch_cwd(config: StdioServerConfig, writable_roots: Sequence[Path]) -> str
     return "/"
 
 
-def launch_env(config: StdioServerConfig) -> dict[str, str]:
-    """What is added to the SDK's minimal environment for the server."""
-    return {**SAFE_ENV, **config.env}
+def launch_env(config: StdioServerConfig, writable_roots: Sequence[Path] = ()) -> dict[str, str]:
+    """What is added to the SDK's minimal environment for the server. Its ``PATH`` (the one its
+    command is looked up on, and its own lookups: ``npx`` running ``node``) has no relative entry
+    and none inside a root commands write (round 16: a planted ``npx`` ran at a restart)."""
+    env = {**SAFE_ENV, **config.env}
+    return host_env({**env, "PATH": env.get("PATH", os.environ.get("PATH", os.defpath))}, also=writable_roots)
 
 
 def _writable(path: str, roots: Sequence[Path]) -> bool:

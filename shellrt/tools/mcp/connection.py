@@ -230,7 +230,7 @@ class McpServerConnection:
             return bounded_stdio_client(
                 config.command,
                 config.args,
-                env=launch_env(config),
+                env=launch_env(config, self._writable_roots),
                 cwd=self._cwd,
                 errlog=self._errlog(stack),
                 refused=gen.refused,
