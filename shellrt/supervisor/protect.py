@@ -32,6 +32,7 @@ operator's (an editor, a remembered "allow always") and are accepted.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
@@ -882,20 +883,12 @@ class WorkspaceGuard:
         ``$(...)`` included, to any file the caller may write)."""
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         lines = "".join(json.dumps({"time": stamp, **record}) + "\n" for record in records)
-        try:
-            fd = os.open(self.session_dir / "audit.jsonl", _AUDIT_FLAGS, 0o600)
-        except OSError:
-            return
-        try:
-            if stat.S_ISREG(os.fstat(fd).st_mode):
-                os.write(fd, lines.encode("utf-8"))
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
+        from shellrt.protocol.line_append import append_to_log  # rare: kept off the CLI's import path
 
+        # A cut line is taken back (round 16); a full disk never fails a command.
+        with contextlib.suppress(OSError):
+            append_to_log(self.session_dir / "audit.jsonl", lines.encode("utf-8"))
 
-_AUDIT_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 _EARLIER = "a background task (or a command that ran alongside) since the last check"
 _ALONGSIDE = "this command (or a background task or command running alongside it)"
