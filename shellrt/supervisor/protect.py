@@ -35,6 +35,7 @@ import base64
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import re
 import stat
@@ -49,8 +50,10 @@ import anyio
 
 from shellrt.supervisor._anchored import make_parent, move_out, open_parent, write_entry
 from shellrt.supervisor._inflight import InflightRecord, orphaned_records
-from shellrt.supervisor._inotify import Inotify, InotifyEvents
+from shellrt.supervisor._inotify import WATCHES_ENV, Inotify, InotifyEvents
 from shellrt.supervisor._protect_home import HomeNames, home_reason
+
+log = logging.getLogger("shellrt")
 
 __all__ = [
     "ROOT_SETTINGS_FILES",
@@ -580,7 +583,14 @@ class WorkspaceGuard:
             if not self._skip or f"{path}/{sub}" not in self._skip
         )
         if self._watch is not None and not self._watch.add(path):
-            self._stop_watching()  # e.g. the user's inotify watch limit: full scans from now on
+            # The uid's inotify limit, or our cap (round 16): full scans from now on.
+            log.warning(
+                "protected-file guard: %s has more directories than inotify watches allowed (%s); "
+                "checking it by full scans after each command",
+                self.root,
+                WATCHES_ENV,
+            )
+            self._stop_watching()
         prev = self._dirs.get(path)
         mode |= _acl_bit(path)
         if mode & _SHARED and (prev is None or not prev.mode & _SHARED):
