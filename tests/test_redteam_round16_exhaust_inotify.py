@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 import anyio
+import pytest
 
 from sandbox import SandboxPolicy
 from sandbox.local import LocalBackend
@@ -34,7 +35,10 @@ def _watches_held() -> int:
     return held
 
 
-def test_a_command_making_many_directories_cannot_spend_the_hosts_inotify_watches(tmp_path: Path) -> None:
+def test_a_command_making_many_directories_cannot_spend_the_hosts_inotify_watches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHELLRT_GUARD_MAX_WATCHES", "8192")
     ws = tmp_path / "ws"
     ws.mkdir()
     made = 8_500  # above the cap (8,192), few enough to make and scan in a few seconds

@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 __all__ = ["MAX_WATCHES", "WATCHES_ENV", "Inotify", "InotifyEvents", "watch_cap"]
 
 #: Watches one instance holds at most (``SHELLRT_GUARD_MAX_WATCHES`` overrides), and never more
-#: than an eighth of the uid's ``fs.inotify.max_user_watches``.
-MAX_WATCHES = 8192
+#: than an eighth of the uid's ``fs.inotify.max_user_watches`` (24,066 of 192,530 here). Past it
+#: a check lists every directory: ~90 ms per command for 10,000 directories, against ~3 ms.
+MAX_WATCHES = 65536
 WATCHES_ENV = "SHELLRT_GUARD_MAX_WATCHES"
 _USER_WATCHES = "/proc/sys/fs/inotify/max_user_watches"
 
