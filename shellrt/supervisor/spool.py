@@ -131,6 +131,21 @@ def default_reserve(disk_bytes: int) -> int:
     return min(RESERVE_CAP, int(disk_bytes * RESERVE_SHARE))
 
 
+def room_above_reserve(fd: int, environ: dict[str, str] | None = None) -> int:
+    """Bytes the host may still write to ``fd``'s file system before its reserve (``RESERVE_ENV``,
+    else `default_reserve`; a bad setting is the default); for writers without an `OutputQuota`
+    (the quarantine's copies). Raises OSError."""
+    env = os.environ if environ is None else environ
+    st = os.fstatvfs(fd)
+    try:
+        reserve = parse_size(env.get(RESERVE_ENV, "")) if env.get(RESERVE_ENV) else None
+    except ValueError:
+        reserve = None
+    if reserve is None:
+        reserve = default_reserve(st.f_blocks * st.f_frsize)
+    return st.f_bavail * st.f_frsize - reserve
+
+
 #: Never through a symlink: a session directory a command could reach must not make the host write elsewhere.
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW
 
