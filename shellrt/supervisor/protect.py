@@ -118,6 +118,10 @@ _ACL = 1 << 24
 #: Open to other local users: writable by everyone, or an ACL (which may name anyone).
 _SHARED = stat.S_IWOTH | _ACL
 _SNAPSHOT_LIMIT = 1 << 20
+#: The most all snapshots of one guard hold (round 16: a repository's 300 files of 1 MB under
+#: ``.claude/`` cost the host 288 MB of memory, and as much again in every in-flight record).
+#: Past it a protected file keeps no snapshot: a change is still reverted, its content not put back.
+_SNAPSHOT_TOTAL = 16 << 20
 #: The most of a protected file the check reads; a larger file is not judged by its content.
 _READ_LIMIT = 64 << 20
 #: Scans faster than this run inline; slower trees are scanned in a worker thread.
@@ -212,6 +216,9 @@ class WorkspaceGuard:
             self.quarantine_dir = self.quarantine_dir / f"root-{tag}"
         self._root_text = str(self.root)
         self._scan_ns = 0
+        #: Bytes of snapshots kept (an upper bound, recounted when it reaches `_SNAPSHOT_TOTAL`).
+        self._snapshot_bytes = 0
+        self._snapshot_recounted = -1  # the scan that last recounted (at most once a scan)
         self._dirs: dict[str, _Dir] = {}
         self._files: dict[str, _File] = {}
         #: Every protected path of the tree as of the last check (path -> kind), but ``denied``.
@@ -317,11 +324,23 @@ class WorkspaceGuard:
                 kind,
                 (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode),
                 _active(kind, key, content, is_link, st, self.root),
-                content if content is not None and len(content) <= _SNAPSHOT_LIMIT else None,
+                self._snapshot_of(content),
                 is_link,
                 stat.S_IMODE(st.st_mode),
                 False,
             )
+
+    def _snapshot_of(self, content: bytes | None) -> bytes | None:
+        """``content`` as a file's snapshot, or None: over `_SNAPSHOT_LIMIT`, or past `_SNAPSHOT_TOTAL`."""
+        if content is None or len(content) > _SNAPSHOT_LIMIT:
+            return None
+        if self._snapshot_bytes + len(content) > _SNAPSHOT_TOTAL and self._snapshot_recounted != self._scan_ns:
+            self._snapshot_recounted = self._scan_ns
+            self._snapshot_bytes = sum(len(f.snapshot) for f in self._files.values() if f.snapshot is not None)
+        if self._snapshot_bytes + len(content) > _SNAPSHOT_TOTAL:
+            return None
+        self._snapshot_bytes += len(content)
+        return content
 
     def baseline_key(self) -> object:
         """Changes whenever the protected files of `baseline` do (cheap: signatures only; the
@@ -669,7 +688,7 @@ class WorkspaceGuard:
             # then (a rule added mid-session). Not written since, so nothing to revert: the
             # operator's, or allowed then. Accepted as it is (a later change is put back).
             earlier = kind == "denied" and old is None and st.st_ctime_ns < self._prev_scan_ns - _RACY_NS
-            snapshot = content if content is not None and len(content) <= _SNAPSHOT_LIMIT else None
+            snapshot = self._snapshot_of(content)
             new = _File(kind, sig, active, snapshot, is_link, stat.S_IMODE(st.st_mode), racy)
             planted = (
                 revert
