@@ -60,10 +60,15 @@ def run(args: argparse.Namespace) -> int:
         if directory is None:
             return 1
         transcript = directory / "transcript.jsonl"
-        lines = transcript.read_text().splitlines() if transcript.is_file() else []
-        for line in lines:
-            # Escaped: the model chose tool names and inputs, a client the ids (see `_terminal`).
-            print(shown(line) if args.json else _one_line(line))
+        if not transcript.is_file():
+            return 0
+        # Line by line: a long session's transcript is gigabytes (round 16: read whole, it cost
+        # the host that much memory twice over). A line that is not UTF-8 is shown escaped.
+        with transcript.open(encoding="utf-8", errors="surrogateescape") as fh:
+            for raw in fh:
+                line = raw.rstrip("\n")
+                # Escaped: the model chose tool names and inputs, a client the ids (see `_terminal`).
+                print(shown(line) if args.json else _one_line(line))
         return 0
     # rm
     if args.older_than is None and not args.ids:
@@ -142,7 +147,8 @@ def _one_line(line: str) -> str:
     stamp = time.strftime("%H:%M:%S", time.localtime(entry.get("ts", 0)))
     if entry.get("type") != "call":
         rest = json.dumps({k: v for k, v in entry.items() if k not in ("ts", "type")})
-        return shown(f"{stamp} {entry.get('type')}: {rest}")
+        # Cut as a call line's input is: a start line carries the whole input (a 2 MB Write).
+        return shown(f"{stamp} {entry.get('type')}: {rest[:400]}")
     flag = "ERROR" if entry.get("is_error") else "ok"
     how = "replayed" if entry.get("replayed") else ("ran" if entry.get("ran") else "not run")
     given = json.dumps(entry.get("executed_input", entry.get("input")), ensure_ascii=False)

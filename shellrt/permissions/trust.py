@@ -21,6 +21,7 @@ write, or that lies inside the workspace it would vouch for, is not used.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -33,6 +34,7 @@ from typing import Any
 
 from shellrt.permissions.hook_files import HookFiles, compare_hook_files, hook_files
 from shellrt.permissions.settings import read_settings_bytes, settings_digest
+from shellrt.protocol.line_append import append_to_log
 
 __all__ = [
     "TRUST_STORE_ENV",
@@ -454,11 +456,9 @@ def audit_session_trust(session_dir: Path, settings: Any) -> None:
 def append_audit(session_dir: Path, record: dict[str, Any]) -> None:
     """One JSON line in the session's audit record; best effort (a full disk must not stop a session)."""
     line = json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **record})
-    try:
-        with open(Path(session_dir) / "audit.jsonl", "a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
-    except OSError:
-        pass
+    # Never through a planted symlink; a line a full disk cut is taken back (round 16).
+    with contextlib.suppress(OSError):
+        append_to_log(Path(session_dir) / "audit.jsonl", (line + "\n").encode("utf-8"))
 
 
 # --- the store file ---------------------------------------------------------------------

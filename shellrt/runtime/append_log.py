@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from shellrt.protocol.line_append import append_lines
+
 __all__ = ["AppendLog"]
 
 
@@ -26,11 +28,15 @@ class AppendLog:
         self._identity: tuple[int, int] | None = None
 
     def append(self, data: bytes) -> None:
-        """Write ``data`` at the end of the file in one ``write`` (O_APPEND); raises OSError."""
+        """Write ``data`` (whole lines) at the end of the file in one ``write`` (O_APPEND); raises OSError.
+
+        A line a full disk cut is taken back, never left to glue itself to the next (round 16).
+        """
         fd = self._current()
-        written = os.write(fd, data)
-        if written != len(data):  # a full disk cut the line: say so, as a failed open would have
-            raise OSError(f"short write to {self.path} ({written} of {len(data)} bytes)")
+        try:
+            append_lines(fd, data)
+        except OSError as exc:  # say which file, as a failed open would have
+            raise OSError(exc.errno, f"{exc.strerror} ({self.path})") from exc
 
     def close(self) -> None:
         fd, self._fd, self._identity = self._fd, None, None
@@ -48,7 +54,7 @@ class AppendLog:
             self.close()
         # Never through a symlink: the transcript lands in the session directory or nowhere.
         fd = os.open(
-            self._name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, self._mode
+            self._name, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, self._mode
         )
         st = os.fstat(fd)
         self._fd, self._identity = fd, (st.st_dev, st.st_ino)

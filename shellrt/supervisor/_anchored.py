@@ -100,8 +100,8 @@ def move_out(dir_fd: int, name: str, target: Path, *, base: Path | None = None) 
         why = "a special file"
         if stat.S_ISLNK(st.st_mode):
             os.symlink(os.readlink(name, dir_fd=dir_fd), target.name, dir_fd=qfd)
-        elif stat.S_ISREG(st.st_mode) and not _copy_regular(dir_fd, name, qfd, target.name):
-            why = f"larger than the {QUARANTINE_COPY_LIMIT >> 20} MiB a quarantine copy keeps"
+        elif stat.S_ISREG(st.st_mode):
+            why = _copy_regular(dir_fd, name, qfd, target.name) or why
         os.unlink(name, dir_fd=dir_fd)
         try:
             os.stat(target.name, dir_fd=qfd, follow_symlinks=False)
@@ -126,16 +126,26 @@ def _target_parent(target: Path, base: Path | None) -> int:
 QUARANTINE_COPY_LIMIT = 64 << 20
 
 
-def _copy_regular(dir_fd: int, name: str, qfd: int, target: str) -> bool:
-    """Copy at most `QUARANTINE_COPY_LIMIT` bytes to ``target`` in ``qfd``; False (nothing kept)
-    for a larger file."""
+def _copy_regular(dir_fd: int, name: str, qfd: int, target: str) -> str | None:
+    """Copy at most `QUARANTINE_COPY_LIMIT` bytes to ``target`` in ``qfd``; why nothing was kept
+    (None: copied). Never into the reserve of the quarantine's disk (round 16: ten sparse plants,
+    free for the command, filled the session's disk through their copies)."""
+    from shellrt.supervisor.spool import RESERVE_ENV, room_above_reserve
+
+    too_big = f"larger than the {QUARANTINE_COPY_LIMIT >> 20} MiB a quarantine copy keeps"
     src = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
     try:
         st = os.fstat(src)
         if not stat.S_ISREG(st.st_mode):
-            return False
+            return "not a regular file"
         if st.st_size > QUARANTINE_COPY_LIMIT:
-            return False
+            return too_big
+        no_room = (
+            f"the session directory's disk would fall below the free space shellrt leaves to the host "
+            f"({RESERVE_ENV})"
+        )
+        if st.st_size > room_above_reserve(qfd):
+            return no_room
         dst = os.open(
             target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=qfd
         )
@@ -144,12 +154,15 @@ def _copy_regular(dir_fd: int, name: str, qfd: int, target: str) -> bool:
             while copied <= QUARANTINE_COPY_LIMIT and (chunk := os.read(src, 1 << 20)):
                 os.write(dst, chunk)
                 copied += len(chunk)
-        finally:
+        except OSError as exc:  # a full disk meanwhile: keep no partial copy
             os.close(dst)
+            os.unlink(target, dir_fd=qfd)
+            return f"the copy failed ({exc.strerror or exc})"
+        os.close(dst)
         if copied > QUARANTINE_COPY_LIMIT:  # it grew while copied
             os.unlink(target, dir_fd=qfd)
-            return False
-        return True
+            return too_big
+        return None
     finally:
         os.close(src)
 

@@ -32,8 +32,10 @@ operator's (an editor, a remembered "allow always") and are accepted.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
+import logging
 import os
 import re
 import stat
@@ -48,8 +50,10 @@ import anyio
 
 from shellrt.supervisor._anchored import make_parent, move_out, open_parent, write_entry
 from shellrt.supervisor._inflight import InflightRecord, orphaned_records
-from shellrt.supervisor._inotify import Inotify, InotifyEvents
+from shellrt.supervisor._inotify import WATCHES_ENV, Inotify, InotifyEvents
 from shellrt.supervisor._protect_home import HomeNames, home_reason
+
+log = logging.getLogger("shellrt")
 
 __all__ = [
     "ROOT_SETTINGS_FILES",
@@ -115,6 +119,10 @@ _ACL = 1 << 24
 #: Open to other local users: writable by everyone, or an ACL (which may name anyone).
 _SHARED = stat.S_IWOTH | _ACL
 _SNAPSHOT_LIMIT = 1 << 20
+#: The most all snapshots of one guard hold (round 16: a repository's 300 files of 1 MB under
+#: ``.claude/`` cost the host 288 MB of memory, and as much again in every in-flight record).
+#: Past it a protected file keeps no snapshot: a change is still reverted, its content not put back.
+_SNAPSHOT_TOTAL = 16 << 20
 #: The most of a protected file the check reads; a larger file is not judged by its content.
 _READ_LIMIT = 64 << 20
 #: Scans faster than this run inline; slower trees are scanned in a worker thread.
@@ -209,6 +217,9 @@ class WorkspaceGuard:
             self.quarantine_dir = self.quarantine_dir / f"root-{tag}"
         self._root_text = str(self.root)
         self._scan_ns = 0
+        #: Bytes of snapshots kept (an upper bound, recounted when it reaches `_SNAPSHOT_TOTAL`).
+        self._snapshot_bytes = 0
+        self._snapshot_recounted = -1  # the scan that last recounted (at most once a scan)
         self._dirs: dict[str, _Dir] = {}
         self._files: dict[str, _File] = {}
         #: Every protected path of the tree as of the last check (path -> kind), but ``denied``.
@@ -317,11 +328,23 @@ class WorkspaceGuard:
                 kind,
                 (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode),
                 _active(kind, key, content, is_link, st, self.root),
-                content if content is not None and len(content) <= _SNAPSHOT_LIMIT else None,
+                self._snapshot_of(content),
                 is_link,
                 stat.S_IMODE(st.st_mode),
                 False,
             )
+
+    def _snapshot_of(self, content: bytes | None) -> bytes | None:
+        """``content`` as a file's snapshot, or None: over `_SNAPSHOT_LIMIT`, or past `_SNAPSHOT_TOTAL`."""
+        if content is None or len(content) > _SNAPSHOT_LIMIT:
+            return None
+        if self._snapshot_bytes + len(content) > _SNAPSHOT_TOTAL and self._snapshot_recounted != self._scan_ns:
+            self._snapshot_recounted = self._scan_ns
+            self._snapshot_bytes = sum(len(f.snapshot) for f in self._files.values() if f.snapshot is not None)
+        if self._snapshot_bytes + len(content) > _SNAPSHOT_TOTAL:
+            return None
+        self._snapshot_bytes += len(content)
+        return content
 
     def baseline_key(self) -> object:
         """Changes whenever the protected files of `baseline` do (cheap: signatures only; the
@@ -600,7 +623,14 @@ class WorkspaceGuard:
             if not self._skip or f"{path}/{sub}" not in self._skip
         )
         if self._watch is not None and not self._watch.add(path):
-            self._stop_watching()  # e.g. the user's inotify watch limit: full scans from now on
+            # The uid's inotify limit, or our cap (round 16): full scans from now on.
+            log.warning(
+                "protected-file guard: %s has more directories than inotify watches allowed (%s); "
+                "checking it by full scans after each command",
+                self.root,
+                WATCHES_ENV,
+            )
+            self._stop_watching()
         prev = self._dirs.get(path)
         mode |= _acl_bit(path)
         if mode & _SHARED and (prev is None or not prev.mode & _SHARED):
@@ -703,7 +733,7 @@ class WorkspaceGuard:
             # then (a rule added mid-session). Not written since, so nothing to revert: the
             # operator's, or allowed then. Accepted as it is (a later change is put back).
             earlier = kind == "denied" and old is None and st.st_ctime_ns < self._prev_scan_ns - _RACY_NS
-            snapshot = content if content is not None and len(content) <= _SNAPSHOT_LIMIT else None
+            snapshot = self._snapshot_of(content)
             new = _File(kind, sig, active, snapshot, is_link, stat.S_IMODE(st.st_mode), racy)
             planted = (
                 revert
@@ -927,20 +957,12 @@ class WorkspaceGuard:
         ``$(...)`` included, to any file the caller may write)."""
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         lines = "".join(json.dumps({"time": stamp, **record}) + "\n" for record in records)
-        try:
-            fd = os.open(self.session_dir / "audit.jsonl", _AUDIT_FLAGS, 0o600)
-        except OSError:
-            return
-        try:
-            if stat.S_ISREG(os.fstat(fd).st_mode):
-                os.write(fd, lines.encode("utf-8"))
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
+        from shellrt.protocol.line_append import append_to_log  # rare: kept off the CLI's import path
 
+        # A cut line is taken back (round 16); a full disk never fails a command.
+        with contextlib.suppress(OSError):
+            append_to_log(self.session_dir / "audit.jsonl", lines.encode("utf-8"))
 
-_AUDIT_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 _EARLIER = "a background task (or a command that ran alongside) since the last check"
 _ALONGSIDE = "this command (or a background task or command running alongside it)"

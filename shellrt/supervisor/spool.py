@@ -8,7 +8,8 @@ shown to a model is built from.
 Nothing is lost silently: when the quota is reached or the disk refuses a
 write (full, quota, I/O error), the spool stops writing, keeps counting what
 the command printed (and its head and tail), and `lost` says what is missing
-from the file and why. The command is not disturbed: its output keeps being
+from the file and why. Nor does a spool take a disk's last bytes: it stops short of a
+reserve (`OutputQuota.disk_reserve_bytes`) that other sessions and the host keep. The command is not disturbed: its output keeps being
 drained, so it never blocks on a full pipe.
 """
 
@@ -41,6 +42,16 @@ DEFAULT_SESSION_LIMIT = 8 << 30
 #: Environment variables that configure `OutputQuota.from_env` (sizes like ``500M``, ``2G``; ``0`` = no limit).
 COMMAND_LIMIT_ENV = "SHELLRT_OUTPUT_LIMIT"
 SESSION_LIMIT_ENV = "SHELLRT_SESSION_OUTPUT_LIMIT"
+#: Bytes a spool leaves free on its file system (``0``: none); unset, `default_reserve` of the disk.
+RESERVE_ENV = "SHELLRT_OUTPUT_RESERVE"
+#: The default reserve: this share of the file system, at most `RESERVE_CAP` (round 16: the fixed
+#: quotas let one session's output take a disk smaller than 8 GiB to its last byte).
+RESERVE_SHARE, RESERVE_CAP = 0.05, 1 << 30
+#: Largest number of bytes a spool writes between two looks at its disk's free space (each look is
+#: one ``fstatvfs``); near the reserve it looks more often (`OutputSpool._room_left`).
+_RESERVE_STEP = 16 << 20
+#: Bytes of each spool written without a look at the reserve (what the preview holds anyway).
+_UNCHECKED_BYTES = 64 << 10
 
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
 
@@ -64,21 +75,34 @@ class OutputQuota:
         self,
         command_bytes: int | None = DEFAULT_COMMAND_LIMIT,
         session_bytes: int | None = DEFAULT_SESSION_LIMIT,
+        disk_reserve_bytes: int | None = None,
     ) -> None:
         self.command_bytes = command_bytes
         self.session_bytes = session_bytes
+        #: Bytes every spool leaves free on its file system: None is `default_reserve`, 0 none.
+        self.disk_reserve_bytes = disk_reserve_bytes
         self.session_used = 0
         self._lock = threading.Lock()
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> OutputQuota:
-        """Limits from ``SHELLRT_OUTPUT_LIMIT`` / ``SHELLRT_SESSION_OUTPUT_LIMIT`` (defaults: 1 GiB, 8 GiB)."""
+        """Limits from ``SHELLRT_OUTPUT_LIMIT`` / ``SHELLRT_SESSION_OUTPUT_LIMIT`` (defaults: 1 GiB, 8 GiB)
+        and the disk reserve from ``SHELLRT_OUTPUT_RESERVE`` (default: `default_reserve`)."""
         env = os.environ if environ is None else environ
         command = env.get(COMMAND_LIMIT_ENV)
         session = env.get(SESSION_LIMIT_ENV)
+        reserve = env.get(RESERVE_ENV)
         command_bytes = DEFAULT_COMMAND_LIMIT if not command else parse_size(command) or None
         session_bytes = (parse_size(session) or None) if session else DEFAULT_SESSION_LIMIT
-        return cls(command_bytes, session_bytes)
+        return cls(command_bytes, session_bytes, parse_size(reserve) if reserve else None)
+
+    def disk_room(self, fd: int) -> tuple[int, int]:
+        """``(bytes a spool may still write to fd's file system, the reserve kept)``; raises OSError."""
+        st = os.fstatvfs(fd)
+        reserve = self.disk_reserve_bytes
+        if reserve is None:
+            reserve = default_reserve(st.f_blocks * st.f_frsize)
+        return st.f_bavail * st.f_frsize - reserve, reserve
 
     def grant(self, already: int, want: int) -> tuple[int, str | None]:
         """Bytes of ``want`` a command that saved ``already`` may save now, and why not all."""
@@ -100,6 +124,26 @@ class OutputQuota:
                     )
                 self.session_used += allowed
         return allowed, why
+
+
+def default_reserve(disk_bytes: int) -> int:
+    """What a spool leaves free on a file system of ``disk_bytes`` unless configured: 5 %, at most 1 GiB."""
+    return min(RESERVE_CAP, int(disk_bytes * RESERVE_SHARE))
+
+
+def room_above_reserve(fd: int, environ: dict[str, str] | None = None) -> int:
+    """Bytes the host may still write to ``fd``'s file system before its reserve (``RESERVE_ENV``,
+    else `default_reserve`; a bad setting is the default); for writers without an `OutputQuota`
+    (the quarantine's copies). Raises OSError."""
+    env = os.environ if environ is None else environ
+    st = os.fstatvfs(fd)
+    try:
+        reserve = parse_size(env.get(RESERVE_ENV, "")) if env.get(RESERVE_ENV) else None
+    except ValueError:
+        reserve = None
+    if reserve is None:
+        reserve = default_reserve(st.f_blocks * st.f_frsize)
+    return st.f_bavail * st.f_frsize - reserve
 
 
 #: Never through a symlink: a session directory a command could reach must not make the host write elsewhere.
@@ -236,6 +280,9 @@ class OutputSpool:
         self._files = files
         self._closed = False
         self._fd: int | None = None if files is not None else os.open(path, _NEW_FILE, 0o600)
+        #: ``saved_bytes`` up to which the disk was seen to have room (past it: look again). A small
+        #: output is written as before: a nearly full disk does not fail every ``echo``.
+        self._room_until = _UNCHECKED_BYTES
 
     def write(self, chunk: bytes) -> None:
         """Append ``chunk`` to the file and update head/tail (synchronous: page-cache writes are fast)."""
@@ -266,6 +313,10 @@ class OutputSpool:
             fd = self._fd
             if fd is None and not self._closed and self._files is not None and view:
                 fd = self._fd = self._files.open_fresh(self.path)
+            if fd is not None and self._quota is not None and self.saved_bytes + len(view) > self._room_until:
+                room, why_room = self._room_left(fd, self._quota)
+                if room < len(view):
+                    view, why = view[: max(0, room)], why_room
             if fd is not None:
                 while view:
                     written = os.write(fd, view)
@@ -276,6 +327,23 @@ class OutputSpool:
             return
         if why is not None:
             self.lost = why
+
+    def _room_left(self, fd: int, quota: OutputQuota) -> tuple[int, str]:
+        """Bytes this spool may write before its disk's reserve, and the reason it stops there.
+
+        Looked up again after a share of what was left (at most `_RESERVE_STEP`): spools
+        writing side by side overshoot the reserve by a fraction of it, never to the last byte.
+        """
+        if quota.disk_reserve_bytes == 0:
+            self._room_until = 1 << 62
+            return 1 << 62, ""
+        room, reserve = quota.disk_room(fd)
+        self._room_until = self.saved_bytes + max(0, min(_RESERVE_STEP, room // 8))
+        why = (
+            f"the disk holding {self.path.parent} is down to its last {reserve:,} free bytes, which shellrt "
+            f"leaves to the host and other sessions ({RESERVE_ENV}; free space, or set TMPDIR elsewhere)"
+        )
+        return room, why
 
     def materialize(self) -> None:
         """Make sure the file exists as its own (writable) file now, e.g. before others read it live."""
