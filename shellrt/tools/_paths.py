@@ -450,6 +450,14 @@ def remember(tool_input: PathInput, raw: str, ctx: ToolContext, view: View) -> s
     return shown
 
 
+async def remember_file_path(tool_input: PathInput, file_path: str, ctx: ToolContext, view: View) -> str:
+    """`remember` of a tool's ``file_path`` in a worker thread (`off_loop`: a hung mount on the way
+    must not freeze the event loop); the path to show. Raises `ToolExecutionError`."""
+    from shellrt.tools._offloop import off_loop
+
+    return await off_loop(remember, tool_input, file_path, ctx, view, what=f"Resolving {file_path}")
+
+
 def state_key(path: str, ctx: ToolContext, view: View | None = None) -> str:
     """The ``ctx.read_state`` key (and permission subject) of a canonical sandbox path: its logical host path."""
     return (view or view_for(ctx)).to_logical(path)

@@ -40,7 +40,7 @@ from shellrt.tools._paths import (
     PathInput,
     file_permission,
     refusal,
-    remember,
+    remember_file_path,
     sandbox_path,
     state_key,
     subject_for,
@@ -104,14 +104,7 @@ class EditTool(SendableText, Tool[EditInput, EditOutput]):
     async def validate(self, tool_input: EditInput, ctx: ToolContext) -> ValidationResult:
         view = view_for(ctx)
         try:
-            canonical = await off_loop(
-                remember,
-                tool_input,
-                tool_input.file_path,
-                ctx,
-                view,
-                what=f"Resolving {tool_input.file_path}",
-            )
+            canonical = await remember_file_path(tool_input, tool_input.file_path, ctx, view)
         except ToolExecutionError as exc:
             return ValidationResult.failure(str(exc))
         if tool_input.old_string == tool_input.new_string:

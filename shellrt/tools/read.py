@@ -56,7 +56,7 @@ from shellrt.tools._paths import (
     canonical_path,
     file_permission,
     refusal,
-    remember,
+    remember_file_path,
     sandbox_path,
     state_key,
     subject_for,
@@ -171,14 +171,7 @@ class ReadTool(SendableText, Tool[ReadInput, ReadOutput]):
     async def validate(self, tool_input: ReadInput, ctx: ToolContext) -> ValidationResult:
         view = view_for(ctx)
         try:
-            await off_loop(
-                remember,
-                tool_input,
-                tool_input.file_path,
-                ctx,
-                view,
-                what=f"Resolving {tool_input.file_path}",
-            )
+            await remember_file_path(tool_input, tool_input.file_path, ctx, view)
         except ToolExecutionError as exc:
             return ValidationResult.failure(str(exc))
         return ValidationResult.success()

@@ -40,7 +40,7 @@ from shellrt.tools._paths import (
     PathInput,
     file_permission,
     refusal,
-    remember,
+    remember_file_path,
     sandbox_path,
     state_key,
     subject_for,
@@ -96,9 +96,8 @@ class WriteTool(SendableText, Tool[WriteInput, WriteOutput]):
 
     async def validate(self, tool_input: WriteInput, ctx: ToolContext) -> ValidationResult:
         view = view_for(ctx)
-        what = f"Resolving {tool_input.file_path}"
         try:
-            canonical = await off_loop(remember, tool_input, tool_input.file_path, ctx, view, what=what)
+            canonical = await remember_file_path(tool_input, tool_input.file_path, ctx, view)
         except ToolExecutionError as exc:
             return ValidationResult.failure(str(exc))
         key = state_key(canonical, ctx, view)
