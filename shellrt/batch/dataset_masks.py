@@ -2,7 +2,7 @@
 
 bwrap shows the host read-only, so without these masks a task reads every other task's
 workspace source (a benchmark's other problems) and, beside the task file, a dataset's answers.
-Each task works in its own host-side copy (`sandbox._workspace_copy`), never in its source, so
+Each task works in its own host-side copy (`sandbox._anchoredcopy`), never in its source, so
 every source -- its own too -- is masked in every task's sandbox. A path that contains what a
 sandbox needs from the host (``/``, ``/usr``, the temp directory where task copies are made) can
 not be masked: a workspace source like that is refused (`unmaskable`), a task file directory like
