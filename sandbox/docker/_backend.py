@@ -72,6 +72,7 @@ from docker.types import Mount
 
 from sandbox._anchoredcopy import LinkedCopyTooLargeError
 from sandbox._deeptree import WorkspaceTooDeepError
+from sandbox._hostcode import host_code_places
 from sandbox._maskaliases import AliasFinder, stats_of
 from sandbox._proxied import ContainerProxy
 from sandbox._proxy import Refusal, proxy_env
@@ -676,6 +677,28 @@ class DockerBackend(SandboxBackend):
             for target, is_dir in masks
         ]
 
+    @staticmethod
+    def _host_code_in(root: str) -> list[Path]:
+        """The places this host process imports code from inside the bind-mounted workspace
+        ``root`` (a project ``.venv``, a source tree), as paths below ``root``: bound read-only like
+        write-denied paths, or a command plants a module or ``.pth`` the host runs unsandboxed
+        (round 16; `sandbox._hostcode`). A workspace that is such a place is only warned about."""
+        inside, exposed = host_code_places([Path(root)])
+        if exposed:
+            _log.warning(
+                "docker: the bind-mounted workspace %s is (or lies below) a place this Python imports "
+                "from: a command can add modules the host imports later, unsandboxed. Run shellrt from "
+                "outside the workspace (an interpreter or venv elsewhere, no PYTHONPATH or `python -m` from it)",
+                root,
+            )
+        real = os.path.realpath(root)
+        out = []
+        for place in inside:
+            rel = relative_to(str(place), real)
+            if rel:
+                out.append(Path(root) / rel)
+        return out
+
     def _write_denied_binds(self, ws_source: str) -> list[Mount]:
         """Read-only binds of the write-denied paths in the workspace (``Edit``/``Write`` deny
         rules) onto themselves, from the workspace's source: the host directory in bind mode, the
@@ -685,6 +708,8 @@ class DockerBackend(SandboxBackend):
         real_source = os.path.realpath(ws_source)
         binds: list[Mount] = []
         denied = list(self.policy.write_denied)
+        if self.config.workspace_mode == "bind":
+            denied += self._host_code_in(root)
         if denied and self.config.workspace_mode == "bind":
             # A hard link made before the rule is the same file: every other name is bound too.
             found = stats_of(denied)
