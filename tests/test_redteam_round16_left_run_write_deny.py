@@ -101,3 +101,25 @@ def test_the_pre_scan_reads_every_file_that_holds_rules(
         (ws / rel).unlink()
     (ws / ".claude" / "settings.json").write_text("{not json")  # the real loader decides (fail closed)
     assert may_name_write_deny(ws)
+
+
+@pytest.mark.parametrize("path", ["lean", "full"])
+def test_a_settings_file_nested_past_the_recursion_limit_is_reported_not_a_crash(tmp_path: Path, path: str) -> None:
+    """A repository's ``.claude/settings.json`` of 200,000 nested lists made the pre-scan's
+    ``json.loads`` raise RecursionError: `shellrt run` died with a traceback before the command."""
+    ws = tmp_path / "ws"
+    (ws / ".claude").mkdir(parents=True)
+    (ws / ".claude" / "settings.json").write_text('{"permissions": {"deny": ' + "[" * 200_000 + "]" * 200_000 + "}}")
+    head = ["-m", "shellrt", "run"] if path == "lean" else ["-c", _FULL]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path / "home"), "XDG_STATE_HOME": str(tmp_path / "s")}
+    done = subprocess.run(
+        [sys.executable, *head, "--sandbox", "local", "--workspace", str(ws), "--", "echo ran"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ws,
+        timeout=60,
+    )
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert done.returncode == 0 and done.stdout.strip() == "ran", done.stderr[-2000:]
+    assert "nested too deeply" in done.stderr, done.stderr[-2000:]

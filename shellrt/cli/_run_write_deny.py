@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,7 @@ def may_name_write_deny(workspace: Path) -> bool:
             return True
         try:
             data = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past the interpreter's depth: a hostile repo's
             return True
         if _names_write_deny(data):
             return True
@@ -79,6 +80,9 @@ def write_deny_for_run(workspace: Path, *, keeps_content: bool, views: dict[str,
     from shellrt.runtime.write_deny_globs import WriteDenyGlobs
 
     settings = load_settings(workspace)
+    if settings.degraded:  # a file could not be read: its deny rules do not apply, and the operator must know
+        for line in settings.diagnostics:
+            print(f"shellrt: settings: {line}", file=sys.stderr)
     return WriteDenyGlobs(settings.rules, views, keeps_content=keeps_content)
 
 

@@ -254,20 +254,59 @@ def _find(path: Path, base_dir: Path | None) -> Path:
     )
 
 
+#: A sandbox config names a handful of fields; a larger file is refused, not read into memory.
+_MAX_CONFIG_BYTES = 1 << 20
+#: Brackets a config may nest (its deepest value is a list in a mapping in the top mapping).
+_MAX_BRACKET_DEPTH = 32
+
+
+def _bracket_depth(text: str) -> int:
+    """The deepest nesting of ``[``/``{`` in ``text``, quotes ignored (over-counts, never under)."""
+    depth = deepest = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}" and depth:
+            depth -= 1
+    return deepest
+
+
 def _parse(path: Path) -> Any:
-    text = path.read_text(encoding="utf-8")
+    """The file's data. A dataset's config file is not the operator's (round 15), so its shape is
+    bounded before anything walks it: at most 1 MiB, no YAML anchors/aliases (a dozen nested
+    aliases expand to billions of nodes, which validation and its error messages then walk:
+    round 16), no nesting past the interpreter's recursion limit."""
+    with open(path, "rb") as fh:
+        raw = fh.read(_MAX_CONFIG_BYTES + 1)
+    if len(raw) > _MAX_CONFIG_BYTES:
+        raise ValueError(f"{path}: larger than {_MAX_CONFIG_BYTES} bytes; a shellrt sandbox config is a few lines")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text ({exc})") from exc
+    if _bracket_depth(text) > _MAX_BRACKET_DEPTH:  # PyYAML's scanner is quadratic in flow nesting
+        raise ValueError(
+            f"{path}: nested too deeply (more than {_MAX_BRACKET_DEPTH} levels of brackets); "
+            "a shellrt sandbox config is a flat mapping"
+        )
     if path.suffix.lower() == ".json":
         try:
             return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: not valid JSON ({exc})") from exc
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise ValueError(f"{path}: not valid JSON, or nested too deeply ({exc})") from exc
     if path.suffix.lower() in (".yaml", ".yml"):
         import yaml
 
         try:
+            if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=yaml.SafeLoader)):
+                raise ValueError(
+                    f"{path}: YAML aliases (*name) are not accepted in a shellrt sandbox config; "
+                    "write each value out"
+                )
             return yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise ValueError(f"{path}: not valid YAML ({exc})") from exc
+        except (yaml.YAMLError, RecursionError) as exc:
+            raise ValueError(f"{path}: not valid YAML, or nested too deeply ({exc})") from exc
     raise ValueError(f"{path}: a shellrt sandbox config is a .json, .yaml or .yml file")
 
 
