@@ -23,6 +23,7 @@ from sandbox import BwrapConfig, LocalConfig, SandboxPolicy
 from sandbox.bwrap import BwrapBackend
 from sandbox.docker import DockerBackend
 from sandbox.factory import create_backend
+from sandbox.local import LocalBackend
 from shellrt.analysis import analyze
 from shellrt.supervisor import Supervisor
 from tests._bwrap_session import require_bwrap, supervised
@@ -35,7 +36,8 @@ pytestmark = pytest.mark.anyio
 _PROBE = (
     "ls -l /proc/$$/fd > .rt16fds.$$; sed -n 's/.* \\([0-9]*\\) -> \\(.*\\)/FD \\1 \\2/p' .rt16fds.$$; "
     "rm -f .rt16fds.$$; cat <&3 2>/dev/null; echo \"CAT3=$?\"; head -c 64 /dev/fd/3 2>/dev/null; "
-    "echo \"HEAD3=$?\"; echo \"READ6=$(head -c 64 <&6 2>/dev/null | wc -c)\""
+    "echo \"HEAD3=$?\"; echo \"READ6=$(head -c 64 <&6 2>/dev/null | wc -c)\"; "
+    "(exec 3</etc/shadow && echo SHADOW-OPEN) 2>/dev/null; echo PROBE-END"
 )
 
 
@@ -71,6 +73,7 @@ async def sup(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[S
 
 
 async def test_a_command_inherits_only_stdio_and_the_documented_fds(sup: Supervisor) -> None:
+    sandboxed = not isinstance(sup.backend, LocalBackend)
     read_end, write_end = os.pipe()
     log = os.open("/etc/hostname", os.O_RDONLY)
     for fd in (read_end, write_end, log):
@@ -91,4 +94,6 @@ async def test_a_command_inherits_only_stdio_and_the_documented_fds(sup: Supervi
         assert set(extra) <= {"6"}, out
         if "6" in extra:  # docker's cwd report: a file of its own, written once, nothing to read
             assert extra["6"].endswith(".cwd"), out
-        assert "CAT3=1" in out and "HEAD3=1" in out and "READ6=0" in out, out
+        assert "CAT3=1" in out and "HEAD3=1" in out and "READ6=0" in out and "PROBE-END" in out, out
+        if sandboxed:  # `exec 3</etc/shadow`: the sandbox's uid cannot open it (local is no sandbox)
+            assert "SHADOW-OPEN" not in out, out
