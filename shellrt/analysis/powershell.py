@@ -5,20 +5,22 @@ parameters, strings (single, double with ``$var``/``$(...)``, here-strings),
 variables, script blocks, grouping ``(...)``, subexpressions ``$(...)``/``@(...)``,
 hashtables, type literals, the call/dot-source operators and redirections.
 
-Read-only means every command is a known read-only cmdlet (``Get-*``,
-``Test-Path``, ``Select-String``, ``Measure-Object``, ``Format-*``, ...) or a
-known read-only native program with static arguments, with no redirection, no
+Read-only means every command is a read-only cmdlet of PowerShell's core modules
+(an allow-list, ``pwsh_cmdlets``: a ``Get-*`` of another module may reach the
+network whatever its verb) or a known read-only native program with static arguments, with no redirection, no
 call operator, no script block, no .NET method call, no splatting and no
 ``Invoke-Expression``; subexpressions must themselves be read-only.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from .git_env import git_hardening_env
 from .models import CommandAnalysis, Subcommand
 from .programs import check_program, program_spec
+from .pwsh_cmdlets import READ_ONLY_CMDLETS, bad_parameter, not_read_only_why
 
 __all__ = ["ALIASES", "READ_ONLY_CMDLETS", "analyze_powershell"]
 
@@ -46,17 +48,14 @@ ALIASES: dict[str, str] = {
     "tee": "tee-object", "sal": "set-alias", "nal": "new-alias", "sv": "set-variable", "set": "set-variable",
     "gdr": "get-psdrive", "gjb": "get-job", "gwmi": "get-wmiobject", "ii": "invoke-item",
 }
-READ_ONLY_CMDLETS = frozenset(
-    ["test-path", "select-string", "select-object", "measure-object", "sort-object", "group-object", "compare-object", "where-object", "out-string", "out-host", "out-null", "out-default", "write-output", "write-host", "write-verbose", "write-debug", "write-information", "convertto-json", "convertfrom-json", "convertto-csv", "convertfrom-csv", "convertto-html", "convertto-xml", "resolve-path", "split-path", "join-path", "convert-path", "select-xml", "start-sleep", "set-location", "push-location", "pop-location", "format-table", "format-list", "format-wide", "format-custom", "format-hex", "test-json"]
-)
 _LOCATION = frozenset({"set-location", "push-location"})
-#: Get-* cmdlets that are not plain reads.
-_BAD_GETS = {
-    "get-credential": "prompts for credentials",
-    "get-packageprovider": "may download and install a package provider (-ForceBootstrap, or a prompt)",
-}
-#: Cmdlets that run a WMI query: reading ``Win32_PingStatus`` sends pings (and DNS queries).
-_WMI_QUERIES = frozenset({"get-wmiobject", "get-ciminstance"})
+#: WMI classes of Microsoft's own providers (a third-party provider's class does what it does);
+#: any other ``Schema_Class``-shaped value is refused.
+_WMI_CLASS = re.compile(r"[a-z][a-z0-9]*_[a-z0-9_]+")
+#: Cmdlets that take a value naming a module or script: a path there may load code (``using
+#: module`` is processed when a script is parsed); names of installed modules only.
+_LOADS_BY_NAME = frozenset({"get-command", "get-help", "get-module"})
+_SCRIPT_SUFFIXES = (".ps1", ".psm1", ".psd1", ".dll", ".cdxml", ".ps1xml")
 #: Test-Json's parameters that take a value (names, aliases and common parameters), for counting
 #: what binds by position: its second position is ``-Schema``/``-SchemaFile``.
 _TEST_JSON_VALUED = ("json", "path", "literalpath", "pspath", "lp", "options", "erroraction", "ea",
@@ -358,29 +357,29 @@ def _element(element: list[_Token], depth: int, out: _Result) -> None:
         unc = _unc_path(token)
         if unc:
             out.reasons.append(f"{head.text}: {unc!r} is a UNC path (another host is reached, and authenticated to)")
-    if cmdlet in _WMI_QUERIES and any(
-        "pingstatus" in token.text.lower() or token.kind not in ("word", "string", "param") for token in args
-    ):
-        # A class or query named at run time may be Win32_PingStatus too.
-        out.reasons.append(f"{head.text}: Win32_PingStatus pings (and resolves) the address it is given, "
-                           "and the class or query must be written out")
-        return
+    if cmdlet in ("get-wmiobject", "get-ciminstance"):
+        why = _wmi_reason(args)
+        if why:
+            out.reasons.append(f"{head.text}: {why}")
+            return
+    if cmdlet in _LOADS_BY_NAME:
+        why = _loads_by_path(args)
+        if why:
+            out.reasons.append(f"{head.text}: {why}")
+            return
     if cmdlet == "test-json":
         why = _test_json_schema(args)
         if why:
             out.reasons.append(f"{head.text}: {why}")
             return
-    if cmdlet in READ_ONLY_CMDLETS or (cmdlet.startswith("get-") and cmdlet not in _BAD_GETS):
+    if cmdlet in READ_ONLY_CMDLETS:
         if cmdlet in _LOCATION:
             target = next((t for t in args if t.kind in ("word", "string")), None)
             if target is not None:
                 out.cd_targets.append(target.inner if target.kind == "string" else target.text)
         return
-    if cmdlet in _BAD_GETS:
-        out.reasons.append(f"{head.text}: {_BAD_GETS[cmdlet]}")
-        return
     if "-" in cmdlet and cmdlet.split("-", 1)[0].isalpha():
-        out.reasons.append(f"{head.text} is not a known read-only cmdlet")
+        out.reasons.append(f"{head.text} {not_read_only_why(cmdlet)}")
         return
     # A native program: reuse the bash option models when every argument is static.
     if "/" in name or "\\" in name or "." in name or program_spec(name) is None or name in ALIASES:
@@ -403,6 +402,9 @@ def _argument(cmdlet: str, token: _Token, depth: int, out: _Result) -> None:
     if kind == "param":
         if token.text.lower().split(":", 1)[0] in _BAD_PARAMS:
             out.reasons.append(f"{cmdlet} {token.text}: assigns variables, writes or opens a browser")
+        elif bad_parameter(cmdlet, token.text[1:].split(":", 1)[0]):
+            full = bad_parameter(cmdlet, token.text[1:].split(":", 1)[0])
+            out.reasons.append(f"{cmdlet} {token.text}: binds -{full}, which does more than read")
         elif "-" in cmdlet and _bad_param_prefix(token.text):
             out.reasons.append(
                 f"{cmdlet} {token.text}: may bind a parameter that assigns variables, writes, opens a "
@@ -427,6 +429,49 @@ def _argument(cmdlet: str, token: _Token, depth: int, out: _Result) -> None:
               "member": "member access or method call", "type": ".NET type access"}.get(kind, f"{kind} argument")
     out.reasons.append(f"{cmdlet}: {reason}: {token.text!r}")
     _nested(token, depth, out)
+
+
+def _values(args: list[_Token]) -> list[str]:
+    """The static values among ``args``: words, strings and ``-Param:value`` values."""
+    out: list[str] = []
+    for token in args:
+        if token.kind == "param" and ":" in token.text:
+            out.append(token.text.split(":", 1)[1].strip("'\""))
+        elif token.kind == "string":
+            out.append(token.inner)
+        elif token.kind == "word":
+            out.append(token.text)
+    return out
+
+
+def _wmi_reason(args: list[_Token]) -> str:
+    """Why a ``Get-WmiObject``/``Get-CimInstance`` call is not a plain local read, or "".
+
+    ``Win32_PingStatus`` pings (and resolves) the address it is given, and a third-party
+    provider's class does whatever that provider does, so the class must be written out and be
+    one of Microsoft's own (``Win32_*``, ``CIM_*``); ``-Query``/``-Namespace`` are refused (in
+    ``pwsh_cmdlets``)."""
+    if any(token.kind not in ("word", "string", "param") for token in args):
+        return "the WMI class or query must be written out (a value computed at run time may name any class)"
+    classes = [v.lower() for v in _values(args) if _WMI_CLASS.fullmatch(v.lower())]
+    if any("pingstatus" in v.lower() for v in _values(args)):
+        return "Win32_PingStatus pings (and resolves) the address it is given"
+    if not classes or any(not c.startswith(("win32_", "cim_")) for c in classes):
+        return ("only Microsoft's own WMI classes (Win32_*, CIM_*) are plain reads: a third-party provider's "
+                "class does what that provider does; name the class with -ClassName Win32_...")
+    return ""
+
+
+def _loads_by_path(args: list[_Token]) -> str:
+    """Why ``Get-Command``/``Get-Help``/``Get-Module`` may load code from a path, or ""."""
+    if any(token.kind not in ("word", "string", "param") for token in args):
+        return "a module, script or command named at run time may be loaded from a path"
+    for value in _values(args):
+        lower = value.lower()
+        if "/" in value or "\\" in value or lower.endswith(_SCRIPT_SUFFIXES):
+            return (f"{value!r} is a path: a script or module there may be loaded (and run); "
+                    "name an installed command or module instead")
+    return ""
 
 
 def _test_json_schema(args: list[_Token]) -> str:

@@ -300,7 +300,7 @@ _SPECS: Final[list[ProgramSpec]] = [
     ProgramSpec("column", short="tnexJLd", short_arg="scoNRHWlOEr", long=longs(
         "table separator= output-separator= columns= fillrows json table-columns= table-name= "
         "keep-empty-lines help version")),
-    ProgramSpec("jq", short="nrjacsCMSeEh", short_arg="fL", glob_safe=True, long=longs(
+    ProgramSpec("jq", short="nrjacsCMSeEh", short_arg="fL", glob_safe=True, whole_long=True, long=longs(
         "null-input raw-input slurp compact-output raw-output join-output ascii-output sort-keys color-output "
         "monochrome-output tab indent= unbuffered stream stream-errors seq exit-status arg=2 argjson=2 "
         "slurpfile=2 rawfile=2 args jsonargs from-file= raw-output0 help version")),

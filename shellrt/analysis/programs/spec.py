@@ -65,6 +65,9 @@ class ProgramSpec:
     #: Options end at the first positional (``--`` always ends them).
     posix_order: bool = False
     check: Check | None = None
+    #: Long options are matched as whole words (jq compares with ``strcmp``): ``--name=value`` is an
+    #: unknown option to the program, never a value, so the model must not read one either.
+    whole_long: bool = False
 
 
 class ParsedArgs:
@@ -128,6 +131,11 @@ def parse_args(spec: ProgramSpec, args: Iterable[str]) -> ParsedArgs:
                 continue
             if key in forbidden:
                 reasons.append(f"{name} {key}: {forbidden[key]}")
+            if eq and spec.whole_long:
+                reasons.append(
+                    f"{name}: {key}=... is not an option to {name} (it takes no --option=value; the words after "
+                    "it are read differently); write the value as the next word"
+                )
             if arity == NOARG:
                 if eq:
                     reasons.append(f"{name}: option {key} takes no value")
