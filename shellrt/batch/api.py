@@ -79,6 +79,12 @@ class BatchRun:
         unset = floor is not None and not floor.default_limits.model_dump(exclude_none=True)
         if floor is not None and unset and isinstance(default_limits, ResourceLimits):
             floor = dataclasses.replace(floor, default_limits=default_limits)  # a task may not ask more
+        #: On Ray the ceilings are each node's share, unknown here: each node refuses a task asking
+        #: more than its own (the local floor's check, red team round 16).
+        self._capped_limits: tuple[str, ...] = ()
+        if floor is not None and unset and default_limits == "machine" and not floor.allow_task_limits:
+            explicit = floor.limits.model_dump(exclude_none=True)
+            self._capped_limits = tuple(k for k in ("memory_bytes", "pids", "tmp_bytes") if k not in explicit)
         self._default_limits = default_limits
         self._output_budget = output_budget
         self._floor = floor
@@ -184,6 +190,7 @@ class BatchRun:
                 "reuse": self._reuse,
                 "hidden_paths": self._hidden,
                 "dataset_paths": self._dataset,
+                "capped_limits": self._capped_limits,
                 **self._ray_options,
             }
             return RayRunner(self._ray_address, artifacts_dir=self._artifacts, **options).open(source)

@@ -112,6 +112,7 @@ class ShellrtNodeActor:
         dataset_paths: tuple[str, ...] = (),
         default_limits: dict[str, Any] | str | None = "machine",
         output_budget: int | str | None = "machine",
+        capped_limits: tuple[str, ...] = (),
     ) -> None:
         # "machine": this node's share of its own memory, threads and disk (the driver's differ).
         limits = (
@@ -126,11 +127,14 @@ class ShellrtNodeActor:
             artifacts_dir=Path(artifacts_dir),
             node=NodeInfo(node=node_id, hostname=socket.gethostname(), label=label),
             scratch_dir=Path(scratch_dir) if scratch_dir else None,
-            hidden_paths=tuple(Path(p) for p in hidden_paths),
+            # The node's own Ray files too: a bwrap task reads the host (red team round 16).
+            hidden_paths=tuple(Path(p) for p in (*hidden_paths, *ray_node_paths(scratch_dir))),
             dataset_paths=tuple(Path(p) for p in dataset_paths),
             default_limits=limits,
             output_budget=RunOutputBudget(int(output_budget)) if output_budget is not None else None,
         )
+        #: Limits a task may not ask above this node's share (the driver's floor cannot know it).
+        self._capped = tuple(k for k in capped_limits if k in _LIMIT_FLAGS)
         self._running: set[asyncio.Task[Any]] = set()
         self._closing = False
         self._slots = max(1, slots)
@@ -150,6 +154,12 @@ class ShellrtNodeActor:
             self._running.add(current)
         try:
             task = Task.model_validate(task_data)
+            refusal = self._above_share(task)
+            if refusal is not None:
+                refused = _error_result(task, attempt, refusal, None).model_copy(
+                    update={"node": self.settings.node.node, "node_label": self.settings.node.label}
+                )
+                return {"result": refused.model_dump(mode="json"), "files": {}}
             if self._pool is None:
                 self._pool = SandboxPool(capacity=self._slots, reuse=self._reuse)
             result = await run_task(task, self.settings, self._pool)
@@ -166,6 +176,24 @@ class ShellrtNodeActor:
             if current is not None:
                 self._running.discard(current)
 
+    def _above_share(self, task: Task) -> str | None:
+        """Why ``task`` asks more than this node's share of a capped limit, or None.
+
+        On a local run the floor refuses such a task against the machine's ceilings; on Ray the
+        ceilings are each node's own, so the driver's floor had none, and a task file's
+        ``"limits": {"pids": 1000000}`` ran as asked on every node (red team round 16)."""
+        share = self.settings.default_limits.model_dump(exclude_none=True)
+        asked = task.sandbox.limits.model_dump(exclude_none=True)
+        for key in self._capped:
+            cap, value = share.get(key), asked.get(key)
+            if cap is not None and value is not None and value > cap:
+                return (
+                    f"task {task.id}: limits.{key}={value} is above node {self.settings.node.hostname}'s "
+                    f"share {cap}; a task may only tighten it: lower it in the task, or raise it with "
+                    f"{_LIMIT_FLAGS[key]}"
+                )
+        return None
+
     async def shutdown(self) -> int:
         """Cancel every running task and wait for its sandbox teardown; return how many there were."""
         self._closing = True
@@ -177,6 +205,83 @@ class ShellrtNodeActor:
         if self._pool is not None:
             await self._pool.aclose()  # idle recycled containers
         return len(running)
+
+
+#: The flag that raises each limit (`shellrt.batch.floor`).
+_LIMIT_FLAGS = {"memory_bytes": "--memory", "pids": "--pids", "cpus": "--cpus", "tmp_bytes": "--tmp-size"}
+
+
+def ray_node_paths(scratch: str | None) -> tuple[str, ...]:
+    """This node's Ray directories, to mask in every task's sandbox: the temp dir (every
+    session's sockets, logs of every job, other jobs' ``runtime_env`` packages, and by default
+    the spilled objects: other tasks' specs, results and shipped files), or the session dir
+    when the temp dir holds what a sandbox needs (``--temp-dir /tmp``), and a spill directory
+    configured elsewhere. bwrap shows the host read-only: with ``--temp-dir`` outside ``/tmp``
+    every task read them; and a task naming them as its ``workspace`` got them copied in, on any
+    backend, ``/tmp/ray`` too (red team rounds 15, 16). Masked, they are also left out of every
+    copy. Empty outside a Ray worker."""
+    from shellrt.batch.dataset_masks import unmaskable
+
+    node = getattr(ray._private.worker, "_global_node", None)  # Ray has no public API for it
+    if node is None:
+        if ray.is_initialized():
+            log.warning("ray: this node's Ray directories are unknown; its tasks' sandboxes do not mask them")
+        return ()
+    found: list[str] = []
+    scratch_path = Path(scratch) if scratch else None
+    temp = _node_attr(node, "get_temp_dir_path")
+    session = _node_attr(node, "get_session_dir_path")
+    for candidate in (temp, session):
+        if candidate and os.path.isdir(candidate) and unmaskable(candidate, scratch_path) is None:
+            found.append(os.path.realpath(candidate))
+            break
+    spill = _spill_directory(node)
+    if spill and os.path.isdir(spill) and unmaskable(spill, scratch_path) is None:
+        real = os.path.realpath(spill)
+        if not any(real == f or real.startswith(f.rstrip("/") + "/") for f in found):  # one mask covers it
+            found.append(real)
+    return tuple(found)
+
+
+def _node_attr(node: object, name: str) -> str | None:
+    try:
+        value = getattr(node, name)()
+    except Exception:
+        return None
+    return value if isinstance(value, str) and value else None
+
+
+def _spill_directory(node: object) -> str | None:
+    """The filesystem spill directory this node's Ray was configured with, if any: the node's
+    own system config, else the cluster's (a worker process holds only what it was started with)."""
+    for config in (getattr(node, "_config", None), _cluster_system_config()):
+        path = _filesystem_spill_path(config)
+        if path:
+            return path
+    return None
+
+
+def _cluster_system_config() -> object:
+    try:
+        return ray._private.state.state.get_system_config()  # type: ignore[no-untyped-call]
+    except Exception:
+        return None
+
+
+def _filesystem_spill_path(config: object) -> str | None:
+    import json
+
+    raw = config.get("object_spilling_config") if isinstance(config, dict) else None
+    try:
+        spec = json.loads(raw) if isinstance(raw, str) and raw else None
+    except ValueError:
+        return None
+    if not isinstance(spec, dict) or spec.get("type") != "filesystem":
+        return None
+    path = (spec.get("params") or {}).get("directory_path")
+    if isinstance(path, list):
+        path = path[0] if path else None
+    return path if isinstance(path, str) and path else None
 
 
 def _read_exports(root: Path, names: list[str], limit: int) -> tuple[dict[str, bytes], str | None]:
@@ -241,8 +346,11 @@ class RayRunner:
         dataset_paths: tuple[Path, ...] = (),
         default_limits: ResourceLimits | Literal["machine"] | None = "machine",
         output_budget: int | Literal["machine"] | None = "machine",
+        capped_limits: tuple[str, ...] = (),
     ) -> None:
         self.address = address
+        #: Limits a task may not raise above each node's share (a floor without explicit ceilings).
+        self.capped_limits = tuple(capped_limits)
         #: Limits a task that sets none gets, and each node's output budget ("machine": the node's own share).
         self.default_limits: dict[str, Any] | str | None = (
             default_limits.model_dump(exclude_none=True)
@@ -380,6 +488,7 @@ class RayRunner:
                 self.dataset_paths,
                 self.default_limits,
                 self.output_budget,
+                self.capped_limits,
             )
             self._nodes[node_id] = _Node(node_id=node_id, label=label, slots=slots, actor=actor)
             added += 1

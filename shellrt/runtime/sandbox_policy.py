@@ -89,6 +89,7 @@ DEFAULT_MASKED_PATHS: tuple[str, ...] = (
     "~/.npmrc",
     "~/.pypirc",
     "~/.vault-token",
+    "~/.ray",  # Ray >= 2.5x token auth: ~/.ray/auth_token, written 0644 (red team round 16)
     "~/.cargo/credentials",
     "~/.cargo/credentials.toml",
     "~/.terraform.d/credentials.tfrc.json",
