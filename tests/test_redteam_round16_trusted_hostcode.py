@@ -112,10 +112,10 @@ def test_a_workspace_on_the_hosts_path_may_not_shadow_its_modules(
 def test_docker_bind_mode_keeps_the_hosts_code_read_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Docker's bind mode mounts the host directory itself: the venv shellrt runs from, inside
     it, was the container's to write (a ``.pth`` the host ran at its next start, as the caller)."""
-    from sandbox.docker import DockerBackend
     from tests._docker_support import BUSYBOX, config, policy, require_docker, run_sh
 
     require_docker()
+    from sandbox.docker import DockerBackend  # the docker SDK: only once the daemon is there
     tmp_path.chmod(0o755)
     ws = tmp_path / "ws"
     site = ws / ".venv" / "lib" / "python3" / "site-packages"
