@@ -1328,13 +1328,18 @@ def operator_hooks_paths() -> tuple[str, ...]:
         return found
     import subprocess  # rare: once per version of the operator's git config
 
+    from sandbox._hostpath import host_env, host_which
+
+    git = host_which("git")  # never a git a sandboxed command wrote (round 16)
     env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")}
     env["GIT_CEILING_DIRECTORIES"] = "/"
     try:
+        if git is None:
+            raise FileNotFoundError("git")
         done = subprocess.run(
-            ["git", "config", "--show-scope", "--includes", "--get-all", "core.hooksPath"],
+            [git, "config", "--show-scope", "--includes", "--get-all", "core.hooksPath"],
             cwd="/",
-            env=env,
+            env=host_env(env),
             capture_output=True,
             timeout=10,
             check=False,
