@@ -128,3 +128,28 @@ def test_the_operators_relative_hooks_path_names_a_hooks_dir_in_every_repo(
     assert "reverted" in json.dumps(results[2])
     got = subprocess.run(["git", "-C", str(ws), "config", "--get", "core.hooksPath"], capture_output=True, text=True)
     assert got.stdout.strip() == ".githooks"  # the operator's, from ~/.gitconfig
+
+
+def test_a_command_cannot_hide_files_from_git_status(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``.git/info/exclude`` and ``status.showUntrackedFiles=no`` are invisible in every diff and
+    make a planted file (a ``conftest.py`` pytest runs, an ``.npmrc``) invisible in ``git
+    status``. A command's change to them is undone; ``git init`` (comments only) stays quiet."""
+    ws = _repo(tmp_path, monkeypatch)
+    hide = _py(
+        "import subprocess; open('.git/info/exclude', 'a').write('conftest.py\\\\n'); "
+        "subprocess.run(['git', 'config', 'status.showUntrackedFiles', 'no'])"
+    )
+    results = _run(
+        ws,
+        "local",
+        "bypassPermissions",
+        [("Bash", {"command": hide}), ("Bash", {"command": "git init -q sub && git -C sub status --short && echo ok"})],
+    )
+    shown = json.dumps(results[0])
+    assert "planted" in shown and ".git/info/exclude" in shown and ".git/config" in shown, shown
+    assert "conftest.py" not in (ws / ".git" / "info" / "exclude").read_text()
+    got = subprocess.run(
+        ["git", "-C", str(ws), "config", "--get", "status.showUntrackedFiles"], capture_output=True, text=True
+    )
+    assert got.stdout == ""
+    assert "reverted" not in json.dumps(results[1]) and "ok" in json.dumps(results[1]), results[1]

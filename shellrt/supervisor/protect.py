@@ -614,6 +614,8 @@ class WorkspaceGuard:
                 kind = "gitconfig"
             elif is_gitdir and n == "commondir":
                 kind = "commondir"
+            elif n == "exclude" and name == "info" and os.path.basename(os.path.dirname(path)) == ".git":
+                kind = "exclude"  # hides files from `git status`: a planted one then shows in no diff
             elif n == ".git":
                 kind = "gitlink"
             elif (
@@ -1129,6 +1131,7 @@ _DESCRIBE = {
     "gitconfig": "git config with a code-running key",
     "gitlink": "a .git link to another git directory",
     "commondir": "a git directory's commondir, which points git at another directory's config",
+    "exclude": "git's .git/info/exclude, which hides files from git status and diff",
     "file": "a settings, start-up or editor file, or one a later program runs from the home directory",
 }
 
@@ -1484,6 +1487,9 @@ def _active(
         return None if _benign_gitlink(path, content, root) else digest
     if kind == "commondir":
         return None if _benign_commondir(path, content, root) else digest
+    if kind == "exclude":  # git init's template holds comments only: inert
+        rules = [line.strip() for line in content.splitlines() if line.strip() and not line.lstrip().startswith(b"#")]
+        return hashlib.sha256(b"\n".join(rules)).hexdigest() if rules else None
     return digest
 
 
@@ -1546,6 +1552,10 @@ _CODE_SIMPLE = frozenset(
         "sendemail.tocmd",
         "sendemail.cccmd",
         "ssh.variant",
+        # Not code, but they hide files from `git status` (round 16): a planted conftest.py, .npmrc
+        # or .pth would then show in no review.
+        "status.showuntrackedfiles",
+        "core.excludesfile",
     }
 )
 #: (section, name) of ``section.<sub>.name`` keys that name programs.
