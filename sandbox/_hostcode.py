@@ -19,8 +19,9 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-__all__ = ["host_code_places"]
+__all__ = ["host_code_places", "host_code_reason"]
 
 
 def _code_places() -> set[str]:
@@ -60,3 +61,94 @@ def host_code_places(roots: Sequence[Path]) -> tuple[list[Path], list[Path]]:
             elif any(form == place or form.startswith(place.rstrip("/") + "/") for form in forms):
                 exposed.append(root)
     return sorted(set(inside), key=lambda p: (len(p.parts), str(p))), list(dict.fromkeys(exposed))
+
+
+#: Module files a started interpreter runs from any directory on its path, unasked.
+_START_UP = frozenset({"sitecustomize", "usercustomize"})
+#: ((roots, sys.path, prefixes, cwd), (places inside a root, sys.path entries at or above one)).
+_reason_cache: dict[object, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+#: sys.path -> top-level module names importable from it (listed once per path).
+_names_cache: dict[tuple[str, ...], frozenset[str]] = {}
+#: [len(sys.modules), the top-level names loaded then].
+_loaded: list[Any] = [-1, frozenset()]
+
+
+def _key(roots: Sequence[str]) -> object:
+    cwd = os.getcwd() if "" in sys.path else ""
+    return (tuple(roots), tuple(p for p in sys.path if isinstance(p, str)), sys.prefix, sys.executable, cwd)
+
+
+def _places_for(roots: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    key = _key(roots)
+    found = _reason_cache.get(key)
+    if found is not None:
+        return found
+    inside, _ = host_code_places([Path(r) for r in roots])
+    entries = set()
+    for entry in sys.path:
+        if not isinstance(entry, str):
+            continue
+        try:
+            entries.add(os.path.realpath(entry or os.getcwd()))
+        except (OSError, ValueError):
+            continue
+    forms = {f for r in roots for f in _forms(Path(r))}
+    exposed = tuple(
+        e for e in entries if any(f == e or f.startswith(e.rstrip("/") + "/") for f in forms)
+    )
+    if len(_reason_cache) >= 64:
+        _reason_cache.clear()
+    found = (tuple(str(p) for p in inside), exposed)
+    _reason_cache[key] = found
+    return found
+
+
+def _importable(exposed: tuple[str, ...]) -> frozenset[str]:
+    """Top-level module names the host may import: the standard library's, what is loaded, and
+    what the other ``sys.path`` directories offer (listed once per ``sys.path``; the exposed
+    ones' own entries are the workspace's files, not names the host already imports)."""
+    path = tuple(p for p in sys.path if isinstance(p, str))
+    names = _names_cache.get(path)
+    if names is None:
+        found = set(sys.stdlib_module_names) | _START_UP
+        for entry in path:
+            try:
+                if os.path.realpath(entry or ".") in exposed:
+                    continue
+                listing = os.listdir(entry or ".")
+            except OSError:
+                continue
+            found.update(n.split(".", 1)[0] for n in listing)
+        names = frozenset(found)
+        _names_cache.clear()
+        _names_cache[path] = names
+    if _loaded[0] != len(sys.modules):  # recounted only when a module was loaded since
+        _loaded[:] = [len(sys.modules), frozenset(m.split(".", 1)[0] for m in list(sys.modules))]
+    loaded: frozenset[str] = _loaded[1]
+    return names | loaded
+
+
+def host_code_reason(path: str, roots: Sequence[str]) -> str | None:
+    """Why writing ``path`` (a host path, symlinks resolved) puts code where this host process
+    loads it from, or None (red team round 16: the file tools run on the host and wrote the
+    venv the host imports from, which `host_code_places` keeps read-only for commands only).
+
+    Below a place of `host_code_places` inside a root (a project ``.venv`` shellrt runs from):
+    every file. In a ``sys.path`` entry that is, or holds, a root (``PYTHONPATH`` at the
+    workspace): a ``.pth`` file, ``sitecustomize``/``usercustomize``, or a top-level module or
+    package whose name the host imports (the standard library's, a loaded one's, or one found
+    on ``sys.path``): it would shadow it."""
+    inside, exposed = _places_for(roots)
+    for place in inside:
+        if path.startswith(place.rstrip("/") + "/"):
+            return f"code the host's Python loads ({place} is where shellrt's own interpreter imports from)"
+    for entry in exposed:
+        if not path.startswith(entry.rstrip("/") + "/"):
+            continue
+        first = path[len(entry.rstrip("/")) + 1 :].split("/", 1)[0]
+        if first.endswith(".pth") or first.split(".", 1)[0] in _importable(exposed):
+            return (
+                f"code the host's Python may import ({entry} is on shellrt's own sys.path: "
+                f"{first} would shadow or start a module there)"
+            )
+    return None

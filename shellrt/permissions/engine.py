@@ -47,6 +47,7 @@ from typing import Any
 
 import anyio
 
+from sandbox._hostcode import host_code_reason
 from sandbox.confine import contained
 from shellrt.permissions.embedded import (
     command_options,
@@ -269,7 +270,7 @@ class PermissionEngine:
             # A recursive read over a denied path reads it: a rule matter no mode may skip.
             chain.append(f"4 ask: {shadowed}")
             return self._final("ask", shadowed, chain, source="tool")
-        metadata = self._metadata_write(subject, parts or [])
+        metadata = self._metadata_write(subject, parts or [], ctx)
         if metadata is not None:
             chain.append(f"4 safety check: {metadata} (no mode can skip it)")
             return self._final("ask", metadata, chain, source="tool")
@@ -550,11 +551,15 @@ class PermissionEngine:
                 )
         return None
 
-    def _metadata_write(self, subject: PermissionSubject, parts: Sequence[CommandPart]) -> str | None:
+    def _metadata_write(
+        self, subject: PermissionSubject, parts: Sequence[CommandPart], ctx: ToolContext
+    ) -> str | None:
         paths = list(subject.paths) if subject.access == "write" else []
         paths += [w for p in parts for w in p.writes if w]
+        roots = tuple(str(r) for r in (ctx.allowed_roots or (ctx.workspace,)))
         for path in paths:
             why = git_metadata_reason(path)
+            real = path
             if why is None:
                 try:
                     real = os.path.realpath(path)
@@ -564,6 +569,10 @@ class PermissionEngine:
                     why = git_metadata_reason(real)
             if why is None:
                 why = hooks_dir_reason(path)  # a core.hooksPath directory (.husky): git's hooks too
+            if why is None:
+                # Where the host's own Python imports from (a project .venv shellrt runs from): the
+                # sandbox binds it read-only for commands; the file tools write on the host (round 16).
+                why = host_code_reason(real, roots)
             if why is not None:
                 return f"Writing {path} touches {why}."
         return None

@@ -90,8 +90,12 @@ SHELL_STARTUP_FILES = frozenset(
         ".env.rc",
     }
 )
+#: Package managers' per-project config: obeyed by every later ``npm``/``yarn`` run there, and
+#: able to name a program it runs (``script-shell``, ``node-options=--require``, ``git``,
+#: ``yarnPath``, ``plugins``, ``yarn-path``); often git-ignored (it holds tokens): no diff shows it.
+_TOOL_CONFIG = frozenset({".npmrc", ".yarnrc", ".yarnrc.yml"})
 #: Files obeyed anywhere they appear (besides everything under .claude/ and .shellrt/).
-_ANYWHERE = SHELL_STARTUP_FILES | {".mcp.json", ".devcontainer.json"}
+_ANYWHERE = SHELL_STARTUP_FILES | _TOOL_CONFIG | {".mcp.json", ".devcontainer.json"}
 #: The workspace's own settings (as `shellrt.permissions.trust` lists them): restored when deleted.
 ROOT_SETTINGS_FILES = frozenset(
     {
@@ -104,10 +108,15 @@ ROOT_SETTINGS_FILES = frozenset(
 )
 #: Settings trees: every file below them is protected.
 _SETTINGS_DIRS = frozenset({".claude", ".shellrt"})
-#: Editor (and dev-container) files that run tasks or point at programs, by directory.
+#: Editor, dev-container and build-tool files that run tasks or point at programs, by directory.
+#: ``.idea/workspace.xml``: JetBrains start-up tasks run a configuration when the project opens,
+#: and the file is git-ignored by default (round 16). ``.cargo/config.toml``: ``rustc-wrapper``,
+#: a target's ``runner``, run by every ``cargo build``/``test``, usually untracked.
 _EDITOR_FILES = {
     ".vscode": frozenset({"settings.json", "tasks.json", "launch.json", "extensions.json"}),
     ".devcontainer": frozenset({"devcontainer.json"}),
+    ".idea": frozenset({"workspace.xml"}),
+    ".cargo": frozenset({"config", "config.toml"}),
 }
 #: Directory names that, when they are symlinks, redirect what is obeyed.
 _REDIRECTABLE = _SETTINGS_DIRS | frozenset(_EDITOR_FILES) | {".git"}
@@ -246,6 +255,9 @@ class WorkspaceGuard:
         #: Directories inside the tree an accepted git config names as ``core.hooksPath`` (husky's
         #: ``.husky``): git runs their executables as it runs ``.git/hooks`` (red team round 16).
         self._hook_dirs: frozenset[str] = frozenset()
+        #: Config files inside the tree an accepted git config includes (-> the work tree they
+        #: configure): guarded as git config (red team round 16).
+        self._included: dict[str, str] = {}
         self._seq = 0
         #: Duration of the last scan (s): decides inline vs worker thread.
         self.last_scan_s = 0.0
@@ -455,16 +467,19 @@ class WorkspaceGuard:
                     self._denied_racy.add(path)
                 else:
                     self._denied_racy.discard(path)
-        hook_dirs = self._configured_hook_dirs()
-        if hook_dirs != self._hook_dirs:
-            # An accepted config names other hook directories (the first scan, or the operator's
-            # change): list the tree again with them, and judge what is in them now.
-            self._hook_dirs = hook_dirs
+        for _ in range(_MAX_INCLUDE_DEPTH + 1):
+            hook_dirs, included = self._configured_hook_dirs()
+            if hook_dirs == self._hook_dirs and included == self._included:
+                break
+            # An accepted config names other hook directories or includes other files (the first
+            # scan, or the operator's change): list the tree again with them, and judge what is
+            # in them now (an included file's own includes and hooksPath, the next time round).
+            self._hook_dirs, self._included = hook_dirs, included
             for entry in self._dirs.values():  # every directory listed again: their context changed
                 entry.racy = True
             self._full_scan(now)
             for path, kind in list(self._watched.items()):
-                if kind == "hook" and path not in self._files:
+                if kind in ("hook", "gitconfig") and path not in self._files:
                     self._check_file(path, kind, now, out, revert=revert, reread=reread)
         # Deleted (or no longer protected): nothing left to obey, except the deny rules of the
         # workspace's settings. Restored last, once a symlink put in place of their directory
@@ -580,6 +595,8 @@ class WorkspaceGuard:
         # commondir; an objects symlink must not hide a git directory's config from this check.
         is_gitdir = name == ".git" or ("HEAD" in names and ("objects" in names or "commondir" in names))
         editor = _EDITOR_FILES.get(name, frozenset())
+        if os.path.basename(os.path.dirname(path)) == ".devcontainer":  # .devcontainer/<name>/
+            editor = _EDITOR_FILES[".devcontainer"]
         home_rel = self._home.relative(path) if self._home.homes else None
         watched: list[tuple[str, str]] = []
         for n, is_dir, is_link in entries:
@@ -589,10 +606,16 @@ class WorkspaceGuard:
             if is_hooks:
                 if not n.endswith(".sample"):
                     kind = "hook"
-            elif (is_gitdir and n in ("config", "config.worktree")) or _user_gitconfig(path, n):
+            elif (
+                (is_gitdir and n in ("config", "config.worktree"))
+                or _user_gitconfig(path, n)
+                or (self._included and f"{path}/{n}" in self._included)
+            ):
                 kind = "gitconfig"
             elif is_gitdir and n == "commondir":
                 kind = "commondir"
+            elif n == "exclude" and name == "info" and os.path.basename(os.path.dirname(path)) == ".git":
+                kind = "exclude"  # hides files from `git status`: a planted one then shows in no diff
             elif n == ".git":
                 kind = "gitlink"
             elif (
@@ -637,29 +660,54 @@ class WorkspaceGuard:
             self._widened.append(path)
         return _Dir(sig, ctx, children, tuple(watched), racy, is_gitdir, mode)
 
-    def _configured_hook_dirs(self) -> frozenset[str]:
-        """The tree's directories that accepted git configs name as ``core.hooksPath`` (as the
-        walk spells them). A relative value is below the work tree (the ``.git``'s parent)."""
+    def _configured_hook_dirs(self) -> tuple[frozenset[str], dict[str, str]]:
+        """(The tree's directories that accepted git configs name as ``core.hooksPath``, the config
+        files inside the tree those configs include -> the work tree they configure), as the walk
+        spells them. A relative value is below the work tree (the ``.git``'s parent); the
+        operator's own relative ``core.hooksPath`` (`operator_hooks_paths`) names one in every
+        repository (red team round 16)."""
         found: set[str] = set()
-        real_root = ""
+        included: dict[str, str] = {}
+        lazy: dict[str, Any] = {}  # the root's realpath, the operator's values: only once needed
+
+        def inside(target: str) -> str | None:
+            real_root = lazy.get("root") or lazy.setdefault("root", os.path.realpath(self._root_text))
+            rel = os.path.relpath(target, real_root)
+            if rel == ".":
+                return self._root_text
+            return None if rel.startswith("..") else f"{self._root_text}/{rel}"
+
         for path, record in self._files.items():
-            if record.kind != "gitconfig" or not isinstance(record.active, frozenset):
+            if record.kind != "gitconfig" or (record.active is not None and not isinstance(record.active, frozenset)):
                 continue
-            gitdir = os.path.dirname(path)
-            base = os.path.dirname(gitdir) if os.path.basename(gitdir) == ".git" else gitdir
-            for key, value in record.active:
-                if key != "core.hookspath" or not value.strip():
-                    continue
+            if path in self._included:
+                base = self._included[path]
+            else:
+                gitdir = os.path.dirname(path)
+                base = os.path.dirname(gitdir) if os.path.basename(gitdir) == ".git" else gitdir
+            values = [v for k, v in (record.active or ()) if k == "core.hookspath" and v.strip()]
+            for key, value in record.active or ():
+                if key == "include.path" or (key.startswith("includeif.") and key.endswith(".path")):
+                    # An included file's keys are this repository's config (git resolves it from
+                    # the including file's directory): one inside the tree is guarded as one; one
+                    # outside (the operator's) is read for its core.hooksPath, with its includes.
+                    real = os.path.realpath(os.path.join(os.path.dirname(path), os.path.expanduser(value.strip())))
+                    target = inside(real)
+                    if target is None:
+                        values += _configured_hooks(real)[0]
+                    elif target not in included:
+                        included[target] = base
+            if path not in self._included and not _user_gitconfig(os.path.dirname(path), os.path.basename(path)):
+                if "operator" not in lazy:
+                    lazy["operator"] = operator_hooks_paths()
+                values += lazy["operator"]  # the operator's own value applies in every repository
+            for value in values:
                 # Resolved on every scan (~50 us with one such key; nothing without): a symlink
                 # swapped in for the directory moves where git looks, and this check with it.
-                real_root = real_root or os.path.realpath(self._root_text)
-                target = os.path.realpath(os.path.join(base, os.path.expanduser(value.strip())))
-                rel = os.path.relpath(target, real_root)
-                if rel == ".":
-                    found.add(self._root_text)
-                elif not rel.startswith(".."):
-                    found.add(f"{self._root_text}/{rel}")
-        return frozenset(found)
+                target = inside(os.path.realpath(os.path.join(base, os.path.expanduser(value.strip()))))
+                if target is not None:
+                    found.add(target)
+        return frozenset(found), included
 
     def _list_unlocked(self, path: str) -> list[tuple[str, bool, bool]]:
         """List a directory the host could not: a non-root caller's command (its own uid) made it
@@ -1083,6 +1131,7 @@ _DESCRIBE = {
     "gitconfig": "git config with a code-running key",
     "gitlink": "a .git link to another git directory",
     "commondir": "a git directory's commondir, which points git at another directory's config",
+    "exclude": "git's .git/info/exclude, which hides files from git status and diff",
     "file": "a settings, start-up or editor file, or one a later program runs from the home directory",
 }
 
@@ -1107,8 +1156,12 @@ def protected_reason(path: str | Path) -> str | None:
         return "a shell or direnv start-up file"
     if name in (".mcp.json", ".devcontainer.json") or any(p in _SETTINGS_DIRS for p in parents):
         return "agent settings (.claude/, .shellrt/, .mcp.json)"
+    if name in _TOOL_CONFIG:
+        return "a package manager's config (it can name programs npm or yarn run)"
     if parents and name in _EDITOR_FILES.get(parents[-1], frozenset()):
-        return "an editor or dev-container file that runs tasks"
+        return "an editor, dev-container or build-tool file that runs tasks or programs"
+    if name == "devcontainer.json" and parents[-2:-1] == (".devcontainer",):
+        return "a dev-container file (its initializeCommand runs on the host)"
     if ".git" in parents:
         below = parts[parts.index(".git") + 1 :]
         if below[:1] == ("hooks",) and not name.endswith(".sample"):
@@ -1126,29 +1179,39 @@ def protected_reason(path: str | Path) -> str | None:
 
 #: Most parent directories `hooks_dir_reason` walks up looking for a ``.git/config``.
 _MAX_HOOKS_WALK = 64
-#: config path -> ((size, mtime_ns, ino), its core.hooksPath values): parsed once per version.
-_hooks_values: dict[str, tuple[tuple[int, int, int], tuple[str, ...]]] = {}
+#: config path -> (the versions of every file read, its core.hooksPath values, the files it includes).
+_hooks_values: dict[str, tuple[tuple[object, ...], tuple[str, ...], tuple[str, ...]]] = {}
+#: git's own limit on nested includes.
+_MAX_INCLUDE_DEPTH = 10
 
 
 def hooks_dir_reason(path: str | Path) -> str | None:
-    """Why ``path`` is a git hook by configuration (None if not): its directory is the one the
-    enclosing repository's ``.git/config`` names as ``core.hooksPath`` (husky's ``.husky``), so
-    git runs it as it runs ``.git/hooks`` (red team round 16). Looks at the disk, unlike
-    `protected_reason`: the name alone cannot tell. A ``.sample`` file is inert there too."""
+    """Why ``path`` is a git hook by configuration, or a config file git includes (None if not).
+
+    Its directory is the one the enclosing repository's config names as ``core.hooksPath``
+    (husky's ``.husky``; round 16) -- in ``.git/config``, in a file it includes (``[include]``,
+    ``[includeIf]``: every condition counts), or a relative value of the operator's global or
+    system config (``core.hooksPath = .githooks`` names a directory of every repository) -- so git
+    runs it as it runs ``.git/hooks``; or it is a file that config includes (its keys are git's
+    config too: a ``core.fsmonitor`` there runs at the next ``git status``). Looks at the disk,
+    unlike `protected_reason`: the name alone cannot tell. A ``.sample`` file is inert there too."""
     text = os.fspath(path)
-    if text.endswith(".sample"):
-        return None
     parent = os.path.dirname(os.path.abspath(text))
     base = parent
     for _ in range(_MAX_HOOKS_WALK):
-        values = _configured_hooks(os.path.join(base, ".git", "config"))
-        if values:  # resolved only here (a ~60 us realpath per write was the cost otherwise)
-            real = os.path.realpath(parent)
-            for value in values:
-                if os.path.realpath(os.path.join(base, os.path.expanduser(value))) == real:
-                    return f"a git hook (this repository's core.hooksPath is {value})"
-            return None
+        config = os.path.join(base, ".git", "config")
         if os.path.lexists(os.path.join(base, ".git")):
+            values, included = _configured_hooks(config)
+            values += tuple(v for v in operator_hooks_paths() if v not in values)
+            if values or included:  # resolved only here (a ~60 us realpath per write was the cost otherwise)
+                real = os.path.realpath(parent)
+                if not text.endswith(".sample"):
+                    for value in values:
+                        if os.path.realpath(os.path.join(base, os.path.expanduser(value))) == real:
+                            return f"a git hook (this repository's core.hooksPath is {value})"
+                target = os.path.realpath(text)
+                if target in included:
+                    return "git configuration this repository's config includes (it can name programs git runs)"
             return None  # the enclosing repository: its config named no such directory
         up = os.path.dirname(base)
         if up == base:
@@ -1157,27 +1220,146 @@ def hooks_dir_reason(path: str | Path) -> str | None:
     return None
 
 
-def _configured_hooks(config: str) -> tuple[str, ...]:
-    """``core.hooksPath`` values of a git config file (none when it cannot be read)."""
+def _version(path: str) -> object:
     try:
-        st = os.stat(config)
+        st = os.stat(path)
     except OSError:
-        return ()
-    version = (st.st_size, st.st_mtime_ns, st.st_ino)
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+
+
+def _configured_hooks(config: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(``core.hooksPath`` values of a repository's git config file and every file it includes,
+    the real paths of those included files); nothing when it cannot be read. Parsed once per
+    version of all of them."""
     found = _hooks_values.get(config)
-    if found is not None and found[0] == version:
-        return found[1]
-    try:
-        with open(config, "rb") as fh:
-            content = fh.read(_READ_LIMIT)
-    except OSError:
-        return ()
-    keys = code_running_git_keys(content.decode("utf-8", "replace"))
-    values = tuple(v.strip() for k, v in keys if k == "core.hookspath" and v.strip())
+    if found is not None and found[0] == tuple(_version(f) for f in (config, *found[2])):
+        return found[1], found[2]
+    values, included = config_hooks_and_includes(config)
     if len(_hooks_values) >= 256:
         _hooks_values.clear()
-    _hooks_values[config] = (version, values)
-    return values
+    _hooks_values[config] = (tuple(_version(f) for f in (config, *included)), values, included)
+    return values, included
+
+
+def config_hooks_and_includes(config: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Follow ``include.path`` and ``includeIf.*.path`` from ``config`` as git does (relative to the
+    including file, ``~`` expanded, at most ten deep; every condition taken as met: fail closed).
+    Returns the ``core.hooksPath`` values found and the real paths of the included files (also
+    those that do not exist yet: a command may create one)."""
+    values: list[str] = []
+    included: list[str] = []
+    todo = [(config, 0)]
+    seen: set[str] = set()
+    while todo:
+        path, depth = todo.pop()
+        real = os.path.realpath(path)
+        if real in seen:
+            continue
+        seen.add(real)
+        content = _read_regular(path)
+        if content is None:
+            continue
+        for key, value in code_running_git_keys(content.decode("utf-8", "replace")):
+            if key == "core.hookspath" and value.strip() and value.strip() not in values:
+                values.append(value.strip())
+            elif (key == "include.path" or (key.startswith("includeif.") and key.endswith(".path"))) and value:
+                target = os.path.join(os.path.dirname(path), os.path.expanduser(value.strip()))
+                target = os.path.realpath(target)
+                if target not in included:
+                    included.append(target)
+                if depth < _MAX_INCLUDE_DEPTH:
+                    todo.append((target, depth + 1))
+    return tuple(values), tuple(included)
+
+
+def _read_regular(path: str) -> bytes | None:
+    """A regular file's first `_READ_LIMIT` bytes; None for anything else: a FIFO a command put at
+    an included path must not hang the host (opened non-blocking, then judged by its fd)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        while size <= _READ_LIMIT and (chunk := os.read(fd, 1 << 16)):
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)[:_READ_LIMIT]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+#: (HOME, the config files' versions) -> the operator's core.hooksPath values (`operator_hooks_paths`).
+_operator_hooks: dict[object, tuple[str, ...]] = {}
+#: [quick key, when, values] of the last look (`operator_hooks_paths`).
+_operator_recent: list[Any] = []
+
+
+def operator_hooks_paths() -> tuple[str, ...]:
+    """``core.hooksPath`` values of the operator's own git configuration (system, global, XDG, and
+    ``GIT_CONFIG_*`` in the environment), as git resolves them with their includes. A relative
+    value (``git config --global core.hooksPath .githooks``) names a directory of *every*
+    repository: ``.githooks/pre-commit`` there runs at the next commit as ``.git/hooks`` would.
+
+    Asked of git itself (``git config --show-scope``, run in ``/`` with no repository, so no
+    repository's config or code is read), once per version of those files (~3 ms)."""
+    home = os.environ.get("HOME", "")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    quick = (home, xdg, os.environ.get("GIT_CONFIG_GLOBAL"), os.environ.get("GIT_CONFIG_SYSTEM"))
+    now = time.monotonic()
+    if _operator_recent and _operator_recent[0] == quick and now - _operator_recent[1] < 1.0:
+        recent: tuple[str, ...] = _operator_recent[2]
+        return recent  # looked at within the last second (a stat of five files: ~50 us)
+    files = (
+        os.path.join(home, ".gitconfig"),
+        os.path.join(xdg, "git", "config"),
+        "/etc/gitconfig",
+        os.environ.get("GIT_CONFIG_GLOBAL", ""),
+        os.environ.get("GIT_CONFIG_SYSTEM", ""),
+    )
+    env_keys = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("GIT_CONFIG")))
+    key = (home, xdg, env_keys, tuple(_version(f) for f in files if f))
+    found = _operator_hooks.get(key)
+    if found is not None:
+        _operator_recent[:] = [quick, now, found]
+        return found
+    import subprocess  # rare: once per version of the operator's git config
+
+    from sandbox._hostpath import host_env, host_which
+
+    git = host_which("git")  # never a git a sandboxed command wrote (round 16)
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")}
+    env["GIT_CEILING_DIRECTORIES"] = "/"
+    try:
+        if git is None:
+            raise FileNotFoundError("git")
+        done = subprocess.run(
+            [git, "config", "--show-scope", "--includes", "--get-all", "core.hooksPath"],
+            cwd="/",
+            env=host_env(env),
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+        lines = done.stdout.decode("utf-8", "replace").splitlines()
+    except (OSError, subprocess.SubprocessError):
+        lines = []
+    values: list[str] = []
+    for line in lines:
+        scope, _, value = line.partition("\t")
+        if scope not in ("local", "worktree") and value.strip() and value.strip() not in values:
+            values.append(value.strip())
+    if len(_operator_hooks) >= 16:
+        _operator_hooks.clear()
+    _operator_hooks[key] = tuple(values)
+    _operator_recent[:] = [quick, now, tuple(values)]
+    return tuple(values)
 
 
 def _file_of(path: str, raw: dict[str, Any], root: Path) -> _File:
@@ -1305,6 +1487,9 @@ def _active(
         return None if _benign_gitlink(path, content, root) else digest
     if kind == "commondir":
         return None if _benign_commondir(path, content, root) else digest
+    if kind == "exclude":  # git init's template holds comments only: inert
+        rules = [line.strip() for line in content.splitlines() if line.strip() and not line.lstrip().startswith(b"#")]
+        return hashlib.sha256(b"\n".join(rules)).hexdigest() if rules else None
     return digest
 
 
@@ -1367,6 +1552,10 @@ _CODE_SIMPLE = frozenset(
         "sendemail.tocmd",
         "sendemail.cccmd",
         "ssh.variant",
+        # Not code, but they hide files from `git status` (round 16): a planted conftest.py, .npmrc
+        # or .pth would then show in no review.
+        "status.showuntrackedfiles",
+        "core.excludesfile",
     }
 )
 #: (section, name) of ``section.<sub>.name`` keys that name programs.

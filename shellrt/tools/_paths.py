@@ -34,6 +34,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from sandbox import confine
+from sandbox._hostcode import host_code_reason
 from sandbox.base import ExecRequest, SandboxBackend
 from sandbox.config import BwrapConfig
 from sandbox.confine import ConfinementError, Mount, View
@@ -667,6 +668,11 @@ def file_permission(
                 "write there, in any mode. Write inside the workspace."
             )
         reason = is_sensitive(Path(resolved)) or is_sensitive(Path(lexical))
+        if not reason:
+            # Where the host's own Python imports from (the tools write on the host, past the
+            # sandbox's read-only binds of it; red team round 16): the tool's own check says so too.
+            host = view.to_host(resolved) or resolved
+            reason = host_code_reason(host, tuple(str(r) for r in (ctx.allowed_roots or (ctx.workspace,))))
         if reason:
             return PermissionResult.ask(f"Writing {resolved} touches {reason}.", safety_check=True)
     roots = sandbox_roots(ctx)
