@@ -12,7 +12,6 @@ output quota. A copy is now kept only while the disk keeps its reserve
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import pytest
 from sandbox import SandboxPolicy
 from sandbox.local import LocalBackend
 from shellrt.supervisor import Supervisor
+from tests._small_disk import mounted_tmpfs
 from tests.conftest import require
 
 _DISK = 8 << 20
@@ -30,17 +30,8 @@ _DISK = 8 << 20
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """An 8 MiB tmpfs mounted on a directory of ``tmp_path`` (unmounted after)."""
-    require(os.geteuid() == 0, "mounting a tmpfs needs root")
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={_DISK}", "tmpfs", str(disk)], capture_output=True
-    )
-    require(mounted.returncode == 0, f"cannot mount a tmpfs here: {mounted.stderr!r}")
-    try:
+    with mounted_tmpfs(tmp_path, _DISK) as disk:
         yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
 def test_quarantine_copies_leave_the_session_disks_reserve_free(small_disk: Path, tmp_path: Path) -> None:

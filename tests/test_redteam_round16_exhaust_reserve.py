@@ -11,7 +11,6 @@ Reproduced on an 8 MiB tmpfs made here (root) as the session directory.
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from sandbox import SandboxPolicy
 from sandbox.local import LocalBackend
 from shellrt.supervisor import Supervisor, TaskStatus
 from shellrt.supervisor.spool import OutputQuota
-from tests.conftest import require
+from tests._small_disk import mounted_tmpfs
 
 _DISK = 8 << 20
 
@@ -30,17 +29,8 @@ _DISK = 8 << 20
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """An 8 MiB tmpfs mounted on a directory of ``tmp_path`` (unmounted after)."""
-    require(os.geteuid() == 0, "mounting a tmpfs needs root")
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={_DISK}", "tmpfs", str(disk)], capture_output=True
-    )
-    require(mounted.returncode == 0, f"cannot mount a tmpfs here: {mounted.stderr!r}")
-    try:
+    with mounted_tmpfs(tmp_path, _DISK) as disk:
         yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
 def _free(path: Path) -> int:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,23 +22,14 @@ import pytest
 
 import shellrt
 from shellrt.permissions.trust import append_audit
-from tests.conftest import require
+from tests._small_disk import mounted_tmpfs
 
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 256 KiB tmpfs mounted on a directory of ``tmp_path`` (unmounted after)."""
-    require(os.geteuid() == 0, "mounting a tmpfs needs root")
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(disk)], capture_output=True
-    )
-    require(mounted.returncode == 0, f"cannot mount a tmpfs here: {mounted.stderr!r}")
-    try:
+    with mounted_tmpfs(tmp_path, 256 << 10) as disk:
         yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
 def _fill(disk: Path) -> Path:
