@@ -115,3 +115,29 @@ def test_a_small_output_on_a_nearly_full_disk_is_saved_as_before(tmp_path: Path)
     assert small.output_lost is None and small.output_path.read_bytes() == b"hi\n"  # type: ignore[attr-defined]
     assert "SHELLRT_OUTPUT_RESERVE" in big.output_lost  # type: ignore[attr-defined]
     assert 0 < big.saved_bytes <= 64 << 10  # type: ignore[attr-defined]
+
+
+def test_an_allowance_taken_earlier_counts_against_the_next_look(small_disk: Path) -> None:
+    """Spool A looks while the disk is nearly empty and may write an eighth of its room without
+    looking again; spool B then writes the disk down to the reserve. Without the shared account B
+    saw none of A's allowance, and A's next write took the disk past the reserve (free space
+    ended 800 KiB below it, deterministically; four background floods did so now and then)."""
+    from shellrt.supervisor.spool import OutputSpool
+
+    reserve = 1 << 20
+    quota = OutputQuota(None, None, reserve)
+    first = OutputSpool(small_disk / "a", quota=quota)
+    second = OutputSpool(small_disk / "b", quota=quota)
+    try:
+        first.write(b"a" * (70 << 10))  # past the unchecked start: A looks, takes its allowance
+        held = first._room_until - first.saved_bytes
+        assert held > 512 << 10, held  # an eighth of ~7 MiB of room, less what it wrote
+        for _ in range(8 << 4):  # 8 MiB in 64 KiB chunks: B stops at its room
+            second.write(b"b" * (64 << 10))
+        assert second.lost is not None and "free bytes" in second.lost, second.lost
+        first.write(b"a" * held)  # within its allowance: no look
+        assert first.lost is None, first.lost
+    finally:
+        first.close()
+        second.close()
+    assert _free(small_disk) >= reserve - (64 << 10), f"{_free(small_disk):,} bytes left, reserve {reserve:,}"

@@ -53,6 +53,39 @@ _RESERVE_STEP = 16 << 20
 #: Bytes of each spool written without a look at the reserve (what the preview holds anyway).
 _UNCHECKED_BYTES = 64 << 10
 
+
+
+class _Allowances:
+    """What spools were allowed to write past their last look at a file system's free space, and
+    have not written yet, per file system (``st_dev``). A look subtracts the other spools' part:
+    with allowances alone (an eighth of the room each) four spools that looked while the disk was
+    emptier took a tmpfs of 8 MiB to its last 12 KiB together (round 16 follow-up)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: dict[int, int] = {}
+
+    def renew(self, dev: int, held: int, seen: int) -> tuple[int, int]:
+        """``(room left for this spool, its new allowance)``: ``seen`` is the free space above the
+        reserve, ``held`` what this spool still had of its last allowance."""
+        with self._lock:
+            others = max(0, self._open.get(dev, 0) - held)
+            room = seen - others
+            allowance = max(0, min(_RESERVE_STEP, room // 8))
+            self._open[dev] = others + allowance
+        return room, allowance
+
+    def spend(self, dev: int, n: int) -> None:
+        with self._lock:
+            left = self._open.get(dev, 0) - n
+            if left > 0:
+                self._open[dev] = left
+            else:
+                self._open.pop(dev, None)
+
+
+_ALLOWANCES = _Allowances()
+
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
 
 
@@ -283,6 +316,9 @@ class OutputSpool:
         #: ``saved_bytes`` up to which the disk was seen to have room (past it: look again). A small
         #: output is written as before: a nearly full disk does not fail every ``echo``.
         self._room_until = _UNCHECKED_BYTES
+        #: The file system's ``st_dev`` and what is left of this spool's allowance (`_Allowances`).
+        self._dev: int | None = None
+        self._allowance = 0
 
     def write(self, chunk: bytes) -> None:
         """Append ``chunk`` to the file and update head/tail (synchronous: page-cache writes are fast)."""
@@ -322,6 +358,11 @@ class OutputSpool:
                     written = os.write(fd, view)
                     self.saved_bytes += written
                     view = view[written:]
+                    if self._allowance:
+                        spent = min(written, self._allowance)
+                        self._allowance -= spent
+                        if self._dev is not None:
+                            _ALLOWANCES.spend(self._dev, spent)
         except OSError as exc:
             self.lost = _write_failure(exc, self.path)
             return
@@ -337,8 +378,11 @@ class OutputSpool:
         if quota.disk_reserve_bytes == 0:
             self._room_until = 1 << 62
             return 1 << 62, ""
-        room, reserve = quota.disk_room(fd)
-        self._room_until = self.saved_bytes + max(0, min(_RESERVE_STEP, room // 8))
+        seen, reserve = quota.disk_room(fd)
+        if self._dev is None:
+            self._dev = os.fstat(fd).st_dev
+        room, self._allowance = _ALLOWANCES.renew(self._dev, self._allowance, seen)
+        self._room_until = self.saved_bytes + self._allowance
         why = (
             f"the disk holding {self.path.parent} is down to its last {reserve:,} free bytes, which shellrt "
             f"leaves to the host and other sessions ({RESERVE_ENV}; free space, or set TMPDIR elsewhere)"
@@ -355,6 +399,9 @@ class OutputSpool:
 
     def close(self) -> None:
         """Close the file (idempotent); head/tail stay readable. The file exists afterwards (disk permitting)."""
+        if self._allowance and self._dev is not None:
+            _ALLOWANCES.spend(self._dev, self._allowance)  # what it will not write: others' again
+        self._allowance = 0
         fd, self._fd = self._fd, None
         if fd is not None:
             os.close(fd)
