@@ -714,15 +714,6 @@ class DockerBackend(SandboxBackend):
             # A hard link made before the rule is the same file: every other name is bound too.
             found = stats_of(denied)
             denied += self._write_aliases.aliases(denied, found, [Path(root)])
-        if self.config.workspace_mode == "bind":
-            # Where the host's own Python loads code from (a project .venv shellrt runs from): the
-            # host directory itself is mounted, so a command's .pth there ran on the host at its
-            # next start (red team round 16; bwrap binds these since round 16, `_hostcode`).
-            real_root = os.path.realpath(root)
-            for place in host_code_places([Path(root)])[0]:
-                rel = relative_to(str(place), real_root)
-                if rel:
-                    denied.append(Path(root, rel))
         for denied_path in denied:
             rel = relative_to(os.path.abspath(denied_path), root)
             if not rel:
