@@ -55,11 +55,14 @@ def node() -> Iterator[_Node]:
     require(HAVE_RAY, "ray is not installed (pip install 'shellrt[ray]')")
     require(shutil.which("bwrap") is not None, "bubblewrap is not installed")
     require(not ray.is_initialized(), "another test left Ray connected")
-    home_ray = Path.home() / ".ray"
-    had_home_ray = home_ray.exists()
     # Outside /tmp (a bwrap task's /tmp is private) and short: Ray's socket paths live below it.
     base = Path(tempfile.mkdtemp(prefix="rt16-", dir="/var/tmp"))
     os.chmod(base, 0o755)
+    # ray.init writes a cluster token to ~/.ray/auth_token: in the real home it turned token
+    # authentication on for the other workers' Ray tests running meanwhile (CI2: two failed).
+    saved_home = os.environ.get("HOME")
+    os.environ["HOME"] = str(base / "home")
+    (base / "home").mkdir()
     try:
         control = base / "control.txt"
         control.write_text("control-visible\n")
@@ -79,9 +82,11 @@ def node() -> Iterator[_Node]:
         finally:
             ray.shutdown()
     finally:
+        if saved_home is None:
+            os.environ.pop("HOME", None)
+        else:
+            os.environ["HOME"] = saved_home
         shutil.rmtree(base, ignore_errors=True)
-        if not had_home_ray:
-            shutil.rmtree(home_ray, ignore_errors=True)  # Ray must leave nothing in ~ (auth_token)
 
 
 def _run(tasks: list[dict[str, object]], tmp_path: Path) -> dict[str, object]:
