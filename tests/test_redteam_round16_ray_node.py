@@ -60,7 +60,9 @@ def node() -> Iterator[_Node]:
     os.chmod(base, 0o755)
     # ray.init writes a cluster token to ~/.ray/auth_token: in the real home it turned token
     # authentication on for the other workers' Ray tests running meanwhile (CI2: two failed).
-    saved_home = os.environ.get("HOME")
+    # And ray.init leaves RAY_AUTH_MODE=token in this process's environment after ray.shutdown:
+    # every later subprocess of this xdist worker then asked its Ray for a token (CI3).
+    saved_environ = dict(os.environ)
     os.environ["HOME"] = str(base / "home")
     (base / "home").mkdir()
     try:
@@ -82,10 +84,8 @@ def node() -> Iterator[_Node]:
         finally:
             ray.shutdown()
     finally:
-        if saved_home is None:
-            os.environ.pop("HOME", None)
-        else:
-            os.environ["HOME"] = saved_home
+        os.environ.clear()
+        os.environ.update(saved_environ)
         shutil.rmtree(base, ignore_errors=True)
 
 
