@@ -110,10 +110,15 @@ async def test_grep_and_glob_do_not_search_the_session_directory(
             assert "transcript.jsonl" not in listed and "audit.jsonl" not in listed, (where, listed)
 
 
-async def test_a_runtime_session_hides_its_own_records_from_read(tmp_path: Path) -> None:
+async def test_a_runtime_session_hides_its_own_records_from_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The runtime lists the session directory among the allowed roots (results are read unasked);
     that entry once made the view show the whole directory, transcript included."""
     import shellrt
+
+    # The default session directory, under a state home of the test's own (not the real ~/.local/state).
+    monkeypatch.setenv("SHELLRT_HOME", str(tmp_path / "state"))
 
     ws = tmp_path / "ws"
     ws.mkdir()

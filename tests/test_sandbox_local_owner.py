@@ -18,6 +18,7 @@ from pathlib import Path
 
 import anyio
 import psutil
+import pytest
 
 from sandbox import SandboxPolicy
 from sandbox.local import LocalBackend
@@ -25,6 +26,13 @@ from shellrt.supervisor import Supervisor
 from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _own_state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Owners here are SIGKILLed by design: their in-flight records stay in a state home of the
+    test's own (the owners inherit it), not in the real ``~/.local/state/shellrt/inflight``."""
+    monkeypatch.setenv("SHELLRT_HOME", str(tmp_path / "state"))
 
 _OWNER = r"""
 import sys, anyio
