@@ -19,11 +19,14 @@ every process of its namespace -- before it reports the command's end.
 
 from __future__ import annotations
 
+import array
 import contextlib
+import fcntl
 import json
 import os
 import select
 import signal
+import termios
 
 import anyio
 
@@ -173,13 +176,49 @@ async def pin_init(status_fd: int) -> tuple[InitPin, bytes]:
     return InitPin(_open_init(data) if b"\n" in data else None), data
 
 
+class SetupProbe:
+    """Whether a per-command bwrap is past its sandbox set-up, from the host.
+
+    bwrap reads its ``--seccomp`` program only after every mount (and after ``--block-fd``):
+    a host copy of that pipe's read end shows the program still unread (``FIONREAD``) until
+    then. Once it is read, no mount race can fail the start any more (`sandbox._bwrap_retry`
+    holds stdin it could not replay until then). Only a program written to the pipe says so:
+    an unpinned start gets none, and fails before its command.
+    """
+
+    def __init__(self, read_end: int) -> None:
+        self._fd: int | None = read_end
+        #: Set once the program is in the pipe (the start was pinned).
+        self.written = False
+
+    def past_setup(self) -> bool:
+        fd = self._fd
+        if fd is None or not self.written:
+            return False
+        unread = array.array("i", [0])
+        try:
+            fcntl.ioctl(fd, termios.FIONREAD, unread)
+        except OSError:
+            return False
+        return unread[0] == 0
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+
 class PinnedBwrapProcess(SandboxProcess):
     """A per-command bwrap whose end is its namespace's end: `wait` returns once the init it
     pinned (`pin_init`) is gone, whatever the command made of that init."""
 
-    def __init__(self, proc: SandboxProcess, pin: InitPin, status_prefix: bytes) -> None:
+    def __init__(
+        self, proc: SandboxProcess, pin: InitPin, status_prefix: bytes, probe: SetupProbe | None = None
+    ) -> None:
         self._proc = proc
         self._pin = pin
+        self._probe = probe
+        self._past_setup = False
         #: What `pin_init` read of the json status (the rest stays in the pipe).
         self.status_prefix = status_prefix
         self.stdout = proc.stdout
@@ -190,12 +229,30 @@ class PinnedBwrapProcess(SandboxProcess):
     def pid(self) -> int | None:
         return self._proc.pid
 
+    def past_setup(self) -> bool:
+        """Whether the sandbox set-up is over (`SetupProbe`): the command ran or is about to."""
+        if not self._past_setup and self._probe is not None and self._probe.past_setup():
+            self._past_setup = True
+            self._close_probe()  # known for good
+        return self._past_setup
+
     async def wait(self) -> ExitStatus:
-        status = await self._proc.wait()
-        await self._pin.end()
-        return status
+        try:
+            status = await self._proc.wait()
+            await self._pin.end()
+            return status
+        finally:
+            self._close_probe()
 
     async def kill(self) -> None:
-        self._pin.kill()
-        await self._proc.kill()
-        await self._pin.end()
+        try:
+            self._pin.kill()
+            await self._proc.kill()
+            await self._pin.end()
+        finally:
+            self._close_probe()
+
+    def _close_probe(self) -> None:
+        probe, self._probe = self._probe, None
+        if probe is not None:
+            probe.close()

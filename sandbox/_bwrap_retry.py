@@ -21,7 +21,10 @@ caller never sees a failed attempt's bytes (or its EOF). bwrap writes its messag
 in pieces (``bwrap: ``, then the text): once such an attempt failed, the rest of
 that stream is read before the message is judged. A command's stdin is kept
 (up to one pipe's worth, `REPLAY_MAX`) and written again to a new attempt: a
-failed attempt never read it; beyond that bound such a start is not retried.
+failed attempt never read it. What goes beyond that bound waits until the
+attempt is past its set-up (`sandbox._bwrap_init.SetupProbe`: bwrap has read its
+seccomp program, after every mount) or proved it ran, so a start that lost a race
+is retried whatever the size of its stdin (it failed once in CI with 3 MB).
 """
 
 from __future__ import annotations
@@ -49,6 +52,10 @@ MAX_RETRIES = 3
 #: it there: its pipes get 8 KiB): the write then waits for the command, without blocking the
 #: event loop (`FdSendStream`), and ends with the command (red team, round 15).
 REPLAY_MAX = 1 << 16
+#: How long stdin past `REPLAY_MAX` waits for its attempt's set-up (bwrap's report came in
+#: `sandbox._bwrap_init.PIN_TIMEOUT_S`); then it is written anyway, and that start is not retried.
+_SETUP_WAIT_S = 20.0
+_SETUP_POLL_S = 0.002
 #: A failed attempt's message after its first piece: at most this much, this long.
 _REST_MAX = 1 << 16
 _REST_WAIT_S = 1.0
@@ -133,6 +140,23 @@ class RetryingBwrapProcess(SandboxProcess):
         if pid is not None:
             kill_init(pid, attempt.proc.pid)
         await attempt.proc.kill()
+
+    async def past_setup(self) -> None:
+        """Return once the current attempt is past its sandbox set-up (so no mount race can fail
+        it any more), proved it ran, or failed for good; a retry meanwhile (settled by the output
+        readers) is waited for in turn. Without a probe (not a pinned bwrap) at once."""
+        with anyio.move_on_after(_SETUP_WAIT_S):
+            while True:
+                attempt = self._attempt
+                if attempt.started or attempt.decided is False or self._killed:
+                    return
+                probe = getattr(attempt.proc, "past_setup", None)
+                if probe is None:
+                    return
+                if probe():
+                    attempt.started = True  # the command runs: its "bwrap: " output is its own
+                    return
+                await anyio.sleep(_SETUP_POLL_S)
 
     async def _settle(self, attempt: _Attempt) -> bool:
         """Decide (once) whether ``attempt`` failed its setup and was replaced; True if so."""
@@ -310,6 +334,10 @@ class _ReplayedStdin(ByteSendStream):
         if self._closed:
             raise anyio.ClosedResourceError
         kept = self.replayable and self._size + len(item) <= REPLAY_MAX
+        if not kept and self.replayable:
+            # Not kept: written only to an attempt past its set-up (outside the lock: a retry's
+            # `catch_up` takes it), so a start that lost a mount race is still retried.
+            await self._owner.past_setup()
         if kept:
             self._kept.append(item)
             self._size += len(item)

@@ -104,7 +104,7 @@ import anyio
 from sandbox import _seccomp
 from sandbox._account import account_files
 from sandbox._bwrap_env import env_args_fd, launcher_request
-from sandbox._bwrap_init import PinnedBwrapProcess, pin_init
+from sandbox._bwrap_init import PinnedBwrapProcess, SetupProbe, pin_init
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
@@ -1179,11 +1179,14 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         copies of the ends bwrap inherits are closed once it started, or failed to."""
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
         seccomp_r, seccomp_w = os.pipe2(os.O_CLOEXEC)
+        # Our own copy of the program's read end: shows when bwrap has read it (past its set-up).
+        probe = SetupProbe(os.dup(seccomp_r))
         try:
             proc = await start(seccomp_r, status_w)
         except BaseException:
             os.close(status_r)
             os.close(seccomp_w)
+            probe.close()
             raise
         finally:
             os.close(status_w)
@@ -1195,14 +1198,16 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             if pin.pinned:
                 with contextlib.suppress(BrokenPipeError):
                     os.write(seccomp_w, self._seccomp_program())  # < 4 KiB: fits in the pipe
+                    probe.written = True
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await proc.kill()
             os.close(status_r)
+            probe.close()
             raise
         finally:
             os.close(seccomp_w)  # unpinned: no program, so the sandbox fails before the command
-        return PinnedBwrapProcess(proc, pin, early), status_r
+        return PinnedBwrapProcess(proc, pin, early, probe), status_r
 
     async def _spawn_by_spawner(
         self, spawner: Zygote, request: ExecRequest, masks: StartMasks
