@@ -88,6 +88,8 @@ class Supervisor:
         self._cwd = CwdTracker(backend)
         self._spawner = Spawner()
         self._live: set[Execution] = set()
+        #: Starts whose backend ``exec`` has not returned yet: `close` waits for them (see `_start`).
+        self._starting: set[anyio.Event] = set()
         self._session_tag = secrets.token_hex(3)
         self._spool_files = SpoolFiles(self._shell_dir, f"cmd-{self._session_tag}")
         self.tasks = TaskManager()
@@ -139,6 +141,9 @@ class Supervisor:
             return
         self._closed = True
         with anyio.CancelScope(shield=True):
+            # A command still starting is in neither list below; its start kills it (`_start`).
+            for starting in list(self._starting):
+                await starting.wait()
             await self.tasks.close()
             async with anyio.create_task_group() as tg:
                 for execution in list(self._live):
@@ -419,7 +424,19 @@ class Supervisor:
         )
         # Spawn first: the spools are set up while the child execs and runs (the
         # pipe holds its first output meanwhile), which keeps them off the latency path.
-        process = await self.backend.exec(request)
+        starting = anyio.Event()
+        self._starting.add(starting)
+        try:
+            process = await self.backend.exec(request)
+            if self._closed:
+                # `close` ran while the backend started it: no kill pass of close knew of it, and
+                # it ran on wherever the backend outlives the session (round 17).
+                with anyio.CancelScope(shield=True):
+                    await process.kill()
+                raise SupervisorClosedError("the shell session closed while the command started; start a new session")
+        finally:
+            self._starting.discard(starting)
+            starting.set()
         try:
             out = OutputSpool(
                 spool_dir / f"{name}.out",
