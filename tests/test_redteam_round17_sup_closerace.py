@@ -35,14 +35,18 @@ def anyio_backend() -> str:
 
 
 class _SlowReturn(LocalBackend):
-    """A local backend whose ``exec`` returns 0.3 s after the process started."""
+    """A local backend whose ``exec`` returns 0.3 s after the command shows ``tag`` in its argv."""
 
-    def __init__(self, policy: SandboxPolicy) -> None:
+    def __init__(self, policy: SandboxPolicy, tag: str) -> None:
         super().__init__(policy=policy)
+        self.tag = tag
         self.spawned = anyio.Event()
 
     async def exec(self, request: ExecRequest):  # type: ignore[no-untyped-def]
         handle = await super().exec(request)
+        with anyio.move_on_after(15):  # the shell's exec of the tagged sleep, on a loaded machine
+            while not _running(self.tag):
+                await anyio.sleep(0.02)
         self.spawned.set()
         await anyio.sleep(0.3)
         return handle
@@ -70,8 +74,8 @@ async def test_a_command_starting_while_the_session_closes_is_killed_by_the_clos
 ) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    backend = _SlowReturn(SandboxPolicy(workspace=ws))
     tag = "rt17close" + secrets.token_hex(4)
+    backend = _SlowReturn(SandboxPolicy(workspace=ws), tag)
     command = f"exec -a {tag} sleep 30"
     outcome: list[object] = []
     async with backend:
