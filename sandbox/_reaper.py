@@ -24,6 +24,9 @@ it detaches, stays below the reaper, which:
 - at close, or when the owner dies (its socket ends), kills everything below it
   and exits.
 
+It is the commands' own uid's process: a command that kills it (``kill -9 $PPID``) before it
+detaches leaves it nothing to adopt (round 17, left open: docs/security.md).
+
 The owner does not wait for the exit report when the command's zombie shows its
 code (`_zombie_code`): waiting would cost a wake-up of the reaper and then of the
 owner, per command, on a loaded machine.

@@ -9,31 +9,15 @@ is refused before it starts, with what to do; tasks that ended free their slot.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from pydantic import BaseModel
 
 from shellrt.protocol import ToolContext
 from shellrt.supervisor import Supervisor, TaskStatus
+from shellrt.supervisor.tasks import DEFAULT_MAX_BACKGROUND_TASKS, TASK_CAP_ENV, max_background_tasks
 
 __all__ = ["DEFAULT_MAX_BACKGROUND_TASKS", "background_refusal", "max_background_tasks"]
-
-#: Background tasks one session runs at once unless ``SHELLRT_MAX_BACKGROUND_TASKS`` says otherwise.
-DEFAULT_MAX_BACKGROUND_TASKS = 64
-_ENV = "SHELLRT_MAX_BACKGROUND_TASKS"
-
-
-def max_background_tasks() -> int:
-    """``$SHELLRT_MAX_BACKGROUND_TASKS`` or the default; raises ValueError for a bad value."""
-    raw = os.environ.get(_ENV, "").strip()
-    if not raw:
-        return DEFAULT_MAX_BACKGROUND_TASKS
-    if not raw.isdigit() or int(raw) < 1:
-        raise ValueError(
-            f"{_ENV}={raw!r}: give a whole number of at least 1 (default {DEFAULT_MAX_BACKGROUND_TASKS})"
-        )
-    return int(raw)
 
 
 def background_refusal(tool_input: BaseModel, ctx: ToolContext) -> str | None:
@@ -51,6 +35,6 @@ def background_refusal(tool_input: BaseModel, ctx: ToolContext) -> str | None:
     shown = ", ".join(running[:10]) + (", …" if len(running) > 10 else "")
     return (
         f"Not started: {len(running)} background tasks are already running in this session, the most at once "
-        f"({_ENV}={cap}). Stop one you no longer need with TaskStop (running: {shown}), or wait for one to end "
+        f"({TASK_CAP_ENV}={cap}). Stop one you no longer need with TaskStop (running: {shown}), or wait for one to end "
         "(TaskOutput with wait_ms), then call again; or run this command in the foreground."
     )

@@ -88,6 +88,8 @@ class Supervisor:
         self._cwd = CwdTracker(backend)
         self._spawner = Spawner()
         self._live: set[Execution] = set()
+        #: Starts whose backend ``exec`` has not returned yet: `close` waits for them (see `_start`).
+        self._starting: set[anyio.Event] = set()
         self._session_tag = secrets.token_hex(3)
         self._spool_files = SpoolFiles(self._shell_dir, f"cmd-{self._session_tag}")
         self.tasks = TaskManager()
@@ -139,6 +141,9 @@ class Supervisor:
             return
         self._closed = True
         with anyio.CancelScope(shield=True):
+            # A command still starting is in neither list below; its start kills it (`_start`).
+            for starting in list(self._starting):
+                await starting.wait()
             await self.tasks.close()
             async with anyio.create_task_group() as tg:
                 for execution in list(self._live):
@@ -157,6 +162,7 @@ class Supervisor:
         shell: Shell = "bash",
         stdin: bytes | None = None,
         background_on_timeout: bool = False,
+        background_cap: int | None = None,
         merge_stderr: bool = True,
         on_progress: ProgressCallback | None = None,
         on_output: OutputCallback | None = None,
@@ -175,8 +181,10 @@ class Supervisor:
 
         On timeout the whole tree is killed — or, with ``background_on_timeout``,
         the command keeps running as a background task whose id the result
-        carries. Setting ``abort`` kills the tree and returns ``interrupted``;
-        cancelling the caller's scope kills the tree too, then propagates.
+        carries; not while ``background_cap`` tasks already run (then it is killed and a note
+        says why: a model's short timeouts would otherwise hold any number of tasks). Setting
+        ``abort`` kills the tree and returns ``interrupted``; cancelling the caller's scope kills
+        the tree too, then propagates.
 
         Where it starts: ``cwd`` (an API caller's choice) is honoured anywhere the
         sandbox can see — relative to the workspace root when relative — and
@@ -243,6 +251,16 @@ class Supervisor:
             await execution.kill()
             self._live.discard(execution)
             raise
+        cap_note = None
+        if timed_out and background_on_timeout and background_cap is not None:
+            running = self.tasks.running_count()
+            if running >= background_cap:
+                background_on_timeout = False
+                cap_note = (
+                    f"Not moved to the background: {running} background tasks already run in this session, "
+                    f"the most at once (SHELLRT_MAX_BACKGROUND_TASKS={background_cap}); the command was killed. "
+                    "Stop a task you no longer need with TaskStop, or run it with a longer timeout."
+                )
         if timed_out and background_on_timeout:
             # Readers of a task's output open its file while it runs: give it its own now.
             execution.out.materialize()
@@ -284,18 +302,19 @@ class Supervisor:
             )
             if why is not None:
                 start_note = self._cwd.unenterable(start_cwd, why)
-        return await self._guarded(
-            self._result(
-                label,
-                argv,
-                execution,
-                start_cwd,
-                start_note,
-                track_cwd=track_cwd,
-                timed_out=timed_out,
-                interrupted=interrupted,
-            )
+        result = self._result(
+            label,
+            argv,
+            execution,
+            start_cwd,
+            start_note,
+            track_cwd=track_cwd,
+            timed_out=timed_out,
+            interrupted=interrupted,
         )
+        if cap_note is not None:
+            result = result.model_copy(update={"notes": (*result.notes, cap_note)})
+        return await self._guarded(result)
 
     async def start_background(
         self,
@@ -419,7 +438,21 @@ class Supervisor:
         )
         # Spawn first: the spools are set up while the child execs and runs (the
         # pipe holds its first output meanwhile), which keeps them off the latency path.
-        process = await self.backend.exec(request)
+        starting = anyio.Event()
+        self._starting.add(starting)
+        try:
+            process = await self.backend.exec(request)
+            if self._closed:
+                # `close` ran while the backend started it: no kill pass of close knew of it, and
+                # it ran on wherever the backend outlives the session (round 17).
+                with anyio.CancelScope(shield=True):
+                    await process.kill()
+                raise SupervisorClosedError(
+                    "the shell session closed while the command started; start a new session"
+                )
+        finally:
+            self._starting.discard(starting)
+            starting.set()
         try:
             out = OutputSpool(
                 spool_dir / f"{name}.out",

@@ -25,13 +25,36 @@ from shellrt.supervisor.execution import Execution
 from shellrt.supervisor.models import BackgroundTask, TaskOutputChunk, TaskStatus
 from shellrt.supervisor.text import safe_decode
 
-__all__ = ["TaskManager", "new_task_id"]
+__all__ = [
+    "DEFAULT_MAX_BACKGROUND_TASKS",
+    "TASK_CAP_ENV",
+    "TaskManager",
+    "max_background_tasks",
+    "new_task_id",
+]
 
 _ID_ALPHABET = string.ascii_lowercase + string.digits
 #: Per read, at most this many bytes are consumed (the rest stays for the next read).
 DEFAULT_READ_BYTES = 256 * 1024
 #: A running task's unfinished last line is held back, unless it grows beyond this.
 _MAX_PENDING_LINE = 64 * 1024
+#: Background tasks one session runs at once unless ``SHELLRT_MAX_BACKGROUND_TASKS`` says otherwise
+#: (checked by the runtime before a task starts, and by `Supervisor.run` before a timed-out
+#: command moves to the background).
+DEFAULT_MAX_BACKGROUND_TASKS = 64
+TASK_CAP_ENV = "SHELLRT_MAX_BACKGROUND_TASKS"
+
+
+def max_background_tasks() -> int:
+    """``$SHELLRT_MAX_BACKGROUND_TASKS`` or the default; raises ValueError for a bad value."""
+    raw = os.environ.get(TASK_CAP_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_BACKGROUND_TASKS
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(
+            f"{TASK_CAP_ENV}={raw!r}: give a whole number of at least 1 (default {DEFAULT_MAX_BACKGROUND_TASKS})"
+        )
+    return int(raw)
 
 
 def new_task_id() -> str:
@@ -141,6 +164,17 @@ class TaskManager:
             elif task.ended_at is None:
                 task.ended_at = datetime.now(UTC)  # as a snapshot would record it
         return running
+
+    def running_count(self) -> int:
+        """How many tasks still run (an adopted task by its adopter's judgement)."""
+        count = 0
+        for task in self._tasks.values():
+            if task.execution is None:
+                assert task.adopted is not None
+                count += task.adopted.status is TaskStatus.RUNNING
+            else:
+                count += not task.execution.done.is_set()
+        return count
 
     def find(self, task_id: str) -> BackgroundTask | None:
         """The task's current state, or None when the id is unknown."""

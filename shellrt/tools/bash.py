@@ -53,6 +53,7 @@ from shellrt.supervisor import (
     exit_is_error,
     exit_meaning,
 )
+from shellrt.supervisor.tasks import max_background_tasks
 from shellrt.supervisor.text import sendable, shown_name
 from shellrt.tools._bashparts import command_parts as _command_parts
 from shellrt.tools._bashparts import git_reads_only, runs_host_git
@@ -442,6 +443,7 @@ class ShellTool(Tool[BashInput, BashOutput]):
                 env=env,
                 shell=self.shell,
                 background_on_timeout=bool(ctx.settings.get("bash_background_on_timeout", False)),
+                background_cap=_background_cap(),
                 on_progress=functools.partial(self._progress, ctx),
                 abort=ctx.abort,
                 track_cwd=self.may_change_cwd(tool_input),
@@ -520,6 +522,15 @@ class Bash(ShellTool):
 
 
 # --- helpers ------------------------------------------------------------------------------
+
+
+def _background_cap() -> int:
+    """The running-task cap a timed-out call moves to the background under (0 for a bad setting:
+    then no task may start, as `background_refusal` says for ``run_in_background``)."""
+    try:
+        return max_background_tasks()
+    except ValueError:
+        return 0
 
 
 def bash_output(result: CommandResult, timeout_s: float | None) -> BashOutput:
