@@ -154,7 +154,7 @@ class ShellrtNodeActor:
             self._running.add(current)
         try:
             task = Task.model_validate(task_data)
-            refusal = self._above_share(task)
+            refusal = reaches_cluster(task) or self._above_share(task)
             if refusal is not None:
                 refused = _error_result(task, attempt, refusal, None).model_copy(
                     update={"node": self.settings.node.node, "node_label": self.settings.node.label}
@@ -205,6 +205,39 @@ class ShellrtNodeActor:
         if self._pool is not None:
             await self._pool.aclose()  # idle recycled containers
         return len(running)
+
+
+def reaches_cluster(task: Task) -> str | None:
+    """Why ``task``'s sandbox would reach this node's Ray control plane, or None.
+
+    ``network: host`` shares the node's network, where the GCS, the raylet, the dashboard's job
+    API and the client port listen (docker's ``bridge`` reaches the node's addresses too); with
+    them (and the cluster's token where one is asked) a task runs code on every node.
+    ``--allow-task-network`` chose an unfiltered network, not the cluster: on Ray only the
+    operator's explicit no-sandbox choice (a ``local`` task, `warn_unsandboxed`) gets the node's
+    network (red team, round 17)."""
+    network = task.sandbox.network
+    if task.sandbox.backend.type == "local" or network not in ("host", "bridge"):
+        return None
+    return (
+        f"task {task.id}: network {network!r} on a Ray node reaches the cluster's control plane "
+        "(GCS, raylet, dashboard: code on every node); refused on Ray whatever --allow-task-network "
+        "says. Use network 'proxied' with --allow-domain for the names it needs, run it with the "
+        "local engine, or give it no sandbox at all by choice (a 'local' task with --allow-task-local)"
+    )
+
+
+def warn_unsandboxed(task: Task, warned: set[str]) -> None:
+    """Say loudly, once per run, that a ``local`` task on Ray is not sandboxed from the cluster."""
+    if task.sandbox.backend.type != "local" or "local" in warned:
+        return
+    warned.add("local")
+    log.warning(
+        "ray: task %s (and every other 'local' task of this run) runs WITHOUT A SANDBOX on a Ray node, "
+        "as you chose (--allow-task-local): it reaches the cluster's control plane (GCS, raylet, "
+        "dashboard) and can run code on every node, kill the node's actor and read the node's Ray files",
+        task.id,
+    )
 
 
 #: The flag that raises each limit (`shellrt.batch.floor`).
@@ -558,6 +591,7 @@ class RayRunner:
             last_refresh = time.monotonic()
             no_nodes_since: float | None = None
 
+            warned: set[str] = set()
             while True:
                 # 1. fill free slots: re-runs first, then new tasks from the source
                 for node in list(self._nodes.values()):
@@ -572,6 +606,7 @@ class RayRunner:
                                 break
                         else:
                             break
+                        warn_unsandboxed(task, warned)
                         ref = node.actor.run.remote(
                             task.model_dump(mode="json"), attempt, self.max_export_bytes
                         )
