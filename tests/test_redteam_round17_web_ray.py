@@ -138,3 +138,41 @@ def test_a_local_task_on_ray_is_announced_loudly(caplog: pytest.LogCaptureFixtur
         warn_unsandboxed(task, warned)  # once per run, not per task
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) == 1 and "raw" in lines[0] and "control plane" in lines[0], lines
+
+
+def test_the_nodes_ray_directories_come_from_the_public_api_and_fail_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 16 read the private ``ray._private.worker._global_node`` and, without it, masked
+    nothing (a warning in the node's log). Now ``ray.nodes()`` (public) names the node's sockets,
+    below ``<temp>/session_*/sockets/``; with neither, a node actor refuses to start. Ray's
+    answers are given here (the real cluster's layout is pinned by round 16's node test)."""
+    require(HAVE_RAY, "ray is not installed (pip install 'shellrt[ray]')")
+    from shellrt.batch import ray_runner
+
+    temp = tmp_path / "r"
+    session = temp / "session_2026-12-03_20-30-23_487378_1044"
+    (session / "sockets").mkdir(parents=True)
+
+    class _Context:
+        def get_node_id(self) -> str:
+            return "n1"
+
+    listed = [{"NodeID": "n0", "RayletSocketName": "/elsewhere/session_0/sockets/raylet"},
+              {"NodeID": "n1", "RayletSocketName": str(session / "sockets" / "raylet")}]  # fmt: skip
+    monkeypatch.delattr(ray._private.worker, "_global_node", raising=False)
+    monkeypatch.setattr(ray, "get_runtime_context", _Context)
+    monkeypatch.setattr(ray, "nodes", lambda: listed)
+    monkeypatch.setattr(ray, "is_initialized", lambda: True)
+    # Not connected: asking the cluster's config would start a Ray of its own (in /tmp/ray, ~/.ray).
+    monkeypatch.setattr(ray_runner, "_cluster_system_config", lambda: None)
+    assert ray_runner.ray_node_paths(str(tmp_path / "scratch")) == (str(temp),)
+    # A temp dir holding the tasks' scratch: the session dir is masked instead.
+    assert ray_runner.ray_node_paths(str(temp / "scratch")) == (str(session),)
+
+    # Nothing names this node's directories: no task runs unmasked on it.
+    monkeypatch.setattr(ray, "nodes", lambda: [{"NodeID": "n1", "RayletSocketName": "raylet"}])
+    with pytest.raises(RuntimeError, match="runs no task"):
+        ray_runner.ray_node_paths(str(tmp_path / "scratch"))
+    with pytest.raises(RuntimeError, match="runs no task"):
+        _actor(tmp_path)

@@ -255,15 +255,22 @@ def ray_node_paths(scratch: str | None) -> tuple[str, ...]:
     copy. Empty outside a Ray worker."""
     from shellrt.batch.dataset_masks import unmaskable
 
-    node = getattr(ray._private.worker, "_global_node", None)  # Ray has no public API for it
-    if node is None:
+    node = _private_node()
+    temp, session = _public_node_dirs()
+    if session is None and node is not None:  # an older Ray, or one that stops naming its sockets
+        temp, session = _node_attr(node, "get_temp_dir_path"), _node_attr(node, "get_session_dir_path")
+    if session is None and temp is None:
         if ray.is_initialized():
-            log.warning("ray: this node's Ray directories are unknown; its tasks' sandboxes do not mask them")
+            # Fail closed (red team round 17; round 16 logged a warning and masked nothing).
+            raise RuntimeError(
+                "ray: this node's Ray directories are unknown (ray.nodes() names no socket of this node "
+                "and Ray has no _global_node): its tasks' sandboxes could read every job's logs, "
+                "runtime_env packages and spilled objects, so this node runs no task. Check the Ray "
+                "version shellrt supports (docs/batch.md)"
+            )
         return ()
     found: list[str] = []
     scratch_path = Path(scratch) if scratch else None
-    temp = _node_attr(node, "get_temp_dir_path")
-    session = _node_attr(node, "get_session_dir_path")
     for candidate in (temp, session):
         if candidate and os.path.isdir(candidate) and unmaskable(candidate, scratch_path) is None:
             found.append(os.path.realpath(candidate))
@@ -274,6 +281,38 @@ def ray_node_paths(scratch: str | None) -> tuple[str, ...]:
         if not any(real == f or real.startswith(f.rstrip("/") + "/") for f in found):  # one mask covers it
             found.append(real)
     return tuple(found)
+
+
+def _private_node() -> object | None:
+    """Ray's private ``_global_node`` (this worker's node), guarded: a release that drops or moves
+    it gives None, never an error."""
+    try:
+        return getattr(ray._private.worker, "_global_node", None)
+    except Exception:
+        return None
+
+
+def _public_node_dirs() -> tuple[str | None, str | None]:
+    """(temp dir, session dir) of this worker's node through Ray's public API: ``ray.nodes()``
+    names the node's raylet and plasma sockets, which live in ``<temp>/session_*/sockets/``.
+    (None, None) outside a worker or when the layout is not that one."""
+    if not ray.is_initialized():
+        return None, None  # not connected: Ray's API would start a cluster of its own to answer
+    try:
+        node_id = ray.get_runtime_context().get_node_id()
+        entries = [n for n in ray.nodes() if n.get("NodeID") == node_id]  # type: ignore[no-untyped-call]
+    except Exception:
+        return None, None
+    for entry in entries:
+        for key in ("RayletSocketName", "ObjectStoreSocketName"):
+            value = entry.get(key)
+            if not isinstance(value, str) or not os.path.isabs(value):
+                continue
+            sockets = Path(value).parent
+            session = sockets.parent
+            if sockets.name == "sockets" and session.name.startswith("session_"):
+                return str(session.parent), str(session)
+    return None, None
 
 
 def _node_attr(node: object, name: str) -> str | None:
@@ -295,6 +334,8 @@ def _spill_directory(node: object) -> str | None:
 
 
 def _cluster_system_config() -> object:
+    if not ray.is_initialized():
+        return None  # not connected: Ray would start a cluster of its own to answer
     try:
         return ray._private.state.state.get_system_config()  # type: ignore[no-untyped-call]
     except Exception:
