@@ -548,9 +548,9 @@ class FilteringProxy:
         if _literal(name):
             return data, None  # an address the operator listed: every name it serves
         if not sni:
-            raise _FrontingError(
-                name, "a TLS ClientHello that names no host (no SNI) was sent; the proxy needs the name"
-            )
+            # No name to choose a site by: the server's default, as good as the Host inside TLS,
+            # which no proxy sees (some clients send no SNI for a dotless name such as localhost).
+            return data, None
         try:
             asked = normalize_domain(sni)
         except ValueError:

@@ -64,9 +64,11 @@ def shared_host() -> Iterator[tuple[int, list[bytes]]]:
         yield port, received
 
 
-def _client_hello(server_name: str) -> bytes:
-    """The first flight a real TLS client (Python's ssl) sends for ``server_name``."""
+def _client_hello(server_name: str | None) -> bytes:
+    """The first flight a real TLS client (Python's ssl) sends for ``server_name`` (None: no SNI)."""
     ctx = ssl.create_default_context()
+    if server_name is None:
+        ctx.check_hostname = False
     incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
     conn = ctx.wrap_bio(incoming, outgoing, server_hostname=server_name)
     with pytest.raises(ssl.SSLWantReadError):
@@ -123,6 +125,10 @@ def test_tls_for_another_name_does_not_reach_the_shared_host(
         hello = _client_hello("localhost")
         _tunnel(p, hello, port, socks=socks)
         assert any(r.startswith(hello[:64]) for r in received), received
+        # A hello naming no host chooses no site (the server's default): it passes.
+        bare = _client_hello(None)
+        _tunnel(p, bare, port, socks=socks)
+        assert any(r.startswith(bare[:64]) for r in received), received
 
 
 @pytest.mark.parametrize(
@@ -153,6 +159,7 @@ def test_sni_parser_refuses_ambiguous_hellos() -> None:
     hello = _client_hello("localhost")
     assert client_hello_sni(hello) == "localhost"
     assert client_hello_sni(hello[:20]) is None  # incomplete: read more
+    assert client_hello_sni(_client_hello(None)) == ""
     with pytest.raises(ValueError):
         client_hello_sni(b"\x16\x03\x01\x00\x05\x02\x00\x00\x01\x00")  # not a ClientHello
 
