@@ -63,6 +63,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from sandbox._hostaddr import address_listed, is_host_address, is_loopback_name
+from sandbox._tunnel import (
+    MAX_HELLO_BYTES,
+    client_hello_sni,
+    looks_like_http,
+    looks_like_tls,
+    strip_blank_lines,
+)
 from sandbox.policy import domain_matches, normalize_domain
 
 __all__ = [
@@ -440,6 +447,135 @@ class FilteringProxy:
             return True
         return name in self.allowed and is_loopback_name(name) and _is_loopback(address)
 
+    # -- tunnels -----------------------------------------------------------------------
+    async def _tunnel(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        up_reader: asyncio.StreamReader,
+        up_writer: asyncio.StreamWriter,
+        host: str,
+        port: int,
+    ) -> None:
+        """Pipe a CONNECT or SOCKS5 tunnel once the client's opening is for the vetted host.
+
+        A shared host picks the site by the SNI or ``Host`` sent inside the tunnel (domain
+        fronting, red team round 17): a ClientHello must name the tunnel's host, plain HTTP is
+        re-framed like `_Request.upstream_head` (the vetted Host, one request), and a public
+        address (web ports only) gets nothing else. Other protocols to a listed non-public host
+        pass as they are; the server's bytes flow at once (protocols where the server speaks first)."""
+        back = asyncio.ensure_future(_pipe(up_reader, writer))
+        try:
+            await writer.drain()
+            name = normalize_domain(host)
+            peer = up_writer.get_extra_info("peername")
+            public = bool(peer) and is_global_address(str(peer[0]))
+            authority = _authority(name, port)
+            opening = await self._opening(reader, writer, name, port, public, authority)
+            if opening is None:
+                back.cancel()
+                return
+            first, length = opening
+            up_writer.write(first)
+            if length is None:
+                await _pipe(reader, up_writer)
+            else:
+                await _copy_exactly(reader, up_writer, length)
+            await back
+        except OSError:
+            back.cancel()
+        finally:
+            up_writer.close()
+
+    async def _opening(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        name: str,
+        port: int,
+        public: bool,
+        authority: str,
+    ) -> tuple[bytes, int | None] | None:
+        """What to send upstream first, and how many more body bytes to copy (None: pipe the
+        rest); None when refused (answered, recorded) or the client ended."""
+        data = await reader.read(_CHUNK)
+        if not data:
+            return b"", None
+        try:
+            async with asyncio.timeout(self._head_timeout):
+                while True:
+                    if looks_like_tls(data):
+                        return await self._tls_opening(reader, data, name, port)
+                    stripped = strip_blank_lines(data)
+                    http = looks_like_http(stripped)
+                    if http and _BARE_LF.search(stripped.partition(b"\r\n\r\n")[0]):
+                        self._refuse(name, port, "plain HTTP through the tunnel with a bare LF in its head")
+                        _answer(writer, 400, "shellrt: bare LF in the request head")
+                        return None
+                    if http and b"\r\n\r\n" in stripped:
+                        return self._http_opening(writer, stripped, name, port, authority)
+                    if http is False:
+                        if not public:
+                            return data, None  # another protocol to a host the operator listed
+                        self._refuse(name, port, "a tunnel to a public host carries TLS or HTTP only")
+                        return None
+                    if len(data) > _HEAD_LIMIT:
+                        self._refuse(name, port, "the tunnel's request head is too large")
+                        return None
+                    more = await reader.read(_CHUNK)
+                    if not more:  # the client ended: a request without its end never goes
+                        if http is None and not public:
+                            return data, None
+                        self._refuse(name, port, "the tunnel's opening ended unfinished")
+                        return None
+                    data += more
+        except TimeoutError:
+            self._refuse(name, port, "the tunnel's opening did not arrive in time")
+        except _FrontingError as exc:
+            self._refuse(exc.sni, port, exc.reason, allow=exc.sni)
+        except ValueError as exc:
+            self._refuse(name, port, f"the tunnel's TLS opening is not one well-formed ClientHello ({exc})")
+        return None
+
+    async def _tls_opening(
+        self, reader: asyncio.StreamReader, data: bytes, name: str, port: int
+    ) -> tuple[bytes, int | None]:
+        while (sni := client_hello_sni(data)) is None:
+            more = await reader.read(_CHUNK)
+            if not more or len(data) > MAX_HELLO_BYTES + 1024:
+                raise ValueError("incomplete")
+            data += more
+        if _literal(name):
+            return data, None  # an address the operator listed: every name it serves
+        if not sni:
+            # No name to choose a site by: the server's default, as good as the Host inside TLS,
+            # which no proxy sees (some clients send no SNI for a dotless name such as localhost).
+            return data, None
+        try:
+            asked = normalize_domain(sni)
+        except ValueError:
+            asked = ""
+        if asked != name:
+            raise _FrontingError(
+                sni, f"a TLS ClientHello for it was sent through a tunnel to {name}:{port} (domain "
+                "fronting); connect to it by its own name"
+            )  # fmt: skip
+        return data, None
+
+    def _http_opening(
+        self, writer: asyncio.StreamWriter, data: bytes, name: str, port: int, authority: str
+    ) -> tuple[bytes, int | None] | None:
+        head, _, body = data.partition(b"\r\n\r\n")
+        try:
+            request = _parse_head(head.decode("latin-1") + "\r\n\r\n", tunnel=(name, port, authority))
+        except ValueError as exc:
+            status = exc.status if isinstance(exc, _BadRequest) else 400
+            self._refuse(name, port, f"plain HTTP through the tunnel: {exc}")
+            _answer(writer, status, f"shellrt: {exc}")
+            return None
+        first = body[: request.length]
+        return request.upstream_head() + first, request.length - len(first)
+
     # -- protocols ---------------------------------------------------------------------
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         _no_delay(writer)
@@ -516,7 +652,7 @@ class FilteringProxy:
         async def forward(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             if request.method == "CONNECT":
                 writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                await _pipe_both(reader, writer, up_reader, up_writer)
+                await self._tunnel(reader, writer, up_reader, up_writer, request.host, request.port)
                 return
             up_writer.write(request.upstream_head())
             try:
@@ -563,12 +699,26 @@ class FilteringProxy:
 
         async def forward(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             writer.write(_socks_reply(0))
-            await _pipe_both(reader, writer, *opened)
+            await self._tunnel(reader, writer, *opened, host, port)
 
         return forward
 
 
 _Forward = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+class _FrontingError(Exception):
+    """A tunnel's ClientHello names another host than the tunnel's (or none)."""
+
+    def __init__(self, sni: str, reason: str) -> None:
+        super().__init__(reason)
+        self.sni, self.reason = sni, reason
+
+
+def _authority(name: str, port: int) -> str:
+    """The Host a request through a tunnel to ``name:port`` carries (the port unless 80)."""
+    host = f"[{name}]" if ":" in name else name
+    return host if port == 80 else f"{host}:{port}"
 
 
 class _BadRequest(ValueError):
@@ -579,6 +729,7 @@ class _BadRequest(ValueError):
         self.status = status
 
 
+_BARE_LF = re.compile(rb"(?<!\r)\n")
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 #: A decimal number in ASCII digits (``str.isdigit`` also takes ``²``, which ``int`` refuses).
 _DIGITS = re.compile(r"[0-9]+")
@@ -605,8 +756,11 @@ class _Request:
         return ("\r\n".join([*lines, "Connection: close", "", ""])).encode("latin-1")
 
 
-def _parse_head(head: str) -> _Request:
-    """Vet a proxy request head (ends with an empty line); raises `_BadRequest`."""
+def _parse_head(head: str, tunnel: tuple[str, int, str] | None = None) -> _Request:
+    """Vet a proxy request head (ends with an empty line); raises `_BadRequest`.
+
+    ``tunnel`` (host, port, authority): the head came through a tunnel to that host, so it is
+    an origin-form request, re-framed for that authority (red team, round 17)."""
     lines = head[: -len("\r\n\r\n")].split("\r\n")
     if any("\r" in line or "\n" in line for line in lines):
         raise _BadRequest(400, "bare CR or LF in the request head")
@@ -627,18 +781,24 @@ def _parse_head(head: str) -> _Request:
             lengths.append(value.strip())
         elif key not in _DROPPED and not key.startswith("proxy-"):
             headers.append(line)
-    if method == "CONNECT":
+    if tunnel is not None:
+        if method == "CONNECT" or not target.startswith("/"):
+            raise _BadRequest(400, "a request through a tunnel names a path (/...), not another host")
+        host, port, authority = tunnel
+        path = target.partition("#")[0]
+    elif method == "CONNECT":
         host, port = _split_host_port(target, 443)
         return _Request(method, host, port)
-    if not target.lower().startswith("http://"):
+    elif not target.lower().startswith("http://"):
         raise _BadRequest(400, "use an absolute http:// URL (https: use CONNECT)")
-    rest = target[len("http://") :]
-    cut = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
-    authority, path = rest[:cut], rest[cut:].partition("#")[0]
-    if not _AUTHORITY.match(authority):
-        raise _BadRequest(400, f"invalid characters in the URL's authority {authority[:80]!r}")
-    authority = authority.rpartition("@")[2]  # userinfo is not the host
-    host, port = _split_host_port(authority, 80)
+    else:
+        rest = target[len("http://") :]
+        cut = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+        authority, path = rest[:cut], rest[cut:].partition("#")[0]
+        if not _AUTHORITY.match(authority):
+            raise _BadRequest(400, f"invalid characters in the URL's authority {authority[:80]!r}")
+        authority = authority.rpartition("@")[2]  # userinfo is not the host
+        host, port = _split_host_port(authority, 80)
     if len(lengths) > 1 or (lengths and not _DIGITS.fullmatch(lengths[0])):
         raise _BadRequest(400, "ambiguous Content-Length")
     length = int(lengths[0]) if lengths else 0
@@ -680,6 +840,11 @@ def _split_host_port(authority: str, default: int) -> tuple[str, int]:
 
 
 async def _reply(writer: asyncio.StreamWriter, status: int, body: str) -> None:
+    _answer(writer, status, body)
+    await writer.drain()
+
+
+def _answer(writer: asyncio.StreamWriter, status: int, body: str) -> None:
     reasons = {
         400: "Bad Request",
         403: "Forbidden",
@@ -695,7 +860,6 @@ async def _reply(writer: asyncio.StreamWriter, status: int, body: str) -> None:
         f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n".encode()
         + data
     )
-    await writer.drain()
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -718,16 +882,3 @@ async def _copy_exactly(reader: asyncio.StreamReader, writer: asyncio.StreamWrit
             await writer.drain()
     except OSError:
         writer.close()
-
-
-async def _pipe_both(
-    reader: asyncio.StreamReader,
-    writer: asyncio.StreamWriter,
-    up_reader: asyncio.StreamReader,
-    up_writer: asyncio.StreamWriter,
-) -> None:
-    try:
-        await writer.drain()
-        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
-    finally:
-        up_writer.close()

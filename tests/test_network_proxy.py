@@ -165,11 +165,12 @@ def test_socks5_domain_connect_and_refusal(proxy: FilteringProxy, echo: int) -> 
             reply = s.recv(10)
             if reply[1] != 0:
                 return reply, b""
-            s.sendall(b"socks echo")
+            # A line: text that could still become an HTTP request line is held until it ends (round 17).
+            s.sendall(b"socks echo\n")
             return reply, s.recv(64)
 
     reply, data = socks(b"localhost", echo)
-    assert reply[1] == 0 and data == b"socks echo"
+    assert reply[1] == 0 and data == b"socks echo\n"
     reply, _ = socks(b"elsewhere.invalid", echo)
     assert reply[1] == 2  # connection not allowed by ruleset
     assert proxy.refusals[-1].host == "elsewhere.invalid"

@@ -207,5 +207,7 @@ def test_ray_node_paths_fall_back_to_the_session_dir(tmp_path: Path, monkeypatch
             return str(session)
 
     monkeypatch.setattr(ray._private.worker, "_global_node", _FakeNode(), raising=False)
+    # The private node is the fallback since round 17 (the public ray.nodes() comes first).
+    monkeypatch.setattr(ray_runner, "_public_node_dirs", lambda: (None, None))
     assert ray_runner.ray_node_paths(str(temp / "scratch")) == (str(session), str(spill))
     assert ray_runner.ray_node_paths(str(tmp_path / "elsewhere")) == (str(temp), str(spill))

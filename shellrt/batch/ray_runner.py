@@ -154,7 +154,7 @@ class ShellrtNodeActor:
             self._running.add(current)
         try:
             task = Task.model_validate(task_data)
-            refusal = self._above_share(task)
+            refusal = reaches_cluster(task) or self._above_share(task)
             if refusal is not None:
                 refused = _error_result(task, attempt, refusal, None).model_copy(
                     update={"node": self.settings.node.node, "node_label": self.settings.node.label}
@@ -207,6 +207,39 @@ class ShellrtNodeActor:
         return len(running)
 
 
+def reaches_cluster(task: Task) -> str | None:
+    """Why ``task``'s sandbox would reach this node's Ray control plane, or None.
+
+    ``network: host`` shares the node's network, where the GCS, the raylet, the dashboard's job
+    API and the client port listen (docker's ``bridge`` reaches the node's addresses too); with
+    them (and the cluster's token where one is asked) a task runs code on every node.
+    ``--allow-task-network`` chose an unfiltered network, not the cluster: on Ray only the
+    operator's explicit no-sandbox choice (a ``local`` task, `warn_unsandboxed`) gets the node's
+    network (red team, round 17)."""
+    network = task.sandbox.network
+    if task.sandbox.backend.type == "local" or network not in ("host", "bridge"):
+        return None
+    return (
+        f"task {task.id}: network {network!r} on a Ray node reaches the cluster's control plane "
+        "(GCS, raylet, dashboard: code on every node); refused on Ray whatever --allow-task-network "
+        "says. Use network 'proxied' with --allow-domain for the names it needs, run it with the "
+        "local engine, or give it no sandbox at all by choice (a 'local' task with --allow-task-local)"
+    )
+
+
+def warn_unsandboxed(task: Task, warned: set[str]) -> None:
+    """Say loudly, once per run, that a ``local`` task on Ray is not sandboxed from the cluster."""
+    if task.sandbox.backend.type != "local" or "local" in warned:
+        return
+    warned.add("local")
+    log.warning(
+        "ray: task %s (and every other 'local' task of this run) runs WITHOUT A SANDBOX on a Ray node, "
+        "as you chose (--allow-task-local): it reaches the cluster's control plane (GCS, raylet, "
+        "dashboard) and can run code on every node, kill the node's actor and read the node's Ray files",
+        task.id,
+    )
+
+
 #: The flag that raises each limit (`shellrt.batch.floor`).
 _LIMIT_FLAGS = {"memory_bytes": "--memory", "pids": "--pids", "cpus": "--cpus", "tmp_bytes": "--tmp-size"}
 
@@ -222,15 +255,22 @@ def ray_node_paths(scratch: str | None) -> tuple[str, ...]:
     copy. Empty outside a Ray worker."""
     from shellrt.batch.dataset_masks import unmaskable
 
-    node = getattr(ray._private.worker, "_global_node", None)  # Ray has no public API for it
-    if node is None:
+    node = _private_node()
+    temp, session = _public_node_dirs()
+    if session is None and node is not None:  # an older Ray, or one that stops naming its sockets
+        temp, session = _node_attr(node, "get_temp_dir_path"), _node_attr(node, "get_session_dir_path")
+    if session is None and temp is None:
         if ray.is_initialized():
-            log.warning("ray: this node's Ray directories are unknown; its tasks' sandboxes do not mask them")
+            # Fail closed (red team round 17; round 16 logged a warning and masked nothing).
+            raise RuntimeError(
+                "ray: this node's Ray directories are unknown (ray.nodes() names no socket of this node "
+                "and Ray has no _global_node): its tasks' sandboxes could read every job's logs, "
+                "runtime_env packages and spilled objects, so this node runs no task. Check the Ray "
+                "version shellrt supports (docs/batch.md)"
+            )
         return ()
     found: list[str] = []
     scratch_path = Path(scratch) if scratch else None
-    temp = _node_attr(node, "get_temp_dir_path")
-    session = _node_attr(node, "get_session_dir_path")
     for candidate in (temp, session):
         if candidate and os.path.isdir(candidate) and unmaskable(candidate, scratch_path) is None:
             found.append(os.path.realpath(candidate))
@@ -241,6 +281,38 @@ def ray_node_paths(scratch: str | None) -> tuple[str, ...]:
         if not any(real == f or real.startswith(f.rstrip("/") + "/") for f in found):  # one mask covers it
             found.append(real)
     return tuple(found)
+
+
+def _private_node() -> object | None:
+    """Ray's private ``_global_node`` (this worker's node), guarded: a release that drops or moves
+    it gives None, never an error."""
+    try:
+        return getattr(ray._private.worker, "_global_node", None)
+    except Exception:
+        return None
+
+
+def _public_node_dirs() -> tuple[str | None, str | None]:
+    """(temp dir, session dir) of this worker's node through Ray's public API: ``ray.nodes()``
+    names the node's raylet and plasma sockets, which live in ``<temp>/session_*/sockets/``.
+    (None, None) outside a worker or when the layout is not that one."""
+    if not ray.is_initialized():
+        return None, None  # not connected: Ray's API would start a cluster of its own to answer
+    try:
+        node_id = ray.get_runtime_context().get_node_id()
+        entries = [n for n in ray.nodes() if n.get("NodeID") == node_id]  # type: ignore[no-untyped-call]
+    except Exception:
+        return None, None
+    for entry in entries:
+        for key in ("RayletSocketName", "ObjectStoreSocketName"):
+            value = entry.get(key)
+            if not isinstance(value, str) or not os.path.isabs(value):
+                continue
+            sockets = Path(value).parent
+            session = sockets.parent
+            if sockets.name == "sockets" and session.name.startswith("session_"):
+                return str(session.parent), str(session)
+    return None, None
 
 
 def _node_attr(node: object, name: str) -> str | None:
@@ -262,6 +334,8 @@ def _spill_directory(node: object) -> str | None:
 
 
 def _cluster_system_config() -> object:
+    if not ray.is_initialized():
+        return None  # not connected: Ray would start a cluster of its own to answer
     try:
         return ray._private.state.state.get_system_config()  # type: ignore[no-untyped-call]
     except Exception:
@@ -558,6 +632,7 @@ class RayRunner:
             last_refresh = time.monotonic()
             no_nodes_since: float | None = None
 
+            warned: set[str] = set()
             while True:
                 # 1. fill free slots: re-runs first, then new tasks from the source
                 for node in list(self._nodes.values()):
@@ -572,6 +647,7 @@ class RayRunner:
                                 break
                         else:
                             break
+                        warn_unsandboxed(task, warned)
                         ref = node.actor.run.remote(
                             task.model_dump(mode="json"), attempt, self.max_export_bytes
                         )

@@ -235,6 +235,19 @@ async def _checked_addresses(
     host = parts.hostname or ""
     port = _port(parts)
     addresses = await _resolve(host, port)
+    _judge_addresses(url, host, port, addresses, allow, ports)
+    return addresses
+
+
+def _judge_addresses(
+    url: str,
+    host: str,
+    port: int,
+    addresses: list[str],
+    allow: bool | tuple[str, ...],
+    ports: tuple[int, ...],
+) -> None:
+    """Refuse (`_Refused`) when an answer of ``host`` may not be reached on ``port``."""
     for address in addresses:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
         if not _is_public(ip) and not _allowed_private(host, ip, allow):
@@ -253,12 +266,38 @@ async def _checked_addresses(
         # An address or name the operator listed (allowPrivateHosts) keeps every port, as the proxy's.
         listed = isinstance(allow, tuple) and _allowed_private(host, ip, allow)
         if _is_public(ip) and not listed and port not in DEFAULT_PORTS and port not in ports:
-            raise _Refused(
-                f"Refused to fetch {url}: port {port} of the public host {host}. WebFetch reaches public "
-                f"hosts on ports 80 and 443 only; to allow this port, add it to your settings: "
-                f'"webFetch": {{"allowPorts": [{port}]}}.'
-            )
-    return addresses
+            raise _Refused(_port_refused(url, host, port))
+
+
+def _port_refused(url: str, host: str, port: int) -> str:
+    return (
+        f"Refused to fetch {url}: port {port} of the public host {host}. WebFetch reaches public "
+        f"hosts on ports 80 and 443 only; to allow this port, add it to your settings: "
+        f'"webFetch": {{"allowPorts": [{port}]}}.'
+    )
+
+
+def _judged_without_dns(url: str, settings: _Settings) -> None:
+    """The address checks that need no lookup; raises `_Refused`.
+
+    The permission check runs before an ``ask`` and a final ``deny``, so a lookup there would
+    send a name no one permitted to its domain's DNS servers (a channel out for whatever the
+    model read; red team, round 17). An IP literal is judged as `_checked_addresses` judges it,
+    a ``localhost`` name as its loopback address; a name's port is refused when no listed
+    private host could take it. Everything else is judged, answer by answer, when fetched."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = _port(parts)
+    try:
+        ipaddress.ip_address(host)
+        literal = host
+    except ValueError:
+        literal = "127.0.0.1" if is_loopback_name(host.lower()) else ""
+    if literal:
+        _judge_addresses(url, host, port, [literal], settings.allow_private, settings.allow_ports)
+        return
+    if not settings.allow_private and port not in DEFAULT_PORTS and port not in settings.allow_ports:
+        raise _Refused(_port_refused(url, host, port))  # public: the port rule; private: nothing listed
 
 
 def canonical_url(url: str) -> str:
@@ -368,13 +407,12 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
             return PermissionResult.deny(f"{exc}. Give the URL with a plain host name.")
         settings = _Settings.from_ctx(ctx.settings)
         try:
-            await _checked_addresses(_upgrade(url, settings), settings.allow_private, settings.allow_ports)
+            _judged_without_dns(_upgrade(url, settings), settings)
         except _Refused as exc:
             return PermissionResult.deny(str(exc))
-        except ToolExecutionError as exc:
-            # Unresolvable now; the call will report it. The domain rules still apply.
-            return PermissionResult.passthrough(str(exc))
-        return PermissionResult.passthrough(f"fetches from {parts.hostname}")
+        return PermissionResult.passthrough(
+            f"fetches from {parts.hostname} (its addresses are checked when it is fetched)"
+        )
 
     async def call(self, tool_input: WebFetchInput, ctx: ToolContext) -> ToolOutput[WebFetchOutput]:
         try:
