@@ -327,6 +327,7 @@ class Runtime:
             audit_session_trust(self.session_dir, self.governance.settings)
         # Host-side programs (git queries, hook launchers) are never looked up where commands write.
         from shellrt.permissions.host_path import register_writable, unregister_writable
+        from shellrt.permissions.trust import later_session_files
 
         self._stack.callback(unregister_writable, register_writable(self.policy.allowed_roots()))
         self.backend, warnings = await resolve_sandbox(self._sandbox, self.policy)
@@ -338,8 +339,9 @@ class Runtime:
             Supervisor(
                 self.backend,
                 session_dir=self.session_dir,
-                # --settings files in a writable root: protected like the workspace's own.
-                settings_files=self._given_settings,
+                # --settings files, the trust store, a managed file in a writable root: protected
+                # like the workspace's own (a later session obeys them; round 17).
+                settings_files=[*self._given_settings, *later_session_files()],
                 # A new file an Edit/Write deny glob names: reverted after the command.
                 write_deny=self._write_deny(),
             )

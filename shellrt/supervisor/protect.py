@@ -215,6 +215,9 @@ class WorkspaceGuard:
         #: The operator's ``--settings`` files in this tree (full paths as the walk spells them):
         #: protected like the workspace's own settings, restored when deleted.
         self._settings_files = frozenset(settings_files)
+        #: The directories on their way below the root: a symlink put there redirects what a later
+        #: session reads (``~/.config/shellrt -> x``, the trust store below it: round 17).
+        self._settings_ways = _ways_below(self._settings_files, str(root))
         #: Subtrees another guard of the session watches (a workspace inside an extra root).
         self._skip = frozenset(skip)
         #: Another writable root than the workspace: notes name its paths in full.
@@ -625,6 +628,7 @@ class WorkspaceGuard:
                 or _redirects(n, is_link, is_gitdir)
                 or (home_rel is not None and self._home.protects(home_rel, n, is_link))
                 or (self._settings_files and f"{path}/{n}" in self._settings_files)
+                or (is_link and f"{path}/{n}" in self._settings_ways)
             ):
                 kind = "file"
             elif self._deny is not None:
@@ -1134,6 +1138,18 @@ _DESCRIBE = {
     "exclude": "git's .git/info/exclude, which hides files from git status and diff",
     "file": "a settings, start-up or editor file, or one a later program runs from the home directory",
 }
+
+
+def _ways_below(files: Iterable[str], root: str) -> frozenset[str]:
+    """The directories strictly between ``root`` and each of ``files`` (as the walk spells them)."""
+    prefix = root.rstrip("/") + "/"
+    ways: set[str] = set()
+    for path in files:
+        parent = os.path.dirname(path)
+        while parent.startswith(prefix):
+            ways.add(parent)
+            parent = os.path.dirname(parent)
+    return frozenset(ways)
 
 
 def _user_gitconfig(directory: str, name: str) -> bool:
