@@ -49,6 +49,7 @@ from typing import Any, Protocol
 import anyio
 
 from shellrt.supervisor._anchored import make_parent, move_out, open_parent, write_entry
+from shellrt.supervisor._host_obeyed import OBEYED_DIRS, obeyed_reason
 from shellrt.supervisor._inflight import InflightRecord, orphaned_records
 from shellrt.supervisor._inotify import WATCHES_ENV, Inotify, InotifyEvents
 from shellrt.supervisor._protect_home import HomeNames, home_reason
@@ -119,7 +120,7 @@ _EDITOR_FILES = {
     ".cargo": frozenset({"config", "config.toml"}),
 }
 #: Directory names that, when they are symlinks, redirect what is obeyed.
-_REDIRECTABLE = _SETTINGS_DIRS | frozenset(_EDITOR_FILES) | {".git"}
+_REDIRECTABLE = _SETTINGS_DIRS | frozenset(_EDITOR_FILES) | {".git"} | OBEYED_DIRS
 _RACY_NS = 150_000_000
 #: POSIX ACLs (access, and a directory's default for what is created in it).
 _ACL_XATTRS = ("system.posix_acl_access", "system.posix_acl_default")
@@ -601,6 +602,8 @@ class WorkspaceGuard:
         if os.path.basename(os.path.dirname(path)) == ".devcontainer":  # .devcontainer/<name>/
             editor = _EDITOR_FILES[".devcontainer"]
         home_rel = self._home.relative(path) if self._home.homes else None
+        # The directory's names below the root, for the table of files other host programs obey.
+        below = tuple(path[len(self._root_text) + 1 :].split("/")) if path != self._root_text else ()
         watched: list[tuple[str, str]] = []
         for n, is_dir, is_link in entries:
             if is_dir:
@@ -629,6 +632,7 @@ class WorkspaceGuard:
                 or (home_rel is not None and self._home.protects(home_rel, n, is_link))
                 or (self._settings_files and f"{path}/{n}" in self._settings_files)
                 or (is_link and f"{path}/{n}" in self._settings_ways)
+                or obeyed_reason(below, n) is not None
             ):
                 kind = "file"
             elif self._deny is not None:
@@ -1188,6 +1192,9 @@ def protected_reason(path: str | Path) -> str | None:
             return "a git directory's commondir (git reads its configuration from where it points)"
     if _user_gitconfig("/".join(parents), name):
         return "git configuration (it can name programs git runs)"
+    obeyed = obeyed_reason(tuple(parents), name)
+    if obeyed is not None:
+        return obeyed
     if name == ".git":
         return "a .git link (it can point git at another repository)"
     return home_reason(path) if Path(path).is_absolute() else None
