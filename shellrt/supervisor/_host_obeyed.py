@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["OBEYED_DIRS", "obeyed_reason", "obeyed_tree"]
+__all__ = ["OBEYED_ANYWHERE", "OBEYED_DIRS", "obeyed_in", "obeyed_reason", "obeyed_tree"]
 
 _MISE = "mise's config (its [hooks] and [env] _.source run at every cd with mise activated)"
 _MCP = "another agent's or editor's MCP config (the servers it names start as you)"
@@ -53,10 +53,23 @@ _TREES: Final[dict[tuple[str, str], str]] = {
     (".yarn", "plugins"): "a Yarn plugin (loaded by every yarn command)",
     (".idea", "runConfigurations"): "a JetBrains run configuration (.idea/ is usually git-ignored: no diff shows it)",
 }
+#: Names obeyed anywhere, and by directory name (what a scan asks once per directory listed).
+OBEYED_ANYWHERE: Final[frozenset[str]] = frozenset(_ANYWHERE)
+_BY_DIR: Final[dict[str, frozenset[str]]] = {
+    d: frozenset(n for dd, n in _IN_DIR if dd == d) for d, _ in _IN_DIR
+}
 #: Directory names that, as symlinks, redirect what these programs read.
 OBEYED_DIRS: Final[frozenset[str]] = frozenset(
     {d for d, _ in _IN_DIR} - {".config"} | {d for d, _ in _TREES} | {".mise", ".helix"}
 )
+
+
+def obeyed_in(parents: tuple[str, ...]) -> frozenset[str] | None:
+    """The names obeyed in the directory ``parents`` besides `OBEYED_ANYWHERE`; None: every file
+    (a tree). One call per directory a scan lists, so a file costs one set lookup."""
+    if obeyed_tree(parents) is not None:
+        return None
+    return _BY_DIR.get(parents[-1], frozenset()) if parents else frozenset()
 
 
 def obeyed_tree(parents: tuple[str, ...]) -> str | None:

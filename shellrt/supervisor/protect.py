@@ -49,7 +49,7 @@ from typing import Any, Protocol
 import anyio
 
 from shellrt.supervisor._anchored import make_parent, move_out, open_parent, write_entry
-from shellrt.supervisor._host_obeyed import OBEYED_DIRS, obeyed_reason
+from shellrt.supervisor._host_obeyed import OBEYED_ANYWHERE, OBEYED_DIRS, obeyed_in, obeyed_reason
 from shellrt.supervisor._inflight import InflightRecord, orphaned_records
 from shellrt.supervisor._inotify import WATCHES_ENV, Inotify, InotifyEvents
 from shellrt.supervisor._protect_home import HomeNames, home_reason
@@ -604,6 +604,7 @@ class WorkspaceGuard:
         home_rel = self._home.relative(path) if self._home.homes else None
         # The directory's names below the root, for the table of files other host programs obey.
         below = tuple(path[len(self._root_text) + 1 :].split("/")) if path != self._root_text else ()
+        obeyed = obeyed_in(below)  # None: every file here (a Yarn release, a run configuration)
         watched: list[tuple[str, str]] = []
         for n, is_dir, is_link in entries:
             if is_dir:
@@ -632,7 +633,9 @@ class WorkspaceGuard:
                 or (home_rel is not None and self._home.protects(home_rel, n, is_link))
                 or (self._settings_files and f"{path}/{n}" in self._settings_files)
                 or (is_link and f"{path}/{n}" in self._settings_ways)
-                or obeyed_reason(below, n) is not None
+                or n in OBEYED_ANYWHERE
+                or obeyed is None
+                or n in obeyed
             ):
                 kind = "file"
             elif self._deny is not None:
