@@ -691,11 +691,7 @@ class WorkspaceGuard:
         for path, record in self._files.items():
             if record.kind != "gitconfig" or (record.active is not None and not isinstance(record.active, frozenset)):
                 continue
-            if path in self._included:
-                base = self._included[path]
-            else:
-                gitdir = os.path.dirname(path)
-                base = os.path.dirname(gitdir) if os.path.basename(gitdir) == ".git" else gitdir
+            base = self._included[path] if path in self._included else _work_tree(os.path.dirname(path))
             values = [v for k, v in (record.active or ()) if k == "core.hookspath" and v.strip()]
             for key, value in record.active or ():
                 if key == "include.path" or (key.startswith("includeif.") and key.endswith(".path")):
@@ -712,12 +708,16 @@ class WorkspaceGuard:
                 if "operator" not in lazy:
                     lazy["operator"] = operator_hooks_paths()
                 values += lazy["operator"]  # the operator's own value applies in every repository
+            # A repository's config applies in its linked worktrees too (round 17): each runs hooks
+            # from its own top, so a relative value names a directory in each of them.
+            bases = [base, *_linked_work_trees(os.path.dirname(path))] if values else []
             for value in values:
-                # Resolved on every scan (~50 us with one such key; nothing without): a symlink
-                # swapped in for the directory moves where git looks, and this check with it.
-                target = inside(os.path.realpath(os.path.join(base, os.path.expanduser(value.strip()))))
-                if target is not None:
-                    found.add(target)
+                for where in bases:
+                    # Resolved on every scan (~50 us with one such key; nothing without): a symlink
+                    # swapped in for the directory moves where git looks, and this check with it.
+                    target = inside(os.path.realpath(os.path.join(where, os.path.expanduser(value.strip()))))
+                    if target is not None:
+                        found.add(target)
         return frozenset(found), included
 
     def _list_unlocked(self, path: str) -> list[tuple[str, bool, bool]]:
@@ -1225,9 +1225,13 @@ def hooks_dir_reason(path: str | Path) -> str | None:
     parent = os.path.dirname(os.path.abspath(text))
     base = parent
     for _ in range(_MAX_HOOKS_WALK):
-        config = os.path.join(base, ".git", "config")
         if os.path.lexists(os.path.join(base, ".git")):
-            values, included = _configured_hooks(config)
+            values: tuple[str, ...] = ()
+            included: tuple[str, ...] = ()
+            for config in _configs_of(base):
+                more, also = _configured_hooks(config)
+                values += tuple(v for v in more if v not in values)
+                included += also
             values += tuple(v for v in operator_hooks_paths() if v not in values)
             if values or included:  # resolved only here (a ~60 us realpath per write was the cost otherwise)
                 real = os.path.realpath(parent)
@@ -1297,6 +1301,65 @@ def config_hooks_and_includes(config: str) -> tuple[tuple[str, ...], tuple[str, 
                 if depth < _MAX_INCLUDE_DEPTH:
                     todo.append((target, depth + 1))
     return tuple(values), tuple(included)
+
+
+def _configs_of(top: str) -> list[str]:
+    """The config files git reads for the work tree ``top``: its ``.git`` directory's, or, when
+    ``.git`` is a file (a submodule, a linked worktree), those of the git directory it names and
+    of that directory's ``commondir`` (red team round 17: only ``top/.git/config`` was read)."""
+    dot = os.path.join(top, ".git")
+    gitdir = dot
+    if not os.path.isdir(dot):
+        content = _read_regular(dot)
+        line = content.decode("utf-8", "replace").strip() if content else ""
+        if not line.startswith("gitdir:"):
+            return []
+        gitdir = os.path.normpath(os.path.join(top, line[len("gitdir:") :].strip()))
+    configs = [os.path.join(gitdir, "config"), os.path.join(gitdir, "config.worktree")]
+    common = _read_regular(os.path.join(gitdir, "commondir"))
+    if common and common.strip():
+        shared = os.path.normpath(os.path.join(gitdir, common.decode("utf-8", "replace").strip()))
+        configs.append(os.path.join(shared, "config"))
+    return configs
+
+
+def _linked_work_trees(gitdir: str) -> list[str]:
+    """The work trees of ``gitdir``'s linked worktrees (``worktrees/<name>/gitdir`` names
+    ``<work tree>/.git``); a repository's config and its hooks path apply there too."""
+    admin = os.path.join(gitdir, "worktrees")
+    try:
+        names = os.listdir(admin) if os.path.basename(gitdir) == ".git" or os.path.isdir(admin) else []
+    except OSError:
+        return []
+    found = []
+    for name in names[:_MAX_HOOKS_WALK]:
+        content = _read_regular(os.path.join(admin, name, "gitdir"))
+        line = content.decode("utf-8", "replace").strip() if content else ""
+        if line:
+            found.append(os.path.dirname(os.path.normpath(os.path.join(admin, name, line))))
+    return found
+
+
+def _work_tree(gitdir: str) -> str:
+    """Where git runs the hooks of ``gitdir`` (a relative ``core.hooksPath`` is below it): the
+    parent of a ``.git``; else the work tree a submodule's config names (``core.worktree``,
+    relative to the git directory), or the one a linked worktree's ``gitdir`` file names (its
+    ``<work tree>/.git``); else the git directory itself (bare). Red team round 17: only the first
+    was known, so ``sub/.husky`` and ``wt/.husky`` were not hook directories. Read on every scan
+    that has a hooks path (a command may change them: git follows, and so does this)."""
+    if os.path.basename(gitdir) == ".git":
+        return os.path.dirname(gitdir)
+    for name in ("config.worktree", "config"):
+        content = _read_regular(os.path.join(gitdir, name))
+        entries = _parse_git_config(content.decode("utf-8", "replace")) if content else None
+        values = [v.strip() for sec, sub, key, v in entries or () if (sec, sub, key) == ("core", None, "worktree")]
+        if values and values[-1]:
+            return os.path.normpath(os.path.join(gitdir, os.path.expanduser(values[-1])))
+    content = _read_regular(os.path.join(gitdir, "gitdir"))
+    line = content.decode("utf-8", "replace").strip() if content else ""
+    if line:
+        return os.path.dirname(os.path.normpath(os.path.join(gitdir, line)))
+    return gitdir
 
 
 def _read_regular(path: str) -> bytes | None:
