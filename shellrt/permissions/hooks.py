@@ -32,7 +32,7 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel
 
-from shellrt.permissions.hook_files import HookFiles, compare_hook_files, hook_files
+from shellrt.permissions.hook_files import OUTSIDE_PREFIX, HookFiles, compare_hook_files, hook_files
 from shellrt.permissions.hookproc import MAX_HOOK_OUTPUT, run_hook_process
 from shellrt.permissions.host_path import host_env
 from shellrt.permissions.interfaces import (
@@ -157,6 +157,20 @@ class CommandHookRunner(HookRunner):
             command: roots_files([self.workspace, *roots], [command], base=self.workspace)
             for command in commands
         }
+
+    def host_run_files(self) -> list[Path]:
+        """The files the hooks run from a writable root (found by `watch_writable_roots`).
+
+        Why: the check before each run compares them with the session's start, so a command's
+        rewrite was only caught in this session; the next one hashed the rewrite as it found it
+        and ran it (red team round 17). The runtime makes them protected files: reverted."""
+        found: dict[str, None] = {}
+        for in_roots in self.writable_found.values():
+            for root, files in in_roots.roots:
+                for rel, digest in files.files.items():
+                    if not (digest or "").startswith(OUTSIDE_PREFIX):
+                        found[os.path.join(root, rel)] = None
+        return [Path(p) for p in found]
 
     def matching(self, event: HookEvent, tool_name: str) -> list[HookSpec]:
         """Hooks for this event and tool, config order, duplicates (same command) run once —
