@@ -96,3 +96,22 @@ def test_the_file_tools_ask_before_writing_what_a_hook_runs(
     assert results[0]["is_error"] and "hook" in json.dumps(results[0]), results[0]
     assert (ws / "scripts" / "fmt.sh").read_text() == "#!/bin/sh\nexit 0\n"
     assert not results[1]["is_error"], results[1]  # the directory's other files stay the model's
+
+
+def test_a_rewritten_mcp_server_script_is_reverted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same for a stdio MCP server of the operator's settings (``python3 tools/srv.py``): the
+    restart check compares with the server's first start only; the next session started the
+    rewrite. (The server here exits at once: what matters is what the next start would run.)"""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    ws = tmp_path / "ws"
+    (ws / "tools").mkdir(parents=True)
+    (ws / "tools" / "srv.py").write_text("raise SystemExit(0)\n")
+    own = tmp_path / "operator.json"
+    server = {"command": "python3", "args": ["tools/srv.py"], "cwd": str(ws)}
+    own.write_text(json.dumps({"mcpServers": {"tools": server}}))
+    rewrite = "python3 -c \"open('tools/srv.py', 'w').write('import os')\"; echo wrote"
+    first = _session(ws, own, tmp_path / "s1", [("Bash", {"command": rewrite})])
+    assert "wrote" in json.dumps(first), first
+    assert (ws / "tools" / "srv.py").read_text() == "raise SystemExit(0)\n", first
+    assert "tools/srv.py" in json.dumps(first), first

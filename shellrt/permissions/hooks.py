@@ -32,7 +32,7 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel
 
-from shellrt.permissions.hook_files import OUTSIDE_PREFIX, HookFiles, compare_hook_files, hook_files
+from shellrt.permissions.hook_files import HookFiles, compare_hook_files, hook_files
 from shellrt.permissions.hookproc import MAX_HOOK_OUTPUT, run_hook_process
 from shellrt.permissions.host_path import host_env
 from shellrt.permissions.interfaces import (
@@ -46,7 +46,7 @@ from shellrt.permissions.interfaces import (
 from shellrt.permissions.rules import mcp_name_parts
 from shellrt.permissions.settings import HookEvent, HookSpec
 from shellrt.permissions.tool_names import names_of
-from shellrt.permissions.writable_files import RootsFiles, roots_changed, roots_files
+from shellrt.permissions.writable_files import RootsFiles, root_file_paths, roots_changed, roots_files
 from shellrt.protocol import ToolContext
 
 __all__ = ["DEFAULT_HOOK_TIMEOUT_S", "CommandHookRunner", "matcher_matches"]
@@ -164,12 +164,7 @@ class CommandHookRunner(HookRunner):
         Why: the check before each run compares them with the session's start, so a command's
         rewrite was only caught in this session; the next one hashed the rewrite as it found it
         and ran it (red team round 17). The runtime makes them protected files: reverted."""
-        found: dict[str, None] = {}
-        for in_roots in self.writable_found.values():
-            for root, files in in_roots.roots:
-                for rel, digest in files.files.items():
-                    if not (digest or "").startswith(OUTSIDE_PREFIX):
-                        found[os.path.join(root, rel)] = None
+        found = {p: None for in_roots in self.writable_found.values() for p in root_file_paths(in_roots)}
         return [Path(p) for p in found]
 
     def matching(self, event: HookEvent, tool_name: str) -> list[HookSpec]:

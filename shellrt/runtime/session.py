@@ -266,8 +266,10 @@ class Runtime:
         self.hooks: HookRunner = hooks or NoHooks()
         if hasattr(self.hooks, "watch_writable_roots"):  # hooks run on the host: not what commands wrote
             self.hooks.watch_writable_roots(self.policy.allowed_roots())
-            if self.governance is not None:  # the file tools ask before writing what hooks run
-                self.governance.engine.hook_run_files = frozenset(os.path.realpath(p) for p in self._hook_run_files())
+        #: What hooks and MCP servers run from a writable root: protected (round 17).
+        self._run_files = self._hook_run_files()
+        if self.governance is not None:  # the file tools ask before writing them
+            self.governance.engine.hook_run_files = frozenset(os.path.realpath(p) for p in self._run_files)
         self._progress = progress
         self.message_budget_chars = message_budget_chars
         self.warnings: list[str] = []
@@ -297,10 +299,16 @@ class Runtime:
         await self.close()
 
     def _hook_run_files(self) -> list[Path]:
-        """What the settings' hooks run from a writable root: a command's rewrite is reverted, so
-        no later session runs it on the host (red team round 17)."""
+        """What the settings' hooks and stdio MCP servers run from a writable root: a command's
+        rewrite is reverted, so no later session runs it on the host (red team round 17)."""
         files = getattr(self.hooks, "host_run_files", None)
-        return list(files()) if callable(files) else []
+        found = list(files()) if callable(files) else []
+        if self._settings.get("mcpServers"):  # so do the operator's stdio MCP servers
+            from shellrt.tools.mcp._restart_guard import server_run_files
+
+            roots = self.policy.allowed_roots()
+            found += server_run_files(self._settings["mcpServers"], self.workspace, roots)
+        return found
 
     def _write_deny(self) -> Any:
         """The session's write-deny globs for the post-command check (None without governance)."""
@@ -349,7 +357,7 @@ class Runtime:
                 session_dir=self.session_dir,
                 # --settings files, the trust store, a managed file in a writable root: protected
                 # like the workspace's own (a later session obeys them; round 17).
-                settings_files=[*self._given_settings, *later_session_files(), *self._hook_run_files()],
+                settings_files=[*self._given_settings, *later_session_files(), *self._run_files],
                 # A new file an Edit/Write deny glob names: reverted after the command.
                 write_deny=self._write_deny(),
             )
