@@ -1570,7 +1570,8 @@ def _active(
     if kind == "hook":
         return digest if st.st_mode & 0o111 else None
     if kind == "gitconfig":
-        keys = code_running_git_keys(content.decode("utf-8", "replace"))
+        text = content.decode("utf-8", "replace")
+        keys = code_running_git_keys(text) | _worktree_outside(path, text, root)
         return None if keys == frozenset() else keys
     if kind == "gitlink":
         return None if _benign_gitlink(path, content, root) else digest
@@ -1580,6 +1581,25 @@ def _active(
         rules = [line.strip() for line in content.splitlines() if line.strip() and not line.lstrip().startswith(b"#")]
         return hashlib.sha256(b"\n".join(rules)).hexdigest() if rules else None
     return digest
+
+
+def _worktree_outside(path: str, text: str, root: Path) -> frozenset[tuple[str, str]]:
+    """``core.worktree`` values of the config ``path`` that leave the tree (relative to the git
+    directory, as git reads them). Why (red team round 17): a command set it to a host directory
+    the sandbox cannot write (``~``); the operator's next ``git status`` shows the tracked files as
+    deleted, and ``git checkout -- .`` or ``git reset --hard`` writes them there (a committed
+    ``.bashrc``). Inside the tree it is benign: ``git submodule`` writes ``../../../sub``."""
+    entries = _parse_git_config(text) or ()
+    values = [v.strip() for sec, sub, key, v in entries if (sec, sub, key) == ("core", None, "worktree")]
+    if not values:
+        return frozenset()
+    real_root = os.path.realpath(root)
+    found = set()
+    for value in values:
+        target = os.path.realpath(os.path.join(os.path.dirname(path), os.path.expanduser(value)))
+        if target != real_root and not target.startswith(real_root + os.sep):
+            found.add(("core.worktree", value))
+    return frozenset(found)
 
 
 def _benign_gitlink(path: str, content: bytes, root: Path) -> bool:
