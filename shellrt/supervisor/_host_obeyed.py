@@ -58,9 +58,10 @@ OBEYED_ANYWHERE: Final[frozenset[str]] = frozenset(_ANYWHERE)
 _BY_DIR: Final[dict[str, frozenset[str]]] = {
     d: frozenset(n for dd, n in _IN_DIR if dd == d) for d, _ in _IN_DIR
 }
-#: Directory names that, as symlinks, redirect what these programs read.
+#: Directory names that, as symlinks, redirect what these programs read: the dot-directories only
+#: (``.config`` aside: it holds much else); a link named ``mise`` may well be the program.
 OBEYED_DIRS: Final[frozenset[str]] = frozenset(
-    {d for d, _ in _IN_DIR} - {".config"} | {d for d, _ in _TREES} | {".mise", ".helix"}
+    d for d in {*(d for d, _ in _IN_DIR), *(d for d, _ in _TREES)} if d.startswith(".") and d != ".config"
 )
 
 
