@@ -134,3 +134,45 @@ def test_shellrt_run_with_a_writable_config_dir_cannot_forge_it(
     assert "forged" in proc.stdout, (proc.stdout, proc.stderr)
     assert not store.exists(), (proc.stdout, proc.stderr)
     assert "trusted-workspaces.json" in proc.stdout + proc.stderr
+
+
+def test_shellrts_own_refresh_of_a_guarded_store_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "Allow always in this project" re-records the local settings' digest in the store; with the
+    store in a writable root (now guarded) that write is shellrt's own: kept, even while a
+    background task runs (when the check reverts every change)."""
+    from shellrt.permissions import ApprovalResponse, callback_approver
+    from shellrt.permissions.trust import assess_trust, record_trust
+
+    home = tmp_path / "home"
+    (home / "cfg").mkdir(parents=True)
+    store = home / "cfg" / "store.json"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SHELLRT_TRUST_STORE", str(store))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    record_trust(ws)
+    own = tmp_path / "operator.json"
+    own.write_text(json.dumps({"permissions": {"additionalDirectories": [str(home)]}}))
+    approver = callback_approver(lambda req: ApprovalResponse(behavior="allow", remember="project"))
+
+    def call(ident: str, command: str, background: bool = False) -> dict[str, Any]:
+        value: dict[str, Any] = {"command": command, **({"run_in_background": True} if background else {})}
+        return {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": ident, "name": "Bash", "input": value}],
+        }
+
+    async def main() -> list[Any]:
+        async with Runtime(
+            ws, "local", approver=approver, settings_files=[own], session_dir=tmp_path / "s"
+        ) as rt:
+            await rt.run(call("bg", "sleep 5", background=True))
+            return [await rt.run(call("a", "touch made")), await rt.run(call("b", "echo next"))]
+
+    shown = json.dumps(anyio.run(main))
+    assert "made" in (ws / ".shellrt" / "settings.local.json").read_text(), shown
+    assert "reverted" not in shown, shown
+    assert ".shellrt/settings.local.json" in assess_trust(ws).trusted
