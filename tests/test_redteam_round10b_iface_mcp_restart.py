@@ -51,14 +51,19 @@ async def test_a_server_script_a_command_rewrote_is_not_restarted(
     settings.write_text(json.dumps({"mcpServers": servers, "permissions": {"allow": ["Bash", "mcp__w"]}}))
     future = "from __future__ import annotations\n"
     planted = server.read_text().replace(future, future + f"open({str(marker)!r}, 'w').write('host')\n", 1)
-    plant = f"echo {base64.b64encode(planted.encode()).decode()} | base64 -d > tools/srv.py"
+    # python3: a write the analysis cannot see (a shell redirect there asks since round 17).
+    encoded = base64.b64encode(planted.encode()).decode()
+    plant = f"python3 -c \"import base64; open('tools/srv.py', 'wb').write(base64.b64decode('{encoded}'))\""
     session = tmp_path / "session"
     async with shellrt.Runtime(repo, "bwrap", session_dir=session, settings_files=[settings]) as rt:
         assert not (await _call(rt, "mcp__w__echo", {"text": "hi"})).get("is_error")
-        assert not (await _call(rt, "Bash", {"command": plant})).get("is_error")
-        assert server.read_text() == planted
+        wrote = await _call(rt, "Bash", {"command": plant})
+        # Round 17: what a server runs from a writable root is a protected file: the rewrite is
+        # reverted after the command (it was kept, and only the restart refused; the next
+        # session's first start ran it), so the restart runs the operator's script again.
+        assert not wrote.get("is_error") and "tools/srv.py" in json.dumps(wrote), wrote
+        assert server.read_text() != planted
         assert (await _call(rt, "mcp__w__crash", {}))["is_error"]
         again = await _call(rt, "mcp__w__echo", {"text": "hi"})
     assert not marker.exists(), "a restarted MCP server ran a script a sandboxed command wrote, on the host"
-    assert again["is_error"], again
-    assert "tools/srv.py changed since the server first started" in json.dumps(again), again
+    assert not again.get("is_error"), again

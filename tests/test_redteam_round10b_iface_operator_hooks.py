@@ -73,15 +73,16 @@ async def test_a_script_a_command_rewrites_is_not_run_by_the_operators_hook(
         planted = f"#!/bin/sh\necho host > {marker}\n"
     script.chmod(0o755)
     settings = _operator_settings(tmp_path, hook)
-    plant = f"echo {base64.b64encode(planted.encode()).decode()} | base64 -d > scripts/{name}"
+    # python3: a write the analysis cannot see (a shell redirect there asks since round 17).
+    encoded = base64.b64encode(planted.encode()).decode()
+    plant = f"python3 -c \"import base64; open('scripts/{name}', 'wb').write(base64.b64decode('{encoded}'))\""
     out = await _session(repo, settings, "bwrap", "true", plant, "true")
-    assert script.read_text() == planted, out  # the command could write it (the workspace is writable)
+    # Round 17: a file a hook runs is a protected file, so the rewrite is reverted after the
+    # command (it was kept, and skipped by the hook only in this session: the next one ran it).
+    assert script.read_text() != planted, out
+    assert f"scripts/{name}" in str(out), out  # the revert note names it
     assert not marker.exists(), "the operator's hook ran a script a sandboxed command wrote, on the host"
-    assert log.read_text().split() == ["ok"], log.read_text()  # ran once, before the change
-    notice = capfd.readouterr().err
-    assert (
-        f"PostToolUse hook not run: hook file scripts/{name} changed since the session started" in notice
-    ), notice
+    assert log.read_text().split() == ["ok", "ok", "ok"], (log.read_text(), capfd.readouterr().err)
 
 
 async def test_an_unchanged_script_keeps_running(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -194,10 +194,13 @@ async def test_a_hook_script_changed_by_a_command_is_not_run_in_the_same_session
     _trust(repo, env)
     forged = f"open({str(log)!r}, 'a').write('forged\\n')"
     results = await _run(repo, "true", f"echo {json.dumps(forged)} > hooks/check.py", "true")
-    assert not results[1].get("is_error") and "forged" in (repo / "hooks/check.py").read_text()
-    assert _log(log) == ["v1", "v1"], _log(log)  # the third call's hook did not run
-    results = await _run(repo, "true", trust_workspace=True)  # the flag trusts the files as they are now
-    assert _log(log)[-1] == "forged"
+    # Round 17: a file a hook runs is a protected file: the rewrite is reverted after the command
+    # (before, it was kept and only this session's hooks skipped it; the next session ran it).
+    assert "forged" not in (repo / "hooks/check.py").read_text(), results
+    assert "hooks/check.py" in json.dumps(results[1]), results[1]
+    assert "forged" not in _log(log), _log(log)
+    results = await _run(repo, "true", trust_workspace=True)
+    assert "forged" not in _log(log)
     assert not results[0].get("is_error")
 
 

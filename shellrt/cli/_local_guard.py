@@ -31,9 +31,11 @@ class LocalGuard:
     ) -> None:
         # ``write_deny``: the settings' Edit/Write deny globs (`shellrt.cli._run_write_deny`), round 16.
         if writable or write_deny is not None:  # imported only then: the usual run has the workspace alone
+            from shellrt.permissions.trust import later_session_files  # a later session obeys them
             from shellrt.supervisor.protect_roots import root_guards
 
-            guards = root_guards([workspace, *writable], session_dir, write_deny=write_deny) or [
+            files = later_session_files()
+            guards = root_guards([workspace, *writable], session_dir, files, write_deny) or [
                 WorkspaceGuard(workspace, session_dir, write_deny=write_deny)
             ]
         else:

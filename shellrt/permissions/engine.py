@@ -92,6 +92,9 @@ class PermissionEngine:
         self.workspace = workspace
         self.additional_directories = tuple(additional_directories)
         self.degraded = degraded
+        #: Real paths of the files the settings' hooks run from a writable root (set by the runtime
+        #: before any call): a write there asks in every mode, as a command's is reverted (round 17).
+        self.hook_run_files: frozenset[str] = frozenset()
         #: (tool, its decision key) -> (the engine's state then, the allow decided); see `decide`.
         self._allowed: dict[tuple[object, Hashable], tuple[tuple[object, ...], PermissionDecision]] = {}
 
@@ -569,6 +572,8 @@ class PermissionEngine:
                     why = git_metadata_reason(real)
             if why is None:
                 why = hooks_dir_reason(path)  # a core.hooksPath directory (.husky): git's hooks too
+            if why is None and real in self.hook_run_files:
+                why = "a file a hook of your settings runs on the host (the next session would run it)"
             if why is None:
                 # Where the host's own Python imports from (a project .venv shellrt runs from): the
                 # sandbox binds it read-only for commands; the file tools write on the host (round 16).

@@ -21,7 +21,7 @@ from shellrt.permissions.hooks import CommandHookRunner
 from shellrt.permissions.interfaces import Approver, HookRunner, PermissionGate
 from shellrt.permissions.modes import PERMISSION_MODES, parse_mode
 from shellrt.permissions.sources import Settings, load_settings, local_settings_path
-from shellrt.permissions.trust import WorkspaceTrust, file_digest, refresh_recorded_file
+from shellrt.permissions.trust import WorkspaceTrust, file_digest, refresh_recorded_file, trust_store_path
 from shellrt.permissions.visibility import visible_tools
 from shellrt.protocol import Tool
 
@@ -100,8 +100,13 @@ class _TrustKeepingGate(RulesGate):
         if scope == "project" and self.local_settings is not None and written != before:
             if self.on_saved is not None and file_digest(self.local_settings) == written:
                 self.on_saved(self.local_settings)  # swapped since the write: left to the check
-            if self.trust is not None and written is not None:
-                refresh_recorded_file(self.trust, LOCAL_SETTINGS_REL, written)
+            refreshed = (
+                self.trust is not None
+                and written is not None
+                and refresh_recorded_file(self.trust, LOCAL_SETTINGS_REL, written)
+            )
+            if refreshed and self.trust is not None and self.on_saved is not None:
+                self.on_saved(self.trust.store or trust_store_path())  # shellrt's own record
 
 
 def build_governance(

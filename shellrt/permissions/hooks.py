@@ -46,7 +46,7 @@ from shellrt.permissions.interfaces import (
 from shellrt.permissions.rules import mcp_name_parts
 from shellrt.permissions.settings import HookEvent, HookSpec
 from shellrt.permissions.tool_names import names_of
-from shellrt.permissions.writable_files import RootsFiles, roots_changed, roots_files
+from shellrt.permissions.writable_files import RootsFiles, root_file_paths, roots_changed, roots_files
 from shellrt.protocol import ToolContext
 
 __all__ = ["DEFAULT_HOOK_TIMEOUT_S", "CommandHookRunner", "matcher_matches"]
@@ -157,6 +157,15 @@ class CommandHookRunner(HookRunner):
             command: roots_files([self.workspace, *roots], [command], base=self.workspace)
             for command in commands
         }
+
+    def host_run_files(self) -> list[Path]:
+        """The files the hooks run from a writable root (found by `watch_writable_roots`).
+
+        Why: the check before each run compares them with the session's start, so a command's
+        rewrite was only caught in this session; the next one hashed the rewrite as it found it
+        and ran it (red team round 17). The runtime makes them protected files: reverted."""
+        found = {p: None for in_roots in self.writable_found.values() for p in root_file_paths(in_roots)}
+        return [Path(p) for p in found]
 
     def matching(self, event: HookEvent, tool_name: str) -> list[HookSpec]:
         """Hooks for this event and tool, config order, duplicates (same command) run once —

@@ -45,6 +45,7 @@ __all__ = [
     "assess_trust",
     "audit_session_trust",
     "file_digest",
+    "later_session_files",
     "link_out_of",
     "list_trusted",
     "read_problem",
@@ -81,6 +82,19 @@ def trust_store_path() -> Path:
         os.environ.get("HOME") or str(Path.home()), ".config"
     )
     return Path(config) / "shellrt" / "trusted-workspaces.json"
+
+
+def later_session_files() -> list[Path]:
+    """Files outside the workspace that decide what a later session obeys: the trust store, and a
+    managed settings file named by ``$SHELLRT_MANAGED_SETTINGS``. Why: one in another writable root
+    (``additionalDirectories: ["~"]``) is a command's to forge (red team round 17: a record vouching
+    for the repository's own untrusted ``.claude/settings.json``); the runtime hands these to the
+    protected-files check, which reverts a command's change to any of them inside a writable root."""
+    files = [trust_store_path()]
+    managed = os.environ.get("SHELLRT_MANAGED_SETTINGS")  # sources.MANAGED_ENV (sources imports us)
+    if managed:
+        files.append(Path(managed))
+    return files
 
 
 def file_digest(path: Path, inside: Path | None = None) -> str | None:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from shellrt.permissions.hook_files import OUTSIDE_PREFIX, ROOT_FILES, HookFiles, hook_files
 
-__all__ = ["RootsFiles", "roots_changed", "roots_files"]
+__all__ = ["RootsFiles", "root_file_paths", "roots_changed", "roots_files"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,18 @@ def roots_files(roots: Sequence[Path], commands: Sequence[str], *, base: Path) -
     """Hash now what ``commands`` (run from ``base``) run from each of ``roots``."""
     real = dict.fromkeys(os.path.realpath(r) for r in roots)
     return RootsFiles(tuple((root, hook_files(Path(root), commands, base=base, home=True)) for root in real))
+
+
+def root_file_paths(found: RootsFiles) -> list[str]:
+    """The full paths of the files ``found`` records inside a root (present or not yet; a link
+    out of a root is recorded by its target and is not the root's). Why: the runtime makes them
+    protected files, so a command's rewrite is reverted and no later session runs it (round 17)."""
+    return [
+        os.path.join(root, rel)
+        for root, files in found.roots
+        for rel, digest in files.files.items()
+        if not (digest or "").startswith(OUTSIDE_PREFIX)
+    ]
 
 
 def roots_changed(found: RootsFiles, commands: Sequence[str], *, base: Path) -> str | None:

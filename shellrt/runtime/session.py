@@ -266,6 +266,10 @@ class Runtime:
         self.hooks: HookRunner = hooks or NoHooks()
         if hasattr(self.hooks, "watch_writable_roots"):  # hooks run on the host: not what commands wrote
             self.hooks.watch_writable_roots(self.policy.allowed_roots())
+        #: What hooks and MCP servers run from a writable root: protected (round 17).
+        self._run_files = self._hook_run_files()
+        if self.governance is not None:  # the file tools ask before writing them
+            self.governance.engine.hook_run_files = frozenset(os.path.realpath(p) for p in self._run_files)
         self._progress = progress
         self.message_budget_chars = message_budget_chars
         self.warnings: list[str] = []
@@ -293,6 +297,18 @@ class Runtime:
 
     async def __aexit__(self, *exc_info: Any) -> None:
         await self.close()
+
+    def _hook_run_files(self) -> list[Path]:
+        """What the settings' hooks and stdio MCP servers run from a writable root: a command's
+        rewrite is reverted, so no later session runs it on the host (red team round 17)."""
+        files = getattr(self.hooks, "host_run_files", None)
+        found = list(files()) if callable(files) else []
+        if self._settings.get("mcpServers"):  # so do the operator's stdio MCP servers
+            from shellrt.tools.mcp._restart_guard import server_run_files
+
+            roots = self.policy.allowed_roots()
+            found += server_run_files(self._settings["mcpServers"], self.workspace, roots)
+        return found
 
     def _write_deny(self) -> Any:
         """The session's write-deny globs for the post-command check (None without governance)."""
@@ -327,6 +343,7 @@ class Runtime:
             audit_session_trust(self.session_dir, self.governance.settings)
         # Host-side programs (git queries, hook launchers) are never looked up where commands write.
         from shellrt.permissions.host_path import register_writable, unregister_writable
+        from shellrt.permissions.trust import later_session_files
 
         self._stack.callback(unregister_writable, register_writable(self.policy.allowed_roots()))
         self.backend, warnings = await resolve_sandbox(self._sandbox, self.policy)
@@ -338,8 +355,9 @@ class Runtime:
             Supervisor(
                 self.backend,
                 session_dir=self.session_dir,
-                # --settings files in a writable root: protected like the workspace's own.
-                settings_files=self._given_settings,
+                # --settings files, the trust store, a managed file in a writable root: protected
+                # like the workspace's own (a later session obeys them; round 17).
+                settings_files=[*self._given_settings, *later_session_files(), *self._run_files],
                 # A new file an Edit/Write deny glob names: reverted after the command.
                 write_deny=self._write_deny(),
             )

@@ -49,6 +49,7 @@ from typing import Any, Protocol
 import anyio
 
 from shellrt.supervisor._anchored import make_parent, move_out, open_parent, write_entry
+from shellrt.supervisor._host_obeyed import OBEYED_ANYWHERE, OBEYED_DIRS, obeyed_in, obeyed_reason
 from shellrt.supervisor._inflight import InflightRecord, orphaned_records
 from shellrt.supervisor._inotify import WATCHES_ENV, Inotify, InotifyEvents
 from shellrt.supervisor._protect_home import HomeNames, home_reason
@@ -119,7 +120,7 @@ _EDITOR_FILES = {
     ".cargo": frozenset({"config", "config.toml"}),
 }
 #: Directory names that, when they are symlinks, redirect what is obeyed.
-_REDIRECTABLE = _SETTINGS_DIRS | frozenset(_EDITOR_FILES) | {".git"}
+_REDIRECTABLE = _SETTINGS_DIRS | frozenset(_EDITOR_FILES) | {".git"} | OBEYED_DIRS
 _RACY_NS = 150_000_000
 #: POSIX ACLs (access, and a directory's default for what is created in it).
 _ACL_XATTRS = ("system.posix_acl_access", "system.posix_acl_default")
@@ -215,6 +216,9 @@ class WorkspaceGuard:
         #: The operator's ``--settings`` files in this tree (full paths as the walk spells them):
         #: protected like the workspace's own settings, restored when deleted.
         self._settings_files = frozenset(settings_files)
+        #: The directories on their way below the root: a symlink put there redirects what a later
+        #: session reads (``~/.config/shellrt -> x``, the trust store below it: round 17).
+        self._settings_ways = _ways_below(self._settings_files, str(root))
         #: Subtrees another guard of the session watches (a workspace inside an extra root).
         self._skip = frozenset(skip)
         #: Another writable root than the workspace: notes name its paths in full.
@@ -598,6 +602,9 @@ class WorkspaceGuard:
         if os.path.basename(os.path.dirname(path)) == ".devcontainer":  # .devcontainer/<name>/
             editor = _EDITOR_FILES[".devcontainer"]
         home_rel = self._home.relative(path) if self._home.homes else None
+        # The directory's names below the root, for the table of files other host programs obey.
+        below = tuple(path[len(self._root_text) + 1 :].split("/")) if path != self._root_text else ()
+        obeyed = obeyed_in(below)  # None: every file here (a Yarn release, a run configuration)
         watched: list[tuple[str, str]] = []
         for n, is_dir, is_link in entries:
             if is_dir:
@@ -625,6 +632,10 @@ class WorkspaceGuard:
                 or _redirects(n, is_link, is_gitdir)
                 or (home_rel is not None and self._home.protects(home_rel, n, is_link))
                 or (self._settings_files and f"{path}/{n}" in self._settings_files)
+                or (is_link and f"{path}/{n}" in self._settings_ways)
+                or n in OBEYED_ANYWHERE
+                or obeyed is None
+                or n in obeyed
             ):
                 kind = "file"
             elif self._deny is not None:
@@ -680,11 +691,7 @@ class WorkspaceGuard:
         for path, record in self._files.items():
             if record.kind != "gitconfig" or (record.active is not None and not isinstance(record.active, frozenset)):
                 continue
-            if path in self._included:
-                base = self._included[path]
-            else:
-                gitdir = os.path.dirname(path)
-                base = os.path.dirname(gitdir) if os.path.basename(gitdir) == ".git" else gitdir
+            base = self._included[path] if path in self._included else _work_tree(os.path.dirname(path))
             values = [v for k, v in (record.active or ()) if k == "core.hookspath" and v.strip()]
             for key, value in record.active or ():
                 if key == "include.path" or (key.startswith("includeif.") and key.endswith(".path")):
@@ -701,12 +708,16 @@ class WorkspaceGuard:
                 if "operator" not in lazy:
                     lazy["operator"] = operator_hooks_paths()
                 values += lazy["operator"]  # the operator's own value applies in every repository
+            # A repository's config applies in its linked worktrees too (round 17): each runs hooks
+            # from its own top, so a relative value names a directory in each of them.
+            bases = [base, *_linked_work_trees(os.path.dirname(path))] if values else []
             for value in values:
-                # Resolved on every scan (~50 us with one such key; nothing without): a symlink
-                # swapped in for the directory moves where git looks, and this check with it.
-                target = inside(os.path.realpath(os.path.join(base, os.path.expanduser(value.strip()))))
-                if target is not None:
-                    found.add(target)
+                for where in bases:
+                    # Resolved on every scan (~50 us with one such key; nothing without): a symlink
+                    # swapped in for the directory moves where git looks, and this check with it.
+                    target = inside(os.path.realpath(os.path.join(where, os.path.expanduser(value.strip()))))
+                    if target is not None:
+                        found.add(target)
         return frozenset(found), included
 
     def _list_unlocked(self, path: str) -> list[tuple[str, bool, bool]]:
@@ -1136,6 +1147,18 @@ _DESCRIBE = {
 }
 
 
+def _ways_below(files: Iterable[str], root: str) -> frozenset[str]:
+    """The directories strictly between ``root`` and each of ``files`` (as the walk spells them)."""
+    prefix = root.rstrip("/") + "/"
+    ways: set[str] = set()
+    for path in files:
+        parent = os.path.dirname(path)
+        while parent.startswith(prefix):
+            ways.add(parent)
+            parent = os.path.dirname(parent)
+    return frozenset(ways)
+
+
 def _user_gitconfig(directory: str, name: str) -> bool:
     """A user-level git config (``~/.gitconfig``, ``~/.config/git/config``): with the home directory
     as the workspace it is the operator's own, which every later git on the host obeys."""
@@ -1172,6 +1195,9 @@ def protected_reason(path: str | Path) -> str | None:
             return "a git directory's commondir (git reads its configuration from where it points)"
     if _user_gitconfig("/".join(parents), name):
         return "git configuration (it can name programs git runs)"
+    obeyed = obeyed_reason(tuple(parents), name)
+    if obeyed is not None:
+        return obeyed
     if name == ".git":
         return "a .git link (it can point git at another repository)"
     return home_reason(path) if Path(path).is_absolute() else None
@@ -1199,9 +1225,13 @@ def hooks_dir_reason(path: str | Path) -> str | None:
     parent = os.path.dirname(os.path.abspath(text))
     base = parent
     for _ in range(_MAX_HOOKS_WALK):
-        config = os.path.join(base, ".git", "config")
         if os.path.lexists(os.path.join(base, ".git")):
-            values, included = _configured_hooks(config)
+            values: tuple[str, ...] = ()
+            included: tuple[str, ...] = ()
+            for config in _configs_of(base):
+                more, also = _configured_hooks(config)
+                values += tuple(v for v in more if v not in values)
+                included += also
             values += tuple(v for v in operator_hooks_paths() if v not in values)
             if values or included:  # resolved only here (a ~60 us realpath per write was the cost otherwise)
                 real = os.path.realpath(parent)
@@ -1271,6 +1301,65 @@ def config_hooks_and_includes(config: str) -> tuple[tuple[str, ...], tuple[str, 
                 if depth < _MAX_INCLUDE_DEPTH:
                     todo.append((target, depth + 1))
     return tuple(values), tuple(included)
+
+
+def _configs_of(top: str) -> list[str]:
+    """The config files git reads for the work tree ``top``: its ``.git`` directory's, or, when
+    ``.git`` is a file (a submodule, a linked worktree), those of the git directory it names and
+    of that directory's ``commondir`` (red team round 17: only ``top/.git/config`` was read)."""
+    dot = os.path.join(top, ".git")
+    gitdir = dot
+    if not os.path.isdir(dot):
+        content = _read_regular(dot)
+        line = content.decode("utf-8", "replace").strip() if content else ""
+        if not line.startswith("gitdir:"):
+            return []
+        gitdir = os.path.normpath(os.path.join(top, line[len("gitdir:") :].strip()))
+    configs = [os.path.join(gitdir, "config"), os.path.join(gitdir, "config.worktree")]
+    common = _read_regular(os.path.join(gitdir, "commondir"))
+    if common and common.strip():
+        shared = os.path.normpath(os.path.join(gitdir, common.decode("utf-8", "replace").strip()))
+        configs.append(os.path.join(shared, "config"))
+    return configs
+
+
+def _linked_work_trees(gitdir: str) -> list[str]:
+    """The work trees of ``gitdir``'s linked worktrees (``worktrees/<name>/gitdir`` names
+    ``<work tree>/.git``); a repository's config and its hooks path apply there too."""
+    admin = os.path.join(gitdir, "worktrees")
+    try:
+        names = os.listdir(admin) if os.path.basename(gitdir) == ".git" or os.path.isdir(admin) else []
+    except OSError:
+        return []
+    found = []
+    for name in names[:_MAX_HOOKS_WALK]:
+        content = _read_regular(os.path.join(admin, name, "gitdir"))
+        line = content.decode("utf-8", "replace").strip() if content else ""
+        if line:
+            found.append(os.path.dirname(os.path.normpath(os.path.join(admin, name, line))))
+    return found
+
+
+def _work_tree(gitdir: str) -> str:
+    """Where git runs the hooks of ``gitdir`` (a relative ``core.hooksPath`` is below it): the
+    parent of a ``.git``; else the work tree a submodule's config names (``core.worktree``,
+    relative to the git directory), or the one a linked worktree's ``gitdir`` file names (its
+    ``<work tree>/.git``); else the git directory itself (bare). Red team round 17: only the first
+    was known, so ``sub/.husky`` and ``wt/.husky`` were not hook directories. Read on every scan
+    that has a hooks path (a command may change them: git follows, and so does this)."""
+    if os.path.basename(gitdir) == ".git":
+        return os.path.dirname(gitdir)
+    for name in ("config.worktree", "config"):
+        content = _read_regular(os.path.join(gitdir, name))
+        entries = _parse_git_config(content.decode("utf-8", "replace")) if content else None
+        values = [v.strip() for sec, sub, key, v in entries or () if (sec, sub, key) == ("core", None, "worktree")]
+        if values and values[-1]:
+            return os.path.normpath(os.path.join(gitdir, os.path.expanduser(values[-1])))
+    content = _read_regular(os.path.join(gitdir, "gitdir"))
+    line = content.decode("utf-8", "replace").strip() if content else ""
+    if line:
+        return os.path.dirname(os.path.normpath(os.path.join(gitdir, line)))
+    return gitdir
 
 
 def _read_regular(path: str) -> bytes | None:
@@ -1481,7 +1570,8 @@ def _active(
     if kind == "hook":
         return digest if st.st_mode & 0o111 else None
     if kind == "gitconfig":
-        keys = code_running_git_keys(content.decode("utf-8", "replace"))
+        text = content.decode("utf-8", "replace")
+        keys = code_running_git_keys(text) | _worktree_outside(path, text, root)
         return None if keys == frozenset() else keys
     if kind == "gitlink":
         return None if _benign_gitlink(path, content, root) else digest
@@ -1491,6 +1581,25 @@ def _active(
         rules = [line.strip() for line in content.splitlines() if line.strip() and not line.lstrip().startswith(b"#")]
         return hashlib.sha256(b"\n".join(rules)).hexdigest() if rules else None
     return digest
+
+
+def _worktree_outside(path: str, text: str, root: Path) -> frozenset[tuple[str, str]]:
+    """``core.worktree`` values of the config ``path`` that leave the tree (relative to the git
+    directory, as git reads them). Why (red team round 17): a command set it to a host directory
+    the sandbox cannot write (``~``); the operator's next ``git status`` shows the tracked files as
+    deleted, and ``git checkout -- .`` or ``git reset --hard`` writes them there (a committed
+    ``.bashrc``). Inside the tree it is benign: ``git submodule`` writes ``../../../sub``."""
+    entries = _parse_git_config(text) or ()
+    values = [v.strip() for sec, sub, key, v in entries if (sec, sub, key) == ("core", None, "worktree")]
+    if not values:
+        return frozenset()
+    real_root = os.path.realpath(root)
+    found = set()
+    for value in values:
+        target = os.path.realpath(os.path.join(os.path.dirname(path), os.path.expanduser(value)))
+        if target != real_root and not target.startswith(real_root + os.sep):
+            found.add(("core.worktree", value))
+    return frozenset(found)
 
 
 def _benign_gitlink(path: str, content: bytes, root: Path) -> bool:

@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from shellrt.permissions.hook_files import HookFiles, compare_hook_files, hook_files
-from shellrt.permissions.writable_files import RootsFiles, roots_changed, roots_files
-from shellrt.tools.mcp.config import StdioServerConfig
+from shellrt.permissions.writable_files import RootsFiles, root_file_paths, roots_changed, roots_files
+from shellrt.tools.mcp._launch import launch_cwd
+from shellrt.tools.mcp.config import StdioServerConfig, parse_servers
 
-__all__ = ["ServerFiles", "server_files", "why_not_restart"]
+__all__ = ["ServerFiles", "server_files", "server_run_files", "why_not_restart"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,22 @@ def server_files(workspace: Path, config: StdioServerConfig, cwd: str, roots: Se
     return ServerFiles(
         hook_files(workspace, [line]), roots_files([workspace, *roots], [line], base=Path(cwd))
     )
+
+
+def server_run_files(raw: Mapping[str, Any] | None, workspace: Path, roots: Sequence[Path]) -> list[Path]:
+    """The files the stdio servers of ``raw`` (``mcpServers``) run from a writable root.
+
+    Why: the restart check compares them with the server's first start only, so a command's
+    rewrite was started by the next session's first launch, on the host (red team round 17);
+    the runtime makes them protected files (a command's change is reverted)."""
+    servers, _ = parse_servers(raw)
+    found: dict[str, None] = {}
+    for config in servers.values():
+        if isinstance(config, StdioServerConfig):
+            cwd = launch_cwd(config, roots)
+            line = _command_line(config, cwd)
+            found.update(dict.fromkeys(root_file_paths(roots_files([workspace, *roots], [line], base=Path(cwd)))))
+    return [Path(p) for p in found]
 
 
 def why_not_restart(workspace: Path, config: StdioServerConfig, cwd: str, first: ServerFiles) -> str | None:

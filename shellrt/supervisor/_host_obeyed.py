@@ -1,0 +1,90 @@
+"""Workspace files another host program obeys without being asked to run the project's code.
+
+The rule (docs/security.md, red team round 17): a file is protected when a program on the host
+obeys it -- runs a program it names, or loads code from it -- on an action that is not "run this
+project's code" (opening the folder in an editor, ``cd`` into it, starting an agent, any ``yarn``
+command), or while no ``git diff``/``git status`` shows its change (git-ignored by convention).
+A tracked file that runs only when the operator runs the project's build, tests or commit on
+purpose (``Makefile``, ``package.json`` scripts, ``pyproject.toml``'s backend,
+``.pre-commit-config.yaml``) is the project's own code, shown in a diff: not protected.
+
+One table, read by the after-command check (`protect.WorkspaceGuard`) and the file tools' safety
+check (`protect.protected_reason`): a name anywhere, a name in a directory, or every file below a
+directory (at any depth of it).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["OBEYED_ANYWHERE", "OBEYED_DIRS", "obeyed_in", "obeyed_reason", "obeyed_tree"]
+
+_MISE = "mise's config (its [hooks] and [env] _.source run at every cd with mise activated)"
+_MCP = "another agent's or editor's MCP config (the servers it names start as you)"
+_EDITOR = "an editor's config (the language servers and shells it names start when the folder opens)"
+
+#: File names obeyed wherever they appear.
+_ANYWHERE: Final[dict[str, str]] = {
+    "mise.toml": _MISE,
+    ".mise.toml": _MISE,
+    "mise.local.toml": _MISE,
+    ".mise.local.toml": _MISE,
+    ".rtx.toml": _MISE,
+}
+#: (directory name, file name) -> why.
+_IN_DIR: Final[dict[tuple[str, str], str]] = {
+    (".config", "mise.toml"): _MISE,
+    (".mise", "config.toml"): _MISE,
+    ("mise", "config.toml"): _MISE,  # mise/config.toml and .config/mise/config.toml
+    (".vscode", "mcp.json"): _MCP,
+    (".cursor", "mcp.json"): _MCP,
+    (".gemini", "settings.json"): _MCP + "; its hooks and tool commands too",
+    (".codex", "config.toml"): _MCP + "; its notify program too",
+    (".amazonq", "mcp.json"): _MCP,
+    (".roo", "mcp.json"): _MCP,
+    (".zed", "settings.json"): _EDITOR,
+    (".helix", "languages.toml"): _EDITOR,
+    (".helix", "config.toml"): _EDITOR,
+}
+#: Directories (as their last two names) every file below which is obeyed.
+_TREES: Final[dict[tuple[str, str], str]] = {
+    ("mise", "conf.d"): _MISE,
+    (".yarn", "releases"): "a Yarn release (the file yarnPath names runs at every yarn command)",
+    (".yarn", "plugins"): "a Yarn plugin (loaded by every yarn command)",
+    (".idea", "runConfigurations"): "a JetBrains run configuration (.idea/ is usually git-ignored: no diff shows it)",
+}
+#: Names obeyed anywhere, and by directory name (what a scan asks once per directory listed).
+OBEYED_ANYWHERE: Final[frozenset[str]] = frozenset(_ANYWHERE)
+_BY_DIR: Final[dict[str, frozenset[str]]] = {
+    d: frozenset(n for dd, n in _IN_DIR if dd == d) for d, _ in _IN_DIR
+}
+#: Directory names that, as symlinks, redirect what these programs read: the dot-directories only
+#: (``.config`` aside: it holds much else); a link named ``mise`` may well be the program.
+OBEYED_DIRS: Final[frozenset[str]] = frozenset(
+    d for d in {*(d for d, _ in _IN_DIR), *(d for d, _ in _TREES)} if d.startswith(".") and d != ".config"
+)
+
+
+def obeyed_in(parents: tuple[str, ...]) -> frozenset[str] | None:
+    """The names obeyed in the directory ``parents`` besides `OBEYED_ANYWHERE`; None: every file
+    (a tree). One call per directory a scan lists, so a file costs one set lookup."""
+    if obeyed_tree(parents) is not None:
+        return None
+    return _BY_DIR.get(parents[-1], frozenset()) if parents else frozenset()
+
+
+def obeyed_tree(parents: tuple[str, ...]) -> str | None:
+    """Why every file below the directory ``parents`` (its path's names) is obeyed, or None."""
+    for index in range(len(parents) - 1):
+        why = _TREES.get((parents[index], parents[index + 1]))
+        if why is not None:
+            return why
+    return None
+
+
+def obeyed_reason(parents: tuple[str, ...], name: str) -> str | None:
+    """Why a host program obeys the file ``name`` in the directory ``parents``, or None."""
+    why = _ANYWHERE.get(name)
+    if why is None and parents:
+        why = _IN_DIR.get((parents[-1], name))
+    return why if why is not None else obeyed_tree(parents)
