@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .git_env import git_hardening_env
+from .git_env import PROGRAM_ENV, git_hardening_env
 from .models import CommandAnalysis, Subcommand
 from .programs import check_program, program_spec
 from .pwsh_cmdlets import READ_ONLY_CMDLETS, bad_parameter, not_read_only_why
@@ -630,6 +630,16 @@ def _nested(token: _Token, depth: int, out: _Result) -> None:
         out.subcommands.extend(inner.subcommands)
 
 
+def _program_env(parts: list[Subcommand]) -> dict[str, str]:
+    """The environment read-only native programs need to stay read-only (git's, man's, rg's), as
+    for bash: pwsh runs ``man ls`` as the program, which obeys ``~/.manpath`` unless told not to."""
+    names = {part.argv[0].lower() for part in parts if part.argv and part.static_name}
+    env = git_hardening_env() if "git" in names else {}
+    for name in sorted(names & PROGRAM_ENV.keys()):
+        env.update(PROGRAM_ENV[name])
+    return env
+
+
 def analyze_powershell(command: str) -> CommandAnalysis:
     """Classify a PowerShell command (never raises)."""
     out = _Result()
@@ -658,5 +668,5 @@ def analyze_powershell(command: str) -> CommandAnalysis:
         command=command, shell="powershell", parse_ok=parse_ok, read_only=read_only,
         concurrency_safe=read_only, destructive=destructive, subcommands=out.subcommands, reasons=reasons,
         cd_targets=out.cd_targets, write_targets=[], writes_unknown=not read_only,
-        env=git_hardening_env() if read_only and any(s.argv[:1] == ["git"] for s in out.subcommands) else {},
+        env=_program_env(out.subcommands) if read_only else {},
         plan=None)
