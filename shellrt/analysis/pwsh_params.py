@@ -160,7 +160,7 @@ def unknown_parameter(cmdlet: str, name: str, bad: tuple[str, ...]) -> str:
         return ""
     if not name or any(full.startswith(name) for full in bad):
         return f"-{name} may bind a parameter that does more than read; write a listed parameter's full name"
-    if any(full.startswith(name) for full in allowed | COMMON_OK):
+    if any(full.startswith(name) for full in allowed) or any(full.startswith(name) for full in COMMON_OK):
         return ""
     return (f"-{name} is not a known read-only parameter of {cmdlet} (parameters are an allow-list per "
             "cmdlet); use one of its listed parameters, or ask")
