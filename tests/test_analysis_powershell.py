@@ -29,7 +29,7 @@ READ_ONLY = [
     "Get-Content $env:USERPROFILE\\x.txt",
     "Get-ChildItem | ConvertTo-Json",
     "Resolve-Path .",
-    "Get-Command git",
+    "Get-Command Get-ChildItem",
     "git status",
     "git log --oneline -n 5",
     "Get-ChildItem; Get-Location",

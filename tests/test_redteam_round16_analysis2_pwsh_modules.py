@@ -79,7 +79,7 @@ def test_other_modules_and_loading_forms_are_not_read_only(command: str) -> None
         "Get-Process | Sort-Object CPU",
         "Get-Service",
         "Get-Date -Format yyyy",
-        "Get-Command git",
+        "Get-Command Get-ChildItem",
         "Get-Command -Module Microsoft.PowerShell.Utility",
         "Get-Help Get-ChildItem -Full",
         "Get-Module -ListAvailable",

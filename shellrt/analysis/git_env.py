@@ -28,8 +28,10 @@ __all__ = ["GIT_BASE_ENV", "GIT_CONFIG_OVERRIDES", "GIT_ENV", "PROGRAM_ENV", "gi
 PROGRAM_ENV: dict[str, dict[str, str]] = {
     # A config file named by RIPGREP_CONFIG_PATH can add --pre=<program>.
     "rg": {"RIPGREP_CONFIG_PATH": ""},
-    # MANOPT can add -P/-H; MANPAGER/PAGER/BROWSER are programs man runs.
-    "man": {"MANOPT": "", "MANPAGER": "cat", "PAGER": "cat", "BROWSER": ""},
+    # MANOPT can add -P/-H; MANPAGER/PAGER/BROWSER are programs man runs. man-db also obeys the
+    # user's ~/.manpath, whose DEFINE lines name the pager, tbl, troff, ... it runs: any earlier
+    # command that could write HOME (or /tmp, the sandbox user's HOME) plants one. -C replaces it.
+    "man": {"MANOPT": "-C /dev/null", "MANPAGER": "cat", "PAGER": "cat", "BROWSER": ""},
 }
 
 #: Set for every command that runs git, read-only or not: nothing may wait on a tty.

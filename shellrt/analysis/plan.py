@@ -949,9 +949,17 @@ class Planner:
                 if kind not in ("[[", "]]", "[", "]"):
                     operators.append(kind)
             elif kind in ("regex", "extglob_pattern"):
-                # Matched, never executed; a `$(`/backtick inside is refused as unknown syntax.
+                # Matched, never executed; a `$(`/`$[`/backtick inside is refused as unknown syntax.
                 text = self.text(child)
-                unsafe = "$(" in text or "`" in text or "${" in text
+                if "<(" in text or ">(" in text:
+                    # The grammar reads `<(…)` here as pattern text; bash runs it (a process
+                    # substitution, even glued: `a<(…)`, `x|<(…)`, `@(<(…))`): the commands inside
+                    # would be in no part, so no rule could see them.
+                    self.syntax_errors.append(
+                        f"{text!r}: the grammar reads `<(`/`>(` in a [[ ]] pattern as text, bash runs it "
+                        "as a process substitution; quote the pattern in a variable ([[ x =~ $re ]])"
+                    )
+                unsafe = "$(" in text or "`" in text or "${" in text or "$[" in text or "<(" in text or ">(" in text
                 words.append(
                     Word(
                         raw=text,

@@ -17,10 +17,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .git_env import git_hardening_env
+from .git_env import PROGRAM_ENV, git_hardening_env
 from .models import CommandAnalysis, Subcommand
 from .programs import check_program, program_spec
 from .pwsh_cmdlets import READ_ONLY_CMDLETS, bad_parameter, not_read_only_why
+from .pwsh_params import PARAMS_OF, unknown_parameter
 
 __all__ = ["ALIASES", "READ_ONLY_CMDLETS", "analyze_powershell"]
 
@@ -49,6 +50,10 @@ ALIASES: dict[str, str] = {
     "gdr": "get-psdrive", "gjb": "get-job", "gwmi": "get-wmiobject", "ii": "invoke-item",
 }
 _LOCATION = frozenset({"set-location", "push-location"})
+#: Aliases PowerShell 7 defines on Windows only: on Linux and macOS these names run the native
+#: program (``sort -o out in`` is /usr/bin/sort writing ``out``), so both readings must be read-only.
+_UNIX_NATIVE = frozenset({"ac", "cat", "clear", "compare", "cp", "cpp", "diff", "kill", "ls", "man", "mount", "mv",
+                          "ps", "rm", "rmdir", "sleep", "sort", "start", "tee", "write"})
 #: WMI classes of Microsoft's own providers (a third-party provider's class does what it does);
 #: any other ``Schema_Class``-shaped value is refused.
 _WMI_CLASS = re.compile(r"[a-z][a-z0-9]*_[a-z0-9_]+")
@@ -363,7 +368,7 @@ def _element(element: list[_Token], depth: int, out: _Result) -> None:
             out.reasons.append(f"{head.text}: {why}")
             return
     if cmdlet in _LOADS_BY_NAME:
-        why = _loads_by_path(args)
+        why = _loads_by_path(args) or _autoloads(cmdlet, args)
         if why:
             out.reasons.append(f"{head.text}: {why}")
             return
@@ -373,6 +378,13 @@ def _element(element: list[_Token], depth: int, out: _Result) -> None:
             out.reasons.append(f"{head.text}: {why}")
             return
     if cmdlet in READ_ONLY_CMDLETS:
+        if name in _UNIX_NATIVE:
+            # An alias on Windows only: pwsh on Linux and macOS runs the program of that name.
+            if program_spec(name) is None:
+                out.reasons.append(f"{head.text}: on Linux and macOS pwsh runs the program {name} (the alias "
+                                   "exists on Windows only), which is not a known read-only program")
+                return
+            _native(name, head.text, args, out)
         if cmdlet in _LOCATION:
             target = next((t for t in args if t.kind in ("word", "string")), None)
             if target is not None:
@@ -385,6 +397,11 @@ def _element(element: list[_Token], depth: int, out: _Result) -> None:
     if "/" in name or "\\" in name or "." in name or program_spec(name) is None or name in ALIASES:
         out.reasons.append(f"{head.text} is not a known read-only command")
         return
+    _native(name, head.text, args, out)
+
+
+def _native(name: str, shown: str, args: list[_Token], out: _Result) -> None:
+    """Judge ``name args`` as the native program ``name`` (the bash option models)."""
     values = []
     for token in args:
         if (token.kind == "word" and "`" not in token.text and "," not in token.text and "@" not in token.text) or token.kind == "param":
@@ -392,24 +409,30 @@ def _element(element: list[_Token], depth: int, out: _Result) -> None:
         elif token.kind == "string":
             values.append(token.inner)
         else:
-            out.reasons.append(f"{head.text}: argument {token.text!r} is not static")
+            out.reasons.append(f"{shown}: argument {token.text!r} is not static")
             return
-    out.reasons.extend(check_program(name, values))
+    out.reasons.extend(f"{reason} (on Linux and macOS pwsh runs the program {name})" if name in _UNIX_NATIVE
+                       else reason for reason in check_program(name, values))
 
 
 def _argument(cmdlet: str, token: _Token, depth: int, out: _Result) -> None:
     kind = token.kind
     if kind == "param":
+        name = token.text[1:].split(":", 1)[0].lower()  # an exact listed name binds to it (no prefix)
         if token.text.lower().split(":", 1)[0] in _BAD_PARAMS:
             out.reasons.append(f"{cmdlet} {token.text}: assigns variables, writes or opens a browser")
         elif bad_parameter(cmdlet, token.text[1:].split(":", 1)[0]):
             full = bad_parameter(cmdlet, token.text[1:].split(":", 1)[0])
             out.reasons.append(f"{cmdlet} {token.text}: binds -{full}, which does more than read")
-        elif "-" in cmdlet and _bad_param_prefix(token.text):
+        elif "-" in cmdlet and _bad_param_prefix(token.text) and name not in PARAMS_OF.get(cmdlet, ()):
             out.reasons.append(
                 f"{cmdlet} {token.text}: may bind a parameter that assigns variables, writes, opens a "
                 "browser or reaches another host (PowerShell binds any unambiguous prefix; write a full name)"
             )
+        else:
+            why = unknown_parameter(cmdlet, name, _BAD_PARAM_NAMES)
+            if why:
+                out.reasons.append(f"{cmdlet} {token.text}: {why}")
         return
     if kind in ("word", "string", "var"):
         if kind == "word" and "`" in token.text:
@@ -471,6 +494,72 @@ def _loads_by_path(args: list[_Token]) -> str:
         if "/" in value or "\\" in value or lower.endswith(_SCRIPT_SUFFIXES):
             return (f"{value!r} is a path: a script or module there may be loaded (and run); "
                     "name an installed command or module instead")
+    return ""
+
+
+#: Modules whose commands are judged here: naming them loads nothing else.
+_CORE_MODULES = frozenset({"microsoft.powershell.core", "microsoft.powershell.management",
+                           "microsoft.powershell.utility", "microsoft.powershell.security", "cimcmdlets"})
+#: Parameters of Get-Command/Get-Help whose value is no command name (enums, numbers, parameter names).
+_NOT_A_NAME = frozenset({"noun", "verb", "commandtype", "type", "totalcount", "parameter", "erroraction", "ea", "warningaction",
+                         "wa", "informationaction", "infa", "progressaction", "proga", "outbuffer", "ob"})
+
+
+def _full_name(cmdlet: str, name: str) -> str:
+    """The one listed parameter of ``cmdlet`` that ``-name`` binds to, or "" (none, or ambiguous)."""
+    names = PARAMS_OF.get(cmdlet, frozenset())
+    if name in names:
+        return name
+    hits = [full for full in names if full.startswith(name)]
+    return hits[0] if len(hits) == 1 else ""
+
+
+def _collect(param: str, value: str, names: list[str], modules: list[str]) -> None:
+    """Add the command or module names ``value`` gives ``param`` (a comma list) to ``names``/``modules``."""
+    if param in ("name", "module"):
+        (names if param == "name" else modules).extend(v.strip() for v in value.split(","))
+
+
+def _autoloads(cmdlet: str, args: list[_Token]) -> str:
+    """Why ``Get-Command``/``Get-Help`` may import a module (running its code), or "".
+
+    Naming a command that is not loaded makes PowerShell import the first module on
+    ``PSModulePath`` that exports it (module autoloading), and listing or searching commands
+    (no name, wildcards, ``-Noun``/``-Verb``) analyses every installed module, which may import
+    one to see what it exports. Only core cmdlet names, written out, and core modules load
+    nothing beyond what running a core cmdlet loads; ``Get-Command -ListImported`` loads nothing."""
+    if cmdlet not in ("get-command", "get-help"):
+        return ""
+    names: list[str] = []
+    modules: list[str] = []
+    flags: set[str] = set()
+    pending = ""  # the parameter the next value belongs to
+    for token in args:
+        if token.kind == "param":
+            name, colon, value = token.text[1:].lower().partition(":")
+            full = _full_name(cmdlet, name) or name
+            flags.add(full)
+            if colon:
+                _collect(full, value.strip("'\""), names, modules)
+                pending = ""
+            else:
+                pending = full if full in ("name", "module", *_NOT_A_NAME) else ""
+            continue
+        _collect(pending or "name", token.inner if token.kind == "string" else token.text, names, modules)
+        pending = ""
+    core = READ_ONLY_CMDLETS | frozenset(ALIASES.values())
+    odd = next((n for n in names if n.lower() not in core), None)
+    if odd is not None:
+        return (f"{odd!r} is not a core cmdlet's full name: PowerShell imports the module that exports a "
+                "command it has not loaded (module autoload runs that module's code); ask instead")
+    odd = next((m for m in modules if m.lower() not in _CORE_MODULES), None)
+    if odd is not None:
+        return f"module {odd!r} is not a core module: listing its commands may import it (runs its code); ask"
+    if cmdlet == "get-command" and "listimported" not in flags and (
+        not (names or modules) or ({"noun", "verb"} & flags and not modules)
+    ):
+        return ("listing or searching commands analyses every installed module, which may import one (runs "
+                "its code); name a core cmdlet, add -Module <core module>, or add -ListImported")
     return ""
 
 
@@ -541,6 +630,16 @@ def _nested(token: _Token, depth: int, out: _Result) -> None:
         out.subcommands.extend(inner.subcommands)
 
 
+def _program_env(parts: list[Subcommand]) -> dict[str, str]:
+    """The environment read-only native programs need to stay read-only (git's, man's, rg's), as
+    for bash: pwsh runs ``man ls`` as the program, which obeys ``~/.manpath`` unless told not to."""
+    names = {part.argv[0].lower() for part in parts if part.argv and part.static_name}
+    env = git_hardening_env() if "git" in names else {}
+    for name in sorted(names & PROGRAM_ENV.keys()):
+        env.update(PROGRAM_ENV[name])
+    return env
+
+
 def analyze_powershell(command: str) -> CommandAnalysis:
     """Classify a PowerShell command (never raises)."""
     out = _Result()
@@ -569,5 +668,5 @@ def analyze_powershell(command: str) -> CommandAnalysis:
         command=command, shell="powershell", parse_ok=parse_ok, read_only=read_only,
         concurrency_safe=read_only, destructive=destructive, subcommands=out.subcommands, reasons=reasons,
         cd_targets=out.cd_targets, write_targets=[], writes_unknown=not read_only,
-        env=git_hardening_env() if read_only and any(s.argv[:1] == ["git"] for s in out.subcommands) else {},
+        env=_program_env(out.subcommands) if read_only else {},
         plan=None)

@@ -60,7 +60,8 @@ HOME_FILES = frozenset(
         ".gnupg/dirmngr.conf",
         ".gnupg/scdaemon.conf",
         ".gnupg/common.conf",
-        # tools that run commands from their start-up file
+        # tools that run commands from their start-up file (man-db: DEFINE pager/tbl/troff ...)
+        ".manpath",
         ".vimrc",
         ".gvimrc",
         ".exrc",

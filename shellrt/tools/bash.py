@@ -412,9 +412,18 @@ class ShellTool(Tool[BashInput, BashOutput]):
         return a is None or not (a.parse_ok and a.read_only and not a.cd_targets)
 
     def env_for(self, tool_input: BashInput) -> dict[str, str]:
-        """Hardening variables the analysis asks for (git config overrides, …)."""
+        """Hardening variables the analysis asks for (git config overrides, …).
+
+        A read-only git command (the analysis gave it the override environment) reads no global
+        configuration but the operator's own file, the one the code-key check trusted: the
+        sandbox's HOME may be another directory (``/tmp`` for a root caller's bwrap session,
+        kept across calls), where an earlier command could leave a ``.gitconfig`` whose filter
+        or textconv driver the repository's attributes select."""
         a = self.analysis(tool_input)
-        return dict(a.env) if a is not None else {}
+        env = dict(a.env) if a is not None else {}
+        if "GIT_CONFIG_COUNT" in env:
+            env["GIT_CONFIG_GLOBAL"] = _operator_gitconfig()
+        return env
 
     async def call(self, tool_input: BashInput, ctx: ToolContext) -> ToolOutput[BashOutput]:
         sup = ctx.service(Supervisor)
@@ -766,3 +775,16 @@ def _paths_mentioned(a: CommandAnalysis, cwd: str) -> list[str]:
         if word.startswith("/") or word == ".." or word.startswith("../") or "/../" in word:
             found.append(os.path.normpath(word if word.startswith("/") else str(Path(cwd) / word)))
     return found
+
+
+def _operator_gitconfig() -> str:
+    """The operator's global git configuration file (``$GIT_CONFIG_GLOBAL``, else
+    ``~/.gitconfig``, else the XDG one when only it exists): where the sandbox cannot read it
+    or it is absent, git skips it, never another directory's file."""
+    named = os.environ.get("GIT_CONFIG_GLOBAL")
+    if named:
+        return named
+    home = os.path.expanduser("~")
+    dotfile = os.path.join(home, ".gitconfig")
+    xdg = os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "git", "config")
+    return xdg if not os.path.exists(dotfile) and os.path.exists(xdg) else dotfile
