@@ -223,7 +223,7 @@ def _copy_file(frame: _Frame, name: str, st: os.stat_result, owner: tuple[int, i
         try:
             _copy_data(fd, out)
             _copy_xattrs(fd, out)
-            os.fchmod(out, stat.S_IMODE(st.st_mode))
+            os.fchmod(out, _safe_mode(st))
             os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
             if owner is not None:
                 os.fchown(out, *owner)
@@ -252,10 +252,19 @@ def _copy_link(frame: _Frame, name: str, st: os.stat_result, owner: tuple[int, i
 def _finish(dst: int, src: int, st: os.stat_result, owner: tuple[int, int] | None) -> None:
     """A copied directory's metadata, once its content is in (a read-only mode would refuse it)."""
     _copy_xattrs(src, dst)
-    os.fchmod(dst, stat.S_IMODE(st.st_mode))
+    os.fchmod(dst, _safe_mode(st))
     os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
     if owner is not None:
         os.fchown(dst, *owner)
+
+
+def _safe_mode(st: os.stat_result) -> int:
+    """The source's permission bits without set-id: the copy is made by the host's user (root on
+    CI hosts) and owned by it when no ``owner`` is given (batch tasks, Inspect samples), so a
+    source file of another user's, mode 6755 (a dataset unpacked by root, a local user's tree),
+    became a set-uid-root program on the host; a set-gid directory handed its group to what is
+    made in it (red team round 17)."""
+    return stat.S_IMODE(st.st_mode) & ~(stat.S_ISUID | stat.S_ISGID)
 
 
 def _copy_data(src: int, dst: int) -> None:
