@@ -20,6 +20,7 @@ import contextlib
 import errno
 import os
 import stat
+import threading
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,14 +30,22 @@ from sandbox._workspace_copy import hidden_aliases, left_out
 
 __all__ = ["MAX_LINK_COPY_BYTES", "LinkedCopyTooLargeError", "copy_tree", "copy_workspace"]
 
-#: What the copies of files already copied under another name (hard links) may write in one copy.
-#: A link costs its maker one directory entry; its copy costs the file's size: 10,000 names of a
-#: 100 MiB file made the copy write 1 TB (red team round 16). Export has its own (round 13).
+#: What the copies of files already copied under another name (hard links) may write, over every
+#: copy this process makes of one source tree. A link costs its maker one directory entry; its copy
+#: costs the file's size: 10,000 names of a 100 MiB file made the copy write 1 TB (red team round
+#: 16). Per copy it still let every docker start, recovery and reset, batch task and Inspect sample
+#: of the same workspace write that much again (round 17): the budget is the source's, for the
+#: process's life. Export has its own (round 13).
 MAX_LINK_COPY_BYTES = 1 << 30
+
+#: Link-copy bytes written so far per source tree (its real path, device and inode: a temp path
+#: reused by another tree is another key), over every copy of it in this process.
+_spent: dict[tuple[str, int, int], int] = {}
+_spent_lock = threading.Lock()
 
 
 class LinkedCopyTooLargeError(ValueError):
-    """The workspace's hard links would make its copy write more than `MAX_LINK_COPY_BYTES` again."""
+    """The workspace's hard links would make its copies write more than `MAX_LINK_COPY_BYTES` again."""
 
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -51,22 +60,25 @@ class _Links:
     """Files with several names seen in this copy, and what copying their other names may still write."""
 
     seen: set[tuple[int, int]]
-    budget: int
+    source: tuple[str, int, int]
 
     def charge(self, st: os.stat_result, path: str) -> None:
-        """Count one more name of a multiply linked file; raise past the budget."""
+        """Count one more name of a multiply linked file against its source's budget; raise past it."""
         key = (st.st_dev, st.st_ino)
         if key not in self.seen:
             self.seen.add(key)
             return
-        self.budget -= st.st_blocks * 512  # what it takes on disk: holes stay holes
-        if self.budget < 0:
-            raise LinkedCopyTooLargeError(
-                f"the workspace's hard links would make its copy write more than "
-                f"{MAX_LINK_COPY_BYTES >> 20} MiB again (each name of a file is copied whole; {path} "
-                "is one of them): remove the extra names (find . -type f -links +1) or copy the "
-                "workspace yourself"
-            )
+        cost = st.st_blocks * 512  # what it takes on disk: holes stay holes
+        with _spent_lock:
+            spent = _spent.get(self.source, 0) + cost
+            if spent > MAX_LINK_COPY_BYTES:
+                raise LinkedCopyTooLargeError(
+                    f"the workspace's hard links would make its copies write more than "
+                    f"{MAX_LINK_COPY_BYTES >> 20} MiB again in this process (each name of a file is "
+                    f"copied whole, at every copy; {path} is one of them): remove the extra names "
+                    "(find . -type f -links +1) or copy the workspace yourself"
+                )
+            _spent[self.source] = spent
 
 
 @dataclass
@@ -107,8 +119,9 @@ def copy_tree(
     except BaseException:
         os.close(src)
         raise
-    stack = [_Frame(src, dst, root, _names(src, root, ignore), os.fstat(src))]
-    links = _Links(set(), MAX_LINK_COPY_BYTES)
+    top = os.fstat(src)
+    stack = [_Frame(src, dst, root, _names(src, root, ignore), top)]
+    links = _Links(set(), (os.path.realpath(root), top.st_dev, top.st_ino))
     try:
         while stack:
             frame = stack[-1]
@@ -210,7 +223,7 @@ def _copy_file(frame: _Frame, name: str, st: os.stat_result, owner: tuple[int, i
         try:
             _copy_data(fd, out)
             _copy_xattrs(fd, out)
-            os.fchmod(out, stat.S_IMODE(st.st_mode))
+            os.fchmod(out, _safe_mode(st))
             os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
             if owner is not None:
                 os.fchown(out, *owner)
@@ -239,10 +252,19 @@ def _copy_link(frame: _Frame, name: str, st: os.stat_result, owner: tuple[int, i
 def _finish(dst: int, src: int, st: os.stat_result, owner: tuple[int, int] | None) -> None:
     """A copied directory's metadata, once its content is in (a read-only mode would refuse it)."""
     _copy_xattrs(src, dst)
-    os.fchmod(dst, stat.S_IMODE(st.st_mode))
+    os.fchmod(dst, _safe_mode(st))
     os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
     if owner is not None:
         os.fchown(dst, *owner)
+
+
+def _safe_mode(st: os.stat_result) -> int:
+    """The source's permission bits without set-id: the copy is made by the host's user (root on
+    CI hosts) and owned by it when no ``owner`` is given (batch tasks, Inspect samples), so a
+    source file of another user's, mode 6755 (a dataset unpacked by root, a local user's tree),
+    became a set-uid-root program on the host; a set-gid directory handed its group to what is
+    made in it (red team round 17)."""
+    return stat.S_IMODE(st.st_mode) & ~(stat.S_ISUID | stat.S_ISGID)
 
 
 def _copy_data(src: int, dst: int) -> None:

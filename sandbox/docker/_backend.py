@@ -86,6 +86,7 @@ from sandbox.docker._bridge import firewall_bridge
 from sandbox.docker._channel import ControlChannel, ExecutorGoneError
 from sandbox.docker._client import connect, require_local_daemon, thread, translate
 from sandbox.docker._detach import detach_mount
+from sandbox.docker._devnodes import device_binds
 from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream, make_fifo, open_fifo
 from sandbox.docker._gc import IO_PREFIX, io_base, reap_orphans, sweep_host_dirs
 from sandbox.docker._hostpid import host_pid
@@ -743,7 +744,10 @@ class DockerBackend(SandboxBackend):
         cw = self.config.container_workspace
         admin = self.config.root_can_administer
         # root_can_administer: read-write (root commands' cwd files), detached once the executor holds it.
-        mounts = [Mount(target=IO_MOUNT, source=self._io_dir, type="bind", read_only=not admin)]
+        mounts = [
+            Mount(target=IO_MOUNT, source=self._io_dir, type="bind", read_only=not admin),
+            *device_binds(),
+        ]
         if self.config.workspace_mode == "bind":
             ws_source = str(Path(self.policy.workspace).resolve())
             workspace = bound_source(ws_source, cw)  # as resolved: a symlink swapped in later is seen

@@ -238,6 +238,19 @@ _run() {
         fi
         return 0
     fi
+    # The cwd is data a command chose (the session adopts the one a command reports) and this
+    # identity follows links a command cannot: a workspace link to /proc/self/fd/8 (the detached
+    # I/O directory under root_can_administer), /.shellrt-io or /proc/<runner>/cwd took a command
+    # into shellrt's own directories, where an admin root lists and rewrites other commands'
+    # requests (red team round 17). So the physical directory entered must be reachable by a path
+    # and none of them; `cd -P .` sets PWD from getcwd (builtin: no fork), empty where getcwd fails
+    # (an unreachable, detached or deleted directory).
+    cd -P . 2>/dev/null || PWD=
+    case $PWD in /*) ;; *) echo "E $id cwd-denied" && return 0 ;; esac
+    case $PWD/ in
+        /proc/* | "$IOM"/* | "$PRIV"/* | *"(unreachable)"*) echo "E $id cwd-denied" && return 0 ;;
+    esac
+    if [ . -ef "$IO" ] || [ . -ef "$PRIV" ]; then echo "E $id cwd-denied" && return 0; fi
     command exec 3>"$IO/$id.out" 5<"$i" || { echo "E $id streams"; return 0; }
     case $flags in
         *m*) command exec 4>&3 ;;
