@@ -88,3 +88,17 @@ def test_allow_rules_fold_whitespace_outside_quotes_only_and_deny_rules_either_w
     deny = parse_rule("Bash(echo 'a  b')", "deny")
     assert deny.match_item("echo 'a b'", home=Path("/"), resolve=False)  # as before: deny is broad
     assert deny.match_item("echo   'a  b'", home=Path("/"), resolve=False)
+
+
+def test_the_menu_shows_a_suggested_rule_with_quoted_newlines_on_one_line(ws: Path) -> None:
+    import io
+
+    from shellrt.permissions.approvers import TerminalApprover
+
+    _texts, asked = anyio.run(_session, ws, ["touch 'a\nb'"])
+    request = asked[0]
+    assert request.suggested_rules == ["Bash(touch 'a\nb')"], request.suggested_rules  # the call's own text
+    shown = io.StringIO()
+    TerminalApprover(stdin=io.StringIO("n\n"), stdout=shown)._ask(request)
+    menu = [line for line in shown.getvalue().splitlines() if "Bash(touch 'a" in line]
+    assert menu and all("\\nb')" in line for line in menu), shown.getvalue()
