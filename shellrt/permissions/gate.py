@@ -8,6 +8,7 @@ not remembered.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +144,19 @@ class RulesGate(PermissionGate):
                     "was for its own input, not for these rules; add a rule yourself to allow always"
                 )
             else:
-                self._remember(answer.remember, suggestions, chain, _approved_dirs(tool, tool_input, ctx))
+                scope = answer.remember
+                relative = _relative_file(tool, tool_input, ctx) if scope == "project" else None
+                if relative is not None:
+                    # A saved rule holds in every directory; the session's copy is anchored (round 17).
+                    scope = "session"
+                    why = (
+                        f"remembered for this session only, not saved for the project: the command names "
+                        f"{relative!r} relative to its directory, and a saved rule would allow the same "
+                        "words in every directory (another file of that name); add a rule yourself to allow always"
+                    )
+                    chain.append(why)
+                    self.diagnostics.append(f"{suggestions}: {why}")
+                self._remember(scope, suggestions, chain, _approved_dirs(tool, tool_input, ctx))
         return _decision(
             "allow", "approved by the user", chain, decision, "user", updated_input=answer.updated_input
         )
@@ -190,6 +203,35 @@ def _approved_dirs(tool: Tool[Any, Any], tool_input: Any, ctx: ToolContext) -> f
     except Exception:
         parts = None
     return frozenset(d for part in parts or () for d in part.dirs)
+
+
+def _relative_file(tool: Tool[Any, Any], tool_input: Any, ctx: ToolContext) -> str | None:
+    """A word of the approved shell call that means a file relative to where it runs (a path with
+    a ``/`` not from the root or home, a leading ``.``, or a name that exists in one of its
+    directories), or ``"(directory not known)"``; None when there is none or the tool has no parts."""
+    command_parts = getattr(tool, "command_parts", None)
+    if not callable(command_parts):
+        return None
+    try:
+        parts: list[CommandPart] | None = command_parts(tool_input, ctx)
+    except Exception:
+        parts = None
+    if not parts:
+        return "(its parts are not known)"
+    for part in parts:
+        if part.assignment_only:
+            continue
+        if not part.dirs:
+            return "(a directory not known)"
+        for word in part.argv:
+            path = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+            if not path or path.startswith(("/", "~", "-")):
+                continue
+            if "/" in path or path.startswith(".") or any(
+                os.path.lexists(os.path.join(d, path)) for d in part.dirs
+            ):
+                return word
+    return None
 
 
 def _decision(
