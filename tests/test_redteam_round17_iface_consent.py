@@ -102,3 +102,21 @@ def test_the_menu_shows_a_suggested_rule_with_quoted_newlines_on_one_line(ws: Pa
     TerminalApprover(stdin=io.StringIO("n\n"), stdout=shown)._ask(request)
     menu = [line for line in shown.getvalue().splitlines() if "Bash(touch 'a" in line]
     assert menu and all("\\nb')" in line for line in menu), shown.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("seen", "run"),
+    [
+        ("python3 <<'EOF'\nprint('benign')\nEOF", "python3 <<'EOF'\nopen('pwned', 'w')\nEOF"),
+        ("python3 <<< \"print('benign')\"", "python3 <<< \"open('pwned', 'w')\""),
+        ("echo \"print('benign')\" | python3", "echo \"open('pwned', 'w')\" | python3"),
+        ("python3 < good.py", "python3 < evil.py"),
+    ],
+)
+def test_allow_always_is_not_remembered_for_a_program_fed_on_stdin(ws: Path, seen: str, run: str) -> None:
+    (ws / "good.py").write_text("print('benign')\n")
+    (ws / "evil.py").write_text("open('pwned', 'w')\n")
+    texts, asked = anyio.run(_session, ws, [seen, run])
+    assert "benign" in texts[0], texts
+    assert not (ws / "pwned").exists(), texts  # `Bash(python3)` was remembered: any stdin ran unasked
+    assert len(asked) == 2, texts

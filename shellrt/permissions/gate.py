@@ -143,6 +143,16 @@ class RulesGate(PermissionGate):
                     f"did not remember {suggestions}: the approver rewrote the input, so the answer "
                     "was for its own input, not for these rules; add a rule yourself to allow always"
                 )
+            elif _feeds_stdin(tool, tool_input):
+                # A rule names a part's words, not what it reads on stdin: allowing ``python3`` always
+                # (from ``python3 <<EOF … EOF``) allowed it with any code there (round 17).
+                why = (
+                    "not remembered: the command feeds a program's standard input (a pipe, here-document, "
+                    "here-string or '<' file), which a rule cannot name, so a rule would allow that program "
+                    "with any input; the answer holds for this call"
+                )
+                chain.append(why)
+                self.diagnostics.append(f"did not remember {suggestions}: {why}")
             else:
                 scope = answer.remember
                 relative = _relative_file(tool, tool_input, ctx) if scope == "project" else None
@@ -203,6 +213,22 @@ def _approved_dirs(tool: Tool[Any, Any], tool_input: Any, ctx: ToolContext) -> f
     except Exception:
         parts = None
     return frozenset(d for part in parts or () for d in part.dirs)
+
+
+def _feeds_stdin(tool: Tool[Any, Any], tool_input: Any) -> bool:
+    """Whether a Bash call gives one of its programs standard input that its words do not name
+    (``|``, ``|&``, ``<``, ``<<``, ``<<<``), or cannot be parsed to tell."""
+    command = getattr(tool_input, "command", None)
+    if tool.name != "Bash" or not isinstance(command, str):
+        return False
+    from shellrt.analysis import analyze
+
+    plan = analyze(command).plan
+    if plan is None:
+        return True
+    if any(op in ("|", "|&") for op in plan.operators) or plan.heredocs:
+        return True
+    return any(r.op.startswith("<") and not r.op.startswith("<>") for r in plan.redirects)
 
 
 def _relative_file(tool: Tool[Any, Any], tool_input: Any, ctx: ToolContext) -> str | None:
