@@ -51,7 +51,10 @@ class TerminalApprover:
 
     def _ask(self, request: ApprovalRequest) -> ApprovalResponse:
         # The model chose this text: escapes and controls are shown, never obeyed by the terminal.
-        rules = f" ({for_person(', '.join(request.suggested_rules))})" if request.suggested_rules else ""
+        # One line: a remembered rule keeps a command's quoted newlines (round 17), the menu stays whole.
+        rules = (
+            f" ({for_person(', '.join(request.suggested_rules), one_line=True)})" if request.suggested_rules else ""
+        )
         shown = for_person(request.description)
         self.stdout.write(f"\nshellrt wants to run: {shown}\n")
         if request.cwd:  # earlier calls may have moved it: ``./run.sh`` means the file there

@@ -8,6 +8,7 @@ not remembered.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -142,8 +143,30 @@ class RulesGate(PermissionGate):
                     f"did not remember {suggestions}: the approver rewrote the input, so the answer "
                     "was for its own input, not for these rules; add a rule yourself to allow always"
                 )
+            elif _feeds_stdin(tool, tool_input):
+                # A rule names a part's words, not what it reads on stdin: allowing ``python3`` always
+                # (from ``python3 <<EOF … EOF``) allowed it with any code there (round 17).
+                why = (
+                    "not remembered: the command feeds a program's standard input (a pipe, here-document, "
+                    "here-string or '<' file), which a rule cannot name, so a rule would allow that program "
+                    "with any input; the answer holds for this call"
+                )
+                chain.append(why)
+                self.diagnostics.append(f"did not remember {suggestions}: {why}")
             else:
-                self._remember(answer.remember, suggestions, chain, _approved_dirs(tool, tool_input, ctx))
+                scope = answer.remember
+                relative = _relative_file(tool, tool_input, ctx) if scope == "project" else None
+                if relative is not None:
+                    # A saved rule holds in every directory; the session's copy is anchored (round 17).
+                    scope = "session"
+                    why = (
+                        f"remembered for this session only, not saved for the project: the command names "
+                        f"{relative!r} relative to its directory, and a saved rule would allow the same "
+                        "words in every directory (another file of that name); add a rule yourself to allow always"
+                    )
+                    chain.append(why)
+                    self.diagnostics.append(f"{suggestions}: {why}")
+                self._remember(scope, suggestions, chain, _approved_dirs(tool, tool_input, ctx))
         return _decision(
             "allow", "approved by the user", chain, decision, "user", updated_input=answer.updated_input
         )
@@ -190,6 +213,51 @@ def _approved_dirs(tool: Tool[Any, Any], tool_input: Any, ctx: ToolContext) -> f
     except Exception:
         parts = None
     return frozenset(d for part in parts or () for d in part.dirs)
+
+
+def _feeds_stdin(tool: Tool[Any, Any], tool_input: Any) -> bool:
+    """Whether a Bash call gives one of its programs standard input that its words do not name
+    (``|``, ``|&``, ``<``, ``<<``, ``<<<``), or cannot be parsed to tell."""
+    command = getattr(tool_input, "command", None)
+    if tool.name != "Bash" or not isinstance(command, str):
+        return False
+    from shellrt.analysis import analyze
+
+    plan = analyze(command).plan
+    if plan is None:
+        return True
+    if any(op in ("|", "|&") for op in plan.operators) or plan.heredocs:
+        return True
+    return any(r.op.startswith("<") and not r.op.startswith("<>") for r in plan.redirects)
+
+
+def _relative_file(tool: Tool[Any, Any], tool_input: Any, ctx: ToolContext) -> str | None:
+    """A word of the approved shell call that means a file relative to where it runs (a path with
+    a ``/`` not from the root or home, a leading ``.``, or a name that exists in one of its
+    directories), or ``"(directory not known)"``; None when there is none or the tool has no parts."""
+    command_parts = getattr(tool, "command_parts", None)
+    if not callable(command_parts):
+        return None
+    try:
+        parts: list[CommandPart] | None = command_parts(tool_input, ctx)
+    except Exception:
+        parts = None
+    if not parts:
+        return "(its parts are not known)"
+    for part in parts:
+        if part.assignment_only:
+            continue
+        if not part.dirs:
+            return "(a directory not known)"
+        for word in part.argv:
+            path = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+            if not path or path.startswith(("/", "~", "-")):
+                continue
+            if "/" in path or path.startswith(".") or any(
+                os.path.lexists(os.path.join(d, path)) for d in part.dirs
+            ):
+                return word
+    return None
 
 
 def _decision(

@@ -43,6 +43,9 @@ class Governance:
     settings: Settings
     engine: PermissionEngine
     diagnostics: list[str] = field(default_factory=list)
+    #: Set when the session's sandbox fell back to none (``auto`` without bubblewrap): why
+    #: ``bypassPermissions`` is refused (every command would run unasked on the host).
+    unconfined: str | None = None
 
     @property
     def mode(self) -> str:
@@ -53,7 +56,8 @@ class Governance:
 
         Managed ``disableBypassPermissionsMode`` still applies: asking for
         ``bypassPermissions`` then raises too, rather than silently widening; so does
-        ``allowManagedPermissionRulesOnly`` for a widening mode the managed settings did not set.
+        ``allowManagedPermissionRulesOnly`` for a widening mode the managed settings did not set,
+        and ``bypassPermissions`` in a session ``auto`` started without a sandbox (`unconfined`).
         """
         parsed = parse_mode(mode)
         if parsed is None:
@@ -61,6 +65,8 @@ class Governance:
                 f"unknown permission mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}"
             )
         refusal = self.settings.mode_refusal(parsed)
+        if refusal is None and parsed == "bypassPermissions":
+            refusal = self.unconfined
         if refusal is not None:
             raise InvalidModeError(refusal)
         self.engine.mode = parsed

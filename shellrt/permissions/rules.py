@@ -22,9 +22,11 @@ Specifier kinds, by tool name:
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -46,6 +48,7 @@ __all__ = [
     "RuleKind",
     "RuleOrigin",
     "SpecifierKind",
+    "command_text",
     "git_metadata_reason",
     "is_safe_env_name",
     "mcp_name_parts",
@@ -231,7 +234,9 @@ class PermissionRule:
         """Whether one command / path / domain of a subject is matched by this rule's specifier."""
         assert self.specifier is not None
         if self.spec_kind == "command":
-            return _command_matches(self.specifier, item)
+            if self.kind == "allow":  # whitespace inside quotes is data (round 17)
+                return _command_matches(self.specifier, item, fold=command_text)
+            return _command_matches(self.specifier, item, fold=_fold_all)
         if self.spec_kind == "domain":
             return _domain_matches(self.specifier[len("domain:") :], item)
         return _path_matches(self.specifier, item, self.origin.root, home=home, resolve=resolve)
@@ -330,7 +335,7 @@ def parse_rule(text: object, kind: RuleKind, origin: RuleOrigin | None = None) -
     if tool == "WebFetch":
         raise RuleSyntaxError(f"WebFetch rules take domain:HOST, got {spec!r}")
     if tool in COMMAND_TOOLS:
-        normalized = " ".join(spec.split())
+        normalized = command_text(spec)
         if ":*" in normalized[:-2]:
             raise RuleSyntaxError(f"':*' may only end a command rule, got {spec!r}")
         if normalized.endswith(":*") and not normalized[:-2].strip():
@@ -373,8 +378,43 @@ def _parse_mcp(tool: str, spec: str | None, kind: RuleKind, origin: RuleOrigin) 
 # --- specifier matching ------------------------------------------------------------
 
 
-def _command_matches(spec: str, command: str) -> bool:
-    text = " ".join(command.split())
+def _fold_all(text: str) -> str:
+    return " ".join(text.split())
+
+
+@functools.lru_cache(maxsize=512)
+def command_text(command: str) -> str:
+    """``command`` with each run of whitespace outside quotes folded to one space, for command rules.
+
+    Whitespace inside quotes is data (Python's indentation in ``python3 -c '…'``): folding it
+    let an allow rule for one call cover another (round 17). Where the quoting is not plain
+    (unclosed, ``$(…)``, backticks, a here-document) nothing is folded: the rule then matches
+    that exact text only.
+    """
+    text = command.strip()
+    if "$(" in text or "`" in text or "<<" in text:
+        return text
+    if not any(c in text for c in "'\"\\"):
+        return " ".join(text.split())
+    out: list[str] = []
+    at = 0
+    for match in _SHELL_TOKEN.finditer(text):
+        if match.start() != at:  # an unclosed quote or a trailing backslash: fold nothing
+            return text
+        out.append(" " if match.group(1) else match.group(0))
+        at = match.end()
+    return "".join(out) if at == len(text) else text
+
+
+#: A run of whitespace (group 1), a quoted string ($'…', '…', "…"), an escaped character, or other text.
+_SHELL_TOKEN = re.compile(
+    r"""\$'(?:[^'\\]|\\.)*'|'[^']*'|"(?:[^"\\]|\\.)*"|\\.|(\s+)|[^\s'"\\$]+|\$""", re.S
+)
+
+
+def _command_matches(spec: str, command: str, *, fold: Callable[[str], str]) -> bool:
+    text = fold(command)
+    spec = fold(spec)
     if spec.endswith(":*"):  # a prefix at a word boundary; a '*' inside it is a wildcard too
         prefix = spec[:-2].rstrip()
         return _wildcard_fullmatch(prefix, text) or _wildcard_fullmatch(prefix + " *", text)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 
+from shellrt.permissions.rules import command_text
 from shellrt.protocol import PermissionSubject
 
 __all__ = ["suggest_rules"]
@@ -27,7 +28,8 @@ def suggest_rules(tool_name: str, subject: PermissionSubject) -> list[str]:
         return []
     out: list[str] = []
     if subject.commands:
-        out += [f"{tool_name}({' '.join(c.split())})" for c in subject.commands if c.strip() and "*" not in c]
+        # Folded as allow rules fold (outside quotes only): the rule allows this call's text alone.
+        out += [f"{tool_name}({command_text(c)})" for c in subject.commands if c.strip() and "*" not in c]
     elif subject.paths:
         rule_tool = "Read" if subject.access == "read" else "Edit" if subject.access == "write" else tool_name
         for path in subject.paths:

@@ -25,12 +25,18 @@ SandboxChoice = Literal["auto", "local", "none", "bwrap", "docker"]
 
 
 async def resolve_sandbox(
-    sandbox: SandboxConfig | str, policy: SandboxPolicy, *, one_shot: bool = False
+    sandbox: SandboxConfig | str,
+    policy: SandboxPolicy,
+    *,
+    one_shot: bool = False,
+    refuse_fallback: str | None = None,
 ) -> tuple[SandboxBackend, list[str]]:
     """Start the backend for ``sandbox``; ``auto`` means bwrap where it works, else local (with a warning).
 
     ``one_shot``: the sandbox will run a single command (``shellrt run``), so a
     bwrap chosen by name runs it without a session zygote that could not pay off.
+    ``refuse_fallback``: why ``auto`` must not fall back to local here (a session whose every
+    command runs unasked: the sandbox is all it has); raised as `BackendUnavailableError`.
     """
     warnings: list[str] = []
 
@@ -49,6 +55,10 @@ async def resolve_sandbox(
                 raise  # local enforces no limit either: bwrap's refusal says what to do
             except BackendUnavailableError as exc:
                 await backend.close()  # whatever its start made before refusing (a cgroup, a helper)
+                if refuse_fallback is not None:
+                    raise BackendUnavailableError(
+                        f"bubblewrap is not usable here ({exc}); {refuse_fallback}"
+                    ) from exc
                 warnings.append(
                     f"bubblewrap is not usable here ({exc}); running without isolation (local backend)"
                 )

@@ -75,6 +75,18 @@ log = logging.getLogger("shellrt")
 TRANSCRIPT_FILE = "transcript.jsonl"
 #: Session state a conversation cannot carry (cwd, read hashes/mtimes, discovery order, todos), rewritten as it changes.
 STATE_FILE = "state.json"
+#: Why a bypassPermissions session does not start when ``auto`` finds no bubblewrap (round 17).
+NO_FALLBACK_IN_BYPASS = (
+    "permission mode bypassPermissions runs every command unasked, so the sandbox is its only "
+    "boundary and shellrt will not drop it silently: make bubblewrap work, use --sandbox docker, "
+    "or choose --sandbox local (sandbox='local') to run commands on this host without isolation"
+)
+#: Why bypassPermissions is refused later in a session that ``auto`` started without a sandbox.
+NO_BYPASS_UNCONFINED = (
+    "this session runs without isolation (bubblewrap was not usable, so 'auto' chose local): "
+    "bypassPermissions would run every command unasked on this host; start a session with "
+    "--sandbox bwrap or docker, or choose --sandbox local explicitly"
+)
 #: How much of a reopened session's transcript is read back for recorded results.
 MAX_TRANSCRIPT_REPLAY_BYTES = 64 * 1024 * 1024
 #: How many recorded results a session keeps for answering a resent tool_use (oldest dropped first).
@@ -346,7 +358,13 @@ class Runtime:
         from shellrt.permissions.trust import later_session_files
 
         self._stack.callback(unregister_writable, register_writable(self.policy.allowed_roots()))
-        self.backend, warnings = await resolve_sandbox(self._sandbox, self.policy)
+        # bypassPermissions asks nothing: the sandbox is its only boundary, so `auto` may not drop it.
+        unasked = self.governance is not None and self.governance.mode == "bypassPermissions"
+        self.backend, warnings = await resolve_sandbox(
+            self._sandbox, self.policy, refuse_fallback=NO_FALLBACK_IN_BYPASS if unasked else None
+        )
+        if self.governance is not None and self._sandbox == "auto" and warnings:  # fell back to local
+            self.governance.unconfined = NO_BYPASS_UNCONFINED
         self._stack.push_async_callback(_shielded(self.backend.close))
         self.warnings.extend(warnings)
         for warning in warnings:

@@ -11,7 +11,9 @@ back to a full scan.
 Watches are capped (`watch_cap`): each pins an inode and spends the uid's inotify budget, which
 every program of that uid shares; a command that makes 60,000 directories made the host hold
 60,000 watches for the session (red team, round 16). Past the cap, `add` refuses, as the kernel
-does at its own limit, and the caller scans in full.
+does at its own limit, and the caller scans in full. All guards of a uid also stay under one
+shared ceiling, counted from the kernel before each step (`shellrt.supervisor._watch_budget`,
+round 17: eight sessions at an eighth each held the uid's whole budget).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import os
 import select
 import struct
 from dataclasses import dataclass, field
+
+from shellrt.supervisor._watch_budget import STEP, uid_ceiling, uid_watches
 
 __all__ = ["MAX_WATCHES", "WATCHES_ENV", "Inotify", "InotifyEvents", "watch_cap"]
 
@@ -105,6 +109,8 @@ class Inotify:
         self._libc = libc
         self._paths: dict[int, str] = {}
         self._cap = watch_cap()
+        #: Watches this instance may hold before it counts the uid's again (`_grow`).
+        self._granted = 0
         #: Asked before each read: a check of a quiet workspace (the common case, four drains a
         #: command) then makes no read that fails with EAGAIN, whose exception cost more than the
         #: syscall itself.
@@ -127,12 +133,29 @@ class Inotify:
 
     def add(self, path: str) -> bool:
         """Watch ``path`` (a directory, not followed if a symlink); False when the kernel or the cap refused."""
-        if len(self._paths) >= self._cap:
+        held = len(self._paths)
+        if held >= self._cap:
+            return False
+        if held >= self._granted and not self._grow(held):
             return False
         wd = self._libc.inotify_add_watch(self.fd, os.fsencode(path), _MASK)
         if wd < 0:
             return False
         self._paths[wd] = path
+        return True
+
+    def _grow(self, held: int) -> bool:
+        """Take the next step of watches if the uid's guards stay under their shared ceiling
+        (`shellrt.supervisor._watch_budget`); False (the caller scans in full) if not."""
+        ceiling = uid_ceiling()
+        try:
+            others = uid_watches() - held  # every guard and program of the uid, this one excepted
+        except OSError:
+            return False
+        step = min(max(STEP, held // 2), self._cap - held, ceiling - others - held)
+        if step <= 0:
+            return False
+        self._granted = held + step
         return True
 
     def drain(self) -> InotifyEvents:

@@ -24,6 +24,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from shellrt.supervisor._output_account import SLICE as _ACCOUNT_SLICE
+from shellrt.supervisor._output_account import OutputAccount
 from shellrt.supervisor.text import safe_decode, trim_partial_utf8
 
 __all__ = [
@@ -116,6 +118,9 @@ class OutputQuota:
         self.disk_reserve_bytes = disk_reserve_bytes
         self.session_used = 0
         self._lock = threading.Lock()
+        #: The session's total on disk (`attach`), and what this process took of it and has not used.
+        self._account: OutputAccount | None = None
+        self._held = 0
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> OutputQuota:
@@ -149,6 +154,12 @@ class OutputQuota:
         if self.session_bytes is not None:
             with self._lock:
                 left = max(0, self.session_bytes - self.session_used)
+                if self._account is not None:  # the session's total on disk (every process, reopens)
+                    if allowed > self._held:
+                        self._held += self._account.take(
+                            self.session_bytes, max(_ACCOUNT_SLICE, allowed - self._held)
+                        )
+                    left = min(left, self._held)
                 if allowed > left:
                     allowed = left
                     why = (
@@ -156,7 +167,32 @@ class OutputQuota:
                         f"(set {SESSION_LIMIT_ENV} to change it)"
                     )
                 self.session_used += allowed
+                if self._account is not None:
+                    self._held -= allowed
         return allowed, why
+
+    def attach_session(self, session_dir: Path) -> OutputAccount | None:
+        """Attach the account of ``session_dir`` (None: no session limit, or one attached already);
+        raises `OutputAccountError` when it cannot be opened."""
+        if self.session_bytes is None or self._account is not None:
+            return None
+        account = OutputAccount(session_dir)
+        self.attach(account)
+        return account
+
+    def attach(self, account: OutputAccount) -> None:
+        """Count the session total in ``account`` (on disk) from now on: it holds across reopen."""
+        with self._lock:
+            self._account, self._held = account, 0
+
+    def detach(self) -> None:
+        """Give back the unused part of the slice taken (at close)."""
+        with self._lock:
+            account, held = self._account, self._held
+            self._account, self._held = None, 0
+        if account is not None:
+            with contextlib.suppress(OSError):
+                account.give_back(held)
 
 
 def default_reserve(disk_bytes: int) -> int:

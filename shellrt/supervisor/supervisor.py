@@ -79,6 +79,8 @@ class Supervisor:
         self._task_dir = self.session_dir / "tasks"
         self._shell_dir.mkdir(parents=True, exist_ok=True)
         self._task_dir.mkdir(parents=True, exist_ok=True)
+        # The session quota counts on disk: it holds across reopen and processes (round 17).
+        self._account = self.quota.attach_session(self.session_dir)
         self._preview_bytes = preview_bytes
         self._progress_interval_s = progress_interval_s
         self._host_like = backend.host_view
@@ -151,6 +153,9 @@ class Supervisor:
             await anyio.to_thread.run_sync(self._spool_files.close)
             if self._guard is not None:
                 await self._guard.final()
+            if self._account is not None:
+                self.quota.detach()
+                self._account.close()
 
     # --- running -------------------------------------------------------------------
     async def run(

@@ -10,9 +10,27 @@ from shellrt.protocol.notes import neutralize_output, untrusted_note
 from shellrt.supervisor.text import shown_name
 from shellrt.tools._paths import shown_path
 
-__all__ = ["marked_listing", "numbered_snippet", "shown_file", "unified_diff"]
+__all__ = ["for_prompt", "marked_listing", "numbered_snippet", "shown_file", "unified_diff"]
 
 _MAX_DIFF_LINES = 400
+#: Characters of a Write's content (or an Edit's text) a permission prompt shows: its head and tail.
+PROMPT_HEAD, PROMPT_TAIL = 8_000, 2_000
+
+
+def for_prompt(text: str) -> str:
+    """``text`` (a Write's content, an Edit's old or new text) for a permission prompt.
+
+    The person approves what they read (round 17: a Write showed its file name only). A text too
+    long for a prompt keeps its head and tail, and says how much of the middle is not shown and
+    where the whole is (the escaping is the prompt's own, `shellrt.permissions.shown`).
+    """
+    if len(text) <= PROMPT_HEAD + PROMPT_TAIL:
+        return text
+    hidden = len(text) - PROMPT_HEAD - PROMPT_TAIL
+    return (
+        f"{text[:PROMPT_HEAD]}\n[{hidden:,} characters not shown here: see the whole input "
+        f"(answer e on a terminal) before allowing]\n{text[-PROMPT_TAIL:]}"
+    )
 
 
 def _display_lines(text: str) -> list[str]:

@@ -46,7 +46,7 @@ from shellrt.tools._paths import (
     subject_for,
     view_for,
 )
-from shellrt.tools._render import numbered_snippet, unified_diff
+from shellrt.tools._render import for_prompt, numbered_snippet, unified_diff
 from shellrt.tools._sendable import SendableText
 
 __all__ = ["EditInput", "EditOutput", "EditTool"]
@@ -99,7 +99,12 @@ class EditTool(SendableText, Tool[EditInput, EditOutput]):
         return "Update"
 
     def describe(self, tool_input: EditInput) -> str:
-        return f"Edit {tool_input.file_path}"
+        # The text removed and the text put in (round 17): a file name alone approved any change.
+        every = " (every occurrence)" if tool_input.replace_all else ""
+        return (
+            f"Edit {tool_input.file_path}{every}, replacing:\n{for_prompt(tool_input.old_string)}"
+            f"\nwith:\n{for_prompt(tool_input.new_string)}"
+        )
 
     async def validate(self, tool_input: EditInput, ctx: ToolContext) -> ValidationResult:
         view = view_for(ctx)

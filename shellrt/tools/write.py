@@ -46,7 +46,7 @@ from shellrt.tools._paths import (
     subject_for,
     view_for,
 )
-from shellrt.tools._render import unified_diff
+from shellrt.tools._render import for_prompt, unified_diff
 from shellrt.tools._sendable import SendableText
 
 __all__ = ["WriteInput", "WriteOutput", "WriteTool"]
@@ -88,7 +88,9 @@ class WriteTool(SendableText, Tool[WriteInput, WriteOutput]):
         )
 
     def describe(self, tool_input: WriteInput) -> str:
-        return f"Write {tool_input.file_path}"
+        # What is written, not only where (round 17): the person approves the content too.
+        content = tool_input.content
+        return f"Write {tool_input.file_path} ({len(content):,} characters):\n{for_prompt(content)}"
 
     def is_destructive(self, tool_input: WriteInput) -> bool:
         path = os.path.expanduser(tool_input.file_path)

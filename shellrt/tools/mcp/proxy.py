@@ -33,12 +33,14 @@ from shellrt.protocol import (
 )
 from shellrt.protocol.model_images import image_for_model
 from shellrt.protocol.notes import neutralize_output, untrusted_note
+from shellrt.tools.mcp._model_text import MAX_DESCRIPTION_CHARS, model_text, schema_for_model
 from shellrt.tools.mcp.connection import McpServerError
 
 if TYPE_CHECKING:
     from shellrt.tools.mcp.connection import McpServerConnection
 
 __all__ = [
+    "MAX_DESCRIPTION_CHARS",
     "McpCallOutput",
     "McpInput",
     "McpProxyTool",
@@ -202,15 +204,19 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
         self.always_load = always_load
         self.search_hint = " ".join(filter(None, [server, spec.name, spec.title or ""]))
         self._schema: dict[str, Any] = dict(spec.input_schema or {"type": "object"})
+        self._shown_schema: dict[str, Any] | None = None
         self._validator: Any = None
 
     # --- model contract ---------------------------------------------------------------
     def prompt(self) -> str:
-        description = (self.spec.description or "").strip()
+        # The server's words, without what only the model would read (round 17: Unicode tags).
+        description = model_text((self.spec.description or "").strip())
         return description or f"Tool '{self.remote_name}' of the MCP server '{self.server}'."
 
     def input_schema(self) -> dict[str, Any]:
-        return dict(self._schema)
+        if self._shown_schema is None:  # descriptions and titles cleaned; validation uses the server's own
+            self._shown_schema = schema_for_model(self._schema)
+        return dict(self._shown_schema)
 
     def parse_input(self, raw: Any) -> McpInput:
         """Validate against the server's JSON Schema (when ``jsonschema`` is installed)."""
