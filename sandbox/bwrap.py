@@ -122,6 +122,7 @@ from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._readonly import layered_args, mask_remounts, read_only_paths, sized_tmpfs
 from sandbox._scratch import OwnedDir
+from sandbox._sysview import sys_args
 from sandbox._tempholder import shared_scratch_root, temp_holder_args
 from sandbox._tmpcap import NONROOT_TMP_REASON, cap_tmp, sweep_tmp_caps, uncap_tmp
 from sandbox._uid_lease import UidLease, lease_uid
@@ -965,6 +966,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             "--unshare-pid",
             "--unshare-ipc",
             "--unshare-uts",
+            "--unshare-cgroup",  # /proc/self/cgroup names no host cgroup (round 17)
             "--cap-drop",
             "ALL",
         ]
@@ -991,6 +993,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 *([] if zygote else ["--perms", "1777", *_SHM_SIZE, "--tmpfs", "/dev/shm"]),
             ]
         args += ["--proc", "/proc"]
+        args += sys_args(self._cgroup.points if self._cgroup is not None else ())  # `sandbox._sysview`
         denied_paths = self._denied_paths(self._denied_kinds() if denied is None else denied)
         # A denied path missing now, outside the roots: its nearest directory frozen (`sandbox._frozen`),
         # before every mask and cover, which then apply on top.
