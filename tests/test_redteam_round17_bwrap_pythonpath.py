@@ -35,7 +35,8 @@ def test_a_workspace_on_pythonpath_cannot_plant_what_the_next_run_imports(tmp_pa
     tmp_path.chmod(0o755)  # a root caller's commands run as another uid
     marker = tmp_path / "RAN-ON-HOST"
     plant = f"import pathlib; pathlib.Path({str(marker)!r}).write_text('x'); raise ImportError('planted')"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ws), str(REPO)]))}
+    path = [str(ws), str(REPO), os.environ.get("PYTHONPATH")]  # uid 65534's packages are on the last
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, path))}
     env.pop("PYTHONSAFEPATH", None)
     cli = [sys.executable, "-m", "shellrt", "run", "--sandbox", "bwrap", "--workspace", str(ws), "--"]
     first = subprocess.run(

@@ -25,7 +25,7 @@ def test_the_watchdog_does_not_import_from_the_workspace(tmp_path: Path) -> None
     plant = f"import pathlib; pathlib.Path({str(marker)!r}).write_text('x'); raise ImportError('planted')\n"
     for name in ("time.py", "signal.py"):  # what a command of an earlier session left there
         (ws / name).write_text(plant)
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     env.pop("PYTHONSAFEPATH", None)
     done = subprocess.run(
         [sys.executable, "-m", "shellrt", "run", "--sandbox", "local", "--", "echo ran"],
