@@ -59,7 +59,8 @@ The flags (see `BwrapBackend.bwrap_args`):
   `BwrapConfig.default_tmp_bytes`, see `sandbox._tmpcap`); every other tmpfs gets a
   small size (`sandbox._readonly.sized_tmpfs`) and a session without a ``pids`` limit
   gets `BwrapConfig.default_pids` (`sandbox._cgroup_limits`);
-  ``--dev /dev``, ``--proc /proc``;
+  ``--dev /dev``, ``--proc /proc``; /sys an allow-list (`sandbox._sysview`: cpu topology, THP,
+  the session's own cgroup) and a cgroup namespace of its own (no host cgroup or interface named);
 - read-denied paths are hidden after the binds (``--tmpfs`` over a directory,
   ``--ro-bind /dev/null`` over a file), so a denied path inside the workspace
   stays hidden. A denied path that appears (or changes kind) after the zygote
