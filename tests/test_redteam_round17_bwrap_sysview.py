@@ -101,3 +101,17 @@ def test_sys_names_no_host_cgroup_pid_or_interface(tmp_path: Path, persistent: b
     assert lines.get("git") == "ok" and lines.get("make") == "ok", out
     if shutil.which("node"):
         assert int(lines["node"]) >= 1, out
+
+
+def test_a_v2_session_cgroup_is_shown_at_the_hierarchy_root_and_nothing_else() -> None:
+    """cgroup v2 (one hierarchy at /sys/fs/cgroup): the session's directory is bound there, over
+    the empty one; a hierarchy mounted outside /sys is not shown at all (no flag for it)."""
+    from sandbox._sysview import sys_args
+
+    args = sys_args([(Path("/sys/fs/cgroup/a/shellrt-1"), Path("/sys/fs/cgroup")), (Path("/cg/x"), Path("/cg"))])
+    binds = [(args[i + 1], args[i + 2]) for i, flag in enumerate(args) if flag == "--ro-bind"]
+    assert ("/sys/fs/cgroup/a/shellrt-1", "/sys/fs/cgroup") in binds, args
+    assert not any("/cg" in (src + dest) and not src.startswith("/sys") for src, dest in binds), args
+    dirs = [args[i + 1] for i, flag in enumerate(args) if flag == "--dir"]
+    assert "/sys/fs/cgroup" not in dirs and "/sys/fs" in dirs, args
+    assert args[:4] == ["--perms", "0555", "--tmpfs", "/sys"] and args[-2:] == ["--remount-ro", "/sys"], args
