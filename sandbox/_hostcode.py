@@ -80,6 +80,9 @@ def shadowing_roots(roots: Sequence[Path]) -> list[tuple[Path, str]]:
             entries.add(os.path.realpath(entry or os.getcwd()))
         except (OSError, ValueError):
             continue
+    forms = {f for r in roots for f in _forms(r)}
+    # Entries at or above a root: their own listings are the workspace's files, not host imports.
+    above = tuple(sorted(e for e in entries if any(f == e or f.startswith(e.rstrip("/") + "/") for f in forms)))
     found: list[tuple[Path, str]] = []
     names: frozenset[str] | None = None
     for root in roots:
@@ -93,7 +96,7 @@ def shadowing_roots(roots: Sequence[Path]) -> list[tuple[Path, str]]:
                 found.append((root, entry))
                 break
             if firsts:
-                names = names if names is not None else _importable(tuple(sorted(entries)))
+                names = names if names is not None else _importable(above)
                 if any(first.split(".", 1)[0] in names for first in firsts):
                     found.append((root, entry))
                     break
