@@ -296,6 +296,8 @@ class SessionCgroup:
     dirs: list[tuple[Path, int]] = field(default_factory=list)
     #: The memory cgroup, for OOM detection (None without a memory limit).
     memory: tuple[Path, int] | None = None
+    #: (directory, its hierarchy's mount point) per entry of `dirs`: a sandbox shows each there.
+    points: list[tuple[Path, Path]] = field(default_factory=list)
 
     @classmethod
     def create(cls, limits: ResourceLimits) -> SessionCgroup | None:
@@ -326,6 +328,7 @@ class SessionCgroup:
                             exc.errno, f"cannot create cgroup {directory}: {exc.strerror}"
                         ) from exc
                     group.dirs.append((directory, where.version))
+                    group.points.append((directory, where.mount))
                 for name, value in _settings(where.version, aspect, limits, directory):
                     _write(directory / name, value)
                 if aspect == "memory":
@@ -366,6 +369,7 @@ class SessionCgroup:
         for directory, _ in self.dirs:
             _remove_dir(directory)
         self.dirs = []
+        self.points = []
 
 
 def _pids_in(directory: Path) -> list[int]:

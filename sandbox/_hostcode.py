@@ -8,9 +8,12 @@ interpreter runs, and the host ran it unsandboxed, as the caller (red team, roun
 such directory strictly inside a writable root is bound read-only (and pinned: its parents are
 mount points, so ``mv`` cannot swap a writable directory in at its path).
 
-An entry that *is* a writable root, or holds one (``python -m`` run from the workspace puts the
-workspace itself first on ``sys.path``), cannot be made read-only without taking the workspace
-away: `host_code_places` names those roots for a warning.
+An entry that *is* a writable root (``PYTHONPATH=.`` run from the project), or holds one whose
+first directory there is a name the host imports, cannot be made read-only without taking the
+workspace away: a command adds a top-level module (``anyio.py``) that shadows the real one for
+this process's lazy imports and the next run's start-up (round 17). `shadowing_roots` names
+them; the backends refuse such a root (``python -m`` run from the workspace: `shellrt.__main__`
+drops that entry first, round 16).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["host_code_places", "host_code_reason"]
+__all__ = ["host_code_places", "host_code_reason", "shadowing_roots"]
 
 
 def _code_places() -> set[str]:
@@ -61,6 +64,43 @@ def host_code_places(roots: Sequence[Path]) -> tuple[list[Path], list[Path]]:
             elif any(form == place or form.startswith(place.rstrip("/") + "/") for form in forms):
                 exposed.append(root)
     return sorted(set(inside), key=lambda p: (len(p.parts), str(p))), list(dict.fromkeys(exposed))
+
+
+def shadowing_roots(roots: Sequence[Path]) -> list[tuple[Path, str]]:
+    """(root, the ``sys.path`` entry) for each writable root through which a command could put a
+    top-level module where this interpreter imports from: the root *is* an entry, or lies below
+    one and its first directory there is a name the host imports (standard library, loaded, or
+    on ``sys.path``). A root below an entry under another name (``/tmp/x`` on the path, a
+    workspace ``/tmp/x/work17/ws``) reaches no import and is not named."""
+    entries = set()
+    for entry in sys.path:
+        if not isinstance(entry, str):
+            continue
+        try:
+            entries.add(os.path.realpath(entry or os.getcwd()))
+        except (OSError, ValueError):
+            continue
+    forms = {f for r in roots for f in _forms(r)}
+    # Entries at or above a root: their own listings are the workspace's files, not host imports.
+    above = tuple(sorted(e for e in entries if any(f == e or f.startswith(e.rstrip("/") + "/") for f in forms)))
+    found: list[tuple[Path, str]] = []
+    names: frozenset[str] | None = None
+    for root in roots:
+        for entry in sorted(entries):
+            firsts = {
+                form[len(entry.rstrip("/")) + 1 :].split("/", 1)[0]
+                for form in _forms(root)
+                if form.startswith(entry.rstrip("/") + "/")
+            }
+            if entry in _forms(root):
+                found.append((root, entry))
+                break
+            if firsts:
+                names = names if names is not None else _importable(above)
+                if any(first.split(".", 1)[0] in names for first in firsts):
+                    found.append((root, entry))
+                    break
+    return found
 
 
 #: Module files a started interpreter runs from any directory on its path, unasked.

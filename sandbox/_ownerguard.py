@@ -154,7 +154,7 @@ def guard_owner() -> OwnerGuard | None:
     pipe_r, pipe_w = os.pipe2(os.O_CLOEXEC)
     try:
         watchdog = subprocess.Popen(
-            [sys.executable, "-S", "-c", _WATCHDOG, str(cgroup or ""), owner_marker_token()],
+            [sys.executable, "-I", "-S", "-c", _WATCHDOG, str(cgroup or ""), owner_marker_token()],  # -I: no cwd on sys.path
             stdin=pipe_r,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

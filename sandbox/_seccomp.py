@@ -13,7 +13,8 @@ needed by builds (``bpf``, ``perf_event_open``, ``userfaultfd``, ``io_uring_*``
 -- io_uring runs file and socket operations that seccomp cannot see --,
 ``open_by_handle_at`` -- the classic container escape --), the machine's
 state (modules, kexec, swap, reboot, clocks, ``acct``, ``quotactl``,
-``syslog``, ``vhangup``, ``iopl``/``ioperm``) and ``personality`` values
+``syslog``, ``vhangup``, ``iopl``/``ioperm``, and ``modify_ldt``: x86 segment tables only
+16-bit and Wine-style code uses, a past source of kernel bugs, refused by Docker too -- round 17) and ``personality`` values
 other than the ordinary ones (READ_IMPLIES_EXEC and friends weaken ASLR/NX).
 ``socket`` makes only unix, inet, inet6 and netlink sockets (`SOCKET_FAMILIES`; others fail
 with EAFNOSUPPORT): a network namespace owns those, not vsock (a command under ``network:
@@ -126,6 +127,7 @@ DENIED: dict[str, tuple[int, int | None]] = {
     "vhangup": (153, 58),
     "iopl": (172, None),
     "ioperm": (173, None),
+    "modify_ldt": (154, None),
     "uselib": (134, None),
     "_sysctl": (156, None),
 }

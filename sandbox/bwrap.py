@@ -59,7 +59,8 @@ The flags (see `BwrapBackend.bwrap_args`):
   `BwrapConfig.default_tmp_bytes`, see `sandbox._tmpcap`); every other tmpfs gets a
   small size (`sandbox._readonly.sized_tmpfs`) and a session without a ``pids`` limit
   gets `BwrapConfig.default_pids` (`sandbox._cgroup_limits`);
-  ``--dev /dev``, ``--proc /proc``;
+  ``--dev /dev``, ``--proc /proc``; /sys an allow-list (`sandbox._sysview`: cpu topology, THP,
+  the session's own cgroup) and a cgroup namespace of its own (no host cgroup or interface named);
 - read-denied paths are hidden after the binds (``--tmpfs`` over a directory,
   ``--ro-bind /dev/null`` over a file), so a denied path inside the workspace
   stays hidden. A denied path that appears (or changes kind) after the zygote
@@ -110,7 +111,7 @@ from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
 from sandbox._covered_mounts import covered_mounts
 from sandbox._frozen import frozen_args
-from sandbox._hostcode import host_code_places
+from sandbox._hostcode import host_code_places, shadowing_roots
 from sandbox._hostpath import host_path, host_which
 from sandbox._hostproc import HostRunner, child_env
 from sandbox._hostsockets import RUN_DIRS, VANISHED_MASK, IpcMasks, SocketWatch, StartMasks
@@ -122,6 +123,7 @@ from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
 from sandbox._readonly import layered_args, mask_remounts, read_only_paths, sized_tmpfs
 from sandbox._scratch import OwnedDir
+from sandbox._sysview import sys_args
 from sandbox._tempholder import shared_scratch_root, temp_holder_args
 from sandbox._tmpcap import NONROOT_TMP_REASON, cap_tmp, sweep_tmp_caps, uncap_tmp
 from sandbox._uid_lease import UidLease, lease_uid
@@ -375,6 +377,15 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             if not root.is_dir():
                 raise BackendUnavailableError(f"writable root {root} is not a directory; create it first")
         self._host_code, exposed = host_code_places(self.policy.allowed_roots())
+        shadowing = shadowing_roots(self.policy.allowed_roots())
+        if shadowing:  # round 17: a command's module would shadow the host's (this process, the next run)
+            root, entry = shadowing[0]
+            raise SandboxPolicyError(
+                f"writable root {root} is on this Python's import path ({entry}: PYTHONPATH, `python -m` "
+                "or the embedding program's sys.path): a command could write a module the host imports "
+                "later, unsandboxed, as you. Fix: remove it from PYTHONPATH (e.g. unset PYTHONPATH, or "
+                "point it outside the workspace) and run shellrt from an interpreter or venv outside it"
+            )
         for root in exposed:
             _log.warning(
                 "bwrap: writable root %s is (or lies below) a place this Python imports from: a command "
@@ -965,6 +976,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             "--unshare-pid",
             "--unshare-ipc",
             "--unshare-uts",
+            "--unshare-cgroup",  # /proc/self/cgroup names no host cgroup (round 17)
             "--cap-drop",
             "ALL",
         ]
@@ -991,6 +1003,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 *([] if zygote else ["--perms", "1777", *_SHM_SIZE, "--tmpfs", "/dev/shm"]),
             ]
         args += ["--proc", "/proc"]
+        args += sys_args(self._cgroup.points if self._cgroup is not None else ())  # `sandbox._sysview`
         denied_paths = self._denied_paths(self._denied_kinds() if denied is None else denied)
         # A denied path missing now, outside the roots: its nearest directory frozen (`sandbox._frozen`),
         # before every mask and cover, which then apply on top.

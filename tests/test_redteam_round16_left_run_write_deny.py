@@ -46,7 +46,8 @@ def test_shellrt_run_reverts_a_file_a_deny_rule_names(tmp_path: Path, path: str,
     (ws / ".shellrt" / "settings.json").write_text(
         json.dumps({"permissions": {"deny": ["Edit(**/*.pem)", "Write(**/.env)"]}})
     )
-    head = ["-m", "shellrt", "run"] if path == "lean" else ["-c", _FULL]
+    # -P: ``-c`` would put the workspace (the cwd) on the host's sys.path, which bwrap refuses (round 17)
+    head = ["-m", "shellrt", "run"] if path == "lean" else ["-P", "-c", _FULL]
     env = {
         **os.environ,
         "PYTHONPATH": str(ROOT),
@@ -110,7 +111,8 @@ def test_a_settings_file_nested_past_the_recursion_limit_is_reported_not_a_crash
     ws = tmp_path / "ws"
     (ws / ".claude").mkdir(parents=True)
     (ws / ".claude" / "settings.json").write_text('{"permissions": {"deny": ' + "[" * 200_000 + "]" * 200_000 + "}}")
-    head = ["-m", "shellrt", "run"] if path == "lean" else ["-c", _FULL]
+    # -P: ``-c`` would put the workspace (the cwd) on the host's sys.path, which bwrap refuses (round 17)
+    head = ["-m", "shellrt", "run"] if path == "lean" else ["-P", "-c", _FULL]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path / "home"), "XDG_STATE_HOME": str(tmp_path / "s")}
     done = subprocess.run(
         [sys.executable, *head, "--sandbox", "local", "--workspace", str(ws), "--", "echo ran"],

@@ -72,7 +72,7 @@ from docker.types import Mount
 
 from sandbox._anchoredcopy import LinkedCopyTooLargeError
 from sandbox._deeptree import WorkspaceTooDeepError
-from sandbox._hostcode import host_code_places
+from sandbox._hostcode import host_code_places, shadowing_roots
 from sandbox._maskaliases import AliasFinder, stats_of
 from sandbox._proxied import ContainerProxy
 from sandbox._proxy import Refusal, proxy_env
@@ -123,7 +123,13 @@ from sandbox.docker._shown import shown
 from sandbox.docker._sockets import WorkspaceSockets
 from sandbox.docker._volumes import TOP_ONLY, image_volume_targets, make_read_only
 from sandbox.docker._workspace import copy_in, denied_on_host, export_workspace
-from sandbox.errors import BackendUnavailableError, SandboxClosedError, SandboxError, SandboxExecError
+from sandbox.errors import (
+    BackendUnavailableError,
+    SandboxClosedError,
+    SandboxError,
+    SandboxExecError,
+    SandboxPolicyError,
+)
 from sandbox.policy import SandboxPolicy
 
 __all__ = ["EXECUTOR_CAPS", "EXECUTOR_UID", "DockerBackend", "emergency_cleanup"]
@@ -685,6 +691,12 @@ class DockerBackend(SandboxBackend):
         write-denied paths, or a command plants a module or ``.pth`` the host runs unsandboxed
         (round 16; `sandbox._hostcode`). A workspace that is such a place is only warned about."""
         inside, exposed = host_code_places([Path(root)])
+        for _root, entry in shadowing_roots([Path(root)]):  # round 17: refused, as for bwrap
+            raise SandboxPolicyError(
+                f"the bind-mounted workspace {root} is on this Python's import path ({entry}): a "
+                "command could write a module the host imports later, unsandboxed, as you. Fix: remove "
+                "it from PYTHONPATH (or point it outside the workspace), or use workspace_mode='copy'"
+            )
         if exposed:
             _log.warning(
                 "docker: the bind-mounted workspace %s is (or lies below) a place this Python imports "

@@ -320,7 +320,8 @@ async def _bwrap_session(workspace: Path) -> Facts:
         where = group.dirs[0][0] if group is not None and group.dirs else Path("/nonexistent")
         fact(facts, "bwrap.session_cgroup_in_delegated_subtree", where.parent == CGROUP / "bwrap", where)
         seen, _ = await run("cat", "/proc/self/cgroup")
-        fact(facts, "bwrap.command_in_session_cgroup", seen.strip().endswith(where.name), seen)
+        # its cgroup namespace's root is the session cgroup (round 17): elsewhere it reads "/.."
+        fact(facts, "bwrap.command_in_session_cgroup", seen.strip() == "0::/" and where.is_dir(), seen)
         output, status = await run("python3", "-I", "-S", "-c", HOG)
         fact(
             facts,
@@ -398,7 +399,8 @@ async def _root_bwrap_session(workspace: Path) -> Facts:
             (where, values),
         )
         seen, _ = await run("cat", "/proc/self/cgroup")
-        fact(facts, "rootbwrap.command_in_session_cgroup", seen.strip().endswith(where.name), seen)
+        # its cgroup namespace's root is the session cgroup (round 17): elsewhere it reads "/.."
+        fact(facts, "rootbwrap.command_in_session_cgroup", seen.strip() == "0::/" and where.is_dir(), seen)
         output, status = await run("sh", "-c", WHOAMI)
         lines = output.splitlines()
         inside, inner_uid, caps = (lines + ["", "", ""])[:3]
