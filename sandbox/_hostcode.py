@@ -18,13 +18,18 @@ drops that entry first, round 16).
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["host_code_places", "host_code_reason", "shadowing_roots"]
+from sandbox.errors import SandboxPolicyError
+
+__all__ = ["checked_host_code_places", "host_code_places", "host_code_reason", "shadowing_roots"]
+
+_log = logging.getLogger(__name__)
 
 
 def _code_places() -> set[str]:
@@ -64,6 +69,33 @@ def host_code_places(roots: Sequence[Path]) -> tuple[list[Path], list[Path]]:
             elif any(form == place or form.startswith(place.rstrip("/") + "/") for form in forms):
                 exposed.append(root)
     return sorted(set(inside), key=lambda p: (len(p.parts), str(p))), list(dict.fromkeys(exposed))
+
+
+def checked_host_code_places(roots: Sequence[Path], *, backend: str, other_fix: str) -> list[Path]:
+    """`host_code_places` for a backend about to start over ``roots``: refuses a root through
+    which a command would shadow the host's modules (`shadowing_roots`; a `SandboxPolicyError`,
+    so ``auto`` does not fall back to no sandbox), warns about each root that is, or lies below,
+    a place this Python imports from (it cannot be made read-only), and returns the places inside
+    the roots, to be bound read-only. ``other_fix``: the backend's own way out, for the message."""
+    shadowing = shadowing_roots(roots)
+    if shadowing:
+        root, entry = shadowing[0]
+        raise SandboxPolicyError(
+            f"{backend}: writable root {root} is on this Python's import path ({entry}: PYTHONPATH, "
+            "`python -m` or the embedding program's sys.path): a command could write a module the host "
+            "imports later, unsandboxed, as you. Fix: remove it from PYTHONPATH (e.g. unset PYTHONPATH, "
+            f"or point it outside the workspace), or {other_fix}"
+        )
+    inside, exposed = host_code_places(roots)
+    for root in exposed:
+        _log.warning(
+            "%s: writable root %s is (or lies below) a place this Python imports from: a command can "
+            "add modules the host imports later, unsandboxed. Run shellrt from outside the workspace "
+            "(an interpreter or venv elsewhere, no PYTHONPATH or `python -m` from it)",
+            backend,
+            root,
+        )
+    return inside
 
 
 def shadowing_roots(roots: Sequence[Path]) -> list[tuple[Path, str]]:

@@ -111,7 +111,7 @@ from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
 from sandbox._covered_mounts import covered_mounts
 from sandbox._frozen import frozen_args
-from sandbox._hostcode import host_code_places, shadowing_roots
+from sandbox._hostcode import checked_host_code_places
 from sandbox._hostpath import host_path, host_which
 from sandbox._hostproc import HostRunner, child_env
 from sandbox._hostsockets import RUN_DIRS, VANISHED_MASK, IpcMasks, SocketWatch, StartMasks
@@ -376,23 +376,12 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         for root in self.policy.allowed_roots():
             if not root.is_dir():
                 raise BackendUnavailableError(f"writable root {root} is not a directory; create it first")
-        self._host_code, exposed = host_code_places(self.policy.allowed_roots())
-        shadowing = shadowing_roots(self.policy.allowed_roots())
-        if shadowing:  # round 17: a command's module would shadow the host's (this process, the next run)
-            root, entry = shadowing[0]
-            raise SandboxPolicyError(
-                f"writable root {root} is on this Python's import path ({entry}: PYTHONPATH, `python -m` "
-                "or the embedding program's sys.path): a command could write a module the host imports "
-                "later, unsandboxed, as you. Fix: remove it from PYTHONPATH (e.g. unset PYTHONPATH, or "
-                "point it outside the workspace) and run shellrt from an interpreter or venv outside it"
-            )
-        for root in exposed:
-            _log.warning(
-                "bwrap: writable root %s is (or lies below) a place this Python imports from: a command "
-                "can add modules the host imports later, unsandboxed. Run shellrt from outside the "
-                "workspace (an interpreter or venv elsewhere, no PYTHONPATH or `python -m` from it)",
-                root,
-            )
+        # round 16: host code inside a root is bound read-only; round 17: a root on the import path is refused
+        self._host_code = checked_host_code_places(
+            self.policy.allowed_roots(),
+            backend="bwrap",
+            other_fix="run shellrt from an interpreter or venv outside it",
+        )
         shared = shared_scratch_root(self.policy.allowed_roots())
         if shared is not None:  # round 16: every other session's private /tmp, state and proxy live there
             raise SandboxPolicyError(  # a policy refusal: `auto` must not fall back to no sandbox

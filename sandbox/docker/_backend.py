@@ -72,7 +72,7 @@ from docker.types import Mount
 
 from sandbox._anchoredcopy import LinkedCopyTooLargeError
 from sandbox._deeptree import WorkspaceTooDeepError
-from sandbox._hostcode import host_code_places, shadowing_roots
+from sandbox._hostcode import checked_host_code_places
 from sandbox._maskaliases import AliasFinder, stats_of
 from sandbox._proxied import ContainerProxy
 from sandbox._proxy import Refusal, proxy_env
@@ -128,7 +128,6 @@ from sandbox.errors import (
     SandboxClosedError,
     SandboxError,
     SandboxExecError,
-    SandboxPolicyError,
 )
 from sandbox.policy import SandboxPolicy
 
@@ -689,21 +688,11 @@ class DockerBackend(SandboxBackend):
         """The places this host process imports code from inside the bind-mounted workspace
         ``root`` (a project ``.venv``, a source tree), as paths below ``root``: bound read-only like
         write-denied paths, or a command plants a module or ``.pth`` the host runs unsandboxed
-        (round 16; `sandbox._hostcode`). A workspace that is such a place is only warned about."""
-        inside, exposed = host_code_places([Path(root)])
-        for _root, entry in shadowing_roots([Path(root)]):  # round 17: refused, as for bwrap
-            raise SandboxPolicyError(
-                f"the bind-mounted workspace {root} is on this Python's import path ({entry}): a "
-                "command could write a module the host imports later, unsandboxed, as you. Fix: remove "
-                "it from PYTHONPATH (or point it outside the workspace), or use workspace_mode='copy'"
-            )
-        if exposed:
-            _log.warning(
-                "docker: the bind-mounted workspace %s is (or lies below) a place this Python imports "
-                "from: a command can add modules the host imports later, unsandboxed. Run shellrt from "
-                "outside the workspace (an interpreter or venv elsewhere, no PYTHONPATH or `python -m` from it)",
-                root,
-            )
+        (round 16; `sandbox._hostcode`). A workspace on the import path is refused (round 17); one
+        that is (or lies below) such a place is only warned about."""
+        inside = checked_host_code_places(
+            [Path(root)], backend="docker", other_fix="use workspace_mode='copy'"
+        )
         real = os.path.realpath(root)
         out = []
         for place in inside:
