@@ -81,10 +81,11 @@ def checked_host_code_places(roots: Sequence[Path], *, backend: str, other_fix: 
     if shadowing:
         root, entry = shadowing[0]
         raise SandboxPolicyError(
-            f"{backend}: writable root {root} is on this Python's import path ({entry}: PYTHONPATH, "
-            "`python -m` or the embedding program's sys.path): a command could write a module the host "
-            "imports later, unsandboxed, as you. Fix: remove it from PYTHONPATH (e.g. unset PYTHONPATH, "
-            f"or point it outside the workspace), or {other_fix}"
+            f"{backend}: writable root {root} is on this Python's import path ({entry}: PYTHONPATH, an "
+            "editable install (`pip install -e`) of it, `python -m` or the embedding program's sys.path): "
+            "a command could write a module the host imports later, unsandboxed, as you. Fix: remove it "
+            "from PYTHONPATH (e.g. unset PYTHONPATH, or point it outside the workspace), install it "
+            f"non-editable (`pip install .`), or {other_fix}"
         )
     inside, exposed = host_code_places(roots)
     for root in exposed:
