@@ -72,8 +72,10 @@ async def test_a_helper_changed_by_a_command_is_not_run_in_the_session(
     evil = tmp_path / "evil.sh"
     _tagger(evil, "planted", log)
     await _run(repo, "true", f"cp {evil} lib.sh", "true")
-    assert (repo / "lib.sh").read_text() == evil.read_text()
-    assert _log(log) == ["v1", "v1"], _log(log)  # ran before each command until the change
+    # Round 17: what a hook loads is a protected file: the copy is reverted after the command
+    # (it used to be kept, and only this session's hooks skipped it).
+    assert (repo / "lib.sh").read_text() != evil.read_text()
+    assert "planted" not in _log(log) and _log(log)[:2] == ["v1", "v1"], _log(log)
 
 
 async def test_a_helper_sourced_by_a_helper_is_covered(tmp_path: Path, env: dict[str, str]) -> None:

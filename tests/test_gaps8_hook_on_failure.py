@@ -119,9 +119,14 @@ async def test_a_guard_skipped_because_its_trusted_script_changed_blocks(ws: Pat
     ) as rt:
         blocks = [
             ToolUseBlock(id=f"g8f{next(_ids)}", name="Bash", input={"command": c})
-            for c in ("echo 'exit 0 # changed' >> scripts/guard.sh", "touch after-change")
+            for c in ("true", "touch after-change")
         ]
-        results = [(await rt.run_envelopes([b]))[0] for b in blocks]
+        results = [(await rt.run_envelopes([blocks[0]]))[0]]
+        # Changed outside any command (since round 17 a command's change of a hook's file is
+        # refused or reverted): the guard is skipped as changed, and that blocks.
+        with (ws / "scripts" / "guard.sh").open("a") as fh:
+            fh.write("exit 0 # changed\n")
+        results.append((await rt.run_envelopes([blocks[1]]))[0])
     assert not results[0].is_error, envelope_text(results[0])
     assert results[1].is_error and not (ws / "after-change").exists(), envelope_text(results[1])
     assert "changed since the session started" in envelope_text(results[1])

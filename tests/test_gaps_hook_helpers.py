@@ -61,8 +61,9 @@ async def test_a_module_changed_by_a_command_is_not_run_in_the_session(
     evil = tmp_path / "evil.py"
     evil.write_text(f"def tag():\n    open({str(log)!r}, 'a').write('planted\\n')\n")
     await _run(repo, "true", f"cp {evil} scripts/util.py", "true")
-    assert (repo / "scripts" / "util.py").read_text() == evil.read_text()
-    assert _log(log) == ["v1", "v1"], _log(log)  # the hook ran before each command until the change
+    # Round 17: what a hook loads is a protected file: the copy is reverted after the command.
+    assert (repo / "scripts" / "util.py").read_text() != evil.read_text()
+    assert "planted" not in _log(log) and _log(log)[:2] == ["v1", "v1"], _log(log)
 
 
 async def test_a_sourced_file_beside_a_root_hook_untrusts(tmp_path: Path, env: dict[str, str]) -> None:

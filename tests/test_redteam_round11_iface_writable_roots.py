@@ -94,11 +94,11 @@ async def test_a_hook_script_in_an_extra_writable_root_is_not_run_once_rewritten
         repo, "bwrap", session_dir=session, settings_files=[settings], policy=policy
     ) as rt:
         out = await _run(rt, "true", _plant(script, planted), "true")
-    assert script.read_text() == planted, out  # the command could write it (the root is writable)
+    # Round 17: a file a hook runs is a protected file: the rewrite is reverted after the command
+    # (it used to be kept, and skipped by this session's hooks only: the next session ran it).
+    assert script.read_text() != planted, out
     assert not marker.exists(), "the operator's hook ran a script a sandboxed command wrote, on the host"
-    assert log.read_text().split() == ["ok"], log.read_text()
-    err = capfd.readouterr().err
-    assert f"hook file {script} changed since the session started" in err, err
+    assert set(log.read_text().split()) == {"ok"}, (log.read_text(), capfd.readouterr().err)
 
 
 @pytest.mark.parametrize(
@@ -121,10 +121,9 @@ async def test_a_hook_named_through_home_in_a_writable_home_is_tracked(
         repo, "bwrap", session_dir=session, settings_files=[settings], policy=policy
     ) as rt:
         out = await _run(rt, "true", _plant(script, planted), "true")
-    assert script.read_text() == planted, out
+    assert script.read_text() != planted, out  # round 17: reverted (a file a hook runs is protected)
     assert not marker.exists(), "a hook named through $HOME ran a script a sandboxed command wrote"
-    assert log.read_text().split() == ["ok"], log.read_text()
-    assert f"hook file {script} changed since the session started" in capfd.readouterr().err
+    assert set(log.read_text().split()) == {"ok"}, (log.read_text(), capfd.readouterr().err)
 
 
 async def test_a_file_beside_the_script_in_an_extra_root_is_watched(
@@ -181,13 +180,18 @@ async def test_an_mcp_server_in_an_extra_writable_root_is_not_restarted_once_rew
 
     async with shellrt.Runtime(repo, "bwrap", session_dir=session, settings_files=[settings]) as rt:
         assert not (await call(rt, "mcp__w__echo", {"text": "hi"})).get("is_error")
-        assert not (await call(rt, "Bash", {"command": _plant(server, planted)})).get("is_error")
-        assert server.read_text() == planted
+        # Round 17: the server's script is a protected file: the redirect asks (headless: refused);
+        # a write the analysis cannot see is reverted after the command.
+        refused = await call(rt, "Bash", {"command": _plant(server, planted)})
+        assert refused.get("is_error") and str(server) in json.dumps(refused), refused
+        encoded = base64.b64encode(planted.encode()).decode()
+        hidden = f"python3 -c \"import base64; open('{server}', 'wb').write(base64.b64decode('{encoded}'))\""
+        await call(rt, "Bash", {"command": hidden})
+        assert server.read_text() != planted
         assert (await call(rt, "mcp__w__crash", {}))["is_error"]
         again = await call(rt, "mcp__w__echo", {"text": "hi"})
     assert not marker.exists(), "a restarted MCP server ran a script a sandboxed command wrote, on the host"
-    assert again["is_error"], again
-    assert f"{server} changed since the server first started" in json.dumps(again), again
+    assert not again.get("is_error"), again  # restarted from the operator's own script
 
 
 def test_a_link_out_of_an_extra_root_is_compared_by_its_target(tmp_path: Path) -> None:
