@@ -31,7 +31,7 @@ class LocalGuard:
     ) -> None:
         # ``write_deny``: the settings' Edit/Write deny globs (`shellrt.cli._run_write_deny`), round 16.
         if writable or write_deny is not None:  # imported only then: the usual run has the workspace alone
-            from shellrt.permissions.trust import later_session_files  # a later session obeys them
+            from shellrt.permissions.trust_paths import later_session_files  # a later session obeys them
             from shellrt.supervisor.protect_roots import root_guards
 
             files = later_session_files()

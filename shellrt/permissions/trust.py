@@ -34,6 +34,7 @@ from typing import Any
 
 from shellrt.permissions.hook_files import HookFiles, compare_hook_files, hook_files
 from shellrt.permissions.settings import read_settings_bytes, settings_digest
+from shellrt.permissions.trust_paths import TRUST_STORE_ENV, later_session_files, trust_store_path
 from shellrt.protocol.line_append import append_to_log
 
 __all__ = [
@@ -57,7 +58,6 @@ __all__ = [
     "workspace_hook_files",
 ]
 
-TRUST_STORE_ENV = "SHELLRT_TRUST_STORE"
 #: Settings files inside a workspace that need the operator's trust (relative to it).
 WORKSPACE_SETTINGS_FILES: tuple[str, ...] = (
     ".shellrt/settings.local.json",
@@ -71,30 +71,6 @@ _VERSION = 1
 
 class TrustStoreError(OSError):
     """Raised by `record_trust` / `revoke_trust` when the trust store cannot be written safely."""
-
-
-def trust_store_path() -> Path:
-    """Where trust is remembered (see module doc)."""
-    explicit = os.environ.get(TRUST_STORE_ENV)
-    if explicit:
-        return Path(explicit)
-    config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(
-        os.environ.get("HOME") or str(Path.home()), ".config"
-    )
-    return Path(config) / "shellrt" / "trusted-workspaces.json"
-
-
-def later_session_files() -> list[Path]:
-    """Files outside the workspace that decide what a later session obeys: the trust store, and a
-    managed settings file named by ``$SHELLRT_MANAGED_SETTINGS``. Why: one in another writable root
-    (``additionalDirectories: ["~"]``) is a command's to forge (red team round 17: a record vouching
-    for the repository's own untrusted ``.claude/settings.json``); the runtime hands these to the
-    protected-files check, which reverts a command's change to any of them inside a writable root."""
-    files = [trust_store_path()]
-    managed = os.environ.get("SHELLRT_MANAGED_SETTINGS")  # sources.MANAGED_ENV (sources imports us)
-    if managed:
-        files.append(Path(managed))
-    return files
 
 
 def file_digest(path: Path, inside: Path | None = None) -> str | None:

@@ -355,7 +355,7 @@ class Runtime:
             audit_session_trust(self.session_dir, self.governance.settings)
         # Host-side programs (git queries, hook launchers) are never looked up where commands write.
         from shellrt.permissions.host_path import register_writable, unregister_writable
-        from shellrt.permissions.trust import later_session_files
+        from shellrt.permissions.trust_paths import later_session_files
 
         self._stack.callback(unregister_writable, register_writable(self.policy.allowed_roots()))
         # bypassPermissions asks nothing: the sandbox is its only boundary, so `auto` may not drop it.

@@ -37,7 +37,7 @@ __all__ = ["own_state_dirs", "session_dir_masks", "state_dirs_anywhere"]
 
 def own_state_dirs(session_dir: Path) -> list[Path]:
     """The directories shellrt keeps state in for this session (whether they exist or not)."""
-    from shellrt.permissions.trust import trust_store_path
+    from shellrt.permissions.trust_paths import trust_store_path
     from shellrt.runtime.session import session_root
     from shellrt.supervisor._inflight import inflight_dir
 
