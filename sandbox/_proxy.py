@@ -65,10 +65,10 @@ from pathlib import Path
 from sandbox._hostaddr import address_listed, is_host_address, is_loopback_name
 from sandbox._tunnel import (
     MAX_HELLO_BYTES,
-    client_hello_sni,
-    looks_like_http,
+    HeadScan,
+    HelloReader,
     looks_like_tls,
-    strip_blank_lines,
+    server_hello_retry,
 )
 from sandbox.policy import domain_matches, normalize_domain
 
@@ -460,32 +460,85 @@ class FilteringProxy:
         """Pipe a CONNECT or SOCKS5 tunnel once the client's opening is for the vetted host.
 
         A shared host picks the site by the SNI or ``Host`` sent inside the tunnel (domain
-        fronting, red team round 17): a ClientHello must name the tunnel's host, plain HTTP is
-        re-framed like `_Request.upstream_head` (the vetted Host, one request), and a public
-        address (web ports only) gets nothing else. Other protocols to a listed non-public host
-        pass as they are; the server's bytes flow at once (protocols where the server speaks first)."""
-        back = asyncio.ensure_future(_pipe(up_reader, writer))
+        fronting, red team round 17): a ClientHello must name the tunnel's host (and so must the
+        second one a HelloRetryRequest asks for, round 18), plain HTTP is re-framed like
+        `_Request.upstream_head` (the vetted Host, one request), and a public address (web ports
+        only) gets nothing else, nor a byte of the server's before the client's opening passed
+        (a server that speaks first, SSH on 443, is no web host; round 18). Other protocols to a
+        listed non-public host pass as they are; the server's bytes flow at once there."""
+        name = normalize_domain(host)
+        peer = up_writer.get_extra_info("peername")
+        public = bool(peer) and is_global_address(str(peer[0]))
+        retry: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        back = None if public else asyncio.ensure_future(_server_side(up_reader, writer, retry))
         try:
             await writer.drain()
-            name = normalize_domain(host)
-            peer = up_writer.get_extra_info("peername")
-            public = bool(peer) and is_global_address(str(peer[0]))
-            authority = _authority(name, port)
-            opening = await self._opening(reader, writer, name, port, public, authority)
+            opening = await self._opening(reader, writer, name, port, public, _authority(name, port))
             if opening is None:
-                back.cancel()
                 return
-            first, length = opening
+            first, length, hello = opening
             up_writer.write(first)
+            if back is None:
+                back = asyncio.ensure_future(_server_side(up_reader, writer, retry))
+            if hello is not None and not await self._after_hello(
+                reader, up_writer, retry, name, port, *hello
+            ):
+                return
             if length is None:
                 await _pipe(reader, up_writer)
             else:
                 await _copy_exactly(reader, up_writer, length)
             await back
         except OSError:
-            back.cancel()
+            pass
         finally:
+            if back is not None and not back.done():
+                back.cancel()
             up_writer.close()
+
+    async def _after_hello(
+        self,
+        reader: asyncio.StreamReader,
+        up_writer: asyncio.StreamWriter,
+        retry: asyncio.Future[bool],
+        name: str,
+        port: int,
+        sni: str,
+        rest: bytes,
+    ) -> bool:
+        """Hold the client's bytes after its ClientHello until the server answered it; after a
+        HelloRetryRequest the client's second hello must name what the first did (RFC 8446 asks
+        servers to check, not all do). False when refused (recorded, the tunnel ends)."""
+        try:
+            async with asyncio.timeout(self._head_timeout):
+                if not await retry:
+                    up_writer.write(rest)
+                    return True
+                hello = HelloReader(after_retry=True)
+                held = bytearray(rest)
+                again = hello.feed(rest)
+                while again is None:
+                    more = await reader.read(_CHUNK)
+                    if not more or len(held) > MAX_HELLO_BYTES + 1024:
+                        raise ValueError("incomplete")
+                    held += more
+                    again = hello.feed(more)
+        except TimeoutError:
+            self._refuse(name, port, "the TLS handshake through the tunnel did not progress in time")
+            return False
+        except ValueError as exc:
+            self._refuse(
+                name, port, f"after a HelloRetryRequest the client sent no well-formed ClientHello ({exc})"
+            )
+            return False
+        if again != sni:
+            self._refuse(
+                again, port, f"a second TLS ClientHello (after a HelloRetryRequest) named it in a tunnel to "
+                f"{name}:{port} (domain fronting); connect to it by its own name", allow=again,
+            )  # fmt: skip
+            return False
+        up_writer.write(bytes(held))
+        return True
 
     async def _opening(
         self,
@@ -495,40 +548,52 @@ class FilteringProxy:
         port: int,
         public: bool,
         authority: str,
-    ) -> tuple[bytes, int | None] | None:
-        """What to send upstream first, and how many more body bytes to copy (None: pipe the
-        rest); None when refused (answered, recorded) or the client ended."""
-        data = await reader.read(_CHUNK)
-        if not data:
-            return b"", None
+    ) -> _Opening | None:
+        """What to send upstream first, how many more body bytes to copy (None: pipe the rest) and,
+        for a ClientHello whose name was vetted, (that name, the bytes read after it); None when
+        refused (answered, recorded) or the client ended.
+
+        To a public host the opening must come within ``head_timeout``: a client that waits for
+        the server to speak first is refused there (round 18); to a listed host it may wait."""
         try:
-            async with asyncio.timeout(self._head_timeout):
+            async with asyncio.timeout(self._head_timeout if public else None) as deadline:
+                data = await reader.read(_CHUNK)
+                if not data:
+                    if not public:
+                        return b"", None, None
+                    self._refuse(name, port, "the tunnel to a public host ended before its opening")
+                    return None
+                deadline.reschedule(asyncio.get_running_loop().time() + self._head_timeout)
+                while data == b"\x16" and (more := await reader.read(_CHUNK)):
+                    # A record's first byte alone is no verdict: judged "another protocol", the rest
+                    # of the hello went through unread (red team, round 18).
+                    data += more
+                if looks_like_tls(data):
+                    return await self._tls_opening(reader, data, name, port)
+                scan = HeadScan()
+                more = data
                 while True:
-                    if looks_like_tls(data):
-                        return await self._tls_opening(reader, data, name, port)
-                    stripped = strip_blank_lines(data)
-                    http = looks_like_http(stripped)
-                    if http and _BARE_LF.search(stripped.partition(b"\r\n\r\n")[0]):
+                    http = scan.feed(more)
+                    if http and scan.bare_lf:
                         self._refuse(name, port, "plain HTTP through the tunnel with a bare LF in its head")
                         _answer(writer, 400, "shellrt: bare LF in the request head")
                         return None
-                    if http and b"\r\n\r\n" in stripped:
-                        return self._http_opening(writer, stripped, name, port, authority)
+                    if http and scan.head_end >= 0:
+                        return self._http_opening(writer, scan.request, name, port, authority)
                     if http is False:
-                        if not public:
-                            return data, None  # another protocol to a host the operator listed
+                        if not public:  # another protocol to a host the operator listed
+                            return bytes(scan.data), None, None
                         self._refuse(name, port, "a tunnel to a public host carries TLS or HTTP only")
                         return None
-                    if len(data) > _HEAD_LIMIT:
+                    if len(scan.data) > _HEAD_LIMIT:
                         self._refuse(name, port, "the tunnel's request head is too large")
                         return None
                     more = await reader.read(_CHUNK)
                     if not more:  # the client ended: a request without its end never goes
                         if http is None and not public:
-                            return data, None
+                            return bytes(scan.data), None, None
                         self._refuse(name, port, "the tunnel's opening ended unfinished")
                         return None
-                    data += more
         except TimeoutError:
             self._refuse(name, port, "the tunnel's opening did not arrive in time")
         except _FrontingError as exc:
@@ -537,34 +602,36 @@ class FilteringProxy:
             self._refuse(name, port, f"the tunnel's TLS opening is not one well-formed ClientHello ({exc})")
         return None
 
-    async def _tls_opening(
-        self, reader: asyncio.StreamReader, data: bytes, name: str, port: int
-    ) -> tuple[bytes, int | None]:
-        while (sni := client_hello_sni(data)) is None:
+    async def _tls_opening(self, reader: asyncio.StreamReader, data: bytes, name: str, port: int) -> _Opening:
+        hello = HelloReader()
+        held = bytearray(data)  # grown in place: 1-byte reads must not copy all read so far each time
+        sni = hello.feed(data)
+        while sni is None:
             more = await reader.read(_CHUNK)
-            if not more or len(data) > MAX_HELLO_BYTES + 1024:
+            if not more or len(held) > MAX_HELLO_BYTES + 1024:
                 raise ValueError("incomplete")
-            data += more
+            held += more
+            sni = hello.feed(more)
+        data = bytes(held)
         if _literal(name):
-            return data, None  # an address the operator listed: every name it serves
-        if not sni:
-            # No name to choose a site by: the server's default, as good as the Host inside TLS,
-            # which no proxy sees (some clients send no SNI for a dotless name such as localhost).
-            return data, None
-        try:
-            asked = normalize_domain(sni)
-        except ValueError:
-            asked = ""
-        if asked != name:
-            raise _FrontingError(
-                sni, f"a TLS ClientHello for it was sent through a tunnel to {name}:{port} (domain "
-                "fronting); connect to it by its own name"
-            )  # fmt: skip
-        return data, None
+            return data, None, None  # an address the operator listed: every name it serves
+        if sni:
+            try:
+                asked = normalize_domain(sni)
+            except ValueError:
+                asked = ""
+            if asked != name:
+                raise _FrontingError(
+                    sni, f"a TLS ClientHello for it was sent through a tunnel to {name}:{port} (domain "
+                    "fronting); connect to it by its own name"
+                )  # fmt: skip
+        # No name (sni ""): no site is chosen by it, the server's default, as good as the Host
+        # inside TLS, which no proxy sees (some clients send no SNI for a dotless name).
+        return data[: hello.end], None, (sni, data[hello.end :])
 
     def _http_opening(
         self, writer: asyncio.StreamWriter, data: bytes, name: str, port: int, authority: str
-    ) -> tuple[bytes, int | None] | None:
+    ) -> _Opening | None:
         head, _, body = data.partition(b"\r\n\r\n")
         try:
             request = _parse_head(head.decode("latin-1") + "\r\n\r\n", tunnel=(name, port, authority))
@@ -574,7 +641,7 @@ class FilteringProxy:
             _answer(writer, status, f"shellrt: {exc}")
             return None
         first = body[: request.length]
-        return request.upstream_head() + first, request.length - len(first)
+        return request.upstream_head() + first, request.length - len(first), None
 
     # -- protocols ---------------------------------------------------------------------
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -705,6 +772,9 @@ class FilteringProxy:
 
 
 _Forward = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+#: A tunnel's vetted opening: bytes to send, body bytes still to copy (None: pipe), and for a
+#: ClientHello the name it asked for and the bytes read after it (`FilteringProxy._after_hello`).
+_Opening = tuple[bytes, int | None, tuple[str, bytes] | None]
 
 
 class _FrontingError(Exception):
@@ -729,7 +799,6 @@ class _BadRequest(ValueError):
         self.status = status
 
 
-_BARE_LF = re.compile(rb"(?<!\r)\n")
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 #: A decimal number in ASCII digits (``str.isdigit`` also takes ``²``, which ``int`` refuses).
 _DIGITS = re.compile(r"[0-9]+")
@@ -860,6 +929,39 @@ def _answer(writer: asyncio.StreamWriter, status: int, body: str) -> None:
         f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n".encode()
         + data
     )
+
+
+#: Server bytes read while telling whether its first message is a HelloRetryRequest; past it
+#: undecided, a retry is assumed (the client's next hello is checked: fail closed).
+_RETRY_WINDOW = 4096
+
+
+async def _server_side(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, retry: asyncio.Future[bool]
+) -> None:
+    """Pipe the server's bytes to the client, telling ``retry`` on the way whether the server's
+    first message was a TLS HelloRetryRequest (False when it ended or is no TLS)."""
+    seen = b""
+    try:
+        while not retry.done():
+            data = await reader.read(_CHUNK)
+            if not data:
+                break
+            writer.write(data)
+            await writer.drain()
+            seen += data
+            verdict = server_hello_retry(seen)
+            if verdict is None and len(seen) > _RETRY_WINDOW:
+                verdict = True
+            if verdict is not None:
+                retry.set_result(verdict)
+    except OSError:
+        writer.close()
+        return
+    finally:
+        if not retry.done():
+            retry.set_result(False)
+    await _pipe(reader, writer)
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
