@@ -12,7 +12,9 @@ Input lines:
   once, while the running message goes on: cancel-type tools of the running
   message stop (their results say so), block-type tools finish.
 Every non-blank line gets exactly one output line; blank lines are ignored.
-Lines are read while a message runs (so an interrupt can arrive); messages
+Lines are read while a message runs (so an interrupt can arrive), up to
+`READ_AHEAD_BYTES` / `READ_AHEAD_LINES` waiting (then stdin waits; an interrupt sent after
+that is read when the queue drains); messages
 are still handled one at a time, in order, and answered in that order
 (an interrupt's answer comes as soon as it is read).
 A malformed line gets ``{"type": "error", "error": "..."}`` and the server
@@ -41,6 +43,11 @@ __all__ = ["handle_line", "serve_jsonl"]
 
 #: Longest accepted input line; longer lines are answered with an error (and skipped whole).
 MAX_LINE_BYTES = 32 * 1024 * 1024
+#: Lines read ahead while a message runs (so that an interrupt can arrive) are held up to these
+#: bounds; past them stdin is not read until the queue drains, and the client's writes block (red
+#: team round 18: a client that kept writing while a command ran grew the server without bound).
+READ_AHEAD_BYTES = 8 * 1024 * 1024
+READ_AHEAD_LINES = 256
 
 
 def _error(message: str, **extra: Any) -> dict[str, Any]:
@@ -238,6 +245,15 @@ async def serve_jsonl(
     queued: dict[int, bytes] = {}
     interrupted_lines: set[int] = set()
     status = [0]
+    #: Bytes of the lines in ``queued``, and an event set when a queued line is taken.
+    held = [0]
+    taken = [anyio.Event()]
+
+    async def room_to_read() -> None:
+        """Wait until the read-ahead is under its bounds (back-pressure to the client)."""
+        while held[0] >= READ_AHEAD_BYTES or len(queued) >= READ_AHEAD_LINES:
+            taken[0] = anyio.Event()
+            await taken[0].wait()
 
     async def answer_with(answer: dict[str, Any], line_number: int) -> bool:
         """Write one answer; False when stdout is gone (stop serving)."""
@@ -266,6 +282,7 @@ async def serve_jsonl(
         line_number = 0
         async with send:
             while True:
+                await room_to_read()
                 raw = await reader.readline()
                 if raw is None:
                     return
@@ -282,12 +299,15 @@ async def serve_jsonl(
                         continue
                 if isinstance(raw, bytes):
                     queued[line_number] = raw
+                    held[0] += len(raw)
                 await send.send((line_number, raw))
 
     async def handle_lines(tg: anyio.abc.TaskGroup) -> None:
         async with receive:
             async for line_number, raw in receive:
-                queued.pop(line_number, None)
+                if queued.pop(line_number, None) is not None and isinstance(raw, bytes):
+                    held[0] -= len(raw)
+                    taken[0].set()
                 caught = line_number in interrupted_lines
                 interrupted_lines.discard(line_number)
                 answer: dict[str, Any] | None
