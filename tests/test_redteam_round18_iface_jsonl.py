@@ -10,11 +10,14 @@ client's writes block. A real ``shellrt serve --jsonl`` process, local backend.
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
 
-from tests.test_server_jsonl import JsonlClient, bash
+from tests.test_server_jsonl import JsonlClient, bash, marker_pids
 
 #: One padded list_tools line (valid JSON: blanks after the value) and how many are sent.
 _LINE = b'{"type":"list_tools"}' + b" " * (1 << 20) + b"\n"
@@ -77,3 +80,41 @@ def test_a_client_writing_while_a_command_runs_does_not_grow_the_server(tmp_path
     assert code == 0, client.stderr()
     assert len(answers) == _LINES + 1, len(answers)  # every line answered, in order
     assert answers[0].startswith(b'{"role": "user"'), answers[0]
+
+
+def test_sigint_stops_a_server_whose_client_does_not_read(tmp_path: Path) -> None:
+    """Before: the answer's blocking ``os.write`` held the event loop, so SIGINT was never acted on
+    and the session's background task ran on (the server did not exit within 30 s)."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    client = JsonlClient(workspace, "--sandbox", "local", "--mode", "bypassPermissions")
+    proc = client.proc
+    assert proc.stdin is not None
+    marker = f"jsonl-unread-{time.time_ns()}"
+    code = None
+    left: list[int] = []
+    try:
+        bg = client.send(bash("b", f"sleep 1000 # {marker}", run_in_background=True))
+        assert "task id" in json.dumps(bg)
+        deadline = time.monotonic() + 15
+        while not marker_pids(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert marker_pids(marker)
+        # Answers nobody reads: the stdout pipe (64 KiB) fills and the server's write waits.
+        proc.stdin.write(b'{"type":"list_tools"}\n' * 40)
+        proc.stdin.flush()
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGINT)
+        try:
+            code = proc.wait(30)
+        except subprocess.TimeoutExpired:
+            code = None
+        left = marker_pids(marker)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pid in marker_pids(marker):  # only ours, by the marker this test put in the command
+            os.kill(pid, signal.SIGKILL)
+    assert code == 128 + signal.SIGINT, code
+    assert not left, "the background task outlived the server"

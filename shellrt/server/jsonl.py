@@ -48,6 +48,8 @@ MAX_LINE_BYTES = 32 * 1024 * 1024
 #: team round 18: a client that kept writing while a command ran grew the server without bound).
 READ_AHEAD_BYTES = 8 * 1024 * 1024
 READ_AHEAD_LINES = 256
+#: Bytes a pipe that polls writable accepts without blocking.
+_PIPE_BUF = 4096
 
 
 def _error(message: str, **extra: Any) -> dict[str, Any]:
@@ -205,10 +207,15 @@ def _result_ids(answer: dict[str, Any]) -> list[str]:
 
 
 class _StdoutWriter:
-    """Writes each line whole with ``os.write`` (no half line left buffered after a failure)."""
+    """Writes each line whole with ``os.write`` (no half line left buffered after a failure).
+
+    A pipe is written in PIPE_BUF pieces as it drains, waiting in the event loop (as the MCP
+    wire does): one blocking ``os.write`` to a client that does not read held the whole loop, so
+    SIGINT, SIGTERM and interrupts were not acted on and the session's processes ran on (round 18)."""
 
     def __init__(self, out: BinaryIO) -> None:
         self._out = out
+        self._pollable = True
         try:
             self._fd: int | None = out.fileno()
         except (AttributeError, OSError, ValueError):
@@ -221,7 +228,13 @@ class _StdoutWriter:
             return
         view = memoryview(data)
         while view:
-            view = view[os.write(self._fd, view) :]
+            if self._pollable:
+                try:
+                    await anyio.wait_writable(self._fd)
+                except (OSError, ValueError, NotImplementedError):
+                    self._pollable = False  # a regular file: writes do not block
+            piece = view[:_PIPE_BUF] if self._pollable else view
+            view = view[os.write(self._fd, piece) :]
 
 
 async def serve_jsonl(
