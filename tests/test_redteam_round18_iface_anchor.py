@@ -36,6 +36,7 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     (root / "run.sh").chmod(0o755)
     (root / "t.py").write_text("print('benign')\n")
     (root / "Makefile").write_text("all:\n\t@echo benign\n")
+    (root / "tool.py").write_text("print('benign')\n")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("SHELLRT_TRUST_STORE", str(tmp_path / "trusted.json"))
@@ -70,6 +71,7 @@ def _session(ws: Path, commands: list[str]) -> tuple[list[dict[str, Any]], list[
         ("./run.sh", f"printf '{_EVIL_SH}' > run.sh"),
         ("python3 t.py", f'printf "{_EVIL_PY}" > t.py'),
         ("make", "printf 'all:\\n\\t@touch pwned\\n' > Makefile"),
+        ("python3 -m tool", f'printf "{_EVIL_PY}" > tool.py'),
     ],
 )
 def test_a_remembered_rule_asks_again_after_its_file_was_rewritten(

@@ -9,7 +9,7 @@ a later part only when every file that part names (by the same looking) is one o
 
 What is looked at, in each directory the part runs in: the program when named by a path
 (``./run.sh``), the script an interpreter runs (`script`: ``t.py`` of ``python3 t.py``, ``x.sh``
-of ``bash x.sh`` or ``. x.sh``), and the manifests its program reads by itself (`MANIFESTS`:
+of ``bash x.sh`` or ``. x.sh``; ``tool.py`` of ``python3 -m tool``), and the manifests its program reads by itself (`MANIFESTS`:
 ``package.json`` for ``npm``, ``Makefile`` for ``make``…). A regular file is hashed, anything
 else recorded by kind, and nothing there recorded as absent (a file made there later is new code).
 Other words are not: files a command writes (``touch made``, ``cp a b``) change by design.
@@ -27,7 +27,7 @@ import stat
 
 from shellrt.permissions.interfaces import CommandPart
 
-__all__ = ["INTERPRETERS", "MANIFESTS", "Fingerprint", "named_files", "script", "unchanged"]
+__all__ = ["INTERPRETERS", "MANIFESTS", "Fingerprint", "named_files", "python_module", "script", "unchanged"]
 
 #: One named file: its path as named (joined to the part's directory) and what it was.
 Fingerprint = tuple[str, str]
@@ -93,12 +93,17 @@ def named_files(part: CommandPart) -> frozenset[Fingerprint]:
     names = [w for w in (part.argv[0] if part.argv else "", script(part)) if w]
     if names and "/" not in names[0] and part.argv and names[0] == part.argv[0]:
         names = names[1:]  # a bare program name is looked up on PATH, not in the directory
+    module = python_module(part)
+    if module:  # ``python3 -m tool`` runs ./tool.py (the directory is first on sys.path)
+        stem = module.replace(".", "/")
+        names += [f"{stem}.py", f"{stem}/__main__.py", f"{stem}/__init__.py"]
+    manifests = MANIFESTS.get(part.name, ()) + MANIFESTS.get(module.split(".")[0], ())
     out: set[Fingerprint] = set()
     for directory in part.dirs:
         for word in names:
             full = os.path.normpath(os.path.join(directory, os.path.expanduser(word)))
             out.add((full, _fingerprint(full)))
-        for name in MANIFESTS.get(part.name, ()):
+        for name in manifests:
             full = os.path.join(directory, name)
             out.add((full, _fingerprint(full)))
     return frozenset(out)
@@ -128,6 +133,19 @@ def script(part: CommandPart) -> str:
             skip = word in takes_value
         else:
             return word
+    return ""
+
+
+def python_module(part: CommandPart) -> str:
+    """The module a Python part runs with ``-m`` (``pytest`` of ``python3 -m pytest``), or ""."""
+    if not _PYTHON.fullmatch(part.name):
+        return ""
+    words = part.argv[1:]
+    for index, word in enumerate(words[:-1]):
+        if word == "-m":
+            return words[index + 1]
+        if not word.startswith("-"):
+            return ""
     return ""
 
 
