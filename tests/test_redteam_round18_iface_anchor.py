@@ -43,15 +43,17 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     yield root
 
 
-def _session(ws: Path, commands: list[str]) -> tuple[list[dict[str, Any]], list[ApprovalRequest]]:
-    """Runs ``commands`` under acceptEdits; the first prompt is answered "allow always (session)",
-    every later one is denied (so a later call runs only when a rule covers it)."""
+def _session(
+    ws: Path, commands: list[str], remember: str = "session"
+) -> tuple[list[dict[str, Any]], list[ApprovalRequest]]:
+    """Runs ``commands`` under acceptEdits; the first prompt is answered "allow" with ``remember``
+    ("never": denied), every later one is denied (a later call runs only when a rule covers it)."""
     asked: list[ApprovalRequest] = []
 
     async def approver(request: ApprovalRequest) -> ApprovalResponse:
         asked.append(request)
-        if len(asked) == 1:
-            return ApprovalResponse(behavior="allow", remember="session")
+        if len(asked) == 1 and remember != "never":
+            return ApprovalResponse(behavior="allow", remember=remember)  # type: ignore[arg-type]
         return ApprovalResponse(behavior="deny")
 
     async def main() -> list[dict[str, Any]]:
@@ -110,3 +112,14 @@ def test_a_fifo_where_a_manifest_is_expected_is_not_opened(ws: Path) -> None:
     worker.start()
     worker.join(20)
     assert found and any(path.endswith("package.json") and seen.startswith("p@") for path, seen in found[0])
+
+
+def test_a_project_answer_for_python_m_does_not_hold_in_another_directory(ws: Path) -> None:
+    """``python3 -m tool`` runs ``tool.py`` of its directory: like ``python3 t.py`` (round 17), the
+    answer is not saved for the project, where it would hold for ``tools/tool.py`` after a ``cd``."""
+    (ws / "tools").mkdir()
+    (ws / "tools" / "tool.py").write_text("open('../pwned', 'w')\n")
+    _session(ws, ["python3 -m tool"], remember="project")
+    results, asked = _session(ws, ["cd tools", "python3 -m tool"], remember="never")
+    assert not (ws / "pwned").exists(), [json.dumps(r) for r in results]  # before: ran unasked
+    assert any("tool" in a.description for a in asked)

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from shellrt.permissions.content_anchor import named_files
+from shellrt.permissions.content_anchor import named_files, python_module
 from shellrt.permissions.engine import DEGRADED_WHY, PermissionEngine
 from shellrt.permissions.errors import RuleSyntaxError, SettingsWriteError
 from shellrt.permissions.interfaces import (
@@ -245,8 +245,9 @@ def _feeds_stdin(tool: Tool[Any, Any], tool_input: Any) -> bool:
 
 def _relative_file(tool: Tool[Any, Any], tool_input: Any, ctx: ToolContext) -> str | None:
     """A word of the approved shell call that means a file relative to where it runs (a path with
-    a ``/`` not from the root or home, a leading ``.``, or a name that exists in one of its
-    directories), or ``"(directory not known)"``; None when there is none or the tool has no parts."""
+    a ``/`` not from the root or home, a leading ``.``, a name that exists in one of its
+    directories, or a ``python3 -m`` module found there), or ``"(directory not known)"``; None
+    when there is none or the tool has no parts."""
     command_parts = getattr(tool, "command_parts", None)
     if not callable(command_parts):
         return None
@@ -261,6 +262,12 @@ def _relative_file(tool: Tool[Any, Any], tool_input: Any, ctx: ToolContext) -> s
             continue
         if not part.dirs:
             return "(a directory not known)"
+        module = python_module(part)  # ``-m tool`` runs ./tool.py (round 18)
+        stem = module.replace(".", "/")
+        if module and any(
+            os.path.lexists(os.path.join(d, name)) for d in part.dirs for name in (f"{stem}.py", stem)
+        ):
+            return module
         for word in part.argv:
             path = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
             if not path or path.startswith(("/", "~", "-")):
