@@ -82,7 +82,7 @@ async def test_the_start_of_a_padded_command_stays_on_the_screen(ws: Path, paddi
 
 async def test_held_a_short_command_is_shown_as_it_is(ws: Path) -> None:
     text = await _prompt(ws, {"command": "rm -rf victim", "description": "clean up"})
-    assert "shellrt wants to run: Bash: rm -rf victim — clean up\n" in text
+    assert "shellrt wants to run: Bash: rm -rf victim  [the model's description, not checked: clean up]\n" in text
     assert "begins" not in text
 
 

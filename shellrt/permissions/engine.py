@@ -49,6 +49,7 @@ import anyio
 
 from sandbox._hostcode import host_code_reason
 from sandbox.confine import contained
+from shellrt.permissions.content_anchor import unchanged
 from shellrt.permissions.embedded import (
     command_options,
     git_alias_unknown,
@@ -114,6 +115,8 @@ class PermissionEngine:
         allow without the steps. Asks and denies are always decided afresh; any change of the
         rules (even in place), the mode or the engine's roots makes every remembered allow
         stale, and an allow decided while that state changed (a decision awaits) is not kept.
+        Nor is any allow while a remembered rule is anchored to files' content (round 18): the
+        key does not see a file rewritten since.
         """
         key = _decision_key(tool, tool_input, ctx) if hook_decision is None else None
         state = self._state()
@@ -127,6 +130,7 @@ class PermissionEngine:
             and decision.behavior == "allow"
             and decision.updated_input is None
             and self._state() == state
+            and not any(r.origin.files for r in self.rules.rules)  # files may change under the same key
         ):
             if len(self._allowed) >= _MAX_REMEMBERED:
                 self._allowed.clear()
@@ -830,9 +834,14 @@ def _decision_key(tool: Tool[Any, Any], tool_input: Any, ctx: ToolContext) -> tu
 def _anchored(part: CommandPart, rules: list[PermissionRule] | None) -> list[PermissionRule]:
     """``rules`` minus those remembered from an approval given in other directories than the
     ones ``part`` runs in: the person approved ``./run.sh`` where they saw it, not wherever the
-    model's ``cd`` leads (red team round 16). Rules from settings are not anchored."""
+    model's ``cd`` leads (red team round 16), nor after what it names changed (round 18: the
+    model may rewrite ``run.sh`` unasked under ``acceptEdits``). Rules from settings are not anchored."""
     dirs = frozenset(part.dirs)
-    return [r for r in rules or () if r.origin.dirs is None or (dirs and r.origin.dirs == dirs)]
+    return [
+        r
+        for r in rules or ()
+        if r.origin.dirs is None or (dirs and r.origin.dirs == dirs and unchanged(r.origin.files, part))
+    ]
 
 
 def _parts_tool(tool: Tool[Any, Any]) -> CommandPartsTool | None:

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from shellrt.permissions.content_anchor import named_files, python_module
 from shellrt.permissions.engine import DEGRADED_WHY, PermissionEngine
 from shellrt.permissions.errors import RuleSyntaxError, SettingsWriteError
 from shellrt.permissions.interfaces import (
@@ -166,7 +167,8 @@ class RulesGate(PermissionGate):
                     )
                     chain.append(why)
                     self.diagnostics.append(f"{suggestions}: {why}")
-                self._remember(scope, suggestions, chain, _approved_dirs(tool, tool_input, ctx))
+                dirs, files = _approved_anchors(tool, tool_input, ctx)
+                self._remember(scope, suggestions, chain, dirs, files)
         return _decision(
             "allow", "approved by the user", chain, decision, "user", updated_input=answer.updated_input
         )
@@ -176,9 +178,15 @@ class RulesGate(PermissionGate):
         self._remember(scope, rules, [])
 
     def _remember(
-        self, scope: str, rules: list[str], chain: list[str], dirs: frozenset[str] | None = None
+        self,
+        scope: str,
+        rules: list[str],
+        chain: list[str],
+        dirs: frozenset[str] | None = None,
+        files: frozenset[tuple[str, str]] | None = None,
     ) -> None:
-        """``dirs``: where the approved call ran; the rules then cover command parts run there only."""
+        """``dirs``: where the approved call ran; the rules then cover command parts run there only.
+        ``files``: what it named, fingerprinted; the rules then cover parts naming those, unchanged."""
         source = "session"
         if scope == "project" and self.local_settings is not None:
             try:
@@ -193,7 +201,7 @@ class RulesGate(PermissionGate):
         else:
             chain.append(f"remembered for this session: {', '.join(rules)}")
         file = self.local_settings if source == "local" else None
-        origin = RuleOrigin(source, file, None, self.engine.workspace, dirs)
+        origin = RuleOrigin(source, file, None, self.engine.workspace, dirs, files)
         for text in rules:
             try:
                 self.engine.rules.add(parse_rule(text, "allow", origin))
@@ -201,18 +209,22 @@ class RulesGate(PermissionGate):
                 self.diagnostics.append(f"could not remember {text!r}: {exc}")
 
 
-def _approved_dirs(tool: Tool[Any, Any], tool_input: Any, ctx: ToolContext) -> frozenset[str] | None:
+def _approved_anchors(
+    tool: Tool[Any, Any], tool_input: Any, ctx: ToolContext
+) -> tuple[frozenset[str] | None, frozenset[tuple[str, str]] | None]:
     """Where an approved shell call runs (its parts' directories; empty: not known, so a rule
-    anchored there covers nothing), or None for a tool with no command parts (its rules name
-    absolute paths or hosts, which mean the same wherever the session is)."""
+    anchored there covers nothing) and what its parts name there, fingerprinted (round 18:
+    a file rewritten after the answer is not what the person approved); (None, None) for a tool
+    with no command parts (its rules name absolute paths or hosts, the same wherever it runs)."""
     command_parts = getattr(tool, "command_parts", None)
     if not callable(command_parts):
-        return None
+        return None, None
     try:  # the engine's judgement of this very input, a moment ago (kept on it): no second look
         parts: list[CommandPart] | None = command_parts(tool_input, ctx)
     except Exception:
         parts = None
-    return frozenset(d for part in parts or () for d in part.dirs)
+    dirs = frozenset(d for part in parts or () for d in part.dirs)
+    return dirs, frozenset(f for part in parts or () for f in named_files(part))
 
 
 def _feeds_stdin(tool: Tool[Any, Any], tool_input: Any) -> bool:
@@ -233,8 +245,9 @@ def _feeds_stdin(tool: Tool[Any, Any], tool_input: Any) -> bool:
 
 def _relative_file(tool: Tool[Any, Any], tool_input: Any, ctx: ToolContext) -> str | None:
     """A word of the approved shell call that means a file relative to where it runs (a path with
-    a ``/`` not from the root or home, a leading ``.``, or a name that exists in one of its
-    directories), or ``"(directory not known)"``; None when there is none or the tool has no parts."""
+    a ``/`` not from the root or home, a leading ``.``, a name that exists in one of its
+    directories, or a ``python3 -m`` module found there), or ``"(directory not known)"``; None
+    when there is none or the tool has no parts."""
     command_parts = getattr(tool, "command_parts", None)
     if not callable(command_parts):
         return None
@@ -249,6 +262,12 @@ def _relative_file(tool: Tool[Any, Any], tool_input: Any, ctx: ToolContext) -> s
             continue
         if not part.dirs:
             return "(a directory not known)"
+        module = python_module(part)  # ``-m tool`` runs ./tool.py (round 18)
+        stem = module.replace(".", "/")
+        if module and any(
+            os.path.lexists(os.path.join(d, name)) for d in part.dirs for name in (f"{stem}.py", stem)
+        ):
+            return module
         for word in part.argv:
             path = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
             if not path or path.startswith(("/", "~", "-")):

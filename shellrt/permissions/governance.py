@@ -96,10 +96,15 @@ class _TrustKeepingGate(RulesGate):
     on_saved: Callable[[Path], None] | None = None
 
     def _remember(
-        self, scope: str, rules: list[str], chain: list[str], dirs: frozenset[str] | None = None
+        self,
+        scope: str,
+        rules: list[str],
+        chain: list[str],
+        dirs: frozenset[str] | None = None,
+        files: frozenset[tuple[str, str]] | None = None,
     ) -> None:
         before = self.local_settings_digest
-        super()._remember(scope, rules, chain, dirs)
+        super()._remember(scope, rules, chain, dirs, files)
         written = self.local_settings_digest
         # Only what shellrt itself just wrote is vouched for: a failed save (the file was planted,
         # unparsable, a link) must neither be kept by the protected-files check nor trusted.

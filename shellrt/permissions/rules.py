@@ -169,6 +169,10 @@ class RuleOrigin:
     #: covers a command part only when the part runs in exactly those (``./run.sh`` approved at
     #: the top is not ``tools/run.sh`` after a ``cd``; red team round 16). None: not anchored.
     dirs: frozenset[str] | None = None
+    #: For a rule an approval remembered: the files the approved call named and the manifests its
+    #: programs read, fingerprinted (`content_anchor`); the rule covers a part only while what the
+    #: part names is among them, unchanged (a file rewritten since asks again; round 18).
+    files: frozenset[tuple[str, str]] | None = None
 
     def describe(self) -> str:
         if self.file is None:

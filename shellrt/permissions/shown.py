@@ -37,7 +37,7 @@ import math
 import re
 import unicodedata
 
-__all__ = ["ascii_form", "beginning", "for_person", "markdown_literal", "recap", "tall_rows"]
+__all__ = ["ascii_form", "beginning", "for_person", "markdown_literal", "model_claim", "recap", "tall_rows"]
 
 #: How a line after a newline in shown text starts: never mistaken for the prompt's own lines.
 CONTINUATION = "\n    | "
@@ -86,6 +86,21 @@ def for_person(text: str, *, one_line: bool = False) -> str:
             code = ord(ch)
             out.append(f"\\x{code:02x}" if code < 0x100 else _code(ch))
     return "".join(out)
+
+
+#: How much of a model-written description a prompt shows (the command is what is decided on).
+CLAIM_CHARS = 120
+
+
+def model_claim(text: str) -> str:
+    """A model-written description of a call (Bash's ``description``), to follow the call on its
+    line: labelled as the model's unchecked words, one line, at most `CLAIM_CHARS` characters.
+    Shown plain, "read-only, nothing is written" or a newline and a second command read as the
+    prompt's own (red team round 18)."""
+    shown = " ".join(for_person(text, one_line=True).split())
+    if len(shown) > CLAIM_CHARS:
+        shown = f"{shown[:CLAIM_CHARS]}… [{len(shown) - CLAIM_CHARS:,} more characters not shown]"
+    return f"  [the model's description, not checked: {shown}]"
 
 
 def _code(ch: str) -> str:

@@ -12,7 +12,9 @@ Input lines:
   once, while the running message goes on: cancel-type tools of the running
   message stop (their results say so), block-type tools finish.
 Every non-blank line gets exactly one output line; blank lines are ignored.
-Lines are read while a message runs (so an interrupt can arrive); messages
+Lines are read while a message runs (so an interrupt can arrive), up to
+`READ_AHEAD_BYTES` / `READ_AHEAD_LINES` waiting (then stdin waits; an interrupt sent after
+that is read when the queue drains); messages
 are still handled one at a time, in order, and answered in that order
 (an interrupt's answer comes as soon as it is read).
 A malformed line gets ``{"type": "error", "error": "..."}`` and the server
@@ -41,6 +43,13 @@ __all__ = ["handle_line", "serve_jsonl"]
 
 #: Longest accepted input line; longer lines are answered with an error (and skipped whole).
 MAX_LINE_BYTES = 32 * 1024 * 1024
+#: Lines read ahead while a message runs (so that an interrupt can arrive) are held up to these
+#: bounds; past them stdin is not read until the queue drains, and the client's writes block (red
+#: team round 18: a client that kept writing while a command ran grew the server without bound).
+READ_AHEAD_BYTES = 8 * 1024 * 1024
+READ_AHEAD_LINES = 256
+#: Bytes a pipe that polls writable accepts without blocking.
+_PIPE_BUF = 4096
 
 
 def _error(message: str, **extra: Any) -> dict[str, Any]:
@@ -198,10 +207,15 @@ def _result_ids(answer: dict[str, Any]) -> list[str]:
 
 
 class _StdoutWriter:
-    """Writes each line whole with ``os.write`` (no half line left buffered after a failure)."""
+    """Writes each line whole with ``os.write`` (no half line left buffered after a failure).
+
+    A pipe is written in PIPE_BUF pieces as it drains, waiting in the event loop (as the MCP
+    wire does): one blocking ``os.write`` to a client that does not read held the whole loop, so
+    SIGINT, SIGTERM and interrupts were not acted on and the session's processes ran on (round 18)."""
 
     def __init__(self, out: BinaryIO) -> None:
         self._out = out
+        self._pollable = True
         try:
             self._fd: int | None = out.fileno()
         except (AttributeError, OSError, ValueError):
@@ -214,7 +228,13 @@ class _StdoutWriter:
             return
         view = memoryview(data)
         while view:
-            view = view[os.write(self._fd, view) :]
+            if self._pollable:
+                try:
+                    await anyio.wait_writable(self._fd)
+                except (OSError, ValueError, NotImplementedError):
+                    self._pollable = False  # a regular file: writes do not block
+            piece = view[:_PIPE_BUF] if self._pollable else view
+            view = view[os.write(self._fd, piece) :]
 
 
 async def serve_jsonl(
@@ -238,6 +258,15 @@ async def serve_jsonl(
     queued: dict[int, bytes] = {}
     interrupted_lines: set[int] = set()
     status = [0]
+    #: Bytes of the lines in ``queued``, and an event set when a queued line is taken.
+    held = [0]
+    taken = [anyio.Event()]
+
+    async def room_to_read() -> None:
+        """Wait until the read-ahead is under its bounds (back-pressure to the client)."""
+        while held[0] >= READ_AHEAD_BYTES or len(queued) >= READ_AHEAD_LINES:
+            taken[0] = anyio.Event()
+            await taken[0].wait()
 
     async def answer_with(answer: dict[str, Any], line_number: int) -> bool:
         """Write one answer; False when stdout is gone (stop serving)."""
@@ -266,6 +295,7 @@ async def serve_jsonl(
         line_number = 0
         async with send:
             while True:
+                await room_to_read()
                 raw = await reader.readline()
                 if raw is None:
                     return
@@ -282,12 +312,15 @@ async def serve_jsonl(
                         continue
                 if isinstance(raw, bytes):
                     queued[line_number] = raw
+                    held[0] += len(raw)
                 await send.send((line_number, raw))
 
     async def handle_lines(tg: anyio.abc.TaskGroup) -> None:
         async with receive:
             async for line_number, raw in receive:
-                queued.pop(line_number, None)
+                if queued.pop(line_number, None) is not None and isinstance(raw, bytes):
+                    held[0] -= len(raw)
+                    taken[0].set()
                 caught = line_number in interrupted_lines
                 interrupted_lines.discard(line_number)
                 answer: dict[str, Any] | None

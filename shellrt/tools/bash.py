@@ -26,6 +26,7 @@ from pydantic_core import PydanticCustomError
 from sandbox.confine import normalize
 from shellrt.analysis import CommandAnalysis, analyze
 from shellrt.permissions.interfaces import CommandPart
+from shellrt.permissions.shown import model_claim
 from shellrt.protocol import (
     PermissionResult,
     PermissionSubject,
@@ -261,7 +262,10 @@ class ShellTool(Tool[BashInput, BashOutput]):
         return tool_input.command
 
     def describe(self, tool_input: BashInput) -> str:
-        what = f" — {tool_input.description}" if tool_input.description else ""
+        """The command first, then the model's ``description`` as its claim (round 18): on the
+        same line, escaped to one line and cut, so it can neither pass for shellrt's judgement
+        ("read-only") nor start lines that read as the command's own, nor push it off a screen."""
+        what = model_claim(tool_input.description) if tool_input.description else ""
         bg = " (in background)" if tool_input.run_in_background else ""
         return f"{self.user_facing_name()}: {tool_input.command}{bg}{what}"
 
