@@ -214,7 +214,8 @@ class WorkspaceGuard:
         #: `_check_file`); 0 before any, so everything unknown then counts as new (fail closed).
         self._prev_scan_ns = 0
         #: The operator's ``--settings`` files in this tree (full paths as the walk spells them):
-        #: protected like the workspace's own settings, restored when deleted.
+        #: protected like the workspace's own settings, restored when deleted. One that is a
+        #: directory when listed protects every file below it (a hook script's directory).
         self._settings_files = frozenset(settings_files)
         #: The directories on their way below the root: a symlink put there redirects what a later
         #: session reads (``~/.config/shellrt -> x``, the trust store below it: round 17).
@@ -649,7 +650,11 @@ class WorkspaceGuard:
             (
                 f"{path}/{sub}",
                 (
-                    in_settings or sub in _SETTINGS_DIRS,
+                    # A given path that is a directory (a hook script's own, hashed whole with it:
+                    # what the script loads beside it, round 18): every file below it, as settings.
+                    in_settings
+                    or sub in _SETTINGS_DIRS
+                    or (bool(self._settings_files) and f"{path}/{sub}" in self._settings_files),
                     (is_gitdir and sub == "hooks") or f"{path}/{sub}" in self._hook_dirs,
                 ),
             )
