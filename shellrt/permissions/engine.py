@@ -96,6 +96,9 @@ class PermissionEngine:
         #: scripts' directories (set by the runtime before any call): a write there or below asks in
         #: every mode, as a command's is reverted (rounds 17-18).
         self.hook_run_files: frozenset[str] = frozenset()
+        #: Real paths of settings files a later session obeys from outside the workspace (the
+        #: user's, ``--settings``, the trust store), where a link leads into a writable root (round 18).
+        self.later_session_files: frozenset[str] = frozenset()
         #: (tool, its decision key) -> (the engine's state then, the allow decided); see `decide`.
         self._allowed: dict[tuple[object, Hashable], tuple[tuple[object, ...], PermissionDecision]] = {}
 
@@ -575,6 +578,8 @@ class PermissionEngine:
                 why = hooks_dir_reason(path)  # a core.hooksPath directory (.husky): git's hooks too
             if why is None and self.hook_run_files and _in_run_files(real, self.hook_run_files):
                 why = "a file a hook of your settings runs on the host (the next session would run it)"
+            if why is None and real in self.later_session_files:
+                why = "a settings file a later session obeys (a link outside the workspace leads here)"
             if why is None:
                 # Where the host's own Python imports from (a project .venv shellrt runs from): the
                 # sandbox binds it read-only for commands; the file tools write on the host (round 16).

@@ -47,6 +47,7 @@ __all__ = [
     "file_digest",
     "later_session_files",
     "link_out_of",
+    "link_targets",
     "list_trusted",
     "read_problem",
     "record_trust",
@@ -54,6 +55,7 @@ __all__ = [
     "revoke_trust",
     "settings_file_rel",
     "trust_store_path",
+    "with_link_targets",
     "workspace_hook_files",
 ]
 
@@ -94,7 +96,31 @@ def later_session_files() -> list[Path]:
     managed = os.environ.get("SHELLRT_MANAGED_SETTINGS")  # sources.MANAGED_ENV (sources imports us)
     if managed:
         files.append(Path(managed))
-    return files
+    # The user's own settings (sources' ``user`` file): a dotfiles repository as the workspace
+    # holds it behind ``~/.shellrt/settings.json -> ~/dotfiles/shellrt/settings.json`` (round 18).
+    files.append(Path(os.environ.get("HOME") or str(Path.home())) / ".shellrt" / "settings.json")
+    return with_link_targets(files)
+
+
+def with_link_targets(files: list[Path]) -> list[Path]:
+    """``files``, then where those reached through a symlink lead (`link_targets`)."""
+    return list(dict.fromkeys([*files, *link_targets(files)]))
+
+
+def link_targets(files: list[Path]) -> list[Path]:
+    """Where each of ``files`` reached through a symlink leads. Why: the check watches what lies
+    in a writable root; a settings file outside every root that is a link (or has a linked
+    directory on its way) into one is rewritten there, under a name nothing protects, and the
+    next session obeys it (red team round 18: a dotfiles repository as the workspace)."""
+    out: dict[Path, None] = {}
+    for path in files:
+        try:
+            real = Path(os.path.realpath(path))
+        except OSError:  # a loop: the link itself is watched where it lies
+            continue
+        if real != Path(os.path.abspath(path)):
+            out.setdefault(real)
+    return list(out)
 
 
 def file_digest(path: Path, inside: Path | None = None) -> str | None:
