@@ -53,6 +53,7 @@ from shellrt.supervisor._env_gitconfig import env_gitconfigs
 from shellrt.supervisor._host_obeyed import (
     OBEYED_ANYWHERE,
     OBEYED_DIRS,
+    OBEYED_SUFFIXES,
     obeyed_in,
     obeyed_reason,
 )
@@ -643,6 +644,7 @@ class WorkspaceGuard:
                 or (self._settings_files and f"{path}/{n}" in self._settings_files)
                 or (is_link and f"{path}/{n}" in self._settings_ways)
                 or n in OBEYED_ANYWHERE
+                or n.endswith(OBEYED_SUFFIXES)
                 or obeyed is None
                 or n in obeyed
             ):
