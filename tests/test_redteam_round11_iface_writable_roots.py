@@ -129,14 +129,17 @@ async def test_a_hook_named_through_home_in_a_writable_home_is_tracked(
 async def test_a_file_beside_the_script_in_an_extra_root_is_watched(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """What the script may load beside itself (a new ``lib.sh``) counts as a change too."""
+    """What the script may load beside itself (a new ``lib.sh``) counts as its code too."""
     repo, extra = _repo_and_extra(tmp_path, monkeypatch)
     script, log, _marker, _planted = _scripts(tmp_path, extra / "hooks")
     settings = _settings(tmp_path, f"sh {script}", [str(extra)])
     session = tmp_path / "session"
     async with shellrt.Runtime(repo, "local", session_dir=session, settings_files=[settings]) as rt:
-        await _run(rt, "true", f"echo x > {extra}/hooks/lib.sh", "true")
-    assert log.read_text().split() == ["ok"], log.read_text()
+        results = await _run(rt, "true", f"echo x > {extra}/hooks/lib.sh", "true")
+    # Round 18: the script's directory is protected whole, so the plant never stays (asked, or
+    # reverted) and the operator's hook keeps running.
+    assert not (extra / "hooks" / "lib.sh").exists(), results
+    assert set(log.read_text().split()) == {"ok"}, log.read_text()
 
 
 async def test_an_unchanged_script_in_an_extra_root_keeps_running(

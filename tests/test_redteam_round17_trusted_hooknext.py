@@ -68,6 +68,7 @@ def test_the_file_tools_ask_before_writing_what_a_hook_runs(
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     ws = tmp_path / "ws"
     (ws / "scripts").mkdir(parents=True)
+    (ws / "src").mkdir()
     (ws / "scripts" / "fmt.sh").write_text("#!/bin/sh\nexit 0\n")
     own = tmp_path / "operator.json"
     hook = {"matcher": "Bash", "hooks": [{"type": "command", "command": "sh scripts/fmt.sh"}]}
@@ -78,15 +79,15 @@ def test_the_file_tools_ask_before_writing_what_a_hook_runs(
             ws, "local", mode="acceptEdits", settings_files=[own], session_dir=tmp_path / "s"
         ) as rt:
             out = []
-            for i, name in enumerate(("fmt.sh", "other.sh")):
-                path = str(ws / "scripts" / name)
+            for i, name in enumerate(("scripts/fmt.sh", "src/other.sh")):
+                path = str(ws / name)
                 block = {
                     "type": "tool_use",
                     "id": f"c{i}",
                     "name": "Write",
                     "input": {"file_path": path, "content": "x\n"},
                 }
-                if name == "fmt.sh":  # read first, as an overwrite needs
+                if name == "scripts/fmt.sh":  # read first, as an overwrite needs
                     read = {"type": "tool_use", "id": "r0", "name": "Read", "input": {"file_path": path}}
                     await rt.run({"role": "assistant", "content": [read]})
                 out += (await rt.run({"role": "assistant", "content": [block]}))["content"]
@@ -95,7 +96,8 @@ def test_the_file_tools_ask_before_writing_what_a_hook_runs(
     results = anyio.run(main)
     assert results[0]["is_error"] and "hook" in json.dumps(results[0]), results[0]
     assert (ws / "scripts" / "fmt.sh").read_text() == "#!/bin/sh\nexit 0\n"
-    assert not results[1]["is_error"], results[1]  # the directory's other files stay the model's
+    # Elsewhere the files stay the model's (beside the script they ask too: round 18).
+    assert not results[1]["is_error"], results[1]
 
 
 def test_a_rewritten_mcp_server_script_is_reverted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -93,9 +93,13 @@ class PermissionEngine:
         self.workspace = workspace
         self.additional_directories = tuple(additional_directories)
         self.degraded = degraded
-        #: Real paths of the files the settings' hooks run from a writable root (set by the runtime
-        #: before any call): a write there asks in every mode, as a command's is reverted (round 17).
+        #: Real paths of the files the settings' hooks run from a writable root, and of the hook
+        #: scripts' directories (set by the runtime before any call): a write there or below asks in
+        #: every mode, as a command's is reverted (rounds 17-18).
         self.hook_run_files: frozenset[str] = frozenset()
+        #: Real paths of settings files a later session obeys from outside the workspace (the
+        #: user's, ``--settings``, the trust store), where a link leads into a writable root (round 18).
+        self.later_session_files: frozenset[str] = frozenset()
         #: (tool, its decision key) -> (the engine's state then, the allow decided); see `decide`.
         self._allowed: dict[tuple[object, Hashable], tuple[tuple[object, ...], PermissionDecision]] = {}
 
@@ -576,8 +580,10 @@ class PermissionEngine:
                     why = git_metadata_reason(real)
             if why is None:
                 why = hooks_dir_reason(path)  # a core.hooksPath directory (.husky): git's hooks too
-            if why is None and real in self.hook_run_files:
+            if why is None and self.hook_run_files and _in_run_files(real, self.hook_run_files):
                 why = "a file a hook of your settings runs on the host (the next session would run it)"
+            if why is None and real in self.later_session_files:
+                why = "a settings file a later session obeys (a link outside the workspace leads here)"
             if why is None:
                 # Where the host's own Python imports from (a project .venv shellrt runs from): the
                 # sandbox binds it read-only for commands; the file tools write on the host (round 16).
@@ -917,3 +923,16 @@ def _describe_subject(subject: PermissionSubject) -> str:
     if subject.incomplete:
         parts.append("incomplete")
     return " ".join(parts)
+
+
+def _in_run_files(real: str, run_files: frozenset[str]) -> bool:
+    """Whether ``real`` is one of ``run_files`` or below one (a hook script's directory: what the
+    script may load beside it, ``require('./lib')``; red team round 18)."""
+    path = real
+    while True:
+        if path in run_files:
+            return True
+        parent = os.path.dirname(path)
+        if parent == path:
+            return False
+        path = parent

@@ -34,7 +34,13 @@ from typing import Any
 
 from shellrt.permissions.hook_files import HookFiles, compare_hook_files, hook_files
 from shellrt.permissions.settings import read_settings_bytes, settings_digest
-from shellrt.permissions.trust_paths import TRUST_STORE_ENV, later_session_files, trust_store_path
+from shellrt.permissions.trust_paths import (
+    TRUST_STORE_ENV,
+    later_session_files,
+    link_targets,
+    trust_store_path,
+    with_link_targets,
+)
 from shellrt.protocol.line_append import append_to_log
 
 __all__ = [
@@ -48,6 +54,7 @@ __all__ = [
     "file_digest",
     "later_session_files",
     "link_out_of",
+    "link_targets",
     "list_trusted",
     "read_problem",
     "record_trust",
@@ -55,6 +62,7 @@ __all__ = [
     "revoke_trust",
     "settings_file_rel",
     "trust_store_path",
+    "with_link_targets",
     "workspace_hook_files",
 ]
 

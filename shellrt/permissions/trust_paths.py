@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["TRUST_STORE_ENV", "later_session_files", "trust_store_path"]
+__all__ = ["TRUST_STORE_ENV", "later_session_files", "link_targets", "trust_store_path", "with_link_targets"]
 
 TRUST_STORE_ENV = "SHELLRT_TRUST_STORE"
 
@@ -36,4 +36,28 @@ def later_session_files() -> list[Path]:
     managed = os.environ.get("SHELLRT_MANAGED_SETTINGS")  # sources.MANAGED_ENV (sources imports trust)
     if managed:
         files.append(Path(managed))
-    return files
+    # The user's own settings (sources' ``user`` file): a dotfiles repository as the workspace
+    # holds it behind ``~/.shellrt/settings.json -> ~/dotfiles/shellrt/settings.json`` (round 18).
+    files.append(Path(os.environ.get("HOME") or str(Path.home())) / ".shellrt" / "settings.json")
+    return with_link_targets(files)
+
+
+def with_link_targets(files: list[Path]) -> list[Path]:
+    """``files``, then where those reached through a symlink lead (`link_targets`)."""
+    return list(dict.fromkeys([*files, *link_targets(files)]))
+
+
+def link_targets(files: list[Path]) -> list[Path]:
+    """Where each of ``files`` reached through a symlink leads. Why: the check watches what lies
+    in a writable root; a settings file outside every root that is a link (or has a linked
+    directory on its way) into one is rewritten there, under a name nothing protects, and the
+    next session obeys it (red team round 18: a dotfiles repository as the workspace)."""
+    out: dict[Path, None] = {}
+    for path in files:
+        try:
+            real = Path(os.path.realpath(path))
+        except OSError:  # a loop: the link itself is watched where it lies
+            continue
+        if real != Path(os.path.abspath(path)):
+            out.setdefault(real)
+    return list(out)

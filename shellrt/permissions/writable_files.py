@@ -38,13 +38,22 @@ def roots_files(roots: Sequence[Path], commands: Sequence[str], *, base: Path) -
 
 def root_file_paths(found: RootsFiles) -> list[str]:
     """The full paths of the files ``found`` records inside a root (present or not yet; a link
-    out of a root is recorded by its target and is not the root's). Why: the runtime makes them
-    protected files, so a command's rewrite is reverted and no later session runs it (round 17)."""
-    return [
+    out of a root is recorded by its target and is not the root's), then the directories hashed
+    whole with them (a hook script's own: ``scripts/`` of ``node scripts/fmt.js``, which may
+    ``require('./lib')``), but a root's own files. Why: the runtime makes them protected (a
+    directory: every file below it), so a command's rewrite is reverted and no later session runs
+    it (rounds 17 and 18: a directory was compared within the session only)."""
+    paths = [
         os.path.join(root, rel)
         for root, files in found.roots
         for rel, digest in files.files.items()
         if not (digest or "").startswith(OUTSIDE_PREFIX)
+    ]
+    return paths + [
+        os.path.join(root, rel)
+        for root, files in found.roots
+        for rel, digest in files.dirs.items()
+        if rel != ROOT_FILES and not (digest or "").startswith(OUTSIDE_PREFIX)
     ]
 
 

@@ -282,6 +282,11 @@ class Runtime:
         self._run_files = self._hook_run_files()
         if self.governance is not None:  # the file tools ask before writing them
             self.governance.engine.hook_run_files = frozenset(os.path.realpath(p) for p in self._run_files)
+            from shellrt.permissions.trust_paths import later_session_files, link_targets
+
+            # Where a link leads them (the files themselves: the after-command check, round 17).
+            targets = link_targets([*self._given_settings, *later_session_files()])
+            self.governance.engine.later_session_files = frozenset(str(p) for p in targets)
         self._progress = progress
         self.message_budget_chars = message_budget_chars
         self.warnings: list[str] = []
@@ -355,7 +360,7 @@ class Runtime:
             audit_session_trust(self.session_dir, self.governance.settings)
         # Host-side programs (git queries, hook launchers) are never looked up where commands write.
         from shellrt.permissions.host_path import register_writable, unregister_writable
-        from shellrt.permissions.trust_paths import later_session_files
+        from shellrt.permissions.trust_paths import later_session_files, with_link_targets
 
         self._stack.callback(unregister_writable, register_writable(self.policy.allowed_roots()))
         # bypassPermissions asks nothing: the sandbox is its only boundary, so `auto` may not drop it.
@@ -375,7 +380,7 @@ class Runtime:
                 session_dir=self.session_dir,
                 # --settings files, the trust store, a managed file in a writable root: protected
                 # like the workspace's own (a later session obeys them; round 17).
-                settings_files=[*self._given_settings, *later_session_files(), *self._run_files],
+                settings_files=[*with_link_targets(self._given_settings), *later_session_files(), *self._run_files],
                 # A new file an Edit/Write deny glob names: reverted after the command.
                 write_deny=self._write_deny(),
             )

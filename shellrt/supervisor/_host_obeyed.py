@@ -8,6 +8,12 @@ A tracked file that runs only when the operator runs the project's build, tests 
 purpose (``Makefile``, ``package.json`` scripts, ``pyproject.toml``'s backend,
 ``.pre-commit-config.yaml``) is the project's own code, shown in a diff: not protected.
 
+Judged by the rule in round 18: ``node_modules/`` (``.bin`` and the dependencies' lifecycle
+scripts) runs when the operator runs the project's scripts or tools (``npm test``, ``npx eslint``,
+``npm rebuild``): the project's code, which a sandboxed ``npm install`` rightly writes; protecting
+it would revert every install. Text a later agent reads (``AGENTS.md``, rules directories) is no
+code: shellrt loads none of it.
+
 One table, read by the after-command check (`protect.WorkspaceGuard`) and the file tools' safety
 check (`protect.protected_reason`): a name anywhere, a name in a directory, or every file below a
 directory (at any depth of it).
@@ -17,11 +23,20 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["OBEYED_ANYWHERE", "OBEYED_DIRS", "obeyed_in", "obeyed_reason", "obeyed_tree"]
+__all__ = [
+    "OBEYED_ANYWHERE",
+    "OBEYED_DIRS",
+    "OBEYED_SUFFIXES",
+    "obeyed_in",
+    "obeyed_reason",
+    "obeyed_tree",
+]
 
 _MISE = "mise's config (its [hooks] and [env] _.source run at every cd with mise activated)"
 _MCP = "another agent's or editor's MCP config (the servers it names start as you)"
 _EDITOR = "an editor's config (the language servers and shells it names start when the folder opens)"
+_VIM = "a vim/neovim project config (run when the editor opens here with 'exrc' set; often untracked)"
+_HOOKS = "another agent's hooks (the commands they name run as you on its events)"
 
 #: File names obeyed wherever they appear.
 _ANYWHERE: Final[dict[str, str]] = {
@@ -30,6 +45,17 @@ _ANYWHERE: Final[dict[str, str]] = {
     "mise.local.toml": _MISE,
     ".mise.local.toml": _MISE,
     ".rtx.toml": _MISE,
+    # Round 18: read from the directory vim/neovim starts in when the operator set 'exrc'.
+    ".exrc": _VIM,
+    ".vimrc": _VIM,
+    ".gvimrc": _VIM,
+    ".nvimrc": _VIM,
+    ".nvim.lua": _VIM,
+}
+#: Name endings obeyed wherever they appear (round 18): a VS Code workspace file's "settings" and
+#: "tasks" (``runOn: folderOpen``) are those of ``.vscode/``, obeyed when it is opened.
+_SUFFIXES: Final[dict[str, str]] = {
+    ".code-workspace": "a VS Code workspace file (its tasks and settings apply when it is opened)",
 }
 #: (directory name, file name) -> why.
 _IN_DIR: Final[dict[tuple[str, str], str]] = {
@@ -45,6 +71,7 @@ _IN_DIR: Final[dict[tuple[str, str], str]] = {
     (".zed", "settings.json"): _EDITOR,
     (".helix", "languages.toml"): _EDITOR,
     (".helix", "config.toml"): _EDITOR,
+    (".cursor", "hooks.json"): _HOOKS,  # round 18: Cursor's project hooks
 }
 #: Directories (as their last two names) every file below which is obeyed.
 _TREES: Final[dict[tuple[str, str], str]] = {
@@ -52,9 +79,18 @@ _TREES: Final[dict[tuple[str, str], str]] = {
     (".yarn", "releases"): "a Yarn release (the file yarnPath names runs at every yarn command)",
     (".yarn", "plugins"): "a Yarn plugin (loaded by every yarn command)",
     (".idea", "runConfigurations"): "a JetBrains run configuration (.idea/ is usually git-ignored: no diff shows it)",
+    # Round 18: what VS Code loads as the TypeScript server once "use the workspace version" was
+    # accepted (``typescript.tsdk``); Continue's workspace MCP servers; Kiro's and Cline's hooks.
+    (".yarn", "sdks"): "a Yarn editor SDK (the TypeScript server an editor loads from it when the folder opens)",
+    (".continue", "mcpServers"): _MCP,
+    (".kiro", "settings"): _MCP,  # .kiro/settings/mcp.json: started when the folder opens
+    (".kiro", "hooks"): _HOOKS,
+    (".clinerules", "hooks"): _HOOKS,
 }
 #: Names obeyed anywhere, and by directory name (what a scan asks once per directory listed).
 OBEYED_ANYWHERE: Final[frozenset[str]] = frozenset(_ANYWHERE)
+#: Name endings obeyed anywhere (for ``str.endswith``).
+OBEYED_SUFFIXES: Final[tuple[str, ...]] = tuple(_SUFFIXES)
 _BY_DIR: Final[dict[str, frozenset[str]]] = {
     d: frozenset(n for dd, n in _IN_DIR if dd == d) for d, _ in _IN_DIR
 }
@@ -85,6 +121,8 @@ def obeyed_tree(parents: tuple[str, ...]) -> str | None:
 def obeyed_reason(parents: tuple[str, ...], name: str) -> str | None:
     """Why a host program obeys the file ``name`` in the directory ``parents``, or None."""
     why = _ANYWHERE.get(name)
+    if why is None and name.endswith(OBEYED_SUFFIXES):
+        why = next(w for s, w in _SUFFIXES.items() if name.endswith(s))
     if why is None and parents:
         why = _IN_DIR.get((parents[-1], name))
     return why if why is not None else obeyed_tree(parents)

@@ -49,7 +49,14 @@ from typing import Any, Protocol
 import anyio
 
 from shellrt.supervisor._anchored import make_parent, move_out, open_parent, write_entry
-from shellrt.supervisor._host_obeyed import OBEYED_ANYWHERE, OBEYED_DIRS, obeyed_in, obeyed_reason
+from shellrt.supervisor._env_gitconfig import env_gitconfigs
+from shellrt.supervisor._host_obeyed import (
+    OBEYED_ANYWHERE,
+    OBEYED_DIRS,
+    OBEYED_SUFFIXES,
+    obeyed_in,
+    obeyed_reason,
+)
 from shellrt.supervisor._inflight import InflightRecord, orphaned_records
 from shellrt.supervisor._inotify import WATCHES_ENV, Inotify, InotifyEvents
 from shellrt.supervisor._protect_home import HomeNames, home_reason
@@ -214,11 +221,14 @@ class WorkspaceGuard:
         #: `_check_file`); 0 before any, so everything unknown then counts as new (fail closed).
         self._prev_scan_ns = 0
         #: The operator's ``--settings`` files in this tree (full paths as the walk spells them):
-        #: protected like the workspace's own settings, restored when deleted.
+        #: protected like the workspace's own settings, restored when deleted. One that is a
+        #: directory when listed protects every file below it (a hook script's directory).
         self._settings_files = frozenset(settings_files)
         #: The directories on their way below the root: a symlink put there redirects what a later
         #: session reads (``~/.config/shellrt -> x``, the trust store below it: round 17).
         self._settings_ways = _ways_below(self._settings_files, str(root))
+        #: The operator's git configs ``$XDG_CONFIG_HOME``/``$GIT_CONFIG_GLOBAL`` name (round 18).
+        self._env_gitconfigs = env_gitconfigs()
         #: Subtrees another guard of the session watches (a workspace inside an extra root).
         self._skip = frozenset(skip)
         #: Another writable root than the workspace: notes name its paths in full.
@@ -615,7 +625,7 @@ class WorkspaceGuard:
                     kind = "hook"
             elif (
                 (is_gitdir and n in ("config", "config.worktree"))
-                or _user_gitconfig(path, n)
+                or _user_gitconfig(path, n, self._env_gitconfigs)
                 or (self._included and f"{path}/{n}" in self._included)
             ):
                 kind = "gitconfig"
@@ -634,6 +644,7 @@ class WorkspaceGuard:
                 or (self._settings_files and f"{path}/{n}" in self._settings_files)
                 or (is_link and f"{path}/{n}" in self._settings_ways)
                 or n in OBEYED_ANYWHERE
+                or n.endswith(OBEYED_SUFFIXES)
                 or obeyed is None
                 or n in obeyed
             ):
@@ -649,7 +660,11 @@ class WorkspaceGuard:
             (
                 f"{path}/{sub}",
                 (
-                    in_settings or sub in _SETTINGS_DIRS,
+                    # A given path that is a directory (a hook script's own, hashed whole with it:
+                    # what the script loads beside it, round 18): every file below it, as settings.
+                    in_settings
+                    or sub in _SETTINGS_DIRS
+                    or (bool(self._settings_files) and f"{path}/{sub}" in self._settings_files),
                     (is_gitdir and sub == "hooks") or f"{path}/{sub}" in self._hook_dirs,
                 ),
             )
@@ -1159,10 +1174,14 @@ def _ways_below(files: Iterable[str], root: str) -> frozenset[str]:
     return frozenset(ways)
 
 
-def _user_gitconfig(directory: str, name: str) -> bool:
-    """A user-level git config (``~/.gitconfig``, ``~/.config/git/config``): with the home directory
-    as the workspace it is the operator's own, which every later git on the host obeys."""
-    return name == ".gitconfig" or (name == "config" and directory.endswith("/.config/git"))
+def _user_gitconfig(directory: str, name: str, named: frozenset[str] | None = None) -> bool:
+    """A user-level git config (``~/.gitconfig``, ``~/.config/git/config``, or the file
+    ``$XDG_CONFIG_HOME``/``$GIT_CONFIG_GLOBAL`` name: ``named``, else read now): with it in a
+    writable root it is the operator's own, which every later git on the host obeys (round 18)."""
+    if name == ".gitconfig" or (name == "config" and directory.endswith("/.config/git")):
+        return True
+    named = env_gitconfigs() if named is None else named
+    return bool(named) and f"{directory}/{name}" in named
 
 
 def protected_reason(path: str | Path) -> str | None:
@@ -1193,7 +1212,7 @@ def protected_reason(path: str | Path) -> str | None:
             return "git configuration (it can name programs git runs)"
         if name == "commondir":
             return "a git directory's commondir (git reads its configuration from where it points)"
-    if _user_gitconfig("/".join(parents), name):
+    if _user_gitconfig(os.path.dirname(os.fspath(path)), name):
         return "git configuration (it can name programs git runs)"
     obeyed = obeyed_reason(tuple(parents), name)
     if obeyed is not None:

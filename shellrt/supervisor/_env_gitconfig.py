@@ -1,0 +1,33 @@
+"""The operator's git config files that the environment, not the home directory, names.
+
+Why: every later ``git`` on the host obeys ``$XDG_CONFIG_HOME/git/config`` and
+``$GIT_CONFIG_GLOBAL`` (``core.fsmonitor``, ``core.pager``, aliases with ``!``: programs it runs
+in every repository). The after-command check knew them only as ``~/.config/git/config`` and
+``~/.gitconfig``; with ``XDG_CONFIG_HOME`` inside a writable root (a dotfiles repository as the
+workspace, its ``config/`` the operator's XDG directory) a command planted one unseen (red team
+round 18). The files are guarded as git config (only code-running keys count).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+__all__ = ["env_gitconfigs"]
+
+
+def env_gitconfigs() -> frozenset[str]:
+    """The env-named user git configs, spelled as the check's walk spells paths (the directory
+    resolved, the name kept) and as given."""
+    return _named(os.environ.get("XDG_CONFIG_HOME") or "", os.environ.get("GIT_CONFIG_GLOBAL") or "")
+
+
+@functools.lru_cache(maxsize=8)
+def _named(xdg: str, global_file: str) -> frozenset[str]:
+    found: set[str] = set()
+    for path in (os.path.join(xdg, "git", "config") if os.path.isabs(xdg) else "", global_file):
+        if not path or not os.path.isabs(path):  # git ignores a relative XDG_CONFIG_HOME
+            continue
+        found.add(os.path.normpath(path))
+        found.add(os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path)))
+    return frozenset(found)
