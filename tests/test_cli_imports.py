@@ -188,16 +188,19 @@ MODULE_BUDGET: dict[tuple[str, ...], int] = {
     ("classify", "ls"): 58,
     # +3 round 17, each a check every run makes: supervisor._host_obeyed (the table of files a host
     # program obeys, for the protected-files check), supervisor._watch_budget (the uid's shared
-    # inotify ceiling) and supervisor._output_account (the session's output quota across reopens)
-    ("run", "--sandbox", "local", "--", "true"): 85,
+    # inotify ceiling) and supervisor._output_account (the session's output quota across reopens);
+    # +1 round 18: supervisor._env_gitconfig (git config files named by $XDG_CONFIG_HOME and
+    # $GIT_CONFIG_GLOBAL, guarded as git config)
+    ("run", "--sandbox", "local", "--", "true"): 86,
     # +2 2026-12-03: supervisor._deadline (the quick path's loop-timer timeout) and
     # sandbox._root_links (every writable root checked for a planted symlink); +1 round 15:
     # sandbox._hostpath (a backend registers the roots its commands write, so no host program
     # shellrt runs is looked up there); +1 round 16: shellrt.cli._run_write_deny (the settings'
     # Edit/Write deny globs, loaded only when a settings file names one); +4 round 17: the three
     # of the lean path and permissions.trust_paths (the trust store and managed settings a command
-    # must not forge for a later session: paths only, not the settings loader)
-    FULL_RUN: 200,
+    # must not forge for a later session: paths only, not the settings loader); +1 round 18: the
+    # lean path's supervisor._env_gitconfig
+    FULL_RUN: 201,
 }
 
 #: The pydantic validators a local ``shellrt run`` on the full path may build: the policy it
