@@ -481,6 +481,10 @@ class Reaper:
                 pass
             return self._ended.pop(pid, None)
 
+    def alive(self) -> bool:
+        """The reaper process still runs: a command of its uid can kill it (``kill -9 $PPID``)."""
+        return not self.closed and self._proc.poll() is None
+
     def children_within(self, allowed: set[int]) -> bool:
         """Whether every process directly below the reaper is in ``allowed`` (False when unsure).
 

@@ -78,6 +78,19 @@ class LocalBackend(SandboxBackend):
         await stop_reaper(self._runner)
         await self._close_cgroup()
 
+    async def _replace_reaper(self) -> None:
+        """A command killed the session's reaper: start another before the next command (round 18).
+
+        Without it every later command of the session started as the owner's own child, and what
+        it left (``setsid env -i …``) went to init and outlived the session. Idle warm shells were
+        started under the dead reaper: retired, so none serves a command outside the new one.
+        """
+        if self._runner.warm is not None:
+            self._runner.warm.retire_all()
+            await self._runner.warm.reap()
+        await stop_reaper(self._runner)
+        self._runner.reaper = await start_reaper()
+
     async def _close_cgroup(self) -> None:
         """Kill what is left in the session cgroup and remove it (once)."""
         cgroup, self._runner.session_cgroup = self._runner.session_cgroup, None
@@ -95,6 +108,8 @@ class LocalBackend(SandboxBackend):
     async def exec(self, request: ExecRequest) -> HostProcess:
         refuse_user_switch(request, "local")
         runner = self._runner
+        if runner.reaper is not None and not runner.reaper.alive():
+            await self._replace_reaper()
         warm = runner.warm
         if warm is None and self.config.warm_shells:
             if self._first_request is None:
