@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from shellrt.runtime import Runtime
@@ -124,7 +125,9 @@ async def test_a_task_whose_owner_died_after_the_adoption_is_judged_then(
         owner.kill()
         owner.wait(10)
         # Before: still "running", and the process that outlived its owner ran on.
-        state = tasks.get("bownr1")
+        deadline = time.monotonic() + 10
+        while (state := tasks.get("bownr1")).status is TaskStatus.RUNNING and time.monotonic() < deadline:
+            await anyio.sleep(0.05)
         assert state.status is TaskStatus.KILLED and "outlived its owner" in (state.note or ""), state
         assert task_proc.wait(10) != 0
         assert tasks.running_count() == 0
