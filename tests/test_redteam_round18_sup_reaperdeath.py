@@ -38,8 +38,13 @@ def test_a_killed_reaper_is_replaced_for_the_next_commands(tmp_path: Path) -> No
         backend.session_cgroup = False  # the reaper, as a non-root caller gets it
         await backend.start()
         try:
+            reaper = backend._runner.reaper
+            assert reaper is not None and reaper.alive(), "no reaper started"
             async with Supervisor(backend, session_dir=tmp_path / "s", protect=False) as sup:
-                first = await sup.run("kill -9 $PPID; echo killed", timeout_s=20)
+                # Only the reaper: a command the owner started itself would kill the test's process.
+                kill = f'[ "$PPID" = {reaper.pid} ] && kill -9 $PPID && echo killed || echo "parent $PPID"'
+                first = await sup.run(kill, timeout_s=20)
+                assert "killed" in first.preview, first.preview
                 outs = [first.preview]
                 for _ in range(3):  # the same shape again: the warm pool's turn too
                     outs.append((await sup.run(_LEAVE, timeout_s=20)).preview)

@@ -11,6 +11,7 @@ FAIL, not skip, under CI=true.
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -27,7 +28,10 @@ from tests.test_server_jsonl import marker_pids
 
 _MARK = "rt18reaperkill"
 # Kill every ancestor it may signal (the parent, then the parent's parent ...), then detach.
+_HOST_PIDNS = os.readlink("/proc/self/ns/pid")
+# Only inside a pid namespace of its own (a broken sandbox must not kill the test's own process).
 _ATTACK = (
+    f'[ "$(readlink /proc/self/ns/pid)" != "{_HOST_PIDNS}" ] || {{ echo "host pid namespace"; exit 3; }}; '
     'p=$PPID; while [ "$p" -gt 1 ] 2>/dev/null; do kill -9 "$p" 2>/dev/null && echo killed-$p; '
     "p=$(awk '{print $4}' /proc/$p/stat 2>/dev/null || echo 0); done; "
     f"(trap '' HUP TERM; setsid env -i sh -c 'echo up > {_MARK}.up; sleep 37; : {_MARK}' </dev/null >/dev/null 2>&1 &); "
