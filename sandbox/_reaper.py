@@ -60,7 +60,7 @@ import time
 from collections.abc import Sequence
 from typing import Protocol
 
-__all__ = ["ReapedChild", "Reaper", "ReaperError", "start_reaper", "stop_reaper"]
+__all__ = ["ReapedChild", "Reaper", "ReaperError", "ReaperLostError", "start_reaper", "stop_reaper"]
 
 #: Requests larger than this travel in a memfd (a datagram socket caps a message's size).
 _INLINE_MAX = 60_000
@@ -274,6 +274,12 @@ def _readable(fd: int, timeout_s: float) -> bool:
 
 class ReaperError(Exception):
     """The reaper could not start or stopped answering (the caller starts commands itself then)."""
+
+
+class ReaperLostError(ReaperError):
+    """Raised by `HostRunner.spawn` when the session's reaper died while it was asked to start a
+    command (a command killed it): the local backend starts another reaper and asks again, rather
+    than starting the command as the owner's own child, where what it leaves goes to init."""
 
 
 class Reaper:

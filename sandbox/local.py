@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from sandbox._hostproc import HostProcess, HostRunner
 from sandbox._ownerguard import guard_owner, owner_marker_token
-from sandbox._reaper import start_reaper, stop_reaper
+from sandbox._reaper import ReaperLostError, start_reaper, stop_reaper
 from sandbox._session_cgroup import open_session_cgroup
 from sandbox.base import ExecRequest, SandboxBackend, refuse_user_switch
 from sandbox.config import LocalConfig
@@ -125,14 +125,23 @@ class LocalBackend(SandboxBackend):
         handle = await warm.take(request) if warm is not None else None
         if handle is None:
             run = runner.new_run(request.report_cwd)
-            handle = runner.spawn(
-                request.argv,
-                request,
-                marker=run.marker,
-                cwd_host_file=run.cwd_file,
-                env_extra=run.env,
-                cwd=request.cwd,
-            )
+            for last in (False, True):
+                runner.replace_lost_reaper = not last
+                try:
+                    handle = runner.spawn(
+                        request.argv,
+                        request,
+                        marker=run.marker,
+                        cwd_host_file=run.cwd_file,
+                        env_extra=run.env,
+                        cwd=request.cwd,
+                    )
+                    break
+                except ReaperLostError:  # killed just before this start (its death was not seen yet)
+                    await self._replace_reaper()
+                finally:
+                    runner.replace_lost_reaper = False
+            assert handle is not None  # the second try never raises `ReaperLostError`
         if warm is not None:
             # The next command's shell starts when this one has ended (`HostProcess.wait`, `sandbox._warm`).
             handle.warm_request = request

@@ -41,8 +41,8 @@ def test_a_killed_reaper_is_replaced_for_the_next_commands(tmp_path: Path) -> No
             reaper = backend._runner.reaper
             assert reaper is not None and reaper.alive(), "no reaper started"
             async with Supervisor(backend, session_dir=tmp_path / "s", protect=False) as sup:
-                # Only the reaper: a command the owner started itself would kill the test's process.
-                kill = f'[ "$PPID" = {reaper.pid} ] && kill -9 $PPID && echo killed || echo "parent $PPID"'
+                # Never the test's own process (a command the owner started itself has it as parent).
+                kill = f'[ "$PPID" != {os.getpid()} ] && kill -9 $PPID && echo killed || echo "parent $PPID"'
                 first = await sup.run(kill, timeout_s=20)
                 assert "killed" in first.preview, first.preview
                 outs = [first.preview]
