@@ -38,7 +38,7 @@ from sandbox._proctree import (
     process_table,
     scan_markers,
 )
-from sandbox._reaper import ReapedChild, Reaper
+from sandbox._reaper import ReapedChild, Reaper, ReaperLostError
 from sandbox._scratch import OwnedDir, sweep_known_orphans, sweep_orphans
 from sandbox._session_cgroup import SessionCgroup
 from sandbox._spawn import Child
@@ -181,6 +181,8 @@ class HostRunner:
         self._poller_idle = False
         #: Set by the local backend: commands start as its children (`sandbox._reaper`).
         self.reaper: Reaper | None = None
+        #: A reaper that died while asked raises `ReaperLostError` (the local backend replaces it).
+        self.replace_lost_reaper = False
         #: Set by the local backend instead, where it can: commands start in it (`sandbox._session_cgroup`).
         self.session_cgroup: SessionCgroup | None = None
         #: Set by the local backend: its pre-spawned shells (`sandbox._warm`); never for bwrap.
@@ -249,6 +251,8 @@ class HostRunner:
                     stdout=pipes.child_stdout,
                     stderr=pipes.child_stderr,
                 )
+                if popen is None and self.reaper.closed and self.replace_lost_reaper:
+                    raise ReaperLostError("the session's reaper died while it started a command")
 
             # fork+exec is sub-ms (a thread hop costs more); `_spawn` is Popen's vfork without its Python.
             def start() -> Child | subprocess.Popen[bytes]:

@@ -60,7 +60,7 @@ import time
 from collections.abc import Sequence
 from typing import Protocol
 
-__all__ = ["ReapedChild", "Reaper", "ReaperError", "start_reaper", "stop_reaper"]
+__all__ = ["ReapedChild", "Reaper", "ReaperError", "ReaperLostError", "start_reaper", "stop_reaper"]
 
 #: Requests larger than this travel in a memfd (a datagram socket caps a message's size).
 _INLINE_MAX = 60_000
@@ -276,6 +276,12 @@ class ReaperError(Exception):
     """The reaper could not start or stopped answering (the caller starts commands itself then)."""
 
 
+class ReaperLostError(ReaperError):
+    """Raised by `HostRunner.spawn` when the session's reaper died while it was asked to start a
+    command (a command killed it): the local backend starts another reaper and asks again, rather
+    than starting the command as the owner's own child, where what it leaves goes to init."""
+
+
 class Reaper:
     """The owner's end of one session's reaper (thread-safe: one request at a time)."""
 
@@ -480,6 +486,10 @@ class Reaper:
             except (ReaperError, OSError):
                 pass
             return self._ended.pop(pid, None)
+
+    def alive(self) -> bool:
+        """The reaper process still runs: a command of its uid can kill it (``kill -9 $PPID``)."""
+        return not self.closed and self._proc.poll() is None
 
     def children_within(self, allowed: set[int]) -> bool:
         """Whether every process directly below the reaper is in ``allowed`` (False when unsure).

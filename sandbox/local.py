@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from sandbox._hostproc import HostProcess, HostRunner
 from sandbox._ownerguard import guard_owner, owner_marker_token
-from sandbox._reaper import start_reaper, stop_reaper
+from sandbox._reaper import ReaperLostError, start_reaper, stop_reaper
 from sandbox._session_cgroup import open_session_cgroup
 from sandbox.base import ExecRequest, SandboxBackend, refuse_user_switch
 from sandbox.config import LocalConfig
@@ -78,6 +78,19 @@ class LocalBackend(SandboxBackend):
         await stop_reaper(self._runner)
         await self._close_cgroup()
 
+    async def _replace_reaper(self) -> None:
+        """A command killed the session's reaper: start another before the next command (round 18).
+
+        Without it every later command of the session started as the owner's own child, and what
+        it left (``setsid env -i …``) went to init and outlived the session. Idle warm shells were
+        started under the dead reaper: retired, so none serves a command outside the new one.
+        """
+        if self._runner.warm is not None:
+            self._runner.warm.retire_all()
+            await self._runner.warm.reap()
+        await stop_reaper(self._runner)
+        self._runner.reaper = await start_reaper()
+
     async def _close_cgroup(self) -> None:
         """Kill what is left in the session cgroup and remove it (once)."""
         cgroup, self._runner.session_cgroup = self._runner.session_cgroup, None
@@ -95,6 +108,8 @@ class LocalBackend(SandboxBackend):
     async def exec(self, request: ExecRequest) -> HostProcess:
         refuse_user_switch(request, "local")
         runner = self._runner
+        if runner.reaper is not None and not runner.reaper.alive():
+            await self._replace_reaper()
         warm = runner.warm
         if warm is None and self.config.warm_shells:
             if self._first_request is None:
@@ -110,14 +125,23 @@ class LocalBackend(SandboxBackend):
         handle = await warm.take(request) if warm is not None else None
         if handle is None:
             run = runner.new_run(request.report_cwd)
-            handle = runner.spawn(
-                request.argv,
-                request,
-                marker=run.marker,
-                cwd_host_file=run.cwd_file,
-                env_extra=run.env,
-                cwd=request.cwd,
-            )
+            for last in (False, True):
+                runner.replace_lost_reaper = not last
+                try:
+                    handle = runner.spawn(
+                        request.argv,
+                        request,
+                        marker=run.marker,
+                        cwd_host_file=run.cwd_file,
+                        env_extra=run.env,
+                        cwd=request.cwd,
+                    )
+                    break
+                except ReaperLostError:  # killed just before this start (its death was not seen yet)
+                    await self._replace_reaper()
+                finally:
+                    runner.replace_lost_reaper = False
+            assert handle is not None  # the second try never raises `ReaperLostError`
         if warm is not None:
             # The next command's shell starts when this one has ended (`HostProcess.wait`, `sandbox._warm`).
             handle.warm_request = request

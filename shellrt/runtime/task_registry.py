@@ -24,6 +24,7 @@ import logging
 import os
 import secrets
 import signal
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,6 +52,11 @@ _CUT = {"command": 1_000, "description": 300, "note": 1_000}
 #: Room for the cut's own words, so that a record read back and saved again is not cut twice.
 _CUT_SLACK = 100
 _VERSION = 1
+#: How long an adopted task's process may be gone before its live owner records how it ended
+#: (the owner writes the registry as its task ends); then it is reported ended, status unknown.
+_NO_RECORD_GRACE_S = 5.0
+#: An adopted task is looked at again at most this often.
+_ASK_EVERY_S = 0.2
 
 
 def _boot_id() -> str:
@@ -145,6 +151,13 @@ class TaskRegistry:
         self._identities: dict[str, ProcessIdentity | None] = {}
         #: task id -> the owner that started it (this process, or an earlier one for adopted tasks).
         self._owners: dict[str, ProcessIdentity | None] = {}
+        #: adopted task id -> when its process was first seen gone while the registry still said running.
+        self._gone_since: dict[str, float] = {}
+        #: adopted task id -> when `refresh` last looked (four /proc reads: ~0.1 ms here).
+        self._asked: dict[str, float] = {}
+        #: adopted task id -> the registry file (inode, size, mtime) its record was last read from.
+        self._seen: dict[str, tuple[int, ...]] = {}
+        tasks.refresh_adopted = self.refresh
 
     # --- writing -------------------------------------------------------------------------
     def save(self) -> None:
@@ -227,6 +240,68 @@ class TaskRegistry:
             self._owners[task.id] = owner
         self.save()
         return notes
+
+    def refresh(self, task: BackgroundTask) -> BackgroundTask | None:
+        """A newer state of an adopted task recorded as running by a live owner elsewhere, or None
+        while it still runs there.
+
+        Round 18: such a task was judged once, at reopening, and read as running for good -- after
+        it ended, and after its owner died -- so it held a slot of this session's task cap forever
+        and TaskOutput waited on it. Asked again whenever it is queried: its owner gone, it is
+        judged as at reopening (killed if it outlived the owner); its process gone, the owner's
+        record of its end is taken, or after `_NO_RECORD_GRACE_S` without one it is reported
+        ended with its status unknown here. Nothing is signalled while the owner lives.
+        """
+        now = time.monotonic()
+        if now - self._asked.get(task.id, -_ASK_EVERY_S) < _ASK_EVERY_S:
+            return None  # asked a moment ago (the supervisor asks twice per command)
+        self._asked[task.id] = now
+        owner, process = self._owners.get(task.id), self._identities.get(task.id)
+        if owner is None or not owner.alive():
+            self._identities[task.id] = None
+            return self._judge(task, owner, process)
+        if process is not None and process.alive():
+            return None
+        recorded = self._recorded(task.id)
+        if recorded is not None and recorded.status is not TaskStatus.RUNNING:
+            self._identities[task.id] = None
+            return recorded
+        if process is None:  # no identity noted: the owner's record is all there is
+            return None
+        first = self._gone_since.setdefault(task.id, time.monotonic())
+        if time.monotonic() - first < _NO_RECORD_GRACE_S:
+            return None
+        self._identities[task.id] = None
+        note = (
+            f"ended in shellrt process {owner.pid}, which ran it; that process recorded no exit status "
+            "here, so how it ended is unknown"
+        )
+        return task.model_copy(
+            update={"status": TaskStatus.KILLED, "note": note, "ended_at": datetime.now(UTC)}
+        )
+
+    def _recorded(self, task_id: str) -> BackgroundTask | None:
+        """The task as ``tasks.json`` records it now (another process may have rewritten it); the
+        file is read again only when it changed (a query may come twice per command)."""
+        try:
+            st = os.stat(self.path, follow_symlinks=False)
+            key: tuple[int, ...] = (st.st_ino, st.st_size, st.st_mtime_ns)
+        except OSError:
+            return None
+        if self._seen.get(task_id) == key:
+            return None
+        self._seen[task_id] = key
+        data = read_regular(self.path, MAX_REGISTRY_BYTES, follow=False)
+        try:
+            raw = json.loads(data) if data is not None and len(data) <= MAX_REGISTRY_BYTES else None
+            records = raw.get("tasks") if isinstance(raw, dict) else None
+            for record in records if isinstance(records, list) else []:
+                found = record.get("task") if isinstance(record, dict) else None
+                if isinstance(found, dict) and found.get("id") == task_id:
+                    return BackgroundTask.model_validate(found)
+        except (ValueError, RecursionError):
+            return None
+        return None
 
     def _judge(
         self, task: BackgroundTask, owner: ProcessIdentity | None, process: ProcessIdentity | None

@@ -36,6 +36,8 @@ __all__ = [
 _ID_ALPHABET = string.ascii_lowercase + string.digits
 #: Per read, at most this many bytes are consumed (the rest stays for the next read).
 DEFAULT_READ_BYTES = 256 * 1024
+#: How often a wait on a task another live process runs asks whether it ended.
+_ADOPTED_POLL_S = 0.25
 #: A running task's unfinished last line is held back, unless it grows beyond this.
 _MAX_PENDING_LINE = 64 * 1024
 #: Background tasks one session runs at once unless ``SHELLRT_MAX_BACKGROUND_TASKS`` says otherwise
@@ -85,6 +87,9 @@ class TaskManager:
         self._tasks: dict[str, _Task] = {}
         #: Called after a task was added, stopped or read (a persisted registry rewrites itself).
         self.on_change: Callable[[], None] | None = None
+        #: A newer state of an adopted task that a live owner elsewhere runs, or None while it still
+        #: runs (set by the persisted registry). Without it such a task stayed "running" for good.
+        self.refresh_adopted: Callable[[BackgroundTask], BackgroundTask | None] | None = None
 
     def _changed(self) -> None:
         if self.on_change is not None:
@@ -157,8 +162,7 @@ class TaskManager:
         for task in self._tasks.values():
             ex = task.execution
             if ex is None:
-                assert task.adopted is not None
-                running = running or task.adopted.status is TaskStatus.RUNNING
+                running = running or self._adopted(task).status is TaskStatus.RUNNING
             elif not ex.done.is_set():
                 running = True
             elif task.ended_at is None:
@@ -170,8 +174,7 @@ class TaskManager:
         count = 0
         for task in self._tasks.values():
             if task.execution is None:
-                assert task.adopted is not None
-                count += task.adopted.status is TaskStatus.RUNNING
+                count += self._adopted(task).status is TaskStatus.RUNNING
             else:
                 count += not task.execution.done.is_set()
         return count
@@ -186,10 +189,14 @@ class TaskManager:
         return self._snapshot(self._lookup(task_id))
 
     async def wait(self, task_id: str) -> BackgroundTask:
-        """Wait until the task has ended; its final state."""
+        """Wait until the task has ended; its final state (bound it: another process's task may run
+        for as long as it likes)."""
         task = self._lookup(task_id)
         if task.execution is not None:
             await task.execution.done.wait()
+        elif self.refresh_adopted is not None:  # another live process runs it: ask until it ended
+            while self._adopted(task).status is TaskStatus.RUNNING:  # noqa: ASYNC110 (no event to wait on)
+                await anyio.sleep(_ADOPTED_POLL_S)
         return self._snapshot(task)
 
     async def read_new(
@@ -208,9 +215,9 @@ class TaskManager:
                 task.execution.out.saved_bytes
             )  # what the file holds (less than printed when output was lost)
         else:  # adopted: the file is all there is (still growing only while a live owner elsewhere runs it)
-            assert task.adopted is not None
-            finished = task.adopted.status is not TaskStatus.RUNNING
-            path = task.adopted.output_path
+            adopted = self._adopted(task)
+            finished = adopted.status is not TaskStatus.RUNNING
+            path = adopted.output_path
             end = await anyio.to_thread.run_sync(_file_size, path)
         start = min(task.read_offset, end)
         take = min(end - start, max_bytes)
@@ -282,11 +289,20 @@ class TaskManager:
             raise TaskNotFoundError(f"No background task with id {task_id!r}. Known task ids: {known}.")
         return task
 
+    def _adopted(self, task: _Task) -> BackgroundTask:
+        """An adopted task's state; one a live owner elsewhere runs is asked about again (round 18:
+        it ended there, but here it counted against the task cap and read as running for good)."""
+        assert task.adopted is not None
+        if task.adopted.status is TaskStatus.RUNNING and self.refresh_adopted is not None:
+            newer = self.refresh_adopted(task.adopted)
+            if newer is not None:
+                task.adopted = newer  # saved with the registry's next write
+        return task.adopted
+
     def _snapshot(self, task: _Task) -> BackgroundTask:
         ex = task.execution
         if ex is None:
-            assert task.adopted is not None
-            return task.adopted
+            return self._adopted(task)
         status = ex.status if ex.done.is_set() else None
         note: str | None = None
         if status is None:
