@@ -121,6 +121,7 @@ from sandbox.docker._reset import (
 from sandbox.docker._root_inode import InodeState, inode_state
 from sandbox.docker._shown import shown
 from sandbox.docker._sockets import WorkspaceSockets
+from sandbox.docker._userdb import check_user_db
 from sandbox.docker._volumes import TOP_ONLY, image_volume_targets, make_read_only
 from sandbox.docker._workspace import copy_in, denied_on_host, export_workspace
 from sandbox.errors import (
@@ -854,6 +855,12 @@ class DockerBackend(SandboxBackend):
                     f"the docker daemon did not keep ReadonlyPaths {readonly} (it kept {kept}); "
                     "shellrt needs a daemon that honours HostConfig.ReadonlyPaths to keep /dev read-only: upgrade docker"
                 )
+            try:
+                check_user_db(client, cid, image)  # the daemon's start would block on a FIFO for ever
+            except BaseException:
+                with contextlib.suppress(docker.errors.APIError):
+                    client.api.remove_container(cid, force=True)
+                raise
             return cid
 
         with translate(self.config.docker_host, f"create a container from {image!r}"):
