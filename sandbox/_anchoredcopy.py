@@ -9,7 +9,7 @@ team round 14). Here every name is opened relative to its parent's descriptor wi
 ``O_NOFOLLOW``, and copied only when what was opened is what was listed (type, device and
 inode); a name that changed in between is left out, as a FIFO or a hidden path is.
 
-Kept from ``copytree``: files (data, mode, times, xattrs where the file system keeps them),
+Kept from ``copytree``: files (data, mode, times, ``user.*`` xattrs where the file system keeps them),
 directories (their mode and times set after their content), symlinks as links (their times),
 and a depth bounded only by the caller's check (the walk is an explicit stack: no recursion).
 """
@@ -308,13 +308,27 @@ def _copy_range(src: int, dst: int, pos: int, end: int) -> None:
             view, pos = view[n:], pos + n
 
 
+def _kept_xattr(name: str) -> bool:
+    """Whether the copy keeps the extended attribute ``name``: ``user.*`` alone, the data any owner
+    may set on a file of theirs. The copy runs as the host's user (root on CI hosts), who may also
+    set what grants rights: ``security.capability`` (file capabilities: a copy, root's without an
+    ``owner``, that gave whoever runs it ``cap_setuid``), ``system.posix_acl_*`` (an ACL granting
+    another uid write to root's copy), ``trusted.*`` (overlayfs' redirects and whiteouts, root's
+    tools'), ``security.*`` labels; ``user.overlay.*`` is overlayfs' own under ``userxattr``
+    (red team round 18). The copy's mode still comes from the source's (`_safe_mode`)."""
+    return name.startswith("user.") and not name.startswith("user.overlay.")
+
+
 def _copy_xattrs(src: int, dst: int) -> None:
-    """As ``shutil.copystat`` does: what cannot be listed, read or set is skipped."""
+    """The kept (`_kept_xattr`) extended attributes; what cannot be listed, read or set is skipped
+    (as ``shutil.copystat`` does)."""
     try:
         names = os.listxattr(src)
     except OSError:
         return
     for key in names:
+        if not _kept_xattr(key):
+            continue
         with contextlib.suppress(OSError):
             os.setxattr(dst, key, os.getxattr(src, key))
 

@@ -28,6 +28,7 @@ import pytest
 from sandbox import ExecRequest
 from sandbox.docker import DockerBackend
 from sandbox.docker import _backend as backend_module
+from sandbox.docker._devnodes import DOCKER_READONLY_PATHS
 from tests._docker_support import BUSYBOX, config, policy, require_docker, run_sh
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
@@ -101,7 +102,11 @@ async def test_dev_submounts_and_devices_still_work(backend: DockerBackend) -> N
 async def test_dev_is_mounted_read_only(backend: DockerBackend) -> None:
     rc, out = await run_sh(backend, "grep ' /dev ' /proc/self/mountinfo")
     assert rc == 0, out
-    options = out.split()[5].split(",")
+    # The top one (runc's read-only bind of round 18 lies over docker's tmpfs): no other's parent.
+    entries = [line.split() for line in out.splitlines()]
+    top = [f for f in entries if f[0] not in {g[1] for g in entries}]
+    assert len(top) == 1, out
+    options = top[0][5].split(",")
     assert "ro" in options, out
 
 
@@ -113,6 +118,8 @@ async def test_the_executor_ignores_a_planted_oom_file_without_the_freeze(
     for nothing there either."""
     require_docker()
     monkeypatch.setattr(backend_module, "TOP_ONLY", ())
+    # and runc's read-only /dev (round 18): what this test judges is the layer below it
+    monkeypatch.setattr(backend_module, "READONLY_PATHS", DOCKER_READONLY_PATHS)
     async with DockerBackend(config(BUSYBOX), policy(tmp_path)) as b:
         rc, out = await run_sh(b, "grep ' /sys/fs/cgroup ' /proc/self/mountinfo")
         assert "rw" in out.split()[5].split(","), out  # really not frozen

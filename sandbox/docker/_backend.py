@@ -86,7 +86,7 @@ from sandbox.docker._bridge import firewall_bridge
 from sandbox.docker._channel import ControlChannel, ExecutorGoneError
 from sandbox.docker._client import connect, require_local_daemon, thread, translate
 from sandbox.docker._detach import detach_mount
-from sandbox.docker._devnodes import device_binds
+from sandbox.docker._devnodes import READONLY_PATHS, device_binds
 from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream, make_fifo, open_fifo
 from sandbox.docker._gc import IO_PREFIX, io_base, reap_orphans, sweep_host_dirs
 from sandbox.docker._hostpid import host_pid
@@ -121,6 +121,7 @@ from sandbox.docker._reset import (
 from sandbox.docker._root_inode import InodeState, inode_state
 from sandbox.docker._shown import shown
 from sandbox.docker._sockets import WorkspaceSockets
+from sandbox.docker._userdb import check_user_db
 from sandbox.docker._volumes import TOP_ONLY, image_volume_targets, make_read_only
 from sandbox.docker._workspace import copy_in, denied_on_host, export_workspace
 from sandbox.errors import (
@@ -817,6 +818,14 @@ class DockerBackend(SandboxBackend):
         suffix = f"-{len(self.recoveries)}" if self.recoveries else ""
 
         def create() -> str:
+            host_config = client.api.create_host_config(**host_kwargs)
+            # /dev and /sys/fs/cgroup read-only from runc, on every host (`_devnodes.READONLY_PATHS`),
+            # and the image's VOLUMEs, which a non-root host cannot freeze (`_freeze_image_volumes`).
+            volumes = (
+                {} if admin else (client.api.inspect_image(image).get("Config") or {}).get("Volumes") or {}
+            )
+            readonly = [*READONLY_PATHS, *sorted(str(v) for v in volumes)]
+            host_config["ReadonlyPaths"] = readonly
             response = client.api.create_container(
                 image,
                 command=[*_EXECUTOR_ARGV, "1"] if admin else _EXECUTOR_ARGV,
@@ -835,9 +844,24 @@ class DockerBackend(SandboxBackend):
                 # An image's HEALTHCHECK would be a `docker exec` as container root with the
                 # executor's capabilities, outside `priv drop`, cwd the workspace: never run one.
                 healthcheck={"test": ["NONE"]},
-                host_config=client.api.create_host_config(**host_kwargs),
+                host_config=host_config,
             )
-            return str(response["Id"])
+            cid = str(response["Id"])
+            kept = client.api.inspect_container(cid)["HostConfig"].get("ReadonlyPaths") or []
+            if not set(readonly) <= set(kept):  # a daemon that ignores the field: fail closed
+                with contextlib.suppress(docker.errors.APIError):
+                    client.api.remove_container(cid, force=True)
+                raise BackendUnavailableError(
+                    f"the docker daemon did not keep ReadonlyPaths {readonly} (it kept {kept}); "
+                    "shellrt needs a daemon that honours HostConfig.ReadonlyPaths to keep /dev read-only: upgrade docker"
+                )
+            try:
+                check_user_db(client, cid, image)  # the daemon's start would block on a FIFO for ever
+            except BaseException:
+                with contextlib.suppress(docker.errors.APIError):
+                    client.api.remove_container(cid, force=True)
+                raise
+            return cid
 
         with translate(self.config.docker_host, f"create a container from {image!r}"):
             if self.config.pull == "always":

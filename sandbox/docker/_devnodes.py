@@ -21,7 +21,19 @@ from docker.types import Mount
 
 from sandbox.errors import BackendUnavailableError
 
-__all__ = ["DEV_NODES", "device_binds"]
+__all__ = ["DEV_NODES", "READONLY_PATHS", "device_binds"]
+
+#: docker's own ``ReadonlyPaths`` (moby ``oci/defaults.go``), which a list of ours replaces whole.
+DOCKER_READONLY_PATHS = ("/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger")
+
+#: What runc makes read-only (a recursive bind remounted read-only at its top: ``/dev/shm``,
+#: ``/dev/mqueue``, ``/dev/pts`` and the binds below stay as they are) after every mount, device
+#: and ``/dev`` link is in place and before the executor starts: on every host, the daemon's doing.
+#: A root host also freezes ``/dev`` itself (`_volumes`), a non-root one could not: there a root
+#: command still added names under ``/dev`` and replaced ``/dev/fd``, ``stdin``, ``stdout``,
+#: ``stderr``, ``ptmx`` (another user's ``<(...)`` read what it planted, its ``>/dev/stdout`` went
+#: to the root command's file) and planted ``/sys/fs/cgroup/memory.events`` (red team round 18).
+READONLY_PATHS = (*DOCKER_READONLY_PATHS, "/dev", "/sys/fs/cgroup")
 
 #: Name -> (major, minor) of the character devices every Linux has (Documentation/admin-guide/devices.txt).
 DEV_NODES: dict[str, tuple[int, int]] = {

@@ -120,12 +120,20 @@ _oomcount() {
 # command may replace /etc/passwd with a symlink to /proc/<executor>/fd/0 (the
 # channel's requests, which this identity may open): reading it would steal
 # them. Checked on the open descriptor, so no swap after a check counts.
+# There (a writable root) it is opened read-write: a FIFO planted there blocked
+# a read-only open until the host gave up on the command after 30 s, the runner
+# stuck for the session's life (red team round 18); a read-write open of a FIFO
+# never blocks, and the check then refuses it. Elsewhere the root is read-only.
 _db() {
     if [ ! -e "$1" ] && [ ! -L "$1" ]; then
         exec 9</dev/null # none: bare uids still resolve
         return 0
     fi
-    command exec 9<"$1" 2>/dev/null || return 1
+    if [ "$ADMIN" = 1 ]; then
+        command exec 9<>"$1" 2>/dev/null || return 1
+    else
+        command exec 9<"$1" 2>/dev/null || return 1
+    fi
     [ -f /proc/self/fd/9 ] && return 0
     exec 9<&-
     return 1
