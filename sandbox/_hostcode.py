@@ -99,12 +99,8 @@ def checked_host_code_places(roots: Sequence[Path], *, backend: str, other_fix: 
     return inside
 
 
-def shadowing_roots(roots: Sequence[Path]) -> list[tuple[Path, str]]:
-    """(root, the ``sys.path`` entry) for each writable root through which a command could put a
-    top-level module where this interpreter imports from: the root *is* an entry, or lies below
-    one and its first directory there is a name the host imports (standard library, loaded, or
-    on ``sys.path``). A root below an entry under another name (``/tmp/x`` on the path, a
-    workspace ``/tmp/x/work17/ws``) reaches no import and is not named."""
+def _path_entries() -> set[str]:
+    """This process's ``sys.path`` entries, resolved (an empty entry is the current directory)."""
     entries = set()
     for entry in sys.path:
         if not isinstance(entry, str):
@@ -113,6 +109,16 @@ def shadowing_roots(roots: Sequence[Path]) -> list[tuple[Path, str]]:
             entries.add(os.path.realpath(entry or os.getcwd()))
         except (OSError, ValueError):
             continue
+    return entries
+
+
+def shadowing_roots(roots: Sequence[Path]) -> list[tuple[Path, str]]:
+    """(root, the ``sys.path`` entry) for each writable root through which a command could put a
+    top-level module where this interpreter imports from: the root *is* an entry, or lies below
+    one and its first directory there is a name the host imports (standard library, loaded, or
+    on ``sys.path``). A root below an entry under another name (``/tmp/x`` on the path, a
+    workspace ``/tmp/x/work17/ws``) reaches no import and is not named."""
+    entries = _path_entries()
     forms = {f for r in roots for f in _forms(r)}
     # Entries at or above a root: their own listings are the workspace's files, not host imports.
     above = tuple(sorted(e for e in entries if any(f == e or f.startswith(e.rstrip("/") + "/") for f in forms)))
@@ -157,14 +163,7 @@ def _places_for(roots: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]
     if found is not None:
         return found
     inside, _ = host_code_places([Path(r) for r in roots])
-    entries = set()
-    for entry in sys.path:
-        if not isinstance(entry, str):
-            continue
-        try:
-            entries.add(os.path.realpath(entry or os.getcwd()))
-        except (OSError, ValueError):
-            continue
+    entries = _path_entries()
     forms = {f for r in roots for f in _forms(Path(r))}
     exposed = tuple(
         e for e in entries if any(f == e or f.startswith(e.rstrip("/") + "/") for f in forms)

@@ -18,10 +18,7 @@ Two holes, and the attacks that already held kept as regressions:
 from __future__ import annotations
 
 import logging
-import shutil
 import socket
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,6 +28,7 @@ import pytest
 
 from sandbox._proxy import FilteringProxy
 from tests._proxy_client import proxy_talk
+from tests._public_netns import run_with_public_address
 from tests._tcp_server import tcp_server
 
 REPO = Path(__file__).resolve().parents[1]
@@ -180,17 +178,7 @@ print("REACHED", ",".join(reached))
 
 
 def test_a_public_answer_is_reached_on_web_ports_only_whatever_the_other_answers(tmp_path: Path) -> None:
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        pytest.fail("needs unshare and ip (util-linux, iproute2) for a network namespace of its own")
-    script = tmp_path / "mixed.py"
-    script.write_text(_MIXED)
-    run = subprocess.run(
-        ["unshare", "-rn", "sh", "-c",
-         'ip link set lo up && ip addr add 1.2.3.4/32 dev lo && exec "$0" "$@"',
-         sys.executable, str(script), str(REPO), str(tmp_path / "px")],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr
+    run = run_with_public_address(tmp_path, "mixed.py", _MIXED)
     reached = run.stdout.rsplit("REACHED ", 1)[1].strip()
     assert "1.2.3.4" not in reached, run.stdout
     # The listed name's private answer (a host service the operator named) keeps every port.

@@ -19,10 +19,7 @@ public address is made in a network namespace of its own (``unshare -rn``, 1.2.3
 from __future__ import annotations
 
 import json
-import shutil
 import socket
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,6 +35,7 @@ from shellrt.protocol import ToolContext, ToolExecutionError
 from shellrt.tools.web_fetch import WebFetchInput, WebFetchTool
 from tests._http_server import _Server, serve
 from tests._proxy_client import proxy_talk
+from tests._public_netns import run_with_public_address
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -232,17 +230,7 @@ print("RESULT " + json.dumps(out))
 def test_the_hosts_own_public_address_is_not_reached(tmp_path: Path) -> None:
     """A public address on one of the host's interfaces is the host: neither WebFetch (any port)
     nor the proxy (80/443 through a listed or wildcard name) reaches it."""
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        pytest.fail("needs unshare and ip (util-linux, iproute2) for a network namespace of its own")
-    script = tmp_path / "own.py"
-    script.write_text(_OWN_PUBLIC)
-    run = subprocess.run(
-        ["unshare", "-rn", "sh", "-c",
-         'ip link set lo up && ip addr add 1.2.3.4/32 dev lo && exec "$0" "$@"',
-         sys.executable, str(script), str(REPO), str(tmp_path / "px")],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr
+    run = run_with_public_address(tmp_path, "own.py", _OWN_PUBLIC)
     out = json.loads(run.stdout.rsplit("RESULT ", 1)[1])
     assert out["own"] is True and out["other"] is False, out
     assert out["proxy_exact"].startswith("HTTP/1.1 403") and "this machine" in out["proxy_exact"], out

@@ -10,12 +10,9 @@ reached as the exactly listed ``localhost`` (which keeps every port); it records
 
 from __future__ import annotations
 
-import shutil
 import socket
 import ssl
 import struct
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,6 +21,7 @@ import pytest
 
 from sandbox._proxy import FilteringProxy
 from sandbox._tunnel import client_hello_sni
+from tests._public_netns import run_with_public_address
 from tests._tcp_server import tcp_server
 
 REPO = Path(__file__).resolve().parents[1]
@@ -232,17 +230,7 @@ for r in p.refusals:
 
 
 def test_a_public_host_gets_tls_for_its_own_name_or_http_only(tmp_path: Path) -> None:
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        pytest.fail("needs unshare and ip (util-linux, iproute2) for a network namespace of its own")
-    script = tmp_path / "public.py"
-    script.write_text(_PUBLIC)
-    run = subprocess.run(
-        ["unshare", "-rn", "sh", "-c",
-         'ip link set lo up && ip addr add 1.2.3.4/32 dev lo && exec "$0" "$@"',
-         sys.executable, str(script), str(REPO), str(tmp_path / "px")],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr
+    run = run_with_public_address(tmp_path, "public.py", _PUBLIC)
     sent = dict(line.split()[1:] for line in run.stdout.splitlines() if line.startswith("SENT"))
     received = [line.split()[1:] for line in run.stdout.splitlines() if line.startswith("RECEIVED")]
     received = [r[0] for r in received if r]  # a refused tunnel's connection got no byte at all

@@ -12,12 +12,9 @@ that sends nothing (SSH on 443).
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import ssl
 import struct
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -27,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from sandbox._proxy import FilteringProxy
+from tests._public_netns import run_with_public_address
 from tests._tcp_server import tcp_server
 
 REPO = Path(__file__).resolve().parents[1]
@@ -349,16 +347,6 @@ for r in p.refusals:
 
 
 def test_a_public_host_does_not_speak_first_into_a_tunnel(tmp_path: Path) -> None:
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        pytest.fail("needs unshare and ip (util-linux, iproute2) for a network namespace of its own")
-    script = tmp_path / "public.py"
-    script.write_text(_PUBLIC)
-    run = subprocess.run(
-        ["unshare", "-rn", "sh", "-c",
-         'ip link set lo up && ip addr add 1.2.3.4/32 dev lo && exec "$0" "$@"',
-         sys.executable, str(script), str(REPO), str(tmp_path / "px")],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr
+    run = run_with_public_address(tmp_path, "public.py", _PUBLIC)
     assert "GOT -" in run.stdout, f"the public host's banner reached the client: {run.stdout}"
     assert "REFUSED cdn.test the tunnel's opening did not arrive in time" in run.stdout, run.stdout
