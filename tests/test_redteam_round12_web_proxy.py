@@ -20,30 +20,18 @@ from __future__ import annotations
 import logging
 import socket
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sandbox._proxy import FilteringProxy
-from tests._proxy_client import proxy_talk
+from tests._proxy_client import proxy_talk, running_proxy
 from tests._public_netns import run_with_public_address
 from tests._tcp_server import tcp_server
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-@contextmanager
-def _proxy(tmp_path: Path, *allowed: str) -> Iterator[FilteringProxy]:
-    d = tmp_path / "proxy"
-    d.mkdir(mode=0o700, exist_ok=True)
-    p = FilteringProxy(d / "proxy.sock", allowed=allowed, log_path=d / "network.log")
-    p.start()
-    try:
-        yield p
-    finally:
-        p.close()
 
 
 @pytest.fixture
@@ -82,7 +70,7 @@ def test_non_ascii_digits_get_a_400_not_a_crash(
     request_head: str,
 ) -> None:
     port, received = upstream
-    with caplog.at_level(logging.ERROR), _proxy(tmp_path, "localhost") as p:
+    with caplog.at_level(logging.ERROR), running_proxy(tmp_path, "localhost") as p:
         out = proxy_talk(p, request_head.replace("{port}", str(port)).encode("latin-1"))
         # The proxy still serves the next client.
         again = proxy_talk(p, f"GET http://localhost:{port}/ HTTP/1.1\r\n\r\n".encode())
@@ -107,7 +95,7 @@ def test_ip_spellings_never_pass_as_the_listed_name(
     tmp_path: Path, upstream: tuple[int, list[bytes]], host: str
 ) -> None:
     port, received = upstream
-    with _proxy(tmp_path, "localhost") as p:
+    with running_proxy(tmp_path, "localhost") as p:
         plain = proxy_talk(p, f"GET http://{host}:{port}/ HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
         tunnel = proxy_talk(p, f"CONNECT {host}:{port} HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n".encode())
     assert plain.startswith((b"HTTP/1.1 403", b"HTTP/1.1 400")), plain
@@ -120,7 +108,7 @@ def test_userinfo_and_host_header_do_not_choose_the_upstream(
 ) -> None:
     """``http://localhost@127.0.0.1/`` is 127.0.0.1 (refused); a Host header never picks the target."""
     port, received = upstream
-    with _proxy(tmp_path, "localhost") as p:
+    with running_proxy(tmp_path, "localhost") as p:
         out = proxy_talk(p, f"GET http://localhost@127.0.0.1:{port}/ HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
         ok = proxy_talk(p, f"GET http://127.0.0.1@localhost:{port}/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
     assert out.startswith(b"HTTP/1.1 403"), out
@@ -200,7 +188,7 @@ def test_a_wildcard_name_resolving_to_a_private_address_is_refused_over_socks5h_
         return real(host, port_, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", hook)
-    with _proxy(tmp_path, "*.corp.test") as p:
+    with running_proxy(tmp_path, "*.corp.test") as p:
         with socket.socket(socket.AF_UNIX) as s:
             s.settimeout(10)
             s.connect(str(p.socket_path))

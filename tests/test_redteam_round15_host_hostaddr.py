@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ from sandbox._proxy import FilteringProxy
 from shellrt.protocol import ToolContext, ToolExecutionError
 from shellrt.tools.web_fetch import WebFetchInput, WebFetchTool
 from tests._http_server import _Server, serve
-from tests._proxy_client import proxy_talk
+from tests._proxy_client import proxy_talk, running_proxy
 from tests._public_netns import run_with_public_address
 
 REPO = Path(__file__).resolve().parents[1]
@@ -66,16 +65,6 @@ def server() -> Iterator[_Server]:
         yield srv
 
 
-@contextmanager
-def _proxy(tmp_path: Path, *allowed: str) -> Iterator[FilteringProxy]:
-    d = tmp_path / "proxy"
-    d.mkdir(mode=0o700, exist_ok=True)
-    p = FilteringProxy(d / "proxy.sock", allowed=allowed, log_path=d / "network.log")
-    p.start()
-    try:
-        yield p
-    finally:
-        p.close()
 
 
 def _socks(p: FilteringProxy, name: str, port: int) -> int:
@@ -95,7 +84,7 @@ def test_an_exactly_listed_name_answering_loopback_does_not_reach_the_host(
     resolver("svc.example", answer)
     port = server.server_port
     before = server.hits["/"]
-    with _proxy(tmp_path, "svc.example") as p:
+    with running_proxy(tmp_path, "svc.example") as p:
         connect = proxy_talk(p, f"CONNECT svc.example:{port} HTTP/1.1\r\n\r\n".encode())
         plain = proxy_talk(p, f"GET http://svc.example:{port}/ HTTP/1.1\r\n\r\n".encode())
         socks = _socks(p, "svc.example", port)
@@ -111,7 +100,7 @@ def test_the_metadata_service_is_not_reached_through_a_listed_name(
 ) -> None:
     resolver("meta.example", "169.254.169.254")
     resolver("meta6.example", "fd00:ec2::254")
-    with _proxy(tmp_path, "meta.example", "meta6.example") as p:
+    with running_proxy(tmp_path, "meta.example", "meta6.example") as p:
         for name in ("meta.example", "meta6.example"):
             out = proxy_talk(p, f"GET http://{name}/latest/meta-data/ HTTP/1.1\r\n\r\n".encode())
             assert out.startswith(b"HTTP/1.1 403") and b"this machine" in out, out
@@ -124,7 +113,7 @@ def test_the_operator_listing_the_address_or_localhost_still_reaches_it(
 ) -> None:
     resolver("svc.example", "127.0.0.1")
     port = server.server_port
-    with _proxy(tmp_path, "svc.example", "127.0.0.1", "localhost") as p:
+    with running_proxy(tmp_path, "svc.example", "127.0.0.1", "localhost") as p:
         by_name = proxy_talk(p, f"GET http://svc.example:{port}/ HTTP/1.1\r\n\r\n".encode())
         by_localhost = proxy_talk(p, f"GET http://localhost:{port}/ HTTP/1.1\r\n\r\n".encode())
     assert by_name.startswith(b"HTTP/1.0 200") and by_name.endswith(b"host service"), by_name

@@ -14,29 +14,19 @@ import socket
 import ssl
 import struct
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from sandbox._proxy import FilteringProxy
 from sandbox._tunnel import client_hello_sni
+from tests._proxy_client import running_proxy
 from tests._public_netns import run_with_public_address
 from tests._tcp_server import tcp_server
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-@contextmanager
-def _proxy(tmp_path: Path, *allowed: str) -> Iterator[FilteringProxy]:
-    d = tmp_path / "proxy"
-    d.mkdir(mode=0o700, exist_ok=True)
-    p = FilteringProxy(d / "proxy.sock", allowed=allowed, log_path=d / "network.log")
-    p.start()
-    try:
-        yield p
-    finally:
-        p.close()
 
 
 @pytest.fixture
@@ -111,7 +101,7 @@ def test_tls_for_another_name_does_not_reach_the_shared_host(
     tmp_path: Path, shared_host: tuple[int, list[bytes]], socks: bool
 ) -> None:
     port, received = shared_host
-    with _proxy(tmp_path, "localhost") as p:
+    with running_proxy(tmp_path, "localhost") as p:
         _tunnel(p, _client_hello("secret.internal.test"), port, socks=socks)
         assert not any(b"secret.internal.test" in r for r in received), (
             "a ClientHello for another name reached it"
@@ -143,7 +133,7 @@ def test_plain_http_in_a_tunnel_goes_to_the_listed_name_only(
     tmp_path: Path, shared_host: tuple[int, list[bytes]], opening: bytes
 ) -> None:
     port, received = shared_host
-    with _proxy(tmp_path, "localhost") as p:
+    with running_proxy(tmp_path, "localhost") as p:
         answer = _tunnel(p, opening, port)
     assert not any(b"secret.internal.test" in r for r in received), received
     # Sent at all, it was re-framed like the proxy's plain-HTTP forwarding: the vetted Host, one request.

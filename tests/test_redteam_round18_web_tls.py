@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from sandbox._proxy import FilteringProxy
+from tests._proxy_client import running_proxy
 from tests._public_netns import run_with_public_address
 from tests._tcp_server import tcp_server
 
@@ -36,14 +37,8 @@ CCS = b"\x14\x03\x03\x00\x01\x01"
 
 @contextmanager
 def _proxy(tmp_path: Path, head_timeout: float = 30.0) -> Iterator[FilteringProxy]:
-    d = tmp_path / "proxy"
-    d.mkdir(mode=0o700, exist_ok=True)
-    p = FilteringProxy(d / "proxy.sock", allowed=("localhost",), head_timeout=head_timeout)
-    p.start()
-    try:
+    with running_proxy(tmp_path, "localhost", head_timeout=head_timeout) as p:
         yield p
-    finally:
-        p.close()
 
 
 def _record(handshake: bytes) -> bytes:
