@@ -12,7 +12,8 @@ a link and never followed, whatever the archive does later. Only directories,
 regular files and symlinks staying inside come out; a hard link to a file this
 archive created comes out as a copy of it (never as a second name of one inode
 on the host: ``ln .git/config notes`` would let a later write to ``notes`` change
-``.git/config``; red team round 13), its bytes counted against the archive's bound;
+``.git/config``; red team round 13), its bytes counted against the archive's bound (one
+budget for both since round 19);
 no device or FIFO, no set-id, sticky or group/other write bit, no owner (the caller
 owns what it extracts); total size and entry count bounded; runs of zeros are left
 as holes (a sparse file stays sparse). A member the caller holds back (``held``: a
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import errno
 import os
+import secrets
 import stat
 import tarfile
 from collections.abc import Callable, Iterator
@@ -87,6 +89,15 @@ class ChunkReader:
         self._chunks, self._limit, self._seen = chunks, limit, 0
         self._buf, self._pos = b"", 0  # the current chunk and how much of it was read
 
+    @property
+    def remaining(self) -> int:
+        """Bytes the bound still allows: the archive read so far and the copies charged share it."""
+        return self._limit - self._seen
+
+    def charge(self, n: int) -> None:
+        """Count ``n`` bytes written on the host that the archive did not carry (a hard link's copy)."""
+        self._seen += n
+
     def read(self, size: int = -1) -> bytes:
         out: list[bytes] = []
         want = size
@@ -98,7 +109,8 @@ class ChunkReader:
                 self._seen += len(chunk)
                 if self._seen > self._limit:
                     raise WorkspaceExportError(
-                        f"the container's workspace archive is larger than {self._limit} bytes; remove "
+                        f"the container's workspace archive (with the copies of its hard links) is larger "
+                        f"than {self._limit} bytes; remove "
                         "what need not come out (build outputs, caches) or export a subdirectory"
                     )
                 self._buf, self._pos = chunk, 0
@@ -204,13 +216,15 @@ class _Extraction:
     held: Held | None = None
     #: Bytes the copies of hard links may still take (they carry no data in the archive).
     copy_budget: int = 0
+    #: The archive, whose bound the copies share (round 19: a separate budget of the same size
+    #: let one export write twice its bound on the host).
+    archive: ChunkReader | None = None
     #: Regular files this archive created: name -> (st_dev, st_ino), for its hard links.
     files: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: Directories: name -> (mode, mtime), applied once everything below them is written.
     dirs: dict[str, tuple[int, float]] = field(default_factory=dict)
     refused: list[tuple[str, str]] = field(default_factory=list)
     left_out: set[str] = field(default_factory=set)
-    _serial: int = 0
 
     def member(self, tar: tarfile.TarFile, info: tarfile.TarInfo, name: str) -> None:
         parts = _parts(name)
@@ -288,8 +302,11 @@ class _Extraction:
         """Create an entry under a temporary name in the anchored parent (``make``), then rename
         it over ``parts[-1]`` (a directory there is removed first). Returns the new entry's lstat."""
         parent = self._parent(parts)
-        self._serial += 1
-        tmp = f".shellrt-export-{os.getpid()}-{self._serial}"
+        # Unguessable: the archive's own names share the directory. A predictable one (pid and a
+        # counter) let a member named like a later temp name abort the whole export with a bare
+        # FileExistsError, and one named like its own temp name be unlinked after its rename
+        # (red team round 19).
+        tmp = f".shellrt-export-{secrets.token_hex(12)}"
         try:
             make(parent, tmp)
             try:
@@ -356,7 +373,13 @@ class _Extraction:
                 flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
                 out = os.open(tmp, flags, 0o600, dir_fd=parent)
                 try:
-                    self.copy_budget -= _copy_data(fd, out, self.copy_budget)
+                    budget = self.copy_budget
+                    if self.archive is not None:
+                        budget = min(budget, self.archive.remaining)
+                    copied = _copy_data(fd, out, budget)
+                    self.copy_budget -= copied
+                    if self.archive is not None:
+                        self.archive.charge(copied)
                     os.fchmod(out, stat.S_IMODE(seen.st_mode))
                     os.utime(out, (info.mtime, info.mtime))
                 finally:
@@ -405,11 +428,12 @@ def extract(
 
     ``rename`` maps a member's name to its place below the destination (None: skip it); ``held``
     says why a member must not be written there (see the module). The copies of hard links take
-    at most ``max_copy_bytes`` of data. Raises
+    at most ``max_copy_bytes`` of data, and with the archive's bytes no more than ``archive``'s
+    bound. Raises
     `WorkspaceExportError` naming refused members after extracting the others, or at once when
     the archive is unreadable or over a bound.
     """
-    job = _Extraction(dest_fd, held, max_copy_bytes)
+    job = _Extraction(dest_fd, held, max_copy_bytes, archive)
     count = 0
     try:
         with tarfile.open(fileobj=cast(IO[bytes], archive), mode="r|", tarinfo=_BoundedInfo) as tar:
@@ -435,8 +459,8 @@ def extract(
         raise WorkspaceExportError(f"the container's workspace archive could not be read: {exc}") from None
     except _OverBudget:
         raise WorkspaceExportError(
-            f"the copies of the workspace's hard links take more than {max_copy_bytes} bytes (a hard "
-            "link comes out as a copy); remove the extra names (`find -links +1`) or export a subdirectory"
+            f"the copies of the workspace's hard links take more than {max_copy_bytes} bytes, or with the "
+            "archive more than its bound (a hard link comes out as a copy); remove the extra names (`find -links +1`) or export a subdirectory"
         ) from None
     finally:
         job.finish_directories()

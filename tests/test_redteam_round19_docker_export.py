@@ -1,0 +1,82 @@
+"""Red team round 19, docker: what the copy-back (``export_workspace``) writes on the host.
+
+The archive is the container's: every name and size in it is the command's choice. Rounds 4,
+9 and 13 closed links out of the destination, special files, set-id bits and second names of an
+inode. Two gaps were left, both in `sandbox/docker/_untar.py`:
+
+- the temporary name each member is written under was ``.shellrt-export-<pid>-<n>``: predictable
+  (the host's pid, a counter from 1), in the same directory as the archive's own names. A member
+  named like a later temp name aborted the whole export with a bare ``FileExistsError`` (no
+  ``WorkspaceExportError``, the members after it never written); one named like its own temp
+  name was unlinked right after its rename (it vanished without a word);
+- the copies of hard links had a budget of their own, as large as the archive's: one export
+  wrote up to twice its bound on the host's disk (round 13's own test allowed 16 MiB for 8).
+
+Pure host-side tests on real tar streams and real files (no daemon needed).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tarfile
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from sandbox.docker._untar import WorkspaceExportError
+from sandbox.docker._workspace import export_workspace
+from tests.test_redteam_round13_docker_export import _Client
+
+
+def _archive(members: list[tuple[str, bytes]], links: tuple[tuple[str, str], ...] = ()) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        for name, target in links:
+            link = tarfile.TarInfo(name)
+            link.type, link.linkname = tarfile.LNKTYPE, target
+            tar.addfile(link)
+    return buf.getvalue()
+
+
+def test_names_like_the_temp_names_come_out_like_any_other(tmp_path: Path) -> None:
+    """Before: ``FileExistsError`` at the third member, ``b`` and ``c`` never written, and the first
+    member gone (failed 1 of 1)."""
+    pid = os.getpid()  # the extraction runs in this process, as the host's does in its own
+    members = [
+        (f".shellrt-export-{pid}-1", b"one"),
+        (f".shellrt-export-{pid}-3", b"three"),
+        ("b", b"bee"),
+        ("c", b"sea"),
+    ]
+    dest = tmp_path / "out"
+    export_workspace(cast(Any, _Client(_archive(members))), "cid", "/workspace", dest)
+    assert {p.name: p.read_bytes() for p in dest.iterdir()} == dict(members)
+
+
+def test_the_copies_of_hard_links_share_the_archive_bound(tmp_path: Path) -> None:
+    """A 3 MiB file and one hard link to it under a 4 MiB bound: the archive fits, the copy fits a
+    budget of its own; together they do not. Before: exported whole, 6 MiB on the host
+    (failed 1 of 1)."""
+    data = os.urandom(3 << 20)
+    dest = tmp_path / "out"
+    archive = _archive([("big", data)], (("second", "big"),))
+    with pytest.raises(WorkspaceExportError, match="hard link"):
+        export_workspace(cast(Any, _Client(archive)), "cid", "/workspace", dest, max_bytes=4 << 20)
+    used = sum(os.lstat(p).st_blocks * 512 for p in dest.iterdir())
+    assert used <= (4 << 20) + (1 << 20), f"{used} bytes written for a 4 MiB bound"
+
+
+def test_a_link_within_the_bound_still_comes_out_as_a_copy(tmp_path: Path) -> None:
+    """What must keep working: an archive and its link copies inside the bound."""
+    data = os.urandom(1 << 20)
+    dest = tmp_path / "out"
+    export_workspace(
+        cast(Any, _Client(_archive([("a", data)], (("b", "a"),)))), "cid", "/workspace", dest, max_bytes=4 << 20
+    )
+    assert (dest / "b").read_bytes() == data and os.stat(dest / "a").st_ino != os.stat(dest / "b").st_ino
