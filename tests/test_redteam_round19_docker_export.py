@@ -12,6 +12,10 @@ inode. Two gaps were left, both in `sandbox/docker/_untar.py`:
 - the copies of hard links had a budget of their own, as large as the archive's: one export
   wrote up to twice its bound on the host's disk (round 13's own test allowed 16 MiB for 8).
 
+- every member looked up each of its prefixes among the entries left out by joining them anew
+  (O(depth²) per member), and nothing bounded the names' total depth or length: see the last two
+  tests.
+
 Pure host-side tests on real tar streams and real files (no daemon needed).
 """
 
@@ -19,6 +23,8 @@ from __future__ import annotations
 
 import io
 import os
+import subprocess
+import sys
 import tarfile
 from pathlib import Path
 from typing import Any, cast
@@ -80,3 +86,61 @@ def test_a_link_within_the_bound_still_comes_out_as_a_copy(tmp_path: Path) -> No
         cast(Any, _Client(_archive([("a", data)], (("b", "a"),)))), "cid", "/workspace", dest, max_bytes=4 << 20
     )
     assert (dest / "b").read_bytes() == data and os.stat(dest / "a").st_ino != os.stat(dest / "b").st_ino
+
+
+# --- names: depth and length ----------------------------------------------------------------
+
+_DEEP = r"""
+import io, os, sys, tarfile, tempfile
+from sandbox.docker import _untar
+from sandbox.docker._untar import ChunkReader, WorkspaceExportError, extract
+depth, count = int(sys.argv[1]), int(sys.argv[2])
+_untar.MAX_EXPORT_STEPS = int(sys.argv[4])  # the bound is read at each call
+buf = io.BytesIO()
+with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+    for i in range(count):
+        info = tarfile.TarInfo("/".join(["d"] * depth) + f"/p{i}")
+        info.type = tarfile.FIFOTYPE
+        tar.addfile(info)
+with tempfile.TemporaryDirectory(dir=sys.argv[3]) as dest:
+    fd = os.open(dest, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        extract(ChunkReader(iter([buf.getvalue()]), 1 << 34), fd, lambda n: n)
+    except WorkspaceExportError as exc:
+        print("refused:", str(exc)[:200])
+"""
+
+#: Generous: the fixed extraction takes about a second; before, these took minutes.
+_BOUND_S = 45
+
+
+def _extract_deep(tmp_path: Path, depth: int, count: int, steps: int = 16_000_000) -> str:
+    """Extract ``count`` FIFOs ``depth`` directories deep in a child (a hang is killed, not waited for)."""
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", _DEEP, str(depth), str(count), str(tmp_path), str(steps)],
+            capture_output=True,
+            text=True,
+            timeout=_BOUND_S,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"extracting {count} members {depth} deep took more than {_BOUND_S} s")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+def test_a_deep_archive_costs_time_linear_in_its_names(tmp_path: Path) -> None:
+    """3,000 FIFOs 2,000 directories deep (a name docker's archive can carry: under PATH_MAX).
+    Before: every member joined each of its 2,000 prefixes to look them up, 36 ms a member, more
+    than 100 s here (failed 1 of 1 by the bound); a million such members were hours of the host's CPU."""
+    out = _extract_deep(tmp_path, 2000, 3000)
+    assert "refused: 3000 entries" in out, out  # each FIFO is refused (none is ever opened)
+
+
+def test_names_over_the_archive_step_bound_are_refused(tmp_path: Path) -> None:
+    """600 members 2,000 deep under a bound of a million path components (`MAX_EXPORT_STEPS` is
+    16 million: each component is an ``openat`` on the host for a file or directory). Before:
+    no bound, all 600 refused one by one (failed 1 of 1)."""
+    out = _extract_deep(tmp_path, 2000, 600, steps=1_000_000)
+    assert "too deep or too long" in out, out
