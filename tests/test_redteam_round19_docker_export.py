@@ -77,6 +77,7 @@ def test_the_copies_of_hard_links_share_the_archive_bound(tmp_path: Path) -> Non
         export_workspace(cast(Any, _Client(archive)), "cid", "/workspace", dest, max_bytes=4 << 20)
     used = sum(os.lstat(p).st_blocks * 512 for p in dest.iterdir())
     assert used <= (4 << 20) + (1 << 20), f"{used} bytes written for a 4 MiB bound"
+    assert not [p.name for p in dest.iterdir() if p.name.startswith(".shellrt-export-")]  # no partial copy
 
 
 def test_a_link_within_the_bound_still_comes_out_as_a_copy(tmp_path: Path) -> None:
