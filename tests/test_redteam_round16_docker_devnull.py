@@ -117,8 +117,7 @@ async def test_the_executor_ignores_a_planted_oom_file_without_the_freeze(
     executor chose its counter file at its start, before any command, so a planted one counts
     for nothing there either."""
     require_docker()
-    monkeypatch.setattr(backend_module, "TOP_ONLY", ())
-    # and runc's read-only /dev (round 18): what this test judges is the layer below it
+    # runc's read-only /dev (round 18) off: what this test judges is the layer below it
     monkeypatch.setattr(backend_module, "READONLY_PATHS", DOCKER_READONLY_PATHS)
     async with DockerBackend(config(BUSYBOX), policy(tmp_path)) as b:
         rc, out = await run_sh(b, "grep ' /sys/fs/cgroup ' /proc/self/mountinfo")

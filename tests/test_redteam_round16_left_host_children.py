@@ -49,7 +49,6 @@ REVIEWED = {
     "sandbox/docker/_bridge.py:firewall_bridge": "nsenter/nft from host_which, env PATH the system dirs",
     "sandbox/docker/_detach.py:detach_mount": "sys.executable -I, absolute",
     "sandbox/docker/_idmap_ws.py:idmap_workspace": "sys.executable -I -S, absolute",
-    "sandbox/docker/_volumes.py:make_read_only": "sys.executable -I -S, absolute",
 }
 
 

@@ -15,8 +15,8 @@ read-only binds of the host's own nodes (``sandbox/docker/_devnodes.py``). A mou
 unlinked, renamed or replaced (``EBUSY``), whoever asks, and a read-only mount refuses ``chmod``
 (``EROFS``); a device node on a read-only mount still reads and writes.
 
-The non-root host is simulated by turning the root host's freeze off (``TOP_ONLY = ()``), as
-round 16's OOM test does: what is left is exactly what a non-root host gets. FAIL, not skip,
+The non-root host is simulated by turning runc's read-only ``/dev`` (round 18) off, as round
+16's OOM test does (the root host's own freeze is gone since round 19). FAIL, not skip,
 under CI=true.
 """
 
@@ -48,8 +48,7 @@ def anyio_backend() -> str:
 async def unfrozen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[DockerBackend]:
     """A session whose ``/dev`` the host did not freeze: what a non-root host gets."""
     require_docker()
-    monkeypatch.setattr(backend_module, "TOP_ONLY", ())
-    # and runc's read-only /dev (round 18): what this test judges is the layer below it
+    # runc's read-only /dev (round 18) off: what this test judges is the layer below it
     monkeypatch.setattr(backend_module, "READONLY_PATHS", DOCKER_READONLY_PATHS)
     async with DockerBackend(config(BUSYBOX), policy(tmp_path)) as b:
         rc, out = await run_sh(b, "grep ' /dev ' /proc/self/mountinfo")

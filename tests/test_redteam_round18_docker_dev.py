@@ -12,8 +12,9 @@ likewise. Now runc itself makes ``/dev`` (and ``/sys/fs/cgroup``) read-only, on 
 its devices and links are in place and before the executor starts (``HostConfig.ReadonlyPaths``,
 `sandbox/docker/_devnodes.py`); ``/dev/shm``, ``/dev/mqueue`` and ``/dev/pts`` stay writable.
 
-The non-root host is simulated by turning the root host's freeze off (``TOP_ONLY = ()``), as
-rounds 16 and 17 do. FAIL, not skip, under CI=true.
+Since round 19 the root host no longer freezes ``/dev`` and image VOLUMEs itself (round 16's
+``_volumes``, duplicated by this): every host gets exactly what a non-root host gets, so these
+tests need no simulation. FAIL, not skip, under CI=true.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import anyio
 import pytest
 
 from sandbox.docker import DockerBackend
-from sandbox.docker import _backend as backend_module
 from tests._docker_support import DEBIAN, config, policy, require_docker, run_sh
 from tests.test_redteam_round8_docker_image import _VOLUME_DOCKERFILE, VOLUMED
 
@@ -50,15 +50,10 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def _no_freeze(pid: int, targets: list[str], top_only: object = ()) -> None:
-    """What a non-root host does instead of freezing volumes and ``/dev``: nothing."""
-
-
 @pytest.fixture
-async def unfrozen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[DockerBackend]:
-    """A session the host did not freeze: what a non-root host gets."""
+async def unfrozen(tmp_path: Path) -> AsyncIterator[DockerBackend]:
+    """A session on any host: ReadonlyPaths alone (what a non-root host always had)."""
     require_docker()
-    monkeypatch.setattr(backend_module, "make_read_only", _no_freeze)
     async with DockerBackend(config(DEBIAN), policy(tmp_path)) as b:
         yield b
 
@@ -85,9 +80,7 @@ async def test_a_root_command_cannot_change_dev(unfrozen: DockerBackend) -> None
     assert rc == 0 and out.strip() == "x", out
 
 
-async def test_an_image_volume_is_read_only_without_the_freeze(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_an_image_volume_is_read_only_without_the_freeze(tmp_path: Path) -> None:
     """Round 16 left image VOLUMEs writable on a non-root host: a root command rewrote the
     ``/etc/passwd`` (``VOLUME /etc``) the executor resolves per-call users from, so a later
     ``user="app"`` could be anyone. runc makes them read-only now (failed 1 of 1 before)."""
@@ -99,7 +92,6 @@ async def test_an_image_volume_is_read_only_without_the_freeze(
         check=True,
         timeout=120,
     )
-    monkeypatch.setattr(backend_module, "make_read_only", _no_freeze)
     async with DockerBackend(config(VOLUMED), policy(tmp_path)) as b:
         rc, out = await _sh(
             b, "echo 'evil:x:0:0::/:/bin/sh' >> /etc/passwd; touch /data/planted; cat /data/f", user="root"

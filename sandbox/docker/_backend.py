@@ -122,7 +122,6 @@ from sandbox.docker._root_inode import InodeState, inode_state
 from sandbox.docker._shown import shown
 from sandbox.docker._sockets import WorkspaceSockets
 from sandbox.docker._userdb import check_user_db
-from sandbox.docker._volumes import TOP_ONLY, image_volume_targets, make_read_only
 from sandbox.docker._workspace import copy_in, denied_on_host, export_workspace
 from sandbox.errors import (
     BackendUnavailableError,
@@ -820,7 +819,9 @@ class DockerBackend(SandboxBackend):
         def create() -> str:
             host_config = client.api.create_host_config(**host_kwargs)
             # /dev and /sys/fs/cgroup read-only from runc, on every host (`_devnodes.READONLY_PATHS`),
-            # and the image's VOLUMEs, which a non-root host cannot freeze (`_freeze_image_volumes`).
+            # and the image's VOLUMEs: a writable directory on the read-only root otherwise, where a
+            # root command rewrote e.g. the /etc/passwd the runner resolves users from (rounds 8, 18).
+            # Not with root_can_administer, whose root is writable by design.
             volumes = (
                 {} if admin else (client.api.inspect_image(image).get("Config") or {}).get("Volumes") or {}
             )
@@ -847,6 +848,8 @@ class DockerBackend(SandboxBackend):
                 host_config=host_config,
             )
             cid = str(response["Id"])
+            # Before the start (a daemon that ignores the field never runs the container); the
+            # running container's pid and network need the second inspect, in `_launch`.
             kept = client.api.inspect_container(cid)["HostConfig"].get("ReadonlyPaths") or []
             if not set(readonly) <= set(kept):  # a daemon that ignores the field: fail closed
                 with contextlib.suppress(docker.errors.APIError):
@@ -914,12 +917,19 @@ class DockerBackend(SandboxBackend):
         except BaseException:
             channel.close()
             raise
+        client = self._client
+        assert client is not None
         try:
-            await self._verify_pins(cid)
-            await self._idmap_workspace(cid)
-            await self._freeze_image_volumes(cid)
-            await self._detach_io(cid)
-            await self._firewall_bridge(cid)
+            # One inspect after the hello serves every step below: the container's init pid and
+            # its network exist only once it runs (the create's inspect, before the start, saw
+            # neither), and nothing restarts it in between (no restart policy; if it dies, the
+            # channel sees EOF and the pid's namespaces are gone with it).
+            info = await thread(lambda: client.api.inspect_container(cid))
+            init = int(info["State"]["Pid"])
+            await self._verify_pins(init)
+            await self._idmap_workspace(init)
+            await self._detach_io(init)
+            await self._firewall_bridge(cid, info)
         except BaseException:
             channel.close()  # the executor reads EOF and exits; the daemon removes the container
             raise
@@ -927,18 +937,16 @@ class DockerBackend(SandboxBackend):
         self._has_setsid = hello.setsid
         self._shell = hello.shell
         self._session = ExecutorSession(channel, cid, self._kill_failed)
-        net, client = self._net, self._client
-        if net is not None and client is not None:  # network 'proxied': the proxy's port in this container
-            pid = int((await thread(lambda: client.api.inspect_container(cid)))["State"]["Pid"])
-            await thread(lambda: net.listen_in(pid, cid))
+        net = self._net
+        if net is not None:  # network 'proxied': the proxy's port in this container
+            await thread(lambda: net.listen_in(init, cid))
 
-    async def _firewall_bridge(self, cid: str) -> None:
+    async def _firewall_bridge(self, cid: str, info: dict[str, Any]) -> None:
         """Network 'bridge': the outside only, never the host or a private network (`_bridge`),
-        before any command runs; a container whose firewall did not load is not used."""
-        client = self._client
-        if self.policy.network != "bridge" or client is None:
+        before any command runs; a container whose firewall did not load is not used. ``info``:
+        the container's inspect after its start."""
+        if self.policy.network != "bridge":
             return
-        info = await thread(lambda: client.api.inspect_container(cid))
         networks = (info.get("NetworkSettings") or {}).get("Networks") or {}
         gateway = str((networks.get("bridge") or {}).get("Gateway") or "") or None
         try:
@@ -950,46 +958,28 @@ class DockerBackend(SandboxBackend):
         except OSError as exc:
             raise BackendUnavailableError(str(exc)) from exc
 
-    async def _detach_io(self, cid: str) -> None:
+    async def _detach_io(self, init: int) -> None:
         """root_can_administer: no path in the container names the I/O directory (`_detach`)."""
-        client = self._client
-        if not self.config.root_can_administer or client is None:
+        if not self.config.root_can_administer:
             return
-        init = int((await thread(lambda: client.api.inspect_container(cid)))["State"]["Pid"])
         await thread(lambda: detach_mount(init, IO_MOUNT))
 
-    async def _freeze_image_volumes(self, cid: str) -> None:
-        """The image's VOLUMEs read-only, like the rest of its root, and ``/dev`` (`_volumes`: a root
-        command could replace ``/dev/null`` under the executor, round 16); root host only (a non-root
-        one cannot join the container's mount namespace: they stay writable). With
-        ``root_can_administer`` the volumes stay writable (its root is), ``/dev`` does not."""
-        client = self._client
-        if client is None or os.geteuid() != 0:
-            return
-        info = await thread(lambda: client.api.inspect_container(cid))
-        admin = self.config.root_can_administer
-        targets = [] if admin else image_volume_targets(info.get("Mounts") or [])
-        init = int(info["State"]["Pid"])
-        await thread(lambda: make_read_only(init, targets, TOP_ONLY))
-
-    async def _idmap_workspace(self, cid: str) -> None:
+    async def _idmap_workspace(self, init: int) -> None:
         """Bind mode under a lease: the workspace as the leased uid sees it (`_idmap_ws`), before any
         command runs (the session is not set up yet)."""
-        owner, client, cw = self._bind_owner, self._client, self.config.container_workspace
-        if owner is None or client is None or (cw, True) in self._masked:
+        owner, cw = self._bind_owner, self.config.container_workspace
+        if owner is None or (cw, True) in self._masked:
             return  # not leased, or the whole workspace is an empty read-only mask
         ids = self.command_ids
-        init = int((await thread(lambda: client.api.inspect_container(cid)))["State"]["Pid"])
         await thread(lambda: idmap_workspace(init, cw, owner, ids))
 
-    async def _verify_pins(self, cid: str) -> None:
+    async def _verify_pins(self, init: int) -> None:
         """The pinned directories, the workspace and the write-denied paths' binds are mounted from
         the inodes chosen (root host: it can look in; round 14: dockerd follows a symlink swapped
         into a bind source in between, as root on the host)."""
-        pins, client = [*self._pins, *self._bound], self._client
-        if not pins or client is None or os.geteuid() != 0:
+        pins = [*self._pins, *self._bound]
+        if not pins or os.geteuid() != 0:
             return
-        init = int((await thread(lambda: client.api.inspect_container(cid)))["State"]["Pid"])
         await thread(lambda: verify_pins(pins, init))
 
     def _start_failure(self, text: str) -> BackendUnavailableError:

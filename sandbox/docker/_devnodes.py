@@ -5,8 +5,8 @@ docker's ``/dev`` is a tmpfs owned by uid 0, mode 0755. A command run as root (a
 is enough to unlink ``/dev/null`` and plant a FIFO, a file or a symlink there; the executor, its
 runners and ``priv`` open ``/dev/null`` by path (dash opens it for every background job's stdin,
 before any redirection): a FIFO hung the whole session, a file collected what the executor wrote,
-``chmod 000`` broke every other user's ``>/dev/null``. A root host also freezes ``/dev``
-(`_volumes`), a non-root one cannot (red team round 17). A mount point cannot be unlinked,
+``chmod 000`` broke every other user's ``>/dev/null`` (red team round 17; ``/dev`` itself is
+read-only since round 18, `READONLY_PATHS`). A mount point cannot be unlinked,
 renamed or replaced (``EBUSY``) by anyone in its mount namespace, and a read-only mount refuses
 ``chmod`` (``EROFS``); device nodes on it still read and write. So the nodes programs open by
 name are mounted over, on every host, at the container's creation.
@@ -29,7 +29,7 @@ DOCKER_READONLY_PATHS = ("/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/pr
 #: What runc makes read-only (a recursive bind remounted read-only at its top: ``/dev/shm``,
 #: ``/dev/mqueue``, ``/dev/pts`` and the binds below stay as they are) after every mount, device
 #: and ``/dev`` link is in place and before the executor starts: on every host, the daemon's doing.
-#: A root host also freezes ``/dev`` itself (`_volumes`), a non-root one could not: there a root
+#: Before it, on a non-root host (which cannot join the container's mount namespace), a root
 #: command still added names under ``/dev`` and replaced ``/dev/fd``, ``stdin``, ``stdout``,
 #: ``stderr``, ``ptmx`` (another user's ``<(...)`` read what it planted, its ``>/dev/stdout`` went
 #: to the root command's file) and planted ``/sys/fs/cgroup/memory.events`` (red team round 18).

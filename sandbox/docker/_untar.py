@@ -12,7 +12,8 @@ a link and never followed, whatever the archive does later. Only directories,
 regular files and symlinks staying inside come out; a hard link to a file this
 archive created comes out as a copy of it (never as a second name of one inode
 on the host: ``ln .git/config notes`` would let a later write to ``notes`` change
-``.git/config``; red team round 13), its bytes counted against the archive's bound;
+``.git/config``; red team round 13), its bytes counted against the archive's bound (one
+budget for both since round 19);
 no device or FIFO, no set-id, sticky or group/other write bit, no owner (the caller
 owns what it extracts); total size and entry count bounded; runs of zeros are left
 as holes (a sparse file stays sparse). A member the caller holds back (``held``: a
@@ -25,8 +26,10 @@ Members that are refused are skipped, the rest is extracted, and
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import secrets
 import stat
 import tarfile
 from collections.abc import Callable, Iterator
@@ -38,11 +41,23 @@ from sandbox.confine import open_beneath, open_dir_beneath
 from sandbox.docker._shown import shown
 from sandbox.errors import SandboxError
 
-__all__ = ["MAX_EXPORT_BYTES", "MAX_EXPORT_ENTRIES", "ChunkReader", "Held", "WorkspaceExportError", "extract"]
+__all__ = [
+    "MAX_EXPORT_BYTES",
+    "MAX_EXPORT_ENTRIES",
+    "MAX_EXPORT_NAME_BYTES",
+    "MAX_EXPORT_STEPS",
+    "ChunkReader", "Held", "WorkspaceExportError", "extract"]
 
 #: Bounds of one export: the archive's bytes (headers included) and its members.
 MAX_EXPORT_BYTES = 16 << 30
 MAX_EXPORT_ENTRIES = 1_000_000
+#: Path components over all members: each member's directory is reached by one ``openat`` per
+#: component, so 1,000,000 entries 2,000 deep were 2e9 system calls on the host (round 19).
+#: A million entries 16 deep on average.
+MAX_EXPORT_STEPS = 16_000_000
+#: Bytes of member names over all members: the extraction keeps every name (for hard links,
+#: directory modes, refusals), so names alone could hold gigabytes of the host's memory.
+MAX_EXPORT_NAME_BYTES = 256 << 20
 #: A pax or GNU long-name header is read into memory whole.
 _MAX_META_BYTES = 1 << 20
 _META_TYPES = frozenset(
@@ -55,6 +70,9 @@ _META_TYPES = frozenset(
     )
 )
 _SHOWN_REFUSALS = 10
+#: Marks an entry that was left out in `_Extraction.left_out` (no component is empty).
+_LEFT = ""
+_Tree = dict[str, "_Tree"]
 #: Members are written in chunks of this size; a chunk of zeros becomes a hole: ``truncate -s
 #: 10G`` costs a command nothing, and the host no more (red team round 9).
 _CHUNK = 1 << 20
@@ -87,6 +105,15 @@ class ChunkReader:
         self._chunks, self._limit, self._seen = chunks, limit, 0
         self._buf, self._pos = b"", 0  # the current chunk and how much of it was read
 
+    @property
+    def remaining(self) -> int:
+        """Bytes the bound still allows: the archive read so far and the copies charged share it."""
+        return self._limit - self._seen
+
+    def charge(self, n: int) -> None:
+        """Count ``n`` bytes written on the host that the archive did not carry (a hard link's copy)."""
+        self._seen += n
+
     def read(self, size: int = -1) -> bytes:
         out: list[bytes] = []
         want = size
@@ -98,7 +125,8 @@ class ChunkReader:
                 self._seen += len(chunk)
                 if self._seen > self._limit:
                     raise WorkspaceExportError(
-                        f"the container's workspace archive is larger than {self._limit} bytes; remove "
+                        f"the container's workspace archive (with the copies of its hard links) is larger "
+                        f"than {self._limit} bytes; remove "
                         "what need not come out (build outputs, caches) or export a subdirectory"
                     )
                 self._buf, self._pos = chunk, 0
@@ -204,18 +232,23 @@ class _Extraction:
     held: Held | None = None
     #: Bytes the copies of hard links may still take (they carry no data in the archive).
     copy_budget: int = 0
+    #: The archive, whose bound the copies share (round 19: a separate budget of the same size
+    #: let one export write twice its bound on the host).
+    archive: ChunkReader | None = None
     #: Regular files this archive created: name -> (st_dev, st_ino), for its hard links.
     files: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: Directories: name -> (mode, mtime), applied once everything below them is written.
     dirs: dict[str, tuple[int, float]] = field(default_factory=dict)
     refused: list[tuple[str, str]] = field(default_factory=list)
-    left_out: set[str] = field(default_factory=set)
-    _serial: int = 0
+    #: Entries left out, as a tree of components (``_LEFT`` marks one): a member below one is
+    #: refused, found in one step per component (a set of joined prefixes took O(depth²) per
+    #: member: 36 ms for each member 2,000 deep, hours for an archive of them; round 19).
+    left_out: _Tree = field(default_factory=dict)
 
     def member(self, tar: tarfile.TarFile, info: tarfile.TarInfo, name: str) -> None:
         parts = _parts(name)
         key = "/".join(parts)
-        if any("/".join(parts[:i]) in self.left_out for i in range(1, len(parts))):
+        if self.below_left_out(parts):
             raise _Refused("below an entry that was left out")
         why = self.held(parts, info.isdir()) if self.held is not None else None
         if why is not None:
@@ -241,6 +274,27 @@ class _Extraction:
         else:
             kinds = {tarfile.CHRTYPE: "character device", tarfile.BLKTYPE: "block device"}
             raise _Refused(f"a {kinds.get(info.type, 'fifo' if info.isfifo() else 'special file')}")
+
+    def below_left_out(self, parts: list[str]) -> bool:
+        """Whether a directory above ``parts`` was left out (one dict step per component)."""
+        node: _Tree | None = self.left_out
+        for part in parts[:-1]:
+            node = node.get(part) if node is not None else None
+            if node is None:
+                return False
+            if _LEFT in node:
+                return True
+        return False
+
+    def leave_out(self, parts: list[str]) -> None:
+        """Mark ``parts`` left out: one node per directory the archive named (docker's archive of a
+        real tree lists every directory), nothing below an entry already left out."""
+        node = self.left_out
+        for part in parts:
+            if _LEFT in node:
+                return
+            node = node.setdefault(part, {})
+        node[_LEFT] = {}
 
     def _unchanged(self, tar: tarfile.TarFile, info: tarfile.TarInfo, parts: list[str]) -> bool:
         """Whether the host already has this member as it is: a directory as a directory, a file
@@ -288,10 +342,18 @@ class _Extraction:
         """Create an entry under a temporary name in the anchored parent (``make``), then rename
         it over ``parts[-1]`` (a directory there is removed first). Returns the new entry's lstat."""
         parent = self._parent(parts)
-        self._serial += 1
-        tmp = f".shellrt-export-{os.getpid()}-{self._serial}"
+        # Unguessable: the archive's own names share the directory. A predictable one (pid and a
+        # counter) let a member named like a later temp name abort the whole export with a bare
+        # FileExistsError, and one named like its own temp name be unlinked after its rename
+        # (red team round 19).
+        tmp = f".shellrt-export-{secrets.token_hex(12)}"
         try:
-            make(parent, tmp)
+            try:
+                make(parent, tmp)
+            except BaseException:  # e.g. a hard link's copy over the bound: no partial file left
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp, dir_fd=parent)
+                raise
             try:
                 name = parts[-1]
                 try:
@@ -356,7 +418,13 @@ class _Extraction:
                 flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
                 out = os.open(tmp, flags, 0o600, dir_fd=parent)
                 try:
-                    self.copy_budget -= _copy_data(fd, out, self.copy_budget)
+                    budget = self.copy_budget
+                    if self.archive is not None:
+                        budget = min(budget, self.archive.remaining)
+                    copied = _copy_data(fd, out, budget)
+                    self.copy_budget -= copied
+                    if self.archive is not None:
+                        self.archive.charge(copied)
                     os.fchmod(out, stat.S_IMODE(seen.st_mode))
                     os.utime(out, (info.mtime, info.mtime))
                 finally:
@@ -400,17 +468,22 @@ def extract(
     max_entries: int = MAX_EXPORT_ENTRIES,
     held: Held | None = None,
     max_copy_bytes: int = MAX_EXPORT_BYTES,
+    max_steps: int | None = None,
+    max_name_bytes: int | None = None,
 ) -> None:
     """Extract the tar stream ``archive`` below the directory ``dest_fd``.
 
     ``rename`` maps a member's name to its place below the destination (None: skip it); ``held``
     says why a member must not be written there (see the module). The copies of hard links take
-    at most ``max_copy_bytes`` of data. Raises
+    at most ``max_copy_bytes`` of data, and with the archive's bytes no more than ``archive``'s
+    bound. Raises
     `WorkspaceExportError` naming refused members after extracting the others, or at once when
     the archive is unreadable or over a bound.
     """
-    job = _Extraction(dest_fd, held, max_copy_bytes)
-    count = 0
+    job = _Extraction(dest_fd, held, max_copy_bytes, archive)
+    count = steps = name_bytes = 0
+    max_steps = MAX_EXPORT_STEPS if max_steps is None else max_steps
+    max_name_bytes = MAX_EXPORT_NAME_BYTES if max_name_bytes is None else max_name_bytes
     try:
         with tarfile.open(fileobj=cast(IO[bytes], archive), mode="r|", tarinfo=_BoundedInfo) as tar:
             for info in tar:
@@ -423,6 +496,14 @@ def extract(
                 name = rename(info.name)
                 if name is None:
                     continue
+                steps += name.count("/") + 1
+                name_bytes += len(name) + len(info.linkname)
+                if steps > max_steps or name_bytes > max_name_bytes:
+                    raise WorkspaceExportError(
+                        "the container's workspace archive names its entries too deep or too long in all "
+                        f"(more than {max_steps} path components or {max_name_bytes} bytes of names); remove "
+                        "what need not come out (deep build trees, caches) or export a subdirectory"
+                    )
                 if info.islnk():
                     linked = rename(info.linkname)
                     info.linkname = linked if linked is not None else "/"
@@ -430,13 +511,13 @@ def extract(
                     job.member(tar, info, name)
                 except _Refused as why:
                     job.refused.append((name, str(why)))
-                    job.left_out.add("/".join(p for p in name.split("/") if p not in ("", ".")))
+                    job.leave_out([p for p in name.split("/") if p not in ("", ".")])
     except tarfile.TarError as exc:
         raise WorkspaceExportError(f"the container's workspace archive could not be read: {exc}") from None
     except _OverBudget:
         raise WorkspaceExportError(
-            f"the copies of the workspace's hard links take more than {max_copy_bytes} bytes (a hard "
-            "link comes out as a copy); remove the extra names (`find -links +1`) or export a subdirectory"
+            f"the copies of the workspace's hard links take more than {max_copy_bytes} bytes, or with the "
+            "archive more than its bound (a hard link comes out as a copy); remove the extra names (`find -links +1`) or export a subdirectory"
         ) from None
     finally:
         job.finish_directories()
