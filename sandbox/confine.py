@@ -1066,6 +1066,31 @@ def _refuse_append_only(parent: int, shown: str) -> None:
         )
 
 
+def _inode(st: os.stat_result) -> tuple[int, int]:
+    return (st.st_dev, st.st_ino)
+
+
+def _inode_at(parent: int, name: bytes) -> tuple[int, int] | None:
+    """The (device, inode) of entry ``name`` of directory fd ``parent`` (not followed), or None."""
+    try:
+        return _inode(os.stat(name, dir_fd=parent, follow_symlinks=False))
+    except OSError:
+        return None
+
+
+def _swapped(shown: str, *, landed: bool) -> ConfinementError:
+    """The error of a write whose temporary file something else replaced while it was written."""
+    if landed:
+        state = f"{shown} now holds that file, not this write's content"
+    else:
+        state = f"{shown} was left as it was"
+    return ConfinementError(
+        errno.EAGAIN,
+        f"{shown}: its temporary copy was replaced while it was written (a running command?); {state}. "
+        "Stop what changes the directory, Read the file, and try again.",
+    )
+
+
 def _replace_in(
     parent: int, name: str, data: bytes, shown: str, owner: tuple[int, int] | None, *, keep_owner: bool = True
 ) -> bool:
@@ -1095,6 +1120,8 @@ def _replace_in(
     fd = os.open(
         tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=parent
     )
+    mine = _inode(os.fstat(fd))
+    renamed = False
     try:
         try:
             view = memoryview(data)
@@ -1109,13 +1136,22 @@ def _replace_in(
             os.fsync(fd)
         finally:
             os.close(fd)
+        # The temp name sits in a directory commands may write: one renamed over it while the data
+        # was written had its own file renamed over the target, reported as this write (red team
+        # round 19). Checked before the rename (nothing lands) and after it (then it is said).
+        if _inode_at(parent, tmp) != mine:
+            raise _swapped(shown, landed=False)
         os.rename(tmp, os.fsencode(name), src_dir_fd=parent, dst_dir_fd=parent)
+        renamed = True
     except BaseException:
-        try:
-            os.unlink(tmp, dir_fd=parent)
-        except OSError:
-            pass
+        if not renamed and _inode_at(parent, tmp) == mine:  # never a file a command put there
+            try:
+                os.unlink(tmp, dir_fd=parent)
+            except OSError:
+                pass
         raise
+    if _inode_at(parent, os.fsencode(name)) != mine:
+        raise _swapped(shown, landed=True)
     try:
         dfd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=parent)
     except OSError:

@@ -18,7 +18,6 @@ import hashlib
 import os
 import stat
 from dataclasses import dataclass
-from pathlib import Path
 
 from sandbox import confine
 from sandbox.confine import Identity, View, WriteOutcome
@@ -29,7 +28,6 @@ __all__ = [
     "DecodedText",
     "decode_bytes",
     "dominant_newline",
-    "fingerprint",
     "read_existing",
     "require_fresh",
     "sha256_bytes",
@@ -93,18 +91,6 @@ def to_newline(text: str, newline: str) -> str:
 
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def fingerprint(path: Path, *, partial: bool = False) -> FileReadRecord:
-    """Hash, mtime and size of ``path``, read in chunks (bounded memory for huge files)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        while chunk := fh.read(_CHUNK):
-            digest.update(chunk)
-    return FileReadRecord(
-        sha256=digest.hexdigest(), mtime_ns=st.st_mtime_ns, size=st.st_size, partial=partial
-    )
 
 
 def read_existing(

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Literal
 
 from sandbox._hostread import read_regular
-from shellrt.permissions.globs import GlobMatcher, compile_matcher
+from shellrt.permissions.globs import GlobMatcher, GlobTimeoutError, compile_matcher
 
 __all__ = [
     "FILE_TYPES",
@@ -195,11 +195,13 @@ class GlobList:
     def num_ignores(self) -> int:
         return sum(1 for r in self.rules if not r.whitelist)
 
-    def matched(self, rel: str, is_dir: bool) -> Match:
+    def matched(self, rel: str, is_dir: bool, deadline: float | None = None) -> Match:
+        """The last rule's verdict on ``rel``; `GlobTimeoutError` past ``deadline`` (a rule of a
+        hostile ignore file can cost ~30 ms a name, and a directory may hold 10,000 of them)."""
         for rule in reversed(self.rules):
             if rule.dir_only and not is_dir:
                 continue
-            if rule.regex.match(rel):
+            if rule.regex.fullmatch(rel, deadline):
                 return "whitelist" if rule.whitelist else "ignore"
         return None
 
@@ -292,7 +294,7 @@ class _RuleBudget:
         return rules
 
 
-def _ignored(abs_path: str, is_dir: bool, chain: Sequence[_DirRules]) -> Match:
+def _ignored(abs_path: str, is_dir: bool, chain: Sequence[_DirRules], deadline: float | None = None) -> Match:
     """Ignore-file verdict: per kind, nearest directory first; kinds in precedence order."""
     found: dict[str, Match] = {}
     saw_git = False
@@ -302,9 +304,9 @@ def _ignored(abs_path: str, is_dir: bool, chain: Sequence[_DirRules]) -> Match:
             if kind == ".gitignore" and saw_git:
                 continue
             if found.get(kind) is None:
-                found[kind] = globs.matched(rel, is_dir)
+                found[kind] = globs.matched(rel, is_dir, deadline)
         if not saw_git and found.get("exclude") is None and rules.exclude is not None:
-            found["exclude"] = rules.exclude.matched(rel, is_dir)
+            found["exclude"] = rules.exclude.matched(rel, is_dir, deadline)
         saw_git = saw_git or rules.has_git
     for kind in (*_IGNORE_KINDS, "exclude"):
         verdict = found.get(kind)
@@ -321,9 +323,10 @@ def _skip(
     chain: Sequence[_DirRules],
     overrides: GlobList | None,
     types: TypeFilter | None,
+    deadline: float | None = None,
 ) -> bool:
     if overrides is not None and overrides.rules:
-        verdict = overrides.matched(rel, is_dir)
+        verdict = overrides.matched(rel, is_dir, deadline)
         # Overrides are written as "-g glob" = include; stored un-inverted, so invert here.
         if verdict == "ignore":
             return False
@@ -331,7 +334,7 @@ def _skip(
             return True
         if overrides.num_ignores > 0 and not is_dir:
             return True
-    if _ignored(abs_path, is_dir, chain) == "ignore":
+    if _ignored(abs_path, is_dir, chain, deadline) == "ignore":
         return True
     return types is not None and types.matched(name, is_dir) == "ignore"
 
@@ -431,15 +434,22 @@ def _list_dir(
             continue
         if not (is_dir or is_file):
             continue
-        if _skip(
-            os.path.join(directory, entry.name),
-            f"{rel_dir}{entry.name}",
-            entry.name,
-            is_dir,
-            chain,
-            overrides,
-            types,
-        ):
+        try:
+            skip = _skip(
+                os.path.join(directory, entry.name),
+                f"{rel_dir}{entry.name}",
+                entry.name,
+                is_dir,
+                chain,
+                overrides,
+                types,
+                deadline,
+            )
+        except GlobTimeoutError:
+            # Between entries is not enough: one entry against a hostile ignore file's rules took
+            # minutes in the host's thread (red team round 19).
+            raise WalkTimeoutError(directory) from None
+        if skip:
             continue
         (subdirs if is_dir else files).append(entry.name)
     subdirs.reverse()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal
@@ -18,7 +19,7 @@ from pydantic import Field
 
 from sandbox import confine
 from sandbox.confine import View
-from shellrt.permissions.globs import GlobMatcher
+from shellrt.permissions.globs import GlobMatcher, GlobTimeoutError
 from shellrt.protocol import (
     ContentBlock,
     PermissionResult,
@@ -51,6 +52,9 @@ from shellrt.tools._sendable import SendableText
 __all__ = ["GlobInput", "GlobOutput", "GlobTool", "split_pattern"]
 
 DEFAULT_LIMIT = 100
+#: Seconds matching the listed paths may take: within `off_loop`'s `FILE_IO_TIMEOUT_S`, so the
+#: matching ends itself before the call is abandoned (a million names take ~50 s: narrow those).
+MATCH_TIMEOUT_S = 20.0
 _GLOB_CHARS = frozenset("*?[{")
 
 
@@ -222,8 +226,21 @@ def _check_directory(view: View, where: str, shown: str) -> ValidationResult:
 def _matching_newest_first(
     root: str, listed: list[str], matcher: GlobMatcher, ctx: ToolContext, view: View
 ) -> list[str]:
-    """`_visible_newest_first` of the listed paths ``matcher`` matches."""
-    return _visible_newest_first(root, [r for r in listed if matcher.match(r)], ctx, view)
+    """`_visible_newest_first` of the listed paths ``matcher`` matches, within `MATCH_TIMEOUT_S`.
+
+    A thread cannot be stopped: past `off_loop`'s deadline the call failed but its matching went
+    on, holding the GIL for as long as a long pattern over deep paths took (red team round 19:
+    half an hour), and each such call counted as a stuck one. The matching stops itself instead."""
+    deadline = time.monotonic() + MATCH_TIMEOUT_S
+    try:
+        hits = [r for r in listed if matcher.fullmatch(r, deadline)]
+    except GlobTimeoutError:
+        raise ToolExecutionError(
+            f"Matching the pattern against the {len(listed):,} paths under {root} took longer than "
+            f"{MATCH_TIMEOUT_S:g} s (a long pattern with many `*` or `**`, or very deep paths). Use a "
+            "shorter pattern or a narrower `path`, or list with Bash (e.g. `find`)."
+        ) from None
+    return _visible_newest_first(root, hits, ctx, view)
 
 
 def _visible_newest_first(root: str, rels: list[str], ctx: ToolContext, view: View) -> list[str]:

@@ -327,12 +327,14 @@ def _directory_message(label: str) -> str:
 def _refuse_special_path(path: Path, label: str) -> None:
     text = str(path)
     device = text == "/dev" or (text.startswith("/dev/") and not text.startswith("/dev/shm/"))
-    if device or re.match(r"^/proc/[^/]+/fd(/|$)", text):
+    # A thread's own directory (``/proc/P/task/T``, ``/proc/thread-self``) holds the same files as
+    # the process's (red team round 19: its ``mem`` was opened, and failed as an unexpected EIO).
+    if device or re.match(r"^/proc/[^/]+(/task/[^/]+)?/fd(/|$)", text):
         raise ToolExecutionError(
             f"{label} is a device or process file descriptor; Read refuses it (reading it could block or never "
             "end). Read regular files only."
         )
-    if text in ("/proc/kcore", "/proc/kmsg") or re.match(r"^/proc/[^/]+/(mem|pagemap)$", text):
+    if text in ("/proc/kcore", "/proc/kmsg") or re.match(r"^/proc/[^/]+(/task/[^/]+)?/(mem|pagemap)$", text):
         raise ToolExecutionError(f"{label} is a kernel memory file; Read refuses it.")
 
 
