@@ -42,8 +42,14 @@ def strip_blank_lines(data: bytes) -> bytes:
 
 
 #: A method and the byte after it where some server splits a request line: a space, or what
-#: Python's ``str.split`` takes for whitespace (``http.server`` splits the line with it, latin-1).
-_METHOD = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+[ \t\x0b\x0c\x1c-\x1f\x85\xa0]")
+#: Python's ``str.split`` takes for whitespace (``http.server`` splits the line with it, latin-1,
+#: and drops it before the method too).
+_SPLIT = rb"[ \t\x0b\x0c\x1c-\x1f\x85\xa0]"
+_METHOD = re.compile(rb"%s*[!#$%%&'*+.^_`|~0-9A-Za-z-]+%s" % (_SPLIT, _SPLIT))
+#: What may still become `_METHOD` with more bytes (a client may send one byte at a time); past
+#: `_PREFIX_LIMIT` bytes of it the line is taken as request-like (judged at its end).
+_METHOD_PREFIX = re.compile(rb"%s*[!#$%%&'*+.^_`|~0-9A-Za-z-]*" % _SPLIT)
+_PREFIX_LIMIT = 1024
 
 
 def looks_like_http(data: bytes) -> bool | None:
@@ -58,7 +64,7 @@ def looks_like_http(data: bytes) -> bool | None:
     so such a line passed as "another protocol", unread, with any ``Host`` (red team, round 19)."""
     line, newline, _ = data.partition(b"\n")
     if _NOT_LINE.search(line.rstrip(b"\r")) and not _METHOD.match(line):
-        return False
+        return None if not newline and _METHOD_PREFIX.fullmatch(line) else False
     if not newline:
         return None
     return b"http/" in line.lower()
@@ -116,8 +122,11 @@ class HeadScan:
             if not self._request_like and _NOT_LINE.search(data, self._scanned, self._crs):
                 # Another protocol, unless it starts like a request: judged at its line's end then.
                 if not _METHOD.match(data, self._skip):
-                    self.http = False
-                    return False
+                    if not _METHOD_PREFIX.fullmatch(data, self._skip):
+                        self.http = False
+                        return False
+                    if len(data) - self._skip <= _PREFIX_LIMIT:
+                        return None  # may still become a method and separator: read more
                 self._request_like = True
             self._scanned = self._crs
             if self._line < 0:

@@ -69,8 +69,10 @@ _HOST = f"Host: {SECRET}\r\n\r\n".encode()
         b"GET\x1f/ HTTP/1.1\r\n" + _HOST,  # unit separator: whitespace to str.split() too
         b"GET\xa0/ HTTP/1.1\r\n" + _HOST,  # no-break space, latin-1: whitespace to str.split()
         b"GET /\x01 HTTP/1.1\r\n" + _HOST,  # a control byte in the path
+        b"\x0bGET / HTTP/1.1\r\n" + _HOST,  # leading whitespace str.split() drops
+        b"\x85\x0c GET / HTTP/1.1\r\n" + _HOST,
     ],
-    ids=["high-byte-path", "vt", "ff", "us", "nbsp", "control-in-path"],
+    ids=["high-byte-path", "vt", "ff", "us", "nbsp", "control-in-path", "leading-vt", "leading-nel-ff"],
 )
 @pytest.mark.parametrize("socks", [False, True], ids=["connect", "socks5"])
 def test_a_lenient_request_line_does_not_front_another_site(
@@ -105,7 +107,15 @@ def test_other_protocols_to_a_listed_private_host_still_pass_at_once(opening: by
 
 @pytest.mark.parametrize(
     "opening",
-    [b"GET /caf\xe9 HTTP/1.1\r\n", b"GET\x0b/\x0bHTTP/1.1\r\n", b"GET /\x01 x\r\n", b"J\x00\x00\r\n"],
+    [
+        b"GET /caf\xe9 HTTP/1.1\r\n",
+        b"GET\x0b/\x0bHTTP/1.1\r\n",
+        b"\x0bGET / HTTP/1.1\r\n",  # its first byte alone is no verdict (round 18's lesson for TLS)
+        b"\x1c\x1cPOST\x85/ HTTP/1.0\r\n",
+        b"GET /\x01 x\r\n",
+        b"J\x00\x00\r\n",
+        b"\x0b\x00binary\r\n",
+    ],
 )
 def test_the_scan_in_pieces_judges_as_the_whole_line_does(opening: bytes) -> None:
     scan = HeadScan()
