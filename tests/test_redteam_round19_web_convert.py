@@ -31,6 +31,15 @@ def test_an_unclosed_tag_costs_what_closed_tags_of_its_size_do() -> None:
     assert unclosed < 3 * closed + 0.3, f"unclosed tag: {unclosed:.2f} s of CPU, closed tags: {closed:.2f} s"
 
 
+def test_an_unclosed_run_of_tags_at_the_end_costs_what_closed_tags_do() -> None:
+    """html.parser's ``close`` scanned the rest of the page once per ``<`` of an unclosed tail:
+    40 KB of ``<a <a …`` cost 18 s of CPU, after the deadline (it is not checked inside ``close``)."""
+    closed, _ = _cpu(b"<html>" + b"<a x=y>" * (40_000 // 7))
+    unclosed, note = _cpu(b"<html><p>before</p>" + b"<a " * (40_000 // 3))
+    assert "took too long" not in note, note
+    assert unclosed < 3 * closed + 0.3, f"unclosed tail: {unclosed:.2f} s of CPU, closed tags: {closed:.2f} s"
+
+
 def test_text_after_a_long_unclosed_construct_is_still_converted() -> None:
     """Feeding what the parser holds in one slice loses nothing that follows it."""
     body = b'<html><img src="data:image/png;base64,' + b"A" * 100_000 + b'"><p>after the image</p>'
