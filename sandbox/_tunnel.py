@@ -41,14 +41,30 @@ def strip_blank_lines(data: bytes) -> bytes:
     return data.lstrip(b"\r\n")
 
 
+#: A method and the byte after it where some server splits a request line: a space, or what
+#: Python's ``str.split`` takes for whitespace (``http.server`` splits the line with it, latin-1,
+#: and drops it before the method too).
+_SPLIT = rb"[ \t\x0b\x0c\x1c-\x1f\x85\xa0]"
+_METHOD = re.compile(rb"%s*[!#$%%&'*+.^_`|~0-9A-Za-z-]+%s" % (_SPLIT, _SPLIT))
+#: What may still become `_METHOD` with more bytes (a client may send one byte at a time); past
+#: `_PREFIX_LIMIT` bytes of it the line is taken as request-like (judged at its end).
+_METHOD_PREFIX = re.compile(rb"%s*[!#$%%&'*+.^_`|~0-9A-Za-z-]*" % _SPLIT)
+_PREFIX_LIMIT = 1024
+
+
 def looks_like_http(data: bytes) -> bool | None:
     """Whether ``data`` (blank lines stripped) starts an HTTP/1 request: its first line is done
     and names a version (``HTTP/``, any case: a lenient server's spaces or method do not
-    matter); False when that line names none or holds a byte no request line holds (binary
-    protocols); None while the first line is still printable text and unfinished (read more)."""
+    matter); False when that line names none, or holds a byte no request line holds and does
+    not start with a method and a separator (binary protocols); None while the first line is
+    unfinished and could still be a request line (read more).
+
+    A line that starts like a request is judged whole whatever bytes it holds: servers take
+    bytes past 0x7f in a path (nginx, ``http.server``) and ``http.server`` splits on ``\\x0b``,
+    so such a line passed as "another protocol", unread, with any ``Host`` (red team, round 19)."""
     line, newline, _ = data.partition(b"\n")
-    if _NOT_LINE.search(line.rstrip(b"\r")):
-        return False
+    if _NOT_LINE.search(line.rstrip(b"\r")) and not _METHOD.match(line):
+        return None if not newline and _METHOD_PREFIX.fullmatch(line) else False
     if not newline:
         return None
     return b"http/" in line.lower()
@@ -72,6 +88,7 @@ class HeadScan:
         self._line = -1  # where its first line ends (its LF), -1 while unfinished
         self._scanned = 0  # bytes already searched (for a non-line byte, then a bare LF)
         self._crs = 0  # where the first line's trailing run of CRs starts (while it is unfinished)
+        self._request_like = False  # the first line holds a non-line byte after a method and separator
         self.http: bool | None = None
         self.bare_lf = False
         self.head_end = -1
@@ -102,9 +119,15 @@ class HeadScan:
             kept = len(new.rstrip(b"\r"))
             if kept:
                 self._crs = start + kept
-            if _NOT_LINE.search(data, self._scanned, self._crs):
-                self.http = False
-                return False
+            if not self._request_like and _NOT_LINE.search(data, self._scanned, self._crs):
+                # Another protocol, unless it starts like a request: judged at its line's end then.
+                if not _METHOD.match(data, self._skip):
+                    if not _METHOD_PREFIX.fullmatch(data, self._skip):
+                        self.http = False
+                        return False
+                    if len(data) - self._skip <= _PREFIX_LIMIT:
+                        return None  # may still become a method and separator: read more
+                self._request_like = True
             self._scanned = self._crs
             if self._line < 0:
                 return None
