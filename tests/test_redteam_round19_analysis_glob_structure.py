@@ -1,0 +1,82 @@
+"""Red team, round 19 (classifier): a glob where the analysis reads a word as structure.
+
+bash replaces an unquoted ``*``/``?``/``[`` word by the names of matching files before the command
+runs, and a hostile repository chooses those names. The analysis read three such words by their
+text: the script of ``bash -c``/``sh -c`` (``bash -c 'ls '*`` was read-only, planned as ``ls *``,
+and with a file named ``ls ;touch P`` bash ran ``touch``, unasked in default mode), the words a
+wrapper reads before its command (``timeout *`` with files ``1 sh z`` runs ``sh z`` and had no part
+but ``timeout``: ``Bash(timeout:*)`` let it through), and ``find``'s ``-exec … ;`` (``-exe?`` with a
+file named ``-exec`` hid the command from ``Bash(find:*)``; ``';'*`` expanding to ``;`` split one). Such a
+word is now unknown there: the command is unread (a part no allow rule meets), never read-only.
+
+The hostile commands run only inside bubblewrap (the Bash tool on the bwrap backend).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+import shellrt
+from shellrt.analysis import analyze
+from shellrt.analysis.globwords import glob_may_match
+from shellrt.protocol import ToolUseBlock
+from shellrt.tools.bash import Bash
+from tests._bwrap_session import require_bwrap
+
+pytestmark = pytest.mark.anyio
+
+#: (files planted in the workspace, command, allow rules). Before the fix the first five created P
+#: (in bwrap, mode default, no one to ask); the last was refused by other checks of the Bash tool.
+ATTACKS = [
+    ({"ls ;touch P": ""}, "bash -c 'ls '*", []),
+    ({"ls $(touch P)": ""}, "sh -c 'ls '?*", []),
+    ({"cat a;touch P": ""}, "timeout 5 bash -c 'cat '*", []),
+    ({"1": "", "sh": "", "z": "touch P\n"}, "timeout *", ["Bash(timeout:*)"]),
+    ({"-exec": "", "z": "touch P\n"}, "find . -name z -exe? sh z \\;", ["Bash(find:*)"]),
+    # `';'*` expands to `;` (a file of that name): the first -exec ends there. The Bash tool asked
+    # already (other checks), but the analysis planned `ls ;* -exec sh z` as one part.
+    ({";": "", "z": "touch P\n"}, "find . -name z -exec ls ';'* -exec sh z \\;", ["Bash(find:*)", "Bash(ls:*)"]),
+]
+
+
+@pytest.mark.parametrize(("command", "rules"), [(c, r) for _, c, r in ATTACKS])
+def test_a_glob_in_a_structural_word_is_never_read_only_or_allowed(command: str, rules: list[str]) -> None:
+    result = analyze(command)
+    assert not result.read_only, result.reasons
+    # The unread part: no static name, so no allow rule (`Bash(find:*)`, `Bash(timeout:*)`) meets it.
+    assert any(not s.static_name or not s.name for s in result.subcommands), result.subcommands
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["bash -c 'ls'", "bash -c 'ls' x*", "timeout 5 ls *", "find . -name '*.py'", "find . -name *.py",
+     "find . -name '*.py' -exec grep -l x {} +"],
+)
+def test_globs_that_do_not_reach_structure_keep_their_verdict(command: str) -> None:
+    parts = analyze(command).subcommands
+    assert all(s.name for s in parts), parts  # no unread part
+    if command in ("bash -c 'ls'", "bash -c 'ls' x*", "timeout 5 ls *"):
+        assert analyze(command).read_only
+
+
+def test_glob_matching_over_approximates() -> None:
+    assert glob_may_match("-exe?", ["-exec"]) and glob_may_match("?", [";"]) and glob_may_match("-[e]xec", ["-exec"])
+    assert glob_may_match("*", ["+"]) and not glob_may_match("*.py", ["-exec", ";", "+"])
+
+
+async def test_the_bash_tool_runs_none_of_them(tmp_path: Path) -> None:
+    require_bwrap()
+    for n, (files, command, rules) in enumerate(ATTACKS):
+        ws = tmp_path / f"ws{n}"
+        ws.mkdir()
+        for name, text in files.items():
+            (ws / name).write_text(text)
+        async with shellrt.Runtime(workspace=ws, sandbox="bwrap", session_dir=tmp_path / f".s{n}", tools=[Bash()],
+                                   mode="default", allow=rules) as rt:
+            [envelope] = await rt.run_envelopes([ToolUseBlock(id=f"g{n}", name="Bash", input={"command": command})])
+        assert envelope.is_error, (command, envelope.model.content)  # asked, and no one can approve
+        assert not (ws / "P").exists(), command
+        shutil.rmtree(ws)
