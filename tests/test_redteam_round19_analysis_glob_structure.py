@@ -5,7 +5,8 @@ runs, and a hostile repository chooses those names. The analysis read three such
 text: the script of ``bash -c``/``sh -c`` (``bash -c 'ls '*`` was read-only, planned as ``ls *``,
 and with a file named ``ls ;touch P`` bash ran ``touch``, unasked in default mode), the words a
 wrapper reads before its command (``timeout *`` with files ``1 sh z`` runs ``sh z`` and had no part
-but ``timeout``: ``Bash(timeout:*)`` let it through), and ``find``'s ``-exec … ;`` (``-exe?`` with a
+but ``timeout``: ``Bash(timeout:*)`` let it through; ``timeout -s * 5 ls`` was read-only, and the
+option's value ``*`` became ``1 2 sh z``: timeout ran ``sh z 5 ls``), and ``find``'s ``-exec … ;`` (``-exe?`` with a
 file named ``-exec`` hid the command from ``Bash(find:*)``; ``';'*`` expanding to ``;`` split one). Such a
 word is now unknown there: the command is unread (a part no allow rule meets), never read-only.
 
@@ -28,7 +29,7 @@ from tests._bwrap_session import require_bwrap
 
 pytestmark = pytest.mark.anyio
 
-#: (files planted in the workspace, command, allow rules). Before the fix the first five created P
+#: (files planted in the workspace, command, allow rules). Before the fix the first six created P
 #: (in bwrap, mode default, no one to ask); the last was refused by other checks of the Bash tool.
 ATTACKS = [
     ({"ls ;touch P": ""}, "bash -c 'ls '*", []),
@@ -36,6 +37,8 @@ ATTACKS = [
     ({"cat a;touch P": ""}, "timeout 5 bash -c 'cat '*", []),
     ({"1": "", "sh": "", "z": "touch P\n"}, "timeout *", ["Bash(timeout:*)"]),
     ({"-exec": "", "z": "touch P\n"}, "find . -name z -exe? sh z \\;", ["Bash(find:*)"]),
+    # Read-only before: the option value `*` is `1 2 sh z`, so timeout runs `sh z 5 ls`.
+    ({"1": "", "2": "", "sh": "", "z": "touch P\n"}, "timeout -s * 5 ls", []),
     # `';'*` expands to `;` (a file of that name): the first -exec ends there. The Bash tool asked
     # already (other checks), but the analysis planned `ls ;* -exec sh z` as one part.
     ({";": "", "z": "touch P\n"}, "find . -name z -exec ls ';'* -exec sh z \\;", ["Bash(find:*)", "Bash(ls:*)"]),
