@@ -45,7 +45,11 @@ ATTACKS = [
 ]
 
 
-@pytest.mark.parametrize(("command", "rules"), [(c, r) for _, c, r in ATTACKS])
+#: Not read-only before either, but the script's place was read past a value that may be several words.
+MORE = [("bash -o * -c 'ls'", [])]
+
+
+@pytest.mark.parametrize(("command", "rules"), [*[(c, r) for _, c, r in ATTACKS], *MORE])
 def test_a_glob_in_a_structural_word_is_never_read_only_or_allowed(command: str, rules: list[str]) -> None:
     result = analyze(command)
     assert not result.read_only, result.reasons

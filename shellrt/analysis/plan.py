@@ -1263,6 +1263,8 @@ def _runs_dynamic_word(name: str, values: list[str | None]) -> bool:
         if value is None:
             return True  # an option, the script or the script file: not known
         if value in ("-o", "+o", "-O", "+O"):
+            if i + 1 < len(values) and values[i + 1] is None:
+                return True  # the option's value may be several words: where the script is, unknown
             i += 2
             continue
         if value.startswith("-") and not value.startswith("--") and "c" in value[1:]:

@@ -190,6 +190,8 @@ def _shell(argv: list[str | None]) -> Unwrapped:
         if arg is None:
             return Unwrapped(unknown=True)
         if arg in ("-o", "+o", "-O", "+O") or arg in _SHELL_VALUED_LONG:
+            if i + 1 < len(argv) and argv[i + 1] is None:
+                return Unwrapped(unknown=True)  # `bash -o * -c x`: the value may be several words
             i += 2
             continue
         if arg.startswith("-") and "c" in arg[1:] and not arg.startswith("--"):
