@@ -15,6 +15,7 @@ from typing import Final
 
 import tree_sitter
 
+from .globwords import expanded_by_bash, glob_may_match
 from .heredoc import bash_delimiter, bash_end_line, glued_metacharacter, join_continuations, scan_body
 from .nodes import (
     Assignment,
@@ -97,6 +98,8 @@ _SUBSTITUTION_KINDS: Final[dict[str, SubstitutionKind]] = {
     "<(": "process_in",
     ">(": "process_out",
 }
+#: Words of ``find`` that end or start a command it runs: a glob that may expand to one hides it.
+_FIND_STRUCTURE: Final = ("-exec", "-execdir", "-ok", "-okdir", ";", "+")
 #: Programs :meth:`Planner._unwrap` looks inside (``unwrap`` answers "nothing" for the rest).
 UNWRAP_NAMES: Final = frozenset({"find", "eval", *SHELLS, *WRAPPERS})
 _LOOP_KINDS: Final = {"while": "while", "until": "until", "for": "for", "select": "select"}
@@ -722,13 +725,22 @@ class Planner:
         if name == "find":
             for indexes in find_exec_commands([v or "" for v in values[1:]]):
                 self._wrapped([argv[i + 1] for i in indexes], "find", redirects)
+            if any(expanded_by_bash(w) and glob_may_match(w.value or "", _FIND_STRUCTURE) for w in argv[1:]):
+                # `find . -exe? sh x \;` with a file named `-exec`: the command it runs is a file name.
+                self._unread_script(" ".join(w.raw for w in argv[1:]), "find", redirects)
             return
         result = unwrap(values)
+        unread = result.unknown and _runs_dynamic_word(name or "", values)
         if result.start is not None:
             self._wrapped(argv[result.start :], name or "", redirects)
         elif result.script is not None:
             self._script(result.script, name or "", redirects)
-        elif result.unknown and _runs_dynamic_word(name or "", values):
+        if not unread and any(expanded_by_bash(w) for w in argv[1:]):
+            # A word bash replaces by file names where the wrapper reads its command or script
+            # (`bash -c 'ls '*`, `timeout *`): what runs is chosen by the names, not the text.
+            masked = [None if i and expanded_by_bash(w) else w.value for i, w in enumerate(argv)]
+            unread = unwrap(masked).unknown and _runs_dynamic_word(name or "", masked)
+        if unread:
             # `bash -c $'\x72m x'`, `exec "$p" x`: what runs is a word only bash decodes.
             self._unread_script(" ".join(w.raw for w in argv[1:]), name or "", redirects)
 
@@ -1251,6 +1263,8 @@ def _runs_dynamic_word(name: str, values: list[str | None]) -> bool:
         if value is None:
             return True  # an option, the script or the script file: not known
         if value in ("-o", "+o", "-O", "+O"):
+            if i + 1 < len(values) and values[i + 1] is None:
+                return True  # the option's value may be several words: where the script is, unknown
             i += 2
             continue
         if value.startswith("-") and not value.startswith("--") and "c" in value[1:]:

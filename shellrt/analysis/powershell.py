@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Final
 
 from .git_env import PROGRAM_ENV, git_hardening_env
 from .models import CommandAnalysis, Subcommand
@@ -96,6 +97,10 @@ class _Token:
     inner: str = ""
     #: Subexpressions found inside an expandable string.
     subexprs: list[str] = field(default_factory=list)
+
+
+#: Wildcard characters pwsh expands in a native program's unquoted arguments (Linux and macOS).
+_NATIVE_GLOB: Final = frozenset("*?[")
 
 
 class _PsError(ValueError):
@@ -403,7 +408,16 @@ def _element(element: list[_Token], depth: int, out: _Result) -> None:
 def _native(name: str, shown: str, args: list[_Token], out: _Result) -> None:
     """Judge ``name args`` as the native program ``name`` (the bash option models)."""
     values = []
+    spec = program_spec(name)
     for token in args:
+        if token.kind in ("word", "param") and not _NATIVE_GLOB.isdisjoint(token.text) and not (
+            spec is not None and spec.glob_safe
+        ):
+            # pwsh on Linux and macOS expands an unquoted wildcard of a native program's argument into
+            # file names, as bash does: `sort *` with a file named `--output=x` writes x (round 19).
+            out.reasons.append(f"{shown}: argument {token.text!r} is a wildcard pwsh expands into file names "
+                               "(a name may be an option or several operands); quote it or ask")
+            return
         if (token.kind == "word" and "`" not in token.text and "," not in token.text and "@" not in token.text) or token.kind == "param":
             values.append(token.text)
         elif token.kind == "string":

@@ -215,6 +215,9 @@ def command_parts(
             writes = tuple(sorted({*writes, ""})) if writes else writes
         # First: listing a repository's changed files below must not run what it names.
         hazard = git_hazard(argv, bases[-1], hardened=a.read_only) if name == "git" and check_git else ""
+        if name == "git" and check_git and cd_unknown and not hazard:
+            # The repository git obeys is where a `cd` led at run time, not the one checked (round 19).
+            hazard = "git runs in a directory a `cd` chooses at run time, whose configuration was not checked"
         if name == "git" and check_git and not hazard and not a.read_only and git_reads_only(argv):
             # Only a read-only command gets the hardening environment (hooksPath=/dev/null):
             # a git read inside any other command (``git status > f``, ``git diff --output=f``)
@@ -601,7 +604,8 @@ def _cd_unknown(a: CommandAnalysis) -> bool:
         if _name(sub) not in _CD_PROGRAMS:
             continue
         for word in sub.argv[1:]:
-            if word == "-" or re.fullmatch(r"[+-]\d+", word) or any(c in word for c in "$`"):
+            # `*?[`: bash changes into a directory whose name matches (`cd x?` is `cd xy`), round 19.
+            if word == "-" or re.fullmatch(r"[+-]\d+", word) or any(c in word for c in "$`*?["):
                 return True
     return False
 

@@ -132,7 +132,12 @@ def unwrap(argv: list[str | None]) -> Unwrapped:
             if opt in spec.script_opts:
                 value = attached if eq else (argv[i + 1] if i + 1 < len(argv) else None)
                 return Unwrapped(script=value, unknown=value is None)
-            i += 2 if opt in spec.value_opts and not eq else 1
+            if opt in spec.value_opts and not eq:
+                if i + 1 < len(argv) and argv[i + 1] is None:
+                    return Unwrapped(unknown=True)  # a value bash may split or expand into several words
+                i += 2
+            else:
+                i += 1
             continue
         if arg in spec.no_command_opts:
             return Unwrapped()
@@ -148,10 +153,14 @@ def unwrap(argv: list[str | None]) -> Unwrapped:
             if "-" + char in spec.value_opts:
                 consumed = 1 if rest else 2
                 break
+        if consumed == 2 and i + 1 < len(argv) and argv[i + 1] is None:
+            return Unwrapped(unknown=True)  # `timeout -s * 5 ls`: the value may be several words
         i += consumed
     if spec.assignments:
         while i < len(argv) and argv[i] is not None and "=" in (argv[i] or "") and not (argv[i] or "=").startswith("="):
             i += 1
+    if any(word is None for word in argv[i : i + spec.skip]):
+        return Unwrapped(unknown=True)  # `timeout * ls`: the duration may be several words
     i += spec.skip
     if i >= len(argv):
         return Unwrapped()
@@ -181,6 +190,8 @@ def _shell(argv: list[str | None]) -> Unwrapped:
         if arg is None:
             return Unwrapped(unknown=True)
         if arg in ("-o", "+o", "-O", "+O") or arg in _SHELL_VALUED_LONG:
+            if i + 1 < len(argv) and argv[i + 1] is None:
+                return Unwrapped(unknown=True)  # `bash -o * -c x`: the value may be several words
             i += 2
             continue
         if arg.startswith("-") and "c" in arg[1:] and not arg.startswith("--"):
