@@ -50,6 +50,7 @@ import anyio
 
 from shellrt.supervisor._anchored import make_parent, move_out, open_parent, write_entry
 from shellrt.supervisor._env_gitconfig import env_gitconfigs
+from shellrt.supervisor._envrc_loads import ENVRC, envrc_loads
 from shellrt.supervisor._host_obeyed import (
     OBEYED_ANYWHERE,
     OBEYED_DIRS,
@@ -272,6 +273,8 @@ class WorkspaceGuard:
         #: Config files inside the tree an accepted git config includes (-> the work tree they
         #: configure): guarded as git config (red team round 16).
         self._included: dict[str, str] = {}
+        #: Files inside the tree an accepted ``.envrc`` has direnv load at ``cd`` (round 19).
+        self._env_loads: frozenset[str] = frozenset()
         self._seq = 0
         #: Duration of the last scan (s): decides inline vs worker thread.
         self.last_scan_s = 0.0
@@ -483,8 +486,10 @@ class WorkspaceGuard:
                     self._denied_racy.discard(path)
         for _ in range(_MAX_INCLUDE_DEPTH + 1):
             hook_dirs, included = self._configured_hook_dirs()
-            if hook_dirs == self._hook_dirs and included == self._included:
+            loads = self._envrc_loaded()
+            if hook_dirs == self._hook_dirs and included == self._included and loads == self._env_loads:
                 break
+            new_loads, self._env_loads = loads - self._env_loads, loads
             # An accepted config names other hook directories or includes other files (the first
             # scan, or the operator's change): list the tree again with them, and judge what is
             # in them now (an included file's own includes and hooksPath, the next time round).
@@ -495,6 +500,9 @@ class WorkspaceGuard:
             for path, kind in list(self._watched.items()):
                 if kind in ("hook", "gitconfig") and path not in self._files:
                     self._check_file(path, kind, now, out, revert=revert, reread=reread)
+                elif path in new_loads and path not in self._files:
+                    # Named by an .envrc accepted just now: what is there is the operator's.
+                    self._check_file(path, kind, now, out, revert=False)
         # Deleted (or no longer protected): nothing left to obey, except the deny rules of the
         # workspace's settings. Restored last, once a symlink put in place of their directory
         # (checked above) is quarantined.
@@ -642,6 +650,7 @@ class WorkspaceGuard:
                 or _redirects(n, is_link, is_gitdir)
                 or (home_rel is not None and self._home.protects(home_rel, n, is_link))
                 or (self._settings_files and f"{path}/{n}" in self._settings_files)
+                or (self._env_loads and f"{path}/{n}" in self._env_loads)
                 or (is_link and f"{path}/{n}" in self._settings_ways)
                 or n in OBEYED_ANYWHERE
                 or n.endswith(OBEYED_SUFFIXES)
@@ -685,6 +694,16 @@ class WorkspaceGuard:
         if mode & _SHARED and (prev is None or not prev.mode & _SHARED):
             self._widened.append(path)
         return _Dir(sig, ctx, children, tuple(watched), racy, is_gitdir, mode)
+
+    def _envrc_loaded(self) -> frozenset[str]:
+        """The files the accepted ``.envrc`` files name for direnv to load (`envrc_loads`)."""
+        found: set[str] = set()
+        for path, record in self._files.items():
+            if record.kind == "file" and not record.is_link and os.path.basename(path) == ENVRC:
+                content = record.snapshot if record.snapshot is not None else _read_regular(path)
+                if content:
+                    found |= envrc_loads(os.path.dirname(path), content.decode("utf-8", "replace"))
+        return frozenset(found)
 
     def _configured_hook_dirs(self) -> tuple[frozenset[str], dict[str, str]]:
         """(The tree's directories that accepted git configs name as ``core.hooksPath``, the config
