@@ -49,8 +49,8 @@ from typing import Any, Protocol
 import anyio
 
 from shellrt.supervisor._anchored import make_parent, move_out, open_parent, write_entry
+from shellrt.supervisor._cd_loads import cd_loads, loads_at_cd
 from shellrt.supervisor._env_gitconfig import env_gitconfigs
-from shellrt.supervisor._envrc_loads import ENVRC, envrc_loads
 from shellrt.supervisor._host_obeyed import (
     OBEYED_ANYWHERE,
     OBEYED_DIRS,
@@ -273,7 +273,7 @@ class WorkspaceGuard:
         #: Config files inside the tree an accepted git config includes (-> the work tree they
         #: configure): guarded as git config (red team round 16).
         self._included: dict[str, str] = {}
-        #: Files inside the tree an accepted ``.envrc`` has direnv load at ``cd`` (round 19).
+        #: Files inside the tree an accepted ``.envrc`` or mise config loads at ``cd`` (round 19).
         self._env_loads: frozenset[str] = frozenset()
         self._seq = 0
         #: Duration of the last scan (s): decides inline vs worker thread.
@@ -486,7 +486,7 @@ class WorkspaceGuard:
                     self._denied_racy.discard(path)
         for _ in range(_MAX_INCLUDE_DEPTH + 1):
             hook_dirs, included = self._configured_hook_dirs()
-            loads = self._envrc_loaded()
+            loads = self._loaded_at_cd()
             if hook_dirs == self._hook_dirs and included == self._included and loads == self._env_loads:
                 break
             new_loads, self._env_loads = loads - self._env_loads, loads
@@ -695,14 +695,14 @@ class WorkspaceGuard:
             self._widened.append(path)
         return _Dir(sig, ctx, children, tuple(watched), racy, is_gitdir, mode)
 
-    def _envrc_loaded(self) -> frozenset[str]:
-        """The files the accepted ``.envrc`` files name for direnv to load (`envrc_loads`)."""
+    def _loaded_at_cd(self) -> frozenset[str]:
+        """The files accepted ``.envrc`` and mise configs load at ``cd`` (`_cd_loads`)."""
         found: set[str] = set()
         for path, record in self._files.items():
-            if record.kind == "file" and not record.is_link and os.path.basename(path) == ENVRC:
+            if record.kind == "file" and not record.is_link and loads_at_cd(path) is not None:
                 content = record.snapshot if record.snapshot is not None else _read_regular(path)
                 if content:
-                    found |= envrc_loads(os.path.dirname(path), content.decode("utf-8", "replace"))
+                    found |= cd_loads(path, content.decode("utf-8", "replace"))
         return frozenset(found)
 
     def _configured_hook_dirs(self) -> tuple[frozenset[str], dict[str, str]]:

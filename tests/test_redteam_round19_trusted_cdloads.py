@@ -1,11 +1,13 @@
-"""Red team round 19 (trusted): the files an operator's ``.envrc`` has direnv load at ``cd``.
+"""Red team round 19 (trusted): the files an operator's ``.envrc`` or ``mise.toml`` loads at ``cd``.
 
 ``.envrc`` is protected (a shell start-up file), but what it loads was not: with
 ``source_env_if_exists .envrc.private`` a command planted that file (bash, run as the operator at
 their next ``cd``); with ``dotenv`` / ``dotenv_if_exists .env.local`` it planted or rewrote the env
 files (``LD_PRELOAD=./x.so``: every program the operator runs there then loads the command's code).
-They are git-ignored by convention: no diff shows them. Now every file an accepted ``.envrc`` names
-through those loaders is protected; a ``.env`` no ``.envrc`` loads stays the model's.
+They are git-ignored by convention: no diff shows them. mise's ``[env] _.source`` (bash at every
+``cd`` with mise activated; mise trusts the config by path, not what it sources) likewise. Now every
+file an accepted ``.envrc`` or mise config names so is protected; a ``.env`` nothing loads stays
+the model's.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import anyio
 import pytest
 
 from shellrt.runtime import Runtime
-from shellrt.supervisor._envrc_loads import envrc_loads
+from shellrt.supervisor._cd_loads import cd_loads, envrc_loads
 
 _ENVRC = (
     "dotenv\n"
@@ -28,9 +30,10 @@ _ENVRC = (
     '[ -d conf ] && source_env_if_exists "$PWD/conf/private.sh"  # per-developer\n'
 )
 _OLD_ENV = "DEBUG=1\n"
-_PLANTS = {".env.local": "LD_PRELOAD=./x.so\n", "conf/private.sh": "./evil.sh\n"}
+_MISE = '[env]\n_.source = { path = "tools/env.sh" }\n'
+_PLANTS = {".env.local": "LD_PRELOAD=./x.so\n", "conf/private.sh": "./evil.sh\n", "tools/env.sh": "./evil.sh\n"}
 #: Loaded by nothing: the model's.
-_ORDINARY = {"sub/.env": "A=1\n", ".env.example": "A=\n", "conf/other.sh": "x\n"}
+_ORDINARY = {"sub/.env": "A=1\n", ".env.example": "A=\n", "conf/other.sh": "x\n", "tools/x.sh": "x\n"}
 
 
 def test_what_an_envrc_loads_is_protected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -40,6 +43,7 @@ def test_what_an_envrc_loads_is_protected(tmp_path: Path, monkeypatch: pytest.Mo
     ws.mkdir()
     (ws / ".envrc").write_text(_ENVRC)  # the operator's, trusted with `direnv allow`
     (ws / ".env").write_text(_OLD_ENV)
+    (ws / "mise.toml").write_text(_MISE)  # the operator's, trusted with `mise trust`
     plants = {**_PLANTS, ".env": "PATH=./bin:$PATH\n", **_ORDINARY}
     code = "\n".join(
         f"os.makedirs(os.path.dirname({p!r}) or '.', exist_ok=True); open({p!r}, 'w').write({c!r})"
@@ -65,3 +69,10 @@ def test_what_an_envrc_loads_is_protected(tmp_path: Path, monkeypatch: pytest.Mo
 def test_the_loaders_direnv_documents_are_read() -> None:
     loads = envrc_loads("/w", _ENVRC + "source_env ../up.sh; dotenv $HOME/x; watch_file dotenv\n")
     assert loads == {"/w/.env", "/w/.env.local", "/w/conf/private.sh", "/up.sh"}
+
+
+def test_the_files_mise_configs_load_are_read() -> None:
+    text = '[env]\n_.source = "s.sh"\n_.file = [".env.json", { path = "{{config_root}}/x.env" }]\n'
+    assert cd_loads("/w/mise.toml", text) == {"/w/s.sh", "/w/.env.json", "/w/x.env"}
+    assert cd_loads("/w/.config/mise/config.toml", text) >= {"/w/s.sh", "/w/.config/mise/s.sh"}
+    assert cd_loads("/w/app.toml", text) == frozenset()  # not mise's

@@ -1,0 +1,122 @@
+"""The files an accepted ``.envrc`` or mise config has loaded into the operator's shell at ``cd``.
+
+Why (red team round 19): ``.envrc`` and mise's configs are protected, the files they name were not.
+``source_env_if_exists .envrc.local`` sources that file as bash; ``dotenv`` / ``dotenv_if_exists``
+(``.env`` by default) export its variables -- ``LD_PRELOAD``, ``PATH``, ``BASH_ENV`` -- to every
+program the operator runs there. Both are git-ignored by convention: no diff shows a planted one.
+mise's ``[env] _.source`` (bash) and ``_.file`` (an env file) are the same, at every ``cd`` with
+mise activated; mise trusts a config by its path (paranoid mode: its hash), never what it sources.
+Only what can be known without running anything is read: a path built from a variable other than
+``$PWD`` / ``{{config_root}}`` (or from ``~``) is not followed (docs/security.md: left).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import tomllib
+from collections.abc import Callable
+from typing import Final
+
+from shellrt.supervisor._host_obeyed import obeyed_reason
+
+__all__ = ["cd_loads", "envrc_loads", "loads_at_cd"]
+
+ENVRC: Final = ".envrc"
+#: The names of mise's configs (`_host_obeyed`'s table decides which paths are mise's).
+_MISE_WHY: Final = obeyed_reason((), "mise.toml")
+#: direnv's stdlib functions that load a file, and the file each loads when given none.
+_LOADERS: Final[dict[str, str | None]] = {
+    "dotenv": ".env",
+    "dotenv_if_exists": ".env",
+    "source_env": None,
+    "source_env_if_exists": None,
+}
+#: Where one simple command ends and the next may start (a loader after ``&&``, ``;``, ``then``).
+_SPLIT: Final = re.compile(r"&&|\|\||[;|&()\n]")
+_LEADING: Final = frozenset({"{", "if", "then", "else", "elif", "do", "!", "while", "until"})
+_PWD: Final = re.compile(r"\$\{PWD\}|\$PWD\b")
+
+
+def envrc_loads(directory: str, text: str) -> frozenset[str]:
+    """The paths (joined to ``directory``, the ``.envrc``'s, as given) its direnv loaders name."""
+    found: set[str] = set()
+    for part in _SPLIT.split(text):
+        words = _words(part)
+        while words and words[0] in _LEADING:
+            words = words[1:]
+        if not words or words[0] not in _LOADERS:
+            continue
+        arg = words[1] if len(words) > 1 else _LOADERS[words[0]]
+        if arg is None:
+            continue
+        arg = _PWD.sub(lambda _: directory, arg)
+        if "$" in arg or "`" in arg or arg.startswith("~"):
+            continue  # not known before it runs
+        found.add(os.path.normpath(os.path.join(directory, arg)))
+    return frozenset(found)
+
+
+def _words(part: str) -> list[str]:
+    try:
+        return shlex.split(part, comments=True)
+    except ValueError:  # an unbalanced quote: direnv (bash) would fail there too
+        return part.split()
+
+
+def mise_loads(directory: str, text: str) -> frozenset[str]:
+    """The paths a mise config in ``directory`` names as ``[env] _.source`` / ``_.file``, joined
+    to its directory and to its project's (``.config/mise/``, ``.mise/``, ``mise/conf.d/``'s root:
+    mise's ``config_root``), either of which may be the one mise means."""
+    try:
+        env = tomllib.loads(text).get("env")
+    except tomllib.TOMLDecodeError:
+        return frozenset()  # mise refuses it too
+    specials = env.get("_") if isinstance(env, dict) else None
+    if not isinstance(specials, dict):
+        return frozenset()
+    root = _config_root(directory)
+    found: set[str] = set()
+    for key in ("source", "file"):
+        for value in _paths(specials.get(key)):
+            value = value.replace("{{config_root}}", root).replace("{{ config_root }}", root)
+            if "{{" in value or "$" in value or value.startswith("~"):
+                continue
+            found |= {os.path.normpath(os.path.join(base, value)) for base in {directory, root}}
+    return frozenset(found)
+
+
+def _paths(value: object) -> list[str]:
+    """A ``_.source``/``_.file`` value's paths: a string, a ``{path = ...}`` table, a list of them."""
+    items = value if isinstance(value, list) else [value]
+    out = []
+    for item in items:
+        path = item.get("path") if isinstance(item, dict) else item
+        if isinstance(path, str):
+            out.append(path)
+    return out
+
+
+def _config_root(directory: str) -> str:
+    for tail in ("/.config/mise/conf.d", "/mise/conf.d", "/.config/mise", "/.mise", "/mise", "/.config"):
+        if directory.endswith(tail):
+            return directory[: -len(tail)] or "/"
+    return directory
+
+
+def loads_at_cd(path: str) -> Callable[[str, str], frozenset[str]] | None:
+    """The reader of the files ``path`` loads at ``cd`` (an ``.envrc``, a mise config), or None."""
+    name = os.path.basename(path)
+    if name == ENVRC:
+        return envrc_loads
+    parents = tuple(p for p in os.path.dirname(path).split("/") if p)
+    if name.endswith(".toml") and obeyed_reason(parents, name) == _MISE_WHY:
+        return mise_loads
+    return None
+
+
+def cd_loads(path: str, text: str) -> frozenset[str]:
+    """The files the config ``path`` (content ``text``) loads at ``cd``; empty for another file."""
+    reader = loads_at_cd(path)
+    return reader(os.path.dirname(path), text) if reader is not None else frozenset()
