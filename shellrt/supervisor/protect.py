@@ -486,10 +486,8 @@ class WorkspaceGuard:
                     self._denied_racy.discard(path)
         for _ in range(_MAX_INCLUDE_DEPTH + 1):
             hook_dirs, included = self._configured_hook_dirs()
-            loads = self._loaded_at_cd()
-            if hook_dirs == self._hook_dirs and included == self._included and loads == self._env_loads:
+            if hook_dirs == self._hook_dirs and included == self._included:
                 break
-            new_loads, self._env_loads = loads - self._env_loads, loads
             # An accepted config names other hook directories or includes other files (the first
             # scan, or the operator's change): list the tree again with them, and judge what is
             # in them now (an included file's own includes and hooksPath, the next time round).
@@ -500,9 +498,7 @@ class WorkspaceGuard:
             for path, kind in list(self._watched.items()):
                 if kind in ("hook", "gitconfig") and path not in self._files:
                     self._check_file(path, kind, now, out, revert=revert, reread=reread)
-                elif path in new_loads and path not in self._files:
-                    # Named by an .envrc accepted just now: what is there is the operator's.
-                    self._check_file(path, kind, now, out, revert=False)
+        self._take_cd_loads(now, out)
         # Deleted (or no longer protected): nothing left to obey, except the deny rules of the
         # workspace's settings. Restored last, once a symlink put in place of their directory
         # (checked above) is quarantined.
@@ -694,6 +690,23 @@ class WorkspaceGuard:
         if mode & _SHARED and (prev is None or not prev.mode & _SHARED):
             self._widened.append(path)
         return _Dir(sig, ctx, children, tuple(watched), racy, is_gitdir, mode)
+
+    def _take_cd_loads(self, now: int, out: _Scan) -> None:
+        """Protect what accepted ``.envrc``/mise configs load at ``cd`` (the first scan, or the
+        operator's change): only the directories holding those files are listed again."""
+        loads = self._loaded_at_cd()
+        if loads == self._env_loads:
+            return
+        changed, self._env_loads = loads ^ self._env_loads, loads
+        for directory in {os.path.dirname(p) for p in changed}:
+            entry = self._dirs.get(directory)
+            if entry is not None:
+                entry.racy = True
+        self._full_scan(now)  # an lstat per directory; lists only those marked
+        for path, kind in list(self._watched.items()):
+            if path in changed and path not in self._files:
+                # Named by a config accepted just now: what is there is the operator's.
+                self._check_file(path, kind, now, out, revert=False)
 
     def _loaded_at_cd(self) -> frozenset[str]:
         """The files accepted ``.envrc`` and mise configs load at ``cd`` (`_cd_loads`)."""
