@@ -21,7 +21,7 @@ import anyio
 import pytest
 
 from shellrt.runtime import Runtime
-from shellrt.supervisor._cd_loads import cd_loads, envrc_loads
+from shellrt.supervisor._cd_loads import cd_loaded_reason, cd_loads, envrc_loads
 
 _ENVRC = (
     "dotenv\n"
@@ -31,7 +31,11 @@ _ENVRC = (
 )
 _OLD_ENV = "DEBUG=1\n"
 _MISE = '[env]\n_.source = { path = "tools/env.sh" }\n'
-_PLANTS = {".env.local": "LD_PRELOAD=./x.so\n", "conf/private.sh": "./evil.sh\n", "tools/env.sh": "./evil.sh\n"}
+_PLANTS = {
+    ".env.local": "LD_PRELOAD=./x.so\n",
+    "conf/private.sh": "./evil.sh\n",
+    "tools/env.sh": "./evil.sh\n",
+}
 #: Loaded by nothing: the model's.
 _ORDINARY = {"sub/.env": "A=1\n", ".env.example": "A=\n", "conf/other.sh": "x\n", "tools/x.sh": "x\n"}
 
@@ -76,3 +80,33 @@ def test_the_files_mise_configs_load_are_read() -> None:
     assert cd_loads("/w/mise.toml", text) == {"/w/s.sh", "/w/.env.json", "/w/x.env"}
     assert cd_loads("/w/.config/mise/config.toml", text) >= {"/w/s.sh", "/w/.config/mise/s.sh"}
     assert cd_loads("/w/app.toml", text) == frozenset()  # not mise's
+
+
+def test_the_file_tools_ask_before_writing_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    ws = tmp_path / "ws"
+    (ws / "conf").mkdir(parents=True)
+    (ws / ".envrc").write_text(_ENVRC)
+    (ws / "mise.toml").write_text(_MISE)
+    writes = ["conf/private.sh", "tools/env.sh", "conf/other.sh"]
+
+    async def main() -> list[dict[str, Any]]:
+        async with Runtime(ws, "local", mode="acceptEdits", session_dir=tmp_path / "s") as rt:
+            out: list[dict[str, Any]] = []
+            for i, rel in enumerate(writes):
+                block = {
+                    "type": "tool_use",
+                    "id": f"w{i}",
+                    "name": "Write",
+                    "input": {"file_path": str(ws / rel), "content": "./evil.sh\n"},
+                }
+                out += (await rt.run({"role": "assistant", "content": [block]}))["content"]
+            return out
+
+    results = anyio.run(main)
+    for result in results[:2]:
+        assert result["is_error"] and "at every cd" in json.dumps(result), result
+    assert not results[2]["is_error"], results[2]
+    assert not (ws / "conf/private.sh").exists() and not (ws / "tools/env.sh").exists()
+    assert cd_loaded_reason(ws / "conf" / "private.sh") and cd_loaded_reason(ws / "conf" / "other.sh") is None

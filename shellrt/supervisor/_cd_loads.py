@@ -15,13 +15,14 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import stat
 import tomllib
 from collections.abc import Callable
 from typing import Final
 
 from shellrt.supervisor._host_obeyed import obeyed_reason
 
-__all__ = ["cd_loads", "envrc_loads", "loads_at_cd"]
+__all__ = ["cd_loaded_reason", "cd_loads", "envrc_loads", "loads_at_cd"]
 
 ENVRC: Final = ".envrc"
 #: The names of mise's configs (`_host_obeyed`'s table decides which paths are mise's).
@@ -120,3 +121,75 @@ def cd_loads(path: str, text: str) -> frozenset[str]:
     """The files the config ``path`` (content ``text``) loads at ``cd``; empty for another file."""
     reader = loads_at_cd(path)
     return reader(os.path.dirname(path), text) if reader is not None else frozenset()
+
+
+#: The configs `cd_loaded_reason` looks for in each directory above a path (``mise/conf.d/*`` aside).
+_CONFIGS: Final = (
+    ENVRC,
+    "mise.toml",
+    ".mise.toml",
+    "mise.local.toml",
+    ".mise.local.toml",
+    ".rtx.toml",
+    ".config/mise.toml",
+    ".mise/config.toml",
+    "mise/config.toml",
+    ".config/mise/config.toml",
+)
+_MAX_WALK: Final = 64
+_MAX_CONFIG: Final = 1 << 20
+
+
+def cd_loaded_reason(path: str | os.PathLike[str]) -> str | None:
+    """Why a file tool must ask before writing ``path``: an ``.envrc`` or mise config in a directory
+    above it loads it at ``cd`` (what the after-command check protects; round 19). Looks at the
+    disk (about ten failed opens a directory level)."""
+    text = os.path.abspath(os.fspath(path))
+    directory = os.path.dirname(text)
+    for _ in range(_MAX_WALK):
+        for name in _CONFIGS:
+            config = os.path.join(directory, name)
+            if text in _config_loads(config):
+                return f"a file {config} loads into the operator's shell at every cd (direnv, mise)"
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return None
+
+
+#: config path -> (its signature, what it loads): parsed again only once it changed.
+_parsed: dict[str, tuple[tuple[int, int, int, int], frozenset[str]]] = {}
+
+
+def _config_loads(config: str) -> frozenset[str]:
+    try:
+        st = os.stat(config)
+    except OSError:
+        return frozenset()
+    sig = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    known = _parsed.get(config)
+    if known is not None and known[0] == sig:
+        return known[1]
+    content = _read_config(config)
+    loads = cd_loads(config, content) if content is not None else frozenset()
+    if len(_parsed) > 1024:
+        _parsed.clear()
+    _parsed[config] = (sig, loads)
+    return loads
+
+
+def _read_config(path: str) -> str | None:
+    """A regular file's text (None for anything else: a FIFO must not hang the host)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, _MAX_CONFIG).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
