@@ -1,4 +1,4 @@
-"""Red team round 19 (trusted): the files an operator's ``.envrc`` or ``mise.toml`` loads at ``cd``.
+"""Red team round 19 (trusted): the files an operator's ``.envrc``, ``mise.toml`` or ``.hg/hgrc`` loads.
 
 ``.envrc`` is protected (a shell start-up file), but what it loads was not: with
 ``source_env_if_exists .envrc.private`` a command planted that file (bash, run as the operator at
@@ -7,7 +7,8 @@ files (``LD_PRELOAD=./x.so``: every program the operator runs there then loads t
 They are git-ignored by convention: no diff shows them. mise's ``[env] _.source`` (bash at every
 ``cd`` with mise activated; mise trusts the config by path, not what it sources) likewise. Now every
 file an accepted ``.envrc`` or mise config names so is protected; a ``.env`` nothing loads stays
-the model's.
+the model's. The same for what an accepted ``.hg/hgrc`` names: its ``%include`` (a tracked shared
+config) and its ``[extensions]`` file, which every ``hg`` command there loads.
 """
 
 from __future__ import annotations
@@ -35,7 +36,11 @@ _PLANTS = {
     ".env.local": "LD_PRELOAD=./x.so\n",
     "conf/private.sh": "./evil.sh\n",
     "tools/env.sh": "./evil.sh\n",
+    ".hgrc-shared": "[extensions]\nx = ./evil.py\n",
+    "tools/hgext.py": "import os; os.system('./evil.sh')\n",
 }
+#: The operator's Mercurial config: an include and an extension of the repository's own.
+_HGRC = "%include ../.hgrc-shared\n[extensions]\nrebase =\nmyext = tools/hgext.py\n"
 #: Loaded by nothing: the model's.
 _ORDINARY = {"sub/.env": "A=1\n", ".env.example": "A=\n", "conf/other.sh": "x\n", "tools/x.sh": "x\n"}
 
@@ -48,6 +53,8 @@ def test_what_an_envrc_loads_is_protected(tmp_path: Path, monkeypatch: pytest.Mo
     (ws / ".envrc").write_text(_ENVRC)  # the operator's, trusted with `direnv allow`
     (ws / ".env").write_text(_OLD_ENV)
     (ws / "mise.toml").write_text(_MISE)  # the operator's, trusted with `mise trust`
+    (ws / ".hg").mkdir()
+    (ws / ".hg" / "hgrc").write_text(_HGRC)
     plants = {**_PLANTS, ".env": "PATH=./bin:$PATH\n", **_ORDINARY}
     code = "\n".join(
         f"os.makedirs(os.path.dirname({p!r}) or '.', exist_ok=True); open({p!r}, 'w').write({c!r})"
@@ -75,11 +82,18 @@ def test_the_loaders_direnv_documents_are_read() -> None:
     assert loads == {"/w/.env", "/w/.env.local", "/w/conf/private.sh", "/up.sh"}
 
 
-def test_the_files_mise_configs_load_are_read() -> None:
+def test_the_files_mise_and_hg_configs_load_are_read() -> None:
     text = '[env]\n_.source = "s.sh"\n_.file = [".env.json", { path = "{{config_root}}/x.env" }]\n'
     assert cd_loads("/w/mise.toml", text) == {"/w/s.sh", "/w/.env.json", "/w/x.env"}
     assert cd_loads("/w/.config/mise/config.toml", text) >= {"/w/s.sh", "/w/.config/mise/s.sh"}
     assert cd_loads("/w/app.toml", text) == frozenset()  # not mise's
+    hooks = (
+        "[hooks]\na = python:t/h.py:check\nb = sh t/x.sh\nc = python:mod.f\n[extensions]\nd = !\ne = mod\n"
+    )
+    assert cd_loads("/w/.hg/hgrc", _HGRC + hooks) == {
+        *(f"{base}/{rel}" for base in ("/w", "/w/.hg") for rel in ("tools/hgext.py", "t/h.py")),
+        "/w/.hgrc-shared",
+    }
 
 
 def test_the_file_tools_ask_before_writing_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -89,7 +103,9 @@ def test_the_file_tools_ask_before_writing_them(tmp_path: Path, monkeypatch: pyt
     (ws / "conf").mkdir(parents=True)
     (ws / ".envrc").write_text(_ENVRC)
     (ws / "mise.toml").write_text(_MISE)
-    writes = ["conf/private.sh", "tools/env.sh", "conf/other.sh"]
+    (ws / ".hg").mkdir()
+    (ws / ".hg" / "hgrc").write_text(_HGRC)
+    writes = ["conf/private.sh", "tools/env.sh", "tools/hgext.py", "conf/other.sh"]
 
     async def main() -> list[dict[str, Any]]:
         async with Runtime(ws, "local", mode="acceptEdits", session_dir=tmp_path / "s") as rt:
@@ -105,8 +121,8 @@ def test_the_file_tools_ask_before_writing_them(tmp_path: Path, monkeypatch: pyt
             return out
 
     results = anyio.run(main)
-    for result in results[:2]:
-        assert result["is_error"] and "at every cd" in json.dumps(result), result
-    assert not results[2]["is_error"], results[2]
+    for result in results[:3]:
+        assert result["is_error"] and "has the host load" in json.dumps(result), result
+    assert not results[3]["is_error"], results[3]
     assert not (ws / "conf/private.sh").exists() and not (ws / "tools/env.sh").exists()
     assert cd_loaded_reason(ws / "conf" / "private.sh") and cd_loaded_reason(ws / "conf" / "other.sh") is None

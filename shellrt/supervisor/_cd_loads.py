@@ -20,6 +20,7 @@ import tomllib
 from collections.abc import Callable
 from typing import Final
 
+from shellrt.supervisor._hgrc_loads import hgrc_loads, is_hg_config
 from shellrt.supervisor._host_obeyed import obeyed_reason
 
 __all__ = ["cd_loaded_reason", "cd_loads", "envrc_loads", "loads_at_cd"]
@@ -107,10 +108,13 @@ def _config_root(directory: str) -> str:
 
 
 def loads_at_cd(path: str) -> Callable[[str, str], frozenset[str]] | None:
-    """The reader of the files ``path`` loads at ``cd`` (an ``.envrc``, a mise config), or None."""
+    """The reader of the files ``path`` loads at ``cd`` (an ``.envrc``, a mise config), or at any
+    ``hg``/``sl`` command (a repository's ``.hg/hgrc``), or None."""
     name = os.path.basename(path)
     if name == ENVRC:
         return envrc_loads
+    if is_hg_config(path):  # not at cd: at every hg command (`_hgrc_loads`)
+        return hgrc_loads
     parents = tuple(p for p in os.path.dirname(path).split("/") if p)
     if name.endswith(".toml") and obeyed_reason(parents, name) == _MISE_WHY:
         return mise_loads
@@ -135,6 +139,9 @@ _CONFIGS: Final = (
     ".mise/config.toml",
     "mise/config.toml",
     ".config/mise/config.toml",
+    ".hg/hgrc",
+    ".hg/hgrc-not-shared",
+    ".sl/config",
 )
 _MAX_WALK: Final = 64
 _MAX_CONFIG: Final = 1 << 20
@@ -150,7 +157,7 @@ def cd_loaded_reason(path: str | os.PathLike[str]) -> str | None:
         for name in _CONFIGS:
             config = os.path.join(directory, name)
             if text in _config_loads(config):
-                return f"a file {config} loads into the operator's shell at every cd (direnv, mise)"
+                return f"a file {config} has the host load (direnv or mise at every cd, hg at every command)"
         parent = os.path.dirname(directory)
         if parent == directory:
             break
