@@ -26,6 +26,7 @@ from shellrt.supervisor._cd_loads import cd_loaded_reason, cd_loads, envrc_loads
 
 _ENVRC = (
     "dotenv\n"
+    "PATH_add bin\n"
     "if has nix; then use nix; fi\n"
     "dotenv_if_exists .env.local\n"
     '[ -d conf ] && source_env_if_exists "$PWD/conf/private.sh"  # per-developer\n'
@@ -38,11 +39,18 @@ _PLANTS = {
     "tools/env.sh": "./evil.sh\n",
     ".hgrc-shared": "[extensions]\nx = ./evil.py\n",
     "tools/hgext.py": "import os; os.system('./evil.sh')\n",
+    "bin/ls": "#!/bin/sh\n./evil.sh\n",  # the operator's next `ls` after cd (PATH_add bin)
 }
 #: The operator's Mercurial config: an include and an extension of the repository's own.
 _HGRC = "%include ../.hgrc-shared\n[extensions]\nrebase =\nmyext = tools/hgext.py\n"
 #: Loaded by nothing: the model's.
-_ORDINARY = {"sub/.env": "A=1\n", ".env.example": "A=\n", "conf/other.sh": "x\n", "tools/x.sh": "x\n"}
+_ORDINARY = {
+    "bin/app": "x\n",
+    "sub/.env": "A=1\n",
+    ".env.example": "A=\n",
+    "conf/other.sh": "x\n",
+    "tools/x.sh": "x\n",
+}
 
 
 def test_what_an_envrc_loads_is_protected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -55,7 +63,9 @@ def test_what_an_envrc_loads_is_protected(tmp_path: Path, monkeypatch: pytest.Mo
     (ws / "mise.toml").write_text(_MISE)  # the operator's, trusted with `mise trust`
     (ws / ".hg").mkdir()
     (ws / ".hg" / "hgrc").write_text(_HGRC)
-    plants = {**_PLANTS, ".env": "PATH=./bin:$PATH\n", **_ORDINARY}
+    (ws / "bin").mkdir()
+    (ws / "bin" / "git").write_text(_OLD_ENV)  # the operator's own wrapper: accepted, kept as it is
+    plants = {**_PLANTS, ".env": "PATH=./bin:$PATH\n", "bin/git": "./evil.sh\n", **_ORDINARY}
     code = "\n".join(
         f"os.makedirs(os.path.dirname({p!r}) or '.', exist_ok=True); open({p!r}, 'w').write({c!r})"
         for p, c in plants.items()
@@ -73,13 +83,14 @@ def test_what_an_envrc_loads_is_protected(tmp_path: Path, monkeypatch: pytest.Mo
     kept = [p for p in _PLANTS if os.path.lexists(ws / p)]
     assert not kept, (kept, shown)
     assert (ws / ".env").read_text() == _OLD_ENV, shown
+    assert (ws / "bin" / "git").read_text() == _OLD_ENV, shown
     for path, content in _ORDINARY.items():
         assert (ws / path).read_text() == content, path
 
 
 def test_the_loaders_direnv_documents_are_read() -> None:
     loads = envrc_loads("/w", _ENVRC + "source_env ../up.sh; dotenv $HOME/x; watch_file dotenv\n")
-    assert loads == {"/w/.env", "/w/.env.local", "/w/conf/private.sh", "/up.sh"}
+    assert loads == {"/w/.env", "/w/.env.local", "/w/conf/private.sh", "/up.sh", "/w/bin/*"}
 
 
 def test_the_files_mise_and_hg_configs_load_are_read() -> None:
@@ -126,3 +137,4 @@ def test_the_file_tools_ask_before_writing_them(tmp_path: Path, monkeypatch: pyt
     assert not results[3]["is_error"], results[3]
     assert not (ws / "conf/private.sh").exists() and not (ws / "tools/env.sh").exists()
     assert cd_loaded_reason(ws / "conf" / "private.sh") and cd_loaded_reason(ws / "conf" / "other.sh") is None
+    assert cd_loaded_reason(ws / "bin" / "ls") and cd_loaded_reason(ws / "bin" / "app") is None

@@ -6,12 +6,18 @@ Why (red team round 19): ``.envrc`` and mise's configs are protected, the files 
 program the operator runs there. Both are git-ignored by convention: no diff shows a planted one.
 mise's ``[env] _.source`` (bash) and ``_.file`` (an env file) are the same, at every ``cd`` with
 mise activated; mise trusts a config by its path (paranoid mode: its hash), never what it sources.
+A directory put first on ``PATH`` (``PATH_add bin``, mise's ``_.path``) is given as ``<dir>/*``:
+its files named as a program on the host's ``PATH`` are obeyed (a planted ``bin/git`` is the
+operator's next ``git status`` after ``cd``); the project's own tools there (``bin/app``) stay
+the model's, or every build into them would be reverted.
 Only what can be known without running anything is read: a path built from a variable other than
 ``$PWD`` / ``{{config_root}}`` (or from ``~``) is not followed (docs/security.md: left).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import re
 import shlex
@@ -23,9 +29,11 @@ from typing import Final
 from shellrt.supervisor._hgrc_loads import hgrc_loads, is_hg_config
 from shellrt.supervisor._host_obeyed import obeyed_reason
 
-__all__ = ["cd_loaded_reason", "cd_loads", "envrc_loads", "loads_at_cd"]
+__all__ = ["ON_PATH", "cd_loaded_reason", "cd_loads", "envrc_loads", "host_programs", "loads_at_cd"]
 
 ENVRC: Final = ".envrc"
+#: The last name of ``<dir>/*``: a directory a config puts on ``PATH`` (see the module's doc).
+ON_PATH: Final = "*"
 #: The names of mise's configs (`_host_obeyed`'s table decides which paths are mise's).
 _MISE_WHY: Final = obeyed_reason((), "mise.toml")
 #: direnv's stdlib functions that load a file, and the file each loads when given none.
@@ -48,16 +56,23 @@ def envrc_loads(directory: str, text: str) -> frozenset[str]:
         words = _words(part)
         while words and words[0] in _LEADING:
             words = words[1:]
+        if words[:1] == ["PATH_add"] or words[:2] == ["path_add", "PATH"]:
+            for entry in words[1 if words[0] == "PATH_add" else 2 :]:
+                _add_known(found, directory, _PWD.sub(lambda _: directory, entry), ON_PATH)
+            continue
         if not words or words[0] not in _LOADERS:
             continue
         arg = words[1] if len(words) > 1 else _LOADERS[words[0]]
         if arg is None:
             continue
-        arg = _PWD.sub(lambda _: directory, arg)
-        if "$" in arg or "`" in arg or arg.startswith("~"):
-            continue  # not known before it runs
-        found.add(os.path.normpath(os.path.join(directory, arg)))
+        _add_known(found, directory, _PWD.sub(lambda _: directory, arg))
     return frozenset(found)
+
+
+def _add_known(found: set[str], directory: str, arg: str, *tail: str) -> None:
+    if "$" in arg or "`" in arg or arg.startswith("~"):
+        return  # not known before it runs
+    found.add(os.path.join(os.path.normpath(os.path.join(directory, arg)), *tail))
 
 
 def _words(part: str) -> list[str]:
@@ -80,12 +95,13 @@ def mise_loads(directory: str, text: str) -> frozenset[str]:
         return frozenset()
     root = _config_root(directory)
     found: set[str] = set()
-    for key in ("source", "file"):
+    for key in ("source", "file", "path"):
         for value in _paths(specials.get(key)):
             value = value.replace("{{config_root}}", root).replace("{{ config_root }}", root)
-            if "{{" in value or "$" in value or value.startswith("~"):
+            if "{{" in value:
                 continue
-            found |= {os.path.normpath(os.path.join(base, value)) for base in {directory, root}}
+            for base in {directory, root}:
+                _add_known(found, base, value, *((ON_PATH,) if key == "path" else ()))
     return frozenset(found)
 
 
@@ -119,6 +135,17 @@ def loads_at_cd(path: str) -> Callable[[str, str], frozenset[str]] | None:
     if name.endswith(".toml") and obeyed_reason(parents, name) == _MISE_WHY:
         return mise_loads
     return None
+
+
+@functools.lru_cache(maxsize=1)
+def host_programs(path_env: str | None = None) -> frozenset[str]:
+    """The names of the programs on the host's ``PATH`` (``path_env``; None: this process's)."""
+    names: set[str] = set()
+    for directory in (os.environ.get("PATH", "") if path_env is None else path_env).split(os.pathsep):
+        if directory.startswith("/"):
+            with contextlib.suppress(OSError), os.scandir(directory) as entries:
+                names.update(e.name for e in entries)
+    return frozenset(names)
 
 
 def cd_loads(path: str, text: str) -> frozenset[str]:
@@ -156,7 +183,10 @@ def cd_loaded_reason(path: str | os.PathLike[str]) -> str | None:
     for _ in range(_MAX_WALK):
         for name in _CONFIGS:
             config = os.path.join(directory, name)
-            if text in _config_loads(config):
+            loads = _config_loads(config)
+            if text in loads or (
+                os.path.join(os.path.dirname(text), ON_PATH) in loads and os.path.basename(text) in host_programs()
+            ):
                 return f"a file {config} has the host load (direnv or mise at every cd, hg at every command)"
         parent = os.path.dirname(directory)
         if parent == directory:

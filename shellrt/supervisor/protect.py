@@ -49,7 +49,7 @@ from typing import Any, Protocol
 import anyio
 
 from shellrt.supervisor._anchored import make_parent, move_out, open_parent, write_entry
-from shellrt.supervisor._cd_loads import cd_loads, loads_at_cd
+from shellrt.supervisor._cd_loads import ON_PATH, cd_loads, host_programs, loads_at_cd
 from shellrt.supervisor._env_gitconfig import env_gitconfigs
 from shellrt.supervisor._host_obeyed import (
     OBEYED_ANYWHERE,
@@ -619,6 +619,9 @@ class WorkspaceGuard:
         # The directory's names below the root, for the table of files other host programs obey.
         below = tuple(path[len(self._root_text) + 1 :].split("/")) if path != self._root_text else ()
         obeyed = obeyed_in(below)  # None: every file here (a Yarn release, a run configuration)
+        # A directory an accepted .envrc/mise config puts first on PATH: a program's name there
+        # shadows the host's (`_cd_loads`, round 19).
+        on_path = bool(self._env_loads) and f"{path}/{ON_PATH}" in self._env_loads
         watched: list[tuple[str, str]] = []
         for n, is_dir, is_link in entries:
             if is_dir:
@@ -647,6 +650,7 @@ class WorkspaceGuard:
                 or (home_rel is not None and self._home.protects(home_rel, n, is_link))
                 or (self._settings_files and f"{path}/{n}" in self._settings_files)
                 or (self._env_loads and f"{path}/{n}" in self._env_loads)
+                or (on_path and n in host_programs())
                 or (is_link and f"{path}/{n}" in self._settings_ways)
                 or n in OBEYED_ANYWHERE
                 or n.endswith(OBEYED_SUFFIXES)
@@ -704,7 +708,8 @@ class WorkspaceGuard:
                 entry.racy = True
         self._full_scan(now)  # an lstat per directory; lists only those marked
         for path, kind in list(self._watched.items()):
-            if path in changed and path not in self._files:
+            in_changed = path in changed or f"{os.path.dirname(path)}/{ON_PATH}" in changed
+            if in_changed and path not in self._files:
                 # Named by a config accepted just now: what is there is the operator's.
                 self._check_file(path, kind, now, out, revert=False)
 
