@@ -9,7 +9,9 @@ Decided with round 17's rule (``shellrt/supervisor/_host_obeyed.py``). Planted o
   symlink to a directory holding one too;
 - ``.tool-versions``: mise (with ``mise activate``) reads it at every ``cd``; ``nodejs path:./x``
   puts ``./x/bin`` first on ``PATH``, so the operator's next ``ls`` or ``git`` there is the
-  command's (mise trusts a config by its path, not its content; asdf asks nothing).
+  command's (mise trusts a config by its path, not its content; asdf asks nothing);
+- REPL start-up files read from the directory the REPL starts in: ``.irbrc`` (irb), ``.pryrc``
+  (pry), ``.Rprofile`` (R, Rscript), ``.ghci`` (GHCi), ``.octaverc`` (Octave).
 
 ``.python-version`` stays the model's: pyenv 2.6 refuses a version naming a path (``../x``,
 ``/x``: tried by hand), so it names an installed version only.
@@ -35,6 +37,11 @@ _PLANTS = {
     "sub/.hg/sharedpath": "/w/other/.hg\n",
     ".sl/config": _EVIL_HG,
     "lib/.tool-versions": "nodejs path:./x\n",
+    ".irbrc": "system('./evil.sh')\n",
+    ".pryrc": "system('./evil.sh')\n",
+    ".Rprofile": "system('./evil.sh')\n",
+    ".ghci": ":! ./evil.sh\n",
+    "octave/.octaverc": "system('./evil.sh');\n",
 }
 #: Read by no host program on a plain action, or naming no program: the model's.
 _ORDINARY = (".python-version", ".nvmrc", ".hgignore", ".pdbrc", "hgrc", "config")
