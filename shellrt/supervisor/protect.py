@@ -275,6 +275,7 @@ class WorkspaceGuard:
         self._included: dict[str, str] = {}
         #: Files inside the tree an accepted ``.envrc`` or mise config loads at ``cd`` (round 19).
         self._env_loads: frozenset[str] = frozenset()
+        self._cd_parsed: dict[str, tuple[object, frozenset[str]]] = {}  # config -> (its sig, loads)
         self._seq = 0
         #: Duration of the last scan (s): decides inline vs worker thread.
         self.last_scan_s = 0.0
@@ -716,11 +717,17 @@ class WorkspaceGuard:
     def _loaded_at_cd(self) -> frozenset[str]:
         """The files accepted ``.envrc`` and mise configs load at ``cd`` (`_cd_loads`)."""
         found: set[str] = set()
+        parsed: dict[str, tuple[object, frozenset[str]]] = {}
         for path, record in self._files.items():
             if record.kind == "file" and not record.is_link and loads_at_cd(path) is not None:
-                content = record.snapshot if record.snapshot is not None else _read_regular(path)
-                if content:
-                    found |= cd_loads(path, content.decode("utf-8", "replace"))
+                known = self._cd_parsed.get(path)
+                if known is None or known[0] != record.sig:  # parsed once per accepted version
+                    content = record.snapshot if record.snapshot is not None else _read_regular(path)
+                    text = content.decode("utf-8", "replace") if content else ""
+                    known = (record.sig, cd_loads(path, text))
+                parsed[path] = known
+                found |= known[1]
+        self._cd_parsed = parsed
         return frozenset(found)
 
     def _configured_hook_dirs(self) -> tuple[frozenset[str], dict[str, str]]:
