@@ -9,7 +9,8 @@ mise activated; mise trusts a config by its path (paranoid mode: its hash), neve
 A directory put first on ``PATH`` (``PATH_add bin``, mise's ``_.path``) is given as ``<dir>/*``:
 its files named as a program on the host's ``PATH`` are obeyed (a planted ``bin/git`` is the
 operator's next ``git status`` after ``cd``); the project's own tools there (``bin/app``) stay
-the model's, or every build into them would be reverted.
+the model's, or every build into them would be reverted; ``node_modules/.bin`` stays the
+dependencies' (round 18).
 Only what can be known without running anything is read: a path built from a variable other than
 ``$PWD`` / ``{{config_root}}`` (or from ``~``) is not followed (docs/security.md: left).
 """
@@ -72,7 +73,12 @@ def envrc_loads(directory: str, text: str) -> frozenset[str]:
 def _add_known(found: set[str], directory: str, arg: str, *tail: str) -> None:
     if "$" in arg or "`" in arg or arg.startswith("~"):
         return  # not known before it runs
-    found.add(os.path.join(os.path.normpath(os.path.join(directory, arg)), *tail))
+    path = os.path.normpath(os.path.join(directory, arg))
+    if tail == (ON_PATH,) and "node_modules" in path.split(os.sep):
+        # The dependencies' tools (a global tsc has a .bin/tsc twin): the project's code, which a
+        # sandboxed npm install rightly writes (round 18's judgement of node_modules/).
+        return
+    found.add(os.path.join(path, *tail))
 
 
 def _words(part: str) -> list[str]:
