@@ -46,7 +46,7 @@ _ORDINARY = (
     "package.json",
     ".pre-commit-config.yaml",
     "pyproject.toml",
-    ".tool-versions",
+    ".python-version",
     ".yarn/cache/x.zip",
 )
 

@@ -65,6 +65,7 @@ from shellrt.permissions.modes import PermissionMode
 from shellrt.permissions.rules import PermissionRule, RuleKind, git_metadata_reason, is_safe_env_name
 from shellrt.permissions.ruleset import RuleSet
 from shellrt.protocol import PermissionResult, PermissionSubject, Tool, ToolContext
+from shellrt.supervisor._cd_loads import cd_loaded_reason
 from shellrt.supervisor.protect import hooks_dir_reason, protected_reason
 
 __all__ = ["DEGRADED_WHY", "PermissionEngine"]
@@ -580,6 +581,8 @@ class PermissionEngine:
                     why = git_metadata_reason(real)
             if why is None:
                 why = hooks_dir_reason(path)  # a core.hooksPath directory (.husky): git's hooks too
+            if why is None:
+                why = cd_loaded_reason(real)  # what an .envrc or mise config loads at cd (round 19)
             if why is None and self.hook_run_files and _in_run_files(real, self.hook_run_files):
                 why = "a file a hook of your settings runs on the host (the next session would run it)"
             if why is None and real in self.later_session_files:

@@ -37,6 +37,11 @@ _MCP = "another agent's or editor's MCP config (the servers it names start as yo
 _EDITOR = "an editor's config (the language servers and shells it names start when the folder opens)"
 _VIM = "a vim/neovim project config (run when the editor opens here with 'exrc' set; often untracked)"
 _HOOKS = "another agent's hooks (the commands they name run as you on its events)"
+_REPL = "a REPL's start-up file (read from the directory it starts in: code as you at `irb`, `R`, `ghci`)"
+_HG = (
+    "a Mercurial/Sapling repository's config (its [extensions] load Python and its [hooks] run at "
+    "any hg/sl command there, a shell prompt's included; no diff shows it)"
+)
 
 #: File names obeyed wherever they appear.
 _ANYWHERE: Final[dict[str, str]] = {
@@ -51,6 +56,17 @@ _ANYWHERE: Final[dict[str, str]] = {
     ".gvimrc": _VIM,
     ".nvimrc": _VIM,
     ".nvim.lua": _VIM,
+    # Round 19: mise (and asdf) read it at every cd like mise.toml; a ``node path:./x`` version puts
+    # ./x/bin first on PATH there (mise trusts a config by path, not content), so `ls` is x's.
+    # Round 19: read from the current directory when the operator starts the REPL there (pry also
+    # with a ~/.pryrc; irb when there is no ~/.irbrc; GHCi when no one else may write it).
+    ".irbrc": _REPL,
+    ".pryrc": _REPL,
+    ".Rprofile": _REPL,
+    ".ghci": _REPL,
+    ".octaverc": _REPL,
+    ".tool-versions": "mise's and asdf's tool list (read at every cd with mise activated; a path: version "
+    "puts that directory's bin/ first on PATH, so `ls` or `git` there is the command's)",
 }
 #: Name endings obeyed wherever they appear (round 18): a VS Code workspace file's "settings" and
 #: "tasks" (``runOn: folderOpen``) are those of ``.vscode/``, obeyed when it is opened.
@@ -72,6 +88,13 @@ _IN_DIR: Final[dict[tuple[str, str], str]] = {
     (".helix", "languages.toml"): _EDITOR,
     (".helix", "config.toml"): _EDITOR,
     (".cursor", "hooks.json"): _HOOKS,  # round 18: Cursor's project hooks
+    # Round 19: the repository config hg and sl read for every command (git's is guarded apart);
+    # sharedpath names the repository whose config a share reads too.
+    (".hg", "hgrc"): _HG,
+    (".hg", "hgrc-not-shared"): _HG,
+    (".hg", "sharedpath"): _HG,
+    (".sl", "config"): _HG,
+    (".sl", "sharedpath"): _HG,
 }
 #: Directories (as their last two names) every file below which is obeyed.
 _TREES: Final[dict[tuple[str, str], str]] = {

@@ -49,6 +49,7 @@ from typing import Any, Protocol
 import anyio
 
 from shellrt.supervisor._anchored import make_parent, move_out, open_parent, write_entry
+from shellrt.supervisor._cd_loads import ON_PATH, cd_loads, host_programs, loads_at_cd
 from shellrt.supervisor._env_gitconfig import env_gitconfigs
 from shellrt.supervisor._host_obeyed import (
     OBEYED_ANYWHERE,
@@ -272,6 +273,9 @@ class WorkspaceGuard:
         #: Config files inside the tree an accepted git config includes (-> the work tree they
         #: configure): guarded as git config (red team round 16).
         self._included: dict[str, str] = {}
+        #: Files inside the tree an accepted ``.envrc`` or mise config loads at ``cd`` (round 19).
+        self._env_loads: frozenset[str] = frozenset()
+        self._cd_parsed: dict[str, tuple[object, frozenset[str]]] = {}  # config -> (its sig, loads)
         self._seq = 0
         #: Duration of the last scan (s): decides inline vs worker thread.
         self.last_scan_s = 0.0
@@ -495,6 +499,7 @@ class WorkspaceGuard:
             for path, kind in list(self._watched.items()):
                 if kind in ("hook", "gitconfig") and path not in self._files:
                     self._check_file(path, kind, now, out, revert=revert, reread=reread)
+        self._take_cd_loads(now, out)
         # Deleted (or no longer protected): nothing left to obey, except the deny rules of the
         # workspace's settings. Restored last, once a symlink put in place of their directory
         # (checked above) is quarantined.
@@ -615,6 +620,9 @@ class WorkspaceGuard:
         # The directory's names below the root, for the table of files other host programs obey.
         below = tuple(path[len(self._root_text) + 1 :].split("/")) if path != self._root_text else ()
         obeyed = obeyed_in(below)  # None: every file here (a Yarn release, a run configuration)
+        # A directory an accepted .envrc/mise config puts first on PATH: a program's name there
+        # shadows the host's (`_cd_loads`, round 19).
+        on_path = bool(self._env_loads) and f"{path}/{ON_PATH}" in self._env_loads
         watched: list[tuple[str, str]] = []
         for n, is_dir, is_link in entries:
             if is_dir:
@@ -642,6 +650,8 @@ class WorkspaceGuard:
                 or _redirects(n, is_link, is_gitdir)
                 or (home_rel is not None and self._home.protects(home_rel, n, is_link))
                 or (self._settings_files and f"{path}/{n}" in self._settings_files)
+                or (self._env_loads and f"{path}/{n}" in self._env_loads)
+                or (on_path and n in host_programs())
                 or (is_link and f"{path}/{n}" in self._settings_ways)
                 or n in OBEYED_ANYWHERE
                 or n.endswith(OBEYED_SUFFIXES)
@@ -685,6 +695,40 @@ class WorkspaceGuard:
         if mode & _SHARED and (prev is None or not prev.mode & _SHARED):
             self._widened.append(path)
         return _Dir(sig, ctx, children, tuple(watched), racy, is_gitdir, mode)
+
+    def _take_cd_loads(self, now: int, out: _Scan) -> None:
+        """Protect what accepted ``.envrc``/mise configs load at ``cd`` (the first scan, or the
+        operator's change): only the directories holding those files are listed again."""
+        loads = self._loaded_at_cd()
+        if loads == self._env_loads:
+            return
+        changed, self._env_loads = loads ^ self._env_loads, loads
+        for directory in {os.path.dirname(p) for p in changed}:
+            entry = self._dirs.get(directory)
+            if entry is not None:
+                entry.racy = True
+        self._full_scan(now)  # an lstat per directory; lists only those marked
+        for path, kind in list(self._watched.items()):
+            in_changed = path in changed or f"{os.path.dirname(path)}/{ON_PATH}" in changed
+            if in_changed and path not in self._files:
+                # Named by a config accepted just now: what is there is the operator's.
+                self._check_file(path, kind, now, out, revert=False)
+
+    def _loaded_at_cd(self) -> frozenset[str]:
+        """The files accepted ``.envrc`` and mise configs load at ``cd`` (`_cd_loads`)."""
+        found: set[str] = set()
+        parsed: dict[str, tuple[object, frozenset[str]]] = {}
+        for path, record in self._files.items():
+            if record.kind == "file" and not record.is_link and loads_at_cd(path) is not None:
+                known = self._cd_parsed.get(path)
+                if known is None or known[0] != record.sig:  # parsed once per accepted version
+                    content = record.snapshot if record.snapshot is not None else _read_regular(path)
+                    text = content.decode("utf-8", "replace") if content else ""
+                    known = (record.sig, cd_loads(path, text))
+                parsed[path] = known
+                found |= known[1]
+        self._cd_parsed = parsed
+        return frozenset(found)
 
     def _configured_hook_dirs(self) -> tuple[frozenset[str], dict[str, str]]:
         """(The tree's directories that accepted git configs name as ``core.hooksPath``, the config

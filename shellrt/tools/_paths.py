@@ -40,6 +40,7 @@ from sandbox.config import BwrapConfig
 from sandbox.confine import ConfinementError, Mount, View
 from shellrt.protocol import PermissionResult, PermissionSubject, ToolContext, ToolExecutionError
 from shellrt.protocol.results import HOST_RESULTS_DIR, RESULTS_DIR
+from shellrt.supervisor._cd_loads import cd_loaded_reason
 from shellrt.supervisor.protect import SHELL_STARTUP_FILES, hooks_dir_reason, protected_reason
 from shellrt.tools._search import OutputSink, RgRunner, drain_output
 from shellrt.tools._view_cache import CachedView, owner_of
@@ -621,7 +622,7 @@ def is_sensitive(path: Path) -> str | None:
     # Everything else the after-command check protects (hooks, .mcp.json, editor tasks, ...,
     # and a core.hooksPath directory such as .husky): a file tool must not plant what a command
     # may not.
-    return protected_reason(path) or hooks_dir_reason(path)
+    return protected_reason(path) or hooks_dir_reason(path) or cd_loaded_reason(path)
 
 
 def file_permission(

@@ -1,0 +1,238 @@
+"""The files an accepted ``.envrc`` or mise config has loaded into the operator's shell at ``cd``.
+
+Why (red team round 19): ``.envrc`` and mise's configs are protected, the files they name were not.
+``source_env_if_exists .envrc.local`` sources that file as bash; ``dotenv`` / ``dotenv_if_exists``
+(``.env`` by default) export its variables -- ``LD_PRELOAD``, ``PATH``, ``BASH_ENV`` -- to every
+program the operator runs there. Both are git-ignored by convention: no diff shows a planted one.
+mise's ``[env] _.source`` (bash) and ``_.file`` (an env file) are the same, at every ``cd`` with
+mise activated; mise trusts a config by its path (paranoid mode: its hash), never what it sources.
+A directory put first on ``PATH`` (``PATH_add bin``, mise's ``_.path``) is given as ``<dir>/*``:
+its files named as a program on the host's ``PATH`` are obeyed (a planted ``bin/git`` is the
+operator's next ``git status`` after ``cd``); the project's own tools there (``bin/app``) stay
+the model's, or every build into them would be reverted; ``node_modules/.bin`` stays the
+dependencies' (round 18).
+Only what can be known without running anything is read: a path built from a variable other than
+``$PWD`` / ``{{config_root}}`` (or from ``~``) is not followed (docs/security.md: left).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import re
+import shlex
+import stat
+import tomllib
+from collections.abc import Callable
+from typing import Final
+
+from shellrt.supervisor._hgrc_loads import hgrc_loads, is_hg_config
+from shellrt.supervisor._host_obeyed import obeyed_reason
+
+__all__ = ["ON_PATH", "cd_loaded_reason", "cd_loads", "envrc_loads", "host_programs", "loads_at_cd"]
+
+ENVRC: Final = ".envrc"
+#: The last name of ``<dir>/*``: a directory a config puts on ``PATH`` (see the module's doc).
+ON_PATH: Final = "*"
+#: The names of mise's configs (`_host_obeyed`'s table decides which paths are mise's).
+_MISE_WHY: Final = obeyed_reason((), "mise.toml")
+#: direnv's stdlib functions that load a file, and the file each loads when given none.
+_LOADERS: Final[dict[str, str | None]] = {
+    "dotenv": ".env",
+    "dotenv_if_exists": ".env",
+    "source_env": None,
+    "source_env_if_exists": None,
+}
+#: Where one simple command ends and the next may start (a loader after ``&&``, ``;``, ``then``).
+_SPLIT: Final = re.compile(r"&&|\|\||[;|&()\n]")
+_LEADING: Final = frozenset({"{", "if", "then", "else", "elif", "do", "!", "while", "until"})
+_PWD: Final = re.compile(r"\$\{PWD\}|\$PWD\b")
+
+
+def envrc_loads(directory: str, text: str) -> frozenset[str]:
+    """The paths (joined to ``directory``, the ``.envrc``'s, as given) its direnv loaders name."""
+    found: set[str] = set()
+    for part in _SPLIT.split(text):
+        words = _words(part)
+        while words and words[0] in _LEADING:
+            words = words[1:]
+        if words[:1] == ["PATH_add"] or words[:2] == ["path_add", "PATH"]:
+            for entry in words[1 if words[0] == "PATH_add" else 2 :]:
+                _add_known(found, directory, _PWD.sub(lambda _: directory, entry), ON_PATH)
+            continue
+        if not words or words[0] not in _LOADERS:
+            continue
+        arg = words[1] if len(words) > 1 else _LOADERS[words[0]]
+        if arg is None:
+            continue
+        _add_known(found, directory, _PWD.sub(lambda _: directory, arg))
+    return frozenset(found)
+
+
+def _add_known(found: set[str], directory: str, arg: str, *tail: str) -> None:
+    if "$" in arg or "`" in arg or arg.startswith("~"):
+        return  # not known before it runs
+    path = os.path.normpath(os.path.join(directory, arg))
+    if tail == (ON_PATH,) and "node_modules" in path.split(os.sep):
+        # The dependencies' tools (a global tsc has a .bin/tsc twin): the project's code, which a
+        # sandboxed npm install rightly writes (round 18's judgement of node_modules/).
+        return
+    found.add(os.path.join(path, *tail))
+
+
+def _words(part: str) -> list[str]:
+    try:
+        return shlex.split(part, comments=True)
+    except ValueError:  # an unbalanced quote: direnv (bash) would fail there too
+        return part.split()
+
+
+def mise_loads(directory: str, text: str) -> frozenset[str]:
+    """The paths a mise config in ``directory`` names as ``[env] _.source`` / ``_.file``, joined
+    to its directory and to its project's (``.config/mise/``, ``.mise/``, ``mise/conf.d/``'s root:
+    mise's ``config_root``), either of which may be the one mise means."""
+    try:
+        env = tomllib.loads(text).get("env")
+    except tomllib.TOMLDecodeError:
+        return frozenset()  # mise refuses it too
+    specials = env.get("_") if isinstance(env, dict) else None
+    if not isinstance(specials, dict):
+        return frozenset()
+    root = _config_root(directory)
+    found: set[str] = set()
+    for key in ("source", "file", "path"):
+        for value in _paths(specials.get(key)):
+            value = value.replace("{{config_root}}", root).replace("{{ config_root }}", root)
+            if "{{" in value:
+                continue
+            for base in {directory, root}:
+                _add_known(found, base, value, *((ON_PATH,) if key == "path" else ()))
+    return frozenset(found)
+
+
+def _paths(value: object) -> list[str]:
+    """A ``_.source``/``_.file`` value's paths: a string, a ``{path = ...}`` table, a list of them."""
+    items = value if isinstance(value, list) else [value]
+    out = []
+    for item in items:
+        path = item.get("path") if isinstance(item, dict) else item
+        if isinstance(path, str):
+            out.append(path)
+    return out
+
+
+def _config_root(directory: str) -> str:
+    for tail in ("/.config/mise/conf.d", "/mise/conf.d", "/.config/mise", "/.mise", "/mise", "/.config"):
+        if directory.endswith(tail):
+            return directory[: -len(tail)] or "/"
+    return directory
+
+
+def loads_at_cd(path: str) -> Callable[[str, str], frozenset[str]] | None:
+    """The reader of the files ``path`` loads at ``cd`` (an ``.envrc``, a mise config), or at any
+    ``hg``/``sl`` command (a repository's ``.hg/hgrc``), or None."""
+    name = os.path.basename(path)
+    if name == ENVRC:
+        return envrc_loads
+    if is_hg_config(path):  # not at cd: at every hg command (`_hgrc_loads`)
+        return hgrc_loads
+    parents = tuple(p for p in os.path.dirname(path).split("/") if p)
+    if name.endswith(".toml") and obeyed_reason(parents, name) == _MISE_WHY:
+        return mise_loads
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def host_programs(path_env: str | None = None) -> frozenset[str]:
+    """The names of the programs on the host's ``PATH`` (``path_env``; None: this process's)."""
+    names: set[str] = set()
+    for directory in (os.environ.get("PATH", "") if path_env is None else path_env).split(os.pathsep):
+        if directory.startswith("/"):
+            with contextlib.suppress(OSError), os.scandir(directory) as entries:
+                names.update(e.name for e in entries)
+    return frozenset(names)
+
+
+def cd_loads(path: str, text: str) -> frozenset[str]:
+    """The files the config ``path`` (content ``text``) loads at ``cd``; empty for another file."""
+    reader = loads_at_cd(path)
+    return reader(os.path.dirname(path), text) if reader is not None else frozenset()
+
+
+#: The configs `cd_loaded_reason` looks for in each directory above a path (``mise/conf.d/*`` aside).
+_CONFIGS: Final = (
+    ENVRC,
+    "mise.toml",
+    ".mise.toml",
+    "mise.local.toml",
+    ".mise.local.toml",
+    ".rtx.toml",
+    ".config/mise.toml",
+    ".mise/config.toml",
+    "mise/config.toml",
+    ".config/mise/config.toml",
+    ".hg/hgrc",
+    ".hg/hgrc-not-shared",
+    ".sl/config",
+)
+_MAX_WALK: Final = 64
+_MAX_CONFIG: Final = 1 << 20
+
+
+def cd_loaded_reason(path: str | os.PathLike[str]) -> str | None:
+    """Why a file tool must ask before writing ``path``: an ``.envrc`` or mise config in a directory
+    above it loads it at ``cd`` (what the after-command check protects; round 19). Looks at the
+    disk (about ten failed opens a directory level)."""
+    text = os.path.abspath(os.fspath(path))
+    directory = os.path.dirname(text)
+    for _ in range(_MAX_WALK):
+        for name in _CONFIGS:
+            config = os.path.join(directory, name)
+            loads = _config_loads(config)
+            if text in loads or (
+                os.path.join(os.path.dirname(text), ON_PATH) in loads and os.path.basename(text) in host_programs()
+            ):
+                return f"a file {config} has the host load (direnv or mise at every cd, hg at every command)"
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return None
+
+
+#: config path -> (its signature, what it loads): parsed again only once it changed.
+_parsed: dict[str, tuple[tuple[int, int, int, int], frozenset[str]]] = {}
+
+
+def _config_loads(config: str) -> frozenset[str]:
+    try:
+        st = os.stat(config)
+    except OSError:
+        return frozenset()
+    sig = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    known = _parsed.get(config)
+    if known is not None and known[0] == sig:
+        return known[1]
+    content = _read_config(config)
+    loads = cd_loads(config, content) if content is not None else frozenset()
+    if len(_parsed) > 1024:
+        _parsed.clear()
+    _parsed[config] = (sig, loads)
+    return loads
+
+
+def _read_config(path: str) -> str | None:
+    """A regular file's text (None for anything else: a FIFO must not hang the host)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, _MAX_CONFIG).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
