@@ -34,7 +34,9 @@ the rest are kernel code a build never needs, loaded on demand). Setting inode f
 EPERM too (``FS_IOC_SETFLAGS``, ``FS_IOC_FSSETXATTR``, ``file_setattr``): they stay on the
 host's files (for a root caller, files root owns on disk), and those a file's owner may set
 make every later write to the operator's repository synchronous (``+S``/``+D``), hide files
-from backups (``+d``) or make a directory's names case-insensitive (``+F``), round 14. Syscall
+from backups (``+d``) or make a directory's names case-insensitive (``+F``), round 14; so do
+the other ioctls that leave state on a host inode or filesystem: an inode's generation, fs-verity,
+fscrypt policies and keys (round 19). Syscall
 numbers the tables do not know yet (`FIRST_UNKNOWN` and up) fail with ENOSYS: a newer kernel's
 calls are not let through by a deny list written before them.
 Changing ``RLIMIT_CORE`` (``setrlimit``, and ``prlimit64`` with a new value) fails with EPERM:
@@ -190,6 +192,15 @@ _TTY_IOCTLS = (0x5412, 0x541C, 0x5423)
 #: FS_IOC_SETFLAGS (``chattr``) and FS_IOC_FSSETXATTR (``xfs_io chattr``), refused: an inode's
 #: flags outlive the session on the host's files; reading them (``lsattr``) still works.
 _ATTR_IOCTLS = (0x40086602, 0x401C5820)
+#: Other ioctls that change what a host filesystem keeps of an inode or of itself, refused (round
+#: 19): FS_IOC_SETVERSION (the inode's generation, which NFS and ``open_by_handle_at`` handles
+#: carry: it stayed on a root-owned workspace file), fs-verity's FS_IOC_ENABLE_VERITY (the file's
+#: data read-only for ever) and fscrypt's FS_IOC_SET_ENCRYPTION_POLICY, FS_IOC_ADD_ENCRYPTION_KEY
+#: and FS_IOC_REMOVE_ENCRYPTION_KEY(_ALL_USERS): on a filesystem with the ``encrypt`` feature a
+#: command could encrypt a workspace directory with a key it chose, left in the filesystem's
+#: keyring after the session, and remove it later: the operator's files written there unreadable.
+#: Reading the policy, key status and verity digest still works.
+_STATE_IOCTLS = (0x40087602, 0x40806685, 0x800C6613, 0xC0506617, 0xC0406618, 0xC0406619)
 #: setrlimit (resource: first argument) and prlimit64 (resource: second, new value: third).
 _SETRLIMIT = (160, 164)
 _PRLIMIT64 = (302, 261)
@@ -363,7 +374,7 @@ def _rules(arch: int, setid_only: bool) -> list[tuple[int, list[_Sym]]]:
         add(_SOCKET[arch], _socket_block())
         add(_SOCKETPAIR[arch], _socketpair_block())
         add(_FCNTL[arch], [_load(_arg_low(1)), (_JEQ_K, _EPERM, _ALLOW, _F_SETLEASE)])
-        refused_ioctls = (*_TTY_IOCTLS, *_ATTR_IOCTLS)
+        refused_ioctls = (*_TTY_IOCTLS, *_ATTR_IOCTLS, *_STATE_IOCTLS)
         ioctls: list[_Sym] = [_load(_arg_low(1))]
         ioctls += [(_JEQ_K, _EPERM, 0, request) for request in refused_ioctls[:-1]]
         ioctls.append((_JEQ_K, _EPERM, _ALLOW, refused_ioctls[-1]))

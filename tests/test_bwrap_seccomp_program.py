@@ -43,6 +43,8 @@ PERSONALITY = (135, 92)
 SOCKET, FCNTL, F_SETLEASE = (41, 198), (72, 25), 1024
 IOCTL, TTY_IOCTLS = (16, 29), (0x5412, 0x541C, 0x5423)  # TIOCSTI, TIOCLINUX, TIOCSETD
 ATTR_IOCTLS = (0x40086602, 0x401C5820)  # FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR
+#: FS_IOC_SETVERSION, FS_IOC_ENABLE_VERITY, fscrypt's SET_POLICY, ADD_KEY, REMOVE_KEY(_ALL_USERS): round 19
+STATE_IOCTLS = (0x40087602, 0x40806685, 0x800C6613, 0xC0506617, 0xC0406618, 0xC0406619)
 EAFNOSUPPORT = 0x00050000 | errno.EAFNOSUPPORT
 EPROTONOSUPPORT = 0x00050000 | errno.EPROTONOSUPPORT
 EOPNOTSUPP = 0x00050000 | errno.EOPNOTSUPP
@@ -112,7 +114,7 @@ def expected(arch: int, nr: int, arg: int, *, machine: str | None, setid_only: b
     if nr == FCNTL[index]:
         return EPERM if arg == F_SETLEASE else ALLOW
     if nr == IOCTL[index]:  # the kernel reads the request as an unsigned int: its low 32 bits
-        return EPERM if arg & 0xFFFFFFFF in (*TTY_IOCTLS, *ATTR_IOCTLS) else ALLOW
+        return EPERM if arg & 0xFFFFFFFF in (*TTY_IOCTLS, *ATTR_IOCTLS, *STATE_IOCTLS) else ALLOW
     if nr >= FIRST_UNKNOWN:
         return ENOSYS
     return ALLOW
@@ -164,8 +166,10 @@ def test_the_core_limit_cannot_be_changed() -> None:
 
 
 def test_inode_flag_ioctls_are_refused() -> None:
-    """Round 14: setting inode flags fails (``chattr``), reading them does not (``lsattr``)."""
+    """Round 14: setting inode flags fails (``chattr``), reading them does not (``lsattr``); round 19:
+    nor setting an inode's generation, fs-verity or fscrypt state (reading them works)."""
     requests = [*ATTR_IOCTLS, 0x80086601, 0x801C581F, 0x40046602, 0x1_0000_0000 | ATTR_IOCTLS[0]]
+    requests += [*STATE_IOCTLS, 0x80087601, 0xC0096616, 0x1_0000_0000 | STATE_IOCTLS[0]]  # + GETVERSION, policy
     for machine in MACHINES:
         prog = _seccomp.filter_bytes(machine=machine)
         for request in requests:
@@ -173,7 +177,8 @@ def test_inode_flag_ioctls_are_refused() -> None:
             assert got == expected(
                 AUDIT[machine], IOCTL[MACHINES[machine]], request, machine=machine, setid_only=False
             )
-            assert (got == EPERM) == (request & 0xFFFFFFFF in ATTR_IOCTLS), (machine, hex(request), hex(got))
+            refused = request & 0xFFFFFFFF in (*ATTR_IOCTLS, *STATE_IOCTLS)
+            assert (got == EPERM) == refused, (machine, hex(request), hex(got))
 
 
 def variants() -> Iterator[tuple[str | None, bool]]:
@@ -211,6 +216,6 @@ def test_the_program_is_short() -> None:
     (205 instructions for x86_64 before, 112 since; 124 with round 8's socket and fcntl rules; 133
     with round 10's terminal ioctls, ptrace-like calls and unknown numbers; 148 with round 14's
     socket protocols and TIOCSETD, 156 with its socketpair rule, 160 with its inode flags, 170
-    with its core limit)."""
-    assert len(_seccomp.filter_bytes(machine="x86_64")) // 8 <= 172
-    assert len(_seccomp.filter_bytes(machine="aarch64")) // 8 <= 152
+    with its core limit; 174 with round 19's inode and filesystem state ioctls, aarch64 156)."""
+    assert len(_seccomp.filter_bytes(machine="x86_64")) // 8 <= 176
+    assert len(_seccomp.filter_bytes(machine="aarch64")) // 8 <= 158

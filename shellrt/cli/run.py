@@ -35,6 +35,7 @@ from shellrt.cli._stdout import EXIT_OUTPUT_LOST, report_loss, silence_stdout
 
 if TYPE_CHECKING:  # imported where used: ``--help`` needs no sandbox
     from sandbox import SandboxBackend, WorkspaceExporter
+    from shellrt.cli._tty_filter import TerminalFilter
 
 __all__ = ["register"]
 
@@ -214,13 +215,21 @@ async def _execute(
         status.update(event.elapsed_s, event.total_bytes, event.last_lines)
 
     stdout_closed = False
+    # A terminal gets no control string or query of the command's (red team round 19); pipes get all.
+    ttys = [name for name in ("stdout", "stderr") if getattr(sys, name).isatty()]
+    screens: dict[str, TerminalFilter] = {}
+    if ttys:
+        from shellrt.cli._tty_filter import TerminalFilter
+
+        screens = {name: TerminalFilter() for name in ttys}
 
     def echo(name: str, chunk: bytes) -> None:
         nonlocal stdout_closed
         status.clear()
         target = sys.stdout.buffer if name == "stdout" else sys.stderr.buffer
+        screen = screens.get(name)
         try:
-            target.write(chunk)
+            target.write(screen.feed(chunk) if screen is not None else chunk)
             target.flush()
         except BrokenPipeError:
             # Our reader went away (``| head``): end like a pipeline does, without a traceback.
