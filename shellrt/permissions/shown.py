@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import re
+import shlex
 import unicodedata
 
 __all__ = ["ascii_form", "beginning", "for_person", "markdown_literal", "model_claim", "recap", "tall_rows"]
@@ -102,6 +103,14 @@ def model_claim(text: str, whose: str = "the model's description") -> str:
     if len(shown) > CLAIM_CHARS:
         shown = f"{shown[:CLAIM_CHARS]}… [{len(shown) - CLAIM_CHARS:,} more characters not shown]"
     return f"  [{whose}, not checked: {shown}]"
+
+
+def shell_word(text: str) -> str:
+    """``text`` as one word of a command we suggest the person type or paste: quoted for the
+    shell, then escaped for the terminal. A symlink target a repository chose
+    (``x; touch PWNED #`` with an OSC 52) went into ``cp … {target} …`` raw: pasted, it ran the
+    rest; printed, it wrote the clipboard (red team round 19)."""
+    return for_person(shlex.quote(text), one_line=True)
 
 
 def _code(ch: str) -> str:
