@@ -45,6 +45,7 @@ from shellrt.cli._run_write_deny import write_deny_for_run
 from shellrt.cli._sandbox_options import workspace_from_args
 from shellrt.cli._status_line import StatusLine
 from shellrt.cli._stdout import report_loss, silence_stdout
+from shellrt.cli._tty_filter import TerminalOutput
 from shellrt.supervisor.env import base_env, command_env
 from shellrt.supervisor.shells import shell_launch
 from shellrt.supervisor.spool import OutputQuota, OutputSpool, SpoolFiles
@@ -126,13 +127,14 @@ def _sweep_marker(prefix: str) -> None:
         kill_marked(pids, lambda marker: marker.startswith(prefix))  # pidfds: never a reused pid
 
 
-def _echo(name: str, status: StatusLine) -> Callable[[bytes], None]:
-    """Writes a chunk through to our ``name`` stream (stdout/stderr) at once, the status line erased first."""
+def _echo(name: str, status: StatusLine, terminal: TerminalOutput) -> Callable[[bytes], None]:
+    """Writes a chunk through to our ``name`` stream (stdout/stderr) at once, the status line erased
+    first; on a terminal without the sequences that act on it (`TerminalOutput`, round 19)."""
 
     def write(chunk: bytes) -> None:
         status.clear()
         target = sys.stdout.buffer if name == "stdout" else sys.stderr.buffer
-        target.write(chunk)
+        target.write(terminal(target, chunk))
         target.flush()
 
     return write
@@ -165,8 +167,10 @@ def _execute(
     # Spooled like a supervisor's command, minus the spare files (one command needs none).
     files = SpoolFiles(shell_dir, f"cmd-{secrets.token_hex(3)}", spares=0)
     name = files.take()
-    out = OutputSpool(shell_dir / f"{name}.out", on_chunk=_echo("stdout", status), files=files, quota=quota)
-    err = OutputSpool(shell_dir / f"{name}.err", on_chunk=_echo("stderr", status), files=files, quota=quota)
+    terminal = TerminalOutput()
+    echo_out, echo_err = _echo("stdout", status, terminal), _echo("stderr", status, terminal)
+    out = OutputSpool(shell_dir / f"{name}.out", on_chunk=echo_out, files=files, quota=quota)
+    err = OutputSpool(shell_dir / f"{name}.err", on_chunk=echo_err, files=files, quota=quota)
     try:
         pump = LocalPump(argv, env=env, cwd=str(workspace), marker=marker, out=out, err=err)
     except StartError as exc:
@@ -186,6 +190,7 @@ def _execute(
         on_progress=progress if status.enabled else None,
     )
     status.clear()
+    terminal.report()
     if result.received_signal is not None:
         return 128 + result.received_signal
     notes = [*result.notes, *guard.after()]

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from shellrt.cli._sandbox_options import add_sandbox_options, print_network_refusals, sandbox_from_args
 from shellrt.cli._status_line import StatusLine
 from shellrt.cli._stdout import EXIT_OUTPUT_LOST, report_loss, silence_stdout
+from shellrt.cli._tty_filter import TerminalOutput
 
 if TYPE_CHECKING:  # imported where used: ``--help`` needs no sandbox
     from sandbox import SandboxBackend, WorkspaceExporter
@@ -214,13 +215,14 @@ async def _execute(
         status.update(event.elapsed_s, event.total_bytes, event.last_lines)
 
     stdout_closed = False
+    terminal = TerminalOutput()  # a terminal gets no sequence that acts on it (round 19)
 
     def echo(name: str, chunk: bytes) -> None:
         nonlocal stdout_closed
         status.clear()
         target = sys.stdout.buffer if name == "stdout" else sys.stderr.buffer
         try:
-            target.write(chunk)
+            target.write(terminal(target, chunk))
             target.flush()
         except BrokenPipeError:
             # Our reader went away (``| head``): end like a pipeline does, without a traceback.
@@ -264,6 +266,7 @@ async def _execute(
             # The live echo stays attached: the rest of the output streams as it comes.
             task = await sup.tasks.wait(result.backgrounded_task_id)
             final_code = task.exit_code
+    terminal.report()
     if stdout_closed:
         return EXIT_STDOUT_CLOSED, False
     if result.timed_out and not result.backgrounded_task_id:

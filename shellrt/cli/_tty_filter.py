@@ -1,0 +1,192 @@
+"""What of a command's output ``shellrt run`` passes to the operator's terminal.
+
+The command is hostile and its output reaches a terminal outside the sandbox: OSC 52 wrote the
+operator's clipboard (``curl …|sh`` to paste later), OSC 0/2 set the window title, OSC 8 made
+links whose text lies, and queries (DSR, DA, window reports, DECRQSS, OSC ``?``) make the
+terminal type its answer into the operator's shell once the command has ended; a DCS string
+(tmux passthrough) carries any of them past a multiplexer (red team round 19). On a terminal,
+text, colours (SGR), the cursor moves and erases progress bars use are kept; every other
+escape sequence and every C1 control is left out, and the count is reported at the end (the
+spool keeps every byte). Pipes and files get every byte as before.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import BinaryIO
+
+__all__ = ["TerminalFilter", "TerminalOutput"]
+
+_ESC = 0x1B
+#: Where text stops: ESC, or the lead byte of U+0080..U+00BF (C1 controls among them).
+_SPECIAL = re.compile(b"[\x1b\xc2]")
+#: A whole kept CSI with plain parameters (the common case, judged without the state machine).
+_PLAIN_CSI = re.compile(b"\x1b\\[[0-9;:]{0,32}[mABCDEFGHfdKJsu]")
+#: CSI final bytes kept: SGR, cursor moves, erase in line/display, save/restore cursor.
+_CSI_KEPT = frozenset(b"mABCDEFGHfdKJsu")
+#: Private-mode CSI kept: show and hide the cursor (progress bars).
+_CSI_PRIVATE_KEPT = frozenset({b"?25h", b"?25l"})
+#: Longest CSI held while waiting for its final byte; longer ones are dropped.
+_MAX_CSI = 64
+#: Two-byte escapes kept: save/restore cursor (ESC 7/8); charset designations take one byte more.
+_ESC_KEPT = frozenset(b"78")
+_ESC_CHARSET = frozenset(b"()*+")
+
+
+class TerminalFilter:
+    """Incremental: sequences split across chunks are judged whole."""
+
+    def __init__(self) -> None:
+        self.dropped = 0
+        self._state = "text"
+        self._held = bytearray()
+
+    def feed(self, data: bytes) -> bytes:
+        if self._state == "text" and _SPECIAL.search(data) is None:
+            return data  # the common chunk: text only
+        out = bytearray()
+        held = self._held
+        index, end = 0, len(data)
+        while index < end:
+            state = self._state
+            if state == "text":  # copy up to the next ESC or C1 lead byte at once
+                found = _SPECIAL.search(data, index)
+                stop = end if found is None else found.start()
+                out += data[index:stop]
+                index = stop
+                if index == end:
+                    break
+                kept = _PLAIN_CSI.match(data, index)  # colours and cursor moves, whole: at once
+                if kept is not None:
+                    out += kept.group()
+                    index = kept.end()
+                    continue
+            byte = data[index]
+            index += 1
+            if state == "text":
+                if byte == _ESC:
+                    held[:] = b"\x1b"
+                    self._state = "esc"
+                elif byte == 0xC2:
+                    held[:] = b"\xc2"
+                    self._state = "c2"
+                else:
+                    out.append(byte)
+            elif state == "c2":  # U+0080..U+009F (C1 controls, as some terminals read them) dropped
+                self._state = "text"
+                if 0x80 <= byte <= 0x9F:
+                    self.dropped += 1
+                    self._state = "string" if byte in (0x90, 0x9D, 0x98, 0x9E, 0x9F) else "text"
+                    if byte == 0x9B:
+                        held[:] = b""
+                        self._state = "csi_drop"
+                else:
+                    out += b"\xc2"
+                    self._reenter(byte, out)
+            elif state == "esc":
+                self._after_esc(byte, out)
+            elif state == "charset":
+                out += held
+                out.append(byte)
+                self._state = "text"
+            elif state == "esc_skip":  # the final byte of a dropped ESC <intermediate> sequence
+                self._state = "text"
+            elif state in ("csi", "csi_drop"):
+                held.append(byte)
+                if 0x40 <= byte <= 0x7E:
+                    body = bytes(held[2:-1])
+                    if state == "csi" and (
+                        (byte in _CSI_KEPT and body[:1] not in (b"?", b">", b"<", b"=")
+                         and not any(0x20 <= b <= 0x2F for b in body))
+                        or body + bytes([byte]) in _CSI_PRIVATE_KEPT
+                    ):
+                        out += held
+                    else:
+                        self.dropped += 1
+                    self._state = "text"
+                elif not 0x20 <= byte <= 0x3F or len(held) > _MAX_CSI:
+                    self.dropped += 1  # malformed or too long: dropped, the byte read as text again
+                    self._state = "text"
+                    if not 0x20 <= byte <= 0x3F:
+                        self._reenter(byte, out)
+            elif state == "string":  # OSC, DCS, SOS, PM, APC: dropped to BEL, ST, CAN or SUB
+                if byte == _ESC:
+                    self._state = "string_esc"
+                elif byte in (0x07, 0x18, 0x1A):
+                    self._state = "text"
+            elif state == "string_esc":
+                self._state = "text"
+                if byte != ord("\\"):
+                    self._reenter(byte, out) if byte != _ESC else self._start_esc()
+        return bytes(out)
+
+    def _start_esc(self) -> None:
+        self._held[:] = b"\x1b"
+        self._state = "esc"
+
+    def _reenter(self, byte: int, out: bytearray) -> None:
+        """Read ``byte`` again as text (it ended or broke a sequence)."""
+        self._state = "text"
+        if byte == _ESC:
+            self._start_esc()
+        elif byte == 0xC2:
+            self._held[:] = b"\xc2"
+            self._state = "c2"
+        else:
+            out.append(byte)
+
+    def _after_esc(self, byte: int, out: bytearray) -> None:
+        held = self._held
+        if byte == ord("["):
+            held.append(byte)
+            self._state = "csi"
+        elif byte in b"]PX^_":
+            self.dropped += 1
+            self._state = "string"
+        elif byte in _ESC_KEPT:
+            out += b"\x1b"
+            out.append(byte)
+            self._state = "text"
+        elif byte in _ESC_CHARSET:
+            held.append(byte)
+            self._state = "charset"
+        elif byte == _ESC:
+            self.dropped += 1
+        elif 0x20 <= byte <= 0x2F:  # ESC # 8 (fill the screen with E), ESC % ...: one byte more
+            self.dropped += 1
+            self._state = "esc_skip"
+        else:
+            self.dropped += 1  # ESC c (reset), ESC # 8 (fill the screen), keypad modes...
+            self._state = "text"
+            if not 0x20 <= byte <= 0x7E:
+                self._reenter(byte, out)
+
+
+class TerminalOutput:
+    """Per stream (stdout, stderr): filtered when it is a terminal, every byte otherwise."""
+
+    def __init__(self) -> None:
+        self._filters: dict[int, TerminalFilter | None] = {}
+
+    def __call__(self, target: BinaryIO, chunk: bytes) -> bytes:
+        try:
+            key = target.fileno()
+        except (AttributeError, OSError, ValueError):
+            return chunk
+        if key not in self._filters:
+            self._filters[key] = TerminalFilter() if os.isatty(key) else None
+        found = self._filters[key]
+        return chunk if found is None else found.feed(chunk)
+
+    def report(self) -> None:
+        """One line on stderr when sequences were left out (the spool has them all)."""
+        dropped = sum(f.dropped for f in self._filters.values() if f is not None)
+        if dropped:
+            print(
+                f"shellrt run: left out {dropped:,} terminal control sequence(s) of the command's output "
+                "(clipboard, title, links, queries: they act on your terminal, outside the sandbox); "
+                "pipe the output (| cat -v) or use --json to see every byte",
+                file=sys.stderr,
+            )
