@@ -41,7 +41,7 @@ _HOSTILE = (
 
 def _on_a_pty(args: list[str], tmp_path: Path) -> tuple[bytes, int]:
     main, side = pty.openpty()
-    env = {**os.environ, "PYTHONPATH": str(_ROOT), "HOME": str(tmp_path / "home"),
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")])), "HOME": str(tmp_path / "home"),
            "XDG_STATE_HOME": str(tmp_path / "state")}
     (tmp_path / "home").mkdir(exist_ok=True)
     proc = subprocess.Popen([sys.executable, "-m", "shellrt", "run", *args, "--", _HOSTILE],
@@ -83,7 +83,7 @@ def test_run_keeps_sequences_that_act_on_the_terminal_off_it(tmp_path: Path, san
 def test_a_pipe_still_gets_every_byte(tmp_path: Path) -> None:
     (tmp_path / "ws").mkdir()
     (tmp_path / "home").mkdir()
-    env = {**os.environ, "PYTHONPATH": str(_ROOT), "HOME": str(tmp_path / "home")}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")])), "HOME": str(tmp_path / "home")}
     done = subprocess.run(
         [sys.executable, "-m", "shellrt", "run", "--sandbox", "local", "--workspace", str(tmp_path / "ws"),
          "--", _HOSTILE],

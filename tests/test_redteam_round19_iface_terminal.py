@@ -34,7 +34,7 @@ def env(tmp_path: Path) -> dict[str, str]:
         "HOME": str(tmp_path / "home"),
         "XDG_STATE_HOME": str(tmp_path / "state"),
         "SHELLRT_TRUST_STORE": str(tmp_path / "trusted.json"),
-        "PYTHONPATH": str(_ROOT),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")])),
     }
 
 
