@@ -90,3 +90,24 @@ def test_a_pipe_still_gets_every_byte(tmp_path: Path) -> None:
         capture_output=True, env=env, timeout=60, check=False,
     )
     assert b"\x1b]52;c;Y3VybCBldmlsfHNo\x07" in done.stdout and b"left out" not in done.stderr, done
+
+
+@pytest.mark.parametrize("sandbox", ["local", "bwrap"])
+def test_a_reverted_files_name_is_escaped_in_the_note(tmp_path: Path, sandbox: str) -> None:
+    """shellrt's own note on a planted hook named the command's file raw: its name is the command's
+    to choose (an OSC 52 there wrote the clipboard from shellrt's own stderr line, even piped)."""
+    if sandbox == "bwrap":
+        require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    ws = tmp_path / "ws"
+    (ws / ".git" / "hooks").mkdir(parents=True)
+    (tmp_path / "home").mkdir()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")])),
+           "HOME": str(tmp_path / "home")}
+    plant = r"""printf '#!/bin/sh\n' > ".git/hooks/post-$(printf '\033]52;c;ZXZpbA==\007')x"; chmod +x .git/hooks/*"""
+    done = subprocess.run(
+        [sys.executable, "-m", "shellrt", "run", "--sandbox", sandbox, "--workspace", str(ws), "--", plant],
+        capture_output=True, env=env, timeout=60, check=False,
+    )
+    assert b"reverted" in done.stderr, done
+    assert b"\x1b" not in done.stderr and b"\x07" not in done.stderr, done.stderr
+    assert b"post-\\x1b]52;c;ZXZpbA==\\x07x" in done.stderr, done.stderr

@@ -176,7 +176,9 @@ def _execute(
     except StartError as exc:
         out.close()
         err.close()
-        print(f"shellrt run: could not start the command: {exc}", file=sys.stderr)
+        from shellrt.cli._terminal import shown
+
+        print(f"shellrt run: could not start the command: {shown(str(exc))}", file=sys.stderr)
         return EXIT_UNAVAILABLE
 
     def progress(elapsed_s: float) -> None:
@@ -202,8 +204,11 @@ def _execute(
         code = EXIT_TIMEOUT
     else:
         code = result.exit_code if result.exit_code is not None else 1
-    for note in notes:  # e.g. a planted hook or rc file that was reverted (quarantine kept)
-        print(f"shellrt run: {note}", file=sys.stderr)
+    if notes:
+        from shellrt.cli._terminal import shown  # only when there are notes: the lean path stays lean
+
+        for note in notes:  # e.g. a planted hook or rc file that was reverted (quarantine kept)
+            print(f"shellrt run: {shown(note)}", file=sys.stderr)  # they name the command's files
     return _report_loss(out, err, result.capture_error, code)
 
 

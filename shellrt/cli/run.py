@@ -206,6 +206,7 @@ async def _execute(
     from sandbox import SandboxExecError
     from shellrt.cli._run_write_deny import write_deny_for_backend
     from shellrt.cli._sandbox_options import workspace_from_args
+    from shellrt.cli._terminal import shown
     from shellrt.supervisor import ProgressEvent, Supervisor, WorkingDirectoryError
 
     stream = not args.json
@@ -252,7 +253,7 @@ async def _execute(
             )
         except (WorkingDirectoryError, SandboxExecError) as exc:  # unusable --cwd, refused --user, ...
             option = "--cwd" if isinstance(exc, WorkingDirectoryError) else "could not start the command"
-            print(f"shellrt run: {option}: {exc}", file=sys.stderr)
+            print(f"shellrt run: {option}: {shown(str(exc))}", file=sys.stderr)
             return EXIT_UNAVAILABLE, False
         status.clear()
         final_code = result.exit_code
@@ -278,12 +279,13 @@ async def _execute(
     elif result.sandbox_failure:
         # The exit code is the sandbox's, not the command's: never pass it off as one.
         code = EXIT_UNAVAILABLE
-        print(f"shellrt run: the sandbox failed under the command: {result.sandbox_failure}", file=sys.stderr)
+        failure = shown(result.sandbox_failure)
+        print(f"shellrt run: the sandbox failed under the command: {failure}", file=sys.stderr)
     else:
         code = final_code if final_code is not None else 1
     if stream:
         for note in result.notes:  # e.g. a planted hook or rc file that was reverted (quarantine kept)
-            print(f"shellrt run: {note}", file=sys.stderr)
+            print(f"shellrt run: {shown(note)}", file=sys.stderr)  # they name the command's files (round 19)
         return _report_loss_streaming(result, code), (session_dir / "quarantine").exists()
     if result.output_lost:
         print(f"shellrt run: output lost: {result.output_lost}", file=sys.stderr)

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import math
 import re
-import shlex
 import unicodedata
 
 __all__ = ["ascii_form", "beginning", "for_person", "markdown_literal", "model_claim", "recap", "tall_rows"]
@@ -110,6 +109,8 @@ def shell_word(text: str) -> str:
     shell, then escaped for the terminal. A symlink target a repository chose
     (``x; touch PWNED #`` with an OSC 52) went into ``cp … {target} …`` raw: pasted, it ran the
     rest; printed, it wrote the clipboard (red team round 19)."""
+    import shlex  # only for advice: not on every import of this module
+
     return for_person(shlex.quote(text), one_line=True)
 
 
