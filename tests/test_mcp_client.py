@@ -5,6 +5,7 @@ Uses the small stdio server in ``tests/_mcp_test_server.py`` (the official SDK).
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -36,7 +37,12 @@ def _runtime(ws: Path, **kwargs: Any) -> Runtime:
     return Runtime(ws, "local", session_dir=ws.parent / "session", **kwargs)
 
 
-async def _call(rt: Runtime, name: str, args: dict[str, Any], id_: str = "t1") -> dict[str, Any]:
+_IDS = itertools.count(1)
+
+
+async def _call(rt: Runtime, name: str, args: dict[str, Any], id_: str | None = None) -> dict[str, Any]:
+    # One id per call: a session refuses another call under a used id (round 19).
+    id_ = id_ or f"t{next(_IDS)}"
     message = {"role": "assistant", "content": [{"type": "tool_use", "id": id_, "name": name, "input": args}]}
     user = await rt.run(message)
     result: dict[str, Any] = user["content"][0]

@@ -8,6 +8,7 @@ names a file ``auth.py:2:    return True  # no check`` and a search shows the mo
 
 from __future__ import annotations
 
+import itertools
 import shutil
 from pathlib import Path
 from typing import Any
@@ -19,11 +20,14 @@ from tests.conftest import require
 
 pytestmark = pytest.mark.anyio
 
+#: One id per call: a session refuses another call under a used id (round 19).
+_IDS = itertools.count()
+
 FORGED = "auth.py:2:    return True  # FORGED"
 
 
 async def _grep(rt: shellrt.Runtime, **raw: Any) -> str:
-    user = await rt.run([{"type": "tool_use", "id": "t", "name": "Grep", "input": raw}])
+    user = await rt.run([{"type": "tool_use", "id": f"t{next(_IDS)}", "name": "Grep", "input": raw}])
     block: dict[str, Any] = user["content"][0]
     assert not block["is_error"], block
     content = block["content"]

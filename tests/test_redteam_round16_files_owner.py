@@ -9,6 +9,7 @@ host, created and replaced files in a directory another user owns inside the wor
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import stat
@@ -22,6 +23,9 @@ from tests.conftest import require
 
 pytestmark = pytest.mark.anyio
 
+#: One id per call: a session refuses another call under a used id (round 19).
+_IDS = itertools.count()
+
 
 def _text(block: dict[str, Any]) -> str:
     content = block["content"]
@@ -29,7 +33,7 @@ def _text(block: dict[str, Any]) -> str:
 
 
 async def _one(rt: shellrt.Runtime, name: str, **raw: Any) -> dict[str, Any]:
-    user = await rt.run([{"type": "tool_use", "id": "t", "name": name, "input": raw}])
+    user = await rt.run([{"type": "tool_use", "id": f"t{next(_IDS)}", "name": name, "input": raw}])
     block: dict[str, Any] = user["content"][0]
     return block
 

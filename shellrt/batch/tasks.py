@@ -230,6 +230,19 @@ class Task(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _unique_tool_use_ids(self) -> Task:
+        # A session refuses a second call under a used id (round 19): say so before the task runs.
+        seen: set[str] = set()
+        for c in self.commands:
+            if isinstance(c, ToolUseBlock):
+                if c.id in seen:
+                    raise ValueError(
+                        f"tool_use id {c.id!r} is used twice in this task: give each tool_use its own id"
+                    )
+                seen.add(c.id)
+        return self
+
+    @model_validator(mode="after")
     def _encodable(self) -> Task:
         # JSON's "\ud800" decodes to a lone surrogate: no command, environment or result line
         # can hold it, and it failed only later, where it stopped the whole run.

@@ -34,6 +34,7 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sandbox._ownerguard import guard_owner, owner_marker_token
 from sandbox._proctree import COMMAND_ENV, kill_marked, pids_with_marker
@@ -44,10 +45,13 @@ from shellrt.cli._local_pump import LocalPump, StartError
 from shellrt.cli._run_write_deny import write_deny_for_run
 from shellrt.cli._sandbox_options import workspace_from_args
 from shellrt.cli._status_line import StatusLine
-from shellrt.cli._stdout import report_loss, silence_stdout
+from shellrt.cli._stdout import report_loss, silence_stdout, terminal_output
 from shellrt.supervisor.env import base_env, command_env
 from shellrt.supervisor.shells import shell_launch
 from shellrt.supervisor.spool import OutputQuota, OutputSpool, SpoolFiles
+
+if TYPE_CHECKING:
+    from shellrt.cli._tty_filter import TerminalOutput
 
 __all__ = ["run"]
 
@@ -126,13 +130,14 @@ def _sweep_marker(prefix: str) -> None:
         kill_marked(pids, lambda marker: marker.startswith(prefix))  # pidfds: never a reused pid
 
 
-def _echo(name: str, status: StatusLine) -> Callable[[bytes], None]:
-    """Writes a chunk through to our ``name`` stream (stdout/stderr) at once, the status line erased first."""
+def _echo(name: str, status: StatusLine, terminal: TerminalOutput | None) -> Callable[[bytes], None]:
+    """Writes a chunk through to our ``name`` stream (stdout/stderr) at once, the status line erased
+    first; on a terminal without the sequences that act on it (`TerminalOutput`, round 19)."""
 
     def write(chunk: bytes) -> None:
         status.clear()
         target = sys.stdout.buffer if name == "stdout" else sys.stderr.buffer
-        target.write(chunk)
+        target.write(chunk if terminal is None else terminal(target, chunk))
         target.flush()
 
     return write
@@ -165,14 +170,18 @@ def _execute(
     # Spooled like a supervisor's command, minus the spare files (one command needs none).
     files = SpoolFiles(shell_dir, f"cmd-{secrets.token_hex(3)}", spares=0)
     name = files.take()
-    out = OutputSpool(shell_dir / f"{name}.out", on_chunk=_echo("stdout", status), files=files, quota=quota)
-    err = OutputSpool(shell_dir / f"{name}.err", on_chunk=_echo("stderr", status), files=files, quota=quota)
+    terminal = terminal_output()
+    echo_out, echo_err = _echo("stdout", status, terminal), _echo("stderr", status, terminal)
+    out = OutputSpool(shell_dir / f"{name}.out", on_chunk=echo_out, files=files, quota=quota)
+    err = OutputSpool(shell_dir / f"{name}.err", on_chunk=echo_err, files=files, quota=quota)
     try:
         pump = LocalPump(argv, env=env, cwd=str(workspace), marker=marker, out=out, err=err)
     except StartError as exc:
         out.close()
         err.close()
-        print(f"shellrt run: could not start the command: {exc}", file=sys.stderr)
+        from shellrt.cli._terminal import shown
+
+        print(f"shellrt run: could not start the command: {shown(str(exc))}", file=sys.stderr)
         return EXIT_UNAVAILABLE
 
     def progress(elapsed_s: float) -> None:
@@ -186,6 +195,8 @@ def _execute(
         on_progress=progress if status.enabled else None,
     )
     status.clear()
+    if terminal is not None:
+        terminal.report()
     if result.received_signal is not None:
         return 128 + result.received_signal
     notes = [*result.notes, *guard.after()]
@@ -197,8 +208,11 @@ def _execute(
         code = EXIT_TIMEOUT
     else:
         code = result.exit_code if result.exit_code is not None else 1
-    for note in notes:  # e.g. a planted hook or rc file that was reverted (quarantine kept)
-        print(f"shellrt run: {note}", file=sys.stderr)
+    if notes:
+        from shellrt.cli._terminal import shown  # only when there are notes: the lean path stays lean
+
+        for note in notes:  # e.g. a planted hook or rc file that was reverted (quarantine kept)
+            print(f"shellrt run: {shown(note)}", file=sys.stderr)  # they name the command's files
     return _report_loss(out, err, result.capture_error, code)
 
 

@@ -145,7 +145,7 @@ def run_list(args: argparse.Namespace) -> int:
             matcher = for_person(h["matcher"] or "*")
             print(f"  {h['event']:<18} {matcher:<16} {for_person(h['command'])}  [{h['source']}]")
     if described["additional_directories"]:
-        print("additional directories: " + ", ".join(described["additional_directories"]))
+        print("additional directories: " + ", ".join(for_person(d) for d in described["additional_directories"]))
     print("settings files (highest precedence first):")
     for f in described["files"]:
         print(f"  {f['source']:<8} {f['path']}" + ("" if f["exists"] else "  (absent)"))
@@ -154,10 +154,12 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def _print_diagnostics(gov: Governance) -> None:
+    from shellrt.permissions.shown import for_person
+
     if gov.diagnostics:
         print("diagnostics:")
-        for line in gov.diagnostics:
-            print(f"  {line}")
+        for line in gov.diagnostics:  # they quote a repository's files and names (round 19)
+            print(f"  {for_person(line)}")
 
 
 # --- tools ------------------------------------------------------------------------------

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
-__all__ = ["EXIT_OUTPUT_LOST", "report_loss", "silence_stdout"]
+if TYPE_CHECKING:
+    from shellrt.cli._tty_filter import TerminalOutput
+
+__all__ = ["EXIT_OUTPUT_LOST", "report_loss", "silence_stdout", "terminal_output"]
 
 #: ``shellrt run``'s exit status when output was lost (what and why on stderr).
 EXIT_OUTPUT_LOST = 74
@@ -37,3 +41,19 @@ def report_loss(lost: str | None, capture_failed: bool, code: int) -> int:
         file=sys.stderr,
     )
     return code
+
+
+def terminal_output() -> TerminalOutput | None:
+    """The filter for a run whose stdout or stderr is a terminal, else None (every byte goes on).
+
+    Loaded only then: most ``shellrt run`` calls write to pipes and keep their import budget.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream.isatty():
+                from shellrt.cli._tty_filter import TerminalOutput
+
+                return TerminalOutput()
+        except (AttributeError, ValueError):
+            continue
+    return None

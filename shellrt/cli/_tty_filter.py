@@ -1,109 +1,206 @@
-"""What of a command's output may reach the operator's terminal: text, colours and cursor moves.
+"""What of a command's output ``shellrt run`` passes to the operator's terminal.
 
-``shellrt run`` relays a hostile command's bytes. A terminal obeys some of them by typing a reply
-into its own input, which is the operator's shell once the command ends (a title report
-``CSI 21t``, ``DECRQSS``, a status report ``CSI 6n``, ``ENQ``'s answerback), and others write the
-clipboard (OSC 52) or the title. Red team round 19: keystroke injection with no fd at all. So when
-the CLI writes to a terminal, every string control (OSC, DCS, APC, PM, SOS), every C1 control,
-``ENQ`` and every CSI sequence but the allow-listed display ones are dropped; a pipe or a file
-still gets every byte (the spool on disk always does).
+The command is hostile and its output reaches a terminal outside the sandbox: OSC 52 wrote the
+operator's clipboard (``curl …|sh`` to paste later), OSC 0/2 set the window title, OSC 8 made
+links whose text lies, and queries (DSR, DA, window reports, DECRQSS, OSC ``?``) make the
+terminal type its answer into the operator's shell once the command has ended; a DCS string
+(tmux passthrough) carries any of them past a multiplexer (red team round 19). On a terminal,
+text, colours (SGR), the cursor moves and erases progress bars use are kept; every other
+escape sequence, every C1 control and ENQ (answerback) are left out, and the count is reported at the end (the
+spool keeps every byte). Pipes and files get every byte as before.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import sys
+from typing import BinaryIO
 
-__all__ = ["TerminalFilter"]
+__all__ = ["TerminalFilter", "TerminalOutput"]
 
-_ESC, _BEL, _CAN, _SUB, _ENQ = 0x1B, 0x07, 0x18, 0x1A, 0x05
-#: ESC followed by these starts a string the terminal reads to its terminator: OSC, DCS, APC, PM, SOS.
-_STRING_STARTS = frozenset(b"]P_^X")
-#: CSI finals that only draw: SGR (colours), cursor moves, erases, scrolling, insert/delete.
-_CSI_DRAWS = frozenset(b"mABCDEFGHJKSTfdXP@LMrsu")
-#: CSI parameters allowed with a drawing final: digits and separators, nothing private.
-_CSI_PARAMS = frozenset(b"0123456789;:")
-#: A CSI sequence with more parameter bytes than this is dropped whole (no terminal needs more).
-_CSI_MAX = 64
-_NORMAL, _AFTER_ESC, _CSI, _STRING, _STRING_ESC, _AFTER_C2 = range(6)
-#: The bytes that end a plain run (NORMAL) or a dropped string (STRING): everything between is copied
-#: or skipped at once, so plain text costs a regex search, not a Python step per byte.
-_NORMAL_STOPS = re.compile(rb"[\x1b\xc2\x05]")
-_STRING_STOPS = re.compile(rb"[\x07\x18\x1a\x1b\n]")
+_ESC = 0x1B
+#: Where text stops: ESC, ENQ (the terminal types its answerback), or the lead byte of
+#: U+0080..U+00BF (C1 controls among them).
+_SPECIAL = re.compile(b"[\x1b\xc2\x05]")
+_ENQ = 0x05
+#: A whole kept CSI with plain parameters (the common case, judged without the state machine).
+_PLAIN_CSI = re.compile(b"\x1b\\[[0-9;:]{0,32}[mABCDEFGHfdKJsu]")
+#: CSI final bytes kept: SGR, cursor moves, erase in line/display, save/restore cursor.
+_CSI_KEPT = frozenset(b"mABCDEFGHfdKJsu")
+#: Private-mode CSI kept: show and hide the cursor (progress bars).
+_CSI_PRIVATE_KEPT = frozenset({b"?25h", b"?25l"})
+#: Longest CSI held while waiting for its final byte; longer ones are dropped.
+_MAX_CSI = 64
+#: Two-byte escapes kept: save/restore cursor (ESC 7/8); charset designations take one byte more.
+_ESC_KEPT = frozenset(b"78")
+_ESC_CHARSET = frozenset(b"()*+")
 
 
 class TerminalFilter:
-    """One output stream's filter; `feed` takes chunks as they come (sequences may span chunks)."""
+    """Incremental: sequences split across chunks are judged whole."""
 
     def __init__(self) -> None:
-        self._state = _NORMAL
-        self._csi = bytearray()
+        self.dropped = 0
+        self._state = "text"
+        self._held = bytearray()
 
-    def feed(self, chunk: bytes) -> bytes:
-        """What of ``chunk`` the terminal may see."""
+    def feed(self, data: bytes) -> bytes:
+        if self._state == "text" and _SPECIAL.search(data) is None:
+            return data  # the common chunk: text only
         out = bytearray()
-        pos, end = 0, len(chunk)
-        while pos < end:
-            if self._state in (_NORMAL, _STRING):
-                found = (_NORMAL_STOPS if self._state == _NORMAL else _STRING_STOPS).search(chunk, pos)
-                stop = found.start() if found else end
-                if self._state == _NORMAL:
-                    out += chunk[pos:stop]
-                pos = stop
-                if pos == end:
+        held = self._held
+        index, end = 0, len(data)
+        while index < end:
+            state = self._state
+            if state == "text":  # copy up to the next ESC or C1 lead byte at once
+                found = _SPECIAL.search(data, index)
+                stop = end if found is None else found.start()
+                out += data[index:stop]
+                index = stop
+                if index == end:
                     break
-            self._step(chunk[pos], out)
-            pos += 1
+                kept = _PLAIN_CSI.match(data, index)  # colours and cursor moves, whole: at once
+                if kept is not None:
+                    out += kept.group()
+                    index = kept.end()
+                    continue
+            byte = data[index]
+            index += 1
+            if state == "text":
+                if byte == _ESC:
+                    held[:] = b"\x1b"
+                    self._state = "esc"
+                elif byte == 0xC2:
+                    held[:] = b"\xc2"
+                    self._state = "c2"
+                elif byte == _ENQ:
+                    self.dropped += 1
+                else:
+                    out.append(byte)
+            elif state == "c2":  # U+0080..U+009F (C1 controls, as some terminals read them) dropped
+                self._state = "text"
+                if 0x80 <= byte <= 0x9F:
+                    self.dropped += 1
+                    self._state = "string" if byte in (0x90, 0x9D, 0x98, 0x9E, 0x9F) else "text"
+                    if byte == 0x9B:
+                        held[:] = b""
+                        self._state = "csi_drop"
+                else:
+                    out += b"\xc2"
+                    self._reenter(byte, out)
+            elif state == "esc":
+                self._after_esc(byte, out)
+            elif state == "charset":
+                out += held
+                out.append(byte)
+                self._state = "text"
+            elif state == "esc_skip":  # the final byte of a dropped ESC <intermediate> sequence
+                self._state = "text"
+            elif state in ("csi", "csi_drop"):
+                if 0x40 <= byte <= 0x7E:  # the final byte
+                    held.append(byte)
+                    body = bytes(held[2:-1])
+                    if state == "csi" and (
+                        (byte in _CSI_KEPT and body[:1] not in (b"?", b">", b"<", b"=")
+                         and not any(0x20 <= b <= 0x2F for b in body))
+                        or body + bytes([byte]) in _CSI_PRIVATE_KEPT
+                    ):
+                        out += held
+                    elif state == "csi":
+                        self.dropped += 1
+                    self._state = "text"
+                elif not 0x20 <= byte <= 0x3F:  # malformed: dropped, the byte read as text again
+                    if state == "csi":
+                        self.dropped += 1
+                    self._reenter(byte, out)
+                elif len(held) > _MAX_CSI:  # too long: dropped whole, up to its final byte
+                    if state == "csi":
+                        self.dropped += 1
+                        self._state = "csi_drop"
+                else:
+                    held.append(byte)
+            elif state == "string":  # OSC, DCS, SOS, PM, APC: dropped to BEL, ST, CAN or SUB
+                if byte == _ESC:
+                    self._state = "string_esc"
+                elif byte in (0x07, 0x18, 0x1A):
+                    self._state = "text"
+                elif byte == 0x0A:  # unterminated: the terminal never saw its start, so a line ends it
+                    self._state = "text"
+                    out.append(byte)
+            elif state == "string_esc":
+                self._state = "text"
+                if byte != ord("\\"):
+                    self._reenter(byte, out) if byte != _ESC else self._start_esc()
         return bytes(out)
 
-    def _step(self, byte: int, out: bytearray) -> None:
-        state = self._state
-        if state == _NORMAL:
-            if byte == _ESC:
-                self._state = _AFTER_ESC
-            elif byte == 0xC2:  # maybe a C1 control encoded in UTF-8 (U+0080..U+009F)
-                self._state = _AFTER_C2
-            elif byte != _ENQ:
-                out.append(byte)
-        elif state == _AFTER_C2:
-            self._state = _NORMAL
-            if byte < 0x80 or byte > 0x9F:  # not a C1 control: the byte pair was text
-                out.append(0xC2)
-                self._step(byte, out)
-            elif byte == 0x9B:  # CSI
-                self._state, self._csi = _CSI, bytearray()
-            elif byte in (0x90, 0x98, 0x9D, 0x9E, 0x9F):  # DCS, SOS, OSC, PM, APC
-                self._state = _STRING
-        elif state == _AFTER_ESC:
-            if byte == ord("["):
-                self._state, self._csi = _CSI, bytearray()
-            elif byte in _STRING_STARTS:
-                self._state = _STRING
-            else:  # a two-byte escape (charset, keypad mode, save cursor): its bytes go on as they are
-                self._state = _NORMAL
-                out.append(_ESC)
-                self._step(byte, out)
-        elif state == _CSI:
-            if 0x40 <= byte <= 0x7E:  # the final byte: too long a sequence is dropped whole
-                self._state = _NORMAL
-                if len(self._csi) <= _CSI_MAX and self._draws(bytes(self._csi), byte):
-                    out += b"\x1b[" + self._csi + bytes([byte])
-            elif byte < 0x20:  # abandoned (CAN, SUB, ESC, a control): the terminal never saw its start
-                self._state = _AFTER_ESC if byte == _ESC else _NORMAL
-            elif len(self._csi) <= _CSI_MAX:
-                self._csi.append(byte)
-        elif state == _STRING:
-            if byte == _ESC:
-                self._state = _STRING_ESC
-            elif byte in (_BEL, _CAN, _SUB):
-                self._state = _NORMAL
-            elif byte == ord("\n"):  # the terminal never saw the start: end the drop at a line
-                self._state = _NORMAL
-                out.append(byte)
-        elif state == _STRING_ESC:
-            self._state = _NORMAL if byte == ord("\\") else _STRING
+    def _start_esc(self) -> None:
+        self._held[:] = b"\x1b"
+        self._state = "esc"
 
-    @staticmethod
-    def _draws(params: bytes, final: int) -> bool:
-        if final in (ord("h"), ord("l")):  # modes: only showing and hiding the cursor (progress bars)
-            return params == b"?25"
-        return final in _CSI_DRAWS and all(b in _CSI_PARAMS for b in params)
+    def _reenter(self, byte: int, out: bytearray) -> None:
+        """Read ``byte`` again as text (it ended or broke a sequence)."""
+        self._state = "text"
+        if byte == _ESC:
+            self._start_esc()
+        elif byte == 0xC2:
+            self._held[:] = b"\xc2"
+            self._state = "c2"
+        elif byte == _ENQ:
+            self.dropped += 1
+        else:
+            out.append(byte)
+
+    def _after_esc(self, byte: int, out: bytearray) -> None:
+        held = self._held
+        if byte == ord("["):
+            held.append(byte)
+            self._state = "csi"
+        elif byte in b"]PX^_":
+            self.dropped += 1
+            self._state = "string"
+        elif byte in _ESC_KEPT:
+            out += b"\x1b"
+            out.append(byte)
+            self._state = "text"
+        elif byte in _ESC_CHARSET:
+            held.append(byte)
+            self._state = "charset"
+        elif byte == _ESC:
+            self.dropped += 1
+        elif 0x20 <= byte <= 0x2F:  # ESC # 8 (fill the screen with E), ESC % ...: one byte more
+            self.dropped += 1
+            self._state = "esc_skip"
+        else:
+            self.dropped += 1  # ESC c (reset), ESC # 8 (fill the screen), keypad modes...
+            self._state = "text"
+            if not 0x20 <= byte <= 0x7E:
+                self._reenter(byte, out)
+
+
+class TerminalOutput:
+    """Per stream (stdout, stderr): filtered when it is a terminal, every byte otherwise."""
+
+    def __init__(self) -> None:
+        self._filters: dict[int, TerminalFilter | None] = {}
+
+    def __call__(self, target: BinaryIO, chunk: bytes) -> bytes:
+        try:
+            key = target.fileno()
+        except (AttributeError, OSError, ValueError):
+            return chunk
+        if key not in self._filters:
+            self._filters[key] = TerminalFilter() if os.isatty(key) else None
+        found = self._filters[key]
+        return chunk if found is None else found.feed(chunk)
+
+    def report(self) -> None:
+        """One line on stderr when sequences were left out (the spool has them all)."""
+        dropped = sum(f.dropped for f in self._filters.values() if f is not None)
+        if dropped:
+            print(
+                f"shellrt run: left out {dropped:,} terminal control sequence(s) of the command's output "
+                "(clipboard, title, links, queries: they act on your terminal, outside the sandbox); "
+                "pipe the output (| cat -v) or use --json to see every byte",
+                file=sys.stderr,
+            )

@@ -31,11 +31,10 @@ from typing import TYPE_CHECKING, Any
 
 from shellrt.cli._sandbox_options import add_sandbox_options, print_network_refusals, sandbox_from_args
 from shellrt.cli._status_line import StatusLine
-from shellrt.cli._stdout import EXIT_OUTPUT_LOST, report_loss, silence_stdout
+from shellrt.cli._stdout import EXIT_OUTPUT_LOST, report_loss, silence_stdout, terminal_output
 
 if TYPE_CHECKING:  # imported where used: ``--help`` needs no sandbox
     from sandbox import SandboxBackend, WorkspaceExporter
-    from shellrt.cli._tty_filter import TerminalFilter
 
 __all__ = ["register"]
 
@@ -215,21 +214,15 @@ async def _execute(
         status.update(event.elapsed_s, event.total_bytes, event.last_lines)
 
     stdout_closed = False
-    # A terminal gets no control string or query of the command's (red team round 19); pipes get all.
-    ttys = [name for name in ("stdout", "stderr") if getattr(sys, name).isatty()]
-    screens: dict[str, TerminalFilter] = {}
-    if ttys:
-        from shellrt.cli._tty_filter import TerminalFilter
-
-        screens = {name: TerminalFilter() for name in ttys}
+    # A terminal gets no sequence that acts on it (round 19); pipes and files get every byte.
+    terminal = terminal_output()
 
     def echo(name: str, chunk: bytes) -> None:
         nonlocal stdout_closed
         status.clear()
         target = sys.stdout.buffer if name == "stdout" else sys.stderr.buffer
-        screen = screens.get(name)
         try:
-            target.write(screen.feed(chunk) if screen is not None else chunk)
+            target.write(chunk if terminal is None else terminal(target, chunk))
             target.flush()
         except BrokenPipeError:
             # Our reader went away (``| head``): end like a pipeline does, without a traceback.
@@ -259,7 +252,7 @@ async def _execute(
             )
         except (WorkingDirectoryError, SandboxExecError) as exc:  # unusable --cwd, refused --user, ...
             option = "--cwd" if isinstance(exc, WorkingDirectoryError) else "could not start the command"
-            print(f"shellrt run: {option}: {exc}", file=sys.stderr)
+            print(f"shellrt run: {option}: {_shown(str(exc))}", file=sys.stderr)
             return EXIT_UNAVAILABLE, False
         status.clear()
         final_code = result.exit_code
@@ -273,6 +266,8 @@ async def _execute(
             # The live echo stays attached: the rest of the output streams as it comes.
             task = await sup.tasks.wait(result.backgrounded_task_id)
             final_code = task.exit_code
+    if terminal is not None:
+        terminal.report()
     if stdout_closed:
         return EXIT_STDOUT_CLOSED, False
     if result.timed_out and not result.backgrounded_task_id:
@@ -284,12 +279,13 @@ async def _execute(
     elif result.sandbox_failure:
         # The exit code is the sandbox's, not the command's: never pass it off as one.
         code = EXIT_UNAVAILABLE
-        print(f"shellrt run: the sandbox failed under the command: {result.sandbox_failure}", file=sys.stderr)
+        failure = _shown(result.sandbox_failure)
+        print(f"shellrt run: the sandbox failed under the command: {failure}", file=sys.stderr)
     else:
         code = final_code if final_code is not None else 1
     if stream:
         for note in result.notes:  # e.g. a planted hook or rc file that was reverted (quarantine kept)
-            print(f"shellrt run: {note}", file=sys.stderr)
+            print(f"shellrt run: {_shown(note)}", file=sys.stderr)  # they name the command's files (round 19)
         return _report_loss_streaming(result, code), (session_dir / "quarantine").exists()
     if result.output_lost:
         print(f"shellrt run: output lost: {result.output_lost}", file=sys.stderr)
@@ -339,3 +335,10 @@ async def _execute(
 def _report_loss_streaming(result: Any, code: int) -> int:
     """Plain mode: stdout/stderr got every byte unless capturing failed; say what else happened."""
     return report_loss(result.output_lost, bool(result.capture_failed), code)
+
+
+def _shown(text: str) -> str:
+    """`shellrt.cli._terminal.shown`, imported only when there is something to print (the budget)."""
+    from shellrt.cli._terminal import shown
+
+    return shown(text)

@@ -73,13 +73,13 @@ def _add(args: argparse.Namespace) -> int:
     refused = _links_out(workspace)
     if refused:
         for line in refused:
-            print(f"shellrt trust: {line}", file=sys.stderr)
+            print(f"shellrt trust: {for_person(line)}", file=sys.stderr)
         return 1
     loaded = _load_workspace_files(workspace)
     try:
         extra = {settings_file_rel(workspace, path): path for path in args.settings}
     except TrustStoreError as exc:
-        print(f"shellrt trust: {exc}", file=sys.stderr)
+        print(f"shellrt trust: {for_person(str(exc))}", file=sys.stderr)
         return 1
     for rel, path in extra.items():
         loaded[rel] = load_settings_file(path, "cli", home=Path.home())
@@ -94,7 +94,7 @@ def _add(args: argparse.Namespace) -> int:
     try:
         files = record_trust(workspace, digests={rel: f.digest for rel, f in loaded.items()}, hooks=hooks)
     except TrustStoreError as exc:
-        print(f"shellrt trust: {exc}", file=sys.stderr)
+        print(f"shellrt trust: {for_person(str(exc))}", file=sys.stderr)
         return 1
     present = [rel for rel, digest in files.items() if digest is not None]
     print(f"trusted {workspace} ({', '.join(present) or 'no settings files yet'}) in {trust_store_path()}")
@@ -113,17 +113,20 @@ def _links_out(workspace: Path) -> list[str]:
 
     Sessions do not read it (it is the repository's choice of a file elsewhere), so what the
     operator would review here is not what a session loads."""
+    from shellrt.permissions.shown import for_person, shell_word
     from shellrt.permissions.trust import WORKSPACE_SETTINGS_FILES, link_out_of
 
     lines = []
     for rel in WORKSPACE_SETTINGS_FILES:
         real = link_out_of(workspace, rel)
         if real is not None:
+            # The target is the repository's choice: quoted in the commands we suggest (round 19).
+            target, link = shell_word(str(real)), shell_word(str(workspace / rel))
             lines.append(
-                f"{workspace / rel} is a symlink to {real}, outside the workspace: sessions never read "
-                f"it, so it cannot be trusted; nothing was recorded. Copy the file into the workspace "
-                f"(cp --remove-destination {real} {workspace / rel}) or pass it to sessions with "
-                f"--settings {real}, then run `shellrt trust add {workspace}` again"
+                f"{for_person(str(workspace / rel))} is a symlink to {for_person(str(real))}, outside the "
+                "workspace: sessions never read it, so it cannot be trusted; nothing was recorded. Copy the "
+                f"file into the workspace (cp --remove-destination {target} {link}) or pass it to sessions "
+                f"with --settings {target}, then run `shellrt trust add {shell_word(str(workspace))}` again"
             )
     return lines
 
@@ -222,6 +225,7 @@ def _widening_lines(loaded: Any) -> list[str]:
 
 
 def _status(args: argparse.Namespace) -> int:
+    from shellrt.permissions.shown import for_person
     from shellrt.permissions.trust import assess_trust
 
     trust = assess_trust(args.directory)
@@ -232,23 +236,24 @@ def _status(args: argparse.Namespace) -> int:
         print(json.dumps(trust.describe(), indent=2))
         return 0
     for line in trust.diagnostics:
-        print(f"shellrt trust: {line}", file=sys.stderr)
+        print(f"shellrt trust: {for_person(line)}", file=sys.stderr)
     rows = [(rel, d) for rel, d in trust.digests.items() if d is not None]
     if not rows:
         print(f"{trust.workspace}: no workspace settings files")
     for rel, _ in rows:
-        verdict = "trusted" if rel in trust.trusted else f"NOT trusted ({trust.untrusted.get(rel)})"
+        verdict = "trusted" if rel in trust.trusted else f"NOT trusted ({for_person(str(trust.untrusted.get(rel)))})"
         print(f"{trust.workspace / rel}: {verdict}")
     return 0 if not trust.untrusted else 1
 
 
 def _ls(args: argparse.Namespace) -> int:
+    from shellrt.permissions.shown import for_person
     from shellrt.permissions.trust import TrustStoreError, list_trusted
 
     try:
         workspaces = list_trusted()
     except TrustStoreError as exc:
-        print(f"shellrt trust: {exc}", file=sys.stderr)
+        print(f"shellrt trust: {for_person(str(exc))}", file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps(workspaces, indent=2, sort_keys=True))
@@ -263,12 +268,13 @@ def _ls(args: argparse.Namespace) -> int:
 
 
 def _rm(args: argparse.Namespace) -> int:
+    from shellrt.permissions.shown import for_person
     from shellrt.permissions.trust import TrustStoreError, revoke_trust
 
     try:
         found = revoke_trust(args.directory)
     except TrustStoreError as exc:
-        print(f"shellrt trust: {exc}", file=sys.stderr)
+        print(f"shellrt trust: {for_person(str(exc))}", file=sys.stderr)
         return 1
     if not found:
         print(f"shellrt trust: {args.directory.resolve()} was not trusted", file=sys.stderr)

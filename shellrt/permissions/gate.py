@@ -167,6 +167,18 @@ class RulesGate(PermissionGate):
                     )
                     chain.append(why)
                     self.diagnostics.append(f"{suggestions}: {why}")
+                elif scope == "project" and tool.name.startswith("mcp__"):
+                    # A saved rule names the tool only: a later session loads whatever the server
+                    # then offers under that name (red team round 19: a rug pull).
+                    scope = "session"
+                    why = (
+                        f"remembered for this session only, not saved for the project: {tool.name} is an "
+                        "external MCP server's tool, and a later session may get another tool under that name "
+                        "(a changed description, schema or code: a server run as `npx pkg@latest`); add a rule "
+                        "yourself to allow it always"
+                    )
+                    chain.append(why)
+                    self.diagnostics.append(f"{suggestions}: {why}")
                 dirs, files = _approved_anchors(tool, tool_input, ctx)
                 self._remember(scope, suggestions, chain, dirs, files)
         return _decision(

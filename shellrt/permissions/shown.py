@@ -92,15 +92,26 @@ def for_person(text: str, *, one_line: bool = False) -> str:
 CLAIM_CHARS = 120
 
 
-def model_claim(text: str) -> str:
+def model_claim(text: str, whose: str = "the model's description") -> str:
     """A model-written description of a call (Bash's ``description``), to follow the call on its
     line: labelled as the model's unchecked words, one line, at most `CLAIM_CHARS` characters.
     Shown plain, "read-only, nothing is written" or a newline and a second command read as the
-    prompt's own (red team round 18)."""
+    prompt's own (red team round 18). ``whose``: the label, when another party wrote it (an MCP
+    server's title for its tool, round 19)."""
     shown = " ".join(for_person(text, one_line=True).split())
     if len(shown) > CLAIM_CHARS:
         shown = f"{shown[:CLAIM_CHARS]}… [{len(shown) - CLAIM_CHARS:,} more characters not shown]"
-    return f"  [the model's description, not checked: {shown}]"
+    return f"  [{whose}, not checked: {shown}]"
+
+
+def shell_word(text: str) -> str:
+    """``text`` as one word of a command we suggest the person type or paste: quoted for the
+    shell, then escaped for the terminal. A symlink target a repository chose
+    (``x; touch PWNED #`` with an OSC 52) went into ``cp … {target} …`` raw: pasted, it ran the
+    rest; printed, it wrote the clipboard (red team round 19)."""
+    import shlex  # only for advice: not on every import of this module
+
+    return for_person(shlex.quote(text), one_line=True)
 
 
 def _code(ch: str) -> str:

@@ -34,6 +34,7 @@ from typing import Any
 
 from shellrt.permissions.hook_files import HookFiles, compare_hook_files, hook_files
 from shellrt.permissions.settings import read_settings_bytes, settings_digest
+from shellrt.permissions.shown import shell_word
 from shellrt.permissions.trust_paths import (
     TRUST_STORE_ENV,
     later_session_files,
@@ -257,12 +258,12 @@ class WorkspaceTrust:
             what = f"ignored: {', '.join(dropped)}" if dropped else "nothing to ignore"
             why = self.untrusted.get(rel, "appeared after the session started")
             parts.append(f"{self.workspace / rel} ({why}; {what})")
-        given = "".join(f" --settings {self.cli_files[rel]}" for rel in names if rel in self.cli_files)
+        given = "".join(f" --settings {shell_word(str(self.cli_files[rel]))}" for rel in names if rel in self.cli_files)
         return (
             "workspace settings are not trusted, so only their deny and ask rules apply: "
             + "; ".join(parts)
             + ". If you trust this workspace, pass --trust-workspace (this session) or run "
-            f"`shellrt trust add {self.workspace}{given}` (remembered until a file changes)."
+            f"`shellrt trust add {shell_word(str(self.workspace))}{given}` (remembered until a file changes)."
         )
 
     def describe(self) -> dict[str, Any]:
@@ -365,7 +366,7 @@ def settings_file_rel(workspace: Path, path: Path) -> str:
         # Sessions judge it as the workspace's own (a command there can repoint the link).
         raise TrustStoreError(
             f"{path} is a symlink to {real}, outside {root}: a command in the workspace could "
-            f"repoint it, so sessions never trust it; pass the file itself (--settings {real}), "
+            f"repoint it, so sessions never trust it; pass the file itself (--settings {shell_word(real)}), "
             "which is your own and always obeyed, or copy it into the workspace; nothing was recorded"
         )
     if rel is None:

@@ -301,6 +301,10 @@ class Runtime:
         self._state_name = os.fspath(self._state_path)
         #: tool_use id -> (name, input, envelope): a resent call is answered from here, never run again.
         self._recorded: dict[str, tuple[str, Any, ResultEnvelope]] = {}
+        #: tool_use id -> (name, input) of every call started here, run or refused (bounded like
+        #: ``_recorded``), and the ids running now: one id names one call (red team round 19).
+        self._started: dict[str, tuple[str, Any]] = {}
+        self._running: set[str] = set()
         self._task_registry: TaskRegistry | None = None
         self._task_watchers: anyio.abc.TaskGroup | None = None
         self._interrupts: InterruptWatch | None = None
@@ -585,11 +589,30 @@ class Runtime:
             self._recorded.pop(next(iter(self._recorded)))
 
     def _replay(self, block: ToolUseBlock) -> ResultEnvelope | None:
-        """The recorded result of this exact call (same id, name and input), if there is one."""
+        """The recorded result of this exact call (same id, name and input), if there is one; a
+        refusal when the id is running or named another call; None: run it.
+
+        An id reused for another call ran under it: its result, transcript and a hook's
+        ``tool_use_id`` named two calls (an answer keyed by id carried over), a resend of the first
+        ran again, and one call sent twice at once ran twice (red team round 19)."""
         found = self._recorded.get(block.id)
-        if found is None or found[0] != block.name or not _same_input(found[1], block.input):
-            return None
-        return found[2]
+        if found is not None and found[0] == block.name and _same_input(found[1], block.input):
+            return found[2]
+        why = None
+        earlier = self._started.get(block.id) or (found[:2] if found is not None else None)
+        if block.id in self._running:
+            why = "is running now: wait for its result"
+        elif earlier is not None and (earlier[0] != block.name or not _same_input(earlier[1], block.input)):
+            why = f"named another {earlier[0]} call"
+        return None if why is None else error_envelope(block.id, block.name, _id_reused(block.id, why))
+
+    def _starting(self, block: ToolUseBlock) -> None:
+        """Remember that ``block`` runs under its id (see `_replay`)."""
+        self._started.pop(block.id, None)
+        self._started[block.id] = (block.name, block.input)
+        while len(self._started) > MAX_RECORDED_RESULTS:
+            self._started.pop(next(iter(self._started)))
+        self._running.add(block.id)
 
     # --- running -------------------------------------------------------------------------
     async def run(self, message: Any, *, interrupted: bool = False) -> dict[str, Any]:
@@ -742,6 +765,8 @@ class Runtime:
         if len(self._dumped) >= 256:  # bounded: callers of `stream` never collect theirs
             self._dumped.clear()
         self._dumped[id(envelope)] = (envelope, model)
+        if not replayed:
+            self._running.discard(block.id)
         ran = not replayed and block.id in self._executor.executed
         if ran:
             # Only calls that ran are recorded: re-running a refused or invalid call is harmless.
@@ -946,6 +971,7 @@ class Runtime:
         The line is what `_transcribe` makes of ``{"type": "start", "tool_use_id": …,
         "tool_name": …, "input": …}``, put together from its encoded pieces.
         """
+        self._starting(block)
         call = _call_fields(block)
         self._append_line('{"ts": ' + repr(time.time()) + ', "type": "start", ' + call + "}\n")
         return call
@@ -958,6 +984,7 @@ class Runtime:
         and a resend that ran the call again looked like its first run (red team round 16).
         A reopened session still answers such a call's resend with an error (no call line)."""
         for block in blocks:
+            self._running.discard(block.id)
             self._transcribe(
                 {
                     "type": "cut_short",
@@ -1072,6 +1099,14 @@ class _RecordingExecutor(CallExecutor):
                     }
                 )
         return outcome
+
+
+def _id_reused(tool_use_id: str, what: str) -> str:
+    """The error for a call under an id this session already used."""
+    return (
+        f"Not run: tool_use id {tool_use_id!r} {what}; in a session an id names one call. Give every new "
+        "tool_use a new id (a resend of the same call, same id and input, is answered from its record)."
+    )
 
 
 def _same_input(recorded: Any, given: Any) -> bool:

@@ -19,7 +19,9 @@ are still handled one at a time, in order, and answered in that order
 (an interrupt's answer comes as soon as it is read).
 A malformed line gets ``{"type": "error", "error": "..."}`` and the server
 keeps serving. Session state (cwd, read state, background tasks) persists
-across lines; EOF stops every process of the session and returns.
+across lines; EOF stops every process of the session and returns (its background tasks as soon
+as every line read is handled, before the last answers are written: a client that never reads
+does not hold them).
 """
 
 from __future__ import annotations
@@ -261,6 +263,13 @@ async def serve_jsonl(
     #: Bytes of the lines in ``queued``, and an event set when a queued line is taken.
     held = [0]
     taken = [anyio.Event()]
+    #: Set at EOF on stdin: from then on no line waits for its answer to be written (see below).
+    ended = anyio.Event()
+    #: The answer whose write the handling of lines waits for.
+    waiting_for: list[anyio.Event | None] = [None]
+    answers_send, answers_receive = anyio.create_memory_object_stream[tuple[dict[str, Any], int, anyio.Event]](
+        math.inf
+    )
 
     async def room_to_read() -> None:
         """Wait until the read-ahead is under its bounds (back-pressure to the client)."""
@@ -298,6 +307,9 @@ async def serve_jsonl(
                 await room_to_read()
                 raw = await reader.readline()
                 if raw is None:
+                    ended.set()
+                    if waiting_for[0] is not None:
+                        waiting_for[0].set()  # the line waiting on a write goes on (see handle_lines)
                     return
                 line_number += 1
                 if isinstance(raw, bytes) and b"interrupt" in raw:
@@ -347,14 +359,42 @@ async def serve_jsonl(
                             running[0] = None
                 if answer is None:
                     continue
-                if not await answer_with(answer, line_number):
+                written = anyio.Event()
+                answers_send.send_nowait((answer, line_number, written))
+                # Until EOF the next line waits for this answer to be written (back-pressure); after
+                # it, lines are handled on, so that tasks can be stopped once all are (round 19).
+                if not ended.is_set():
+                    waiting_for[0] = written
+                    await written.wait()
+                    waiting_for[0] = None
+        if ended.is_set():
+            await _stop_tasks(runtime)
+        answers_send.close()
+
+    async def write_answers(tg: anyio.abc.TaskGroup) -> None:
+        async with answers_receive:
+            async for answer, line_number, written in answers_receive:
+                ok = await answer_with(answer, line_number)
+                written.set()
+                if not ok:
                     tg.cancel_scope.cancel()
                     return
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(read_lines, tg)
         tg.start_soon(handle_lines, tg)
+        tg.start_soon(write_answers, tg)
     return status[0]
+
+
+async def _stop_tasks(runtime: Runtime) -> None:
+    """Stop the session's background tasks once stdin ended and every line read is handled, before
+    the last answers are written: EOF stopped them only after, and a client that closed stdin and
+    never read held that write, and the tasks, for as long as it kept stdout open (round 19)."""
+    supervisor = getattr(runtime, "supervisor", None)
+    if supervisor is not None:
+        with anyio.CancelScope(shield=True):
+            await supervisor.tasks.close()
 
 
 def _json_object(raw: bytes) -> dict[str, Any] | None:

@@ -23,7 +23,6 @@ import os
 import re
 import shlex
 import stat
-import tomllib
 from collections.abc import Callable
 from typing import Final
 
@@ -92,6 +91,8 @@ def mise_loads(directory: str, text: str) -> frozenset[str]:
     """The paths a mise config in ``directory`` names as ``[env] _.source`` / ``_.file``, joined
     to its directory and to its project's (``.config/mise/``, ``.mise/``, ``mise/conf.d/``'s root:
     mise's ``config_root``), either of which may be the one mise means."""
+    import tomllib  # here: the CLI's ``run`` imports this module and rarely meets a mise config
+
     try:
         env = tomllib.loads(text).get("env")
     except tomllib.TOMLDecodeError:

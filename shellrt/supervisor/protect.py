@@ -44,12 +44,12 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Protocol
 
 import anyio
 
 from shellrt.supervisor._anchored import make_parent, move_out, open_parent, write_entry
-from shellrt.supervisor._cd_loads import ON_PATH, cd_loads, host_programs, loads_at_cd
 from shellrt.supervisor._env_gitconfig import env_gitconfigs
 from shellrt.supervisor._host_obeyed import (
     OBEYED_ANYWHERE,
@@ -622,7 +622,7 @@ class WorkspaceGuard:
         obeyed = obeyed_in(below)  # None: every file here (a Yarn release, a run configuration)
         # A directory an accepted .envrc/mise config puts first on PATH: a program's name there
         # shadows the host's (`_cd_loads`, round 19).
-        on_path = bool(self._env_loads) and f"{path}/{ON_PATH}" in self._env_loads
+        on_path = bool(self._env_loads) and f"{path}/{_cd_loads().ON_PATH}" in self._env_loads
         watched: list[tuple[str, str]] = []
         for n, is_dir, is_link in entries:
             if is_dir:
@@ -651,7 +651,7 @@ class WorkspaceGuard:
                 or (home_rel is not None and self._home.protects(home_rel, n, is_link))
                 or (self._settings_files and f"{path}/{n}" in self._settings_files)
                 or (self._env_loads and f"{path}/{n}" in self._env_loads)
-                or (on_path and n in host_programs())
+                or (on_path and n in _cd_loads().host_programs())
                 or (is_link and f"{path}/{n}" in self._settings_ways)
                 or n in OBEYED_ANYWHERE
                 or n.endswith(OBEYED_SUFFIXES)
@@ -709,7 +709,7 @@ class WorkspaceGuard:
                 entry.racy = True
         self._full_scan(now)  # an lstat per directory; lists only those marked
         for path, kind in list(self._watched.items()):
-            in_changed = path in changed or f"{os.path.dirname(path)}/{ON_PATH}" in changed
+            in_changed = path in changed or f"{os.path.dirname(path)}/{_cd_loads().ON_PATH}" in changed
             if in_changed and path not in self._files:
                 # Named by a config accepted just now: what is there is the operator's.
                 self._check_file(path, kind, now, out, revert=False)
@@ -718,13 +718,17 @@ class WorkspaceGuard:
         """The files accepted ``.envrc`` and mise configs load at ``cd`` (`_cd_loads`)."""
         found: set[str] = set()
         parsed: dict[str, tuple[object, frozenset[str]]] = {}
+        if not any(r.kind == "file" and not r.is_link for r in self._files.values()):
+            self._cd_parsed = parsed  # no config to read: `_cd_loads` stays unimported (``run``)
+            return frozenset()
+        cd = _cd_loads()
         for path, record in self._files.items():
-            if record.kind == "file" and not record.is_link and loads_at_cd(path) is not None:
+            if record.kind == "file" and not record.is_link and cd.loads_at_cd(path) is not None:
                 known = self._cd_parsed.get(path)
                 if known is None or known[0] != record.sig:  # parsed once per accepted version
                     content = record.snapshot if record.snapshot is not None else _read_regular(path)
                     text = content.decode("utf-8", "replace") if content else ""
-                    known = (record.sig, cd_loads(path, text))
+                    known = (record.sig, cd.cd_loads(path, text))
                 parsed[path] = known
                 found |= known[1]
         self._cd_parsed = parsed
@@ -1850,3 +1854,11 @@ def _config_value(raw: str) -> str:
             out.append(c)
         i += 1
     return "".join(out).strip()
+
+
+def _cd_loads() -> ModuleType:
+    """`_cd_loads`, imported at a session's first scan: ``shellrt run`` imports this module and
+    never scans (its import budget)."""
+    from shellrt.supervisor import _cd_loads as module
+
+    return module

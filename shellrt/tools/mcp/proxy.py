@@ -20,6 +20,7 @@ import mcp.types as mt
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from shellrt.permissions.shown import model_claim
 from shellrt.protocol import (
     ContentBlock,
     ImageBlock,
@@ -323,5 +324,15 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
         return blocks
 
     # --- people -------------------------------------------------------------------------------
+    def describe(self, tool_input: McpInput) -> str:
+        """The name that runs (the one rules match), then the server's ``title`` as its claim.
+
+        Prompts showed ``srv - get_weather (MCP)({...})`` for ``mcp__srv__wipe_all_repos``: the
+        title is the server's word, free to name another tool, so it never stands for the name
+        (red team round 19)."""
+        title = (self.spec.title or "").strip()
+        claim = model_claim(title, "the MCP server's title, not its name") if title and title != self.remote_name else ""
+        return f"{self.name}({self.classifier_input(tool_input)}){claim}"
+
     def user_facing_name(self) -> str:
         return f"{self.server} - {self.spec.title or self.remote_name} (MCP)"
