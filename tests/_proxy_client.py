@@ -4,6 +4,7 @@ sandboxed command's bridge is."""
 from __future__ import annotations
 
 import socket
+import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -40,4 +41,46 @@ def proxy_talk(p: FilteringProxy, data: bytes, then: bytes = b"") -> bytes:
         out = b""
         while chunk := s.recv(65536):
             out += chunk
+    return out
+
+
+def open_tunnel(p: FilteringProxy, port: int, *, socks: bool = False) -> socket.socket:
+    """A tunnel through the proxy to ``localhost:port`` (HTTP CONNECT, or SOCKS5), the proxy's own
+    answer read and checked: what is sent next goes to the server."""
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(10)
+    try:
+        s.connect(str(p.socket_path))
+        if socks:
+            s.sendall(b"\x05\x01\x00")
+            assert s.recv(2) == b"\x05\x00"
+            s.sendall(b"\x05\x01\x00\x03\x09localhost" + struct.pack(">H", port))
+            reply = s.recv(10)
+            assert reply[:2] == b"\x05\x00", reply
+        else:
+            s.sendall(f"CONNECT localhost:{port} HTTP/1.1\r\n\r\n".encode())
+            head = b""
+            while b"\r\n\r\n" not in head:
+                chunk = s.recv(1)
+                assert chunk, head
+                head += chunk
+            assert head.startswith(b"HTTP/1.1 200"), head
+    except BaseException:
+        s.close()
+        raise
+    return s
+
+
+def tunnel_talk(p: FilteringProxy, opening: bytes, port: int, *, socks: bool = False) -> bytes:
+    """Send ``opening`` through a tunnel to ``localhost:port`` (`open_tunnel`), close the sending
+    side and return what came back after the proxy's own answer (until the server closes)."""
+    with open_tunnel(p, port, socks=socks) as s:
+        s.sendall(opening)
+        s.shutdown(socket.SHUT_WR)
+        out = b""
+        try:
+            while chunk := s.recv(65536):
+                out += chunk
+        except OSError:
+            pass
     return out

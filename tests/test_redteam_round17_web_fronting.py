@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import socket
 import ssl
-import struct
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from sandbox._proxy import FilteringProxy
 from sandbox._tunnel import client_hello_sni
-from tests._proxy_client import running_proxy
+from tests._proxy_client import running_proxy, tunnel_talk
 from tests._public_netns import run_with_public_address
 from tests._tcp_server import tcp_server
 
@@ -64,36 +62,6 @@ def _client_hello(server_name: str | None) -> bytes:
     return outgoing.read()
 
 
-def _tunnel(p: FilteringProxy, opening: bytes, port: int, *, socks: bool = False) -> bytes:
-    """Open a tunnel to ``localhost:port`` (CONNECT or SOCKS5), send ``opening`` through it and
-    return what came back after the proxy's own answer."""
-    with socket.socket(socket.AF_UNIX) as s:
-        s.settimeout(10)
-        s.connect(str(p.socket_path))
-        if socks:
-            s.sendall(b"\x05\x01\x00")
-            assert s.recv(2) == b"\x05\x00"
-            name = b"localhost"
-            s.sendall(b"\x05\x01\x00\x03" + bytes([len(name)]) + name + struct.pack(">H", port))
-            reply = s.recv(10)
-            assert reply[:2] == b"\x05\x00", reply
-        else:
-            s.sendall(f"CONNECT localhost:{port} HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n".encode())
-            head = b""
-            while b"\r\n\r\n" not in head:
-                chunk = s.recv(1)
-                assert chunk, head
-                head += chunk
-            assert head.startswith(b"HTTP/1.1 200"), head
-        s.sendall(opening)
-        s.shutdown(socket.SHUT_WR)
-        out = b""
-        try:
-            while chunk := s.recv(65536):
-                out += chunk
-        except OSError:
-            pass
-    return out
 
 
 @pytest.mark.parametrize("socks", [False, True], ids=["connect", "socks5"])
@@ -102,7 +70,7 @@ def test_tls_for_another_name_does_not_reach_the_shared_host(
 ) -> None:
     port, received = shared_host
     with running_proxy(tmp_path, "localhost") as p:
-        _tunnel(p, _client_hello("secret.internal.test"), port, socks=socks)
+        tunnel_talk(p, _client_hello("secret.internal.test"), port, socks=socks)
         assert not any(b"secret.internal.test" in r for r in received), (
             "a ClientHello for another name reached it"
         )
@@ -111,11 +79,11 @@ def test_tls_for_another_name_does_not_reach_the_shared_host(
         )
         # The listed name's own TLS still goes through, byte for byte.
         hello = _client_hello("localhost")
-        _tunnel(p, hello, port, socks=socks)
+        tunnel_talk(p, hello, port, socks=socks)
         assert any(r.startswith(hello[:64]) for r in received), received
         # A hello naming no host chooses no site (the server's default): it passes.
         bare = _client_hello(None)
-        _tunnel(p, bare, port, socks=socks)
+        tunnel_talk(p, bare, port, socks=socks)
         assert any(r.startswith(bare[:64]) for r in received), received
 
 
@@ -134,7 +102,7 @@ def test_plain_http_in_a_tunnel_goes_to_the_listed_name_only(
 ) -> None:
     port, received = shared_host
     with running_proxy(tmp_path, "localhost") as p:
-        answer = _tunnel(p, opening, port)
+        answer = tunnel_talk(p, opening, port)
     assert not any(b"secret.internal.test" in r for r in received), received
     # Sent at all, it was re-framed like the proxy's plain-HTTP forwarding: the vetted Host, one request.
     for r in received:

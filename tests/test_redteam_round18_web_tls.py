@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from sandbox._proxy import FilteringProxy
-from tests._proxy_client import running_proxy
+from tests._proxy_client import open_tunnel, running_proxy
 from tests._public_netns import run_with_public_address
 from tests._tcp_server import tcp_server
 
@@ -139,18 +139,6 @@ def sink() -> Iterator[tuple[int, list[bytes]]]:
         yield port, received
 
 
-def _connect(p: FilteringProxy, port: int) -> socket.socket:
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(10)
-    s.connect(str(p.socket_path))
-    s.sendall(f"CONNECT localhost:{port} HTTP/1.1\r\n\r\n".encode())
-    head = b""
-    while b"\r\n\r\n" not in head:
-        chunk = s.recv(1)
-        assert chunk, head
-        head += chunk
-    assert head.startswith(b"HTTP/1.1 200"), head
-    return s
 
 
 def _drain(s: socket.socket) -> bytes:
@@ -181,7 +169,7 @@ def test_the_second_hello_after_a_retry_must_name_the_tunnels_host(
         for name, count in (("secret.internal.test", 1), ("localhost", 2)):
             first, second = _client_hello("localhost"), CCS + _client_hello(name)
             sent.append(first + second)
-            s = _connect(p, port)
+            s = open_tunnel(p, port)
             if early:  # sent before any answer: the proxy must hold it until the server answered
                 s.sendall(first + second)
             else:
@@ -216,7 +204,7 @@ def test_hellos_that_hide_or_double_the_name_are_refused(
 ) -> None:
     port, received = retrying_host
     with _proxy(tmp_path) as p:
-        s = _connect(p, port)
+        s = open_tunnel(p, port)
         s.sendall(hello)
         _drain(s)
         _wait_for(received, 1)
@@ -233,7 +221,7 @@ def test_a_hello_whose_first_byte_comes_alone_is_still_read(
     port, received = retrying_host
     hello = _client_hello("secret.internal.test")
     with _proxy(tmp_path) as p:
-        s = _connect(p, port)
+        s = open_tunnel(p, port)
         s.sendall(hello[:1])
         time.sleep(0.3)
         s.sendall(hello[1:])
@@ -254,7 +242,7 @@ def _paced_cost(p: FilteringProxy, port: int, head: bytes, paced: bytes, pieces:
     """Proxy CPU seconds for a tunnel whose client sends ``head`` at once, then ``paced`` in
     ``pieces`` writes 2 ms apart (each its own read)."""
     before = _proxy_cpu(p)
-    s = _connect(p, port)
+    s = open_tunnel(p, port)
     if head:
         s.sendall(head)
     step = -(-len(paced) // pieces)

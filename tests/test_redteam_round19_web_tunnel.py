@@ -13,48 +13,17 @@ request's ``Host``.
 
 from __future__ import annotations
 
-import socket
-import struct
 from pathlib import Path
 
 import pytest
 
-from sandbox._proxy import FilteringProxy
 from sandbox._tunnel import HeadScan, looks_like_http
 from tests._http_server import serve
-from tests._proxy_client import running_proxy
+from tests._proxy_client import running_proxy, tunnel_talk
 
 SECRET = "secret.internal.test"
 
 
-def _tunnel(p: FilteringProxy, opening: bytes, port: int, *, socks: bool) -> bytes:
-    """Open a tunnel to ``localhost:port`` (CONNECT or SOCKS5), send ``opening`` through it and
-    return what came back after the proxy's own answer."""
-    with socket.socket(socket.AF_UNIX) as s:
-        s.settimeout(10)
-        s.connect(str(p.socket_path))
-        if socks:
-            s.sendall(b"\x05\x01\x00")
-            assert s.recv(2) == b"\x05\x00"
-            s.sendall(b"\x05\x01\x00\x03\x09localhost" + struct.pack(">H", port))
-            assert s.recv(10)[:2] == b"\x05\x00"
-        else:
-            s.sendall(f"CONNECT localhost:{port} HTTP/1.1\r\n\r\n".encode())
-            head = b""
-            while b"\r\n\r\n" not in head:
-                chunk = s.recv(1)
-                assert chunk, head
-                head += chunk
-            assert head.startswith(b"HTTP/1.1 200"), head
-        s.sendall(opening)
-        s.shutdown(socket.SHUT_WR)
-        out = b""
-        try:
-            while chunk := s.recv(65536):
-                out += chunk
-        except OSError:
-            pass
-    return out
 
 
 _HOST = f"Host: {SECRET}\r\n\r\n".encode()
@@ -79,13 +48,13 @@ def test_a_lenient_request_line_does_not_front_another_site(
     tmp_path: Path, opening: bytes, socks: bool
 ) -> None:
     with serve({}) as server, running_proxy(tmp_path, "localhost") as p:
-        _tunnel(p, opening, server.server_port, socks=socks)
+        tunnel_talk(p, opening, server.server_port, socks=socks)
         # Sent at all, it went re-framed with the vetted Host; refused, it is on the record.
         assert SECRET not in server.hosts, server.hosts
         assert all(h == f"localhost:{server.server_port}" for h in server.hosts), server.hosts
         assert server.hosts or p.refusals, "neither forwarded nor refused"
         # The listed name's own request still goes through the same tunnel kind.
-        answer = _tunnel(p, b"GET /ok HTTP/1.1\r\nHost: localhost\r\n\r\n", server.server_port, socks=socks)
+        answer = tunnel_talk(p, b"GET /ok HTTP/1.1\r\nHost: localhost\r\n\r\n", server.server_port, socks=socks)
         assert answer.startswith(b"HTTP/1.0 404") or answer.startswith(b"HTTP/1.1 404"), answer
         assert server.hosts[-1] == f"localhost:{server.server_port}", server.hosts
 
