@@ -22,11 +22,9 @@ import base64
 import fcntl
 import json
 import os
-import select
 import subprocess
 import sys
 import termios
-import time
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +32,7 @@ import anyio
 
 from tests._bwrap_session import require_bwrap, zygote_session
 from tests._mcp_support import ROOT, isolated_env, serve_session
+from tests._pty import read_terminal
 
 _PROBE = r"""
 import ctypes, errno, json, os, platform
@@ -149,27 +148,7 @@ def _under_a_terminal(argv: list[str], tmp_path: Path) -> str:
     finally:
         for fd in (slave, extra_tty, extra_file):
             os.close(fd)
-    out = b""
-    deadline = time.monotonic() + 90
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 1)
-            if ready:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:  # EIO: every holder of the slave closed it
-                    break
-                if not chunk:
-                    break
-                out += chunk
-            elif proc.poll() is not None:
-                break
-    finally:
-        os.close(master)
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-    return out.decode(errors="replace")
+    return read_terminal(master, proc).decode(errors="replace")
 
 
 def test_a_cli_run_from_a_terminal_gets_none_of_it(tmp_path: Path) -> None:

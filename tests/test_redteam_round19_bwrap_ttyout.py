@@ -12,15 +12,14 @@ sequence arrived raw). Now a terminal gets text, colours and cursor moves only
 from __future__ import annotations
 
 import os
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from shellrt.cli._tty_filter import TerminalFilter
 from tests._bwrap_session import require_bwrap
 from tests._mcp_support import ROOT, isolated_env
+from tests._pty import read_terminal
 
 #: printf format: hostile sequences between plain words, a colour, a C1 CSI in UTF-8, ENQ.
 _PRINTF = (
@@ -41,25 +40,7 @@ def _cli(ws: Path, tmp_path: Path, *, terminal: bool) -> bytes:
     master, slave = os.openpty()
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, cwd=ROOT, env=env)
     os.close(slave)
-    out, deadline = b"", time.monotonic() + 90
-    try:
-        while time.monotonic() < deadline:
-            if select.select([master], [], [], 1)[0]:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:  # EIO: the child closed the terminal
-                    break
-                if not chunk:
-                    break
-                out += chunk
-            elif proc.poll() is not None:
-                break
-    finally:
-        os.close(master)
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-    return out
+    return read_terminal(master, proc)
 
 
 def test_a_terminal_gets_no_reply_query_or_control_string_of_the_command(tmp_path: Path) -> None:

@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import os
 import pty
-import select
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from tests._pty import read_terminal
 from tests.conftest import require
 
 _ROOT = Path(__file__).resolve().parents[1]
@@ -48,23 +47,8 @@ def _on_a_pty(args: list[str], tmp_path: Path) -> tuple[bytes, int]:
                             stdin=subprocess.DEVNULL, stdout=side, stderr=side, env=env,
                             cwd=tmp_path)
     os.close(side)
-    seen = bytearray()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([main], [], [], 1)
-        if ready:
-            try:
-                chunk = os.read(main, 65536)
-            except OSError:  # EIO: every writer closed the pty
-                break
-            if not chunk:
-                break
-            seen += chunk
-        elif proc.poll() is not None:
-            break
-    code = proc.wait(timeout=30)
-    os.close(main)
-    return bytes(seen), code
+    seen = read_terminal(main, proc, timeout_s=60)
+    return seen, proc.returncode
 
 
 @pytest.mark.parametrize("sandbox", ["local", "bwrap"])
