@@ -16,13 +16,11 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
 
-from shellrt.runtime import Runtime
 from shellrt.supervisor.protect import protected_reason
+from tests._plants import plant_with_bash
 
 _PLANTS = {
     "app.code-workspace": '{"tasks": {"tasks": [{"label": "x", "command": "./evil.sh", '
@@ -46,18 +44,7 @@ def test_round_18_obeyed_files_are_protected(tmp_path: Path, monkeypatch: pytest
     ws = tmp_path / "ws"
     ws.mkdir()
     plants = {**_PLANTS, **{p: "x\n" for p in _ORDINARY}}
-    code = "\n".join(
-        f"os.makedirs(os.path.dirname({p!r}) or '.', exist_ok=True); open({p!r}, 'w').write({c!r})"
-        for p, c in plants.items()
-    )
-    command = f"python3 - <<'EOF' && echo planted\nimport os\n{code}\nEOF"
-
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "local", mode="bypassPermissions", session_dir=tmp_path / "s") as rt:
-            block = {"type": "tool_use", "id": "c0", "name": "Bash", "input": {"command": command}}
-            return list((await rt.run({"role": "assistant", "content": [block]}))["content"])
-
-    results = anyio.run(main)
+    results = plant_with_bash(ws, tmp_path / "s", plants)
     shown = json.dumps(results)
     assert not results[0]["is_error"] and "planted" in results[0]["content"], shown
     kept = [p for p in _PLANTS if os.path.lexists(ws / p)]

@@ -23,6 +23,7 @@ import pytest
 
 from shellrt.runtime import Runtime
 from shellrt.supervisor._cd_loads import cd_loaded_reason, cd_loads, envrc_loads
+from tests._plants import plant_with_bash
 
 _ENVRC = (
     "dotenv\n"
@@ -66,18 +67,7 @@ def test_what_an_envrc_loads_is_protected(tmp_path: Path, monkeypatch: pytest.Mo
     (ws / "bin").mkdir()
     (ws / "bin" / "git").write_text(_OLD_ENV)  # the operator's own wrapper: accepted, kept as it is
     plants = {**_PLANTS, ".env": "PATH=./bin:$PATH\n", "bin/git": "./evil.sh\n", **_ORDINARY}
-    code = "\n".join(
-        f"os.makedirs(os.path.dirname({p!r}) or '.', exist_ok=True); open({p!r}, 'w').write({c!r})"
-        for p, c in plants.items()
-    )
-    command = f"python3 - <<'EOF' && echo planted\nimport os\n{code}\nEOF"
-
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "local", mode="bypassPermissions", session_dir=tmp_path / "s") as rt:
-            block = {"type": "tool_use", "id": "c0", "name": "Bash", "input": {"command": command}}
-            return list((await rt.run({"role": "assistant", "content": [block]}))["content"])
-
-    results = anyio.run(main)
+    results = plant_with_bash(ws, tmp_path / "s", plants)
     shown = json.dumps(results)
     assert "planted" in shown, shown
     kept = [p for p in _PLANTS if os.path.lexists(ws / p)]

@@ -22,13 +22,11 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
 
-from shellrt.runtime import Runtime
 from shellrt.supervisor.protect import protected_reason
+from tests._plants import plant_with_bash
 
 _EVIL_HG = "[extensions]\nx = ./evil.py\n[hooks]\npre-status = ./evil.sh\n"
 _PLANTS = {
@@ -57,20 +55,9 @@ def test_vcs_and_version_manager_configs_are_protected(
     ws.mkdir()
     (ws / ".tool-versions").write_text(_OLD_VERSIONS)  # the operator's, rewritten below
     plants = {**_PLANTS, ".tool-versions": "nodejs path:./x\n", **{p: "x\n" for p in _ORDINARY}}
-    code = "\n".join(
-        f"os.makedirs(os.path.dirname({p!r}) or '.', exist_ok=True); open({p!r}, 'w').write({c!r})"
-        for p, c in plants.items()
-    )
     # A directory holding an hgrc, linked in as .hg (its own name, x/.hg, is planted too).
-    code += "\nos.makedirs('d/y'); open('d/y/hgrc', 'w').write('[extensions]\\nx = ./e.py\\n'); os.symlink('y', 'd/.hg')"
-    command = f"python3 - <<'EOF' && echo planted\nimport os\n{code}\nEOF"
-
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "local", mode="bypassPermissions", session_dir=tmp_path / "s") as rt:
-            block = {"type": "tool_use", "id": "c0", "name": "Bash", "input": {"command": command}}
-            return list((await rt.run({"role": "assistant", "content": [block]}))["content"])
-
-    results = anyio.run(main)
+    link_hg = "os.makedirs('d/y'); open('d/y/hgrc', 'w').write('[extensions]\\nx = ./e.py\\n'); os.symlink('y', 'd/.hg')"
+    results = plant_with_bash(ws, tmp_path / "s", plants, extra=link_hg)
     shown = json.dumps(results)
     assert "planted" in shown, shown
     kept = [p for p in [*_PLANTS, "d/.hg"] if os.path.lexists(ws / p)]

@@ -22,10 +22,10 @@ import functools
 import os
 import re
 import shlex
-import stat
 from collections.abc import Callable
 from typing import Final
 
+from sandbox._hostread import read_regular
 from shellrt.supervisor._hgrc_loads import hgrc_loads, is_hg_config
 from shellrt.supervisor._host_obeyed import obeyed_reason
 
@@ -225,15 +225,5 @@ def _config_loads(config: str) -> frozenset[str]:
 
 def _read_config(path: str) -> str | None:
     """A regular file's text (None for anything else: a FIFO must not hang the host)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return os.read(fd, _MAX_CONFIG).decode("utf-8", "replace")
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    content = read_regular(path, _MAX_CONFIG)
+    return None if content is None else content[:_MAX_CONFIG].decode("utf-8", "replace")
