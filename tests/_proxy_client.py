@@ -76,11 +76,17 @@ def tunnel_talk(p: FilteringProxy, opening: bytes, port: int, *, socks: bool = F
     side and return what came back after the proxy's own answer (until the server closes)."""
     with open_tunnel(p, port, socks=socks) as s:
         s.sendall(opening)
-        s.shutdown(socket.SHUT_WR)
-        out = b""
-        try:
-            while chunk := s.recv(65536):
-                out += chunk
-        except OSError:
-            pass
+        return drain(s)
+
+
+def drain(s: socket.socket) -> bytes:
+    """Close ``s``'s sending side, read until the other side closes (or fails) and close ``s``."""
+    s.shutdown(socket.SHUT_WR)
+    out = b""
+    try:
+        while chunk := s.recv(65536):
+            out += chunk
+    except OSError:
+        pass
+    s.close()
     return out

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from sandbox._proxy import FilteringProxy
-from tests._proxy_client import open_tunnel, running_proxy
+from tests._proxy_client import drain, open_tunnel, running_proxy
 from tests._public_netns import run_with_public_address
 from tests._tcp_server import tcp_server
 
@@ -141,18 +141,6 @@ def sink() -> Iterator[tuple[int, list[bytes]]]:
 
 
 
-def _drain(s: socket.socket) -> bytes:
-    s.shutdown(socket.SHUT_WR)
-    out = b""
-    try:
-        while chunk := s.recv(65536):
-            out += chunk
-    except OSError:
-        pass
-    s.close()
-    return out
-
-
 def _wait_for(received: list[bytes], count: int) -> None:
     deadline = time.monotonic() + 10
     while len(received) < count and time.monotonic() < deadline:
@@ -176,7 +164,7 @@ def test_the_second_hello_after_a_retry_must_name_the_tunnels_host(
                 s.sendall(first)
                 assert RETRY_RANDOM in s.recv(65536)
                 s.sendall(second)
-            _drain(s)
+            drain(s)
             _wait_for(received, count)
         refusals = list(p.refusals)
     assert len(received) == 2, received
@@ -206,7 +194,7 @@ def test_hellos_that_hide_or_double_the_name_are_refused(
     with _proxy(tmp_path) as p:
         s = open_tunnel(p, port)
         s.sendall(hello)
-        _drain(s)
+        drain(s)
         _wait_for(received, 1)
         refusals = list(p.refusals)
     assert not any(SECRET in r for r in received), "a hello carrying another name reached the shared host"
@@ -225,7 +213,7 @@ def test_a_hello_whose_first_byte_comes_alone_is_still_read(
         s.sendall(hello[:1])
         time.sleep(0.3)
         s.sendall(hello[1:])
-        _drain(s)
+        drain(s)
         _wait_for(received, 1)
         refusals = list(p.refusals)
     assert not any(SECRET in r for r in received), "a ClientHello for another name reached the shared host"
@@ -249,7 +237,7 @@ def _paced_cost(p: FilteringProxy, port: int, head: bytes, paced: bytes, pieces:
     for at in range(0, len(paced), step):
         s.sendall(paced[at : at + step])
         time.sleep(0.002)
-    _drain(s)
+    drain(s)
     return _proxy_cpu(p) - before
 
 

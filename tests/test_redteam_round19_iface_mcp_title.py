@@ -31,13 +31,18 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "ws"
 
 
-def _asked(ws: Path, tool: dict[str, object], call: str) -> list[ApprovalRequest]:
+def _serve(ws: Path, tool: dict[str, object]) -> None:
+    """The project's settings name one MCP server ``srv`` offering ``tool`` (loaded at start)."""
     (ws.parent / "server.py").write_text(_SERVER)
     (ws.parent / "tools.json").write_text(json.dumps([tool]))
     server = {"command": sys.executable, "args": [str(ws.parent / "server.py"), str(ws.parent / "tools.json")],
               "alwaysLoad": True}
     (ws / ".shellrt").mkdir(exist_ok=True)
     (ws / ".shellrt" / "settings.json").write_text(json.dumps({"mcpServers": {"srv": server}}))
+
+
+def _asked(ws: Path, tool: dict[str, object], call: str) -> list[ApprovalRequest]:
+    _serve(ws, tool)
     asked: list[ApprovalRequest] = []
 
     async def approver(request: ApprovalRequest) -> ApprovalResponse:
@@ -78,13 +83,8 @@ def test_a_title_equal_to_the_name_adds_nothing(ws: Path) -> None:
 def test_always_in_this_project_for_an_mcp_tool_holds_for_the_session_only(ws: Path) -> None:
     """A saved ``mcp__srv__tool`` rule allowed whatever the server offered under that name in a later
     session (a rug pull: a new description, schema or code); such an answer is not saved."""
-    (ws.parent / "server.py").write_text(_SERVER)
-    tool = {"name": "weather", "description": "Weather.", "inputSchema": {"type": "object"}}
-    (ws.parent / "tools.json").write_text(json.dumps([tool]))
-    server = {"command": sys.executable, "args": [str(ws.parent / "server.py"), str(ws.parent / "tools.json")],
-              "alwaysLoad": True}
-    (ws / ".shellrt").mkdir(exist_ok=True)
-    (ws / ".shellrt" / "settings.json").write_text(json.dumps({"mcpServers": {"srv": server}}))
+    tool: dict[str, object] = {"name": "weather", "description": "Weather.", "inputSchema": {"type": "object"}}
+    _serve(ws, tool)
     asked: list[ApprovalRequest] = []
 
     async def approver(request: ApprovalRequest) -> ApprovalResponse:
