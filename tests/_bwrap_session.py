@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+
+import anyio
 
 from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy
 from sandbox.bwrap import BwrapBackend
@@ -44,3 +47,17 @@ async def zygote_session(tmp_path: Path) -> AsyncIterator[tuple[BwrapBackend, Su
     async with supervised(backend, tmp_path / "session") as sup:
         assert backend._zygote is not None, "the session sandbox must run under its zygote here"
         yield backend, sup
+
+
+def probe_lines(ws: Path, session_dir: Path, probe: str, *, persistent: bool) -> tuple[dict[str, str], str]:
+    """Run the Python program ``probe`` in a bwrap sandbox over ``ws`` (a session under its zygote,
+    or one command) and return ({first word: the rest} of each output line, the output)."""
+    command = f"echo {base64.b64encode(probe.encode()).decode()} | base64 -d | python3 -"
+
+    async def main() -> str:
+        backend = BwrapBackend(BwrapConfig(persistent=persistent), SandboxPolicy(workspace=ws))
+        async with supervised(backend, session_dir) as sup:
+            return (await sup.run(command, timeout_s=60)).preview
+
+    out = anyio.run(main)
+    return dict(line.split(" ", 1) for line in out.splitlines() if " " in line), out

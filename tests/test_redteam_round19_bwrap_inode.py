@@ -19,17 +19,13 @@ All six now fail with EPERM from the filter (docker's helper loads the same one)
 
 from __future__ import annotations
 
-import base64
 import fcntl
 import struct
 from pathlib import Path
 
-import anyio
 import pytest
 
-from sandbox import BwrapConfig, SandboxPolicy
-from sandbox.bwrap import BwrapBackend
-from tests._bwrap_session import require_bwrap, supervised
+from tests._bwrap_session import probe_lines, require_bwrap
 
 FS_IOC_GETVERSION = 0x80087601
 
@@ -73,15 +69,7 @@ def test_inode_and_filesystem_state_ioctls_are_refused(tmp_path: Path, persisten
         before = _generation(target)
     except OSError as exc:  # a filesystem without generations: the probe still runs
         before = -exc.errno
-    command = f"echo {base64.b64encode(_PROBE.encode()).decode()} | base64 -d | python3 -"
-
-    async def main() -> str:
-        backend = BwrapBackend(BwrapConfig(persistent=persistent), SandboxPolicy(workspace=ws))
-        async with supervised(backend, tmp_path / "s") as sup:
-            return (await sup.run(command, timeout_s=60)).preview
-
-    out = anyio.run(main)
-    seen = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+    seen, out = probe_lines(ws, tmp_path / "s", _PROBE, persistent=persistent)
     assert {name: seen.get(name) for name in SET} == dict.fromkeys(SET, "EPERM"), out
     # reading still reaches the filesystem (its own answer, never the filter's EPERM)
     assert seen.get("getversion") not in (None, "EPERM") and seen.get("get_policy") not in (None, "EPERM"), out

@@ -14,16 +14,12 @@ mount- and filesystem-wide kinds fail (no CAP_SYS_ADMIN).
 
 from __future__ import annotations
 
-import base64
 import platform
 from pathlib import Path
 
-import anyio
 import pytest
 
-from sandbox import BwrapConfig, SandboxPolicy
-from sandbox.bwrap import BwrapBackend
-from tests._bwrap_session import require_bwrap, supervised
+from tests._bwrap_session import probe_lines, require_bwrap
 
 _PROBE = r"""
 import ctypes, errno, os
@@ -94,15 +90,7 @@ def test_every_call_of_the_table_is_refused(tmp_path: Path, persistent: bool) ->
     require_bwrap()
     ws = tmp_path / "ws"
     ws.mkdir()
-    command = f"echo {base64.b64encode(_PROBE.encode()).decode()} | base64 -d | python3 -"
-
-    async def main() -> str:
-        backend = BwrapBackend(BwrapConfig(persistent=persistent), SandboxPolicy(workspace=ws))
-        async with supervised(backend, tmp_path / "s") as sup:
-            return (await sup.run(command, timeout_s=60)).preview
-
-    out = anyio.run(main)
-    seen = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+    seen, out = probe_lines(ws, tmp_path / "s", _PROBE, persistent=persistent)
     wrong = {name: seen.get(name) for name in REFUSED if seen.get(name) != "EPERM"}
     assert not wrong, f"not refused with EPERM: {wrong}\n{out}"
     namespaces = [name for name in seen if name.startswith("setns_") and name[6:] not in ("pidfd", "fd0", "fd1", "fd2")]
