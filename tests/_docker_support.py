@@ -125,3 +125,11 @@ async def run_sh(backend: DockerBackend, command: str, *, user: str | None = Non
     )
     out = await read_to_end(proc.stdout)
     return (await proc.wait()).exit_code, out.decode(errors="replace")
+
+
+def build_image(tag: str, dockerfile: str) -> str:
+    """``tag`` built from ``dockerfile`` (no context; its FROM images exist here); the tag."""
+    subprocess.run(
+        ["docker", "build", "-q", "-t", tag, "-"], input=dockerfile.encode(), capture_output=True, check=True, timeout=180
+    )
+    return tag

@@ -11,7 +11,6 @@ Real docker through the real ``shellrt batch run`` (FAIL, not skip, under CI=tru
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ import pytest
 
 from shellrt.batch import TaskFloor, TaskRefused
 from shellrt.batch.tasks import Task
-from tests._docker_support import BUSYBOX, require_docker
+from tests._docker_support import BUSYBOX, build_image, require_docker
 from tests.test_batch_floor8 import _cli
 
 pytestmark = [pytest.mark.docker]
@@ -29,10 +28,7 @@ PRIVATE = "shellrt-test-rt10-private"
 
 def _build_private() -> None:
     dockerfile = f"FROM {BUSYBOX}\nRUN echo operator-deploy-key > /deploy-key\n"
-    subprocess.run(
-        ["docker", "build", "-q", "-t", PRIVATE, "-"], input=dockerfile.encode(), capture_output=True,
-        check=True, timeout=120,
-    )  # fmt: skip
+    build_image(PRIVATE, dockerfile)
 
 
 def test_a_task_cannot_pick_a_private_image_of_the_daemon(tmp_path: Path) -> None:

@@ -19,7 +19,6 @@ tests need no simulation. FAIL, not skip, under CI=true.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -27,7 +26,7 @@ import anyio
 import pytest
 
 from sandbox.docker import DockerBackend
-from tests._docker_support import DEBIAN, config, policy, require_docker, run_sh
+from tests._docker_support import DEBIAN, build_image, config, policy, require_docker, run_sh
 from tests.test_redteam_round8_docker_image import _VOLUME_DOCKERFILE, VOLUMED
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
@@ -85,13 +84,7 @@ async def test_an_image_volume_is_read_only_without_the_freeze(tmp_path: Path) -
     ``/etc/passwd`` (``VOLUME /etc``) the executor resolves per-call users from, so a later
     ``user="app"`` could be anyone. runc makes them read-only now (failed 1 of 1 before)."""
     require_docker()
-    subprocess.run(
-        ["docker", "build", "-q", "-t", VOLUMED, "-"],
-        input=_VOLUME_DOCKERFILE.encode(),
-        capture_output=True,
-        check=True,
-        timeout=120,
-    )
+    build_image(VOLUMED, _VOLUME_DOCKERFILE)
     async with DockerBackend(config(VOLUMED), policy(tmp_path)) as b:
         rc, out = await _sh(
             b, "echo 'evil:x:0:0::/:/bin/sh' >> /etc/passwd; touch /data/planted; cat /data/f", user="root"

@@ -21,7 +21,7 @@ import pytest
 
 from sandbox.docker import DockerBackend
 from sandbox.errors import BackendUnavailableError
-from tests._docker_support import BUSYBOX, config, policy, require_docker
+from tests._docker_support import BUSYBOX, build_image, config, policy, require_docker
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
@@ -41,13 +41,7 @@ def anyio_backend() -> str:
 async def test_an_image_whose_user_db_is_a_fifo_is_refused(tmp_path: Path, kind: str) -> None:
     require_docker()
     tag = _TAG.format(kind)
-    subprocess.run(
-        ["docker", "build", "-q", "-t", tag, "-"],
-        input=f"FROM {BUSYBOX}\nRUN {_SETUPS[kind]}\n".encode(),
-        capture_output=True,
-        check=True,
-        timeout=120,
-    )
+    build_image(tag, f"FROM {BUSYBOX}\nRUN {_SETUPS[kind]}\n")
     try:
         with anyio.fail_after(60):  # before: never returned
             with pytest.raises(BackendUnavailableError, match="not a regular file"):

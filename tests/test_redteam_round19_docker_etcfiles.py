@@ -22,7 +22,7 @@ import anyio
 import pytest
 
 from sandbox.docker import DockerBackend
-from tests._docker_support import DEBIAN, config, policy, require_docker, run_sh
+from tests._docker_support import DEBIAN, build_image, config, policy, require_docker, run_sh
 from tests.test_redteam_round8_docker_image import _VOLUME_DOCKERFILE, VOLUMED
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
@@ -54,13 +54,7 @@ async def test_a_root_command_cannot_rewrite_docker_etc_files(tmp_path: Path, im
     """All three appends and the ``dd`` are refused; another user's later command reads the originals."""
     require_docker()
     if image == VOLUMED:
-        subprocess.run(
-            ["docker", "build", "-q", "-t", VOLUMED, "-"],
-            input=_VOLUME_DOCKERFILE.encode(),
-            capture_output=True,
-            check=True,
-            timeout=120,
-        )
+        build_image(VOLUMED, _VOLUME_DOCKERFILE)
     async with DockerBackend(config(image), policy(tmp_path)) as b:
         assert b.container_id is not None
         host = _host_paths(b.container_id)

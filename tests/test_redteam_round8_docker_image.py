@@ -26,7 +26,7 @@ import pytest
 
 from sandbox.docker import DockerBackend
 from shellrt.supervisor import Supervisor
-from tests._docker_support import DEBIAN, config, policy, require_docker
+from tests._docker_support import DEBIAN, build_image, config, policy, require_docker
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
@@ -40,13 +40,7 @@ HEALTHCHECK --interval=1s --timeout=5s --retries=1000 \\
 @pytest.fixture(scope="module")
 def healthchecked_image() -> str:
     require_docker()
-    subprocess.run(
-        ["docker", "build", "-q", "-t", HEALTHCHECKED, "-"],
-        input=_DOCKERFILE.encode(),
-        capture_output=True,
-        check=True,
-        timeout=120,
-    )
+    build_image(HEALTHCHECKED, _DOCKERFILE)
     return HEALTHCHECKED
 
 
@@ -82,13 +76,7 @@ ENV SHELLRT_E0=FORGED0=1 SHELLRT_E50=FORGED50=1 SHELLRT_E99=LD_PRELOAD=/rt8-none
 @pytest.fixture(scope="module")
 def environed_image() -> str:
     require_docker()
-    subprocess.run(
-        ["docker", "build", "-q", "-t", ENVIRONED, "-"],
-        input=_ENV_DOCKERFILE.encode(),
-        capture_output=True,
-        check=True,
-        timeout=120,
-    )
+    build_image(ENVIRONED, _ENV_DOCKERFILE)
     return ENVIRONED
 
 
@@ -114,13 +102,7 @@ VOLUME /etc /data
 @pytest.fixture(scope="module")
 def volumed_image() -> str:
     require_docker()
-    subprocess.run(
-        ["docker", "build", "-q", "-t", VOLUMED, "-"],
-        input=_VOLUME_DOCKERFILE.encode(),
-        capture_output=True,
-        check=True,
-        timeout=120,
-    )
+    build_image(VOLUMED, _VOLUME_DOCKERFILE)
     return VOLUMED
 
 

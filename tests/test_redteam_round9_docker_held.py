@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.docker import DockerBackend
-from tests._docker_support import BUSYBOX, config, policy, require_docker, run_sh
+from tests._docker_support import BUSYBOX, build_image, config, policy, require_docker, run_sh
 from tests.conftest import require
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
@@ -62,13 +62,7 @@ async def test_an_images_labels_cannot_claim_shellrts(tmp_path: Path) -> None:
     dockerfile = (
         f'FROM {BUSYBOX}\nLABEL shellrt.owner-pid="1" shellrt.session="forged" shellrt.io-dir="/etc"\n'
     )
-    subprocess.run(
-        ["docker", "build", "-q", "-t", image, "-"],
-        input=dockerfile.encode(),
-        capture_output=True,
-        check=True,
-        timeout=120,
-    )
+    build_image(image, dockerfile)
     async with DockerBackend(config(image), policy(tmp_path)) as backend:
         assert backend.container_id is not None
         labels = json.loads(

@@ -25,7 +25,7 @@ import pytest
 
 from sandbox.docker._client import connect
 from sandbox.docker._gc import reap_orphans
-from tests._docker_support import BUSYBOX, require_docker
+from tests._docker_support import BUSYBOX, build_image, require_docker
 
 pytestmark = [pytest.mark.docker]
 
@@ -41,13 +41,7 @@ def _build(io_dir: Path) -> None:
         f'shellrt.owner-host="{socket.gethostname()}" shellrt.owner-start="1.00" '
         f'shellrt.io-dir="{io_dir}" shellrt.host-dir="{io_dir}"\n'
     )
-    subprocess.run(
-        ["docker", "build", "-q", "-t", IMAGE, "-"],
-        input=dockerfile.encode(),
-        capture_output=True,
-        check=True,
-        timeout=120,
-    )
+    build_image(IMAGE, dockerfile)
 
 
 def test_a_container_wearing_shellrt_labels_from_its_image_is_not_reaped(tmp_path: Path) -> None:
