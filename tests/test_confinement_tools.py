@@ -9,6 +9,7 @@ tool, container paths everywhere, permissions judged in the container's view).
 from __future__ import annotations
 
 import ctypes
+import itertools
 import os
 import shutil
 import tempfile
@@ -26,6 +27,7 @@ from tests.conftest import require
 pytestmark = pytest.mark.anyio
 
 BACKENDS = ["local", "bwrap", "docker"]
+_SEQ = itertools.count()
 
 
 def use(id_: str, name: str, **raw: Any) -> dict[str, Any]:
@@ -38,7 +40,8 @@ def text(block: dict[str, Any]) -> str:
 
 
 async def one(rt: shellrt.Runtime, id_: str, name: str, **raw: Any) -> dict[str, Any]:
-    user = await rt.run([use(id_, name, **raw)])
+    """One call; ``id_`` gets a sequence number (an id names one call in a session, round 19)."""
+    user = await rt.run([use(f"{id_}-{next(_SEQ)}", name, **raw)])
     block: dict[str, Any] = user["content"][0]
     return block
 

@@ -12,6 +12,7 @@ local backend: no sandbox matters here.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -85,6 +86,8 @@ class LoneTool(Tool[LoneInput, str]):
 
 
 PROMPTS: list[ApprovalRequest] = []
+#: One id per call: the session is shared by the cases and an id names one call (round 19).
+_IDS = itertools.count()
 
 
 async def approver(request: ApprovalRequest) -> ApprovalResponse:
@@ -156,14 +159,14 @@ def _line(block_id: str, name: str, tool_input: dict[str, Any]) -> str:
 async def test_jsonl_and_mcp_get_strict_utf8(
     rt: shellrt.Runtime, name: str, tool_input: dict[str, Any], expect: str
 ) -> None:
-    answer = await handle_line(rt, _line(f"lone-{name}-{len(PROMPTS)}", name, tool_input), 1)
+    answer = await handle_line(rt, _line(f"lone-{name}-{next(_IDS)}", name, tool_input), 1)
     assert answer is not None
     value = _strict(encode_answer(answer, 1))
     text = "\n".join(_strings(value))
     assert expect in text, text
     # The MCP face of the same call, as `shellrt serve` sends it.
     envelopes = await rt.run_envelopes(
-        [ToolUseBlock(id=f"mcp-{name}-{len(PROMPTS)}", name=name, input=tool_input)]
+        [ToolUseBlock(id=f"mcp-{name}-{next(_IDS)}", name=name, input=tool_input)]
     )
     result = to_call_tool_result(envelopes[0])
     _strict(result.model_dump_json(by_alias=True).encode("utf-8"))

@@ -6,6 +6,7 @@ before its fix (see the commit that names it).
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import tempfile
@@ -24,13 +25,16 @@ def use(id_: str, name: str, **raw: Any) -> dict[str, Any]:
     return {"type": "tool_use", "id": id_, "name": name, "input": raw}
 
 
+_SEQ = itertools.count()
+
+
 def text(block: dict[str, Any]) -> str:
     content = block["content"]
     return content if isinstance(content, str) else "\n".join(c.get("text", "") for c in content)
 
 
 async def one(rt: shellrt.Runtime, name: str, **raw: Any) -> dict[str, Any]:
-    user = await rt.run([use("t", name, **raw)])
+    user = await rt.run([use(f"t{next(_SEQ)}", name, **raw)])  # an id names one call (round 19)
     block: dict[str, Any] = user["content"][0]
     return block
 

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shutil
 import threading
@@ -32,8 +33,11 @@ from tests.conftest import require
 SECRET = "outside-secret-7f3a"
 
 
+_SEQ = itertools.count()
+
+
 async def _one(rt: shellrt.Runtime, name: str, **raw: Any) -> dict[str, Any]:
-    user = await rt.run([{"type": "tool_use", "id": "t", "name": name, "input": raw}])
+    user = await rt.run([{"type": "tool_use", "id": f"t{next(_SEQ)}", "name": name, "input": raw}])
     block: dict[str, Any] = user["content"][0]
     return block
 

@@ -19,7 +19,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 import shellrt
-from shellrt.protocol import PermissionResult, Tool, ToolContext, ToolOutput, ToolUseBlock
+from shellrt.protocol import PermissionResult, ResultEnvelope, Tool, ToolContext, ToolOutput, ToolUseBlock
 
 _ids = itertools.count()
 
@@ -60,9 +60,9 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SHELLRT_TRUST_STORE", str(tmp_path / "trust" / "store.json"))
 
 
-def _persist_both(tmp_path: Path, first: tuple[str, str], second: tuple[str, str]) -> list[Path]:
-    async def go() -> list[Path]:
-        paths = []
+def _run_both(tmp_path: Path, first: tuple[str, str], second: tuple[str, str]) -> list[ResultEnvelope]:
+    async def go() -> list[ResultEnvelope]:
+        envelopes = []
         async with shellrt.Runtime(
             tmp_path / "ws", "local", tools=[Loud()], session_dir=tmp_path / "s"
         ) as rt:
@@ -70,20 +70,34 @@ def _persist_both(tmp_path: Path, first: tuple[str, str], second: tuple[str, str
                 (envelope,) = await rt.run_envelopes(
                     [ToolUseBlock(id=use_id, name="Loud", input={"word": word})]
                 )
-                assert envelope.persisted_path, envelope
-                paths.append(Path(envelope.persisted_path))
-        return paths
+                envelopes.append(envelope)
+        return envelopes
 
     return anyio.run(go)
 
 
-@pytest.mark.parametrize("same", ["sanitised alike", "reused id"])
-def test_each_persisted_result_keeps_its_own_file(tmp_path: Path, same: str) -> None:
+def _persist_both(tmp_path: Path, first: tuple[str, str], second: tuple[str, str]) -> list[Path]:
+    envelopes = _run_both(tmp_path, first, second)
+    assert all(e.persisted_path for e in envelopes), envelopes
+    return [Path(str(e.persisted_path)) for e in envelopes]
+
+
+def test_ids_that_sanitise_alike_keep_their_own_files(tmp_path: Path) -> None:
     n = next(_ids)
-    ids = (f"r9p{n}/x", f"r9p{n}_x") if same == "sanitised alike" else (f"r9p{n}", f"r9p{n}")
-    first, second = _persist_both(tmp_path, (ids[0], "FIRST"), (ids[1], "SECOND"))
+    first, second = _persist_both(tmp_path, (f"r9p{n}/x", "FIRST"), (f"r9p{n}_x", "SECOND"))
     assert first != second
     assert first.read_text().startswith("FIRST ") and second.read_text().startswith("SECOND ")
+
+
+def test_a_reused_id_cannot_replace_the_first_calls_file(tmp_path: Path) -> None:
+    """Since round 19 a reused id with other input does not run at all (one id names one call);
+    the first call's persisted file keeps its output."""
+    n = next(_ids)
+    first, second = _run_both(tmp_path, (f"r9p{n}", "FIRST"), (f"r9p{n}", "SECOND"))
+    assert first.persisted_path and Path(first.persisted_path).read_text().startswith("FIRST "), first
+    assert second.model.is_error and second.persisted_path is None, second
+    assert "named another Loud call" in str(second.model.content), second
+    assert Path(first.persisted_path).read_text().startswith("FIRST ")
 
 
 def test_a_long_id_still_gets_its_result(tmp_path: Path) -> None:
