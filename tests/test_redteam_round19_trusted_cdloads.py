@@ -106,6 +106,7 @@ def test_the_files_mise_and_hg_configs_load_are_read() -> None:
     assert cd_loads("/w/.hg/hgrc", _HGRC + hooks) == {
         *(f"{base}/{rel}" for base in ("/w", "/w/.hg") for rel in ("tools/hgext.py", "t/h.py")),
         "/w/.hgrc-shared",
+        "/w/t/x.sh",  # round 20: a shell hook's script
     }
 
 

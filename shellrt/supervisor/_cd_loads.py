@@ -161,7 +161,7 @@ def cd_loads(path: str, text: str) -> frozenset[str]:
     return reader(os.path.dirname(path), text) if reader is not None else frozenset()
 
 
-#: The configs `cd_loaded_reason` looks for in each directory above a path (``mise/conf.d/*`` aside).
+#: The configs `cd_loaded_reason` looks for in each directory above a path (with `_CONF_D`'s drop-ins).
 _CONFIGS: Final = (
     ENVRC,
     "mise.toml",
@@ -177,6 +177,8 @@ _CONFIGS: Final = (
     ".hg/hgrc-not-shared",
     ".sl/config",
 )
+#: mise's drop-in directories (round 20: every ``*.toml`` there is a config, read like mise.toml).
+_CONF_D: Final = ("mise/conf.d", ".config/mise/conf.d")
 _MAX_WALK: Final = 64
 _MAX_CONFIG: Final = 1 << 20
 
@@ -188,8 +190,7 @@ def cd_loaded_reason(path: str | os.PathLike[str]) -> str | None:
     text = os.path.abspath(os.fspath(path))
     directory = os.path.dirname(text)
     for _ in range(_MAX_WALK):
-        for name in _CONFIGS:
-            config = os.path.join(directory, name)
+        for config in _configs_in(directory):
             loads = _config_loads(config)
             if text in loads or (
                 os.path.join(os.path.dirname(text), ON_PATH) in loads and os.path.basename(text) in host_programs()
@@ -200,6 +201,15 @@ def cd_loaded_reason(path: str | os.PathLike[str]) -> str | None:
             break
         directory = parent
     return None
+
+
+def _configs_in(directory: str) -> list[str]:
+    """The configs of `_CONFIGS` and the drop-ins of `_CONF_D` in ``directory`` (may not exist)."""
+    configs = [os.path.join(directory, name) for name in _CONFIGS]
+    for drop_in in _CONF_D:
+        with contextlib.suppress(OSError), os.scandir(os.path.join(directory, drop_in)) as entries:
+            configs += sorted(e.path for e in entries if e.name.endswith(".toml"))
+    return configs
 
 
 #: config path -> (its signature, what it loads): parsed again only once it changed.
