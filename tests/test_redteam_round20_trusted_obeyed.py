@@ -86,3 +86,37 @@ def test_the_file_tools_ask_for_what_a_mise_drop_in_sources(tmp_path: Path) -> N
     assert cd_loaded_reason(tmp_path / "tools" / "env.sh"), "a drop-in's _.source"
     assert cd_loaded_reason(tmp_path / "tools" / "hg-pre.sh"), "an hg shell hook's script"
     assert cd_loaded_reason(tmp_path / "tools" / "other.sh") is None
+
+
+def test_a_system_program_planted_in_node_modules_bin_on_path_is_reverted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``layout node`` (direnv) puts ``node_modules/.bin`` first on PATH: a planted ``.bin/ls`` or
+    ``.bin/git`` is the operator's next ``ls``/``git status`` after ``cd``. A package's tools
+    (``tsc``, ``eslint``: scripts) stay the dependencies'."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".envrc").write_text("layout node\n")  # the operator's, trusted with `direnv allow`
+    plants = {"node_modules/.bin/ls": "#!/bin/sh\n./evil.sh\n", "node_modules/.bin/git": "#!/bin/sh\n./evil.sh\n"}
+    ordinary = {"node_modules/.bin/tsc": "x\n", "node_modules/.bin/eslint": "x\n", "node_modules/.bin/node": "x\n"}
+    code = "\n".join(
+        f"os.makedirs(os.path.dirname({p!r}), exist_ok=True); open({p!r}, 'w').write({c!r})"
+        for p, c in {**plants, **ordinary}.items()
+    )
+    command = f"python3 - <<'EOF' && echo planted\nimport os\n{code}\nEOF"
+
+    async def main() -> list[dict[str, Any]]:
+        async with Runtime(ws, "local", mode="bypassPermissions", session_dir=tmp_path / "s") as rt:
+            block = {"type": "tool_use", "id": "c0", "name": "Bash", "input": {"command": command}}
+            return list((await rt.run({"role": "assistant", "content": [block]}))["content"])
+
+    shown = json.dumps(anyio.run(main))
+    assert "planted" in shown, shown
+    kept = [p for p in plants if os.path.lexists(ws / p)]
+    assert not kept, (kept, shown)
+    for path, content in ordinary.items():
+        assert (ws / path).read_text() == content, path
+    assert cd_loaded_reason(ws / "node_modules" / ".bin" / "ls")
+    assert cd_loaded_reason(ws / "node_modules" / ".bin" / "tsc") is None
