@@ -120,3 +120,38 @@ def test_a_system_program_planted_in_node_modules_bin_on_path_is_reverted(
         assert (ws / path).read_text() == content, path
     assert cd_loaded_reason(ws / "node_modules" / ".bin" / "ls")
     assert cd_loaded_reason(ws / "node_modules" / ".bin" / "tsc") is None
+
+
+def test_a_venv_on_path_keeps_its_interpreter_but_not_a_planted_system_program(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """direnv's ``layout python`` puts ``.direnv/python-<version>/bin`` first on PATH (round 19
+    read nothing of it: a planted ``git`` there was the operator's next ``git``); ``PATH_add
+    .venv/bin`` made every ``python -m venv`` lose its ``python3`` link (a host program's name)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".envrc").write_text("layout python3\nPATH_add .venv/bin\n")  # the operator's
+    plants = {".direnv/python-3.11/bin/git": "#!/bin/sh\n./evil.sh\n", ".venv/bin/ls": "#!/bin/sh\n./evil.sh\n"}
+    ordinary = {".direnv/python-3.11/bin/pytest": "x\n", ".venv/bin/pip": "x\n", ".venv/bin/activate": "x\n"}
+    code = "\n".join(
+        f"os.makedirs(os.path.dirname({p!r}), exist_ok=True); open({p!r}, 'w').write({c!r})"
+        for p, c in {**plants, **ordinary}.items()
+    )
+    code += "\nfor d in ('.venv', '.direnv/python-3.11'): os.symlink('/usr/bin/python3', d + '/bin/python3')"
+    command = f"python3 - <<'EOF' && echo planted\nimport os\n{code}\nEOF"
+
+    async def main() -> list[dict[str, Any]]:
+        async with Runtime(ws, "local", mode="bypassPermissions", session_dir=tmp_path / "s") as rt:
+            block = {"type": "tool_use", "id": "c0", "name": "Bash", "input": {"command": command}}
+            return list((await rt.run({"role": "assistant", "content": [block]}))["content"])
+
+    shown = json.dumps(anyio.run(main))
+    assert "planted" in shown, shown
+    kept = [p for p in plants if os.path.lexists(ws / p)]
+    assert not kept, (kept, shown)
+    for path in [*ordinary, ".venv/bin/python3", ".direnv/python-3.11/bin/python3"]:
+        assert os.path.lexists(ws / path), (path, shown)
+    assert cd_loaded_reason(ws / ".direnv" / "python-3.12" / "bin" / "git")
+    assert cd_loaded_reason(ws / ".venv" / "bin" / "python3") is None

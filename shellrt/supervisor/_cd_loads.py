@@ -41,6 +41,7 @@ __all__ = [
     "host_programs",
     "loads_at_cd",
     "on_path_obeys",
+    "path_key",
     "shadows_system_program",
 ]
 
@@ -49,7 +50,7 @@ ENVRC: Final = ".envrc"
 ON_PATH: Final = "*"
 #: The last name of ``<dir>/+``: a dependency manager's directory on ``PATH`` (``node_modules/.bin``):
 #: only a file named as a compiled system program is obeyed there (`shadows_system_program`).
-ON_PATH_DEPS: Final = "+"
+ON_PATH_DEPS: Final = "+"  # also a venv's bin/ (``.venv``, ``venv``, ``layout python``'s)
 #: The names of mise's configs (`_host_obeyed`'s table decides which paths are mise's).
 _MISE_WHY: Final = obeyed_reason((), "mise.toml")
 #: direnv's stdlib functions that load a file, and the file each loads when given none.
@@ -75,6 +76,10 @@ def envrc_loads(directory: str, text: str) -> frozenset[str]:
         if words[:2] == ["layout", "node"]:  # direnv's stdlib: PATH_add node_modules/.bin
             _add_known(found, directory, "node_modules/.bin", ON_PATH)
             continue
+        if words[:2] in (["layout", "python"], ["layout", "python3"], ["layout", "pyenv"]):
+            # direnv's stdlib makes a venv in .direnv/python-<version> and puts its bin/ on PATH.
+            _add_known(found, directory, _DIRENV_VENV, ON_PATH)
+            continue
         if words[:1] == ["PATH_add"] or words[:2] == ["path_add", "PATH"]:
             for entry in words[1 if words[0] == "PATH_add" else 2 :]:
                 _add_known(found, directory, _PWD.sub(lambda _: directory, entry), ON_PATH)
@@ -92,12 +97,34 @@ def _add_known(found: set[str], directory: str, arg: str, *tail: str) -> None:
     if "$" in arg or "`" in arg or arg.startswith("~"):
         return  # not known before it runs
     path = os.path.normpath(os.path.join(directory, arg))
-    if tail == (ON_PATH,) and "node_modules" in path.split(os.sep):
-        # The dependencies' tools (a global tsc has a .bin/tsc twin): the project's code, which a
-        # sandboxed npm install rightly writes (round 18's judgement of node_modules/); but no
-        # package's tool is named like a compiled system program (``ls``, ``git``): round 20.
+    if tail == (ON_PATH,) and ("node_modules" in path.split(os.sep) or _is_venv_bin(path)):
+        # The dependencies' tools (a global tsc has a .bin/tsc twin, a venv's python3 the host's):
+        # the project's code, which a sandboxed npm/pip install rightly writes (round 18's
+        # judgement of node_modules/); but no package's tool is named like a compiled system
+        # program (``ls``, ``git``): round 20.
         tail = (ON_PATH_DEPS,)
     found.add(os.path.join(path, *tail))
+
+
+#: The bin directory of direnv's ``layout python`` (its version is known only when it runs).
+_DIRENV_VENV: Final = ".direnv/python-*/bin"
+#: A venv's directory names that `path_key` and `_is_venv_bin` recognise (``python -m venv .venv``).
+_VENV_NAMES: Final = frozenset({".venv", "venv"})
+
+
+def _is_venv_bin(path: str) -> bool:
+    parent, name = os.path.split(path)
+    return name == "bin" and (os.path.basename(parent) in _VENV_NAMES or path.endswith("/" + _DIRENV_VENV))
+
+
+def path_key(directory: str) -> str:
+    """``directory`` as a loaded ``PATH`` entry names it: ``.direnv/python-3.11/bin`` is
+    ``layout python``'s ``.direnv/python-*/bin``."""
+    parent, name = os.path.split(directory)
+    grand, venv = os.path.split(parent)
+    if name == "bin" and venv.startswith("python-") and os.path.basename(grand) == ".direnv":
+        return os.path.join(grand, "python-*", "bin")
+    return directory
 
 
 def _words(part: str) -> list[str]:
@@ -205,6 +232,7 @@ def shadows_system_program(name: str) -> bool:
 def on_path_obeys(loads: frozenset[str] | set[str], path: str) -> bool:
     """Whether the file ``path`` shadows a host program from a directory ``loads`` puts on PATH."""
     directory, name = os.path.split(path)
+    directory = path_key(directory)
     return (os.path.join(directory, ON_PATH) in loads and name in host_programs()) or (
         os.path.join(directory, ON_PATH_DEPS) in loads and shadows_system_program(name)
     )
