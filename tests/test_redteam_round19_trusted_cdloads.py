@@ -90,7 +90,9 @@ def test_what_an_envrc_loads_is_protected(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_the_loaders_direnv_documents_are_read() -> None:
     loads = envrc_loads("/w", _ENVRC + "source_env ../up.sh; dotenv $HOME/x; watch_file dotenv\n")
-    assert loads == {"/w/.env", "/w/.env.local", "/w/conf/private.sh", "/up.sh", "/w/bin/*"}
+    # Round 20: `use nix` evaluates shell.nix (or default.nix) at cd and runs its shellHook.
+    nix = {"/w/shell.nix", "/w/default.nix"}
+    assert loads == {"/w/.env", "/w/.env.local", "/w/conf/private.sh", "/up.sh", "/w/bin/*", *nix}
 
 
 def test_the_files_mise_and_hg_configs_load_are_read() -> None:

@@ -155,3 +155,35 @@ def test_a_venv_on_path_keeps_its_interpreter_but_not_a_planted_system_program(
         assert os.path.lexists(ws / path), (path, shown)
     assert cd_loaded_reason(ws / ".direnv" / "python-3.12" / "bin" / "git")
     assert cd_loaded_reason(ws / ".venv" / "bin" / "python3") is None
+
+
+def test_what_use_nix_and_use_flake_evaluate_at_cd_is_protected(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``use nix`` / ``use flake`` in an accepted ``.envrc`` evaluate ``shell.nix`` / ``flake.nix``
+    at every ``cd`` and run their ``shellHook`` (bash) as the operator; ``flake.lock`` pins what
+    that flake imports. Round 19 read ``use nix`` as nothing."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    (ws / ".envrc").write_text("if has nix; then use flake .#dev; fi\n")  # the operator's
+    (ws / "sub" / ".envrc").write_text("use nix\n")
+    (ws / "flake.nix").write_text("{ }\n")
+    evil = '{ shellHook = "./evil.sh"; }\n'
+    plants = {"flake.nix": evil, "flake.lock": "{}\n", "sub/shell.nix": evil, "sub/default.nix": evil}
+    code = "\n".join(f"open({p!r}, 'w').write({c!r})" for p, c in {**plants, "other.nix": evil}.items())
+    command = f"python3 - <<'EOF' && echo planted\n{code}\nEOF"
+
+    async def main() -> list[dict[str, Any]]:
+        async with Runtime(ws, "local", mode="bypassPermissions", session_dir=tmp_path / "s") as rt:
+            block = {"type": "tool_use", "id": "c0", "name": "Bash", "input": {"command": command}}
+            return list((await rt.run({"role": "assistant", "content": [block]}))["content"])
+
+    shown = json.dumps(anyio.run(main))
+    assert "planted" in shown, shown
+    assert (ws / "flake.nix").read_text() == "{ }\n", shown
+    kept = [p for p in plants if p != "flake.nix" and os.path.lexists(ws / p)]
+    assert not kept, (kept, shown)
+    assert (ws / "other.nix").read_text() == evil  # loaded by nothing: the model's
+    assert cd_loaded_reason(ws / "sub" / "shell.nix") and cd_loaded_reason(ws / "sub" / "x.nix") is None

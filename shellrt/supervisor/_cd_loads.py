@@ -76,6 +76,20 @@ def envrc_loads(directory: str, text: str) -> frozenset[str]:
         if words[:2] == ["layout", "node"]:  # direnv's stdlib: PATH_add node_modules/.bin
             _add_known(found, directory, "node_modules/.bin", ON_PATH)
             continue
+        if words[:2] in (["use", "nix"], ["use", "flake"]):
+            # Round 20: nix evaluates these at cd and runs a shellHook (bash) as the operator.
+            args = [w for w in words[2:] if not w.startswith("-")]
+            if "-p" in words or "--packages" in words:
+                args = ["-"]  # packages by name: no file
+            if words[1] == "flake":
+                here = not args or args[0].split("#")[0] in ("", ".", "./")  # `.#dev`: this flake
+                names = ["flake.nix", "flake.lock"] if here else []
+            else:
+                names = args[:1] or ["shell.nix", "default.nix"]
+            for name in names:
+                if name != "-":
+                    _add_known(found, directory, name)
+            continue
         if words[:2] in (["layout", "python"], ["layout", "python3"], ["layout", "pyenv"]):
             # direnv's stdlib makes a venv in .direnv/python-<version> and puts its bin/ on PATH.
             _add_known(found, directory, _DIRENV_VENV, ON_PATH)
