@@ -80,7 +80,9 @@ def test_what_an_envrc_loads_is_protected(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_the_loaders_direnv_documents_are_read() -> None:
     loads = envrc_loads("/w", _ENVRC + "source_env ../up.sh; dotenv $HOME/x; watch_file dotenv\n")
-    assert loads == {"/w/.env", "/w/.env.local", "/w/conf/private.sh", "/up.sh", "/w/bin/*"}
+    # Round 20: `use nix` evaluates shell.nix (or default.nix) at cd and runs its shellHook.
+    nix = {"/w/shell.nix", "/w/default.nix"}
+    assert loads == {"/w/.env", "/w/.env.local", "/w/conf/private.sh", "/up.sh", "/w/bin/*", *nix}
 
 
 def test_the_files_mise_and_hg_configs_load_are_read() -> None:
@@ -89,13 +91,15 @@ def test_the_files_mise_and_hg_configs_load_are_read() -> None:
     assert cd_loads("/w/.config/mise/config.toml", text) >= {"/w/s.sh", "/w/.config/mise/s.sh"}
     assert cd_loads("/w/app.toml", text) == frozenset()  # not mise's
     on_path = '[env]\n_.path = ["bin", "./node_modules/.bin"]\n'
-    assert cd_loads("/w/mise.toml", on_path) == {"/w/bin/*"}  # the dependencies' tools stay theirs
+    # The dependencies' tools stay theirs, but for names of compiled system programs (round 20).
+    assert cd_loads("/w/mise.toml", on_path) == {"/w/bin/*", "/w/node_modules/.bin/+"}
     hooks = (
         "[hooks]\na = python:t/h.py:check\nb = sh t/x.sh\nc = python:mod.f\n[extensions]\nd = !\ne = mod\n"
     )
     assert cd_loads("/w/.hg/hgrc", _HGRC + hooks) == {
         *(f"{base}/{rel}" for base in ("/w", "/w/.hg") for rel in ("tools/hgext.py", "t/h.py")),
         "/w/.hgrc-shared",
+        "/w/t/x.sh",  # round 20: a shell hook's script
     }
 
 

@@ -9,8 +9,11 @@ mise activated; mise trusts a config by its path (paranoid mode: its hash), neve
 A directory put first on ``PATH`` (``PATH_add bin``, mise's ``_.path``) is given as ``<dir>/*``:
 its files named as a program on the host's ``PATH`` are obeyed (a planted ``bin/git`` is the
 operator's next ``git status`` after ``cd``); the project's own tools there (``bin/app``) stay
-the model's, or every build into them would be reverted; ``node_modules/.bin`` stays the
-dependencies' (round 18).
+the model's, or every build into them would be reverted; ``node_modules/.bin`` (``layout node``)
+stays the dependencies' (round 18) but for a name of a compiled system program (``<dir>/+``,
+round 20): a planted ``node_modules/.bin/git`` is the operator's next ``git``, and no package's
+tool is an ELF twin of ``/usr/bin/git``. A name the host lacks (``bin/tsc`` typed without a global
+``tsc``) is the project's tool: typing it runs the project's code, as ``./bin/tsc`` would.
 Only what can be known without running anything is read: a path built from a variable other than
 ``$PWD`` / ``{{config_root}}`` (or from ``~``) is not followed (docs/security.md: left).
 """
@@ -29,11 +32,25 @@ from sandbox._hostread import read_regular
 from shellrt.supervisor._hgrc_loads import hgrc_loads, is_hg_config
 from shellrt.supervisor._host_obeyed import obeyed_reason
 
-__all__ = ["ON_PATH", "cd_loaded_reason", "cd_loads", "envrc_loads", "host_programs", "loads_at_cd"]
+__all__ = [
+    "ON_PATH",
+    "ON_PATH_DEPS",
+    "cd_loaded_reason",
+    "cd_loads",
+    "envrc_loads",
+    "host_programs",
+    "loads_at_cd",
+    "on_path_obeys",
+    "path_key",
+    "shadows_system_program",
+]
 
 ENVRC: Final = ".envrc"
 #: The last name of ``<dir>/*``: a directory a config puts on ``PATH`` (see the module's doc).
 ON_PATH: Final = "*"
+#: The last name of ``<dir>/+``: a dependency manager's directory on ``PATH`` (``node_modules/.bin``):
+#: only a file named as a compiled system program is obeyed there (`shadows_system_program`).
+ON_PATH_DEPS: Final = "+"  # also a venv's bin/ (``.venv``, ``venv``, ``layout python``'s)
 #: The names of mise's configs (`_host_obeyed`'s table decides which paths are mise's).
 _MISE_WHY: Final = obeyed_reason((), "mise.toml")
 #: direnv's stdlib functions that load a file, and the file each loads when given none.
@@ -56,6 +73,27 @@ def envrc_loads(directory: str, text: str) -> frozenset[str]:
         words = _words(part)
         while words and words[0] in _LEADING:
             words = words[1:]
+        if words[:2] == ["layout", "node"]:  # direnv's stdlib: PATH_add node_modules/.bin
+            _add_known(found, directory, "node_modules/.bin", ON_PATH)
+            continue
+        if words[:2] in (["use", "nix"], ["use", "flake"]):
+            # Round 20: nix evaluates these at cd and runs a shellHook (bash) as the operator.
+            args = [w for w in words[2:] if not w.startswith("-")]
+            if "-p" in words or "--packages" in words:
+                args = ["-"]  # packages by name: no file
+            if words[1] == "flake":
+                here = not args or args[0].split("#")[0] in ("", ".", "./")  # `.#dev`: this flake
+                names = ["flake.nix", "flake.lock"] if here else []
+            else:
+                names = args[:1] or ["shell.nix", "default.nix"]
+            for name in names:
+                if name != "-":
+                    _add_known(found, directory, name)
+            continue
+        if words[:2] in (["layout", "python"], ["layout", "python3"], ["layout", "pyenv"]):
+            # direnv's stdlib makes a venv in .direnv/python-<version> and puts its bin/ on PATH.
+            _add_known(found, directory, _DIRENV_VENV, ON_PATH)
+            continue
         if words[:1] == ["PATH_add"] or words[:2] == ["path_add", "PATH"]:
             for entry in words[1 if words[0] == "PATH_add" else 2 :]:
                 _add_known(found, directory, _PWD.sub(lambda _: directory, entry), ON_PATH)
@@ -73,11 +111,34 @@ def _add_known(found: set[str], directory: str, arg: str, *tail: str) -> None:
     if "$" in arg or "`" in arg or arg.startswith("~"):
         return  # not known before it runs
     path = os.path.normpath(os.path.join(directory, arg))
-    if tail == (ON_PATH,) and "node_modules" in path.split(os.sep):
-        # The dependencies' tools (a global tsc has a .bin/tsc twin): the project's code, which a
-        # sandboxed npm install rightly writes (round 18's judgement of node_modules/).
-        return
+    if tail == (ON_PATH,) and ("node_modules" in path.split(os.sep) or _is_venv_bin(path)):
+        # The dependencies' tools (a global tsc has a .bin/tsc twin, a venv's python3 the host's):
+        # the project's code, which a sandboxed npm/pip install rightly writes (round 18's
+        # judgement of node_modules/); but no package's tool is named like a compiled system
+        # program (``ls``, ``git``): round 20.
+        tail = (ON_PATH_DEPS,)
     found.add(os.path.join(path, *tail))
+
+
+#: The bin directory of direnv's ``layout python`` (its version is known only when it runs).
+_DIRENV_VENV: Final = ".direnv/python-*/bin"
+#: A venv's directory names that `path_key` and `_is_venv_bin` recognise (``python -m venv .venv``).
+_VENV_NAMES: Final = frozenset({".venv", "venv"})
+
+
+def _is_venv_bin(path: str) -> bool:
+    parent, name = os.path.split(path)
+    return name == "bin" and (os.path.basename(parent) in _VENV_NAMES or path.endswith("/" + _DIRENV_VENV))
+
+
+def path_key(directory: str) -> str:
+    """``directory`` as a loaded ``PATH`` entry names it: ``.direnv/python-3.11/bin`` is
+    ``layout python``'s ``.direnv/python-*/bin``."""
+    parent, name = os.path.split(directory)
+    grand, venv = os.path.split(parent)
+    if name == "bin" and venv.startswith("python-") and os.path.basename(grand) == ".direnv":
+        return os.path.join(grand, "python-*", "bin")
+    return directory
 
 
 def _words(part: str) -> list[str]:
@@ -155,13 +216,49 @@ def host_programs(path_env: str | None = None) -> frozenset[str]:
     return frozenset(names)
 
 
+#: Where the system's own programs live (the first names a shell finds, whatever PATH adds).
+_SYSTEM_DIRS: Final = ("/usr/bin", "/bin", "/usr/sbin", "/sbin")
+#: Compiled programs a dependency manager writes a twin of on purpose (``npm i node``).
+_DEPS_OWN: Final = ("node", "nodejs", "python", "pip")
+
+
+@functools.lru_cache(maxsize=4096)
+def shadows_system_program(name: str) -> bool:
+    """Whether ``name`` in ``node_modules/.bin`` shadows a compiled system program (``ls``, ``git``,
+    ``make``, ``ssh``). Package tools are scripts: a twin of an interpreted system program (an apt
+    ``tsc`` or ``eslint``) stays the dependencies'. A few opens, once a name a process."""
+    if not name or "/" in name or name.startswith(_DEPS_OWN):
+        return False
+    for directory in _SYSTEM_DIRS:
+        fd = -1
+        try:
+            fd = os.open(os.path.join(directory, name), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            if stat.S_ISREG(os.fstat(fd).st_mode) and os.read(fd, 4) == b"\x7fELF":
+                return True
+        except OSError:
+            continue
+        finally:
+            if fd >= 0:
+                os.close(fd)
+    return False
+
+
+def on_path_obeys(loads: frozenset[str] | set[str], path: str) -> bool:
+    """Whether the file ``path`` shadows a host program from a directory ``loads`` puts on PATH."""
+    directory, name = os.path.split(path)
+    directory = path_key(directory)
+    return (os.path.join(directory, ON_PATH) in loads and name in host_programs()) or (
+        os.path.join(directory, ON_PATH_DEPS) in loads and shadows_system_program(name)
+    )
+
+
 def cd_loads(path: str, text: str) -> frozenset[str]:
     """The files the config ``path`` (content ``text``) loads at ``cd``; empty for another file."""
     reader = loads_at_cd(path)
     return reader(os.path.dirname(path), text) if reader is not None else frozenset()
 
 
-#: The configs `cd_loaded_reason` looks for in each directory above a path (``mise/conf.d/*`` aside).
+#: The configs `cd_loaded_reason` looks for in each directory above a path (with `_CONF_D`'s drop-ins).
 _CONFIGS: Final = (
     ENVRC,
     "mise.toml",
@@ -177,6 +274,8 @@ _CONFIGS: Final = (
     ".hg/hgrc-not-shared",
     ".sl/config",
 )
+#: mise's drop-in directories (round 20: every ``*.toml`` there is a config, read like mise.toml).
+_CONF_D: Final = ("mise/conf.d", ".config/mise/conf.d")
 _MAX_WALK: Final = 64
 _MAX_CONFIG: Final = 1 << 20
 
@@ -188,18 +287,24 @@ def cd_loaded_reason(path: str | os.PathLike[str]) -> str | None:
     text = os.path.abspath(os.fspath(path))
     directory = os.path.dirname(text)
     for _ in range(_MAX_WALK):
-        for name in _CONFIGS:
-            config = os.path.join(directory, name)
+        for config in _configs_in(directory):
             loads = _config_loads(config)
-            if text in loads or (
-                os.path.join(os.path.dirname(text), ON_PATH) in loads and os.path.basename(text) in host_programs()
-            ):
+            if text in loads or on_path_obeys(loads, text):
                 return f"a file {config} has the host load (direnv or mise at every cd, hg at every command)"
         parent = os.path.dirname(directory)
         if parent == directory:
             break
         directory = parent
     return None
+
+
+def _configs_in(directory: str) -> list[str]:
+    """The configs of `_CONFIGS` and the drop-ins of `_CONF_D` in ``directory`` (may not exist)."""
+    configs = [os.path.join(directory, name) for name in _CONFIGS]
+    for drop_in in _CONF_D:
+        with contextlib.suppress(OSError), os.scandir(os.path.join(directory, drop_in)) as entries:
+            configs += sorted(e.path for e in entries if e.name.endswith(".toml"))
+    return configs
 
 
 #: config path -> (its signature, what it loads): parsed again only once it changed.

@@ -12,6 +12,7 @@ repository's root: both it and the config's directory are listed. Shell hooks th
 from __future__ import annotations
 
 import os
+import shlex
 from typing import Final
 
 __all__ = ["hgrc_loads", "is_hg_config"]
@@ -41,12 +42,34 @@ def hgrc_loads(directory: str, text: str) -> frozenset[str]:
             value = line.split("=", 1)[1].strip()
             if section == "hooks":
                 if not value.startswith("python:"):
+                    for word in _script_words(value):
+                        _add(found, word, (repo,))
                     continue
                 value = value[len("python:") :].rsplit(":", 1)[0] if ".py:" in value else ""
             elif value.startswith("!") or ("/" not in value and not value.endswith(".py")):
                 continue  # disabled, or a module name found on sys.path
+            elif not value.endswith(".py"):  # a package directory: Python imports its __init__.py
+                _add(found, os.path.join(value, "__init__.py"), (repo, directory))
             _add(found, value, (repo, directory))
     return frozenset(found)
+
+
+#: A hook's word that names a file though it has no ``/`` (``sh hook.sh``).
+_SCRIPT_SUFFIXES: Final = (".sh", ".bash", ".py", ".pl", ".rb", ".js", ".zsh")
+
+
+def _script_words(command: str) -> list[str]:
+    """The words of a shell hook that name a file relative to where it runs (not options, not
+    absolute paths: those are the host's)."""
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:
+        words = command.split()
+    return [
+        w
+        for w in words
+        if not w.startswith(("-", "/")) and ("/" in w or w.endswith(_SCRIPT_SUFFIXES)) and "=" not in w
+    ]
 
 
 def _add(found: set[str], value: str, bases: tuple[str, ...]) -> None:

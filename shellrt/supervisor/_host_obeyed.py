@@ -37,6 +37,10 @@ _MCP = "another agent's or editor's MCP config (the servers it names start as yo
 _EDITOR = "an editor's config (the language servers and shells it names start when the folder opens)"
 _VIM = "a vim/neovim project config (run when the editor opens here with 'exrc' set; often untracked)"
 _HOOKS = "another agent's hooks (the commands they name run as you on its events)"
+_EMACS = (
+    "Emacs directory-local variables (read when any file below is opened; an `eval` form runs as you "
+    "once you answer its prompt, and a form marked safe before runs unasked)"
+)
 _REPL = "a REPL's start-up file (read from the directory it starts in: code as you at `irb`, `R`, `ghci`)"
 _HG = (
     "a Mercurial/Sapling repository's config (its [extensions] load Python and its [hooks] run at "
@@ -56,6 +60,12 @@ _ANYWHERE: Final[dict[str, str]] = {
     ".gvimrc": _VIM,
     ".nvimrc": _VIM,
     ".nvim.lua": _VIM,
+    # Round 20: lazy.nvim's local spec (``local_spec``, on by default) loads it from the directory
+    # neovim starts in, behind the same trust prompt as .nvim.lua.
+    ".lazy.lua": _VIM,
+    # Round 20: Emacs reads them when the operator only opens (looks at) a file below.
+    ".dir-locals.el": _EMACS,
+    ".dir-locals-2.el": _EMACS,
     # Round 19: mise (and asdf) read it at every cd like mise.toml; a ``node path:./x`` version puts
     # ./x/bin first on PATH there (mise trusts a config by path, not content), so `ls` is x's.
     # Round 19: read from the current directory when the operator starts the REPL there (pry also
@@ -88,6 +98,9 @@ _IN_DIR: Final[dict[tuple[str, str], str]] = {
     (".helix", "languages.toml"): _EDITOR,
     (".helix", "config.toml"): _EDITOR,
     (".cursor", "hooks.json"): _HOOKS,  # round 18: Cursor's project hooks
+    # Round 20: JetBrains File Watchers run their program when the operator saves a matching file
+    # in the IDE (not "run the project"); .idea/ is git-ignored by default.
+    (".idea", "watcherTasks.xml"): "a JetBrains File Watcher (its program runs when you save a file in the IDE)",
     # Round 19: the repository config hg and sl read for every command (git's is guarded apart);
     # sharedpath names the repository whose config a share reads too.
     (".hg", "hgrc"): _HG,

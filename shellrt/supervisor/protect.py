@@ -622,7 +622,9 @@ class WorkspaceGuard:
         obeyed = obeyed_in(below)  # None: every file here (a Yarn release, a run configuration)
         # A directory an accepted .envrc/mise config puts first on PATH: a program's name there
         # shadows the host's (`_cd_loads`, round 19).
-        on_path = bool(self._env_loads) and f"{path}/{_cd_loads().ON_PATH}" in self._env_loads
+        on_path = bool(self._env_loads) and any(
+            f"{_cd_loads().path_key(path)}/{m}" in self._env_loads for m in (_cd_loads().ON_PATH, _cd_loads().ON_PATH_DEPS)
+        )
         watched: list[tuple[str, str]] = []
         for n, is_dir, is_link in entries:
             if is_dir:
@@ -651,7 +653,7 @@ class WorkspaceGuard:
                 or (home_rel is not None and self._home.protects(home_rel, n, is_link))
                 or (self._settings_files and f"{path}/{n}" in self._settings_files)
                 or (self._env_loads and f"{path}/{n}" in self._env_loads)
-                or (on_path and n in _cd_loads().host_programs())
+                or (on_path and _cd_loads().on_path_obeys(self._env_loads, f"{path}/{n}"))
                 or (is_link and f"{path}/{n}" in self._settings_ways)
                 or n in OBEYED_ANYWHERE
                 or n.endswith(OBEYED_SUFFIXES)
@@ -703,13 +705,20 @@ class WorkspaceGuard:
         if loads == self._env_loads:
             return
         changed, self._env_loads = loads ^ self._env_loads, loads
-        for directory in {os.path.dirname(p) for p in changed}:
+        dirs = {os.path.dirname(p) for p in changed}
+        for directory in [d for d in dirs if "*" in d]:  # layout python's .direnv/python-*/bin
+            import glob  # here: rarely needed, and `run` has an import budget
+
+            dirs.update(glob.glob(glob.escape(directory).replace("[*]", "*")))
+        for directory in dirs:
             entry = self._dirs.get(directory)
             if entry is not None:
                 entry.racy = True
         self._full_scan(now)  # an lstat per directory; lists only those marked
         for path, kind in list(self._watched.items()):
-            in_changed = path in changed or f"{os.path.dirname(path)}/{_cd_loads().ON_PATH}" in changed
+            key = _cd_loads().path_key(os.path.dirname(path))
+            on_path = (f"{key}/{m}" for m in (_cd_loads().ON_PATH, _cd_loads().ON_PATH_DEPS))
+            in_changed = path in changed or any(p in changed for p in on_path)
             if in_changed and path not in self._files:
                 # Named by a config accepted just now: what is there is the operator's.
                 self._check_file(path, kind, now, out, revert=False)
