@@ -29,8 +29,9 @@ Decisions are on names, never on addresses the sandbox supplies:
   operator listed by name (non-global address) keeps every port.
 
 Plain HTTP forwards exactly one request per connection, re-framed: the Host
-header is the vetted authority (the client's is dropped: no domain fronting),
-the body is copied by its single ``Content-Length`` and no further, and
+header is the vetted authority (the client's is dropped: no domain fronting, and
+so are the headers an application routes by: ``X-Forwarded-Host``, ``Forwarded``,
+``X-Original-URL``, ``X-Rewrite-URL``, ``X-Forwarded-For``, `_routing_header`), the body is copied by its single ``Content-Length`` and no further, and
 ambiguous framing (``Transfer-Encoding``, repeated or bad lengths, bare CR/LF,
 folded headers) is refused, so nothing can be smuggled behind the vetted
 request. A head must arrive within ``head_timeout`` (slowloris), and over
@@ -115,6 +116,38 @@ _MAX_REFUSALS = 1000
 _MAX_LOG_BYTES = 8 * 1024 * 1024
 #: Headers the proxy never forwards: hop-by-hop ones, and Host (it writes the vetted one).
 _DROPPED = ("host", "connection", "keep-alive", "te", "trailer", "upgrade")
+#: Headers a reverse proxy or an application behind it takes as the request's real host, URL,
+#: scheme or client (red team, round 20): through the vetted request they would choose another
+#: site or path than the one listed (``X-Forwarded-Host``, ``Forwarded: host=``: fronting by
+#: header; ``X-Original-URL``/``X-Rewrite-URL``: a path past the front's rules) or pass for a
+#: trusted client (``X-Forwarded-For: 127.0.0.1``). A sandbox is no proxy in front of anyone: dropped.
+_ROUTING = frozenset(
+    {
+        "forwarded",
+        "x-original-url",
+        "x-original-uri",
+        "x-original-host",
+        "x-rewrite-url",
+        "x-host",
+        "x-http-host-override",
+        "x-real-ip",
+        "x-client-ip",
+        "true-client-ip",
+        "client-ip",
+        "x-cluster-client-ip",
+        "x-proxyuser-ip",
+        "cf-connecting-ip",
+        "fastly-client-ip",
+    }
+)
+_ROUTING_PREFIXES = ("x-forwarded-", "x-envoy-")
+
+
+def _routing_header(key: str) -> bool:
+    """Whether the (lower-case) header ``key`` is one an application routes or trusts by; ``_`` as
+    ``-``: CGI and WSGI name ``X_Forwarded_Host`` and ``X-Forwarded-Host`` alike."""
+    folded = key.replace("_", "-")
+    return folded in _ROUTING or folded.startswith(_ROUTING_PREFIXES)
 
 
 @dataclass(frozen=True)
@@ -848,7 +881,7 @@ def _parse_head(head: str, tunnel: tuple[str, int, str] | None = None) -> _Reque
             raise _BadRequest(501, "request bodies in chunks are not forwarded over plain http; use https")
         if key == "content-length":
             lengths.append(value.strip())
-        elif key not in _DROPPED and not key.startswith("proxy-"):
+        elif key not in _DROPPED and not key.replace("_", "-").startswith("proxy-") and not _routing_header(key):
             headers.append(line)
     if tunnel is not None:
         if method == "CONNECT" or not target.startswith("/"):
