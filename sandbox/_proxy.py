@@ -36,7 +36,8 @@ ambiguous framing (``Transfer-Encoding``, repeated or bad lengths, bare CR/LF,
 folded headers) is refused, so nothing can be smuggled behind the vetted
 request. A head must arrive within ``head_timeout`` (slowloris), and over
 ``max_connections`` a new connection is answered 503 at once rather than queued
-(each queued one would hold a host fd).
+(each queued one would hold a host fd); and every proxy of the process holds at most its
+share of the host's fds (`sandbox._fdbudget`: one session cannot starve another, round 20).
 
 A refusal answers 403 (SOCKS5: reply 0x02) with a body naming the host and
 how to allow it, is appended to the session log (JSON lines: time, sandbox,
@@ -63,6 +64,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from sandbox._fdbudget import BUDGET
 from sandbox._hostaddr import address_listed, is_host_address, is_loopback_name
 from sandbox._tunnel import (
     MAX_HELLO_BYTES,
@@ -315,6 +317,7 @@ class FilteringProxy:
                 failure.append(exc)
                 ready.set()
                 return
+            BUDGET.register(id(self))
             ready.set()
             async with self._server:
                 await self._stop.wait()
@@ -330,6 +333,7 @@ class FilteringProxy:
                 task.cancel()
             if others:
                 await asyncio.wait(others, timeout=5)
+            BUDGET.unregister(id(self))
 
         self._thread = threading.Thread(
             target=asyncio.run, args=(serve(),), name="shellrt-proxy", daemon=True
@@ -375,6 +379,7 @@ class FilteringProxy:
             with contextlib.suppress(RuntimeError):  # the loop already ended
                 loop.call_soon_threadsafe(stop.set)
             thread.join(timeout=10)
+        BUDGET.unregister(id(self))  # idempotent: the loop's end did it unless it never ran
         with contextlib.suppress(OSError):
             self.socket_path.unlink()
 
@@ -688,11 +693,20 @@ class FilteringProxy:
             if self._active >= self._max_connections:
                 await _reply(writer, 503, "shellrt: the network proxy is at its connection limit; retry")
                 return
+            # The host's fds are shared by every session's proxy (round 20): a share each.
+            short = BUDGET.admit(id(self))
+            if short is not None:
+                await _reply(
+                    writer, 503, f"shellrt: the network proxy refused a new connection: {short}; "
+                    "close some connections (or wait for them to end) and retry"
+                )  # fmt: skip
+                return
             self._active += 1
             try:
                 await self._serve(reader, writer)
             finally:
                 self._active -= 1
+                BUDGET.release(id(self))
         except asyncio.CancelledError:  # the proxy is closing (asyncio.run cancels what is left)
             pass
         except OSError:
