@@ -66,7 +66,7 @@ def test_one_step_of_the_conversion_takes_no_memory_of_the_host() -> None:
         capture_output=True,
         text=True,
         timeout=60,
-        env={**os.environ, "PYTHONPATH": str(_ROOT)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")]))},
         check=True,
     )
     peak_mb, kept = (int(v) for v in done.stdout.split())

@@ -89,7 +89,7 @@ def test_one_sessions_tunnels_leave_the_others_and_the_host_their_fds(tmp_path: 
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(_ROOT)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")]))},
     )
     assert child.stdin is not None and child.stdout is not None
     clients: list[socket.socket] = []

@@ -93,3 +93,30 @@ def test_command_output_in_markup_is_marked_too(line: str) -> None:
 @pytest.mark.parametrize("line", ["# heading", "- item", "**bold** shellrt", "see [shellrt docs]", "1. step"])
 def test_ordinary_markup_is_left_alone(line: str) -> None:
     assert neutralize_output(line) == (line, 0)
+
+
+def test_a_redirect_chain_leaves_the_allowed_host_only_by_a_new_call(tmp_path: Path) -> None:
+    """Task 4's second angle (held): a listed host redirecting on itself, then to another name of
+    the same address: the last hop is handed back, never fetched (no request names the other
+    host), and the text says it is a new call, judged on its own."""
+    routes = {
+        "/a": (302, {"Location": "/b"}, b""),
+        "/b": (301, {"Location": "http://localhost:{port}/page"}, b""),
+        "/page": (200, {"Content-Type": "text/plain"}, b"other site"),
+    }
+    with serve(routes) as srv:
+        ctx = ToolContext(
+            session_id="s",
+            session_dir=tmp_path,
+            workspace=tmp_path,
+            cwd=str(tmp_path),
+            settings={"webFetch": {"allowPrivateHosts": ["127.0.0.1", "localhost"]}},
+        )
+        tool = WebFetchTool()
+        url = f"http://127.0.0.1:{srv.server_port}/a"
+        output = anyio.run(lambda: tool.call(WebFetchInput(url=url), ctx)).data
+        assert output.redirect_to == f"http://localhost:{srv.server_port}/page"
+        assert output.final_url.endswith("/b")
+        assert srv.hits["/page"] == 0 and all(h.startswith("127.0.0.1") for h in srv.hosts), srv.hosts
+        shown = tool.to_model_content(output)
+        assert isinstance(shown, str) and "a new call, permitted on its own" in shown
