@@ -25,12 +25,16 @@ import threading
 import time
 from dataclasses import dataclass
 
-__all__ = ["MAX_IDLE", "WORKER_MEMORY_BYTES", "Outcome", "convert_html", "prestart", "shutdown"]
+__all__ = ["MAX_BUSY", "MAX_IDLE", "WORKER_MEMORY_BYTES", "Outcome", "convert_html", "prestart", "shutdown"]
 
-#: Address space of one worker (`RLIMIT_AS`): a page's text is at most a few tens of MB.
-WORKER_MEMORY_BYTES = 1024 * 1024 * 1024
+#: Address space of one worker (`RLIMIT_AS`): a page's text is at most a few tens of MB (10 MB
+#: pages of text, tags, one attribute, CJK convert under it; measured round 20).
+WORKER_MEMORY_BYTES = 512 * 1024 * 1024
 #: Idle workers kept for the next page.
 MAX_IDLE = 2
+#: Workers converting at once in this process, whatever the number of sessions (each may take
+#: `WORKER_MEMORY_BYTES`); a page waits for one within its own deadline.
+MAX_BUSY = 4
 #: Seconds past the deadline a worker may take to send what it converted before it is killed
 #: (it checks the deadline itself between slices and answers then).
 KILL_GRACE_S = 0.2
@@ -41,7 +45,7 @@ _ANSWER_SLACK = 64 * 1024
 
 @dataclass(frozen=True)
 class Outcome:
-    """A worker's answer: the text and note, or ``error`` (``memory``, ``deadline``, ``failed``)."""
+    """A worker's answer: the text and note, or ``error`` (``memory``, ``deadline``, ``busy``, ``failed``)."""
 
     text: str = ""
     note: str = ""
@@ -163,6 +167,7 @@ class _Worker:
 
 _lock = threading.Lock()
 _idle: list[_Worker] = []
+_busy = threading.BoundedSemaphore(MAX_BUSY)
 _starting = 0
 
 
@@ -212,6 +217,15 @@ def convert_html(html: str, url: str, *, deadline: float, max_chars: int) -> Out
     """Convert ``html`` in a worker; blocking (call it from a worker thread).
 
     Never runs past ``deadline`` by more than `KILL_GRACE_S` (and the time a kill takes)."""
+    if not _busy.acquire(timeout=max(0.0, deadline - time.monotonic())):
+        return Outcome(error="busy")
+    try:
+        return _convert(html, url, deadline, max_chars)
+    finally:
+        _busy.release()
+
+
+def _convert(html: str, url: str, deadline: float, max_chars: int) -> Outcome:
     try:
         worker = _checkout()
     except OSError as exc:

@@ -113,6 +113,11 @@ def _in_worker(html: str, url: str, *, deadline: float, max_chars: int) -> Conve
             "Converting the page to text took too long and was stopped at the call's deadline; "
             "nothing of it is shown."
         )
+    elif done.error == "busy":
+        note = (
+            "Other pages held every converter process until the call's deadline; the page was not "
+            "converted. Try again."
+        )
     elif done.error == "memory":
         note = (
             f"Converting the page to text needed more than {WORKER_MEMORY_BYTES // 2**20:,} MiB of "
