@@ -13,6 +13,7 @@ address-space limit, killed at the deadline, and reused from page to page.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -82,6 +83,10 @@ def test_pages_reuse_one_worker_and_a_killed_one_is_replaced() -> None:
         assert converted.text == "# Title\n\nbody"
     first = _workers()
     assert len(first) == 1, first  # three pages, one process started
+    limits = Path(f"/proc/{next(iter(first))}/limits").read_text()
+    assert re.search(r"Max address space\s+536870912\s", limits), limits
+    assert re.search(r"Max file size\s+0\s", limits), limits  # writes no file
+    assert re.search(r"Max open files\s+16\s", limits), limits
     body_to_text(_ONE_LONG_STEP, "text/html", "http://p/", deadline=time.monotonic() + 0.5, max_chars=1000)
     assert not first & _workers(), "the worker that overran its deadline still runs"
     converted = body_to_text(page, "text/html", "http://p/", deadline=time.monotonic() + 30, max_chars=1000)

@@ -14,6 +14,7 @@ the host does not trust the answer either (its size is bounded there).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -23,6 +24,9 @@ import time
 from typing import Any, BinaryIO
 
 __all__ = ["main"]
+
+#: Open files the worker may hold once it serves (its pipes and stderr, and some slack).
+_MAX_FDS = 16
 
 
 def _read_exactly(stream: BinaryIO, size: int) -> bytes | None:
@@ -62,6 +66,18 @@ def main() -> None:
     limit = int(sys.argv[1])
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    # Everything the work needs is imported now; then no file may grow and few may open: a page
+    # reaches only the parser's logic, and should it ever run code here, that code writes nothing.
+    import importlib
+
+    from shellrt.tools import _web_text
+
+    with contextlib.suppress(ImportError):
+        importlib.import_module("html2text")
+    with contextlib.suppress(Exception):  # lazy imports inside the converter happen now
+        _web_text.html_to_markdown("<p>warm</p>", "http://warm/", deadline=time.monotonic() + 60, max_chars=100)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (_MAX_FDS, _MAX_FDS))
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print must not corrupt the answers
     os.chdir("/")
