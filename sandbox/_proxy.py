@@ -29,13 +29,15 @@ Decisions are on names, never on addresses the sandbox supplies:
   operator listed by name (non-global address) keeps every port.
 
 Plain HTTP forwards exactly one request per connection, re-framed: the Host
-header is the vetted authority (the client's is dropped: no domain fronting),
-the body is copied by its single ``Content-Length`` and no further, and
+header is the vetted authority (the client's is dropped: no domain fronting, and
+so are the headers an application routes by: ``X-Forwarded-Host``, ``Forwarded``,
+``X-Original-URL``, ``X-Rewrite-URL``, ``X-Forwarded-For``, `_routing_header`), the body is copied by its single ``Content-Length`` and no further, and
 ambiguous framing (``Transfer-Encoding``, repeated or bad lengths, bare CR/LF,
 folded headers) is refused, so nothing can be smuggled behind the vetted
 request. A head must arrive within ``head_timeout`` (slowloris), and over
 ``max_connections`` a new connection is answered 503 at once rather than queued
-(each queued one would hold a host fd).
+(each queued one would hold a host fd); and every proxy of the process holds at most its
+share of the host's fds (`sandbox._fdbudget`: one session cannot starve another, round 20).
 
 A refusal answers 403 (SOCKS5: reply 0x02) with a body naming the host and
 how to allow it, is appended to the session log (JSON lines: time, sandbox,
@@ -62,6 +64,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from sandbox._fdbudget import BUDGET
 from sandbox._hostaddr import address_listed, is_host_address, is_loopback_name
 from sandbox._tunnel import (
     MAX_HELLO_BYTES,
@@ -115,6 +118,38 @@ _MAX_REFUSALS = 1000
 _MAX_LOG_BYTES = 8 * 1024 * 1024
 #: Headers the proxy never forwards: hop-by-hop ones, and Host (it writes the vetted one).
 _DROPPED = ("host", "connection", "keep-alive", "te", "trailer", "upgrade")
+#: Headers a reverse proxy or an application behind it takes as the request's real host, URL,
+#: scheme or client (red team, round 20): through the vetted request they would choose another
+#: site or path than the one listed (``X-Forwarded-Host``, ``Forwarded: host=``: fronting by
+#: header; ``X-Original-URL``/``X-Rewrite-URL``: a path past the front's rules) or pass for a
+#: trusted client (``X-Forwarded-For: 127.0.0.1``). A sandbox is no proxy in front of anyone: dropped.
+_ROUTING = frozenset(
+    {
+        "forwarded",
+        "x-original-url",
+        "x-original-uri",
+        "x-original-host",
+        "x-rewrite-url",
+        "x-host",
+        "x-http-host-override",
+        "x-real-ip",
+        "x-client-ip",
+        "true-client-ip",
+        "client-ip",
+        "x-cluster-client-ip",
+        "x-proxyuser-ip",
+        "cf-connecting-ip",
+        "fastly-client-ip",
+    }
+)
+_ROUTING_PREFIXES = ("x-forwarded-", "x-envoy-")
+
+
+def _routing_header(key: str) -> bool:
+    """Whether the (lower-case) header ``key`` is one an application routes or trusts by; ``_`` as
+    ``-``: CGI and WSGI name ``X_Forwarded_Host`` and ``X-Forwarded-Host`` alike."""
+    folded = key.replace("_", "-")
+    return folded in _ROUTING or folded.startswith(_ROUTING_PREFIXES)
 
 
 @dataclass(frozen=True)
@@ -282,6 +317,7 @@ class FilteringProxy:
                 failure.append(exc)
                 ready.set()
                 return
+            BUDGET.register(id(self))
             ready.set()
             async with self._server:
                 await self._stop.wait()
@@ -297,6 +333,7 @@ class FilteringProxy:
                 task.cancel()
             if others:
                 await asyncio.wait(others, timeout=5)
+            BUDGET.unregister(id(self))
 
         self._thread = threading.Thread(
             target=asyncio.run, args=(serve(),), name="shellrt-proxy", daemon=True
@@ -342,6 +379,7 @@ class FilteringProxy:
             with contextlib.suppress(RuntimeError):  # the loop already ended
                 loop.call_soon_threadsafe(stop.set)
             thread.join(timeout=10)
+        BUDGET.unregister(id(self))  # idempotent: the loop's end did it unless it never ran
         with contextlib.suppress(OSError):
             self.socket_path.unlink()
 
@@ -655,11 +693,20 @@ class FilteringProxy:
             if self._active >= self._max_connections:
                 await _reply(writer, 503, "shellrt: the network proxy is at its connection limit; retry")
                 return
+            # The host's fds are shared by every session's proxy (round 20): a share each.
+            short = BUDGET.admit(id(self))
+            if short is not None:
+                await _reply(
+                    writer, 503, f"shellrt: the network proxy refused a new connection: {short}; "
+                    "close some connections (or wait for them to end) and retry"
+                )  # fmt: skip
+                return
             self._active += 1
             try:
                 await self._serve(reader, writer)
             finally:
                 self._active -= 1
+                BUDGET.release(id(self))
         except asyncio.CancelledError:  # the proxy is closing (asyncio.run cancels what is left)
             pass
         except OSError:
@@ -848,7 +895,7 @@ def _parse_head(head: str, tunnel: tuple[str, int, str] | None = None) -> _Reque
             raise _BadRequest(501, "request bodies in chunks are not forwarded over plain http; use https")
         if key == "content-length":
             lengths.append(value.strip())
-        elif key not in _DROPPED and not key.startswith("proxy-"):
+        elif key not in _DROPPED and not key.replace("_", "-").startswith("proxy-") and not _routing_header(key):
             headers.append(line)
     if tunnel is not None:
         if method == "CONNECT" or not target.startswith("/"):

@@ -21,7 +21,8 @@ def _cpu(body: bytes) -> tuple[float, str]:
     converted = body_to_text(
         body, "text/html", "http://page.test/", deadline=time.monotonic() + 120, max_chars=200_000
     )
-    return time.thread_time() - start, converted.note
+    # Round 20: HTML converts in a worker process, which reports its own CPU time.
+    return time.thread_time() - start + converted.cpu_s, converted.note
 
 
 def test_an_unclosed_tag_costs_what_closed_tags_of_its_size_do() -> None:

@@ -68,9 +68,20 @@ _LOOKALIKES = str.maketrans(
 _CONTROL_BYTES = bytes(range(0x20)) + b"\x7f"
 #: ASCII upper case to lower case: one `bytes.translate` pass folds case and drops controls.
 _LOWER_BYTES = bytes.maketrans(bytes(range(0x41, 0x5B)), bytes(range(0x61, 0x7B)))
-_OPENING_BYTES = tuple(o.encode("ascii") for o in _OPENINGS)
+#: The openings as judged: blanks are dropped from a line before it is compared (round 20; the
+#: non-ASCII path dropped them before, so ``[output truncated …é`` was never marked).
+_FOLDED_OPENINGS = tuple(o.replace(" ", "") for o in _OPENINGS)
+_OPENING_BYTES = tuple(o.encode("ascii") for o in _FOLDED_OPENINGS)
 #: Characters dropped before judging a line: invisible (format), combining marks, controls.
 _DROPPED = frozenset({"Cf", "Mn", "Me", "Cc", "Zs", "Zl", "Zp"})
+#: Markup a line may start with and still show a note's words as its first (round 20): markdown
+#: headings, quotes, list bullets, emphasis, code and escapes (``# [shellrt] …``, ``> [shellrt]``,
+#: ``**[shellrt] …**``, ``\\[shellrt\\]``: a page converted to markdown renders them so). Skipped
+#: before the opening is looked for, and blanks dropped inside it (``[ shellrt ]``).
+_DECORATION = "#>*+-_~`|=\\!\"'(.)0123456789"
+_DECORATION_BYTES = _DECORATION.encode("ascii")
+#: ASCII bytes left out of a line before it is judged: controls and blanks.
+_DROPPED_BYTES = _CONTROL_BYTES + b" "
 #: How much of a line's start is judged (a note's opening is short; bounded work per line).
 _JUDGED_CHARS = 160
 
@@ -114,22 +125,22 @@ def reads_as_note(line: str) -> bool:
     if head.isascii():
         return (
             head.encode("ascii")
-            .translate(_LOWER_BYTES, _CONTROL_BYTES)
-            .lstrip(b" ")
+            .translate(_LOWER_BYTES, _DROPPED_BYTES)
+            .lstrip(_DECORATION_BYTES)
             .startswith(_OPENING_BYTES)
         )
     if not _may_open(head):
         return False
     head = unicodedata.normalize("NFKC", head).casefold().translate(_LOOKALIKES)
     head = "".join(c for c in head if unicodedata.category(c) not in _DROPPED)
-    return head.startswith(_OPENINGS)
+    return head.lstrip(_DECORATION).startswith(_FOLDED_OPENINGS)
 
 
 def _may_open(head: str) -> bool:
     """Whether the first visible character of ``head`` can begin a note (cheap: most lines cannot)."""
     for c in head:
         if c.isascii():
-            if " " < c < "\x7f":
+            if " " < c < "\x7f" and c not in _DECORATION:
                 return c in "[sS"
         elif not _invisible(c):
             return _may_begin(c)
@@ -152,7 +163,7 @@ def neutralize_output(text: str) -> tuple[str, int]:
     probe = _ANSI.sub("", text) if "\x1b" in text else text
     if probe.isascii():
         # What `reads_as_note` judges of ASCII lines: the letters without escapes and controls.
-        folded = probe.encode("ascii").translate(_LOWER_BYTES, _CONTROL_BYTES)
+        folded = probe.encode("ascii").translate(_LOWER_BYTES, _DROPPED_BYTES)
         if b"shellrt" not in folded and b"[output" not in folded:
             return text, 0  # the usual case: nothing to judge line by line
     lines = text.splitlines(keepends=True)

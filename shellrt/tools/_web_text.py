@@ -6,8 +6,9 @@ list's depth (48 KB of ``<ul><li>`` became 25 MB of indentation and 20 s of
 CPU; 10 MB would never end), a run of ``<`` costs tens of microseconds per
 byte, and Python's ``punycode`` codec (a ``charset`` the page names) decodes in
 quadratic time. All of it ran in the event loop, stalling every session of the
-process. Here the conversion runs in a worker thread, is fed in small pieces with
-a deadline checked between them, and stops once it has produced more text than
+process. Here HTML is converted in a worker process (`shellrt.tools._convert_worker`:
+bounded memory, killed at the deadline; round 20), fed in small pieces with the
+deadline also checked between them, and stops once it has produced more text than
 the model would be shown; charsets are limited to real text encodings.
 """
 
@@ -15,13 +16,14 @@ from __future__ import annotations
 
 import codecs
 import importlib
+import importlib.util
 import re
 import time
 from typing import Any
 
 from shellrt.protocol import ToolExecutionError
 
-__all__ = ["CONVERSION_SLICE_CHARS", "Converted", "NotText", "body_to_text", "charset_of"]
+__all__ = ["CONVERSION_SLICE_CHARS", "Converted", "NotText", "body_to_text", "charset_of", "html_to_markdown"]
 
 _MISSING_EXTRA = "WebFetch needs the optional web dependencies: pip install 'shellrt[web]'"
 _TEXTUAL = re.compile(
@@ -44,11 +46,13 @@ class _Full(Exception):
 class Converted:
     """Text of a page and, when the work was cut short, why (a note for the model)."""
 
-    __slots__ = ("note", "text")
+    __slots__ = ("cpu_s", "note", "text")
 
-    def __init__(self, text: str, note: str = "") -> None:
+    def __init__(self, text: str, note: str = "", cpu_s: float = 0.0) -> None:
         self.text = text
         self.note = note
+        #: CPU seconds the worker process spent on the page (HTML only).
+        self.cpu_s = cpu_s
 
 
 def charset_of(content_type: str) -> str:
@@ -84,7 +88,7 @@ def body_to_text(body: bytes, content_type: str, url: str, *, deadline: float, m
     media = content_type.split(";", 1)[0].strip().lower()
     text = body.decode(charset_of(content_type), errors="replace")
     if media in ("text/html", "application/xhtml+xml") or (not media and "<html" in text[:2000].lower()):
-        return _html_to_markdown(text, url, deadline=deadline, max_chars=max_chars)
+        return _in_worker(text, url, deadline=deadline, max_chars=max_chars)
     if not media or _TEXTUAL.match(media):
         if len(text) > max_chars:
             # Kept (in the result and the cache) no longer than what the model can be shown.
@@ -96,7 +100,38 @@ def body_to_text(body: bytes, content_type: str, url: str, *, deadline: float, m
     raise NotText(media)
 
 
-def _html_to_markdown(html: str, base_url: str, *, deadline: float, max_chars: int) -> Converted:
+def _in_worker(html: str, url: str, *, deadline: float, max_chars: int) -> Converted:
+    """`html_to_markdown` in a worker process: what it costs is the worker's (memory limit), and
+    it ends at the deadline, whatever one step of it would have taken (red team, round 20)."""
+    if importlib.util.find_spec("html2text") is None:
+        raise ToolExecutionError(_MISSING_EXTRA)
+    from shellrt.tools._convert_worker import WORKER_MEMORY_BYTES, convert_html
+
+    done = convert_html(html, url, deadline=deadline, max_chars=max_chars)
+    if done.error == "deadline":
+        note = (
+            "Converting the page to text took too long and was stopped at the call's deadline; "
+            "nothing of it is shown."
+        )
+    elif done.error == "busy":
+        note = (
+            "Other pages held every converter process until the call's deadline; the page was not "
+            "converted. Try again."
+        )
+    elif done.error == "memory":
+        note = (
+            f"Converting the page to text needed more than {WORKER_MEMORY_BYTES // 2**20:,} MiB of "
+            "memory and was stopped; nothing of it is shown."
+        )
+    elif done.error:
+        note = f"Converting the page to text failed ({done.message or done.error}); nothing of it is shown."
+    else:
+        return Converted(done.text, done.note, done.cpu_s)
+    return Converted("", note, done.cpu_s)
+
+
+def html_to_markdown(html: str, base_url: str, *, deadline: float, max_chars: int) -> Converted:
+    """``html`` as markdown, in this process: the worker process's work (`_convert_child`)."""
     try:
         html2text: Any = importlib.import_module("html2text")
     except ImportError:

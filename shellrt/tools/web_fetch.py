@@ -26,7 +26,8 @@ Settings (``ctx.settings["webFetch"]``):
 - ``maxRedirects``: same-host redirects followed per call (default 5).
 
 httpx and html2text (the ``web`` extra) are imported lazily, here and in ``_web_text``
-(the page as text: in a worker thread, bounded in time and output).
+(the page as text: HTML in a worker process killed at the deadline, bounded in memory and
+output; `shellrt.tools._convert_worker`).
 Environment proxies are not used: pinning the checked address and a proxy
 that resolves names itself cannot both hold.
 """
@@ -85,8 +86,9 @@ _REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
 _MISSING_EXTRA = "WebFetch needs the optional web dependencies: pip install 'shellrt[web]'"
 #: Converted text kept from a page: the model is shown `MAX_CONTENT_CHARS`; blank-line squeezing needs slack.
 MAX_CONVERTED_CHARS = 2 * MAX_CONTENT_CHARS
-#: Seconds of the call's deadline left for the conversion to end on its own (with what it made).
-_CONVERSION_MARGIN_S = 0.25
+#: Seconds of the call's deadline left for the conversion to end on its own (with what it made),
+#: or be killed (`_convert_worker.KILL_GRACE_S` past its deadline) and still answer in time.
+_CONVERSION_MARGIN_S = 0.5
 #: Pages converted at once per session; others wait (within their own deadline).
 _CONCURRENT_CONVERSIONS = 2
 
@@ -432,6 +434,10 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
             await _checked_addresses(cached[1].final_url, settings.allow_private, settings.allow_ports)
             return ToolOutput(replace(cached[1], prompt=tool_input.prompt, from_cache=True))
         started = time.monotonic()
+        if importlib.util.find_spec("html2text") is not None:
+            from shellrt.tools._convert_worker import prestart
+
+            prestart()  # the converter's process starts while the page downloads
         try:
             with anyio.fail_after(settings.timeout_s):
                 deadline = started + settings.timeout_s - _CONVERSION_MARGIN_S

@@ -1,0 +1,102 @@
+"""The HTML converter's worker process: reads pages on stdin, writes their text on stdout.
+
+Why a process: a page chooses how costly its conversion is, and in-process work could only
+be checked between slices: one slice may build a string of hundreds of megabytes (html2text
+indents every line of a ``<pre>`` by its ``<blockquote>`` depth: 1.2 MB of HTML asked for
+300 MB of the host's memory) or run for seconds. Here the work has an address-space limit
+of its own (`RLIMIT_AS`, set before anything is read) and the host kills the process at the
+call's deadline (`shellrt.tools._convert_worker`).
+
+Wire format, both ways: a 4-byte big-endian length and a JSON object; a request is followed
+by an 8-byte length and the HTML as UTF-8 (``surrogatepass``). Nothing here trusts the page;
+the host does not trust the answer either (its size is bounded there).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import resource
+import struct
+import sys
+import time
+from typing import Any, BinaryIO
+
+__all__ = ["main"]
+
+#: Open files the worker may hold once it serves (its pipes and stderr, and some slack).
+_MAX_FDS = 16
+
+
+def _read_exactly(stream: BinaryIO, size: int) -> bytes | None:
+    data = bytearray()
+    while len(data) < size:
+        chunk = stream.read(size - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return bytes(data)
+
+
+def _answer(out: BinaryIO, message: dict[str, Any]) -> None:
+    data = json.dumps(message).encode("utf-8", "surrogatepass")
+    out.write(struct.pack(">I", len(data)) + data)
+    out.flush()
+
+
+def _convert(request: dict[str, Any], html: str) -> dict[str, Any]:
+    from shellrt.protocol import ToolExecutionError
+    from shellrt.tools._web_text import html_to_markdown
+
+    start = time.thread_time()
+    try:
+        converted = html_to_markdown(
+            html, str(request["url"]), deadline=float(request["deadline"]), max_chars=int(request["max_chars"])
+        )
+    except MemoryError:
+        return {"error": "memory", "cpu": time.thread_time() - start}
+    except ToolExecutionError as exc:
+        return {"error": "failed", "message": str(exc), "cpu": time.thread_time() - start}
+    return {"text": converted.text, "note": converted.note, "cpu": time.thread_time() - start}
+
+
+def main() -> None:
+    """Serve conversions until stdin ends (the host closed it, or died)."""
+    limit = int(sys.argv[1])
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    # Everything the work needs is imported now; then no file may grow and few may open: a page
+    # reaches only the parser's logic, and should it ever run code here, that code writes nothing.
+    import importlib
+
+    from shellrt.tools import _web_text
+
+    with contextlib.suppress(ImportError):
+        importlib.import_module("html2text")
+    with contextlib.suppress(Exception):  # lazy imports inside the converter happen now
+        _web_text.html_to_markdown("<p>warm</p>", "http://warm/", deadline=time.monotonic() + 60, max_chars=100)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (_MAX_FDS, _MAX_FDS))
+    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # a stray print must not corrupt the answers
+    os.chdir("/")
+    while True:
+        size = _read_exactly(inp, 4)
+        if size is None:
+            return
+        head = _read_exactly(inp, struct.unpack(">I", size)[0])
+        body_size = _read_exactly(inp, 8)
+        if head is None or body_size is None:
+            return
+        body = _read_exactly(inp, struct.unpack(">Q", body_size)[0])
+        if body is None:
+            return
+        try:
+            html = body.decode("utf-8", "surrogatepass")
+            del body
+            answer = _convert(json.loads(head), html)
+            del html
+        except MemoryError:
+            answer = {"error": "memory", "cpu": 0.0}
+        _answer(out, answer)
