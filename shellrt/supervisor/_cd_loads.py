@@ -25,6 +25,7 @@ import functools
 import os
 import re
 import shlex
+import stat
 from collections.abc import Callable
 from typing import Final
 
