@@ -116,6 +116,33 @@ def _sandbox_config(task: Task) -> SandboxConfig:
     return config
 
 
+def _scratch_shown_to_other_tasks(config: SandboxConfig, scratch: Path | None) -> str | None:
+    """Why ``scratch`` cannot hold a bwrap task's private directory, or None when it can.
+
+    bwrap shows the host read-only, and a non-root caller's tasks all run as its uid, so the
+    0700 per-task directories keep no task out of another's: a task read every concurrently
+    running task's workspace copy (its hidden tests, its answers) and session spools below a
+    ``scratch_dir`` outside the temp dir (red team round 20). Every bwrap sandbox replaces /tmp
+    and the host's temp dir with its own (`sandbox.bwrap.private_places`), so a scratch dir
+    there is out of reach; a root caller's tasks run as leased uids, which cannot enter root's
+    0700 directories.
+    """
+    if scratch is None or not isinstance(config, BwrapConfig) or os.geteuid() == 0:
+        return None
+    from sandbox.bwrap import private_places
+
+    real = Path(os.path.realpath(scratch))
+    hidden = [Path("/tmp"), *(Path(p) for p in private_places() if p not in ("/proc", "/dev"))]
+    if any(real == h or h in real.parents for h in hidden):
+        return None
+    return (
+        f"scratch_dir {scratch} is visible to every other bwrap task of this run (they run as the same "
+        "uid and see the host read-only: each could read this task's workspace and outputs); use a "
+        "directory under /tmp or under TMPDIR instead (set TMPDIR to that disk: bwrap hides the temp "
+        "dir from every sandbox), or run shellrt as root (each task gets its own uid)"
+    )
+
+
 def _cut(text: str, limit: int) -> tuple[str, bool]:
     """Head and tail of ``text`` within ``limit`` characters."""
     if len(text) <= limit:
@@ -208,6 +235,9 @@ class TaskRun:
         hidden = [*own, *map(str, policy.read_denied)]
         policy = with_dataset_masks(policy, self.settings.dataset_paths)
         config = _sandbox_config(task)
+        shared = _scratch_shown_to_other_tasks(config, scratch)
+        if shared is not None:
+            raise PermissionError(shared)
         policy = with_default_limits(policy, config, self.settings.default_limits)
         if task.workspace is not None:
             source = task.workspace

@@ -375,6 +375,15 @@ class Runtime:
         if self.governance is not None and self._sandbox == "auto" and warnings:  # fell back to local
             self.governance.unconfined = NO_BYPASS_UNCONFINED
         self._stack.push_async_callback(_shielded(self.backend.close))
+        bwrap = type(self.backend).__module__ == "sandbox.bwrap"
+        if bwrap and not self._default_session_dir and os.geteuid() != 0:
+            from sandbox.bwrap import private_places
+            from shellrt.runtime.session_dir import SessionDirError, shown_to_other_sessions
+
+            why = shown_to_other_sessions(self.session_dir, ["/tmp", *private_places()])
+            if why is not None:  # round 20: another session's commands read its spools there
+                await self.close()
+                raise SessionDirError(why)
         self.warnings.extend(warnings)
         for warning in warnings:
             log.warning("%s", warning)

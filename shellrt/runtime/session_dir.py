@@ -18,7 +18,13 @@ from pathlib import Path
 
 from sandbox._root_links import repo_link_on_the_way
 
-__all__ = ["SessionDirError", "check_holder", "ensure_private_session_dir", "refuse_linked_session_dir"]
+__all__ = [
+    "SessionDirError",
+    "check_holder",
+    "ensure_private_session_dir",
+    "refuse_linked_session_dir",
+    "shown_to_other_sessions",
+]
 
 
 class SessionDirError(PermissionError):
@@ -74,6 +80,30 @@ def refuse_linked_session_dir(path: Path, writable_roots: Iterable[Path]) -> Non
                 f"the session writes; name the real path ({target / os.path.relpath(path, link)}) "
                 f"or {_HINT}"
             )
+
+
+def shown_to_other_sessions(path: Path, hidden: Iterable[str | os.PathLike[str]]) -> str | None:
+    """Why a non-root caller's bwrap session may not keep its state at ``path`` (a caller's
+    ``session_dir``), or None when every other session's sandbox hides it.
+
+    bwrap shows the host read-only and a non-root caller's sessions share its uid, so 0700 keeps
+    no other session's commands out: each masks the state places it knows (`session_mask`) and
+    the places every bwrap replaces (``hidden``: /tmp, the temp dir, /run), not a directory only
+    this process was told of. Another session's command read this one's spools there (red team
+    round 20). A root caller's commands run as leased uids, which cannot enter root's 0700 dirs.
+    """
+    from shellrt.runtime.session_mask import state_dirs_anywhere
+
+    real = Path(os.path.realpath(path))
+    places = [Path(os.path.realpath(p)) for p in (*hidden, *state_dirs_anywhere())]
+    if any(real == place or place in real.parents for place in places):
+        return None
+    return (
+        f"the session directory {path} is readable by the commands of your other bwrap sessions (they "
+        "run as your uid and see the host read-only; only shellrt's state directories, /tmp and the "
+        "temp dir are hidden from them); leave session_dir unset, put it under /tmp, or set "
+        "SHELLRT_HOME to a directory of yours"
+    )
 
 
 def check_holder(parent: Path, what: str, hint: str = _HINT) -> None:
