@@ -16,7 +16,7 @@ from __future__ import annotations
 import resource
 from pathlib import Path
 
-__all__ = ["SHARE", "prlimit_flags", "session_rlimits", "session_sysctls"]
+__all__ = ["RLIMITS", "SHARE", "SYSCTLS", "prlimit_flags", "session_rlimits", "session_sysctls"]
 
 #: A session may hold 1/SHARE of each budget; the caller keeps the rest.
 SHARE = 2
