@@ -1191,6 +1191,44 @@ def start_bridge(port: int, path: str) -> None:
         os._exit(1)
 
 
+def lower_ceilings(sysctls: dict[str, int], rlimits: list[tuple[int, int]]) -> None:
+    """A non-root caller's session: ceilings of its own on the caller's per-uid kernel budgets.
+
+    Its commands run as the caller's uid, and the kernel charges what they hold (inotify and
+    fanotify instances and marks, message queue bytes, queued signals) to that uid on the host
+    too, where the caller's other programs draw on the same budget. The session's user namespace
+    gets its own ``/proc/sys/user`` limits (written from a child in a fresh pid and mount
+    namespace with its own /proc: the zygote's /proc/sys is read-only), and the zygote's rlimits,
+    soft and hard, which every command inherits and cannot raise, are lowered. Raises `OSError`
+    when a ceiling cannot be set: no zygote then (fail closed), the host says why.
+    """
+    for res, value in rlimits:
+        resource.setrlimit(res, (value, value))
+    if not sysctls:
+        return
+    pid = _clone(_CLONE_NEWNS | _CLONE_NEWPID | _signal.SIGCHLD)
+    if pid == 0:
+        code = 0
+        try:
+            _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+            _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+            for name, value in sysctls.items():
+                out = os.open("/proc/sys/user/" + name, os.O_WRONLY | os.O_CLOEXEC)
+                try:
+                    os.write(out, str(value).encode())
+                finally:
+                    os.close(out)
+        except OSError as exc:
+            code = exc.errno or errno.EIO
+        finally:
+            os._exit(code)
+    _check(pid, "clone")
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    if code:
+        why = os.strerror(code) if code > 0 else f"signal {-code}"
+        raise OSError(code, f"cannot set the session's ceilings in /proc/sys/user ({why})")
+
+
 def main() -> None:
     fd = int(sys.argv[1])
     os.set_inheritable(fd, False)  # inherited from bwrap; no command may ever hold it
@@ -1205,6 +1243,7 @@ def main() -> None:
     _check(_libc.unshare(_CLONE_NEWNS), "unshare")
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
     setup(config["setup"])
+    lower_ceilings(config.get("sysctls") or {}, config.get("rlimits") or [])
     bridge = config.get("bridge")
     if bridge is not None:  # network "proxied"
         start_bridge(bridge["port"], bridge["socket"])

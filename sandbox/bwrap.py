@@ -126,6 +126,7 @@ from sandbox._scratch import OwnedDir
 from sandbox._sysview import sys_args
 from sandbox._tempholder import shared_scratch_root, temp_holder_args
 from sandbox._tmpcap import NONROOT_TMP_REASON, cap_tmp, sweep_tmp_caps, uncap_tmp
+from sandbox._ucounts import prlimit_flags, session_rlimits, session_sysctls
 from sandbox._uid_lease import UidLease, lease_uid
 from sandbox.base import Aspect, ExecRequest, SandboxBackend, SandboxProcess, refuse_user_switch
 from sandbox.config import BwrapConfig
@@ -190,7 +191,14 @@ def _root_only(st: os.stat_result) -> bool:
 #: bwrap flags hiding what Docker hides of /proc from a per-command bwrap's command.
 _PROC_MASKS = _proc_masks()
 #: linux/capability.h numbers of the capabilities a zygote keeps.
-_CAP_NUMBERS = {"CAP_KILL": 5, "CAP_SETGID": 6, "CAP_SETUID": 7, "CAP_SETPCAP": 8, "CAP_SYS_ADMIN": 21}
+_CAP_NUMBERS = {
+    "CAP_KILL": 5,
+    "CAP_SETGID": 6,
+    "CAP_SETUID": 7,
+    "CAP_SETPCAP": 8,
+    "CAP_SYS_ADMIN": 21,
+    "CAP_SYS_RESOURCE": 24,
+}
 #: The seccomp program (``sandbox._seccomp``), built once: this machine's table only.
 _MACHINE = os.uname().machine
 _SECCOMP = _seccomp.filter_bytes(machine=_MACHINE if _MACHINE in _seccomp.MACHINES else None)
@@ -556,7 +564,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 "(apt-get install util-linux); or use the session sandbox (persistent mode)"
             )
         limit = _seccomp.CORE_LIMIT
-        return [prlimit, f"--core={limit}:{limit}", "--"]
+        # A non-root caller's per-uid budgets: the command may hold only its share (`sandbox._ucounts`).
+        shares = prlimit_flags() if os.geteuid() != 0 else []
+        return [prlimit, f"--core={limit}:{limit}", *shares, "--"]
 
     def _switches_uid(self) -> bool:
         """Run as root: commands run under the sandbox uid (idmapped roots, a holder mount namespace)."""
@@ -689,6 +699,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             "CAP_SYS_ADMIN",
             "CAP_SETPCAP",
             *(("CAP_SETUID", "CAP_SETGID", "CAP_KILL") if as_root else ()),
+            # Non-root: the session's own ceilings on the caller's per-uid budgets (`sandbox._ucounts`).
+            *(() if as_root else ("CAP_SYS_RESOURCE",)),
         )
         config: dict[str, object] = {
             "seccomp": self._seccomp_program(),
@@ -697,6 +709,9 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             "pool": self.warm_pool,
             "eagain": self.pids_exhausted_message(),  # limits: what a command that cannot start is told
         }
+        if not as_root:
+            config["sysctls"] = session_sysctls()
+            config["rlimits"] = [(res, value) for _name, res, value in session_rlimits()]
         if self._proxy is not None:
             config["bridge"] = {"port": BRIDGE_PORT, "socket": f"{PROXY_DIR_INSIDE}/proxy.sock"}
         if as_root:
