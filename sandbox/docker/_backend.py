@@ -73,6 +73,7 @@ from docker.types import Mount
 from sandbox._anchoredcopy import LinkedCopyTooLargeError
 from sandbox._deeptree import WorkspaceTooDeepError
 from sandbox._hostcode import checked_host_code_places
+from sandbox._hostmem import default_memory_ceiling
 from sandbox._maskaliases import AliasFinder, stats_of
 from sandbox._proxied import ContainerProxy
 from sandbox._proxy import Refusal, proxy_env
@@ -808,9 +809,12 @@ class DockerBackend(SandboxBackend):
             "security_opt": ["no-new-privileges"],
             "pids_limit": limits.pids or _DEFAULT_PIDS,
         }
-        if limits.memory_bytes:
-            host_kwargs["mem_limit"] = limits.memory_bytes
-            host_kwargs["memswap_limit"] = limits.memory_bytes  # no swap: a hog is OOM-killed, not slowed
+        # Always a ceiling (no swap: a hog is OOM-killed, not slowed): without one a command's heap,
+        # the SysV shared memory it leaves behind or its open files' kernel memory took the host's
+        # whole memory, and the host's OOM killer chose among all its processes (round 20).
+        memory = limits.memory_bytes or default_memory_ceiling()
+        host_kwargs["mem_limit"] = memory
+        host_kwargs["memswap_limit"] = memory
         if limits.cpus:
             host_kwargs["nano_cpus"] = int(limits.cpus * 1e9)
         image = self.config.image
