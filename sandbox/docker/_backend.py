@@ -857,7 +857,7 @@ class DockerBackend(SandboxBackend):
             kept = client.api.inspect_container(cid)["HostConfig"].get("ReadonlyPaths") or []
             if not set(readonly) <= set(kept):  # a daemon that ignores the field: fail closed
                 with contextlib.suppress(docker.errors.APIError):
-                    client.api.remove_container(cid, force=True)
+                    client.api.remove_container(cid, force=True, v=True)  # its image VOLUMEs too (round 20)
                 raise BackendUnavailableError(
                     f"the docker daemon did not keep ReadonlyPaths {readonly} (it kept {kept}); "
                     "shellrt needs a daemon that honours HostConfig.ReadonlyPaths to keep /dev read-only: upgrade docker"
@@ -866,7 +866,7 @@ class DockerBackend(SandboxBackend):
                 check_user_db(client, cid, image)  # the daemon's start would block on a FIFO for ever
             except BaseException:
                 with contextlib.suppress(docker.errors.APIError):
-                    client.api.remove_container(cid, force=True)
+                    client.api.remove_container(cid, force=True, v=True)  # its image VOLUMEs too (round 20)
                 raise
             return cid
 
