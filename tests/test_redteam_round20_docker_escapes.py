@@ -28,7 +28,7 @@ import anyio
 import pytest
 
 from sandbox.docker import DockerBackend
-from tests._docker_support import DEBIAN, config, policy, require_docker, run_sh
+from tests._docker_support import BUSYBOX, DEBIAN, config, policy, require_docker, run_sh
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
@@ -111,3 +111,38 @@ async def test_classic_escapes_are_refused(tmp_path: Path, user: str | None) -> 
     assert [line for line in lines if line.startswith("IF ")] == ["IF lo"], out
     assert peers == [], peers
     assert Path("/proc/sys/kernel/core_pattern").read_text() == core_pattern
+
+
+async def test_an_image_workdir_into_a_leaked_fd_is_not_obeyed(tmp_path: Path) -> None:
+    """The "Leaky Vessels" escape (CVE-2024-21626) through the image: ``WORKDIR /proc/self/fd/7`` made runc
+    start the container's process in a descriptor of the host's cgroup tree. The create names the
+    workspace as the working directory (the image's is never used), and a root command finds no
+    descriptor beyond its own 0-2 (the listing's own aside)."""
+    require_docker()
+    tag = "shellrt-rt20-leaky"
+    subprocess.run(
+        ["docker", "build", "-q", "-t", tag, "-"],
+        input=f"FROM {BUSYBOX}\nWORKDIR /proc/self/fd/7\n".encode(),
+        capture_output=True,
+        check=True,
+        timeout=120,
+    )
+    try:
+        async with DockerBackend(config(tag), policy(tmp_path)) as b:
+            assert b.container_id is not None
+            info = subprocess.run(
+                ["docker", "inspect", b.container_id, "--format", "{{.Config.WorkingDir}}"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=True,
+            )
+            assert info.stdout.strip() == "/workspace", info.stdout
+            with anyio.fail_after(30):
+                rc, out = await run_sh(b, "pwd; cd /proc/self/fd && echo fds $(ls)", user="root")
+        lines = out.splitlines()
+        assert rc == 0 and lines[0] == "/workspace", out
+        fds = lines[1].split()[1:]
+        assert {"0", "1", "2"} <= set(fds) and len(fds) <= 4, out  # `ls`'s own directory fd at most
+    finally:
+        subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, timeout=60)
