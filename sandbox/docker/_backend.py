@@ -73,6 +73,7 @@ from docker.types import Mount
 from sandbox._anchoredcopy import LinkedCopyTooLargeError
 from sandbox._deeptree import WorkspaceTooDeepError
 from sandbox._hostcode import checked_host_code_places
+from sandbox._hostmem import default_memory_ceiling
 from sandbox._maskaliases import AliasFinder, stats_of
 from sandbox._proxied import ContainerProxy
 from sandbox._proxy import Refusal, proxy_env
@@ -808,9 +809,12 @@ class DockerBackend(SandboxBackend):
             "security_opt": ["no-new-privileges"],
             "pids_limit": limits.pids or _DEFAULT_PIDS,
         }
-        if limits.memory_bytes:
-            host_kwargs["mem_limit"] = limits.memory_bytes
-            host_kwargs["memswap_limit"] = limits.memory_bytes  # no swap: a hog is OOM-killed, not slowed
+        # Always a ceiling (no swap: a hog is OOM-killed, not slowed): without one a command's heap,
+        # the SysV shared memory it leaves behind or its open files' kernel memory took the host's
+        # whole memory, and the host's OOM killer chose among all its processes (round 20).
+        memory = limits.memory_bytes or default_memory_ceiling()
+        host_kwargs["mem_limit"] = memory
+        host_kwargs["memswap_limit"] = memory
         if limits.cpus:
             host_kwargs["nano_cpus"] = int(limits.cpus * 1e9)
         image = self.config.image
@@ -853,7 +857,7 @@ class DockerBackend(SandboxBackend):
             kept = client.api.inspect_container(cid)["HostConfig"].get("ReadonlyPaths") or []
             if not set(readonly) <= set(kept):  # a daemon that ignores the field: fail closed
                 with contextlib.suppress(docker.errors.APIError):
-                    client.api.remove_container(cid, force=True)
+                    client.api.remove_container(cid, force=True, v=True)  # its image VOLUMEs too (round 20)
                 raise BackendUnavailableError(
                     f"the docker daemon did not keep ReadonlyPaths {readonly} (it kept {kept}); "
                     "shellrt needs a daemon that honours HostConfig.ReadonlyPaths to keep /dev read-only: upgrade docker"
@@ -862,7 +866,7 @@ class DockerBackend(SandboxBackend):
                 check_user_db(client, cid, image)  # the daemon's start would block on a FIFO for ever
             except BaseException:
                 with contextlib.suppress(docker.errors.APIError):
-                    client.api.remove_container(cid, force=True)
+                    client.api.remove_container(cid, force=True, v=True)  # its image VOLUMEs too (round 20)
                 raise
             return cid
 

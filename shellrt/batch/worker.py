@@ -43,7 +43,6 @@ from sandbox import (
     WorkspaceExporter,
 )
 from sandbox._anchoredcopy import copy_workspace  # by descriptors (red team round 14)
-from sandbox._deeptree import walk
 from sandbox.confine import open_beneath
 from sandbox.factory import create_backend
 from shellrt.batch.ceilings import with_default_limits
@@ -548,15 +547,35 @@ _MAX_COLLECT_NAMES = 1_000_000
 #: At most this many path components over the files collected: each is an ``openat`` on the host
 #: (`open_beneath`); a million files 2,000 deep were 2e9 of them (red team round 19).
 _MAX_COLLECT_STEPS = 16_000_000
+#: At most this many directory entries (and directories) are listed to find them: a command makes
+#: each with one ``mkdir`` or ``touch``, and only matched files counted before: ``**/x``, ``out/**``
+#: or ``out/*/x`` listed every name the command made, each directory whole into memory (round 20).
+_MAX_COLLECT_LISTED = 4_000_000
 
 
-def _expand(root: Path, rel: str, parts: list[str]) -> Iterator[str]:
+class _Listings:
+    """How many more names a collection may list; past it `CollectTooLargeError`."""
+
+    def __init__(self) -> None:
+        self.left = _MAX_COLLECT_LISTED
+
+    def spend(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise CollectTooLargeError(
+                f"collect.files lists more than {_MAX_COLLECT_LISTED:,} directory entries to find its "
+                "files; narrow the patterns (name the directories that hold them)"
+            )
+
+
+def _expand(root: Path, rel: str, parts: list[str], listings: _Listings | None = None) -> Iterator[str]:
     """Workspace-relative paths matching the pattern ``parts`` below ``rel``, as `Path.glob`
     matches them, but never through a symlink: ``Path.glob`` descended a symlinked directory,
     and ``out -> /`` with ``out/**`` walked the host's whole file system (names the command
     chose, listed on the host, as the caller). An explicit stack, not recursion: a command's
     tree 5,000 levels deep raised `RecursionError` out of the collection (round 11)."""
     stack: list[tuple[str, tuple[str, ...]]] = [(rel, tuple(parts))]
+    budget = listings if listings is not None else _Listings()
     while stack:
         rel, todo = stack.pop()
         if not todo:
@@ -568,9 +587,9 @@ def _expand(root: Path, rel: str, parts: list[str]) -> Iterator[str]:
             stack.append((rel, rest))
         elif part == "**":
             stack.append((rel, rest))
-            stack.extend((os.path.join(rel, name), todo) for name, is_dir in _entries(here) if is_dir)
+            stack.extend((os.path.join(rel, name), todo) for name, is_dir in _entries(here, budget) if is_dir)
         elif any(c in part for c in "*?["):
-            for name, is_dir in _entries(here):
+            for name, is_dir in _entries(here, budget):
                 if fnmatch.fnmatchcase(name, part) and (is_dir or not rest):
                     stack.append((os.path.join(rel, name), rest))
         else:
@@ -615,13 +634,35 @@ def _make_parents(dest: Path, rel: str, made: set[str] | None = None) -> bool:
     return True
 
 
-def _entries(directory: str) -> list[tuple[str, bool]]:
-    """(name, is a real directory) of each entry; empty when it cannot be listed."""
+def _entries(directory: str, listings: _Listings) -> list[tuple[str, bool]]:
+    """(name, is a real directory) of each entry; empty when it cannot be listed. The directory and
+    each entry are spent from ``listings`` as they are read (a huge directory stops at the bound)."""
+    listings.spend()
+    found: list[tuple[str, bool]] = []
     try:
         with os.scandir(directory) as it:
-            return [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+            for entry in it:
+                listings.spend()
+                try:
+                    found.append((entry.name, entry.is_dir(follow_symlinks=False)))
+                except OSError:
+                    found.append((entry.name, False))
     except OSError:
         return []
+    return found
+
+
+def _files_below(root: Path, rel: str, listings: _Listings) -> Iterator[str]:
+    """Workspace-relative names of everything but directories below ``rel`` (links included, never
+    followed), with an explicit stack (round 11); every name listed is spent from ``listings``."""
+    stack = ["" if rel in ("", ".") else rel]
+    while stack:
+        here = stack.pop()
+        for name, is_dir in _entries(os.path.join(root, here), listings):
+            if is_dir:
+                stack.append(os.path.join(here, name))
+            else:
+                yield os.path.join(here, name)
 
 
 def _copy_matches(
@@ -644,9 +685,10 @@ def _copy_matches(
     """
     names: set[str] = set()
     too_many = f"collect.files matches more than {_MAX_COLLECT_NAMES:,} files; narrow the patterns"
+    listings = _Listings()  # every directory listed, by the patterns and the walks below, counts
     for pattern in patterns:
         matches: list[str] = []
-        for rel in _expand(root, "", pattern.split("/")):
+        for rel in _expand(root, "", pattern.split("/"), listings):
             matches.append(rel)
             if len(matches) > _MAX_COLLECT_NAMES:
                 raise CollectTooLargeError(too_many)
@@ -660,8 +702,10 @@ def _copy_matches(
             match = root / rel
             if match.is_dir() and not match.is_symlink():
                 walked = rel.rstrip("/")
-                for top, _dirs, files in walk(str(match)):  # iterative, links not followed (round 11)
-                    names.update(os.path.relpath(os.path.join(top, f), root) for f in files)
+                for name in _files_below(root, walked, listings):  # links not followed (round 11)
+                    names.add(name)
+                    if len(names) > _MAX_COLLECT_NAMES:
+                        raise CollectTooLargeError(too_many)
             else:
                 names.add(rel)
             if len(names) > _MAX_COLLECT_NAMES:

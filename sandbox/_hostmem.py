@@ -1,0 +1,58 @@
+"""The memory a sandbox may take when its policy sets no limit: a share of what this host has.
+
+A docker session without ``limits.memory_bytes`` used to run in a container with no memory limit:
+one command's heap, the SysV shared memory it leaves behind (not bounded by ``/dev/shm``'s size,
+and kept after the command exits) or the kernel memory of its open files took the host's whole
+memory, and the host's OOM killer chose among every process on it, not the container's (red team
+round 20). A container always gets a ceiling now; this module picks the default: three quarters
+of the memory of the host, or of the cgroup shellrt runs in when that is less (batch's per-task
+ceilings take the same measure and divide it among the tasks running at once).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["MIN_DEFAULT_MEMORY", "default_memory_ceiling", "usable_memory"]
+
+#: No default ceiling is smaller than this (an interpreter and a compiler need some room).
+MIN_DEFAULT_MEMORY = 256 << 20
+#: The share of `usable_memory` a sandbox without a limit may take: the rest stays the host's.
+_SHARE_NUM, _SHARE_DEN = 3, 4
+#: cgroup v1 says "no limit" with a number near 2**63; anything above this is no limit.
+_NO_LIMIT = 1 << 60
+
+
+def usable_memory() -> int:
+    """The host's memory, or the memory limit of the cgroup this process runs in when lower."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    limit = _own_cgroup_limit()
+    return min(total, limit) if limit else total
+
+
+def default_memory_ceiling() -> int:
+    """Bytes of memory (no swap) for a sandbox whose policy names none."""
+    return max(MIN_DEFAULT_MEMORY, usable_memory() * _SHARE_NUM // _SHARE_DEN)
+
+
+def _own_cgroup_limit() -> int | None:
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if controllers == "":  # cgroup v2
+            candidate = Path("/sys/fs/cgroup") / path.lstrip("/") / "memory.max"
+        elif "memory" in controllers.split(","):
+            candidate = Path("/sys/fs/cgroup/memory") / path.lstrip("/") / "memory.limit_in_bytes"
+        else:
+            continue
+        try:
+            text = candidate.read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit() and int(text) < _NO_LIMIT:
+            return int(text)
+    return None
