@@ -78,6 +78,28 @@ async def test_a_callback_answers_one_ask_at_a_time(ws: Path) -> None:
     assert most[0] == 1, f"the callback was entered {most[0]} times at once"
 
 
+async def test_a_plain_async_function_given_to_the_runtime_answers_one_ask_at_a_time(ws: Path) -> None:
+    inside, most = [0], [0]
+
+    async def answer(request: ApprovalRequest) -> ApprovalResponse:
+        inside[0] += 1
+        most[0] = max(most[0], inside[0])
+        await anyio.sleep(0.3)
+        inside[0] -= 1
+        return ApprovalResponse(behavior="allow")
+
+    paths = _outside(ws, "a", "b", "c")
+    async with _runtime(ws, answer) as rt:
+        envelopes = await rt.run_envelopes(_reads(paths))
+    assert all(not e.is_error for e in envelopes), [envelope_text(e) for e in envelopes]
+    assert most[0] == 1, f"the function was entered {most[0]} times at once"
+    # MCP elicitation puts each ask to its own dialog, bound to its request: left concurrent.
+    from shellrt.permissions.approvers import one_ask_at_a_time
+    from shellrt.server.mcp_approval import elicitation_approver
+
+    assert one_ask_at_a_time(elicitation_approver) is elicitation_approver
+
+
 class _Screen:
     def __init__(self) -> None:
         self.text = ""

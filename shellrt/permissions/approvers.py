@@ -20,6 +20,7 @@ import inspect
 import json
 import sys
 import threading
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
@@ -28,7 +29,13 @@ import anyio
 from shellrt.permissions.interfaces import ApprovalRequest, ApprovalResponse, Approver
 from shellrt.permissions.shown import ascii_form, for_person, recap
 
-__all__ = ["TerminalApprover", "callback_approver", "terminal_approver_if_interactive"]
+__all__ = [
+    "TerminalApprover",
+    "answers_concurrently",
+    "callback_approver",
+    "one_ask_at_a_time",
+    "terminal_approver_if_interactive",
+]
 
 _MENU = (
     "  [y] allow once\n"
@@ -83,6 +90,40 @@ class _Turns:
         finally:
             _answering.reset(token)
             self._lock.release()
+
+
+class _OneAtATime:
+    """An approver that answers one ask at a time (`_Turns`)."""
+
+    def __init__(self, answer: Approver) -> None:
+        self._answer = answer
+        self._turns = _Turns()
+
+    async def __call__(self, request: ApprovalRequest) -> ApprovalResponse:
+        return await self._turns.take(request, lambda: self._answer(request))
+
+
+#: Approvers that put each ask to its own dialog, bound to its call (`answers_concurrently`).
+_CONCURRENT: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def answers_concurrently(approver: Approver) -> Approver:
+    """Mark ``approver`` as safe to ask several calls at once (each ask its own dialog, its answer
+    bound to that ask: MCP elicitation); `one_ask_at_a_time` then leaves it as it is."""
+    _CONCURRENT.add(approver)
+    return approver
+
+
+def one_ask_at_a_time(approver: Approver) -> Approver:
+    """``approver`` answering one ask at a time, as the runtime hands it every approver.
+
+    Why: a plain function given as ``Runtime(approver=…)`` was called for each of the calls that
+    ran side by side at once (red team round 20); a person or a function written for one answers
+    one question at a time. Left as it is: `TerminalApprover` and `callback_approver` (they take
+    turns already) and approvers marked `answers_concurrently`."""
+    if isinstance(approver, (TerminalApprover, _OneAtATime)) or approver in _CONCURRENT:
+        return approver
+    return _OneAtATime(approver)
 
 
 class TerminalApprover:
@@ -185,8 +226,6 @@ def callback_approver(
     dict) raises `TypeError`, which the gate turns into a denial that names it: never an allow,
     and never a silent "denied" that hides the bug.
     """
-    turns = _Turns()
-
     async def answer(request: ApprovalRequest) -> ApprovalResponse:
         if inspect.iscoroutinefunction(fn):
             result = await fn(request)
@@ -207,7 +246,4 @@ def callback_approver(
             "ApprovalResponse, True (allow), False or None (deny)"
         )
 
-    async def approver(request: ApprovalRequest) -> ApprovalResponse:
-        return await turns.take(request, lambda: answer(request))
-
-    return approver
+    return _OneAtATime(answer)
