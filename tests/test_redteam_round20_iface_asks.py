@@ -24,7 +24,9 @@ import pytest
 
 import shellrt
 from shellrt.permissions import ApprovalRequest, ApprovalResponse, TerminalApprover, callback_approver
+from shellrt.permissions.approvers import one_ask_at_a_time
 from shellrt.protocol import ToolUseBlock
+from shellrt.server.mcp_approval import elicitation_approver
 from shellrt.tools.read import ReadTool
 from tests._governance import envelope_text, isolated_workspace
 
@@ -94,9 +96,6 @@ async def test_a_plain_async_function_given_to_the_runtime_answers_one_ask_at_a_
     assert all(not e.is_error for e in envelopes), [envelope_text(e) for e in envelopes]
     assert most[0] == 1, f"the function was entered {most[0]} times at once"
     # MCP elicitation puts each ask to its own dialog, bound to its request: left concurrent.
-    from shellrt.permissions.approvers import one_ask_at_a_time
-    from shellrt.server.mcp_approval import elicitation_approver
-
     assert one_ask_at_a_time(elicitation_approver) is elicitation_approver
 
 
