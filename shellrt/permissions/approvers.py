@@ -7,13 +7,20 @@
 - headless: no approver at all (``None``); the gate then denies after
   PermissionRequest hooks had their chance. `terminal_approver_if_interactive`
   returns None when stdin is not a terminal, so a piped CLI run is headless.
+
+Both answer one ask at a time (`_Turns`): calls that run side by side ask at once, and two
+prompts on one terminal printed into each other while the person's answer went to whichever
+thread read it (red team round 20).
 """
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 import json
 import sys
+import threading
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
@@ -22,7 +29,13 @@ import anyio
 from shellrt.permissions.interfaces import ApprovalRequest, ApprovalResponse, Approver
 from shellrt.permissions.shown import ascii_form, for_person, recap
 
-__all__ = ["TerminalApprover", "callback_approver", "terminal_approver_if_interactive"]
+__all__ = [
+    "TerminalApprover",
+    "answers_concurrently",
+    "callback_approver",
+    "one_ask_at_a_time",
+    "terminal_approver_if_interactive",
+]
 
 _MENU = (
     "  [y] allow once\n"
@@ -33,15 +46,96 @@ _MENU = (
 )
 
 
+#: The `_Turns` answering in this task tree: an ask made inside one is that approver re-entered.
+_answering: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar(
+    "shellrt_approver_answering", default=frozenset()
+)
+#: How often a waiting ask looks whether the approver is free (cancellable between looks).
+_TURN_POLL_S = 0.02
+
+
+class _Turns:
+    """One ask at a time for one approver, whatever event loop or thread asks.
+
+    Why: a person (or a callback written for one) answers one question at a time; two prompts
+    at once interleave on the terminal, and the answer typed for the one on the screen goes to
+    the other. A waiting ask stays cancellable, so a call cancelled meanwhile is never put to
+    the person later. An ask made while this approver answers, from the same task tree (a
+    callback that runs tools while it answers), would wait for itself: it is denied instead.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    async def take(
+        self, request: ApprovalRequest, answer: Callable[[], Awaitable[ApprovalResponse]]
+    ) -> ApprovalResponse:
+        inside = _answering.get()
+        if id(self) in inside:
+            return ApprovalResponse(
+                behavior="deny",
+                message=(
+                    f"Not asked: the approver was asked about {request.tool_name} while it was answering "
+                    "another ask, from inside that answer (a callback that runs tools while it answers); "
+                    "denied. Answer first, then run the call."
+                ),
+            )
+        # Polled, not an anyio.Event: one approver may serve several event loops and threads,
+        # and the waiting must stay cancellable (a to_thread lock wait would not be).
+        while not self._lock.acquire(blocking=False):  # noqa: ASYNC110
+            await anyio.sleep(_TURN_POLL_S)
+        token = _answering.set(inside | {id(self)})
+        try:
+            return await answer()
+        finally:
+            _answering.reset(token)
+            self._lock.release()
+
+
+class _OneAtATime:
+    """An approver that answers one ask at a time (`_Turns`)."""
+
+    def __init__(self, answer: Approver) -> None:
+        self._answer = answer
+        self._turns = _Turns()
+
+    async def __call__(self, request: ApprovalRequest) -> ApprovalResponse:
+        return await self._turns.take(request, lambda: self._answer(request))
+
+
+#: Approvers that put each ask to its own dialog, bound to its call (`answers_concurrently`).
+_CONCURRENT: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def answers_concurrently(approver: Approver) -> Approver:
+    """Mark ``approver`` as safe to ask several calls at once (each ask its own dialog, its answer
+    bound to that ask: MCP elicitation); `one_ask_at_a_time` then leaves it as it is."""
+    _CONCURRENT.add(approver)
+    return approver
+
+
+def one_ask_at_a_time(approver: Approver) -> Approver:
+    """``approver`` answering one ask at a time, as the runtime hands it every approver.
+
+    Why: a plain function given as ``Runtime(approver=…)`` was called for each of the calls that
+    ran side by side at once (red team round 20); a person or a function written for one answers
+    one question at a time. Left as it is: `TerminalApprover` and `callback_approver` (they take
+    turns already) and approvers marked `answers_concurrently`."""
+    if isinstance(approver, (TerminalApprover, _OneAtATime)) or approver in _CONCURRENT:
+        return approver
+    return _OneAtATime(approver)
+
+
 class TerminalApprover:
     """Interactive prompt on a terminal. Anything unexpected (EOF, bad JSON twice) denies."""
 
     def __init__(self, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
         self.stdin = stdin if stdin is not None else sys.stdin
         self.stdout = stdout if stdout is not None else sys.stderr
+        self._turns = _Turns()
 
     async def __call__(self, request: ApprovalRequest) -> ApprovalResponse:
-        return await anyio.to_thread.run_sync(self._ask, request)
+        return await self._turns.take(request, lambda: anyio.to_thread.run_sync(self._ask, request))
 
     def _line(self, prompt: str) -> str | None:
         self.stdout.write(prompt)
@@ -127,10 +221,12 @@ def callback_approver(
 ) -> Approver:
     """Wrap a function for the Python API: it may return an `ApprovalResponse`, True/False, or None (deny).
 
-    Sync functions run in a worker thread so a slow callback does not block the event loop.
+    Sync functions run in a worker thread so a slow callback does not block the event loop. The
+    function answers one ask at a time (`_Turns`). Anything else it returns (``"yes"``, ``1``, a
+    dict) raises `TypeError`, which the gate turns into a denial that names it: never an allow,
+    and never a silent "denied" that hides the bug.
     """
-
-    async def approver(request: ApprovalRequest) -> ApprovalResponse:
+    async def answer(request: ApprovalRequest) -> ApprovalResponse:
         if inspect.iscoroutinefunction(fn):
             result = await fn(request)
         else:
@@ -141,6 +237,13 @@ def callback_approver(
             return result
         if result is True:
             return ApprovalResponse(behavior="allow")
-        return ApprovalResponse(behavior="deny", message="The approver denied this call.")
+        if result is False or result is None:
+            return ApprovalResponse(behavior="deny", message="The approver denied this call.")
+        shown = repr(result)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise TypeError(
+            f"the approval callback returned {type(result).__name__} {shown}; it must return an "
+            "ApprovalResponse, True (allow), False or None (deny)"
+        )
 
-    return approver
+    return _OneAtATime(answer)

@@ -336,7 +336,13 @@ class CommandHookRunner(HookRunner):
     ) -> _Answer:
         timeout = spec.timeout or self.default_timeout
         label = spec.command if len(spec.command) <= 80 else spec.command[:77] + "..."
-        answer = await self._answer(event, spec, label, data, cwd, env, timeout)
+        try:
+            answer = await self._answer(event, spec, label, data, cwd, env, timeout)
+        except Exception as exc:  # reading a hook's answer must never end the session
+            # A hook's answer raised in shellrt (JSON nested past the parser's recursion limit:
+            # RecursionError) and ended the whole batch, after the call had run for a post hook
+            # (red team round 20). It is a hook that did not answer, like any other.
+            answer = _Answer(label, notice=f"{event} hook answer could not be read ({type(exc).__name__}); ignored")
         if answer.notice is not None and spec.on_failure == "block" and event in _GUARD_EVENTS:
             # The operator marked this hook a guard: not hearing from it is not a pass.
             why = answer.notice.removeprefix(f"{event} hook ").removesuffix("; ignored")
@@ -474,6 +480,8 @@ def _parse_stdout(label: str, event: HookEvent, stdout: str) -> _Answer:
         data = json.loads(text)
     except json.JSONDecodeError:
         return _Answer(label, notice=f"{event} hook printed output that is not JSON ({text[:80]!r}); ignored")
+    except RecursionError:  # the parser's limit, not the hook's bug alone: say which
+        return _Answer(label, notice=f"{event} hook printed JSON nested too deeply to read; ignored")
     if not isinstance(data, dict):
         return _Answer(label, notice=f"{event} hook printed JSON that is not an object; ignored")
     try:

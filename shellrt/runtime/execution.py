@@ -39,6 +39,7 @@ from shellrt.protocol import (
 from shellrt.protocol.results import persist_block
 from shellrt.protocol.tool import rendered_content
 from shellrt.runtime.background_cap import background_refusal
+from shellrt.runtime.input_depth import MAX_INPUT_DEPTH, too_deep
 from shellrt.runtime.input_rewrites import PreHooked, authorize_rewrites
 from shellrt.runtime.observed_paths import resolve_observed_paths
 from shellrt.runtime.registry import ToolRegistry
@@ -148,6 +149,8 @@ class CallExecutor:
                 tool,
             )
         notices: list[str] = []
+        if too_deep(block.input):  # before anything encodes it: a serializer's limit ended the batch
+            return CallOutcome(error_envelope(block.id, tool.name, _too_deep(tool.name)), tool)
         # 1. schema
         tool_input = parsed if isinstance(parsed, tool.input_model) else self._parse(tool, block.input)
         if isinstance(tool_input, str):
@@ -330,6 +333,8 @@ class CallExecutor:
                 f"Invalid input for {tool.name}: expected a JSON object of parameters, got "
                 f"{type(raw).__name__}. Call the tool again with an object."
             )
+        if too_deep(raw):  # a rewrite by a hook or an approver too
+            return _too_deep(tool.name)
         try:
             parsed: BaseModel = tool.parse_input(raw)
         except ValidationError as exc:
@@ -463,6 +468,13 @@ class CallExecutor:
                 envelope, Path(ctx.session_dir), commands_see=tool.results_seen_by_commands
             )
         return envelope
+
+
+def _too_deep(tool_name: str) -> str:
+    return (
+        f"Invalid input for {tool_name}: arrays and objects nested more than {MAX_INPUT_DEPTH} levels "
+        "deep; send a flatter input (or a string holding the deep part)."
+    )
 
 
 #: How `RulesGate` records PermissionRequest hook notices in a decision's chain.

@@ -210,9 +210,11 @@ class Runtime:
         self._sandbox = sandbox
         self._tools = tools
         if approver is not None:  # a prompt names paths and input: no lone surrogate reaches a client
+            from shellrt.permissions.approvers import one_ask_at_a_time
             from shellrt.tools._sendable import sendable_approver
 
-            approver = sendable_approver(approver)
+            # Calls that run side by side ask at once: a person answers one at a time (round 20).
+            approver = sendable_approver(one_ask_at_a_time(approver))
         self.approver = approver
         self.diagnostics: list[str] = []
         self._settings = dict(settings or {})

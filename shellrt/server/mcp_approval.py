@@ -17,6 +17,7 @@ from typing import Any
 import mcp.types as mt
 
 from shellrt.permissions import ApprovalRequest, ApprovalResponse
+from shellrt.permissions.approvers import answers_concurrently
 from shellrt.permissions.shown import ascii_form, beginning, for_person, markdown_literal, tall_rows
 
 __all__ = ["APPROVAL_SCHEMA", "approval_text", "current_request", "elicitation_approver"]
@@ -101,6 +102,7 @@ def approval_text(request: ApprovalRequest) -> str:
     return "\n".join(parts)
 
 
+@answers_concurrently  # each ask is its own dialog, answered for its request; one stuck blocks no other
 async def elicitation_approver(request: ApprovalRequest) -> ApprovalResponse:
     """Ask the current MCP client's user (form elicitation: allow once / deny)."""
     ctx = current_request.get()
