@@ -1170,7 +1170,42 @@ def _land(parent: int, tmp: bytes, name: bytes, base: Stamp | None, exclusive: b
                 pass
             return
     _refuse_stale(parent, name, base, exclusive, shown)
-    os.rename(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+    try:
+        os.rename(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+    except PermissionError:
+        _refuse_locked_file(parent, name, shown)
+        raise
+
+
+def _refuse_locked_file(parent: int, name: bytes, shown: str) -> None:
+    """Say why a rename over ``name`` was refused when the file itself is immutable or append-only
+    (``chattr +i``/``+a``): a bare "Operation not permitted" named no way on (red team, round 20)."""
+    import array
+    import fcntl
+
+    try:
+        if not stat.S_ISREG(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
+            return  # never open what is not a regular file (a device acts when opened)
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=parent)
+    except OSError:
+        return
+    try:
+        flags = array.array("l", [0])
+        fcntl.ioctl(fd, _FS_IOC_GETFLAGS, flags, True)
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+    if flags[0] & _FS_APPEND_FL:
+        how = "Append to it with Bash (e.g. `cat >>`), or clear the attribute (`chattr -a`, as root)."
+    elif flags[0] & _FS_IMMUTABLE_FL:
+        how = "Clear the attribute first (`chattr -i`, as root) if it should change."
+    else:
+        return
+    kind = "append-only" if flags[0] & _FS_APPEND_FL else "immutable"
+    raise PermissionError(
+        errno.EPERM, f"{shown} is {kind} (chattr): it cannot be replaced and was left as it was. {how}"
+    )
 
 
 def _replace_in(
