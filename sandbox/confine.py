@@ -53,6 +53,7 @@ __all__ = [
     "Mount",
     "Resolved",
     "SpecialFileError",
+    "Stamp",
     "View",
     "WriteOutcome",
     "contained",
@@ -67,6 +68,7 @@ __all__ = [
     "openat2_available",
     "reader_may",
     "relative_to",
+    "stamp",
     "within_any",
     "write_file",
 ]
@@ -933,6 +935,26 @@ def _umask() -> int:
 
 
 @dataclass(frozen=True)
+class Stamp:
+    """A file as it was when its content was read (from an ``fstat`` taken before the read).
+
+    `write_file` given one (``base``) replaces the file only if it is still that inode with that
+    size and those times right before the rename: a command that rewrote it (in place, or by a
+    rename over it) while the tool worked would otherwise lose its change unseen (red team, round 20).
+    """
+
+    inode: tuple[int, int]
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+
+
+def stamp(st: os.stat_result) -> Stamp:
+    """The `Stamp` of a stat result."""
+    return Stamp((st.st_dev, st.st_ino), st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+@dataclass(frozen=True)
 class WriteOutcome:
     """Where a write landed (canonical sandbox path) and whether it created the file."""
 
@@ -948,6 +970,8 @@ def write_file(
     make_parents: bool = False,
     expect: str | None = None,
     expect_id: Identity | None = None,
+    base: Stamp | None = None,
+    exclusive: bool = False,
 ) -> WriteOutcome:
     """Atomically replace (or create) ``path`` with ``data``, confined to the view's writable mounts.
 
@@ -956,6 +980,8 @@ def write_file(
     a new one gets 0o666 minus the umask. ``expect``: the canonical path a
     permission check judged; a path that now leads elsewhere is refused. ``expect_id``: the
     `Identity` it judged: the write lands in that directory, over that file (or none), or not at all.
+    ``base``: the `Stamp` of the content the caller read; the file is replaced only if it is still
+    that. ``exclusive``: the file must not exist; it is created without replacing one that appeared.
     """
     with view.resolve(path) as r:
         _refuse_changed(r, expect, path, expect_id)
@@ -1006,7 +1032,17 @@ def write_file(
             # model's content an owner no command can give it (red team round 16).
             acts_as_owner = view.reader is not None and mount is not None and mount.idmapped
             return WriteOutcome(
-                target, _replace_in(parent, name, data, target, owner, keep_owner=not acts_as_owner)
+                target,
+                _replace_in(
+                    parent,
+                    name,
+                    data,
+                    target,
+                    owner,
+                    keep_owner=not acts_as_owner,
+                    base=base,
+                    exclusive=exclusive,
+                ),
             )
         finally:
             os.close(parent)
@@ -1091,15 +1127,106 @@ def _swapped(shown: str, *, landed: bool) -> ConfinementError:
     )
 
 
+def _stale(shown: str) -> ConfinementError:
+    """The error of a write whose file changed after its content was read."""
+    return ConfinementError(
+        errno.EAGAIN,
+        f"{shown} changed after it was read (a running command?); it was left as it is now and this "
+        "write was not made. Read it again, then make the change again.",
+    )
+
+
+def _refuse_stale(parent: int, name: bytes, base: Stamp | None, exclusive: bool, shown: str) -> None:
+    """Refuse unless entry ``name`` is still what the caller read (``base``), or absent (``exclusive``)."""
+    try:
+        st: os.stat_result | None = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        st = None
+    if exclusive and st is not None:
+        raise _stale(shown)
+    if base is not None and (st is None or stamp(st) != base):
+        raise _stale(shown)
+
+
+def _land(parent: int, tmp: bytes, name: bytes, base: Stamp | None, exclusive: bool, shown: str) -> None:
+    """Put the temp file at ``name``: a hard link for a new file (never replaces one that appeared since
+    the check), else a rename right after checking the target is still what was read."""
+    if exclusive:
+        try:
+            os.link(tmp, name, src_dir_fd=parent, dst_dir_fd=parent, follow_symlinks=False)
+        except FileExistsError:
+            raise _stale(shown) from None
+        except FileNotFoundError:
+            # linkat refuses an inode that lost its last name: a command renamed its file over ours.
+            raise _swapped(shown, landed=False) from None
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS):
+                raise
+            # A filesystem without hard links: check, then rename (a window of microseconds).
+        else:
+            try:
+                os.unlink(tmp, dir_fd=parent)
+            except OSError:
+                pass
+            return
+    _refuse_stale(parent, name, base, exclusive, shown)
+    try:
+        os.rename(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+    except PermissionError:
+        _refuse_locked_file(parent, name, shown)
+        raise
+
+
+def _refuse_locked_file(parent: int, name: bytes, shown: str) -> None:
+    """Say why a rename over ``name`` was refused when the file itself is immutable or append-only
+    (``chattr +i``/``+a``): a bare "Operation not permitted" named no way on (red team, round 20)."""
+    import array
+    import fcntl
+
+    try:
+        if not stat.S_ISREG(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
+            return  # never open what is not a regular file (a device acts when opened)
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=parent)
+    except OSError:
+        return
+    try:
+        flags = array.array("l", [0])
+        fcntl.ioctl(fd, _FS_IOC_GETFLAGS, flags, True)
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+    if flags[0] & _FS_APPEND_FL:
+        how = "Append to it with Bash (e.g. `cat >>`), or clear the attribute (`chattr -a`, as root)."
+    elif flags[0] & _FS_IMMUTABLE_FL:
+        how = "Clear the attribute first (`chattr -i`, as root) if it should change."
+    else:
+        return
+    kind = "append-only" if flags[0] & _FS_APPEND_FL else "immutable"
+    raise PermissionError(
+        errno.EPERM, f"{shown} is {kind} (chattr): it cannot be replaced and was left as it was. {how}"
+    )
+
+
 def _replace_in(
-    parent: int, name: str, data: bytes, shown: str, owner: tuple[int, int] | None, *, keep_owner: bool = True
+    parent: int,
+    name: str,
+    data: bytes,
+    shown: str,
+    owner: tuple[int, int] | None,
+    *,
+    keep_owner: bool = True,
+    base: Stamp | None = None,
+    exclusive: bool = False,
 ) -> bool:
     """Write ``data`` to a temp file in ``parent`` and rename it over ``name``; True when created.
 
     The file keeps the mode (without setuid/setgid) and owner of the file it replaces; a new one
     gets 0o666 minus the umask and the mount's owner. ``keep_owner=False``: the mount's owner
-    always (an idmapped mount: what a command's replace would leave).
+    always (an idmapped mount: what a command's replace would leave). ``base``/``exclusive``: as
+    for `write_file`, checked first and again at the rename.
     """
+    _refuse_stale(parent, os.fsencode(name), base, exclusive, shown)
     try:
         st = os.stat(name, dir_fd=parent, follow_symlinks=False)
     except FileNotFoundError:
@@ -1141,7 +1268,7 @@ def _replace_in(
         # round 19). Checked before the rename (nothing lands) and after it (then it is said).
         if _inode_at(parent, tmp) != mine:
             raise _swapped(shown, landed=False)
-        os.rename(tmp, os.fsencode(name), src_dir_fd=parent, dst_dir_fd=parent)
+        _land(parent, tmp, os.fsencode(name), base, exclusive, shown)
         renamed = True
     except BaseException:
         if not renamed and _inode_at(parent, tmp) == mine:  # never a file a command put there

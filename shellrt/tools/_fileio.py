@@ -20,12 +20,13 @@ import stat
 from dataclasses import dataclass
 
 from sandbox import confine
-from sandbox.confine import Identity, View, WriteOutcome
+from sandbox.confine import Identity, Stamp, View, WriteOutcome, stamp
 from shellrt.protocol import FileReadRecord, ToolExecutionError
 
 __all__ = [
     "MAX_EDIT_BYTES",
     "DecodedText",
+    "Existing",
     "decode_bytes",
     "dominant_newline",
     "read_existing",
@@ -53,17 +54,37 @@ class DecodedText:
     text: str
     encoding: str
     bom: bytes = b""
+    errors: str = "strict"
+    #: A UTF-16 file's odd last byte (no character), kept as it was.
+    tail: bytes = b""
 
     def encode(self, text: str) -> bytes:
         """Encode ``text`` the way the original was encoded; raises UnicodeEncodeError."""
-        return self.bom + text.encode(self.encoding)
+        return self.bom + text.encode(self.encoding, self.errors) + self.tail
+
+
+#: Error handlers that give back, on encoding, the very bytes they decoded (never U+FFFD).
+_LOSSLESS = {"utf-8": "surrogateescape", "utf-16-le": "surrogatepass", "utf-16-be": "surrogatepass"}
 
 
 def decode_bytes(data: bytes) -> DecodedText:
-    """Decode with a lossless encoding: BOM-declared, else UTF-8, else latin-1."""
+    """Decode losslessly: BOM-declared, else UTF-8, else latin-1. Encoding the text unchanged gives
+    ``data`` back, always: a BOM file with bytes its encoding cannot hold was decoded with U+FFFD for
+    them, and an Edit anywhere in it wrote U+FFFD back for bytes it never touched (red team, round 20).
+    Such a file is decoded as latin-1 whole (BOM included), which every byte survives."""
     for bom, encoding in _BOMS:
         if data.startswith(bom):
-            return DecodedText(data[len(bom) :].decode(encoding, errors="replace"), encoding, bom)
+            body, tail = data[len(bom) :], b""
+            if encoding != "utf-8" and len(body) % 2:
+                body, tail = body[:-1], body[-1:]
+            errors = _LOSSLESS[encoding]
+            try:
+                decoded = DecodedText(body.decode(encoding, errors), encoding, bom, errors, tail)
+                if decoded.encode(decoded.text) == data:
+                    return decoded
+            except UnicodeError:
+                pass  # a surrogate UTF-16 cannot pass
+            return DecodedText(data.decode("latin-1"), "latin-1")
     try:
         return DecodedText(data.decode("utf-8"), "utf-8")
     except UnicodeDecodeError:
@@ -93,10 +114,19 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+@dataclass(frozen=True)
+class Existing:
+    """A file's bytes, its canonical path, and its `Stamp` from before the bytes were read."""
+
+    data: bytes
+    path: str
+    stamp: Stamp
+
+
 def read_existing(
     view: View, where: str, *, label: str, expect: str | None = None, expect_id: Identity | None = None
-) -> tuple[bytes, str] | None:
-    """Bytes and canonical path of the file at ``where`` (opened anchored), or None when it does not exist.
+) -> Existing | None:
+    """Bytes, canonical path and stamp of the file at ``where`` (opened anchored), or None when it does not exist.
 
     Raises `ToolExecutionError` for a directory or special file; `OSError`
     (`sandbox.confine.ConfinementError` included) when it cannot be reached.
@@ -112,7 +142,8 @@ def read_existing(
             f"{label} is not a regular file ({exc.kind}); the file tools change regular files only."
         ) from None
     try:
-        mode = os.fstat(fd).st_mode
+        before = os.fstat(fd)  # before the read: a change after it is a change to what was read
+        mode = before.st_mode
         if stat.S_ISDIR(mode):
             raise ToolExecutionError(f"{label} is a directory; give the path of a file.")
         if not stat.S_ISREG(mode):
@@ -125,7 +156,7 @@ def read_existing(
                 f"{label} is too large for Edit and Write ({os.fstat(fd).st_size:,} bytes; at most "
                 f"{MAX_EDIT_BYTES:,}): they hold the whole file in memory. Change it with Bash (e.g. `sed -i`)."
             )
-        return data, canonical
+        return Existing(data, canonical, stamp(before))
     finally:
         os.close(fd)
 
@@ -157,15 +188,33 @@ def _refuse_acl(fd: int, label: str) -> None:
 
 
 def write_confined(
-    view: View, where: str, data: bytes, *, expect: str | None = None, expect_id: Identity | None = None
+    view: View,
+    where: str,
+    data: bytes,
+    *,
+    over: Existing | None,
+    expect: str | None = None,
+    expect_id: Identity | None = None,
 ) -> tuple[WriteOutcome, FileReadRecord]:
     """Atomically write ``data`` at ``where`` inside the view's writable places (parents created there).
 
-    ``expect``: the canonical path the permission check judged (refused if it now leads elsewhere);
-    ``expect_id``: what it found there (`sandbox.confine.Identity`; refused if that changed).
+    ``over``: what the caller read there (None: nothing). The write replaces only that, unchanged,
+    or creates the file only if none appeared meanwhile: a command's change made while the tool
+    worked is never lost unseen. ``expect``: the canonical path the permission check judged
+    (refused if it now leads elsewhere); ``expect_id``: what it found there
+    (`sandbox.confine.Identity`; refused if that changed).
     Returns where it landed and the read-state record of what is now there.
     """
-    outcome = confine.write_file(view, where, data, make_parents=True, expect=expect, expect_id=expect_id)
+    outcome = confine.write_file(
+        view,
+        where,
+        data,
+        make_parents=True,
+        expect=expect,
+        expect_id=expect_id,
+        base=over.stamp if over is not None else None,
+        exclusive=over is None,
+    )
     mtime_ns = 0
     try:
         fd, _ = confine.open_file(view, outcome.path)

@@ -142,6 +142,10 @@ def _root_mounts(
     return [Mount(p, p, writable=writable, caller_reads=caller_reads) for p in dict.fromkeys((text, real))]
 
 
+#: `_reader` before a bwrap session has its uid: read as no one may (and own nothing as it).
+_NO_SESSION_UID = (2**32 - 2, 2**32 - 2)
+
+
 def _reader(backend: SandboxBackend | None) -> tuple[int, int] | None:
     """The identity commands run as when it is not the caller's: bwrap run as root runs them under
     its unprivileged sandbox uid, and the file tools must not read with root's power what they cannot."""
@@ -156,7 +160,7 @@ def _reader(backend: SandboxBackend | None) -> tuple[int, int] | None:
     if isinstance(config, BwrapConfig):
         ids = getattr(backend, "sandbox_ids", None)  # the fixed or the session's leased uid
         if ids is None:  # no session uid yet: fail closed, read as no one may
-            return (2**32 - 2, 2**32 - 2)
+            return _NO_SESSION_UID
         return (int(ids[0]), int(ids[1]))
     return None
 
@@ -301,7 +305,13 @@ def _build_view(ctx: ToolContext) -> View:
                 )
         private_tmp = getattr(backend, "session_tmp", None)
         if isinstance(private_tmp, Path):
-            mounts.append(Mount("/tmp", str(private_tmp), writable=True))
+            # bwrap as root: the private /tmp is bound as it is (not idmapped) and commands use it as
+            # the sandbox's user; the tools act as that user there too. They made root's files and
+            # directories there, which commands could not change (red team round 20).
+            acting = reader if reader is not None and reader != _NO_SESSION_UID else None
+            mounts.append(
+                Mount("/tmp", str(private_tmp), writable=True, owner=acting, idmapped=acting is not None)
+            )
             private += _bwrap_private(list(backend.policy.allowed_roots()))
         for denied in backend.policy.read_denied:
             inside = backend.to_sandbox_path(Path(denied))

@@ -28,6 +28,7 @@ from shellrt.protocol import (
 )
 from shellrt.tools._fileio import (
     DecodedText,
+    Existing,
     decode_bytes,
     dominant_newline,
     read_existing,
@@ -166,7 +167,7 @@ class EditTool(SendableText, Tool[EditInput, EditOutput]):
 
 @dataclass
 class _Plan:
-    original: bytes | None
+    original: Existing | None
     decoded: DecodedText
     new_text: str
     replacements: int
@@ -174,9 +175,7 @@ class _Plan:
     span: int
 
 
-def _plan(
-    view: View, existing: tuple[bytes, str] | None, path: str, tool_input: EditInput, ctx: ToolContext
-) -> _Plan:
+def _plan(view: View, existing: Existing | None, path: str, tool_input: EditInput, ctx: ToolContext) -> _Plan:
     """Everything up to the write: freshness, matching, the new text. Raises with a next step."""
     old, new = tool_input.old_string, tool_input.new_string
     if old == new:
@@ -187,7 +186,7 @@ def _plan(
         raise ToolExecutionError(
             f"File does not exist: {path}. Check the path (Glob finds files); to create a file use Write."
         )
-    data, path = existing
+    data, path = existing.data, existing.path
     require_fresh(data, state_key(path, ctx, view), path, ctx.read_state, verb="edit", need_full=False)
     decoded = decode_bytes(data)
     text = decoded.text
@@ -197,7 +196,7 @@ def _plan(
                 "old_string is empty but the file is not: give the exact text to replace (or use Write to "
                 "replace the whole file)."
             )
-        return _Plan(data, decoded, to_newline(new, dominant_newline(text)), 1, 0, len(new))
+        return _Plan(existing, decoded, to_newline(new, dominant_newline(text)), 1, 0, len(new))
     newline = dominant_newline(text)
     candidates = [(old, new)]
     if newline != "\n":
@@ -222,7 +221,7 @@ def _plan(
             if tool_input.replace_all
             else text.replace(cand_old, cand_new, 1)
         )
-        return _Plan(data, decoded, new_text, count if tool_input.replace_all else 1, at, len(cand_new))
+        return _Plan(existing, decoded, new_text, count if tool_input.replace_all else 1, at, len(cand_new))
     hint = ""
     if re.match(r"^ *\d+\t", old) and all(re.match(r"^ *\d+\t", ln) for ln in old.splitlines() if ln):
         hint = " It starts with Read's line-number prefix (spaces, number, tab); leave that out."
@@ -243,7 +242,7 @@ def _apply(
         )
     except OSError as exc:
         raise refusal("edit", tool_input.file_path, exc) from None
-    path = existing[1] if existing is not None else where
+    path = existing.path if existing is not None else where
     plan = _plan(view, existing, path, tool_input, ctx)
     try:
         payload = plan.decoded.encode(plan.new_text)
@@ -254,7 +253,7 @@ def _apply(
         ) from None
     try:
         outcome, record = write_confined(
-            view, path, payload, expect=tool_input.canonical, expect_id=tool_input.identity
+            view, path, payload, over=existing, expect=tool_input.canonical, expect_id=tool_input.identity
         )
     except OSError as exc:
         raise refusal("edit", tool_input.file_path, exc) from None

@@ -10,6 +10,7 @@ allowed roots. The write is atomic.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 
@@ -111,7 +112,7 @@ class WriteTool(SendableText, Tool[WriteInput, WriteOutput]):
             except OSError:
                 return  # unreachable: the permission check says why
             if existing is not None:
-                require_fresh(existing[0], key, canonical, ctx.read_state, verb="overwrite", need_full=True)
+                require_fresh(existing.data, key, canonical, ctx.read_state, verb="overwrite", need_full=True)
 
         try:
             await off_loop(check, what=f"Reading {tool_input.file_path}")
@@ -175,11 +176,11 @@ def _write(
     if existing is None:
         payload = content.encode("utf-8")
     else:
-        data, canonical = existing
+        data, canonical = existing.data, existing.path
         require_fresh(
             data, state_key(canonical, ctx, view), canonical, ctx.read_state, verb="overwrite", need_full=True
         )
-        decoded = decode_bytes(data)
+        decoded = dataclasses.replace(decode_bytes(data), tail=b"")  # the whole content is new
         old_text = decoded.text
         newline = dominant_newline(old_text)
         text = to_newline(content, newline) if newline != "\n" and "\r" not in content else content
@@ -190,7 +191,9 @@ def _write(
             payload = text.encode("utf-8")
         content = text
     try:
-        outcome, record = write_confined(view, where, payload, expect=expect, expect_id=expect_id)
+        outcome, record = write_confined(
+            view, where, payload, over=existing, expect=expect, expect_id=expect_id
+        )
     except OSError as exc:
         raise refusal("write", raw, exc) from None
     created = outcome.created
