@@ -63,6 +63,9 @@ GIT_CONFIG_OVERRIDES: tuple[tuple[str, str, str], ...] = (
     ("credential.helper", "", "credential helpers are arbitrary programs"),
     ("uploadpack.packObjectsHook", "", "runs a program on fetch from this repository"),
     ("protocol.ext.allow", "never", "ext:: remotes run arbitrary commands"),
+    # GIT_OPTIONAL_LOCKS=0 covers `git status` only: git diff's quiet refresh takes index.lock and
+    # rewrites .git/index when a file's stat data changed and its content did not (round 20).
+    ("diff.autoRefreshIndex", "false", "git diff would rewrite .git/index (a stat refresh under index.lock)"),
 )
 
 #: Plain environment variables (why in the comments).

@@ -21,7 +21,7 @@ from shellrt.analysis import CommandAnalysis
 from shellrt.analysis.powershell import ALIASES
 from shellrt.permissions.interfaces import CommandPart
 
-__all__ = ["powershell_parts"]
+__all__ = ["powershell_parts", "powershell_path_words"]
 
 #: Cmdlets that run code or a program named by their arguments, or rebind a name.
 _RUNS_CODE: Final = frozenset(
@@ -118,3 +118,35 @@ def powershell_parts(a: CommandAnalysis) -> list[CommandPart]:
             )
         )
     return parts
+
+
+#: A drive qualifier (``Env:``, ``C:``, ``HKLM:``): not a workspace path (providers: ``::`` anywhere).
+_DRIVE: Final = re.compile(r"[A-Za-z][\w.]*:").match
+#: What PowerShell expands or evaluates inside an argument (outside single quotes).
+_DYNAMIC: Final = frozenset("$`(@{")
+
+
+def powershell_path_words(word: str) -> list[str | None]:
+    """The path-like values a PowerShell argument word may name, as a bash-style check reads them;
+    None for one that cannot be resolved here (the caller treats it as outside the workspace).
+
+    Why: PowerShell passes ``-Path:/etc/x`` (a value attached to its parameter), ``"/etc/x"``
+    (quotes kept in the analysis's argv), ``a,/etc/x`` (an array), ``..\\x`` (either separator
+    on Unix), ``FileSystem::/etc/x``, ``Env:NAME`` and ``~`` in quotes to its providers; a check
+    that only looks for a leading ``/``, ``~`` or ``..`` let them all read outside the workspace."""
+    if word.startswith("-"):
+        _, colon, value = word.partition(":")
+        if not colon or not value:
+            return []  # a parameter name; its value, if any, is the next word
+        word = value
+    out: list[str | None] = []
+    for item in word.split(","):
+        quoted = len(item) >= 2 and item[0] == item[-1] and item[0] in "'\""
+        if quoted:
+            item = item[1:-1]
+        if (not quoted or word[0] == '"') and not _DYNAMIC.isdisjoint(item):
+            out.append(None)
+            continue
+        item = item.replace("\\", "/")
+        out.append(None if "::" in item or _DRIVE(item) else item)
+    return out

@@ -60,6 +60,7 @@ from shellrt.tools._bashparts import command_parts as _command_parts
 from shellrt.tools._bashparts import git_reads_only, runs_host_git
 from shellrt.tools._pathfree import memoised_parts, names_no_path
 from shellrt.tools._paths import is_sensitive, rule_path_resolver
+from shellrt.tools._pwshparts import powershell_path_words
 from shellrt.tools._realdir import real_dir
 
 __all__ = ["Bash", "BashInput", "BashOutput", "ShellTool", "bash_output", "format_output", "output_is_error"]
@@ -392,7 +393,10 @@ class ShellTool(Tool[BashInput, BashOutput]):
             why = "; ".join(a.reasons[:3]) or "it may change the system"
             return PermissionResult.ask(f"This command is not read-only ({why}).")
         roots, to_host, cwd = judged.roots, judged.to_host, judged.cwd
-        outside = [p for p in _paths_mentioned(a, cwd) if not _inside(to_host(p), roots)]
+        pwsh = self.shell == "powershell"
+        outside = [p for p in _paths_mentioned(a, cwd, pwsh) if not _inside(to_host(p), roots)]
+        if pwsh:
+            outside.extend(_pwsh_unresolved(a))
         if not _inside(cwd, roots):
             outside.insert(0, ctx.cwd)
         if outside:
@@ -767,11 +771,21 @@ def _rule_view(ctx: ToolContext) -> Callable[[str], str]:
     return rule_path_resolver(ctx)
 
 
-def _paths_mentioned(a: CommandAnalysis, cwd: str) -> list[str]:
-    """Absolute forms of cd targets and of path-like arguments (``/x``, ``~``, ``..``)."""
+def _pwsh_unresolved(a: CommandAnalysis) -> list[str]:
+    """PowerShell argument words whose path cannot be resolved here (`powershell_path_words`):
+    never "inside the workspace"."""
+    return [w for sub in a.subcommands for w in sub.argv[1:] if None in powershell_path_words(w)]
+
+
+def _paths_mentioned(a: CommandAnalysis, cwd: str, powershell: bool = False) -> list[str]:
+    """Absolute forms of cd targets and of path-like arguments (``/x``, ``~``, ``..``); PowerShell
+    words as its providers read them (`powershell_path_words`)."""
     found: list[str] = []
     candidates = list(a.cd_targets)
     for sub in a.subcommands:
+        if powershell:
+            candidates.extend(i for w in sub.argv[1:] for i in powershell_path_words(w) if i)
+            continue
         candidates.extend(w for w in sub.argv[1:] if w and not w.startswith("-"))
     for word in candidates:
         if word.startswith("~"):
