@@ -14,10 +14,10 @@ when the operator allows it). Limits a task or the operator sets are never chang
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from sandbox import ResourceLimits, SandboxConfig, SandboxPolicy
+from sandbox._hostmem import usable_memory
 from sandbox.factory import create_backend
 
 __all__ = ["machine_ceilings", "with_default_limits"]
@@ -33,7 +33,7 @@ _ASPECTS = {"memory_bytes": "memory", "pids": "pids", "cpus": "cpus", "tmp_bytes
 def machine_ceilings(concurrency: int) -> ResourceLimits:
     """Each of ``concurrency`` tasks' share of this machine (memory, pids, /tmp size)."""
     share = max(1, concurrency)
-    memory = max(_MIN_MEMORY, _usable_memory() * 3 // 4 // share)
+    memory = max(_MIN_MEMORY, usable_memory() * 3 // 4 // share)
     pids = max(_MIN_PIDS, min(_MAX_PIDS, _threads_max() // (4 * share)))
     return ResourceLimits(memory_bytes=memory, pids=pids, tmp_bytes=max(_MIN_MEMORY // 2, memory // 2))
 
@@ -55,35 +55,6 @@ def with_default_limits(
     if not added:
         return policy
     return policy.model_copy(update={"limits": ResourceLimits(**{**own, **added})})
-
-
-def _usable_memory() -> int:
-    """The host's memory, or the memory limit of the cgroup this process runs in when lower."""
-    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    limit = _cgroup_memory_limit()
-    return min(total, limit) if limit else total
-
-
-def _cgroup_memory_limit() -> int | None:
-    try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        _, controllers, path = line.split(":", 2)
-        if controllers == "":  # cgroup v2
-            candidate = Path("/sys/fs/cgroup") / path.lstrip("/") / "memory.max"
-        elif "memory" in controllers.split(","):
-            candidate = Path("/sys/fs/cgroup/memory") / path.lstrip("/") / "memory.limit_in_bytes"
-        else:
-            continue
-        try:
-            text = candidate.read_text().strip()
-        except OSError:
-            continue
-        if text.isdigit() and int(text) < (1 << 60):  # v1 says "no limit" with a huge number
-            return int(text)
-    return None
 
 
 def _threads_max() -> int:
