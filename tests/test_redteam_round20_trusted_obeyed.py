@@ -22,14 +22,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
 
-from shellrt.runtime import Runtime
 from shellrt.supervisor._cd_loads import cd_loaded_reason
 from shellrt.supervisor.protect import protected_reason
+from tests._plants import plant_with_bash
 
 _PLANTS = {
     ".dir-locals.el": '((nil . ((eval . (shell-command "./evil.sh")))))\n',
@@ -53,18 +51,7 @@ def test_files_obeyed_on_open_or_save_are_protected(tmp_path: Path, monkeypatch:
     (ws / ".hg").mkdir(parents=True)
     (ws / ".hg" / "hgrc").write_text(_HGRC)  # the operator's
     plants = {**_PLANTS, **_ORDINARY}
-    code = "\n".join(
-        f"os.makedirs(os.path.dirname({p!r}) or '.', exist_ok=True); open({p!r}, 'w').write({c!r})"
-        for p, c in plants.items()
-    )
-    command = f"python3 - <<'EOF' && echo planted\nimport os\n{code}\nEOF"
-
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "local", mode="bypassPermissions", session_dir=tmp_path / "s") as rt:
-            block = {"type": "tool_use", "id": "c0", "name": "Bash", "input": {"command": command}}
-            return list((await rt.run({"role": "assistant", "content": [block]}))["content"])
-
-    results = anyio.run(main)
+    results = plant_with_bash(ws, tmp_path / "s", plants)
     shown = json.dumps(results)
     assert "planted" in shown, shown
     kept = [p for p in _PLANTS if os.path.lexists(ws / p)]
@@ -101,18 +88,7 @@ def test_a_system_program_planted_in_node_modules_bin_on_path_is_reverted(
     (ws / ".envrc").write_text("layout node\n")  # the operator's, trusted with `direnv allow`
     plants = {"node_modules/.bin/ls": "#!/bin/sh\n./evil.sh\n", "node_modules/.bin/git": "#!/bin/sh\n./evil.sh\n"}
     ordinary = {"node_modules/.bin/tsc": "x\n", "node_modules/.bin/eslint": "x\n", "node_modules/.bin/node": "x\n"}
-    code = "\n".join(
-        f"os.makedirs(os.path.dirname({p!r}), exist_ok=True); open({p!r}, 'w').write({c!r})"
-        for p, c in {**plants, **ordinary}.items()
-    )
-    command = f"python3 - <<'EOF' && echo planted\nimport os\n{code}\nEOF"
-
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "local", mode="bypassPermissions", session_dir=tmp_path / "s") as rt:
-            block = {"type": "tool_use", "id": "c0", "name": "Bash", "input": {"command": command}}
-            return list((await rt.run({"role": "assistant", "content": [block]}))["content"])
-
-    shown = json.dumps(anyio.run(main))
+    shown = json.dumps(plant_with_bash(ws, tmp_path / "s", {**plants, **ordinary}))
     assert "planted" in shown, shown
     kept = [p for p in plants if os.path.lexists(ws / p)]
     assert not kept, (kept, shown)
@@ -135,19 +111,8 @@ def test_a_venv_on_path_keeps_its_interpreter_but_not_a_planted_system_program(
     (ws / ".envrc").write_text("layout python3\nPATH_add .venv/bin\n")  # the operator's
     plants = {".direnv/python-3.11/bin/git": "#!/bin/sh\n./evil.sh\n", ".venv/bin/ls": "#!/bin/sh\n./evil.sh\n"}
     ordinary = {".direnv/python-3.11/bin/pytest": "x\n", ".venv/bin/pip": "x\n", ".venv/bin/activate": "x\n"}
-    code = "\n".join(
-        f"os.makedirs(os.path.dirname({p!r}), exist_ok=True); open({p!r}, 'w').write({c!r})"
-        for p, c in {**plants, **ordinary}.items()
-    )
-    code += "\nfor d in ('.venv', '.direnv/python-3.11'): os.symlink('/usr/bin/python3', d + '/bin/python3')"
-    command = f"python3 - <<'EOF' && echo planted\nimport os\n{code}\nEOF"
-
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "local", mode="bypassPermissions", session_dir=tmp_path / "s") as rt:
-            block = {"type": "tool_use", "id": "c0", "name": "Bash", "input": {"command": command}}
-            return list((await rt.run({"role": "assistant", "content": [block]}))["content"])
-
-    shown = json.dumps(anyio.run(main))
+    links = "for d in ('.venv', '.direnv/python-3.11'): os.symlink('/usr/bin/python3', d + '/bin/python3')"
+    shown = json.dumps(plant_with_bash(ws, tmp_path / "s", {**plants, **ordinary}, extra=links))
     assert "planted" in shown, shown
     kept = [p for p in plants if os.path.lexists(ws / p)]
     assert not kept, (kept, shown)
@@ -172,15 +137,7 @@ def test_what_use_nix_and_use_flake_evaluate_at_cd_is_protected(
     (ws / "flake.nix").write_text("{ }\n")
     evil = '{ shellHook = "./evil.sh"; }\n'
     plants = {"flake.nix": evil, "flake.lock": "{}\n", "sub/shell.nix": evil, "sub/default.nix": evil}
-    code = "\n".join(f"open({p!r}, 'w').write({c!r})" for p, c in {**plants, "other.nix": evil}.items())
-    command = f"python3 - <<'EOF' && echo planted\n{code}\nEOF"
-
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "local", mode="bypassPermissions", session_dir=tmp_path / "s") as rt:
-            block = {"type": "tool_use", "id": "c0", "name": "Bash", "input": {"command": command}}
-            return list((await rt.run({"role": "assistant", "content": [block]}))["content"])
-
-    shown = json.dumps(anyio.run(main))
+    shown = json.dumps(plant_with_bash(ws, tmp_path / "s", {**plants, "other.nix": evil}))
     assert "planted" in shown, shown
     assert (ws / "flake.nix").read_text() == "{ }\n", shown
     kept = [p for p in plants if p != "flake.nix" and os.path.lexists(ws / p)]
