@@ -7,6 +7,10 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from socketserver import BaseServer
+from typing import TypeVar
+
+_S = TypeVar("_S", bound=BaseServer)
 
 Route = tuple[int, dict[str, str], bytes]
 
@@ -47,6 +51,13 @@ def serve(routes: dict[str, Route], host: str = "127.0.0.1") -> Iterator[_Server
     server.routes = routes
     server.hits = Counter()
     server.hosts = []
+    with serving(server):
+        yield server
+
+
+@contextmanager
+def serving(server: _S) -> Iterator[_S]:
+    """``server`` answering from a thread until the block ends; then shut down and closed."""
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -9,7 +9,6 @@ through a real connection (what the installed SDK does).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,6 +20,7 @@ from shellrt.tools.mcp import McpServerError
 from shellrt.tools.mcp._http_client import mcp_http_client, origin_of
 from shellrt.tools.mcp.config import HttpServerConfig
 from shellrt.tools.mcp.connection import McpServerConnection
+from tests._http_server import serving
 
 pytestmark = pytest.mark.anyio
 
@@ -59,13 +59,8 @@ class _Handler(BaseHTTPRequestHandler):
 def _server(location: str | None = None) -> Iterator[_Recorder]:
     server = _Recorder(("127.0.0.1", 0), _Handler)
     server.seen, server.location = [], location
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _url(server: _Recorder, path: str = "/mcp") -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import socket
 import struct
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._http_server import serving
 from tests._proxy_client import proxy_talk, running_proxy
 
 _ROUTING = (
@@ -61,14 +61,8 @@ class _Recorder(BaseHTTPRequestHandler):
 def _recorder() -> Iterator[_Seen]:
     server = _Seen(("127.0.0.1", 0), _Recorder)
     server.seen = []
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
 
 
 def _request(port: int, target: str) -> bytes:
