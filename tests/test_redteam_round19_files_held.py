@@ -12,14 +12,12 @@
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import shutil
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -28,18 +26,10 @@ from sandbox import confine
 from sandbox.confine import Mount, View
 from shellrt.tools._grep_python import python_list_files, python_search
 from shellrt.tools._search_types import GrepQuery
+from tests._calls import one_call as _one
 from tests.conftest import require
 
 SECRET = "outside-secret-7f3a"
-
-
-_SEQ = itertools.count()
-
-
-async def _one(rt: shellrt.Runtime, name: str, **raw: Any) -> dict[str, Any]:
-    user = await rt.run([{"type": "tool_use", "id": f"t{next(_SEQ)}", "name": name, "input": raw}])
-    block: dict[str, Any] = user["content"][0]
-    return block
 
 
 @pytest.mark.anyio

@@ -12,18 +12,16 @@ UTF-8 without a BOM, a lone CR) are pinned here too.
 from __future__ import annotations
 
 import codecs
-import itertools
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import shellrt
 from shellrt.tools._fileio import decode_bytes
+from tests._calls import one_call as _one
 
 pytestmark = pytest.mark.anyio
 
-_ids = itertools.count()
 
 U16 = "alpha beta\n".encode("utf-16-le")
 #: name -> (bytes before, bytes after replacing "alpha" with "ALPHA"): nothing else may change.
@@ -47,12 +45,6 @@ CASES: dict[str, tuple[bytes, bytes]] = {
     "crlf_mixed.txt": (b"alpha\r\nbeta\nc\r\nd\re\n", b"ALPHA\r\nbeta\nc\r\nd\re\n"),
     "invalid_utf8.txt": (b"alpha caf\xc3\xa9 \xff beta\n", b"ALPHA caf\xc3\xa9 \xff beta\n"),
 }
-
-
-async def _one(rt: shellrt.Runtime, name: str, **raw: Any) -> dict[str, Any]:
-    user = await rt.run([{"type": "tool_use", "id": f"t{next(_ids)}", "name": name, "input": raw}])
-    block: dict[str, Any] = user["content"][0]
-    return block
 
 
 async def test_edit_keeps_every_byte_it_did_not_replace(tmp_path: Path) -> None:

@@ -15,16 +15,16 @@ end up holding the racer's content (it wrote last, or the tool refused).
 
 from __future__ import annotations
 
-import itertools
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import shellrt
+from tests._calls import block_text as _text
+from tests._calls import one_call as _one
 
 pytestmark = pytest.mark.anyio
 
@@ -57,18 +57,6 @@ else:  # create
 """
 
 BIG = b"model\n" * (512 * 1024)  # 3 MiB: the temp file's write and fsync take milliseconds
-_ids = itertools.count()
-
-
-async def _one(rt: shellrt.Runtime, name: str, **raw: Any) -> dict[str, Any]:
-    user = await rt.run([{"type": "tool_use", "id": f"t{next(_ids)}", "name": name, "input": raw}])
-    block: dict[str, Any] = user["content"][0]
-    return block
-
-
-def _text(block: dict[str, Any]) -> str:
-    content = block["content"]
-    return content if isinstance(content, str) else "\n".join(c.get("text", "") for c in content)
 
 
 def _wait_for(path: Path, seconds: float = 30.0) -> None:

@@ -12,31 +12,18 @@ or write there the tools may not either.
 
 from __future__ import annotations
 
-import itertools
 import os
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import shellrt
+from tests._calls import block_text as _text
+from tests._calls import one_call as _one
 from tests.conftest import require
 
 pytestmark = pytest.mark.anyio
-
-_ids = itertools.count()
-
-
-async def _one(rt: shellrt.Runtime, name: str, **raw: Any) -> dict[str, Any]:
-    user = await rt.run([{"type": "tool_use", "id": f"t{next(_ids)}", "name": name, "input": raw}])
-    block: dict[str, Any] = user["content"][0]
-    return block
-
-
-def _text(block: dict[str, Any]) -> str:
-    content = block["content"]
-    return content if isinstance(content, str) else "\n".join(c.get("text", "") for c in content)
 
 
 async def test_tools_in_private_tmp_leave_files_commands_own(tmp_path: Path) -> None:
