@@ -104,7 +104,10 @@ class _TrustKeepingGate(RulesGate):
         files: frozenset[tuple[str, str]] | None = None,
     ) -> None:
         before = self.local_settings_digest
+        self.anchors_written = None
         super()._remember(scope, rules, chain, dirs, files)
+        if self.anchors_written is not None and self.on_saved is not None:
+            self.on_saved(self.anchors_written)  # shellrt's own record of what saved rules allowed
         written = self.local_settings_digest
         # Only what shellrt itself just wrote is vouched for: a failed save (the file was planted,
         # unparsable, a link) must neither be kept by the protected-files check nor trusted.
