@@ -122,3 +122,23 @@ def test_a_saved_rule_does_not_hold_in_another_checkout(home: Path) -> None:
     results, asked = _session(other, ["make test"])
     assert not (other / "pwned").exists(), results  # before: ran unasked
     assert len(asked) == 1, asked
+
+
+def test_a_saved_relative_rule_pins_per_checkout(home: Path) -> None:
+    """``Bash(./scripts/*)`` written in one worktree's local settings: its first run there asks and
+    an "always in this project" answer pins it; the same file in another checkout asks again."""
+    ws = home / "ws"
+    (ws / "scripts").mkdir(parents=True)
+    (ws / "scripts" / "x.sh").write_text("#!/bin/sh\necho benign\n")
+    (ws / "scripts" / "x.sh").chmod(0o755)
+    (ws / ".shellrt").mkdir()
+    (ws / ".shellrt" / "settings.local.json").write_text('{"permissions": {"allow": ["Bash(./scripts/*)"]}}\n')
+    results, asked = _session(ws, ["./scripts/x.sh"], answer="project")
+    assert len(asked) == 1 and "benign" in json.dumps(results), (asked, results)  # before: not asked
+    results, asked = _session(ws, ["./scripts/x.sh"])
+    assert not asked and "benign" in json.dumps(results), (asked, results)
+    other = home / "other"
+    shutil.copytree(ws, other)
+    (other / "scripts" / "x.sh").write_text("#!/bin/sh\ntouch pwned\n")
+    results, asked = _session(other, ["./scripts/x.sh"])
+    assert not (other / "pwned").exists() and len(asked) == 1, (asked, results)

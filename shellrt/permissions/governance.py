@@ -95,6 +95,14 @@ class _TrustKeepingGate(RulesGate):
     #: Told about each save, so the supervisor's protected-files check keeps it (set by the runtime).
     on_saved: Callable[[Path], None] | None = None
 
+    def _record_anchors(
+        self, file: Path, texts: list[str], files: frozenset[tuple[str, str]], chain: list[str]
+    ) -> None:
+        self.anchors_written = None
+        super()._record_anchors(file, texts, files, chain)
+        if self.anchors_written is not None and self.on_saved is not None:
+            self.on_saved(self.anchors_written)  # shellrt's own record of what saved rules allowed
+
     def _remember(
         self,
         scope: str,
@@ -104,10 +112,7 @@ class _TrustKeepingGate(RulesGate):
         files: frozenset[tuple[str, str]] | None = None,
     ) -> None:
         before = self.local_settings_digest
-        self.anchors_written = None
         super()._remember(scope, rules, chain, dirs, files)
-        if self.anchors_written is not None and self.on_saved is not None:
-            self.on_saved(self.anchors_written)  # shellrt's own record of what saved rules allowed
         written = self.local_settings_digest
         # Only what shellrt itself just wrote is vouched for: a failed save (the file was planted,
         # unparsable, a link) must neither be kept by the protected-files check nor trusted.
