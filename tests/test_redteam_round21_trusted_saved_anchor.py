@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from shellrt.runtime import Runtime
 _IDS = itertools.count()
 _BENIGN = {
     "make test": ("Makefile", "test:\n\t@echo benign\n", "test:\n\t@touch pwned\n"),
-    "pytest -q": (
+    "pytest": (
         "conftest.py",
         "",
         "open('pwned', 'w').close()\n",
@@ -49,6 +50,10 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("npm_config_cache", str(tmp_path / "npm-cache"))
     monkeypatch.setenv("SHELLRT_TRUST_STORE", str(tmp_path / "config" / "trusted.json"))
     yield tmp_path
+
+
+#: The command each manifest's program is run with (pytest by this interpreter: on every caller's PATH).
+_COMMAND = {"make test": "make test", "pytest": f"{sys.executable} -m pytest -q -p no:cacheprovider", "npm test": "npm test"}
 
 
 def _workspace(root: Path, command: str) -> Path:
@@ -85,15 +90,16 @@ def _saved(ws: Path) -> list[str]:
     return list(json.loads((ws / ".shellrt" / "settings.local.json").read_text())["permissions"]["allow"])
 
 
-@pytest.mark.parametrize("command", ["make test", "pytest -q", "npm test"])
-def test_a_saved_rule_asks_again_after_what_it_runs_was_rewritten(home: Path, command: str) -> None:
-    ws = _workspace(home / "ws", command)
+@pytest.mark.parametrize("program", ["make test", "pytest", "npm test"])
+def test_a_saved_rule_asks_again_after_what_it_runs_was_rewritten(home: Path, program: str) -> None:
+    ws = _workspace(home / "ws", program)
+    command = _COMMAND[program]
     results, asked = _session(ws, [command], answer="project")
     assert len(asked) == 1 and not results[0]["is_error"], results
     assert f"Bash({command})" in _saved(ws)
     results, asked = _session(ws, [command])  # a later session: the saved rule holds, unasked
     assert not asked and not results[0]["is_error"], (asked, results)
-    name, _, evil = _BENIGN[command]
+    name, _, evil = _BENIGN[program]
     (ws / name).write_text(evil)  # a teammate's commit, or a command of the earlier session
     results, asked = _session(ws, [command])
     assert not (ws / "pwned").exists(), results  # before: ran unasked under the saved rule
@@ -142,3 +148,17 @@ def test_a_saved_relative_rule_pins_per_checkout(home: Path) -> None:
     (other / "scripts" / "x.sh").write_text("#!/bin/sh\ntouch pwned\n")
     results, asked = _session(other, ["./scripts/x.sh"])
     assert not (other / "pwned").exists() and len(asked) == 1, (asked, results)
+
+
+def test_an_interpreter_named_by_its_path_has_its_script_anchored(home: Path) -> None:
+    """``/usr/bin/python3 t.py``: the program's name was its path, which matched no interpreter,
+    so ``t.py`` was not fingerprinted and a rewrite ran under the remembered rule (round 18's class;
+    with ``-m pytest`` its ``conftest.py`` under a saved rule too)."""
+    ws = home / "ws"
+    ws.mkdir()
+    (ws / "t.x").write_text("print('benign')\n")
+    command = f"{sys.executable} t.x"  # `/bin/sh x` was anchored before (the analysis names it `sh`)
+    rewrite = "cp t.x old && echo 'import os' > t.x"  # a prompt of its own, also allowed
+    results, asked = _session(ws, [command, command, rewrite, command], answer="session")
+    assert "benign" in json.dumps(results[1]) and not results[2]["is_error"], results
+    assert len(asked) == 3, asked  # before: 2 (the rewritten t.x ran under the remembered rule)
