@@ -49,6 +49,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("npm_config_cache", str(tmp_path / "npm-cache"))
     monkeypatch.setenv("SHELLRT_TRUST_STORE", str(tmp_path / "config" / "trusted.json"))
+    monkeypatch.delenv("SHELLRT_RULE_ANCHORS", raising=False)  # the default: next to the trust store
     yield tmp_path
 
 

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 __all__ = [
+    "RULE_ANCHORS_ENV",
     "TRUST_STORE_ENV",
     "later_session_files",
     "link_targets",
@@ -20,6 +21,8 @@ __all__ = [
 ]
 
 TRUST_STORE_ENV = "SHELLRT_TRUST_STORE"
+#: Where `rule_anchors_path` is, when set (else next to the trust store).
+RULE_ANCHORS_ENV = "SHELLRT_RULE_ANCHORS"
 
 
 def trust_store_path() -> Path:
@@ -36,6 +39,9 @@ def trust_store_path() -> Path:
 def rule_anchors_path() -> Path:
     """Where saved "always in this project" rules keep what they allowed (`rule_anchors`): next to
     the trust store, outside the workspace, since a command there can rewrite the settings file."""
+    explicit = os.environ.get(RULE_ANCHORS_ENV)
+    if explicit:
+        return Path(explicit)
     store = trust_store_path()
     return store.with_name(f"{store.stem}.rule-anchors.json")
 
