@@ -150,3 +150,16 @@ def _host_devices_intact() -> Iterator[None]:
         if os.geteuid() == 0:
             _restore_devices(broken)
         pytest.fail(f"this test replaced host device node(s) {broken}: something wrote outside its sandbox")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _rule_anchors_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Saved rules' anchors (round 21) go to a temp store, not ``~/.config/shellrt``: a test that
+    answers "always in this project" without its own trust store must leave nothing in the home."""
+    before = os.environ.get("SHELLRT_RULE_ANCHORS")
+    os.environ["SHELLRT_RULE_ANCHORS"] = str(tmp_path_factory.mktemp("rule-anchors") / "anchors.json")
+    yield
+    if before is None:
+        os.environ.pop("SHELLRT_RULE_ANCHORS", None)
+    else:
+        os.environ["SHELLRT_RULE_ANCHORS"] = before

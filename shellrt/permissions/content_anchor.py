@@ -27,7 +27,16 @@ import stat
 
 from shellrt.permissions.interfaces import CommandPart
 
-__all__ = ["INTERPRETERS", "MANIFESTS", "Fingerprint", "named_files", "python_module", "script", "unchanged"]
+__all__ = [
+    "INTERPRETERS",
+    "MANIFESTS",
+    "Fingerprint",
+    "named_files",
+    "program",
+    "python_module",
+    "script",
+    "unchanged",
+]
 
 #: One named file: its path as named (joined to the part's directory) and what it was.
 Fingerprint = tuple[str, str]
@@ -97,7 +106,7 @@ def named_files(part: CommandPart) -> frozenset[Fingerprint]:
     if module:  # ``python3 -m tool`` runs ./tool.py (the directory is first on sys.path)
         stem = module.replace(".", "/")
         names += [f"{stem}.py", f"{stem}/__main__.py", f"{stem}/__init__.py"]
-    manifests = MANIFESTS.get(part.name, ()) + MANIFESTS.get(module.split(".")[0], ())
+    manifests = MANIFESTS.get(program(part), ()) + MANIFESTS.get(module.split(".")[0], ())
     out: set[Fingerprint] = set()
     for directory in part.dirs:
         for word in names:
@@ -112,7 +121,7 @@ def named_files(part: CommandPart) -> frozenset[Fingerprint]:
 def script(part: CommandPart) -> str:
     """The file an interpreter part runs (``t.py`` of ``python3 -W ignore t.py``), or ""
     (none, or code given inline with ``-c`` / ``-e`` / ``-m``, which the command's text shows)."""
-    name = part.name
+    name = program(part)
     if not (name in INTERPRETERS or _PYTHON.fullmatch(name)):
         return ""
     words = list(part.argv[1:])
@@ -138,7 +147,7 @@ def script(part: CommandPart) -> str:
 
 def python_module(part: CommandPart) -> str:
     """The module a Python part runs with ``-m`` (``pytest`` of ``python3 -m pytest``), or ""."""
-    if not _PYTHON.fullmatch(part.name):
+    if not _PYTHON.fullmatch(program(part)):
         return ""
     words = part.argv[1:]
     for index, word in enumerate(words[:-1]):
@@ -147,6 +156,12 @@ def python_module(part: CommandPart) -> str:
         if not word.startswith("-"):
             return ""
     return ""
+
+
+def program(part: CommandPart) -> str:
+    """The program's own name: ``python3`` of ``/usr/bin/python3`` too (round 21: named by its
+    path, ``/usr/bin/python3 -m pytest`` and ``/bin/sh x.sh`` had their code not looked at)."""
+    return os.path.basename(part.name)
 
 
 def unchanged(recorded: frozenset[Fingerprint] | None, part: CommandPart) -> bool:

@@ -135,7 +135,7 @@ class PermissionEngine:
             and decision.behavior == "allow"
             and decision.updated_input is None
             and self._state() == state
-            and not any(r.origin.files for r in self.rules.rules)  # files may change under the same key
+            and all(r.origin.files is None for r in self.rules.rules)  # files may change under the same key
         ):
             if len(self._allowed) >= _MAX_REMEMBERED:
                 self._allowed.clear()
@@ -356,7 +356,7 @@ class PermissionEngine:
                         "allow", "read-only parts; writes allowed by the mode", chain, source="mode", own=own
                     )
                 chain.append(f"6 allow: {why}")
-                if own.behavior != "ask" or not own.reason:
+                if own.behavior != "ask" or not own.reason or why.startswith(_STALE_SAVED):
                     own = PermissionResult.ask(why)
             else:
                 used = self.rules.content_allow(name, subject)
@@ -626,13 +626,13 @@ class PermissionEngine:
                     f"command; an allow rule for {part.name} does not cover what it runs"
                 )
             rules = None
+            stale: list[PermissionRule] = []
             if part.name and not unsafe:
-                rules = _anchored(
-                    part,
-                    self.rules.content_allow(
-                        tool_name, PermissionSubject(commands=(part.text,), access="execute")
-                    ),
+                matched = self.rules.content_allow(
+                    tool_name, PermissionSubject(commands=(part.text,), access="execute")
                 )
+                rules = _anchored(part, matched)
+                stale = [r for r in matched or () if r.origin.source == "local" and r not in rules]
             if not rules and part.read_only:
                 continue
             if not part.name:
@@ -641,6 +641,12 @@ class PermissionEngine:
                 return None, (
                     f"{part.text!r} runs with {', '.join(unsafe)} set, which can change what it runs; "
                     "allow rules only match parts that set the variables listed in docs/permissions.md"
+                )
+            if not rules and stale and not part.read_only:
+                return None, (
+                    f"{_STALE_SAVED} {stale[0].text!r} ({stale[0].origin.describe()}) was allowed for other "
+                    f"content than {part.text!r} runs now (a file it runs changed, is new, or the answer was "
+                    "saved before shellrt kept what it allowed); allow it again to record this content"
                 )
             if not rules:
                 why = f" ({part.why_not})" if part.why_not else ""
@@ -840,16 +846,22 @@ def _decision_key(tool: Tool[Any, Any], tool_input: Any, ctx: ToolContext) -> tu
     return (tool, own)
 
 
+#: How the reason starts when a saved rule matched but was allowed for other content (round 21):
+#: it is what the person is asked, rather than the tool's "not read-only".
+_STALE_SAVED = "the saved rule"
+
+
 def _anchored(part: CommandPart, rules: list[PermissionRule] | None) -> list[PermissionRule]:
     """``rules`` minus those remembered from an approval given in other directories than the
     ones ``part`` runs in: the person approved ``./run.sh`` where they saw it, not wherever the
     model's ``cd`` leads (red team round 16), nor after what it names changed (round 18: the
-    model may rewrite ``run.sh`` unasked under ``acceptEdits``). Rules from settings are not anchored."""
+    model may rewrite ``run.sh`` unasked under ``acceptEdits``; round 21: nor a saved one, see
+    `rule_anchors`). Other rules from settings are not anchored."""
     dirs = frozenset(part.dirs)
     return [
         r
         for r in rules or ()
-        if r.origin.dirs is None or (dirs and r.origin.dirs == dirs and unchanged(r.origin.files, part))
+        if unchanged(r.origin.files, part) and (r.origin.dirs is None or (dirs and r.origin.dirs == dirs))
     ]
 
 

@@ -26,9 +26,10 @@ from shellrt.permissions.interfaces import (
     PermissionGate,
 )
 from shellrt.permissions.persist import UNCHECKED, save_allow_rules
+from shellrt.permissions.rule_anchors import ANCHORED_TOOLS, record_anchors
 from shellrt.permissions.rules import RuleOrigin, parse_rule
 from shellrt.permissions.suggest import suggest_rules
-from shellrt.protocol import Tool, ToolContext
+from shellrt.protocol import PermissionSubject, Tool, ToolContext
 
 __all__ = ["RulesGate"]
 
@@ -53,6 +54,8 @@ class RulesGate(PermissionGate):
         #: session started, then what shellrt last wrote); `UNCHECKED` merges into any content.
         self.local_settings_digest: str | None = UNCHECKED
         self.diagnostics = diagnostics if diagnostics is not None else []
+        #: The store an answer's anchors were last written to (`rule_anchors`), for the runtime.
+        self.anchors_written: Path | None = None
 
     def is_visible(self, tool: Tool[Any, Any]) -> bool:
         return self.engine.rules.tool_wide("deny", tool.name) is None
@@ -181,6 +184,8 @@ class RulesGate(PermissionGate):
                     self.diagnostics.append(f"{suggestions}: {why}")
                 dirs, files = _approved_anchors(tool, tool_input, ctx)
                 self._remember(scope, suggestions, chain, dirs, files)
+                if answer.remember == "project" and files is not None:
+                    self._pin_saved(tool, tool_input, ctx, files, chain)
         return _decision(
             "allow", "approved by the user", chain, decision, "user", updated_input=answer.updated_input
         )
@@ -214,11 +219,55 @@ class RulesGate(PermissionGate):
             chain.append(f"remembered for this session: {', '.join(rules)}")
         file = self.local_settings if source == "local" else None
         origin = RuleOrigin(source, file, None, self.engine.workspace, dirs, files)
+        added = []
         for text in rules:
             try:
-                self.engine.rules.add(parse_rule(text, "allow", origin))
+                added.append(parse_rule(text, "allow", origin))
             except RuleSyntaxError as exc:
                 self.diagnostics.append(f"could not remember {text!r}: {exc}")
+        if file is not None and files is not None:
+            self._record_anchors(file, [r.text for r in added if r.tool in ANCHORED_TOOLS], files, chain)
+        for rule in added:
+            self.engine.rules.add(rule)
+
+    def _pin_saved(
+        self, tool: Tool[Any, Any], tool_input: Any, ctx: ToolContext, files: frozenset[tuple[str, str]], chain: list[str]
+    ) -> None:
+        """Record ``files`` for the saved rules that match this approved call's parts (a hand-written
+        ``Bash(./scripts/*)``, one saved before round 21): the person allowed this content always,
+        and such a rule asked because nothing was recorded for it ("ask once, then pin")."""
+        try:
+            parts: list[CommandPart] = tool.command_parts(tool_input, ctx) or []  # type: ignore[attr-defined]
+        except Exception:
+            return
+        by_file: dict[Path, list[str]] = {}
+        for part in parts:
+            if not part.name:
+                continue
+            subject = PermissionSubject(commands=(part.text,), access="execute")
+            for rule in self.engine.rules.content_allow(tool.name, subject) or ():
+                origin = rule.origin
+                if origin.source == "local" and origin.file is not None and origin.dirs is None and origin.files is not None:
+                    by_file.setdefault(origin.file, []).append(rule.text)
+        for file, texts in by_file.items():
+            self._record_anchors(file, sorted(set(texts)), files, chain)
+
+    def _record_anchors(
+        self, file: Path, texts: list[str], files: frozenset[tuple[str, str]], chain: list[str]
+    ) -> None:
+        """Keep what saved command rules allowed outside the workspace (`rule_anchors`): a later
+        session obeys them only while that code is unchanged (round 21)."""
+        if not texts:
+            return
+        try:
+            rel = file.relative_to(self.engine.workspace).as_posix()
+        except ValueError:
+            rel = file.name
+        self.anchors_written = record_anchors(self.engine.workspace, rel, texts, files)
+        if self.anchors_written is None:
+            why = "could not record what they allowed outside the workspace; a later session asks again"
+            self.diagnostics.append(f"{texts}: {why}")
+            chain.append(why)
 
 
 def _approved_anchors(

@@ -95,6 +95,14 @@ class _TrustKeepingGate(RulesGate):
     #: Told about each save, so the supervisor's protected-files check keeps it (set by the runtime).
     on_saved: Callable[[Path], None] | None = None
 
+    def _record_anchors(
+        self, file: Path, texts: list[str], files: frozenset[tuple[str, str]], chain: list[str]
+    ) -> None:
+        self.anchors_written = None
+        super()._record_anchors(file, texts, files, chain)
+        if self.anchors_written is not None and self.on_saved is not None:
+            self.on_saved(self.anchors_written)  # shellrt's own record of what saved rules allowed
+
     def _remember(
         self,
         scope: str,

@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from sandbox._root_links import link_refusal, repo_link_on_the_way
 from shellrt.permissions.modes import WIDENING_MODES, PermissionMode
+from shellrt.permissions.rule_anchors import anchor_saved_rules
 from shellrt.permissions.rules import PermissionRule, RuleOrigin
 from shellrt.permissions.ruleset import RuleSet
 from shellrt.permissions.settings import FileSettings, HookSpec, load_settings_file, parse_rule_failing_closed
@@ -357,7 +358,8 @@ def load_settings(
     ordered = [managed, *[f for f in settings.files[1:] if f.source == "cli"]]
     ordered += [f for f in settings.files[1:] if f.source != "cli"]
     for index, loaded in enumerate(ordered):
-        for rule in loaded.rules:
+        # A saved "always in this project" rule covers the code it allowed, as it was (round 21).
+        for rule in anchor_saved_rules(loaded.rules, workspace, loaded.source, loaded.path):
             settings.rules.add(rule)
         if index == 0:
             for rule in cli_rules:

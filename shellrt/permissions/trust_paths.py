@@ -10,9 +10,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["TRUST_STORE_ENV", "later_session_files", "link_targets", "trust_store_path", "with_link_targets"]
+__all__ = [
+    "RULE_ANCHORS_ENV",
+    "TRUST_STORE_ENV",
+    "later_session_files",
+    "link_targets",
+    "rule_anchors_path",
+    "trust_store_path",
+    "with_link_targets",
+]
 
 TRUST_STORE_ENV = "SHELLRT_TRUST_STORE"
+#: Where `rule_anchors_path` is, when set (else next to the trust store).
+RULE_ANCHORS_ENV = "SHELLRT_RULE_ANCHORS"
 
 
 def trust_store_path() -> Path:
@@ -26,13 +36,23 @@ def trust_store_path() -> Path:
     return Path(config) / "shellrt" / "trusted-workspaces.json"
 
 
+def rule_anchors_path() -> Path:
+    """Where saved "always in this project" rules keep what they allowed (`rule_anchors`): next to
+    the trust store, outside the workspace, since a command there can rewrite the settings file."""
+    explicit = os.environ.get(RULE_ANCHORS_ENV)
+    if explicit:
+        return Path(explicit)
+    store = trust_store_path()
+    return store.with_name(f"{store.stem}.rule-anchors.json")
+
+
 def later_session_files() -> list[Path]:
     """Files outside the workspace that decide what a later session obeys: the trust store, and a
     managed settings file named by ``$SHELLRT_MANAGED_SETTINGS``. Why: one in another writable root
     (``additionalDirectories: ["~"]``) is a command's to forge (red team round 17: a record vouching
     for the repository's own untrusted ``.claude/settings.json``); the runtime hands these to the
     protected-files check, which reverts a command's change to any of them inside a writable root."""
-    files = [trust_store_path()]
+    files = [trust_store_path(), rule_anchors_path()]
     managed = os.environ.get("SHELLRT_MANAGED_SETTINGS")  # sources.MANAGED_ENV (sources imports trust)
     if managed:
         files.append(Path(managed))
