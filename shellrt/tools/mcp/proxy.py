@@ -207,6 +207,7 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
         self._schema: dict[str, Any] = dict(spec.input_schema or {"type": "object"})
         self._shown_schema: dict[str, Any] | None = None
         self._validator: Any = None
+        self._digests: tuple[mt.Tool, dict[str, str]] | None = None
 
     # --- model contract ---------------------------------------------------------------
     def prompt(self) -> str:
@@ -322,6 +323,22 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
         if all(isinstance(b, TextBlock) for b in blocks):
             return "\n".join(b.text for b in blocks if isinstance(b, TextBlock))
         return blocks
+
+    async def approval_listing(self) -> dict[str, str] | None:
+        """Digests of what the server lists under this tool now (name, title, description, input
+        schema), which an allow rule's pin must equal (`shellrt.permissions.mcp_pins`); None when
+        the server does not list it or cannot be reached. Made once per listed spec."""
+        spec = await self._connection.current_tool(self.remote_name)
+        if spec is None:
+            return None
+        cached = self._digests
+        if cached is not None and cached[0] is spec:
+            return cached[1]
+        from shellrt.permissions.mcp_pins import listing_digests
+
+        digests = listing_digests(spec.name, spec.title, spec.description, spec.input_schema)
+        self._digests = (spec, digests)
+        return digests
 
     # --- people -------------------------------------------------------------------------------
     def describe(self, tool_input: McpInput) -> str:
