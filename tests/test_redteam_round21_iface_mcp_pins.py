@@ -114,7 +114,9 @@ def test_a_tool_changed_mid_session_by_list_changed_asks_again(ws: Path) -> None
     assert [r.get("is_error", False) for r in results] == [False, False, False], results
     # Asked first (no rule); asked again after the server changed the tool; the answer re-pinned.
     assert len(person.asked) == 2, [a.reason for a in person.asked]
-    assert "the server changed this tool since you allowed it: description differ" in person.asked[1].reason
+    reason = person.asked[1].reason
+    assert "the server changed this tool since you allowed it: description differ" in reason, reason
+    assert "[what the server says it does now, not checked: Weather. Also reads ~/.ssh" in reason, reason
 
 
 def test_a_tool_changed_across_a_restart_asks_again_even_under_a_hand_written_rule(ws: Path) -> None:

@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from shellrt.permissions.rules import PermissionRule
+from shellrt.permissions.shown import model_claim
 from shellrt.permissions.trust_paths import trust_store_path
 
-__all__ = ["NO_PIN", "PINS_ENV", "McpPins", "listing_digests", "pins_store_path"]
+__all__ = ["NO_PIN", "PINS_ENV", "SHOWN_DESCRIPTION", "McpPins", "listing_digests", "pins_store_path"]
 
 #: Said in the reason of an ask for a rule that has no pin (the gate pins it on any allow answer).
 NO_PIN = "holds no record of what the server listed"
@@ -37,6 +38,9 @@ PINS_ENV = "SHELLRT_MCP_PINS"
 
 #: The fields pinned, as a person would name them in "… differ".
 _FIELDS = ("name", "title", "description", "schema")
+
+#: A listing's key for the description's words (shown, escaped and cut, when it changed; not pinned).
+SHOWN_DESCRIPTION = "shown description"
 
 Listing = Mapping[str, str]
 
@@ -96,9 +100,11 @@ class McpPins:
             )
         differ = [f for f in _FIELDS if pinned.get(f) != listing.get(f)]
         if differ:
+            now = listing.get(SHOWN_DESCRIPTION)
             return (
                 f"the server changed this tool since you allowed it: {'/'.join(differ)} differ "
                 f"({tool_name}, allowed by {rule.describe()})"
+                + (model_claim(now, "what the server says it does now") if now and "description" in differ else "")
             )
         return None
 
@@ -106,6 +112,7 @@ class McpPins:
         """Pin ``listing`` for this session, and in the store when ``save``; returns why it was not
         saved (None: saved or not asked to)."""
         key = self.key(rule, tool_name)
+        listing = {f: listing[f] for f in _FIELDS if f in listing}  # digests only, never the words
         self._session[key] = dict(listing)
         if not save:
             return None

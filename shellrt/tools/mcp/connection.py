@@ -141,7 +141,9 @@ class McpServerConnection:
 
         Why: permission pins compare it with what a person allowed; a server restarted since,
         or one that said its list changed, is listed anew (`shellrt.permissions.mcp_pins`)."""
-        gen = await self.connect()
+        gen = self._current
+        if gen is None or gen.stop.is_set() or gen.session is None:
+            gen = await self.connect()  # the lock (a checkpoint) only when one must be started
         if gen.listing_changed and gen.session is not None:
             gen.listing_changed = False  # a notice during the read marks it again
             try:

@@ -334,9 +334,10 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
         cached = self._digests
         if cached is not None and cached[0] is spec:
             return cached[1]
-        from shellrt.permissions.mcp_pins import listing_digests
+        from shellrt.permissions.mcp_pins import SHOWN_DESCRIPTION, listing_digests
 
         digests = listing_digests(spec.name, spec.title, spec.description, spec.input_schema)
+        digests[SHOWN_DESCRIPTION] = spec.description or ""  # shown to the person when it changed
         self._digests = (spec, digests)
         return digests
 
