@@ -49,6 +49,8 @@ def mcp_tool(name: str) -> McpProxyTool:
 class _Listing:
     """A connection that lists one tool and never calls it."""
 
+    config = None  # how the server is reached: nothing here
+
     def __init__(self, spec: mt.Tool) -> None:
         self.spec = spec
 

@@ -154,6 +154,13 @@ def test_always_pins_outside_the_workspace_and_a_change_asks_in_a_later_session(
     assert len(person.asked) == 2 and "schema differ" in person.asked[1].reason, person.asked[-1].reason
     anyio.run(_session, ws, person, [("c4", "mcp__srv__weather")])
     assert len(person.asked) == 2  # the "always" answer re-pinned
+    # The same listing from another program (the settings now start another file): asked.
+    (ws.parent / "other.py").write_text(_SERVER)
+    settings = json.loads((ws / ".shellrt" / "settings.json").read_text())
+    settings["mcpServers"]["srv"]["args"][0] = str(ws.parent / "other.py")
+    (ws / ".shellrt" / "settings.json").write_text(json.dumps(settings))
+    anyio.run(_session, ws, person, [("c5", "mcp__srv__weather")])
+    assert len(person.asked) == 3 and "server differ" in person.asked[2].reason, person.asked[-1].reason
 
 
 def test_headless_a_changed_tool_is_denied(ws: Path) -> None:
@@ -170,7 +177,9 @@ def test_a_pin_file_planted_in_the_workspace_does_nothing(ws: Path, monkeypatch:
     monkeypatch.setenv("HOME", str(ws))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(ws / ".config"))
     _serve(ws, [_WEATHER], allow=["mcp__srv__weather"])
-    fields = {"name": "weather", "title": None, "description": "Weather.", "schema": {"type": "object"}}
+    launch = [sys.executable, str(ws.parent / "server.py"), str(ws.parent / "tools.json")]
+    fields = {"name": "weather", "title": None, "description": "Weather.", "schema": {"type": "object"},
+              "server": launch}
     digests = {f: hashlib.sha256(json.dumps(v, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
                for f, v in fields.items()}  # what the store holds for the listing the server gives
     key = f"{(ws / '.shellrt' / 'settings.json').resolve()}\nmcp__srv__weather\nmcp__srv__weather"

@@ -107,9 +107,6 @@ class PermissionEngine:
         #: (tool, its decision key) -> (the engine's state then, the allow decided); see `decide`.
         self._allowed: dict[tuple[object, Hashable], tuple[tuple[object, ...], PermissionDecision]] = {}
         self._mcp_pins: McpPins | None = None
-        #: A rule with no MCP pin pins on first use for the session (True while no one can be
-        #: asked; the gate sets it from its approver) instead of asking.
-        self.pin_on_first_use = True
 
     async def decide(
         self,
@@ -403,8 +400,8 @@ class PermissionEngine:
 
     async def _pinned_allow(self, tool: Tool[Any, Any], chain: list[str]) -> PermissionRule | str:
         """The first tool-wide allow rule for ``tool`` whose pin is the server's current listing, or
-        why none holds. With no one to ask (`pin_on_first_use`), a rule without any pin pins the
-        listing for this session (a changed listing still does not hold)."""
+        why none holds. With no one to ask (`mcp_pins.NO_ONE_TO_ASK`), a rule without any pin pins
+        the listing for this session (a changed listing still does not hold)."""
         unread = ""
         try:
             listing = await tool.approval_listing()  # type: ignore[attr-defined]
@@ -419,10 +416,10 @@ class PermissionEngine:
                 chain.append(f"6 allow: {rule.text} is pinned to the server's current listing of {tool.name}")
                 return rule
             whys.append(why)
-        from shellrt.permissions.mcp_pins import NO_PIN
+        from shellrt.permissions.mcp_pins import NO_ONE_TO_ASK, NO_PIN
 
         unpinned = [r for r, w in zip(rules, whys, strict=True) if NO_PIN in w]
-        if self.pin_on_first_use and listing is not None and len(unpinned) == len(rules) and rules:
+        if NO_ONE_TO_ASK.get() and listing is not None and len(unpinned) == len(rules) and rules:
             pins.pin(rules[0], tool.name, listing, save=False)
             chain.append(f"6 allow: {rules[0].text} had no pin; no one to ask, so pinned for this session")
             return rules[0]

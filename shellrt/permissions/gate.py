@@ -25,7 +25,7 @@ from shellrt.permissions.interfaces import (
     PermissionDecision,
     PermissionGate,
 )
-from shellrt.permissions.mcp_pins import NO_PIN
+from shellrt.permissions.mcp_pins import NO_ONE_TO_ASK, NO_PIN
 from shellrt.permissions.persist import UNCHECKED, save_allow_rules
 from shellrt.permissions.rules import RuleOrigin, parse_rule
 from shellrt.permissions.suggest import suggest_rules
@@ -70,8 +70,11 @@ class RulesGate(PermissionGate):
         # Someone to ask: an unpinned MCP rule asks; no one (headless, a client that cannot elicit):
         # it pins what the server lists on first use, for the session (round 21).
         can_ask = getattr(self.approver, "can_ask", None)
-        self.engine.pin_on_first_use = self.approver is None or (callable(can_ask) and not can_ask())
-        decision = await self.engine.decide(tool, tool_input, ctx, hook_decision=hook_decision)
+        token = NO_ONE_TO_ASK.set(self.approver is None or (callable(can_ask) and not can_ask()))
+        try:
+            decision = await self.engine.decide(tool, tool_input, ctx, hook_decision=hook_decision)
+        finally:
+            NO_ONE_TO_ASK.reset(token)
         if decision.behavior != "ask":
             return decision
         chain = list(decision.chain)

@@ -21,6 +21,7 @@ import json
 import os
 import secrets
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -28,16 +29,22 @@ from shellrt.permissions.rules import PermissionRule
 from shellrt.permissions.shown import model_claim
 from shellrt.permissions.trust_paths import trust_store_path
 
-__all__ = ["NO_PIN", "PINS_ENV", "SHOWN_DESCRIPTION", "McpPins", "listing_digests", "pins_store_path"]
+__all__ = ["NO_ONE_TO_ASK", "NO_PIN", "PINS_ENV", "SHOWN_DESCRIPTION", "McpPins", "listing_digests", "pins_store_path"]
 
 #: Said in the reason of an ask for a rule that has no pin (the gate pins it on any allow answer).
 NO_PIN = "holds no record of what the server listed"
 
+#: Whether no one can be asked for the call being decided (headless, or an MCP client that cannot
+#: elicit): a rule with no pin then pins on first use for the session instead of asking. Set by the
+#: gate per call (a context variable: two clients of one session decide side by side).
+NO_ONE_TO_ASK: ContextVar[bool] = ContextVar("shellrt_mcp_no_one_to_ask", default=True)
+
 #: Names another file for saved pins (tests; an operator's own layout).
 PINS_ENV = "SHELLRT_MCP_PINS"
 
-#: The fields pinned, as a person would name them in "… differ".
-_FIELDS = ("name", "title", "description", "schema")
+#: The fields pinned, as a person would name them in "… differ" (``server``: its command line
+#: or URL from the session's settings, so a pin does not carry over to another program).
+_FIELDS = ("name", "title", "description", "schema", "server")
 
 #: A listing's key for the description's words (shown, escaped and cut, when it changed; not pinned).
 SHOWN_DESCRIPTION = "shown description"
@@ -51,9 +58,12 @@ def pins_store_path() -> Path:
     return Path(explicit) if explicit else trust_store_path().parent / "mcp-pins.json"
 
 
-def listing_digests(name: str, title: str | None, description: str | None, schema: Any) -> dict[str, str]:
-    """SHA-256 of each field as the server listed it (canonical JSON: sorted keys, no spaces)."""
-    values = {"name": name, "title": title, "description": description, "schema": schema}
+def listing_digests(
+    name: str, title: str | None, description: str | None, schema: Any, server: Any = None
+) -> dict[str, str]:
+    """SHA-256 of each field as the server listed it (canonical JSON: sorted keys, no spaces), and
+    of how the server is reached (``server``: its command and arguments, or its URL)."""
+    values = {"name": name, "title": title, "description": description, "schema": schema, "server": server}
     return {
         field: hashlib.sha256(
             json.dumps(values[field], sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()

@@ -35,6 +35,7 @@ from shellrt.protocol import (
 from shellrt.protocol.model_images import image_for_model
 from shellrt.protocol.notes import neutralize_output, untrusted_note
 from shellrt.tools.mcp._model_text import MAX_DESCRIPTION_CHARS, model_text, schema_for_model
+from shellrt.tools.mcp.config import StdioServerConfig
 from shellrt.tools.mcp.connection import McpServerError
 
 if TYPE_CHECKING:
@@ -336,7 +337,9 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
             return cached[1]
         from shellrt.permissions.mcp_pins import SHOWN_DESCRIPTION, listing_digests
 
-        digests = listing_digests(spec.name, spec.title, spec.description, spec.input_schema)
+        config = self._connection.config
+        launch = [config.command, *config.args] if isinstance(config, StdioServerConfig) else getattr(config, "url", None)
+        digests = listing_digests(spec.name, spec.title, spec.description, spec.input_schema, launch)
         digests[SHOWN_DESCRIPTION] = spec.description or ""  # shown to the person when it changed
         self._digests = (spec, digests)
         return digests
