@@ -154,12 +154,16 @@ def _host_devices_intact() -> Iterator[None]:
 
 @pytest.fixture(autouse=True, scope="session")
 def _rule_anchors_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Saved rules' anchors (round 21) go to a temp store, not ``~/.config/shellrt``: a test that
-    answers "always in this project" without its own trust store must leave nothing in the home."""
-    before = os.environ.get("SHELLRT_RULE_ANCHORS")
-    os.environ["SHELLRT_RULE_ANCHORS"] = str(tmp_path_factory.mktemp("rule-anchors") / "anchors.json")
+    """Saved rules' anchors and MCP pins (round 21) go to temp stores, not ``~/.config/shellrt``: a
+    test that answers "always" without its own trust store must leave nothing in the home."""
+    names = {"SHELLRT_RULE_ANCHORS": "anchors.json", "SHELLRT_MCP_PINS": "mcp-pins.json"}
+    before = {name: os.environ.get(name) for name in names}
+    top = tmp_path_factory.mktemp("rule-anchors")
+    for name, file in names.items():
+        os.environ[name] = str(top / file)
     yield
-    if before is None:
-        os.environ.pop("SHELLRT_RULE_ANCHORS", None)
-    else:
-        os.environ["SHELLRT_RULE_ANCHORS"] = before
+    for name, value in before.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value

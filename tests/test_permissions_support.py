@@ -39,10 +39,23 @@ __all__ = [
 
 
 def mcp_tool(name: str) -> McpProxyTool:
-    """The real proxy tool for ``mcp__<server>__<tool>`` (its permission check never uses the connection)."""
+    """The real proxy tool for ``mcp__<server>__<tool>``; its connection only lists it (the pin
+    check of an allow rule reads the server's current listing, round 21)."""
     _, server, tool = name.split("__", 2)
     spec = mt.Tool(name=tool, inputSchema={"type": "object"})
-    return McpProxyTool(server, spec, cast(Any, None), always_load=True)
+    return McpProxyTool(server, spec, cast(Any, _Listing(spec)), always_load=True)
+
+
+class _Listing:
+    """A connection that lists one tool and never calls it."""
+
+    config = None  # how the server is reached: nothing here
+
+    def __init__(self, spec: mt.Tool) -> None:
+        self.spec = spec
+
+    async def current_tool(self, name: str) -> mt.Tool | None:
+        return self.spec if name == self.spec.name else None
 
 
 def edit_input(path: str | Path) -> dict[str, Any]:

@@ -43,7 +43,7 @@ import os
 import re
 from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -67,6 +67,9 @@ from shellrt.permissions.ruleset import RuleSet
 from shellrt.protocol import PermissionResult, PermissionSubject, Tool, ToolContext
 from shellrt.supervisor._cd_loads import cd_loaded_reason
 from shellrt.supervisor.protect import hooks_dir_reason, protected_reason
+
+if TYPE_CHECKING:
+    from shellrt.permissions.mcp_pins import McpPins
 
 __all__ = ["DEGRADED_WHY", "PermissionEngine"]
 
@@ -103,6 +106,7 @@ class PermissionEngine:
         self.later_session_files: frozenset[str] = frozenset()
         #: (tool, its decision key) -> (the engine's state then, the allow decided); see `decide`.
         self._allowed: dict[tuple[object, Hashable], tuple[tuple[object, ...], PermissionDecision]] = {}
+        self._mcp_pins: McpPins | None = None
 
     async def decide(
         self,
@@ -337,6 +341,13 @@ class PermissionEngine:
                     own=own,
                 )
             wide = self.rules.tool_wide("allow", name)
+            if wide is not None and callable(getattr(tool, "approval_listing", None)):
+                # An MCP tool: the rule holds only for what the server listed when it was allowed.
+                pinned = await self._pinned_allow(tool, chain)
+                if isinstance(pinned, str):
+                    chain.append(f"6 allow: {pinned}")
+                    return self._final("ask", pinned, chain, rule=wide.text, source=wide.origin.describe())
+                wide = pinned
             dynamic = [p.text for p in parts or [] if not p.name and not p.assignment_only]
             if wide is not None and not subject.incomplete and not dynamic:
                 return self._rule_final(
@@ -377,6 +388,44 @@ class PermissionEngine:
         if self.degraded:
             reason += f" ({DEGRADED_WHY})"
         return self._final("ask", reason, chain, source="tool" if own.behavior == "ask" else None)
+
+    # --- MCP tools: allows pinned to the server's listing ---------------------------------
+    def mcp_pins(self) -> McpPins:
+        """This session's MCP pins (made on first use: most sessions have no MCP tool)."""
+        if self._mcp_pins is None:
+            from shellrt.permissions.mcp_pins import McpPins
+
+            self._mcp_pins = McpPins([self.workspace, *self.additional_directories])
+        return self._mcp_pins
+
+    async def _pinned_allow(self, tool: Tool[Any, Any], chain: list[str]) -> PermissionRule | str:
+        """The first tool-wide allow rule for ``tool`` whose pin is the server's current listing, or
+        why none holds. With no one to ask (`mcp_pins.NO_ONE_TO_ASK`), a rule without any pin pins
+        the listing for this session (a changed listing still does not hold)."""
+        unread = ""
+        try:
+            listing = await tool.approval_listing()  # type: ignore[attr-defined]
+        except Exception as exc:  # the server cannot be reached: nothing to compare, so no rule holds
+            listing, unread = None, str(exc)
+        pins = self.mcp_pins()
+        rules = [r for r in self.rules.of_kind("allow") if r.matches_tool(tool.name)]
+        whys = []
+        for rule in rules:
+            why = pins.check(rule, tool.name, listing)
+            if why is None:
+                chain.append(f"6 allow: {rule.text} is pinned to the server's current listing of {tool.name}")
+                return rule
+            whys.append(why)
+        from shellrt.permissions.mcp_pins import NO_ONE_TO_ASK, NO_PIN
+
+        unpinned = [r for r, w in zip(rules, whys, strict=True) if NO_PIN in w]
+        if NO_ONE_TO_ASK.get() and listing is not None and len(unpinned) == len(rules) and rules:
+            pins.pin(rules[0], tool.name, listing, save=False)
+            chain.append(f"6 allow: {rules[0].text} had no pin; no one to ask, so pinned for this session")
+            return rules[0]
+        changed = [w for w in whys if NO_PIN not in w]
+        why = (changed or whys or [f"no allow rule names {tool.name}"])[0]
+        return f"{why} ({unread})" if unread else why
 
     # --- shell command parts ---------------------------------------------------------
     def _parts_hit(

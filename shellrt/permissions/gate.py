@@ -25,6 +25,7 @@ from shellrt.permissions.interfaces import (
     PermissionDecision,
     PermissionGate,
 )
+from shellrt.permissions.mcp_pins import NO_ONE_TO_ASK, NO_PIN
 from shellrt.permissions.persist import UNCHECKED, save_allow_rules
 from shellrt.permissions.rule_anchors import ANCHORED_TOOLS, record_anchors
 from shellrt.permissions.rules import RuleOrigin, parse_rule
@@ -69,7 +70,14 @@ class RulesGate(PermissionGate):
         hook_decision: PermissionDecision | None = None,
         approved_input: dict[str, Any] | None = None,
     ) -> PermissionDecision:
-        decision = await self.engine.decide(tool, tool_input, ctx, hook_decision=hook_decision)
+        # Someone to ask: an unpinned MCP rule asks; no one (headless, a client that cannot elicit):
+        # it pins what the server lists on first use, for the session (round 21).
+        can_ask = getattr(self.approver, "can_ask", None)
+        token = NO_ONE_TO_ASK.set(self.approver is None or (callable(can_ask) and not can_ask()))
+        try:
+            decision = await self.engine.decide(tool, tool_input, ctx, hook_decision=hook_decision)
+        finally:
+            NO_ONE_TO_ASK.reset(token)
         if decision.behavior != "ask":
             return decision
         chain = list(decision.chain)
@@ -116,6 +124,7 @@ class RulesGate(PermissionGate):
             description = tool.describe(tool_input)
         except Exception:
             suggestions, description = [], tool.name
+        listing = await _listing(tool)  # what the server lists as the person is asked: what an answer pins
         try:
             answer = await self.approver(
                 ApprovalRequest(
@@ -138,6 +147,10 @@ class RulesGate(PermissionGate):
             chain.append("approver: deny")
             return _decision("deny", answer.message or "The user denied this call.", chain, decision, "user")
         chain.append(f"approver: allow ({answer.remember})")
+        if listing is not None and answer.remember == "once" and NO_PIN in decision.reason:
+            # A rule with no pin stands; the person allowed the tool as listed now: that pins it for the
+            # session (a changed listing is re-pinned by a "session" or "always" answer only).
+            self._pin(tool.name, listing, "session", chain)
         if answer.remember != "once" and suggestions:
             if answer.updated_input is not None:
                 # The rules were made from the input the person replaced: remembering them would
@@ -170,25 +183,29 @@ class RulesGate(PermissionGate):
                     )
                     chain.append(why)
                     self.diagnostics.append(f"{suggestions}: {why}")
-                elif scope == "project" and tool.name.startswith("mcp__"):
-                    # A saved rule names the tool only: a later session loads whatever the server
-                    # then offers under that name (red team round 19: a rug pull).
-                    scope = "session"
-                    why = (
-                        f"remembered for this session only, not saved for the project: {tool.name} is an "
-                        "external MCP server's tool, and a later session may get another tool under that name "
-                        "(a changed description, schema or code: a server run as `npx pkg@latest`); add a rule "
-                        "yourself to allow it always"
-                    )
-                    chain.append(why)
-                    self.diagnostics.append(f"{suggestions}: {why}")
                 dirs, files = _approved_anchors(tool, tool_input, ctx)
                 self._remember(scope, suggestions, chain, dirs, files)
                 if answer.remember == "project" and files is not None:
                     self._pin_saved(tool, tool_input, ctx, files, chain)
+                if listing is not None:
+                    # A saved rule names the tool only; its pin names what the server listed (round 21).
+                    self._pin(tool.name, listing, scope, chain)
         return _decision(
             "allow", "approved by the user", chain, decision, "user", updated_input=answer.updated_input
         )
+
+    def _pin(self, tool_name: str, listing: Any, scope: str, chain: list[str]) -> None:
+        """Pin ``listing`` to every allow rule naming ``tool_name`` (saved for rules from a settings
+        file when the answer was "always", else for this session): the answer re-pins them all."""
+        pins = self.engine.mcp_pins()
+        for rule in self.engine.rules.of_kind("allow"):
+            if not rule.matches_tool(tool_name):
+                continue
+            save = scope == "project" and rule.origin.file is not None
+            why = pins.pin(rule, tool_name, listing, save=save)
+            if why is not None:
+                self.diagnostics.append(f"pinned {rule.text} for this session only: {why}")
+            chain.append(f"pinned {rule.text} to the server's listing of {tool_name}" + (" (saved)" if save and why is None else ""))
 
     def remember(self, scope: str, rules: list[str]) -> None:
         """Add allow rules for this session (``session``) or save them for the project (``project``)."""
@@ -268,6 +285,17 @@ class RulesGate(PermissionGate):
             why = "could not record what they allowed outside the workspace; a later session asks again"
             self.diagnostics.append(f"{texts}: {why}")
             chain.append(why)
+
+
+async def _listing(tool: Tool[Any, Any]) -> Any:
+    """An MCP tool's current listing digests (`McpProxyTool.approval_listing`), else None."""
+    get = getattr(tool, "approval_listing", None)
+    if not callable(get):
+        return None
+    try:
+        return await get()
+    except Exception:
+        return None
 
 
 def _approved_anchors(

@@ -53,6 +53,9 @@ def later_session_files() -> list[Path]:
     for the repository's own untrusted ``.claude/settings.json``); the runtime hands these to the
     protected-files check, which reverts a command's change to any of them inside a writable root."""
     files = [trust_store_path(), rule_anchors_path()]
+    # Saved MCP pins (`mcp_pins.pins_store_path`, not imported: the lean path's budget): a forged
+    # pin would let a changed MCP tool run under an old allow (round 21).
+    files.append(Path(os.environ.get("SHELLRT_MCP_PINS") or trust_store_path().parent / "mcp-pins.json"))
     managed = os.environ.get("SHELLRT_MANAGED_SETTINGS")  # sources.MANAGED_ENV (sources imports trust)
     if managed:
         files.append(Path(managed))

@@ -129,3 +129,13 @@ async def elicitation_approver(request: ApprovalRequest) -> ApprovalResponse:
     else:
         reason = "The user dismissed the approval request, so the call was not run."
     return ApprovalResponse(behavior="deny", message=f"{reason} {note}".strip())
+
+
+def _can_ask() -> bool:
+    """Whether a person can be asked now (the gate pins an unpinned MCP rule on first use when
+    not, as headless: round 21)."""
+    ctx = current_request.get()
+    return ctx is not None and _client_can_elicit(ctx)
+
+
+elicitation_approver.can_ask = _can_ask  # type: ignore[attr-defined]

@@ -62,6 +62,8 @@ class _Generation:
         self.tools: list[mt.Tool] = []
         #: Why the stdio transport ended the connection, when it did (a line past its bound).
         self.refused: list[LineTooLong] = []
+        #: The server sent ``notifications/tools/list_changed`` since ``tools`` was read.
+        self.listing_changed = False
 
 
 class McpServerConnection:
@@ -133,6 +135,24 @@ class McpServerConnection:
         gen = await self.connect()
         return gen.tools
 
+    async def current_tool(self, tool: str) -> mt.Tool | None:
+        """What the server lists under ``tool`` now (None: not listed); raises `McpServerError`
+        when it cannot be reached or listed.
+
+        Why: permission pins compare it with what a person allowed; a server restarted since,
+        or one that said its list changed, is listed anew (`shellrt.permissions.mcp_pins`)."""
+        gen = self._current
+        if gen is None or gen.stop.is_set() or gen.session is None:
+            gen = await self.connect()  # the lock (a checkpoint) only when one must be started
+        if gen.listing_changed and gen.session is not None:
+            gen.listing_changed = False  # a notice during the read marks it again
+            try:
+                gen.tools = await self._all_tools(gen.session)
+            except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                gen.listing_changed = True
+                raise McpServerError(f"MCP server '{self.name}' could not list its tools again: {exc!r}") from exc
+        return next((t for t in gen.tools if t.name == tool), None)
+
     async def call_tool(
         self, tool: str, arguments: dict[str, Any], *, progress: ProgressFnT | None = None
     ) -> mt.CallToolResult:
@@ -203,8 +223,17 @@ class McpServerConnection:
             async with AsyncExitStack() as stack:
                 stack.enter_context(deadline)
                 read, write = await stack.enter_async_context(self._transport(stack, gen))
+                async def on_message(message: Any) -> None:
+                    if isinstance(message, mt.ToolListChangedNotification):
+                        gen.listing_changed = True  # read again before the next pin check (no I/O here)
+
                 session = await stack.enter_async_context(
-                    ClientSession(read, write, client_info=mt.Implementation(name="shellrt", version="0"))
+                    ClientSession(
+                        read,
+                        write,
+                        client_info=mt.Implementation(name="shellrt", version="0"),
+                        message_handler=on_message,
+                    )
                 )
                 await session.initialize()
                 gen.tools = await self._all_tools(session)

@@ -35,6 +35,7 @@ from shellrt.protocol import (
 from shellrt.protocol.model_images import image_for_model
 from shellrt.protocol.notes import neutralize_output, untrusted_note
 from shellrt.tools.mcp._model_text import MAX_DESCRIPTION_CHARS, model_text, schema_for_model
+from shellrt.tools.mcp.config import StdioServerConfig
 from shellrt.tools.mcp.connection import McpServerError
 
 if TYPE_CHECKING:
@@ -207,6 +208,7 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
         self._schema: dict[str, Any] = dict(spec.input_schema or {"type": "object"})
         self._shown_schema: dict[str, Any] | None = None
         self._validator: Any = None
+        self._digests: tuple[mt.Tool, dict[str, str]] | None = None
 
     # --- model contract ---------------------------------------------------------------
     def prompt(self) -> str:
@@ -322,6 +324,25 @@ class McpProxyTool(Tool[McpInput, McpCallOutput]):
         if all(isinstance(b, TextBlock) for b in blocks):
             return "\n".join(b.text for b in blocks if isinstance(b, TextBlock))
         return blocks
+
+    async def approval_listing(self) -> dict[str, str] | None:
+        """Digests of what the server lists under this tool now (name, title, description, input
+        schema), which an allow rule's pin must equal (`shellrt.permissions.mcp_pins`); None when
+        the server does not list it or cannot be reached. Made once per listed spec."""
+        spec = await self._connection.current_tool(self.remote_name)
+        if spec is None:
+            return None
+        cached = self._digests
+        if cached is not None and cached[0] is spec:
+            return cached[1]
+        from shellrt.permissions.mcp_pins import SHOWN_DESCRIPTION, listing_digests
+
+        config = self._connection.config
+        launch = [config.command, *config.args] if isinstance(config, StdioServerConfig) else getattr(config, "url", None)
+        digests = listing_digests(spec.name, spec.title, spec.description, spec.input_schema, launch)
+        digests[SHOWN_DESCRIPTION] = spec.description or ""  # shown to the person when it changed
+        self._digests = (spec, digests)
+        return digests
 
     # --- people -------------------------------------------------------------------------------
     def describe(self, tool_input: McpInput) -> str:
