@@ -10,8 +10,8 @@ because they count or lease machine-wide things that a test on another worker
 would change meanwhile. A module whose tests share a module- or class-scoped
 fixture (a VM boot, an image build, a container) stays on one worker, so the
 fixture is still built once. The single tests that run a whole child pytest (the
-non-root caller's view, tests/_nonroot.py) go first, so none of them is left to the
-end with the other worker idle.
+non-root caller's view, tests/_nonroot.py), and those marked ``slow`` (10-25 s races and
+big trees), go first, so none of them is left to the end with the other worker idle.
 """
 
 from __future__ import annotations
@@ -70,6 +70,11 @@ def _runs_a_child_pytest(item: pytest.Item) -> bool:
     return code is not None and not _CHILD_PYTEST_CALLS.isdisjoint(code.co_names)
 
 
+def _is_long(item: pytest.Item) -> bool:
+    """A child pytest run, or a test marked ``slow`` (a race, a big tree: 10-25 s each in CI)."""
+    return _runs_a_child_pytest(item) or item.get_closest_marker("slow") is not None
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
@@ -82,7 +87,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # Long single tests first: `--dist loadgroup` hands out the groups (largest first), then single
     # tests in this order, so one left to the end keeps the other worker idle until it ends.
     # (One sharing a module's fixture stays where it is: moved, it would build the fixture twice.)
-    items.sort(key=lambda item: not (_runs_a_child_pytest(item) and not _shares_a_wide_fixture(item)))
+    items.sort(key=lambda item: not (_is_long(item) and not _shares_a_wide_fixture(item)))
     lane = config.getoption("--lane")
     if lane == "all":
         return

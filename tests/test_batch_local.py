@@ -32,6 +32,7 @@ def _task(i: int) -> Task:
     )
 
 
+@pytest.mark.slow  # 10-25 s in CI: handed out first (tests/conftest.py)
 async def test_200_mixed_tasks_give_200_correct_results(tmp_path: Path) -> None:
     results: list[TaskResult] = []
     async with run([_task(i) for i in range(200)], concurrency=8, out=tmp_path / "r.jsonl") as stream:

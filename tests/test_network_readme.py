@@ -16,6 +16,8 @@ import sys
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,6 +47,7 @@ def test_recipe_names_only_the_registry() -> None:
     assert "--sandbox bwrap" in block and "/tmp/untrusted" in block
 
 
+@pytest.mark.slow  # 10-25 s in CI: handed out first (tests/conftest.py)
 def test_readme_recipe_runs_as_written(tmp_path: Path) -> None:
     require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
     require(_pypi_reachable(), "PyPI is not reachable from this machine (the recipe installs from it)")

@@ -116,6 +116,7 @@ async def _race(
     return outputs
 
 
+@pytest.mark.slow  # 10-25 s in CI: handed out first (tests/conftest.py)
 @pytest.mark.parametrize("persistent", MODES)
 def test_a_swapped_pin_never_makes_a_host_directory_writable(
     places: tuple[Path, Path], tmp_path: Path, persistent: bool
@@ -133,6 +134,7 @@ def test_a_swapped_pin_never_makes_a_host_directory_writable(
     assert ran or persistent, "no command ran at all"  # refusals are fail-closed, not the point
 
 
+@pytest.mark.slow  # 10-25 s in CI: handed out first (tests/conftest.py)
 @pytest.mark.parametrize("persistent", MODES)
 def test_a_swapped_read_only_bind_never_shows_a_masked_directory(
     places: tuple[Path, Path], tmp_path: Path, persistent: bool

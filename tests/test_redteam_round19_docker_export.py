@@ -206,6 +206,7 @@ finally:
 """
 
 
+@pytest.mark.slow  # 10-25 s in CI: handed out first (tests/conftest.py)
 def test_collect_makes_each_directory_once(tmp_path: Path) -> None:
     """120 files 2,000 deep (under every bound) come out. Before: every file made each of its
     2,000 directories again, by a path the kernel walks whole: 0.36 s a file, 43 s at best, over

@@ -36,6 +36,7 @@ pytestmark = pytest.mark.anyio
         ("Grep", {"pattern": "x", "output_mode": "files_with_matches"}, 12_500, "Found 50005 files"),
     ],
 )
+@pytest.mark.slow  # 10-25 s in CI: handed out first (tests/conftest.py)
 async def test_a_search_over_many_names_keeps_the_event_loop_running(
     tmp_path: Path, tool: str, raw: dict[str, str], links: int, answer: str
 ) -> None:
@@ -43,10 +44,17 @@ async def test_a_search_over_many_names_keeps_the_event_loop_running(
     ws = tmp_path / "ws"
     (ws / "many").mkdir(parents=True)
     (ws / "a.py").write_text("x\n")
-    for n in range(4):  # what a command's `ln` loop leaves (ext4: 65,000 links a file); made here, faster
-        (ws / f"f{n}.txt").write_text("x\n")
-        for i in range(links):
-            os.link(ws / f"f{n}.txt", ws / "many" / f"l{n}-{i}.txt")
+    # What a command's `ln` loop leaves (ext4: 65,000 links a file); made here, faster: names relative
+    # to directory fds (no path walk per link: ~40% less CPU than Path arguments for the 250,000).
+    here, many = (os.open(d, os.O_PATH | os.O_DIRECTORY) for d in (ws, ws / "many"))
+    try:
+        for n in range(4):
+            (ws / f"f{n}.txt").write_text("x\n")
+            for i in range(links):
+                os.link(f"f{n}.txt", f"l{n}-{i}.txt", src_dir_fd=here, dst_dir_fd=many)
+    finally:
+        os.close(here)
+        os.close(many)
     gaps: list[float] = []
     async with shellrt.Runtime(
         workspace=ws, sandbox="bwrap", mode="bypassPermissions", session_dir=tmp_path / "s", settings_files=()

@@ -19,6 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import require
 
 _ATTACK = r"""
@@ -53,6 +55,7 @@ anyio.run(main)
 """
 
 
+@pytest.mark.slow  # 10-25 s in CI: handed out first (tests/conftest.py)
 def test_a_planted_notebook_costs_the_host_process_little(tmp_path: Path) -> None:
     require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
     done = subprocess.run(

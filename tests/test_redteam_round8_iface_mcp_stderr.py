@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 _PROBE = """
@@ -61,6 +63,7 @@ def _probe(tmp_path: Path, name: str, script: str) -> tuple[list[str], int]:
     return [str(d) for d in result["diagnostics"]], int(result["maxrss_kb"])
 
 
+@pytest.mark.slow  # 10-25 s in CI: handed out first (tests/conftest.py)
 def test_a_server_flooding_stderr_does_not_grow_shellrt(tmp_path: Path) -> None:
     (tmp_path / "home").mkdir()
     _, quiet_kb = _probe(tmp_path, "quiet", _QUIET)
