@@ -16,9 +16,10 @@ step() { printf '\n==> %s (%s)\n' "$*" "$(date -u +%T)" >&2; }
 # CPU without bytecode, 10.7 s with it. __pycache__ is git-ignored.
 unset PYTHONDONTWRITEBYTECODE
 
-# pytest-xdist workers for the parallel lane (most tests wait on processes, containers and
-# sockets, not on a core; 2 matches CI's 2 cores). SHELLRT_TEST_WORKERS=0 runs everything in one process.
-workers="${SHELLRT_TEST_WORKERS:-2}"
+# pytest-xdist workers for the parallel lane: most tests wait on bwrap, Docker, child interpreters
+# and sockets, not on a core, so 3 keep CI's 2 cores busier than 2 did (docs/performance.md, "Suite
+# time, round 21"). SHELLRT_TEST_WORKERS=0 runs everything in one process.
+workers="${SHELLRT_TEST_WORKERS:-3}"
 
 # Set-up steps that only the final pytest lanes need run in the background, each logging to a
 # file, while the package is installed, linted, type-checked and compiled; `await_job` waits
