@@ -35,6 +35,7 @@ REVIEWED = {
     "shellrt/tools/_search.py:_walker_process": "sys.executable, absolute",
     "shellrt/tools/mcp/_stdio.py:bounded_stdio_client": "the env's PATH is host_env (launch_env, round 16)",
     "shellrt/tools/read.py:_render_in_child": "sys.executable -I, absolute",
+    "shellrt/tools/_convert_worker.py:_Worker.__init__": "sys.executable -I, absolute; cwd /; the host's own absolute sys.path",
     "shellrt/tools/read.py:_parse_pdf": "sys.executable -I, absolute",
     "shellrt/tools/task_output.py:_filtered": "sys.executable -I -S, absolute",
     "sandbox/_idmap.py:userns_fd": "sys.executable -I -S, absolute",
