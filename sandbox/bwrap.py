@@ -1312,7 +1312,12 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         """
         spawner = Zygote(self._runner)
         uid, gid = self._ids()
-        config: dict[str, object] = {"spawner": True, "uid": uid, "gid": gid}
+        config: dict[str, object] = {
+            "spawner": True,
+            "uid": uid,
+            "gid": gid,
+            "eagain": self.pids_exhausted_message(),  # limits: what a command that cannot start is told
+        }
         try:
             # limits: the spawner joins the session cgroup
             await spawner.start(self.cgroup_argv(self._ns_prefix[:-1]), sys.executable, config)
