@@ -147,7 +147,10 @@ def _nproc_cap(pids: int) -> int | None:
     host's). Root's own processes are exempt, but a root caller's commands run as the session's
     sandbox uid, which runs nothing else: ``pids`` as is. A non-root caller's uid has its other
     processes on the host too: ``pids`` on top of those it has now (a smaller cap would stop every
-    fork of the session at once)."""
+    fork of the session at once). Its sandboxes' namespaces are children of the budget namespace
+    (`sandbox._ucounts.budget_prefix`), whose count -- what they all run -- is checked against this
+    cap, and the host's against the caller's own limit (round 21): so only its processes outside
+    this process's user namespace count (the budget namespace's, and any other namespace's)."""
     if _PRLIMIT is None:
         _log.warning("default pids cap not applied: util-linux's prlimit is not installed")
         return None
@@ -157,9 +160,14 @@ def _nproc_cap(pids: int) -> int | None:
     cap = pids
     if os.geteuid() != 0:
         uid = os.getuid()
+        own = os.readlink("/proc/self/ns/user")
         for entry in os.scandir("/proc"):
             try:
-                if entry.name.isdigit() and entry.stat().st_uid == uid:
+                if (
+                    entry.name.isdigit()
+                    and entry.stat().st_uid == uid
+                    and os.readlink(f"/proc/{entry.name}/ns/user") != own
+                ):
                     cap += len(os.listdir(f"/proc/{entry.name}/task"))  # the limit counts threads
             except OSError:
                 continue

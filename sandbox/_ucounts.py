@@ -9,14 +9,35 @@ The session gets half of each (`SHARE`): its user namespace's own ``/proc/sys/us
 (written by the zygote, `sandbox._zygote_main.lower_ceilings`) and rlimits its commands inherit
 and cannot raise (the zygote's own; ``prlimit`` for one bwrap per command). A root caller's
 commands run as a leased uid of their own (`sandbox._uid_lease`) and need none of this.
+
+The half is one budget for all of this process's sandboxes together, not one per session or
+command (red team round 21: two sessions each holding half held everything, and one bwrap per
+command had no inotify ceiling at all, its bwrap dropping every capability before the limits could
+be written). `budget_prefix` puts every sandbox's bwrap (session zygote and one-shot alike) in one
+user namespace of the process's own (`_BudgetNamespace`) whose ``/proc/sys/user`` limits are the
+half: the kernel checks each level up, so what all its descendants hold together stays under them.
 """
 
 from __future__ import annotations
 
+import os
 import resource
+import shutil
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
-__all__ = ["RLIMITS", "SHARE", "SYSCTLS", "prlimit_flags", "session_rlimits", "session_sysctls"]
+__all__ = [
+    "RLIMITS",
+    "SHARE",
+    "SYSCTLS",
+    "BudgetError",
+    "budget_prefix",
+    "prlimit_flags",
+    "session_rlimits",
+    "session_sysctls",
+]
 
 #: A session may hold 1/SHARE of each budget; the caller keeps the rest.
 SHARE = 2
@@ -53,3 +74,138 @@ def session_rlimits() -> list[tuple[str, int, int]]:
 def prlimit_flags() -> list[str]:
     """``prlimit`` flags setting `session_rlimits` (soft and hard)."""
     return [f"--{name}={value}:{value}" for name, _res, value in session_rlimits()]
+
+
+class BudgetError(OSError):
+    """Raised by `budget_prefix` when the shared budget namespace cannot be made or joined."""
+
+
+#: Run by ``python3 -I -c`` (the caller's uid): a user namespace mapping only the caller's own uid
+#: and gid (as bwrap's own does), its ``/proc/sys/user`` limits written while this process holds
+#: every capability in it (before any exec), then "ready"; it exits when its stdin closes, the
+#: host holding the namespace by an fd. A /proc/sys the host mounted read-only: a fresh /proc
+#: in a pid and mount namespace of the new namespace's own (as the zygote's `lower_ceilings`).
+_MAKE = r"""
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+uid, gid = os.geteuid(), os.getegid()
+def fail(what):
+    print("no", what, os.strerror(ctypes.get_errno()), flush=True); sys.exit(1)
+def write(path, text):
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try: os.write(fd, text.encode())
+    finally: os.close(fd)
+if libc.unshare(0x10000000): fail("unshare(CLONE_NEWUSER)")
+write("/proc/self/setgroups", "deny")
+write("/proc/self/uid_map", "%d %d 1" % (uid, uid))
+write("/proc/self/gid_map", "%d %d 1" % (gid, gid))
+limits = [a.split("=") for a in sys.argv[1:]]
+def write_all(root):
+    for name, value in limits:
+        write(root + name, value)
+try:
+    write_all("/proc/sys/user/")
+except OSError:
+    if libc.unshare(0x20000 | 0x20000000): fail("unshare(CLONE_NEWNS|CLONE_NEWPID)")
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            if libc.mount(None, b"/", None, 0x4000 | 0x40000, None) == 0 and libc.mount(b"proc", b"/proc", b"proc", 0xE, None) == 0:
+                write_all("/proc/sys/user/"); code = 0
+        finally:
+            os._exit(code)
+    if os.waitpid(pid, 0)[1]: print("no /proc/sys/user limits", flush=True); sys.exit(1)
+print("ready", flush=True)
+sys.stdin.read()
+"""
+
+
+class _BudgetNamespace:
+    """The process's budget namespace (`budget_prefix`): made once, held by a close-on-exec fd."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._fd: int | None = None
+        self._uid = -1
+
+    def path(self) -> str:
+        """``/proc/<this pid>/fd/<fd>``: nsenter opens the namespace by it, so the fd itself is
+        never inherited (bwrap would hand it on to the command). Raises `BudgetError`."""
+        with self._lock:
+            if self._fd is None or self._uid != os.geteuid():
+                fd = self._make()
+                try:
+                    _check_joinable(f"/proc/{os.getpid()}/fd/{fd}")
+                except BaseException:
+                    os.close(fd)
+                    raise
+                self._fd, self._uid = fd, os.geteuid()
+            return f"/proc/{os.getpid()}/fd/{self._fd}"
+
+    @staticmethod
+    def _make() -> int:
+        limits = [f"{name}={value}" for name, value in session_sysctls().items()]
+        try:
+            helper = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _MAKE, *limits],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                cwd="/",
+                env={},
+            )
+        except OSError as exc:
+            raise BudgetError(exc.errno, f"cannot start the budget namespace helper: {exc}") from exc
+        assert helper.stdin is not None and helper.stdout is not None
+        try:
+            said = helper.stdout.readline().decode("utf-8", "replace").strip()
+            if said != "ready":
+                raise BudgetError(f"cannot make the sandboxes' budget namespace ({said or 'no answer'})")
+            return os.open(f"/proc/{helper.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+        finally:
+            helper.stdin.close()
+            helper.stdout.close()
+            helper.wait()
+
+
+def _nsenter() -> str:
+    found = shutil.which("nsenter", path=os.defpath + ":/usr/sbin:/sbin")
+    if found is None:
+        raise BudgetError(
+            "a non-root caller's sandboxes need util-linux's nsenter (apt-get install util-linux)"
+        )
+    return found
+
+
+def _check_joinable(path: str) -> None:
+    """Once: another process of this uid can join the namespace by ``path`` (it cannot when this
+    process is not dumpable, ``prctl(PR_SET_DUMPABLE, 0)``): said at the session's start, not as
+    every command failing."""
+    result = subprocess.run(
+        [_nsenter(), f"--user={path}", "--preserve-credentials", "--", "true"],
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    if result.returncode != 0:
+        said = result.stderr.decode("utf-8", "replace").strip()
+        raise BudgetError(
+            f"cannot join the sandboxes' budget namespace ({said or result.returncode}); "
+            "is this process non-dumpable (prctl PR_SET_DUMPABLE 0)? Keep it dumpable, or run as root"
+        )
+
+
+_NAMESPACE = _BudgetNamespace()
+
+
+def budget_prefix() -> list[str]:
+    """For a non-root caller: the argv to put before a sandbox's bwrap (after any ``prlimit``) so
+    that its user namespace is a child of the process's budget namespace, whose ``/proc/sys/user``
+    limits are `session_sysctls`; empty for root (commands spend a leased uid's budgets). Pair it
+    with `prlimit_flags` on the same start: the kernel checks the namespace's shared count of the
+    per-uid rlimits against the rlimits its child was made under. Raises `BudgetError` (with what
+    to do) when the namespace cannot be made: no sandbox then, never one without the ceilings."""
+    if os.geteuid() == 0 or not session_sysctls():
+        return []
+    return [_nsenter(), f"--user={_NAMESPACE.path()}", "--preserve-credentials", "--"]

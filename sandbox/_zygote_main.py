@@ -988,6 +988,7 @@ class Spawner:
         while (fd := os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)) < 5:
             pass
         os.close(fd)
+        self.eagain = ""  # what a command is told when no process is left (the pids cap)
         #: bwrap pid -> (command id, status fd)
         self.running: dict[int, tuple[int, int]] = {}
         self.by_id: dict[int, int] = {}
@@ -1008,7 +1009,8 @@ class Spawner:
                 setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ, _signal.SIGCHLD),
             )
         except OSError as exc:
-            _refuse(stderr, status, f"cannot start {argv[0]}: {exc.strerror}")
+            why = self.eagain if exc.errno == errno.EAGAIN else exc.strerror
+            _refuse(stderr, status, f"cannot start {argv[0]}: {why}")
             return
         finally:
             for fd in (stdin, stdout, stderr, *extra):
@@ -1078,6 +1080,7 @@ def _requests(
 def spawn_bwraps(sock: _socket.socket, config: dict[str, Any]) -> None:
     """Spawner mode's loop (see `Spawner`): ends, and with it every bwrap it started, on the host's EOF."""
     spawner = Spawner(sock, config["uid"], config["gid"])
+    spawner.eagain = config.get("eagain") or "Resource temporarily unavailable"
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     _signal.set_wakeup_fd(wake_w)
     _signal.signal(_signal.SIGCHLD, lambda _sig, _frame: None)

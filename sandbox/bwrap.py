@@ -126,7 +126,7 @@ from sandbox._scratch import OwnedDir
 from sandbox._sysview import sys_args
 from sandbox._tempholder import shared_scratch_root, temp_holder_args
 from sandbox._tmpcap import NONROOT_TMP_REASON, cap_tmp, sweep_tmp_caps, uncap_tmp
-from sandbox._ucounts import prlimit_flags, session_rlimits, session_sysctls
+from sandbox._ucounts import BudgetError, budget_prefix, prlimit_flags, session_rlimits, session_sysctls
 from sandbox._uid_lease import UidLease, lease_uid
 from sandbox.base import Aspect, ExecRequest, SandboxBackend, SandboxProcess, refuse_user_switch
 from sandbox.config import BwrapConfig
@@ -210,6 +210,17 @@ SHM_BYTES = 64 << 20
 _SHM_SIZE = ("--size", str(SHM_BYTES))
 #: Where the proxy's socket directory appears inside the sandbox.
 PROXY_DIR_INSIDE = "/run/shellrt-proxy"
+
+
+def _prlimit() -> str:
+    """util-linux's ``prlimit`` (RLIMIT_CORE of each command; a non-root caller's rlimit shares)."""
+    prlimit = shutil.which("prlimit", path=os.defpath + ":/usr/sbin:/sbin")
+    if prlimit is None:
+        raise SandboxExecError(
+            "bwrap needs util-linux's prlimit to turn core dumps off and set a non-root caller's "
+            "rlimit shares (apt-get install util-linux)"
+        )
+    return prlimit
 
 
 def _zygote_python() -> str:
@@ -456,6 +467,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 # The sandbox uid writes its cwd reports here; 1733: it can add files, not list or remove.
                 self._runner.check_open().chmod(0o1733)
                 await self._start_holder()
+            else:  # the budget namespace made now, off the event loop (once per process)
+                await anyio.to_thread.run_sync(self._budget_prefix)
             if self.config.persistent:
                 await self._start_zygote()
                 return
@@ -557,16 +570,20 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
     def _no_core_prefix(self) -> list[str]:
         """``prlimit`` setting RLIMIT_CORE to 1 (soft and hard; `sandbox._seccomp.CORE_LIMIT`: the kernel
         runs a ``core_pattern`` pipe handler at any other value) for a per-command bwrap and its command."""
-        prlimit = shutil.which("prlimit", path=os.defpath + ":/usr/sbin:/sbin")
-        if prlimit is None:
-            raise SandboxExecError(
-                "one bwrap per command needs util-linux's prlimit to turn core dumps off "
-                "(apt-get install util-linux); or use the session sandbox (persistent mode)"
-            )
+        prlimit = _prlimit()
         limit = _seccomp.CORE_LIMIT
         # A non-root caller's per-uid budgets: the command may hold only its share (`sandbox._ucounts`).
         shares = prlimit_flags() if os.geteuid() != 0 else []
         return [prlimit, f"--core={limit}:{limit}", *shares, "--"]
+
+    def _budget_prefix(self) -> list[str]:
+        """A non-root caller: ``nsenter`` into the process's budget namespace before bwrap
+        (`sandbox._ucounts.budget_prefix`: every sandbox of the uid in this process shares one
+        half of its inotify, fanotify, queue and signal budgets). Empty for root."""
+        try:
+            return budget_prefix()
+        except BudgetError as exc:
+            raise SandboxExecError(f"bwrap: {exc}") from exc
 
     def _switches_uid(self) -> bool:
         """Run as root: commands run under the sandbox uid (idmapped roots, a holder mount namespace)."""
@@ -737,7 +754,11 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                     argv[1:1] = ["--unshare-user"]
                 zygote = Zygote(self._runner)
                 # limits: the zygote joins the session cgroup
-                await zygote.start(self.cgroup_argv(argv), python, config, tuple(pins.fds))
+                # Non-root: the zygote's user namespace a child of the budget namespace, made
+                # under the rlimit shares (the kernel checks the shared count against those).
+                shares = [] if as_root or not prlimit_flags() else [_prlimit(), *prlimit_flags(), "--"]
+                budget = [*shares, *self._budget_prefix()]
+                await zygote.start(self.cgroup_argv([*budget, *argv]), python, config, tuple(pins.fds))
                 await self._check_mounts(zygote, argv)
             except ZygoteGoneError as exc:
                 said = str(exc).encode("utf-8", "replace")
@@ -1174,7 +1195,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 return self._runner.spawn(
                     # No core dumps (RLIMIT_CORE 1:1: a command must not feed the host's core_pattern
                     # handler); limits: joins the session cgroup.
-                    [*self._no_core_prefix(), *self.cgroup_argv(argv)],
+                    [*self._no_core_prefix(), *self.cgroup_argv([*self._budget_prefix(), *argv])],
                     launcher_request(request),
                     marker=run.marker,
                     cwd_host_file=run.cwd_file,
@@ -1291,7 +1312,12 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         """
         spawner = Zygote(self._runner)
         uid, gid = self._ids()
-        config: dict[str, object] = {"spawner": True, "uid": uid, "gid": gid}
+        config: dict[str, object] = {
+            "spawner": True,
+            "uid": uid,
+            "gid": gid,
+            "eagain": self.pids_exhausted_message(),  # limits: what a command that cannot start is told
+        }
         try:
             # limits: the spawner joins the session cgroup
             await spawner.start(self.cgroup_argv(self._ns_prefix[:-1]), sys.executable, config)

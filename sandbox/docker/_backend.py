@@ -68,7 +68,7 @@ import anyio
 import docker
 import docker.errors
 import requests.exceptions
-from docker.types import Mount
+from docker.types import Mount, Ulimit
 
 from sandbox._anchoredcopy import LinkedCopyTooLargeError
 from sandbox._deeptree import WorkspaceTooDeepError
@@ -78,6 +78,7 @@ from sandbox._maskaliases import AliasFinder, stats_of
 from sandbox._proxied import ContainerProxy
 from sandbox._proxy import Refusal, proxy_env
 from sandbox._scratch import OwnedDir
+from sandbox._ucounts import session_rlimits
 from sandbox._uid_lease import UidLease, lease_uid
 from sandbox.base import COMMAND_ENV, Aspect, ExecRequest, ExitStatus, SandboxBackend, SandboxProcess
 from sandbox.config import DockerConfig
@@ -808,6 +809,10 @@ class DockerBackend(SandboxBackend):
             "cap_add": _EXECUTOR_CAP_NAMES,
             "security_opt": ["no-new-privileges"],
             "pids_limit": limits.pids or _DEFAULT_PIDS,
+            # The host's user namespace: queue bytes and queued signals are charged to the command's
+            # host uid (host root's, for user="root"), checked against these; the daemon's own are
+            # that uid's whole budget. Half of each, as a non-root caller's bwrap sandboxes (round 21).
+            "ulimits": [Ulimit(name=name, soft=value, hard=value) for name, _res, value in session_rlimits()],
         }
         # Always a ceiling (no swap: a hog is OOM-killed, not slowed): without one a command's heap,
         # the SysV shared memory it leaves behind or its open files' kernel memory took the host's
