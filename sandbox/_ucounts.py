@@ -187,6 +187,8 @@ def _check_joinable(path: str) -> None:
         capture_output=True,
         timeout=30,
         check=False,
+        env={"PATH": os.defpath},  # nsenter finds `true` on the system's path, never the caller's
+        cwd="/",
     )
     if result.returncode != 0:
         said = result.stderr.decode("utf-8", "replace").strip()

@@ -39,6 +39,8 @@ REVIEWED = {
     "shellrt/tools/read.py:_parse_pdf": "sys.executable -I, absolute",
     "shellrt/tools/task_output.py:_filtered": "sys.executable -I -S, absolute",
     "sandbox/_idmap.py:userns_fd": "sys.executable -I -S, absolute",
+    "sandbox/_ucounts.py:_BudgetNamespace._make": "sys.executable -I -S, absolute; env {}, cwd /",
+    "sandbox/_ucounts.py:_check_joinable": "nsenter found on os.defpath and /usr/sbin:/sbin; PATH=os.defpath for its `true`",
     "sandbox/_ownerguard.py:guard_owner": "sys.executable -S, absolute",
     "sandbox/_reaper.py:Reaper.__init__": "sys.executable, absolute",
     "sandbox/_spawn.py:start": "the backend's command (bwrap by absolute path; local is no sandbox)",
