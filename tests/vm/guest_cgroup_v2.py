@@ -500,6 +500,14 @@ def expose_interpreter() -> None:
             subprocess.run(["mount", "--bind", str(kept / tree.name), str(tree)], check=True)
 
 
+def _set_dumpable() -> None:
+    import ctypes
+
+    pr_set_dumpable = 4
+    if ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 1)")
+
+
 def spawn(name: str, cgroup: Path, uid: int | None = None) -> Facts:
     """Run scenario ``name`` in a forked child that joins ``cgroup`` (and drops to ``uid``) first.
 
@@ -521,6 +529,11 @@ def spawn(name: str, cgroup: Path, uid: int | None = None) -> Facts:
                     os.setgroups([])
                     os.setgid(uid)
                     os.setuid(uid)
+                    # A process that dropped root is made non-dumpable by the kernel; a service doing so
+                    # must become dumpable again to run non-root sandboxes, which enter the process's
+                    # budget namespace by its /proc path (`sandbox._ucounts`, round 21; the start refuses
+                    # otherwise, saying so). An unprivileged caller started as that uid already is.
+                    _set_dumpable()
                 _last[0] = time.monotonic()
                 SCENARIOS[name](found)
             except BaseException:
