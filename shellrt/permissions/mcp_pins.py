@@ -19,12 +19,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from shellrt.permissions.private_json import write_private_json
 from shellrt.permissions.rules import PermissionRule
 from shellrt.permissions.shown import model_claim
 from shellrt.permissions.trust_paths import trust_store_path
@@ -172,13 +172,4 @@ def _inside(store: Path, roots: Sequence[Path]) -> str | None:
 
 def _write(path: Path, pins: dict[str, dict[str, str]]) -> None:
     """Atomically, readable by the owner only."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"version": 1, "pins": pins}, fh, indent=1, sort_keys=True)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_private_json(path, {"version": 1, "pins": pins})

@@ -21,13 +21,13 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from shellrt.permissions.content_anchor import Fingerprint
+from shellrt.permissions.private_json import write_private_json
 from shellrt.permissions.rules import PermissionRule
 from shellrt.permissions.trust_paths import rule_anchors_path
 
@@ -144,17 +144,7 @@ def _read(path: Path, workspace: Path) -> dict[str, Any] | None:
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp = tempfile.mkstemp(prefix=".rule-anchors-", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, sort_keys=True)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_private_json(path, data)
 
 
 def _inside(path: Path, workspace: Path) -> bool:

@@ -25,7 +25,6 @@ import contextlib
 import json
 import os
 import stat
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from shellrt.permissions.hook_files import HookFiles, compare_hook_files, hook_files
+from shellrt.permissions.private_json import write_private_json
 from shellrt.permissions.settings import read_settings_bytes, settings_digest
 from shellrt.permissions.shown import shell_word
 from shellrt.permissions.trust_paths import (
@@ -528,17 +528,7 @@ def _load_for_update(store: Path) -> dict[str, Any]:
 
 
 def _write(store: Path, data: dict[str, Any]) -> None:
-    store.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp = tempfile.mkstemp(prefix=".trusted-", dir=store.parent)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, sort_keys=True)
-            fh.write("\n")
-        os.replace(tmp, store)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_private_json(store, data, indent=2)
 
 
 def _rel_inside(path: str, root: str) -> str | None:
