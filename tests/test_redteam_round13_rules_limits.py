@@ -167,8 +167,15 @@ def test_no_unsized_tmpfs_for_a_command_to_fill(ws: Path, tmp_path: Path, persis
         _run, create_backend(BwrapConfig(persistent=persistent), policy), ws, tmp_path / "s", FILL
     )
     assert "wrote-" not in out, out
-    # The top mount of each place (the zygote's own /dev/shm lies below each command's sized one).
-    tops = {line.split()[1]: line.split()[2] for line in out.splitlines() if line.startswith("rwtmpfs")}
+    # The top mount of each place (the zygote's own /dev/shm lies below each command's sized one),
+    # and none that a later one covers: another session's sized /tmp under the host's /tmp comes in
+    # with the read-only root and lies below this sandbox's own /tmp (unreachable by any path).
+    listed = [line.split()[1:3] for line in out.splitlines() if line.startswith("rwtmpfs")]
+    tops = {
+        point: options
+        for i, (point, options) in enumerate(listed)
+        if not any(later != point and point.startswith(later.rstrip("/") + "/") for later, _ in listed[i + 1 :])
+    }
     assert tops, out
     for options in tops.values():
         found = [o for o in options.split(",") if o.startswith("size=")]
