@@ -130,28 +130,56 @@ static size_t parse_groups(char *s, gid_t *out, size_t cap, gid_t forbidden) {
     return n;
 }
 
-/* SIGKILL every child of this process, found in /proc (a subreaper's children include every
- * orphaned descendant). Returns how many were signalled. */
-static int kill_children(pid_t self) {
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
+/* The state, parent and session of process <name> from /proc/<name>/stat; 0 when unreadable. */
+static int read_stat(const char *name, char *state, int *ppid, int *sid) {
+    char path[300], buf[512];
+    snprintf(path, sizeof path, "/proc/%s/stat", name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = '\0';
+    char *rp = strrchr(buf, ')'); /* the name may hold anything; fields follow the last ')' */
+    int pgrp;
+    return rp != NULL && sscanf(rp + 1, " %c %d %d %d", state, ppid, &pgrp, sid) == 4;
+}
+
+/* SIGKILL, in one pass over /proc, every process left of the command: our children (a
+ * subreaper's children include every orphaned descendant) and every member of our session, at
+ * any depth (a fork bomb's whole tree at once, not one generation per pass: under load the old
+ * pass fell behind a tree that kept forking, 15-60 s). A child's pid is ours until we reap it;
+ * a deeper process can be reaped by its own parent and its pid reused meanwhile, so it is
+ * signalled through a pidfd opened before its session was read. Returns how many were signalled. */
+static int kill_leftovers(pid_t self) {
     int killed = 0;
     DIR *proc = opendir("/proc");
     if (proc == NULL) return 0;
     struct dirent *e;
     while ((e = readdir(proc)) != NULL) {
         if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
-        char path[300], buf[512];
-        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) continue;
-        ssize_t n = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (n <= 0) continue;
-        buf[n] = '\0';
-        char *rp = strrchr(buf, ')'); /* the name may hold anything; fields follow the last ')' */
+        pid_t pid = (pid_t)atoi(e->d_name);
         char state;
-        int ppid;
-        if (rp == NULL || sscanf(rp + 1, " %c %d", &state, &ppid) != 2) continue;
-        if (ppid == self && kill((pid_t)atoi(e->d_name), SIGKILL) == 0) killed++;
+        int ppid, sid;
+        if (pid == self || !read_stat(e->d_name, &state, &ppid, &sid)) continue;
+        if (ppid == self) {
+            if (kill(pid, SIGKILL) == 0) killed++;
+            continue;
+        }
+        if (sid != self || state == 'Z') continue;
+        int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        if (pfd < 0) continue; /* gone, or no pidfds: its parent's death hands it to us next pass */
+        if (read_stat(e->d_name, &state, &ppid, &sid) && sid == self &&
+            syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0) == 0)
+            killed++;
+        close(pfd);
     }
     closedir(proc);
     return killed;
@@ -181,7 +209,7 @@ static int supervise(pid_t child) {
         while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
         }
         if (w < 0 && errno == ECHILD) break; /* no descendant left at all */
-        kill_children(self);
+        kill_leftovers(self);
         /* Reap one that died (its own children are ours now), then look again. */
         if (waitpid(-1, &st, 0) < 0 && errno == ECHILD) break;
     }
