@@ -622,9 +622,11 @@ class WorkspaceGuard:
         obeyed = obeyed_in(below)  # None: every file here (a Yarn release, a run configuration)
         # A directory an accepted .envrc/mise config puts first on PATH: a program's name there
         # shadows the host's (`_cd_loads`, round 19).
-        on_path = bool(self._env_loads) and any(
-            f"{_cd_loads().path_key(path)}/{m}" in self._env_loads for m in (_cd_loads().ON_PATH, _cd_loads().ON_PATH_DEPS)
-        )
+        on_path = False
+        if self._env_loads:
+            cd = _cd_loads()
+            key = cd.path_key(path)
+            on_path = any(f"{key}/{m}" in self._env_loads for m in (cd.ON_PATH, cd.ON_PATH_DEPS))
         watched: list[tuple[str, str]] = []
         for n, is_dir, is_link in entries:
             if is_dir:
@@ -715,9 +717,10 @@ class WorkspaceGuard:
             if entry is not None:
                 entry.racy = True
         self._full_scan(now)  # an lstat per directory; lists only those marked
+        cd = _cd_loads()
         for path, kind in list(self._watched.items()):
-            key = _cd_loads().path_key(os.path.dirname(path))
-            on_path = (f"{key}/{m}" for m in (_cd_loads().ON_PATH, _cd_loads().ON_PATH_DEPS))
+            key = cd.path_key(os.path.dirname(path))
+            on_path = (f"{key}/{m}" for m in (cd.ON_PATH, cd.ON_PATH_DEPS))
             in_changed = path in changed or any(p in changed for p in on_path)
             if in_changed and path not in self._files:
                 # Named by a config accepted just now: what is there is the operator's.
