@@ -26,10 +26,12 @@ def envelope_text(envelope: ResultEnvelope) -> str:
 
 
 def isolated_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """``tmp_path/ws``, with HOME, managed settings and the trust store moved under ``tmp_path``."""
+    """``tmp_path/ws``, with HOME, shellrt's state, managed settings and the trust store moved
+    under ``tmp_path``."""
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("SHELLRT_MANAGED_SETTINGS", str(tmp_path / "managed.json"))
     monkeypatch.setenv("SHELLRT_TRUST_STORE", str(tmp_path / "trust" / "store.json"))
     ws = tmp_path / "ws"

@@ -26,6 +26,7 @@ import pytest
 from shellrt.permissions.rules import RuleOrigin, RuleSyntaxError, parse_rule
 from shellrt.runtime import Runtime
 from shellrt.tools.mcp import parse_servers
+from tests._governance import isolated_workspace
 
 #: A bare JSON-RPC stdio MCP server (no SDK: importing it costs seconds on a loaded machine).
 _SERVER = """
@@ -60,11 +61,7 @@ def _server(tmp: Path, tag: str, names: str) -> dict[str, Any]:
 
 @pytest.fixture
 def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (tmp_path / "home").mkdir()
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    (tmp_path / "ws").mkdir()
-    return tmp_path / "ws"
+    return isolated_workspace(tmp_path, monkeypatch)
 
 
 async def _session(ws: Path, settings: dict[str, Any], calls: list[str]) -> tuple[list[str], list[str]]:

@@ -21,15 +21,12 @@ import pytest
 
 from shellrt.permissions.interfaces import ApprovalRequest, ApprovalResponse
 from shellrt.runtime import Runtime
+from tests._governance import isolated_workspace
 
 
 @pytest.fixture
 def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (tmp_path / "home").mkdir()
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    (tmp_path / "ws").mkdir()
-    return tmp_path / "ws"
+    return isolated_workspace(tmp_path, monkeypatch)
 
 
 def _use(tool_use_id: str, command: str) -> dict[str, Any]:

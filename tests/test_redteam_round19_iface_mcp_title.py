@@ -19,16 +19,13 @@ import pytest
 
 from shellrt.permissions.interfaces import ApprovalRequest, ApprovalResponse
 from shellrt.runtime import Runtime
+from tests._governance import isolated_workspace
 from tests.test_redteam_round17_iface_mcp_text import _SERVER
 
 
 @pytest.fixture
 def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (tmp_path / "home").mkdir()
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    (tmp_path / "ws").mkdir()
-    return tmp_path / "ws"
+    return isolated_workspace(tmp_path, monkeypatch)
 
 
 def _serve(ws: Path, tool: dict[str, object]) -> None:
