@@ -95,6 +95,39 @@ async def test_a_pulled_change_to_a_trusted_servers_script_is_not_run(
     assert second.get("is_error"), second
     assert "tools/srv.py changed since the workspace was trusted" in notice, notice
     assert "shellrt trust add" in notice, notice
-    _trust(repo, env, by)  # reviewed again: obeyed again
-    third, notice = await _echo(repo, tmp_path / "s3")
-    assert marker.exists() and not third.get("is_error"), third
+    if by == "api":  # reviewed again: obeyed again (one variant: each session starts a server)
+        _trust(repo, env, by)
+        third, notice = await _echo(repo, tmp_path / "s3")
+        assert marker.exists() and not third.get("is_error"), third
+
+
+def test_a_server_run_from_a_package_records_nothing_of_the_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The false-positive side: ``npx -y pkg`` / ``uvx pkg`` run no file of the repository, so a
+    workspace trusted before this round stays trusted, and a pull that changes the root's
+    ``README.md`` (or a file named like the package) does not untrust the file."""
+    from shellrt.permissions.sources import load_settings
+    from shellrt.permissions.trust import trust_store_path
+
+    trust_env(tmp_path, monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "README.md").write_text("v1\n")
+    servers = {
+        "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/srv"]},
+        "git": {"command": "uvx", "args": ["mcp-server-git"]},
+    }
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    record_trust(repo)
+    store = trust_store_path()
+    data = json.loads(store.read_text())
+    assert data["workspaces"][str(repo)]["hooks"][".mcp.json"]["files"] == {}, data
+    data["workspaces"][str(repo)].pop("hooks")  # as a store written before this round
+    store.write_text(json.dumps(data))
+    (repo / "README.md").write_text("v2\n")
+    (repo / "mcp-server-git").write_text("not what uvx runs\n")
+    settings = load_settings(repo)
+    assert sorted(settings.mcp_servers) == ["fs", "git"], settings.diagnostics
+    assert not settings.trust_notice, settings.trust_notice

@@ -42,13 +42,16 @@ def server_command_line(command: str, args: Sequence[str], cwd: str) -> str:
     """The command line as a shell command, relative words made absolute from ``cwd`` (the
     resolution reads relative paths from the workspace root, the server from its own cwd).
 
-    A bare argument that names a file in ``cwd`` (``python3 srv.py`` with ``"cwd": "tools"``) is
-    that file too (round 22: it was resolved at the workspace root); a bare command is looked up
-    on ``PATH``, not in ``cwd``, so it stays as it is."""
+    Every argument is read from ``cwd``: a bare one (``python3 srv.py`` with ``"cwd": "tools"``)
+    too, since the server, unlike a hook, does not run from the workspace root (round 22: it was
+    resolved there, so a script beside the server was not recorded, and a package name such as
+    ``uvx mcp-server-git``'s made the root's files part of the record). A bare command is looked
+    up on ``PATH``, not in ``cwd``, so it stays as it is; options stay as they are.
+    """
     words = [_absolute(command, cwd)]
     for word in args:
-        bare = "/" not in word and not word.startswith("-") and word not in (".", "..")
-        words.append(os.path.join(cwd, word) if bare and os.path.lexists(os.path.join(cwd, word)) else _absolute(word, cwd))
+        bare = "/" not in word and word != "" and not word.startswith("-")
+        words.append(os.path.join(cwd, word) if bare else _absolute(word, cwd))
     return shlex.join(words)
 
 
