@@ -29,6 +29,8 @@ from tests._mcp_support import TEST_SERVER
 
 pytestmark = pytest.mark.anyio
 
+#: The packages this interpreter found, for the server and the CLI (uid 65534 finds none of its own).
+_PATH = os.pathsep.join([str(Path(__file__).resolve().parent.parent), *filter(None, sys.path)])
 _SERVER = f"import runpy\nrunpy.run_path({str(TEST_SERVER)!r}, run_name='__main__')\n"
 
 
@@ -42,10 +44,12 @@ def _repo(tmp_path: Path, shape: str) -> Path:
     (repo / "tools").mkdir(parents=True)
     (repo / "tools" / "srv.py").write_text(_SERVER)
     if shape == "mcp.json":  # the script by its absolute path
-        server = {"command": sys.executable, "args": [str(repo / "tools" / "srv.py")], "alwaysLoad": True}
+        server = {"command": sys.executable, "args": [str(repo / "tools" / "srv.py")], "alwaysLoad": True,
+                  "env": {"PYTHONPATH": _PATH}}
         (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"srv": server}}))
     else:  # a server's own cwd in the repository and a relative script
-        server = {"command": sys.executable, "args": ["srv.py"], "cwd": str(repo / "tools"), "alwaysLoad": True}
+        server = {"command": sys.executable, "args": ["srv.py"], "cwd": str(repo / "tools"), "alwaysLoad": True,
+                  "env": {"PYTHONPATH": _PATH}}
         (repo / ".claude").mkdir()
         body = {"mcpServers": {"srv": server}, "permissions": {"allow": ["mcp__srv"]}}
         (repo / ".claude" / "settings.json").write_text(json.dumps(body))
@@ -58,7 +62,7 @@ def _trust(repo: Path, env: dict[str, str], by: str) -> None:
         return
     done = subprocess.run(
         [sys.executable, "-m", "shellrt", "trust", "add", str(repo)],
-        env={**os.environ, **env, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+        env={**os.environ, **env, "PYTHONPATH": _PATH},
         capture_output=True,
         text=True,
         timeout=120,
