@@ -59,6 +59,7 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _add(args: argparse.Namespace) -> int:
+    from shellrt.permissions.server_lines import host_commands
     from shellrt.permissions.settings import load_settings_file
     from shellrt.permissions.shown import for_person
     from shellrt.permissions.trust import (
@@ -87,7 +88,7 @@ def _add(args: argparse.Namespace) -> int:
             print(f"shellrt trust: --settings {path} does not exist", file=sys.stderr)
             return 1
     hooks = {
-        rel: workspace_hook_files(workspace, [h.command for h in f.hooks])
+        rel: workspace_hook_files(workspace, host_commands(f, workspace))
         for rel, f in loaded.items()
         if f.exists
     }
@@ -225,13 +226,15 @@ def _widening_lines(loaded: Any) -> list[str]:
 
 
 def _status(args: argparse.Namespace) -> int:
+    from shellrt.permissions.server_lines import host_commands
     from shellrt.permissions.shown import for_person
     from shellrt.permissions.trust import assess_trust
 
     trust = assess_trust(args.directory)
     for rel, loaded in _load_workspace_files(trust.workspace).items():
-        if rel in trust.trusted and loaded.hooks:  # the files its hooks run must be as trusted too
-            trust.is_trusted_loaded(rel, loaded.digest, [h.command for h in loaded.hooks])
+        commands = host_commands(loaded, trust.workspace)  # hooks and stdio MCP servers (round 22)
+        if rel in trust.trusted and commands:  # the files they run must be as trusted too
+            trust.is_trusted_loaded(rel, loaded.digest, commands)
     if args.json:
         print(json.dumps(trust.describe(), indent=2))
         return 0

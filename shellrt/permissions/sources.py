@@ -37,6 +37,7 @@ from shellrt.permissions.modes import WIDENING_MODES, PermissionMode
 from shellrt.permissions.rule_anchors import anchor_saved_rules
 from shellrt.permissions.rules import PermissionRule, RuleOrigin
 from shellrt.permissions.ruleset import RuleSet
+from shellrt.permissions.server_lines import host_commands
 from shellrt.permissions.settings import FileSettings, HookSpec, load_settings_file, parse_rule_failing_closed
 from shellrt.permissions.trust import WorkspaceTrust, assess_trust
 
@@ -320,7 +321,7 @@ def load_settings(
         if path.name == MCP_JSON and source == "project":
             _only_mcp_servers(loaded)
         rel = trust.settings_rel(path, source, workspace)
-        hook_commands = [hook.command for hook in loaded.hooks]
+        hook_commands = host_commands(loaded, workspace)  # hooks and stdio MCP servers (round 22)
         if (
             loaded.exists
             and rel is not None

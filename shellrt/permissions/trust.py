@@ -33,6 +33,7 @@ from typing import Any
 
 from shellrt.permissions.hook_files import HookFiles, compare_hook_files, hook_files
 from shellrt.permissions.private_json import write_private_json
+from shellrt.permissions.server_lines import host_commands
 from shellrt.permissions.settings import read_settings_bytes, settings_digest
 from shellrt.permissions.shown import shell_word
 from shellrt.permissions.trust_paths import (
@@ -389,7 +390,7 @@ def _hooks_of_files(workspace: Path) -> dict[str, HookFiles]:
     for rel in WORKSPACE_SETTINGS_FILES:
         loaded = load_settings_file(workspace / rel, "project", home=Path.home(), inside=workspace)
         if loaded.exists:
-            out[rel] = workspace_hook_files(workspace, [h.command for h in loaded.hooks])
+            out[rel] = workspace_hook_files(workspace, host_commands(loaded, workspace))
     return out
 
 

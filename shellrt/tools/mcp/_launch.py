@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from shellrt.permissions.host_path import host_env
+from shellrt.permissions.server_lines import server_cwd
 from shellrt.tools.mcp.config import StdioServerConfig
 
 __all__ = ["SAFE_ENV", "launch_cwd", "launch_env"]
@@ -29,19 +30,8 @@ SAFE_ENV = {"PYTHONSAFEPATH": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 
 def launch_cwd(config: StdioServerConfig, writable_roots: Sequence[Path]) -> str:
     """The directory the server starts in: its ``cwd``, else ours when no writable root holds it,
-    else the user's home when none does, else ``/``."""
-    if config.cwd is not None:
-        return os.path.abspath(config.cwd)
-    try:
-        here = os.getcwd()
-    except OSError:  # ours was removed: nothing to inherit
-        here = "/"
-    if not _writable(here, writable_roots):
-        return here
-    home = os.path.expanduser("~")
-    if os.path.isabs(home) and os.path.isdir(home) and not _writable(home, writable_roots):
-        return home
-    return "/"
+    else the user's home when none does, else ``/`` (`server_cwd`: trust resolves the same)."""
+    return server_cwd(config.cwd, writable_roots)
 
 
 def launch_env(config: StdioServerConfig, writable_roots: Sequence[Path] = ()) -> dict[str, str]:
@@ -50,12 +40,3 @@ def launch_env(config: StdioServerConfig, writable_roots: Sequence[Path] = ()) -
     and none inside a root commands write (round 16: a planted ``npx`` ran at a restart)."""
     env = {**SAFE_ENV, **config.env}
     return host_env({**env, "PATH": env.get("PATH", os.environ.get("PATH", os.defpath))}, also=writable_roots)
-
-
-def _writable(path: str, roots: Sequence[Path]) -> bool:
-    real = os.path.realpath(path)
-    for root in roots:
-        base = os.path.realpath(root)
-        if real == base or real.startswith(base.rstrip(os.sep) + os.sep):
-            return True
-    return False

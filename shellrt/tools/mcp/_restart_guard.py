@@ -11,14 +11,13 @@ writable root) when the server first starts, and a restart is refused when they 
 
 from __future__ import annotations
 
-import os
-import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from shellrt.permissions.hook_files import HookFiles, compare_hook_files, hook_files
+from shellrt.permissions.server_lines import server_command_line
 from shellrt.permissions.writable_files import RootsFiles, root_file_paths, roots_changed, roots_files
 from shellrt.tools.mcp._launch import launch_cwd
 from shellrt.tools.mcp.config import StdioServerConfig, parse_servers
@@ -35,13 +34,8 @@ class ServerFiles:
 
 
 def _command_line(config: StdioServerConfig, cwd: str) -> str:
-    """The command line as a shell command, relative words made absolute from ``cwd`` (the
-    resolution reads relative paths from the workspace root, the server from its own cwd)."""
-    words = [
-        word if "/" not in word or os.path.isabs(word) else os.path.join(cwd, word)
-        for word in (config.command, *config.args)
-    ]
-    return shlex.join(words)
+    """The command line as a shell command (`server_command_line`: as trust records it)."""
+    return server_command_line(config.command, config.args, cwd)
 
 
 def server_files(workspace: Path, config: StdioServerConfig, cwd: str, roots: Sequence[Path]) -> ServerFiles:
