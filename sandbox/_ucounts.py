@@ -82,8 +82,8 @@ class BudgetError(OSError):
 
 #: Run by ``python3 -I -c`` (the caller's uid): a user namespace mapping only the caller's own uid
 #: and gid (as bwrap's own does), its ``/proc/sys/user`` limits written while this process holds
-#: every capability in it (before any exec), then "ready"; it exits when its stdin closes, the
-#: host holding the namespace by an fd. A /proc/sys the host mounted read-only: a fresh /proc
+#: every capability in it (before any exec), then "ready"; it holds the namespace until its stdin closes (its owner
+#: closed it or died; `_BudgetNamespace`). A /proc/sys the host mounted read-only: a fresh /proc
 #: in a pid and mount namespace of the new namespace's own (as the zygote's `lower_ceilings`).
 _MAKE = r"""
 import ctypes, os, sys
@@ -122,29 +122,44 @@ sys.stdin.read()
 
 
 class _BudgetNamespace:
-    """The process's budget namespace (`budget_prefix`): made once, held by a close-on-exec fd."""
+    """The process's budget namespace (`budget_prefix`), owned by a long-lived holder process.
+
+    The holder (`_MAKE`, a child of this process) stays in the namespace until its stdin (a
+    close-on-exec pipe only this process writes) reaches EOF: when this process closes it or
+    dies, so it dies with its owner. nsenter joins by ``/proc/<holder pid>/ns/user``. The holder
+    is dumpable whatever this process is (``execve`` without a credential change makes it so),
+    so a service that dropped root with ``setuid`` (non-dumpable) needs no ``prctl`` (red team
+    round 22; round 21 opened this process's own ``/proc/<pid>/fd`` entry). Its pid cannot be
+    reused while this process holds it unreaped: it is never waited for while in use (a holder
+    that died stays a zombie, whose credentials still hold the namespace)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._fd: int | None = None
+        self._holder: subprocess.Popen[bytes] | None = None
         self._uid = -1
 
     def path(self) -> str:
-        """``/proc/<this pid>/fd/<fd>``: nsenter opens the namespace by it, so the fd itself is
-        never inherited (bwrap would hand it on to the command). Raises `BudgetError`."""
+        """``/proc/<holder pid>/ns/user``: no namespace fd is ever inherited (bwrap would hand it
+        on to the command). Raises `BudgetError`."""
         with self._lock:
-            if self._fd is None or self._uid != os.geteuid():
-                fd = self._make()
+            if self._holder is None or self._uid != os.geteuid():
+                holder = self._make()
                 try:
-                    _check_joinable(f"/proc/{os.getpid()}/fd/{fd}")
+                    _check_joinable(f"/proc/{holder.pid}/ns/user")
                 except BaseException:
-                    os.close(fd)
+                    _stop(holder)
                     raise
-                self._fd, self._uid = fd, os.geteuid()
-            return f"/proc/{os.getpid()}/fd/{self._fd}"
+                if self._holder is not None:
+                    _stop(self._holder)  # another euid's: no sandbox of this one joins it
+                self._holder, self._uid = holder, os.geteuid()
+            return f"/proc/{self._holder.pid}/ns/user"
+
+    def holder_pid(self) -> int | None:
+        """The holder's pid, once made (tests: it must die with this process)."""
+        return None if self._holder is None else self._holder.pid
 
     @staticmethod
-    def _make() -> int:
+    def _make() -> subprocess.Popen[bytes]:
         limits = [f"{name}={value}" for name, value in session_sysctls().items()]
         try:
             helper = subprocess.Popen(
@@ -154,19 +169,30 @@ class _BudgetNamespace:
                 stderr=subprocess.STDOUT,
                 cwd="/",
                 env={},
+                start_new_session=True,  # a terminal's ^C to this process's group must not end it
             )
         except OSError as exc:
-            raise BudgetError(exc.errno, f"cannot start the budget namespace helper: {exc}") from exc
-        assert helper.stdin is not None and helper.stdout is not None
+            raise BudgetError(exc.errno, f"cannot start the budget namespace holder: {exc}") from exc
+        assert helper.stdout is not None
         try:
             said = helper.stdout.readline().decode("utf-8", "replace").strip()
-            if said != "ready":
-                raise BudgetError(f"cannot make the sandboxes' budget namespace ({said or 'no answer'})")
-            return os.open(f"/proc/{helper.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
         finally:
-            helper.stdin.close()
             helper.stdout.close()
-            helper.wait()
+        if said != "ready":
+            _stop(helper)
+            raise BudgetError(f"cannot make the sandboxes' budget namespace ({said or 'no answer'})")
+        return helper
+
+
+def _stop(holder: subprocess.Popen[bytes]) -> None:
+    """End a holder: EOF on its stdin, then reap it (only once no sandbox joins it any more)."""
+    if holder.stdin is not None:
+        holder.stdin.close()
+    try:
+        holder.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        holder.kill()
+        holder.wait()
 
 
 def _nsenter() -> str:
@@ -179,8 +205,8 @@ def _nsenter() -> str:
 
 
 def _check_joinable(path: str) -> None:
-    """Once: another process of this uid can join the namespace by ``path`` (it cannot when this
-    process is not dumpable, ``prctl(PR_SET_DUMPABLE, 0)``): said at the session's start, not as
+    """Once: another process of this uid can join the namespace by ``path`` (a /proc mounted
+    with ``hidepid`` or a security module might refuse it): said at the session's start, not as
     every command failing."""
     result = subprocess.run(
         [_nsenter(), f"--user={path}", "--preserve-credentials", "--", "true"],
@@ -193,8 +219,8 @@ def _check_joinable(path: str) -> None:
     if result.returncode != 0:
         said = result.stderr.decode("utf-8", "replace").strip()
         raise BudgetError(
-            f"cannot join the sandboxes' budget namespace ({said or result.returncode}); "
-            "is this process non-dumpable (prctl PR_SET_DUMPABLE 0)? Keep it dumpable, or run as root"
+            f"cannot join the sandboxes' budget namespace ({said or result.returncode}) by {path}; "
+            "check that this uid may open its own processes' /proc/<pid>/ns entries, or run as root"
         )
 
 
