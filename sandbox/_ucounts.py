@@ -182,7 +182,10 @@ while True:
     if sys.stdin in ready and not os.read(sys.stdin.fileno(), 4096):
         break  # its owner closed it or died
     if listener in ready:
-        conn, _ = listener.accept()
+        try:
+            conn, _ = listener.accept()
+        except OSError:
+            continue  # the peer gave up, or no fd left: the holder goes on holding
         with conn:
             try:
                 pid, their_uid, _gid = peer_uid(conn)
