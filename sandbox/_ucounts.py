@@ -16,6 +16,9 @@ command had no inotify ceiling at all, its bwrap dropping every capability befor
 be written). `budget_prefix` puts every sandbox's bwrap (session zygote and one-shot alike) in one
 user namespace of the process's own (`_BudgetNamespace`) whose ``/proc/sys/user`` limits are the
 half: the kernel checks each level up, so what all its descendants hold together stays under them.
+Every shellrt process of the uid (in one network namespace) joins the same one (round 22: two
+``shellrt serve`` each made their own and each got half): the holder that makes it serves it under
+an abstract socket name, and the others' holders join it there (`_MAKE`).
 """
 
 from __future__ import annotations
@@ -80,93 +83,194 @@ class BudgetError(OSError):
     """Raised by `budget_prefix` when the shared budget namespace cannot be made or joined."""
 
 
-#: Run by ``python3 -I -c`` (the caller's uid): a user namespace mapping only the caller's own uid
+#: Run by ``python3 -I -S -c`` (the caller's uid) with the rendezvous name and the limits: the
+#: holder of the uid's budget namespace. First it asks the holder serving ``NAME`` (an abstract
+#: socket of the host's network namespace) for the uid's namespace and joins it when it checks
+#: out (`_BudgetNamespace`); else it makes one: a user namespace mapping only the caller's own uid
 #: and gid (as bwrap's own does), its ``/proc/sys/user`` limits written while this process holds
-#: every capability in it (before any exec), then "ready"; it exits when its stdin closes, the
-#: host holding the namespace by an fd. A /proc/sys the host mounted read-only: a fresh /proc
-#: in a pid and mount namespace of the new namespace's own (as the zygote's `lower_ceilings`).
+#: every capability in it (before any exec; a /proc/sys the host mounted read-only: through a
+#: fresh /proc in a pid and mount namespace of the new namespace's own, as the zygote's
+#: `lower_ceilings`). Then "ready made" or "ready joined"; it holds the namespace until its stdin
+#: closes (its owner closed it or died), serving it under ``NAME`` when the name is free.
 _MAKE = r"""
-import ctypes, os, sys
+import ctypes, fcntl, os, select, socket, struct, sys
 libc = ctypes.CDLL(None, use_errno=True)
 uid, gid = os.geteuid(), os.getegid()
+NAME = "\0" + sys.argv[1]
+limits = [a.split("=") for a in sys.argv[2:]]
+HOST = os.stat("/proc/self/ns/user").st_ino
 def fail(what):
     print("no", what, os.strerror(ctypes.get_errno()), flush=True); sys.exit(1)
 def write(path, text):
     fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
     try: os.write(fd, text.encode())
     finally: os.close(fd)
-if libc.unshare(0x10000000): fail("unshare(CLONE_NEWUSER)")
-write("/proc/self/setgroups", "deny")
-write("/proc/self/uid_map", "%d %d 1" % (uid, uid))
-write("/proc/self/gid_map", "%d %d 1" % (gid, gid))
-limits = [a.split("=") for a in sys.argv[1:]]
 def write_all(root):
     for name, value in limits:
         write(root + name, value)
-try:
-    write_all("/proc/sys/user/")
-except OSError:
-    if libc.unshare(0x20000 | 0x20000000): fail("unshare(CLONE_NEWNS|CLONE_NEWPID)")
+def levels(status):
+    with open(status) as f:
+        return [len(line.split()) for line in f if line.startswith("NSpid:")]
+def peer_uid(sock):
+    return struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+def owned_child(fd):
+    # a user namespace owned by this uid whose parent is the host's (a sandbox's is deeper)
+    owner = bytearray(4)
+    fcntl.ioctl(fd, 0xB704, owner, True)  # NS_GET_OWNER_UID
+    parent = fcntl.ioctl(fd, 0xB702)  # NS_GET_PARENT
+    try: return struct.unpack("I", owner)[0] == uid and os.fstat(parent).st_ino == HOST
+    finally: os.close(parent)
+def same_limits(fd):
+    # checked in a child: a joined namespace cannot be left
     pid = os.fork()
     if pid == 0:
-        code = 1
+        ok = libc.setns(fd, 0x10000000) == 0
+        try: ok = ok and all(open("/proc/sys/user/" + n).read().strip() == v for n, v in limits)
+        finally: os._exit(0 if ok else 1)
+    return os.waitpid(pid, 0)[1] == 0
+def join():
+    # the namespace the holder under NAME serves, when it checks out; else None
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC) as sock:
+        sock.settimeout(5)
         try:
-            if libc.mount(None, b"/", None, 0x4000 | 0x40000, None) == 0 and libc.mount(b"proc", b"/proc", b"proc", 0xE, None) == 0:
-                write_all("/proc/sys/user/"); code = 0
-        finally:
-            os._exit(code)
-    if os.waitpid(pid, 0)[1]: print("no /proc/sys/user limits", flush=True); sys.exit(1)
-print("ready", flush=True)
-sys.stdin.read()
+            sock.connect(NAME)
+            if peer_uid(sock)[1] != uid: return None
+            msg, anc, flags, addr = sock.recvmsg(1, socket.CMSG_SPACE(4))
+        except OSError:
+            return None
+        fds = [struct.unpack("i", d[:4])[0] for lvl, kind, d in anc if lvl == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS]
+    if len(fds) != 1: return None
+    try:
+        if owned_child(fds[0]) and same_limits(fds[0]) and libc.setns(fds[0], 0x10000000) == 0:
+            return True
+    except OSError:
+        pass
+    finally:
+        os.close(fds[0])
+    return None
+def make():
+    if libc.unshare(0x10000000): fail("unshare(CLONE_NEWUSER)")
+    write("/proc/self/setgroups", "deny")
+    write("/proc/self/uid_map", "%d %d 1" % (uid, uid))
+    write("/proc/self/gid_map", "%d %d 1" % (gid, gid))
+    try:
+        write_all("/proc/sys/user/")
+    except OSError:
+        if libc.unshare(0x20000 | 0x20000000): fail("unshare(CLONE_NEWNS|CLONE_NEWPID)")
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                if libc.mount(None, b"/", None, 0x4000 | 0x40000, None) == 0 and libc.mount(b"proc", b"/proc", b"proc", 0xE, None) == 0:
+                    write_all("/proc/sys/user/"); code = 0
+            finally:
+                os._exit(code)
+        if os.waitpid(pid, 0)[1]: print("no /proc/sys/user limits", flush=True); sys.exit(1)
+joined = join()
+if not joined: make()
+print("ready", "joined" if joined else "made", flush=True)
+mine = os.open("/proc/self/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+listener = None
+while True:
+    if listener is None:  # the name is free (its holder ended): serve it
+        try:
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+            listener.bind(NAME); listener.listen(16)
+        except OSError:
+            listener.close(); listener = None
+    ready = select.select([sys.stdin] + ([listener] if listener else []), [], [], None if listener else 2)[0]
+    if sys.stdin in ready and not os.read(sys.stdin.fileno(), 4096):
+        break  # its owner closed it or died
+    if listener in ready:
+        try:
+            conn, _ = listener.accept()
+        except OSError:
+            continue  # the peer gave up, or no fd left: the holder goes on holding
+        with conn:
+            try:
+                pid, their_uid, _gid = peer_uid(conn)
+                # only a process of this uid in this pid namespace (a holder), never a sandboxed
+                # command (every sandbox has a pid namespace of its own: one more NSpid level)
+                if their_uid == uid and levels("/proc/%d/status" % pid) == levels("/proc/self/status"):
+                    conn.settimeout(10)
+                    conn.sendmsg([b"n"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", mine))])
+            except OSError:
+                pass
 """
 
 
 class _BudgetNamespace:
-    """The process's budget namespace (`budget_prefix`): made once, held by a close-on-exec fd."""
+    """The process's budget namespace (`budget_prefix`), owned by a long-lived holder process.
+
+    The holder (`_MAKE`, a child of this process) stays in the namespace until its stdin (a
+    close-on-exec pipe only this process writes) reaches EOF: when this process closes it or
+    dies, so it dies with its owner. nsenter joins by ``/proc/<holder pid>/ns/user``. The holder
+    is dumpable whatever this process is (``execve`` without a credential change makes it so),
+    so a service that dropped root with ``setuid`` (non-dumpable) needs no ``prctl`` (red team
+    round 22; round 21 opened this process's own ``/proc/<pid>/fd`` entry). Its pid cannot be
+    reused while this process holds it unreaped: it is never waited for while in use (a holder
+    that died stays a zombie, whose credentials still hold the namespace)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._fd: int | None = None
+        self._holder: subprocess.Popen[bytes] | None = None
         self._uid = -1
 
     def path(self) -> str:
-        """``/proc/<this pid>/fd/<fd>``: nsenter opens the namespace by it, so the fd itself is
-        never inherited (bwrap would hand it on to the command). Raises `BudgetError`."""
+        """``/proc/<holder pid>/ns/user``: no namespace fd is ever inherited (bwrap would hand it
+        on to the command). Raises `BudgetError`."""
         with self._lock:
-            if self._fd is None or self._uid != os.geteuid():
-                fd = self._make()
+            if self._holder is None or self._uid != os.geteuid():
+                holder = self._make()
                 try:
-                    _check_joinable(f"/proc/{os.getpid()}/fd/{fd}")
+                    _check_joinable(f"/proc/{holder.pid}/ns/user")
                 except BaseException:
-                    os.close(fd)
+                    _stop(holder)
                     raise
-                self._fd, self._uid = fd, os.geteuid()
-            return f"/proc/{os.getpid()}/fd/{self._fd}"
+                if self._holder is not None:
+                    _stop(self._holder)  # another euid's: no sandbox of this one joins it
+                self._holder, self._uid = holder, os.geteuid()
+            return f"/proc/{self._holder.pid}/ns/user"
+
+    def holder_pid(self) -> int | None:
+        """The holder's pid, once made (tests: it must die with this process)."""
+        return None if self._holder is None else self._holder.pid
 
     @staticmethod
-    def _make() -> int:
+    def _make() -> subprocess.Popen[bytes]:
         limits = [f"{name}={value}" for name, value in session_sysctls().items()]
         try:
             helper = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _MAKE, *limits],
+                [sys.executable, "-I", "-S", "-c", _MAKE, f"shellrt-budget-{os.geteuid()}-v1", *limits],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 cwd="/",
                 env={},
+                start_new_session=True,  # a terminal's ^C to this process's group must not end it
             )
         except OSError as exc:
-            raise BudgetError(exc.errno, f"cannot start the budget namespace helper: {exc}") from exc
-        assert helper.stdin is not None and helper.stdout is not None
+            raise BudgetError(exc.errno, f"cannot start the budget namespace holder: {exc}") from exc
+        assert helper.stdout is not None
         try:
             said = helper.stdout.readline().decode("utf-8", "replace").strip()
-            if said != "ready":
-                raise BudgetError(f"cannot make the sandboxes' budget namespace ({said or 'no answer'})")
-            return os.open(f"/proc/{helper.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
         finally:
-            helper.stdin.close()
             helper.stdout.close()
-            helper.wait()
+        if said not in ("ready made", "ready joined"):
+            _stop(helper)
+            raise BudgetError(f"cannot make the sandboxes' budget namespace ({said or 'no answer'})")
+        return helper
+
+
+def _stop(holder: subprocess.Popen[bytes]) -> None:
+    """End a holder: EOF on its stdin, then reap it (only once no sandbox joins it any more)."""
+    if holder.stdin is not None:
+        holder.stdin.close()
+    try:
+        holder.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        holder.kill()
+        holder.wait()
 
 
 def _nsenter() -> str:
@@ -179,8 +283,8 @@ def _nsenter() -> str:
 
 
 def _check_joinable(path: str) -> None:
-    """Once: another process of this uid can join the namespace by ``path`` (it cannot when this
-    process is not dumpable, ``prctl(PR_SET_DUMPABLE, 0)``): said at the session's start, not as
+    """Once: another process of this uid can join the namespace by ``path`` (a /proc mounted
+    with ``hidepid`` or a security module might refuse it): said at the session's start, not as
     every command failing."""
     result = subprocess.run(
         [_nsenter(), f"--user={path}", "--preserve-credentials", "--", "true"],
@@ -193,8 +297,8 @@ def _check_joinable(path: str) -> None:
     if result.returncode != 0:
         said = result.stderr.decode("utf-8", "replace").strip()
         raise BudgetError(
-            f"cannot join the sandboxes' budget namespace ({said or result.returncode}); "
-            "is this process non-dumpable (prctl PR_SET_DUMPABLE 0)? Keep it dumpable, or run as root"
+            f"cannot join the sandboxes' budget namespace ({said or result.returncode}) by {path}; "
+            "check that this uid may open its own processes' /proc/<pid>/ns entries, or run as root"
         )
 
 
