@@ -601,13 +601,34 @@ def _cd_unknown(a: CommandAnalysis) -> bool:
     if any(_env_chdir(sub.argv) for sub in a.subcommands):
         return True  # `env -C DIR cmd`: cmd's relative paths are below DIR
     for sub in a.subcommands:
-        if _name(sub) not in _CD_PROGRAMS:
+        name = _name(sub)
+        if name not in _CD_PROGRAMS:
             continue
-        for word in sub.argv[1:]:
+        words = sub.argv[1:]
+        if _stack_move(name, words):
+            return True
+        for word in words:
             # `*?[`: bash changes into a directory whose name matches (`cd x?` is `cd xy`), round 19.
             if word == "-" or re.fullmatch(r"[+-]\d+", word) or any(c in word for c in "$`*?["):
                 return True
+            if _STACK_TILDE.match(word):
+                return True  # `~-` is $OLDPWD, `~1`/`~+1`/`~-1` stack entries (round 22)
     return False
+
+
+#: Tilde words bash reads from OLDPWD or the directory stack, not from any name in the command.
+_STACK_TILDE = re.compile(r"~(-|[+-]?\d)")
+
+
+def _stack_move(name: str, words: Sequence[str]) -> bool:
+    """Whether a ``pushd``/``popd`` moves through the directory stack rather than to a named
+    directory (round 22): ``popd`` returns to an entry pushed earlier, ``pushd`` with no directory
+    swaps the top two, ``pushd -n DIR`` stacks DIR without entering it. Which entry that is
+    depends on every earlier move, so the directory is unknown (git there asks)."""
+    if name == "popd":
+        return True
+    operands = [w for w in words if w != "--" and not (w.startswith("-") and len(w) > 1)]
+    return name == "pushd" and (not operands or any(w.startswith("-") and "n" in w[1:] for w in words))
 
 
 def _env_chdir(argv: Sequence[str]) -> bool:
