@@ -160,7 +160,7 @@ def command_parts(
             ):
                 globs.add(target.value)
     bases = _cd_bases(cwd, a.cd_targets, to_host)
-    cd_unknown = _cd_unknown(a)
+    cd_unknown = _cd_unknown(a) or _cd_logical(a.cd_targets, bases)
     # Where the parts may run; none named when a `cd` leads where no word says (round 16).
     dirs = () if cd_unknown or len(bases) > _MAX_BASES else tuple(sorted(set(bases)))
     linking = len(a.subcommands) > 1 and any(_makes_symlink(_name(s), s.argv) for s in a.subcommands)
@@ -629,6 +629,30 @@ def _stack_move(name: str, words: Sequence[str]) -> bool:
         return True
     operands = [w for w in words if w != "--" and not (w.startswith("-") and len(w) > 1)]
     return name == "pushd" and (not operands or any(w.startswith("-") and "n" in w[1:] for w in words))
+
+
+def _cd_logical(targets: Sequence[str], bases: Sequence[str]) -> bool:
+    """Whether bash's logical ``cd`` may end where the physical bases do not say (round 22).
+
+    ``cd``/``pushd`` resolve ``..`` by dropping the name before it, a symlink included:
+    ``cd l/..`` (``l -> clean/d``) returns to the directory holding ``l``, where ``realpath`` says
+    ``clean``. So a ``..`` in any target, once any target passed through a symlink from any
+    base, leaves the directory unknown (over-approximated: any target, any base)."""
+    if not any(".." in target.split("/") for target in targets if target):
+        return False
+    for target in targets:
+        if not target:
+            continue
+        expanded = os.path.expanduser(target)
+        for base in ["/"] if os.path.isabs(expanded) else bases:
+            current = base
+            for name in expanded.split("/"):
+                if name in ("", "."):
+                    continue
+                current = os.path.dirname(current) if name == ".." else os.path.join(current, name)
+                if name != ".." and os.path.islink(current):
+                    return True
+    return False
 
 
 def _env_chdir(argv: Sequence[str]) -> bool:
