@@ -214,7 +214,11 @@ def command_parts(
             reads = tuple(sorted({*reads, ""})) if reads else reads
             writes = tuple(sorted({*writes, ""})) if writes else writes
         # First: listing a repository's changed files below must not run what it names.
-        hazard = git_hazard(argv, bases[-1], hardened=a.read_only) if name == "git" and check_git else ""
+        # Every directory the command may be in, last first: a `cd` can fail (a missing directory,
+        # a file, `cd a b`) and leave bash where it was, and a git before a `cd` runs there (round 22).
+        places = list(dict.fromkeys(reversed(bases))) if name == "git" else []
+        hazard = next((h for p in places if (h := git_hazard(argv, p, hardened=a.read_only))), "") if (
+            name == "git" and check_git) else ""
         if name == "git" and check_git and cd_unknown and not hazard:
             # The repository git obeys is where a `cd` led at run time, not the one checked (round 19).
             hazard = "git runs in a directory a `cd` chooses at run time, whose configuration was not checked"
@@ -222,7 +226,7 @@ def command_parts(
             # Only a read-only command gets the hardening environment (hooksPath=/dev/null):
             # a git read inside any other command (``git status > f``, ``git diff --output=f``)
             # runs the repository's own hooks when it refreshes the index.
-            hooks = active_hooks(_git_directory(argv, bases[-1]))
+            hooks = [h for p in places for h in active_hooks(_git_directory(argv, p))]
             if hooks:
                 hazard = (
                     "the repository's own git hooks would run (" + ", ".join(hooks[:3]) + "); "
@@ -239,14 +243,15 @@ def command_parts(
             reads = tuple(sorted({*reads, *nested, *_resolve_all(modules, bases, to_host, set())}))
         if name == "git":
             # git walks up to find its repository: one above the workspace is read too.
-            top = _git_top(_git_directory(argv, bases[-1]))
-            above = [top] if not inside(top) else []
+            tops = {_git_top(_git_directory(argv, p)) for p in places}
+            above = sorted(top for top in tops if not inside(top))
             reads = tuple(sorted({*reads, *above, *_git_object_reads(argv, bases)}))
             if any(_long_prefix(w, _GIT_STDIN_NAMES) for w in argv[1:]):  # `--batch-com`: an abbreviation
                 reads = tuple(sorted({*reads, ""}))  # object names (HEAD:secrets/a) come from stdin
             if check_git and not hazard and _shows_changes(argv):
                 # The diff prints the changed files' content: reads of each (a denied one asks).
-                reads = tuple(sorted({*reads, *changed_paths(_git_directory(argv, bases[-1]))}))
+                changed = [c for p in places for c in changed_paths(_git_directory(argv, p))]
+                reads = tuple(sorted({*reads, *changed}))
         if recursive and _follows_links(name, argv):
             reads = tuple(sorted({*reads, *_linked_targets(reads)}))
         searches_tree = name == "git" and _git_split(argv, ".")[1] in _GIT_CONTENT
