@@ -31,7 +31,8 @@ pytestmark = pytest.mark.anyio
 _GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
 #: Each runs git in the workspace while the last ``cd`` names another directory.
 ATTACKS = ["cd nope; git status", "cd nope || git status", "cd f; git diff", "cd clean x; git status",
-           "git status; cd clean", "git status && cd clean && ls", "pushd nope; git status"]
+           "git status; cd clean", "git status && cd clean && ls", "pushd nope; git status",
+           "(cd clean); git status", "cd clean | cat; git status"]
 
 
 def _workspace(ws: Path) -> Path:
