@@ -60,23 +60,24 @@ def _nested_repo(ws: Path) -> Path:
     return ws / "P"
 
 
-async def _run(ws: Path, session: Path, commands: list[str]) -> list[str]:
+async def _run(ws: Path, session: Path, commands: list[str], mode: str = "default") -> list[str]:
     async with shellrt.Runtime(workspace=ws, sandbox="bwrap", session_dir=session, tools=[Bash()],
-                               mode="default") as rt:
-        envelopes = await rt.run_envelopes(
-            [ToolUseBlock(id=f"ds{i}", name="Bash", input={"command": c}) for i, c in enumerate(commands)]
-        )
-    return [str(e.model.content) for e in envelopes]
+                               mode=mode) as rt:  # type: ignore[arg-type]
+        texts = []
+        for i, command in enumerate(commands):  # one after another: the working directory carries over
+            [envelope] = await rt.run_envelopes([ToolUseBlock(id=f"ds{i}", name="Bash", input={"command": command})])
+            texts.append(str(envelope.model.content))
+    return texts
 
 
-@pytest.mark.parametrize("attack", ATTACKS)
-async def test_git_after_a_move_through_the_directory_stack_is_asked(tmp_path: Path, attack: str) -> None:
+async def test_git_after_a_move_through_the_directory_stack_is_asked(tmp_path: Path) -> None:
     require_bwrap()
     ws = tmp_path / "ws"
     marker = _nested_repo(ws)
-    [text] = await _run(ws, tmp_path / ".s", [attack.format(ws=ws)])
-    assert not marker.exists(), text
-    assert "not granted" in text, text
+    # One session, each form from the workspace (a form that ran would have moved it).
+    texts = await _run(ws, tmp_path / ".s", [f"cd {ws} && " + a.format(ws=ws) for a in ATTACKS])
+    assert not marker.exists(), texts
+    assert all("not granted" in t for t in texts), list(zip(ATTACKS, texts, strict=True))
 
 
 async def test_the_premise_bash_ends_in_the_nested_repository(tmp_path: Path) -> None:
@@ -85,11 +86,6 @@ async def test_the_premise_bash_ends_in_the_nested_repository(tmp_path: Path) ->
     ws = tmp_path / "ws"
     _nested_repo(ws)
     probes = [f"cd {ws} && " + a.format(ws=ws).replace("git status", "pwd >> where") for a in ATTACKS]
-    async with shellrt.Runtime(workspace=ws, sandbox="bwrap", session_dir=tmp_path / ".s", tools=[Bash()],
-                               mode="bypassPermissions") as rt:
-        envelopes = await rt.run_envelopes(
-            [ToolUseBlock(id=f"p{i}", name="Bash", input={"command": c}) for i, c in enumerate(probes)]
-        )
-    texts = [str(e.model.content) for e in envelopes]
+    texts = await _run(ws, tmp_path / ".s", probes, mode="bypassPermissions")
     where = (ws / "xy" / "where").read_text().split()
     assert where == [str(ws / "xy")] * len(ATTACKS), texts
