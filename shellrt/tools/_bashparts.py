@@ -160,7 +160,7 @@ def command_parts(
             ):
                 globs.add(target.value)
     bases = _cd_bases(cwd, a.cd_targets, to_host)
-    cd_unknown = _cd_unknown(a)
+    cd_unknown = _cd_unknown(a) or _cd_logical(a.cd_targets, bases)
     # Where the parts may run; none named when a `cd` leads where no word says (round 16).
     dirs = () if cd_unknown or len(bases) > _MAX_BASES else tuple(sorted(set(bases)))
     linking = len(a.subcommands) > 1 and any(_makes_symlink(_name(s), s.argv) for s in a.subcommands)
@@ -214,7 +214,11 @@ def command_parts(
             reads = tuple(sorted({*reads, ""})) if reads else reads
             writes = tuple(sorted({*writes, ""})) if writes else writes
         # First: listing a repository's changed files below must not run what it names.
-        hazard = git_hazard(argv, bases[-1], hardened=a.read_only) if name == "git" and check_git else ""
+        # Every directory the command may be in, last first: a `cd` can fail (a missing directory,
+        # a file, `cd a b`) and leave bash where it was, and a git before a `cd` runs there (round 22).
+        places = list(dict.fromkeys(reversed(bases))) if name == "git" else []
+        hazard = next((h for p in places if (h := git_hazard(argv, p, hardened=a.read_only))), "") if (
+            name == "git" and check_git) else ""
         if name == "git" and check_git and cd_unknown and not hazard:
             # The repository git obeys is where a `cd` led at run time, not the one checked (round 19).
             hazard = "git runs in a directory a `cd` chooses at run time, whose configuration was not checked"
@@ -222,7 +226,7 @@ def command_parts(
             # Only a read-only command gets the hardening environment (hooksPath=/dev/null):
             # a git read inside any other command (``git status > f``, ``git diff --output=f``)
             # runs the repository's own hooks when it refreshes the index.
-            hooks = active_hooks(_git_directory(argv, bases[-1]))
+            hooks = [h for p in places for h in active_hooks(_git_directory(argv, p))]
             if hooks:
                 hazard = (
                     "the repository's own git hooks would run (" + ", ".join(hooks[:3]) + "); "
@@ -239,14 +243,15 @@ def command_parts(
             reads = tuple(sorted({*reads, *nested, *_resolve_all(modules, bases, to_host, set())}))
         if name == "git":
             # git walks up to find its repository: one above the workspace is read too.
-            top = _git_top(_git_directory(argv, bases[-1]))
-            above = [top] if not inside(top) else []
+            tops = {_git_top(_git_directory(argv, p)) for p in places}
+            above = sorted(top for top in tops if not inside(top))
             reads = tuple(sorted({*reads, *above, *_git_object_reads(argv, bases)}))
             if any(_long_prefix(w, _GIT_STDIN_NAMES) for w in argv[1:]):  # `--batch-com`: an abbreviation
                 reads = tuple(sorted({*reads, ""}))  # object names (HEAD:secrets/a) come from stdin
             if check_git and not hazard and _shows_changes(argv):
                 # The diff prints the changed files' content: reads of each (a denied one asks).
-                reads = tuple(sorted({*reads, *changed_paths(_git_directory(argv, bases[-1]))}))
+                changed = [c for p in places for c in changed_paths(_git_directory(argv, p))]
+                reads = tuple(sorted({*reads, *changed}))
         if recursive and _follows_links(name, argv):
             reads = tuple(sorted({*reads, *_linked_targets(reads)}))
         searches_tree = name == "git" and _git_split(argv, ".")[1] in _GIT_CONTENT
@@ -601,12 +606,57 @@ def _cd_unknown(a: CommandAnalysis) -> bool:
     if any(_env_chdir(sub.argv) for sub in a.subcommands):
         return True  # `env -C DIR cmd`: cmd's relative paths are below DIR
     for sub in a.subcommands:
-        if _name(sub) not in _CD_PROGRAMS:
+        name = _name(sub)
+        if name not in _CD_PROGRAMS:
             continue
-        for word in sub.argv[1:]:
+        words = sub.argv[1:]
+        if _stack_move(name, words):
+            return True
+        for word in words:
             # `*?[`: bash changes into a directory whose name matches (`cd x?` is `cd xy`), round 19.
             if word == "-" or re.fullmatch(r"[+-]\d+", word) or any(c in word for c in "$`*?["):
                 return True
+            if _STACK_TILDE.match(word):
+                return True  # `~-` is $OLDPWD, `~1`/`~+1`/`~-1` stack entries (round 22)
+    return False
+
+
+#: Tilde words bash reads from OLDPWD or the directory stack, not from any name in the command.
+_STACK_TILDE = re.compile(r"~(-|[+-]?\d)")
+
+
+def _stack_move(name: str, words: Sequence[str]) -> bool:
+    """Whether a ``pushd``/``popd`` moves through the directory stack rather than to a named
+    directory (round 22): ``popd`` returns to an entry pushed earlier, ``pushd`` with no directory
+    swaps the top two, ``pushd -n DIR`` stacks DIR without entering it. Which entry that is
+    depends on every earlier move, so the directory is unknown (git there asks)."""
+    if name == "popd":
+        return True
+    operands = [w for w in words if w != "--" and not (w.startswith("-") and len(w) > 1)]
+    return name == "pushd" and (not operands or any(w.startswith("-") and "n" in w[1:] for w in words))
+
+
+def _cd_logical(targets: Sequence[str], bases: Sequence[str]) -> bool:
+    """Whether bash's logical ``cd`` may end where the physical bases do not say (round 22).
+
+    ``cd``/``pushd`` resolve ``..`` by dropping the name before it, a symlink included:
+    ``cd l/..`` (``l -> clean/d``) returns to the directory holding ``l``, where ``realpath`` says
+    ``clean``. So a ``..`` in any target, once any target passed through a symlink from any
+    base, leaves the directory unknown (over-approximated: any target, any base)."""
+    if not any(".." in target.split("/") for target in targets if target):
+        return False
+    for target in targets:
+        if not target:
+            continue
+        expanded = os.path.expanduser(target)
+        for base in ["/"] if os.path.isabs(expanded) else bases:
+            current = base
+            for name in expanded.split("/"):
+                if name in ("", "."):
+                    continue
+                current = os.path.dirname(current) if name == ".." else os.path.join(current, name)
+                if name != ".." and os.path.islink(current):
+                    return True
     return False
 
 

@@ -20,8 +20,9 @@ from typing import Final
 from shellrt.analysis import CommandAnalysis
 from shellrt.analysis.powershell import ALIASES
 from shellrt.permissions.interfaces import CommandPart
+from shellrt.tools._bashparts import git_hazard, git_reads_only
 
-__all__ = ["powershell_parts", "powershell_path_words"]
+__all__ = ["powershell_git_hazard", "powershell_parts", "powershell_path_words"]
 
 #: Cmdlets that run code or a program named by their arguments, or rebind a name.
 _RUNS_CODE: Final = frozenset(
@@ -92,6 +93,28 @@ def _canonical(word: str) -> str:
     if _CMDLET(lower):
         return _CASED.get(lower) or "-".join(piece.capitalize() for piece in lower.split("-"))
     return word  # a native program: names are case-sensitive on the systems pwsh runs here
+
+
+def powershell_git_hazard(a: CommandAnalysis, cwd: str) -> str:
+    """Why a git part of this PowerShell command would run a program the repository names ("" when none).
+
+    The Bash tool checks the repository a git part obeys (a clean filter, a textconv driver: programs
+    the hardening environment cannot switch off) in every directory the command may be in; the
+    PowerShell tool judged no parts, so a read-only ``git status`` ran them unasked (round 22).
+    PowerShell's locations are not resolved here (either separator, ``~``, providers, ``Pop-Location``,
+    ``Set-Location -``): git after any location change is not checked and asks."""
+    gits = [sub for sub in a.subcommands if sub.name == "git" and sub.argv]
+    if not gits:
+        return ""
+    moves = {"cd", "chdir", "sl", "pushd", "popd", "set-location", "push-location", "pop-location"}
+    if a.cd_targets or any(sub.name.lower() in moves for sub in a.subcommands):
+        return "git runs after a location change, in a directory whose configuration was not checked"
+    for sub in gits:
+        if a.read_only or git_reads_only(sub.argv):
+            hazard = git_hazard(sub.argv, cwd, hardened=a.read_only)
+            if hazard:
+                return hazard
+    return ""
 
 
 def powershell_parts(a: CommandAnalysis) -> list[CommandPart]:

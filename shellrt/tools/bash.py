@@ -60,7 +60,7 @@ from shellrt.tools._bashparts import command_parts as _command_parts
 from shellrt.tools._bashparts import git_reads_only, runs_host_git
 from shellrt.tools._pathfree import memoised_parts, names_no_path
 from shellrt.tools._paths import is_sensitive, rule_path_resolver
-from shellrt.tools._pwshparts import powershell_path_words
+from shellrt.tools._pwshparts import powershell_git_hazard, powershell_path_words
 from shellrt.tools._realdir import real_dir
 
 __all__ = ["Bash", "BashInput", "BashOutput", "ShellTool", "bash_output", "format_output", "output_is_error"]
@@ -389,6 +389,11 @@ class ShellTool(Tool[BashInput, BashOutput]):
             if part.hazard and (reads or a.read_only or _analyze(part.text, dialect).read_only):
                 # No mode may skip this: the repository, not the person, chose the program.
                 return PermissionResult.ask(f"{part.text!r}: {part.hazard}.", safety_check=True)
+        if self.shell == "powershell":
+            # Reading the repository's configuration runs git on the host: off the event loop.
+            hazard = await anyio.to_thread.run_sync(powershell_git_hazard, a, judged.cwd)
+            if hazard:  # no mode may skip this, as for Bash's parts above
+                return PermissionResult.ask(f"{tool_input.command!r}: {hazard}.", safety_check=True)
         if not a.read_only:
             why = "; ".join(a.reasons[:3]) or "it may change the system"
             return PermissionResult.ask(f"This command is not read-only ({why}).")
