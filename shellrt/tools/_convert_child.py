@@ -10,6 +10,11 @@ call's deadline (`shellrt.tools._convert_worker`).
 Wire format, both ways: a 4-byte big-endian length and a JSON object; a request is followed
 by an 8-byte length and the HTML as UTF-8 (``surrogatepass``). Nothing here trusts the page;
 the host does not trust the answer either (its size is bounded there).
+
+Before it reads a page the worker loads a seccomp allow list (`sandbox._seccomp_worker`): the
+parser's code, should a page ever make it run the attacker's, can then only compute, read its
+stdin and write its stdout; it opens, connects, spawns and signals nothing (red team, round 22).
+A worker that cannot load it ends with `UNCONFINED_STATUS` and converts nothing.
 """
 
 from __future__ import annotations
@@ -23,8 +28,20 @@ import sys
 import time
 from typing import Any, BinaryIO
 
-__all__ = ["main"]
+__all__ = ["UNCONFINED_STATUS", "main"]
 
+#: The worker's exit status when its seccomp filter could not be loaded (it read no page).
+UNCONFINED_STATUS = 78
+
+#: Converted once before the filter is loaded: every code path a page takes is imported by then
+#: (after it, an import could open no file).
+_WARM_PAGE = (
+    "<html><head><title>t</title><style>p{}</style><script>x</script></head><body><h1>h</h1>"
+    "<p>a &amp; &eacute; &#233; &#xe9; <b>b</b><i>i</i><code>c</code><a href='/l' title='t'>l</a>"
+    "<img src='/i' alt='i'></p><ul><li>u</li></ul><ol><li>o</li></ol><blockquote>q</blockquote>"
+    "<pre>p</pre><table><tr><th>h</th></tr><tr><td>d</td></tr></table><hr><br><!-- c -->"
+    "<![CDATA[x]]><dl><dt>t</dt><dd>d</dd></dl></body></html>"
+)
 #: Open files the worker may hold once it serves (its pipes and stderr, and some slack).
 _MAX_FDS = 16
 
@@ -75,12 +92,19 @@ def main() -> None:
     with contextlib.suppress(ImportError):
         importlib.import_module("html2text")
     with contextlib.suppress(Exception):  # lazy imports inside the converter happen now
-        _web_text.html_to_markdown("<p>warm</p>", "http://warm/", deadline=time.monotonic() + 60, max_chars=100)
+        _web_text.html_to_markdown(_WARM_PAGE, "http://warm/", deadline=time.monotonic() + 60, max_chars=100_000)
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
     resource.setrlimit(resource.RLIMIT_NOFILE, (_MAX_FDS, _MAX_FDS))
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print must not corrupt the answers
     os.chdir("/")
+    from sandbox._seccomp_worker import ConfineError, confine
+
+    try:
+        confine()
+    except ConfineError as exc:
+        print(f"shellrt converter: {exc}", file=sys.stderr)
+        os._exit(UNCONFINED_STATUS)
     while True:
         size = _read_exactly(inp, 4)
         if size is None:
