@@ -15,7 +15,15 @@ to name every one of those; an allow list names what is left.
 A call of another architecture's table (and x32 on x86_64) kills the process, as in
 `sandbox._seccomp`, whose binary search over syscall numbers this reuses. `confine` sets
 ``PR_SET_NO_NEW_PRIVS`` (needed to load a filter without CAP_SYS_ADMIN, and no set-id program
-could gain anything anyway) and loads the filter for this thread and every later one.
+could gain anything anyway) and loads the filter with ``seccomp(SECCOMP_FILTER_FLAG_TSYNC)``: every
+thread of the process at once, or none (then it fails).
+
+A fork server (``fork_server=True``: a worker that forks one process per page and reads no page
+itself) may also ``fork`` (``clone`` with exactly fork's flags: no thread, no namespace), wait
+for its child, and call the three ``prctl`` options a child needs to confine itself
+(`FORK_SERVER_PRCTL`) and ``seccomp`` itself: the child dies with its parent
+(`die_with_parent`) and stacks the plain filter before it reads anything. Filters stack: the
+child's calls pass both. (``set_robust_list``: glibc's fork calls it in the child.)
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import signal
 import struct
 
 from sandbox._seccomp import (
@@ -35,15 +44,26 @@ from sandbox._seccomp import (
     _RET_KILL_PROCESS,
     _X32_SYSCALL_BIT,
     MACHINES,
+    _arg_low,
     _Insn,
     _load,
     _resolve,
     _ret,
     _search,
     _Segment,
+    _Sym,
 )
 
-__all__ = ["ALLOWED", "ConfineError", "confine", "filter_bytes"]
+__all__ = [
+    "ALLOWED",
+    "FORK_FLAGS",
+    "FORK_SERVER",
+    "FORK_SERVER_PRCTL",
+    "ConfineError",
+    "confine",
+    "die_with_parent",
+    "filter_bytes",
+]
 
 #: name -> (x86_64 number, aarch64 number): reading and writing the fds it holds (its pipes),
 #: its own memory (``mprotect`` and ``madvise`` as malloc uses them), time (``clock_gettime`` for
@@ -75,34 +95,64 @@ ALLOWED: dict[str, tuple[int, int]] = {
     "clock_gettime": (228, 113),
     "clock_getres": (229, 114),
     "exit_group": (231, 94),
+    "getrandom": (318, 278),
 }
 
+#: name -> (x86_64 number, aarch64 number): what a fork server adds, with ``clone`` and ``prctl``
+#: narrowed by their first argument (`FORK_FLAGS`, `FORK_SERVER_PRCTL`).
+FORK_SERVER: dict[str, tuple[int, int]] = {
+    "clone": (56, 220),
+    "wait4": (61, 260),
+    "getppid": (110, 173),
+    "prctl": (157, 167),
+    "set_robust_list": (273, 99),
+    "seccomp": (317, 277),
+}
+#: glibc's ``fork``: CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD.
+FORK_FLAGS = 0x01200011
+_PR_SET_PDEATHSIG = 1
 _PR_SET_NO_NEW_PRIVS = 38
-_PR_SET_SECCOMP = 22
-_SECCOMP_MODE_FILTER = 2
+_SECCOMP_SET_MODE_FILTER = 1
+_SECCOMP_FILTER_FLAG_TSYNC = 1
 _EPERM = _RET_ERRNO | errno.EPERM
+_PASS: tuple[str, int] = ("ret", _RET_ALLOW)
+_DENY: tuple[str, int] = ("ret", _EPERM)
+#: PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS: each only takes something away.
+FORK_SERVER_PRCTL = (1, 38)
 
 
 class ConfineError(OSError):
     """The filter could not be loaded (no seccomp in this kernel, or an unknown architecture)."""
 
 
-def program(machine: str) -> list[_Insn]:
+def _first_arg_in(values: tuple[int, ...]) -> list[_Sym]:
+    """Allow the call if its first argument (all 64 bits) is one of ``values``, else EPERM."""
+    block: list[_Sym] = [_load(_arg_low(0) + 4), (_JEQ_K, 0, _DENY, 0), _load(_arg_low(0))]
+    block += [(_JEQ_K, _PASS, 0, value) for value in values[:-1]]
+    return [*block, (_JEQ_K, _PASS, _DENY, values[-1])]
+
+
+def program(machine: str, *, fork_server: bool = False) -> list[_Insn]:
     """The filter for ``machine`` (a key of `MACHINES`): the architecture check, then a binary
-    search over the syscall number whose ranges are `ALLOWED` calls or EPERM."""
+    search over the syscall number whose ranges are `ALLOWED` calls (and `FORK_SERVER`'s when
+    ``fork_server``) or EPERM."""
     arch = MACHINES[machine]
-    allowed = sorted(numbers[arch] for numbers in ALLOWED.values())
+    rules: dict[int, int | list[_Sym]] = {numbers[arch]: _RET_ALLOW for numbers in ALLOWED.values()}
+    if fork_server:
+        rules.update({numbers[arch]: _RET_ALLOW for numbers in FORK_SERVER.values()})
+        rules[FORK_SERVER["clone"][arch]] = _first_arg_in((FORK_FLAGS,))
+        rules[FORK_SERVER["prctl"][arch]] = _first_arg_in(FORK_SERVER_PRCTL)
     segments: list[_Segment] = []
 
-    def push(first: int, action: int) -> None:
-        if not (segments and segments[-1][1] == action):
+    def push(first: int, action: int | list[_Sym]) -> None:
+        if not (segments and isinstance(action, int) and segments[-1][1] == action):
             segments.append((first, action))
 
     following = 0
-    for nr in allowed:
+    for nr, action in sorted(rules.items()):
         if nr > following:
             push(following, _EPERM)
-        push(nr, _RET_ALLOW)
+        push(nr, action)
         following = nr + 1
     push(following, _EPERM)
     if arch == 0:
@@ -112,30 +162,48 @@ def program(machine: str) -> list[_Insn]:
     return [*head, _load(_OFF_NR), *table]
 
 
-def filter_bytes(machine: str | None = None) -> bytes:
+def filter_bytes(machine: str | None = None, *, fork_server: bool = False) -> bytes:
     """``struct sock_filter[]`` of `program` for ``machine`` (this one's by default)."""
     name = machine or os.uname().machine
     if name not in MACHINES:
         raise ConfineError(errno.ENOSYS, f"no syscall table for {name!r} (known: {', '.join(MACHINES)})")
-    return b"".join(struct.pack("=HBBI", *insn) for insn in program(name))
+    return b"".join(struct.pack("=HBBI", *insn) for insn in program(name, fork_server=fork_server))
 
 
 class _Fprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
 
 
-def confine() -> None:
-    """Load the filter into this process (every thread started later inherits it); raises
-    `ConfineError` if it cannot be (the caller must then not go on: fail closed)."""
-    code = filter_bytes()
-    threads = os.listdir("/proc/self/task")
-    if len(threads) != 1:  # prctl filters only the calling thread: another would stay free
-        raise ConfineError(errno.EBUSY, f"{len(threads)} threads run; confine before starting any")
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+def die_with_parent(parent: int) -> None:
+    """SIGKILL this process when ``parent`` (its parent's only thread) ends: a fork server's
+    child is killed with the server at the host's deadline. Raises `ConfineError` if the
+    parent is already gone."""
+    if _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise ConfineError(err, f"prctl(PR_SET_PDEATHSIG): {os.strerror(err)}")
+    if os.getppid() != parent:
+        raise ConfineError(errno.ESRCH, "the parent ended before its child could follow it")
+
+
+def confine(*, fork_server: bool = False) -> None:
+    """Load the filter into every thread of this process (later ones inherit it); raises
+    `ConfineError` if it cannot be (the caller must then not go on: fail closed). Makes no call
+    the filters here refuse: a fork server's child calls it under the server's filter."""
+    if _MACHINE not in MACHINES:
+        raise ConfineError(errno.ENOSYS, f"no syscall table for {_MACHINE!r} (known: {', '.join(MACHINES)})")
+    code = filter_bytes(_MACHINE, fork_server=fork_server)
+    if _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         err = ctypes.get_errno()
         raise ConfineError(err, f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(err)}")
     prog = _Fprog(len(code) // 8, code)
-    if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
-        err = ctypes.get_errno()
-        raise ConfineError(err, f"prctl(PR_SET_SECCOMP): {os.strerror(err)}")
+    nr = FORK_SERVER["seccomp"][MACHINES[_MACHINE]]
+    done = _libc.syscall(nr, _SECCOMP_SET_MODE_FILTER, _SECCOMP_FILTER_FLAG_TSYNC, ctypes.byref(prog))
+    if done != 0:  # a thread id: that thread could not be synchronised
+        err = ctypes.get_errno() if done < 0 else errno.EBUSY
+        raise ConfineError(err, f"seccomp(SET_MODE_FILTER, TSYNC): {os.strerror(err)}")
+
+
+#: Looked up once, at import: a child of a fork server may no longer call ``uname`` or ``open``.
+_MACHINE = os.uname().machine
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long

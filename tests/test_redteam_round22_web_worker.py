@@ -15,6 +15,7 @@ a page (`sandbox/_seccomp_worker.py`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -22,7 +23,9 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
+import psutil
 import pytest
 
 from sandbox import _seccomp_worker
@@ -95,20 +98,22 @@ _PLANTED = textwrap.dedent(
 
 
     def _attack(a):
-        ppid = os.getppid()
+        host, parent = a["host"], os.getppid()  # the host process; the worker (now a fork server)
         probes = {
             "connect": lambda: _connect(a["port"]),
             "unix_socket": _unix,
             "create": lambda: _create(a["created"]),
             "truncate": lambda: _truncate(a["victim"]),
             "read": lambda: _read(a["secret"]),
-            "read_parent_environ": lambda: _read("/proc/%d/environ" % ppid)[:5],
+            "read_host_environ": lambda: _read("/proc/%d/environ" % host)[:5],
             "execve": lambda: os.execv("/nonexistent/shellrt-probe", ["probe"]),
             "fork": _fork,
             "spawn": lambda: _spawn(a["marker"]),
-            "kill_parent": lambda: os.kill(ppid, 0),
-            "ptrace_parent": lambda: _call(_libc.ptrace(0x4206, ppid, None, None)),  # PTRACE_SEIZE
-            "vm_read_parent": lambda: _vm_read(ppid, a["address"], a["size"]),
+            "kill_host": lambda: os.kill(host, 0),
+            "kill_parent": lambda: os.kill(parent, 0),
+            "ptrace_host": lambda: _call(_libc.ptrace(0x4206, host, None, None)),  # PTRACE_SEIZE
+            "ptrace_parent": lambda: _call(_libc.ptrace(0x4206, parent, None, None)),
+            "vm_read_host": lambda: _vm_read(host, a["address"], a["size"]),
         }
         out = {}
         for name, probe in probes.items():
@@ -120,6 +125,9 @@ _PLANTED = textwrap.dedent(
         return out
 
 
+    _SEEN = []
+
+
     class HTML2Text:
         def __init__(self, baseurl=""):
             self.rawdata = ""
@@ -129,6 +137,16 @@ _PLANTED = textwrap.dedent(
         def feed(self, data):
             if "ATTACK " in data:
                 self.result = json.dumps(_attack(json.loads(data.split("ATTACK ", 1)[1])))
+            elif "ENVIRON" in data:  # no call needed: the environment is in the process's memory
+                self.result = json.dumps(dict(os.environ))
+            elif "REMEMBER" in data:  # what stays in the process for the next page
+                _SEEN.append(data)
+                self.result = "remembered"
+            elif "RECALL" in data:
+                self.result = json.dumps(_SEEN)
+            elif "SPIN" in data:  # runs on past the host's deadline
+                while True:
+                    pass
 
         def outtextf(self, s):
             pass
@@ -148,6 +166,7 @@ _HOST = textwrap.dedent(
     from shellrt.tools import _convert_worker
 
     args = json.loads(sys.argv[1])
+    os.environ["SHELLRT_R22_API_KEY"] = "sk-host-secret"  # what a host process's environment holds
     server = socket.create_server(("127.0.0.1", 0))
     accepted = []
 
@@ -159,21 +178,44 @@ _HOST = textwrap.dedent(
 
     threading.Thread(target=serve, daemon=True).start()
     secret = ctypes.create_string_buffer(b"host-secret-in-memory")
-    args.update(port=server.getsockname()[1], address=ctypes.addressof(secret), size=21)
-    page = "<p>ATTACK " + json.dumps(args)
-    done = _convert_worker.convert_html(page, "http://page.test/", deadline=time.monotonic() + 60,
-                                        max_chars=100_000)
+    args.update(port=server.getsockname()[1], address=ctypes.addressof(secret), size=21, host=os.getpid())
+    texts = []
+    for page in args.pop("pages"):
+        page = page.replace("ARGS", json.dumps(args))
+        done = _convert_worker.convert_html(page, "http://page.test/",
+                                            deadline=time.monotonic() + args.get("deadline", 60),
+                                            max_chars=100_000)
+        texts.append(done.text if not done.error else "error: " + done.error)
     time.sleep(0.2)  # the server thread records what connected (it had connected before the answer)
-    print(json.dumps({"error": done.error, "message": done.message, "text": done.text,
-                      "accepted": accepted}))
+    print(json.dumps({"texts": texts, "accepted": accepted}))
     """
 )
 
 
-def _attack(tmp_path: Path) -> tuple[dict[str, str], dict[str, object], dict[str, Path]]:
+def _host(tmp_path: Path, pages: list[str], files: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run the host side with the planted parser over ``pages`` (``ARGS`` in a page: the files,
+    the server's port, the secret's address)."""
     planted = tmp_path / "planted"
     planted.mkdir()
     (planted / "html2text.py").write_text(_PLANTED)
+    host = tmp_path / "host.py"
+    host.write_text(_HOST)
+    paths = [str(planted), str(_ROOT), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, paths))}
+    args = {"pages": pages, **{k: str(v) if isinstance(v, Path) else v for k, v in (files or {}).items()}}
+    done = subprocess.run(
+        [sys.executable, str(host), json.dumps(args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    answer: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return answer
+
+
+def _attack(tmp_path: Path) -> tuple[dict[str, str], dict[str, Any], dict[str, Path]]:
     files = {
         "created": tmp_path / "created",
         "victim": tmp_path / "victim",
@@ -182,30 +224,18 @@ def _attack(tmp_path: Path) -> tuple[dict[str, str], dict[str, object], dict[str
     }
     files["victim"].write_text("the operator's file")
     files["secret"].write_text("host secret on disk")
-    host = tmp_path / "host.py"
-    host.write_text(_HOST)
-    paths = [str(planted), str(_ROOT), os.environ.get("PYTHONPATH", "")]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, paths))}
-    done = subprocess.run(
-        [sys.executable, str(host), json.dumps({k: str(v) for k, v in files.items()})],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        check=True,
-    )
-    answer = json.loads(done.stdout.strip().splitlines()[-1])
-    assert not answer["error"], answer
-    return json.loads(answer["text"]), answer, files
+    answer = _host(tmp_path, ["<p>ATTACK ARGS"], files)
+    return json.loads(answer["texts"][0]), answer, files
 
 
 def test_code_run_by_the_converter_reaches_nothing_of_the_host(tmp_path: Path) -> None:
     probes, answer, files = _attack(tmp_path)
-    # Before (as root): every probe "ok", the parent's memory and the file on disk read, a
-    # connection accepted, a file created, the victim emptied, a program spawned.
+    # Before (as root and as uid 65534): every probe "ok" (execve: ENOENT, the call was made),
+    # the host's memory and the file on disk read, a connection accepted, a file created, the
+    # victim emptied, a program spawned.
     reached = {name: result for name, result in probes.items() if result != "EPERM"}
     assert not reached, f"code in the converter worker reached: {reached}"
-    assert len(probes) == 12, probes
+    assert len(probes) == 14, probes
     assert answer["accepted"] == [], "the worker connected to a server on 127.0.0.1"
     assert not files["created"].exists(), "the worker created a file"
     assert files["victim"].read_text() == "the operator's file", "the worker truncated a file"
@@ -241,15 +271,40 @@ _AUDIT = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 _ALLOW, _EPERM, _KILL = 0x7FFF0000, 0x00050000 | 1, 0x80000000
 
 
+@pytest.mark.parametrize("fork_server", [False, True])
 @pytest.mark.parametrize("machine", sorted(MACHINES))
-def test_the_filter_allows_its_list_and_nothing_else(machine: str) -> None:
+def test_the_filter_allows_its_list_and_nothing_else(machine: str, fork_server: bool) -> None:
     """Every number, known or not: the listed calls pass, any other fails with EPERM; another
-    architecture's table and x32 kill the process."""
-    prog = _seccomp_worker.filter_bytes(machine)
+    architecture's table and x32 kill the process. A fork server's ``clone`` passes with fork's
+    flags only, its ``prctl`` with the two listed options only."""
+    prog = _seccomp_worker.filter_bytes(machine, fork_server=fork_server)
     arch = MACHINES[machine]
     allowed = {numbers[arch] for numbers in _seccomp_worker.ALLOWED.values()}
     assert len(allowed) == len(_seccomp_worker.ALLOWED)
+    extra = {name: numbers[arch] for name, numbers in _seccomp_worker.FORK_SERVER.items()}
+    if fork_server:
+        allowed |= set(extra.values()) - {extra["clone"], extra["prctl"]}
+        fork = _seccomp_worker.FORK_FLAGS
+        clones = {
+            fork: _ALLOW,
+            fork | 0x10000000: _EPERM,  # CLONE_NEWUSER
+            fork | 0x40000000: _EPERM,  # CLONE_NEWNET
+            fork | 0x00010000: _EPERM,  # CLONE_THREAD
+            0x00000011: _EPERM,  # SIGCHLD alone: not glibc's fork
+            fork | 1 << 32: _EPERM,  # the high half counts too
+        }
+        for flags, want in clones.items():
+            assert run(prog, extra["clone"], _AUDIT[machine], (flags,))[0] == want, hex(flags)
+        for option in range(70):
+            want = _ALLOW if option in _seccomp_worker.FORK_SERVER_PRCTL else _EPERM
+            assert run(prog, extra["prctl"], _AUDIT[machine], (option,))[0] == want, option
+        skip = {extra["clone"], extra["prctl"]}
+    else:
+        assert not allowed & set(extra.values())
+        skip = set()
     for nr in [*range(FIRST_UNKNOWN + 64), 0x3FFFFFFF, 0x40000000, 0xFFFFFFFF]:
+        if nr in skip:
+            continue
         want = _ALLOW if nr in allowed else _EPERM
         if machine == "x86_64" and nr >= 0x40000000:
             want = _KILL  # x32's numbers
@@ -263,3 +318,39 @@ def test_the_filter_allows_its_list_and_nothing_else(machine: str) -> None:
         "aarch64": (56, 198, 203, 221, 220, 129, 117, 270),
     }
     assert not allowed & set(refused[machine])
+
+
+def test_a_page_finds_nothing_of_the_host_in_the_worker_s_memory(tmp_path: Path) -> None:
+    """Before: the worker inherited the host's environment (API keys, tokens): code run by a
+    page read it without a single call and returned it as the page's text, for the model to
+    see and, prompted by the same page, send on."""
+    environ = json.loads(_host(tmp_path, ["<p>ENVIRON"])["texts"][0])
+    assert "SHELLRT_R22_API_KEY" not in environ, environ
+    assert "sk-host-secret" not in json.dumps(environ)
+
+
+def test_a_page_leaves_nothing_behind_for_the_next_one(tmp_path: Path) -> None:
+    """Before: one worker served page after page (of every session in the host process), so code
+    run by one page stayed there and saw, or rewrote, every later page. Now each page has a
+    process of its own, forked from the worker that never reads a page."""
+    texts = _host(tmp_path, ["<p>REMEMBER the first page", "<p>REMEMBER the second page", "<p>RECALL"])[
+        "texts"
+    ]
+    assert texts[:2] == ["remembered", "remembered"], texts
+    assert json.loads(texts[2]) == [], f"a later page saw what earlier pages left: {texts[2]}"
+
+
+def test_a_page_s_process_ends_with_the_worker_at_the_deadline(tmp_path: Path) -> None:
+    """The host kills the worker at the deadline; the page's process, its child, dies with it
+    (``PR_SET_PDEATHSIG``) instead of running on, unseen, on the host's CPU."""
+    answer = _host(tmp_path, ["<p>SPIN"], {"deadline": 1})
+    assert answer["texts"] == ["error: deadline"], answer
+    planted = str(tmp_path / "planted")  # in the worker's command line (its import paths)
+    left = [p for p in psutil.process_iter(["cmdline"]) if planted in " ".join(p.info["cmdline"] or ())]
+    try:
+        _gone, alive = psutil.wait_procs(left, timeout=10)
+        assert not alive, f"a page's process outlived its worker: {alive}"
+    finally:
+        for process in left:
+            with contextlib.suppress(psutil.Error):
+                process.kill()

@@ -11,10 +11,14 @@ Wire format, both ways: a 4-byte big-endian length and a JSON object; a request 
 by an 8-byte length and the HTML as UTF-8 (``surrogatepass``). Nothing here trusts the page;
 the host does not trust the answer either (its size is bounded there).
 
-Before it reads a page the worker loads a seccomp allow list (`sandbox._seccomp_worker`): the
-parser's code, should a page ever make it run the attacker's, can then only compute, read its
-stdin and write its stdout; it opens, connects, spawns and signals nothing (red team, round 22).
-A worker that cannot load it ends with `UNCONFINED_STATUS` and converts nothing.
+Each page has a process of its own (red team, round 22): the worker imports and warms the
+converter, loads a seccomp filter (`sandbox._seccomp_worker`, as a fork server), and then only
+forks; the child dies with it, stacks the plain allow list and serves one request. The parser's
+code, should a page ever make it run the attacker's, can then only compute, read its stdin and
+write its stdout: it opens, connects, spawns and signals nothing, and what it leaves in memory
+ends with its process (one worker serves every session of the host process: a page must not
+see or rewrite the next). The worker is started with an empty environment (the host's holds
+keys). A worker that cannot load its filter ends with `UNCONFINED_STATUS` and converts nothing.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ __all__ = ["UNCONFINED_STATUS", "main"]
 
 #: The worker's exit status when its seccomp filter could not be loaded (it read no page).
 UNCONFINED_STATUS = 78
+#: A page process's exit status when stdin ended (the host closed it, or died): the worker ends.
+_STDIN_ENDED = 77
 
 #: Converted once before the filter is loaded: every code path a page takes is imported by then
 #: (after it, an import could open no file).
@@ -79,7 +85,7 @@ def _convert(request: dict[str, Any], html: str) -> dict[str, Any]:
 
 
 def main() -> None:
-    """Serve conversions until stdin ends (the host closed it, or died)."""
+    """Serve conversions, each in a forked process, until stdin ends (the host closed it, or died)."""
     limit = int(sys.argv[1])
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -98,29 +104,51 @@ def main() -> None:
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print must not corrupt the answers
     os.chdir("/")
-    from sandbox._seccomp_worker import ConfineError, confine
+    from sandbox._seccomp_worker import ConfineError, confine, die_with_parent
 
     try:
-        confine()
+        confine(fork_server=True)
     except ConfineError as exc:
         print(f"shellrt converter: {exc}", file=sys.stderr)
         os._exit(UNCONFINED_STATUS)
+    server = os.getpid()
     while True:
-        size = _read_exactly(inp, 4)
-        if size is None:
+        child = os.fork()
+        if child == 0:
+            try:
+                die_with_parent(server)
+                confine()
+            except ConfineError as exc:
+                print(f"shellrt converter: {exc}", file=sys.stderr)
+                os._exit(UNCONFINED_STATUS)
+            os._exit(_serve_one(inp, out))
+        code = os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
+        if code == _STDIN_ENDED:
             return
-        head = _read_exactly(inp, struct.unpack(">I", size)[0])
-        body_size = _read_exactly(inp, 8)
-        if head is None or body_size is None:
-            return
-        body = _read_exactly(inp, struct.unpack(">Q", body_size)[0])
-        if body is None:
-            return
-        try:
-            html = body.decode("utf-8", "surrogatepass")
-            del body
-            answer = _convert(json.loads(head), html)
-            del html
-        except MemoryError:
-            answer = {"error": "memory", "cpu": 0.0}
-        _answer(out, answer)
+        if code != 0:
+            # A page's process died without its answer (or with half of it): end, so that the
+            # host sees its pipe close and replaces this worker, as when one process did it all.
+            os._exit(code if code > 0 else 128 - code)
+
+
+def _serve_one(inp: BinaryIO, out: BinaryIO) -> int:
+    """Read one request, answer it: this process's exit status (`_STDIN_ENDED` at stdin's end)."""
+    size = _read_exactly(inp, 4)
+    if size is None:
+        return _STDIN_ENDED
+    head = _read_exactly(inp, struct.unpack(">I", size)[0])
+    body_size = _read_exactly(inp, 8)
+    if head is None or body_size is None:
+        return _STDIN_ENDED
+    body = _read_exactly(inp, struct.unpack(">Q", body_size)[0])
+    if body is None:
+        return _STDIN_ENDED
+    try:
+        html = body.decode("utf-8", "surrogatepass")
+        del body
+        answer = _convert(json.loads(head), html)
+        del html
+    except MemoryError:
+        answer = {"error": "memory", "cpu": 0.0}
+    _answer(out, answer)
+    return 0

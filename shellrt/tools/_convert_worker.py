@@ -90,6 +90,7 @@ class _Worker:
             stderr=subprocess.DEVNULL,
             cwd="/",
             close_fds=True,
+            env={},  # the host's environment holds keys and tokens; the worker needs none of it
         )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin = self.proc.stdin.fileno()
