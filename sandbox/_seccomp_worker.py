@@ -59,6 +59,7 @@ __all__ = [
     "FORK_FLAGS",
     "FORK_SERVER",
     "FORK_SERVER_PRCTL",
+    "MADVISE_ADVICE",
     "ConfineError",
     "confine",
     "die_with_parent",
@@ -66,7 +67,7 @@ __all__ = [
 ]
 
 #: name -> (x86_64 number, aarch64 number): reading and writing the fds it holds (its pipes),
-#: its own memory (``mprotect`` and ``madvise`` as malloc uses them), time (``clock_gettime`` for
+#: its own memory (``mprotect``, and ``madvise`` with `MADVISE_ADVICE` only), time (``clock_gettime`` for
 #: a thread's CPU time: the vDSO covers only the wall clocks), signal returns, futexes (glibc's
 #: own locks), and ending. ``close`` and ``fstat`` are Python's at exit, on its own fds.
 ALLOWED: dict[str, tuple[int, int]] = {
@@ -117,6 +118,12 @@ _SECCOMP_FILTER_FLAG_TSYNC = 1
 _EPERM = _RET_ERRNO | errno.EPERM
 _PASS: tuple[str, int] = ("ret", _RET_ALLOW)
 _DENY: tuple[str, int] = ("ret", _EPERM)
+#: ``madvise``'s advice (third argument) allowed: what malloc and the kernel's own hints use on
+#: a process's own memory. Not MADV_HWPOISON or MADV_SOFT_OFFLINE (100, 101: as root they take a
+#: physical page out of service, a page of a shared library's page cache included, and every
+#: process mapping it gets SIGBUS), nor MADV_MERGEABLE (12: KSM merges pages across processes, a
+#: side channel), nor the rest.
+MADVISE_ADVICE = (0, 1, 2, 3, 4, 8, 10, 11, 14, 15, 16, 17)
 #: PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS: each only takes something away.
 FORK_SERVER_PRCTL = (1, 38)
 
@@ -125,9 +132,9 @@ class ConfineError(OSError):
     """The filter could not be loaded (no seccomp in this kernel, or an unknown architecture)."""
 
 
-def _first_arg_in(values: tuple[int, ...]) -> list[_Sym]:
-    """Allow the call if its first argument (all 64 bits) is one of ``values``, else EPERM."""
-    block: list[_Sym] = [_load(_arg_low(0) + 4), (_JEQ_K, 0, _DENY, 0), _load(_arg_low(0))]
+def _arg_in(index: int, values: tuple[int, ...]) -> list[_Sym]:
+    """Allow the call if argument ``index`` (all 64 bits) is one of ``values``, else EPERM."""
+    block: list[_Sym] = [_load(_arg_low(index) + 4), (_JEQ_K, 0, _DENY, 0), _load(_arg_low(index))]
     block += [(_JEQ_K, _PASS, 0, value) for value in values[:-1]]
     return [*block, (_JEQ_K, _PASS, _DENY, values[-1])]
 
@@ -138,10 +145,11 @@ def program(machine: str, *, fork_server: bool = False) -> list[_Insn]:
     ``fork_server``) or EPERM."""
     arch = MACHINES[machine]
     rules: dict[int, int | list[_Sym]] = {numbers[arch]: _RET_ALLOW for numbers in ALLOWED.values()}
+    rules[ALLOWED["madvise"][arch]] = _arg_in(2, MADVISE_ADVICE)
     if fork_server:
         rules.update({numbers[arch]: _RET_ALLOW for numbers in FORK_SERVER.values()})
-        rules[FORK_SERVER["clone"][arch]] = _first_arg_in((FORK_FLAGS,))
-        rules[FORK_SERVER["prctl"][arch]] = _first_arg_in(FORK_SERVER_PRCTL)
+        rules[FORK_SERVER["clone"][arch]] = _arg_in(0, (FORK_FLAGS,))
+        rules[FORK_SERVER["prctl"][arch]] = _arg_in(0, FORK_SERVER_PRCTL)
     segments: list[_Segment] = []
 
     def push(first: int, action: int | list[_Sym]) -> None:
