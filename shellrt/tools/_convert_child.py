@@ -121,7 +121,11 @@ def main() -> None:
             except ConfineError as exc:
                 print(f"shellrt converter: {exc}", file=sys.stderr)
                 os._exit(UNCONFINED_STATUS)
-            os._exit(_serve_one(inp, out))
+            status = 1
+            try:
+                status = _serve_one(inp, out)
+            finally:  # never back into the server's loop, nor through its exit handlers
+                os._exit(status)
         code = os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
         if code == _STDIN_ENDED:
             return
