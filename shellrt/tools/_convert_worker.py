@@ -9,12 +9,15 @@ out of bounds is killed and replaced in the background.
 
 A worker runs the host's Python with ``-I`` (no environment variables, no user site, no
 current directory on the path) from ``/``, with the parent's absolute import paths only:
-a hostile workspace's ``html2text.py`` is never imported.
+a hostile workspace's ``html2text.py`` is never imported. Before its first page it loads a
+seccomp allow list (`shellrt.tools._convert_child`); one that cannot ends with
+`UNCONFINED_STATUS`, and the page fails with a message saying so (no other worker is started).
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import select
@@ -24,6 +27,8 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+
+from shellrt.tools._convert_child import UNCONFINED_STATUS
 
 __all__ = ["MAX_BUSY", "MAX_IDLE", "WORKER_MEMORY_BYTES", "Outcome", "convert_html", "prestart", "shutdown"]
 
@@ -41,6 +46,11 @@ KILL_GRACE_S = 0.2
 #: The largest answer read from a worker: its text is bounded by ``max_chars`` (JSON escapes
 #: may take six bytes a character).
 _ANSWER_SLACK = 64 * 1024
+_UNCONFINED = (
+    "the converter process could not load its seccomp filter (it needs Linux with seccomp on "
+    "x86_64 or aarch64), so it parses no page; fetch the page as raw text instead, or run "
+    "shellrt where seccomp is available"
+)
 
 
 @dataclass(frozen=True)
@@ -80,6 +90,7 @@ class _Worker:
             stderr=subprocess.DEVNULL,
             cwd="/",
             close_fds=True,
+            env={},  # the host's environment holds keys and tokens; the worker needs none of it
         )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin = self.proc.stdin.fileno()
@@ -237,8 +248,12 @@ def _convert(html: str, url: str, deadline: float, max_chars: int) -> Outcome:
         prestart()
         return Outcome(error="deadline")
     except _Broken as exc:
+        with contextlib.suppress(subprocess.TimeoutExpired):  # its status, if it is ending
+            worker.proc.wait(timeout=KILL_GRACE_S)
         code = worker.proc.poll()
         worker.kill()
+        if code == UNCONFINED_STATUS:
+            return Outcome(error="failed", message=_UNCONFINED)
         prestart()
         # A worker ended by its address-space limit dies of an uncaught MemoryError or SIGKILL/SEGV.
         return Outcome(error="failed", message=f"{exc} (exit status {code})")
