@@ -1163,7 +1163,14 @@ class DockerBackend(SandboxBackend):
             if request.user is not None:
                 self._call_users.add(request.user)
             text = render_request(
-                tid, request.argv, env, request.cwd, cwd_file, self.command_ids, request.user
+                tid,
+                request.argv,
+                env,
+                request.cwd,
+                cwd_file,
+                self.command_ids,
+                request.user,
+                private_uid=self._lease is not None,
             )
             req_fd = os.open(f"{base}.req", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             try:

@@ -34,6 +34,8 @@
 # no command can edit them) with the supplementary groups the user is listed
 # in. Whatever the resolution gives, EUID is refused (E user-reserved), and
 # priv drop refuses it again: no command shares the executor's identity.
+# CP=1 (with numeric CU, no CL) says CU is the session's leased uid: only such
+# a command keeps inotify (priv own; see priv.c).
 #
 # Requests (one line each, host -> executor):
 #   R <id> <flags>   run; flags: m = merge stderr into stdout, i = stdin FIFO
@@ -209,6 +211,7 @@ _run() {
     CU=
     CG=
     CL=
+    CP=
     GR=-
     . "$IO/$id.req" 2>/dev/null || { echo "E $id request"; return 0; }
     if [ -n "$CL" ]; then
@@ -216,7 +219,11 @@ _run() {
     fi
     case $CU$CG in '' | *[!0-9]*) echo "E $id request" && return 0 ;; esac
     case ",$CU,$CG,$GR," in *",$EID,"*) echo "E $id user-reserved" && return 0 ;; esac
+    # CP=1: the host says CU is the session's leased uid, which nothing else on the host has: the
+    # command keeps inotify (priv own). Any other uid is shared with the host's own programs, whose
+    # inotify budget the kernel counts per host uid: priv drop refuses it (red team round 22).
     mode=drop
+    if [ "$CP" = 1 ] && [ -z "$CL" ]; then mode=own; fi
     if [ "$ADMIN" = 1 ] && [ "$CU" = 0 ]; then
         # Fail closed: the I/O directory must be out of reach before a command may override modes.
         if [ -e "$IOM/priv" ]; then echo "E $id request" && return 0; fi

@@ -38,10 +38,21 @@
  *       descriptor above 2 but CWD_FD (6: the command's cwd file, opened by
  *       the runner) is closed first: the executor's (its I/O directory) never
  *       reach a command.
+ *       The command also runs under a second filter (`shared_uid_filter`): inotify_init(1) and
+ *       fanotify_init fail with ENOSYS. The kernel charges a process's inotify instances and
+ *       watches (128 instances) and fanotify groups to its uid in the host's user namespace, the
+ *       container's own, with no capability exempt; a command as host uid 0 (a per-call "root")
+ *       holding them all left host root's systemd, dockerd and shellrt with EMFILE (red team round
+ *       22), and a container has no ceiling of its own to write (no user namespace of its own,
+ *       /proc/sys read-only).
+ *   priv own UID GID GROUPS -- PROG ARGS...
+ *       As drop without that second filter: for the session's leased uid only (the host says
+ *       so, CP=1 in the request), which nothing else on the host has, so its budgets are its own.
  *   priv admin 0 GID GROUPS -- PROG ARGS...
  *       DockerConfig.root_can_administer only: as drop, for uid 0 only, but
  *       the command keeps admin_caps (CHOWN, DAC_OVERRIDE, FOWNER) as ambient
- *       capabilities, its bounding set cut to them and the ambient set locked.
+ *       capabilities, its bounding set cut to them and the ambient set locked. Under the second
+ *       filter too (uid 0 is host root's).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -60,6 +71,8 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <stddef.h>
+#include <linux/audit.h>
 #include <unistd.h>
 
 static const int keep[] = {CAP_SETUID, CAP_SETGID, CAP_KILL,  CAP_SYS_PTRACE,
@@ -129,6 +142,33 @@ static size_t parse_groups(char *s, gid_t *out, size_t cap, gid_t forbidden) {
     }
     return n;
 }
+
+#if defined(__x86_64__)
+#define NATIVE_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define NATIVE_ARCH AUDIT_ARCH_AARCH64
+#else
+#error "priv.c: only x86_64 and aarch64 (the command filter's architectures)"
+#endif
+#ifndef __NR_inotify_init
+#define __NR_inotify_init (-1) /* aarch64 has only inotify_init1 */
+#endif
+/* Jump `skip` instructions ahead (to the ENOSYS return) when the number is `nr`. */
+#define ENOSYS_IF(nr, skip) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)(nr), skip, 0)
+/* A command whose uid the host shares (every mode but `own`): no inotify or fanotify instance,
+ * whose count the kernel keeps per host uid. Other architectures and x32 numbers: the deny list
+ * kills them. */
+static const struct sock_filter shared_uid_filter[] = {
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 1, 0),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+    ENOSYS_IF(__NR_inotify_init1, 3),
+    ENOSYS_IF(__NR_inotify_init, 2),
+    ENOSYS_IF(__NR_fanotify_init, 1),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+};
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -248,10 +288,11 @@ static char **executor_environment(void) {
 
 int main(int argc, char **argv) {
     int admin = argc >= 2 && strcmp(argv[1], "admin") == 0;
-    int drop = admin || (argc >= 2 && strcmp(argv[1], "drop") == 0);
+    int own = argc >= 2 && strcmp(argv[1], "own") == 0; /* the session's leased uid: no shared_uid_filter */
+    int drop = admin || own || (argc >= 2 && strcmp(argv[1], "drop") == 0);
     int sep = drop ? 5 : 4;
     if (argc < sep + 2 || strcmp(argv[sep], "--") != 0) {
-        fprintf(stderr, "usage: priv exec UID GID -- PROG ARGS... | priv drop|admin UID GID GROUPS -- PROG ARGS...\n");
+        fprintf(stderr, "usage: priv exec UID GID -- PROG ARGS... | priv drop|own|admin UID GID GROUPS -- PROG ARGS...\n");
         return 126;
     }
     uid_t uid = (uid_t)parse_id(argv[2]);
@@ -334,6 +375,11 @@ int main(int argc, char **argv) {
             .filter = (struct sock_filter *)(void *)shellrt_command_filter,
         };
         if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &deny, 0, 0) != 0) die("seccomp");
+        struct sock_fprog shared = {
+            .len = (unsigned short)(sizeof shared_uid_filter / sizeof shared_uid_filter[0]),
+            .filter = (struct sock_filter *)shared_uid_filter,
+        };
+        if (!own && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &shared, 0, 0) != 0) die("seccomp shared");
         /* The executor ignores the signals docker-init forwards; commands start with defaults. */
         sigset_t none;
         sigemptyset(&none);
