@@ -98,6 +98,10 @@ async def test_a_root_command_leaves_host_root_its_inotify_instances(tmp_path: P
         with anyio.fail_after(60):
             _, nobody = await run_sh(b, _PROBE, user="nobody")
             _, leased = await run_sh(b, _PROBE)
+            # The operator's shell (`inspect sandbox connect`) is started the same way.
+            as_leased, as_root = await b.connection_argv(), await b.connection_argv("root")
+    mode = {"leased": as_leased[as_leased.index("--") + 2], "root": as_root[as_root.index("--") + 2]}
+    assert mode == {"leased": "own", "root": "drop"}, (as_leased, as_root)
     enosys = str(38)
     assert (
         nobody.split() == ["inotify", enosys, "fanotify", nobody.split()[3]] and nobody.split()[3] != "ok"

@@ -394,6 +394,7 @@ class DockerBackend(SandboxBackend):
             home=home,
             admin=admin,
             path=_PATH,
+            private=self._lease is not None and (uid, gid) == self.command_ids,
         )
 
     def writable_roots(self) -> tuple[str, ...]:
