@@ -15,6 +15,11 @@ giving the finished process the other helper's pid), and the kill stopped and ki
 command's whole session. An exit is reported only after the helper swept everything the command
 left, so the host now sends no kill once the exit is known.
 
+The helper's sweep (``priv.c``) killed per pass its children and its session's members: a bomb
+whose processes each call ``setsid`` was reached one generation per pass while the deeper ones
+refilled the pids limit, and the command's exit was never reported. A pass now kills every
+descendant it lists, at any depth.
+
 Also tried and held (see docs/security.md, round 22 docker): a command that leaves its session and
 group, double-forks, scrubs its environment and keeps replacing itself while the sweep runs leaves
 nothing behind, and a bystander command of another user is not touched. FAIL, not skip, under CI=true.
@@ -29,6 +34,7 @@ import pytest
 
 from sandbox.base import ExecRequest
 from sandbox.docker import DockerBackend
+from sandbox.policy import ResourceLimits
 from tests._docker_support import DEBIAN, config, policy, read_to_end, require_docker, run_sh
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
@@ -51,6 +57,12 @@ setsid env -i sh -c '
 ( setsid sh -c 'while :; do (sleep 300 &) ; sleep 0.01; done' & )
 sleep 0.5; echo started
 """
+#: A bomb whose every process leaves its parent's session (setsid) and forks for ever, left
+#: running in the background by a command that then ends.
+_SETSID_BOMB = (
+    "(perl -e 'use POSIX; while (1) { my $p = fork; if (defined $p && $p == 0) { POSIX::setsid() } "
+    "elsif (!defined $p) { select(undef, undef, undef, 0.001) } }' &); exec sleep 2"
+)
 #: The processes of uid $U in the container but docker-init (pid 1, uid 0), listed as nobody.
 _COUNT = 'n=0; for d in /proc/[0-9]*; do [ "$d" = /proc/1 ] && continue; [ "$(stat -c %u "$d" 2>/dev/null)" = "$U" ] && n=$((n+1)); done; echo "$n"'
 
@@ -141,3 +153,21 @@ async def test_a_hopping_escaping_tree_leaves_nothing_and_spares_a_bystander(
         assert left == 0, f"{left} processes of uid {uid} survived the kill"
         assert await _count(b, "1") >= 1, "the bystander was hit"
         await bystander.kill()
+
+
+async def test_the_sweep_outruns_a_bomb_that_leaves_its_session(tmp_path: Path) -> None:
+    """The helper's sweep killed its children and its session's members each pass; a bomb whose
+    processes each call setsid was reached one generation per pass (every orphan comes to the
+    helper only once its parent died) while the deeper ones refilled the pids limit: the command's
+    exit was never reported (290 s). A pass now kills every descendant it lists."""
+    require_docker()
+    # 256 processes: the old sweep never ended all the same, and the new one is not starved of CPU
+    # by thousands of runnable bomb processes (2,048 took it 20-70 s under load).
+    async with DockerBackend(config(DEBIAN), policy(tmp_path, limits=ResourceLimits(pids=256))) as b:
+        uid = str(b.command_ids[0])
+        proc = await _start(b, _SETSID_BOMB)
+        with anyio.fail_after(90):
+            await read_to_end(proc.stdout)
+            status = await proc.wait()
+        assert status.sandbox_failure is None and b.recoveries == [], (status, b.recoveries)
+        assert await _count(b, uid) == 0

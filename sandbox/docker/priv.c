@@ -192,36 +192,92 @@ static int read_stat(const char *name, char *state, int *ppid, int *sid) {
     return rp != NULL && sscanf(rp + 1, " %c %d %d %d", state, ppid, &pgrp, sid) == 4;
 }
 
+/* One process as listed: its pid, parent and session, whether it is ours (to be killed: 1, not: 0). */
+struct proc_row {
+    pid_t pid, ppid;
+    int sid, ours;
+};
+#define UNDECIDED (-1)
+
+static int by_pid(const void *a, const void *b) {
+    pid_t x = ((const struct proc_row *)a)->pid, y = ((const struct proc_row *)b)->pid;
+    return (x > y) - (x < y);
+}
+
 /* SIGKILL, in one pass over /proc, every process left of the command: our children (a
- * subreaper's children include every orphaned descendant) and every member of our session, at
- * any depth (a fork bomb's whole tree at once, not one generation per pass: under load the old
- * pass fell behind a tree that kept forking, 15-60 s). A child's pid is ours until we reap it;
- * a deeper process can be reaped by its own parent and its pid reused meanwhile, so it is
- * signalled through a pidfd opened before its session was read. Returns how many were signalled. */
+ * subreaper's children include every orphaned descendant), every member of our session, and every
+ * descendant of either, at any depth: the tree is read whole first (a process's parent may be
+ * listed after it), then killed at once. Killing only children and session members reached a bomb
+ * whose processes each call setsid one generation per pass (an orphan comes to us only once its
+ * parent died) while the deeper ones refilled the pids limit: the sweep never ended (red team
+ * round 22). A child's pid is ours until we reap it; a deeper process can be reaped by its own
+ * parent and its pid reused meanwhile, so it is signalled through a pidfd opened before its parent
+ * and session were read again. Returns how many were signalled. */
 static int kill_leftovers(pid_t self) {
-    int killed = 0;
+    size_t cap = 4096, n = 0;
+    struct proc_row *rows = malloc(cap * sizeof *rows);
     DIR *proc = opendir("/proc");
-    if (proc == NULL) return 0;
+    if (rows == NULL || proc == NULL) {
+        free(rows);
+        if (proc != NULL) closedir(proc);
+        return 0;
+    }
     struct dirent *e;
     while ((e = readdir(proc)) != NULL) {
         if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
         pid_t pid = (pid_t)atoi(e->d_name);
         char state;
         int ppid, sid;
-        if (pid == self || !read_stat(e->d_name, &state, &ppid, &sid)) continue;
-        if (ppid == self) {
-            if (kill(pid, SIGKILL) == 0) killed++;
+        if (pid == self || !read_stat(e->d_name, &state, &ppid, &sid) || state == 'Z') continue;
+        if (n == cap) {
+            struct proc_row *more = realloc(rows, 2 * cap * sizeof *rows);
+            if (more == NULL) break; /* the rest next pass */
+            rows = more;
+            cap *= 2;
+        }
+        rows[n++] = (struct proc_row){pid, (pid_t)ppid, sid, ppid == self || sid == self ? 1 : UNDECIDED};
+    }
+    closedir(proc);
+    /* Descendants of ours are ours: each row walks up its parents (found by binary search in the
+     * rows sorted by pid) to one already decided, and the walk's rows take its answer. */
+    qsort(rows, n, sizeof *rows, by_pid);
+    size_t *path = malloc((n + 1) * sizeof *path);
+    for (size_t i = 0; path != NULL && i < n; i++) {
+        size_t len = 0, at = i;
+        int answer = 0;
+        for (;;) {
+            if (rows[at].ours != UNDECIDED) {
+                answer = rows[at].ours;
+                break;
+            }
+            path[len++] = at;
+            struct proc_row key = {.pid = rows[at].ppid};
+            struct proc_row *up = bsearch(&key, rows, n, sizeof *rows, by_pid);
+            if (up == NULL || len > n) break; /* not listed (outside the container, or gone): not ours */
+            at = (size_t)(up - rows);
+        }
+        for (size_t k = 0; k < len; k++) rows[path[k]].ours = answer;
+    }
+    free(path);
+    int killed = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].ours != 1) continue;
+        if (rows[i].ppid == self) {
+            if (kill(rows[i].pid, SIGKILL) == 0) killed++;
             continue;
         }
-        if (sid != self || state == 'Z') continue;
-        int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        int pfd = (int)syscall(SYS_pidfd_open, rows[i].pid, 0);
         if (pfd < 0) continue; /* gone, or no pidfds: its parent's death hands it to us next pass */
-        if (read_stat(e->d_name, &state, &ppid, &sid) && sid == self &&
+        char name[24], state;
+        int ppid, sid;
+        snprintf(name, sizeof name, "%d", (int)rows[i].pid);
+        /* Still the process listed: the same parent (or us, its parent having died) or our session. */
+        if (read_stat(name, &state, &ppid, &sid) && (ppid == rows[i].ppid || ppid == self || sid == self) &&
             syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0) == 0)
             killed++;
         close(pfd);
     }
-    closedir(proc);
+    free(rows);
     return killed;
 }
 
