@@ -394,6 +394,7 @@ class DockerBackend(SandboxBackend):
             home=home,
             admin=admin,
             path=_PATH,
+            private=self._lease is not None and (uid, gid) == self.command_ids,
         )
 
     def writable_roots(self) -> tuple[str, ...]:
@@ -1163,7 +1164,14 @@ class DockerBackend(SandboxBackend):
             if request.user is not None:
                 self._call_users.add(request.user)
             text = render_request(
-                tid, request.argv, env, request.cwd, cwd_file, self.command_ids, request.user
+                tid,
+                request.argv,
+                env,
+                request.cwd,
+                cwd_file,
+                self.command_ids,
+                request.user,
+                private_uid=self._lease is not None,
             )
             req_fd = os.open(f"{base}.req", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             try:

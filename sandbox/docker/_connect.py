@@ -76,6 +76,7 @@ def connection_argv(
     home: str,
     admin: bool,
     path: str,
+    private: bool = False,
 ) -> list[str]:
     """The ``docker exec`` argv of an interactive shell as ``ids`` through the ``priv`` helper in
     ``helper_dir`` (see the module)."""
@@ -88,7 +89,8 @@ def connection_argv(
     inner = (
         f"export PATH={shlex.quote(path)} TERM=xterm HOME={shlex.quote(home)}; exec {shlex.quote(shell)} -i"
     )
-    mode = "admin" if admin and uid == 0 else "drop"
+    # ``private``: ids are the session's leased uid, the host's nothing else: keeps inotify (priv own).
+    mode = "admin" if admin and uid == 0 else ("own" if private else "drop")
     return [
         "docker", "exec", "-it", "--user", "0", "-w", workspace, container,
         priv, "exec", e, e, "--", priv, mode, str(uid), str(gid), "-", "--", shell, "-c", inner,

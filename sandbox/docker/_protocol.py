@@ -131,6 +131,7 @@ def render_request(
     cwd_file: str | None,
     user: tuple[int, int],
     call_user: str | None = None,
+    private_uid: bool = False,
 ) -> str:
     """Render the request file the executor sources before starting a command.
 
@@ -138,6 +139,9 @@ def render_request(
     no supplementary groups). ``call_user`` (``name``, ``uid``, ``name:group``,
     ``uid:gid``) replaces it for this command: the executor resolves it
     through the image's ``/etc/passwd`` and ``/etc/group`` (``CL=1``).
+    ``private_uid``: ``user`` is the session's leased uid, held by nothing else on the host
+    (``CP=1``): only then may the command make inotify instances, which the kernel counts per
+    host uid (any other uid is shared with the host's programs; red team round 22).
     The command runs as ``priv drop UID GID GROUPS -- argv``: its environment
     is exactly the request's (plus the marker the kill path looks for),
     whatever the executor's own is, handed to the helper as exported
@@ -148,7 +152,7 @@ def render_request(
     entries = [task_marker(task_id), *(f"{k}={v}" for k, v in env.items())]
     exports = " ".join(f"SHELLRT_E{i}={sh_quote(e)}" for i, e in enumerate(entries))
     if call_user is None:
-        who = [f"CU={int(user[0])}", f"CG={int(user[1])}"]
+        who = [f"CU={int(user[0])}", f"CG={int(user[1])}", *(["CP=1"] if private_uid else [])]
     else:
         name, _, group = call_user.partition(":")
         who = [f"CU={sh_quote(name)}", f"CG={sh_quote(group)}", "CL=1"]

@@ -34,6 +34,8 @@
 # no command can edit them) with the supplementary groups the user is listed
 # in. Whatever the resolution gives, EUID is refused (E user-reserved), and
 # priv drop refuses it again: no command shares the executor's identity.
+# CP=1 (with numeric CU, no CL) says CU is the session's leased uid: only such
+# a command keeps inotify (priv own; see priv.c).
 #
 # Requests (one line each, host -> executor):
 #   R <id> <flags>   run; flags: m = merge stderr into stdout, i = stdin FIFO
@@ -209,6 +211,7 @@ _run() {
     CU=
     CG=
     CL=
+    CP=
     GR=-
     . "$IO/$id.req" 2>/dev/null || { echo "E $id request"; return 0; }
     if [ -n "$CL" ]; then
@@ -216,7 +219,11 @@ _run() {
     fi
     case $CU$CG in '' | *[!0-9]*) echo "E $id request" && return 0 ;; esac
     case ",$CU,$CG,$GR," in *",$EID,"*) echo "E $id user-reserved" && return 0 ;; esac
+    # CP=1: the host says CU is the session's leased uid, which nothing else on the host has: the
+    # command keeps inotify (priv own). Any other uid is shared with the host's own programs, whose
+    # inotify budget the kernel counts per host uid: priv drop refuses it (red team round 22).
     mode=drop
+    if [ "$CP" = 1 ] && [ -z "$CL" ]; then mode=own; fi
     if [ "$ADMIN" = 1 ] && [ "$CU" = 0 ]; then
         # Fail closed: the I/O directory must be out of reach before a command may override modes.
         if [ -e "$IOM/priv" ]; then echo "E $id request" && return 0; fi
@@ -307,19 +314,21 @@ _stat() {
 }
 
 # Kill everything that belongs to command <id> whose session/pgid is <pg>:
-# members of its process group or session, descendants of those, and any
-# process whose environment carries the command's marker (escaped with
-# setsid and double fork). Each pass stops every match first, then kills
-# them, and passes repeat until one finds nothing, so a tree that keeps
-# forking cannot outrun the kill. The helper <pg> (priv drop, a child
-# subreaper) is stopped but killed last: every process a pass orphans is
-# handed to it and the next pass finds it by its parent, whatever order
-# /proc lists pids in (the glob sorts 10 before 9) and whatever it did to
-# its session, name and environment. Builtins only (works under a fork bomb).
+# members of its process group or session and descendants of those. Each
+# pass stops every match first, then kills them, and passes repeat until one
+# finds nothing, so a tree that keeps forking cannot outrun the kill. The
+# helper <pg> (priv drop, a child subreaper) is stopped but killed last: every
+# process a pass orphans (escaped with setsid and double fork, renamed, its
+# environment scrubbed: whatever it did) is handed to it and the next pass
+# finds it by its parent, whatever order /proc lists pids in (the glob sorts
+# 10 before 9). No environment is read: that cost one read(2) per byte of
+# every other process's (dash), and six sleepers with ~1.4 MB each made every
+# kill outlast the host's grace, which then replaced the container (red team
+# round 22); the marker found nothing the parent link does not.
+# Builtins only (works under a fork bomb).
 _kill() {
     kid=$1
     pg=$2
-    marker="SHELLRT_TASK=x${kid}x"
     killed=0
     pass=0
     while [ "$pass" -lt 100 ]; do
@@ -340,13 +349,6 @@ _kill() {
                 hit=1
             else
                 case $set_ in *" $2 "*) hit=1 ;; esac
-            fi
-            if [ "$hit" = 0 ]; then
-                # sh's read drops the NULs between entries: a substring match
-                # finds the marker wherever the environment lists it.
-                { while read -r en || [ -n "$en" ]; do
-                    case $en in *"$marker"*) hit=1 && break ;; esac
-                done <"$d/environ"; } 2>/dev/null
             fi
             if [ "$hit" = 1 ]; then
                 kill -STOP "$p" 2>/dev/null

@@ -38,10 +38,21 @@
  *       descriptor above 2 but CWD_FD (6: the command's cwd file, opened by
  *       the runner) is closed first: the executor's (its I/O directory) never
  *       reach a command.
+ *       The command also runs under a second filter (`shared_uid_filter`): inotify_init(1) and
+ *       fanotify_init fail with ENOSYS. The kernel charges a process's inotify instances and
+ *       watches (128 instances) and fanotify groups to its uid in the host's user namespace, the
+ *       container's own, with no capability exempt; a command as host uid 0 (a per-call "root")
+ *       holding them all left host root's systemd, dockerd and shellrt with EMFILE (red team round
+ *       22), and a container has no ceiling of its own to write (no user namespace of its own,
+ *       /proc/sys read-only).
+ *   priv own UID GID GROUPS -- PROG ARGS...
+ *       As drop without that second filter: for the session's leased uid only (the host says
+ *       so, CP=1 in the request), which nothing else on the host has, so its budgets are its own.
  *   priv admin 0 GID GROUPS -- PROG ARGS...
  *       DockerConfig.root_can_administer only: as drop, for uid 0 only, but
  *       the command keeps admin_caps (CHOWN, DAC_OVERRIDE, FOWNER) as ambient
- *       capabilities, its bounding set cut to them and the ambient set locked.
+ *       capabilities, its bounding set cut to them and the ambient set locked. Under the second
+ *       filter too (uid 0 is host root's).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -60,6 +71,8 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <stddef.h>
+#include <linux/audit.h>
 #include <unistd.h>
 
 static const int keep[] = {CAP_SETUID, CAP_SETGID, CAP_KILL,  CAP_SYS_PTRACE,
@@ -130,6 +143,33 @@ static size_t parse_groups(char *s, gid_t *out, size_t cap, gid_t forbidden) {
     return n;
 }
 
+#if defined(__x86_64__)
+#define NATIVE_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define NATIVE_ARCH AUDIT_ARCH_AARCH64
+#else
+#error "priv.c: only x86_64 and aarch64 (the command filter's architectures)"
+#endif
+#ifndef __NR_inotify_init
+#define __NR_inotify_init (-1) /* aarch64 has only inotify_init1 */
+#endif
+/* Jump `skip` instructions ahead (to the ENOSYS return) when the number is `nr`. */
+#define ENOSYS_IF(nr, skip) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)(nr), skip, 0)
+/* A command whose uid the host shares (every mode but `own`): no inotify or fanotify instance,
+ * whose count the kernel keeps per host uid. Other architectures and x32 numbers: the deny list
+ * kills them. */
+static const struct sock_filter shared_uid_filter[] = {
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 1, 0),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+    ENOSYS_IF(__NR_inotify_init1, 3),
+    ENOSYS_IF(__NR_inotify_init, 2),
+    ENOSYS_IF(__NR_fanotify_init, 1),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+};
+
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
@@ -152,36 +192,92 @@ static int read_stat(const char *name, char *state, int *ppid, int *sid) {
     return rp != NULL && sscanf(rp + 1, " %c %d %d %d", state, ppid, &pgrp, sid) == 4;
 }
 
+/* One process as listed: its pid, parent and session, whether it is ours (to be killed: 1, not: 0). */
+struct proc_row {
+    pid_t pid, ppid;
+    int sid, ours;
+};
+#define UNDECIDED (-1)
+
+static int by_pid(const void *a, const void *b) {
+    pid_t x = ((const struct proc_row *)a)->pid, y = ((const struct proc_row *)b)->pid;
+    return (x > y) - (x < y);
+}
+
 /* SIGKILL, in one pass over /proc, every process left of the command: our children (a
- * subreaper's children include every orphaned descendant) and every member of our session, at
- * any depth (a fork bomb's whole tree at once, not one generation per pass: under load the old
- * pass fell behind a tree that kept forking, 15-60 s). A child's pid is ours until we reap it;
- * a deeper process can be reaped by its own parent and its pid reused meanwhile, so it is
- * signalled through a pidfd opened before its session was read. Returns how many were signalled. */
+ * subreaper's children include every orphaned descendant), every member of our session, and every
+ * descendant of either, at any depth: the tree is read whole first (a process's parent may be
+ * listed after it), then killed at once. Killing only children and session members reached a bomb
+ * whose processes each call setsid one generation per pass (an orphan comes to us only once its
+ * parent died) while the deeper ones refilled the pids limit: the sweep never ended (red team
+ * round 22). A child's pid is ours until we reap it; a deeper process can be reaped by its own
+ * parent and its pid reused meanwhile, so it is signalled through a pidfd opened before its parent
+ * and session were read again. Returns how many were signalled. */
 static int kill_leftovers(pid_t self) {
-    int killed = 0;
+    size_t cap = 4096, n = 0;
+    struct proc_row *rows = malloc(cap * sizeof *rows);
     DIR *proc = opendir("/proc");
-    if (proc == NULL) return 0;
+    if (rows == NULL || proc == NULL) {
+        free(rows);
+        if (proc != NULL) closedir(proc);
+        return 0;
+    }
     struct dirent *e;
     while ((e = readdir(proc)) != NULL) {
         if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
         pid_t pid = (pid_t)atoi(e->d_name);
         char state;
         int ppid, sid;
-        if (pid == self || !read_stat(e->d_name, &state, &ppid, &sid)) continue;
-        if (ppid == self) {
-            if (kill(pid, SIGKILL) == 0) killed++;
+        if (pid == self || !read_stat(e->d_name, &state, &ppid, &sid) || state == 'Z') continue;
+        if (n == cap) {
+            struct proc_row *more = realloc(rows, 2 * cap * sizeof *rows);
+            if (more == NULL) break; /* the rest next pass */
+            rows = more;
+            cap *= 2;
+        }
+        rows[n++] = (struct proc_row){pid, (pid_t)ppid, sid, ppid == self || sid == self ? 1 : UNDECIDED};
+    }
+    closedir(proc);
+    /* Descendants of ours are ours: each row walks up its parents (found by binary search in the
+     * rows sorted by pid) to one already decided, and the walk's rows take its answer. */
+    qsort(rows, n, sizeof *rows, by_pid);
+    size_t *path = malloc((n + 1) * sizeof *path);
+    for (size_t i = 0; path != NULL && i < n; i++) {
+        size_t len = 0, at = i;
+        int answer = 0;
+        for (;;) {
+            if (rows[at].ours != UNDECIDED) {
+                answer = rows[at].ours;
+                break;
+            }
+            path[len++] = at;
+            struct proc_row key = {.pid = rows[at].ppid};
+            struct proc_row *up = bsearch(&key, rows, n, sizeof *rows, by_pid);
+            if (up == NULL || len > n) break; /* not listed (outside the container, or gone): not ours */
+            at = (size_t)(up - rows);
+        }
+        for (size_t k = 0; k < len; k++) rows[path[k]].ours = answer;
+    }
+    free(path);
+    int killed = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].ours != 1) continue;
+        if (rows[i].ppid == self) {
+            if (kill(rows[i].pid, SIGKILL) == 0) killed++;
             continue;
         }
-        if (sid != self || state == 'Z') continue;
-        int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        int pfd = (int)syscall(SYS_pidfd_open, rows[i].pid, 0);
         if (pfd < 0) continue; /* gone, or no pidfds: its parent's death hands it to us next pass */
-        if (read_stat(e->d_name, &state, &ppid, &sid) && sid == self &&
+        char name[24], state;
+        int ppid, sid;
+        snprintf(name, sizeof name, "%d", (int)rows[i].pid);
+        /* Still the process listed: the same parent (or us, its parent having died) or our session. */
+        if (read_stat(name, &state, &ppid, &sid) && (ppid == rows[i].ppid || ppid == self || sid == self) &&
             syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0) == 0)
             killed++;
         close(pfd);
     }
-    closedir(proc);
+    free(rows);
     return killed;
 }
 
@@ -248,10 +344,11 @@ static char **executor_environment(void) {
 
 int main(int argc, char **argv) {
     int admin = argc >= 2 && strcmp(argv[1], "admin") == 0;
-    int drop = admin || (argc >= 2 && strcmp(argv[1], "drop") == 0);
+    int own = argc >= 2 && strcmp(argv[1], "own") == 0; /* the session's leased uid: no shared_uid_filter */
+    int drop = admin || own || (argc >= 2 && strcmp(argv[1], "drop") == 0);
     int sep = drop ? 5 : 4;
     if (argc < sep + 2 || strcmp(argv[sep], "--") != 0) {
-        fprintf(stderr, "usage: priv exec UID GID -- PROG ARGS... | priv drop|admin UID GID GROUPS -- PROG ARGS...\n");
+        fprintf(stderr, "usage: priv exec UID GID -- PROG ARGS... | priv drop|own|admin UID GID GROUPS -- PROG ARGS...\n");
         return 126;
     }
     uid_t uid = (uid_t)parse_id(argv[2]);
@@ -334,6 +431,11 @@ int main(int argc, char **argv) {
             .filter = (struct sock_filter *)(void *)shellrt_command_filter,
         };
         if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &deny, 0, 0) != 0) die("seccomp");
+        struct sock_fprog shared = {
+            .len = (unsigned short)(sizeof shared_uid_filter / sizeof shared_uid_filter[0]),
+            .filter = (struct sock_filter *)shared_uid_filter,
+        };
+        if (!own && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &shared, 0, 0) != 0) die("seccomp shared");
         /* The executor ignores the signals docker-init forwards; commands start with defaults. */
         sigset_t none;
         sigemptyset(&none);
