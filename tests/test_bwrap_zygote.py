@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -69,22 +70,43 @@ async def _pool_ready(backend: BwrapBackend, count: int = 1) -> None:
             await anyio.sleep(0.01)
 
 
-async def test_a_quick_command_never_involves_the_zygote(
-    session: tuple[BwrapBackend, Supervisor], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    backend, sup = session
-    assert (await sup.run("true", timeout_s=10)).exit_code == 0
-    await _pool_ready(backend)
-    sent: list[dict[str, object]] = []
+#: Tries of a scenario a host event spoiled before it counts as a failure (see `_sent_while`).
+_TRIES = 5
+
+
+@asynccontextmanager
+async def _sent_while(backend: BwrapBackend) -> AsyncIterator[list[str]]:
+    """The ops the host sends to any zygote inside; emptied to ``["replaced"]`` when the zygote
+    was replaced meanwhile: a host socket made by any process on the machine, even with this
+    file serial (CI41's serial lane: ``['retire']``), retires it by design, and its replacement
+    starts with an empty pool. Such a try proves nothing either way; the caller tries again."""
+    zygote = backend._zygote
+    sent: list[str] = []
     original = zygote_module.Zygote._send
 
     async def recording(self: zygote_module.Zygote, message: dict[str, object], fds: list[int]) -> None:
-        sent.append(message)
+        sent.append(str(message["op"]))
         await original(self, message, fds)
 
-    monkeypatch.setattr(zygote_module.Zygote, "_send", recording)
-    result = await sup.run("echo quick; exit 3", timeout_s=10)
-    assert (result.exit_code, result.preview) == (3, "quick\n")
+    zygote_module.Zygote._send = recording  # type: ignore[method-assign]
+    try:
+        yield sent
+    finally:
+        zygote_module.Zygote._send = original  # type: ignore[method-assign]
+    if backend._zygote is not zygote or "retire" in sent:
+        sent[:] = ["replaced"]
+
+
+async def test_a_quick_command_never_involves_the_zygote(session: tuple[BwrapBackend, Supervisor]) -> None:
+    backend, sup = session
+    for _ in range(_TRIES):
+        assert (await sup.run("true", timeout_s=10)).exit_code == 0
+        await _pool_ready(backend)
+        async with _sent_while(backend) as sent:
+            result = await sup.run("echo quick; exit 3", timeout_s=10)
+        assert (result.exit_code, result.preview) == (3, "quick\n")
+        if sent != ["replaced"]:
+            break
     assert sent == [], "the host handed the command to a ready init and told the zygote nothing"
 
 
@@ -119,27 +141,20 @@ async def test_a_long_command_gets_the_next_init_made_while_it_runs(
     session: tuple[BwrapBackend, Supervisor],
 ) -> None:
     backend, sup = session
-    assert (await sup.run("true", timeout_s=10)).exit_code == 0
-    await _pool_ready(backend)
-    task = await sup.start_background("sleep 1097")
-    zygote = backend._zygote
-    assert zygote is not None
-    # Told 'taken' ~50 ms in, the zygote made another: the pool is full again while it runs.
-    await _pool_ready(backend, backend.warm_pool)
-    sent: list[dict[str, object]] = []
-    original = zygote_module.Zygote._send
-
-    async def recording(self: zygote_module.Zygote, message: dict[str, object], fds: list[int]) -> None:
-        sent.append(message)
-        await original(self, message, fds)
-
-    zygote_module.Zygote._send = recording  # type: ignore[method-assign]
-    try:
-        assert (await sup.run("echo next", timeout_s=10)).preview == "next\n"
-    finally:
-        zygote_module.Zygote._send = original  # type: ignore[method-assign]
-    assert [m["op"] for m in sent] == [], "the next command found a ready init"
-    await sup.tasks.stop(task.id)
+    for _ in range(_TRIES):
+        assert (await sup.run("true", timeout_s=10)).exit_code == 0
+        await _pool_ready(backend)
+        task = await sup.start_background("sleep 1097")
+        try:
+            async with _sent_while(backend) as sent:
+                # Told 'taken' ~50 ms in, the zygote made another: the pool is full again while it runs.
+                await _pool_ready(backend, backend.warm_pool)
+                assert (await sup.run("echo next", timeout_s=10)).preview == "next\n"
+        finally:
+            await sup.tasks.stop(task.id)
+        if sent != ["replaced"]:
+            break
+    assert sent == [], "the next command found a ready init"
 
 
 @pytest.mark.parametrize("what_is_gone", ["directory", "socket"])

@@ -60,7 +60,7 @@ def served(tmp: Path, *extra: str, env: dict[str, str] | None = None) -> Iterato
         stderr=subprocess.PIPE,
     )
     try:
-        anyio.run(_wait_for_port, port)
+        anyio.run(_wait_for_port, port, proc)
         yield Served(port, home, proc)
     finally:
         if proc.poll() is None:

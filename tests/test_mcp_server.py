@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -246,14 +247,18 @@ async def test_streamable_http_transport(ws: Path, home: Path) -> None:
                 await proc.wait()
 
 
-async def _wait_for_port(port: int) -> None:
-    with anyio.fail_after(20):
+async def _wait_for_port(port: int, proc: subprocess.Popen[bytes] | None = None) -> None:
+    """Until the server listens on ``port``. 60 s: a busy shared machine took over 20 s to start
+    one (the bound only ends a hang); a server ``proc`` that exits ends the wait at once."""
+    with anyio.fail_after(60):
         while True:
             try:
                 stream = await anyio.connect_tcp("127.0.0.1", port)
                 await stream.aclose()
                 return
             except OSError:
+                if proc is not None and proc.poll() is not None:
+                    raise AssertionError(f"the server exited ({proc.returncode}) unlistening") from None
                 await anyio.sleep(0.1)
 
 

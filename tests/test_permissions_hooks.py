@@ -127,11 +127,24 @@ async def test_hook_allow_is_overridden_by_deny_rule(tmp_path: Path) -> None:
 
 
 async def test_most_restrictive_decision_wins_and_hooks_run_in_parallel(tmp_path: Path) -> None:
+    # Side by side: each hook waits for the other two to have started (hooks run in turn never
+    # meet). A meeting, not a wall-clock bound (three 2 s sleeps within 5.5 s), which a busy
+    # machine's slow interpreter starts could break.
+    started_dir, met_dir = tmp_path / "started", tmp_path / "met"
+    started_dir.mkdir()
+    met_dir.mkdir()
+
     def decide(name: str, decision: str) -> str:
         return py_hook(
             tmp_path,
             name,
-            "import time; time.sleep(2.0)\n"
+            "import pathlib, time\n"
+            f"started, met = pathlib.Path({str(started_dir)!r}), pathlib.Path({str(met_dir)!r})\n"
+            f"(started / {name!r}).touch()\n"
+            "deadline = time.monotonic() + 20\n"
+            "while len(list(started.iterdir())) < 3 and time.monotonic() < deadline:\n"
+            "    time.sleep(0.02)\n"
+            f"(met / {name!r}).write_text(str(len(list(started.iterdir()))))\n"
             f"print(json.dumps({{'hookSpecificOutput': {{'permissionDecision': '{decision}', "
             f"'permissionDecisionReason': '{name}'}}}}))\n",
         )
@@ -142,9 +155,9 @@ async def test_most_restrictive_decision_wins_and_hooks_run_in_parallel(tmp_path
         pre("Bash", decide("b.py", "allow")),
     ]
     gov = gov_with_hooks(tmp_path, {"PreToolUse": hooks})
-    started = time.monotonic()
     out = await gov.hooks.pre_tool_use("Bash", {"command": "x"}, make_ctx(gov.settings.workspace, tmp_path))
-    assert time.monotonic() - started < 5.5  # three 2 s hooks ran side by side (in turn: >= 6 s)
+    met = {f.name: f.read_text() for f in met_dir.iterdir()}
+    assert met == {"a.py": "3", "k.py": "3", "b.py": "3"}, f"hooks that ran alone: {met}"
     assert out.decision is not None and out.decision.behavior == "ask" and "k.py" in out.decision.reason
 
 

@@ -99,6 +99,8 @@ def test_a_body_that_decodes_to_nothing_is_cut_at_max_bytes_read(
     elapsed = time.monotonic() - started
     used = resource.getrusage(resource.RUSAGE_SELF)
     cpu_s = used.ru_utime - cpu.ru_utime + used.ru_stime - cpu.ru_stime
-    assert elapsed < 5, elapsed
+    # Ends well before the 20 s timeout an unbounded read would run into (5 s was passed, 5.2 s,
+    # with the machine busy); the CPU bound is what says the limit cost little.
+    assert elapsed < 15, elapsed
     assert cpu_s < 1.5, cpu_s
     assert getattr(output, "truncated", False), output
