@@ -93,7 +93,8 @@ async def test_a_hijacked_warm_shell_does_not_plant_after_the_end(local: tuple[P
     for _ in range(2):  # two commands of one shape: a warm shell now waits for the next
         assert (await sup.run("true", timeout_s=30)).exit_code == 0
     padding = "#" + "x" * MAX_TEXT_BYTES  # too long for a warm shell: it starts fresh
-    result = await sup.run(f"python3 inject.py 0.3\n{padding}", timeout_s=30)
+    # 120 s: the script reads every process's command line; under a CI lane's load that took 30 s once
+    result = await sup.run(f"python3 inject.py 0.3\n{padding}", timeout_s=120)
     assert result.exit_code == 0, result.preview
     assert "injected" in result.preview, result.preview  # 1 before the fix: a warm shell waited beside it
     assert not hook.exists()

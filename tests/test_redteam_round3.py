@@ -66,6 +66,14 @@ class Recorder:
                     data += chunk
         self.received.append(data)
 
+    def settled(self, count: int, timeout: float = 30.0) -> list[bytes]:
+        """What the server received once ``count`` connections have ended (each is recorded when
+        it closes, after the answer the test already read), or by ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while len(self.received) < count and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return list(self.received)
+
     def close(self) -> None:
         self._stop.set()
         self._thread.join(5)
@@ -271,7 +279,7 @@ def test_the_host_header_sent_upstream_is_the_vetted_name(tmp_path: Path, record
             f"GET http://localhost:{recorder.port}/ HTTP/1.1\r\nHost: evil.test\r\nhost: evil2.test\r\n\r\n".encode(),
         )
     assert out.startswith(b"HTTP/1.1 200"), out
-    [request] = recorder.received
+    [request] = recorder.settled(1)
     hosts = [line for line in request.split(b"\r\n") if line.lower().startswith(b"host:")]
     assert hosts == [f"Host: localhost:{recorder.port}".encode()], request
 
@@ -284,7 +292,8 @@ def test_a_second_request_on_the_connection_never_reaches_upstream(
     second = "GET /admin HTTP/1.1\r\nHost: evil.test\r\n\r\n"
     with proxy_of(tmp_path, "localhost") as p:
         talk(p, (first + second).encode())
-    assert len(recorder.received) == 1 and b"/admin" not in recorder.received[0], recorder.received
+    received = recorder.settled(1)
+    assert len(received) == 1 and b"/admin" not in received[0], received
 
 
 @pytest.mark.parametrize(
@@ -309,7 +318,7 @@ def test_a_request_body_is_forwarded_by_its_length_and_no_further(tmp_path: Path
     with proxy_of(tmp_path, "localhost") as p:
         out = talk(p, (request + "hello" + "GET /smuggled HTTP/1.1\r\n\r\n").encode())
     assert out.startswith(b"HTTP/1.1 200"), out
-    [received] = recorder.received
+    [received] = recorder.settled(1)
     assert received.endswith(b"\r\n\r\nhello") and b"smuggled" not in received, received
 
 
