@@ -40,7 +40,7 @@ class JsonlClient:
     def send(self, value: Any) -> dict[str, Any]:
         return self.send_raw(json.dumps(value))
 
-    def close(self, timeout: float = 15) -> int:
+    def close(self, timeout: float = 60) -> int:  # ends a session: 15 s ran out under a CI lane's load
         assert self.proc.stdin is not None
         self.proc.stdin.close()
         return self.proc.wait(timeout)
