@@ -13,8 +13,6 @@ inside bubblewrap.
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -23,24 +21,14 @@ import shellrt
 from shellrt.protocol import ToolUseBlock
 from shellrt.tools.bash import Bash
 from tests._bwrap_session import require_bwrap
+from tests._git_filter import filtered_repo
 
 pytestmark = pytest.mark.anyio
-
-_GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
 
 
 def _nested_repo(ws: Path) -> Path:
     """``ws/xy``: a repository whose own config runs a clean filter on its modified file."""
-    repo = ws / "xy"
-    repo.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    (repo / "f").write_text("a\n")
-    (repo / ".gitattributes").write_text("f filter=x\n")
-    env = {**os.environ, **_GIT_ENV}
-    subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=env)
-    subprocess.run(["git", "commit", "-qm", "1"], cwd=repo, check=True, env=env)
-    (repo / "f").write_text("b\n")
-    subprocess.run(["git", "config", "filter.x.clean", "sh -c 'touch ../P && cat'"], cwd=repo, check=True)
+    filtered_repo(ws / "xy", touches="../P")
     return ws / "P"
 
 

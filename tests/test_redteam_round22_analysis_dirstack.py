@@ -16,20 +16,15 @@ inside bubblewrap.
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-import shellrt
-from shellrt.protocol import ToolUseBlock
-from shellrt.tools.bash import Bash
 from tests._bwrap_session import require_bwrap
+from tests._git_filter import bash_in_order, filtered_repo
 
 pytestmark = pytest.mark.anyio
 
-_GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
 
 #: Each leaves bash in ``xy`` while the last directory a word names is the workspace (``{ws}``).
 ATTACKS = [
@@ -47,27 +42,8 @@ ATTACKS = [
 
 def _nested_repo(ws: Path) -> Path:
     """``ws/xy``: a repository whose own config runs a clean filter on its modified file."""
-    repo = ws / "xy"
-    repo.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    (repo / "f").write_text("a\n")
-    (repo / ".gitattributes").write_text("f filter=x\n")
-    env = {**os.environ, **_GIT_ENV}
-    subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=env)
-    subprocess.run(["git", "commit", "-qm", "1"], cwd=repo, check=True, env=env)
-    (repo / "f").write_text("b\n")
-    subprocess.run(["git", "config", "filter.x.clean", "sh -c 'touch ../P && cat'"], cwd=repo, check=True)
+    filtered_repo(ws / "xy", touches="../P")
     return ws / "P"
-
-
-async def _run(ws: Path, session: Path, commands: list[str], mode: str = "default") -> list[str]:
-    async with shellrt.Runtime(workspace=ws, sandbox="bwrap", session_dir=session, tools=[Bash()],
-                               mode=mode) as rt:  # type: ignore[arg-type]
-        texts = []
-        for i, command in enumerate(commands):  # one after another: the working directory carries over
-            [envelope] = await rt.run_envelopes([ToolUseBlock(id=f"ds{i}", name="Bash", input={"command": command})])
-            texts.append(str(envelope.model.content))
-    return texts
 
 
 async def test_git_after_a_move_through_the_directory_stack_is_asked(tmp_path: Path) -> None:
@@ -75,7 +51,7 @@ async def test_git_after_a_move_through_the_directory_stack_is_asked(tmp_path: P
     ws = tmp_path / "ws"
     marker = _nested_repo(ws)
     # One session, each form from the workspace (a form that ran would have moved it).
-    texts = await _run(ws, tmp_path / ".s", [f"cd {ws} && " + a.format(ws=ws) for a in ATTACKS])
+    texts = await bash_in_order(ws, tmp_path / ".s", [f"cd {ws} && " + a.format(ws=ws) for a in ATTACKS])
     assert not marker.exists(), texts
     assert all("not granted" in t for t in texts), list(zip(ATTACKS, texts, strict=True))
 
@@ -86,6 +62,6 @@ async def test_the_premise_bash_ends_in_the_nested_repository(tmp_path: Path) ->
     ws = tmp_path / "ws"
     _nested_repo(ws)
     probes = [f"cd {ws} && " + a.format(ws=ws).replace("git status", "pwd >> where") for a in ATTACKS]
-    texts = await _run(ws, tmp_path / ".s", probes, mode="bypassPermissions")
+    texts = await bash_in_order(ws, tmp_path / ".s", probes, mode="bypassPermissions")
     where = (ws / "xy" / "where").read_text().split()
     assert where == [str(ws / "xy")] * len(ATTACKS), texts

@@ -15,20 +15,16 @@ bubblewrap.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-import shellrt
-from shellrt.protocol import ToolUseBlock
-from shellrt.tools.bash import Bash
 from tests._bwrap_session import require_bwrap
+from tests._git_filter import bash_in_order, filtered_repo
 
 pytestmark = pytest.mark.anyio
 
-_GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
 #: Each runs git in the workspace while the last ``cd`` names another directory.
 ATTACKS = ["cd nope; git status", "cd nope || git status", "cd f; git diff", "cd clean x; git status",
            "git status; cd clean", "git status && cd clean && ls", "pushd nope; git status",
@@ -37,27 +33,9 @@ ATTACKS = ["cd nope; git status", "cd nope || git status", "cd f; git diff", "cd
 
 def _workspace(ws: Path) -> Path:
     """A repository whose own config runs a clean filter on its modified file, holding a clean repository."""
-    ws.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(ws)], check=True)
-    (ws / "f").write_text("a\n")
-    (ws / ".gitattributes").write_text("f filter=x\n")
-    env = {**os.environ, **_GIT_ENV}
-    subprocess.run(["git", "add", "-A"], cwd=ws, check=True, env=env)
-    subprocess.run(["git", "commit", "-qm", "1"], cwd=ws, check=True, env=env)
-    (ws / "f").write_text("b\n")
-    subprocess.run(["git", "config", "filter.x.clean", "sh -c 'touch P && cat'"], cwd=ws, check=True)
+    filtered_repo(ws)
     subprocess.run(["git", "init", "-q", str(ws / "clean")], check=True)
     return ws / "P"
-
-
-async def _run(ws: Path, session: Path, commands: list[str]) -> list[str]:
-    async with shellrt.Runtime(workspace=ws, sandbox="bwrap", session_dir=session, tools=[Bash()],
-                               mode="default") as rt:
-        texts = []
-        for i, command in enumerate(commands):  # one after another: the working directory carries over
-            [envelope] = await rt.run_envelopes([ToolUseBlock(id=f"gb{i}", name="Bash", input={"command": command})])
-            texts.append(str(envelope.model.content))
-    return texts
 
 
 async def test_git_where_a_cd_failed_or_had_not_run_yet_is_checked(tmp_path: Path) -> None:
@@ -65,7 +43,7 @@ async def test_git_where_a_cd_failed_or_had_not_run_yet_is_checked(tmp_path: Pat
     ws = tmp_path / "ws"
     marker = _workspace(ws)
     # One session, each form from the workspace (a form that ran may have moved it).
-    texts = await _run(ws, tmp_path / ".s", [f"cd {ws} && " + a for a in ATTACKS])
+    texts = await bash_in_order(ws, tmp_path / ".s", [f"cd {ws} && " + a for a in ATTACKS])
     assert not marker.exists(), texts
     assert all("not granted" in t for t in texts), list(zip(ATTACKS, texts, strict=True))
 
@@ -74,9 +52,9 @@ async def test_the_premise_plain_git_asks_and_clean_repositories_still_run(tmp_p
     require_bwrap()
     ws = tmp_path / "ws"
     marker = _workspace(ws)
-    [plain] = await _run(ws, tmp_path / ".s", ["git status"])
+    [plain] = await bash_in_order(ws, tmp_path / ".s", ["git status"])
     assert "filter.x.clean" in plain and not marker.exists(), plain
     # Without the filter every place is clean: the same commands still run unasked (the cost).
     subprocess.run(["git", "config", "--unset", "filter.x.clean"], cwd=ws, check=True)
-    texts = await _run(ws, tmp_path / ".s2", [f"cd {ws} && " + a for a in ATTACKS if "git status" in a])
+    texts = await bash_in_order(ws, tmp_path / ".s2", [f"cd {ws} && " + a for a in ATTACKS if "git status" in a])
     assert all("not granted" not in t for t in texts), texts

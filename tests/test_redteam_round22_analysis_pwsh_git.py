@@ -15,8 +15,6 @@ machine), so nothing runs.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -25,25 +23,12 @@ from shellrt.permissions import build_governance
 from shellrt.protocol import ToolContext
 from shellrt.tools.bash import Bash, ShellTool
 from shellrt.tools.powershell import PowerShell
+from tests._git_filter import filtered_repo
 
 pytestmark = pytest.mark.anyio
 
-_GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
 ASKED = ["git status", "git diff", "git log -p", "git show", "cd xy; git status", "Set-Location xy; git diff",
          "Push-Location xy; Push-Location {ws}; Pop-Location; git status"]
-
-
-def _repo(path: Path, filtered: bool) -> None:
-    path.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    (path / "f").write_text("a\n")
-    (path / ".gitattributes").write_text("f filter=x\n")
-    env = {**os.environ, **_GIT_ENV}
-    subprocess.run(["git", "add", "-A"], cwd=path, check=True, env=env)
-    subprocess.run(["git", "commit", "-qm", "1"], cwd=path, check=True, env=env)
-    (path / "f").write_text("b\n")
-    if filtered:
-        subprocess.run(["git", "config", "filter.x.clean", "sh -c 'touch P && cat'"], cwd=path, check=True)
 
 
 async def _decide(tmp_path: Path, ws: Path, tool: ShellTool, commands: list[str], mode: str = "default") -> list[str]:
@@ -60,8 +45,8 @@ async def _decide(tmp_path: Path, ws: Path, tool: ShellTool, commands: list[str]
 
 async def test_powershell_git_in_a_repository_that_names_a_filter_asks(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
-    _repo(ws, filtered=True)
-    _repo(ws / "xy", filtered=True)
+    filtered_repo(ws, filtered=True)
+    filtered_repo(ws / "xy", filtered=True)
     commands = [c.format(ws=ws) for c in ASKED]
     assert await _decide(tmp_path, ws, PowerShell(), commands) == ["ask"] * len(commands)
     # In every mode: the repository, not the person, chose the program (as for Bash).
@@ -72,5 +57,5 @@ async def test_powershell_git_in_a_repository_that_names_a_filter_asks(tmp_path:
 
 async def test_powershell_git_in_a_clean_repository_stays_allowed(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
-    _repo(ws, filtered=False)
+    filtered_repo(ws, filtered=False)
     assert await _decide(tmp_path, ws, PowerShell(), ["git status", "git log -1", "git diff"]) == ["allow"] * 3
