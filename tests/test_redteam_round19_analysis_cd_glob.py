@@ -21,7 +21,7 @@ import shellrt
 from shellrt.protocol import ToolUseBlock
 from shellrt.tools.bash import Bash
 from tests._bwrap_session import require_bwrap
-from tests._git_filter import filtered_repo
+from tests._git import filtered_repo
 
 pytestmark = pytest.mark.anyio
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests._bwrap_session import require_bwrap
-from tests._git_filter import bash_in_order, filtered_repo
+from tests._git import bash_in_order, filtered_repo
 
 pytestmark = pytest.mark.anyio
 

@@ -23,7 +23,7 @@ from shellrt.permissions import build_governance
 from shellrt.protocol import ToolContext
 from shellrt.tools.bash import Bash, ShellTool
 from shellrt.tools.powershell import PowerShell
-from tests._git_filter import filtered_repo
+from tests._git import filtered_repo
 
 pytestmark = pytest.mark.anyio
 
