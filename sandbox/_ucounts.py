@@ -16,9 +16,9 @@ command had no inotify ceiling at all, its bwrap dropping every capability befor
 be written). `budget_prefix` puts every sandbox's bwrap (session zygote and one-shot alike) in one
 user namespace of the process's own (`_BudgetNamespace`) whose ``/proc/sys/user`` limits are the
 half: the kernel checks each level up, so what all its descendants hold together stays under them.
-Every shellrt process of the uid (in one network namespace) joins the same one (round 22: two
-``shellrt serve`` each made their own and each got half): the holder that makes it serves it under
-an abstract socket name, and the others' holders join it there (`_MAKE`).
+Every shellrt process of the uid joins the same one (round 22: two ``shellrt serve`` each made their
+own and each got half): the holder that makes it serves it under a rendezvous (`_rendezvous`), and
+the others' holders join it there (`_MAKE`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import resource
 import shutil
+import stat
 import subprocess
 import sys
 import threading
@@ -83,13 +84,31 @@ def prlimit_flags() -> list[str]:
 _RENDEZVOUS = "shellrt-budget-{uid}-v1"
 
 
+def _rendezvous() -> str:
+    """Where the uid's holders meet: a socket in the caller's ``XDG_RUNTIME_DIR`` when that is a
+    directory of its own that nobody else may enter (red team round 23: any uid could bind the
+    abstract name first and stop the sharing; sandboxes hide the directory), else the abstract
+    name `_RENDEZVOUS` of the host's network namespace."""
+    run = os.environ.get("XDG_RUNTIME_DIR", "")
+    path = os.path.join(run, "shellrt-budget-v1.sock")
+    if run.startswith("/") and len(os.fsencode(path)) < 100:  # sun_path holds 108 bytes
+        try:
+            info = os.lstat(run)
+        except OSError:
+            info = None
+        if info is not None and stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o077:
+            return path
+    return _RENDEZVOUS.format(uid=os.geteuid())
+
+
 class BudgetError(OSError):
     """Raised by `budget_prefix` when the shared budget namespace cannot be made or joined."""
 
 
 #: Run by ``python3 -I -S -c`` (the caller's uid) with the rendezvous name and the limits: the
-#: holder of the uid's budget namespace. First it connects to the holder serving ``NAME`` (an
-#: abstract socket of the host's network namespace), opens that holder's namespace by the pid the
+#: holder of the uid's budget namespace. First it connects to the holder serving ``NAME``
+#: (`_rendezvous`: a socket in the uid's own runtime directory, else an abstract socket of the
+#: host's network namespace), opens that holder's namespace by the pid the
 #: kernel gives for the connection and joins it when it checks out (`_BudgetNamespace`; nothing
 #: crosses the socket, red team round 23); else it makes one: a user namespace mapping only the caller's own uid
 #: and gid (as bwrap's own does), its ``/proc/sys/user`` limits written while this process holds
@@ -101,7 +120,9 @@ _MAKE = r"""
 import ctypes, fcntl, os, select, socket, struct, sys
 libc = ctypes.CDLL(None, use_errno=True)
 uid, gid = os.geteuid(), os.getegid()
-NAME = "\0" + sys.argv[1]
+SPEC = sys.argv[1]  # a path in the uid's own 0700 runtime directory, else an abstract name
+NAME = SPEC if SPEC.startswith("/") else "\0" + SPEC
+LOCK = SPEC + ".lock" if SPEC.startswith("/") else None
 limits = [a.split("=") for a in sys.argv[2:]]
 HOST = os.stat("/proc/self/ns/user").st_ino
 def fail(what):
@@ -173,17 +194,39 @@ def make():
         if os.waitpid(pid, 0)[1]: print("no /proc/sys/user limits", flush=True); sys.exit(1)
 joined = join()
 if not joined: make()
+def serve():
+    # a listener on NAME once it is free (its holder ended), else None. A path is taken only by
+    # the holder of LOCK's flock (released when it dies), which alone removes a stale socket file
+    global lock
+    if LOCK is not None:
+        if lock is None:
+            try:
+                fd = os.open(LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+            except OSError:
+                return None
+            try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd); return None
+            lock = fd
+        try: os.unlink(NAME)
+        except OSError: pass
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC | socket.SOCK_NONBLOCK)
+    try:
+        sock.bind(NAME); sock.listen(16)
+    except OSError:
+        sock.close(); return None
+    return sock
+lock = None
+listener = serve()  # before "ready": a process that starts next finds this one's namespace
 print("ready", "joined" if joined else "made", flush=True)
-listener = None
 while True:
-    if listener is None:  # the name is free (its holder ended): serve it
-        try:
-            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC | socket.SOCK_NONBLOCK)
-            listener.bind(NAME); listener.listen(16)
-        except OSError:
-            listener.close(); listener = None
+    if listener is None:
+        listener = serve()
     ready = select.select([sys.stdin] + ([listener] if listener else []), [], [], None if listener else 2)[0]
     if sys.stdin in ready and not os.read(sys.stdin.fileno(), 4096):
+        if listener is not None and LOCK is not None:
+            try: os.unlink(NAME)  # under the lock: no other holder serves the path yet
+            except OSError: pass
         break  # its owner closed it or died
     if listener in ready:
         try:
@@ -238,7 +281,7 @@ class _BudgetNamespace:
         limits = [f"{name}={value}" for name, value in session_sysctls().items()]
         try:
             helper = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _MAKE, _RENDEZVOUS.format(uid=os.geteuid()), *limits],
+                [sys.executable, "-I", "-S", "-c", _MAKE, _rendezvous(), *limits],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,

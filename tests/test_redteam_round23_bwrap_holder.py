@@ -21,6 +21,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import uuid
 from pathlib import Path
@@ -52,13 +53,17 @@ def _name() -> str:
     return f"shellrt-budget-{os.geteuid()}-test-{uuid.uuid4().hex[:12]}"
 
 
-def _process(name: str) -> tuple[subprocess.Popen[str], int]:
+def _process(name: str, run: Path | None = None) -> tuple[subprocess.Popen[str], int]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env.pop("XDG_RUNTIME_DIR", None)
+    if run is not None:
+        env["XDG_RUNTIME_DIR"] = str(run)
     started = subprocess.Popen(
         [sys.executable, "-c", _PROCESS, name],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        env=env,
     )
     assert started.stdout is not None
     line = started.stdout.readline().strip()
@@ -141,12 +146,47 @@ def test_a_squatter_of_the_name_neither_stalls_nor_feeds_a_start() -> None:
         _end(joiner)
 
 
+def test_a_squatter_of_the_abstract_name_cannot_stop_the_sharing() -> None:
+    """As uid 65534 failed before (1 of 1): with the name held, each process made its own half."""
+    if os.geteuid() == 0:
+        assert _ucounts.budget_prefix() == []
+        return
+    # the caller's own runtime directory (0700: no other uid may enter it), short enough for a
+    # socket path (pytest's tmp_path is not)
+    run = Path(tempfile.mkdtemp(prefix="r23-run-"))
+    try:
+        _share_despite_a_squatter(run)
+    finally:
+        shutil.rmtree(run)
+
+
+def _share_despite_a_squatter(run: Path) -> None:
+    assert os.stat(run).st_mode & 0o777 == 0o700
+    name = _name()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as squatter:
+        # bound first: any uid in the host's network namespace, or a network="host" command
+        squatter.bind("\0" + name)
+        squatter.listen(16)
+        first, ns_first = _process(name, run)
+        try:
+            second, ns_second = _process(name, run)
+            _end(second)
+        finally:
+            _end(first)
+    assert ns_second == ns_first, "a squatter of the rendezvous made each process take its own half"
+    assert not (run / "shellrt-budget-v1.sock").exists(), "the serving holder left its socket behind"
+
+
 def test_it_holds_for_an_unprivileged_caller() -> None:
     require(
         os.geteuid() == 0, "preparing a run as uid 65534 needs root (as non-root, run this file directly)"
     )
     require(shutil.which("setpriv") is not None and shutil.which("nsenter") is not None, "setpriv and nsenter")
-    names = ["test_the_holder_hands_no_fd_to_a_peer", "test_a_squatter_of_the_name_neither_stalls_nor_feeds_a_start"]
+    names = [
+        "test_the_holder_hands_no_fd_to_a_peer",
+        "test_a_squatter_of_the_name_neither_stalls_nor_feeds_a_start",
+        "test_a_squatter_of_the_abstract_name_cannot_stop_the_sharing",
+    ]
     collected, outcome = _nonroot.run_as_nobody(
         [f"tests/{Path(__file__).name}::{n}" for n in names],
         collect_args=[f"{__file__}::{n}" for n in names],
