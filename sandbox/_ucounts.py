@@ -16,9 +16,9 @@ command had no inotify ceiling at all, its bwrap dropping every capability befor
 be written). `budget_prefix` puts every sandbox's bwrap (session zygote and one-shot alike) in one
 user namespace of the process's own (`_BudgetNamespace`) whose ``/proc/sys/user`` limits are the
 half: the kernel checks each level up, so what all its descendants hold together stays under them.
-Every shellrt process of the uid (in one network namespace) joins the same one (round 22: two
-``shellrt serve`` each made their own and each got half): the holder that makes it serves it under
-an abstract socket name, and the others' holders join it there (`_MAKE`).
+Every shellrt process of the uid joins the same one (round 22: two ``shellrt serve`` each made their
+own and each got half): the holder that makes it serves it under a rendezvous (`_rendezvous`), and
+the others' holders join it there (`_MAKE`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import resource
 import shutil
+import stat
 import subprocess
 import sys
 import threading
@@ -79,14 +80,37 @@ def prlimit_flags() -> list[str]:
     return [f"--{name}={value}:{value}" for name, _res, value in session_rlimits()]
 
 
+#: The abstract socket name a uid's holders meet under (tests give theirs a name of their own).
+_RENDEZVOUS = "shellrt-budget-{uid}-v1"
+
+
+def _rendezvous() -> str:
+    """Where the uid's holders meet: a socket in the caller's ``XDG_RUNTIME_DIR`` when that is a
+    directory of its own that nobody else may enter (red team round 23: any uid could bind the
+    abstract name first and stop the sharing; sandboxes hide the directory), else the abstract
+    name `_RENDEZVOUS` of the host's network namespace."""
+    run = os.environ.get("XDG_RUNTIME_DIR", "")
+    path = os.path.join(run, "shellrt-budget-v1.sock")
+    if run.startswith("/") and len(os.fsencode(path)) < 100:  # sun_path holds 108 bytes
+        try:
+            info = os.lstat(run)
+        except OSError:
+            info = None
+        if info is not None and stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o077:
+            return path
+    return _RENDEZVOUS.format(uid=os.geteuid())
+
+
 class BudgetError(OSError):
     """Raised by `budget_prefix` when the shared budget namespace cannot be made or joined."""
 
 
 #: Run by ``python3 -I -S -c`` (the caller's uid) with the rendezvous name and the limits: the
-#: holder of the uid's budget namespace. First it asks the holder serving ``NAME`` (an abstract
-#: socket of the host's network namespace) for the uid's namespace and joins it when it checks
-#: out (`_BudgetNamespace`); else it makes one: a user namespace mapping only the caller's own uid
+#: holder of the uid's budget namespace. First it connects to the holder serving ``NAME``
+#: (`_rendezvous`: a socket in the uid's own runtime directory, else an abstract socket of the
+#: host's network namespace), opens that holder's namespace by the pid the
+#: kernel gives for the connection and joins it when it checks out (`_BudgetNamespace`; nothing
+#: crosses the socket, red team round 23); else it makes one: a user namespace mapping only the caller's own uid
 #: and gid (as bwrap's own does), its ``/proc/sys/user`` limits written while this process holds
 #: every capability in it (before any exec; a /proc/sys the host mounted read-only: through a
 #: fresh /proc in a pid and mount namespace of the new namespace's own, as the zygote's
@@ -96,7 +120,9 @@ _MAKE = r"""
 import ctypes, fcntl, os, select, socket, struct, sys
 libc = ctypes.CDLL(None, use_errno=True)
 uid, gid = os.geteuid(), os.getegid()
-NAME = "\0" + sys.argv[1]
+SPEC = sys.argv[1]  # a path in the uid's own 0700 runtime directory, else an abstract name
+NAME = SPEC if SPEC.startswith("/") else "\0" + SPEC
+LOCK = SPEC + ".lock" if SPEC.startswith("/") else None
 limits = [a.split("=") for a in sys.argv[2:]]
 HOST = os.stat("/proc/self/ns/user").st_ino
 def fail(what):
@@ -108,15 +134,12 @@ def write(path, text):
 def write_all(root):
     for name, value in limits:
         write(root + name, value)
-def levels(status):
-    with open(status) as f:
-        return [len(line.split()) for line in f if line.startswith("NSpid:")]
 def peer_uid(sock):
     return struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
 def owned_child(fd):
     # a user namespace owned by this uid whose parent is the host's (a sandbox's is deeper)
     owner = bytearray(4)
-    fcntl.ioctl(fd, 0xB704, owner, True)  # NS_GET_OWNER_UID
+    fcntl.ioctl(fd, 0xB704, owner, True)  # NS_GET_OWNER_UID (EINVAL: not a user namespace)
     parent = fcntl.ioctl(fd, 0xB702)  # NS_GET_PARENT
     try: return struct.unpack("I", owner)[0] == uid and os.fstat(parent).st_ino == HOST
     finally: os.close(parent)
@@ -129,24 +152,27 @@ def same_limits(fd):
         finally: os._exit(0 if ok else 1)
     return os.waitpid(pid, 0)[1] == 0
 def join():
-    # the namespace the holder under NAME serves, when it checks out; else None
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC) as sock:
-        sock.settimeout(5)
+    # the namespace of the holder serving NAME, opened by its own /proc entry when it checks out;
+    # else None. Nothing is read from the server (it cannot stall this start or hand this process
+    # an fd), and the connect never waits (a squatter's full backlog says EAGAIN at once).
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC | socket.SOCK_NONBLOCK) as sock:
         try:
             sock.connect(NAME)
-            if peer_uid(sock)[1] != uid: return None
-            msg, anc, flags, addr = sock.recvmsg(1, socket.CMSG_SPACE(4))
+            pid, their_uid, _gid = peer_uid(sock)  # the listener's, recorded by the kernel at listen()
         except OSError:
             return None
-        fds = [struct.unpack("i", d[:4])[0] for lvl, kind, d in anc if lvl == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS]
-    if len(fds) != 1: return None
+    if their_uid != uid or pid <= 0: return None
     try:
-        if owned_child(fds[0]) and same_limits(fds[0]) and libc.setns(fds[0], 0x10000000) == 0:
+        fd = os.open("/proc/%d/ns/user" % pid, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if owned_child(fd) and same_limits(fd) and libc.setns(fd, 0x10000000) == 0:
             return True
     except OSError:
         pass
     finally:
-        os.close(fds[0])
+        os.close(fd)
     return None
 def make():
     if libc.unshare(0x10000000): fail("unshare(CLONE_NEWUSER)")
@@ -168,34 +194,48 @@ def make():
         if os.waitpid(pid, 0)[1]: print("no /proc/sys/user limits", flush=True); sys.exit(1)
 joined = join()
 if not joined: make()
+def serve():
+    # a listener on NAME once it is free (its holder ended), else None. A path is taken only by
+    # the holder of LOCK's flock (released when it dies), which alone removes a stale socket file
+    global lock
+    if LOCK is not None:
+        if lock is None:
+            try:
+                fd = os.open(LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+            except OSError:
+                return None
+            try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd); return None
+            lock = fd
+        try: os.unlink(NAME)
+        except OSError: pass
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC | socket.SOCK_NONBLOCK)
+    try:
+        sock.bind(NAME); sock.listen(16)
+    except OSError:
+        sock.close(); return None
+    return sock
+lock = None
+listener = serve()  # before "ready": a process that starts next finds this one's namespace
 print("ready", "joined" if joined else "made", flush=True)
-mine = os.open("/proc/self/ns/user", os.O_RDONLY | os.O_CLOEXEC)
-listener = None
 while True:
-    if listener is None:  # the name is free (its holder ended): serve it
-        try:
-            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
-            listener.bind(NAME); listener.listen(16)
-        except OSError:
-            listener.close(); listener = None
+    if listener is None:
+        listener = serve()
     ready = select.select([sys.stdin] + ([listener] if listener else []), [], [], None if listener else 2)[0]
     if sys.stdin in ready and not os.read(sys.stdin.fileno(), 4096):
+        if listener is not None and LOCK is not None:
+            try: os.unlink(NAME)  # under the lock: no other holder serves the path yet
+            except OSError: pass
         break  # its owner closed it or died
     if listener in ready:
         try:
-            conn, _ = listener.accept()
+            # the name is only a rendezvous: a joiner reads this holder's pid from the connection
+            # and opens /proc/<pid>/ns/user itself. Nothing is sent, so no fd can reach whoever
+            # connects (a network="host" sandbox's command; a peer whose pid was reused).
+            listener.accept()[0].close()
         except OSError:
-            continue  # the peer gave up, or no fd left: the holder goes on holding
-        with conn:
-            try:
-                pid, their_uid, _gid = peer_uid(conn)
-                # only a process of this uid in this pid namespace (a holder), never a sandboxed
-                # command (every sandbox has a pid namespace of its own: one more NSpid level)
-                if their_uid == uid and levels("/proc/%d/status" % pid) == levels("/proc/self/status"):
-                    conn.settimeout(10)
-                    conn.sendmsg([b"n"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", mine))])
-            except OSError:
-                pass
+            pass  # the peer gave up, or no fd left: the holder goes on holding
 """
 
 
@@ -241,7 +281,7 @@ class _BudgetNamespace:
         limits = [f"{name}={value}" for name, value in session_sysctls().items()]
         try:
             helper = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _MAKE, f"shellrt-budget-{os.geteuid()}-v1", *limits],
+                [sys.executable, "-I", "-S", "-c", _MAKE, _rendezvous(), *limits],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
