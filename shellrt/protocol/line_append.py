@@ -34,15 +34,16 @@ def append_to_log(path: str | os.PathLike[str], data: bytes) -> None:
         os.close(fd)
 
 
-def append_lines(fd: int, data: bytes) -> None:
+def append_lines(fd: int, data: bytes, *, size: int | None = None) -> None:
     """Append ``data`` (whole lines) to the ``O_APPEND`` file ``fd`` (opened for reading too) in one
     ``write``; raise OSError when it did not fit.
 
     A write cut short is taken back (the file truncated to where it ended), unless another
     writer appended meanwhile; a file that does not end with a newline (a cut that could not be
     taken back, a crash mid-write, an editor) gets one before ``data``, so ``data`` starts a line.
+    ``size``: the file's size from a ``stat`` the caller just made of this same file (saves one).
     """
-    end = os.fstat(fd).st_size
+    end = os.fstat(fd).st_size if size is None else size
     if end and os.pread(fd, 1, end - 1) != b"\n":
         data = b"\n" + data
     written = os.write(fd, data)

@@ -32,9 +32,9 @@ class AppendLog:
 
         A line a full disk cut is taken back, never left to glue itself to the next (round 16).
         """
-        fd = self._current()
+        fd, size = self._current()
         try:
-            append_lines(fd, data)
+            append_lines(fd, data, size=size)
         except OSError as exc:  # say which file, as a failed open would have
             raise OSError(exc.errno, f"{exc.strerror} ({self.path})") from exc
 
@@ -43,14 +43,16 @@ class AppendLog:
         if fd is not None:
             os.close(fd)
 
-    def _current(self) -> int:
+    def _current(self) -> tuple[int, int]:
+        """The descriptor of the file the path names now, and its size (the ``stat`` that tells
+        it is the same file gives the size too: `append_lines` then needs no ``fstat`` of its own)."""
         if self._fd is not None:
             try:
                 st = os.stat(self._name)
             except FileNotFoundError:
                 st = None
             if st is not None and (st.st_dev, st.st_ino) == self._identity:
-                return self._fd
+                return self._fd, st.st_size
             self.close()
         # Never through a symlink: the transcript lands in the session directory or nowhere.
         fd = os.open(
@@ -58,4 +60,4 @@ class AppendLog:
         )
         st = os.fstat(fd)
         self._fd, self._identity = fd, (st.st_dev, st.st_ino)
-        return fd
+        return fd, st.st_size
