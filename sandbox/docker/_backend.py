@@ -1261,6 +1261,10 @@ class DockerBackend(SandboxBackend):
                 "regular file (a command with root_can_administer replaced it?); restore it or use a numeric "
                 "uid[:gid]"
             ),
+            "pids": (
+                f"the container could not start a process for {request.argv[0]!r}: its pids limit (or "
+                "memory) is used up, by a background task?; stop that task (TaskStop) or wait, then retry"
+            ),
             "user-reserved": (
                 f"user {user!r} resolves in image {image!r} to uid/gid {EXECUTOR_UID}, which is reserved "
                 "for shellrt's executor; choose another user"
