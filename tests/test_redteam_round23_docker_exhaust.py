@@ -76,6 +76,11 @@ async def test_a_request_at_the_pids_limit_leaves_the_executor_alive(tmp_path: P
     async with DockerBackend(config(DEBIAN), policy(tmp_path, limits=ResourceLimits(pids=48))) as b:
         rc, out = await run_sh(b, "echo kept > /tmp/mark")
         assert rc == 0, out
+        # Commands run at nice 19 for good (the kill's sweep runs at -20): no way back down.
+        rc, out = await run_sh(
+            b, "nice; renice -n 0 -p $$ >/dev/null 2>&1 && echo LOWERED; nice", user="root"
+        )
+        assert out.split() == ["19", "19"], out
         holder = await _start(b, _HOLD)
         await _until(holder, "full")
         refused = 0

@@ -6,7 +6,8 @@
 # i.e. under its own uid EUID, which no command ever has, holding the few
 # capabilities it needs to start commands as others (setuid, setgid), end
 # them (kill), find their escaped children (sys_ptrace: reading environ) and
-# wipe /tmp (dac_override, fowner); see sandbox/docker/priv.c. Commands hold
+# wipe /tmp (dac_override, fowner), and sweep a killed command's tree at nice -20
+# while the command runs at 19 (sys_nice); see sandbox/docker/priv.c. Commands hold
 # no capability at all, so they can neither signal this process nor open its
 # /proc/<pid>/{fd,mem,environ}: the kernel refuses both across uids without
 # CAP_KILL / CAP_SYS_PTRACE, and ptrace access also needs a superset of the
@@ -119,11 +120,16 @@ _oomcount() {
 }
 
 # NOW <- the host's uptime in centiseconds (/proc/uptime; builtins: a clock that needs no fork).
+# Unreadable (no free file: the host's file-max is shared by every container): one more than
+# before, so a deadline still comes, after that many tries.
+NOW=0
 _now() {
-    _up=0
+    _up=
     { read -r _up _rest </proc/uptime; } 2>/dev/null
-    case $_up in *.[0-9][0-9]) _up=${_up%.*}${_up#*.} ;; *) _up=0 ;; esac
-    NOW=$((_up + 0))
+    case $_up in
+        *.[0-9][0-9]) NOW=$((${_up%.*}${_up#*.} + 0)) ;;
+        *) NOW=$((NOW + 1)) ;;
+    esac
 }
 
 # _spawn <centiseconds> <command>: run <command> (sh text, evaluated here) in the background,
