@@ -309,10 +309,11 @@ _run() {
     # the kill path looks for, runs the command below it and, once the command
     # has exited, kills whatever it left behind (see priv.c); "$@" is the
     # argv, the exported SHELLRT_E<n> are the command's whole environment.
-    # A fork that fails (pids limit) is retried for up to 20 s (the host waits 30 s for S), as
-    # _spawn does (inline: "$@" is this command's argv).
+    # A fork that fails (pids limit) is retried for up to 5 s, as _spawn does (inline: "$@" is
+    # this command's argv). Not longer: this loop spins (no sleep builtin) at nice 0, and the
+    # commands that could free a pid run at 19.
     _now
-    _end=$((NOW + 2000))
+    _end=$((NOW + 500))
     while ! command eval '"$PRIVX" "$mode" "$CU" "$CG" "$GR" -- "$@" <&5 >&3 2>&4 3>&- 4>&- 5<&- 7<&- &' 2>/dev/null; do
         _now
         [ "$NOW" -lt "$_end" ] || { echo "E $id pids"; return 0; }
