@@ -139,7 +139,17 @@ _log = logging.getLogger("sandbox.docker")
 
 _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #: The executor's capabilities, as docker names them (`EXECUTOR_CAPS` is their bit mask).
-_EXECUTOR_CAP_NAMES = ["SETUID", "SETGID", "KILL", "SYS_PTRACE", "SETPCAP", "DAC_OVERRIDE", "FOWNER", "CHOWN"]
+_EXECUTOR_CAP_NAMES = [
+    "SETUID",
+    "SETGID",
+    "KILL",
+    "SYS_PTRACE",
+    "SETPCAP",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "CHOWN",
+    "SYS_NICE",  # a command's helper sweeps at nice -20, its command at 19 (priv.c; red team round 23)
+]
 _EXECUTOR_ARGV = [
     f"{IO_MOUNT}/priv",
     "exec",
@@ -1260,6 +1270,10 @@ class DockerBackend(SandboxBackend):
                 f"user {user!r} could not be looked up: /etc/passwd or /etc/group in the container is not a "
                 "regular file (a command with root_can_administer replaced it?); restore it or use a numeric "
                 "uid[:gid]"
+            ),
+            "pids": (
+                f"the container could not start a process for {request.argv[0]!r}: its pids limit (or "
+                "memory) is used up, by a background task?; stop that task (TaskStop) or wait, then retry"
             ),
             "user-reserved": (
                 f"user {user!r} resolves in image {image!r} to uid/gid {EXECUTOR_UID}, which is reserved "

@@ -47,8 +47,8 @@ PRIV_DIR = "/.shellrt-priv"
 #: The executor's uid (and gid): never a command's.
 EXECUTOR_UID = 2147480001
 #: The executor's capabilities as a kernel bit mask: setuid, setgid, kill, sys_ptrace, setpcap,
-#: dac_override, fowner, chown (see priv.c).
-EXECUTOR_CAPS = sum(1 << bit for bit in (7, 6, 5, 19, 8, 1, 3, 0))
+#: dac_override, fowner, chown, sys_nice (see priv.c).
+EXECUTOR_CAPS = sum(1 << bit for bit in (7, 6, 5, 19, 8, 1, 3, 0, 23))
 #: The executor's whole environment.
 EXECUTOR_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 #: What shellrt's I/O directory may hold between tasks.
