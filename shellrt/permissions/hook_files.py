@@ -308,6 +308,9 @@ def _part_paths(part: PlanCommand, root: Path, found: list[str], resolved: set[s
     program = os.path.basename(name or "")
     if name is not None and "/" not in name:
         found.extend(_on_path(name, root, at.path))
+        # Read where the program runs: a server's own cwd (its ``PWD=``), else the hook's root.
+        pwd = next((a.value.value for a in part.assignments if a.name == "PWD" and a.value is not None), None)
+        found.extend(_searched(program, [w.value for w in words[1:]], root, pwd or at.path))
         words = words[1:]
     for index, word in enumerate(words):
         value = word.value
@@ -408,6 +411,34 @@ def _with_project_dir(word: Word, at: _Base) -> str | None:
     if value is None or not value.startswith(_PLACEHOLDER) or value.count(_PLACEHOLDER) != 1:
         return None
     return root.rstrip(os.sep) + value[len(_PLACEHOLDER) :]
+
+
+def _searched(program: str, args: list[str | None], root: Path, base: str) -> list[str]:
+    """What a program named bare loads from the directory it runs in by itself (round 23): the
+    manifests it reads (`content_anchor.MANIFESTS`: ``Makefile`` of ``make``, ``package.json`` of
+    ``npm``) and the local binary a package runner prefers (``npx fmt`` runs
+    ``node_modules/.bin/fmt``: a command planted one and the host's next hook ran it)."""
+    from shellrt.permissions.content_anchor import MANIFESTS
+
+    names = list(MANIFESTS.get(program, ()))
+    if program in _NODE_RUNNERS or (program in _NODE_EXEC and args[:1] == ["exec"]):
+        operands = [a for a in (args[1:] if program in _NODE_EXEC else args) if a and not a.startswith("-")]
+        if operands:
+            package = operands[0].rsplit("/", 1)[-1].split("@", 1)[0]  # @scope/fmt@1 -> fmt
+            if package:
+                names.append(os.path.join("node_modules", ".bin", package))
+    out = []
+    for name in names:
+        rel = _inside(root, os.path.join(base, name))
+        if rel is not None and rel != ".":
+            out.append(rel)
+    return out
+
+
+#: Package runners that run a project's local binary first (``npx fmt``), and package managers
+#: whose ``exec`` does.
+_NODE_RUNNERS = frozenset({"npx", "bunx", "pnpx"})
+_NODE_EXEC = frozenset({"npm", "pnpm", "yarn", "bun"})
 
 
 def _on_path(name: str, root: Path, base: str) -> list[str]:
