@@ -681,7 +681,7 @@ class PermissionEngine:
                     tool_name, PermissionSubject(commands=(part.text,), access="execute")
                 )
                 rules = _anchored(part, matched)
-                stale = [r for r in matched or () if r.origin.source == "local" and r not in rules]
+                stale = [r for r in matched or () if r.origin.source in ("local", "project") and r not in rules]
             if not rules and part.read_only:
                 continue
             if not part.name:
@@ -696,6 +696,11 @@ class PermissionEngine:
                     f"{_STALE_SAVED} {stale[0].text!r} ({stale[0].origin.describe()}) was allowed for other "
                     f"content than {part.text!r} runs now (a file it runs changed, is new, or the answer was "
                     "saved before shellrt kept what it allowed); allow it again to record this content"
+                    + (
+                        ", or review it and run `shellrt trust add` on the workspace again"
+                        if stale[0].origin.source == "project"
+                        else ""
+                    )
                 )
             if not rules:
                 why = f" ({part.why_not})" if part.why_not else ""

@@ -33,17 +33,23 @@ from typing import TYPE_CHECKING, Any
 from shellrt.permissions.hook_loads import SHELLS, ScriptKind, script_kind, script_loads
 
 if TYPE_CHECKING:  # the parser loads only when a trusted hook is resolved
-    from shellrt.analysis.models import PlanCommand, Word
+    from shellrt.analysis.models import Assignment, PlanCommand, Word
 
 __all__ = [
     "OUTSIDE_PREFIX",
     "ROOT_FILES",
     "WATCHED_HOOK_DIRS",
+    "WHOLE_WORKSPACE",
     "HookFiles",
     "compare_hook_files",
     "hook_files",
 ]
 
+#: The record of the whole workspace tree (but ``.git``): what a server started in it, or an
+#: assignment naming it (``PYTHONPATH=.``), may load by search (round 23).
+WHOLE_WORKSPACE = "."
+#: What separates the paths of one environment value (``a:b``, ``--require ./x.js``, ``--opt=v``).
+_VALUE_PARTS = re.compile(r"[\s:=,;]+")
 #: Directories watched whole when a hook command is untrackable (relative to the workspace).
 WATCHED_HOOK_DIRS: tuple[str, ...] = (".claude/hooks", ".shellrt/hooks")
 #: Digest prefix of a path that leads out of the workspace (never trusted).
@@ -145,6 +151,13 @@ class HookFiles:
                     out.append(
                         f"hook file {rel} leads out of the workspace (to {digest[len(OUTSIDE_PREFIX) :]})"
                     )
+            elif digest == _TOO_LARGE and rel == WHOLE_WORKSPACE:
+                out.append(
+                    f"the workspace is too large to vouch for as a whole (over {MAX_TREE_ENTRIES} entries or "
+                    f"{MAX_HASHED_BYTES >> 20} MiB): a stdio server started in it (its cwd), or an environment "
+                    "value naming it, may load any of its files by search; start the server outside the "
+                    'workspace (leave out "cwd") and name the files it runs by their paths'
+                )
             elif digest == _TOO_LARGE:
                 out.append(
                     f"hook directory {rel} is too large to vouch for (over {MAX_TREE_ENTRIES} entries or "
@@ -221,17 +234,22 @@ def compare_hook_files(recorded: HookFiles | None, current: HookFiles) -> str | 
         ("hook file", current.files, recorded.files),
         ("hook directory", current.dirs, recorded.dirs),
     ):
-        for rel in sorted(set(now) | set(then)):
+        # The whole tree last: a named file that changed says more.
+        for rel in sorted(set(now) | set(then), key=lambda r: (r == WHOLE_WORKSPACE, r)):
             before, after = then.get(rel), now.get(rel)
             if before == after:
                 continue
+            # The whole tree: a server's cwd in it, or a value naming it (round 23).
+            whole = rel == WHOLE_WORKSPACE
+            what = "the workspace's files (a server or hook loads them whole)" if whole else f"{kind} {rel}"
+            was = "were" if whole else "was"
             if rel not in then:
-                return f"{kind} {rel} was not recorded when the workspace was trusted"
+                return f"{what} {was} not recorded when the workspace was trusted"
             if before is None:
-                return f"{kind} {rel} appeared since the workspace was trusted"
+                return f"{what} appeared since the workspace was trusted"
             if after is None:
-                return f"{kind} {rel} was removed since the workspace was trusted"
-            return f"{kind} {rel} changed since the workspace was trusted"
+                return f"{what} {was} removed since the workspace was trusted"
+            return f"{what} changed since the workspace was trusted"
     if set(current.untrackable) != set(recorded.untrackable):
         return "its untrackable hook commands differ from those trusted"
     return None
@@ -279,6 +297,10 @@ def _command_paths(
 def _part_paths(part: PlanCommand, root: Path, found: list[str], resolved: set[str], at: _Base) -> str | None:
     if not part.argv:
         return None
+    for assignment in part.assignments:
+        why = _assignment_paths(assignment, root, found, resolved, at)
+        if why is not None:
+            return why
     name = part.argv[0].value
     if name in _DIR_PROGRAMS:
         return f"`{name}` changes the directory later paths are read from"
@@ -286,6 +308,9 @@ def _part_paths(part: PlanCommand, root: Path, found: list[str], resolved: set[s
     program = os.path.basename(name or "")
     if name is not None and "/" not in name:
         found.extend(_on_path(name, root, at.path))
+        # Read where the program runs: a server's own cwd (its ``PWD=``), else the hook's root.
+        pwd = next((a.value.value for a in part.assignments if a.name == "PWD" and a.value is not None), None)
+        found.extend(_searched(program, [w.value for w in words[1:]], root, pwd or at.path))
         words = words[1:]
     for index, word in enumerate(words):
         value = word.value
@@ -305,6 +330,37 @@ def _part_paths(part: PlanCommand, root: Path, found: list[str], resolved: set[s
         )
         if why is not None:
             return why
+    return None
+
+
+def _assignment_paths(
+    assignment: Assignment, root: Path, found: list[str], resolved: set[str], at: _Base
+) -> str | None:
+    """The workspace paths an environment assignment of the command makes it load (round 23).
+
+    Every variable counts, not a list of known ones (``PYTHONPATH``, ``NODE_OPTIONS``,
+    ``LD_PRELOAD``, ``RUBYLIB``, ``PERL5LIB``…): each part of the value that is not an option is
+    read as a path, a directory is recorded whole, and one naming the workspace itself records
+    the workspace tree. ``PWD`` (a server's cwd, `shellrt.permissions.server_lines`) inside the
+    workspace records the tree too: toolchains search upward from their cwd (``npx`` runs
+    ``node_modules/.bin``, ``uv run`` reads ``pyproject.toml``, ``python -m`` imports from it)."""
+    word = assignment.value
+    if word is None:
+        return None
+    value = word.value
+    if value is None:
+        value = _with_project_dir(word, at)
+        if value is None:
+            return f"{word.raw!r} cannot be resolved (a variable other than $CLAUDE_PROJECT_DIR)"
+    if {"glob", "flag_glob", "brace", "brace_char"} & word.features:
+        return f"{word.raw!r} expands to files chosen at run time"
+    parts = [value] if assignment.name == "PWD" else _VALUE_PARTS.split(value)
+    for part in parts:
+        if not part or part.startswith("-"):
+            continue
+        rel = _inside(root, os.path.join(at.path, part))
+        if rel is not None:
+            found.append(WHOLE_WORKSPACE if rel == "." or assignment.name == "PWD" else rel)
     return None
 
 
@@ -357,6 +413,34 @@ def _with_project_dir(word: Word, at: _Base) -> str | None:
     return root.rstrip(os.sep) + value[len(_PLACEHOLDER) :]
 
 
+def _searched(program: str, args: list[str | None], root: Path, base: str) -> list[str]:
+    """What a program named bare loads from the directory it runs in by itself (round 23): the
+    manifests it reads (`content_anchor.MANIFESTS`: ``Makefile`` of ``make``, ``package.json`` of
+    ``npm``) and the local binary a package runner prefers (``npx fmt`` runs
+    ``node_modules/.bin/fmt``: a command planted one and the host's next hook ran it)."""
+    from shellrt.permissions.content_anchor import MANIFESTS
+
+    names = list(MANIFESTS.get(program, ()))
+    if program in _NODE_RUNNERS or (program in _NODE_EXEC and args[:1] == ["exec"]):
+        operands = [a for a in (args[1:] if program in _NODE_EXEC else args) if a and not a.startswith("-")]
+        if operands:
+            package = operands[0].rsplit("/", 1)[-1].split("@", 1)[0]  # @scope/fmt@1 -> fmt
+            if package:
+                names.append(os.path.join("node_modules", ".bin", package))
+    out = []
+    for name in names:
+        rel = _inside(root, os.path.join(base, name))
+        if rel is not None and rel != ".":
+            out.append(rel)
+    return out
+
+
+#: Package runners that run a project's local binary first (``npx fmt``), and package managers
+#: whose ``exec`` does.
+_NODE_RUNNERS = frozenset({"npx", "bunx", "pnpx"})
+_NODE_EXEC = frozenset({"npm", "pnpm", "yarn", "bun"})
+
+
 def _on_path(name: str, root: Path, base: str) -> list[str]:
     """Where a bare program name would be found inside the workspace through ``$PATH``."""
     dirs = _path_dirs_inside(os.environ.get("PATH", ""), str(root), base)
@@ -407,7 +491,9 @@ def _digest(root: Path, rel: str) -> str | None:
         return f"unreadable:{exc.strerror}"
     h = hashlib.sha256()
     if stat.S_ISDIR(st.st_mode):
-        if not _hash_tree(Path(real), h):
+        # The whole workspace but git's own directory, which every fetch and commit changes
+        # (and no server loads as code; commands cannot write its config or hooks).
+        if not _hash_tree(Path(real), h, skip=".git" if rel == WHOLE_WORKSPACE else None):
             return _TOO_LARGE
     elif stat.S_ISREG(st.st_mode):
         if st.st_size > MAX_HASHED_BYTES or not _hash_file(real, h):
@@ -461,11 +547,15 @@ def _hash_file(path: str, h: Any) -> bool:
     return True
 
 
-def _hash_tree(top: Path, h: Any) -> bool:
-    """Names, kinds, link targets and contents of everything below ``top``; False above the bounds."""
+def _hash_tree(top: Path, h: Any, skip: str | None = None) -> bool:
+    """Names, kinds, link targets and contents of everything below ``top`` (but its entry
+    ``skip``); False above the bounds."""
     entries = 0
     hashed = 0
     for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        if skip is not None and dirpath == str(top):
+            dirnames[:] = [d for d in dirnames if d != skip]
+            filenames = [f for f in filenames if f != skip]
         dirnames.sort()
         for name in sorted([*dirnames, *filenames]):
             entries += 1

@@ -41,12 +41,17 @@ _MAX_BYTES = 8 << 20
 
 
 def anchor_saved_rules(
-    rules: Sequence[PermissionRule], workspace: Path, source: str, path: Path
+    rules: Sequence[PermissionRule],
+    workspace: Path,
+    source: str,
+    path: Path,
+    anchored: frozenset[str] = frozenset({"local"}),
 ) -> list[PermissionRule]:
-    """``rules`` of the settings file ``path``; a command allow rule of a ``local`` file (where
-    "always in this project" answers are saved) carries what it allowed (`load_anchors`), an empty
-    record when none is kept: it then covers only parts that name no code (the engine asks)."""
-    if source != "local" or not any(r.kind == "allow" and r.tool in ANCHORED_TOOLS for r in rules):
+    """``rules`` of the settings file ``path``; a command allow rule of a file whose source is in
+    ``anchored`` (``local``: where "always in this project" answers are saved; ``project`` too when
+    trusted from the store, round 23: `project_anchors`) carries what it allowed (`load_anchors`),
+    an empty record when none is kept: it then covers only parts that name no code (the engine asks)."""
+    if source not in anchored or not any(r.kind == "allow" and r.tool in ANCHORED_TOOLS for r in rules):
         return list(rules)
     try:
         rel = Path(path).relative_to(workspace).as_posix()
@@ -78,10 +83,16 @@ def load_anchors(workspace: Path, settings_rel: str) -> dict[str, frozenset[Fing
 
 
 def record_anchors(
-    workspace: Path, settings_rel: str, rules: Iterable[str], files: frozenset[Fingerprint]
+    workspace: Path,
+    settings_rel: str,
+    rules: Iterable[str],
+    files: frozenset[Fingerprint],
+    *,
+    replacing: bool = False,
 ) -> Path | None:
-    """Add ``files`` to what each of ``rules`` (saved in ``settings_rel``) allowed; the store's path
-    when written, None when it could not be (the rules then ask again next session: fail closed)."""
+    """Add ``files`` to what each of ``rules`` (saved in ``settings_rel``) allowed (``replacing``:
+    instead of it, `project_anchors`); the store's path when written, None when it could not be
+    (the rules then ask again next session: fail closed)."""
     path = rule_anchors_path()
     if _inside(path, workspace):
         return None
@@ -97,7 +108,7 @@ def record_anchors(
     if not isinstance(per_rule, dict):
         return None
     for rule in rules:
-        known = per_rule.get(rule)
+        known = None if replacing else per_rule.get(rule)
         old = {(p[0], p[1]) for p in known if isinstance(p, list) and len(p) == 2} if isinstance(known, list) else set()
         merged = old | set(files)
         per_rule[rule] = sorted([list(f) for f in (merged if len(merged) <= MAX_FINGERPRINTS else files)])

@@ -13,6 +13,7 @@ and where the MCP client starts the server (`shellrt.tools.mcp._launch`) cannot 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -38,7 +39,9 @@ def server_cwd(cwd: str | None, writable_roots: Sequence[Path]) -> str:
     return "/"
 
 
-def server_command_line(command: str, args: Sequence[str], cwd: str) -> str:
+def server_command_line(
+    command: str, args: Sequence[str], cwd: str, env: Mapping[str, str] | None = None
+) -> str:
     """The command line as a shell command, relative words made absolute from ``cwd`` (the
     resolution reads relative paths from the workspace root, the server from its own cwd).
 
@@ -47,12 +50,40 @@ def server_command_line(command: str, args: Sequence[str], cwd: str) -> str:
     resolved there, so a script beside the server was not recorded, and a package name such as
     ``uvx mcp-server-git``'s made the root's files part of the record). A bare command is looked
     up on ``PATH``, not in ``cwd``, so it stays as it is; options stay as they are.
+
+    ``env`` (trust's view, round 23): the line is prefixed with ``PWD=<cwd>`` and the server's
+    ``env`` as assignments, each path-like part of a value made absolute from ``cwd``, so that
+    `hook_files` records what the process loads by them (``PYTHONPATH=src``,
+    ``NODE_OPTIONS=--require ./x.js``) and, for a cwd in the workspace, what it finds there by
+    search (``npx``, ``uv run``).
     """
     words = [_absolute(command, cwd)]
     for word in args:
         bare = "/" not in word and word != "" and not word.startswith("-")
         words.append(os.path.join(cwd, word) if bare else _absolute(word, cwd))
-    return shlex.join(words)
+    if env is None:
+        return shlex.join(words)
+    assignments = [f"PWD={shlex.quote(cwd)}"]
+    for name, value in env.items():
+        if _NAME.fullmatch(name):
+            assignments.append(f"{name}={shlex.quote(_absolute_parts(value, cwd))}")
+    return " ".join([*assignments, shlex.join(words)])
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: What separates the paths of one environment value (``a:b``, ``--require ./x.js``, ``--opt=v``).
+_PARTS = re.compile(r"([\s:=,;]+)")
+
+
+def _absolute_parts(value: str, cwd: str) -> str:
+    """``value`` with each part that is not an option made absolute from ``cwd``: the process
+    reads a relative entry (``PYTHONPATH=src``, ``RUBYLIB=rb``) from its own cwd."""
+    out = []
+    for part in _PARTS.split(value):
+        if part and not _PARTS.fullmatch(part) and not part.startswith("-"):
+            part = os.path.normpath(os.path.join(cwd, part))
+        out.append(part)
+    return "".join(out)
 
 
 def _absolute(word: str, cwd: str) -> str:
@@ -71,7 +102,11 @@ def server_lines(servers: Mapping[str, Any], writable_roots: Sequence[Path]) -> 
             continue
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             continue
-        out.append(server_command_line(command, args, server_cwd(cwd if isinstance(cwd, str) else None, writable_roots)))
+        env = raw.get("env", {})
+        if not isinstance(env, Mapping) or not all(isinstance(v, str) for v in env.values()):
+            env = {}  # malformed: never started (`parse_servers`)
+        at = server_cwd(cwd if isinstance(cwd, str) else None, writable_roots)
+        out.append(server_command_line(command, args, at, {str(k): v for k, v in env.items()}))
     return out
 
 

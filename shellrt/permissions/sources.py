@@ -360,7 +360,9 @@ def load_settings(
     ordered += [f for f in settings.files[1:] if f.source != "cli"]
     for index, loaded in enumerate(ordered):
         # A saved "always in this project" rule covers the code it allowed, as it was (round 21).
-        for rule in anchor_saved_rules(loaded.rules, workspace, loaded.source, loaded.path):
+        # So does a committed one from the store's trust: what `trust add` saw it run (round 23).
+        anchored = frozenset({"local"} if trust.flag else {"local", "project"})
+        for rule in anchor_saved_rules(loaded.rules, workspace, loaded.source, loaded.path, anchored):
             settings.rules.add(rule)
         if index == 0:
             for rule in cli_rules:

@@ -351,6 +351,9 @@ def record_trust(
         "hooks": {rel: record.to_json() for rel, record in hooks.items() if files.get(rel) is not None},
     }
     _write(store, data)
+    from shellrt.permissions.project_anchors import record_project_anchors_of
+
+    record_project_anchors_of(workspace, files)  # what its command rules run (round 23)
     return files
 
 

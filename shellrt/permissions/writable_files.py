@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from shellrt.permissions.hook_files import OUTSIDE_PREFIX, ROOT_FILES, HookFiles, hook_files
+from shellrt.permissions.hook_files import OUTSIDE_PREFIX, ROOT_FILES, WHOLE_WORKSPACE, HookFiles, hook_files
 
 __all__ = ["RootsFiles", "root_file_paths", "roots_changed", "roots_files"]
 
@@ -40,14 +40,15 @@ def root_file_paths(found: RootsFiles) -> list[str]:
     """The full paths of the files ``found`` records inside a root (present or not yet; a link
     out of a root is recorded by its target and is not the root's), then the directories hashed
     whole with them (a hook script's own: ``scripts/`` of ``node scripts/fmt.js``, which may
-    ``require('./lib')``), but a root's own files. Why: the runtime makes them protected (a
+    ``require('./lib')``), but a root's own files and the whole root (a server's cwd in it,
+    round 23: protecting it would keep every command from writing the workspace). Why: the runtime makes them protected (a
     directory: every file below it), so a command's rewrite is reverted and no later session runs
     it (rounds 17 and 18: a directory was compared within the session only)."""
     paths = [
         os.path.join(root, rel)
         for root, files in found.roots
         for rel, digest in files.files.items()
-        if not (digest or "").startswith(OUTSIDE_PREFIX)
+        if rel != WHOLE_WORKSPACE and not (digest or "").startswith(OUTSIDE_PREFIX)
     ]
     return paths + [
         os.path.join(root, rel)

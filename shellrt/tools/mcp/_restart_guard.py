@@ -34,8 +34,9 @@ class ServerFiles:
 
 
 def _command_line(config: StdioServerConfig, cwd: str) -> str:
-    """The command line as a shell command (`server_command_line`: as trust records it)."""
-    return server_command_line(config.command, config.args, cwd)
+    """The command line as a shell command, with its cwd and ``env`` (`server_command_line`: as
+    trust records it), so what ``PYTHONPATH=src`` loads is protected too (round 23)."""
+    return server_command_line(config.command, config.args, cwd, config.env)
 
 
 def server_files(workspace: Path, config: StdioServerConfig, cwd: str, roots: Sequence[Path]) -> ServerFiles:
