@@ -60,7 +60,14 @@ class TaskQuota(OutputQuota):
         self.budget = budget
         #: Bytes this task took from the run's budget for its spools.
         self.taken = 0
+        #: The run's budget (not this task's own limits) refused bytes since `clear_run_cut`:
+        #: the loss is other tasks' doing as much as this one's, so it is no verdict on it.
+        self.run_cut = False
         self._taken_lock = threading.Lock()
+
+    def clear_run_cut(self) -> None:
+        """Before each command: `run_cut` then says whether the run's budget cut that command."""
+        self.run_cut = False
 
     def grant(self, already: int, want: int) -> tuple[int, str | None]:
         allowed, why = super().grant(already, want)
@@ -68,6 +75,7 @@ class TaskQuota(OutputQuota):
         with self._taken_lock:
             self.taken += got
         if got < allowed:
+            self.run_cut = True
             why = self.budget.used_up()
         return got, why
 

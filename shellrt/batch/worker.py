@@ -178,6 +178,9 @@ class TaskRun:
         #: This task's spool quota (it takes from the run's output budget) and the bytes it kept.
         self._quota: TaskQuota | None = None
         self._kept = 0
+        #: Why a command's output was not saved whole because the run's budget ran out (other
+        #: tasks' use of it): the task is then `error`, never a `failed`/`ok` verdict (round 23).
+        self._run_lost: str | None = None
 
     @property
     def artifacts(self) -> Path:
@@ -304,6 +307,8 @@ class TaskRun:
                 outcomes.append(outcome)
                 if self.task.stop_on_failure and (outcome.is_error or outcome.timed_out):
                     break
+        if error is None and self._run_lost is not None:
+            error = self._run_lost  # every command ran (exit codes kept), but there is no verdict
         files: list[str] = []
         if error is None and self.task.collect.files:
             try:
@@ -327,7 +332,11 @@ class TaskRun:
             ended_at=round(ended, 3),
             duration_s=round(self.setup_s + time.monotonic() - exec_t0, 4),
             setup_s=round(self.setup_s, 4),
-            artifacts_dir=str(self.artifacts) if keeps_artifacts and error is None else None,
+            artifacts_dir=(
+                str(self.artifacts)
+                if keeps_artifacts and (error is None or error == self._run_lost)
+                else None
+            ),
             files=files,
             container=container[:12] if container else None,
             container_use=use if container else None,
@@ -366,6 +375,9 @@ class TaskRun:
         if isinstance(spec, ToolUseBlock):
             return await self._run_tool_use(index, spec)
         collect = self.task.collect
+        quota = self._quota
+        if quota is not None:
+            quota.clear_run_cut()
         # Kept apart, as a harness reads them (a model reads the merged stream: tool_use blocks).
         result = await self._supervisor.run(
             spec.argv if spec.argv is not None else spec.label,
@@ -376,13 +388,23 @@ class TaskRun:
             user=spec.user or self.task.user,
         )
         output_path = stderr_path = None
+        output_lost = result.output_lost
         if collect.output == "full":
             output_path = await self._keep(Path(result.output_path), self.artifacts / f"cmd-{index}.out")
+            short = _short(output_path, result.stdout_bytes)
             if result.stderr_path is not None:
                 stderr_path = await self._keep(Path(result.stderr_path), self.artifacts / f"cmd-{index}.err")
+                short = short or _short(stderr_path, result.stderr_bytes)
+            if short and output_lost is None:
+                # The previews were whole, so the supervisor saw no loss; the kept files are what a
+                # harness reads: an empty cmd-N.out reported whole forged this task's output.
+                output_lost = "output: the kept files hold fewer bytes than the command printed"
         # One rule with the Bash tool: non-zero fails unless it is a documented answer (grep 1, …).
         failed = result.timed_out or result.exit_code is None or exit_is_error(spec.label, result.exit_code)
-        failed = failed or result.output_lost is not None
+        if output_lost is not None and quota is not None and quota.run_cut:
+            self._run_lost = self._budget_loss(index, quota.budget)
+        else:
+            failed = failed or output_lost is not None  # its own per-command or per-task limit
         previews = collect.output != "none"
         return CommandOutcome(
             index=index,
@@ -403,7 +425,14 @@ class TaskRun:
             stdout_truncated=result.stdout_truncated,
             stderr_truncated=result.stderr_truncated,
             stderr_path=stderr_path,
-            output_lost=result.output_lost,
+            output_lost=output_lost,
+        )
+
+    def _budget_loss(self, index: int, budget: RunOutputBudget) -> str:
+        """The task's error when the run's budget, not its own limits, cut command ``index``'s output."""
+        return (
+            f"command {index}'s output was not saved whole, so this task has no verdict: {budget.used_up()}. "
+            "Its commands' exit codes are in the result; run it again (without --resume) with a larger budget"
         )
 
     async def _keep(self, source: Path, dest: Path) -> str:
@@ -439,6 +468,7 @@ class TaskRun:
             elif budget is not None:
                 budget.give_back(got)  # all or nothing: a cut tool_result would mislead
                 output_lost = budget.used_up()
+                self._run_lost = self._budget_loss(index, budget)
         preview, truncated = _cut(text, collect.preview_bytes)
         return CommandOutcome(
             index=index,
@@ -506,6 +536,14 @@ def _status(error: str | None, outcomes: list[CommandOutcome]) -> TaskStatus:
     if any(o.is_error for o in outcomes):
         return "failed"
     return "ok"
+
+
+def _short(path: str, printed: int) -> bool:
+    """A kept output file holds fewer bytes than its command printed (a spool the budget cut)."""
+    try:
+        return os.stat(path).st_size < printed
+    except OSError:
+        return True
 
 
 def _move(source: Path, dest: Path) -> None:

@@ -1,0 +1,74 @@
+"""Round 23: one task's output must not decide another task's result (the run's output budget).
+
+Every task of a run takes its spools, kept outputs and collected files from one run-wide budget
+(round 8). Once a hostile task had used it up, the next task's ``collect.output: full`` files were
+kept EMPTY (0 bytes for 5 printed) with ``output_lost`` unset and status ``ok`` -- a scorer reading
+``cmd-N.out`` saw a run that printed nothing -- or, when the loss was reported, the task was
+``failed`` although every command exited 0. A verdict now comes from the task's own commands only:
+a kept output is whole or its loss is named, and a loss the run's budget caused (other tasks' use)
+makes the task ``error`` (the CLI exits 1), never ``failed`` or ``ok``. Real bwrap tasks, real CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from tests._batch_helpers import run_cli
+from tests._bwrap_session import require_bwrap
+
+_HOG = {"id": "hog", "commands": ["head -c 3000000 /dev/zero | tr '\\0' x"], "collect": {"output": "full"}}
+
+
+def _cli(tmp_path: Path, lines: list[dict[str, Any]]) -> tuple[int, str, dict[str, Any]]:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps(t) + "\n" for t in lines))
+    out = tmp_path / "results.jsonl"
+    proc = run_cli(
+        "run",
+        str(tasks),
+        "--out",
+        str(out),
+        "-j",
+        "1",
+        "--prestart",
+        "0",
+        "-q",
+        "--output-budget",
+        "1m",
+        timeout=180,
+    )
+    results = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())} if out.exists() else {}
+    return proc.returncode, proc.stderr, results
+
+
+def test_a_kept_output_is_never_silently_short(tmp_path: Path) -> None:
+    """The hog keeps the whole budget; the next task's kept outputs were empty files, reported whole."""
+    require_bwrap()
+    small = {"id": "small", "commands": ["echo fine", "seq 1 20000"], "collect": {"output": "full"}}
+    code, err, results = _cli(tmp_path, [_HOG, small])
+    assert set(results) == {"hog", "small"}, err
+    for outcome in results["small"]["commands"]:
+        path = outcome["output_path"]
+        whole = path is not None and os.path.getsize(path) == outcome["stdout_bytes"]
+        assert whole or outcome["output_lost"], outcome  # short, so it must say so
+    # and what another task used up is no verdict on this one: its commands all exited 0
+    assert results["small"]["status"] in ("ok", "error"), results["small"]
+    if results["small"]["status"] == "error":
+        assert "--output-budget" in (results["small"]["error"] or ""), results["small"]
+        assert code == 1, err
+
+
+def test_the_run_budget_never_turns_a_passing_task_into_failed(tmp_path: Path) -> None:
+    """Each command of ``honest`` exits 0; before, the loss the hog caused made it ``failed``."""
+    require_bwrap()
+    honest = {"id": "honest", "commands": ["seq 1 200000", "true"], "collect": {"output": "full"}}
+    code, err, results = _cli(tmp_path, [_HOG, honest])
+    assert results["honest"]["status"] != "failed", results["honest"]
+    assert [c["exit_code"] for c in results["honest"]["commands"]] == [0, 0]
+    assert results["honest"]["status"] == "error" and "--output-budget" in results["honest"]["error"]
+    assert code == 1, err
+    # the hog's own loss is the same kind: the run's budget, named, not a verdict on its command
+    assert results["hog"]["status"] == "error", results["hog"]
