@@ -296,6 +296,7 @@ class TaskRun:
         exec_t0 = time.monotonic()  # waiting for a slot (prestarted sandboxes) is not task time
         outcomes: list[CommandOutcome] = []
         error = self.error
+        room = RESULT_PREVIEW_BYTES
         if error is None:
             for index, spec in enumerate(self.task.command_specs()):
                 try:
@@ -304,6 +305,7 @@ class TaskRun:
                     error = f"command {index} could not run: {type(exc).__name__}: {exc}"
                     log.debug("task %s command %d failed to run", self.task.id, index, exc_info=True)
                     break
+                outcome, room = _bound_previews(outcome, room)
                 outcomes.append(outcome)
                 if self.task.stop_on_failure and (outcome.is_error or outcome.timed_out):
                     break
@@ -526,6 +528,30 @@ class TaskRun:
         if owned is not None:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(owned.remove)
+
+
+#: Characters of previews (stdout and stderr, every command) one task's result may hold: they stay
+#: in the harness's memory until the task ends and become one results line (red team round 23:
+#: 200 commands of 1 MB previews made a 400 MB line and a 1.2 GB harness). Past it, a command's
+#: previews are dropped (``truncated``), its exit code, sizes and kept files stay.
+RESULT_PREVIEW_BYTES = 16 << 20
+
+
+def _bound_previews(outcome: CommandOutcome, room: int) -> tuple[CommandOutcome, int]:
+    """``outcome`` with its previews dropped unless they fit in ``room``; the room left."""
+    size = len(outcome.preview or "") + len(outcome.stderr or "")
+    if size <= room:
+        return outcome, room - size
+    dropped = outcome.model_copy(
+        update={
+            "preview": "" if outcome.preview is not None else None,
+            "stderr": "" if outcome.stderr is not None else None,
+            "truncated": True,
+            "stdout_truncated": outcome.stdout_truncated or bool(outcome.preview),
+            "stderr_truncated": outcome.stderr_truncated or bool(outcome.stderr),
+        }
+    )
+    return dropped, room
 
 
 def _status(error: str | None, outcomes: list[CommandOutcome]) -> TaskStatus:
