@@ -173,6 +173,13 @@ class Task(BaseModel):
     timeout: float = Field(
         default=DEFAULT_COMMAND_TIMEOUT_S, gt=0, description="Default per-command timeout (s)."
     )
+    deadline: float | None = Field(
+        default=None,
+        gt=0,
+        allow_inf_nan=False,
+        description="Seconds for all the commands together; None: only each command's timeout. "
+        "Under a floor, at most the operator's --task-deadline (and that when None).",
+    )
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = Field(
         default=None,

@@ -20,6 +20,7 @@ import contextlib
 import dataclasses
 import fnmatch
 import logging
+import math
 import os
 import shutil
 import socket
@@ -298,17 +299,37 @@ class TaskRun:
         error = self.error
         room = RESULT_PREVIEW_BYTES
         if error is None:
-            for index, spec in enumerate(self.task.command_specs()):
-                try:
-                    outcome = await self._run_command(index, spec)
-                except Exception as exc:
-                    error = f"command {index} could not run: {type(exc).__name__}: {exc}"
-                    log.debug("task %s command %d failed to run", self.task.id, index, exc_info=True)
-                    break
-                outcome, room = _bound_previews(outcome, room)
-                outcomes.append(outcome)
-                if self.task.stop_on_failure and (outcome.is_error or outcome.timed_out):
-                    break
+            specs = list(enumerate(self.task.command_specs()))
+            command_t0 = exec_t0
+            deadline = self.task.deadline
+            # The whole task, not each command: a task file chose every timeout and their number.
+            with anyio.move_on_after(math.inf if deadline is None else deadline) as scope:
+                for index, spec in specs:
+                    command_t0 = time.monotonic()
+                    try:
+                        outcome = await self._run_command(index, spec)
+                    except Exception as exc:
+                        error = f"command {index} could not run: {type(exc).__name__}: {exc}"
+                        log.debug("task %s command %d failed to run", self.task.id, index, exc_info=True)
+                        break
+                    outcome, room = _bound_previews(outcome, room)
+                    outcomes.append(outcome)
+                    if self.task.stop_on_failure and (outcome.is_error or outcome.timed_out):
+                        break
+            if scope.cancelled_caught and len(outcomes) < len(specs):
+                index, spec = specs[len(outcomes)]
+                label = f"{spec.name}:{spec.id}" if isinstance(spec, ToolUseBlock) else spec.label
+                outcomes.append(
+                    CommandOutcome(
+                        index=index,
+                        command=label,
+                        timed_out=True,
+                        is_error=True,
+                        duration_s=round(time.monotonic() - command_t0, 4),
+                        output_lost=f"the task's deadline of {deadline:g}s ran out (--task-deadline); "
+                        f"{len(specs) - index - 1} later command(s) did not run",
+                    )
+                )
         if error is None and self._run_lost is not None:
             error = self._run_lost  # every command ran (exit codes kept), but there is no verdict
         files: list[str] = []
