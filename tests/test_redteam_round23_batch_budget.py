@@ -70,5 +70,54 @@ def test_the_run_budget_never_turns_a_passing_task_into_failed(tmp_path: Path) -
     assert [c["exit_code"] for c in results["honest"]["commands"]] == [0, 0]
     assert results["honest"]["status"] == "error" and "--output-budget" in results["honest"]["error"]
     assert code == 1, err
-    # the hog's own loss is the same kind: the run's budget, named, not a verdict on its command
-    assert results["hog"]["status"] == "error", results["hog"]
+    # the hog's own loss is its own doing: more than its share (here, with one task at a time, the
+    # whole budget), a verdict like a per-command limit
+    assert results["hog"]["status"] == "failed", results["hog"]
+    assert "share" in results["hog"]["commands"][0]["output_lost"], results["hog"]
+
+
+async def _hog_then_honest(out: Path) -> dict[str, Any]:
+    """The hog fills its spool and keeps running; only then does the honest task start beside it."""
+    import glob
+    import tempfile
+
+    import anyio
+
+    from shellrt.batch import Task, run
+
+    tag = os.urandom(4).hex()
+    bwrap = {"backend": {"type": "bwrap"}}
+    hog = Task.model_validate(
+        {"id": f"hog{tag}", "sandbox": bwrap, "commands": [_HOG["commands"][0], "sleep 120"]}
+    )
+    honest = Task.model_validate(
+        {"id": f"honest{tag}", "sandbox": bwrap, "commands": ["seq 1 50000"], "collect": {"output": "full"}}
+    )
+    spools = os.path.join(tempfile.gettempdir(), f"shellrt-batch-hog{tag}-*", "session", "**", "*.out")
+
+    async def tasks() -> Any:
+        yield hog
+        with anyio.fail_after(120):
+            while sum(os.path.getsize(f) for f in glob.glob(spools, recursive=True)) < 256 << 10:
+                await anyio.sleep(0.05)  # the hog's spool holds its share (or the whole budget, before)
+        yield honest
+
+    async with run(tasks(), concurrency=2, prestart=0, out=out, output_budget=1 << 20) as results:
+        async for result in results:
+            if result.id == honest.id:
+                return result.model_dump()  # leaving the block stops the hog's sleep
+    raise AssertionError("the honest task never finished")
+
+
+def test_a_running_task_cannot_use_up_the_budget_its_neighbour_needs(tmp_path: Path) -> None:
+    """Before, the hog's spool took the whole run budget while it ran: the honest task beside it
+    (289 KB printed, kept) was cut. Each task now holds at most its share (budget / window)."""
+    import anyio
+
+    require_bwrap()
+    honest = anyio.run(_hog_then_honest, tmp_path / "results.jsonl")
+    outcome = honest["commands"][0]
+    assert honest["status"] == "ok", honest
+    assert (
+        outcome["output_lost"] is None and os.path.getsize(outcome["output_path"]) == outcome["stdout_bytes"]
+    )
