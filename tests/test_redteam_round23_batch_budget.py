@@ -121,3 +121,30 @@ def test_a_running_task_cannot_use_up_the_budget_its_neighbour_needs(tmp_path: P
     assert (
         outcome["output_lost"] is None and os.path.getsize(outcome["output_path"]) == outcome["stdout_bytes"]
     )
+
+
+def test_collected_files_stay_within_the_tasks_share(tmp_path: Path) -> None:
+    """Two tasks at a time: each may hold half the budget. Before, one task's collected files could
+    take all of it (and keep it for the run), so every later task's collection failed."""
+    require_bwrap()
+    tasks = tmp_path / "tasks.jsonl"
+    big = {"id": "big", "commands": ["head -c 900000 /dev/zero > blob"], "collect": {"files": ["blob"]}}
+    tasks.write_text(json.dumps(big) + "\n")
+    out = tmp_path / "results.jsonl"
+    proc = run_cli(
+        "run",
+        str(tasks),
+        "--out",
+        str(out),
+        "-j",
+        "2",
+        "--prestart",
+        "0",
+        "-q",
+        "--output-budget",
+        "1m",
+        timeout=180,
+    )
+    result = json.loads(out.read_text())
+    assert result["status"] == "error" and "share" in (result["error"] or ""), result
+    assert proc.returncode == 1, proc.stderr

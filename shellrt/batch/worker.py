@@ -527,12 +527,24 @@ class TaskRun:
         run_budget = self.settings.output_budget
         if run_budget is None:
             return await anyio.to_thread.run_sync(lambda: _copy_matches(root, patterns, dest, wanted))
-        reserved = run_budget.take(wanted)  # given back, but for what was copied, below
+        cap, why = wanted, run_budget.used_up()
+        share = run_budget.task_share
+        if share is not None:  # what its spools hold counts: one task never holds more than its share
+            room = max(0, share - (self._quota.taken if self._quota is not None else 0))
+            if room < cap:
+                cap, why = (
+                    room,
+                    (
+                        f"this task's share of the run's output budget ({share:,} bytes: --output-budget "
+                        "divided by the tasks that run at once) is used up"
+                    ),
+                )
+        reserved = run_budget.take(cap)  # given back, but for what was copied, below
         copied: list[int] = [0]
         try:
             return await anyio.to_thread.run_sync(
                 lambda: (
-                    _copy_matches(root, patterns, dest, reserved, copied, run_budget.used_up())
+                    _copy_matches(root, patterns, dest, reserved, copied, why)
                     if reserved < wanted
                     else _copy_matches(root, patterns, dest, reserved, copied)
                 )
