@@ -65,7 +65,13 @@ def test_the_run_budget_never_turns_a_passing_task_into_failed(tmp_path: Path) -
     """Each command of ``honest`` exits 0; before, the loss the hog caused made it ``failed``."""
     require_bwrap()
     honest = {"id": "honest", "commands": ["seq 1 200000", "true"], "collect": {"output": "full"}}
-    code, err, results = _cli(tmp_path, [_HOG, honest])
+    previews = {"id": "previews", "commands": ["seq 1 20000"]}  # 109 KB: head and tail kept in memory
+    code, err, results = _cli(tmp_path, [_HOG, honest, previews])
+    preview = results["previews"]["commands"][0]["preview"]
+    assert results["previews"]["status"] == "ok", results[
+        "previews"
+    ]  # was `failed`: nothing it shows is lost
+    assert preview.startswith("1\n2\n3\n") and preview.endswith("19999\n20000\n"), preview
     assert results["honest"]["status"] != "failed", results["honest"]
     assert [c["exit_code"] for c in results["honest"]["commands"]] == [0, 0]
     assert results["honest"]["status"] == "error" and "--output-budget" in results["honest"]["error"]

@@ -425,7 +425,9 @@ class TaskRun:
         # One rule with the Bash tool: non-zero fails unless it is a documented answer (grep 1, …).
         failed = result.timed_out or result.exit_code is None or exit_is_error(spec.label, result.exit_code)
         if output_lost is not None and quota is not None and quota.run_cut:
-            self._run_lost = self._budget_loss(index, quota.budget)
+            if collect.output == "full":  # the kept files are short: no verdict on this task
+                self._run_lost = self._budget_loss(index, quota.budget)
+            # else the previews come from memory (head and tail) and the spool is deleted anyway
         else:
             failed = failed or output_lost is not None  # its own per-command or per-task limit
         previews = collect.output != "none"
