@@ -154,3 +154,36 @@ def test_collected_files_stay_within_the_tasks_share(tmp_path: Path) -> None:
     result = json.loads(out.read_text())
     assert result["status"] == "error" and "share" in (result["error"] or ""), result
     assert proc.returncode == 1, proc.stderr
+
+
+def test_collected_empty_files_cost_their_inodes(tmp_path: Path) -> None:
+    """300 empty files cost 0 bytes of the budget and stayed for the run (up to 1,000,000 a task:
+    the host's inodes). Each now counts at least an inode's share of the disk (16 KiB)."""
+    require_bwrap()
+    tasks = tmp_path / "tasks.jsonl"
+    many = {
+        "id": "many",
+        "commands": ["mkdir out && cd out && touch $(seq 1 300)"],
+        "collect": {"files": ["out"]},
+    }
+    tasks.write_text(json.dumps(many) + "\n")
+    out = tmp_path / "results.jsonl"
+    proc = run_cli(
+        "run",
+        str(tasks),
+        "--out",
+        str(out),
+        "-j",
+        "1",
+        "--prestart",
+        "0",
+        "-q",
+        "--output-budget",
+        "1m",
+        timeout=180,
+    )
+    result = json.loads(out.read_text())
+    assert result["status"] == "error" and "--output-budget" in (result["error"] or ""), result
+    assert proc.returncode == 1, proc.stderr
+    kept = list((tmp_path / "results.jsonl.artifacts" / "many" / "files" / "out").iterdir())
+    assert len(kept) <= (1 << 20) // 16_384, len(kept)  # stopped at the budget

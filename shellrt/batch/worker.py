@@ -26,7 +26,7 @@ import shutil
 import socket
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -543,16 +543,35 @@ class TaskRun:
                 )
         reserved = run_budget.take(cap)  # given back, but for what was copied, below
         copied: list[int] = [0]
+
+        charged = [0]
+
+        def charge(rel: str, extra: int) -> None:  # inodes: kept for the run like the bytes
+            spare = max(0, reserved - copied[0] - charged[0])  # this collection's own reservation first
+            charged[0] += min(spare, extra)
+            more = extra - min(spare, extra)
+            got = run_budget.take(more) if more else 0
+            if got < more:
+                run_budget.give_back(got)
+                raise CollectTooLargeError(
+                    f"collect.files at {rel!r} (each file and directory counts at least "
+                    f"{_INODE_COST:,} bytes): {run_budget.used_up()}"
+                )
+
         try:
             return await anyio.to_thread.run_sync(
                 lambda: (
-                    _copy_matches(root, patterns, dest, reserved, copied, why)
+                    _copy_matches(root, patterns, dest, reserved, copied, why, charge)
                     if reserved < wanted
-                    else _copy_matches(root, patterns, dest, reserved, copied)
+                    else _copy_matches(root, patterns, dest, reserved, copied, charge=charge)
                 )
             )
         finally:
-            run_budget.give_back(reserved - copied[0])
+            held = copied[0] + charged[0]  # sizes may have filled what the early inodes used
+            if held > reserved:
+                run_budget.take(held - reserved)
+            else:
+                run_budget.give_back(reserved - held)
 
     async def _release(self) -> None:
         if self.pool is not None and self._lease is not None:
@@ -650,6 +669,12 @@ _MAX_COLLECT_STEPS = 16_000_000
 #: each with one ``mkdir`` or ``touch``, and only matched files counted before: ``**/x``, ``out/**``
 #: or ``out/*/x`` listed every name the command made, each directory whole into memory (round 20).
 _MAX_COLLECT_LISTED = 4_000_000
+
+
+#: What one collected file or directory costs the run's budget at least: its inode. Sizes alone
+#: let a task keep up to 1,000,000 empty files per task in the artifacts directory for free, for
+#: the whole run (the host's inodes; red team round 23). ext4's default bytes-per-inode.
+_INODE_COST = 16_384
 
 
 class _Listings:
@@ -771,6 +796,7 @@ def _copy_matches(
     max_bytes: int,
     copied_bytes: list[int] | None = None,
     over_budget: str | None = None,
+    charge: Callable[[str, int], None] | None = None,
 ) -> list[str]:
     """Copy regular files matching ``patterns`` (paths or globs) from ``root``; never through a link.
 
@@ -780,7 +806,9 @@ def _copy_matches(
     secret or for a FIFO, and this copy runs on the host, as the caller. At most ``max_bytes``
     in all (`CollectTooLargeError`): the command chose the files' sizes. ``copied_bytes[0]``
     counts the bytes left on disk; ``over_budget`` is the error when ``max_bytes`` is the run's
-    output budget rather than the task's ``collect.max_bytes``.
+    output budget rather than the task's ``collect.max_bytes``. ``charge(rel, n)``: takes ``n``
+    more bytes from the run's budget for ``rel`` beyond its size (each file and directory made
+    costs at least an inode, `_INODE_COST`), or raises `CollectTooLargeError`.
     """
     names: set[str] = set()
     too_many = f"collect.files matches more than {_MAX_COLLECT_NAMES:,} files; narrow the patterns"
@@ -826,6 +854,7 @@ def _copy_matches(
                 continue
             target = dest / rel
             try:
+                dirs = len(made)
                 if not _make_parents(dest, rel, made):
                     continue  # deeper than a host path can name: not collected
                 size = _copy_bounded(fd, target, budget)
@@ -841,6 +870,8 @@ def _copy_matches(
                 )
             if copied_bytes is not None:
                 copied_bytes[0] += size
+            if charge is not None:
+                charge(rel, (len(made) - dirs) * _INODE_COST + max(0, _INODE_COST - size))
             copied.append(Path(rel).as_posix())
     finally:
         os.close(root_fd)
