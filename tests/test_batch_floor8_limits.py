@@ -125,11 +125,13 @@ def test_the_run_output_budget_bounds_kept_outputs(tmp_path: Path) -> None:
     noisy = "head -c 600000 /dev/zero | tr '\\0' x"
     lines = [{"id": f"n{i}", "commands": [noisy], "collect": {"output": "full"}} for i in range(3)]
     code, err, results = _cli(tmp_path, lines, "-j", "1", "--output-budget", "1m")
-    assert code == 0, err
+    assert code == 1, err  # a loss the run's budget caused is no verdict: `error` (round 23)
     kept = sum(Path(r["commands"][0]["output_path"]).stat().st_size for r in results.values())
     assert kept <= 1 << 20
     lost = [r["commands"][0]["output_lost"] for r in results.values() if r["commands"][0]["output_lost"]]
     assert lost and all("--output-budget" in why for why in lost), results
+    cut = [r for r in results.values() if r["commands"][0]["output_lost"]]
+    assert all(r["status"] == "error" and "--output-budget" in r["error"] for r in cut), results
     assert all(r["commands"][0]["total_bytes"] == 600000 for r in results.values()), results  # counted
 
 
@@ -174,7 +176,8 @@ def test_a_kept_tool_result_takes_from_the_run_budget(tmp_path: Path) -> None:
     call = {"type": "tool_use", "id": "toolu_f8_budget_1", "name": "Bash", "input": {"command": "seq 1 5000"}}
     task = {"id": "tool", "commands": [call], "collect": {"output": "full"}}
     code, err, results = _cli(tmp_path, [task], "-j", "1", "--output-budget", "1k")
-    assert code == 0, err
+    assert code == 1, err  # the run's budget cut it: `error`, no verdict (round 23)
+    assert results["tool"]["status"] == "error" and "--output-budget" in results["tool"]["error"]
     outcome = results["tool"]["commands"][0]
     assert outcome["output_path"] is None and "--output-budget" in outcome["output_lost"], outcome
     code, err, results = _cli(tmp_path, [task], "-j", "1")

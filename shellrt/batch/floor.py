@@ -53,6 +53,9 @@ WIDENING_BACKEND_KEYS = frozenset(
 _MODE_RANK = {"plan": 0, "default": 1, "dontAsk": 1, "acceptEdits": 2, "bypassPermissions": 3}
 assert set(_MODE_RANK) == set(PERMISSION_MODES)
 
+#: The default `TaskFloor.max_deadline_s` (``--task-deadline``): six hours per task.
+DEFAULT_TASK_DEADLINE_S = 6 * 3600.0
+
 _CONFIGS = {"local": LocalConfig, "bwrap": BwrapConfig, "docker": DockerConfig}
 
 
@@ -100,6 +103,11 @@ class TaskFloor:
     #: files no sandbox user could read on the host (red team round 15). None: as
     #: ``allow_backend_keys`` (a workspace source widens the boundary as those keys do).
     allow_private_workspace: bool | None = None
+    #: Seconds a task's commands may take together (``Task.deadline``): a task without one gets it,
+    #: one asking more is refused. A task file chose every command's ``timeout`` (``1e9``,
+    #: ``Infinity``) and their number: one task held its slot, and the run, forever (round 23).
+    #: None: no deadline (`trusting`).
+    max_deadline_s: float | None = DEFAULT_TASK_DEADLINE_S
     #: What every workspace copy leaves out, not judged by that check (the run's own results and
     #: artifacts: `shellrt.batch.api.run` fills it in).
     copy_leaves_out: tuple[str, ...] = ()
@@ -115,6 +123,9 @@ class TaskFloor:
             )
         if self.sandbox is not None and self.sandbox not in _CONFIGS:
             raise ValueError(f"sandbox {self.sandbox!r} is not one of {', '.join(_CONFIGS)}")
+        most = self.max_deadline_s
+        if most is not None and not 0 < most < float("inf"):
+            raise ValueError(f"max_deadline_s must be a positive number of seconds or None, not {most!r}")
         object.__setattr__(self, "allowed_domains", tuple(normalize_domain(d) for d in self.allowed_domains))
 
     @classmethod
@@ -127,6 +138,7 @@ class TaskFloor:
             "allow_network": True,
             "permission_mode": "bypassPermissions",
             "allow_task_limits": True,
+            "max_deadline_s": None,
         }
         return cls(**{**opened, **overrides})  # type: ignore[arg-type]
 
@@ -147,7 +159,20 @@ class TaskFloor:
         if not self.allow_network:
             self._check_network(task)
         task = self._permissions(task)
-        return self._limit(task)
+        return self._deadline(self._limit(task))
+
+    def _deadline(self, task: Task) -> Task:
+        most = self.max_deadline_s
+        if most is None:
+            return task
+        if task.deadline is None:
+            return task.model_copy(update={"deadline": most})
+        if task.deadline > most:
+            raise TaskRefused(
+                f"task {task.id}: deadline {task.deadline:g}s is above the operator's {most:g}s; lower "
+                "it, or run with --task-deadline SECONDS (max_deadline_s= in Python)"
+            )
+        return task
 
     def _check_keys(self, task: Task) -> None:
         backend = task.sandbox.backend

@@ -122,6 +122,9 @@ class LocalRunner:
         starting = anyio.CapacityLimiter(max(1, math.ceil(window / 2)))
         tearing = anyio.Semaphore(window)
         pool = SandboxPool(capacity=window, reuse=self.reuse)
+        budget = self.settings.output_budget
+        if budget is not None and budget.limit is not None:
+            budget.task_share = max(1, budget.limit // window)  # one task cannot starve its neighbours
         self.pool_stats = pool.stats
 
         async def one(task: Task, send_clone: anyio.abc.ObjectSendStream[TaskResult]) -> None:

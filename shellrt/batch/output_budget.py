@@ -29,6 +29,10 @@ class RunOutputBudget:
     def __init__(self, limit: int | None) -> None:
         self.limit = limit
         self.used = 0
+        #: The most one task may hold of it at once (spools and kept outputs): the runner sets
+        #: ``limit // window`` so one task cannot use up what the tasks running beside it need
+        #: (red team round 23). None: no share (a task may take what is left).
+        self.task_share: int | None = None
         self._lock = threading.Lock()
 
     def take(self, want: int) -> int:
@@ -60,14 +64,29 @@ class TaskQuota(OutputQuota):
         self.budget = budget
         #: Bytes this task took from the run's budget for its spools.
         self.taken = 0
+        #: The run's budget (not this task's own limits) refused bytes since `clear_run_cut`:
+        #: the loss is other tasks' doing as much as this one's, so it is no verdict on it.
+        self.run_cut = False
         self._taken_lock = threading.Lock()
+
+    def clear_run_cut(self) -> None:
+        """Before each command: `run_cut` then says whether the run's budget cut that command."""
+        self.run_cut = False
 
     def grant(self, already: int, want: int) -> tuple[int, str | None]:
         allowed, why = super().grant(already, want)
+        share = self.budget.task_share
+        if share is not None and self.taken + allowed > share:
+            allowed = max(0, share - self.taken)
+            why = (
+                f"this task's share of the run's output budget ({share:,} bytes: --output-budget divided "
+                "by the tasks that run at once) is used up"
+            )
         got = self.budget.take(allowed)
         with self._taken_lock:
             self.taken += got
         if got < allowed:
+            self.run_cut = True
             why = self.budget.used_up()
         return got, why
 

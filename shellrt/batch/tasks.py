@@ -31,6 +31,10 @@ __all__ = [
     "TaskSandbox",
 ]
 
+#: Commands one task may list: each leaves an outcome in the harness's memory and the task's
+#: results line until the task ends (red team round 23: no bound let a task line hold ~780,000).
+MAX_COMMANDS = 10_000
+
 #: Per-command timeout when neither the command nor the task sets one.
 DEFAULT_COMMAND_TIMEOUT_S = 600.0
 
@@ -165,9 +169,16 @@ class Task(BaseModel):
     workspace: Path | None = Field(
         default=None, description="Directory copied into the task's private workspace (never modified)."
     )
-    commands: tuple[str | CommandSpec | ToolUseBlock, ...] = Field(min_length=1)
+    commands: tuple[str | CommandSpec | ToolUseBlock, ...] = Field(min_length=1, max_length=MAX_COMMANDS)
     timeout: float = Field(
         default=DEFAULT_COMMAND_TIMEOUT_S, gt=0, description="Default per-command timeout (s)."
+    )
+    deadline: float | None = Field(
+        default=None,
+        gt=0,
+        allow_inf_nan=False,
+        description="Seconds for all the commands together; None: only each command's timeout. "
+        "Under a floor, at most the operator's --task-deadline (and that when None).",
     )
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = Field(

@@ -20,12 +20,13 @@ import contextlib
 import dataclasses
 import fnmatch
 import logging
+import math
 import os
 import shutil
 import socket
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -178,6 +179,9 @@ class TaskRun:
         #: This task's spool quota (it takes from the run's output budget) and the bytes it kept.
         self._quota: TaskQuota | None = None
         self._kept = 0
+        #: Why a command's output was not saved whole because the run's budget ran out (other
+        #: tasks' use of it): the task is then `error`, never a `failed`/`ok` verdict (round 23).
+        self._run_lost: str | None = None
 
     @property
     def artifacts(self) -> Path:
@@ -293,17 +297,41 @@ class TaskRun:
         exec_t0 = time.monotonic()  # waiting for a slot (prestarted sandboxes) is not task time
         outcomes: list[CommandOutcome] = []
         error = self.error
+        room = RESULT_PREVIEW_BYTES
         if error is None:
-            for index, spec in enumerate(self.task.command_specs()):
-                try:
-                    outcome = await self._run_command(index, spec)
-                except Exception as exc:
-                    error = f"command {index} could not run: {type(exc).__name__}: {exc}"
-                    log.debug("task %s command %d failed to run", self.task.id, index, exc_info=True)
-                    break
-                outcomes.append(outcome)
-                if self.task.stop_on_failure and (outcome.is_error or outcome.timed_out):
-                    break
+            specs = list(enumerate(self.task.command_specs()))
+            command_t0 = exec_t0
+            deadline = self.task.deadline
+            # The whole task, not each command: a task file chose every timeout and their number.
+            with anyio.move_on_after(math.inf if deadline is None else deadline) as scope:
+                for index, spec in specs:
+                    command_t0 = time.monotonic()
+                    try:
+                        outcome = await self._run_command(index, spec)
+                    except Exception as exc:
+                        error = f"command {index} could not run: {type(exc).__name__}: {exc}"
+                        log.debug("task %s command %d failed to run", self.task.id, index, exc_info=True)
+                        break
+                    outcome, room = _bound_previews(outcome, room)
+                    outcomes.append(outcome)
+                    if self.task.stop_on_failure and (outcome.is_error or outcome.timed_out):
+                        break
+            if scope.cancelled_caught and len(outcomes) < len(specs):
+                index, spec = specs[len(outcomes)]
+                label = f"{spec.name}:{spec.id}" if isinstance(spec, ToolUseBlock) else spec.label
+                outcomes.append(
+                    CommandOutcome(
+                        index=index,
+                        command=label,
+                        timed_out=True,
+                        is_error=True,
+                        duration_s=round(time.monotonic() - command_t0, 4),
+                        output_lost=f"the task's deadline of {deadline:g}s ran out (--task-deadline); "
+                        f"{len(specs) - index - 1} later command(s) did not run",
+                    )
+                )
+        if error is None and self._run_lost is not None:
+            error = self._run_lost  # every command ran (exit codes kept), but there is no verdict
         files: list[str] = []
         if error is None and self.task.collect.files:
             try:
@@ -327,7 +355,11 @@ class TaskRun:
             ended_at=round(ended, 3),
             duration_s=round(self.setup_s + time.monotonic() - exec_t0, 4),
             setup_s=round(self.setup_s, 4),
-            artifacts_dir=str(self.artifacts) if keeps_artifacts and error is None else None,
+            artifacts_dir=(
+                str(self.artifacts)
+                if keeps_artifacts and (error is None or error == self._run_lost)
+                else None
+            ),
             files=files,
             container=container[:12] if container else None,
             container_use=use if container else None,
@@ -366,6 +398,9 @@ class TaskRun:
         if isinstance(spec, ToolUseBlock):
             return await self._run_tool_use(index, spec)
         collect = self.task.collect
+        quota = self._quota
+        if quota is not None:
+            quota.clear_run_cut()
         # Kept apart, as a harness reads them (a model reads the merged stream: tool_use blocks).
         result = await self._supervisor.run(
             spec.argv if spec.argv is not None else spec.label,
@@ -376,13 +411,25 @@ class TaskRun:
             user=spec.user or self.task.user,
         )
         output_path = stderr_path = None
+        output_lost = result.output_lost
         if collect.output == "full":
             output_path = await self._keep(Path(result.output_path), self.artifacts / f"cmd-{index}.out")
+            short = _short(output_path, result.stdout_bytes)
             if result.stderr_path is not None:
                 stderr_path = await self._keep(Path(result.stderr_path), self.artifacts / f"cmd-{index}.err")
+                short = short or _short(stderr_path, result.stderr_bytes)
+            if short and output_lost is None:
+                # The previews were whole, so the supervisor saw no loss; the kept files are what a
+                # harness reads: an empty cmd-N.out reported whole forged this task's output.
+                output_lost = "output: the kept files hold fewer bytes than the command printed"
         # One rule with the Bash tool: non-zero fails unless it is a documented answer (grep 1, …).
         failed = result.timed_out or result.exit_code is None or exit_is_error(spec.label, result.exit_code)
-        failed = failed or result.output_lost is not None
+        if output_lost is not None and quota is not None and quota.run_cut:
+            if collect.output == "full":  # the kept files are short: no verdict on this task
+                self._run_lost = self._budget_loss(index, quota.budget)
+            # else the previews come from memory (head and tail) and the spool is deleted anyway
+        else:
+            failed = failed or output_lost is not None  # its own per-command or per-task limit
         previews = collect.output != "none"
         return CommandOutcome(
             index=index,
@@ -403,7 +450,14 @@ class TaskRun:
             stdout_truncated=result.stdout_truncated,
             stderr_truncated=result.stderr_truncated,
             stderr_path=stderr_path,
-            output_lost=result.output_lost,
+            output_lost=output_lost,
+        )
+
+    def _budget_loss(self, index: int, budget: RunOutputBudget) -> str:
+        """The task's error when the run's budget, not its own limits, cut command ``index``'s output."""
+        return (
+            f"command {index}'s output was not saved whole, so this task has no verdict: {budget.used_up()}. "
+            "Its commands' exit codes are in the result; run it again (without --resume) with a larger budget"
         )
 
     async def _keep(self, source: Path, dest: Path) -> str:
@@ -439,6 +493,7 @@ class TaskRun:
             elif budget is not None:
                 budget.give_back(got)  # all or nothing: a cut tool_result would mislead
                 output_lost = budget.used_up()
+                self._run_lost = self._budget_loss(index, budget)
         preview, truncated = _cut(text, collect.preview_bytes)
         return CommandOutcome(
             index=index,
@@ -474,18 +529,49 @@ class TaskRun:
         run_budget = self.settings.output_budget
         if run_budget is None:
             return await anyio.to_thread.run_sync(lambda: _copy_matches(root, patterns, dest, wanted))
-        reserved = run_budget.take(wanted)  # given back, but for what was copied, below
+        cap, why = wanted, run_budget.used_up()
+        share = run_budget.task_share
+        if share is not None:  # what its spools hold counts: one task never holds more than its share
+            room = max(0, share - (self._quota.taken if self._quota is not None else 0))
+            if room < cap:
+                cap, why = (
+                    room,
+                    (
+                        f"this task's share of the run's output budget ({share:,} bytes: --output-budget "
+                        "divided by the tasks that run at once) is used up"
+                    ),
+                )
+        reserved = run_budget.take(cap)  # given back, but for what was copied, below
         copied: list[int] = [0]
+
+        charged = [0]
+
+        def charge(rel: str, extra: int) -> None:  # inodes: kept for the run like the bytes
+            spare = max(0, reserved - copied[0] - charged[0])  # this collection's own reservation first
+            charged[0] += min(spare, extra)
+            more = extra - min(spare, extra)
+            got = run_budget.take(more) if more else 0
+            if got < more:
+                run_budget.give_back(got)
+                raise CollectTooLargeError(
+                    f"collect.files at {rel!r} (each file and directory counts at least "
+                    f"{_INODE_COST:,} bytes): {run_budget.used_up()}"
+                )
+
         try:
             return await anyio.to_thread.run_sync(
                 lambda: (
-                    _copy_matches(root, patterns, dest, reserved, copied, run_budget.used_up())
+                    _copy_matches(root, patterns, dest, reserved, copied, why, charge)
                     if reserved < wanted
-                    else _copy_matches(root, patterns, dest, reserved, copied)
+                    else _copy_matches(root, patterns, dest, reserved, copied, charge=charge)
                 )
             )
         finally:
-            run_budget.give_back(reserved - copied[0])
+            held = copied[0] + charged[0]  # sizes may have filled what the early inodes used
+            if held > reserved:
+                run_budget.take(held - reserved)
+            else:
+                run_budget.give_back(reserved - held)
 
     async def _release(self) -> None:
         if self.pool is not None and self._lease is not None:
@@ -498,6 +584,30 @@ class TaskRun:
                 await anyio.to_thread.run_sync(owned.remove)
 
 
+#: Characters of previews (stdout and stderr, every command) one task's result may hold: they stay
+#: in the harness's memory until the task ends and become one results line (red team round 23:
+#: 200 commands of 1 MB previews made a 400 MB line and a 1.2 GB harness). Past it, a command's
+#: previews are dropped (``truncated``), its exit code, sizes and kept files stay.
+RESULT_PREVIEW_BYTES = 16 << 20
+
+
+def _bound_previews(outcome: CommandOutcome, room: int) -> tuple[CommandOutcome, int]:
+    """``outcome`` with its previews dropped unless they fit in ``room``; the room left."""
+    size = len(outcome.preview or "") + len(outcome.stderr or "")
+    if size <= room:
+        return outcome, room - size
+    dropped = outcome.model_copy(
+        update={
+            "preview": "" if outcome.preview is not None else None,
+            "stderr": "" if outcome.stderr is not None else None,
+            "truncated": True,
+            "stdout_truncated": outcome.stdout_truncated or bool(outcome.preview),
+            "stderr_truncated": outcome.stderr_truncated or bool(outcome.stderr),
+        }
+    )
+    return dropped, room
+
+
 def _status(error: str | None, outcomes: list[CommandOutcome]) -> TaskStatus:
     if error is not None:
         return "error"
@@ -506,6 +616,14 @@ def _status(error: str | None, outcomes: list[CommandOutcome]) -> TaskStatus:
     if any(o.is_error for o in outcomes):
         return "failed"
     return "ok"
+
+
+def _short(path: str, printed: int) -> bool:
+    """A kept output file holds fewer bytes than its command printed (a spool the budget cut)."""
+    try:
+        return os.stat(path).st_size < printed
+    except OSError:
+        return True
 
 
 def _move(source: Path, dest: Path) -> None:
@@ -551,6 +669,12 @@ _MAX_COLLECT_STEPS = 16_000_000
 #: each with one ``mkdir`` or ``touch``, and only matched files counted before: ``**/x``, ``out/**``
 #: or ``out/*/x`` listed every name the command made, each directory whole into memory (round 20).
 _MAX_COLLECT_LISTED = 4_000_000
+
+
+#: What one collected file or directory costs the run's budget at least: its inode. Sizes alone
+#: let a task keep up to 1,000,000 empty files per task in the artifacts directory for free, for
+#: the whole run (the host's inodes; red team round 23). ext4's default bytes-per-inode.
+_INODE_COST = 16_384
 
 
 class _Listings:
@@ -672,6 +796,7 @@ def _copy_matches(
     max_bytes: int,
     copied_bytes: list[int] | None = None,
     over_budget: str | None = None,
+    charge: Callable[[str, int], None] | None = None,
 ) -> list[str]:
     """Copy regular files matching ``patterns`` (paths or globs) from ``root``; never through a link.
 
@@ -681,7 +806,9 @@ def _copy_matches(
     secret or for a FIFO, and this copy runs on the host, as the caller. At most ``max_bytes``
     in all (`CollectTooLargeError`): the command chose the files' sizes. ``copied_bytes[0]``
     counts the bytes left on disk; ``over_budget`` is the error when ``max_bytes`` is the run's
-    output budget rather than the task's ``collect.max_bytes``.
+    output budget rather than the task's ``collect.max_bytes``. ``charge(rel, n)``: takes ``n``
+    more bytes from the run's budget for ``rel`` beyond its size (each file and directory made
+    costs at least an inode, `_INODE_COST`), or raises `CollectTooLargeError`.
     """
     names: set[str] = set()
     too_many = f"collect.files matches more than {_MAX_COLLECT_NAMES:,} files; narrow the patterns"
@@ -727,6 +854,7 @@ def _copy_matches(
                 continue
             target = dest / rel
             try:
+                dirs = len(made)
                 if not _make_parents(dest, rel, made):
                     continue  # deeper than a host path can name: not collected
                 size = _copy_bounded(fd, target, budget)
@@ -742,6 +870,8 @@ def _copy_matches(
                 )
             if copied_bytes is not None:
                 copied_bytes[0] += size
+            if charge is not None:
+                charge(rel, (len(made) - dirs) * _INODE_COST + max(0, _INODE_COST - size))
             copied.append(Path(rel).as_posix())
     finally:
         os.close(root_fd)

@@ -175,6 +175,14 @@ def register(subparsers: Any) -> None:
         help="output and collected files the whole run may hold on disk at once (default: half the "
         "free space; 'none': no limit)",
     )
+    floor.add_argument(
+        "--task-deadline",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds all of a task's commands may take together; a task may ask less, not more "
+        "(default: 21600, six hours; 0: none; none with --trust-task-file)",
+    )
     run.add_argument("--quiet", "-q", action="store_true", help="no progress line and no summary")
     run.set_defaults(func=_run)
     parser.set_defaults(func=lambda _args: _usage(parser))
@@ -289,6 +297,7 @@ def _floor(args: argparse.Namespace) -> TaskFloor:
         permission_mode=mode,
         limits=explicit,
         allow_task_limits=floor.allow_task_limits,
+        max_deadline_s=floor.max_deadline_s if args.task_deadline is None else (args.task_deadline or None),
     )
 
 
