@@ -105,3 +105,25 @@ def test_output_with_no_such_sequence_gets_no_reset(tmp_path: Path) -> None:
     seen = read_terminal(main, proc, timeout_s=60)
     assert proc.returncode == 0 and b"plain" in seen, seen
     assert b"\x1b" not in seen, seen
+
+
+def test_the_still_running_line_is_shown_plainly_too(tmp_path: Path) -> None:
+    """``--background-on-timeout`` prints shellrt's line while the command runs on."""
+    require(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install bubblewrap)")
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "home").mkdir()
+    main, side = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")])),
+           "HOME": str(tmp_path / "home"), "XDG_STATE_HOME": str(tmp_path / "state")}
+    # The command waits for its timeout to be reported (the file appears only if it goes on).
+    command = r"printf 'working\n\033[8m\033[?25l'; sleep 4; printf 'done\n'"
+    proc = subprocess.Popen([sys.executable, "-m", "shellrt", "run", "--sandbox", "bwrap", "--workspace",
+                             str(tmp_path / "ws"), "--timeout", "1", "--background-on-timeout", "--", command],
+                            stdin=subprocess.DEVNULL, stdout=side, stderr=side, env=env, cwd=tmp_path)
+    os.close(side)
+    seen = read_terminal(main, proc, timeout_s=60)
+    assert proc.returncode == 0 and b"done" in seen, seen
+    line = seen.find(b"still running")
+    assert line > 0 and seen.find(b"\x1b[8m") < line, seen
+    state = _state_at(seen, line)
+    assert not state["conceal"] and not state["cursor_hidden"], (state, seen)
