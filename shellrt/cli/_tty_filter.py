@@ -8,6 +8,11 @@ terminal type its answer into the operator's shell once the command has ended; a
 text, colours (SGR), the cursor moves and erases progress bars use are kept; every other
 escape sequence, every C1 control and ENQ (answerback) are left out, and the count is reported at the end (the
 spool keeps every byte). Pipes and files get every byte as before.
+
+What is kept outlives the command (round 23): conceal (``ESC[8m``) or black on black hid the lines
+shellrt writes after the output ("left out …", "reverted: …"), ``ESC(0`` or SO drew them as
+line-drawing glyphs, a hidden cursor stayed hidden in the operator's shell. So a terminal stream
+that got an escape or SO is reset (`RESET`) when the output ends, before shellrt writes its own.
 """
 
 from __future__ import annotations
@@ -37,15 +42,23 @@ _ESC_KEPT = frozenset(b"78")
 _ESC_CHARSET = frozenset(b"()*+")
 
 
+#: Undoes what a kept sequence leaves behind: SGR reset, G0 and G1 back to ASCII, shift-in, cursor shown.
+RESET = b"\x1b[0m\x1b(B\x1b)B\x0f\x1b[?25h"
+
+
 class TerminalFilter:
     """Incremental: sequences split across chunks are judged whole."""
 
     def __init__(self) -> None:
         self.dropped = 0
+        #: An escape or SO went by: the terminal may keep a state shellrt's own lines would inherit.
+        self.touched = False
         self._state = "text"
         self._held = bytearray()
 
     def feed(self, data: bytes) -> bytes:
+        if not self.touched and (b"\x1b" in data or b"\x0e" in data):
+            self.touched = True
         if self._state == "text" and _SPECIAL.search(data) is None:
             return data  # the common chunk: text only
         out = bytearray()
@@ -183,6 +196,7 @@ class TerminalOutput:
 
     def __init__(self) -> None:
         self._filters: dict[int, TerminalFilter | None] = {}
+        self._targets: dict[int, BinaryIO] = {}
 
     def __call__(self, target: BinaryIO, chunk: bytes) -> bytes:
         try:
@@ -191,11 +205,25 @@ class TerminalOutput:
             return chunk
         if key not in self._filters:
             self._filters[key] = TerminalFilter() if os.isatty(key) else None
+            self._targets[key] = target
         found = self._filters[key]
         return chunk if found is None else found.feed(chunk)
 
+    def reset(self) -> None:
+        """`RESET` on each terminal stream whose output may have left a state (at most once each)."""
+        for key, found in self._filters.items():
+            if found is not None and found.touched:
+                found.touched = False
+                try:
+                    self._targets[key].write(RESET)
+                    self._targets[key].flush()
+                except (OSError, ValueError):
+                    pass  # the terminal is gone: nothing of ours reaches it either
+
     def report(self) -> None:
-        """One line on stderr when sequences were left out (the spool has them all)."""
+        """The terminal reset (`reset`), then one line on stderr when sequences were left out (the
+        spool has them all). Called once the command's output has ended, before shellrt's own lines."""
+        self.reset()
         dropped = sum(f.dropped for f in self._filters.values() if f is not None)
         if dropped:
             print(

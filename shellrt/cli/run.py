@@ -258,6 +258,8 @@ async def _execute(
         final_code = result.exit_code
         if result.backgrounded_task_id:
             if stream:
+                if terminal is not None:  # the command's colours and charsets must not hide our line
+                    terminal.reset()
                 print(
                     f"shellrt run: timed out after {timeout_s:g}s; still running (task "
                     f"{result.backgrounded_task_id}), waiting for it",

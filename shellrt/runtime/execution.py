@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import json
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from functools import partial
@@ -36,6 +36,7 @@ from shellrt.protocol import (
     empty_output_text,
     error_envelope,
 )
+from shellrt.protocol.notes import note as shellrt_note
 from shellrt.protocol.results import persist_block
 from shellrt.protocol.tool import rendered_content
 from shellrt.runtime.background_cap import background_refusal
@@ -209,7 +210,7 @@ class CallExecutor:
         )
         decision: PermissionDecision = settled.decision
         notices.extend(settled.notices)
-        pre_context = [*pre_additional, *settled.additional_context]
+        pre_context = _hook_notes("PreToolUse", [*pre_additional, *settled.additional_context])
         notices.extend(_request_notices(decision))
         self.note(block.id, decision=decision.behavior, reason=decision.reason, chain=list(decision.chain))
         if decision.behavior != "allow":
@@ -400,9 +401,10 @@ class CallExecutor:
         replacement = None
         if post.updated_mcp_tool_output is not None:
             replacement = (post.updated_mcp_tool_output, post.updated_mcp_tool_output_by or "a hook")
-        extra = list(post.additional_context)
+        event = "PostToolUseFailure" if failed else "PostToolUse"
+        extra = _hook_notes(event, post.additional_context)
         if post.feedback:
-            extra.insert(0, f"PostToolUse hook feedback: {post.feedback}")
+            extra.insert(0, shellrt_note(f"{event} hook feedback: {post.feedback}"))
         return extra, replacement
 
     def _replace_mcp_output(
@@ -468,6 +470,12 @@ class CallExecutor:
                 envelope, Path(ctx.session_dir), commands_see=tool.results_seen_by_commands
             )
         return envelope
+
+
+def _hook_notes(event: str, texts: Sequence[str]) -> list[str]:
+    """Hooks' ``additionalContext`` as shellrt notes (round 23): it follows the tool's output in
+    one text, and output that starts like a note is marked, so the command cannot pass for the hook."""
+    return [shellrt_note(f"{event} hook context: {text}") for text in texts]
 
 
 def _too_deep(tool_name: str) -> str:

@@ -91,7 +91,8 @@ def approval_text(request: ApprovalRequest) -> str:
     if request.suggested_rules:
         parts += [
             "To always allow this, add a rule such as:",
-            markdown_literal(for_person(", ".join(request.suggested_rules))),
+            # One line, as on the terminal (round 23): a rule's line break started bare lines.
+            markdown_literal(for_person(", ".join(request.suggested_rules), one_line=True)),
         ]
     rows = tall_rows(shown)
     if rows is not None:

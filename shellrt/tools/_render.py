@@ -17,20 +17,30 @@ _MAX_DIFF_LINES = 400
 PROMPT_HEAD, PROMPT_TAIL = 8_000, 2_000
 
 
-def for_prompt(text: str) -> str:
+def for_prompt(text: str, mark: str = "+ ") -> str:
     """``text`` (a Write's content, an Edit's old or new text) for a permission prompt.
 
     The person approves what they read (round 17: a Write showed its file name only). A text too
     long for a prompt keeps its head and tail, and says how much of the middle is not shown and
     where the whole is (the escaping is the prompt's own, `shellrt.permissions.shown`).
+
+    Every line of the text with anything visible on it starts with ``mark`` (round 23): the prompt's
+    own lines between quoted texts (an Edit's ``with:``, the cut's note) are bare, so a line of
+    the text cannot pass for one. Blank lines stay bare, so that runs of them are still named.
     """
     if len(text) <= PROMPT_HEAD + PROMPT_TAIL:
-        return text
+        return _marked(text, mark)
     hidden = len(text) - PROMPT_HEAD - PROMPT_TAIL
     return (
-        f"{text[:PROMPT_HEAD]}\n[{hidden:,} characters not shown here: see the whole input "
-        f"(answer e on a terminal) before allowing]\n{text[-PROMPT_TAIL:]}"
+        f"{_marked(text[:PROMPT_HEAD], mark)}\n[{hidden:,} characters not shown here: see the whole input "
+        f"(answer e on a terminal) before allowing]\n{_marked(text[-PROMPT_TAIL:], mark)}"
     )
+
+
+def _marked(text: str, mark: str) -> str:
+    """``mark`` before each line of ``text`` that is not blank (lines as a prompt breaks them: at ``\\n``;
+    every other separator is shown escaped)."""
+    return "\n".join(mark + line if line.strip() else line for line in text.split("\n"))
 
 
 def _display_lines(text: str) -> list[str]:

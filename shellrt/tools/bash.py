@@ -538,7 +538,7 @@ class Bash(ShellTool):
             "builds, tests, git and other programs. Quote paths that contain spaces.\n"
             "- stdin is empty and there is no terminal: pass non-interactive flags (e.g. `-y`).\n"
             f"- Lines starting with `{NOTE_MARK}` after the output are shellrt's own notes (exit code, "
-            "truncation, timeout, working directory, reverted files); a line of the command's output "
+            "truncation, timeout, working directory, reverted files, hooks' context); a line of the command's output "
             f"that starts like one is shown prefixed with `{OUTPUT_MARK.strip()}`."
         )
 

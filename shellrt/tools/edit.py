@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pydantic import Field
 
 from sandbox.confine import View
+from shellrt.permissions.shown import for_person
 from shellrt.protocol import (
     ContentBlock,
     FileReadRecord,
@@ -103,8 +104,8 @@ class EditTool(SendableText, Tool[EditInput, EditOutput]):
         # The text removed and the text put in (round 17): a file name alone approved any change.
         every = " (every occurrence)" if tool_input.replace_all else ""
         return (
-            f"Edit {tool_input.file_path}{every}, replacing:\n{for_prompt(tool_input.old_string)}"
-            f"\nwith:\n{for_prompt(tool_input.new_string)}"
+            f"Edit {for_person(tool_input.file_path, one_line=True)}{every}, replacing:\n{for_prompt(tool_input.old_string, '- ')}"
+            f"\nwith:\n{for_prompt(tool_input.new_string, '+ ')}"
         )
 
     async def validate(self, tool_input: EditInput, ctx: ToolContext) -> ValidationResult:

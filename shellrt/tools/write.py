@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pydantic import Field
 
 from sandbox.confine import Identity, View
+from shellrt.permissions.shown import for_person
 from shellrt.protocol import (
     ContentBlock,
     FileReadRecord,
@@ -91,7 +92,9 @@ class WriteTool(SendableText, Tool[WriteInput, WriteOutput]):
     def describe(self, tool_input: WriteInput) -> str:
         # What is written, not only where (round 17): the person approves the content too.
         content = tool_input.content
-        return f"Write {tool_input.file_path} ({len(content):,} characters):\n{for_prompt(content)}"
+        # The name on the first line, as one line (round 23): a line break in it started bare lines.
+        name = for_person(tool_input.file_path, one_line=True)
+        return f"Write {name} ({len(content):,} characters):\n{for_prompt(content)}"
 
     def is_destructive(self, tool_input: WriteInput) -> bool:
         path = os.path.expanduser(tool_input.file_path)
