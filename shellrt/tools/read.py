@@ -62,6 +62,7 @@ from shellrt.tools._paths import (
     subject_for,
     view_for,
 )
+from shellrt.tools._render import BREAKS_NOTE, one_line
 from shellrt.tools._sendable import SendableText
 
 __all__ = ["ReadInput", "ReadOutput", "ReadTool"]
@@ -442,9 +443,7 @@ def _read_text(
             size=seen,
             partial=start > 1 or scan.more or cut,
         )
-    text = _format_window(
-        path, label, scan.shown, start, scan.total_lines, scan.more, scan.budget_hit, encoding
-    )
+    text = _format_window(path, label, scan, start, encoding)
     if cut:
         text += (
             f"\n\n(Only the first {MAX_SCAN_BYTES // (1 << 20)} MiB of this {st.st_size:,}-byte file were scanned; "
@@ -473,6 +472,7 @@ class _LineScanner:
         self.pending = bytearray()
         self.pending_len = 0
         self.total_lines = 0
+        self.broken = 0  # shown lines that held a line break other than \n (`one_line`)
         self._cap = MAX_LINE_CHARS * 4 + 4
 
     def feed(self, chunk: bytes) -> None:
@@ -505,7 +505,8 @@ class _LineScanner:
                 line = bytes(self.pending).decode(self.encoding, errors="replace")
                 if self.line_no == 1:
                     line = line.removeprefix("\ufeff")
-                line = line.removesuffix("\r")
+                line, broken = one_line(line.removesuffix("\r"))
+                self.broken += broken
                 if len(line) > MAX_LINE_CHARS or self.pending_len > len(self.pending):
                     line = line[:MAX_LINE_CHARS] + " … [line truncated]"
                 cost = len(line) + 8
@@ -527,16 +528,8 @@ class _LineScanner:
                 self.total_lines += 1
 
 
-def _format_window(
-    path: Path,
-    label: str,
-    shown: list[tuple[int, str]],
-    start: int,
-    total: int,
-    more: bool,
-    budget_hit: bool,
-    encoding: str,
-) -> str:
+def _format_window(path: Path, label: str, scan: _LineScanner, start: int, encoding: str) -> str:
+    shown, total, more, budget_hit = scan.shown, scan.total_lines, scan.more, scan.budget_hit
     if total == 0:
         return f"(The file {label} exists but is empty.)"
     if not shown:
@@ -558,6 +551,8 @@ def _format_window(
             )
     if encoding == "latin-1":
         notes.append("The file is not valid UTF-8; it was decoded as latin-1 (edits keep that encoding).")
+    if scan.broken:
+        notes.append(f"{scan.broken} shown line{'s have' if scan.broken != 1 else ' has'} {BREAKS_NOTE}")
     if notes:
         body += "\n\n" + note(" ".join(notes))
     if forged:
@@ -580,9 +575,7 @@ def _read_utf16(
     scan = _LineScanner(start, tool_input.limit or DEFAULT_LINE_LIMIT, "utf-8")
     scan.feed(data[2:].decode(encoding, errors="replace").encode("utf-8"))
     scan.finish()
-    text = _format_window(
-        path, label, scan.shown, start, scan.total_lines, scan.more, scan.budget_hit, encoding
-    )
+    text = _format_window(path, label, scan, start, encoding)
     record = FileReadRecord(
         sha256=hashlib.sha256(data).hexdigest(),
         mtime_ns=st.st_mtime_ns,
