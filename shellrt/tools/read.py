@@ -48,6 +48,7 @@ from shellrt.protocol import (
     ValidationResult,
 )
 from shellrt.protocol.notes import neutralize_output, note, untrusted_note
+from shellrt.tools._framing import PDF_FRAMING, unframed
 from shellrt.tools._notebook import NotebookError
 from shellrt.tools._notebook import render as render_notebook
 from shellrt.tools._offloop import off_loop
@@ -766,6 +767,16 @@ def _parse_pdf(data: bytes, label: str, want: tuple[int, int]) -> tuple[int, dic
     return int(result["total"]), {str(k): str(v) for k, v in result["texts"].items()}
 
 
+def _pdf_pages(texts: dict[str, str], first: int, last: int, total: int) -> str:
+    """The pages' text under their ``--- page N of M ---`` lines; a page's own line that would pass
+    for one (or for a note on what was shown) is escaped (`unframed`, red team round 23)."""
+    parts: list[str] = []
+    for number in range(first, last + 1):
+        page_text = unframed(texts.get(str(number), "").strip(), PDF_FRAMING)
+        parts.append(f"--- page {number} of {total} ---\n{page_text or '[no extractable text]'}")
+    return "\n\n".join(parts)
+
+
 def _read_pdf(
     fd: int, path: Path, label: str, st: os.stat_result, pages: str | None
 ) -> tuple[ReadOutput, FileReadRecord]:
@@ -785,11 +796,7 @@ def _read_pdf(
     want = _page_range(pages, MAX_PDF_PAGES_PER_CALL * 1_000_000)  # the range's own checks, before parsing
     total, texts = _parse_pdf(data, label, want)
     first, last = _page_range(pages, total)
-    parts: list[str] = []
-    for number in range(first, last + 1):
-        page_text = texts.get(str(number), "")
-        parts.append(f"--- page {number} of {total} ---\n{page_text.strip() or '[no extractable text]'}")
-    text = "\n\n".join(parts)
+    text = _pdf_pages(texts, first, last, total)
     if len(text) > MAX_OUTPUT_CHARS:
         text = text[:MAX_OUTPUT_CHARS] + "\n\n(Output budget reached; ask for fewer pages.)"
     if last < total:
