@@ -64,8 +64,8 @@ _BREAK_TABLE = str.maketrans(_INLINE_BREAKS)
 _BREAK = re.compile("[" + "".join(_INLINE_BREAKS) + "]")
 #: What a result says when `one_line` marked a line (the count goes before it).
 BREAKS_NOTE = (
-    "a line break other than \\n inside them (\\r, \\f, U+2028 ...): it is shown as a mark (\u240d for \\r, "
-    "\u27e8U+2028\u27e9 ...) so that the line stays one line. Edit's old_string needs the real character; "
+    "held a line break other than \\n (\\r, \\f, U+2028 ...), shown as a mark (\u240d for \\r, "
+    "\u27e8U+2028\u27e9 ...) so that each line stays one line. Edit's old_string needs the real character; "
     "Bash (`cat -A`, `sed`) shows and changes such lines."
 )
 

@@ -271,7 +271,7 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
                 paging += f" Pass offset={output.offset + shown} for more, or narrow the search."
             notes.append(note(paging))
         if output.broken:
-            lines = "lines have" if output.broken != 1 else "line has"
+            lines = "lines" if output.broken != 1 else "line"
             notes.append(note(f"{output.broken} shown {lines} {BREAKS_NOTE}"))
         return marked_listing(text, notes, "the file names and matched lines")
 

@@ -553,7 +553,7 @@ def _format_window(path: Path, label: str, scan: _LineScanner, start: int, encod
     if encoding == "latin-1":
         notes.append("The file is not valid UTF-8; it was decoded as latin-1 (edits keep that encoding).")
     if scan.broken:
-        notes.append(f"{scan.broken} shown line{'s have' if scan.broken != 1 else ' has'} {BREAKS_NOTE}")
+        notes.append(f"{scan.broken} shown line{'s' if scan.broken != 1 else ''} {BREAKS_NOTE}")
     if notes:
         body += "\n\n" + note(" ".join(notes))
     if forged:
