@@ -184,3 +184,16 @@ def test_no_line_of_escaped_text_reads_as_framing() -> None:
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
         shown = unframed(text, NOTEBOOK_FRAMING)
         assert not _framing_lines(shown, ("<cell", "</cell", "<outputs", "(outputbudget")), (text, shown)
+
+
+async def test_only_a_note_says_which_lines_read_cut(tmp_path: Path) -> None:
+    """A file line may end in Read's own cut marker; the note, which the file cannot write, names
+    the lines Read really cut."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    target = ws / "c.txt"
+    target.write_text("short … [line truncated]\n" + "y" * 5000 + "\nend\n")
+    async with _runtime(tmp_path, ws) as rt:
+        text = block_text(await _one(rt, "Read", file_path=str(target)))
+    notes = [line for line in text.splitlines() if line.startswith("[shellrt]") and "cut" in line]
+    assert len(notes) == 1 and "Line 2 was" in notes[0], text[-600:]

@@ -474,6 +474,7 @@ class _LineScanner:
         self.pending_len = 0
         self.total_lines = 0
         self.broken = 0  # shown lines that held a line break other than \n (`one_line`)
+        self.cut: list[int] = []  # shown lines cut at MAX_LINE_CHARS: a note names them
         self._cap = MAX_LINE_CHARS * 4 + 4
 
     def feed(self, chunk: bytes) -> None:
@@ -508,7 +509,8 @@ class _LineScanner:
                     line = line.removeprefix("\ufeff")
                 line, broken = one_line(line.removesuffix("\r"))
                 self.broken += broken
-                if len(line) > MAX_LINE_CHARS or self.pending_len > len(self.pending):
+                cut = len(line) > MAX_LINE_CHARS or self.pending_len > len(self.pending)
+                if cut:
                     line = line[:MAX_LINE_CHARS] + " … [line truncated]"
                 cost = len(line) + 8
                 if self.shown and self.chars + cost > MAX_OUTPUT_CHARS:
@@ -516,6 +518,8 @@ class _LineScanner:
                 else:
                     self.shown.append((self.line_no, line))
                     self.chars += cost
+                    if cut:
+                        self.cut.append(self.line_no)
         self.total_lines += 1
         self.line_no += 1
         self.pending.clear()
@@ -552,6 +556,8 @@ def _format_window(path: Path, label: str, scan: _LineScanner, start: int, encod
             )
     if encoding == "latin-1":
         notes.append("The file is not valid UTF-8; it was decoded as latin-1 (edits keep that encoding).")
+    if scan.cut:
+        notes.append(_cut_note(scan.cut))
     if scan.broken:
         notes.append(f"{scan.broken} shown line{'s' if scan.broken != 1 else ''} {BREAKS_NOTE}")
     if notes:
@@ -559,6 +565,22 @@ def _format_window(path: Path, label: str, scan: _LineScanner, start: int, encod
     if forged:
         body += ("\n" if notes else "\n\n") + untrusted_note(forged, "the file")
     return body
+
+
+#: How many cut lines the note names (the rest are counted).
+_CUT_NAMED = 20
+
+
+def _cut_note(cut: list[int]) -> str:
+    """Which lines were cut: the file's own text may end a line in ``… [line truncated]`` too
+    (red team round 23), so the note, which the file cannot write, is what says so."""
+    named = ", ".join(str(n) for n in cut[:_CUT_NAMED])
+    more = f" and {len(cut) - _CUT_NAMED:,} more" if len(cut) > _CUT_NAMED else ""
+    which = f"Line {named} was" if len(cut) == 1 else f"Lines {named}{more} were"
+    return (
+        f"{which} longer than {MAX_LINE_CHARS:,} characters and shown cut (ending in "
+        "'… [line truncated]'; no other line was cut). Use Bash for the rest, e.g. `cut -c2001-4000`."
+    )
 
 
 def _read_utf16(
