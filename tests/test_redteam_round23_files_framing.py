@@ -197,3 +197,13 @@ async def test_only_a_note_says_which_lines_read_cut(tmp_path: Path) -> None:
         text = block_text(await _one(rt, "Read", file_path=str(target)))
     notes = [line for line in text.splitlines() if line.startswith("[shellrt]") and "cut" in line]
     assert len(notes) == 1 and "Line 2 was" in notes[0], text[-600:]
+
+
+async def test_only_a_note_says_which_grep_lines_were_cut(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "c.txt").write_text("hit short … [truncated]\nhit " + "y" * 5000 + "\n")
+    async with _runtime(tmp_path, ws) as rt:
+        text = block_text(await _one(rt, "Grep", pattern="hit", path=str(ws), output_mode="content"))
+    notes = [line for line in text.splitlines() if line.startswith("[shellrt]") and "Cut at" in line]
+    assert len(notes) == 1 and "c.txt:2." in notes[0] and "c.txt:1" not in notes[0], text[-600:]
