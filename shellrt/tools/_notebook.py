@@ -13,13 +13,12 @@ import re
 import sys
 from typing import Any
 
+from shellrt.tools._framing import NOTEBOOK_FRAMING, unframed
+
 __all__ = ["NotebookError", "render", "serve"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _MAX_OUTPUT_PER_CELL = 2_000
-#: Lines of the notebook's own text that would read as the tool's framing: a tag it writes, or its
-#: budget note (red team round 13: a cell holding ``</cell>`` then ``<cell ...>`` forged a cell).
-_FRAMING = ("<cell", "</cell", "<outputs", "</outputs", "(output budget reached")
 #: What an attribute value may not hold: its quote, a tag's brackets, line breaks and controls.
 _ATTRIBUTE_UNSAFE = re.compile('["<>&\x00-\x1f\x7f-\x9f\u2028\u2029]')
 _ATTRIBUTE_MAX = 200
@@ -29,26 +28,18 @@ class NotebookError(ValueError):
     """Raised by `render` for data that is not a Jupyter notebook."""
 
 
-def _joined(value: Any) -> str:
-    if isinstance(value, list):
-        text = "".join(str(v) for v in value)
-    else:
-        text = str(value) if value is not None else ""
-    return _unframed(text)
+def _raw(value: Any) -> str:
+    return (
+        "".join(str(v) for v in value) if isinstance(value, list) else str(value) if value is not None else ""
+    )
 
 
-def _unframed(text: str) -> str:
-    """``text`` (the notebook's) with every line that would pass for the tool's framing escaped
-    (its first ``<`` or ``(`` as ``&lt;`` / ``&#40;``): at any line break Python knows."""
-    if "<" not in text and "(" not in text:
-        return text
-    lines = text.splitlines(keepends=True)
-    for index, line in enumerate(lines):
-        stripped = line.lstrip()
-        if stripped.lower().startswith(_FRAMING):
-            cut = len(line) - len(stripped)
-            lines[index] = line[:cut] + ("&lt;" if stripped[0] == "<" else "&#40;") + stripped[1:]
-    return "".join(lines)
+def _joined(value: Any, limit: int | None = None) -> str:
+    """The notebook's text ``value``, cut to ``limit`` (a note says how much more), with every line
+    that would pass for the tool's framing escaped (red team round 13: a cell holding ``</cell>``
+    then ``<cell ...>`` forged a cell; round 23: behind invisible characters, escapes, fullwidth)."""
+    text = _raw(value)
+    return unframed(_clip(text, limit) if limit is not None else text, NOTEBOOK_FRAMING)
 
 
 def _attribute(value: Any) -> str:
@@ -67,22 +58,19 @@ def _clip(text: str, limit: int) -> str:
 def _summarise_output(out: dict[str, Any]) -> str:
     kind = out.get("output_type", "")
     if kind == "stream":
-        return f"[{_attribute(out.get('name', 'stream'))}]\n" + _clip(
-            _joined(out.get("text")), _MAX_OUTPUT_PER_CELL
-        )
+        return f"[{_attribute(out.get('name', 'stream'))}]\n" + _joined(out.get("text"), _MAX_OUTPUT_PER_CELL)
     if kind == "error":
         trace = _ANSI.sub("", "\n".join(_joined(t) for t in out.get("traceback", [])[-5:]))
-        return _clip(
-            _unframed(f"[error] {out.get('ename', '')}: {out.get('evalue', '')}\n{trace}"),
-            _MAX_OUTPUT_PER_CELL,
+        return _joined(
+            f"[error] {out.get('ename', '')}: {out.get('evalue', '')}\n{trace}", _MAX_OUTPUT_PER_CELL
         )
     data = out.get("data") or {}
     parts: list[str] = []
     for mime in sorted(data):
         if mime == "text/plain":
-            parts.append(_clip(_joined(data[mime]), _MAX_OUTPUT_PER_CELL))
+            parts.append(_joined(data[mime], _MAX_OUTPUT_PER_CELL))
         else:
-            parts.append(f"[{_attribute(mime)} output, {len(_joined(data[mime])):,} characters, not shown]")
+            parts.append(f"[{_attribute(mime)} output, {len(_raw(data[mime])):,} characters, not shown]")
     return f"[{_attribute(kind)}]\n" + "\n".join(parts)
 
 

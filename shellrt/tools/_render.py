@@ -10,7 +10,15 @@ from shellrt.protocol.notes import neutralize_output, untrusted_note
 from shellrt.supervisor.text import shown_name
 from shellrt.tools._paths import shown_path
 
-__all__ = ["for_prompt", "marked_listing", "numbered_snippet", "shown_file", "unified_diff"]
+__all__ = [
+    "BREAKS_NOTE",
+    "for_prompt",
+    "marked_listing",
+    "numbered_snippet",
+    "one_line",
+    "shown_file",
+    "unified_diff",
+]
 
 _MAX_DIFF_LINES = 400
 #: Characters of a Write's content (or an Edit's text) a permission prompt shows: its head and tail.
@@ -45,6 +53,39 @@ def _marked(text: str, mark: str) -> str:
 
 def _display_lines(text: str) -> list[str]:
     return [line.rstrip("\r\n") for line in text.splitlines()]
+
+
+#: The line breaks other than ``\n`` that Python's ``splitlines`` (and a model reading a result)
+#: knows, and the visible mark shown for each inside one numbered line of a file (red team round
+#: 23). Lines are numbered at ``\n``; after such a break the file itself wrote the start of the next
+#: line of the result: a forged ``    12\t...`` line or ``auth.py:3:...`` hit.
+_INLINE_BREAKS = {
+    "\r": "\u240d",
+    "\v": "\u240b",
+    "\f": "\u240c",
+    "\x1c": "\u241c",
+    "\x1d": "\u241d",
+    "\x1e": "\u241e",
+    "\x85": "\u27e8U+0085\u27e9",
+    "\u2028": "\u27e8U+2028\u27e9",
+    "\u2029": "\u27e8U+2029\u27e9",
+}
+_BREAK_TABLE = str.maketrans(_INLINE_BREAKS)
+_BREAK = re.compile("[" + "".join(_INLINE_BREAKS) + "]")
+#: What a result says when `one_line` marked a line (the count goes before it).
+BREAKS_NOTE = (
+    "held a line break other than \\n (\\r, \\f, U+2028 ...), shown as a mark (\u240d for \\r, "
+    "\u27e8U+2028\u27e9 ...) so that each line stays one line. Edit's old_string needs the real character; "
+    "Bash (`cat -A`, `sed`) shows and changes such lines."
+)
+
+
+def one_line(text: str) -> tuple[str, bool]:
+    """``text`` (one line of a file, split at ``\\n``) with each other line break shown as a visible
+    mark, so that it cannot start a line of the result; and whether it held one."""
+    if _BREAK.search(text) is None:
+        return text, False
+    return text.translate(_BREAK_TABLE), True
 
 
 #: Lines difflib may compare (old times new, of the changed middle): its matcher is quadratic, and
@@ -146,13 +187,16 @@ def _range(start: int, length: int) -> str:
 def numbered_snippet(
     text: str, char_index: int, span_chars: int, *, context: int = 3, max_lines: int = 16
 ) -> str:
-    """``cat -n`` lines around ``text[char_index : char_index + span_chars]``."""
+    """``cat -n`` lines around ``text[char_index : char_index + span_chars]``, numbered as Read
+    numbers them: at ``\\n`` (a CRLF's ``\\r`` dropped), other breaks shown by `one_line`."""
     first = text.count("\n", 0, char_index)
     last = first + text.count("\n", char_index, char_index + max(span_chars, 0))
-    lines = _display_lines(text) or [""]
+    lines = text.split("\n")
+    if len(lines) > 1 and not lines[-1]:
+        lines.pop()
     lo = max(0, first - context)
     hi = min(len(lines), last + context + 1, lo + max_lines)
-    return "\n".join(f"{n + 1:>6}\t{lines[n]}" for n in range(lo, hi))
+    return "\n".join(f"{n + 1:>6}\t{one_line(lines[n].removesuffix(chr(13)))[0]}" for n in range(lo, hi))
 
 
 def marked_listing(text: str, notes: list[str], source: str) -> str:

@@ -226,6 +226,13 @@ def _plan(view: View, existing: Existing | None, path: str, tool_input: EditInpu
     hint = ""
     if re.match(r"^ *\d+\t", old) and all(re.match(r"^ *\d+\t", ln) for ln in old.splitlines() if ln):
         hint = " It starts with Read's line-number prefix (spaces, number, tab); leave that out."
+    elif any(
+        mark in old for mark in ("\u240b", "\u240c", "\u240d", "\u241c", "\u241d", "\u241e", "\u27e8U+")
+    ):
+        hint = (
+            " It holds a mark Read and Grep show for a line break inside a line (\u240d for \\r, "
+            "\u27e8U+2028\u27e9 ...); write the real character, or change that line with Bash."
+        )
     elif old.strip() and old.strip() in text:
         hint = " The text occurs with different leading/trailing whitespace; copy it exactly."
     raise ToolExecutionError(

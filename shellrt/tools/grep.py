@@ -47,7 +47,7 @@ from shellrt.tools._paths import (
     subject_for,
     view_for,
 )
-from shellrt.tools._render import marked_listing, shown_file
+from shellrt.tools._render import BREAKS_NOTE, marked_listing, one_line, shown_file
 from shellrt.tools._search import search, stream_has_nul
 from shellrt.tools._search_types import FileHits, GrepQuery
 from shellrt.tools._sendable import SendableText
@@ -115,6 +115,10 @@ class GrepOutput:
     files: int
     matches: int
     pattern: str
+    #: Shown lines that held a line break other than ``\n`` (shown as a mark: `one_line`).
+    broken: int = 0
+    #: Shown lines cut at ``MAX_LINE_CHARS``, as ``path:N`` (a file line may end in the marker too).
+    cut: tuple[str, ...] = ()
 
 
 class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
@@ -268,6 +272,18 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
             if output.offset + shown < output.total_entries:
                 paging += f" Pass offset={output.offset + shown} for more, or narrow the search."
             notes.append(note(paging))
+        if output.broken:
+            lines = "lines" if output.broken != 1 else "line"
+            notes.append(note(f"{output.broken} shown {lines} {BREAKS_NOTE}"))
+        if output.cut:
+            named = ", ".join(output.cut[:_CUT_NAMED])
+            more = f" and {len(output.cut) - _CUT_NAMED:,} more" if len(output.cut) > _CUT_NAMED else ""
+            notes.append(
+                note(
+                    f"Cut at {MAX_LINE_CHARS:,} characters (ending in '… [truncated]'; no other shown line "
+                    f"was cut): {named}{more}. Read the file with an offset for the whole line."
+                )
+            )
         return marked_listing(text, notes, "the file names and matched lines")
 
     def render_result(self, output: GrepOutput) -> str:
@@ -357,9 +373,17 @@ def _relative(path: str, cwd: str) -> str:
     return rel if rel else path
 
 
-def _clip(text: str) -> str:
-    text = text.removesuffix("\r")
-    return text if len(text) <= MAX_LINE_CHARS else text[:MAX_LINE_CHARS] + " … [truncated]"
+#: How many cut lines the note names (the rest are counted).
+_CUT_NAMED = 10
+
+
+def _clip(text: str) -> tuple[str, bool, bool]:
+    """A matched or context line as shown: one line of the result (`one_line`), cut to its bound;
+    whether it held another line break; whether it was cut."""
+    text, broken = one_line(text.removesuffix("\r"))
+    if len(text) <= MAX_LINE_CHARS:
+        return text, broken, False
+    return text[:MAX_LINE_CHARS] + " … [truncated]", broken, True
 
 
 #: What in a name reads as the separator after it (``path:N:``, ``path-N-``, ``path:N`` of a count):
@@ -396,6 +420,8 @@ def _format(
     mode = tool_input.output_mode
     entries: list[str]
     matches = sum(h.match_count for h in found.values())
+    broken: set[int] = set()
+    cut: dict[int, str] = {}
     if mode == "files_with_matches":
         entries = [shown_file(absolute(p)) for p in sorted(found, key=order)]
     elif mode == "count":
@@ -413,10 +439,26 @@ def _format(
                     entries.append("--")
                 sep = ":" if is_match else "-"
                 prefix = f"{shown}{sep}{number}{sep}" if tool_input.line_numbers else f"{shown}{sep}"
-                entries.append(prefix + _clip(text))
+                shown_text, had_break, was_cut = _clip(text)
+                if had_break:
+                    broken.add(len(entries))
+                if was_cut:
+                    cut[len(entries)] = f"{shown}:{number}"
+                entries.append(prefix + shown_text)
                 previous = number
     limit = DEFAULT_HEAD_LIMIT if tool_input.head_limit is None else tool_input.head_limit
     window = entries[tool_input.offset :]
     if limit:
         window = window[:limit]
-    return GrepOutput(mode, window, len(entries), tool_input.offset, len(found), matches, tool_input.pattern)
+    shown_range = range(tool_input.offset, tool_input.offset + len(window))
+    return GrepOutput(
+        mode,
+        window,
+        len(entries),
+        tool_input.offset,
+        len(found),
+        matches,
+        tool_input.pattern,
+        sum(1 for i in broken if i in shown_range),
+        tuple(name for i, name in sorted(cut.items()) if i in shown_range),
+    )

@@ -48,6 +48,7 @@ from shellrt.protocol import (
     ValidationResult,
 )
 from shellrt.protocol.notes import neutralize_output, note, untrusted_note
+from shellrt.tools._framing import PDF_FRAMING, unframed
 from shellrt.tools._notebook import NotebookError
 from shellrt.tools._notebook import render as render_notebook
 from shellrt.tools._offloop import off_loop
@@ -62,6 +63,7 @@ from shellrt.tools._paths import (
     subject_for,
     view_for,
 )
+from shellrt.tools._render import BREAKS_NOTE, one_line
 from shellrt.tools._sendable import SendableText
 
 __all__ = ["ReadInput", "ReadOutput", "ReadTool"]
@@ -442,9 +444,7 @@ def _read_text(
             size=seen,
             partial=start > 1 or scan.more or cut,
         )
-    text = _format_window(
-        path, label, scan.shown, start, scan.total_lines, scan.more, scan.budget_hit, encoding
-    )
+    text = _format_window(path, label, scan, start, encoding)
     if cut:
         text += (
             f"\n\n(Only the first {MAX_SCAN_BYTES // (1 << 20)} MiB of this {st.st_size:,}-byte file were scanned; "
@@ -473,6 +473,8 @@ class _LineScanner:
         self.pending = bytearray()
         self.pending_len = 0
         self.total_lines = 0
+        self.broken = 0  # shown lines that held a line break other than \n (`one_line`)
+        self.cut: list[int] = []  # shown lines cut at MAX_LINE_CHARS: a note names them
         self._cap = MAX_LINE_CHARS * 4 + 4
 
     def feed(self, chunk: bytes) -> None:
@@ -505,8 +507,10 @@ class _LineScanner:
                 line = bytes(self.pending).decode(self.encoding, errors="replace")
                 if self.line_no == 1:
                     line = line.removeprefix("\ufeff")
-                line = line.removesuffix("\r")
-                if len(line) > MAX_LINE_CHARS or self.pending_len > len(self.pending):
+                line, broken = one_line(line.removesuffix("\r"))
+                self.broken += broken
+                cut = len(line) > MAX_LINE_CHARS or self.pending_len > len(self.pending)
+                if cut:
                     line = line[:MAX_LINE_CHARS] + " … [line truncated]"
                 cost = len(line) + 8
                 if self.shown and self.chars + cost > MAX_OUTPUT_CHARS:
@@ -514,6 +518,8 @@ class _LineScanner:
                 else:
                     self.shown.append((self.line_no, line))
                     self.chars += cost
+                    if cut:
+                        self.cut.append(self.line_no)
         self.total_lines += 1
         self.line_no += 1
         self.pending.clear()
@@ -527,16 +533,8 @@ class _LineScanner:
                 self.total_lines += 1
 
 
-def _format_window(
-    path: Path,
-    label: str,
-    shown: list[tuple[int, str]],
-    start: int,
-    total: int,
-    more: bool,
-    budget_hit: bool,
-    encoding: str,
-) -> str:
+def _format_window(path: Path, label: str, scan: _LineScanner, start: int, encoding: str) -> str:
+    shown, total, more, budget_hit = scan.shown, scan.total_lines, scan.more, scan.budget_hit
     if total == 0:
         return f"(The file {label} exists but is empty.)"
     if not shown:
@@ -558,11 +556,31 @@ def _format_window(
             )
     if encoding == "latin-1":
         notes.append("The file is not valid UTF-8; it was decoded as latin-1 (edits keep that encoding).")
+    if scan.cut:
+        notes.append(_cut_note(scan.cut))
+    if scan.broken:
+        notes.append(f"{scan.broken} shown line{'s' if scan.broken != 1 else ''} {BREAKS_NOTE}")
     if notes:
         body += "\n\n" + note(" ".join(notes))
     if forged:
         body += ("\n" if notes else "\n\n") + untrusted_note(forged, "the file")
     return body
+
+
+#: How many cut lines the note names (the rest are counted).
+_CUT_NAMED = 20
+
+
+def _cut_note(cut: list[int]) -> str:
+    """Which lines were cut: the file's own text may end a line in ``… [line truncated]`` too
+    (red team round 23), so the note, which the file cannot write, is what says so."""
+    named = ", ".join(str(n) for n in cut[:_CUT_NAMED])
+    more = f" and {len(cut) - _CUT_NAMED:,} more" if len(cut) > _CUT_NAMED else ""
+    which = f"Line {named} was" if len(cut) == 1 else f"Lines {named}{more} were"
+    return (
+        f"{which} longer than {MAX_LINE_CHARS:,} characters and shown cut (ending in "
+        "'… [line truncated]'; no other line was cut). Use Bash for the rest, e.g. `cut -c2001-4000`."
+    )
 
 
 def _read_utf16(
@@ -580,9 +598,7 @@ def _read_utf16(
     scan = _LineScanner(start, tool_input.limit or DEFAULT_LINE_LIMIT, "utf-8")
     scan.feed(data[2:].decode(encoding, errors="replace").encode("utf-8"))
     scan.finish()
-    text = _format_window(
-        path, label, scan.shown, start, scan.total_lines, scan.more, scan.budget_hit, encoding
-    )
+    text = _format_window(path, label, scan, start, encoding)
     record = FileReadRecord(
         sha256=hashlib.sha256(data).hexdigest(),
         mtime_ns=st.st_mtime_ns,
@@ -773,6 +789,16 @@ def _parse_pdf(data: bytes, label: str, want: tuple[int, int]) -> tuple[int, dic
     return int(result["total"]), {str(k): str(v) for k, v in result["texts"].items()}
 
 
+def _pdf_pages(texts: dict[str, str], first: int, last: int, total: int) -> str:
+    """The pages' text under their ``--- page N of M ---`` lines; a page's own line that would pass
+    for one (or for a note on what was shown) is escaped (`unframed`, red team round 23)."""
+    parts: list[str] = []
+    for number in range(first, last + 1):
+        page_text = unframed(texts.get(str(number), "").strip(), PDF_FRAMING)
+        parts.append(f"--- page {number} of {total} ---\n{page_text or '[no extractable text]'}")
+    return "\n\n".join(parts)
+
+
 def _read_pdf(
     fd: int, path: Path, label: str, st: os.stat_result, pages: str | None
 ) -> tuple[ReadOutput, FileReadRecord]:
@@ -792,11 +818,7 @@ def _read_pdf(
     want = _page_range(pages, MAX_PDF_PAGES_PER_CALL * 1_000_000)  # the range's own checks, before parsing
     total, texts = _parse_pdf(data, label, want)
     first, last = _page_range(pages, total)
-    parts: list[str] = []
-    for number in range(first, last + 1):
-        page_text = texts.get(str(number), "")
-        parts.append(f"--- page {number} of {total} ---\n{page_text.strip() or '[no extractable text]'}")
-    text = "\n\n".join(parts)
+    text = _pdf_pages(texts, first, last, total)
     if len(text) > MAX_OUTPUT_CHARS:
         text = text[:MAX_OUTPUT_CHARS] + "\n\n(Output budget reached; ask for fewer pages.)"
     if last < total:

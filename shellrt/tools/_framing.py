@@ -1,0 +1,79 @@
+"""A file's own lines that would pass for a file tool's framing, escaped (standard library only).
+
+Why: Read shows a notebook (``<cell ...>`` tags, ``<outputs ...>``) and a PDF (``--- page N of M
+---``, ``(Showing pages ...)``) without line numbers, so a line of the file starts a line of the
+result and could forge a cell, a page or a note on how much was shown. A line is judged as a model
+reads it (red team round 23: ``\\u200b<cell``, ``\\x1b[0m</cell>`` and fullwidth ``\\uff1ccell`` passed
+the round 13 check, which only stripped blanks): terminal escapes, invisible characters, blanks
+and controls dropped, NFKC, case folded. The notebook's child process imports this module alone.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["NOTEBOOK_FRAMING", "PDF_FRAMING", "unframed"]
+
+#: What the notebook rendering writes at a line's start (blanks dropped, folded).
+NOTEBOOK_FRAMING = ("<cell", "</cell", "<outputs", "</outputs", "(outputbudgetreached")
+#: What the PDF rendering writes at a line's start (blanks dropped, folded).
+PDF_FRAMING = ("---page", "(outputbudgetreached", "(showingpages", "[noextractabletext]")
+_FIRSTS = frozenset(o[0] for o in NOTEBOOK_FRAMING + PDF_FRAMING)
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+#: Characters a reader does not see before a line's first letter: format, marks, controls, blanks.
+_DROPPED = frozenset({"Cf", "Mn", "Me", "Cc", "Zs", "Zl", "Zp"})
+#: The line breaks Python's ``splitlines`` knows; a line start that may open framing: any first
+#: character after blanks but an ASCII letter or digit (the usual line is skipped by the regex).
+_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+_CANDIDATE = re.compile(f"(?:^|[{_BREAKS}])[ \t]*[^A-Za-z0-9 \t{_BREAKS}]")
+_BREAK = re.compile(f"[{_BREAKS}]")
+_JUDGED_CHARS = 160
+_ENTITIES = {"<": "&lt;", "[": "&#91;"}
+
+
+def _visible(c: str) -> bool:
+    return not c.isspace() and unicodedata.category(c) not in _DROPPED
+
+
+def _reads_as(line: str, openings: tuple[str, ...]) -> bool:
+    head = line[:_JUDGED_CHARS]
+    if "\x1b" in head:
+        head = _ANSI.sub("", head)
+    first = next((c for c in head if _visible(c)), "")
+    if unicodedata.normalize("NFKC", first)[:1] not in _FIRSTS:
+        return False  # cheap: most lines start with a character no opening starts with
+    if not head.isascii():
+        head = unicodedata.normalize("NFKC", head)
+    return "".join(c for c in head if _visible(c)).casefold().startswith(openings)
+
+
+def _escaped(line: str) -> str:
+    """``line`` with its first visible character as an HTML character reference."""
+    i = 0
+    while i < len(line):
+        escape = _ANSI.match(line, i) if line[i] == "\x1b" else None
+        if escape:
+            i = escape.end()
+        elif not _visible(line[i]):
+            i += 1
+        else:
+            c = line[i]
+            return line[:i] + _ENTITIES.get(c, f"&#{ord(c)};") + line[i + 1 :]
+    return line
+
+
+def unframed(text: str, openings: tuple[str, ...]) -> str:
+    """``text`` (the file's) with each line that reads as one of ``openings`` escaped (its first
+    visible character as ``&lt;`` / ``&#40;`` ...), at any line break Python knows."""
+    out: list[str] = []
+    done = 0
+    for candidate in _CANDIDATE.finditer(text):
+        start = candidate.start() + (text[candidate.start()] in _BREAKS)  # after the line's break
+        head = text[start : start + _JUDGED_CHARS]
+        head = head[: end.start()] if (end := _BREAK.search(head)) else head
+        if start >= done and _reads_as(head, openings):
+            escaped = _escaped(head)
+            out += [text[done:start], escaped]
+            done = start + len(head)
+    return "".join([*out, text[done:]]) if out else text
