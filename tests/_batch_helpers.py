@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -60,3 +62,16 @@ def start_cli(*args: str) -> subprocess.Popen[bytes]:
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
+
+
+def run_tasks(
+    tmp_path: Path, tasks: list[dict[str, Any]], *flags: str, jobs: int = 1, timeout: float = 180
+) -> tuple[subprocess.CompletedProcess[str], dict[str, dict[str, Any]]]:
+    """``shellrt batch run`` of ``tasks`` (written to ``tmp_path/tasks.jsonl``), ``jobs`` at a time,
+    nothing prestarted, quiet, plus ``flags``: the finished process and each task's result by id."""
+    path, out = tmp_path / "tasks.jsonl", tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    proc = run_cli("run", str(path), "--out", str(out), "-j", str(jobs), "--prestart", "0", "-q", *flags,
+                   timeout=timeout)
+    lines = out.read_text().splitlines() if out.exists() else []
+    return proc, {r["id"]: r for r in map(json.loads, lines)}

@@ -11,36 +11,18 @@ makes the task ``error`` (the CLI exits 1), never ``failed`` or ``ok``. Real bwr
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
-from tests._batch_helpers import run_cli
+from tests._batch_helpers import run_tasks
 from tests._bwrap_session import require_bwrap
 
 _HOG = {"id": "hog", "commands": ["head -c 3000000 /dev/zero | tr '\\0' x"], "collect": {"output": "full"}}
 
 
 def _cli(tmp_path: Path, lines: list[dict[str, Any]]) -> tuple[int, str, dict[str, Any]]:
-    tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text("".join(json.dumps(t) + "\n" for t in lines))
-    out = tmp_path / "results.jsonl"
-    proc = run_cli(
-        "run",
-        str(tasks),
-        "--out",
-        str(out),
-        "-j",
-        "1",
-        "--prestart",
-        "0",
-        "-q",
-        "--output-budget",
-        "1m",
-        timeout=180,
-    )
-    results = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())} if out.exists() else {}
+    proc, results = run_tasks(tmp_path, lines, "--output-budget", "1m")
     return proc.returncode, proc.stderr, results
 
 
@@ -133,25 +115,9 @@ def test_collected_files_stay_within_the_tasks_share(tmp_path: Path) -> None:
     """Two tasks at a time: each may hold half the budget. Before, one task's collected files could
     take all of it (and keep it for the run), so every later task's collection failed."""
     require_bwrap()
-    tasks = tmp_path / "tasks.jsonl"
     big = {"id": "big", "commands": ["head -c 900000 /dev/zero > blob"], "collect": {"files": ["blob"]}}
-    tasks.write_text(json.dumps(big) + "\n")
-    out = tmp_path / "results.jsonl"
-    proc = run_cli(
-        "run",
-        str(tasks),
-        "--out",
-        str(out),
-        "-j",
-        "2",
-        "--prestart",
-        "0",
-        "-q",
-        "--output-budget",
-        "1m",
-        timeout=180,
-    )
-    result = json.loads(out.read_text())
+    proc, results = run_tasks(tmp_path, [big], "--output-budget", "1m", jobs=2)
+    result = results["big"]
     assert result["status"] == "error" and "share" in (result["error"] or ""), result
     assert proc.returncode == 1, proc.stderr
 
@@ -160,29 +126,13 @@ def test_collected_empty_files_cost_their_inodes(tmp_path: Path) -> None:
     """300 empty files cost 0 bytes of the budget and stayed for the run (up to 1,000,000 a task:
     the host's inodes). Each now counts at least an inode's share of the disk (16 KiB)."""
     require_bwrap()
-    tasks = tmp_path / "tasks.jsonl"
     many = {
         "id": "many",
         "commands": ["mkdir out && cd out && touch $(seq 1 300)"],
         "collect": {"files": ["out"]},
     }
-    tasks.write_text(json.dumps(many) + "\n")
-    out = tmp_path / "results.jsonl"
-    proc = run_cli(
-        "run",
-        str(tasks),
-        "--out",
-        str(out),
-        "-j",
-        "1",
-        "--prestart",
-        "0",
-        "-q",
-        "--output-budget",
-        "1m",
-        timeout=180,
-    )
-    result = json.loads(out.read_text())
+    proc, results = run_tasks(tmp_path, [many], "--output-budget", "1m")
+    result = results["many"]
     assert result["status"] == "error" and "--output-budget" in (result["error"] or ""), result
     assert proc.returncode == 1, proc.stderr
     kept = list((tmp_path / "results.jsonl.artifacts" / "many" / "files" / "out").iterdir())

@@ -11,14 +11,13 @@ task is ``timeout``. Real bwrap, real CLI.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 import pytest
 
 from shellrt.batch import Task, TaskFloor, TaskRefused
-from tests._batch_helpers import run_cli
+from tests._batch_helpers import run_tasks
 from tests._bwrap_session import require_bwrap
 
 
@@ -35,28 +34,12 @@ def test_the_default_floor_gives_every_task_a_deadline() -> None:
 
 def test_a_task_that_never_ends_stops_at_its_deadline(tmp_path: Path) -> None:
     require_bwrap()
-    tasks = tmp_path / "tasks.jsonl"
     forever = {"id": "forever", "timeout": 1e9, "commands": ["sleep 1000000", "echo never"]}
-    tasks.write_text(json.dumps(forever) + "\n" + json.dumps({"id": "next", "commands": ["echo ran"]}) + "\n")
-    out = tmp_path / "results.jsonl"
     t0 = time.monotonic()
-    proc = run_cli(
-        "run",
-        str(tasks),
-        "--out",
-        str(out),
-        "-j",
-        "1",
-        "--prestart",
-        "0",
-        "-q",
-        "--task-deadline",
-        "2",
-        timeout=240,
-    )
+    proc, results = run_tasks(tmp_path, [forever, {"id": "next", "commands": ["echo ran"]}], "--task-deadline", "2",
+                              timeout=240)
     assert proc.returncode == 0, proc.stderr
     assert time.monotonic() - t0 < 200  # not 1e9 s
-    results = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
     assert results["forever"]["status"] == "timeout", results["forever"]
     commands = results["forever"]["commands"]
     assert len(commands) == 1 and commands[0]["timed_out"] and "--task-deadline" in commands[0]["output_lost"]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from shellrt.batch.tasks import MAX_COMMANDS
 from shellrt.batch.worker import RESULT_PREVIEW_BYTES
-from tests._batch_helpers import run_cli
+from tests._batch_helpers import run_tasks
 from tests._bwrap_session import require_bwrap
 
 _FAT = "head -c 1000000 /dev/zero | tr '\\0' x; head -c 1000000 /dev/zero | tr '\\0' y >&2"
@@ -26,10 +26,8 @@ def test_a_tasks_previews_share_one_bound(tmp_path: Path) -> None:
     require_bwrap()
     count = RESULT_PREVIEW_BYTES // 1_000_000 + 8  # ~2x the bound, printed
     task = {"id": "fat", "commands": [_FAT] * count, "collect": {"preview_bytes": 1_000_000}}
-    tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text(json.dumps(task) + "\n")
     out = tmp_path / "results.jsonl"
-    proc = run_cli("run", str(tasks), "--out", str(out), "-j", "1", "--prestart", "0", "-q", timeout=300)
+    proc, _ = run_tasks(tmp_path, [task], timeout=300)
     assert proc.returncode == 0, proc.stderr
     line = out.read_bytes()
     assert len(line) < RESULT_PREVIEW_BYTES + (1 << 20), len(line)  # was count * 2 MB
