@@ -115,7 +115,19 @@ _LOOKALIKES = frozenset("\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u2013\u2014\
 _COMMENT_AFTER = frozenset(" \t\r\n;|&(){}")
 
 
+#: A carriage return not followed by a line feed, or an ASCII control character other than tab and
+#: LF: PowerShell ends a statement, a ``#`` comment and a here-string line at a lone CR as at LF, and
+#: reads form feed and vertical tab as blanks; this tokenizer would read them as part of a word.
+_CONTROL = re.compile(r"\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
 def _tokenize(src: str) -> list[_Token]:
+    control = _CONTROL.search(src)
+    if control is not None:
+        raise _PsError(
+            f"{control.group()!r} (a carriage return without a line feed, or a control character) ends a "
+            "line or separates words to PowerShell but not to this analysis; use LF or CRLF line ends and spaces"
+        )
     if not src.isascii():
         odd = sorted({ch for ch in src if ch in _LOOKALIKES or (ch.isspace() and ch not in " \t\r\n")})
         if odd:
