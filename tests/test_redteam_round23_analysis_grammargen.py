@@ -10,13 +10,16 @@ a read-only name), then wrapped by a seeded choice of compound forms (groups, su
 pipelines, ``if``/``for``/``case`` bodies, functions, wrappers). Whatever ``analyze()`` judges
 read-only runs in one Bash tool call inside bubblewrap, each form in its own directory, the way
 the tool runs a command (``eval`` in ``bash -c``); a form that leaves any file was judged wrongly.
-None did in round 23 (1,380 forms, 502 read-only, all run once by hand); the test runs a stride
-of them, with positive controls that must write, so the harness can see a miss.
+The same for the forms allow rules for every named program but the payload's ``touch`` let
+through (every split part matched). None did in round 23 (1,380 forms, 502 read-only and 70 more
+allowed by the rules, all run once by hand); the test runs a stride of them, with positive controls
+that must write, so the harness can see a miss.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import random
 from pathlib import Path
 
@@ -24,7 +27,8 @@ import pytest
 
 import shellrt
 from shellrt.analysis import analyze
-from shellrt.protocol import ToolUseBlock
+from shellrt.permissions import build_governance
+from shellrt.protocol import ToolContext, ToolUseBlock
 from shellrt.tools.bash import Bash
 from tests._bwrap_session import require_bwrap
 
@@ -78,6 +82,14 @@ WRAPPERS = ["{{ {c}\n}}", "( {c}\n)", "! {c}", "true && {c}", "false || {c}", "{
 #: Positive controls: bash runs the payload. Each must leave the marker, or the harness could not see a miss.
 CONTROLS = ["echo $(touch P)", "cat <<E\n$(touch P)\nE", "printf -v 'a[$(touch P)]' x",
             "[[ a[$(touch P)] -eq 1 ]]", "x='a[$(touch P)]'; [[ $x -eq 1 ]]", "cat <<< `touch P`"]
+#: Allow rules for every program a template names except the payload's ``touch``: a form these rules
+#: allow (every split part matched) must run nothing else either.
+RULES = ["Bash(echo:*)", "Bash(cat:*)", "Bash(printf:*)", "Bash(ls:*)", "Bash(test:*)", "Bash([:*)", "Bash(grep:*)",
+         "Bash(type:*)", "Bash(help:*)", "Bash(command:*)", "Bash(wc:*)", "Bash(true:*)", "Bash(:)", "Bash(jq:*)",
+         "Bash(find:*)", "Bash(git log:*)", "Bash(dirs:*)", "Bash(cd:*)", "Bash(history:*)", "Bash(declare:*)",
+         "Bash(read:*)", "Bash(let:*)", "Bash(export:*)", "Bash(local:*)", "Bash(unset:*)", "Bash(mapfile:*)",
+         "Bash(getopts:*)", "Bash(wait:*)", "Bash(pushd:*)", "Bash(builtin:*)", "Bash(time:*)", "Bash(nice:*)",
+         "Bash(env:*)", "Bash(timeout:*)", "Bash(sed:*)", "Bash(bash:*)", "Bash(sh:*)"]
 SEED = 23
 #: Run every STRIDE-th read-only form (all forms are judged); the full run is STRIDE = 1 (~15 s).
 STRIDE = 5
@@ -102,10 +114,25 @@ def test_the_generator_reaches_both_verdicts() -> None:
     assert not [c for c in CONTROLS if analyze(c).read_only]
 
 
-async def test_read_only_grammar_forms_run_nothing_in_bwrap(tmp_path: Path) -> None:
+async def _rule_allowed(tmp_path: Path, commands: list[str]) -> list[str]:
+    """The commands the permission engine allows in default mode under RULES (not read-only ones)."""
+    ws = tmp_path / "rules"
+    (ws / ".shellrt").mkdir(parents=True)
+    (ws / ".shellrt" / "settings.json").write_text(json.dumps({"permissions": {"allow": RULES}}))
+    gov = build_governance(ws, home=tmp_path / "home", managed_path=tmp_path / "managed.json", mode="default",
+                           trust_workspace=True)
+    ctx = ToolContext(session_id="s", session_dir=tmp_path / "rs", workspace=ws, cwd=str(ws), allowed_roots=(ws,))
+    tool = Bash()
+    return [c for c in commands
+            if (await gov.engine.decide(tool, tool.parse_input({"command": c}), ctx)).behavior == "allow"]
+
+
+async def test_read_only_or_rule_allowed_grammar_forms_run_nothing_in_bwrap(tmp_path: Path) -> None:
     require_bwrap()
     read_only = [f for f in forms() if analyze(f).read_only]
-    sample = read_only[::STRIDE] + CONTROLS
+    by_rule = await _rule_allowed(tmp_path, [f for f in forms()[::STRIDE] if not analyze(f).read_only] + CONTROLS)
+    assert by_rule and not [c for c in CONTROLS if c in by_rule], by_rule  # reached, and `touch` is never allowed
+    sample = read_only[::STRIDE] + by_rule + CONTROLS
     assert len(sample) > 100, len(sample)
     ws = tmp_path / "ws"
     (ws / "c").mkdir(parents=True)
