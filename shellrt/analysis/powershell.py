@@ -151,6 +151,11 @@ def _tokenize(src: str) -> list[_Token]:
             if i > 0 and src[i - 1] not in _COMMENT_AFTER:
                 # `a#b` is one word to PowerShell (`#` starts a comment only at a token's start).
                 raise _PsError("a '#' inside a word: PowerShell reads on (not a comment); quote the word")
+            if src[i + 1 : i + 9].lower() == "requires":
+                # Not a comment to PowerShell: `#requires -Modules`/`-Assembly` imports or loads what it
+                # names (a module path the repository ships runs its code) before the command runs.
+                raise _PsError("a '#requires' line imports the modules or loads the assemblies it names; "
+                               "remove it, or ask")
             while i < n and src[i] != "\n":
                 i += 1
         elif src.startswith("<#", i):
