@@ -70,3 +70,14 @@ async def test_powershell_tool_asks_for_them_and_keeps_crlf(tmp_path: Path) -> N
     decisions = await _decide(tmp_path, ATTACKS + KEPT)
     assert decisions[: len(ATTACKS)] == ["ask"] * len(ATTACKS), list(zip(ATTACKS, decisions, strict=False))
     assert decisions[len(ATTACKS):] == ["allow"] * len(KEPT), list(zip(KEPT, decisions[len(ATTACKS):], strict=True))
+
+
+#: PowerShell 7.1's null-conditional access after a braced variable calls a method or indexes, as
+#: `$x.M()` does (found with the forms above; the tool asked already for the `$` word, low).
+NULL_CONDITIONAL = ["Write-Output ${x}?.Delete()", "Write-Output ${Host}?.EnterNestedPrompt()",
+                    "Write-Output ${function:prompt}?.Invoke()", "Get-Content ${x}?.y", "Write-Output ${x}?[0]"]
+
+
+def test_null_conditional_member_access_is_not_read_only() -> None:
+    assert [c for c in NULL_CONDITIONAL if analyze(c, "powershell").read_only] == []
+    assert analyze("Write-Output ${x}", "powershell").read_only  # a plain braced variable stays read-only

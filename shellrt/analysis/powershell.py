@@ -230,8 +230,10 @@ def _tokenize(src: str) -> list[_Token]:
                 while j < n and (src[j].isalnum() or src[j] in "_:?^$"):
                     j += 1
             kind = "var" if ch == "$" else "splat"
-            if (j < n and src[j] in ".[") or src.startswith("::", j) or "::" in src[i:j]:
-                kind = "member"  # `$x.M()`, `$x[0]`, and static access `$x::M()`, `${x}::M()`
+            if (j < n and src[j] in ".[") or src.startswith(("::", "?.", "?["), j) or "::" in src[i:j]:
+                # `$x.M()`, `$x[0]`, static access `$x::M()`, `${x}::M()`, and PowerShell 7.1's
+                # null-conditional `${x}?.M()`/`${x}?[0]` (`$x?.M()` scans `?` into the name first)
+                kind = "member"
             tokens.append(_Token(kind, src[i:j]))
             i = j
         elif ch == "[":
