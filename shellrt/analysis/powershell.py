@@ -115,7 +115,19 @@ _LOOKALIKES = frozenset("\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u2013\u2014\
 _COMMENT_AFTER = frozenset(" \t\r\n;|&(){}")
 
 
+#: A carriage return not followed by a line feed, or an ASCII control character other than tab and
+#: LF: PowerShell ends a statement, a ``#`` comment and a here-string line at a lone CR as at LF, and
+#: reads form feed and vertical tab as blanks; this tokenizer would read them as part of a word.
+_CONTROL = re.compile(r"\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
 def _tokenize(src: str) -> list[_Token]:
+    control = _CONTROL.search(src)
+    if control is not None:
+        raise _PsError(
+            f"{control.group()!r} (a carriage return without a line feed, or a control character) ends a "
+            "line or separates words to PowerShell but not to this analysis; use LF or CRLF line ends and spaces"
+        )
     if not src.isascii():
         odd = sorted({ch for ch in src if ch in _LOOKALIKES or (ch.isspace() and ch not in " \t\r\n")})
         if odd:
@@ -139,6 +151,11 @@ def _tokenize(src: str) -> list[_Token]:
             if i > 0 and src[i - 1] not in _COMMENT_AFTER:
                 # `a#b` is one word to PowerShell (`#` starts a comment only at a token's start).
                 raise _PsError("a '#' inside a word: PowerShell reads on (not a comment); quote the word")
+            if src[i + 1 : i + 9].lower() == "requires":
+                # Not a comment to PowerShell: `#requires -Modules`/`-Assembly` imports or loads what it
+                # names (a module path the repository ships runs its code) before the command runs.
+                raise _PsError("a '#requires' line imports the modules or loads the assemblies it names; "
+                               "remove it, or ask")
             while i < n and src[i] != "\n":
                 i += 1
         elif src.startswith("<#", i):
@@ -213,8 +230,10 @@ def _tokenize(src: str) -> list[_Token]:
                 while j < n and (src[j].isalnum() or src[j] in "_:?^$"):
                     j += 1
             kind = "var" if ch == "$" else "splat"
-            if (j < n and src[j] in ".[") or src.startswith("::", j) or "::" in src[i:j]:
-                kind = "member"  # `$x.M()`, `$x[0]`, and static access `$x::M()`, `${x}::M()`
+            if (j < n and src[j] in ".[") or src.startswith(("::", "?.", "?["), j) or "::" in src[i:j]:
+                # `$x.M()`, `$x[0]`, static access `$x::M()`, `${x}::M()`, and PowerShell 7.1's
+                # null-conditional `${x}?.M()`/`${x}?[0]` (`$x?.M()` scans `?` into the name first)
+                kind = "member"
             tokens.append(_Token(kind, src[i:j]))
             i = j
         elif ch == "[":
