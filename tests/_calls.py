@@ -4,11 +4,14 @@ names one call in a session, round 19), and the text of a tool_result block."""
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 from typing import Any
+
+import anyio
 
 import shellrt
 
-__all__ = ["block_text", "one_call"]
+__all__ = ["block_text", "one_call", "session_results"]
 
 _ids = itertools.count()
 
@@ -24,3 +27,20 @@ def block_text(block: dict[str, Any]) -> str:
     """A tool_result block's text (its string, or its text parts joined by newlines)."""
     content = block["content"]
     return content if isinstance(content, str) else "\n".join(c.get("text", "") for c in content)
+
+
+def session_results(
+    ws: Path, backend: str, calls: list[tuple[str, dict[str, Any]]], **runtime: Any
+) -> list[dict[str, Any]]:
+    """The tool_result blocks of ``calls`` (tool name, input), one turn each, in ONE session of a
+    Runtime on ``ws`` and ``backend`` (``runtime``: its other arguments), run to its end."""
+
+    async def main() -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        async with shellrt.Runtime(ws, backend, **runtime) as rt:
+            for i, (name, value) in enumerate(calls):
+                block = {"type": "tool_use", "id": f"c{i}", "name": name, "input": value}
+                out += (await rt.run({"role": "assistant", "content": [block]}))["content"]
+        return out
+
+    return anyio.run(main)

@@ -18,25 +18,16 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
-from shellrt.runtime import Runtime
+from tests._calls import session_results
 from tests.conftest import require
 
 _BENIGN = "#!/bin/sh\nexit 0\n"
 
 
 def _run(ws: Path, backend: str, mode: str, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, backend, mode=mode, session_dir=ws.parent / f"session-{mode}") as rt:
-            out = []
-            for i, (name, value) in enumerate(calls):
-                block = {"type": "tool_use", "id": f"g{i}", "name": name, "input": value}
-                out += (await rt.run({"role": "assistant", "content": [block]}))["content"]
-            return out
-
-    return anyio.run(main)
+    return session_results(ws, backend, calls, mode=mode, session_dir=ws.parent / f"session-{mode}")
 
 
 def _repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, global_config: str = "") -> Path:

@@ -22,20 +22,12 @@ from typing import Any
 import anyio
 import pytest
 
-from shellrt.runtime import Runtime
+from tests._calls import session_results
 from tests.conftest import require
 
 
 def _run(ws: Path, backend: str, mode: str, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, backend, mode=mode, session_dir=ws.parent / "session") as rt:
-            out = []
-            for i, (name, value) in enumerate(calls):
-                block = {"type": "tool_use", "id": f"t{i}", "name": name, "input": value}
-                out += (await rt.run({"role": "assistant", "content": [block]}))["content"]
-            return out
-
-    return anyio.run(main)
+    return session_results(ws, backend, calls, mode=mode, session_dir=ws.parent / "session")
 
 
 @pytest.mark.parametrize("backend", ["local", "bwrap"])

@@ -18,22 +18,13 @@ import anyio
 import pytest
 
 from shellrt.runtime import Runtime
+from tests._calls import session_results
 
 
 def _session(
     ws: Path, own: Path, session: Path, calls: list[tuple[str, dict[str, Any]]]
 ) -> list[dict[str, Any]]:
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(
-            ws, "local", mode="bypassPermissions", settings_files=[own], session_dir=session
-        ) as rt:
-            out = []
-            for i, (name, value) in enumerate(calls):
-                block = {"type": "tool_use", "id": f"c{i}", "name": name, "input": value}
-                out += (await rt.run({"role": "assistant", "content": [block]}))["content"]
-            return out
-
-    return anyio.run(main)
+    return session_results(ws, "local", calls, mode="bypassPermissions", settings_files=[own], session_dir=session)
 
 
 def test_a_rewritten_hook_script_does_not_run_in_the_next_session(

@@ -20,11 +20,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
-from shellrt.runtime import Runtime
 from shellrt.supervisor.protect import protected_reason
+from tests._calls import session_results
 
 _PLANTS = {
     "mise.toml": '[hooks]\nenter = "./evil.sh"\n',
@@ -52,15 +51,7 @@ _ORDINARY = (
 
 
 def _run(ws: Path, mode: str, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "local", mode=mode, session_dir=ws.parent / f"s-{mode}") as rt:
-            out = []
-            for i, (name, value) in enumerate(calls):
-                block = {"type": "tool_use", "id": f"c{i}", "name": name, "input": value}
-                out += (await rt.run({"role": "assistant", "content": [block]}))["content"]
-            return out
-
-    return anyio.run(main)
+    return session_results(ws, "local", calls, mode=mode, session_dir=ws.parent / f"s-{mode}")
 
 
 def test_files_other_host_programs_obey_are_protected(

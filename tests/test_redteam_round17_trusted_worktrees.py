@@ -18,10 +18,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
-from shellrt.runtime import Runtime
+from tests._calls import session_results
 
 #: Work trees whose hooks directory is their own ``.husky``.
 _TREES = ("wt", "sub", "wt2")
@@ -51,15 +50,7 @@ def _layout(ws: Path) -> None:
 
 
 def _run(ws: Path, mode: str, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "local", mode=mode, session_dir=ws.parent / f"s-{mode}") as rt:
-            out = []
-            for i, (name, value) in enumerate(calls):
-                block = {"type": "tool_use", "id": f"c{i}", "name": name, "input": value}
-                out += (await rt.run({"role": "assistant", "content": [block]}))["content"]
-            return out
-
-    return anyio.run(main)
+    return session_results(ws, "local", calls, mode=mode, session_dir=ws.parent / f"s-{mode}")
 
 
 @pytest.fixture

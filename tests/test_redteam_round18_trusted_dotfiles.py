@@ -14,24 +14,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
-from shellrt.runtime import Runtime
+from tests._calls import session_results
 
 _BENIGN = json.dumps({"permissions": {"allow": ["Bash(ls:*)"]}})
 
 
 def _session(ws: Path, session: Path, calls: list[tuple[str, dict[str, Any]]], mode: str) -> list[dict[str, Any]]:
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "local", mode=mode, session_dir=session) as rt:
-            out = []
-            for i, (name, value) in enumerate(calls):
-                block = {"type": "tool_use", "id": f"c{i}", "name": name, "input": value}
-                out += (await rt.run({"role": "assistant", "content": [block]}))["content"]
-            return out
-
-    return anyio.run(main)
+    return session_results(ws, "local", calls, mode=mode, session_dir=session)
 
 
 def _dotfiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:

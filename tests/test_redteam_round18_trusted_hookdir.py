@@ -16,10 +16,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
-from shellrt.runtime import Runtime
+from tests._calls import session_results
 
 _FMT = "try { require('./local.js'); } catch (e) {}\nrequire('./lib.js');\n"
 
@@ -27,15 +26,7 @@ _FMT = "try { require('./local.js'); } catch (e) {}\nrequire('./lib.js');\n"
 def _session(
     ws: Path, own: Path, session: Path, calls: list[tuple[str, dict[str, Any]]], mode: str = "bypassPermissions"
 ) -> list[dict[str, Any]]:
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "local", mode=mode, settings_files=[own], session_dir=session) as rt:
-            out = []
-            for i, (name, value) in enumerate(calls):
-                block = {"type": "tool_use", "id": f"c{i}", "name": name, "input": value}
-                out += (await rt.run({"role": "assistant", "content": [block]}))["content"]
-            return out
-
-    return anyio.run(main)
+    return session_results(ws, "local", calls, mode=mode, settings_files=[own], session_dir=session)
 
 
 def _setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:

@@ -16,25 +16,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
-from shellrt.runtime import Runtime
+from tests._calls import session_results
 from tests._mcp_support import TEST_SERVER
 
 _PATH = os.pathsep.join([str(Path(__file__).resolve().parent.parent), *filter(None, sys.path)])
 
 
 def _session(ws: Path, own: Path, session: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "local", mode="bypassPermissions", settings_files=[own], session_dir=session) as rt:
-            out = []
-            for i, (name, value) in enumerate(calls):
-                block = {"type": "tool_use", "id": f"c{i}", "name": name, "input": value}
-                out += (await rt.run({"role": "assistant", "content": [block]}))["content"]
-            return out
-
-    return anyio.run(main)
+    return session_results(ws, "local", calls, mode="bypassPermissions", settings_files=[own], session_dir=session)
 
 
 def test_a_planted_module_on_a_servers_pythonpath_is_reverted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
