@@ -22,6 +22,7 @@ import pytest
 from sandbox import ExecRequest, ResourceLimits, SandboxProcess
 from sandbox.docker import DockerBackend
 from shellrt.supervisor import Supervisor
+from shellrt.supervisor.models import OOM_NOTE
 from tests._docker_support import BUSYBOX, DEBIAN, config, policy, require_docker
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
@@ -277,6 +278,7 @@ async def test_memory_hog_is_oom_killed_and_reported(tmp_path: Path) -> None:
         try:
             result = await sup.run("x=$(head -c 400000000 /dev/zero | tr '\\0' a); echo ${#x}", timeout_s=60)
             assert result.oom_killed, result
+            assert OOM_NOTE in result.notes, result.notes  # what to do: free /tmp, /dev/shm, or raise the limit
             assert (await sup.run("echo ok", timeout_s=10)).preview == "ok\n"
         finally:
             await sup.close()

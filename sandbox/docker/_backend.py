@@ -94,6 +94,7 @@ from sandbox.docker._gc import IO_PREFIX, io_base, reap_orphans, sweep_host_dirs
 from sandbox.docker._hostpid import host_pid
 from sandbox.docker._idmap_ws import idmap_workspace
 from sandbox.docker._labels import session_labels
+from sandbox.docker._memsplit import split_memory
 from sandbox.docker._pins import Pin, bound_source, masked_ancestors, verify_pins
 from sandbox.docker._priv import priv_binary
 from sandbox.docker._process import DockerProcess, ExecutorSession
@@ -754,7 +755,10 @@ class DockerBackend(SandboxBackend):
         client = self._client
         assert client is not None and self._io_dir is not None and self._host_dir is not None
         limits = self.policy.limits
-        tmp_bytes = limits.tmp_bytes or _DEFAULT_TMP_BYTES
+        memory = limits.memory_bytes or default_memory_ceiling()
+        # tmpfs and SysV pages are no process's: sized to leave the executor a reserve (round 24).
+        split = split_memory(memory, limits.tmp_bytes or _DEFAULT_TMP_BYTES)
+        tmp_bytes = split.tmp_bytes
         cw = self.config.container_workspace
         admin = self.config.root_can_administer
         # root_can_administer: read-write (root commands' cwd files), detached once the executor holds it.
@@ -820,6 +824,8 @@ class DockerBackend(SandboxBackend):
             "cap_add": _EXECUTOR_CAP_NAMES,
             "security_opt": ["no-new-privileges"],
             "pids_limit": limits.pids or _DEFAULT_PIDS,
+            "shm_size": split.shm_bytes,
+            "sysctls": split.sysctls,
             # The host's user namespace: queue bytes and queued signals are charged to the command's
             # host uid (host root's, for user="root"), checked against these; the daemon's own are
             # that uid's whole budget. Half of each, as a non-root caller's bwrap sandboxes (round 21).
@@ -828,7 +834,6 @@ class DockerBackend(SandboxBackend):
         # Always a ceiling (no swap: a hog is OOM-killed, not slowed): without one a command's heap,
         # the SysV shared memory it leaves behind or its open files' kernel memory took the host's
         # whole memory, and the host's OOM killer chose among all its processes (round 20).
-        memory = limits.memory_bytes or default_memory_ceiling()
         host_kwargs["mem_limit"] = memory
         host_kwargs["memswap_limit"] = memory
         if limits.cpus:

@@ -89,6 +89,9 @@ static const int admin_caps[] = {CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER};
 #define CWD_FD 6
 /* The helper's "gone" pipe (see the drop path): read end, write end at GONE_FD + 1. */
 #define GONE_FD 20
+/* Every command's OOM score adjustment: the most, so the OOM killer takes a command's process, not
+ * the executor, a runner or a helper (which keep the container's own, lower, score). */
+#define COMMAND_OOM "1000"
 #ifndef SYS_close_range
 #define SYS_close_range 436
 #endif
@@ -452,6 +455,17 @@ static char **executor_environment(void) {
     return out;
 }
 
+/* Raise this process's oom_score_adj (raising needs no capability; lowering below the floor the
+ * container started with, the executor's own score, needs CAP_SYS_RESOURCE, which no process in
+ * the container holds). */
+static void set_oom(const char *value) {
+    int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (fd < 0) die("oom_score_adj");
+    ssize_t n = write(fd, value, strlen(value));
+    if (n != (ssize_t)strlen(value)) die("oom_score_adj");
+    close(fd);
+}
+
 int main(int argc, char **argv) {
     int admin = argc >= 2 && strcmp(argv[1], "admin") == 0;
     int own = argc >= 2 && strcmp(argv[1], "own") == 0; /* the session's leased uid: no shared_uid_filter */
@@ -535,6 +549,11 @@ int main(int argc, char **argv) {
         struct rlimit nonice = {0, 0};
         if (setrlimit(RLIMIT_NICE, &nonice) != 0) die("rlimit nice");
         if (setpriority(PRIO_PROCESS, 0, 19) != 0) die("setpriority");
+        /* Memory held by no process (a full tmpfs /tmp or /dev/shm, SysV segments) is charged to
+         * the container: at its ceiling the OOM killer took the largest process, the executor, and
+         * the session's container was replaced (red team round 24). At 1000 any process of a
+         * command outscores the executor; it can lower itself to the executor's score, no further. */
+        set_oom(COMMAND_OOM);
         close_fds(3, CWD_FD - 1);
         close_fds(CWD_FD + 1, ~0U);
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0) die("ambient");

@@ -12,7 +12,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["BackgroundTask", "CommandResult", "ProgressEvent", "TaskOutputChunk", "TaskStatus"]
+__all__ = ["OOM_NOTE", "BackgroundTask", "CommandResult", "ProgressEvent", "TaskOutputChunk", "TaskStatus"]
+
+#: What an OOM-killed command's result says to do (files in a tmpfs hold memory too: round 24).
+OOM_NOTE = (
+    "killed by the out-of-memory killer: the session's memory limit is used up; files in /tmp and "
+    "/dev/shm and shared memory count toward it: remove what is no longer needed, or raise the memory limit"
+)
 
 
 class ProgressEvent(BaseModel):

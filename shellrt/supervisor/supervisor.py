@@ -27,7 +27,7 @@ from shellrt.supervisor.cwd import CwdTracker
 from shellrt.supervisor.env import base_env, command_env
 from shellrt.supervisor.errors import SupervisorClosedError
 from shellrt.supervisor.execution import Execution, asyncio_loop
-from shellrt.supervisor.models import BackgroundTask, CommandResult, ProgressEvent
+from shellrt.supervisor.models import OOM_NOTE, BackgroundTask, CommandResult, ProgressEvent
 from shellrt.supervisor.protect import WriteDeny
 from shellrt.supervisor.protect_roots import RootGuards
 from shellrt.supervisor.shells import Shell, shell_launch
@@ -597,7 +597,7 @@ class Supervisor:
             duration_s=round(
                 execution.elapsed_s if execution.ended else time.monotonic() - execution.started, 6
             ),
-            notes=tuple(execution.notes),
+            notes=(*execution.notes, *((OOM_NOTE,) if status and status.oom_killed else ())),
             output_lost=execution.loss_report(previews_complete_ok=True),
             capture_failed=execution.capture_error is not None,
             saved_bytes=execution.out.saved_bytes + (execution.err.saved_bytes if execution.err else 0),

@@ -22,7 +22,7 @@ import anyio
 
 from shellrt.supervisor.errors import TaskNotFoundError
 from shellrt.supervisor.execution import Execution
-from shellrt.supervisor.models import BackgroundTask, TaskOutputChunk, TaskStatus
+from shellrt.supervisor.models import OOM_NOTE, BackgroundTask, TaskOutputChunk, TaskStatus
 from shellrt.supervisor.text import safe_decode
 
 __all__ = [
@@ -310,7 +310,7 @@ class TaskManager:
         elif task.stopped_by_us:
             state, note = TaskStatus.STOPPED, task.stop_reason
         elif status.oom_killed:
-            state, note = TaskStatus.KILLED, "killed by the out-of-memory killer"
+            state, note = TaskStatus.KILLED, OOM_NOTE
         elif status.signal is not None and ex.killed_by_us:
             state, note = TaskStatus.KILLED, f"killed by shellrt (signal {_signal_name(status.signal)})"
         elif status.signal is not None:
