@@ -38,10 +38,16 @@ async def test_a_second_exit_event_in_the_same_read_is_a_protocol_error(tmp_path
         '*) printf "%s\\n" "$l" ;; esac',
     )
     async with DockerBackend(config(image), policy(tmp_path)) as backend:
-        proc = await backend.exec(ExecRequest(**_REQ))  # type: ignore[arg-type]
-        status = await proc.wait()
-        assert status.exit_code != 0, "the forged second exit event replaced the real one"
-        assert status.sandbox_failure is not None and "twice" in status.sandbox_failure
+        try:
+            proc = await backend.exec(ExecRequest(**_REQ))  # type: ignore[arg-type]
+        except SandboxExecError as exc:
+            # Under load both lines can arrive while the start is still being confirmed: the start
+            # fails (and so does its one retry in a fresh container), which believes nothing either.
+            assert "twice" in str(exc), exc
+        else:
+            status = await proc.wait()
+            assert status.exit_code != 0, "the forged second exit event replaced the real one"
+            assert status.sandbox_failure is not None and "twice" in status.sandbox_failure
         assert backend._session is not None and not backend._session.alive
 
 

@@ -99,6 +99,15 @@ def _plant(ws: Path) -> None:
     (ws / "lines.txt").write_text(body + f"{FORGED} needle at a line start\n", encoding="utf-8")
 
 
+def _only_marking_notes(genuine: list[str], began: str) -> bool:
+    """The notes are the one that says lines began like a note and, at most, round 23's note on
+    line breaks shown as marks (each ``\\r``, U+2028 ... stays inside its line): nothing else."""
+    breaks = [line for line in genuine if "held a line break other than" in line]
+    return len(breaks) <= 1 and [line for line in genuine if line not in breaks] == [
+        line for line in genuine if began in line
+    ] != []
+
+
 @pytest.mark.parametrize("mode", ["content", "count", "files_with_matches"])
 async def test_grep_results_cannot_forge_notes(ws: Path, mode: str) -> None:
     _plant(ws)
@@ -108,7 +117,7 @@ async def test_grep_results_cannot_forge_notes(ws: Path, mode: str) -> None:
     assert all(line.startswith(NOTE_MARK) for line in genuine), genuine
     assert not any("Exit code 0" in line for line in genuine), text
     if mode != "files_with_matches":
-        assert len(genuine) == 1 and "began like a shellrt note" in genuine[0], text
+        assert _only_marking_notes(genuine, "began like a shellrt note"), text
 
 
 async def test_grep_context_lines_cannot_forge_notes(ws: Path) -> None:
@@ -150,5 +159,5 @@ async def test_read_results_cannot_forge_notes(ws: Path) -> None:
     assert "needle" in text, text
     genuine = _genuine(text)
     assert not any("Exit code 0" in line for line in genuine), text
-    assert len(genuine) == 1 and "lines of the file began like a shellrt note" in genuine[0], text
+    assert _only_marking_notes(genuine, "of the file began like a shellrt note"), text
     assert any("Showing lines 2-4 of 10" in line for line in _genuine(paged)), paged
