@@ -43,6 +43,7 @@ __all__ = [
     "HookFiles",
     "compare_hook_files",
     "hook_files",
+    "workspace_tree_digest",
 ]
 
 #: The record of the whole workspace tree (but ``.git``): what a server started in it, or an
@@ -474,6 +475,12 @@ def _inside(root: Path, value: str) -> str | None:
 
 
 # --- digests ----------------------------------------------------------------------------
+
+
+def workspace_tree_digest(root: Path) -> str | None:
+    """``sha256:…`` of ``root``'s whole tree but ``.git`` (the record of a server that loads it
+    whole); another value when it is absent, unreadable or too large to vouch for."""
+    return _digest(Path(os.path.realpath(root)), WHOLE_WORKSPACE)
 
 
 def _digest(root: Path, rel: str) -> str | None:
