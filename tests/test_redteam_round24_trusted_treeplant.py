@@ -122,3 +122,5 @@ def test_a_session_that_died_leaves_its_record_and_refuses(tmp_path: Path, monke
     assert begin_tree_session(ws)[0] == why  # stays refused until `shellrt trust add`
     tree_writes_path().write_text("not json")
     assert "not valid" in str(begin_tree_session(ws)[0])
+    monkeypatch.setenv("SHELLRT_TRUST_STORE", str(ws / "cfg" / "trusted-workspaces.json"))
+    assert "inside the workspace" in str(begin_tree_session(ws)[0])  # a command could remove it

@@ -42,6 +42,9 @@ def begin_tree_session(workspace: Path) -> tuple[str | None, str | None]:
             f"the workspace cannot be hashed whole ({now or 'absent'}: over {MAX_TREE_ENTRIES} entries or "
             f"{MAX_HASHED_BYTES >> 20} MiB, or unreadable), so a command's change to it could not be told"
         ), now
+    store = os.path.realpath(tree_writes_path())
+    if store.startswith(key.rstrip(os.sep) + os.sep):  # a command could delete its own record
+        return f"{store} is inside the workspace; set SHELLRT_TRUST_STORE to a path outside it", now
     data, problem = _read()
     if problem is not None:
         return problem, now
