@@ -95,8 +95,8 @@ def test_trust_add_lets_it_start_again_and_an_unchanged_session_keeps_it(
     echo = ("mcp__srv__echo", {"text": "hi"})
     first = _session(ws, own, tmp_path / "s1", [("Bash", {"command": "echo note > notes.txt && echo wrote"}), echo])
     assert "wrote" in json.dumps(first) and not first[1].get("is_error"), first  # started before the write
-    second = _session(ws, own, tmp_path / "s2", [echo])
-    assert second[0].get("is_error") and "notes" not in json.dumps(second[0]), second
+    left = json.loads(tree_writes_path().read_text())[os.path.realpath(ws)]
+    assert "earlier session" in left["changed"], left  # the next session refuses it (tests above)
     record_trust(ws)
     again = _session(ws, own, tmp_path / "s3", [echo])
     assert not again[0].get("is_error") and "hi" in json.dumps(again[0]), again
