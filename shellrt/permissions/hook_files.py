@@ -43,6 +43,7 @@ __all__ = [
     "HookFiles",
     "compare_hook_files",
     "hook_files",
+    "workspace_tree_digest",
 ]
 
 #: The record of the whole workspace tree (but ``.git``): what a server started in it, or an
@@ -154,9 +155,11 @@ class HookFiles:
             elif digest == _TOO_LARGE and rel == WHOLE_WORKSPACE:
                 out.append(
                     f"the workspace is too large to vouch for as a whole (over {MAX_TREE_ENTRIES} entries or "
-                    f"{MAX_HASHED_BYTES >> 20} MiB): a stdio server started in it (its cwd), or an environment "
-                    "value naming it, may load any of its files by search; start the server outside the "
-                    'workspace (leave out "cwd") and name the files it runs by their paths'
+                    f"{MAX_HASHED_BYTES >> 20} MiB): a stdio server started in it (its cwd), an environment "
+                    "value naming it, or a project runner (`uv run`, `poetry run`, `bundle exec`, `go run`, "
+                    "`cargo run`…) may load any of its files by search; start the server outside the "
+                    'workspace (leave out "cwd"), run a tool by its path outside the workspace, and name '
+                    "the files it runs by their paths"
                 )
             elif digest == _TOO_LARGE:
                 out.append(
@@ -306,11 +309,13 @@ def _part_paths(part: PlanCommand, root: Path, found: list[str], resolved: set[s
         return f"`{name}` changes the directory later paths are read from"
     words = part.argv
     program = os.path.basename(name or "")
-    if name is not None and "/" not in name:
-        found.extend(_on_path(name, root, at.path))
-        # Read where the program runs: a server's own cwd (its ``PWD=``), else the hook's root.
+    if name is not None:
+        # Read where the program runs: a server's own cwd (its ``PWD=``), else the hook's root;
+        # by any path too (``/usr/local/bin/uv run x`` searches as ``uv run x`` does, round 24).
         pwd = next((a.value.value for a in part.assignments if a.name == "PWD" and a.value is not None), None)
         found.extend(_searched(program, [w.value for w in words[1:]], root, pwd or at.path))
+    if name is not None and "/" not in name:
+        found.extend(_on_path(name, root, at.path))
         words = words[1:]
     for index, word in enumerate(words):
         value = word.value
@@ -432,7 +437,39 @@ def _searched(program: str, args: list[str | None], root: Path, base: str) -> li
         rel = _inside(root, os.path.join(base, name))
         if rel is not None and rel != ".":
             out.append(rel)
+    if _loads_the_project(program, args) and _inside(root, base) is not None:
+        out.append(WHOLE_WORKSPACE)
     return out
+
+
+#: Project runners and the subcommands that load the project they run in by search (round 24):
+#: ``uv run ruff`` runs ``.venv/bin/ruff`` and imports the editable project, ``poetry run`` /
+#: ``pdm run`` likewise, ``bundle`` evaluates the ``Gemfile`` (Ruby) and its ``path:`` gems,
+#: ``go run``/``test``/``generate`` compile the module (and run its ``//go:generate`` lines),
+#: ``cargo`` runs ``build.rs`` and proc macros. None of them is bounded by named files.
+_PROJECT_RUNNERS: dict[str, frozenset[str] | None] = {
+    "uv": frozenset({"run", "sync"}),
+    "poetry": frozenset({"run", "install", "build"}),
+    "pipenv": frozenset({"run", "install", "sync"}),
+    "pdm": frozenset({"run", "install", "sync"}),
+    "hatch": frozenset({"run", "test", "build"}),
+    "rye": frozenset({"run", "sync"}),
+    "bundle": None,  # every subcommand evaluates the Gemfile
+    "go": frozenset({"run", "test", "generate"}),
+    "cargo": frozenset({"run", "test", "build", "check", "clippy", "bench"}),
+}
+
+
+def _loads_the_project(program: str, args: list[str | None]) -> bool:
+    """Whether ``program args`` loads the project around its cwd by search (`_PROJECT_RUNNERS`);
+    an unresolvable word counts (fails closed)."""
+    if program not in _PROJECT_RUNNERS:
+        return False
+    subcommands = _PROJECT_RUNNERS[program]
+    if subcommands is None:
+        return True
+    # Any word, not the first operand: an option's value (``uv --project p run``) stands before it.
+    return any(a is None or a in subcommands for a in args)
 
 
 #: Package runners that run a project's local binary first (``npx fmt``), and package managers
@@ -474,6 +511,12 @@ def _inside(root: Path, value: str) -> str | None:
 
 
 # --- digests ----------------------------------------------------------------------------
+
+
+def workspace_tree_digest(root: Path) -> str | None:
+    """``sha256:…`` of ``root``'s whole tree but ``.git`` (the record of a server that loads it
+    whole); another value when it is absent, unreadable or too large to vouch for."""
+    return _digest(Path(os.path.realpath(root)), WHOLE_WORKSPACE)
 
 
 def _digest(root: Path, rel: str) -> str | None:

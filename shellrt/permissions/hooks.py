@@ -32,7 +32,7 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel
 
-from shellrt.permissions.hook_files import HookFiles, compare_hook_files, hook_files
+from shellrt.permissions.hook_files import WHOLE_WORKSPACE, HookFiles, compare_hook_files, hook_files
 from shellrt.permissions.hookproc import MAX_HOOK_OUTPUT, run_hook_process
 from shellrt.permissions.host_path import host_env
 from shellrt.permissions.interfaces import (
@@ -157,6 +157,35 @@ class CommandHookRunner(HookRunner):
             command: roots_files([self.workspace, *roots], [command], base=self.workspace)
             for command in commands
         }
+
+    def begin_session(self) -> None:
+        """Before any command: when one of the operator's hooks loads the workspace whole (an
+        assignment naming it, ``PYTHONPATH=<ws>``), record the tree for the session, and refuse
+        such hooks when an earlier session left it changed (red team round 24: the check above
+        compares with this session's start only, so the next session ran a command's plant)."""
+        self._whole_refused: dict[str, str] = {}
+        whole = [c for c, found in self.session_hooks.items() if WHOLE_WORKSPACE in {*found.files, *found.dirs}]
+        if not whole:
+            return
+        from shellrt.permissions.tree_writes import begin_tree_session
+
+        why, self._tree_at_start = begin_tree_session(self.workspace)
+        self._tree_guarded = True
+        if why is not None:
+            why = (
+                f"it loads the workspace {self.workspace} whole on the host, outside the sandbox, and {why}: "
+                f"a command may have planted code there; review the workspace's changes, then run "
+                f"`shellrt trust add {self.workspace}` to run it again, or name in it only the directories it needs"
+            )
+            self._whole_refused = dict.fromkeys(whole, why)
+
+    def end_session(self) -> None:
+        """At the session's end: leave the record marked when the tree changed (`begin_session`)."""
+        if getattr(self, "_tree_guarded", False):
+            from shellrt.permissions.tree_writes import end_tree_session
+
+            self._tree_guarded = False
+            end_tree_session(self.workspace, self._tree_at_start)
 
     def host_run_files(self) -> list[Path]:
         """The files the hooks run from a writable root (found by `watch_writable_roots`).
@@ -364,6 +393,9 @@ class CommandHookRunner(HookRunner):
         env: dict[str, str],
         timeout: float,  # noqa: ASYNC109 - the hook process's own deadline
     ) -> _Answer:
+        refused = getattr(self, "_whole_refused", {}).get(spec.command)
+        if refused is not None:
+            return _Answer(label, notice=f"{event} hook not run: {refused}")
         trusted = self.workspace_hooks.get(spec.command)
         if trusted is not None:
             changed = await anyio.to_thread.run_sync(self._changed_since_trusted, spec.command, trusted)

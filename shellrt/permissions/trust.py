@@ -354,6 +354,9 @@ def record_trust(
     from shellrt.permissions.project_anchors import record_project_anchors_of
 
     record_project_anchors_of(workspace, files)  # what its command rules run (round 23)
+    from shellrt.permissions.tree_writes import clear_tree_writes
+
+    clear_tree_writes(workspace)  # reviewed: a server loading it whole may start again (round 24)
     return files
 
 

@@ -280,6 +280,9 @@ class Runtime:
         self.hooks: HookRunner = hooks or NoHooks()
         if hasattr(self.hooks, "watch_writable_roots"):  # hooks run on the host: not what commands wrote
             self.hooks.watch_writable_roots(self.policy.allowed_roots())
+            begin = getattr(self.hooks, "begin_session", None)
+            if callable(begin):  # a hook loading the workspace whole: not after a session changed it
+                begin()
         #: What hooks and MCP servers run from a writable root: protected (round 17).
         self._run_files = self._hook_run_files()
         if self.governance is not None:  # the file tools ask before writing them
@@ -480,6 +483,9 @@ class Runtime:
                 self._task_registry.save()
         self._transcript.close()
         await self._stack.aclose()
+        end = getattr(self.hooks, "end_session", None)
+        if callable(end):  # after the servers' own end: both share the workspace's record (round 24)
+            await anyio.to_thread.run_sync(end)
 
     # --- the model's view ----------------------------------------------------------------
     @property

@@ -29,6 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
+from shellrt.permissions.hook_files import WHOLE_WORKSPACE
 from shellrt.tools.mcp._http_client import mcp_http_client
 from shellrt.tools.mcp._launch import launch_cwd, launch_env
 from shellrt.tools.mcp._restart_guard import ServerFiles, server_files, why_not_restart
@@ -90,6 +91,8 @@ class McpServerConnection:
         #: Where a stdio server starts: never a directory the sandbox writes unless configured (`_launch`).
         self._cwd = launch_cwd(config, self._writable_roots) if isinstance(config, StdioServerConfig) else ""
         self._first_files: ServerFiles | None = None
+        #: Why this server must not start at all this session (`refuse`), else None.
+        self._refused: str | None = None
         self._tg = task_group
         self._log_dir = log_dir
         self._stderr_log: CappedLog | None = None
@@ -115,9 +118,29 @@ class McpServerConnection:
             self.starts += 1
             return gen
 
+    async def baseline(self) -> bool:
+        """Hash what a stdio server's command line runs now, at session start, before any command
+        (a server first started later is compared with it: round 24); True when it loads the
+        workspace whole (its cwd, or an env value naming it)."""
+        if self._workspace is None or not isinstance(self.config, StdioServerConfig):
+            return False
+        workspace, config, cwd = self._workspace, self.config, self._cwd
+        self._first_files = await anyio.to_thread.run_sync(
+            server_files, workspace, config, cwd, self._writable_roots
+        )
+        found = self._first_files.workspace
+        return WHOLE_WORKSPACE in found.files or WHOLE_WORKSPACE in found.dirs
+
+    def refuse(self, why: str) -> None:
+        """Never start this server in this session (``why`` says what to do)."""
+        self._refused = why
+
     async def _check_files(self) -> None:
-        """Hash what a stdio server's command line runs from the workspace before its first start;
-        before a restart, refuse when that changed (a command may have planted it)."""
+        """Hash what a stdio server's command line runs from the workspace before its first start
+        (unless `baseline` did); before a start after that, refuse when it changed (a command may
+        have planted it)."""
+        if self._refused is not None:
+            raise McpServerError(f"MCP server '{self.name}' cannot be used: {self._refused}.")
         if self._workspace is None or not isinstance(self.config, StdioServerConfig):
             return
         workspace, config, cwd = self._workspace, self.config, self._cwd

@@ -50,6 +50,9 @@ class McpConnections:
         self.connections: dict[str, McpServerConnection] = {}
         self._tools: list[Tool[Any, Any]] | None = None
         self._tg: anyio.abc.TaskGroup | None = None
+        #: The workspace tree when the session started, for a server loading it whole (round 24).
+        self._tree_guarded = False
+        self._tree_at_start: str | None = None
 
     async def __aenter__(self) -> McpConnections:
         self._tg = anyio.create_task_group()
@@ -63,7 +66,31 @@ class McpConnections:
                 workspace=self._workspace,
                 writable_roots=self._writable_roots,
             )
+        await self._guard_whole_workspace()
         return self
+
+    async def _guard_whole_workspace(self) -> None:
+        """Record what every stdio server runs before any command; when one loads the workspace
+        whole, record the tree for the session and refuse such servers when an earlier session
+        left it changed (`shellrt.permissions.tree_writes`, red team round 24)."""
+        whole = [c for c in self.connections.values() if await c.baseline()]
+        if not whole or self._workspace is None:
+            return
+        from shellrt.permissions.tree_writes import begin_tree_session
+
+        why, self._tree_at_start = await anyio.to_thread.run_sync(begin_tree_session, self._workspace)
+        self._tree_guarded = True
+        if why is None:
+            return
+        ws = self._workspace
+        message = (
+            f"it loads the workspace {ws} whole (its \"cwd\" is there, or its env names it) on the host, "
+            f"outside the sandbox, and {why}: a command may have planted code there. Review the "
+            f"workspace's changes, then run `shellrt trust add {ws}` to start it again, or give it a "
+            "\"cwd\" outside the workspace and name in its env only the directories it needs"
+        )
+        for connection in whole:
+            connection.refuse(message)
 
     async def __aexit__(self, *exc_info: Any) -> None:
         assert self._tg is not None
@@ -71,6 +98,10 @@ class McpConnections:
             async with anyio.create_task_group() as closing:
                 for connection in self.connections.values():
                     closing.start_soon(connection.close)
+            if self._tree_guarded and self._workspace is not None:
+                from shellrt.permissions.tree_writes import end_tree_session
+
+                await anyio.to_thread.run_sync(end_tree_session, self._workspace, self._tree_at_start)
         # Owner tasks have returned; cancel whatever is left and leave the group (same task, LIFO).
         self._tg.cancel_scope.cancel()
         await self._tg.__aexit__(None, None, None)
