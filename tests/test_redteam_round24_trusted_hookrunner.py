@@ -16,21 +16,15 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from shellrt.permissions.hook_files import WHOLE_WORKSPACE, hook_files
-from shellrt.runtime import Runtime
+from tests._calls import session_results
 
 
 def _session(ws: Path, own: Path, session: Path, command: str) -> list[dict[str, Any]]:
-    async def main() -> list[dict[str, Any]]:
-        async with Runtime(ws, "local", mode="bypassPermissions", settings_files=[own], session_dir=session) as rt:
-            block = {"type": "tool_use", "id": "c0", "name": "Bash", "input": {"command": command}}
-            content: list[dict[str, Any]] = (await rt.run({"role": "assistant", "content": [block]}))["content"]
-            return content
-
-    return anyio.run(main)
+    return session_results(ws, "local", [("Bash", {"command": command})], mode="bypassPermissions",
+                           settings_files=[own], session_dir=session)
 
 
 def test_a_runners_planted_local_binary_is_not_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
