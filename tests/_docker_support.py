@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 
-from sandbox import DockerConfig, ExecRequest, SandboxPolicy
+from sandbox import DockerConfig, ExecRequest, SandboxPolicy, SandboxProcess
 from sandbox.docker import DockerBackend
 from tests.conftest import require
 
@@ -112,19 +112,37 @@ async def read_to_end(stream: Any) -> bytes:
     return out
 
 
+async def start_sh(
+    backend: DockerBackend, command: str, *, user: str | None = None, path: str = "/usr/bin:/bin"
+) -> SandboxProcess:
+    """``sh -c command`` started in ``backend``'s container (cwd ``/workspace``, stderr merged into
+    stdout, ``PATH`` alone in its environment), left running."""
+    return await backend.exec(
+        ExecRequest(argv=("sh", "-c", command), cwd="/workspace", env={"PATH": path}, merge_stderr=True, user=user)
+    )
+
+
 async def run_sh(backend: DockerBackend, command: str, *, user: str | None = None) -> tuple[int | None, str]:
     """``sh -c command`` in ``backend``'s container (cwd ``/workspace``): exit code, stdout+stderr."""
-    proc = await backend.exec(
-        ExecRequest(
-            argv=("sh", "-c", command),
-            cwd="/workspace",
-            env={"PATH": "/usr/bin:/bin:/usr/sbin:/sbin"},
-            merge_stderr=True,
-            user=user,
-        )
-    )
+    proc = await start_sh(backend, command, user=user, path="/usr/bin:/bin:/usr/sbin:/sbin")
     out = await read_to_end(proc.stdout)
     return (await proc.wait()).exit_code, out.decode(errors="replace")
+
+
+#: Counts the processes of uid ``$U`` in the container but docker-init (pid 1, uid 0).
+_UID_PROCESSES = (
+    'n=0; for d in /proc/[0-9]*; do [ "$d" = /proc/1 ] && continue; '
+    '[ "$(stat -c %u "$d" 2>/dev/null)" = "$U" ] && n=$((n+1)); done; echo "$n"'
+)
+
+
+async def uid_processes(backend: DockerBackend, uid: str) -> int:
+    """How many processes of ``uid`` run in the container, counted as nobody (so none counted is
+    the counter), within 60 s."""
+    with anyio.fail_after(60):
+        rc, out = await run_sh(backend, _UID_PROCESSES.replace("$U", uid), user="nobody")
+    assert rc == 0, out
+    return int(out.split()[-1])
 
 
 def build_image(tag: str, dockerfile: str) -> str:

@@ -32,14 +32,21 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sandbox.base import ExecRequest
 from sandbox.docker import DockerBackend
 from sandbox.policy import ResourceLimits
-from tests._docker_support import DEBIAN, config, policy, read_to_end, require_docker, run_sh
+from tests._docker_support import (
+    DEBIAN,
+    config,
+    policy,
+    read_to_end,
+    require_docker,
+    run_sh,
+    start_sh,
+    uid_processes,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
-_ENV = {"PATH": "/usr/bin:/bin"}
 #: 24 sleepers, each with ~1.4 MB of environment (fourteen 100 kB strings), then "ready".
 _BIG_ENV = r"""
 big=$(head -c 100000 /dev/zero | tr '\0' a)
@@ -63,19 +70,11 @@ _SETSID_BOMB = (
     "(perl -e 'use POSIX; while (1) { my $p = fork; if (defined $p && $p == 0) { POSIX::setsid() } "
     "elsif (!defined $p) { select(undef, undef, undef, 0.001) } }' &); exec sleep 2"
 )
-#: The processes of uid $U in the container but docker-init (pid 1, uid 0), listed as nobody.
-_COUNT = 'n=0; for d in /proc/[0-9]*; do [ "$d" = /proc/1 ] && continue; [ "$(stat -c %u "$d" 2>/dev/null)" = "$U" ] && n=$((n+1)); done; echo "$n"'
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-async def _start(b: DockerBackend, script: str, user: str | None = None):  # type: ignore[no-untyped-def]
-    return await b.exec(
-        ExecRequest(argv=("sh", "-c", script), cwd="/workspace", env=_ENV, merge_stderr=True, user=user)
-    )
 
 
 async def _first_line(proc) -> str:  # type: ignore[no-untyped-def]
@@ -86,43 +85,36 @@ async def _first_line(proc) -> str:  # type: ignore[no-untyped-def]
     return out.decode(errors="replace")
 
 
-async def _count(b: DockerBackend, uid: str) -> int:
-    with anyio.fail_after(60):
-        rc, out = await run_sh(b, _COUNT.replace("$U", uid), user="nobody")  # none counted is nobody
-    assert rc == 0, out
-    return int(out.split()[-1])
-
-
 async def test_a_kill_does_not_read_what_other_processes_hold(tmp_path: Path) -> None:
     require_docker()
     async with DockerBackend(config(DEBIAN), policy(tmp_path)) as b:
-        holder = await _start(b, _BIG_ENV, user="daemon")
+        holder = await start_sh(b, _BIG_ENV, user="daemon")
         assert "ready" in await _first_line(holder)
-        target = await _start(b, "echo up; exec sleep 300")
+        target = await start_sh(b, "echo up; exec sleep 300")
         assert "up" in await _first_line(target)
         with anyio.fail_after(120):
             await target.kill()
             await target.wait()
         assert b.recoveries == [], b.recoveries  # the kill finished within KILL_GRACE
-        assert await _count(b, "1") >= 25  # the holder and its sleepers were not touched
+        assert await uid_processes(b, "1") >= 25  # the holder and its sleepers were not touched
         await holder.kill()
 
 
 async def test_a_kill_by_a_stale_pid_hits_no_other_command(tmp_path: Path) -> None:
     require_docker()
     async with DockerBackend(config(DEBIAN), policy(tmp_path)) as b:
-        done = await _start(b, "echo bye")
+        done = await start_sh(b, "echo bye")
         with anyio.fail_after(60):
             await read_to_end(done.stdout)
             await done.wait()
-        other = await _start(b, "echo up; exec sleep 300", user="daemon")
+        other = await start_sh(b, "echo up; exec sleep 300", user="daemon")
         assert "up" in await _first_line(other)
         # Its helper was reaped: the same number now names the other command's helper (in-container
         # pids wrap at 4,194,304; the reuse is simulated by giving the finished process that pid).
         done.container_pid = other.container_pid  # type: ignore[attr-defined]
         with anyio.fail_after(60):
             await done.kill()
-        assert await _count(b, "1") >= 1, "the other command's sleep was killed by a stale kill"
+        assert await uid_processes(b, "1") >= 1, "the other command's sleep was killed by a stale kill"
         await other.kill()
 
 
@@ -132,26 +124,26 @@ async def test_a_hopping_escaping_tree_leaves_nothing_and_spares_a_bystander(
 ) -> None:
     require_docker()
     async with DockerBackend(config(DEBIAN), policy(tmp_path)) as b:
-        bystander = await _start(b, "echo up; exec sleep 300", user="daemon")
+        bystander = await start_sh(b, "echo up; exec sleep 300", user="daemon")
         assert "up" in await _first_line(bystander)
         uid = "0" if user == "root" else str(b.command_ids[0])
         # The command returns on its own: the helper's sweep ends what it left.
         with anyio.fail_after(60):
             rc, out = await run_sh(b, _HOPPER, user=user)
         assert rc == 0 and "started" in out, out
-        left = await _count(b, uid)
+        left = await uid_processes(b, uid)
         assert left == 0, f"{left} processes of uid {uid} survived the sweep"
         # Killed while it runs (timeout, TaskStop): the executor's kill ends it.
-        running = await _start(b, _HOPPER.replace("echo started", "echo started; sleep 300"), user=user)
+        running = await start_sh(b, _HOPPER.replace("echo started", "echo started; sleep 300"), user=user)
         assert "started" in await _first_line(running)
-        assert await _count(b, uid) >= 3, "the tree did not start"
+        assert await uid_processes(b, uid) >= 3, "the tree did not start"
         with anyio.fail_after(120):
             await running.kill()
             await running.wait()
         assert b.recoveries == [], b.recoveries
-        left = await _count(b, uid)
+        left = await uid_processes(b, uid)
         assert left == 0, f"{left} processes of uid {uid} survived the kill"
-        assert await _count(b, "1") >= 1, "the bystander was hit"
+        assert await uid_processes(b, "1") >= 1, "the bystander was hit"
         await bystander.kill()
 
 
@@ -165,9 +157,9 @@ async def test_the_sweep_outruns_a_bomb_that_leaves_its_session(tmp_path: Path) 
     # by thousands of runnable bomb processes (2,048 took it 20-70 s under load).
     async with DockerBackend(config(DEBIAN), policy(tmp_path, limits=ResourceLimits(pids=256))) as b:
         uid = str(b.command_ids[0])
-        proc = await _start(b, _SETSID_BOMB)
+        proc = await start_sh(b, _SETSID_BOMB)
         with anyio.fail_after(90):
             await read_to_end(proc.stdout)
             status = await proc.wait()
         assert status.sandbox_failure is None and b.recoveries == [], (status, b.recoveries)
-        assert await _count(b, uid) == 0
+        assert await uid_processes(b, uid) == 0

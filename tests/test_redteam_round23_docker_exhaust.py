@@ -22,15 +22,13 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sandbox.base import ExecRequest
 from sandbox.docker import DockerBackend
 from sandbox.errors import SandboxExecError
 from sandbox.policy import ResourceLimits
-from tests._docker_support import DEBIAN, config, policy, require_docker, run_sh
+from tests._docker_support import DEBIAN, config, policy, require_docker, run_sh, start_sh, uid_processes
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
-_ENV = {"PATH": "/usr/bin:/bin"}
 #: Fills the pids limit with sleepers and keeps it full (retrying every 10 ms); says "full" once.
 _HOLD = (
     "perl -e '$|=1; my $told; while (1) { my $p = fork; if (defined $p && $p == 0) { sleep 300; exit } "
@@ -42,8 +40,6 @@ _SETSID_BOMB = (
     "perl -e 'use POSIX; $|=1; while (1) { my $p = fork; if (defined $p && $p == 0) { POSIX::setsid() } "
     'elsif (!defined $p) { print "full\\n" if mkdir "/tmp/.full" } }\''
 )
-#: The processes of uid $U in the container but docker-init (pid 1, uid 0).
-_COUNT = 'n=0; for d in /proc/[0-9]*; do [ "$d" = /proc/1 ] && continue; [ "$(stat -c %u "$d" 2>/dev/null)" = "$U" ] && n=$((n+1)); done; echo "$n"'
 
 
 @pytest.fixture
@@ -51,24 +47,11 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-async def _start(b: DockerBackend, script: str, user: str | None = None):  # type: ignore[no-untyped-def]
-    return await b.exec(
-        ExecRequest(argv=("sh", "-c", script), cwd="/workspace", env=_ENV, merge_stderr=True, user=user)
-    )
-
-
 async def _until(proc, word: str) -> None:  # type: ignore[no-untyped-def]
     out = b""
     with anyio.fail_after(120):
         while word.encode() not in out:
             out += await proc.stdout.receive()
-
-
-async def _count(b: DockerBackend, uid: str) -> int:
-    with anyio.fail_after(60):
-        rc, out = await run_sh(b, _COUNT.replace("$U", uid), user="nobody")  # none counted is nobody
-    assert rc == 0, out
-    return int(out.split()[-1])
 
 
 async def test_a_request_at_the_pids_limit_leaves_the_executor_alive(tmp_path: Path) -> None:
@@ -81,7 +64,7 @@ async def test_a_request_at_the_pids_limit_leaves_the_executor_alive(tmp_path: P
             b, "nice; renice -n 0 -p $$ >/dev/null 2>&1 && echo LOWERED; nice", user="root"
         )
         assert out.split() == ["19", "19"], out
-        holder = await _start(b, _HOLD)
+        holder = await start_sh(b, _HOLD)
         await _until(holder, "full")
         refused = 0
         for _ in range(3):  # each request forks in the executor's main loop, then in its runner
@@ -103,17 +86,17 @@ async def test_a_request_at_the_pids_limit_leaves_the_executor_alive(tmp_path: P
 async def test_a_kill_ends_a_2048_process_setsid_bomb_within_the_grace(tmp_path: Path) -> None:
     require_docker()
     async with DockerBackend(config(DEBIAN), policy(tmp_path)) as b:  # the default 2,048 pids
-        bystander = await _start(b, "echo up; exec sleep 300", user="daemon")
+        bystander = await start_sh(b, "echo up; exec sleep 300", user="daemon")
         await _until(bystander, "up")
         uid = str(b.command_ids[0])
-        bomb = await _start(b, _SETSID_BOMB)
+        bomb = await start_sh(b, _SETSID_BOMB)
         await _until(bomb, "full")
         with anyio.fail_after(120):
             await bomb.kill()
             status = await bomb.wait()
         assert b.recoveries == [], f"the kill outlasted KILL_GRACE: {b.recoveries}"
         assert status.exit_code != 0, status
-        left = await _count(b, uid)
+        left = await uid_processes(b, uid)
         assert left == 0, f"{left} processes of the bomb survived the kill"
-        assert await _count(b, "1") >= 1, "the bystander was hit"
+        assert await uid_processes(b, "1") >= 1, "the bystander was hit"
         await bystander.kill()
