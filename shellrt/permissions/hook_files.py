@@ -572,9 +572,21 @@ def _root_files_digest(root: Path) -> str:
             hashed += st.st_size
             if hashed > MAX_HASHED_BYTES:
                 return _TOO_LARGE
-            if not _hash_file(path, h):
+            if not _hash_entry_content(path, h):
                 return "unreadable"
     return "sha256:" + h.hexdigest()
+
+
+def _hash_entry_content(path: str, h: Any) -> bool:
+    """A tree entry's content as its own SHA-256 (32 bytes): raw content fed into the tree's hash
+    had no end, so a file holding the next entry's header and a payload hashed as that file cut
+    short plus a new file (red team round 25: a hostile repository's data file, split by a command
+    into ``sitecustomize.py``, kept the workspace's digest)."""
+    inner = hashlib.sha256()
+    if not _hash_file(path, inner):
+        return False
+    h.update(inner.digest())
+    return True
 
 
 def _hash_file(path: str, h: Any) -> bool:
@@ -616,6 +628,6 @@ def _hash_tree(top: Path, h: Any, skip: str | None = None) -> bool:
                 h.update(os.readlink(path).encode("utf-8", "surrogateescape"))
             elif stat.S_ISREG(st.st_mode):
                 hashed += st.st_size
-                if hashed > MAX_HASHED_BYTES or not _hash_file(path, h):
+                if hashed > MAX_HASHED_BYTES or not _hash_entry_content(path, h):
                     return False
     return True
