@@ -604,10 +604,14 @@ def _hash_file(path: str, h: Any) -> bool:
 
 def _hash_tree(top: Path, h: Any, skip: str | None = None) -> bool:
     """Names, kinds, link targets and contents of everything below ``top`` (but its entry
-    ``skip``); False above the bounds."""
+    ``skip``); False above the bounds, and when any of it cannot be read: ``os.walk`` skipped a
+    directory it could not list, whose files a host program still opens by name (round 25)."""
     entries = 0
     hashed = 0
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+    unlisted: list[OSError] = []
+    for dirpath, dirnames, filenames in os.walk(top, onerror=unlisted.append, followlinks=False):
+        if unlisted:
+            return False
         if skip is not None and dirpath == str(top):
             dirnames[:] = [d for d in dirnames if d != skip]
             filenames = [f for f in filenames if f != skip]
@@ -618,7 +622,10 @@ def _hash_tree(top: Path, h: Any, skip: str | None = None) -> bool:
                 return False
             path = os.path.join(dirpath, name)
             rel = os.path.relpath(path, top)
-            st = os.lstat(path)
+            try:
+                st = os.lstat(path)
+            except OSError:  # gone or swapped while hashed: not vouched for
+                return False
             h.update(
                 f"\0{rel}\0{stat.S_IFMT(st.st_mode)}\0{st.st_mode & 0o111}\0".encode(
                     "utf-8", "surrogateescape"
@@ -630,4 +637,4 @@ def _hash_tree(top: Path, h: Any, skip: str | None = None) -> bool:
                 hashed += st.st_size
                 if hashed > MAX_HASHED_BYTES or not _hash_entry_content(path, h):
                     return False
-    return True
+    return not unlisted
