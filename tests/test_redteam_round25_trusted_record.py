@@ -112,3 +112,38 @@ def test_the_lock_fails_closed(ws: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     lock.unlink()
     lock.symlink_to(ws / "elsewhere")
     assert "cannot be opened" in str(begin_tree_session(ws)[0])
+
+
+def test_trust_add_while_a_session_runs_keeps_its_later_writes_refused(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Failed 1 of 1 before: ``shellrt trust add`` dropped the entry of a session still running;
+    that session's command planted a module after the review, and a session started next
+    recorded the plant as its own start and let its server load it."""
+    from shellrt.permissions.trust import record_trust
+
+    monkeypatch.setenv("HOME", str(ws.parent / "home"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(ws.parent / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(ws.parent / "config"))
+    why_a, at_a = begin_tree_session(ws)  # A runs
+    assert why_a is None
+    (ws / "notes.txt").write_text("reviewed\n")  # A's first command: the operator reviews it
+    record_trust(ws)
+    (ws / "sitecustomize.py").write_text("import os\n")  # A's command after the review
+    why, _ = begin_tree_session(ws)  # B starts while A runs
+    assert why is not None and "earlier session" in why, "a write after the review was trusted"
+
+
+def test_trust_add_while_a_session_runs_then_nothing_changes(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The way back holds: what the operator reviewed mid-session is what A leaves; A's end
+    drops the record and the next session starts its servers."""
+    from shellrt.permissions.trust import record_trust
+
+    monkeypatch.setenv("HOME", str(ws.parent / "home"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(ws.parent / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(ws.parent / "config"))
+    _, at_a = begin_tree_session(ws)
+    (ws / "notes.txt").write_text("reviewed\n")
+    record_trust(ws)
+    end_tree_session(ws, at_a)
+    assert begin_tree_session(ws)[0] is None

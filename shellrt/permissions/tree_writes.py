@@ -119,9 +119,10 @@ def _end(key: str, now: str | None, started: str | None, session: str) -> None:
     entry = data.get(key)
     if isinstance(entry, dict) and isinstance(entry.get("changed"), str):
         return
-    if now == started and (not isinstance(entry, dict) or entry.get("tree") == now):
-        if not isinstance(entry, dict):
-            return  # cleared while it ran (`shellrt trust add`), the tree unchanged since
+    if not isinstance(entry, dict) and now == started:
+        return  # cleared while it ran (an entry of an earlier version), the tree unchanged since
+    hashed = (now or "").startswith("sha256:")
+    if hashed and isinstance(entry, dict) and entry.get("tree") == now:  # as it started, or as reviewed since
         members = _members(entry)
         if session in members:
             members.remove(session)
@@ -145,13 +146,23 @@ def _members(entry: dict[str, Any]) -> list[str]:
 
 def clear_tree_writes(workspace: Path) -> None:
     """The operator reviewed the workspace (``shellrt trust add``): its servers may start again.
-    Raises `TreeRecordBusy` when the record's lock cannot be had."""
+    Sessions still running stay members, with the tree as reviewed: what they write after the
+    review refuses a session started next (round 25: dropping the entry let that session record
+    the write as its own start). Raises `TreeRecordBusy` when the record's lock cannot be had."""
+    key = os.path.realpath(workspace)
+    reviewed = workspace_tree_digest(Path(key))
     with _locked():
         data, problem = _read()
-        key = os.path.realpath(workspace)
-        if problem is None and key in data:
+        entry = data.get(key)
+        if problem is not None or not isinstance(entry, dict):
+            return
+        members = [m for m in _members(entry) if m != _UNKNOWN_MEMBER]
+        if members:
+            at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            data[key] = {"tree": reviewed, "at": at, "sessions": members}
+        else:
             del data[key]
-            _write(data)
+        _write(data)
 
 
 @contextlib.contextmanager
