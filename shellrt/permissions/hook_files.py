@@ -568,6 +568,8 @@ def _root_files_digest(root: Path) -> str:
         )
         if stat.S_ISLNK(st.st_mode):
             h.update(os.readlink(path).encode("utf-8", "surrogateescape"))
+            if not _hash_link_target(path, str(root), None, h):
+                return _TOO_LARGE
         elif stat.S_ISREG(st.st_mode):
             hashed += st.st_size
             if hashed > MAX_HASHED_BYTES:
@@ -575,6 +577,30 @@ def _root_files_digest(root: Path) -> str:
             if not _hash_entry_content(path, h):
                 return "unreadable"
     return "sha256:" + h.hexdigest()
+
+
+def _hash_link_target(link: str, top: str, skip: str | None, h: Any) -> bool:
+    """What a link of a hashed tree leads to when the tree's own hash does not cover it (out of
+    ``top``, or into its ``skip``: ``.git``): the target's path and its content, ``absent``
+    when dangling; False (not vouched for) for a directory or anything else there. Round 25: a
+    repository's ``sitecustomize.py -> .git/site.py`` kept the workspace's digest while a
+    command wrote the target, and the next session's server imported it."""
+    real = os.path.realpath(link)
+    left = [os.path.join(top, skip)] if skip is not None else []
+    inside = real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+    if inside and not any(real == s or real.startswith(s + os.sep) for s in left):
+        return True  # hashed where it is
+    h.update(b"\0->" + real.encode("utf-8", "surrogateescape") + b"\0")
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        h.update(b"absent")
+        return True
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_HASHED_BYTES:
+        return False
+    return _hash_entry_content(real, h)
 
 
 def _hash_entry_content(path: str, h: Any) -> bool:
@@ -633,6 +659,8 @@ def _hash_tree(top: Path, h: Any, skip: str | None = None) -> bool:
             )
             if stat.S_ISLNK(st.st_mode):
                 h.update(os.readlink(path).encode("utf-8", "surrogateescape"))
+                if not _hash_link_target(path, str(top), skip, h):
+                    return False
             elif stat.S_ISREG(st.st_mode):
                 hashed += st.st_size
                 if hashed > MAX_HASHED_BYTES or not _hash_entry_content(path, h):
