@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from shellrt.permissions.hook_files import _digest, _root_files_digest, workspace_tree_digest
+from tests._governance import isolated_workspace
 from tests.test_redteam_round24_trusted_treeplant import _server, _session
 
 
@@ -57,11 +58,7 @@ def test_a_split_file_is_not_run_by_the_next_sessions_server(
 ) -> None:
     """Failed 1 of 1 before: the session ended with the digest it started with, dropped the
     record, and the next session's server (cwd in the workspace) imported the split-off module."""
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    ws = tmp_path / "ws"
-    ws.mkdir()
+    ws = isolated_workspace(tmp_path, monkeypatch)
     marker = tmp_path / "ran-on-the-host"
     payload = f"open({str(marker)!r}, 'w')\n"
     (ws / "a.dat").write_bytes(_forged(payload))  # the hostile repository, as cloned

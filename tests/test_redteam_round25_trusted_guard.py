@@ -21,6 +21,7 @@ import pytest
 
 import shellrt.permissions.tree_writes as tree_writes
 from shellrt.runtime import Runtime
+from tests._governance import isolated_workspace
 from tests._mcp_support import TEST_SERVER
 
 _PATH = os.pathsep.join([str(Path(__file__).resolve().parent.parent), *filter(None, sys.path)])
@@ -43,9 +44,7 @@ def test_one_session_hashes_the_tree_once_at_start_and_once_at_end_off_the_loop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Failed 1 of 1 before: 4 hashes (2 at start, 2 at end), the hooks' one on the loop's thread."""
-    monkeypatch.setenv("SHELLRT_TRUST_STORE", str(tmp_path / "cfg" / "trusted-workspaces.json"))
-    ws = tmp_path / "ws"
-    ws.mkdir()
+    ws = isolated_workspace(tmp_path, monkeypatch)
     (ws / "app.py").write_text("X = 1\n")
     own = _settings(tmp_path, ws)
     threads: list[int] = []

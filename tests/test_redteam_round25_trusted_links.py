@@ -18,6 +18,7 @@ import pytest
 
 from shellrt.permissions.hook_files import workspace_tree_digest
 from tests._git import git_in
+from tests._governance import isolated_workspace
 from tests.test_redteam_round24_trusted_treeplant import _server, _session
 
 
@@ -45,11 +46,7 @@ def test_a_git_target_written_by_a_command_is_not_run_next_session(
 ) -> None:
     """Failed 1 of 1 before: the command wrote ``.git/site.py`` (not git's config or hooks: not
     protected), the tree kept its digest, the next session's server imported it on the host."""
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    ws = tmp_path / "ws"
-    ws.mkdir()
+    ws = isolated_workspace(tmp_path, monkeypatch)
     git_in(ws, "init", "-q")
     (ws / "sitecustomize.py").symlink_to(".git/site.py")  # as the hostile repository ships it
     marker = tmp_path / "ran-on-the-host"

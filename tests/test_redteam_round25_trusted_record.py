@@ -17,13 +17,12 @@ import pytest
 
 import shellrt.permissions.tree_writes as tree_writes
 from shellrt.permissions.tree_writes import begin_tree_session, end_tree_session
+from tests._governance import isolated_workspace
 
 
 @pytest.fixture
 def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("SHELLRT_TRUST_STORE", str(tmp_path / "cfg" / "trusted-workspaces.json"))
-    ws = tmp_path / "ws"
-    ws.mkdir()
+    ws = isolated_workspace(tmp_path, monkeypatch)  # the trust store and the record outside it
     (ws / "app.py").write_text("X = 1\n")
     return ws
 
@@ -114,17 +113,12 @@ def test_the_lock_fails_closed(ws: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     assert "cannot be opened" in str(begin_tree_session(ws)[0])
 
 
-def test_trust_add_while_a_session_runs_keeps_its_later_writes_refused(
-    ws: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_trust_add_while_a_session_runs_keeps_its_later_writes_refused(ws: Path) -> None:
     """Failed 1 of 1 before: ``shellrt trust add`` dropped the entry of a session still running;
     that session's command planted a module after the review, and a session started next
     recorded the plant as its own start and let its server load it."""
     from shellrt.permissions.trust import record_trust
 
-    monkeypatch.setenv("HOME", str(ws.parent / "home"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(ws.parent / "state"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(ws.parent / "config"))
     why_a, at_a = begin_tree_session(ws)  # A runs
     assert why_a is None
     (ws / "notes.txt").write_text("reviewed\n")  # A's first command: the operator reviews it
@@ -134,14 +128,11 @@ def test_trust_add_while_a_session_runs_keeps_its_later_writes_refused(
     assert why is not None and "earlier session" in why, "a write after the review was trusted"
 
 
-def test_trust_add_while_a_session_runs_then_nothing_changes(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_trust_add_while_a_session_runs_then_nothing_changes(ws: Path) -> None:
     """The way back holds: what the operator reviewed mid-session is what A leaves; A's end
     drops the record and the next session starts its servers."""
     from shellrt.permissions.trust import record_trust
 
-    monkeypatch.setenv("HOME", str(ws.parent / "home"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(ws.parent / "state"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(ws.parent / "config"))
     _, at_a = begin_tree_session(ws)
     (ws / "notes.txt").write_text("reviewed\n")
     record_trust(ws)
