@@ -568,13 +568,51 @@ def _root_files_digest(root: Path) -> str:
         )
         if stat.S_ISLNK(st.st_mode):
             h.update(os.readlink(path).encode("utf-8", "surrogateescape"))
+            if not _hash_link_target(path, str(root), None, h):
+                return _TOO_LARGE
         elif stat.S_ISREG(st.st_mode):
             hashed += st.st_size
             if hashed > MAX_HASHED_BYTES:
                 return _TOO_LARGE
-            if not _hash_file(path, h):
+            if not _hash_entry_content(path, h):
                 return "unreadable"
     return "sha256:" + h.hexdigest()
+
+
+def _hash_link_target(link: str, top: str, skip: str | None, h: Any) -> bool:
+    """What a link of a hashed tree leads to when the tree's own hash does not cover it (out of
+    ``top``, or into its ``skip``: ``.git``): the target's path and its content, ``absent``
+    when dangling; False (not vouched for) for a directory or anything else there. Round 25: a
+    repository's ``sitecustomize.py -> .git/site.py`` kept the workspace's digest while a
+    command wrote the target, and the next session's server imported it."""
+    real = os.path.realpath(link)
+    left = [os.path.join(top, skip)] if skip is not None else []
+    inside = real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+    if inside and not any(real == s or real.startswith(s + os.sep) for s in left):
+        return True  # hashed where it is
+    h.update(b"\0->" + real.encode("utf-8", "surrogateescape") + b"\0")
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        h.update(b"absent")
+        return True
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_HASHED_BYTES:
+        return False
+    return _hash_entry_content(real, h)
+
+
+def _hash_entry_content(path: str, h: Any) -> bool:
+    """A tree entry's content as its own SHA-256 (32 bytes): raw content fed into the tree's hash
+    had no end, so a file holding the next entry's header and a payload hashed as that file cut
+    short plus a new file (red team round 25: a hostile repository's data file, split by a command
+    into ``sitecustomize.py``, kept the workspace's digest)."""
+    inner = hashlib.sha256()
+    if not _hash_file(path, inner):
+        return False
+    h.update(inner.digest())
+    return True
 
 
 def _hash_file(path: str, h: Any) -> bool:
@@ -592,10 +630,14 @@ def _hash_file(path: str, h: Any) -> bool:
 
 def _hash_tree(top: Path, h: Any, skip: str | None = None) -> bool:
     """Names, kinds, link targets and contents of everything below ``top`` (but its entry
-    ``skip``); False above the bounds."""
+    ``skip``); False above the bounds, and when any of it cannot be read: ``os.walk`` skipped a
+    directory it could not list, whose files a host program still opens by name (round 25)."""
     entries = 0
     hashed = 0
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+    unlisted: list[OSError] = []
+    for dirpath, dirnames, filenames in os.walk(top, onerror=unlisted.append, followlinks=False):
+        if unlisted:
+            return False
         if skip is not None and dirpath == str(top):
             dirnames[:] = [d for d in dirnames if d != skip]
             filenames = [f for f in filenames if f != skip]
@@ -606,7 +648,10 @@ def _hash_tree(top: Path, h: Any, skip: str | None = None) -> bool:
                 return False
             path = os.path.join(dirpath, name)
             rel = os.path.relpath(path, top)
-            st = os.lstat(path)
+            try:
+                st = os.lstat(path)
+            except OSError:  # gone or swapped while hashed: not vouched for
+                return False
             h.update(
                 f"\0{rel}\0{stat.S_IFMT(st.st_mode)}\0{st.st_mode & 0o111}\0".encode(
                     "utf-8", "surrogateescape"
@@ -614,8 +659,10 @@ def _hash_tree(top: Path, h: Any, skip: str | None = None) -> bool:
             )
             if stat.S_ISLNK(st.st_mode):
                 h.update(os.readlink(path).encode("utf-8", "surrogateescape"))
+                if not _hash_link_target(path, str(top), skip, h):
+                    return False
             elif stat.S_ISREG(st.st_mode):
                 hashed += st.st_size
-                if hashed > MAX_HASHED_BYTES or not _hash_file(path, h):
+                if hashed > MAX_HASHED_BYTES or not _hash_entry_content(path, h):
                     return False
-    return True
+    return not unlisted

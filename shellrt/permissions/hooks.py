@@ -46,6 +46,7 @@ from shellrt.permissions.interfaces import (
 from shellrt.permissions.rules import mcp_name_parts
 from shellrt.permissions.settings import HookEvent, HookSpec
 from shellrt.permissions.tool_names import names_of
+from shellrt.permissions.tree_guard import TreeGuard
 from shellrt.permissions.writable_files import RootsFiles, root_file_paths, roots_changed, roots_files
 from shellrt.protocol import ToolContext
 
@@ -146,6 +147,8 @@ class CommandHookRunner(HookRunner):
         #: workspace until `watch_writable_roots` names them all), as the session found it.
         self.writable_found: dict[str, RootsFiles] = {}
         self.watch_writable_roots([workspace])
+        #: Hooks refused because they load a workspace an earlier session left changed.
+        self._whole_refused: dict[str, str] = {}
 
     def watch_writable_roots(self, roots: Sequence[Path]) -> None:
         """Hash, as they are now, the files every hook runs from ``roots`` (all the roots the
@@ -158,19 +161,32 @@ class CommandHookRunner(HookRunner):
             for command in commands
         }
 
-    def begin_session(self) -> None:
-        """Before any command: when one of the operator's hooks loads the workspace whole (an
-        assignment naming it, ``PYTHONPATH=<ws>``), record the tree for the session, and refuse
-        such hooks when an earlier session left it changed (red team round 24: the check above
-        compares with this session's start only, so the next session ran a command's plant)."""
-        self._whole_refused: dict[str, str] = {}
-        whole = [c for c, found in self.session_hooks.items() if WHOLE_WORKSPACE in {*found.files, *found.dirs}]
-        if not whole:
-            return
-        from shellrt.permissions.tree_writes import begin_tree_session
+    def whole_workspace_hooks(self) -> list[str]:
+        """The operator's hook commands that load the workspace whole (an assignment naming it,
+        ``PYTHONPATH=<ws>``): what the session's `TreeGuard` decides on (round 24)."""
+        return [c for c, found in self.session_hooks.items() if WHOLE_WORKSPACE in {*found.files, *found.dirs}]
 
-        why, self._tree_at_start = begin_tree_session(self.workspace)
-        self._tree_guarded = True
+    async def start_session(self, guard: TreeGuard) -> None:
+        """Before any command: when a hook loads the workspace whole, join the session's
+        ``guard`` (shared with its MCP servers: one hash, in a worker thread; round 25) and refuse
+        such hooks when an earlier session left the tree changed (red team round 24: the check
+        before each run compares with this session's start only, so the next session ran a
+        command's plant). The guard's owner (the `Runtime`) ends it."""
+        self._whole_refused = {}
+        whole = self.whole_workspace_hooks()
+        if whole:
+            self._refuse_whole(whole, await guard.begin())
+
+    def begin_session(self) -> None:
+        """`start_session` for a runner used without a `Runtime`: its own guard, begun here (it
+        hashes the tree in this thread) and ended by `end_session`."""
+        self._whole_refused = {}
+        whole = self.whole_workspace_hooks()
+        if whole:
+            self._own_guard = TreeGuard(self.workspace)
+            self._refuse_whole(whole, self._own_guard.begin_sync())
+
+    def _refuse_whole(self, whole: list[str], why: str | None) -> None:
         if why is not None:
             why = (
                 f"it loads the workspace {self.workspace} whole on the host, outside the sandbox, and {why}: "
@@ -180,12 +196,10 @@ class CommandHookRunner(HookRunner):
             self._whole_refused = dict.fromkeys(whole, why)
 
     def end_session(self) -> None:
-        """At the session's end: leave the record marked when the tree changed (`begin_session`)."""
-        if getattr(self, "_tree_guarded", False):
-            from shellrt.permissions.tree_writes import end_tree_session
-
-            self._tree_guarded = False
-            end_tree_session(self.workspace, self._tree_at_start)
+        """At the end of a session `begin_session` began: mark the record when the tree changed."""
+        guard = getattr(self, "_own_guard", None)
+        if guard is not None:
+            guard.end_sync()
 
     def host_run_files(self) -> list[Path]:
         """The files the hooks run from a writable root (found by `watch_writable_roots`).
@@ -393,7 +407,7 @@ class CommandHookRunner(HookRunner):
         env: dict[str, str],
         timeout: float,  # noqa: ASYNC109 - the hook process's own deadline
     ) -> _Answer:
-        refused = getattr(self, "_whole_refused", {}).get(spec.command)
+        refused = self._whole_refused.get(spec.command)
         if refused is not None:
             return _Answer(label, notice=f"{event} hook not run: {refused}")
         trusted = self.workspace_hooks.get(spec.command)

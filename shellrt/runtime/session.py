@@ -280,9 +280,11 @@ class Runtime:
         self.hooks: HookRunner = hooks or NoHooks()
         if hasattr(self.hooks, "watch_writable_roots"):  # hooks run on the host: not what commands wrote
             self.hooks.watch_writable_roots(self.policy.allowed_roots())
-            begin = getattr(self.hooks, "begin_session", None)
-            if callable(begin):  # a hook loading the workspace whole: not after a session changed it
-                begin()
+        from shellrt.permissions.tree_guard import TreeGuard
+
+        #: The workspace tree's record that hooks and MCP servers loading it whole share (round 25:
+        #: one hash at the start, in `start`, off the event loop; one at the end, in `close`).
+        self.tree_guard = TreeGuard(self.workspace)
         #: What hooks and MCP servers run from a writable root: protected (round 17).
         self._run_files = self._hook_run_files()
         if self.governance is not None:  # the file tools ask before writing them
@@ -361,6 +363,9 @@ class Runtime:
         # results hold secrets, and a reopened session trusts the results recorded there.
         ensure_private_session_dir(self.session_dir)
         refuse_linked_session_dir(self.session_dir, self.policy.allowed_roots())
+        start_hooks = getattr(self.hooks, "start_session", None)
+        if callable(start_hooks):  # before any command: a hook loading the workspace whole (round 24)
+            await start_hooks(self.tree_guard)
         if self._default_session_dir:
             prune_sessions(self.session_dir.parent, keep=self.session_id)
         if self.governance is not None:  # workspace trust: one record per session (audit.jsonl)
@@ -429,6 +434,7 @@ class Runtime:
                     log_dir=self.session_dir,
                     workspace=self.workspace,
                     writable_roots=self.policy.allowed_roots(),
+                    tree_guard=self.tree_guard,
                 )
             )
             # Sorted by server and name: servers list their tools in any order, and a prompt
@@ -483,9 +489,7 @@ class Runtime:
                 self._task_registry.save()
         self._transcript.close()
         await self._stack.aclose()
-        end = getattr(self.hooks, "end_session", None)
-        if callable(end):  # after the servers' own end: both share the workspace's record (round 24)
-            await anyio.to_thread.run_sync(end)
+        await self.tree_guard.end()  # after the servers stopped: their hooks' and theirs, once (round 25)
 
     # --- the model's view ----------------------------------------------------------------
     @property

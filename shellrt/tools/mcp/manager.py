@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from shellrt.permissions.tree_guard import TreeGuard
 from shellrt.protocol import Tool
 from shellrt.tools.mcp.config import McpServerConfig, parse_servers
 from shellrt.tools.mcp.connection import McpServerConnection, McpServerError
@@ -38,6 +39,7 @@ class McpConnections:
         log_dir: Path | None = None,
         workspace: Path | None = None,
         writable_roots: Sequence[Path] = (),
+        tree_guard: TreeGuard | None = None,
     ) -> None:
         self.configs: dict[str, McpServerConfig]
         self.configs, self.diagnostics = parse_servers(servers)
@@ -50,9 +52,10 @@ class McpConnections:
         self.connections: dict[str, McpServerConnection] = {}
         self._tools: list[Tool[Any, Any]] | None = None
         self._tg: anyio.abc.TaskGroup | None = None
-        #: The workspace tree when the session started, for a server loading it whole (round 24).
-        self._tree_guarded = False
-        self._tree_at_start: str | None = None
+        #: The session's record of the workspace tree, for a server loading it whole (round 24),
+        #: shared with its hooks (round 25); None: this manager's own, ended when it is left.
+        self._tree_guard = tree_guard
+        self._own_guard: TreeGuard | None = None
 
     async def __aenter__(self) -> McpConnections:
         self._tg = anyio.create_task_group()
@@ -76,10 +79,10 @@ class McpConnections:
         whole = [c for c in self.connections.values() if await c.baseline()]
         if not whole or self._workspace is None:
             return
-        from shellrt.permissions.tree_writes import begin_tree_session
-
-        why, self._tree_at_start = await anyio.to_thread.run_sync(begin_tree_session, self._workspace)
-        self._tree_guarded = True
+        guard = self._tree_guard
+        if guard is None:
+            guard = self._own_guard = TreeGuard(self._workspace)
+        why = await guard.begin()  # hashed once per session, in a worker thread
         if why is None:
             return
         ws = self._workspace
@@ -98,10 +101,8 @@ class McpConnections:
             async with anyio.create_task_group() as closing:
                 for connection in self.connections.values():
                     closing.start_soon(connection.close)
-            if self._tree_guarded and self._workspace is not None:
-                from shellrt.permissions.tree_writes import end_tree_session
-
-                await anyio.to_thread.run_sync(end_tree_session, self._workspace, self._tree_at_start)
+            if self._own_guard is not None:  # a shared guard is ended by its owner, after the hooks
+                await self._own_guard.end()
         # Owner tasks have returned; cancel whatever is left and leave the group (same task, LIFO).
         self._tg.cancel_scope.cancel()
         await self._tg.__aexit__(None, None, None)
