@@ -34,21 +34,24 @@ def append_to_log(path: str | os.PathLike[str], data: bytes) -> None:
         os.close(fd)
 
 
-def append_lines(fd: int, data: bytes, *, size: int | None = None) -> None:
+def append_lines(fd: int, data: bytes, *, size: int | None = None, ends_line: bool = False) -> int:
     """Append ``data`` (whole lines) to the ``O_APPEND`` file ``fd`` (opened for reading too) in one
-    ``write``; raise OSError when it did not fit.
+    ``write``; return the file's size after it (where this write ended); raise OSError when it
+    did not fit.
 
     A write cut short is taken back (the file truncated to where it ended), unless another
     writer appended meanwhile; a file that does not end with a newline (a cut that could not be
     taken back, a crash mid-write, an editor) gets one before ``data``, so ``data`` starts a line.
     ``size``: the file's size from a ``stat`` the caller just made of this same file (saves one).
+    ``ends_line``: the caller knows the file ends with a newline at ``size`` (its own last whole
+    line ended there, and the file has that size still): the last byte is not read again.
     """
     end = os.fstat(fd).st_size if size is None else size
-    if end and os.pread(fd, 1, end - 1) != b"\n":
+    if end and not ends_line and os.pread(fd, 1, end - 1) != b"\n":
         data = b"\n" + data
     written = os.write(fd, data)
     if written == len(data):
-        return
+        return end + written
     with contextlib.suppress(OSError):  # the cut part is ours only when nothing followed it
         if os.fstat(fd).st_size == end + written:
             os.ftruncate(fd, end)

@@ -5,6 +5,11 @@ record, twice per call. The descriptor is kept instead; before each write one
 ``stat`` of the path tells whether the file is still the one held open — when it
 was removed or replaced (a person rotating the transcript), the path is opened
 again, so lines always land where the path points, as they did before.
+
+The same ``stat`` tells whether the file still ends where this log's last whole line
+ended: then it ends with that line's newline, and `append_lines` need not read the last
+byte again to know that the next line starts a line of its own (one ``pread`` less a line,
+two a call). Any other size (another writer, a cut write, a truncation) reads it, as before.
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ class AppendLog:
         self._mode = mode
         self._fd: int | None = None
         self._identity: tuple[int, int] | None = None
+        #: The file's size right after this log's last write, when that write was whole and
+        #: ended a line (None: unknown, the last byte is read before the next write).
+        self._end: int | None = None
 
     def append(self, data: bytes) -> None:
         """Write ``data`` (whole lines) at the end of the file in one ``write`` (O_APPEND); raises OSError.
@@ -33,13 +41,16 @@ class AppendLog:
         A line a full disk cut is taken back, never left to glue itself to the next (round 16).
         """
         fd, size = self._current()
+        self._end, end = None, self._end
         try:
-            append_lines(fd, data, size=size)
+            after = append_lines(fd, data, size=size, ends_line=size == end)
         except OSError as exc:  # say which file, as a failed open would have
             raise OSError(exc.errno, f"{exc.strerror} ({self.path})") from exc
+        if data.endswith(b"\n"):
+            self._end = after
 
     def close(self) -> None:
-        fd, self._fd, self._identity = self._fd, None, None
+        fd, self._fd, self._identity, self._end = self._fd, None, None, None
         if fd is not None:
             os.close(fd)
 

@@ -459,13 +459,16 @@ class ShellTool(Tool[BashInput, BashOutput]):
                     )
                 )
             timeout_s = (tool_input.timeout or DEFAULT_TIMEOUT_MS) / 1000
+            to_background = bool(ctx.settings.get("bash_background_on_timeout", False))
             result = await sup.run(
                 tool_input.command,
                 timeout_s=timeout_s,
                 env=env,
                 shell=self.shell,
-                background_on_timeout=bool(ctx.settings.get("bash_background_on_timeout", False)),
-                background_cap=_background_cap(),
+                background_on_timeout=to_background,
+                # Only a call that may move to the background has a cap to obey (the supervisor
+                # reads it for nothing else): the environment is not read for every call.
+                background_cap=_background_cap() if to_background else None,
                 on_progress=functools.partial(self._progress, ctx),
                 abort=ctx.abort,
                 track_cwd=self.may_change_cwd(tool_input),
