@@ -208,7 +208,10 @@ class HostRunner:
         """A fresh run: its marker and, when asked, its cwd report file and the env naming it."""
         state_dir = self.check_open()
         n = next(self._counter)
-        cwd_file = state_dir / f"cwd-{n}" if report_cwd else None
+        # A name no other command can guess (red team round 25): the directory is writable for the
+        # sandbox (not listable), and a numbered name let one command plant a regular file under the
+        # next one -- every later command that did not ``cd`` then "reported" the planted directory.
+        cwd_file = state_dir / f"cwd-{n}-{secrets.token_hex(8)}" if report_cwd else None
         env = {"SHELLRT_CWD_FILE": str(cwd_file)} if cwd_file is not None else {}
         return RunSlot(state_dir, f"{self.marker_prefix}{n}", cwd_file, env)
 
