@@ -164,6 +164,8 @@ class HostRunner:
         self.marker_prefix = f"{label}-{marker_token}{secrets.token_hex(6)}-"
         self._counter = itertools.count(1)
         self.state_dir: Path | None = None
+        #: Where the cwd reports go when not in ``state_dir`` itself (bwrap as root: a sized tmpfs).
+        self.report_dir: Path | None = None
         self._owned: OwnedDir | None = None
         self._janitor: concurrent.futures.ThreadPoolExecutor | None = None
         self._open: set[HostProcess] = set()
@@ -208,7 +210,11 @@ class HostRunner:
         """A fresh run: its marker and, when asked, its cwd report file and the env naming it."""
         state_dir = self.check_open()
         n = next(self._counter)
-        cwd_file = state_dir / f"cwd-{n}" if report_cwd else None
+        # A name no other command can guess (red team round 25): the directory is writable for the
+        # sandbox (not listable), and a numbered name let one command plant a regular file under the
+        # next one -- every later command that did not ``cd`` then "reported" the planted directory.
+        reports = self.report_dir or state_dir
+        cwd_file = reports / f"cwd-{n}-{secrets.token_hex(8)}" if report_cwd else None
         env = {"SHELLRT_CWD_FILE": str(cwd_file)} if cwd_file is not None else {}
         return RunSlot(state_dir, f"{self.marker_prefix}{n}", cwd_file, env)
 
@@ -512,7 +518,7 @@ class HostRunner:
         if self._owned is not None:
             self._owned.remove()
             self._owned = None
-            self.state_dir = None
+            self.state_dir = self.report_dir = None
 
 
 def _scan_floor(runs: Iterable[tuple[int, float]]) -> int:

@@ -24,7 +24,16 @@ from pathlib import Path
 
 from sandbox.errors import BackendUnavailableError
 
-__all__ = ["NONROOT_TMP_REASON", "TmpCapError", "cap_tmp", "sweep_tmp_caps", "uncap_tmp"]
+__all__ = [
+    "NONROOT_TMP_REASON",
+    "REPORTS_BYTES",
+    "REPORTS_INODES",
+    "REPORTS_NAME",
+    "TmpCapError",
+    "cap_tmp",
+    "sweep_tmp_caps",
+    "uncap_tmp",
+]
 
 #: Why a non-root caller's session cannot have a ``tmp_bytes`` cap, and the operator's way out.
 NONROOT_TMP_REASON = (
@@ -37,6 +46,12 @@ NONROOT_TMP_REASON = (
 #: The sized tmpfs mounts this process holds (unmounted at `uncap_tmp`, else at exit).
 _MOUNTED: set[str] = set()
 _PREFIX = "shellrt-bwrap-tmp-"
+#: The bwrap runner's state directory (`sandbox._hostproc.HostRunner`): its sized ``reports``.
+_STATE_PREFIX = "shellrt-bwrap-"
+#: The sized cwd-report directory under it (`REPORTS_BYTES`; red team round 25).
+REPORTS_NAME = "reports"
+#: Its size and file count: a report is one path (at most 4 KiB), one per command running.
+REPORTS_BYTES, REPORTS_INODES = 256 * 1024, 256
 
 _MS_NOSUID = 0x2
 _MS_NODEV = 0x4
@@ -51,9 +66,10 @@ def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
 
-def cap_tmp(path: Path, size: int) -> None:
-    """Mount a tmpfs of ``size`` bytes (mode 1777, nosuid, nodev) on the empty directory ``path``."""
-    options = f"size={size},mode=1777".encode()
+def cap_tmp(path: Path, size: int, *, inodes: int | None = None) -> None:
+    """Mount a tmpfs of ``size`` bytes (mode 1777, nosuid, nodev; at most ``inodes`` files when
+    given) on the empty directory ``path``."""
+    options = (f"size={size},mode=1777" + (f",nr_inodes={inodes}" if inodes else "")).encode()
     if _libc().mount(b"tmpfs", os.fsencode(path), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) != 0:
         err = ctypes.get_errno()
         raise TmpCapError(
@@ -90,6 +106,14 @@ def _uncap_all() -> None:
         uncap_tmp(Path(path))
 
 
+def _swept_name(point: str) -> bool:
+    """Whether mount point ``point`` is one of ours: a session's ``tmp`` or a runner's ``reports``."""
+    name, parent = os.path.basename(point), os.path.basename(os.path.dirname(point))
+    if name == "tmp":
+        return parent.startswith(_PREFIX)
+    return name == REPORTS_NAME and parent.startswith(_STATE_PREFIX) and not parent.startswith(_PREFIX)
+
+
 def sweep_tmp_caps() -> list[Path]:
     """Unmount and remove the sized /tmp of every session whose owner died without `uncap_tmp`
     (SIGKILL): the temp-dir sweep (`sandbox._scratch`) empties such a directory but cannot remove a
@@ -106,12 +130,7 @@ def sweep_tmp_caps() -> list[Path]:
     removed: list[Path] = []
     for point in points:
         parent = os.path.dirname(point)
-        if (
-            point in _MOUNTED
-            or os.path.basename(point) != "tmp"
-            or os.path.dirname(parent) != temp
-            or not os.path.basename(parent).startswith(_PREFIX)
-        ):
+        if point in _MOUNTED or os.path.dirname(parent) != temp or not _swept_name(point):
             continue
         fd: int | None = None
         try:

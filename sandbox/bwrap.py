@@ -125,7 +125,15 @@ from sandbox._readonly import layered_args, mask_remounts, read_only_paths, size
 from sandbox._scratch import OwnedDir
 from sandbox._sysview import sys_args
 from sandbox._tempholder import shared_scratch_root, temp_holder_args
-from sandbox._tmpcap import NONROOT_TMP_REASON, cap_tmp, sweep_tmp_caps, uncap_tmp
+from sandbox._tmpcap import (
+    NONROOT_TMP_REASON,
+    REPORTS_BYTES,
+    REPORTS_INODES,
+    REPORTS_NAME,
+    cap_tmp,
+    sweep_tmp_caps,
+    uncap_tmp,
+)
 from sandbox._ucounts import BudgetError, budget_prefix, prlimit_flags, session_rlimits, session_sysctls
 from sandbox._uid_lease import UidLease, lease_uid
 from sandbox.base import Aspect, ExecRequest, SandboxBackend, SandboxProcess, refuse_user_switch
@@ -464,8 +472,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
                 await anyio.to_thread.run_sync(self._start_proxy)
             if as_root:
                 await anyio.to_thread.run_sync(self._take_lease)
-                # The sandbox uid writes its cwd reports here; 1733: it can add files, not list or remove.
-                self._runner.check_open().chmod(0o1733)
+                await anyio.to_thread.run_sync(self._report_dir, tmp_cap is not None)
                 await self._start_holder()
             else:  # the budget namespace made now, off the event loop (once per process)
                 await anyio.to_thread.run_sync(self._budget_prefix)
@@ -494,6 +501,24 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         if unusable is not None:
             await self.close()
             raise unusable
+
+    def _report_dir(self, sized: bool) -> None:
+        """Where a root caller's commands write their cwd reports. The sandbox uid writes them; 1733:
+        it can add files, not list or remove others'. ``sized`` (the session's /tmp is capped): on a
+        small tmpfs of their own (red team round 25), since the state directory is bound writable at
+        its host path, in the host's temp dir, and a command wrote there as much as it liked, past
+        the /tmp cap; the state directory itself it may then only cross. Before the holder: its
+        namespace copies the mount."""
+        state_dir = self._runner.check_open()
+        if not sized:
+            state_dir.chmod(0o1733)
+            return
+        reports = state_dir / REPORTS_NAME
+        reports.mkdir(mode=0o700)
+        cap_tmp(reports, REPORTS_BYTES, inodes=REPORTS_INODES)
+        reports.chmod(0o1733)
+        state_dir.chmod(0o711)
+        self._runner.report_dir = reports
 
     def _start_proxy(self) -> None:
         """The session's filtering proxy on the host (network ``proxied``)."""
@@ -938,7 +963,10 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             if not self._refusals and self._proxy_dir is not None:  # nothing to keep: no litter in /tmp
                 shutil.rmtree(self._proxy_dir, ignore_errors=True)
                 self._proxy_dir = None
-        await self._runner.close()
+        reports = self._runner.report_dir
+        await self._runner.close()  # its processes killed, then its state directory removed
+        if reports is not None:  # the mount point stays (EBUSY) until it is detached
+            await anyio.to_thread.run_sync(_release_reports, reports)
         await anyio.to_thread.run_sync(self.cgroup_close)  # limits: remove the session cgroup
         lease, self._lease = self._lease, None
         if lease is not None:  # last: every process that ran under the uid is gone
@@ -1408,3 +1436,11 @@ def _skeletons(paths: list[Path]) -> list[Path]:
                 points.append(parent)
                 break
     return sorted({p for p in points if not any(q != p and q in p.parents for q in points)})
+
+
+def _release_reports(reports: Path) -> None:
+    """Detach the sized report directory and remove what is left of the state directory."""
+    from sandbox._scratch import remove_tree
+
+    uncap_tmp(reports)
+    remove_tree(reports.parent)

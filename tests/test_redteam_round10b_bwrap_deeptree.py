@@ -1,7 +1,7 @@
 """Red team, round 10 (part 2): a directory tree deeper than Python's recursion limit.
 
 A command made a chain of 3000 directories in its session ``/tmp`` (and in the state
-dir it writes its cwd report to). Removing them at ``close()`` used ``shutil.rmtree``,
+dir it writes its cwd report to; as root that is a tmpfs of 256 files since round 25). Removing them at ``close()`` used ``shutil.rmtree``,
 which recurses once per level on Python 3.11: ``RecursionError`` (not an ``OSError``, so
 ``ignore_errors`` did not catch it) came out of ``backend.close()``, the directories
 stayed on the host, and once their owner was gone every later start of any bwrap or
@@ -72,8 +72,11 @@ async def test_a_deep_tree_in_the_session_tmp_neither_breaks_close_nor_stays(
     sup = Supervisor(backend, session_dir=tmp_path / "session")
     try:
         try:
+            # As root the reports sit on a tmpfs of 256 files since round 25: the chain there stops
+            # early (ENOSPC), and what it made must still be gone after the close.
             result = await sup.run(
-                f'D=/tmp; {CHAIN} && D=$(dirname "$SHELLRT_CWD_FILE") && {CHAIN} && echo made', timeout_s=60
+                f'D=/tmp; {CHAIN} && echo made; D=$(dirname "$SHELLRT_CWD_FILE") && {CHAIN} 2>/dev/null; true',
+                timeout_s=60,
             )
         finally:
             try:

@@ -546,8 +546,9 @@ async def test_workspace_below_a_parent_only_its_owner_can_cross(tmp_path: Path,
 
 
 async def test_a_planted_cwd_report_neither_blocks_nor_misleads_the_host(run: Run, ws: Path) -> None:
-    """The sandbox may write its cwd reports (their directory is writable for it, their names numbered):
-    a FIFO planted where this or a later command's report goes must not block the host (every
+    """The sandbox may write its cwd reports (their directory is writable for it): a FIFO planted
+    where this command's report goes, or where a later one's went while the names were only
+    numbered (``cwd-<n>``; since round 25 ``cwd-<n>-<random>``), must not block the host (every
     session of the process, no timeout firing), and a symlink there must not be followed."""
     outside = Path(tempfile.mkdtemp(prefix="shellrt-escape-", dir="/var/tmp"))
     outside.chmod(0o755)
@@ -570,8 +571,9 @@ async def test_a_planted_cwd_report_neither_blocks_nor_misleads_the_host(run: Ru
     watchdog = threading.Thread(target=release_the_host, daemon=True)
     watchdog.start()
     plant = (
-        "f=$SHELLRT_CWD_FILE; d=${f%-*}; n=${f##*-}; "
-        "for k in 0 1 2; do p=$d-$((n+k)); rm -f $p; mkfifo $p && echo $p >> planted; done; "
+        "f=$SHELLRT_CWD_FILE; rm -f $f; mkfifo $f && echo $f >> planted; "
+        "d=${f%-*}; d=${d%-*}; n=${f#$d-}; n=${n%%-*}; "  # .../cwd-<n>-<random>: .../cwd and <n>
+        "for k in 1 2; do p=$d-$((n+k)); rm -f $p; mkfifo $p && echo $p >> planted; done; "
         f"for k in 3 4 5; do ln -sf {lure} $d-$((n+k)); done; echo PLANTED"
     )
     try:

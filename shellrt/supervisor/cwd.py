@@ -50,6 +50,8 @@ class CwdTracker:
                     roots.append(PurePosixPath(real))
         self.roots = tuple(dict.fromkeys(roots))
         self._enforced = backend.enforces()
+        #: The policy's read-denied paths last seen, and their forms as sandbox paths (see `_hidden`).
+        self._masks: tuple[tuple[object, ...], tuple[str, ...]] = ((), ())
         #: The sandbox's view is the host's, unfiltered (local): a host stat is the whole truth.
         self._plain_host = self._host_paths and "filesystem" not in self._enforced
 
@@ -60,12 +62,15 @@ class CwdTracker:
         """
         if "read_denied" not in self._enforced:
             return False
-        hidden = []
-        for denied in self._backend.policy.read_denied:
-            inside = self._backend.to_sandbox_path(Path(denied))
-            if inside is not None:
-                hidden.append(PurePosixPath(inside))
-        return bool(hidden) and _contained(path, tuple(hidden))
+        denied = tuple(self._backend.policy.read_denied)
+        if denied is not self._masks[0] and denied != self._masks[0]:
+            self._masks = (denied, _mask_forms(self._backend, denied))
+        forms = self._masks[1]
+        if not forms or not path.startswith("/"):
+            return False
+        from sandbox.confine import normalize
+
+        return (normalize(path).rstrip("/") + "/").startswith(forms)  # see `_mask_forms`
 
     def explicit(self, requested: str) -> tuple[str, bool]:
         """An API caller's cwd as an absolute sandbox path, and whether only the sandbox can judge it.
@@ -148,8 +153,9 @@ class CwdTracker:
         return best
 
     def set(self, path: str) -> None:
-        """Adopt ``path`` as the session cwd if it is inside the roots (else keep the current one)."""
-        if self.inside_roots(path):
+        """Adopt ``path`` as the session cwd if it is inside the roots and not read-denied (else keep
+        the current one)."""
+        if self.inside_roots(path) and not self._hidden(path):
             self.cwd = path
 
     def start_dir(self, requested: str | None = None) -> tuple[str, str | None]:
@@ -169,6 +175,10 @@ class CwdTracker:
             if current == self.cwd:
                 self.cwd = self.workspace
             return self.workspace, self._vanished(current)
+        if current != self.workspace and self._hidden(current):  # a mask added since, or a caller's view
+            if current == self.cwd:
+                self.cwd = self.workspace
+            return self.workspace, self._masked(current, moved=False)
         return current, None
 
     def unenterable(self, path: str, why: str) -> str:
@@ -178,6 +188,15 @@ class CwdTracker:
         return (
             f"The working directory {_shown(path)} cannot be entered in the sandbox ({why}); the shell is back at "
             f"the workspace root {self.workspace}: run the command again there (or `cd` elsewhere first)."
+        )
+
+    def _masked(self, path: str, *, moved: bool) -> str:
+        """A read-denied directory is never the session's cwd (red team round 25): every later call
+        would resolve its relative paths in it and be refused, as an explicit cwd there is."""
+        what = "The command changed directory to {}, which is" if moved else "The working directory {} is"
+        return (
+            f"{what.format(_shown(path))} hidden from commands (a read-denied path); the shell is at the "
+            f"workspace root {self.workspace}."
         )
 
     def _vanished(self, path: str) -> str:
@@ -208,6 +227,9 @@ class CwdTracker:
             return before != self.workspace, (
                 f"The directory {_shown(reported)} no longer exists; the shell is back at the workspace root {self.workspace}."
             )
+        if self._hidden(reported):
+            self.cwd = self.workspace
+            return before != self.workspace, self._masked(reported, moved=True)
         self.cwd = reported
         return True, None
 
@@ -247,6 +269,25 @@ def _walk_physical(root: str, parts: list[str]) -> bool:
     finally:
         os.close(fd)
     return True
+
+
+def _mask_forms(backend: SandboxBackend, denied: tuple[Path, ...]) -> tuple[str, ...]:
+    """The read-denied paths as sandbox paths, lexical and resolved (as `sandbox.confine.contained`
+    counts roots), each as a prefix: ~20 us a path to work out (`contained` did it at each call:
+    ~0.6 ms for a session's 28 masks), so once per change of the list, not per command."""
+    from sandbox.confine import normalize
+
+    forms: list[str] = []
+    for path in denied:
+        inside = backend.to_sandbox_path(Path(path))
+        if inside is None:
+            continue
+        text = normalize(str(PurePosixPath(inside)))
+        real = os.path.realpath(text)
+        forms += [text, real] if real != text else [text]
+    # Each with one trailing slash ("/" stays "/"): ``normal + "/"`` starts with one of these
+    # exactly when ``normal`` is that path or below it.
+    return tuple(dict.fromkeys(f.rstrip("/") + "/" for f in forms))
 
 
 def _check_host_dir(path: str, host: Path) -> None:
