@@ -5,13 +5,15 @@ Why: Read shows a notebook (``<cell ...>`` tags, ``<outputs ...>``) and a PDF (`
 result and could forge a cell, a page or a note on how much was shown. A line is judged as a model
 reads it (red team round 23: ``\\u200b<cell``, ``\\x1b[0m</cell>`` and fullwidth ``\\uff1ccell`` passed
 the round 13 check, which only stripped blanks): terminal escapes, invisible characters, blanks
-and controls dropped, NFKC, case folded. The notebook's child process imports this module alone.
+and controls dropped, NFKC, case folded. The notebook's child process imports this module and `shellrt.protocol.textchars` alone.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+
+from shellrt.protocol.textchars import ANSI, DROPPED_CATEGORIES, LINE_BREAKS
 
 __all__ = ["NOTEBOOK_FRAMING", "PDF_FRAMING", "unframed"]
 
@@ -20,12 +22,9 @@ NOTEBOOK_FRAMING = ("<cell", "</cell", "<outputs", "</outputs", "(outputbudgetre
 #: What the PDF rendering writes at a line's start (blanks dropped, folded).
 PDF_FRAMING = ("---page", "(outputbudgetreached", "(showingpages", "[noextractabletext]")
 _FIRSTS = frozenset(o[0] for o in NOTEBOOK_FRAMING + PDF_FRAMING)
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
-#: Characters a reader does not see before a line's first letter: format, marks, controls, blanks.
-_DROPPED = frozenset({"Cf", "Mn", "Me", "Cc", "Zs", "Zl", "Zp"})
 #: The line breaks Python's ``splitlines`` knows; a line start that may open framing: any first
 #: character after blanks but an ASCII letter or digit (the usual line is skipped by the regex).
-_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+_BREAKS = LINE_BREAKS
 _CANDIDATE = re.compile(f"(?:^|[{_BREAKS}])[ \t]*[^A-Za-z0-9 \t{_BREAKS}]")
 _BREAK = re.compile(f"[{_BREAKS}]")
 _JUDGED_CHARS = 160
@@ -33,13 +32,13 @@ _ENTITIES = {"<": "&lt;", "[": "&#91;"}
 
 
 def _visible(c: str) -> bool:
-    return not c.isspace() and unicodedata.category(c) not in _DROPPED
+    return not c.isspace() and unicodedata.category(c) not in DROPPED_CATEGORIES
 
 
 def _reads_as(line: str, openings: tuple[str, ...]) -> bool:
     head = line[:_JUDGED_CHARS]
     if "\x1b" in head:
-        head = _ANSI.sub("", head)
+        head = ANSI.sub("", head)
     first = next((c for c in head if _visible(c)), "")
     if unicodedata.normalize("NFKC", first)[:1] not in _FIRSTS:
         return False  # cheap: most lines start with a character no opening starts with
@@ -52,7 +51,7 @@ def _escaped(line: str) -> str:
     """``line`` with its first visible character as an HTML character reference."""
     i = 0
     while i < len(line):
-        escape = _ANSI.match(line, i) if line[i] == "\x1b" else None
+        escape = ANSI.match(line, i) if line[i] == "\x1b" else None
         if escape:
             i = escape.end()
         elif not _visible(line[i]):

@@ -654,12 +654,14 @@ NOTEBOOK_MEMORY_BYTES = 1 << 30
 #: Notebooks up to this size are rendered in this process (at most ~50 times it in memory, and no
 #: interpreter start); larger ones in the child.
 NOTEBOOK_IN_PROCESS_BYTES = 256 * 1024
-#: The notebook process imports `shellrt.tools._notebook` alone (no package ``__init__``).
+#: The notebook process imports `shellrt.tools._notebook` and the standard-library modules it uses
+#: (`shellrt.tools._framing`, `shellrt.protocol.textchars`) alone: no package ``__init__``.
 _NOTEBOOK_CHILD = """
-import sys, types
-for name, path in (("shellrt", sys.argv.pop(1)), ("shellrt.tools", sys.argv.pop(1))):
+import os, sys, types
+root = sys.argv.pop(1)
+for name in ("shellrt", "shellrt.tools", "shellrt.protocol"):
     module = types.ModuleType(name)
-    module.__path__ = [path]
+    module.__path__ = [os.path.join(root, *name.split(".")[1:])]
     sys.modules[name] = module
 from shellrt.tools._notebook import serve
 serve()
@@ -694,7 +696,7 @@ def _marked(text: str, source: str) -> str:
 
 def _render_in_child(data: bytes, label: str) -> str:
     tools = os.path.dirname(os.path.abspath(__file__))
-    argv = [sys.executable, "-I", "-S", "-c", _NOTEBOOK_CHILD, os.path.dirname(tools), tools]
+    argv = [sys.executable, "-I", "-S", "-c", _NOTEBOOK_CHILD, os.path.dirname(tools)]
     argv += [str(NOTEBOOK_MEMORY_BYTES), label, str(MAX_OUTPUT_CHARS)]
     try:
         done = subprocess.run(argv, input=data, capture_output=True, timeout=NOTEBOOK_TIMEOUT_S, check=False)
