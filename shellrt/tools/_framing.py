@@ -15,13 +15,19 @@ import unicodedata
 
 from shellrt.protocol.textchars import ANSI, DROPPED_CATEGORIES, LINE_BREAKS
 
-__all__ = ["NOTEBOOK_FRAMING", "PDF_FRAMING", "unframed"]
+__all__ = ["NOTEBOOK_CUT", "NOTEBOOK_FRAMING", "NOTEBOOK_LABELS", "PDF_FRAMING", "unframed"]
 
 #: What the notebook rendering writes at a line's start (blanks dropped, folded).
 NOTEBOOK_FRAMING = ("<cell", "</cell", "<outputs", "</outputs", "(outputbudgetreached")
+#: The notebook rendering's cut mark, ``… [1,204 more characters]``, as judged (NFKC folds ``…``).
+NOTEBOOK_CUT = re.compile(r"\.\.\.\[[\d,]+morecharacters\]")
+#: What the notebook rendering writes on a line of an output's own (red team round 25): a label
+#: (``[stdout]``, ``[error] ...``, ``[text/html output, ...]``: any bracketed start opening with a
+#: letter) or the cut mark. Judged in outputs only: a cell's source is inside its tags.
+NOTEBOOK_LABELS = re.compile(rf"\[[a-z][^\]]*\]|{NOTEBOOK_CUT.pattern}")
 #: What the PDF rendering writes at a line's start (blanks dropped, folded).
 PDF_FRAMING = ("---page", "(outputbudgetreached", "(showingpages", "[noextractabletext]")
-_FIRSTS = frozenset(o[0] for o in NOTEBOOK_FRAMING + PDF_FRAMING)
+_FIRSTS = frozenset(o[0] for o in NOTEBOOK_FRAMING + PDF_FRAMING) | {"[", "."}
 #: The line breaks Python's ``splitlines`` knows; a line start that may open framing: any first
 #: character after blanks but an ASCII letter or digit (the usual line is skipped by the regex).
 _BREAKS = LINE_BREAKS
@@ -35,7 +41,7 @@ def _visible(c: str) -> bool:
     return not c.isspace() and unicodedata.category(c) not in DROPPED_CATEGORIES
 
 
-def _reads_as(line: str, openings: tuple[str, ...]) -> bool:
+def _reads_as(line: str, openings: tuple[str, ...], labels: re.Pattern[str] | None) -> bool:
     head = line[:_JUDGED_CHARS]
     if "\x1b" in head:
         head = ANSI.sub("", head)
@@ -44,7 +50,8 @@ def _reads_as(line: str, openings: tuple[str, ...]) -> bool:
         return False  # cheap: most lines start with a character no opening starts with
     if not head.isascii():
         head = unicodedata.normalize("NFKC", head)
-    return "".join(c for c in head if _visible(c)).casefold().startswith(openings)
+    seen = "".join(c for c in head if _visible(c)).casefold()
+    return seen.startswith(openings) or (labels is not None and labels.match(seen) is not None)
 
 
 def _escaped(line: str) -> str:
@@ -62,16 +69,17 @@ def _escaped(line: str) -> str:
     return line
 
 
-def unframed(text: str, openings: tuple[str, ...]) -> str:
-    """``text`` (the file's) with each line that reads as one of ``openings`` escaped (its first
-    visible character as ``&lt;`` / ``&#40;`` ...), at any line break Python knows."""
+def unframed(text: str, openings: tuple[str, ...], labels: re.Pattern[str] | None = None) -> str:
+    """``text`` (the file's) with each line that reads as one of ``openings`` (or that ``labels``
+    matches at its start) escaped (its first visible character as ``&lt;`` / ``&#40;`` /
+    ``&#91;`` ...), at any line break Python knows."""
     out: list[str] = []
     done = 0
     for candidate in _CANDIDATE.finditer(text):
         start = candidate.start() + (text[candidate.start()] in _BREAKS)  # after the line's break
         head = text[start : start + _JUDGED_CHARS]
         head = head[: end.start()] if (end := _BREAK.search(head)) else head
-        if start >= done and _reads_as(head, openings):
+        if start >= done and _reads_as(head, openings, labels):
             escaped = _escaped(head)
             out += [text[done:start], escaped]
             done = start + len(head)
