@@ -8,9 +8,11 @@ the notebook's child process imports it with stub packages (no ``shellrt/__init_
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
 
-__all__ = ["ANSI", "DROPPED_CATEGORIES", "INLINE_BREAK_MARKS", "LINE_BREAKS"]
+__all__ = ["ANSI", "DROPPED_CATEGORIES", "INLINE_BREAK_MARKS", "LINE_BREAKS", "unseen"]
 
 #: A terminal escape (CSI, OSC up to its terminator, or a two-character escape): a reader sees none.
 ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
@@ -31,3 +33,15 @@ INLINE_BREAK_MARKS = {
 }
 #: The line breaks Python's ``str.splitlines`` knows (``\n`` first).
 LINE_BREAKS = "\n" + "".join(INLINE_BREAK_MARKS)
+
+#: Categories of characters that show nothing a reader can tell apart: controls, format characters
+#: (zero-width, bidirectional marks, BOM, soft hyphen, tag characters), private use, unassigned,
+#: and the line and paragraph separators.
+_UNSEEN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cn", "Zl", "Zp"})
+
+
+@functools.lru_cache(maxsize=4096)
+def unseen(c: str) -> bool:
+    """Whether a reader cannot see ``c`` or tell it from an ASCII space (a blank other than it)."""
+    category = unicodedata.category(c)
+    return category in _UNSEEN_CATEGORIES or (category == "Zs" and c != " ")

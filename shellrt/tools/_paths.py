@@ -40,6 +40,7 @@ from sandbox.config import BwrapConfig
 from sandbox.confine import ConfinementError, Mount, View
 from shellrt.protocol import PermissionResult, PermissionSubject, ToolContext, ToolExecutionError
 from shellrt.protocol.results import HOST_RESULTS_DIR, RESULTS_DIR
+from shellrt.protocol.textchars import unseen
 from shellrt.supervisor._cd_loads import cd_loaded_reason
 from shellrt.supervisor.protect import SHELL_STARTUP_FILES, hooks_dir_reason, protected_reason
 from shellrt.tools._search import OutputSink, RgRunner, drain_output
@@ -391,18 +392,32 @@ class _SessionView(View):
 
 
 #: Characters that end or rewrite a line of output: C0/C1 controls (newline, escape, NEL), DEL,
-#: Unicode line/paragraph separators and bidirectional overrides.
+#: Unicode line/paragraph separators and bidirectional overrides (the fast test of ASCII names).
 _UNSAFE_IN_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def shown_path(path: str) -> str:
-    """``path`` as one line of tool output: as it is, or -- when it holds a control character (a
-    newline in a name forged further lines: a fake hit, a fake note of ours) or starts with a quote
-    -- as a JSON string, which names the file exactly and stays on its line."""
-    if not _UNSAFE_IN_LINE.search(path) and not path.startswith('"'):
-        return path
+    """``path`` as one line of tool output: as it is, or -- when it holds a character a reader
+    cannot see (a control: a newline in a name forged further lines, a fake hit, a fake note of
+    ours; round 25: a zero-width, bidirectional mark, tag character, a blank other than the space)
+    or starts with a quote or starts or ends with a space -- as a JSON string with each such
+    character escaped, which names the file exactly, visibly and on its line."""
+    if not path.startswith(('"', " ")) and not path.endswith(" "):
+        if path.isascii() and not _UNSAFE_IN_LINE.search(path):
+            return path
+        if not path.isascii() and not any(map(unseen, path)):
+            return path
     quoted = json.dumps(path, ensure_ascii=False)
-    return _UNSAFE_IN_LINE.sub(lambda m: f"\\u{ord(m[0]):04x}", quoted)
+    return "".join(_escaped(c) if unseen(c) else c for c in quoted)
+
+
+def _escaped(c: str) -> str:
+    """``c`` as JSON's ``\\uXXXX`` (a surrogate pair above U+FFFF)."""
+    code = ord(c)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def _start_dir(ctx: ToolContext) -> str:
