@@ -59,6 +59,7 @@ from shellrt.tools._paths import (
     refusal,
     remember_file_path,
     sandbox_path,
+    shown_path,
     state_key,
     subject_for,
     view_for,
@@ -203,7 +204,9 @@ class ReadTool(SendableText, Tool[ReadInput, ReadOutput]):
             key = (logical, tool_input.offset, tool_input.limit)
             seen, was = ranges.get(key), stamps.get(key)
             if await off_loop(_unchanged, view, known, seen, ctx.read_state.get(logical), was, what=what):
-                return ToolOutput(ReadOutput(kind="text", path=known, text=_UNCHANGED.format(path=known)))
+                return ToolOutput(
+                    ReadOutput(kind="text", path=known, text=_UNCHANGED.format(path=shown_path(known)))
+                )
         output, record, stamp = await off_loop(_read, view, where, tool_input, what=what)
         if record is not None:
             # Idempotent bookkeeping: safe to write directly (see ToolContext docs).
@@ -224,8 +227,8 @@ class ReadTool(SendableText, Tool[ReadInput, ReadOutput]):
         if output.lines_shown is not None:
             first, last = output.lines_shown
             of = f" of {output.total_lines}" if output.total_lines is not None else ""
-            return f"Read lines {first}-{last}{of} of {output.path}"
-        return output.text.splitlines()[0] if output.text else f"Read {output.path}"
+            return f"Read lines {first}-{last}{of} of {shown_path(output.path)}"
+        return output.text.splitlines()[0] if output.text else f"Read {shown_path(output.path)}"
 
 
 _UNCHANGED = (
@@ -273,7 +276,7 @@ def _read(view: View, where: str, tool_input: ReadInput) -> tuple[ReadOutput, Fi
     except IsADirectoryError:
         raise ToolExecutionError(_directory_message(where)) from None
     except SpecialFileError as exc:
-        label = exc.filename or where
+        label = shown_path(exc.filename) if exc.filename else where
         raise ToolExecutionError(
             f"{label} is not a regular file ({exc.kind}); Read refuses it because reading it could block or "
             f"never end. Use Bash if you really need it (e.g. `head -c 100 {label} | xxd`)."
@@ -287,7 +290,9 @@ def _read(view: View, where: str, tool_input: ReadInput) -> tuple[ReadOutput, Fi
     except OSError as exc:
         raise refusal("read", tool_input.file_path, exc) from None
     try:
-        path, label = Path(canonical), canonical
+        # The canonical path's words are the repository's (a symlink's target): a result names it on
+        # its line, visibly (round 25: a link to "real\n[shellrt] ..." forged a note in the header).
+        path, label = Path(canonical), shown_path(canonical)
         _refuse_special_path(path, label)
         st = os.fstat(fd)
         return (*_read_fd(fd, path, label, st, tool_input), (st.st_dev, st.st_ino, st.st_ctime_ns))
@@ -451,7 +456,7 @@ def _read_text(
             "line counts cover that part. Use Bash for the rest, e.g. `tail` or `sed -n 'N,Mp'`.)"
         )
     shown = (scan.shown[0][0], scan.shown[-1][0]) if scan.shown else None
-    return ReadOutput("text", label, text, lines_shown=shown, total_lines=scan.total_lines), record
+    return ReadOutput("text", os.fspath(path), text, lines_shown=shown, total_lines=scan.total_lines), record
 
 
 class _LineScanner:
@@ -606,7 +611,7 @@ def _read_utf16(
         partial=start > 1 or scan.more,
     )
     shown = (scan.shown[0][0], scan.shown[-1][0]) if scan.shown else None
-    return ReadOutput("text", label, text, lines_shown=shown, total_lines=scan.total_lines), record
+    return ReadOutput("text", os.fspath(path), text, lines_shown=shown, total_lines=scan.total_lines), record
 
 
 # --- images ---------------------------------------------------------------------
@@ -643,7 +648,7 @@ def _read_image(fd: int, path: Path, label: str, st: os.stat_result) -> tuple[Re
     block = ImageBlock(source=ImageSource(media_type=media_type, data=base64.b64encode(data).decode("ascii")))
     record = FileReadRecord(sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=len(data))
     text = f"Image {label} ({media_type}, {len(data):,} bytes):"
-    return ReadOutput("image", label, text, image=block), record
+    return ReadOutput("image", os.fspath(path), text, image=block), record
 
 
 # --- notebooks --------------------------------------------------------------------
@@ -684,7 +689,7 @@ def _read_notebook(fd: int, path: Path, label: str, st: os.stat_result) -> tuple
     else:
         text = _render_in_child(data, label)
     record = FileReadRecord(sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=len(data))
-    return ReadOutput("notebook", label, _marked(text, "the notebook")), record
+    return ReadOutput("notebook", os.fspath(path), _marked(text, "the notebook")), record
 
 
 def _marked(text: str, source: str) -> str:
@@ -826,4 +831,4 @@ def _read_pdf(
     if last < total:
         text += f'\n\n(Showing pages {first}-{last} of {total}; pass pages="{last + 1}-{min(total, last + MAX_PDF_PAGES_PER_CALL)}" for more.)'
     record = FileReadRecord(sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=len(data))
-    return ReadOutput("pdf", label, _marked(text, "the PDF")), record
+    return ReadOutput("pdf", os.fspath(path), _marked(text, "the PDF")), record
