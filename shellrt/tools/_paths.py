@@ -67,6 +67,7 @@ __all__ = [
     "state_key",
     "subject_for",
     "view_for",
+    "visible",
 ]
 
 #: Basenames of shell start-up files (the after-command check's list) and git's user config:
@@ -411,6 +412,14 @@ def shown_path(path: str) -> str:
     return "".join(_escaped(c) if unseen(c) else c for c in quoted)
 
 
+def visible(text: str) -> str:
+    """``text`` (a message that may quote paths the disk chose) with each character a reader cannot
+    see, line breaks included, as ``\\uXXXX``: one line, every character shown (round 25)."""
+    if text.isascii() and not _UNSAFE_IN_LINE.search(text):
+        return text
+    return "".join(_escaped(c) if unseen(c) else c for c in text)
+
+
 def _escaped(c: str) -> str:
     """``c`` as JSON's ``\\uXXXX`` (a surrogate pair above U+FFFF)."""
     code = ord(c)
@@ -615,11 +624,11 @@ def is_read_denied(path: str | Path, ctx: ToolContext, view: View | None = None)
 
 def refusal(verb: str, raw: str, exc: OSError) -> ToolExecutionError:
     """A file operation refused or failed: the error names the path as the model gave it."""
-    reason = exc.strerror or str(exc)
+    reason = visible(exc.strerror or str(exc))  # it may quote a path a symlink chose
     if isinstance(exc, ConfinementError):
         advice = " Work inside the workspace (or use Bash for what the sandbox allows there)."
     elif isinstance(exc, FileNotFoundError):
-        where = f" ({exc.filename})" if exc.filename else ""
+        where = f" ({shown_path(os.fsdecode(exc.filename))})" if exc.filename else ""
         return ToolExecutionError(f"Cannot {verb} {raw}: no such file or directory{where}. Check the path.")
     else:
         advice = ""
@@ -665,7 +674,7 @@ def file_permission(
     view = view_for(ctx)
     lexical = sandbox_path(raw, ctx)
     if refused is not None:
-        return PermissionResult.deny(f"{raw}: {refused}.")
+        return PermissionResult.deny(f"{raw}: {visible(refused)}.")
     try:
         if canonical is not None:
             resolved = canonical  # the resolution the permission subject was made from
@@ -673,24 +682,27 @@ def file_permission(
             with view.resolve(lexical) as r:
                 resolved = r.path
     except ConfinementError as exc:
-        return PermissionResult.deny(f"{raw}: {exc.strerror}.")
+        return PermissionResult.deny(f"{raw}: {visible(exc.strerror or str(exc))}.")
     except OSError:
         resolved = lexical
+    # The resolved path's words may be a symlink's target (the repository's): named visibly, on its
+    # line (round 25: a target "x\n[shellrt] ..." forged a note in the denial).
+    shown = shown_path(resolved)
     if view.mount_of(resolved) is None:
         return PermissionResult.deny(
-            f"{raw}: {resolved} is outside what the file tools can reach in this sandbox (they work in "
+            f"{raw}: {shown} is outside what the file tools can reach in this sandbox (they work in "
             f"{view.describe_places()}). Use Bash (e.g. `cat`) for other files the sandbox can see."
         )
     if view.masked_by(resolved) is not None:
         return PermissionResult.deny(
-            f"{raw}: {resolved} is in a read-denied location of the sandbox policy; it cannot be read or written. "
+            f"{raw}: {shown} is in a read-denied location of the sandbox policy; it cannot be read or written. "
             "Work with other files."
         )
     if write:
         if not view.writable(resolved):
             places = ", ".join(view.writable_roots()) or "none"
             return PermissionResult.deny(
-                f"{raw}: {resolved} is outside the sandbox's writable places ({places}); file tools never "
+                f"{raw}: {shown} is outside the sandbox's writable places ({places}); file tools never "
                 "write there, in any mode. Write inside the workspace."
             )
         reason = is_sensitive(Path(resolved)) or is_sensitive(Path(lexical))
@@ -700,17 +712,17 @@ def file_permission(
             host = view.to_host(resolved) or resolved
             reason = host_code_reason(host, tuple(str(r) for r in (ctx.allowed_roots or (ctx.workspace,))))
         if reason:
-            return PermissionResult.ask(f"Writing {resolved} touches {reason}.", safety_check=True)
+            return PermissionResult.ask(f"Writing {shown} touches {reason}.", safety_check=True)
     roots = sandbox_roots(ctx)
     if write:
         if not confine.within_any(resolved, roots):
             # Writable in the sandbox (bwrap's private /tmp) but outside the allowed directories.
             return PermissionResult.ask(
-                f"{raw}: {resolved} is outside the allowed directories ({', '.join(roots)})."
+                f"{raw}: {shown} is outside the allowed directories ({', '.join(roots)})."
             )
         return PermissionResult.passthrough("inside the allowed directories")
     if not confine.within_any(resolved, (*roots, str(ctx.session_dir))):
-        return PermissionResult.ask(f"{resolved} is outside the allowed directories ({', '.join(roots)}).")
+        return PermissionResult.ask(f"{shown} is outside the allowed directories ({', '.join(roots)}).")
     return PermissionResult.allow("inside the allowed directories")
 
 
