@@ -186,7 +186,7 @@ def _plan(view: View, existing: Existing | None, path: str, tool_input: EditInpu
         if old == "":
             return _Plan(None, DecodedText("", "utf-8"), new, 1, 0, len(new))
         raise ToolExecutionError(
-            f"File does not exist: {path}. Check the path (Glob finds files); to create a file use Write."
+            f"File does not exist: {shown_path(path)}. Check the path (Glob finds files); to create a file use Write."
         )
     data, path = existing.data, existing.path
     require_fresh(data, state_key(path, ctx, view), path, ctx.read_state, verb="edit", need_full=False)

@@ -346,7 +346,10 @@ def _refuse_special_path(path: Path, label: str) -> None:
 
 
 def _missing_message(view: View, where: str, raw: str) -> str:
-    message = f"File does not exist: {where}." if raw == where else f"File does not exist: {raw} ({where})."
+    """Names the disk chose (a symlink's target, a similar file's name) are shown with `shown_path`:
+    ``config.\\n[shellrt] ...`` next to a missing ``config.py`` forged a note (round 25)."""
+    shown = shown_path(where)
+    message = f"File does not exist: {shown}." if raw == where else f"File does not exist: {raw} ({shown})."
     parent, name = os.path.split(where)
     stem = os.path.splitext(name)[0].lower()
     try:
@@ -354,7 +357,7 @@ def _missing_message(view: View, where: str, raw: str) -> str:
     except OSError:
         return (
             message
-            + f" Its directory {parent} does not exist either. Check the path (Glob can find files by name)."
+            + f" Its directory {shown_path(parent)} does not exist either. Check the path (Glob can find files by name)."
         )
     try:
         similar = sorted(n for n in os.listdir(fd) if os.path.splitext(n)[0].lower() == stem and n != name)
@@ -363,7 +366,7 @@ def _missing_message(view: View, where: str, raw: str) -> str:
     finally:
         os.close(fd)
     if similar:
-        message += f" Did you mean {', '.join(os.path.join(parent, s) for s in similar[:3])}?"
+        message += f" Did you mean {', '.join(shown_path(os.path.join(parent, s)) for s in similar[:3])}?"
     return message + " Check the path (Glob can find files by name)."
 
 
