@@ -622,7 +622,10 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                 f"The converted text was cut to {MAX_CONTENT_CHARS:,} of {len(content):,} characters."
             )
             content = content[:MAX_CONTENT_CHARS]
-        header = f"URL: {output.final_url}\nStatus: {output.status}  Content-Type: {output.content_type or 'unknown'}"
+        # The final URL (a same-host redirect's Location) and the Content-Type are the server's words:
+        # each unseen character percent-encoded, so neither writes a line of the header (round 25).
+        kind = _shown_url(output.content_type or "unknown")
+        header = f"URL: {_shown_url(output.final_url)}\nStatus: {output.status}  Content-Type: {kind}"
         if output.final_url != output.url:
             header += f"\n(Redirected from {output.url} on the same host.)"
         if output.from_cache:
