@@ -132,6 +132,7 @@ def read_existing(
     Raises `ToolExecutionError` for a directory or special file; `OSError`
     (`sandbox.confine.ConfinementError` included) when it cannot be reached.
     """
+    label = shown_path(label)  # a canonical path: a symlink's target chose its words (round 25)
     try:
         fd, canonical = confine.open_file(view, where, expect=expect, expect_id=expect_id)
     except FileNotFoundError:

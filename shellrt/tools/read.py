@@ -274,7 +274,7 @@ def _read(view: View, where: str, tool_input: ReadInput) -> tuple[ReadOutput, Fi
     except FileNotFoundError:
         raise ToolExecutionError(_missing_message(view, where, tool_input.file_path)) from None
     except IsADirectoryError:
-        raise ToolExecutionError(_directory_message(where)) from None
+        raise ToolExecutionError(_directory_message(shown_path(where))) from None
     except SpecialFileError as exc:
         label = shown_path(exc.filename) if exc.filename else where
         raise ToolExecutionError(
@@ -284,7 +284,7 @@ def _read(view: View, where: str, tool_input: ReadInput) -> tuple[ReadOutput, Fi
     except PermissionError as exc:
         plain = exc.strerror in (None, "", os.strerror(errno.EACCES), os.strerror(errno.EPERM))
         detail = "" if plain else f" ({exc.strerror})"
-        raise ToolExecutionError(f"Permission denied reading {where}{detail}.") from None
+        raise ToolExecutionError(f"Permission denied reading {shown_path(where)}{detail}.") from None
     except ConfinementError as exc:
         raise refusal("read", tool_input.file_path, exc) from None
     except OSError as exc:
