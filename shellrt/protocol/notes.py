@@ -15,8 +15,9 @@ the result can say so. A cut that makes the middle of a line a line start
 from __future__ import annotations
 
 import functools
-import re
 import unicodedata
+
+from shellrt.protocol.textchars import ANSI, DROPPED_CATEGORIES, LINE_BREAKS
 
 __all__ = [
     "NOTE_MARK",
@@ -35,7 +36,6 @@ NOTE_MARK = "[shellrt]"
 OUTPUT_MARK = "(output) "
 #: Openings (folded) a note has, or had in earlier versions of shellrt.
 _OPENINGS = ("[shellrt", "shellrt]", "[output truncated", "[output incomplete")
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 #: Letters that look like the marker's letters (NFKC does not fold them): Cyrillic, Greek.
 _LOOKALIKES = str.maketrans(
     {
@@ -73,7 +73,7 @@ _LOWER_BYTES = bytes.maketrans(bytes(range(0x41, 0x5B)), bytes(range(0x61, 0x7B)
 _FOLDED_OPENINGS = tuple(o.replace(" ", "") for o in _OPENINGS)
 _OPENING_BYTES = tuple(o.encode("ascii") for o in _FOLDED_OPENINGS)
 #: Characters dropped before judging a line: invisible (format), combining marks, controls.
-_DROPPED = frozenset({"Cf", "Mn", "Me", "Cc", "Zs", "Zl", "Zp"})
+_DROPPED = DROPPED_CATEGORIES
 #: Markup a line may start with and still show a note's words as its first (round 20): markdown
 #: headings, quotes, list bullets, emphasis, code and escapes (``# [shellrt] …``, ``> [shellrt]``,
 #: ``**[shellrt] …**``, ``\\[shellrt\\]``: a page converted to markdown renders them so). Skipped
@@ -121,7 +121,7 @@ def reads_as_note(line: str) -> bool:
     """Whether a model could take ``line`` (its start) for one of shellrt's notes."""
     head = line[:_JUDGED_CHARS]
     if "\x1b" in head:
-        head = _ANSI.sub("", head)
+        head = ANSI.sub("", head)
     if head.isascii():
         return (
             head.encode("ascii")
@@ -160,7 +160,7 @@ def _may_begin(c: str) -> bool:
 
 def neutralize_output(text: str) -> tuple[str, int]:
     """``text`` (command output) with `OUTPUT_MARK` before each line that reads as a note; and how many."""
-    probe = _ANSI.sub("", text) if "\x1b" in text else text
+    probe = ANSI.sub("", text) if "\x1b" in text else text
     if probe.isascii():
         # What `reads_as_note` judges of ASCII lines: the letters without escapes and controls.
         folded = probe.encode("ascii").translate(_LOWER_BYTES, _DROPPED_BYTES)
@@ -178,7 +178,7 @@ def neutralize_output(text: str) -> tuple[str, int]:
 def cut_tail(text: str, start: int) -> str:
     """``text[start:]``; a partial first line that reads as a note is marked with ``…``."""
     tail = text[start:]
-    if start <= 0 or not tail or text[start - 1] in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029":
+    if start <= 0 or not tail or text[start - 1] in LINE_BREAKS:
         return tail
     first = tail.splitlines()[0] if tail.splitlines() else tail
     return "…" + tail if reads_as_note(first) else tail

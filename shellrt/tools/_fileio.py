@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from sandbox import confine
 from sandbox.confine import Identity, Stamp, View, WriteOutcome, stamp
 from shellrt.protocol import FileReadRecord, ToolExecutionError
+from shellrt.tools._paths import shown_path
 
 __all__ = [
     "MAX_EDIT_BYTES",
@@ -131,6 +132,7 @@ def read_existing(
     Raises `ToolExecutionError` for a directory or special file; `OSError`
     (`sandbox.confine.ConfinementError` included) when it cannot be reached.
     """
+    label = shown_path(label)  # a canonical path: a symlink's target chose its words (round 25)
     try:
         fd, canonical = confine.open_file(view, where, expect=expect, expect_id=expect_id)
     except FileNotFoundError:
@@ -237,7 +239,7 @@ def require_fresh(
     Read (a changed mtime with equal content is fine — ``touch`` or a no-op
     formatter run). Raises `ToolExecutionError` with what to do next.
     """
-    path = label
+    path = shown_path(label)  # a canonical path: a symlink's target may have chosen its words
     record = read_state.get(key)
     if record is None:
         raise ToolExecutionError(

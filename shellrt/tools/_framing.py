@@ -5,7 +5,7 @@ Why: Read shows a notebook (``<cell ...>`` tags, ``<outputs ...>``) and a PDF (`
 result and could forge a cell, a page or a note on how much was shown. A line is judged as a model
 reads it (red team round 23: ``\\u200b<cell``, ``\\x1b[0m</cell>`` and fullwidth ``\\uff1ccell`` passed
 the round 13 check, which only stripped blanks): terminal escapes, invisible characters, blanks
-and controls dropped, NFKC, case folded. The notebook's child process imports this module alone.
+and controls dropped, NFKC, case folded. The notebook's child process imports this module and `shellrt.protocol.textchars` alone.
 """
 
 from __future__ import annotations
@@ -13,19 +13,24 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["NOTEBOOK_FRAMING", "PDF_FRAMING", "unframed"]
+from shellrt.protocol.textchars import ANSI, DROPPED_CATEGORIES, LINE_BREAKS
+
+__all__ = ["NOTEBOOK_CUT", "NOTEBOOK_FRAMING", "NOTEBOOK_LABELS", "PDF_FRAMING", "unframed"]
 
 #: What the notebook rendering writes at a line's start (blanks dropped, folded).
 NOTEBOOK_FRAMING = ("<cell", "</cell", "<outputs", "</outputs", "(outputbudgetreached")
+#: The notebook rendering's cut mark, ``… [1,204 more characters]``, as judged (NFKC folds ``…``).
+NOTEBOOK_CUT = re.compile(r"\.\.\.\[[\d,]+morecharacters\]")
+#: What the notebook rendering writes on a line of an output's own (red team round 25): a label
+#: (``[stdout]``, ``[error] ...``, ``[text/html output, ...]``: any bracketed start opening with a
+#: letter) or the cut mark. Judged in outputs only: a cell's source is inside its tags.
+NOTEBOOK_LABELS = re.compile(rf"\[[a-z][^\]]*\]|{NOTEBOOK_CUT.pattern}")
 #: What the PDF rendering writes at a line's start (blanks dropped, folded).
 PDF_FRAMING = ("---page", "(outputbudgetreached", "(showingpages", "[noextractabletext]")
-_FIRSTS = frozenset(o[0] for o in NOTEBOOK_FRAMING + PDF_FRAMING)
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
-#: Characters a reader does not see before a line's first letter: format, marks, controls, blanks.
-_DROPPED = frozenset({"Cf", "Mn", "Me", "Cc", "Zs", "Zl", "Zp"})
+_FIRSTS = frozenset(o[0] for o in NOTEBOOK_FRAMING + PDF_FRAMING) | {"[", "."}
 #: The line breaks Python's ``splitlines`` knows; a line start that may open framing: any first
 #: character after blanks but an ASCII letter or digit (the usual line is skipped by the regex).
-_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+_BREAKS = LINE_BREAKS
 _CANDIDATE = re.compile(f"(?:^|[{_BREAKS}])[ \t]*[^A-Za-z0-9 \t{_BREAKS}]")
 _BREAK = re.compile(f"[{_BREAKS}]")
 _JUDGED_CHARS = 160
@@ -33,26 +38,27 @@ _ENTITIES = {"<": "&lt;", "[": "&#91;"}
 
 
 def _visible(c: str) -> bool:
-    return not c.isspace() and unicodedata.category(c) not in _DROPPED
+    return not c.isspace() and unicodedata.category(c) not in DROPPED_CATEGORIES
 
 
-def _reads_as(line: str, openings: tuple[str, ...]) -> bool:
+def _reads_as(line: str, openings: tuple[str, ...], labels: re.Pattern[str] | None) -> bool:
     head = line[:_JUDGED_CHARS]
     if "\x1b" in head:
-        head = _ANSI.sub("", head)
+        head = ANSI.sub("", head)
     first = next((c for c in head if _visible(c)), "")
     if unicodedata.normalize("NFKC", first)[:1] not in _FIRSTS:
         return False  # cheap: most lines start with a character no opening starts with
     if not head.isascii():
         head = unicodedata.normalize("NFKC", head)
-    return "".join(c for c in head if _visible(c)).casefold().startswith(openings)
+    seen = "".join(c for c in head if _visible(c)).casefold()
+    return seen.startswith(openings) or (labels is not None and labels.match(seen) is not None)
 
 
 def _escaped(line: str) -> str:
     """``line`` with its first visible character as an HTML character reference."""
     i = 0
     while i < len(line):
-        escape = _ANSI.match(line, i) if line[i] == "\x1b" else None
+        escape = ANSI.match(line, i) if line[i] == "\x1b" else None
         if escape:
             i = escape.end()
         elif not _visible(line[i]):
@@ -63,16 +69,17 @@ def _escaped(line: str) -> str:
     return line
 
 
-def unframed(text: str, openings: tuple[str, ...]) -> str:
-    """``text`` (the file's) with each line that reads as one of ``openings`` escaped (its first
-    visible character as ``&lt;`` / ``&#40;`` ...), at any line break Python knows."""
+def unframed(text: str, openings: tuple[str, ...], labels: re.Pattern[str] | None = None) -> str:
+    """``text`` (the file's) with each line that reads as one of ``openings`` (or that ``labels``
+    matches at its start) escaped (its first visible character as ``&lt;`` / ``&#40;`` /
+    ``&#91;`` ...), at any line break Python knows."""
     out: list[str] = []
     done = 0
     for candidate in _CANDIDATE.finditer(text):
         start = candidate.start() + (text[candidate.start()] in _BREAKS)  # after the line's break
         head = text[start : start + _JUDGED_CHARS]
         head = head[: end.start()] if (end := _BREAK.search(head)) else head
-        if start >= done and _reads_as(head, openings):
+        if start >= done and _reads_as(head, openings, labels):
             escaped = _escaped(head)
             out += [text[done:start], escaped]
             done = start + len(head)

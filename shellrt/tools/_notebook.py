@@ -13,7 +13,7 @@ import re
 import sys
 from typing import Any
 
-from shellrt.tools._framing import NOTEBOOK_FRAMING, unframed
+from shellrt.tools._framing import NOTEBOOK_CUT, NOTEBOOK_FRAMING, NOTEBOOK_LABELS, unframed
 
 __all__ = ["NotebookError", "render", "serve"]
 
@@ -34,12 +34,20 @@ def _raw(value: Any) -> str:
     )
 
 
-def _joined(value: Any, limit: int | None = None) -> str:
-    """The notebook's text ``value``, cut to ``limit`` (a note says how much more), with every line
-    that would pass for the tool's framing escaped (red team round 13: a cell holding ``</cell>``
-    then ``<cell ...>`` forged a cell; round 23: behind invisible characters, escapes, fullwidth)."""
+def _joined(value: Any, limit: int | None = None, *, output: bool = False) -> str:
+    """The notebook's text ``value``, cut to ``limit`` (the tool's mark says how much more), with every
+    line that would pass for the tool's framing escaped (red team round 13: a cell holding ``</cell>``
+    then ``<cell ...>`` forged a cell; round 23: behind invisible characters, escapes, fullwidth;
+    round 25: an ``output``'s ``[stderr]`` or ``… [9 more characters]`` line forged a label or a
+    cut). The text is cut before it is judged (bounded work) and marked after (the mark is ours)."""
     text = _raw(value)
-    return unframed(_clip(text, limit) if limit is not None else text, NOTEBOOK_FRAMING)
+    shown = text if limit is None else text[:limit]
+    shown = unframed(shown, NOTEBOOK_FRAMING, NOTEBOOK_LABELS if output else NOTEBOOK_CUT)
+    return shown if limit is None or len(text) <= limit else shown + _cut_mark(len(text) - limit)
+
+
+def _cut_mark(more: int) -> str:
+    return f"\n… [{more:,} more characters]"
 
 
 def _attribute(value: Any) -> str:
@@ -49,29 +57,37 @@ def _attribute(value: Any) -> str:
 
 
 _ENTITIES = {'"': "&quot;", "<": "&lt;", ">": "&gt;", "&": "&amp;"}
+#: The label names the tool shows as the notebook gives them (nbformat's); any other name is the
+#: notebook's text and would let a label say what it chose (``stdout] [error] ...``).
+_STREAMS = frozenset({"stdout", "stderr"})
+_DATA_KINDS = frozenset({"execute_result", "display_data"})
+_MIME = re.compile(r"[A-Za-z][A-Za-z0-9.+_-]{0,60}/[A-Za-z0-9.+_-]{1,60}")
 
 
 def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + f"\n… [{len(text) - limit:,} more characters]"
+    return text if len(text) <= limit else text[:limit] + _cut_mark(len(text) - limit)
 
 
 def _summarise_output(out: dict[str, Any]) -> str:
     kind = out.get("output_type", "")
     if kind == "stream":
-        return f"[{_attribute(out.get('name', 'stream'))}]\n" + _joined(out.get("text"), _MAX_OUTPUT_PER_CELL)
+        name = out.get("name")
+        label = name if isinstance(name, str) and name in _STREAMS else "stream"
+        return f"[{label}]\n" + _joined(out.get("text"), _MAX_OUTPUT_PER_CELL, output=True)
     if kind == "error":
-        trace = _ANSI.sub("", "\n".join(_joined(t) for t in out.get("traceback", [])[-5:]))
-        return _joined(
-            f"[error] {out.get('ename', '')}: {out.get('evalue', '')}\n{trace}", _MAX_OUTPUT_PER_CELL
+        trace = _ANSI.sub("", "\n".join(_joined(t, output=True) for t in out.get("traceback", [])[-5:]))
+        return "[error] " + _joined(
+            f"{out.get('ename', '')}: {out.get('evalue', '')}\n{trace}", _MAX_OUTPUT_PER_CELL, output=True
         )
     data = out.get("data") or {}
     parts: list[str] = []
     for mime in sorted(data):
         if mime == "text/plain":
-            parts.append(_joined(data[mime], _MAX_OUTPUT_PER_CELL))
+            parts.append(_joined(data[mime], _MAX_OUTPUT_PER_CELL, output=True))
         else:
-            parts.append(f"[{_attribute(mime)} output, {len(_raw(data[mime])):,} characters, not shown]")
-    return f"[{_attribute(kind)}]\n" + "\n".join(parts)
+            shown = mime if _MIME.fullmatch(mime) else "unnamed"
+            parts.append(f"[{shown} output, {len(_raw(data[mime])):,} characters, not shown]")
+    return f"[{kind if kind in _DATA_KINDS else 'output'}]\n" + "\n".join(parts)
 
 
 def render(data: bytes, label: str, max_chars: int) -> str:

@@ -40,6 +40,7 @@ from sandbox.config import BwrapConfig
 from sandbox.confine import ConfinementError, Mount, View
 from shellrt.protocol import PermissionResult, PermissionSubject, ToolContext, ToolExecutionError
 from shellrt.protocol.results import HOST_RESULTS_DIR, RESULTS_DIR
+from shellrt.protocol.textchars import unseen
 from shellrt.supervisor._cd_loads import cd_loaded_reason
 from shellrt.supervisor.protect import SHELL_STARTUP_FILES, hooks_dir_reason, protected_reason
 from shellrt.tools._search import OutputSink, RgRunner, drain_output
@@ -66,6 +67,7 @@ __all__ = [
     "state_key",
     "subject_for",
     "view_for",
+    "visible",
 ]
 
 #: Basenames of shell start-up files (the after-command check's list) and git's user config:
@@ -391,18 +393,40 @@ class _SessionView(View):
 
 
 #: Characters that end or rewrite a line of output: C0/C1 controls (newline, escape, NEL), DEL,
-#: Unicode line/paragraph separators and bidirectional overrides.
+#: Unicode line/paragraph separators and bidirectional overrides (the fast test of ASCII names).
 _UNSAFE_IN_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def shown_path(path: str) -> str:
-    """``path`` as one line of tool output: as it is, or -- when it holds a control character (a
-    newline in a name forged further lines: a fake hit, a fake note of ours) or starts with a quote
-    -- as a JSON string, which names the file exactly and stays on its line."""
-    if not _UNSAFE_IN_LINE.search(path) and not path.startswith('"'):
-        return path
+    """``path`` as one line of tool output: as it is, or -- when it holds a character a reader
+    cannot see (a control: a newline in a name forged further lines, a fake hit, a fake note of
+    ours; round 25: a zero-width, bidirectional mark, tag character, a blank other than the space)
+    or starts with a quote or starts or ends with a space -- as a JSON string with each such
+    character escaped, which names the file exactly, visibly and on its line."""
+    if not path.startswith(('"', " ")) and not path.endswith(" "):
+        if path.isascii() and not _UNSAFE_IN_LINE.search(path):
+            return path
+        if not path.isascii() and not any(map(unseen, path)):
+            return path
     quoted = json.dumps(path, ensure_ascii=False)
-    return _UNSAFE_IN_LINE.sub(lambda m: f"\\u{ord(m[0]):04x}", quoted)
+    return "".join(_escaped(c) if unseen(c) else c for c in quoted)
+
+
+def visible(text: str) -> str:
+    """``text`` (a message that may quote paths the disk chose) with each character a reader cannot
+    see, line breaks included, as ``\\uXXXX``: one line, every character shown (round 25)."""
+    if text.isascii() and not _UNSAFE_IN_LINE.search(text):
+        return text
+    return "".join(_escaped(c) if unseen(c) else c for c in text)
+
+
+def _escaped(c: str) -> str:
+    """``c`` as JSON's ``\\uXXXX`` (a surrogate pair above U+FFFF)."""
+    code = ord(c)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def _start_dir(ctx: ToolContext) -> str:
@@ -600,11 +624,11 @@ def is_read_denied(path: str | Path, ctx: ToolContext, view: View | None = None)
 
 def refusal(verb: str, raw: str, exc: OSError) -> ToolExecutionError:
     """A file operation refused or failed: the error names the path as the model gave it."""
-    reason = exc.strerror or str(exc)
+    reason = visible(exc.strerror or str(exc))  # it may quote a path a symlink chose
     if isinstance(exc, ConfinementError):
         advice = " Work inside the workspace (or use Bash for what the sandbox allows there)."
     elif isinstance(exc, FileNotFoundError):
-        where = f" ({exc.filename})" if exc.filename else ""
+        where = f" ({shown_path(os.fsdecode(exc.filename))})" if exc.filename else ""
         return ToolExecutionError(f"Cannot {verb} {raw}: no such file or directory{where}. Check the path.")
     else:
         advice = ""
@@ -650,7 +674,7 @@ def file_permission(
     view = view_for(ctx)
     lexical = sandbox_path(raw, ctx)
     if refused is not None:
-        return PermissionResult.deny(f"{raw}: {refused}.")
+        return PermissionResult.deny(f"{raw}: {visible(refused)}.")
     try:
         if canonical is not None:
             resolved = canonical  # the resolution the permission subject was made from
@@ -658,24 +682,27 @@ def file_permission(
             with view.resolve(lexical) as r:
                 resolved = r.path
     except ConfinementError as exc:
-        return PermissionResult.deny(f"{raw}: {exc.strerror}.")
+        return PermissionResult.deny(f"{raw}: {visible(exc.strerror or str(exc))}.")
     except OSError:
         resolved = lexical
+    # The resolved path's words may be a symlink's target (the repository's): named visibly, on its
+    # line (round 25: a target "x\n[shellrt] ..." forged a note in the denial).
+    shown = shown_path(resolved)
     if view.mount_of(resolved) is None:
         return PermissionResult.deny(
-            f"{raw}: {resolved} is outside what the file tools can reach in this sandbox (they work in "
+            f"{raw}: {shown} is outside what the file tools can reach in this sandbox (they work in "
             f"{view.describe_places()}). Use Bash (e.g. `cat`) for other files the sandbox can see."
         )
     if view.masked_by(resolved) is not None:
         return PermissionResult.deny(
-            f"{raw}: {resolved} is in a read-denied location of the sandbox policy; it cannot be read or written. "
+            f"{raw}: {shown} is in a read-denied location of the sandbox policy; it cannot be read or written. "
             "Work with other files."
         )
     if write:
         if not view.writable(resolved):
             places = ", ".join(view.writable_roots()) or "none"
             return PermissionResult.deny(
-                f"{raw}: {resolved} is outside the sandbox's writable places ({places}); file tools never "
+                f"{raw}: {shown} is outside the sandbox's writable places ({places}); file tools never "
                 "write there, in any mode. Write inside the workspace."
             )
         reason = is_sensitive(Path(resolved)) or is_sensitive(Path(lexical))
@@ -685,17 +712,17 @@ def file_permission(
             host = view.to_host(resolved) or resolved
             reason = host_code_reason(host, tuple(str(r) for r in (ctx.allowed_roots or (ctx.workspace,))))
         if reason:
-            return PermissionResult.ask(f"Writing {resolved} touches {reason}.", safety_check=True)
+            return PermissionResult.ask(f"Writing {shown} touches {reason}.", safety_check=True)
     roots = sandbox_roots(ctx)
     if write:
         if not confine.within_any(resolved, roots):
             # Writable in the sandbox (bwrap's private /tmp) but outside the allowed directories.
             return PermissionResult.ask(
-                f"{raw}: {resolved} is outside the allowed directories ({', '.join(roots)})."
+                f"{raw}: {shown} is outside the allowed directories ({', '.join(roots)})."
             )
         return PermissionResult.passthrough("inside the allowed directories")
     if not confine.within_any(resolved, (*roots, str(ctx.session_dir))):
-        return PermissionResult.ask(f"{resolved} is outside the allowed directories ({', '.join(roots)}).")
+        return PermissionResult.ask(f"{shown} is outside the allowed directories ({', '.join(roots)}).")
     return PermissionResult.allow("inside the allowed directories")
 
 

@@ -7,6 +7,7 @@ import difflib
 import re
 
 from shellrt.protocol.notes import neutralize_output, untrusted_note
+from shellrt.protocol.textchars import INLINE_BREAK_MARKS
 from shellrt.supervisor.text import shown_name
 from shellrt.tools._paths import shown_path
 
@@ -59,17 +60,7 @@ def _display_lines(text: str) -> list[str]:
 #: knows, and the visible mark shown for each inside one numbered line of a file (red team round
 #: 23). Lines are numbered at ``\n``; after such a break the file itself wrote the start of the next
 #: line of the result: a forged ``    12\t...`` line or ``auth.py:3:...`` hit.
-_INLINE_BREAKS = {
-    "\r": "\u240d",
-    "\v": "\u240b",
-    "\f": "\u240c",
-    "\x1c": "\u241c",
-    "\x1d": "\u241d",
-    "\x1e": "\u241e",
-    "\x85": "\u27e8U+0085\u27e9",
-    "\u2028": "\u27e8U+2028\u27e9",
-    "\u2029": "\u27e8U+2029\u27e9",
-}
+_INLINE_BREAKS = INLINE_BREAK_MARKS
 _BREAK_TABLE = str.maketrans(_INLINE_BREAKS)
 _BREAK = re.compile("[" + "".join(_INLINE_BREAKS) + "]")
 #: What a result says when `one_line` marked a line (the count goes before it).

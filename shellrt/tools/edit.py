@@ -44,6 +44,7 @@ from shellrt.tools._paths import (
     refusal,
     remember_file_path,
     sandbox_path,
+    shown_path,
     state_key,
     subject_for,
     view_for,
@@ -152,18 +153,18 @@ class EditTool(SendableText, Tool[EditInput, EditOutput]):
 
     def to_model_content(self, output: EditOutput) -> str | list[ContentBlock]:
         if output.created:
-            return f"Created {output.path}."
+            return f"Created {shown_path(output.path)}."
         count = f"{output.replacements} replacements" if output.replacements != 1 else "1 replacement"
         return (
-            f"The file {output.path} has been updated ({count}). Here is the result of running `cat -n` on a "
+            f"The file {shown_path(output.path)} has been updated ({count}). Here is the result of running `cat -n` on a "
             f"snippet of the edited file:\n{output.snippet}"
         )
 
     def render_result(self, output: EditOutput) -> str:
-        return output.diff or f"Created {output.path}"
+        return output.diff or f"Created {shown_path(output.path)}"
 
     def audit_text(self, output: EditOutput) -> str:
-        return f"Edited {output.path} ({output.replacements} replacement(s))\n{output.diff}"
+        return f"Edited {shown_path(output.path)} ({output.replacements} replacement(s))\n{output.diff}"
 
 
 @dataclass
@@ -185,7 +186,7 @@ def _plan(view: View, existing: Existing | None, path: str, tool_input: EditInpu
         if old == "":
             return _Plan(None, DecodedText("", "utf-8"), new, 1, 0, len(new))
         raise ToolExecutionError(
-            f"File does not exist: {path}. Check the path (Glob finds files); to create a file use Write."
+            f"File does not exist: {shown_path(path)}. Check the path (Glob finds files); to create a file use Write."
         )
     data, path = existing.data, existing.path
     require_fresh(data, state_key(path, ctx, view), path, ctx.read_state, verb="edit", need_full=False)

@@ -139,7 +139,7 @@ class GlobTool(SendableText, Tool[GlobInput, GlobOutput]):
 
         def check() -> ValidationResult:
             root = remember(tool_input, raw, ctx, view)
-            return _check_directory(view, sandbox_path(raw, ctx), root)
+            return _check_directory(view, sandbox_path(raw, ctx), shown_file(root))
 
         try:
             return await off_loop(check, what=f"Resolving {raw}")

@@ -44,6 +44,7 @@ from shellrt.tools._paths import (
     ripgrep_options,
     rule_denied,
     sandbox_path,
+    shown_path,
     subject_for,
     view_for,
 )
@@ -167,7 +168,7 @@ class GrepTool(SendableText, Tool[GrepInput, GrepOutput]):
             return ValidationResult.failure(str(exc))
         if missing:
             return ValidationResult.failure(
-                f"Path does not exist: {root}. Pass an existing file or directory as `path`."
+                f"Path does not exist: {shown_path(root)}. Pass an existing file or directory as `path`."
             )
         if tool_input.type is not None and tool_input.type not in FILE_TYPES:
             return ValidationResult.failure(
@@ -352,7 +353,7 @@ def _open_target(
             fd, target = confine.open_file(view, where, expect=expect, expect_id=expect_id)
             return fd, target, True
     except FileNotFoundError:
-        raise ToolExecutionError(f"Path does not exist: {where}.") from None
+        raise ToolExecutionError(f"Path does not exist: {shown_path(where)}.") from None
     except OSError as exc:
         raise refusal("search", raw, exc) from None
 

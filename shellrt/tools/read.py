@@ -59,6 +59,7 @@ from shellrt.tools._paths import (
     refusal,
     remember_file_path,
     sandbox_path,
+    shown_path,
     state_key,
     subject_for,
     view_for,
@@ -203,7 +204,9 @@ class ReadTool(SendableText, Tool[ReadInput, ReadOutput]):
             key = (logical, tool_input.offset, tool_input.limit)
             seen, was = ranges.get(key), stamps.get(key)
             if await off_loop(_unchanged, view, known, seen, ctx.read_state.get(logical), was, what=what):
-                return ToolOutput(ReadOutput(kind="text", path=known, text=_UNCHANGED.format(path=known)))
+                return ToolOutput(
+                    ReadOutput(kind="text", path=known, text=_UNCHANGED.format(path=shown_path(known)))
+                )
         output, record, stamp = await off_loop(_read, view, where, tool_input, what=what)
         if record is not None:
             # Idempotent bookkeeping: safe to write directly (see ToolContext docs).
@@ -224,8 +227,8 @@ class ReadTool(SendableText, Tool[ReadInput, ReadOutput]):
         if output.lines_shown is not None:
             first, last = output.lines_shown
             of = f" of {output.total_lines}" if output.total_lines is not None else ""
-            return f"Read lines {first}-{last}{of} of {output.path}"
-        return output.text.splitlines()[0] if output.text else f"Read {output.path}"
+            return f"Read lines {first}-{last}{of} of {shown_path(output.path)}"
+        return output.text.splitlines()[0] if output.text else f"Read {shown_path(output.path)}"
 
 
 _UNCHANGED = (
@@ -271,9 +274,9 @@ def _read(view: View, where: str, tool_input: ReadInput) -> tuple[ReadOutput, Fi
     except FileNotFoundError:
         raise ToolExecutionError(_missing_message(view, where, tool_input.file_path)) from None
     except IsADirectoryError:
-        raise ToolExecutionError(_directory_message(where)) from None
+        raise ToolExecutionError(_directory_message(shown_path(where))) from None
     except SpecialFileError as exc:
-        label = exc.filename or where
+        label = shown_path(exc.filename) if exc.filename else where
         raise ToolExecutionError(
             f"{label} is not a regular file ({exc.kind}); Read refuses it because reading it could block or "
             f"never end. Use Bash if you really need it (e.g. `head -c 100 {label} | xxd`)."
@@ -281,13 +284,15 @@ def _read(view: View, where: str, tool_input: ReadInput) -> tuple[ReadOutput, Fi
     except PermissionError as exc:
         plain = exc.strerror in (None, "", os.strerror(errno.EACCES), os.strerror(errno.EPERM))
         detail = "" if plain else f" ({exc.strerror})"
-        raise ToolExecutionError(f"Permission denied reading {where}{detail}.") from None
+        raise ToolExecutionError(f"Permission denied reading {shown_path(where)}{detail}.") from None
     except ConfinementError as exc:
         raise refusal("read", tool_input.file_path, exc) from None
     except OSError as exc:
         raise refusal("read", tool_input.file_path, exc) from None
     try:
-        path, label = Path(canonical), canonical
+        # The canonical path's words are the repository's (a symlink's target): a result names it on
+        # its line, visibly (round 25: a link to "real\n[shellrt] ..." forged a note in the header).
+        path, label = Path(canonical), shown_path(canonical)
         _refuse_special_path(path, label)
         st = os.fstat(fd)
         return (*_read_fd(fd, path, label, st, tool_input), (st.st_dev, st.st_ino, st.st_ctime_ns))
@@ -341,7 +346,10 @@ def _refuse_special_path(path: Path, label: str) -> None:
 
 
 def _missing_message(view: View, where: str, raw: str) -> str:
-    message = f"File does not exist: {where}." if raw == where else f"File does not exist: {raw} ({where})."
+    """Names the disk chose (a symlink's target, a similar file's name) are shown with `shown_path`:
+    ``config.\\n[shellrt] ...`` next to a missing ``config.py`` forged a note (round 25)."""
+    shown = shown_path(where)
+    message = f"File does not exist: {shown}." if raw == where else f"File does not exist: {raw} ({shown})."
     parent, name = os.path.split(where)
     stem = os.path.splitext(name)[0].lower()
     try:
@@ -349,7 +357,7 @@ def _missing_message(view: View, where: str, raw: str) -> str:
     except OSError:
         return (
             message
-            + f" Its directory {parent} does not exist either. Check the path (Glob can find files by name)."
+            + f" Its directory {shown_path(parent)} does not exist either. Check the path (Glob can find files by name)."
         )
     try:
         similar = sorted(n for n in os.listdir(fd) if os.path.splitext(n)[0].lower() == stem and n != name)
@@ -358,7 +366,7 @@ def _missing_message(view: View, where: str, raw: str) -> str:
     finally:
         os.close(fd)
     if similar:
-        message += f" Did you mean {', '.join(os.path.join(parent, s) for s in similar[:3])}?"
+        message += f" Did you mean {', '.join(shown_path(os.path.join(parent, s)) for s in similar[:3])}?"
     return message + " Check the path (Glob can find files by name)."
 
 
@@ -451,7 +459,7 @@ def _read_text(
             "line counts cover that part. Use Bash for the rest, e.g. `tail` or `sed -n 'N,Mp'`.)"
         )
     shown = (scan.shown[0][0], scan.shown[-1][0]) if scan.shown else None
-    return ReadOutput("text", label, text, lines_shown=shown, total_lines=scan.total_lines), record
+    return ReadOutput("text", os.fspath(path), text, lines_shown=shown, total_lines=scan.total_lines), record
 
 
 class _LineScanner:
@@ -606,7 +614,7 @@ def _read_utf16(
         partial=start > 1 or scan.more,
     )
     shown = (scan.shown[0][0], scan.shown[-1][0]) if scan.shown else None
-    return ReadOutput("text", label, text, lines_shown=shown, total_lines=scan.total_lines), record
+    return ReadOutput("text", os.fspath(path), text, lines_shown=shown, total_lines=scan.total_lines), record
 
 
 # --- images ---------------------------------------------------------------------
@@ -643,7 +651,7 @@ def _read_image(fd: int, path: Path, label: str, st: os.stat_result) -> tuple[Re
     block = ImageBlock(source=ImageSource(media_type=media_type, data=base64.b64encode(data).decode("ascii")))
     record = FileReadRecord(sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=len(data))
     text = f"Image {label} ({media_type}, {len(data):,} bytes):"
-    return ReadOutput("image", label, text, image=block), record
+    return ReadOutput("image", os.fspath(path), text, image=block), record
 
 
 # --- notebooks --------------------------------------------------------------------
@@ -654,12 +662,14 @@ NOTEBOOK_MEMORY_BYTES = 1 << 30
 #: Notebooks up to this size are rendered in this process (at most ~50 times it in memory, and no
 #: interpreter start); larger ones in the child.
 NOTEBOOK_IN_PROCESS_BYTES = 256 * 1024
-#: The notebook process imports `shellrt.tools._notebook` alone (no package ``__init__``).
+#: The notebook process imports `shellrt.tools._notebook` and the standard-library modules it uses
+#: (`shellrt.tools._framing`, `shellrt.protocol.textchars`) alone: no package ``__init__``.
 _NOTEBOOK_CHILD = """
-import sys, types
-for name, path in (("shellrt", sys.argv.pop(1)), ("shellrt.tools", sys.argv.pop(1))):
+import os, sys, types
+root = sys.argv.pop(1)
+for name in ("shellrt", "shellrt.tools", "shellrt.protocol"):
     module = types.ModuleType(name)
-    module.__path__ = [path]
+    module.__path__ = [os.path.join(root, *name.split(".")[1:])]
     sys.modules[name] = module
 from shellrt.tools._notebook import serve
 serve()
@@ -682,7 +692,7 @@ def _read_notebook(fd: int, path: Path, label: str, st: os.stat_result) -> tuple
     else:
         text = _render_in_child(data, label)
     record = FileReadRecord(sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=len(data))
-    return ReadOutput("notebook", label, _marked(text, "the notebook")), record
+    return ReadOutput("notebook", os.fspath(path), _marked(text, "the notebook")), record
 
 
 def _marked(text: str, source: str) -> str:
@@ -694,7 +704,7 @@ def _marked(text: str, source: str) -> str:
 
 def _render_in_child(data: bytes, label: str) -> str:
     tools = os.path.dirname(os.path.abspath(__file__))
-    argv = [sys.executable, "-I", "-S", "-c", _NOTEBOOK_CHILD, os.path.dirname(tools), tools]
+    argv = [sys.executable, "-I", "-S", "-c", _NOTEBOOK_CHILD, os.path.dirname(tools)]
     argv += [str(NOTEBOOK_MEMORY_BYTES), label, str(MAX_OUTPUT_CHARS)]
     try:
         done = subprocess.run(argv, input=data, capture_output=True, timeout=NOTEBOOK_TIMEOUT_S, check=False)
@@ -824,4 +834,4 @@ def _read_pdf(
     if last < total:
         text += f'\n\n(Showing pages {first}-{last} of {total}; pass pages="{last + 1}-{min(total, last + MAX_PDF_PAGES_PER_CALL)}" for more.)'
     record = FileReadRecord(sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=len(data))
-    return ReadOutput("pdf", label, _marked(text, "the PDF")), record
+    return ReadOutput("pdf", os.fspath(path), _marked(text, "the PDF")), record

@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
@@ -59,6 +59,7 @@ from shellrt.protocol import (
     ToolOutput,
 )
 from shellrt.protocol.notes import neutralize_output, note, untrusted_note
+from shellrt.protocol.textchars import unseen
 from shellrt.tools._http_body import ACCEPT_ENCODING, BodyDecodeError, BoundedBody
 from shellrt.tools._web_text import NotText, body_to_text
 
@@ -300,6 +301,16 @@ def _judged_without_dns(url: str, settings: _Settings) -> None:
         return
     if not settings.allow_private and port not in DEFAULT_PORTS and port not in settings.allow_ports:
         raise _Refused(_port_refused(url, host, port))  # public: the port rule; private: nothing listed
+
+
+def _shown_url(url: str) -> str:
+    """A URL a server chose, with each character a reader cannot see (U+0085, a line break to a
+    model, NBSP, a soft hyphen ...) percent-encoded as UTF-8: the same URL to a server, one visible
+    line to the model (red team round 25: a Location's U+0085 wrote ``Status: 200`` and another
+    ``To fetch it ...`` line into the answer; only note-like lines were marked)."""
+    if url.isascii() and url.isprintable():
+        return url
+    return "".join(quote(c, safe="") if unseen(c) else c for c in url)
 
 
 def canonical_url(url: str) -> str:
@@ -589,12 +600,13 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
     def to_model_content(self, output: WebFetchOutput) -> str | list[ContentBlock]:
         if output.redirect_to is not None:
             # The server chose the Location, and a header may hold U+0085, a line break to Python.
+            target = _shown_url(output.redirect_to)
             text, forged = neutralize_output(
                 "REDIRECT NOT FOLLOWED: the URL redirects to a different host.\n"
                 f"Original URL: {output.url}\n"
-                f"Redirect URL: {output.redirect_to}\n"
+                f"Redirect URL: {target}\n"
                 f"Status: {output.status}\n"
-                f'To fetch it, call WebFetch again with url="{output.redirect_to}" (a new call, permitted on its own).'
+                f'To fetch it, call WebFetch again with url="{target}" (a new call, permitted on its own).'
             )
             return text + ("\n\n" + untrusted_note(forged, "the redirect") if forged else "")
         notes: list[str] = []
@@ -610,7 +622,10 @@ class WebFetchTool(Tool[WebFetchInput, WebFetchOutput]):
                 f"The converted text was cut to {MAX_CONTENT_CHARS:,} of {len(content):,} characters."
             )
             content = content[:MAX_CONTENT_CHARS]
-        header = f"URL: {output.final_url}\nStatus: {output.status}  Content-Type: {output.content_type or 'unknown'}"
+        # The final URL (a same-host redirect's Location) and the Content-Type are the server's words:
+        # each unseen character percent-encoded, so neither writes a line of the header (round 25).
+        kind = _shown_url(output.content_type or "unknown")
+        header = f"URL: {_shown_url(output.final_url)}\nStatus: {output.status}  Content-Type: {kind}"
         if output.final_url != output.url:
             header += f"\n(Redirected from {output.url} on the same host.)"
         if output.from_cache:

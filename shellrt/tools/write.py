@@ -44,6 +44,7 @@ from shellrt.tools._paths import (
     refusal,
     remember_file_path,
     sandbox_path,
+    shown_path,
     state_key,
     subject_for,
     view_for,
@@ -150,11 +151,11 @@ class WriteTool(SendableText, Tool[WriteInput, WriteOutput]):
 
     def to_model_content(self, output: WriteOutput) -> str | list[ContentBlock]:
         if output.created:
-            return f"File created successfully at: {output.path} ({output.size:,} bytes)."
-        return f"The file {output.path} has been overwritten ({output.size:,} bytes)."
+            return f"File created successfully at: {shown_path(output.path)} ({output.size:,} bytes)."
+        return f"The file {shown_path(output.path)} has been overwritten ({output.size:,} bytes)."
 
     def render_result(self, output: WriteOutput) -> str:
-        return output.diff if output.diff else f"Created {output.path} ({output.size:,} bytes)"
+        return output.diff if output.diff else f"Created {shown_path(output.path)} ({output.size:,} bytes)"
 
 
 def _write(
