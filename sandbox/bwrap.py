@@ -125,7 +125,7 @@ from sandbox._readonly import layered_args, mask_remounts, read_only_paths, size
 from sandbox._scratch import OwnedDir
 from sandbox._sysview import sys_args
 from sandbox._tempholder import shared_scratch_root, temp_holder_args
-from sandbox._tmpcap import NONROOT_TMP_REASON, cap_tmp, sweep_tmp_caps, uncap_tmp
+from sandbox._tmpcap import NONROOT_TMP_REASON, cap_tmp, inode_cap, sweep_tmp_caps, uncap_tmp
 from sandbox._ucounts import BudgetError, budget_prefix, prlimit_flags, session_rlimits, session_sysctls
 from sandbox._uid_lease import UidLease, lease_uid
 from sandbox.base import Aspect, ExecRequest, SandboxBackend, SandboxProcess, refuse_user_switch
@@ -725,6 +725,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             "caps": [_CAP_NUMBERS[c] for c in caps],
             "pool": self.warm_pool,
             "eagain": self.pids_exhausted_message(),  # limits: what a command that cannot start is told
+            "tmpfs": {"/dev/shm": (SHM_BYTES, inode_cap(SHM_BYTES))},  # round 25: bwrap's has no nr_inodes
         }
         if not as_root:
             config["sysctls"] = session_sysctls()
