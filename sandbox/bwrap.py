@@ -121,7 +121,7 @@ from sandbox._mountcheck import REFUSED, checked_mounts, guard_argv
 from sandbox._nestedroots import nested_root_args
 from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
-from sandbox._readonly import layered_args, mask_remounts, read_only_paths, sized_tmpfs
+from sandbox._readonly import layered_args, mask_remounts, read_only_paths, sealed_tmpfs, sized_tmpfs
 from sandbox._scratch import OwnedDir
 from sandbox._sysview import sys_args
 from sandbox._tempholder import shared_scratch_root, temp_holder_args
@@ -1091,7 +1091,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         args += ["--chdir", cwd]
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
-        return sized_tmpfs(args)  # no tmpfs of half the host's RAM for a command to fill
+        # No tmpfs of half the host's RAM for a command to fill; none writable but /tmp and /dev/shm.
+        return sealed_tmpfs(sized_tmpfs(args))
 
     async def exec(self, request: ExecRequest) -> SandboxProcess:
         refuse_user_switch(request, "bwrap")

@@ -1,4 +1,4 @@
-"""Red team, round 25 (bwrap): a sandbox's writable tmpfs had no inode cap.
+"""Red team, round 25 (bwrap): a sandbox's writable tmpfs had no inode cap, and more were writable.
 
 The session's /tmp (a root caller's: a tmpfs of ``tmp_bytes``) and /dev/shm (64 MiB) were sized in
 bytes only. Empty files take no blocks, so the tmpfs default of half the host's RAM in pages held
@@ -7,24 +7,25 @@ under a second, about 3 GB per tmpfs, memory no process owns and the OOM killer 
 for the whole session (/tmp and the session's /dev/shm outlive the command). Now each has
 ``nr_inodes`` in proportion to its size (`sandbox._tmpcap.inode_cap`): past it, a create fails
 with ENOSPC, as past the size.
+
+One bwrap per command also left /run and /proc/acpi (masks: empty tmpfs, owned by the uid bwrap
+runs as, so the command's) writable, each with the same 3 M inodes. Every tmpfs but /tmp and
+/dev/shm is now read-only (`sandbox._readonly.sealed_tmpfs`).
 """
 
 from __future__ import annotations
 
-import base64
 import os
 import shutil
 from pathlib import Path
 
-import anyio
 import pytest
 
-from sandbox import BwrapConfig, SandboxPolicy
 from sandbox._tmpcap import inode_cap
-from sandbox.bwrap import SHM_BYTES, BwrapBackend
+from sandbox.bwrap import SHM_BYTES
 from sandbox.policy import ResourceLimits
 from tests import _nonroot
-from tests._bwrap_session import require_bwrap, supervised
+from tests._bwrap_session import probe_lines, require_bwrap
 from tests.conftest import require
 
 _TMP_BYTES = 16 << 20
@@ -51,17 +52,9 @@ def test_writable_tmpfs_has_an_inode_cap(tmp_path: Path, persistent: bool) -> No
     require_bwrap()
     ws = tmp_path / "ws"
     ws.mkdir()
-    command = f"echo {base64.b64encode(_PROBE.encode()).decode()} | base64 -d | python3 -"
     root = os.geteuid() == 0  # a non-root caller's /tmp is a host directory (`NONROOT_TMP_REASON`)
-    limits = ResourceLimits(tmp_bytes=_TMP_BYTES) if root else ResourceLimits()
-    policy = SandboxPolicy(workspace=ws, limits=limits)
-
-    async def main() -> str:
-        backend = BwrapBackend(BwrapConfig(persistent=persistent), policy)
-        async with supervised(backend, tmp_path / "s") as sup:
-            return (await sup.run(command, timeout_s=60)).preview
-
-    out = anyio.run(main)
+    limits = ResourceLimits(tmp_bytes=_TMP_BYTES) if root else None
+    _, out = probe_lines(ws, tmp_path / "s", _PROBE, persistent=persistent, limits=limits)
     seen = {line.split()[0]: line.split()[1:] for line in out.splitlines() if line.startswith("/")}
     # Before: /tmp and /dev/shm 3085458 inodes each, all the probe's files made ("none").
     expected = {"/tmp": inode_cap(_TMP_BYTES)} if root else {}
@@ -72,14 +65,45 @@ def test_writable_tmpfs_has_an_inode_cap(tmp_path: Path, persistent: bool) -> No
         assert int(total) <= cap and int(made) < cap and why == "ENOSPC", out
 
 
+_WRITABLE_PROBE = r"""
+import os
+points = set()
+for line in open("/proc/self/mountinfo"):
+    fields = line.split()
+    if fields[fields.index("-") + 1] == "tmpfs":
+        points.add(fields[4])
+for point in sorted(points):
+    try:
+        os.close(os.open(point + "/.probe", os.O_CREAT | os.O_WRONLY, 0o600))
+        os.unlink(point + "/.probe")
+        print("WRITABLE", point, flush=True)
+    except OSError:
+        pass
+"""
+
+
+@pytest.mark.parametrize("persistent", [True, False], ids=["session", "per-command"])
+def test_only_tmp_and_dev_shm_are_writable_tmpfs(tmp_path: Path, persistent: bool) -> None:
+    require_bwrap()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _, out = probe_lines(ws, tmp_path / "s", _WRITABLE_PROBE, persistent=persistent)
+    writable = {line.split()[1] for line in out.splitlines() if line.startswith("WRITABLE ")}
+    # Before, root, one bwrap per command: /dev/shm, /proc/acpi, /run, /tmp. A non-root caller's
+    # /tmp is a host directory, not a tmpfs.
+    assert writable == ({"/tmp", "/dev/shm"} if os.geteuid() == 0 else {"/dev/shm"}), out
+
+
 def test_it_holds_for_an_unprivileged_caller() -> None:
-    """The session's /dev/shm of a non-root caller (its zygote remounts it in its own namespace)."""
+    """A non-root caller: the session's /dev/shm (its zygote mounts it in its own namespace), and
+    which tmpfs are writable, in a session and per command."""
     require(
         os.geteuid() == 0, "preparing a run as uid 65534 needs root (as non-root, run this file directly)"
     )
     require(shutil.which("setpriv") is not None, "setpriv (util-linux)")
-    name = "test_writable_tmpfs_has_an_inode_cap[session]"
+    names = ["test_writable_tmpfs_has_an_inode_cap[session]", "test_only_tmp_and_dev_shm_are_writable_tmpfs"]
     collected, outcome = _nonroot.run_as_nobody(
-        [f"tests/{Path(__file__).name}::{name}"], collect_args=[f"{__file__}::{name}"]
+        [f"tests/{Path(__file__).name}::{name}" for name in names],
+        collect_args=[f"{__file__}::{name}" for name in names],
     )
     _nonroot.assert_all_held(collected, outcome)
