@@ -17,10 +17,12 @@ from pathlib import Path
 
 __all__ = [
     "MASK_TMPFS_BYTES",
+    "WRITABLE_TMPFS",
     "layered_args",
     "mask_remounts",
     "read_only_args",
     "read_only_paths",
+    "sealed_tmpfs",
     "sized_tmpfs",
 ]
 
@@ -93,6 +95,26 @@ def mask_remounts(masks: Sequence[tuple[Path, str | None]]) -> list[str]:
     writable to a command that owned it (written data went nowhere a reader expects, into memory).
     Last, after every mount below the mask (a result directory shown inside it) is made."""
     return [flag for path, kind in masks if kind == "dir" for flag in ("--remount-ro", str(path))]
+
+
+#: The tmpfs mounts a command may write to: the session's /tmp (a sized host tmpfs for a root
+#: caller, or bwrap's own when no session directory is bound) and /dev/shm. Every other is sealed.
+WRITABLE_TMPFS = ("/tmp", "/dev/shm")
+
+
+def sealed_tmpfs(args: list[str]) -> list[str]:
+    """``args`` with ``--remount-ro`` for every ``--tmpfs`` outside `WRITABLE_TMPFS`, at the end
+    (after every mount below it; bwrap's remount is not recursive, so a root bound inside stays
+    writable). Without it a per-command sandbox's /run, /proc/acpi and skeleton directories were
+    tmpfs its uid owned: writable, with no inode cap (red team, round 25). Whole argv, as
+    `sized_tmpfs`, so a tmpfs any module adds is covered."""
+    tmpfs = [args[i + 1] for i, flag in enumerate(args[:-1]) if flag == "--tmpfs"]
+    sealed = {args[i + 1] for i, flag in enumerate(args[:-1]) if flag == "--remount-ro"}
+    extra: list[str] = []
+    for path in dict.fromkeys(tmpfs):
+        if path not in WRITABLE_TMPFS and path not in sealed:
+            extra += ["--remount-ro", path]
+    return [*args, *extra]
 
 
 def sized_tmpfs(args: list[str]) -> list[str]:

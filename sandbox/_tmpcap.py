@@ -25,15 +25,35 @@ from pathlib import Path
 from sandbox.errors import BackendUnavailableError
 
 __all__ = [
+    "INODE_BYTES",
     "NONROOT_TMP_REASON",
     "REPORTS_BYTES",
     "REPORTS_INODES",
     "REPORTS_NAME",
     "TmpCapError",
     "cap_tmp",
+    "inode_cap",
     "sweep_tmp_caps",
     "uncap_tmp",
 ]
+
+#: Bytes of a tmpfs's size per inode it may hold (`inode_cap`): ~1 KiB of kernel memory each
+#: (inode and dentry), so a full inode table costs at most a quarter of the size on top of it.
+INODE_BYTES = 4096
+#: No writable tmpfs gets fewer inodes than this, however small.
+MIN_INODES = 1024
+
+
+def inode_cap(size: int) -> int:
+    """``nr_inodes`` for a writable tmpfs of ``size`` bytes.
+
+    Empty files take no blocks: ``size=`` alone left the inode count at the tmpfs default, half
+    the host's RAM in pages (3 M here), and 300,000 empty files cost 300 MB of kernel memory that
+    no process owns, the OOM killer cannot free and the session kept (red team, round 25). One
+    inode per 4 KiB is four times ext4's default density: a 1 GiB /tmp holds 262,144 files.
+    """
+    return max(MIN_INODES, size // INODE_BYTES)
+
 
 #: Why a non-root caller's session cannot have a ``tmp_bytes`` cap, and the operator's way out.
 NONROOT_TMP_REASON = (
@@ -67,9 +87,9 @@ def _libc() -> ctypes.CDLL:
 
 
 def cap_tmp(path: Path, size: int, *, inodes: int | None = None) -> None:
-    """Mount a tmpfs of ``size`` bytes (mode 1777, nosuid, nodev; at most ``inodes`` files when
-    given) on the empty directory ``path``."""
-    options = (f"size={size},mode=1777" + (f",nr_inodes={inodes}" if inodes else "")).encode()
+    """Mount a tmpfs of ``size`` bytes and ``inodes`` files (default `inode_cap`; mode 1777,
+    nosuid, nodev) on the empty directory ``path``."""
+    options = f"size={size},nr_inodes={inodes or inode_cap(size)},mode=1777".encode()
     if _libc().mount(b"tmpfs", os.fsencode(path), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) != 0:
         err = ctypes.get_errno()
         raise TmpCapError(

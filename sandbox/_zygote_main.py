@@ -1194,6 +1194,18 @@ def start_bridge(port: int, path: str) -> None:
         os._exit(1)
 
 
+def sized_tmpfs(mounts: dict[str, tuple[int, int]]) -> None:
+    """A fresh tmpfs (1777, nosuid, nodev) at each path -> (bytes, inodes) of the session, over what
+    bubblewrap put there: its ``--tmpfs`` takes a size but no inode count (``nr_inodes``), and
+    empty files take no blocks (red team, round 25). bwrap's mount may belong to a user namespace
+    above the zygote's (a non-root caller's), which refuses a remount from here; a new mount in the
+    zygote's own mount namespace does not. Raises `OSError` (no zygote: fail closed)."""
+    for path, (size, inodes) in mounts.items():
+        _mount("tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV, f"mode=1777,size={size},nr_inodes={inodes}")
+        if os.statvfs(path).f_files > inodes:
+            raise OSError(errno.EPERM, f"{path} has more than {inodes} inodes after its mount")
+
+
 def lower_ceilings(sysctls: dict[str, int], rlimits: list[tuple[int, int]]) -> None:
     """A non-root caller's session: ceilings of its own on the caller's per-uid kernel budgets.
 
@@ -1246,6 +1258,7 @@ def main() -> None:
     _check(_libc.unshare(_CLONE_NEWNS), "unshare")
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
     setup(config["setup"])
+    sized_tmpfs(config.get("tmpfs") or {})
     lower_ceilings(config.get("sysctls") or {}, config.get("rlimits") or [])
     bridge = config.get("bridge")
     if bridge is not None:  # network "proxied"

@@ -105,7 +105,7 @@ import anyio
 from sandbox import _seccomp
 from sandbox._account import account_files
 from sandbox._bwrap_env import env_args_fd, launcher_request
-from sandbox._bwrap_init import PinnedBwrapProcess, SetupProbe, pin_init
+from sandbox._bwrap_init import PIN_TIMEOUT_S, PinnedBwrapProcess, SetupProbe, init_pid, pin_init
 from sandbox._bwrap_retry import MAX_RETRIES, RetryingBwrapProcess, lost_mount_race
 from sandbox._bwrap_zygote import Zygote, ZygoteGoneError
 from sandbox._cgroup_limits import CgroupLimits
@@ -121,8 +121,9 @@ from sandbox._mountcheck import REFUSED, checked_mounts, guard_argv
 from sandbox._nestedroots import nested_root_args
 from sandbox._pins import MAX_PASSED, PinFds, TooManyPins
 from sandbox._proxy import BRIDGE_PORT, FilteringProxy, Refusal, proxy_env
-from sandbox._readonly import layered_args, mask_remounts, read_only_paths, sized_tmpfs
+from sandbox._readonly import layered_args, mask_remounts, read_only_paths, sealed_tmpfs, sized_tmpfs
 from sandbox._scratch import OwnedDir
+from sandbox._shmcap import cap_dev_shm
 from sandbox._sysview import sys_args
 from sandbox._tempholder import shared_scratch_root, temp_holder_args
 from sandbox._tmpcap import (
@@ -131,6 +132,7 @@ from sandbox._tmpcap import (
     REPORTS_INODES,
     REPORTS_NAME,
     cap_tmp,
+    inode_cap,
     sweep_tmp_caps,
     uncap_tmp,
 )
@@ -750,6 +752,7 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
             "caps": [_CAP_NUMBERS[c] for c in caps],
             "pool": self.warm_pool,
             "eagain": self.pids_exhausted_message(),  # limits: what a command that cannot start is told
+            "tmpfs": {"/dev/shm": (SHM_BYTES, inode_cap(SHM_BYTES))},  # round 25: bwrap's has no nr_inodes
         }
         if not as_root:
             config["sysctls"] = session_sysctls()
@@ -1118,7 +1121,8 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         args += ["--chdir", cwd]
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
-        return sized_tmpfs(args)  # no tmpfs of half the host's RAM for a command to fill
+        # No tmpfs of half the host's RAM for a command to fill; none writable but /tmp and /dev/shm.
+        return sealed_tmpfs(sized_tmpfs(args))
 
     async def exec(self, request: ExecRequest) -> SandboxProcess:
         refuse_user_switch(request, "bwrap")
@@ -1261,7 +1265,15 @@ class BwrapBackend(CgroupLimits, SandboxBackend):
         # before it starts the command, and gets it only now (`sandbox._bwrap_init`, round 15).
         try:
             pin, early = await pin_init(status_r)
-            if pin.pinned:
+            ready = pin.pinned
+            if ready and self._switches_uid():  # root: its /dev/shm's inode cap (round 25)
+                pid = init_pid(early)
+                ready = pid is not None and await cap_dev_shm(
+                    pid, SHM_BYTES, inode_cap(SHM_BYTES), PIN_TIMEOUT_S
+                )
+                if not ready:  # no program: the sandbox fails before the command
+                    _log.warning("bwrap: could not cap the inodes of a command's /dev/shm; not started")
+            if ready:
                 with contextlib.suppress(BrokenPipeError):
                     os.write(seccomp_w, self._seccomp_program())  # < 4 KiB: fits in the pipe
                     probe.written = True

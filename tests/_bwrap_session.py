@@ -12,6 +12,7 @@ import anyio
 
 from sandbox import BackendUnavailableError, BwrapConfig, SandboxPolicy
 from sandbox.bwrap import BwrapBackend
+from sandbox.policy import ResourceLimits
 from shellrt.supervisor import Supervisor
 from tests.conftest import require
 
@@ -49,13 +50,17 @@ async def zygote_session(tmp_path: Path) -> AsyncIterator[tuple[BwrapBackend, Su
         yield backend, sup
 
 
-def probe_lines(ws: Path, session_dir: Path, probe: str, *, persistent: bool) -> tuple[dict[str, str], str]:
+def probe_lines(
+    ws: Path, session_dir: Path, probe: str, *, persistent: bool, limits: ResourceLimits | None = None
+) -> tuple[dict[str, str], str]:
     """Run the Python program ``probe`` in a bwrap sandbox over ``ws`` (a session under its zygote,
-    or one command) and return ({first word: the rest} of each output line, the output)."""
+    or one command; the policy's ``limits`` if given) and return ({first word: the rest} of each
+    output line, the output)."""
     command = f"echo {base64.b64encode(probe.encode()).decode()} | base64 -d | python3 -"
+    policy = SandboxPolicy(workspace=ws, limits=limits or ResourceLimits())
 
     async def main() -> str:
-        backend = BwrapBackend(BwrapConfig(persistent=persistent), SandboxPolicy(workspace=ws))
+        backend = BwrapBackend(BwrapConfig(persistent=persistent), policy)
         async with supervised(backend, session_dir) as sup:
             return (await sup.run(command, timeout_s=60)).preview
 
