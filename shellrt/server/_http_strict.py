@@ -5,8 +5,9 @@ The SDK parses a POST body with pydantic, which keeps the last of two equal keys
 ``{"command": "echo ok", "command": "touch pwned"}`` by its first key let shellrt run the
 second. Each JSON POST body is read whole here (at most `MAX_BODY_BYTES`) and checked with the
 stdio wires' parser (`strict_loads`); a body readers would disagree on gets ``400`` and a
-JSON-RPC ``-32600`` naming the key, and nothing runs. Other bodies go on unchanged (the SDK
-answers malformed JSON itself).
+JSON-RPC ``-32600`` naming the key, and nothing runs. So does a request whose id is not a
+string or an integer, which the SDK took for a notification and answered ``202`` with nothing
+(`_request_ids`, round 25). Other bodies go on unchanged (the SDK answers malformed JSON itself).
 
 The body must arrive within ``body_timeout`` seconds of its headers (``408`` otherwise, and the
 connection closes): the header deadline (`shellrt.server._http_guard`) stops at the headers, and
@@ -23,6 +24,7 @@ from typing import Any
 import anyio
 
 from shellrt.server._http_auth import AsgiApp, Message, Receive, Scope, Send
+from shellrt.server._request_ids import bad_id_reason, is_plain_id, lenient_loads
 from shellrt.server._strict_json import StrictJsonError, strict_loads
 
 __all__ = ["BODY_TIMEOUT_FACTOR", "MAX_BODY_BYTES", "StrictJsonBodyMiddleware"]
@@ -75,12 +77,17 @@ class StrictJsonBodyMiddleware:
             )
             return
         try:
-            strict_loads(body)
+            value = strict_loads(body)
         except StrictJsonError as exc:
             await _answer(send, 400, _id_of(body), f"Invalid Request: {exc}; the request was not run")
             return
         except (ValueError, RecursionError):
-            pass  # not JSON: the SDK answers it as it does
+            value = None  # not JSON: the SDK answers it as it does
+        for message in value if isinstance(value, list) else [value]:
+            reason = bad_id_reason(message)
+            if reason is not None:
+                await _answer(send, 400, None, reason)
+                return
         await self._app(scope, _replay(body, receive), send)
 
 
@@ -101,11 +108,11 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 def _id_of(body: bytes) -> str | int | None:
     """The request's id as Python's lenient reader sees it (echoed when it is a plain id)."""
     try:
-        value: Any = json.loads(body)
+        value: Any = lenient_loads(body)  # a number Python will not read: the id is still found
     except (ValueError, RecursionError):
         return None
     msg_id = value.get("id") if isinstance(value, dict) else None
-    return msg_id if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool) else None
+    return msg_id if is_plain_id(msg_id) else None
 
 
 async def _answer(
