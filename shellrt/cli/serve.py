@@ -248,11 +248,12 @@ async def _serve(args: argparse.Namespace, listen: tuple[str, int] | None, token
 
     escape_log_lines()  # the runtime's warnings quote MCP servers' stderr, settings, tool names
     approver = None
-    if not args.jsonl:
-        from shellrt.server.mcp_approval import elicitation_approver
-
-        approver = elicitation_approver
     try:
+        if not args.jsonl:
+            from shellrt.server.mcp_approval import approval_timeout, elicitation_approver
+
+            approval_timeout()  # a bad value is refused now, not at the first ask
+            approver = elicitation_approver
         runtime = runtime_from_args(args, approver=approver)
     except (FileNotFoundError, ValueError) as exc:
         print(f"shellrt serve: {exc}", file=sys.stderr)
