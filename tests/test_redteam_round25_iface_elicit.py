@@ -52,7 +52,7 @@ def _argv(workspace: Path) -> list[str]:
 
 
 def test_an_unanswered_permission_prompt_denies_after_its_deadline(tmp_path: Path) -> None:
-    wire = _AskingWire(tmp_path, "2")
+    wire = _AskingWire(tmp_path, "1")
     target = tmp_path / "ws" / "written.txt"
     try:
         write = {"name": "Write", "arguments": {"file_path": str(target), "content": "x"}}
@@ -72,7 +72,7 @@ def test_an_unanswered_permission_prompt_denies_after_its_deadline(tmp_path: Pat
         result = answers[1]["result"]
         assert result["isError"] is True, result
         text = json.dumps(result)
-        assert "no answer" in text and "2 s" in text and "SHELLRT_APPROVAL_TIMEOUT" in text, text
+        assert "no answer" in text and "1 s" in text and "SHELLRT_APPROVAL_TIMEOUT" in text, text
         assert waited < 15, waited
         assert not target.exists(), "the Write ran without an answer"
     finally:

@@ -21,6 +21,7 @@ import select
 import subprocess
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -158,7 +159,8 @@ def test_an_id_in_flight_is_not_taken_again_and_its_call_stays_cancellable(wire:
     assert "and again" in wire.read()["result"]["content"][0]["text"]
 
 
-def test_http_a_request_whose_id_is_not_a_string_or_integer_is_answered(tmp_path: Path) -> None:
+def test_http_request_ids_are_checked_as_on_stdio(tmp_path: Path) -> None:
+    """One server for both: a bad id is answered; an id in flight in a session is not taken again."""
     with served(tmp_path, env={"SHELLRT_SERVE_TOKEN": TOKEN}) as server:
         headers = {"Authorization": f"Bearer {TOKEN}"}
         init = {
@@ -176,3 +178,25 @@ def test_http_a_request_whose_id_is_not_a_string_or_integer_is_answered(tmp_path
             assert status == 400, (bad, status, body)
             answer = json.loads(body)
             assert answer["id"] is None and answer["error"]["code"] == -32600, (bad, answer)
+
+        first, second = (f"{n}.{secrets.randbelow(10**6):06d}" for n in (43, 44))
+
+        def call(command: str) -> tuple[int, dict[str, str], bytes]:
+            params = {"name": "Bash", "arguments": {"command": command}}
+            return _post(server.url, {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params}, session)
+
+        with ThreadPoolExecutor(1) as pool:
+            running = pool.submit(call, f"sleep {first}")
+            deadline = time.monotonic() + 20
+            while not marker_pids(first) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert marker_pids(first), "the first call did not start"
+            status, _, body = call(f"sleep {second}")
+            assert not marker_pids(second), "the second request with the same id ran"
+            assert status == 400 and "in use" in json.loads(body)["error"]["message"], (status, body)
+            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}
+            _post(server.url, cancel, session)
+            running.result(30)
+        assert not marker_pids(first), "the client's cancel did not reach the call that holds the id"
+        status, _, body = call("echo free again")
+        assert status == 200 and b"free again" in body, (status, body)

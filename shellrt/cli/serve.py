@@ -145,6 +145,10 @@ def main(args: argparse.Namespace) -> int:
     token: ServeToken | None = None
     try:
         _check_auth_flags(args)
+        if not args.jsonl:
+            from shellrt.server._approval_deadline import approval_timeout
+
+            approval_timeout()  # a bad value is refused before anything starts, not at the first ask
         if args.http:
             listen = parse_listen(args.http, allow_remote=args.allow_remote)
             if not args.no_auth:
@@ -248,12 +252,11 @@ async def _serve(args: argparse.Namespace, listen: tuple[str, int] | None, token
 
     escape_log_lines()  # the runtime's warnings quote MCP servers' stderr, settings, tool names
     approver = None
-    try:
-        if not args.jsonl:
-            from shellrt.server.mcp_approval import approval_timeout, elicitation_approver
+    if not args.jsonl:
+        from shellrt.server.mcp_approval import elicitation_approver
 
-            approval_timeout()  # a bad value is refused now, not at the first ask
-            approver = elicitation_approver
+        approver = elicitation_approver
+    try:
         runtime = runtime_from_args(args, approver=approver)
     except (FileNotFoundError, ValueError) as exc:
         print(f"shellrt serve: {exc}", file=sys.stderr)

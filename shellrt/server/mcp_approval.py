@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import contextvars
 import logging
-import math
-import os
 from typing import Any
 
 import anyio
@@ -24,6 +22,7 @@ import mcp.types as mt
 from shellrt.permissions import ApprovalRequest, ApprovalResponse
 from shellrt.permissions.approvers import answers_concurrently
 from shellrt.permissions.shown import ascii_form, beginning, for_person, markdown_literal, tall_rows
+from shellrt.server._approval_deadline import approval_timeout
 
 __all__ = ["APPROVAL_SCHEMA", "approval_text", "approval_timeout", "current_request", "elicitation_approver"]
 
@@ -31,9 +30,6 @@ log = logging.getLogger("shellrt.mcp")
 
 #: The MCP request being served (a ``ServerRequestContext``), or None outside a call.
 current_request: contextvars.ContextVar[Any] = contextvars.ContextVar("shellrt_mcp_request", default=None)
-
-#: Seconds a permission ask waits for the MCP client's user by default (``$SHELLRT_APPROVAL_TIMEOUT``).
-APPROVAL_TIMEOUT_S = 600.0
 
 ALLOW = "allow once"
 DENY = "deny"
@@ -75,25 +71,6 @@ def _no_one_to_ask(request: ApprovalRequest, why: str) -> ApprovalResponse:
             "add an allow rule (e.g. shellrt serve --allow 'Bash(npm test:*)') or to choose another --mode."
         ),
     )
-
-
-def approval_timeout() -> float:
-    """Seconds an ask waits for an answer: ``$SHELLRT_APPROVAL_TIMEOUT`` or `APPROVAL_TIMEOUT_S`.
-
-    Raises `ValueError` saying what to give (``shellrt serve`` checks it at start)."""
-    raw = os.environ.get("SHELLRT_APPROVAL_TIMEOUT", "").strip()
-    if not raw:
-        return APPROVAL_TIMEOUT_S
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not 0 < value <= 86_400:  # nan fails too
-        raise ValueError(
-            f"SHELLRT_APPROVAL_TIMEOUT={raw!r}: give the seconds a permission ask waits for an answer, "
-            f"above 0 and at most 86400 (default {APPROVAL_TIMEOUT_S:g})"
-        )
-    return value
 
 
 def approval_text(request: ApprovalRequest) -> str:
