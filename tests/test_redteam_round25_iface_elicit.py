@@ -22,37 +22,12 @@ from tests._mcp_support import ROOT, isolated_env
 from tests.test_redteam_round25_iface_mcp_ids import Wire
 
 
-class _AskingWire(Wire):
-    """`Wire` in the default mode with elicitation declared, and a given approval deadline."""
-
-    def __init__(self, tmp_path: Path, deadline: str) -> None:
-        workspace = tmp_path / "ws"
-        workspace.mkdir()
-        env = {**os.environ, **isolated_env(tmp_path), "SHELLRT_APPROVAL_TIMEOUT": deadline}
-        self.proc = subprocess.Popen(
-            _argv(workspace), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=str(ROOT), bufsize=0
-        )
-        self._buf = b""
-        caps = {"elicitation": {}}
-        info = {"name": "r", "version": "1"}
-        self.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {"protocolVersion": "2025-06-18", "capabilities": caps, "clientInfo": info},
-            }
-        )
-        assert self.read(30)["id"] == 0
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-
 def _argv(workspace: Path) -> list[str]:
     return [sys.executable, "-m", "shellrt", "serve", "--workspace", str(workspace), "--sandbox", "local"]
 
 
 def test_an_unanswered_permission_prompt_denies_after_its_deadline(tmp_path: Path) -> None:
-    wire = _AskingWire(tmp_path, "1")
+    wire = Wire(tmp_path, mode=(), capabilities={"elicitation": {}}, env={"SHELLRT_APPROVAL_TIMEOUT": "1"})
     target = tmp_path / "ws" / "written.txt"
     try:
         write = {"name": "Write", "arguments": {"file_path": str(target), "content": "x"}}
@@ -64,7 +39,7 @@ def test_an_unanswered_permission_prompt_denies_after_its_deadline(tmp_path: Pat
         wire.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": read})
         answers = {}
         while 1 not in answers:
-            message = wire.read(20)
+            message = wire.read(60)
             if "id" in message and "method" not in message:
                 answers[message["id"]] = message
         waited = time.monotonic() - started
@@ -73,7 +48,7 @@ def test_an_unanswered_permission_prompt_denies_after_its_deadline(tmp_path: Pat
         assert result["isError"] is True, result
         text = json.dumps(result)
         assert "no answer" in text and "1 s" in text and "SHELLRT_APPROVAL_TIMEOUT" in text, text
-        assert waited < 15, waited
+        assert waited < 60, waited
         assert not target.exists(), "the Write ran without an answer"
     finally:
         wire.close()

@@ -19,6 +19,7 @@ import os
 import secrets
 import select
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -28,7 +29,6 @@ from typing import Any
 import pytest
 
 from tests._mcp_support import ROOT, isolated_env
-from tests._serve_cli import bypass_serve_argv
 from tests.test_mcp_http_auth import TOKEN, _post, served
 from tests.test_server_jsonl import marker_pids
 
@@ -39,28 +39,35 @@ _BAD_IDS: list[Any] = [1.5, -0.0, None, True, {"a": 1}, [1]]
 class Wire:
     """``shellrt serve`` (MCP stdio) read with deadlines: a missing answer fails, never hangs."""
 
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(
+        self, tmp_path: Path, *, mode: tuple[str, ...] = ("--mode", "bypassPermissions"), **caps_env: Any
+    ) -> None:
+        """``mode``: the permission flags; ``caps_env``: ``capabilities`` the client declares and
+        ``env`` added to the server's environment."""
         workspace = tmp_path / "ws"
         workspace.mkdir()
+        argv = [sys.executable, "-m", "shellrt", "serve", "--workspace", str(workspace), "--sandbox", "local", *mode]
         self.proc = subprocess.Popen(
-            bypass_serve_argv(workspace),
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env={**os.environ, **isolated_env(tmp_path)},
+            env={**os.environ, **isolated_env(tmp_path), **caps_env.get("env", {})},
             cwd=str(ROOT),
             bufsize=0,
         )
         self._buf = b""
+        caps = caps_env.get("capabilities", {})
+        info = {"name": "r", "version": "1"}
         self.send(
             {
                 "jsonrpc": "2.0",
                 "id": 0,
                 "method": "initialize",
-                "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "r", "version": "1"}},
+                "params": {"protocolVersion": "2025-06-18", "capabilities": caps, "clientInfo": info},
             }
         )
-        assert self.read(30)["id"] == 0
+        assert self.read(90)["id"] == 0  # a shared, busy machine: start-up took over 30 s
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def send_raw(self, data: bytes) -> None:
@@ -70,7 +77,7 @@ class Wire:
     def send(self, value: Any) -> None:
         self.send_raw(json.dumps(value).encode())
 
-    def read(self, within: float = 15) -> dict[str, Any]:
+    def read(self, within: float = 60) -> dict[str, Any]:
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         deadline = time.monotonic() + within

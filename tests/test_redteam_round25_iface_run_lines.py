@@ -30,7 +30,7 @@ def test_run_escapes_the_settings_diagnostic_that_quotes_the_workspace(tmp_path:
         capture_output=True,
         env={**os.environ, **isolated_env(tmp_path)},
         cwd=str(ROOT),
-        timeout=60,
+        timeout=120,
     )
     assert done.returncode == 0, done
     assert b"settings" in done.stderr and b"not valid JSON" in done.stderr, done.stderr
