@@ -39,7 +39,7 @@ def test_an_unanswered_permission_prompt_denies_after_its_deadline(tmp_path: Pat
         wire.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": read})
         answers = {}
         while 1 not in answers:
-            message = wire.read(60)
+            message = wire.read(120)  # a loaded machine took 55 s
             if "id" in message and "method" not in message:
                 answers[message["id"]] = message
         waited = time.monotonic() - started
@@ -48,7 +48,7 @@ def test_an_unanswered_permission_prompt_denies_after_its_deadline(tmp_path: Pat
         assert result["isError"] is True, result
         text = json.dumps(result)
         assert "no answer" in text and "1 s" in text and "SHELLRT_APPROVAL_TIMEOUT" in text, text
-        assert waited < 60, waited
+        assert waited < 120, waited  # bounded: before, no answer ever came
         assert not target.exists(), "the Write ran without an answer"
     finally:
         wire.close()
