@@ -81,8 +81,10 @@ def write_deny_for_run(workspace: Path, *, keeps_content: bool, views: dict[str,
 
     settings = load_settings(workspace)
     if settings.degraded:  # a file could not be read: its deny rules do not apply, and the operator must know
-        for line in settings.diagnostics:
-            print(f"shellrt: settings: {line}", file=sys.stderr)
+        from shellrt.cli._terminal import shown
+
+        for line in settings.diagnostics:  # they quote the workspace's path: a hostile name (round 25)
+            print(f"shellrt: settings: {shown(line)}", file=sys.stderr)
     return WriteDenyGlobs(settings.rules, views, keeps_content=keeps_content)
 
 

@@ -156,7 +156,7 @@ async def _export(backend: WorkspaceExporter, dest: Path, code: int) -> int:
     try:
         await backend.export_workspace(dest, refuse=protected_reason)
     except SandboxError as exc:
-        print(f"shellrt run: --export {dest}: {exc}", file=sys.stderr)
+        print(f"shellrt run: --export {_shown(str(dest))}: {_shown(str(exc))}", file=sys.stderr)
         return code or 1
     return code
 
@@ -169,13 +169,13 @@ async def _run(args: argparse.Namespace, command: str | list[str]) -> int:
     try:
         backend, warnings = await resolve_sandbox(config, policy, one_shot=True)
     except BackendUnavailableError as exc:
-        print(f"shellrt run: sandbox unavailable: {exc}", file=sys.stderr)
+        print(f"shellrt run: sandbox unavailable: {_shown(str(exc))}", file=sys.stderr)
         return EXIT_UNAVAILABLE
     except ModuleNotFoundError as exc:
-        print(f"shellrt run: the {args.sandbox} backend is not installed here ({exc})", file=sys.stderr)
+        print(f"shellrt run: the {args.sandbox} backend is not installed here ({_shown(str(exc))})", file=sys.stderr)
         return EXIT_UNAVAILABLE
     for warning in warnings:
-        print(f"shellrt run: warning: {warning}", file=sys.stderr)
+        print(f"shellrt run: warning: {_shown(warning)}", file=sys.stderr)  # may quote paths (round 25)
     from sandbox._scratch import OwnedDir
 
     # Locked while we live: if this process is SIGKILLed, the next sandbox start removes it.

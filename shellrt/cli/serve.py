@@ -145,6 +145,10 @@ def main(args: argparse.Namespace) -> int:
     token: ServeToken | None = None
     try:
         _check_auth_flags(args)
+        if not args.jsonl:
+            from shellrt.server._approval_deadline import approval_timeout
+
+            approval_timeout()  # a bad value is refused before anything starts, not at the first ask
         if args.http:
             listen = parse_listen(args.http, allow_remote=args.allow_remote)
             if not args.no_auth:

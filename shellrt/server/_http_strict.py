@@ -5,8 +5,10 @@ The SDK parses a POST body with pydantic, which keeps the last of two equal keys
 ``{"command": "echo ok", "command": "touch pwned"}`` by its first key let shellrt run the
 second. Each JSON POST body is read whole here (at most `MAX_BODY_BYTES`) and checked with the
 stdio wires' parser (`strict_loads`); a body readers would disagree on gets ``400`` and a
-JSON-RPC ``-32600`` naming the key, and nothing runs. Other bodies go on unchanged (the SDK
-answers malformed JSON itself).
+JSON-RPC ``-32600`` naming the key, and nothing runs. So does a request whose id is not a
+string or an integer, which the SDK took for a notification and answered ``202`` with nothing,
+and one reusing, within its MCP session, the id of a request whose POST is still open (the SDK
+let it take the running call's cancel: `_request_ids`, round 25). Other bodies go on unchanged (the SDK answers malformed JSON itself).
 
 The body must arrive within ``body_timeout`` seconds of its headers (``408`` otherwise, and the
 connection closes): the header deadline (`shellrt.server._http_guard`) stops at the headers, and
@@ -23,6 +25,7 @@ from typing import Any
 import anyio
 
 from shellrt.server._http_auth import AsgiApp, Message, Receive, Scope, Send
+from shellrt.server._request_ids import InFlight, bad_id_reason, is_plain_id, lenient_loads
 from shellrt.server._strict_json import StrictJsonError, strict_loads
 
 __all__ = ["BODY_TIMEOUT_FACTOR", "MAX_BODY_BYTES", "StrictJsonBodyMiddleware"]
@@ -40,6 +43,8 @@ class StrictJsonBodyMiddleware:
     def __init__(self, app: AsgiApp, *, body_timeout: float = math.inf) -> None:
         self._app = app
         self._body_timeout = body_timeout
+        #: Per ``Mcp-Session-Id``: ids of requests whose POST is open (dropped when none is).
+        self._in_flight: dict[str, InFlight] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") != "http" or scope.get("method") != "POST":
@@ -75,13 +80,40 @@ class StrictJsonBodyMiddleware:
             )
             return
         try:
-            strict_loads(body)
+            value = strict_loads(body)
         except StrictJsonError as exc:
             await _answer(send, 400, _id_of(body), f"Invalid Request: {exc}; the request was not run")
             return
         except (ValueError, RecursionError):
-            pass  # not JSON: the SDK answers it as it does
-        await self._app(scope, _replay(body, receive), send)
+            value = None  # not JSON: the SDK answers it as it does
+        for message in value if isinstance(value, list) else [value]:
+            reason = bad_id_reason(message)
+            if reason is not None:
+                await _answer(send, 400, None, reason)
+                return
+        msg_id = value.get("id") if isinstance(value, dict) and "method" in value else None
+        key = _session_of(scope)
+        if msg_id is None or not key:  # no session yet (initialize): each such POST opens its own
+            await self._app(scope, _replay(body, receive), send)
+            return
+        ids = self._in_flight.setdefault(key, InFlight())
+        if not ids.claim(msg_id):
+            await _answer(send, 400, msg_id, InFlight.reuse_message(msg_id))
+            return
+        try:
+            await self._app(scope, _replay(body, receive), send)
+        finally:  # the POST of a request stays open until it is answered or settled unanswered
+            ids.release(msg_id)
+            if not ids and self._in_flight.get(key) is ids:
+                del self._in_flight[key]
+
+
+def _session_of(scope: Scope) -> str:
+    """The request's ``Mcp-Session-Id`` ("" before a session exists, and in stateless mode)."""
+    for name, value in scope.get("headers") or ():
+        if name.lower() == b"mcp-session-id":
+            return bytes(value).decode("latin-1")
+    return ""
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
@@ -101,11 +133,11 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 def _id_of(body: bytes) -> str | int | None:
     """The request's id as Python's lenient reader sees it (echoed when it is a plain id)."""
     try:
-        value: Any = json.loads(body)
+        value: Any = lenient_loads(body)  # a number Python will not read: the id is still found
     except (ValueError, RecursionError):
         return None
     msg_id = value.get("id") if isinstance(value, dict) else None
-    return msg_id if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool) else None
+    return msg_id if is_plain_id(msg_id) else None
 
 
 async def _answer(

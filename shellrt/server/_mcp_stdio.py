@@ -9,6 +9,9 @@ SIGINT cannot interrupt. This transport:
 - answers a line that is not JSON with ``-32700`` and a JSON object that is
   not a valid JSON-RPC message with ``-32600`` (echoing its ``id`` when it has
   one); answers are written as ASCII JSON, so any id round-trips;
+- answers a request whose id is not a string or an integer, and one reusing the id of a
+  request still running, with ``-32600`` (the SDK dropped the first and let the second take the
+  running call's cancel: `_request_ids`, round 25);
 - answers a response the SDK cannot serialise with ``-32603`` instead of
   dying;
 - reads stdin through the event loop (`LineReader`), so cancellation stops it;
@@ -33,6 +36,7 @@ from mcp.shared.message import SessionMessage
 
 from shellrt.server._lines import TOO_LONG, LineReader
 from shellrt.server._one_line import one_line
+from shellrt.server._request_ids import InFlight, bad_id_reason, lenient_loads
 from shellrt.server._strict_json import StrictJsonError, strict_loads
 
 __all__ = ["StdioWire", "stdio_wire"]
@@ -55,6 +59,8 @@ class StdioWire:
         self._pollable = True
         #: Set when stdin reached EOF (the client closed its end or died).
         self.disconnected = anyio.Event()
+        #: The client's requests not answered (or cancelled) yet.
+        self._in_flight = InFlight()
 
     async def write_line(self, data: bytes) -> None:
         """Write one whole line; a pipe is written in PIPE_BUF pieces as it drains (never blocks the loop)."""
@@ -93,16 +99,34 @@ class StdioWire:
                 if not raw.strip():
                     continue
                 try:
-                    strict_loads(raw)  # a repeated key or NaN: refused, as other readers differ on them
+                    value = strict_loads(raw)  # a repeated key or NaN: refused, as other readers differ on them
                     message = types.jsonrpc_message_adapter.validate_json(raw, by_name=False)
                 except Exception as exc:
                     await self._answer_invalid(raw, exc)
                     continue
+                refused = self._refusal(value, message)
+                if refused is not None:
+                    await self.send_error(*refused)
+                    continue
                 await send.send(SessionMessage(message))
+
+    def _refusal(self, value: Any, message: Any) -> tuple[Any, int, str] | None:
+        """The error for a request the SDK would drop or mis-correlate (its id), else None; notes
+        the ids of requests in flight and frees one the client cancels."""
+        reason = bad_id_reason(value)
+        if reason is not None:
+            return None, types.INVALID_REQUEST, reason
+        if isinstance(message, types.JSONRPCRequest):
+            if not self._in_flight.claim(message.id):
+                return message.id, types.INVALID_REQUEST, InFlight.reuse_message(message.id)
+        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            params = message.params if isinstance(message.params, dict) else {}
+            self._in_flight.release(params.get("requestId"))
+        return None
 
     async def _answer_invalid(self, raw: bytes, exc: Exception) -> None:
         try:
-            value = json.loads(raw.decode("utf-8", "surrogateescape"))
+            value = lenient_loads(raw)  # a number Python will not read: the id is still found
         except (ValueError, RecursionError):
             await self.send_error(None, types.PARSE_ERROR, "Parse error: the line is not valid JSON")
             return
@@ -124,6 +148,8 @@ class StdioWire:
         async with receive:
             async for session_message in receive:
                 message = session_message.message
+                if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
+                    self._in_flight.release(message.id)
                 try:
                     text = one_line(message.model_dump_json(by_alias=True, exclude_unset=True))
                     data = text.encode("utf-8") + b"\n"

@@ -398,8 +398,11 @@ async def _stop_tasks(runtime: Runtime) -> None:
 
 
 def _json_object(raw: bytes) -> dict[str, Any] | None:
+    """The line as an object, read strictly: Python's lenient reader took the last of two ``type``
+    keys, so a line another reader saw as a tool_use interrupted the running calls (round 25); a
+    line the strict reader refuses is handled (and refused) in turn as any other."""
     try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError):
+        value = strict_loads(raw)
+    except (ValueError, RecursionError):  # StrictJsonError, JSONDecodeError and UnicodeDecodeError too
         return None
     return value if isinstance(value, dict) else None

@@ -5,7 +5,9 @@ the MCP request that caused it. The server puts each request's context in a
 context variable (anyio copies it into the tasks the runtime spawns), and
 `elicitation_approver` finds it there. No request, no elicitation capability,
 or any failure to ask -> deny: a permission ask never turns into an allow by
-accident (fail closed).
+accident (fail closed). No answer within `approval_timeout` seconds -> deny: the SDK waits for an
+elicitation without end, and a client whose user never answered held the call (and the agent)
+forever (red team round 25).
 """
 
 from __future__ import annotations
@@ -14,13 +16,15 @@ import contextvars
 import logging
 from typing import Any
 
+import anyio
 import mcp.types as mt
 
 from shellrt.permissions import ApprovalRequest, ApprovalResponse
 from shellrt.permissions.approvers import answers_concurrently
 from shellrt.permissions.shown import ascii_form, beginning, for_person, markdown_literal, tall_rows
+from shellrt.server._approval_deadline import approval_timeout
 
-__all__ = ["APPROVAL_SCHEMA", "approval_text", "current_request", "elicitation_approver"]
+__all__ = ["APPROVAL_SCHEMA", "approval_text", "approval_timeout", "current_request", "elicitation_approver"]
 
 log = logging.getLogger("shellrt.mcp")
 
@@ -115,10 +119,23 @@ async def elicitation_approver(request: ApprovalRequest) -> ApprovalResponse:
         )
     text = approval_text(request)
     try:
-        answer = await ctx.session.elicit_form(text, APPROVAL_SCHEMA, related_request_id=ctx.request_id)
+        deadline = approval_timeout()
+    except ValueError as exc:  # changed after start: fail closed, saying what to fix
+        return _no_one_to_ask(request, f"{exc}.")
+    answer = None
+    try:
+        with anyio.move_on_after(deadline):
+            answer = await ctx.session.elicit_form(text, APPROVAL_SCHEMA, related_request_id=ctx.request_id)
     except Exception as exc:
         log.info("elicitation for %s failed: %r", request.tool_name, exc)
         return _no_one_to_ask(request, f"Asking the MCP client failed ({type(exc).__name__}: {exc}).")
+    if answer is None:
+        log.info("elicitation for %s got no answer within %g s", request.tool_name, deadline)
+        return _no_one_to_ask(
+            request,
+            f"The approval request got no answer within {deadline:g} s (SHELLRT_APPROVAL_TIMEOUT), so the "
+            "call was not run; call it again when someone can answer.",
+        )
     content = answer.content or {}
     if answer.action == "accept" and content.get("decision") == ALLOW:
         return ApprovalResponse(behavior="allow")
