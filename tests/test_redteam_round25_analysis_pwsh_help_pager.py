@@ -1,0 +1,74 @@
+"""Red team, round 25 (analysis): PowerShell's ``help`` was judged as bash's ``help`` builtin; it runs a pager.
+
+In pwsh, ``help`` is a function of every session, not a program: it calls ``Get-Help`` and pipes
+the text to ``$env:PAGER``, else to ``less -s -P ...`` on Linux and macOS (``more.com`` on
+Windows). The analysis found no alias or cmdlet named ``help`` and fell through to the native
+program models, where ``help`` is bash's harmless builtin, so ``help Get-Item`` was read-only and
+ran unasked. ``less`` obeys the ``#env`` section of ``~/.lesskey`` even when its output is a pipe:
+``LESSOPEN=|-CMD`` there runs CMD on the text it reads from standard input. The sandbox HOME is
+writable by an earlier (approved) command, and the host's PAGER or LESSOPEN reach pwsh too.
+``help`` is now not read-only in PowerShell (``Get-Help`` stays read-only; the reason says to use
+it); bash's ``help`` builtin is unchanged. The pager half is shown with the real ``less`` in a
+bubblewrap session (no pwsh on this machine: the PowerShell half is decisions only).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import shellrt
+from shellrt.analysis import analyze
+from shellrt.permissions import build_governance
+from shellrt.protocol import ToolContext, ToolUseBlock
+from shellrt.tools.bash import Bash
+from shellrt.tools.powershell import PowerShell
+from tests._bwrap_session import require_bwrap
+
+pytestmark = pytest.mark.anyio
+
+#: Each runs pwsh's help function, which pipes to a pager program.
+ATTACKS = ["help Get-Item", "help", "HELP about_Modules", "help -Full Get-Item", "Get-Content x; help Get-Item",
+           "help Get-Item | Out-String", "& { help Get-Item }"]
+#: Still read-only (the cost side): the cmdlet itself pages nothing.
+KEPT = ["Get-Help Get-Item", "Get-Help Get-Item -Full", "Get-Content x"]
+
+
+def test_powershell_help_is_not_read_only() -> None:
+    assert [c for c in ATTACKS if analyze(c, "powershell").read_only] == []
+    reasons = " ".join(analyze("help Get-Item", "powershell").reasons)
+    assert "Get-Help" in reasons and "pager" in reasons, reasons  # says why and what to use instead
+    assert [c for c in KEPT if not analyze(c, "powershell").read_only] == []
+    assert analyze("help cd").read_only  # bash's builtin pages nothing
+
+
+async def test_powershell_tool_asks_for_help(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".shellrt").mkdir(parents=True)
+    (ws / "x").write_text("x\n")
+    (ws / ".shellrt" / "settings.json").write_text(json.dumps({"permissions": {}}))
+    gov = build_governance(ws, home=tmp_path / "home", managed_path=tmp_path / "managed.json", mode="default",
+                           trust_workspace=True)
+    ctx = ToolContext(session_id="s", session_dir=tmp_path / "session", workspace=ws, cwd=str(ws), allowed_roots=(ws,))
+    tool = PowerShell()
+    decided = [(await gov.engine.decide(tool, tool.parse_input({"command": c}), ctx)).behavior
+               for c in [*ATTACKS[:2], *KEPT]]
+    assert decided == ["ask", "ask", "allow", "allow", "allow"], decided
+
+
+async def test_premise_less_in_a_pipe_runs_the_lesskey_preprocessor_in_bwrap(tmp_path: Path) -> None:
+    """What the help function does on Linux (text | less -s -P ...), with a ~/.lesskey an earlier command wrote."""
+    require_bwrap()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    plant = "printf '#env\\nLESSOPEN=|-touch %s/ran; cat %%s\\n' \"$PWD\" > \"$HOME/.lesskey\""
+    page = "printf 'help text\\n' | env -u LESSOPEN less -s -P 'Page %db' > paged; cat paged; echo done"
+    async with shellrt.Runtime(workspace=ws, sandbox="bwrap", session_dir=tmp_path / ".s", tools=[Bash()],
+                               mode="bypassPermissions") as rt:
+        await rt.run_envelopes([ToolUseBlock(id="p", name="Bash", input={"command": plant})])
+        [env] = await rt.run_envelopes([ToolUseBlock(id="l", name="Bash", input={"command": page})])
+    assert "done" in str(env.model.content), env.model.content
+    assert (ws / "ran").exists()  # less ran the command ~/.lesskey named
+    assert (ws / "paged").read_text() == "help text\n"  # and still printed the text (nothing looked wrong)
