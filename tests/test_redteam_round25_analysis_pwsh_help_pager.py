@@ -9,7 +9,9 @@ ran unasked. ``less`` obeys the ``#env`` section of ``~/.lesskey`` even when its
 writable by an earlier (approved) command, and the host's PAGER or LESSOPEN reach pwsh too.
 ``help`` is now not read-only in PowerShell (``Get-Help`` stays read-only; the reason says to use
 it); bash's ``help`` builtin is unchanged. The pager half is shown with the real ``less`` in a
-bubblewrap session (no pwsh on this machine: the PowerShell half is decisions only).
+bubblewrap session (no pwsh on this machine: the PowerShell half is decisions only). The host's
+own ``less`` (git's and man's pager) obeys the same files, so ``~/.lesskey``, ``~/.config/lesskey``
+and ``~/.less`` are now protected home files, as round 17 made ``~/.manpath`` one.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import shellrt
 from shellrt.analysis import analyze
 from shellrt.permissions import build_governance
 from shellrt.protocol import ToolContext, ToolUseBlock
+from shellrt.supervisor._protect_home import HOME_FILES
 from shellrt.tools.bash import Bash
 from shellrt.tools.powershell import PowerShell
 from tests._bwrap_session import require_bwrap
@@ -72,3 +75,8 @@ async def test_premise_less_in_a_pipe_runs_the_lesskey_preprocessor_in_bwrap(tmp
     assert "done" in str(env.model.content), env.model.content
     assert (ws / "ran").exists()  # less ran the command ~/.lesskey named
     assert (ws / "paged").read_text() == "help text\n"  # and still printed the text (nothing looked wrong)
+
+
+def test_lesskey_files_are_protected_home_files() -> None:
+    """The host's own less (git log's and man's pager) obeys them too, as man-db obeys ``~/.manpath``."""
+    assert {".lesskey", ".config/lesskey", ".less"} <= HOME_FILES
