@@ -5,8 +5,10 @@ the text to ``$env:PAGER``, else to ``less -s -P ...`` on Linux and macOS (``mor
 Windows). The analysis found no alias or cmdlet named ``help`` and fell through to the native
 program models, where ``help`` is bash's harmless builtin, so ``help Get-Item`` was read-only and
 ran unasked. ``less`` obeys the ``#env`` section of ``~/.lesskey`` even when its output is a pipe:
-``LESSOPEN=|-CMD`` there runs CMD on the text it reads from standard input. The sandbox HOME is
-writable by an earlier (approved) command, and the host's PAGER or LESSOPEN reach pwsh too.
+``LESSOPEN=|-CMD`` there runs CMD on the text it reads from standard input. How far it reaches:
+the supervisor's base environment sets ``PAGER=cat``, so under it pwsh pipes to ``cat`` (on
+Windows an alias of Get-Content: nothing runs); the pager is the caller's when its ``env`` layer
+names one (``PAGER=less``, the usual value), and the function's reading was wrong either way.
 ``help`` is now not read-only in PowerShell (``Get-Help`` stays read-only; the reason says to use
 it); bash's ``help`` builtin is unchanged. The pager half is shown with the real ``less`` in a
 bubblewrap session (no pwsh on this machine: the PowerShell half is decisions only). The host's
