@@ -88,3 +88,28 @@ def test_a_planted_ls_page_does_not_shadow_the_system_one(tmp_path: Path) -> Non
 def test_wrapped_man_gets_it_too() -> None:
     assert analyze("timeout 5 man ls").env.get("MANPATH") == analyze("man ls").env.get("MANPATH")
     assert "/usr/share/man" in analyze("man ls").env.get("MANPATH", "").split(":")
+
+
+#: ``man -m SYSTEM`` appends SYSTEM to every manual directory: ``..`` steps reach any tree.
+SYSTEMS = ["man -m {rel} zzprobe", "man -m{rel} zzprobe", "man -am {rel} zzprobe", "timeout 5 man -m {rel} zzprobe"]
+
+
+def _relative_to_root(path: Path) -> str:
+    return "../../../../../.." + str(path)  # from /usr/share/man (and every other system tree) to /
+
+
+def test_premise_man_m_reads_a_tree_of_the_commands_choosing(tmp_path: Path) -> None:
+    ws = _plant(tmp_path, "bin", "pages", "zzprobe")
+    env = dict(analyze("man zzprobe").env)  # round 25's environment: the fixed MANPATH does not stop -m
+    done = subprocess.run([_man(), "-m", _relative_to_root(ws / "pages"), "zzprobe"], cwd=ws, text=True,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"), "LANG": "C", **env},
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+    assert _SECRET in done.stdout
+
+
+@pytest.mark.parametrize("shell", ["bash", "powershell"])
+def test_man_m_is_not_read_only(tmp_path: Path, shell: str) -> None:
+    rel = _relative_to_root(tmp_path / "ws" / "pages")
+    judged = [c for c in SYSTEMS if analyze(c.format(rel=rel), shell=shell).read_only]  # type: ignore[arg-type]
+    assert judged == [], judged
+    assert analyze("man -a ls", shell=shell).read_only  # type: ignore[arg-type]
