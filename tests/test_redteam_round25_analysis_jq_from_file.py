@@ -14,7 +14,6 @@ reads it. Real jq, real files; the decisions are the Bash tool's in default mode
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -22,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from shellrt.analysis import analyze
-from shellrt.permissions import build_governance
-from shellrt.protocol import ToolContext
 from shellrt.tools.bash import Bash
+from tests._governance import default_decisions
+from tests.conftest import require
 
 pytestmark = pytest.mark.anyio
 
@@ -38,17 +37,13 @@ KEPT = ["jq -n -f plain", "jq -f plain -n", "jq -n -r -f plain x.json", "jq -n -
 
 def _jq() -> str:
     found = shutil.which("jq")
-    if found is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("jq is needed for this test in CI")
-        pytest.skip("jq is not installed")
-    return found
+    require(found is not None, "jq is not installed")
+    return str(found)
 
 
 def _workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
-    (ws / ".shellrt").mkdir(parents=True)
-    (ws / ".shellrt" / "settings.json").write_text(json.dumps({"permissions": {}}))
+    ws.mkdir()
     (tmp_path / "outside").mkdir()
     (tmp_path / "outside" / "creds.json").write_text(json.dumps({"token": _SECRET}))
     (ws / "prog").write_text('import "../outside/creds" as $c; $c')
@@ -65,13 +60,8 @@ def test_premise_jq_reads_the_first_operand_as_the_filter_file(tmp_path: Path) -
 
 
 async def test_bash_tool_asks_for_every_other_form_of_jq_f(tmp_path: Path) -> None:
-    ws = _workspace(tmp_path)
-    gov = build_governance(ws, home=tmp_path / "home", managed_path=tmp_path / "managed.json", mode="default",
-                           trust_workspace=True)
-    ctx = ToolContext(session_id="s", session_dir=tmp_path / "session", workspace=ws, cwd=str(ws), allowed_roots=(ws,))
-    tool = Bash()
-    decided = {c: (await gov.engine.decide(tool, tool.parse_input({"command": c}), ctx)).behavior
-               for c in ATTACKS + KEPT}
+    decided = dict(zip(ATTACKS + KEPT, await default_decisions(tmp_path, Bash(), ATTACKS + KEPT, _workspace(tmp_path)),
+                       strict=True))
     assert [c for c in ATTACKS if decided[c] != "ask"] == []
     assert [c for c in KEPT if decided[c] != "allow"] == []
 

@@ -13,7 +13,6 @@ PowerShell. Real man-db, real files; the environment is the one ``analyze()`` re
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from shellrt.analysis import analyze
+from tests.conftest import require
 
 #: What main gave ``man`` before round 25 (round 17's environment).
 _OLD_ENV = {"MANOPT": "-C /dev/null", "MANPAGER": "cat", "PAGER": "cat"}
@@ -29,11 +29,8 @@ _SECRET = "TOPSECRET-OUTSIDE-THE-PAGE"
 
 def _man() -> str:
     found = shutil.which("man")
-    if found is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("man (man-db) is needed for this test in CI")
-        pytest.skip("man is not installed")
-    return found
+    require(found is not None, "man (man-db) is not installed")
+    return str(found)
 
 
 def _plant(tmp_path: Path, bin_dir: str, man_dir: str, name: str) -> Path:

@@ -18,19 +18,18 @@ and ``~/.less`` are now protected home files, as round 17 made ``~/.manpath`` on
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 import shellrt
 from shellrt.analysis import analyze
-from shellrt.permissions import build_governance
-from shellrt.protocol import ToolContext, ToolUseBlock
+from shellrt.protocol import ToolUseBlock
 from shellrt.supervisor._protect_home import HOME_FILES
 from shellrt.tools.bash import Bash
 from shellrt.tools.powershell import PowerShell
 from tests._bwrap_session import require_bwrap
+from tests._governance import default_decisions
 
 pytestmark = pytest.mark.anyio
 
@@ -50,16 +49,9 @@ def test_powershell_help_is_not_read_only() -> None:
 
 
 async def test_powershell_tool_asks_for_help(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    (ws / ".shellrt").mkdir(parents=True)
-    (ws / "x").write_text("x\n")
-    (ws / ".shellrt" / "settings.json").write_text(json.dumps({"permissions": {}}))
-    gov = build_governance(ws, home=tmp_path / "home", managed_path=tmp_path / "managed.json", mode="default",
-                           trust_workspace=True)
-    ctx = ToolContext(session_id="s", session_dir=tmp_path / "session", workspace=ws, cwd=str(ws), allowed_roots=(ws,))
-    tool = PowerShell()
-    decided = [(await gov.engine.decide(tool, tool.parse_input({"command": c}), ctx)).behavior
-               for c in [*ATTACKS[:2], *KEPT]]
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "x").write_text("x\n")
+    decided = await default_decisions(tmp_path, PowerShell(), [*ATTACKS[:2], *KEPT])
     assert decided == ["ask", "ask", "allow", "allow", "allow"], decided
 
 
