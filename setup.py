@@ -42,6 +42,7 @@ COMPILED_MODULES = [
     "shellrt/analysis/programs/find.py",
     "shellrt/analysis/programs/git.py",
     "shellrt/analysis/programs/sed.py",
+    "shellrt/analysis/programs/jq.py",
     "shellrt/analysis/programs/wrappers.py",
     "shellrt/analysis/programs/paths.py",
 ]

@@ -68,3 +68,18 @@ async def run_bash(
             ToolUseBlock(id=f"{id_prefix}{next(_ids)}", name="Bash", input={"command": c}) for c in commands
         ]
         return await rt.run_envelopes(blocks)
+
+
+async def default_decisions(tmp_path: Path, tool: Any, commands: list[str], ws: Path | None = None) -> list[str]:
+    """The permission engine's behaviour ("allow", "ask", "deny") for each command of ``tool`` in
+    default mode, in a trusted workspace (``ws``, else ``tmp_path/ws``) with no rules of its own."""
+    from shellrt.permissions import build_governance
+    from shellrt.protocol import ToolContext
+
+    ws = ws or tmp_path / "ws"
+    (ws / ".shellrt").mkdir(parents=True, exist_ok=True)
+    (ws / ".shellrt" / "settings.json").write_text('{"permissions": {}}')
+    gov = build_governance(ws, home=tmp_path / "home", managed_path=tmp_path / "managed.json", mode="default",
+                           trust_workspace=True)
+    ctx = ToolContext(session_id="s", session_dir=tmp_path / "session", workspace=ws, cwd=str(ws), allowed_roots=(ws,))
+    return [(await gov.engine.decide(tool, tool.parse_input({"command": c}), ctx)).behavior for c in commands]

@@ -49,8 +49,10 @@ def _planted(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _run(tmp_path: Path, home: Path, extra: dict[str, str]) -> str:
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
-           "MANPATH": str(tmp_path / "man"), "LANG": "C", **extra}
+    # The probe's page is found through MANPATH, which the harness sets after the analysis's
+    # environment (round 25 gives `man` a fixed system MANPATH; this test is about ~/.manpath).
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C", **extra,
+           "MANPATH": str(tmp_path / "man")}
     done = subprocess.run([_man(), "probe"], env=env, cwd=tmp_path, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=30)
     return done.stdout

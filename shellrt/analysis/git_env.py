@@ -22,7 +22,11 @@ read-only. Sandboxing remains the real boundary.
 
 from __future__ import annotations
 
-__all__ = ["GIT_BASE_ENV", "GIT_CONFIG_OVERRIDES", "GIT_ENV", "PROGRAM_ENV", "git_hardening_env"]
+__all__ = ["GIT_BASE_ENV", "GIT_CONFIG_OVERRIDES", "GIT_ENV", "PROGRAM_ENV", "SYSTEM_MANPATH", "git_hardening_env"]
+
+#: The manual directories a read-only ``man`` searches: the system's (man-db's MANDATORY_MANPATH,
+#: /usr/local/man and Homebrew's), never one derived from PATH (it may name the workspace).
+SYSTEM_MANPATH = "/usr/local/share/man:/usr/share/man:/usr/local/man:/usr/man:/opt/homebrew/share/man"
 
 #: Other read-only programs whose environment can make them run code.
 PROGRAM_ENV: dict[str, dict[str, str]] = {
@@ -31,7 +35,10 @@ PROGRAM_ENV: dict[str, dict[str, str]] = {
     # MANOPT can add -P/-H; MANPAGER/PAGER/BROWSER are programs man runs. man-db also obeys the
     # user's ~/.manpath, whose DEFINE lines name the pager, tbl, troff, ... it runs: any earlier
     # command that could write HOME (or /tmp, the sandbox user's HOME) plants one. -C replaces it.
-    "man": {"MANOPT": "-C /dev/null", "MANPAGER": "cat", "PAGER": "cat", "BROWSER": ""},
+    # Without MANPATH, man-db searches D/../share/man and D/../man of every PATH entry D: a
+    # workspace .venv/bin or bin on PATH made the repository's pages first, and a page's `.so`
+    # prints any file (round 25). A fixed system search path instead.
+    "man": {"MANOPT": "-C /dev/null", "MANPAGER": "cat", "PAGER": "cat", "BROWSER": "", "MANPATH": SYSTEM_MANPATH},
 }
 
 #: Set for every command that runs git, read-only or not: nothing may wait on a tty.

@@ -51,6 +51,21 @@ ALIASES: dict[str, str] = {
     "gdr": "get-psdrive", "gjb": "get-job", "gwmi": "get-wmiobject", "ii": "invoke-item",
 }
 _LOCATION = frozenset({"set-location", "push-location"})
+#: Functions pwsh defines in every session: pwsh runs the function, never a program or a bash
+#: builtin of that name, so the native models must not judge them (round 25: ``help`` was bash's).
+_SESSION_FUNCTIONS: dict[str, str] = {
+    "help": ("is PowerShell's paging function: it pipes Get-Help's text to a pager program ($env:PAGER, else less (Linux, "
+             "macOS; less obeys ~/.lesskey, whose LESSOPEN runs a command, or more.com); use Get-Help"),
+    "more": "is a PowerShell function on Windows that runs a pager program; use Get-Content",
+    "mkdir": "is a PowerShell function on Windows that creates a directory",
+    "oss": "is a PowerShell function (Out-String -Stream); use Out-String -Stream",
+    "pause": "is a PowerShell function that waits for a key",
+    "prompt": "is a PowerShell function the session may redefine",
+    "tabexpansion2": "is a PowerShell function that may load modules",
+    "cd..": "is a PowerShell function (Set-Location ..); use Set-Location",
+    "cd\\": "is a PowerShell function (Set-Location \\); use Set-Location",
+    "cd~": "is a PowerShell function (Set-Location ~); use Set-Location",
+}
 #: Aliases PowerShell 7 defines on Windows only: on Linux and macOS these names run the native
 #: program (``sort -o out in`` is /usr/bin/sort writing ``out``), so both readings must be read-only.
 _UNIX_NATIVE = frozenset({"ac", "cat", "clear", "compare", "cp", "cpp", "diff", "kill", "ls", "man", "mount", "mv",
@@ -378,6 +393,11 @@ def _element(element: list[_Token], depth: int, out: _Result) -> None:
     name = head.text.lower()
     if name == ".":
         out.reasons.append("dot-sourcing runs a script")
+        return
+    if name in _SESSION_FUNCTIONS:
+        out.reasons.append(f"{head.text} {_SESSION_FUNCTIONS[name]}")
+        for token in element[1:]:
+            _nested(token, depth, out)
         return
     cmdlet = ALIASES.get(name, name)
     args = element[1:]

@@ -62,6 +62,10 @@ HOME_FILES = frozenset(
         ".gnupg/common.conf",
         # tools that run commands from their start-up file (man-db: DEFINE pager/tbl/troff ...)
         ".manpath",
+        # less (the pager of git, man, pwsh's help): lesskey's #env LESSOPEN=|-CMD runs CMD (round 25)
+        ".lesskey",
+        ".config/lesskey",
+        ".less",
         ".vimrc",
         ".gvimrc",
         ".exrc",

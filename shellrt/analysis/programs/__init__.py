@@ -7,6 +7,7 @@ from typing import Final
 
 from .find import check_find, find_exec_commands
 from .git import check_git
+from .jq import check_jq
 from .sed import check_sed
 from .simple import SIMPLE_SPECS, check_lsof, check_ps, check_xxd
 from .spec import ProgramSpec, parse_args
@@ -33,6 +34,7 @@ _CUSTOM: Final[dict[str, Callable[[list[str]], list[str]]]] = {
     "xxd": check_xxd,
     "ps": check_ps,
     "lsof": check_lsof,
+    "jq": check_jq,
 }
 #: Custom-checked programs keep the glob/arity hints of their simple spec if they have one.
 _CUSTOM_SPECS: Final = {name: SIMPLE_SPECS.get(name, ProgramSpec(name)) for name in _CUSTOM}

@@ -320,7 +320,9 @@ _SPECS: Final[list[ProgramSpec]] = [
                            "-X": "runs an X viewer", "-t": "runs groff", "-T": "not modelled",
                            "-p": "preprocessors",
                            "-M": "a manual path of the command's choosing (a page there prints any file with .so)",
-                           "--manpath": "a manual path of the command's choosing (a page there prints any file with .so)"},
+                           "--manpath": "a manual path of the command's choosing (a page there prints any file with .so)",
+                           "-m": "another system's pages: its name is appended to every manual directory, so `..` "
+                                 "reaches a tree of the command's choosing (a page there prints any file with .so)"},
                 check=_man_check),
     ProgramSpec("help", short="dms"),
     ProgramSpec("history", check=_history_check),
