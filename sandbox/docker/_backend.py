@@ -164,6 +164,9 @@ _EXECUTOR_ARGV = [
     str(EXECUTOR_UID),
 ]
 _DEFAULT_TMP_BYTES = 256 * 1024 * 1024
+#: The executor's own tmpfs (cwd files, mode 1733: every command may create one): capped in count
+#: too, its inodes being kernel memory its 1 MiB does not bound (red team round 25).
+_PRIV_INODES = 4096
 #: A fork bomb must never reach the host, so a pids limit always applies.
 _DEFAULT_PIDS = 2048
 _START_TIMEOUT = 30.0
@@ -809,13 +812,16 @@ class DockerBackend(SandboxBackend):
             "network_mode": "bridge" if self.policy.network == "bridge" else "none",
             "read_only": not admin,  # root_can_administer: root commands edit the image (a layer of its own)
             "tmpfs": {
-                "/tmp": f"rw,nosuid,nodev,exec,size={tmp_bytes},mode=1777",
+                # nr_inodes: a tmpfs's inodes are kernel memory its size= does not count (round 25).
+                "/tmp": f"rw,nosuid,nodev,exec,size={tmp_bytes},nr_inodes={split.tmp_inodes},mode=1777",
+                # Here rather than docker's shm_size, which has no inode cap.
+                "/dev/shm": f"rw,nosuid,nodev,noexec,size={split.shm_bytes},nr_inodes={split.shm_inodes},mode=1777",
                 # root_can_administer: cwd files come through fd 6 instead (executor.sh).
                 **(
                     {}
                     if admin
                     else {
-                        PRIV_DIR: f"rw,nosuid,nodev,noexec,size=1m,mode=1733,uid={EXECUTOR_UID},gid={EXECUTOR_UID}"
+                        PRIV_DIR: f"rw,nosuid,nodev,noexec,size=1m,nr_inodes={_PRIV_INODES},mode=1733,uid={EXECUTOR_UID},gid={EXECUTOR_UID}"
                     }
                 ),
             },
@@ -824,7 +830,6 @@ class DockerBackend(SandboxBackend):
             "cap_add": _EXECUTOR_CAP_NAMES,
             "security_opt": ["no-new-privileges"],
             "pids_limit": limits.pids or _DEFAULT_PIDS,
-            "shm_size": split.shm_bytes,
             "sysctls": split.sysctls,
             # The host's user namespace: queue bytes and queued signals are charged to the command's
             # host uid (host root's, for user="root"), checked against these; the daemon's own are
