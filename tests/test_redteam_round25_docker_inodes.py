@@ -27,8 +27,8 @@ _MIB = 1 << 20
 _MEMORY = 96 * _MIB
 #: Empty files in each tmpfs a command may write, until the first refusal: count and error.
 _FILL = (
-    "perl -e 'for $d (\"/tmp\", \"/dev/shm\") { $n = 0; "
-    "while (open(my $f, \">\", \"$d/f$n\")) { close $f; $n++ } print \"$d $n $!\\n\" }'"
+    'perl -e \'for $d ("/tmp", "/dev/shm") { $n = 0; '
+    'while (open(my $f, ">", "$d/f$n")) { close $f; $n++ } print "$d $n $!\\n" }\''
 )
 _USAGE = "cat /sys/fs/cgroup/memory/memory.usage_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.current"
 
@@ -51,7 +51,9 @@ async def test_empty_files_in_tmpfs_leave_the_executor_its_reserve(tmp_path: Pat
         assert lines[0].startswith("/tmp ") and lines[0].endswith("No space left on device"), out
         assert lines[1].startswith("/dev/shm ") and lines[1].endswith("No space left on device"), out
         split = split_memory(_MEMORY, 200 * _MIB)
-        assert int(lines[0].split()[1]) <= split.tmp_inodes and int(lines[1].split()[1]) <= split.shm_inodes, out
+        assert (
+            int(lines[0].split()[1]) <= split.tmp_inodes and int(lines[1].split()[1]) <= split.shm_inodes
+        ), out
         assert int(lines[-1]) < _MEMORY - reserve_bytes(_MEMORY) // 2, out  # the reserve is kept
         assert after[0] == 0 and after[1].startswith("kept\n"), after
         assert b.recoveries == []

@@ -75,4 +75,6 @@ def split_memory(memory: int, tmp_bytes: int) -> MemorySplit:
         "kernel.msgmnb": str(_MSGMNB),
         "kernel.msgmni": str(max(1, min(_MSGMNI_MAX, eighth // _MSGMNB))),
     }
-    return MemorySplit(tmp_bytes=tmp, tmp_inodes=tmp_inodes, shm_bytes=shm, shm_inodes=shm_inodes, sysctls=sysctls)
+    return MemorySplit(
+        tmp_bytes=tmp, tmp_inodes=tmp_inodes, shm_bytes=shm, shm_inodes=shm_inodes, sysctls=sysctls
+    )
