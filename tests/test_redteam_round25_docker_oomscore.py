@@ -20,7 +20,7 @@ import pytest
 from sandbox.docker import DockerBackend
 from sandbox.docker._memsplit import reserve_bytes
 from sandbox.policy import ResourceLimits
-from tests._docker_support import DEBIAN, config, policy, read_to_end, require_docker, run_sh, start_sh
+from tests._docker_support import read_to_end, run_sh, shared_backend, start_sh
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
@@ -39,9 +39,7 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module")
 async def backend(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[DockerBackend]:
-    require_docker()
-    limits = ResourceLimits(memory_bytes=_MEMORY)
-    async with DockerBackend(config(DEBIAN), policy(tmp_path_factory.mktemp("ws"), limits=limits)) as b:
+    async for b in shared_backend(tmp_path_factory, "rt25oom", limits=ResourceLimits(memory_bytes=_MEMORY)):
         yield b
 
 
