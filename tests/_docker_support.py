@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import functools
 import subprocess
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from sandbox import DockerConfig, ExecRequest, SandboxPolicy, SandboxProcess
 from sandbox.docker import DockerBackend
@@ -52,6 +54,16 @@ def config(image: str = DEBIAN, **kw: object) -> DockerConfig:
 
 def policy(workspace: Path, **kw: object) -> SandboxPolicy:
     return SandboxPolicy(workspace=workspace, **kw)  # type: ignore[arg-type]
+
+
+async def shared_backend(
+    factory: pytest.TempPathFactory, name: str, image: str = DEBIAN, **policy_kw: object
+) -> AsyncIterator[DockerBackend]:
+    """One started backend (workspace ``factory.mktemp(name)``) for a module-scoped fixture to
+    yield from: one container start per test module."""
+    require_docker()
+    async with DockerBackend(config(image), policy(factory.mktemp(name), **policy_kw)) as b:
+        yield b
 
 
 def reset_workspaces(tmp_path: Path) -> tuple[Path, Path]:

@@ -37,7 +37,7 @@ _ESCAPES = r"""
 for c in /sys/fs/cgroup/*/; do
   echo /tmp/agent > ${c}release_agent; echo 1 > ${c}notify_on_release; mkdir ${c}x && echo "MADE $c"
 done 2>/dev/null
-grep -Ec ' cgroup2? ' /proc/self/mountinfo; grep -E ' cgroup2? ' /proc/self/mountinfo | grep -vc ' ro,'
+grep -Ec ' cgroup2? ' /proc/self/mountinfo; grep -E ' cgroup2? ' /proc/self/mountinfo | grep -v ' /.shellrt-cmds ' | grep -vc ' ro,'
 echo '|/tmp/handler %p' > /proc/sys/kernel/core_pattern 2>/dev/null && echo WROTE-core_pattern
 echo h > /proc/sysrq-trigger 2>/dev/null && echo WROTE-sysrq
 echo /tmp/handler > /sys/kernel/uevent_helper 2>/dev/null && echo WROTE-uevent
@@ -106,7 +106,9 @@ async def test_classic_escapes_are_refused(tmp_path: Path, user: str | None) -> 
                 rc, out = await run_sh(b, script, user=user)
     assert rc == 0 and out.rstrip().endswith("done"), out
     lines = out.splitlines()
-    assert int(lines[0]) >= 1 and lines[1] == "0", out  # cgroup mounts exist, none writable
+    # cgroup mounts exist, none writable but the commands' own, whose files the executor's uid owns
+    # (round 25: `test_redteam_round25_docker_oomscore.py` checks no command writes it)
+    assert int(lines[0]) >= 1 and lines[1] == "0", out
     for word in ("MADE", "WROTE", "BLOCK", "REACHED"):
         assert not any(line.startswith(word) for line in lines), out
     assert [line for line in lines if line.startswith("IF ")] == ["IF lo"], out

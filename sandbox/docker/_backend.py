@@ -87,6 +87,12 @@ from sandbox.docker import _connect
 from sandbox.docker._bridge import firewall_bridge
 from sandbox.docker._channel import ControlChannel, ExecutorGoneError
 from sandbox.docker._client import connect, require_local_daemon, thread, translate
+from sandbox.docker._cmdcg import (
+    COMMANDS_CGROUP,
+    container_memory_cgroup,
+    make_commands_cgroup,
+    mount_commands_cgroup,
+)
 from sandbox.docker._detach import detach_mount
 from sandbox.docker._devnodes import READONLY_PATHS, device_binds
 from sandbox.docker._fifo import FifoReceiveStream, FifoSendStream, make_fifo, open_fifo
@@ -94,7 +100,7 @@ from sandbox.docker._gc import IO_PREFIX, io_base, reap_orphans, sweep_host_dirs
 from sandbox.docker._hostpid import host_pid
 from sandbox.docker._idmap_ws import idmap_workspace
 from sandbox.docker._labels import session_labels
-from sandbox.docker._memsplit import split_memory
+from sandbox.docker._memsplit import reserve_bytes, split_memory
 from sandbox.docker._pins import Pin, bound_source, masked_ancestors, verify_pins
 from sandbox.docker._priv import priv_binary
 from sandbox.docker._process import DockerProcess, ExecutorSession
@@ -164,6 +170,9 @@ _EXECUTOR_ARGV = [
     str(EXECUTOR_UID),
 ]
 _DEFAULT_TMP_BYTES = 256 * 1024 * 1024
+#: The executor's own tmpfs (cwd files, mode 1733: every command may create one): capped in count
+#: too, its inodes being kernel memory its 1 MiB does not bound (red team round 25).
+_PRIV_INODES = 4096
 #: A fork bomb must never reach the host, so a pids limit always applies.
 _DEFAULT_PIDS = 2048
 _START_TIMEOUT = 30.0
@@ -225,7 +234,7 @@ _SYSTEM_TOPS = frozenset(
         "tmp",
         "boot",
     }
-    | {IO_MOUNT.lstrip("/"), PRIV_DIR.lstrip("/")}
+    | {IO_MOUNT.lstrip("/"), PRIV_DIR.lstrip("/"), COMMANDS_CGROUP.lstrip("/")}
 )
 
 
@@ -307,6 +316,8 @@ class DockerBackend(SandboxBackend):
         self._write_aliases = AliasFinder()  # the other names of write-denied files (`_write_denied_binds`)
         self._client: docker.DockerClient | None = None
         self._host_dir: str | None = None
+        #: The container's memory ceiling (its commands' cgroup gets it minus the executor's reserve).
+        self._memory = 0
         #: Bind mode: directories above masked paths, mounted over themselves (`_pins`).
         self._pins: list[Pin] = []
         #: The other binds whose sources a command may reach (the workspace, the write-denied
@@ -756,14 +767,20 @@ class DockerBackend(SandboxBackend):
         assert client is not None and self._io_dir is not None and self._host_dir is not None
         limits = self.policy.limits
         memory = limits.memory_bytes or default_memory_ceiling()
+        self._memory = memory
         # tmpfs and SysV pages are no process's: sized to leave the executor a reserve (round 24).
         split = split_memory(memory, limits.tmp_bytes or _DEFAULT_TMP_BYTES)
         tmp_bytes = split.tmp_bytes
         cw = self.config.container_workspace
         admin = self.config.root_can_administer
         # root_can_administer: read-write (root commands' cwd files), detached once the executor holds it.
+        # Where the commands' memory cgroup is mounted once the container runs (`_commands_cgroup`):
+        # an empty read-only directory until then, and for good where there is none.
+        cg_dir = os.path.join(self._host_dir, "commands-cgroup")
+        os.makedirs(cg_dir, mode=0o755, exist_ok=True)
         mounts = [
             Mount(target=IO_MOUNT, source=self._io_dir, type="bind", read_only=not admin),
+            Mount(target=COMMANDS_CGROUP, source=cg_dir, type="bind", read_only=True),
             *device_binds(),
         ]
         if self.config.workspace_mode == "bind":
@@ -809,13 +826,16 @@ class DockerBackend(SandboxBackend):
             "network_mode": "bridge" if self.policy.network == "bridge" else "none",
             "read_only": not admin,  # root_can_administer: root commands edit the image (a layer of its own)
             "tmpfs": {
-                "/tmp": f"rw,nosuid,nodev,exec,size={tmp_bytes},mode=1777",
+                # nr_inodes: a tmpfs's inodes are kernel memory its size= does not count (round 25).
+                "/tmp": f"rw,nosuid,nodev,exec,size={tmp_bytes},nr_inodes={split.tmp_inodes},mode=1777",
+                # Here rather than docker's shm_size, which has no inode cap.
+                "/dev/shm": f"rw,nosuid,nodev,noexec,size={split.shm_bytes},nr_inodes={split.shm_inodes},mode=1777",
                 # root_can_administer: cwd files come through fd 6 instead (executor.sh).
                 **(
                     {}
                     if admin
                     else {
-                        PRIV_DIR: f"rw,nosuid,nodev,noexec,size=1m,mode=1733,uid={EXECUTOR_UID},gid={EXECUTOR_UID}"
+                        PRIV_DIR: f"rw,nosuid,nodev,noexec,size=1m,nr_inodes={_PRIV_INODES},mode=1733,uid={EXECUTOR_UID},gid={EXECUTOR_UID}"
                     }
                 ),
             },
@@ -824,7 +844,6 @@ class DockerBackend(SandboxBackend):
             "cap_add": _EXECUTOR_CAP_NAMES,
             "security_opt": ["no-new-privileges"],
             "pids_limit": limits.pids or _DEFAULT_PIDS,
-            "shm_size": split.shm_bytes,
             "sysctls": split.sysctls,
             # The host's user namespace: queue bytes and queued signals are charged to the command's
             # host uid (host root's, for user="root"), checked against these; the daemon's own are
@@ -952,6 +971,7 @@ class DockerBackend(SandboxBackend):
             info = await thread(lambda: client.api.inspect_container(cid))
             init = int(info["State"]["Pid"])
             await self._verify_pins(init)
+            await self._commands_cgroup(init)
             await self._idmap_workspace(init)
             await self._detach_io(init)
             await self._firewall_bridge(cid, info)
@@ -982,6 +1002,21 @@ class DockerBackend(SandboxBackend):
             )
         except OSError as exc:
             raise BackendUnavailableError(str(exc)) from exc
+
+    async def _commands_cgroup(self, init: int) -> None:
+        """Commands' memory in a cgroup of their own, the executor's reserve outside it (`_cmdcg`),
+        before any command runs. Where the host has no v1 memory hierarchy or is not root: none."""
+        parent = await thread(lambda: container_memory_cgroup(init))
+        if parent is None:
+            return
+        limit = self._memory - reserve_bytes(self._memory)
+        try:
+            child = await thread(lambda: make_commands_cgroup(parent, limit, EXECUTOR_UID))
+        except OSError as exc:
+            raise BackendUnavailableError(
+                f"could not make the commands' memory cgroup in {parent}: {exc}"
+            ) from exc
+        await thread(lambda: mount_commands_cgroup(init, child))
 
     async def _detach_io(self, init: int) -> None:
         """root_can_administer: no path in the container names the I/O directory (`_detach`)."""

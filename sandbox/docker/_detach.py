@@ -19,7 +19,7 @@ import sys
 
 from sandbox.errors import BackendUnavailableError
 
-__all__ = ["detach_mount", "mount_points"]
+__all__ = ["detach_mount", "mount_points", "run_child"]
 
 _CHILD = """
 import ctypes, os, sys
@@ -38,14 +38,20 @@ def mount_points(pid: int) -> set[str]:
         return {line.split()[4] for line in fh if len(line.split()) > 4}
 
 
-def detach_mount(pid: int, target: str) -> None:
-    """Detach ``target`` in the mount namespace of ``pid``, then check it is gone (fail closed)."""
-    proc = subprocess.run(
-        [sys.executable, "-I", "-c", _CHILD, f"/proc/{pid}/ns/mnt", target],
+def run_child(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``script`` in a fresh single-threaded interpreter (one that may join a mount namespace):
+    isolated, without the site import (``-S``: ~125 ms less with editable installs' ``.pth``)."""
+    return subprocess.run(
+        [sys.executable, "-I", "-S", "-c", script, *args],
         capture_output=True,
         text=True,
         timeout=30,
     )
+
+
+def detach_mount(pid: int, target: str) -> None:
+    """Detach ``target`` in the mount namespace of ``pid``, then check it is gone (fail closed)."""
+    proc = run_child(_CHILD, f"/proc/{pid}/ns/mnt", target)
     if proc.returncode != 0:
         raise BackendUnavailableError(
             f"could not take {target} out of the container (root_can_administer needs shellrt to run as "

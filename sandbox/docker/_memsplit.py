@@ -8,13 +8,18 @@ background tasks were lost. Commands run at ``oom_score_adj`` 1000 (``priv.c``),
 cannot be put below the container's own score here (that needs ``CAP_SYS_RESOURCE``, which the
 daemon may not be able to grant), so the executor keeps a reserve instead: these stores together
 are sized to the ceiling minus that reserve, and a command filling them gets ``ENOSPC``.
+
+A tmpfs's ``size=`` counts data pages only: its inodes and dentries (~1 KiB of kernel memory each,
+charged to the same cgroup) were uncapped, and a command making millions of empty files filled the
+ceiling all the same (red team round 25). Each tmpfs's share now holds both: an eighth of it at
+least is kept for inodes, and ``nr_inodes=`` caps their count to what is left of the share.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["MemorySplit", "split_memory"]
+__all__ = ["INODE_COST", "MemorySplit", "reserve_bytes", "split_memory"]
 
 _MIB = 1 << 20
 _PAGE = 4096
@@ -26,6 +31,11 @@ _DEFAULT_SHM = 64 * _MIB
 #: The kernel's default ``msgmnb`` (bytes one SysV queue may hold) and ``msgmni`` ceiling (IPCMNI).
 _MSGMNB = 16384
 _MSGMNI_MAX = 32000
+#: Kernel memory one empty tmpfs file costs its cgroup (inode, dentry, their slab), rounded up from
+#: the ~900-1000 bytes measured (round 24: 103,016 files filled 96 MiB; round 25 by ``df -i``).
+INODE_COST = 1024
+#: The fewest inodes a tmpfs gets, however small its share.
+_MIN_INODES = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,17 +43,31 @@ class MemorySplit:
     """Sizes for what holds memory outside processes: together at most ceiling minus reserve."""
 
     tmp_bytes: int
+    tmp_inodes: int
     shm_bytes: int
+    shm_inodes: int
     sysctls: dict[str, str]
 
 
+def reserve_bytes(memory: int) -> int:
+    """What a ceiling of ``memory`` keeps for the executor, its runners and helpers."""
+    return max(RESERVE_MIN, memory // 8)
+
+
+def _share(share: int, asked: int) -> tuple[int, int]:
+    """Data bytes (at most ``asked``) and inodes for a tmpfs whose data and inodes together may
+    hold ``share`` bytes: at least an eighth of it is left to inodes."""
+    data = max(_MIB, min(asked, share - share // 8))
+    inodes = max(_MIN_INODES, (share - data) // INODE_COST)
+    return data, inodes
+
+
 def split_memory(memory: int, tmp_bytes: int) -> MemorySplit:
-    """Cut ``/tmp`` (asked ``tmp_bytes``) to half of what may be held outside processes,
-    ``/dev/shm`` to a quarter, SysV shared memory and message queues to an eighth each."""
-    reserve = max(RESERVE_MIN, memory // 8)
-    outside = max(memory - reserve, 4 * _MIB)
-    tmp = max(_MIB, min(tmp_bytes, outside // 2))
-    shm = max(_MIB, min(_DEFAULT_SHM, outside // 4))
+    """Cut ``/tmp`` (asked ``tmp_bytes``; its data and inodes) to half of what may be held outside
+    processes, ``/dev/shm`` to a quarter, SysV shared memory and message queues to an eighth each."""
+    outside = max(memory - reserve_bytes(memory), 4 * _MIB)
+    tmp, tmp_inodes = _share(outside // 2, tmp_bytes)
+    shm, shm_inodes = _share(outside // 4, _DEFAULT_SHM)
     eighth = outside // 8
     sysctls = {
         "kernel.shmall": str(max(1, eighth // _PAGE)),
@@ -51,4 +75,6 @@ def split_memory(memory: int, tmp_bytes: int) -> MemorySplit:
         "kernel.msgmnb": str(_MSGMNB),
         "kernel.msgmni": str(max(1, min(_MSGMNI_MAX, eighth // _MSGMNB))),
     }
-    return MemorySplit(tmp_bytes=tmp, shm_bytes=shm, sysctls=sysctls)
+    return MemorySplit(
+        tmp_bytes=tmp, tmp_inodes=tmp_inodes, shm_bytes=shm, shm_inodes=shm_inodes, sysctls=sysctls
+    )

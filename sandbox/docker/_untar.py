@@ -493,6 +493,14 @@ def extract(
                         f"the container's workspace archive has more than {max_entries} entries; remove "
                         "what need not come out (build outputs, caches) or export a subdirectory"
                     )
+                if info.size > archive.remaining:
+                    # Its data must stream through (even to skip it): a 100 GB sparse file took
+                    # minutes of zeros to reach the bound (red team round 25). Known now, from its header.
+                    raise WorkspaceExportError(
+                        f"the container's workspace archive would be larger than its bound: {shown(info.name)} "
+                        f"alone is {info.size} bytes, more than the {archive.remaining} bytes left; remove it "
+                        "(a sparse file comes out as all its bytes) or export a subdirectory"
+                    )
                 name = rename(info.name)
                 if name is None:
                     continue

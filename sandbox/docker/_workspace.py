@@ -92,6 +92,21 @@ def denied_on_host(
     return held
 
 
+def _close_archive(stream: Iterable[bytes]) -> None:
+    """Close the HTTP response below the SDK's archive generator (its local ``response``): left
+    open, dockerd went on writing a refused archive (a sparse file's 100 GB of zeros) into a
+    connection no one read, and the container's removal waited on it until its timeout (red
+    team round 25). Closing the generator alone does not close the connection."""
+    frame = getattr(stream, "gi_frame", None)
+    response = frame.f_locals.get("response") if frame is not None else None
+    close = getattr(response, "close", None)
+    if callable(close):
+        close()
+    end = getattr(stream, "close", None)
+    if callable(end):
+        end()
+
+
 def export_workspace(
     client: docker.DockerClient,
     cid: str,
@@ -124,3 +139,4 @@ def export_workspace(
         extract(ChunkReader(iter(stream), max_bytes), dest_fd, rename, held=held, max_copy_bytes=max_bytes)
     finally:
         os.close(dest_fd)
+        _close_archive(stream)

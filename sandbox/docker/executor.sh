@@ -109,13 +109,20 @@ for _f in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control;
     [ -r "$_f" ] && OOMF=$_f && break
 done
 
-# OOMN <- the oom_kill counter of $OOMF, 0 when unreadable. Builtins only.
+# The commands' own memory cgroup's counter, where the host mounted one after our start (a v1
+# child cgroup's kills are not counted in its parent's; sandbox/docker/_cmdcg.py): a read-only
+# mount no command can plant a file in.
+CMDOOMF=/.shellrt-cmds/memory.oom_control
+
+# OOMN <- the oom_kill counter of $CMDOOMF or $OOMF, 0 when unreadable. Builtins only.
 _oomcount() {
     OOMN=0
-    [ -n "$OOMF" ] && [ -r "$OOMF" ] || return 0
+    _of=$OOMF
+    [ -r "$CMDOOMF" ] && _of=$CMDOOMF
+    [ -n "$_of" ] && [ -r "$_of" ] || return 0
     while read -r _k _v; do
         [ "$_k" = oom_kill ] && OOMN=$_v
-    done <"$OOMF"
+    done <"$_of"
     return 0
 }
 

@@ -73,6 +73,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <stddef.h>
@@ -92,6 +93,11 @@ static const int admin_caps[] = {CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER};
 /* Every command's OOM score adjustment: the most, so the OOM killer takes a command's process, not
  * the executor, a runner or a helper (which keep the container's own, lower, score). */
 #define COMMAND_OOM "1000"
+/* The commands' memory cgroup as the host mounted it (sandbox/docker/_cmdcg.py), its name, and
+ * cgroupfs's magic: an empty read-only directory where the host made none. */
+#define COMMANDS_CGROUP "/.shellrt-cmds"
+#define COMMANDS_CHILD "/shellrt-cmds"
+#define CGROUP_MAGIC 0x27e0eb
 #ifndef SYS_close_range
 #define SYS_close_range 436
 #endif
@@ -466,6 +472,45 @@ static void set_oom(const char *value) {
     close(fd);
 }
 
+/* Move this process (a command about to drop its identity) into the commands' memory cgroup when
+ * the host made one: its memory and an OOM kill among it stay there, away from the executor's
+ * reserve, whatever score the command gives itself (red team round 25). Checked in
+ * /proc/self/cgroup afterwards: a command never runs outside a cgroup that exists. */
+static void join_commands_cgroup(void) {
+    struct statfs fs;
+    if (statfs(COMMANDS_CGROUP, &fs) != 0 || fs.f_type != CGROUP_MAGIC) return;
+    int fd = open(COMMANDS_CGROUP "/cgroup.procs", O_WRONLY | O_CLOEXEC);
+    if (fd < 0) die("commands cgroup");
+    if (write(fd, "0", 1) != 1) die("commands cgroup");
+    close(fd);
+    char buf[4096];
+    int in = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+    if (in < 0) die("/proc/self/cgroup");
+    ssize_t n = read(in, buf, sizeof buf - 1);
+    close(in);
+    if (n <= 0) die("/proc/self/cgroup");
+    buf[n] = 0;
+    for (char *line = buf; line != NULL && *line;) {
+        char *next = strchr(line, '\n');
+        if (next != NULL) *next++ = 0;
+        char *ctl = strchr(line, ':');
+        char *path = ctl != NULL ? strchr(ctl + 1, ':') : NULL;
+        if (path != NULL) {
+            *path++ = 0;
+            size_t len = strlen(path), tail = strlen(COMMANDS_CHILD);
+            int memory = strcmp(ctl + 1, "memory") == 0 || strstr(ctl + 1, "memory,") != NULL ||
+                         (strlen(ctl + 1) > 7 && strcmp(ctl + 1 + strlen(ctl + 1) - 7, ",memory") == 0);
+            if (memory) {
+                if (len >= tail && strcmp(path + len - tail, COMMANDS_CHILD) == 0) return;
+                break;
+            }
+        }
+        line = next;
+    }
+    fprintf(stderr, "shellrt-priv: not in the commands' memory cgroup after joining it\n");
+    _exit(126);
+}
+
 int main(int argc, char **argv) {
     int admin = argc >= 2 && strcmp(argv[1], "admin") == 0;
     int own = argc >= 2 && strcmp(argv[1], "own") == 0; /* the session's leased uid: no shared_uid_filter */
@@ -554,6 +599,7 @@ int main(int argc, char **argv) {
          * the session's container was replaced (red team round 24). At 1000 any process of a
          * command outscores the executor; it can lower itself to the executor's score, no further. */
         set_oom(COMMAND_OOM);
+        join_commands_cgroup();
         close_fds(3, CWD_FD - 1);
         close_fds(CWD_FD + 1, ~0U);
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0) die("ambient");
