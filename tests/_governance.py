@@ -7,6 +7,7 @@ used to carry its own copy of this set-up.
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -68,3 +69,10 @@ async def run_bash(
             ToolUseBlock(id=f"{id_prefix}{next(_ids)}", name="Bash", input={"command": c}) for c in commands
         ]
         return await rt.run_envelopes(blocks)
+
+
+def record_entries(path: Path) -> dict[str, object]:
+    """The workspace-writes record's per-workspace entries (not its ``~marks``/``~reviewed``
+    tables, round 25): what a clean session leaves none of."""
+    data = json.loads(path.read_text())
+    return {k: v for k, v in data.items() if not k.startswith("~")}

@@ -1,0 +1,230 @@
+"""Marks of sessions that may write a workspace without recording its tree, and what they refuse.
+
+Why: only a session with a hook or stdio server that loads the workspace whole records the tree
+(`shellrt.permissions.tree_writes`); a session without one (``shellrt run --sandbox bwrap``, a
+`Runtime` with other settings, a batch worker) wrote it unrecorded, and the next session's
+server imported the plant (red team round 25, second wave). Hashing the tree in every session
+costs 100-250 ms (``shellrt run`` must stay cheap, issue 22), so each session that runs commands
+only marks its writable roots (``~marks``: sessions open on a root, and when the last one ended),
+under the record's lock, without hashing. A guarded session's clean end and ``shellrt trust add``
+keep the tree they saw (``~reviewed``); a guarded start refuses when a mark overlapping its
+workspace (the root itself, an ancestor or a descendant) is open or ended after that review and
+the tree differs from it. A mark that cannot be written is noted in ``workspace-writes.unmarked``
+(folded into the record by the next holder of its lock): it refuses too, never the command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "drop_unmarked",
+    "fold_unmarked",
+    "mark_writable",
+    "overlapping_change",
+    "review_within",
+    "set_reviewed",
+    "unmark_writable",
+    "unrecorded_writes",
+]
+
+MARKS = "~marks"
+REVIEWED = "~reviewed"
+
+
+def _unmarked_path() -> Path:
+    from shellrt.permissions.tree_writes import tree_writes_path
+
+    return tree_writes_path().with_name("workspace-writes.unmarked")
+
+
+def overlaps(a: str, b: str) -> bool:
+    """One path is the other, or lies inside it (a nested workspace, either way)."""
+    a, b = a.rstrip(os.sep) or os.sep, b.rstrip(os.sep) or os.sep
+    return a == b or a.startswith(b.rstrip(os.sep) + os.sep) or b.startswith(a.rstrip(os.sep) + os.sep)
+
+
+def _within(path: str, root: str) -> bool:
+    root = root.rstrip(os.sep)
+    return path == root or path.startswith(root + os.sep) or root == ""
+
+
+def mark_writable(roots: Iterable[object], session: str) -> None:
+    """A session that may write ``roots`` starts: cheap (no hash). Never raises: a mark that
+    cannot be recorded is noted beside the record, which refuses guarded starts just the same."""
+    _change_marks(roots, session, opening=True)
+
+
+def unmark_writable(roots: Iterable[object], session: str) -> None:
+    """That session ended: its writes, if any, are all made (``last`` is now)."""
+    _change_marks(roots, session, opening=False)
+
+
+def _change_marks(roots: Iterable[object], session: str, *, opening: bool) -> None:
+    from shellrt.permissions.tree_writes import _locked, _read, save
+
+    keys = sorted({os.path.realpath(str(r)) for r in roots})
+    if not keys:
+        return
+    try:
+        with _locked():
+            data, problem = _read()
+            if problem is not None:
+                raise OSError(problem)
+            fold_unmarked(data)
+            marks = _table(data, MARKS)
+            for key in keys:
+                mark = marks.get(key)
+                members = _open(mark)
+                last = mark.get("last", 0.0) if isinstance(mark, dict) else 0.0
+                if opening and session not in members:
+                    members.append(session)
+                if not opening:
+                    members = [m for m in members if m != session]
+                    last = time.time()
+                marks[key] = {"open": members, "last": last}
+            _prune(marks)
+            save(data)
+    except (OSError, ValueError) as exc:
+        _note_unmarked(keys, str(exc))
+
+
+def _prune(marks: dict[str, Any]) -> None:
+    """Ended marks of roots that no longer exist (a test's or a run's removed directory): nothing
+    is left there to load; a directory made there later by a sandboxed session is its parent's,
+    marked as such. Keeps the record from growing with every temporary workspace."""
+    for root in [r for r, m in marks.items() if not _open(m) and not os.path.lexists(r)]:
+        del marks[root]
+
+
+def _note_unmarked(keys: list[str], why: str) -> None:
+    """Fail closed outside the record: one line per root (appended, the caller's own file)."""
+    with contextlib.suppress(OSError):
+        path = _unmarked_path()
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as fh:
+            fh.write("".join(json.dumps({"root": k, "why": why}) + "\n" for k in keys))
+
+
+def fold_unmarked(data: dict[str, Any]) -> None:
+    """Marks noted outside the record become marks ended now (the caller holds the lock and
+    writes the record with `tree_writes.save`, which drops the note). An unreadable note, or
+    one not the caller's own, marks every path."""
+    path = _unmarked_path()
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return
+    except OSError:
+        roots = [os.sep]
+    else:
+        with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as fh:
+            st = os.fstat(fh.fileno())
+            text = fh.read() if st.st_uid == os.geteuid() and stat.S_ISREG(st.st_mode) else None
+        roots = _note_roots(text)
+    marks = _table(data, MARKS)
+    now = time.time()
+    for root in roots:
+        marks[root] = {"open": _open(marks.get(root)), "last": now}
+
+
+def _note_roots(text: str | None) -> list[str]:
+    if text is None:
+        return [os.sep]
+    roots: list[str] = []
+    for line in text.splitlines():
+        try:
+            root = json.loads(line)["root"]
+        except (ValueError, KeyError, TypeError):
+            return [os.sep]
+        roots.append(root if isinstance(root, str) and root.startswith(os.sep) else os.sep)
+    return roots
+
+
+def drop_unmarked() -> None:
+    """After the record holding them was written."""
+    with contextlib.suppress(FileNotFoundError):
+        _unmarked_path().unlink()
+
+
+def _table(data: dict[str, Any], name: str) -> dict[str, Any]:
+    table = data.get(name)
+    if not isinstance(table, dict):
+        table = data[name] = {}
+    return table
+
+
+def _open(mark: object) -> list[str]:
+    members = mark.get("open") if isinstance(mark, dict) else None
+    return [str(m) for m in members] if isinstance(members, list) else []
+
+
+def _reviewed_at(data: dict[str, Any], key: str) -> float:
+    """When ``key`` was last seen as reviewed: its own review or a review of a workspace holding it."""
+    at = 0.0
+    for path, seen in _table(data, REVIEWED).items():
+        if _within(key, path) and isinstance(seen, dict) and isinstance(seen.get("at"), (int, float)):
+            at = max(at, float(seen["at"]))
+    return at
+
+
+def set_reviewed(data: dict[str, Any], key: str, tree: str | None, at: float) -> None:
+    """The tree a guarded session left unchanged, hashed at ``at``."""
+    _table(data, REVIEWED)[key] = {"tree": tree, "at": at}
+
+
+def review_within(data: dict[str, Any], key: str, tree: str | None, at: float) -> None:
+    """``shellrt trust add``: ``key`` is as reviewed; marks within it that no running session
+    holds are gone, and so are the changed records of workspaces inside it that no session runs
+    on. An ancestor's mark or record stays (this review does not cover its other files): it
+    stops counting for ``key`` only (`unrecorded_writes`, `overlapping_change` compare times)."""
+    set_reviewed(data, key, tree, at)
+    marks = _table(data, MARKS)
+    for root in [r for r in marks if _within(r, key) and not _open(marks[r])]:
+        del marks[root]
+    for path in [p for p in data if not p.startswith("~") and p != key and _within(p, key)]:
+        entry = data[path]
+        if not isinstance(entry, dict) or not isinstance(entry.get("sessions"), list) or not entry["sessions"]:
+            del data[path]
+
+
+def overlapping_change(data: dict[str, Any], key: str) -> str | None:
+    """A changed record of a workspace holding ``key`` or inside it, made after ``key``'s review."""
+    reviewed = _reviewed_at(data, key)
+    for path, entry in data.items():
+        if path.startswith("~") or path == key or not overlaps(path, key) or not isinstance(entry, dict):
+            continue
+        why, at = entry.get("changed"), entry.get("changed_at")
+        if isinstance(why, str) and not (isinstance(at, (int, float)) and at <= reviewed):
+            return f"{why} on {path}, which overlaps this workspace"
+    return None
+
+
+def unrecorded_writes(data: dict[str, Any], key: str, now: str | None, session: str) -> str | None:
+    """Why a guarded start on ``key`` (tree ``now``) is refused by marks: a session other than
+    ``session`` may have written it unrecorded since the tree was last left or reviewed, and the
+    tree is not that one."""
+    seen = _table(data, REVIEWED).get(key)
+    if isinstance(seen, dict) and seen.get("tree") == now:
+        return None
+    reviewed = _reviewed_at(data, key)
+    for root, mark in _table(data, MARKS).items():
+        if not isinstance(root, str) or not overlaps(root, key):
+            continue
+        others = [m for m in _open(mark) if m != session]
+        last = mark.get("last") if isinstance(mark, dict) else None
+        if others or not isinstance(last, (int, float)) or last > reviewed:
+            state = "is running" if others else f"ended {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(last or 0))}"
+            return (
+                f"a sandboxed session that did not record the tree could write {root} (it {state}) and the "
+                "workspace is not as a session recording it left it, nor as reviewed"
+            )
+    return None
