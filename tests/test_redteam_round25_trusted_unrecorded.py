@@ -89,24 +89,24 @@ def test_operator_edits_between_guarded_sessions_stay_allowed(tmp_path: Path, mo
     assert done.returncode == 0, done
     assert _session(ws, own, tmp_path / "s3", [ECHO])[0].get("is_error")
     record_trust(ws)  # reviewed
-    assert not _session(ws, own, tmp_path / "s4", [ECHO])[0].get("is_error")
+    out = _session(ws, own, tmp_path / "s4", [ECHO])
+    assert not out[0].get("is_error"), out
     assert not marker.exists()
 
 
 def test_a_mark_that_cannot_be_written_refuses_the_server_not_the_command(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Fails closed: the record's lock is not the caller's private file, so the run's mark cannot
-    be written; the command runs, and the next guarded start refuses once the lock is fixed."""
-    from shellrt.permissions.tree_writes import begin_tree_session, tree_writes_path
+    """Fails closed: the note marks are appended to is a link (not the caller's file), so the
+    run's mark cannot be written; the command runs, and the next guarded start refuses."""
+    from shellrt.permissions.tree_writes import begin_tree_session
+    from shellrt.supervisor._tree_note import note_path
 
     ws, _own, _marker = _setup(tmp_path, monkeypatch)
-    lock = tree_writes_path().with_name(tree_writes_path().name + ".lock")
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    lock.write_text("")
-    lock.chmod(0o644)  # not private: every read-modify-write refuses
+    note_path().parent.mkdir(parents=True, exist_ok=True)
+    note_path().symlink_to(tmp_path / "elsewhere")
     done = _shellrt("run", "--sandbox", "local", "--workspace", str(ws), "--", "echo plant > sitecustomize.py")
     assert done.returncode == 0 and (ws / "sitecustomize.py").exists(), done  # never blocks the command
-    lock.chmod(0o600)
+    assert not (tmp_path / "elsewhere").exists()
     why, _ = begin_tree_session(ws)
     assert why is not None and "did not record the tree" in why, why

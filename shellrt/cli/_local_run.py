@@ -105,10 +105,10 @@ def _run(
         deny = write_deny_for_run(workspace, keeps_content=True)
         writable = [Path(p).expanduser() for p in args.writable or ()]
         guard = LocalGuard(workspace, session_dir, writable, deny)
-        from shellrt.permissions.tree_marks import mark_writable, unmark_writable
+        from shellrt.supervisor._tree_note import note_roots
 
         roots, mark = [workspace, *writable], secrets.token_hex(8)
-        mark_writable(roots, mark)  # unhashed: a later guarded start compares the tree (round 25)
+        note_roots(roots, mark, opening=True)  # unhashed: a later guarded start compares the tree (round 25)
         try:
             with own_subreaper():  # the command's orphans come to us, and die before we go on
                 code = _execute(
@@ -116,7 +116,7 @@ def _run(
                 )
         finally:
             guard.final()
-            unmark_writable(roots, mark)
+            note_roots(roots, mark, opening=False)
             _sweep_marker(marker_prefix)
         keep = (session_dir / "quarantine").exists()
         return code

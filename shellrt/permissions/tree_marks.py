@@ -9,20 +9,23 @@ only marks its writable roots (``~marks``: sessions open on a root, and when the
 under the record's lock, without hashing. A guarded session's clean end and ``shellrt trust add``
 keep the tree they saw (``~reviewed``); a guarded start refuses when a mark overlapping its
 workspace (the root itself, an ancestor or a descendant) is open or ended after that review and
-the tree differs from it. A mark that cannot be written is noted in ``workspace-writes.unmarked``
-(folded into the record by the next holder of its lock): it refuses too, never the command.
+the tree differs from it. Marks are lines appended to ``workspace-writes.unmarked`` (`shellrt.supervisor._tree_note`:
+``shellrt run`` loads nothing of this package), folded into the record by the next holder of its
+lock; a note that is not the caller's own marks every path. No command is ever blocked.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import stat
 import time
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
+
+from shellrt.supervisor._tree_note import note_path, note_roots
 
 __all__ = [
     "drop_unmarked",
@@ -39,12 +42,6 @@ MARKS = "~marks"
 REVIEWED = "~reviewed"
 
 
-def _unmarked_path() -> Path:
-    from shellrt.permissions.tree_writes import tree_writes_path
-
-    return tree_writes_path().with_name("workspace-writes.unmarked")
-
-
 def overlaps(a: str, b: str) -> bool:
     """One path is the other, or lies inside it (a nested workspace, either way)."""
     a, b = a.rstrip(os.sep) or os.sep, b.rstrip(os.sep) or os.sep
@@ -57,43 +54,73 @@ def _within(path: str, root: str) -> bool:
 
 
 def mark_writable(roots: Iterable[object], session: str) -> None:
-    """A session that may write ``roots`` starts: cheap (no hash). Never raises: a mark that
-    cannot be recorded is noted beside the record, which refuses guarded starts just the same."""
-    _change_marks(roots, session, opening=True)
+    """A session that may write ``roots`` starts: one appended line (`_tree_note`), no hash."""
+    note_roots(roots, session, opening=True)
 
 
 def unmark_writable(roots: Iterable[object], session: str) -> None:
-    """That session ended: its writes, if any, are all made (``last`` is now)."""
-    _change_marks(roots, session, opening=False)
+    """That session ended: its writes, if any, are all made (folded as ``last``: now)."""
+    note_roots(roots, session, opening=False)
 
 
-def _change_marks(roots: Iterable[object], session: str, *, opening: bool) -> None:
-    from shellrt.permissions.tree_writes import _locked, _read, save
+#: The note's inode and how many bytes of it were folded into the record being written.
+_folded: tuple[int, int] | None = None
 
-    keys = sorted({os.path.realpath(str(r)) for r in roots})
-    if not keys:
+
+def fold_unmarked(data: dict[str, Any]) -> None:
+    """The note's lines become marks (the caller holds the record's lock and writes it with
+    `tree_writes.save`, which then drops the folded lines: folded twice changes nothing but a
+    later ``last``). A note that is a link or not the caller's own marks every path."""
+    global _folded
+    _folded = None
+    try:
+        fd = os.open(note_path(), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return
+    except OSError:
+        _apply(data, [{"root": os.sep, "session": "?", "open": False, "at": time.time()}])
         return
     try:
-        with _locked():
-            data, problem = _read()
-            if problem is not None:
-                raise OSError(problem)
-            fold_unmarked(data)
-            marks = _table(data, MARKS)
-            for key in keys:
-                mark = marks.get(key)
-                members = _open(mark)
-                last = mark.get("last", 0.0) if isinstance(mark, dict) else 0.0
-                if opening and session not in members:
-                    members.append(session)
-                if not opening:
-                    members = [m for m in members if m != session]
-                    last = time.time()
-                marks[key] = {"open": members, "last": last}
-            _prune(marks)
-            save(data)
-    except (OSError, ValueError) as exc:
-        _note_unmarked(keys, str(exc))
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        st = os.fstat(fd)
+        raw = b""
+        while chunk := os.read(fd, 1 << 16):
+            raw += chunk
+    finally:
+        os.close(fd)
+    if st.st_uid != os.geteuid() or not stat.S_ISREG(st.st_mode):
+        _apply(data, [{"root": os.sep, "session": "?", "open": False, "at": time.time()}])
+        return
+    _apply(data, _note_lines(raw.decode("utf-8", "replace")))
+    _folded = (st.st_ino, len(raw))
+
+
+def _note_lines(text: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        try:
+            item = json.loads(line)
+            root, session, opening, at = item["root"], str(item["session"]), bool(item["open"]), float(item["at"])
+        except (ValueError, KeyError, TypeError):  # unreadable: every path, ended now
+            root, session, opening, at = os.sep, "?", False, time.time()
+        if not isinstance(root, str) or not root.startswith(os.sep):
+            root = os.sep
+        out.append({"root": root, "session": session, "open": opening, "at": at})
+    return out
+
+
+def _apply(data: dict[str, Any], lines: list[dict[str, Any]]) -> None:
+    marks = _table(data, MARKS)
+    for item in lines:
+        mark = marks.get(item["root"])
+        members = _open(mark)
+        last = mark.get("last", 0.0) if isinstance(mark, dict) else 0.0
+        if item["open"]:
+            members = [*members, item["session"]] if item["session"] not in members else members
+        else:
+            members, last = [m for m in members if m != item["session"]], max(float(last), item["at"])
+        marks[item["root"]] = {"open": members, "last": last}
+    _prune(marks)
 
 
 def _prune(marks: dict[str, Any]) -> None:
@@ -104,55 +131,35 @@ def _prune(marks: dict[str, Any]) -> None:
         del marks[root]
 
 
-def _note_unmarked(keys: list[str], why: str) -> None:
-    """Fail closed outside the record: one line per root (appended, the caller's own file)."""
-    with contextlib.suppress(OSError):
-        path = _unmarked_path()
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        with os.fdopen(fd, "a", encoding="utf-8") as fh:
-            fh.write("".join(json.dumps({"root": k, "why": why}) + "\n" for k in keys))
-
-
-def fold_unmarked(data: dict[str, Any]) -> None:
-    """Marks noted outside the record become marks ended now (the caller holds the lock and
-    writes the record with `tree_writes.save`, which drops the note). An unreadable note, or
-    one not the caller's own, marks every path."""
-    path = _unmarked_path()
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return
-    except OSError:
-        roots = [os.sep]
-    else:
-        with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as fh:
-            st = os.fstat(fh.fileno())
-            text = fh.read() if st.st_uid == os.geteuid() and stat.S_ISREG(st.st_mode) else None
-        roots = _note_roots(text)
-    marks = _table(data, MARKS)
-    now = time.time()
-    for root in roots:
-        marks[root] = {"open": _open(marks.get(root)), "last": now}
-
-
-def _note_roots(text: str | None) -> list[str]:
-    if text is None:
-        return [os.sep]
-    roots: list[str] = []
-    for line in text.splitlines():
-        try:
-            root = json.loads(line)["root"]
-        except (ValueError, KeyError, TypeError):
-            return [os.sep]
-        roots.append(root if isinstance(root, str) and root.startswith(os.sep) else os.sep)
-    return roots
-
-
 def drop_unmarked() -> None:
-    """After the record holding them was written."""
-    with contextlib.suppress(FileNotFoundError):
-        _unmarked_path().unlink()
+    """After the record holding the folded lines was written: remove them from the note (lines
+    appended since stay; appenders wait on the lock and retry on a replaced file)."""
+    global _folded
+    folded, _folded = _folded, None
+    if folded is None:
+        return
+    path = note_path()
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.fstat(fd).st_ino != folded[0]:
+                return
+            os.lseek(fd, folded[1], os.SEEK_SET)
+            rest = b""
+            while chunk := os.read(fd, 1 << 16):
+                rest += chunk
+            if rest:
+                tmp = path.with_name(path.name + ".new")
+                tmp.unlink(missing_ok=True)
+                new = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+                with os.fdopen(new, "wb") as fh:
+                    fh.write(rest)
+                os.replace(tmp, path)
+            else:
+                path.unlink()
+        finally:
+            os.close(fd)
 
 
 def _table(data: dict[str, Any], name: str) -> dict[str, Any]:

@@ -131,10 +131,10 @@ class Supervisor:
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         self._spawner.task_group = self._tg
-        from shellrt.permissions.tree_marks import mark_writable
+        from shellrt.supervisor._tree_note import note_roots
 
         self._marked = tuple(str(r) for r in self.backend.policy.allowed_roots())
-        await anyio.to_thread.run_sync(mark_writable, self._marked, self.tree_session)
+        note_roots(self._marked, self.tree_session, opening=True)  # a few syscalls: no thread
         return self
 
     async def __aexit__(
@@ -163,9 +163,9 @@ class Supervisor:
             if self._guard is not None:
                 await self._guard.final()
             if self._marked:  # every write made: a guarded start compares the tree from now on
-                from shellrt.permissions.tree_marks import unmark_writable
+                from shellrt.supervisor._tree_note import note_roots
 
-                await anyio.to_thread.run_sync(unmark_writable, self._marked, self.tree_session)
+                note_roots(self._marked, self.tree_session, opening=False)
             if self._account is not None:
                 self.quota.detach()
                 self._account.close()
